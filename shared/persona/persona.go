@@ -1,0 +1,92 @@
+// Package persona is the contract between the control plane and the persona workers of
+// the media fleet: the job a worker receives in LiveKit's agent dispatch metadata, and the
+// reports it sends back through the one authenticated internal route.
+//
+// It imports nothing from the media stack, so Lambdas can build jobs and read reports.
+package persona
+
+import "time"
+
+// AgentName is the LiveKit agent name persona workers register under and the control
+// plane dispatches to.
+const AgentName = "bridgeline-persona"
+
+// ReportPath is the control plane's internal route for worker reports. A report is
+// authenticated the way LiveKit signs its webhooks: an `Authorization` header holding a
+// LiveKit API JWT (the fleet's API key and secret) whose sha256 claim is the base64
+// SHA-256 of the raw body.
+const ReportPath = "/internal/persona/report"
+
+// Framing says how the avatar sits in the video frame.
+type Framing struct {
+	Shot     string `json:"shot"`     // close_up | medium | wide
+	Position string `json:"position"` // left | center | right
+}
+
+// Version is the immutable snapshot of an assistant version that a call runs with. It is
+// fixed when the call is answered: publishing during a call changes only later calls.
+type Version struct {
+	AssistantID  string  `json:"assistant_id"`
+	ID           string  `json:"id"`
+	Number       int     `json:"number"`
+	Name         string  `json:"name"`
+	SystemPrompt string  `json:"system_prompt"`
+	Greeting     string  `json:"greeting"`
+	AvatarID     string  `json:"avatar_id"`
+	Framing      Framing `json:"framing"`
+}
+
+// Brand is what the connecting screen shows.
+type Brand struct {
+	Name  string `json:"name"`
+	Color string `json:"color"` // #rrggbb
+}
+
+// Job is the agent dispatch metadata (JSON) for one assistant-handled call.
+type Job struct {
+	CallID         string    `json:"call_id"`
+	SessionID      string    `json:"session_id"`
+	AccountID      string    `json:"account_id"`
+	Media          string    `json:"media"`           // video | audio
+	CallerIdentity string    `json:"caller_identity"` // participant identity of the platform party
+	AnsweredAt     time.Time `json:"answered_at"`
+	Brand          Brand     `json:"brand"`
+	Version        Version   `json:"version"`
+}
+
+// Report kinds a worker sends, in the order a healthy call produces them.
+const (
+	ReportConnecting    = "connecting_screen" // first connecting-screen frame published
+	ReportMediaVerified = "media_verified"    // caller audio decoded and caller subscribed to our tracks
+	ReportGreeting      = "greeting_started"  // first greeting audio published
+	ReportEnded         = "ended"             // the worker left the call
+)
+
+// Turn is one utterance of the conversation.
+type Turn struct {
+	Speaker string `json:"speaker"` // assistant | caller
+	Text    string `json:"text"`
+	StartMS int64  `json:"start_ms"` // offset from answer
+	EndMS   int64  `json:"end_ms"`
+}
+
+// Metrics are measured by the worker, in milliseconds from answer.
+type Metrics struct {
+	ConnectingScreenMS *int64 `json:"connecting_screen_ms,omitempty"`
+	FirstGreetingMS    *int64 `json:"first_greeting_audio_ms,omitempty"`
+	ResponseP50MS      *int64 `json:"response_latency_p50_ms,omitempty"`
+	ResponseP95MS      *int64 `json:"response_latency_p95_ms,omitempty"`
+	BargeIns           *int   `json:"barge_in_count,omitempty"`
+}
+
+// Report is one message from a worker about a call.
+type Report struct {
+	Kind      string    `json:"kind"`
+	CallID    string    `json:"call_id"`
+	SessionID string    `json:"session_id"`
+	At        time.Time `json:"at"`
+	// EndReason is set on ReportEnded: caller_hangup, media_failed, worker_shutdown, error.
+	EndReason  string   `json:"end_reason,omitempty"`
+	Metrics    Metrics  `json:"metrics"`
+	Transcript []Turn   `json:"transcript,omitempty"`
+}
