@@ -1,0 +1,7 @@
+//go:build !linux
+
+package dynamolocal
+
+import "os/exec"
+
+func setParentDeathSignal(cmd *exec.Cmd) {}
