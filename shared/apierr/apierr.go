@@ -1,0 +1,155 @@
+// Package apierr holds Bridgeline's domain errors. Each failure a client can see has a
+// stable snake_case code; one table maps codes to HTTP statuses and error types. Anything
+// that is not an *Error is internal and reaches a client only as "internal error".
+package apierr
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+)
+
+// Codes. The list is the contract of openapi.yaml's Error schema.
+const (
+	CodeParameterMissing      = "parameter_missing"
+	CodeParameterInvalid      = "parameter_invalid"
+	CodeParameterUnknown      = "parameter_unknown"
+	CodeInvalidJSON           = "invalid_json"
+	CodeBodyTooLarge          = "body_too_large"
+	CodeUnsupportedMediaType  = "unsupported_media_type"
+	CodeResourceNotFound      = "resource_not_found"
+	CodeRouteNotFound         = "route_not_found"
+	CodeMethodNotAllowed      = "method_not_allowed"
+	CodeAssistantArchived     = "assistant_archived"
+	CodeAssistantNotPublished = "assistant_not_published"
+	CodeAssistantInUse        = "assistant_in_use"
+	CodeDraftIncomplete       = "draft_incomplete"
+	CodeSessionEnded          = "session_ended"
+	CodeCallAlreadyAnswered   = "call_already_answered"
+	CodeCallNotAnswerable     = "call_not_answerable"
+	CodeConflict              = "conflict"
+	CodeNoLine                = "no_line"
+	CodeAPIKeyMissing         = "api_key_missing"
+	CodeAPIKeyInvalid         = "api_key_invalid"
+	CodeRateLimited           = "rate_limited"
+	CodeIdempotencyKeyReused  = "idempotency_key_reused"
+	CodeIdempotencyKeyInUse   = "idempotency_key_in_use"
+	CodeIdempotencyKeyInvalid = "idempotency_key_invalid"
+	CodeUpstreamUnavailable   = "upstream_unavailable"
+	CodeInternal              = "internal_error"
+)
+
+// Error types, as API.md names them.
+const (
+	TypeInvalidRequest = "invalid_request_error"
+	TypeAuthentication = "authentication_error"
+	TypeRateLimit      = "rate_limit_error"
+	TypeIdempotency    = "idempotency_error"
+	TypeUpstream       = "upstream_error"
+	TypeAPI            = "api_error"
+)
+
+type kind struct {
+	status int
+	typ    string
+}
+
+var table = map[string]kind{
+	CodeParameterMissing:      {http.StatusBadRequest, TypeInvalidRequest},
+	CodeParameterInvalid:      {http.StatusBadRequest, TypeInvalidRequest},
+	CodeParameterUnknown:      {http.StatusBadRequest, TypeInvalidRequest},
+	CodeInvalidJSON:           {http.StatusBadRequest, TypeInvalidRequest},
+	CodeBodyTooLarge:          {http.StatusRequestEntityTooLarge, TypeInvalidRequest},
+	CodeUnsupportedMediaType:  {http.StatusUnsupportedMediaType, TypeInvalidRequest},
+	CodeResourceNotFound:      {http.StatusNotFound, TypeInvalidRequest},
+	CodeRouteNotFound:         {http.StatusNotFound, TypeInvalidRequest},
+	CodeMethodNotAllowed:      {http.StatusMethodNotAllowed, TypeInvalidRequest},
+	CodeAssistantArchived:     {http.StatusConflict, TypeInvalidRequest},
+	CodeAssistantNotPublished: {http.StatusConflict, TypeInvalidRequest},
+	CodeAssistantInUse:        {http.StatusConflict, TypeInvalidRequest},
+	CodeDraftIncomplete:       {http.StatusUnprocessableEntity, TypeInvalidRequest},
+	CodeSessionEnded:          {http.StatusConflict, TypeInvalidRequest},
+	CodeCallAlreadyAnswered:   {http.StatusConflict, TypeInvalidRequest},
+	CodeCallNotAnswerable:     {http.StatusConflict, TypeInvalidRequest},
+	CodeConflict:              {http.StatusConflict, TypeInvalidRequest},
+	CodeNoLine:                {http.StatusUnprocessableEntity, TypeInvalidRequest},
+	CodeAPIKeyMissing:         {http.StatusUnauthorized, TypeAuthentication},
+	CodeAPIKeyInvalid:         {http.StatusUnauthorized, TypeAuthentication},
+	CodeRateLimited:           {http.StatusTooManyRequests, TypeRateLimit},
+	CodeIdempotencyKeyReused:  {http.StatusUnprocessableEntity, TypeIdempotency},
+	CodeIdempotencyKeyInUse:   {http.StatusConflict, TypeIdempotency},
+	CodeIdempotencyKeyInvalid: {http.StatusBadRequest, TypeIdempotency},
+	CodeUpstreamUnavailable:   {http.StatusBadGateway, TypeUpstream},
+	CodeInternal:              {http.StatusInternalServerError, TypeAPI},
+}
+
+// Error is a failure a client may see: its Message must hold nothing internal.
+type Error struct {
+	Code    string
+	Message string
+	Param   string
+}
+
+func (e *Error) Error() string {
+	if e.Param != "" {
+		return fmt.Sprintf("%s (%s): %s", e.Code, e.Param, e.Message)
+	}
+	return e.Code + ": " + e.Message
+}
+
+// Status is the HTTP status for the error's code.
+func (e *Error) Status() int { return lookup(e.Code).status }
+
+// Type is the API.md error type for the error's code.
+func (e *Error) Type() string { return lookup(e.Code).typ }
+
+func lookup(code string) kind {
+	if k, ok := table[code]; ok {
+		return k
+	}
+	return table[CodeInternal]
+}
+
+// New makes an error with a code and a client-safe message.
+func New(code, message string) *Error { return &Error{Code: code, Message: message} }
+
+// Param makes an error about one request parameter.
+func Param(code, param, message string) *Error {
+	return &Error{Code: code, Message: message, Param: param}
+}
+
+// Invalid is the usual bad-value error for a parameter.
+func Invalid(param, message string) *Error { return Param(CodeParameterInvalid, param, message) }
+
+// Missing is the error for a required parameter that is absent.
+func Missing(param string) *Error {
+	return Param(CodeParameterMissing, param, param+" is required")
+}
+
+// NotFound is the error for an id that does not exist or belongs to another account.
+func NotFound(resource, id string) *Error {
+	return &Error{Code: CodeResourceNotFound, Message: fmt.Sprintf("no such %s: %q", resource, id), Param: "id"}
+}
+
+// As returns the *Error in err's chain, if any.
+func As(err error) (*Error, bool) {
+	var e *Error
+	if errors.As(err, &e) {
+		return e, true
+	}
+	return nil, false
+}
+
+// Is reports whether err carries the given code.
+func Is(err error, code string) bool {
+	e, ok := As(err)
+	return ok && e.Code == code
+}
+
+// ErrNotFound is what stores return when a record is absent; services turn it into a
+// NotFound error naming the resource.
+var ErrNotFound = errors.New("not found")
+
+// ErrConflict is what stores return when a conditional write lost: the record changed
+// since it was read, or already exists.
+var ErrConflict = errors.New("conditional write failed")

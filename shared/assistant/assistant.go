@@ -1,0 +1,128 @@
+// Package assistant holds assistants: an editable draft, immutable numbered versions, the
+// active version a line's next call uses, and the rules for publishing, activating,
+// duplicating and archiving. It also holds the built-in avatar catalogue.
+package assistant
+
+import (
+	"context"
+	"time"
+
+	"github.com/bridgeline/bridgeline/shared/listing"
+)
+
+// Statuses.
+const (
+	StatusActive   = "active"
+	StatusArchived = "archived"
+)
+
+// Framing says how the avatar sits in the video frame.
+type Framing struct {
+	Shot     string `json:"shot"`
+	Position string `json:"position"`
+}
+
+// DefaultFraming is what a draft gets when none is given.
+var DefaultFraming = Framing{Shot: "medium", Position: "center"}
+
+// Draft is the editable working copy.
+type Draft struct {
+	SystemPrompt string  `json:"system_prompt"`
+	Greeting     string  `json:"greeting"`
+	AvatarID     string  `json:"avatar_id"`
+	Framing      Framing `json:"framing"`
+}
+
+// Version is an immutable published snapshot.
+type Version struct {
+	ID           string    `json:"id"`
+	AssistantID  string    `json:"assistant_id"`
+	Number       int       `json:"number"`
+	PublishedAt  time.Time `json:"published_at"`
+	Name         string    `json:"name"`
+	SystemPrompt string    `json:"system_prompt"`
+	Greeting     string    `json:"greeting"`
+	AvatarID     string    `json:"avatar_id"`
+	Framing      Framing   `json:"framing"`
+}
+
+// Assistant is the stored record. Versions are kept oldest first.
+type Assistant struct {
+	ID              string    `json:"id"`
+	AccountID       string    `json:"account_id"`
+	Name            string    `json:"name"`
+	Status          string    `json:"status"`
+	Draft           Draft     `json:"draft"`
+	Versions        []Version `json:"versions"`
+	ActiveVersionID string    `json:"active_version_id"`
+	// VersionCount is the number of the latest version; the next publish takes +1.
+	VersionCount int `json:"version_count"`
+	// AssignedLines counts lines assigned to this assistant; archive needs it at zero.
+	AssignedLines int `json:"assigned_lines"`
+	// Revision increases on every write; writes are conditional on the revision read.
+	Revision  int64     `json:"revision"`
+	CreatedAt time.Time `json:"created_at"`
+	UpdatedAt time.Time `json:"updated_at"`
+}
+
+// ActiveVersion returns the version the next call uses.
+func (a Assistant) ActiveVersion() (Version, bool) {
+	for _, v := range a.Versions {
+		if v.ID == a.ActiveVersionID {
+			return v, true
+		}
+	}
+	return Version{}, false
+}
+
+// ListQuery filters a list: Status is active, archived or all.
+type ListQuery struct {
+	listing.Query
+	Status string
+}
+
+// Store keeps assistants and their versions.
+//
+// Errors: GetAssistant and GetVersion return apierr.ErrNotFound. Update and Publish are
+// conditional on the Revision of the assistant passed in (the one the caller read) and
+// return apierr.ErrConflict when it changed; CreateAssistant returns ErrConflict when the
+// id exists. Publish also fails with ErrConflict if the version's number is taken.
+type Store interface {
+	CreateAssistant(ctx context.Context, a Assistant) error
+	// GetAssistant returns the assistant with its versions, oldest first.
+	GetAssistant(ctx context.Context, id string) (Assistant, error)
+	// ListAssistants returns up to Limit+1 assistants of the account, newest first.
+	ListAssistants(ctx context.Context, accountID string, q ListQuery) ([]Assistant, error)
+	// UpdateAssistant writes a (without its versions) if the stored revision is
+	// a.Revision, and stores a.Revision+1.
+	UpdateAssistant(ctx context.Context, a Assistant) error
+	// PublishVersion adds v and writes a (whose VersionCount and ActiveVersionID already
+	// name v) in one transaction, under the same revision condition as UpdateAssistant.
+	PublishVersion(ctx context.Context, a Assistant, v Version) error
+	GetVersion(ctx context.Context, id string) (Version, error)
+}
+
+// Avatar is an entry of the built-in catalogue the persona worker can render.
+type Avatar struct {
+	ID          string `json:"id"`
+	Object      string `json:"object"`
+	Name        string `json:"name"`
+	Description string `json:"description"`
+}
+
+// Avatars is the built-in catalogue, in display order.
+var Avatars = []Avatar{
+	{ID: "ava_iris", Object: "avatar", Name: "Iris", Description: "Warm and calm, short dark hair, teal top."},
+	{ID: "ava_maya", Object: "avatar", Name: "Maya", Description: "Friendly and upbeat, long auburn hair, coral top."},
+	{ID: "ava_theo", Object: "avatar", Name: "Theo", Description: "Steady and clear, short blond hair, navy jacket."},
+}
+
+// AvatarByID finds an avatar of the catalogue.
+func AvatarByID(id string) (Avatar, bool) {
+	for _, a := range Avatars {
+		if a.ID == id {
+			return a, true
+		}
+	}
+	return Avatar{}, false
+}

@@ -1,0 +1,314 @@
+package assistant
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/bridgeline/bridgeline/shared/apierr"
+	"github.com/bridgeline/bridgeline/shared/ident"
+)
+
+// Field limits, in characters. They are part of the contract in openapi.yaml.
+const (
+	MaxNameLen         = 200
+	MaxSystemPromptLen = 20000
+	MaxGreetingLen     = 2000
+)
+
+// maxAttempts bounds the read-check-write loop of a conditional update under contention.
+const maxAttempts = 64
+
+// Fields is the draft content a create or a patch carries; nil means "not given".
+type Fields struct {
+	Name         *string
+	SystemPrompt *string
+	Greeting     *string
+	AvatarID     *string
+	Framing      *Framing
+}
+
+// Service applies the assistant rules on top of a Store.
+type Service struct {
+	Store Store
+	Now   func() time.Time
+}
+
+// Create makes a draft assistant. Only the name is required.
+func (s *Service) Create(ctx context.Context, accountID string, f Fields) (Assistant, error) {
+	if f.Name == nil {
+		return Assistant{}, apierr.Missing("name")
+	}
+	if err := f.validate(); err != nil {
+		return Assistant{}, err
+	}
+	now := s.now()
+	a := Assistant{
+		ID: ident.New("asst"), AccountID: accountID, Status: StatusActive,
+		Draft: Draft{Framing: DefaultFraming}, Revision: 1, CreatedAt: now, UpdatedAt: now,
+	}
+	f.apply(&a)
+	if err := s.Store.CreateAssistant(ctx, a); err != nil {
+		return Assistant{}, fmt.Errorf("create assistant: %w", err)
+	}
+	return a, nil
+}
+
+// Get returns the account's assistant, or a not-found error for any other id.
+func (s *Service) Get(ctx context.Context, accountID, id string) (Assistant, error) {
+	a, err := s.Store.GetAssistant(ctx, id)
+	if errors.Is(err, apierr.ErrNotFound) || (err == nil && a.AccountID != accountID) {
+		return Assistant{}, apierr.NotFound("assistant", id)
+	}
+	if err != nil {
+		return Assistant{}, fmt.Errorf("get assistant %s: %w", id, err)
+	}
+	return a, nil
+}
+
+// List returns a page of the account's assistants, newest first.
+func (s *Service) List(ctx context.Context, accountID string, q ListQuery) ([]Assistant, error) {
+	switch q.Status {
+	case "":
+		q.Status = StatusActive
+	case StatusActive, StatusArchived, "all":
+	default:
+		return nil, apierr.Invalid("status", "status must be active, archived or all")
+	}
+	return s.Store.ListAssistants(ctx, accountID, q)
+}
+
+// Update edits the draft.
+func (s *Service) Update(ctx context.Context, accountID, id string, f Fields) (Assistant, error) {
+	if err := f.validate(); err != nil {
+		return Assistant{}, err
+	}
+	return s.mutate(ctx, accountID, id, func(a *Assistant) error {
+		if a.Status == StatusArchived {
+			return archived(id)
+		}
+		f.apply(a)
+		return nil
+	})
+}
+
+// Publish snapshots the draft into the next numbered version and makes it active.
+// Concurrent publishes each get their own number, with no gap: a publish that loses the
+// race for a number reads again and takes the next one.
+func (s *Service) Publish(ctx context.Context, accountID, id string) (Assistant, error) {
+	for attempt := 0; ; attempt++ {
+		a, err := s.Get(ctx, accountID, id)
+		if err != nil {
+			return Assistant{}, err
+		}
+		if a.Status == StatusArchived {
+			return Assistant{}, archived(id)
+		}
+		if err := a.Draft.complete(a.Name); err != nil {
+			return Assistant{}, err
+		}
+		now := s.now()
+		v := Version{
+			ID: ident.New("ver"), AssistantID: a.ID, Number: a.VersionCount + 1, PublishedAt: now,
+			Name: a.Name, SystemPrompt: a.Draft.SystemPrompt, Greeting: a.Draft.Greeting,
+			AvatarID: a.Draft.AvatarID, Framing: a.Draft.Framing,
+		}
+		next := a
+		next.VersionCount = v.Number
+		next.ActiveVersionID = v.ID
+		next.UpdatedAt = now
+		err = s.Store.PublishVersion(ctx, next, v)
+		if err == nil {
+			next.Revision++
+			next.Versions = append(append([]Version(nil), a.Versions...), v)
+			return next, nil
+		}
+		if !errors.Is(err, apierr.ErrConflict) || attempt >= maxAttempts {
+			return Assistant{}, fmt.Errorf("publish %s: %w", id, err)
+		}
+		backoff(attempt)
+	}
+}
+
+// Activate makes a published version the one the next call uses.
+func (s *Service) Activate(ctx context.Context, accountID, id, versionID string) (Assistant, error) {
+	if versionID == "" {
+		return Assistant{}, apierr.Missing("version_id")
+	}
+	return s.mutate(ctx, accountID, id, func(a *Assistant) error {
+		if a.Status == StatusArchived {
+			return archived(id)
+		}
+		for _, v := range a.Versions {
+			if v.ID == versionID {
+				a.ActiveVersionID = v.ID
+				return nil
+			}
+		}
+		return apierr.Param(apierr.CodeResourceNotFound, "version_id",
+			fmt.Sprintf("assistant %s has no version %q", id, versionID))
+	})
+}
+
+// Duplicate makes a new active assistant whose draft copies the source's, with no versions.
+func (s *Service) Duplicate(ctx context.Context, accountID, id string, name *string) (Assistant, error) {
+	src, err := s.Get(ctx, accountID, id)
+	if err != nil {
+		return Assistant{}, err
+	}
+	n := src.Name + " (copy)"
+	if utf8.RuneCountInString(n) > MaxNameLen {
+		n = string([]rune(n)[:MaxNameLen])
+	}
+	if name != nil {
+		n = *name
+	}
+	d := src.Draft
+	return s.Create(ctx, accountID, Fields{
+		Name: &n, SystemPrompt: &d.SystemPrompt, Greeting: &d.Greeting, AvatarID: &d.AvatarID, Framing: &d.Framing,
+	})
+}
+
+// Archive makes an assistant read-only. It fails while a line is assigned to it.
+func (s *Service) Archive(ctx context.Context, accountID, id string) (Assistant, error) {
+	return s.mutate(ctx, accountID, id, func(a *Assistant) error {
+		if a.Status == StatusArchived {
+			return nil
+		}
+		if a.AssignedLines > 0 {
+			return apierr.New(apierr.CodeAssistantInUse,
+				fmt.Sprintf("assistant %s is assigned to %d line(s); unassign it first", id, a.AssignedLines))
+		}
+		a.Status = StatusArchived
+		return nil
+	})
+}
+
+// mutate reads the assistant, applies change, and writes it conditionally, reading again
+// when another write got there first.
+func (s *Service) mutate(ctx context.Context, accountID, id string, change func(*Assistant) error) (Assistant, error) {
+	for attempt := 0; ; attempt++ {
+		a, err := s.Get(ctx, accountID, id)
+		if err != nil {
+			return Assistant{}, err
+		}
+		before := a.Status
+		if err := change(&a); err != nil {
+			return Assistant{}, err
+		}
+		if before == StatusArchived && a.Status == StatusArchived {
+			return a, nil // archive of an archived assistant changes nothing
+		}
+		a.UpdatedAt = s.now()
+		err = s.Store.UpdateAssistant(ctx, a)
+		if err == nil {
+			a.Revision++
+			return a, nil
+		}
+		if !errors.Is(err, apierr.ErrConflict) || attempt >= maxAttempts {
+			return Assistant{}, fmt.Errorf("update assistant %s: %w", id, err)
+		}
+		backoff(attempt)
+	}
+}
+
+func (s *Service) now() time.Time { return s.Now().UTC().Truncate(time.Millisecond) }
+
+func archived(id string) error {
+	return apierr.New(apierr.CodeAssistantArchived, fmt.Sprintf("assistant %s is archived and read-only", id))
+}
+
+func backoff(attempt int) {
+	time.Sleep(time.Duration(rand.IntN(1+min(attempt, 10))) * time.Millisecond)
+}
+
+func (f Fields) validate() error {
+	if f.Name != nil {
+		if strings.TrimSpace(*f.Name) == "" {
+			return apierr.Invalid("name", "name must not be empty")
+		}
+		if err := maxLen("name", *f.Name, MaxNameLen); err != nil {
+			return err
+		}
+	}
+	if f.SystemPrompt != nil {
+		if err := maxLen("system_prompt", *f.SystemPrompt, MaxSystemPromptLen); err != nil {
+			return err
+		}
+	}
+	if f.Greeting != nil {
+		if err := maxLen("greeting", *f.Greeting, MaxGreetingLen); err != nil {
+			return err
+		}
+	}
+	if f.AvatarID != nil && *f.AvatarID != "" {
+		if _, ok := AvatarByID(*f.AvatarID); !ok {
+			return apierr.Invalid("avatar_id", fmt.Sprintf("unknown avatar %q; see GET /v1/avatars", *f.AvatarID))
+		}
+	}
+	if f.Framing != nil {
+		switch f.Framing.Shot {
+		case "close_up", "medium", "wide":
+		default:
+			return apierr.Invalid("framing.shot", "framing.shot must be close_up, medium or wide")
+		}
+		switch f.Framing.Position {
+		case "left", "center", "right":
+		default:
+			return apierr.Invalid("framing.position", "framing.position must be left, center or right")
+		}
+	}
+	return nil
+}
+
+func (f Fields) apply(a *Assistant) {
+	if f.Name != nil {
+		a.Name = *f.Name
+	}
+	if f.SystemPrompt != nil {
+		a.Draft.SystemPrompt = *f.SystemPrompt
+	}
+	if f.Greeting != nil {
+		a.Draft.Greeting = *f.Greeting
+	}
+	if f.AvatarID != nil {
+		a.Draft.AvatarID = *f.AvatarID
+	}
+	if f.Framing != nil {
+		a.Draft.Framing = *f.Framing
+	}
+}
+
+func maxLen(param, s string, n int) error {
+	if !utf8.ValidString(s) {
+		return apierr.Invalid(param, param+" must be valid UTF-8")
+	}
+	if utf8.RuneCountInString(s) > n {
+		return apierr.Invalid(param, fmt.Sprintf("%s must be at most %d characters", param, n))
+	}
+	return nil
+}
+
+// complete checks the draft can be published: a name, a system prompt, a greeting and a
+// known avatar.
+func (d Draft) complete(name string) error {
+	incomplete := func(param string) error {
+		return apierr.Param(apierr.CodeDraftIncomplete, param, "the draft needs "+param+" before it can be published")
+	}
+	switch {
+	case strings.TrimSpace(name) == "":
+		return incomplete("name")
+	case strings.TrimSpace(d.SystemPrompt) == "":
+		return incomplete("system_prompt")
+	case strings.TrimSpace(d.Greeting) == "":
+		return incomplete("greeting")
+	}
+	if _, ok := AvatarByID(d.AvatarID); !ok {
+		return incomplete("avatar_id")
+	}
+	return nil
+}

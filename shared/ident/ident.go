@@ -1,0 +1,76 @@
+// Package ident makes Bridgeline's resource identifiers: a type prefix and 26 characters
+// of Crockford base32 holding a 48-bit millisecond timestamp and 80 random bits, so ids
+// sort by creation time as strings and cannot be guessed.
+package ident
+
+import (
+	"crypto/rand"
+	"encoding/binary"
+	"strings"
+	"sync"
+	"time"
+)
+
+const alphabet = "0123456789abcdefghjkmnpqrstvwxyz"
+
+var (
+	mu       sync.Mutex
+	lastMS   uint64
+	lastRand [10]byte
+)
+
+// New returns a fresh id such as "asst_01jd3...". Ids made in the same millisecond by one
+// process still sort in creation order: the random part is incremented instead of redrawn.
+func New(prefix string) string {
+	ms := uint64(time.Now().UnixMilli())
+	var r [10]byte
+	mu.Lock()
+	if ms <= lastMS {
+		ms = lastMS
+		r = lastRand
+		for i := len(r) - 1; i >= 0; i-- {
+			r[i]++
+			if r[i] != 0 {
+				break
+			}
+		}
+	} else {
+		if _, err := rand.Read(r[:]); err != nil {
+			panic("ident: crypto/rand failed: " + err.Error())
+		}
+	}
+	lastMS, lastRand = ms, r
+	mu.Unlock()
+
+	var raw [16]byte
+	binary.BigEndian.PutUint64(raw[:8], ms<<16)
+	copy(raw[6:], r[:])
+	return prefix + "_" + encode(raw)
+}
+
+// encode writes 128 bits as 26 base32 characters, most significant first.
+func encode(b [16]byte) string {
+	hi := binary.BigEndian.Uint64(b[:8])
+	lo := binary.BigEndian.Uint64(b[8:])
+	var out [26]byte
+	for i := 25; i >= 0; i-- {
+		out[i] = alphabet[lo&31]
+		lo = lo>>5 | hi<<59
+		hi >>= 5
+	}
+	return string(out[:])
+}
+
+// Valid reports whether s looks like an id with the given prefix.
+func Valid(prefix, s string) bool {
+	rest, ok := strings.CutPrefix(s, prefix+"_")
+	if !ok || len(rest) != 26 {
+		return false
+	}
+	for i := 0; i < len(rest); i++ {
+		if strings.IndexByte(alphabet, rest[i]) < 0 {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,250 @@
+// Package line holds lines: the numbers or handles calls arrive on, provisioned by the
+// operator, with the inbound behaviour the customer sets and the assistant assigned.
+package line
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/bridgeline/bridgeline/shared/apierr"
+	"github.com/bridgeline/bridgeline/shared/assistant"
+	"github.com/bridgeline/bridgeline/shared/ident"
+	"github.com/bridgeline/bridgeline/shared/listing"
+)
+
+// Inbound modes.
+const (
+	ModeAssistant       = "assistant"
+	ModeCustomerDecides = "customer_decides"
+	ModeDisabled        = "disabled"
+)
+
+// What happens when a customer_decides line gets no answer in time.
+const (
+	TimeoutDecline   = "decline"
+	TimeoutAssistant = "assistant"
+)
+
+// Bounds of decision_timeout_seconds.
+const (
+	DefaultDecisionTimeout = 10
+	MinDecisionTimeout     = 1
+	MaxDecisionTimeout     = 30
+)
+
+// Line is the stored record.
+type Line struct {
+	ID                     string    `json:"id"`
+	AccountID              string    `json:"account_id"`
+	Handle                 string    `json:"handle"`
+	Platform               string    `json:"platform"`
+	Name                   string    `json:"name"`
+	InboundMode            string    `json:"inbound_mode"`
+	AssistantID            string    `json:"assistant_id"`
+	DecisionTimeoutSeconds int       `json:"decision_timeout_seconds"`
+	OnDecisionTimeout      string    `json:"on_decision_timeout"`
+	Revision               int64     `json:"revision"`
+	CreatedAt              time.Time `json:"created_at"`
+	UpdatedAt              time.Time `json:"updated_at"`
+}
+
+// AssistantChange moves a line's assignment. From and To are assistant ids ("" for none);
+// ToRevision is the revision of To that the caller checked, so an assignment cannot race
+// an archive of the same assistant.
+type AssistantChange struct {
+	From       string
+	To         string
+	ToRevision int64
+}
+
+// Store keeps lines.
+//
+// Errors: GetLine and LineByHandle return apierr.ErrNotFound. CreateLine returns
+// apierr.ErrConflict when the platform and handle are taken. UpdateLine is conditional on
+// l.Revision (and, with a change, on the To assistant's revision) and returns
+// apierr.ErrConflict when either moved; it also counts the assignment on both assistants
+// (assistant.Assistant.AssignedLines) in the same transaction.
+type Store interface {
+	CreateLine(ctx context.Context, l Line) error
+	GetLine(ctx context.Context, id string) (Line, error)
+	LineByHandle(ctx context.Context, platform, handle string) (Line, error)
+	// ListLines returns up to Limit+1 lines of the account, newest first.
+	ListLines(ctx context.Context, accountID string, q listing.Query) ([]Line, error)
+	UpdateLine(ctx context.Context, l Line, change *AssistantChange) error
+}
+
+// Update is a PATCH: nil fields are left alone; UnassignAssistant clears the assistant.
+type Update struct {
+	Name                   *string
+	InboundMode            *string
+	DecisionTimeoutSeconds *int
+	OnDecisionTimeout      *string
+	AssistantID            *string
+	UnassignAssistant      bool
+}
+
+// Service applies the line rules.
+type Service struct {
+	Store      Store
+	Assistants assistant.Store
+	Now        func() time.Time
+}
+
+// Provision adds a line for an account (operator only).
+func (s *Service) Provision(ctx context.Context, accountID, platform, handle, name string) (Line, error) {
+	if strings.TrimSpace(handle) == "" {
+		return Line{}, apierr.Missing("handle")
+	}
+	if platform == "" {
+		platform = "sim"
+	}
+	now := s.now()
+	l := Line{
+		ID: ident.New("line"), AccountID: accountID, Handle: handle, Platform: platform, Name: name,
+		InboundMode: ModeAssistant, DecisionTimeoutSeconds: DefaultDecisionTimeout,
+		OnDecisionTimeout: TimeoutDecline, Revision: 1, CreatedAt: now, UpdatedAt: now,
+	}
+	if err := s.Store.CreateLine(ctx, l); err != nil {
+		if errors.Is(err, apierr.ErrConflict) {
+			return Line{}, apierr.Param(apierr.CodeConflict, "handle", fmt.Sprintf("%s handle %q is already provisioned", platform, handle))
+		}
+		return Line{}, fmt.Errorf("provision line: %w", err)
+	}
+	return l, nil
+}
+
+// Get returns the account's line, or not-found for any other id.
+func (s *Service) Get(ctx context.Context, accountID, id string) (Line, error) {
+	l, err := s.Store.GetLine(ctx, id)
+	if errors.Is(err, apierr.ErrNotFound) || (err == nil && l.AccountID != accountID) {
+		return Line{}, apierr.NotFound("line", id)
+	}
+	if err != nil {
+		return Line{}, fmt.Errorf("get line %s: %w", id, err)
+	}
+	return l, nil
+}
+
+// List returns a page of the account's lines, newest first.
+func (s *Service) List(ctx context.Context, accountID string, q listing.Query) ([]Line, error) {
+	return s.Store.ListLines(ctx, accountID, q)
+}
+
+// Assign puts an active assistant with a published version on the line.
+func (s *Service) Assign(ctx context.Context, accountID, id, assistantID string) (Line, error) {
+	if assistantID == "" {
+		return Line{}, apierr.Missing("assistant_id")
+	}
+	return s.Update(ctx, accountID, id, Update{AssistantID: &assistantID})
+}
+
+// Update applies a PATCH, conditionally, reading again when another write got there first.
+func (s *Service) Update(ctx context.Context, accountID, id string, u Update) (Line, error) {
+	if err := u.validate(); err != nil {
+		return Line{}, err
+	}
+	for attempt := 0; ; attempt++ {
+		l, err := s.Get(ctx, accountID, id)
+		if err != nil {
+			return Line{}, err
+		}
+		var change *AssistantChange
+		switch {
+		case u.UnassignAssistant && l.AssistantID != "":
+			change = &AssistantChange{From: l.AssistantID}
+		case u.AssistantID != nil:
+			a, err := s.assignable(ctx, accountID, *u.AssistantID)
+			if err != nil {
+				return Line{}, err
+			}
+			change = &AssistantChange{From: l.AssistantID, To: a.ID, ToRevision: a.Revision}
+		}
+		u.apply(&l)
+		if change != nil {
+			l.AssistantID = change.To
+		}
+		l.UpdatedAt = s.now()
+		err = s.Store.UpdateLine(ctx, l, change)
+		if err == nil {
+			l.Revision++
+			return l, nil
+		}
+		if !errors.Is(err, apierr.ErrConflict) || attempt >= 64 {
+			return Line{}, fmt.Errorf("update line %s: %w", id, err)
+		}
+		time.Sleep(time.Duration(rand.IntN(1+min(attempt, 10))) * time.Millisecond)
+	}
+}
+
+// assignable reads the assistant and checks it may be assigned.
+func (s *Service) assignable(ctx context.Context, accountID, id string) (assistant.Assistant, error) {
+	a, err := s.Assistants.GetAssistant(ctx, id)
+	if errors.Is(err, apierr.ErrNotFound) || (err == nil && a.AccountID != accountID) {
+		return a, apierr.Param(apierr.CodeResourceNotFound, "assistant_id", fmt.Sprintf("no such assistant: %q", id))
+	}
+	if err != nil {
+		return a, fmt.Errorf("get assistant %s: %w", id, err)
+	}
+	if a.Status == assistant.StatusArchived {
+		return a, apierr.Param(apierr.CodeAssistantArchived, "assistant_id", fmt.Sprintf("assistant %s is archived", id))
+	}
+	if a.ActiveVersionID == "" {
+		return a, apierr.Param(apierr.CodeAssistantNotPublished, "assistant_id",
+			fmt.Sprintf("assistant %s has no published version; publish it first", id))
+	}
+	return a, nil
+}
+
+func (s *Service) now() time.Time { return s.Now().UTC().Truncate(time.Millisecond) }
+
+func (u Update) validate() error {
+	if u.Name != nil {
+		if utf8.RuneCountInString(*u.Name) > 200 || !utf8.ValidString(*u.Name) {
+			return apierr.Invalid("name", "name must be valid UTF-8 of at most 200 characters")
+		}
+	}
+	if u.InboundMode != nil {
+		switch *u.InboundMode {
+		case ModeAssistant, ModeCustomerDecides, ModeDisabled:
+		default:
+			return apierr.Invalid("inbound_mode", "inbound_mode must be assistant, customer_decides or disabled")
+		}
+	}
+	if u.DecisionTimeoutSeconds != nil {
+		if n := *u.DecisionTimeoutSeconds; n < MinDecisionTimeout || n > MaxDecisionTimeout {
+			return apierr.Invalid("decision_timeout_seconds",
+				fmt.Sprintf("decision_timeout_seconds must be between %d and %d", MinDecisionTimeout, MaxDecisionTimeout))
+		}
+	}
+	if u.OnDecisionTimeout != nil {
+		switch *u.OnDecisionTimeout {
+		case TimeoutDecline, TimeoutAssistant:
+		default:
+			return apierr.Invalid("on_decision_timeout", "on_decision_timeout must be decline or assistant")
+		}
+	}
+	if u.AssistantID != nil && *u.AssistantID == "" {
+		return apierr.Invalid("assistant_id", "assistant_id must be an assistant id, or null to unassign")
+	}
+	return nil
+}
+
+func (u Update) apply(l *Line) {
+	if u.Name != nil {
+		l.Name = *u.Name
+	}
+	if u.InboundMode != nil {
+		l.InboundMode = *u.InboundMode
+	}
+	if u.DecisionTimeoutSeconds != nil {
+		l.DecisionTimeoutSeconds = *u.DecisionTimeoutSeconds
+	}
+	if u.OnDecisionTimeout != nil {
+		l.OnDecisionTimeout = *u.OnDecisionTimeout
+	}
+}

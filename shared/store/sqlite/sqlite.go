@@ -1,0 +1,182 @@
+// Package sqlite is Bridgeline's embedded store: one SQLite file through a pure-Go driver
+// (so it builds with CGO_ENABLED=0), used by the local stack. Each table keeps the columns
+// it is queried or constrained by, plus the record itself as JSON in `doc`.
+//
+// SQLite runs one writer at a time; every write is a transaction begun IMMEDIATE, and
+// conditional writes check a revision column, so the rules match the DynamoDB store's
+// condition expressions.
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/url"
+	"strings"
+
+	"github.com/bridgeline/bridgeline/events/callevent"
+	"github.com/bridgeline/bridgeline/shared/apierr"
+	"github.com/bridgeline/bridgeline/shared/listing"
+
+	_ "modernc.org/sqlite" // registers the "sqlite" driver
+)
+
+// Store implements every store interface of the domain packages.
+type Store struct {
+	db *sql.DB
+}
+
+// Open opens (creating if needed) the database file at path and brings its schema up to
+// date.
+func Open(ctx context.Context, path string) (*Store, error) {
+	q := url.Values{}
+	q.Add("_pragma", "busy_timeout(10000)")
+	q.Add("_pragma", "journal_mode(WAL)")
+	q.Add("_pragma", "synchronous(NORMAL)")
+	q.Add("_pragma", "foreign_keys(1)")
+	q.Set("_txlock", "immediate")
+	db, err := sql.Open("sqlite", "file:"+path+"?"+q.Encode())
+	if err != nil {
+		return nil, fmt.Errorf("open %s: %w", path, err)
+	}
+	// One connection for writes keeps SQLite's single writer from fighting over locks;
+	// WAL lets reads go on beside it.
+	db.SetMaxOpenConns(8)
+	s := &Store{db: db}
+	if err := s.migrate(ctx); err != nil {
+		db.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// Close closes the database.
+func (s *Store) Close() error { return s.db.Close() }
+
+// DB exposes the handle for packages that keep their own tables in the same file.
+func (s *Store) DB() *sql.DB { return s.db }
+
+// tx runs fn in one IMMEDIATE transaction and commits it if fn returns nil.
+func (s *Store) tx(ctx context.Context, fn func(*sql.Tx) error) error {
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("begin: %w", err)
+	}
+	if err := fn(tx); err != nil {
+		tx.Rollback()
+		return err
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("commit: %w", err)
+	}
+	return nil
+}
+
+// querier is what *sql.DB and *sql.Tx share.
+type querier interface {
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
+}
+
+// getDoc reads one JSON doc; no row is apierr.ErrNotFound.
+func getDoc[T any](ctx context.Context, q querier, query string, args ...any) (T, error) {
+	var v T
+	var doc []byte
+	err := q.QueryRowContext(ctx, query, args...).Scan(&doc)
+	if errors.Is(err, sql.ErrNoRows) {
+		return v, apierr.ErrNotFound
+	}
+	if err != nil {
+		return v, err
+	}
+	if err := json.Unmarshal(doc, &v); err != nil {
+		return v, fmt.Errorf("decode row: %w", err)
+	}
+	return v, nil
+}
+
+// listDocs reads JSON docs in query order.
+func listDocs[T any](ctx context.Context, q querier, query string, args ...any) ([]T, error) {
+	rows, err := q.QueryContext(ctx, query, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []T
+	for rows.Next() {
+		var doc []byte
+		if err := rows.Scan(&doc); err != nil {
+			return nil, err
+		}
+		var v T
+		if err := json.Unmarshal(doc, &v); err != nil {
+			return nil, fmt.Errorf("decode row: %w", err)
+		}
+		out = append(out, v)
+	}
+	return out, rows.Err()
+}
+
+// pageArgs turns a listing query into the id bound and LIMIT of a newest-first query:
+// callers write `AND id < ? ... ORDER BY id DESC LIMIT ?`.
+func pageArgs(q listing.Query) (string, int) {
+	before := "\U0010FFFF" // above every id
+	if q.StartingAfter != "" {
+		before = q.StartingAfter
+	}
+	limit := q.Limit
+	if limit <= 0 {
+		limit = listing.DefaultLimit
+	}
+	return before, limit + 1
+}
+
+// mustChange turns "no row matched the condition" into apierr.ErrConflict.
+func mustChange(res sql.Result, err error) error {
+	if err != nil {
+		return err
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return err
+	}
+	if n == 0 {
+		return apierr.ErrConflict
+	}
+	return nil
+}
+
+// isUnique reports a UNIQUE or PRIMARY KEY violation.
+func isUnique(err error) bool {
+	return err != nil && (contains(err.Error(), "UNIQUE constraint failed") || contains(err.Error(), "constraint failed: PRIMARY KEY"))
+}
+
+func contains(s, sub string) bool { return strings.Contains(s, sub) }
+
+func mustJSON(v any) []byte {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(fmt.Sprintf("sqlite: marshal %T: %v", v, err))
+	}
+	return b
+}
+
+// InsertEvents writes events into the outbox inside tx, so an event exists exactly when
+// the state change that caused it committed.
+func InsertEvents(ctx context.Context, tx *sql.Tx, evts []callevent.Event) error {
+	for _, e := range evts {
+		_, err := tx.ExecContext(ctx,
+			`INSERT INTO events (id, account_id, type, created_at, data) VALUES (?, ?, ?, ?, ?)`,
+			e.ID, e.AccountID, e.Type, e.CreatedAt.UTC().Format(timeLayout), []byte(e.Data))
+		if err != nil {
+			return fmt.Errorf("insert event %s: %w", e.ID, err)
+		}
+	}
+	return nil
+}
+
+// timeLayout sorts as text in time order.
+const timeLayout = "2006-01-02T15:04:05.000000000Z"

@@ -1,0 +1,196 @@
+package storetest
+
+import (
+	"errors"
+	"fmt"
+	"sort"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/bridgeline/bridgeline/shared/apierr"
+	"github.com/bridgeline/bridgeline/shared/assistant"
+	"github.com/bridgeline/bridgeline/shared/listing"
+)
+
+func completeFields(name string) assistant.Fields {
+	return assistant.Fields{
+		Name: ptr(name), SystemPrompt: ptr("You are helpful."), Greeting: ptr("Hello there."),
+		AvatarID: ptr("ava_maya"), Framing: &assistant.Framing{Shot: "close_up", Position: "left"},
+	}
+}
+
+var assistantCases = map[string]func(*testing.T, Store){
+	"create then get round-trips the draft": func(t *testing.T, s Store) {
+		acct, _ := newAccount(t, s)
+		svc := assistant.Service{Store: s, Now: time.Now}
+		a, err := svc.Create(ctx(t), acct.ID, completeFields("Ada"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := s.GetAssistant(ctx(t), a.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.Name != "Ada" || got.Draft != a.Draft || got.Status != assistant.StatusActive || len(got.Versions) != 0 {
+			t.Errorf("GetAssistant = %+v, want %+v", got, a)
+		}
+		if !got.CreatedAt.Equal(a.CreatedAt) {
+			t.Errorf("CreatedAt = %v, want %v", got.CreatedAt, a.CreatedAt)
+		}
+	},
+	"update with a stale revision conflicts and changes nothing": func(t *testing.T, s Store) {
+		acct, _ := newAccount(t, s)
+		svc := assistant.Service{Store: s, Now: time.Now}
+		a, _ := svc.Create(ctx(t), acct.ID, completeFields("Ada"))
+		first := a
+		first.Name = "First"
+		if err := s.UpdateAssistant(ctx(t), first); err != nil {
+			t.Fatalf("UpdateAssistant: %v", err)
+		}
+		stale := a
+		stale.Name = "Stale"
+		if err := s.UpdateAssistant(ctx(t), stale); !errors.Is(err, apierr.ErrConflict) {
+			t.Fatalf("UpdateAssistant(stale) err = %v, want ErrConflict", err)
+		}
+		got, _ := s.GetAssistant(ctx(t), a.ID)
+		if got.Name != "First" || got.Revision != a.Revision+1 {
+			t.Errorf("after stale update: name %q revision %d, want First %d", got.Name, got.Revision, a.Revision+1)
+		}
+	},
+	"concurrent publishes take numbers 1..n with no gap or duplicate": func(t *testing.T, s Store) {
+		acct, _ := newAccount(t, s)
+		svc := assistant.Service{Store: s, Now: time.Now}
+		a, _ := svc.Create(ctx(t), acct.ID, completeFields("Ada"))
+		const workers, each = 6, 3
+		var wg sync.WaitGroup
+		errs := make(chan error, workers*each)
+		for range workers {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for range each {
+					if _, err := svc.Publish(ctx(t), acct.ID, a.ID); err != nil {
+						errs <- err
+					}
+				}
+			}()
+		}
+		wg.Wait()
+		close(errs)
+		for err := range errs {
+			t.Errorf("Publish: %v", err)
+		}
+		got, err := s.GetAssistant(ctx(t), a.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var nums []int
+		for _, v := range got.Versions {
+			nums = append(nums, v.Number)
+		}
+		sort.Ints(nums)
+		if len(nums) != workers*each {
+			t.Fatalf("got %d versions, want %d", len(nums), workers*each)
+		}
+		for i, n := range nums {
+			if n != i+1 {
+				t.Fatalf("version numbers %v, want 1..%d", nums, workers*each)
+			}
+		}
+		last := got.Versions[len(got.Versions)-1]
+		if got.ActiveVersionID != last.ID || got.VersionCount != workers*each {
+			t.Errorf("active %s count %d, want %s %d", got.ActiveVersionID, got.VersionCount, last.ID, workers*each)
+		}
+	},
+	"a published version never changes": func(t *testing.T, s Store) {
+		acct, _ := newAccount(t, s)
+		svc := assistant.Service{Store: s, Now: time.Now}
+		a, _ := svc.Create(ctx(t), acct.ID, completeFields("Ada"))
+		p, err := svc.Publish(ctx(t), acct.ID, a.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		v1 := p.Versions[0]
+		if _, err := svc.Update(ctx(t), acct.ID, a.ID, assistant.Fields{Greeting: ptr("Changed."), Name: ptr("Bea")}); err != nil {
+			t.Fatal(err)
+		}
+		got, err := s.GetVersion(ctx(t), v1.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.Greeting != "Hello there." || got.Name != "Ada" || got.Number != 1 {
+			t.Errorf("version after draft edit = %+v, want the published snapshot", got)
+		}
+		// A publish whose number is already taken must fail, not overwrite.
+		clash := assistant.Version{ID: "ver_clash", AssistantID: a.ID, Number: 1, Greeting: "x"}
+		cur, _ := s.GetAssistant(ctx(t), a.ID)
+		if err := s.PublishVersion(ctx(t), cur, clash); !errors.Is(err, apierr.ErrConflict) {
+			t.Errorf("PublishVersion(number 1 again) err = %v, want ErrConflict", err)
+		}
+		after, _ := s.GetAssistant(ctx(t), a.ID)
+		if after.Revision != cur.Revision || len(after.Versions) != 1 {
+			t.Errorf("failed publish changed the assistant: revision %d->%d versions %d", cur.Revision, after.Revision, len(after.Versions))
+		}
+	},
+	"list is newest first, paginates and filters by status": func(t *testing.T, s Store) {
+		acct, _ := newAccount(t, s)
+		other, _ := newAccount(t, s)
+		svc := assistant.Service{Store: s, Now: time.Now}
+		var ids []string
+		for i := range 5 {
+			a, err := svc.Create(ctx(t), acct.ID, assistant.Fields{Name: ptr(fmt.Sprint("A", i))})
+			if err != nil {
+				t.Fatal(err)
+			}
+			ids = append(ids, a.ID)
+		}
+		if _, err := svc.Create(ctx(t), other.ID, assistant.Fields{Name: ptr("theirs")}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := svc.Archive(ctx(t), acct.ID, ids[1]); err != nil {
+			t.Fatal(err)
+		}
+		page := func(status, after string, limit int) []string {
+			got, err := svc.List(ctx(t), acct.ID, assistant.ListQuery{Status: status, Query: listing.Query{Limit: limit, StartingAfter: after}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var out []string
+			for _, a := range got {
+				out = append(out, a.ID)
+			}
+			return out
+		}
+		want := []string{ids[4], ids[3], ids[2], ids[0]}
+		if got := page("", "", 10); fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Errorf("list active = %v, want %v", got, want)
+		}
+		if got := page("", "", 2); fmt.Sprint(got) != fmt.Sprint(want[:3]) {
+			t.Errorf("list limit 2 = %v, want %v (limit+1 rows)", got, want[:3])
+		}
+		if got := page("", ids[3], 10); fmt.Sprint(got) != fmt.Sprint(want[2:]) {
+			t.Errorf("list after %s = %v, want %v", ids[3], got, want[2:])
+		}
+		if got := page("archived", "", 10); fmt.Sprint(got) != fmt.Sprint([]string{ids[1]}) {
+			t.Errorf("list archived = %v, want [%s]", got, ids[1])
+		}
+		if got := page("all", "", 10); len(got) != 5 {
+			t.Errorf("list all = %v, want 5 ids", got)
+		}
+	},
+	"unknown ids are not found": func(t *testing.T, s Store) {
+		if _, err := s.GetAssistant(ctx(t), "asst_nope"); !errors.Is(err, apierr.ErrNotFound) {
+			t.Errorf("GetAssistant err = %v, want ErrNotFound", err)
+		}
+		if _, err := s.GetVersion(ctx(t), "ver_nope"); !errors.Is(err, apierr.ErrNotFound) {
+			t.Errorf("GetVersion err = %v, want ErrNotFound", err)
+		}
+		if err := s.CreateAssistant(ctx(t), assistant.Assistant{ID: "asst_x", AccountID: "acct_x", Status: "active", Revision: 1}); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.CreateAssistant(ctx(t), assistant.Assistant{ID: "asst_x", AccountID: "acct_x", Status: "active", Revision: 1}); !errors.Is(err, apierr.ErrConflict) {
+			t.Errorf("CreateAssistant(dup) err = %v, want ErrConflict", err)
+		}
+	},
+}
