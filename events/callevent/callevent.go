@@ -10,7 +10,8 @@ import (
 
 // Event types.
 const (
-	TypeCallIncoming = "call.incoming"
+	TypeCallIncoming = "call.incoming" // posted synchronously; the customer's answer decides the call
+	TypeCallAnswered = "call.answered"
 	TypeCallEnded    = "call.ended"
 )
 
@@ -41,3 +42,49 @@ type CallEnded struct {
 	EndReason  string     `json:"end_reason"`
 	EndedBy    string     `json:"ended_by"`
 }
+
+// Session is the session payload: what a client needs to join the call's room.
+type Session struct {
+	SessionID        string    `json:"session_id"`
+	CallID           string    `json:"call_id"`
+	RTCURL           string    `json:"rtc_url"`
+	ParticipantToken string    `json:"participant_token"`
+	ExpiresAt        time.Time `json:"expires_at"`
+}
+
+// CallIncoming is the data of call.incoming, sent for an inbound call on a
+// customer_decides line. Session becomes usable once the call is accepted.
+type CallIncoming struct {
+	CallID   string    `json:"call_id"`
+	LineID   string    `json:"line_id"`
+	From     string    `json:"from"`
+	To       string    `json:"to"`
+	Media    string    `json:"media"`
+	AnswerBy time.Time `json:"answer_by"`
+	Session  Session   `json:"session"`
+}
+
+// CallAnswered is the data of call.answered: the remote party is in the room (outbound)
+// or the call was accepted (inbound).
+type CallAnswered struct {
+	CallID         string    `json:"call_id"`
+	SessionID      string    `json:"session_id,omitempty"`
+	LineID         string    `json:"line_id,omitempty"`
+	Direction      string    `json:"direction"`
+	HandledBy      string    `json:"handled_by"`
+	AnsweredAt     time.Time `json:"answered_at"`
+	Decision       string    `json:"decision,omitempty"`
+	DecisionSource string    `json:"decision_source,omitempty"`
+}
+
+// Answer is the customer's decision on a call.incoming, in the webhook response body or
+// in POST /v1/calls/{id}/answer.
+type Answer struct {
+	Action string `json:"action"` // accept | decline
+}
+
+// Answer actions.
+const (
+	ActionAccept  = "accept"
+	ActionDecline = "decline"
+)

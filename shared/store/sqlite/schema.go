@@ -70,6 +70,7 @@ CREATE TABLE events (
 );
 CREATE INDEX events_by_account ON events (account_id, id);
 `},
+	{"0002_webhooks", webhooksSchema}, // webhooks.go
 }
 
 func (s *Store) migrate(ctx context.Context) error {

@@ -1,0 +1,199 @@
+package delivery
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"syscall"
+	"time"
+
+	"github.com/bridgeline/bridgeline/events/callevent"
+	"github.com/bridgeline/bridgeline/events/webhook"
+	"github.com/bridgeline/bridgeline/shared/ident"
+	"github.com/bridgeline/bridgeline/shared/webhookendpoint"
+)
+
+// Timeout bounds one attempt, from dialling to the end of the response headers.
+const Timeout = 15 * time.Second
+
+// UserAgent identifies Bridgeline's webhook requests.
+const UserAgent = "Bridgeline-Webhooks/1"
+
+// Endpoints is what a Deliverer needs of the endpoint rules: *webhookendpoint.Service.
+type Endpoints interface {
+	Get(ctx context.Context, accountID, id string) (webhookendpoint.Endpoint, error)
+	Disable(ctx context.Context, accountID, id, reason string) error
+}
+
+// Deliverer makes one attempt at a time and decides what comes next. It keeps no state:
+// the caller stores the Attempt it returns (with the delivery's new state, when it has one).
+type Deliverer struct {
+	Endpoints Endpoints
+	// Client sends the requests; nil means a client with Timeout that follows no redirect.
+	Client *http.Client
+	// Schedule is the retry schedule; nil means DefaultSchedule.
+	Schedule Schedule
+	Now      func() time.Time
+}
+
+// NewClient is the HTTP client deliveries use: Timeout per attempt, no redirects (a 3xx
+// is a failure: the customer should update the URL), no cookies.
+func NewClient() *http.Client {
+	return &http.Client{
+		Timeout: Timeout,
+		CheckRedirect: func(*http.Request, []*http.Request) error {
+			return http.ErrUseLastResponse
+		},
+		Transport: &http.Transport{
+			Proxy:               http.ProxyFromEnvironment,
+			DialContext:         (&net.Dialer{Timeout: 5 * time.Second}).DialContext,
+			MaxIdleConnsPerHost: 8,
+			IdleConnTimeout:     90 * time.Second,
+		},
+	}
+}
+
+// Body is the exact JSON a receiver gets for evt: the envelope, without the account.
+func Body(evt callevent.Event) ([]byte, error) {
+	return json.Marshal(evt)
+}
+
+// Attempt makes attempt number n (1-based) of evt to the endpoint and returns the attempt
+// to log; NextAttemptAt is set when another attempt should follow. A 410 disables the
+// endpoint. found is false, and nothing is sent, when the endpoint was deleted or is
+// disabled: the delivery is then canceled.
+func (d *Deliverer) Attempt(ctx context.Context, evt callevent.Event, endpointID string, n int) (a Attempt, found bool, err error) {
+	ep, err := d.Endpoints.Get(ctx, evt.AccountID, endpointID)
+	if err != nil {
+		var nf interface{ Status() int }
+		if errors.As(err, &nf) && nf.Status() == http.StatusNotFound {
+			return Attempt{}, false, nil
+		}
+		return Attempt{}, false, err
+	}
+	if ep.Status != webhookendpoint.StatusEnabled {
+		return Attempt{}, false, nil
+	}
+	body, err := Body(evt)
+	if err != nil {
+		return Attempt{}, false, fmt.Errorf("encode %s: %w", evt.ID, err)
+	}
+	a, retryAfter := d.post(ctx, ep, evt.ID, body)
+	a.EventID, a.AccountID, a.Number = evt.ID, evt.AccountID, n
+	switch a.Outcome {
+	case OutcomeGone:
+		if err := d.Endpoints.Disable(ctx, ep.AccountID, ep.ID, webhookendpoint.DisabledGone); err != nil {
+			return a, true, fmt.Errorf("disable endpoint %s after 410: %w", ep.ID, err)
+		}
+	case OutcomeFailed:
+		sched := d.Schedule
+		if sched == nil {
+			sched = DefaultSchedule()
+		}
+		if wait, ok := sched.Next(n, retryAfter); ok {
+			next := a.StartedAt.Add(time.Duration(a.DurationMS)*time.Millisecond + wait)
+			a.NextAttemptAt = &next
+		}
+	}
+	return a, true, nil
+}
+
+// Post sends body to ep once, signed with the endpoint's current secrets, and classifies
+// the answer. It is also how call.incoming is posted, with its own deadline in ctx.
+func (d *Deliverer) Post(ctx context.Context, ep webhookendpoint.Endpoint, msgID string, body []byte) (Attempt, *http.Response, []byte) {
+	return d.send(ctx, ep, msgID, body, 64<<10)
+}
+
+func (d *Deliverer) post(ctx context.Context, ep webhookendpoint.Endpoint, msgID string, body []byte) (Attempt, time.Duration) {
+	a, resp, _ := d.send(ctx, ep, msgID, body, 0)
+	if resp == nil {
+		return a, 0
+	}
+	return a, RetryAfter(resp.Header, d.now())
+}
+
+// send makes the request and reads up to keep bytes of the response body.
+func (d *Deliverer) send(ctx context.Context, ep webhookendpoint.Endpoint, msgID string, body []byte, keep int64) (Attempt, *http.Response, []byte) {
+	start := d.now()
+	a := Attempt{ID: ident.New("watt"), EndpointID: ep.ID, URL: ep.URL, StartedAt: start, Outcome: OutcomeFailed}
+	finish := func() { a.DurationMS = d.now().Sub(start).Milliseconds() }
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, ep.URL, bytes.NewReader(body))
+	if err != nil {
+		a.Error = "invalid url"
+		finish()
+		return a, nil, nil
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("User-Agent", UserAgent)
+	if err := webhook.SetHeaders(req.Header, ep.SigningSecrets(start), msgID, start, body); err != nil {
+		a.Error = "invalid signing secret"
+		finish()
+		return a, nil, nil
+	}
+	resp, err := d.client().Do(req)
+	if err != nil {
+		a.Error = describe(err)
+		finish()
+		return a, nil, nil
+	}
+	var kept []byte
+	if keep > 0 {
+		kept, _ = io.ReadAll(io.LimitReader(resp.Body, keep))
+	}
+	// Drain a little so the connection can be reused, then let go of the rest.
+	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
+	resp.Body.Close()
+	finish()
+	a.StatusCode = resp.StatusCode
+	switch {
+	case resp.StatusCode >= 200 && resp.StatusCode < 300:
+		a.Outcome = OutcomeSucceeded
+	case resp.StatusCode == http.StatusGone:
+		a.Outcome, a.Error = OutcomeGone, "HTTP 410: endpoint disabled"
+	default:
+		a.Error = fmt.Sprintf("HTTP %d", resp.StatusCode)
+	}
+	return a, resp, kept
+}
+
+// describe turns a transport error into a short text safe to show the customer: no
+// internal addresses beyond what they configured.
+func describe(err error) string {
+	var ne net.Error
+	switch {
+	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, os.ErrDeadlineExceeded),
+		errors.As(err, &ne) && ne.Timeout():
+		return "timeout"
+	case errors.Is(err, syscall.ECONNREFUSED):
+		return "connection refused"
+	case errors.Is(err, syscall.ECONNRESET), errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
+		return "connection reset"
+	}
+	var dnsErr *net.DNSError
+	if errors.As(err, &dnsErr) {
+		return "dns lookup failed"
+	}
+	return "connection failed"
+}
+
+func (d *Deliverer) client() *http.Client {
+	if d.Client != nil {
+		return d.Client
+	}
+	return defaultClient
+}
+
+var defaultClient = NewClient()
+
+func (d *Deliverer) now() time.Time {
+	if d.Now != nil {
+		return d.Now().UTC()
+	}
+	return time.Now().UTC()
+}

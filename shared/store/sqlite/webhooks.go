@@ -1,0 +1,276 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/bridgeline/bridgeline/events/callevent"
+	"github.com/bridgeline/bridgeline/events/delivery"
+	"github.com/bridgeline/bridgeline/shared/apierr"
+	"github.com/bridgeline/bridgeline/shared/listing"
+	"github.com/bridgeline/bridgeline/shared/webhookendpoint"
+)
+
+var (
+	_ webhookendpoint.Store = (*Store)(nil)
+	_ delivery.Log          = (*Store)(nil)
+	_ delivery.Outbox       = (*Store)(nil)
+)
+
+// webhooksSchema adds webhook endpoints and the delivery state on top of the events
+// outbox: a fan-out mark on each event, one row per (event, endpoint) delivery with its
+// next attempt time and claim, and the attempt log.
+const webhooksSchema = `
+ALTER TABLE events ADD COLUMN dispatched INTEGER NOT NULL DEFAULT 0;
+CREATE INDEX events_undispatched ON events (id) WHERE dispatched = 0;
+CREATE INDEX events_by_account_type ON events (account_id, type, id);
+CREATE TABLE webhook_endpoints (
+	id         TEXT PRIMARY KEY,
+	account_id TEXT NOT NULL,
+	revision   INTEGER NOT NULL,
+	doc        BLOB NOT NULL
+);
+CREATE INDEX webhook_endpoints_by_account ON webhook_endpoints (account_id, id);
+CREATE TABLE webhook_deliveries (
+	id              TEXT PRIMARY KEY,
+	event_id        TEXT NOT NULL REFERENCES events(id),
+	endpoint_id     TEXT NOT NULL,
+	state           TEXT NOT NULL,
+	next_attempt_at TEXT NOT NULL,
+	claimed_at      TEXT,
+	doc             BLOB NOT NULL
+);
+CREATE INDEX webhook_deliveries_due ON webhook_deliveries (next_attempt_at)
+	WHERE state = 'pending' AND claimed_at IS NULL;
+CREATE INDEX webhook_deliveries_claimed ON webhook_deliveries (claimed_at) WHERE claimed_at IS NOT NULL;
+CREATE TABLE webhook_attempts (
+	id       TEXT PRIMARY KEY,
+	event_id TEXT NOT NULL,
+	doc      BLOB NOT NULL
+);
+CREATE INDEX webhook_attempts_by_event ON webhook_attempts (event_id, id);
+`
+
+// CreateWebhookEndpoint inserts an endpoint.
+func (s *Store) CreateWebhookEndpoint(ctx context.Context, e webhookendpoint.Endpoint) error {
+	_, err := s.db.ExecContext(ctx,
+		`INSERT INTO webhook_endpoints (id, account_id, revision, doc) VALUES (?, ?, ?, ?)`,
+		e.ID, e.AccountID, e.Revision, mustJSON(e))
+	if isUnique(err) {
+		return apierr.ErrConflict
+	}
+	return err
+}
+
+// GetWebhookEndpoint reads an endpoint.
+func (s *Store) GetWebhookEndpoint(ctx context.Context, id string) (webhookendpoint.Endpoint, error) {
+	return getDoc[webhookendpoint.Endpoint](ctx, s.db, `SELECT doc FROM webhook_endpoints WHERE id = ?`, id)
+}
+
+// ListWebhookEndpoints lists an account's endpoints newest first.
+func (s *Store) ListWebhookEndpoints(ctx context.Context, accountID string, q listing.Query) ([]webhookendpoint.Endpoint, error) {
+	before, limit := pageArgs(q)
+	return listDocs[webhookendpoint.Endpoint](ctx, s.db,
+		`SELECT doc FROM webhook_endpoints WHERE account_id = ? AND id < ? ORDER BY id DESC LIMIT ?`, accountID, before, limit)
+}
+
+// UpdateWebhookEndpoint writes e if its revision is unchanged.
+func (s *Store) UpdateWebhookEndpoint(ctx context.Context, e webhookendpoint.Endpoint) error {
+	prev := e.Revision
+	e.Revision++
+	return mustChange(s.db.ExecContext(ctx,
+		`UPDATE webhook_endpoints SET revision = ?, doc = ? WHERE id = ? AND revision = ?`,
+		e.Revision, mustJSON(e), e.ID, prev))
+}
+
+// DeleteWebhookEndpoint removes an endpoint and cancels its pending deliveries.
+func (s *Store) DeleteWebhookEndpoint(ctx context.Context, id string) error {
+	return s.tx(ctx, func(tx *sql.Tx) error {
+		err := mustChange(tx.ExecContext(ctx, `DELETE FROM webhook_endpoints WHERE id = ?`, id))
+		if errors.Is(err, apierr.ErrConflict) {
+			return apierr.ErrNotFound
+		}
+		if err != nil {
+			return err
+		}
+		_, err = tx.ExecContext(ctx,
+			`UPDATE webhook_deliveries SET state = 'canceled',
+				doc = json_set(doc, '$.state', 'canceled')
+			 WHERE endpoint_id = ? AND state = 'pending' AND claimed_at IS NULL`, id)
+		return err
+	})
+}
+
+const eventColumns = `id, account_id, type, created_at, data`
+
+func scanEvent(row interface{ Scan(...any) error }) (callevent.Event, error) {
+	var e callevent.Event
+	var created string
+	var data []byte
+	if err := row.Scan(&e.ID, &e.AccountID, &e.Type, &created, &data); err != nil {
+		return e, err
+	}
+	t, err := time.Parse(timeLayout, created)
+	if err != nil {
+		return e, fmt.Errorf("event %s created_at %q: %w", e.ID, created, err)
+	}
+	e.CreatedAt, e.Data = t, data
+	return e, nil
+}
+
+func queryEvents(ctx context.Context, q querier, query string, args ...any) ([]callevent.Event, error) {
+	rows, err := q.QueryContext(ctx, query, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []callevent.Event
+	for rows.Next() {
+		e, err := scanEvent(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, e)
+	}
+	return out, rows.Err()
+}
+
+// GetEvent reads one event of the outbox.
+func (s *Store) GetEvent(ctx context.Context, id string) (callevent.Event, error) {
+	e, err := scanEvent(s.db.QueryRowContext(ctx, `SELECT `+eventColumns+` FROM events WHERE id = ?`, id))
+	if errors.Is(err, sql.ErrNoRows) {
+		return e, apierr.ErrNotFound
+	}
+	return e, err
+}
+
+// ListEvents lists an account's events newest first, of one type when typ is set.
+func (s *Store) ListEvents(ctx context.Context, accountID, typ string, q listing.Query) ([]callevent.Event, error) {
+	before, limit := pageArgs(q)
+	if typ != "" {
+		return queryEvents(ctx, s.db, `SELECT `+eventColumns+` FROM events
+			WHERE account_id = ? AND type = ? AND id < ? ORDER BY id DESC LIMIT ?`, accountID, typ, before, limit)
+	}
+	return queryEvents(ctx, s.db, `SELECT `+eventColumns+` FROM events
+		WHERE account_id = ? AND id < ? ORDER BY id DESC LIMIT ?`, accountID, before, limit)
+}
+
+// ListDeliveryAttempts lists an event's attempts oldest first.
+func (s *Store) ListDeliveryAttempts(ctx context.Context, eventID string) ([]delivery.Attempt, error) {
+	return listDocs[delivery.Attempt](ctx, s.db,
+		`SELECT doc FROM webhook_attempts WHERE event_id = ? ORDER BY id`, eventID)
+}
+
+// RecordDeliveryAttempt logs an attempt; recording the same attempt twice is a no-op.
+func (s *Store) RecordDeliveryAttempt(ctx context.Context, a delivery.Attempt) error {
+	_, err := s.db.ExecContext(ctx,
+		`INSERT INTO webhook_attempts (id, event_id, doc) VALUES (?, ?, ?) ON CONFLICT (id) DO NOTHING`,
+		a.ID, a.EventID, mustJSON(a))
+	return err
+}
+
+// UndispatchedEvents returns events not fanned out yet, oldest first.
+func (s *Store) UndispatchedEvents(ctx context.Context, limit int) ([]callevent.Event, error) {
+	return queryEvents(ctx, s.db, `SELECT `+eventColumns+` FROM events WHERE dispatched = 0 ORDER BY id LIMIT ?`, limit)
+}
+
+// AddDeliveries marks the event fanned out and inserts its deliveries, in one transaction.
+func (s *Store) AddDeliveries(ctx context.Context, eventID string, ds []delivery.Delivery) error {
+	return s.tx(ctx, func(tx *sql.Tx) error {
+		if err := mustChange(tx.ExecContext(ctx,
+			`UPDATE events SET dispatched = 1 WHERE id = ? AND dispatched = 0`, eventID)); err != nil {
+			return err
+		}
+		return insertDeliveries(ctx, tx, ds)
+	})
+}
+
+// AddRedeliveries inserts deliveries of events already fanned out.
+func (s *Store) AddRedeliveries(ctx context.Context, ds []delivery.Delivery) error {
+	return s.tx(ctx, func(tx *sql.Tx) error { return insertDeliveries(ctx, tx, ds) })
+}
+
+func insertDeliveries(ctx context.Context, tx *sql.Tx, ds []delivery.Delivery) error {
+	for _, d := range ds {
+		_, err := tx.ExecContext(ctx,
+			`INSERT INTO webhook_deliveries (id, event_id, endpoint_id, state, next_attempt_at, doc)
+			 VALUES (?, ?, ?, ?, ?, ?)`,
+			d.ID, d.EventID, d.EndpointID, d.State, d.NextAttemptAt.UTC().Format(timeLayout), mustJSON(d))
+		if err != nil {
+			return fmt.Errorf("insert delivery %s: %w", d.ID, err)
+		}
+	}
+	return nil
+}
+
+// ClaimDueDeliveries marks up to limit due, unclaimed, pending deliveries as in flight.
+func (s *Store) ClaimDueDeliveries(ctx context.Context, now time.Time, limit int) ([]delivery.Delivery, error) {
+	var out []delivery.Delivery
+	err := s.tx(ctx, func(tx *sql.Tx) error {
+		at := now.UTC().Format(timeLayout)
+		ds, err := listDocs[delivery.Delivery](ctx, tx,
+			`SELECT doc FROM webhook_deliveries
+			 WHERE state = 'pending' AND claimed_at IS NULL AND next_attempt_at <= ?
+			 ORDER BY next_attempt_at LIMIT ?`, at, limit)
+		if err != nil {
+			return err
+		}
+		for _, d := range ds {
+			if _, err := tx.ExecContext(ctx,
+				`UPDATE webhook_deliveries SET claimed_at = ? WHERE id = ?`, at, d.ID); err != nil {
+				return err
+			}
+		}
+		out = ds
+		return nil
+	})
+	return out, err
+}
+
+// FinishDelivery stores d, releases its claim and logs a, in one transaction. A delivery
+// canceled meanwhile (its endpoint deleted) stays canceled.
+func (s *Store) FinishDelivery(ctx context.Context, d delivery.Delivery, a *delivery.Attempt) error {
+	return s.tx(ctx, func(tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx,
+			`UPDATE webhook_deliveries SET state = ?, next_attempt_at = ?, claimed_at = NULL, doc = ?
+			 WHERE id = ? AND state = 'pending'`,
+			d.State, d.NextAttemptAt.UTC().Format(timeLayout), mustJSON(d), d.ID)
+		if err != nil {
+			return err
+		}
+		if a == nil {
+			return nil
+		}
+		_, err = tx.ExecContext(ctx,
+			`INSERT INTO webhook_attempts (id, event_id, doc) VALUES (?, ?, ?) ON CONFLICT (id) DO NOTHING`,
+			a.ID, a.EventID, mustJSON(*a))
+		return err
+	})
+}
+
+// ReleaseDeliveryClaims makes deliveries claimed before the given time due again.
+func (s *Store) ReleaseDeliveryClaims(ctx context.Context, before time.Time) (int, error) {
+	res, err := s.db.ExecContext(ctx,
+		`UPDATE webhook_deliveries SET claimed_at = NULL WHERE claimed_at IS NOT NULL AND claimed_at < ?`,
+		before.UTC().Format(timeLayout))
+	if err != nil {
+		return 0, err
+	}
+	n, err := res.RowsAffected()
+	return int(n), err
+}
+
+// NextDeliveryDue is the earliest next attempt of a pending, unclaimed delivery.
+func (s *Store) NextDeliveryDue(ctx context.Context) (time.Time, bool, error) {
+	var at sql.NullString
+	err := s.db.QueryRowContext(ctx,
+		`SELECT min(next_attempt_at) FROM webhook_deliveries WHERE state = 'pending' AND claimed_at IS NULL`).Scan(&at)
+	if err != nil || !at.Valid {
+		return time.Time{}, false, err
+	}
+	t, err := time.Parse(timeLayout, at.String)
+	return t, err == nil, err
+}

@@ -1,0 +1,313 @@
+// Package webhookendpoint holds the customer's webhook endpoints: where Bridgeline posts
+// events, which event types each one wants, and the secrets that sign them. A secret is
+// shown once, at creation or rotation; after a rotation the previous one keeps signing
+// for RotationOverlap so receivers can switch without losing a message.
+package webhookendpoint
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"net/url"
+	"slices"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/bridgeline/bridgeline/events/callevent"
+	"github.com/bridgeline/bridgeline/events/webhook"
+	"github.com/bridgeline/bridgeline/shared/apierr"
+	"github.com/bridgeline/bridgeline/shared/ident"
+	"github.com/bridgeline/bridgeline/shared/listing"
+)
+
+// Statuses.
+const (
+	StatusEnabled  = "enabled"
+	StatusDisabled = "disabled"
+)
+
+// Reasons an endpoint is disabled.
+const (
+	DisabledGone     = "gone"     // the receiver answered 410 Gone
+	DisabledByClient = "customer" // the customer set status: disabled
+)
+
+// RotationOverlap is how long a rotated-out secret keeps signing beside the new one.
+const RotationOverlap = 24 * time.Hour
+
+// MaxPerAccount bounds an account's endpoints; each event fans out to all of them.
+const MaxPerAccount = 16
+
+// IDPrefix starts every endpoint id.
+const IDPrefix = "whep"
+
+// Endpoint is the stored record. Events empty means every event type.
+type Endpoint struct {
+	ID                      string    `json:"id"`
+	AccountID               string    `json:"account_id"`
+	URL                     string    `json:"url"`
+	Description             string    `json:"description"`
+	Events                  []string  `json:"events"`
+	Status                  string    `json:"status"`
+	DisabledReason          string    `json:"disabled_reason"`
+	Secret                  string    `json:"secret"`
+	PreviousSecret          string    `json:"previous_secret"`
+	PreviousSecretExpiresAt time.Time `json:"previous_secret_expires_at"`
+	Revision                int64     `json:"revision"`
+	CreatedAt               time.Time `json:"created_at"`
+	UpdatedAt               time.Time `json:"updated_at"`
+}
+
+// Subscribed reports whether the endpoint wants events of type typ.
+func (e Endpoint) Subscribed(typ string) bool {
+	return len(e.Events) == 0 || slices.Contains(e.Events, typ)
+}
+
+// SigningSecrets are the secrets that sign a message sent at now: the current one, and
+// the previous one until its overlap ends.
+func (e Endpoint) SigningSecrets(now time.Time) []string {
+	s := []string{e.Secret}
+	if e.PreviousSecret != "" && now.Before(e.PreviousSecretExpiresAt) {
+		s = append(s, e.PreviousSecret)
+	}
+	return s
+}
+
+// Store keeps webhook endpoints.
+//
+// Errors: GetWebhookEndpoint and DeleteWebhookEndpoint return apierr.ErrNotFound;
+// CreateWebhookEndpoint returns apierr.ErrConflict when the id exists; UpdateWebhookEndpoint
+// is conditional on e.Revision (the revision read) and returns apierr.ErrConflict when the
+// record moved or is gone, and stores e with Revision+1.
+type Store interface {
+	CreateWebhookEndpoint(ctx context.Context, e Endpoint) error
+	GetWebhookEndpoint(ctx context.Context, id string) (Endpoint, error)
+	// ListWebhookEndpoints returns up to q.Limit+1 endpoints of the account, newest first.
+	ListWebhookEndpoints(ctx context.Context, accountID string, q listing.Query) ([]Endpoint, error)
+	UpdateWebhookEndpoint(ctx context.Context, e Endpoint) error
+	DeleteWebhookEndpoint(ctx context.Context, id string) error
+}
+
+// Input is a create request or a PATCH: nil fields are left alone (create needs URL).
+type Input struct {
+	URL         *string
+	Description *string
+	Events      *[]string
+	Status      *string
+}
+
+// Service applies the endpoint rules.
+type Service struct {
+	Store Store
+	Now   func() time.Time
+}
+
+// Create registers an endpoint with a fresh secret; the returned record is the only time
+// the caller sees that secret.
+func (s *Service) Create(ctx context.Context, accountID string, in Input) (Endpoint, error) {
+	if in.URL == nil {
+		return Endpoint{}, apierr.Missing("url")
+	}
+	if in.Status != nil {
+		return Endpoint{}, apierr.Param(apierr.CodeParameterUnknown, "status", "status can be set only on an existing endpoint")
+	}
+	if err := in.validate(); err != nil {
+		return Endpoint{}, err
+	}
+	existing, err := s.Store.ListWebhookEndpoints(ctx, accountID, listing.Query{Limit: MaxPerAccount})
+	if err != nil {
+		return Endpoint{}, fmt.Errorf("count webhook endpoints: %w", err)
+	}
+	if len(existing) >= MaxPerAccount {
+		return Endpoint{}, apierr.New(apierr.CodeConflict,
+			fmt.Sprintf("an account can have at most %d webhook endpoints; delete one first", MaxPerAccount))
+	}
+	secret, err := webhook.NewSecret()
+	if err != nil {
+		return Endpoint{}, err
+	}
+	now := s.now()
+	e := Endpoint{ID: ident.New(IDPrefix), AccountID: accountID, Status: StatusEnabled, Secret: secret,
+		Events: []string{}, Revision: 1, CreatedAt: now, UpdatedAt: now}
+	in.apply(&e)
+	if err := s.Store.CreateWebhookEndpoint(ctx, e); err != nil {
+		return Endpoint{}, fmt.Errorf("create webhook endpoint: %w", err)
+	}
+	return e, nil
+}
+
+// Get returns the account's endpoint, or not-found for any other id.
+func (s *Service) Get(ctx context.Context, accountID, id string) (Endpoint, error) {
+	e, err := s.Store.GetWebhookEndpoint(ctx, id)
+	if errors.Is(err, apierr.ErrNotFound) || (err == nil && e.AccountID != accountID) {
+		return Endpoint{}, apierr.NotFound("webhook_endpoint", id)
+	}
+	if err != nil {
+		return Endpoint{}, fmt.Errorf("get webhook endpoint %s: %w", id, err)
+	}
+	return e, nil
+}
+
+// List returns up to q.Limit+1 of the account's endpoints, newest first.
+func (s *Service) List(ctx context.Context, accountID string, q listing.Query) ([]Endpoint, error) {
+	return s.Store.ListWebhookEndpoints(ctx, accountID, q)
+}
+
+// Subscribed returns the account's enabled endpoints that want events of type typ.
+func (s *Service) Subscribed(ctx context.Context, accountID, typ string) ([]Endpoint, error) {
+	all, err := s.Store.ListWebhookEndpoints(ctx, accountID, listing.Query{Limit: MaxPerAccount * 2})
+	if err != nil {
+		return nil, fmt.Errorf("list webhook endpoints: %w", err)
+	}
+	var out []Endpoint
+	for _, e := range all {
+		if e.Status == StatusEnabled && e.Subscribed(typ) {
+			out = append(out, e)
+		}
+	}
+	return out, nil
+}
+
+// Update applies a PATCH. Setting status back to enabled clears the disabled reason, so an
+// endpoint turned off by a 410 can be turned on again.
+func (s *Service) Update(ctx context.Context, accountID, id string, in Input) (Endpoint, error) {
+	if err := in.validate(); err != nil {
+		return Endpoint{}, err
+	}
+	return s.modify(ctx, accountID, id, func(e *Endpoint) { in.apply(e) })
+}
+
+// Delete removes the endpoint; deliveries still pending to it stop.
+func (s *Service) Delete(ctx context.Context, accountID, id string) (Endpoint, error) {
+	e, err := s.Get(ctx, accountID, id)
+	if err != nil {
+		return Endpoint{}, err
+	}
+	if err := s.Store.DeleteWebhookEndpoint(ctx, id); err != nil {
+		if errors.Is(err, apierr.ErrNotFound) {
+			return Endpoint{}, apierr.NotFound("webhook_endpoint", id)
+		}
+		return Endpoint{}, fmt.Errorf("delete webhook endpoint %s: %w", id, err)
+	}
+	return e, nil
+}
+
+// RotateSecret gives the endpoint a new secret and keeps the current one signing for
+// RotationOverlap. A second rotation inside the overlap drops the oldest secret.
+func (s *Service) RotateSecret(ctx context.Context, accountID, id string) (Endpoint, error) {
+	secret, err := webhook.NewSecret()
+	if err != nil {
+		return Endpoint{}, err
+	}
+	return s.modify(ctx, accountID, id, func(e *Endpoint) {
+		e.PreviousSecret, e.PreviousSecretExpiresAt = e.Secret, s.now().Add(RotationOverlap)
+		e.Secret = secret
+	})
+}
+
+// Disable turns the endpoint off (a receiver's 410 Gone). Disabling a missing endpoint is
+// not an error: it was deleted meanwhile.
+func (s *Service) Disable(ctx context.Context, accountID, id, reason string) error {
+	_, err := s.modify(ctx, accountID, id, func(e *Endpoint) {
+		e.Status, e.DisabledReason = StatusDisabled, reason
+	})
+	if apierr.Is(err, apierr.CodeResourceNotFound) {
+		return nil
+	}
+	return err
+}
+
+// modify reads, changes and conditionally writes the endpoint, reading again when another
+// write got there first.
+func (s *Service) modify(ctx context.Context, accountID, id string, change func(*Endpoint)) (Endpoint, error) {
+	for attempt := 0; ; attempt++ {
+		e, err := s.Get(ctx, accountID, id)
+		if err != nil {
+			return Endpoint{}, err
+		}
+		change(&e)
+		e.UpdatedAt = s.now()
+		err = s.Store.UpdateWebhookEndpoint(ctx, e)
+		if err == nil {
+			e.Revision++
+			return e, nil
+		}
+		if !errors.Is(err, apierr.ErrConflict) || attempt >= 32 {
+			return Endpoint{}, fmt.Errorf("update webhook endpoint %s: %w", id, err)
+		}
+		time.Sleep(time.Duration(rand.IntN(1+min(attempt, 10))) * time.Millisecond)
+	}
+}
+
+func (s *Service) now() time.Time {
+	now := time.Now
+	if s.Now != nil {
+		now = s.Now
+	}
+	return now().UTC().Truncate(time.Millisecond)
+}
+
+// EventTypes are the types an endpoint can subscribe to.
+var EventTypes = []string{callevent.TypeCallIncoming, callevent.TypeCallAnswered, callevent.TypeCallEnded}
+
+func (in Input) validate() error {
+	if in.URL != nil {
+		if err := ValidURL(*in.URL); err != nil {
+			return err
+		}
+	}
+	if in.Description != nil {
+		if utf8.RuneCountInString(*in.Description) > 500 || !utf8.ValidString(*in.Description) {
+			return apierr.Invalid("description", "description must be valid UTF-8 of at most 500 characters")
+		}
+	}
+	if in.Events != nil {
+		for _, t := range *in.Events {
+			if !slices.Contains(EventTypes, t) {
+				return apierr.Invalid("events", fmt.Sprintf("unknown event type %q; known types: %s", t, strings.Join(EventTypes, ", ")))
+			}
+		}
+	}
+	if in.Status != nil && *in.Status != StatusEnabled && *in.Status != StatusDisabled {
+		return apierr.Invalid("status", "status must be enabled or disabled")
+	}
+	return nil
+}
+
+func (in Input) apply(e *Endpoint) {
+	if in.URL != nil {
+		e.URL = *in.URL
+	}
+	if in.Description != nil {
+		e.Description = *in.Description
+	}
+	if in.Events != nil {
+		e.Events = slices.Compact(slices.Sorted(slices.Values(*in.Events)))
+	}
+	if in.Status != nil && *in.Status != e.Status {
+		e.Status, e.DisabledReason = *in.Status, ""
+		if e.Status == StatusDisabled {
+			e.DisabledReason = DisabledByClient
+		}
+	}
+}
+
+// ValidURL checks an endpoint URL: absolute http(s) with a host, no credentials, at most
+// 2048 bytes. Plain http is allowed so local receivers work; production deployments put
+// an egress proxy in front of delivery to keep requests off internal networks.
+func ValidURL(raw string) error {
+	u, err := url.Parse(raw)
+	switch {
+	case raw == "":
+		return apierr.Missing("url")
+	case len(raw) > 2048 || err != nil || !u.IsAbs() || u.Host == "" || u.Hostname() == "":
+		return apierr.Invalid("url", "url must be an absolute http or https URL")
+	case u.Scheme != "https" && u.Scheme != "http":
+		return apierr.Invalid("url", "url must be an absolute http or https URL")
+	case u.User != nil:
+		return apierr.Invalid("url", "url must not carry credentials")
+	}
+	return nil
+}
