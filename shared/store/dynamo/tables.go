@@ -1,0 +1,221 @@
+package dynamo
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"os"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+)
+
+// Table names one kind of record.
+type Table string
+
+// The tables. template.yaml declares the same ones (a test checks they agree).
+const (
+	Accounts    Table = "accounts"     // accounts by id
+	APIKeys     Table = "api_keys"     // API key hashes -> account
+	Assistants  Table = "assistants"   // assistants by id; by account, newest first
+	Versions    Table = "versions"     // immutable versions by (assistant, number); by id
+	Lines       Table = "lines"        // lines by id; by account, newest first
+	LineHandles Table = "line_handles" // (platform, handle) -> line: keeps handles unique
+	Idempotency Table = "idempotency"  // Idempotency-Key records by (account, key), TTL 24 h
+)
+
+// AllTables lists every table in a stable order.
+var AllTables = []Table{Accounts, APIKeys, Assistants, Versions, Lines, LineHandles, Idempotency}
+
+// EnvVar is the environment variable that names the table in a function's configuration
+// (TABLE_ASSISTANTS, ...).
+func (t Table) EnvVar() string { return "TABLE_" + strings.ToUpper(string(t)) }
+
+// LogicalID is the table's resource name in template.yaml (AssistantsTable, ...).
+func (t Table) LogicalID() string {
+	var b strings.Builder
+	for _, part := range strings.Split(string(t), "_") {
+		switch part {
+		case "api":
+			b.WriteString("API")
+		default:
+			b.WriteString(strings.ToUpper(part[:1]) + part[1:])
+		}
+	}
+	return b.String() + "Table"
+}
+
+// Tables maps each table to its name in DynamoDB.
+type Tables map[Table]string
+
+// Name returns t's name, or "" when it is not configured.
+func (ts Tables) Name(t Table) string { return ts[t] }
+
+// TablesWithPrefix names every table prefix+name (for DynamoDB Local and tests).
+func TablesWithPrefix(prefix string) Tables {
+	ts := Tables{}
+	for _, t := range AllTables {
+		ts[t] = prefix + string(t)
+	}
+	return ts
+}
+
+// TablesFromEnv reads the TABLE_* variables a function is given; tables it was not
+// given stay unconfigured.
+func TablesFromEnv() Tables {
+	ts := Tables{}
+	for _, t := range AllTables {
+		if v := os.Getenv(t.EnvVar()); v != "" {
+			ts[t] = v
+		}
+	}
+	return ts
+}
+
+// Attribute is a key attribute: its name and scalar type (S or N).
+type Attribute struct {
+	Name string
+	Type types.ScalarAttributeType
+}
+
+// Index is a global secondary index; every index projects all attributes.
+type Index struct {
+	Name      string
+	Partition Attribute
+	Sort      *Attribute
+}
+
+// Definition is a table's shape: what CreateTables makes and template.yaml declares.
+type Definition struct {
+	Table     Table
+	Partition Attribute
+	Sort      *Attribute
+	Indexes   []Index
+	// TTLAttribute, when set, holds the epoch second after which DynamoDB may delete the item.
+	TTLAttribute string
+}
+
+var idAttr = Attribute{"id", types.ScalarAttributeTypeS}
+
+func strAttr(name string) Attribute { return Attribute{name, types.ScalarAttributeTypeS} }
+
+// Definitions are the tables' shapes.
+var Definitions = []Definition{
+	{Table: Accounts, Partition: idAttr},
+	{Table: APIKeys, Partition: strAttr("hash")},
+	{Table: Assistants, Partition: idAttr, Indexes: []Index{
+		// Newest first: ids sort by creation time, queried with ScanIndexForward false.
+		{Name: "by_account", Partition: strAttr("account_id"), Sort: &idAttr},
+		{Name: "by_account_status", Partition: strAttr("account_status"), Sort: &idAttr},
+	}},
+	{Table: Versions, Partition: strAttr("assistant_id"), Sort: &Attribute{"number", types.ScalarAttributeTypeN}, Indexes: []Index{
+		{Name: "by_id", Partition: idAttr},
+	}},
+	{Table: Lines, Partition: idAttr, Indexes: []Index{
+		{Name: "by_account", Partition: strAttr("account_id"), Sort: &idAttr},
+	}},
+	{Table: LineHandles, Partition: strAttr("platform_handle")},
+	{Table: Idempotency, Partition: strAttr("account_id"), Sort: &Attribute{"key", types.ScalarAttributeTypeS}, TTLAttribute: "ttl"},
+}
+
+// DefinitionOf returns a table's definition.
+func DefinitionOf(t Table) (Definition, bool) {
+	for _, d := range Definitions {
+		if d.Table == t {
+			return d, true
+		}
+	}
+	return Definition{}, false
+}
+
+// CreateTableInput is the CreateTable request for d under the given name (on-demand
+// billing, as template.yaml declares).
+func (d Definition) CreateTableInput(name string) *dynamodb.CreateTableInput {
+	attrs := map[string]types.ScalarAttributeType{}
+	keySchema := func(pk Attribute, sk *Attribute) []types.KeySchemaElement {
+		attrs[pk.Name] = pk.Type
+		ks := []types.KeySchemaElement{{AttributeName: aws.String(pk.Name), KeyType: types.KeyTypeHash}}
+		if sk != nil {
+			attrs[sk.Name] = sk.Type
+			ks = append(ks, types.KeySchemaElement{AttributeName: aws.String(sk.Name), KeyType: types.KeyTypeRange})
+		}
+		return ks
+	}
+	in := &dynamodb.CreateTableInput{
+		TableName:   aws.String(name),
+		BillingMode: types.BillingModePayPerRequest,
+		KeySchema:   keySchema(d.Partition, d.Sort),
+	}
+	for _, ix := range d.Indexes {
+		in.GlobalSecondaryIndexes = append(in.GlobalSecondaryIndexes, types.GlobalSecondaryIndex{
+			IndexName:  aws.String(ix.Name),
+			KeySchema:  keySchema(ix.Partition, ix.Sort),
+			Projection: &types.Projection{ProjectionType: types.ProjectionTypeAll},
+		})
+	}
+	for _, name := range slices.Sorted(maps.Keys(attrs)) {
+		in.AttributeDefinitions = append(in.AttributeDefinitions, types.AttributeDefinition{
+			AttributeName: aws.String(name), AttributeType: attrs[name],
+		})
+	}
+	return in
+}
+
+// CreateTables creates every configured table that does not exist yet, waits until each
+// is active and turns on TTL where the definition has it. It is for DynamoDB Local and
+// tests; on AWS, template.yaml creates the tables.
+func (s *Store) CreateTables(ctx context.Context) error {
+	for _, d := range Definitions {
+		name := s.tables.Name(d.Table)
+		if name == "" {
+			continue
+		}
+		_, err := s.db.CreateTable(ctx, d.CreateTableInput(name))
+		var inUse *types.ResourceInUseException
+		if err != nil && !errors.As(err, &inUse) {
+			return fmt.Errorf("create table %s: %w", name, err)
+		}
+		w := dynamodb.NewTableExistsWaiter(s.db, func(o *dynamodb.TableExistsWaiterOptions) {
+			o.MinDelay = 50 * time.Millisecond
+			o.MaxDelay = time.Second
+		})
+		if err := w.Wait(ctx, &dynamodb.DescribeTableInput{TableName: aws.String(name)}, 2*time.Minute); err != nil {
+			return fmt.Errorf("wait for table %s: %w", name, err)
+		}
+		if d.TTLAttribute != "" {
+			_, err := s.db.UpdateTimeToLive(ctx, &dynamodb.UpdateTimeToLiveInput{
+				TableName: aws.String(name),
+				TimeToLiveSpecification: &types.TimeToLiveSpecification{
+					AttributeName: aws.String(d.TTLAttribute), Enabled: aws.Bool(true),
+				},
+			})
+			// Turning TTL on twice is refused; the first time is what counts.
+			if err != nil && !strings.Contains(err.Error(), "TimeToLive is already enabled") {
+				return fmt.Errorf("enable ttl on %s: %w", name, err)
+			}
+		}
+	}
+	return nil
+}
+
+// DeleteTables deletes every configured table (tests clean up with it).
+func (s *Store) DeleteTables(ctx context.Context) error {
+	var errs []error
+	for _, d := range Definitions {
+		name := s.tables.Name(d.Table)
+		if name == "" {
+			continue
+		}
+		_, err := s.db.DeleteTable(ctx, &dynamodb.DeleteTableInput{TableName: aws.String(name)})
+		var nf *types.ResourceNotFoundException
+		if err != nil && !errors.As(err, &nf) {
+			errs = append(errs, fmt.Errorf("delete table %s: %w", name, err))
+		}
+	}
+	return errors.Join(errs...)
+}
