@@ -91,3 +91,7 @@ func TestLogicalIDs(t *testing.T) {
 		}
 	}
 }
+
+func TestWebhookConformance(t *testing.T) {
+	storetest.RunWebhooks(t, func(t *testing.T) storetest.WebhookStore { return newStore(t) })
+}

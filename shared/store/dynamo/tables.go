@@ -27,10 +27,14 @@ const (
 	Lines       Table = "lines"        // lines by id; by account, newest first
 	LineHandles Table = "line_handles" // (platform, handle) -> line: keeps handles unique
 	Idempotency Table = "idempotency"  // Idempotency-Key records by (account, key), TTL 24 h
+
+	WebhookEndpoints Table = "webhook_endpoints" // by id; by account, newest first
+	DeliveryAttempts Table = "delivery_attempts" // the attempt log by (event, start time)
 )
 
 // AllTables lists every table in a stable order.
-var AllTables = []Table{Accounts, APIKeys, Assistants, Versions, Lines, LineHandles, Idempotency}
+var AllTables = []Table{Accounts, APIKeys, Assistants, Versions, Lines, LineHandles, Idempotency,
+	WebhookEndpoints, DeliveryAttempts}
 
 // EnvVar is the environment variable that names the table in a function's configuration
 // (TABLE_ASSISTANTS, ...).
@@ -121,6 +125,10 @@ var Definitions = []Definition{
 	}},
 	{Table: LineHandles, Partition: strAttr("platform_handle")},
 	{Table: Idempotency, Partition: strAttr("account_id"), Sort: &Attribute{"key", types.ScalarAttributeTypeS}, TTLAttribute: "ttl"},
+	{Table: WebhookEndpoints, Partition: idAttr, Indexes: []Index{
+		{Name: "by_account", Partition: strAttr("account_id"), Sort: &idAttr},
+	}},
+	{Table: DeliveryAttempts, Partition: strAttr("event_id"), Sort: &Attribute{"attempt", types.ScalarAttributeTypeS}},
 }
 
 // DefinitionOf returns a table's definition.

@@ -1,0 +1,151 @@
+package dynamo
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/bridgeline/bridgeline/events/delivery"
+	"github.com/bridgeline/bridgeline/shared/apierr"
+	"github.com/bridgeline/bridgeline/shared/listing"
+	"github.com/bridgeline/bridgeline/shared/webhookendpoint"
+)
+
+var _ webhookendpoint.Store = (*Store)(nil)
+
+func endpointItem(e webhookendpoint.Endpoint) item {
+	return docItem(e, item{"id": str(e.ID), "account_id": str(e.AccountID), "revision": num(e.Revision)})
+}
+
+// CreateWebhookEndpoint inserts an endpoint; an existing id is ErrConflict.
+func (s *Store) CreateWebhookEndpoint(ctx context.Context, e webhookendpoint.Endpoint) error {
+	name, err := s.table(WebhookEndpoints)
+	if err != nil {
+		return err
+	}
+	_, err = s.db.PutItem(ctx, &dynamodb.PutItemInput{
+		TableName: name, Item: endpointItem(e),
+		ConditionExpression: aws.String("attribute_not_exists(id)"),
+	})
+	if err = conflict(err); err != nil && !errors.Is(err, apierr.ErrConflict) {
+		return fmt.Errorf("create webhook endpoint %s: %w", e.ID, err)
+	}
+	return err
+}
+
+// GetWebhookEndpoint reads an endpoint.
+func (s *Store) GetWebhookEndpoint(ctx context.Context, id string) (webhookendpoint.Endpoint, error) {
+	return getDoc[webhookendpoint.Endpoint](ctx, s, WebhookEndpoints, item{"id": str(id)})
+}
+
+// ListWebhookEndpoints lists an account's endpoints newest first.
+func (s *Store) ListWebhookEndpoints(ctx context.Context, accountID string, q listing.Query) ([]webhookendpoint.Endpoint, error) {
+	items, err := s.pageNewestFirst(ctx, WebhookEndpoints, "by_account", attrEq{"account_id", accountID}, q)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]webhookendpoint.Endpoint, len(items))
+	for i, it := range items {
+		if out[i], err = fromDoc[webhookendpoint.Endpoint](it); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// UpdateWebhookEndpoint writes e if the stored revision is still e.Revision (a missing
+// endpoint fails the same way), storing e.Revision+1.
+func (s *Store) UpdateWebhookEndpoint(ctx context.Context, e webhookendpoint.Endpoint) error {
+	name, err := s.table(WebhookEndpoints)
+	if err != nil {
+		return err
+	}
+	prev := e.Revision
+	e.Revision++
+	_, err = s.db.PutItem(ctx, &dynamodb.PutItemInput{
+		TableName: name, Item: endpointItem(e),
+		ConditionExpression:       aws.String("revision = :rev"),
+		ExpressionAttributeValues: item{":rev": num(prev)},
+	})
+	if err = conflict(err); err != nil && !errors.Is(err, apierr.ErrConflict) {
+		return fmt.Errorf("update webhook endpoint %s: %w", e.ID, err)
+	}
+	return err
+}
+
+// DeleteWebhookEndpoint deletes an endpoint; a missing one is ErrNotFound.
+func (s *Store) DeleteWebhookEndpoint(ctx context.Context, id string) error {
+	name, err := s.table(WebhookEndpoints)
+	if err != nil {
+		return err
+	}
+	_, err = s.db.DeleteItem(ctx, &dynamodb.DeleteItemInput{
+		TableName: name, Key: item{"id": str(id)},
+		ConditionExpression: aws.String("attribute_exists(id)"),
+	})
+	var ccf *types.ConditionalCheckFailedException
+	if errors.As(err, &ccf) {
+		return apierr.ErrNotFound
+	}
+	if err != nil {
+		return fmt.Errorf("delete webhook endpoint %s: %w", id, err)
+	}
+	return nil
+}
+
+// attemptSortKey orders an event's attempts by start time; the id keeps two attempts
+// started in the same instant apart and makes logging the same attempt again a no-op.
+func attemptSortKey(a delivery.Attempt) types.AttributeValue {
+	return str(a.StartedAt.UTC().Format(timeLayout) + "#" + a.ID)
+}
+
+// RecordDeliveryAttempt logs an attempt once: the first write of an attempt id wins.
+func (s *Store) RecordDeliveryAttempt(ctx context.Context, a delivery.Attempt) error {
+	name, err := s.table(DeliveryAttempts)
+	if err != nil {
+		return err
+	}
+	_, err = s.db.PutItem(ctx, &dynamodb.PutItemInput{
+		TableName:           name,
+		Item:                docItem(a, item{"event_id": str(a.EventID), "attempt": attemptSortKey(a), "id": str(a.ID)}),
+		ConditionExpression: aws.String("attribute_not_exists(event_id)"),
+	})
+	var ccf *types.ConditionalCheckFailedException
+	if err != nil && !errors.As(err, &ccf) {
+		return fmt.Errorf("record attempt %s: %w", a.ID, err)
+	}
+	return nil
+}
+
+// ListDeliveryAttempts returns an event's attempts, oldest first.
+func (s *Store) ListDeliveryAttempts(ctx context.Context, eventID string) ([]delivery.Attempt, error) {
+	name, err := s.table(DeliveryAttempts)
+	if err != nil {
+		return nil, err
+	}
+	var out []delivery.Attempt
+	p := dynamodb.NewQueryPaginator(s.db, &dynamodb.QueryInput{
+		TableName:                 name,
+		KeyConditionExpression:    aws.String("event_id = :e"),
+		ExpressionAttributeValues: item{":e": str(eventID)},
+		ConsistentRead:            aws.Bool(true),
+	})
+	for p.HasMorePages() {
+		page, err := p.NextPage(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("attempts of %s: %w", eventID, err)
+		}
+		for _, it := range page.Items {
+			a, err := fromDoc[delivery.Attempt](it)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, a)
+		}
+	}
+	return out, nil
+}
