@@ -33,7 +33,7 @@ func (s *Store) CreateAccount(ctx context.Context, a account.Account, k account.
 		}},
 		{Put: &types.Put{
 			TableName: keys, Item: keyItem(k),
-			ConditionExpression: aws.String("attribute_not_exists(#h)"),
+			ConditionExpression:      aws.String("attribute_not_exists(#h)"),
 			ExpressionAttributeNames: map[string]string{"#h": "hash"},
 		}},
 	}})
@@ -70,7 +70,7 @@ func (s *Store) AddKey(ctx context.Context, k account.Key) error {
 		}},
 		{Put: &types.Put{
 			TableName: keys, Item: keyItem(k),
-			ConditionExpression: aws.String("attribute_not_exists(#h)"),
+			ConditionExpression:      aws.String("attribute_not_exists(#h)"),
 			ExpressionAttributeNames: map[string]string{"#h": "hash"},
 		}},
 	}})
