@@ -106,16 +106,25 @@ type Service struct {
 	Now   func() time.Time
 }
 
-// Create makes an account with one key and returns the key's text.
+// Create makes an account with one new key and returns the key's text.
 func (s *Service) Create(ctx context.Context, name string, live bool) (Account, string, error) {
-	now := s.Now().UTC()
-	a := Account{ID: ident.New("acct"), Name: name, BrandColor: "#3b5bdb", CreatedAt: now}
-	text, k, err := NewKey(a.ID, live, now)
+	text, _, err := NewKey("", live, s.Now())
 	if err != nil {
 		return Account{}, "", err
 	}
-	if err := s.Store.CreateAccount(ctx, a, k); err != nil {
-		return Account{}, "", fmt.Errorf("create account: %w", err)
+	a, err := s.CreateWithKey(ctx, name, text)
+	return a, text, err
+}
+
+// CreateWithKey makes an account whose one key is text (the dev stack's DEV_API_KEY).
+func (s *Service) CreateWithKey(ctx context.Context, name, text string) (Account, error) {
+	if !WellFormed(text) {
+		return Account{}, fmt.Errorf("create account: malformed key")
 	}
-	return a, text, nil
+	now := s.Now().UTC()
+	a := Account{ID: ident.New("acct"), Name: name, BrandColor: "#3b5bdb", CreatedAt: now}
+	if err := s.Store.CreateAccount(ctx, a, KeyFromText(a.ID, text, now)); err != nil {
+		return Account{}, fmt.Errorf("create account: %w", err)
+	}
+	return a, nil
 }

@@ -1,0 +1,91 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"github.com/bridgeline/bridgeline/shared/account"
+	"github.com/bridgeline/bridgeline/shared/apierr"
+	"github.com/bridgeline/bridgeline/shared/config"
+	"github.com/bridgeline/bridgeline/shared/line"
+)
+
+// admin runs operator commands against the same store the stack uses; they work while
+// the stack runs (SQLite in WAL mode takes one writer at a time).
+func admin(ctx context.Context, args []string) error {
+	return adminTo(ctx, args, os.Stdout)
+}
+
+func adminTo(ctx context.Context, args []string, out io.Writer) error {
+	if len(args) < 2 {
+		return fmt.Errorf("admin: want `account create`, `key create` or `line add`")
+	}
+	cfg, err := config.FromEnv()
+	if err != nil {
+		return err
+	}
+	fs := flag.NewFlagSet("admin "+args[0]+" "+args[1], flag.ContinueOnError)
+	storeName := fs.String("store", cfg.Store, "sqlite or dynamodb")
+	name := fs.String("name", "", "name")
+	acct := fs.String("account", "", "account id (acct_...)")
+	handle := fs.String("handle", "", "line handle, e.g. +15550100003")
+	platform := fs.String("platform", "sim", "calling platform of the line")
+	live := fs.Bool("live", false, "make an sk_live_ key instead of sk_test_")
+	if err := fs.Parse(args[2:]); err != nil {
+		return err
+	}
+	cfg.Store = *storeName
+	s, closeStore, err := openStore(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	defer closeStore()
+	enc := json.NewEncoder(out)
+	enc.SetIndent("", "  ")
+	switch args[0] + " " + args[1] {
+	case "account create":
+		if *name == "" {
+			return fmt.Errorf("admin account create: --name is required")
+		}
+		svc := account.Service{Store: s, Now: time.Now}
+		a, key, err := svc.Create(ctx, *name, *live)
+		if err != nil {
+			return err
+		}
+		return enc.Encode(map[string]string{"account_id": a.ID, "api_key": key})
+	case "key create":
+		if _, err := s.GetAccount(ctx, *acct); err != nil {
+			return fmt.Errorf("admin key create: account %q: %w", *acct, err)
+		}
+		text, k, err := account.NewKey(*acct, *live, time.Now().UTC())
+		if err != nil {
+			return err
+		}
+		if err := s.AddKey(ctx, k); err != nil {
+			return err
+		}
+		return enc.Encode(map[string]string{"account_id": *acct, "api_key": text})
+	case "line add":
+		if *acct == "" || *handle == "" {
+			return fmt.Errorf("admin line add: --account and --handle are required")
+		}
+		if _, err := s.GetAccount(ctx, *acct); errors.Is(err, apierr.ErrNotFound) {
+			return fmt.Errorf("admin line add: no account %q", *acct)
+		} else if err != nil {
+			return err
+		}
+		svc := line.Service{Store: s, Assistants: s, Now: time.Now}
+		l, err := svc.Provision(ctx, *acct, *platform, *handle, *name)
+		if err != nil {
+			return err
+		}
+		return enc.Encode(map[string]string{"line_id": l.ID, "account_id": l.AccountID, "platform": l.Platform, "handle": l.Handle})
+	}
+	return fmt.Errorf("admin: unknown command %q", args[0]+" "+args[1])
+}

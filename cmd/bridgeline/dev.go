@@ -1,0 +1,164 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/bridgeline/bridgeline/shared/account"
+	"github.com/bridgeline/bridgeline/shared/apierr"
+	"github.com/bridgeline/bridgeline/shared/assistant"
+	"github.com/bridgeline/bridgeline/shared/config"
+	"github.com/bridgeline/bridgeline/shared/httpapi"
+	"github.com/bridgeline/bridgeline/shared/line"
+)
+
+// Dev lines every fresh local stack gets.
+var devHandles = []string{"+15550100001", "+15550100002"}
+
+// dev runs the local stack in the foreground until ctx ends (Ctrl-C).
+func dev(ctx context.Context, args []string) error {
+	cfg, err := config.FromEnv()
+	if err != nil {
+		return err
+	}
+	fs := flag.NewFlagSet("dev", flag.ContinueOnError)
+	fs.StringVar(&cfg.Store, "store", cfg.Store, "sqlite or dynamodb")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if err := cfg.Validate(); err != nil {
+		return err
+	}
+	log := slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
+
+	s, closeStore, err := openStore(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	defer closeStore()
+	api := newAPI(cfg, s, log)
+	if err := bootstrapDev(ctx, cfg, s, os.Stdout); err != nil {
+		return err
+	}
+
+	ln, err := net.Listen("tcp", cfg.Addr)
+	if err != nil {
+		return fmt.Errorf("listen %s: %w", cfg.Addr, err)
+	}
+	stopMedia, err := startMedia(ctx, cfg, s, api, log)
+	if err != nil {
+		ln.Close()
+		return err
+	}
+	defer stopMedia()
+
+	srv := &http.Server{Handler: api.Handler(), ReadHeaderTimeout: 10 * time.Second}
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	fmt.Printf("bridgeline: API on http://%s (Ctrl-C stops everything)\n", cfg.Addr)
+	select {
+	case <-ctx.Done():
+	case err := <-errc:
+		return err
+	}
+	fmt.Println("bridgeline: stopping")
+	shutdown, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := srv.Shutdown(shutdown); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
+}
+
+// newAPI wires the core services over a store.
+func newAPI(cfg config.Config, s Store, log *slog.Logger) *httpapi.API {
+	assistants := &assistant.Service{Store: s, Now: time.Now}
+	return &httpapi.API{
+		Accounts:    s,
+		Assistants:  assistants,
+		Lines:       &line.Service{Store: s, Assistants: s, Now: time.Now},
+		Idempotency: s,
+		Limiter:     httpapi.NewLimiter(cfg.RateLimit, cfg.RateBurst),
+		Log:         log,
+		Now:         time.Now,
+	}
+}
+
+// devState remembers which account is the dev account across restarts.
+type devState struct {
+	AccountID string `json:"account_id"`
+}
+
+// bootstrapDev makes the dev account with its key and two sim lines on first start, and
+// adds DEV_API_KEY to it when given. The key is printed only when it is made: only its
+// hash is stored.
+func bootstrapDev(ctx context.Context, cfg config.Config, s Store, out *os.File) error {
+	statePath := filepath.Join(cfg.DataDir, "dev-account.json")
+	now := time.Now().UTC()
+	var st devState
+	if b, err := os.ReadFile(statePath); err == nil {
+		if err := json.Unmarshal(b, &st); err != nil {
+			return fmt.Errorf("read %s: %w", statePath, err)
+		}
+	}
+	if st.AccountID != "" {
+		if _, err := s.GetAccount(ctx, st.AccountID); err != nil {
+			return fmt.Errorf("dev account %s from %s: %w (remove the file to start over)", st.AccountID, statePath, err)
+		}
+		if cfg.DevAPIKey != "" {
+			return ensureKey(ctx, s, st.AccountID, cfg.DevAPIKey, now)
+		}
+		fmt.Fprintf(out, "bridgeline: dev account %s (its key was printed at first start; set DEV_API_KEY or run `bridgeline admin key create --account %s`)\n", st.AccountID, st.AccountID)
+		return nil
+	}
+	svcAcct := account.Service{Store: s, Now: time.Now}
+	if cfg.DevAPIKey != "" && !account.WellFormed(cfg.DevAPIKey) {
+		return fmt.Errorf("DEV_API_KEY: not a key of the form sk_test_<at least 22 letters or digits>")
+	}
+	var a account.Account
+	var err error
+	text := cfg.DevAPIKey
+	if text != "" {
+		a, err = svcAcct.CreateWithKey(ctx, "Dev", text)
+	} else {
+		a, text, err = svcAcct.Create(ctx, "Dev", false)
+	}
+	if err != nil {
+		return fmt.Errorf("create dev account: %w", err)
+	}
+	lines := line.Service{Store: s, Assistants: s, Now: time.Now}
+	for i, h := range devHandles {
+		if _, err := lines.Provision(ctx, a.ID, "sim", h, fmt.Sprintf("Dev line %d", i+1)); err != nil && !apierr.Is(err, apierr.CodeConflict) {
+			return fmt.Errorf("provision dev line %s: %w", h, err)
+		}
+	}
+	b, _ := json.Marshal(devState{AccountID: a.ID})
+	if err := os.WriteFile(statePath, b, 0o600); err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "bridgeline: created dev account %s with sim lines %v\nbridgeline: dev API key (shown once): %s\n", a.ID, devHandles, text)
+	return nil
+}
+
+// ensureKey adds a key's hash to an account unless it is there already.
+func ensureKey(ctx context.Context, s Store, accountID, text string, now time.Time) error {
+	got, err := s.AccountByKeyHash(ctx, account.HashKey(text))
+	switch {
+	case err == nil && got.ID == accountID:
+		return nil
+	case err == nil:
+		return fmt.Errorf("DEV_API_KEY belongs to another account")
+	case !errors.Is(err, apierr.ErrNotFound):
+		return err
+	}
+	return s.AddKey(ctx, account.KeyFromText(accountID, text, now))
+}

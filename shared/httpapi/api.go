@@ -1,0 +1,220 @@
+// Package httpapi is Bridgeline's HTTP layer: the route table (one entry per Lambda
+// function), the middleware every request passes (request id, body limit, API-key auth,
+// rate limit, idempotency), strict JSON decoding, the error shape and the handlers. The
+// same handlers serve the local stack and each Lambda.
+package httpapi
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/bridgeline/bridgeline/shared/account"
+	"github.com/bridgeline/bridgeline/shared/apierr"
+	"github.com/bridgeline/bridgeline/shared/assistant"
+	"github.com/bridgeline/bridgeline/shared/idempotency"
+	"github.com/bridgeline/bridgeline/shared/line"
+)
+
+// MaxBodyBytes is the largest request body accepted (413 past it).
+const MaxBodyBytes = 256 << 10
+
+// API holds what the handlers use. Build it once, in main, with every dependency.
+type API struct {
+	Accounts    account.Store
+	Assistants  *assistant.Service
+	Lines       *line.Service
+	Idempotency idempotency.Store
+	Limiter     *Limiter
+	Log         *slog.Logger
+	Now         func() time.Time
+	// Extra routes of packages that plug into the API (sessions, calls, webhooks, the
+	// simulated platform, internal receivers).
+	Extra []Route
+}
+
+// Route is one endpoint: in the AWS shape, one Lambda function.
+type Route struct {
+	// Function names the Lambda that serves the route (functions/<Function>).
+	Function string
+	Method   string
+	// Pattern is a net/http pattern path such as /v1/assistants/{id}.
+	Pattern string
+	// Public routes take no API key (internal receivers verify their own signatures).
+	Public bool
+	// Tables lists the store tables the handler reads or writes, for least-privilege
+	// policies in template.yaml.
+	Tables  []string
+	Handler HandlerFunc
+}
+
+// HandlerFunc serves one request and returns the status and value to write as JSON, or an
+// error (an *apierr.Error is shown to the client; anything else is a 500).
+type HandlerFunc func(w http.ResponseWriter, r *http.Request) (int, any, error)
+
+// Routes is the whole route table, core routes first.
+func (a *API) Routes() []Route {
+	return append(a.coreRoutes(), a.Extra...)
+}
+
+// Handler serves every route with API-key auth: the local stack.
+func (a *API) Handler() http.Handler {
+	return a.handler(a.Routes(), a.KeyAuth)
+}
+
+// FunctionHandler serves only the routes of one function, authenticating with auth (the
+// Lambda authorizer's context in the AWS shape).
+func (a *API) FunctionHandler(function string, auth func(http.Handler) http.Handler) (http.Handler, error) {
+	var routes []Route
+	for _, r := range a.Routes() {
+		if r.Function == function {
+			routes = append(routes, r)
+		}
+	}
+	if len(routes) == 0 {
+		return nil, fmt.Errorf("no route for function %q", function)
+	}
+	return a.handler(routes, auth), nil
+}
+
+func (a *API) handler(routes []Route, auth func(http.Handler) http.Handler) http.Handler {
+	mux := http.NewServeMux()
+	byPath := map[string]map[string]Route{}
+	var paths []string
+	for _, rt := range routes {
+		if byPath[rt.Pattern] == nil {
+			byPath[rt.Pattern] = map[string]Route{}
+			paths = append(paths, rt.Pattern)
+		}
+		byPath[rt.Pattern][rt.Method] = rt
+	}
+	for _, p := range paths {
+		methods := byPath[p]
+		allowed := make([]string, 0, len(methods))
+		for m := range methods {
+			allowed = append(allowed, m)
+		}
+		sort.Strings(allowed)
+		handlers := map[string]http.Handler{}
+		for m, rt := range methods {
+			var h http.Handler = a.serve(rt)
+			if rt.Method == http.MethodPost && !rt.Public {
+				h = a.idempotent(h)
+			}
+			if !rt.Public {
+				h = auth(a.rateLimited(h))
+			}
+			handlers[m] = h
+		}
+		mux.Handle(p, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			h, ok := handlers[r.Method]
+			if !ok {
+				w.Header().Set("Allow", strings.Join(allowed, ", "))
+				a.writeError(w, r, apierr.New(apierr.CodeMethodNotAllowed,
+					fmt.Sprintf("%s is not allowed on this path; allowed: %s", r.Method, strings.Join(allowed, ", "))))
+				return
+			}
+			h.ServeHTTP(w, r)
+		}))
+	}
+	mux.Handle("/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		a.writeError(w, r, apierr.New(apierr.CodeRouteNotFound, fmt.Sprintf("no route %s %s", r.Method, r.URL.Path)))
+	}))
+	return a.requestID(a.recoverer(a.limitBody(mux)))
+}
+
+// serve runs a HandlerFunc and writes its result.
+func (a *API) serve(rt Route) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		status, body, err := rt.Handler(w, r)
+		if err != nil {
+			a.writeError(w, r, err)
+			return
+		}
+		writeJSON(w, status, body)
+	})
+}
+
+// writeJSON writes v with status. A nil v writes no body.
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	if v != nil {
+		enc := json.NewEncoder(w)
+		enc.SetEscapeHTML(false)
+		enc.Encode(v)
+	}
+}
+
+// errorBody is the documented error shape.
+type errorBody struct {
+	Error errorDetail `json:"error"`
+}
+
+type errorDetail struct {
+	Type      string `json:"type"`
+	Code      string `json:"code"`
+	Message   string `json:"message"`
+	Param     string `json:"param,omitempty"`
+	RequestID string `json:"request_id"`
+}
+
+// writeError writes err in the documented shape. Errors that are not *apierr.Error are
+// logged with the request id and shown as "internal error".
+func (a *API) writeError(w http.ResponseWriter, r *http.Request, err error) {
+	e, ok := apierr.As(err)
+	if !ok {
+		a.log().ErrorContext(r.Context(), "internal error", "request_id", RequestID(r.Context()),
+			"method", r.Method, "path", r.URL.Path, "error", err.Error())
+		e = apierr.New(apierr.CodeInternal, "internal error")
+	}
+	if e.Code == apierr.CodeRateLimited {
+		w.Header().Set("Retry-After", "1")
+	}
+	writeJSON(w, e.Status(), errorBody{Error: errorDetail{
+		Type: e.Type(), Code: e.Code, Message: e.Message, Param: e.Param, RequestID: RequestID(r.Context()),
+	}})
+}
+
+func (a *API) log() *slog.Logger {
+	if a.Log != nil {
+		return a.Log
+	}
+	return slog.Default()
+}
+
+func (a *API) now() time.Time {
+	if a.Now != nil {
+		return a.Now()
+	}
+	return time.Now()
+}
+
+type ctxKey int
+
+const (
+	keyRequestID ctxKey = iota
+	keyAccount
+)
+
+// RequestID returns the request's id (req_...).
+func RequestID(ctx context.Context) string {
+	id, _ := ctx.Value(keyRequestID).(string)
+	return id
+}
+
+// WithAccount marks a request as made by an account; auth middleware calls it.
+func WithAccount(ctx context.Context, a account.Account) context.Context {
+	return context.WithValue(ctx, keyAccount, a)
+}
+
+// AccountFrom returns the authenticated account of the request.
+func AccountFrom(ctx context.Context) account.Account {
+	a, _ := ctx.Value(keyAccount).(account.Account)
+	return a
+}

@@ -1,0 +1,213 @@
+package httpapi
+
+import (
+	"net/http"
+
+	"github.com/bridgeline/bridgeline/shared/assistant"
+)
+
+// AssistantJSON is the assistant object.
+type AssistantJSON struct {
+	ID              string          `json:"id"`
+	Object          string          `json:"object"`
+	Name            string          `json:"name"`
+	Status          string          `json:"status"`
+	Draft           assistant.Draft `json:"draft"`
+	Versions        []VersionJSON   `json:"versions"`
+	ActiveVersionID *string         `json:"active_version_id"`
+	CreatedAt       Time            `json:"created_at"`
+	UpdatedAt       Time            `json:"updated_at"`
+}
+
+// VersionJSON is the assistant version object.
+type VersionJSON struct {
+	ID           string            `json:"id"`
+	Object       string            `json:"object"`
+	Number       int               `json:"number"`
+	PublishedAt  Time              `json:"published_at"`
+	Name         string            `json:"name"`
+	SystemPrompt string            `json:"system_prompt"`
+	Greeting     string            `json:"greeting"`
+	AvatarID     string            `json:"avatar_id"`
+	Framing      assistant.Framing `json:"framing"`
+}
+
+// PresentAssistant maps an assistant to its JSON object.
+func PresentAssistant(a assistant.Assistant) AssistantJSON {
+	out := AssistantJSON{
+		ID: a.ID, Object: "assistant", Name: a.Name, Status: a.Status, Draft: a.Draft,
+		Versions: make([]VersionJSON, 0, len(a.Versions)), ActiveVersionID: StringOrNull(a.ActiveVersionID),
+		CreatedAt: Time(a.CreatedAt), UpdatedAt: Time(a.UpdatedAt),
+	}
+	for _, v := range a.Versions {
+		out.Versions = append(out.Versions, VersionJSON{
+			ID: v.ID, Object: "assistant_version", Number: v.Number, PublishedAt: Time(v.PublishedAt),
+			Name: v.Name, SystemPrompt: v.SystemPrompt, Greeting: v.Greeting, AvatarID: v.AvatarID, Framing: v.Framing,
+		})
+	}
+	return out
+}
+
+// assistantFields is the body of create and PATCH. Fields may not be null.
+type assistantFields struct {
+	Name         Nullable[string]        `json:"name"`
+	SystemPrompt Nullable[string]        `json:"system_prompt"`
+	Greeting     Nullable[string]        `json:"greeting"`
+	AvatarID     Nullable[string]        `json:"avatar_id"`
+	Framing      Nullable[framingFields] `json:"framing"`
+}
+
+// framingFields lets a PATCH give only shot or only position.
+type framingFields struct {
+	Shot     *string `json:"shot"`
+	Position *string `json:"position"`
+}
+
+func (f assistantFields) fields(current assistant.Framing) (assistant.Fields, error) {
+	for _, err := range []error{
+		f.Name.NotNull("name"), f.SystemPrompt.NotNull("system_prompt"), f.Greeting.NotNull("greeting"),
+		f.AvatarID.NotNull("avatar_id"), f.Framing.NotNull("framing"),
+	} {
+		if err != nil {
+			return assistant.Fields{}, err
+		}
+	}
+	out := assistant.Fields{Name: f.Name.Ptr(), SystemPrompt: f.SystemPrompt.Ptr(), Greeting: f.Greeting.Ptr(), AvatarID: f.AvatarID.Ptr()}
+	if fr := f.Framing.Ptr(); fr != nil {
+		merged := current
+		if fr.Shot != nil {
+			merged.Shot = *fr.Shot
+		}
+		if fr.Position != nil {
+			merged.Position = *fr.Position
+		}
+		out.Framing = &merged
+	}
+	return out, nil
+}
+
+func (a *API) createAssistant(w http.ResponseWriter, r *http.Request) (int, any, error) {
+	var body assistantFields
+	if err := Decode(r, &body, false); err != nil {
+		return 0, nil, err
+	}
+	f, err := body.fields(assistant.DefaultFraming)
+	if err != nil {
+		return 0, nil, err
+	}
+	as, err := a.Assistants.Create(r.Context(), AccountFrom(r.Context()).ID, f)
+	if err != nil {
+		return 0, nil, err
+	}
+	return http.StatusCreated, PresentAssistant(as), nil
+}
+
+func (a *API) listAssistants(w http.ResponseWriter, r *http.Request) (int, any, error) {
+	q, err := ListQuery(r, "asst", "status")
+	if err != nil {
+		return 0, nil, err
+	}
+	list, err := a.Assistants.List(r.Context(), AccountFrom(r.Context()).ID,
+		assistant.ListQuery{Query: q, Status: r.URL.Query().Get("status")})
+	if err != nil {
+		return 0, nil, err
+	}
+	return http.StatusOK, NewList(list, q.Limit, PresentAssistant), nil
+}
+
+func (a *API) getAssistant(w http.ResponseWriter, r *http.Request) (int, any, error) {
+	if err := Query(r); err != nil {
+		return 0, nil, err
+	}
+	as, err := a.Assistants.Get(r.Context(), AccountFrom(r.Context()).ID, r.PathValue("id"))
+	if err != nil {
+		return 0, nil, err
+	}
+	return http.StatusOK, PresentAssistant(as), nil
+}
+
+func (a *API) updateAssistant(w http.ResponseWriter, r *http.Request) (int, any, error) {
+	var body assistantFields
+	if err := Decode(r, &body, false); err != nil {
+		return 0, nil, err
+	}
+	acct, id := AccountFrom(r.Context()).ID, r.PathValue("id")
+	current := assistant.DefaultFraming
+	if body.Framing.Set {
+		// A partial framing merges into the current one.
+		cur, err := a.Assistants.Get(r.Context(), acct, id)
+		if err != nil {
+			return 0, nil, err
+		}
+		current = cur.Draft.Framing
+	}
+	f, err := body.fields(current)
+	if err != nil {
+		return 0, nil, err
+	}
+	as, err := a.Assistants.Update(r.Context(), acct, id, f)
+	if err != nil {
+		return 0, nil, err
+	}
+	return http.StatusOK, PresentAssistant(as), nil
+}
+
+func (a *API) publishAssistant(w http.ResponseWriter, r *http.Request) (int, any, error) {
+	if err := Decode(r, &struct{}{}, true); err != nil {
+		return 0, nil, err
+	}
+	as, err := a.Assistants.Publish(r.Context(), AccountFrom(r.Context()).ID, r.PathValue("id"))
+	if err != nil {
+		return 0, nil, err
+	}
+	return http.StatusCreated, PresentAssistant(as), nil
+}
+
+func (a *API) activateAssistant(w http.ResponseWriter, r *http.Request) (int, any, error) {
+	var body struct {
+		VersionID string `json:"version_id"`
+	}
+	if err := Decode(r, &body, false); err != nil {
+		return 0, nil, err
+	}
+	as, err := a.Assistants.Activate(r.Context(), AccountFrom(r.Context()).ID, r.PathValue("id"), body.VersionID)
+	if err != nil {
+		return 0, nil, err
+	}
+	return http.StatusOK, PresentAssistant(as), nil
+}
+
+func (a *API) duplicateAssistant(w http.ResponseWriter, r *http.Request) (int, any, error) {
+	var body struct {
+		Name Nullable[string] `json:"name"`
+	}
+	if err := Decode(r, &body, true); err != nil {
+		return 0, nil, err
+	}
+	if err := body.Name.NotNull("name"); err != nil {
+		return 0, nil, err
+	}
+	as, err := a.Assistants.Duplicate(r.Context(), AccountFrom(r.Context()).ID, r.PathValue("id"), body.Name.Ptr())
+	if err != nil {
+		return 0, nil, err
+	}
+	return http.StatusCreated, PresentAssistant(as), nil
+}
+
+func (a *API) archiveAssistant(w http.ResponseWriter, r *http.Request) (int, any, error) {
+	if err := Decode(r, &struct{}{}, true); err != nil {
+		return 0, nil, err
+	}
+	as, err := a.Assistants.Archive(r.Context(), AccountFrom(r.Context()).ID, r.PathValue("id"))
+	if err != nil {
+		return 0, nil, err
+	}
+	return http.StatusOK, PresentAssistant(as), nil
+}
+
+func (a *API) listAvatars(w http.ResponseWriter, r *http.Request) (int, any, error) {
+	if err := Query(r); err != nil {
+		return 0, nil, err
+	}
+	return http.StatusOK, List[assistant.Avatar]{Object: "list", Data: assistant.Avatars}, nil
+}

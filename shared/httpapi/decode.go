@@ -1,0 +1,207 @@
+package httpapi
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/bridgeline/bridgeline/shared/apierr"
+	"github.com/bridgeline/bridgeline/shared/ident"
+	"github.com/bridgeline/bridgeline/shared/listing"
+)
+
+func contextWithRequestID(ctx context.Context, id string) context.Context {
+	return context.WithValue(ctx, keyRequestID, id)
+}
+
+// Decode reads the JSON body into v strictly: unknown fields, wrong types, trailing data
+// and malformed JSON are 400s naming the problem. An empty body decodes as {} when
+// optional is true.
+func Decode(r *http.Request, v any, optional bool) error {
+	body, err := io.ReadAll(r.Body)
+	if err != nil {
+		return apierr.New(apierr.CodeInvalidJSON, "could not read the request body")
+	}
+	return DecodeBytes(body, v, optional)
+}
+
+// DecodeBytes is Decode on bytes already read.
+func DecodeBytes(body []byte, v any, optional bool) error {
+	if len(bytes.TrimSpace(body)) == 0 {
+		if optional {
+			return nil
+		}
+		return apierr.New(apierr.CodeInvalidJSON, "the request needs a JSON object body")
+	}
+	if t := bytes.TrimSpace(body); t[0] != '{' {
+		return apierr.New(apierr.CodeInvalidJSON, "the request body must be a JSON object")
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return decodeError(err)
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return apierr.New(apierr.CodeInvalidJSON, "unexpected data after the JSON object")
+	}
+	return nil
+}
+
+func decodeError(err error) error {
+	var syntax *json.SyntaxError
+	var typ *json.UnmarshalTypeError
+	var field *fieldError
+	switch {
+	case errors.As(err, &field):
+		return apierr.Invalid(field.param, field.msg)
+	case errors.As(err, &syntax), errors.Is(err, io.ErrUnexpectedEOF):
+		return apierr.New(apierr.CodeInvalidJSON, "malformed JSON: "+strings.TrimPrefix(err.Error(), "json: "))
+	case errors.As(err, &typ):
+		param := typ.Field
+		if param == "" {
+			return apierr.New(apierr.CodeInvalidJSON, "the request body must be a JSON object")
+		}
+		return apierr.Invalid(param, fmt.Sprintf("%s must be %s, not %s", param, jsonKind(typ.Type.String()), typ.Value))
+	case strings.HasPrefix(err.Error(), "json: unknown field "):
+		name := strings.Trim(strings.TrimPrefix(err.Error(), "json: unknown field "), `"`)
+		return apierr.Param(apierr.CodeParameterUnknown, name, fmt.Sprintf("unknown parameter %q", name))
+	}
+	return apierr.New(apierr.CodeInvalidJSON, "malformed JSON")
+}
+
+func jsonKind(goType string) string {
+	switch {
+	case strings.Contains(goType, "string"):
+		return "a string"
+	case strings.Contains(goType, "int"):
+		return "an integer"
+	case strings.Contains(goType, "float"):
+		return "a number"
+	case strings.Contains(goType, "bool"):
+		return "a boolean"
+	case strings.HasPrefix(goType, "[]"):
+		return "an array"
+	}
+	return "an object"
+}
+
+// fieldError is a value error found while decoding one field.
+type fieldError struct{ param, msg string }
+
+func (e *fieldError) Error() string { return e.param + ": " + e.msg }
+
+// Nullable is a JSON field that distinguishes absent, null and a value.
+type Nullable[T any] struct {
+	Set   bool // the field was present
+	Null  bool // the field was null
+	Value T
+}
+
+// UnmarshalJSON records presence and null.
+func (n *Nullable[T]) UnmarshalJSON(b []byte) error {
+	n.Set = true
+	if string(b) == "null" {
+		n.Null = true
+		return nil
+	}
+	return json.Unmarshal(b, &n.Value)
+}
+
+// Ptr returns the value when present and not null.
+func (n Nullable[T]) Ptr() *T {
+	if !n.Set || n.Null {
+		return nil
+	}
+	return &n.Value
+}
+
+// NotNull rejects an explicit null for a field that must hold a value.
+func (n Nullable[T]) NotNull(param string) error {
+	if n.Null {
+		return apierr.Invalid(param, param+" must not be null")
+	}
+	return nil
+}
+
+// Query checks the query string holds only the named parameters.
+func Query(r *http.Request, allowed ...string) error {
+	for k := range r.URL.Query() {
+		ok := false
+		for _, a := range allowed {
+			ok = ok || k == a
+		}
+		if !ok {
+			return apierr.Param(apierr.CodeParameterUnknown, k, fmt.Sprintf("unknown query parameter %q", k))
+		}
+	}
+	return nil
+}
+
+// ListQuery reads ?limit= and ?starting_after= (an id with the given prefix), plus the
+// other allowed parameters.
+func ListQuery(r *http.Request, prefix string, allowed ...string) (listing.Query, error) {
+	if err := Query(r, append(allowed, "limit", "starting_after")...); err != nil {
+		return listing.Query{}, err
+	}
+	q := listing.Query{Limit: listing.DefaultLimit, StartingAfter: r.URL.Query().Get("starting_after")}
+	if s := r.URL.Query().Get("limit"); s != "" {
+		n, err := strconv.Atoi(s)
+		if err != nil || n < 1 || n > listing.MaxLimit {
+			return q, apierr.Invalid("limit", fmt.Sprintf("limit must be an integer from 1 to %d", listing.MaxLimit))
+		}
+		q.Limit = n
+	}
+	if q.StartingAfter != "" && !ident.Valid(prefix, q.StartingAfter) {
+		return q, apierr.Invalid("starting_after", fmt.Sprintf("starting_after must be a %s_ id", prefix))
+	}
+	return q, nil
+}
+
+// List is the list envelope.
+type List[T any] struct {
+	Object  string `json:"object"`
+	Data    []T    `json:"data"`
+	HasMore bool   `json:"has_more"`
+}
+
+// NewList cuts items fetched with limit+1 into a page and maps them to their JSON form.
+func NewList[S, T any](items []S, limit int, present func(S) T) List[T] {
+	page, more := listing.Page(items, limit)
+	out := List[T]{Object: "list", Data: make([]T, 0, len(page)), HasMore: more}
+	for _, it := range page {
+		out.Data = append(out.Data, present(it))
+	}
+	return out
+}
+
+// Time is a timestamp as the API writes it: RFC 3339, UTC, milliseconds.
+type Time time.Time
+
+// MarshalJSON writes 2026-11-22T07:00:00.123Z.
+func (t Time) MarshalJSON() ([]byte, error) {
+	return []byte(`"` + time.Time(t).UTC().Format("2006-01-02T15:04:05.000Z") + `"`), nil
+}
+
+// TimePtr is a nullable Time.
+func TimePtr(t *time.Time) *Time {
+	if t == nil || t.IsZero() {
+		return nil
+	}
+	v := Time(*t)
+	return &v
+}
+
+// StringOrNull writes "" as null.
+func StringOrNull(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}

@@ -1,0 +1,100 @@
+package httpapi
+
+import (
+	"net/http"
+
+	"github.com/bridgeline/bridgeline/shared/line"
+)
+
+// LineJSON is the line object.
+type LineJSON struct {
+	ID                     string  `json:"id"`
+	Object                 string  `json:"object"`
+	Handle                 string  `json:"handle"`
+	Platform               string  `json:"platform"`
+	Name                   string  `json:"name"`
+	InboundMode            string  `json:"inbound_mode"`
+	AssistantID            *string `json:"assistant_id"`
+	DecisionTimeoutSeconds int     `json:"decision_timeout_seconds"`
+	OnDecisionTimeout      string  `json:"on_decision_timeout"`
+	CreatedAt              Time    `json:"created_at"`
+	UpdatedAt              Time    `json:"updated_at"`
+}
+
+// PresentLine maps a line to its JSON object.
+func PresentLine(l line.Line) LineJSON {
+	return LineJSON{
+		ID: l.ID, Object: "line", Handle: l.Handle, Platform: l.Platform, Name: l.Name, InboundMode: l.InboundMode,
+		AssistantID: StringOrNull(l.AssistantID), DecisionTimeoutSeconds: l.DecisionTimeoutSeconds,
+		OnDecisionTimeout: l.OnDecisionTimeout, CreatedAt: Time(l.CreatedAt), UpdatedAt: Time(l.UpdatedAt),
+	}
+}
+
+func (a *API) listLines(w http.ResponseWriter, r *http.Request) (int, any, error) {
+	q, err := ListQuery(r, "line")
+	if err != nil {
+		return 0, nil, err
+	}
+	list, err := a.Lines.List(r.Context(), AccountFrom(r.Context()).ID, q)
+	if err != nil {
+		return 0, nil, err
+	}
+	return http.StatusOK, NewList(list, q.Limit, PresentLine), nil
+}
+
+func (a *API) getLine(w http.ResponseWriter, r *http.Request) (int, any, error) {
+	if err := Query(r); err != nil {
+		return 0, nil, err
+	}
+	l, err := a.Lines.Get(r.Context(), AccountFrom(r.Context()).ID, r.PathValue("id"))
+	if err != nil {
+		return 0, nil, err
+	}
+	return http.StatusOK, PresentLine(l), nil
+}
+
+func (a *API) assignLine(w http.ResponseWriter, r *http.Request) (int, any, error) {
+	var body struct {
+		AssistantID string `json:"assistant_id"`
+	}
+	if err := Decode(r, &body, false); err != nil {
+		return 0, nil, err
+	}
+	l, err := a.Lines.Assign(r.Context(), AccountFrom(r.Context()).ID, r.PathValue("id"), body.AssistantID)
+	if err != nil {
+		return 0, nil, err
+	}
+	return http.StatusOK, PresentLine(l), nil
+}
+
+func (a *API) updateLine(w http.ResponseWriter, r *http.Request) (int, any, error) {
+	var body struct {
+		Name                   Nullable[string] `json:"name"`
+		InboundMode            Nullable[string] `json:"inbound_mode"`
+		DecisionTimeoutSeconds Nullable[int]    `json:"decision_timeout_seconds"`
+		OnDecisionTimeout      Nullable[string] `json:"on_decision_timeout"`
+		AssistantID            Nullable[string] `json:"assistant_id"`
+	}
+	if err := Decode(r, &body, false); err != nil {
+		return 0, nil, err
+	}
+	for _, err := range []error{
+		body.Name.NotNull("name"), body.InboundMode.NotNull("inbound_mode"),
+		body.DecisionTimeoutSeconds.NotNull("decision_timeout_seconds"),
+		body.OnDecisionTimeout.NotNull("on_decision_timeout"),
+	} {
+		if err != nil {
+			return 0, nil, err
+		}
+	}
+	u := line.Update{
+		Name: body.Name.Ptr(), InboundMode: body.InboundMode.Ptr(), DecisionTimeoutSeconds: body.DecisionTimeoutSeconds.Ptr(),
+		OnDecisionTimeout: body.OnDecisionTimeout.Ptr(), AssistantID: body.AssistantID.Ptr(),
+		UnassignAssistant: body.AssistantID.Null,
+	}
+	l, err := a.Lines.Update(r.Context(), AccountFrom(r.Context()).ID, r.PathValue("id"), u)
+	if err != nil {
+		return 0, nil, err
+	}
+	return http.StatusOK, PresentLine(l), nil
+}

@@ -1,0 +1,279 @@
+package httpapi
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"runtime/debug"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/bridgeline/bridgeline/shared/account"
+	"github.com/bridgeline/bridgeline/shared/apierr"
+	"github.com/bridgeline/bridgeline/shared/idempotency"
+	"github.com/bridgeline/bridgeline/shared/ident"
+)
+
+// requestID gives every request an id, in the context and the Request-Id header, and
+// logs the request once it is served. The log line never holds credentials or bodies.
+func (a *API) requestID(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		id := ident.New("req")
+		w.Header().Set("Request-Id", id)
+		rec := &statusRecorder{ResponseWriter: w, status: http.StatusOK}
+		r = r.WithContext(contextWithRequestID(r.Context(), id))
+		start := time.Now()
+		next.ServeHTTP(rec, r)
+		a.log().InfoContext(r.Context(), "request", "request_id", id, "method", r.Method, "path", r.URL.Path,
+			"status", rec.status, "duration_ms", time.Since(start).Milliseconds(), "account_id", rec.account)
+	})
+}
+
+type statusRecorder struct {
+	http.ResponseWriter
+	status  int
+	account string
+}
+
+func (s *statusRecorder) WriteHeader(code int) {
+	s.status = code
+	s.ResponseWriter.WriteHeader(code)
+}
+
+// Unwrap lets http.ResponseController reach the underlying writer.
+func (s *statusRecorder) Unwrap() http.ResponseWriter { return s.ResponseWriter }
+
+// recoverer turns a panic into a logged 500.
+func (a *API) recoverer(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		defer func() {
+			if v := recover(); v != nil {
+				if v == http.ErrAbortHandler {
+					panic(v)
+				}
+				a.writeError(w, r, fmt.Errorf("panic: %v\n%s", v, debug.Stack()))
+			}
+		}()
+		next.ServeHTTP(w, r)
+	})
+}
+
+// limitBody reads the body up front (at most MaxBodyBytes, else 413) so handlers and the
+// idempotency check see the same bytes, and refuses non-JSON bodies with 415.
+func (a *API) limitBody(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxBodyBytes))
+		if err != nil {
+			var tooBig *http.MaxBytesError
+			if errors.As(err, &tooBig) {
+				a.writeError(w, r, apierr.New(apierr.CodeBodyTooLarge, fmt.Sprintf("request body is over %d bytes", MaxBodyBytes)))
+				return
+			}
+			a.writeError(w, r, apierr.New(apierr.CodeInvalidJSON, "could not read the request body"))
+			return
+		}
+		if len(bytes.TrimSpace(body)) > 0 && strings.HasPrefix(r.URL.Path, "/v1/") {
+			ct := r.Header.Get("Content-Type")
+			if ct != "" && !strings.HasPrefix(strings.ToLower(ct), "application/json") {
+				a.writeError(w, r, apierr.New(apierr.CodeUnsupportedMediaType, "request bodies must be application/json"))
+				return
+			}
+		}
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		r.ContentLength = int64(len(body))
+		next.ServeHTTP(w, r)
+	})
+}
+
+// KeyAuth authenticates `Authorization: Bearer sk_...` against the stored key hashes.
+func (a *API) KeyAuth(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		text, ok := bearer(r)
+		if !ok {
+			a.writeError(w, r, apierr.New(apierr.CodeAPIKeyMissing,
+				"no API key: send it as `Authorization: Bearer sk_...`"))
+			return
+		}
+		if !account.WellFormed(text) {
+			a.writeError(w, r, apierr.New(apierr.CodeAPIKeyInvalid, "invalid API key"))
+			return
+		}
+		acct, err := a.Accounts.AccountByKeyHash(r.Context(), account.HashKey(text))
+		if errors.Is(err, apierr.ErrNotFound) {
+			a.writeError(w, r, apierr.New(apierr.CodeAPIKeyInvalid, "invalid API key"))
+			return
+		}
+		if err != nil {
+			a.writeError(w, r, fmt.Errorf("authenticate: %w", err))
+			return
+		}
+		Authenticated(w, r, acct, next)
+	})
+}
+
+// Authenticated hands a request on as made by acct. Auth middlewares call it once they
+// have found the account, by key locally or from the Lambda authorizer's context.
+func Authenticated(w http.ResponseWriter, r *http.Request, acct account.Account, next http.Handler) {
+	if rec, ok := w.(*statusRecorder); ok {
+		rec.account = acct.ID
+	}
+	next.ServeHTTP(w, r.WithContext(WithAccount(r.Context(), acct)))
+}
+
+func bearer(r *http.Request) (string, bool) {
+	h := r.Header.Get("Authorization")
+	scheme, token, ok := strings.Cut(h, " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") || strings.TrimSpace(token) == "" {
+		return "", false
+	}
+	return strings.TrimSpace(token), true
+}
+
+// rateLimited applies the per-account token bucket.
+func (a *API) rateLimited(next http.Handler) http.Handler {
+	if a.Limiter == nil {
+		return next
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !a.Limiter.Allow(AccountFrom(r.Context()).ID, a.now()) {
+			a.writeError(w, r, apierr.New(apierr.CodeRateLimited, "too many requests; retry after the Retry-After seconds"))
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// Limiter is a token bucket per key: Rate tokens a second, up to Burst.
+type Limiter struct {
+	Rate  float64
+	Burst float64
+
+	mu      sync.Mutex
+	buckets map[string]*bucket
+}
+
+type bucket struct {
+	tokens float64
+	last   time.Time
+}
+
+// NewLimiter makes a limiter; rate <= 0 turns limiting off.
+func NewLimiter(rate, burst float64) *Limiter {
+	return &Limiter{Rate: rate, Burst: burst, buckets: map[string]*bucket{}}
+}
+
+// Allow takes a token for key at now, if one is left.
+func (l *Limiter) Allow(key string, now time.Time) bool {
+	if l.Rate <= 0 {
+		return true
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	b := l.buckets[key]
+	if b == nil {
+		b = &bucket{tokens: l.Burst, last: now}
+		l.buckets[key] = b
+	}
+	b.tokens = min(l.Burst, b.tokens+now.Sub(b.last).Seconds()*l.Rate)
+	b.last = now
+	if b.tokens < 1 {
+		return false
+	}
+	b.tokens--
+	return true
+}
+
+// idempotent implements Idempotency-Key on POST: the first request with a key runs and
+// its response is kept for 24 h; a retry with the same body replays it, a retry with
+// another body is 422, and a retry while the first still runs is 409. A response of 500
+// or more is not kept, so a retry runs again.
+func (a *API) idempotent(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		key := r.Header.Get("Idempotency-Key")
+		if key == "" {
+			next.ServeHTTP(w, r)
+			return
+		}
+		if len(key) > 255 || !printable(key) {
+			a.writeError(w, r, apierr.Param(apierr.CodeIdempotencyKeyInvalid, "Idempotency-Key",
+				"Idempotency-Key must be 1-255 printable ASCII characters"))
+			return
+		}
+		body, _ := io.ReadAll(r.Body)
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		sum := sha256.Sum256([]byte(r.Method + " " + r.URL.RequestURI() + "\n" + string(body)))
+		now := a.now().UTC()
+		acct := AccountFrom(r.Context()).ID
+		rec := idempotency.Record{AccountID: acct, Key: key, RequestHash: hex.EncodeToString(sum[:]),
+			CreatedAt: now, ExpiresAt: now.Add(idempotency.Retention)}
+		got, inserted, err := a.Idempotency.BeginIdempotent(r.Context(), rec, now)
+		if err != nil {
+			a.writeError(w, r, fmt.Errorf("idempotency begin: %w", err))
+			return
+		}
+		if !inserted {
+			switch {
+			case got.RequestHash != rec.RequestHash:
+				a.writeError(w, r, apierr.Param(apierr.CodeIdempotencyKeyReused, "Idempotency-Key",
+					"this Idempotency-Key was used with a different request"))
+			case got.Status == 0:
+				a.writeError(w, r, apierr.Param(apierr.CodeIdempotencyKeyInUse, "Idempotency-Key",
+					"a request with this Idempotency-Key is still in progress; retry shortly"))
+			default:
+				w.Header().Set("Idempotent-Replayed", "true")
+				w.Header().Set("Content-Type", "application/json")
+				w.WriteHeader(got.Status)
+				w.Write(got.Body)
+			}
+			return
+		}
+		cap := &capture{ResponseWriter: w, status: http.StatusOK}
+		defer func() {
+			// A panic or a server error leaves the key free for a retry.
+			if v := recover(); v != nil {
+				a.Idempotency.ReleaseIdempotent(r.Context(), acct, key)
+				panic(v)
+			}
+		}()
+		next.ServeHTTP(cap, r)
+		if cap.status >= 500 {
+			err = a.Idempotency.ReleaseIdempotent(r.Context(), acct, key)
+		} else {
+			err = a.Idempotency.CompleteIdempotent(r.Context(), acct, key, cap.status, cap.buf.Bytes())
+		}
+		if err != nil {
+			a.log().ErrorContext(r.Context(), "idempotency record", "request_id", RequestID(r.Context()), "error", err.Error())
+		}
+	})
+}
+
+// capture copies what a handler writes.
+type capture struct {
+	http.ResponseWriter
+	status int
+	buf    bytes.Buffer
+}
+
+func (c *capture) WriteHeader(code int) {
+	c.status = code
+	c.ResponseWriter.WriteHeader(code)
+}
+
+func (c *capture) Write(b []byte) (int, error) {
+	c.buf.Write(b)
+	return c.ResponseWriter.Write(b)
+}
+
+func printable(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] < 0x20 || s[i] > 0x7e {
+			return false
+		}
+	}
+	return true
+}
