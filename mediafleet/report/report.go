@@ -1,0 +1,117 @@
+// Package report sends a persona worker's reports to the control plane's one internal
+// route (persona.ReportPath), signed with the fleet's LiveKit API key as
+// persona.VerifyReport expects.
+package report
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/livekit/protocol/auth"
+
+	"github.com/bridgeline/bridgeline/shared/persona"
+)
+
+// Sign returns the Authorization header value for body.
+func Sign(body []byte, apiKey, apiSecret string) (string, error) {
+	sum := sha256.Sum256(body)
+	tok, err := auth.NewAccessToken(apiKey, apiSecret).
+		SetIdentity(persona.ReportSubject).
+		SetValidFor(2 * time.Minute).
+		SetSha256(base64.StdEncoding.EncodeToString(sum[:])).
+		ToJWT()
+	if err != nil {
+		return "", fmt.Errorf("sign report: %w", err)
+	}
+	return "Bearer " + tok, nil
+}
+
+// Client posts reports. The zero value is not usable; fill every field but HTTP.
+type Client struct {
+	BaseURL   string // control plane base URL (BRIDGELINE_API_URL)
+	APIKey    string
+	APISecret string
+	HTTP      *http.Client
+	Log       *slog.Logger
+	// Attempts bounds tries per report (default 6, backoff from 200 ms doubling).
+	Attempts int
+}
+
+// Send posts one report, retrying transport errors and 5xx/429 answers with backoff until
+// it is accepted, the attempts run out, or ctx ends. The control plane treats reports as
+// idempotent per (call_id, kind), so a retry after a lost answer is harmless.
+func (c *Client) Send(ctx context.Context, r persona.Report) error {
+	body, err := json.Marshal(r)
+	if err != nil {
+		return fmt.Errorf("encode report: %w", err)
+	}
+	hc := c.HTTP
+	if hc == nil {
+		hc = &http.Client{Timeout: 10 * time.Second}
+	}
+	attempts := c.Attempts
+	if attempts <= 0 {
+		attempts = 6
+	}
+	url := strings.TrimSuffix(c.BaseURL, "/") + persona.ReportPath
+	backoff := 200 * time.Millisecond
+	var last error
+	for i := range attempts {
+		if i > 0 {
+			select {
+			case <-time.After(backoff):
+			case <-ctx.Done():
+				return fmt.Errorf("report %s %s: %w (last: %v)", r.CallID, r.Kind, ctx.Err(), last)
+			}
+			backoff *= 2
+		}
+		retry, err := c.post(ctx, hc, url, body)
+		if err == nil {
+			return nil
+		}
+		last = err
+		if !retry {
+			break
+		}
+		if c.Log != nil {
+			c.Log.Warn("report failed; retrying", "call_id", r.CallID, "kind", r.Kind, "err", err)
+		}
+	}
+	return fmt.Errorf("report %s %s: %w", r.CallID, r.Kind, last)
+}
+
+func (c *Client) post(ctx context.Context, hc *http.Client, url string, body []byte) (retry bool, err error) {
+	authz, err := Sign(body, c.APIKey, c.APISecret)
+	if err != nil {
+		return false, err
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
+	if err != nil {
+		return false, err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Authorization", authz)
+	resp, err := hc.Do(req)
+	if err != nil {
+		return true, err
+	}
+	defer resp.Body.Close()
+	msg, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
+	switch {
+	case resp.StatusCode < 300:
+		return false, nil
+	case resp.StatusCode >= 500 || resp.StatusCode == http.StatusTooManyRequests:
+		return true, fmt.Errorf("HTTP %d: %s", resp.StatusCode, strings.TrimSpace(string(msg)))
+	default:
+		return false, fmt.Errorf("HTTP %d: %s", resp.StatusCode, strings.TrimSpace(string(msg)))
+	}
+}
