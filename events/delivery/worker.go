@@ -251,3 +251,32 @@ func (w *Worker) logger() *slog.Logger {
 	}
 	return slog.Default()
 }
+
+// OutboxRedeliverer queues redeliveries in the local outbox, due now; the worker makes
+// them like any other delivery.
+type OutboxRedeliverer struct {
+	Outbox Outbox
+	Now    func() time.Time
+	// Notify, when set, wakes the worker (Worker.Notify).
+	Notify func()
+}
+
+// Redeliver adds a fresh delivery of evt to each endpoint.
+func (o *OutboxRedeliverer) Redeliver(ctx context.Context, evt callevent.Event, endpointIDs []string) error {
+	now := time.Now().UTC()
+	if o.Now != nil {
+		now = o.Now().UTC()
+	}
+	ds := make([]Delivery, 0, len(endpointIDs))
+	for _, id := range endpointIDs {
+		ds = append(ds, Delivery{ID: ident.New("dlv"), EventID: evt.ID, AccountID: evt.AccountID, EndpointID: id,
+			State: StatePending, NextAttemptAt: now, CreatedAt: now, UpdatedAt: now})
+	}
+	if err := o.Outbox.AddRedeliveries(ctx, ds); err != nil {
+		return err
+	}
+	if o.Notify != nil {
+		o.Notify()
+	}
+	return nil
+}

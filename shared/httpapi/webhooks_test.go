@@ -1,0 +1,264 @@
+package httpapi_test
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/bridgeline/bridgeline/events/callevent"
+	"github.com/bridgeline/bridgeline/events/delivery"
+	"github.com/bridgeline/bridgeline/events/webhook"
+	"github.com/bridgeline/bridgeline/shared/account"
+	"github.com/bridgeline/bridgeline/shared/assistant"
+	"github.com/bridgeline/bridgeline/shared/httpapi"
+	"github.com/bridgeline/bridgeline/shared/ident"
+	"github.com/bridgeline/bridgeline/shared/line"
+	"github.com/bridgeline/bridgeline/shared/store/sqlite"
+	"github.com/bridgeline/bridgeline/shared/webhookendpoint"
+)
+
+// hookEnv is the API with the webhook routes, a delivery worker on the same store and a
+// customer receiver on 127.0.0.1.
+type hookEnv struct {
+	*env
+	worker   *delivery.Worker
+	other    string // another account's key
+	mu       sync.Mutex
+	received []*http.Request
+	bodies   [][]byte
+}
+
+func newHookEnv(t *testing.T) *hookEnv {
+	t.Helper()
+	ctx := context.Background()
+	s, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "api.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	eps := &webhookendpoint.Service{Store: s}
+	d := &delivery.Deliverer{Endpoints: eps}
+	w := &delivery.Worker{Outbox: s, Log: s, Subscribers: eps, Deliverer: d, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	hooks := &httpapi.Webhooks{Endpoints: eps, Events: s, Redeliver: &delivery.OutboxRedeliverer{Outbox: s}}
+	logs := &syncBuffer{}
+	api := &httpapi.API{
+		Accounts: s, Idempotency: s, Now: time.Now, Log: slog.New(slog.NewJSONHandler(logs, nil)),
+		Assistants: &assistant.Service{Store: s, Now: time.Now},
+		Lines:      &line.Service{Store: s, Assistants: s, Now: time.Now},
+		Extra:      hooks.Routes(),
+	}
+	srv := httptest.NewServer(api.Handler())
+	t.Cleanup(srv.Close)
+	accts := &account.Service{Store: s, Now: time.Now}
+	a, key, err := accts.Create(ctx, "Acme", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, other, err := accts.Create(ctx, "Other", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &hookEnv{env: &env{t: t, srv: srv, store: s, key: key, acctID: a.ID, logs: logs}, worker: w, other: other}
+}
+
+func (h *hookEnv) receiver() string {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		h.mu.Lock()
+		h.received = append(h.received, r)
+		h.bodies = append(h.bodies, body)
+		h.mu.Unlock()
+	}))
+	h.t.Cleanup(srv.Close)
+	return srv.URL + "/hooks"
+}
+
+func (h *hookEnv) emit(typ string) callevent.Event {
+	h.t.Helper()
+	evt := callevent.Event{ID: ident.New("evt"), AccountID: h.acctID, Type: typ, CreatedAt: time.Now().UTC(),
+		Data: json.RawMessage(`{"call_id":"call_1"}`)}
+	ctx := context.Background()
+	tx, err := h.store.DB().BeginTx(ctx, nil)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	if err := sqlite.InsertEvents(ctx, tx, []callevent.Event{evt}); err != nil {
+		h.t.Fatal(err)
+	}
+	if err := tx.Commit(); err != nil {
+		h.t.Fatal(err)
+	}
+	return evt
+}
+
+func (h *hookEnv) deliver() {
+	h.t.Helper()
+	if _, err := h.worker.RunOnce(context.Background()); err != nil {
+		h.t.Fatal(err)
+	}
+}
+
+// last returns the last request the receiver got.
+func (h *hookEnv) last() (http.Header, []byte, int) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if len(h.received) == 0 {
+		return nil, nil, 0
+	}
+	return h.received[len(h.received)-1].Header, h.bodies[len(h.bodies)-1], len(h.received)
+}
+
+func TestWebhookEndpointsAndEventsOverHTTP(t *testing.T) {
+	h := newHookEnv(t)
+	url := h.receiver()
+	r := h.do("POST", "/v1/webhook_endpoints", `{"url":"`+url+`","events":["call.ended"],"description":"prod"}`)
+	if r.status != 201 {
+		t.Fatalf("create = %d %s", r.status, r.raw)
+	}
+	id, _ := r.body["id"].(string)
+	secret, _ := r.body["secret"].(string)
+	if !ident.Valid("whep", id) || !strings.HasPrefix(secret, "whsec_") || r.body["object"] != "webhook_endpoint" ||
+		r.body["status"] != "enabled" || r.body["url"] != url || r.body["description"] != "prod" {
+		t.Fatalf("create body = %s", r.raw)
+	}
+	if evs := r.body["events"].([]any); len(evs) != 1 || evs[0] != "call.ended" {
+		t.Errorf("events = %v", evs)
+	}
+	r = h.do("GET", "/v1/webhook_endpoints/"+id, "")
+	if r.status != 200 || r.body["id"] != id {
+		t.Fatalf("get = %d %s", r.status, r.raw)
+	}
+	if _, shown := r.body["secret"]; shown {
+		t.Errorf("GET shows the secret: %s", r.raw)
+	}
+	if r := h.do("GET", "/v1/webhook_endpoints", ""); r.status != 200 || len(r.body["data"].([]any)) != 1 || r.body["has_more"] != false {
+		t.Errorf("list = %d %s", r.status, r.raw)
+	}
+
+	// An event of the subscribed type arrives signed; another type does not.
+	evt := h.emit(callevent.TypeCallEnded)
+	h.emit(callevent.TypeCallAnswered)
+	h.deliver()
+	hdr, body, n := h.last()
+	if n != 1 {
+		t.Fatalf("receiver got %d requests, want 1", n)
+	}
+	if err := webhook.Verify(secret, hdr, body); err != nil {
+		t.Errorf("Verify = %v", err)
+	}
+	r = h.do("GET", "/v1/events?type=call.ended", "")
+	if r.status != 200 || len(r.body["data"].([]any)) != 1 || r.body["data"].([]any)[0].(map[string]any)["id"] != evt.ID {
+		t.Fatalf("list events = %d %s", r.status, r.raw)
+	}
+	if r := h.do("GET", "/v1/events", ""); len(r.body["data"].([]any)) != 2 {
+		t.Errorf("list all events = %s", r.raw)
+	}
+	r = h.do("GET", "/v1/events/"+evt.ID, "")
+	atts, _ := r.body["attempts"].([]any)
+	if r.status != 200 || r.body["type"] != "call.ended" || len(atts) != 1 {
+		t.Fatalf("get event = %d %s", r.status, r.raw)
+	}
+	if a := atts[0].(map[string]any); a["outcome"] != "succeeded" || a["status_code"] != 200.0 || a["endpoint_id"] != id || a["attempt"] != 1.0 {
+		t.Errorf("attempt = %v", a)
+	}
+
+	// Redeliver: same webhook-id, a second attempt logged.
+	r = h.do("POST", "/v1/events/"+evt.ID+"/redeliver", "")
+	if r.status != 202 {
+		t.Fatalf("redeliver = %d %s", r.status, r.raw)
+	}
+	h.deliver()
+	hdr2, _, n := h.last()
+	if n != 2 || hdr2.Get(webhook.HeaderID) != evt.ID || hdr.Get(webhook.HeaderID) != evt.ID {
+		t.Errorf("redelivery: %d requests, ids %q %q; want 2 and %s", n, hdr.Get(webhook.HeaderID), hdr2.Get(webhook.HeaderID), evt.ID)
+	}
+	if r := h.do("GET", "/v1/events/"+evt.ID, ""); len(r.body["attempts"].([]any)) != 2 {
+		t.Errorf("attempts after redeliver = %s", r.raw)
+	}
+
+	// Rotation: the new secret is shown once; both sign for now.
+	r = h.do("POST", "/v1/webhook_endpoints/"+id+"/rotate_secret", "")
+	newSecret, _ := r.body["secret"].(string)
+	if r.status != 200 || newSecret == secret || !strings.HasPrefix(newSecret, "whsec_") || r.body["previous_secret_expires_at"] == nil {
+		t.Fatalf("rotate = %d %s", r.status, r.raw)
+	}
+	h.do("POST", "/v1/events/"+evt.ID+"/redeliver", `{"endpoint_id":"`+id+`"}`)
+	h.deliver()
+	hdr3, body3, _ := h.last()
+	for _, s := range []string{secret, newSecret} {
+		if err := webhook.Verify(s, hdr3, body3); err != nil {
+			t.Errorf("after rotation, Verify with one of the two secrets = %v", err)
+		}
+	}
+
+	// Another account sees none of it.
+	for _, path := range []string{"/v1/webhook_endpoints/" + id, "/v1/events/" + evt.ID} {
+		if r := h.do("GET", path, "", "Authorization", "Bearer "+h.other); r.status != 404 || errCode(r) != "resource_not_found" {
+			t.Errorf("other account GET %s = %d %s", path, r.status, r.raw)
+		}
+	}
+	if r := h.do("GET", "/v1/events", "", "Authorization", "Bearer "+h.other); len(r.body["data"].([]any)) != 0 {
+		t.Errorf("other account lists events: %s", r.raw)
+	}
+
+	// Disabled endpoints are not redelivered to; enabling again works.
+	if r := h.do("PATCH", "/v1/webhook_endpoints/"+id, `{"status":"disabled"}`); r.status != 200 || r.body["status"] != "disabled" || r.body["disabled_reason"] != "customer" {
+		t.Errorf("disable = %d %s", r.status, r.raw)
+	}
+	if r := h.do("POST", "/v1/events/"+evt.ID+"/redeliver", ""); r.status != 409 || errCode(r) != "conflict" {
+		t.Errorf("redeliver with no enabled endpoint = %d %s", r.status, r.raw)
+	}
+	if r := h.do("PATCH", "/v1/webhook_endpoints/"+id, `{"status":"enabled","events":["*"]}`); r.status != 200 || r.body["disabled_reason"] != nil || r.body["events"].([]any)[0] != "*" {
+		t.Errorf("enable = %d %s", r.status, r.raw)
+	}
+
+	r = h.do("DELETE", "/v1/webhook_endpoints/"+id, "")
+	if r.status != 200 || r.body["deleted"] != true || r.body["id"] != id {
+		t.Errorf("delete = %d %s", r.status, r.raw)
+	}
+	if r := h.do("GET", "/v1/webhook_endpoints/"+id, ""); r.status != 404 {
+		t.Errorf("get after delete = %d", r.status)
+	}
+}
+
+func TestWebhookEndpointBadInput(t *testing.T) {
+	h := newHookEnv(t)
+	for _, tc := range []struct {
+		name, method, path, body, code, param string
+	}{
+		{"no url", "POST", "/v1/webhook_endpoints", `{}`, "parameter_missing", "url"},
+		{"ftp url", "POST", "/v1/webhook_endpoints", `{"url":"ftp://example.test/"}`, "parameter_invalid", "url"},
+		{"relative url", "POST", "/v1/webhook_endpoints", `{"url":"/hooks"}`, "parameter_invalid", "url"},
+		{"credentials in url", "POST", "/v1/webhook_endpoints", `{"url":"https://u:p@example.test/"}`, "parameter_invalid", "url"},
+		{"unknown event", "POST", "/v1/webhook_endpoints", `{"url":"https://example.test/","events":["call.bogus"]}`, "parameter_invalid", "events"},
+		{"empty events", "POST", "/v1/webhook_endpoints", `{"url":"https://example.test/","events":[]}`, "parameter_invalid", "events"},
+		{"star and more", "POST", "/v1/webhook_endpoints", `{"url":"https://example.test/","events":["*","call.ended"]}`, "parameter_invalid", "events"},
+		{"status on create", "POST", "/v1/webhook_endpoints", `{"url":"https://example.test/","status":"disabled"}`, "parameter_unknown", "status"},
+		{"unknown field", "POST", "/v1/webhook_endpoints", `{"url":"https://example.test/","secret":"whsec_x"}`, "parameter_unknown", "secret"},
+		{"bad status", "PATCH", "/v1/webhook_endpoints/" + ident.New("whep"), `{"status":"paused"}`, "parameter_invalid", "status"},
+		{"missing endpoint", "GET", "/v1/webhook_endpoints/" + ident.New("whep"), ``, "resource_not_found", "id"},
+		{"missing event", "GET", "/v1/events/" + ident.New("evt"), ``, "resource_not_found", "id"},
+		{"unknown type filter", "GET", "/v1/events?type=call.bogus", ``, "parameter_invalid", "type"},
+		{"bad cursor", "GET", "/v1/events?starting_after=whep_1", ``, "parameter_invalid", "starting_after"},
+		{"redeliver missing", "POST", "/v1/events/" + ident.New("evt") + "/redeliver", ``, "resource_not_found", "id"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := h.do(tc.method, tc.path, tc.body)
+			e, _ := r.body["error"].(map[string]any)
+			if errCode(r) != tc.code || e["param"] != tc.param {
+				t.Errorf("%s %s %s = %d %s, want %s (%s)", tc.method, tc.path, tc.body, r.status, r.raw, tc.code, tc.param)
+			}
+		})
+	}
+	if r := h.do("GET", "/v1/webhook_endpoints", ""); len(r.body["data"].([]any)) != 0 {
+		t.Errorf("bad input created endpoints: %s", r.raw)
+	}
+}
