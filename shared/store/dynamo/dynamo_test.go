@@ -2,14 +2,21 @@ package dynamo_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/bridgeline/bridgeline/events/callevent"
 	"github.com/bridgeline/bridgeline/shared/apierr"
 	"github.com/bridgeline/bridgeline/shared/ident"
+	"github.com/bridgeline/bridgeline/shared/listing"
 	"github.com/bridgeline/bridgeline/shared/store/dynamo"
 	"github.com/bridgeline/bridgeline/shared/store/dynamo/dynamolocal"
 	"github.com/bridgeline/bridgeline/shared/store/storetest"
@@ -94,4 +101,74 @@ func TestLogicalIDs(t *testing.T) {
 
 func TestWebhookConformance(t *testing.T) {
 	storetest.RunWebhooks(t, func(t *testing.T) storetest.WebhookStore { return newStore(t) })
+}
+
+// TestEventLog: events written through EventPut (as a store's transactions write them)
+// read back by id and list newest first, per account and type.
+func TestEventLog(t *testing.T) {
+	s := newStore(t)
+	ctx := context.Background()
+	acct := ident.New("acct")
+	now := time.Now().UTC().Truncate(time.Millisecond)
+	var ids []string
+	for i, typ := range []string{callevent.TypeCallAnswered, callevent.TypeCallEnded, callevent.TypeCallEnded} {
+		e := callevent.Event{ID: ident.New("evt"), AccountID: acct, Type: typ, CreatedAt: now.Add(time.Duration(i) * time.Second),
+			Data: json.RawMessage(`{"call_id":"call_1"}`)}
+		put, err := s.EventPut(e)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.Client().TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: []types.TransactWriteItem{put}}); err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, e.ID)
+	}
+	other := callevent.Event{ID: ident.New("evt"), AccountID: ident.New("acct"), Type: callevent.TypeCallEnded, CreatedAt: now, Data: json.RawMessage(`{}`)}
+	put, _ := s.EventPut(other)
+	if _, err := s.Client().TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: []types.TransactWriteItem{put}}); err != nil {
+		t.Fatal(err)
+	}
+
+	got, err := s.GetEvent(ctx, ids[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.AccountID != acct || got.Type != callevent.TypeCallAnswered || string(got.Data) != `{"call_id":"call_1"}` || !got.CreatedAt.Equal(now) {
+		t.Errorf("GetEvent = %+v", got)
+	}
+	if _, err := s.GetEvent(ctx, ident.New("evt")); !errors.Is(err, apierr.ErrNotFound) {
+		t.Errorf("GetEvent(unknown) = %v, want ErrNotFound", err)
+	}
+	list := func(typ string, q listing.Query) []string {
+		evts, err := s.ListEvents(ctx, acct, typ, q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, e := range evts {
+			out = append(out, e.ID)
+		}
+		return out
+	}
+	tests := []struct {
+		name string
+		typ  string
+		q    listing.Query
+		want []string
+	}{
+		{"all newest first", "", listing.Query{Limit: 10}, []string{ids[2], ids[1], ids[0]}},
+		{"limit fetches one more", "", listing.Query{Limit: 1}, []string{ids[2], ids[1]}},
+		{"starting after", "", listing.Query{Limit: 10, StartingAfter: ids[2]}, []string{ids[1], ids[0]}},
+		{"one type", callevent.TypeCallEnded, listing.Query{Limit: 10}, []string{ids[2], ids[1]}},
+	}
+	for _, tt := range tests {
+		if got := list(tt.typ, tt.q); fmt.Sprint(got) != fmt.Sprint(tt.want) {
+			t.Errorf("%s: ListEvents = %v, want %v", tt.name, got, tt.want)
+		}
+	}
+	// The same event id is written once.
+	dup, _ := s.EventPut(callevent.Event{ID: ids[0], AccountID: acct, Type: callevent.TypeCallEnded, CreatedAt: now, Data: json.RawMessage(`{}`)})
+	if _, err := s.Client().TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: []types.TransactWriteItem{dup}}); err == nil {
+		t.Error("writing an existing event id succeeded, want a failed condition")
+	}
 }

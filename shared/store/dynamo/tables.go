@@ -29,12 +29,16 @@ const (
 	Idempotency Table = "idempotency"  // Idempotency-Key records by (account, key), TTL 24 h
 
 	WebhookEndpoints Table = "webhook_endpoints" // by id; by account, newest first
-	DeliveryAttempts Table = "delivery_attempts" // the attempt log by (event, start time)
+	Events           Table = "events"            // the event log by id; by account (and type), newest first; streamed to EventBridge
+	WebhookAttempts  Table = "webhook_attempts"  // delivery attempts by (event, attempt id)
 )
+
+// Retention is how long the event log and its delivery attempts are kept (TTL).
+const Retention = 30 * 24 * time.Hour
 
 // AllTables lists every table in a stable order.
 var AllTables = []Table{Accounts, APIKeys, Assistants, Versions, Lines, LineHandles, Idempotency,
-	WebhookEndpoints, DeliveryAttempts}
+	WebhookEndpoints, Events, WebhookAttempts}
 
 // EnvVar is the environment variable that names the table in a function's configuration
 // (TABLE_ASSISTANTS, ...).
@@ -102,6 +106,9 @@ type Definition struct {
 	Indexes   []Index
 	// TTLAttribute, when set, holds the epoch second after which DynamoDB may delete the item.
 	TTLAttribute string
+	// Stream turns on the table's stream (new images): the events table's stream feeds
+	// the relay that puts events on EventBridge.
+	Stream bool
 }
 
 var idAttr = Attribute{"id", types.ScalarAttributeTypeS}
@@ -128,7 +135,11 @@ var Definitions = []Definition{
 	{Table: WebhookEndpoints, Partition: idAttr, Indexes: []Index{
 		{Name: "by_account", Partition: strAttr("account_id"), Sort: &idAttr},
 	}},
-	{Table: DeliveryAttempts, Partition: strAttr("event_id"), Sort: &Attribute{"attempt", types.ScalarAttributeTypeS}},
+	{Table: Events, Partition: idAttr, Stream: true, TTLAttribute: "ttl", Indexes: []Index{
+		{Name: "by_account", Partition: strAttr("account_id"), Sort: &idAttr},
+		{Name: "by_account_type", Partition: strAttr("account_type"), Sort: &idAttr},
+	}},
+	{Table: WebhookAttempts, Partition: strAttr("event_id"), Sort: &idAttr, TTLAttribute: "ttl"},
 }
 
 // DefinitionOf returns a table's definition.
@@ -158,6 +169,11 @@ func (d Definition) CreateTableInput(name string) *dynamodb.CreateTableInput {
 		TableName:   aws.String(name),
 		BillingMode: types.BillingModePayPerRequest,
 		KeySchema:   keySchema(d.Partition, d.Sort),
+	}
+	if d.Stream {
+		in.StreamSpecification = &types.StreamSpecification{
+			StreamEnabled: aws.Bool(true), StreamViewType: types.StreamViewTypeNewImage,
+		}
 	}
 	for _, ix := range d.Indexes {
 		in.GlobalSecondaryIndexes = append(in.GlobalSecondaryIndexes, types.GlobalSecondaryIndex{

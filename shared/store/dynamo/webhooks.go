@@ -97,21 +97,16 @@ func (s *Store) DeleteWebhookEndpoint(ctx context.Context, id string) error {
 	return nil
 }
 
-// attemptSortKey orders an event's attempts by start time; the id keeps two attempts
-// started in the same instant apart and makes logging the same attempt again a no-op.
-func attemptSortKey(a delivery.Attempt) types.AttributeValue {
-	return str(a.StartedAt.UTC().Format(timeLayout) + "#" + a.ID)
-}
-
 // RecordDeliveryAttempt logs an attempt once: the first write of an attempt id wins.
+// Attempt ids sort by creation time, so an event's attempts read back oldest first.
 func (s *Store) RecordDeliveryAttempt(ctx context.Context, a delivery.Attempt) error {
-	name, err := s.table(DeliveryAttempts)
+	name, err := s.table(WebhookAttempts)
 	if err != nil {
 		return err
 	}
 	_, err = s.db.PutItem(ctx, &dynamodb.PutItemInput{
 		TableName:           name,
-		Item:                docItem(a, item{"event_id": str(a.EventID), "attempt": attemptSortKey(a), "id": str(a.ID)}),
+		Item:                docItem(a, item{"event_id": str(a.EventID), "id": str(a.ID), "ttl": num(a.StartedAt.Add(Retention).Unix())}),
 		ConditionExpression: aws.String("attribute_not_exists(event_id)"),
 	})
 	var ccf *types.ConditionalCheckFailedException
@@ -123,7 +118,7 @@ func (s *Store) RecordDeliveryAttempt(ctx context.Context, a delivery.Attempt) e
 
 // ListDeliveryAttempts returns an event's attempts, oldest first.
 func (s *Store) ListDeliveryAttempts(ctx context.Context, eventID string) ([]delivery.Attempt, error) {
-	name, err := s.table(DeliveryAttempts)
+	name, err := s.table(WebhookAttempts)
 	if err != nil {
 		return nil, err
 	}
