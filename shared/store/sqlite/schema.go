@@ -70,7 +70,8 @@ CREATE TABLE events (
 );
 CREATE INDEX events_by_account ON events (account_id, id);
 `},
-	{"0002_webhooks", webhooksSchema}, // webhooks.go
+	{"0002_webhooks", webhooksSchema},        // webhooks.go
+	{"0003_call_decisions", decisionsSchema}, // decisions.go
 }
 
 func (s *Store) migrate(ctx context.Context) error {

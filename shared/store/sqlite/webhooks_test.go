@@ -5,12 +5,24 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/bridgeline/bridgeline/events/decision"
 	"github.com/bridgeline/bridgeline/shared/store/sqlite"
 	"github.com/bridgeline/bridgeline/shared/store/storetest"
 )
 
 func TestWebhookConformance(t *testing.T) {
 	storetest.RunWebhooks(t, func(t *testing.T) storetest.WebhookStore {
+		s, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "test.db"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { s.Close() })
+		return s
+	})
+}
+
+func TestDecisionConformance(t *testing.T) {
+	storetest.RunDecisions(t, func(t *testing.T) decision.Store {
 		s, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "test.db"))
 		if err != nil {
 			t.Fatal(err)

@@ -1,0 +1,276 @@
+// Package decision runs the customer_decides flow of an inbound call: it posts
+// call.incoming, signed, to the account's endpoints subscribed to it, with the line's
+// decision timeout as the deadline, and records the first answer, whether it comes in a
+// webhook response body ({"action": "accept"|"decline"}) or through
+// POST /v1/calls/{id}/answer. With no answer by the deadline the decision is "timeout".
+//
+// The first answer wins because the store records a decision only while none is recorded
+// (a conditional write), so the webhook path and the API path, even in different
+// processes, cannot both win. What happens to the call afterwards (bridging, rejecting,
+// handing to the assistant) is the caller's.
+package decision
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/bridgeline/bridgeline/events/callevent"
+	"github.com/bridgeline/bridgeline/events/delivery"
+	"github.com/bridgeline/bridgeline/shared/apierr"
+	"github.com/bridgeline/bridgeline/shared/ident"
+	"github.com/bridgeline/bridgeline/shared/webhookendpoint"
+)
+
+// Decisions, as the call record's `decision` shows them.
+const (
+	Accept  = callevent.ActionAccept
+	Decline = callevent.ActionDecline
+	Timeout = "timeout"
+)
+
+// Sources, as the call record's `decision_source` shows them.
+const (
+	SourceWebhook = "webhook_response"
+	SourceAPI     = "api"
+)
+
+// Record is one inbound call's decision: pending (Decision "") while the call rings.
+// Session is the payload returned to an API accept.
+type Record struct {
+	CallID    string            `json:"call_id"`
+	AccountID string            `json:"account_id"`
+	LineID    string            `json:"line_id"`
+	EventID   string            `json:"event_id"`
+	AnswerBy  time.Time         `json:"answer_by"`
+	Session   callevent.Session `json:"session"`
+	Decision  string            `json:"decision"`
+	Source    string            `json:"source"`
+	DecidedAt time.Time         `json:"decided_at"`
+	CreatedAt time.Time         `json:"created_at"`
+}
+
+// Store keeps decisions.
+//
+// Errors: CreateDecision returns apierr.ErrConflict when the call has one; GetDecision
+// returns apierr.ErrNotFound. Decide records decision and source only while the call's
+// decision is "" and returns the record as it stands afterwards with won=true when this
+// call recorded it; apierr.ErrNotFound when there is no record.
+type Store interface {
+	CreateDecision(ctx context.Context, r Record) error
+	GetDecision(ctx context.Context, callID string) (Record, error)
+	Decide(ctx context.Context, callID, decision, source string, at time.Time) (r Record, won bool, err error)
+}
+
+// EventLog is where call.incoming and its attempts are logged, so GET /v1/events shows
+// them like every other event.
+type EventLog interface {
+	RecordEvent(ctx context.Context, evt callevent.Event) error
+	RecordDeliveryAttempt(ctx context.Context, a delivery.Attempt) error
+}
+
+// Subscribers finds the endpoints call.incoming goes to: *webhookendpoint.Service.
+type Subscribers interface {
+	Subscribed(ctx context.Context, accountID, typ string) ([]webhookendpoint.Endpoint, error)
+}
+
+// Incoming is a ringing call on a customer_decides line.
+type Incoming struct {
+	AccountID string
+	CallID    string
+	LineID    string
+	From      string
+	To        string
+	Media     string
+	// Timeout is the line's decision_timeout_seconds.
+	Timeout time.Duration
+	Session callevent.Session
+}
+
+// Asker posts call.incoming and waits for the decision. Its Deliverer's client should
+// have no Timeout of its own: the line's decision timeout bounds each request.
+type Asker struct {
+	Store       Store
+	Events      EventLog
+	Subscribers Subscribers
+	Deliverer   *delivery.Deliverer
+	Logger      *slog.Logger
+	// Poll is how often Ask looks for an API answer in the store (default 50 ms).
+	Poll time.Duration
+	Now  func() time.Time
+}
+
+// Ask asks the customer and returns the decision once it is made: the first answer, or
+// Timeout at the deadline. With no endpoint subscribed to call.incoming nobody can be
+// asked, and the decision is Timeout at once.
+func (a *Asker) Ask(ctx context.Context, in Incoming) (Record, error) {
+	now := a.now()
+	r := Record{CallID: in.CallID, AccountID: in.AccountID, LineID: in.LineID, EventID: ident.New("evt"),
+		AnswerBy: now.Add(in.Timeout).Truncate(time.Millisecond), Session: in.Session, CreatedAt: now}
+	data, err := json.Marshal(callevent.CallIncoming{CallID: in.CallID, LineID: in.LineID, From: in.From, To: in.To,
+		Media: in.Media, AnswerBy: r.AnswerBy, Session: in.Session})
+	if err != nil {
+		return Record{}, err
+	}
+	evt := callevent.Event{ID: r.EventID, AccountID: in.AccountID, Type: callevent.TypeCallIncoming, CreatedAt: now, Data: data}
+	if err := a.Store.CreateDecision(ctx, r); err != nil {
+		return Record{}, fmt.Errorf("create decision for %s: %w", in.CallID, err)
+	}
+	if err := a.Events.RecordEvent(ctx, evt); err != nil {
+		return Record{}, fmt.Errorf("log call.incoming for %s: %w", in.CallID, err)
+	}
+	eps, err := a.Subscribers.Subscribed(ctx, in.AccountID, callevent.TypeCallIncoming)
+	if err != nil {
+		return Record{}, err
+	}
+	if len(eps) == 0 {
+		return a.decide(ctx, in.CallID, Timeout, "")
+	}
+	body, err := delivery.Body(evt)
+	if err != nil {
+		return Record{}, err
+	}
+	askCtx, cancel := context.WithDeadline(ctx, r.AnswerBy)
+	defer cancel()
+	answered := make(chan struct{}, 1)
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	for _, ep := range eps {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if a.post(askCtx, in.CallID, ep, evt, body) {
+				select {
+				case answered <- struct{}{}:
+				default:
+				}
+			}
+		}()
+	}
+	poll := a.Poll
+	if poll <= 0 {
+		poll = 50 * time.Millisecond
+	}
+	tick := time.NewTicker(poll)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return Record{}, ctx.Err()
+		case <-askCtx.Done():
+			// The deadline: Timeout, unless an answer got in first.
+			cancel()
+			return a.decide(context.WithoutCancel(ctx), in.CallID, Timeout, "")
+		case <-answered:
+		case <-tick.C:
+		}
+		got, err := a.Store.GetDecision(ctx, in.CallID)
+		if err != nil {
+			return Record{}, err
+		}
+		if got.Decision != "" {
+			return got, nil
+		}
+	}
+}
+
+// post sends call.incoming to one endpoint, logs the attempt and records an answer found
+// in the response body. It reports whether it recorded the decision.
+func (a *Asker) post(ctx context.Context, callID string, ep webhookendpoint.Endpoint, evt callevent.Event, body []byte) bool {
+	att, _, respBody := a.Deliverer.Post(ctx, ep, evt.ID, body)
+	att.EventID, att.AccountID, att.Number = evt.ID, evt.AccountID, 1
+	var won bool
+	if att.Outcome == delivery.OutcomeSucceeded {
+		var ans callevent.Answer
+		switch err := json.Unmarshal(respBody, &ans); {
+		case len(respBody) == 0:
+			// Acknowledged without an answer: the customer answers through the API.
+		case err != nil || (ans.Action != Accept && ans.Action != Decline):
+			att.Error = `response body is not {"action": "accept"} or {"action": "decline"}; waiting for an API answer`
+		default:
+			r, w, err := a.Store.Decide(context.WithoutCancel(ctx), callID, ans.Action, SourceWebhook, a.now())
+			if err != nil {
+				a.logger().Error("record webhook answer", "event_id", evt.ID, "err", err)
+			}
+			won = w
+			if !w && err == nil && r.Decision != ans.Action {
+				att.Error = fmt.Sprintf("answer %q came after the call was decided (%s)", ans.Action, r.Decision)
+			}
+		}
+	}
+	if att.Outcome == delivery.OutcomeGone {
+		if err := a.Deliverer.Endpoints.Disable(context.WithoutCancel(ctx), ep.AccountID, ep.ID, webhookendpoint.DisabledGone); err != nil {
+			a.logger().Error("disable endpoint after 410", "endpoint_id", ep.ID, "err", err)
+		}
+	}
+	if err := a.Events.RecordDeliveryAttempt(context.WithoutCancel(ctx), att); err != nil {
+		a.logger().Error("log call.incoming attempt", "event_id", evt.ID, "err", err)
+	}
+	return won
+}
+
+// decide records a decision and returns the record as it stands.
+func (a *Asker) decide(ctx context.Context, callID, decision, source string) (Record, error) {
+	r, _, err := a.Store.Decide(ctx, callID, decision, source, a.now())
+	if err != nil {
+		return Record{}, fmt.Errorf("decide %s: %w", callID, err)
+	}
+	return r, nil
+}
+
+// Answer is the API path: POST /v1/calls/{id}/answer. It returns the record after the
+// answer; an answer that repeats the recorded one is accepted again (a retried request).
+//
+// Errors: apierr resource_not_found for a call that is not the account's customer_decides
+// call; call_already_answered when a different answer was recorded first;
+// call_not_answerable when the deadline passed unanswered.
+func Answer(ctx context.Context, s Store, accountID, callID, action string, now time.Time) (Record, error) {
+	if action != Accept && action != Decline {
+		if action == "" {
+			return Record{}, apierr.Missing("action")
+		}
+		return Record{}, apierr.Invalid("action", "action must be accept or decline")
+	}
+	r, err := s.GetDecision(ctx, callID)
+	if errors.Is(err, apierr.ErrNotFound) || (err == nil && r.AccountID != accountID) {
+		return Record{}, apierr.NotFound("call", callID)
+	}
+	if err != nil {
+		return Record{}, err
+	}
+	if r.Decision == "" && now.After(r.AnswerBy) {
+		return Record{}, apierr.New(apierr.CodeCallNotAnswerable, "the call's answer_by has passed")
+	}
+	if r.Decision == "" {
+		r, _, err = s.Decide(ctx, callID, action, SourceAPI, now)
+		if err != nil {
+			return Record{}, fmt.Errorf("decide %s: %w", callID, err)
+		}
+	}
+	switch r.Decision {
+	case action:
+		return r, nil
+	case Timeout:
+		return r, apierr.New(apierr.CodeCallNotAnswerable, "the call was not answered by answer_by and is no longer ringing")
+	default:
+		return r, apierr.New(apierr.CodeCallAlreadyAnswered, fmt.Sprintf("the call was already answered: %s", r.Decision))
+	}
+}
+
+func (a *Asker) now() time.Time {
+	if a.Now != nil {
+		return a.Now().UTC()
+	}
+	return time.Now().UTC()
+}
+
+func (a *Asker) logger() *slog.Logger {
+	if a.Logger != nil {
+		return a.Logger
+	}
+	return slog.Default()
+}
