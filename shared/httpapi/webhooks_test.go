@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/bridgeline/bridgeline/events/callevent"
+	"github.com/bridgeline/bridgeline/events/decision"
 	"github.com/bridgeline/bridgeline/events/delivery"
 	"github.com/bridgeline/bridgeline/events/webhook"
 	"github.com/bridgeline/bridgeline/shared/account"
@@ -53,7 +54,7 @@ func newHookEnv(t *testing.T) *hookEnv {
 		Accounts: s, Idempotency: s, Now: time.Now, Log: slog.New(slog.NewJSONHandler(logs, nil)),
 		Assistants: &assistant.Service{Store: s, Now: time.Now},
 		Lines:      &line.Service{Store: s, Assistants: s, Now: time.Now},
-		Extra:      hooks.Routes(),
+		Extra:      append(hooks.Routes(), (&httpapi.CallAnswers{Decisions: s}).Routes()...),
 	}
 	srv := httptest.NewServer(api.Handler())
 	t.Cleanup(srv.Close)
@@ -260,5 +261,68 @@ func TestWebhookEndpointBadInput(t *testing.T) {
 	}
 	if r := h.do("GET", "/v1/webhook_endpoints", ""); len(r.body["data"].([]any)) != 0 {
 		t.Errorf("bad input created endpoints: %s", r.raw)
+	}
+}
+
+// customer_decides over HTTP: call.incoming is acknowledged without an answer, then
+// POST /v1/calls/{id}/answer decides; a different second answer is 409.
+func TestAnswerCallOverHTTP(t *testing.T) {
+	h := newHookEnv(t)
+	url := h.receiver() // acknowledges with 200 and no body
+	if r := h.do("POST", "/v1/webhook_endpoints", `{"url":"`+url+`","events":["call.incoming"]}`); r.status != 201 {
+		t.Fatalf("create endpoint = %d %s", r.status, r.raw)
+	}
+	eps := &webhookendpoint.Service{Store: h.store}
+	asker := &decision.Asker{Store: h.store, Events: h.store, Subscribers: eps, Deliverer: &delivery.Deliverer{Endpoints: eps}}
+	callID := ident.New("call")
+	in := decision.Incoming{AccountID: h.acctID, CallID: callID, LineID: ident.New("line"), From: "sim:bob", To: "+15550100001",
+		Media: "video", Timeout: 10 * time.Second, Session: callevent.Session{SessionID: ident.New("ses"), CallID: callID,
+			RTCURL: "ws://127.0.0.1:7880", ParticipantToken: "jwt", ExpiresAt: time.Now().Add(10 * time.Minute)}}
+	done := make(chan decision.Record, 1)
+	go func() {
+		r, err := asker.Ask(context.Background(), in)
+		if err != nil {
+			t.Error(err)
+		}
+		done <- r
+	}()
+	deadline := time.Now().Add(5 * time.Second)
+	for _, _, n := h.last(); n == 0; _, _, n = h.last() {
+		if time.Now().After(deadline) {
+			t.Fatal("call.incoming never arrived")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if r := h.do("POST", "/v1/calls/"+ident.New("call")+"/answer", `{"action":"accept"}`); r.status != 404 {
+		t.Errorf("answer unknown call = %d %s", r.status, r.raw)
+	}
+	if r := h.do("POST", "/v1/calls/"+callID+"/answer", `{"action":"accept"}`, "Authorization", "Bearer "+h.other); r.status != 404 {
+		t.Errorf("answer from another account = %d %s", r.status, r.raw)
+	}
+	if r := h.do("POST", "/v1/calls/"+callID+"/answer", `{}`); r.status != 400 || errCode(r) != "parameter_missing" {
+		t.Errorf("answer without action = %d %s", r.status, r.raw)
+	}
+	r := h.do("POST", "/v1/calls/"+callID+"/answer", `{"action":"accept"}`)
+	if r.status != 201 || r.body["participant_token"] != "jwt" || r.body["call_id"] != callID || r.body["rtc_url"] != "ws://127.0.0.1:7880" {
+		t.Fatalf("accept = %d %s", r.status, r.raw)
+	}
+	rec := <-done
+	if rec.Decision != "accept" || rec.Source != "api" {
+		t.Errorf("Ask returned %s from %s, want accept from api", rec.Decision, rec.Source)
+	}
+	if r := h.do("POST", "/v1/calls/"+callID+"/answer", `{"action":"decline"}`); r.status != 409 || errCode(r) != "call_already_answered" {
+		t.Errorf("second, different answer = %d %s", r.status, r.raw)
+	}
+	if r := h.do("POST", "/v1/calls/"+callID+"/answer", `{"action":"accept"}`); r.status != 201 {
+		t.Errorf("repeated accept = %d %s", r.status, r.raw)
+	}
+	// call.incoming is in the event log with its attempt.
+	r = h.do("GET", "/v1/events?type=call.incoming", "")
+	if len(r.body["data"].([]any)) != 1 {
+		t.Fatalf("events = %s", r.raw)
+	}
+	id := r.body["data"].([]any)[0].(map[string]any)["id"].(string)
+	if r := h.do("POST", "/v1/events/"+id+"/redeliver", ""); r.status != 409 {
+		t.Errorf("redeliver call.incoming = %d %s", r.status, r.raw)
 	}
 }
