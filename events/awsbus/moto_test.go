@@ -93,15 +93,17 @@ type infra struct {
 
 func createInfra(t *testing.T, ctx context.Context, c awsClients) infra {
 	t.Helper()
+	tpl := readDeliveryTemplate(t)
 	dlq, err := c.sqs.CreateQueue(ctx, &sqs.CreateQueueInput{QueueName: aws.String("bridgeline-webhook-dlq"),
-		Attributes: map[string]string{"MessageRetentionPeriod": "1209600"}})
+		Attributes: map[string]string{"MessageRetentionPeriod": tpl.DLQRetentionPeriod}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	dlqARN := queueARN(t, ctx, c, *dlq.QueueUrl)
-	redrive, _ := json.Marshal(map[string]any{"deadLetterTargetArn": dlqARN, "maxReceiveCount": 5})
+	redrive, _ := json.Marshal(map[string]any{"deadLetterTargetArn": dlqARN, "maxReceiveCount": tpl.MaxReceiveCount})
 	q, err := c.sqs.CreateQueue(ctx, &sqs.CreateQueueInput{QueueName: aws.String("bridgeline-webhook-deliver"),
-		Attributes: map[string]string{"VisibilityTimeout": "120", "RedrivePolicy": string(redrive)}})
+		Attributes: map[string]string{"VisibilityTimeout": tpl.VisibilityTimeout, "MessageRetentionPeriod": tpl.RetentionPeriod,
+			"RedrivePolicy": string(redrive)}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -110,7 +112,7 @@ func createInfra(t *testing.T, ctx context.Context, c awsClients) infra {
 		t.Fatal(err)
 	}
 	if _, err := c.eb.PutRule(ctx, &eventbridge.PutRuleInput{Name: aws.String("bridgeline-webhook-deliver"),
-		EventBusName: aws.String(bus), EventPattern: aws.String(awsbus.RulePattern), State: ebtypes.RuleStateEnabled}); err != nil {
+		EventBusName: aws.String(bus), EventPattern: aws.String(tpl.RulePattern), State: ebtypes.RuleStateEnabled}); err != nil {
 		t.Fatal(err)
 	}
 	out, err := c.eb.PutTargets(ctx, &eventbridge.PutTargetsInput{Rule: aws.String("bridgeline-webhook-deliver"),
