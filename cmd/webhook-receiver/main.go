@@ -1,0 +1,70 @@
+// Command webhook-receiver is a customer's webhook endpoint for trying Bridgeline
+// locally: it verifies every request with events/webhook.Verify, prints the event, and
+// answers call.incoming with -answer (accept, decline, or nothing: answer through the API).
+//
+//	BRIDGELINE_WEBHOOK_SECRET=whsec_... go run ./cmd/webhook-receiver -addr 127.0.0.1:9000 -answer accept
+package main
+
+import (
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"log"
+	"net/http"
+	"os"
+	"strings"
+	"sync"
+
+	"github.com/bridgeline/bridgeline/events/webhook"
+)
+
+func main() {
+	addr := flag.String("addr", "127.0.0.1:9000", "listen address")
+	answer := flag.String("answer", "", `answer to call.incoming: "accept", "decline" or "" (none)`)
+	flag.Parse()
+	secrets := strings.Fields(strings.ReplaceAll(os.Getenv("BRIDGELINE_WEBHOOK_SECRET"), ",", " "))
+	if len(secrets) == 0 {
+		log.Fatal("webhook-receiver: set BRIDGELINE_WEBHOOK_SECRET to the endpoint's secret (two, comma-separated, while rotating)")
+	}
+	if *answer != "" && *answer != "accept" && *answer != "decline" {
+		log.Fatal(`webhook-receiver: -answer must be "accept", "decline" or ""`)
+	}
+	v := webhook.Verifier{Secrets: secrets}
+	var mu sync.Mutex
+	seen := map[string]bool{} // webhook-ids processed: retries and redeliveries repeat them
+	mux := http.NewServeMux()
+	mux.HandleFunc("POST /", func(w http.ResponseWriter, r *http.Request) {
+		body, err := io.ReadAll(io.LimitReader(r.Body, 1<<20))
+		if err != nil {
+			http.Error(w, "read", http.StatusBadRequest)
+			return
+		}
+		if err := v.Verify(r.Header, body); err != nil {
+			fmt.Printf("REJECTED %s: %v\n", r.Header.Get(webhook.HeaderID), err)
+			http.Error(w, "bad signature", http.StatusBadRequest)
+			return
+		}
+		var evt struct {
+			ID   string `json:"id"`
+			Type string `json:"type"`
+		}
+		json.Unmarshal(body, &evt)
+		dup := ""
+		mu.Lock()
+		if seen[evt.ID] {
+			dup = " (again: already processed)"
+		}
+		seen[evt.ID] = true
+		mu.Unlock()
+		fmt.Printf("verified %s %s%s\n%s\n", evt.Type, evt.ID, dup, body)
+		if evt.Type == "call.incoming" && *answer != "" {
+			w.Header().Set("Content-Type", "application/json")
+			fmt.Fprintf(w, `{"action":%q}`, *answer)
+			return
+		}
+		w.WriteHeader(http.StatusNoContent)
+	})
+	fmt.Printf("webhook-receiver: listening on http://%s/\n", *addr)
+	log.Fatal(http.ListenAndServe(*addr, mux))
+}
