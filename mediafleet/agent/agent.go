@@ -36,9 +36,9 @@ type Job struct {
 	Assigned time.Time
 }
 
-// Handler runs one job. ctx is cancelled when LiveKit terminates the job (the room was
-// deleted or the job was cancelled) or the worker is stopped without draining; the
-// handler then leaves the room and returns. A nil error ends the job as a success.
+// Handler runs one job. ctx is cancelled when LiveKit terminates the job (cause
+// ErrJobTerminated) or the worker is stopped without draining (cause ErrWorkerStopped);
+// the handler then leaves the room and returns. A nil error ends the job as a success.
 type Handler func(ctx context.Context, job Job) error
 
 // Config configures a Worker.
@@ -86,6 +86,12 @@ func (c *Config) defaults() error {
 	return nil
 }
 
+// Causes of a job context's cancellation (context.Cause).
+var (
+	ErrJobTerminated = errors.New("agent: job terminated by LiveKit")
+	ErrWorkerStopped = errors.New("agent: worker stopped")
+)
+
 // offerTimeout bounds how long a slot stays reserved for an offer we accepted but whose
 // assignment has not arrived (livekit-server gives up after 10 s).
 const offerTimeout = 15 * time.Second
@@ -101,7 +107,7 @@ type Worker struct {
 	workerID   string
 	draining   bool
 	reserved   map[string]time.Time // job id -> when the offer was accepted
-	running    map[string]context.CancelFunc
+	running    map[string]context.CancelCauseFunc
 	registered chan struct{} // closed on the first registration
 	idle       chan struct{} // closed (and replaced) when draining and nothing runs
 
@@ -122,7 +128,7 @@ func New(cfg Config, h Handler, log *slog.Logger) (*Worker, error) {
 		handler:    h,
 		log:        log.With("component", "agent"),
 		reserved:   map[string]time.Time{},
-		running:    map[string]context.CancelFunc{},
+		running:    map[string]context.CancelCauseFunc{},
 		registered: make(chan struct{}),
 		idle:       make(chan struct{}),
 	}, nil
@@ -230,7 +236,7 @@ func (w *Worker) cancelAll() {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	for _, c := range w.running {
-		c()
+		c(ErrWorkerStopped)
 	}
 }
 
@@ -505,7 +511,7 @@ func (w *Worker) assign(ctx context.Context, a *livekit.JobAssignment) {
 	if !ok {
 		offered = time.Now()
 	}
-	jobCtx, cancel := context.WithCancel(ctx)
+	jobCtx, cancel := context.WithCancelCause(ctx)
 	w.running[job.Id] = cancel
 	w.mu.Unlock()
 
@@ -534,7 +540,7 @@ func (w *Worker) assign(ctx context.Context, a *livekit.JobAssignment) {
 	w.wg.Add(1)
 	go func() {
 		defer w.wg.Done()
-		defer cancel()
+		defer cancel(nil)
 		err := w.runJob(jobCtx, j)
 		update := &livekit.UpdateJobStatus{JobId: j.ID, Status: livekit.JobStatus_JS_SUCCESS}
 		if err != nil {
@@ -568,6 +574,6 @@ func (w *Worker) terminate(jobID string) {
 	w.mu.Unlock()
 	if cancel != nil {
 		w.log.Info("job terminated by server", "job_id", jobID)
-		cancel()
+		cancel(ErrJobTerminated)
 	}
 }

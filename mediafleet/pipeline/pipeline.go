@@ -1,0 +1,497 @@
+// Package pipeline runs one assistant-handled call inside a persona worker. It joins the
+// room LiveKit dispatched the job for, shows the branded connecting screen at once,
+// verifies media both ways (decodable audio from the caller; the caller subscribed to
+// every track we publish), then switches to the avatar and speaks the greeting, hands the
+// call to a Conversation, and reports each step and the end to the control plane.
+package pipeline
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/livekit/protocol/livekit"
+	lksdk "github.com/livekit/server-sdk-go/v2"
+	"github.com/pion/rtcp"
+	"github.com/pion/webrtc/v4"
+	"github.com/pion/webrtc/v4/pkg/media"
+
+	"github.com/bridgeline/bridgeline/mediafleet/agent"
+	"github.com/bridgeline/bridgeline/mediafleet/avatar"
+	"github.com/bridgeline/bridgeline/mediafleet/resample"
+	"github.com/bridgeline/bridgeline/mediafleet/tts"
+	"github.com/bridgeline/bridgeline/mediafleet/vp8"
+	"github.com/bridgeline/bridgeline/shared/persona"
+)
+
+// End reasons a worker reports (persona.Report.EndReason).
+const (
+	EndCallerHangup    = "caller_hangup"    // the caller left the room
+	EndAssistantHangup = "assistant_hangup" // the conversation finished the call
+	EndMediaFailed     = "media_failed"     // media was not verified within the bound
+	EndRoomClosed      = "room_closed"      // the room went away (deleted by the control plane)
+	EndTerminated      = "terminated"       // LiveKit terminated the job
+	EndWorkerShutdown  = "worker_shutdown"  // the worker stopped before the call ended
+	EndError           = "error"            // the worker could not run the call
+)
+
+// Reporter delivers reports to the control plane (report.Client does).
+type Reporter interface {
+	Send(ctx context.Context, r persona.Report) error
+}
+
+// Config is what every call of a worker shares.
+type Config struct {
+	Width, Height int // video frame size; default 640x360
+	FPS           int // default 15
+	VideoKbps     int // default 500
+	// VerifyTimeout bounds the time from joining the room to verified media; past it the
+	// call ends with media_failed. Default 10 s.
+	VerifyTimeout time.Duration
+	Voices        tts.Voices
+	// Conversation runs after the greeting; default Listen (hold the line until the call
+	// ends).
+	Conversation Conversation
+	Reporter     Reporter
+	Log          *slog.Logger
+}
+
+// Runner runs calls.
+type Runner struct {
+	cfg Config
+}
+
+// New validates cfg and fills its defaults.
+func New(cfg Config) (*Runner, error) {
+	if cfg.Width == 0 && cfg.Height == 0 {
+		cfg.Width, cfg.Height = 640, 360
+	}
+	if cfg.Width <= 0 || cfg.Height <= 0 || cfg.Width%2 != 0 || cfg.Height%2 != 0 {
+		return nil, fmt.Errorf("pipeline: video size %dx%d must be positive and even", cfg.Width, cfg.Height)
+	}
+	if cfg.FPS <= 0 {
+		cfg.FPS = 15
+	}
+	if cfg.VideoKbps <= 0 {
+		cfg.VideoKbps = 500
+	}
+	if cfg.VerifyTimeout <= 0 {
+		cfg.VerifyTimeout = 10 * time.Second
+	}
+	if cfg.Voices == nil {
+		return nil, errors.New("pipeline: Voices is required")
+	}
+	if cfg.Reporter == nil {
+		return nil, errors.New("pipeline: Reporter is required")
+	}
+	if cfg.Conversation == nil {
+		cfg.Conversation = Listen{}
+	}
+	if cfg.Log == nil {
+		cfg.Log = slog.Default()
+	}
+	return &Runner{cfg: cfg}, nil
+}
+
+// Run runs one call until it ends and returns the ended report it sent. The error is
+// non-nil only when the worker failed the call (end reason "error").
+func (r *Runner) Run(ctx context.Context, lk agent.Job, job persona.Job) (persona.Report, error) {
+	c := newCall(r, lk, job)
+	reason, err := c.run(ctx)
+	return c.finish(ctx, reason), err
+}
+
+// call is one running call.
+type call struct {
+	r        *Runner
+	lk       agent.Job
+	job      persona.Job
+	log      *slog.Logger
+	answered time.Time
+	video    bool
+
+	endOnce sync.Once
+	ended   chan string
+
+	reports     chan persona.Report
+	reportsDone chan struct{}
+
+	speaker  *speaker
+	painter  *painter
+	listener *listener
+	room     *lksdk.Room
+	loops    sync.WaitGroup
+	stop     context.CancelFunc
+
+	mu         sync.Mutex
+	metrics    persona.Metrics
+	transcript []persona.Turn
+	ours       map[string]bool // sids of the tracks we published
+	subscribed map[string]bool // sids the server said someone subscribed to
+	subsOK     chan struct{}
+	subsOnce   sync.Once
+	greeting   *utterance
+	finished   bool // no media loop starts after finish began
+}
+
+func newCall(r *Runner, lk agent.Job, job persona.Job) *call {
+	answered := job.AnsweredAt
+	if answered.IsZero() {
+		answered = lk.Offered
+	}
+	c := &call{
+		r: r, lk: lk, job: job, answered: answered,
+		log:         r.cfg.Log.With("call_id", job.CallID, "room", lk.Room, "job_id", lk.ID),
+		video:       job.Media != "audio",
+		ended:       make(chan string, 1),
+		reports:     make(chan persona.Report, 16),
+		reportsDone: make(chan struct{}),
+		listener:    newListener(),
+		ours:        map[string]bool{},
+		subscribed:  map[string]bool{},
+		subsOK:      make(chan struct{}),
+	}
+	go c.sendReports(context.WithoutCancel(context.Background()))
+	return c
+}
+
+func (c *call) end(reason string) {
+	c.endOnce.Do(func() { c.ended <- reason })
+}
+
+// sinceAnswer is an offset from answer in milliseconds.
+func (c *call) sinceAnswer(t time.Time) int64 { return t.Sub(c.answered).Milliseconds() }
+
+func (c *call) report(kind string) {
+	c.mu.Lock()
+	rep := persona.Report{Kind: kind, CallID: c.job.CallID, SessionID: c.job.SessionID, At: time.Now().UTC(), Metrics: c.metrics}
+	c.mu.Unlock()
+	select {
+	case c.reports <- rep:
+	default:
+		c.log.Warn("report queue full; dropping", "kind", kind)
+	}
+}
+
+// sendReports delivers reports in order, so that ended always comes last.
+func (c *call) sendReports(ctx context.Context) {
+	defer close(c.reportsDone)
+	for rep := range c.reports {
+		sctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+		if err := c.r.cfg.Reporter.Send(sctx, rep); err != nil {
+			c.log.Error("report not delivered", "kind", rep.Kind, "err", err)
+		}
+		cancel()
+	}
+}
+
+type synthesis struct {
+	pcm []int16 // 48 kHz mono
+	err error
+}
+
+func (c *call) run(parent context.Context) (string, error) {
+	cfg := c.r.cfg
+	av, ok := avatar.Lookup(c.job.Version.AvatarID)
+	if !ok {
+		c.log.Warn("unknown avatar; using the default", "avatar_id", c.job.Version.AvatarID)
+		av = avatar.Default()
+	}
+
+	// The greeting is synthesised while the room is joined and media verified.
+	greeting := make(chan synthesis, 1)
+	go func() {
+		if c.job.Version.Greeting == "" {
+			greeting <- synthesis{}
+			return
+		}
+		pcm, err := cfg.Voices(av.Voice).Synthesize(parent, c.job.Version.Greeting)
+		if err != nil {
+			greeting <- synthesis{err: err}
+			return
+		}
+		out, err := resample.Mono(pcm.Samples, pcm.Rate, outRate)
+		greeting <- synthesis{pcm: out, err: err}
+	}()
+
+	ctx, stop := context.WithCancel(parent)
+	c.stop = stop
+	defer stop()
+
+	audio, err := lksdk.NewLocalTrack(webrtc.RTPCodecCapability{MimeType: webrtc.MimeTypeOpus, ClockRate: 48000, Channels: 2})
+	if err != nil {
+		return EndError, fmt.Errorf("audio track: %w", err)
+	}
+	if c.speaker, err = newSpeaker(func(s media.Sample) error { return audio.WriteSample(s, nil) }); err != nil {
+		return EndError, err
+	}
+	audio.OnBind(func() { c.start(ctx, c.speaker.run) })
+
+	var vtrack *lksdk.LocalTrack
+	if c.video {
+		enc, err := vp8.NewEncoder(vp8.EncoderConfig{Width: cfg.Width, Height: cfg.Height, FPS: cfg.FPS, BitrateKbps: cfg.VideoKbps})
+		if err != nil {
+			return EndError, err
+		}
+		c.painter = &painter{
+			w: cfg.Width, h: cfg.Height, fps: cfg.FPS, enc: enc,
+			connecting: avatar.NewConnecting(c.job.Brand, cfg.Width, cfg.Height),
+			scene:      avatar.NewScene(av, c.job.Version.Framing, cfg.Width, cfg.Height),
+			mouth:      c.speaker.Mouth,
+			firstFrame: c.firstFrame,
+		}
+		vtrack, err = lksdk.NewLocalTrack(webrtc.RTPCodecCapability{MimeType: webrtc.MimeTypeVP8, ClockRate: 90000},
+			lksdk.WithRTCPHandler(func(p rtcp.Packet) {
+				switch p.(type) {
+				case *rtcp.PictureLossIndication, *rtcp.FullIntraRequest:
+					c.painter.keyframe.Store(true)
+				}
+			}))
+		if err != nil {
+			enc.Close()
+			return EndError, fmt.Errorf("video track: %w", err)
+		}
+		c.painter.out = func(s media.Sample) error { return vtrack.WriteSample(s, nil) }
+		vtrack.OnBind(func() { c.start(ctx, c.painter.run) })
+	}
+
+	cb := lksdk.NewRoomCallback()
+	cb.OnParticipantDisconnected = func(rp *lksdk.RemoteParticipant) {
+		if c.isCaller(rp) {
+			c.end(EndCallerHangup)
+		}
+	}
+	cb.OnDisconnected = func() { c.end(EndRoomClosed) }
+	cb.OnTrackPublished = func(pub *lksdk.RemoteTrackPublication, rp *lksdk.RemoteParticipant) {
+		c.maybeSubscribe(pub, rp)
+	}
+	cb.OnTrackSubscribed = func(track *webrtc.TrackRemote, pub *lksdk.RemoteTrackPublication, rp *lksdk.RemoteParticipant) {
+		if c.isCaller(rp) && track.Kind() == webrtc.RTPCodecTypeAudio {
+			go c.listener.read(track)
+		}
+	}
+	cb.OnLocalTrackSubscribed = func(pub *lksdk.LocalTrackPublication, _ *lksdk.LocalParticipant) {
+		c.trackSubscribed(pub.SID())
+	}
+
+	joined := time.Now()
+	room, err := lksdk.ConnectToRoomWithToken(c.lk.URL, c.lk.Token, cb, lksdk.WithAutoSubscribe(false))
+	if err != nil {
+		return EndError, fmt.Errorf("join room: %w", err)
+	}
+	c.room = room
+	c.log.Info("joined", "after_answer_ms", c.sinceAnswer(time.Now()), "join_ms", time.Since(joined).Milliseconds())
+
+	publish := func(t *lksdk.LocalTrack, opts *lksdk.TrackPublicationOptions) error {
+		pub, err := room.LocalParticipant.PublishTrack(t, opts)
+		if err != nil {
+			return err
+		}
+		c.mu.Lock()
+		c.ours[pub.SID()] = true
+		c.mu.Unlock()
+		return nil
+	}
+	if vtrack != nil {
+		if err := publish(vtrack, &lksdk.TrackPublicationOptions{Name: "assistant-video", Source: livekit.TrackSource_CAMERA, VideoWidth: cfg.Width, VideoHeight: cfg.Height}); err != nil {
+			return EndError, fmt.Errorf("publish video: %w", err)
+		}
+	}
+	if err := publish(audio, &lksdk.TrackPublicationOptions{Name: "assistant-audio", Source: livekit.TrackSource_MICROPHONE}); err != nil {
+		return EndError, fmt.Errorf("publish audio: %w", err)
+	}
+	c.checkSubscriptions()
+	for _, rp := range room.GetRemoteParticipants() {
+		for _, tp := range rp.TrackPublications() {
+			if pub, ok := tp.(*lksdk.RemoteTrackPublication); ok {
+				c.maybeSubscribe(pub, rp)
+			}
+		}
+	}
+
+	// Verify media both ways within the bound.
+	bound := time.NewTimer(cfg.VerifyTimeout - time.Since(joined))
+	defer bound.Stop()
+	for inOK, outOK := false, false; !inOK || !outOK; {
+		select {
+		case <-c.listener.verified:
+			inOK = true
+			c.listener.verified = nil
+		case <-c.subsOK:
+			outOK = true
+			c.subsOK = nil
+		case <-bound.C:
+			c.log.Warn("media not verified in time", "caller_audio", inOK, "caller_subscribed", outOK)
+			return EndMediaFailed, nil
+		case reason := <-c.ended:
+			return reason, nil
+		case <-ctx.Done():
+			return c.cancelReason(ctx), nil
+		}
+	}
+	c.report(persona.ReportMediaVerified)
+
+	// Avatar and greeting.
+	if c.painter != nil {
+		c.painter.showAvatar(time.Now())
+	}
+	var g synthesis
+	select {
+	case g = <-greeting:
+	case reason := <-c.ended:
+		return reason, nil
+	case <-ctx.Done():
+		return c.cancelReason(ctx), nil
+	}
+	if g.err != nil {
+		return EndError, fmt.Errorf("synthesize greeting: %w", g.err)
+	}
+	if len(g.pcm) > 0 {
+		c.mu.Lock()
+		c.greeting = c.speaker.say(g.pcm, c.greetingStarted)
+		c.mu.Unlock()
+	}
+
+	// The conversation runs until the call ends.
+	convDone := make(chan error, 1)
+	convCtx, convStop := context.WithCancel(ctx)
+	defer convStop()
+	go func() { convDone <- cfg.Conversation.Converse(convCtx, &Call{c: c}) }()
+	select {
+	case reason := <-c.ended:
+		return reason, nil
+	case <-ctx.Done():
+		return c.cancelReason(ctx), nil
+	case err := <-convDone:
+		if err != nil && convCtx.Err() == nil {
+			return EndError, fmt.Errorf("conversation: %w", err)
+		}
+		return EndAssistantHangup, nil
+	}
+}
+
+func (c *call) cancelReason(ctx context.Context) string {
+	if errors.Is(context.Cause(ctx), agent.ErrJobTerminated) {
+		return EndTerminated
+	}
+	return EndWorkerShutdown
+}
+
+// start runs a media loop owned by the call; finish waits for it.
+func (c *call) start(ctx context.Context, loop func(context.Context)) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.finished {
+		return
+	}
+	c.loops.Add(1)
+	go func() {
+		defer c.loops.Done()
+		loop(ctx)
+	}()
+}
+
+func (c *call) isCaller(rp *lksdk.RemoteParticipant) bool {
+	if c.job.CallerIdentity != "" {
+		return rp.Identity() == c.job.CallerIdentity
+	}
+	return rp.Kind() != lksdk.ParticipantAgent
+}
+
+func (c *call) maybeSubscribe(pub *lksdk.RemoteTrackPublication, rp *lksdk.RemoteParticipant) {
+	if !c.isCaller(rp) || pub.Kind() != lksdk.TrackKindAudio || pub.IsSubscribed() {
+		return
+	}
+	if err := pub.SetSubscribed(true); err != nil {
+		c.log.Warn("subscribe to caller audio", "err", err)
+	}
+}
+
+func (c *call) trackSubscribed(sid string) {
+	c.mu.Lock()
+	c.subscribed[sid] = true
+	c.mu.Unlock()
+	c.checkSubscriptions()
+}
+
+// checkSubscriptions closes subsOK once every track we published has a subscriber.
+func (c *call) checkSubscriptions() {
+	c.mu.Lock()
+	want := 1
+	if c.video {
+		want = 2
+	}
+	all := len(c.ours) == want
+	for sid := range c.ours {
+		all = all && c.subscribed[sid]
+	}
+	c.mu.Unlock()
+	if all {
+		c.subsOnce.Do(func() { close(c.subsOK) })
+	}
+}
+
+func (c *call) firstFrame(at time.Time, s screen) {
+	if s != showConnecting {
+		return
+	}
+	ms := c.sinceAnswer(at)
+	c.mu.Lock()
+	c.metrics.ConnectingScreenMS = &ms
+	c.mu.Unlock()
+	c.log.Info("connecting screen out", "after_answer_ms", ms)
+	c.report(persona.ReportConnecting)
+}
+
+func (c *call) greetingStarted(at time.Time) {
+	ms := c.sinceAnswer(at)
+	c.mu.Lock()
+	c.metrics.FirstGreetingMS = &ms
+	c.mu.Unlock()
+	c.log.Info("greeting started", "after_answer_ms", ms)
+	c.report(persona.ReportGreeting)
+}
+
+// finish leaves the room, stops the media loops and sends the ended report.
+func (c *call) finish(ctx context.Context, reason string) persona.Report {
+	if c.stop != nil {
+		c.stop()
+	}
+	c.mu.Lock()
+	c.finished = true
+	c.mu.Unlock()
+	if c.room != nil {
+		c.room.Disconnect()
+	}
+	c.loops.Wait()
+
+	c.mu.Lock()
+	if u := c.greeting; u != nil && u.next > 0 {
+		<-u.done
+		start := c.metrics.FirstGreetingMS
+		if start != nil {
+			c.transcript = append([]persona.Turn{{
+				Speaker: "assistant", Text: c.job.Version.Greeting,
+				StartMS: *start, EndMS: max(*start, c.sinceAnswer(u.endedAt)),
+			}}, c.transcript...)
+		}
+	}
+	rep := persona.Report{
+		Kind: persona.ReportEnded, CallID: c.job.CallID, SessionID: c.job.SessionID,
+		At: time.Now().UTC(), EndReason: reason, Metrics: c.metrics, Transcript: c.transcript,
+	}
+	c.mu.Unlock()
+	c.log.Info("call ended", "reason", reason)
+
+	c.reports <- rep
+	close(c.reports)
+	select {
+	case <-c.reportsDone:
+	case <-time.After(45 * time.Second):
+		c.log.Error("ended report still unsent; giving up on it")
+	}
+	return rep
+}

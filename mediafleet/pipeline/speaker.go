@@ -1,0 +1,172 @@
+package pipeline
+
+import (
+	"context"
+	"math"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/pion/webrtc/v4/pkg/media"
+
+	"github.com/bridgeline/bridgeline/mediafleet/opus"
+)
+
+// Audio out runs at Opus's native rate in 20 ms frames.
+const (
+	outRate     = 48000
+	frameDur    = 20 * time.Millisecond
+	frameLen    = outRate * int(frameDur/time.Millisecond) / 1000 // 960
+	mouthFloorD = -48.0                                           // dBFS at which the mouth is shut
+	mouthRangeD = 30.0                                            // dB from shut to wide open
+)
+
+// sampleWriter writes one encoded sample to a published track.
+type sampleWriter func(s media.Sample) error
+
+// utterance is one queued piece of speech.
+type utterance struct {
+	frames  [][]int16
+	next    int
+	started func(at time.Time) // called once, when the first frame goes out
+	done    chan struct{}      // closed when the last frame went out or it was cut
+	endedAt time.Time
+}
+
+// speaker paces audio out of the track: every 20 ms it sends the next frame of the queued
+// speech, or silence, and updates the loudness that drives the avatar's mouth. Sending
+// silence keeps the stream's timing steady for the caller's jitter buffer.
+type speaker struct {
+	enc   *opus.Encoder
+	out   sampleWriter
+	mu    sync.Mutex
+	queue []*utterance
+	mouth atomic.Uint64 // float64 bits, 0..1
+}
+
+func newSpeaker(out sampleWriter) (*speaker, error) {
+	enc, err := opus.NewEncoder(outRate, 1)
+	if err != nil {
+		return nil, err
+	}
+	if err := enc.SetBitrate(32000); err != nil {
+		enc.Close()
+		return nil, err
+	}
+	return &speaker{enc: enc, out: out}, nil
+}
+
+// say queues pcm (48 kHz mono) and returns the utterance; wait on its done channel.
+func (s *speaker) say(pcm []int16, started func(time.Time)) *utterance {
+	u := &utterance{started: started, done: make(chan struct{})}
+	for i := 0; i < len(pcm); i += frameLen {
+		f := make([]int16, frameLen)
+		copy(f, pcm[i:min(i+frameLen, len(pcm))])
+		u.frames = append(u.frames, f)
+	}
+	s.mu.Lock()
+	s.queue = append(s.queue, u)
+	s.mu.Unlock()
+	return u
+}
+
+// cut drops u from the queue (barge-in, hang-up); the rest of it is never played.
+func (s *speaker) cut(u *utterance) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for i, q := range s.queue {
+		if q == u {
+			s.queue = append(s.queue[:i], s.queue[i+1:]...)
+			u.endedAt = time.Now()
+			close(u.done)
+			return
+		}
+	}
+}
+
+// speaking reports whether speech is queued or playing.
+func (s *speaker) speaking() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.queue) > 0
+}
+
+// Mouth is how open the mouth should be now, 0..1.
+func (s *speaker) Mouth() float64 { return math.Float64frombits(s.mouth.Load()) }
+
+// next pops the next frame to send, or nil for silence.
+func (s *speaker) next(now time.Time) []int16 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for len(s.queue) > 0 {
+		u := s.queue[0]
+		if u.next < len(u.frames) {
+			f := u.frames[u.next]
+			if u.next == 0 && u.started != nil {
+				u.started(now)
+			}
+			u.next++
+			return f
+		}
+		s.queue = s.queue[1:]
+		u.endedAt = now
+		close(u.done)
+	}
+	return nil
+}
+
+// run sends a frame every 20 ms until ctx ends.
+func (s *speaker) run(ctx context.Context) {
+	defer s.enc.Close()
+	silence := make([]int16, frameLen)
+	pkt := make([]byte, opus.MaxPacket)
+	tick := time.NewTicker(frameDur)
+	defer tick.Stop()
+	level := 0.0
+	for {
+		f := s.next(time.Now())
+		if f == nil {
+			f = silence
+		}
+		level = smooth(level, openness(f))
+		s.mouth.Store(math.Float64bits(level))
+		if n, err := s.enc.Encode(f, pkt); err == nil {
+			_ = s.out(media.Sample{Data: append([]byte(nil), pkt[:n]...), Duration: frameDur})
+		}
+		select {
+		case <-ctx.Done():
+			s.mu.Lock()
+			for _, u := range s.queue {
+				u.endedAt = time.Now()
+				close(u.done)
+			}
+			s.queue = nil
+			s.mu.Unlock()
+			return
+		case <-tick.C:
+		}
+	}
+}
+
+// openness maps a frame's loudness to mouth opening.
+func openness(f []int16) float64 {
+	var sum float64
+	for _, v := range f {
+		x := float64(v) / 32768
+		sum += x * x
+	}
+	rms := math.Sqrt(sum / float64(len(f)))
+	if rms <= 0 {
+		return 0
+	}
+	db := 20 * math.Log10(rms)
+	return math.Max(0, math.Min(1, (db-mouthFloorD)/mouthRangeD))
+}
+
+// smooth opens the mouth quickly and lets it close a little slower, as lips do.
+func smooth(prev, target float64) float64 {
+	if target > prev {
+		return prev + 0.7*(target-prev)
+	}
+	return prev + 0.35*(target-prev)
+}

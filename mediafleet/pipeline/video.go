@@ -1,0 +1,76 @@
+package pipeline
+
+import (
+	"context"
+	"sync/atomic"
+	"time"
+
+	"github.com/pion/webrtc/v4/pkg/media"
+
+	"github.com/bridgeline/bridgeline/mediafleet/avatar"
+	"github.com/bridgeline/bridgeline/mediafleet/vp8"
+)
+
+// screen is what the video track shows.
+type screen int32
+
+const (
+	showConnecting screen = iota
+	showAvatar
+)
+
+// painter draws, encodes and sends the video track: the connecting screen until the call
+// is verified, then the avatar with its mouth following the speaker.
+type painter struct {
+	w, h, fps  int
+	enc        *vp8.Encoder
+	out        sampleWriter
+	connecting *avatar.Connecting
+	scene      *avatar.Scene
+	mouth      func() float64
+	firstFrame func(at time.Time, s screen) // called once per screen, after its first frame went out
+
+	show     atomic.Int32
+	avatarAt atomic.Int64 // unix nanos when the avatar was switched on
+	keyframe atomic.Bool  // a receiver asked for one (PLI/FIR), or the screen changed
+}
+
+// showAvatar switches to the avatar from the next frame on.
+func (p *painter) showAvatar(now time.Time) {
+	p.avatarAt.Store(now.UnixNano())
+	p.show.Store(int32(showAvatar))
+	p.keyframe.Store(true)
+}
+
+// run sends frames at the configured rate until ctx ends.
+func (p *painter) run(ctx context.Context) {
+	defer p.enc.Close()
+	interval := time.Second / time.Duration(p.fps)
+	tick := time.NewTicker(interval)
+	defer tick.Stop()
+	frame := avatar.NewFrame(p.w, p.h)
+	start := time.Now()
+	var sent [2]bool
+	for i := 0; ; i++ {
+		now := time.Now()
+		s := screen(p.show.Load())
+		if s == showAvatar {
+			p.scene.Draw(frame, now.Sub(time.Unix(0, p.avatarAt.Load())), p.mouth())
+		} else {
+			p.connecting.Draw(frame, now.Sub(start))
+		}
+		key := i == 0 || p.keyframe.Swap(false)
+		data, _, err := p.enc.Encode(frame, now.Sub(start), key)
+		if err == nil && len(data) > 0 && p.out(media.Sample{Data: data, Duration: interval}) == nil && !sent[s] {
+			sent[s] = true
+			if p.firstFrame != nil {
+				p.firstFrame(now, s)
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+	}
+}

@@ -1,0 +1,138 @@
+// Package sphinx recognises speech offline with CMU PocketSphinx (the
+// pocketsphinx_continuous command and its US English model). Tests use it to check that
+// what a caller heard is the words the assistant was meant to say.
+package sphinx
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/binary"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"unicode"
+)
+
+// Rate is the sample rate the model expects.
+const Rate = 16000
+
+// DictPath is the pronunciation dictionary of the Debian pocketsphinx-en-us package.
+var DictPath = "/usr/share/pocketsphinx/model/en-us/cmudict-en-us.dict"
+
+// Words normalises text to the recogniser's vocabulary: lower case, letters and
+// apostrophes.
+func Words(text string) []string {
+	return strings.FieldsFunc(strings.ToLower(text), func(r rune) bool {
+		return !unicode.IsLetter(r) && r != '\''
+	})
+}
+
+var (
+	dictOnce sync.Once
+	dict     map[string]bool
+	dictErr  error
+)
+
+func known(word string) (bool, error) {
+	dictOnce.Do(func() {
+		f, err := os.Open(DictPath)
+		if err != nil {
+			dictErr = fmt.Errorf("sphinx: dictionary: %w", err)
+			return
+		}
+		defer f.Close()
+		dict = map[string]bool{}
+		sc := bufio.NewScanner(f)
+		for sc.Scan() {
+			if w, _, ok := strings.Cut(sc.Text(), " "); ok {
+				dict[w] = true
+			}
+		}
+		dictErr = sc.Err()
+	})
+	return dict[word], dictErr
+}
+
+// Choose recognises pcm (16 kHz mono) against a closed set of sentences and returns the
+// one heard, normalised by Words, or "" when the audio matches none (silence, a tone,
+// other words). Every word of every sentence must be in the dictionary.
+func Choose(ctx context.Context, pcm []int16, sentences []string) (string, error) {
+	var alts []string
+	for _, s := range sentences {
+		ws := Words(s)
+		if len(ws) == 0 {
+			continue
+		}
+		for _, w := range ws {
+			ok, err := known(w)
+			if err != nil {
+				return "", err
+			}
+			if !ok {
+				return "", fmt.Errorf("sphinx: %q is not in the dictionary", w)
+			}
+		}
+		alts = append(alts, strings.Join(ws, " "))
+	}
+	if len(alts) == 0 {
+		return "", fmt.Errorf("sphinx: no sentences")
+	}
+	grammar := "#JSGF V1.0;\ngrammar choices;\npublic <s> = " + strings.Join(alts, "\n | ") + ";\n"
+	dir, err := os.MkdirTemp("", "sphinx")
+	if err != nil {
+		return "", err
+	}
+	defer os.RemoveAll(dir)
+	gram := filepath.Join(dir, "choices.gram")
+	if err := os.WriteFile(gram, []byte(grammar), 0o600); err != nil {
+		return "", err
+	}
+	return run(ctx, dir, pcm, "-jsgf", gram)
+}
+
+// Transcribe recognises pcm (16 kHz mono) with the general English language model.
+// Expect rough text: the model is small and synthetic voices are far from its training.
+func Transcribe(ctx context.Context, pcm []int16) (string, error) {
+	dir, err := os.MkdirTemp("", "sphinx")
+	if err != nil {
+		return "", err
+	}
+	defer os.RemoveAll(dir)
+	return run(ctx, dir, pcm)
+}
+
+func run(ctx context.Context, dir string, pcm []int16, args ...string) (string, error) {
+	wav := filepath.Join(dir, "audio.wav")
+	if err := os.WriteFile(wav, WAV(pcm, Rate), 0o600); err != nil {
+		return "", err
+	}
+	args = append([]string{"-infile", wav, "-logfn", os.DevNull}, args...)
+	cmd := exec.CommandContext(ctx, "pocketsphinx_continuous", args...)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		return "", fmt.Errorf("pocketsphinx: %w: %s", err, strings.TrimSpace(stderr.String()))
+	}
+	return strings.Join(strings.Fields(string(out)), " "), nil
+}
+
+// WAV wraps mono 16-bit PCM in a WAV file.
+func WAV(pcm []int16, rate int) []byte {
+	var b bytes.Buffer
+	data := len(pcm) * 2
+	b.WriteString("RIFF")
+	_ = binary.Write(&b, binary.LittleEndian, uint32(36+data))
+	b.WriteString("WAVEfmt ")
+	for _, v := range []any{uint32(16), uint16(1), uint16(1), uint32(rate), uint32(rate * 2), uint16(2), uint16(16)} {
+		_ = binary.Write(&b, binary.LittleEndian, v)
+	}
+	b.WriteString("data")
+	_ = binary.Write(&b, binary.LittleEndian, uint32(data))
+	_ = binary.Write(&b, binary.LittleEndian, pcm)
+	return b.Bytes()
+}

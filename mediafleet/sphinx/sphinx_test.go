@@ -1,0 +1,65 @@
+package sphinx
+
+import (
+	"context"
+	"math"
+	"testing"
+
+	"github.com/bridgeline/bridgeline/mediafleet/resample"
+	"github.com/bridgeline/bridgeline/mediafleet/tts/espeak"
+)
+
+var sentences = []string{
+	"Hello, thank you for calling Acme. How can I help you today?",
+	"Good morning, welcome to the store. Please hold.",
+	"What time is my pizza order?",
+}
+
+func speak(t *testing.T, text string) []int16 {
+	t.Helper()
+	pcm, err := (&espeak.Synthesizer{}).Synthesize(context.Background(), text)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := resample.Mono(pcm.Samples, pcm.Rate, Rate)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+func TestChoose(t *testing.T) {
+	for _, s := range sentences {
+		got, err := Choose(context.Background(), speak(t, s), sentences)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := join(Words(s)); got != want {
+			t.Errorf("Choose(speech of %q) = %q, want %q", s, got, want)
+		}
+	}
+	tone := make([]int16, Rate*2)
+	for i := range tone {
+		tone[i] = int16(6000 * math.Sin(2*math.Pi*440*float64(i)/Rate))
+	}
+	if got, err := Choose(context.Background(), tone, sentences); err != nil || got != "" {
+		t.Errorf("Choose(tone) = %q, %v; want nothing recognised", got, err)
+	}
+}
+
+func TestChooseRejectsUnknownWords(t *testing.T) {
+	if _, err := Choose(context.Background(), make([]int16, Rate), []string{"hello zzyzxqq"}); err == nil {
+		t.Error("Choose with a word outside the dictionary = nil error")
+	}
+}
+
+func join(ws []string) string {
+	s := ""
+	for i, w := range ws {
+		if i > 0 {
+			s += " "
+		}
+		s += w
+	}
+	return s
+}

@@ -1,0 +1,151 @@
+package worker
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/bridgeline/bridgeline/shared/persona"
+)
+
+// Config is the persona worker's configuration, read from the environment by
+// ConfigFromEnv (variable names in brackets).
+type Config struct {
+	LiveKitURL    string        // [LIVEKIT_URL] ws(s):// address of livekit-server; required
+	APIKey        string        // [LIVEKIT_API_KEY] fleet key: registers the worker and signs reports; required
+	APISecret     string        // [LIVEKIT_API_SECRET]; required
+	ControlPlane  string        // [BRIDGELINE_API_URL] base URL reports are posted to; required
+	AgentName     string        // [PERSONA_AGENT_NAME] default persona.AgentName
+	MaxJobs       int           // [PERSONA_MAX_JOBS] calls at once; default 4
+	VerifyTimeout time.Duration // [PERSONA_VERIFY_TIMEOUT] join to verified media; default 10s
+	// DrainTimeout bounds how long a SIGTERM waits for running calls; past it they end with
+	// worker_shutdown (and their reports go out) before the orchestrator's kill.
+	DrainTimeout time.Duration // [PERSONA_DRAIN_TIMEOUT] default 100s
+	Width        int           // [PERSONA_VIDEO_SIZE] WxH, default 640x360
+	Height       int
+	FPS          int    // [PERSONA_VIDEO_FPS] default 15
+	VideoKbps    int    // [PERSONA_VIDEO_KBPS] default 500
+	TTS          string // [PERSONA_TTS] "espeak" (the only engine so far)
+	ESpeakWPM    int    // [PERSONA_ESPEAK_WPM] default 165
+	// Metrics is "" (off) or "emf": a CloudWatch embedded-metric-format line on stdout
+	// every MetricsInterval with WorkerLoad and RunningCalls, for the fleet's autoscaling.
+	Metrics          string        // [PERSONA_METRICS]
+	MetricsNamespace string        // [PERSONA_METRICS_NAMESPACE] default Bridgeline/PersonaFleet
+	MetricsService   string        // [PERSONA_METRICS_SERVICE] ServiceName dimension; default persona-worker
+	MetricsInterval  time.Duration // [PERSONA_METRICS_INTERVAL] default 15s
+	LogLevel         string        // [PERSONA_LOG_LEVEL] debug|info|warn|error; default info
+}
+
+// Defaults returns the configuration with every default filled in.
+func Defaults() Config {
+	return Config{
+		AgentName:        persona.AgentName,
+		MaxJobs:          4,
+		VerifyTimeout:    10 * time.Second,
+		DrainTimeout:     100 * time.Second,
+		Width:            640,
+		Height:           360,
+		FPS:              15,
+		VideoKbps:        500,
+		TTS:              "espeak",
+		ESpeakWPM:        165,
+		MetricsNamespace: "Bridgeline/PersonaFleet",
+		MetricsService:   "persona-worker",
+		MetricsInterval:  15 * time.Second,
+		LogLevel:         "info",
+	}
+}
+
+// ConfigFromEnv reads the configuration through getenv (os.Getenv in main).
+func ConfigFromEnv(getenv func(string) string) (Config, error) {
+	c := Defaults()
+	var errs []error
+	str := func(name string, dst *string) {
+		if v := strings.TrimSpace(getenv(name)); v != "" {
+			*dst = v
+		}
+	}
+	num := func(name string, dst *int) {
+		if v := strings.TrimSpace(getenv(name)); v != "" {
+			n, err := strconv.Atoi(v)
+			if err != nil {
+				errs = append(errs, fmt.Errorf("%s: %q is not a number", name, v))
+				return
+			}
+			*dst = n
+		}
+	}
+	dur := func(name string, dst *time.Duration) {
+		if v := strings.TrimSpace(getenv(name)); v != "" {
+			d, err := time.ParseDuration(v)
+			if err != nil {
+				errs = append(errs, fmt.Errorf("%s: %q is not a duration (10s, 2m)", name, v))
+				return
+			}
+			*dst = d
+		}
+	}
+	str("LIVEKIT_URL", &c.LiveKitURL)
+	str("LIVEKIT_API_KEY", &c.APIKey)
+	str("LIVEKIT_API_SECRET", &c.APISecret)
+	str("BRIDGELINE_API_URL", &c.ControlPlane)
+	str("PERSONA_AGENT_NAME", &c.AgentName)
+	num("PERSONA_MAX_JOBS", &c.MaxJobs)
+	dur("PERSONA_VERIFY_TIMEOUT", &c.VerifyTimeout)
+	dur("PERSONA_DRAIN_TIMEOUT", &c.DrainTimeout)
+	if v := strings.TrimSpace(getenv("PERSONA_VIDEO_SIZE")); v != "" {
+		if _, err := fmt.Sscanf(v, "%dx%d", &c.Width, &c.Height); err != nil {
+			errs = append(errs, fmt.Errorf("PERSONA_VIDEO_SIZE: %q is not WxH", v))
+		}
+	}
+	num("PERSONA_VIDEO_FPS", &c.FPS)
+	num("PERSONA_VIDEO_KBPS", &c.VideoKbps)
+	str("PERSONA_TTS", &c.TTS)
+	num("PERSONA_ESPEAK_WPM", &c.ESpeakWPM)
+	str("PERSONA_METRICS", &c.Metrics)
+	str("PERSONA_METRICS_NAMESPACE", &c.MetricsNamespace)
+	str("PERSONA_METRICS_SERVICE", &c.MetricsService)
+	dur("PERSONA_METRICS_INTERVAL", &c.MetricsInterval)
+	str("PERSONA_LOG_LEVEL", &c.LogLevel)
+	if err := errors.Join(errs...); err != nil {
+		return c, err
+	}
+	return c, c.Validate()
+}
+
+// Validate checks the configuration once, at start.
+func (c Config) Validate() error {
+	var errs []error
+	req := func(name, v string) {
+		if v == "" {
+			errs = append(errs, fmt.Errorf("%s is required", name))
+		}
+	}
+	req("LIVEKIT_URL", c.LiveKitURL)
+	req("LIVEKIT_API_KEY", c.APIKey)
+	req("LIVEKIT_API_SECRET", c.APISecret)
+	req("BRIDGELINE_API_URL", c.ControlPlane)
+	if c.MaxJobs < 1 {
+		errs = append(errs, errors.New("PERSONA_MAX_JOBS must be at least 1"))
+	}
+	if c.VerifyTimeout <= 0 || c.DrainTimeout < 0 {
+		errs = append(errs, errors.New("PERSONA_VERIFY_TIMEOUT must be positive and PERSONA_DRAIN_TIMEOUT not negative"))
+	}
+	if c.Width <= 0 || c.Height <= 0 || c.Width%2 != 0 || c.Height%2 != 0 || c.FPS <= 0 || c.FPS > 60 {
+		errs = append(errs, fmt.Errorf("video %dx%d at %d fps: size must be even and positive, 1-60 fps", c.Width, c.Height, c.FPS))
+	}
+	if c.TTS != "espeak" {
+		errs = append(errs, fmt.Errorf("PERSONA_TTS %q: only espeak is available", c.TTS))
+	}
+	if c.Metrics != "" && c.Metrics != "emf" {
+		errs = append(errs, fmt.Errorf("PERSONA_METRICS %q: want empty or emf", c.Metrics))
+	}
+	switch c.LogLevel {
+	case "debug", "info", "warn", "error":
+	default:
+		errs = append(errs, fmt.Errorf("PERSONA_LOG_LEVEL %q: want debug, info, warn or error", c.LogLevel))
+	}
+	return errors.Join(errs...)
+}

@@ -1,0 +1,183 @@
+// Package worker is the persona worker: it registers with LiveKit as the persona agent,
+// runs each dispatched call through the persona pipeline, reports to the control plane,
+// publishes its load for the fleet's autoscaling, and drains on request.
+package worker
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/bridgeline/bridgeline/mediafleet/agent"
+	"github.com/bridgeline/bridgeline/mediafleet/pipeline"
+	"github.com/bridgeline/bridgeline/mediafleet/report"
+	"github.com/bridgeline/bridgeline/mediafleet/tts"
+	"github.com/bridgeline/bridgeline/mediafleet/tts/espeak"
+	"github.com/bridgeline/bridgeline/shared/persona"
+)
+
+// Worker is one persona worker process's engine.
+type Worker struct {
+	cfg    Config
+	agent  *agent.Worker
+	runner *pipeline.Runner
+	log    *slog.Logger
+	emf    *emf
+}
+
+// Options are the parts a test or an embedding process may replace.
+type Options struct {
+	Reporter     pipeline.Reporter     // default: report.Client to cfg.ControlPlane
+	Conversation pipeline.Conversation // default: pipeline.Listen
+	Voices       tts.Voices            // default: espeak-ng
+	MetricsOut   io.Writer             // where EMF lines go (stdout in main)
+	// OnCallEnded, when set, sees every ended report after it was sent.
+	OnCallEnded func(persona.Report)
+}
+
+// New builds a worker from a validated configuration.
+func New(cfg Config, opts Options, log *slog.Logger) (*Worker, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if log == nil {
+		log = slog.Default()
+	}
+	w := &Worker{cfg: cfg, log: log}
+	rep := opts.Reporter
+	if rep == nil {
+		rep = &report.Client{BaseURL: cfg.ControlPlane, APIKey: cfg.APIKey, APISecret: cfg.APISecret, Log: log}
+	}
+	voices := opts.Voices
+	if voices == nil {
+		wpm := cfg.ESpeakWPM
+		voices = func(voice string) tts.Synthesizer { return &espeak.Synthesizer{Voice: voice, WPM: wpm} }
+	}
+	runner, err := pipeline.New(pipeline.Config{
+		Width: cfg.Width, Height: cfg.Height, FPS: cfg.FPS, VideoKbps: cfg.VideoKbps,
+		VerifyTimeout: cfg.VerifyTimeout, Voices: voices, Conversation: opts.Conversation,
+		Reporter: rep, Log: log,
+	})
+	if err != nil {
+		return nil, err
+	}
+	w.runner = runner
+	if cfg.Metrics == "emf" && opts.MetricsOut != nil {
+		w.emf = &emf{out: opts.MetricsOut, namespace: cfg.MetricsNamespace, service: cfg.MetricsService}
+	}
+	onEnded := opts.OnCallEnded
+	w.agent, err = agent.New(agent.Config{
+		URL: cfg.LiveKitURL, APIKey: cfg.APIKey, APISecret: cfg.APISecret,
+		AgentName: cfg.AgentName, MaxJobs: cfg.MaxJobs, IdentityPrefix: "assistant-",
+		ParticipantName: participantName,
+		OnLoad: func(load float64, jobs int) {
+			if w.emf != nil {
+				w.emf.set(load, jobs)
+			}
+		},
+	}, func(ctx context.Context, job agent.Job) error {
+		var pj persona.Job
+		if err := json.Unmarshal([]byte(job.Metadata), &pj); err != nil || pj.CallID == "" {
+			// Without a call id nothing can be reported: fail the job for LiveKit's record.
+			return fmt.Errorf("dispatch metadata is not a persona job: %v", err)
+		}
+		rep, err := w.runner.Run(ctx, job, pj)
+		if onEnded != nil {
+			onEnded(rep)
+		}
+		return err
+	}, log)
+	if err != nil {
+		return nil, err
+	}
+	return w, nil
+}
+
+// participantName shows the assistant's name to the other participants.
+func participantName(metadata string) string {
+	var pj persona.Job
+	if json.Unmarshal([]byte(metadata), &pj) == nil && pj.Version.Name != "" {
+		return pj.Version.Name
+	}
+	return "Assistant"
+}
+
+// Run serves calls until ctx ends (running calls end with worker_shutdown) or, after
+// Drain, until the running calls have ended.
+func (w *Worker) Run(ctx context.Context) error {
+	if w.emf != nil {
+		mctx, stop := context.WithCancel(ctx)
+		defer stop()
+		go w.emf.run(mctx, w.cfg.MetricsInterval)
+	}
+	return w.agent.Run(ctx)
+}
+
+// Drain stops taking calls; Run returns when the running ones have ended.
+func (w *Worker) Drain() { w.agent.Drain() }
+
+// Registered is closed once the worker is registered with LiveKit.
+func (w *Worker) Registered() <-chan struct{} { return w.agent.Registered() }
+
+// Calls is the number of running calls.
+func (w *Worker) Calls() int { return w.agent.Jobs() }
+
+// emf writes CloudWatch embedded-metric-format lines: CloudWatch Logs (the awslogs driver
+// of the ECS task) turns them into the WorkerLoad and RunningCalls metrics the fleet's
+// target-tracking policy scales on, with no AWS SDK in the worker.
+type emf struct {
+	out       io.Writer
+	namespace string
+	service   string
+	mu        sync.Mutex
+	load      float64
+	jobs      int
+}
+
+func (e *emf) set(load float64, jobs int) {
+	e.mu.Lock()
+	e.load, e.jobs = load, jobs
+	e.mu.Unlock()
+}
+
+func (e *emf) run(ctx context.Context, every time.Duration) {
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		e.write(time.Now())
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+func (e *emf) write(now time.Time) {
+	e.mu.Lock()
+	load, jobs := e.load, e.jobs
+	e.mu.Unlock()
+	line, _ := json.Marshal(map[string]any{
+		"_aws": map[string]any{
+			"Timestamp": now.UnixMilli(),
+			"CloudWatchMetrics": []any{map[string]any{
+				"Namespace":  e.namespace,
+				"Dimensions": [][]string{{"ServiceName"}},
+				"Metrics": []any{
+					map[string]string{"Name": "WorkerLoad", "Unit": "None"},
+					map[string]string{"Name": "RunningCalls", "Unit": "Count"},
+				},
+			}},
+		},
+		"ServiceName":  e.service,
+		"WorkerLoad":   load,
+		"RunningCalls": jobs,
+	})
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	_, _ = e.out.Write(append(line, '\n'))
+}
