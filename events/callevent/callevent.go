@@ -41,6 +41,9 @@ type CallEnded struct {
 	DurationMS int64      `json:"duration_ms"`
 	EndReason  string     `json:"end_reason"`
 	EndedBy    string     `json:"ended_by"`
+	// Decision and DecisionSource are set for inbound calls on customer_decides lines.
+	Decision       string `json:"decision,omitempty"`
+	DecisionSource string `json:"decision_source,omitempty"`
 }
 
 // Session is the session payload: what a client needs to join the call's room.
