@@ -1,0 +1,300 @@
+// Package rtc is the control plane's side of LiveKit: rooms (create, delete, participants)
+// through livekit/protocol's Twirp clients, participant tokens, and the receipt of
+// LiveKit's signed webhooks. It uses no WebRTC and no SDK room client, so every Lambda can
+// import it.
+package rtc
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/golang-jwt/jwt/v5"
+	"github.com/livekit/protocol/auth"
+	"github.com/livekit/protocol/livekit"
+	"github.com/livekit/protocol/webhook"
+	"github.com/twitchtv/twirp"
+	"google.golang.org/protobuf/encoding/protojson"
+)
+
+// Token lifetimes: API.md fixes the default and the configurable range.
+const (
+	DefaultTokenTTL = 10 * time.Minute
+	MinTokenTTL     = time.Minute
+	MaxTokenTTL     = time.Hour
+)
+
+// MaxWebhookBytes bounds a LiveKit webhook body.
+const MaxWebhookBytes = 1 << 20
+
+// Config says where LiveKit is and how to sign for it.
+type Config struct {
+	// URL is LiveKit's server API base as the control plane reaches it (http(s)://...).
+	URL string
+	// PublicURL is the rtc_url clients connect to (wss://... in production).
+	PublicURL string
+	APIKey    string
+	APISecret string
+	// TokenTTL is the participant token lifetime; zero means DefaultTokenTTL.
+	TokenTTL time.Duration
+	// HTTPClient carries the Twirp calls; nil means a client with a 10 s timeout.
+	HTTPClient *http.Client
+}
+
+// Validate reports the first missing or invalid setting.
+func (c Config) Validate() error {
+	for name, u := range map[string]string{"URL": c.URL, "PublicURL": c.PublicURL} {
+		p, err := url.Parse(u)
+		if err != nil || p.Host == "" {
+			return fmt.Errorf("rtc: %s %q is not a URL", name, u)
+		}
+	}
+	switch {
+	case !strings.HasPrefix(c.URL, "http://") && !strings.HasPrefix(c.URL, "https://"):
+		return fmt.Errorf("rtc: URL %q must be http(s)", c.URL)
+	case !strings.HasPrefix(c.PublicURL, "ws://") && !strings.HasPrefix(c.PublicURL, "wss://"):
+		return fmt.Errorf("rtc: PublicURL %q must be ws(s)", c.PublicURL)
+	case c.APIKey == "" || c.APISecret == "":
+		return errors.New("rtc: API key and secret are required")
+	case c.TokenTTL != 0 && (c.TokenTTL < MinTokenTTL || c.TokenTTL > MaxTokenTTL):
+		return fmt.Errorf("rtc: token TTL %v is outside 1-60 minutes", c.TokenTTL)
+	}
+	return nil
+}
+
+// Client controls LiveKit rooms and mints tokens. It is safe for concurrent use.
+type Client struct {
+	cfg   Config
+	rooms livekit.RoomService
+	keys  auth.KeyProvider
+}
+
+// New builds a client; nothing is dialled until the first call.
+func New(cfg Config) (*Client, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if cfg.TokenTTL == 0 {
+		cfg.TokenTTL = DefaultTokenTTL
+	}
+	hc := cfg.HTTPClient
+	if hc == nil {
+		hc = &http.Client{Timeout: 10 * time.Second}
+	}
+	return &Client{
+		cfg:   cfg,
+		rooms: livekit.NewRoomServiceProtobufClient(strings.TrimRight(cfg.URL, "/"), hc),
+		keys:  auth.NewSimpleKeyProvider(cfg.APIKey, cfg.APISecret),
+	}, nil
+}
+
+// PublicURL is the rtc_url handed to clients.
+func (c *Client) PublicURL() string { return c.cfg.PublicURL }
+
+// TokenTTL is the configured participant token lifetime.
+func (c *Client) TokenTTL() time.Duration { return c.cfg.TokenTTL }
+
+// KeyProvider knows the fleet's key; it verifies LiveKit webhooks and worker reports.
+func (c *Client) KeyProvider() auth.KeyProvider { return c.keys }
+
+// RoomSpec describes a room to create.
+type RoomSpec struct {
+	// Name is unique per call: the session id.
+	Name string
+	// EmptyTimeout closes the room if nobody joins in time; DepartureTimeout closes it
+	// that long after the last participant left. Zero uses the server's setting.
+	EmptyTimeout     time.Duration
+	DepartureTimeout time.Duration
+	MaxParticipants  int
+	Metadata         string
+	// Agent, when set, has LiveKit dispatch a job to a worker registered under
+	// Agent.AgentName as soon as the room exists.
+	Agent *AgentDispatch
+}
+
+// AgentDispatch asks LiveKit for one agent job in the room.
+type AgentDispatch struct {
+	AgentName string
+	// Metadata is the job's metadata (persona.Job as JSON).
+	Metadata string
+}
+
+// CreateRoom creates the room. Creating a room that exists returns it unchanged.
+func (c *Client) CreateRoom(ctx context.Context, spec RoomSpec) (*livekit.Room, error) {
+	if spec.Name == "" {
+		return nil, errors.New("rtc: room name is required")
+	}
+	req := &livekit.CreateRoomRequest{
+		Name:             spec.Name,
+		EmptyTimeout:     uint32(spec.EmptyTimeout / time.Second),
+		DepartureTimeout: uint32(spec.DepartureTimeout / time.Second),
+		MaxParticipants:  uint32(spec.MaxParticipants),
+		Metadata:         spec.Metadata,
+	}
+	if spec.Agent != nil {
+		req.Agents = []*livekit.RoomAgentDispatch{{AgentName: spec.Agent.AgentName, Metadata: spec.Agent.Metadata}}
+	}
+	ctx, err := c.authorize(ctx, &auth.VideoGrant{RoomCreate: true})
+	if err != nil {
+		return nil, err
+	}
+	room, err := c.rooms.CreateRoom(ctx, req)
+	if err != nil {
+		return nil, fmt.Errorf("rtc: create room %s: %w", spec.Name, err)
+	}
+	return room, nil
+}
+
+// DeleteRoom closes the room and disconnects everyone in it. A room that does not exist
+// (never created, already deleted or closed by its timeouts) is not an error.
+func (c *Client) DeleteRoom(ctx context.Context, name string) error {
+	ctx, err := c.authorize(ctx, &auth.VideoGrant{RoomCreate: true})
+	if err != nil {
+		return err
+	}
+	_, err = c.rooms.DeleteRoom(ctx, &livekit.DeleteRoomRequest{Room: name})
+	if err != nil && !isNotFound(err) {
+		return fmt.Errorf("rtc: delete room %s: %w", name, err)
+	}
+	return nil
+}
+
+// RemoveParticipant disconnects one participant. One that is not there is not an error.
+func (c *Client) RemoveParticipant(ctx context.Context, room, identity string) error {
+	ctx, err := c.authorize(ctx, &auth.VideoGrant{RoomAdmin: true, Room: room})
+	if err != nil {
+		return err
+	}
+	_, err = c.rooms.RemoveParticipant(ctx, &livekit.RoomParticipantIdentity{Room: room, Identity: identity})
+	if err != nil && !isNotFound(err) {
+		return fmt.Errorf("rtc: remove %s from %s: %w", identity, room, err)
+	}
+	return nil
+}
+
+// ListParticipants lists who is in the room; a room that does not exist has nobody.
+func (c *Client) ListParticipants(ctx context.Context, room string) ([]*livekit.ParticipantInfo, error) {
+	ctx, err := c.authorize(ctx, &auth.VideoGrant{RoomAdmin: true, Room: room})
+	if err != nil {
+		return nil, err
+	}
+	res, err := c.rooms.ListParticipants(ctx, &livekit.ListParticipantsRequest{Room: room})
+	if isNotFound(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("rtc: list participants of %s: %w", room, err)
+	}
+	return res.Participants, nil
+}
+
+// authorize puts a short-lived server API token with grant on ctx's Twirp request headers.
+func (c *Client) authorize(ctx context.Context, grant *auth.VideoGrant) (context.Context, error) {
+	jwt, err := auth.NewAccessToken(c.cfg.APIKey, c.cfg.APISecret).SetVideoGrant(grant).
+		SetValidFor(time.Minute).ToJWT()
+	if err != nil {
+		return nil, fmt.Errorf("rtc: sign server token: %w", err)
+	}
+	h := make(http.Header)
+	h.Set("Authorization", "Bearer "+jwt)
+	return twirp.WithHTTPRequestHeaders(ctx, h)
+}
+
+func isNotFound(err error) bool {
+	var te twirp.Error
+	return errors.As(err, &te) && te.Code() == twirp.NotFound
+}
+
+// Grant is what one participant token allows.
+type Grant struct {
+	Room     string
+	Identity string
+	Name     string
+	// TTL is the token lifetime; zero means the configured TokenTTL.
+	TTL time.Duration
+	// Kind marks the participant (standard for customers' clients, SIP for parties the
+	// calling platform bridges in).
+	Kind       livekit.ParticipantInfo_Kind
+	Attributes map[string]string
+	Metadata   string
+}
+
+// Token is a minted participant token.
+type Token struct {
+	JWT       string
+	Identity  string
+	ExpiresAt time.Time // exactly the token's exp claim
+}
+
+// ParticipantToken mints a join token for one room only: roomJoin for g.Room,
+// canPublish, canSubscribe and canPublishData, and no roomCreate, roomAdmin or roomList.
+func (c *Client) ParticipantToken(g Grant) (Token, error) {
+	if g.Room == "" || g.Identity == "" {
+		return Token{}, errors.New("rtc: token needs a room and an identity")
+	}
+	ttl := g.TTL
+	if ttl == 0 {
+		ttl = c.cfg.TokenTTL
+	}
+	if ttl < MinTokenTTL || ttl > MaxTokenTTL {
+		return Token{}, fmt.Errorf("rtc: token TTL %v is outside 1-60 minutes", ttl)
+	}
+	grant := &auth.VideoGrant{RoomJoin: true, Room: g.Room}
+	grant.SetCanPublish(true)
+	grant.SetCanSubscribe(true)
+	grant.SetCanPublishData(true)
+	at := auth.NewAccessToken(c.cfg.APIKey, c.cfg.APISecret).
+		SetVideoGrant(grant).SetIdentity(g.Identity).SetName(g.Name).SetValidFor(ttl).SetKind(g.Kind)
+	if g.Metadata != "" {
+		at.SetMetadata(g.Metadata)
+	}
+	if len(g.Attributes) > 0 {
+		at.SetAttributes(g.Attributes)
+	}
+	signed, err := at.ToJWT()
+	if err != nil {
+		return Token{}, fmt.Errorf("rtc: sign participant token: %w", err)
+	}
+	// Read exp back from the token, so expires_at is its claim to the second and never a
+	// second clock reading.
+	var claims jwt.RegisteredClaims
+	if _, _, err := jwt.NewParser().ParseUnverified(signed, &claims); err != nil || claims.ExpiresAt == nil {
+		return Token{}, fmt.Errorf("rtc: read back token exp: %v", err)
+	}
+	return Token{JWT: signed, Identity: g.Identity, ExpiresAt: claims.ExpiresAt.Time.UTC()}, nil
+}
+
+// Webhook errors: every one means "reject with 401", except ErrWebhookMalformed (400).
+var (
+	ErrWebhookUnsigned  = errors.New("rtc: webhook has no Authorization")
+	ErrWebhookSignature = errors.New("rtc: webhook signature or checksum invalid")
+	ErrWebhookMalformed = errors.New("rtc: webhook body malformed")
+)
+
+// ReceiveWebhook reads and verifies a LiveKit webhook: the Authorization header is a JWT
+// signed with the fleet's key whose sha256 claim is the body's SHA-256 (compared in
+// constant time by livekit/protocol's webhook package). The body is read up to
+// MaxWebhookBytes.
+func (c *Client) ReceiveWebhook(r *http.Request) (*livekit.WebhookEvent, error) {
+	r.Body = http.MaxBytesReader(nil, r.Body, MaxWebhookBytes)
+	data, err := webhook.Receive(r, c.keys)
+	var mbe *http.MaxBytesError
+	switch {
+	case errors.As(err, &mbe):
+		return nil, fmt.Errorf("%w: body over %d bytes", ErrWebhookMalformed, MaxWebhookBytes)
+	case errors.Is(err, webhook.ErrNoAuthHeader):
+		return nil, ErrWebhookUnsigned
+	case err != nil:
+		// Unparsable or unknown-key JWT, bad signature, expired, or checksum mismatch.
+		return nil, fmt.Errorf("%w: %v", ErrWebhookSignature, err)
+	}
+	var ev livekit.WebhookEvent
+	if err := (protojson.UnmarshalOptions{DiscardUnknown: true}).Unmarshal(data, &ev); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrWebhookMalformed, err)
+	}
+	return &ev, nil
+}
