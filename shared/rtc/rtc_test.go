@@ -16,8 +16,8 @@ import (
 	"github.com/livekit/protocol/livekit"
 	lksdk "github.com/livekit/server-sdk-go/v2"
 
-	"github.com/bridgeline/bridgeline/mediafleet/livekit/livekittest"
 	lkserver "github.com/bridgeline/bridgeline/mediafleet/livekit"
+	"github.com/bridgeline/bridgeline/mediafleet/livekit/livekittest"
 	"github.com/bridgeline/bridgeline/shared/rtc"
 )
 
