@@ -75,3 +75,14 @@ func (s *Store) ListEvents(ctx context.Context, accountID, typ string, q listing
 	}
 	return out, nil
 }
+
+// EventFromStream decodes the new image of an events-table stream record, given as a
+// lookup of its string attributes (the relay gets images in Lambda's stream format).
+func EventFromStream(attr func(name string) (string, bool)) (callevent.Event, error) {
+	doc, ok := attr("doc")
+	if !ok {
+		return callevent.Event{}, fmt.Errorf("events item without doc")
+	}
+	acct, _ := attr("account_id")
+	return fromEventItem(item{"doc": str(doc), "account_id": str(acct)})
+}

@@ -1,0 +1,348 @@
+package functions_test
+
+// The harness the function tests share: the functions' bootstraps built once for this
+// machine, template.yaml parsed, DynamoDB Local (through a recording proxy that notes
+// which table each request touches and with which IAM action), and moto's server for
+// EventBridge and SQS.
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/bridgeline/bridgeline/functions/internal/runtimeapi"
+	"github.com/bridgeline/bridgeline/infra/cfn"
+	"github.com/bridgeline/bridgeline/shared/store/dynamo/dynamolocal"
+)
+
+func TestMain(m *testing.M) {
+	os.Exit(run(m))
+}
+
+var buildDir string
+
+func run(m *testing.M) int {
+	dir, err := os.MkdirTemp("", "bridgeline-functions-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer os.RemoveAll(dir)
+	buildDir = dir
+	return dynamolocal.Main(m)
+}
+
+// functionNames lists the function folders (functions/<name>/main.go).
+func functionNames(t testing.TB) []string {
+	t.Helper()
+	entries, err := os.ReadDir(".")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, e := range entries {
+		if !e.IsDir() || e.Name() == "internal" || e.Name() == "testdata" {
+			continue
+		}
+		if _, err := os.Stat(filepath.Join(e.Name(), "main.go")); err == nil {
+			names = append(names, e.Name())
+		}
+	}
+	sort.Strings(names)
+	return names
+}
+
+var (
+	buildOnce sync.Once
+	buildErr  error
+)
+
+// bootstrap returns the path of the named function's bootstrap, built for this machine
+// the way the deployable one is (static, -trimpath, lambda.norpc). All functions build
+// in one `go build` the first time.
+func bootstrap(t testing.TB, name string) string {
+	t.Helper()
+	buildOnce.Do(func() {
+		var pkgs []string
+		for _, n := range functionNames(t) {
+			pkgs = append(pkgs, "./"+n)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+		defer cancel()
+		args := append([]string{"build", "-trimpath", "-tags=lambda.norpc", "-ldflags=-s -w", "-o", buildDir + "/"}, pkgs...)
+		cmd := exec.CommandContext(ctx, "go", args...)
+		cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS="+runtime.GOOS, "GOARCH="+runtime.GOARCH)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			buildErr = fmt.Errorf("go build: %v\n%s", err, out)
+		}
+	})
+	if buildErr != nil {
+		t.Fatal(buildErr)
+	}
+	bin := filepath.Join(buildDir, name)
+	if _, err := os.Stat(bin); err != nil {
+		t.Fatalf("no bootstrap for %s: %v", name, err)
+	}
+	return bin
+}
+
+var (
+	templateOnce sync.Once
+	templateVal  *cfn.Template
+	templateErr  error
+)
+
+func loadTemplate(t testing.TB) *cfn.Template {
+	t.Helper()
+	templateOnce.Do(func() { templateVal, templateErr = cfn.Load("../template.yaml") })
+	if templateErr != nil {
+		t.Fatal(templateErr)
+	}
+	return templateVal
+}
+
+// logicalID is a function's resource name in template.yaml: assistants-create ->
+// AssistantsCreateFunction.
+func logicalID(name string) string {
+	var b strings.Builder
+	for _, part := range strings.Split(name, "-") {
+		b.WriteString(strings.ToUpper(part[:1]) + part[1:])
+	}
+	return b.String() + "Function"
+}
+
+// functionResource returns the template's resource of a function.
+func functionResource(t testing.TB, name string) cfn.Resource {
+	t.Helper()
+	r, ok := loadTemplate(t).Resources[logicalID(name)]
+	if !ok || r.Type != "AWS::Serverless::Function" {
+		t.Fatalf("template.yaml has no AWS::Serverless::Function %s for functions/%s", logicalID(name), name)
+	}
+	return r
+}
+
+// templateEnv returns a function's environment as template.yaml declares it, with
+// !Ref of a resource resolved by refs (a table's or queue's name in this test) and
+// Globals' variables included.
+func templateEnv(t testing.TB, name string, refs map[string]string) []string {
+	t.Helper()
+	vars := map[string]any{}
+	if g, ok := loadTemplate(t).Globals["Function"].(map[string]any); ok {
+		maps(g, "Environment", "Variables", func(k string, v any) { vars[k] = v })
+	}
+	maps(functionResource(t, name).Properties, "Environment", "Variables", func(k string, v any) { vars[k] = v })
+	var env []string
+	for k, v := range vars {
+		switch v := v.(type) {
+		case string:
+			env = append(env, k+"="+v)
+		case map[string]any:
+			ref, _ := v["Ref"].(string)
+			if val, ok := refs[ref]; ok {
+				env = append(env, k+"="+val)
+			} else if ref == "Stage" {
+				env = append(env, k+"=test")
+			} else {
+				t.Fatalf("%s: environment %s = %v: the test has no value for it", name, k, v)
+			}
+		default:
+			t.Fatalf("%s: environment %s = %v: unexpected", name, k, v)
+		}
+	}
+	sort.Strings(env)
+	return env
+}
+
+// maps calls fn for each entry of m[a][b] when that is a map.
+func maps(m map[string]any, a, b string, fn func(string, any)) {
+	ma, _ := m[a].(map[string]any)
+	mb, _ := ma[b].(map[string]any)
+	for k, v := range mb {
+		fn(k, v)
+	}
+}
+
+// access is one table touched with one IAM action (dynamodb:PutItem, ...).
+type access struct {
+	Table  string // the table's logical id in template.yaml
+	Action string
+}
+
+// recorder is a reverse proxy in front of DynamoDB Local that notes every table a
+// request names, with the IAM action the request needs on it.
+type recorder struct {
+	URL     string
+	mu      sync.Mutex
+	seen    map[access]bool
+	logical map[string]string // physical table name -> logical id
+}
+
+func newRecorder(t testing.TB, target string, logical map[string]string) *recorder {
+	t.Helper()
+	u, err := url.Parse(target)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := &recorder{seen: map[access]bool{}, logical: logical}
+	proxy := httputil.NewSingleHostReverseProxy(u)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, err := io.ReadAll(r.Body)
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		rec.note(r.Header.Get("X-Amz-Target"), body)
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		r.ContentLength = int64(len(body))
+		proxy.ServeHTTP(w, r)
+	}))
+	t.Cleanup(srv.Close)
+	rec.URL = srv.URL
+	return rec
+}
+
+// note records the tables and actions of one DynamoDB JSON-protocol request.
+func (rec *recorder) note(target string, body []byte) {
+	op := strings.TrimPrefix(target, "DynamoDB_20120810.")
+	var req struct {
+		TableName     string
+		RequestItems  map[string]json.RawMessage
+		TransactItems []map[string]struct{ TableName string }
+	}
+	json.Unmarshal(body, &req)
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	add := func(table, action string) {
+		if l, ok := rec.logical[table]; ok {
+			table = l
+		}
+		rec.seen[access{table, "dynamodb:" + action}] = true
+	}
+	switch op {
+	case "TransactWriteItems", "TransactGetItems":
+		for _, it := range req.TransactItems {
+			for kind, v := range it {
+				add(v.TableName, map[string]string{
+					"Put": "PutItem", "Update": "UpdateItem", "Delete": "DeleteItem",
+					"ConditionCheck": "ConditionCheckItem", "Get": "GetItem",
+				}[kind])
+			}
+		}
+	case "BatchGetItem", "BatchWriteItem":
+		for table := range req.RequestItems {
+			add(table, op)
+		}
+	default:
+		add(req.TableName, op)
+	}
+}
+
+func (rec *recorder) accesses() map[access]bool {
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	out := map[access]bool{}
+	for a := range rec.seen {
+		out[a] = true
+	}
+	return out
+}
+
+// startMoto runs moto's server mode (EventBridge, SQS) on a free loopback port.
+func startMoto(t testing.TB) string {
+	t.Helper()
+	bin, err := exec.LookPath("moto_server")
+	if err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("moto_server is required in CI")
+		}
+		t.Skip("moto_server not installed")
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := ln.Addr().(*net.TCPAddr).Port
+	ln.Close()
+	cmd := exec.Command(bin, "-H", "127.0.0.1", "-p", strconv.Itoa(port))
+	cmd.Stdout, cmd.Stderr = io.Discard, io.Discard
+	cmd.Env = append(os.Environ(), "AWS_ACCESS_KEY_ID=test", "AWS_SECRET_ACCESS_KEY=test", "AWS_DEFAULT_REGION=us-east-1")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		cmd.Process.Kill()
+		cmd.Wait()
+	})
+	u := fmt.Sprintf("http://127.0.0.1:%d", port)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	for {
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, u+"/moto-api/", nil)
+		resp, err := http.DefaultClient.Do(req)
+		if err == nil {
+			resp.Body.Close()
+			return u
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("moto_server did not start: %v", err)
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+// awsEnv is what every function process gets besides its template environment: fixed
+// credentials and region, no metadata service, and the endpoints of this test.
+func awsEnv(dynamoURL, motoURL string) []string {
+	env := []string{
+		"AWS_ACCESS_KEY_ID=test", "AWS_SECRET_ACCESS_KEY=test", "AWS_SESSION_TOKEN=test",
+		"AWS_EC2_METADATA_DISABLED=true",
+		"AWS_ENDPOINT_URL_DYNAMODB=" + dynamoURL,
+	}
+	if motoURL != "" {
+		env = append(env, "AWS_ENDPOINT_URL_SQS="+motoURL, "AWS_ENDPOINT_URL_EVENTBRIDGE="+motoURL)
+	}
+	return env
+}
+
+// startFunction runs a function's bootstrap under the Runtime API with env.
+func startFunction(t testing.TB, name string, env []string) *runtimeapi.Process {
+	t.Helper()
+	p, err := runtimeapi.Run(bootstrap(t, name), name, env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(p.Stop)
+	return p
+}
+
+// readJSON reads a testdata event as a generic value, to be adjusted and marshalled.
+func readJSON(t testing.TB, name string) map[string]any {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("testdata", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var v map[string]any
+	if err := json.Unmarshal(b, &v); err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	return v
+}
