@@ -87,8 +87,10 @@ type Outbox interface {
 	AddDeliveries(ctx context.Context, eventID string, ds []Delivery) error
 	// AddRedeliveries adds deliveries for an event already fanned out (POST .../redeliver).
 	AddRedeliveries(ctx context.Context, ds []Delivery) error
-	// ClaimDueDeliveries marks up to limit pending deliveries due at now as in flight and returns them.
-	ClaimDueDeliveries(ctx context.Context, now time.Time, limit int) ([]Delivery, error)
+	// ClaimDueDeliveries marks up to limit pending deliveries due at now as in flight and
+	// returns them, at most perEndpoint-busy[id] to each endpoint, favouring the endpoints
+	// whose deliveries have waited longest.
+	ClaimDueDeliveries(ctx context.Context, now time.Time, limit, perEndpoint int, busy map[string]int) ([]Delivery, error)
 	// FinishDelivery stores the delivery's new state, releases its claim and logs the attempt
 	// (nil when none was made), atomically.
 	FinishDelivery(ctx context.Context, d Delivery, a *Attempt) error

@@ -422,3 +422,32 @@ func waitFor(t *testing.T, limit time.Duration, cond func() bool) {
 		time.Sleep(10 * time.Millisecond)
 	}
 }
+
+// A slow endpoint holds at most its share of the worker: another endpoint's events keep
+// flowing while every attempt to the slow one hangs.
+func TestSlowEndpointDoesNotStarveOthers(t *testing.T) {
+	e := newEnv(t, "")
+	e.worker.Now, e.worker.Deliverer.Now, e.endpoints.Now = nil, nil, nil
+	e.worker.Concurrency, e.worker.PerEndpoint = 4, 2
+	e.clock = &clock{t: time.Now()}
+	release := make(chan struct{})
+	slow, fast := newReceiver(t, e.clock), newReceiver(t, e.clock)
+	slow.setRespond(func(n int, w http.ResponseWriter) { <-release })
+	e.endpoint(t, slow)
+	e.endpoint(t, fast)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- e.worker.Run(ctx) }()
+	for i := range 10 {
+		e.emit(t, callevent.TypeCallEnded, callEnded("call_"+strconv.Itoa(i)))
+	}
+	e.worker.Notify()
+	waitFor(t, 10*time.Second, func() bool { return len(fast.requests()) == 10 })
+	if n := len(slow.requests()); n != 2 {
+		t.Errorf("requests hanging at the slow endpoint = %d, want its cap of 2", n)
+	}
+	close(release)
+	waitFor(t, 10*time.Second, func() bool { return len(slow.requests()) == 10 })
+	cancel()
+	<-done
+}

@@ -37,7 +37,8 @@ func TestWorkerProcess(t *testing.T) {
 	}
 	defer st.Close()
 	eps := &webhookendpoint.Service{Store: st}
-	w := &delivery.Worker{Outbox: st, Log: st, Subscribers: eps, Deliverer: &delivery.Deliverer{Endpoints: eps}, Poll: 20 * time.Millisecond}
+	w := &delivery.Worker{Outbox: st, Log: st, Subscribers: eps, Deliverer: &delivery.Deliverer{Endpoints: eps},
+		Poll: 20 * time.Millisecond, Concurrency: 8, PerEndpoint: 8}
 	if err := w.Run(ctx); err != nil {
 		t.Fatal(err)
 	}

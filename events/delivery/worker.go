@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"sync"
 	"time"
 
@@ -31,8 +32,11 @@ type Worker struct {
 	Subscribers Subscribers
 	Deliverer   *Deliverer
 	Logger      *slog.Logger
-	// Concurrency is how many attempts run at once (default 8).
+	// Concurrency is how many attempts run at once (default 16).
 	Concurrency int
+	// PerEndpoint is how many of them may go to one endpoint (default half of
+	// Concurrency), so a slow endpoint cannot hold up every other one.
+	PerEndpoint int
 	// Poll is the longest the worker sleeps before looking for new events (default 100 ms);
 	// Notify wakes it sooner.
 	Poll time.Duration
@@ -70,13 +74,19 @@ func (w *Worker) Run(ctx context.Context) error {
 	}
 	conc := w.Concurrency
 	if conc <= 0 {
-		conc = 8
+		conc = 16
 	}
 	poll := w.Poll
 	if poll <= 0 {
 		poll = 100 * time.Millisecond
 	}
+	perEndpoint := w.PerEndpoint
+	if perEndpoint <= 0 {
+		perEndpoint = max(conc/2, 1)
+	}
 	slots := make(chan struct{}, conc)
+	var busyMu sync.Mutex
+	busy := map[string]int{} // endpoint id -> attempts in flight
 	var inflight sync.WaitGroup
 	defer inflight.Wait()
 	done := make(chan struct{}, conc)
@@ -92,12 +102,20 @@ func (w *Worker) Run(ctx context.Context) error {
 		if err := w.fanOut(ctx); err != nil && ctx.Err() == nil {
 			w.logger().Error("fan out events", "err", err)
 		}
+		claimed := 0
 		if free := conc - len(slots); free > 0 {
-			ds, err := w.Outbox.ClaimDueDeliveries(ctx, w.now(), free)
+			busyMu.Lock()
+			busyNow := maps.Clone(busy)
+			busyMu.Unlock()
+			ds, err := w.Outbox.ClaimDueDeliveries(ctx, w.now(), free, perEndpoint, busyNow)
 			if err != nil && ctx.Err() == nil {
 				w.logger().Error("claim deliveries", "err", err)
 			}
 			for _, d := range ds {
+				busyMu.Lock()
+				busy[d.EndpointID]++
+				busyMu.Unlock()
+				claimed++
 				slots <- struct{}{}
 				inflight.Add(1)
 				go func() {
@@ -105,6 +123,11 @@ func (w *Worker) Run(ctx context.Context) error {
 					// An attempt in flight finishes even when Run is asked to stop, so its
 					// result is stored; the request itself is bounded by Timeout.
 					w.deliver(context.WithoutCancel(ctx), d)
+					busyMu.Lock()
+					if busy[d.EndpointID]--; busy[d.EndpointID] == 0 {
+						delete(busy, d.EndpointID)
+					}
+					busyMu.Unlock()
 					<-slots
 					select {
 					case done <- struct{}{}:
@@ -113,12 +136,17 @@ func (w *Worker) Run(ctx context.Context) error {
 				}()
 			}
 		}
+		// Sleep until the next delivery falls due, a poll passes, an event is written
+		// (Notify) or an attempt finishes. Loop at once only when this round claimed
+		// something and more is due: deliveries due but held back (every slot, or their
+		// endpoint, busy) wait for an attempt to finish.
 		wait := poll
 		if next, ok, err := w.Outbox.NextDeliveryDue(ctx); err == nil && ok {
-			wait = min(wait, max(next.Sub(w.now()), 0))
-		}
-		if len(slots) == conc {
-			wait = poll // every slot busy: wait for one to free up
+			if d := next.Sub(w.now()); d > 0 {
+				wait = min(wait, d)
+			} else if claimed > 0 && len(slots) < conc {
+				wait = 0
+			}
 		}
 		t := time.NewTimer(wait)
 		select {
@@ -138,7 +166,7 @@ func (w *Worker) RunOnce(ctx context.Context) (int, error) {
 	if err := w.fanOut(ctx); err != nil {
 		return 0, err
 	}
-	ds, err := w.Outbox.ClaimDueDeliveries(ctx, w.now(), 1000)
+	ds, err := w.Outbox.ClaimDueDeliveries(ctx, w.now(), 1000, 1000, nil)
 	if err != nil {
 		return 0, err
 	}

@@ -70,8 +70,9 @@ CREATE TABLE events (
 );
 CREATE INDEX events_by_account ON events (account_id, id);
 `},
-	{"0002_webhooks", webhooksSchema},        // webhooks.go
-	{"0003_call_decisions", decisionsSchema}, // decisions.go
+	{"0002_webhooks", webhooksSchema},                           // webhooks.go
+	{"0003_call_decisions", decisionsSchema},                    // decisions.go
+	{"0004_deliveries_by_endpoint", deliveriesByEndpointSchema}, // webhooks.go
 }
 
 func (s *Store) migrate(ctx context.Context) error {

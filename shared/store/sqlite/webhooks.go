@@ -5,6 +5,8 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/bridgeline/bridgeline/events/callevent"
@@ -206,25 +208,77 @@ func insertDeliveries(ctx context.Context, tx *sql.Tx, ds []delivery.Delivery) e
 	return nil
 }
 
-// ClaimDueDeliveries marks up to limit due, unclaimed, pending deliveries as in flight.
-func (s *Store) ClaimDueDeliveries(ctx context.Context, now time.Time, limit int) ([]delivery.Delivery, error) {
+// deliveriesByEndpointSchema lets a claim take each endpoint's due deliveries through an
+// index, so a long backlog at one endpoint costs the others nothing.
+const deliveriesByEndpointSchema = `
+CREATE INDEX webhook_deliveries_by_endpoint ON webhook_deliveries (endpoint_id, next_attempt_at)
+	WHERE state = 'pending' AND claimed_at IS NULL;
+`
+
+// ClaimDueDeliveries marks due, unclaimed, pending deliveries as in flight: up to limit in
+// all and perEndpoint-busy[id] per endpoint, endpoints with the longest-waiting delivery
+// first. Each endpoint is one indexed query.
+func (s *Store) ClaimDueDeliveries(ctx context.Context, now time.Time, limit, perEndpoint int, busy map[string]int) ([]delivery.Delivery, error) {
 	var out []delivery.Delivery
 	err := s.tx(ctx, func(tx *sql.Tx) error {
 		at := now.UTC().Format(timeLayout)
-		ds, err := listDocs[delivery.Delivery](ctx, tx,
-			`SELECT doc FROM webhook_deliveries
-			 WHERE state = 'pending' AND claimed_at IS NULL AND next_attempt_at <= ?
-			 ORDER BY next_attempt_at LIMIT ?`, at, limit)
+		rows, err := tx.QueryContext(ctx, `SELECT id FROM webhook_endpoints`)
 		if err != nil {
 			return err
 		}
-		for _, d := range ds {
-			if _, err := tx.ExecContext(ctx,
-				`UPDATE webhook_deliveries SET claimed_at = ? WHERE id = ?`, at, d.ID); err != nil {
+		var ids []string
+		for rows.Next() {
+			var id string
+			if err := rows.Scan(&id); err != nil {
+				rows.Close()
 				return err
 			}
+			ids = append(ids, id)
 		}
-		out = ds
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		type due struct {
+			id    string
+			first string
+		}
+		var dues []due
+		for _, id := range ids {
+			if perEndpoint-busy[id] <= 0 {
+				continue
+			}
+			var first sql.NullString
+			if err := tx.QueryRowContext(ctx, `SELECT min(next_attempt_at) FROM webhook_deliveries
+				WHERE endpoint_id = ? AND state = 'pending' AND claimed_at IS NULL`, id).Scan(&first); err != nil {
+				return err
+			}
+			if first.Valid && first.String <= at {
+				dues = append(dues, due{id, first.String})
+			}
+		}
+		slices.SortFunc(dues, func(a, b due) int { return strings.Compare(a.first, b.first) })
+		out = nil
+		for _, d := range dues {
+			room := min(perEndpoint-busy[d.id], limit-len(out))
+			if room <= 0 {
+				break
+			}
+			ds, err := listDocs[delivery.Delivery](ctx, tx,
+				`SELECT doc FROM webhook_deliveries
+				 WHERE endpoint_id = ? AND state = 'pending' AND claimed_at IS NULL AND next_attempt_at <= ?
+				 ORDER BY next_attempt_at LIMIT ?`, d.id, at, room)
+			if err != nil {
+				return err
+			}
+			for _, dl := range ds {
+				if _, err := tx.ExecContext(ctx,
+					`UPDATE webhook_deliveries SET claimed_at = ? WHERE id = ?`, at, dl.ID); err != nil {
+					return err
+				}
+			}
+			out = append(out, ds...)
+		}
 		return nil
 	})
 	return out, err
