@@ -305,15 +305,26 @@ func (s *Store) FinishDelivery(ctx context.Context, d delivery.Delivery, a *deli
 	})
 }
 
-// ReleaseDeliveryClaims makes deliveries claimed before the given time due again.
+// ReleaseDeliveryClaims makes deliveries claimed before the given time due again, and
+// cancels pending deliveries whose endpoint was deleted while they were claimed.
 func (s *Store) ReleaseDeliveryClaims(ctx context.Context, before time.Time) (int, error) {
-	res, err := s.db.ExecContext(ctx,
-		`UPDATE webhook_deliveries SET claimed_at = NULL WHERE claimed_at IS NOT NULL AND claimed_at < ?`,
-		before.UTC().Format(timeLayout))
-	if err != nil {
-		return 0, err
-	}
-	n, err := res.RowsAffected()
+	var n int64
+	err := s.tx(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx,
+			`UPDATE webhook_deliveries SET claimed_at = NULL WHERE claimed_at IS NOT NULL AND claimed_at < ?`,
+			before.UTC().Format(timeLayout))
+		if err != nil {
+			return err
+		}
+		if n, err = res.RowsAffected(); err != nil {
+			return err
+		}
+		_, err = tx.ExecContext(ctx,
+			`UPDATE webhook_deliveries SET state = 'canceled', doc = json_set(doc, '$.state', 'canceled')
+			 WHERE state = 'pending' AND claimed_at IS NULL
+			   AND endpoint_id NOT IN (SELECT id FROM webhook_endpoints)`)
+		return err
+	})
 	return int(n), err
 }
 
