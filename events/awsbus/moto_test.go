@@ -341,4 +341,25 @@ func TestEventBridgeRuleSQSDeliver(t *testing.T) {
 	if len(dead) != 2 {
 		t.Errorf("dead-letter queue holds %d events, want 2", len(dead))
 	}
+
+	// POST /v1/events/{id}/redeliver on AWS: a task on the queue, delivered with the same id.
+	if err := h.Redeliver(ctx, want[0], []string{endpoints[ok].ID}); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(20 * time.Second); ; {
+		ok.mu.Lock()
+		n := len(ok.ids)
+		last := ok.ids[n-1]
+		ok.mu.Unlock()
+		if n == 3 {
+			if last != want[0].ID {
+				t.Errorf("redelivery webhook-id = %q, want %q", last, want[0].ID)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("redelivery never arrived")
+		}
+		poll(t, ctx, c, inf.queueURL, h)
+	}
 }
