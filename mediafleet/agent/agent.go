@@ -134,7 +134,8 @@ func New(cfg Config, h Handler, log *slog.Logger) (*Worker, error) {
 	}, nil
 }
 
-// Registered is closed once the worker has registered with livekit-server.
+// Registered is closed once livekit-server has the worker in its dispatch tables (the
+// first pong after the first registration).
 func (w *Worker) Registered() <-chan struct{} { return w.registered }
 
 // ID is the worker id livekit-server assigned at the latest registration.
@@ -272,11 +273,6 @@ func (w *Worker) session(ctx context.Context) (bool, error) {
 	w.mu.Lock()
 	w.conn = conn
 	w.workerID = res.WorkerId
-	select {
-	case <-w.registered:
-	default:
-		close(w.registered)
-	}
 	w.mu.Unlock()
 	w.log.Info("registered", "worker_id", res.WorkerId, "agent_name", w.cfg.AgentName, "max_jobs", w.cfg.MaxJobs)
 	defer func() {
@@ -287,6 +283,11 @@ func (w *Worker) session(ctx context.Context) (bool, error) {
 		w.mu.Unlock()
 	}()
 	w.sendStatus()
+	// livekit-server answers the registration before it adds the worker to its dispatch
+	// tables; it answers pings only after. Registered() waits for this first pong.
+	if err := w.write(conn, &livekit.WorkerMessage{Message: &livekit.WorkerMessage_Ping{Ping: &livekit.WorkerPing{Timestamp: time.Now().UnixMilli()}}}); err != nil {
+		return true, err
+	}
 
 	// The reader runs on its own goroutine so that this one can tick status and pings and
 	// notice ctx and drain completion.
@@ -466,7 +467,15 @@ func (w *Worker) handle(ctx context.Context, conn *websocket.Conn, m *livekit.Se
 		w.assign(ctx, msg.Assignment)
 	case *livekit.ServerMessage_Termination:
 		w.terminate(msg.Termination.GetJobId())
-	case *livekit.ServerMessage_Pong, *livekit.ServerMessage_Register:
+	case *livekit.ServerMessage_Pong:
+		w.mu.Lock()
+		select {
+		case <-w.registered:
+		default:
+			close(w.registered)
+		}
+		w.mu.Unlock()
+	case *livekit.ServerMessage_Register:
 	default:
 		w.log.Debug("unhandled server message", "type", fmt.Sprintf("%T", m.Message))
 	}

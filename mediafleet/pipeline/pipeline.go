@@ -51,6 +51,10 @@ type Config struct {
 	// VerifyTimeout bounds the time from joining the room to verified media; past it the
 	// call ends with media_failed. Default 10 s.
 	VerifyTimeout time.Duration
+	// ConnectingDwell is how long the connecting screen keeps showing after a keyframe of
+	// it went out to a subscribed caller, so that the caller's decoder shows it before the
+	// avatar replaces it. Default 300 ms.
+	ConnectingDwell time.Duration
 	Voices        tts.Voices
 	// Conversation runs after the greeting; default Listen (hold the line until the call
 	// ends).
@@ -80,6 +84,9 @@ func New(cfg Config) (*Runner, error) {
 	}
 	if cfg.VerifyTimeout <= 0 {
 		cfg.VerifyTimeout = 10 * time.Second
+	}
+	if cfg.ConnectingDwell <= 0 {
+		cfg.ConnectingDwell = 300 * time.Millisecond
 	}
 	if cfg.Voices == nil {
 		return nil, errors.New("pipeline: Voices is required")
@@ -312,17 +319,33 @@ func (c *call) run(parent context.Context) (string, error) {
 		}
 	}
 
-	// Verify media both ways within the bound.
+	// Verify media both ways within the bound: the caller's audio decodes, and the caller
+	// is subscribed to every track we publish. On a video call the caller must also have
+	// been sent a keyframe of the connecting screen, which then stays up for the dwell.
 	bound := time.NewTimer(cfg.VerifyTimeout - time.Since(joined))
 	defer bound.Stop()
+	var keyframe <-chan time.Time
+	var dwell <-chan time.Time
 	for inOK, outOK := false, false; !inOK || !outOK; {
 		select {
 		case <-c.listener.verified:
 			inOK = true
 			c.listener.verified = nil
+			c.log.Debug("caller audio decoded", "after_answer_ms", c.sinceAnswer(time.Now()))
 		case <-c.subsOK:
-			outOK = true
 			c.subsOK = nil
+			c.log.Debug("caller subscribed to our tracks", "after_answer_ms", c.sinceAnswer(time.Now()))
+			if c.painter == nil {
+				outOK = true
+			} else {
+				keyframe = c.painter.nextKeyframe()
+			}
+		case at := <-keyframe:
+			keyframe = nil
+			c.log.Debug("connecting keyframe sent to the caller", "after_answer_ms", c.sinceAnswer(at))
+			dwell = time.After(cfg.ConnectingDwell - time.Since(at))
+		case <-dwell:
+			outOK = true
 		case <-bound.C:
 			c.log.Warn("media not verified in time", "caller_audio", inOK, "caller_subscribed", outOK)
 			return EndMediaFailed, nil

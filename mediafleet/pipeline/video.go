@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"context"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -33,6 +34,29 @@ type painter struct {
 	show     atomic.Int32
 	avatarAt atomic.Int64 // unix nanos when the avatar was switched on
 	keyframe atomic.Bool  // a receiver asked for one (PLI/FIR), or the screen changed
+
+	mu      sync.Mutex
+	waiters []chan time.Time // told when the next keyframe went out
+}
+
+// nextKeyframe forces a keyframe and returns a channel that receives the time it went
+// out.
+func (p *painter) nextKeyframe() <-chan time.Time {
+	ch := make(chan time.Time, 1)
+	p.mu.Lock()
+	p.waiters = append(p.waiters, ch)
+	p.mu.Unlock()
+	p.keyframe.Store(true)
+	return ch
+}
+
+func (p *painter) keyframeSent(at time.Time) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, ch := range p.waiters {
+		ch <- at
+	}
+	p.waiters = nil
 }
 
 // showAvatar switches to the avatar from the next frame on.
@@ -60,11 +84,16 @@ func (p *painter) run(ctx context.Context) {
 			p.connecting.Draw(frame, now.Sub(start))
 		}
 		key := i == 0 || p.keyframe.Swap(false)
-		data, _, err := p.enc.Encode(frame, now.Sub(start), key)
-		if err == nil && len(data) > 0 && p.out(media.Sample{Data: data, Duration: interval}) == nil && !sent[s] {
-			sent[s] = true
-			if p.firstFrame != nil {
-				p.firstFrame(now, s)
+		data, isKey, err := p.enc.Encode(frame, now.Sub(start), key)
+		if err == nil && len(data) > 0 && p.out(media.Sample{Data: data, Duration: interval}) == nil {
+			if isKey {
+				p.keyframeSent(now)
+			}
+			if !sent[s] {
+				sent[s] = true
+				if p.firstFrame != nil {
+					p.firstFrame(now, s)
+				}
 			}
 		}
 		select {

@@ -1,0 +1,327 @@
+package worker_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"image"
+	"image/color"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/livekit/protocol/auth"
+	"github.com/livekit/protocol/livekit"
+	protoLogger "github.com/livekit/protocol/logger"
+	lksdk "github.com/livekit/server-sdk-go/v2"
+
+	"github.com/bridgeline/bridgeline/mediafleet/avatar"
+	"github.com/bridgeline/bridgeline/mediafleet/callerbot"
+	"github.com/bridgeline/bridgeline/mediafleet/internal/lkserver"
+	"github.com/bridgeline/bridgeline/mediafleet/worker"
+	"github.com/bridgeline/bridgeline/shared/persona"
+)
+
+// One livekit-server serves the package; each test registers its workers under its own
+// agent name, so tests never take each other's jobs.
+var lk *lkserver.Server
+
+func TestMain(m *testing.M) {
+	lksdk.SetLogger(protoLogger.GetDiscardLogger())
+	os.Exit(runMain(m))
+}
+
+func runMain(m *testing.M) int {
+	tb := &mainTB{}
+	defer tb.cleanup()
+	lk = lkserver.Start(tb)
+	return m.Run()
+}
+
+var seq atomic.Int64
+
+// env is one test's world: the shared livekit-server, a report endpoint that runs the
+// control plane's verifier, and a fresh agent name.
+type env struct {
+	t         *testing.T
+	agentName string
+	rooms     *lksdk.RoomServiceClient
+	api       *httptest.Server
+	reports   chan persona.Report
+	rejected  atomic.Int32
+}
+
+func newEnv(t *testing.T) *env {
+	e := &env{
+		t:         t,
+		agentName: fmt.Sprintf("persona-test-%d", seq.Add(1)),
+		rooms:     lksdk.NewRoomServiceClient(lk.HTTPURL, lk.APIKey, lk.APISecret),
+		reports:   make(chan persona.Report, 64),
+	}
+	keys := auth.NewSimpleKeyProvider(lk.APIKey, lk.APISecret)
+	mux := http.NewServeMux()
+	mux.HandleFunc("POST "+persona.ReportPath, func(w http.ResponseWriter, r *http.Request) {
+		rep, err := persona.VerifyReport(r, keys)
+		if err != nil {
+			e.rejected.Add(1)
+			http.Error(w, err.Error(), http.StatusUnauthorized)
+			return
+		}
+		e.reports <- rep
+		w.WriteHeader(http.StatusNoContent)
+	})
+	e.api = httptest.NewServer(mux)
+	t.Cleanup(func() {
+		e.api.Close()
+		if n := e.rejected.Load(); n > 0 {
+			t.Errorf("%d reports failed verification", n)
+		}
+	})
+	return e
+}
+
+func (e *env) config(mod func(*worker.Config)) worker.Config {
+	cfg := worker.Defaults()
+	cfg.LiveKitURL, cfg.APIKey, cfg.APISecret = lk.URL, lk.APIKey, lk.APISecret
+	cfg.ControlPlane = e.api.URL
+	cfg.AgentName = e.agentName
+	cfg.MaxJobs = 2
+	if mod != nil {
+		mod(&cfg)
+	}
+	return cfg
+}
+
+// startWorker runs an in-process worker until the test ends.
+func (e *env) startWorker(mod func(*worker.Config)) *worker.Worker {
+	e.t.Helper()
+	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: logLevel()}))
+	w, err := worker.New(e.config(mod), worker.Options{}, log)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_ = w.Run(ctx)
+	}()
+	e.t.Cleanup(func() {
+		cancel()
+		<-done
+	})
+	wait(e.t, w.Registered(), "worker registration")
+	return w
+}
+
+// call creates the room with the persona dispatch, as the control plane does on answer,
+// and returns a caller token for it.
+func (e *env) call(room string, job persona.Job) string {
+	e.t.Helper()
+	meta, err := json.Marshal(job)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	_, err = e.rooms.CreateRoom(context.Background(), &livekit.CreateRoomRequest{
+		Name:   room,
+		Agents: []*livekit.RoomAgentDispatch{{AgentName: e.agentName, Metadata: string(meta)}},
+	})
+	if err != nil {
+		e.t.Fatalf("CreateRoom: %v", err)
+	}
+	e.t.Cleanup(func() {
+		_, _ = e.rooms.DeleteRoom(context.Background(), &livekit.DeleteRoomRequest{Room: room})
+	})
+	return callerToken(e.t, room, job.CallerIdentity)
+}
+
+func callerToken(t testing.TB, room, identity string) string {
+	tok, err := auth.NewAccessToken(lk.APIKey, lk.APISecret).SetIdentity(identity).
+		SetVideoGrant(&auth.VideoGrant{RoomJoin: true, Room: room}).SetValidFor(10 * time.Minute).ToJWT()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tok
+}
+
+// nextReport waits for the next report of the call.
+func (e *env) nextReport(callID string, within time.Duration) persona.Report {
+	e.t.Helper()
+	deadline := time.After(within)
+	for {
+		select {
+		case r := <-e.reports:
+			if r.CallID == callID {
+				return r
+			}
+		case <-deadline:
+			e.t.Fatalf("no report for %s within %v", callID, within)
+		}
+	}
+}
+
+// reportsUntilEnded collects a call's reports up to and including ended.
+func (e *env) reportsUntilEnded(callID string, within time.Duration) []persona.Report {
+	e.t.Helper()
+	var out []persona.Report
+	deadline := time.Now().Add(within)
+	for {
+		r := e.nextReport(callID, time.Until(deadline))
+		out = append(out, r)
+		if r.Kind == persona.ReportEnded {
+			return out
+		}
+	}
+}
+
+func kinds(rs []persona.Report) []string {
+	var k []string
+	for _, r := range rs {
+		k = append(k, r.Kind)
+	}
+	return k
+}
+
+func wait[T any](t testing.TB, ch <-chan T, what string) T {
+	t.Helper()
+	select {
+	case v := <-ch:
+		return v
+	case <-time.After(20 * time.Second):
+		t.Fatalf("timed out waiting for %s", what)
+		panic("unreachable")
+	}
+}
+
+// eventually polls cond every 20 ms until it holds or within passes.
+func eventually(t testing.TB, within time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(within)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// screens classifies a caller's decoded frames by their corner colour: the brand colour
+// is the connecting screen, the avatar's backdrop the avatar.
+type screens struct {
+	brand, backdrop [3]uint8
+	mu              sync.Mutex
+	firstConnecting time.Time
+	firstAvatar     time.Time
+	connecting      int
+	avatars         int
+	other           int
+	lastAvatar      *image.YCbCr
+}
+
+func newScreens(brandHex, avatarID string) *screens {
+	b, _ := avatar.ParseColor(brandHex)
+	a, _ := avatar.Lookup(avatarID)
+	return &screens{brand: ycc(b.R, b.G, b.B), backdrop: ycc(a.Backdrop.R, a.Backdrop.G, a.Backdrop.B)}
+}
+
+func (s *screens) see(f callerbot.Frame) {
+	c := cornerColour(f.Image)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	switch {
+	case close3(c, s.brand):
+		s.connecting++
+		if s.firstConnecting.IsZero() {
+			s.firstConnecting = f.At
+		}
+	case close3(c, s.backdrop):
+		s.avatars++
+		s.lastAvatar = f.Image
+		if s.firstAvatar.IsZero() {
+			s.firstAvatar = f.At
+		}
+	default:
+		s.other++
+	}
+}
+
+func (s *screens) counts() (connecting, avatars, other int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.connecting, s.avatars, s.other
+}
+
+func ycc(r, g, b uint8) [3]uint8 {
+	y, cb, cr := color.RGBToYCbCr(r, g, b)
+	return [3]uint8{y, cb, cr}
+}
+
+// cornerColour averages the two top 8x8 corner blocks (the shirt can reach the bottom
+// ones).
+func cornerColour(img *image.YCbCr) [3]uint8 {
+	w := img.Rect.Dx()
+	var sum [3]int
+	n := 0
+	for _, o := range [][2]int{{2, 2}, {w - 10, 2}} {
+		for y := o[1]; y < o[1]+8; y++ {
+			for x := o[0]; x < o[0]+8; x++ {
+				c := img.YCbCrAt(x, y)
+				sum[0] += int(c.Y)
+				sum[1] += int(c.Cb)
+				sum[2] += int(c.Cr)
+				n++
+			}
+		}
+	}
+	return [3]uint8{uint8(sum[0] / n), uint8(sum[1] / n), uint8(sum[2] / n)}
+}
+
+func close3(a, b [3]uint8) bool {
+	for i := range a {
+		if d := int(a[i]) - int(b[i]); d > 12 || d < -12 {
+			return false
+		}
+	}
+	return true
+}
+
+// mainTB lets TestMain start the shared server with the launcher's testing.TB API.
+type mainTB struct {
+	testing.TB
+	cleanups []func()
+}
+
+func (m *mainTB) Helper()                           {}
+func (m *mainTB) Cleanup(f func())                  { m.cleanups = append(m.cleanups, f) }
+func (m *mainTB) Failed() bool                      { return false }
+func (m *mainTB) Logf(format string, args ...any)   { fmt.Fprintf(os.Stderr, format+"\n", args...) }
+func (m *mainTB) Fatal(args ...any)                 { panic(fmt.Sprint(args...)) }
+func (m *mainTB) Fatalf(format string, args ...any) { panic(fmt.Sprintf(format, args...)) }
+func (m *mainTB) TempDir() string {
+	d, err := os.MkdirTemp("", "lkserver")
+	if err != nil {
+		panic(err)
+	}
+	m.cleanups = append(m.cleanups, func() { os.RemoveAll(d) })
+	return d
+}
+
+func (m *mainTB) cleanup() {
+	for i := len(m.cleanups) - 1; i >= 0; i-- {
+		m.cleanups[i]()
+	}
+}
+
+// logLevel is warn unless PERSONA_TEST_LOG=debug|info asks for more.
+func logLevel() slog.Level {
+	var l slog.Level = slog.LevelWarn
+	if v := os.Getenv("PERSONA_TEST_LOG"); v != "" {
+		_ = l.UnmarshalText([]byte(v))
+	}
+	return l
+}
