@@ -55,7 +55,7 @@ type Config struct {
 	// it went out to a subscribed caller, so that the caller's decoder shows it before the
 	// avatar replaces it. Default 300 ms.
 	ConnectingDwell time.Duration
-	Voices        tts.Voices
+	Voices          tts.Voices
 	// Conversation runs after the greeting; default Listen (hold the line until the call
 	// ends).
 	Conversation Conversation
