@@ -31,3 +31,14 @@ func TestDecisionConformance(t *testing.T) {
 		return s
 	})
 }
+
+func TestEventLogConformance(t *testing.T) {
+	storetest.RunEventLog(t, func(t *testing.T) storetest.EventLogStore {
+		s, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "test.db"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { s.Close() })
+		return s
+	})
+}
