@@ -1,0 +1,87 @@
+// Package platform is the control plane's view of a calling platform: the adapter it
+// drives (dial a handle into a room, answer or reject an inbound call, hang up) and the
+// notifications a platform sends back about its calls. Each platform (sim, later real
+// ones) implements Platform and turns its own webhooks into Notifications.
+package platform
+
+import (
+	"context"
+	"errors"
+	"time"
+)
+
+// Notification events.
+const (
+	EventInbound  = "inbound"   // a call arrived on one of our handles
+	EventAnswered = "answered"  // the dialled party answered and is joining the room
+	EventNoAnswer = "no_answer" // the dialled party did not answer
+	EventBusy     = "busy"      // the dialled party was busy
+	EventFailed   = "failed"    // the platform could not place or keep the call
+	EventHangup   = "hangup"    // the remote party hung up
+)
+
+// Media kinds a call carries.
+const (
+	MediaVideo = "video"
+	MediaAudio = "audio"
+)
+
+// ParticipantIdentity is the LiveKit identity of the party a platform bridges into a
+// room: one per room, so a reconnecting party replaces its earlier connection.
+const ParticipantIdentity = "platform"
+
+// Room is where a platform bridges a party: LiveKit's URL and a token for that party.
+type Room struct {
+	URL   string
+	Token string
+}
+
+// DialRequest places an outbound call.
+type DialRequest struct {
+	// CallID is Bridgeline's call id; the platform's notifications about the call carry it.
+	CallID string
+	From   string // the line's handle, shown as caller id
+	To     string // the handle to dial
+	Media  string // video | audio
+	Room   Room
+}
+
+// Platform is a calling platform's adapter.
+type Platform interface {
+	// Name is the platform's name as lines record it ("sim").
+	Name() string
+	// Dial places a call and returns the platform's id for it. The outcome comes later
+	// as a Notification (answered, no_answer, busy or failed).
+	Dial(ctx context.Context, req DialRequest) (platformCallID string, err error)
+	// Answer bridges a ringing inbound call into a room.
+	Answer(ctx context.Context, platformCallID, callID string, room Room) error
+	// Reject declines a ringing inbound call; reason is for the platform's log.
+	Reject(ctx context.Context, platformCallID, reason string) error
+	// Hangup ends a call. Hanging up a call that already ended is not an error.
+	Hangup(ctx context.Context, platformCallID string) error
+}
+
+// ErrUnknownCall is what Answer and Reject return for a call the platform does not have
+// or that is no longer ringing.
+var ErrUnknownCall = errors.New("platform: no such ringing call")
+
+// Notification is one thing a platform tells the control plane about a call.
+type Notification struct {
+	// ID is unique per notification, so a redelivered one can be recognised.
+	ID             string `json:"id"`
+	Event          string `json:"event"`
+	PlatformCallID string `json:"platform_call_id"`
+	// CallID is Bridgeline's call id once the platform knows it (dialled or answered
+	// calls); empty on inbound.
+	CallID string    `json:"call_id,omitempty"`
+	From   string    `json:"from,omitempty"`
+	To     string    `json:"to,omitempty"`
+	Media  string    `json:"media,omitempty"`
+	Reason string    `json:"reason,omitempty"` // detail of failed
+	At     time.Time `json:"at"`
+}
+
+// Handler is what the control plane does with a platform's notifications.
+type Handler interface {
+	HandleNotification(ctx context.Context, platform string, n Notification) error
+}

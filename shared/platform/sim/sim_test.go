@@ -1,0 +1,314 @@
+package sim_test
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	protologger "github.com/livekit/protocol/logger"
+	"github.com/livekit/protocol/livekit"
+	lksdk "github.com/livekit/server-sdk-go/v2"
+
+	"github.com/bridgeline/bridgeline/mediafleet/callerbot"
+	lkserver "github.com/bridgeline/bridgeline/mediafleet/livekit"
+	"github.com/bridgeline/bridgeline/mediafleet/livekit/livekittest"
+	"github.com/bridgeline/bridgeline/shared/platform"
+	"github.com/bridgeline/bridgeline/shared/platform/sim"
+	"github.com/bridgeline/bridgeline/shared/platform/sim/simhook"
+	"github.com/bridgeline/bridgeline/shared/rtc"
+)
+
+func TestMain(m *testing.M) {
+	lksdk.SetLogger(protologger.GetDiscardLogger())
+	os.Exit(m.Run())
+}
+
+// receiver is the control plane's end of the sim's notifications: it verifies each one.
+type receiver struct {
+	mu    sync.Mutex
+	got   []platform.Notification
+	bad   int
+	added chan struct{}
+}
+
+func newReceiver(t *testing.T, secret string) (*receiver, string) {
+	rc := &receiver{added: make(chan struct{}, 64)}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		n, err := simhook.Verify(r, secret, time.Now())
+		rc.mu.Lock()
+		defer rc.mu.Unlock()
+		if err != nil {
+			rc.bad++
+			http.Error(w, err.Error(), http.StatusUnauthorized)
+			return
+		}
+		rc.got = append(rc.got, n)
+		rc.added <- struct{}{}
+	}))
+	t.Cleanup(srv.Close)
+	return rc, srv.URL + simhook.Path
+}
+
+// wait returns the notifications for a sim call once there are n of them.
+func (rc *receiver) wait(t *testing.T, simCallID string, n int) []platform.Notification {
+	t.Helper()
+	deadline := time.After(20 * time.Second)
+	for {
+		rc.mu.Lock()
+		var out []platform.Notification
+		for _, g := range rc.got {
+			if g.PlatformCallID == simCallID {
+				out = append(out, g)
+			}
+		}
+		bad := rc.bad
+		rc.mu.Unlock()
+		if bad > 0 {
+			t.Fatalf("%d notifications failed verification", bad)
+		}
+		if len(out) >= n {
+			return out
+		}
+		select {
+		case <-rc.added:
+		case <-deadline:
+			t.Fatalf("sim call %s: %d notifications, want %d", simCallID, len(out), n)
+		}
+	}
+}
+
+type env struct {
+	rooms *rtc.Client
+	sim   *sim.Sim
+	recv  *receiver
+	http  *httptest.Server
+}
+
+func setup(t *testing.T) env {
+	lk := livekittest.Start(t, lkserver.Config{})
+	cfg := lk.Config()
+	rooms, err := rtc.New(rtc.Config{URL: lk.HTTPURL(), PublicURL: lk.WSURL(), APIKey: cfg.APIKey, APISecret: cfg.APISecret})
+	if err != nil {
+		t.Fatal(err)
+	}
+	recv, url := newReceiver(t, "sim-secret")
+	s, err := sim.New(sim.Config{NotifyURL: url, Secret: "sim-secret", RingDelay: 10 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if err := s.Close(ctx); err != nil {
+			t.Errorf("sim Close: %v", err)
+		}
+	})
+	api := httptest.NewServer(s.Handler())
+	t.Cleanup(api.Close)
+	return env{rooms: rooms, sim: s, recv: recv, http: api}
+}
+
+func (e env) room(t *testing.T, name string) (platform.Room, string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if _, err := e.rooms.CreateRoom(ctx, rtc.RoomSpec{Name: name}); err != nil {
+		t.Fatal(err)
+	}
+	party, err := e.rooms.ParticipantToken(rtc.Grant{Room: name, Identity: platform.ParticipantIdentity, Kind: livekit.ParticipantInfo_SIP})
+	if err != nil {
+		t.Fatal(err)
+	}
+	client, err := e.rooms.ParticipantToken(rtc.Grant{Room: name, Identity: "customer"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return platform.Room{URL: e.rooms.PublicURL(), Token: party.JWT}, client.JWT
+}
+
+// TestDialVideo dials a handle: it answers, its party joins the room, and a client in the
+// room hears its tone and decodes its video; Hangup takes it out without a notification.
+func TestDialVideo(t *testing.T) {
+	e := setup(t)
+	room, clientToken := e.room(t, "ses_dial")
+	id, err := e.sim.Dial(context.Background(), platform.DialRequest{CallID: "call_1", From: "+15550100001",
+		To: "+15557654321", Media: platform.MediaVideo, Room: room})
+	if err != nil {
+		t.Fatal(err)
+	}
+	notes := e.recv.wait(t, id, 1)
+	if n := notes[0]; n.Event != platform.EventAnswered || n.CallID != "call_1" || n.To != "+15557654321" {
+		t.Fatalf("notification = %+v, want answered for call_1", n)
+	}
+
+	frames := make(chan struct{}, 1)
+	client, err := callerbot.Join(context.Background(), callerbot.Options{URL: room.URL, Token: clientToken,
+		OnFrame: func(f callerbot.Frame) {
+			if f.Participant == platform.ParticipantIdentity {
+				select {
+				case frames <- struct{}{}:
+				default:
+				}
+			}
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer client.Leave()
+	select {
+	case <-frames:
+	case <-time.After(15 * time.Second):
+		t.Fatal("client decoded no video frame from the sim party")
+	}
+	waitFor(t, "client hears the party's tone", func() bool { return !client.FirstSound().IsZero() })
+
+	if err := e.sim.Hangup(context.Background(), id); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case who := <-client.RemoteLeft():
+		if who != platform.ParticipantIdentity {
+			t.Errorf("left = %q, want %q", who, platform.ParticipantIdentity)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("sim party did not leave after Hangup")
+	}
+	c, _ := e.sim.Get(id)
+	if c.Status != sim.StatusEnded || c.EndedBy != sim.EndedByBridgeline {
+		t.Errorf("call = %+v, want ended by bridgeline", c)
+	}
+	if err := e.sim.Hangup(context.Background(), id); err != nil {
+		t.Errorf("second Hangup = %v, want nil", err)
+	}
+	if got := e.recv.wait(t, id, 1); len(got) != 1 {
+		t.Errorf("notifications = %v, want only answered", got)
+	}
+}
+
+func TestDialScriptedOutcomes(t *testing.T) {
+	e := setup(t)
+	room, _ := e.room(t, "ses_scripted")
+	for handle, want := range map[string]string{
+		sim.HandleBusy: platform.EventBusy, sim.HandleNoAnswer: platform.EventNoAnswer, sim.HandleFailed: platform.EventFailed,
+	} {
+		t.Run(handle, func(t *testing.T) {
+			id, err := e.sim.Dial(context.Background(), platform.DialRequest{CallID: "call_" + want, From: "+15550100001",
+				To: handle, Media: platform.MediaAudio, Room: room})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if n := e.recv.wait(t, id, 1)[0]; n.Event != want || n.CallID != "call_"+want {
+				t.Errorf("notification = %+v, want %s", n, want)
+			}
+		})
+	}
+}
+
+// TestInboundOverHTTP places a call through the /sim/ API, answers it into a room and
+// hangs it up from the sim side: inbound then hangup arrive in order, verified.
+func TestInboundOverHTTP(t *testing.T) {
+	e := setup(t)
+	resp, err := http.Post(e.http.URL+"/sim/calls", "application/json",
+		strings.NewReader(`{"from": "+15551230000", "to": "+15550100001", "media": "audio"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var placed sim.Call
+	json.NewDecoder(resp.Body).Decode(&placed)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusCreated || placed.Status != sim.StatusRinging || placed.Direction != "inbound" {
+		t.Fatalf("POST /sim/calls = %d %+v, want 201 ringing inbound", resp.StatusCode, placed)
+	}
+	if n := e.recv.wait(t, placed.ID, 1)[0]; n.Event != platform.EventInbound || n.From != "+15551230000" || n.To != "+15550100001" || n.Media != "audio" {
+		t.Fatalf("notification = %+v, want inbound from +15551230000", n)
+	}
+	room, _ := e.room(t, "ses_inbound")
+	if err := e.sim.Answer(context.Background(), placed.ID, "call_in", room); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.sim.Answer(context.Background(), placed.ID, "call_in", room); err != platform.ErrUnknownCall {
+		t.Errorf("second Answer = %v, want ErrUnknownCall", err)
+	}
+	waitFor(t, "party in the room", func() bool {
+		ps, _ := e.rooms.ListParticipants(context.Background(), "ses_inbound")
+		return len(ps) == 1 && ps[0].Identity == platform.ParticipantIdentity && len(ps[0].Tracks) == 1
+	})
+
+	resp, err = http.Post(e.http.URL+"/sim/calls/"+placed.ID+"/hangup", "application/json", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("hangup = %d, want 200", resp.StatusCode)
+	}
+	notes := e.recv.wait(t, placed.ID, 2)
+	if notes[1].Event != platform.EventHangup || notes[1].CallID != "call_in" {
+		t.Errorf("second notification = %+v, want hangup for call_in", notes[1])
+	}
+	waitFor(t, "party out of the room", func() bool {
+		ps, _ := e.rooms.ListParticipants(context.Background(), "ses_inbound")
+		return len(ps) == 0
+	})
+
+	resp, err = http.Get(e.http.URL + "/sim/calls")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var list struct {
+		Data []sim.Call `json:"data"`
+	}
+	json.NewDecoder(resp.Body).Decode(&list)
+	resp.Body.Close()
+	if len(list.Data) != 1 || list.Data[0].Status != sim.StatusEnded || list.Data[0].EndedBy != sim.EndedByRemote {
+		t.Errorf("GET /sim/calls = %+v, want the call ended by remote", list.Data)
+	}
+	for _, bad := range []string{`{"to": ""}`, `{"to": "+1", "media": "fax"}`, `{"to": "+1", "bogus": 1}`, `not json`} {
+		resp, _ := http.Post(e.http.URL+"/sim/calls", "application/json", strings.NewReader(bad))
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusBadRequest {
+			t.Errorf("POST /sim/calls %s = %d, want 400", bad, resp.StatusCode)
+		}
+	}
+	resp, _ = http.Post(e.http.URL+"/sim/calls/simcall_nope/hangup", "application/json", nil)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusNotFound {
+		t.Errorf("hangup of unknown call = %d, want 404", resp.StatusCode)
+	}
+}
+
+// TestRoomDeletedEndsCall: deleting the room takes the party out and ends the sim call.
+func TestRoomDeletedEndsCall(t *testing.T) {
+	e := setup(t)
+	room, _ := e.room(t, "ses_deleted")
+	id, err := e.sim.Dial(context.Background(), platform.DialRequest{CallID: "call_d", From: "+1", To: "+2",
+		Media: platform.MediaAudio, Room: room})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.recv.wait(t, id, 1)
+	if err := e.rooms.DeleteRoom(context.Background(), "ses_deleted"); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "sim call ended", func() bool {
+		c, _ := e.sim.Get(id)
+		return c.Status == sim.StatusEnded && !c.InRoom
+	})
+}
+
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(15 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
