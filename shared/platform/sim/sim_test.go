@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
-	protologger "github.com/livekit/protocol/logger"
 	"github.com/livekit/protocol/livekit"
+	protologger "github.com/livekit/protocol/logger"
 	lksdk "github.com/livekit/server-sdk-go/v2"
 
 	"github.com/bridgeline/bridgeline/mediafleet/callerbot"
