@@ -273,8 +273,12 @@ func (w *Worker) session(ctx context.Context) (bool, error) {
 	w.mu.Lock()
 	w.conn = conn
 	w.workerID = res.WorkerId
+	select {
+	case <-w.registered:
+		w.log.Info("registered again", "worker_id", res.WorkerId)
+	default:
+	}
 	w.mu.Unlock()
-	w.log.Info("registered", "worker_id", res.WorkerId, "agent_name", w.cfg.AgentName, "max_jobs", w.cfg.MaxJobs)
 	defer func() {
 		w.mu.Lock()
 		if w.conn == conn {
@@ -473,6 +477,7 @@ func (w *Worker) handle(ctx context.Context, conn *websocket.Conn, m *livekit.Se
 		case <-w.registered:
 		default:
 			close(w.registered)
+			w.log.Info("registered", "worker_id", w.workerID, "agent_name", w.cfg.AgentName, "max_jobs", w.cfg.MaxJobs)
 		}
 		w.mu.Unlock()
 	case *livekit.ServerMessage_Register:

@@ -61,6 +61,8 @@ type Config struct {
 	Conversation Conversation
 	Reporter     Reporter
 	Log          *slog.Logger
+	// OnJoined, when set, is told when a call's worker has joined its room (benchmarks).
+	OnJoined func(job persona.Job, at time.Time)
 }
 
 // Runner runs calls.
@@ -290,6 +292,9 @@ func (c *call) run(parent context.Context) (string, error) {
 		return EndError, fmt.Errorf("join room: %w", err)
 	}
 	c.room = room
+	if cfg.OnJoined != nil {
+		cfg.OnJoined(c.job, time.Now())
+	}
 	c.log.Info("joined", "after_answer_ms", c.sinceAnswer(time.Now()), "join_ms", time.Since(joined).Milliseconds())
 
 	publish := func(t *lksdk.LocalTrack, opts *lksdk.TrackPublicationOptions) error {

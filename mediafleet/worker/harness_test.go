@@ -48,7 +48,7 @@ var seq atomic.Int64
 // env is one test's world: the shared livekit-server, a report endpoint that runs the
 // control plane's verifier, and a fresh agent name.
 type env struct {
-	t         *testing.T
+	t         testing.TB
 	agentName string
 	rooms     *lksdk.RoomServiceClient
 	api       *httptest.Server
@@ -56,7 +56,7 @@ type env struct {
 	rejected  atomic.Int32
 }
 
-func newEnv(t *testing.T) *env {
+func newEnv(t testing.TB) *env {
 	e := &env{
 		t:         t,
 		agentName: fmt.Sprintf("persona-test-%d", seq.Add(1)),
@@ -100,8 +100,13 @@ func (e *env) config(mod func(*worker.Config)) worker.Config {
 // startWorker runs an in-process worker until the test ends.
 func (e *env) startWorker(mod func(*worker.Config)) *worker.Worker {
 	e.t.Helper()
+	return e.startWorkerWith(mod, worker.Options{})
+}
+
+func (e *env) startWorkerWith(mod func(*worker.Config), opts worker.Options) *worker.Worker {
+	e.t.Helper()
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: logLevel()}))
-	w, err := worker.New(e.config(mod), worker.Options{}, log)
+	w, err := worker.New(e.config(mod), opts, log)
 	if err != nil {
 		e.t.Fatal(err)
 	}

@@ -37,6 +37,8 @@ type Options struct {
 	MetricsOut   io.Writer             // where EMF lines go (stdout in main)
 	// OnCallEnded, when set, sees every ended report after it was sent.
 	OnCallEnded func(persona.Report)
+	// OnJoined, when set, is told when a call's worker has joined its room.
+	OnJoined func(job persona.Job, at time.Time)
 }
 
 // New builds a worker from a validated configuration.
@@ -60,7 +62,7 @@ func New(cfg Config, opts Options, log *slog.Logger) (*Worker, error) {
 	runner, err := pipeline.New(pipeline.Config{
 		Width: cfg.Width, Height: cfg.Height, FPS: cfg.FPS, VideoKbps: cfg.VideoKbps,
 		VerifyTimeout: cfg.VerifyTimeout, Voices: voices, Conversation: opts.Conversation,
-		Reporter: rep, Log: log,
+		Reporter: rep, Log: log, OnJoined: opts.OnJoined,
 	})
 	if err != nil {
 		return nil, err
