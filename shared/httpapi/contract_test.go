@@ -1,0 +1,512 @@
+package httpapi_test
+
+// The contract test drives the real handler stack (httptest server, SQLite store) through
+// every route's successes and errors and validates each real response (status, headers,
+// body) against openapi.yaml. Requests the server should accept are validated against the
+// document too, so the request schemas cannot be stricter than the handlers.
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/getkin/kin-openapi/openapi3"
+
+	"github.com/bridgeline/bridgeline/events/callevent"
+	"github.com/bridgeline/bridgeline/events/decision"
+	"github.com/bridgeline/bridgeline/shared/httpapi"
+	"github.com/bridgeline/bridgeline/shared/idempotency"
+	"github.com/bridgeline/bridgeline/shared/ident"
+	"github.com/bridgeline/bridgeline/shared/store/sqlite"
+)
+
+// contract is one test's client: it sends requests to a stack, validates every exchange
+// against the document, and records which operation answered which status.
+type contract struct {
+	t   *testing.T
+	doc *openapi3.T
+	st  *stack
+	srv *httptest.Server
+
+	mu   sync.Mutex
+	seen map[string]map[int]bool // routeKey -> statuses validated
+}
+
+func newContract(t *testing.T, limiter *httpapi.Limiter) *contract {
+	t.Helper()
+	st := newStack(t, limiter)
+	srv := httptest.NewServer(st.handler)
+	t.Cleanup(srv.Close)
+	return &contract{t: t, doc: loadSpec(t), st: st, srv: srv, seen: map[string]map[int]bool{}}
+}
+
+// call is one request and what it must get.
+type call struct {
+	method, path, body string
+	headers            []string // name, value pairs; an empty value removes the header
+	status             int
+	code               string // the error code of a 4xx/5xx
+	// valid says the request itself is valid by the document (the server accepts it, or
+	// refuses it for a reason the document cannot express, such as an unknown id).
+	valid bool
+}
+
+type reply struct {
+	status int
+	header http.Header
+	raw    []byte
+	body   map[string]any
+}
+
+func (r reply) str(key string) string {
+	s, _ := r.body[key].(string)
+	return s
+}
+
+func (c *contract) do(k call) reply {
+	c.t.Helper()
+	req, err := http.NewRequest(k.method, c.srv.URL+k.path, strings.NewReader(k.body))
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer "+c.st.key)
+	if k.body != "" {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	for i := 0; i+1 < len(k.headers); i += 2 {
+		if k.headers[i+1] == "" {
+			req.Header.Del(k.headers[i])
+		} else {
+			req.Header.Set(k.headers[i], k.headers[i+1])
+		}
+	}
+	ctx := context.Background()
+	if k.valid {
+		if err := checkRequest(ctx, c.doc, req, []byte(k.body)); err != nil {
+			c.t.Errorf("%s %s %s: the document refuses a request the server should accept: %v", k.method, k.path, k.body, err)
+		}
+	}
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	raw, err := io.ReadAll(res.Body)
+	res.Body.Close()
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	r := reply{status: res.StatusCode, header: res.Header, raw: raw}
+	json.Unmarshal(raw, &r.body)
+	if r.status != k.status {
+		c.t.Errorf("%s %s %.200s = %d %.300s, want %d", k.method, k.path, k.body, r.status, raw, k.status)
+		return r
+	}
+	if k.code != "" {
+		e, _ := r.body["error"].(map[string]any)
+		if e["code"] != k.code {
+			c.t.Errorf("%s %s %.200s: code %v, want %s (%s)", k.method, k.path, k.body, e["code"], k.code, raw)
+		}
+	}
+	if err := checkResponse(ctx, c.doc, req, []byte(k.body), r.status, r.header, raw); err != nil {
+		c.t.Errorf("%s %s %.200s = %d %.300s: response breaks the contract: %v", k.method, k.path, k.body, r.status, raw, err)
+		return r
+	}
+	if route, _, err := findOperation(c.doc, k.method, req.URL.Path); err == nil {
+		c.mu.Lock()
+		key := routeKey(route.Method, route.Path)
+		if c.seen[key] == nil {
+			c.seen[key] = map[int]bool{}
+		}
+		c.seen[key][r.status] = true
+		c.mu.Unlock()
+	}
+	return r
+}
+
+// ok sends a valid request that must succeed with status.
+func (c *contract) ok(method, path, body string, status int, headers ...string) reply {
+	c.t.Helper()
+	return c.do(call{method: method, path: path, body: body, headers: headers, status: status, valid: true})
+}
+
+// fail sends a request that must fail with status and code.
+func (c *contract) fail(method, path, body string, status int, code string, headers ...string) reply {
+	c.t.Helper()
+	return c.do(call{method: method, path: path, body: body, headers: headers, status: status, code: code})
+}
+
+// failValid sends a request the document accepts that the server must still refuse
+// (an unknown id, a state rule).
+func (c *contract) failValid(method, path, body string, status int, code string, headers ...string) reply {
+	c.t.Helper()
+	return c.do(call{method: method, path: path, body: body, headers: headers, status: status, code: code, valid: true})
+}
+
+// emit writes an event into the store's outbox as a state change would.
+func (c *contract) emit(typ string, data any) string {
+	c.t.Helper()
+	raw, err := json.Marshal(data)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	evt := callevent.Event{ID: ident.New("evt"), AccountID: c.st.acctID, Type: typ, CreatedAt: time.Now().UTC(), Data: raw}
+	ctx := context.Background()
+	tx, err := c.st.store.DB().BeginTx(ctx, nil)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	if err := sqlite.InsertEvents(ctx, tx, []callevent.Event{evt}); err != nil {
+		c.t.Fatal(err)
+	}
+	if err := tx.Commit(); err != nil {
+		c.t.Fatal(err)
+	}
+	return evt.ID
+}
+
+func TestContractAssistantsAndLines(t *testing.T) {
+	c := newContract(t, nil)
+	unknownAsst, unknownLine := ident.New("asst"), ident.New("line")
+
+	full := `{"name":"Ada","system_prompt":"Be kind.","greeting":"Hi, I'm Ada.","avatar_id":"ava_iris","framing":{"shot":"close_up"}}`
+	first := c.ok("POST", "/v1/assistants", full, 201, "Idempotency-Key", "create-ada")
+	ada := first.str("id")
+	again := c.ok("POST", "/v1/assistants", full, 201, "Idempotency-Key", "create-ada")
+	if again.header.Get("Idempotent-Replayed") != "true" || string(again.raw) != string(first.raw) {
+		t.Errorf("replay: Idempotent-Replayed %q, body %s, want the first body %s", again.header.Get("Idempotent-Replayed"), again.raw, first.raw)
+	}
+	c.failValid("POST", "/v1/assistants", `{"name":"Eve"}`, 422, "idempotency_key_reused", "Idempotency-Key", "create-ada")
+	c.fail("POST", "/v1/assistants", `{"name":"Eve"}`, 400, "idempotency_key_invalid", "Idempotency-Key", strings.Repeat("k", 256))
+	draft := c.ok("POST", "/v1/assistants", `{"name":"Draft only"}`, 201).str("id")
+	c.ok("POST", "/v1/assistants", `{"name":"Empty strings","system_prompt":"","greeting":"","avatar_id":""}`, 201)
+
+	for _, k := range []struct{ body, code string }{
+		{`{"name":`, "invalid_json"},
+		{`["x"]`, "invalid_json"},
+		{`{"name":"a"} {}`, "invalid_json"},
+		{`{"greeting":"hi"}`, "parameter_missing"},
+		{`{"name":5}`, "parameter_invalid"},
+		{`{"name":null}`, "parameter_invalid"},
+		{`{"name":"   "}`, "parameter_invalid"},
+		{`{"name":"` + strings.Repeat("n", 201) + `"}`, "parameter_invalid"},
+		{`{"name":"a","greeting":"` + strings.Repeat("g", 2001) + `"}`, "parameter_invalid"},
+		{`{"name":"a","system_prompt":"` + strings.Repeat("p", 20001) + `"}`, "parameter_invalid"},
+		{`{"name":"a","framing":{"shot":"huge"}}`, "parameter_invalid"},
+		{`{"name":"a","framing":{"position":"up"}}`, "parameter_invalid"},
+		{`{"name":"a","nmae":"b"}`, "parameter_unknown"},
+	} {
+		c.fail("POST", "/v1/assistants", k.body, 400, k.code)
+	}
+	c.failValid("POST", "/v1/assistants", `{"name":"a","avatar_id":"ava_nope"}`, 400, "parameter_invalid")
+	c.fail("POST", "/v1/assistants", `{"name":"`+strings.Repeat("a", httpapi.MaxBodyBytes)+`"}`, 413, "body_too_large")
+	c.fail("POST", "/v1/assistants", `{"name":"a"}`, 415, "unsupported_media_type", "Content-Type", "text/plain")
+	c.fail("GET", "/v1/assistants", "", 401, "api_key_missing", "Authorization", "")
+	c.fail("GET", "/v1/assistants", "", 401, "api_key_invalid", "Authorization", "Bearer sk_test_0000000000000000000000000000")
+
+	// Lists and gets.
+	list := c.ok("GET", "/v1/assistants?limit=2", "", 200)
+	if list.body["has_more"] != true || len(list.body["data"].([]any)) != 2 {
+		t.Errorf("limit=2 of 3 = %s", list.raw)
+	}
+	c.ok("GET", "/v1/assistants?status=all&starting_after="+ada, "", 200)
+	c.ok("GET", "/v1/assistants?status=archived", "", 200)
+	c.fail("GET", "/v1/assistants?limit=0", "", 400, "parameter_invalid")
+	c.fail("GET", "/v1/assistants?limit=101", "", 400, "parameter_invalid")
+	c.fail("GET", "/v1/assistants?status=gone", "", 400, "parameter_invalid")
+	c.fail("GET", "/v1/assistants?starting_after=line_x", "", 400, "parameter_invalid")
+	c.fail("GET", "/v1/assistants?colour=red", "", 400, "parameter_unknown")
+	c.ok("GET", "/v1/assistants/"+ada, "", 200)
+	c.failValid("GET", "/v1/assistants/"+unknownAsst, "", 404, "resource_not_found")
+	c.fail("GET", "/v1/assistants/"+ada+"?expand=versions", "", 400, "parameter_unknown")
+
+	// Draft edits.
+	r := c.ok("PATCH", "/v1/assistants/"+ada, `{"greeting":"Hello again.","framing":{"position":"left"}}`, 200)
+	if fr, _ := r.body["draft"].(map[string]any)["framing"].(map[string]any); fr["shot"] != "close_up" || fr["position"] != "left" {
+		t.Errorf("partial framing PATCH = %v, want close_up/left", fr)
+	}
+	c.ok("PATCH", "/v1/assistants/"+ada, `{}`, 200)
+	c.fail("PATCH", "/v1/assistants/"+ada, `{"name":null}`, 400, "parameter_invalid")
+	c.fail("PATCH", "/v1/assistants/"+ada, `{"draft":{}}`, 400, "parameter_unknown")
+	c.fail("PATCH", "/v1/assistants/"+ada, ``, 400, "invalid_json")
+	c.failValid("PATCH", "/v1/assistants/"+unknownAsst, `{"name":"x"}`, 404, "resource_not_found")
+
+	// Publish, activate, duplicate.
+	v1 := c.ok("POST", "/v1/assistants/"+ada+"/publish", "", 201)
+	c.ok("POST", "/v1/assistants/"+ada+"/publish", "{}", 201)
+	vs, _ := v1.body["versions"].([]any)
+	if len(vs) != 1 {
+		t.Fatalf("publish versions = %s", v1.raw)
+	}
+	ver1 := vs[0].(map[string]any)["id"].(string)
+	c.failValid("POST", "/v1/assistants/"+draft+"/publish", "", 422, "draft_incomplete")
+	c.failValid("POST", "/v1/assistants/"+unknownAsst+"/publish", "", 404, "resource_not_found")
+	c.fail("POST", "/v1/assistants/"+ada+"/publish", `{"force":true}`, 400, "parameter_unknown")
+	c.ok("POST", "/v1/assistants/"+ada+"/activate", `{"version_id":"`+ver1+`"}`, 200)
+	c.fail("POST", "/v1/assistants/"+ada+"/activate", `{}`, 400, "parameter_missing")
+	c.failValid("POST", "/v1/assistants/"+ada+"/activate", `{"version_id":"`+ident.New("ver")+`"}`, 404, "resource_not_found")
+	c.ok("POST", "/v1/assistants/"+ada+"/duplicate", "", 201)
+	c.ok("POST", "/v1/assistants/"+ada+"/duplicate", `{"name":"Ada 2"}`, 201)
+	c.fail("POST", "/v1/assistants/"+ada+"/duplicate", `{"name":""}`, 400, "parameter_invalid")
+	c.failValid("POST", "/v1/assistants/"+unknownAsst+"/duplicate", "", 404, "resource_not_found")
+
+	// Avatars.
+	c.ok("GET", "/v1/avatars", "", 200)
+	c.fail("GET", "/v1/avatars?limit=1", "", 400, "parameter_unknown")
+
+	// Lines.
+	c.ok("GET", "/v1/lines", "", 200)
+	c.ok("GET", "/v1/lines?limit=1&starting_after="+c.st.lineID, "", 200)
+	c.fail("GET", "/v1/lines?starting_after=asst_x", "", 400, "parameter_invalid")
+	c.ok("GET", "/v1/lines/"+c.st.lineID, "", 200)
+	c.failValid("GET", "/v1/lines/"+unknownLine, "", 404, "resource_not_found")
+	line := "/v1/lines/" + c.st.lineID
+	c.failValid("POST", line+"/assign", `{"assistant_id":"`+draft+`"}`, 409, "assistant_not_published")
+	c.failValid("POST", line+"/assign", `{"assistant_id":"`+unknownAsst+`"}`, 404, "resource_not_found")
+	c.fail("POST", line+"/assign", `{}`, 400, "parameter_missing")
+	c.failValid("POST", "/v1/lines/"+unknownLine+"/assign", `{"assistant_id":"`+ada+`"}`, 404, "resource_not_found")
+	if r := c.ok("POST", line+"/assign", `{"assistant_id":"`+ada+`"}`, 200); r.str("assistant_id") != ada {
+		t.Errorf("assign = %s", r.raw)
+	}
+	c.failValid("POST", "/v1/assistants/"+ada+"/archive", "", 409, "assistant_in_use")
+	c.ok("PATCH", line, `{"name":"Front desk","inbound_mode":"customer_decides","decision_timeout_seconds":5,"on_decision_timeout":"assistant","assistant_id":null}`, 200)
+	c.ok("PATCH", line, `{"assistant_id":"`+ada+`"}`, 200)
+	c.ok("PATCH", line, `{"assistant_id":null}`, 200)
+	c.failValid("PATCH", line, `{"assistant_id":"`+draft+`"}`, 409, "assistant_not_published")
+	c.fail("PATCH", line, `{"decision_timeout_seconds":31}`, 400, "parameter_invalid")
+	c.fail("PATCH", line, `{"decision_timeout_seconds":"5"}`, 400, "parameter_invalid")
+	c.fail("PATCH", line, `{"inbound_mode":"maybe"}`, 400, "parameter_invalid")
+	c.fail("PATCH", line, `{"inbound_mode":null}`, 400, "parameter_invalid")
+	c.fail("PATCH", line, `{"handle":"+1555"}`, 400, "parameter_unknown")
+	c.failValid("PATCH", "/v1/lines/"+unknownLine, `{"name":"x"}`, 404, "resource_not_found")
+
+	// Archive and what an archived assistant refuses.
+	if r := c.ok("POST", "/v1/assistants/"+ada+"/archive", "", 200); r.str("status") != "archived" {
+		t.Errorf("archive = %s", r.raw)
+	}
+	c.ok("POST", "/v1/assistants/"+ada+"/archive", "{}", 200)
+	c.failValid("POST", "/v1/assistants/"+unknownAsst+"/archive", "", 404, "resource_not_found")
+	c.fail("POST", "/v1/assistants/"+ada+"/archive", `[]`, 400, "invalid_json")
+	c.failValid("PATCH", "/v1/assistants/"+ada, `{"name":"x"}`, 409, "assistant_archived")
+	c.failValid("POST", "/v1/assistants/"+ada+"/publish", "", 409, "assistant_archived")
+	c.failValid("POST", "/v1/assistants/"+ada+"/activate", `{"version_id":"`+ver1+`"}`, 409, "assistant_archived")
+	c.failValid("POST", line+"/assign", `{"assistant_id":"`+ada+`"}`, 409, "assistant_archived")
+
+	// Another account's ids are 404s.
+	other := []string{"Authorization", "Bearer " + c.st.otherKey}
+	c.failValid("GET", "/v1/assistants/"+draft, "", 404, "resource_not_found", other...)
+	c.failValid("GET", line, "", 404, "resource_not_found", other...)
+	c.failValid("PATCH", line, `{"name":"stolen"}`, 404, "resource_not_found", other...)
+
+	// A request with this Idempotency-Key still running: 409, nothing changes.
+	body := `{"name":"Held"}`
+	sum := sha256.Sum256([]byte("POST /v1/assistants\n" + body))
+	now := time.Now().UTC()
+	if _, inserted, err := c.st.store.BeginIdempotent(context.Background(), idempotency.Record{
+		AccountID: c.st.acctID, Key: "held", RequestHash: hex.EncodeToString(sum[:]), CreatedAt: now, ExpiresAt: now.Add(time.Hour),
+	}, now); err != nil || !inserted {
+		t.Fatalf("hold an idempotency key: inserted=%v err=%v", inserted, err)
+	}
+	c.failValid("POST", "/v1/assistants", body, 409, "idempotency_key_in_use", "Idempotency-Key", "held")
+
+	// Routing answers before auth.
+	r = c.fail("PUT", "/v1/assistants", "", 405, "method_not_allowed", "Authorization", "")
+	if r.header.Get("Allow") != "GET, POST" {
+		t.Errorf("Allow = %q, want GET, POST", r.header.Get("Allow"))
+	}
+	c.fail("DELETE", "/v1/assistants/"+ada, "", 405, "method_not_allowed")
+	c.fail("GET", "/v1/nope", "", 404, "route_not_found", "Authorization", "")
+
+	c.requireCoverage([]string{"/v1/assistants", "/v1/avatars", "/v1/lines"})
+}
+
+func TestContractWebhookEndpointsAndEvents(t *testing.T) {
+	c := newContract(t, nil)
+	receiver := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		w.WriteHeader(http.StatusNoContent)
+	}))
+	t.Cleanup(receiver.Close)
+	unknownEp, unknownEvt := ident.New("whep"), ident.New("evt")
+
+	created := c.ok("POST", "/v1/webhook_endpoints", `{"url":"`+receiver.URL+`/hooks","events":["call.ended","call.answered"],"description":"prod"}`, 201)
+	ep := created.str("id")
+	c.ok("POST", "/v1/webhook_endpoints", `{"url":"https://example.test/all"}`, 201)
+	c.ok("POST", "/v1/webhook_endpoints", `{"url":"https://example.test/star","events":["*"]}`, 201)
+	for _, k := range []struct{ body, code string }{
+		{`{}`, "parameter_missing"},
+		{`{"url":"ftp://example.test/"}`, "parameter_invalid"},
+		{`{"url":"https://example.test/","events":[]}`, "parameter_invalid"},
+		{`{"url":"https://example.test/","events":["*","call.ended"]}`, "parameter_invalid"},
+		{`{"url":"https://example.test/","events":["call.bogus"]}`, "parameter_invalid"},
+		{`{"url":"https://example.test/","status":"disabled"}`, "parameter_unknown"},
+		{`{"url":"https://example.test/","secret":"whsec_x"}`, "parameter_unknown"},
+	} {
+		c.fail("POST", "/v1/webhook_endpoints", k.body, 400, k.code)
+	}
+	c.failValid("POST", "/v1/webhook_endpoints", `{"url":"https://u:p@example.test/"}`, 400, "parameter_invalid")
+
+	c.ok("GET", "/v1/webhook_endpoints", "", 200)
+	c.ok("GET", "/v1/webhook_endpoints?limit=1&starting_after="+ep, "", 200)
+	c.fail("GET", "/v1/webhook_endpoints?starting_after=evt_1", "", 400, "parameter_invalid")
+	if r := c.ok("GET", "/v1/webhook_endpoints/"+ep, "", 200); strings.Contains(string(r.raw), "whsec_") {
+		t.Errorf("GET shows a secret: %s", r.raw)
+	}
+	c.failValid("GET", "/v1/webhook_endpoints/"+unknownEp, "", 404, "resource_not_found")
+	c.ok("PATCH", "/v1/webhook_endpoints/"+ep, `{"description":"production","events":["call.ended","call.incoming","call.answered"]}`, 200)
+	c.fail("PATCH", "/v1/webhook_endpoints/"+ep, `{"status":"paused"}`, 400, "parameter_invalid")
+	c.failValid("PATCH", "/v1/webhook_endpoints/"+unknownEp, `{"status":"enabled"}`, 404, "resource_not_found")
+	rot := c.ok("POST", "/v1/webhook_endpoints/"+ep+"/rotate_secret", "", 200)
+	if rot.str("secret") == created.str("secret") || rot.body["previous_secret_expires_at"] == nil {
+		t.Errorf("rotate = %s", rot.raw)
+	}
+	c.failValid("POST", "/v1/webhook_endpoints/"+unknownEp+"/rotate_secret", "", 404, "resource_not_found")
+
+	// Events, delivered for real so the attempts are real.
+	answeredAt := time.Now().UTC()
+	ended := c.emit(callevent.TypeCallEnded, callevent.CallEnded{CallID: ident.New("call"), SessionID: ident.New("ses"),
+		Direction: "outbound", From: "+15550100001", To: "+15550100002", Media: "video", HandledBy: "customer",
+		StartedAt: answeredAt.Add(-time.Minute), AnsweredAt: &answeredAt, EndedAt: answeredAt.Add(time.Minute),
+		DurationMS: 60000, EndReason: "deleted", EndedBy: "customer"})
+	incoming := c.emit(callevent.TypeCallIncoming, callevent.CallIncoming{CallID: ident.New("call"), LineID: c.st.lineID,
+		From: "+15550100009", To: "+15550100001", Media: "audio", AnswerBy: time.Now().Add(10 * time.Second)})
+	if _, err := c.st.worker.RunOnce(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	c.ok("GET", "/v1/events", "", 200)
+	c.ok("GET", "/v1/events?type=call.ended&limit=1", "", 200)
+	c.ok("GET", "/v1/events?starting_after="+ended, "", 200)
+	c.fail("GET", "/v1/events?type=call.bogus", "", 400, "parameter_invalid")
+	c.fail("GET", "/v1/events?starting_after=whep_1", "", 400, "parameter_invalid")
+	if r := c.ok("GET", "/v1/events/"+ended, "", 200); len(r.body["attempts"].([]any)) == 0 {
+		t.Errorf("event has no attempts after delivery: %s", r.raw)
+	}
+	c.failValid("GET", "/v1/events/"+unknownEvt, "", 404, "resource_not_found")
+	c.ok("POST", "/v1/events/"+ended+"/redeliver", "", 202)
+	c.ok("POST", "/v1/events/"+ended+"/redeliver", `{"endpoint_id":"`+ep+`"}`, 202)
+	c.failValid("POST", "/v1/events/"+ended+"/redeliver", `{"endpoint_id":"`+unknownEp+`"}`, 404, "resource_not_found")
+	c.failValid("POST", "/v1/events/"+incoming+"/redeliver", "", 409, "conflict")
+	c.failValid("POST", "/v1/events/"+unknownEvt+"/redeliver", "", 404, "resource_not_found")
+	c.fail("POST", "/v1/events/"+ended+"/redeliver", `{"endpoint":"x"}`, 400, "parameter_unknown")
+
+	c.ok("PATCH", "/v1/webhook_endpoints/"+ep, `{"status":"disabled"}`, 200)
+	c.failValid("POST", "/v1/events/"+ended+"/redeliver", `{"endpoint_id":"`+ep+`"}`, 409, "conflict")
+	c.ok("DELETE", "/v1/webhook_endpoints/"+ep, "", 200)
+	c.failValid("DELETE", "/v1/webhook_endpoints/"+ep, "", 404, "resource_not_found")
+	c.fail("DELETE", "/v1/webhook_endpoints/"+unknownEp+"?force=1", "", 400, "parameter_unknown")
+
+	c.requireCoverage([]string{"/v1/webhook_endpoints", "/v1/events"})
+}
+
+func TestContractCallAnswer(t *testing.T) {
+	c := newContract(t, nil)
+	ctx := context.Background()
+	ring := func(answerBy time.Time) string {
+		t.Helper()
+		callID := ident.New("call")
+		err := c.st.store.CreateDecision(ctx, decision.Record{CallID: callID, AccountID: c.st.acctID, LineID: c.st.lineID,
+			EventID: ident.New("evt"), AnswerBy: answerBy, CreatedAt: time.Now().UTC(),
+			Session: callevent.Session{SessionID: ident.New("ses"), CallID: callID, RTCURL: "ws://127.0.0.1:7880",
+				ParticipantToken: "eyJhbGciOiJIUzI1NiJ9.e30.sig", ExpiresAt: time.Now().Add(10 * time.Minute)}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return "/v1/calls/" + callID + "/answer"
+	}
+	accepted := ring(time.Now().Add(time.Minute))
+	if r := c.ok("POST", accepted, `{"action":"accept"}`, 201); r.str("participant_token") == "" {
+		t.Errorf("accept = %s", r.raw)
+	}
+	c.ok("POST", accepted, `{"action":"accept"}`, 201)
+	c.failValid("POST", accepted, `{"action":"decline"}`, 409, "call_already_answered")
+	declined := ring(time.Now().Add(time.Minute))
+	c.ok("POST", declined, `{"action":"decline"}`, 200)
+	c.failValid("POST", ring(time.Now().Add(-time.Second)), `{"action":"accept"}`, 409, "call_not_answerable")
+	c.failValid("POST", "/v1/calls/"+ident.New("call")+"/answer", `{"action":"accept"}`, 404, "resource_not_found")
+	c.failValid("POST", accepted, `{"action":"accept"}`, 404, "resource_not_found", "Authorization", "Bearer "+c.st.otherKey)
+	c.fail("POST", declined, `{}`, 400, "parameter_missing")
+	c.fail("POST", declined, `{"action":"maybe"}`, 400, "parameter_invalid")
+	c.fail("POST", declined, `{"action":"accept","reason":"x"}`, 400, "parameter_unknown")
+	c.requireCoverage([]string{"/v1/calls"})
+}
+
+// TestContractFieldNamesAreExact: API.md refuses unknown fields so typos are caught, at
+// any depth and in any letter case. encoding/json alone matches names case-insensitively
+// ({"NAME": ...} sets name) and Nullable decodes nested objects without
+// DisallowUnknownFields, so Decode must check the keys itself.
+func TestContractFieldNamesAreExact(t *testing.T) {
+	c := newContract(t, nil)
+	for _, k := range []struct{ method, path, body string }{
+		{"POST", "/v1/assistants", `{"NAME":"a"}`},
+		{"POST", "/v1/assistants", `{"name":"a","Greeting":"hi"}`},
+		{"POST", "/v1/assistants", `{"name":"a","framing":{"zoom":2}}`},
+		{"POST", "/v1/assistants", `{"name":"a","framing":{"Shot":"wide"}}`},
+		{"PATCH", "/v1/lines/" + c.st.lineID, `{"Inbound_Mode":"disabled"}`},
+		{"POST", "/v1/webhook_endpoints", `{"URL":"https://example.test/"}`},
+	} {
+		c.fail(k.method, k.path, k.body, 400, "parameter_unknown")
+	}
+	if r := c.ok("GET", "/v1/assistants", "", 200); len(r.body["data"].([]any)) != 0 {
+		t.Errorf("refused bodies created assistants: %s", r.raw)
+	}
+}
+
+// TestContractRateLimitAndInternalError covers the two statuses only a configured limiter
+// or a failing store produce.
+func TestContractRateLimitAndInternalError(t *testing.T) {
+	c := newContract(t, httpapi.NewLimiter(0.001, 1))
+	c.ok("GET", "/v1/lines", "", 200)
+	r := c.fail("GET", "/v1/lines", "", 429, "rate_limited")
+	if r.header.Get("Retry-After") == "" {
+		t.Errorf("429 without Retry-After: %v", r.header)
+	}
+
+	broken := newContract(t, nil)
+	broken.st.store.Close()
+	for _, k := range []call{
+		{method: "GET", path: "/v1/assistants", status: 500, code: "internal_error"},
+		{method: "POST", path: "/v1/assistants", body: `{"name":"x"}`, status: 500, code: "internal_error"},
+	} {
+		r := broken.do(k)
+		if msg := r.body["error"].(map[string]any)["message"]; msg != "internal error" {
+			t.Errorf("500 message = %q, want only \"internal error\"", msg)
+		}
+	}
+}
+
+// requireCoverage fails unless every route under the given prefixes answered at least one
+// validated success and one validated error.
+func (c *contract) requireCoverage(prefixes []string) {
+	c.t.Helper()
+	var missing []string
+	for _, rt := range c.st.api.Routes() {
+		under := false
+		for _, p := range prefixes {
+			under = under || strings.HasPrefix(rt.Pattern, p)
+		}
+		if !under {
+			continue
+		}
+		var okSeen, errSeen bool
+		for s := range c.seen[routeKey(rt.Method, rt.Pattern)] {
+			okSeen = okSeen || s < 300
+			errSeen = errSeen || s >= 400
+		}
+		if !okSeen || !errSeen {
+			missing = append(missing, fmt.Sprintf("%s %s (success %v, error %v)", rt.Method, rt.Pattern, okSeen, errSeen))
+		}
+	}
+	sort.Strings(missing)
+	if len(missing) > 0 {
+		c.t.Errorf("routes not covered by a validated success and error:\n%s", strings.Join(missing, "\n"))
+	}
+}

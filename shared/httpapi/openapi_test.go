@@ -1,0 +1,462 @@
+package httpapi_test
+
+// The contract's own checks: openapi.yaml loads and validates as OpenAPI 3.1, its paths
+// and the route table agree in both directions, and its error schemas agree with
+// shared/apierr. contract_test.go drives the real handlers against it; fuzz_test.go
+// throws arbitrary bodies at them. This file also holds the helpers both use.
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/getkin/kin-openapi/openapi3"
+	"github.com/getkin/kin-openapi/openapi3filter"
+	"github.com/getkin/kin-openapi/routers"
+
+	"github.com/bridgeline/bridgeline/events/delivery"
+	"github.com/bridgeline/bridgeline/shared/account"
+	"github.com/bridgeline/bridgeline/shared/apierr"
+	"github.com/bridgeline/bridgeline/shared/assistant"
+	"github.com/bridgeline/bridgeline/shared/httpapi"
+	"github.com/bridgeline/bridgeline/shared/line"
+	"github.com/bridgeline/bridgeline/shared/store/sqlite"
+	"github.com/bridgeline/bridgeline/shared/webhookendpoint"
+)
+
+// specPath is openapi.yaml at the repository root, seen from this package's directory.
+const specPath = "../../openapi.yaml"
+
+// loadSpec loads and validates openapi.yaml. Each caller gets its own copy, so a test
+// may change it (its servers) without touching another's.
+func loadSpec(tb testing.TB) *openapi3.T {
+	tb.Helper()
+	loader := openapi3.NewLoader()
+	doc, err := loader.LoadFromFile(specPath)
+	if err != nil {
+		tb.Fatalf("load %s: %v", specPath, err)
+	}
+	if !doc.IsOpenAPI31OrLater() {
+		tb.Fatalf("%s is OpenAPI %s, want 3.1", specPath, doc.OpenAPI)
+	}
+	if err := doc.Validate(loader.Context); err != nil {
+		tb.Fatalf("validate %s: %v", specPath, err)
+	}
+	return doc
+}
+
+// stack is the real handler stack on a SQLite store, with every route that can be built
+// here: the core routes, the webhook endpoint and event routes, and the call answer.
+type stack struct {
+	store    *sqlite.Store
+	api      *httpapi.API
+	handler  http.Handler
+	endpts   *webhookendpoint.Service
+	worker   *delivery.Worker
+	accounts *account.Service
+	key      string // the account's API key
+	otherKey string // another account's key
+	acctID   string
+	lineID   string
+}
+
+func newStack(tb testing.TB, limiter *httpapi.Limiter) *stack {
+	tb.Helper()
+	ctx := context.Background()
+	s, err := sqlite.Open(ctx, filepath.Join(tb.TempDir(), "contract.db"))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { s.Close() })
+	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
+	eps := &webhookendpoint.Service{Store: s, Now: time.Now}
+	hooks := &httpapi.Webhooks{Endpoints: eps, Events: s, Redeliver: &delivery.OutboxRedeliverer{Outbox: s}}
+	api := &httpapi.API{
+		Accounts: s, Idempotency: s, Limiter: limiter, Now: time.Now, Log: quiet,
+		Assistants: &assistant.Service{Store: s, Now: time.Now},
+		Lines:      &line.Service{Store: s, Assistants: s, Now: time.Now},
+		Extra:      append(hooks.Routes(), (&httpapi.CallAnswers{Decisions: s, Now: time.Now}).Routes()...),
+	}
+	accts := &account.Service{Store: s, Now: time.Now}
+	a, key, err := accts.Create(ctx, "Acme", false)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	_, other, err := accts.Create(ctx, "Other", false)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	l, err := api.Lines.Provision(ctx, a.ID, "sim", "+15550100001", "Main")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	w := &delivery.Worker{Outbox: s, Log: s, Subscribers: eps, Deliverer: &delivery.Deliverer{Endpoints: eps}, Logger: quiet}
+	return &stack{store: s, api: api, handler: api.Handler(), endpts: eps, worker: w, accounts: accts,
+		key: key, otherKey: other, acctID: a.ID, lineID: l.ID}
+}
+
+// findOperation finds the path template and operation of the document that serve method
+// and path, as net/http's ServeMux would: a literal segment beats a {wildcard}. It
+// returns the method-not-allowed and not-found cases as errors.
+func findOperation(doc *openapi3.T, method, path string) (*routers.Route, map[string]string, error) {
+	var best string
+	var bestParams map[string]string
+	bestLiterals := -1
+	for _, tmpl := range doc.Paths.InMatchingOrder() {
+		params, literals, ok := matchTemplate(tmpl, path)
+		if ok && literals > bestLiterals {
+			best, bestParams, bestLiterals = tmpl, params, literals
+		}
+	}
+	if best == "" {
+		return nil, nil, routers.ErrPathNotFound
+	}
+	item := doc.Paths.Value(best)
+	op := item.GetOperation(method)
+	if op == nil {
+		return nil, nil, routers.ErrMethodNotAllowed
+	}
+	return &routers.Route{Spec: doc, Path: best, PathItem: item, Method: method, Operation: op}, bestParams, nil
+}
+
+func matchTemplate(tmpl, path string) (map[string]string, int, bool) {
+	ts, ps := strings.Split(tmpl, "/"), strings.Split(path, "/")
+	if len(ts) != len(ps) {
+		return nil, 0, false
+	}
+	params := map[string]string{}
+	literals := 0
+	for i, t := range ts {
+		if strings.HasPrefix(t, "{") && strings.HasSuffix(t, "}") {
+			if ps[i] == "" {
+				return nil, 0, false
+			}
+			v, err := url.PathUnescape(ps[i])
+			if err != nil {
+				return nil, 0, false
+			}
+			params[t[1:len(t)-1]] = v
+			continue
+		}
+		if t != ps[i] {
+			return nil, 0, false
+		}
+		literals++
+	}
+	return params, literals, true
+}
+
+// checkResponse validates a real response (status, headers, body) against the document.
+// req is the request that got it; its body is read from reqBody. The checks beyond the
+// validator's: every response has Request-Id, and every error body's request_id is it.
+func checkResponse(ctx context.Context, doc *openapi3.T, req *http.Request, reqBody []byte, status int, header http.Header, body []byte) error {
+	if !strings.HasPrefix(header.Get("Request-Id"), "req_") {
+		return fmt.Errorf("no Request-Id header")
+	}
+	if status >= 400 {
+		var e struct {
+			Error struct {
+				RequestID string `json:"request_id"`
+			} `json:"error"`
+		}
+		if err := json.Unmarshal(body, &e); err != nil {
+			return fmt.Errorf("error body is not JSON: %v", err)
+		}
+		if e.Error.RequestID != header.Get("Request-Id") && header.Get("Idempotent-Replayed") != "true" {
+			return fmt.Errorf("error.request_id %q is not the Request-Id header %q", e.Error.RequestID, header.Get("Request-Id"))
+		}
+	}
+	route, params, err := findOperation(doc, req.Method, req.URL.Path)
+	switch err {
+	case nil:
+	case routers.ErrMethodNotAllowed:
+		return checkComponentResponse(doc, "MethodNotAllowed", http.StatusMethodNotAllowed, status, header, body)
+	case routers.ErrPathNotFound:
+		return checkComponentResponse(doc, "RouteNotFound", http.StatusNotFound, status, header, body)
+	default:
+		return err
+	}
+	in := &openapi3filter.ResponseValidationInput{
+		RequestValidationInput: &openapi3filter.RequestValidationInput{
+			Request: cloneRequest(req, reqBody), PathParams: params, Route: route,
+		},
+		Status:  status,
+		Header:  header,
+		Body:    io.NopCloser(bytes.NewReader(body)),
+		Options: &openapi3filter.Options{IncludeResponseStatus: true, MultiError: true},
+	}
+	if err := openapi3filter.ValidateResponse(ctx, in); err != nil {
+		return fmt.Errorf("%s %s: %w", route.Method, route.Path, err)
+	}
+	return nil
+}
+
+// checkRequest validates a request against the document, for requests that the server is
+// expected (or found) to accept.
+func checkRequest(ctx context.Context, doc *openapi3.T, req *http.Request, reqBody []byte) error {
+	route, params, err := findOperation(doc, req.Method, req.URL.Path)
+	if err != nil {
+		return err
+	}
+	in := &openapi3filter.RequestValidationInput{
+		Request: cloneRequest(req, reqBody), PathParams: params, Route: route,
+		Options: &openapi3filter.Options{AuthenticationFunc: openapi3filter.NoopAuthenticationFunc, MultiError: true},
+	}
+	return openapi3filter.ValidateRequest(ctx, in)
+}
+
+func cloneRequest(req *http.Request, body []byte) *http.Request {
+	c := req.Clone(context.Background())
+	c.Body = io.NopCloser(bytes.NewReader(body))
+	c.ContentLength = int64(len(body))
+	if len(body) > 0 && c.Header.Get("Content-Type") == "" {
+		c.Header.Set("Content-Type", "application/json")
+	}
+	return c
+}
+
+// checkComponentResponse validates a response the routing answers (404 of an unknown
+// path, 405 of an unserved method) against the named components.responses entry.
+func checkComponentResponse(doc *openapi3.T, name string, want, status int, header http.Header, body []byte) error {
+	if status != want {
+		return fmt.Errorf("status %d for a %s response, want %d", status, name, want)
+	}
+	ref := doc.Components.Responses[name]
+	if ref == nil || ref.Value == nil {
+		return fmt.Errorf("components.responses.%s is missing", name)
+	}
+	for h, hr := range ref.Value.Headers {
+		if hr.Value.Required && header.Get(h) == "" {
+			return fmt.Errorf("%s: header %s missing", name, h)
+		}
+	}
+	var v any
+	if err := json.Unmarshal(body, &v); err != nil {
+		return fmt.Errorf("%s: body is not JSON: %v", name, err)
+	}
+	mt := ref.Value.Content.Get(header.Get("Content-Type"))
+	if mt == nil {
+		return fmt.Errorf("%s: Content-Type %q not documented", name, header.Get("Content-Type"))
+	}
+	if err := mt.Schema.Value.VisitJSON(v, openapi3.EnableJSONSchema2020(), openapi3.MultiErrors()); err != nil {
+		return fmt.Errorf("%s: %v", name, err)
+	}
+	return nil
+}
+
+// routeKey is how a route and a document operation are matched.
+func routeKey(method, pattern string) string { return method + " " + pattern }
+
+func TestOpenAPIDocumentIsValid(t *testing.T) {
+	doc := loadSpec(t)
+	if doc.Info == nil || !strings.Contains(doc.Info.Description, "operationId") {
+		t.Errorf("info.description must say that operationId is the function name")
+	}
+}
+
+// TestOpenAPIMatchesRouteTable holds the document and the route table to each other: every
+// route is a documented operation with the same method and path and operationId =
+// Function, and every documented path and method is a route.
+func TestOpenAPIMatchesRouteTable(t *testing.T) {
+	doc := loadSpec(t)
+	st := newStack(t, nil)
+	routes := map[string]httpapi.Route{}
+	for _, r := range st.api.Routes() {
+		k := routeKey(r.Method, r.Pattern)
+		if _, dup := routes[k]; dup {
+			t.Errorf("route %s is in the table twice", k)
+		}
+		routes[k] = r
+	}
+	ops := map[string]*openapi3.Operation{}
+	for path, item := range doc.Paths.Map() {
+		for method, op := range item.Operations() {
+			ops[routeKey(method, path)] = op
+		}
+	}
+	for k, r := range routes {
+		op, ok := ops[k]
+		if !ok {
+			t.Errorf("route %s (function %s) is not in openapi.yaml", k, r.Function)
+			continue
+		}
+		if op.OperationID != r.Function {
+			t.Errorf("%s: operationId %q, want the function name %q", k, op.OperationID, r.Function)
+		}
+		internal := slices.Contains(op.Tags, "internal")
+		if r.Public != internal {
+			t.Errorf("%s: Public=%v but tagged internal=%v", k, r.Public, internal)
+		}
+		if r.Public && (op.Security == nil || len(*op.Security) != 0) {
+			t.Errorf("%s: a public route must say security: []", k)
+		}
+	}
+	for k, op := range ops {
+		if _, ok := routes[k]; !ok {
+			t.Errorf("openapi.yaml documents %s (%s) but no route serves it", k, op.OperationID)
+		}
+	}
+}
+
+// TestOpenAPIOperationsFollowConventions checks what every operation must document: the
+// Request-Id header on every response, Idempotency-Key on every POST that takes a key,
+// the list parameters on lists, Retry-After on 429, and the errors the middleware can
+// answer before any handler runs.
+func TestOpenAPIOperationsFollowConventions(t *testing.T) {
+	doc := loadSpec(t)
+	for path, item := range doc.Paths.Map() {
+		for method, op := range item.Operations() {
+			name := routeKey(method, path)
+			public := slices.Contains(op.Tags, "internal")
+			for code, ref := range op.Responses.Map() {
+				if ref.Value == nil || ref.Value.Headers["Request-Id"] == nil || !ref.Value.Headers["Request-Id"].Value.Required {
+					t.Errorf("%s %s: no required Request-Id header", name, code)
+				}
+				if s, _ := strconv.Atoi(code); s >= 400 && !hasErrorSchema(ref.Value) {
+					t.Errorf("%s %s: error response without the Error schema", name, code)
+				}
+			}
+			want := []string{"500", "413"}
+			if !public {
+				want = append(want, "400", "401", "415", "429")
+			}
+			if strings.Contains(path, "{") {
+				want = append(want, "404")
+			}
+			for _, code := range want {
+				if op.Responses.Value(code) == nil {
+					t.Errorf("%s: response %s not documented", name, code)
+				}
+			}
+			if r := op.Responses.Value("429"); r != nil && r.Value.Headers["Retry-After"] == nil {
+				t.Errorf("%s: 429 without Retry-After", name)
+			}
+			idem := op.Parameters.GetByInAndName("header", "Idempotency-Key") != nil
+			if method == http.MethodPost && !public {
+				if !idem {
+					t.Errorf("%s: POST without the Idempotency-Key parameter", name)
+				}
+				for _, code := range []string{"409", "422"} {
+					if op.Responses.Value(code) == nil {
+						t.Errorf("%s: POST without %s (Idempotency-Key in use or reused)", name, code)
+					}
+				}
+				for code, ref := range op.Responses.Map() {
+					s, _ := strconv.Atoi(code)
+					replayable := s < 500 && s != 401 && s != 413 && s != 415 && s != 429
+					if replayable && ref.Value.Headers["Idempotent-Replayed"] == nil {
+						t.Errorf("%s %s: no Idempotent-Replayed header", name, code)
+					}
+				}
+			} else if idem {
+				t.Errorf("%s: only POST takes Idempotency-Key", name)
+			}
+			if ok := op.Responses.Value("200"); ok != nil && method == http.MethodGet {
+				if s := ok.Value.Content.Get("application/json").Schema; s != nil && s.Value.Properties["has_more"] != nil && path != "/v1/avatars" {
+					if op.Parameters.GetByInAndName("query", "limit") == nil || op.Parameters.GetByInAndName("query", "starting_after") == nil {
+						t.Errorf("%s: a list without limit and starting_after", name)
+					}
+				}
+			}
+		}
+	}
+}
+
+func hasErrorSchema(r *openapi3.Response) bool {
+	mt := r.Content.Get("application/json")
+	if mt == nil || mt.Schema == nil || mt.Schema.Value == nil {
+		return false
+	}
+	s := mt.Schema
+	if s.Ref == "#/components/schemas/Error" {
+		return true
+	}
+	for _, sub := range s.Value.AllOf {
+		if sub.Ref == "#/components/schemas/Error" {
+			return true
+		}
+	}
+	return false
+}
+
+// TestOpenAPIErrorCodesMatchApierr reads every Code constant of shared/apierr and checks
+// the document's ErrorCode lists exactly those, and that the error schema of each code's
+// status admits the code with its type.
+func TestOpenAPIErrorCodesMatchApierr(t *testing.T) {
+	doc := loadSpec(t)
+	codes := apierrCodes(t)
+	var documented []string
+	for _, v := range doc.Components.Schemas["ErrorCode"].Value.Enum {
+		documented = append(documented, v.(string))
+	}
+	sort.Strings(documented)
+	if fmt.Sprint(documented) != fmt.Sprint(codes) {
+		t.Errorf("ErrorCode enum = %v\napierr codes   = %v", documented, codes)
+	}
+	for _, code := range codes {
+		e := apierr.New(code, "x")
+		name := fmt.Sprintf("Error%d", e.Status())
+		ref := doc.Components.Schemas[name]
+		if ref == nil {
+			t.Errorf("code %s has status %d but there is no %s schema", code, e.Status(), name)
+			continue
+		}
+		body := map[string]any{"error": map[string]any{
+			"type": e.Type(), "code": code, "message": "x", "request_id": "req_01jd0000000000000000000000",
+		}}
+		if code == apierr.CodeInternal {
+			body["error"].(map[string]any)["message"] = "internal error"
+		}
+		if err := ref.Value.VisitJSON(body, openapi3.EnableJSONSchema2020()); err != nil {
+			t.Errorf("%s (%d, %s) does not fit %s: %v", code, e.Status(), e.Type(), name, err)
+		}
+	}
+}
+
+// apierrCodes parses shared/apierr for its Code* constants.
+func apierrCodes(t *testing.T) []string {
+	t.Helper()
+	f, err := parser.ParseFile(token.NewFileSet(), "../apierr/apierr.go", nil, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var codes []string
+	for _, d := range f.Decls {
+		g, ok := d.(*ast.GenDecl)
+		if !ok || g.Tok != token.CONST {
+			continue
+		}
+		for _, s := range g.Specs {
+			vs := s.(*ast.ValueSpec)
+			for i, n := range vs.Names {
+				if !strings.HasPrefix(n.Name, "Code") || i >= len(vs.Values) {
+					continue
+				}
+				if lit, ok := vs.Values[i].(*ast.BasicLit); ok && lit.Kind == token.STRING {
+					v, _ := strconv.Unquote(lit.Value)
+					codes = append(codes, v)
+				}
+			}
+		}
+	}
+	if len(codes) < 10 {
+		t.Fatalf("found only %d Code constants in apierr.go", len(codes))
+	}
+	sort.Strings(codes)
+	return codes
+}
