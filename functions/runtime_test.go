@@ -37,6 +37,7 @@ import (
 
 	"github.com/bridgeline/bridgeline/events/awsbus"
 	"github.com/bridgeline/bridgeline/events/callevent"
+	"github.com/bridgeline/bridgeline/events/decision"
 	"github.com/bridgeline/bridgeline/events/webhook"
 	"github.com/bridgeline/bridgeline/functions/internal/runtimeapi"
 	"github.com/bridgeline/bridgeline/shared/account"
@@ -448,6 +449,22 @@ func TestFunctionsUnderLambdaRuntime(t *testing.T) {
 	}
 	s.expect(request{fn: "webhook-endpoints-delete", method: http.MethodDelete, pattern: "/v1/webhook_endpoints/{id}",
 		path: "/v1/webhook_endpoints/" + epID, auth: auth}, http.StatusOK)
+
+	// A ringing call on a customer_decides line, answered through the API: the session
+	// payload comes back on accept.
+	now := time.Now().UTC().Truncate(time.Millisecond)
+	callID := ident.New("call")
+	pending := decision.Record{CallID: callID, AccountID: acct.ID, LineID: ln.ID, EventID: ident.New("evt"),
+		AnswerBy: now.Add(10 * time.Second), CreatedAt: now,
+		Session: callevent.Session{SessionID: ident.New("ses"), CallID: callID, RTCURL: "wss://media.example.test",
+			ParticipantToken: "token", ExpiresAt: now.Add(10 * time.Minute)}}
+	if err := s.store.CreateDecision(ctx, pending); err != nil {
+		t.Fatal(err)
+	}
+	answered := s.expect(post("calls-answer", "/v1/calls/{id}/answer", "/v1/calls/"+callID+"/answer", `{"action":"accept"}`), http.StatusCreated)
+	if answered["session_id"] != pending.Session.SessionID || answered["participant_token"] != "token" {
+		t.Errorf("answer = %v, want the session payload", answered)
+	}
 
 	// Every function ran, and used exactly what template.yaml grants it.
 	var missing []string

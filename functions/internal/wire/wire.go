@@ -12,6 +12,7 @@ import (
 	"log/slog"
 	"net/http"
 	"os"
+	"slices"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/config"
@@ -50,6 +51,7 @@ func API(s *dynamo.Store, redeliver httpapi.Redeliverer, log *slog.Logger) *http
 		Events:    s,
 		Redeliver: redeliver,
 	}
+	answers := &httpapi.CallAnswers{Decisions: s, Now: time.Now}
 	return &httpapi.API{
 		Accounts:    s,
 		Assistants:  &assistant.Service{Store: s, Now: time.Now},
@@ -57,7 +59,7 @@ func API(s *dynamo.Store, redeliver httpapi.Redeliverer, log *slog.Logger) *http
 		Idempotency: s,
 		Log:         log,
 		Now:         time.Now,
-		Extra:       hooks.Routes(),
+		Extra:       slices.Concat(hooks.Routes(), answers.Routes()),
 	}
 }
 

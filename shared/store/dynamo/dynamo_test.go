@@ -14,6 +14,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/bridgeline/bridgeline/events/callevent"
+	"github.com/bridgeline/bridgeline/events/decision"
 	"github.com/bridgeline/bridgeline/shared/apierr"
 	"github.com/bridgeline/bridgeline/shared/ident"
 	"github.com/bridgeline/bridgeline/shared/listing"
@@ -171,4 +172,12 @@ func TestEventLog(t *testing.T) {
 	if _, err := s.Client().TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: []types.TransactWriteItem{dup}}); err == nil {
 		t.Error("writing an existing event id succeeded, want a failed condition")
 	}
+}
+
+func TestEventLogConformance(t *testing.T) {
+	storetest.RunEventLog(t, func(t *testing.T) storetest.EventLogStore { return newStore(t) })
+}
+
+func TestDecisionConformance(t *testing.T) {
+	storetest.RunDecisions(t, func(t *testing.T) decision.Store { return newStore(t) })
 }

@@ -31,6 +31,7 @@ const (
 	WebhookEndpoints Table = "webhook_endpoints" // by id; by account, newest first
 	Events           Table = "events"            // the event log by id; by account (and type), newest first; streamed to EventBridge
 	WebhookAttempts  Table = "webhook_attempts"  // delivery attempts by (event, attempt id)
+	CallDecisions    Table = "call_decisions"    // customer_decides answers by call; the first one wins
 )
 
 // Retention is how long the event log and its delivery attempts are kept (TTL).
@@ -38,7 +39,7 @@ const Retention = 30 * 24 * time.Hour
 
 // AllTables lists every table in a stable order.
 var AllTables = []Table{Accounts, APIKeys, Assistants, Versions, Lines, LineHandles, Idempotency,
-	WebhookEndpoints, Events, WebhookAttempts}
+	WebhookEndpoints, Events, WebhookAttempts, CallDecisions}
 
 // EnvVar is the environment variable that names the table in a function's configuration
 // (TABLE_ASSISTANTS, ...).
@@ -140,6 +141,7 @@ var Definitions = []Definition{
 		{Name: "by_account_type", Partition: strAttr("account_type"), Sort: &idAttr},
 	}},
 	{Table: WebhookAttempts, Partition: strAttr("event_id"), Sort: &idAttr, TTLAttribute: "ttl"},
+	{Table: CallDecisions, Partition: strAttr("call_id"), TTLAttribute: "ttl"},
 }
 
 // DefinitionOf returns a table's definition.

@@ -1,0 +1,65 @@
+# Lambda builds, included by the Makefile.
+#
+#   make build      a bootstrap per function in .cache/build/<name>/bootstrap
+#                   (provided.al2023 on arm64, static: CGO_ENABLED=0)
+#   make build-<LogicalId>
+#                   what `sam build` runs for each function of template.yaml
+#                   (BuildMethod: makefile); it sets ARTIFACTS_DIR
+#   make bench-functions
+#                   binary size and cold start of each function beside the same
+#                   request served by the local stack's handler
+#
+# The function list is every functions/<name>/main.go; template.yaml names each one
+# <Name>Function, and a test checks that this file has a target for each.
+
+LAMBDA_GOOS ?= linux
+LAMBDA_GOARCH ?= arm64
+LAMBDA_BUILD := CGO_ENABLED=0 GOOS=$(LAMBDA_GOOS) GOARCH=$(LAMBDA_GOARCH) $(GO) build -trimpath -tags lambda.norpc -ldflags='-s -w'
+LAMBDA_OUT := .cache/build
+FUNCTIONS := $(sort $(patsubst functions/%/main.go,%,$(wildcard functions/*/main.go)))
+
+.PHONY: build bench-functions
+
+## build: a bootstrap per function for provided.al2023 on arm64
+build:
+	@mkdir -p $(LAMBDA_OUT)/bin
+	$(LAMBDA_BUILD) -o $(LAMBDA_OUT)/bin/ $(addprefix ./functions/,$(FUNCTIONS))
+	@for f in $(FUNCTIONS); do mkdir -p $(LAMBDA_OUT)/$$f && mv $(LAMBDA_OUT)/bin/$$f $(LAMBDA_OUT)/$$f/bootstrap; done
+	@rmdir $(LAMBDA_OUT)/bin
+	@echo "built $(words $(FUNCTIONS)) functions into $(LAMBDA_OUT)/<name>/bootstrap ($(LAMBDA_GOOS)/$(LAMBDA_GOARCH))"
+
+# sam-build builds one function into SAM's artifacts folder.
+define sam-build
+$(LAMBDA_BUILD) -o $(ARTIFACTS_DIR)/bootstrap ./functions/$(1)
+endef
+
+build-AssistantsActivateFunction: ; $(call sam-build,assistants-activate)
+build-AssistantsArchiveFunction: ; $(call sam-build,assistants-archive)
+build-AssistantsCreateFunction: ; $(call sam-build,assistants-create)
+build-AssistantsDuplicateFunction: ; $(call sam-build,assistants-duplicate)
+build-AssistantsGetFunction: ; $(call sam-build,assistants-get)
+build-AssistantsListFunction: ; $(call sam-build,assistants-list)
+build-AssistantsPublishFunction: ; $(call sam-build,assistants-publish)
+build-AssistantsUpdateFunction: ; $(call sam-build,assistants-update)
+build-CallsAnswerFunction: ; $(call sam-build,calls-answer)
+build-AuthorizerFunction: ; $(call sam-build,authorizer)
+build-AvatarsListFunction: ; $(call sam-build,avatars-list)
+build-EventRelayFunction: ; $(call sam-build,event-relay)
+build-EventsGetFunction: ; $(call sam-build,events-get)
+build-EventsListFunction: ; $(call sam-build,events-list)
+build-EventsRedeliverFunction: ; $(call sam-build,events-redeliver)
+build-LinesAssignFunction: ; $(call sam-build,lines-assign)
+build-LinesGetFunction: ; $(call sam-build,lines-get)
+build-LinesListFunction: ; $(call sam-build,lines-list)
+build-LinesUpdateFunction: ; $(call sam-build,lines-update)
+build-WebhookDeliverFunction: ; $(call sam-build,webhook-deliver)
+build-WebhookEndpointsCreateFunction: ; $(call sam-build,webhook-endpoints-create)
+build-WebhookEndpointsDeleteFunction: ; $(call sam-build,webhook-endpoints-delete)
+build-WebhookEndpointsGetFunction: ; $(call sam-build,webhook-endpoints-get)
+build-WebhookEndpointsListFunction: ; $(call sam-build,webhook-endpoints-list)
+build-WebhookEndpointsRotateSecretFunction: ; $(call sam-build,webhook-endpoints-rotate-secret)
+build-WebhookEndpointsUpdateFunction: ; $(call sam-build,webhook-endpoints-update)
+
+## bench-functions: size and cold start of each function next to the local handler
+bench-functions:
+	$(GO) test -run '^$$' -bench . -benchtime 5x ./functions/

@@ -1,0 +1,474 @@
+package functions_test
+
+// Static checks of template.yaml against the code: routes, function folders, build
+// targets, table shapes, grants and the authorizer; plus cfn-lint, the deployable
+// cross-compile and the functions' import graph.
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/bridgeline/bridgeline/functions/internal/wire"
+	"github.com/bridgeline/bridgeline/shared/httpapi"
+	"github.com/bridgeline/bridgeline/shared/store/dynamo"
+)
+
+// routeTable is the API's whole route table, as the local stack serves it.
+func routeTable(t *testing.T) []httpapi.Route {
+	t.Helper()
+	return wire.API(dynamo.New(nil, nil), nil, nil).Routes()
+}
+
+// apiEvent is a function's HttpApi event in template.yaml.
+type apiEvent struct {
+	Method, Path string
+	Auth         string // "" for the default authorizer, NONE for public routes
+}
+
+func apiEvents(t *testing.T, name string) []apiEvent {
+	t.Helper()
+	var out []apiEvent
+	evs, _ := functionResource(t, name).Properties["Events"].(map[string]any)
+	for _, e := range evs {
+		e := e.(map[string]any)
+		if e["Type"] != "HttpApi" {
+			continue
+		}
+		p := e["Properties"].(map[string]any)
+		ev := apiEvent{Method: fmt.Sprint(p["Method"]), Path: fmt.Sprint(p["Path"])}
+		if a, ok := p["Auth"].(map[string]any); ok {
+			ev.Auth = fmt.Sprint(a["Authorizer"])
+		}
+		if ref, _ := p["ApiId"].(map[string]any)["Ref"].(string); ref != "HttpApi" {
+			t.Errorf("%s: HttpApi event ApiId = %v, want !Ref HttpApi", name, p["ApiId"])
+		}
+		out = append(out, ev)
+	}
+	return out
+}
+
+// TestEveryRouteHasOneFunction: each route of the route table is served by the function
+// of its name, whose template resource carries exactly that route; each function folder
+// has a template resource; nothing else is routed.
+func TestEveryRouteHasOneFunction(t *testing.T) {
+	tpl := loadTemplate(t)
+	routed := map[string]bool{}
+	for _, r := range routeTable(t) {
+		key := r.Method + " " + r.Pattern
+		if routed[key] {
+			t.Errorf("route %s appears twice in the route table", key)
+		}
+		routed[key] = true
+		evs := apiEvents(t, r.Function)
+		want := apiEvent{Method: r.Method, Path: r.Pattern}
+		if r.Public {
+			want.Auth = "NONE"
+		}
+		if len(evs) != 1 || evs[0] != want {
+			t.Errorf("%s serves %s: template events %+v, want exactly %+v", r.Function, key, evs, want)
+		}
+		if _, err := os.Stat(filepath.Join(r.Function, "main.go")); err != nil {
+			t.Errorf("route %s: no functions/%s/main.go", key, r.Function)
+		}
+	}
+	names := functionNames(t)
+	for _, name := range names {
+		functionResource(t, name) // fails when missing
+	}
+	for id, r := range tpl.ResourcesOfType("AWS::Serverless::Function") {
+		code, _ := r.Properties["CodeUri"].(string)
+		name := strings.TrimPrefix(code, "functions/")
+		if !slices.Contains(names, name) || logicalID(name) != id {
+			t.Errorf("%s: CodeUri %q is not a functions/<name> folder named like the resource", id, code)
+		}
+		if md := r.Metadata; md["BuildMethod"] != "makefile" || md["ContextPath"] != "." || md["ProjectRootDirectory"] != "." {
+			t.Errorf("%s: Metadata %v, want BuildMethod makefile with ContextPath and ProjectRootDirectory .", id, md)
+		}
+	}
+	// Every API route the template declares is in the route table.
+	for _, name := range names {
+		for _, ev := range apiEvents(t, name) {
+			if !routed[ev.Method+" "+ev.Path] {
+				t.Errorf("%s: template routes %s %s, which the route table does not have", name, ev.Method, ev.Path)
+			}
+		}
+	}
+}
+
+// TestOpenAPIRoutesHaveFunctions: every operation of openapi.yaml (the public contract)
+// is a route with its function, and every /v1 route is in the contract.
+func TestOpenAPIRoutesHaveFunctions(t *testing.T) {
+	b, err := os.ReadFile("../openapi.yaml")
+	if os.IsNotExist(err) {
+		t.Skip("openapi.yaml is not written yet")
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Paths map[string]map[string]any `yaml:"paths"`
+	}
+	if err := yaml.Unmarshal(b, &doc); err != nil {
+		t.Fatal(err)
+	}
+	routes := map[string]string{}
+	for _, r := range routeTable(t) {
+		routes[r.Method+" "+r.Pattern] = r.Function
+	}
+	inContract := map[string]bool{}
+	for path, ops := range doc.Paths {
+		for method := range ops {
+			m := strings.ToUpper(method)
+			if !slices.Contains([]string{http.MethodGet, http.MethodPost, http.MethodPatch, http.MethodDelete, http.MethodPut}, m) {
+				continue
+			}
+			key := m + " " + path
+			inContract[key] = true
+			if fn, ok := routes[key]; !ok {
+				t.Errorf("openapi.yaml has %s, which no function serves", key)
+			} else if len(apiEvents(t, fn)) != 1 {
+				t.Errorf("%s (%s) has %d API events in template.yaml, want 1", key, fn, len(apiEvents(t, fn)))
+			}
+		}
+	}
+	if len(inContract) == 0 {
+		t.Fatal("openapi.yaml lists no operations")
+	}
+	for key := range routes {
+		if strings.Contains(key, " /v1/") && !inContract[key] {
+			t.Errorf("route %s is not in openapi.yaml", key)
+		}
+	}
+}
+
+// TestBuildTargets: build.mk has the build-<LogicalId> target SAM runs for every function,
+// building that function's own folder.
+func TestBuildTargets(t *testing.T) {
+	b, err := os.ReadFile("../build.mk")
+	if err != nil {
+		t.Fatal(err)
+	}
+	re := regexp.MustCompile(`(?m)^build-(\w+): ; \$\(call sam-build,([\w-]+)\)$`)
+	targets := map[string]string{}
+	for _, m := range re.FindAllStringSubmatch(string(b), -1) {
+		targets[m[1]] = m[2]
+	}
+	for id, r := range loadTemplate(t).ResourcesOfType("AWS::Serverless::Function") {
+		want := strings.TrimPrefix(fmt.Sprint(r.Properties["CodeUri"]), "functions/")
+		if got, ok := targets[id]; !ok || got != want {
+			t.Errorf("build.mk: build-%s builds %q, want functions/%s", id, got, want)
+		}
+		delete(targets, id)
+	}
+	for id := range targets {
+		t.Errorf("build.mk: build-%s has no function in template.yaml", id)
+	}
+}
+
+// TestTablesMatchTheStore: template.yaml declares each table of dynamo.Definitions with
+// the same keys, indexes, TTL and stream, on-demand, with point-in-time recovery.
+func TestTablesMatchTheStore(t *testing.T) {
+	tpl := loadTemplate(t)
+	declared := tpl.ResourcesOfType("AWS::DynamoDB::Table")
+	for _, d := range dynamo.Definitions {
+		id := d.Table.LogicalID()
+		r, ok := declared[id]
+		if !ok {
+			t.Errorf("template.yaml has no table %s for %s", id, d.Table)
+			continue
+		}
+		delete(declared, id)
+		want := d.CreateTableInput("")
+		p := r.Properties
+		if p["BillingMode"] != "PAY_PER_REQUEST" {
+			t.Errorf("%s: BillingMode %v, want PAY_PER_REQUEST", id, p["BillingMode"])
+		}
+		if pitr, _ := p["PointInTimeRecoverySpecification"].(map[string]any); pitr["PointInTimeRecoveryEnabled"] != true {
+			t.Errorf("%s: point-in-time recovery is not enabled", id)
+		}
+		var attrs []string
+		for _, a := range want.AttributeDefinitions {
+			attrs = append(attrs, *a.AttributeName+":"+string(a.AttributeType))
+		}
+		var gotAttrs []string
+		for _, a := range list(p["AttributeDefinitions"]) {
+			gotAttrs = append(gotAttrs, fmt.Sprintf("%v:%v", a["AttributeName"], a["AttributeType"]))
+		}
+		sort.Strings(gotAttrs)
+		if fmt.Sprint(gotAttrs) != fmt.Sprint(attrs) {
+			t.Errorf("%s: attributes %v, want %v", id, gotAttrs, attrs)
+		}
+		keys := func(ks any) string {
+			var out []string
+			for _, k := range list(ks) {
+				out = append(out, fmt.Sprintf("%v:%v", k["AttributeName"], k["KeyType"]))
+			}
+			return strings.Join(out, ",")
+		}
+		var wantKeys []string
+		for _, k := range want.KeySchema {
+			wantKeys = append(wantKeys, *k.AttributeName+":"+string(k.KeyType))
+		}
+		if got := keys(p["KeySchema"]); got != strings.Join(wantKeys, ",") {
+			t.Errorf("%s: key schema %s, want %s", id, got, strings.Join(wantKeys, ","))
+		}
+		gotIdx := map[string]string{}
+		for _, ix := range list(p["GlobalSecondaryIndexes"]) {
+			proj, _ := ix["Projection"].(map[string]any)
+			gotIdx[fmt.Sprint(ix["IndexName"])] = keys(ix["KeySchema"]) + " " + fmt.Sprint(proj["ProjectionType"])
+		}
+		wantIdx := map[string]string{}
+		for _, ix := range want.GlobalSecondaryIndexes {
+			var ks []string
+			for _, k := range ix.KeySchema {
+				ks = append(ks, *k.AttributeName+":"+string(k.KeyType))
+			}
+			wantIdx[*ix.IndexName] = strings.Join(ks, ",") + " ALL"
+		}
+		if fmt.Sprint(gotIdx) != fmt.Sprint(wantIdx) {
+			t.Errorf("%s: indexes %v, want %v", id, gotIdx, wantIdx)
+		}
+		ttl, _ := p["TimeToLiveSpecification"].(map[string]any)
+		if d.TTLAttribute != "" && (ttl["AttributeName"] != d.TTLAttribute || ttl["Enabled"] != true) {
+			t.Errorf("%s: TTL %v, want enabled on %s", id, ttl, d.TTLAttribute)
+		}
+		if d.TTLAttribute == "" && ttl != nil {
+			t.Errorf("%s: TTL %v, but the store sets none", id, ttl)
+		}
+		stream, _ := p["StreamSpecification"].(map[string]any)
+		if d.Stream != (stream != nil) || (d.Stream && stream["StreamViewType"] != "NEW_IMAGE") {
+			t.Errorf("%s: stream %v, want stream %v (NEW_IMAGE)", id, stream, d.Stream)
+		}
+	}
+	for id := range declared {
+		t.Errorf("template.yaml declares table %s, which the store does not use", id)
+	}
+}
+
+func list(v any) []map[string]any {
+	var out []map[string]any
+	s, _ := v.([]any)
+	for _, e := range s {
+		if m, ok := e.(map[string]any); ok {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// tableGroups maps the route table's table names (httpapi.Route.Tables) to the store's
+// tables: a domain record may span two (an assistant and its versions).
+var tableGroups = map[string][]dynamo.Table{
+	httpapi.TableAccounts:   {dynamo.Accounts, dynamo.APIKeys},
+	httpapi.TableAssistants: {dynamo.Assistants, dynamo.Versions},
+	httpapi.TableLines:      {dynamo.Lines, dynamo.LineHandles},
+}
+
+func expandTables(names []string) map[string]bool {
+	out := map[string]bool{}
+	for _, n := range names {
+		ts, ok := tableGroups[n]
+		if !ok {
+			ts = []dynamo.Table{dynamo.Table(n)}
+		}
+		for _, t := range ts {
+			out[t.LogicalID()] = true
+		}
+	}
+	return out
+}
+
+// TestGrantsMatchEnvironmentAndRoutes: a function is given the name of exactly the tables
+// it is granted (TABLE_*), and is granted only tables its route declares it uses
+// (httpapi.Route.Tables). The runtime test checks the grants against what each function
+// really does.
+func TestGrantsMatchEnvironmentAndRoutes(t *testing.T) {
+	declared := map[string]map[string]bool{}
+	for _, r := range routeTable(t) {
+		declared[r.Function] = expandTables(r.Tables)
+	}
+	byID := map[string]dynamo.Table{}
+	for _, tb := range dynamo.AllTables {
+		byID[tb.LogicalID()] = tb
+	}
+	for _, name := range functionNames(t) {
+		granted := map[string]bool{}
+		for _, p := range policies(t, name) {
+			for kind, args := range p {
+				if strings.HasPrefix(kind, "DynamoDB") {
+					ref, _ := args.(map[string]any)["TableName"].(map[string]any)["Ref"].(string)
+					granted[ref] = true
+				}
+			}
+		}
+		env := map[string]bool{}
+		maps(functionResource(t, name).Properties, "Environment", "Variables", func(k string, v any) {
+			if strings.HasPrefix(k, "TABLE_") {
+				ref, _ := v.(map[string]any)["Ref"].(string)
+				if tb, ok := byID[ref]; !ok || tb.EnvVar() != k {
+					t.Errorf("%s: %s = !Ref %s, want the table named by the variable", name, k, ref)
+				}
+				env[ref] = true
+			}
+		})
+		if fmt.Sprint(env) != fmt.Sprint(granted) {
+			t.Errorf("%s: TABLE_* variables for %v but grants on %v", name, env, granted)
+		}
+		if decl, ok := declared[name]; ok {
+			for table := range granted {
+				if !decl[table] {
+					t.Errorf("%s is granted %s, which its route does not declare (Route.Tables)", name, table)
+				}
+			}
+		}
+	}
+}
+
+// TestTemplateShape: the settings the design card asks for.
+func TestTemplateShape(t *testing.T) {
+	tpl := loadTemplate(t)
+	fn, _ := tpl.Globals["Function"].(map[string]any)
+	if fn["Runtime"] != "provided.al2023" || fmt.Sprint(fn["Architectures"]) != "[arm64]" || fn["Handler"] != "bootstrap" {
+		t.Errorf("Globals.Function = %v, want provided.al2023 on arm64 with handler bootstrap", fn)
+	}
+	api := tpl.Resources["HttpApi"]
+	if api.Type != "AWS::Serverless::HttpApi" {
+		t.Fatalf("HttpApi is %q", api.Type)
+	}
+	auth, _ := api.Properties["Auth"].(map[string]any)
+	if auth["DefaultAuthorizer"] != "ApiKeyAuthorizer" {
+		t.Errorf("HttpApi default authorizer = %v", auth["DefaultAuthorizer"])
+	}
+	az, _ := auth["Authorizers"].(map[string]any)["ApiKeyAuthorizer"].(map[string]any)
+	arn, _ := az["FunctionArn"].(map[string]any)["Fn::GetAtt"].([]any)
+	id, _ := az["Identity"].(map[string]any)
+	if len(arn) != 2 || arn[0] != "AuthorizerFunction" || az["AuthorizerPayloadFormatVersion"] != "2.0" ||
+		az["EnableSimpleResponses"] != true || fmt.Sprint(id["Headers"]) != "[Authorization]" {
+		t.Errorf("ApiKeyAuthorizer = %v, want the authorizer function, payload 2.0, simple responses, keyed by Authorization", az)
+	}
+	if ttl, _ := id["ReauthorizeEvery"].(float64); ttl < 60 {
+		t.Errorf("authorizer results cached %v seconds, want at least 60", id["ReauthorizeEvery"])
+	}
+	if r := tpl.Resources["LiveKitCredentials"]; r.Type != "AWS::SecretsManager::Secret" {
+		t.Errorf("LiveKitCredentials is %q, want a Secrets Manager secret", r.Type)
+	}
+	if p := tpl.Parameters["LiveKitAPISecret"]; p["NoEcho"] != true {
+		t.Errorf("LiveKitAPISecret parameter = %v, want NoEcho", p)
+	}
+	for _, name := range []string{"ApiURL", "LiveKitWebhookURL", "LiveKitCredentialsArn", "EventBusName"} {
+		if _, ok := tpl.Outputs[name]; !ok {
+			t.Errorf("no output %s", name)
+		}
+	}
+	// Functions never get the LiveKit secret in their configuration: they read it from
+	// Secrets Manager.
+	for _, name := range functionNames(t) {
+		maps(functionResource(t, name).Properties, "Environment", "Variables", func(k string, v any) {
+			if b, _ := json.Marshal(v); strings.Contains(string(b), "LiveKitAPISecret") {
+				t.Errorf("%s: %s carries the LiveKit API secret", name, k)
+			}
+		})
+	}
+}
+
+// TestCFNLint runs cfn-lint (with AWS's SAM translator) on template.yaml and infra/.
+func TestCFNLint(t *testing.T) {
+	bin, err := exec.LookPath("cfn-lint")
+	if err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("cfn-lint is required in CI")
+		}
+		t.Skip("cfn-lint not installed")
+	}
+	files := []string{"template.yaml"}
+	infra, _ := filepath.Glob("../infra/*.yaml")
+	for _, f := range infra {
+		files = append(files, strings.TrimPrefix(f, "../"))
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin, files...)
+	cmd.Dir = ".."
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Errorf("cfn-lint %v: %v\n%s", files, err, out)
+	}
+}
+
+// TestDeployableBuild compiles every function as Lambda runs it: linux/arm64, no cgo.
+func TestDeployableBuild(t *testing.T) {
+	if testing.Short() {
+		t.Skip("cross-compile skipped in -short")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "go", "build", "-trimpath", "-tags=lambda.norpc", "./...")
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS=linux", "GOARCH=arm64")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Errorf("GOOS=linux GOARCH=arm64 CGO_ENABLED=0 go build ./functions/...: %v\n%s", err, out)
+	}
+}
+
+// forbidden are packages no function may link: WebRTC and media stacks, the LiveKit
+// client SDK (functions talk to LiveKit through github.com/livekit/protocol), the media
+// fleet, and the local stack's SQLite store.
+var forbidden = []string{
+	"github.com/pion/",
+	"github.com/livekit/server-sdk-go",
+	"github.com/livekit/livekit-server",
+	"github.com/livekit/mediatransportutil",
+	"github.com/bridgeline/bridgeline/mediafleet",
+	"github.com/bridgeline/bridgeline/cmd",
+	"github.com/bridgeline/bridgeline/shared/store/sqlite",
+	"modernc.org/sqlite",
+}
+
+// TestImportGraph: no function imports a forbidden package, and no package a function
+// imports outside the standard library has cgo files.
+func TestImportGraph(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	var pkgs []string
+	for _, n := range functionNames(t) {
+		pkgs = append(pkgs, "./"+n)
+	}
+	for _, cgo := range []string{"0", "1"} {
+		args := append([]string{"list", "-deps", "-f", "{{.ImportPath}} {{.Standard}} {{len .CgoFiles}}"}, pkgs...)
+		cmd := exec.CommandContext(ctx, "go", args...)
+		cmd.Env = append(os.Environ(), "CGO_ENABLED="+cgo, "GOOS=linux", "GOARCH=arm64")
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("go list -deps: %v", err)
+		}
+		n := 0
+		for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+			var path, std string
+			var ncgo int
+			fmt.Sscan(line, &path, &std, &ncgo)
+			n++
+			for _, f := range forbidden {
+				if strings.HasPrefix(path, f) {
+					t.Errorf("a function imports %s (go list -deps ./functions/<name> shows which)", path)
+				}
+			}
+			if std == "false" && ncgo > 0 {
+				t.Errorf("a function imports %s, which has cgo files (CGO_ENABLED=%s)", path, cgo)
+			}
+		}
+		if n < 100 {
+			t.Errorf("go list -deps listed only %d packages: the check saw nothing", n)
+		}
+	}
+}
