@@ -161,13 +161,18 @@ func (e *emf) run(ctx context.Context, every time.Duration) {
 
 func (e *emf) write(now time.Time) {
 	e.mu.Lock()
-	load, jobs := e.load, e.jobs
-	e.mu.Unlock()
+	defer e.mu.Unlock()
+	WriteEMF(e.out, e.namespace, e.service, e.load, e.jobs, now)
+}
+
+// WriteEMF writes one embedded-metric-format line with WorkerLoad and RunningCalls under
+// namespace, dimension ServiceName=service.
+func WriteEMF(out io.Writer, namespace, service string, load float64, calls int, now time.Time) {
 	line, _ := json.Marshal(map[string]any{
 		"_aws": map[string]any{
 			"Timestamp": now.UnixMilli(),
 			"CloudWatchMetrics": []any{map[string]any{
-				"Namespace":  e.namespace,
+				"Namespace":  namespace,
 				"Dimensions": [][]string{{"ServiceName"}},
 				"Metrics": []any{
 					map[string]string{"Name": "WorkerLoad", "Unit": "None"},
@@ -175,11 +180,9 @@ func (e *emf) write(now time.Time) {
 				},
 			}},
 		},
-		"ServiceName":  e.service,
+		"ServiceName":  service,
 		"WorkerLoad":   load,
-		"RunningCalls": jobs,
+		"RunningCalls": calls,
 	})
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	_, _ = e.out.Write(append(line, '\n'))
+	_, _ = out.Write(append(line, '\n'))
 }

@@ -1,0 +1,112 @@
+package worker_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/bridgeline/bridgeline/infra/cfn"
+	"github.com/bridgeline/bridgeline/mediafleet/worker"
+)
+
+func getenv(m map[string]string) func(string) string {
+	return func(k string) string { return m[k] }
+}
+
+func TestConfigFromEnv(t *testing.T) {
+	base := map[string]string{
+		"LIVEKIT_URL": "ws://127.0.0.1:7880", "LIVEKIT_API_KEY": "k", "LIVEKIT_API_SECRET": "s",
+		"BRIDGELINE_API_URL": "http://127.0.0.1:8080",
+	}
+	cfg, err := worker.ConfigFromEnv(getenv(base))
+	if err != nil {
+		t.Fatalf("ConfigFromEnv(minimal) = %v", err)
+	}
+	if cfg.MaxJobs != 4 || cfg.VerifyTimeout != 10*time.Second || cfg.Width != 640 || cfg.Height != 360 {
+		t.Errorf("defaults = %+v", cfg)
+	}
+
+	with := func(k, v string) map[string]string {
+		m := map[string]string{}
+		for a, b := range base {
+			m[a] = b
+		}
+		m[k] = v
+		return m
+	}
+	good := with("PERSONA_VIDEO_SIZE", "1280x720")
+	if cfg, err := worker.ConfigFromEnv(getenv(good)); err != nil || cfg.Width != 1280 || cfg.Height != 720 {
+		t.Errorf("PERSONA_VIDEO_SIZE=1280x720: %v, %dx%d", err, cfg.Width, cfg.Height)
+	}
+	for name, m := range map[string]map[string]string{
+		"no livekit url":  with("LIVEKIT_URL", ""),
+		"no control":      with("BRIDGELINE_API_URL", ""),
+		"bad max jobs":    with("PERSONA_MAX_JOBS", "many"),
+		"zero max jobs":   with("PERSONA_MAX_JOBS", "0"),
+		"bad timeout":     with("PERSONA_VERIFY_TIMEOUT", "10"),
+		"odd video size":  with("PERSONA_VIDEO_SIZE", "641x360"),
+		"unknown tts":     with("PERSONA_TTS", "polly"),
+		"unknown metrics": with("PERSONA_METRICS", "statsd"),
+		"bad log level":   with("PERSONA_LOG_LEVEL", "loud"),
+	} {
+		if _, err := worker.ConfigFromEnv(getenv(m)); err == nil {
+			t.Errorf("%s: ConfigFromEnv = nil error", name)
+		}
+	}
+}
+
+// The fleet template configures the worker through the same variables ConfigFromEnv
+// reads, and scales on the metric the worker writes.
+func TestFleetTemplateMatchesWorker(t *testing.T) {
+	tpl, err := cfn.Load("../../infra/persona-fleet.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var container map[string]any
+	for _, r := range tpl.ResourcesOfType("AWS::ECS::TaskDefinition") {
+		container = r.Properties["ContainerDefinitions"].([]any)[0].(map[string]any)
+	}
+	if container == nil {
+		t.Fatal("no task definition")
+	}
+	vars := map[string]string{}
+	for _, key := range []string{"Environment", "Secrets"} {
+		for _, e := range container[key].([]any) {
+			m := e.(map[string]any)
+			v, ok := m["Value"].(string)
+			if !ok {
+				v = "x" // a reference, resolved at deploy time
+			}
+			vars[m["Name"].(string)] = v
+		}
+	}
+	vars["PERSONA_MAX_JOBS"] = "8"
+	vars["LIVEKIT_URL"] = "wss://livekit.example"
+	vars["BRIDGELINE_API_URL"] = "https://api.example"
+	cfg, err := worker.ConfigFromEnv(getenv(vars))
+	if err != nil {
+		t.Fatalf("the template's environment does not configure the worker: %v", err)
+	}
+	if cfg.Metrics != "emf" || cfg.DrainTimeout >= 120*time.Second {
+		t.Errorf("template: metrics %q drain %v; want emf and a drain under the 120 s stop timeout", cfg.Metrics, cfg.DrainTimeout)
+	}
+
+	var w bytes.Buffer
+	worker.WriteEMF(&w, cfg.MetricsNamespace, "svc", 0.5, 4, time.Now())
+	var line map[string]any
+	if err := json.Unmarshal(w.Bytes(), &line); err != nil {
+		t.Fatalf("EMF line %q: %v", w.String(), err)
+	}
+	for _, r := range tpl.ResourcesOfType("AWS::ApplicationAutoScaling::ScalingPolicy") {
+		spec := r.Properties["TargetTrackingScalingPolicyConfiguration"].(map[string]any)["CustomizedMetricSpecification"].(map[string]any)
+		name := spec["MetricName"].(string)
+		if _, ok := line[name]; !ok || !strings.Contains(w.String(), `"Namespace":"`+spec["Namespace"].(string)+`"`) {
+			t.Errorf("policy scales on %s/%s; the worker writes %s", spec["Namespace"], name, w.String())
+		}
+		if line["WorkerLoad"] != 0.5 || line["RunningCalls"] != 4.0 || line["ServiceName"] != "svc" {
+			t.Errorf("EMF values = %v", line)
+		}
+	}
+}
