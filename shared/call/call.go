@@ -1,0 +1,169 @@
+// Package call holds call records: one per call on a calling platform, inbound or
+// outbound, written when the call starts and completed when it ends, with who handled it,
+// the decision of a customer_decides line, and an assistant call's transcript and
+// metrics.
+package call
+
+import (
+	"context"
+	"time"
+
+	"github.com/bridgeline/bridgeline/events/callevent"
+	"github.com/bridgeline/bridgeline/shared/listing"
+	"github.com/bridgeline/bridgeline/shared/persona"
+)
+
+// Directions.
+const (
+	Inbound  = "inbound"
+	Outbound = "outbound"
+)
+
+// Statuses: a call rings, is answered (active) and ends; or it fails to connect, or an
+// inbound call is declined.
+const (
+	StatusRinging  = "ringing"
+	StatusActive   = "active"
+	StatusEnded    = "ended"
+	StatusFailed   = "failed"
+	StatusDeclined = "declined"
+)
+
+// Who handles a call.
+const (
+	HandledByAssistant = "assistant"
+	HandledByCustomer  = "customer"
+	HandledByNone      = "none"
+)
+
+// End reasons. The first seven are a session's too (API.md); the rest belong to inbound
+// calls and to assistant calls.
+const (
+	ReasonDeleted         = "deleted"          // DELETE /v1/sessions/{id}
+	ReasonRemoteHangup    = "remote_hangup"    // the platform party hung up
+	ReasonParticipantLeft = "participant_left" // the customer's client left the room
+	ReasonNoAnswer        = "no_answer"
+	ReasonBusy            = "busy"
+	ReasonPlatformError   = "platform_error"
+	ReasonMaxDuration     = "max_duration"
+	ReasonLineDisabled    = "line_disabled"    // inbound on a disabled line
+	ReasonNoAssistant     = "no_assistant"     // inbound on an assistant line with none usable
+	ReasonDeclined        = "declined"         // customer_decides: the customer declined
+	ReasonDecisionTimeout = "decision_timeout" // customer_decides: no answer in time
+	ReasonMediaFailed     = "media_failed"     // the persona worker could not verify media
+	ReasonAssistantError  = "assistant_error"  // the persona worker failed or shut down
+	ReasonRoomClosed      = "room_closed"      // LiveKit closed the room (everyone left)
+)
+
+// Who ended a call.
+const (
+	EndedByCustomer  = "customer"  // the API (DELETE) or the customer's client leaving
+	EndedByRemote    = "remote"    // the platform party: hang-up, no answer, busy
+	EndedByAssistant = "assistant" // the persona worker
+	EndedBySystem    = "system"    // Bridgeline: line rules, timeouts, failures
+)
+
+// Call is the stored call record.
+type Call struct {
+	ID        string `json:"id"`
+	AccountID string `json:"account_id"`
+	Direction string `json:"direction"`
+	LineID    string `json:"line_id"`
+	From      string `json:"from"`
+	To        string `json:"to"`
+	Media     string `json:"media"`
+	Status    string `json:"status"`
+	HandledBy string `json:"handled_by"`
+
+	AssistantID string `json:"assistant_id"`
+	VersionID   string `json:"version_id"`
+	SessionID   string `json:"session_id"`
+
+	// Platform and PlatformCallID name the call on its calling platform.
+	Platform       string `json:"platform"`
+	PlatformCallID string `json:"platform_call_id"`
+
+	StartedAt  time.Time  `json:"started_at"`
+	AnsweredAt *time.Time `json:"answered_at"`
+	EndedAt    *time.Time `json:"ended_at"`
+	DurationMS *int64     `json:"duration_ms"`
+	EndReason  string     `json:"end_reason"`
+	EndedBy    string     `json:"ended_by"`
+
+	Decision       string `json:"decision"`
+	DecisionSource string `json:"decision_source"`
+
+	Transcript []persona.Turn   `json:"transcript"`
+	Metrics    *persona.Metrics `json:"metrics"`
+
+	// Revision increases on every write; writes are conditional on the revision read.
+	Revision int64 `json:"revision"`
+}
+
+// Over reports whether the call reached a final status.
+func (c Call) Over() bool {
+	switch c.Status {
+	case StatusEnded, StatusFailed, StatusDeclined:
+		return true
+	}
+	return false
+}
+
+// Answer marks the call answered at t.
+func (c *Call) Answer(t time.Time) {
+	c.Status = StatusActive
+	c.AnsweredAt = &t
+}
+
+// End completes the call with a final status, once. It reports whether it changed the
+// call, and returns the call.ended event to write with the change.
+func (c *Call) End(status, reason, by string, t time.Time, newEventID func() string) (callevent.Event, bool) {
+	if c.Over() {
+		return callevent.Event{}, false
+	}
+	c.Status, c.EndReason, c.EndedBy, c.EndedAt = status, reason, by, &t
+	var d int64
+	if c.AnsweredAt != nil {
+		d = max(0, t.Sub(*c.AnsweredAt).Milliseconds())
+	}
+	c.DurationMS = &d
+	return c.event(callevent.TypeCallEnded, newEventID(), t, callevent.CallEnded{
+		CallID: c.ID, SessionID: c.SessionID, LineID: c.LineID, Direction: c.Direction, From: c.From, To: c.To,
+		Media: c.Media, HandledBy: c.HandledBy, StartedAt: c.StartedAt, AnsweredAt: c.AnsweredAt, EndedAt: t,
+		DurationMS: d, EndReason: reason, EndedBy: by, Decision: c.Decision, DecisionSource: c.DecisionSource,
+	}), true
+}
+
+// AnsweredEvent is the call.answered event for a call just answered.
+func (c Call) AnsweredEvent(eventID string) callevent.Event {
+	return c.event(callevent.TypeCallAnswered, eventID, *c.AnsweredAt, callevent.CallAnswered{
+		CallID: c.ID, SessionID: c.SessionID, LineID: c.LineID, Direction: c.Direction, HandledBy: c.HandledBy,
+		AnsweredAt: *c.AnsweredAt, Decision: c.Decision, DecisionSource: c.DecisionSource,
+	})
+}
+
+func (c Call) event(typ, id string, at time.Time, data any) callevent.Event {
+	return callevent.Event{ID: id, AccountID: c.AccountID, Type: typ, CreatedAt: at, Data: mustJSON(data)}
+}
+
+// ListQuery filters a list of calls.
+type ListQuery struct {
+	listing.Query
+	LineID    string
+	SessionID string
+}
+
+// Store keeps call records.
+//
+// Errors: GetCall and CallByPlatformID return apierr.ErrNotFound. SaveCall inserts c when
+// c.Revision is 0 (apierr.ErrConflict if its id or platform call id exists) and otherwise
+// updates it only if the stored revision is still c.Revision (apierr.ErrConflict if not);
+// the stored revision becomes c.Revision+1. evts are written to the event outbox in the
+// same transaction.
+type Store interface {
+	SaveCall(ctx context.Context, c Call, evts []callevent.Event) error
+	GetCall(ctx context.Context, id string) (Call, error)
+	CallByPlatformID(ctx context.Context, platform, platformCallID string) (Call, error)
+	// ListCalls returns up to Limit+1 calls of the account, newest first.
+	ListCalls(ctx context.Context, accountID string, q ListQuery) ([]Call, error)
+}

@@ -1,0 +1,69 @@
+// Package session holds hosted sessions: a LiveKit room that Bridgeline creates for one
+// call, the call bridged into it, and the participant tokens a customer's client joins
+// with. The Service runs their whole life: creating (room, token, dial), the platform's
+// and LiveKit's notifications, inbound calls on lines, assistant dispatch and ending,
+// exactly once, with call.ended written in the same transaction.
+package session
+
+import (
+	"context"
+	"time"
+
+	"github.com/bridgeline/bridgeline/events/callevent"
+	"github.com/bridgeline/bridgeline/shared/call"
+	"github.com/bridgeline/bridgeline/shared/listing"
+)
+
+// Modes.
+const (
+	ModeHuman     = "human"
+	ModeAssistant = "assistant"
+)
+
+// Statuses: ringing -> active -> ended, or failed when the call never connected.
+const (
+	StatusRinging = "ringing"
+	StatusActive  = "active"
+	StatusEnded   = "ended"
+	StatusFailed  = "failed"
+)
+
+// CustomerIdentity is the LiveKit identity of the customer's client in every session room;
+// a fresh token's join replaces an earlier connection instead of adding a second one.
+const CustomerIdentity = "customer"
+
+// Session is the stored record. Its id is also its LiveKit room's name.
+type Session struct {
+	ID             string     `json:"id"`
+	AccountID      string     `json:"account_id"`
+	CallID         string     `json:"call_id"`
+	LineID         string     `json:"line_id"`
+	Mode           string     `json:"mode"`
+	Media          string     `json:"media"`
+	PlatformHandle string     `json:"platform_handle"` // the remote party
+	AssistantID    string     `json:"assistant_id"`
+	VersionID      string     `json:"version_id"`
+	Status         string     `json:"status"`
+	EndReason      string     `json:"end_reason"`
+	CreatedAt      time.Time  `json:"created_at"`
+	AnsweredAt     *time.Time `json:"answered_at"`
+	EndedAt        *time.Time `json:"ended_at"`
+	Revision       int64      `json:"revision"`
+}
+
+// Over reports whether the session ended or failed.
+func (s Session) Over() bool { return s.Status == StatusEnded || s.Status == StatusFailed }
+
+// Store keeps sessions, always written together with their call.
+//
+// Errors: GetSession returns apierr.ErrNotFound. SaveSession writes s and c in one
+// transaction; each is inserted when its Revision is 0 (apierr.ErrConflict if the id
+// exists) and otherwise updated only if its stored revision is still Revision
+// (apierr.ErrConflict if not), and becomes Revision+1. evts go to the event outbox in the
+// same transaction, so they exist exactly when the change committed.
+type Store interface {
+	SaveSession(ctx context.Context, s Session, c call.Call, evts []callevent.Event) error
+	GetSession(ctx context.Context, id string) (Session, error)
+	// ListSessions returns up to Limit+1 sessions of the account, newest first.
+	ListSessions(ctx context.Context, accountID string, q listing.Query) ([]Session, error)
+}

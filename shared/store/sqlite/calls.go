@@ -1,0 +1,100 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+
+	"github.com/bridgeline/bridgeline/events/callevent"
+	"github.com/bridgeline/bridgeline/shared/apierr"
+	"github.com/bridgeline/bridgeline/shared/call"
+)
+
+var _ call.Store = (*Store)(nil)
+
+// callsSchema keeps call records and sessions (sessions.go). A platform's call id is unique per
+// platform once known, so a redelivered inbound notification finds its call.
+const callsSchema = `
+CREATE TABLE calls (
+	id               TEXT PRIMARY KEY,
+	account_id       TEXT NOT NULL,
+	line_id          TEXT NOT NULL,
+	session_id       TEXT NOT NULL,
+	platform         TEXT NOT NULL,
+	platform_call_id TEXT NOT NULL,
+	revision         INTEGER NOT NULL,
+	doc              BLOB NOT NULL
+);
+CREATE INDEX calls_by_account ON calls (account_id, id);
+CREATE INDEX calls_by_line ON calls (account_id, line_id, id);
+CREATE INDEX calls_by_session ON calls (account_id, session_id, id);
+CREATE UNIQUE INDEX calls_by_platform_call ON calls (platform, platform_call_id) WHERE platform_call_id != '';
+CREATE TABLE sessions (
+	id         TEXT PRIMARY KEY,
+	account_id TEXT NOT NULL,
+	revision   INTEGER NOT NULL,
+	doc        BLOB NOT NULL
+);
+CREATE INDEX sessions_by_account ON sessions (account_id, id);
+`
+
+// SaveCall inserts or conditionally updates a call, with its events, in one transaction.
+func (s *Store) SaveCall(ctx context.Context, c call.Call, evts []callevent.Event) error {
+	return s.tx(ctx, func(tx *sql.Tx) error {
+		if err := saveCall(ctx, tx, c); err != nil {
+			return err
+		}
+		return InsertEvents(ctx, tx, evts)
+	})
+}
+
+func saveCall(ctx context.Context, tx *sql.Tx, c call.Call) error {
+	prev := c.Revision
+	c.Revision++
+	if prev == 0 {
+		_, err := tx.ExecContext(ctx, `INSERT INTO calls (id, account_id, line_id, session_id, platform, platform_call_id, revision, doc)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+			c.ID, c.AccountID, c.LineID, c.SessionID, c.Platform, c.PlatformCallID, c.Revision, mustJSON(c))
+		if isUnique(err) {
+			return apierr.ErrConflict
+		}
+		return err
+	}
+	res, err := tx.ExecContext(ctx, `UPDATE calls SET line_id = ?, session_id = ?, platform = ?, platform_call_id = ?,
+		revision = ?, doc = ? WHERE id = ? AND revision = ?`,
+		c.LineID, c.SessionID, c.Platform, c.PlatformCallID, c.Revision, mustJSON(c), c.ID, prev)
+	if isUnique(err) {
+		return apierr.ErrConflict
+	}
+	return mustChange(res, err)
+}
+
+// GetCall reads a call.
+func (s *Store) GetCall(ctx context.Context, id string) (call.Call, error) {
+	return getDoc[call.Call](ctx, s.db, `SELECT doc FROM calls WHERE id = ?`, id)
+}
+
+// CallByPlatformID finds a call by its platform's id.
+func (s *Store) CallByPlatformID(ctx context.Context, platform, platformCallID string) (call.Call, error) {
+	if platformCallID == "" {
+		return call.Call{}, apierr.ErrNotFound
+	}
+	return getDoc[call.Call](ctx, s.db, `SELECT doc FROM calls WHERE platform = ? AND platform_call_id = ?`,
+		platform, platformCallID)
+}
+
+// ListCalls lists an account's calls newest first, optionally of one line or session.
+func (s *Store) ListCalls(ctx context.Context, accountID string, q call.ListQuery) ([]call.Call, error) {
+	before, limit := pageArgs(q.Query)
+	query := `SELECT doc FROM calls WHERE account_id = ? AND id < ?`
+	args := []any{accountID, before}
+	if q.LineID != "" {
+		query += ` AND line_id = ?`
+		args = append(args, q.LineID)
+	}
+	if q.SessionID != "" {
+		query += ` AND session_id = ?`
+		args = append(args, q.SessionID)
+	}
+	query += ` ORDER BY id DESC LIMIT ?`
+	return listDocs[call.Call](ctx, s.db, query, append(args, limit)...)
+}

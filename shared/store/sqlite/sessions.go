@@ -1,0 +1,52 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+
+	"github.com/bridgeline/bridgeline/events/callevent"
+	"github.com/bridgeline/bridgeline/shared/apierr"
+	"github.com/bridgeline/bridgeline/shared/call"
+	"github.com/bridgeline/bridgeline/shared/listing"
+	"github.com/bridgeline/bridgeline/shared/session"
+)
+
+var _ session.Store = (*Store)(nil)
+
+// SaveSession writes a session and its call, each inserted or conditionally updated, and
+// their events, in one transaction.
+func (s *Store) SaveSession(ctx context.Context, ses session.Session, c call.Call, evts []callevent.Event) error {
+	return s.tx(ctx, func(tx *sql.Tx) error {
+		prev := ses.Revision
+		ses.Revision++
+		if prev == 0 {
+			_, err := tx.ExecContext(ctx, `INSERT INTO sessions (id, account_id, revision, doc) VALUES (?, ?, ?, ?)`,
+				ses.ID, ses.AccountID, ses.Revision, mustJSON(ses))
+			if isUnique(err) {
+				return apierr.ErrConflict
+			}
+			if err != nil {
+				return err
+			}
+		} else if err := mustChange(tx.ExecContext(ctx, `UPDATE sessions SET revision = ?, doc = ? WHERE id = ? AND revision = ?`,
+			ses.Revision, mustJSON(ses), ses.ID, prev)); err != nil {
+			return err
+		}
+		if err := saveCall(ctx, tx, c); err != nil {
+			return err
+		}
+		return InsertEvents(ctx, tx, evts)
+	})
+}
+
+// GetSession reads a session.
+func (s *Store) GetSession(ctx context.Context, id string) (session.Session, error) {
+	return getDoc[session.Session](ctx, s.db, `SELECT doc FROM sessions WHERE id = ?`, id)
+}
+
+// ListSessions lists an account's sessions newest first.
+func (s *Store) ListSessions(ctx context.Context, accountID string, q listing.Query) ([]session.Session, error) {
+	before, limit := pageArgs(q)
+	return listDocs[session.Session](ctx, s.db,
+		`SELECT doc FROM sessions WHERE account_id = ? AND id < ? ORDER BY id DESC LIMIT ?`, accountID, before, limit)
+}
