@@ -68,9 +68,10 @@ func (c Config) Validate() error {
 
 // Client controls LiveKit rooms and mints tokens. It is safe for concurrent use.
 type Client struct {
-	cfg   Config
-	rooms livekit.RoomService
-	keys  auth.KeyProvider
+	cfg      Config
+	rooms    livekit.RoomService
+	dispatch livekit.AgentDispatchService
+	keys     auth.KeyProvider
 }
 
 // New builds a client; nothing is dialled until the first call.
@@ -86,9 +87,10 @@ func New(cfg Config) (*Client, error) {
 		hc = &http.Client{Timeout: 10 * time.Second}
 	}
 	return &Client{
-		cfg:   cfg,
-		rooms: livekit.NewRoomServiceProtobufClient(strings.TrimRight(cfg.URL, "/"), hc),
-		keys:  auth.NewSimpleKeyProvider(cfg.APIKey, cfg.APISecret),
+		cfg:      cfg,
+		rooms:    livekit.NewRoomServiceProtobufClient(strings.TrimRight(cfg.URL, "/"), hc),
+		dispatch: livekit.NewAgentDispatchServiceProtobufClient(strings.TrimRight(cfg.URL, "/"), hc),
+		keys:     auth.NewSimpleKeyProvider(cfg.APIKey, cfg.APISecret),
 	}, nil
 }
 
@@ -147,6 +149,20 @@ func (c *Client) CreateRoom(ctx context.Context, spec RoomSpec) (*livekit.Room, 
 		return nil, fmt.Errorf("rtc: create room %s: %w", spec.Name, err)
 	}
 	return room, nil
+}
+
+// Dispatch asks LiveKit for an agent job in a room that already exists (a call handed to
+// an assistant after it was answered otherwise).
+func (c *Client) Dispatch(ctx context.Context, room string, d AgentDispatch) error {
+	ctx, err := c.authorize(ctx, &auth.VideoGrant{RoomAdmin: true, Room: room})
+	if err != nil {
+		return err
+	}
+	_, err = c.dispatch.CreateDispatch(ctx, &livekit.CreateAgentDispatchRequest{Room: room, AgentName: d.AgentName, Metadata: d.Metadata})
+	if err != nil {
+		return fmt.Errorf("rtc: dispatch %s to %s: %w", d.AgentName, room, err)
+	}
+	return nil
 }
 
 // DeleteRoom closes the room and disconnects everyone in it. A room that does not exist

@@ -194,6 +194,26 @@ func TestAgentDispatch(t *testing.T) {
 		list.AgentDispatches[0].Metadata != `{"call_id":"call_1"}` {
 		t.Errorf("dispatches = %v, want one bridgeline-persona with the job metadata", list.AgentDispatches)
 	}
+
+	if _, err := c.CreateRoom(ctx(t), rtc.RoomSpec{Name: "ses_later"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Dispatch(ctx(t), "ses_later", rtc.AgentDispatch{AgentName: "bridgeline-persona", Metadata: "{}"}); err != nil {
+		t.Fatal(err)
+	}
+	list, err = ds.ListDispatch(ctx(t), &livekit.ListAgentDispatchRequest{Room: "ses_later"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, d := range list.AgentDispatches {
+		if d.AgentName == "bridgeline-persona" && d.Metadata == "{}" {
+			n++
+		}
+	}
+	if n != 1 {
+		t.Errorf("dispatches after Dispatch = %v; want one bridgeline-persona", list.AgentDispatches)
+	}
 }
 
 // TestWebhooks has livekit-server send its webhooks to a receiver that verifies them,
