@@ -140,6 +140,7 @@ type call struct {
 	transcript []persona.Turn
 	ours       map[string]bool // sids of the tracks we published
 	subscribed map[string]bool // sids the server said someone subscribed to
+	requested  map[string]bool // caller track sids we asked to subscribe to
 	subsOK     chan struct{}
 	subsOnce   sync.Once
 	greeting   *utterance
@@ -161,6 +162,7 @@ func newCall(r *Runner, lk agent.Job, job persona.Job) *call {
 		listener:    newListener(),
 		ours:        map[string]bool{},
 		subscribed:  map[string]bool{},
+		requested:   map[string]bool{},
 		subsOK:      make(chan struct{}),
 	}
 	go c.sendReports(context.WithoutCancel(context.Background()))
@@ -430,7 +432,15 @@ func (c *call) isCaller(rp *lksdk.RemoteParticipant) bool {
 }
 
 func (c *call) maybeSubscribe(pub *lksdk.RemoteTrackPublication, rp *lksdk.RemoteParticipant) {
-	if !c.isCaller(rp) || pub.Kind() != lksdk.TrackKindAudio || pub.IsSubscribed() {
+	if !c.isCaller(rp) || pub.Kind() != lksdk.TrackKindAudio {
+		return
+	}
+	// Our own record, not pub.IsSubscribed, which the SDK reads without its lock.
+	c.mu.Lock()
+	asked := c.requested[pub.SID()]
+	c.requested[pub.SID()] = true
+	c.mu.Unlock()
+	if asked {
 		return
 	}
 	if err := pub.SetSubscribed(true); err != nil {
