@@ -14,7 +14,8 @@ import (
 	lksdk "github.com/livekit/server-sdk-go/v2"
 
 	"github.com/bridgeline/bridgeline/mediafleet/agent"
-	"github.com/bridgeline/bridgeline/mediafleet/internal/lkserver"
+	lkserver "github.com/bridgeline/bridgeline/mediafleet/livekit"
+	"github.com/bridgeline/bridgeline/mediafleet/livekit/livekittest"
 )
 
 const agentName = "test-agent"
@@ -55,7 +56,7 @@ func joiningHandler(t *testing.T, jobs chan<- started, ended chan<- string) agen
 func newWorker(t *testing.T, lk *lkserver.Server, maxJobs int, h agent.Handler) *agent.Worker {
 	t.Helper()
 	w, err := agent.New(agent.Config{
-		URL: lk.URL, APIKey: lk.APIKey, APISecret: lk.APISecret,
+		URL: lk.WSURL(), APIKey: lk.Config().APIKey, APISecret: lk.Config().APISecret,
 		AgentName: agentName, MaxJobs: maxJobs, StatusInterval: 200 * time.Millisecond,
 	}, h, slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})))
 	if err != nil {
@@ -87,8 +88,8 @@ func waitFor[T any](t *testing.T, ch <-chan T, what string) T {
 }
 
 func TestDispatchTerminateAndDrain(t *testing.T) {
-	lk := lkserver.Start(t)
-	rooms := lksdk.NewRoomServiceClient(lk.HTTPURL, lk.APIKey, lk.APISecret)
+	lk := livekittest.Start(t, lkserver.Config{})
+	rooms := lksdk.NewRoomServiceClient(lk.HTTPURL(), lk.Config().APIKey, lk.Config().APISecret)
 
 	jobs := make(chan started, 4)
 	ended := make(chan string, 4)
@@ -134,8 +135,8 @@ func TestDispatchTerminateAndDrain(t *testing.T) {
 }
 
 func TestDrainWaitsForRunningJobs(t *testing.T) {
-	lk := lkserver.Start(t)
-	rooms := lksdk.NewRoomServiceClient(lk.HTTPURL, lk.APIKey, lk.APISecret)
+	lk := livekittest.Start(t, lkserver.Config{})
+	rooms := lksdk.NewRoomServiceClient(lk.HTTPURL(), lk.Config().APIKey, lk.Config().APISecret)
 
 	jobs := make(chan started, 4)
 	ended := make(chan string, 4)

@@ -22,14 +22,16 @@ import (
 
 	"github.com/bridgeline/bridgeline/mediafleet/avatar"
 	"github.com/bridgeline/bridgeline/mediafleet/callerbot"
-	"github.com/bridgeline/bridgeline/mediafleet/internal/lkserver"
+	lkserver "github.com/bridgeline/bridgeline/mediafleet/livekit"
 	"github.com/bridgeline/bridgeline/mediafleet/worker"
 	"github.com/bridgeline/bridgeline/shared/persona"
 )
 
 // One livekit-server serves the package; each test registers its workers under its own
 // agent name, so tests never take each other's jobs.
-var lk *lkserver.Server
+var lk struct {
+	URL, HTTPURL, APIKey, APISecret string
+}
 
 func TestMain(m *testing.M) {
 	lksdk.SetLogger(protoLogger.GetDiscardLogger())
@@ -37,9 +39,20 @@ func TestMain(m *testing.M) {
 }
 
 func runMain(m *testing.M) int {
-	tb := &mainTB{}
-	defer tb.cleanup()
-	lk = lkserver.Start(tb)
+	srv, err := lkserver.Start(context.Background(), lkserver.Config{
+		APIKey: "APIpersona", APISecret: "persona-test-secret-persona-test-secret-0",
+	})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "start livekit-server:", err)
+		return 1
+	}
+	defer func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = srv.Stop(ctx)
+	}()
+	lk.URL, lk.HTTPURL = srv.WSURL(), srv.HTTPURL()
+	lk.APIKey, lk.APISecret = srv.Config().APIKey, srv.Config().APISecret
 	return m.Run()
 }
 
@@ -293,33 +306,6 @@ func close3(a, b [3]uint8) bool {
 		}
 	}
 	return true
-}
-
-// mainTB lets TestMain start the shared server with the launcher's testing.TB API.
-type mainTB struct {
-	testing.TB
-	cleanups []func()
-}
-
-func (m *mainTB) Helper()                           {}
-func (m *mainTB) Cleanup(f func())                  { m.cleanups = append(m.cleanups, f) }
-func (m *mainTB) Failed() bool                      { return false }
-func (m *mainTB) Logf(format string, args ...any)   { fmt.Fprintf(os.Stderr, format+"\n", args...) }
-func (m *mainTB) Fatal(args ...any)                 { panic(fmt.Sprint(args...)) }
-func (m *mainTB) Fatalf(format string, args ...any) { panic(fmt.Sprintf(format, args...)) }
-func (m *mainTB) TempDir() string {
-	d, err := os.MkdirTemp("", "lkserver")
-	if err != nil {
-		panic(err)
-	}
-	m.cleanups = append(m.cleanups, func() { os.RemoveAll(d) })
-	return d
-}
-
-func (m *mainTB) cleanup() {
-	for i := len(m.cleanups) - 1; i >= 0; i-- {
-		m.cleanups[i]()
-	}
 }
 
 // logLevel is warn unless PERSONA_TEST_LOG=debug|info asks for more.
