@@ -1,0 +1,117 @@
+package pipeline
+
+import (
+	"context"
+	"math"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/pion/webrtc/v4/pkg/media"
+)
+
+func tone(d time.Duration, amp float64) []int16 {
+	pcm := make([]int16, int(d.Seconds()*outRate))
+	for i := range pcm {
+		pcm[i] = int16(amp * 32767 * math.Sin(2*math.Pi*220*float64(i)/outRate))
+	}
+	return pcm
+}
+
+func TestSpeakerPlaysQueuedSpeechAndMovesTheMouth(t *testing.T) {
+	var mu sync.Mutex
+	var sent int
+	s, err := newSpeaker(func(m media.Sample) error {
+		mu.Lock()
+		sent++
+		mu.Unlock()
+		if m.Duration != frameDur || len(m.Data) == 0 {
+			t.Errorf("sample of %v with %d bytes, want 20 ms of Opus", m.Duration, len(m.Data))
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); s.run(ctx) }()
+	defer func() { cancel(); <-done }()
+
+	starts := 0
+	var startedAt time.Time
+	u := s.say(tone(300*time.Millisecond, 0.5), func(at time.Time) { starts++; startedAt = at })
+	if !s.speaking() {
+		t.Error("speaking() = false with speech queued")
+	}
+	peak := 0.0
+	for open := true; open; {
+		select {
+		case <-u.done:
+			open = false
+		case <-time.After(10 * time.Millisecond):
+			peak = max(peak, s.Mouth())
+		}
+	}
+	if starts != 1 || startedAt.IsZero() || u.endedAt.Sub(startedAt) < 260*time.Millisecond {
+		t.Errorf("started %d times; played %v, want once and about 300 ms", starts, u.endedAt.Sub(startedAt))
+	}
+	if peak < 0.6 {
+		t.Errorf("mouth peaked at %.2f during loud speech, want it wide open", peak)
+	}
+	eventuallyTrue(t, time.Second, func() bool { return s.Mouth() < 0.05 })
+	if s.speaking() {
+		t.Error("speaking() = true after the speech played")
+	}
+	mu.Lock()
+	if sent < 15 {
+		t.Errorf("%d frames sent, want a steady 20 ms stream", sent)
+	}
+	mu.Unlock()
+}
+
+func TestSpeakerCut(t *testing.T) {
+	s, err := newSpeaker(func(media.Sample) error { return nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); s.run(ctx) }()
+	defer func() { cancel(); <-done }()
+
+	playing := make(chan struct{})
+	long := s.say(tone(5*time.Second, 0.5), func(time.Time) { close(playing) })
+	next := s.say(tone(100*time.Millisecond, 0.5), nil)
+	<-playing
+	s.cut(long)
+	select {
+	case <-long.done:
+	case <-time.After(time.Second):
+		t.Fatal("cut utterance not done")
+	}
+	select {
+	case <-next.done: // the queue moved on
+	case <-time.After(2 * time.Second):
+		t.Fatal("the utterance after a cut one never played")
+	}
+}
+
+func TestOpenness(t *testing.T) {
+	if got := openness(make([]int16, frameLen)); got != 0 {
+		t.Errorf("openness(silence) = %v, want 0", got)
+	}
+	quiet, loud := openness(tone(20*time.Millisecond, 0.01)), openness(tone(20*time.Millisecond, 0.5))
+	if !(quiet < 0.5 && loud > 0.9) {
+		t.Errorf("openness quiet/loud = %.2f/%.2f, want low and near 1", quiet, loud)
+	}
+}
+
+func eventuallyTrue(t *testing.T, within time.Duration, cond func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(within); !cond(); time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("condition not met in time")
+		}
+	}
+}
