@@ -36,6 +36,9 @@ type Config struct {
 	MetricsService   string        // [PERSONA_METRICS_SERVICE] ServiceName dimension; default persona-worker
 	MetricsInterval  time.Duration // [PERSONA_METRICS_INTERVAL] default 15s
 	LogLevel         string        // [PERSONA_LOG_LEVEL] debug|info|warn|error; default info
+	// ECSAgentURI is set by ECS in every task; with it the worker keeps task scale-in
+	// protection on while it has calls.
+	ECSAgentURI string // [ECS_AGENT_URI]
 }
 
 // Defaults returns the configuration with every default filled in.
@@ -109,6 +112,7 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 	str("PERSONA_METRICS_SERVICE", &c.MetricsService)
 	dur("PERSONA_METRICS_INTERVAL", &c.MetricsInterval)
 	str("PERSONA_LOG_LEVEL", &c.LogLevel)
+	str("ECS_AGENT_URI", &c.ECSAgentURI)
 	if err := errors.Join(errs...); err != nil {
 		return c, err
 	}

@@ -22,11 +22,12 @@ import (
 
 // Worker is one persona worker process's engine.
 type Worker struct {
-	cfg    Config
-	agent  *agent.Worker
-	runner *pipeline.Runner
-	log    *slog.Logger
-	emf    *emf
+	cfg     Config
+	agent   *agent.Worker
+	runner  *pipeline.Runner
+	log     *slog.Logger
+	emf     *emf
+	protect *protector
 }
 
 // Options are the parts a test or an embedding process may replace.
@@ -71,6 +72,9 @@ func New(cfg Config, opts Options, log *slog.Logger) (*Worker, error) {
 	if cfg.Metrics == "emf" && opts.MetricsOut != nil {
 		w.emf = &emf{out: opts.MetricsOut, namespace: cfg.MetricsNamespace, service: cfg.MetricsService}
 	}
+	if cfg.ECSAgentURI != "" {
+		w.protect = newProtector(cfg.ECSAgentURI, log)
+	}
 	onEnded := opts.OnCallEnded
 	w.agent, err = agent.New(agent.Config{
 		URL: cfg.LiveKitURL, APIKey: cfg.APIKey, APISecret: cfg.APISecret,
@@ -79,6 +83,9 @@ func New(cfg Config, opts Options, log *slog.Logger) (*Worker, error) {
 		OnLoad: func(load float64, jobs int) {
 			if w.emf != nil {
 				w.emf.set(load, jobs)
+			}
+			if w.protect != nil {
+				w.protect.set(jobs > 0)
 			}
 		},
 	}, func(ctx context.Context, job agent.Job) error {
@@ -111,10 +118,13 @@ func participantName(metadata string) string {
 // Run serves calls until ctx ends (running calls end with worker_shutdown) or, after
 // Drain, until the running calls have ended.
 func (w *Worker) Run(ctx context.Context) error {
+	side, stop := context.WithCancel(ctx)
+	defer stop()
 	if w.emf != nil {
-		mctx, stop := context.WithCancel(ctx)
-		defer stop()
-		go w.emf.run(mctx, w.cfg.MetricsInterval)
+		go w.emf.run(side, w.cfg.MetricsInterval)
+	}
+	if w.protect != nil {
+		go w.protect.run(side)
 	}
 	return w.agent.Run(ctx)
 }
