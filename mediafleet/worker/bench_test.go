@@ -82,7 +82,11 @@ func benchBareDispatch(b *testing.B) {
 	wait(b, w.Registered(), "bare worker registration")
 
 	s := samples{}
-	for i := 0; b.Loop(); i++ {
+	// The first dispatch after a worker registers waits for livekit-server to refresh its
+	// agent-name cache (about a second); warm it up outside the measurement.
+	i := 0
+	for warm := true; warm || b.Loop(); warm = false {
+		i++
 		room := fmt.Sprintf("bare-%d", i)
 		created := time.Now()
 		if _, err := e.rooms.CreateRoom(context.Background(), &livekit.CreateRoomRequest{
@@ -90,7 +94,9 @@ func benchBareDispatch(b *testing.B) {
 		}); err != nil {
 			b.Fatal(err)
 		}
-		s.add("bare-dispatch", wait(b, joined, "bare worker join").Sub(created))
+		if at := wait(b, joined, "bare worker join"); !warm {
+			s.add("bare-dispatch", at.Sub(created))
+		}
 		if _, err := e.rooms.DeleteRoom(context.Background(), &livekit.DeleteRoomRequest{Room: room}); err != nil {
 			b.Fatal(err)
 		}
@@ -104,7 +110,9 @@ func benchPersona(b *testing.B) {
 	e.startWorkerWith(nil, workerOptionsJoined(joined))
 
 	s := samples{}
-	for i := 0; b.Loop(); i++ {
+	i := 0
+	for warm := true; warm || b.Loop(); warm = false { // one warm-up call, as above
+		i++
 		job := testJob(fmt.Sprintf("call_bench_%d", i), "video", "ava_maya")
 		sc := newScreens(job.Brand.Color, job.Version.AvatarID)
 		job.AnsweredAt = time.Now().UTC()
@@ -114,17 +122,21 @@ func benchPersona(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		s.add("dispatch", wait(b, joined, "persona worker join").Sub(job.AnsweredAt))
+		joinedAt := wait(b, joined, "persona worker join")
 		eventually(b, 15*time.Second, "greeting audio", func() bool { return !bot.FirstSound().IsZero() })
-		s.add("greeting", bot.FirstSound().Sub(job.AnsweredAt))
 		sc.mu.Lock()
 		first := sc.firstConnecting
 		sc.mu.Unlock()
+		bot.Leave()
+		reps := e.reportsUntilEnded(job.CallID, 20*time.Second)
+		if warm {
+			continue
+		}
+		s.add("dispatch", joinedAt.Sub(job.AnsweredAt))
+		s.add("greeting", bot.FirstSound().Sub(job.AnsweredAt))
 		if !first.IsZero() {
 			s.add("connecting", first.Sub(job.AnsweredAt))
 		}
-		bot.Leave()
-		reps := e.reportsUntilEnded(job.CallID, 20*time.Second)
 		m := reps[len(reps)-1].Metrics
 		if m.ConnectingScreenMS != nil && m.FirstGreetingMS != nil {
 			s.add("worker-connecting", time.Duration(*m.ConnectingScreenMS)*time.Millisecond)
