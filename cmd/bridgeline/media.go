@@ -2,15 +2,196 @@ package main
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
 	"log/slog"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"time"
 
+	"github.com/go-logr/logr"
+	protologger "github.com/livekit/protocol/logger"
+	lksdk "github.com/livekit/server-sdk-go/v2"
+
+	lkserver "github.com/bridgeline/bridgeline/mediafleet/livekit"
+	"github.com/bridgeline/bridgeline/mediafleet/worker"
 	"github.com/bridgeline/bridgeline/shared/config"
 	"github.com/bridgeline/bridgeline/shared/httpapi"
+	"github.com/bridgeline/bridgeline/shared/platform"
+	"github.com/bridgeline/bridgeline/shared/platform/sim"
+	"github.com/bridgeline/bridgeline/shared/platform/sim/simhook"
+	"github.com/bridgeline/bridgeline/shared/rtc"
+	"github.com/bridgeline/bridgeline/shared/session"
 )
 
+// mediaSettings are the local stack's media settings beyond config.Config, read from the
+// environment: LIVEKIT_RTC_TCP_PORT (default 7881), LIVEKIT_RTC_UDP_PORT (default 7882)
+// and PERSONA_WORKERS (persona workers run in-process, default 1, 0 for none).
+type mediaSettings struct {
+	rtcTCP, rtcUDP int
+	workers        int
+}
+
+func mediaFromEnv() (mediaSettings, error) {
+	m := mediaSettings{rtcTCP: 7881, rtcUDP: 7882, workers: 1}
+	for name, dst := range map[string]*int{"LIVEKIT_RTC_TCP_PORT": &m.rtcTCP, "LIVEKIT_RTC_UDP_PORT": &m.rtcUDP, "PERSONA_WORKERS": &m.workers} {
+		if v := os.Getenv(name); v != "" {
+			n, err := strconv.Atoi(v)
+			if err != nil || n < 0 || n > 65535 {
+				return m, fmt.Errorf("%s: not a port or count: %q", name, v)
+			}
+			*dst = n
+		}
+	}
+	return m, nil
+}
+
 // startMedia starts the media side of the local stack (livekit-server, the simulated
-// platform, a persona worker) and plugs its routes and services into api before the API
-// starts serving. The returned stop drains them in order.
+// platform, persona workers) and plugs its routes and services into api before the API
+// starts serving: sessions and calls, the internal receivers (LiveKit webhooks, sim
+// notifications, worker reports) and the sim's /sim/ API. It also starts the webhook side
+// (startWebhooks), whose customer_decides Asker inbound calls use. The returned stop
+// drains them in order.
 func startMedia(ctx context.Context, cfg config.Config, s Store, api *httpapi.API, log *slog.Logger) (func(), error) {
-	return func() {}, nil
+	ms, err := mediaFromEnv()
+	if err != nil {
+		return nil, err
+	}
+	recs, ok := s.(session.Records)
+	if !ok {
+		return nil, fmt.Errorf("store %T keeps no sessions or calls", s)
+	}
+	// The SDK (sim parties, workers) logs warnings and up.
+	sdkLog := slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})
+	lksdk.SetLogger(protologger.LogRLogger(logr.FromSlogHandler(sdkLog).WithValues("component", "lksdk")))
+
+	hooks, err := startWebhooks(ctx, s, api, log)
+	if err != nil {
+		return nil, err
+	}
+	stops := []func(){hooks.Stop}
+	stop := func() {
+		for i := len(stops) - 1; i >= 0; i-- {
+			stops[i]()
+		}
+	}
+	fail := func(err error) (func(), error) { stop(); return nil, err }
+
+	apiURL := "http://" + cfg.Addr
+	lk, err := lkserver.Start(context.WithoutCancel(ctx), lkserver.Config{
+		Dir: filepath.Join(cfg.DataDir, "livekit"), APIKey: cfg.LiveKitAPIKey, APISecret: cfg.LiveKitSecret,
+		Port: cfg.LiveKitPort, RTCTCPPort: ms.rtcTCP, RTCUDPPort: ms.rtcUDP,
+		WebhookURLs: []string{apiURL + httpapi.LiveKitWebhookPath}, LogLevel: "warn",
+	})
+	if err != nil {
+		return fail(err)
+	}
+	stops = append(stops, func() {
+		c, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if err := lk.Stop(c); err != nil {
+			log.Warn("livekit-server", "err", err)
+		}
+	})
+	fmt.Printf("bridgeline: livekit-server on %s (log: %s)\n", lk.WSURL(), lk.LogPath())
+
+	rooms, err := rtc.New(rtc.Config{URL: cfg.LiveKitURL, PublicURL: cfg.LiveKitPublicURL,
+		APIKey: cfg.LiveKitAPIKey, APISecret: cfg.LiveKitSecret, TokenTTL: cfg.TokenTTL})
+	if err != nil {
+		return fail(err)
+	}
+	// The sim and its receiver live in this process: a fresh secret each start.
+	secret := randomHex(32)
+	simulator, err := sim.New(sim.Config{NotifyURL: apiURL + simhook.Path, Secret: secret, Log: log})
+	if err != nil {
+		return fail(err)
+	}
+	stops = append(stops, func() {
+		c, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		simulator.Close(c)
+	})
+
+	svc := &session.Service{Records: recs, Lines: s, Assistants: s, Accounts: s, Rooms: rooms,
+		Platforms: map[string]platform.Platform{sim.Name: simulator}, Decider: hooks.Asker,
+		Notify: hooks.Worker.Notify, Log: log, Now: time.Now}
+	api.Extra = append(api.Extra, (&httpapi.Sessions{Service: svc}).Routes()...)
+	api.Extra = append(api.Extra, (&httpapi.Receivers{Sessions: svc, RTC: rooms, SimSecret: secret}).Routes()...)
+	api.Extra = append(api.Extra, simRoutes(simulator.Handler())...)
+
+	for i := range ms.workers {
+		wcfg := worker.Defaults()
+		wcfg.LiveKitURL, wcfg.APIKey, wcfg.APISecret, wcfg.ControlPlane = cfg.LiveKitPublicURL, cfg.LiveKitAPIKey, cfg.LiveKitSecret, apiURL
+		w, err := worker.New(wcfg, worker.Options{}, log.With("component", "persona-worker", "worker", i))
+		if err != nil {
+			return fail(fmt.Errorf("persona worker: %w", err))
+		}
+		wctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			if err := w.Run(wctx); err != nil {
+				log.Error("persona worker stopped", "err", err)
+			}
+		}()
+		stops = append(stops, func() {
+			w.Drain()
+			select {
+			case <-done:
+			case <-time.After(5 * time.Second):
+			}
+			cancel()
+			<-done
+		})
+	}
+	return stop, nil
+}
+
+// simRoutes mounts the sim's own HTTP API on the local stack's router: public routes
+// (no API key) outside /v1, which only `bridgeline dev` adds.
+func simRoutes(h http.Handler) []httpapi.Route {
+	raw := func(w http.ResponseWriter, r *http.Request) (int, any, error) {
+		rec := &recorder{header: http.Header{}}
+		h.ServeHTTP(rec, r)
+		return rec.status, jsonBody(rec.body), nil
+	}
+	var routes []httpapi.Route
+	for _, rt := range []struct{ method, pattern string }{
+		{http.MethodPost, "/sim/calls"}, {http.MethodGet, "/sim/calls"},
+		{http.MethodGet, "/sim/calls/{id}"}, {http.MethodPost, "/sim/calls/{id}/hangup"},
+	} {
+		routes = append(routes, httpapi.Route{Function: "sim", Method: rt.method, Pattern: rt.pattern, Public: true, Handler: raw})
+	}
+	return routes
+}
+
+// recorder keeps what the sim's handler writes, so the API's writer sends it.
+type recorder struct {
+	header http.Header
+	status int
+	body   []byte
+}
+
+func (r *recorder) Header() http.Header { return r.header }
+func (r *recorder) WriteHeader(s int)   { r.status = s }
+func (r *recorder) Write(b []byte) (int, error) {
+	if r.status == 0 {
+		r.status = http.StatusOK
+	}
+	r.body = append(r.body, b...)
+	return len(b), nil
+}
+
+// jsonBody is a body that is already JSON.
+type jsonBody []byte
+
+func (b jsonBody) MarshalJSON() ([]byte, error) { return b, nil }
+
+func randomHex(n int) string {
+	b := make([]byte, n)
+	rand.Read(b)
+	return hex.EncodeToString(b)
 }

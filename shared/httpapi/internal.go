@@ -1,0 +1,97 @@
+package httpapi
+
+import (
+	"errors"
+	"net/http"
+	"time"
+
+	"github.com/bridgeline/bridgeline/shared/apierr"
+	"github.com/bridgeline/bridgeline/shared/persona"
+	"github.com/bridgeline/bridgeline/shared/platform/sim/simhook"
+	"github.com/bridgeline/bridgeline/shared/rtc"
+	"github.com/bridgeline/bridgeline/shared/session"
+)
+
+// LiveKitWebhookPath is where livekit-server sends its webhooks.
+const LiveKitWebhookPath = "/internal/livekit/webhook"
+
+// Receivers serves the internal routes that other systems call: LiveKit's webhooks, the
+// sim platform's notifications and the persona workers' reports. None takes an API key;
+// each verifies its sender's signature and answers 401 when it does not hold.
+type Receivers struct {
+	Sessions *session.Service
+	// RTC verifies LiveKit webhooks and, with the same fleet key, worker reports.
+	RTC *rtc.Client
+	// SimSecret verifies the sim's notifications; empty leaves the sim route out.
+	SimSecret string
+	Now       func() time.Time
+}
+
+// Routes are the internal receivers.
+func (h *Receivers) Routes() []Route {
+	tables := []string{TableSessions, TableCalls, TableLines, TableAssistants, TableAccounts, TableEvents}
+	routes := []Route{
+		{Function: "livekit-webhook", Method: http.MethodPost, Pattern: LiveKitWebhookPath, Public: true, Tables: tables, Handler: h.livekit},
+		{Function: "persona-report", Method: http.MethodPost, Pattern: persona.ReportPath, Public: true, Tables: tables, Handler: h.report},
+	}
+	if h.SimSecret != "" {
+		routes = append(routes, Route{Function: "platform-sim", Method: http.MethodPost, Pattern: simhook.Path, Public: true,
+			Tables: append(tables, TableCallDecisions, TableWebhookEndpoints), Handler: h.sim})
+	}
+	return routes
+}
+
+type received struct {
+	Received bool `json:"received"`
+}
+
+func (h *Receivers) livekit(w http.ResponseWriter, r *http.Request) (int, any, error) {
+	ev, err := h.RTC.ReceiveWebhook(r)
+	switch {
+	case errors.Is(err, rtc.ErrWebhookMalformed):
+		return 0, nil, apierr.New(apierr.CodeInvalidJSON, "malformed LiveKit webhook")
+	case err != nil:
+		return 0, nil, apierr.New(apierr.CodeAPIKeyInvalid, "LiveKit webhook signature invalid")
+	}
+	if err := h.Sessions.HandleLiveKit(r.Context(), ev); err != nil {
+		return 0, nil, err
+	}
+	return http.StatusOK, received{true}, nil
+}
+
+func (h *Receivers) sim(w http.ResponseWriter, r *http.Request) (int, any, error) {
+	n, err := simhook.Verify(r, h.SimSecret, h.now())
+	switch {
+	case errors.Is(err, simhook.ErrMalformed):
+		return 0, nil, apierr.New(apierr.CodeInvalidJSON, "malformed sim notification")
+	case err != nil:
+		return 0, nil, apierr.New(apierr.CodeAPIKeyInvalid, "sim notification signature invalid")
+	}
+	if err := h.Sessions.HandleNotification(r.Context(), "sim", n); err != nil {
+		return 0, nil, err
+	}
+	return http.StatusOK, received{true}, nil
+}
+
+func (h *Receivers) report(w http.ResponseWriter, r *http.Request) (int, any, error) {
+	rep, err := persona.VerifyReport(r, h.RTC.KeyProvider())
+	switch {
+	case errors.Is(err, persona.ErrReportTooLarge):
+		return 0, nil, apierr.New(apierr.CodeBodyTooLarge, "report too large")
+	case errors.Is(err, persona.ErrReportMalformed):
+		return 0, nil, apierr.New(apierr.CodeInvalidJSON, "malformed report")
+	case err != nil:
+		return 0, nil, apierr.New(apierr.CodeAPIKeyInvalid, "report signature invalid")
+	}
+	if err := h.Sessions.HandleReport(r.Context(), rep); err != nil {
+		return 0, nil, err
+	}
+	return http.StatusOK, received{true}, nil
+}
+
+func (h *Receivers) now() time.Time {
+	if h.Now != nil {
+		return h.Now()
+	}
+	return time.Now()
+}

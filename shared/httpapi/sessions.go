@@ -1,0 +1,249 @@
+package httpapi
+
+import (
+	"net/http"
+
+	"github.com/bridgeline/bridgeline/shared/apierr"
+	"github.com/bridgeline/bridgeline/shared/call"
+	"github.com/bridgeline/bridgeline/shared/ident"
+	"github.com/bridgeline/bridgeline/shared/persona"
+	"github.com/bridgeline/bridgeline/shared/session"
+)
+
+// Store tables of the session and call routes.
+const (
+	TableSessions = "sessions"
+	TableCalls    = "calls"
+)
+
+// Sessions serves /v1/sessions and /v1/calls. Plug its Routes into API.Extra.
+type Sessions struct {
+	Service *session.Service
+}
+
+// Routes are the session and call routes, one Lambda function each.
+func (h *Sessions) Routes() []Route {
+	ses := []string{TableAccounts, TableSessions, TableCalls, TableLines, TableAssistants, TableEvents, TableIdempotency}
+	calls := []string{TableAccounts, TableCalls}
+	return []Route{
+		{Function: "sessions-create", Method: http.MethodPost, Pattern: "/v1/sessions", Tables: ses, Handler: h.create},
+		{Function: "sessions-list", Method: http.MethodGet, Pattern: "/v1/sessions", Tables: ses, Handler: h.list},
+		{Function: "sessions-get", Method: http.MethodGet, Pattern: "/v1/sessions/{id}", Tables: ses, Handler: h.get},
+		{Function: "sessions-delete", Method: http.MethodDelete, Pattern: "/v1/sessions/{id}", Tables: ses, Handler: h.delete},
+		{Function: "sessions-tokens", Method: http.MethodPost, Pattern: "/v1/sessions/{id}/tokens", Tables: ses, Handler: h.token},
+		{Function: "calls-list", Method: http.MethodGet, Pattern: "/v1/calls", Tables: calls, Handler: h.listCalls},
+		{Function: "calls-get", Method: http.MethodGet, Pattern: "/v1/calls/{id}", Tables: calls, Handler: h.getCall},
+	}
+}
+
+// SessionObject is the session object. The participant token and its expiry are present
+// only in the answer to POST /v1/sessions.
+type SessionObject struct {
+	ID               string  `json:"id"`
+	Object           string  `json:"object"`
+	SessionID        string  `json:"session_id"`
+	CallID           string  `json:"call_id"`
+	Status           string  `json:"status"`
+	Mode             string  `json:"mode"`
+	Media            string  `json:"media"`
+	PlatformHandle   string  `json:"platform_handle"`
+	LineID           string  `json:"line_id"`
+	AssistantID      *string `json:"assistant_id"`
+	VersionID        *string `json:"version_id"`
+	RTCURL           string  `json:"rtc_url"`
+	ParticipantToken string  `json:"participant_token,omitempty"`
+	ExpiresAt        *Time   `json:"expires_at,omitempty"`
+	EndReason        *string `json:"end_reason"`
+	CreatedAt        Time    `json:"created_at"`
+	AnsweredAt       *Time   `json:"answered_at"`
+	EndedAt          *Time   `json:"ended_at"`
+}
+
+// PresentSession maps a session to its object.
+func PresentSession(s session.Session, rtcURL string) SessionObject {
+	return SessionObject{
+		ID: s.ID, Object: "session", SessionID: s.ID, CallID: s.CallID, Status: s.Status, Mode: s.Mode, Media: s.Media,
+		PlatformHandle: s.PlatformHandle, LineID: s.LineID, AssistantID: StringOrNull(s.AssistantID),
+		VersionID: StringOrNull(s.VersionID), RTCURL: rtcURL, EndReason: StringOrNull(s.EndReason),
+		CreatedAt: Time(s.CreatedAt), AnsweredAt: TimePtr(s.AnsweredAt), EndedAt: TimePtr(s.EndedAt),
+	}
+}
+
+// CallObject is the call record object.
+type CallObject struct {
+	ID             string           `json:"id"`
+	Object         string           `json:"object"`
+	Direction      string           `json:"direction"`
+	LineID         *string          `json:"line_id"`
+	From           string           `json:"from"`
+	To             string           `json:"to"`
+	Media          string           `json:"media"`
+	Status         string           `json:"status"`
+	HandledBy      string           `json:"handled_by"`
+	AssistantID    *string          `json:"assistant_id"`
+	VersionID      *string          `json:"version_id"`
+	SessionID      *string          `json:"session_id"`
+	StartedAt      Time             `json:"started_at"`
+	AnsweredAt     *Time            `json:"answered_at"`
+	EndedAt        *Time            `json:"ended_at"`
+	DurationMS     *int64           `json:"duration_ms"`
+	EndReason      *string          `json:"end_reason"`
+	EndedBy        *string          `json:"ended_by"`
+	Decision       *string          `json:"decision"`
+	DecisionSource *string          `json:"decision_source"`
+	Transcript     []persona.Turn   `json:"transcript"`
+	Metrics        *persona.Metrics `json:"metrics"`
+}
+
+// PresentCall maps a call record to its object. Transcript is an array for assistant
+// calls and null otherwise.
+func PresentCall(c call.Call) CallObject {
+	transcript := c.Transcript
+	if transcript == nil && c.HandledBy == call.HandledByAssistant {
+		transcript = []persona.Turn{}
+	}
+	return CallObject{
+		ID: c.ID, Object: "call", Direction: c.Direction, LineID: StringOrNull(c.LineID), From: c.From, To: c.To,
+		Media: c.Media, Status: c.Status, HandledBy: c.HandledBy, AssistantID: StringOrNull(c.AssistantID),
+		VersionID: StringOrNull(c.VersionID), SessionID: StringOrNull(c.SessionID), StartedAt: Time(c.StartedAt),
+		AnsweredAt: TimePtr(c.AnsweredAt), EndedAt: TimePtr(c.EndedAt), DurationMS: c.DurationMS,
+		EndReason: StringOrNull(c.EndReason), EndedBy: StringOrNull(c.EndedBy), Decision: StringOrNull(c.Decision),
+		DecisionSource: StringOrNull(c.DecisionSource), Transcript: transcript, Metrics: c.Metrics,
+	}
+}
+
+func (h *Sessions) create(w http.ResponseWriter, r *http.Request) (int, any, error) {
+	if err := Query(r); err != nil {
+		return 0, nil, err
+	}
+	var body struct {
+		PlatformHandle Nullable[string] `json:"platform_handle"`
+		Media          Nullable[string] `json:"media"`
+		Mode           Nullable[string] `json:"mode"`
+		AssistantID    Nullable[string] `json:"assistant_id"`
+		LineID         Nullable[string] `json:"line_id"`
+	}
+	if err := Decode(r, &body, false); err != nil {
+		return 0, nil, err
+	}
+	for _, err := range []error{body.PlatformHandle.NotNull("platform_handle"), body.Media.NotNull("media"),
+		body.Mode.NotNull("mode"), body.LineID.NotNull("line_id")} {
+		if err != nil {
+			return 0, nil, err
+		}
+	}
+	req := session.CreateRequest{PlatformHandle: body.PlatformHandle.Value, Media: body.Media.Value, Mode: body.Mode.Value,
+		AssistantID: body.AssistantID.Value, LineID: body.LineID.Value}
+	if req.LineID != "" && !ident.Valid("line", req.LineID) {
+		return 0, nil, invalidID("line_id", "line")
+	}
+	created, err := h.Service.Create(r.Context(), AccountFrom(r.Context()).ID, req)
+	if err != nil {
+		return 0, nil, err
+	}
+	out := PresentSession(created.Session, created.RTCURL)
+	out.ParticipantToken = created.Token.JWT
+	exp := Time(created.Token.ExpiresAt)
+	out.ExpiresAt = &exp
+	return http.StatusCreated, out, nil
+}
+
+func (h *Sessions) list(w http.ResponseWriter, r *http.Request) (int, any, error) {
+	q, err := ListQuery(r, "ses")
+	if err != nil {
+		return 0, nil, err
+	}
+	list, err := h.Service.List(r.Context(), AccountFrom(r.Context()).ID, q)
+	if err != nil {
+		return 0, nil, err
+	}
+	url := h.Service.Rooms.PublicURL()
+	return http.StatusOK, NewList(list, q.Limit, func(s session.Session) SessionObject { return PresentSession(s, url) }), nil
+}
+
+func (h *Sessions) get(w http.ResponseWriter, r *http.Request) (int, any, error) {
+	if err := Query(r); err != nil {
+		return 0, nil, err
+	}
+	s, err := h.Service.Get(r.Context(), AccountFrom(r.Context()).ID, r.PathValue("id"))
+	if err != nil {
+		return 0, nil, err
+	}
+	return http.StatusOK, PresentSession(s, h.Service.Rooms.PublicURL()), nil
+}
+
+func (h *Sessions) delete(w http.ResponseWriter, r *http.Request) (int, any, error) {
+	if err := Query(r); err != nil {
+		return 0, nil, err
+	}
+	if err := DecodeEmpty(r); err != nil {
+		return 0, nil, err
+	}
+	s, err := h.Service.Delete(r.Context(), AccountFrom(r.Context()).ID, r.PathValue("id"))
+	if err != nil {
+		return 0, nil, err
+	}
+	return http.StatusOK, PresentSession(s, h.Service.Rooms.PublicURL()), nil
+}
+
+func (h *Sessions) token(w http.ResponseWriter, r *http.Request) (int, any, error) {
+	if err := Query(r); err != nil {
+		return 0, nil, err
+	}
+	if err := DecodeEmpty(r); err != nil {
+		return 0, nil, err
+	}
+	acct := AccountFrom(r.Context()).ID
+	id := r.PathValue("id")
+	tok, err := h.Service.Token(r.Context(), acct, id)
+	if err != nil {
+		return 0, nil, err
+	}
+	s, err := h.Service.Get(r.Context(), acct, id)
+	if err != nil {
+		return 0, nil, err
+	}
+	return http.StatusCreated, SessionJSON{SessionID: s.ID, CallID: s.CallID, RTCURL: h.Service.Rooms.PublicURL(),
+		ParticipantToken: tok.JWT, ExpiresAt: Time(tok.ExpiresAt)}, nil
+}
+
+func (h *Sessions) listCalls(w http.ResponseWriter, r *http.Request) (int, any, error) {
+	q, err := ListQuery(r, "call", "line_id", "session_id")
+	if err != nil {
+		return 0, nil, err
+	}
+	cq := call.ListQuery{Query: q, LineID: r.URL.Query().Get("line_id"), SessionID: r.URL.Query().Get("session_id")}
+	if cq.LineID != "" && !ident.Valid("line", cq.LineID) {
+		return 0, nil, invalidID("line_id", "line")
+	}
+	if cq.SessionID != "" && !ident.Valid("ses", cq.SessionID) {
+		return 0, nil, invalidID("session_id", "ses")
+	}
+	list, err := h.Service.ListCalls(r.Context(), AccountFrom(r.Context()).ID, cq)
+	if err != nil {
+		return 0, nil, err
+	}
+	return http.StatusOK, NewList(list, q.Limit, PresentCall), nil
+}
+
+func (h *Sessions) getCall(w http.ResponseWriter, r *http.Request) (int, any, error) {
+	if err := Query(r); err != nil {
+		return 0, nil, err
+	}
+	c, err := h.Service.GetCall(r.Context(), AccountFrom(r.Context()).ID, r.PathValue("id"))
+	if err != nil {
+		return 0, nil, err
+	}
+	return http.StatusOK, PresentCall(c), nil
+}
+
+// DecodeEmpty accepts no body or an empty JSON object, for routes that take no
+// parameters; anything else is a 400 naming the parameter.
+func DecodeEmpty(r *http.Request) error {
+	var none struct{}
+	return Decode(r, &none, true)
+}
+
+func invalidID(param, prefix string) error {
+	return apierr.Invalid(param, param+" must be a "+prefix+"_ id")
+}
