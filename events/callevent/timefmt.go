@@ -1,0 +1,103 @@
+package callevent
+
+import (
+	"encoding/json"
+	"time"
+)
+
+// Timestamps in events are written like everywhere in the API: RFC 3339, UTC, with
+// exactly three fraction digits ("2026-11-22T07:00:00.120Z"), so receivers can parse them
+// with one layout.
+const timeLayout = "2006-01-02T15:04:05.000Z07:00"
+
+// millis is a time written with timeLayout.
+type millis time.Time
+
+func (t millis) MarshalJSON() ([]byte, error) {
+	return []byte(`"` + time.Time(t).UTC().Format(timeLayout) + `"`), nil
+}
+
+func ms(t time.Time) millis { return millis(t) }
+
+func msPtr(t *time.Time) *millis {
+	if t == nil {
+		return nil
+	}
+	m := millis(*t)
+	return &m
+}
+
+// The MarshalJSON methods below list every field in declaration order, so the JSON
+// reads like the type; a field added to a type must be added to its method too (the
+// golden payloads in testdata catch a missing one).
+
+// MarshalJSON writes the envelope with its timestamp in the API's format.
+func (e Event) MarshalJSON() ([]byte, error) {
+	return json.Marshal(struct {
+		ID        string          `json:"id"`
+		Type      string          `json:"type"`
+		CreatedAt millis          `json:"created_at"`
+		Data      json.RawMessage `json:"data"`
+	}{e.ID, e.Type, ms(e.CreatedAt), e.Data})
+}
+
+// MarshalJSON writes the data with its timestamps in the API's format.
+func (c CallEnded) MarshalJSON() ([]byte, error) {
+	return json.Marshal(struct {
+		CallID         string  `json:"call_id"`
+		SessionID      string  `json:"session_id,omitempty"`
+		LineID         string  `json:"line_id,omitempty"`
+		Direction      string  `json:"direction"`
+		From           string  `json:"from"`
+		To             string  `json:"to"`
+		Media          string  `json:"media"`
+		HandledBy      string  `json:"handled_by"`
+		StartedAt      millis  `json:"started_at"`
+		AnsweredAt     *millis `json:"answered_at"`
+		EndedAt        millis  `json:"ended_at"`
+		DurationMS     int64   `json:"duration_ms"`
+		EndReason      string  `json:"end_reason"`
+		EndedBy        string  `json:"ended_by"`
+		Decision       string  `json:"decision,omitempty"`
+		DecisionSource string  `json:"decision_source,omitempty"`
+	}{c.CallID, c.SessionID, c.LineID, c.Direction, c.From, c.To, c.Media, c.HandledBy, ms(c.StartedAt),
+		msPtr(c.AnsweredAt), ms(c.EndedAt), c.DurationMS, c.EndReason, c.EndedBy, c.Decision, c.DecisionSource})
+}
+
+// MarshalJSON writes the data with its timestamps in the API's format.
+func (c CallAnswered) MarshalJSON() ([]byte, error) {
+	return json.Marshal(struct {
+		CallID         string `json:"call_id"`
+		SessionID      string `json:"session_id,omitempty"`
+		LineID         string `json:"line_id,omitempty"`
+		Direction      string `json:"direction"`
+		HandledBy      string `json:"handled_by"`
+		AnsweredAt     millis `json:"answered_at"`
+		Decision       string `json:"decision,omitempty"`
+		DecisionSource string `json:"decision_source,omitempty"`
+	}{c.CallID, c.SessionID, c.LineID, c.Direction, c.HandledBy, ms(c.AnsweredAt), c.Decision, c.DecisionSource})
+}
+
+// MarshalJSON writes the data with its timestamps in the API's format.
+func (c CallIncoming) MarshalJSON() ([]byte, error) {
+	return json.Marshal(struct {
+		CallID   string  `json:"call_id"`
+		LineID   string  `json:"line_id"`
+		From     string  `json:"from"`
+		To       string  `json:"to"`
+		Media    string  `json:"media"`
+		AnswerBy millis  `json:"answer_by"`
+		Session  Session `json:"session"`
+	}{c.CallID, c.LineID, c.From, c.To, c.Media, ms(c.AnswerBy), c.Session})
+}
+
+// MarshalJSON writes the payload with its expiry in the API's format.
+func (s Session) MarshalJSON() ([]byte, error) {
+	return json.Marshal(struct {
+		SessionID        string `json:"session_id"`
+		CallID           string `json:"call_id"`
+		RTCURL           string `json:"rtc_url"`
+		ParticipantToken string `json:"participant_token"`
+		ExpiresAt        millis `json:"expires_at"`
+	}{s.SessionID, s.CallID, s.RTCURL, s.ParticipantToken, ms(s.ExpiresAt)})
+}
