@@ -13,10 +13,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/go-logr/logr"
-	protoLogger "github.com/livekit/protocol/logger"
-	lksdk "github.com/livekit/server-sdk-go/v2"
-
 	"github.com/bridgeline/bridgeline/mediafleet/worker"
 )
 
@@ -29,9 +25,7 @@ func main() {
 	var level slog.Level
 	_ = level.UnmarshalText([]byte(cfg.LogLevel))
 	log := slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
-	// The SDK's own logging goes through the same handler, warnings and up.
-	sdkLog := slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: max(level, slog.LevelWarn)})).With("component", "lksdk")
-	lksdk.SetLogger(protoLogger.LogRLogger(logr.FromSlogHandler(sdkLog.Handler())))
+	worker.SetSDKLogger(log)
 
 	w, err := worker.New(cfg, worker.Options{MetricsOut: os.Stdout}, log)
 	if err != nil {
