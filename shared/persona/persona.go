@@ -13,8 +13,8 @@ const AgentName = "bridgeline-persona"
 
 // ReportPath is the control plane's internal route for worker reports. A report is
 // authenticated the way LiveKit signs its webhooks: an `Authorization` header holding a
-// LiveKit API JWT (the fleet's API key and secret) whose sha256 claim is the base64
-// SHA-256 of the raw body.
+// LiveKit API JWT (the fleet's API key and secret) with subject ReportSubject, whose
+// sha256 claim is the base64 SHA-256 of the raw body. VerifyReport checks all of it.
 const ReportPath = "/internal/persona/report"
 
 // Framing says how the avatar sits in the video frame.
@@ -62,6 +62,17 @@ const (
 	ReportEnded         = "ended"             // the worker left the call
 )
 
+// Why a worker left a call (Report.EndReason of ReportEnded).
+const (
+	EndCallerHangup    = "caller_hangup"    // the caller left the room
+	EndAssistantHangup = "assistant_hangup" // the conversation finished the call
+	EndMediaFailed     = "media_failed"     // media was not verified both ways in time
+	EndRoomClosed      = "room_closed"      // the room went away (deleted by the control plane)
+	EndTerminated      = "terminated"       // LiveKit terminated the job
+	EndWorkerShutdown  = "worker_shutdown"  // the worker's drain timed out
+	EndError           = "error"            // the worker failed
+)
+
 // Turn is one utterance of the conversation.
 type Turn struct {
 	Speaker string `json:"speaker"` // assistant | caller
@@ -85,8 +96,8 @@ type Report struct {
 	CallID    string    `json:"call_id"`
 	SessionID string    `json:"session_id"`
 	At        time.Time `json:"at"`
-	// EndReason is set on ReportEnded: caller_hangup, media_failed, worker_shutdown, error.
-	EndReason  string   `json:"end_reason,omitempty"`
-	Metrics    Metrics  `json:"metrics"`
-	Transcript []Turn   `json:"transcript,omitempty"`
+	// EndReason is set on ReportEnded: one of the End* values.
+	EndReason  string  `json:"end_reason,omitempty"`
+	Metrics    Metrics `json:"metrics"`
+	Transcript []Turn  `json:"transcript,omitempty"`
 }
