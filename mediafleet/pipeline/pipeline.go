@@ -27,15 +27,15 @@ import (
 	"github.com/bridgeline/bridgeline/shared/persona"
 )
 
-// End reasons a worker reports (persona.Report.EndReason).
+// End reasons a worker reports; the contract defines them.
 const (
-	EndCallerHangup    = "caller_hangup"    // the caller left the room
-	EndAssistantHangup = "assistant_hangup" // the conversation finished the call
-	EndMediaFailed     = "media_failed"     // media was not verified within the bound
-	EndRoomClosed      = "room_closed"      // the room went away (deleted by the control plane)
-	EndTerminated      = "terminated"       // LiveKit terminated the job
-	EndWorkerShutdown  = "worker_shutdown"  // the worker stopped before the call ended
-	EndError           = "error"            // the worker could not run the call
+	EndCallerHangup    = persona.EndCallerHangup
+	EndAssistantHangup = persona.EndAssistantHangup
+	EndMediaFailed     = persona.EndMediaFailed
+	EndRoomClosed      = persona.EndRoomClosed
+	EndTerminated      = persona.EndTerminated
+	EndWorkerShutdown  = persona.EndWorkerShutdown
+	EndError           = persona.EndError
 )
 
 // Reporter delivers reports to the control plane (report.Client does).
