@@ -491,6 +491,23 @@ func TestEventsOnTheStack(t *testing.T) {
 		}
 	})
 
+	t.Run("timeout hands the call to the line's assistant", func(t *testing.T) {
+		a := s.mustDo(201, "POST", "/v1/assistants", `{"name":"Ada","system_prompt":"Be kind.","greeting":"Hi.","avatar_id":"ava_iris"}`)
+		s.mustDo(201, "POST", "/v1/assistants/"+a["id"].(string)+"/publish", "")
+		s.mustDo(200, "POST", "/v1/lines/"+lineID+"/assign", `{"assistant_id":"`+a["id"].(string)+`"}`)
+		s.mustDo(200, "PATCH", "/v1/lines/"+lineID, `{"on_decision_timeout":"assistant"}`)
+		defer s.mustDo(200, "PATCH", "/v1/lines/"+lineID, `{"on_decision_timeout":"decline","assistant_id":null}`)
+		simID, callID, _ := ring(t, "sim:silent-too")
+		decided(t, callID, "timeout", "")
+		s.waitStatus("/sim/calls/"+simID, "answered")
+		_, c := s.do("GET", "/v1/calls/"+callID, "")
+		if c["handled_by"] != "assistant" || c["assistant_id"] != a["id"] {
+			t.Errorf("call after the timeout = handled_by %v, assistant %v; want the line's assistant", c["handled_by"], c["assistant_id"])
+		}
+		s.mustDo(200, "POST", "/sim/calls/"+simID+"/hangup", "")
+		check(t, callID, "remote_hangup")
+	})
+
 	// Every call above has exactly one call.ended in the event log, and the receiver got
 	// each under one webhook-id, verified.
 	counts := s.endedEvents()
