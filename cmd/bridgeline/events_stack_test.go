@@ -508,6 +508,38 @@ func TestEventsOnTheStack(t *testing.T) {
 		check(t, callID, "remote_hangup")
 	})
 
+	t.Run("disabled line and assistant line without one decline and say why", func(t *testing.T) {
+		var other string
+		for _, l := range lines["data"].([]any) {
+			if m := l.(map[string]any); m["handle"] == devHandles[1] {
+				other = m["id"].(string)
+			}
+		}
+		for _, tc := range []struct{ mode, from, reason string }{
+			{"disabled", "sim:to-disabled", "line_disabled"},
+			{"assistant", "sim:to-no-assistant", "no_assistant"},
+		} {
+			s.mustDo(200, "PATCH", "/v1/lines/"+other, `{"inbound_mode":"`+tc.mode+`","assistant_id":null}`)
+			out := s.mustDo(201, "POST", "/sim/calls", `{"from":"`+tc.from+`","to":"`+devHandles[1]+`","media":"audio"}`)
+			s.waitStatus("/sim/calls/"+out["id"].(string), "rejected")
+			got := r.WaitFor(t, callevent.TypeCallEnded, 10*time.Second, func(d json.RawMessage) bool {
+				var c callevent.CallEnded
+				json.Unmarshal(d, &c)
+				return c.From == tc.from
+			})
+			var c callevent.CallEnded
+			json.Unmarshal(got.Event.Data, &c)
+			if c.EndReason != tc.reason || c.Direction != "inbound" {
+				t.Errorf("%s line: call.ended %s %s, want inbound %s", tc.mode, c.Direction, c.EndReason, tc.reason)
+			}
+			_, rec := s.do("GET", "/v1/calls/"+c.CallID, "")
+			if rec["end_reason"] != tc.reason {
+				t.Errorf("%s line: call record end_reason %v, want %s", tc.mode, rec["end_reason"], tc.reason)
+			}
+			ended[c.CallID] = tc.reason
+		}
+	})
+
 	// Every call above has exactly one call.ended in the event log, and the receiver got
 	// each under one webhook-id, verified.
 	counts := s.endedEvents()
