@@ -16,6 +16,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"sync"
 	"syscall"
@@ -50,7 +51,7 @@ func TestStackProcess(t *testing.T) {
 
 // testStack is one running local stack.
 type testStack struct {
-	t      *testing.T
+	t      testing.TB
 	lkPort int
 	env    []string
 	api    string
@@ -61,7 +62,7 @@ type testStack struct {
 	client *http.Client
 }
 
-func stackFreeTCP(t *testing.T) int {
+func stackFreeTCP(t testing.TB) int {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -71,7 +72,7 @@ func stackFreeTCP(t *testing.T) int {
 	return ln.Addr().(*net.TCPAddr).Port
 }
 
-func stackFreeUDP(t *testing.T) int {
+func stackFreeUDP(t testing.TB) int {
 	t.Helper()
 	c, err := net.ListenPacket("udp", "127.0.0.1:0")
 	if err != nil {
@@ -82,7 +83,7 @@ func stackFreeUDP(t *testing.T) int {
 }
 
 // newTestStack picks ports and a data folder; start runs it (again, after a kill).
-func newTestStack(t *testing.T) *testStack {
+func newTestStack(t testing.TB) *testStack {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("runs the local stack")
@@ -666,4 +667,60 @@ func TestKillStackMidDelivery(t *testing.T) {
 		}
 		mu.Unlock()
 	}
+}
+
+// BenchmarkStackRingToCallIncoming is the time from the sim placing a call on a
+// customer_decides line to call.incoming arriving at the customer's receiver, through the
+// whole local stack (sim notification, line routing, room and token, signed POST); and
+// from DELETE /v1/sessions/{id} answering to call.ended arriving (the outbox path).
+func BenchmarkStackEvents(b *testing.B) {
+	s := newTestStack(b)
+	s.start()
+	r := eventtest.NewReceiver(b)
+	s.endpoint(r)
+	r.AnswerIncoming(func(callevent.CallIncoming) string { return "decline" })
+	lines := s.mustDo(200, "GET", "/v1/lines", "")
+	var lineID string
+	for _, l := range lines["data"].([]any) {
+		if m := l.(map[string]any); m["handle"] == devHandles[0] {
+			lineID = m["id"].(string)
+		}
+	}
+	s.mustDo(200, "PATCH", "/v1/lines/"+lineID, `{"inbound_mode":"customer_decides"}`)
+	report := func(b *testing.B, lat []time.Duration) {
+		slices.Sort(lat)
+		ms := func(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+		b.ReportMetric(ms(lat[len(lat)/2]), "p50-ms")
+		b.ReportMetric(ms(lat[len(lat)*99/100]), "p99-ms")
+	}
+	b.Run("ring-to-call.incoming", func(b *testing.B) {
+		lat := make([]time.Duration, 0, b.N)
+		for i := range b.N {
+			from := fmt.Sprintf("sim:bench-%d-%d", b.N, i)
+			start := time.Now()
+			s.mustDo(201, "POST", "/sim/calls", `{"from":"`+from+`","to":"`+devHandles[0]+`","media":"audio"}`)
+			got := r.WaitFor(b, callevent.TypeCallIncoming, 10*time.Second, func(d json.RawMessage) bool {
+				var c callevent.CallIncoming
+				json.Unmarshal(d, &c)
+				return c.From == from
+			})
+			lat = append(lat, got.At.Sub(start))
+		}
+		report(b, lat)
+	})
+	b.Run("delete-to-call.ended", func(b *testing.B) {
+		lat := make([]time.Duration, 0, b.N)
+		for range b.N {
+			b.StopTimer()
+			out := s.mustDo(201, "POST", "/v1/sessions", `{"platform_handle":"sim:bench","media":"audio"}`)
+			ses, callID := out["session_id"].(string), out["call_id"].(string)
+			s.waitStatus("/v1/sessions/"+ses, "active")
+			b.StartTimer()
+			start := time.Now()
+			s.mustDo(200, "DELETE", "/v1/sessions/"+ses, "")
+			got := r.WaitFor(b, callevent.TypeCallEnded, 10*time.Second, eventtest.ForCall(callID))
+			lat = append(lat, got.At.Sub(start))
+		}
+		report(b, lat)
+	})
 }
