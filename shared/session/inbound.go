@@ -165,11 +165,14 @@ func (s *Service) bridge(ctx context.Context, plat platform.Platform, ses Sessio
 		return err
 	}
 	if err := plat.Answer(ctx, c.PlatformCallID, c.ID, room); err != nil {
-		reason, status := call.ReasonPlatformError, StatusFailed
+		reason, status, by := call.ReasonPlatformError, StatusFailed, call.EndedBySystem
 		if errors.Is(err, platform.ErrUnknownCall) {
-			reason, status = call.ReasonRemoteHangup, StatusEnded
+			// The caller hung up while we were answering.
+			reason, status, by = call.ReasonRemoteHangup, StatusEnded, call.EndedByRemote
+		} else {
+			s.log().Error("answer call", "session_id", ses.ID, "err", err)
 		}
-		_, _, endErr := s.end(ctx, ses.ID, status, reason, call.EndedByRemote)
+		_, _, endErr := s.end(ctx, ses.ID, status, reason, by)
 		return endErr
 	}
 	_, _, err = s.answered(ctx, ses.ID, decided)
@@ -180,13 +183,11 @@ func (s *Service) bridge(ctx context.Context, plat platform.Platform, ses Sessio
 // is posted, and the first answer (or the deadline) decides.
 func (s *Service) customerDecides(ctx context.Context, plat platform.Platform, c call.Call, l line.Line) error {
 	ses := s.inboundSession(c)
-	c.SessionID, c.HandledBy = ses.ID, call.HandledByCustomer
 	if err := s.createRoom(ctx, rtc.RoomSpec{Name: ses.ID}); err != nil {
 		s.log().Error("create room", "session_id", ses.ID, "err", err)
-		return s.decline(ctx, plat, call.Call{ID: c.ID, AccountID: c.AccountID, Direction: c.Direction, LineID: c.LineID,
-			From: c.From, To: c.To, Media: c.Media, Status: call.StatusRinging, HandledBy: call.HandledByNone,
-			Platform: c.Platform, PlatformCallID: c.PlatformCallID, StartedAt: c.StartedAt}, call.ReasonPlatformError)
+		return s.decline(ctx, plat, c, call.ReasonPlatformError)
 	}
+	c.SessionID, c.HandledBy = ses.ID, call.HandledByCustomer
 	tok, err := s.customerToken(ses.ID)
 	if err != nil {
 		return err
@@ -227,14 +228,14 @@ func (s *Service) customerDecides(ctx context.Context, plat platform.Platform, c
 	case decision.Accept:
 		return s.bridge(ctx, plat, ses, c, nil)
 	case decision.Decline:
-		return s.declineSession(ctx, plat, ses.ID, c.PlatformCallID, call.ReasonDeclined, call.EndedByCustomer)
+		return s.declineSession(ctx, ses.ID, call.ReasonDeclined, call.EndedByCustomer)
 	}
 	if l.OnDecisionTimeout == line.TimeoutAssistant && l.AssistantID != "" {
 		if v, err := s.activeVersion(ctx, c.AccountID, l.AssistantID, "assistant_id"); err == nil {
 			return s.handToAssistant(ctx, plat, ses.ID, v)
 		}
 	}
-	return s.declineSession(ctx, plat, ses.ID, c.PlatformCallID, call.ReasonDecisionTimeout, call.EndedBySystem)
+	return s.declineSession(ctx, ses.ID, call.ReasonDecisionTimeout, call.EndedBySystem)
 }
 
 // handToAssistant gives a ringing customer_decides call to the line's assistant when the
@@ -257,16 +258,14 @@ func (s *Service) handToAssistant(ctx context.Context, plat platform.Platform, s
 	}
 	if err := s.Rooms.Dispatch(ctx, ses.ID, rtc.AgentDispatch{AgentName: persona.AgentName, Metadata: job}); err != nil {
 		s.log().Error("dispatch assistant", "session_id", ses.ID, "err", err)
-		return s.declineSession(ctx, plat, ses.ID, c.PlatformCallID, call.ReasonPlatformError, call.EndedBySystem)
+		return s.declineSession(ctx, ses.ID, call.ReasonPlatformError, call.EndedBySystem)
 	}
 	return s.bridge(ctx, plat, ses, c, nil)
 }
 
-// declineSession ends a ringing inbound session that is not taken and rejects the call.
-func (s *Service) declineSession(ctx context.Context, plat platform.Platform, sessionID, platformCallID, reason, by string) error {
-	if err := ignoreGone(plat.Reject(ctx, platformCallID, reason)); err != nil {
-		s.log().Error("reject call", "session_id", sessionID, "err", err)
-	}
+// declineSession ends a ringing inbound session that is not taken; ending it rejects the
+// call on its platform.
+func (s *Service) declineSession(ctx context.Context, sessionID, reason, by string) error {
 	_, _, err := s.end(ctx, sessionID, StatusFailed, reason, by)
 	return err
 }
@@ -288,6 +287,7 @@ func ignoreGone(err error) error {
 // human session ends it, and a room LiveKit closed by itself ends its session.
 func (s *Service) HandleLiveKit(ctx context.Context, ev *livekit.WebhookEvent) error {
 	room := ev.GetRoom().GetName()
+	s.log().Debug("livekit webhook", "event", ev.Event, "room", room, "identity", ev.GetParticipant().GetIdentity(), "reason", ev.GetParticipant().GetDisconnectReason().String())
 	if !ident.Valid("ses", room) {
 		return nil
 	}

@@ -458,7 +458,14 @@ func (s *Service) end(ctx context.Context, sessionID, status, reason, by string)
 	}
 	if c.PlatformCallID != "" && reason != call.ReasonRemoteHangup {
 		if plat, ok := s.Platforms[c.Platform]; ok {
-			if err := plat.Hangup(cleanup, c.PlatformCallID); err != nil {
+			var err error
+			if c.Status == call.StatusDeclined {
+				// Never answered: the ringing call is rejected rather than hung up.
+				err = ignoreGone(plat.Reject(cleanup, c.PlatformCallID, reason))
+			} else {
+				err = plat.Hangup(cleanup, c.PlatformCallID)
+			}
+			if err != nil {
 				s.log().Error("hang up", "call_id", c.ID, "err", err)
 			}
 		}

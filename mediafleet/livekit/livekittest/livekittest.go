@@ -14,7 +14,8 @@ import (
 
 // Start runs livekit-server on free 127.0.0.1 ports with fresh keys. cfg may set webhook
 // URLs and timeouts; its keys, ports and Dir are filled in when empty. The server is
-// stopped (drained for up to 5 s) in t.Cleanup.
+// stopped in t.Cleanup: drained for up to a second (livekit-server looks for remaining
+// participants only every 5 s, and a test has no use for a long drain), then forced.
 func Start(t testing.TB, cfg livekit.Config) *livekit.Server {
 	t.Helper()
 	if cfg.APIKey == "" {
@@ -30,7 +31,7 @@ func Start(t testing.TB, cfg livekit.Config) *livekit.Server {
 		t.Fatalf("start livekit-server: %v", err)
 	}
 	t.Cleanup(func() {
-		stopCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		stopCtx, cancel := context.WithTimeout(context.Background(), time.Second)
 		defer cancel()
 		if err := s.Stop(stopCtx); err != nil {
 			t.Logf("stop livekit-server: %v\n%s", err, s.LogTail(2048))

@@ -1,0 +1,217 @@
+package session_test
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/livekit/protocol/livekit"
+	lksdk "github.com/livekit/server-sdk-go/v2"
+
+	"github.com/bridgeline/bridgeline/events/callevent"
+	"github.com/bridgeline/bridgeline/events/eventtest"
+	"github.com/bridgeline/bridgeline/shared/call"
+	"github.com/bridgeline/bridgeline/shared/persona"
+	"github.com/bridgeline/bridgeline/shared/platform/sim"
+	"github.com/bridgeline/bridgeline/shared/session"
+	"github.com/bridgeline/bridgeline/shared/session/sessiontest"
+)
+
+// placeCall places an inbound sim call on a handle through the sim's HTTP API.
+func placeCall(t *testing.T, st *sessiontest.Stack, to, media string) sim.Call {
+	t.Helper()
+	var c sim.Call
+	status, raw, err := st.Request(http.MethodPost, "/sim/calls", map[string]any{"from": "+15551230000", "to": to, "media": media}, "")
+	if err != nil || status != http.StatusCreated {
+		t.Fatalf("POST /sim/calls = %d %s, %v", status, raw, err)
+	}
+	json.Unmarshal(raw, &c)
+	return c
+}
+
+// callOf finds the call record of a sim call (a rejected call never learns its id).
+func callOf(t *testing.T, st *sessiontest.Stack, sc sim.Call) callObj {
+	t.Helper()
+	c, err := st.Store.CallByPlatformID(context.Background(), sim.Name, sc.ID)
+	if err != nil {
+		t.Fatalf("no call record for %s: %v", sc.ID, err)
+	}
+	return getCall(t, st, c.ID)
+}
+
+// waitSimCall waits for the sim call to reach a status and returns it.
+func waitSimCall(t *testing.T, st *sessiontest.Stack, id, status string) sim.Call {
+	t.Helper()
+	var c sim.Call
+	sessiontest.WaitFor(t, 20*time.Second, "sim call "+status, func() bool {
+		c, _ = st.Sim.Get(id)
+		return c.Status == status
+	})
+	return c
+}
+
+func patchLine(t *testing.T, st *sessiontest.Stack, handle string, body map[string]any) {
+	t.Helper()
+	sessiontest.Must(t, st.Do(t, http.MethodPatch, "/v1/lines/"+st.Lines[handle].ID, body, nil), http.StatusOK, "PATCH line")
+}
+
+// TestInboundDeclined: a disabled line, and an assistant line without an assistant,
+// decline the call and record why.
+func TestInboundDeclined(t *testing.T) {
+	st := sessiontest.Start(t, sessiontest.Options{})
+	patchLine(t, st, sessiontest.Line2, map[string]any{"inbound_mode": "disabled"})
+	for handle, reason := range map[string]string{sessiontest.Line1: call.ReasonNoAssistant, sessiontest.Line2: call.ReasonLineDisabled} {
+		sc := placeCall(t, st, handle, "video")
+		got := waitSimCall(t, st, sc.ID, sim.StatusRejected)
+		c := callOf(t, st, got)
+		if c.Status != call.StatusDeclined || str(c.EndReason) != reason || c.HandledBy != call.HandledByNone ||
+			c.Direction != call.Inbound || c.SessionID != nil {
+			t.Errorf("%s: call record = %+v, want declined for %s", handle, c, reason)
+		}
+		eventtest.ExactlyOnce(t, st.Store, st.AccountID, callevent.TypeCallEnded, c.ID)
+	}
+	// An unknown handle is rejected without a record.
+	sc := placeCall(t, st, "+15559999999", "audio")
+	waitSimCall(t, st, sc.ID, sim.StatusRejected)
+}
+
+// TestInboundAssistantDispatch: an inbound call on an assistant line creates the room with
+// an agent dispatch whose job carries the version active at answer time and the call id,
+// bridges the caller in and records the call; a version published during the call is
+// used by the next call only.
+func TestInboundAssistantDispatch(t *testing.T) {
+	st := sessiontest.Start(t, sessiontest.Options{})
+	var a struct {
+		ID              string `json:"id"`
+		ActiveVersionID string `json:"active_version_id"`
+	}
+	sessiontest.Must(t, st.Do(t, http.MethodPost, "/v1/assistants", map[string]any{"name": "Ada", "system_prompt": "Be brief.",
+		"greeting": "Hello from version one", "avatar_id": "ava_iris"}, &a), http.StatusCreated, "create assistant")
+	sessiontest.Must(t, st.Do(t, http.MethodPost, "/v1/assistants/"+a.ID+"/publish", nil, &a), http.StatusCreated, "publish")
+	v1 := a.ActiveVersionID
+	sessiontest.Must(t, st.Do(t, http.MethodPost, "/v1/lines/"+st.Lines[sessiontest.Line1].ID+"/assign",
+		map[string]any{"assistant_id": a.ID}, nil), http.StatusOK, "assign")
+
+	first := placeCall(t, st, sessiontest.Line1, "video")
+	first = waitSimCall(t, st, first.ID, sim.StatusAnswered)
+	c1 := getCall(t, st, first.CallID)
+	if c1.Status != call.StatusActive || c1.HandledBy != call.HandledByAssistant || str(c1.VersionID) != v1 || c1.SessionID == nil {
+		t.Fatalf("first call = %+v, want active, assistant, %s", c1, v1)
+	}
+	job := dispatchedJob(t, st, *c1.SessionID)
+	if job.CallID != first.CallID || job.Version.ID != v1 || job.Version.Number != 1 || job.Version.Greeting != "Hello from version one" ||
+		job.CallerIdentity != "platform" || job.Media != "video" || job.Brand.Name != "Test Co" {
+		t.Errorf("first job = %+v", job)
+	}
+
+	sessiontest.Must(t, st.Do(t, http.MethodPatch, "/v1/assistants/"+a.ID, map[string]any{"greeting": "Hello from version two"}, nil), http.StatusOK, "PATCH")
+	sessiontest.Must(t, st.Do(t, http.MethodPost, "/v1/assistants/"+a.ID+"/publish", nil, &a), http.StatusCreated, "publish again")
+	second := placeCall(t, st, sessiontest.Line1, "audio")
+	second = waitSimCall(t, st, second.ID, sim.StatusAnswered)
+	c2 := getCall(t, st, second.CallID)
+	if str(c2.VersionID) != a.ActiveVersionID || a.ActiveVersionID == v1 {
+		t.Errorf("second call version = %s, want the new %s", str(c2.VersionID), a.ActiveVersionID)
+	}
+	if job := dispatchedJob(t, st, *c2.SessionID); job.Version.Number != 2 || job.Version.Greeting != "Hello from version two" {
+		t.Errorf("second job version = %+v, want number 2", job.Version)
+	}
+	if c1 := getCall(t, st, first.CallID); str(c1.VersionID) != v1 {
+		t.Errorf("first call's version moved to %s", str(c1.VersionID))
+	}
+	if job := dispatchedJob(t, st, *c1.SessionID); job.Version.ID != v1 {
+		t.Errorf("first call's job moved to %s", job.Version.ID)
+	}
+
+	// The caller hangs up: the call is completed and call.ended written once.
+	if status, _, _ := st.Request(http.MethodPost, "/sim/calls/"+first.ID+"/hangup", nil, ""); status != http.StatusOK {
+		t.Fatalf("hangup = %d", status)
+	}
+	waitStatus(t, st, *c1.SessionID, session.StatusEnded)
+	c1 = getCall(t, st, first.CallID)
+	if c1.Status != call.StatusEnded || str(c1.EndReason) != call.ReasonRemoteHangup || string(c1.Transcript) != "[]" {
+		t.Errorf("first call after hang-up = %+v", c1)
+	}
+	eventtest.ExactlyOnce(t, st.Store, st.AccountID, callevent.TypeCallEnded, first.CallID)
+}
+
+// dispatchedJob reads the persona job LiveKit holds for the session's room.
+func dispatchedJob(t *testing.T, st *sessiontest.Stack, room string) persona.Job {
+	t.Helper()
+	cfg := st.LiveKit.Config()
+	ds := lksdk.NewAgentDispatchServiceClient(st.LiveKit.HTTPURL(), cfg.APIKey, cfg.APISecret)
+	list, err := ds.ListDispatch(context.Background(), &livekit.ListAgentDispatchRequest{Room: room})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range list.AgentDispatches {
+		if d.AgentName == persona.AgentName {
+			var j persona.Job
+			if err := json.Unmarshal([]byte(d.Metadata), &j); err != nil {
+				t.Fatalf("job metadata %q: %v", d.Metadata, err)
+			}
+			return j
+		}
+	}
+	t.Fatalf("room %s has no %s dispatch: %v", room, persona.AgentName, list.AgentDispatches)
+	return persona.Job{}
+}
+
+// TestInboundCustomerDecides: call.incoming goes to the account's endpoint with the
+// session payload; an accept bridges the caller in (and a client joining with the
+// payload hears them); a decline rejects the call; no endpoint at all declines at the
+// deadline.
+func TestInboundCustomerDecides(t *testing.T) {
+	st := sessiontest.Start(t, sessiontest.Options{})
+	patchLine(t, st, sessiontest.Line1, map[string]any{"inbound_mode": "customer_decides", "decision_timeout_seconds": 5})
+
+	// No endpoint subscribed: nobody can be asked, the call is declined as timed out.
+	sc := placeCall(t, st, sessiontest.Line1, "audio")
+	sc = waitSimCall(t, st, sc.ID, sim.StatusRejected)
+	if c := callOf(t, st, sc); c.Status != call.StatusDeclined || str(c.EndReason) != call.ReasonDecisionTimeout {
+		t.Errorf("unasked call = %+v, want declined, decision_timeout", c)
+	}
+
+	recv := eventtest.NewReceiver(t)
+	var ep struct {
+		Secret string `json:"secret"`
+	}
+	sessiontest.Must(t, st.Do(t, http.MethodPost, "/v1/webhook_endpoints", map[string]any{"url": recv.URL, "events": []string{"call.incoming"}}, &ep),
+		http.StatusCreated, "create endpoint")
+	recv.SetSecret(ep.Secret)
+	action := "accept"
+	recv.AnswerIncoming(func(callevent.CallIncoming) string { return action })
+
+	sc = placeCall(t, st, sessiontest.Line1, "audio")
+	sc = waitSimCall(t, st, sc.ID, sim.StatusAnswered)
+	in := recv.WaitFor(t, callevent.TypeCallIncoming, 10*time.Second, eventtest.ForCall(sc.CallID))
+	var data callevent.CallIncoming
+	json.Unmarshal(in.Event.Data, &data)
+	if data.Session.CallID != sc.CallID || data.Session.ParticipantToken == "" || data.From != "+15551230000" {
+		t.Fatalf("call.incoming data = %+v", data)
+	}
+	cl := joinClient(t, data.Session.RTCURL, data.Session.ParticipantToken)
+	sessiontest.WaitFor(t, 20*time.Second, "client hears the caller", func() bool { return !cl.FirstSound().IsZero() })
+	c := getCall(t, st, sc.CallID)
+	if c.Status != call.StatusActive || c.HandledBy != call.HandledByCustomer {
+		t.Errorf("accepted call = %+v", c)
+	}
+	var full map[string]any
+	st.Do(t, http.MethodGet, "/v1/calls/"+sc.CallID, nil, &full)
+	if full["decision"] != "accept" || full["decision_source"] != "webhook_response" {
+		t.Errorf("decision = %v/%v, want accept/webhook_response", full["decision"], full["decision_source"])
+	}
+	cl.Leave()
+	waitStatus(t, st, data.Session.SessionID, session.StatusEnded)
+	waitSimCall(t, st, sc.ID, sim.StatusEnded)
+
+	action = "decline"
+	sc = placeCall(t, st, sessiontest.Line1, "video")
+	sc = waitSimCall(t, st, sc.ID, sim.StatusRejected)
+	c = callOf(t, st, sc)
+	if c.Status != call.StatusDeclined || str(c.EndReason) != call.ReasonDeclined || str(c.EndedBy) != call.EndedByCustomer {
+		t.Errorf("declined call = %+v", c)
+	}
+	eventtest.ExactlyOnce(t, st.Store, st.AccountID, callevent.TypeCallEnded, c.ID)
+}
