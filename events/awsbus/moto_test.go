@@ -39,7 +39,7 @@ func startMoto(t *testing.T) string {
 	t.Helper()
 	bin, err := exec.LookPath("moto_server")
 	if err != nil {
-		t.Skip("moto_server not installed (scripts install it for CI)")
+		t.Skip("moto_server is not on PATH")
 	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
