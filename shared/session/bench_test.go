@@ -1,0 +1,112 @@
+package session_test
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/bridgeline/bridgeline/shared/ident"
+	"github.com/bridgeline/bridgeline/shared/listing"
+	"github.com/bridgeline/bridgeline/shared/rtc"
+	"github.com/bridgeline/bridgeline/shared/session"
+	"github.com/bridgeline/bridgeline/shared/session/sessiontest"
+)
+
+// BenchmarkSessionCreate drives POST /v1/sessions through the real HTTP stack (router,
+// auth, validation, SQLite, LiveKit's CreateRoom over Twirp, two token mints, the sim's
+// dial) and, interleaved in the same run, the floor it cannot avoid: a bare LiveKit
+// CreateRoom plus one token mint. It reports both latencies' p50 and p99, sessions/s for
+// one client, and the ratio of the medians.
+//
+// The dialled handle rings for the whole run, so no party joins and the figures are the
+// control plane's, not the media bots'. Sessions and rooms are removed after the run.
+//
+//	go test -run '^$' -bench BenchmarkSessionCreate -benchtime 200x ./shared/session/
+func BenchmarkSessionCreate(b *testing.B) {
+	st := sessiontest.Start(b, sessiontest.Options{RingDelay: time.Hour})
+	ctx := context.Background()
+	body := map[string]any{"platform_handle": "+15557654321", "media": "video"}
+	// Warm both paths (connections, SQLite pages) outside the measurement.
+	for range 5 {
+		st.Request(http.MethodPost, "/v1/sessions", body, st.APIKey)
+		bareCreate(b, ctx, st.RTC)
+	}
+	full := make([]time.Duration, 0, b.N)
+	bare := make([]time.Duration, 0, b.N)
+	var fullTotal time.Duration
+	b.ResetTimer()
+	for range b.N {
+		t0 := time.Now()
+		status, raw, err := st.Request(http.MethodPost, "/v1/sessions", body, st.APIKey)
+		d := time.Since(t0)
+		if err != nil || status != http.StatusCreated {
+			b.Fatalf("POST /v1/sessions = %d %s, %v", status, raw, err)
+		}
+		full = append(full, d)
+		fullTotal += d
+		bare = append(bare, bareCreate(b, ctx, st.RTC))
+	}
+	b.StopTimer()
+	fp50, fp99 := percentile(full, 50), percentile(full, 99)
+	bp50, bp99 := percentile(bare, 50), percentile(bare, 99)
+	b.ReportMetric(ms(fp50), "p50-ms")
+	b.ReportMetric(ms(fp99), "p99-ms")
+	b.ReportMetric(float64(len(full))/fullTotal.Seconds(), "sessions/s")
+	b.ReportMetric(ms(bp50), "bare-p50-ms")
+	b.ReportMetric(ms(bp99), "bare-p99-ms")
+	b.ReportMetric(float64(fp50)/float64(bp50), "ratio-p50")
+	if testing.Verbose() || b.N >= 50 {
+		fmt.Printf("POST /v1/sessions: p50 %.2f ms, p99 %.2f ms, %.0f sessions/s (one client); bare CreateRoom+token: p50 %.2f ms, p99 %.2f ms; ratio p50 %.2f (n=%d)\n",
+			ms(fp50), ms(fp99), float64(len(full))/fullTotal.Seconds(), ms(bp50), ms(bp99), float64(fp50)/float64(bp50), len(full))
+	}
+
+	// Clean up: end every session (room deleted, dial hung up).
+	q := listing.Query{Limit: listing.MaxLimit}
+	for {
+		page, err := st.Service.List(ctx, st.AccountID, q)
+		if err != nil {
+			b.Fatal(err)
+		}
+		page, more := listing.Page(page, q.Limit)
+		for _, s := range page {
+			if _, err := st.Service.Delete(ctx, st.AccountID, s.ID); err != nil {
+				b.Fatal(err)
+			}
+		}
+		if !more {
+			break
+		}
+		q.StartingAfter = page[len(page)-1].ID
+	}
+}
+
+// bareCreate is the floor: one CreateRoom and one participant token, then the room is
+// deleted outside the measured part.
+func bareCreate(b *testing.B, ctx context.Context, c *rtc.Client) time.Duration {
+	name := ident.New("ses")
+	t0 := time.Now()
+	if _, err := c.CreateRoom(ctx, rtc.RoomSpec{Name: name, EmptyTimeout: session.RoomEmptyTimeout,
+		DepartureTimeout: session.RoomDepartureTimeout, MaxParticipants: session.RoomMaxParticipants}); err != nil {
+		b.Fatal(err)
+	}
+	if _, err := c.ParticipantToken(rtc.Grant{Room: name, Identity: session.CustomerIdentity}); err != nil {
+		b.Fatal(err)
+	}
+	d := time.Since(t0)
+	if err := c.DeleteRoom(ctx, name); err != nil {
+		b.Fatal(err)
+	}
+	return d
+}
+
+func percentile(ds []time.Duration, p int) time.Duration {
+	s := slices.Clone(ds)
+	slices.Sort(s)
+	i := (len(s)*p + 99) / 100
+	return s[max(0, min(len(s)-1, i-1))]
+}
+
+func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
