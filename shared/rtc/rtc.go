@@ -1,7 +1,7 @@
-// Package rtc is the control plane's side of LiveKit: rooms (create, delete, participants)
-// through livekit/protocol's Twirp clients, participant tokens, and the receipt of
-// LiveKit's signed webhooks. It uses no WebRTC and no SDK room client, so every Lambda can
-// import it.
+// Package rtc is the control plane's side of LiveKit: rooms (create, delete, participants,
+// agent dispatch) through livekit/protocol's Twirp clients, participant tokens, and the
+// receipt of LiveKit's signed webhooks. It imports no SDK room client and no cgo, so every
+// Lambda can use it (livekit/protocol's auth package does pull pion's pure-Go types in).
 package rtc
 
 import (

@@ -66,7 +66,8 @@ type Config struct {
 	Secret string
 	// RingDelay is how long a dialled handle rings before it answers (default 200 ms).
 	RingDelay time.Duration
-	// HTTPClient posts notifications (default: 10 s timeout).
+	// HTTPClient posts notifications (default: 40 s timeout, above the longest
+	// customer_decides wait the control plane may spend answering an inbound call).
 	HTTPClient *http.Client
 	Log        *slog.Logger
 }
