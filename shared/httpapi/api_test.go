@@ -206,6 +206,8 @@ func TestBadInputIsRefusedAndWritesNothing(t *testing.T) {
 		{"not an object", "POST", "/v1/assistants", `["x"]`, nil, 400, "invalid_json", ""},
 		{"wrong type", "POST", "/v1/assistants", `{"name":5}`, nil, 400, "parameter_invalid", "name"},
 		{"unknown field", "POST", "/v1/assistants", `{"name":"a","nmae":"b"}`, nil, 400, "parameter_unknown", "nmae"},
+		{"field in the wrong case", "POST", "/v1/assistants", `{"NAME":"a"}`, nil, 400, "parameter_unknown", "NAME"},
+		{"nested field in the wrong case", "POST", "/v1/assistants", `{"name":"a","framing":{"Shot":"wide"}}`, nil, 400, "parameter_unknown", "framing.Shot"},
 		{"missing name", "POST", "/v1/assistants", `{"greeting":"hi"}`, nil, 400, "parameter_missing", "name"},
 		{"null name", "POST", "/v1/assistants", `{"name":null}`, nil, 400, "parameter_invalid", "name"},
 		{"trailing data", "POST", "/v1/assistants", `{"name":"a"} {}`, nil, 400, "invalid_json", ""},

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"reflect"
 	"strconv"
 	"strings"
 	"time"
@@ -51,7 +52,7 @@ func DecodeBytes(body []byte, v any, optional bool) error {
 	if _, err := dec.Token(); err != io.EOF {
 		return apierr.New(apierr.CodeInvalidJSON, "unexpected data after the JSON object")
 	}
-	return nil
+	return checkKeys(body, reflect.TypeOf(v), "")
 }
 
 func decodeError(err error) error {
