@@ -35,7 +35,12 @@ fuzz:
 
 ## bench: the benchmarks, each beside its baseline in the same run
 bench: deps
-	@echo "benchmarks: see README"
+	@echo "== persona worker: answer to connecting screen and greeting, beside LiveKit's bare dispatch"
+	$(GO) test -run '^$$' -bench Answer -benchtime 10x ./mediafleet/worker
+	$(GO) test -run '^$$' -bench AvatarFrame -benchtime 300x ./mediafleet/vp8
+	@echo "== events: event to receipt beside a bare signed POST, deliveries/s, ring to call.incoming"
+	$(GO) test -run '^$$' -bench . -benchtime 300x ./events/delivery ./events/decision
+	$(GO) test -run '^$$' -bench BenchmarkStackEvents -benchtime 50x ./cmd/bridgeline
 
 clean:
 	rm -rf $(BIN) .cache/build
