@@ -10,8 +10,9 @@ package httpapi_test
 //     refuse what the handlers take.
 //
 // Bodies may name the fixture's resources with placeholders ($ASST, $DRAFT, $ARCH, $VER,
-// $LINE, $WHEP, $EVT) so the fuzzer reaches past "no such id". CI runs each target
-// briefly:
+// $LINE, $WHEP, $EVT, $CALL) so the fuzzer reaches past "no such id". POST /v1/sessions is
+// not fuzzed here: a body it accepts creates a LiveKit room, which the session contract
+// test covers. CI runs each target briefly:
 //
 //	go test ./shared/httpapi -run '^$' -fuzz '^FuzzAssistantCreate$' -fuzztime 15s
 //	go test ./shared/httpapi -run '^$' -fuzz '^FuzzLineUpdate$' -fuzztime 15s
@@ -31,6 +32,7 @@ import (
 	"github.com/getkin/kin-openapi/openapi3"
 
 	"github.com/bridgeline/bridgeline/events/callevent"
+	"github.com/bridgeline/bridgeline/events/decision"
 	"github.com/bridgeline/bridgeline/shared/assistant"
 	"github.com/bridgeline/bridgeline/shared/ident"
 	"github.com/bridgeline/bridgeline/shared/store/sqlite"
@@ -78,12 +80,19 @@ func newFuzzEnv(f *testing.F) *fuzzEnv {
 	if err := insertEvent(ctx, st.store, evt); err != nil {
 		f.Fatal(err)
 	}
+	callID := ident.New("call")
+	if err := st.store.CreateDecision(ctx, decision.Record{CallID: callID, AccountID: st.acctID, LineID: st.lineID,
+		EventID: ident.New("evt"), AnswerBy: time.Now().Add(24 * time.Hour), CreatedAt: time.Now().UTC(),
+		Session: callevent.Session{SessionID: ident.New("ses"), CallID: callID, RTCURL: "ws://127.0.0.1:7880",
+			ParticipantToken: "eyJhbGciOiJIUzI1NiJ9.e30.sig", ExpiresAt: time.Now().Add(10 * time.Minute)}}); err != nil {
+		f.Fatal(err)
+	}
 	if err := countWrites(ctx, st.store.DB()); err != nil {
 		f.Fatal(err)
 	}
 	return &fuzzEnv{st: st, doc: loadSpec(f), subst: strings.NewReplacer(
 		"$ASST", pub.ID, "$DRAFT", draft.ID, "$ARCH", arch.ID, "$VER", pub.ActiveVersionID,
-		"$LINE", st.lineID, "$WHEP", ep.ID, "$EVT", evt.ID,
+		"$LINE", st.lineID, "$WHEP", ep.ID, "$EVT", evt.ID, "$CALL", callID,
 	)}
 }
 
@@ -251,6 +260,7 @@ var bodyRoutes = []struct{ method, path string }{
 	{http.MethodPatch, "/v1/webhook_endpoints/$WHEP"},
 	{http.MethodPost, "/v1/webhook_endpoints/$WHEP/rotate_secret"},
 	{http.MethodPost, "/v1/events/$EVT/redeliver"},
+	{http.MethodPost, "/v1/calls/$CALL/answer"},
 }
 
 func FuzzRequestBody(f *testing.F) {
@@ -262,6 +272,7 @@ func FuzzRequestBody(f *testing.F) {
 		`{"url":"https://example.test/hooks","events":["call.ended"],"description":"prod"}`,
 		`{"url":"ftp://example.test/"}`, `{"events":["*","call.ended"]}`, `{"status":"disabled"}`, `{"status":"enabled"}`,
 		`{"endpoint_id":"$WHEP"}`, `{"endpoint_id":"whep_nope"}`,
+		`{"action":"accept"}`, `{"action":"decline"}`, `{"action":""}`,
 	}
 	for i, s := range append(seeds, assistantBodies...) {
 		f.Add(uint8(i), []byte(s), uint8(i%len(contentTypes)))

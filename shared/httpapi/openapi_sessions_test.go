@@ -1,0 +1,196 @@
+package httpapi_test
+
+// The contract of the session, call, internal and sim routes, on real parts: a
+// livekit-server, the sim platform and the SQLite store (sessiontest's stack), served
+// the way `bridgeline dev` serves them, every response validated against openapi.yaml.
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/livekit/protocol/auth"
+	protologger "github.com/livekit/protocol/logger"
+	lksdk "github.com/livekit/server-sdk-go/v2"
+
+	"github.com/bridgeline/bridgeline/mediafleet/report"
+	"github.com/bridgeline/bridgeline/shared/httpapi"
+	"github.com/bridgeline/bridgeline/shared/ident"
+	"github.com/bridgeline/bridgeline/shared/persona"
+	"github.com/bridgeline/bridgeline/shared/platform/sim/simhook"
+	"github.com/bridgeline/bridgeline/shared/session/sessiontest"
+)
+
+// devSimRoutes mounts the sim's own HTTP API as public routes, as cmd/bridgeline's
+// simRoutes does (that one is in package main): the sim's status and JSON body, behind
+// the API's middleware.
+func devSimRoutes(h http.Handler) []httpapi.Route {
+	raw := func(w http.ResponseWriter, r *http.Request) (int, any, error) {
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, r)
+		return rec.Code, json.RawMessage(rec.Body.Bytes()), nil
+	}
+	var routes []httpapi.Route
+	for _, rt := range []struct{ method, pattern string }{
+		{http.MethodPost, "/sim/calls"}, {http.MethodGet, "/sim/calls"},
+		{http.MethodGet, "/sim/calls/{id}"}, {http.MethodPost, "/sim/calls/{id}/hangup"},
+	} {
+		routes = append(routes, httpapi.Route{Function: "sim", Method: rt.method, Pattern: rt.pattern, Public: true, Handler: raw})
+	}
+	return routes
+}
+
+func TestContractSessionsAndInternalRoutes(t *testing.T) {
+	lksdk.SetLogger(protologger.GetDiscardLogger()) // the sim parties' SDK logs
+	s := sessiontest.Start(t, sessiontest.Options{})
+	api := *s.API
+	api.Extra = append(slices.Clone(s.API.Extra), devSimRoutes(s.Sim.Handler())...)
+	srv := httptest.NewServer(api.Handler())
+	t.Cleanup(srv.Close)
+	c := &contract{t: t, doc: loadSpec(t), base: srv.URL, key: s.APIKey, routes: api.Routes(), seen: map[string]map[int]bool{}}
+	line1, line2 := s.Lines[sessiontest.Line1].ID, s.Lines[sessiontest.Line2].ID
+	otherKey := sessiontest.NewAccount(t, s) // an account without lines
+	other := []string{"Authorization", "Bearer " + otherKey}
+	unknownSes := ident.New("ses")
+
+	// Create, and the ways create is refused.
+	created := c.ok("POST", "/v1/sessions", `{"platform_handle":"+15550107777"}`, 201, "Idempotency-Key", "ses-1")
+	ses, callID := created.str("id"), created.str("call_id")
+	if created.str("participant_token") == "" || created.str("status") != "ringing" || created.str("line_id") != line1 {
+		t.Fatalf("create = %s", created.raw)
+	}
+	if r := c.ok("POST", "/v1/sessions", `{"platform_handle":"+15550107777"}`, 201, "Idempotency-Key", "ses-1"); r.str("id") != ses {
+		t.Errorf("replayed create made session %s, want %s", r.str("id"), ses)
+	}
+	audio := c.ok("POST", "/v1/sessions", `{"platform_handle":"+15550107778","media":"audio","mode":"human","line_id":"`+line2+`","assistant_id":null}`, 201).str("id")
+	draft := c.ok("POST", "/v1/assistants", `{"name":"Draft"}`, 201).str("id")
+	for _, k := range []struct{ body, code string }{
+		{`{}`, "parameter_missing"},
+		{`{"platform_handle":"  "}`, "parameter_missing"},
+		{`{"platform_handle":"+1555\n+1556"}`, "parameter_invalid"},
+		{`{"platform_handle":"+1555","media":"smell"}`, "parameter_invalid"},
+		{`{"platform_handle":"+1555","mode":"robot"}`, "parameter_invalid"},
+		{`{"platform_handle":"+1555","mode":"assistant"}`, "parameter_missing"},
+		{`{"platform_handle":"+1555","line_id":"line_nope"}`, "parameter_invalid"},
+		{`{"platform_handle":"+1555","media":null}`, "parameter_invalid"},
+		{`{"platform_handle":"+1555","room":"x"}`, "parameter_unknown"},
+	} {
+		c.fail("POST", "/v1/sessions", k.body, 400, k.code)
+	}
+	c.fail("POST", "/v1/sessions?debug=1", `{"platform_handle":"+1555"}`, 400, "parameter_unknown")
+	c.failValid("POST", "/v1/sessions", `{"platform_handle":"+1555","assistant_id":"`+draft+`"}`, 400, "parameter_invalid")
+	c.failValid("POST", "/v1/sessions", `{"platform_handle":"+1555","line_id":"`+ident.New("line")+`"}`, 404, "resource_not_found")
+	c.failValid("POST", "/v1/sessions", `{"platform_handle":"+1555","mode":"assistant","assistant_id":"`+ident.New("asst")+`"}`, 404, "resource_not_found")
+	c.failValid("POST", "/v1/sessions", `{"platform_handle":"+1555","mode":"assistant","assistant_id":"`+draft+`"}`, 409, "assistant_not_published")
+	c.failValid("POST", "/v1/sessions", `{"platform_handle":"+1555"}`, 422, "no_line", other...)
+
+	// The dialled party answers: the session is active.
+	sessiontest.WaitFor(t, 30*time.Second, "the session to be active", func() bool {
+		return c.ok("GET", "/v1/sessions/"+ses, "", 200).str("status") == "active"
+	})
+	c.ok("GET", "/v1/sessions", "", 200)
+	c.ok("GET", "/v1/sessions?limit=1&starting_after="+ses, "", 200)
+	c.fail("GET", "/v1/sessions?starting_after=call_1", "", 400, "parameter_invalid")
+	c.failValid("GET", "/v1/sessions/"+unknownSes, "", 404, "resource_not_found")
+	c.failValid("GET", "/v1/sessions/"+ses, "", 404, "resource_not_found", other...)
+	c.fail("GET", "/v1/sessions/"+ses+"?expand=call", "", 400, "parameter_unknown")
+	c.ok("POST", "/v1/sessions/"+ses+"/tokens", "", 201)
+	c.fail("POST", "/v1/sessions/"+ses+"/tokens", `{"ttl":60}`, 400, "parameter_unknown")
+	c.failValid("POST", "/v1/sessions/"+unknownSes+"/tokens", "", 404, "resource_not_found")
+
+	// Calls.
+	c.ok("GET", "/v1/calls", "", 200)
+	c.ok("GET", "/v1/calls?session_id="+ses+"&line_id="+line1+"&limit=5", "", 200)
+	c.ok("GET", "/v1/calls?starting_after="+callID, "", 200)
+	c.fail("GET", "/v1/calls?line_id=asst_1", "", 400, "parameter_invalid")
+	c.fail("GET", "/v1/calls?session_id=ses_1", "", 400, "parameter_invalid")
+	c.fail("GET", "/v1/calls?direction=inbound", "", 400, "parameter_unknown")
+	c.ok("GET", "/v1/calls/"+callID, "", 200)
+	c.failValid("GET", "/v1/calls/"+ident.New("call"), "", 404, "resource_not_found")
+
+	// Internal receivers: unsigned is 401, signed is applied.
+	lk := s.LiveKit.Config()
+	c.fail("POST", httpapi.LiveKitWebhookPath, `{"event":"room_finished"}`, 401, "api_key_invalid", "Authorization", "")
+	hook := `{"event":"room_started","room":{"name":"` + unknownSes + `"},"id":"EV_contract","createdAt":"1700000000"}`
+	c.ok("POST", httpapi.LiveKitWebhookPath, hook, 200, "Authorization", lkSigned(t, lk.APIKey, lk.APISecret, hook),
+		"Content-Type", "application/webhook+json")
+	notJSON := `{"event":`
+	c.fail("POST", httpapi.LiveKitWebhookPath, notJSON, 400, "invalid_json", "Authorization", lkSigned(t, lk.APIKey, lk.APISecret, notJSON))
+	rep := `{"kind":"` + persona.ReportConnecting + `","call_id":"` + callID + `","session_id":"` + ses + `","at":"` + time.Now().UTC().Format(time.RFC3339Nano) + `","metrics":{}}`
+	c.ok("POST", persona.ReportPath, rep, 200, "Authorization", reportSigned(t, lk.APIKey, lk.APISecret, rep))
+	unknownRep := `{"kind":"` + persona.ReportConnecting + `","call_id":"` + ident.New("call") + `","metrics":{}}`
+	c.failValid("POST", persona.ReportPath, unknownRep, 404, "resource_not_found", "Authorization", reportSigned(t, lk.APIKey, lk.APISecret, unknownRep))
+	c.fail("POST", persona.ReportPath, rep, 401, "api_key_invalid", "Authorization", "")
+	c.fail("POST", persona.ReportPath, `{}`, 400, "invalid_json", "Authorization", reportSigned(t, lk.APIKey, lk.APISecret, `{}`))
+	c.fail("POST", simhook.Path, `{}`, 401, "api_key_invalid", "Authorization", "")
+	c.fail("POST", simhook.Path, `nope`, 400, "invalid_json", "Authorization", "",
+		simhook.Header, simhook.Sign("sim-test-secret", []byte(`nope`), time.Now()))
+	note := `{"id":"simevt_contract","event":"hangup","platform_call_id":"simcall_gone","at":"` + time.Now().UTC().Format(time.RFC3339Nano) + `"}`
+	c.ok("POST", simhook.Path, note, 200, "Authorization", "", simhook.Header, simhook.Sign("sim-test-secret", []byte(note), time.Now()))
+
+	// The sim API: place an inbound call on a line, look at it, hang it up.
+	placed := c.ok("POST", "/sim/calls", `{"to":"`+sessiontest.Line2+`","media":"audio"}`, 201, "Authorization", "")
+	c.ok("GET", "/sim/calls", "", 200, "Authorization", "")
+	c.fail("GET", "/sim/calls", `{"x":"`+strings.Repeat("x", httpapi.MaxBodyBytes)+`"}`, 413, "body_too_large", "Authorization", "")
+	c.ok("GET", "/sim/calls/"+placed.str("id"), "", 200, "Authorization", "")
+	c.ok("POST", "/sim/calls/"+placed.str("id")+"/hangup", "", 200, "Authorization", "")
+	c.fail("POST", "/sim/calls", `{}`, 400, "parameter_missing", "Authorization", "")
+	c.failValid("GET", "/sim/calls/simcall_nope", "", 404, "resource_not_found", "Authorization", "")
+	c.failValid("POST", "/sim/calls/simcall_nope/hangup", "", 404, "resource_not_found", "Authorization", "")
+
+	// End: once, the same answer twice, and no more tokens.
+	if r := c.ok("DELETE", "/v1/sessions/"+ses, "", 200); r.str("status") != "ended" || r.str("end_reason") != "deleted" {
+		t.Errorf("DELETE = %s", r.raw)
+	}
+	c.ok("DELETE", "/v1/sessions/"+ses, "{}", 200)
+	c.failValid("DELETE", "/v1/sessions/"+unknownSes, "", 404, "resource_not_found")
+	c.fail("DELETE", "/v1/sessions/"+ses, `{"reason":"x"}`, 400, "parameter_unknown")
+	c.failValid("POST", "/v1/sessions/"+ses+"/tokens", "", 409, "session_ended")
+	c.ok("DELETE", "/v1/sessions/"+audio, "", 200)
+	sessiontest.WaitFor(t, 30*time.Second, "the call record to end", func() bool {
+		return c.ok("GET", "/v1/calls/"+callID, "", 200).str("status") == "ended"
+	})
+
+	// With LiveKit gone, create is 502 and leaves nothing ringing.
+	stopCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := s.LiveKit.Stop(stopCtx); err != nil {
+		t.Logf("stop livekit-server: %v", err)
+	}
+	c.failValid("POST", "/v1/sessions", `{"platform_handle":"+15550107779"}`, 502, "upstream_unavailable")
+
+	c.requireCoverage(func(p string) bool {
+		return strings.HasPrefix(p, "/v1/sessions") || p == "/v1/calls" || p == "/v1/calls/{id}" ||
+			strings.HasPrefix(p, "/internal/") || strings.HasPrefix(p, "/sim/")
+	})
+}
+
+// lkSigned is the Authorization header livekit-server puts on a webhook: a JWT of the
+// fleet key whose sha256 claim is the body's.
+func lkSigned(t *testing.T, key, secret, body string) string {
+	t.Helper()
+	sum := sha256.Sum256([]byte(body))
+	tok, err := auth.NewAccessToken(key, secret).SetValidFor(time.Minute).
+		SetSha256(base64.StdEncoding.EncodeToString(sum[:])).ToJWT()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tok
+}
+
+// reportSigned is the Authorization header a persona worker puts on a report.
+func reportSigned(t *testing.T, key, secret, body string) string {
+	t.Helper()
+	h, err := report.Sign([]byte(body), key, secret)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h
+}
