@@ -142,7 +142,8 @@ func (s *Service) Create(ctx context.Context, accountID string, req CreateReques
 	}
 	plat, ok := s.Platforms[l.Platform]
 	if !ok {
-		return Created{}, fmt.Errorf("line %s: no adapter for platform %q", l.ID, l.Platform)
+		s.log().Error("no adapter for the line's platform", "line_id", l.ID, "platform", l.Platform)
+		return Created{}, upstream("the line's calling platform is not available", fmt.Errorf("no adapter for platform %q", l.Platform))
 	}
 	var ver *assistant.Version
 	if req.Mode == ModeAssistant {
