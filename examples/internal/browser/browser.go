@@ -1,0 +1,294 @@
+// Package browser lets Go tests use a real headless Chromium (Debian's, at
+// /usr/bin/chromium) the way a person uses a page: open it, click, type, read what it
+// shows, wait for something to happen and take a screenshot. It runs driver.mjs with
+// node; the driver talks to Chromium through playwright-core. Both come from
+// scripts/install-browser.sh, which Setup runs.
+package browser
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+var install struct {
+	once    sync.Once
+	modules string
+	err     error
+}
+
+// Root is the repository's root: the nearest folder above the working directory that
+// holds go.mod.
+func Root() (string, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return dir, nil
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", errors.New("browser: no go.mod above the working directory")
+		}
+		dir = parent
+	}
+}
+
+// Setup runs scripts/install-browser.sh once per test binary and returns the
+// node_modules folder it installed. Short tests skip.
+func Setup(t testing.TB) string {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("drives a real browser")
+	}
+	install.once.Do(func() {
+		root, err := Root()
+		if err != nil {
+			install.err = err
+			return
+		}
+		cmd := exec.Command("bash", filepath.Join(root, "scripts", "install-browser.sh"))
+		cmd.Stderr = os.Stderr
+		out, err := cmd.Output()
+		if err != nil {
+			install.err = fmt.Errorf("scripts/install-browser.sh: %w", err)
+			return
+		}
+		install.modules = strings.TrimSpace(string(out))
+	})
+	if install.err != nil {
+		t.Fatal(install.err)
+	}
+	return install.modules
+}
+
+// ClientSDK is the path of livekit-client's browser bundle (UMD, global LivekitClient)
+// in the installed node_modules.
+func ClientSDK(t testing.TB) string {
+	return filepath.Join(Setup(t), "livekit-client", "dist", "livekit-client.umd.js")
+}
+
+// Browser is one Chromium with a fresh profile, driven by one node process.
+type Browser struct {
+	t      testing.TB
+	cmd    *exec.Cmd
+	in     io.WriteCloser
+	out    *bufio.Scanner
+	stderr *lockedWriter
+	next   int
+	done   chan struct{}
+}
+
+// Launch starts Chromium for the test; it is closed when the test ends.
+func Launch(t testing.TB) *Browser {
+	t.Helper()
+	modules := Setup(t)
+	root, err := Root()
+	if err != nil {
+		t.Fatal(err)
+	}
+	profile := filepath.Join(t.TempDir(), "profile")
+	cmd := exec.Command("node", filepath.Join(root, "examples", "internal", "browser", "driver.mjs"), modules, profile)
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stderr := &lockedWriter{}
+	cmd.Stderr = stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	sc := bufio.NewScanner(stdout)
+	sc.Buffer(make([]byte, 1<<20), 64<<20)
+	b := &Browser{t: t, cmd: cmd, in: in, out: sc, stderr: stderr, done: make(chan struct{})}
+	go func() { cmd.Wait(); close(b.done) }()
+	t.Cleanup(b.close)
+	var ready string
+	if err := b.read(0, 30*time.Second, &ready); err != nil {
+		t.Fatalf("launch chromium: %v", err)
+	}
+	return b
+}
+
+// lockedWriter keeps the driver's stderr for error messages.
+type lockedWriter struct {
+	mu  sync.Mutex
+	buf strings.Builder
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.Write(p)
+}
+
+func (l *lockedWriter) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.String()
+}
+
+// close asks the driver to close Chromium and waits for it, killing it past a bound.
+func (b *Browser) close() {
+	b.in.Close() // the driver closes the browser when its input ends
+	select {
+	case <-b.done:
+	case <-time.After(15 * time.Second):
+		b.cmd.Process.Kill()
+		<-b.done
+	}
+}
+
+type reply struct {
+	ID    int             `json:"id"`
+	Value json.RawMessage `json:"value"`
+	Error string          `json:"error"`
+}
+
+// do sends one command and decodes its answer into out (nil skips).
+func (b *Browser) do(op string, args map[string]any, limit time.Duration, out any) error {
+	b.next++
+	cmd := map[string]any{"id": b.next, "op": op}
+	for k, v := range args {
+		cmd[k] = v
+	}
+	line, err := json.Marshal(cmd)
+	if err != nil {
+		return err
+	}
+	if _, err := b.in.Write(append(line, '\n')); err != nil {
+		return fmt.Errorf("driver gone: %w", err)
+	}
+	return b.read(b.next, limit, out)
+}
+
+// read waits up to limit for the answer with id.
+func (b *Browser) read(id int, limit time.Duration, out any) error {
+	type result struct {
+		r   reply
+		err error
+	}
+	ch := make(chan result, 1)
+	go func() {
+		if !b.out.Scan() {
+			err := b.out.Err()
+			if err == nil {
+				err = io.EOF
+			}
+			ch <- result{err: fmt.Errorf("driver ended: %v; its stderr:\n%s", err, b.stderr.String())}
+			return
+		}
+		var r reply
+		err := json.Unmarshal(b.out.Bytes(), &r)
+		ch <- result{r: r, err: err}
+	}()
+	select {
+	case res := <-ch:
+		if res.err != nil {
+			return res.err
+		}
+		if res.r.ID != id {
+			return fmt.Errorf("driver answered %d, want %d", res.r.ID, id)
+		}
+		if res.r.Error != "" {
+			return errors.New(res.r.Error)
+		}
+		if out != nil {
+			return json.Unmarshal(res.r.Value, out)
+		}
+		return nil
+	case <-time.After(limit):
+		// The driver is stuck; kill it so the reader goroutine ends.
+		b.cmd.Process.Kill()
+		return fmt.Errorf("no answer from the driver within %v", limit)
+	}
+}
+
+// Page is one tab.
+type Page struct {
+	b *Browser
+	n int
+}
+
+// Open opens url in a new tab and waits for it to load.
+func (b *Browser) Open(url string) *Page {
+	b.t.Helper()
+	p := &Page{b: b}
+	if err := b.do("open", map[string]any{"url": url}, 30*time.Second, &p.n); err != nil {
+		b.t.Fatalf("open %s: %v", url, err)
+	}
+	return p
+}
+
+// Click clicks the element that selector names.
+func (p *Page) Click(selector string) {
+	p.b.t.Helper()
+	if err := p.b.do("click", map[string]any{"page": p.n, "selector": selector}, 20*time.Second, nil); err != nil {
+		p.fatalf("click %s: %v", selector, err)
+	}
+}
+
+// Fill types value into the input that selector names.
+func (p *Page) Fill(selector, value string) {
+	p.b.t.Helper()
+	if err := p.b.do("fill", map[string]any{"page": p.n, "selector": selector, "value": value}, 20*time.Second, nil); err != nil {
+		p.fatalf("fill %s: %v", selector, err)
+	}
+}
+
+// Eval evaluates a JavaScript expression in the page (a promise is awaited) and decodes
+// its value into out (nil skips).
+func (p *Page) Eval(expr string, out any) {
+	p.b.t.Helper()
+	if err := p.b.do("eval", map[string]any{"page": p.n, "expr": expr}, 30*time.Second, out); err != nil {
+		p.fatalf("eval %s: %v", expr, err)
+	}
+}
+
+// WaitFor polls expr in the page every 100 ms until it is truthy, decodes that value
+// into out (nil skips), and fails the test with what after limit.
+func (p *Page) WaitFor(what, expr string, limit time.Duration, out any) {
+	p.b.t.Helper()
+	args := map[string]any{"page": p.n, "expr": expr, "timeout_ms": limit.Milliseconds()}
+	if err := p.b.do("wait", args, limit+15*time.Second, out); err != nil {
+		p.fatalf("waiting %v for %s: %v", limit, what, err)
+	}
+}
+
+// Screenshot saves a PNG of the page at path.
+func (p *Page) Screenshot(path string) {
+	p.b.t.Helper()
+	if err := p.b.do("screenshot", map[string]any{"page": p.n, "path": path}, 20*time.Second, nil); err != nil {
+		p.fatalf("screenshot: %v", err)
+	}
+}
+
+// Logs returns the page's console lines and uncaught errors so far.
+func (p *Page) Logs() []string {
+	var lines []string
+	if err := p.b.do("logs", map[string]any{"page": p.n}, 10*time.Second, &lines); err != nil {
+		return []string{"(logs unavailable: " + err.Error() + ")"}
+	}
+	return lines
+}
+
+// fatalf fails the test with the page's console, which usually says why.
+func (p *Page) fatalf(format string, args ...any) {
+	p.b.t.Helper()
+	p.b.t.Fatalf("%s\npage console:\n  %s", fmt.Sprintf(format, args...), strings.Join(p.Logs(), "\n  "))
+}

@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# Installs what the browser examples and browser tests use, and prints the node_modules
+# folder:
+#   - Debian's chromium (and fonts-liberation for legible screenshots), with apt, only
+#     when missing. No other browser is ever downloaded.
+#   - playwright-core (drives that chromium in tests) and livekit-client (the browser SDK
+#     the pages load), at the exact versions pinned in examples/internal/browser's
+#     package.json and package-lock.json, into .cache/node. npm ci checks every package
+#     against the lock's integrity hash; install scripts are not run.
+# Idempotent and quick when everything is there; test packages may call it in parallel.
+set -euo pipefail
+root="$(cd "$(dirname "$0")/.." && pwd)"
+src="$root/examples/internal/browser"
+dest="$root/.cache/node"
+
+pkgs=(chromium fonts-liberation)
+missing=()
+for p in "${pkgs[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+command -v node >/dev/null || missing+=(nodejs)
+command -v npm >/dev/null || missing+=(npm)
+if [ "${#missing[@]}" -gt 0 ]; then
+  sudo=""
+  if [ "$(id -u)" -ne 0 ]; then sudo="sudo"; fi
+  echo "install-browser: installing ${missing[*]}" >&2
+  $sudo apt-get update >&2
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y --no-install-recommends "${missing[@]}" >&2
+fi
+
+mkdir -p "$dest"
+exec 9>"$dest.lock"
+flock 9
+want="$(cat "$src/package.json" "$src/package-lock.json" | sha256sum | cut -d' ' -f1)"
+if [ -f "$dest/.installed" ] && [ "$(cat "$dest/.installed")" = "$want" ] && [ -d "$dest/node_modules" ]; then
+  echo "$dest/node_modules"
+  exit 0
+fi
+echo "install-browser: npm ci into .cache/node" >&2
+rm -f "$dest/.installed"
+cp "$src/package.json" "$src/package-lock.json" "$dest/"
+(cd "$dest" && PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 npm ci --ignore-scripts --no-audit --no-fund --loglevel=error >&2)
+for f in node_modules/playwright-core/package.json node_modules/livekit-client/dist/livekit-client.umd.js; do
+  [ -f "$dest/$f" ] || { echo "install-browser: $f missing after npm ci" >&2; exit 1; }
+done
+echo "$want" >"$dest/.installed"
+echo "$dest/node_modules"
