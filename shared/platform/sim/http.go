@@ -12,10 +12,16 @@ import (
 
 // Handler serves the sim's HTTP API. Mount it at /sim/ on the local stack only:
 //
-//	POST /sim/calls                {"from", "to", "media"}  place an inbound call on the line `to` (201)
+//	POST /sim/calls                {"from", "to", "media", "party"}  place an inbound call on the line `to` (201)
 //	GET  /sim/calls                                          list calls, newest first
 //	GET  /sim/calls/{id}                                     one call
 //	POST /sim/calls/{id}/hangup                              the sim party hangs up
+//	POST /sim/calls/{id}/joined                              a browser party is in the room
+//	GET  /sim/                                               the browser caller page (page.go)
+//	GET  /sim/page/{file}                                    its script, style and the LiveKit client SDK
+//
+// party is "bot" (the default: a callerbot joins) or "browser" (the page that placed the
+// call joins; see PartyBrowser).
 //
 // Errors are {"error": {"code", "message"}} with 400 or 404.
 func (s *Sim) Handler() http.Handler {
@@ -40,6 +46,15 @@ func (s *Sim) Handler() http.Handler {
 		}
 		writeJSON(w, http.StatusOK, c)
 	})
+	mux.HandleFunc("POST /sim/calls/{id}/joined", func(w http.ResponseWriter, r *http.Request) {
+		c, err := s.Joined(r.PathValue("id"))
+		if err != nil {
+			writeError(w, http.StatusNotFound, "resource_not_found", fmt.Sprintf("no live browser call: %q", r.PathValue("id")))
+			return
+		}
+		writeJSON(w, http.StatusOK, c)
+	})
+	s.pageRoutes(mux)
 	mux.HandleFunc("/sim/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, "route_not_found", fmt.Sprintf("no route %s %s", r.Method, r.URL.Path))
 	})
@@ -51,11 +66,12 @@ func (s *Sim) servePlace(w http.ResponseWriter, r *http.Request) {
 		From  string `json:"from"`
 		To    string `json:"to"`
 		Media string `json:"media"`
+		Party string `json:"party"`
 	}
 	dec := json.NewDecoder(io.LimitReader(r.Body, 64<<10))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&body); err != nil {
-		writeError(w, http.StatusBadRequest, "invalid_json", "body must be {\"from\", \"to\", \"media\"}: "+strings.TrimPrefix(err.Error(), "json: "))
+		writeError(w, http.StatusBadRequest, "invalid_json", "body must be {\"from\", \"to\", \"media\", \"party\"}: "+strings.TrimPrefix(err.Error(), "json: "))
 		return
 	}
 	if body.To == "" {
@@ -69,7 +85,12 @@ func (s *Sim) servePlace(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, "parameter_invalid", "media must be video or audio")
 		return
 	}
-	c, err := s.Place(PlaceRequest{From: body.From, To: body.To, Media: body.Media})
+	if body.Party != "" && body.Party != "bot" && body.Party != PartyBrowser {
+		writeError(w, http.StatusBadRequest, "parameter_invalid", "party must be bot or browser")
+		return
+	}
+	c, err := s.Place(PlaceRequest{From: body.From, To: body.To, Media: body.Media,
+		Party: PartyOptions{Browser: body.Party == PartyBrowser}})
 	if err != nil {
 		writeError(w, http.StatusBadRequest, "parameter_invalid", err.Error())
 		return

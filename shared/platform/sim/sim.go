@@ -82,6 +82,8 @@ type Call struct {
 	Media      string     `json:"media"`
 	Status     string     `json:"status"`
 	CallID     string     `json:"call_id,omitempty"` // Bridgeline's call id
+	Party      string     `json:"party,omitempty"`   // "browser" when a page is the party (browser.go)
+	Room       *PageRoom  `json:"room,omitempty"`    // where a browser party joins, once answered
 	Reason     string     `json:"reason,omitempty"`
 	EndedBy    string     `json:"ended_by,omitempty"`
 	InRoom     bool       `json:"in_room"`
@@ -107,6 +109,9 @@ type PartyOptions struct {
 	Audio *callerbot.Source
 	// OnFrame sees every video frame the party decodes.
 	OnFrame func(callerbot.Frame)
+	// Browser makes a page the party instead of a bot: the sim hands it the room and the
+	// page joins (browser.go).
+	Browser bool
 }
 
 type call struct {
@@ -118,6 +123,9 @@ type call struct {
 	cancel context.CancelFunc // stops a pending dial or join
 	// bridging is set once Bridgeline answered an inbound call, while its party joins.
 	bridging bool
+	// room and joined are a browser party's: where it joins, and closed when it has.
+	room   *platform.Room
+	joined chan struct{}
 }
 
 // Sim is the simulated platform. It implements platform.Platform.
@@ -183,6 +191,9 @@ func (s *Sim) Place(req PlaceRequest) (Call, error) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if req.Party.Browser {
+		c.Party = PartyBrowser
+	}
 	s.notifyLocked(c, platform.EventInbound, "")
 	return c.snapshot(), nil
 }
@@ -365,6 +376,10 @@ func (s *Sim) newCall(direction, from, to, media, callID string, opts PartyOptio
 
 // join puts the call's party in the room; a failure to join fails the call.
 func (s *Sim) join(ctx context.Context, c *call, room platform.Room) {
+	if c.opts.Browser {
+		s.awaitBrowser(ctx, c, room)
+		return
+	}
 	audio := c.opts.Audio
 	if audio == nil {
 		tone := callerbot.Tone(440)
@@ -499,6 +514,7 @@ func (s *Sim) post(body []byte) (retry bool, err error) {
 
 func (c *call) snapshot() Call {
 	out := c.Call
+	out.Room = c.pageRoom()
 	out.Frames = c.frames.Load()
 	if c.bot != nil && !c.bot.FirstSound().IsZero() {
 		out.Heard = true
