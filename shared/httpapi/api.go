@@ -200,6 +200,7 @@ type ctxKey int
 const (
 	keyRequestID ctxKey = iota
 	keyAccount
+	keyRateBucket
 )
 
 // RequestID returns the request's id (req_...).

@@ -225,6 +225,7 @@ func TestBadInputIsRefusedAndWritesNothing(t *testing.T) {
 		{"limit out of range", "GET", "/v1/assistants?limit=101", "", nil, 400, "parameter_invalid", "limit"},
 		{"bad cursor", "GET", "/v1/lines?starting_after=asst_x", "", nil, 400, "parameter_invalid", "starting_after"},
 		{"unknown query", "GET", "/v1/lines?colour=red", "", nil, 400, "parameter_unknown", "colour"},
+		{"query on a body route", "POST", "/v1/assistants?name=x", `{"name":"a"}`, nil, 400, "parameter_unknown", "name"},
 		{"timeout out of range", "PATCH", "/v1/lines/" + e.lineID, `{"decision_timeout_seconds":31}`, nil, 400, "parameter_invalid", "decision_timeout_seconds"},
 		{"bad inbound mode", "PATCH", "/v1/lines/" + e.lineID, `{"inbound_mode":"maybe"}`, nil, 400, "parameter_invalid", "inbound_mode"},
 		{"assign unknown assistant", "POST", "/v1/lines/" + e.lineID + "/assign", `{"assistant_id":"asst_nope"}`, nil, 404, "resource_not_found", "assistant_id"},
@@ -335,6 +336,17 @@ func TestRateLimit(t *testing.T) {
 	}
 	if fmt.Sprint(got) != "[200 200 200 429 429]" {
 		t.Fatalf("statuses = %v, want three 200s then 429s", got)
+	}
+	// Another key of the same account has a bucket of its own.
+	text, k, err := account.NewKey(e.acctID, false, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := e.store.AddKey(context.Background(), k); err != nil {
+		t.Fatal(err)
+	}
+	if r := e.do("GET", "/v1/lines", "", "Authorization", "Bearer "+text); r.status != 200 {
+		t.Errorf("second key of the account = %d, want 200 (limits are per key)", r.status)
 	}
 	r := e.do("GET", "/v1/lines", "")
 	if r.header.Get("Retry-After") == "" || errCode(r) != "rate_limited" || r.body["error"].(map[string]any)["type"] != "rate_limit_error" {

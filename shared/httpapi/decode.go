@@ -24,8 +24,11 @@ func contextWithRequestID(ctx context.Context, id string) context.Context {
 
 // Decode reads the JSON body into v strictly: unknown fields, wrong types, trailing data
 // and malformed JSON are 400s naming the problem. An empty body decodes as {} when
-// optional is true.
+// optional is true. Routes with a body take no query parameters, so any is refused.
 func Decode(r *http.Request, v any, optional bool) error {
+	if err := Query(r); err != nil {
+		return err
+	}
 	body, err := io.ReadAll(r.Body)
 	if err != nil {
 		return apierr.New(apierr.CodeInvalidJSON, "could not read the request body")

@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"bytes"
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -93,25 +94,14 @@ func (a *API) limitBody(next http.Handler) http.Handler {
 // KeyAuth authenticates `Authorization: Bearer sk_...` against the stored key hashes.
 func (a *API) KeyAuth(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		text, ok := bearer(r)
-		if !ok {
-			a.writeError(w, r, apierr.New(apierr.CodeAPIKeyMissing,
-				"no API key: send it as `Authorization: Bearer sk_...`"))
-			return
-		}
-		if !account.WellFormed(text) {
-			a.writeError(w, r, apierr.New(apierr.CodeAPIKeyInvalid, "invalid API key"))
-			return
-		}
-		acct, err := a.Accounts.AccountByKeyHash(r.Context(), account.HashKey(text))
-		if errors.Is(err, apierr.ErrNotFound) {
-			a.writeError(w, r, apierr.New(apierr.CodeAPIKeyInvalid, "invalid API key"))
-			return
-		}
+		acct, err := Authorize(r.Context(), a.Accounts, r.Header.Get("Authorization"))
 		if err != nil {
-			a.writeError(w, r, fmt.Errorf("authenticate: %w", err))
+			a.writeError(w, r, err)
 			return
 		}
+		text, _ := bearer(r)
+		// The rate limit counts per key; the bucket is named by the key's hash.
+		r = r.WithContext(context.WithValue(r.Context(), keyRateBucket, account.HashKey(text)))
 		Authenticated(w, r, acct, next)
 	})
 }
@@ -125,6 +115,15 @@ func Authenticated(w http.ResponseWriter, r *http.Request, acct account.Account,
 	next.ServeHTTP(w, r.WithContext(WithAccount(r.Context(), acct)))
 }
 
+// rateBucket names the request's rate-limit bucket: its API key where the key is known,
+// else its account (behind the Lambda authorizer, which passes only the account).
+func rateBucket(ctx context.Context) string {
+	if b, ok := ctx.Value(keyRateBucket).(string); ok {
+		return b
+	}
+	return AccountFrom(ctx).ID
+}
+
 func bearer(r *http.Request) (string, bool) {
 	h := r.Header.Get("Authorization")
 	scheme, token, ok := strings.Cut(h, " ")
@@ -134,13 +133,13 @@ func bearer(r *http.Request) (string, bool) {
 	return strings.TrimSpace(token), true
 }
 
-// rateLimited applies the per-account token bucket.
+// rateLimited applies the per-key token bucket.
 func (a *API) rateLimited(next http.Handler) http.Handler {
 	if a.Limiter == nil {
 		return next
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if !a.Limiter.Allow(AccountFrom(r.Context()).ID, a.now()) {
+		if !a.Limiter.Allow(rateBucket(r.Context()), a.now()) {
 			a.writeError(w, r, apierr.New(apierr.CodeRateLimited, "too many requests; retry after the Retry-After seconds"))
 			return
 		}
