@@ -24,14 +24,18 @@ deps:
 	bash scripts/dynamodb-local.sh install >/dev/null
 
 lint:
+	bash scripts/check-openapi.sh
 	@bad="$$(gofmt -l $$(git ls-files '*.go'))"; if [ -n "$$bad" ]; then echo "gofmt needed:"; echo "$$bad"; exit 1; fi
 	$(GO) vet ./...
 
 unit:
 	$(GO) test -race -count=1 -timeout 40m ./...
 
+## fuzz: request decoding and validation, briefly (FUZZTIME each)
 fuzz:
-	@echo "fuzz targets run in CI for $(FUZZTIME) each"
+	$(GO) test ./shared/httpapi -run '^$$' -fuzz '^FuzzAssistantCreate$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./shared/httpapi -run '^$$' -fuzz '^FuzzLineUpdate$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./shared/httpapi -run '^$$' -fuzz '^FuzzRequestBody$$' -fuzztime $(FUZZTIME)
 
 ## bench: the benchmarks, each beside its baseline in the same run
 bench: deps
