@@ -53,6 +53,10 @@ const (
 	ReasonMediaFailed     = "media_failed"     // the persona worker could not verify media
 	ReasonAssistantError  = "assistant_error"  // the persona worker failed or shut down
 	ReasonRoomClosed      = "room_closed"      // LiveKit closed the room (everyone left)
+	// ReasonAssistantHangup: the assistant finished the conversation and hung up.
+	ReasonAssistantHangup = "assistant_hangup"
+	// ReasonAssistantUnavailable: no persona worker took the call in time (none free).
+	ReasonAssistantUnavailable = "assistant_unavailable"
 )
 
 // Who ended a call.

@@ -29,7 +29,37 @@ import (
 
 func TestMain(m *testing.M) {
 	lksdk.SetLogger(protologger.GetDiscardLogger())
-	os.Exit(m.Run())
+	code := m.Run()
+	if pkg.stack != nil {
+		pkg.stack.Close()
+	}
+	os.Exit(code)
+}
+
+// pkg is the one stack the package's tests share, started by the first test that needs
+// it; each test works in its own tenant (account and lines).
+var pkg struct {
+	once  sync.Once
+	stack *sessiontest.Stack
+	err   error
+}
+
+// Limits of the shared stack: the dispatch watchdog is shorter than the default so the
+// watchdog test is quick, yet far above a worker's first report here (about a second).
+const (
+	testDispatchTimeout = 6 * time.Second
+)
+
+// tenant returns a fresh account on the package's shared stack.
+func tenant(t *testing.T) *sessiontest.Stack {
+	t.Helper()
+	pkg.once.Do(func() {
+		pkg.stack, pkg.err = sessiontest.New(sessiontest.Options{DispatchTimeout: testDispatchTimeout})
+	})
+	if pkg.err != nil {
+		t.Fatalf("start the shared stack: %v", pkg.err)
+	}
+	return pkg.stack.Tenant(t)
 }
 
 // sessionObj is the session object as a client reads it.
@@ -156,7 +186,7 @@ func str(p *string) string {
 // and hears the dialled sim party, DELETE disconnects the client, the token can no longer
 // join, and the call record and call.ended are written once.
 func TestVideoSessionDelete(t *testing.T) {
-	st := sessiontest.Start(t, sessiontest.Options{})
+	st := tenant(t)
 	s := createSession(t, st, map[string]any{"platform_handle": "+15557654321", "media": "video", "mode": "human"})
 	if s.SessionID != s.ID || s.Status != session.StatusRinging || s.RTCURL != st.LiveKit.WSURL() || s.CallID == "" {
 		t.Fatalf("created = %+v", s)
@@ -266,7 +296,7 @@ func mustJSON(v any) string {
 // TestAudioSessionRemoteHangup: an audio session's party publishes no video; its hanging
 // up through the sim's HTTP API ends the session and disconnects the client.
 func TestAudioSessionRemoteHangup(t *testing.T) {
-	st := sessiontest.Start(t, sessiontest.Options{})
+	st := tenant(t)
 	s := createSession(t, st, map[string]any{"platform_handle": "+15557654321", "media": "audio"})
 	cl := joinClient(t, s.RTCURL, s.ParticipantToken)
 	waitStatus(t, st, s.ID, session.StatusActive)
@@ -306,7 +336,7 @@ func TestAudioSessionRemoteHangup(t *testing.T) {
 // TestClientLeaving: the customer's client leaving ends the session through LiveKit's
 // participant_left webhook, verified by the receiver.
 func TestClientLeaving(t *testing.T) {
-	st := sessiontest.Start(t, sessiontest.Options{})
+	st := tenant(t)
 	s := createSession(t, st, map[string]any{"platform_handle": "+15557654321", "media": "audio"})
 	cl := joinClient(t, s.RTCURL, s.ParticipantToken)
 	waitStatus(t, st, s.ID, session.StatusActive)
@@ -357,7 +387,7 @@ func TestClientLeaving(t *testing.T) {
 // TestEndsRaceOnce: DELETEs racing the remote hang-up and the client leaving still write
 // one call.ended.
 func TestEndsRaceOnce(t *testing.T) {
-	st := sessiontest.Start(t, sessiontest.Options{})
+	st := tenant(t)
 	s := createSession(t, st, map[string]any{"platform_handle": "+15557654321", "media": "audio"})
 	cl := joinClient(t, s.RTCURL, s.ParticipantToken)
 	waitStatus(t, st, s.ID, session.StatusActive)
@@ -393,7 +423,7 @@ func TestEndsRaceOnce(t *testing.T) {
 // TestDialOutcomes: handles that are busy, do not answer or fail end the session failed
 // with that reason, and write the call record.
 func TestDialOutcomes(t *testing.T) {
-	st := sessiontest.Start(t, sessiontest.Options{})
+	st := tenant(t)
 	for handle, reason := range map[string]string{
 		sim.HandleBusy: call.ReasonBusy, sim.HandleNoAnswer: call.ReasonNoAnswer, sim.HandleFailed: call.ReasonPlatformError,
 	} {
@@ -418,7 +448,8 @@ func TestDialOutcomes(t *testing.T) {
 // TestBadInput: the session routes answer bad requests with the documented errors and
 // create nothing.
 func TestBadInput(t *testing.T) {
-	st := sessiontest.Start(t, sessiontest.Options{})
+	st := tenant(t)
+	simCalls := len(st.Sim.List())
 	tests := []struct {
 		name   string
 		method string
@@ -469,14 +500,14 @@ func TestBadInput(t *testing.T) {
 	if len(list.Data) != 0 {
 		t.Errorf("bad requests created %d sessions", len(list.Data))
 	}
-	if ps := st.Sim.List(); len(ps) != 0 {
-		t.Errorf("bad requests placed %d calls", len(ps))
+	if n := len(st.Sim.List()) - simCalls; n != 0 {
+		t.Errorf("bad requests placed %d calls", n)
 	}
 }
 
 // TestOtherAccount: another account's session and call answer 404.
 func TestOtherAccount(t *testing.T) {
-	st := sessiontest.Start(t, sessiontest.Options{})
+	st := tenant(t)
 	s := createSession(t, st, map[string]any{"platform_handle": "+15557654321", "media": "audio"})
 	defer st.Do(t, http.MethodDelete, "/v1/sessions/"+s.ID, nil, nil)
 	other := sessiontest.NewAccount(t, st)
@@ -495,7 +526,7 @@ func TestOtherAccount(t *testing.T) {
 
 // TestForgedReceivers: the internal receivers refuse unsigned and mis-signed requests.
 func TestForgedReceivers(t *testing.T) {
-	st := sessiontest.Start(t, sessiontest.Options{})
+	st := tenant(t)
 	s := createSession(t, st, map[string]any{"platform_handle": "+15557654321", "media": "audio"})
 	waitStatus(t, st, s.ID, session.StatusActive)
 	body := `{"event":"room_finished","room":{"name":"` + s.ID + `"}}`

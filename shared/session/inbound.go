@@ -48,7 +48,7 @@ func (s *Service) HandleNotification(ctx context.Context, platformName string, n
 	}
 	switch n.Event {
 	case platform.EventAnswered:
-		_, _, err = s.answered(ctx, c.SessionID, nil)
+		err = s.calleeAnswered(ctx, c.SessionID)
 	case platform.EventNoAnswer:
 		_, _, err = s.end(ctx, c.SessionID, StatusFailed, call.ReasonNoAnswer, call.EndedByRemote)
 	case platform.EventBusy:
@@ -175,7 +175,7 @@ func (s *Service) bridge(ctx context.Context, plat platform.Platform, ses Sessio
 		_, _, endErr := s.end(ctx, ses.ID, status, reason, by)
 		return endErr
 	}
-	_, _, err = s.answered(ctx, ses.ID, decided)
+	_, _, _, err = s.answered(ctx, ses.ID, decided)
 	return err
 }
 
@@ -285,6 +285,11 @@ func ignoreGone(err error) error {
 
 // HandleLiveKit acts on a verified LiveKit webhook: the customer's client leaving a
 // human session ends it, and a room LiveKit closed by itself ends its session.
+//
+// Nobody else's leaving ends anything here: the platform party's hang-up comes from its
+// platform (the sim's notification), and the assistant (kind AGENT, identity
+// assistant-<job id>) leaving is followed by its worker's report, or, when the worker died
+// without one, by the caller hanging up.
 func (s *Service) HandleLiveKit(ctx context.Context, ev *livekit.WebhookEvent) error {
 	room := ev.GetRoom().GetName()
 	s.log().Debug("livekit webhook", "event", ev.Event, "room", room, "identity", ev.GetParticipant().GetIdentity(), "reason", ev.GetParticipant().GetDisconnectReason().String())
@@ -294,7 +299,8 @@ func (s *Service) HandleLiveKit(ctx context.Context, ev *livekit.WebhookEvent) e
 	switch ev.Event {
 	case "participant_left":
 		p := ev.GetParticipant()
-		if p.GetIdentity() != CustomerIdentity || p.GetDisconnectReason() == livekit.DisconnectReason_DUPLICATE_IDENTITY {
+		if p.GetIdentity() != CustomerIdentity || p.GetKind() == livekit.ParticipantInfo_AGENT ||
+			p.GetDisconnectReason() == livekit.DisconnectReason_DUPLICATE_IDENTITY {
 			return nil
 		}
 		ses, err := s.Records.GetSession(ctx, room)
@@ -304,29 +310,30 @@ func (s *Service) HandleLiveKit(ctx context.Context, ev *livekit.WebhookEvent) e
 		if err != nil {
 			return err
 		}
-		if ses.Over() || ses.Mode != ModeHuman {
+		if ses.Mode != ModeHuman {
 			// In an assistant session the customer's client only watches; its leaving
 			// does not hang up on the caller.
 			return nil
 		}
-		_, _, err = s.end(ctx, room, StatusEnded, call.ReasonParticipantLeft, call.EndedByCustomer)
+		_, _, _, err = s.endIf(ctx, room, func(ses Session, _ call.Call) bool { return !ses.Over() && ses.Mode == ModeHuman },
+			StatusEnded, call.ReasonParticipantLeft, call.EndedByCustomer)
 		return err
 	case "room_finished":
-		ses, err := s.Records.GetSession(ctx, room)
+		_, _, _, err := s.endIf(ctx, room, live, StatusEnded, call.ReasonRoomClosed, call.EndedBySystem)
 		if errors.Is(err, apierr.ErrNotFound) {
 			return nil
 		}
-		if err != nil || ses.Over() {
-			return err
-		}
-		_, _, err = s.end(ctx, room, StatusEnded, call.ReasonRoomClosed, call.EndedBySystem)
 		return err
 	}
 	return nil
 }
 
-// HandleReport applies a persona worker's report to its call: metrics as they come, and
-// on "ended" the transcript and the end of the call, unless it ended already.
+// HandleReport applies a persona worker's report to its call. Any report is the proof
+// that a worker took the call (the dispatch watchdog's). Metrics are merged as they come;
+// the ended report's transcript is kept. An ended report ends a call that is still live,
+// by its reason; one that arrives after the call ended (room_closed and terminated come
+// after the control plane deleted the room) changes nothing but filling in the metrics and
+// transcript the record lacks. Reports are idempotent: a redelivery changes nothing.
 func (s *Service) HandleReport(ctx context.Context, rep persona.Report) error {
 	c, err := s.Records.GetCall(ctx, rep.CallID)
 	if errors.Is(err, apierr.ErrNotFound) {
@@ -335,60 +342,94 @@ func (s *Service) HandleReport(ctx context.Context, rep persona.Report) error {
 	if err != nil {
 		return err
 	}
-	apply := func(c *call.Call) bool {
-		before, _ := json.Marshal([]any{c.Metrics, c.Transcript})
-		c.Metrics = mergeMetrics(c.Metrics, rep.Metrics)
-		if len(rep.Transcript) > 0 {
-			c.Transcript = rep.Transcript
-		}
-		after, _ := json.Marshal([]any{c.Metrics, c.Transcript})
-		return string(before) != string(after)
-	}
 	if c.SessionID == "" {
-		_, err := s.mutateCall(ctx, c.ID, func(c *call.Call) ([]callevent.Event, bool, error) { return nil, apply(c), nil })
+		_, err := s.mutateCall(ctx, c.ID, func(c *call.Call) ([]callevent.Event, bool, error) { return nil, applyReport(c, rep), nil })
 		return err
 	}
-	if _, _, err := s.mutate(ctx, c.SessionID, func(_ *Session, c *call.Call) ([]callevent.Event, bool, error) {
-		return nil, apply(c), nil
+	now := s.now()
+	if _, _, err := s.mutate(ctx, c.SessionID, func(ses *Session, c *call.Call) ([]callevent.Event, bool, error) {
+		changed := applyReport(c, rep)
+		if ses.AssistantSeenAt == nil {
+			ses.AssistantSeenAt = &now
+			changed = true
+		}
+		return nil, changed, nil
 	}); err != nil {
 		return err
 	}
 	if rep.Kind != persona.ReportEnded {
 		return nil
 	}
-	reason, by := call.ReasonAssistantError, call.EndedByAssistant
-	switch rep.EndReason {
-	case "caller_hangup":
-		reason, by = call.ReasonRemoteHangup, call.EndedByRemote
-	case "media_failed":
-		reason = call.ReasonMediaFailed
-	}
-	_, _, err = s.end(ctx, c.SessionID, StatusEnded, reason, by)
+	status, reason, by := reportEnd(rep.EndReason)
+	_, _, _, err = s.endIf(ctx, c.SessionID, live, status, reason, by)
 	return err
 }
 
-func mergeMetrics(have *persona.Metrics, got persona.Metrics) *persona.Metrics {
-	m := persona.Metrics{}
-	if have != nil {
-		m = *have
+// reportEnd is how a worker's end reason ends a call that is still live.
+func reportEnd(workerReason string) (status, reason, by string) {
+	switch workerReason {
+	case persona.EndCallerHangup:
+		return StatusEnded, call.ReasonRemoteHangup, call.EndedByRemote
+	case persona.EndAssistantHangup:
+		return StatusEnded, call.ReasonAssistantHangup, call.EndedByAssistant
+	case persona.EndMediaFailed:
+		// Media never flowed both ways: the call did not connect.
+		return StatusFailed, call.ReasonMediaFailed, call.EndedByAssistant
+	case persona.EndRoomClosed:
+		return StatusEnded, call.ReasonRoomClosed, call.EndedBySystem
+	case persona.EndTerminated:
+		return StatusEnded, call.ReasonAssistantError, call.EndedBySystem
 	}
-	if got.ConnectingScreenMS != nil {
-		m.ConnectingScreenMS = got.ConnectingScreenMS
+	// worker_shutdown, error, and reasons newer than this code.
+	return StatusEnded, call.ReasonAssistantError, call.EndedByAssistant
+}
+
+// applyReport merges a report's metrics and transcript into the call and reports whether
+// anything changed. Once the call is over only what the record lacks is filled in.
+func applyReport(c *call.Call, rep persona.Report) bool {
+	before, _ := json.Marshal([]any{c.Metrics, c.Transcript})
+	if c.Over() {
+		c.Metrics = mergeMetrics(rep.Metrics, derefMetrics(c.Metrics))
+		if len(c.Transcript) == 0 && len(rep.Transcript) > 0 {
+			c.Transcript = rep.Transcript
+		}
+	} else {
+		c.Metrics = mergeMetrics(derefMetrics(c.Metrics), rep.Metrics)
+		if len(rep.Transcript) > 0 {
+			c.Transcript = rep.Transcript
+		}
 	}
-	if got.FirstGreetingMS != nil {
-		m.FirstGreetingMS = got.FirstGreetingMS
+	after, _ := json.Marshal([]any{c.Metrics, c.Transcript})
+	return string(before) != string(after)
+}
+
+func derefMetrics(m *persona.Metrics) persona.Metrics {
+	if m == nil {
+		return persona.Metrics{}
 	}
-	if got.ResponseP50MS != nil {
-		m.ResponseP50MS = got.ResponseP50MS
+	return *m
+}
+
+// mergeMetrics is base with every metric over set; nil when none is set.
+func mergeMetrics(base, over persona.Metrics) *persona.Metrics {
+	m := base
+	if over.ConnectingScreenMS != nil {
+		m.ConnectingScreenMS = over.ConnectingScreenMS
 	}
-	if got.ResponseP95MS != nil {
-		m.ResponseP95MS = got.ResponseP95MS
+	if over.FirstGreetingMS != nil {
+		m.FirstGreetingMS = over.FirstGreetingMS
 	}
-	if got.BargeIns != nil {
-		m.BargeIns = got.BargeIns
+	if over.ResponseP50MS != nil {
+		m.ResponseP50MS = over.ResponseP50MS
+	}
+	if over.ResponseP95MS != nil {
+		m.ResponseP95MS = over.ResponseP95MS
+	}
+	if over.BargeIns != nil {
+		m.BargeIns = over.BargeIns
 	}
 	if m == (persona.Metrics{}) {
-		return have
+		return nil
 	}
 	return &m
 }

@@ -60,9 +60,9 @@ func patchLine(t *testing.T, st *sessiontest.Stack, handle string, body map[stri
 // TestInboundDeclined: a disabled line, and an assistant line without an assistant,
 // decline the call and record why.
 func TestInboundDeclined(t *testing.T) {
-	st := sessiontest.Start(t, sessiontest.Options{})
-	patchLine(t, st, sessiontest.Line2, map[string]any{"inbound_mode": "disabled"})
-	for handle, reason := range map[string]string{sessiontest.Line1: call.ReasonNoAssistant, sessiontest.Line2: call.ReasonLineDisabled} {
+	st := tenant(t)
+	patchLine(t, st, st.Handles[1], map[string]any{"inbound_mode": "disabled"})
+	for handle, reason := range map[string]string{st.Handles[0]: call.ReasonNoAssistant, st.Handles[1]: call.ReasonLineDisabled} {
 		sc := placeCall(t, st, handle, "video")
 		got := waitSimCall(t, st, sc.ID, sim.StatusRejected)
 		c := callOf(t, st, got)
@@ -82,7 +82,7 @@ func TestInboundDeclined(t *testing.T) {
 // bridges the caller in and records the call; a version published during the call is
 // used by the next call only.
 func TestInboundAssistantDispatch(t *testing.T) {
-	st := sessiontest.Start(t, sessiontest.Options{})
+	st := tenant(t)
 	var a struct {
 		ID              string `json:"id"`
 		ActiveVersionID string `json:"active_version_id"`
@@ -91,10 +91,10 @@ func TestInboundAssistantDispatch(t *testing.T) {
 		"greeting": "Hello from version one", "avatar_id": "ava_iris"}, &a), http.StatusCreated, "create assistant")
 	sessiontest.Must(t, st.Do(t, http.MethodPost, "/v1/assistants/"+a.ID+"/publish", nil, &a), http.StatusCreated, "publish")
 	v1 := a.ActiveVersionID
-	sessiontest.Must(t, st.Do(t, http.MethodPost, "/v1/lines/"+st.Lines[sessiontest.Line1].ID+"/assign",
+	sessiontest.Must(t, st.Do(t, http.MethodPost, "/v1/lines/"+st.Lines[st.Handles[0]].ID+"/assign",
 		map[string]any{"assistant_id": a.ID}, nil), http.StatusOK, "assign")
 
-	first := placeCall(t, st, sessiontest.Line1, "video")
+	first := placeCall(t, st, st.Handles[0], "video")
 	first = waitSimCall(t, st, first.ID, sim.StatusAnswered)
 	c1 := getCall(t, st, first.CallID)
 	if c1.Status != call.StatusActive || c1.HandledBy != call.HandledByAssistant || str(c1.VersionID) != v1 || c1.SessionID == nil {
@@ -102,13 +102,13 @@ func TestInboundAssistantDispatch(t *testing.T) {
 	}
 	job := dispatchedJob(t, st, *c1.SessionID)
 	if job.CallID != first.CallID || job.Version.ID != v1 || job.Version.Number != 1 || job.Version.Greeting != "Hello from version one" ||
-		job.CallerIdentity != "platform" || job.Media != "video" || job.Brand.Name != "Test Co" {
+		job.CallerIdentity != "platform" || job.Media != "video" || job.Brand.Name != "Tenant Co" {
 		t.Errorf("first job = %+v", job)
 	}
 
 	sessiontest.Must(t, st.Do(t, http.MethodPatch, "/v1/assistants/"+a.ID, map[string]any{"greeting": "Hello from version two"}, nil), http.StatusOK, "PATCH")
 	sessiontest.Must(t, st.Do(t, http.MethodPost, "/v1/assistants/"+a.ID+"/publish", nil, &a), http.StatusCreated, "publish again")
-	second := placeCall(t, st, sessiontest.Line1, "audio")
+	second := placeCall(t, st, st.Handles[0], "audio")
 	second = waitSimCall(t, st, second.ID, sim.StatusAnswered)
 	c2 := getCall(t, st, second.CallID)
 	if str(c2.VersionID) != a.ActiveVersionID || a.ActiveVersionID == v1 {
@@ -163,11 +163,11 @@ func dispatchedJob(t *testing.T, st *sessiontest.Stack, room string) persona.Job
 // payload hears them); a decline rejects the call; no endpoint at all declines at the
 // deadline.
 func TestInboundCustomerDecides(t *testing.T) {
-	st := sessiontest.Start(t, sessiontest.Options{})
-	patchLine(t, st, sessiontest.Line1, map[string]any{"inbound_mode": "customer_decides", "decision_timeout_seconds": 5})
+	st := tenant(t)
+	patchLine(t, st, st.Handles[0], map[string]any{"inbound_mode": "customer_decides", "decision_timeout_seconds": 5})
 
 	// No endpoint subscribed: nobody can be asked, the call is declined as timed out.
-	sc := placeCall(t, st, sessiontest.Line1, "audio")
+	sc := placeCall(t, st, st.Handles[0], "audio")
 	sc = waitSimCall(t, st, sc.ID, sim.StatusRejected)
 	if c := callOf(t, st, sc); c.Status != call.StatusDeclined || str(c.EndReason) != call.ReasonDecisionTimeout {
 		t.Errorf("unasked call = %+v, want declined, decision_timeout", c)
@@ -183,7 +183,7 @@ func TestInboundCustomerDecides(t *testing.T) {
 	action := "accept"
 	recv.AnswerIncoming(func(callevent.CallIncoming) string { return action })
 
-	sc = placeCall(t, st, sessiontest.Line1, "audio")
+	sc = placeCall(t, st, st.Handles[0], "audio")
 	sc = waitSimCall(t, st, sc.ID, sim.StatusAnswered)
 	in := recv.WaitFor(t, callevent.TypeCallIncoming, 10*time.Second, eventtest.ForCall(sc.CallID))
 	var data callevent.CallIncoming
@@ -207,7 +207,7 @@ func TestInboundCustomerDecides(t *testing.T) {
 	waitSimCall(t, st, sc.ID, sim.StatusEnded)
 
 	action = "decline"
-	sc = placeCall(t, st, sessiontest.Line1, "video")
+	sc = placeCall(t, st, st.Handles[0], "video")
 	sc = waitSimCall(t, st, sc.ID, sim.StatusRejected)
 	c = callOf(t, st, sc)
 	if c.Status != call.StatusDeclined || str(c.EndReason) != call.ReasonDeclined || str(c.EndedBy) != call.EndedByCustomer {

@@ -73,9 +73,23 @@ type Service struct {
 	// Notify, when set, is called after a write that queued events (wakes the local
 	// delivery worker).
 	Notify func()
-	Log    *slog.Logger
-	Now    func() time.Time
+	// MaxDuration is the longest a session lives, from its creation; Sweep ends longer
+	// ones with max_duration. Zero means DefaultMaxDuration.
+	MaxDuration time.Duration
+	// DispatchTimeout bounds the time from an assistant call's answer to the first report
+	// of a persona worker; Sweep fails calls past it with assistant_unavailable
+	// (livekit-server drops a dispatch silently when no worker is free). Zero means
+	// DefaultDispatchTimeout.
+	DispatchTimeout time.Duration
+	Log             *slog.Logger
+	Now             func() time.Time
 }
+
+// Defaults of the service's limits.
+const (
+	DefaultMaxDuration     = 60 * time.Minute
+	DefaultDispatchTimeout = 15 * time.Second
+)
 
 // CreateRequest is POST /v1/sessions.
 type CreateRequest struct {
@@ -162,13 +176,11 @@ func (s *Service) Create(ctx context.Context, accountID string, req CreateReques
 	ses.CallID = c.ID
 	spec := rtc.RoomSpec{Name: ses.ID}
 	if ver != nil {
+		// The version is fixed now; the assistant is dispatched when the callee answers
+		// (calleeAnswered), so the persona worker's media checks do not run out while the
+		// phone rings.
 		ses.AssistantID, ses.VersionID = ver.AssistantID, ver.ID
 		c.HandledBy, c.AssistantID, c.VersionID = call.HandledByAssistant, ver.AssistantID, ver.ID
-		job, err := s.job(ctx, c, *ver, now)
-		if err != nil {
-			return Created{}, err
-		}
-		spec.Agent = &rtc.AgentDispatch{AgentName: persona.AgentName, Metadata: job}
 	}
 	if err := s.createRoom(ctx, spec); err != nil {
 		s.log().Error("create room", "session_id", ses.ID, "err", err)
@@ -427,8 +439,24 @@ func (s *Service) mutateCall(ctx context.Context, callID string, change func(*ca
 // hung up whenever the session is found live or the end is asked for explicitly (DELETE),
 // so a retry completes a clean-up that failed half way.
 func (s *Service) end(ctx context.Context, sessionID, status, reason, by string) (Session, call.Call, error) {
+	ses, c, _, err := s.endIf(ctx, sessionID, nil, status, reason, by)
+	return ses, c, err
+}
+
+// live is an endIf condition: the session has not ended.
+func live(ses Session, _ call.Call) bool { return !ses.Over() }
+
+// endIf is end when cond (nil: always) holds for the session and call as they are read
+// at write time. When it does not, nothing is written and nothing cleaned up, and ended
+// is false: an end that is only right while a state lasts (a sweep's, a late worker
+// report's) cannot act on a session that moved on.
+func (s *Service) endIf(ctx context.Context, sessionID string, cond func(Session, call.Call) bool, status, reason, by string) (Session, call.Call, bool, error) {
 	now := s.now()
+	held := true
 	ses, c, err := s.mutate(ctx, sessionID, func(ses *Session, c *call.Call) ([]callevent.Event, bool, error) {
+		if held = cond == nil || cond(*ses, *c); !held {
+			return nil, false, nil
+		}
 		var evts []callevent.Event
 		changed := false
 		if !ses.Over() {
@@ -447,8 +475,8 @@ func (s *Service) end(ctx context.Context, sessionID, status, reason, by string)
 		}
 		return evts, changed, nil
 	})
-	if err != nil {
-		return Session{}, call.Call{}, err
+	if err != nil || !held {
+		return ses, c, false, err
 	}
 	cleanup, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 	defer cancel()
@@ -471,7 +499,7 @@ func (s *Service) end(ctx context.Context, sessionID, status, reason, by string)
 			}
 		}
 	}
-	return ses, c, nil
+	return ses, c, true, nil
 }
 
 // callStatus is the call's final status for a session's.
@@ -485,10 +513,12 @@ func callStatus(sessionStatus, reason string) string {
 	return call.StatusEnded
 }
 
-// answered marks a ringing session and its call answered, with call.answered.
-func (s *Service) answered(ctx context.Context, sessionID string, decided func(*call.Call)) (Session, call.Call, error) {
+// answered marks a ringing session and its call answered, with call.answered. won
+// reports whether this call made the change (a redelivered answer does not).
+func (s *Service) answered(ctx context.Context, sessionID string, decided func(*call.Call)) (ses Session, c call.Call, won bool, err error) {
 	now := s.now()
-	return s.mutate(ctx, sessionID, func(ses *Session, c *call.Call) ([]callevent.Event, bool, error) {
+	ses, c, err = s.mutate(ctx, sessionID, func(ses *Session, c *call.Call) ([]callevent.Event, bool, error) {
+		won = false
 		if ses.Status != StatusRinging || c.Status != call.StatusRinging {
 			return nil, false, nil
 		}
@@ -497,8 +527,36 @@ func (s *Service) answered(ctx context.Context, sessionID string, decided func(*
 		}
 		ses.Status, ses.AnsweredAt = StatusActive, &now
 		c.Answer(now)
+		won = true
 		return []callevent.Event{c.AnsweredEvent(newEventID())}, true, nil
 	})
+	return ses, c, won, err
+}
+
+// calleeAnswered marks an outbound session answered and, in mode assistant, dispatches
+// the assistant with the version fixed at creation.
+func (s *Service) calleeAnswered(ctx context.Context, sessionID string) error {
+	ses, c, won, err := s.answered(ctx, sessionID, nil)
+	if err != nil || !won || ses.Mode != ModeAssistant {
+		return err
+	}
+	v, err := s.Assistants.GetVersion(ctx, ses.VersionID)
+	if err != nil {
+		return fmt.Errorf("get version %s: %w", ses.VersionID, err)
+	}
+	if v.AssistantID == "" {
+		v.AssistantID = ses.AssistantID
+	}
+	job, err := s.job(ctx, c, v, *c.AnsweredAt)
+	if err != nil {
+		return err
+	}
+	if err := s.Rooms.Dispatch(ctx, ses.ID, rtc.AgentDispatch{AgentName: persona.AgentName, Metadata: job}); err != nil {
+		s.log().Error("dispatch assistant", "session_id", ses.ID, "err", err)
+		_, _, err = s.end(ctx, ses.ID, StatusFailed, call.ReasonAssistantUnavailable, call.EndedBySystem)
+		return err
+	}
+	return nil
 }
 
 func (s *Service) notify(evts []callevent.Event) {

@@ -48,7 +48,10 @@ type Session struct {
 	CreatedAt      time.Time  `json:"created_at"`
 	AnsweredAt     *time.Time `json:"answered_at"`
 	EndedAt        *time.Time `json:"ended_at"`
-	Revision       int64      `json:"revision"`
+	// AssistantSeenAt is when the first report of a persona worker about the call arrived:
+	// proof that LiveKit handed the dispatch to a worker (Sweep's dispatch watchdog).
+	AssistantSeenAt *time.Time `json:"assistant_seen_at,omitempty"`
+	Revision        int64      `json:"revision"`
 }
 
 // Over reports whether the session ended or failed.
@@ -66,4 +69,14 @@ type Store interface {
 	GetSession(ctx context.Context, id string) (Session, error)
 	// ListSessions returns up to Limit+1 sessions of the account, newest first.
 	ListSessions(ctx context.Context, accountID string, q listing.Query) ([]Session, error)
+}
+
+// LiveStore finds the sessions that have not ended, across accounts, for Sweep. It is
+// separate from Store so that a store can keep sessions before it keeps this index.
+//
+// LiveSessions returns up to limit sessions whose status is ringing or active and whose
+// id is above afterID ("" for the start), oldest first. A session saved with a final
+// status leaves the list in the same write.
+type LiveStore interface {
+	LiveSessions(ctx context.Context, afterID string, limit int) ([]Session, error)
 }

@@ -1,27 +1,37 @@
 // Package sessiontest runs the control plane's session path on real parts for tests and
-// benchmarks: livekit-server, the SQLite store, the sim platform and the whole HTTP stack
-// (the same httpapi router and middleware as the local stack) on 127.0.0.1, with an
-// account, its API key and two sim lines.
+// benchmarks: livekit-server, the SQLite store, the sim platform, the sweeper and the
+// whole HTTP stack (the same httpapi router and middleware as the local stack) on
+// 127.0.0.1, with an account, its API key and two sim lines. Persona workers join on
+// demand (StartWorker), and Tenant gives a test an account and lines of its own, so one
+// stack can serve a whole test package.
 package sessiontest
 
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/livekit/protocol/livekit"
+	"google.golang.org/protobuf/encoding/protojson"
+
 	"github.com/bridgeline/bridgeline/events/decision"
 	"github.com/bridgeline/bridgeline/events/delivery"
 	lkserver "github.com/bridgeline/bridgeline/mediafleet/livekit"
-	"github.com/bridgeline/bridgeline/mediafleet/livekit/livekittest"
+	"github.com/bridgeline/bridgeline/mediafleet/worker"
 	"github.com/bridgeline/bridgeline/shared/account"
 	"github.com/bridgeline/bridgeline/shared/assistant"
 	"github.com/bridgeline/bridgeline/shared/httpapi"
@@ -49,14 +59,23 @@ type Options struct {
 	RateLimit float64
 	// Log receives the stack's logs (default: discarded).
 	Log *slog.Logger
+	// MaxDuration and DispatchTimeout are the session service's limits (0: its defaults).
+	MaxDuration     time.Duration
+	DispatchTimeout time.Duration
+	// SweepEvery is how often the sweeper runs (default 250 ms).
+	SweepEvery time.Duration
 }
 
-// Stack is a running control plane on real parts.
+// Stack is a running control plane on real parts. A Tenant of it is a copy whose API key,
+// account and lines are another account's; everything else is shared.
 type Stack struct {
 	URL       string // the API, http://127.0.0.1:port
 	APIKey    string
 	AccountID string
 	Lines     map[string]line.Line // by handle
+	// Handles are the handles of the account's two lines, in order (Line1, Line2 for the
+	// stack's first account).
+	Handles [2]string
 
 	Store   *sqlite.Store
 	LiveKit *lkserver.Server
@@ -65,16 +84,52 @@ type Stack struct {
 	Service *session.Service
 	API     *httpapi.API
 	Client  *http.Client
+
+	shared *shared
+}
+
+// shared is what a stack's tenants share: what Close stops, and the LiveKit webhook log.
+type shared struct {
+	closers []func()
+	log     *slog.Logger
+
+	mu       sync.Mutex
+	webhooks []*livekit.WebhookEvent
+	handles  int
 }
 
 // Start brings a stack up for the test and stops it when the test ends.
 func Start(t testing.TB, opts Options) *Stack {
 	t.Helper()
+	s, err := New(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(s.Close)
+	return s
+}
+
+// New brings a stack up; Close stops it. For a stack shared by a test package, from
+// TestMain.
+func New(opts Options) (_ *Stack, err error) {
 	ctx := context.Background()
 	log := opts.Log
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
+	sh := &shared{log: log}
+	s := &Stack{shared: sh}
+	defer func() {
+		if err != nil {
+			s.Close()
+		}
+	}()
+	dir, err := os.MkdirTemp("", "sessiontest-")
+	if err != nil {
+		return nil, err
+	}
+	sh.closers = append(sh.closers, func() { os.RemoveAll(dir) })
+
 	// The API's address must be known before livekit-server starts (its webhook URL), so
 	// the server starts first with a handler filled in below.
 	var handler atomic.Value
@@ -82,19 +137,32 @@ func Start(t testing.TB, opts Options) *Stack {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		handler.Load().(http.Handler).ServeHTTP(w, r)
 	}))
-	t.Cleanup(srv.Close)
+	sh.closers = append(sh.closers, srv.Close)
 
-	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "bridgeline.db"))
+	st, err := sqlite.Open(ctx, filepath.Join(dir, "bridgeline.db"))
 	if err != nil {
-		t.Fatal(err)
+		return nil, err
 	}
-	t.Cleanup(func() { st.Close() })
+	sh.closers = append(sh.closers, func() { st.Close() })
 
-	lk := livekittest.Start(t, lkserver.Config{WebhookURLs: []string{srv.URL + httpapi.LiveKitWebhookPath}})
+	lk, err := lkserver.Start(context.Background(), lkserver.Config{
+		Dir: filepath.Join(dir, "livekit"), APIKey: "APItest" + randHex(6), APISecret: randHex(32),
+		WebhookURLs: []string{srv.URL + httpapi.LiveKitWebhookPath},
+	})
+	if err != nil {
+		return nil, fmt.Errorf("start livekit-server: %w", err)
+	}
+	sh.closers = append(sh.closers, func() {
+		// livekit-server looks for remaining participants only every 5 s: a test has no
+		// use for a long drain.
+		c, cancel := context.WithTimeout(context.Background(), time.Second)
+		defer cancel()
+		lk.Stop(c)
+	})
 	lkc := lk.Config()
 	rooms, err := rtc.New(rtc.Config{URL: lk.HTTPURL(), PublicURL: lk.WSURL(), APIKey: lkc.APIKey, APISecret: lkc.APISecret})
 	if err != nil {
-		t.Fatal(err)
+		return nil, err
 	}
 	ring := opts.RingDelay
 	if ring == 0 {
@@ -102,9 +170,9 @@ func Start(t testing.TB, opts Options) *Stack {
 	}
 	simulator, err := sim.New(sim.Config{NotifyURL: srv.URL + simhook.Path, Secret: "sim-test-secret", RingDelay: ring, Log: log})
 	if err != nil {
-		t.Fatal(err)
+		return nil, err
 	}
-	t.Cleanup(func() {
+	sh.closers = append(sh.closers, func() {
 		c, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
 		simulator.Close(c)
@@ -116,7 +184,8 @@ func Start(t testing.TB, opts Options) *Stack {
 	asker := &decision.Asker{Store: st, Events: st, Subscribers: eps, Logger: log,
 		Deliverer: &delivery.Deliverer{Endpoints: eps, Client: client}}
 	svc := &session.Service{Records: st, Lines: st, Assistants: st, Accounts: st, Rooms: rooms,
-		Platforms: map[string]platform.Platform{sim.Name: simulator}, Decider: asker, Log: log, Now: time.Now}
+		Platforms: map[string]platform.Platform{sim.Name: simulator}, Decider: asker, Log: log, Now: time.Now,
+		MaxDuration: opts.MaxDuration, DispatchTimeout: opts.DispatchTimeout}
 	api := &httpapi.API{
 		Accounts: st, Idempotency: st, Log: log, Now: time.Now,
 		Assistants: &assistant.Service{Store: st, Now: time.Now},
@@ -133,25 +202,146 @@ func Start(t testing.TB, opts Options) *Stack {
 			simHandler.ServeHTTP(w, r)
 			return
 		}
+		if r.URL.Path == httpapi.LiveKitWebhookPath {
+			sh.recordWebhook(r)
+		}
 		apiHandler.ServeHTTP(w, r)
 	})))
 
-	acctSvc := account.Service{Store: st, Now: time.Now}
-	acct, key, err := acctSvc.Create(ctx, "Test Co", false)
-	if err != nil {
-		t.Fatal(err)
+	sweepCtx, stopSweep := context.WithCancel(context.Background())
+	swept := make(chan struct{})
+	every := opts.SweepEvery
+	if every <= 0 {
+		every = 250 * time.Millisecond
 	}
-	lines := line.Service{Store: st, Assistants: st, Now: time.Now}
+	go func() {
+		defer close(swept)
+		svc.RunSweeper(sweepCtx, every)
+	}()
+	sh.closers = append(sh.closers, func() { stopSweep(); <-swept })
+
+	*s = Stack{URL: srv.URL, Store: st, LiveKit: lk, RTC: rooms, Sim: simulator, Service: svc, API: api,
+		Client: &http.Client{Timeout: 60 * time.Second}, shared: sh}
+	if err := s.addAccount(ctx, "Test Co", [2]string{Line1, Line2}); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// Close stops everything the stack started, the last started first.
+func (s *Stack) Close() {
+	for i := len(s.shared.closers) - 1; i >= 0; i-- {
+		s.shared.closers[i]()
+	}
+	s.shared.closers = nil
+}
+
+// addAccount makes the stack's account: its key and two sim lines.
+func (s *Stack) addAccount(ctx context.Context, name string, handles [2]string) error {
+	acct, key, err := (&account.Service{Store: s.Store, Now: time.Now}).Create(ctx, name, false)
+	if err != nil {
+		return err
+	}
+	lines := line.Service{Store: s.Store, Assistants: s.Store, Now: time.Now}
 	byHandle := map[string]line.Line{}
-	for _, h := range []string{Line1, Line2} {
+	for _, h := range handles {
 		l, err := lines.Provision(ctx, acct.ID, sim.Name, h, "line "+h)
 		if err != nil {
-			t.Fatal(err)
+			return err
 		}
 		byHandle[h] = l
 	}
-	return &Stack{URL: srv.URL, APIKey: key, AccountID: acct.ID, Lines: byHandle, Store: st, LiveKit: lk,
-		RTC: rooms, Sim: simulator, Service: svc, API: api, Client: &http.Client{Timeout: 60 * time.Second}}
+	s.APIKey, s.AccountID, s.Lines, s.Handles = key, acct.ID, byHandle, handles
+	return nil
+}
+
+// Tenant is the stack as another, fresh account sees it: its own API key and two sim
+// lines of its own (handles +1555020xxxx), in assistant mode with no assistant. Tests that
+// share a stack take one each, so their lines' settings and webhook endpoints never meet.
+func (s *Stack) Tenant(t testing.TB) *Stack {
+	t.Helper()
+	s.shared.mu.Lock()
+	n := s.shared.handles
+	s.shared.handles += 2
+	s.shared.mu.Unlock()
+	cp := *s
+	handles := [2]string{fmt.Sprintf("+1555020%04d", n), fmt.Sprintf("+1555020%04d", n+1)}
+	if err := cp.addAccount(context.Background(), "Tenant Co", handles); err != nil {
+		t.Fatal(err)
+	}
+	return &cp
+}
+
+// StartWorker runs a persona worker in this process against the stack, as `make run`
+// does, until the test ends; mod adjusts its configuration (MaxJobs 4, the default verify
+// timeout) and opts its parts. It returns once LiveKit has registered the worker.
+// Stopping it ends its running calls (worker_shutdown).
+func (s *Stack) StartWorker(t testing.TB, mod func(*worker.Config), opts worker.Options) *worker.Worker {
+	t.Helper()
+	cfg := worker.Defaults()
+	lkc := s.LiveKit.Config()
+	cfg.LiveKitURL, cfg.APIKey, cfg.APISecret, cfg.ControlPlane = s.LiveKit.WSURL(), lkc.APIKey, lkc.APISecret, s.URL
+	if mod != nil {
+		mod(&cfg)
+	}
+	w, err := worker.New(cfg, opts, s.shared.log.With("component", "persona-worker"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		w.Run(ctx)
+	}()
+	t.Cleanup(func() {
+		cancel()
+		<-done
+	})
+	select {
+	case <-w.Registered():
+	case <-done:
+		t.Fatal("persona worker stopped before it registered")
+	case <-time.After(20 * time.Second):
+		t.Fatal("persona worker did not register with livekit-server")
+	}
+	return w
+}
+
+// recordWebhook keeps a copy of a LiveKit webhook the API is about to receive (the API
+// verifies it; this only reads the body).
+func (sh *shared) recordWebhook(r *http.Request) {
+	body, err := io.ReadAll(r.Body)
+	r.Body.Close()
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	if err != nil {
+		return
+	}
+	var ev livekit.WebhookEvent
+	if protojson.Unmarshal(body, &ev) == nil {
+		sh.mu.Lock()
+		sh.webhooks = append(sh.webhooks, &ev)
+		sh.mu.Unlock()
+	}
+}
+
+// Webhooks returns the LiveKit webhooks the API received for a room, in arrival order.
+func (s *Stack) Webhooks(room string) []*livekit.WebhookEvent {
+	s.shared.mu.Lock()
+	defer s.shared.mu.Unlock()
+	var out []*livekit.WebhookEvent
+	for _, ev := range s.shared.webhooks {
+		if ev.GetRoom().GetName() == room {
+			out = append(out, ev)
+		}
+	}
+	return out
+}
+
+func randHex(n int) string {
+	b := make([]byte, n)
+	rand.Read(b)
+	return hex.EncodeToString(b)[:n]
 }
 
 // Do sends an authenticated JSON request (body nil sends none) and decodes a JSON answer

@@ -11,7 +11,25 @@ import (
 	"github.com/bridgeline/bridgeline/shared/session"
 )
 
-var _ session.Store = (*Store)(nil)
+var (
+	_ session.Store     = (*Store)(nil)
+	_ session.LiveStore = (*Store)(nil)
+)
+
+// liveSessionsSchema marks the sessions that have not ended, for the sweeper's
+// LiveSessions; the partial index holds only those.
+const liveSessionsSchema = `
+ALTER TABLE sessions ADD COLUMN live INTEGER NOT NULL DEFAULT 0;
+UPDATE sessions SET live = 1 WHERE json_extract(CAST(doc AS TEXT), '$.status') IN ('ringing', 'active');
+CREATE INDEX sessions_live ON sessions (id) WHERE live = 1;
+`
+
+func liveFlag(ses session.Session) int {
+	if ses.Over() {
+		return 0
+	}
+	return 1
+}
 
 // SaveSession writes a session and its call, each inserted or conditionally updated, and
 // their events, in one transaction.
@@ -20,16 +38,16 @@ func (s *Store) SaveSession(ctx context.Context, ses session.Session, c call.Cal
 		prev := ses.Revision
 		ses.Revision++
 		if prev == 0 {
-			_, err := tx.ExecContext(ctx, `INSERT INTO sessions (id, account_id, revision, doc) VALUES (?, ?, ?, ?)`,
-				ses.ID, ses.AccountID, ses.Revision, mustJSON(ses))
+			_, err := tx.ExecContext(ctx, `INSERT INTO sessions (id, account_id, revision, live, doc) VALUES (?, ?, ?, ?, ?)`,
+				ses.ID, ses.AccountID, ses.Revision, liveFlag(ses), mustJSON(ses))
 			if isUnique(err) {
 				return apierr.ErrConflict
 			}
 			if err != nil {
 				return err
 			}
-		} else if err := mustChange(tx.ExecContext(ctx, `UPDATE sessions SET revision = ?, doc = ? WHERE id = ? AND revision = ?`,
-			ses.Revision, mustJSON(ses), ses.ID, prev)); err != nil {
+		} else if err := mustChange(tx.ExecContext(ctx, `UPDATE sessions SET revision = ?, live = ?, doc = ? WHERE id = ? AND revision = ?`,
+			ses.Revision, liveFlag(ses), mustJSON(ses), ses.ID, prev)); err != nil {
 			return err
 		}
 		if err := saveCall(ctx, tx, c); err != nil {
@@ -49,4 +67,10 @@ func (s *Store) ListSessions(ctx context.Context, accountID string, q listing.Qu
 	before, limit := pageArgs(q)
 	return listDocs[session.Session](ctx, s.db,
 		`SELECT doc FROM sessions WHERE account_id = ? AND id < ? ORDER BY id DESC LIMIT ?`, accountID, before, limit)
+}
+
+// LiveSessions lists sessions that have not ended, oldest first, after afterID.
+func (s *Store) LiveSessions(ctx context.Context, afterID string, limit int) ([]session.Session, error) {
+	return listDocs[session.Session](ctx, s.db,
+		`SELECT doc FROM sessions WHERE live = 1 AND id > ? ORDER BY id LIMIT ?`, afterID, limit)
 }

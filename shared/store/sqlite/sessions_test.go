@@ -19,3 +19,14 @@ func TestSessionConformance(t *testing.T) {
 		return s
 	})
 }
+
+func TestLiveSessionConformance(t *testing.T) {
+	storetest.RunLiveSessions(t, func(t *testing.T) storetest.LiveSessionStore {
+		s, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "test.db"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { s.Close() })
+		return s
+	})
+}

@@ -3,6 +3,7 @@ package storetest
 import (
 	"context"
 	"errors"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -297,6 +298,85 @@ func ids(cs []call.Call) []string {
 	out := make([]string, len(cs))
 	for i, c := range cs {
 		out[i] = c.ID
+	}
+	return out
+}
+
+// LiveSessionStore is a SessionStore with the sweeper's index of live sessions.
+type LiveSessionStore interface {
+	SessionStore
+	session.LiveStore
+}
+
+// RunLiveSessions runs the session.LiveStore cases against a fresh store.
+func RunLiveSessions(t *testing.T, newStore func(t *testing.T) LiveSessionStore) {
+	t.Run("live sessions across accounts, oldest first, paged; an end leaves at once", func(t *testing.T) {
+		s := newStore(t)
+		var live []string
+		var pairs []struct {
+			ses session.Session
+			c   call.Call
+		}
+		for i := range 5 {
+			ses, c := newSessionPair(ident.New("acct")) // each its own account
+			if i%2 == 1 {
+				ses.Status, c.Status = session.StatusActive, call.StatusActive
+			}
+			if err := s.SaveSession(ctx(t), ses, c, nil); err != nil {
+				t.Fatal(err)
+			}
+			ses.Revision, c.Revision = 1, 1
+			live = append(live, ses.ID)
+			pairs = append(pairs, struct {
+				ses session.Session
+				c   call.Call
+			}{ses, c})
+		}
+		// One that is over from the start never shows.
+		done, doneCall := newSessionPair(ident.New("acct"))
+		done.Status, doneCall.Status = session.StatusFailed, call.StatusFailed
+		if err := s.SaveSession(ctx(t), done, doneCall, nil); err != nil {
+			t.Fatal(err)
+		}
+
+		got, err := s.LiveSessions(ctx(t), "", 100)
+		if err != nil || !slices.Equal(sessionIDs(got), live) {
+			t.Fatalf("LiveSessions = %v, %v; want %v", sessionIDs(got), err, live)
+		}
+		first, err := s.LiveSessions(ctx(t), "", 2)
+		if err != nil || !slices.Equal(sessionIDs(first), live[:2]) {
+			t.Fatalf("LiveSessions(limit 2) = %v, %v; want %v", sessionIDs(first), err, live[:2])
+		}
+		rest, err := s.LiveSessions(ctx(t), live[1], 100)
+		if err != nil || !slices.Equal(sessionIDs(rest), live[2:]) {
+			t.Fatalf("LiveSessions(after %s) = %v, %v; want %v", live[1], sessionIDs(rest), err, live[2:])
+		}
+
+		// Ending (or failing) a session takes it off the list in the same write.
+		at := time.Now().UTC().Truncate(time.Millisecond)
+		for i, status := range map[int]string{1: session.StatusEnded, 2: session.StatusFailed} {
+			p := pairs[i]
+			p.ses.Status, p.ses.EndedAt = status, &at
+			evt, _ := p.c.End(call.StatusEnded, call.ReasonMaxDuration, call.EndedBySystem, at, func() string { return ident.New("evt") })
+			if err := s.SaveSession(ctx(t), p.ses, p.c, []callevent.Event{evt}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		got, err = s.LiveSessions(ctx(t), "", 100)
+		want := []string{live[0], live[3], live[4]}
+		if err != nil || !slices.Equal(sessionIDs(got), want) {
+			t.Fatalf("after two ends, LiveSessions = %v, %v; want %v", sessionIDs(got), err, want)
+		}
+		if got[0].Status != session.StatusRinging || got[1].Status != session.StatusActive {
+			t.Errorf("live statuses = %s, %s; want ringing, active", got[0].Status, got[1].Status)
+		}
+	})
+}
+
+func sessionIDs(ss []session.Session) []string {
+	out := make([]string, len(ss))
+	for i, s := range ss {
+		out[i] = s.ID
 	}
 	return out
 }

@@ -1,0 +1,211 @@
+package session_test
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/bridgeline/bridgeline/events/callevent"
+	"github.com/bridgeline/bridgeline/events/eventtest"
+	"github.com/bridgeline/bridgeline/mediafleet/pipeline"
+	"github.com/bridgeline/bridgeline/mediafleet/worker"
+	"github.com/bridgeline/bridgeline/shared/call"
+	"github.com/bridgeline/bridgeline/shared/persona"
+	"github.com/bridgeline/bridgeline/shared/platform/sim"
+	"github.com/bridgeline/bridgeline/shared/session"
+	"github.com/bridgeline/bridgeline/shared/session/sessiontest"
+)
+
+// assistantObj is the assistant object as a client reads it.
+type assistantObj struct {
+	ID              string `json:"id"`
+	ActiveVersionID string `json:"active_version_id"`
+}
+
+// recordObj is the call record with everything an assistant call fills in.
+type recordObj struct {
+	callObj
+	AssistantID *string          `json:"assistant_id"`
+	StartedAt   string           `json:"started_at"`
+	EndedAt     *string          `json:"ended_at"`
+	Metrics     *persona.Metrics `json:"metrics"`
+	Turns       []persona.Turn   `json:"-"`
+}
+
+// publishAssistant creates and publishes an assistant and assigns it to the tenant's
+// first line; it returns the assistant with its active version.
+func publishAssistant(t *testing.T, st *sessiontest.Stack, name, greeting, avatarID string) assistantObj {
+	t.Helper()
+	var a assistantObj
+	sessiontest.Must(t, st.Do(t, http.MethodPost, "/v1/assistants", map[string]any{"name": name, "system_prompt": "Answer the phone.",
+		"greeting": greeting, "avatar_id": avatarID}, &a), http.StatusCreated, "create assistant")
+	sessiontest.Must(t, st.Do(t, http.MethodPost, "/v1/assistants/"+a.ID+"/publish", nil, &a), http.StatusCreated, "publish")
+	sessiontest.Must(t, st.Do(t, http.MethodPost, "/v1/lines/"+st.Lines[st.Handles[0]].ID+"/assign",
+		map[string]any{"assistant_id": a.ID}, nil), http.StatusOK, "assign")
+	return a
+}
+
+// ring places a sim call on the tenant's first line and waits until it is answered; its
+// party runs opts.
+func ring(t *testing.T, st *sessiontest.Stack, media string, opts sim.PartyOptions) sim.Call {
+	t.Helper()
+	sc, err := st.Sim.Place(sim.PlaceRequest{From: "+15551230000", To: st.Handles[0], Media: media, Party: opts})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return waitSimCall(t, st, sc.ID, sim.StatusAnswered)
+}
+
+// record reads the call record over the API.
+func record(t *testing.T, st *sessiontest.Stack, id string) recordObj {
+	t.Helper()
+	var c recordObj
+	sessiontest.Must(t, st.Do(t, http.MethodGet, "/v1/calls/"+id, nil, &c), http.StatusOK, "GET call")
+	if len(c.Transcript) > 0 && string(c.Transcript) != "null" {
+		if err := json.Unmarshal(c.Transcript, &c.Turns); err != nil {
+			t.Fatalf("transcript %s: %v", c.Transcript, err)
+		}
+	}
+	return c
+}
+
+// waitRecord polls the call record until cond holds.
+func waitRecord(t *testing.T, st *sessiontest.Stack, id, what string, cond func(recordObj) bool) recordObj {
+	t.Helper()
+	var c recordObj
+	sessiontest.WaitFor(t, 30*time.Second, what, func() bool {
+		c = record(t, st, id)
+		return cond(c)
+	})
+	return c
+}
+
+func hangupSim(t *testing.T, st *sessiontest.Stack, simCallID string) {
+	t.Helper()
+	if status, raw, err := st.Request(http.MethodPost, "/sim/calls/"+simCallID+"/hangup", nil, ""); err != nil || status != http.StatusOK {
+		t.Fatalf("POST /sim/calls/%s/hangup = %d %s, %v", simCallID, status, raw, err)
+	}
+}
+
+// byName is the conversation of the tests' workers: an assistant named hangUpName says
+// goodbye after its greeting and hangs up; the others hold the line.
+type byName struct{}
+
+const hangUpName = "Hang-up desk"
+
+func (byName) Converse(ctx context.Context, c *pipeline.Call) error {
+	if c.Job().Version.Name != hangUpName {
+		return pipeline.Listen{}.Converse(ctx, c)
+	}
+	_, err := c.Say(ctx, "Goodbye.")
+	return err
+}
+
+// endedReports keeps the ended reports a worker sent.
+type endedReports struct {
+	mu   sync.Mutex
+	reps map[string]persona.Report
+}
+
+func (e *endedReports) add(r persona.Report) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.reps == nil {
+		e.reps = map[string]persona.Report{}
+	}
+	e.reps[r.CallID] = r
+}
+
+func (e *endedReports) get(callID string) (persona.Report, bool) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	r, ok := e.reps[callID]
+	return r, ok
+}
+
+// TestWorkerReportsEndCalls: how a worker's ended report ends a call, on the real stack
+// with a real persona worker. The assistant hanging up is a normal end by the assistant;
+// a report that arrives after the control plane ended the call (room_closed or
+// terminated, once DELETE removed the room) changes nothing but filling in the
+// transcript.
+func TestWorkerReportsEndCalls(t *testing.T) {
+	st := tenant(t)
+	var ended endedReports
+	st.StartWorker(t, nil, worker.Options{Conversation: byName{}, OnCallEnded: ended.add})
+
+	t.Run("assistant hangs up", func(t *testing.T) {
+		a := publishAssistant(t, st, hangUpName, "Hello there.", "ava_maya")
+		sc := ring(t, st, "audio", sim.PartyOptions{})
+		c := waitRecord(t, st, sc.CallID, "the call to end", func(c recordObj) bool { return c.Status != call.StatusActive })
+		if c.Status != call.StatusEnded || str(c.EndReason) != call.ReasonAssistantHangup || str(c.EndedBy) != call.EndedByAssistant ||
+			str(c.AssistantID) != a.ID || str(c.VersionID) != a.ActiveVersionID {
+			t.Errorf("call record = %+v, want ended by the assistant with assistant_hangup", c)
+		}
+		c = waitRecord(t, st, sc.CallID, "the transcript", func(c recordObj) bool { return len(c.Turns) == 2 })
+		if c.Turns[0].Text != "Hello there." || c.Turns[1].Text != "Goodbye." || c.Metrics == nil || c.Metrics.FirstGreetingMS == nil {
+			t.Errorf("transcript %+v, metrics %+v: want the greeting, then goodbye, and the greeting time", c.Turns, c.Metrics)
+		}
+		waitSimCall(t, st, sc.ID, sim.StatusEnded)
+		eventtest.ExactlyOnce(t, st.Store, st.AccountID, callevent.TypeCallEnded, sc.CallID)
+	})
+
+	t.Run("a report after DELETE changes nothing", func(t *testing.T) {
+		publishAssistant(t, st, "Front desk", "Hello there.", "ava_theo")
+		sc := ring(t, st, "video", sim.PartyOptions{})
+		c := waitRecord(t, st, sc.CallID, "the greeting", func(c recordObj) bool { return c.Metrics != nil && c.Metrics.FirstGreetingMS != nil })
+		var deleted sessionObj
+		sessiontest.Must(t, st.Do(t, http.MethodDelete, "/v1/sessions/"+*c.SessionID, nil, &deleted), http.StatusOK, "DELETE")
+		at := record(t, st, sc.CallID)
+		if at.Status != call.StatusEnded || str(at.EndReason) != call.ReasonDeleted || str(at.EndedBy) != call.EndedByCustomer {
+			t.Fatalf("after DELETE, call record = %+v", at)
+		}
+		sessiontest.WaitFor(t, 30*time.Second, "the worker's ended report", func() bool { _, ok := ended.get(sc.CallID); return ok })
+		rep, _ := ended.get(sc.CallID)
+		if rep.EndReason != persona.EndRoomClosed && rep.EndReason != persona.EndTerminated {
+			t.Errorf("worker ended with %q, want room_closed or terminated", rep.EndReason)
+		}
+		after := waitRecord(t, st, sc.CallID, "the transcript", func(c recordObj) bool { return len(c.Turns) > 0 })
+		if after.Status != at.Status || str(after.EndReason) != str(at.EndReason) || str(after.EndedBy) != str(at.EndedBy) ||
+			str(after.EndedAt) != str(at.EndedAt) || *after.DurationMS != *at.DurationMS {
+			t.Errorf("the late report changed the call: %+v, was %+v", after, at)
+		}
+		if after.Turns[0].Text != "Hello there." || after.Metrics.ConnectingScreenMS == nil {
+			t.Errorf("transcript %+v, metrics %+v: want the greeting turn and the connecting screen time", after.Turns, after.Metrics)
+		}
+		if s := getSession(t, st, *c.SessionID); s.Status != session.StatusEnded || str(s.EndReason) != call.ReasonDeleted {
+			t.Errorf("session = %+v, want ended, deleted", s)
+		}
+		eventtest.ExactlyOnce(t, st.Store, st.AccountID, callevent.TypeCallEnded, sc.CallID)
+	})
+}
+
+// TestMediaFailed: a worker that cannot verify media in time reports media_failed, and
+// the call ends failed with that reason: the room is deleted (the caller is dropped) and
+// call.ended is written once.
+func TestMediaFailed(t *testing.T) {
+	st := tenant(t)
+	// No caller can be verified within a millisecond of the worker joining.
+	st.StartWorker(t, func(c *worker.Config) { c.VerifyTimeout = time.Millisecond }, worker.Options{})
+	publishAssistant(t, st, "Front desk", "Hello there.", "ava_iris")
+	sc := ring(t, st, "video", sim.PartyOptions{})
+	c := waitRecord(t, st, sc.CallID, "the call to end", func(c recordObj) bool { return c.EndedAt != nil })
+	if c.Status != call.StatusFailed || str(c.EndReason) != call.ReasonMediaFailed || str(c.EndedBy) != call.EndedByAssistant {
+		t.Errorf("call record = %+v, want failed with media_failed by the assistant", c)
+	}
+	if c.Metrics != nil && c.Metrics.FirstGreetingMS != nil {
+		t.Errorf("a greeting was played on a call whose media failed: %+v", c.Metrics)
+	}
+	s := getSession(t, st, *c.SessionID)
+	if s.Status != session.StatusFailed || str(s.EndReason) != call.ReasonMediaFailed {
+		t.Errorf("session = %+v, want failed, media_failed", s)
+	}
+	waitSimCall(t, st, sc.ID, sim.StatusEnded) // dropped with the room
+	sessiontest.WaitFor(t, 10*time.Second, "room gone", func() bool {
+		ps, _ := st.RTC.ListParticipants(context.Background(), s.ID)
+		return len(ps) == 0
+	})
+	eventtest.ExactlyOnce(t, st.Store, st.AccountID, callevent.TypeCallEnded, sc.CallID)
+}

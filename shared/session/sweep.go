@@ -1,0 +1,115 @@
+package session
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/bridgeline/bridgeline/shared/call"
+)
+
+// sweepPage is how many live sessions Sweep reads at a time.
+const sweepPage = 100
+
+// Sweep ends the live sessions that are past a limit:
+//
+//   - max_duration: MaxDuration after the session was created;
+//   - assistant_unavailable: an assistant call answered DispatchTimeout ago with no
+//     report from any persona worker yet. livekit-server 1.8 drops an agent dispatch
+//     without a word when no worker is free, so silence is the only sign.
+//
+// Each end is conditional on the session as it stands when the end is written, through
+// the same path as every other end: a session that ended meanwhile, or whose worker
+// reported meanwhile, is left alone, and call.ended is written once. Sweep returns how
+// many sessions it ended.
+//
+// The local stack runs it every second (RunSweeper); on AWS a scheduled function runs it.
+// The Records store must implement LiveStore.
+func (s *Service) Sweep(ctx context.Context) (int, error) {
+	ls, ok := s.Records.(LiveStore)
+	if !ok {
+		return 0, fmt.Errorf("sweep: store %T does not list live sessions", s.Records)
+	}
+	now := s.now()
+	maxDur, dispatch := s.maxDuration(), s.dispatchTimeout()
+	ended := 0
+	var errs []error
+	after := ""
+	for {
+		page, err := ls.LiveSessions(ctx, after, sweepPage)
+		if err != nil {
+			return ended, errors.Join(append(errs, fmt.Errorf("sweep: list live sessions: %w", err))...)
+		}
+		for _, ses := range page {
+			after = ses.ID
+			var cond func(Session, call.Call) bool
+			status, reason := StatusEnded, ""
+			switch {
+			case tooLong(ses, now, maxDur):
+				reason = call.ReasonMaxDuration
+				cond = func(ses Session, _ call.Call) bool { return tooLong(ses, now, maxDur) }
+			case unattended(ses, now, dispatch):
+				status, reason = StatusFailed, call.ReasonAssistantUnavailable
+				cond = func(ses Session, _ call.Call) bool { return unattended(ses, now, dispatch) }
+			default:
+				continue
+			}
+			_, _, did, err := s.endIf(ctx, ses.ID, cond, status, reason, call.EndedBySystem)
+			if err != nil {
+				errs = append(errs, fmt.Errorf("sweep: end %s: %w", ses.ID, err))
+				continue
+			}
+			if did {
+				ended++
+				s.log().Info("session swept", "session_id", ses.ID, "call_id", ses.CallID, "end_reason", reason)
+			}
+		}
+		if len(page) < sweepPage {
+			return ended, errors.Join(errs...)
+		}
+	}
+}
+
+// tooLong: a live session older than the maximum.
+func tooLong(ses Session, now time.Time, limit time.Duration) bool {
+	return !ses.Over() && !now.Before(ses.CreatedAt.Add(limit))
+}
+
+// unattended: a live, answered assistant session no worker has reported on within the
+// bound.
+func unattended(ses Session, now time.Time, bound time.Duration) bool {
+	return !ses.Over() && ses.Mode == ModeAssistant && ses.Status == StatusActive && ses.AnsweredAt != nil &&
+		ses.AssistantSeenAt == nil && !now.Before(ses.AnsweredAt.Add(bound))
+}
+
+// RunSweeper runs Sweep every interval until ctx ends. Errors are logged; the next sweep
+// tries again.
+func (s *Service) RunSweeper(ctx context.Context, every time.Duration) {
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		if _, err := s.Sweep(ctx); err != nil && ctx.Err() == nil {
+			s.log().Error("sweep", "err", err)
+		}
+	}
+}
+
+func (s *Service) maxDuration() time.Duration {
+	if s.MaxDuration > 0 {
+		return s.MaxDuration
+	}
+	return DefaultMaxDuration
+}
+
+func (s *Service) dispatchTimeout() time.Duration {
+	if s.DispatchTimeout > 0 {
+		return s.DispatchTimeout
+	}
+	return DefaultDispatchTimeout
+}
