@@ -4,13 +4,18 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/livekit/protocol/livekit"
 
 	"github.com/bridgeline/bridgeline/events/callevent"
 	"github.com/bridgeline/bridgeline/events/eventtest"
 	"github.com/bridgeline/bridgeline/mediafleet/pipeline"
+	"github.com/bridgeline/bridgeline/mediafleet/report"
 	"github.com/bridgeline/bridgeline/mediafleet/worker"
 	"github.com/bridgeline/bridgeline/shared/call"
 	"github.com/bridgeline/bridgeline/shared/persona"
@@ -208,4 +213,107 @@ func TestMediaFailed(t *testing.T) {
 		return len(ps) == 0
 	})
 	eventtest.ExactlyOnce(t, st.Store, st.AccountID, callevent.TypeCallEnded, sc.CallID)
+}
+
+// mutableReporter forwards a worker's reports to the control plane until muted: a worker
+// that dies mid-call never sends its ended report.
+type mutableReporter struct {
+	next  pipeline.Reporter
+	muted atomic.Bool
+}
+
+func (m *mutableReporter) Send(ctx context.Context, r persona.Report) error {
+	if m.muted.Load() {
+		return nil
+	}
+	return m.next.Send(ctx, r)
+}
+
+// leftWebhook waits until the API has handled participant_left for an identity in the
+// room (prefix match) and returns it.
+func leftWebhook(t *testing.T, st *sessiontest.Stack, room, identityPrefix string) *livekit.ParticipantInfo {
+	t.Helper()
+	var p *livekit.ParticipantInfo
+	sessiontest.WaitFor(t, 30*time.Second, "participant_left of "+identityPrefix+"*", func() bool {
+		for _, ev := range st.Webhooks(room) {
+			if ev.Event == "participant_left" && strings.HasPrefix(ev.GetParticipant().GetIdentity(), identityPrefix) {
+				p = ev.GetParticipant()
+				return true
+			}
+		}
+		return false
+	})
+	return p
+}
+
+// TestAssistantLeaving: on an inbound assistant call, neither a customer's client that
+// watched and left, nor the assistant participant (kind AGENT) leaving without a report
+// (its worker died), ends the call as if the customer's client of a human session left.
+// The call still ends when the caller hangs up.
+func TestAssistantLeaving(t *testing.T) {
+	st := tenant(t)
+	lkc := st.LiveKit.Config()
+	rep := &mutableReporter{next: &report.Client{BaseURL: st.URL, APIKey: lkc.APIKey, APISecret: lkc.APISecret}}
+	w := st.StartWorker(t, nil, worker.Options{Reporter: rep})
+	publishAssistant(t, st, "Front desk", "Hello there.", "ava_theo")
+	sc := ring(t, st, "video", sim.PartyOptions{})
+	c := waitRecord(t, st, sc.CallID, "the greeting", func(c recordObj) bool { return c.Metrics != nil && c.Metrics.FirstGreetingMS != nil })
+	room := *c.SessionID
+
+	// A customer's client watches with a fresh token, then leaves.
+	var tok tokenObj
+	sessiontest.Must(t, st.Do(t, http.MethodPost, "/v1/sessions/"+room+"/tokens", nil, &tok), http.StatusCreated, "POST tokens")
+	cl := joinClient(t, tok.RTCURL, tok.ParticipantToken)
+	sessiontest.WaitFor(t, 20*time.Second, "client watches the assistant", func() bool { return cl.videoFramesFrom("assistant-") > 0 })
+	cl.Leave()
+	leftWebhook(t, st, room, session.CustomerIdentity)
+	if s := getSession(t, st, room); s.Status != session.StatusActive {
+		t.Fatalf("after the watching client left, session = %+v, want active", s)
+	}
+
+	// The worker dies without a word: the assistant leaves the room, its report is lost.
+	rep.muted.Store(true)
+	w.Stop()
+	p := leftWebhook(t, st, room, "assistant-")
+	if p.GetKind() != livekit.ParticipantInfo_AGENT {
+		t.Errorf("the assistant left as kind %v, want AGENT", p.GetKind())
+	}
+	if s := getSession(t, st, room); s.Status != session.StatusActive {
+		t.Fatalf("after the assistant left, session = %+v, want active", s)
+	}
+	if c := record(t, st, sc.CallID); c.Status != call.StatusActive || c.EndedAt != nil {
+		t.Fatalf("after the assistant left, call = %+v, want active", c)
+	}
+	if n := countEnded(t, st, sc.CallID); n != 0 {
+		t.Fatalf("call.ended written %d times while the caller is still on the line", n)
+	}
+
+	// The caller hangs up: the call ends as the caller's.
+	hangupSim(t, st, sc.ID)
+	ended := waitStatus(t, st, room, session.StatusEnded)
+	c = record(t, st, sc.CallID)
+	if str(ended.EndReason) != call.ReasonRemoteHangup || str(c.EndedBy) != call.EndedByRemote {
+		t.Errorf("session %+v, call %+v: want ended by the caller's hang-up", ended, c)
+	}
+	eventtest.ExactlyOnce(t, st.Store, st.AccountID, callevent.TypeCallEnded, sc.CallID)
+}
+
+// countEnded counts call.ended events of a call in the event log.
+func countEnded(t *testing.T, st *sessiontest.Stack, callID string) int {
+	t.Helper()
+	var list struct {
+		Data []struct {
+			Data struct {
+				CallID string `json:"call_id"`
+			} `json:"data"`
+		} `json:"data"`
+	}
+	sessiontest.Must(t, st.Do(t, http.MethodGet, "/v1/events?type=call.ended&limit=100", nil, &list), http.StatusOK, "GET events")
+	n := 0
+	for _, e := range list.Data {
+		if e.Data.CallID == callID {
+			n++
+		}
+	}
+	return n
 }

@@ -118,23 +118,21 @@ func createSession(t *testing.T, st *sessiontest.Stack, body map[string]any) cre
 	return out
 }
 
-// joinClient joins as the customer's client: it only subscribes, and counts the remote
-// party's decoded video frames.
+// joinClient joins as the customer's client: it only subscribes, and counts the decoded
+// video frames of each remote participant.
 type client struct {
 	*callerbot.Bot
 	mu     sync.Mutex
-	frames int
+	frames map[string]int // by participant identity
 }
 
 func joinClient(t *testing.T, url, token string) *client {
 	t.Helper()
-	c := &client{}
+	c := &client{frames: map[string]int{}}
 	bot, err := callerbot.Join(context.Background(), callerbot.Options{URL: url, Token: token, OnFrame: func(f callerbot.Frame) {
-		if f.Participant == platform.ParticipantIdentity {
-			c.mu.Lock()
-			c.frames++
-			c.mu.Unlock()
-		}
+		c.mu.Lock()
+		c.frames[f.Participant]++
+		c.mu.Unlock()
 	}})
 	if err != nil {
 		t.Fatalf("client join: %v", err)
@@ -144,10 +142,20 @@ func joinClient(t *testing.T, url, token string) *client {
 	return c
 }
 
-func (c *client) videoFrames() int {
+// videoFrames counts the remote party's frames.
+func (c *client) videoFrames() int { return c.videoFramesFrom(platform.ParticipantIdentity) }
+
+// videoFramesFrom counts the frames of participants whose identity starts with prefix.
+func (c *client) videoFramesFrom(prefix string) int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.frames
+	n := 0
+	for id, f := range c.frames {
+		if strings.HasPrefix(id, prefix) {
+			n += f
+		}
+	}
+	return n
 }
 
 func getSession(t *testing.T, st *sessiontest.Stack, id string) sessionObj {

@@ -203,7 +203,7 @@ func New(opts Options) (_ *Stack, err error) {
 			return
 		}
 		if r.URL.Path == httpapi.LiveKitWebhookPath {
-			sh.recordWebhook(r)
+			defer sh.recordWebhook(r, sh.readBody(r))
 		}
 		apiHandler.ServeHTTP(w, r)
 	})))
@@ -272,11 +272,19 @@ func (s *Stack) Tenant(t testing.TB) *Stack {
 	return &cp
 }
 
+// Worker is a persona worker running in the test process.
+type Worker struct {
+	*worker.Worker
+	stop func()
+}
+
+// Stop ends the worker (its running calls end with worker_shutdown) and waits for it.
+func (w *Worker) Stop() { w.stop() }
+
 // StartWorker runs a persona worker in this process against the stack, as `make run`
-// does, until the test ends; mod adjusts its configuration (MaxJobs 4, the default verify
-// timeout) and opts its parts. It returns once LiveKit has registered the worker.
-// Stopping it ends its running calls (worker_shutdown).
-func (s *Stack) StartWorker(t testing.TB, mod func(*worker.Config), opts worker.Options) *worker.Worker {
+// does, until the test ends or Stop; mod adjusts its configuration (MaxJobs 4, the default
+// verify timeout) and opts its parts. It returns once LiveKit has registered the worker.
+func (s *Stack) StartWorker(t testing.TB, mod func(*worker.Config), opts worker.Options) *Worker {
 	t.Helper()
 	cfg := worker.Defaults()
 	lkc := s.LiveKit.Config()
@@ -294,10 +302,9 @@ func (s *Stack) StartWorker(t testing.TB, mod func(*worker.Config), opts worker.
 		defer close(done)
 		w.Run(ctx)
 	}()
-	t.Cleanup(func() {
-		cancel()
-		<-done
-	})
+	var once sync.Once
+	stop := func() { once.Do(func() { cancel(); <-done }) }
+	t.Cleanup(stop)
 	select {
 	case <-w.Registered():
 	case <-done:
@@ -305,18 +312,23 @@ func (s *Stack) StartWorker(t testing.TB, mod func(*worker.Config), opts worker.
 	case <-time.After(20 * time.Second):
 		t.Fatal("persona worker did not register with livekit-server")
 	}
-	return w
+	return &Worker{Worker: w, stop: stop}
 }
 
-// recordWebhook keeps a copy of a LiveKit webhook the API is about to receive (the API
-// verifies it; this only reads the body).
-func (sh *shared) recordWebhook(r *http.Request) {
+// readBody reads a request's body and puts it back for the handler.
+func (sh *shared) readBody(r *http.Request) []byte {
 	body, err := io.ReadAll(r.Body)
 	r.Body.Close()
 	r.Body = io.NopCloser(bytes.NewReader(body))
 	if err != nil {
-		return
+		return nil
 	}
+	return body
+}
+
+// recordWebhook keeps a LiveKit webhook once the API has handled it (the API verifies
+// it; this only reads it).
+func (sh *shared) recordWebhook(r *http.Request, body []byte) {
 	var ev livekit.WebhookEvent
 	if protojson.Unmarshal(body, &ev) == nil {
 		sh.mu.Lock()
@@ -325,7 +337,7 @@ func (sh *shared) recordWebhook(r *http.Request) {
 	}
 }
 
-// Webhooks returns the LiveKit webhooks the API received for a room, in arrival order.
+// Webhooks returns the LiveKit webhooks the API has handled for a room, in order.
 func (s *Stack) Webhooks(room string) []*livekit.WebhookEvent {
 	s.shared.mu.Lock()
 	defer s.shared.mu.Unlock()
