@@ -317,7 +317,8 @@ func awsEnv(dynamoURL, motoURL string) []string {
 		"AWS_ENDPOINT_URL_DYNAMODB=" + dynamoURL,
 	}
 	if motoURL != "" {
-		env = append(env, "AWS_ENDPOINT_URL_SQS="+motoURL, "AWS_ENDPOINT_URL_EVENTBRIDGE="+motoURL)
+		env = append(env, "AWS_ENDPOINT_URL_SQS="+motoURL, "AWS_ENDPOINT_URL_EVENTBRIDGE="+motoURL,
+			"AWS_ENDPOINT_URL_SECRETS_MANAGER="+motoURL)
 	}
 	return env
 }

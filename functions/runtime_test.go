@@ -49,7 +49,7 @@ import (
 
 // stack is one test's deployment: tables, queues, a bus, and the function processes.
 type stack struct {
-	t         *testing.T
+	t         testing.TB
 	ctx       context.Context
 	store     *dynamo.Store
 	dynamoURL string
@@ -61,7 +61,7 @@ type stack struct {
 	recs      map[string]*recorder
 }
 
-func newStack(t *testing.T) *stack {
+func newStack(t testing.TB) *stack {
 	t.Helper()
 	endpoint := dynamolocal.Endpoint(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
@@ -124,7 +124,7 @@ func (s *stack) withBus() {
 
 // ruleTargets returns the delivery rule's event pattern from template.yaml, and checks
 // it is the one events/awsbus publishes to.
-func ruleTargets(t *testing.T) string {
+func ruleTargets(t testing.TB) string {
 	r := loadTemplate(t).Resources["DeliveryRule"]
 	b, err := json.Marshal(r.Properties["EventPattern"])
 	if err != nil {
@@ -200,7 +200,7 @@ type response struct {
 	body    []byte
 }
 
-func (r response) json(t *testing.T) map[string]any {
+func (r response) json(t testing.TB) map[string]any {
 	t.Helper()
 	var v map[string]any
 	if err := json.Unmarshal(r.body, &v); err != nil {
@@ -209,10 +209,10 @@ func (r response) json(t *testing.T) map[string]any {
 	return v
 }
 
-// call builds the API Gateway event of a request from testdata, runs it through the
-// function and decodes its proxy response.
-func (s *stack) call(rq request) response {
-	t := s.t
+// httpEvent builds the API Gateway HTTP API (payload 2.0) event of a request from
+// testdata: route key, raw path and query, headers, body, path parameter and the
+// authorizer's context.
+func httpEvent(t testing.TB, rq request) []byte {
 	t.Helper()
 	ev := readJSON(t, "http-api-v2-request.json")
 	routeKey := rq.method + " " + rq.pattern
@@ -248,9 +248,24 @@ func (s *stack) call(rq request) response {
 	rc["http"].(map[string]any)["method"] = rq.method
 	rc["http"].(map[string]any)["path"] = rq.path
 	rc["authorizer"] = map[string]any{"lambda": rq.auth}
-	b, _ := json.Marshal(ev)
+	return mustJSON(t, ev)
+}
+
+func mustJSON(t testing.TB, v any) []byte {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// call runs a request's event through the function and decodes its proxy response.
+func (s *stack) call(rq request) response {
+	t := s.t
+	t.Helper()
 	var out events.APIGatewayV2HTTPResponse
-	if err := json.Unmarshal(s.invoke(rq.fn, b), &out); err != nil {
+	if err := json.Unmarshal(s.invoke(rq.fn, httpEvent(t, rq)), &out); err != nil {
 		t.Fatal(err)
 	}
 	body := []byte(out.Body)
@@ -263,12 +278,26 @@ func (s *stack) call(rq request) response {
 	return response{status: out.StatusCode, headers: out.Headers, body: body}
 }
 
+// logOf returns a function's log once it holds the response's request line (the log
+// travels through a pipe and may trail the response by a moment).
+func (s *stack) logOf(fn string, resp response) string {
+	id := resp.headers["Request-Id"]
+	p := s.proc(fn)
+	for range 50 {
+		if id == "" || strings.Contains(p.Output(), id) {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	return p.Output()
+}
+
 // expect calls and checks the status, returning the decoded JSON body.
 func (s *stack) expect(rq request, status int) map[string]any {
 	s.t.Helper()
 	resp := s.call(rq)
 	if resp.status != status {
-		s.t.Fatalf("%s %s via %s: status %d, want %d; body %s\nlog:\n%s", rq.method, rq.path, rq.fn, resp.status, status, resp.body, s.proc(rq.fn).Output())
+		s.t.Fatalf("%s %s via %s: status %d, want %d; body %s\nlog:\n%s", rq.method, rq.path, rq.fn, resp.status, status, resp.body, s.logOf(rq.fn, resp))
 	}
 	if resp.headers["Request-Id"] == "" && resp.headers["request-id"] == "" {
 		s.t.Errorf("%s %s: no Request-Id header in %v", rq.method, rq.path, resp.headers)
@@ -279,6 +308,7 @@ func (s *stack) expect(rq request, status int) map[string]any {
 func TestFunctionsUnderLambdaRuntime(t *testing.T) {
 	s := newStack(t)
 	s.withBus()
+	lk, gw := s.withLiveKit()
 	ctx := s.ctx
 
 	// An account with a key and a line, made the way `bridgeline admin` makes them.
@@ -466,6 +496,8 @@ func TestFunctionsUnderLambdaRuntime(t *testing.T) {
 		t.Errorf("answer = %v, want the session payload", answered)
 	}
 
+	s.sessionScenario(lk, gw, acct.ID, ln.ID, auth)
+
 	// Every function ran, and used exactly what template.yaml grants it.
 	var missing []string
 	for _, name := range functionNames(t) {
@@ -477,7 +509,7 @@ func TestFunctionsUnderLambdaRuntime(t *testing.T) {
 		t.Errorf("functions not exercised by this test: %v (add them to the scenario)", missing)
 	}
 	for name, rec := range s.recs {
-		checkGrants(t, name, rec.accesses())
+		checkGrants(t, name, rec.accesses(), !partial[name])
 	}
 }
 
@@ -552,10 +584,19 @@ var (
 		"dynamodb:BatchWriteItem", "dynamodb:ConditionCheckItem")
 )
 
+// partial are functions the scenario cannot run to the end here: their accesses must
+// be granted, but not every grant is used.
+var partial = map[string]bool{
+	"sessions-create": true, // stops where it would dial the calling platform (no adapter in a Lambda yet)
+	// Its writes follow a participant leaving a room, which needs a WebRTC client in
+	// the room: the local stack's end-to-end tests cover that path.
+	"livekit-webhook": true,
+}
+
 // checkGrants compares what a function did with its policies in template.yaml: every
-// access is allowed; every table it is granted was used, and write access only where it
-// wrote.
-func checkGrants(t *testing.T, name string, used map[access]bool) {
+// access is allowed; with all set, every table it is granted was used, and written
+// where it has write access.
+func checkGrants(t *testing.T, name string, used map[access]bool, all bool) {
 	t.Helper()
 	granted := map[string]string{} // table logical id -> policy template
 	for _, p := range policies(t, name) {
@@ -584,6 +625,7 @@ func checkGrants(t *testing.T, name string, used map[access]bool) {
 	}
 	for table, kind := range granted {
 		switch {
+		case !all:
 		case !usedTables[table]:
 			t.Errorf("%s is granted %s on %s but never used it", name, kind, table)
 		case kind == "DynamoDBCrudPolicy" && !wrote[table]:

@@ -7,17 +7,22 @@ package wire
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
 	"os"
 	"slices"
+	"strconv"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/eventbridge"
+	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	"github.com/livekit/protocol/livekit"
 
 	"github.com/bridgeline/bridgeline/events/awsbus"
 	"github.com/bridgeline/bridgeline/events/callevent"
@@ -25,6 +30,9 @@ import (
 	"github.com/bridgeline/bridgeline/shared/assistant"
 	"github.com/bridgeline/bridgeline/shared/httpapi"
 	"github.com/bridgeline/bridgeline/shared/line"
+	"github.com/bridgeline/bridgeline/shared/platform"
+	"github.com/bridgeline/bridgeline/shared/rtc"
+	"github.com/bridgeline/bridgeline/shared/session"
 	"github.com/bridgeline/bridgeline/shared/store/dynamo"
 	"github.com/bridgeline/bridgeline/shared/webhookendpoint"
 )
@@ -42,16 +50,28 @@ func Logger() *slog.Logger {
 	return slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
 }
 
+// Media is how functions reach LiveKit: Rooms for the session service, and RTC (nil
+// without credentials) for the receivers that verify LiveKit's and the workers'
+// signatures.
+type Media struct {
+	Rooms session.Rooms
+	RTC   *rtc.Client
+}
+
 // API wires the services over s, as the local stack does. There is no in-process rate
 // limiter: a Lambda instance sees a sliver of the traffic, so API Gateway's route
-// throttling (template.yaml) limits rates instead.
-func API(s *dynamo.Store, redeliver httpapi.Redeliverer, log *slog.Logger) *httpapi.API {
+// throttling (template.yaml) limits rates instead. Calling platforms are not wired yet:
+// their adapters run in-process in the local stack (the sim), and none reaches a
+// platform from a Lambda.
+func API(s *dynamo.Store, media Media, redeliver httpapi.Redeliverer, log *slog.Logger) *httpapi.API {
 	hooks := &httpapi.Webhooks{
 		Endpoints: &webhookendpoint.Service{Store: s},
 		Events:    s,
 		Redeliver: redeliver,
 	}
 	answers := &httpapi.CallAnswers{Decisions: s, Now: time.Now}
+	sessions := &session.Service{Records: s, Lines: s, Assistants: s, Accounts: s, Rooms: media.Rooms,
+		Platforms: map[string]platform.Platform{}, Log: log, Now: time.Now}
 	return &httpapi.API{
 		Accounts:    s,
 		Assistants:  &assistant.Service{Store: s, Now: time.Now},
@@ -59,12 +79,15 @@ func API(s *dynamo.Store, redeliver httpapi.Redeliverer, log *slog.Logger) *http
 		Idempotency: s,
 		Log:         log,
 		Now:         time.Now,
-		Extra:       slices.Concat(hooks.Routes(), answers.Routes()),
+		Extra: slices.Concat(hooks.Routes(), answers.Routes(),
+			(&httpapi.Sessions{Service: sessions}).Routes(),
+			(&httpapi.Receivers{Sessions: sessions, RTC: media.RTC}).Routes()),
 	}
 }
 
 // Handler is the net/http handler of one /v1 function: its route only, authenticated by
-// the API Gateway authorizer's context.
+// the API Gateway authorizer's context (internal receivers check their senders'
+// signatures instead).
 func Handler(ctx context.Context, function string) (http.Handler, error) {
 	s, err := Store(ctx)
 	if err != nil {
@@ -79,9 +102,69 @@ func Handler(ctx context.Context, function string) (http.Handler, error) {
 		}
 		redeliver = &awsbus.Handler{Queue: q, QueueURL: url, Logger: log}
 	}
-	api := API(s, redeliver, log)
+	media, err := MediaFromEnv(ctx)
+	if err != nil {
+		return nil, err
+	}
+	api := API(s, media, redeliver, log)
 	return api.FunctionHandler(function, api.LambdaAuth)
 }
+
+// MediaFromEnv reads LiveKit's settings: LIVEKIT_PUBLIC_URL (the rtc_url clients get),
+// and for functions that call LiveKit or check its signatures, LIVEKIT_URL and
+// LIVEKIT_CREDENTIALS_ARN, the Secrets Manager secret holding api_key and api_secret,
+// read once at start. TOKEN_TTL_MINUTES sets participant tokens' lifetime.
+func MediaFromEnv(ctx context.Context) (Media, error) {
+	public := os.Getenv("LIVEKIT_PUBLIC_URL")
+	arn := os.Getenv("LIVEKIT_CREDENTIALS_ARN")
+	if arn == "" {
+		return Media{Rooms: noLiveKit{public: public}}, nil
+	}
+	var ttl time.Duration
+	if v := os.Getenv("TOKEN_TTL_MINUTES"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil {
+			return Media{}, fmt.Errorf("TOKEN_TTL_MINUTES: not an integer: %q", v)
+		}
+		ttl = time.Duration(n) * time.Minute
+	}
+	cfg, err := config.LoadDefaultConfig(ctx)
+	if err != nil {
+		return Media{}, fmt.Errorf("aws config: %w", err)
+	}
+	out, err := secretsmanager.NewFromConfig(cfg).GetSecretValue(ctx, &secretsmanager.GetSecretValueInput{SecretId: aws.String(arn)})
+	if err != nil {
+		return Media{}, fmt.Errorf("read LiveKit credentials: %w", err)
+	}
+	var creds struct {
+		APIKey    string `json:"api_key"`
+		APISecret string `json:"api_secret"`
+	}
+	if err := json.Unmarshal([]byte(aws.ToString(out.SecretString)), &creds); err != nil {
+		return Media{}, fmt.Errorf("LiveKit credentials secret: %w", err)
+	}
+	c, err := rtc.New(rtc.Config{URL: os.Getenv("LIVEKIT_URL"), PublicURL: public,
+		APIKey: creds.APIKey, APISecret: creds.APISecret, TokenTTL: ttl})
+	if err != nil {
+		return Media{}, err
+	}
+	return Media{Rooms: c, RTC: c}, nil
+}
+
+// noLiveKit is the Rooms of functions given no LiveKit credentials: they only show
+// rtc_url, and anything else is a configuration error.
+type noLiveKit struct{ public string }
+
+var errNoLiveKit = errors.New("this function has no LIVEKIT_CREDENTIALS_ARN")
+
+func (n noLiveKit) PublicURL() string { return n.public }
+
+func (noLiveKit) CreateRoom(context.Context, rtc.RoomSpec) (*livekit.Room, error) {
+	return nil, errNoLiveKit
+}
+func (noLiveKit) DeleteRoom(context.Context, string) error                  { return errNoLiveKit }
+func (noLiveKit) Dispatch(context.Context, string, rtc.AgentDispatch) error { return errNoLiveKit }
+func (noLiveKit) ParticipantToken(rtc.Grant) (rtc.Token, error)             { return rtc.Token{}, errNoLiveKit }
 
 // SQS is an SQS client from the standard AWS configuration.
 func SQS(ctx context.Context) (*sqs.Client, error) {

@@ -181,3 +181,7 @@ func TestEventLogConformance(t *testing.T) {
 func TestDecisionConformance(t *testing.T) {
 	storetest.RunDecisions(t, func(t *testing.T) decision.Store { return newStore(t) })
 }
+
+func TestSessionConformance(t *testing.T) {
+	storetest.RunSessions(t, func(t *testing.T) storetest.SessionStore { return newStore(t) })
+}

@@ -32,6 +32,10 @@ const (
 	Events           Table = "events"            // the event log by id; by account (and type), newest first; streamed to EventBridge
 	WebhookAttempts  Table = "webhook_attempts"  // delivery attempts by (event, attempt id)
 	CallDecisions    Table = "call_decisions"    // customer_decides answers by call; the first one wins
+
+	Sessions        Table = "sessions"          // by id; by account, newest first
+	Calls           Table = "calls"             // call records by id; by account, line or session, newest first
+	CallPlatformIDs Table = "call_platform_ids" // (platform, platform call id) -> call: keeps them unique
 )
 
 // Retention is how long the event log and its delivery attempts are kept (TTL).
@@ -39,7 +43,7 @@ const Retention = 30 * 24 * time.Hour
 
 // AllTables lists every table in a stable order.
 var AllTables = []Table{Accounts, APIKeys, Assistants, Versions, Lines, LineHandles, Idempotency,
-	WebhookEndpoints, Events, WebhookAttempts, CallDecisions}
+	WebhookEndpoints, Events, WebhookAttempts, CallDecisions, Sessions, Calls, CallPlatformIDs}
 
 // EnvVar is the environment variable that names the table in a function's configuration
 // (TABLE_ASSISTANTS, ...).
@@ -52,6 +56,8 @@ func (t Table) LogicalID() string {
 		switch part {
 		case "api":
 			b.WriteString("API")
+		case "ids":
+			b.WriteString("IDs")
 		default:
 			b.WriteString(strings.ToUpper(part[:1]) + part[1:])
 		}
@@ -142,6 +148,15 @@ var Definitions = []Definition{
 	}},
 	{Table: WebhookAttempts, Partition: strAttr("event_id"), Sort: &idAttr, TTLAttribute: "ttl"},
 	{Table: CallDecisions, Partition: strAttr("call_id"), TTLAttribute: "ttl"},
+	{Table: Sessions, Partition: idAttr, Indexes: []Index{
+		{Name: "by_account", Partition: strAttr("account_id"), Sort: &idAttr},
+	}},
+	{Table: Calls, Partition: idAttr, Indexes: []Index{
+		{Name: "by_account", Partition: strAttr("account_id"), Sort: &idAttr},
+		{Name: "by_account_line", Partition: strAttr("account_line"), Sort: &idAttr},
+		{Name: "by_account_session", Partition: strAttr("account_session"), Sort: &idAttr},
+	}},
+	{Table: CallPlatformIDs, Partition: strAttr("platform_call")},
 }
 
 // DefinitionOf returns a table's definition.

@@ -1,0 +1,23 @@
+// Command persona-report is the Lambda for POST /internal/persona/report: the same handler as the local
+// stack. The route takes no API key: the handler verifies the sender's signature.
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+
+	"github.com/aws/aws-lambda-go/lambda"
+	"github.com/awslabs/aws-lambda-go-api-proxy/httpadapter"
+
+	"github.com/bridgeline/bridgeline/functions/internal/wire"
+)
+
+func main() {
+	h, err := wire.Handler(context.Background(), "persona-report")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "persona-report:", err)
+		os.Exit(1)
+	}
+	lambda.Start(httpadapter.NewV2(h).ProxyWithContext)
+}

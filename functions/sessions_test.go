@@ -1,0 +1,254 @@
+package functions_test
+
+// The session, call and receiver functions under the runtime harness, with a real
+// livekit-server: its webhooks reach livekit-webhook through a small stand-in for API
+// Gateway (an HTTP server on 127.0.0.1 that turns each request into an HTTP API event),
+// and the functions read the LiveKit credentials from Secrets Manager (moto).
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
+	lkauth "github.com/livekit/protocol/auth"
+
+	"github.com/bridgeline/bridgeline/events/callevent"
+	"github.com/bridgeline/bridgeline/mediafleet/livekit"
+	"github.com/bridgeline/bridgeline/mediafleet/livekit/livekittest"
+	"github.com/bridgeline/bridgeline/shared/call"
+	"github.com/bridgeline/bridgeline/shared/httpapi"
+	"github.com/bridgeline/bridgeline/shared/ident"
+	"github.com/bridgeline/bridgeline/shared/listing"
+	"github.com/bridgeline/bridgeline/shared/persona"
+	"github.com/bridgeline/bridgeline/shared/rtc"
+	"github.com/bridgeline/bridgeline/shared/session"
+)
+
+// gateway stands in for API Gateway in front of the public (no authorizer) routes:
+// each request becomes an HTTP API v2 event for the route's function.
+type gateway struct {
+	s      *stack
+	routes map[string]string // path -> function
+	mu     sync.Mutex
+	seen   []int // statuses the functions answered
+	srv    *httptest.Server
+}
+
+func (s *stack) newGateway(routes map[string]string) *gateway {
+	g := &gateway{s: s, routes: routes}
+	g.srv = httptest.NewServer(http.HandlerFunc(g.serve))
+	s.t.Cleanup(g.srv.Close)
+	return g
+}
+
+func (g *gateway) serve(w http.ResponseWriter, r *http.Request) {
+	fn, ok := g.routes[r.URL.Path]
+	if !ok {
+		http.NotFound(w, r)
+		return
+	}
+	body, _ := io.ReadAll(r.Body)
+	headers := map[string]string{}
+	for k := range r.Header {
+		headers[k] = r.Header.Get(k)
+	}
+	rq := request{fn: fn, method: r.Method, pattern: r.URL.Path, path: r.URL.Path, body: string(body), headers: headers}
+	p := g.s.proc(fn)
+	res, err := p.Invoke(g.s.ctx, httpEvent(g.s.t, rq))
+	var out events.APIGatewayV2HTTPResponse
+	if err != nil || json.Unmarshal(res.Payload, &out) != nil {
+		http.Error(w, "function failed", http.StatusBadGateway)
+		return
+	}
+	g.mu.Lock()
+	g.seen = append(g.seen, out.StatusCode)
+	g.mu.Unlock()
+	w.WriteHeader(out.StatusCode)
+	io.WriteString(w, out.Body)
+}
+
+func (g *gateway) statuses() []int {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return append([]int(nil), g.seen...)
+}
+
+// withLiveKit starts livekit-server with its webhooks going to the gateway, and puts
+// its credentials in Secrets Manager as template.yaml's LiveKitCredentials holds them.
+func (s *stack) withLiveKit() (*livekit.Server, *gateway) {
+	t := s.t
+	gw := s.newGateway(map[string]string{httpapi.LiveKitWebhookPath: "livekit-webhook"})
+	lk := livekittest.Start(t, livekit.Config{WebhookURLs: []string{gw.srv.URL + httpapi.LiveKitWebhookPath}})
+	conf := lk.Config()
+	cfg := aws.Config{Region: "us-east-1", Credentials: credentials.NewStaticCredentialsProvider("test", "test", "")}
+	sm := secretsmanager.NewFromConfig(cfg, func(o *secretsmanager.Options) { o.BaseEndpoint = aws.String(s.motoURL) })
+	secret, _ := json.Marshal(map[string]string{"api_key": conf.APIKey, "api_secret": conf.APISecret,
+		"keys": conf.APIKey + ": " + conf.APISecret})
+	out, err := sm.CreateSecret(s.ctx, &secretsmanager.CreateSecretInput{Name: aws.String("bridgeline-test-livekit"), SecretString: aws.String(string(secret))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.refs["LiveKitCredentials"] = aws.ToString(out.ARN)
+	s.refs["LiveKitURL"] = lk.HTTPURL()
+	s.refs["LiveKitPublicURL"] = lk.WSURL()
+	s.refs["TokenTTLMinutes"] = "10"
+	return lk, gw
+}
+
+// sessionScenario drives the session, call and receiver functions. acct and auth are
+// the account and its authorizer context; lineID a line of the account.
+func (s *stack) sessionScenario(lk *livekit.Server, gw *gateway, acctID, lineID string, auth map[string]any) {
+	t := s.t
+	ctx := s.ctx
+	conf := lk.Config()
+
+	// POST /v1/sessions reaches the calling platform, and no platform adapter runs in a
+	// Lambda yet (docs/deploy.md): the function answers the documented upstream error,
+	// having created nothing.
+	rq := request{fn: "sessions-create", method: http.MethodPost, pattern: "/v1/sessions", path: "/v1/sessions",
+		body: `{"platform_handle":"+15557654321","line_id":"` + lineID + `"}`, auth: auth,
+		headers: map[string]string{"Content-Type": "application/json", "Idempotency-Key": ident.New("idem")}}
+	resp := s.call(rq)
+	if e, _ := resp.json(t)["error"].(map[string]any); resp.status != http.StatusBadGateway || e["type"] != "upstream_error" {
+		t.Errorf("sessions-create without a platform adapter = %d %s, want the documented 502 upstream_error", resp.status, resp.body)
+	}
+
+	// A session as sessions-create leaves it (ringing, room created), made directly.
+	now := time.Now().UTC().Truncate(time.Millisecond)
+	ses := session.Session{ID: ident.New("ses"), AccountID: acctID, LineID: lineID, Mode: session.ModeHuman, Media: "video",
+		PlatformHandle: "+15557654321", Status: session.StatusRinging, CreatedAt: now}
+	c := call.Call{ID: ident.New("call"), AccountID: acctID, Direction: call.Outbound, LineID: lineID, From: "+15550109999",
+		To: ses.PlatformHandle, Media: "video", Status: call.StatusRinging, HandledBy: call.HandledByCustomer,
+		SessionID: ses.ID, Platform: "sim", PlatformCallID: ident.New("simcall"), StartedAt: now}
+	ses.CallID = c.ID
+	if err := s.store.SaveSession(ctx, ses, c, nil); err != nil {
+		t.Fatal(err)
+	}
+	rooms, err := rtc.New(rtc.Config{URL: lk.HTTPURL(), PublicURL: lk.WSURL(), APIKey: conf.APIKey, APISecret: conf.APISecret})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := rooms.CreateRoom(ctx, rtc.RoomSpec{Name: ses.ID, EmptyTimeout: time.Minute}); err != nil {
+		t.Fatal(err)
+	}
+
+	get := func(fn, pattern, path string) request {
+		return request{fn: fn, method: http.MethodGet, pattern: pattern, path: path, auth: auth}
+	}
+	list := s.expect(get("sessions-list", "/v1/sessions", "/v1/sessions"), http.StatusOK)
+	if data := list["data"].([]any); len(data) != 1 || data[0].(map[string]any)["id"] != ses.ID {
+		t.Errorf("sessions list = %v, want [%s]", list, ses.ID)
+	}
+	got := s.expect(get("sessions-get", "/v1/sessions/{id}", "/v1/sessions/"+ses.ID), http.StatusOK)
+	if got["rtc_url"] != lk.WSURL() || got["participant_token"] != nil {
+		t.Errorf("session = %v, want rtc_url %s and no token", got, lk.WSURL())
+	}
+
+	// A fresh participant token: this room only, no admin grants, signed with the fleet key.
+	tok := s.expect(request{fn: "sessions-tokens", method: http.MethodPost, pattern: "/v1/sessions/{id}/tokens",
+		path: "/v1/sessions/" + ses.ID + "/tokens", auth: auth, headers: map[string]string{"Idempotency-Key": ident.New("idem")}}, http.StatusCreated)
+	v, err := lkauth.ParseAPIToken(tok["participant_token"].(string))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, grants, err := v.Verify(conf.APISecret)
+	if err != nil {
+		t.Fatalf("token does not verify with the fleet secret: %v", err)
+	}
+	if g := grants.Video; g == nil || g.Room != ses.ID || !g.RoomJoin || g.RoomCreate || g.RoomAdmin || g.RoomList {
+		t.Errorf("token grants = %+v, want a join of room %s only", grants.Video, ses.ID)
+	}
+
+	calls := s.expect(get("calls-list", "/v1/calls", "/v1/calls"), http.StatusOK)
+	if data := calls["data"].([]any); len(data) != 1 || data[0].(map[string]any)["id"] != c.ID {
+		t.Errorf("calls list = %v, want [%s]", calls, c.ID)
+	}
+	s.expect(get("calls-get", "/v1/calls/{id}", "/v1/calls/"+c.ID), http.StatusOK)
+
+	// A persona worker's reports on a second call, signed with the fleet key as
+	// mediafleet/report signs them: a metric, then the worker's end of the call.
+	ses2, c2 := ses, c
+	ses2.ID, c2.ID, c2.PlatformCallID = ident.New("ses"), ident.New("call"), ident.New("simcall")
+	ses2.CallID, c2.SessionID = c2.ID, ses2.ID
+	if err := s.store.SaveSession(ctx, ses2, c2, nil); err != nil {
+		t.Fatal(err)
+	}
+	report := func(rep persona.Report) request {
+		body, _ := json.Marshal(rep)
+		sum := sha256.Sum256(body)
+		jwt, err := lkauth.NewAccessToken(conf.APIKey, conf.APISecret).SetIdentity(persona.ReportSubject).
+			SetValidFor(time.Minute).SetSha256(base64.StdEncoding.EncodeToString(sum[:])).ToJWT()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return request{fn: "persona-report", method: http.MethodPost, pattern: persona.ReportPath, path: persona.ReportPath,
+			body: string(body), headers: map[string]string{"Content-Type": "application/json", "Authorization": "Bearer " + jwt}}
+	}
+	p50 := int64(420)
+	s.expect(report(persona.Report{Kind: persona.ReportGreeting, CallID: c2.ID, SessionID: ses2.ID, At: time.Now().UTC(),
+		Metrics: persona.Metrics{ResponseP50MS: &p50}}), http.StatusOK)
+	if got, _ := s.store.GetCall(ctx, c2.ID); got.Metrics == nil || got.Metrics.ResponseP50MS == nil || *got.Metrics.ResponseP50MS != 420 {
+		t.Errorf("call metrics after the report = %+v, want p50 420", got.Metrics)
+	}
+	forged := report(persona.Report{Kind: persona.ReportEnded, CallID: c2.ID, SessionID: ses2.ID, At: time.Now().UTC()})
+	forged.headers["Authorization"] = "Bearer " + strings.Repeat("x", 40)
+	if resp := s.call(forged); resp.status != http.StatusUnauthorized {
+		t.Errorf("unsigned report = %d %s, want 401", resp.status, resp.body)
+	}
+	s.expect(report(persona.Report{Kind: persona.ReportEnded, CallID: c2.ID, SessionID: ses2.ID, At: time.Now().UTC(),
+		EndReason: "caller_hangup"}), http.StatusOK)
+	if got, _ := s.store.GetSession(ctx, ses2.ID); !got.Over() {
+		t.Errorf("session after the worker's ended report = %s, want it over", got.Status)
+	}
+
+	// DELETE ends the session: the room goes (livekit-server says so through its
+	// webhook, to livekit-webhook), and call.ended is in the event log exactly once.
+	ended := s.expect(request{fn: "sessions-delete", method: http.MethodDelete, pattern: "/v1/sessions/{id}",
+		path: "/v1/sessions/" + ses.ID, auth: auth}, http.StatusOK)
+	if ended["status"] != session.StatusEnded {
+		t.Errorf("delete = %v, want ended", ended)
+	}
+	evts, err := s.store.ListEvents(ctx, acctID, callevent.TypeCallEnded, listing.Query{Limit: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, e := range evts {
+		if bytes.Contains(e.Data, []byte(c.ID)) {
+			n++
+		}
+	}
+	if n != 1 {
+		t.Errorf("call.ended events for %s: %d, want 1", c.ID, n)
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		ok := false
+		for _, st := range gw.statuses() {
+			ok = ok || st == http.StatusOK
+		}
+		if ok {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("livekit-webhook answered no LiveKit webhook with 200 (statuses %v)", gw.statuses())
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	for _, st := range gw.statuses() {
+		if st != http.StatusOK {
+			t.Errorf("livekit-webhook answered a LiveKit webhook with %d", st)
+		}
+	}
+}

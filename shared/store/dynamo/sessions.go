@@ -1,0 +1,203 @@
+package dynamo
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/bridgeline/bridgeline/events/callevent"
+	"github.com/bridgeline/bridgeline/shared/apierr"
+	"github.com/bridgeline/bridgeline/shared/call"
+	"github.com/bridgeline/bridgeline/shared/listing"
+	"github.com/bridgeline/bridgeline/shared/session"
+)
+
+var (
+	_ session.Store = (*Store)(nil)
+	_ call.Store    = (*Store)(nil)
+)
+
+// revisionPut writes it as revision rev+1: an insert when rev is 0 (the key must be
+// free), else only over revision rev.
+func revisionPut(table *string, it item, rev int64) *types.Put {
+	it["revision"] = num(rev + 1)
+	p := &types.Put{TableName: table, Item: it}
+	if rev == 0 {
+		p.ConditionExpression = aws.String("attribute_not_exists(id)")
+	} else {
+		p.ConditionExpression = aws.String("revision = :rev")
+		p.ExpressionAttributeValues = item{":rev": num(rev)}
+	}
+	return p
+}
+
+func sessionItem(s session.Session) item {
+	s.Revision++
+	return docItem(s, item{"id": str(s.ID), "account_id": str(s.AccountID)})
+}
+
+func callItem(c call.Call) item {
+	c.Revision++
+	it := docItem(c, item{"id": str(c.ID), "account_id": str(c.AccountID)})
+	// Index keys only when there is something to index: the line and session
+	// indexes are sparse.
+	if c.LineID != "" {
+		it["account_line"] = str(c.AccountID + "#" + c.LineID)
+	}
+	if c.SessionID != "" {
+		it["account_session"] = str(c.AccountID + "#" + c.SessionID)
+	}
+	return it
+}
+
+// callWrites are the actions that save c: the call, and the claim of its platform call
+// id (which stays the call's own: a second call with the same id on the same platform
+// conflicts).
+func (s *Store) callWrites(c call.Call) ([]types.TransactWriteItem, error) {
+	calls, err := s.table(Calls)
+	if err != nil {
+		return nil, err
+	}
+	out := []types.TransactWriteItem{{Put: revisionPut(calls, callItem(c), c.Revision)}}
+	if c.PlatformCallID != "" {
+		ids, err := s.table(CallPlatformIDs)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, types.TransactWriteItem{Put: &types.Put{
+			TableName:                 ids,
+			Item:                      item{"platform_call": str(c.Platform + "#" + c.PlatformCallID), "call_id": str(c.ID)},
+			ConditionExpression:       aws.String("attribute_not_exists(platform_call) OR call_id = :id"),
+			ExpressionAttributeValues: item{":id": str(c.ID)},
+		}})
+	}
+	return out, nil
+}
+
+func (s *Store) eventWrites(evts []callevent.Event) ([]types.TransactWriteItem, error) {
+	var out []types.TransactWriteItem
+	for _, e := range evts {
+		put, err := s.EventPut(e)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, put)
+	}
+	return out, nil
+}
+
+// SaveSession writes the session, its call and the events of the change in one
+// transaction, each record conditional on the revision it was read at.
+func (s *Store) SaveSession(ctx context.Context, ses session.Session, c call.Call, evts []callevent.Event) error {
+	sessions, err := s.table(Sessions)
+	if err != nil {
+		return err
+	}
+	txn := []types.TransactWriteItem{{Put: revisionPut(sessions, sessionItem(ses), ses.Revision)}}
+	cw, err := s.callWrites(c)
+	if err != nil {
+		return err
+	}
+	ew, err := s.eventWrites(evts)
+	if err != nil {
+		return err
+	}
+	txn = append(append(txn, cw...), ew...)
+	_, err = s.db.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: txn})
+	if err = conflict(err); err != nil && !errors.Is(err, apierr.ErrConflict) {
+		return fmt.Errorf("save session %s: %w", ses.ID, err)
+	}
+	return err
+}
+
+// GetSession reads a session.
+func (s *Store) GetSession(ctx context.Context, id string) (session.Session, error) {
+	return getDoc[session.Session](ctx, s, Sessions, item{"id": str(id)})
+}
+
+// ListSessions lists an account's sessions newest first.
+func (s *Store) ListSessions(ctx context.Context, accountID string, q listing.Query) ([]session.Session, error) {
+	items, err := s.pageNewestFirst(ctx, Sessions, "by_account", attrEq{"account_id", accountID}, q)
+	if err != nil {
+		return nil, err
+	}
+	return decodeAll[session.Session](items)
+}
+
+// SaveCall writes a call and the events of the change in one transaction.
+func (s *Store) SaveCall(ctx context.Context, c call.Call, evts []callevent.Event) error {
+	txn, err := s.callWrites(c)
+	if err != nil {
+		return err
+	}
+	ew, err := s.eventWrites(evts)
+	if err != nil {
+		return err
+	}
+	_, err = s.db.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: append(txn, ew...)})
+	if err = conflict(err); err != nil && !errors.Is(err, apierr.ErrConflict) {
+		return fmt.Errorf("save call %s: %w", c.ID, err)
+	}
+	return err
+}
+
+// GetCall reads a call record.
+func (s *Store) GetCall(ctx context.Context, id string) (call.Call, error) {
+	return getDoc[call.Call](ctx, s, Calls, item{"id": str(id)})
+}
+
+// CallByPlatformID finds a call by its platform's id for it.
+func (s *Store) CallByPlatformID(ctx context.Context, platform, platformCallID string) (call.Call, error) {
+	if platformCallID == "" {
+		return call.Call{}, apierr.ErrNotFound
+	}
+	it, err := s.getItem(ctx, CallPlatformIDs, item{"platform_call": str(platform + "#" + platformCallID)})
+	if err != nil {
+		return call.Call{}, err
+	}
+	return s.GetCall(ctx, getS(it, "call_id"))
+}
+
+// ListCalls lists an account's calls newest first, from the index that fits the filter:
+// by session, by line, or all.
+func (s *Store) ListCalls(ctx context.Context, accountID string, q call.ListQuery) ([]call.Call, error) {
+	index, part := "by_account", attrEq{"account_id", accountID}
+	switch {
+	case q.SessionID != "":
+		index, part = "by_account_session", attrEq{"account_session", accountID + "#" + q.SessionID}
+	case q.LineID != "":
+		index, part = "by_account_line", attrEq{"account_line", accountID + "#" + q.LineID}
+	}
+	items, err := s.pageNewestFirst(ctx, Calls, index, part, q.Query)
+	if err != nil {
+		return nil, err
+	}
+	list, err := decodeAll[call.Call](items)
+	if err != nil || q.SessionID == "" || q.LineID == "" {
+		return list, err
+	}
+	// Both filters: a session has one call or two, so the line is checked here.
+	out := list[:0]
+	for _, c := range list {
+		if c.LineID == q.LineID {
+			out = append(out, c)
+		}
+	}
+	return out, nil
+}
+
+func decodeAll[T any](items []item) ([]T, error) {
+	out := make([]T, len(items))
+	for i, it := range items {
+		v, err := fromDoc[T](it)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = v
+	}
+	return out, nil
+}
