@@ -49,6 +49,9 @@ func mediaFromEnv() (mediaSettings, error) {
 	return m, nil
 }
 
+// sweepEvery is how often the local stack sweeps sessions past their limits.
+const sweepEvery = time.Second
+
 // startMedia starts the media side of the local stack (livekit-server, the simulated
 // platform, persona workers) and plugs its routes and services into api before the API
 // starts serving: sessions and calls, the internal receivers (LiveKit webhooks, sim
@@ -117,7 +120,15 @@ func startMedia(ctx context.Context, cfg config.Config, s Store, api *httpapi.AP
 
 	svc := &session.Service{Records: recs, Lines: s, Assistants: s, Accounts: s, Rooms: rooms,
 		Platforms: map[string]platform.Platform{sim.Name: simulator}, Decider: hooks.Asker,
-		Notify: hooks.Worker.Notify, Log: log, Now: time.Now}
+		Notify: hooks.Worker.Notify, DispatchTimeout: cfg.AssistantDispatchTimeout, Log: log, Now: time.Now}
+	// The sweeper ends sessions past their limits (the assistant dispatch watchdog).
+	sweepCtx, stopSweep := context.WithCancel(context.WithoutCancel(ctx))
+	swept := make(chan struct{})
+	go func() {
+		defer close(swept)
+		svc.RunSweeper(sweepCtx, sweepEvery)
+	}()
+	stops = append(stops, func() { stopSweep(); <-swept })
 	api.Extra = append(api.Extra, (&httpapi.Sessions{Service: svc}).Routes()...)
 	api.Extra = append(api.Extra, (&httpapi.Receivers{Sessions: svc, RTC: rooms, SimSecret: secret}).Routes()...)
 	api.Extra = append(api.Extra, simRoutes(simulator.Handler())...)

@@ -32,6 +32,10 @@ type Config struct {
 	LiveKitPublicURL string // rtc_url handed to clients (ws:// locally, wss:// in production)
 	LiveKitAPIKey    string
 	LiveKitSecret    string
+	// AssistantDispatchTimeout bounds the time from an assistant call's answer to the
+	// first report of a persona worker; past it the call fails with assistant_unavailable
+	// (ASSISTANT_DISPATCH_TIMEOUT_SECONDS, 1-300, default 15).
+	AssistantDispatchTimeout time.Duration
 }
 
 // FromEnv reads the environment over the defaults.
@@ -40,6 +44,7 @@ func FromEnv() (Config, error) {
 		Addr: "127.0.0.1:8080", DataDir: "data", Store: "sqlite",
 		RateLimit: 25, RateBurst: 50, TokenTTL: 10 * time.Minute,
 		LiveKitPort: 7880, LiveKitAPIKey: "devkey", LiveKitSecret: "bridgeline-dev-secret-change-me-0123456789",
+		AssistantDispatchTimeout: 15 * time.Second,
 	}
 	var err error
 	str := func(name string, dst *string) {
@@ -80,6 +85,13 @@ func FromEnv() (Config, error) {
 		}
 		c.LiveKitPort = n
 	}
+	if v := os.Getenv("ASSISTANT_DISPATCH_TIMEOUT_SECONDS"); v != "" {
+		n, perr := strconv.ParseFloat(v, 64)
+		if perr != nil {
+			return c, fmt.Errorf("ASSISTANT_DISPATCH_TIMEOUT_SECONDS: not a number: %q", v)
+		}
+		c.AssistantDispatchTimeout = time.Duration(n * float64(time.Second))
+	}
 	str("LIVEKIT_URL", &c.LiveKitURL)
 	str("LIVEKIT_PUBLIC_URL", &c.LiveKitPublicURL)
 	str("LIVEKIT_API_KEY", &c.LiveKitAPIKey)
@@ -111,6 +123,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("TOKEN_TTL_MINUTES: must be 1-60, not %v", c.TokenTTL.Minutes())
 	case len(c.LiveKitSecret) < 32:
 		return fmt.Errorf("LIVEKIT_API_SECRET: must be at least 32 characters")
+	case c.AssistantDispatchTimeout < time.Second || c.AssistantDispatchTimeout > 300*time.Second:
+		return fmt.Errorf("ASSISTANT_DISPATCH_TIMEOUT_SECONDS: must be 1-300, not %v", c.AssistantDispatchTimeout.Seconds())
 	}
 	return nil
 }

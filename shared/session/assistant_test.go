@@ -317,3 +317,41 @@ func countEnded(t *testing.T, st *sessiontest.Stack, callID string) int {
 	}
 	return n
 }
+
+// TestDispatchWatchdog: livekit-server drops an agent dispatch without a word when no
+// persona worker is free. With the only worker busy (one call at most), a second
+// assistant call hears from no worker, and once the dispatch timeout passes after its
+// answer it ends failed with assistant_unavailable: the room is deleted, the caller
+// dropped, call.ended written once. The busy call goes on.
+func TestDispatchWatchdog(t *testing.T) {
+	st := tenant(t)
+	st.StartWorker(t, func(c *worker.Config) { c.MaxJobs = 1 }, worker.Options{})
+	publishAssistant(t, st, "Front desk", "Hello there.", "ava_maya")
+	busy := ring(t, st, "audio", sim.PartyOptions{})
+	waitRecord(t, st, busy.CallID, "the first call's greeting", func(c recordObj) bool { return c.Metrics != nil && c.Metrics.FirstGreetingMS != nil })
+
+	second := ring(t, st, "video", sim.PartyOptions{})
+	answered := time.Now()
+	c := waitRecord(t, st, second.CallID, "the unattended call to end", func(c recordObj) bool { return c.EndedAt != nil })
+	if waited := time.Since(answered); waited < testDispatchTimeout-time.Second {
+		t.Errorf("ended %v after answer, before the dispatch timeout %v", waited, testDispatchTimeout)
+	}
+	if c.Status != call.StatusFailed || str(c.EndReason) != call.ReasonAssistantUnavailable || str(c.EndedBy) != call.EndedBySystem {
+		t.Errorf("unattended call = %+v, want failed, assistant_unavailable, by system", c)
+	}
+	if c.Metrics != nil {
+		t.Errorf("unattended call has worker metrics %+v", c.Metrics)
+	}
+	waitSimCall(t, st, second.ID, sim.StatusEnded)
+	sessiontest.WaitFor(t, 10*time.Second, "room gone", func() bool {
+		ps, _ := st.RTC.ListParticipants(context.Background(), *c.SessionID)
+		return len(ps) == 0
+	})
+	eventtest.ExactlyOnce(t, st.Store, st.AccountID, callevent.TypeCallEnded, second.CallID)
+
+	if b := record(t, st, busy.CallID); b.Status != call.StatusActive {
+		t.Fatalf("the busy call = %+v, want still active", b)
+	}
+	hangupSim(t, st, busy.ID)
+	waitRecord(t, st, busy.CallID, "the busy call to end", func(c recordObj) bool { return str(c.EndReason) == call.ReasonRemoteHangup })
+}
