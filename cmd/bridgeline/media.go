@@ -120,8 +120,10 @@ func startMedia(ctx context.Context, cfg config.Config, s Store, api *httpapi.AP
 
 	svc := &session.Service{Records: recs, Lines: s, Assistants: s, Accounts: s, Rooms: rooms,
 		Platforms: map[string]platform.Platform{sim.Name: simulator}, Decider: hooks.Asker,
-		Notify: hooks.Worker.Notify, DispatchTimeout: cfg.AssistantDispatchTimeout, Log: log, Now: time.Now}
-	// The sweeper ends sessions past their limits (the assistant dispatch watchdog).
+		Notify: hooks.Worker.Notify, MaxDuration: cfg.MaxSession, DispatchTimeout: cfg.AssistantDispatchTimeout,
+		Log: log, Now: time.Now}
+	// The sweeper ends sessions past their limits: max_duration, and the assistant
+	// dispatch watchdog.
 	sweepCtx, stopSweep := context.WithCancel(context.WithoutCancel(ctx))
 	swept := make(chan struct{})
 	go func() {

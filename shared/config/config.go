@@ -32,6 +32,10 @@ type Config struct {
 	LiveKitPublicURL string // rtc_url handed to clients (ws:// locally, wss:// in production)
 	LiveKitAPIKey    string
 	LiveKitSecret    string
+	// MaxSession is the longest a session lives, from its creation; the sweeper ends
+	// longer ones with end_reason max_duration (MAX_SESSION_MINUTES, fractions allowed,
+	// up to 1440; default 60).
+	MaxSession time.Duration
 	// AssistantDispatchTimeout bounds the time from an assistant call's answer to the
 	// first report of a persona worker; past it the call fails with assistant_unavailable
 	// (ASSISTANT_DISPATCH_TIMEOUT_SECONDS, 1-300, default 15).
@@ -44,7 +48,7 @@ func FromEnv() (Config, error) {
 		Addr: "127.0.0.1:8080", DataDir: "data", Store: "sqlite",
 		RateLimit: 25, RateBurst: 50, TokenTTL: 10 * time.Minute,
 		LiveKitPort: 7880, LiveKitAPIKey: "devkey", LiveKitSecret: "bridgeline-dev-secret-change-me-0123456789",
-		AssistantDispatchTimeout: 15 * time.Second,
+		MaxSession: 60 * time.Minute, AssistantDispatchTimeout: 15 * time.Second,
 	}
 	var err error
 	str := func(name string, dst *string) {
@@ -85,6 +89,13 @@ func FromEnv() (Config, error) {
 		}
 		c.LiveKitPort = n
 	}
+	if v := os.Getenv("MAX_SESSION_MINUTES"); v != "" {
+		n, perr := strconv.ParseFloat(v, 64)
+		if perr != nil {
+			return c, fmt.Errorf("MAX_SESSION_MINUTES: not a number: %q", v)
+		}
+		c.MaxSession = time.Duration(n * float64(time.Minute))
+	}
 	if v := os.Getenv("ASSISTANT_DISPATCH_TIMEOUT_SECONDS"); v != "" {
 		n, perr := strconv.ParseFloat(v, 64)
 		if perr != nil {
@@ -123,6 +134,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("TOKEN_TTL_MINUTES: must be 1-60, not %v", c.TokenTTL.Minutes())
 	case len(c.LiveKitSecret) < 32:
 		return fmt.Errorf("LIVEKIT_API_SECRET: must be at least 32 characters")
+	case c.MaxSession < time.Second || c.MaxSession > 24*time.Hour:
+		return fmt.Errorf("MAX_SESSION_MINUTES: must be above 0 and at most 1440, not %v", c.MaxSession.Minutes())
 	case c.AssistantDispatchTimeout < time.Second || c.AssistantDispatchTimeout > 300*time.Second:
 		return fmt.Errorf("ASSISTANT_DISPATCH_TIMEOUT_SECONDS: must be 1-300, not %v", c.AssistantDispatchTimeout.Seconds())
 	}

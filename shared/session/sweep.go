@@ -83,20 +83,34 @@ func unattended(ses Session, now time.Time, bound time.Duration) bool {
 		ses.AssistantSeenAt == nil && !now.Before(ses.AnsweredAt.Add(bound))
 }
 
-// RunSweeper runs Sweep every interval until ctx ends. Errors are logged; the next sweep
-// tries again.
+// RunSweeper runs Sweep at once and then every interval until ctx ends. Errors are
+// logged; the next sweep tries again.
 func (s *Service) RunSweeper(ctx context.Context, every time.Duration) {
 	t := time.NewTicker(every)
 	defer t.Stop()
 	for {
+		if _, err := s.Sweep(ctx); err != nil && ctx.Err() == nil {
+			s.log().Error("sweep", "err", err)
+		}
 		select {
 		case <-ctx.Done():
 			return
 		case <-t.C:
 		}
-		if _, err := s.Sweep(ctx); err != nil && ctx.Err() == nil {
-			s.log().Error("sweep", "err", err)
-		}
+	}
+}
+
+// SweepHandler is the handler of the scheduled function that sweeps on AWS, for
+// lambda.Start: each invocation sweeps every `every` for `window` (keep window under the
+// schedule's period and the function's timeout), so the dispatch watchdog acts within
+// seconds although schedules fire at most once a minute. A failed sweep is logged and
+// retried at the next tick, not returned: the schedule would only run it again.
+func (s *Service) SweepHandler(window, every time.Duration) func(context.Context) error {
+	return func(ctx context.Context) error {
+		ctx, cancel := context.WithTimeout(ctx, window)
+		defer cancel()
+		s.RunSweeper(ctx, every)
+		return nil
 	}
 }
 
