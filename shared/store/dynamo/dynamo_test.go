@@ -185,3 +185,7 @@ func TestDecisionConformance(t *testing.T) {
 func TestSessionConformance(t *testing.T) {
 	storetest.RunSessions(t, func(t *testing.T) storetest.SessionStore { return newStore(t) })
 }
+
+func TestLiveSessionConformance(t *testing.T) {
+	storetest.RunLiveSessions(t, func(t *testing.T) storetest.LiveSessionStore { return newStore(t) })
+}

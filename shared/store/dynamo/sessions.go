@@ -4,6 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"hash/fnv"
+	"slices"
+	"strconv"
+	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
@@ -17,9 +21,20 @@ import (
 )
 
 var (
-	_ session.Store = (*Store)(nil)
-	_ call.Store    = (*Store)(nil)
+	_ session.Store     = (*Store)(nil)
+	_ session.LiveStore = (*Store)(nil)
+	_ call.Store        = (*Store)(nil)
 )
+
+// liveShards spreads the sweeper's index of live sessions over this many index
+// partitions, so session writes do not all land on one.
+const liveShards = 8
+
+func liveShard(id string) string {
+	h := fnv.New32a()
+	h.Write([]byte(id))
+	return "live#" + strconv.Itoa(int(h.Sum32()%liveShards))
+}
 
 // revisionPut writes it as revision rev+1: an insert when rev is 0 (the key must be
 // free), else only over revision rev.
@@ -37,7 +52,12 @@ func revisionPut(table *string, it item, rev int64) *types.Put {
 
 func sessionItem(s session.Session) item {
 	s.Revision++
-	return docItem(s, item{"id": str(s.ID), "account_id": str(s.AccountID)})
+	it := docItem(s, item{"id": str(s.ID), "account_id": str(s.AccountID)})
+	// Sparse: a session is in the live index until a write gives it a final status.
+	if !s.Over() {
+		it["live_shard"] = str(liveShard(s.ID))
+	}
+	return it
 }
 
 func callItem(c call.Call) item {
@@ -126,6 +146,50 @@ func (s *Store) ListSessions(ctx context.Context, accountID string, q listing.Qu
 		return nil, err
 	}
 	return decodeAll[session.Session](items)
+}
+
+// LiveSessions returns up to limit sessions still ringing or active, across accounts,
+// oldest first, with ids above afterID: one query per shard of the live index, merged.
+func (s *Store) LiveSessions(ctx context.Context, afterID string, limit int) ([]session.Session, error) {
+	name, err := s.table(Sessions)
+	if err != nil {
+		return nil, err
+	}
+	var all []session.Session
+	for shard := range liveShards {
+		in := &dynamodb.QueryInput{
+			TableName:                 name,
+			IndexName:                 aws.String("live"),
+			KeyConditionExpression:    aws.String("live_shard = :s"),
+			ExpressionAttributeValues: item{":s": str("live#" + strconv.Itoa(shard))},
+			Limit:                     aws.Int32(int32(limit)),
+		}
+		if afterID != "" {
+			in.KeyConditionExpression = aws.String("live_shard = :s AND id > :after")
+			in.ExpressionAttributeValues[":after"] = str(afterID)
+		}
+		for n := 0; n < limit; {
+			page, err := s.db.Query(ctx, in)
+			if err != nil {
+				return nil, fmt.Errorf("live sessions: %w", err)
+			}
+			got, err := decodeAll[session.Session](page.Items)
+			if err != nil {
+				return nil, err
+			}
+			all = append(all, got...)
+			n += len(got)
+			if page.LastEvaluatedKey == nil {
+				break
+			}
+			in.ExclusiveStartKey = page.LastEvaluatedKey
+		}
+	}
+	slices.SortFunc(all, func(a, b session.Session) int { return strings.Compare(a.ID, b.ID) })
+	if len(all) > limit {
+		all = all[:limit]
+	}
+	return all, nil
 }
 
 // SaveCall writes a call and the events of the change in one transaction.

@@ -150,6 +150,8 @@ var Definitions = []Definition{
 	{Table: CallDecisions, Partition: strAttr("call_id"), TTLAttribute: "ttl"},
 	{Table: Sessions, Partition: idAttr, Indexes: []Index{
 		{Name: "by_account", Partition: strAttr("account_id"), Sort: &idAttr},
+		// Sparse, sharded: the sessions not over yet, for the sweeper.
+		{Name: "live", Partition: strAttr("live_shard"), Sort: &idAttr},
 	}},
 	{Table: Calls, Partition: idAttr, Indexes: []Index{
 		{Name: "by_account", Partition: strAttr("account_id"), Sort: &idAttr},
