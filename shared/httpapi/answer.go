@@ -2,10 +2,14 @@ package httpapi
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"net/http"
 	"time"
 
 	"github.com/bridgeline/bridgeline/events/decision"
+	"github.com/bridgeline/bridgeline/shared/apierr"
+	"github.com/bridgeline/bridgeline/shared/call"
 )
 
 // TableCallDecisions holds customer_decides decisions.
@@ -15,10 +19,15 @@ const TableCallDecisions = "call_decisions"
 // a customer_decides line. Plug its Routes into API.Extra.
 type CallAnswers struct {
 	Decisions decision.Store
-	// Call presents the call object answered to a decline. Nil answers a short call
-	// object with the decision (until the calls package provides the full one).
-	Call func(ctx context.Context, accountID, callID string) (any, error)
-	Now  func() time.Time
+	// Calls reads the call record answered to a decline. Nil: Decisions, when the same
+	// store keeps call records (both stores do).
+	Calls CallReader
+	Now   func() time.Time
+}
+
+// CallReader reads call records: call.Store.
+type CallReader interface {
+	GetCall(ctx context.Context, id string) (call.Call, error)
 }
 
 // Routes is the answer route.
@@ -64,12 +73,35 @@ func (c *CallAnswers) answer(w http.ResponseWriter, r *http.Request) (int, any, 
 		return http.StatusCreated, SessionJSON{SessionID: s.SessionID, CallID: s.CallID, RTCURL: s.RTCURL,
 			ParticipantToken: s.ParticipantToken, ExpiresAt: Time(s.ExpiresAt)}, nil
 	}
-	if c.Call != nil {
-		call, err := c.Call(r.Context(), acct, rec.CallID)
-		if err != nil {
-			return 0, nil, err
-		}
-		return http.StatusOK, call, nil
+	return c.declined(r.Context(), acct, rec)
+}
+
+// declined answers a decline with the call object. The call may not show the decision
+// yet (the ringing flow records it on the call once it sees the answer), so the
+// decision record's is laid over it.
+func (c *CallAnswers) declined(ctx context.Context, accountID string, rec decision.Record) (int, any, error) {
+	calls := c.Calls
+	if calls == nil {
+		calls, _ = c.Decisions.(CallReader)
 	}
-	return http.StatusOK, decidedCallJSON{ID: rec.CallID, Object: "call", Decision: rec.Decision, DecisionSource: rec.Source}, nil
+	short := decidedCallJSON{ID: rec.CallID, Object: "call", Decision: rec.Decision, DecisionSource: rec.Source}
+	if calls == nil {
+		return http.StatusOK, short, nil
+	}
+	cr, err := calls.GetCall(ctx, rec.CallID)
+	if errors.Is(err, apierr.ErrNotFound) {
+		// The call record is written before call.incoming goes out; a decision without
+		// one is a store out of step, and the decision is still the answer.
+		return http.StatusOK, short, nil
+	}
+	if err != nil {
+		return 0, nil, fmt.Errorf("get call %s: %w", rec.CallID, err)
+	}
+	if cr.AccountID != accountID {
+		return 0, nil, apierr.NotFound("call", rec.CallID)
+	}
+	if cr.Decision == "" {
+		cr.Decision, cr.DecisionSource = rec.Decision, rec.Source
+	}
+	return http.StatusOK, PresentCall(cr), nil
 }

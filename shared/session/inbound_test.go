@@ -215,3 +215,61 @@ func TestInboundCustomerDecides(t *testing.T) {
 	}
 	eventtest.ExactlyOnce(t, st.Store, st.AccountID, callevent.TypeCallEnded, c.ID)
 }
+
+// TestDeclineThroughTheAPI: POST /v1/calls/{id}/answer with decline answers 200 with the
+// whole call object, showing the decision at once; the caller is rejected and the call
+// record keeps the decision and its source.
+func TestDeclineThroughTheAPI(t *testing.T) {
+	st := tenant(t)
+	patchLine(t, st, st.Handles[0], map[string]any{"inbound_mode": "customer_decides", "decision_timeout_seconds": 15})
+	recv := eventtest.NewReceiver(t)
+	var ep struct {
+		Secret string `json:"secret"`
+	}
+	sessiontest.Must(t, st.Do(t, http.MethodPost, "/v1/webhook_endpoints", map[string]any{"url": recv.URL, "events": []string{"call.incoming"}}, &ep),
+		http.StatusCreated, "create endpoint")
+	recv.SetSecret(ep.Secret)
+	recv.AnswerIncoming(func(callevent.CallIncoming) string { return "" }) // the answer comes through the API
+
+	sc := placeCall(t, st, st.Handles[0], "video")
+	in := recv.WaitFor(t, callevent.TypeCallIncoming, 10*time.Second, func(d json.RawMessage) bool {
+		var c callevent.CallIncoming
+		json.Unmarshal(d, &c)
+		return c.To == st.Handles[0]
+	})
+	var data callevent.CallIncoming
+	json.Unmarshal(in.Event.Data, &data)
+
+	var got map[string]any
+	sessiontest.Must(t, st.Do(t, http.MethodPost, "/v1/calls/"+data.CallID+"/answer", map[string]any{"action": "decline"}, &got),
+		http.StatusOK, "decline")
+	want := map[string]any{"id": data.CallID, "object": "call", "direction": "inbound", "line_id": st.Lines[st.Handles[0]].ID,
+		"from": "+15551230000", "to": st.Handles[0], "media": "video", "handled_by": "customer",
+		"session_id": data.Session.SessionID, "decision": "decline", "decision_source": "api"}
+	for k, v := range want {
+		if got[k] != v {
+			t.Errorf("decline answer %s = %v, want %v", k, got[k], v)
+		}
+	}
+	for _, k := range []string{"status", "started_at", "answered_at", "ended_at", "duration_ms", "end_reason", "ended_by", "assistant_id", "version_id", "transcript", "metrics"} {
+		if _, ok := got[k]; !ok {
+			t.Errorf("decline answer has no %q: %v", k, got)
+		}
+	}
+	// A retry answers the same call again.
+	var again map[string]any
+	sessiontest.Must(t, st.Do(t, http.MethodPost, "/v1/calls/"+data.CallID+"/answer", map[string]any{"action": "decline"}, &again),
+		http.StatusOK, "decline again")
+	if again["id"] != data.CallID || again["decision"] != "decline" || again["direction"] != "inbound" {
+		t.Errorf("repeated decline = %v", again)
+	}
+
+	waitSimCall(t, st, sc.ID, sim.StatusRejected)
+	c := waitRecord(t, st, data.CallID, "the declined call", func(c recordObj) bool { return c.Status == call.StatusDeclined })
+	var full map[string]any
+	st.Do(t, http.MethodGet, "/v1/calls/"+data.CallID, nil, &full)
+	if str(c.EndReason) != call.ReasonDeclined || full["decision"] != "decline" || full["decision_source"] != "api" {
+		t.Errorf("call record = %v, want declined by the API", full)
+	}
+	eventtest.ExactlyOnce(t, st.Store, st.AccountID, callevent.TypeCallEnded, data.CallID)
+}

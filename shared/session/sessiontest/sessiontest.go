@@ -195,7 +195,7 @@ func New(opts Options) (_ *Stack, err error) {
 	api.Extra = append(api.Extra, (&httpapi.Sessions{Service: svc}).Routes()...)
 	api.Extra = append(api.Extra, (&httpapi.Receivers{Sessions: svc, RTC: rooms, SimSecret: "sim-test-secret"}).Routes()...)
 	api.Extra = append(api.Extra, (&httpapi.Webhooks{Endpoints: eps, Events: st}).Routes()...)
-	api.Extra = append(api.Extra, (&httpapi.CallAnswers{Decisions: st}).Routes()...)
+	api.Extra = append(api.Extra, (&httpapi.CallAnswers{Decisions: st, Calls: st}).Routes()...)
 	apiHandler, simHandler := api.Handler(), simulator.Handler()
 	handler.Store(http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if strings.HasPrefix(r.URL.Path, "/sim/") {
