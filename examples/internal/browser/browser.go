@@ -219,16 +219,22 @@ func (b *Browser) read(id int, limit time.Duration, out any) error {
 	}
 }
 
-// Page is one tab.
+// Page is one tab. Its methods fail the test it was opened in, or the one For gave it.
 type Page struct {
 	b *Browser
+	t testing.TB
 	n int
+}
+
+// For returns the page bound to t (a subtest), so its failures stop t.
+func (p *Page) For(t testing.TB) *Page {
+	return &Page{b: p.b, t: t, n: p.n}
 }
 
 // Open opens url in a new tab and waits for it to load.
 func (b *Browser) Open(url string) *Page {
 	b.t.Helper()
-	p := &Page{b: b}
+	p := &Page{b: b, t: b.t}
 	if err := b.do("open", map[string]any{"url": url}, 30*time.Second, &p.n); err != nil {
 		b.t.Fatalf("open %s: %v", url, err)
 	}
@@ -237,7 +243,7 @@ func (b *Browser) Open(url string) *Page {
 
 // Click clicks the element that selector names.
 func (p *Page) Click(selector string) {
-	p.b.t.Helper()
+	p.t.Helper()
 	if err := p.b.do("click", map[string]any{"page": p.n, "selector": selector}, 20*time.Second, nil); err != nil {
 		p.fatalf("click %s: %v", selector, err)
 	}
@@ -245,7 +251,7 @@ func (p *Page) Click(selector string) {
 
 // Fill types value into the input that selector names.
 func (p *Page) Fill(selector, value string) {
-	p.b.t.Helper()
+	p.t.Helper()
 	if err := p.b.do("fill", map[string]any{"page": p.n, "selector": selector, "value": value}, 20*time.Second, nil); err != nil {
 		p.fatalf("fill %s: %v", selector, err)
 	}
@@ -254,25 +260,49 @@ func (p *Page) Fill(selector, value string) {
 // Eval evaluates a JavaScript expression in the page (a promise is awaited) and decodes
 // its value into out (nil skips).
 func (p *Page) Eval(expr string, out any) {
-	p.b.t.Helper()
+	p.t.Helper()
 	if err := p.b.do("eval", map[string]any{"page": p.n, "expr": expr}, 30*time.Second, out); err != nil {
 		p.fatalf("eval %s: %v", expr, err)
 	}
 }
 
-// WaitFor polls expr in the page every 100 ms until it is truthy, decodes that value
-// into out (nil skips), and fails the test with what after limit.
+// WaitFor evaluates expr (a promise is awaited) every 100 ms until its value is truthy,
+// decodes that value into out (nil skips), and fails the test with what after limit.
 func (p *Page) WaitFor(what, expr string, limit time.Duration, out any) {
-	p.b.t.Helper()
-	args := map[string]any{"page": p.n, "expr": expr, "timeout_ms": limit.Milliseconds()}
-	if err := p.b.do("wait", args, limit+15*time.Second, out); err != nil {
-		p.fatalf("waiting %v for %s: %v", limit, what, err)
+	p.t.Helper()
+	deadline := time.Now().Add(limit)
+	for {
+		var v json.RawMessage
+		if err := p.b.do("eval", map[string]any{"page": p.n, "expr": expr}, 30*time.Second, &v); err != nil {
+			p.fatalf("waiting for %s: %v", what, err)
+		}
+		if truthy(v) {
+			if out != nil {
+				if err := json.Unmarshal(v, out); err != nil {
+					p.fatalf("waiting for %s: decode %s: %v", what, v, err)
+				}
+			}
+			return
+		}
+		if time.Now().After(deadline) {
+			p.fatalf("timed out after %v waiting for %s (last value %s)", limit, what, v)
+		}
+		time.Sleep(100 * time.Millisecond)
 	}
+}
+
+// truthy is JavaScript's truthiness of a JSON value.
+func truthy(v json.RawMessage) bool {
+	switch s := strings.TrimSpace(string(v)); s {
+	case "", "null", "false", "0", `""`:
+		return false
+	}
+	return true
 }
 
 // Screenshot saves a PNG of the page at path.
 func (p *Page) Screenshot(path string) {
-	p.b.t.Helper()
+	p.t.Helper()
 	if err := p.b.do("screenshot", map[string]any{"page": p.n, "path": path}, 20*time.Second, nil); err != nil {
 		p.fatalf("screenshot: %v", err)
 	}
@@ -289,6 +319,6 @@ func (p *Page) Logs() []string {
 
 // fatalf fails the test with the page's console, which usually says why.
 func (p *Page) fatalf(format string, args ...any) {
-	p.b.t.Helper()
-	p.b.t.Fatalf("%s\npage console:\n  %s", fmt.Sprintf(format, args...), strings.Join(p.Logs(), "\n  "))
+	p.t.Helper()
+	p.t.Fatalf("%s\npage console:\n  %s", fmt.Sprintf(format, args...), strings.Join(p.Logs(), "\n  "))
 }

@@ -6,7 +6,6 @@
 //
 // Commands: open {url} -> page number; click, fill {page, selector[, value]};
 // eval {page, expr} -> the expression's JSON value (a promise is awaited);
-// wait {page, expr, timeout_ms} -> the first truthy value of expr, polled every 100 ms;
 // screenshot {page, path}; logs {page} -> the page's console lines and errors; close.
 
 import { createRequire } from 'node:module';
@@ -70,10 +69,6 @@ const ops = {
   },
   async eval({ page: n, expr }) {
     return await page(n).evaluate(expr);
-  },
-  async wait({ page: n, expr, timeout_ms }) {
-    const h = await page(n).waitForFunction(expr, null, { timeout: timeout_ms, polling: 100 });
-    return await h.jsonValue();
   },
   async screenshot({ page: n, path: file }) {
     await page(n).screenshot({ path: file });

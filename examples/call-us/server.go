@@ -1,0 +1,268 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"embed"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+)
+
+//go:embed static/index.html static/app.js static/style.css
+var static embed.FS
+
+// Config is the backend's configuration, from the environment (names in brackets).
+type Config struct {
+	Addr   string // [ADDR] where this backend listens; default 127.0.0.1:3000
+	APIURL string // [BRIDGELINE_API_URL] Bridgeline's API; default http://127.0.0.1:8080
+	APIKey string // [BRIDGELINE_API_KEY] your secret API key; required, never sent to a browser
+	// Handle is the platform handle each "call us" click dials: your agent, desk or bot.
+	Handle string // [CALL_US_HANDLE] required
+	LineID string // [CALL_US_LINE_ID] the line to call from; default: the account's first line
+	Media  string // [CALL_US_MEDIA] video (default) or audio
+	// ClientSDK is livekit-client's browser bundle, served to the page. Default: the one
+	// scripts/install-browser.sh installs under .cache/node.
+	ClientSDK string // [LIVEKIT_CLIENT_JS]
+}
+
+// ConfigFromEnv reads the configuration through getenv (os.Getenv in main).
+func ConfigFromEnv(getenv func(string) string) (Config, error) {
+	c := Config{
+		Addr: getenv("ADDR"), APIURL: getenv("BRIDGELINE_API_URL"), APIKey: getenv("BRIDGELINE_API_KEY"),
+		Handle: getenv("CALL_US_HANDLE"), LineID: getenv("CALL_US_LINE_ID"), Media: getenv("CALL_US_MEDIA"),
+		ClientSDK: getenv("LIVEKIT_CLIENT_JS"),
+	}
+	if c.Addr == "" {
+		c.Addr = "127.0.0.1:3000"
+	}
+	if c.APIURL == "" {
+		c.APIURL = "http://127.0.0.1:8080"
+	}
+	if c.Media == "" {
+		c.Media = "video"
+	}
+	if c.ClientSDK == "" {
+		c.ClientSDK = findClientSDK()
+	}
+	return c, c.Validate()
+}
+
+// Validate reports what is missing or wrong.
+func (c Config) Validate() error {
+	var errs []error
+	if c.APIKey == "" {
+		errs = append(errs, errors.New("BRIDGELINE_API_KEY is required"))
+	}
+	if strings.TrimSpace(c.Handle) == "" {
+		errs = append(errs, errors.New("CALL_US_HANDLE (the handle a click dials) is required"))
+	}
+	if c.Media != "video" && c.Media != "audio" {
+		errs = append(errs, errors.New("CALL_US_MEDIA must be video or audio"))
+	}
+	if u, err := url.Parse(c.APIURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		errs = append(errs, fmt.Errorf("BRIDGELINE_API_URL %q is not an http(s) URL", c.APIURL))
+	}
+	if c.ClientSDK == "" {
+		errs = append(errs, errors.New("the LiveKit client SDK is not installed: run `bash scripts/install-browser.sh` or set LIVEKIT_CLIENT_JS"))
+	}
+	return errors.Join(errs...)
+}
+
+// findClientSDK looks for .cache/node/node_modules/livekit-client/dist/livekit-client.umd.js
+// in the working directory and the folders above it.
+func findClientSDK() string {
+	dir, err := os.Getwd()
+	if err != nil {
+		return ""
+	}
+	for {
+		p := filepath.Join(dir, ".cache", "node", "node_modules", "livekit-client", "dist", "livekit-client.umd.js")
+		if _, err := os.Stat(p); err == nil {
+			return p
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return ""
+		}
+		dir = parent
+	}
+}
+
+// Server is the "call us" backend: it serves the page, starts a Bridgeline session per
+// click and ends it on hang-up. The API key stays here; the browser gets only what it
+// needs to join the one room.
+type Server struct {
+	cfg    Config
+	client *http.Client
+	log    *slog.Logger
+
+	mu sync.Mutex
+	// ours holds the sessions this backend started, until their token expires, so a
+	// browser can hang up only a call it was given.
+	ours map[string]time.Time
+}
+
+// NewServer makes the backend.
+func NewServer(cfg Config, log *slog.Logger) *Server {
+	return &Server{cfg: cfg, client: &http.Client{Timeout: 20 * time.Second}, log: log, ours: map[string]time.Time{}}
+}
+
+// Handler serves the page and its two API routes:
+//
+//	POST /api/call    -> Bridgeline POST /v1/sessions; answers {session_id, rtc_url, participant_token, expires_at}
+//	POST /api/hangup  {session_id} -> Bridgeline DELETE /v1/sessions/{id}
+func (s *Server) Handler() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /{$}", s.file("static/index.html", "text/html; charset=utf-8"))
+	mux.HandleFunc("GET /app.js", s.file("static/app.js", "text/javascript; charset=utf-8"))
+	mux.HandleFunc("GET /style.css", s.file("static/style.css", "text/css; charset=utf-8"))
+	mux.HandleFunc("GET /livekit-client.umd.js", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/javascript; charset=utf-8")
+		http.ServeFile(w, r, s.cfg.ClientSDK)
+	})
+	mux.HandleFunc("POST /api/call", s.call)
+	mux.HandleFunc("POST /api/hangup", s.hangup)
+	return mux
+}
+
+func (s *Server) file(name, typ string) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		b, err := static.ReadFile(name)
+		if err != nil {
+			http.Error(w, "not found", http.StatusNotFound)
+			return
+		}
+		w.Header().Set("Content-Type", typ)
+		w.Header().Set("Cache-Control", "no-store")
+		w.Write(b)
+	}
+}
+
+// joinInfo is everything the browser gets: the room's address, the one-room token and
+// when it expires, and the session id to hang up with.
+type joinInfo struct {
+	SessionID        string `json:"session_id"`
+	RTCURL           string `json:"rtc_url"`
+	ParticipantToken string `json:"participant_token"`
+	ExpiresAt        string `json:"expires_at"`
+}
+
+func (s *Server) call(w http.ResponseWriter, r *http.Request) {
+	req := map[string]any{"platform_handle": s.cfg.Handle, "media": s.cfg.Media, "mode": "human"}
+	if s.cfg.LineID != "" {
+		req["line_id"] = s.cfg.LineID
+	}
+	var got joinInfo
+	// A fresh Idempotency-Key per click: a retried POST of this one click cannot start a
+	// second call.
+	status, err := s.bridgeline(r.Context(), http.MethodPost, "/v1/sessions", req, randomKey(), &got)
+	if err != nil || status != http.StatusCreated || got.SessionID == "" || got.ParticipantToken == "" {
+		s.log.Error("start session", "status", status, "err", err)
+		writeJSON(w, http.StatusBadGateway, map[string]string{"error": "could not start the call; try again"})
+		return
+	}
+	now := time.Now()
+	s.mu.Lock()
+	for id, until := range s.ours {
+		if now.After(until) {
+			delete(s.ours, id)
+		}
+	}
+	until, err := time.Parse(time.RFC3339, got.ExpiresAt)
+	if err != nil {
+		until = now.Add(time.Hour)
+	}
+	s.ours[got.SessionID] = until
+	s.mu.Unlock()
+	writeJSON(w, http.StatusOK, got)
+}
+
+func (s *Server) hangup(w http.ResponseWriter, r *http.Request) {
+	var body struct {
+		SessionID string `json:"session_id"`
+	}
+	if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, 4<<10)).Decode(&body); err != nil || body.SessionID == "" {
+		writeJSON(w, http.StatusBadRequest, map[string]string{"error": "body must be {\"session_id\": \"ses_...\"}"})
+		return
+	}
+	s.mu.Lock()
+	_, ok := s.ours[body.SessionID]
+	delete(s.ours, body.SessionID)
+	s.mu.Unlock()
+	if !ok {
+		writeJSON(w, http.StatusNotFound, map[string]string{"error": "no such call"})
+		return
+	}
+	status, err := s.bridgeline(r.Context(), http.MethodDelete, "/v1/sessions/"+url.PathEscape(body.SessionID), nil, "", nil)
+	if err != nil || status != http.StatusOK {
+		s.log.Error("end session", "session_id", body.SessionID, "status", status, "err", err)
+		writeJSON(w, http.StatusBadGateway, map[string]string{"error": "could not end the call"})
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]string{"status": "ended"})
+}
+
+// bridgeline calls Bridgeline's API with the secret key and decodes a JSON answer into
+// out (nil skips).
+func (s *Server) bridgeline(ctx context.Context, method, path string, body any, idemKey string, out any) (int, error) {
+	var rd io.Reader
+	if body != nil {
+		b, err := json.Marshal(body)
+		if err != nil {
+			return 0, err
+		}
+		rd = bytes.NewReader(b)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, strings.TrimRight(s.cfg.APIURL, "/")+path, rd)
+	if err != nil {
+		return 0, err
+	}
+	req.Header.Set("Authorization", "Bearer "+s.cfg.APIKey)
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	if idemKey != "" {
+		req.Header.Set("Idempotency-Key", idemKey)
+	}
+	resp, err := s.client.Do(req)
+	if err != nil {
+		return 0, err
+	}
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	if err != nil {
+		return resp.StatusCode, err
+	}
+	if resp.StatusCode >= 300 {
+		return resp.StatusCode, fmt.Errorf("%s %s: %d %s", method, path, resp.StatusCode, raw)
+	}
+	if out != nil {
+		return resp.StatusCode, json.Unmarshal(raw, out)
+	}
+	return resp.StatusCode, nil
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(status)
+	json.NewEncoder(w).Encode(v)
+}
+
+func randomKey() string {
+	b := make([]byte, 16)
+	rand.Read(b)
+	return "call-us-" + hex.EncodeToString(b)
+}
