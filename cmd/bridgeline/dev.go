@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/bridgeline/bridgeline/mediafleet/worker"
 	"github.com/bridgeline/bridgeline/shared/account"
 	"github.com/bridgeline/bridgeline/shared/apierr"
 	"github.com/bridgeline/bridgeline/shared/assistant"
@@ -39,6 +40,9 @@ func dev(ctx context.Context, args []string) error {
 		return err
 	}
 	log := slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	// The LiveKit SDK (sim parties, persona workers) logs warnings and up, into log; its
+	// default writes every connection step to stderr.
+	worker.SetSDKLogger(log)
 
 	s, closeStore, err := openStore(ctx, cfg)
 	if err != nil {

@@ -12,10 +12,6 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/go-logr/logr"
-	protologger "github.com/livekit/protocol/logger"
-	lksdk "github.com/livekit/server-sdk-go/v2"
-
 	lkserver "github.com/bridgeline/bridgeline/mediafleet/livekit"
 	"github.com/bridgeline/bridgeline/mediafleet/worker"
 	"github.com/bridgeline/bridgeline/shared/config"
@@ -67,10 +63,6 @@ func startMedia(ctx context.Context, cfg config.Config, s Store, api *httpapi.AP
 	if !ok {
 		return nil, fmt.Errorf("store %T keeps no sessions or calls", s)
 	}
-	// The SDK (sim parties, workers) logs warnings and up.
-	sdkLog := slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})
-	lksdk.SetLogger(protologger.LogRLogger(logr.FromSlogHandler(sdkLog).WithValues("component", "lksdk")))
-
 	hooks, err := startWebhooks(ctx, s, api, log)
 	if err != nil {
 		return nil, err
