@@ -7,7 +7,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"log/slog"
 	"math"
 	"net/url"
 	"os"
@@ -28,34 +27,6 @@ import (
 func TestMain(m *testing.M) {
 	lksdk.SetLogger(protologger.GetDiscardLogger())
 	os.Exit(m.Run())
-}
-
-// startWorker runs one persona worker against the stack, as `make run` does.
-func startWorker(t *testing.T, st *sessiontest.Stack) {
-	t.Helper()
-	cfg := worker.Defaults()
-	lk := st.LiveKit.Config()
-	cfg.LiveKitURL, cfg.APIKey, cfg.APISecret, cfg.ControlPlane = st.LiveKit.WSURL(), lk.APIKey, lk.APISecret, st.URL
-	cfg.MaxJobs = 1
-	w, err := worker.New(cfg, worker.Options{}, slog.New(slog.DiscardHandler))
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		w.Run(ctx)
-	}()
-	t.Cleanup(func() {
-		cancel()
-		<-done
-	})
-	select {
-	case <-w.Registered():
-	case <-time.After(20 * time.Second):
-		t.Fatal("persona worker did not register with livekit-server")
-	}
 }
 
 // frameWatch records, for every frame the remote video presents, the colour near its
@@ -134,7 +105,7 @@ func rgbOf(t *testing.T, hex string) [3]uint8 {
 func TestCallAssistantFromPage(t *testing.T) {
 	browser.Setup(t)
 	st := sessiontest.Start(t, sessiontest.Options{})
-	startWorker(t, st)
+	st.StartWorker(t, func(c *worker.Config) { c.MaxJobs = 1 }, worker.Options{})
 
 	// An assistant with Theo's avatar answers line 1.
 	const avatarID = "ava_theo"
