@@ -59,6 +59,9 @@ type stack struct {
 	mu        sync.Mutex
 	procs     map[string]*runtimeapi.Process
 	recs      map[string]*recorder
+	// overrides are environment entries a test puts after a function's template
+	// environment (shorter windows and limits).
+	overrides map[string][]string
 }
 
 func newStack(t testing.TB) *stack {
@@ -77,11 +80,12 @@ func newStack(t testing.TB) *stack {
 	}
 	t.Cleanup(func() { store.DeleteTables(context.Background()) })
 	s := &stack{t: t, ctx: ctx, store: store, dynamoURL: endpoint, refs: map[string]string{}, logical: map[string]string{},
-		procs: map[string]*runtimeapi.Process{}, recs: map[string]*recorder{}}
+		procs: map[string]*runtimeapi.Process{}, recs: map[string]*recorder{}, overrides: map[string][]string{}}
 	for table, name := range tables {
 		s.refs[table.LogicalID()] = name
 		s.logical[name] = table.LogicalID()
 	}
+	s.refs["MaxSessionMinutes"] = "60"
 	return s
 }
 
@@ -148,7 +152,7 @@ func (s *stack) proc(name string) *runtimeapi.Process {
 		return p
 	}
 	rec := newRecorder(s.t, s.dynamoURL, s.logical)
-	env := append(templateEnv(s.t, name, s.refs), awsEnv(rec.URL, s.motoURL)...)
+	env := append(append(templateEnv(s.t, name, s.refs), awsEnv(rec.URL, s.motoURL)...), s.overrides[name]...)
 	p := startFunction(s.t, name, env)
 	s.procs[name], s.recs[name] = p, rec
 	return p

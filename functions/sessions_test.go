@@ -212,6 +212,24 @@ func (s *stack) sessionScenario(lk *livekit.Server, gw *gateway, acctID, lineID 
 		t.Errorf("session after the worker's ended report = %s, want it over", got.Status)
 	}
 
+	// The scheduled sweeper ends a session past its maximum length, with call.ended.
+	old, oldCall := ses, c
+	old.ID, oldCall.ID, oldCall.PlatformCallID = ident.New("ses"), ident.New("call"), ident.New("simcall")
+	old.CallID, oldCall.SessionID = oldCall.ID, old.ID
+	old.CreatedAt, oldCall.StartedAt = now.Add(-2*time.Hour), now.Add(-2*time.Hour)
+	if err := s.store.SaveSession(ctx, old, oldCall, nil); err != nil {
+		t.Fatal(err)
+	}
+	s.overrides["session-sweeper"] = []string{"SWEEP_WINDOW_SECONDS=1"}
+	sched := readJSON(t, "eventbridge-scheduled.json")
+	s.invoke("session-sweeper", mustJSON(t, sched))
+	if got, err := s.store.GetSession(ctx, old.ID); err != nil || !got.Over() || got.EndReason != call.ReasonMaxDuration {
+		t.Errorf("session past its maximum after a sweep = %+v, %v; want it over with max_duration", got, err)
+	}
+	if got, _ := s.store.GetSession(ctx, ses.ID); got.Over() {
+		t.Errorf("sweep ended the young session %s", ses.ID)
+	}
+
 	// DELETE ends the session: the room goes (livekit-server says so through its
 	// webhook, to livekit-webhook), and call.ended is in the event log exactly once.
 	ended := s.expect(request{fn: "sessions-delete", method: http.MethodDelete, pattern: "/v1/sessions/{id}",

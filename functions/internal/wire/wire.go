@@ -70,8 +70,7 @@ func API(s *dynamo.Store, media Media, redeliver httpapi.Redeliverer, log *slog.
 		Redeliver: redeliver,
 	}
 	answers := &httpapi.CallAnswers{Decisions: s, Now: time.Now}
-	sessions := &session.Service{Records: s, Lines: s, Assistants: s, Accounts: s, Rooms: media.Rooms,
-		Platforms: map[string]platform.Platform{}, Log: log, Now: time.Now}
+	sessions := Sessions(s, media, log)
 	return &httpapi.API{
 		Accounts:    s,
 		Assistants:  &assistant.Service{Store: s, Now: time.Now},
@@ -83,6 +82,35 @@ func API(s *dynamo.Store, media Media, redeliver httpapi.Redeliverer, log *slog.
 			(&httpapi.Sessions{Service: sessions}).Routes(),
 			(&httpapi.Receivers{Sessions: sessions, RTC: media.RTC}).Routes()),
 	}
+}
+
+// Sessions is the session service over s. MAX_SESSION_MINUTES bounds a session's life
+// (the sweeper ends longer ones).
+func Sessions(s *dynamo.Store, media Media, log *slog.Logger) *session.Service {
+	var maxDur time.Duration
+	if v, err := strconv.ParseFloat(os.Getenv("MAX_SESSION_MINUTES"), 64); err == nil && v > 0 {
+		maxDur = time.Duration(v * float64(time.Minute))
+	}
+	return &session.Service{Records: s, Lines: s, Assistants: s, Accounts: s, Rooms: media.Rooms,
+		Platforms: map[string]platform.Platform{}, MaxDuration: maxDur, Log: log, Now: time.Now}
+}
+
+// Sweeper is the session-sweeper function's handler: each scheduled invocation sweeps
+// every 5 s for SWEEP_WINDOW_SECONDS (default 55, under the one-minute schedule).
+func Sweeper(ctx context.Context) (func(context.Context) error, error) {
+	s, err := Store(ctx)
+	if err != nil {
+		return nil, err
+	}
+	media, err := MediaFromEnv(ctx)
+	if err != nil {
+		return nil, err
+	}
+	window := 55 * time.Second
+	if v, err := strconv.Atoi(os.Getenv("SWEEP_WINDOW_SECONDS")); err == nil && v > 0 {
+		window = time.Duration(v) * time.Second
+	}
+	return Sessions(s, media, Logger().With("function", "session-sweeper")).SweepHandler(window, 5*time.Second), nil
 }
 
 // Handler is the net/http handler of one /v1 function: its route only, authenticated by
