@@ -8,6 +8,8 @@ package functions_test
 import (
 	"context"
 	"encoding/json"
+	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -151,7 +153,8 @@ func BenchmarkLocalStack(b *testing.B) {
 		b.Fatal(err)
 	}
 	api := &httpapi.API{Accounts: store, Assistants: assistants, Idempotency: store,
-		Lines: &line.Service{Store: store, Assistants: store, Now: time.Now}, Now: time.Now}
+		Lines: &line.Service{Store: store, Assistants: store, Now: time.Now}, Now: time.Now,
+		Log: slog.New(slog.NewTextHandler(io.Discard, nil))}
 	h := api.Handler()
 	for _, rq := range benchRequests {
 		b.Run(rq.fn, func(b *testing.B) {
