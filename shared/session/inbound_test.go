@@ -77,65 +77,6 @@ func TestInboundDeclined(t *testing.T) {
 	waitSimCall(t, st, sc.ID, sim.StatusRejected)
 }
 
-// TestInboundAssistantDispatch: an inbound call on an assistant line creates the room with
-// an agent dispatch whose job carries the version active at answer time and the call id,
-// bridges the caller in and records the call; a version published during the call is
-// used by the next call only.
-func TestInboundAssistantDispatch(t *testing.T) {
-	st := tenant(t)
-	var a struct {
-		ID              string `json:"id"`
-		ActiveVersionID string `json:"active_version_id"`
-	}
-	sessiontest.Must(t, st.Do(t, http.MethodPost, "/v1/assistants", map[string]any{"name": "Ada", "system_prompt": "Be brief.",
-		"greeting": "Hello from version one", "avatar_id": "ava_iris"}, &a), http.StatusCreated, "create assistant")
-	sessiontest.Must(t, st.Do(t, http.MethodPost, "/v1/assistants/"+a.ID+"/publish", nil, &a), http.StatusCreated, "publish")
-	v1 := a.ActiveVersionID
-	sessiontest.Must(t, st.Do(t, http.MethodPost, "/v1/lines/"+st.Lines[st.Handles[0]].ID+"/assign",
-		map[string]any{"assistant_id": a.ID}, nil), http.StatusOK, "assign")
-
-	first := placeCall(t, st, st.Handles[0], "video")
-	first = waitSimCall(t, st, first.ID, sim.StatusAnswered)
-	c1 := getCall(t, st, first.CallID)
-	if c1.Status != call.StatusActive || c1.HandledBy != call.HandledByAssistant || str(c1.VersionID) != v1 || c1.SessionID == nil {
-		t.Fatalf("first call = %+v, want active, assistant, %s", c1, v1)
-	}
-	job := dispatchedJob(t, st, *c1.SessionID)
-	if job.CallID != first.CallID || job.Version.ID != v1 || job.Version.Number != 1 || job.Version.Greeting != "Hello from version one" ||
-		job.CallerIdentity != "platform" || job.Media != "video" || job.Brand.Name != "Tenant Co" {
-		t.Errorf("first job = %+v", job)
-	}
-
-	sessiontest.Must(t, st.Do(t, http.MethodPatch, "/v1/assistants/"+a.ID, map[string]any{"greeting": "Hello from version two"}, nil), http.StatusOK, "PATCH")
-	sessiontest.Must(t, st.Do(t, http.MethodPost, "/v1/assistants/"+a.ID+"/publish", nil, &a), http.StatusCreated, "publish again")
-	second := placeCall(t, st, st.Handles[0], "audio")
-	second = waitSimCall(t, st, second.ID, sim.StatusAnswered)
-	c2 := getCall(t, st, second.CallID)
-	if str(c2.VersionID) != a.ActiveVersionID || a.ActiveVersionID == v1 {
-		t.Errorf("second call version = %s, want the new %s", str(c2.VersionID), a.ActiveVersionID)
-	}
-	if job := dispatchedJob(t, st, *c2.SessionID); job.Version.Number != 2 || job.Version.Greeting != "Hello from version two" {
-		t.Errorf("second job version = %+v, want number 2", job.Version)
-	}
-	if c1 := getCall(t, st, first.CallID); str(c1.VersionID) != v1 {
-		t.Errorf("first call's version moved to %s", str(c1.VersionID))
-	}
-	if job := dispatchedJob(t, st, *c1.SessionID); job.Version.ID != v1 {
-		t.Errorf("first call's job moved to %s", job.Version.ID)
-	}
-
-	// The caller hangs up: the call is completed and call.ended written once.
-	if status, _, _ := st.Request(http.MethodPost, "/sim/calls/"+first.ID+"/hangup", nil, ""); status != http.StatusOK {
-		t.Fatalf("hangup = %d", status)
-	}
-	waitStatus(t, st, *c1.SessionID, session.StatusEnded)
-	c1 = getCall(t, st, first.CallID)
-	if c1.Status != call.StatusEnded || str(c1.EndReason) != call.ReasonRemoteHangup || string(c1.Transcript) != "[]" {
-		t.Errorf("first call after hang-up = %+v", c1)
-	}
-	eventtest.ExactlyOnce(t, st.Store, st.AccountID, callevent.TypeCallEnded, first.CallID)
-}
-
 // dispatchedJob reads the persona job LiveKit holds for the session's room.
 func dispatchedJob(t *testing.T, st *sessiontest.Stack, room string) persona.Job {
 	t.Helper()
