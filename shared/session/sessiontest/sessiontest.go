@@ -62,7 +62,7 @@ type Options struct {
 	// MaxDuration and DispatchTimeout are the session service's limits (0: its defaults).
 	MaxDuration     time.Duration
 	DispatchTimeout time.Duration
-	// SweepEvery is how often the sweeper runs (default 250 ms).
+	// SweepEvery is how often the sweeper runs (default 1 s, as on the local stack).
 	SweepEvery time.Duration
 }
 
@@ -212,7 +212,7 @@ func New(opts Options) (_ *Stack, err error) {
 	swept := make(chan struct{})
 	every := opts.SweepEvery
 	if every <= 0 {
-		every = 250 * time.Millisecond
+		every = time.Second
 	}
 	go func() {
 		defer close(swept)
