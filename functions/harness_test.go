@@ -145,9 +145,9 @@ func templateEnv(t testing.TB, name string, refs map[string]string) []string {
 	t.Helper()
 	vars := map[string]any{}
 	if g, ok := loadTemplate(t).Globals["Function"].(map[string]any); ok {
-		maps(g, "Environment", "Variables", func(k string, v any) { vars[k] = v })
+		eachIn(g, "Environment", "Variables", func(k string, v any) { vars[k] = v })
 	}
-	maps(functionResource(t, name).Properties, "Environment", "Variables", func(k string, v any) { vars[k] = v })
+	eachIn(functionResource(t, name).Properties, "Environment", "Variables", func(k string, v any) { vars[k] = v })
 	var env []string
 	for k, v := range vars {
 		switch v := v.(type) {
@@ -170,8 +170,8 @@ func templateEnv(t testing.TB, name string, refs map[string]string) []string {
 	return env
 }
 
-// maps calls fn for each entry of m[a][b] when that is a map.
-func maps(m map[string]any, a, b string, fn func(string, any)) {
+// eachIn calls fn for each entry of m[a][b] when that is a map.
+func eachIn(m map[string]any, a, b string, fn func(string, any)) {
 	ma, _ := m[a].(map[string]any)
 	mb, _ := ma[b].(map[string]any)
 	for k, v := range mb {

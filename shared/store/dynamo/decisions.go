@@ -86,7 +86,8 @@ func (s *Store) Decide(ctx context.Context, callID, d, source string, at time.Ti
 // posted synchronously) into the event log. The stream relays every new event, and the
 // relay's publisher leaves call.incoming off the bus.
 func (s *Store) RecordEvent(ctx context.Context, evt callevent.Event) error {
-	put, err := s.EventPut(evt)
+	// Posted already, synchronously: never queued for the delivery worker.
+	put, err := s.eventPut(evt, false)
 	if err != nil {
 		return err
 	}

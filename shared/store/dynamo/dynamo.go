@@ -41,12 +41,16 @@ type Config struct {
 	// own resolution, which honours AWS_ENDPOINT_URL and AWS_ENDPOINT_URL_DYNAMODB
 	// (SAM CLI, LocalStack).
 	Endpoint string
+	// LocalOutbox keeps the delivery queue of the local stack's webhook worker in the
+	// store (webhook_deliveries); on AWS the events table's stream feeds EventBridge.
+	LocalOutbox bool
 }
 
 // Store implements the domain store interfaces on DynamoDB.
 type Store struct {
-	db     *dynamodb.Client
-	tables Tables
+	db          *dynamodb.Client
+	tables      Tables
+	localOutbox bool
 }
 
 // Open builds a DynamoDB client from the standard AWS configuration chain (environment,
@@ -73,7 +77,9 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 			awsCfg.Credentials = credentials.NewStaticCredentialsProvider("local", "local", "")
 		}
 	}
-	return New(dynamodb.NewFromConfig(awsCfg, clientOpts...), cfg.Tables), nil
+	s := New(dynamodb.NewFromConfig(awsCfg, clientOpts...), cfg.Tables)
+	s.localOutbox = cfg.LocalOutbox
+	return s, nil
 }
 
 // New returns a Store on an existing client.

@@ -38,12 +38,21 @@ func fromEventItem(it item) (callevent.Event, error) {
 // outbox: the table's stream relays new events to EventBridge). A given event id is
 // written once.
 func (s *Store) EventPut(evt callevent.Event) (types.TransactWriteItem, error) {
+	return s.eventPut(evt, s.localOutbox)
+}
+
+// eventPut writes evt, marked for the local delivery worker when undispatched is set.
+func (s *Store) eventPut(evt callevent.Event, undispatched bool) (types.TransactWriteItem, error) {
 	name, err := s.table(Events)
 	if err != nil {
 		return types.TransactWriteItem{}, err
 	}
+	it := eventItem(evt)
+	if undispatched {
+		it["undispatched"] = str("1")
+	}
 	return types.TransactWriteItem{Put: &types.Put{
-		TableName: name, Item: eventItem(evt),
+		TableName: name, Item: it,
 		ConditionExpression: aws.String("attribute_not_exists(id)"),
 	}}, nil
 }

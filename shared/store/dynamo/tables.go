@@ -36,6 +36,10 @@ const (
 	Sessions        Table = "sessions"          // by id; by account, newest first
 	Calls           Table = "calls"             // call records by id; by account, line or session, newest first
 	CallPlatformIDs Table = "call_platform_ids" // (platform, platform call id) -> call: keeps them unique
+
+	// WebhookDeliveries is the local stack's delivery queue (Config.LocalOutbox); on AWS
+	// the queue is SQS, and template.yaml has no such table.
+	WebhookDeliveries Table = "webhook_deliveries"
 )
 
 // Retention is how long the event log and its delivery attempts are kept (TTL).
@@ -43,7 +47,7 @@ const Retention = 30 * 24 * time.Hour
 
 // AllTables lists every table in a stable order.
 var AllTables = []Table{Accounts, APIKeys, Assistants, Versions, Lines, LineHandles, Idempotency,
-	WebhookEndpoints, Events, WebhookAttempts, CallDecisions, Sessions, Calls, CallPlatformIDs}
+	WebhookEndpoints, Events, WebhookAttempts, CallDecisions, Sessions, Calls, CallPlatformIDs, WebhookDeliveries}
 
 // EnvVar is the environment variable that names the table in a function's configuration
 // (TABLE_ASSISTANTS, ...).
@@ -116,6 +120,8 @@ type Definition struct {
 	// Stream turns on the table's stream (new images): the events table's stream feeds
 	// the relay that puts events on EventBridge.
 	Stream bool
+	// LocalOnly tables serve only the local stack; template.yaml does not declare them.
+	LocalOnly bool
 }
 
 var idAttr = Attribute{"id", types.ScalarAttributeTypeS}
@@ -145,6 +151,8 @@ var Definitions = []Definition{
 	{Table: Events, Partition: idAttr, Stream: true, TTLAttribute: "ttl", Indexes: []Index{
 		{Name: "by_account", Partition: strAttr("account_id"), Sort: &idAttr},
 		{Name: "by_account_type", Partition: strAttr("account_type"), Sort: &idAttr},
+		// Sparse: events the local delivery worker has not fanned out (LocalOutbox).
+		{Name: "undispatched", Partition: strAttr("undispatched"), Sort: &idAttr},
 	}},
 	{Table: WebhookAttempts, Partition: strAttr("event_id"), Sort: &idAttr, TTLAttribute: "ttl"},
 	{Table: CallDecisions, Partition: strAttr("call_id"), TTLAttribute: "ttl"},
@@ -159,6 +167,12 @@ var Definitions = []Definition{
 		{Name: "by_account_session", Partition: strAttr("account_session"), Sort: &idAttr},
 	}},
 	{Table: CallPlatformIDs, Partition: strAttr("platform_call")},
+	{Table: WebhookDeliveries, Partition: idAttr, LocalOnly: true, Indexes: []Index{
+		// Sparse: pending deliveries nobody is attempting, by due time; and the ones
+		// in flight, by claim time.
+		{Name: "due", Partition: strAttr("due"), Sort: &Attribute{"next_at", types.ScalarAttributeTypeS}},
+		{Name: "claimed", Partition: strAttr("claimed"), Sort: &Attribute{"claimed_at", types.ScalarAttributeTypeS}},
+	}},
 }
 
 // DefinitionOf returns a table's definition.

@@ -106,7 +106,7 @@ func (s *Store) RecordDeliveryAttempt(ctx context.Context, a delivery.Attempt) e
 	}
 	_, err = s.db.PutItem(ctx, &dynamodb.PutItemInput{
 		TableName:           name,
-		Item:                docItem(a, item{"event_id": str(a.EventID), "id": str(a.ID), "ttl": num(a.StartedAt.Add(Retention).Unix())}),
+		Item:                attemptItem(a),
 		ConditionExpression: aws.String("attribute_not_exists(event_id)"),
 	})
 	var ccf *types.ConditionalCheckFailedException
@@ -143,4 +143,8 @@ func (s *Store) ListDeliveryAttempts(ctx context.Context, eventID string) ([]del
 		}
 	}
 	return out, nil
+}
+
+func attemptItem(a delivery.Attempt) item {
+	return docItem(a, item{"event_id": str(a.EventID), "id": str(a.ID), "ttl": num(a.StartedAt.Add(Retention).Unix())})
 }
