@@ -68,7 +68,7 @@ func dev(ctx context.Context, args []string) error {
 	srv := &http.Server{Handler: api.Handler(), ReadHeaderTimeout: 10 * time.Second}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
-	fmt.Printf("bridgeline: API on http://%s (Ctrl-C stops everything)\n", cfg.Addr)
+	fmt.Printf("bridgeline: API on http://%s, sim caller page on http://%s/sim/ (Ctrl-C stops everything)\n", cfg.Addr, cfg.Addr)
 	select {
 	case <-ctx.Done():
 	case err := <-errc:

@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"fmt"
 	"log/slog"
-	"net/http"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -125,7 +124,7 @@ func startMedia(ctx context.Context, cfg config.Config, s Store, api *httpapi.AP
 	stops = append(stops, func() { stopSweep(); <-swept })
 	api.Extra = append(api.Extra, (&httpapi.Sessions{Service: svc}).Routes()...)
 	api.Extra = append(api.Extra, (&httpapi.Receivers{Sessions: svc, RTC: rooms, SimSecret: secret}).Routes()...)
-	api.Extra = append(api.Extra, simRoutes(simulator.Handler())...)
+	api.Extra = append(api.Extra, sim.Routes(simulator.Handler())...)
 
 	for i := range ms.workers {
 		wcfg := worker.Defaults()
@@ -154,46 +153,6 @@ func startMedia(ctx context.Context, cfg config.Config, s Store, api *httpapi.AP
 	}
 	return stop, nil
 }
-
-// simRoutes mounts the sim's own HTTP API on the local stack's router: public routes
-// (no API key) outside /v1, which only `bridgeline dev` adds.
-func simRoutes(h http.Handler) []httpapi.Route {
-	raw := func(w http.ResponseWriter, r *http.Request) (int, any, error) {
-		rec := &recorder{header: http.Header{}}
-		h.ServeHTTP(rec, r)
-		return rec.status, jsonBody(rec.body), nil
-	}
-	var routes []httpapi.Route
-	for _, rt := range []struct{ method, pattern string }{
-		{http.MethodPost, "/sim/calls"}, {http.MethodGet, "/sim/calls"},
-		{http.MethodGet, "/sim/calls/{id}"}, {http.MethodPost, "/sim/calls/{id}/hangup"},
-	} {
-		routes = append(routes, httpapi.Route{Function: "sim", Method: rt.method, Pattern: rt.pattern, Public: true, Handler: raw})
-	}
-	return routes
-}
-
-// recorder keeps what the sim's handler writes, so the API's writer sends it.
-type recorder struct {
-	header http.Header
-	status int
-	body   []byte
-}
-
-func (r *recorder) Header() http.Header { return r.header }
-func (r *recorder) WriteHeader(s int)   { r.status = s }
-func (r *recorder) Write(b []byte) (int, error) {
-	if r.status == 0 {
-		r.status = http.StatusOK
-	}
-	r.body = append(r.body, b...)
-	return len(b), nil
-}
-
-// jsonBody is a body that is already JSON.
-type jsonBody []byte
-
-func (b jsonBody) MarshalJSON() ([]byte, error) { return b, nil }
 
 func randomHex(n int) string {
 	b := make([]byte, n)

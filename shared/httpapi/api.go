@@ -54,7 +54,8 @@ type Route struct {
 }
 
 // HandlerFunc serves one request and returns the status and value to write as JSON, or an
-// error (an *apierr.Error is shown to the client; anything else is a 500).
+// error (an *apierr.Error is shown to the client; anything else is a 500). A status of 0
+// means the handler wrote the response itself.
 type HandlerFunc func(w http.ResponseWriter, r *http.Request) (int, any, error)
 
 // Routes is the whole route table, core routes first.
@@ -135,6 +136,9 @@ func (a *API) serve(rt Route) http.Handler {
 		if err != nil {
 			a.writeError(w, r, err)
 			return
+		}
+		if status == 0 {
+			return // the handler wrote its own response (the local stack's sim pages)
 		}
 		writeJSON(w, status, body)
 	})

@@ -8,8 +8,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/base64"
-	"encoding/json"
-	"net/http"
 	"net/http/httptest"
 	"slices"
 	"strings"
@@ -24,34 +22,16 @@ import (
 	"github.com/bridgeline/bridgeline/shared/httpapi"
 	"github.com/bridgeline/bridgeline/shared/ident"
 	"github.com/bridgeline/bridgeline/shared/persona"
+	"github.com/bridgeline/bridgeline/shared/platform/sim"
 	"github.com/bridgeline/bridgeline/shared/platform/sim/simhook"
 	"github.com/bridgeline/bridgeline/shared/session/sessiontest"
 )
-
-// devSimRoutes mounts the sim's own HTTP API as public routes, as cmd/bridgeline's
-// simRoutes does (that one is in package main): the sim's status and JSON body, behind
-// the API's middleware.
-func devSimRoutes(h http.Handler) []httpapi.Route {
-	raw := func(w http.ResponseWriter, r *http.Request) (int, any, error) {
-		rec := httptest.NewRecorder()
-		h.ServeHTTP(rec, r)
-		return rec.Code, json.RawMessage(rec.Body.Bytes()), nil
-	}
-	var routes []httpapi.Route
-	for _, rt := range []struct{ method, pattern string }{
-		{http.MethodPost, "/sim/calls"}, {http.MethodGet, "/sim/calls"},
-		{http.MethodGet, "/sim/calls/{id}"}, {http.MethodPost, "/sim/calls/{id}/hangup"},
-	} {
-		routes = append(routes, httpapi.Route{Function: "sim", Method: rt.method, Pattern: rt.pattern, Public: true, Handler: raw})
-	}
-	return routes
-}
 
 func TestContractSessionsAndInternalRoutes(t *testing.T) {
 	lksdk.SetLogger(protologger.GetDiscardLogger()) // the sim parties' SDK logs
 	s := sessiontest.Start(t, sessiontest.Options{})
 	api := *s.API
-	api.Extra = append(slices.Clone(s.API.Extra), devSimRoutes(s.Sim.Handler())...)
+	api.Extra = append(slices.Clone(s.API.Extra), sim.Routes(s.Sim.Handler())...)
 	srv := httptest.NewServer(api.Handler())
 	t.Cleanup(srv.Close)
 	c := &contract{t: t, doc: loadSpec(t), base: srv.URL, key: s.APIKey, routes: api.Routes(), seen: map[string]map[int]bool{}}
@@ -157,6 +137,24 @@ func TestContractSessionsAndInternalRoutes(t *testing.T) {
 	sessiontest.WaitFor(t, 30*time.Second, "the call record to end", func() bool {
 		return c.ok("GET", "/v1/calls/"+callID, "", 200).str("status") == "ended"
 	})
+
+	// The browser caller: the page, its files, and a browser party on an assistant line,
+	// which gets the room once the line answers and then says it joined.
+	c.ok("GET", "/sim/", "", 200, "Authorization", "")
+	c.fail("GET", "/sim/", `{"x":"`+strings.Repeat("x", httpapi.MaxBodyBytes)+`"}`, 413, "body_too_large", "Authorization", "")
+	c.ok("GET", "/sim/page/caller.js", "", 200, "Authorization", "")
+	c.failValid("GET", "/sim/page/nope.js", "", 404, "resource_not_found", "Authorization", "")
+	c.failValid("POST", "/sim/calls/simcall_nope/joined", "", 404, "resource_not_found", "Authorization", "")
+	asst := c.ok("POST", "/v1/assistants", `{"name":"Page","system_prompt":"Help.","greeting":"Hello there.","avatar_id":"ava_theo"}`, 201).str("id")
+	c.ok("POST", "/v1/assistants/"+asst+"/publish", "", 201)
+	c.ok("POST", "/v1/lines/"+line2+"/assign", `{"assistant_id":"`+asst+`"}`, 200)
+	browserCall := c.ok("POST", "/sim/calls", `{"to":"`+sessiontest.Line2+`","media":"audio","party":"browser"}`, 201, "Authorization", "").str("id")
+	sessiontest.WaitFor(t, 30*time.Second, "the browser caller's room", func() bool {
+		_, ok := c.ok("GET", "/sim/calls/"+browserCall, "", 200, "Authorization", "").body["room"].(map[string]any)
+		return ok
+	})
+	c.ok("POST", "/sim/calls/"+browserCall+"/joined", "", 200, "Authorization", "")
+	c.ok("POST", "/sim/calls/"+browserCall+"/hangup", "", 200, "Authorization", "")
 
 	// With LiveKit gone, create is 502 and leaves nothing ringing.
 	stopCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)

@@ -3,6 +3,7 @@ package sim
 import (
 	"embed"
 	"errors"
+	"fmt"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -39,7 +40,7 @@ func (s *Sim) pageRoutes(mux *http.ServeMux) {
 		}
 		typ, ok := pageTypes[name]
 		if !ok {
-			http.NotFound(w, r)
+			writeError(w, http.StatusNotFound, "resource_not_found", fmt.Sprintf("no page file %q", name))
 			return
 		}
 		servePageFile(w, name, typ)
@@ -49,7 +50,7 @@ func (s *Sim) pageRoutes(mux *http.ServeMux) {
 func servePageFile(w http.ResponseWriter, name, typ string) {
 	b, err := pageFiles.ReadFile("page/" + name)
 	if err != nil {
-		http.Error(w, "missing page file", http.StatusInternalServerError)
+		writeError(w, http.StatusInternalServerError, "internal_error", "missing page file")
 		return
 	}
 	w.Header().Set("Content-Type", typ)
@@ -61,7 +62,8 @@ func servePageFile(w http.ResponseWriter, name, typ string) {
 func serveSDK(w http.ResponseWriter, r *http.Request) {
 	path, err := ClientSDKPath()
 	if err != nil {
-		http.Error(w, err.Error(), http.StatusNotFound)
+		writeError(w, http.StatusNotFound, "resource_not_found",
+			"the LiveKit client SDK is not installed: run scripts/install-browser.sh (make run does)")
 		return
 	}
 	w.Header().Set("Content-Type", "text/javascript; charset=utf-8")
