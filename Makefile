@@ -22,6 +22,7 @@ deps:
 	bash scripts/install-media-deps.sh
 	bash scripts/build-livekit-server.sh >/dev/null
 	bash scripts/dynamodb-local.sh install >/dev/null
+	bash scripts/install-browser.sh >/dev/null
 
 lint:
 	bash scripts/check-openapi.sh
