@@ -7,6 +7,7 @@ package livekit
 import (
 	"errors"
 	"fmt"
+	"net"
 	"strings"
 	"time"
 
@@ -144,11 +145,13 @@ func (c Config) YAML() ([]byte, error) {
 			TCPPort: c.RTCTCPPort,
 			UDPPort: udp,
 			// Loopback only: advertise the bind address as the one host candidate and
-			// never ask a STUN server for a public address.
+			// never ask a STUN server for a public address. With no STUN server set,
+			// livekit-server hands every client public default STUN servers, so the one
+			// named here is LiveKit's own RTC port on the bind address.
 			NodeIP:                  c.Host,
 			UseExternalIP:           false,
 			EnableLoopbackCandidate: true,
-			STUNServers:             []string{},
+			STUNServers:             []string{net.JoinHostPort(c.Host, fmt.Sprint(c.RTCUDPPort))},
 		},
 		Room: roomYAML{
 			// Off everywhere: a token for an ended call must not bring its room back.

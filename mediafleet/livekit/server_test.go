@@ -35,8 +35,9 @@ func TestConfigYAML(t *testing.T) {
 			URLs   []string `yaml:"urls"`
 		} `yaml:"webhook"`
 		RTC struct {
-			UDPPort string `yaml:"udp_port"`
-			TCPPort int    `yaml:"tcp_port"`
+			UDPPort     string   `yaml:"udp_port"`
+			TCPPort     int      `yaml:"tcp_port"`
+			STUNServers []string `yaml:"stun_servers"`
 		} `yaml:"rtc"`
 		BindAddresses []string `yaml:"bind_addresses"`
 	}
@@ -57,6 +58,10 @@ func TestConfigYAML(t *testing.T) {
 	}
 	if len(got.BindAddresses) != 1 || got.BindAddresses[0] != "127.0.0.1" {
 		t.Errorf("bind_addresses = %v, want [127.0.0.1]", got.BindAddresses)
+	}
+	// Without a STUN server of its own, livekit-server sends clients public ones.
+	if len(got.RTC.STUNServers) != 1 || got.RTC.STUNServers[0] != "127.0.0.1:7882" {
+		t.Errorf("rtc.stun_servers = %v, want [127.0.0.1:7882]", got.RTC.STUNServers)
 	}
 }
 

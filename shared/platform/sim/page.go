@@ -63,7 +63,7 @@ func serveSDK(w http.ResponseWriter, r *http.Request) {
 	path, err := ClientSDKPath()
 	if err != nil {
 		writeError(w, http.StatusNotFound, "resource_not_found",
-			"the LiveKit client SDK is not installed: run scripts/install-browser.sh (make run does)")
+			"the LiveKit client SDK is not installed: run scripts/install-browser.sh (make run does) or set LIVEKIT_CLIENT_JS")
 		return
 	}
 	w.Header().Set("Content-Type", "text/javascript; charset=utf-8")
