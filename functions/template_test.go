@@ -454,16 +454,8 @@ var forbidden = []string{
 	"modernc.org/sqlite",
 }
 
-// knownLeak is the one way a WebRTC package reaches the functions today:
-// github.com/livekit/protocol/auth (token minting and webhook checks) imports
-// protocol/utils, whose codec.go takes MIME type names from pion/webrtc. Nothing of it
-// runs in a function; the leak closes when shared/rtc and shared/persona sign and check
-// LiveKit JWTs without protocol/auth. Everything else must stay out of the graph, so
-// the test cuts the graph at this package and checks what is still reachable.
-const knownLeak = "github.com/livekit/protocol/utils"
-
-// TestImportGraph: no function imports a forbidden package (except through knownLeak),
-// and no package a function imports outside the standard library has cgo files.
+// TestImportGraph: no function imports a forbidden package, and no package a function
+// imports outside the standard library has cgo files.
 func TestImportGraph(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
@@ -494,7 +486,7 @@ func TestImportGraph(t *testing.T) {
 		if len(imports) < 100 {
 			t.Fatalf("go list -deps listed only %d packages: the check saw nothing", len(imports))
 		}
-		// Walk from the functions without entering knownLeak.
+		// Walk the graph from the functions, remembering who imported what.
 		seen := map[string]string{} // package -> the package that imported it
 		var queue []string
 		for _, r := range roots {
@@ -505,7 +497,7 @@ func TestImportGraph(t *testing.T) {
 			p := queue[0]
 			queue = queue[1:]
 			for _, d := range imports[p] {
-				if _, ok := seen[d]; ok || d == knownLeak {
+				if _, ok := seen[d]; ok {
 					continue
 				}
 				seen[d] = p
