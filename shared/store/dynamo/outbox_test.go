@@ -125,3 +125,80 @@ func TestLocalOutboxOffOnAWS(t *testing.T) {
 		t.Errorf("UndispatchedEvents = %d, %v; want none", len(left), err)
 	}
 }
+
+// TestOutboxClaims: claims respect the per-endpoint room, a claim left by a killed
+// process is released, and a delivery whose endpoint is gone is canceled.
+func TestOutboxClaims(t *testing.T) {
+	s := newStore(t)
+	s.EnableLocalOutbox()
+	ctx := context.Background()
+	acct := ident.New("acct")
+	eps := &webhookendpoint.Service{Store: s}
+	u := "http://127.0.0.1:9/hooks"
+	a, err := eps.Create(ctx, acct, webhookendpoint.Input{URL: &u})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := eps.Create(ctx, acct, webhookendpoint.Input{URL: &u})
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now().UTC().Truncate(time.Millisecond)
+	var ds []delivery.Delivery
+	for i, ep := range []string{a.ID, a.ID, a.ID, b.ID} {
+		ds = append(ds, delivery.Delivery{ID: ident.New("dlv"), EventID: ident.New("evt"), AccountID: acct, EndpointID: ep,
+			State: delivery.StatePending, NextAttemptAt: now.Add(time.Duration(i-10) * time.Second), CreatedAt: now, UpdatedAt: now})
+	}
+	if err := s.AddRedeliveries(ctx, ds); err != nil {
+		t.Fatal(err)
+	}
+	next, due, err := s.NextDeliveryDue(ctx)
+	if err != nil || !due || !next.Equal(ds[0].NextAttemptAt) {
+		t.Fatalf("NextDeliveryDue = %v, %v, %v; want %v", next, due, err, ds[0].NextAttemptAt)
+	}
+	// Two slots per endpoint, one already busy at a: one of a's, then b's.
+	got, err := s.ClaimDueDeliveries(ctx, now, 10, 2, map[string]int{a.ID: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for _, d := range got {
+		ids = append(ids, d.ID)
+	}
+	if want := []string{ds[0].ID, ds[3].ID}; strings.Join(ids, ",") != strings.Join(want, ",") {
+		t.Errorf("claimed %v, want %v (oldest of a, then b)", ids, want)
+	}
+	if again, _ := s.ClaimDueDeliveries(ctx, now, 10, 5, nil); len(again) != 2 {
+		t.Errorf("second claim took %d, want the 2 left", len(again))
+	}
+	// A restart releases every claim; then b is deleted and its delivery canceled.
+	n, err := s.ReleaseDeliveryClaims(ctx, now.Add(time.Second))
+	if err != nil || n != 4 {
+		t.Fatalf("ReleaseDeliveryClaims = %d, %v; want 4", n, err)
+	}
+	if _, err := eps.Delete(ctx, acct, b.ID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.ReleaseDeliveryClaims(ctx, now); err != nil {
+		t.Fatal(err)
+	}
+	left, err := s.ClaimDueDeliveries(ctx, now, 10, 5, nil)
+	if err != nil || len(left) != 3 {
+		t.Fatalf("after release and cancel: claimed %d, %v; want a's 3", len(left), err)
+	}
+	for _, d := range left {
+		if d.EndpointID != a.ID {
+			t.Errorf("claimed %s of deleted endpoint %s", d.ID, d.EndpointID)
+		}
+	}
+	// Finishing one as succeeded takes it off the queue for good.
+	done := left[0]
+	done.State, done.Attempts = delivery.StateSucceeded, 1
+	if err := s.FinishDelivery(ctx, done, nil); err != nil {
+		t.Fatal(err)
+	}
+	s.ReleaseDeliveryClaims(ctx, now.Add(time.Second))
+	if rest, _ := s.ClaimDueDeliveries(ctx, now, 10, 5, nil); len(rest) != 2 {
+		t.Errorf("after one finished: %d due, want 2", len(rest))
+	}
+}
