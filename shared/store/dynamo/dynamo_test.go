@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -188,4 +190,34 @@ func TestSessionConformance(t *testing.T) {
 
 func TestLiveSessionConformance(t *testing.T) {
 	storetest.RunLiveSessions(t, func(t *testing.T) storetest.LiveSessionStore { return newStore(t) })
+}
+
+// TestEveryConformanceSuiteRuns: each storetest.Run* suite is run against this store
+// here, so a suite added for a new interface is not silently skipped on DynamoDB.
+func TestEveryConformanceSuiteRuns(t *testing.T) {
+	suites, err := filepath.Glob("../storetest/*.go")
+	if err != nil || len(suites) == 0 {
+		t.Fatalf("no storetest sources: %v", err)
+	}
+	self, err := os.ReadFile("dynamo_test.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	runs := regexp.MustCompile(`(?m)^func (Run\w*)\(`)
+	found := 0
+	for _, f := range suites {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range runs.FindAllStringSubmatch(string(b), -1) {
+			found++
+			if !strings.Contains(string(self), "storetest."+m[1]+"(") {
+				t.Errorf("storetest.%s (%s) is not run against the DynamoDB store", m[1], filepath.Base(f))
+			}
+		}
+	}
+	if found == 0 {
+		t.Error("found no storetest.Run* suites")
+	}
 }
