@@ -14,13 +14,14 @@ import (
 
 	"github.com/livekit/protocol/auth"
 
+	"github.com/bridgeline/bridgeline/shared/lktoken"
 	"github.com/bridgeline/bridgeline/shared/persona"
 )
 
 const key, secret = "APIfleet", "fleet-secret-fleet-secret-fleet-secret-00"
 
 func TestSendIsVerified(t *testing.T) {
-	keys := auth.NewSimpleKeyProvider(key, secret)
+	keys := lktoken.KeyPair(key, secret)
 	got := make(chan persona.Report, 1)
 	var calls atomic.Int32
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -58,7 +59,7 @@ func TestSendIsVerified(t *testing.T) {
 }
 
 func TestVerifyRejects(t *testing.T) {
-	keys := auth.NewSimpleKeyProvider(key, secret)
+	keys := lktoken.KeyPair(key, secret)
 	body := `{"kind":"ended","call_id":"call_1"}`
 	good, err := Sign([]byte(body), key, secret)
 	if err != nil {

@@ -24,6 +24,7 @@ import (
 	"github.com/bridgeline/bridgeline/mediafleet/callerbot"
 	lkserver "github.com/bridgeline/bridgeline/mediafleet/livekit"
 	"github.com/bridgeline/bridgeline/mediafleet/worker"
+	"github.com/bridgeline/bridgeline/shared/lktoken"
 	"github.com/bridgeline/bridgeline/shared/persona"
 )
 
@@ -76,7 +77,7 @@ func newEnv(t testing.TB) *env {
 		rooms:     lksdk.NewRoomServiceClient(lk.HTTPURL, lk.APIKey, lk.APISecret),
 		reports:   make(chan persona.Report, 64),
 	}
-	keys := auth.NewSimpleKeyProvider(lk.APIKey, lk.APISecret)
+	keys := lktoken.KeyPair(lk.APIKey, lk.APISecret)
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST "+persona.ReportPath, func(w http.ResponseWriter, r *http.Request) {
 		rep, err := persona.VerifyReport(r, keys)

@@ -45,6 +45,8 @@ type Claims struct {
 	Video    *VideoGrant `json:"video,omitempty"`
 	Sha256   string      `json:"sha256,omitempty"`
 	Metadata string      `json:"metadata,omitempty"`
+	// Attributes are the participant's initial attributes.
+	Attributes map[string]string `json:"attributes,omitempty"`
 }
 
 // Keys returns the secret of an API key, and whether the key is known.

@@ -1,9 +1,6 @@
 package persona
 
 import (
-	"crypto/sha256"
-	"crypto/subtle"
-	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -11,7 +8,7 @@ import (
 	"net/http"
 	"strings"
 
-	"github.com/livekit/protocol/auth"
+	"github.com/bridgeline/bridgeline/shared/lktoken"
 )
 
 // ReportSubject is the subject (LiveKit "identity") of every report token. LiveKit's own
@@ -35,7 +32,7 @@ var (
 // `Authorization` header holds a LiveKit API JWT (optionally after "Bearer ") signed with
 // a key keys knows, unexpired, with subject ReportSubject, whose sha256 claim is the
 // base64 SHA-256 of the raw body. It consumes and closes the body.
-func VerifyReport(r *http.Request, keys auth.KeyProvider) (Report, error) {
+func VerifyReport(r *http.Request, keys lktoken.Keys) (Report, error) {
 	defer r.Body.Close()
 	body, err := io.ReadAll(io.LimitReader(r.Body, MaxReportBytes+1))
 	if err != nil {
@@ -44,30 +41,14 @@ func VerifyReport(r *http.Request, keys auth.KeyProvider) (Report, error) {
 	if len(body) > MaxReportBytes {
 		return Report{}, ErrReportTooLarge
 	}
-
-	raw := strings.TrimSpace(r.Header.Get("Authorization"))
-	raw = strings.TrimSpace(strings.TrimPrefix(raw, "Bearer "))
-	if raw == "" {
+	token := r.Header.Get("Authorization")
+	if strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(token), "Bearer ")) == "" {
 		return Report{}, ErrReportUnsigned
 	}
-	v, err := auth.ParseAPIToken(raw)
-	if err != nil {
+	c, err := lktoken.VerifyBody(token, body, keys)
+	if err != nil || c.Subject != ReportSubject {
 		return Report{}, ErrReportSignature
 	}
-	secret := keys.GetSecret(v.APIKey())
-	if secret == "" {
-		return Report{}, ErrReportSignature
-	}
-	rc, grants, err := v.Verify(secret)
-	if err != nil || rc.ExpiresAt == nil || rc.Subject != ReportSubject {
-		return Report{}, ErrReportSignature
-	}
-	sum := sha256.Sum256(body)
-	want := base64.StdEncoding.EncodeToString(sum[:])
-	if subtle.ConstantTimeCompare([]byte(grants.Sha256), []byte(want)) != 1 {
-		return Report{}, ErrReportSignature
-	}
-
 	var rep Report
 	if err := json.Unmarshal(body, &rep); err != nil {
 		return Report{}, fmt.Errorf("%w: %v", ErrReportMalformed, err)

@@ -1,24 +1,26 @@
 // Package rtc is the control plane's side of LiveKit: rooms (create, delete, participants,
 // agent dispatch) through livekit/protocol's Twirp clients, participant tokens, and the
-// receipt of LiveKit's signed webhooks. It imports no SDK room client and no cgo, so every
-// Lambda can use it (livekit/protocol's auth package does pull pion's pure-Go types in).
+// receipt of LiveKit's signed webhooks. It imports no SDK room client, no cgo and no
+// WebRTC code (tokens come from shared/lktoken, not protocol/auth), so every Lambda can
+// use it.
 package rtc
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"net/url"
 	"strings"
 	"time"
 
 	"github.com/golang-jwt/jwt/v5"
-	"github.com/livekit/protocol/auth"
 	"github.com/livekit/protocol/livekit"
-	"github.com/livekit/protocol/webhook"
 	"github.com/twitchtv/twirp"
 	"google.golang.org/protobuf/encoding/protojson"
+
+	"github.com/bridgeline/bridgeline/shared/lktoken"
 )
 
 // Token lifetimes: API.md fixes the default and the configurable range.
@@ -71,7 +73,7 @@ type Client struct {
 	cfg      Config
 	rooms    livekit.RoomService
 	dispatch livekit.AgentDispatchService
-	keys     auth.KeyProvider
+	keys     lktoken.Keys
 }
 
 // New builds a client; nothing is dialled until the first call.
@@ -90,7 +92,7 @@ func New(cfg Config) (*Client, error) {
 		cfg:      cfg,
 		rooms:    livekit.NewRoomServiceProtobufClient(strings.TrimRight(cfg.URL, "/"), hc),
 		dispatch: livekit.NewAgentDispatchServiceProtobufClient(strings.TrimRight(cfg.URL, "/"), hc),
-		keys:     auth.NewSimpleKeyProvider(cfg.APIKey, cfg.APISecret),
+		keys:     lktoken.KeyPair(cfg.APIKey, cfg.APISecret),
 	}, nil
 }
 
@@ -101,7 +103,7 @@ func (c *Client) PublicURL() string { return c.cfg.PublicURL }
 func (c *Client) TokenTTL() time.Duration { return c.cfg.TokenTTL }
 
 // KeyProvider knows the fleet's key; it verifies LiveKit webhooks and worker reports.
-func (c *Client) KeyProvider() auth.KeyProvider { return c.keys }
+func (c *Client) KeyProvider() lktoken.Keys { return c.keys }
 
 // RoomSpec describes a room to create.
 type RoomSpec struct {
@@ -140,7 +142,7 @@ func (c *Client) CreateRoom(ctx context.Context, spec RoomSpec) (*livekit.Room, 
 	if spec.Agent != nil {
 		req.Agents = []*livekit.RoomAgentDispatch{{AgentName: spec.Agent.AgentName, Metadata: spec.Agent.Metadata}}
 	}
-	ctx, err := c.authorize(ctx, &auth.VideoGrant{RoomCreate: true})
+	ctx, err := c.authorize(ctx, &lktoken.VideoGrant{RoomCreate: true})
 	if err != nil {
 		return nil, err
 	}
@@ -154,7 +156,7 @@ func (c *Client) CreateRoom(ctx context.Context, spec RoomSpec) (*livekit.Room, 
 // Dispatch asks LiveKit for an agent job in a room that already exists (a call handed to
 // an assistant after it was answered otherwise).
 func (c *Client) Dispatch(ctx context.Context, room string, d AgentDispatch) error {
-	ctx, err := c.authorize(ctx, &auth.VideoGrant{RoomAdmin: true, Room: room})
+	ctx, err := c.authorize(ctx, &lktoken.VideoGrant{RoomAdmin: true, Room: room})
 	if err != nil {
 		return err
 	}
@@ -168,7 +170,7 @@ func (c *Client) Dispatch(ctx context.Context, room string, d AgentDispatch) err
 // DeleteRoom closes the room and disconnects everyone in it. A room that does not exist
 // (never created, already deleted or closed by its timeouts) is not an error.
 func (c *Client) DeleteRoom(ctx context.Context, name string) error {
-	ctx, err := c.authorize(ctx, &auth.VideoGrant{RoomCreate: true})
+	ctx, err := c.authorize(ctx, &lktoken.VideoGrant{RoomCreate: true})
 	if err != nil {
 		return err
 	}
@@ -181,7 +183,7 @@ func (c *Client) DeleteRoom(ctx context.Context, name string) error {
 
 // RemoveParticipant disconnects one participant. One that is not there is not an error.
 func (c *Client) RemoveParticipant(ctx context.Context, room, identity string) error {
-	ctx, err := c.authorize(ctx, &auth.VideoGrant{RoomAdmin: true, Room: room})
+	ctx, err := c.authorize(ctx, &lktoken.VideoGrant{RoomAdmin: true, Room: room})
 	if err != nil {
 		return err
 	}
@@ -194,7 +196,7 @@ func (c *Client) RemoveParticipant(ctx context.Context, room, identity string) e
 
 // ListParticipants lists who is in the room; a room that does not exist has nobody.
 func (c *Client) ListParticipants(ctx context.Context, room string) ([]*livekit.ParticipantInfo, error) {
-	ctx, err := c.authorize(ctx, &auth.VideoGrant{RoomAdmin: true, Room: room})
+	ctx, err := c.authorize(ctx, &lktoken.VideoGrant{RoomAdmin: true, Room: room})
 	if err != nil {
 		return nil, err
 	}
@@ -209,9 +211,8 @@ func (c *Client) ListParticipants(ctx context.Context, room string) ([]*livekit.
 }
 
 // authorize puts a short-lived server API token with grant on ctx's Twirp request headers.
-func (c *Client) authorize(ctx context.Context, grant *auth.VideoGrant) (context.Context, error) {
-	jwt, err := auth.NewAccessToken(c.cfg.APIKey, c.cfg.APISecret).SetVideoGrant(grant).
-		SetValidFor(time.Minute).ToJWT()
+func (c *Client) authorize(ctx context.Context, grant *lktoken.VideoGrant) (context.Context, error) {
+	jwt, err := lktoken.Sign(c.cfg.APIKey, c.cfg.APISecret, lktoken.Claims{Video: grant}, time.Now(), time.Minute)
 	if err != nil {
 		return nil, fmt.Errorf("rtc: sign server token: %w", err)
 	}
@@ -259,29 +260,20 @@ func (c *Client) ParticipantToken(g Grant) (Token, error) {
 	if ttl < MinTokenTTL || ttl > MaxTokenTTL {
 		return Token{}, fmt.Errorf("rtc: token TTL %v is outside 1-60 minutes", ttl)
 	}
-	grant := &auth.VideoGrant{RoomJoin: true, Room: g.Room}
-	grant.SetCanPublish(true)
-	grant.SetCanSubscribe(true)
-	grant.SetCanPublishData(true)
-	at := auth.NewAccessToken(c.cfg.APIKey, c.cfg.APISecret).
-		SetVideoGrant(grant).SetIdentity(g.Identity).SetName(g.Name).SetValidFor(ttl).SetKind(g.Kind)
-	if g.Metadata != "" {
-		at.SetMetadata(g.Metadata)
+	yes := true
+	claims := lktoken.Claims{
+		RegisteredClaims: jwt.RegisteredClaims{Subject: g.Identity},
+		Name:             g.Name, Kind: strings.ToLower(g.Kind.String()), Metadata: g.Metadata, Attributes: g.Attributes,
+		Video: &lktoken.VideoGrant{RoomJoin: true, Room: g.Room, CanPublish: &yes, CanSubscribe: &yes, CanPublishData: &yes},
 	}
-	if len(g.Attributes) > 0 {
-		at.SetAttributes(g.Attributes)
-	}
-	signed, err := at.ToJWT()
+	// exp is whole seconds: expires_at is taken from the same truncated instant, so it is
+	// the token's exp claim exactly.
+	now := time.Now().Truncate(time.Second)
+	signed, err := lktoken.Sign(c.cfg.APIKey, c.cfg.APISecret, claims, now, ttl)
 	if err != nil {
 		return Token{}, fmt.Errorf("rtc: sign participant token: %w", err)
 	}
-	// Read exp back from the token, so expires_at is its claim to the second and never a
-	// second clock reading.
-	var claims jwt.RegisteredClaims
-	if _, _, err := jwt.NewParser().ParseUnverified(signed, &claims); err != nil || claims.ExpiresAt == nil {
-		return Token{}, fmt.Errorf("rtc: read back token exp: %v", err)
-	}
-	return Token{JWT: signed, Identity: g.Identity, ExpiresAt: claims.ExpiresAt.Time.UTC()}, nil
+	return Token{JWT: signed, Identity: g.Identity, ExpiresAt: now.Add(ttl).UTC()}, nil
 }
 
 // Webhook errors: every one means "reject with 401", except ErrWebhookMalformed (400).
@@ -296,13 +288,18 @@ var (
 // constant time by livekit/protocol's webhook package). The body is read up to
 // MaxWebhookBytes.
 func (c *Client) ReceiveWebhook(r *http.Request) (*livekit.WebhookEvent, error) {
-	r.Body = http.MaxBytesReader(nil, r.Body, MaxWebhookBytes)
-	data, err := webhook.Receive(r, c.keys)
+	defer r.Body.Close()
+	data, err := io.ReadAll(http.MaxBytesReader(nil, r.Body, MaxWebhookBytes))
 	var mbe *http.MaxBytesError
 	switch {
 	case errors.As(err, &mbe):
 		return nil, fmt.Errorf("%w: body over %d bytes", ErrWebhookMalformed, MaxWebhookBytes)
-	case errors.Is(err, webhook.ErrNoAuthHeader):
+	case err != nil:
+		return nil, fmt.Errorf("%w: %v", ErrWebhookMalformed, err)
+	}
+	_, err = lktoken.VerifyBody(r.Header.Get("Authorization"), data, c.keys)
+	switch {
+	case errors.Is(err, lktoken.ErrMissing):
 		return nil, ErrWebhookUnsigned
 	case err != nil:
 		// Unparsable or unknown-key JWT, bad signature, expired, or checksum mismatch.
