@@ -169,8 +169,13 @@ func TestWorkerReportsEndCalls(t *testing.T) {
 		}
 		sessiontest.WaitFor(t, 30*time.Second, "the worker's ended report", func() bool { _, ok := ended.get(sc.CallID); return ok })
 		rep, _ := ended.get(sc.CallID)
-		if rep.EndReason != persona.EndRoomClosed && rep.EndReason != persona.EndTerminated {
-			t.Errorf("worker ended with %q, want room_closed or terminated", rep.EndReason)
+		// Deleting the room disconnects everyone; the worker may see the caller go before
+		// its own connection closes, and then reports caller_hangup. Either way the report
+		// comes after the end and must change nothing, which is what follows.
+		switch rep.EndReason {
+		case persona.EndRoomClosed, persona.EndTerminated, persona.EndCallerHangup:
+		default:
+			t.Errorf("worker ended with %q, want room_closed, terminated or caller_hangup", rep.EndReason)
 		}
 		after := waitRecord(t, st, sc.CallID, "the transcript", func(c recordObj) bool { return len(c.Turns) > 0 })
 		if after.Status != at.Status || str(after.EndReason) != str(at.EndReason) || str(after.EndedBy) != str(at.EndedBy) ||
