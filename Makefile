@@ -8,11 +8,13 @@ FUZZTIME ?= 15s
 
 .PHONY: run test bench build deps lint unit fuzz clean
 
+include build.mk
+
 ## run: the whole local stack in the foreground (API :8080, LiveKit :7880, sim, a persona worker)
 run: deps
 	$(GO) build -o $(BIN)/bridgeline ./cmd/bridgeline
 	$(GO) build -o $(BIN)/persona-worker ./cmd/persona-worker
-	PATH="$(CURDIR)/$(BIN):$$PATH" exec $(BIN)/bridgeline dev
+	exec $(BIN)/bridgeline dev
 
 ## test: everything CI checks
 test: deps lint unit fuzz
@@ -40,6 +42,8 @@ fuzz:
 
 ## bench: the benchmarks, each beside its baseline in the same run
 bench: deps
+	@echo "== POST /v1/sessions through the HTTP stack beside bare LiveKit CreateRoom + token mint"
+	$(GO) test -run '^$$' -bench BenchmarkSessionCreate -benchtime 200x ./shared/session/
 	@echo "== persona worker: answer to connecting screen and greeting, beside LiveKit's bare dispatch"
 	$(GO) test -run '^$$' -bench Answer -benchtime 10x ./mediafleet/worker
 	$(GO) test -run '^$$' -bench AvatarFrame -benchtime 300x ./mediafleet/vp8
