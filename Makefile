@@ -6,7 +6,7 @@ GO ?= go
 BIN := bin
 FUZZTIME ?= 15s
 
-.PHONY: run test bench build deps lint unit fuzz clean
+.PHONY: run run-dynamodb test bench build deps lint unit fuzz clean
 
 include build.mk
 
@@ -15,6 +15,12 @@ run: deps
 	$(GO) build -o $(BIN)/bridgeline ./cmd/bridgeline
 	$(GO) build -o $(BIN)/persona-worker ./cmd/persona-worker
 	exec $(BIN)/bridgeline dev
+
+## run-dynamodb: the same stack on DynamoDB Local (in memory: a fresh dev account each start)
+run-dynamodb: deps
+	$(GO) build -o $(BIN)/bridgeline ./cmd/bridgeline
+	ep="$$(bash scripts/dynamodb-local.sh start)"; trap 'bash scripts/dynamodb-local.sh stop' EXIT; \
+	DYNAMODB_ENDPOINT="$$ep" $(BIN)/bridgeline dev --store dynamodb
 
 ## test: everything CI checks
 test: deps lint unit fuzz
@@ -44,6 +50,8 @@ fuzz:
 bench: deps
 	@echo "== POST /v1/sessions through the HTTP stack beside bare LiveKit CreateRoom + token mint"
 	$(GO) test -run '^$$' -bench BenchmarkSessionCreate -benchtime 200x ./shared/session/
+	@echo "== each Lambda: binary size and cold start beside the local stack serving the same request"
+	$(MAKE) bench-functions
 	@echo "== persona worker: answer to connecting screen and greeting, beside LiveKit's bare dispatch"
 	$(GO) test -run '^$$' -bench Answer -benchtime 10x ./mediafleet/worker
 	$(GO) test -run '^$$' -bench AvatarFrame -benchtime 300x ./mediafleet/vp8

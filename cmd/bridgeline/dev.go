@@ -106,7 +106,15 @@ type devState struct {
 // adds DEV_API_KEY to it when given. The key is printed only when it is made: only its
 // hash is stored.
 func bootstrapDev(ctx context.Context, cfg config.Config, s Store, out *os.File) error {
+	// One state file per store: DynamoDB Local keeps its tables in memory, so its dev
+	// account is made again on each start, without touching the SQLite one.
+	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
+		return err
+	}
 	statePath := filepath.Join(cfg.DataDir, "dev-account.json")
+	if cfg.Store != "sqlite" {
+		statePath = filepath.Join(cfg.DataDir, "dev-account-"+cfg.Store+".json")
+	}
 	now := time.Now().UTC()
 	var st devState
 	if b, err := os.ReadFile(statePath); err == nil {
@@ -115,9 +123,16 @@ func bootstrapDev(ctx context.Context, cfg config.Config, s Store, out *os.File)
 		}
 	}
 	if st.AccountID != "" {
-		if _, err := s.GetAccount(ctx, st.AccountID); err != nil {
-			return fmt.Errorf("dev account %s from %s: %w (remove the file to start over)", st.AccountID, statePath, err)
+		_, err := s.GetAccount(ctx, st.AccountID)
+		switch {
+		case errors.Is(err, apierr.ErrNotFound):
+			fmt.Fprintf(out, "bridgeline: dev account %s is gone from the store; making a new one\n", st.AccountID)
+			st = devState{}
+		case err != nil:
+			return fmt.Errorf("dev account %s from %s: %w", st.AccountID, statePath, err)
 		}
+	}
+	if st.AccountID != "" {
 		if cfg.DevAPIKey != "" {
 			return ensureKey(ctx, s, st.AccountID, cfg.DevAPIKey, now)
 		}

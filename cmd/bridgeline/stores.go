@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 
 	"github.com/bridgeline/bridgeline/shared/config"
+	"github.com/bridgeline/bridgeline/shared/store/dynamo"
 	"github.com/bridgeline/bridgeline/shared/store/sqlite"
 	"github.com/bridgeline/bridgeline/shared/store/storetest"
 )
@@ -26,6 +27,25 @@ func openStore(ctx context.Context, cfg config.Config) (Store, func() error, err
 			return nil, nil, err
 		}
 		return s, s.Close, nil
+	case "dynamodb":
+		// Table names from TABLE_* (as template.yaml sets them), else bridgeline-<table>.
+		// DYNAMODB_ENDPOINT points at DynamoDB Local, whose tables are made on start;
+		// without it the SDK's own resolution applies (AWS_ENDPOINT_URL, or AWS itself).
+		tables := dynamo.TablesFromEnv()
+		if len(tables) == 0 {
+			tables = dynamo.TablesWithPrefix("bridgeline-")
+		}
+		ep := os.Getenv("DYNAMODB_ENDPOINT")
+		s, err := dynamo.Open(ctx, dynamo.Config{Tables: tables, Endpoint: ep, LocalOutbox: true})
+		if err != nil {
+			return nil, nil, err
+		}
+		if ep != "" {
+			if err := s.CreateTables(ctx); err != nil {
+				return nil, nil, err
+			}
+		}
+		return s, func() error { return nil }, nil
 	}
-	return nil, nil, fmt.Errorf("store %q is not available in this build", cfg.Store)
+	return nil, nil, fmt.Errorf("BRIDGELINE_STORE: unknown store %q", cfg.Store)
 }
