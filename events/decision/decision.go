@@ -13,7 +13,6 @@ package decision
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"log/slog"
 	"sync"
@@ -235,10 +234,8 @@ func Answer(ctx context.Context, s Store, accountID, callID, action string, now 
 		}
 		return Record{}, apierr.Invalid("action", "action must be accept or decline")
 	}
-	r, err := s.GetDecision(ctx, callID)
-	if errors.Is(err, apierr.ErrNotFound) || (err == nil && r.AccountID != accountID) {
-		return Record{}, apierr.NotFound("call", callID)
-	}
+	found, err := s.GetDecision(ctx, callID)
+	r, err := apierr.Owned(found, found.AccountID, err, accountID, apierr.NotFound("call", callID))
 	if err != nil {
 		return Record{}, err
 	}

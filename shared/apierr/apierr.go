@@ -146,6 +146,21 @@ func Is(err error, code string) bool {
 	return ok && e.Code == code
 }
 
+// Owned is a store read as one account sees it: a record that is absent, or that belongs
+// to another account (owner is the record's account), is the same notFound error, so an
+// id never confirms that it exists elsewhere. Any other read failure is wrapped and
+// returned as it is.
+func Owned[T any](v T, owner string, err error, accountID string, notFound *Error) (T, error) {
+	var zero T
+	if errors.Is(err, ErrNotFound) || (err == nil && owner != accountID) {
+		return zero, notFound
+	}
+	if err != nil {
+		return zero, fmt.Errorf("read %T: %w", v, err)
+	}
+	return v, nil
+}
+
 // ErrNotFound is what stores return when a record is absent; services turn it into a
 // NotFound error naming the resource.
 var ErrNotFound = errors.New("not found")

@@ -61,13 +61,7 @@ func (s *Service) Create(ctx context.Context, accountID string, f Fields) (Assis
 // Get returns the account's assistant, or a not-found error for any other id.
 func (s *Service) Get(ctx context.Context, accountID, id string) (Assistant, error) {
 	a, err := s.Store.GetAssistant(ctx, id)
-	if errors.Is(err, apierr.ErrNotFound) || (err == nil && a.AccountID != accountID) {
-		return Assistant{}, apierr.NotFound("assistant", id)
-	}
-	if err != nil {
-		return Assistant{}, fmt.Errorf("get assistant %s: %w", id, err)
-	}
-	return a, nil
+	return apierr.Owned(a, a.AccountID, err, accountID, apierr.NotFound("assistant", id))
 }
 
 // List returns a page of the account's assistants, newest first.

@@ -3,7 +3,6 @@ package httpapi
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"net/http"
 	"slices"
@@ -265,13 +264,7 @@ func (h *Webhooks) listEvents(w http.ResponseWriter, r *http.Request) (int, any,
 // event reads the account's event, or not-found for any other id.
 func (h *Webhooks) event(ctx context.Context, id string) (callevent.Event, error) {
 	e, err := h.Events.GetEvent(ctx, id)
-	if errors.Is(err, apierr.ErrNotFound) || (err == nil && e.AccountID != AccountFrom(ctx).ID) {
-		return e, apierr.NotFound("event", id)
-	}
-	if err != nil {
-		return e, fmt.Errorf("get event %s: %w", id, err)
-	}
-	return e, nil
+	return apierr.Owned(e, e.AccountID, err, AccountFrom(ctx).ID, apierr.NotFound("event", id))
 }
 
 func (h *Webhooks) eventWithAttempts(ctx context.Context, e callevent.Event) (EventJSON, error) {

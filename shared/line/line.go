@@ -121,13 +121,7 @@ func (s *Service) Provision(ctx context.Context, accountID, platform, handle, na
 // Get returns the account's line, or not-found for any other id.
 func (s *Service) Get(ctx context.Context, accountID, id string) (Line, error) {
 	l, err := s.Store.GetLine(ctx, id)
-	if errors.Is(err, apierr.ErrNotFound) || (err == nil && l.AccountID != accountID) {
-		return Line{}, apierr.NotFound("line", id)
-	}
-	if err != nil {
-		return Line{}, fmt.Errorf("get line %s: %w", id, err)
-	}
-	return l, nil
+	return apierr.Owned(l, l.AccountID, err, accountID, apierr.NotFound("line", id))
 }
 
 // List returns a page of the account's lines, newest first.
@@ -183,12 +177,11 @@ func (s *Service) Update(ctx context.Context, accountID, id string, u Update) (L
 
 // assignable reads the assistant and checks it may be assigned.
 func (s *Service) assignable(ctx context.Context, accountID, id string) (assistant.Assistant, error) {
-	a, err := s.Assistants.GetAssistant(ctx, id)
-	if errors.Is(err, apierr.ErrNotFound) || (err == nil && a.AccountID != accountID) {
-		return a, apierr.Param(apierr.CodeResourceNotFound, "assistant_id", fmt.Sprintf("no such assistant: %q", id))
-	}
+	found, err := s.Assistants.GetAssistant(ctx, id)
+	a, err := apierr.Owned(found, found.AccountID, err, accountID,
+		apierr.Param(apierr.CodeResourceNotFound, "assistant_id", fmt.Sprintf("no such assistant: %q", id)))
 	if err != nil {
-		return a, fmt.Errorf("get assistant %s: %w", id, err)
+		return a, err
 	}
 	if a.Status == assistant.StatusArchived {
 		return a, apierr.Param(apierr.CodeAssistantArchived, "assistant_id", fmt.Sprintf("assistant %s is archived", id))

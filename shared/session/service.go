@@ -224,13 +224,7 @@ func (s *Service) Create(ctx context.Context, accountID string, req CreateReques
 // Get returns the account's session.
 func (s *Service) Get(ctx context.Context, accountID, id string) (Session, error) {
 	ses, err := s.Records.GetSession(ctx, id)
-	if errors.Is(err, apierr.ErrNotFound) || (err == nil && ses.AccountID != accountID) {
-		return Session{}, apierr.NotFound("session", id)
-	}
-	if err != nil {
-		return Session{}, fmt.Errorf("get session %s: %w", id, err)
-	}
-	return ses, nil
+	return apierr.Owned(ses, ses.AccountID, err, accountID, apierr.NotFound("session", id))
 }
 
 // List returns a page of the account's sessions, newest first.
@@ -266,13 +260,7 @@ func (s *Service) Token(ctx context.Context, accountID, id string) (rtc.Token, e
 // GetCall returns the account's call record.
 func (s *Service) GetCall(ctx context.Context, accountID, id string) (call.Call, error) {
 	c, err := s.Records.GetCall(ctx, id)
-	if errors.Is(err, apierr.ErrNotFound) || (err == nil && c.AccountID != accountID) {
-		return call.Call{}, apierr.NotFound("call", id)
-	}
-	if err != nil {
-		return call.Call{}, fmt.Errorf("get call %s: %w", id, err)
-	}
-	return c, nil
+	return apierr.Owned(c, c.AccountID, err, accountID, apierr.NotFound("call", id))
 }
 
 // ListCalls returns a page of the account's calls, newest first.
@@ -284,10 +272,8 @@ func (s *Service) ListCalls(ctx context.Context, accountID string, q call.ListQu
 func (s *Service) callingLine(ctx context.Context, accountID, lineID string) (line.Line, error) {
 	if lineID != "" {
 		l, err := s.Lines.GetLine(ctx, lineID)
-		if errors.Is(err, apierr.ErrNotFound) || (err == nil && l.AccountID != accountID) {
-			return line.Line{}, apierr.Param(apierr.CodeResourceNotFound, "line_id", fmt.Sprintf("no such line: %q", lineID))
-		}
-		return l, err
+		return apierr.Owned(l, l.AccountID, err, accountID,
+			apierr.Param(apierr.CodeResourceNotFound, "line_id", fmt.Sprintf("no such line: %q", lineID)))
 	}
 	var oldest line.Line
 	q := listing.Query{Limit: listing.MaxLimit}
@@ -313,12 +299,11 @@ func (s *Service) callingLine(ctx context.Context, accountID, lineID string) (li
 
 // activeVersion returns the snapshot of the assistant's active version.
 func (s *Service) activeVersion(ctx context.Context, accountID, assistantID, param string) (assistant.Version, error) {
-	a, err := s.Assistants.GetAssistant(ctx, assistantID)
-	if errors.Is(err, apierr.ErrNotFound) || (err == nil && a.AccountID != accountID) {
-		return assistant.Version{}, apierr.Param(apierr.CodeResourceNotFound, param, fmt.Sprintf("no such assistant: %q", assistantID))
-	}
+	found, err := s.Assistants.GetAssistant(ctx, assistantID)
+	a, err := apierr.Owned(found, found.AccountID, err, accountID,
+		apierr.Param(apierr.CodeResourceNotFound, param, fmt.Sprintf("no such assistant: %q", assistantID)))
 	if err != nil {
-		return assistant.Version{}, fmt.Errorf("get assistant %s: %w", assistantID, err)
+		return assistant.Version{}, err
 	}
 	if a.Status == assistant.StatusArchived {
 		return assistant.Version{}, apierr.Param(apierr.CodeAssistantArchived, param, fmt.Sprintf("assistant %s is archived", assistantID))

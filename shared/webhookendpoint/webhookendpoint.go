@@ -141,13 +141,7 @@ func (s *Service) Create(ctx context.Context, accountID string, in Input) (Endpo
 // Get returns the account's endpoint, or not-found for any other id.
 func (s *Service) Get(ctx context.Context, accountID, id string) (Endpoint, error) {
 	e, err := s.Store.GetWebhookEndpoint(ctx, id)
-	if errors.Is(err, apierr.ErrNotFound) || (err == nil && e.AccountID != accountID) {
-		return Endpoint{}, apierr.NotFound("webhook_endpoint", id)
-	}
-	if err != nil {
-		return Endpoint{}, fmt.Errorf("get webhook endpoint %s: %w", id, err)
-	}
-	return e, nil
+	return apierr.Owned(e, e.AccountID, err, accountID, apierr.NotFound("webhook_endpoint", id))
 }
 
 // List returns up to q.Limit+1 of the account's endpoints, newest first.
