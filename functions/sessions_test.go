@@ -31,6 +31,7 @@ import (
 	"github.com/bridgeline/bridgeline/shared/ident"
 	"github.com/bridgeline/bridgeline/shared/listing"
 	"github.com/bridgeline/bridgeline/shared/persona"
+	"github.com/bridgeline/bridgeline/shared/platform/sim/simhook"
 	"github.com/bridgeline/bridgeline/shared/rtc"
 	"github.com/bridgeline/bridgeline/shared/session"
 )
@@ -43,6 +44,8 @@ type gateway struct {
 	mu     sync.Mutex
 	seen   []int // statuses the functions answered
 	srv    *httptest.Server
+	// platform is the sim platform gateway, whose notifications come through here.
+	platform *platformGateway
 }
 
 func (s *stack) newGateway(routes map[string]string) *gateway {
@@ -88,7 +91,7 @@ func (g *gateway) statuses() []int {
 // its credentials in Secrets Manager as template.yaml's LiveKitCredentials holds them.
 func (s *stack) withLiveKit() (*livekit.Server, *gateway) {
 	t := s.t
-	gw := s.newGateway(map[string]string{httpapi.LiveKitWebhookPath: "livekit-webhook"})
+	gw := s.newGateway(map[string]string{httpapi.LiveKitWebhookPath: "livekit-webhook", simhook.Path: "platform-sim"})
 	lk := livekittest.Start(t, livekit.Config{WebhookURLs: []string{gw.srv.URL + httpapi.LiveKitWebhookPath}})
 	conf := lk.Config()
 	cfg := aws.Config{Region: "us-east-1", Credentials: credentials.NewStaticCredentialsProvider("test", "test", "")}
@@ -103,6 +106,7 @@ func (s *stack) withLiveKit() (*livekit.Server, *gateway) {
 	s.refs["LiveKitURL"] = lk.HTTPURL()
 	s.refs["LiveKitPublicURL"] = lk.WSURL()
 	s.refs["TokenTTLMinutes"] = "10"
+	gw.platform = s.withPlatformGateway(gw.srv.URL)
 	return lk, gw
 }
 
@@ -112,17 +116,6 @@ func (s *stack) sessionScenario(lk *livekit.Server, gw *gateway, acctID, lineID 
 	t := s.t
 	ctx := s.ctx
 	conf := lk.Config()
-
-	// POST /v1/sessions reaches the calling platform, and no platform adapter runs in a
-	// Lambda yet (docs/deploy.md): the function answers the documented upstream error,
-	// having created nothing.
-	rq := request{fn: "sessions-create", method: http.MethodPost, pattern: "/v1/sessions", path: "/v1/sessions",
-		body: `{"platform_handle":"+15557654321","line_id":"` + lineID + `"}`, auth: auth,
-		headers: map[string]string{"Content-Type": "application/json", "Idempotency-Key": ident.New("idem")}}
-	resp := s.call(rq)
-	if e, _ := resp.json(t)["error"].(map[string]any); resp.status != http.StatusBadGateway || e["type"] != "upstream_error" {
-		t.Errorf("sessions-create without a platform adapter = %d %s, want the documented 502 upstream_error", resp.status, resp.body)
-	}
 
 	// A session as sessions-create leaves it (ringing, room created), made directly.
 	now := time.Now().UTC().Truncate(time.Millisecond)
@@ -230,6 +223,8 @@ func (s *stack) sessionScenario(lk *livekit.Server, gw *gateway, acctID, lineID 
 		t.Errorf("sweep ended the young session %s", ses.ID)
 	}
 
+	s.dialScenario(gw, lineID, auth)
+
 	// DELETE ends the session: the room goes (livekit-server says so through its
 	// webhook, to livekit-webhook), and call.ended is in the event log exactly once.
 	ended := s.expect(request{fn: "sessions-delete", method: http.MethodDelete, pattern: "/v1/sessions/{id}",
@@ -268,5 +263,70 @@ func (s *stack) sessionScenario(lk *livekit.Server, gw *gateway, acctID, lineID 
 		if st != http.StatusOK {
 			t.Errorf("livekit-webhook answered a LiveKit webhook with %d", st)
 		}
+	}
+}
+
+// dialScenario: POST /v1/sessions dials through the sim platform gateway (simclient);
+// the dialled handle answers, its party joins the room, and the gateway's answered
+// notification reaches platform-sim through API Gateway: the session is active. DELETE
+// hangs the call up at the gateway.
+func (s *stack) dialScenario(gw *gateway, lineID string, auth map[string]any) {
+	t := s.t
+	created := s.expect(request{fn: "sessions-create", method: http.MethodPost, pattern: "/v1/sessions", path: "/v1/sessions",
+		body: `{"platform_handle":"+15557654321","line_id":"` + lineID + `","media":"audio"}`, auth: auth,
+		headers: map[string]string{"Content-Type": "application/json", "Idempotency-Key": ident.New("idem")}}, http.StatusCreated)
+	sesID, callID := created["id"].(string), created["call_id"].(string)
+	if created["status"] != session.StatusRinging || created["participant_token"] == nil {
+		t.Errorf("created = %v, want a ringing session with a token", created)
+	}
+	var last session.Session
+	for deadline := time.Now().Add(30 * time.Second); ; {
+		got, err := s.store.GetSession(s.ctx, sesID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if last = got; got.Status != session.StatusRinging || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if last.Status != session.StatusActive {
+		t.Fatalf("session after the gateway answered = %s (%s), want active; platform-sim log:\n%s", last.Status, last.EndReason, s.proc("platform-sim").Output())
+	}
+	pc, err := gw.platform.byCallID(callID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pc.Status != "answered" || !pc.InRoom {
+		t.Errorf("gateway call = %+v, want answered and in the room", pc)
+	}
+	if c, err := s.store.GetCall(s.ctx, callID); err != nil || c.PlatformCallID != pc.ID || c.Status != call.StatusActive {
+		t.Errorf("call = %+v, %v; want active with the gateway's platform call id %s", c, err, pc.ID)
+	}
+
+	// A notification as API Gateway delivers it (testdata): as recorded (signed long ago,
+	// with another secret) it is refused; signed now with the deployment's secret, its
+	// "t=...,v1=..." signature survives the proxy adapter's splitting of headers at commas,
+	// and an answer for a call nobody placed changes nothing.
+	if st := s.sendNotification("", time.Time{}); st != http.StatusUnauthorized {
+		t.Errorf("recorded notification = %d, want 401", st)
+	}
+	if st := s.sendNotification(gw.platform.secret, time.Now()); st != http.StatusOK {
+		t.Errorf("freshly signed notification = %d, want 200; log:\n%s", st, s.proc("platform-sim").Output())
+	}
+
+	ended := s.expect(request{fn: "sessions-delete", method: http.MethodDelete, pattern: "/v1/sessions/{id}",
+		path: "/v1/sessions/" + sesID, auth: auth}, http.StatusOK)
+	if ended["status"] != session.StatusEnded {
+		t.Errorf("delete = %v, want ended", ended)
+	}
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		if pc, err = gw.platform.byCallID(callID); err != nil || pc.Status == "ended" || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if pc.Status != "ended" || pc.EndedBy != "bridgeline" || pc.InRoom {
+		t.Errorf("gateway call after DELETE = %+v, %v; want ended by bridgeline, out of the room", pc, err)
 	}
 }

@@ -29,7 +29,7 @@ import (
 // routeTable is the API's whole route table, as the local stack serves it.
 func routeTable(t *testing.T) []httpapi.Route {
 	t.Helper()
-	return wire.API(dynamo.New(nil, nil), wire.Media{}, nil, nil).Routes()
+	return wire.API(dynamo.New(nil, nil), wire.Media{SimSecret: "route-table"}, nil, nil).Routes()
 }
 
 // apiEvent is a function's HttpApi event in template.yaml.
@@ -112,10 +112,9 @@ func TestEveryRouteHasOneFunction(t *testing.T) {
 	}
 }
 
-// localOnly are openapi.yaml's routes that only the local stack serves: the simulated
-// calling platform runs inside `bridgeline dev`, and no adapter reaches a calling
-// platform from a Lambda yet (docs/deploy.md).
-var localOnly = []string{"/sim/", "/internal/platform/sim/"}
+// localOnly are openapi.yaml's routes that only the local stack serves: the sim's own
+// API and page (on AWS the platform gateway serves them, cmd/platform-gateway).
+var localOnly = []string{"/sim/"}
 
 // TestOpenAPIRoutesHaveFunctions: every operation of openapi.yaml (the public contract)
 // is a route with its function, and every /v1 route is in the contract.

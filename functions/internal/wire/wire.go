@@ -15,6 +15,7 @@ import (
 	"os"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -31,6 +32,8 @@ import (
 	"github.com/bridgeline/bridgeline/shared/httpapi"
 	"github.com/bridgeline/bridgeline/shared/line"
 	"github.com/bridgeline/bridgeline/shared/platform"
+	"github.com/bridgeline/bridgeline/shared/platform/sim/simhook"
+	"github.com/bridgeline/bridgeline/shared/platform/simclient"
 	"github.com/bridgeline/bridgeline/shared/rtc"
 	"github.com/bridgeline/bridgeline/shared/session"
 	"github.com/bridgeline/bridgeline/shared/store/dynamo"
@@ -50,19 +53,22 @@ func Logger() *slog.Logger {
 	return slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
 }
 
-// Media is how functions reach LiveKit: Rooms for the session service, and RTC (nil
-// without credentials) for the receivers that verify LiveKit's and the workers'
-// signatures.
+// Media is how functions reach LiveKit and the calling platforms: Rooms for the session
+// service, and RTC (nil without credentials) for the receivers that verify LiveKit's and
+// the workers' signatures; Platforms are the calling-platform adapters by name (the sim
+// gateway's, PlatformsFromEnv), and SimSecret verifies the sim's notifications (empty
+// leaves the platform-sim route out).
 type Media struct {
-	Rooms session.Rooms
-	RTC   *rtc.Client
+	Rooms     session.Rooms
+	RTC       *rtc.Client
+	Platforms map[string]platform.Platform
+	SimSecret string
 }
 
 // API wires the services over s, as the local stack does. There is no in-process rate
 // limiter: a Lambda instance sees a sliver of the traffic, so API Gateway's route
-// throttling (template.yaml) limits rates instead. Calling platforms are not wired yet:
-// their adapters run in-process in the local stack (the sim), and none reaches a
-// platform from a Lambda.
+// throttling (template.yaml) limits rates instead. Calling platforms are reached over
+// HTTP (media.Platforms): the sim runs as a platform gateway beside the media fleet.
 func API(s *dynamo.Store, media Media, redeliver httpapi.Redeliverer, log *slog.Logger) *httpapi.API {
 	hooks := &httpapi.Webhooks{
 		Endpoints: &webhookendpoint.Service{Store: s},
@@ -80,7 +86,7 @@ func API(s *dynamo.Store, media Media, redeliver httpapi.Redeliverer, log *slog.
 		Now:         time.Now,
 		Extra: slices.Concat(hooks.Routes(), answers.Routes(),
 			(&httpapi.Sessions{Service: sessions}).Routes(),
-			(&httpapi.Receivers{Sessions: sessions, RTC: media.RTC}).Routes()),
+			(&httpapi.Receivers{Sessions: sessions, RTC: media.RTC, SimSecret: media.SimSecret}).Routes()),
 	}
 }
 
@@ -91,8 +97,12 @@ func Sessions(s *dynamo.Store, media Media, log *slog.Logger) *session.Service {
 	if v, err := strconv.ParseFloat(os.Getenv("MAX_SESSION_MINUTES"), 64); err == nil && v > 0 {
 		maxDur = time.Duration(v * float64(time.Minute))
 	}
+	platforms := media.Platforms
+	if platforms == nil {
+		platforms = map[string]platform.Platform{}
+	}
 	return &session.Service{Records: s, Lines: s, Assistants: s, Accounts: s, Rooms: media.Rooms,
-		Platforms: map[string]platform.Platform{}, MaxDuration: maxDur, Log: log, Now: time.Now}
+		Platforms: platforms, MaxDuration: maxDur, Log: log, Now: time.Now}
 }
 
 // Sweeper is the session-sweeper function's handler: each scheduled invocation sweeps
@@ -135,14 +145,73 @@ func Handler(ctx context.Context, function string) (http.Handler, error) {
 		return nil, err
 	}
 	api := API(s, media, redeliver, log)
-	return api.FunctionHandler(function, api.LambdaAuth)
+	h, err := api.FunctionHandler(function, api.LambdaAuth)
+	if err != nil {
+		return nil, err
+	}
+	return rejoinSimSignature(h), nil
 }
 
-// MediaFromEnv reads LiveKit's settings: LIVEKIT_PUBLIC_URL (the rtc_url clients get),
+// rejoinSimSignature undoes what the API Gateway proxy adapter does to the sim's
+// signature header: it splits every non-singleton header's value at commas into values
+// of their own, and Sim-Signature is "t=...,v1=...". The receiver reads one value.
+func rejoinSimSignature(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if vs := r.Header.Values(simhook.Header); len(vs) > 1 {
+			r.Header.Set(simhook.Header, strings.Join(vs, ","))
+		}
+		h.ServeHTTP(w, r)
+	})
+}
+
+// MediaFromEnv reads LiveKit's settings (liveKitFromEnv) and the calling platforms'
+// (PlatformsFromEnv).
+func MediaFromEnv(ctx context.Context) (Media, error) {
+	m, err := liveKitFromEnv(ctx)
+	if err != nil {
+		return Media{}, err
+	}
+	m.Platforms, m.SimSecret, err = PlatformsFromEnv(ctx)
+	return m, err
+}
+
+// PlatformsFromEnv reads the calling platforms' settings: SIM_SECRET_ARN, the Secrets
+// Manager secret whose string is the sim's shared secret (read once at start; SIM_SECRET
+// holds it directly where there is no Secrets Manager), and PLATFORM_GATEWAY_URL, the sim
+// gateway (cmd/platform-gateway) the sim adapter drives. Without a gateway there is no
+// adapter, and creating a session answers upstream_error.
+func PlatformsFromEnv(ctx context.Context) (map[string]platform.Platform, string, error) {
+	secret := os.Getenv("SIM_SECRET")
+	if arn := os.Getenv("SIM_SECRET_ARN"); arn != "" {
+		cfg, err := config.LoadDefaultConfig(ctx)
+		if err != nil {
+			return nil, "", fmt.Errorf("aws config: %w", err)
+		}
+		out, err := secretsmanager.NewFromConfig(cfg).GetSecretValue(ctx, &secretsmanager.GetSecretValueInput{SecretId: aws.String(arn)})
+		if err != nil {
+			return nil, "", fmt.Errorf("read the sim secret: %w", err)
+		}
+		secret = aws.ToString(out.SecretString)
+	}
+	platforms := map[string]platform.Platform{}
+	if url := os.Getenv("PLATFORM_GATEWAY_URL"); url != "" {
+		if secret == "" {
+			return nil, "", errors.New("PLATFORM_GATEWAY_URL is set but neither SIM_SECRET_ARN nor SIM_SECRET")
+		}
+		c, err := simclient.New(simclient.Config{URL: url, Secret: secret})
+		if err != nil {
+			return nil, "", err
+		}
+		platforms[c.Name()] = c
+	}
+	return platforms, secret, nil
+}
+
+// liveKitFromEnv reads LiveKit's settings: LIVEKIT_PUBLIC_URL (the rtc_url clients get),
 // and for functions that call LiveKit or check its signatures, LIVEKIT_URL and
 // LIVEKIT_CREDENTIALS_ARN, the Secrets Manager secret holding api_key and api_secret,
 // read once at start. TOKEN_TTL_MINUTES sets participant tokens' lifetime.
-func MediaFromEnv(ctx context.Context) (Media, error) {
+func liveKitFromEnv(ctx context.Context) (Media, error) {
 	public := os.Getenv("LIVEKIT_PUBLIC_URL")
 	arn := os.Getenv("LIVEKIT_CREDENTIALS_ARN")
 	if arn == "" {

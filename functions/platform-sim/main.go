@@ -1,0 +1,23 @@
+// Command platform-sim is the Lambda for POST /internal/platform/sim/events: the same handler as the local
+// stack. The route takes no API key: the handler verifies the sim gateway's signature (simhook).
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+
+	"github.com/aws/aws-lambda-go/lambda"
+	"github.com/awslabs/aws-lambda-go-api-proxy/httpadapter"
+
+	"github.com/bridgeline/bridgeline/functions/internal/wire"
+)
+
+func main() {
+	h, err := wire.Handler(context.Background(), "platform-sim")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "platform-sim:", err)
+		os.Exit(1)
+	}
+	lambda.Start(httpadapter.NewV2(h).ProxyWithContext)
+}
