@@ -100,6 +100,13 @@ func Join(ctx context.Context, opts Options) (*Bot, error) {
 	b := &Bot{opts: opts, ctx: bctx, stop: stop, gone: make(chan struct{}), remoteLeft: make(chan string, 8)}
 	cb := lksdk.NewRoomCallback()
 	cb.OnTrackSubscribed = func(track *webrtc.TrackRemote, pub *lksdk.RemoteTrackPublication, rp *lksdk.RemoteParticipant) {
+		// The SDK calls this on its own goroutines, possibly while Leave waits: once
+		// leaving has begun no reader starts, so wg.Add never races wg.Wait.
+		b.mu.Lock()
+		defer b.mu.Unlock()
+		if b.ctx.Err() != nil {
+			return
+		}
 		b.wg.Add(1)
 		go func() {
 			defer b.wg.Done()
@@ -148,7 +155,9 @@ func (b *Bot) Room() *lksdk.Room { return b.room }
 
 // Leave hangs up: the bot leaves the room and stops its goroutines.
 func (b *Bot) Leave() {
+	b.mu.Lock()
 	b.stop()
+	b.mu.Unlock()
 	if b.room != nil {
 		b.room.Disconnect()
 	}
