@@ -15,7 +15,6 @@ import (
 	"os"
 	"slices"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -32,7 +31,6 @@ import (
 	"github.com/bridgeline/bridgeline/shared/httpapi"
 	"github.com/bridgeline/bridgeline/shared/line"
 	"github.com/bridgeline/bridgeline/shared/platform"
-	"github.com/bridgeline/bridgeline/shared/platform/sim/simhook"
 	"github.com/bridgeline/bridgeline/shared/platform/simclient"
 	"github.com/bridgeline/bridgeline/shared/rtc"
 	"github.com/bridgeline/bridgeline/shared/session"
@@ -149,19 +147,7 @@ func Handler(ctx context.Context, function string) (http.Handler, error) {
 	if err != nil {
 		return nil, err
 	}
-	return rejoinSimSignature(h), nil
-}
-
-// rejoinSimSignature undoes what the API Gateway proxy adapter does to the sim's
-// signature header: it splits every non-singleton header's value at commas into values
-// of their own, and Sim-Signature is "t=...,v1=...". The receiver reads one value.
-func rejoinSimSignature(h http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if vs := r.Header.Values(simhook.Header); len(vs) > 1 {
-			r.Header.Set(simhook.Header, strings.Join(vs, ","))
-		}
-		h.ServeHTTP(w, r)
-	})
+	return h, nil
 }
 
 // MediaFromEnv reads LiveKit's settings (liveKitFromEnv) and the calling platforms'

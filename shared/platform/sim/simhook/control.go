@@ -81,7 +81,7 @@ func VerifyBody(r *http.Request, secret string, now time.Time) ([]byte, error) {
 	if err != nil || len(body) > MaxBodyBytes {
 		return nil, fmt.Errorf("%w: body unreadable or over %d bytes", ErrMalformed, MaxBodyBytes)
 	}
-	sig := r.Header.Get(Header)
+	sig := signature(r)
 	if sig == "" {
 		return nil, ErrUnsigned
 	}

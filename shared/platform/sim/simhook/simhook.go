@@ -65,7 +65,7 @@ func Verify(r *http.Request, secret string, now time.Time) (platform.Notificatio
 	if err != nil || len(body) > MaxBodyBytes {
 		return n, fmt.Errorf("%w: body unreadable or over %d bytes", ErrMalformed, MaxBodyBytes)
 	}
-	sig := r.Header.Get(Header)
+	sig := signature(r)
 	if sig == "" {
 		return n, ErrUnsigned
 	}
@@ -96,4 +96,11 @@ func Verify(r *http.Request, secret string, now time.Time) (platform.Notificatio
 		return n, fmt.Errorf("%w: id, event and platform_call_id are required", ErrMalformed)
 	}
 	return n, nil
+}
+
+// signature is the request's signature header. Proxies may split a header's value at its
+// commas into several values (the API Gateway adapter does), and the signature
+// "t=...,v1=..." has one, so every value is joined back.
+func signature(r *http.Request) string {
+	return strings.Join(r.Header.Values(Header), ",")
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http/httptest"
+	"strings"
 	"testing"
 	"time"
 
@@ -49,5 +50,22 @@ func TestVerify(t *testing.T) {
 				t.Errorf("Verify() = %+v, want %+v", got, n)
 			}
 		})
+	}
+}
+
+// A proxy that splits the header's value at its comma (the API Gateway adapter does) must
+// not break the signature.
+func TestVerifySplitHeader(t *testing.T) {
+	now := time.Date(2026, 11, 22, 7, 0, 0, 0, time.UTC)
+	body, _ := json.Marshal(platform.Notification{ID: "simevt_1", Event: platform.EventHangup, PlatformCallID: "simcall_1", At: now})
+	t0, v1, ok := strings.Cut(simhook.Sign("s3cret", body, now), ",")
+	if !ok {
+		t.Fatal("signature has no comma to split at")
+	}
+	r := httptest.NewRequest("POST", simhook.Path, bytes.NewReader(body))
+	r.Header.Add(simhook.Header, t0)
+	r.Header.Add(simhook.Header, v1)
+	if _, err := simhook.Verify(r, "s3cret", now); err != nil {
+		t.Errorf("Verify(split header) = %v, want nil", err)
 	}
 }
