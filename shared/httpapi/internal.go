@@ -36,7 +36,7 @@ func (h *Receivers) Routes() []Route {
 	}
 	if h.SimSecret != "" {
 		routes = append(routes, Route{Function: "platform-sim", Method: http.MethodPost, Pattern: simhook.Path, Public: true,
-			Tables: append(tables, TableCallDecisions, TableWebhookEndpoints), Handler: h.sim})
+			Tables: append(tables, TableCallDecisions, TableWebhookEndpoints, TableWebhookAttempts), Handler: h.sim})
 	}
 	return routes
 }
