@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -23,8 +24,13 @@ import (
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
 
+	"github.com/bridgeline/bridgeline/events/callevent"
+	"github.com/bridgeline/bridgeline/events/decision"
+	"github.com/bridgeline/bridgeline/events/eventtest"
+	"github.com/bridgeline/bridgeline/shared/call"
 	"github.com/bridgeline/bridgeline/shared/ident"
 	"github.com/bridgeline/bridgeline/shared/platform/sim/simhook"
+	"github.com/bridgeline/bridgeline/shared/session"
 )
 
 // platformGateway is a running cmd/platform-gateway.
@@ -140,4 +146,89 @@ func (s *stack) sendNotification(secret string, at time.Time) int {
 		s.t.Fatal(err)
 	}
 	return out.StatusCode
+}
+
+// inboundScenario: a customer_decides line (set through lines-update), an endpoint
+// subscribed to call.incoming that answers accept in its response body, and a second
+// one that answers 410; the gateway places an inbound call on the line (POST
+// /sim/calls), platform-sim posts the signed call.incoming, disables the gone endpoint,
+// takes the accept and bridges: the call is active, decided by the webhook response.
+func (s *stack) inboundScenario(gw *gateway, lineID string, auth map[string]any) {
+	t := s.t
+	post := func(fn, pattern, path, body string) request {
+		return request{fn: fn, method: http.MethodPost, pattern: pattern, path: path, body: body, auth: auth,
+			headers: map[string]string{"Content-Type": "application/json", "Idempotency-Key": ident.New("idem")}}
+	}
+	ln := s.expect(request{fn: "lines-update", method: http.MethodPatch, pattern: "/v1/lines/{id}", path: "/v1/lines/" + lineID,
+		body: `{"inbound_mode":"customer_decides","decision_timeout_seconds":10}`, auth: auth,
+		headers: map[string]string{"Content-Type": "application/json"}}, http.StatusOK)
+	handle, _ := ln["handle"].(string)
+	if ln["inbound_mode"] != "customer_decides" || handle == "" {
+		t.Fatalf("line after the update = %v, want customer_decides with a handle", ln)
+	}
+	recv := eventtest.NewReceiver(t)
+	recv.AnswerIncoming(func(callevent.CallIncoming) string { return decision.Accept })
+	ep := s.expect(post("webhook-endpoints-create", "/v1/webhook_endpoints", "/v1/webhook_endpoints",
+		`{"url":"`+recv.URL+`","events":["call.incoming"]}`), http.StatusCreated)
+	recv.SetSecret(ep["secret"].(string))
+	gone := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusGone) }))
+	defer gone.Close()
+	goneEP := s.expect(post("webhook-endpoints-create", "/v1/webhook_endpoints", "/v1/webhook_endpoints",
+		`{"url":"`+gone.URL+`/hooks","events":["call.incoming"]}`), http.StatusCreated)
+
+	resp, err := http.Post(gw.platform.url+"/sim/calls", "application/json",
+		strings.NewReader(`{"from":"+15550142424","to":"`+handle+`","media":"audio"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var placed simCall
+	json.NewDecoder(resp.Body).Decode(&placed)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusCreated || placed.ID == "" {
+		t.Fatalf("POST /sim/calls = %d %+v, want 201 and a call", resp.StatusCode, placed)
+	}
+
+	got := recv.WaitFor(t, callevent.TypeCallIncoming, 30*time.Second, nil)
+	var in callevent.CallIncoming
+	if err := json.Unmarshal(got.Event.Data, &in); err != nil {
+		t.Fatal(err)
+	}
+	if in.LineID != lineID || in.From != "+15550142424" || in.Session.ParticipantToken == "" {
+		t.Errorf("call.incoming = %+v, want the line %s, the caller and a session payload", in, lineID)
+	}
+	var c call.Call
+	for deadline := time.Now().Add(30 * time.Second); ; {
+		if c, err = s.store.GetCall(s.ctx, in.CallID); err != nil {
+			t.Fatal(err)
+		}
+		if c.Status != call.StatusRinging || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if c.Status != call.StatusActive || c.Decision != decision.Accept || c.DecisionSource != decision.SourceWebhook {
+		t.Fatalf("inbound call = status %s, decision %q from %q; want active, accept from %s; platform-sim log:\n%s",
+			c.Status, c.Decision, c.DecisionSource, decision.SourceWebhook, s.proc("platform-sim").Output())
+	}
+	if ses, err := s.store.GetSession(s.ctx, in.Session.SessionID); err != nil || ses.Status != session.StatusActive {
+		t.Errorf("inbound session = %+v, %v; want active", ses, err)
+	}
+	// The gateway's party joins the room after the answer: its call turns answered then.
+	var pc simCall
+	for deadline := time.Now().Add(20 * time.Second); ; {
+		if pc, err = gw.platform.byCallID(in.CallID); err != nil || pc.Status != "ringing" || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if err != nil || pc.ID != placed.ID || pc.Status != "answered" || !pc.InRoom {
+		t.Errorf("gateway call = %+v, %v; want %s answered, in the room", pc, err, placed.ID)
+	}
+	disabled := s.expect(request{fn: "webhook-endpoints-get", method: http.MethodGet, pattern: "/v1/webhook_endpoints/{id}",
+		path: "/v1/webhook_endpoints/" + goneEP["id"].(string), auth: auth}, http.StatusOK)
+	if disabled["status"] != "disabled" {
+		t.Errorf("endpoint answering call.incoming with 410 = %v, want disabled", disabled)
+	}
+	s.expect(request{fn: "sessions-delete", method: http.MethodDelete, pattern: "/v1/sessions/{id}",
+		path: "/v1/sessions/" + in.Session.SessionID, auth: auth}, http.StatusOK)
 }

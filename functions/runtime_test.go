@@ -597,8 +597,9 @@ var (
 var partial = map[string]bool{
 	// Human-mode sessions: the assistant tables are for assistant mode.
 	"sessions-create": true,
-	// An outbound call's answer: lines, handles, assistants and accounts are for
-	// inbound calls, which the local stack's end-to-end tests route.
+	// An outbound call's answer and a customer_decides inbound call: accounts,
+	// assistants and versions are for assistant-mode inbound calls, which the local
+	// stack's end-to-end tests route.
 	"platform-sim": true,
 	// Its writes follow a participant leaving a room, which needs a WebRTC client in
 	// the room: the local stack's end-to-end tests cover that path.

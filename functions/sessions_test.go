@@ -224,6 +224,7 @@ func (s *stack) sessionScenario(lk *livekit.Server, gw *gateway, acctID, lineID 
 	}
 
 	s.dialScenario(gw, lineID, auth)
+	s.inboundScenario(gw, lineID, auth)
 
 	// DELETE ends the session: the room goes (livekit-server says so through its
 	// webhook, to livekit-webhook), and call.ended is in the event log exactly once.

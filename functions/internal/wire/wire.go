@@ -26,6 +26,7 @@ import (
 
 	"github.com/bridgeline/bridgeline/events/awsbus"
 	"github.com/bridgeline/bridgeline/events/callevent"
+	"github.com/bridgeline/bridgeline/events/decision"
 	"github.com/bridgeline/bridgeline/events/delivery"
 	"github.com/bridgeline/bridgeline/shared/assistant"
 	"github.com/bridgeline/bridgeline/shared/httpapi"
@@ -89,7 +90,8 @@ func API(s *dynamo.Store, media Media, redeliver httpapi.Redeliverer, log *slog.
 }
 
 // Sessions is the session service over s. MAX_SESSION_MINUTES bounds a session's life
-// (the sweeper ends longer ones).
+// (the sweeper ends longer ones). Its Decider (Asker) runs customer_decides for the
+// inbound calls platform-sim routes; other functions never reach it.
 func Sessions(s *dynamo.Store, media Media, log *slog.Logger) *session.Service {
 	var maxDur time.Duration
 	if v, err := strconv.ParseFloat(os.Getenv("MAX_SESSION_MINUTES"), 64); err == nil && v > 0 {
@@ -100,7 +102,20 @@ func Sessions(s *dynamo.Store, media Media, log *slog.Logger) *session.Service {
 		platforms = map[string]platform.Platform{}
 	}
 	return &session.Service{Records: s, Lines: s, Assistants: s, Accounts: s, Rooms: media.Rooms,
-		Platforms: platforms, MaxDuration: maxDur, Log: log, Now: time.Now}
+		Platforms: platforms, Decider: Asker(s, log), MaxDuration: maxDur, Log: log, Now: time.Now}
+}
+
+// Asker asks the customer about an inbound call on a customer_decides line, as the local
+// stack does: call.incoming is logged and posted to the subscribed endpoints, and the
+// first answer (a response body or POST /v1/calls/{id}/answer) or the line's decision
+// timeout decides. It uses the call decisions, events, webhook endpoints and webhook
+// attempts tables.
+func Asker(s *dynamo.Store, log *slog.Logger) *decision.Asker {
+	eps := &webhookendpoint.Service{Store: s}
+	client := delivery.NewClient()
+	client.Timeout = 0 // call.incoming is bounded by the line's decision timeout instead
+	return &decision.Asker{Store: s, Events: s, Subscribers: eps, Logger: log,
+		Deliverer: &delivery.Deliverer{Endpoints: eps, Client: client}}
 }
 
 // Sweeper is the session-sweeper function's handler: each scheduled invocation sweeps
