@@ -14,16 +14,6 @@ package simhook
 // CodeUnknownCall (platform.ErrUnknownCall); a bad or missing signature is 401; a body
 // that does not decode is 400. Errors are {"error": {"code", "message"}}.
 
-import (
-	"crypto/hmac"
-	"fmt"
-	"io"
-	"net/http"
-	"strconv"
-	"strings"
-	"time"
-)
-
 // Control routes, served by the gateway.
 const (
 	DialPath   = "/gateway/dial"
@@ -71,39 +61,4 @@ type RejectBody struct {
 // HangupBody ends a call.
 type HangupBody struct {
 	PlatformCallID string `json:"platform_call_id"`
-}
-
-// VerifyBody reads r's body (up to MaxBodyBytes) and checks its Sim-Signature against
-// secret at now, as Verify does for notifications, and returns the raw body for the
-// caller to decode. Errors are Verify's: ErrMalformed (400), the others 401.
-func VerifyBody(r *http.Request, secret string, now time.Time) ([]byte, error) {
-	body, err := io.ReadAll(io.LimitReader(r.Body, MaxBodyBytes+1))
-	if err != nil || len(body) > MaxBodyBytes {
-		return nil, fmt.Errorf("%w: body unreadable or over %d bytes", ErrMalformed, MaxBodyBytes)
-	}
-	sig := signature(r)
-	if sig == "" {
-		return nil, ErrUnsigned
-	}
-	var ts, v1 string
-	for _, part := range strings.Split(sig, ",") {
-		k, v, _ := strings.Cut(strings.TrimSpace(part), "=")
-		switch k {
-		case "t":
-			ts = v
-		case "v1":
-			v1 = v
-		}
-	}
-	sec, err := strconv.ParseInt(ts, 10, 64)
-	if err != nil || v1 == "" {
-		return nil, ErrSignature
-	}
-	if !hmac.Equal([]byte(v1), []byte(mac(secret, ts, body))) {
-		return nil, ErrSignature
-	}
-	if d := now.Sub(time.Unix(sec, 0)); d > Tolerance || d < -Tolerance {
-		return nil, ErrExpired
-	}
-	return body, nil
 }

@@ -58,16 +58,33 @@ func mac(secret, ts string, body []byte) string {
 }
 
 // Verify reads r's body (up to MaxBodyBytes), checks its signature against secret at now
-// and decodes the notification.
+// (VerifyBody) and decodes the notification.
 func Verify(r *http.Request, secret string, now time.Time) (platform.Notification, error) {
 	var n platform.Notification
+	body, err := VerifyBody(r, secret, now)
+	if err != nil {
+		return n, err
+	}
+	if err := json.Unmarshal(body, &n); err != nil {
+		return n, fmt.Errorf("%w: %v", ErrMalformed, err)
+	}
+	if n.ID == "" || n.Event == "" || n.PlatformCallID == "" {
+		return n, fmt.Errorf("%w: id, event and platform_call_id are required", ErrMalformed)
+	}
+	return n, nil
+}
+
+// VerifyBody reads r's body (up to MaxBodyBytes), checks its Sim-Signature against secret
+// at now, and returns the raw body for the caller to decode: notifications (Verify) and
+// the gateway's control requests. ErrMalformed means 400; the other errors 401.
+func VerifyBody(r *http.Request, secret string, now time.Time) ([]byte, error) {
 	body, err := io.ReadAll(io.LimitReader(r.Body, MaxBodyBytes+1))
 	if err != nil || len(body) > MaxBodyBytes {
-		return n, fmt.Errorf("%w: body unreadable or over %d bytes", ErrMalformed, MaxBodyBytes)
+		return nil, fmt.Errorf("%w: body unreadable or over %d bytes", ErrMalformed, MaxBodyBytes)
 	}
 	sig := signature(r)
 	if sig == "" {
-		return n, ErrUnsigned
+		return nil, ErrUnsigned
 	}
 	var ts, v1 string
 	for _, part := range strings.Split(sig, ",") {
@@ -81,21 +98,15 @@ func Verify(r *http.Request, secret string, now time.Time) (platform.Notificatio
 	}
 	sec, err := strconv.ParseInt(ts, 10, 64)
 	if err != nil || v1 == "" {
-		return n, ErrSignature
+		return nil, ErrSignature
 	}
 	if !hmac.Equal([]byte(v1), []byte(mac(secret, ts, body))) {
-		return n, ErrSignature
+		return nil, ErrSignature
 	}
 	if d := now.Sub(time.Unix(sec, 0)); d > Tolerance || d < -Tolerance {
-		return n, ErrExpired
+		return nil, ErrExpired
 	}
-	if err := json.Unmarshal(body, &n); err != nil {
-		return n, fmt.Errorf("%w: %v", ErrMalformed, err)
-	}
-	if n.ID == "" || n.Event == "" || n.PlatformCallID == "" {
-		return n, fmt.Errorf("%w: id, event and platform_call_id are required", ErrMalformed)
-	}
-	return n, nil
+	return body, nil
 }
 
 // signature is the request's signature header. Proxies may split a header's value at its
