@@ -100,23 +100,14 @@ func Join(ctx context.Context, opts Options) (*Bot, error) {
 	b := &Bot{opts: opts, ctx: bctx, stop: stop, gone: make(chan struct{}), remoteLeft: make(chan string, 8)}
 	cb := lksdk.NewRoomCallback()
 	cb.OnTrackSubscribed = func(track *webrtc.TrackRemote, pub *lksdk.RemoteTrackPublication, rp *lksdk.RemoteParticipant) {
-		// The SDK calls this on its own goroutines, possibly while Leave waits: once
-		// leaving has begun no reader starts, so wg.Add never races wg.Wait.
-		b.mu.Lock()
-		defer b.mu.Unlock()
-		if b.ctx.Err() != nil {
-			return
-		}
-		b.wg.Add(1)
-		go func() {
-			defer b.wg.Done()
+		b.spawn(func() {
 			switch track.Kind() {
 			case webrtc.RTPCodecTypeAudio:
 				b.hear(track)
 			case webrtc.RTPCodecTypeVideo:
 				b.watch(track, rp)
 			}
-		}()
+		})
 	}
 	cb.OnDisconnected = func() { b.goneOnce.Do(func() { close(b.gone) }) }
 	cb.OnParticipantDisconnected = func(rp *lksdk.RemoteParticipant) {
@@ -152,6 +143,23 @@ func (b *Bot) Identity() string { return b.room.LocalParticipant.Identity() }
 
 // Room is the bot's room connection.
 func (b *Bot) Room() *lksdk.Room { return b.room }
+
+// spawn runs fn on a goroutine Leave waits for, unless leaving has begun. The SDK calls
+// back on its own goroutines, possibly while Leave waits, and wg.Add must never race
+// wg.Wait. It reports whether fn was started.
+func (b *Bot) spawn(fn func()) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.ctx.Err() != nil {
+		return false
+	}
+	b.wg.Add(1)
+	go func() {
+		defer b.wg.Done()
+		fn()
+	}()
+	return true
+}
 
 // Leave hangs up: the bot leaves the room and stops its goroutines.
 func (b *Bot) Leave() {
@@ -306,9 +314,7 @@ func (b *Bot) publishAudio(src Source) error {
 		return err
 	}
 	track.OnBind(func() {
-		b.wg.Add(1)
-		go func() {
-			defer b.wg.Done()
+		started := b.spawn(func() {
 			defer enc.Close()
 			pkt := make([]byte, opus.MaxPacket)
 			tick := time.NewTicker(20 * time.Millisecond)
@@ -323,7 +329,10 @@ func (b *Bot) publishAudio(src Source) error {
 				case <-tick.C:
 				}
 			}
-		}()
+		})
+		if !started {
+			enc.Close()
+		}
 	})
 	_, err = b.room.LocalParticipant.PublishTrack(track, &lksdk.TrackPublicationOptions{Name: "caller-audio", Source: livekit.TrackSource_MICROPHONE})
 	return err
@@ -341,9 +350,7 @@ func (b *Bot) publishVideo() error {
 		return err
 	}
 	track.OnBind(func() {
-		b.wg.Add(1)
-		go func() {
-			defer b.wg.Done()
+		started := b.spawn(func() {
 			defer enc.Close()
 			img := image.NewYCbCr(image.Rect(0, 0, w, h), image.YCbCrSubsampleRatio420)
 			for i := range img.Cb {
@@ -372,7 +379,10 @@ func (b *Bot) publishVideo() error {
 				case <-tick.C:
 				}
 			}
-		}()
+		})
+		if !started {
+			enc.Close()
+		}
 	})
 	_, err = b.room.LocalParticipant.PublishTrack(track, &lksdk.TrackPublicationOptions{Name: "caller-camera", Source: livekit.TrackSource_CAMERA, VideoWidth: w, VideoHeight: h})
 	return err
