@@ -210,9 +210,15 @@ func (s *Sim) Dial(ctx context.Context, req platform.DialRequest) (string, error
 	}
 	dctx, cancel := context.WithCancel(s.ctx)
 	s.mu.Lock()
+	// Under the lock Close takes to set closed: no goroutine starts once Close waits.
+	if s.closed {
+		s.mu.Unlock()
+		cancel()
+		return "", errors.New("sim: closed")
+	}
 	c.cancel = cancel
-	s.mu.Unlock()
 	s.wg.Add(1)
+	s.mu.Unlock()
 	go func() {
 		defer s.wg.Done()
 		defer cancel()
@@ -243,11 +249,15 @@ func (s *Sim) Answer(ctx context.Context, platformCallID, callID string, room pl
 		s.mu.Unlock()
 		return platform.ErrUnknownCall
 	}
+	if s.closed {
+		s.mu.Unlock()
+		return errors.New("sim: closed")
+	}
 	c.CallID, c.bridging = callID, true
 	dctx, cancel := context.WithCancel(s.ctx)
 	c.cancel = cancel
-	s.mu.Unlock()
 	s.wg.Add(1)
+	s.mu.Unlock()
 	go func() {
 		defer s.wg.Done()
 		defer cancel()
