@@ -34,6 +34,10 @@ type Version struct {
 	Greeting     string  `json:"greeting"`
 	AvatarID     string  `json:"avatar_id"`
 	Framing      Framing `json:"framing"`
+	// Voice is a voice id of the catalogue (VoiceByID); empty means the avatar's default.
+	Voice string `json:"voice,omitempty"`
+	// Model overrides the deployment's LLM_MODEL for this version; empty means the default.
+	Model string `json:"model,omitempty"`
 }
 
 // Brand is what the connecting screen shows.
@@ -76,18 +80,53 @@ const (
 // Turn is one utterance of the conversation.
 type Turn struct {
 	Speaker string `json:"speaker"` // assistant | caller
+	// Text is what was said; for an interrupted assistant turn, only what the caller heard.
 	Text    string `json:"text"`
 	StartMS int64  `json:"start_ms"` // offset from answer
 	EndMS   int64  `json:"end_ms"`
+	// Interrupted marks an assistant turn the caller talked over (barge-in).
+	Interrupted bool `json:"interrupted,omitempty"`
 }
 
-// Metrics are measured by the worker, in milliseconds from answer.
+// Speakers of a Turn.
+const (
+	SpeakerAssistant = "assistant"
+	SpeakerCaller    = "caller"
+)
+
+// Metrics are measured by the worker. The first two are offsets from answer; the
+// conversation's figures are durations over the call's turns.
 type Metrics struct {
 	ConnectingScreenMS *int64 `json:"connecting_screen_ms,omitempty"`
 	FirstGreetingMS    *int64 `json:"first_greeting_audio_ms,omitempty"`
-	ResponseP50MS      *int64 `json:"response_latency_p50_ms,omitempty"`
-	ResponseP95MS      *int64 `json:"response_latency_p95_ms,omitempty"`
-	BargeIns           *int   `json:"barge_in_count,omitempty"`
+	// Turns is how many caller turns were answered.
+	Turns *int `json:"turns,omitempty"`
+	// ResponseMS: end of the caller's speech to the first reply audio sent.
+	ResponseMS *Percentiles `json:"response_ms,omitempty"`
+	// BargeIns is how many replies the caller cut off.
+	BargeIns *int `json:"barge_ins,omitempty"`
+	// BargeInStopMS: caller speech onset to the assistant's audio stopping.
+	BargeInStopMS *Percentiles `json:"barge_in_stop_ms,omitempty"`
+	// STTFinalMS: end of the caller's turn to the final transcript.
+	STTFinalMS *Percentiles `json:"stt_final_ms,omitempty"`
+	// LLMFirstTokenMS: request sent to the model's first token.
+	LLMFirstTokenMS *Percentiles `json:"llm_first_token_ms,omitempty"`
+	// TTSFirstAudioMS: a sentence handed to the synthesizer to its first audio.
+	TTSFirstAudioMS *Percentiles `json:"tts_first_audio_ms,omitempty"`
+	// Errors counts model, speech and synthesis failures the call recovered from.
+	Errors *ErrorCount `json:"errors,omitempty"`
+}
+
+// Percentiles summarise a duration measured once per turn, in milliseconds.
+type Percentiles struct {
+	P50 int64 `json:"p50"`
+	P95 int64 `json:"p95"`
+}
+
+// ErrorCount is how many errors a call recovered from and the kind of the last one.
+type ErrorCount struct {
+	Count    int    `json:"count"`
+	LastKind string `json:"last_kind"` // llm_error | llm_timeout | stt_error | tts_error
 }
 
 // Report is one message from a worker about a call.

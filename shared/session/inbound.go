@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
 	"time"
 
 	"github.com/livekit/protocol/livekit"
@@ -413,22 +414,18 @@ func derefMetrics(m *persona.Metrics) persona.Metrics {
 // mergeMetrics is base with every metric over set; nil when none is set.
 func mergeMetrics(base, over persona.Metrics) *persona.Metrics {
 	m := base
-	if over.ConnectingScreenMS != nil {
-		m.ConnectingScreenMS = over.ConnectingScreenMS
+	set := func(dst, src any) {
+		// Each field is a pointer; a later report's value replaces an earlier one.
+		d, s := reflect.ValueOf(dst).Elem(), reflect.ValueOf(src).Elem()
+		if !s.IsNil() {
+			d.Set(s)
+		}
 	}
-	if over.FirstGreetingMS != nil {
-		m.FirstGreetingMS = over.FirstGreetingMS
+	mv, ov := reflect.ValueOf(&m).Elem(), reflect.ValueOf(&over).Elem()
+	for i := range mv.NumField() {
+		set(mv.Field(i).Addr().Interface(), ov.Field(i).Addr().Interface())
 	}
-	if over.ResponseP50MS != nil {
-		m.ResponseP50MS = over.ResponseP50MS
-	}
-	if over.ResponseP95MS != nil {
-		m.ResponseP95MS = over.ResponseP95MS
-	}
-	if over.BargeIns != nil {
-		m.BargeIns = over.BargeIns
-	}
-	if m == (persona.Metrics{}) {
+	if reflect.ValueOf(m).IsZero() {
 		return nil
 	}
 	return &m

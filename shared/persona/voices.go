@@ -1,0 +1,69 @@
+package persona
+
+// Voice is one voice a persona can speak with. GET /v1/voices lists the catalogue; a
+// draft's optional `voice` must name one of them.
+type Voice struct {
+	ID          string `json:"id"`
+	Engine      string `json:"engine"` // flite | espeak-ng | hosted
+	Name        string `json:"name"`
+	Language    string `json:"language"`
+	Gender      string `json:"gender"` // female | male
+	Description string `json:"description"`
+	// EngineVoice is the engine's own name for the voice (flite -voice, espeak-ng -v, or
+	// the hosted API's voice).
+	EngineVoice string `json:"-"`
+	// PitchHz, when set, moves the voice's mean pitch (flite's int_f0_target_mean).
+	PitchHz float64 `json:"-"`
+}
+
+// Text-to-speech engines.
+const (
+	EngineFlite  = "flite"
+	EngineEspeak = "espeak-ng"
+	EngineHosted = "hosted"
+)
+
+// LocalVoices are the voices every deployment has: the flite and espeak-ng voices the
+// worker image installs. Hosted voices are added by the deployment's TTS configuration.
+var LocalVoices = []Voice{
+	{ID: "flite-slt", Engine: EngineFlite, EngineVoice: "slt", Name: "Sarah", Language: "en-US", Gender: "female", Description: "Clear and calm US English (flite slt)."},
+	{ID: "flite-slt-bright", Engine: EngineFlite, EngineVoice: "slt", PitchHz: 200, Name: "Sally", Language: "en-US", Gender: "female", Description: "The slt voice pitched higher: brighter and upbeat (flite)."},
+	{ID: "flite-rms", Engine: EngineFlite, EngineVoice: "rms", Name: "Robert", Language: "en-US", Gender: "male", Description: "Steady US English (flite rms)."},
+	{ID: "flite-awb", Engine: EngineFlite, EngineVoice: "awb", Name: "Alan", Language: "en-GB", Gender: "male", Description: "Scottish English (flite awb)."},
+	{ID: "flite-kal16", Engine: EngineFlite, EngineVoice: "kal16", Name: "Kal", Language: "en-US", Gender: "male", Description: "Fast, robotic US English (flite kal16)."},
+	{ID: "espeak-en-us-f3", Engine: EngineEspeak, EngineVoice: "en-us+f3", Name: "Eve", Language: "en-US", Gender: "female", Description: "Synthetic US English (espeak-ng)."},
+	{ID: "espeak-en-us-m3", Engine: EngineEspeak, EngineVoice: "en-us+m3", Name: "Max", Language: "en-US", Gender: "male", Description: "Synthetic US English (espeak-ng)."},
+}
+
+// AvatarVoices is each avatar's default voice, used when a version names none.
+var AvatarVoices = map[string]string{
+	"ava_iris": "flite-slt",
+	"ava_maya": "flite-slt-bright",
+	"ava_theo": "flite-rms",
+}
+
+// SimCallerVoice is the flite voice the simulated platform's party speaks with: distinct
+// from every avatar's default, and one the local recogniser hears well.
+const SimCallerVoice = "awb"
+
+// LocalVoice finds a voice of LocalVoices.
+func LocalVoice(id string) (Voice, bool) {
+	for _, v := range LocalVoices {
+		if v.ID == id {
+			return v, true
+		}
+	}
+	return Voice{}, false
+}
+
+// VoiceFor is the voice id a version speaks with: its own, else its avatar's default,
+// else flite-slt.
+func VoiceFor(v Version) string {
+	if v.Voice != "" {
+		return v.Voice
+	}
+	if id, ok := AvatarVoices[v.AvatarID]; ok {
+		return id
+	}
+	return "flite-slt"
+}
