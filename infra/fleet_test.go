@@ -85,6 +85,7 @@ var fleetValues = map[string]string{
 	"LiveKitAPIKey":                 "fleetkey",
 	"ControlPlaneWebhookURL":        "https://api.example.test/internal/livekit/webhook",
 	"DomainName":                    "media.example.test",
+	"TurnDomainName":                "turn.example.test",
 }
 
 type liveKitConfig struct {
@@ -110,9 +111,11 @@ type liveKitConfig struct {
 	} `yaml:"webhook"`
 	Keys map[string]string `yaml:"keys"`
 	TURN struct {
-		Enabled     bool `yaml:"enabled"`
-		TLSPort     int  `yaml:"tls_port"`
-		ExternalTLS bool `yaml:"external_tls"`
+		Enabled     bool   `yaml:"enabled"`
+		Domain      string `yaml:"domain"`
+		TLSPort     int    `yaml:"tls_port"`
+		UDPPort     int    `yaml:"udp_port"`
+		ExternalTLS bool   `yaml:"external_tls"`
 	} `yaml:"turn"`
 }
 

@@ -18,6 +18,7 @@ import (
 type Template struct {
 	Transform  any                       `json:"Transform"`
 	Parameters map[string]map[string]any `json:"Parameters"`
+	Mappings   map[string]map[string]any `json:"Mappings"`
 	Conditions map[string]any            `json:"Conditions"`
 	Globals    map[string]any            `json:"Globals"`
 	Resources  map[string]Resource       `json:"Resources"`

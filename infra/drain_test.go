@@ -1,0 +1,415 @@
+package infra_test
+
+// Checks of what keeps calls alive through deploys and scale-in (livekit-server's stop
+// timeout against the longest session, the persona workers' drain inside Fargate's
+// limit), of autoscaled counts the stacks must not pin, and of Redis AUTH. Each check is
+// a function returning the problems it finds, run on the real templates (none) and on
+// copies broken on purpose (at least one).
+
+import (
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/bridgeline/bridgeline/infra/cfn"
+)
+
+// drainMargin is what a livekit-server drain needs beyond the longest session: a room
+// closes departure_timeout (5 s) after its last participant leaves, the server looks for
+// remaining rooms every few seconds, and the final webhooks go out.
+const drainMargin = time.Minute
+
+// fargateMaxStop is the longest stop timeout Fargate allows.
+const fargateMaxStop = 120 * time.Second
+
+// reportMargin is what a persona worker needs between its drain timeout and the kill to
+// end its remaining calls and post their reports.
+const reportMargin = 10 * time.Second
+
+// clone deep-copies a template so that a test can break the copy.
+func clone(t *testing.T, tpl *cfn.Template) *cfn.Template {
+	t.Helper()
+	b, err := json.Marshal(tpl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var c cfn.Template
+	if err := json.Unmarshal(b, &c); err != nil {
+		t.Fatal(err)
+	}
+	return &c
+}
+
+func containerNamed(tpl *cfn.Template, task, name string) map[string]any {
+	r, ok := tpl.Resources[task]
+	if !ok {
+		return nil
+	}
+	for _, c := range list(r.Properties["ContainerDefinitions"]) {
+		if c["Name"] == name {
+			return c
+		}
+	}
+	return nil
+}
+
+func number(v any) (float64, bool) {
+	switch n := v.(type) {
+	case float64:
+		return n, true
+	case string:
+		f, err := strconv.ParseFloat(n, 64)
+		return f, err == nil
+	}
+	return 0, false
+}
+
+func strs(v any) []string {
+	var out []string
+	s, _ := v.([]any)
+	for _, e := range s {
+		out = append(out, fmt.Sprint(e))
+	}
+	return out
+}
+
+// livekitDrainProblems: the livekit-server container is killed no sooner than the
+// longest session allowed by MaxSessionMinutes (plus drainMargin) after SIGTERM, deploys
+// never stop a node before its replacement runs, and instances with a server are
+// protected from scale-in.
+func livekitDrainProblems(tpl *cfn.Template) []string {
+	var probs []string
+	param := tpl.Parameters["MaxSessionMinutes"]
+	allowed := strs(param["AllowedValues"])
+	if param == nil || len(allowed) == 0 {
+		return []string{"parameter MaxSessionMinutes with AllowedValues is missing"}
+	}
+	c := containerNamed(tpl, "LiveKitTask", "livekit-server")
+	if c == nil {
+		return []string{"no livekit-server container in LiveKitTask"}
+	}
+	want := `{"Fn::FindInMap":["SessionDrain",{"Ref":"MaxSessionMinutes"},"StopTimeoutSeconds"]}`
+	if got, _ := json.Marshal(c["StopTimeout"]); string(got) != want {
+		probs = append(probs, fmt.Sprintf("livekit-server StopTimeout = %s, want %s", got, want))
+	}
+	drain := tpl.Mappings["SessionDrain"]
+	for _, m := range allowed {
+		minutes, ok := number(m)
+		if !ok {
+			probs = append(probs, fmt.Sprintf("MaxSessionMinutes allows %q, not a number", m))
+			continue
+		}
+		entry, _ := drain[m].(map[string]any)
+		secs, ok := number(entry["StopTimeoutSeconds"])
+		if !ok {
+			probs = append(probs, fmt.Sprintf("SessionDrain has no StopTimeoutSeconds for MaxSessionMinutes %s", m))
+			continue
+		}
+		need := time.Duration(minutes*float64(time.Minute)) + drainMargin
+		if got := time.Duration(secs) * time.Second; got < need {
+			probs = append(probs, fmt.Sprintf("MaxSessionMinutes %s: stop timeout %v, want at least %v", m, got, need))
+		}
+	}
+	if d, ok := param["Default"]; !ok || !containsString(allowed, fmt.Sprint(d)) {
+		probs = append(probs, fmt.Sprintf("MaxSessionMinutes default %v is not one of its allowed values", d))
+	}
+	svc := tpl.Resources["LiveKitService"].Properties
+	dc, _ := svc["DeploymentConfiguration"].(map[string]any)
+	if minHealthy, _ := number(dc["MinimumHealthyPercent"]); minHealthy < 100 {
+		probs = append(probs, fmt.Sprintf("LiveKitService MinimumHealthyPercent = %v: a deploy stops nodes before their replacements run", dc["MinimumHealthyPercent"]))
+	}
+	if maxPct, _ := number(dc["MaximumPercent"]); maxPct <= 100 {
+		probs = append(probs, fmt.Sprintf("LiveKitService MaximumPercent = %v: a deploy cannot start a replacement beside a draining node", dc["MaximumPercent"]))
+	}
+	if tpl.Resources["NodeGroup"].Properties["NewInstancesProtectedFromScaleIn"] != true {
+		probs = append(probs, "NodeGroup does not protect new instances from scale-in")
+	}
+	asg := tpl.Resources["CapacityProvider"].Properties["AutoScalingGroupProvider"]
+	if m, _ := asg.(map[string]any); m == nil || m["ManagedTerminationProtection"] != "ENABLED" {
+		probs = append(probs, "CapacityProvider without managed termination protection: scale-in can terminate an instance with live rooms")
+	}
+	return probs
+}
+
+func containsString(s []string, v string) bool {
+	for _, e := range s {
+		if e == v {
+			return true
+		}
+	}
+	return false
+}
+
+// sessionLinkProblems: the fleet's MaxSessionMinutes can hold the control plane's.
+func sessionLinkProblems(control, fleet *cfn.Template) []string {
+	var probs []string
+	cp := control.Parameters["MaxSessionMinutes"]
+	fp := fleet.Parameters["MaxSessionMinutes"]
+	cDefault, ok1 := number(cp["Default"])
+	fDefault, ok2 := number(fp["Default"])
+	if !ok1 || !ok2 || fDefault < cDefault {
+		probs = append(probs, fmt.Sprintf("fleet MaxSessionMinutes default %v below the control plane's %v", fp["Default"], cp["Default"]))
+	}
+	cMax, ok := number(cp["MaxValue"])
+	if !ok {
+		return append(probs, "control plane MaxSessionMinutes has no MaxValue")
+	}
+	largest := 0.0
+	for _, v := range strs(fp["AllowedValues"]) {
+		if n, ok := number(v); ok && n > largest {
+			largest = n
+		}
+	}
+	if largest < cMax {
+		probs = append(probs, fmt.Sprintf("the control plane allows sessions of %v minutes, the fleet drains for at most %v", cMax, largest))
+	}
+	return probs
+}
+
+// personaDrainProblems: the worker's drain ends with time to report before Fargate's
+// kill, and the stop timeout is one Fargate accepts.
+func personaDrainProblems(tpl *cfn.Template) []string {
+	c := containerNamed(tpl, "TaskDefinition", "persona-worker")
+	if c == nil {
+		return []string{"no persona-worker container in TaskDefinition"}
+	}
+	secs, ok := number(c["StopTimeout"])
+	if !ok {
+		return []string{fmt.Sprintf("persona-worker StopTimeout = %v, want a number of seconds", c["StopTimeout"])}
+	}
+	stop := time.Duration(secs) * time.Second
+	var probs []string
+	if stop > fargateMaxStop {
+		probs = append(probs, fmt.Sprintf("persona-worker StopTimeout %v above Fargate's %v", stop, fargateMaxStop))
+	}
+	var drain time.Duration = -1
+	for _, e := range list(c["Environment"]) {
+		if e["Name"] == "PERSONA_DRAIN_TIMEOUT" {
+			d, err := time.ParseDuration(fmt.Sprint(e["Value"]))
+			if err != nil {
+				return append(probs, fmt.Sprintf("PERSONA_DRAIN_TIMEOUT %v: %v", e["Value"], err))
+			}
+			drain = d
+		}
+	}
+	switch {
+	case drain < 0:
+		// The worker's default (100 s) would then apply unseen by this stack.
+		probs = append(probs, "PERSONA_DRAIN_TIMEOUT is not set")
+	case drain == 0:
+		probs = append(probs, "PERSONA_DRAIN_TIMEOUT 0 waits for calls forever: Fargate kills them without reports")
+	case drain+reportMargin > stop:
+		probs = append(probs, fmt.Sprintf("PERSONA_DRAIN_TIMEOUT %v leaves less than %v before the kill at %v", drain, reportMargin, stop))
+	}
+	return probs
+}
+
+var subRef = regexp.MustCompile(`\$\{([A-Za-z0-9]+)(\.[A-Za-z]+)?\}`)
+
+// refsIn returns the logical ids v refers to (Ref, GetAtt, ${...} in Sub).
+func refsIn(v any) []string {
+	var out []string
+	switch x := v.(type) {
+	case map[string]any:
+		for k, e := range x {
+			switch k {
+			case "Ref":
+				out = append(out, fmt.Sprint(e))
+			case "Fn::GetAtt":
+				if s := strs(e); len(s) > 0 {
+					out = append(out, s[0])
+				}
+			case "Fn::Sub":
+				s, _ := e.(string)
+				if l, ok := e.([]any); ok && len(l) > 0 {
+					s, _ = l[0].(string)
+				}
+				for _, m := range subRef.FindAllStringSubmatch(s, -1) {
+					out = append(out, m[1])
+				}
+			default:
+				out = append(out, refsIn(e)...)
+			}
+		}
+	case []any:
+		for _, e := range x {
+			out = append(out, refsIn(e)...)
+		}
+	}
+	return out
+}
+
+// desiredCountProblems: no count a scaler owns is pinned by the template, where every
+// stack update would put it back: an ECS service under a scalable target has no
+// DesiredCount, and an Auto Scaling group under a capacity provider's managed scaling
+// has no DesiredCapacity.
+func desiredCountProblems(tpl *cfn.Template) []string {
+	var probs []string
+	for id, st := range tpl.ResourcesOfType("AWS::ApplicationAutoScaling::ScalableTarget") {
+		if st.Properties["ScalableDimension"] != "ecs:service:DesiredCount" {
+			continue
+		}
+		for _, ref := range refsIn(st.Properties["ResourceId"]) {
+			if svc, ok := tpl.Resources[ref]; ok && svc.Type == "AWS::ECS::Service" {
+				if _, pinned := svc.Properties["DesiredCount"]; pinned {
+					probs = append(probs, fmt.Sprintf("%s sets DesiredCount, which scalable target %s owns", ref, id))
+				}
+			}
+		}
+	}
+	for id, cp := range tpl.ResourcesOfType("AWS::ECS::CapacityProvider") {
+		p, _ := cp.Properties["AutoScalingGroupProvider"].(map[string]any)
+		ms, _ := p["ManagedScaling"].(map[string]any)
+		if ms == nil || ms["Status"] != "ENABLED" {
+			continue
+		}
+		for _, ref := range refsIn(p["AutoScalingGroupArn"]) {
+			if asg, ok := tpl.Resources[ref]; ok && asg.Type == "AWS::AutoScaling::AutoScalingGroup" {
+				if _, pinned := asg.Properties["DesiredCapacity"]; pinned {
+					probs = append(probs, fmt.Sprintf("%s sets DesiredCapacity, which capacity provider %s scales", ref, id))
+				}
+			}
+		}
+	}
+	return probs
+}
+
+var resolveToken = regexp.MustCompile(`^\{\{resolve:secretsmanager:\$\{([A-Za-z0-9]+)\}:SecretString:([A-Za-z0-9_]+)\}\}$`)
+
+// redisAuthProblems: every ElastiCache group requires TLS and an AUTH token generated in
+// Secrets Manager, and livekit-server gets that same token as REDIS_PASSWORD (its
+// --redis-password flag) from the same secret, which its execution role may read.
+func redisAuthProblems(tpl *cfn.Template) []string {
+	var probs []string
+	groups := tpl.ResourcesOfType("AWS::ElastiCache::ReplicationGroup")
+	if len(groups) == 0 {
+		return []string{"no ElastiCache replication group"}
+	}
+	c := containerNamed(tpl, "LiveKitTask", "livekit-server")
+	for id, g := range groups {
+		if g.Properties["TransitEncryptionEnabled"] != true {
+			probs = append(probs, fmt.Sprintf("%s without TransitEncryptionEnabled (AUTH requires it)", id))
+		}
+		sub, _ := g.Properties["AuthToken"].(map[string]any)
+		text, _ := sub["Fn::Sub"].(string)
+		m := resolveToken.FindStringSubmatch(text)
+		if m == nil {
+			probs = append(probs, fmt.Sprintf("%s AuthToken = %v, want a {{resolve:secretsmanager:...}} of a secret in this stack", id, g.Properties["AuthToken"]))
+			continue
+		}
+		secret, field := m[1], m[2]
+		if s := tpl.Resources[secret]; s.Type != "AWS::SecretsManager::Secret" || s.Properties["GenerateSecretString"] == nil {
+			probs = append(probs, fmt.Sprintf("%s AuthToken comes from %s, not a generated Secrets Manager secret", id, secret))
+		}
+		var from string
+		if c != nil {
+			for _, s := range list(c["Secrets"]) {
+				if s["Name"] == "REDIS_PASSWORD" {
+					v, _ := s["ValueFrom"].(map[string]any)
+					from, _ = v["Fn::Sub"].(string)
+				}
+			}
+		}
+		if want := "${" + secret + "}:" + field + "::"; from != want {
+			probs = append(probs, fmt.Sprintf("livekit-server REDIS_PASSWORD from %q, want %q", from, want))
+		}
+		role := tpl.Resources["TaskExecutionRole"].Properties
+		if !containsString(refsIn(role["Policies"]), secret) {
+			probs = append(probs, fmt.Sprintf("TaskExecutionRole cannot read %s", secret))
+		}
+	}
+	return probs
+}
+
+func TestFleetPolicies(t *testing.T) {
+	livekitFleet := load(t, "livekit-fleet.yaml")
+	personaFleet := load(t, "persona-fleet.yaml")
+	control := load(t, "../template.yaml")
+	type check func(*cfn.Template) []string
+	tests := []struct {
+		name  string
+		tpl   *cfn.Template
+		check check
+		// breaks, when set, damages a copy of tpl, which check must then reject.
+		breaks func(*cfn.Template)
+	}{
+		{name: "livekit drain", tpl: livekitFleet, check: livekitDrainProblems},
+		{name: "livekit drain: the old two minutes", tpl: livekitFleet, check: livekitDrainProblems, breaks: func(tpl *cfn.Template) {
+			containerNamed(tpl, "LiveKitTask", "livekit-server")["StopTimeout"] = float64(120)
+		}},
+		{name: "livekit drain: a mapping entry shorter than its session", tpl: livekitFleet, check: livekitDrainProblems, breaks: func(tpl *cfn.Template) {
+			tpl.Mappings["SessionDrain"]["60"] = map[string]any{"StopTimeoutSeconds": float64(3600)}
+		}},
+		{name: "livekit drain: an allowed value without a mapping entry", tpl: livekitFleet, check: livekitDrainProblems, breaks: func(tpl *cfn.Template) {
+			delete(tpl.Mappings["SessionDrain"], "1440")
+		}},
+		{name: "livekit drain: a deploy that stops nodes first", tpl: livekitFleet, check: livekitDrainProblems, breaks: func(tpl *cfn.Template) {
+			tpl.Resources["LiveKitService"].Properties["DeploymentConfiguration"] = map[string]any{"MinimumHealthyPercent": float64(50), "MaximumPercent": float64(100)}
+		}},
+		{name: "livekit drain: no managed termination protection", tpl: livekitFleet, check: livekitDrainProblems, breaks: func(tpl *cfn.Template) {
+			tpl.Resources["CapacityProvider"].Properties["AutoScalingGroupProvider"].(map[string]any)["ManagedTerminationProtection"] = "DISABLED"
+		}},
+		{name: "persona drain", tpl: personaFleet, check: personaDrainProblems},
+		{name: "persona drain: stop timeout above Fargate's", tpl: personaFleet, check: personaDrainProblems, breaks: func(tpl *cfn.Template) {
+			containerNamed(tpl, "TaskDefinition", "persona-worker")["StopTimeout"] = float64(300)
+		}},
+		{name: "persona drain: no time left to report", tpl: personaFleet, check: personaDrainProblems, breaks: func(tpl *cfn.Template) {
+			for _, e := range list(containerNamed(tpl, "TaskDefinition", "persona-worker")["Environment"]) {
+				if e["Name"] == "PERSONA_DRAIN_TIMEOUT" {
+					e["Value"] = "115s"
+				}
+			}
+		}},
+		{name: "persona desired count", tpl: personaFleet, check: desiredCountProblems},
+		{name: "persona desired count: pinned", tpl: personaFleet, check: desiredCountProblems, breaks: func(tpl *cfn.Template) {
+			tpl.Resources["Service"].Properties["DesiredCount"] = map[string]any{"Ref": "MinTasks"}
+		}},
+		{name: "livekit desired capacity", tpl: livekitFleet, check: desiredCountProblems},
+		{name: "livekit desired capacity: pinned", tpl: livekitFleet, check: desiredCountProblems, breaks: func(tpl *cfn.Template) {
+			tpl.Resources["NodeGroup"].Properties["DesiredCapacity"] = map[string]any{"Ref": "NodeCount"}
+		}},
+		{name: "redis auth", tpl: livekitFleet, check: redisAuthProblems},
+		{name: "redis auth: no token", tpl: livekitFleet, check: redisAuthProblems, breaks: func(tpl *cfn.Template) {
+			delete(tpl.Resources["Redis"].Properties, "AuthToken")
+		}},
+		{name: "redis auth: token not given to livekit-server", tpl: livekitFleet, check: redisAuthProblems, breaks: func(tpl *cfn.Template) {
+			c := containerNamed(tpl, "LiveKitTask", "livekit-server")
+			c["Secrets"] = c["Secrets"].([]any)[:1]
+		}},
+		{name: "redis auth: role cannot read the token", tpl: livekitFleet, check: redisAuthProblems, breaks: func(tpl *cfn.Template) {
+			for _, p := range list(tpl.Resources["TaskExecutionRole"].Properties["Policies"]) {
+				for _, s := range list(p["PolicyDocument"].(map[string]any)["Statement"]) {
+					s["Resource"] = map[string]any{"Ref": "LiveKitCredentialsArn"}
+				}
+			}
+		}},
+		{name: "session link", tpl: livekitFleet, check: func(f *cfn.Template) []string { return sessionLinkProblems(control, f) }},
+		{name: "session link: fleet drains shorter than the control plane's longest session", tpl: livekitFleet,
+			check: func(f *cfn.Template) []string { return sessionLinkProblems(control, f) },
+			breaks: func(tpl *cfn.Template) {
+				tpl.Parameters["MaxSessionMinutes"]["AllowedValues"] = []any{"15", "30", "60"}
+			}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tpl := tt.tpl
+			if tt.breaks != nil {
+				tpl = clone(t, tpl)
+				tt.breaks(tpl)
+			}
+			probs := tt.check(tpl)
+			switch {
+			case tt.breaks == nil && len(probs) > 0:
+				t.Errorf("problems:\n%s", strings.Join(probs, "\n"))
+			case tt.breaks != nil && len(probs) == 0:
+				t.Error("the broken template passed")
+			case tt.breaks != nil:
+				t.Logf("rejected: %s", strings.Join(probs, "; "))
+			}
+		})
+	}
+}
