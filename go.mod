@@ -20,6 +20,7 @@ require (
 	github.com/livekit/server-sdk-go/v2 v2.18.1
 	github.com/pion/rtcp v1.2.16
 	github.com/pion/rtp v1.10.2
+	github.com/pion/turn/v5 v5.0.9
 	github.com/pion/webrtc/v4 v4.2.15
 	github.com/twitchtv/twirp v8.1.3+incompatible
 	golang.org/x/image v0.40.0
@@ -88,7 +89,6 @@ require (
 	github.com/pion/srtp/v3 v3.0.11 // indirect
 	github.com/pion/stun/v3 v3.1.5 // indirect
 	github.com/pion/transport/v4 v4.0.2 // indirect
-	github.com/pion/turn/v5 v5.0.9 // indirect
 	github.com/prometheus/client_golang v1.23.2 // indirect
 	github.com/prometheus/client_model v0.6.2 // indirect
 	github.com/prometheus/common v0.68.1 // indirect

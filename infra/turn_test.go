@@ -4,7 +4,13 @@ package infra_test
 // configuration (LIVEKIT_CONFIG of livekit-fleet.yaml, with loopback addresses and free
 // ports in place of the node's) beside a real Redis that requires AUTH over TLS, a
 // client joins a room at the signal level, and every ICE server URL of the join response
-// must name a listener the template declares.
+// must name a listener the template declares. Then a TURN client allocates a relay
+// through a TLS terminator standing in for the TURN load balancer's listener (the
+// hostname's certificate, plain TCP on to turn.tls_port), with the join's credentials.
+//
+// livekit-server 1.8.4 binds its TURN ports (and relay ports) on 0.0.0.0 whatever
+// bind_addresses says (pkg/service/turn.go); the test picks free ports and kills the
+// server when it ends.
 
 import (
 	"context"
@@ -16,6 +22,7 @@ import (
 	"crypto/x509/pkix"
 	"encoding/pem"
 	"fmt"
+	"io"
 	"math/big"
 	"net"
 	"net/http"
@@ -34,6 +41,7 @@ import (
 	"github.com/livekit/protocol/auth"
 	lkproto "github.com/livekit/protocol/livekit"
 	lksdk "github.com/livekit/server-sdk-go/v2"
+	"github.com/pion/turn/v5"
 	"google.golang.org/protobuf/proto"
 	"gopkg.in/yaml.v3"
 
@@ -120,8 +128,89 @@ func TestTurnICEServers(t *testing.T) {
 		}
 	}
 	if turns == 0 {
-		t.Errorf("no turns: URL among %v: TCP-443-only callers get no relay", join.IceServers)
+		t.Fatalf("no turns: URL among %v: TCP-443-only callers get no relay", join.IceServers)
 	}
+
+	// What the TURN load balancer does: TLS with the TURN hostname's certificate, then
+	// TCP to the node's turn.tls_port.
+	tlsPort := conf["turn"].(map[string]any)["tls_port"].(int)
+	for _, s := range join.IceServers {
+		for _, u := range s.Urls {
+			if strings.HasPrefix(u, "turns:") {
+				relayThroughTLS(t, u, s.Username, s.Credential, certFile, keyFile, tlsPort)
+			}
+		}
+	}
+}
+
+// relayThroughTLS allocates a TURN relay for the turns: URL u, through a TLS terminator
+// on loopback that presents the URL host's certificate and forwards to backendPort.
+func relayThroughTLS(t *testing.T, u, username, credential, certFile, keyFile string, backendPort int) {
+	t.Helper()
+	host := strings.SplitN(strings.TrimPrefix(u, "turns:"), ":", 2)[0]
+	cert, err := tls.LoadX509KeyPair(certFile, keyFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := tls.Listen("tcp", "127.0.0.1:0", &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	defer ln.Close()
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for {
+			front, err := ln.Accept()
+			if err != nil {
+				return // the listener closed
+			}
+			back, err := net.Dial("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(backendPort)))
+			if err != nil {
+				front.Close()
+				continue
+			}
+			wg.Add(2)
+			// Each copy ends when either side closes; closing both ends the other.
+			go func() { defer wg.Done(); io.Copy(back, front); back.Close(); front.Close() }()
+			go func() { defer wg.Done(); io.Copy(front, back); back.Close(); front.Close() }()
+		}
+	}()
+
+	pem, err := os.ReadFile(certFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	roots := x509.NewCertPool()
+	roots.AppendCertsFromPEM(pem)
+	// The client checks the certificate against the URL's host, as a browser does.
+	conn, err := tls.Dial("tcp", ln.Addr().String(), &tls.Config{ServerName: host, RootCAs: roots, MinVersion: tls.VersionTLS12})
+	if err != nil {
+		t.Fatalf("TLS to the TURN listener as %s: %v", host, err)
+	}
+	defer conn.Close()
+	client, err := turn.NewClient(&turn.ClientConfig{
+		TURNServerAddr: ln.Addr().String(),
+		STUNServerAddr: ln.Addr().String(),
+		Username:       username,
+		Password:       credential,
+		Conn:           turn.NewSTUNConn(conn),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer client.Close()
+	if err := client.Listen(); err != nil {
+		t.Fatal(err)
+	}
+	relay, err := client.Allocate()
+	if err != nil {
+		t.Fatalf("TURN allocation through %s with the join's credentials: %v", u, err)
+	}
+	t.Logf("%s: relay allocated at %s", u, relay.LocalAddr())
+	relay.Close()
 }
 
 // fleetPorts are the free ports the test runs on; original maps each back to the port
@@ -413,7 +502,8 @@ func startRedis(t *testing.T, bin, certFile, keyFile, password string) string {
 	return ""
 }
 
-// selfSigned writes a certificate for 127.0.0.1 and its key (PEM) into dir.
+// selfSigned writes a certificate for 127.0.0.1 (Redis) and the TURN hostname (the TURN
+// listener) and its key (PEM) into dir.
 func selfSigned(t *testing.T, dir string) (certFile, keyFile string) {
 	t.Helper()
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
@@ -424,6 +514,7 @@ func selfSigned(t *testing.T, dir string) (certFile, keyFile string) {
 		SerialNumber:          big.NewInt(1),
 		Subject:               pkix.Name{CommonName: "127.0.0.1"},
 		IPAddresses:           []net.IP{net.IPv4(127, 0, 0, 1)},
+		DNSNames:              []string{fleetValues["TurnDomainName"]},
 		NotBefore:             time.Now().Add(-time.Minute),
 		NotAfter:              time.Now().Add(time.Hour),
 		KeyUsage:              x509.KeyUsageDigitalSignature | x509.KeyUsageCertSign,
