@@ -1,6 +1,6 @@
 package infra_test
 
-// Checks of what keeps calls alive through deploys and scale-in (livekit-server's stop
+// Checks of TURN's listener, of what keeps calls alive through deploys and scale-in (livekit-server's stop
 // timeout against the longest session, the persona workers' drain inside Fargate's
 // limit), of autoscaled counts the stacks must not pin, and of Redis AUTH. Each check is
 // a function returning the problems it finds, run on the real templates (none) and on
@@ -14,6 +14,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"gopkg.in/yaml.v3"
 
 	"github.com/bridgeline/bridgeline/infra/cfn"
 )
@@ -325,6 +327,55 @@ func redisAuthProblems(tpl *cfn.Template) []string {
 	return probs
 }
 
+// turnProblems: turn.domain is a hostname of the stack whose TLS listener on 443 (the
+// port livekit-server puts in every turns: URL) carries that hostname's certificate and
+// forwards to turn.tls_port. TestTurnICEServers checks the same against a running server.
+func turnProblems(tpl *cfn.Template) []string {
+	c := containerNamed(tpl, "LiveKitTask", "livekit-server")
+	if c == nil {
+		return []string{"no livekit-server container in LiveKitTask"}
+	}
+	var text string
+	for _, e := range list(c["Environment"]) {
+		if e["Name"] == "LIVEKIT_CONFIG" {
+			v, _ := e["Value"].(map[string]any)
+			text, _ = v["Fn::Sub"].(string)
+		}
+	}
+	var unknown []string
+	text = subVar.ReplaceAllStringFunc(text, func(m string) string {
+		name := subVar.FindStringSubmatch(m)[1]
+		v, ok := fleetValues[name]
+		if !ok {
+			unknown = append(unknown, name)
+		}
+		return v
+	})
+	if len(unknown) > 0 {
+		return []string{fmt.Sprintf("LIVEKIT_CONFIG uses %v, which the check has no value for", unknown)}
+	}
+	var conf liveKitConfig
+	if err := yaml.Unmarshal([]byte(text), &conf); err != nil {
+		return []string{fmt.Sprintf("LIVEKIT_CONFIG: %v", err)}
+	}
+	if !conf.TURN.Enabled || conf.TURN.TLSPort == 0 {
+		return []string{"TURN over TLS is not enabled"}
+	}
+	for param, cert := range certFor {
+		if fleetValues[param] != conf.TURN.Domain {
+			continue
+		}
+		if _, ok := tpl.Parameters[param]; !ok {
+			return []string{fmt.Sprintf("no parameter %s", param)}
+		}
+		if err := tlsListenerTo(tpl, 443, cert, conf.TURN.TLSPort); err != nil {
+			return []string{fmt.Sprintf("turn.domain is ${%s}: %v", param, err)}
+		}
+		return nil
+	}
+	return []string{fmt.Sprintf("turn.domain %q is none of the stack's hostnames", conf.TURN.Domain)}
+}
+
 func TestFleetPolicies(t *testing.T) {
 	livekitFleet := load(t, "livekit-fleet.yaml")
 	personaFleet := load(t, "persona-fleet.yaml")
@@ -337,6 +388,18 @@ func TestFleetPolicies(t *testing.T) {
 		// breaks, when set, damages a copy of tpl, which check must then reject.
 		breaks func(*cfn.Template)
 	}{
+		{name: "turn", tpl: livekitFleet, check: turnProblems},
+		{name: "turn: on the signalling hostname", tpl: livekitFleet, check: turnProblems, breaks: func(tpl *cfn.Template) {
+			for _, e := range list(containerNamed(tpl, "LiveKitTask", "livekit-server")["Environment"]) {
+				if e["Name"] == "LIVEKIT_CONFIG" {
+					v := e["Value"].(map[string]any)
+					v["Fn::Sub"] = strings.Replace(v["Fn::Sub"].(string), "domain: ${TurnDomainName}", "domain: ${DomainName}", 1)
+				}
+			}
+		}},
+		{name: "turn: listener on 5349", tpl: livekitFleet, check: turnProblems, breaks: func(tpl *cfn.Template) {
+			tpl.Resources["TurnListener"].Properties["Port"] = float64(5349)
+		}},
 		{name: "livekit drain", tpl: livekitFleet, check: livekitDrainProblems},
 		{name: "livekit drain: the old two minutes", tpl: livekitFleet, check: livekitDrainProblems, breaks: func(tpl *cfn.Template) {
 			containerNamed(tpl, "LiveKitTask", "livekit-server")["StopTimeout"] = float64(120)
