@@ -127,6 +127,12 @@ func livekitDrainProblems(tpl *cfn.Template) []string {
 	if maxPct, _ := number(dc["MaximumPercent"]); maxPct <= 100 {
 		probs = append(probs, fmt.Sprintf("LiveKitService MaximumPercent = %v: a deploy cannot start a replacement beside a draining node", dc["MaximumPercent"]))
 	}
+	// One server per instance: a deploy at MaximumPercent needs that many instances.
+	maxPct, _ := number(dc["MaximumPercent"])
+	maxNodes, _ := number(tpl.Parameters["NodeCount"]["MaxValue"])
+	if asgMax, _ := number(tpl.Resources["NodeGroup"].Properties["MaxSize"]); asgMax < maxNodes*maxPct/100 {
+		probs = append(probs, fmt.Sprintf("NodeGroup MaxSize %v cannot hold %v nodes at %v%% during a deploy", asgMax, maxNodes, maxPct))
+	}
 	if tpl.Resources["NodeGroup"].Properties["NewInstancesProtectedFromScaleIn"] != true {
 		probs = append(probs, "NodeGroup does not protect new instances from scale-in")
 	}
@@ -412,6 +418,9 @@ func TestFleetPolicies(t *testing.T) {
 		}},
 		{name: "livekit drain: a deploy that stops nodes first", tpl: livekitFleet, check: livekitDrainProblems, breaks: func(tpl *cfn.Template) {
 			tpl.Resources["LiveKitService"].Properties["DeploymentConfiguration"] = map[string]any{"MinimumHealthyPercent": float64(50), "MaximumPercent": float64(100)}
+		}},
+		{name: "livekit drain: no room for replacements", tpl: livekitFleet, check: livekitDrainProblems, breaks: func(tpl *cfn.Template) {
+			tpl.Resources["NodeGroup"].Properties["MaxSize"] = "50"
 		}},
 		{name: "livekit drain: no managed termination protection", tpl: livekitFleet, check: livekitDrainProblems, breaks: func(tpl *cfn.Template) {
 			tpl.Resources["CapacityProvider"].Properties["AutoScalingGroupProvider"].(map[string]any)["ManagedTerminationProtection"] = "DISABLED"
