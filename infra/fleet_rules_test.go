@@ -382,6 +382,50 @@ func turnProblems(tpl *cfn.Template) []string {
 	return []string{fmt.Sprintf("turn.domain %q is none of the stack's hostnames", conf.TURN.Domain)}
 }
 
+// reachProblems: each load balancer's security group may reach the nodes on the port it
+// forwards to and the port it health-checks, or the targets never turn healthy.
+func reachProblems(tpl *cfn.Template) []string {
+	var probs []string
+	open := map[string]bool{} // "sourceGroup/port"
+	for _, r := range list(tpl.Resources["NodeSecurityGroup"].Properties["SecurityGroupIngress"]) {
+		from, _ := number(r["FromPort"])
+		to, _ := number(r["ToPort"])
+		for _, src := range refsIn(r["SourceSecurityGroupId"]) {
+			for p := from; p <= to; p++ {
+				open[fmt.Sprintf("%s/%v", src, p)] = true
+			}
+		}
+	}
+	for id, l := range tpl.ResourcesOfType("AWS::ElasticLoadBalancingV2::Listener") {
+		lbs := refsIn(l.Properties["LoadBalancerArn"])
+		if len(lbs) != 1 {
+			probs = append(probs, fmt.Sprintf("listener %s: load balancer %v", id, l.Properties["LoadBalancerArn"]))
+			continue
+		}
+		groups := refsIn(tpl.Resources[lbs[0]].Properties["SecurityGroups"])
+		for _, a := range list(l.Properties["DefaultActions"]) {
+			for _, tgID := range refsIn(a["TargetGroupArn"]) {
+				tg := tpl.Resources[tgID].Properties
+				port := fmt.Sprint(tg["Port"])
+				hc := fmt.Sprint(tg["HealthCheckPort"])
+				if hc == "traffic-port" || tg["HealthCheckPort"] == nil {
+					hc = port
+				}
+				for _, p := range []string{port, hc} {
+					ok := false
+					for _, g := range groups {
+						ok = ok || open[g+"/"+p]
+					}
+					if !ok {
+						probs = append(probs, fmt.Sprintf("%s (%s) cannot reach the nodes on %s for %s", lbs[0], strings.Join(groups, ","), p, tgID))
+					}
+				}
+			}
+		}
+	}
+	return probs
+}
+
 func TestFleetPolicies(t *testing.T) {
 	livekitFleet := load(t, "livekit-fleet.yaml")
 	personaFleet := load(t, "persona-fleet.yaml")
@@ -405,6 +449,10 @@ func TestFleetPolicies(t *testing.T) {
 		}},
 		{name: "turn: listener on 5349", tpl: livekitFleet, check: turnProblems, breaks: func(tpl *cfn.Template) {
 			tpl.Resources["TurnListener"].Properties["Port"] = float64(5349)
+		}},
+		{name: "load balancers reach the nodes", tpl: livekitFleet, check: reachProblems},
+		{name: "load balancers reach the nodes: TURN health-checked on the signalling port", tpl: livekitFleet, check: reachProblems, breaks: func(tpl *cfn.Template) {
+			tpl.Resources["TurnTargets"].Properties["HealthCheckPort"] = "7880"
 		}},
 		{name: "livekit drain", tpl: livekitFleet, check: livekitDrainProblems},
 		{name: "livekit drain: the old two minutes", tpl: livekitFleet, check: livekitDrainProblems, breaks: func(tpl *cfn.Template) {
