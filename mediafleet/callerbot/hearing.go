@@ -56,3 +56,27 @@ func (b *Bot) noteLevel(cur **sound, participant string, at time.Time, lvl float
 	b.sounds = append(b.sounds, s)
 	*cur = s
 }
+
+// SoundAfter is the first stretch of sound from participant ("" for anyone) that began
+// at or after t: the reply to something that ended at t. ok is false while there is none.
+func (b *Bot) SoundAfter(participant string, t time.Time) (s Sound, ok bool) {
+	for _, s := range b.Sounds() {
+		if (participant == "" || s.Participant == participant) && !s.Start.Before(t) {
+			return s, true
+		}
+	}
+	return Sound{}, false
+}
+
+// SoundAt is the stretch of sound from participant ("" for anyone) that was going on at t:
+// what was talked over at t. Its End, once it is no longer Ongoing, is when it stopped
+// reaching the bot. ok is false when nothing was heard at t.
+func (b *Bot) SoundAt(participant string, t time.Time) (s Sound, ok bool) {
+	for _, s := range b.Sounds() {
+		// Dips shorter than SoundGap inside a stretch are part of it.
+		if (participant == "" || s.Participant == participant) && !s.Start.After(t) && t.Before(s.End.Add(SoundGap)) {
+			return s, true
+		}
+	}
+	return Sound{}, false
+}

@@ -198,10 +198,19 @@ func TestSayAndHear(t *testing.T) {
 	})
 	onset, end := heard.StartedAt.Sub(spoken.Start), heard.EndedAt.Sub(spoken.End)
 	t.Logf("client speech %v long; heard by the party: onset +%v, end %+v", spoken.Duration, onset, end)
-	if onset < 0 || onset > 200*time.Millisecond || end < -60*time.Millisecond || end > 200*time.Millisecond {
+	// The listed moments are to the millisecond.
+	if onset < -time.Millisecond || onset > 200*time.Millisecond || end < -60*time.Millisecond || end > 200*time.Millisecond {
 		t.Errorf("the party heard the client's speech from +%v to %+v of it, want within a few frames", onset, end)
 	}
-	if heard.StartMS == nil || *heard.StartMS != heard.StartedAt.Sub(*got.AnsweredAt).Milliseconds() {
+	after, ok := bot.SoundAfter("customer", spoken.Start.Add(-50*time.Millisecond))
+	during, ok2 := bot.SoundAt("customer", spoken.Start.Add(spoken.Duration/2))
+	if !ok || !ok2 || !after.Start.Equal(during.Start) || !after.Start.Truncate(time.Millisecond).Equal(heard.StartedAt.Time) {
+		t.Errorf("SoundAfter = %+v %v, SoundAt = %+v %v; want the stretch listed, %+v", after, ok, during, ok2, heard)
+	}
+	if _, ok := bot.SoundAfter("customer", spoken.End.Add(time.Second)); ok {
+		t.Error("SoundAfter found a sound after the client's speech")
+	}
+	if heard.StartMS == nil || abs(*heard.StartMS-heard.StartedAt.Sub(*got.AnsweredAt).Milliseconds()) > 1 {
 		t.Errorf("heard start_ms = %v", heard.StartMS)
 	}
 
@@ -265,4 +274,11 @@ func TestSimCallerVoice(t *testing.T) {
 			t.Errorf("avatar %s speaks with the sim caller's voice", avatar)
 		}
 	}
+}
+
+func abs(v int64) int64 {
+	if v < 0 {
+		return -v
+	}
+	return v
 }
