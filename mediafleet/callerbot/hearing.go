@@ -17,7 +17,10 @@ type Sound struct {
 
 // SoundRMS is the level (of full scale) above which a decoded 20 ms packet counts as
 // sound for Sounds. Opus-coded digital silence decodes far below it; speech's quietest
-// voiced parts are above it.
+// voiced parts are above it. A soft start (the breath of an "h") can stay under it for
+// its first packet, which then reads one frame late; a lower level would make the
+// decoder's tail after the last words read a frame long instead
+// (BenchmarkSpeechToHearing shows both).
 const SoundRMS = 0.01
 
 // SoundGap is how long the audio must stay below SoundRMS for a stretch of sound to end.
