@@ -107,8 +107,9 @@ func TestSayAndHear(t *testing.T) {
 	for i, u := range said {
 		took := u.End.Sub(u.Start)
 		// Frames are whole: the audio goes out in at most one frame more than it lasts,
-		// plus what a late wake-up of this busy machine adds.
-		if took < u.Duration || took > u.Duration+callerbot.FrameDuration+60*time.Millisecond {
+		// plus what a late wake-up of this busy machine adds; a little less when the first
+		// frame woke later than the last (frames are due on a schedule from the first).
+		if took < u.Duration-5*time.Millisecond || took > u.Duration+callerbot.FrameDuration+60*time.Millisecond {
 			t.Errorf("utterance %d went out in %v, its audio lasts %v", i, took, u.Duration)
 		}
 		if !u.Queued.Before(u.Start) {
