@@ -53,9 +53,6 @@ var ErrNoVoice = errors.New("callerbot: the bot publishes no audio")
 // heard as the caller speaking. Silence at both ends of pcm is trimmed first, so the
 // recorded times are the speech's own.
 func (b *Bot) Say(text string, pcm tts.PCM) (int, error) {
-	if !b.speaks {
-		return 0, ErrNoVoice
-	}
 	samples := pcm.Samples
 	if pcm.Rate != 48000 {
 		var err error
@@ -73,6 +70,9 @@ func (b *Bot) Say(text string, pcm tts.PCM) (int, error) {
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	if !b.speaks {
+		return 0, ErrNoVoice
+	}
 	if b.ctx.Err() != nil {
 		return 0, errors.New("callerbot say: the bot has left")
 	}
