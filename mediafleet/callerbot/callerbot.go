@@ -3,6 +3,12 @@
 // Opus) and optionally a camera track (VP8), subscribes to everything the others publish,
 // and decodes it: VP8 frames go to a callback, Opus audio is kept at 16 kHz so that a
 // test can check what a caller hears (loudness, or speech recognition).
+//
+// A bot can also hold a conversation's caller side: Say queues speech that goes out in
+// real time, 20 ms a packet, with the moment each utterance starts and ends going out
+// (Said), and Sounds lists the stretches of audio it heard from the others with their
+// onset and end as they arrived. Both clocks are this process's, so a test reads the
+// time from the end of its own speech to the first reply reaching it.
 package callerbot
 
 import (
@@ -63,9 +69,14 @@ type Frame struct {
 // Options configure a bot.
 type Options struct {
 	URL, Token string
-	// Audio is what the bot publishes; nil publishes no audio track (a caller whose
-	// microphone never works).
+	// Audio is what the bot publishes, in a loop, until it is told to Say something;
+	// nil publishes no audio track (a caller whose microphone never works). Silence()
+	// publishes silence until then.
 	Audio *Source
+	// QuietForAgents stops the loop for good (the bot sends silence instead) once a
+	// participant of kind agent (an AI assistant) is in the room: an assistant listens,
+	// and would hear a looped tone as the caller talking.
+	QuietForAgents bool
 	// Video publishes a 320x180 camera test pattern.
 	Video bool
 	// OnFrame sees every decoded video frame, on the decoding goroutine.
@@ -89,6 +100,13 @@ type Bot struct {
 	gone         chan struct{}
 	goneOnce     sync.Once
 	remoteLeft   chan string
+
+	speaks bool // an audio track is published
+	said   []*utterance
+	next   int  // the utterance playing or next to play
+	spoke  bool // told to say something: the loop is over
+	hushed bool // an agent is in the room (QuietForAgents): the loop is over
+	sounds []*sound
 }
 
 // loudRMS is the level (of 1.0 full scale) above which a 20 ms chunk counts as sound.
@@ -100,15 +118,17 @@ func Join(ctx context.Context, opts Options) (*Bot, error) {
 	b := &Bot{opts: opts, ctx: bctx, stop: stop, gone: make(chan struct{}), remoteLeft: make(chan string, 8)}
 	cb := lksdk.NewRoomCallback()
 	cb.OnTrackSubscribed = func(track *webrtc.TrackRemote, pub *lksdk.RemoteTrackPublication, rp *lksdk.RemoteParticipant) {
+		b.noteAgent(rp)
 		b.spawn(func() {
 			switch track.Kind() {
 			case webrtc.RTPCodecTypeAudio:
-				b.hear(track)
+				b.hear(track, rp.Identity())
 			case webrtc.RTPCodecTypeVideo:
 				b.watch(track, rp)
 			}
 		})
 	}
+	cb.OnParticipantConnected = b.noteAgent
 	cb.OnDisconnected = func() { b.goneOnce.Do(func() { close(b.gone) }) }
 	cb.OnParticipantDisconnected = func(rp *lksdk.RemoteParticipant) {
 		select {
@@ -123,6 +143,9 @@ func Join(ctx context.Context, opts Options) (*Bot, error) {
 	}
 	b.room = room
 	b.joinedAt = time.Now()
+	for _, rp := range room.GetRemoteParticipants() {
+		b.noteAgent(rp)
+	}
 	if opts.Audio != nil {
 		if err := b.publishAudio(*opts.Audio); err != nil {
 			b.Leave()
@@ -136,6 +159,22 @@ func Join(ctx context.Context, opts Options) (*Bot, error) {
 		}
 	}
 	return b, nil
+}
+
+// Silence is a Source of silence: the bot publishes an audio track that carries nothing
+// until it is told to Say something.
+func Silence() Source {
+	return Source{PCM: tts.PCM{Rate: 48000, Samples: make([]int16, frameSamples)}}
+}
+
+// noteAgent hushes the loop when rp is an agent and the bot is QuietForAgents.
+func (b *Bot) noteAgent(rp *lksdk.RemoteParticipant) {
+	if !b.opts.QuietForAgents || rp.Kind() != lksdk.ParticipantAgent {
+		return
+	}
+	b.mu.Lock()
+	b.hushed = true
+	b.mu.Unlock()
 }
 
 // Identity is the bot's participant identity.
@@ -201,7 +240,7 @@ func (b *Bot) Heard(since time.Time) []int16 {
 // chunk is how many heard samples share one arrival time (20 ms at 16 kHz).
 const chunk = HearRate / 50
 
-func (b *Bot) hear(track *webrtc.TrackRemote) {
+func (b *Bot) hear(track *webrtc.TrackRemote, participant string) {
 	dec, err := opus.NewDecoder(HearRate, 1)
 	if err != nil {
 		return
@@ -209,6 +248,7 @@ func (b *Bot) hear(track *webrtc.TrackRemote) {
 	defer dec.Close()
 	pcm := make([]int16, dec.MaxFrame())
 	var pending []int16
+	var cur *sound
 	for {
 		pkt, _, err := track.ReadRTP()
 		if err != nil {
@@ -225,9 +265,11 @@ func (b *Bot) hear(track *webrtc.TrackRemote) {
 			b.mu.Lock()
 			b.heard = append(b.heard, c...)
 			b.heardAt = append(b.heardAt, now)
-			if b.firstLoud.IsZero() && rms(c) > loudRMS {
+			lvl := rms(c)
+			if b.firstLoud.IsZero() && lvl > loudRMS {
 				b.firstLoud = now
 			}
+			b.noteLevel(&cur, participant, now, lvl)
 			b.mu.Unlock()
 			pending = pending[chunk:]
 		}
@@ -313,22 +355,13 @@ func (b *Bot) publishAudio(src Source) error {
 	if err != nil {
 		return err
 	}
+	b.mu.Lock()
+	b.speaks = true
+	b.mu.Unlock()
 	track.OnBind(func() {
 		started := b.spawn(func() {
 			defer enc.Close()
-			pkt := make([]byte, opus.MaxPacket)
-			tick := time.NewTicker(20 * time.Millisecond)
-			defer tick.Stop()
-			for pos := 0; ; pos = (pos + 960) % (len(pcm) - len(pcm)%960) {
-				if n, err := enc.Encode(pcm[pos:pos+960], pkt); err == nil {
-					_ = track.WriteSample(media.Sample{Data: append([]byte(nil), pkt[:n]...), Duration: 20 * time.Millisecond}, nil)
-				}
-				select {
-				case <-b.ctx.Done():
-					return
-				case <-tick.C:
-				}
-			}
+			b.play(track, enc, pcm)
 		})
 		if !started {
 			enc.Close()
@@ -336,6 +369,37 @@ func (b *Bot) publishAudio(src Source) error {
 	})
 	_, err = b.room.LocalParticipant.PublishTrack(track, &lksdk.TrackPublicationOptions{Name: "caller-audio", Source: livekit.TrackSource_MICROPHONE})
 	return err
+}
+
+// play sends one 20 ms frame per FrameDuration until the bot leaves: utterances first,
+// else the loop, else silence (nextFrame). Frames are due on a fixed schedule from the
+// first, so the audio keeps real time however late a wake-up is; after a stall longer
+// than maxLate the schedule restarts from now rather than bursting the backlog.
+func (b *Bot) play(track *lksdk.LocalTrack, enc *opus.Encoder, loop []int16) {
+	const maxLate = 200 * time.Millisecond
+	pkt := make([]byte, opus.MaxPacket)
+	frame := make([]int16, frameSamples)
+	loopPos := 0
+	timer := time.NewTimer(0)
+	defer timer.Stop()
+	due := time.Now()
+	for {
+		select {
+		case <-b.ctx.Done():
+			return
+		case <-timer.C:
+		}
+		now := time.Now()
+		if now.Sub(due) > maxLate {
+			due = now
+		}
+		b.nextFrame(now, frame, loop, &loopPos)
+		if n, err := enc.Encode(frame, pkt); err == nil {
+			_ = track.WriteSample(media.Sample{Data: append([]byte(nil), pkt[:n]...), Duration: FrameDuration}, nil)
+		}
+		due = due.Add(FrameDuration)
+		timer.Reset(time.Until(due))
+	}
 }
 
 func (b *Bot) publishVideo() error {

@@ -75,6 +75,22 @@ func TestContractSessionsAndInternalRoutes(t *testing.T) {
 	sessiontest.WaitFor(t, 30*time.Second, "the session to be active", func() bool {
 		return c.ok("GET", "/v1/sessions/"+ses, "", 200).str("status") == "active"
 	})
+	// The dialled party speaks: queued, then spoken, listed with its times.
+	party, ok := s.Sim.ByCallID(callID)
+	if !ok {
+		t.Fatalf("no sim call for %s", callID)
+	}
+	said := "/sim/calls/" + party.ID + "/say"
+	if u := c.ok("POST", said, `{"text":"hello there"}`, 202, "Authorization", ""); u.str("status") == "" {
+		t.Errorf("say = %s", u.raw)
+	}
+	c.fail("POST", said, `{"text":""}`, 400, "parameter_missing", "Authorization", "")
+	c.failValid("POST", said, `{"text":"   "}`, 400, "parameter_missing", "Authorization", "")
+	c.failValid("POST", "/sim/calls/simcall_nope/say", `{"text":"hi"}`, 404, "resource_not_found", "Authorization", "")
+	sessiontest.WaitFor(t, 30*time.Second, "the party to have spoken", func() bool {
+		said, _ := c.ok("GET", "/sim/calls/"+party.ID, "", 200, "Authorization", "").body["said"].([]any)
+		return len(said) == 1 && said[0].(map[string]any)["status"] == "spoken"
+	})
 	c.ok("GET", "/v1/sessions", "", 200)
 	c.ok("GET", "/v1/sessions?limit=1&starting_after="+ses, "", 200)
 	c.fail("GET", "/v1/sessions?starting_after=call_1", "", 400, "parameter_invalid")
@@ -134,6 +150,7 @@ func TestContractSessionsAndInternalRoutes(t *testing.T) {
 	c.fail("DELETE", "/v1/sessions/"+ses, `{"reason":"x"}`, 400, "parameter_unknown")
 	c.failValid("POST", "/v1/sessions/"+ses+"/tokens", "", 409, "session_ended")
 	c.ok("DELETE", "/v1/sessions/"+audio, "", 200)
+	c.failValid("POST", said, `{"text":"hello again"}`, 409, "party_not_in_room", "Authorization", "")
 	sessiontest.WaitFor(t, 30*time.Second, "the call record to end", func() bool {
 		return c.ok("GET", "/v1/calls/"+callID, "", 200).str("status") == "ended"
 	})

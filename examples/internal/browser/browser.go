@@ -90,8 +90,9 @@ type Browser struct {
 	done   chan struct{}
 }
 
-// Launch starts Chromium for the test; it is closed when the test ends.
-func Launch(t testing.TB) *Browser {
+// Launch starts Chromium for the test; it is closed when the test ends. args are added
+// to Chromium's command line (FakeMicrophone makes one).
+func Launch(t testing.TB, args ...string) *Browser {
 	t.Helper()
 	modules := Setup(t)
 	root, err := Root()
@@ -99,7 +100,11 @@ func Launch(t testing.TB) *Browser {
 		t.Fatal(err)
 	}
 	profile := filepath.Join(t.TempDir(), "profile")
-	cmd := exec.Command("node", filepath.Join(root, "examples", "internal", "browser", "driver.mjs"), modules, profile)
+	extra, err := json.Marshal(append([]string{}, args...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command("node", filepath.Join(root, "examples", "internal", "browser", "driver.mjs"), modules, profile, string(extra))
 	in, err := cmd.StdinPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -123,6 +128,14 @@ func Launch(t testing.TB) *Browser {
 		t.Fatalf("launch chromium: %v", err)
 	}
 	return b
+}
+
+// FakeMicrophone is the Chromium argument that makes wav (16-bit PCM) what the page's
+// microphone captures, played once from when the page opens the microphone, then
+// silence. Launch already runs Chromium with a fake capture device and no permission
+// prompt.
+func FakeMicrophone(wav string) string {
+	return "--use-file-for-fake-audio-capture=" + wav + "%noloop"
 }
 
 // lockedWriter keeps the driver's stderr for error messages.

@@ -2,7 +2,7 @@
 // playwright-core for Go tests. It reads one JSON command a line on stdin and answers
 // each with one JSON line on stdout, {"id", "value"} or {"id", "error"}, in order.
 //
-// usage: node driver.mjs <node_modules folder> <fresh user data dir>
+// usage: node driver.mjs <node_modules folder> <fresh user data dir> [JSON array of extra Chromium arguments]
 //
 // Commands: open {url} -> page number; click, fill {page, selector[, value]};
 // eval {page, expr} -> the expression's JSON value (a promise is awaited);
@@ -12,7 +12,7 @@ import { createRequire } from 'node:module';
 import path from 'node:path';
 import readline from 'node:readline';
 
-const [modules, userDataDir] = process.argv.slice(2);
+const [modules, userDataDir, extraArgs] = process.argv.slice(2);
 if (!modules || !userDataDir) {
   console.error('usage: node driver.mjs <node_modules> <user-data-dir>');
   process.exit(2);
@@ -38,6 +38,7 @@ const context = await chromium.launchPersistentContext(userDataDir, {
     '--disable-sync',
     '--allow-loopback-in-peer-connection',
     '--disable-features=WebRtcHideLocalIpsWithMdns',
+    ...(extraArgs ? JSON.parse(extraArgs) : []),
   ],
 });
 

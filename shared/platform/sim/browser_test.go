@@ -95,6 +95,10 @@ func TestBrowserParty(t *testing.T) {
 	if joined.Status != sim.StatusAnswered || !joined.InRoom || joined.AnsweredAt == nil {
 		t.Errorf("joined = %+v", joined)
 	}
+	// A page speaks through its own microphone, not the sim's voice.
+	if status, b := call(t, "POST", srv.URL+"/sim/calls/"+placed.ID+"/say", `{"text":"hello"}`); status != 409 || !bytes.Contains(b, []byte("party_not_in_room")) {
+		t.Errorf("say on a browser call = %d %s, want 409 party_not_in_room", status, b)
+	}
 	if again := simCall(t, "POST", srv.URL+"/sim/calls/"+placed.ID+"/joined", "", 200); *again.AnsweredAt != *joined.AnsweredAt {
 		t.Errorf("joined twice moved answered_at: %v, then %v", joined.AnsweredAt, again.AnsweredAt)
 	}

@@ -2,6 +2,7 @@ package sim
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -15,6 +16,7 @@ import (
 //	POST /sim/calls                {"from", "to", "media", "party"}  place an inbound call on the line `to` (201)
 //	GET  /sim/calls                                          list calls, newest first
 //	GET  /sim/calls/{id}                                     one call
+//	POST /sim/calls/{id}/say       {"text"}                  the sim party says text (202; say.go)
 //	POST /sim/calls/{id}/hangup                              the sim party hangs up
 //	POST /sim/calls/{id}/joined                              a browser party is in the room
 //	GET  /sim/                                               the browser caller page (page.go)
@@ -23,7 +25,8 @@ import (
 // party is "bot" (the default: a callerbot joins) or "browser" (the page that placed the
 // call joins; see PartyBrowser).
 //
-// Errors are {"error": {"code", "message"}} with 400 or 404.
+// Errors are {"error": {"code", "message"}} with 400, 404, 409 (say: the party is not in
+// the room) or 500.
 func (s *Sim) Handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /sim/calls", s.servePlace)
@@ -46,6 +49,7 @@ func (s *Sim) Handler() http.Handler {
 		}
 		writeJSON(w, http.StatusOK, c)
 	})
+	mux.HandleFunc("POST /sim/calls/{id}/say", s.serveSay)
 	mux.HandleFunc("POST /sim/calls/{id}/joined", func(w http.ResponseWriter, r *http.Request) {
 		c, err := s.Joined(r.PathValue("id"))
 		if err != nil {
@@ -96,6 +100,35 @@ func (s *Sim) servePlace(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSON(w, http.StatusCreated, c)
+}
+
+func (s *Sim) serveSay(w http.ResponseWriter, r *http.Request) {
+	var body struct {
+		Text string `json:"text"`
+	}
+	dec := json.NewDecoder(io.LimitReader(r.Body, 64<<10))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&body); err != nil {
+		writeError(w, http.StatusBadRequest, "invalid_json", "body must be {\"text\"}: "+strings.TrimPrefix(err.Error(), "json: "))
+		return
+	}
+	id := r.PathValue("id")
+	u, err := s.Say(r.Context(), id, body.Text)
+	switch {
+	case err == nil:
+		writeJSON(w, http.StatusAccepted, u)
+	case errors.Is(err, ErrText) && strings.TrimSpace(body.Text) == "":
+		writeError(w, http.StatusBadRequest, "parameter_missing", "text is required")
+	case errors.Is(err, ErrText):
+		writeError(w, http.StatusBadRequest, "parameter_invalid", fmt.Sprintf("text is longer than %d characters", MaxSayRunes))
+	case errors.Is(err, platform.ErrUnknownCall):
+		writeError(w, http.StatusNotFound, "resource_not_found", fmt.Sprintf("no such sim call: %q", id))
+	case errors.Is(err, ErrNotInRoom):
+		writeError(w, http.StatusConflict, "party_not_in_room", "the call's party is not a bot in the room: the call is ringing or over, or its party is a browser page")
+	default:
+		s.log.Error("say", "sim_call_id", id, "err", err)
+		writeError(w, http.StatusInternalServerError, "internal_error", err.Error())
+	}
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {

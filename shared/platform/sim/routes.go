@@ -19,7 +19,7 @@ func Routes(h http.Handler) []httpapi.Route {
 	for _, rt := range []struct{ method, pattern string }{
 		{http.MethodPost, "/sim/calls"}, {http.MethodGet, "/sim/calls"},
 		{http.MethodGet, "/sim/calls/{id}"}, {http.MethodPost, "/sim/calls/{id}/hangup"},
-		{http.MethodPost, "/sim/calls/{id}/joined"},
+		{http.MethodPost, "/sim/calls/{id}/joined"}, {http.MethodPost, "/sim/calls/{id}/say"},
 		{http.MethodGet, "/sim/{$}"}, {http.MethodGet, "/sim/page/{file}"},
 	} {
 		routes = append(routes, httpapi.Route{Function: "sim", Method: rt.method, Pattern: rt.pattern, Public: true, Handler: own})

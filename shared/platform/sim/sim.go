@@ -1,11 +1,13 @@
 // Package sim is Bridgeline's simulated calling platform, for the local stack and tests.
 // Its parties are bots (mediafleet/callerbot) that join LiveKit rooms as the platform
-// participant, publishing a tone and, on video calls, a moving test pattern, and decoding
-// whatever they receive so tests can check what a caller hears and sees.
+// participant, publishing a tone (silence where an assistant listens) and, on video
+// calls, a moving test pattern, and decoding whatever they receive so tests can check
+// what a caller hears and sees. A party can be told to speak (Say, say.go), and lists
+// what it said and heard with their times.
 //
 // The control plane drives it through platform.Platform (dial, answer, reject, hang up);
 // people and tests drive it through a small HTTP API under /sim/ (place an inbound call on
-// a line, hang a call up, list calls). It reports back to the control plane with signed
+// a line, make its party speak, hang a call up, list calls). It reports back to the control plane with signed
 // notifications (simhook), posted in order per call.
 //
 // Handles the sim dials behave by name: "sim:busy", "sim:no_answer" and "sim:failed" give
@@ -74,24 +76,26 @@ type Config struct {
 
 // Call is one sim call.
 type Call struct {
-	ID         string     `json:"id"`
-	Object     string     `json:"object"`
-	Direction  string     `json:"direction"` // inbound (placed on a line) | outbound (dialled by Bridgeline)
-	From       string     `json:"from"`
-	To         string     `json:"to"`
-	Media      string     `json:"media"`
-	Status     string     `json:"status"`
-	CallID     string     `json:"call_id,omitempty"` // Bridgeline's call id
-	Party      string     `json:"party,omitempty"`   // "browser" when a page is the party (browser.go)
-	Room       *PageRoom  `json:"room,omitempty"`    // where a browser party joins, once answered
-	Reason     string     `json:"reason,omitempty"`
-	EndedBy    string     `json:"ended_by,omitempty"`
-	InRoom     bool       `json:"in_room"`
-	Heard      bool       `json:"heard_audio"`  // the party heard sound from the room
-	Frames     int64      `json:"video_frames"` // video frames the party decoded
-	CreatedAt  time.Time  `json:"created_at"`
-	AnsweredAt *time.Time `json:"answered_at"`
-	EndedAt    *time.Time `json:"ended_at"`
+	ID         string      `json:"id"`
+	Object     string      `json:"object"`
+	Direction  string      `json:"direction"` // inbound (placed on a line) | outbound (dialled by Bridgeline)
+	From       string      `json:"from"`
+	To         string      `json:"to"`
+	Media      string      `json:"media"`
+	Status     string      `json:"status"`
+	CallID     string      `json:"call_id,omitempty"` // Bridgeline's call id
+	Party      string      `json:"party,omitempty"`   // "browser" when a page is the party (browser.go)
+	Room       *PageRoom   `json:"room,omitempty"`    // where a browser party joins, once answered
+	Reason     string      `json:"reason,omitempty"`
+	EndedBy    string      `json:"ended_by,omitempty"`
+	InRoom     bool        `json:"in_room"`
+	Heard      bool        `json:"heard_audio"`  // the party heard sound from the room
+	Frames     int64       `json:"video_frames"` // video frames the party decoded
+	Said       []Utterance `json:"said"`         // what the party was told to say (say.go)
+	Sounds     []Sound     `json:"heard"`        // stretches of sound the party heard
+	CreatedAt  time.Time   `json:"created_at"`
+	AnsweredAt *time.Time  `json:"answered_at"`
+	EndedAt    *time.Time  `json:"ended_at"`
 }
 
 // Final reports whether the call is over.
@@ -126,6 +130,9 @@ type call struct {
 	// room and joined are a browser party's: where it joins, and closed when it has.
 	room   *platform.Room
 	joined chan struct{}
+	// said and heard are what the bot said and heard, kept when it leaves.
+	said  []callerbot.Utterance
+	heard []callerbot.Sound
 }
 
 // Sim is the simulated platform. It implements platform.Platform.
@@ -390,14 +397,16 @@ func (s *Sim) join(ctx context.Context, c *call, room platform.Room) {
 		s.awaitBrowser(ctx, c, room)
 		return
 	}
-	audio := c.opts.Audio
+	// The default tone stops once an assistant is in the room (say.go); audio a test
+	// chose plays on.
+	audio, quiet := c.opts.Audio, false
 	if audio == nil {
 		tone := callerbot.Tone(440)
-		audio = &tone
+		audio, quiet = &tone, true
 	}
 	onFrame := c.opts.OnFrame
 	bot, err := callerbot.Join(ctx, callerbot.Options{URL: room.URL, Token: room.Token, Audio: audio,
-		Video: c.Media == platform.MediaVideo,
+		QuietForAgents: quiet, Video: c.Media == platform.MediaVideo,
 		OnFrame: func(f callerbot.Frame) {
 			c.frames.Add(1)
 			if onFrame != nil {
@@ -451,6 +460,10 @@ func (s *Sim) finish(id, status, endedBy, event, reason string) {
 	bot := c.bot
 	if bot != nil {
 		c.Heard = c.Heard || !bot.FirstSound().IsZero()
+		c.said, c.heard = bot.Said(), bot.Sounds()
+		for i := range c.heard {
+			c.heard[i].Ongoing = false // the party has left: nothing more is heard
+		}
 	}
 	c.bot = nil
 	if c.cancel != nil {
@@ -529,5 +542,6 @@ func (c *call) snapshot() Call {
 	if c.bot != nil && !c.bot.FirstSound().IsZero() {
 		out.Heard = true
 	}
+	c.conversation(&out)
 	return out
 }

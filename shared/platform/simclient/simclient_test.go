@@ -176,6 +176,19 @@ func TestGateway(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitFor(t, "the inbound party in the room", func() bool { c, _ := e.sim.Get(in.ID); return c.InRoom })
+	// The gateway serves the sim's own API too: its party speaks when told.
+	resp, err := http.Post(e.gateway.URL+"/sim/calls/"+in.ID+"/say", "application/json", strings.NewReader(`{"text":"hello"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusAccepted {
+		t.Errorf("say through the gateway = %d, want 202", resp.StatusCode)
+	}
+	waitFor(t, "the party to say it", func() bool {
+		c, _ := e.sim.Get(in.ID)
+		return len(c.Said) == 1 && c.Said[0].Status == sim.UtteranceSpoken
+	})
 	if err := e.client.Answer(ctx, in.ID, "call_in", e.room(t, "ses_in")); !errors.Is(err, platform.ErrUnknownCall) {
 		t.Errorf("answering an answered call = %v, want ErrUnknownCall", err)
 	}
