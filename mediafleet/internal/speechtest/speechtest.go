@@ -24,13 +24,19 @@ func Flite(t testing.TB, voice, text string) []int16 {
 	if b, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("flite: %v: %s", err, b)
 	}
-	b, err := os.ReadFile(out)
+	return ReadWAV(t, out)
+}
+
+// ReadWAV reads a 16 kHz mono 16-bit WAV file.
+func ReadWAV(t testing.TB, path string) []int16 {
+	t.Helper()
+	b, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	pcm, rate := parseWAV(t, b)
 	if rate != Rate {
-		t.Fatalf("flite %s speaks at %d Hz, want %d", voice, rate, Rate)
+		t.Fatalf("%s is %d Hz, want %d", path, rate, Rate)
 	}
 	return pcm
 }
