@@ -113,3 +113,38 @@ func Concat(parts ...[]int16) []int16 {
 	}
 	return out
 }
+
+// MeanF0 estimates the mean pitch of voiced 30 ms frames by autocorrelation.
+func MeanF0(pcm []int16) float64 {
+	const rate, frame = Rate, 480
+	var sum float64
+	var n int
+	for i := 0; i+frame <= len(pcm); i += frame / 2 {
+		x := pcm[i : i+frame]
+		if RMS(x) < 1000 {
+			continue
+		}
+		best, bestLag := 0.0, 0
+		var e0 float64
+		for _, s := range x {
+			e0 += float64(s) * float64(s)
+		}
+		for lag := rate / 400; lag <= rate/70; lag++ {
+			var c float64
+			for j := 0; j+lag < frame; j++ {
+				c += float64(x[j]) * float64(x[j+lag])
+			}
+			if c > best {
+				best, bestLag = c, lag
+			}
+		}
+		if bestLag > 0 && best > 0.5*e0 {
+			sum += float64(rate) / float64(bestLag)
+			n++
+		}
+	}
+	if n == 0 {
+		return math.NaN()
+	}
+	return sum / float64(n)
+}

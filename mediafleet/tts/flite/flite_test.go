@@ -68,13 +68,13 @@ func TestPitchMoves(t *testing.T) {
 	plain, _ := New("slt", 0)
 	bright, _ := New("slt", 200)
 	a, b := synth(t, plain, sentences[1]), synth(t, bright, sentences[1])
-	fa, fb := meanF0(a), meanF0(b)
+	fa, fb := speechtest.MeanF0(a), speechtest.MeanF0(b)
 	t.Logf("mean pitch: slt %.0f Hz, slt at 200 Hz %.0f Hz", fa, fb)
 	if fb < fa+20 {
 		t.Errorf("pitched voice at %.0f Hz, plain at %.0f Hz: want it at least 20 Hz higher", fb, fa)
 	}
 	// The pitch is the utterance's: the shared voice still speaks at its own pitch.
-	if again := meanF0(synth(t, plain, sentences[1])); math.Abs(again-fa) > 3 {
+	if again := speechtest.MeanF0(synth(t, plain, sentences[1])); math.Abs(again-fa) > 3 {
 		t.Errorf("after a pitched utterance the plain voice speaks at %.0f Hz, before at %.0f Hz", again, fa)
 	}
 }
@@ -209,39 +209,4 @@ func equal(a, b []int16) bool {
 		n++
 	}
 	return n == 0 || sum/float64(n) <= 1.5
-}
-
-// meanF0 estimates the mean pitch of voiced 30 ms frames by autocorrelation.
-func meanF0(pcm []int16) float64 {
-	const rate, frame = 16000, 480
-	var sum float64
-	var n int
-	for i := 0; i+frame <= len(pcm); i += frame / 2 {
-		x := pcm[i : i+frame]
-		if speechtest.RMS(x) < 1000 {
-			continue
-		}
-		best, bestLag := 0.0, 0
-		var e0 float64
-		for _, s := range x {
-			e0 += float64(s) * float64(s)
-		}
-		for lag := rate / 400; lag <= rate/70; lag++ {
-			var c float64
-			for j := 0; j+lag < frame; j++ {
-				c += float64(x[j]) * float64(x[j+lag])
-			}
-			if c > best {
-				best, bestLag = c, lag
-			}
-		}
-		if bestLag > 0 && best > 0.5*e0 {
-			sum += float64(rate) / float64(bestLag)
-			n++
-		}
-	}
-	if n == 0 {
-		return math.NaN()
-	}
-	return sum / float64(n)
 }
