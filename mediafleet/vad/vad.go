@@ -17,9 +17,13 @@
 //
 //	ONNXRUNTIME_LIB    the ONNX Runtime shared library; default .cache/lib/libonnxruntime.so
 //	                   in the repository (searched upward from the working directory),
-//	                   then /usr/local/lib/bridgeline/libonnxruntime.so (the image).
+//	                   else ../lib/bridgeline/libonnxruntime.so beside the executable's
+//	                   folder: /usr/local/lib/bridgeline/libonnxruntime.so in the image,
+//	                   where the worker is /usr/local/bin/persona-worker.
 //	PERSONA_VAD_MODEL  the Silero VAD model; default .cache/models/silero_vad_v5.onnx in
-//	                   the repository, then /usr/local/lib/bridgeline/models/silero_vad_v5.onnx.
+//	                   the repository, else ../lib/bridgeline/models/silero_vad_v5.onnx
+//	                   beside the executable's folder (the image's
+//	                   /usr/local/lib/bridgeline/models/silero_vad_v5.onnx).
 package vad
 
 import (
@@ -41,8 +45,9 @@ const (
 	contextSize = 64
 )
 
-// ImageDir is where the worker image installs the runtime and the model.
-const ImageDir = "/usr/local/lib/bridgeline"
+// ImageDir is where the worker image installs the runtime and the model, relative to
+// the folder of the worker's executable (/usr/local/bin in the image).
+const ImageDir = "../lib/bridgeline"
 
 // Config says where the runtime and the model are. Empty fields take the defaults the
 // package documentation lists.
@@ -68,8 +73,9 @@ func DefaultModelPath() string {
 }
 
 // firstExisting finds repoRel in the working directory or one of its parents (tests run
-// in their package's folder, the worker from the repository root), else returns image.
-func firstExisting(repoRel, image string) string {
+// in their package's folder, the worker from the repository root), else returns
+// exeRel resolved from the executable's folder.
+func firstExisting(repoRel, exeRel string) string {
 	if dir, err := os.Getwd(); err == nil {
 		for {
 			p := filepath.Join(dir, repoRel)
@@ -83,7 +89,14 @@ func firstExisting(repoRel, image string) string {
 			dir = parent
 		}
 	}
-	return image
+	exe, err := os.Executable()
+	if err != nil {
+		return exeRel
+	}
+	if resolved, err := filepath.EvalSymlinks(exe); err == nil {
+		exe = resolved
+	}
+	return filepath.Join(filepath.Dir(exe), exeRel)
 }
 
 // ONNX Runtime's environment is process-wide and can be created once.

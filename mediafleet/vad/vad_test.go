@@ -3,6 +3,8 @@ package vad
 import (
 	"math"
 	"math/rand"
+	"os"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -219,4 +221,20 @@ func BenchmarkWindow(b *testing.B) {
 			}
 		}
 	})
+}
+
+// TestDefaultsInRepository: with nothing configured, the repository's .cache copies are
+// found from a package folder (make deps puts them there).
+func TestDefaultsInRepository(t *testing.T) {
+	for _, p := range []string{DefaultLibPath(), DefaultModelPath()} {
+		if !strings.Contains(p, ".cache") {
+			t.Errorf("default %s is not the repository's .cache copy", p)
+		}
+		if _, err := os.Stat(p); err != nil {
+			t.Error(err)
+		}
+	}
+	if _, err := Load(Config{ModelPath: "no/such/model.onnx"}); err == nil {
+		t.Error("Load of a missing model succeeded")
+	}
 }
