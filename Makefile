@@ -6,7 +6,7 @@ GO ?= go
 BIN := bin
 FUZZTIME ?= 15s
 
-.PHONY: run run-dynamodb test bench build deps lint unit fuzz clean
+.PHONY: run run-dynamodb test bench build deps lint unit fuzz clean image
 
 include build.mk
 
@@ -59,6 +59,12 @@ bench: deps
 	@echo "== events: event to receipt beside a bare signed POST, deliveries/s, ring to call.incoming"
 	$(GO) test -run '^$$' -bench . -benchtime 300x ./events/delivery ./events/decision
 	$(GO) test -run '^$$' -bench BenchmarkStackEvents -benchtime 50x ./cmd/bridgeline
+
+## image: the persona worker's container image (where Docker runs); IMAGE names it
+IMAGE ?= bridgeline/persona-worker:dev
+image:
+	@command -v docker >/dev/null 2>&1 || { echo "make image: docker is not installed here"; exit 1; }
+	docker build -f cmd/persona-worker/Dockerfile -t $(IMAGE) .
 
 clean:
 	rm -rf $(BIN) .cache/build
