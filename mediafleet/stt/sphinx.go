@@ -135,6 +135,12 @@ func NewSphinx(cfg SphinxConfig) (*Sphinx, error) {
 func (s *Sphinx) newDecoder() (*C.ps_decoder_t, error) {
 	makeMu.Lock()
 	defer makeMu.Unlock()
+	s.mu.Lock()
+	closed := s.closed
+	s.mu.Unlock()
+	if closed {
+		return nil, errors.New("stt: recogniser closed")
+	}
 	C.bl_quiet()
 	ps := C.bl_ps_new(C.int(len(s.argv)), (**C.char)(unsafe.Pointer(&s.argv[0])))
 	if ps == nil {
@@ -185,8 +191,8 @@ func (s *Sphinx) Decoders() int {
 // Close frees the idle decoders; busy ones are freed when their turn ends.
 func (s *Sphinx) Close() error {
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	if s.closed {
+		s.mu.Unlock()
 		return nil
 	}
 	s.closed = true
@@ -194,11 +200,19 @@ func (s *Sphinx) Close() error {
 		C.ps_free(ps)
 	}
 	s.idle = nil
+	s.mu.Unlock()
+	s.freeArgs()
+	return nil
+}
+
+// freeArgs frees the arguments once no decoder is being made from them.
+func (s *Sphinx) freeArgs() {
+	makeMu.Lock()
+	defer makeMu.Unlock()
 	for _, a := range s.argv {
 		C.free(unsafe.Pointer(a))
 	}
 	s.argv = nil
-	return nil
 }
 
 // NewTranscriber makes a call's transcriber. It holds no decoder between turns.

@@ -242,6 +242,10 @@ func TestSphinxPool(t *testing.T) {
 	if n := s.Decoders(); n != 2 {
 		t.Errorf("%d decoders after sequential turns, want the 2 reused", n)
 	}
+	s.Close()
+	if err := trs[0].Begin(); err == nil {
+		t.Error("Begin after the recogniser closed succeeded")
+	}
 }
 
 // BenchmarkSphinxEnd is the time from the end of a turn (its audio all written while the
