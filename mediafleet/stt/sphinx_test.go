@@ -2,7 +2,9 @@ package stt
 
 import (
 	"context"
+	"os"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -281,4 +283,52 @@ func BenchmarkSphinxEnd(b *testing.B) {
 	}
 	b.Run("streamed", func(b *testing.B) { run(b, true) })
 	b.Run("baseline-whole-turn-at-end", func(b *testing.B) { run(b, false) })
+}
+
+// BenchmarkSphinxStream is the decoding cost while the caller speaks (CPU share of one
+// core per call), and the memory one more decoder takes.
+func BenchmarkSphinxStream(b *testing.B) {
+	s := loadSphinx(b)
+	pcm := turn(speechtest.Flite(b, "awb", "Do you have any rooms available this weekend?"))
+	tr, err := s.NewTranscriber(context.Background())
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer tr.Close()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if err := tr.Begin(); err != nil {
+			b.Fatal(err)
+		}
+		stream(b, tr, pcm)
+		if _, err := tr.End(context.Background()); err != nil {
+			b.Fatal(err)
+		}
+	}
+	audio := time.Duration(len(pcm)) * time.Second / Rate
+	b.ReportMetric(float64(b.Elapsed())/float64(b.N)/float64(audio)*100, "%realtime")
+	b.StopTimer()
+
+	before := rssKB(b)
+	one, err := NewSphinx(SphinxConfig{Decoders: 1})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer one.Close()
+	b.ReportMetric(float64(rssKB(b)-before)/1024, "MB/decoder")
+}
+
+func rssKB(tb testing.TB) int {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		tb.Skip("no /proc")
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if rest, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+			n, _ := strconv.Atoi(strings.TrimSuffix(strings.TrimSpace(rest), " kB"))
+			return n
+		}
+	}
+	tb.Skip("no VmRSS")
+	return 0
 }
