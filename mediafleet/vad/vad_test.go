@@ -223,6 +223,35 @@ func BenchmarkWindow(b *testing.B) {
 	})
 }
 
+// TestV6: the v6 model (PERSONA_VAD_MODEL=.cache/models/silero_vad_v6.onnx) takes the
+// same inputs and also finds speech promptly.
+func TestV6(t *testing.T) {
+	m, err := Load(Config{ModelPath: strings.Replace(DefaultModelPath(), "silero_vad_v5", "silero_vad_v6", 1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	d, err := m.NewDetector()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	pcm := speechtest.Concat(speechtest.Silence(Rate), speechtest.Flite(t, "awb", "Hello, I would like to book a table for two."), speechtest.Silence(Rate))
+	onset := speechtest.Onset(pcm)
+	first := -1
+	for i, p := range probs(t, d, pcm) {
+		if p >= threshold {
+			first = i
+			break
+		}
+	}
+	lag := ms((first+1)*Window - onset)
+	t.Logf("v6: onset %v, lag %v", ms(onset), lag)
+	if first < 0 || lag > 100*time.Millisecond || lag < -32*time.Millisecond {
+		t.Errorf("v6 detected window %d, lag %v; want within 100ms of onset", first, lag)
+	}
+}
+
 // TestDefaultsInRepository: with nothing configured, the repository's .cache copies are
 // found from a package folder (make deps puts them there).
 func TestDefaultsInRepository(t *testing.T) {
