@@ -332,3 +332,32 @@ func rssKB(tb testing.TB) int {
 	tb.Skip("no VmRSS")
 	return 0
 }
+
+// TestSphinxThroughOpus: the sim caller's voice (flite awb) is still recognised after the
+// codec and the resampling a call puts it through.
+func TestSphinxThroughOpus(t *testing.T) {
+	tr, err := loadSphinx(t).NewTranscriber(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tr.Close()
+	var errs, total int
+	for _, q := range questions {
+		if err := tr.Begin(); err != nil {
+			t.Fatal(err)
+		}
+		stream(t, tr, turn(speechtest.ThroughOpus(t, speechtest.Flite(t, "awb", q))))
+		got, err := tr.End(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		errs += wordErrors(words(q), words(got))
+		total += len(words(q))
+		t.Logf("said %q, heard %q", q, got)
+	}
+	acc := 1 - float64(errs)/float64(total)
+	t.Logf("through Opus: word accuracy %.1f%% over %d words", 100*acc, total)
+	if acc < 0.8 {
+		t.Errorf("word accuracy %.1f%%, want >= 80%%", 100*acc)
+	}
+}

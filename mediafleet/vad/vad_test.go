@@ -66,14 +66,20 @@ func ms(samples int) time.Duration { return time.Duration(samples) * time.Second
 func TestDetectsSpeechOnset(t *testing.T) {
 	for _, tc := range []struct {
 		name, voice, text string
+		opus              bool // through the codec a call puts it through
 	}{
-		{"slt question", "slt", "What time does the store open tomorrow?"},
-		{"awb greeting", "awb", "Hello, I would like to book a table for two."},
-		{"rms short", "rms", "Yes please."},
-		{"kal16 number", "kal16", "My number is four five six."},
+		{"slt question", "slt", "What time does the store open tomorrow?", false},
+		{"awb greeting", "awb", "Hello, I would like to book a table for two.", false},
+		{"rms short", "rms", "Yes please.", false},
+		{"kal16 number", "kal16", "My number is four five six.", false},
+		{"awb through opus", "awb", "Hello, I would like to book a table for two.", true},
+		{"slt through opus", "slt", "What time does the store open tomorrow?", true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			speech := speechtest.Flite(t, tc.voice, tc.text)
+			if tc.opus {
+				speech = speechtest.ThroughOpus(t, speech)
+			}
 			lead := Rate // a second of silence before the speech
 			pcm := speechtest.Concat(speechtest.Silence(lead), speech, speechtest.Silence(Rate))
 			onset := speechtest.Onset(pcm)

@@ -10,6 +10,9 @@ import (
 	"os/exec"
 	"path/filepath"
 	"testing"
+
+	"github.com/bridgeline/bridgeline/mediafleet/opus"
+	"github.com/bridgeline/bridgeline/mediafleet/resample"
 )
 
 // Rate is the sample rate of everything this package returns.
@@ -147,4 +150,47 @@ func MeanF0(pcm []int16) float64 {
 		return math.NaN()
 	}
 	return sum / float64(n)
+}
+
+// ThroughOpus is the way a caller's speech reaches the worker: 48 kHz Opus at 32 kbit/s
+// in 20 ms frames, decoded and resampled to 16 kHz.
+func ThroughOpus(tb testing.TB, pcm []int16) []int16 {
+	tb.Helper()
+	up, err := resample.Mono(pcm, Rate, 48000)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	enc, err := opus.NewEncoder(48000, 1)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer enc.Close()
+	if err := enc.SetBitrate(32000); err != nil {
+		tb.Fatal(err)
+	}
+	dec, err := opus.NewDecoder(48000, 1)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer dec.Close()
+	const frame = 960
+	pkt := make([]byte, 4000)
+	out := make([]int16, dec.MaxFrame())
+	var heard []int16
+	for i := 0; i+frame <= len(up); i += frame {
+		n, err := enc.Encode(up[i:i+frame], pkt)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		m, err := dec.Decode(pkt[:n], out)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		heard = append(heard, out[:m]...)
+	}
+	down, err := resample.Mono(heard, 48000, Rate)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return down
 }
