@@ -56,6 +56,10 @@ bench: deps
 	@echo "== persona worker: answer to connecting screen and greeting, beside LiveKit's bare dispatch"
 	$(GO) test -run '^$$' -bench Answer -benchtime 10x ./mediafleet/worker
 	$(GO) test -run '^$$' -bench AvatarFrame -benchtime 300x ./mediafleet/vp8
+	@echo "== speech engines: VAD per 32 ms window beside its float conversion, pocketsphinx end of turn streamed beside decoding the turn at its end, flite first audio beside the flite command"
+	$(GO) test -run '^$$' -bench Window -benchtime 2000x ./mediafleet/vad
+	$(GO) test -run '^$$' -bench Sphinx -benchtime 10x ./mediafleet/stt
+	$(GO) test -run '^$$' -bench FirstAudio -benchtime 30x ./mediafleet/tts/flite
 	@echo "== events: event to receipt beside a bare signed POST, deliveries/s, ring to call.incoming"
 	$(GO) test -run '^$$' -bench . -benchtime 300x ./events/delivery ./events/decision
 	$(GO) test -run '^$$' -bench BenchmarkStackEvents -benchtime 50x ./cmd/bridgeline
