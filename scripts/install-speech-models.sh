@@ -35,7 +35,11 @@ if ! ok "$models/silero_vad_v5.onnx" "$v5_sha" || ! ok "$models/silero_vad_v6.on
   tar -xzf "$tgz" -C "$work" package/dist/silero_vad_v5.onnx package/dist/silero_vad_v6.onnx
   check "$work/package/dist/silero_vad_v5.onnx" "$v5_sha"
   check "$work/package/dist/silero_vad_v6.onnx" "$v6_sha"
-  cp "$work/package/dist/silero_vad_v5.onnx" "$work/package/dist/silero_vad_v6.onnx" "$models/"
+  for v in v5 v6; do
+    # Copied then renamed, so a concurrent run never reads half a model.
+    cp "$work/package/dist/silero_vad_$v.onnx" "$models/.silero_vad_$v.onnx.tmp"
+    mv "$models/.silero_vad_$v.onnx.tmp" "$models/silero_vad_$v.onnx"
+  done
 fi
 
 case "$(uname -m)" in
