@@ -6,7 +6,7 @@ GO ?= go
 BIN := bin
 FUZZTIME ?= 15s
 
-.PHONY: run run-dynamodb test bench build deps lint unit fuzz clean
+.PHONY: run run-dynamodb test bench build deps lint unit fuzz clean image
 
 include build.mk
 
@@ -29,6 +29,7 @@ test: deps lint unit fuzz
 deps:
 	bash scripts/install-media-deps.sh
 	bash scripts/build-livekit-server.sh >/dev/null
+	bash scripts/install-speech-models.sh >/dev/null
 	bash scripts/dynamodb-local.sh install >/dev/null
 	bash scripts/install-browser.sh >/dev/null
 
@@ -55,9 +56,19 @@ bench: deps
 	@echo "== persona worker: answer to connecting screen and greeting, beside LiveKit's bare dispatch"
 	$(GO) test -run '^$$' -bench Answer -benchtime 10x ./mediafleet/worker
 	$(GO) test -run '^$$' -bench AvatarFrame -benchtime 300x ./mediafleet/vp8
+	@echo "== speech engines: VAD per 32 ms window beside its float conversion, pocketsphinx end of turn streamed beside decoding the turn at its end, flite first audio beside the flite command"
+	$(GO) test -run '^$$' -bench Window -benchtime 2000x ./mediafleet/vad
+	$(GO) test -run '^$$' -bench Sphinx -benchtime 10x ./mediafleet/stt
+	$(GO) test -run '^$$' -bench FirstAudio -benchtime 30x ./mediafleet/tts/flite
 	@echo "== events: event to receipt beside a bare signed POST, deliveries/s, ring to call.incoming"
 	$(GO) test -run '^$$' -bench . -benchtime 300x ./events/delivery ./events/decision
 	$(GO) test -run '^$$' -bench BenchmarkStackEvents -benchtime 50x ./cmd/bridgeline
+
+## image: the persona worker's container image (where Docker runs); IMAGE names it
+IMAGE ?= bridgeline/persona-worker:dev
+image:
+	@command -v docker >/dev/null 2>&1 || { echo "make image: docker is not installed here"; exit 1; }
+	docker build -f cmd/persona-worker/Dockerfile -t $(IMAGE) .
 
 clean:
 	rm -rf $(BIN) .cache/build

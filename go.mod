@@ -23,6 +23,7 @@ require (
 	github.com/pion/turn/v5 v5.0.9
 	github.com/pion/webrtc/v4 v4.2.15
 	github.com/twitchtv/twirp v8.1.3+incompatible
+	github.com/yalue/onnxruntime_go v1.27.0
 	golang.org/x/image v0.40.0
 	google.golang.org/protobuf v1.36.11
 	gopkg.in/yaml.v3 v3.0.1

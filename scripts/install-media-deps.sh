@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # Installs the Debian packages the persona worker builds and tests against: libopus,
-# libsoxr and libvpx (cgo codecs), espeak-ng and flite (text to speech; flite is also the
-# sim caller's voice), pocketsphinx with its US English model (speech recognition in
-# tests), ffmpeg and pkg-config; redis-server (infra's TURN test runs livekit-server's
-# fleet config against a Redis requiring AUTH).
+# libsoxr and libvpx (cgo codecs), flite with its headers (text to speech through
+# libflite; also the sim caller's voice) and espeak-ng (text to speech, a subprocess),
+# pocketsphinx with its headers and US English model (speech recognition through
+# libpocketsphinx), ffmpeg and pkg-config; redis-server (infra's TURN test runs
+# livekit-server's fleet config against a Redis requiring AUTH).
 set -euo pipefail
-pkgs=(libopus-dev libsoxr-dev libvpx-dev espeak-ng libespeak-ng-dev flite pocketsphinx pocketsphinx-en-us ffmpeg pkg-config redis-server)
+pkgs=(libopus-dev libsoxr-dev libvpx-dev flite flite1-dev espeak-ng libespeak-ng-dev pocketsphinx libpocketsphinx-dev libsphinxbase-dev pocketsphinx-en-us ffmpeg pkg-config redis-server)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -1,0 +1,289 @@
+package stt
+
+/*
+#cgo pkg-config: pocketsphinx sphinxbase
+#include <stdio.h>
+#include <stdlib.h>
+#include <pocketsphinx.h>
+#include <sphinxbase/err.h>
+
+// bl_ps_new makes a decoder from command-line style arguments (cmd_ln_init is variadic,
+// which cgo cannot call). The decoder keeps its own reference to the configuration.
+static ps_decoder_t *bl_ps_new(int argc, char **argv) {
+	cmd_ln_t *config = cmd_ln_parse_r(NULL, ps_args(), argc, argv, TRUE);
+	if (config == NULL) {
+		return NULL;
+	}
+	ps_decoder_t *ps = ps_init(config);
+	cmd_ln_free_r(config);
+	return ps;
+}
+
+static void bl_quiet(void) { err_set_logfp(NULL); }
+*/
+import "C"
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"unsafe"
+
+	"github.com/bridgeline/bridgeline/mediafleet/conversation"
+)
+
+// DefaultModelDir is the US English model of the Debian package pocketsphinx-en-us.
+const DefaultModelDir = "/usr/share/pocketsphinx/model/en-us"
+
+// SphinxConfig configures the local recogniser.
+type SphinxConfig struct {
+	// ModelDir holds en-us/ (the acoustic model), en-us.lm.bin and cmudict-en-us.dict.
+	ModelDir string
+	// Decoders is how many decoders are made at start (each ~100 MB and ~0.5 s to make);
+	// more are made if more turns than that are being transcribed at once.
+	Decoders int
+	// Args are more pocketsphinx arguments ("-name", "value", ...), after the defaults.
+	Args []string
+	// Logger reports decoders made on demand; slog.Default when nil.
+	Logger *slog.Logger
+}
+
+// SphinxConfigFromEnv reads POCKETSPHINX_MODEL_DIR (default DefaultModelDir) and
+// PERSONA_STT_DECODERS (default 2).
+func SphinxConfigFromEnv() (SphinxConfig, error) {
+	c := SphinxConfig{ModelDir: os.Getenv("POCKETSPHINX_MODEL_DIR")}
+	if s := os.Getenv("PERSONA_STT_DECODERS"); s != "" {
+		n, err := strconv.Atoi(s)
+		if err != nil || n < 1 {
+			return c, fmt.Errorf("stt: PERSONA_STT_DECODERS=%q: want a positive number", s)
+		}
+		c.Decoders = n
+	}
+	return c, nil
+}
+
+// Sphinx is the local recogniser: pocketsphinx (libpocketsphinx, the Debian 0.8 API)
+// with a pool of decoders made when the worker starts. A decoder serves one turn at a
+// time and goes back to the pool when the turn ends, so it is reused across a call's
+// turns and across calls; the audio is decoded as it is written, so End only finishes
+// the search.
+type Sphinx struct {
+	argv []*C.char
+	log  *slog.Logger
+
+	mu     sync.Mutex
+	idle   []*C.ps_decoder_t
+	all    []*C.ps_decoder_t
+	closed bool
+}
+
+var _ conversation.Recognizer = (*Sphinx)(nil)
+
+// makeMu serialises decoder creation: sphinxbase's logging and its feature tables are
+// process-wide.
+var makeMu sync.Mutex
+
+// NewSphinx loads the model into cfg.Decoders decoders.
+func NewSphinx(cfg SphinxConfig) (*Sphinx, error) {
+	if cfg.ModelDir == "" {
+		cfg.ModelDir = DefaultModelDir
+	}
+	if cfg.Decoders <= 0 {
+		cfg.Decoders = 2
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	paths := map[string]string{
+		"-hmm":  filepath.Join(cfg.ModelDir, "en-us"),
+		"-lm":   filepath.Join(cfg.ModelDir, "en-us.lm.bin"),
+		"-dict": filepath.Join(cfg.ModelDir, "cmudict-en-us.dict"),
+	}
+	args := []string{"pocketsphinx"}
+	for _, k := range []string{"-hmm", "-lm", "-dict"} {
+		if _, err := os.Stat(paths[k]); err != nil {
+			return nil, fmt.Errorf("stt: pocketsphinx model: %w", err)
+		}
+		args = append(args, k, paths[k])
+	}
+	// No flat-lexicon second pass: it runs over the whole turn at End (130-330 ms for a
+	// 3 s question here), while the tree search and best path, streamed, give the same
+	// word accuracy on our flite test set with End in ~15 ms.
+	args = append(args, "-fwdflat", "no")
+	args = append(args, cfg.Args...)
+	s := &Sphinx{log: cfg.Logger}
+	for _, a := range args {
+		s.argv = append(s.argv, C.CString(a))
+	}
+	for range cfg.Decoders {
+		ps, err := s.newDecoder()
+		if err != nil {
+			s.Close()
+			return nil, err
+		}
+		s.idle = append(s.idle, ps)
+	}
+	return s, nil
+}
+
+func (s *Sphinx) newDecoder() (*C.ps_decoder_t, error) {
+	makeMu.Lock()
+	defer makeMu.Unlock()
+	s.mu.Lock()
+	closed := s.closed
+	s.mu.Unlock()
+	if closed {
+		return nil, errors.New("stt: recogniser closed")
+	}
+	C.bl_quiet()
+	ps := C.bl_ps_new(C.int(len(s.argv)), (**C.char)(unsafe.Pointer(&s.argv[0])))
+	if ps == nil {
+		return nil, errors.New("stt: pocketsphinx: cannot make a decoder")
+	}
+	s.mu.Lock()
+	s.all = append(s.all, ps)
+	s.mu.Unlock()
+	return ps, nil
+}
+
+// get takes an idle decoder, or makes one when all are busy.
+func (s *Sphinx) get() (*C.ps_decoder_t, error) {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return nil, errors.New("stt: recogniser closed")
+	}
+	if n := len(s.idle); n > 0 {
+		ps := s.idle[n-1]
+		s.idle = s.idle[:n-1]
+		s.mu.Unlock()
+		return ps, nil
+	}
+	busy := len(s.all)
+	s.mu.Unlock()
+	s.log.Warn("stt: all pocketsphinx decoders busy, making another (raise PERSONA_STT_DECODERS)", "decoders", busy)
+	return s.newDecoder()
+}
+
+func (s *Sphinx) put(ps *C.ps_decoder_t) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		C.ps_free(ps)
+		return
+	}
+	s.idle = append(s.idle, ps)
+}
+
+// Decoders is how many decoders exist (idle and busy).
+func (s *Sphinx) Decoders() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.all)
+}
+
+// Close frees the idle decoders; busy ones are freed when their turn ends.
+func (s *Sphinx) Close() error {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return nil
+	}
+	s.closed = true
+	for _, ps := range s.idle {
+		C.ps_free(ps)
+	}
+	s.idle = nil
+	s.mu.Unlock()
+	s.freeArgs()
+	return nil
+}
+
+// freeArgs frees the arguments once no decoder is being made from them.
+func (s *Sphinx) freeArgs() {
+	makeMu.Lock()
+	defer makeMu.Unlock()
+	for _, a := range s.argv {
+		C.free(unsafe.Pointer(a))
+	}
+	s.argv = nil
+}
+
+// NewTranscriber makes a call's transcriber. It holds no decoder between turns.
+func (s *Sphinx) NewTranscriber(ctx context.Context) (conversation.Transcriber, error) {
+	return &sphinxTranscriber{s: s}, nil
+}
+
+type sphinxTranscriber struct {
+	s  *Sphinx
+	ps *C.ps_decoder_t // the current turn's decoder, nil between turns
+}
+
+func (t *sphinxTranscriber) Begin() error {
+	if t.ps != nil {
+		t.Abort()
+	}
+	ps, err := t.s.get()
+	if err != nil {
+		return err
+	}
+	if C.ps_start_utt(ps) < 0 {
+		t.s.put(ps)
+		return errors.New("stt: pocketsphinx: cannot start an utterance")
+	}
+	t.ps = ps
+	return nil
+}
+
+func (t *sphinxTranscriber) Write(pcm []int16) error {
+	if t.ps == nil {
+		return errors.New("stt: Write outside a turn")
+	}
+	if len(pcm) == 0 {
+		return nil
+	}
+	// int16 samples hold no Go pointers, so cgo may read the slice in place.
+	if C.ps_process_raw(t.ps, (*C.int16)(unsafe.Pointer(&pcm[0])), C.size_t(len(pcm)), C.FALSE, C.FALSE) < 0 {
+		return errors.New("stt: pocketsphinx: cannot process audio")
+	}
+	return nil
+}
+
+func (t *sphinxTranscriber) End(ctx context.Context) (string, error) {
+	ps := t.ps
+	if ps == nil {
+		return "", errors.New("stt: End outside a turn")
+	}
+	t.ps = nil
+	defer t.s.put(ps)
+	if C.ps_end_utt(ps) < 0 {
+		return "", errors.New("stt: pocketsphinx: cannot end the utterance")
+	}
+	var score C.int32
+	hyp := C.ps_get_hyp(ps, &score)
+	if hyp == nil {
+		return "", nil
+	}
+	return strings.Join(strings.Fields(C.GoString(hyp)), " "), nil
+}
+
+func (t *sphinxTranscriber) Abort() {
+	ps := t.ps
+	if ps == nil {
+		return
+	}
+	t.ps = nil
+	C.ps_end_utt(ps)
+	t.s.put(ps)
+}
+
+func (t *sphinxTranscriber) Close() error {
+	t.Abort()
+	return nil
+}
