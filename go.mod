@@ -21,6 +21,7 @@ require (
 	github.com/pion/rtcp v1.2.16
 	github.com/pion/rtp v1.10.2
 	github.com/pion/webrtc/v4 v4.2.15
+	github.com/sashabaranov/go-openai v1.43.0
 	github.com/twitchtv/twirp v8.1.3+incompatible
 	golang.org/x/image v0.40.0
 	google.golang.org/protobuf v1.36.11
