@@ -219,7 +219,8 @@ func (c *call) run(parent context.Context) (string, error) {
 			greeting <- synthesis{}
 			return
 		}
-		pcm, err := cfg.Voices(av.Voice).Synthesize(parent, c.job.Version.Greeting)
+		// The greeting speaks with the voice the conversation goes on with.
+		pcm, err := cfg.Voices(persona.VoiceFor(c.job.Version)).Synthesize(parent, c.job.Version.Greeting)
 		if err != nil {
 			greeting <- synthesis{err: err}
 			return
@@ -511,9 +512,11 @@ func (c *call) finish(ctx context.Context, reason string) persona.Report {
 		<-u.done
 		start := c.metrics.FirstGreetingMS
 		if start != nil {
+			// A greeting the caller talked over (or hung up on) keeps what they heard.
+			p := Progress{Played: u.next, Total: len(u.frames)}
 			c.transcript = append([]persona.Turn{{
-				Speaker: "assistant", Text: c.job.Version.Greeting,
-				StartMS: *start, EndMS: max(*start, c.sinceAnswer(u.endedAt)),
+				Speaker: persona.SpeakerAssistant, Text: Heard(c.job.Version.Greeting, p.Fraction()),
+				StartMS: *start, EndMS: max(*start, c.sinceAnswer(u.endedAt)), Interrupted: u.cut,
 			}}, c.transcript...)
 		}
 	}
