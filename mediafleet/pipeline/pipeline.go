@@ -391,10 +391,23 @@ func (c *call) run(parent context.Context) (string, error) {
 	convCtx, convStop := context.WithCancel(ctx)
 	defer convStop()
 	go func() { convDone <- cfg.Conversation.Converse(convCtx, &Call{c: c}) }()
+	// When the call ends first, the conversation is stopped and given a moment to record
+	// its last turns (what was heard of a reply cut by the hang-up) before the ended
+	// report is built.
+	stopConversation := func() {
+		convStop()
+		select {
+		case <-convDone:
+		case <-time.After(2 * time.Second):
+			c.log.Warn("conversation did not stop within 2 s of the call ending")
+		}
+	}
 	select {
 	case reason := <-c.ended:
+		stopConversation()
 		return reason, nil
 	case <-ctx.Done():
+		stopConversation()
 		return c.cancelReason(ctx), nil
 	case err := <-convDone:
 		if err != nil && convCtx.Err() == nil {
