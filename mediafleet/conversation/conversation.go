@@ -146,20 +146,20 @@ type session struct {
 	stats   stats
 
 	// Listening.
-	pending    []int16     // samples toward the next VAD window
-	pad        [][]int16   // the windows before onset, newest last
-	inSpeech   bool        // a caller turn is open
-	holdFloor  bool        // a turn was cut at MaxTurn: its speech goes on until a pause
-	onset      time.Time   // start of the turn's first speech window
-	lastSpeech time.Time   // end of its latest speech window
-	turnLen    int         // samples since onset
-	spokenLen  int         // samples from onset to the end of the latest speech window
-	silence    int         // samples of silence since the latest speech window
-	vadFailed  bool        // a VAD error was logged
-	cur        *reply      // the reply being thought or spoken
-	paused     bool        // the speaker is paused for a caller onset
-	pausedLive bool        // something was playing when it was paused
-	confirmed  bool        // the caller's speech over the assistant outlasted Confirm
+	pending    []int16   // samples toward the next VAD window
+	pad        [][]int16 // the windows before onset, newest last
+	inSpeech   bool      // a caller turn is open
+	holdFloor  bool      // a turn was cut at MaxTurn: its speech goes on until a pause
+	onset      time.Time // start of the turn's first speech window
+	lastSpeech time.Time // end of its latest speech window
+	turnLen    int       // samples since onset
+	spokenLen  int       // samples from onset to the end of the latest speech window
+	silence    int       // samples of silence since the latest speech window
+	vadFailed  bool      // a VAD error was logged
+	cur        *reply    // the reply being thought or spoken
+	paused     bool      // the speaker is paused for a caller onset
+	pausedLive bool      // something was playing when it was paused
+	confirmed  bool      // the caller's speech over the assistant outlasted Confirm
 }
 
 func (s *session) samples(d time.Duration) int { return int(d.Seconds() * Rate) }
