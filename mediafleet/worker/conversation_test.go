@@ -226,7 +226,7 @@ func TestConversation(t *testing.T) {
 	}
 
 	// 3. Goodbye: the model ends the call after saying it.
-	<-m.ended // q2 finished
+	<-m.ended                           // q2 finished
 	time.Sleep(2500 * time.Millisecond) // "Yes, we deliver." plays
 	m.say(t, q3)
 	reps := e.reportsUntilEnded(job.CallID, 30*time.Second)
