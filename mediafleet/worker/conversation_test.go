@@ -226,8 +226,15 @@ func TestConversation(t *testing.T) {
 	}
 
 	// 3. Goodbye: the model ends the call after saying it.
-	<-m.ended                           // q2 finished
-	time.Sleep(2500 * time.Millisecond) // "Yes, we deliver." plays
+	// Once q1 and q2 have been said and the answer to q2 has played (speech, then a second
+	// of quiet), say goodbye.
+	wait(t, m.ended, "q1 said")
+	q2End := wait(t, m.ended, "q2 said")
+	eventually(t, 15*time.Second, "the answer to q2", func() bool {
+		heard := bot.Heard(q2End)
+		_, spoke := loudAfter(bot, q2End)
+		return spoke && len(heard) > sphinx.Rate && quiet(heard[len(heard)-sphinx.Rate:])
+	})
 	m.say(t, q3)
 	reps := e.reportsUntilEnded(job.CallID, 30*time.Second)
 	end := reps[len(reps)-1]
