@@ -45,7 +45,9 @@ func start(t *testing.T, reply llmtest.Reply, mod func(*conversation.Config), te
 		NewVAD:     func() (conversation.VAD, error) { return scriptedVAD{}, nil },
 		Recognizer: h.rec, Model: model,
 		Voices: func(v string) tts.Synthesizer {
+			h.syn.mu.Lock()
 			h.voices = append(h.voices, v)
+			h.syn.mu.Unlock()
 			return h.syn
 		},
 		MaxTurn: 3 * time.Second,
@@ -140,8 +142,11 @@ func TestAnswersATurn(t *testing.T) {
 	if got, want := h.syn.said(), []string{"We open at nine.", "Dr. Rose closes at 5.30 p.m. on Fridays!"}; !slices.Equal(got, want) {
 		t.Errorf("spoke %q, want sentence by sentence %q", got, want)
 	}
-	if slices.ContainsFunc(h.voices, func(v string) bool { return v != "flite-slt-bright" }) {
-		t.Errorf("voices %q, want Maya's flite-slt-bright", h.voices)
+	h.syn.mu.Lock()
+	voices := slices.Clone(h.voices)
+	h.syn.mu.Unlock()
+	if len(voices) == 0 || slices.ContainsFunc(voices, func(v string) bool { return v != "flite-slt-bright" }) {
+		t.Errorf("voices %q, want Maya's flite-slt-bright", voices)
 	}
 	turns := h.turns()
 	// (The test feeds audio faster than real time: offsets are the arrival times.)
