@@ -3,6 +3,8 @@ package conversation_test
 import (
 	"context"
 	"errors"
+	"io"
+	"log/slog"
 	"slices"
 	"strings"
 	"testing"
@@ -51,6 +53,7 @@ func start(t *testing.T, reply llmtest.Reply, mod func(*conversation.Config), te
 			return h.syn
 		},
 		MaxTurn: 3 * time.Second,
+		Log:     slog.New(slog.NewTextHandler(io.Discard, nil)),
 	}
 	if mod != nil {
 		mod(&cfg)
@@ -306,5 +309,34 @@ func TestRunStopsWithTheCall(t *testing.T) {
 	}
 	if turns := h.turns(); len(turns) != 2 || turns[1].Text == "" || turns[1].Interrupted {
 		t.Errorf("turns %+v, want what was heard of the reply, not marked as a barge-in", turns)
+	}
+}
+
+func TestTalkingOverTheGreetingCutsIt(t *testing.T) {
+	h := start(t, llmtest.Reply{Text: "Of course."}, nil, "can I speak to someone")
+	greeting, err := h.line.Speak(tts.PCM{Rate: 16000, Samples: make([]int16, 3*16000)}) // 3 s, as the pipeline queues it
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.feed(t, 0, 200*time.Millisecond)
+	h.feed(t, speechLevel, 700*time.Millisecond)
+	h.feed(t, 0, 500*time.Millisecond)
+	h.eventually(t, "the answer", func() bool { return len(h.turns()) == 2 })
+	if p := greeting.Progress(); !p.Cut || p.Played >= p.Total {
+		t.Errorf("greeting %+v, want it cut part way", p)
+	}
+	if m := h.metrics(); m.BargeIns == nil || *m.BargeIns != 1 {
+		t.Errorf("barge-ins %v, want 1", m.BargeIns)
+	}
+}
+
+func TestSpeechPastTheMaximumTurnDoesNotCancelTheAnswer(t *testing.T) {
+	h := start(t, llmtest.Reply{Text: "Let me answer that first."}, nil, "a very long story")
+	h.feed(t, speechLevel, 3500*time.Millisecond) // max turn 3 s: answered while still talking
+	h.feed(t, 0, 500*time.Millisecond)
+	h.eventually(t, "the answer", func() bool { return len(h.turns()) == 2 })
+	turns := h.turns()
+	if turns[1].Text != "Let me answer that first." || turns[1].Interrupted || len(h.srv.Requests()) != 1 {
+		t.Errorf("turns %+v after %d requests, want the answer in full and one request", turns, len(h.srv.Requests()))
 	}
 }
