@@ -22,6 +22,7 @@ require (
 	github.com/pion/rtp v1.10.2
 	github.com/pion/turn/v5 v5.0.9
 	github.com/pion/webrtc/v4 v4.2.15
+	github.com/sashabaranov/go-openai v1.43.0
 	github.com/twitchtv/twirp v8.1.3+incompatible
 	github.com/yalue/onnxruntime_go v1.27.0
 	golang.org/x/image v0.40.0

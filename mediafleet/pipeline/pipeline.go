@@ -219,7 +219,8 @@ func (c *call) run(parent context.Context) (string, error) {
 			greeting <- synthesis{}
 			return
 		}
-		pcm, err := cfg.Voices(av.Voice).Synthesize(parent, c.job.Version.Greeting)
+		// The greeting speaks with the voice the conversation goes on with.
+		pcm, err := cfg.Voices(persona.VoiceFor(c.job.Version)).Synthesize(parent, c.job.Version.Greeting)
 		if err != nil {
 			greeting <- synthesis{err: err}
 			return
@@ -390,10 +391,23 @@ func (c *call) run(parent context.Context) (string, error) {
 	convCtx, convStop := context.WithCancel(ctx)
 	defer convStop()
 	go func() { convDone <- cfg.Conversation.Converse(convCtx, &Call{c: c}) }()
+	// When the call ends first, the conversation is stopped and given a moment to record
+	// its last turns (what was heard of a reply cut by the hang-up) before the ended
+	// report is built.
+	stopConversation := func() {
+		convStop()
+		select {
+		case <-convDone:
+		case <-time.After(2 * time.Second):
+			c.log.Warn("conversation did not stop within 2 s of the call ending")
+		}
+	}
 	select {
 	case reason := <-c.ended:
+		stopConversation()
 		return reason, nil
 	case <-ctx.Done():
+		stopConversation()
 		return c.cancelReason(ctx), nil
 	case err := <-convDone:
 		if err != nil && convCtx.Err() == nil {
@@ -511,9 +525,11 @@ func (c *call) finish(ctx context.Context, reason string) persona.Report {
 		<-u.done
 		start := c.metrics.FirstGreetingMS
 		if start != nil {
+			// A greeting the caller talked over (or hung up on) keeps what they heard.
+			p := Progress{Played: u.next, Total: len(u.frames)}
 			c.transcript = append([]persona.Turn{{
-				Speaker: "assistant", Text: c.job.Version.Greeting,
-				StartMS: *start, EndMS: max(*start, c.sinceAnswer(u.endedAt)),
+				Speaker: persona.SpeakerAssistant, Text: Heard(c.job.Version.Greeting, p.Fraction()),
+				StartMS: *start, EndMS: max(*start, c.sinceAnswer(u.endedAt)), Interrupted: u.cut,
 			}}, c.transcript...)
 		}
 	}

@@ -21,27 +21,48 @@ const (
 	mouthRangeD = 30.0                                            // dB from shut to wide open
 )
 
+// Progress is how much of an utterance has been sent to the caller.
+type Progress struct {
+	Played, Total int       // 20 ms frames sent, and in all
+	StartedAt     time.Time // first frame sent (zero if none)
+	LastAt        time.Time // latest frame sent
+	Cut           bool      // dropped before the end
+}
+
+// Fraction is the share of the utterance sent, 0..1.
+func (p Progress) Fraction() float64 {
+	if p.Total == 0 {
+		return 1
+	}
+	return float64(p.Played) / float64(p.Total)
+}
+
 // sampleWriter writes one encoded sample to a published track.
 type sampleWriter func(s media.Sample) error
 
-// utterance is one queued piece of speech.
+// utterance is one queued piece of speech. next, startedAt, lastAt, cut and endedAt are
+// guarded by the speaker's mutex once queued.
 type utterance struct {
-	frames  [][]int16
-	next    int
-	started func(at time.Time) // called once, when the first frame goes out
-	done    chan struct{}      // closed when the last frame went out or it was cut
-	endedAt time.Time
+	frames    [][]int16
+	next      int                // frames sent so far
+	started   func(at time.Time) // called once, when the first frame goes out
+	done      chan struct{}      // closed when the last frame went out or it was cut
+	startedAt time.Time          // first frame sent
+	lastAt    time.Time          // latest frame sent
+	cut       bool               // dropped before its end (barge-in, hang-up)
+	endedAt   time.Time
 }
 
 // speaker paces audio out of the track: every 20 ms it sends the next frame of the queued
 // speech, or silence, and updates the loudness that drives the avatar's mouth. Sending
 // silence keeps the stream's timing steady for the caller's jitter buffer.
 type speaker struct {
-	enc   *opus.Encoder
-	out   sampleWriter
-	mu    sync.Mutex
-	queue []*utterance
-	mouth atomic.Uint64 // float64 bits, 0..1
+	enc    *opus.Encoder
+	out    sampleWriter
+	mu     sync.Mutex
+	queue  []*utterance
+	paused bool          // barge-in: silence goes out, the queue waits where it is
+	mouth  atomic.Uint64 // float64 bits, 0..1
 }
 
 func newSpeaker(out sampleWriter) (*speaker, error) {
@@ -77,11 +98,39 @@ func (s *speaker) cut(u *utterance) {
 	for i, q := range s.queue {
 		if q == u {
 			s.queue = append(s.queue[:i], s.queue[i+1:]...)
-			u.endedAt = time.Now()
+			u.endedAt, u.cut = time.Now(), true
 			close(u.done)
 			return
 		}
 	}
+}
+
+// cutAll drops everything queued.
+func (s *speaker) cutAll() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	now := time.Now()
+	for _, u := range s.queue {
+		u.endedAt, u.cut = now, true
+		close(u.done)
+	}
+	s.queue = nil
+}
+
+// pause stops the speech at the next frame: silence goes out and the queue keeps its
+// place, so resume carries on where it stopped (a cough) and cut drops the rest
+// (barge-in). A frame already handed to the track still plays: at most 20 ms.
+func (s *speaker) pause() {
+	s.mu.Lock()
+	s.paused = true
+	s.mu.Unlock()
+}
+
+// resume undoes pause.
+func (s *speaker) resume() {
+	s.mu.Lock()
+	s.paused = false
+	s.mu.Unlock()
 }
 
 // speaking reports whether speech is queued or playing.
@@ -91,6 +140,13 @@ func (s *speaker) speaking() bool {
 	return len(s.queue) > 0
 }
 
+// progress is how much of u has been sent.
+func (s *speaker) progress(u *utterance) Progress {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return Progress{Played: u.next, Total: len(u.frames), StartedAt: u.startedAt, LastAt: u.lastAt, Cut: u.cut}
+}
+
 // Mouth is how open the mouth should be now, 0..1.
 func (s *speaker) Mouth() float64 { return math.Float64frombits(s.mouth.Load()) }
 
@@ -98,14 +154,18 @@ func (s *speaker) Mouth() float64 { return math.Float64frombits(s.mouth.Load()) 
 func (s *speaker) next(now time.Time) []int16 {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	for len(s.queue) > 0 {
+	for len(s.queue) > 0 && !s.paused {
 		u := s.queue[0]
 		if u.next < len(u.frames) {
 			f := u.frames[u.next]
-			if u.next == 0 && u.started != nil {
-				u.started(now)
+			if u.next == 0 {
+				u.startedAt = now
+				if u.started != nil {
+					u.started(now)
+				}
 			}
 			u.next++
+			u.lastAt = now
 			return f
 		}
 		s.queue = s.queue[1:]
@@ -136,6 +196,7 @@ func (s *speaker) run(ctx context.Context) {
 		select {
 		case <-ctx.Done():
 			s.mu.Lock()
+			// The call is over: what did not play is dropped, but nobody talked over it.
 			for _, u := range s.queue {
 				u.endedAt = time.Now()
 				close(u.done)

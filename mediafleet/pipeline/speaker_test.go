@@ -115,3 +115,73 @@ func eventuallyTrue(t *testing.T, within time.Duration, cond func() bool) {
 		}
 	}
 }
+
+func TestSpeakerPausesResumesAndCuts(t *testing.T) {
+	var mu sync.Mutex
+	sent := 0
+	s, err := newSpeaker(func(media.Sample) error { mu.Lock(); sent++; mu.Unlock(); return nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); s.run(ctx) }()
+	defer func() { cancel(); <-done }()
+
+	u := s.say(tone(time.Second, 0.5), nil) // 50 frames
+	time.Sleep(200 * time.Millisecond)
+	s.pause()
+	time.Sleep(40 * time.Millisecond) // a frame in flight may still go
+	at := s.progress(u)
+	time.Sleep(200 * time.Millisecond)
+	if still := s.progress(u); still.Played != at.Played || at.Played == 0 || at.Played >= at.Total {
+		t.Fatalf("paused at %d/%d frames, %d after 200 ms more: want it held part way", at.Played, at.Total, still.Played)
+	}
+	mu.Lock()
+	before := sent
+	mu.Unlock()
+	time.Sleep(100 * time.Millisecond)
+	mu.Lock()
+	if sent-before < 3 {
+		t.Errorf("%d frames sent in 100 ms while paused: silence must keep going out", sent-before)
+	}
+	mu.Unlock()
+
+	s.resume()
+	time.Sleep(200 * time.Millisecond)
+	resumed := s.progress(u)
+	if resumed.Played <= at.Played {
+		t.Fatalf("resumed: %d frames played, still %d", resumed.Played, at.Played)
+	}
+	s.cut(u)
+	<-u.done
+	p := s.progress(u)
+	if !p.Cut || p.Played >= p.Total || p.LastAt.Before(p.StartedAt) || s.speaking() {
+		t.Errorf("after cut: %+v speaking %v, want cut part way and the queue empty", p, s.speaking())
+	}
+	if f := p.Fraction(); f <= 0 || f >= 1 {
+		t.Errorf("fraction %.2f, want between 0 and 1", f)
+	}
+}
+
+func TestHeard(t *testing.T) {
+	tests := []struct {
+		name     string
+		text     string
+		fraction float64
+		want     string
+	}{
+		{"all", "Our shop opens at nine.", 1, "Our shop opens at nine."},
+		{"none", "Our shop opens at nine.", 0, ""},
+		{"past half, at a word boundary", "Our shop opens at nine.", 0.6, "Our shop opens"},
+		{"a little", "Our shop opens at nine.", 0.1, "Our"},
+		{"almost nothing", "Our shop opens at nine.", 0.02, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := Heard(tt.text, tt.fraction); got != tt.want {
+				t.Errorf("Heard(%q, %.2f) = %q, want %q", tt.text, tt.fraction, got, tt.want)
+			}
+		})
+	}
+}

@@ -3,10 +3,12 @@ package worker
 import (
 	"errors"
 	"fmt"
+	"net/url"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/bridgeline/bridgeline/mediafleet/conversation"
 	"github.com/bridgeline/bridgeline/shared/persona"
 )
 
@@ -27,8 +29,18 @@ type Config struct {
 	Height       int
 	FPS          int    // [PERSONA_VIDEO_FPS] default 15
 	VideoKbps    int    // [PERSONA_VIDEO_KBPS] default 500
-	TTS          string // [PERSONA_TTS] "espeak" (the only engine so far)
+	TTS          string // [PERSONA_TTS] flite (default), espeak or hosted
 	ESpeakWPM    int    // [PERSONA_ESPEAK_WPM] default 165
+	// The language model: an OpenAI-compatible Chat Completions endpoint. Without a base
+	// URL the assistants use the built-in responder (no network).
+	LLMBaseURL string        // [LLM_BASE_URL] e.g. https://api.openai.com/v1
+	LLMAPIKey  string        // [LLM_API_KEY]
+	LLMModel   string        // [LLM_MODEL] required with LLM_BASE_URL; a version's model overrides it
+	LLMTimeout time.Duration // [LLM_TIMEOUT] request to first token; default 10s
+	// Turn-taking.
+	EndOfTurn      time.Duration // [PERSONA_END_OF_TURN] caller silence that ends a turn; default 400ms
+	MaxTurn        time.Duration // [PERSONA_MAX_TURN] longest caller turn before it is answered anyway; default 20s
+	BargeInConfirm time.Duration // [PERSONA_BARGE_IN_CONFIRM] talk-over that cancels a reply (shorter, wordless: resume); default 300ms
 	// Metrics is "" (off) or "emf": a CloudWatch embedded-metric-format line on stdout
 	// every MetricsInterval with WorkerLoad and RunningCalls, for the fleet's autoscaling.
 	Metrics          string        // [PERSONA_METRICS]
@@ -52,8 +64,12 @@ func Defaults() Config {
 		Height:           360,
 		FPS:              15,
 		VideoKbps:        500,
-		TTS:              "espeak",
+		TTS:              "flite",
 		ESpeakWPM:        165,
+		LLMTimeout:       conversation.DefaultFirstTokenTimeout,
+		EndOfTurn:        conversation.DefaultEndOfTurn,
+		MaxTurn:          conversation.DefaultMaxTurn,
+		BargeInConfirm:   conversation.DefaultConfirm,
 		MetricsNamespace: "Bridgeline/PersonaFleet",
 		MetricsService:   "persona-worker",
 		MetricsInterval:  15 * time.Second,
@@ -107,6 +123,13 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 	num("PERSONA_VIDEO_KBPS", &c.VideoKbps)
 	str("PERSONA_TTS", &c.TTS)
 	num("PERSONA_ESPEAK_WPM", &c.ESpeakWPM)
+	str("LLM_BASE_URL", &c.LLMBaseURL)
+	str("LLM_API_KEY", &c.LLMAPIKey)
+	str("LLM_MODEL", &c.LLMModel)
+	dur("LLM_TIMEOUT", &c.LLMTimeout)
+	dur("PERSONA_END_OF_TURN", &c.EndOfTurn)
+	dur("PERSONA_MAX_TURN", &c.MaxTurn)
+	dur("PERSONA_BARGE_IN_CONFIRM", &c.BargeInConfirm)
 	str("PERSONA_METRICS", &c.Metrics)
 	str("PERSONA_METRICS_NAMESPACE", &c.MetricsNamespace)
 	str("PERSONA_METRICS_SERVICE", &c.MetricsService)
@@ -140,8 +163,30 @@ func (c Config) Validate() error {
 	if c.Width <= 0 || c.Height <= 0 || c.Width%2 != 0 || c.Height%2 != 0 || c.FPS <= 0 || c.FPS > 60 {
 		errs = append(errs, fmt.Errorf("video %dx%d at %d fps: size must be even and positive, 1-60 fps", c.Width, c.Height, c.FPS))
 	}
-	if c.TTS != "espeak" {
-		errs = append(errs, fmt.Errorf("PERSONA_TTS %q: only espeak is available", c.TTS))
+	switch c.TTS {
+	case "flite", "espeak", "hosted":
+	default:
+		errs = append(errs, fmt.Errorf("PERSONA_TTS %q: want flite, espeak or hosted", c.TTS))
+	}
+	if c.LLMBaseURL != "" {
+		if u, err := url.Parse(c.LLMBaseURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			errs = append(errs, fmt.Errorf("LLM_BASE_URL %q: want an http(s) URL", c.LLMBaseURL))
+		}
+		if c.LLMModel == "" {
+			errs = append(errs, errors.New("LLM_MODEL is required with LLM_BASE_URL"))
+		}
+	}
+	if c.LLMTimeout <= 0 {
+		errs = append(errs, errors.New("LLM_TIMEOUT must be positive"))
+	}
+	if c.EndOfTurn < 100*time.Millisecond || c.EndOfTurn > 3*time.Second {
+		errs = append(errs, fmt.Errorf("PERSONA_END_OF_TURN %v: want 100ms to 3s", c.EndOfTurn))
+	}
+	if c.MaxTurn <= c.EndOfTurn || c.MaxTurn > 2*time.Minute {
+		errs = append(errs, fmt.Errorf("PERSONA_MAX_TURN %v: want longer than PERSONA_END_OF_TURN and at most 2m", c.MaxTurn))
+	}
+	if c.BargeInConfirm < 50*time.Millisecond || c.BargeInConfirm > 2*time.Second {
+		errs = append(errs, fmt.Errorf("PERSONA_BARGE_IN_CONFIRM %v: want 50ms to 2s", c.BargeInConfirm))
 	}
 	if c.Metrics != "" && c.Metrics != "emf" {
 		errs = append(errs, fmt.Errorf("PERSONA_METRICS %q: want empty or emf", c.Metrics))

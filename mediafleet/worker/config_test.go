@@ -36,20 +36,44 @@ func TestConfigFromEnv(t *testing.T) {
 		m[k] = v
 		return m
 	}
+	if cfg.TTS != "flite" || cfg.LLMBaseURL != "" || cfg.LLMTimeout != 10*time.Second ||
+		cfg.EndOfTurn != 400*time.Millisecond || cfg.MaxTurn != 20*time.Second || cfg.BargeInConfirm != 300*time.Millisecond {
+		t.Errorf("conversation defaults = tts %q llm %q timeout %v end of turn %v max turn %v confirm %v",
+			cfg.TTS, cfg.LLMBaseURL, cfg.LLMTimeout, cfg.EndOfTurn, cfg.MaxTurn, cfg.BargeInConfirm)
+	}
+	llmVars := with("LLM_BASE_URL", "http://127.0.0.1:11434/v1")
+	for k, v := range map[string]string{"LLM_MODEL": "llama3.2", "LLM_API_KEY": "sk-x", "LLM_TIMEOUT": "3s",
+		"PERSONA_END_OF_TURN": "500ms", "PERSONA_MAX_TURN": "30s", "PERSONA_BARGE_IN_CONFIRM": "250ms", "PERSONA_TTS": "espeak"} {
+		llmVars[k] = v
+	}
+	if cfg, err := worker.ConfigFromEnv(getenv(llmVars)); err != nil || cfg.LLMBaseURL != "http://127.0.0.1:11434/v1" || cfg.LLMModel != "llama3.2" ||
+		cfg.LLMAPIKey != "sk-x" || cfg.LLMTimeout != 3*time.Second || cfg.EndOfTurn != 500*time.Millisecond ||
+		cfg.MaxTurn != 30*time.Second || cfg.BargeInConfirm != 250*time.Millisecond || cfg.TTS != "espeak" {
+		t.Errorf("conversation variables: %v, %+v", err, cfg)
+	}
 	good := with("PERSONA_VIDEO_SIZE", "1280x720")
 	if cfg, err := worker.ConfigFromEnv(getenv(good)); err != nil || cfg.Width != 1280 || cfg.Height != 720 {
 		t.Errorf("PERSONA_VIDEO_SIZE=1280x720: %v, %dx%d", err, cfg.Width, cfg.Height)
 	}
 	for name, m := range map[string]map[string]string{
-		"no livekit url":  with("LIVEKIT_URL", ""),
-		"no control":      with("BRIDGELINE_API_URL", ""),
-		"bad max jobs":    with("PERSONA_MAX_JOBS", "many"),
-		"zero max jobs":   with("PERSONA_MAX_JOBS", "0"),
-		"bad timeout":     with("PERSONA_VERIFY_TIMEOUT", "10"),
-		"odd video size":  with("PERSONA_VIDEO_SIZE", "641x360"),
-		"unknown tts":     with("PERSONA_TTS", "polly"),
-		"unknown metrics": with("PERSONA_METRICS", "statsd"),
-		"bad log level":   with("PERSONA_LOG_LEVEL", "loud"),
+		"no livekit url":        with("LIVEKIT_URL", ""),
+		"no control":            with("BRIDGELINE_API_URL", ""),
+		"bad max jobs":          with("PERSONA_MAX_JOBS", "many"),
+		"zero max jobs":         with("PERSONA_MAX_JOBS", "0"),
+		"bad timeout":           with("PERSONA_VERIFY_TIMEOUT", "10"),
+		"odd video size":        with("PERSONA_VIDEO_SIZE", "641x360"),
+		"unknown tts":           with("PERSONA_TTS", "polly"),
+		"unknown metrics":       with("PERSONA_METRICS", "statsd"),
+		"bad log level":         with("PERSONA_LOG_LEVEL", "loud"),
+		"llm url without model": with("LLM_BASE_URL", "http://127.0.0.1:11434/v1"),
+		"llm url not http":      with("LLM_BASE_URL", "127.0.0.1:11434"),
+		"bad llm timeout":       with("LLM_TIMEOUT", "soon"),
+		"zero llm timeout":      with("LLM_TIMEOUT", "0s"),
+		"end of turn too short": with("PERSONA_END_OF_TURN", "20ms"),
+		"end of turn too long":  with("PERSONA_END_OF_TURN", "5s"),
+		"max turn under end":    with("PERSONA_MAX_TURN", "300ms"),
+		"max turn too long":     with("PERSONA_MAX_TURN", "10m"),
+		"barge-in confirm zero": with("PERSONA_BARGE_IN_CONFIRM", "0s"),
 	} {
 		if _, err := worker.ConfigFromEnv(getenv(m)); err == nil {
 			t.Errorf("%s: ConfigFromEnv = nil error", name)

@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/bridgeline/bridgeline/mediafleet/agent"
+	"github.com/bridgeline/bridgeline/mediafleet/conversation"
+	"github.com/bridgeline/bridgeline/mediafleet/llm"
 	"github.com/bridgeline/bridgeline/mediafleet/pipeline"
 	"github.com/bridgeline/bridgeline/mediafleet/report"
 	"github.com/bridgeline/bridgeline/mediafleet/tts"
@@ -31,11 +33,26 @@ type Worker struct {
 }
 
 // Options are the parts a test or an embedding process may replace.
+//
+// The speech engines are made once, when the process starts (cmd/persona-worker builds
+// them from the configuration): loading a model on a call's first turn would make the
+// caller wait for it.
 type Options struct {
-	Reporter     pipeline.Reporter     // default: report.Client to cfg.ControlPlane
-	Conversation pipeline.Conversation // default: pipeline.Listen
-	Voices       tts.Voices            // default: espeak-ng
-	MetricsOut   io.Writer             // where EMF lines go (stdout in main)
+	Reporter pipeline.Reporter // default: report.Client to cfg.ControlPlane
+	// Conversation replaces the real-time conversation built from the engines below.
+	Conversation pipeline.Conversation
+	// NewVAD makes a call's voice activity detector (Silero VAD: its ONNX session loaded
+	// once, a detector's state per call); Recognizer makes a call's transcriber. Without
+	// both, assistants cannot listen and only hold the line after the greeting.
+	NewVAD     func() (conversation.VAD, error)
+	Recognizer conversation.Recognizer
+	// Model answers; default the OpenAI-compatible client of cfg.LLM*, or the built-in
+	// responder when LLM_BASE_URL is unset.
+	Model conversation.Model
+	// Voices speaks a catalogue voice id (persona.VoiceFor); default espeak-ng, mapping
+	// the catalogue onto espeak-ng voices.
+	Voices     tts.Voices
+	MetricsOut io.Writer // where EMF lines go (stdout in main)
 	// OnCallEnded, when set, sees every ended report after it was sent.
 	OnCallEnded func(persona.Report)
 	// OnJoined, when set, is told when a call's worker has joined its room.
@@ -57,12 +74,20 @@ func New(cfg Config, opts Options, log *slog.Logger) (*Worker, error) {
 	}
 	voices := opts.Voices
 	if voices == nil {
-		wpm := cfg.ESpeakWPM
-		voices = func(voice string) tts.Synthesizer { return &espeak.Synthesizer{Voice: voice, WPM: wpm} }
+		if cfg.TTS != "espeak" {
+			// The engine of PERSONA_TTS is built by the process (cmd/persona-worker) and
+			// passed in Options.Voices; an embedding without it speaks espeak-ng.
+			log.Warn("no synthesizer given for PERSONA_TTS; speaking with espeak-ng", "tts", cfg.TTS)
+		}
+		voices = EspeakVoices(cfg.ESpeakWPM)
+	}
+	conv, err := newConversation(cfg, opts, voices, log)
+	if err != nil {
+		return nil, err
 	}
 	runner, err := pipeline.New(pipeline.Config{
 		Width: cfg.Width, Height: cfg.Height, FPS: cfg.FPS, VideoKbps: cfg.VideoKbps,
-		VerifyTimeout: cfg.VerifyTimeout, Voices: voices, Conversation: opts.Conversation,
+		VerifyTimeout: cfg.VerifyTimeout, Voices: voices, Conversation: conv,
 		Reporter: rep, Log: log, OnJoined: opts.OnJoined,
 	})
 	if err != nil {
@@ -104,6 +129,55 @@ func New(cfg Config, opts Options, log *slog.Logger) (*Worker, error) {
 		return nil, err
 	}
 	return w, nil
+}
+
+// newConversation builds what runs after the greeting: opts.Conversation, else the
+// real-time conversation over the engines, else (no VAD or recogniser) holding the line.
+func newConversation(cfg Config, opts Options, voices tts.Voices, log *slog.Logger) (pipeline.Conversation, error) {
+	if opts.Conversation != nil {
+		return opts.Conversation, nil
+	}
+	if opts.NewVAD == nil || opts.Recognizer == nil {
+		log.Warn("no voice activity detector or recogniser given: assistants greet and hold the line without listening")
+		return pipeline.Listen{}, nil
+	}
+	model := opts.Model
+	switch {
+	case model != nil:
+	case cfg.LLMBaseURL != "":
+		c, err := llm.New(llm.Config{BaseURL: cfg.LLMBaseURL, APIKey: cfg.LLMAPIKey, Model: cfg.LLMModel})
+		if err != nil {
+			return nil, err
+		}
+		model = c
+	default:
+		log.Info("LLM_BASE_URL unset: assistants answer with the built-in responder")
+		model = llm.Builtin{}
+	}
+	return conversation.New(conversation.Config{
+		NewVAD: opts.NewVAD, Recognizer: opts.Recognizer, Model: model, Voices: voices,
+		EndOfTurn: cfg.EndOfTurn, MaxTurn: cfg.MaxTurn, Confirm: cfg.BargeInConfirm,
+		FirstTokenTimeout: cfg.LLMTimeout, Log: log,
+	})
+}
+
+// EspeakVoices speaks the voice catalogue with espeak-ng: its espeak-ng voices as they
+// are, the others (flite, hosted) with the espeak-ng voice of their gender.
+func EspeakVoices(wpm int) tts.Voices {
+	return func(id string) tts.Synthesizer {
+		voice := "en-us"
+		if v, ok := persona.LocalVoice(id); ok {
+			switch {
+			case v.Engine == persona.EngineEspeak:
+				voice = v.EngineVoice
+			case v.Gender == "male":
+				voice = "en-us+m3"
+			default:
+				voice = "en-us+f3"
+			}
+		}
+		return &espeak.Synthesizer{Voice: voice, WPM: wpm}
+	}
 }
 
 // participantName shows the assistant's name to the other participants.

@@ -1,0 +1,52 @@
+package llm
+
+import (
+	"context"
+	"io"
+	"strings"
+
+	"github.com/bridgeline/bridgeline/mediafleet/conversation"
+)
+
+// Builtin is the responder of a deployment with no language model configured. It is
+// honest about itself: it repeats what it heard and says no model is configured. It never
+// touches the network.
+type Builtin struct{}
+
+var _ conversation.Model = Builtin{}
+
+// Stream replies to the last caller message.
+func (Builtin) Stream(ctx context.Context, req conversation.Request) (conversation.Stream, error) {
+	heard := ""
+	for i := len(req.Messages) - 1; i >= 0; i-- {
+		if req.Messages[i].Role == conversation.RoleUser {
+			heard = strings.TrimSpace(req.Messages[i].Content)
+			break
+		}
+	}
+	reply := "I didn't catch any words. No language model is configured for me, so I can only repeat what I hear."
+	if heard != "" {
+		reply = "I heard: " + heard + ". No language model is configured for me, so I can only repeat what I hear."
+	}
+	return &wordStream{ctx: ctx, words: strings.SplitAfter(reply, " ")}, nil
+}
+
+// wordStream hands out a fixed reply a word at a time, as a model streams.
+type wordStream struct {
+	ctx   context.Context
+	words []string
+}
+
+func (s *wordStream) Next() (conversation.Chunk, error) {
+	if err := s.ctx.Err(); err != nil {
+		return conversation.Chunk{}, err
+	}
+	if len(s.words) == 0 {
+		return conversation.Chunk{}, io.EOF
+	}
+	w := s.words[0]
+	s.words = s.words[1:]
+	return conversation.Chunk{Text: w}, nil
+}
+
+func (s *wordStream) Close() error { return nil }

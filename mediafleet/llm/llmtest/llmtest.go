@@ -1,0 +1,230 @@
+// Package llmtest is a fake OpenAI-compatible Chat Completions server for tests and
+// benchmarks: an httptest server on 127.0.0.1 that streams scripted replies as real
+// server-sent events, with a configurable delay before the first token and between
+// tokens, tool calls, an error mode (5xx) and a hang mode (never answers), and a record of
+// every request it received.
+package llmtest
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Reply is what the server answers to one request.
+type Reply struct {
+	// Text is streamed a word at a time (each token a word with its trailing space).
+	Text string
+	// EndCall makes the reply end with a call of the end_call tool.
+	EndCall bool
+	// Status, when not 0 or 200, answers with that status and an OpenAI error body.
+	Status int
+	// Hang never answers: the request waits until the client gives up or Close.
+	Hang bool
+}
+
+// Message is a message of a received request.
+type Message struct {
+	Role    string `json:"role"`
+	Content string `json:"content"`
+}
+
+// Request is a request the server received.
+type Request struct {
+	Model    string    `json:"model"`
+	Messages []Message `json:"messages"`
+	Stream   bool      `json:"stream"`
+	Tools    []struct {
+		Type     string `json:"type"`
+		Function struct {
+			Name string `json:"name"`
+		} `json:"function"`
+	} `json:"tools"`
+	Auth string `json:"-"` // the Authorization header
+}
+
+// HasTool reports whether the request offered the tool.
+func (r Request) HasTool(name string) bool {
+	for _, t := range r.Tools {
+		if t.Function.Name == name {
+			return true
+		}
+	}
+	return false
+}
+
+// Server is the fake endpoint. Set its fields before requests arrive or under its
+// setters; they are read per request.
+type Server struct {
+	srv  *httptest.Server
+	quit chan struct{}
+
+	mu         sync.Mutex
+	firstDelay time.Duration
+	tokenDelay time.Duration
+	replies    func(Request) Reply
+	requests   []Request
+	firstSent  []time.Time
+}
+
+// New starts a server that answers every request with reply. Close it when done.
+func New(reply Reply) *Server {
+	s := &Server{quit: make(chan struct{}), replies: func(Request) Reply { return reply }}
+	s.srv = httptest.NewServer(http.HandlerFunc(s.serve))
+	return s
+}
+
+// URL is the base URL a client is configured with (…/v1).
+func (s *Server) URL() string { return s.srv.URL + "/v1" }
+
+// Close releases hanging requests and stops the server.
+func (s *Server) Close() {
+	close(s.quit)
+	s.srv.CloseClientConnections()
+	s.srv.Close()
+}
+
+// SetDelays sets the delay before the first token and between tokens.
+func (s *Server) SetDelays(first, perToken time.Duration) {
+	s.mu.Lock()
+	s.firstDelay, s.tokenDelay = first, perToken
+	s.mu.Unlock()
+}
+
+// SetReply answers every later request with r.
+func (s *Server) SetReply(r Reply) { s.SetReplies(func(Request) Reply { return r }) }
+
+// SetReplies answers each later request with what f returns for it.
+func (s *Server) SetReplies(f func(Request) Reply) {
+	s.mu.Lock()
+	s.replies = f
+	s.mu.Unlock()
+}
+
+// Requests are the requests received so far, in order.
+func (s *Server) Requests() []Request {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]Request(nil), s.requests...)
+}
+
+// FirstTokens are the times the first token of each streamed reply was written.
+func (s *Server) FirstTokens() []time.Time {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]time.Time(nil), s.firstSent...)
+}
+
+func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodPost || !strings.HasSuffix(r.URL.Path, "/chat/completions") {
+		http.Error(w, `{"error":{"message":"not found","type":"invalid_request_error"}}`, http.StatusNotFound)
+		return
+	}
+	var req Request
+	if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
+		http.Error(w, fmt.Sprintf(`{"error":{"message":%q,"type":"invalid_request_error"}}`, err.Error()), http.StatusBadRequest)
+		return
+	}
+	req.Auth = r.Header.Get("Authorization")
+	s.mu.Lock()
+	s.requests = append(s.requests, req)
+	reply, first, per := s.replies(req), s.firstDelay, s.tokenDelay
+	s.mu.Unlock()
+
+	if reply.Hang {
+		select {
+		case <-r.Context().Done():
+		case <-s.quit:
+		}
+		return
+	}
+	if reply.Status != 0 && reply.Status != http.StatusOK {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(reply.Status)
+		fmt.Fprintf(w, `{"error":{"message":"scripted failure %d","type":"server_error"}}`, reply.Status)
+		return
+	}
+	if !req.Stream {
+		http.Error(w, `{"error":{"message":"only streaming is faked","type":"invalid_request_error"}}`, http.StatusBadRequest)
+		return
+	}
+
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.Header().Set("Cache-Control", "no-cache")
+	w.WriteHeader(http.StatusOK)
+	flusher, _ := w.(http.Flusher)
+	wait := func(d time.Duration) bool {
+		if d <= 0 {
+			return true
+		}
+		t := time.NewTimer(d)
+		defer t.Stop()
+		select {
+		case <-t.C:
+			return true
+		case <-r.Context().Done():
+		case <-s.quit:
+		}
+		return false
+	}
+	created := time.Now().Unix()
+	send := func(delta map[string]any, finish any) bool {
+		b, _ := json.Marshal(map[string]any{
+			"id": "chatcmpl-fake", "object": "chat.completion.chunk", "created": created, "model": req.Model,
+			"choices": []any{map[string]any{"index": 0, "delta": delta, "finish_reason": finish}},
+		})
+		if _, err := fmt.Fprintf(w, "data: %s\n\n", b); err != nil {
+			return false
+		}
+		if flusher != nil {
+			flusher.Flush()
+		}
+		return true
+	}
+	if !wait(first) {
+		return
+	}
+	s.mu.Lock()
+	s.firstSent = append(s.firstSent, time.Now())
+	s.mu.Unlock()
+	if !send(map[string]any{"role": "assistant", "content": ""}, nil) {
+		return
+	}
+	for i, tok := range strings.SplitAfter(reply.Text, " ") {
+		if tok == "" {
+			continue
+		}
+		if i > 0 && !wait(per) {
+			return
+		}
+		if !send(map[string]any{"content": tok}, nil) {
+			return
+		}
+	}
+	finish := "stop"
+	if reply.EndCall {
+		finish = "tool_calls"
+		if !send(map[string]any{"tool_calls": []any{map[string]any{
+			"index": 0, "id": "call_end", "type": "function",
+			"function": map[string]any{"name": "end_call", "arguments": ""},
+		}}}, nil) {
+			return
+		}
+		if !send(map[string]any{"tool_calls": []any{map[string]any{
+			"index": 0, "function": map[string]any{"arguments": "{}"},
+		}}}, nil) {
+			return
+		}
+	}
+	if !send(map[string]any{}, finish) {
+		return
+	}
+	fmt.Fprint(w, "data: [DONE]\n\n")
+	if flusher != nil {
+		flusher.Flush()
+	}
+}
