@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/bridgeline/bridgeline/mediafleet/engines"
 	lkserver "github.com/bridgeline/bridgeline/mediafleet/livekit"
 	"github.com/bridgeline/bridgeline/mediafleet/worker"
 	"github.com/bridgeline/bridgeline/shared/config"
@@ -126,32 +127,63 @@ func startMedia(ctx context.Context, cfg config.Config, s Store, api *httpapi.AP
 	api.Extra = append(api.Extra, (&httpapi.Receivers{Sessions: svc, RTC: rooms, SimSecret: secret}).Routes()...)
 	api.Extra = append(api.Extra, sim.Routes(simulator.Handler())...)
 
-	for i := range ms.workers {
-		wcfg := worker.Defaults()
-		wcfg.LiveKitURL, wcfg.APIKey, wcfg.APISecret, wcfg.ControlPlane = cfg.LiveKitPublicURL, cfg.LiveKitAPIKey, cfg.LiveKitSecret, apiURL
-		w, err := worker.New(wcfg, worker.Options{}, log.With("component", "persona-worker", "worker", i))
+	if ms.workers > 0 {
+		// The in-process workers read the same variables a deployed worker does (LLM_*,
+		// STT_*, TTS_*, PERSONA_*), except where to find LiveKit and the control plane.
+		local := map[string]string{
+			"LIVEKIT_URL": cfg.LiveKitPublicURL, "LIVEKIT_API_KEY": cfg.LiveKitAPIKey,
+			"LIVEKIT_API_SECRET": cfg.LiveKitSecret, "BRIDGELINE_API_URL": apiURL,
+		}
+		wcfg, err := worker.ConfigFromEnv(func(k string) string {
+			if v, ok := local[k]; ok {
+				return v
+			}
+			return os.Getenv(k)
+		})
 		if err != nil {
 			return fail(fmt.Errorf("persona worker: %w", err))
 		}
-		wctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-		done := make(chan struct{})
-		go func() {
-			defer close(done)
-			if err := w.Run(wctx); err != nil {
-				log.Error("persona worker stopped", "err", err)
+		// The speech engines load once, before the first call, and the workers share them.
+		eng, err := engines.FromEnv(log.With("component", "speech"))
+		if err != nil {
+			return fail(fmt.Errorf("persona worker: %w", err))
+		}
+		stops = append(stops, func() { eng.Close() })
+		opts := worker.Options{NewVAD: eng.NewVAD, Recognizer: eng.Recognizer, Voices: eng.Voices.Voices()}
+		for i := range ms.workers {
+			if err := startWorker(ctx, wcfg, opts, log.With("component", "persona-worker", "worker", i), &stops); err != nil {
+				return fail(err)
 			}
-		}()
-		stops = append(stops, func() {
-			w.Drain()
-			select {
-			case <-done:
-			case <-time.After(5 * time.Second):
-			}
-			cancel()
-			<-done
-		})
+		}
 	}
 	return stop, nil
+}
+
+// startWorker runs one in-process persona worker until the stack stops; its stop drains
+// it for up to 5 s.
+func startWorker(ctx context.Context, wcfg worker.Config, opts worker.Options, log *slog.Logger, stops *[]func()) error {
+	w, err := worker.New(wcfg, opts, log)
+	if err != nil {
+		return fmt.Errorf("persona worker: %w", err)
+	}
+	wctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if err := w.Run(wctx); err != nil {
+			log.Error("persona worker stopped", "err", err)
+		}
+	}()
+	*stops = append(*stops, func() {
+		w.Drain()
+		select {
+		case <-done:
+		case <-time.After(5 * time.Second):
+		}
+		cancel()
+		<-done
+	})
+	return nil
 }
 
 func randomHex(n int) string {

@@ -13,6 +13,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/bridgeline/bridgeline/mediafleet/engines"
 	"github.com/bridgeline/bridgeline/mediafleet/worker"
 )
 
@@ -27,7 +28,14 @@ func main() {
 	log := slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
 	worker.SetSDKLogger(log)
 
-	w, err := worker.New(cfg, worker.Options{MetricsOut: os.Stdout}, log)
+	// The speech engines load before the worker registers, so no call waits for a model.
+	eng, err := engines.FromEnv(log)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "persona-worker: speech engines: %v\n", err)
+		os.Exit(2)
+	}
+	defer eng.Close()
+	w, err := worker.New(cfg, worker.Options{MetricsOut: os.Stdout, NewVAD: eng.NewVAD, Recognizer: eng.Recognizer, Voices: eng.Voices.Voices()}, log)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "persona-worker: %v\n", err)
 		os.Exit(2)
