@@ -330,7 +330,7 @@ func (s *Service) job(ctx context.Context, c call.Call, v assistant.Version, ans
 		Brand: persona.Brand{Name: acct.Name, Color: acct.BrandColor},
 		Version: persona.Version{AssistantID: v.AssistantID, ID: v.ID, Number: v.Number, Name: v.Name,
 			SystemPrompt: v.SystemPrompt, Greeting: v.Greeting, AvatarID: v.AvatarID,
-			Framing: persona.Framing{Shot: v.Framing.Shot, Position: v.Framing.Position}}}
+			Framing: persona.Framing{Shot: v.Framing.Shot, Position: v.Framing.Position}, Voice: v.Voice, Model: v.Model}}
 	b, err := json.Marshal(j)
 	return string(b), err
 }

@@ -31,6 +31,7 @@ import (
 	"github.com/bridgeline/bridgeline/shared/assistant"
 	"github.com/bridgeline/bridgeline/shared/httpapi"
 	"github.com/bridgeline/bridgeline/shared/line"
+	"github.com/bridgeline/bridgeline/shared/persona"
 	"github.com/bridgeline/bridgeline/shared/platform"
 	"github.com/bridgeline/bridgeline/shared/platform/simclient"
 	"github.com/bridgeline/bridgeline/shared/rtc"
@@ -62,6 +63,8 @@ type Media struct {
 	RTC       *rtc.Client
 	Platforms map[string]platform.Platform
 	SimSecret string
+	// HostedVoices are the fleet's hosted speech API voices a draft may name (TTS_VOICES).
+	HostedVoices []string
 }
 
 // API wires the services over s, as the local stack does. There is no in-process rate
@@ -78,7 +81,7 @@ func API(s *dynamo.Store, media Media, redeliver httpapi.Redeliverer, log *slog.
 	sessions := Sessions(s, media, log)
 	return &httpapi.API{
 		Accounts:    s,
-		Assistants:  &assistant.Service{Store: s, Now: time.Now},
+		Assistants:  &assistant.Service{Store: s, HostedVoices: media.HostedVoices, Now: time.Now},
 		Lines:       &line.Service{Store: s, Assistants: s, Now: time.Now},
 		Idempotency: s,
 		Log:         log,
@@ -165,11 +168,14 @@ func Handler(ctx context.Context, function string) (http.Handler, error) {
 	return h, nil
 }
 
-// MediaFromEnv reads LiveKit's settings (liveKitFromEnv) and the calling platforms'
-// (PlatformsFromEnv).
+// MediaFromEnv reads LiveKit's settings (liveKitFromEnv), the calling platforms'
+// (PlatformsFromEnv) and the hosted voices the fleet offers (TTS_VOICES, comma-separated).
 func MediaFromEnv(ctx context.Context) (Media, error) {
 	m, err := liveKitFromEnv(ctx)
 	if err != nil {
+		return Media{}, err
+	}
+	if m.HostedVoices, err = persona.ParseHostedVoices(os.Getenv("TTS_VOICES")); err != nil {
 		return Media{}, err
 	}
 	m.Platforms, m.SimSecret, err = PlatformsFromEnv(ctx)
