@@ -38,6 +38,8 @@ type recordObj struct {
 	EndedAt     *string          `json:"ended_at"`
 	Metrics     *persona.Metrics `json:"metrics"`
 	Turns       []persona.Turn   `json:"-"`
+	// AssistantReport: pending, received or missing (assistant calls).
+	AssistantReport *string `json:"assistant_report"`
 }
 
 // publishAssistant creates and publishes an assistant and assigns it to the tenant's
@@ -155,6 +157,9 @@ func TestWorkerReportsEndCalls(t *testing.T) {
 		}
 		waitSimCall(t, st, sc.ID, sim.StatusEnded)
 		eventtest.ExactlyOnce(t, st.Store, st.AccountID, callevent.TypeCallEnded, sc.CallID)
+		if r := str(record(t, st, sc.CallID).AssistantReport); r != call.ReportReceived {
+			t.Errorf("assistant_report = %q, want received", r)
+		}
 	})
 
 	t.Run("a report after DELETE changes nothing", func(t *testing.T) {
@@ -177,7 +182,13 @@ func TestWorkerReportsEndCalls(t *testing.T) {
 		default:
 			t.Errorf("worker ended with %q, want room_closed, terminated or caller_hangup", rep.EndReason)
 		}
-		after := waitRecord(t, st, sc.CallID, "the transcript", func(c recordObj) bool { return len(c.Turns) > 0 })
+		// call.ended waited for the worker's report: once it exists, the record it
+		// announces holds the transcript.
+		waitEnded(t, st, sc.CallID)
+		after := record(t, st, sc.CallID)
+		if len(after.Turns) == 0 || str(after.AssistantReport) != call.ReportReceived {
+			t.Fatalf("on call.ended the record has %d turns, assistant_report %q; want the transcript, received", len(after.Turns), str(after.AssistantReport))
+		}
 		if after.Status != at.Status || str(after.EndReason) != str(at.EndReason) || str(after.EndedBy) != str(at.EndedBy) ||
 			str(after.EndedAt) != str(at.EndedAt) || *after.DurationMS != *at.DurationMS {
 			t.Errorf("the late report changed the call: %+v, was %+v", after, at)
@@ -293,14 +304,37 @@ func TestAssistantLeaving(t *testing.T) {
 		t.Fatalf("call.ended written %d times while the caller is still on the line", n)
 	}
 
-	// The caller hangs up: the call ends as the caller's.
+	// The caller hangs up: the call ends as the caller's. call.ended waits for the dead
+	// worker's final report, which never comes: it goes out without it within 5 s of the
+	// end, and the record says the report is missing.
 	hangupSim(t, st, sc.ID)
 	ended := waitStatus(t, st, room, session.StatusEnded)
 	c = record(t, st, sc.CallID)
 	if str(ended.EndReason) != call.ReasonRemoteHangup || str(c.EndedBy) != call.EndedByRemote {
 		t.Errorf("session %+v, call %+v: want ended by the caller's hang-up", ended, c)
 	}
-	eventtest.ExactlyOnce(t, st.Store, st.AccountID, callevent.TypeCallEnded, sc.CallID)
+	endedAt, err := time.Parse(time.RFC3339Nano, str(c.EndedAt))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := countEnded(t, st, sc.CallID); n != 0 && time.Since(endedAt) < session.DefaultReportWait {
+		t.Errorf("call.ended written %d times %v after the end, before the wait for the report was over", n, time.Since(endedAt))
+	}
+	evt := waitEnded(t, st, sc.CallID)
+	if late := evt.CreatedAt.Sub(endedAt); late < session.DefaultReportWait || late > 5*time.Second {
+		t.Errorf("call.ended written %v after the end, want between the wait (%v) and 5 s", late, session.DefaultReportWait)
+	}
+	if r := str(record(t, st, sc.CallID).AssistantReport); r != call.ReportMissing {
+		t.Errorf("assistant_report = %q, want missing", r)
+	}
+}
+
+// waitEnded waits for a call's call.ended in the event log and returns it, checking it
+// is the only one.
+func waitEnded(t *testing.T, st *sessiontest.Stack, callID string) callevent.Event {
+	t.Helper()
+	sessiontest.WaitFor(t, 30*time.Second, "call.ended", func() bool { return countEnded(t, st, callID) > 0 })
+	return eventtest.ExactlyOnce(t, st.Store, st.AccountID, callevent.TypeCallEnded, callID)
 }
 
 // countEnded counts call.ended events of a call in the event log.
@@ -344,8 +378,8 @@ func TestDispatchWatchdog(t *testing.T) {
 	if c.Status != call.StatusFailed || str(c.EndReason) != call.ReasonAssistantUnavailable || str(c.EndedBy) != call.EndedBySystem {
 		t.Errorf("unattended call = %+v, want failed, assistant_unavailable, by system", c)
 	}
-	if c.Metrics != nil {
-		t.Errorf("unattended call has worker metrics %+v", c.Metrics)
+	if c.Metrics != nil || str(c.AssistantReport) != call.ReportMissing {
+		t.Errorf("unattended call has worker metrics %+v, assistant_report %q; want none, missing", c.Metrics, str(c.AssistantReport))
 	}
 	waitSimCall(t, st, second.ID, sim.StatusEnded)
 	sessiontest.WaitFor(t, 10*time.Second, "room gone", func() bool {

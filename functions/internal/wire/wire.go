@@ -122,7 +122,13 @@ func Asker(s *dynamo.Store, log *slog.Logger) *decision.Asker {
 }
 
 // Sweeper is the session-sweeper function's handler: each scheduled invocation sweeps
-// every 5 s for SWEEP_WINDOW_SECONDS (default 55, under the one-minute schedule).
+// every sweepTick for SWEEP_WINDOW_SECONDS (default 60: the one-minute schedule's
+// invocations follow each other with no gap; an overlap is harmless, as every end and
+// every release of a held call.ended is a conditional write).
+//
+// The tick bounds how late an assistant call's held call.ended goes out when its worker's
+// final report never comes: session.DefaultReportWait (3 s) after the end, plus at most
+// one tick, is 5 s.
 func Sweeper(ctx context.Context) (func(context.Context) error, error) {
 	s, err := Store(ctx)
 	if err != nil {
@@ -132,12 +138,16 @@ func Sweeper(ctx context.Context) (func(context.Context) error, error) {
 	if err != nil {
 		return nil, err
 	}
-	window := 55 * time.Second
+	window := 60 * time.Second
 	if v, err := strconv.Atoi(os.Getenv("SWEEP_WINDOW_SECONDS")); err == nil && v > 0 {
 		window = time.Duration(v) * time.Second
 	}
-	return Sessions(s, media, Logger().With("function", "session-sweeper")).SweepHandler(window, 5*time.Second), nil
+	return Sessions(s, media, Logger().With("function", "session-sweeper")).SweepHandler(window, sweepTick), nil
 }
+
+// sweepTick is how often the AWS sweeper sweeps: one query per shard of the live index
+// each tick.
+const sweepTick = 2 * time.Second
 
 // Handler is the net/http handler of one /v1 function: its route only, authenticated by
 // the API Gateway authorizer's context (internal receivers check their senders'
