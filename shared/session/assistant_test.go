@@ -211,7 +211,16 @@ func TestMediaFailed(t *testing.T) {
 	// No caller can be verified within a millisecond of the worker joining.
 	st.StartWorker(t, func(c *worker.Config) { c.VerifyTimeout = time.Millisecond }, worker.Options{})
 	publishAssistant(t, st, "Front desk", "Hello there.", "ava_iris")
-	sc := ring(t, st, "video", sim.PartyOptions{})
+	placed, err := st.Sim.Place(sim.PlaceRequest{From: "+15551230000", To: st.Handles[0], Media: "video"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// With media failing at once, the call may end before a poll sees it answered.
+	var sc sim.Call
+	sessiontest.WaitFor(t, 20*time.Second, "sim call answered", func() bool {
+		sc, _ = st.Sim.Get(placed.ID)
+		return sc.CallID != "" && (sc.Status == sim.StatusAnswered || sc.Status == sim.StatusEnded)
+	})
 	c := waitRecord(t, st, sc.CallID, "the call to end", func(c recordObj) bool { return c.EndedAt != nil })
 	if c.Status != call.StatusFailed || str(c.EndReason) != call.ReasonMediaFailed || str(c.EndedBy) != call.EndedByAssistant {
 		t.Errorf("call record = %+v, want failed with media_failed by the assistant", c)
