@@ -403,3 +403,25 @@ func TestDispatchWatchdog(t *testing.T) {
 	hangupSim(t, st, busy.ID)
 	waitRecord(t, st, busy.CallID, "the busy call to end", func(c recordObj) bool { return str(c.EndReason) == call.ReasonRemoteHangup })
 }
+
+// TestJobCarriesVoiceAndModel: the draft's voice and model go into the published version
+// and from it into the job LiveKit hands a persona worker.
+func TestJobCarriesVoiceAndModel(t *testing.T) {
+	st := tenant(t)
+	var a assistantObj
+	sessiontest.Must(t, st.Do(t, http.MethodPost, "/v1/assistants", map[string]any{"name": "Voiced desk", "system_prompt": "Answer the phone.",
+		"greeting": "Hello there.", "avatar_id": "ava_theo", "voice": "flite-awb", "model": "llama3.1:8b"}, &a), http.StatusCreated, "create assistant")
+	sessiontest.Must(t, st.Do(t, http.MethodPost, "/v1/assistants/"+a.ID+"/publish", nil, &a), http.StatusCreated, "publish")
+	sessiontest.Must(t, st.Do(t, http.MethodPost, "/v1/lines/"+st.Lines[st.Handles[0]].ID+"/assign",
+		map[string]any{"assistant_id": a.ID}, nil), http.StatusOK, "assign")
+	sc := ring(t, st, "audio", sim.PartyOptions{})
+	job := dispatchedJob(t, st, record(t, st, sc.CallID).sessionID(t))
+	if job.Version.ID != a.ActiveVersionID || job.Version.Voice != "flite-awb" || job.Version.Model != "llama3.1:8b" {
+		t.Errorf("job version = %+v, want %s with voice flite-awb and model llama3.1:8b", job.Version, a.ActiveVersionID)
+	}
+	if got := persona.VoiceFor(job.Version); got != "flite-awb" {
+		t.Errorf("VoiceFor(job) = %q, want the version's voice over the avatar's default", got)
+	}
+	hangupSim(t, st, sc.ID)
+	waitRecord(t, st, sc.CallID, "the call to end", func(c recordObj) bool { return c.EndedAt != nil })
+}
