@@ -86,7 +86,7 @@ type Service struct {
 	// reads assistant_report: missing). Zero means DefaultReportWait.
 	ReportWait time.Duration
 	Log        *slog.Logger
-	Now             func() time.Time
+	Now        func() time.Time
 }
 
 // Defaults of the service's limits.
