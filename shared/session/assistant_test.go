@@ -184,8 +184,11 @@ func TestWorkerReportsEndCalls(t *testing.T) {
 		}
 		// call.ended waited for the worker's report: once it exists, the record it
 		// announces holds the transcript.
-		waitEnded(t, st, sc.CallID)
+		evt := waitEnded(t, st, sc.CallID)
 		after := record(t, st, sc.CallID)
+		if endedAt, err := time.Parse(time.RFC3339Nano, str(after.EndedAt)); err == nil {
+			t.Logf("call.ended written %v after the end, with the worker's report", evt.CreatedAt.Sub(endedAt))
+		}
 		if len(after.Turns) == 0 || str(after.AssistantReport) != call.ReportReceived {
 			t.Fatalf("on call.ended the record has %d turns, assistant_report %q; want the transcript, received", len(after.Turns), str(after.AssistantReport))
 		}
