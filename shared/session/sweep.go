@@ -17,8 +17,9 @@ const sweepPage = 100
 //
 //   - max_duration: MaxDuration after the session was created;
 //   - assistant_unavailable: an assistant call answered DispatchTimeout ago with no
-//     report from any persona worker yet. livekit-server 1.8 drops an agent dispatch
-//     without a word when no worker is free, so silence is the only sign.
+//     report from any persona worker yet. livekit-server drops an agent dispatch
+//     without a word when no worker is free (a refused job request is only logged:
+//     pkg/agent/client.go, v1.8.4 and v1.11.0 alike), so silence is the only sign.
 //
 // It also sends the call.ended that an ended assistant call held for its worker's final
 // report once ReportWait is over without it (the record then reads assistant_report:
