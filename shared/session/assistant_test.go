@@ -196,8 +196,10 @@ func TestWorkerReportsEndCalls(t *testing.T) {
 			str(after.EndedAt) != str(at.EndedAt) || *after.DurationMS != *at.DurationMS {
 			t.Errorf("the late report changed the call: %+v, was %+v", after, at)
 		}
-		if after.Turns[0].Text != "Hello there." || after.Metrics.ConnectingScreenMS == nil {
-			t.Errorf("transcript %+v, metrics %+v: want the greeting turn and the connecting screen time", after.Turns, after.Metrics)
+		// DELETE may cut the greeting short: the turn then keeps only the words the caller
+		// heard, a prefix of the greeting.
+		if g := after.Turns[0]; g.Speaker != "assistant" || !strings.HasPrefix("Hello there.", g.Text) || after.Metrics.ConnectingScreenMS == nil {
+			t.Errorf("transcript %+v, metrics %+v: want the greeting turn (or what was heard of it) and the connecting screen time", after.Turns, after.Metrics)
 		}
 		if s := getSession(t, st, *c.SessionID); s.Status != session.StatusEnded || str(s.EndReason) != call.ReasonDeleted {
 			t.Errorf("session = %+v, want ended, deleted", s)
