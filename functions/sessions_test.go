@@ -188,10 +188,9 @@ func (s *stack) sessionScenario(lk *livekit.Server, gw *gateway, acctID, lineID 
 		return request{fn: "persona-report", method: http.MethodPost, pattern: persona.ReportPath, path: persona.ReportPath,
 			body: string(body), headers: map[string]string{"Content-Type": "application/json", "Authorization": "Bearer " + jwt}}
 	}
-	p50 := int64(420)
 	s.expect(report(persona.Report{Kind: persona.ReportGreeting, CallID: c2.ID, SessionID: ses2.ID, At: time.Now().UTC(),
-		Metrics: persona.Metrics{ResponseP50MS: &p50}}), http.StatusOK)
-	if got, _ := s.store.GetCall(ctx, c2.ID); got.Metrics == nil || got.Metrics.ResponseP50MS == nil || *got.Metrics.ResponseP50MS != 420 {
+		Metrics: persona.Metrics{ResponseMS: &persona.Percentiles{P50: 420, P95: 600}}}), http.StatusOK)
+	if got, _ := s.store.GetCall(ctx, c2.ID); got.Metrics == nil || got.Metrics.ResponseMS == nil || got.Metrics.ResponseMS.P50 != 420 {
 		t.Errorf("call metrics after the report = %+v, want p50 420", got.Metrics)
 	}
 	forged := report(persona.Report{Kind: persona.ReportEnded, CallID: c2.ID, SessionID: ses2.ID, At: time.Now().UTC()})
