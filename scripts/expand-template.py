@@ -4,6 +4,7 @@ as JSON on stdout, so policy tests can check the resources SAM generates (functi
 roles, event source mappings, permissions) and not only what the template says.
 
 Usage: scripts/expand-template.py TEMPLATE
+       scripts/expand-template.py TEMPLATE TEMPLATE...   (a JSON object by path)
 
 Uses the SAM translator that ships with cfn-lint (samtranslator), offline: no AWS call is
 made; managed policy names resolve to placeholder ARNs. A template without the SAM
@@ -49,12 +50,21 @@ def _plain(value):
 def main():
     # The translator asks boto for a region; no AWS call is made with it.
     os.environ.setdefault("AWS_DEFAULT_REGION", "us-east-1")
-    if len(sys.argv) != 2:
+    if len(sys.argv) < 2:
         sys.exit(__doc__)
-    with open(sys.argv[1], encoding="utf-8") as f:
+    if len(sys.argv) == 2:
+        out = expand(sys.argv[1])
+    else:
+        out = {path: expand(path) for path in sys.argv[1:]}
+    json.dump(out, sys.stdout, indent=1, sort_keys=True, default=str)
+    sys.stdout.write("\n")
+
+
+def expand(path):
+    with open(path, encoding="utf-8") as f:
         template, matches = decode_str(f.read())
     if matches or template is None:
-        sys.exit(f"{sys.argv[1]}: cannot parse: {[str(m) for m in matches]}")
+        sys.exit(f"{path}: cannot parse: {[str(m) for m in matches]}")
     template = _plain(template)
     transform = template.get("Transform", [])
     transforms = transform if isinstance(transform, list) else [transform]
@@ -72,8 +82,7 @@ def main():
         template = Translator(_Policies(), Parser()).translate(template, parameter_values=params)
         if rest:
             template["Transform"] = rest
-    json.dump(template, sys.stdout, indent=1, sort_keys=True, default=str)
-    sys.stdout.write("\n")
+    return template
 
 
 if __name__ == "__main__":
