@@ -93,6 +93,7 @@ var rules = []rule{
 	{name: "sqs mapping failures and concurrency", check: sqsMappings},
 	{name: "dead-letter queue alarms", check: deadLetterAlarms},
 	{name: "noecho allowed pattern", check: noEchoPatterns},
+	{name: "dynamodb deletion protection", check: tableDeletionProtection},
 	{name: "no desired count beside a scalable target", check: desiredCount, fleet: true},
 	{name: "elasticache auth token", check: redisAuth, fleet: true},
 	{name: "turn listener and domain", check: turnListener, fleet: true},
@@ -349,6 +350,19 @@ func noEchoPatterns(tpl *cfn.Template) []string {
 		p := tpl.Parameters[name]
 		if (p["NoEcho"] == true || p["NoEcho"] == "true") && str(p["AllowedPattern"]) == "" {
 			out = append(out, fmt.Sprintf("NoEcho parameter %s has no AllowedPattern", name))
+		}
+	}
+	return out
+}
+
+// tableDeletionProtection: a DynamoDB table cannot be deleted by a stack change or by hand
+// without first turning protection off.
+func tableDeletionProtection(tpl *cfn.Template) []string {
+	var out []string
+	tables := tpl.ResourcesOfType("AWS::DynamoDB::Table")
+	for _, id := range sortedIDs(tables) {
+		if p := tables[id].Properties["DeletionProtectionEnabled"]; p != true && p != "true" {
+			out = append(out, fmt.Sprintf("table %s has no DeletionProtectionEnabled", id))
 		}
 	}
 	return out
