@@ -4,7 +4,7 @@ package functions_test
 // relay puts events on the EventBridge bus, the rule routes them to the delivery queue and
 // webhook-deliver posts them to the customer. A record the relay cannot decode, a bus
 // that refuses puts, a rule target that fails and a customer endpoint that is down each
-// leave their work in a failure queue; `bridgeline admin events replay` (awsbus.Replayer)
+// leave their work in a failure queue; `bridgeline admin events replay` (replay.Replayer)
 // puts it back, and the customer gets every event exactly once.
 
 import (
@@ -35,6 +35,7 @@ import (
 	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
 	"github.com/bridgeline/bridgeline/events/awsbus"
+	"github.com/bridgeline/bridgeline/events/awsbus/replay"
 	"github.com/bridgeline/bridgeline/events/callevent"
 	"github.com/bridgeline/bridgeline/events/delivery"
 	"github.com/bridgeline/bridgeline/events/eventtest"
@@ -449,9 +450,9 @@ func TestEventPathFailuresReplayExactlyOnce(t *testing.T) {
 	p.sqs.SendMessage(ctx, &sqs.SendMessageInput{QueueUrl: aws.String(p.relayFailure), MessageBody: aws.String(string(dup))})
 
 	// 5. The replay, queue by queue, as docs/deploy.md says.
-	rp := &awsbus.Replayer{Queue: p.sqs, Streams: p.streams, Publisher: bus, Decode: dynamo.EventFromStream,
+	rp := &replay.Replayer{Queue: p.sqs, Streams: p.streams, Publisher: bus, Decode: dynamo.EventFromStream,
 		DeliveryQueueURL: p.delivery, Logger: quietLog}
-	reports := map[string]awsbus.ReplayReport{}
+	reports := map[string]replay.Report{}
 	for name, q := range map[string]string{"relay": p.relayFailure, "bus": p.busDLQ, "delivery": p.deliveryDLQ} {
 		rep, err := rp.Replay(ctx, q)
 		if err != nil {

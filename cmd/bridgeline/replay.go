@@ -16,11 +16,12 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
 	"github.com/bridgeline/bridgeline/events/awsbus"
+	"github.com/bridgeline/bridgeline/events/awsbus/replay"
 	"github.com/bridgeline/bridgeline/shared/store/dynamo"
 )
 
 // eventsReplay is `bridgeline admin events replay`: it empties one of the AWS event path's
-// failure queues back into the path (awsbus.Replayer) and prints what it did. AWS
+// failure queues back into the path (replay.Replayer) and prints what it did. AWS
 // configuration is the SDK's (credentials, region, AWS_ENDPOINT_URL).
 func eventsReplay(ctx context.Context, args []string, out io.Writer) error {
 	fs := flag.NewFlagSet("admin events replay", flag.ContinueOnError)
@@ -37,7 +38,7 @@ func eventsReplay(ctx context.Context, args []string, out io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("aws config: %w", err)
 	}
-	r := &awsbus.Replayer{
+	r := &replay.Replayer{
 		Queue:            sqs.NewFromConfig(cfg),
 		Streams:          dynamodbstreams.NewFromConfig(cfg),
 		Decode:           dynamo.EventFromStream,

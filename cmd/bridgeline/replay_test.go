@@ -12,6 +12,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
 	"github.com/bridgeline/bridgeline/events/awsbus"
+	"github.com/bridgeline/bridgeline/events/awsbus/replay"
 	"github.com/bridgeline/bridgeline/events/callevent"
 	"github.com/bridgeline/bridgeline/events/delivery"
 	"github.com/bridgeline/bridgeline/events/eventtest"
@@ -59,7 +60,7 @@ func TestAdminEventsReplay(t *testing.T) {
 	if err := adminTo(ctx, []string{"events", "replay", "--queue", dlq, "--to", deliveryQ}, &out); err != nil {
 		t.Fatalf("replay: %v\n%s", err, out.String())
 	}
-	var rep awsbus.ReplayReport
+	var rep replay.Report
 	if err := json.Unmarshal(out.Bytes(), &rep); err != nil || rep.Messages != 2 || rep.BusEvents != 1 || rep.Tasks != 1 {
 		t.Fatalf("replay printed %s (%v), want 2 messages: 1 bus event, 1 task", out.String(), err)
 	}

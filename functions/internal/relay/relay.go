@@ -9,7 +9,7 @@
 // retries run out, goes to the mapping's on-failure queue without holding back the
 // records after it; a failed put does the same to the records it covers. The failure
 // queue keeps where the records are in the stream, and `bridgeline admin events replay`
-// (events/awsbus.Replayer) puts them on the bus later. An event may reach the bus twice
+// (events/awsbus/replay) puts them on the bus later. An event may reach the bus twice
 // (a retried batch, a replay) but never zero times; webhook-deliver starts one delivery
 // per event and endpoint.
 package relay

@@ -1,4 +1,7 @@
-package awsbus
+// Package replay empties the AWS event path's failure queues back into it (`bridgeline
+// admin events replay`). It is a package of its own so the functions, which never
+// replay, do not link the DynamoDB Streams client.
+package replay
 
 import (
 	"context"
@@ -13,6 +16,7 @@ import (
 	streamtypes "github.com/aws/aws-sdk-go-v2/service/dynamodbstreams/types"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
+	"github.com/bridgeline/bridgeline/events/awsbus"
 	"github.com/bridgeline/bridgeline/events/callevent"
 )
 
@@ -33,8 +37,8 @@ import (
 // (it skips endpoints the attempt log shows the event was sent to) and a replayed task is
 // skipped when the event already reached its endpoint.
 
-// ReplayQueueAPI is the part of the SQS client a Replayer uses.
-type ReplayQueueAPI interface {
+// QueueAPI is the part of the SQS client a Replayer uses.
+type QueueAPI interface {
 	ReceiveMessage(ctx context.Context, in *sqs.ReceiveMessageInput, opts ...func(*sqs.Options)) (*sqs.ReceiveMessageOutput, error)
 	SendMessage(ctx context.Context, in *sqs.SendMessageInput, opts ...func(*sqs.Options)) (*sqs.SendMessageOutput, error)
 	DeleteMessage(ctx context.Context, in *sqs.DeleteMessageInput, opts ...func(*sqs.Options)) (*sqs.DeleteMessageOutput, error)
@@ -46,14 +50,14 @@ type StreamsAPI interface {
 	GetRecords(ctx context.Context, in *dynamodbstreams.GetRecordsInput, opts ...func(*dynamodbstreams.Options)) (*dynamodbstreams.GetRecordsOutput, error)
 }
 
-// EventPublisher puts events on the bus (*Publisher).
+// EventPublisher puts events on the bus (*awsbus.Publisher).
 type EventPublisher interface {
 	Publish(ctx context.Context, evts []callevent.Event) error
 }
 
 // Replayer empties a failure queue back into the event path.
 type Replayer struct {
-	Queue ReplayQueueAPI
+	Queue QueueAPI
 	// Streams, Publisher and Decode replay the relay's failures; Decode reads an events
 	// item's stream image (dynamo.EventFromStream).
 	Streams   StreamsAPI
@@ -65,8 +69,8 @@ type Replayer struct {
 	Logger           *slog.Logger
 }
 
-// ReplayReport counts what a replay did.
-type ReplayReport struct {
+// Report counts what a replay did.
+type Report struct {
 	Messages    int `json:"messages"`    // messages taken from the failure queue
 	BusEvents   int `json:"bus_events"`  // bus events sent to the delivery queue
 	Tasks       int `json:"tasks"`       // deliveries sent back to the delivery queue
@@ -88,8 +92,8 @@ type streamFailure struct {
 // Replay takes every message of the queue at queueURL and puts what it describes back on
 // the event path; each message is deleted once replayed. A message it cannot replay stays
 // in the queue, invisible until the replay ends (so one run looks at each message once).
-func (r *Replayer) Replay(ctx context.Context, queueURL string) (ReplayReport, error) {
-	var rep ReplayReport
+func (r *Replayer) Replay(ctx context.Context, queueURL string) (Report, error) {
+	var rep Report
 	for {
 		out, err := r.Queue.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{QueueUrl: aws.String(queueURL),
 			MaxNumberOfMessages: 10, WaitTimeSeconds: 1, VisibilityTimeout: 300})
@@ -117,7 +121,7 @@ func (r *Replayer) Replay(ctx context.Context, queueURL string) (ReplayReport, e
 }
 
 // replayOne replays one message; done is false when it must stay in the queue.
-func (r *Replayer) replayOne(ctx context.Context, body string, rep *ReplayReport) (done bool, err error) {
+func (r *Replayer) replayOne(ctx context.Context, body string, rep *Report) (done bool, err error) {
 	var probe struct {
 		Kind   string          `json:"kind"`
 		Source string          `json:"source"`
@@ -127,8 +131,8 @@ func (r *Replayer) replayOne(ctx context.Context, body string, rep *ReplayReport
 		return false, fmt.Errorf("not JSON: %w", err)
 	}
 	switch {
-	case probe.Kind == TaskKind:
-		var t Task
+	case probe.Kind == awsbus.TaskKind:
+		var t awsbus.Task
 		if err := json.Unmarshal([]byte(body), &t); err != nil {
 			return false, fmt.Errorf("decode task: %w", err)
 		}
@@ -145,7 +149,7 @@ func (r *Replayer) replayOne(ctx context.Context, body string, rep *ReplayReport
 		}
 		rep.Tasks++
 		return true, nil
-	case probe.Source == Source:
+	case probe.Source == awsbus.Source:
 		if err := r.send(ctx, body); err != nil {
 			return false, err
 		}
@@ -169,7 +173,7 @@ func (r *Replayer) send(ctx context.Context, body string) error {
 }
 
 // replayStream reads the failed batch's records from the stream and publishes their events.
-func (r *Replayer) replayStream(ctx context.Context, body string, rep *ReplayReport) (bool, error) {
+func (r *Replayer) replayStream(ctx context.Context, body string, rep *Report) (bool, error) {
 	var f streamFailure
 	if err := json.Unmarshal([]byte(body), &f); err != nil || f.Info == nil {
 		return false, fmt.Errorf("decode stream failure record: %v", err)
