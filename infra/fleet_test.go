@@ -256,10 +256,23 @@ func TestStacksConnect(t *testing.T) {
 			t.Errorf("%s output %s = %v, want a %s URL", l.fromName, l.output, out["Value"], l.wantPrefix)
 		}
 	}
-	// The secret the fleet reads LIVEKIT_KEYS from has that field.
-	secret, _ := control.Resources["LiveKitCredentials"].Properties["SecretString"].(map[string]any)["Fn::Sub"].(string)
-	if !strings.Contains(secret, `"keys":"${LiveKitAPIKey}: ${LiveKitAPISecret}"`) {
-		t.Errorf("LiveKitCredentials secret = %s, want a keys field in livekit-server's form", secret)
+	// The secret the fleet reads LIVEKIT_KEYS from has that field, and its JSON is built
+	// by CloudFormation (Fn::ToJsonString), never spliced from text.
+	secret, _ := control.Resources["LiveKitCredentials"].Properties["SecretString"].(map[string]any)["Fn::ToJsonString"].(map[string]any)
+	keys, _ := secret["keys"].(map[string]any)["Fn::Sub"].(string)
+	if keys != "${LiveKitAPIKey}: ${LiveKitAPISecret}" || fmt.Sprint(secret["api_key"]) != "map[Ref:LiveKitAPIKey]" ||
+		fmt.Sprint(secret["api_secret"]) != "map[Ref:LiveKitAPISecret]" {
+		t.Errorf("LiveKitCredentials secret = %v, want Fn::ToJsonString of api_key, api_secret and keys in livekit-server's form", secret)
+	}
+	// Both fleets' alarms notify the control plane's topic.
+	persona := load(t, "persona-fleet.yaml")
+	for name, tpl := range map[string]*cfn.Template{"livekit-fleet.yaml": fleet, "persona-fleet.yaml": persona} {
+		if _, ok := tpl.Parameters["AlarmTopicArn"]; !ok {
+			t.Errorf("%s has no AlarmTopicArn parameter for template.yaml's AlarmTopicArn output", name)
+		}
+	}
+	if _, ok := control.Outputs["AlarmTopicArn"]; !ok {
+		t.Error("template.yaml has no AlarmTopicArn output")
 	}
 }
 

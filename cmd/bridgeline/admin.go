@@ -24,7 +24,10 @@ func admin(ctx context.Context, args []string) error {
 
 func adminTo(ctx context.Context, args []string, out io.Writer) error {
 	if len(args) < 2 {
-		return fmt.Errorf("admin: want `account create`, `key create` or `line add`")
+		return fmt.Errorf("admin: want `account create`, `key create`, `line add` or `events replay`")
+	}
+	if args[0] == "events" && args[1] == "replay" {
+		return eventsReplay(ctx, args[2:], out) // AWS queues, no store
 	}
 	cfg, err := config.FromEnv()
 	if err != nil {

@@ -16,6 +16,9 @@ const usage = `usage:
   bridgeline admin key create --account A     add an API key to an account; prints it once
   bridgeline admin line add --account A --handle H [--platform sim] [--name N]
                                               provision a line
+  bridgeline admin events replay --queue URL [--to URL] [--bus NAME]
+                                              put an AWS failure queue's events back on the
+                                              event path (docs/deploy.md)
 Settings come from the environment; see README.md.`
 
 func main() {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sync"
 	"time"
 
@@ -31,6 +32,9 @@ type Task struct {
 	NotBefore  time.Time `json:"not_before"`
 	// Exhausted is set on tasks sent to the dead-letter queue: the schedule ran out.
 	Exhausted *delivery.Attempt `json:"exhausted,omitempty"`
+	// Replay marks a task a replay from a failure queue put back: it is skipped when the
+	// event already reached the endpoint, so a replay never doubles a delivery.
+	Replay bool `json:"replay,omitempty"`
 }
 
 // SQSAPI is the part of the SQS client the handler uses.
@@ -38,9 +42,12 @@ type SQSAPI interface {
 	SendMessage(ctx context.Context, in *sqs.SendMessageInput, opts ...func(*sqs.Options)) (*sqs.SendMessageOutput, error)
 }
 
-// AttemptLog is where attempts are logged (the store's delivery.Log).
+// AttemptLog is where attempts are logged (the store's delivery.Log). The log is also how
+// a duplicate of an event (EventBridge and the relay deliver at least once, a replay
+// may repeat what went through) is told from a new one.
 type AttemptLog interface {
 	RecordDeliveryAttempt(ctx context.Context, a delivery.Attempt) error
+	ListDeliveryAttempts(ctx context.Context, eventID string) ([]delivery.Attempt, error)
 }
 
 // MaxDelay is SQS's longest message delay.
@@ -109,11 +116,20 @@ func (h *Handler) handleMessage(ctx context.Context, body string) error {
 	return h.fanOut(ctx, evt)
 }
 
-// fanOut makes the first attempt of evt to every subscribed endpoint, concurrently.
+// fanOut makes the first attempt of evt to every subscribed endpoint, concurrently. An
+// endpoint the event was already sent to (the attempt log has an attempt) is skipped:
+// this is a second copy of the event, and its delivery is under way or done.
 func (h *Handler) fanOut(ctx context.Context, evt callevent.Event) error {
 	ds, err := delivery.Plan(ctx, h.Subscribers, evt, h.now())
 	if err != nil {
 		return err
+	}
+	if len(ds) > 0 {
+		seen, err := h.attempted(ctx, evt.ID, false)
+		if err != nil {
+			return err
+		}
+		ds = slices.DeleteFunc(ds, func(d delivery.Delivery) bool { return seen[d.EndpointID] })
 	}
 	errs := make([]error, len(ds))
 	var wg sync.WaitGroup
@@ -129,12 +145,38 @@ func (h *Handler) fanOut(ctx context.Context, evt callevent.Event) error {
 	return errors.Join(errs...)
 }
 
+// attempted returns the endpoints the event has an attempt to (only succeeded ones when
+// succeededOnly).
+func (h *Handler) attempted(ctx context.Context, eventID string, succeededOnly bool) (map[string]bool, error) {
+	as, err := h.Log.ListDeliveryAttempts(ctx, eventID)
+	if err != nil {
+		return nil, fmt.Errorf("attempts of %s: %w", eventID, err)
+	}
+	seen := map[string]bool{}
+	for _, a := range as {
+		if !succeededOnly || a.Outcome == delivery.OutcomeSucceeded {
+			seen[a.EndpointID] = true
+		}
+	}
+	return seen, nil
+}
+
 // runTask makes the task's attempt when it is due, or puts it back to wait.
 func (h *Handler) runTask(ctx context.Context, t Task) error {
 	if wait := t.NotBefore.Sub(h.now()); wait >= time.Second {
 		return h.enqueue(ctx, t, wait)
 	}
 	evt := t.Envelope.Open()
+	if t.Replay {
+		done, err := h.attempted(ctx, evt.ID, true)
+		if err != nil {
+			return err
+		}
+		if done[t.EndpointID] {
+			h.logger().Info("replay skipped: already delivered", "event_id", evt.ID, "endpoint_id", t.EndpointID)
+			return nil
+		}
+	}
 	a, found, err := h.Deliverer.Attempt(ctx, evt, t.EndpointID, t.Attempt)
 	if err != nil && a.ID == "" {
 		return err

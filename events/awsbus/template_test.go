@@ -49,9 +49,12 @@ func readDeliveryTemplate(t *testing.T) deliveryTemplate {
 				rule = props
 			}
 		case "AWS::SQS::Queue":
-			if child(props, "RedrivePolicy") != nil {
+			// The delivery queue has the redrive policy; its dead-letter queue is the one
+			// it names (the bus's and the relay's failure queues are other queues).
+			switch {
+			case child(props, "RedrivePolicy") != nil:
 				queue = props
-			} else {
+			case resources.Content[i].Value == "DeliveryDeadLetterQueue":
 				dlq = props
 			}
 		}

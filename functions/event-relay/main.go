@@ -21,6 +21,6 @@ func main() {
 		fmt.Fprintln(os.Stderr, "event-relay: EVENT_BUS_NAME and AWS configuration are required:", err)
 		os.Exit(1)
 	}
-	r := &relay.Relay{Publisher: &awsbus.Publisher{Client: eb, BusName: bus}}
+	r := &relay.Relay{Publisher: &awsbus.Publisher{Client: eb, BusName: bus}, Logger: wire.Logger().With("function", "event-relay")}
 	lambda.Start(r.Handle)
 }

@@ -206,6 +206,7 @@ func (s *Service) customerDecides(ctx context.Context, plat platform.Platform, c
 		if timeout <= 0 {
 			timeout = line.DefaultDecisionTimeout * time.Second
 		}
+		timeout = s.decisionWait(ctx, timeout)
 		rec, err = s.Decider.Ask(ctx, decision.Incoming{AccountID: c.AccountID, CallID: c.ID, LineID: l.ID,
 			From: c.From, To: c.To, Media: c.Media, Timeout: timeout,
 			Session: callevent.Session{SessionID: ses.ID, CallID: c.ID, RTCURL: s.Rooms.PublicURL(),
@@ -440,4 +441,17 @@ func mergeMetrics(base, over persona.Metrics) *persona.Metrics {
 		return nil
 	}
 	return &m
+}
+
+// decisionWait is how long to wait for the customer's decision: the line's timeout, cut
+// so that DecisionReserve is left before the request's deadline (at least a second).
+func (s *Service) decisionWait(ctx context.Context, timeout time.Duration) time.Duration {
+	dl, ok := ctx.Deadline()
+	if !ok || s.DecisionReserve <= 0 {
+		return timeout
+	}
+	if left := dl.Sub(s.now()) - s.DecisionReserve; left < timeout {
+		return max(left, time.Second)
+	}
+	return timeout
 }

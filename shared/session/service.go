@@ -70,6 +70,12 @@ type Service struct {
 	Platforms map[string]platform.Platform
 	// Decider runs customer_decides; nil declines those calls at once as timed out.
 	Decider Decider
+	// DecisionReserve is the time an inbound request needs after the customer's decision
+	// (bridging or ending the call). When the request has a deadline (a Lambda behind API
+	// Gateway's 30 s), the wait for the decision ends that long before it, so the request
+	// still answers; a line's longer decision_timeout_seconds is cut short there. Zero
+	// waits the line's whole timeout.
+	DecisionReserve time.Duration
 	// Notify, when set, is called after a write that queued events (wakes the local
 	// delivery worker).
 	Notify func()

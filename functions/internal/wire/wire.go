@@ -40,6 +40,26 @@ import (
 	"github.com/bridgeline/bridgeline/shared/webhookendpoint"
 )
 
+// The functions' outbound calls are bounded so that a function answers (a 502 when a
+// dependency is down) and cleans up before its own timeout; functions/timeouts_test.go
+// checks each function's Timeout in template.yaml against these.
+const (
+	// LiveKitTimeout bounds one LiveKit server API call (CreateRoom, DeleteRoom, dispatch).
+	LiveKitTimeout = 3 * time.Second
+	// PlatformTimeout bounds one call to the calling platform's gateway (dial, answer,
+	// reject, hang up).
+	PlatformTimeout = 3 * time.Second
+	// AWSAllowance is what a request's DynamoDB, SQS and EventBridge calls are allowed in
+	// all (the SDK's own retries bound them; in-region they take milliseconds).
+	AWSAllowance = 3 * time.Second
+	// AnswerMargin is kept to write the answer once everything else is done.
+	AnswerMargin = time.Second
+	// DecisionReserve is what an inbound call needs after the customer's decision: at
+	// worst a dispatch and a room deletion on LiveKit, an answer and a rejection on the
+	// platform, the store, and the answer (session.Service.DecisionReserve).
+	DecisionReserve = 2*LiveKitTimeout + 2*PlatformTimeout + AWSAllowance + AnswerMargin
+)
+
 // Store opens the DynamoDB store on the tables named by the function's TABLE_*
 // variables (a function granted none, like avatars-list, gets a store it never uses).
 // The endpoint is the SDK's: AWS_ENDPOINT_URL (or AWS_ENDPOINT_URL_DYNAMODB) points it
@@ -105,7 +125,8 @@ func Sessions(s *dynamo.Store, media Media, log *slog.Logger) *session.Service {
 		platforms = map[string]platform.Platform{}
 	}
 	return &session.Service{Records: s, Lines: s, Assistants: s, Accounts: s, Rooms: media.Rooms,
-		Platforms: platforms, Decider: Asker(s, log), MaxDuration: maxDur, Log: log, Now: time.Now}
+		Platforms: platforms, Decider: Asker(s, log), DecisionReserve: DecisionReserve,
+		MaxDuration: maxDur, Log: log, Now: time.Now}
 }
 
 // Asker asks the customer about an inbound call on a customer_decides line, as the local
@@ -215,7 +236,7 @@ func PlatformsFromEnv(ctx context.Context) (map[string]platform.Platform, string
 		if secret == "" {
 			return nil, "", errors.New("PLATFORM_GATEWAY_URL is set but neither SIM_SECRET_ARN nor SIM_SECRET")
 		}
-		c, err := simclient.New(simclient.Config{URL: url, Secret: secret})
+		c, err := simclient.New(simclient.Config{URL: url, Secret: secret, HTTPClient: &http.Client{Timeout: PlatformTimeout}})
 		if err != nil {
 			return nil, "", err
 		}
@@ -258,7 +279,8 @@ func liveKitFromEnv(ctx context.Context) (Media, error) {
 		return Media{}, fmt.Errorf("LiveKit credentials secret: %w", err)
 	}
 	c, err := rtc.New(rtc.Config{URL: os.Getenv("LIVEKIT_URL"), PublicURL: public,
-		APIKey: creds.APIKey, APISecret: creds.APISecret, TokenTTL: ttl})
+		APIKey: creds.APIKey, APISecret: creds.APISecret, TokenTTL: ttl,
+		HTTPClient: &http.Client{Timeout: LiveKitTimeout}})
 	if err != nil {
 		return Media{}, err
 	}

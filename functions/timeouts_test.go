@@ -1,0 +1,88 @@
+package functions_test
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/bridgeline/bridgeline/events/delivery"
+	"github.com/bridgeline/bridgeline/functions/internal/wire"
+	"github.com/bridgeline/bridgeline/shared/line"
+)
+
+// apiGatewayLimit is API Gateway's integration timeout: a function behind the HTTP API
+// that runs longer has its caller answered 503 anyway.
+const apiGatewayLimit = 30 * time.Second
+
+// outbound is the worst sequence of bounded outbound calls one invocation of a function
+// makes, read from the code paths it serves; every function not listed makes only AWS
+// calls (DynamoDB, SQS, EventBridge), which wire.AWSAllowance covers.
+type outbound struct {
+	liveKit, platform int           // calls, each bounded by wire.LiveKitTimeout / wire.PlatformTimeout
+	webhook           bool          // one webhook attempt per message, concurrently (delivery.Timeout)
+	window            time.Duration // a scheduled function's working window
+	decision          bool          // waits for a customer's decision (customer_decides)
+	why               string
+}
+
+var outboundCalls = map[string]outbound{
+	"sessions-create": {liveKit: 2, platform: 1, why: "CreateRoom, the platform's Dial, DeleteRoom when the dial fails"},
+	"sessions-delete": {liveKit: 1, platform: 1, why: "DeleteRoom, the platform's Hangup"},
+	"sessions-tokens": {why: "tokens are minted locally"},
+	"livekit-webhook": {liveKit: 2, why: "a dispatch when the callee answers, DeleteRoom when the session ends"},
+	"persona-report":  {liveKit: 2, why: "a dispatch retry, DeleteRoom when the session ends"},
+	"session-sweeper": {liveKit: 1, window: 55 * time.Second, why: "sweeps for SWEEP_WINDOW_SECONDS; the last sweep's DeleteRoom"},
+	"platform-sim": {liveKit: 1, decision: true,
+		why: "CreateRoom, the customer's decision, then wire.DecisionReserve (bridge or end the call)"},
+	"webhook-deliver": {webhook: true, why: "one attempt per message, messages and endpoints concurrently"},
+}
+
+// Each function's Timeout covers the outbound calls it makes with the clients wire
+// builds, plus the AWS calls and the margin to answer (a 502 when a dependency is down);
+// functions behind the HTTP API fit in API Gateway's 30 s.
+func TestFunctionTimeoutsCoverOutboundCalls(t *testing.T) {
+	tpl := loadTemplate(t)
+	global, _ := tpl.Globals["Function"].(map[string]any)["Timeout"].(float64)
+	for _, name := range functionNames(t) {
+		t.Run(name, func(t *testing.T) {
+			r := functionResource(t, name)
+			secs, ok := r.Properties["Timeout"].(float64)
+			if !ok {
+				secs = global
+			}
+			timeout := time.Duration(secs) * time.Second
+			env := map[string]bool{}
+			eachIn(r.Properties, "Environment", "Variables", func(k string, _ any) { env[k] = true })
+			calls, listed := outboundCalls[name]
+			if !listed && (env["LIVEKIT_CREDENTIALS_ARN"] || env["PLATFORM_GATEWAY_URL"]) {
+				t.Fatalf("%s can call LiveKit or the platform gateway but outboundCalls does not say which calls it makes", name)
+			}
+			need := time.Duration(calls.liveKit)*wire.LiveKitTimeout + time.Duration(calls.platform)*wire.PlatformTimeout +
+				calls.window + wire.AWSAllowance + wire.AnswerMargin
+			if calls.webhook {
+				need += delivery.Timeout
+			}
+			if calls.decision {
+				// The wait is cut to leave DecisionReserve before the deadline; the
+				// default decision timeout must still fit whole.
+				need += line.DefaultDecisionTimeout*time.Second + wire.DecisionReserve - wire.AWSAllowance - wire.AnswerMargin
+				if post := 2*wire.LiveKitTimeout + 2*wire.PlatformTimeout + wire.AWSAllowance + wire.AnswerMargin; wire.DecisionReserve < post {
+					t.Errorf("DecisionReserve %v is under what follows a decision (%v)", wire.DecisionReserve, post)
+				}
+			}
+			if timeout < need {
+				t.Errorf("Timeout %v is under the %v its outbound calls may take (%s)", timeout, need, describe(calls))
+			}
+			if len(apiEvents(t, name)) > 0 && timeout >= apiGatewayLimit {
+				t.Errorf("Timeout %v behind the HTTP API: API Gateway answers 503 at %v", timeout, apiGatewayLimit)
+			}
+		})
+	}
+}
+
+func describe(o outbound) string {
+	if o.why == "" {
+		return "AWS calls only"
+	}
+	return fmt.Sprintf("%d LiveKit, %d platform: %s", o.liveKit, o.platform, o.why)
+}
