@@ -159,6 +159,8 @@ func templateEnv(t testing.TB, name string, refs map[string]string) []string {
 				env = append(env, k+"="+val)
 			} else if ref == "Stage" {
 				env = append(env, k+"=test")
+			} else if ref == "TtsVoices" {
+				env = append(env, k+"="+testTTSVoices)
 			} else {
 				t.Fatalf("%s: environment %s = %v: the test has no value for it", name, k, v)
 			}
@@ -169,6 +171,10 @@ func templateEnv(t testing.TB, name string, refs map[string]string) []string {
 	sort.Strings(env)
 	return env
 }
+
+// testTTSVoices are the hosted voices the functions under test offer (the TtsVoices
+// parameter).
+const testTTSVoices = "alloy,nova"
 
 // eachIn calls fn for each entry of m[a][b] when that is a map.
 func eachIn(m map[string]any, a, b string, fn func(string, any)) {

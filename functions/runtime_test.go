@@ -365,7 +365,7 @@ func TestFunctionsUnderLambdaRuntime(t *testing.T) {
 	// Assistants: create (and its idempotent replay), list, get, edit, publish, activate,
 	// duplicate, archive.
 	create := post("assistants-create", "/v1/assistants", "/v1/assistants",
-		`{"name":"Ada","system_prompt":"You are helpful.","greeting":"Hello!","avatar_id":"ava_maya"}`)
+		`{"name":"Ada","system_prompt":"You are helpful.","greeting":"Hello!","avatar_id":"ava_maya","voice":"hosted-nova","model":"llama3.1:8b"}`)
 	a := s.expect(create, http.StatusCreated)
 	asstID := a["id"].(string)
 	if replay := s.expect(create, http.StatusCreated); replay["id"] != asstID {
@@ -383,11 +383,25 @@ func TestFunctionsUnderLambdaRuntime(t *testing.T) {
 		t.Fatalf("publish = %v, want one active version", pub)
 	}
 	verID := versions[0].(map[string]any)["id"].(string)
+	// The voice is one of the hosted voices this deployment's TTS_VOICES offers.
+	if v := versions[0].(map[string]any); v["voice"] != "hosted-nova" || v["model"] != "llama3.1:8b" {
+		t.Errorf("published version = %v, want voice hosted-nova and model llama3.1:8b", v)
+	}
 	s.expect(post("assistants-activate", "/v1/assistants/{id}/activate", "/v1/assistants/"+asstID+"/activate",
 		`{"version_id":"`+verID+`"}`), http.StatusOK)
 	dup := s.expect(post("assistants-duplicate", "/v1/assistants/{id}/duplicate", "/v1/assistants/"+asstID+"/duplicate", `{}`), http.StatusCreated)
 	dupID := dup["id"].(string)
+	if d := dup["draft"].(map[string]any); d["voice"] != "hosted-nova" || d["model"] != "llama3.1:8b" {
+		t.Errorf("duplicate's draft = %v, want the voice and model copied", d)
+	}
 	s.expect(get("avatars-list", "/v1/avatars", "/v1/avatars"), http.StatusOK)
+	voices := map[string]bool{}
+	for _, v := range s.expect(get("voices-list", "/v1/voices", "/v1/voices"), http.StatusOK)["data"].([]any) {
+		voices[v.(map[string]any)["id"].(string)] = true
+	}
+	if !voices["flite-slt"] || !voices["hosted-alloy"] || !voices["hosted-nova"] || voices["hosted-echo"] {
+		t.Errorf("voices = %v, want the local voices and hosted-alloy, hosted-nova (TTS_VOICES)", voices)
+	}
 
 	// Lines: list, get, assign, re-point and unassign, then archive the copy.
 	lines := s.expect(get("lines-list", "/v1/lines", "/v1/lines"), http.StatusOK)

@@ -188,11 +188,10 @@ func (s *stack) sessionScenario(lk *livekit.Server, gw *gateway, acctID, lineID 
 		return request{fn: "persona-report", method: http.MethodPost, pattern: persona.ReportPath, path: persona.ReportPath,
 			body: string(body), headers: map[string]string{"Content-Type": "application/json", "Authorization": "Bearer " + jwt}}
 	}
-	p50 := int64(420)
 	s.expect(report(persona.Report{Kind: persona.ReportGreeting, CallID: c2.ID, SessionID: ses2.ID, At: time.Now().UTC(),
-		Metrics: persona.Metrics{ResponseP50MS: &p50}}), http.StatusOK)
-	if got, _ := s.store.GetCall(ctx, c2.ID); got.Metrics == nil || got.Metrics.ResponseP50MS == nil || *got.Metrics.ResponseP50MS != 420 {
-		t.Errorf("call metrics after the report = %+v, want p50 420", got.Metrics)
+		Metrics: persona.Metrics{ResponseMS: &persona.Percentiles{P50: 420, P95: 610}}}), http.StatusOK)
+	if got, _ := s.store.GetCall(ctx, c2.ID); got.Metrics == nil || got.Metrics.ResponseMS == nil || got.Metrics.ResponseMS.P50 != 420 {
+		t.Errorf("call metrics after the report = %+v, want response p50 420", got.Metrics)
 	}
 	forged := report(persona.Report{Kind: persona.ReportEnded, CallID: c2.ID, SessionID: ses2.ID, At: time.Now().UTC()})
 	forged.headers["Authorization"] = "Bearer " + strings.Repeat("x", 40)
@@ -221,6 +220,61 @@ func (s *stack) sessionScenario(lk *livekit.Server, gw *gateway, acctID, lineID 
 	}
 	if got, _ := s.store.GetSession(ctx, ses.ID); got.Over() {
 		t.Errorf("sweep ended the young session %s", ses.ID)
+	}
+
+	// An assistant call's call.ended waits for its worker's final report: sessions-delete
+	// ends the call at once and holds the event; the worker's ended report, through
+	// persona-report, writes it in the same transaction as the transcript. A call whose
+	// worker never reports gets its call.ended from session-sweeper once the wait is
+	// over, and its record says the report is missing.
+	countEnded := func(callID string) int {
+		evts, err := s.store.ListEvents(ctx, acctID, callevent.TypeCallEnded, listing.Query{Limit: listing.MaxLimit})
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := 0
+		for _, e := range evts {
+			if bytes.Contains(e.Data, []byte(callID)) {
+				n++
+			}
+		}
+		return n
+	}
+	assistantCall := func() (session.Session, call.Call) {
+		a, ac := ses, c
+		a.ID, ac.ID, ac.PlatformCallID = ident.New("ses"), ident.New("call"), ident.New("simcall")
+		a.CallID, ac.SessionID = ac.ID, a.ID
+		seen := time.Now().UTC().Truncate(time.Millisecond)
+		a.Mode, a.Status, a.AnsweredAt, a.AssistantSeenAt = session.ModeAssistant, session.StatusActive, &seen, &seen
+		ac.HandledBy, ac.Status, ac.AnsweredAt = call.HandledByAssistant, call.StatusActive, &seen
+		if err := s.store.SaveSession(ctx, a, ac, nil); err != nil {
+			t.Fatal(err)
+		}
+		s.expect(request{fn: "sessions-delete", method: http.MethodDelete, pattern: "/v1/sessions/{id}",
+			path: "/v1/sessions/" + a.ID, auth: auth}, http.StatusOK)
+		rec := s.expect(get("calls-get", "/v1/calls/{id}", "/v1/calls/"+ac.ID), http.StatusOK)
+		if rec["status"] != call.StatusEnded || rec["assistant_report"] != call.ReportPending || countEnded(ac.ID) != 0 {
+			t.Errorf("assistant call after DELETE: %v, %d call.ended; want ended, report pending, call.ended held",
+				rec, countEnded(ac.ID))
+		}
+		return a, ac
+	}
+	reported, reportedCall := assistantCall()
+	s.expect(report(persona.Report{Kind: persona.ReportEnded, CallID: reportedCall.ID, SessionID: reported.ID, At: time.Now().UTC(),
+		EndReason: persona.EndRoomClosed, Transcript: []persona.Turn{{Speaker: persona.SpeakerAssistant, Text: "Hello there.", EndMS: 900}}}), http.StatusOK)
+	rec := s.expect(get("calls-get", "/v1/calls/{id}", "/v1/calls/"+reportedCall.ID), http.StatusOK)
+	if n := countEnded(reportedCall.ID); n != 1 || rec["assistant_report"] != call.ReportReceived || len(rec["transcript"].([]any)) != 1 {
+		t.Errorf("after the worker's report: %d call.ended, record %v; want 1, received, the transcript", n, rec)
+	}
+	silent, silentCall := assistantCall()
+	time.Sleep(session.DefaultReportWait)
+	s.invoke("session-sweeper", mustJSON(t, sched))
+	rec = s.expect(get("calls-get", "/v1/calls/{id}", "/v1/calls/"+silentCall.ID), http.StatusOK)
+	if n := countEnded(silentCall.ID); n != 1 || rec["assistant_report"] != call.ReportMissing {
+		t.Errorf("after the wait and a sweep: %d call.ended, record %v; want 1, missing", n, rec)
+	}
+	if got, _ := s.store.GetSession(ctx, silent.ID); got.Held() {
+		t.Errorf("session %s still held after the sweep released its call.ended", silent.ID)
 	}
 
 	s.dialScenario(gw, lineID, auth)

@@ -8,9 +8,10 @@ package infra_test
 // through a TLS terminator standing in for the TURN load balancer's listener (the
 // hostname's certificate, plain TCP on to turn.tls_port), with the join's credentials.
 //
-// livekit-server 1.8.4 binds its TURN ports (and relay ports) on 0.0.0.0 whatever
-// bind_addresses says (pkg/service/turn.go); the test picks free ports and kills the
-// server when it ends.
+// TURN listens on turn.bind_addresses, not on the top-level bind_addresses, and its
+// default is 0.0.0.0 (pkg/service/turn.go and pkg/config/config.go, v1.11.0; v1.8.4 had
+// no such setting and always bound 0.0.0.0), so the test sets it to loopback as well,
+// picks free ports and kills the server when it ends.
 
 import (
 	"context"
@@ -269,6 +270,7 @@ func loopbackFleetConfig(t *testing.T, tpl *cfn.Template, redisAddr, caFile, web
 	rtc["node_ip"] = "127.0.0.1"
 
 	turn := section("turn")
+	turn["bind_addresses"] = []string{"127.0.0.1"}
 	swap(turn, "tls_port", freePort(t, "tcp"))
 	if _, ok := turn["udp_port"]; ok {
 		swap(turn, "udp_port", freePort(t, "udp"))

@@ -3,7 +3,7 @@
 # `go install` fails on the module's replace directives, so the module folder is copied
 # out of the module cache and built in place.
 set -euo pipefail
-version="${LIVEKIT_SERVER_VERSION:-v1.8.4}"
+version="${LIVEKIT_SERVER_VERSION:-v1.11.0}"
 root="$(cd "$(dirname "$0")/.." && pwd)"
 out="$root/.cache/bin/livekit-server-$version"
 if [ -x "$out" ]; then

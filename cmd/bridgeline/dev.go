@@ -85,7 +85,7 @@ func dev(ctx context.Context, args []string) error {
 
 // newAPI wires the core services over a store.
 func newAPI(cfg config.Config, s Store, log *slog.Logger) *httpapi.API {
-	assistants := &assistant.Service{Store: s, Now: time.Now}
+	assistants := &assistant.Service{Store: s, HostedVoices: cfg.HostedVoices, Now: time.Now}
 	return &httpapi.API{
 		Accounts:    s,
 		Assistants:  assistants,

@@ -73,32 +73,48 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// buildDir holds the worker buildWorker built; TestMain removes it.
+// buildDir holds the binaries build built; TestMain removes it.
 var buildDir string
 
-// buildWorker builds the worker as the Dockerfile does, once per test binary.
-var buildWorker = sync.OnceValues(func() (string, error) {
-	dir, err := os.MkdirTemp("", "persona-worker-image")
-	if err != nil {
-		return "", err
+// binaries are the commands the image ships, by file name, with their package.
+var binaries = map[string]string{"persona-worker": ".", "platform-gateway": "../platform-gateway"}
+
+var (
+	buildMu    sync.Mutex
+	buildCache = map[string]string{}
+)
+
+// build builds one of binaries as the Dockerfile does (cgo on), once per test binary.
+func build(name string) (string, error) {
+	buildMu.Lock()
+	defer buildMu.Unlock()
+	if out, ok := buildCache[name]; ok {
+		return out, nil
 	}
-	buildDir = dir
-	out := filepath.Join(dir, "persona-worker")
-	cmd := exec.Command("go", "build", "-trimpath", "-o", out, ".")
+	if buildDir == "" {
+		dir, err := os.MkdirTemp("", "media-fleet-image")
+		if err != nil {
+			return "", err
+		}
+		buildDir = dir
+	}
+	out := filepath.Join(buildDir, name)
+	cmd := exec.Command("go", "build", "-trimpath", "-o", out, binaries[name])
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=1")
 	if b, err := cmd.CombinedOutput(); err != nil {
-		return "", fmt.Errorf("go build: %v: %s", err, b)
+		return "", fmt.Errorf("go build %s: %v: %s", name, err, b)
 	}
+	buildCache[name] = out
 	return out, nil
-})
+}
 
 // localFile makes the build stage's file here: the worker built as the Dockerfile builds
 // it, the runtime and the model from .cache, where make deps installs them.
 func localFile(t *testing.T, root, src string) string {
 	t.Helper()
 	base := filepath.Base(src)
-	if base == "persona-worker" {
-		out, err := buildWorker()
+	if _, ok := binaries[base]; ok {
+		out, err := build(base)
 		if err != nil {
 			t.Fatal(err)
 		}

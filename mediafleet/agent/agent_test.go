@@ -31,8 +31,9 @@ type started struct {
 }
 
 // joiningHandler joins the room like a real persona worker and stays until the job is
-// terminated or the room goes away (livekit-server 1.8 closes the agent's connection on
-// DeleteRoom without a JobTermination).
+// terminated or the room goes away (on DeleteRoom livekit-server closes the agent's
+// connection first and sends a JobTermination only once the agent has left, if at all:
+// pkg/rtc/room.go, v1.8.4 and v1.11.0 alike).
 func joiningHandler(t *testing.T, jobs chan<- started, ended chan<- string) agent.Handler {
 	return func(ctx context.Context, job agent.Job) error {
 		gone := make(chan struct{})

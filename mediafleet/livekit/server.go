@@ -28,7 +28,7 @@ type Server struct {
 
 // signalGrace is how long livekit-server ignores a shutdown signal after it starts
 // answering HTTP: it marks itself running only after a fixed 100 ms pause, and a SIGTERM
-// before that is dropped (pkg/service/server.go, v1.8.4).
+// before that is dropped (pkg/service/server.go; unchanged from v1.8.4 to v1.11.0).
 const signalGrace = 200 * time.Millisecond
 
 // Start writes the config, starts livekit-server and returns once it answers HTTP on its

@@ -31,6 +31,12 @@ type Draft struct {
 	Greeting     string  `json:"greeting"`
 	AvatarID     string  `json:"avatar_id"`
 	Framing      Framing `json:"framing"`
+	// Voice is a voice id of the deployment's catalogue (GET /v1/voices); empty means the
+	// avatar's default voice.
+	Voice string `json:"voice"`
+	// Model names the language model the persona uses, overriding the fleet's LLM_MODEL;
+	// empty means the fleet's default.
+	Model string `json:"model"`
 }
 
 // Version is an immutable published snapshot.
@@ -44,6 +50,8 @@ type Version struct {
 	Greeting     string    `json:"greeting"`
 	AvatarID     string    `json:"avatar_id"`
 	Framing      Framing   `json:"framing"`
+	Voice        string    `json:"voice"`
+	Model        string    `json:"model"`
 }
 
 // Assistant is the stored record. Versions are kept oldest first.

@@ -11,6 +11,7 @@ import (
 
 	"github.com/bridgeline/bridgeline/shared/apierr"
 	"github.com/bridgeline/bridgeline/shared/ident"
+	"github.com/bridgeline/bridgeline/shared/persona"
 )
 
 // Field limits, in characters. They are part of the contract in openapi.yaml.
@@ -18,6 +19,7 @@ const (
 	MaxNameLen         = 200
 	MaxSystemPromptLen = 20000
 	MaxGreetingLen     = 2000
+	MaxModelLen        = 128
 )
 
 // maxAttempts bounds the read-check-write loop of a conditional update under contention.
@@ -30,20 +32,28 @@ type Fields struct {
 	Greeting     *string
 	AvatarID     *string
 	Framing      *Framing
+	Voice        *string
+	Model        *string
 }
 
 // Service applies the assistant rules on top of a Store.
 type Service struct {
 	Store Store
-	Now   func() time.Time
+	// HostedVoices are the hosted speech API's voices the deployment offers (TTS_VOICES),
+	// beside persona.LocalVoices; a draft's voice must be one of Voices().
+	HostedVoices []string
+	Now          func() time.Time
 }
+
+// Voices is the catalogue of voices a draft may name.
+func (s *Service) Voices() []persona.Voice { return persona.DeploymentVoices(s.HostedVoices) }
 
 // Create makes a draft assistant. Only the name is required.
 func (s *Service) Create(ctx context.Context, accountID string, f Fields) (Assistant, error) {
 	if f.Name == nil {
 		return Assistant{}, apierr.Missing("name")
 	}
-	if err := f.validate(); err != nil {
+	if err := f.validate(s.Voices()); err != nil {
 		return Assistant{}, err
 	}
 	now := s.now()
@@ -78,7 +88,7 @@ func (s *Service) List(ctx context.Context, accountID string, q ListQuery) ([]As
 
 // Update edits the draft.
 func (s *Service) Update(ctx context.Context, accountID, id string, f Fields) (Assistant, error) {
-	if err := f.validate(); err != nil {
+	if err := f.validate(s.Voices()); err != nil {
 		return Assistant{}, err
 	}
 	return s.mutate(ctx, accountID, id, func(a *Assistant) error {
@@ -105,11 +115,15 @@ func (s *Service) Publish(ctx context.Context, accountID, id string) (Assistant,
 		if err := a.Draft.complete(a.Name); err != nil {
 			return Assistant{}, err
 		}
+		if err := validVoice(a.Draft.Voice, s.Voices()); err != nil {
+			// The deployment stopped offering the draft's voice (TTS_VOICES changed).
+			return Assistant{}, err
+		}
 		now := s.now()
 		v := Version{
 			ID: ident.New("ver"), AssistantID: a.ID, Number: a.VersionCount + 1, PublishedAt: now,
 			Name: a.Name, SystemPrompt: a.Draft.SystemPrompt, Greeting: a.Draft.Greeting,
-			AvatarID: a.Draft.AvatarID, Framing: a.Draft.Framing,
+			AvatarID: a.Draft.AvatarID, Framing: a.Draft.Framing, Voice: a.Draft.Voice, Model: a.Draft.Model,
 		}
 		next := a
 		next.VersionCount = v.Number
@@ -164,6 +178,7 @@ func (s *Service) Duplicate(ctx context.Context, accountID, id string, name *str
 	d := src.Draft
 	return s.Create(ctx, accountID, Fields{
 		Name: &n, SystemPrompt: &d.SystemPrompt, Greeting: &d.Greeting, AvatarID: &d.AvatarID, Framing: &d.Framing,
+		Voice: &d.Voice, Model: &d.Model,
 	})
 }
 
@@ -220,7 +235,7 @@ func backoff(attempt int) {
 	time.Sleep(time.Duration(rand.IntN(1+min(attempt, 10))) * time.Millisecond)
 }
 
-func (f Fields) validate() error {
+func (f Fields) validate(voices []persona.Voice) error {
 	if f.Name != nil {
 		if strings.TrimSpace(*f.Name) == "" {
 			return apierr.Invalid("name", "name must not be empty")
@@ -256,6 +271,48 @@ func (f Fields) validate() error {
 			return apierr.Invalid("framing.position", "framing.position must be left, center or right")
 		}
 	}
+	if f.Voice != nil {
+		if err := validVoice(*f.Voice, voices); err != nil {
+			return err
+		}
+	}
+	if f.Model != nil {
+		if err := validModel(*f.Model); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// validVoice: empty (the avatar's default) or a voice of the catalogue.
+func validVoice(id string, voices []persona.Voice) error {
+	if id == "" {
+		return nil
+	}
+	for _, v := range voices {
+		if v.ID == id {
+			return nil
+		}
+	}
+	return apierr.Invalid("voice", fmt.Sprintf("unknown voice %q; see GET /v1/voices", id))
+}
+
+// validModel: empty (the fleet's default) or a model name as OpenAI-compatible servers
+// spell them ("gpt-4o-mini", "llama3.1:8b", "meta-llama/Llama-3.1-8B-Instruct"): letters,
+// digits and . _ - : / @ +, at most MaxModelLen characters. The name goes into the
+// worker's requests, so nothing else (spaces, quotes, control characters) is let through.
+func validModel(m string) error {
+	if m == "" {
+		return nil
+	}
+	if len(m) > MaxModelLen {
+		return apierr.Invalid("model", fmt.Sprintf("model must be at most %d characters", MaxModelLen))
+	}
+	if strings.IndexFunc(m, func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("._-:/@+", r))
+	}) >= 0 {
+		return apierr.Invalid("model", "model must be letters, digits and . _ - : / @ + only")
+	}
 	return nil
 }
 
@@ -274,6 +331,12 @@ func (f Fields) apply(a *Assistant) {
 	}
 	if f.Framing != nil {
 		a.Draft.Framing = *f.Framing
+	}
+	if f.Voice != nil {
+		a.Draft.Voice = *f.Voice
+	}
+	if f.Model != nil {
+		a.Draft.Model = *f.Model
 	}
 }
 

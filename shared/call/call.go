@@ -67,6 +67,21 @@ const (
 	EndedBySystem    = "system"    // Bridgeline: line rules, timeouts, failures
 )
 
+// What became of an assistant call's final worker report (Call.AssistantReport). The
+// record of a call no assistant handled has none.
+const (
+	// ReportPending: the call is live, or it ended and call.ended waits for the report.
+	// Stored as "".
+	ReportPending = "pending"
+	// ReportReceived: the worker's final (ended) report is in: the transcript and the
+	// metrics are complete.
+	ReportReceived = "received"
+	// ReportMissing: call.ended went out without the report: no worker took the call, or
+	// its report did not come within the wait after the end. A report that comes later
+	// still fills in the record and makes it received.
+	ReportMissing = "missing"
+)
+
 // Call is the stored call record.
 type Call struct {
 	ID        string `json:"id"`
@@ -99,6 +114,8 @@ type Call struct {
 
 	Transcript []persona.Turn   `json:"transcript"`
 	Metrics    *persona.Metrics `json:"metrics"`
+	// AssistantReport is ReportReceived or ReportMissing once known; "" is pending.
+	AssistantReport string `json:"assistant_report,omitempty"`
 
 	// Revision increases on every write; writes are conditional on the revision read.
 	Revision int64 `json:"revision"`
@@ -131,11 +148,25 @@ func (c *Call) End(status, reason, by string, t time.Time, newEventID func() str
 		d = max(0, t.Sub(*c.AnsweredAt).Milliseconds())
 	}
 	c.DurationMS = &d
-	return c.event(callevent.TypeCallEnded, newEventID(), t, callevent.CallEnded{
+	return c.EndedEvent(newEventID(), t), true
+}
+
+// EndedEvent is the call.ended event of an ended call, created at: at End, or later when
+// the event was held for an assistant's final report.
+func (c Call) EndedEvent(eventID string, at time.Time) callevent.Event {
+	var endedAt time.Time
+	if c.EndedAt != nil {
+		endedAt = *c.EndedAt
+	}
+	var d int64
+	if c.DurationMS != nil {
+		d = *c.DurationMS
+	}
+	return c.event(callevent.TypeCallEnded, eventID, at, callevent.CallEnded{
 		CallID: c.ID, SessionID: c.SessionID, LineID: c.LineID, Direction: c.Direction, From: c.From, To: c.To,
-		Media: c.Media, HandledBy: c.HandledBy, StartedAt: c.StartedAt, AnsweredAt: c.AnsweredAt, EndedAt: t,
-		DurationMS: d, EndReason: reason, EndedBy: by, Decision: c.Decision, DecisionSource: c.DecisionSource,
-	}), true
+		Media: c.Media, HandledBy: c.HandledBy, StartedAt: c.StartedAt, AnsweredAt: c.AnsweredAt, EndedAt: endedAt,
+		DurationMS: d, EndReason: c.EndReason, EndedBy: c.EndedBy, Decision: c.Decision, DecisionSource: c.DecisionSource,
+	})
 }
 
 // AnsweredEvent is the call.answered event for a call just answered.

@@ -8,6 +8,8 @@ import (
 	"os"
 	"strconv"
 	"time"
+
+	"github.com/bridgeline/bridgeline/shared/persona"
 )
 
 // Config is every setting of the control plane.
@@ -40,6 +42,12 @@ type Config struct {
 	// first report of a persona worker; past it the call fails with assistant_unavailable
 	// (ASSISTANT_DISPATCH_TIMEOUT_SECONDS, 1-300, default 15).
 	AssistantDispatchTimeout time.Duration
+	// HostedVoices are the voices of the hosted speech API (TTS_BASE_URL) the deployment
+	// offers, from TTS_VOICES (comma-separated names); GET /v1/voices lists them as
+	// hosted-<name> beside the local voices, and a draft may name them.
+	HostedVoices []string
+	// TTSBaseURL is the persona workers' hosted speech API; TTS_VOICES needs it.
+	TTSBaseURL string
 }
 
 // FromEnv reads the environment over the defaults.
@@ -103,6 +111,10 @@ func FromEnv() (Config, error) {
 		}
 		c.AssistantDispatchTimeout = time.Duration(n * float64(time.Second))
 	}
+	if c.HostedVoices, err = persona.ParseHostedVoices(os.Getenv("TTS_VOICES")); err != nil {
+		return c, err
+	}
+	str("TTS_BASE_URL", &c.TTSBaseURL)
 	str("LIVEKIT_URL", &c.LiveKitURL)
 	str("LIVEKIT_PUBLIC_URL", &c.LiveKitPublicURL)
 	str("LIVEKIT_API_KEY", &c.LiveKitAPIKey)
@@ -138,6 +150,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("MAX_SESSION_MINUTES: must be above 0 and at most 1440, not %v", c.MaxSession.Minutes())
 	case c.AssistantDispatchTimeout < time.Second || c.AssistantDispatchTimeout > 300*time.Second:
 		return fmt.Errorf("ASSISTANT_DISPATCH_TIMEOUT_SECONDS: must be 1-300, not %v", c.AssistantDispatchTimeout.Seconds())
+	case len(c.HostedVoices) > 0 && c.TTSBaseURL == "":
+		return fmt.Errorf("TTS_VOICES: names hosted voices but TTS_BASE_URL is not set")
 	}
 	return nil
 }

@@ -4,6 +4,7 @@ import (
 	"net/http"
 
 	"github.com/bridgeline/bridgeline/shared/assistant"
+	"github.com/bridgeline/bridgeline/shared/persona"
 )
 
 // AssistantJSON is the assistant object.
@@ -30,6 +31,8 @@ type VersionJSON struct {
 	Greeting     string            `json:"greeting"`
 	AvatarID     string            `json:"avatar_id"`
 	Framing      assistant.Framing `json:"framing"`
+	Voice        string            `json:"voice"`
+	Model        string            `json:"model"`
 }
 
 // PresentAssistant maps an assistant to its JSON object.
@@ -43,6 +46,7 @@ func PresentAssistant(a assistant.Assistant) AssistantJSON {
 		out.Versions = append(out.Versions, VersionJSON{
 			ID: v.ID, Object: "assistant_version", Number: v.Number, PublishedAt: Time(v.PublishedAt),
 			Name: v.Name, SystemPrompt: v.SystemPrompt, Greeting: v.Greeting, AvatarID: v.AvatarID, Framing: v.Framing,
+			Voice: v.Voice, Model: v.Model,
 		})
 	}
 	return out
@@ -55,6 +59,8 @@ type assistantFields struct {
 	Greeting     Nullable[string]        `json:"greeting"`
 	AvatarID     Nullable[string]        `json:"avatar_id"`
 	Framing      Nullable[framingFields] `json:"framing"`
+	Voice        Nullable[string]        `json:"voice"`
+	Model        Nullable[string]        `json:"model"`
 }
 
 // framingFields lets a PATCH give only shot or only position.
@@ -66,13 +72,14 @@ type framingFields struct {
 func (f assistantFields) fields(current assistant.Framing) (assistant.Fields, error) {
 	for _, err := range []error{
 		f.Name.NotNull("name"), f.SystemPrompt.NotNull("system_prompt"), f.Greeting.NotNull("greeting"),
-		f.AvatarID.NotNull("avatar_id"), f.Framing.NotNull("framing"),
+		f.AvatarID.NotNull("avatar_id"), f.Framing.NotNull("framing"), f.Voice.NotNull("voice"), f.Model.NotNull("model"),
 	} {
 		if err != nil {
 			return assistant.Fields{}, err
 		}
 	}
-	out := assistant.Fields{Name: f.Name.Ptr(), SystemPrompt: f.SystemPrompt.Ptr(), Greeting: f.Greeting.Ptr(), AvatarID: f.AvatarID.Ptr()}
+	out := assistant.Fields{Name: f.Name.Ptr(), SystemPrompt: f.SystemPrompt.Ptr(), Greeting: f.Greeting.Ptr(), AvatarID: f.AvatarID.Ptr(),
+		Voice: f.Voice.Ptr(), Model: f.Model.Ptr()}
 	if fr := f.Framing.Ptr(); fr != nil {
 		merged := current
 		if fr.Shot != nil {
@@ -210,4 +217,32 @@ func (a *API) listAvatars(w http.ResponseWriter, r *http.Request) (int, any, err
 		return 0, nil, err
 	}
 	return http.StatusOK, List[assistant.Avatar]{Object: "list", Data: assistant.Avatars}, nil
+}
+
+// VoiceJSON is the voice object.
+type VoiceJSON struct {
+	ID          string  `json:"id"`
+	Object      string  `json:"object"`
+	Engine      string  `json:"engine"`
+	Name        string  `json:"name"`
+	Language    *string `json:"language"`
+	Gender      *string `json:"gender"`
+	Description string  `json:"description"`
+	// DefaultForAvatars are the avatars that speak with this voice when a version names
+	// none.
+	DefaultForAvatars []string `json:"default_for_avatars"`
+}
+
+func (a *API) listVoices(w http.ResponseWriter, r *http.Request) (int, any, error) {
+	if err := Query(r); err != nil {
+		return 0, nil, err
+	}
+	voices := a.Assistants.Voices()
+	out := make([]VoiceJSON, 0, len(voices))
+	for _, v := range voices {
+		out = append(out, VoiceJSON{ID: v.ID, Object: "voice", Engine: v.Engine, Name: v.Name,
+			Language: StringOrNull(v.Language), Gender: StringOrNull(v.Gender), Description: v.Description,
+			DefaultForAvatars: persona.AvatarsVoicing(v.ID)})
+	}
+	return http.StatusOK, List[VoiceJSON]{Object: "list", Data: out}, nil
 }

@@ -24,9 +24,11 @@ import (
 
 	"github.com/bridgeline/bridgeline/events/callevent"
 	"github.com/bridgeline/bridgeline/events/decision"
+	"github.com/bridgeline/bridgeline/shared/assistant"
 	"github.com/bridgeline/bridgeline/shared/httpapi"
 	"github.com/bridgeline/bridgeline/shared/idempotency"
 	"github.com/bridgeline/bridgeline/shared/ident"
+	"github.com/bridgeline/bridgeline/shared/persona"
 	"github.com/bridgeline/bridgeline/shared/store/sqlite"
 )
 
@@ -207,10 +209,14 @@ func TestContractAssistantsAndLines(t *testing.T) {
 		{`{"name":"a","framing":{"shot":"huge"}}`, "parameter_invalid"},
 		{`{"name":"a","framing":{"position":"up"}}`, "parameter_invalid"},
 		{`{"name":"a","nmae":"b"}`, "parameter_unknown"},
+		{`{"name":"a","voice":null}`, "parameter_invalid"},
+		{`{"name":"a","model":"` + strings.Repeat("m", 129) + `"}`, "parameter_invalid"},
+		{`{"name":"a","model":"gpt 4"}`, "parameter_invalid"},
 	} {
 		c.fail("POST", "/v1/assistants", k.body, 400, k.code)
 	}
 	c.failValid("POST", "/v1/assistants", `{"name":"a","avatar_id":"ava_nope"}`, 400, "parameter_invalid")
+	c.failValid("POST", "/v1/assistants", `{"name":"a","voice":"hosted-echo"}`, 400, "parameter_invalid")
 	c.fail("POST", "/v1/assistants", `{"name":"`+strings.Repeat("a", httpapi.MaxBodyBytes)+`"}`, 413, "body_too_large")
 	c.fail("POST", "/v1/assistants", `{"name":"a"}`, 415, "unsupported_media_type", "Content-Type", "text/plain")
 	c.fail("GET", "/v1/assistants", "", 401, "api_key_missing", "Authorization", "")
@@ -259,12 +265,49 @@ func TestContractAssistantsAndLines(t *testing.T) {
 	c.failValid("POST", "/v1/assistants/"+ada+"/activate", `{"version_id":"`+ident.New("ver")+`"}`, 404, "resource_not_found")
 	c.ok("POST", "/v1/assistants/"+ada+"/duplicate", "", 201)
 	c.ok("POST", "/v1/assistants/"+ada+"/duplicate", `{"name":"Ada 2"}`, 201)
+	// A voice (local or hosted) and a model go from the draft into the version and into a
+	// duplicate's draft; empty strings clear them.
+	c.ok("PATCH", "/v1/assistants/"+ada, `{"voice":"hosted-nova","model":"meta-llama/Llama-3.1-8B-Instruct"}`, 200)
+	voiced := c.ok("POST", "/v1/assistants/"+ada+"/publish", "", 201)
+	vs, _ = voiced.body["versions"].([]any)
+	if v := vs[len(vs)-1].(map[string]any); v["voice"] != "hosted-nova" || v["model"] != "meta-llama/Llama-3.1-8B-Instruct" {
+		t.Errorf("published version = %v, want the draft's voice and model", v)
+	}
+	dup := c.ok("POST", "/v1/assistants/"+ada+"/duplicate", "", 201)
+	if d := dup.body["draft"].(map[string]any); d["voice"] != "hosted-nova" || d["model"] != "meta-llama/Llama-3.1-8B-Instruct" {
+		t.Errorf("duplicate's draft = %v, want the voice and model copied", d)
+	}
+	cleared := c.ok("PATCH", "/v1/assistants/"+ada, `{"voice":"flite-rms","model":""}`, 200)
+	if d := cleared.body["draft"].(map[string]any); d["voice"] != "flite-rms" || d["model"] != "" {
+		t.Errorf("draft after PATCH = %v, want voice flite-rms and no model", d)
+	}
 	c.fail("POST", "/v1/assistants/"+ada+"/duplicate", `{"name":""}`, 400, "parameter_invalid")
 	c.failValid("POST", "/v1/assistants/"+unknownAsst+"/duplicate", "", 404, "resource_not_found")
 
 	// Avatars.
 	c.ok("GET", "/v1/avatars", "", 200)
 	c.fail("GET", "/v1/avatars?limit=1", "", 400, "parameter_unknown")
+
+	// Voices: the local ones, then this deployment's hosted ones (alloy, nova).
+	voices := c.ok("GET", "/v1/voices", "", 200)
+	var ids []string
+	defaults := map[string]string{}
+	for _, v := range voices.body["data"].([]any) {
+		v := v.(map[string]any)
+		ids = append(ids, v["id"].(string))
+		for _, a := range v["default_for_avatars"].([]any) {
+			defaults[a.(string)] = v["id"].(string)
+		}
+	}
+	if len(ids) != len(persona.LocalVoices)+2 || ids[0] != persona.LocalVoices[0].ID || ids[len(ids)-1] != "hosted-nova" {
+		t.Errorf("voices = %v, want the local voices then hosted-alloy, hosted-nova", ids)
+	}
+	for _, av := range assistant.Avatars {
+		if defaults[av.ID] != persona.AvatarVoices[av.ID] || defaults[av.ID] == "" {
+			t.Errorf("avatar %s: default voice %q in GET /v1/voices, want %q", av.ID, defaults[av.ID], persona.AvatarVoices[av.ID])
+		}
+	}
+	c.fail("GET", "/v1/voices?limit=1", "", 400, "parameter_unknown")
 
 	// Lines.
 	c.ok("GET", "/v1/lines", "", 200)
@@ -329,7 +372,7 @@ func TestContractAssistantsAndLines(t *testing.T) {
 	c.fail("DELETE", "/v1/assistants/"+ada, "", 405, "method_not_allowed")
 	c.fail("GET", "/v1/nope", "", 404, "route_not_found", "Authorization", "")
 
-	c.requireCoverage(prefixed("/v1/assistants", "/v1/avatars", "/v1/lines"))
+	c.requireCoverage(prefixed("/v1/assistants", "/v1/avatars", "/v1/voices", "/v1/lines"))
 }
 
 func TestContractWebhookEndpointsAndEvents(t *testing.T) {

@@ -98,7 +98,7 @@ func newStack(tb testing.TB, limiter *httpapi.Limiter) *stack {
 	hooks := &httpapi.Webhooks{Endpoints: eps, Events: s, Redeliver: &delivery.OutboxRedeliverer{Outbox: s}}
 	api := &httpapi.API{
 		Accounts: s, Idempotency: s, Limiter: limiter, Now: time.Now, Log: quiet,
-		Assistants: &assistant.Service{Store: s, Now: time.Now},
+		Assistants: &assistant.Service{Store: s, HostedVoices: []string{"alloy", "nova"}, Now: time.Now},
 		Lines:      &line.Service{Store: s, Assistants: s, Now: time.Now},
 		Extra:      append(hooks.Routes(), (&httpapi.CallAnswers{Decisions: s, Now: time.Now}).Routes()...),
 	}
@@ -405,7 +405,7 @@ func TestOpenAPIOperationsFollowConventions(t *testing.T) {
 				t.Errorf("%s: only POST takes Idempotency-Key", name)
 			}
 			if ok := op.Responses.Value("200"); ok != nil && method == http.MethodGet {
-				if mt := ok.Value.Content.Get("application/json"); mt != nil && mt.Schema != nil && mt.Schema.Value.Properties["has_more"] != nil && path != "/v1/avatars" {
+				if mt := ok.Value.Content.Get("application/json"); mt != nil && mt.Schema != nil && mt.Schema.Value.Properties["has_more"] != nil && path != "/v1/avatars" && path != "/v1/voices" {
 					if op.Parameters.GetByInAndName("query", "limit") == nil || op.Parameters.GetByInAndName("query", "starting_after") == nil {
 						t.Errorf("%s: a list without limit and starting_after", name)
 					}

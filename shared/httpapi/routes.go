@@ -10,7 +10,7 @@ const (
 	TableIdempotency = "idempotency"
 )
 
-// coreRoutes are the assistant, avatar and line endpoints.
+// coreRoutes are the assistant, avatar, voice and line endpoints.
 func (a *API) coreRoutes() []Route {
 	ast := []string{TableAccounts, TableAssistants, TableIdempotency}
 	lines := []string{TableAccounts, TableLines, TableAssistants, TableIdempotency}
@@ -24,6 +24,7 @@ func (a *API) coreRoutes() []Route {
 		{Function: "assistants-duplicate", Method: http.MethodPost, Pattern: "/v1/assistants/{id}/duplicate", Tables: ast, Handler: a.duplicateAssistant},
 		{Function: "assistants-archive", Method: http.MethodPost, Pattern: "/v1/assistants/{id}/archive", Tables: ast, Handler: a.archiveAssistant},
 		{Function: "avatars-list", Method: http.MethodGet, Pattern: "/v1/avatars", Tables: []string{TableAccounts}, Handler: a.listAvatars},
+		{Function: "voices-list", Method: http.MethodGet, Pattern: "/v1/voices", Tables: []string{TableAccounts}, Handler: a.listVoices},
 		{Function: "lines-list", Method: http.MethodGet, Pattern: "/v1/lines", Tables: lines, Handler: a.listLines},
 		{Function: "lines-get", Method: http.MethodGet, Pattern: "/v1/lines/{id}", Tables: lines, Handler: a.getLine},
 		{Function: "lines-update", Method: http.MethodPatch, Pattern: "/v1/lines/{id}", Tables: lines, Handler: a.updateLine},

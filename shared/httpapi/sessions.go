@@ -93,14 +93,25 @@ type CallObject struct {
 	DecisionSource *string          `json:"decision_source"`
 	Transcript     []persona.Turn   `json:"transcript"`
 	Metrics        *persona.Metrics `json:"metrics"`
+	// AssistantReport says whether the transcript and metrics are complete (assistant
+	// calls only).
+	AssistantReport *string `json:"assistant_report"`
 }
 
 // PresentCall maps a call record to its object. Transcript is an array for assistant
 // calls and null otherwise.
 func PresentCall(c call.Call) CallObject {
 	transcript := c.Transcript
-	if transcript == nil && c.HandledBy == call.HandledByAssistant {
-		transcript = []persona.Turn{}
+	var report *string
+	if c.HandledBy == call.HandledByAssistant {
+		if transcript == nil {
+			transcript = []persona.Turn{}
+		}
+		r := c.AssistantReport
+		if r == "" {
+			r = call.ReportPending
+		}
+		report = &r
 	}
 	return CallObject{
 		ID: c.ID, Object: "call", Direction: c.Direction, LineID: StringOrNull(c.LineID), From: c.From, To: c.To,
@@ -109,6 +120,7 @@ func PresentCall(c call.Call) CallObject {
 		AnsweredAt: TimePtr(c.AnsweredAt), EndedAt: TimePtr(c.EndedAt), DurationMS: c.DurationMS,
 		EndReason: StringOrNull(c.EndReason), EndedBy: StringOrNull(c.EndedBy), Decision: StringOrNull(c.Decision),
 		DecisionSource: StringOrNull(c.DecisionSource), Transcript: transcript, Metrics: c.Metrics,
+		AssistantReport: report,
 	}
 }
 

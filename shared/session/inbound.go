@@ -334,7 +334,8 @@ func (s *Service) HandleLiveKit(ctx context.Context, ev *livekit.WebhookEvent) e
 // the ended report's transcript is kept. An ended report ends a call that is still live,
 // by its reason; one that arrives after the call ended (room_closed and terminated come
 // after the control plane deleted the room) changes nothing but filling in the metrics and
-// transcript the record lacks. Reports are idempotent: a redelivery changes nothing.
+// transcript the record lacks, and sends the call.ended that waited for it (endIf holds
+// it), in the same write. Reports are idempotent: a redelivery changes nothing.
 func (s *Service) HandleReport(ctx context.Context, rep persona.Report) error {
 	c, err := s.Records.GetCall(ctx, rep.CallID)
 	if errors.Is(err, apierr.ErrNotFound) {
@@ -354,7 +355,13 @@ func (s *Service) HandleReport(ctx context.Context, rep persona.Report) error {
 			ses.AssistantSeenAt = &now
 			changed = true
 		}
-		return nil, changed, nil
+		var evts []callevent.Event
+		if rep.Kind == persona.ReportEnded && ses.Held() {
+			ses.ReportDueAt = nil
+			evts = append(evts, c.EndedEvent(newEventID(), now))
+			changed = true
+		}
+		return evts, changed, nil
 	}); err != nil {
 		return err
 	}
@@ -386,9 +393,10 @@ func reportEnd(workerReason string) (status, reason, by string) {
 }
 
 // applyReport merges a report's metrics and transcript into the call and reports whether
-// anything changed. Once the call is over only what the record lacks is filled in.
+// anything changed. Once the call is over only what the record lacks is filled in. The
+// ended report is the final one: the record is then complete (ReportReceived).
 func applyReport(c *call.Call, rep persona.Report) bool {
-	before, _ := json.Marshal([]any{c.Metrics, c.Transcript})
+	before, _ := json.Marshal([]any{c.Metrics, c.Transcript, c.AssistantReport})
 	if c.Over() {
 		c.Metrics = mergeMetrics(rep.Metrics, derefMetrics(c.Metrics))
 		if len(c.Transcript) == 0 && len(rep.Transcript) > 0 {
@@ -400,7 +408,10 @@ func applyReport(c *call.Call, rep persona.Report) bool {
 			c.Transcript = rep.Transcript
 		}
 	}
-	after, _ := json.Marshal([]any{c.Metrics, c.Transcript})
+	if rep.Kind == persona.ReportEnded {
+		c.AssistantReport = call.ReportReceived
+	}
+	after, _ := json.Marshal([]any{c.Metrics, c.Transcript, c.AssistantReport})
 	return string(before) != string(after)
 }
 

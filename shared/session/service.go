@@ -81,14 +81,22 @@ type Service struct {
 	// (livekit-server drops a dispatch silently when no worker is free). Zero means
 	// DefaultDispatchTimeout.
 	DispatchTimeout time.Duration
-	Log             *slog.Logger
-	Now             func() time.Time
+	// ReportWait is how long call.ended of an assistant call that ended before its
+	// worker's final report waits for that report; then Sweep sends it without (the record
+	// reads assistant_report: missing). Zero means DefaultReportWait.
+	ReportWait time.Duration
+	Log        *slog.Logger
+	Now        func() time.Time
 }
 
 // Defaults of the service's limits.
 const (
 	DefaultMaxDuration     = 60 * time.Minute
 	DefaultDispatchTimeout = 15 * time.Second
+	// DefaultReportWait: a worker's ended report comes about a second after the hang-up.
+	// With the local stack's 1 s sweep, call.ended goes out at most 4 s after the end
+	// without it; with the AWS sweeper's 2 s tick, at most 5 s.
+	DefaultReportWait = 3 * time.Second
 )
 
 // CreateRequest is POST /v1/sessions.
@@ -330,7 +338,7 @@ func (s *Service) job(ctx context.Context, c call.Call, v assistant.Version, ans
 		Brand: persona.Brand{Name: acct.Name, Color: acct.BrandColor},
 		Version: persona.Version{AssistantID: v.AssistantID, ID: v.ID, Number: v.Number, Name: v.Name,
 			SystemPrompt: v.SystemPrompt, Greeting: v.Greeting, AvatarID: v.AvatarID,
-			Framing: persona.Framing{Shot: v.Framing.Shot, Position: v.Framing.Position}}}
+			Framing: persona.Framing{Shot: v.Framing.Shot, Position: v.Framing.Position}, Voice: v.Voice, Model: v.Model}}
 	b, err := json.Marshal(j)
 	return string(b), err
 }
@@ -455,8 +463,19 @@ func (s *Service) endIf(ctx context.Context, sessionID string, cond func(Session
 			changed = true
 		}
 		if evt, ok := c.End(callStatus(ses.Status, reason), reason, by, now, newEventID); ok {
-			evts = append(evts, evt)
 			changed = true
+			switch {
+			case awaitsReport(*ses, *c):
+				// The worker is still to send its transcript: call.ended waits for it
+				// (HandleReport), or for Sweep once the wait is over.
+				due := now.Add(s.reportWait())
+				ses.ReportDueAt = &due
+			case ses.Mode == ModeAssistant && c.AssistantReport == "":
+				c.AssistantReport = call.ReportMissing // no worker ever reported
+				evts = append(evts, evt)
+			default:
+				evts = append(evts, evt)
+			}
 		}
 		return evts, changed, nil
 	})
@@ -485,6 +504,18 @@ func (s *Service) endIf(ctx context.Context, sessionID string, cond func(Session
 		}
 	}
 	return ses, c, true, nil
+}
+
+// awaitsReport: an assistant call a worker took (it reported) whose final report is not in.
+func awaitsReport(ses Session, c call.Call) bool {
+	return ses.Mode == ModeAssistant && ses.AssistantSeenAt != nil && c.AssistantReport != call.ReportReceived
+}
+
+func (s *Service) reportWait() time.Duration {
+	if s.ReportWait > 0 {
+		return s.ReportWait
+	}
+	return DefaultReportWait
 }
 
 // callStatus is the call's final status for a session's.

@@ -51,8 +51,16 @@ type Session struct {
 	// AssistantSeenAt is when the first report of a persona worker about the call arrived:
 	// proof that LiveKit handed the dispatch to a worker (Sweep's dispatch watchdog).
 	AssistantSeenAt *time.Time `json:"assistant_seen_at,omitempty"`
-	Revision        int64      `json:"revision"`
+	// ReportDueAt is set on an assistant session that ended before its worker's final
+	// report came: call.ended is held until the report comes (HandleReport) or this time
+	// passes (Sweep), so that a customer who reads the record on call.ended finds the
+	// whole transcript. The session stays in LiveSessions while it is set.
+	ReportDueAt *time.Time `json:"report_due_at,omitempty"`
+	Revision    int64      `json:"revision"`
 }
+
+// Held reports whether the session's call.ended waits for its worker's final report.
+func (s Session) Held() bool { return s.ReportDueAt != nil }
 
 // Over reports whether the session ended or failed.
 func (s Session) Over() bool { return s.Status == StatusEnded || s.Status == StatusFailed }
@@ -74,9 +82,10 @@ type Store interface {
 // LiveStore finds the sessions that have not ended, across accounts, for Sweep. It is
 // separate from Store so that a store can keep sessions before it keeps this index.
 //
-// LiveSessions returns up to limit sessions whose status is ringing or active and whose
-// id is above afterID ("" for the start), oldest first. A session saved with a final
-// status leaves the list in the same write.
+// LiveSessions returns up to limit sessions the sweeper still has work on, whose id is
+// above afterID ("" for the start), oldest first: those whose status is ringing or
+// active, and those whose call.ended is held (Held). A session saved with a final status
+// and not held leaves the list in the same write.
 type LiveStore interface {
 	LiveSessions(ctx context.Context, afterID string, limit int) ([]Session, error)
 }

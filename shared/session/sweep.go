@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/bridgeline/bridgeline/events/callevent"
 	"github.com/bridgeline/bridgeline/shared/call"
 )
 
@@ -16,8 +17,13 @@ const sweepPage = 100
 //
 //   - max_duration: MaxDuration after the session was created;
 //   - assistant_unavailable: an assistant call answered DispatchTimeout ago with no
-//     report from any persona worker yet. livekit-server 1.8 drops an agent dispatch
-//     without a word when no worker is free, so silence is the only sign.
+//     report from any persona worker yet. livekit-server drops an agent dispatch
+//     without a word when no worker is free (a refused job request is only logged:
+//     pkg/agent/client.go, v1.8.4 and v1.11.0 alike), so silence is the only sign.
+//
+// It also sends the call.ended that an ended assistant call held for its worker's final
+// report once ReportWait is over without it (the record then reads assistant_report:
+// missing); that is not counted as an end.
 //
 // Each end is conditional on the session as it stands when the end is written, through
 // the same path as every other end: a session that ended meanwhile, or whose worker
@@ -43,6 +49,15 @@ func (s *Service) Sweep(ctx context.Context) (int, error) {
 		}
 		for _, ses := range page {
 			after = ses.ID
+			if reportOverdue(ses, now) {
+				did, err := s.releaseEnded(ctx, ses.ID, now)
+				if err != nil {
+					errs = append(errs, fmt.Errorf("sweep: release call.ended of %s: %w", ses.ID, err))
+				} else if did {
+					s.log().Warn("call.ended sent without the worker's final report", "session_id", ses.ID, "call_id", ses.CallID)
+				}
+				continue
+			}
 			var cond func(Session, call.Call) bool
 			status, reason := StatusEnded, ""
 			switch {
@@ -69,6 +84,27 @@ func (s *Service) Sweep(ctx context.Context) (int, error) {
 			return ended, errors.Join(errs...)
 		}
 	}
+}
+
+// releaseEnded writes the held call.ended of a session whose worker's final report is
+// overdue, and marks the record's report missing, in one conditional write: a report that
+// came meanwhile (HandleReport released it) leaves nothing to do.
+func (s *Service) releaseEnded(ctx context.Context, sessionID string, now time.Time) (bool, error) {
+	released := false
+	_, _, err := s.mutate(ctx, sessionID, func(ses *Session, c *call.Call) ([]callevent.Event, bool, error) {
+		if released = reportOverdue(*ses, now); !released {
+			return nil, false, nil
+		}
+		ses.ReportDueAt = nil
+		c.AssistantReport = call.ReportMissing
+		return []callevent.Event{c.EndedEvent(newEventID(), s.now())}, true, nil
+	})
+	return released && err == nil, err
+}
+
+// reportOverdue: a held call.ended whose wait for the worker's report is over.
+func reportOverdue(ses Session, now time.Time) bool {
+	return ses.Held() && !now.Before(*ses.ReportDueAt)
 }
 
 // tooLong: a live session older than the maximum.

@@ -31,6 +31,7 @@ import (
 	"github.com/bridgeline/bridgeline/shared/assistant"
 	"github.com/bridgeline/bridgeline/shared/httpapi"
 	"github.com/bridgeline/bridgeline/shared/line"
+	"github.com/bridgeline/bridgeline/shared/persona"
 	"github.com/bridgeline/bridgeline/shared/platform"
 	"github.com/bridgeline/bridgeline/shared/platform/simclient"
 	"github.com/bridgeline/bridgeline/shared/rtc"
@@ -62,6 +63,8 @@ type Media struct {
 	RTC       *rtc.Client
 	Platforms map[string]platform.Platform
 	SimSecret string
+	// HostedVoices are the fleet's hosted speech API voices a draft may name (TTS_VOICES).
+	HostedVoices []string
 }
 
 // API wires the services over s, as the local stack does. There is no in-process rate
@@ -78,7 +81,7 @@ func API(s *dynamo.Store, media Media, redeliver httpapi.Redeliverer, log *slog.
 	sessions := Sessions(s, media, log)
 	return &httpapi.API{
 		Accounts:    s,
-		Assistants:  &assistant.Service{Store: s, Now: time.Now},
+		Assistants:  &assistant.Service{Store: s, HostedVoices: media.HostedVoices, Now: time.Now},
 		Lines:       &line.Service{Store: s, Assistants: s, Now: time.Now},
 		Idempotency: s,
 		Log:         log,
@@ -119,7 +122,13 @@ func Asker(s *dynamo.Store, log *slog.Logger) *decision.Asker {
 }
 
 // Sweeper is the session-sweeper function's handler: each scheduled invocation sweeps
-// every 5 s for SWEEP_WINDOW_SECONDS (default 55, under the one-minute schedule).
+// every sweepTick for SWEEP_WINDOW_SECONDS (default 60: the one-minute schedule's
+// invocations follow each other with no gap; an overlap is harmless, as every end and
+// every release of a held call.ended is a conditional write).
+//
+// The tick bounds how late an assistant call's held call.ended goes out when its worker's
+// final report never comes: session.DefaultReportWait (3 s) after the end, plus at most
+// one tick, is 5 s.
 func Sweeper(ctx context.Context) (func(context.Context) error, error) {
 	s, err := Store(ctx)
 	if err != nil {
@@ -129,12 +138,16 @@ func Sweeper(ctx context.Context) (func(context.Context) error, error) {
 	if err != nil {
 		return nil, err
 	}
-	window := 55 * time.Second
+	window := 60 * time.Second
 	if v, err := strconv.Atoi(os.Getenv("SWEEP_WINDOW_SECONDS")); err == nil && v > 0 {
 		window = time.Duration(v) * time.Second
 	}
-	return Sessions(s, media, Logger().With("function", "session-sweeper")).SweepHandler(window, 5*time.Second), nil
+	return Sessions(s, media, Logger().With("function", "session-sweeper")).SweepHandler(window, sweepTick), nil
 }
+
+// sweepTick is how often the AWS sweeper sweeps: one query per shard of the live index
+// each tick.
+const sweepTick = 2 * time.Second
 
 // Handler is the net/http handler of one /v1 function: its route only, authenticated by
 // the API Gateway authorizer's context (internal receivers check their senders'
@@ -165,11 +178,14 @@ func Handler(ctx context.Context, function string) (http.Handler, error) {
 	return h, nil
 }
 
-// MediaFromEnv reads LiveKit's settings (liveKitFromEnv) and the calling platforms'
-// (PlatformsFromEnv).
+// MediaFromEnv reads LiveKit's settings (liveKitFromEnv), the calling platforms'
+// (PlatformsFromEnv) and the hosted voices the fleet offers (TTS_VOICES, comma-separated).
 func MediaFromEnv(ctx context.Context) (Media, error) {
 	m, err := liveKitFromEnv(ctx)
 	if err != nil {
+		return Media{}, err
+	}
+	if m.HostedVoices, err = persona.ParseHostedVoices(os.Getenv("TTS_VOICES")); err != nil {
 		return Media{}, err
 	}
 	m.Platforms, m.SimSecret, err = PlatformsFromEnv(ctx)

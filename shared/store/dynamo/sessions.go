@@ -53,8 +53,9 @@ func revisionPut(table *string, it item, rev int64) *types.Put {
 func sessionItem(s session.Session) item {
 	s.Revision++
 	it := docItem(s, item{"id": str(s.ID), "account_id": str(s.AccountID)})
-	// Sparse: a session is in the live index until a write gives it a final status.
-	if !s.Over() {
+	// Sparse: a session is in the live index until a write gives it a final status and
+	// releases its held call.ended.
+	if !s.Over() || s.Held() {
 		it["live_shard"] = str(liveShard(s.ID))
 	}
 	return it
@@ -148,7 +149,7 @@ func (s *Store) ListSessions(ctx context.Context, accountID string, q listing.Qu
 	return decodeAll[session.Session](items)
 }
 
-// LiveSessions returns up to limit sessions still ringing or active, across accounts,
+// LiveSessions returns up to limit sessions still ringing or active or held, across accounts,
 // oldest first, with ids above afterID: one query per shard of the live index, merged.
 func (s *Store) LiveSessions(ctx context.Context, afterID string, limit int) ([]session.Session, error) {
 	name, err := s.table(Sessions)

@@ -16,8 +16,8 @@ var (
 	_ session.LiveStore = (*Store)(nil)
 )
 
-// liveSessionsSchema marks the sessions that have not ended, for the sweeper's
-// LiveSessions; the partial index holds only those.
+// liveSessionsSchema marks the sessions that have not ended (or whose call.ended is
+// held), for the sweeper's LiveSessions; the partial index holds only those.
 const liveSessionsSchema = `
 ALTER TABLE sessions ADD COLUMN live INTEGER NOT NULL DEFAULT 0;
 UPDATE sessions SET live = 1 WHERE json_extract(CAST(doc AS TEXT), '$.status') IN ('ringing', 'active');
@@ -25,7 +25,7 @@ CREATE INDEX sessions_live ON sessions (id) WHERE live = 1;
 `
 
 func liveFlag(ses session.Session) int {
-	if ses.Over() {
+	if ses.Over() && !ses.Held() {
 		return 0
 	}
 	return 1
@@ -69,7 +69,7 @@ func (s *Store) ListSessions(ctx context.Context, accountID string, q listing.Qu
 		`SELECT doc FROM sessions WHERE account_id = ? AND id < ? ORDER BY id DESC LIMIT ?`, accountID, before, limit)
 }
 
-// LiveSessions lists sessions that have not ended, oldest first, after afterID.
+// LiveSessions lists sessions that have not ended or are held, oldest first, after afterID.
 func (s *Store) LiveSessions(ctx context.Context, afterID string, limit int) ([]session.Session, error) {
 	return listDocs[session.Session](ctx, s.db,
 		`SELECT doc FROM sessions WHERE live = 1 AND id > ? ORDER BY id LIMIT ?`, afterID, limit)

@@ -21,6 +21,42 @@ func completeFields(name string) assistant.Fields {
 }
 
 var assistantCases = map[string]func(*testing.T, Store){
+	"voice and model go from the draft into each version, and GetVersion reads them": func(t *testing.T, s Store) {
+		acct, _ := newAccount(t, s)
+		svc := assistant.Service{Store: s, HostedVoices: []string{"nova"}, Now: time.Now}
+		f := completeFields("Ada")
+		f.Voice, f.Model = ptr("hosted-nova"), ptr("llama3.1:8b")
+		a, err := svc.Create(ctx(t), acct.ID, f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if a, err = svc.Publish(ctx(t), acct.ID, a.ID); err != nil {
+			t.Fatal(err)
+		}
+		if a, err = svc.Update(ctx(t), acct.ID, a.ID, assistant.Fields{Voice: ptr("flite-awb"), Model: ptr("")}); err != nil {
+			t.Fatal(err)
+		}
+		if a, err = svc.Publish(ctx(t), acct.ID, a.ID); err != nil {
+			t.Fatal(err)
+		}
+		got, err := s.GetAssistant(ctx(t), a.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.Draft.Voice != "flite-awb" || got.Draft.Model != "" || len(got.Versions) != 2 {
+			t.Fatalf("GetAssistant = %+v, want draft voice flite-awb, no model, two versions", got)
+		}
+		for i, want := range [][2]string{{"hosted-nova", "llama3.1:8b"}, {"flite-awb", ""}} {
+			v := got.Versions[i]
+			if v.Voice != want[0] || v.Model != want[1] {
+				t.Errorf("version %d: voice %q model %q, want %q %q", v.Number, v.Voice, v.Model, want[0], want[1])
+			}
+			byID, err := s.GetVersion(ctx(t), v.ID)
+			if err != nil || byID.Voice != want[0] || byID.Model != want[1] {
+				t.Errorf("GetVersion(%s) = %+v, %v; want voice %q model %q", v.ID, byID, err, want[0], want[1])
+			}
+		}
+	},
 	"create then get round-trips the draft": func(t *testing.T, s Store) {
 		acct, _ := newAccount(t, s)
 		svc := assistant.Service{Store: s, Now: time.Now}

@@ -371,6 +371,38 @@ func RunLiveSessions(t *testing.T, newStore func(t *testing.T) LiveSessionStore)
 			t.Errorf("live statuses = %s, %s; want ringing, active", got[0].Status, got[1].Status)
 		}
 	})
+
+	t.Run("an ended session whose call.ended is held stays listed until released", func(t *testing.T) {
+		s := newStore(t)
+		ses, c := newSessionPair(ident.New("acct"))
+		if err := s.SaveSession(ctx(t), ses, c, nil); err != nil {
+			t.Fatal(err)
+		}
+		ses.Revision, c.Revision = 1, 1
+		at := time.Now().UTC().Truncate(time.Millisecond)
+		due := at.Add(3 * time.Second)
+		ses.Status, ses.EndedAt, ses.ReportDueAt = session.StatusEnded, &at, &due
+		c.End(call.StatusEnded, call.ReasonDeleted, call.EndedByCustomer, at, func() string { return ident.New("evt") })
+		if err := s.SaveSession(ctx(t), ses, c, nil); err != nil {
+			t.Fatal(err)
+		}
+		ses.Revision, c.Revision = 2, 2
+		got, err := s.LiveSessions(ctx(t), "", 100)
+		if err != nil || len(got) != 1 || got[0].ID != ses.ID || !got[0].Held() || !got[0].ReportDueAt.Equal(due) {
+			t.Fatalf("LiveSessions = %+v, %v; want the held session %s due %v", got, err, ses.ID, due)
+		}
+		ses.ReportDueAt = nil
+		c.AssistantReport = call.ReportMissing
+		if err := s.SaveSession(ctx(t), ses, c, []callevent.Event{c.EndedEvent(ident.New("evt"), at)}); err != nil {
+			t.Fatal(err)
+		}
+		if got, err := s.LiveSessions(ctx(t), "", 100); err != nil || len(got) != 0 {
+			t.Fatalf("after the release, LiveSessions = %v, %v; want none", sessionIDs(got), err)
+		}
+		if got, err := s.GetCall(ctx(t), c.ID); err != nil || got.AssistantReport != call.ReportMissing {
+			t.Errorf("GetCall = %+v, %v; want assistant_report missing", got, err)
+		}
+	})
 }
 
 func sessionIDs(ss []session.Session) []string {

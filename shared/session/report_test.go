@@ -1,0 +1,111 @@
+package session
+
+import (
+	"encoding/json"
+	"reflect"
+	"testing"
+
+	"github.com/bridgeline/bridgeline/shared/call"
+	"github.com/bridgeline/bridgeline/shared/persona"
+)
+
+// TestMergeMetrics: a later report's figures replace an earlier one's, field by field,
+// for every field of persona.Metrics; figures a report does not carry are kept.
+func TestMergeMetrics(t *testing.T) {
+	i64 := func(v int64) *int64 { return &v }
+	n := func(v int) *int { return &v }
+	pct := func(p50, p95 int64) *persona.Percentiles { return &persona.Percentiles{P50: p50, P95: p95} }
+	// every sets each field of Metrics to a distinct value, so a field the merge forgets
+	// shows up.
+	every := persona.Metrics{ConnectingScreenMS: i64(310), FirstGreetingMS: i64(820), Turns: n(4),
+		ResponseMS: pct(640, 910), BargeIns: n(1), BargeInStopMS: pct(120, 180), STTFinalMS: pct(60, 95),
+		LLMFirstTokenMS: pct(300, 420), TTSFirstAudioMS: pct(40, 70), Errors: &persona.ErrorCount{Count: 2, LastKind: "llm_timeout"}}
+	if f := reflect.ValueOf(every); func() bool {
+		for i := range f.NumField() {
+			if f.Field(i).IsNil() {
+				return true
+			}
+		}
+		return false
+	}() {
+		t.Fatalf("the test's full metrics leave a field unset: %+v", every)
+	}
+	tests := []struct {
+		name       string
+		base, over persona.Metrics
+		want       *persona.Metrics
+	}{
+		{"nothing on either side is nil", persona.Metrics{}, persona.Metrics{}, nil},
+		{"over onto nothing", persona.Metrics{}, every, &every},
+		{"nothing over keeps base", every, persona.Metrics{}, &every},
+		{"greeting then the conversation's figures",
+			persona.Metrics{ConnectingScreenMS: i64(310), FirstGreetingMS: i64(820)},
+			persona.Metrics{Turns: n(4), ResponseMS: pct(640, 910), Errors: &persona.ErrorCount{Count: 1, LastKind: "stt_error"}},
+			&persona.Metrics{ConnectingScreenMS: i64(310), FirstGreetingMS: i64(820), Turns: n(4), ResponseMS: pct(640, 910),
+				Errors: &persona.ErrorCount{Count: 1, LastKind: "stt_error"}}},
+		{"a later figure replaces an earlier one",
+			persona.Metrics{Turns: n(2), ResponseMS: pct(500, 600), BargeIns: n(0)},
+			persona.Metrics{Turns: n(3), ResponseMS: pct(510, 700)},
+			&persona.Metrics{Turns: n(3), ResponseMS: pct(510, 700), BargeIns: n(0)}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got := mergeMetrics(tc.base, tc.over)
+			if !reflect.DeepEqual(got, tc.want) {
+				g, _ := json.Marshal(got)
+				w, _ := json.Marshal(tc.want)
+				t.Errorf("mergeMetrics = %s, want %s", g, w)
+			}
+		})
+	}
+}
+
+// TestApplyReport: what a report does to the record, live and after the end.
+func TestApplyReport(t *testing.T) {
+	g1, g2 := int64(800), int64(900)
+	said := []persona.Turn{{Speaker: persona.SpeakerAssistant, Text: "Hello.", EndMS: 900},
+		{Speaker: persona.SpeakerCaller, Text: "hi", StartMS: 1500, EndMS: 1900},
+		{Speaker: persona.SpeakerAssistant, Text: "How can", StartMS: 2300, EndMS: 2700, Interrupted: true}}
+	tests := []struct {
+		name        string
+		status      string
+		before      call.Call
+		rep         persona.Report
+		wantChanged bool
+		wantReport  string
+		wantTurns   int
+		wantGreet   int64
+	}{
+		{"a live call takes the metrics", call.StatusActive, call.Call{},
+			persona.Report{Kind: persona.ReportGreeting, Metrics: persona.Metrics{FirstGreetingMS: &g1}}, true, "", 0, g1},
+		{"the ended report completes the record", call.StatusActive, call.Call{Metrics: &persona.Metrics{FirstGreetingMS: &g1}},
+			persona.Report{Kind: persona.ReportEnded, Transcript: said}, true, call.ReportReceived, 3, g1},
+		{"after the end, a report fills in only what is missing", call.StatusEnded,
+			call.Call{Metrics: &persona.Metrics{FirstGreetingMS: &g1}},
+			persona.Report{Kind: persona.ReportEnded, Metrics: persona.Metrics{FirstGreetingMS: &g2}, Transcript: said}, true, call.ReportReceived, 3, g1},
+		{"a redelivered ended report changes nothing", call.StatusEnded,
+			call.Call{Metrics: &persona.Metrics{FirstGreetingMS: &g1}, Transcript: said, AssistantReport: call.ReportReceived},
+			persona.Report{Kind: persona.ReportEnded, Transcript: said}, false, call.ReportReceived, 3, g1},
+		{"a late report after call.ended went without it", call.StatusEnded,
+			call.Call{AssistantReport: call.ReportMissing},
+			persona.Report{Kind: persona.ReportEnded, Transcript: said}, true, call.ReportReceived, 3, 0},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			c := tc.before
+			c.Status = tc.status
+			changed := applyReport(&c, tc.rep)
+			greet := int64(0)
+			if c.Metrics != nil && c.Metrics.FirstGreetingMS != nil {
+				greet = *c.Metrics.FirstGreetingMS
+			}
+			if changed != tc.wantChanged || c.AssistantReport != tc.wantReport || len(c.Transcript) != tc.wantTurns || greet != tc.wantGreet {
+				t.Errorf("applyReport: changed %v, report %q, %d turns, greeting %d; want %v, %q, %d, %d",
+					changed, c.AssistantReport, len(c.Transcript), greet, tc.wantChanged, tc.wantReport, tc.wantTurns, tc.wantGreet)
+			}
+			if tc.wantTurns == 3 && !c.Transcript[2].Interrupted {
+				t.Errorf("the interrupted turn lost its mark: %+v", c.Transcript[2])
+			}
+		})
+	}
+}
