@@ -8,8 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/bridgeline/bridgeline/events/callevent"
-	"github.com/bridgeline/bridgeline/events/eventtest"
 	"github.com/bridgeline/bridgeline/mediafleet/callerbot"
 	"github.com/bridgeline/bridgeline/mediafleet/conversation"
 	"github.com/bridgeline/bridgeline/mediafleet/engines"
@@ -154,13 +152,17 @@ func (c *convCall) hangUp() recordObj {
 	return c.ended()
 }
 
-// ended waits for the completed record: ended, with the worker's transcript.
+// ended waits for call.ended (exactly once) and returns the record read as soon as it is
+// out: call.ended waits for the worker's final report, so the record it announces
+// already holds the whole transcript and the metrics.
 func (c *convCall) ended() recordObj {
 	c.t.Helper()
-	r := waitRecord(c.t, c.st, c.callID, "the completed record", func(r recordObj) bool {
-		return r.EndedAt != nil && len(r.Turns) > 0 && r.Metrics != nil
-	})
-	eventtest.ExactlyOnce(c.t, c.st.Store, c.st.AccountID, callevent.TypeCallEnded, c.callID)
+	waitEnded(c.t, c.st, c.callID)
+	r := record(c.t, c.st, c.callID)
+	if r.EndedAt == nil || len(r.Turns) == 0 || r.Metrics == nil || str(r.AssistantReport) != call.ReportReceived {
+		c.t.Fatalf("on call.ended the record has ended_at %v, %d turns, metrics %+v, assistant_report %q; want the worker's final report in",
+			str(r.EndedAt), len(r.Turns), r.Metrics, str(r.AssistantReport))
+	}
 	return r
 }
 
