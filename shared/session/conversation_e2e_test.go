@@ -328,6 +328,8 @@ func TestConversationEndToEnd(t *testing.T) {
 			t.Fatal(err)
 		}
 		answered := c.heardAfter(u2.End, "the answer to the new question")
+		t.Logf("end of the first question to its reply at the caller: %v; of the question over the reply to its answer: %v",
+			reply.Start.Sub(q1.End).Round(time.Millisecond), answered.Start.Sub(u2.End).Round(time.Millisecond))
 		c.waitQuiet(answered.Start, "the answer")
 
 		r := c.hangUp()
