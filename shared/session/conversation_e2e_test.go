@@ -328,6 +328,11 @@ func TestConversationEndToEnd(t *testing.T) {
 			t.Fatal(err)
 		}
 		answered := c.heardAfter(u2.End, "the answer to the new question")
+		for _, s := range c.bot.Sounds() {
+			if s.Start.After(cut.Start) && s.Start.Before(u2.End) {
+				t.Errorf("the persona was heard again at %v, while the caller was still talking over it (until %v)", s.Start, u2.End)
+			}
+		}
 		t.Logf("end of the first question to its reply at the caller: %v; of the question over the reply to its answer: %v",
 			reply.Start.Sub(q1.End).Round(time.Millisecond), answered.Start.Sub(u2.End).Round(time.Millisecond))
 		c.waitQuiet(answered.Start, "the answer")
