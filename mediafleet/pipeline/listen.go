@@ -3,6 +3,7 @@ package pipeline
 import (
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/pion/webrtc/v4"
 
@@ -31,13 +32,31 @@ func newListener() *listener {
 }
 
 // read decodes track until it ends (the caller unpublished, or the room connection
-// closed).
+// closed). Silence the caller's client did not send is filled in (see timeline), in real
+// time while nothing arrives.
 func (l *listener) read(track *webrtc.TrackRemote) {
 	dec, err := opus.NewDecoder(ListenRate, 1)
 	if err != nil {
 		return
 	}
 	defer dec.Close()
+	tl := &timeline{emit: l.emit}
+	done := make(chan struct{})
+	filled := make(chan struct{})
+	go func() {
+		defer close(filled)
+		tick := time.NewTicker(20 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case now := <-tick.C:
+				tl.tick(now)
+			}
+		}
+	}()
+	defer func() { close(done); <-filled }()
 	pcm := make([]int16, dec.MaxFrame())
 	for {
 		pkt, _, err := track.ReadRTP()
@@ -54,9 +73,83 @@ func (l *listener) read(track *webrtc.TrackRemote) {
 		if l.decoded.Add(1) >= verifyFrames {
 			l.once.Do(func() { close(l.verified) })
 		}
-		select {
-		case l.frames <- append([]int16(nil), pcm[:n]...):
-		default:
+		tl.packet(pkt.Timestamp, time.Now(), pcm[:n])
+	}
+}
+
+// emit hands audio to the conversation, or drops it when nobody keeps up.
+func (l *listener) emit(pcm []int16) {
+	select {
+	case l.frames <- pcm:
+	default:
+	}
+}
+
+// Browsers send no audio while the caller is quiet: WebRTC clients (livekit-client's
+// default) use Opus DTX, which sends one packet every 400 ms in silence. The conversation
+// measures silence by the audio it is handed, so without the missing silence the end of a
+// browser caller's turn would come seconds late. timeline fills it in: in real time once
+// no packet has come for fillAfter past the last packet's audio, and when a packet comes,
+// whatever its RTP timestamp says is still missing (so the audio handed on keeps the
+// caller's timing, however late the packet).
+type timeline struct {
+	emit func([]int16) // called with mu held, in order
+
+	mu      sync.Mutex
+	started bool
+	next    uint32    // RTP timestamp (48 kHz) just past the last packet's audio
+	lastAt  time.Time // arrival of the last packet
+	lastDur time.Duration
+	filled  int // samples of silence emitted since the last packet
+}
+
+const (
+	// rtpRate is Opus's RTP clock, whatever the encoded rate.
+	rtpRate = 48000
+	// fillAfter is how long past the end of the last packet's audio nothing may arrive
+	// before the gap counts as silence: above a network's ordinary jitter, far below the
+	// end-of-turn silence.
+	fillAfter = 60 * time.Millisecond
+	// maxGap bounds the silence a timestamp jump fills (a client that restarted its
+	// timestamps, or a long outage, is not minutes of silence).
+	maxGap = 2 * time.Second
+)
+
+// packet hands on a packet's decoded audio, after the silence before it not yet filled.
+func (t *timeline) packet(ts uint32, at time.Time, pcm []int16) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.started {
+		gap := int64(int32(ts - t.next)) // wraps; negative for a late, reordered packet
+		if gap > 0 && time.Duration(gap)*time.Second/rtpRate <= maxGap {
+			if missing := int(gap*ListenRate/rtpRate) - t.filled; missing > 0 {
+				t.emit(make([]int16, missing))
+			}
 		}
+	}
+	end := ts + uint32(len(pcm)*rtpRate/ListenRate)
+	if !t.started || int32(end-t.next) > 0 { // a reordered packet does not move the timeline back
+		t.next = end
+	}
+	t.started, t.lastAt, t.filled = true, at, 0
+	t.lastDur = time.Duration(len(pcm)) * time.Second / ListenRate
+	t.emit(append([]int16(nil), pcm...))
+}
+
+// tick fills in the silence up to now when nothing has arrived for too long (for as long
+// as nothing arrives: a muted microphone is silence too).
+func (t *timeline) tick(now time.Time) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if !t.started {
+		return
+	}
+	quiet := now.Sub(t.lastAt) - t.lastDur
+	if quiet < fillAfter {
+		return // the next packet may just be late
+	}
+	if missing := int(quiet.Seconds()*ListenRate) - t.filled; missing > 0 {
+		t.emit(make([]int16, missing))
+		t.filled += missing
 	}
 }

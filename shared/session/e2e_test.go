@@ -30,6 +30,7 @@ import (
 func TestMain(m *testing.M) {
 	lksdk.SetLogger(protologger.GetDiscardLogger())
 	code := m.Run()
+	closeEngines()
 	if pkg.stack != nil {
 		pkg.stack.Close()
 	}
