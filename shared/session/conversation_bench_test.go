@@ -20,6 +20,7 @@ import (
 	"github.com/bridgeline/bridgeline/mediafleet/engines"
 	"github.com/bridgeline/bridgeline/mediafleet/llm/llmtest"
 	"github.com/bridgeline/bridgeline/mediafleet/worker"
+	"github.com/bridgeline/bridgeline/shared/persona"
 	"github.com/bridgeline/bridgeline/shared/platform/sim"
 	"github.com/bridgeline/bridgeline/shared/session/sessiontest"
 )
@@ -65,6 +66,11 @@ func BenchmarkConversation(b *testing.B) {
 
 	b.Run("greeting", func(b *testing.B) {
 		s := benchSamples{}
+		type greeted struct {
+			callID string
+			heard  time.Time
+		}
+		var calls []greeted
 		first := true
 		for b.Loop() {
 			c := benchRing(b, st)
@@ -75,10 +81,25 @@ func BenchmarkConversation(b *testing.B) {
 				first = false
 			} else {
 				s.add("greeting", heard.Start.Sub(*c.AnsweredAt))
+				calls = append(calls, greeted{c.CallID, heard.Start})
 			}
 			hangupSimTB(b, st, c.ID)
 		}
+		// Where the time went, by the worker's stamps: LiveKit's dispatch and the join,
+		// then media verified and the greeting's first frame sent, then the way to the
+		// caller.
+		for _, g := range calls {
+			cs, ok := turns.started(g.callID)
+			if !ok || cs.greetingSent.IsZero() {
+				b.Errorf("call %s: no worker stamps", g.callID)
+				continue
+			}
+			s.add("dispatch-join", cs.joined.Sub(cs.answered))
+			s.add("greeting-sent", cs.greetingSent.Sub(cs.answered))
+			s.add("greeting-transport", g.heard.Sub(cs.greetingSent))
+		}
 		s.report(b)
+		fmt.Printf("greeting: load average %s\n", loadAvg())
 	})
 	for _, d := range []time.Duration{0, 300 * time.Millisecond} {
 		b.Run(fmt.Sprintf("first-token-%dms", d.Milliseconds()), func(b *testing.B) {
@@ -169,10 +190,11 @@ func benchStack(b *testing.B) (*sessiontest.Stack, *llmtest.Server, *turnLog, ti
 			b.Fatalf("PERSONA_END_OF_TURN: %v", err)
 		}
 	}
-	turns := &turnLog{byCall: map[string][]conversation.TurnTiming{}}
+	turns := &turnLog{byCall: map[string][]conversation.TurnTiming{}, calls: map[string]*callStamps{}}
 	st.StartWorker(b, func(c *worker.Config) {
 		c.LLMBaseURL, c.LLMModel, c.EndOfTurn, c.MaxJobs = fake.URL(), "fake-model", endOfTurn, 8
-	}, worker.Options{NewVAD: eng.NewVAD, Recognizer: eng.Recognizer, Voices: eng.Voices.Voices(), OnTurn: turns.add})
+	}, worker.Options{NewVAD: eng.NewVAD, Recognizer: eng.Recognizer, Voices: eng.Voices.Voices(),
+		OnTurn: turns.add, OnJoined: turns.joined, OnCallEnded: turns.ended})
 	benchAssistant(b, st)
 	fmt.Printf("conversation benchmark: end of turn %v, load average %s\n", endOfTurn, loadAvg())
 	return st, fake, turns, endOfTurn
@@ -335,10 +357,60 @@ func capacityRun(b *testing.B, st *sessiontest.Stack, turns *turnLog, k, perCall
 	return res
 }
 
-// turnLog keeps the worker's stamps of each answered turn, by call.
+// turnLog keeps the worker's stamps of each answered turn, and of each call's start, by
+// call.
 type turnLog struct {
 	mu     sync.Mutex
 	byCall map[string][]conversation.TurnTiming
+	calls  map[string]*callStamps
+}
+
+// callStamps are a call's start as the worker saw it.
+type callStamps struct {
+	answered, joined time.Time // the job's answer; the worker joined the room
+	greetingSent     time.Time // the greeting's first frame sent (from the ended report)
+	ended            bool
+}
+
+func (l *turnLog) call(id string) *callStamps {
+	c := l.calls[id]
+	if c == nil {
+		c = &callStamps{}
+		l.calls[id] = c
+	}
+	return c
+}
+
+func (l *turnLog) joined(job persona.Job, at time.Time) {
+	l.mu.Lock()
+	c := l.call(job.CallID)
+	c.answered, c.joined = job.AnsweredAt, at
+	l.mu.Unlock()
+}
+
+func (l *turnLog) ended(rep persona.Report) {
+	l.mu.Lock()
+	c := l.call(rep.CallID)
+	if ms := rep.Metrics.FirstGreetingMS; ms != nil && !c.answered.IsZero() {
+		c.greetingSent = c.answered.Add(time.Duration(*ms) * time.Millisecond)
+	}
+	c.ended = true
+	l.mu.Unlock()
+}
+
+// started waits for a call's ended report and returns its start stamps.
+func (l *turnLog) started(id string) (callStamps, bool) {
+	for deadline := time.Now().Add(15 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		l.mu.Lock()
+		c, ok := l.calls[id]
+		if ok && c.ended {
+			cs := *c
+			l.mu.Unlock()
+			return cs, true
+		}
+		l.mu.Unlock()
+	}
+	return callStamps{}, false
 }
 
 func (l *turnLog) add(callID string, t conversation.TurnTiming) {
