@@ -7,7 +7,7 @@ import (
 	"log/slog"
 	"net/http"
 	"os"
-	"runtime"
+	"runtime/debug"
 	"slices"
 	"strconv"
 	"strings"
@@ -146,8 +146,6 @@ func BenchmarkConversation(b *testing.B) {
 //
 //	go test -run '^$' -bench BenchmarkConversationCapacity -benchtime 1x -timeout 30m ./shared/session/
 func BenchmarkConversationCapacity(b *testing.B) {
-	st, fake, turns, _ := benchStack(b)
-	fake.SetDelays(0, 0)
 	ks := []int{1, 2, 3, 4}
 	if v := os.Getenv("BENCH_CAPACITY"); v != "" {
 		ks = ks[:0]
@@ -159,6 +157,14 @@ func BenchmarkConversationCapacity(b *testing.B) {
 			ks = append(ks, k)
 		}
 	}
+	// One pocketsphinx decoder per concurrent call, made when the worker starts, as a
+	// worker sized for that many calls is deployed (PERSONA_STT_DECODERS): a decoder
+	// made on demand takes the CPU in the middle of the other calls' turns.
+	if os.Getenv("PERSONA_STT_DECODERS") == "" {
+		b.Setenv("PERSONA_STT_DECODERS", strconv.Itoa(slices.Max(ks)))
+	}
+	st, fake, turns, _ := benchStack(b)
+	fake.SetDelays(0, 0)
 	for b.Loop() {
 		for _, k := range ks {
 			r := capacityRun(b, st, turns, k, 5)
@@ -176,10 +182,13 @@ func BenchmarkConversationCapacity(b *testing.B) {
 func benchStack(b *testing.B) (*sessiontest.Stack, *llmtest.Server, *turnLog, time.Duration) {
 	b.Helper()
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError}))
+	debug.FreeOSMemory()
+	before := rssKB()
 	eng, err := engines.FromEnv(log)
 	if err != nil {
 		b.Skipf("speech engines not installed (make deps): %v", err)
 	}
+	fmt.Printf("speech engines loaded: resident memory +%.1f MB\n", float64(rssKB()-before)/1024)
 	b.Cleanup(func() { eng.Close() })
 	st := sessiontest.Start(b, sessiontest.Options{})
 	fake := llmtest.New(llmtest.Reply{Text: benchReply})
@@ -295,7 +304,7 @@ type capacityResult struct {
 // resident memory per call once all k are talking.
 func capacityRun(b *testing.B, st *sessiontest.Stack, turns *turnLog, k, perCall int) capacityResult {
 	b.Helper()
-	runtime.GC()
+	debug.FreeOSMemory()
 	before := rssKB()
 	calls := make([]sim.Call, k)
 	for i := range calls {
