@@ -2,7 +2,6 @@ package worker_test
 
 import (
 	"context"
-	"fmt"
 	"math"
 	"slices"
 	"strings"
