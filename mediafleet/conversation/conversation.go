@@ -64,6 +64,21 @@ type Config struct {
 	STTTimeout        time.Duration // default DefaultSTTTimeout
 	MaxClause         int           // default DefaultMaxClause characters
 	Log               *slog.Logger
+	// OnTurn, when set, is told the worker-side moments of every answered caller turn
+	// whose reply started playing (benchmarks break the response time down with them).
+	// It runs on the conversation's goroutine: it must return at once.
+	OnTurn func(callID string, t TurnTiming)
+}
+
+// TurnTiming is when each stage of answering one caller turn finished, as the worker saw
+// it: the stamps a benchmark needs to split the response time into its parts.
+type TurnTiming struct {
+	LastSpeech  time.Time // end of the turn's last speech window (its arrival)
+	Decided     time.Time // the end-of-turn silence was complete: the turn is over
+	Transcribed time.Time // the recogniser's final text
+	FirstToken  time.Time // the model's first token (zero for a fixed reply)
+	Synthesized time.Time // the first sentence synthesised and queued on the speaker
+	FirstSent   time.Time // its first 20 ms frame sent to the room
 }
 
 // Engine holds conversations; it implements pipeline.Conversation.
@@ -106,12 +121,16 @@ func New(cfg Config) (*Engine, error) {
 
 // Converse holds the conversation of a call until it ends (ctx) or the model hangs up.
 func (e *Engine) Converse(ctx context.Context, call *pipeline.Call) error {
-	return e.Run(ctx, callLine{call}, call.Job().Version)
+	return e.run(ctx, callLine{call}, call.Job().Version, call.Job().CallID)
 }
 
 // Run holds the conversation on line for version v. It returns nil when the model ended
 // the call, ctx's error when the call ended, or an error when it could not start.
 func (e *Engine) Run(ctx context.Context, line Line, v persona.Version) error {
+	return e.run(ctx, line, v, "")
+}
+
+func (e *Engine) run(ctx context.Context, line Line, v persona.Version, callID string) error {
 	vad, err := e.cfg.NewVAD()
 	if err != nil {
 		return fmt.Errorf("conversation: vad: %w", err)
@@ -122,7 +141,7 @@ func (e *Engine) Run(ctx context.Context, line Line, v persona.Version) error {
 		return fmt.Errorf("conversation: transcriber: %w", err)
 	}
 	defer tr.Close()
-	s := &session{cfg: &e.cfg, line: line, vad: vad, tr: tr, version: v, voice: persona.VoiceFor(v), log: e.cfg.Log}
+	s := &session{cfg: &e.cfg, line: line, vad: vad, tr: tr, version: v, voice: persona.VoiceFor(v), log: e.cfg.Log, callID: callID}
 	if v.SystemPrompt != "" {
 		s.history = append(s.history, Message{Role: RoleSystem, Content: v.SystemPrompt})
 	}
@@ -140,6 +159,7 @@ type session struct {
 	vad     VAD
 	tr      Transcriber
 	version persona.Version
+	callID  string
 	voice   string
 	log     *slog.Logger
 	history []Message
@@ -315,7 +335,8 @@ func (s *session) endTurn(ctx context.Context, at time.Time) error {
 	if ctx.Err() != nil {
 		return ctx.Err()
 	}
-	s.stats.stt = append(s.stats.stt, time.Since(at))
+	transcribed := time.Now()
+	s.stats.stt = append(s.stats.stt, transcribed.Sub(at))
 	text = strings.TrimSpace(text)
 	if err != nil {
 		s.log.Warn("transcription failed", "err", err)
@@ -333,15 +354,15 @@ func (s *session) endTurn(ctx context.Context, at time.Time) error {
 	if s.paused { // words shorter than the confirm window ("no!") still interrupt
 		s.bargeIn()
 	}
-	eos := s.lastSpeech
+	tm := TurnTiming{LastSpeech: s.lastSpeech, Decided: at, Transcribed: transcribed}
 	if text != "" {
 		s.line.AddTurn(persona.Turn{Speaker: persona.SpeakerCaller, Text: text,
 			StartMS: s.line.Offset(s.onset), EndMS: s.line.Offset(s.lastSpeech)})
 		s.history = append(s.history, Message{Role: RoleUser, Content: text})
 		s.stats.turns++
-		s.startReply(ctx, eos, "")
+		s.startReply(ctx, tm, "")
 	} else {
-		s.startReply(ctx, eos, Missed)
+		s.startReply(ctx, tm, Missed)
 	}
 	s.publish()
 	return nil

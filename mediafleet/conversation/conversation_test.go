@@ -169,6 +169,53 @@ func TestAnswersATurn(t *testing.T) {
 	}
 }
 
+// TestOnTurnStamps: each answered turn's worker-side stamps come once, in the order of
+// the stages, the first token after the model's delay.
+func TestOnTurnStamps(t *testing.T) {
+	type stamped struct {
+		callID string
+		tm     conversation.TurnTiming
+	}
+	got := make(chan stamped, 4)
+	h := start(t, llmtest.Reply{Text: "We open at nine. Come by."}, func(c *conversation.Config) {
+		c.OnTurn = func(id string, tm conversation.TurnTiming) { got <- stamped{id, tm} }
+	}, "when do you open")
+	h.srv.SetDelays(50*time.Millisecond, 0)
+	h.feed(t, speechLevel, 600*time.Millisecond)
+	h.feed(t, 0, 500*time.Millisecond)
+	h.eventually(t, "the whole reply spoken", func() bool { return len(h.turns()) == 2 })
+	var s stamped
+	select {
+	case s = <-got:
+	case <-time.After(5 * time.Second):
+		t.Fatal("no stamps for the answered turn")
+	}
+	tm := s.tm
+	steps := []struct {
+		name string
+		at   time.Time
+	}{{"last speech", tm.LastSpeech}, {"decided", tm.Decided}, {"transcribed", tm.Transcribed},
+		{"first token", tm.FirstToken}, {"synthesized", tm.Synthesized}, {"first sent", tm.FirstSent}}
+	for i, st := range steps {
+		if st.at.IsZero() {
+			t.Errorf("%s is not stamped: %+v", st.name, tm)
+		} else if i > 0 && st.at.Before(steps[i-1].at) {
+			t.Errorf("%s %v is before %s %v", st.name, st.at, steps[i-1].name, steps[i-1].at)
+		}
+	}
+	if d := tm.FirstToken.Sub(tm.Transcribed); d < 50*time.Millisecond {
+		t.Errorf("first token %v after the transcript, want at least the model's 50 ms delay", d)
+	}
+	if s.callID != "" {
+		t.Errorf("call id %q on a line run without a call, want empty", s.callID)
+	}
+	select {
+	case extra := <-got:
+		t.Errorf("stamps came twice for one turn: %+v", extra)
+	default:
+	}
+}
+
 func TestBargeInCancelsAndRecordsWhatWasHeard(t *testing.T) {
 	long := "Our roses come from three farms. Each farm grows a dozen kinds of rose. We cut them every morning at six. They reach the shop by noon the same day."
 	h := start(t, llmtest.Reply{Text: long}, nil, "tell me about roses", "do you deliver")

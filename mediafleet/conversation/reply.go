@@ -25,7 +25,8 @@ type sentence struct {
 
 // replyResult is what a reply did; the session folds it into the call.
 type replyResult struct {
-	eos       time.Time // end of the caller's speech it answers
+	eos       time.Time  // end of the caller's speech it answers
+	timing    TurnTiming // its stages, for Config.OnTurn
 	sentences []sentence
 	endCall   bool // the model called end_call
 	llm       time.Duration
@@ -36,13 +37,13 @@ type replyResult struct {
 var errFirstToken = errors.New("no first token in time")
 
 // startReply answers the conversation so far, or says fixed when set.
-func (s *session) startReply(ctx context.Context, eos time.Time, fixed string) {
+func (s *session) startReply(ctx context.Context, tm TurnTiming, fixed string) {
 	rctx, cancel := context.WithCancel(ctx)
 	r := &reply{cancel: cancel, done: make(chan replyResult, 1)}
 	s.cur = r
 	req := Request{Model: s.version.Model, Messages: append([]Message(nil), s.history...), EndCallTool: true}
 	go func() {
-		res := replyResult{eos: eos}
+		res := replyResult{eos: tm.LastSpeech, timing: tm}
 		if fixed != "" {
 			s.say(rctx, &res, fixed)
 		} else {
@@ -103,7 +104,8 @@ func (s *session) think(ctx context.Context, res *replyResult, req Request) {
 		if first && (c.Text != "" || c.EndCall) {
 			first = false
 			timer.Stop()
-			res.llm = time.Since(start)
+			res.timing.FirstToken = time.Now()
+			res.llm = res.timing.FirstToken.Sub(start)
 		}
 		for _, sent := range sp.add(c.Text) {
 			s.say(ctx, res, sent)
@@ -137,8 +139,11 @@ func (s *session) say(ctx context.Context, res *replyResult, text string) {
 		}
 		return
 	}
-	res.tts = append(res.tts, time.Since(start))
 	pb, err := s.line.Speak(pcm)
+	res.tts = append(res.tts, time.Since(start))
+	if len(res.sentences) == 0 {
+		res.timing.Synthesized = time.Now()
+	}
 	if err != nil {
 		s.log.Warn("speak", "err", err)
 		res.errs = append(res.errs, errTTS)
@@ -167,6 +172,11 @@ func (s *session) finishReply(res replyResult, bargeIn bool) bool {
 			first = p
 			if i == 0 {
 				s.stats.response = append(s.stats.response, p.StartedAt.Sub(res.eos))
+				if s.cfg.OnTurn != nil && !res.timing.Decided.IsZero() {
+					tm := res.timing
+					tm.FirstSent = p.StartedAt
+					s.cfg.OnTurn(s.callID, tm)
+				}
 			}
 		}
 		last = p

@@ -77,8 +77,51 @@ func newSpeaker(out sampleWriter) (*speaker, error) {
 	return &speaker{enc: enc, out: out}, nil
 }
 
-// say queues pcm (48 kHz mono) and returns the utterance; wait on its done channel.
+// Silence kept at the ends of synthesised speech (trimSilence).
+const (
+	// keepLead is left before the first sound: the onset's soft start, which the level
+	// test can miss, is not clipped.
+	keepLead = 10 * time.Millisecond
+	// keepTail is left after the last sound: the pause between one sentence and the next
+	// queued after it.
+	keepTail = 120 * time.Millisecond
+	// trimRMS is the level (of full scale) of a 5 ms window below which it is silence:
+	// under the quietest consonant the synthesizers make, above their digital silence.
+	trimRMS = 0.003
+)
+
+// trimSilence drops the silence synthesizers put around speech beyond keepLead before
+// it and keepTail after it. flite opens every utterance with its initial pause segment,
+// 150-275 ms of silence: played as it is, the caller waits that long for the first sound
+// after the first frame is sent. Audio with no sound in it is returned as it is.
+func trimSilence(pcm []int16) []int16 {
+	win := outRate / 200 // 5 ms
+	first, last := -1, -1
+	for i := 0; i+win <= len(pcm); i += win {
+		var sum float64
+		for _, v := range pcm[i : i+win] {
+			x := float64(v) / 32768
+			sum += x * x
+		}
+		if math.Sqrt(sum/float64(win)) > trimRMS {
+			if first < 0 {
+				first = i
+			}
+			last = i + win
+		}
+	}
+	if first < 0 {
+		return pcm
+	}
+	from := max(0, first-outRate*int(keepLead/time.Millisecond)/1000)
+	to := min(len(pcm), last+outRate*int(keepTail/time.Millisecond)/1000)
+	return pcm[from:to]
+}
+
+// say queues pcm (48 kHz mono), its silence trimmed (trimSilence), and returns the
+// utterance; wait on its done channel.
 func (s *speaker) say(pcm []int16, started func(time.Time)) *utterance {
+	pcm = trimSilence(pcm)
 	u := &utterance{started: started, done: make(chan struct{})}
 	for i := 0; i < len(pcm); i += frameLen {
 		f := make([]int16, frameLen)

@@ -185,3 +185,56 @@ func TestHeard(t *testing.T) {
 		})
 	}
 }
+
+func TestTrimSilence(t *testing.T) {
+	ms := func(d int) int { return outRate * d / 1000 }
+	cat := func(parts ...[]int16) []int16 {
+		var out []int16
+		for _, p := range parts {
+			out = append(out, p...)
+		}
+		return out
+	}
+	quiet := func(d time.Duration) []int16 { return make([]int16, int(d.Seconds()*outRate)) }
+	hiss := func(d time.Duration) []int16 { return tone(d, 0.001) } // under trimRMS
+	tests := []struct {
+		name             string
+		pcm              []int16
+		wantLen          int
+		wantLeadSilentMS int // samples before the first loud one, in ms
+	}{
+		{"flite's leading pause and trailing silence", cat(quiet(200*time.Millisecond), tone(500*time.Millisecond, 0.3), quiet(190*time.Millisecond)),
+			ms(10) + ms(500) + ms(120), 10},
+		{"hiss counts as silence", cat(hiss(250*time.Millisecond), tone(300*time.Millisecond, 0.3), hiss(50*time.Millisecond)),
+			ms(10) + ms(300) + ms(50), 10},
+		{"no silence to trim", tone(300*time.Millisecond, 0.3), ms(300), 0},
+		{"a short lead is kept whole", cat(quiet(5*time.Millisecond), tone(300*time.Millisecond, 0.3)), ms(5) + ms(300), 5},
+		{"all silence is left as it is", quiet(300 * time.Millisecond), ms(300), -1},
+		{"empty", nil, 0, -1},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got := trimSilence(tc.pcm)
+			if len(got) != tc.wantLen {
+				t.Errorf("trimmed to %d samples (%.1f ms), want %d (%.1f ms)", len(got), float64(len(got))*1000/outRate, tc.wantLen, float64(tc.wantLen)*1000/outRate)
+			}
+			lead := -1
+			for i, v := range got {
+				if v > 100 || v < -100 {
+					lead = i
+					break
+				}
+			}
+			// The tone starts at a zero crossing: its first loud sample is a few samples in.
+			if tc.wantLeadSilentMS < 0 {
+				if lead >= 0 {
+					t.Errorf("found sound at sample %d, want none", lead)
+				}
+				return
+			}
+			if lead < ms(tc.wantLeadSilentMS) || lead > ms(tc.wantLeadSilentMS)+ms(1) {
+				t.Errorf("first sound at %.2f ms, want %d ms of silence kept before it", float64(lead)*1000/outRate, tc.wantLeadSilentMS)
+			}
+		})
+	}
+}

@@ -2,7 +2,6 @@ package worker_test
 
 import (
 	"context"
-	"fmt"
 	"math"
 	"slices"
 	"strings"
@@ -291,102 +290,5 @@ func TestConversation(t *testing.T) {
 	} else {
 		t.Logf("response p50 %d p95 %d ms; barge-in stop p50 %d ms; stt %d, llm first token %d, tts first audio %d ms (p50)",
 			mt.ResponseMS.P50, mt.ResponseMS.P95, mt.BargeInStopMS.P50, mt.STTFinalMS.P50, mt.LLMFirstTokenMS.P50, mt.TTSFirstAudioMS.P50)
-	}
-}
-
-// BenchmarkConversation holds one call per model delay and, each iteration, asks a
-// question over the previous reply (so every turn after the first is also a barge-in),
-// measuring at the caller:
-//
-//   - response-ms: end of the caller's speech (from its own synthesis) to the first reply
-//     audio heard, beside floor-ms (end-of-turn silence + the model's first-token delay)
-//     and the worker's own parts: its VAD decision is the end-of-turn silence, then
-//     stt-ms, llm-ms (first token), tts-ms (first sentence synthesised); transport-ms is
-//     what is left (window granularity, the speaker's 20 ms tick, Opus and LiveKit).
-//   - barge-in-ms: the caller's speech onset to the persona's audio stopping at the
-//     caller (the end of its last loud 20 ms).
-//
-// Medians, p95 beside. The VAD is the energy detector and the recogniser pocketsphinx on
-// a closed set (see TestConversation).
-//
-//	go test -run '^$' -bench Conversation -benchtime 20x ./mediafleet/worker
-func BenchmarkConversation(b *testing.B) {
-	for _, d := range []time.Duration{0, 300 * time.Millisecond} {
-		b.Run(fmt.Sprintf("first-token-%dms", d.Milliseconds()), func(b *testing.B) { benchConversation(b, d) })
-	}
-}
-
-func benchConversation(b *testing.B, firstToken time.Duration) {
-	questions := []string{"What time do you open?", "Do you deliver?", "Where is the shop?", "Can I pay by card?"}
-	long := "Thank you for asking. We open at nine in the morning every day of the week. On Sundays we close early, " +
-		"at four in the afternoon. Our shop is on the corner of the main street, next to the bakery."
-	fake := llmtest.New(llmtest.Reply{Text: long})
-	defer fake.Close()
-	fake.SetDelays(firstToken, 0)
-	e := newEnv(b)
-	var cfg worker.Config
-	e.startWorkerWith(func(c *worker.Config) {
-		c.TTS, c.LLMBaseURL, c.LLMModel = "espeak", fake.URL(), "fake-model"
-		cfg = *c
-	}, worker.Options{
-		NewVAD:     func() (conversation.VAD, error) { return energyVAD{}, nil },
-		Recognizer: closedSetRecognizer{sentences: questions},
-	})
-	n := seq.Add(1)
-	job := testJob(fmt.Sprintf("call_bench_conv_%d", n), "audio", "ava_theo")
-	token := e.call(fmt.Sprintf("room-bench-conv-%d", n), job)
-	bot, err := callerbot.Join(context.Background(), callerbot.Options{URL: lk.URL, Token: token})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer bot.Leave()
-	m := speak(b, bot)
-	eventually(b, 15*time.Second, "greeting audio", func() bool { return !bot.FirstSound().IsZero() })
-	eventually(b, 15*time.Second, "end of greeting", func() bool {
-		pcm := bot.Heard(bot.FirstSound())
-		return len(pcm) > sphinx.Rate && quiet(pcm[len(pcm)-sphinx.Rate*8/10:])
-	})
-
-	s := samples{}
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		u := m.say(b, questions[i%len(questions)])
-		started := wait(b, u.started, "question sent")
-		onset, end := started.Add(u.speechFrom), started.Add(u.speechTo)
-		if i > 0 { // talked over the previous reply
-			time.Sleep(time.Until(onset.Add(1200 * time.Millisecond)))
-			pcm := bot.Heard(onset)
-			lastLoud := -1
-			for j := 0; j+320 <= min(len(pcm), 1200*16); j += 320 {
-				if !quiet(pcm[j : j+320]) {
-					lastLoud = j / 320
-				}
-			}
-			s.add("barge-in", time.Duration(lastLoud+1)*20*time.Millisecond)
-		}
-		var reply time.Time
-		eventually(b, 20*time.Second, "the reply", func() bool {
-			at, ok := loudAfter(bot, end)
-			reply = at
-			return ok
-		})
-		s.add("response", reply.Sub(end))
-		time.Sleep(time.Second) // some of the reply; the next question talks over it
-	}
-	b.StopTimer()
-	bot.Leave()
-	reps := e.reportsUntilEnded(job.CallID, 30*time.Second)
-	mt := reps[len(reps)-1].Metrics
-	s.report(b)
-	b.ReportMetric(float64((cfg.EndOfTurn + firstToken).Milliseconds()), "floor-ms")
-	if mt.STTFinalMS != nil && mt.LLMFirstTokenMS != nil && mt.TTSFirstAudioMS != nil && len(s["response"]) > 0 {
-		b.ReportMetric(float64(mt.STTFinalMS.P50), "stt-ms")
-		b.ReportMetric(float64(mt.LLMFirstTokenMS.P50), "llm-ms")
-		b.ReportMetric(float64(mt.TTSFirstAudioMS.P50), "tts-ms")
-		r := s["response"]
-		b.ReportMetric(r[len(r)/2]-float64((cfg.EndOfTurn.Milliseconds()+mt.STTFinalMS.P50+mt.LLMFirstTokenMS.P50+mt.TTSFirstAudioMS.P50)), "transport-ms")
-	}
-	if mt.BargeIns != nil && b.N > 1 && *mt.BargeIns != b.N-1 {
-		b.Errorf("worker counted %d barge-ins, want %d", *mt.BargeIns, b.N-1)
 	}
 }

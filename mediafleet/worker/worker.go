@@ -57,6 +57,9 @@ type Options struct {
 	OnCallEnded func(persona.Report)
 	// OnJoined, when set, is told when a call's worker has joined its room.
 	OnJoined func(job persona.Job, at time.Time)
+	// OnTurn, when set, is told the worker-side moments of each answered caller turn
+	// (conversation.Config.OnTurn); it must return at once.
+	OnTurn func(callID string, t conversation.TurnTiming)
 }
 
 // New builds a worker from a validated configuration.
@@ -157,7 +160,7 @@ func newConversation(cfg Config, opts Options, voices tts.Voices, log *slog.Logg
 	return conversation.New(conversation.Config{
 		NewVAD: opts.NewVAD, Recognizer: opts.Recognizer, Model: model, Voices: voices,
 		EndOfTurn: cfg.EndOfTurn, MaxTurn: cfg.MaxTurn, Confirm: cfg.BargeInConfirm,
-		FirstTokenTimeout: cfg.LLMTimeout, Log: log,
+		FirstTokenTimeout: cfg.LLMTimeout, Log: log, OnTurn: opts.OnTurn,
 	})
 }
 
