@@ -91,7 +91,7 @@ func (e *env) startProcess(extraEnv ...string) *workerProcess {
 	cmd := exec.Command(bin)
 	cmd.Env = append(os.Environ(),
 		"LIVEKIT_URL="+cfg.LiveKitURL, "LIVEKIT_API_KEY="+cfg.APIKey, "LIVEKIT_API_SECRET="+cfg.APISecret,
-		"BRIDGELINE_API_URL="+cfg.ControlPlane, "PERSONA_AGENT_NAME="+cfg.AgentName, "PERSONA_MAX_JOBS=2")
+		"BRIDGELINE_API_URL="+cfg.ControlPlane, "PERSONA_AGENT_NAME="+cfg.AgentName, "PERSONA_MAX_JOBS=2", "PERSONA_LOG_LEVEL=debug")
 	cmd.Env = append(cmd.Env, extraEnv...)
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
@@ -120,6 +120,13 @@ func (e *env) startProcess(extraEnv ...string) *workerProcess {
 	}()
 	e.t.Cleanup(func() {
 		_ = cmd.Process.Kill()
+		if e.t.Failed() {
+			p.mu.Lock()
+			for _, l := range p.lines {
+				e.t.Logf("worker: %v", l)
+			}
+			p.mu.Unlock()
+		}
 	})
 	p.waitLog(e.t, "registered")
 	return p
@@ -154,8 +161,10 @@ func TestSIGTERMDrainsCalls(t *testing.T) {
 
 	job := testJob("call_drain", "video", "ava_maya")
 	token := e.call("room-drain", job)
-	tone := callerbot.Tone(300)
-	bot, err := callerbot.Join(context.Background(), callerbot.Options{URL: lk.URL, Token: token, Audio: &tone})
+	// A quiet caller: the process worker listens (Silero VAD), and a steady tone may
+	// score as speech and hold the greeting paused as a barge-in would.
+	quiet := callerbot.Silence()
+	bot, err := callerbot.Join(context.Background(), callerbot.Options{URL: lk.URL, Token: token, Audio: &quiet})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -204,8 +213,10 @@ func TestDrainTimeoutEndsCalls(t *testing.T) {
 
 	job := testJob("call_cut", "audio", "ava_iris")
 	token := e.call("room-cut", job)
-	tone := callerbot.Tone(300)
-	bot, err := callerbot.Join(context.Background(), callerbot.Options{URL: lk.URL, Token: token, Audio: &tone})
+	// A quiet caller: the process worker listens (Silero VAD), and a steady tone may
+	// score as speech and hold the greeting paused as a barge-in would.
+	quiet := callerbot.Silence()
+	bot, err := callerbot.Join(context.Background(), callerbot.Options{URL: lk.URL, Token: token, Audio: &quiet})
 	if err != nil {
 		t.Fatal(err)
 	}
