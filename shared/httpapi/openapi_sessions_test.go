@@ -144,6 +144,10 @@ func TestContractSessionsAndInternalRoutes(t *testing.T) {
 	c.ok("GET", "/sim/calls/"+placed.str("id"), "", 200, "Authorization", "")
 	c.ok("POST", "/sim/calls/"+placed.str("id")+"/hangup", "", 200, "Authorization", "")
 	c.fail("POST", "/sim/calls", `{}`, 400, "parameter_missing", "Authorization", "")
+	// Any web page can post to the sim without asking when the body is text/plain.
+	simCall := `{"to":"` + sessiontest.Line2 + `","media":"audio"}`
+	c.fail("POST", "/sim/calls", simCall, 415, "unsupported_media_type", "Authorization", "", "Content-Type", "text/plain")
+	c.fail("POST", "/sim/calls", simCall, 415, "unsupported_media_type", "Authorization", "", "Content-Type", "application/x-www-form-urlencoded")
 	c.failValid("GET", "/sim/calls/simcall_nope", "", 404, "resource_not_found", "Authorization", "")
 	c.failValid("POST", "/sim/calls/simcall_nope/hangup", "", 404, "resource_not_found", "Authorization", "")
 
