@@ -52,10 +52,10 @@ var extraBlocked = []netip.Prefix{
 	netip.MustParsePrefix("2002::/16"),       // 6to4: embeds an IPv4 address we cannot vet cheaply
 	netip.MustParsePrefix("fec0::/10"),       // deprecated site-local
 	netip.MustParsePrefix("::/96"),           // IPv4-compatible (deprecated), embeds IPv4
-	netip.MustParsePrefix("64:ff9b::/96"),    // NAT64: checked through its embedded IPv4 below
 	netip.MustParsePrefix("::ffff:0:0:0/96"), // SIIT translated
 }
 
+// nat64 addresses reach the IPv4 address in their last 32 bits: Check vets that one.
 var nat64 = netip.MustParsePrefix("64:ff9b::/96")
 
 // Check returns ErrBlocked, wrapped with the reason, when ip may not be connected to.
@@ -86,7 +86,7 @@ func (p Policy) Check(ip netip.Addr) error {
 	}
 	if reason == "" {
 		for _, pr := range extraBlocked {
-			if pr.Contains(ip) && !nat64.Contains(ip) {
+			if pr.Contains(ip) {
 				reason = "reserved " + pr.String()
 				break
 			}
