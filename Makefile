@@ -14,13 +14,13 @@ include build.mk
 run: deps
 	$(GO) build -o $(BIN)/bridgeline ./cmd/bridgeline
 	$(GO) build -o $(BIN)/persona-worker ./cmd/persona-worker
-	exec $(BIN)/bridgeline dev
+	WEBHOOK_ALLOW_LOOPBACK=1 exec $(BIN)/bridgeline dev
 
 ## run-dynamodb: the same stack on DynamoDB Local (in memory: a fresh dev account each start)
 run-dynamodb: deps
 	$(GO) build -o $(BIN)/bridgeline ./cmd/bridgeline
 	ep="$$(bash scripts/dynamodb-local.sh start)"; trap 'bash scripts/dynamodb-local.sh stop' EXIT; \
-	DYNAMODB_ENDPOINT="$$ep" $(BIN)/bridgeline dev --store dynamodb
+	DYNAMODB_ENDPOINT="$$ep" WEBHOOK_ALLOW_LOOPBACK=1 $(BIN)/bridgeline dev --store dynamodb
 
 ## test: everything CI checks
 test: deps lint unit fuzz

@@ -65,7 +65,7 @@ func dev(ctx context.Context, args []string) error {
 	}
 	defer stopMedia()
 
-	srv := &http.Server{Handler: api.Handler(), ReadHeaderTimeout: 10 * time.Second}
+	srv := newServer(api.Handler(), defaultTimeouts)
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	fmt.Printf("bridgeline: API on http://%s, sim caller page on http://%s/sim/ (Ctrl-C stops everything)\n", cfg.Addr, cfg.Addr)

@@ -102,7 +102,8 @@ func newTestStack(t testing.TB) *testStack {
 		"PORT="+strconv.Itoa(apiPort), "BRIDGELINE_DATA="+filepath.Join(t.TempDir(), "data"),
 		"LIVEKIT_PORT="+strconv.Itoa(lkPort), "LIVEKIT_RTC_TCP_PORT="+strconv.Itoa(stackFreeTCP(t)),
 		"LIVEKIT_RTC_UDP_PORT="+strconv.Itoa(stackFreeUDP(t)), "PERSONA_WORKERS=0", "DEV_API_KEY="+key,
-		"RATE_LIMIT_RPS=0")
+		"RATE_LIMIT_RPS=0",
+		"WEBHOOK_ALLOW_LOOPBACK=1") // the receivers run on 127.0.0.1
 	return s
 }
 

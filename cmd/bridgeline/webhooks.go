@@ -7,6 +7,7 @@ import (
 
 	"github.com/bridgeline/bridgeline/events/decision"
 	"github.com/bridgeline/bridgeline/events/delivery"
+	"github.com/bridgeline/bridgeline/shared/egress"
 	"github.com/bridgeline/bridgeline/shared/httpapi"
 	"github.com/bridgeline/bridgeline/shared/webhookendpoint"
 )
@@ -32,17 +33,18 @@ type localWebhooks struct {
 
 // startWebhooks adds the webhook endpoint, event and call-answer routes to api and runs
 // the delivery worker until ctx ends or Stop.
-func startWebhooks(ctx context.Context, s any, api *httpapi.API, log *slog.Logger) (*localWebhooks, error) {
+func startWebhooks(ctx context.Context, s any, api *httpapi.API, dest egress.Policy, log *slog.Logger) (*localWebhooks, error) {
 	ws, ok := s.(webhookStore)
 	if !ok {
 		return nil, fmt.Errorf("store %T keeps no webhook outbox", s)
 	}
-	eps := &webhookendpoint.Service{Store: ws}
-	w := &delivery.Worker{Outbox: ws, Log: ws, Subscribers: eps, Deliverer: &delivery.Deliverer{Endpoints: eps}, Logger: log}
+	eps := &webhookendpoint.Service{Store: ws, Destinations: dest}
+	w := &delivery.Worker{Outbox: ws, Log: ws, Subscribers: eps,
+		Deliverer: &delivery.Deliverer{Endpoints: eps, Client: delivery.NewClient(dest)}, Logger: log}
 	hooks := &httpapi.Webhooks{Endpoints: eps, Events: ws, Redeliver: &delivery.OutboxRedeliverer{Outbox: ws, Notify: w.Notify}}
 	api.Extra = append(api.Extra, hooks.Routes()...)
 	api.Extra = append(api.Extra, (&httpapi.CallAnswers{Decisions: ws}).Routes()...)
-	client := delivery.NewClient()
+	client := delivery.NewClient(dest)
 	client.Timeout = 0 // call.incoming is bounded by the line's decision timeout instead
 	asker := &decision.Asker{Store: ws, Events: ws, Subscribers: eps, Logger: log,
 		Deliverer: &delivery.Deliverer{Endpoints: eps, Client: client}}

@@ -29,6 +29,7 @@ import (
 	"github.com/bridgeline/bridgeline/events/callevent"
 	"github.com/bridgeline/bridgeline/events/delivery"
 	"github.com/bridgeline/bridgeline/events/webhook"
+	"github.com/bridgeline/bridgeline/shared/egress"
 	"github.com/bridgeline/bridgeline/shared/ident"
 	"github.com/bridgeline/bridgeline/shared/store/sqlite"
 	"github.com/bridgeline/bridgeline/shared/webhookendpoint"
@@ -220,7 +221,7 @@ func TestEventBridgeRuleSQSDeliver(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	eps := &webhookendpoint.Service{Store: st}
+	eps := &webhookendpoint.Service{Store: st, Destinations: egress.Policy{AllowLoopback: true}}
 	acct := ident.New("acct")
 	ok := newHook(t, func(int) int { return 200 })
 	flaky := newHook(t, func(n int) int { // first request of each event fails
@@ -242,7 +243,7 @@ func TestEventBridgeRuleSQSDeliver(t *testing.T) {
 	h := &awsbus.Handler{
 		// A short schedule: the second attempt after 1 s, the third after 3 s, which is
 		// longer than MaxDelay and so takes a chain of re-sent messages.
-		Deliverer:   &delivery.Deliverer{Endpoints: eps, Schedule: delivery.Schedule{0, time.Second, 3 * time.Second}},
+		Deliverer:   &delivery.Deliverer{Endpoints: eps, Client: delivery.NewClient(egress.Policy{AllowLoopback: true}), Schedule: delivery.Schedule{0, time.Second, 3 * time.Second}},
 		Subscribers: eps, Log: st, Queue: c.sqs, QueueURL: inf.queueURL, DeadLetterQueueURL: inf.dlqURL,
 		MaxDelay: time.Second, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
 	}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/bridgeline/bridgeline/events/decision"
 	"github.com/bridgeline/bridgeline/events/delivery"
+	"github.com/bridgeline/bridgeline/shared/egress"
 	"github.com/bridgeline/bridgeline/shared/ident"
 	"github.com/bridgeline/bridgeline/shared/store/sqlite"
 	"github.com/bridgeline/bridgeline/shared/webhookendpoint"
@@ -36,12 +37,12 @@ func BenchmarkRingToCallIncoming(b *testing.B) {
 		w.Write([]byte(`{"action":"accept"}`))
 	}))
 	defer srv.Close()
-	eps := &webhookendpoint.Service{Store: st}
+	eps := &webhookendpoint.Service{Store: st, Destinations: egress.Policy{AllowLoopback: true}}
 	acct := ident.New("acct")
 	if _, err := eps.Create(ctx, acct, webhookendpoint.Input{URL: &srv.URL}); err != nil {
 		b.Fatal(err)
 	}
-	client := delivery.NewClient()
+	client := delivery.NewClient(egress.Policy{AllowLoopback: true})
 	client.Timeout = 0
 	a := &decision.Asker{Store: st, Events: st, Subscribers: eps, Deliverer: &delivery.Deliverer{Endpoints: eps, Client: client},
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}

@@ -17,6 +17,7 @@ import (
 	"github.com/bridgeline/bridgeline/events/delivery"
 	"github.com/bridgeline/bridgeline/events/webhook"
 	"github.com/bridgeline/bridgeline/shared/apierr"
+	"github.com/bridgeline/bridgeline/shared/egress"
 	"github.com/bridgeline/bridgeline/shared/ident"
 	"github.com/bridgeline/bridgeline/shared/store/sqlite"
 	"github.com/bridgeline/bridgeline/shared/webhookendpoint"
@@ -37,8 +38,8 @@ func newEnv(t *testing.T) *env {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
-	eps := &webhookendpoint.Service{Store: st}
-	client := delivery.NewClient()
+	eps := &webhookendpoint.Service{Store: st, Destinations: egress.Policy{AllowLoopback: true}}
+	client := delivery.NewClient(egress.Policy{AllowLoopback: true})
 	client.Timeout = 0 // the decision deadline bounds each request
 	a := &decision.Asker{Store: st, Events: st, Subscribers: eps, Poll: 10 * time.Millisecond,
 		Deliverer: &delivery.Deliverer{Endpoints: eps, Client: client},

@@ -16,6 +16,7 @@ import (
 	"github.com/bridgeline/bridgeline/events/callevent"
 	"github.com/bridgeline/bridgeline/events/delivery"
 	"github.com/bridgeline/bridgeline/events/webhook"
+	"github.com/bridgeline/bridgeline/shared/egress"
 	"github.com/bridgeline/bridgeline/shared/ident"
 	"github.com/bridgeline/bridgeline/shared/store/sqlite"
 	"github.com/bridgeline/bridgeline/shared/webhookendpoint"
@@ -50,13 +51,13 @@ func newBenchStack(b *testing.B) *benchStack {
 	}))
 	b.Cleanup(srv.Close)
 	s.url = srv.URL
-	s.eps = &webhookendpoint.Service{Store: st}
+	s.eps = &webhookendpoint.Service{Store: st, Destinations: egress.Policy{AllowLoopback: true}}
 	ep, err := s.eps.Create(ctx, s.account, webhookendpoint.Input{URL: &s.url})
 	if err != nil {
 		b.Fatal(err)
 	}
 	s.secret = ep.Secret
-	s.worker = &delivery.Worker{Outbox: st, Log: st, Subscribers: s.eps, Deliverer: &delivery.Deliverer{Endpoints: s.eps},
+	s.worker = &delivery.Worker{Outbox: st, Log: st, Subscribers: s.eps, Deliverer: &delivery.Deliverer{Endpoints: s.eps, Client: delivery.NewClient(egress.Policy{AllowLoopback: true})},
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Poll: 100 * time.Millisecond}
 	return s
 }
@@ -122,7 +123,7 @@ func BenchmarkEventToReceipt(b *testing.B) {
 	})
 	b.Run("direct", func(b *testing.B) {
 		s := newBenchStack(b)
-		client := delivery.NewClient()
+		client := delivery.NewClient(egress.Policy{AllowLoopback: true})
 		lat := make([]time.Duration, 0, b.N)
 		b.ResetTimer()
 		for range b.N {

@@ -15,12 +15,19 @@ import (
 
 	"github.com/bridgeline/bridgeline/events/callevent"
 	"github.com/bridgeline/bridgeline/events/webhook"
+	"github.com/bridgeline/bridgeline/shared/egress"
 	"github.com/bridgeline/bridgeline/shared/ident"
 	"github.com/bridgeline/bridgeline/shared/webhookendpoint"
 )
 
 // Timeout bounds one attempt, from dialling to the end of the response headers.
 const Timeout = 15 * time.Second
+
+// ErrorBlockedDestination is an attempt's error when the endpoint's address, after DNS
+// resolution, is one deliveries may not reach (see package egress). Such an attempt has
+// no status code and no duration; it is retried on the usual schedule, as the name may
+// resolve elsewhere once the customer fixes it.
+const ErrorBlockedDestination = "blocked_destination"
 
 // UserAgent identifies Bridgeline's webhook requests.
 const UserAgent = "Bridgeline-Webhooks/1"
@@ -35,7 +42,8 @@ type Endpoints interface {
 // the caller stores the Attempt it returns (with the delivery's new state, when it has one).
 type Deliverer struct {
 	Endpoints Endpoints
-	// Client sends the requests; nil means a client with Timeout that follows no redirect.
+	// Client sends the requests; nil means NewClient(egress.Policy{}): Timeout, no
+	// redirect, and every internal address refused, loopback included.
 	Client *http.Client
 	// Schedule is the retry schedule; nil means DefaultSchedule.
 	Schedule Schedule
@@ -43,16 +51,25 @@ type Deliverer struct {
 }
 
 // NewClient is the HTTP client deliveries use: Timeout per attempt, no redirects (a 3xx
-// is a failure: the customer should update the URL), no cookies.
-func NewClient() *http.Client {
+// is a failure: the customer should update the URL, and a redirect could point inside),
+// no cookies, and every connection checked against dest after DNS resolution.
+func NewClient(dest egress.Policy) *http.Client {
+	return NewClientDialer(dest.Dialer(nil))
+}
+
+// NewClientDialer is NewClient with a given dialer; tests give one whose resolver maps
+// names to internal addresses.
+func NewClientDialer(d *net.Dialer) *http.Client {
 	return &http.Client{
 		Timeout: Timeout,
 		CheckRedirect: func(*http.Request, []*http.Request) error {
 			return http.ErrUseLastResponse
 		},
 		Transport: &http.Transport{
-			Proxy:               http.ProxyFromEnvironment,
-			DialContext:         (&net.Dialer{Timeout: 5 * time.Second}).DialContext,
+			// No proxy: the dial-time check must see the receiver's own address, and a
+			// proxy would resolve and connect on our behalf without it.
+			Proxy:               nil,
+			DialContext:         d.DialContext,
 			MaxIdleConnsPerHost: 8,
 			IdleConnTimeout:     90 * time.Second,
 		},
@@ -139,7 +156,11 @@ func (d *Deliverer) send(ctx context.Context, ep webhookendpoint.Endpoint, msgID
 	resp, err := d.client().Do(req)
 	if err != nil {
 		a.Error = describe(err)
-		finish()
+		if !errors.Is(err, egress.ErrBlocked) {
+			// A refused destination shows no timing: how long a refusal took would
+			// tell the customer nothing, and must not hint at what is inside.
+			finish()
+		}
 		return a, nil, nil
 	}
 	var kept []byte
@@ -167,6 +188,8 @@ func (d *Deliverer) send(ctx context.Context, ep webhookendpoint.Endpoint, msgID
 func describe(err error) string {
 	var ne net.Error
 	switch {
+	case errors.Is(err, egress.ErrBlocked):
+		return ErrorBlockedDestination
 	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, os.ErrDeadlineExceeded),
 		errors.As(err, &ne) && ne.Timeout():
 		return "timeout"
@@ -189,7 +212,7 @@ func (d *Deliverer) client() *http.Client {
 	return defaultClient
 }
 
-var defaultClient = NewClient()
+var defaultClient = NewClient(egress.Policy{})
 
 func (d *Deliverer) now() time.Time {
 	if d.Now != nil {

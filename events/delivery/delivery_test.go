@@ -11,6 +11,7 @@ import (
 	"github.com/bridgeline/bridgeline/events/callevent"
 	"github.com/bridgeline/bridgeline/events/delivery"
 	"github.com/bridgeline/bridgeline/events/webhook"
+	"github.com/bridgeline/bridgeline/shared/egress"
 	"github.com/bridgeline/bridgeline/shared/webhookendpoint"
 )
 
@@ -237,7 +238,7 @@ func TestRetryAfterParsing(t *testing.T) {
 // the docs tell customers to, it changes its state once. Bridgeline records one delivery.
 func TestSlowReceiverRetriedWithSameID(t *testing.T) {
 	e := newEnv(t, "")
-	e.worker.Deliverer.Client = delivery.NewClient()
+	e.worker.Deliverer.Client = delivery.NewClient(egress.Policy{AllowLoopback: true})
 	e.worker.Deliverer.Client.Timeout = 200 * time.Millisecond
 	release := make(chan struct{})
 	t.Cleanup(func() { close(release) })
@@ -281,8 +282,8 @@ func TestSlowReceiverRetriedWithSameID(t *testing.T) {
 	if len(applied) != 1 {
 		t.Errorf("receiver applied %d distinct events, want 1", len(applied))
 	}
-	if delivery.NewClient().Timeout != 15*time.Second {
-		t.Errorf("delivery timeout = %v, want 15 s", delivery.NewClient().Timeout)
+	if delivery.NewClient(egress.Policy{}).Timeout != 15*time.Second {
+		t.Errorf("delivery timeout = %v, want 15 s", delivery.NewClient(egress.Policy{}).Timeout)
 	}
 }
 

@@ -14,6 +14,7 @@ import (
 	"github.com/bridgeline/bridgeline/events/callevent"
 	"github.com/bridgeline/bridgeline/events/delivery"
 	"github.com/bridgeline/bridgeline/events/webhook"
+	"github.com/bridgeline/bridgeline/shared/egress"
 	"github.com/bridgeline/bridgeline/shared/ident"
 	"github.com/bridgeline/bridgeline/shared/store/sqlite"
 	"github.com/bridgeline/bridgeline/shared/webhookendpoint"
@@ -152,8 +153,8 @@ func newEnv(t *testing.T, path string) *env {
 	}
 	t.Cleanup(func() { st.Close() })
 	clk := &clock{t: time.Now().UTC()}
-	eps := &webhookendpoint.Service{Store: st, Now: clk.Now}
-	d := &delivery.Deliverer{Endpoints: eps, Now: clk.Now, Client: delivery.NewClient()}
+	eps := &webhookendpoint.Service{Store: st, Destinations: egress.Policy{AllowLoopback: true}, Now: clk.Now}
+	d := &delivery.Deliverer{Endpoints: eps, Now: clk.Now, Client: delivery.NewClient(egress.Policy{AllowLoopback: true})}
 	w := &delivery.Worker{Outbox: st, Log: st, Subscribers: eps, Deliverer: d, Now: clk.Now}
 	return &env{store: st, clock: clk, endpoints: eps, worker: w, account: ident.New("acct")}
 }

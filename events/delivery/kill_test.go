@@ -16,6 +16,7 @@ import (
 
 	"github.com/bridgeline/bridgeline/events/callevent"
 	"github.com/bridgeline/bridgeline/events/delivery"
+	"github.com/bridgeline/bridgeline/shared/egress"
 	"github.com/bridgeline/bridgeline/shared/store/sqlite"
 	"github.com/bridgeline/bridgeline/shared/webhookendpoint"
 )
@@ -36,8 +37,8 @@ func TestWorkerProcess(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	eps := &webhookendpoint.Service{Store: st}
-	w := &delivery.Worker{Outbox: st, Log: st, Subscribers: eps, Deliverer: &delivery.Deliverer{Endpoints: eps},
+	eps := &webhookendpoint.Service{Store: st, Destinations: egress.Policy{AllowLoopback: true}}
+	w := &delivery.Worker{Outbox: st, Log: st, Subscribers: eps, Deliverer: &delivery.Deliverer{Endpoints: eps, Client: delivery.NewClient(egress.Policy{AllowLoopback: true})},
 		Poll: 20 * time.Millisecond, Concurrency: 8, PerEndpoint: 8}
 	if err := w.Run(ctx); err != nil {
 		t.Fatal(err)

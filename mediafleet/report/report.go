@@ -9,10 +9,12 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
+	"slices"
 	"strings"
 	"time"
 
@@ -49,6 +51,11 @@ type Client struct {
 // Send posts one report, retrying transport errors and 5xx/429 answers with backoff until
 // it is accepted, the attempts run out, or ctx ends. The control plane treats reports as
 // idempotent per (call_id, kind), so a retry after a lost answer is harmless.
+//
+// A 413 (the report is over the control plane's limit: a very long call's transcript)
+// is not the end of it: the text of the oldest turns is dropped (TextTrimmed) until the
+// report is at most half its size and at most persona.MaxReportBytes, and it is sent
+// again at once, so the call's end, metrics and most recent turns still arrive.
 func (c *Client) Send(ctx context.Context, r persona.Report) error {
 	body, err := json.Marshal(r)
 	if err != nil {
@@ -65,8 +72,9 @@ func (c *Client) Send(ctx context.Context, r persona.Report) error {
 	url := strings.TrimSuffix(c.BaseURL, "/") + persona.ReportPath
 	backoff := 200 * time.Millisecond
 	var last error
-	for i := range attempts {
-		if i > 0 {
+	wait := false
+	for range attempts {
+		if wait {
 			select {
 			case <-time.After(backoff):
 			case <-ctx.Done():
@@ -79,6 +87,19 @@ func (c *Client) Send(ctx context.Context, r persona.Report) error {
 			return nil
 		}
 		last = err
+		if errors.Is(err, errTooLarge) {
+			smaller, trimmed, terr := trim(r, min(len(body)/2, persona.MaxReportBytes))
+			if terr != nil {
+				return fmt.Errorf("report %s %s: %w; %v", r.CallID, r.Kind, err, terr)
+			}
+			if c.Log != nil {
+				c.Log.Warn("report too large; dropped the text of the oldest turns", "call_id", r.CallID, "kind", r.Kind,
+					"bytes", len(body), "now_bytes", len(smaller), "turns_trimmed", trimmed)
+			}
+			body, wait = smaller, false
+			continue
+		}
+		wait = true
 		if !retry {
 			break
 		}
@@ -109,9 +130,48 @@ func (c *Client) post(ctx context.Context, hc *http.Client, url string, body []b
 	switch {
 	case resp.StatusCode < 300:
 		return false, nil
+	case resp.StatusCode == http.StatusRequestEntityTooLarge:
+		return false, fmt.Errorf("%w: HTTP 413 for %d bytes", errTooLarge, len(body))
 	case resp.StatusCode >= 500 || resp.StatusCode == http.StatusTooManyRequests:
 		return true, fmt.Errorf("HTTP %d: %s", resp.StatusCode, strings.TrimSpace(string(msg)))
 	default:
 		return false, fmt.Errorf("HTTP %d: %s", resp.StatusCode, strings.TrimSpace(string(msg)))
 	}
+}
+
+// errTooLarge is a 413 answer: the report must shrink before it is sent again.
+var errTooLarge = errors.New("report too large")
+
+// trim returns r encoded in at most max bytes, with the text of its oldest turns dropped
+// (marked TextTrimmed), and how many turns it trimmed. It fails when even no text at all
+// does not fit.
+func trim(r persona.Report, max int) ([]byte, int, error) {
+	turns := slices.Clone(r.Transcript)
+	r.Transcript = turns
+	body, err := json.Marshal(r)
+	if err != nil {
+		return nil, 0, fmt.Errorf("encode report: %w", err)
+	}
+	trimmed := 0
+	for i := 0; len(body) > max && i < len(turns); {
+		// Drop text turn by turn on an estimate of the size (encoding the whole report
+		// after each turn would be quadratic in a long call), then encode to be sure.
+		size := len(body)
+		for ; size > max && i < len(turns); i++ {
+			if turns[i].Text == "" {
+				continue
+			}
+			text, _ := json.Marshal(turns[i].Text)
+			size -= len(text) - len(`""`) - len(`,"text_trimmed":true`)
+			turns[i].Text, turns[i].TextTrimmed = "", true
+			trimmed++
+		}
+		if body, err = json.Marshal(r); err != nil {
+			return nil, 0, fmt.Errorf("encode report: %w", err)
+		}
+	}
+	if len(body) > max {
+		return nil, trimmed, fmt.Errorf("report is %d bytes without any turn's text, over %d", len(body), max)
+	}
+	return body, trimmed, nil
 }

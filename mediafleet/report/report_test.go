@@ -5,9 +5,11 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -121,5 +123,87 @@ func TestSendGivesUpOnClientError(t *testing.T) {
 	}
 	if n := calls.Load(); n != 1 {
 		t.Errorf("attempts = %d, want 1 (a 400 is not retried)", n)
+	}
+}
+
+// TestTooLargeReportIsTrimmedAndSent: a control plane that answers 413 (here one that
+// still caps bodies at 256 KiB) gets the report again at once, halved until it fits, with the text of the
+// oldest turns dropped and marked, the newest turns, the end reason and the metrics
+// intact. Before, the worker gave up on a 413 and the call's ended report was lost.
+func TestTooLargeReportIsTrimmedAndSent(t *testing.T) {
+	const limit = 256 << 10
+	keys := lktoken.KeyPair(key, secret)
+	got := make(chan persona.Report, 1)
+	var sizes []int
+	var mu sync.Mutex
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		sizes = append(sizes, int(r.ContentLength))
+		mu.Unlock()
+		if r.ContentLength > limit {
+			http.Error(w, `{"error":{"code":"body_too_large"}}`, http.StatusRequestEntityTooLarge)
+			return
+		}
+		rep, err := persona.VerifyReport(r, keys)
+		switch {
+		case err != nil:
+			http.Error(w, err.Error(), http.StatusUnauthorized)
+		default:
+			got <- rep
+			w.WriteHeader(http.StatusNoContent)
+		}
+	}))
+	defer srv.Close()
+
+	const turns = 2000
+	text := strings.Repeat("a long caller turn, word after word, ", 10) // ~370 bytes
+	rep := persona.Report{Kind: persona.ReportEnded, CallID: "call_1", SessionID: "ses_1", At: time.Now().UTC(),
+		EndReason: persona.EndCallerHangup}
+	for i := range turns {
+		rep.Transcript = append(rep.Transcript, persona.Turn{Speaker: persona.SpeakerCaller, Text: fmt.Sprint(i, text),
+			StartMS: int64(i) * 1000, EndMS: int64(i)*1000 + 900})
+	}
+	c := &Client{BaseURL: srv.URL, APIKey: key, APISecret: secret, Attempts: 3}
+	start := time.Now()
+	if err := c.Send(context.Background(), rep); err != nil {
+		t.Fatalf("Send: %v", err)
+	}
+	if took := time.Since(start); took > 2*time.Second {
+		t.Errorf("Send took %v: a 413 should be answered at once, without backoff", took)
+	}
+	recv := <-got
+	ok := len(sizes) >= 2 && sizes[0] > limit && sizes[len(sizes)-1] <= limit
+	for i := 1; ok && i < len(sizes); i++ {
+		ok = sizes[i] <= sizes[i-1]/2
+	}
+	if !ok {
+		t.Errorf("request sizes = %v, want the whole report (> %d), then each at most half the one before, the last within the limit", sizes, limit)
+	}
+	if recv.EndReason != persona.EndCallerHangup || len(recv.Transcript) != turns {
+		t.Fatalf("received %s with %d turns, want caller_hangup with all %d turns", recv.EndReason, len(recv.Transcript), turns)
+	}
+	trimmed := 0
+	for i, turn := range recv.Transcript {
+		if turn.TextTrimmed {
+			if turn.Text != "" || (i > 0 && !recv.Transcript[i-1].TextTrimmed) {
+				t.Fatalf("turn %d %+v: trimmed turns must be empty and come first (oldest)", i, turn)
+			}
+			trimmed++
+		} else if turn.Text != fmt.Sprint(i, text) {
+			t.Fatalf("turn %d text %.30q, want it intact", i, turn.Text)
+		}
+		if turn.StartMS != int64(i)*1000 {
+			t.Fatalf("turn %d starts at %d, want its timing kept", i, turn.StartMS)
+		}
+	}
+	if trimmed == 0 || trimmed == turns {
+		t.Errorf("%d of %d turns trimmed, want the oldest only", trimmed, turns)
+	}
+}
+
+func TestTrimFailsWhenNothingLeftToDrop(t *testing.T) {
+	rep := persona.Report{Kind: persona.ReportEnded, CallID: "call_1", Transcript: []persona.Turn{{Speaker: "caller", Text: "hi"}}}
+	if _, _, err := trim(rep, 10); err == nil {
+		t.Errorf("trim to 10 bytes = nil error, want one: the report cannot fit")
 	}
 }

@@ -36,6 +36,7 @@ const (
 	CodeIdempotencyKeyInUse   = "idempotency_key_in_use"
 	CodeIdempotencyKeyInvalid = "idempotency_key_invalid"
 	CodeUpstreamUnavailable   = "upstream_unavailable"
+	CodeURLNotAllowed         = "url_not_allowed"
 	CodeInternal              = "internal_error"
 )
 
@@ -80,6 +81,7 @@ var table = map[string]kind{
 	CodeIdempotencyKeyInUse:   {http.StatusConflict, TypeIdempotency},
 	CodeIdempotencyKeyInvalid: {http.StatusBadRequest, TypeIdempotency},
 	CodeUpstreamUnavailable:   {http.StatusBadGateway, TypeUpstream},
+	CodeURLNotAllowed:         {http.StatusBadRequest, TypeInvalidRequest},
 	CodeInternal:              {http.StatusInternalServerError, TypeAPI},
 }
 

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/bridgeline/bridgeline/shared/egress"
 	"github.com/bridgeline/bridgeline/shared/persona"
 )
 
@@ -48,6 +49,9 @@ type Config struct {
 	HostedVoices []string
 	// TTSBaseURL is the persona workers' hosted speech API; TTS_VOICES needs it.
 	TTSBaseURL string
+	// Webhooks says where webhook deliveries may connect: internal addresses are refused;
+	// WEBHOOK_ALLOW_LOOPBACK=1 (set by `make run`) lets loopback receivers through.
+	Webhooks egress.Policy
 }
 
 // FromEnv reads the environment over the defaults.
@@ -115,6 +119,7 @@ func FromEnv() (Config, error) {
 		return c, err
 	}
 	str("TTS_BASE_URL", &c.TTSBaseURL)
+	c.Webhooks = egress.PolicyFromEnv()
 	str("LIVEKIT_URL", &c.LiveKitURL)
 	str("LIVEKIT_PUBLIC_URL", &c.LiveKitPublicURL)
 	str("LIVEKIT_API_KEY", &c.LiveKitAPIKey)

@@ -21,7 +21,8 @@ import (
 	"github.com/bridgeline/bridgeline/shared/line"
 )
 
-// MaxBodyBytes is the largest request body accepted (413 past it).
+// MaxBodyBytes is the largest request body accepted (413 past it), unless the route
+// sets its own MaxBody.
 const MaxBodyBytes = 256 << 10
 
 // API holds what the handlers use. Build it once, in main, with every dependency.
@@ -49,7 +50,11 @@ type Route struct {
 	Public bool
 	// Tables lists the store tables the handler reads or writes, for least-privilege
 	// policies in template.yaml.
-	Tables  []string
+	Tables []string
+	// MaxBody is the largest body the route accepts; 0 means MaxBodyBytes. Internal
+	// receivers whose senders have their own, larger limit (a persona worker's final
+	// report of a long call) set it, so the customer API's limit does not cut them.
+	MaxBody int64
 	Handler HandlerFunc
 }
 
@@ -110,7 +115,7 @@ func (a *API) handler(routes []Route, auth func(http.Handler) http.Handler) http
 			if !rt.Public {
 				h = auth(a.rateLimited(h))
 			}
-			handlers[m] = h
+			handlers[m] = a.limitBody(h, rt.MaxBody)
 		}
 		mux.Handle(p, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			h, ok := handlers[r.Method]
@@ -126,7 +131,7 @@ func (a *API) handler(routes []Route, auth func(http.Handler) http.Handler) http
 	mux.Handle("/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		a.writeError(w, r, apierr.New(apierr.CodeRouteNotFound, fmt.Sprintf("no route %s %s", r.Method, r.URL.Path)))
 	}))
-	return a.requestID(a.recoverer(a.limitBody(mux)))
+	return a.requestID(a.recoverer(mux))
 }
 
 // serve runs a HandlerFunc and writes its result.

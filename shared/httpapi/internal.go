@@ -31,8 +31,12 @@ type Receivers struct {
 func (h *Receivers) Routes() []Route {
 	tables := []string{TableSessions, TableCalls, TableLines, TableAssistants, TableAccounts, TableEvents}
 	routes := []Route{
-		{Function: "livekit-webhook", Method: http.MethodPost, Pattern: LiveKitWebhookPath, Public: true, Tables: tables, Handler: h.livekit},
-		{Function: "persona-report", Method: http.MethodPost, Pattern: persona.ReportPath, Public: true, Tables: tables, Handler: h.report},
+		{Function: "livekit-webhook", Method: http.MethodPost, Pattern: LiveKitWebhookPath, Public: true, Tables: tables,
+			MaxBody: rtc.MaxWebhookBytes, Handler: h.livekit},
+		// A long call's final report carries its whole transcript: persona's own 1 MiB
+		// limit applies, not the customer API's 256 KiB.
+		{Function: "persona-report", Method: http.MethodPost, Pattern: persona.ReportPath, Public: true, Tables: tables,
+			MaxBody: persona.MaxReportBytes, Handler: h.report},
 	}
 	if h.SimSecret != "" {
 		routes = append(routes, Route{Function: "platform-sim", Method: http.MethodPost, Pattern: simhook.Path, Public: true,

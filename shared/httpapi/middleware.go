@@ -64,15 +64,19 @@ func (a *API) recoverer(next http.Handler) http.Handler {
 	})
 }
 
-// limitBody reads the body up front (at most MaxBodyBytes, else 413) so handlers and the
-// idempotency check see the same bytes, and refuses non-JSON bodies with 415.
-func (a *API) limitBody(next http.Handler) http.Handler {
+// limitBody reads the body up front (at most max bytes, MaxBodyBytes when 0, else 413) so
+// handlers and the idempotency check see the same bytes, and refuses non-JSON bodies with
+// 415. It runs per route, before authentication, so each route has its own limit.
+func (a *API) limitBody(next http.Handler, max int64) http.Handler {
+	if max <= 0 {
+		max = MaxBodyBytes
+	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxBodyBytes))
+		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, max))
 		if err != nil {
 			var tooBig *http.MaxBytesError
 			if errors.As(err, &tooBig) {
-				a.writeError(w, r, apierr.New(apierr.CodeBodyTooLarge, fmt.Sprintf("request body is over %d bytes", MaxBodyBytes)))
+				a.writeError(w, r, apierr.New(apierr.CodeBodyTooLarge, fmt.Sprintf("request body is over %d bytes", max)))
 				return
 			}
 			a.writeError(w, r, apierr.New(apierr.CodeInvalidJSON, "could not read the request body"))

@@ -125,6 +125,12 @@ func TestContractSessionsAndInternalRoutes(t *testing.T) {
 	c.failValid("POST", persona.ReportPath, unknownRep, 404, "resource_not_found", "Authorization", reportSigned(t, lk.APIKey, lk.APISecret, unknownRep))
 	c.fail("POST", persona.ReportPath, rep, 401, "api_key_invalid", "Authorization", "")
 	c.fail("POST", persona.ReportPath, `{}`, 400, "invalid_json", "Authorization", reportSigned(t, lk.APIKey, lk.APISecret, `{}`))
+	// A long call's report is over the customer API's 256 KiB and within its own 1 MiB.
+	long := `{"kind":"` + persona.ReportConnecting + `","call_id":"` + callID + `","session_id":"` + ses + `","metrics":{},"transcript":[{"speaker":"caller","text":"` +
+		strings.Repeat("x", httpapi.MaxBodyBytes) + `","start_ms":0,"end_ms":1}]}`
+	c.ok("POST", persona.ReportPath, long, 200, "Authorization", reportSigned(t, lk.APIKey, lk.APISecret, long))
+	tooLong := `{"kind":"` + persona.ReportConnecting + `","call_id":"` + callID + `","x":"` + strings.Repeat("x", persona.MaxReportBytes) + `"}`
+	c.fail("POST", persona.ReportPath, tooLong, 413, "body_too_large", "Authorization", reportSigned(t, lk.APIKey, lk.APISecret, tooLong))
 	c.fail("POST", simhook.Path, `{}`, 401, "api_key_invalid", "Authorization", "")
 	c.fail("POST", simhook.Path, `nope`, 400, "invalid_json", "Authorization", "",
 		simhook.Header, simhook.Sign("sim-test-secret", []byte(`nope`), time.Now()))
@@ -138,6 +144,10 @@ func TestContractSessionsAndInternalRoutes(t *testing.T) {
 	c.ok("GET", "/sim/calls/"+placed.str("id"), "", 200, "Authorization", "")
 	c.ok("POST", "/sim/calls/"+placed.str("id")+"/hangup", "", 200, "Authorization", "")
 	c.fail("POST", "/sim/calls", `{}`, 400, "parameter_missing", "Authorization", "")
+	// Any web page can post to the sim without asking when the body is text/plain.
+	simCall := `{"to":"` + sessiontest.Line2 + `","media":"audio"}`
+	c.fail("POST", "/sim/calls", simCall, 415, "unsupported_media_type", "Authorization", "", "Content-Type", "text/plain")
+	c.fail("POST", "/sim/calls", simCall, 415, "unsupported_media_type", "Authorization", "", "Content-Type", "application/x-www-form-urlencoded")
 	c.failValid("GET", "/sim/calls/simcall_nope", "", 404, "resource_not_found", "Authorization", "")
 	c.failValid("POST", "/sim/calls/simcall_nope/hangup", "", 404, "resource_not_found", "Authorization", "")
 

@@ -34,6 +34,7 @@ import (
 	"github.com/bridgeline/bridgeline/shared/account"
 	"github.com/bridgeline/bridgeline/shared/apierr"
 	"github.com/bridgeline/bridgeline/shared/assistant"
+	"github.com/bridgeline/bridgeline/shared/egress"
 	"github.com/bridgeline/bridgeline/shared/httpapi"
 	"github.com/bridgeline/bridgeline/shared/line"
 	"github.com/bridgeline/bridgeline/shared/platform/sim"
@@ -94,7 +95,7 @@ func newStack(tb testing.TB, limiter *httpapi.Limiter) *stack {
 	}
 	tb.Cleanup(func() { s.Close() })
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
-	eps := &webhookendpoint.Service{Store: s, Now: time.Now}
+	eps := &webhookendpoint.Service{Store: s, Destinations: egress.Policy{AllowLoopback: true}, Now: time.Now}
 	hooks := &httpapi.Webhooks{Endpoints: eps, Events: s, Redeliver: &delivery.OutboxRedeliverer{Outbox: s}}
 	api := &httpapi.API{
 		Accounts: s, Idempotency: s, Limiter: limiter, Now: time.Now, Log: quiet,
@@ -115,7 +116,7 @@ func newStack(tb testing.TB, limiter *httpapi.Limiter) *stack {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	w := &delivery.Worker{Outbox: s, Log: s, Subscribers: eps, Deliverer: &delivery.Deliverer{Endpoints: eps}, Logger: quiet}
+	w := &delivery.Worker{Outbox: s, Log: s, Subscribers: eps, Deliverer: &delivery.Deliverer{Endpoints: eps, Client: delivery.NewClient(egress.Policy{AllowLoopback: true})}, Logger: quiet}
 	return &stack{store: s, api: api, handler: api.Handler(), endpts: eps, worker: w, accounts: accts,
 		key: key, otherKey: other, acctID: a.ID, lineID: l.ID}
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/bridgeline/bridgeline/events/webhook"
 	"github.com/bridgeline/bridgeline/shared/account"
 	"github.com/bridgeline/bridgeline/shared/assistant"
+	"github.com/bridgeline/bridgeline/shared/egress"
 	"github.com/bridgeline/bridgeline/shared/httpapi"
 	"github.com/bridgeline/bridgeline/shared/ident"
 	"github.com/bridgeline/bridgeline/shared/line"
@@ -39,14 +40,20 @@ type hookEnv struct {
 
 func newHookEnv(t *testing.T) *hookEnv {
 	t.Helper()
+	return newHookEnvWith(t, egress.Policy{AllowLoopback: true})
+}
+
+// newHookEnvWith is newHookEnv whose endpoint rules and deliveries apply dest.
+func newHookEnvWith(t *testing.T, dest egress.Policy) *hookEnv {
+	t.Helper()
 	ctx := context.Background()
 	s, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "api.db"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { s.Close() })
-	eps := &webhookendpoint.Service{Store: s}
-	d := &delivery.Deliverer{Endpoints: eps}
+	eps := &webhookendpoint.Service{Store: s, Destinations: dest}
+	d := &delivery.Deliverer{Endpoints: eps, Client: delivery.NewClient(dest)}
 	w := &delivery.Worker{Outbox: s, Log: s, Subscribers: eps, Deliverer: d, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
 	hooks := &httpapi.Webhooks{Endpoints: eps, Events: s, Redeliver: &delivery.OutboxRedeliverer{Outbox: s}}
 	logs := &syncBuffer{}
@@ -272,8 +279,8 @@ func TestAnswerCallOverHTTP(t *testing.T) {
 	if r := h.do("POST", "/v1/webhook_endpoints", `{"url":"`+url+`","events":["call.incoming"]}`); r.status != 201 {
 		t.Fatalf("create endpoint = %d %s", r.status, r.raw)
 	}
-	eps := &webhookendpoint.Service{Store: h.store}
-	asker := &decision.Asker{Store: h.store, Events: h.store, Subscribers: eps, Deliverer: &delivery.Deliverer{Endpoints: eps}}
+	eps := &webhookendpoint.Service{Store: h.store, Destinations: egress.Policy{AllowLoopback: true}}
+	asker := &decision.Asker{Store: h.store, Events: h.store, Subscribers: eps, Deliverer: &delivery.Deliverer{Endpoints: eps, Client: delivery.NewClient(egress.Policy{AllowLoopback: true})}}
 	callID := ident.New("call")
 	in := decision.Incoming{AccountID: h.acctID, CallID: callID, LineID: ident.New("line"), From: "sim:bob", To: "+15550100001",
 		Media: "video", Timeout: 10 * time.Second, Session: callevent.Session{SessionID: ident.New("ses"), CallID: callID,
@@ -324,5 +331,72 @@ func TestAnswerCallOverHTTP(t *testing.T) {
 	id := r.body["data"].([]any)[0].(map[string]any)["id"].(string)
 	if r := h.do("POST", "/v1/events/"+id+"/redeliver", ""); r.status != 409 {
 		t.Errorf("redeliver call.incoming = %d %s", r.status, r.raw)
+	}
+}
+
+// TestWebhookSSRFOverHTTP: with the production policy, an internal URL is refused at
+// create and update with 400 url_not_allowed, a live key cannot register plain http, and
+// an endpoint that points inside anyway (stored before the check, or a name that
+// resolves inside) gets a blocked_destination attempt in GET /v1/events/{id}, with no
+// status code and no duration, while the receiver sees nothing.
+func TestWebhookSSRFOverHTTP(t *testing.T) {
+	h := newHookEnvWith(t, egress.Policy{})
+	inside := h.receiver() // http://127.0.0.1:port/hooks
+	for _, u := range []string{inside, "http://169.254.169.254/latest/meta-data/", "http://10.0.0.5/hooks",
+		"http://[::ffff:127.0.0.1]:8080/", "http://100.64.0.1/", "http://[fd00::1]/", "http://localhost:8080/"} {
+		r := h.do("POST", "/v1/webhook_endpoints", `{"url":"`+u+`"}`)
+		if r.status != 400 || r.body["error"].(map[string]any)["code"] != "url_not_allowed" {
+			t.Errorf("create %s = %d %s, want 400 url_not_allowed", u, r.status, r.raw)
+		}
+	}
+	r := h.do("POST", "/v1/webhook_endpoints", `{"url":"https://hooks.example.com/in"}`)
+	if r.status != 201 {
+		t.Fatalf("create public = %d %s", r.status, r.raw)
+	}
+	id, _ := r.body["id"].(string)
+	if r := h.do("PATCH", "/v1/webhook_endpoints/"+id, `{"url":"http://169.254.169.254/"}`); r.status != 400 ||
+		r.body["error"].(map[string]any)["code"] != "url_not_allowed" {
+		t.Errorf("update to metadata = %d %s, want 400 url_not_allowed", r.status, r.raw)
+	}
+
+	live, _, err := account.NewKey(h.acctID, true, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := h.store.AddKey(context.Background(), account.KeyFromText(h.acctID, live, time.Now())); err != nil {
+		t.Fatal(err)
+	}
+	r = h.do("POST", "/v1/webhook_endpoints", `{"url":"http://hooks.example.com/in"}`, "Authorization", "Bearer "+live)
+	if r.status != 400 || r.body["error"].(map[string]any)["code"] != "url_not_allowed" {
+		t.Errorf("live key, http URL = %d %s, want 400 url_not_allowed", r.status, r.raw)
+	}
+
+	// An endpoint stored pointing inside, as one made before this check was.
+	ctx := context.Background()
+	now := time.Now().UTC()
+	ep := webhookendpoint.Endpoint{ID: ident.New("whep"), AccountID: h.acctID, URL: inside, Status: webhookendpoint.StatusEnabled,
+		Secret: "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw", Events: []string{callevent.TypeCallEnded}, Revision: 1, CreatedAt: now, UpdatedAt: now}
+	if err := h.store.CreateWebhookEndpoint(ctx, ep); err != nil {
+		t.Fatal(err)
+	}
+	evt := h.emit(callevent.TypeCallEnded)
+	h.deliver()
+	if _, _, n := h.last(); n != 0 {
+		t.Errorf("receiver got %d requests, want 0", n)
+	}
+	r = h.do("GET", "/v1/events/"+evt.ID, "")
+	atts, _ := r.body["attempts"].([]any)
+	var blocked map[string]any
+	for _, a := range atts {
+		if a := a.(map[string]any); a["endpoint_id"] == ep.ID {
+			blocked = a
+		}
+	}
+	if blocked == nil {
+		t.Fatalf("get event = %d %s: no attempt to %s", r.status, r.raw, ep.ID)
+	}
+	if blocked["error"] != "blocked_destination" || blocked["status_code"] != nil || blocked["duration_ms"] != float64(0) ||
+		blocked["outcome"] != "failed" {
+		t.Errorf("attempt = %v, want error blocked_destination, status_code null, duration_ms 0, outcome failed", blocked)
 	}
 }

@@ -86,6 +86,10 @@ type Turn struct {
 	EndMS   int64  `json:"end_ms"`
 	// Interrupted marks an assistant turn the caller talked over (barge-in).
 	Interrupted bool `json:"interrupted,omitempty"`
+	// TextTrimmed marks a turn whose text the worker dropped (Text is "") so that the
+	// final report of a very long call fits the control plane's size limit; the oldest
+	// turns go first, and their speaker and timing stay.
+	TextTrimmed bool `json:"text_trimmed,omitempty"`
 }
 
 // Speakers of a Turn.

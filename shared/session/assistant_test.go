@@ -3,6 +3,7 @@ package session_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"strings"
 	"sync"
@@ -18,6 +19,7 @@ import (
 	"github.com/bridgeline/bridgeline/mediafleet/report"
 	"github.com/bridgeline/bridgeline/mediafleet/worker"
 	"github.com/bridgeline/bridgeline/shared/call"
+	"github.com/bridgeline/bridgeline/shared/httpapi"
 	"github.com/bridgeline/bridgeline/shared/persona"
 	"github.com/bridgeline/bridgeline/shared/platform/sim"
 	"github.com/bridgeline/bridgeline/shared/session"
@@ -429,4 +431,64 @@ func TestJobCarriesVoiceAndModel(t *testing.T) {
 	}
 	hangupSim(t, st, sc.ID)
 	waitRecord(t, st, sc.CallID, "the call to end", func(c recordObj) bool { return c.EndedAt != nil })
+}
+
+// padReporter forwards a worker's reports and lengthens its ended report's transcript
+// to turns turns of text each, as a call of hours would have.
+type padReporter struct {
+	next  pipeline.Reporter
+	turns int
+	text  string
+}
+
+func (p *padReporter) Send(ctx context.Context, r persona.Report) error {
+	if r.Kind == persona.ReportEnded {
+		at := int64(0)
+		if n := len(r.Transcript); n > 0 {
+			at = r.Transcript[n-1].EndMS
+		}
+		for i := range p.turns {
+			sp := persona.SpeakerCaller
+			if i%2 == 1 {
+				sp = persona.SpeakerAssistant
+			}
+			r.Transcript = append(r.Transcript, persona.Turn{Speaker: sp, Text: fmt.Sprintf("%d %s", i, p.text),
+				StartMS: at + int64(i)*1000, EndMS: at + int64(i)*1000 + 900})
+		}
+	}
+	return p.next.Send(ctx, r)
+}
+
+// TestLongCallReportArrives: the final report of a long call, over the customer API's
+// 256 KiB body limit but under the report's own 1 MiB, goes from a real worker through
+// the real HTTP stack and is accepted whole: the record has every turn, untrimmed, and
+// says the report was received. (Before, the 256 KiB limit answered 413 and the worker
+// gave up: the transcript and the ended report were lost.)
+func TestLongCallReportArrives(t *testing.T) {
+	st := tenant(t)
+	lkc := st.LiveKit.Config()
+	const turns = 1200 // 1200 turns of ~400 bytes: ~480 KiB
+	pad := &padReporter{next: &report.Client{BaseURL: st.URL, APIKey: lkc.APIKey, APISecret: lkc.APISecret},
+		turns: turns, text: strings.Repeat("and then the caller said something quite long ", 8)}
+	st.StartWorker(t, nil, worker.Options{Conversation: byName{}, Reporter: pad})
+	publishAssistant(t, st, hangUpName, "Hello there.", "ava_maya")
+	sc := ring(t, st, "audio", sim.PartyOptions{})
+	c := waitRecord(t, st, sc.CallID, "the long transcript", func(c recordObj) bool { return len(c.Turns) > turns })
+	size := 0
+	for _, turn := range c.Turns {
+		size += len(turn.Text)
+		if turn.TextTrimmed {
+			t.Fatalf("turn %+v trimmed: the report should have fitted whole", turn)
+		}
+	}
+	if size <= httpapi.MaxBodyBytes {
+		t.Fatalf("transcript text is %d bytes, want over the API limit %d for this test to mean anything", size, httpapi.MaxBodyBytes)
+	}
+	if c.Turns[0].Text != "Hello there." || c.Turns[len(c.Turns)-1].Text != fmt.Sprintf("%d %s", turns-1, pad.text) {
+		t.Errorf("transcript runs %q ... %q, want the greeting first and the last padded turn last", c.Turns[0].Text, c.Turns[len(c.Turns)-1].Text)
+	}
+	if r := str(record(t, st, sc.CallID).AssistantReport); r != call.ReportReceived {
+		t.Errorf("assistant_report = %q, want received", r)
+	}
+	t.Logf("accepted a final report with %d turns, %d bytes of text", len(c.Turns), size)
 }

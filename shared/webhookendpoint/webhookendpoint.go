@@ -18,6 +18,7 @@ import (
 	"github.com/bridgeline/bridgeline/events/callevent"
 	"github.com/bridgeline/bridgeline/events/webhook"
 	"github.com/bridgeline/bridgeline/shared/apierr"
+	"github.com/bridgeline/bridgeline/shared/egress"
 	"github.com/bridgeline/bridgeline/shared/ident"
 	"github.com/bridgeline/bridgeline/shared/listing"
 )
@@ -96,12 +97,18 @@ type Input struct {
 	Description *string
 	Events      *[]string
 	Status      *string
+	// LiveKey is set when the request came with an sk_live_ key: a live endpoint's URL
+	// must be https, so signed events never cross the internet in clear text.
+	LiveKey bool
 }
 
 // Service applies the endpoint rules.
 type Service struct {
 	Store Store
-	Now   func() time.Time
+	// Destinations refuses URLs whose host is a literal internal address (400
+	// url_not_allowed); the zero Policy refuses them all, loopback included.
+	Destinations egress.Policy
+	Now          func() time.Time
 }
 
 // Create registers an endpoint with a fresh secret; the returned record is the only time
@@ -113,7 +120,7 @@ func (s *Service) Create(ctx context.Context, accountID string, in Input) (Endpo
 	if in.Status != nil {
 		return Endpoint{}, apierr.Param(apierr.CodeParameterUnknown, "status", "status can be set only on an existing endpoint")
 	}
-	if err := in.validate(); err != nil {
+	if err := in.validate(s.Destinations); err != nil {
 		return Endpoint{}, err
 	}
 	existing, err := s.Store.ListWebhookEndpoints(ctx, accountID, listing.Query{Limit: MaxPerAccount})
@@ -167,7 +174,7 @@ func (s *Service) Subscribed(ctx context.Context, accountID, typ string) ([]Endp
 // Update applies a PATCH. Setting status back to enabled clears the disabled reason, so an
 // endpoint turned off by a 410 can be turned on again.
 func (s *Service) Update(ctx context.Context, accountID, id string, in Input) (Endpoint, error) {
-	if err := in.validate(); err != nil {
+	if err := in.validate(s.Destinations); err != nil {
 		return Endpoint{}, err
 	}
 	return s.modify(ctx, accountID, id, func(e *Endpoint) { in.apply(e) })
@@ -246,9 +253,12 @@ func (s *Service) now() time.Time {
 // EventTypes are the types an endpoint can subscribe to.
 var EventTypes = []string{callevent.TypeCallIncoming, callevent.TypeCallAnswered, callevent.TypeCallEnded}
 
-func (in Input) validate() error {
+func (in Input) validate(dest egress.Policy) error {
 	if in.URL != nil {
 		if err := ValidURL(*in.URL); err != nil {
+			return err
+		}
+		if err := AllowedURL(dest, *in.URL, in.LiveKey); err != nil {
 			return err
 		}
 	}
@@ -289,8 +299,8 @@ func (in Input) apply(e *Endpoint) {
 }
 
 // ValidURL checks an endpoint URL: absolute http(s) with a host, no credentials, at most
-// 2048 bytes. Plain http is allowed so local receivers work; production deployments put
-// an egress proxy in front of delivery to keep requests off internal networks.
+// 2048 bytes. Plain http is allowed for test keys so local receivers work (AllowedURL
+// holds live keys to https); where the URL may point is AllowedURL's job.
 func ValidURL(raw string) error {
 	u, err := url.Parse(raw)
 	switch {
@@ -302,6 +312,26 @@ func ValidURL(raw string) error {
 		return apierr.Invalid("url", "url must be an absolute http or https URL")
 	case u.User != nil:
 		return apierr.Invalid("url", "url must not carry credentials")
+	}
+	return nil
+}
+
+// AllowedURL refuses, with 400 url_not_allowed, a well-formed URL whose host is a literal
+// internal address (loopback unless dest allows it, private, link-local, CGNAT,
+// unique-local, multicast, unspecified, or an IPv4-mapped form of those), and a plain
+// http URL given with a live key. Host names are checked again at every dial, after
+// resolution (egress.Policy.Control).
+func AllowedURL(dest egress.Policy, raw string, liveKey bool) error {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return apierr.Invalid("url", "url must be an absolute http or https URL")
+	}
+	if liveKey && u.Scheme != "https" {
+		return apierr.Param(apierr.CodeURLNotAllowed, "url", "a live key's webhook endpoints must use https")
+	}
+	if err := dest.CheckHost(u.Hostname()); err != nil {
+		return apierr.Param(apierr.CodeURLNotAllowed, "url",
+			"url must not point at a loopback, private, link-local or other internal address")
 	}
 	return nil
 }

@@ -1,10 +1,13 @@
 package webhookendpoint
 
 import (
+	"context"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/bridgeline/bridgeline/shared/apierr"
+	"github.com/bridgeline/bridgeline/shared/egress"
 )
 
 func TestValidURL(t *testing.T) {
@@ -40,5 +43,61 @@ func TestSubscribedAndSigningSecrets(t *testing.T) {
 	}
 	if got := some.SigningSecrets(now.Add(2 * time.Hour)); len(got) != 1 || got[0] != "new" {
 		t.Errorf("SigningSecrets after the overlap = %v, want [new]", got)
+	}
+}
+
+// TestInternalURLsRefusedAtCreate: a URL whose host is a literal internal address is
+// refused on create and on update, before anything is stored (the Service has no store:
+// reaching it would panic).
+func TestInternalURLsRefusedAtCreate(t *testing.T) {
+	strict := &Service{}
+	local := &Service{Destinations: egress.Policy{AllowLoopback: true}}
+	for _, tc := range egress.Refused {
+		t.Run(tc.Form, func(t *testing.T) {
+			host := tc.Addr
+			if strings.Contains(host, ":") {
+				host = "[" + host + "]"
+			}
+			u := "http://" + host + ":8080/hooks"
+			if _, err := strict.Create(context.Background(), "acct_1", Input{URL: &u}); !apierr.Is(err, apierr.CodeURLNotAllowed) {
+				t.Errorf("Create(%s) = %v, want %s", u, err, apierr.CodeURLNotAllowed)
+			}
+			if _, err := strict.Update(context.Background(), "acct_1", "whep_1", Input{URL: &u}); !apierr.Is(err, apierr.CodeURLNotAllowed) {
+				t.Errorf("Update(%s) = %v, want %s", u, err, apierr.CodeURLNotAllowed)
+			}
+			if !tc.Loopback {
+				if _, err := local.Create(context.Background(), "acct_1", Input{URL: &u}); !apierr.Is(err, apierr.CodeURLNotAllowed) {
+					t.Errorf("with loopback allowed, Create(%s) = %v, want %s", u, err, apierr.CodeURLNotAllowed)
+				}
+			}
+		})
+	}
+}
+
+func TestAllowedURL(t *testing.T) {
+	tests := []struct {
+		name, url string
+		live      bool
+		dest      egress.Policy
+		wantCode  string // "" for allowed
+	}{
+		{"public https live", "https://hooks.example.com/x", true, egress.Policy{}, ""},
+		{"public http test", "http://hooks.example.com/x", false, egress.Policy{}, ""},
+		{"http with live key", "http://hooks.example.com/x", true, egress.Policy{}, apierr.CodeURLNotAllowed},
+		{"localhost strict", "http://localhost:9000/x", false, egress.Policy{}, apierr.CodeURLNotAllowed},
+		{"localhost allowed locally", "http://localhost:9000/x", false, egress.Policy{AllowLoopback: true}, ""},
+		{"loopback allowed locally", "http://127.0.0.1:9000/x", false, egress.Policy{AllowLoopback: true}, ""},
+		{"metadata even locally", "http://169.254.169.254/latest/meta-data", false, egress.Policy{AllowLoopback: true}, apierr.CodeURLNotAllowed},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			err := AllowedURL(tc.dest, tc.url, tc.live)
+			switch {
+			case tc.wantCode == "" && err != nil:
+				t.Errorf("AllowedURL(%q, live=%v) = %v, want nil", tc.url, tc.live, err)
+			case tc.wantCode != "" && !apierr.Is(err, tc.wantCode):
+				t.Errorf("AllowedURL(%q, live=%v) = %v, want %s", tc.url, tc.live, err, tc.wantCode)
+			}
+		})
 	}
 }

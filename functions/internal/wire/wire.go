@@ -29,6 +29,7 @@ import (
 	"github.com/bridgeline/bridgeline/events/decision"
 	"github.com/bridgeline/bridgeline/events/delivery"
 	"github.com/bridgeline/bridgeline/shared/assistant"
+	"github.com/bridgeline/bridgeline/shared/egress"
 	"github.com/bridgeline/bridgeline/shared/httpapi"
 	"github.com/bridgeline/bridgeline/shared/line"
 	"github.com/bridgeline/bridgeline/shared/persona"
@@ -93,7 +94,7 @@ type Media struct {
 // HTTP (media.Platforms): the sim runs as a platform gateway beside the media fleet.
 func API(s *dynamo.Store, media Media, redeliver httpapi.Redeliverer, log *slog.Logger) *httpapi.API {
 	hooks := &httpapi.Webhooks{
-		Endpoints: &webhookendpoint.Service{Store: s},
+		Endpoints: &webhookendpoint.Service{Store: s, Destinations: egress.PolicyFromEnv()},
 		Events:    s,
 		Redeliver: redeliver,
 	}
@@ -135,8 +136,9 @@ func Sessions(s *dynamo.Store, media Media, log *slog.Logger) *session.Service {
 // timeout decides. It uses the call decisions, events, webhook endpoints and webhook
 // attempts tables.
 func Asker(s *dynamo.Store, log *slog.Logger) *decision.Asker {
-	eps := &webhookendpoint.Service{Store: s}
-	client := delivery.NewClient()
+	dest := egress.PolicyFromEnv()
+	eps := &webhookendpoint.Service{Store: s, Destinations: dest}
+	client := delivery.NewClient(dest)
 	client.Timeout = 0 // call.incoming is bounded by the line's decision timeout instead
 	return &decision.Asker{Store: s, Events: s, Subscribers: eps, Logger: log,
 		Deliverer: &delivery.Deliverer{Endpoints: eps, Client: client}}
@@ -335,9 +337,10 @@ func Deliverer(ctx context.Context) (*awsbus.Handler, error) {
 	if err != nil {
 		return nil, err
 	}
-	eps := &webhookendpoint.Service{Store: s}
+	dest := egress.PolicyFromEnv()
+	eps := &webhookendpoint.Service{Store: s, Destinations: dest}
 	return &awsbus.Handler{
-		Deliverer:          &delivery.Deliverer{Endpoints: eps},
+		Deliverer:          &delivery.Deliverer{Endpoints: eps, Client: delivery.NewClient(dest)},
 		Subscribers:        eps,
 		Log:                s,
 		Queue:              q,

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"mime"
 	"net/http"
 	"strings"
 
@@ -26,8 +27,30 @@ import (
 // call joins; see PartyBrowser).
 //
 // Errors are {"error": {"code", "message"}} with 400, 404, 409 (say: the party is not in
-// the room) or 500.
+// the room), 415 (a body that is not application/json) or 500.
 func (s *Sim) Handler() http.Handler {
+	return jsonBodiesOnly(s.handler())
+}
+
+// jsonBodiesOnly refuses, with 415, a request whose body is not declared
+// application/json. The sim's API takes no credential on the local stack, so without
+// this any web page the developer visits could place or steer calls with a form post
+// (text/plain or form encodings need no CORS preflight; application/json does, and the
+// sim answers none). Bodiless requests (GET, hangup, joined) pass.
+func jsonBodiesOnly(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.ContentLength != 0 || len(r.TransferEncoding) > 0 {
+			mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
+			if err != nil || mt != "application/json" {
+				writeError(w, http.StatusUnsupportedMediaType, "unsupported_media_type", "request bodies must be application/json")
+				return
+			}
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+func (s *Sim) handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /sim/calls", s.servePlace)
 	mux.HandleFunc("GET /sim/calls", func(w http.ResponseWriter, r *http.Request) {

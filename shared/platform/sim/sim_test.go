@@ -312,3 +312,74 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 		time.Sleep(20 * time.Millisecond)
 	}
 }
+
+// TestNonJSONBodiesRefused: the sim's API has no credential on the local stack, so a
+// web page the developer visits could post to it; a browser sends text/plain and form
+// bodies cross-site without asking, so those (and undeclared bodies) are 415 and place
+// nothing. JSON bodies and bodiless POSTs are served as before.
+func TestNonJSONBodiesRefused(t *testing.T) {
+	_, url := newReceiver(t, "sim-secret")
+	s, err := sim.New(sim.Config{NotifyURL: url, Secret: "sim-secret", RingDelay: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		s.Close(ctx)
+	})
+	srv := httptest.NewServer(s.Handler())
+	t.Cleanup(srv.Close)
+	place := `{"from": "+15551230000", "to": "+15550100001", "media": "audio"}`
+	tests := []struct {
+		name, method, path, ctype, body string
+		want                            int
+	}{
+		{"form post text/plain", "POST", "/sim/calls", "text/plain", place, http.StatusUnsupportedMediaType},
+		{"form post urlencoded", "POST", "/sim/calls", "application/x-www-form-urlencoded", place, http.StatusUnsupportedMediaType},
+		{"multipart", "POST", "/sim/calls", "multipart/form-data; boundary=x", place, http.StatusUnsupportedMediaType},
+		{"undeclared body", "POST", "/sim/calls", "", place, http.StatusUnsupportedMediaType},
+		{"json lookalike type", "POST", "/sim/calls", "application/jsonp", place, http.StatusUnsupportedMediaType},
+		{"say as text/plain", "POST", "/sim/calls/simcall_1/say", "text/plain", `{"text":"hi"}`, http.StatusUnsupportedMediaType},
+		{"bodiless hangup passes", "POST", "/sim/calls/simcall_1/hangup", "", "", http.StatusNotFound},
+		{"get passes", "GET", "/sim/calls", "", "", http.StatusOK},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			req, err := http.NewRequest(tc.method, srv.URL+tc.path, strings.NewReader(tc.body))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tc.ctype != "" {
+				req.Header.Set("Content-Type", tc.ctype)
+			}
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var body struct {
+				Error struct{ Code string } `json:"error"`
+			}
+			json.NewDecoder(resp.Body).Decode(&body)
+			resp.Body.Close()
+			if resp.StatusCode != tc.want {
+				t.Errorf("%s %s (%s) = %d, want %d", tc.method, tc.path, tc.ctype, resp.StatusCode, tc.want)
+			}
+			if tc.want == http.StatusUnsupportedMediaType && body.Error.Code != "unsupported_media_type" {
+				t.Errorf("error code = %q, want unsupported_media_type", body.Error.Code)
+			}
+		})
+	}
+	if calls := s.List(); len(calls) != 0 {
+		t.Fatalf("refused posts placed %d calls, want 0", len(calls))
+	}
+	// The same call with its JSON declared is placed.
+	resp, err := http.Post(srv.URL+"/sim/calls", "application/json; charset=utf-8", strings.NewReader(place))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusCreated || len(s.List()) != 1 {
+		t.Errorf("JSON POST /sim/calls = %d with %d calls, want 201 and 1", resp.StatusCode, len(s.List()))
+	}
+}

@@ -34,6 +34,7 @@ import (
 	"github.com/bridgeline/bridgeline/mediafleet/worker"
 	"github.com/bridgeline/bridgeline/shared/account"
 	"github.com/bridgeline/bridgeline/shared/assistant"
+	"github.com/bridgeline/bridgeline/shared/egress"
 	"github.com/bridgeline/bridgeline/shared/httpapi"
 	"github.com/bridgeline/bridgeline/shared/line"
 	"github.com/bridgeline/bridgeline/shared/platform"
@@ -178,8 +179,9 @@ func New(opts Options) (_ *Stack, err error) {
 		simulator.Close(c)
 	})
 
-	eps := &webhookendpoint.Service{Store: st}
-	client := delivery.NewClient()
+	// The tests' receivers run on 127.0.0.1.
+	eps := &webhookendpoint.Service{Store: st, Destinations: egress.Policy{AllowLoopback: true}}
+	client := delivery.NewClient(egress.Policy{AllowLoopback: true})
 	client.Timeout = 0
 	asker := &decision.Asker{Store: st, Events: st, Subscribers: eps, Logger: log,
 		Deliverer: &delivery.Deliverer{Endpoints: eps, Client: client}}

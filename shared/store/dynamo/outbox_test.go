@@ -16,6 +16,7 @@ import (
 	"github.com/bridgeline/bridgeline/events/callevent"
 	"github.com/bridgeline/bridgeline/events/delivery"
 	"github.com/bridgeline/bridgeline/events/webhook"
+	"github.com/bridgeline/bridgeline/shared/egress"
 	"github.com/bridgeline/bridgeline/shared/ident"
 	"github.com/bridgeline/bridgeline/shared/webhookendpoint"
 )
@@ -51,7 +52,7 @@ func TestLocalOutbox(t *testing.T) {
 	defer flaky.Close()
 
 	acct := ident.New("acct")
-	eps := &webhookendpoint.Service{Store: s}
+	eps := &webhookendpoint.Service{Store: s, Destinations: egress.Policy{AllowLoopback: true}}
 	for _, u := range []string{ok.URL, flaky.URL} {
 		e, err := eps.Create(ctx, acct, webhookendpoint.Input{URL: &u})
 		if err != nil {
@@ -72,7 +73,7 @@ func TestLocalOutbox(t *testing.T) {
 	}
 
 	w := &delivery.Worker{Outbox: s, Log: s, Subscribers: eps, Poll: 20 * time.Millisecond,
-		Deliverer: &delivery.Deliverer{Endpoints: eps, Schedule: delivery.Schedule{0, 50 * time.Millisecond}}}
+		Deliverer: &delivery.Deliverer{Endpoints: eps, Client: delivery.NewClient(egress.Policy{AllowLoopback: true}), Schedule: delivery.Schedule{0, 50 * time.Millisecond}}}
 	runCtx, stop := context.WithCancel(ctx)
 	done := make(chan error, 1)
 	go func() { done <- w.Run(runCtx) }()
@@ -133,7 +134,7 @@ func TestOutboxClaims(t *testing.T) {
 	s.EnableLocalOutbox()
 	ctx := context.Background()
 	acct := ident.New("acct")
-	eps := &webhookendpoint.Service{Store: s}
+	eps := &webhookendpoint.Service{Store: s, Destinations: egress.Policy{AllowLoopback: true}}
 	u := "http://127.0.0.1:9/hooks"
 	a, err := eps.Create(ctx, acct, webhookendpoint.Input{URL: &u})
 	if err != nil {

@@ -1,0 +1,189 @@
+package delivery_test
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"net/netip"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"golang.org/x/net/dns/dnsmessage"
+
+	"github.com/bridgeline/bridgeline/events/delivery"
+	"github.com/bridgeline/bridgeline/shared/egress"
+	"github.com/bridgeline/bridgeline/shared/webhookendpoint"
+)
+
+// dnsServer is an authoritative DNS server on 127.0.0.1 (UDP) that answers A and AAAA
+// queries from a fixed table, so a name can resolve to an internal address through the
+// real Go resolver, without /etc/hosts.
+type dnsServer struct {
+	conn  net.PacketConn
+	names map[string]netip.Addr // fully qualified, lower case
+}
+
+func startDNS(t *testing.T, names map[string]netip.Addr) *dnsServer {
+	t.Helper()
+	c, err := net.ListenPacket("udp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &dnsServer{conn: c, names: names}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		s.serve()
+	}()
+	t.Cleanup(func() { c.Close(); <-done })
+	return s
+}
+
+func (s *dnsServer) serve() {
+	buf := make([]byte, 1500)
+	for {
+		n, from, err := s.conn.ReadFrom(buf)
+		if err != nil {
+			return // closed
+		}
+		var p dnsmessage.Parser
+		h, err := p.Start(buf[:n])
+		if err != nil {
+			continue
+		}
+		q, err := p.Question()
+		if err != nil {
+			continue
+		}
+		b := dnsmessage.NewBuilder(nil, dnsmessage.Header{ID: h.ID, Response: true, Authoritative: true})
+		b.EnableCompression()
+		_ = b.StartQuestions()
+		_ = b.Question(q)
+		_ = b.StartAnswers()
+		addr, ok := s.names[strings.ToLower(q.Name.String())]
+		rh := dnsmessage.ResourceHeader{Name: q.Name, Class: dnsmessage.ClassINET, TTL: 1}
+		switch {
+		case ok && q.Type == dnsmessage.TypeA && addr.Is4():
+			_ = b.AResource(rh, dnsmessage.AResource{A: addr.As4()})
+		case ok && q.Type == dnsmessage.TypeAAAA && !addr.Is4():
+			_ = b.AAAAResource(rh, dnsmessage.AAAAResource{AAAA: addr.As16()})
+		}
+		msg, err := b.Finish()
+		if err != nil {
+			continue
+		}
+		_, _ = s.conn.WriteTo(msg, from)
+	}
+}
+
+// resolver is a Go resolver that asks only this server.
+func (s *dnsServer) resolver() *net.Resolver {
+	addr := s.conn.LocalAddr().String()
+	return &net.Resolver{PreferGo: true, Dial: func(ctx context.Context, _, _ string) (net.Conn, error) {
+		var d net.Dialer
+		return d.DialContext(ctx, "udp", addr)
+	}}
+}
+
+// countingReceiver is a webhook receiver on 127.0.0.1 that counts the TCP connections it
+// accepts, the figure that proves a refused destination was never reached.
+type countingReceiver struct {
+	accepts atomic.Int64
+	port    int
+}
+
+type countingListener struct {
+	net.Listener
+	n *atomic.Int64
+}
+
+func (l countingListener) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if err == nil {
+		l.n.Add(1)
+	}
+	return c, err
+}
+
+func startCountingReceiver(t *testing.T) *countingReceiver {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &countingReceiver{port: ln.Addr().(*net.TCPAddr).Port}
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.WriteHeader(http.StatusNoContent)
+	}), ReadHeaderTimeout: 5 * time.Second}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_ = srv.Serve(countingListener{Listener: ln, n: &r.accepts})
+	}()
+	t.Cleanup(func() { srv.Close(); <-done })
+	return r
+}
+
+// TestSSRFMatrixAtDial: every refused address form, reached by a name that resolves to it
+// and by the literal address (an endpoint stored before the create-time check, or one
+// whose name re-resolves), gives a blocked_destination attempt with no status code and no
+// duration, and the receiver on 127.0.0.1 accepts no connection. The same names reach it
+// when resolved to loopback with loopback allowed, so the refusal is the policy's, not a
+// failed lookup.
+func TestSSRFMatrixAtDial(t *testing.T) {
+	rcv := startCountingReceiver(t)
+	names := map[string]netip.Addr{"loopback-ok.hooks.test.": netip.MustParseAddr("127.0.0.1")}
+	hostOf := map[string]string{}
+	for i, tc := range egress.Refused {
+		name := fmt.Sprintf("h%d.hooks.test", i)
+		names[name+"."] = netip.MustParseAddr(tc.Addr)
+		hostOf[tc.Form] = name
+	}
+	dns := startDNS(t, names)
+	strict := &delivery.Deliverer{Client: delivery.NewClientDialer(egress.Policy{}.Dialer(dns.resolver()))}
+	local := &delivery.Deliverer{Client: delivery.NewClientDialer(egress.Policy{AllowLoopback: true}.Dialer(dns.resolver()))}
+	post := func(d *delivery.Deliverer, host string) delivery.Attempt {
+		if strings.Contains(host, ":") {
+			host = "[" + host + "]"
+		}
+		ep := webhookendpoint.Endpoint{ID: "whep_1", URL: fmt.Sprintf("http://%s:%d/hooks", host, rcv.port),
+			Secret: "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw", Status: webhookendpoint.StatusEnabled}
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		a, _, _ := d.Post(ctx, ep, "evt_1", []byte(`{}`))
+		return a
+	}
+	wantBlocked := func(t *testing.T, how string, a delivery.Attempt) {
+		t.Helper()
+		if a.Error != delivery.ErrorBlockedDestination || a.StatusCode != 0 || a.DurationMS != 0 || a.Outcome != delivery.OutcomeFailed {
+			t.Errorf("%s: attempt error %q status %d duration %d ms outcome %s, want %q, 0, 0, %s",
+				how, a.Error, a.StatusCode, a.DurationMS, a.Outcome, delivery.ErrorBlockedDestination, delivery.OutcomeFailed)
+		}
+	}
+	for _, tc := range egress.Refused {
+		t.Run(tc.Form, func(t *testing.T) {
+			before := rcv.accepts.Load()
+			wantBlocked(t, "name "+hostOf[tc.Form], post(strict, hostOf[tc.Form]))
+			wantBlocked(t, "literal "+tc.Addr, post(strict, tc.Addr))
+			if !tc.Loopback {
+				wantBlocked(t, "loopback allowed, name "+hostOf[tc.Form], post(local, hostOf[tc.Form]))
+				wantBlocked(t, "loopback allowed, literal "+tc.Addr, post(local, tc.Addr))
+			}
+			if got := rcv.accepts.Load() - before; got != 0 {
+				t.Errorf("receiver accepted %d connections, want 0", got)
+			}
+		})
+	}
+	t.Run("loopback allowed reaches the receiver", func(t *testing.T) {
+		before := rcv.accepts.Load()
+		if a := post(local, "loopback-ok.hooks.test"); a.Outcome != delivery.OutcomeSucceeded || a.StatusCode != http.StatusNoContent {
+			t.Errorf("attempt = %+v, want succeeded with 204", a)
+		}
+		if got := rcv.accepts.Load() - before; got != 1 {
+			t.Errorf("receiver accepted %d connections, want 1", got)
+		}
+	})
+}
