@@ -1911,66 +1911,66 @@ func (e WebhookEndpointWithSecretStatus) Valid() bool {
 	}
 }
 
-// Defines values for AssistantsListParamsStatus.
+// Defines values for ListAssistantsParamsStatus.
 const (
-	AssistantsListParamsStatusActive   AssistantsListParamsStatus = "active"
-	AssistantsListParamsStatusAll      AssistantsListParamsStatus = "all"
-	AssistantsListParamsStatusArchived AssistantsListParamsStatus = "archived"
+	ListAssistantsParamsStatusActive   ListAssistantsParamsStatus = "active"
+	ListAssistantsParamsStatusAll      ListAssistantsParamsStatus = "all"
+	ListAssistantsParamsStatusArchived ListAssistantsParamsStatus = "archived"
 )
 
-// Valid indicates whether the value is a known member of the AssistantsListParamsStatus enum.
-func (e AssistantsListParamsStatus) Valid() bool {
+// Valid indicates whether the value is a known member of the ListAssistantsParamsStatus enum.
+func (e ListAssistantsParamsStatus) Valid() bool {
 	switch e {
-	case AssistantsListParamsStatusActive:
+	case ListAssistantsParamsStatusActive:
 		return true
-	case AssistantsListParamsStatusAll:
+	case ListAssistantsParamsStatusAll:
 		return true
-	case AssistantsListParamsStatusArchived:
+	case ListAssistantsParamsStatusArchived:
 		return true
 	default:
 		return false
 	}
 }
 
-// Defines values for WebhookCallAnsweredJSONBodyType.
+// Defines values for CallAnsweredJSONBodyType.
 const (
-	WebhookCallAnsweredJSONBodyTypeCallAnswered WebhookCallAnsweredJSONBodyType = "call.answered"
+	CallAnsweredJSONBodyTypeCallAnswered CallAnsweredJSONBodyType = "call.answered"
 )
 
-// Valid indicates whether the value is a known member of the WebhookCallAnsweredJSONBodyType enum.
-func (e WebhookCallAnsweredJSONBodyType) Valid() bool {
+// Valid indicates whether the value is a known member of the CallAnsweredJSONBodyType enum.
+func (e CallAnsweredJSONBodyType) Valid() bool {
 	switch e {
-	case WebhookCallAnsweredJSONBodyTypeCallAnswered:
+	case CallAnsweredJSONBodyTypeCallAnswered:
 		return true
 	default:
 		return false
 	}
 }
 
-// Defines values for WebhookCallEndedJSONBodyType.
+// Defines values for CallEndedJSONBodyType.
 const (
-	WebhookCallEndedJSONBodyTypeCallEnded WebhookCallEndedJSONBodyType = "call.ended"
+	CallEndedJSONBodyTypeCallEnded CallEndedJSONBodyType = "call.ended"
 )
 
-// Valid indicates whether the value is a known member of the WebhookCallEndedJSONBodyType enum.
-func (e WebhookCallEndedJSONBodyType) Valid() bool {
+// Valid indicates whether the value is a known member of the CallEndedJSONBodyType enum.
+func (e CallEndedJSONBodyType) Valid() bool {
 	switch e {
-	case WebhookCallEndedJSONBodyTypeCallEnded:
+	case CallEndedJSONBodyTypeCallEnded:
 		return true
 	default:
 		return false
 	}
 }
 
-// Defines values for WebhookCallIncomingJSONBodyType.
+// Defines values for CallIncomingJSONBodyType.
 const (
-	WebhookCallIncomingJSONBodyTypeCallIncoming WebhookCallIncomingJSONBodyType = "call.incoming"
+	CallIncomingJSONBodyTypeCallIncoming CallIncomingJSONBodyType = "call.incoming"
 )
 
-// Valid indicates whether the value is a known member of the WebhookCallIncomingJSONBodyType enum.
-func (e WebhookCallIncomingJSONBodyType) Valid() bool {
+// Valid indicates whether the value is a known member of the CallIncomingJSONBodyType enum.
+func (e CallIncomingJSONBodyType) Valid() bool {
 	switch e {
-	case WebhookCallIncomingJSONBodyTypeCallIncoming:
+	case CallIncomingJSONBodyTypeCallIncoming:
 		return true
 	default:
 		return false
@@ -3447,51 +3447,51 @@ type UnsupportedMediaType = Error415
 // Examples: {"error":{"code":"upstream_unavailable","message":"example message","request_id":"req_01jd0000000000000000000000","type":"upstream_error"}}
 type Upstream = Error502
 
-// AssistantsListParams defines parameters for AssistantsList.
-type AssistantsListParams struct {
+// ListAssistantsParams defines parameters for ListAssistants.
+type ListAssistantsParams struct {
 	// Limit Page size.
 	Limit *Limit `form:"limit,omitempty" json:"limit,omitempty"`
 
 	// StartingAfter Id of the last assistant of the previous page.
 	StartingAfter *AssistantID                `form:"starting_after,omitempty" json:"starting_after,omitempty"`
-	Status        *AssistantsListParamsStatus `form:"status,omitempty" json:"status,omitempty"`
+	Status        *ListAssistantsParamsStatus `form:"status,omitempty" json:"status,omitempty"`
 }
 
-// AssistantsListParamsStatus defines parameters for AssistantsList.
-type AssistantsListParamsStatus string
+// ListAssistantsParamsStatus defines parameters for ListAssistants.
+type ListAssistantsParamsStatus string
 
-// AssistantsCreateParams defines parameters for AssistantsCreate.
-type AssistantsCreateParams struct {
+// CreateAssistantParams defines parameters for CreateAssistant.
+type CreateAssistantParams struct {
 	// IdempotencyKey Makes the POST safe to retry. See the conventions in the description.
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
-// AssistantsActivateParams defines parameters for AssistantsActivate.
-type AssistantsActivateParams struct {
+// ActivateAssistantVersionParams defines parameters for ActivateAssistantVersion.
+type ActivateAssistantVersionParams struct {
 	// IdempotencyKey Makes the POST safe to retry. See the conventions in the description.
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
-// AssistantsArchiveParams defines parameters for AssistantsArchive.
-type AssistantsArchiveParams struct {
+// ArchiveAssistantParams defines parameters for ArchiveAssistant.
+type ArchiveAssistantParams struct {
 	// IdempotencyKey Makes the POST safe to retry. See the conventions in the description.
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
-// AssistantsDuplicateParams defines parameters for AssistantsDuplicate.
-type AssistantsDuplicateParams struct {
+// DuplicateAssistantParams defines parameters for DuplicateAssistant.
+type DuplicateAssistantParams struct {
 	// IdempotencyKey Makes the POST safe to retry. See the conventions in the description.
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
-// AssistantsPublishParams defines parameters for AssistantsPublish.
-type AssistantsPublishParams struct {
+// PublishAssistantParams defines parameters for PublishAssistant.
+type PublishAssistantParams struct {
 	// IdempotencyKey Makes the POST safe to retry. See the conventions in the description.
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
-// CallsListParams defines parameters for CallsList.
-type CallsListParams struct {
+// ListCallsParams defines parameters for ListCalls.
+type ListCallsParams struct {
 	// Limit Page size.
 	Limit *Limit `form:"limit,omitempty" json:"limit,omitempty"`
 
@@ -3505,14 +3505,14 @@ type CallsListParams struct {
 	SessionId *SessionID `form:"session_id,omitempty" json:"session_id,omitempty"`
 }
 
-// CallsAnswerParams defines parameters for CallsAnswer.
-type CallsAnswerParams struct {
+// AnswerCallParams defines parameters for AnswerCall.
+type AnswerCallParams struct {
 	// IdempotencyKey Makes the POST safe to retry. See the conventions in the description.
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
-// EventsListParams defines parameters for EventsList.
-type EventsListParams struct {
+// ListEventsParams defines parameters for ListEvents.
+type ListEventsParams struct {
 	// Limit Page size.
 	Limit *Limit `form:"limit,omitempty" json:"limit,omitempty"`
 
@@ -3523,14 +3523,14 @@ type EventsListParams struct {
 	Type *EventType `form:"type,omitempty" json:"type,omitempty"`
 }
 
-// EventsRedeliverParams defines parameters for EventsRedeliver.
-type EventsRedeliverParams struct {
+// RedeliverEventParams defines parameters for RedeliverEvent.
+type RedeliverEventParams struct {
 	// IdempotencyKey Makes the POST safe to retry. See the conventions in the description.
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
-// LinesListParams defines parameters for LinesList.
-type LinesListParams struct {
+// ListLinesParams defines parameters for ListLines.
+type ListLinesParams struct {
 	// Limit Page size.
 	Limit *Limit `form:"limit,omitempty" json:"limit,omitempty"`
 
@@ -3538,14 +3538,14 @@ type LinesListParams struct {
 	StartingAfter *LineID `form:"starting_after,omitempty" json:"starting_after,omitempty"`
 }
 
-// LinesAssignParams defines parameters for LinesAssign.
-type LinesAssignParams struct {
+// AssignLineAssistantParams defines parameters for AssignLineAssistant.
+type AssignLineAssistantParams struct {
 	// IdempotencyKey Makes the POST safe to retry. See the conventions in the description.
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
-// SessionsListParams defines parameters for SessionsList.
-type SessionsListParams struct {
+// ListSessionsParams defines parameters for ListSessions.
+type ListSessionsParams struct {
 	// Limit Page size.
 	Limit *Limit `form:"limit,omitempty" json:"limit,omitempty"`
 
@@ -3553,20 +3553,20 @@ type SessionsListParams struct {
 	StartingAfter *SessionID `form:"starting_after,omitempty" json:"starting_after,omitempty"`
 }
 
-// SessionsCreateParams defines parameters for SessionsCreate.
-type SessionsCreateParams struct {
+// CreateSessionParams defines parameters for CreateSession.
+type CreateSessionParams struct {
 	// IdempotencyKey Makes the POST safe to retry. See the conventions in the description.
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
-// SessionsTokensParams defines parameters for SessionsTokens.
-type SessionsTokensParams struct {
+// CreateSessionTokenParams defines parameters for CreateSessionToken.
+type CreateSessionTokenParams struct {
 	// IdempotencyKey Makes the POST safe to retry. See the conventions in the description.
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
-// WebhookEndpointsListParams defines parameters for WebhookEndpointsList.
-type WebhookEndpointsListParams struct {
+// ListWebhookEndpointsParams defines parameters for ListWebhookEndpoints.
+type ListWebhookEndpointsParams struct {
 	// Limit Page size.
 	Limit *Limit `form:"limit,omitempty" json:"limit,omitempty"`
 
@@ -3574,20 +3574,20 @@ type WebhookEndpointsListParams struct {
 	StartingAfter *WebhookEndpointID `form:"starting_after,omitempty" json:"starting_after,omitempty"`
 }
 
-// WebhookEndpointsCreateParams defines parameters for WebhookEndpointsCreate.
-type WebhookEndpointsCreateParams struct {
+// CreateWebhookEndpointParams defines parameters for CreateWebhookEndpoint.
+type CreateWebhookEndpointParams struct {
 	// IdempotencyKey Makes the POST safe to retry. See the conventions in the description.
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
-// WebhookEndpointsRotateSecretParams defines parameters for WebhookEndpointsRotateSecret.
-type WebhookEndpointsRotateSecretParams struct {
+// RotateWebhookEndpointSecretParams defines parameters for RotateWebhookEndpointSecret.
+type RotateWebhookEndpointSecretParams struct {
 	// IdempotencyKey Makes the POST safe to retry. See the conventions in the description.
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
-// WebhookCallAnsweredJSONBody defines parameters for WebhookCallAnswered.
-type WebhookCallAnsweredJSONBody struct {
+// CallAnsweredJSONBody defines parameters for CallAnswered.
+type CallAnsweredJSONBody struct {
 	// CreatedAt When the event happened.
 	//
 	// Examples: 2026-11-22T07:00:00.123Z
@@ -3600,11 +3600,11 @@ type WebhookCallAnsweredJSONBody struct {
 	Id EventID `json:"id"`
 
 	// Type Always `call.answered` here.
-	Type WebhookCallAnsweredJSONBodyType `json:"type"`
+	Type CallAnsweredJSONBodyType `json:"type"`
 }
 
-// WebhookCallAnsweredParams defines parameters for WebhookCallAnswered.
-type WebhookCallAnsweredParams struct {
+// CallAnsweredParams defines parameters for CallAnswered.
+type CallAnsweredParams struct {
 	// WebhookId The event id; the same on every attempt and redelivery, so receivers can deduplicate.
 	WebhookId EventID `json:"webhook-id"`
 
@@ -3616,11 +3616,11 @@ type WebhookCallAnsweredParams struct {
 	WebhookSignature string `json:"webhook-signature"`
 }
 
-// WebhookCallAnsweredJSONBodyType defines parameters for WebhookCallAnswered.
-type WebhookCallAnsweredJSONBodyType string
+// CallAnsweredJSONBodyType defines parameters for CallAnswered.
+type CallAnsweredJSONBodyType string
 
-// WebhookCallEndedJSONBody defines parameters for WebhookCallEnded.
-type WebhookCallEndedJSONBody struct {
+// CallEndedJSONBody defines parameters for CallEnded.
+type CallEndedJSONBody struct {
 	// CreatedAt When the event happened.
 	//
 	// Examples: 2026-11-22T07:00:00.123Z
@@ -3633,11 +3633,11 @@ type WebhookCallEndedJSONBody struct {
 	Id EventID `json:"id"`
 
 	// Type Always `call.ended` here.
-	Type WebhookCallEndedJSONBodyType `json:"type"`
+	Type CallEndedJSONBodyType `json:"type"`
 }
 
-// WebhookCallEndedParams defines parameters for WebhookCallEnded.
-type WebhookCallEndedParams struct {
+// CallEndedParams defines parameters for CallEnded.
+type CallEndedParams struct {
 	// WebhookId The event id; the same on every attempt and redelivery, so receivers can deduplicate.
 	WebhookId EventID `json:"webhook-id"`
 
@@ -3649,11 +3649,11 @@ type WebhookCallEndedParams struct {
 	WebhookSignature string `json:"webhook-signature"`
 }
 
-// WebhookCallEndedJSONBodyType defines parameters for WebhookCallEnded.
-type WebhookCallEndedJSONBodyType string
+// CallEndedJSONBodyType defines parameters for CallEnded.
+type CallEndedJSONBodyType string
 
-// WebhookCallIncomingJSONBody defines parameters for WebhookCallIncoming.
-type WebhookCallIncomingJSONBody struct {
+// CallIncomingJSONBody defines parameters for CallIncoming.
+type CallIncomingJSONBody struct {
 	// CreatedAt When the event happened.
 	//
 	// Examples: 2026-11-22T07:00:00.123Z
@@ -3666,11 +3666,11 @@ type WebhookCallIncomingJSONBody struct {
 	Id EventID `json:"id"`
 
 	// Type Always `call.incoming` here.
-	Type WebhookCallIncomingJSONBodyType `json:"type"`
+	Type CallIncomingJSONBodyType `json:"type"`
 }
 
-// WebhookCallIncomingParams defines parameters for WebhookCallIncoming.
-type WebhookCallIncomingParams struct {
+// CallIncomingParams defines parameters for CallIncoming.
+type CallIncomingParams struct {
 	// WebhookId The event id; the same on every attempt and redelivery, so receivers can deduplicate.
 	WebhookId EventID `json:"webhook-id"`
 
@@ -3682,62 +3682,62 @@ type WebhookCallIncomingParams struct {
 	WebhookSignature string `json:"webhook-signature"`
 }
 
-// WebhookCallIncomingJSONBodyType defines parameters for WebhookCallIncoming.
-type WebhookCallIncomingJSONBodyType string
+// CallIncomingJSONBodyType defines parameters for CallIncoming.
+type CallIncomingJSONBodyType string
 
-// AssistantsCreateJSONRequestBody defines body for AssistantsCreate for application/json ContentType.
-type AssistantsCreateJSONRequestBody = AssistantCreate
+// CreateAssistantJSONRequestBody defines body for CreateAssistant for application/json ContentType.
+type CreateAssistantJSONRequestBody = AssistantCreate
 
-// AssistantsUpdateJSONRequestBody defines body for AssistantsUpdate for application/json ContentType.
-type AssistantsUpdateJSONRequestBody = AssistantUpdate
+// UpdateAssistantJSONRequestBody defines body for UpdateAssistant for application/json ContentType.
+type UpdateAssistantJSONRequestBody = AssistantUpdate
 
-// AssistantsActivateJSONRequestBody defines body for AssistantsActivate for application/json ContentType.
-type AssistantsActivateJSONRequestBody = AssistantActivate
+// ActivateAssistantVersionJSONRequestBody defines body for ActivateAssistantVersion for application/json ContentType.
+type ActivateAssistantVersionJSONRequestBody = AssistantActivate
 
-// AssistantsArchiveJSONRequestBody defines body for AssistantsArchive for application/json ContentType.
-type AssistantsArchiveJSONRequestBody = EmptyObject
+// ArchiveAssistantJSONRequestBody defines body for ArchiveAssistant for application/json ContentType.
+type ArchiveAssistantJSONRequestBody = EmptyObject
 
-// AssistantsDuplicateJSONRequestBody defines body for AssistantsDuplicate for application/json ContentType.
-type AssistantsDuplicateJSONRequestBody = AssistantDuplicate
+// DuplicateAssistantJSONRequestBody defines body for DuplicateAssistant for application/json ContentType.
+type DuplicateAssistantJSONRequestBody = AssistantDuplicate
 
-// AssistantsPublishJSONRequestBody defines body for AssistantsPublish for application/json ContentType.
-type AssistantsPublishJSONRequestBody = EmptyObject
+// PublishAssistantJSONRequestBody defines body for PublishAssistant for application/json ContentType.
+type PublishAssistantJSONRequestBody = EmptyObject
 
-// CallsAnswerJSONRequestBody defines body for CallsAnswer for application/json ContentType.
-type CallsAnswerJSONRequestBody = CallAnswerRequest
+// AnswerCallJSONRequestBody defines body for AnswerCall for application/json ContentType.
+type AnswerCallJSONRequestBody = CallAnswerRequest
 
-// EventsRedeliverJSONRequestBody defines body for EventsRedeliver for application/json ContentType.
-type EventsRedeliverJSONRequestBody = EventRedeliver
+// RedeliverEventJSONRequestBody defines body for RedeliverEvent for application/json ContentType.
+type RedeliverEventJSONRequestBody = EventRedeliver
 
-// LinesUpdateJSONRequestBody defines body for LinesUpdate for application/json ContentType.
-type LinesUpdateJSONRequestBody = LineUpdate
+// UpdateLineJSONRequestBody defines body for UpdateLine for application/json ContentType.
+type UpdateLineJSONRequestBody = LineUpdate
 
-// LinesAssignJSONRequestBody defines body for LinesAssign for application/json ContentType.
-type LinesAssignJSONRequestBody = LineAssign
+// AssignLineAssistantJSONRequestBody defines body for AssignLineAssistant for application/json ContentType.
+type AssignLineAssistantJSONRequestBody = LineAssign
 
-// SessionsCreateJSONRequestBody defines body for SessionsCreate for application/json ContentType.
-type SessionsCreateJSONRequestBody = SessionCreate
+// CreateSessionJSONRequestBody defines body for CreateSession for application/json ContentType.
+type CreateSessionJSONRequestBody = SessionCreate
 
-// SessionsTokensJSONRequestBody defines body for SessionsTokens for application/json ContentType.
-type SessionsTokensJSONRequestBody = EmptyObject
+// CreateSessionTokenJSONRequestBody defines body for CreateSessionToken for application/json ContentType.
+type CreateSessionTokenJSONRequestBody = EmptyObject
 
-// WebhookEndpointsCreateJSONRequestBody defines body for WebhookEndpointsCreate for application/json ContentType.
-type WebhookEndpointsCreateJSONRequestBody = WebhookEndpointCreate
+// CreateWebhookEndpointJSONRequestBody defines body for CreateWebhookEndpoint for application/json ContentType.
+type CreateWebhookEndpointJSONRequestBody = WebhookEndpointCreate
 
-// WebhookEndpointsUpdateJSONRequestBody defines body for WebhookEndpointsUpdate for application/json ContentType.
-type WebhookEndpointsUpdateJSONRequestBody = WebhookEndpointUpdate
+// UpdateWebhookEndpointJSONRequestBody defines body for UpdateWebhookEndpoint for application/json ContentType.
+type UpdateWebhookEndpointJSONRequestBody = WebhookEndpointUpdate
 
-// WebhookEndpointsRotateSecretJSONRequestBody defines body for WebhookEndpointsRotateSecret for application/json ContentType.
-type WebhookEndpointsRotateSecretJSONRequestBody = EmptyObject
+// RotateWebhookEndpointSecretJSONRequestBody defines body for RotateWebhookEndpointSecret for application/json ContentType.
+type RotateWebhookEndpointSecretJSONRequestBody = EmptyObject
 
-// WebhookCallAnsweredJSONRequestBody defines body for WebhookCallAnswered for application/json ContentType.
-type WebhookCallAnsweredJSONRequestBody WebhookCallAnsweredJSONBody
+// CallAnsweredJSONRequestBody defines body for CallAnswered for application/json ContentType.
+type CallAnsweredJSONRequestBody CallAnsweredJSONBody
 
-// WebhookCallEndedJSONRequestBody defines body for WebhookCallEnded for application/json ContentType.
-type WebhookCallEndedJSONRequestBody WebhookCallEndedJSONBody
+// CallEndedJSONRequestBody defines body for CallEnded for application/json ContentType.
+type CallEndedJSONRequestBody CallEndedJSONBody
 
-// WebhookCallIncomingJSONRequestBody defines body for WebhookCallIncoming for application/json ContentType.
-type WebhookCallIncomingJSONRequestBody WebhookCallIncomingJSONBody
+// CallIncomingJSONRequestBody defines body for CallIncoming for application/json ContentType.
+type CallIncomingJSONRequestBody CallIncomingJSONBody
 
 // AsCallIncomingEvent returns the union data inside the Event as a CallIncomingEvent
 func (t Event) AsCallIncomingEvent() (CallIncomingEvent, error) {
@@ -4087,16 +4087,16 @@ func WithRequestEditorFn(fn RequestEditorFn) ClientOption {
 // The interface specification for the client above.
 type ClientInterface interface {
 
-	// AssistantsList List assistants
+	// ListAssistants List assistants
 	//
 	// Active assistants by default, newest first. `status` selects `archived` ones or
 	// `all`. 400: `parameter_unknown`, `parameter_invalid` (`limit`, `starting_after`,
 	// `status`).
 	//
-	// Corresponds with GET /v1/assistants (the `AssistantsList` operationId).
-	AssistantsList(ctx context.Context, params *AssistantsListParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+	// Corresponds with GET /v1/assistants (the `ListAssistants` operationId).
+	ListAssistants(ctx context.Context, params *ListAssistantsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// AssistantsCreateWithBody Create a draft assistant
+	// CreateAssistantWithBody Create a draft assistant
 	//
 	// Only `name` is required; a draft may be incomplete. `framing` defaults to
 	// `{"shot": "medium", "position": "center"}`, and a partial `framing` fills the rest
@@ -4108,10 +4108,10 @@ type ClientInterface interface {
 	//
 	// Takes any type of body and a specified content type.
 	//
-	// Corresponds with POST /v1/assistants (the `AssistantsCreate` operationId).
-	AssistantsCreateWithBody(ctx context.Context, params *AssistantsCreateParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+	// Corresponds with POST /v1/assistants (the `CreateAssistant` operationId).
+	CreateAssistantWithBody(ctx context.Context, params *CreateAssistantParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// AssistantsCreate Create a draft assistant
+	// CreateAssistant Create a draft assistant
 	//
 	// Only `name` is required; a draft may be incomplete. `framing` defaults to
 	// `{"shot": "medium", "position": "center"}`, and a partial `framing` fills the rest
@@ -4123,17 +4123,17 @@ type ClientInterface interface {
 	//
 	// Takes a body of the `application/json` content type.
 	//
-	// Corresponds with POST /v1/assistants (the `AssistantsCreate` operationId).
-	AssistantsCreate(ctx context.Context, params *AssistantsCreateParams, body AssistantsCreateJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+	// Corresponds with POST /v1/assistants (the `CreateAssistant` operationId).
+	CreateAssistant(ctx context.Context, params *CreateAssistantParams, body CreateAssistantJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// AssistantsGet Get an assistant
+	// GetAssistant Get an assistant
 	//
 	// The assistant with its draft and every published version, oldest first.
 	//
-	// Corresponds with GET /v1/assistants/{id} (the `AssistantsGet` operationId).
-	AssistantsGet(ctx context.Context, id AssistantPathID, reqEditors ...RequestEditorFn) (*http.Response, error)
+	// Corresponds with GET /v1/assistants/{id} (the `GetAssistant` operationId).
+	GetAssistant(ctx context.Context, id AssistantPathID, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// AssistantsUpdateWithBody Edit the draft
+	// UpdateAssistantWithBody Edit the draft
 	//
 	// Any of `name`, `system_prompt`, `greeting`, `avatar_id` and `framing`; absent
 	// fields are left alone and a partial `framing` merges into the current one.
@@ -4142,10 +4142,10 @@ type ClientInterface interface {
 	//
 	// Takes any type of body and a specified content type.
 	//
-	// Corresponds with PATCH /v1/assistants/{id} (the `AssistantsUpdate` operationId).
-	AssistantsUpdateWithBody(ctx context.Context, id AssistantPathID, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+	// Corresponds with PATCH /v1/assistants/{id} (the `UpdateAssistant` operationId).
+	UpdateAssistantWithBody(ctx context.Context, id AssistantPathID, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// AssistantsUpdate Edit the draft
+	// UpdateAssistant Edit the draft
 	//
 	// Any of `name`, `system_prompt`, `greeting`, `avatar_id` and `framing`; absent
 	// fields are left alone and a partial `framing` merges into the current one.
@@ -4154,10 +4154,10 @@ type ClientInterface interface {
 	//
 	// Takes a body of the `application/json` content type.
 	//
-	// Corresponds with PATCH /v1/assistants/{id} (the `AssistantsUpdate` operationId).
-	AssistantsUpdate(ctx context.Context, id AssistantPathID, body AssistantsUpdateJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+	// Corresponds with PATCH /v1/assistants/{id} (the `UpdateAssistant` operationId).
+	UpdateAssistant(ctx context.Context, id AssistantPathID, body UpdateAssistantJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// AssistantsActivateWithBody Make a published version the active one
+	// ActivateAssistantVersionWithBody Make a published version the active one
 	//
 	// Rolls `active_version_id` back or forward to any of the assistant's versions.
 	// 400 `parameter_missing` (`version_id`); 404 `resource_not_found` with
@@ -4166,10 +4166,10 @@ type ClientInterface interface {
 	//
 	// Takes any type of body and a specified content type.
 	//
-	// Corresponds with POST /v1/assistants/{id}/activate (the `AssistantsActivate` operationId).
-	AssistantsActivateWithBody(ctx context.Context, id AssistantPathID, params *AssistantsActivateParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+	// Corresponds with POST /v1/assistants/{id}/activate (the `ActivateAssistantVersion` operationId).
+	ActivateAssistantVersionWithBody(ctx context.Context, id AssistantPathID, params *ActivateAssistantVersionParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// AssistantsActivate Make a published version the active one
+	// ActivateAssistantVersion Make a published version the active one
 	//
 	// Rolls `active_version_id` back or forward to any of the assistant's versions.
 	// 400 `parameter_missing` (`version_id`); 404 `resource_not_found` with
@@ -4178,10 +4178,10 @@ type ClientInterface interface {
 	//
 	// Takes a body of the `application/json` content type.
 	//
-	// Corresponds with POST /v1/assistants/{id}/activate (the `AssistantsActivate` operationId).
-	AssistantsActivate(ctx context.Context, id AssistantPathID, params *AssistantsActivateParams, body AssistantsActivateJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+	// Corresponds with POST /v1/assistants/{id}/activate (the `ActivateAssistantVersion` operationId).
+	ActivateAssistantVersion(ctx context.Context, id AssistantPathID, params *ActivateAssistantVersionParams, body ActivateAssistantVersionJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// AssistantsArchiveWithBody Archive an assistant
+	// ArchiveAssistantWithBody Archive an assistant
 	//
 	// Makes the assistant read-only and hides it from the default list. 409
 	// `assistant_in_use` while a line is assigned to it. Archiving an archived
@@ -4189,10 +4189,10 @@ type ClientInterface interface {
 	//
 	// Takes any type of body and a specified content type.
 	//
-	// Corresponds with POST /v1/assistants/{id}/archive (the `AssistantsArchive` operationId).
-	AssistantsArchiveWithBody(ctx context.Context, id AssistantPathID, params *AssistantsArchiveParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+	// Corresponds with POST /v1/assistants/{id}/archive (the `ArchiveAssistant` operationId).
+	ArchiveAssistantWithBody(ctx context.Context, id AssistantPathID, params *ArchiveAssistantParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// AssistantsArchive Archive an assistant
+	// ArchiveAssistant Archive an assistant
 	//
 	// Makes the assistant read-only and hides it from the default list. 409
 	// `assistant_in_use` while a line is assigned to it. Archiving an archived
@@ -4200,10 +4200,10 @@ type ClientInterface interface {
 	//
 	// Takes a body of the `application/json` content type.
 	//
-	// Corresponds with POST /v1/assistants/{id}/archive (the `AssistantsArchive` operationId).
-	AssistantsArchive(ctx context.Context, id AssistantPathID, params *AssistantsArchiveParams, body AssistantsArchiveJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+	// Corresponds with POST /v1/assistants/{id}/archive (the `ArchiveAssistant` operationId).
+	ArchiveAssistant(ctx context.Context, id AssistantPathID, params *ArchiveAssistantParams, body ArchiveAssistantJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// AssistantsDuplicateWithBody Copy an assistant
+	// DuplicateAssistantWithBody Copy an assistant
 	//
 	// A new active assistant whose draft copies the source's (archived sources too),
 	// with no versions. Its name is `name` when given, else `<source name> (copy)` cut
@@ -4211,10 +4211,10 @@ type ClientInterface interface {
 	//
 	// Takes any type of body and a specified content type.
 	//
-	// Corresponds with POST /v1/assistants/{id}/duplicate (the `AssistantsDuplicate` operationId).
-	AssistantsDuplicateWithBody(ctx context.Context, id AssistantPathID, params *AssistantsDuplicateParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+	// Corresponds with POST /v1/assistants/{id}/duplicate (the `DuplicateAssistant` operationId).
+	DuplicateAssistantWithBody(ctx context.Context, id AssistantPathID, params *DuplicateAssistantParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// AssistantsDuplicate Copy an assistant
+	// DuplicateAssistant Copy an assistant
 	//
 	// A new active assistant whose draft copies the source's (archived sources too),
 	// with no versions. Its name is `name` when given, else `<source name> (copy)` cut
@@ -4222,10 +4222,10 @@ type ClientInterface interface {
 	//
 	// Takes a body of the `application/json` content type.
 	//
-	// Corresponds with POST /v1/assistants/{id}/duplicate (the `AssistantsDuplicate` operationId).
-	AssistantsDuplicate(ctx context.Context, id AssistantPathID, params *AssistantsDuplicateParams, body AssistantsDuplicateJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+	// Corresponds with POST /v1/assistants/{id}/duplicate (the `DuplicateAssistant` operationId).
+	DuplicateAssistant(ctx context.Context, id AssistantPathID, params *DuplicateAssistantParams, body DuplicateAssistantJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// AssistantsPublishWithBody Publish the draft as a new version
+	// PublishAssistantWithBody Publish the draft as a new version
 	//
 	// Snapshots the draft into the next numbered, immutable version and makes it the
 	// active one. 422 `draft_incomplete` names the first of `name`, `system_prompt`,
@@ -4233,10 +4233,10 @@ type ClientInterface interface {
 	//
 	// Takes any type of body and a specified content type.
 	//
-	// Corresponds with POST /v1/assistants/{id}/publish (the `AssistantsPublish` operationId).
-	AssistantsPublishWithBody(ctx context.Context, id AssistantPathID, params *AssistantsPublishParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+	// Corresponds with POST /v1/assistants/{id}/publish (the `PublishAssistant` operationId).
+	PublishAssistantWithBody(ctx context.Context, id AssistantPathID, params *PublishAssistantParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// AssistantsPublish Publish the draft as a new version
+	// PublishAssistant Publish the draft as a new version
 	//
 	// Snapshots the draft into the next numbered, immutable version and makes it the
 	// active one. 422 `draft_incomplete` names the first of `name`, `system_prompt`,
@@ -4244,29 +4244,29 @@ type ClientInterface interface {
 	//
 	// Takes a body of the `application/json` content type.
 	//
-	// Corresponds with POST /v1/assistants/{id}/publish (the `AssistantsPublish` operationId).
-	AssistantsPublish(ctx context.Context, id AssistantPathID, params *AssistantsPublishParams, body AssistantsPublishJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+	// Corresponds with POST /v1/assistants/{id}/publish (the `PublishAssistant` operationId).
+	PublishAssistant(ctx context.Context, id AssistantPathID, params *PublishAssistantParams, body PublishAssistantJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// AvatarsList List the avatar catalogue
+	// ListAvatars List the avatar catalogue
 	//
 	// The built-in avatars, in display order, in one page (`has_more` is false). Takes no query parameters.
 	//
-	// Corresponds with GET /v1/avatars (the `AvatarsList` operationId).
-	AvatarsList(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+	// Corresponds with GET /v1/avatars (the `ListAvatars` operationId).
+	ListAvatars(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// CallsList List call records
+	// ListCalls List call records
 	//
 	// The account's calls, inbound and outbound, newest first.
 	//
-	// Corresponds with GET /v1/calls (the `CallsList` operationId).
-	CallsList(ctx context.Context, params *CallsListParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+	// Corresponds with GET /v1/calls (the `ListCalls` operationId).
+	ListCalls(ctx context.Context, params *ListCallsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// CallsGet Get a call record
+	// GetCall Get a call record
 	//
-	// Corresponds with GET /v1/calls/{id} (the `CallsGet` operationId).
-	CallsGet(ctx context.Context, id CallID, reqEditors ...RequestEditorFn) (*http.Response, error)
+	// Corresponds with GET /v1/calls/{id} (the `GetCall` operationId).
+	GetCall(ctx context.Context, id CallID, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// CallsAnswerWithBody Decide a ringing call on a customer_decides line
+	// AnswerCallWithBody Decide a ringing call on a customer_decides line
 	//
 	// The API way to answer `call.incoming` (the other is the webhook's response body).
 	// The first answer wins, from either path. An answer repeating the recorded one is
@@ -4278,10 +4278,10 @@ type ClientInterface interface {
 	//
 	// Takes any type of body and a specified content type.
 	//
-	// Corresponds with POST /v1/calls/{id}/answer (the `CallsAnswer` operationId).
-	CallsAnswerWithBody(ctx context.Context, id CallID, params *CallsAnswerParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+	// Corresponds with POST /v1/calls/{id}/answer (the `AnswerCall` operationId).
+	AnswerCallWithBody(ctx context.Context, id CallID, params *AnswerCallParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// CallsAnswer Decide a ringing call on a customer_decides line
+	// AnswerCall Decide a ringing call on a customer_decides line
 	//
 	// The API way to answer `call.incoming` (the other is the webhook's response body).
 	// The first answer wins, from either path. An answer repeating the recorded one is
@@ -4293,22 +4293,22 @@ type ClientInterface interface {
 	//
 	// Takes a body of the `application/json` content type.
 	//
-	// Corresponds with POST /v1/calls/{id}/answer (the `CallsAnswer` operationId).
-	CallsAnswer(ctx context.Context, id CallID, params *CallsAnswerParams, body CallsAnswerJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+	// Corresponds with POST /v1/calls/{id}/answer (the `AnswerCall` operationId).
+	AnswerCall(ctx context.Context, id CallID, params *AnswerCallParams, body AnswerCallJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// EventsList List events
+	// ListEvents List events
 	//
 	// Events sent to the account, newest first, without their attempts.
 	//
-	// Corresponds with GET /v1/events (the `EventsList` operationId).
-	EventsList(ctx context.Context, params *EventsListParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+	// Corresponds with GET /v1/events (the `ListEvents` operationId).
+	ListEvents(ctx context.Context, params *ListEventsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// EventsGet Get an event with its delivery attempts
+	// GetEvent Get an event with its delivery attempts
 	//
-	// Corresponds with GET /v1/events/{id} (the `EventsGet` operationId).
-	EventsGet(ctx context.Context, id EventPathID, reqEditors ...RequestEditorFn) (*http.Response, error)
+	// Corresponds with GET /v1/events/{id} (the `GetEvent` operationId).
+	GetEvent(ctx context.Context, id EventPathID, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// EventsRedeliverWithBody Send an event again
+	// RedeliverEventWithBody Send an event again
 	//
 	// Queues a fresh delivery, now, to `endpoint_id` or to every enabled endpoint
 	// subscribed to the event's type. The `webhook-id` stays the event id, so a receiver
@@ -4320,10 +4320,10 @@ type ClientInterface interface {
 	//
 	// Takes any type of body and a specified content type.
 	//
-	// Corresponds with POST /v1/events/{id}/redeliver (the `EventsRedeliver` operationId).
-	EventsRedeliverWithBody(ctx context.Context, id EventPathID, params *EventsRedeliverParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+	// Corresponds with POST /v1/events/{id}/redeliver (the `RedeliverEvent` operationId).
+	RedeliverEventWithBody(ctx context.Context, id EventPathID, params *RedeliverEventParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// EventsRedeliver Send an event again
+	// RedeliverEvent Send an event again
 	//
 	// Queues a fresh delivery, now, to `endpoint_id` or to every enabled endpoint
 	// subscribed to the event's type. The `webhook-id` stays the event id, so a receiver
@@ -4335,22 +4335,22 @@ type ClientInterface interface {
 	//
 	// Takes a body of the `application/json` content type.
 	//
-	// Corresponds with POST /v1/events/{id}/redeliver (the `EventsRedeliver` operationId).
-	EventsRedeliver(ctx context.Context, id EventPathID, params *EventsRedeliverParams, body EventsRedeliverJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+	// Corresponds with POST /v1/events/{id}/redeliver (the `RedeliverEvent` operationId).
+	RedeliverEvent(ctx context.Context, id EventPathID, params *RedeliverEventParams, body RedeliverEventJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// LinesList List lines
+	// ListLines List lines
 	//
 	// The account's lines, newest first.
 	//
-	// Corresponds with GET /v1/lines (the `LinesList` operationId).
-	LinesList(ctx context.Context, params *LinesListParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+	// Corresponds with GET /v1/lines (the `ListLines` operationId).
+	ListLines(ctx context.Context, params *ListLinesParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// LinesGet Get a line
+	// GetLine Get a line
 	//
-	// Corresponds with GET /v1/lines/{id} (the `LinesGet` operationId).
-	LinesGet(ctx context.Context, id LinePathID, reqEditors ...RequestEditorFn) (*http.Response, error)
+	// Corresponds with GET /v1/lines/{id} (the `GetLine` operationId).
+	GetLine(ctx context.Context, id LinePathID, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// LinesUpdateWithBody Update a line
+	// UpdateLineWithBody Update a line
 	//
 	// Any of `name`, `inbound_mode`, `decision_timeout_seconds`, `on_decision_timeout`
 	// and `assistant_id`; absent fields are left alone. `assistant_id: null` unassigns
@@ -4361,10 +4361,10 @@ type ClientInterface interface {
 	//
 	// Takes any type of body and a specified content type.
 	//
-	// Corresponds with PATCH /v1/lines/{id} (the `LinesUpdate` operationId).
-	LinesUpdateWithBody(ctx context.Context, id LinePathID, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+	// Corresponds with PATCH /v1/lines/{id} (the `UpdateLine` operationId).
+	UpdateLineWithBody(ctx context.Context, id LinePathID, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// LinesUpdate Update a line
+	// UpdateLine Update a line
 	//
 	// Any of `name`, `inbound_mode`, `decision_timeout_seconds`, `on_decision_timeout`
 	// and `assistant_id`; absent fields are left alone. `assistant_id: null` unassigns
@@ -4375,10 +4375,10 @@ type ClientInterface interface {
 	//
 	// Takes a body of the `application/json` content type.
 	//
-	// Corresponds with PATCH /v1/lines/{id} (the `LinesUpdate` operationId).
-	LinesUpdate(ctx context.Context, id LinePathID, body LinesUpdateJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+	// Corresponds with PATCH /v1/lines/{id} (the `UpdateLine` operationId).
+	UpdateLine(ctx context.Context, id LinePathID, body UpdateLineJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// LinesAssignWithBody Assign an assistant to the line
+	// AssignLineAssistantWithBody Assign an assistant to the line
 	//
 	// The assistant must be active and have a published version; the line's next
 	// inbound call uses its active version. 400 `parameter_missing` (`assistant_id`);
@@ -4387,10 +4387,10 @@ type ClientInterface interface {
 	//
 	// Takes any type of body and a specified content type.
 	//
-	// Corresponds with POST /v1/lines/{id}/assign (the `LinesAssign` operationId).
-	LinesAssignWithBody(ctx context.Context, id LinePathID, params *LinesAssignParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+	// Corresponds with POST /v1/lines/{id}/assign (the `AssignLineAssistant` operationId).
+	AssignLineAssistantWithBody(ctx context.Context, id LinePathID, params *AssignLineAssistantParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// LinesAssign Assign an assistant to the line
+	// AssignLineAssistant Assign an assistant to the line
 	//
 	// The assistant must be active and have a published version; the line's next
 	// inbound call uses its active version. 400 `parameter_missing` (`assistant_id`);
@@ -4399,17 +4399,17 @@ type ClientInterface interface {
 	//
 	// Takes a body of the `application/json` content type.
 	//
-	// Corresponds with POST /v1/lines/{id}/assign (the `LinesAssign` operationId).
-	LinesAssign(ctx context.Context, id LinePathID, params *LinesAssignParams, body LinesAssignJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+	// Corresponds with POST /v1/lines/{id}/assign (the `AssignLineAssistant` operationId).
+	AssignLineAssistant(ctx context.Context, id LinePathID, params *AssignLineAssistantParams, body AssignLineAssistantJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// SessionsList List sessions
+	// ListSessions List sessions
 	//
 	// The account's sessions, newest first, without participant tokens.
 	//
-	// Corresponds with GET /v1/sessions (the `SessionsList` operationId).
-	SessionsList(ctx context.Context, params *SessionsListParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+	// Corresponds with GET /v1/sessions (the `ListSessions` operationId).
+	ListSessions(ctx context.Context, params *ListSessionsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// SessionsCreateWithBody Create a hosted session
+	// CreateSessionWithBody Create a hosted session
 	//
 	// Creates a LiveKit room named after the session, mints a participant token that
 	// names only that room (join, publish, subscribe, data; no create, admin or list
@@ -4429,10 +4429,10 @@ type ClientInterface interface {
 	//
 	// Takes any type of body and a specified content type.
 	//
-	// Corresponds with POST /v1/sessions (the `SessionsCreate` operationId).
-	SessionsCreateWithBody(ctx context.Context, params *SessionsCreateParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+	// Corresponds with POST /v1/sessions (the `CreateSession` operationId).
+	CreateSessionWithBody(ctx context.Context, params *CreateSessionParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// SessionsCreate Create a hosted session
+	// CreateSession Create a hosted session
 	//
 	// Creates a LiveKit room named after the session, mints a participant token that
 	// names only that room (join, publish, subscribe, data; no create, admin or list
@@ -4452,27 +4452,27 @@ type ClientInterface interface {
 	//
 	// Takes a body of the `application/json` content type.
 	//
-	// Corresponds with POST /v1/sessions (the `SessionsCreate` operationId).
-	SessionsCreate(ctx context.Context, params *SessionsCreateParams, body SessionsCreateJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+	// Corresponds with POST /v1/sessions (the `CreateSession` operationId).
+	CreateSession(ctx context.Context, params *CreateSessionParams, body CreateSessionJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// SessionsDelete End a session
+	// DeleteSession End a session
 	//
 	// Deletes the room (every participant is disconnected and no token can join it
 	// again), hangs the platform call up and emits `call.ended`, exactly once. Deleting
 	// an ended session answers 200 with it unchanged. Takes no body (an empty object is
 	// accepted).
 	//
-	// Corresponds with DELETE /v1/sessions/{id} (the `SessionsDelete` operationId).
-	SessionsDelete(ctx context.Context, id SessionPathID, reqEditors ...RequestEditorFn) (*http.Response, error)
+	// Corresponds with DELETE /v1/sessions/{id} (the `DeleteSession` operationId).
+	DeleteSession(ctx context.Context, id SessionPathID, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// SessionsGet Get a session
+	// GetSession Get a session
 	//
 	// The session, without a participant token.
 	//
-	// Corresponds with GET /v1/sessions/{id} (the `SessionsGet` operationId).
-	SessionsGet(ctx context.Context, id SessionPathID, reqEditors ...RequestEditorFn) (*http.Response, error)
+	// Corresponds with GET /v1/sessions/{id} (the `GetSession` operationId).
+	GetSession(ctx context.Context, id SessionPathID, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// SessionsTokensWithBody Mint a fresh participant token
+	// CreateSessionTokenWithBody Mint a fresh participant token
 	//
 	// For a client that rejoins after the first token's lifetime. Every token of a
 	// session joins as the same participant, so a new connection replaces the old one.
@@ -4480,10 +4480,10 @@ type ClientInterface interface {
 	//
 	// Takes any type of body and a specified content type.
 	//
-	// Corresponds with POST /v1/sessions/{id}/tokens (the `SessionsTokens` operationId).
-	SessionsTokensWithBody(ctx context.Context, id SessionPathID, params *SessionsTokensParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+	// Corresponds with POST /v1/sessions/{id}/tokens (the `CreateSessionToken` operationId).
+	CreateSessionTokenWithBody(ctx context.Context, id SessionPathID, params *CreateSessionTokenParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// SessionsTokens Mint a fresh participant token
+	// CreateSessionToken Mint a fresh participant token
 	//
 	// For a client that rejoins after the first token's lifetime. Every token of a
 	// session joins as the same participant, so a new connection replaces the old one.
@@ -4491,10 +4491,10 @@ type ClientInterface interface {
 	//
 	// Takes a body of the `application/json` content type.
 	//
-	// Corresponds with POST /v1/sessions/{id}/tokens (the `SessionsTokens` operationId).
-	SessionsTokens(ctx context.Context, id SessionPathID, params *SessionsTokensParams, body SessionsTokensJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+	// Corresponds with POST /v1/sessions/{id}/tokens (the `CreateSessionToken` operationId).
+	CreateSessionToken(ctx context.Context, id SessionPathID, params *CreateSessionTokenParams, body CreateSessionTokenJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// VoicesList List the voices the deployment offers
+	// ListVoices List the voices the deployment offers
 	//
 	// Every voice a draft's `voice` may name, in one page (`has_more` is false). Takes no
 	// query parameters. The local voices (engines `flite` and `espeak-ng`) are in every
@@ -4505,17 +4505,17 @@ type ClientInterface interface {
 	// `default_for_avatars` names the avatars that speak with the voice when a version
 	// names none.
 	//
-	// Corresponds with GET /v1/voices (the `VoicesList` operationId).
-	VoicesList(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+	// Corresponds with GET /v1/voices (the `ListVoices` operationId).
+	ListVoices(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// WebhookEndpointsList List webhook endpoints
+	// ListWebhookEndpoints List webhook endpoints
 	//
 	// The account's endpoints, newest first, without their secrets.
 	//
-	// Corresponds with GET /v1/webhook_endpoints (the `WebhookEndpointsList` operationId).
-	WebhookEndpointsList(ctx context.Context, params *WebhookEndpointsListParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+	// Corresponds with GET /v1/webhook_endpoints (the `ListWebhookEndpoints` operationId).
+	ListWebhookEndpoints(ctx context.Context, params *ListWebhookEndpointsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// WebhookEndpointsCreateWithBody Register a webhook endpoint
+	// CreateWebhookEndpointWithBody Register a webhook endpoint
 	//
 	// The answer holds the signing `secret`, shown this once. 400
 	// `parameter_missing` (`url`), `parameter_invalid` (`url`, `description`,
@@ -4524,10 +4524,10 @@ type ClientInterface interface {
 	//
 	// Takes any type of body and a specified content type.
 	//
-	// Corresponds with POST /v1/webhook_endpoints (the `WebhookEndpointsCreate` operationId).
-	WebhookEndpointsCreateWithBody(ctx context.Context, params *WebhookEndpointsCreateParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+	// Corresponds with POST /v1/webhook_endpoints (the `CreateWebhookEndpoint` operationId).
+	CreateWebhookEndpointWithBody(ctx context.Context, params *CreateWebhookEndpointParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// WebhookEndpointsCreate Register a webhook endpoint
+	// CreateWebhookEndpoint Register a webhook endpoint
 	//
 	// The answer holds the signing `secret`, shown this once. 400
 	// `parameter_missing` (`url`), `parameter_invalid` (`url`, `description`,
@@ -4536,22 +4536,22 @@ type ClientInterface interface {
 	//
 	// Takes a body of the `application/json` content type.
 	//
-	// Corresponds with POST /v1/webhook_endpoints (the `WebhookEndpointsCreate` operationId).
-	WebhookEndpointsCreate(ctx context.Context, params *WebhookEndpointsCreateParams, body WebhookEndpointsCreateJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+	// Corresponds with POST /v1/webhook_endpoints (the `CreateWebhookEndpoint` operationId).
+	CreateWebhookEndpoint(ctx context.Context, params *CreateWebhookEndpointParams, body CreateWebhookEndpointJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// WebhookEndpointsDelete Delete a webhook endpoint
+	// DeleteWebhookEndpoint Delete a webhook endpoint
 	//
 	// Deliveries still pending to it stop. A second DELETE is 404.
 	//
-	// Corresponds with DELETE /v1/webhook_endpoints/{id} (the `WebhookEndpointsDelete` operationId).
-	WebhookEndpointsDelete(ctx context.Context, id WebhookEndpointPathID, reqEditors ...RequestEditorFn) (*http.Response, error)
+	// Corresponds with DELETE /v1/webhook_endpoints/{id} (the `DeleteWebhookEndpoint` operationId).
+	DeleteWebhookEndpoint(ctx context.Context, id WebhookEndpointPathID, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// WebhookEndpointsGet Get a webhook endpoint
+	// GetWebhookEndpoint Get a webhook endpoint
 	//
-	// Corresponds with GET /v1/webhook_endpoints/{id} (the `WebhookEndpointsGet` operationId).
-	WebhookEndpointsGet(ctx context.Context, id WebhookEndpointPathID, reqEditors ...RequestEditorFn) (*http.Response, error)
+	// Corresponds with GET /v1/webhook_endpoints/{id} (the `GetWebhookEndpoint` operationId).
+	GetWebhookEndpoint(ctx context.Context, id WebhookEndpointPathID, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// WebhookEndpointsUpdateWithBody Update a webhook endpoint
+	// UpdateWebhookEndpointWithBody Update a webhook endpoint
 	//
 	// Any of `url`, `description`, `events` and `status`. `status: disabled` sets
 	// `disabled_reason: customer`; `status: enabled` clears the reason (also after a
@@ -4559,10 +4559,10 @@ type ClientInterface interface {
 	//
 	// Takes any type of body and a specified content type.
 	//
-	// Corresponds with PATCH /v1/webhook_endpoints/{id} (the `WebhookEndpointsUpdate` operationId).
-	WebhookEndpointsUpdateWithBody(ctx context.Context, id WebhookEndpointPathID, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+	// Corresponds with PATCH /v1/webhook_endpoints/{id} (the `UpdateWebhookEndpoint` operationId).
+	UpdateWebhookEndpointWithBody(ctx context.Context, id WebhookEndpointPathID, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// WebhookEndpointsUpdate Update a webhook endpoint
+	// UpdateWebhookEndpoint Update a webhook endpoint
 	//
 	// Any of `url`, `description`, `events` and `status`. `status: disabled` sets
 	// `disabled_reason: customer`; `status: enabled` clears the reason (also after a
@@ -4570,10 +4570,10 @@ type ClientInterface interface {
 	//
 	// Takes a body of the `application/json` content type.
 	//
-	// Corresponds with PATCH /v1/webhook_endpoints/{id} (the `WebhookEndpointsUpdate` operationId).
-	WebhookEndpointsUpdate(ctx context.Context, id WebhookEndpointPathID, body WebhookEndpointsUpdateJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+	// Corresponds with PATCH /v1/webhook_endpoints/{id} (the `UpdateWebhookEndpoint` operationId).
+	UpdateWebhookEndpoint(ctx context.Context, id WebhookEndpointPathID, body UpdateWebhookEndpointJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// WebhookEndpointsRotateSecretWithBody Rotate the signing secret
+	// RotateWebhookEndpointSecretWithBody Rotate the signing secret
 	//
 	// A new secret, shown this once; the previous one keeps signing beside it for 24 h
 	// (`previous_secret_expires_at`). A second rotation inside those 24 h drops the
@@ -4581,10 +4581,10 @@ type ClientInterface interface {
 	//
 	// Takes any type of body and a specified content type.
 	//
-	// Corresponds with POST /v1/webhook_endpoints/{id}/rotate_secret (the `WebhookEndpointsRotateSecret` operationId).
-	WebhookEndpointsRotateSecretWithBody(ctx context.Context, id WebhookEndpointPathID, params *WebhookEndpointsRotateSecretParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+	// Corresponds with POST /v1/webhook_endpoints/{id}/rotate_secret (the `RotateWebhookEndpointSecret` operationId).
+	RotateWebhookEndpointSecretWithBody(ctx context.Context, id WebhookEndpointPathID, params *RotateWebhookEndpointSecretParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// WebhookEndpointsRotateSecret Rotate the signing secret
+	// RotateWebhookEndpointSecret Rotate the signing secret
 	//
 	// A new secret, shown this once; the previous one keeps signing beside it for 24 h
 	// (`previous_secret_expires_at`). A second rotation inside those 24 h drops the
@@ -4592,19 +4592,19 @@ type ClientInterface interface {
 	//
 	// Takes a body of the `application/json` content type.
 	//
-	// Corresponds with POST /v1/webhook_endpoints/{id}/rotate_secret (the `WebhookEndpointsRotateSecret` operationId).
-	WebhookEndpointsRotateSecret(ctx context.Context, id WebhookEndpointPathID, params *WebhookEndpointsRotateSecretParams, body WebhookEndpointsRotateSecretJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+	// Corresponds with POST /v1/webhook_endpoints/{id}/rotate_secret (the `RotateWebhookEndpointSecret` operationId).
+	RotateWebhookEndpointSecret(ctx context.Context, id WebhookEndpointPathID, params *RotateWebhookEndpointSecretParams, body RotateWebhookEndpointSecretJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 }
 
-// AssistantsList List assistants
+// ListAssistants List assistants
 //
 // Active assistants by default, newest first. `status` selects `archived` ones or
 // `all`. 400: `parameter_unknown`, `parameter_invalid` (`limit`, `starting_after`,
 // `status`).
 //
-// Corresponds with GET /v1/assistants (the `AssistantsList` operationId).
-func (c *Client) AssistantsList(ctx context.Context, params *AssistantsListParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewAssistantsListRequest(c.Server, params)
+// Corresponds with GET /v1/assistants (the `ListAssistants` operationId).
+func (c *Client) ListAssistants(ctx context.Context, params *ListAssistantsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListAssistantsRequest(c.Server, params)
 	if err != nil {
 		return nil, err
 	}
@@ -4615,7 +4615,7 @@ func (c *Client) AssistantsList(ctx context.Context, params *AssistantsListParam
 	return c.Client.Do(req)
 }
 
-// AssistantsCreateWithBody Create a draft assistant
+// CreateAssistantWithBody Create a draft assistant
 //
 // Only `name` is required; a draft may be incomplete. `framing` defaults to
 // `{"shot": "medium", "position": "center"}`, and a partial `framing` fills the rest
@@ -4627,9 +4627,9 @@ func (c *Client) AssistantsList(ctx context.Context, params *AssistantsListParam
 //
 // Takes any type of body and a specified content type.
 //
-// Corresponds with POST /v1/assistants (the `AssistantsCreate` operationId).
-func (c *Client) AssistantsCreateWithBody(ctx context.Context, params *AssistantsCreateParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewAssistantsCreateRequestWithBody(c.Server, params, contentType, body)
+// Corresponds with POST /v1/assistants (the `CreateAssistant` operationId).
+func (c *Client) CreateAssistantWithBody(ctx context.Context, params *CreateAssistantParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreateAssistantRequestWithBody(c.Server, params, contentType, body)
 	if err != nil {
 		return nil, err
 	}
@@ -4640,7 +4640,7 @@ func (c *Client) AssistantsCreateWithBody(ctx context.Context, params *Assistant
 	return c.Client.Do(req)
 }
 
-// AssistantsCreate Create a draft assistant
+// CreateAssistant Create a draft assistant
 //
 // Only `name` is required; a draft may be incomplete. `framing` defaults to
 // `{"shot": "medium", "position": "center"}`, and a partial `framing` fills the rest
@@ -4652,9 +4652,9 @@ func (c *Client) AssistantsCreateWithBody(ctx context.Context, params *Assistant
 //
 // Takes a body of the `application/json` content type.
 //
-// Corresponds with POST /v1/assistants (the `AssistantsCreate` operationId).
-func (c *Client) AssistantsCreate(ctx context.Context, params *AssistantsCreateParams, body AssistantsCreateJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewAssistantsCreateRequest(c.Server, params, body)
+// Corresponds with POST /v1/assistants (the `CreateAssistant` operationId).
+func (c *Client) CreateAssistant(ctx context.Context, params *CreateAssistantParams, body CreateAssistantJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreateAssistantRequest(c.Server, params, body)
 	if err != nil {
 		return nil, err
 	}
@@ -4665,13 +4665,13 @@ func (c *Client) AssistantsCreate(ctx context.Context, params *AssistantsCreateP
 	return c.Client.Do(req)
 }
 
-// AssistantsGet Get an assistant
+// GetAssistant Get an assistant
 //
 // The assistant with its draft and every published version, oldest first.
 //
-// Corresponds with GET /v1/assistants/{id} (the `AssistantsGet` operationId).
-func (c *Client) AssistantsGet(ctx context.Context, id AssistantPathID, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewAssistantsGetRequest(c.Server, id)
+// Corresponds with GET /v1/assistants/{id} (the `GetAssistant` operationId).
+func (c *Client) GetAssistant(ctx context.Context, id AssistantPathID, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetAssistantRequest(c.Server, id)
 	if err != nil {
 		return nil, err
 	}
@@ -4682,7 +4682,7 @@ func (c *Client) AssistantsGet(ctx context.Context, id AssistantPathID, reqEdito
 	return c.Client.Do(req)
 }
 
-// AssistantsUpdateWithBody Edit the draft
+// UpdateAssistantWithBody Edit the draft
 //
 // Any of `name`, `system_prompt`, `greeting`, `avatar_id` and `framing`; absent
 // fields are left alone and a partial `framing` merges into the current one.
@@ -4691,9 +4691,9 @@ func (c *Client) AssistantsGet(ctx context.Context, id AssistantPathID, reqEdito
 //
 // Takes any type of body and a specified content type.
 //
-// Corresponds with PATCH /v1/assistants/{id} (the `AssistantsUpdate` operationId).
-func (c *Client) AssistantsUpdateWithBody(ctx context.Context, id AssistantPathID, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewAssistantsUpdateRequestWithBody(c.Server, id, contentType, body)
+// Corresponds with PATCH /v1/assistants/{id} (the `UpdateAssistant` operationId).
+func (c *Client) UpdateAssistantWithBody(ctx context.Context, id AssistantPathID, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewUpdateAssistantRequestWithBody(c.Server, id, contentType, body)
 	if err != nil {
 		return nil, err
 	}
@@ -4704,7 +4704,7 @@ func (c *Client) AssistantsUpdateWithBody(ctx context.Context, id AssistantPathI
 	return c.Client.Do(req)
 }
 
-// AssistantsUpdate Edit the draft
+// UpdateAssistant Edit the draft
 //
 // Any of `name`, `system_prompt`, `greeting`, `avatar_id` and `framing`; absent
 // fields are left alone and a partial `framing` merges into the current one.
@@ -4713,9 +4713,9 @@ func (c *Client) AssistantsUpdateWithBody(ctx context.Context, id AssistantPathI
 //
 // Takes a body of the `application/json` content type.
 //
-// Corresponds with PATCH /v1/assistants/{id} (the `AssistantsUpdate` operationId).
-func (c *Client) AssistantsUpdate(ctx context.Context, id AssistantPathID, body AssistantsUpdateJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewAssistantsUpdateRequest(c.Server, id, body)
+// Corresponds with PATCH /v1/assistants/{id} (the `UpdateAssistant` operationId).
+func (c *Client) UpdateAssistant(ctx context.Context, id AssistantPathID, body UpdateAssistantJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewUpdateAssistantRequest(c.Server, id, body)
 	if err != nil {
 		return nil, err
 	}
@@ -4726,7 +4726,7 @@ func (c *Client) AssistantsUpdate(ctx context.Context, id AssistantPathID, body 
 	return c.Client.Do(req)
 }
 
-// AssistantsActivateWithBody Make a published version the active one
+// ActivateAssistantVersionWithBody Make a published version the active one
 //
 // Rolls `active_version_id` back or forward to any of the assistant's versions.
 // 400 `parameter_missing` (`version_id`); 404 `resource_not_found` with
@@ -4735,9 +4735,9 @@ func (c *Client) AssistantsUpdate(ctx context.Context, id AssistantPathID, body 
 //
 // Takes any type of body and a specified content type.
 //
-// Corresponds with POST /v1/assistants/{id}/activate (the `AssistantsActivate` operationId).
-func (c *Client) AssistantsActivateWithBody(ctx context.Context, id AssistantPathID, params *AssistantsActivateParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewAssistantsActivateRequestWithBody(c.Server, id, params, contentType, body)
+// Corresponds with POST /v1/assistants/{id}/activate (the `ActivateAssistantVersion` operationId).
+func (c *Client) ActivateAssistantVersionWithBody(ctx context.Context, id AssistantPathID, params *ActivateAssistantVersionParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewActivateAssistantVersionRequestWithBody(c.Server, id, params, contentType, body)
 	if err != nil {
 		return nil, err
 	}
@@ -4748,7 +4748,7 @@ func (c *Client) AssistantsActivateWithBody(ctx context.Context, id AssistantPat
 	return c.Client.Do(req)
 }
 
-// AssistantsActivate Make a published version the active one
+// ActivateAssistantVersion Make a published version the active one
 //
 // Rolls `active_version_id` back or forward to any of the assistant's versions.
 // 400 `parameter_missing` (`version_id`); 404 `resource_not_found` with
@@ -4757,9 +4757,9 @@ func (c *Client) AssistantsActivateWithBody(ctx context.Context, id AssistantPat
 //
 // Takes a body of the `application/json` content type.
 //
-// Corresponds with POST /v1/assistants/{id}/activate (the `AssistantsActivate` operationId).
-func (c *Client) AssistantsActivate(ctx context.Context, id AssistantPathID, params *AssistantsActivateParams, body AssistantsActivateJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewAssistantsActivateRequest(c.Server, id, params, body)
+// Corresponds with POST /v1/assistants/{id}/activate (the `ActivateAssistantVersion` operationId).
+func (c *Client) ActivateAssistantVersion(ctx context.Context, id AssistantPathID, params *ActivateAssistantVersionParams, body ActivateAssistantVersionJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewActivateAssistantVersionRequest(c.Server, id, params, body)
 	if err != nil {
 		return nil, err
 	}
@@ -4770,7 +4770,7 @@ func (c *Client) AssistantsActivate(ctx context.Context, id AssistantPathID, par
 	return c.Client.Do(req)
 }
 
-// AssistantsArchiveWithBody Archive an assistant
+// ArchiveAssistantWithBody Archive an assistant
 //
 // Makes the assistant read-only and hides it from the default list. 409
 // `assistant_in_use` while a line is assigned to it. Archiving an archived
@@ -4778,9 +4778,9 @@ func (c *Client) AssistantsActivate(ctx context.Context, id AssistantPathID, par
 //
 // Takes any type of body and a specified content type.
 //
-// Corresponds with POST /v1/assistants/{id}/archive (the `AssistantsArchive` operationId).
-func (c *Client) AssistantsArchiveWithBody(ctx context.Context, id AssistantPathID, params *AssistantsArchiveParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewAssistantsArchiveRequestWithBody(c.Server, id, params, contentType, body)
+// Corresponds with POST /v1/assistants/{id}/archive (the `ArchiveAssistant` operationId).
+func (c *Client) ArchiveAssistantWithBody(ctx context.Context, id AssistantPathID, params *ArchiveAssistantParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewArchiveAssistantRequestWithBody(c.Server, id, params, contentType, body)
 	if err != nil {
 		return nil, err
 	}
@@ -4791,7 +4791,7 @@ func (c *Client) AssistantsArchiveWithBody(ctx context.Context, id AssistantPath
 	return c.Client.Do(req)
 }
 
-// AssistantsArchive Archive an assistant
+// ArchiveAssistant Archive an assistant
 //
 // Makes the assistant read-only and hides it from the default list. 409
 // `assistant_in_use` while a line is assigned to it. Archiving an archived
@@ -4799,9 +4799,9 @@ func (c *Client) AssistantsArchiveWithBody(ctx context.Context, id AssistantPath
 //
 // Takes a body of the `application/json` content type.
 //
-// Corresponds with POST /v1/assistants/{id}/archive (the `AssistantsArchive` operationId).
-func (c *Client) AssistantsArchive(ctx context.Context, id AssistantPathID, params *AssistantsArchiveParams, body AssistantsArchiveJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewAssistantsArchiveRequest(c.Server, id, params, body)
+// Corresponds with POST /v1/assistants/{id}/archive (the `ArchiveAssistant` operationId).
+func (c *Client) ArchiveAssistant(ctx context.Context, id AssistantPathID, params *ArchiveAssistantParams, body ArchiveAssistantJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewArchiveAssistantRequest(c.Server, id, params, body)
 	if err != nil {
 		return nil, err
 	}
@@ -4812,7 +4812,7 @@ func (c *Client) AssistantsArchive(ctx context.Context, id AssistantPathID, para
 	return c.Client.Do(req)
 }
 
-// AssistantsDuplicateWithBody Copy an assistant
+// DuplicateAssistantWithBody Copy an assistant
 //
 // A new active assistant whose draft copies the source's (archived sources too),
 // with no versions. Its name is `name` when given, else `<source name> (copy)` cut
@@ -4820,9 +4820,9 @@ func (c *Client) AssistantsArchive(ctx context.Context, id AssistantPathID, para
 //
 // Takes any type of body and a specified content type.
 //
-// Corresponds with POST /v1/assistants/{id}/duplicate (the `AssistantsDuplicate` operationId).
-func (c *Client) AssistantsDuplicateWithBody(ctx context.Context, id AssistantPathID, params *AssistantsDuplicateParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewAssistantsDuplicateRequestWithBody(c.Server, id, params, contentType, body)
+// Corresponds with POST /v1/assistants/{id}/duplicate (the `DuplicateAssistant` operationId).
+func (c *Client) DuplicateAssistantWithBody(ctx context.Context, id AssistantPathID, params *DuplicateAssistantParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewDuplicateAssistantRequestWithBody(c.Server, id, params, contentType, body)
 	if err != nil {
 		return nil, err
 	}
@@ -4833,7 +4833,7 @@ func (c *Client) AssistantsDuplicateWithBody(ctx context.Context, id AssistantPa
 	return c.Client.Do(req)
 }
 
-// AssistantsDuplicate Copy an assistant
+// DuplicateAssistant Copy an assistant
 //
 // A new active assistant whose draft copies the source's (archived sources too),
 // with no versions. Its name is `name` when given, else `<source name> (copy)` cut
@@ -4841,9 +4841,9 @@ func (c *Client) AssistantsDuplicateWithBody(ctx context.Context, id AssistantPa
 //
 // Takes a body of the `application/json` content type.
 //
-// Corresponds with POST /v1/assistants/{id}/duplicate (the `AssistantsDuplicate` operationId).
-func (c *Client) AssistantsDuplicate(ctx context.Context, id AssistantPathID, params *AssistantsDuplicateParams, body AssistantsDuplicateJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewAssistantsDuplicateRequest(c.Server, id, params, body)
+// Corresponds with POST /v1/assistants/{id}/duplicate (the `DuplicateAssistant` operationId).
+func (c *Client) DuplicateAssistant(ctx context.Context, id AssistantPathID, params *DuplicateAssistantParams, body DuplicateAssistantJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewDuplicateAssistantRequest(c.Server, id, params, body)
 	if err != nil {
 		return nil, err
 	}
@@ -4854,7 +4854,7 @@ func (c *Client) AssistantsDuplicate(ctx context.Context, id AssistantPathID, pa
 	return c.Client.Do(req)
 }
 
-// AssistantsPublishWithBody Publish the draft as a new version
+// PublishAssistantWithBody Publish the draft as a new version
 //
 // Snapshots the draft into the next numbered, immutable version and makes it the
 // active one. 422 `draft_incomplete` names the first of `name`, `system_prompt`,
@@ -4862,9 +4862,9 @@ func (c *Client) AssistantsDuplicate(ctx context.Context, id AssistantPathID, pa
 //
 // Takes any type of body and a specified content type.
 //
-// Corresponds with POST /v1/assistants/{id}/publish (the `AssistantsPublish` operationId).
-func (c *Client) AssistantsPublishWithBody(ctx context.Context, id AssistantPathID, params *AssistantsPublishParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewAssistantsPublishRequestWithBody(c.Server, id, params, contentType, body)
+// Corresponds with POST /v1/assistants/{id}/publish (the `PublishAssistant` operationId).
+func (c *Client) PublishAssistantWithBody(ctx context.Context, id AssistantPathID, params *PublishAssistantParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPublishAssistantRequestWithBody(c.Server, id, params, contentType, body)
 	if err != nil {
 		return nil, err
 	}
@@ -4875,7 +4875,7 @@ func (c *Client) AssistantsPublishWithBody(ctx context.Context, id AssistantPath
 	return c.Client.Do(req)
 }
 
-// AssistantsPublish Publish the draft as a new version
+// PublishAssistant Publish the draft as a new version
 //
 // Snapshots the draft into the next numbered, immutable version and makes it the
 // active one. 422 `draft_incomplete` names the first of `name`, `system_prompt`,
@@ -4883,9 +4883,9 @@ func (c *Client) AssistantsPublishWithBody(ctx context.Context, id AssistantPath
 //
 // Takes a body of the `application/json` content type.
 //
-// Corresponds with POST /v1/assistants/{id}/publish (the `AssistantsPublish` operationId).
-func (c *Client) AssistantsPublish(ctx context.Context, id AssistantPathID, params *AssistantsPublishParams, body AssistantsPublishJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewAssistantsPublishRequest(c.Server, id, params, body)
+// Corresponds with POST /v1/assistants/{id}/publish (the `PublishAssistant` operationId).
+func (c *Client) PublishAssistant(ctx context.Context, id AssistantPathID, params *PublishAssistantParams, body PublishAssistantJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPublishAssistantRequest(c.Server, id, params, body)
 	if err != nil {
 		return nil, err
 	}
@@ -4896,13 +4896,13 @@ func (c *Client) AssistantsPublish(ctx context.Context, id AssistantPathID, para
 	return c.Client.Do(req)
 }
 
-// AvatarsList List the avatar catalogue
+// ListAvatars List the avatar catalogue
 //
 // The built-in avatars, in display order, in one page (`has_more` is false). Takes no query parameters.
 //
-// Corresponds with GET /v1/avatars (the `AvatarsList` operationId).
-func (c *Client) AvatarsList(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewAvatarsListRequest(c.Server)
+// Corresponds with GET /v1/avatars (the `ListAvatars` operationId).
+func (c *Client) ListAvatars(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListAvatarsRequest(c.Server)
 	if err != nil {
 		return nil, err
 	}
@@ -4913,13 +4913,13 @@ func (c *Client) AvatarsList(ctx context.Context, reqEditors ...RequestEditorFn)
 	return c.Client.Do(req)
 }
 
-// CallsList List call records
+// ListCalls List call records
 //
 // The account's calls, inbound and outbound, newest first.
 //
-// Corresponds with GET /v1/calls (the `CallsList` operationId).
-func (c *Client) CallsList(ctx context.Context, params *CallsListParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewCallsListRequest(c.Server, params)
+// Corresponds with GET /v1/calls (the `ListCalls` operationId).
+func (c *Client) ListCalls(ctx context.Context, params *ListCallsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListCallsRequest(c.Server, params)
 	if err != nil {
 		return nil, err
 	}
@@ -4930,11 +4930,11 @@ func (c *Client) CallsList(ctx context.Context, params *CallsListParams, reqEdit
 	return c.Client.Do(req)
 }
 
-// CallsGet Get a call record
+// GetCall Get a call record
 //
-// Corresponds with GET /v1/calls/{id} (the `CallsGet` operationId).
-func (c *Client) CallsGet(ctx context.Context, id CallID, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewCallsGetRequest(c.Server, id)
+// Corresponds with GET /v1/calls/{id} (the `GetCall` operationId).
+func (c *Client) GetCall(ctx context.Context, id CallID, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetCallRequest(c.Server, id)
 	if err != nil {
 		return nil, err
 	}
@@ -4945,7 +4945,7 @@ func (c *Client) CallsGet(ctx context.Context, id CallID, reqEditors ...RequestE
 	return c.Client.Do(req)
 }
 
-// CallsAnswerWithBody Decide a ringing call on a customer_decides line
+// AnswerCallWithBody Decide a ringing call on a customer_decides line
 //
 // The API way to answer `call.incoming` (the other is the webhook's response body).
 // The first answer wins, from either path. An answer repeating the recorded one is
@@ -4957,9 +4957,9 @@ func (c *Client) CallsGet(ctx context.Context, id CallID, reqEditors ...RequestE
 //
 // Takes any type of body and a specified content type.
 //
-// Corresponds with POST /v1/calls/{id}/answer (the `CallsAnswer` operationId).
-func (c *Client) CallsAnswerWithBody(ctx context.Context, id CallID, params *CallsAnswerParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewCallsAnswerRequestWithBody(c.Server, id, params, contentType, body)
+// Corresponds with POST /v1/calls/{id}/answer (the `AnswerCall` operationId).
+func (c *Client) AnswerCallWithBody(ctx context.Context, id CallID, params *AnswerCallParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewAnswerCallRequestWithBody(c.Server, id, params, contentType, body)
 	if err != nil {
 		return nil, err
 	}
@@ -4970,7 +4970,7 @@ func (c *Client) CallsAnswerWithBody(ctx context.Context, id CallID, params *Cal
 	return c.Client.Do(req)
 }
 
-// CallsAnswer Decide a ringing call on a customer_decides line
+// AnswerCall Decide a ringing call on a customer_decides line
 //
 // The API way to answer `call.incoming` (the other is the webhook's response body).
 // The first answer wins, from either path. An answer repeating the recorded one is
@@ -4982,9 +4982,9 @@ func (c *Client) CallsAnswerWithBody(ctx context.Context, id CallID, params *Cal
 //
 // Takes a body of the `application/json` content type.
 //
-// Corresponds with POST /v1/calls/{id}/answer (the `CallsAnswer` operationId).
-func (c *Client) CallsAnswer(ctx context.Context, id CallID, params *CallsAnswerParams, body CallsAnswerJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewCallsAnswerRequest(c.Server, id, params, body)
+// Corresponds with POST /v1/calls/{id}/answer (the `AnswerCall` operationId).
+func (c *Client) AnswerCall(ctx context.Context, id CallID, params *AnswerCallParams, body AnswerCallJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewAnswerCallRequest(c.Server, id, params, body)
 	if err != nil {
 		return nil, err
 	}
@@ -4995,13 +4995,13 @@ func (c *Client) CallsAnswer(ctx context.Context, id CallID, params *CallsAnswer
 	return c.Client.Do(req)
 }
 
-// EventsList List events
+// ListEvents List events
 //
 // Events sent to the account, newest first, without their attempts.
 //
-// Corresponds with GET /v1/events (the `EventsList` operationId).
-func (c *Client) EventsList(ctx context.Context, params *EventsListParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewEventsListRequest(c.Server, params)
+// Corresponds with GET /v1/events (the `ListEvents` operationId).
+func (c *Client) ListEvents(ctx context.Context, params *ListEventsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListEventsRequest(c.Server, params)
 	if err != nil {
 		return nil, err
 	}
@@ -5012,11 +5012,11 @@ func (c *Client) EventsList(ctx context.Context, params *EventsListParams, reqEd
 	return c.Client.Do(req)
 }
 
-// EventsGet Get an event with its delivery attempts
+// GetEvent Get an event with its delivery attempts
 //
-// Corresponds with GET /v1/events/{id} (the `EventsGet` operationId).
-func (c *Client) EventsGet(ctx context.Context, id EventPathID, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewEventsGetRequest(c.Server, id)
+// Corresponds with GET /v1/events/{id} (the `GetEvent` operationId).
+func (c *Client) GetEvent(ctx context.Context, id EventPathID, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetEventRequest(c.Server, id)
 	if err != nil {
 		return nil, err
 	}
@@ -5027,7 +5027,7 @@ func (c *Client) EventsGet(ctx context.Context, id EventPathID, reqEditors ...Re
 	return c.Client.Do(req)
 }
 
-// EventsRedeliverWithBody Send an event again
+// RedeliverEventWithBody Send an event again
 //
 // Queues a fresh delivery, now, to `endpoint_id` or to every enabled endpoint
 // subscribed to the event's type. The `webhook-id` stays the event id, so a receiver
@@ -5039,9 +5039,9 @@ func (c *Client) EventsGet(ctx context.Context, id EventPathID, reqEditors ...Re
 //
 // Takes any type of body and a specified content type.
 //
-// Corresponds with POST /v1/events/{id}/redeliver (the `EventsRedeliver` operationId).
-func (c *Client) EventsRedeliverWithBody(ctx context.Context, id EventPathID, params *EventsRedeliverParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewEventsRedeliverRequestWithBody(c.Server, id, params, contentType, body)
+// Corresponds with POST /v1/events/{id}/redeliver (the `RedeliverEvent` operationId).
+func (c *Client) RedeliverEventWithBody(ctx context.Context, id EventPathID, params *RedeliverEventParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewRedeliverEventRequestWithBody(c.Server, id, params, contentType, body)
 	if err != nil {
 		return nil, err
 	}
@@ -5052,7 +5052,7 @@ func (c *Client) EventsRedeliverWithBody(ctx context.Context, id EventPathID, pa
 	return c.Client.Do(req)
 }
 
-// EventsRedeliver Send an event again
+// RedeliverEvent Send an event again
 //
 // Queues a fresh delivery, now, to `endpoint_id` or to every enabled endpoint
 // subscribed to the event's type. The `webhook-id` stays the event id, so a receiver
@@ -5064,9 +5064,9 @@ func (c *Client) EventsRedeliverWithBody(ctx context.Context, id EventPathID, pa
 //
 // Takes a body of the `application/json` content type.
 //
-// Corresponds with POST /v1/events/{id}/redeliver (the `EventsRedeliver` operationId).
-func (c *Client) EventsRedeliver(ctx context.Context, id EventPathID, params *EventsRedeliverParams, body EventsRedeliverJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewEventsRedeliverRequest(c.Server, id, params, body)
+// Corresponds with POST /v1/events/{id}/redeliver (the `RedeliverEvent` operationId).
+func (c *Client) RedeliverEvent(ctx context.Context, id EventPathID, params *RedeliverEventParams, body RedeliverEventJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewRedeliverEventRequest(c.Server, id, params, body)
 	if err != nil {
 		return nil, err
 	}
@@ -5077,13 +5077,13 @@ func (c *Client) EventsRedeliver(ctx context.Context, id EventPathID, params *Ev
 	return c.Client.Do(req)
 }
 
-// LinesList List lines
+// ListLines List lines
 //
 // The account's lines, newest first.
 //
-// Corresponds with GET /v1/lines (the `LinesList` operationId).
-func (c *Client) LinesList(ctx context.Context, params *LinesListParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewLinesListRequest(c.Server, params)
+// Corresponds with GET /v1/lines (the `ListLines` operationId).
+func (c *Client) ListLines(ctx context.Context, params *ListLinesParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListLinesRequest(c.Server, params)
 	if err != nil {
 		return nil, err
 	}
@@ -5094,11 +5094,11 @@ func (c *Client) LinesList(ctx context.Context, params *LinesListParams, reqEdit
 	return c.Client.Do(req)
 }
 
-// LinesGet Get a line
+// GetLine Get a line
 //
-// Corresponds with GET /v1/lines/{id} (the `LinesGet` operationId).
-func (c *Client) LinesGet(ctx context.Context, id LinePathID, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewLinesGetRequest(c.Server, id)
+// Corresponds with GET /v1/lines/{id} (the `GetLine` operationId).
+func (c *Client) GetLine(ctx context.Context, id LinePathID, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetLineRequest(c.Server, id)
 	if err != nil {
 		return nil, err
 	}
@@ -5109,7 +5109,7 @@ func (c *Client) LinesGet(ctx context.Context, id LinePathID, reqEditors ...Requ
 	return c.Client.Do(req)
 }
 
-// LinesUpdateWithBody Update a line
+// UpdateLineWithBody Update a line
 //
 // Any of `name`, `inbound_mode`, `decision_timeout_seconds`, `on_decision_timeout`
 // and `assistant_id`; absent fields are left alone. `assistant_id: null` unassigns
@@ -5120,9 +5120,9 @@ func (c *Client) LinesGet(ctx context.Context, id LinePathID, reqEditors ...Requ
 //
 // Takes any type of body and a specified content type.
 //
-// Corresponds with PATCH /v1/lines/{id} (the `LinesUpdate` operationId).
-func (c *Client) LinesUpdateWithBody(ctx context.Context, id LinePathID, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewLinesUpdateRequestWithBody(c.Server, id, contentType, body)
+// Corresponds with PATCH /v1/lines/{id} (the `UpdateLine` operationId).
+func (c *Client) UpdateLineWithBody(ctx context.Context, id LinePathID, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewUpdateLineRequestWithBody(c.Server, id, contentType, body)
 	if err != nil {
 		return nil, err
 	}
@@ -5133,7 +5133,7 @@ func (c *Client) LinesUpdateWithBody(ctx context.Context, id LinePathID, content
 	return c.Client.Do(req)
 }
 
-// LinesUpdate Update a line
+// UpdateLine Update a line
 //
 // Any of `name`, `inbound_mode`, `decision_timeout_seconds`, `on_decision_timeout`
 // and `assistant_id`; absent fields are left alone. `assistant_id: null` unassigns
@@ -5144,9 +5144,9 @@ func (c *Client) LinesUpdateWithBody(ctx context.Context, id LinePathID, content
 //
 // Takes a body of the `application/json` content type.
 //
-// Corresponds with PATCH /v1/lines/{id} (the `LinesUpdate` operationId).
-func (c *Client) LinesUpdate(ctx context.Context, id LinePathID, body LinesUpdateJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewLinesUpdateRequest(c.Server, id, body)
+// Corresponds with PATCH /v1/lines/{id} (the `UpdateLine` operationId).
+func (c *Client) UpdateLine(ctx context.Context, id LinePathID, body UpdateLineJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewUpdateLineRequest(c.Server, id, body)
 	if err != nil {
 		return nil, err
 	}
@@ -5157,7 +5157,7 @@ func (c *Client) LinesUpdate(ctx context.Context, id LinePathID, body LinesUpdat
 	return c.Client.Do(req)
 }
 
-// LinesAssignWithBody Assign an assistant to the line
+// AssignLineAssistantWithBody Assign an assistant to the line
 //
 // The assistant must be active and have a published version; the line's next
 // inbound call uses its active version. 400 `parameter_missing` (`assistant_id`);
@@ -5166,9 +5166,9 @@ func (c *Client) LinesUpdate(ctx context.Context, id LinePathID, body LinesUpdat
 //
 // Takes any type of body and a specified content type.
 //
-// Corresponds with POST /v1/lines/{id}/assign (the `LinesAssign` operationId).
-func (c *Client) LinesAssignWithBody(ctx context.Context, id LinePathID, params *LinesAssignParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewLinesAssignRequestWithBody(c.Server, id, params, contentType, body)
+// Corresponds with POST /v1/lines/{id}/assign (the `AssignLineAssistant` operationId).
+func (c *Client) AssignLineAssistantWithBody(ctx context.Context, id LinePathID, params *AssignLineAssistantParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewAssignLineAssistantRequestWithBody(c.Server, id, params, contentType, body)
 	if err != nil {
 		return nil, err
 	}
@@ -5179,7 +5179,7 @@ func (c *Client) LinesAssignWithBody(ctx context.Context, id LinePathID, params 
 	return c.Client.Do(req)
 }
 
-// LinesAssign Assign an assistant to the line
+// AssignLineAssistant Assign an assistant to the line
 //
 // The assistant must be active and have a published version; the line's next
 // inbound call uses its active version. 400 `parameter_missing` (`assistant_id`);
@@ -5188,9 +5188,9 @@ func (c *Client) LinesAssignWithBody(ctx context.Context, id LinePathID, params 
 //
 // Takes a body of the `application/json` content type.
 //
-// Corresponds with POST /v1/lines/{id}/assign (the `LinesAssign` operationId).
-func (c *Client) LinesAssign(ctx context.Context, id LinePathID, params *LinesAssignParams, body LinesAssignJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewLinesAssignRequest(c.Server, id, params, body)
+// Corresponds with POST /v1/lines/{id}/assign (the `AssignLineAssistant` operationId).
+func (c *Client) AssignLineAssistant(ctx context.Context, id LinePathID, params *AssignLineAssistantParams, body AssignLineAssistantJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewAssignLineAssistantRequest(c.Server, id, params, body)
 	if err != nil {
 		return nil, err
 	}
@@ -5201,13 +5201,13 @@ func (c *Client) LinesAssign(ctx context.Context, id LinePathID, params *LinesAs
 	return c.Client.Do(req)
 }
 
-// SessionsList List sessions
+// ListSessions List sessions
 //
 // The account's sessions, newest first, without participant tokens.
 //
-// Corresponds with GET /v1/sessions (the `SessionsList` operationId).
-func (c *Client) SessionsList(ctx context.Context, params *SessionsListParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewSessionsListRequest(c.Server, params)
+// Corresponds with GET /v1/sessions (the `ListSessions` operationId).
+func (c *Client) ListSessions(ctx context.Context, params *ListSessionsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListSessionsRequest(c.Server, params)
 	if err != nil {
 		return nil, err
 	}
@@ -5218,7 +5218,7 @@ func (c *Client) SessionsList(ctx context.Context, params *SessionsListParams, r
 	return c.Client.Do(req)
 }
 
-// SessionsCreateWithBody Create a hosted session
+// CreateSessionWithBody Create a hosted session
 //
 // Creates a LiveKit room named after the session, mints a participant token that
 // names only that room (join, publish, subscribe, data; no create, admin or list
@@ -5238,9 +5238,9 @@ func (c *Client) SessionsList(ctx context.Context, params *SessionsListParams, r
 //
 // Takes any type of body and a specified content type.
 //
-// Corresponds with POST /v1/sessions (the `SessionsCreate` operationId).
-func (c *Client) SessionsCreateWithBody(ctx context.Context, params *SessionsCreateParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewSessionsCreateRequestWithBody(c.Server, params, contentType, body)
+// Corresponds with POST /v1/sessions (the `CreateSession` operationId).
+func (c *Client) CreateSessionWithBody(ctx context.Context, params *CreateSessionParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreateSessionRequestWithBody(c.Server, params, contentType, body)
 	if err != nil {
 		return nil, err
 	}
@@ -5251,7 +5251,7 @@ func (c *Client) SessionsCreateWithBody(ctx context.Context, params *SessionsCre
 	return c.Client.Do(req)
 }
 
-// SessionsCreate Create a hosted session
+// CreateSession Create a hosted session
 //
 // Creates a LiveKit room named after the session, mints a participant token that
 // names only that room (join, publish, subscribe, data; no create, admin or list
@@ -5271,9 +5271,9 @@ func (c *Client) SessionsCreateWithBody(ctx context.Context, params *SessionsCre
 //
 // Takes a body of the `application/json` content type.
 //
-// Corresponds with POST /v1/sessions (the `SessionsCreate` operationId).
-func (c *Client) SessionsCreate(ctx context.Context, params *SessionsCreateParams, body SessionsCreateJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewSessionsCreateRequest(c.Server, params, body)
+// Corresponds with POST /v1/sessions (the `CreateSession` operationId).
+func (c *Client) CreateSession(ctx context.Context, params *CreateSessionParams, body CreateSessionJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreateSessionRequest(c.Server, params, body)
 	if err != nil {
 		return nil, err
 	}
@@ -5284,16 +5284,16 @@ func (c *Client) SessionsCreate(ctx context.Context, params *SessionsCreateParam
 	return c.Client.Do(req)
 }
 
-// SessionsDelete End a session
+// DeleteSession End a session
 //
 // Deletes the room (every participant is disconnected and no token can join it
 // again), hangs the platform call up and emits `call.ended`, exactly once. Deleting
 // an ended session answers 200 with it unchanged. Takes no body (an empty object is
 // accepted).
 //
-// Corresponds with DELETE /v1/sessions/{id} (the `SessionsDelete` operationId).
-func (c *Client) SessionsDelete(ctx context.Context, id SessionPathID, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewSessionsDeleteRequest(c.Server, id)
+// Corresponds with DELETE /v1/sessions/{id} (the `DeleteSession` operationId).
+func (c *Client) DeleteSession(ctx context.Context, id SessionPathID, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewDeleteSessionRequest(c.Server, id)
 	if err != nil {
 		return nil, err
 	}
@@ -5304,13 +5304,13 @@ func (c *Client) SessionsDelete(ctx context.Context, id SessionPathID, reqEditor
 	return c.Client.Do(req)
 }
 
-// SessionsGet Get a session
+// GetSession Get a session
 //
 // The session, without a participant token.
 //
-// Corresponds with GET /v1/sessions/{id} (the `SessionsGet` operationId).
-func (c *Client) SessionsGet(ctx context.Context, id SessionPathID, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewSessionsGetRequest(c.Server, id)
+// Corresponds with GET /v1/sessions/{id} (the `GetSession` operationId).
+func (c *Client) GetSession(ctx context.Context, id SessionPathID, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetSessionRequest(c.Server, id)
 	if err != nil {
 		return nil, err
 	}
@@ -5321,7 +5321,7 @@ func (c *Client) SessionsGet(ctx context.Context, id SessionPathID, reqEditors .
 	return c.Client.Do(req)
 }
 
-// SessionsTokensWithBody Mint a fresh participant token
+// CreateSessionTokenWithBody Mint a fresh participant token
 //
 // For a client that rejoins after the first token's lifetime. Every token of a
 // session joins as the same participant, so a new connection replaces the old one.
@@ -5329,9 +5329,9 @@ func (c *Client) SessionsGet(ctx context.Context, id SessionPathID, reqEditors .
 //
 // Takes any type of body and a specified content type.
 //
-// Corresponds with POST /v1/sessions/{id}/tokens (the `SessionsTokens` operationId).
-func (c *Client) SessionsTokensWithBody(ctx context.Context, id SessionPathID, params *SessionsTokensParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewSessionsTokensRequestWithBody(c.Server, id, params, contentType, body)
+// Corresponds with POST /v1/sessions/{id}/tokens (the `CreateSessionToken` operationId).
+func (c *Client) CreateSessionTokenWithBody(ctx context.Context, id SessionPathID, params *CreateSessionTokenParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreateSessionTokenRequestWithBody(c.Server, id, params, contentType, body)
 	if err != nil {
 		return nil, err
 	}
@@ -5342,7 +5342,7 @@ func (c *Client) SessionsTokensWithBody(ctx context.Context, id SessionPathID, p
 	return c.Client.Do(req)
 }
 
-// SessionsTokens Mint a fresh participant token
+// CreateSessionToken Mint a fresh participant token
 //
 // For a client that rejoins after the first token's lifetime. Every token of a
 // session joins as the same participant, so a new connection replaces the old one.
@@ -5350,9 +5350,9 @@ func (c *Client) SessionsTokensWithBody(ctx context.Context, id SessionPathID, p
 //
 // Takes a body of the `application/json` content type.
 //
-// Corresponds with POST /v1/sessions/{id}/tokens (the `SessionsTokens` operationId).
-func (c *Client) SessionsTokens(ctx context.Context, id SessionPathID, params *SessionsTokensParams, body SessionsTokensJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewSessionsTokensRequest(c.Server, id, params, body)
+// Corresponds with POST /v1/sessions/{id}/tokens (the `CreateSessionToken` operationId).
+func (c *Client) CreateSessionToken(ctx context.Context, id SessionPathID, params *CreateSessionTokenParams, body CreateSessionTokenJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreateSessionTokenRequest(c.Server, id, params, body)
 	if err != nil {
 		return nil, err
 	}
@@ -5363,7 +5363,7 @@ func (c *Client) SessionsTokens(ctx context.Context, id SessionPathID, params *S
 	return c.Client.Do(req)
 }
 
-// VoicesList List the voices the deployment offers
+// ListVoices List the voices the deployment offers
 //
 // Every voice a draft's `voice` may name, in one page (`has_more` is false). Takes no
 // query parameters. The local voices (engines `flite` and `espeak-ng`) are in every
@@ -5374,9 +5374,9 @@ func (c *Client) SessionsTokens(ctx context.Context, id SessionPathID, params *S
 // `default_for_avatars` names the avatars that speak with the voice when a version
 // names none.
 //
-// Corresponds with GET /v1/voices (the `VoicesList` operationId).
-func (c *Client) VoicesList(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewVoicesListRequest(c.Server)
+// Corresponds with GET /v1/voices (the `ListVoices` operationId).
+func (c *Client) ListVoices(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListVoicesRequest(c.Server)
 	if err != nil {
 		return nil, err
 	}
@@ -5387,13 +5387,13 @@ func (c *Client) VoicesList(ctx context.Context, reqEditors ...RequestEditorFn) 
 	return c.Client.Do(req)
 }
 
-// WebhookEndpointsList List webhook endpoints
+// ListWebhookEndpoints List webhook endpoints
 //
 // The account's endpoints, newest first, without their secrets.
 //
-// Corresponds with GET /v1/webhook_endpoints (the `WebhookEndpointsList` operationId).
-func (c *Client) WebhookEndpointsList(ctx context.Context, params *WebhookEndpointsListParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewWebhookEndpointsListRequest(c.Server, params)
+// Corresponds with GET /v1/webhook_endpoints (the `ListWebhookEndpoints` operationId).
+func (c *Client) ListWebhookEndpoints(ctx context.Context, params *ListWebhookEndpointsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListWebhookEndpointsRequest(c.Server, params)
 	if err != nil {
 		return nil, err
 	}
@@ -5404,7 +5404,7 @@ func (c *Client) WebhookEndpointsList(ctx context.Context, params *WebhookEndpoi
 	return c.Client.Do(req)
 }
 
-// WebhookEndpointsCreateWithBody Register a webhook endpoint
+// CreateWebhookEndpointWithBody Register a webhook endpoint
 //
 // The answer holds the signing `secret`, shown this once. 400
 // `parameter_missing` (`url`), `parameter_invalid` (`url`, `description`,
@@ -5413,9 +5413,9 @@ func (c *Client) WebhookEndpointsList(ctx context.Context, params *WebhookEndpoi
 //
 // Takes any type of body and a specified content type.
 //
-// Corresponds with POST /v1/webhook_endpoints (the `WebhookEndpointsCreate` operationId).
-func (c *Client) WebhookEndpointsCreateWithBody(ctx context.Context, params *WebhookEndpointsCreateParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewWebhookEndpointsCreateRequestWithBody(c.Server, params, contentType, body)
+// Corresponds with POST /v1/webhook_endpoints (the `CreateWebhookEndpoint` operationId).
+func (c *Client) CreateWebhookEndpointWithBody(ctx context.Context, params *CreateWebhookEndpointParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreateWebhookEndpointRequestWithBody(c.Server, params, contentType, body)
 	if err != nil {
 		return nil, err
 	}
@@ -5426,7 +5426,7 @@ func (c *Client) WebhookEndpointsCreateWithBody(ctx context.Context, params *Web
 	return c.Client.Do(req)
 }
 
-// WebhookEndpointsCreate Register a webhook endpoint
+// CreateWebhookEndpoint Register a webhook endpoint
 //
 // The answer holds the signing `secret`, shown this once. 400
 // `parameter_missing` (`url`), `parameter_invalid` (`url`, `description`,
@@ -5435,9 +5435,9 @@ func (c *Client) WebhookEndpointsCreateWithBody(ctx context.Context, params *Web
 //
 // Takes a body of the `application/json` content type.
 //
-// Corresponds with POST /v1/webhook_endpoints (the `WebhookEndpointsCreate` operationId).
-func (c *Client) WebhookEndpointsCreate(ctx context.Context, params *WebhookEndpointsCreateParams, body WebhookEndpointsCreateJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewWebhookEndpointsCreateRequest(c.Server, params, body)
+// Corresponds with POST /v1/webhook_endpoints (the `CreateWebhookEndpoint` operationId).
+func (c *Client) CreateWebhookEndpoint(ctx context.Context, params *CreateWebhookEndpointParams, body CreateWebhookEndpointJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreateWebhookEndpointRequest(c.Server, params, body)
 	if err != nil {
 		return nil, err
 	}
@@ -5448,13 +5448,13 @@ func (c *Client) WebhookEndpointsCreate(ctx context.Context, params *WebhookEndp
 	return c.Client.Do(req)
 }
 
-// WebhookEndpointsDelete Delete a webhook endpoint
+// DeleteWebhookEndpoint Delete a webhook endpoint
 //
 // Deliveries still pending to it stop. A second DELETE is 404.
 //
-// Corresponds with DELETE /v1/webhook_endpoints/{id} (the `WebhookEndpointsDelete` operationId).
-func (c *Client) WebhookEndpointsDelete(ctx context.Context, id WebhookEndpointPathID, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewWebhookEndpointsDeleteRequest(c.Server, id)
+// Corresponds with DELETE /v1/webhook_endpoints/{id} (the `DeleteWebhookEndpoint` operationId).
+func (c *Client) DeleteWebhookEndpoint(ctx context.Context, id WebhookEndpointPathID, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewDeleteWebhookEndpointRequest(c.Server, id)
 	if err != nil {
 		return nil, err
 	}
@@ -5465,11 +5465,11 @@ func (c *Client) WebhookEndpointsDelete(ctx context.Context, id WebhookEndpointP
 	return c.Client.Do(req)
 }
 
-// WebhookEndpointsGet Get a webhook endpoint
+// GetWebhookEndpoint Get a webhook endpoint
 //
-// Corresponds with GET /v1/webhook_endpoints/{id} (the `WebhookEndpointsGet` operationId).
-func (c *Client) WebhookEndpointsGet(ctx context.Context, id WebhookEndpointPathID, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewWebhookEndpointsGetRequest(c.Server, id)
+// Corresponds with GET /v1/webhook_endpoints/{id} (the `GetWebhookEndpoint` operationId).
+func (c *Client) GetWebhookEndpoint(ctx context.Context, id WebhookEndpointPathID, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetWebhookEndpointRequest(c.Server, id)
 	if err != nil {
 		return nil, err
 	}
@@ -5480,7 +5480,7 @@ func (c *Client) WebhookEndpointsGet(ctx context.Context, id WebhookEndpointPath
 	return c.Client.Do(req)
 }
 
-// WebhookEndpointsUpdateWithBody Update a webhook endpoint
+// UpdateWebhookEndpointWithBody Update a webhook endpoint
 //
 // Any of `url`, `description`, `events` and `status`. `status: disabled` sets
 // `disabled_reason: customer`; `status: enabled` clears the reason (also after a
@@ -5488,9 +5488,9 @@ func (c *Client) WebhookEndpointsGet(ctx context.Context, id WebhookEndpointPath
 //
 // Takes any type of body and a specified content type.
 //
-// Corresponds with PATCH /v1/webhook_endpoints/{id} (the `WebhookEndpointsUpdate` operationId).
-func (c *Client) WebhookEndpointsUpdateWithBody(ctx context.Context, id WebhookEndpointPathID, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewWebhookEndpointsUpdateRequestWithBody(c.Server, id, contentType, body)
+// Corresponds with PATCH /v1/webhook_endpoints/{id} (the `UpdateWebhookEndpoint` operationId).
+func (c *Client) UpdateWebhookEndpointWithBody(ctx context.Context, id WebhookEndpointPathID, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewUpdateWebhookEndpointRequestWithBody(c.Server, id, contentType, body)
 	if err != nil {
 		return nil, err
 	}
@@ -5501,7 +5501,7 @@ func (c *Client) WebhookEndpointsUpdateWithBody(ctx context.Context, id WebhookE
 	return c.Client.Do(req)
 }
 
-// WebhookEndpointsUpdate Update a webhook endpoint
+// UpdateWebhookEndpoint Update a webhook endpoint
 //
 // Any of `url`, `description`, `events` and `status`. `status: disabled` sets
 // `disabled_reason: customer`; `status: enabled` clears the reason (also after a
@@ -5509,9 +5509,9 @@ func (c *Client) WebhookEndpointsUpdateWithBody(ctx context.Context, id WebhookE
 //
 // Takes a body of the `application/json` content type.
 //
-// Corresponds with PATCH /v1/webhook_endpoints/{id} (the `WebhookEndpointsUpdate` operationId).
-func (c *Client) WebhookEndpointsUpdate(ctx context.Context, id WebhookEndpointPathID, body WebhookEndpointsUpdateJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewWebhookEndpointsUpdateRequest(c.Server, id, body)
+// Corresponds with PATCH /v1/webhook_endpoints/{id} (the `UpdateWebhookEndpoint` operationId).
+func (c *Client) UpdateWebhookEndpoint(ctx context.Context, id WebhookEndpointPathID, body UpdateWebhookEndpointJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewUpdateWebhookEndpointRequest(c.Server, id, body)
 	if err != nil {
 		return nil, err
 	}
@@ -5522,7 +5522,7 @@ func (c *Client) WebhookEndpointsUpdate(ctx context.Context, id WebhookEndpointP
 	return c.Client.Do(req)
 }
 
-// WebhookEndpointsRotateSecretWithBody Rotate the signing secret
+// RotateWebhookEndpointSecretWithBody Rotate the signing secret
 //
 // A new secret, shown this once; the previous one keeps signing beside it for 24 h
 // (`previous_secret_expires_at`). A second rotation inside those 24 h drops the
@@ -5530,9 +5530,9 @@ func (c *Client) WebhookEndpointsUpdate(ctx context.Context, id WebhookEndpointP
 //
 // Takes any type of body and a specified content type.
 //
-// Corresponds with POST /v1/webhook_endpoints/{id}/rotate_secret (the `WebhookEndpointsRotateSecret` operationId).
-func (c *Client) WebhookEndpointsRotateSecretWithBody(ctx context.Context, id WebhookEndpointPathID, params *WebhookEndpointsRotateSecretParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewWebhookEndpointsRotateSecretRequestWithBody(c.Server, id, params, contentType, body)
+// Corresponds with POST /v1/webhook_endpoints/{id}/rotate_secret (the `RotateWebhookEndpointSecret` operationId).
+func (c *Client) RotateWebhookEndpointSecretWithBody(ctx context.Context, id WebhookEndpointPathID, params *RotateWebhookEndpointSecretParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewRotateWebhookEndpointSecretRequestWithBody(c.Server, id, params, contentType, body)
 	if err != nil {
 		return nil, err
 	}
@@ -5543,7 +5543,7 @@ func (c *Client) WebhookEndpointsRotateSecretWithBody(ctx context.Context, id We
 	return c.Client.Do(req)
 }
 
-// WebhookEndpointsRotateSecret Rotate the signing secret
+// RotateWebhookEndpointSecret Rotate the signing secret
 //
 // A new secret, shown this once; the previous one keeps signing beside it for 24 h
 // (`previous_secret_expires_at`). A second rotation inside those 24 h drops the
@@ -5551,9 +5551,9 @@ func (c *Client) WebhookEndpointsRotateSecretWithBody(ctx context.Context, id We
 //
 // Takes a body of the `application/json` content type.
 //
-// Corresponds with POST /v1/webhook_endpoints/{id}/rotate_secret (the `WebhookEndpointsRotateSecret` operationId).
-func (c *Client) WebhookEndpointsRotateSecret(ctx context.Context, id WebhookEndpointPathID, params *WebhookEndpointsRotateSecretParams, body WebhookEndpointsRotateSecretJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewWebhookEndpointsRotateSecretRequest(c.Server, id, params, body)
+// Corresponds with POST /v1/webhook_endpoints/{id}/rotate_secret (the `RotateWebhookEndpointSecret` operationId).
+func (c *Client) RotateWebhookEndpointSecret(ctx context.Context, id WebhookEndpointPathID, params *RotateWebhookEndpointSecretParams, body RotateWebhookEndpointSecretJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewRotateWebhookEndpointSecretRequest(c.Server, id, params, body)
 	if err != nil {
 		return nil, err
 	}
@@ -5564,8 +5564,8 @@ func (c *Client) WebhookEndpointsRotateSecret(ctx context.Context, id WebhookEnd
 	return c.Client.Do(req)
 }
 
-// NewAssistantsListRequest constructs an http.Request for the AssistantsList method
-func NewAssistantsListRequest(server string, params *AssistantsListParams) (*http.Request, error) {
+// NewListAssistantsRequest constructs an http.Request for the ListAssistants method
+func NewListAssistantsRequest(server string, params *ListAssistantsParams) (*http.Request, error) {
 	var err error
 
 	serverURL, err := url.Parse(server)
@@ -5642,19 +5642,19 @@ func NewAssistantsListRequest(server string, params *AssistantsListParams) (*htt
 	return req, nil
 }
 
-// NewAssistantsCreateRequest calls the generic AssistantsCreate builder with application/json body
-func NewAssistantsCreateRequest(server string, params *AssistantsCreateParams, body AssistantsCreateJSONRequestBody) (*http.Request, error) {
+// NewCreateAssistantRequest calls the generic CreateAssistant builder with application/json body
+func NewCreateAssistantRequest(server string, params *CreateAssistantParams, body CreateAssistantJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
 	buf, err := json.Marshal(body)
 	if err != nil {
 		return nil, err
 	}
 	bodyReader = bytes.NewReader(buf)
-	return NewAssistantsCreateRequestWithBody(server, params, "application/json", bodyReader)
+	return NewCreateAssistantRequestWithBody(server, params, "application/json", bodyReader)
 }
 
-// NewAssistantsCreateRequestWithBody constructs an http.Request for the AssistantsCreate method, with any body, and a specified content type
-func NewAssistantsCreateRequestWithBody(server string, params *AssistantsCreateParams, contentType string, body io.Reader) (*http.Request, error) {
+// NewCreateAssistantRequestWithBody constructs an http.Request for the CreateAssistant method, with any body, and a specified content type
+func NewCreateAssistantRequestWithBody(server string, params *CreateAssistantParams, contentType string, body io.Reader) (*http.Request, error) {
 	var err error
 
 	serverURL, err := url.Parse(server)
@@ -5697,8 +5697,8 @@ func NewAssistantsCreateRequestWithBody(server string, params *AssistantsCreateP
 	return req, nil
 }
 
-// NewAssistantsGetRequest constructs an http.Request for the AssistantsGet method
-func NewAssistantsGetRequest(server string, id AssistantPathID) (*http.Request, error) {
+// NewGetAssistantRequest constructs an http.Request for the GetAssistant method
+func NewGetAssistantRequest(server string, id AssistantPathID) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
@@ -5731,19 +5731,19 @@ func NewAssistantsGetRequest(server string, id AssistantPathID) (*http.Request, 
 	return req, nil
 }
 
-// NewAssistantsUpdateRequest calls the generic AssistantsUpdate builder with application/json body
-func NewAssistantsUpdateRequest(server string, id AssistantPathID, body AssistantsUpdateJSONRequestBody) (*http.Request, error) {
+// NewUpdateAssistantRequest calls the generic UpdateAssistant builder with application/json body
+func NewUpdateAssistantRequest(server string, id AssistantPathID, body UpdateAssistantJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
 	buf, err := json.Marshal(body)
 	if err != nil {
 		return nil, err
 	}
 	bodyReader = bytes.NewReader(buf)
-	return NewAssistantsUpdateRequestWithBody(server, id, "application/json", bodyReader)
+	return NewUpdateAssistantRequestWithBody(server, id, "application/json", bodyReader)
 }
 
-// NewAssistantsUpdateRequestWithBody constructs an http.Request for the AssistantsUpdate method, with any body, and a specified content type
-func NewAssistantsUpdateRequestWithBody(server string, id AssistantPathID, contentType string, body io.Reader) (*http.Request, error) {
+// NewUpdateAssistantRequestWithBody constructs an http.Request for the UpdateAssistant method, with any body, and a specified content type
+func NewUpdateAssistantRequestWithBody(server string, id AssistantPathID, contentType string, body io.Reader) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
@@ -5778,19 +5778,19 @@ func NewAssistantsUpdateRequestWithBody(server string, id AssistantPathID, conte
 	return req, nil
 }
 
-// NewAssistantsActivateRequest calls the generic AssistantsActivate builder with application/json body
-func NewAssistantsActivateRequest(server string, id AssistantPathID, params *AssistantsActivateParams, body AssistantsActivateJSONRequestBody) (*http.Request, error) {
+// NewActivateAssistantVersionRequest calls the generic ActivateAssistantVersion builder with application/json body
+func NewActivateAssistantVersionRequest(server string, id AssistantPathID, params *ActivateAssistantVersionParams, body ActivateAssistantVersionJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
 	buf, err := json.Marshal(body)
 	if err != nil {
 		return nil, err
 	}
 	bodyReader = bytes.NewReader(buf)
-	return NewAssistantsActivateRequestWithBody(server, id, params, "application/json", bodyReader)
+	return NewActivateAssistantVersionRequestWithBody(server, id, params, "application/json", bodyReader)
 }
 
-// NewAssistantsActivateRequestWithBody constructs an http.Request for the AssistantsActivate method, with any body, and a specified content type
-func NewAssistantsActivateRequestWithBody(server string, id AssistantPathID, params *AssistantsActivateParams, contentType string, body io.Reader) (*http.Request, error) {
+// NewActivateAssistantVersionRequestWithBody constructs an http.Request for the ActivateAssistantVersion method, with any body, and a specified content type
+func NewActivateAssistantVersionRequestWithBody(server string, id AssistantPathID, params *ActivateAssistantVersionParams, contentType string, body io.Reader) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
@@ -5840,19 +5840,19 @@ func NewAssistantsActivateRequestWithBody(server string, id AssistantPathID, par
 	return req, nil
 }
 
-// NewAssistantsArchiveRequest calls the generic AssistantsArchive builder with application/json body
-func NewAssistantsArchiveRequest(server string, id AssistantPathID, params *AssistantsArchiveParams, body AssistantsArchiveJSONRequestBody) (*http.Request, error) {
+// NewArchiveAssistantRequest calls the generic ArchiveAssistant builder with application/json body
+func NewArchiveAssistantRequest(server string, id AssistantPathID, params *ArchiveAssistantParams, body ArchiveAssistantJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
 	buf, err := json.Marshal(body)
 	if err != nil {
 		return nil, err
 	}
 	bodyReader = bytes.NewReader(buf)
-	return NewAssistantsArchiveRequestWithBody(server, id, params, "application/json", bodyReader)
+	return NewArchiveAssistantRequestWithBody(server, id, params, "application/json", bodyReader)
 }
 
-// NewAssistantsArchiveRequestWithBody constructs an http.Request for the AssistantsArchive method, with any body, and a specified content type
-func NewAssistantsArchiveRequestWithBody(server string, id AssistantPathID, params *AssistantsArchiveParams, contentType string, body io.Reader) (*http.Request, error) {
+// NewArchiveAssistantRequestWithBody constructs an http.Request for the ArchiveAssistant method, with any body, and a specified content type
+func NewArchiveAssistantRequestWithBody(server string, id AssistantPathID, params *ArchiveAssistantParams, contentType string, body io.Reader) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
@@ -5902,19 +5902,19 @@ func NewAssistantsArchiveRequestWithBody(server string, id AssistantPathID, para
 	return req, nil
 }
 
-// NewAssistantsDuplicateRequest calls the generic AssistantsDuplicate builder with application/json body
-func NewAssistantsDuplicateRequest(server string, id AssistantPathID, params *AssistantsDuplicateParams, body AssistantsDuplicateJSONRequestBody) (*http.Request, error) {
+// NewDuplicateAssistantRequest calls the generic DuplicateAssistant builder with application/json body
+func NewDuplicateAssistantRequest(server string, id AssistantPathID, params *DuplicateAssistantParams, body DuplicateAssistantJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
 	buf, err := json.Marshal(body)
 	if err != nil {
 		return nil, err
 	}
 	bodyReader = bytes.NewReader(buf)
-	return NewAssistantsDuplicateRequestWithBody(server, id, params, "application/json", bodyReader)
+	return NewDuplicateAssistantRequestWithBody(server, id, params, "application/json", bodyReader)
 }
 
-// NewAssistantsDuplicateRequestWithBody constructs an http.Request for the AssistantsDuplicate method, with any body, and a specified content type
-func NewAssistantsDuplicateRequestWithBody(server string, id AssistantPathID, params *AssistantsDuplicateParams, contentType string, body io.Reader) (*http.Request, error) {
+// NewDuplicateAssistantRequestWithBody constructs an http.Request for the DuplicateAssistant method, with any body, and a specified content type
+func NewDuplicateAssistantRequestWithBody(server string, id AssistantPathID, params *DuplicateAssistantParams, contentType string, body io.Reader) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
@@ -5964,19 +5964,19 @@ func NewAssistantsDuplicateRequestWithBody(server string, id AssistantPathID, pa
 	return req, nil
 }
 
-// NewAssistantsPublishRequest calls the generic AssistantsPublish builder with application/json body
-func NewAssistantsPublishRequest(server string, id AssistantPathID, params *AssistantsPublishParams, body AssistantsPublishJSONRequestBody) (*http.Request, error) {
+// NewPublishAssistantRequest calls the generic PublishAssistant builder with application/json body
+func NewPublishAssistantRequest(server string, id AssistantPathID, params *PublishAssistantParams, body PublishAssistantJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
 	buf, err := json.Marshal(body)
 	if err != nil {
 		return nil, err
 	}
 	bodyReader = bytes.NewReader(buf)
-	return NewAssistantsPublishRequestWithBody(server, id, params, "application/json", bodyReader)
+	return NewPublishAssistantRequestWithBody(server, id, params, "application/json", bodyReader)
 }
 
-// NewAssistantsPublishRequestWithBody constructs an http.Request for the AssistantsPublish method, with any body, and a specified content type
-func NewAssistantsPublishRequestWithBody(server string, id AssistantPathID, params *AssistantsPublishParams, contentType string, body io.Reader) (*http.Request, error) {
+// NewPublishAssistantRequestWithBody constructs an http.Request for the PublishAssistant method, with any body, and a specified content type
+func NewPublishAssistantRequestWithBody(server string, id AssistantPathID, params *PublishAssistantParams, contentType string, body io.Reader) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
@@ -6026,8 +6026,8 @@ func NewAssistantsPublishRequestWithBody(server string, id AssistantPathID, para
 	return req, nil
 }
 
-// NewAvatarsListRequest constructs an http.Request for the AvatarsList method
-func NewAvatarsListRequest(server string) (*http.Request, error) {
+// NewListAvatarsRequest constructs an http.Request for the ListAvatars method
+func NewListAvatarsRequest(server string) (*http.Request, error) {
 	var err error
 
 	serverURL, err := url.Parse(server)
@@ -6053,8 +6053,8 @@ func NewAvatarsListRequest(server string) (*http.Request, error) {
 	return req, nil
 }
 
-// NewCallsListRequest constructs an http.Request for the CallsList method
-func NewCallsListRequest(server string, params *CallsListParams) (*http.Request, error) {
+// NewListCallsRequest constructs an http.Request for the ListCalls method
+func NewListCallsRequest(server string, params *ListCallsParams) (*http.Request, error) {
 	var err error
 
 	serverURL, err := url.Parse(server)
@@ -6143,8 +6143,8 @@ func NewCallsListRequest(server string, params *CallsListParams) (*http.Request,
 	return req, nil
 }
 
-// NewCallsGetRequest constructs an http.Request for the CallsGet method
-func NewCallsGetRequest(server string, id CallID) (*http.Request, error) {
+// NewGetCallRequest constructs an http.Request for the GetCall method
+func NewGetCallRequest(server string, id CallID) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
@@ -6177,19 +6177,19 @@ func NewCallsGetRequest(server string, id CallID) (*http.Request, error) {
 	return req, nil
 }
 
-// NewCallsAnswerRequest calls the generic CallsAnswer builder with application/json body
-func NewCallsAnswerRequest(server string, id CallID, params *CallsAnswerParams, body CallsAnswerJSONRequestBody) (*http.Request, error) {
+// NewAnswerCallRequest calls the generic AnswerCall builder with application/json body
+func NewAnswerCallRequest(server string, id CallID, params *AnswerCallParams, body AnswerCallJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
 	buf, err := json.Marshal(body)
 	if err != nil {
 		return nil, err
 	}
 	bodyReader = bytes.NewReader(buf)
-	return NewCallsAnswerRequestWithBody(server, id, params, "application/json", bodyReader)
+	return NewAnswerCallRequestWithBody(server, id, params, "application/json", bodyReader)
 }
 
-// NewCallsAnswerRequestWithBody constructs an http.Request for the CallsAnswer method, with any body, and a specified content type
-func NewCallsAnswerRequestWithBody(server string, id CallID, params *CallsAnswerParams, contentType string, body io.Reader) (*http.Request, error) {
+// NewAnswerCallRequestWithBody constructs an http.Request for the AnswerCall method, with any body, and a specified content type
+func NewAnswerCallRequestWithBody(server string, id CallID, params *AnswerCallParams, contentType string, body io.Reader) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
@@ -6239,8 +6239,8 @@ func NewCallsAnswerRequestWithBody(server string, id CallID, params *CallsAnswer
 	return req, nil
 }
 
-// NewEventsListRequest constructs an http.Request for the EventsList method
-func NewEventsListRequest(server string, params *EventsListParams) (*http.Request, error) {
+// NewListEventsRequest constructs an http.Request for the ListEvents method
+func NewListEventsRequest(server string, params *ListEventsParams) (*http.Request, error) {
 	var err error
 
 	serverURL, err := url.Parse(server)
@@ -6317,8 +6317,8 @@ func NewEventsListRequest(server string, params *EventsListParams) (*http.Reques
 	return req, nil
 }
 
-// NewEventsGetRequest constructs an http.Request for the EventsGet method
-func NewEventsGetRequest(server string, id EventPathID) (*http.Request, error) {
+// NewGetEventRequest constructs an http.Request for the GetEvent method
+func NewGetEventRequest(server string, id EventPathID) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
@@ -6351,19 +6351,19 @@ func NewEventsGetRequest(server string, id EventPathID) (*http.Request, error) {
 	return req, nil
 }
 
-// NewEventsRedeliverRequest calls the generic EventsRedeliver builder with application/json body
-func NewEventsRedeliverRequest(server string, id EventPathID, params *EventsRedeliverParams, body EventsRedeliverJSONRequestBody) (*http.Request, error) {
+// NewRedeliverEventRequest calls the generic RedeliverEvent builder with application/json body
+func NewRedeliverEventRequest(server string, id EventPathID, params *RedeliverEventParams, body RedeliverEventJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
 	buf, err := json.Marshal(body)
 	if err != nil {
 		return nil, err
 	}
 	bodyReader = bytes.NewReader(buf)
-	return NewEventsRedeliverRequestWithBody(server, id, params, "application/json", bodyReader)
+	return NewRedeliverEventRequestWithBody(server, id, params, "application/json", bodyReader)
 }
 
-// NewEventsRedeliverRequestWithBody constructs an http.Request for the EventsRedeliver method, with any body, and a specified content type
-func NewEventsRedeliverRequestWithBody(server string, id EventPathID, params *EventsRedeliverParams, contentType string, body io.Reader) (*http.Request, error) {
+// NewRedeliverEventRequestWithBody constructs an http.Request for the RedeliverEvent method, with any body, and a specified content type
+func NewRedeliverEventRequestWithBody(server string, id EventPathID, params *RedeliverEventParams, contentType string, body io.Reader) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
@@ -6413,8 +6413,8 @@ func NewEventsRedeliverRequestWithBody(server string, id EventPathID, params *Ev
 	return req, nil
 }
 
-// NewLinesListRequest constructs an http.Request for the LinesList method
-func NewLinesListRequest(server string, params *LinesListParams) (*http.Request, error) {
+// NewListLinesRequest constructs an http.Request for the ListLines method
+func NewListLinesRequest(server string, params *ListLinesParams) (*http.Request, error) {
 	var err error
 
 	serverURL, err := url.Parse(server)
@@ -6479,8 +6479,8 @@ func NewLinesListRequest(server string, params *LinesListParams) (*http.Request,
 	return req, nil
 }
 
-// NewLinesGetRequest constructs an http.Request for the LinesGet method
-func NewLinesGetRequest(server string, id LinePathID) (*http.Request, error) {
+// NewGetLineRequest constructs an http.Request for the GetLine method
+func NewGetLineRequest(server string, id LinePathID) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
@@ -6513,19 +6513,19 @@ func NewLinesGetRequest(server string, id LinePathID) (*http.Request, error) {
 	return req, nil
 }
 
-// NewLinesUpdateRequest calls the generic LinesUpdate builder with application/json body
-func NewLinesUpdateRequest(server string, id LinePathID, body LinesUpdateJSONRequestBody) (*http.Request, error) {
+// NewUpdateLineRequest calls the generic UpdateLine builder with application/json body
+func NewUpdateLineRequest(server string, id LinePathID, body UpdateLineJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
 	buf, err := json.Marshal(body)
 	if err != nil {
 		return nil, err
 	}
 	bodyReader = bytes.NewReader(buf)
-	return NewLinesUpdateRequestWithBody(server, id, "application/json", bodyReader)
+	return NewUpdateLineRequestWithBody(server, id, "application/json", bodyReader)
 }
 
-// NewLinesUpdateRequestWithBody constructs an http.Request for the LinesUpdate method, with any body, and a specified content type
-func NewLinesUpdateRequestWithBody(server string, id LinePathID, contentType string, body io.Reader) (*http.Request, error) {
+// NewUpdateLineRequestWithBody constructs an http.Request for the UpdateLine method, with any body, and a specified content type
+func NewUpdateLineRequestWithBody(server string, id LinePathID, contentType string, body io.Reader) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
@@ -6560,19 +6560,19 @@ func NewLinesUpdateRequestWithBody(server string, id LinePathID, contentType str
 	return req, nil
 }
 
-// NewLinesAssignRequest calls the generic LinesAssign builder with application/json body
-func NewLinesAssignRequest(server string, id LinePathID, params *LinesAssignParams, body LinesAssignJSONRequestBody) (*http.Request, error) {
+// NewAssignLineAssistantRequest calls the generic AssignLineAssistant builder with application/json body
+func NewAssignLineAssistantRequest(server string, id LinePathID, params *AssignLineAssistantParams, body AssignLineAssistantJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
 	buf, err := json.Marshal(body)
 	if err != nil {
 		return nil, err
 	}
 	bodyReader = bytes.NewReader(buf)
-	return NewLinesAssignRequestWithBody(server, id, params, "application/json", bodyReader)
+	return NewAssignLineAssistantRequestWithBody(server, id, params, "application/json", bodyReader)
 }
 
-// NewLinesAssignRequestWithBody constructs an http.Request for the LinesAssign method, with any body, and a specified content type
-func NewLinesAssignRequestWithBody(server string, id LinePathID, params *LinesAssignParams, contentType string, body io.Reader) (*http.Request, error) {
+// NewAssignLineAssistantRequestWithBody constructs an http.Request for the AssignLineAssistant method, with any body, and a specified content type
+func NewAssignLineAssistantRequestWithBody(server string, id LinePathID, params *AssignLineAssistantParams, contentType string, body io.Reader) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
@@ -6622,8 +6622,8 @@ func NewLinesAssignRequestWithBody(server string, id LinePathID, params *LinesAs
 	return req, nil
 }
 
-// NewSessionsListRequest constructs an http.Request for the SessionsList method
-func NewSessionsListRequest(server string, params *SessionsListParams) (*http.Request, error) {
+// NewListSessionsRequest constructs an http.Request for the ListSessions method
+func NewListSessionsRequest(server string, params *ListSessionsParams) (*http.Request, error) {
 	var err error
 
 	serverURL, err := url.Parse(server)
@@ -6688,19 +6688,19 @@ func NewSessionsListRequest(server string, params *SessionsListParams) (*http.Re
 	return req, nil
 }
 
-// NewSessionsCreateRequest calls the generic SessionsCreate builder with application/json body
-func NewSessionsCreateRequest(server string, params *SessionsCreateParams, body SessionsCreateJSONRequestBody) (*http.Request, error) {
+// NewCreateSessionRequest calls the generic CreateSession builder with application/json body
+func NewCreateSessionRequest(server string, params *CreateSessionParams, body CreateSessionJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
 	buf, err := json.Marshal(body)
 	if err != nil {
 		return nil, err
 	}
 	bodyReader = bytes.NewReader(buf)
-	return NewSessionsCreateRequestWithBody(server, params, "application/json", bodyReader)
+	return NewCreateSessionRequestWithBody(server, params, "application/json", bodyReader)
 }
 
-// NewSessionsCreateRequestWithBody constructs an http.Request for the SessionsCreate method, with any body, and a specified content type
-func NewSessionsCreateRequestWithBody(server string, params *SessionsCreateParams, contentType string, body io.Reader) (*http.Request, error) {
+// NewCreateSessionRequestWithBody constructs an http.Request for the CreateSession method, with any body, and a specified content type
+func NewCreateSessionRequestWithBody(server string, params *CreateSessionParams, contentType string, body io.Reader) (*http.Request, error) {
 	var err error
 
 	serverURL, err := url.Parse(server)
@@ -6743,8 +6743,8 @@ func NewSessionsCreateRequestWithBody(server string, params *SessionsCreateParam
 	return req, nil
 }
 
-// NewSessionsDeleteRequest constructs an http.Request for the SessionsDelete method
-func NewSessionsDeleteRequest(server string, id SessionPathID) (*http.Request, error) {
+// NewDeleteSessionRequest constructs an http.Request for the DeleteSession method
+func NewDeleteSessionRequest(server string, id SessionPathID) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
@@ -6777,8 +6777,8 @@ func NewSessionsDeleteRequest(server string, id SessionPathID) (*http.Request, e
 	return req, nil
 }
 
-// NewSessionsGetRequest constructs an http.Request for the SessionsGet method
-func NewSessionsGetRequest(server string, id SessionPathID) (*http.Request, error) {
+// NewGetSessionRequest constructs an http.Request for the GetSession method
+func NewGetSessionRequest(server string, id SessionPathID) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
@@ -6811,19 +6811,19 @@ func NewSessionsGetRequest(server string, id SessionPathID) (*http.Request, erro
 	return req, nil
 }
 
-// NewSessionsTokensRequest calls the generic SessionsTokens builder with application/json body
-func NewSessionsTokensRequest(server string, id SessionPathID, params *SessionsTokensParams, body SessionsTokensJSONRequestBody) (*http.Request, error) {
+// NewCreateSessionTokenRequest calls the generic CreateSessionToken builder with application/json body
+func NewCreateSessionTokenRequest(server string, id SessionPathID, params *CreateSessionTokenParams, body CreateSessionTokenJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
 	buf, err := json.Marshal(body)
 	if err != nil {
 		return nil, err
 	}
 	bodyReader = bytes.NewReader(buf)
-	return NewSessionsTokensRequestWithBody(server, id, params, "application/json", bodyReader)
+	return NewCreateSessionTokenRequestWithBody(server, id, params, "application/json", bodyReader)
 }
 
-// NewSessionsTokensRequestWithBody constructs an http.Request for the SessionsTokens method, with any body, and a specified content type
-func NewSessionsTokensRequestWithBody(server string, id SessionPathID, params *SessionsTokensParams, contentType string, body io.Reader) (*http.Request, error) {
+// NewCreateSessionTokenRequestWithBody constructs an http.Request for the CreateSessionToken method, with any body, and a specified content type
+func NewCreateSessionTokenRequestWithBody(server string, id SessionPathID, params *CreateSessionTokenParams, contentType string, body io.Reader) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
@@ -6873,8 +6873,8 @@ func NewSessionsTokensRequestWithBody(server string, id SessionPathID, params *S
 	return req, nil
 }
 
-// NewVoicesListRequest constructs an http.Request for the VoicesList method
-func NewVoicesListRequest(server string) (*http.Request, error) {
+// NewListVoicesRequest constructs an http.Request for the ListVoices method
+func NewListVoicesRequest(server string) (*http.Request, error) {
 	var err error
 
 	serverURL, err := url.Parse(server)
@@ -6900,8 +6900,8 @@ func NewVoicesListRequest(server string) (*http.Request, error) {
 	return req, nil
 }
 
-// NewWebhookEndpointsListRequest constructs an http.Request for the WebhookEndpointsList method
-func NewWebhookEndpointsListRequest(server string, params *WebhookEndpointsListParams) (*http.Request, error) {
+// NewListWebhookEndpointsRequest constructs an http.Request for the ListWebhookEndpoints method
+func NewListWebhookEndpointsRequest(server string, params *ListWebhookEndpointsParams) (*http.Request, error) {
 	var err error
 
 	serverURL, err := url.Parse(server)
@@ -6966,19 +6966,19 @@ func NewWebhookEndpointsListRequest(server string, params *WebhookEndpointsListP
 	return req, nil
 }
 
-// NewWebhookEndpointsCreateRequest calls the generic WebhookEndpointsCreate builder with application/json body
-func NewWebhookEndpointsCreateRequest(server string, params *WebhookEndpointsCreateParams, body WebhookEndpointsCreateJSONRequestBody) (*http.Request, error) {
+// NewCreateWebhookEndpointRequest calls the generic CreateWebhookEndpoint builder with application/json body
+func NewCreateWebhookEndpointRequest(server string, params *CreateWebhookEndpointParams, body CreateWebhookEndpointJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
 	buf, err := json.Marshal(body)
 	if err != nil {
 		return nil, err
 	}
 	bodyReader = bytes.NewReader(buf)
-	return NewWebhookEndpointsCreateRequestWithBody(server, params, "application/json", bodyReader)
+	return NewCreateWebhookEndpointRequestWithBody(server, params, "application/json", bodyReader)
 }
 
-// NewWebhookEndpointsCreateRequestWithBody constructs an http.Request for the WebhookEndpointsCreate method, with any body, and a specified content type
-func NewWebhookEndpointsCreateRequestWithBody(server string, params *WebhookEndpointsCreateParams, contentType string, body io.Reader) (*http.Request, error) {
+// NewCreateWebhookEndpointRequestWithBody constructs an http.Request for the CreateWebhookEndpoint method, with any body, and a specified content type
+func NewCreateWebhookEndpointRequestWithBody(server string, params *CreateWebhookEndpointParams, contentType string, body io.Reader) (*http.Request, error) {
 	var err error
 
 	serverURL, err := url.Parse(server)
@@ -7021,8 +7021,8 @@ func NewWebhookEndpointsCreateRequestWithBody(server string, params *WebhookEndp
 	return req, nil
 }
 
-// NewWebhookEndpointsDeleteRequest constructs an http.Request for the WebhookEndpointsDelete method
-func NewWebhookEndpointsDeleteRequest(server string, id WebhookEndpointPathID) (*http.Request, error) {
+// NewDeleteWebhookEndpointRequest constructs an http.Request for the DeleteWebhookEndpoint method
+func NewDeleteWebhookEndpointRequest(server string, id WebhookEndpointPathID) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
@@ -7055,8 +7055,8 @@ func NewWebhookEndpointsDeleteRequest(server string, id WebhookEndpointPathID) (
 	return req, nil
 }
 
-// NewWebhookEndpointsGetRequest constructs an http.Request for the WebhookEndpointsGet method
-func NewWebhookEndpointsGetRequest(server string, id WebhookEndpointPathID) (*http.Request, error) {
+// NewGetWebhookEndpointRequest constructs an http.Request for the GetWebhookEndpoint method
+func NewGetWebhookEndpointRequest(server string, id WebhookEndpointPathID) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
@@ -7089,19 +7089,19 @@ func NewWebhookEndpointsGetRequest(server string, id WebhookEndpointPathID) (*ht
 	return req, nil
 }
 
-// NewWebhookEndpointsUpdateRequest calls the generic WebhookEndpointsUpdate builder with application/json body
-func NewWebhookEndpointsUpdateRequest(server string, id WebhookEndpointPathID, body WebhookEndpointsUpdateJSONRequestBody) (*http.Request, error) {
+// NewUpdateWebhookEndpointRequest calls the generic UpdateWebhookEndpoint builder with application/json body
+func NewUpdateWebhookEndpointRequest(server string, id WebhookEndpointPathID, body UpdateWebhookEndpointJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
 	buf, err := json.Marshal(body)
 	if err != nil {
 		return nil, err
 	}
 	bodyReader = bytes.NewReader(buf)
-	return NewWebhookEndpointsUpdateRequestWithBody(server, id, "application/json", bodyReader)
+	return NewUpdateWebhookEndpointRequestWithBody(server, id, "application/json", bodyReader)
 }
 
-// NewWebhookEndpointsUpdateRequestWithBody constructs an http.Request for the WebhookEndpointsUpdate method, with any body, and a specified content type
-func NewWebhookEndpointsUpdateRequestWithBody(server string, id WebhookEndpointPathID, contentType string, body io.Reader) (*http.Request, error) {
+// NewUpdateWebhookEndpointRequestWithBody constructs an http.Request for the UpdateWebhookEndpoint method, with any body, and a specified content type
+func NewUpdateWebhookEndpointRequestWithBody(server string, id WebhookEndpointPathID, contentType string, body io.Reader) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
@@ -7136,19 +7136,19 @@ func NewWebhookEndpointsUpdateRequestWithBody(server string, id WebhookEndpointP
 	return req, nil
 }
 
-// NewWebhookEndpointsRotateSecretRequest calls the generic WebhookEndpointsRotateSecret builder with application/json body
-func NewWebhookEndpointsRotateSecretRequest(server string, id WebhookEndpointPathID, params *WebhookEndpointsRotateSecretParams, body WebhookEndpointsRotateSecretJSONRequestBody) (*http.Request, error) {
+// NewRotateWebhookEndpointSecretRequest calls the generic RotateWebhookEndpointSecret builder with application/json body
+func NewRotateWebhookEndpointSecretRequest(server string, id WebhookEndpointPathID, params *RotateWebhookEndpointSecretParams, body RotateWebhookEndpointSecretJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
 	buf, err := json.Marshal(body)
 	if err != nil {
 		return nil, err
 	}
 	bodyReader = bytes.NewReader(buf)
-	return NewWebhookEndpointsRotateSecretRequestWithBody(server, id, params, "application/json", bodyReader)
+	return NewRotateWebhookEndpointSecretRequestWithBody(server, id, params, "application/json", bodyReader)
 }
 
-// NewWebhookEndpointsRotateSecretRequestWithBody constructs an http.Request for the WebhookEndpointsRotateSecret method, with any body, and a specified content type
-func NewWebhookEndpointsRotateSecretRequestWithBody(server string, id WebhookEndpointPathID, params *WebhookEndpointsRotateSecretParams, contentType string, body io.Reader) (*http.Request, error) {
+// NewRotateWebhookEndpointSecretRequestWithBody constructs an http.Request for the RotateWebhookEndpointSecret method, with any body, and a specified content type
+func NewRotateWebhookEndpointSecretRequestWithBody(server string, id WebhookEndpointPathID, params *RotateWebhookEndpointSecretParams, contentType string, body io.Reader) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
@@ -7242,7 +7242,7 @@ func WithBaseURL(baseURL string) ClientOption {
 // ClientWithResponsesInterface is the interface specification for the client with responses above.
 type ClientWithResponsesInterface interface {
 
-	// AssistantsListWithResponse List assistants
+	// ListAssistantsWithResponse List assistants
 	//
 	// Active assistants by default, newest first. `status` selects `archived` ones or
 	// `all`. 400: `parameter_unknown`, `parameter_invalid` (`limit`, `starting_after`,
@@ -7250,10 +7250,10 @@ type ClientWithResponsesInterface interface {
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
-	// Corresponds with GET /v1/assistants (the `AssistantsList` operationId).
-	AssistantsListWithResponse(ctx context.Context, params *AssistantsListParams, reqEditors ...RequestEditorFn) (*AssistantsListResponse, error)
+	// Corresponds with GET /v1/assistants (the `ListAssistants` operationId).
+	ListAssistantsWithResponse(ctx context.Context, params *ListAssistantsParams, reqEditors ...RequestEditorFn) (*ListAssistantsResponse, error)
 
-	// AssistantsCreateWithBodyWithResponse Create a draft assistant
+	// CreateAssistantWithBodyWithResponse Create a draft assistant
 	//
 	// Only `name` is required; a draft may be incomplete. `framing` defaults to
 	// `{"shot": "medium", "position": "center"}`, and a partial `framing` fills the rest
@@ -7265,10 +7265,10 @@ type ClientWithResponsesInterface interface {
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
-	// Corresponds with POST /v1/assistants (the `AssistantsCreate` operationId).
-	AssistantsCreateWithBodyWithResponse(ctx context.Context, params *AssistantsCreateParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*AssistantsCreateResponse, error)
+	// Corresponds with POST /v1/assistants (the `CreateAssistant` operationId).
+	CreateAssistantWithBodyWithResponse(ctx context.Context, params *CreateAssistantParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateAssistantResponse, error)
 
-	// AssistantsCreateWithResponse Create a draft assistant
+	// CreateAssistantWithResponse Create a draft assistant
 	//
 	// Only `name` is required; a draft may be incomplete. `framing` defaults to
 	// `{"shot": "medium", "position": "center"}`, and a partial `framing` fills the rest
@@ -7280,19 +7280,19 @@ type ClientWithResponsesInterface interface {
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
-	// Corresponds with POST /v1/assistants (the `AssistantsCreate` operationId).
-	AssistantsCreateWithResponse(ctx context.Context, params *AssistantsCreateParams, body AssistantsCreateJSONRequestBody, reqEditors ...RequestEditorFn) (*AssistantsCreateResponse, error)
+	// Corresponds with POST /v1/assistants (the `CreateAssistant` operationId).
+	CreateAssistantWithResponse(ctx context.Context, params *CreateAssistantParams, body CreateAssistantJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateAssistantResponse, error)
 
-	// AssistantsGetWithResponse Get an assistant
+	// GetAssistantWithResponse Get an assistant
 	//
 	// The assistant with its draft and every published version, oldest first.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
-	// Corresponds with GET /v1/assistants/{id} (the `AssistantsGet` operationId).
-	AssistantsGetWithResponse(ctx context.Context, id AssistantPathID, reqEditors ...RequestEditorFn) (*AssistantsGetResponse, error)
+	// Corresponds with GET /v1/assistants/{id} (the `GetAssistant` operationId).
+	GetAssistantWithResponse(ctx context.Context, id AssistantPathID, reqEditors ...RequestEditorFn) (*GetAssistantResponse, error)
 
-	// AssistantsUpdateWithBodyWithResponse Edit the draft
+	// UpdateAssistantWithBodyWithResponse Edit the draft
 	//
 	// Any of `name`, `system_prompt`, `greeting`, `avatar_id` and `framing`; absent
 	// fields are left alone and a partial `framing` merges into the current one.
@@ -7301,10 +7301,10 @@ type ClientWithResponsesInterface interface {
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
-	// Corresponds with PATCH /v1/assistants/{id} (the `AssistantsUpdate` operationId).
-	AssistantsUpdateWithBodyWithResponse(ctx context.Context, id AssistantPathID, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*AssistantsUpdateResponse, error)
+	// Corresponds with PATCH /v1/assistants/{id} (the `UpdateAssistant` operationId).
+	UpdateAssistantWithBodyWithResponse(ctx context.Context, id AssistantPathID, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*UpdateAssistantResponse, error)
 
-	// AssistantsUpdateWithResponse Edit the draft
+	// UpdateAssistantWithResponse Edit the draft
 	//
 	// Any of `name`, `system_prompt`, `greeting`, `avatar_id` and `framing`; absent
 	// fields are left alone and a partial `framing` merges into the current one.
@@ -7313,10 +7313,10 @@ type ClientWithResponsesInterface interface {
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
-	// Corresponds with PATCH /v1/assistants/{id} (the `AssistantsUpdate` operationId).
-	AssistantsUpdateWithResponse(ctx context.Context, id AssistantPathID, body AssistantsUpdateJSONRequestBody, reqEditors ...RequestEditorFn) (*AssistantsUpdateResponse, error)
+	// Corresponds with PATCH /v1/assistants/{id} (the `UpdateAssistant` operationId).
+	UpdateAssistantWithResponse(ctx context.Context, id AssistantPathID, body UpdateAssistantJSONRequestBody, reqEditors ...RequestEditorFn) (*UpdateAssistantResponse, error)
 
-	// AssistantsActivateWithBodyWithResponse Make a published version the active one
+	// ActivateAssistantVersionWithBodyWithResponse Make a published version the active one
 	//
 	// Rolls `active_version_id` back or forward to any of the assistant's versions.
 	// 400 `parameter_missing` (`version_id`); 404 `resource_not_found` with
@@ -7325,10 +7325,10 @@ type ClientWithResponsesInterface interface {
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
-	// Corresponds with POST /v1/assistants/{id}/activate (the `AssistantsActivate` operationId).
-	AssistantsActivateWithBodyWithResponse(ctx context.Context, id AssistantPathID, params *AssistantsActivateParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*AssistantsActivateResponse, error)
+	// Corresponds with POST /v1/assistants/{id}/activate (the `ActivateAssistantVersion` operationId).
+	ActivateAssistantVersionWithBodyWithResponse(ctx context.Context, id AssistantPathID, params *ActivateAssistantVersionParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ActivateAssistantVersionResponse, error)
 
-	// AssistantsActivateWithResponse Make a published version the active one
+	// ActivateAssistantVersionWithResponse Make a published version the active one
 	//
 	// Rolls `active_version_id` back or forward to any of the assistant's versions.
 	// 400 `parameter_missing` (`version_id`); 404 `resource_not_found` with
@@ -7337,10 +7337,10 @@ type ClientWithResponsesInterface interface {
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
-	// Corresponds with POST /v1/assistants/{id}/activate (the `AssistantsActivate` operationId).
-	AssistantsActivateWithResponse(ctx context.Context, id AssistantPathID, params *AssistantsActivateParams, body AssistantsActivateJSONRequestBody, reqEditors ...RequestEditorFn) (*AssistantsActivateResponse, error)
+	// Corresponds with POST /v1/assistants/{id}/activate (the `ActivateAssistantVersion` operationId).
+	ActivateAssistantVersionWithResponse(ctx context.Context, id AssistantPathID, params *ActivateAssistantVersionParams, body ActivateAssistantVersionJSONRequestBody, reqEditors ...RequestEditorFn) (*ActivateAssistantVersionResponse, error)
 
-	// AssistantsArchiveWithBodyWithResponse Archive an assistant
+	// ArchiveAssistantWithBodyWithResponse Archive an assistant
 	//
 	// Makes the assistant read-only and hides it from the default list. 409
 	// `assistant_in_use` while a line is assigned to it. Archiving an archived
@@ -7348,10 +7348,10 @@ type ClientWithResponsesInterface interface {
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
-	// Corresponds with POST /v1/assistants/{id}/archive (the `AssistantsArchive` operationId).
-	AssistantsArchiveWithBodyWithResponse(ctx context.Context, id AssistantPathID, params *AssistantsArchiveParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*AssistantsArchiveResponse, error)
+	// Corresponds with POST /v1/assistants/{id}/archive (the `ArchiveAssistant` operationId).
+	ArchiveAssistantWithBodyWithResponse(ctx context.Context, id AssistantPathID, params *ArchiveAssistantParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ArchiveAssistantResponse, error)
 
-	// AssistantsArchiveWithResponse Archive an assistant
+	// ArchiveAssistantWithResponse Archive an assistant
 	//
 	// Makes the assistant read-only and hides it from the default list. 409
 	// `assistant_in_use` while a line is assigned to it. Archiving an archived
@@ -7359,10 +7359,10 @@ type ClientWithResponsesInterface interface {
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
-	// Corresponds with POST /v1/assistants/{id}/archive (the `AssistantsArchive` operationId).
-	AssistantsArchiveWithResponse(ctx context.Context, id AssistantPathID, params *AssistantsArchiveParams, body AssistantsArchiveJSONRequestBody, reqEditors ...RequestEditorFn) (*AssistantsArchiveResponse, error)
+	// Corresponds with POST /v1/assistants/{id}/archive (the `ArchiveAssistant` operationId).
+	ArchiveAssistantWithResponse(ctx context.Context, id AssistantPathID, params *ArchiveAssistantParams, body ArchiveAssistantJSONRequestBody, reqEditors ...RequestEditorFn) (*ArchiveAssistantResponse, error)
 
-	// AssistantsDuplicateWithBodyWithResponse Copy an assistant
+	// DuplicateAssistantWithBodyWithResponse Copy an assistant
 	//
 	// A new active assistant whose draft copies the source's (archived sources too),
 	// with no versions. Its name is `name` when given, else `<source name> (copy)` cut
@@ -7370,10 +7370,10 @@ type ClientWithResponsesInterface interface {
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
-	// Corresponds with POST /v1/assistants/{id}/duplicate (the `AssistantsDuplicate` operationId).
-	AssistantsDuplicateWithBodyWithResponse(ctx context.Context, id AssistantPathID, params *AssistantsDuplicateParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*AssistantsDuplicateResponse, error)
+	// Corresponds with POST /v1/assistants/{id}/duplicate (the `DuplicateAssistant` operationId).
+	DuplicateAssistantWithBodyWithResponse(ctx context.Context, id AssistantPathID, params *DuplicateAssistantParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*DuplicateAssistantResponse, error)
 
-	// AssistantsDuplicateWithResponse Copy an assistant
+	// DuplicateAssistantWithResponse Copy an assistant
 	//
 	// A new active assistant whose draft copies the source's (archived sources too),
 	// with no versions. Its name is `name` when given, else `<source name> (copy)` cut
@@ -7381,10 +7381,10 @@ type ClientWithResponsesInterface interface {
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
-	// Corresponds with POST /v1/assistants/{id}/duplicate (the `AssistantsDuplicate` operationId).
-	AssistantsDuplicateWithResponse(ctx context.Context, id AssistantPathID, params *AssistantsDuplicateParams, body AssistantsDuplicateJSONRequestBody, reqEditors ...RequestEditorFn) (*AssistantsDuplicateResponse, error)
+	// Corresponds with POST /v1/assistants/{id}/duplicate (the `DuplicateAssistant` operationId).
+	DuplicateAssistantWithResponse(ctx context.Context, id AssistantPathID, params *DuplicateAssistantParams, body DuplicateAssistantJSONRequestBody, reqEditors ...RequestEditorFn) (*DuplicateAssistantResponse, error)
 
-	// AssistantsPublishWithBodyWithResponse Publish the draft as a new version
+	// PublishAssistantWithBodyWithResponse Publish the draft as a new version
 	//
 	// Snapshots the draft into the next numbered, immutable version and makes it the
 	// active one. 422 `draft_incomplete` names the first of `name`, `system_prompt`,
@@ -7392,10 +7392,10 @@ type ClientWithResponsesInterface interface {
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
-	// Corresponds with POST /v1/assistants/{id}/publish (the `AssistantsPublish` operationId).
-	AssistantsPublishWithBodyWithResponse(ctx context.Context, id AssistantPathID, params *AssistantsPublishParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*AssistantsPublishResponse, error)
+	// Corresponds with POST /v1/assistants/{id}/publish (the `PublishAssistant` operationId).
+	PublishAssistantWithBodyWithResponse(ctx context.Context, id AssistantPathID, params *PublishAssistantParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PublishAssistantResponse, error)
 
-	// AssistantsPublishWithResponse Publish the draft as a new version
+	// PublishAssistantWithResponse Publish the draft as a new version
 	//
 	// Snapshots the draft into the next numbered, immutable version and makes it the
 	// active one. 422 `draft_incomplete` names the first of `name`, `system_prompt`,
@@ -7403,35 +7403,35 @@ type ClientWithResponsesInterface interface {
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
-	// Corresponds with POST /v1/assistants/{id}/publish (the `AssistantsPublish` operationId).
-	AssistantsPublishWithResponse(ctx context.Context, id AssistantPathID, params *AssistantsPublishParams, body AssistantsPublishJSONRequestBody, reqEditors ...RequestEditorFn) (*AssistantsPublishResponse, error)
+	// Corresponds with POST /v1/assistants/{id}/publish (the `PublishAssistant` operationId).
+	PublishAssistantWithResponse(ctx context.Context, id AssistantPathID, params *PublishAssistantParams, body PublishAssistantJSONRequestBody, reqEditors ...RequestEditorFn) (*PublishAssistantResponse, error)
 
-	// AvatarsListWithResponse List the avatar catalogue
+	// ListAvatarsWithResponse List the avatar catalogue
 	//
 	// The built-in avatars, in display order, in one page (`has_more` is false). Takes no query parameters.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
-	// Corresponds with GET /v1/avatars (the `AvatarsList` operationId).
-	AvatarsListWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*AvatarsListResponse, error)
+	// Corresponds with GET /v1/avatars (the `ListAvatars` operationId).
+	ListAvatarsWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*ListAvatarsResponse, error)
 
-	// CallsListWithResponse List call records
+	// ListCallsWithResponse List call records
 	//
 	// The account's calls, inbound and outbound, newest first.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
-	// Corresponds with GET /v1/calls (the `CallsList` operationId).
-	CallsListWithResponse(ctx context.Context, params *CallsListParams, reqEditors ...RequestEditorFn) (*CallsListResponse, error)
+	// Corresponds with GET /v1/calls (the `ListCalls` operationId).
+	ListCallsWithResponse(ctx context.Context, params *ListCallsParams, reqEditors ...RequestEditorFn) (*ListCallsResponse, error)
 
-	// CallsGetWithResponse Get a call record
+	// GetCallWithResponse Get a call record
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
-	// Corresponds with GET /v1/calls/{id} (the `CallsGet` operationId).
-	CallsGetWithResponse(ctx context.Context, id CallID, reqEditors ...RequestEditorFn) (*CallsGetResponse, error)
+	// Corresponds with GET /v1/calls/{id} (the `GetCall` operationId).
+	GetCallWithResponse(ctx context.Context, id CallID, reqEditors ...RequestEditorFn) (*GetCallResponse, error)
 
-	// CallsAnswerWithBodyWithResponse Decide a ringing call on a customer_decides line
+	// AnswerCallWithBodyWithResponse Decide a ringing call on a customer_decides line
 	//
 	// The API way to answer `call.incoming` (the other is the webhook's response body).
 	// The first answer wins, from either path. An answer repeating the recorded one is
@@ -7443,10 +7443,10 @@ type ClientWithResponsesInterface interface {
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
-	// Corresponds with POST /v1/calls/{id}/answer (the `CallsAnswer` operationId).
-	CallsAnswerWithBodyWithResponse(ctx context.Context, id CallID, params *CallsAnswerParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CallsAnswerResponse, error)
+	// Corresponds with POST /v1/calls/{id}/answer (the `AnswerCall` operationId).
+	AnswerCallWithBodyWithResponse(ctx context.Context, id CallID, params *AnswerCallParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*AnswerCallResponse, error)
 
-	// CallsAnswerWithResponse Decide a ringing call on a customer_decides line
+	// AnswerCallWithResponse Decide a ringing call on a customer_decides line
 	//
 	// The API way to answer `call.incoming` (the other is the webhook's response body).
 	// The first answer wins, from either path. An answer repeating the recorded one is
@@ -7458,26 +7458,26 @@ type ClientWithResponsesInterface interface {
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
-	// Corresponds with POST /v1/calls/{id}/answer (the `CallsAnswer` operationId).
-	CallsAnswerWithResponse(ctx context.Context, id CallID, params *CallsAnswerParams, body CallsAnswerJSONRequestBody, reqEditors ...RequestEditorFn) (*CallsAnswerResponse, error)
+	// Corresponds with POST /v1/calls/{id}/answer (the `AnswerCall` operationId).
+	AnswerCallWithResponse(ctx context.Context, id CallID, params *AnswerCallParams, body AnswerCallJSONRequestBody, reqEditors ...RequestEditorFn) (*AnswerCallResponse, error)
 
-	// EventsListWithResponse List events
+	// ListEventsWithResponse List events
 	//
 	// Events sent to the account, newest first, without their attempts.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
-	// Corresponds with GET /v1/events (the `EventsList` operationId).
-	EventsListWithResponse(ctx context.Context, params *EventsListParams, reqEditors ...RequestEditorFn) (*EventsListResponse, error)
+	// Corresponds with GET /v1/events (the `ListEvents` operationId).
+	ListEventsWithResponse(ctx context.Context, params *ListEventsParams, reqEditors ...RequestEditorFn) (*ListEventsResponse, error)
 
-	// EventsGetWithResponse Get an event with its delivery attempts
+	// GetEventWithResponse Get an event with its delivery attempts
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
-	// Corresponds with GET /v1/events/{id} (the `EventsGet` operationId).
-	EventsGetWithResponse(ctx context.Context, id EventPathID, reqEditors ...RequestEditorFn) (*EventsGetResponse, error)
+	// Corresponds with GET /v1/events/{id} (the `GetEvent` operationId).
+	GetEventWithResponse(ctx context.Context, id EventPathID, reqEditors ...RequestEditorFn) (*GetEventResponse, error)
 
-	// EventsRedeliverWithBodyWithResponse Send an event again
+	// RedeliverEventWithBodyWithResponse Send an event again
 	//
 	// Queues a fresh delivery, now, to `endpoint_id` or to every enabled endpoint
 	// subscribed to the event's type. The `webhook-id` stays the event id, so a receiver
@@ -7489,10 +7489,10 @@ type ClientWithResponsesInterface interface {
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
-	// Corresponds with POST /v1/events/{id}/redeliver (the `EventsRedeliver` operationId).
-	EventsRedeliverWithBodyWithResponse(ctx context.Context, id EventPathID, params *EventsRedeliverParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*EventsRedeliverResponse, error)
+	// Corresponds with POST /v1/events/{id}/redeliver (the `RedeliverEvent` operationId).
+	RedeliverEventWithBodyWithResponse(ctx context.Context, id EventPathID, params *RedeliverEventParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*RedeliverEventResponse, error)
 
-	// EventsRedeliverWithResponse Send an event again
+	// RedeliverEventWithResponse Send an event again
 	//
 	// Queues a fresh delivery, now, to `endpoint_id` or to every enabled endpoint
 	// subscribed to the event's type. The `webhook-id` stays the event id, so a receiver
@@ -7504,26 +7504,26 @@ type ClientWithResponsesInterface interface {
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
-	// Corresponds with POST /v1/events/{id}/redeliver (the `EventsRedeliver` operationId).
-	EventsRedeliverWithResponse(ctx context.Context, id EventPathID, params *EventsRedeliverParams, body EventsRedeliverJSONRequestBody, reqEditors ...RequestEditorFn) (*EventsRedeliverResponse, error)
+	// Corresponds with POST /v1/events/{id}/redeliver (the `RedeliverEvent` operationId).
+	RedeliverEventWithResponse(ctx context.Context, id EventPathID, params *RedeliverEventParams, body RedeliverEventJSONRequestBody, reqEditors ...RequestEditorFn) (*RedeliverEventResponse, error)
 
-	// LinesListWithResponse List lines
+	// ListLinesWithResponse List lines
 	//
 	// The account's lines, newest first.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
-	// Corresponds with GET /v1/lines (the `LinesList` operationId).
-	LinesListWithResponse(ctx context.Context, params *LinesListParams, reqEditors ...RequestEditorFn) (*LinesListResponse, error)
+	// Corresponds with GET /v1/lines (the `ListLines` operationId).
+	ListLinesWithResponse(ctx context.Context, params *ListLinesParams, reqEditors ...RequestEditorFn) (*ListLinesResponse, error)
 
-	// LinesGetWithResponse Get a line
+	// GetLineWithResponse Get a line
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
-	// Corresponds with GET /v1/lines/{id} (the `LinesGet` operationId).
-	LinesGetWithResponse(ctx context.Context, id LinePathID, reqEditors ...RequestEditorFn) (*LinesGetResponse, error)
+	// Corresponds with GET /v1/lines/{id} (the `GetLine` operationId).
+	GetLineWithResponse(ctx context.Context, id LinePathID, reqEditors ...RequestEditorFn) (*GetLineResponse, error)
 
-	// LinesUpdateWithBodyWithResponse Update a line
+	// UpdateLineWithBodyWithResponse Update a line
 	//
 	// Any of `name`, `inbound_mode`, `decision_timeout_seconds`, `on_decision_timeout`
 	// and `assistant_id`; absent fields are left alone. `assistant_id: null` unassigns
@@ -7534,10 +7534,10 @@ type ClientWithResponsesInterface interface {
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
-	// Corresponds with PATCH /v1/lines/{id} (the `LinesUpdate` operationId).
-	LinesUpdateWithBodyWithResponse(ctx context.Context, id LinePathID, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*LinesUpdateResponse, error)
+	// Corresponds with PATCH /v1/lines/{id} (the `UpdateLine` operationId).
+	UpdateLineWithBodyWithResponse(ctx context.Context, id LinePathID, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*UpdateLineResponse, error)
 
-	// LinesUpdateWithResponse Update a line
+	// UpdateLineWithResponse Update a line
 	//
 	// Any of `name`, `inbound_mode`, `decision_timeout_seconds`, `on_decision_timeout`
 	// and `assistant_id`; absent fields are left alone. `assistant_id: null` unassigns
@@ -7548,10 +7548,10 @@ type ClientWithResponsesInterface interface {
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
-	// Corresponds with PATCH /v1/lines/{id} (the `LinesUpdate` operationId).
-	LinesUpdateWithResponse(ctx context.Context, id LinePathID, body LinesUpdateJSONRequestBody, reqEditors ...RequestEditorFn) (*LinesUpdateResponse, error)
+	// Corresponds with PATCH /v1/lines/{id} (the `UpdateLine` operationId).
+	UpdateLineWithResponse(ctx context.Context, id LinePathID, body UpdateLineJSONRequestBody, reqEditors ...RequestEditorFn) (*UpdateLineResponse, error)
 
-	// LinesAssignWithBodyWithResponse Assign an assistant to the line
+	// AssignLineAssistantWithBodyWithResponse Assign an assistant to the line
 	//
 	// The assistant must be active and have a published version; the line's next
 	// inbound call uses its active version. 400 `parameter_missing` (`assistant_id`);
@@ -7560,10 +7560,10 @@ type ClientWithResponsesInterface interface {
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
-	// Corresponds with POST /v1/lines/{id}/assign (the `LinesAssign` operationId).
-	LinesAssignWithBodyWithResponse(ctx context.Context, id LinePathID, params *LinesAssignParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*LinesAssignResponse, error)
+	// Corresponds with POST /v1/lines/{id}/assign (the `AssignLineAssistant` operationId).
+	AssignLineAssistantWithBodyWithResponse(ctx context.Context, id LinePathID, params *AssignLineAssistantParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*AssignLineAssistantResponse, error)
 
-	// LinesAssignWithResponse Assign an assistant to the line
+	// AssignLineAssistantWithResponse Assign an assistant to the line
 	//
 	// The assistant must be active and have a published version; the line's next
 	// inbound call uses its active version. 400 `parameter_missing` (`assistant_id`);
@@ -7572,19 +7572,19 @@ type ClientWithResponsesInterface interface {
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
-	// Corresponds with POST /v1/lines/{id}/assign (the `LinesAssign` operationId).
-	LinesAssignWithResponse(ctx context.Context, id LinePathID, params *LinesAssignParams, body LinesAssignJSONRequestBody, reqEditors ...RequestEditorFn) (*LinesAssignResponse, error)
+	// Corresponds with POST /v1/lines/{id}/assign (the `AssignLineAssistant` operationId).
+	AssignLineAssistantWithResponse(ctx context.Context, id LinePathID, params *AssignLineAssistantParams, body AssignLineAssistantJSONRequestBody, reqEditors ...RequestEditorFn) (*AssignLineAssistantResponse, error)
 
-	// SessionsListWithResponse List sessions
+	// ListSessionsWithResponse List sessions
 	//
 	// The account's sessions, newest first, without participant tokens.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
-	// Corresponds with GET /v1/sessions (the `SessionsList` operationId).
-	SessionsListWithResponse(ctx context.Context, params *SessionsListParams, reqEditors ...RequestEditorFn) (*SessionsListResponse, error)
+	// Corresponds with GET /v1/sessions (the `ListSessions` operationId).
+	ListSessionsWithResponse(ctx context.Context, params *ListSessionsParams, reqEditors ...RequestEditorFn) (*ListSessionsResponse, error)
 
-	// SessionsCreateWithBodyWithResponse Create a hosted session
+	// CreateSessionWithBodyWithResponse Create a hosted session
 	//
 	// Creates a LiveKit room named after the session, mints a participant token that
 	// names only that room (join, publish, subscribe, data; no create, admin or list
@@ -7604,10 +7604,10 @@ type ClientWithResponsesInterface interface {
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
-	// Corresponds with POST /v1/sessions (the `SessionsCreate` operationId).
-	SessionsCreateWithBodyWithResponse(ctx context.Context, params *SessionsCreateParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*SessionsCreateResponse, error)
+	// Corresponds with POST /v1/sessions (the `CreateSession` operationId).
+	CreateSessionWithBodyWithResponse(ctx context.Context, params *CreateSessionParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateSessionResponse, error)
 
-	// SessionsCreateWithResponse Create a hosted session
+	// CreateSessionWithResponse Create a hosted session
 	//
 	// Creates a LiveKit room named after the session, mints a participant token that
 	// names only that room (join, publish, subscribe, data; no create, admin or list
@@ -7627,10 +7627,10 @@ type ClientWithResponsesInterface interface {
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
-	// Corresponds with POST /v1/sessions (the `SessionsCreate` operationId).
-	SessionsCreateWithResponse(ctx context.Context, params *SessionsCreateParams, body SessionsCreateJSONRequestBody, reqEditors ...RequestEditorFn) (*SessionsCreateResponse, error)
+	// Corresponds with POST /v1/sessions (the `CreateSession` operationId).
+	CreateSessionWithResponse(ctx context.Context, params *CreateSessionParams, body CreateSessionJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateSessionResponse, error)
 
-	// SessionsDeleteWithResponse End a session
+	// DeleteSessionWithResponse End a session
 	//
 	// Deletes the room (every participant is disconnected and no token can join it
 	// again), hangs the platform call up and emits `call.ended`, exactly once. Deleting
@@ -7639,19 +7639,19 @@ type ClientWithResponsesInterface interface {
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
-	// Corresponds with DELETE /v1/sessions/{id} (the `SessionsDelete` operationId).
-	SessionsDeleteWithResponse(ctx context.Context, id SessionPathID, reqEditors ...RequestEditorFn) (*SessionsDeleteResponse, error)
+	// Corresponds with DELETE /v1/sessions/{id} (the `DeleteSession` operationId).
+	DeleteSessionWithResponse(ctx context.Context, id SessionPathID, reqEditors ...RequestEditorFn) (*DeleteSessionResponse, error)
 
-	// SessionsGetWithResponse Get a session
+	// GetSessionWithResponse Get a session
 	//
 	// The session, without a participant token.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
-	// Corresponds with GET /v1/sessions/{id} (the `SessionsGet` operationId).
-	SessionsGetWithResponse(ctx context.Context, id SessionPathID, reqEditors ...RequestEditorFn) (*SessionsGetResponse, error)
+	// Corresponds with GET /v1/sessions/{id} (the `GetSession` operationId).
+	GetSessionWithResponse(ctx context.Context, id SessionPathID, reqEditors ...RequestEditorFn) (*GetSessionResponse, error)
 
-	// SessionsTokensWithBodyWithResponse Mint a fresh participant token
+	// CreateSessionTokenWithBodyWithResponse Mint a fresh participant token
 	//
 	// For a client that rejoins after the first token's lifetime. Every token of a
 	// session joins as the same participant, so a new connection replaces the old one.
@@ -7659,10 +7659,10 @@ type ClientWithResponsesInterface interface {
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
-	// Corresponds with POST /v1/sessions/{id}/tokens (the `SessionsTokens` operationId).
-	SessionsTokensWithBodyWithResponse(ctx context.Context, id SessionPathID, params *SessionsTokensParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*SessionsTokensResponse, error)
+	// Corresponds with POST /v1/sessions/{id}/tokens (the `CreateSessionToken` operationId).
+	CreateSessionTokenWithBodyWithResponse(ctx context.Context, id SessionPathID, params *CreateSessionTokenParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateSessionTokenResponse, error)
 
-	// SessionsTokensWithResponse Mint a fresh participant token
+	// CreateSessionTokenWithResponse Mint a fresh participant token
 	//
 	// For a client that rejoins after the first token's lifetime. Every token of a
 	// session joins as the same participant, so a new connection replaces the old one.
@@ -7670,10 +7670,10 @@ type ClientWithResponsesInterface interface {
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
-	// Corresponds with POST /v1/sessions/{id}/tokens (the `SessionsTokens` operationId).
-	SessionsTokensWithResponse(ctx context.Context, id SessionPathID, params *SessionsTokensParams, body SessionsTokensJSONRequestBody, reqEditors ...RequestEditorFn) (*SessionsTokensResponse, error)
+	// Corresponds with POST /v1/sessions/{id}/tokens (the `CreateSessionToken` operationId).
+	CreateSessionTokenWithResponse(ctx context.Context, id SessionPathID, params *CreateSessionTokenParams, body CreateSessionTokenJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateSessionTokenResponse, error)
 
-	// VoicesListWithResponse List the voices the deployment offers
+	// ListVoicesWithResponse List the voices the deployment offers
 	//
 	// Every voice a draft's `voice` may name, in one page (`has_more` is false). Takes no
 	// query parameters. The local voices (engines `flite` and `espeak-ng`) are in every
@@ -7686,19 +7686,19 @@ type ClientWithResponsesInterface interface {
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
-	// Corresponds with GET /v1/voices (the `VoicesList` operationId).
-	VoicesListWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*VoicesListResponse, error)
+	// Corresponds with GET /v1/voices (the `ListVoices` operationId).
+	ListVoicesWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*ListVoicesResponse, error)
 
-	// WebhookEndpointsListWithResponse List webhook endpoints
+	// ListWebhookEndpointsWithResponse List webhook endpoints
 	//
 	// The account's endpoints, newest first, without their secrets.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
-	// Corresponds with GET /v1/webhook_endpoints (the `WebhookEndpointsList` operationId).
-	WebhookEndpointsListWithResponse(ctx context.Context, params *WebhookEndpointsListParams, reqEditors ...RequestEditorFn) (*WebhookEndpointsListResponse, error)
+	// Corresponds with GET /v1/webhook_endpoints (the `ListWebhookEndpoints` operationId).
+	ListWebhookEndpointsWithResponse(ctx context.Context, params *ListWebhookEndpointsParams, reqEditors ...RequestEditorFn) (*ListWebhookEndpointsResponse, error)
 
-	// WebhookEndpointsCreateWithBodyWithResponse Register a webhook endpoint
+	// CreateWebhookEndpointWithBodyWithResponse Register a webhook endpoint
 	//
 	// The answer holds the signing `secret`, shown this once. 400
 	// `parameter_missing` (`url`), `parameter_invalid` (`url`, `description`,
@@ -7707,10 +7707,10 @@ type ClientWithResponsesInterface interface {
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
-	// Corresponds with POST /v1/webhook_endpoints (the `WebhookEndpointsCreate` operationId).
-	WebhookEndpointsCreateWithBodyWithResponse(ctx context.Context, params *WebhookEndpointsCreateParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*WebhookEndpointsCreateResponse, error)
+	// Corresponds with POST /v1/webhook_endpoints (the `CreateWebhookEndpoint` operationId).
+	CreateWebhookEndpointWithBodyWithResponse(ctx context.Context, params *CreateWebhookEndpointParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateWebhookEndpointResponse, error)
 
-	// WebhookEndpointsCreateWithResponse Register a webhook endpoint
+	// CreateWebhookEndpointWithResponse Register a webhook endpoint
 	//
 	// The answer holds the signing `secret`, shown this once. 400
 	// `parameter_missing` (`url`), `parameter_invalid` (`url`, `description`,
@@ -7719,26 +7719,26 @@ type ClientWithResponsesInterface interface {
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
-	// Corresponds with POST /v1/webhook_endpoints (the `WebhookEndpointsCreate` operationId).
-	WebhookEndpointsCreateWithResponse(ctx context.Context, params *WebhookEndpointsCreateParams, body WebhookEndpointsCreateJSONRequestBody, reqEditors ...RequestEditorFn) (*WebhookEndpointsCreateResponse, error)
+	// Corresponds with POST /v1/webhook_endpoints (the `CreateWebhookEndpoint` operationId).
+	CreateWebhookEndpointWithResponse(ctx context.Context, params *CreateWebhookEndpointParams, body CreateWebhookEndpointJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateWebhookEndpointResponse, error)
 
-	// WebhookEndpointsDeleteWithResponse Delete a webhook endpoint
+	// DeleteWebhookEndpointWithResponse Delete a webhook endpoint
 	//
 	// Deliveries still pending to it stop. A second DELETE is 404.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
-	// Corresponds with DELETE /v1/webhook_endpoints/{id} (the `WebhookEndpointsDelete` operationId).
-	WebhookEndpointsDeleteWithResponse(ctx context.Context, id WebhookEndpointPathID, reqEditors ...RequestEditorFn) (*WebhookEndpointsDeleteResponse, error)
+	// Corresponds with DELETE /v1/webhook_endpoints/{id} (the `DeleteWebhookEndpoint` operationId).
+	DeleteWebhookEndpointWithResponse(ctx context.Context, id WebhookEndpointPathID, reqEditors ...RequestEditorFn) (*DeleteWebhookEndpointResponse, error)
 
-	// WebhookEndpointsGetWithResponse Get a webhook endpoint
+	// GetWebhookEndpointWithResponse Get a webhook endpoint
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
-	// Corresponds with GET /v1/webhook_endpoints/{id} (the `WebhookEndpointsGet` operationId).
-	WebhookEndpointsGetWithResponse(ctx context.Context, id WebhookEndpointPathID, reqEditors ...RequestEditorFn) (*WebhookEndpointsGetResponse, error)
+	// Corresponds with GET /v1/webhook_endpoints/{id} (the `GetWebhookEndpoint` operationId).
+	GetWebhookEndpointWithResponse(ctx context.Context, id WebhookEndpointPathID, reqEditors ...RequestEditorFn) (*GetWebhookEndpointResponse, error)
 
-	// WebhookEndpointsUpdateWithBodyWithResponse Update a webhook endpoint
+	// UpdateWebhookEndpointWithBodyWithResponse Update a webhook endpoint
 	//
 	// Any of `url`, `description`, `events` and `status`. `status: disabled` sets
 	// `disabled_reason: customer`; `status: enabled` clears the reason (also after a
@@ -7746,10 +7746,10 @@ type ClientWithResponsesInterface interface {
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
-	// Corresponds with PATCH /v1/webhook_endpoints/{id} (the `WebhookEndpointsUpdate` operationId).
-	WebhookEndpointsUpdateWithBodyWithResponse(ctx context.Context, id WebhookEndpointPathID, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*WebhookEndpointsUpdateResponse, error)
+	// Corresponds with PATCH /v1/webhook_endpoints/{id} (the `UpdateWebhookEndpoint` operationId).
+	UpdateWebhookEndpointWithBodyWithResponse(ctx context.Context, id WebhookEndpointPathID, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*UpdateWebhookEndpointResponse, error)
 
-	// WebhookEndpointsUpdateWithResponse Update a webhook endpoint
+	// UpdateWebhookEndpointWithResponse Update a webhook endpoint
 	//
 	// Any of `url`, `description`, `events` and `status`. `status: disabled` sets
 	// `disabled_reason: customer`; `status: enabled` clears the reason (also after a
@@ -7757,10 +7757,10 @@ type ClientWithResponsesInterface interface {
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
-	// Corresponds with PATCH /v1/webhook_endpoints/{id} (the `WebhookEndpointsUpdate` operationId).
-	WebhookEndpointsUpdateWithResponse(ctx context.Context, id WebhookEndpointPathID, body WebhookEndpointsUpdateJSONRequestBody, reqEditors ...RequestEditorFn) (*WebhookEndpointsUpdateResponse, error)
+	// Corresponds with PATCH /v1/webhook_endpoints/{id} (the `UpdateWebhookEndpoint` operationId).
+	UpdateWebhookEndpointWithResponse(ctx context.Context, id WebhookEndpointPathID, body UpdateWebhookEndpointJSONRequestBody, reqEditors ...RequestEditorFn) (*UpdateWebhookEndpointResponse, error)
 
-	// WebhookEndpointsRotateSecretWithBodyWithResponse Rotate the signing secret
+	// RotateWebhookEndpointSecretWithBodyWithResponse Rotate the signing secret
 	//
 	// A new secret, shown this once; the previous one keeps signing beside it for 24 h
 	// (`previous_secret_expires_at`). A second rotation inside those 24 h drops the
@@ -7768,10 +7768,10 @@ type ClientWithResponsesInterface interface {
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
-	// Corresponds with POST /v1/webhook_endpoints/{id}/rotate_secret (the `WebhookEndpointsRotateSecret` operationId).
-	WebhookEndpointsRotateSecretWithBodyWithResponse(ctx context.Context, id WebhookEndpointPathID, params *WebhookEndpointsRotateSecretParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*WebhookEndpointsRotateSecretResponse, error)
+	// Corresponds with POST /v1/webhook_endpoints/{id}/rotate_secret (the `RotateWebhookEndpointSecret` operationId).
+	RotateWebhookEndpointSecretWithBodyWithResponse(ctx context.Context, id WebhookEndpointPathID, params *RotateWebhookEndpointSecretParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*RotateWebhookEndpointSecretResponse, error)
 
-	// WebhookEndpointsRotateSecretWithResponse Rotate the signing secret
+	// RotateWebhookEndpointSecretWithResponse Rotate the signing secret
 	//
 	// A new secret, shown this once; the previous one keeps signing beside it for 24 h
 	// (`previous_secret_expires_at`). A second rotation inside those 24 h drops the
@@ -7779,47 +7779,47 @@ type ClientWithResponsesInterface interface {
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
-	// Corresponds with POST /v1/webhook_endpoints/{id}/rotate_secret (the `WebhookEndpointsRotateSecret` operationId).
-	WebhookEndpointsRotateSecretWithResponse(ctx context.Context, id WebhookEndpointPathID, params *WebhookEndpointsRotateSecretParams, body WebhookEndpointsRotateSecretJSONRequestBody, reqEditors ...RequestEditorFn) (*WebhookEndpointsRotateSecretResponse, error)
+	// Corresponds with POST /v1/webhook_endpoints/{id}/rotate_secret (the `RotateWebhookEndpointSecret` operationId).
+	RotateWebhookEndpointSecretWithResponse(ctx context.Context, id WebhookEndpointPathID, params *RotateWebhookEndpointSecretParams, body RotateWebhookEndpointSecretJSONRequestBody, reqEditors ...RequestEditorFn) (*RotateWebhookEndpointSecretResponse, error)
 }
 
-// AssistantsListResponse200Headers the declared response headers of an HTTP 200 response for AssistantsList
-type AssistantsListResponse200Headers struct {
+// ListAssistantsResponse200Headers the declared response headers of an HTTP 200 response for ListAssistants
+type ListAssistantsResponse200Headers struct {
 	RequestId RequestID
 }
 
-// AssistantsListResponse400Headers the declared response headers of an HTTP 400 response for AssistantsList
-type AssistantsListResponse400Headers struct {
+// ListAssistantsResponse400Headers the declared response headers of an HTTP 400 response for ListAssistants
+type ListAssistantsResponse400Headers struct {
 	RequestId RequestID
 }
 
-// AssistantsListResponse401Headers the declared response headers of an HTTP 401 response for AssistantsList
-type AssistantsListResponse401Headers struct {
+// ListAssistantsResponse401Headers the declared response headers of an HTTP 401 response for ListAssistants
+type ListAssistantsResponse401Headers struct {
 	RequestId RequestID
 }
 
-// AssistantsListResponse413Headers the declared response headers of an HTTP 413 response for AssistantsList
-type AssistantsListResponse413Headers struct {
+// ListAssistantsResponse413Headers the declared response headers of an HTTP 413 response for ListAssistants
+type ListAssistantsResponse413Headers struct {
 	RequestId RequestID
 }
 
-// AssistantsListResponse415Headers the declared response headers of an HTTP 415 response for AssistantsList
-type AssistantsListResponse415Headers struct {
+// ListAssistantsResponse415Headers the declared response headers of an HTTP 415 response for ListAssistants
+type ListAssistantsResponse415Headers struct {
 	RequestId RequestID
 }
 
-// AssistantsListResponse429Headers the declared response headers of an HTTP 429 response for AssistantsList
-type AssistantsListResponse429Headers struct {
+// ListAssistantsResponse429Headers the declared response headers of an HTTP 429 response for ListAssistants
+type ListAssistantsResponse429Headers struct {
 	RequestId  RequestID
 	RetryAfter int
 }
 
-// AssistantsListResponse500Headers the declared response headers of an HTTP 500 response for AssistantsList
-type AssistantsListResponse500Headers struct {
+// ListAssistantsResponse500Headers the declared response headers of an HTTP 500 response for ListAssistants
+type ListAssistantsResponse500Headers struct {
 	RequestId RequestID
 }
 
-type AssistantsListResponse struct {
+type ListAssistantsResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
@@ -7837,63 +7837,63 @@ type AssistantsListResponse struct {
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
 	// Headers200 the parsed response headers for an HTTP 200 response
-	Headers200 *AssistantsListResponse200Headers
+	Headers200 *ListAssistantsResponse200Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
-	Headers400 *AssistantsListResponse400Headers
+	Headers400 *ListAssistantsResponse400Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
-	Headers401 *AssistantsListResponse401Headers
+	Headers401 *ListAssistantsResponse401Headers
 	// Headers413 the parsed response headers for an HTTP 413 response
-	Headers413 *AssistantsListResponse413Headers
+	Headers413 *ListAssistantsResponse413Headers
 	// Headers415 the parsed response headers for an HTTP 415 response
-	Headers415 *AssistantsListResponse415Headers
+	Headers415 *ListAssistantsResponse415Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
-	Headers429 *AssistantsListResponse429Headers
+	Headers429 *ListAssistantsResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
-	Headers500 *AssistantsListResponse500Headers
+	Headers500 *ListAssistantsResponse500Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r AssistantsListResponse) GetJSON200() *AssistantList {
+func (r ListAssistantsResponse) GetJSON200() *AssistantList {
 	return r.JSON200
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r AssistantsListResponse) GetJSON400() *BadRequest {
+func (r ListAssistantsResponse) GetJSON400() *BadRequest {
 	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r AssistantsListResponse) GetJSON401() *Unauthorized {
+func (r ListAssistantsResponse) GetJSON401() *Unauthorized {
 	return r.JSON401
 }
 
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
-func (r AssistantsListResponse) GetJSON413() *PayloadTooLarge {
+func (r ListAssistantsResponse) GetJSON413() *PayloadTooLarge {
 	return r.JSON413
 }
 
 // GetJSON415 returns the response for an HTTP 415 `application/json` response
-func (r AssistantsListResponse) GetJSON415() *UnsupportedMediaType {
+func (r ListAssistantsResponse) GetJSON415() *UnsupportedMediaType {
 	return r.JSON415
 }
 
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
-func (r AssistantsListResponse) GetJSON429() *RateLimited {
+func (r ListAssistantsResponse) GetJSON429() *RateLimited {
 	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
-func (r AssistantsListResponse) GetJSON500() *InternalError {
+func (r ListAssistantsResponse) GetJSON500() *InternalError {
 	return r.JSON500
 }
 
 // GetBody returns the raw response body bytes
-func (r AssistantsListResponse) GetBody() []byte {
+func (r ListAssistantsResponse) GetBody() []byte {
 	return r.Body
 }
 
 // Status returns HTTPResponse.Status
-func (r AssistantsListResponse) Status() string {
+func (r ListAssistantsResponse) Status() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Status
 	}
@@ -7901,7 +7901,7 @@ func (r AssistantsListResponse) Status() string {
 }
 
 // StatusCode returns HTTPResponse.StatusCode
-func (r AssistantsListResponse) StatusCode() int {
+func (r ListAssistantsResponse) StatusCode() int {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.StatusCode
 	}
@@ -7909,64 +7909,64 @@ func (r AssistantsListResponse) StatusCode() int {
 }
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
-func (r AssistantsListResponse) ContentType() string {
+func (r ListAssistantsResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
 	return ""
 }
 
-// AssistantsCreateResponse201Headers the declared response headers of an HTTP 201 response for AssistantsCreate
-type AssistantsCreateResponse201Headers struct {
+// CreateAssistantResponse201Headers the declared response headers of an HTTP 201 response for CreateAssistant
+type CreateAssistantResponse201Headers struct {
 	IdempotentReplayed *string
 	RequestId          RequestID
 }
 
-// AssistantsCreateResponse400Headers the declared response headers of an HTTP 400 response for AssistantsCreate
-type AssistantsCreateResponse400Headers struct {
+// CreateAssistantResponse400Headers the declared response headers of an HTTP 400 response for CreateAssistant
+type CreateAssistantResponse400Headers struct {
 	IdempotentReplayed *string
 	RequestId          RequestID
 }
 
-// AssistantsCreateResponse401Headers the declared response headers of an HTTP 401 response for AssistantsCreate
-type AssistantsCreateResponse401Headers struct {
+// CreateAssistantResponse401Headers the declared response headers of an HTTP 401 response for CreateAssistant
+type CreateAssistantResponse401Headers struct {
 	RequestId RequestID
 }
 
-// AssistantsCreateResponse409Headers the declared response headers of an HTTP 409 response for AssistantsCreate
-type AssistantsCreateResponse409Headers struct {
+// CreateAssistantResponse409Headers the declared response headers of an HTTP 409 response for CreateAssistant
+type CreateAssistantResponse409Headers struct {
 	IdempotentReplayed *string
 	RequestId          RequestID
 }
 
-// AssistantsCreateResponse413Headers the declared response headers of an HTTP 413 response for AssistantsCreate
-type AssistantsCreateResponse413Headers struct {
+// CreateAssistantResponse413Headers the declared response headers of an HTTP 413 response for CreateAssistant
+type CreateAssistantResponse413Headers struct {
 	RequestId RequestID
 }
 
-// AssistantsCreateResponse415Headers the declared response headers of an HTTP 415 response for AssistantsCreate
-type AssistantsCreateResponse415Headers struct {
+// CreateAssistantResponse415Headers the declared response headers of an HTTP 415 response for CreateAssistant
+type CreateAssistantResponse415Headers struct {
 	RequestId RequestID
 }
 
-// AssistantsCreateResponse422Headers the declared response headers of an HTTP 422 response for AssistantsCreate
-type AssistantsCreateResponse422Headers struct {
+// CreateAssistantResponse422Headers the declared response headers of an HTTP 422 response for CreateAssistant
+type CreateAssistantResponse422Headers struct {
 	IdempotentReplayed *string
 	RequestId          RequestID
 }
 
-// AssistantsCreateResponse429Headers the declared response headers of an HTTP 429 response for AssistantsCreate
-type AssistantsCreateResponse429Headers struct {
+// CreateAssistantResponse429Headers the declared response headers of an HTTP 429 response for CreateAssistant
+type CreateAssistantResponse429Headers struct {
 	RequestId  RequestID
 	RetryAfter int
 }
 
-// AssistantsCreateResponse500Headers the declared response headers of an HTTP 500 response for AssistantsCreate
-type AssistantsCreateResponse500Headers struct {
+// CreateAssistantResponse500Headers the declared response headers of an HTTP 500 response for CreateAssistant
+type CreateAssistantResponse500Headers struct {
 	RequestId RequestID
 }
 
-type AssistantsCreateResponse struct {
+type CreateAssistantResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON201 the response for an HTTP 201 `application/json` response
@@ -7988,77 +7988,77 @@ type AssistantsCreateResponse struct {
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
 	// Headers201 the parsed response headers for an HTTP 201 response
-	Headers201 *AssistantsCreateResponse201Headers
+	Headers201 *CreateAssistantResponse201Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
-	Headers400 *AssistantsCreateResponse400Headers
+	Headers400 *CreateAssistantResponse400Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
-	Headers401 *AssistantsCreateResponse401Headers
+	Headers401 *CreateAssistantResponse401Headers
 	// Headers409 the parsed response headers for an HTTP 409 response
-	Headers409 *AssistantsCreateResponse409Headers
+	Headers409 *CreateAssistantResponse409Headers
 	// Headers413 the parsed response headers for an HTTP 413 response
-	Headers413 *AssistantsCreateResponse413Headers
+	Headers413 *CreateAssistantResponse413Headers
 	// Headers415 the parsed response headers for an HTTP 415 response
-	Headers415 *AssistantsCreateResponse415Headers
+	Headers415 *CreateAssistantResponse415Headers
 	// Headers422 the parsed response headers for an HTTP 422 response
-	Headers422 *AssistantsCreateResponse422Headers
+	Headers422 *CreateAssistantResponse422Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
-	Headers429 *AssistantsCreateResponse429Headers
+	Headers429 *CreateAssistantResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
-	Headers500 *AssistantsCreateResponse500Headers
+	Headers500 *CreateAssistantResponse500Headers
 }
 
 // GetJSON201 returns the response for an HTTP 201 `application/json` response
-func (r AssistantsCreateResponse) GetJSON201() *Assistant {
+func (r CreateAssistantResponse) GetJSON201() *Assistant {
 	return r.JSON201
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r AssistantsCreateResponse) GetJSON400() *BadRequestPost {
+func (r CreateAssistantResponse) GetJSON400() *BadRequestPost {
 	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r AssistantsCreateResponse) GetJSON401() *Unauthorized {
+func (r CreateAssistantResponse) GetJSON401() *Unauthorized {
 	return r.JSON401
 }
 
 // GetJSON409 returns the response for an HTTP 409 `application/json` response
-func (r AssistantsCreateResponse) GetJSON409() *ConflictPost {
+func (r CreateAssistantResponse) GetJSON409() *ConflictPost {
 	return r.JSON409
 }
 
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
-func (r AssistantsCreateResponse) GetJSON413() *PayloadTooLarge {
+func (r CreateAssistantResponse) GetJSON413() *PayloadTooLarge {
 	return r.JSON413
 }
 
 // GetJSON415 returns the response for an HTTP 415 `application/json` response
-func (r AssistantsCreateResponse) GetJSON415() *UnsupportedMediaType {
+func (r CreateAssistantResponse) GetJSON415() *UnsupportedMediaType {
 	return r.JSON415
 }
 
 // GetJSON422 returns the response for an HTTP 422 `application/json` response
-func (r AssistantsCreateResponse) GetJSON422() *UnprocessablePost {
+func (r CreateAssistantResponse) GetJSON422() *UnprocessablePost {
 	return r.JSON422
 }
 
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
-func (r AssistantsCreateResponse) GetJSON429() *RateLimited {
+func (r CreateAssistantResponse) GetJSON429() *RateLimited {
 	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
-func (r AssistantsCreateResponse) GetJSON500() *InternalError {
+func (r CreateAssistantResponse) GetJSON500() *InternalError {
 	return r.JSON500
 }
 
 // GetBody returns the raw response body bytes
-func (r AssistantsCreateResponse) GetBody() []byte {
+func (r CreateAssistantResponse) GetBody() []byte {
 	return r.Body
 }
 
 // Status returns HTTPResponse.Status
-func (r AssistantsCreateResponse) Status() string {
+func (r CreateAssistantResponse) Status() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Status
 	}
@@ -8066,7 +8066,7 @@ func (r AssistantsCreateResponse) Status() string {
 }
 
 // StatusCode returns HTTPResponse.StatusCode
-func (r AssistantsCreateResponse) StatusCode() int {
+func (r CreateAssistantResponse) StatusCode() int {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.StatusCode
 	}
@@ -8074,55 +8074,55 @@ func (r AssistantsCreateResponse) StatusCode() int {
 }
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
-func (r AssistantsCreateResponse) ContentType() string {
+func (r CreateAssistantResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
 	return ""
 }
 
-// AssistantsGetResponse200Headers the declared response headers of an HTTP 200 response for AssistantsGet
-type AssistantsGetResponse200Headers struct {
+// GetAssistantResponse200Headers the declared response headers of an HTTP 200 response for GetAssistant
+type GetAssistantResponse200Headers struct {
 	RequestId RequestID
 }
 
-// AssistantsGetResponse400Headers the declared response headers of an HTTP 400 response for AssistantsGet
-type AssistantsGetResponse400Headers struct {
+// GetAssistantResponse400Headers the declared response headers of an HTTP 400 response for GetAssistant
+type GetAssistantResponse400Headers struct {
 	RequestId RequestID
 }
 
-// AssistantsGetResponse401Headers the declared response headers of an HTTP 401 response for AssistantsGet
-type AssistantsGetResponse401Headers struct {
+// GetAssistantResponse401Headers the declared response headers of an HTTP 401 response for GetAssistant
+type GetAssistantResponse401Headers struct {
 	RequestId RequestID
 }
 
-// AssistantsGetResponse404Headers the declared response headers of an HTTP 404 response for AssistantsGet
-type AssistantsGetResponse404Headers struct {
+// GetAssistantResponse404Headers the declared response headers of an HTTP 404 response for GetAssistant
+type GetAssistantResponse404Headers struct {
 	RequestId RequestID
 }
 
-// AssistantsGetResponse413Headers the declared response headers of an HTTP 413 response for AssistantsGet
-type AssistantsGetResponse413Headers struct {
+// GetAssistantResponse413Headers the declared response headers of an HTTP 413 response for GetAssistant
+type GetAssistantResponse413Headers struct {
 	RequestId RequestID
 }
 
-// AssistantsGetResponse415Headers the declared response headers of an HTTP 415 response for AssistantsGet
-type AssistantsGetResponse415Headers struct {
+// GetAssistantResponse415Headers the declared response headers of an HTTP 415 response for GetAssistant
+type GetAssistantResponse415Headers struct {
 	RequestId RequestID
 }
 
-// AssistantsGetResponse429Headers the declared response headers of an HTTP 429 response for AssistantsGet
-type AssistantsGetResponse429Headers struct {
+// GetAssistantResponse429Headers the declared response headers of an HTTP 429 response for GetAssistant
+type GetAssistantResponse429Headers struct {
 	RequestId  RequestID
 	RetryAfter int
 }
 
-// AssistantsGetResponse500Headers the declared response headers of an HTTP 500 response for AssistantsGet
-type AssistantsGetResponse500Headers struct {
+// GetAssistantResponse500Headers the declared response headers of an HTTP 500 response for GetAssistant
+type GetAssistantResponse500Headers struct {
 	RequestId RequestID
 }
 
-type AssistantsGetResponse struct {
+type GetAssistantResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
@@ -8142,70 +8142,70 @@ type AssistantsGetResponse struct {
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
 	// Headers200 the parsed response headers for an HTTP 200 response
-	Headers200 *AssistantsGetResponse200Headers
+	Headers200 *GetAssistantResponse200Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
-	Headers400 *AssistantsGetResponse400Headers
+	Headers400 *GetAssistantResponse400Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
-	Headers401 *AssistantsGetResponse401Headers
+	Headers401 *GetAssistantResponse401Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
-	Headers404 *AssistantsGetResponse404Headers
+	Headers404 *GetAssistantResponse404Headers
 	// Headers413 the parsed response headers for an HTTP 413 response
-	Headers413 *AssistantsGetResponse413Headers
+	Headers413 *GetAssistantResponse413Headers
 	// Headers415 the parsed response headers for an HTTP 415 response
-	Headers415 *AssistantsGetResponse415Headers
+	Headers415 *GetAssistantResponse415Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
-	Headers429 *AssistantsGetResponse429Headers
+	Headers429 *GetAssistantResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
-	Headers500 *AssistantsGetResponse500Headers
+	Headers500 *GetAssistantResponse500Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r AssistantsGetResponse) GetJSON200() *Assistant {
+func (r GetAssistantResponse) GetJSON200() *Assistant {
 	return r.JSON200
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r AssistantsGetResponse) GetJSON400() *BadRequest {
+func (r GetAssistantResponse) GetJSON400() *BadRequest {
 	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r AssistantsGetResponse) GetJSON401() *Unauthorized {
+func (r GetAssistantResponse) GetJSON401() *Unauthorized {
 	return r.JSON401
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
-func (r AssistantsGetResponse) GetJSON404() *NotFound {
+func (r GetAssistantResponse) GetJSON404() *NotFound {
 	return r.JSON404
 }
 
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
-func (r AssistantsGetResponse) GetJSON413() *PayloadTooLarge {
+func (r GetAssistantResponse) GetJSON413() *PayloadTooLarge {
 	return r.JSON413
 }
 
 // GetJSON415 returns the response for an HTTP 415 `application/json` response
-func (r AssistantsGetResponse) GetJSON415() *UnsupportedMediaType {
+func (r GetAssistantResponse) GetJSON415() *UnsupportedMediaType {
 	return r.JSON415
 }
 
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
-func (r AssistantsGetResponse) GetJSON429() *RateLimited {
+func (r GetAssistantResponse) GetJSON429() *RateLimited {
 	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
-func (r AssistantsGetResponse) GetJSON500() *InternalError {
+func (r GetAssistantResponse) GetJSON500() *InternalError {
 	return r.JSON500
 }
 
 // GetBody returns the raw response body bytes
-func (r AssistantsGetResponse) GetBody() []byte {
+func (r GetAssistantResponse) GetBody() []byte {
 	return r.Body
 }
 
 // Status returns HTTPResponse.Status
-func (r AssistantsGetResponse) Status() string {
+func (r GetAssistantResponse) Status() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Status
 	}
@@ -8213,7 +8213,7 @@ func (r AssistantsGetResponse) Status() string {
 }
 
 // StatusCode returns HTTPResponse.StatusCode
-func (r AssistantsGetResponse) StatusCode() int {
+func (r GetAssistantResponse) StatusCode() int {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.StatusCode
 	}
@@ -8221,60 +8221,60 @@ func (r AssistantsGetResponse) StatusCode() int {
 }
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
-func (r AssistantsGetResponse) ContentType() string {
+func (r GetAssistantResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
 	return ""
 }
 
-// AssistantsUpdateResponse200Headers the declared response headers of an HTTP 200 response for AssistantsUpdate
-type AssistantsUpdateResponse200Headers struct {
+// UpdateAssistantResponse200Headers the declared response headers of an HTTP 200 response for UpdateAssistant
+type UpdateAssistantResponse200Headers struct {
 	RequestId RequestID
 }
 
-// AssistantsUpdateResponse400Headers the declared response headers of an HTTP 400 response for AssistantsUpdate
-type AssistantsUpdateResponse400Headers struct {
+// UpdateAssistantResponse400Headers the declared response headers of an HTTP 400 response for UpdateAssistant
+type UpdateAssistantResponse400Headers struct {
 	RequestId RequestID
 }
 
-// AssistantsUpdateResponse401Headers the declared response headers of an HTTP 401 response for AssistantsUpdate
-type AssistantsUpdateResponse401Headers struct {
+// UpdateAssistantResponse401Headers the declared response headers of an HTTP 401 response for UpdateAssistant
+type UpdateAssistantResponse401Headers struct {
 	RequestId RequestID
 }
 
-// AssistantsUpdateResponse404Headers the declared response headers of an HTTP 404 response for AssistantsUpdate
-type AssistantsUpdateResponse404Headers struct {
+// UpdateAssistantResponse404Headers the declared response headers of an HTTP 404 response for UpdateAssistant
+type UpdateAssistantResponse404Headers struct {
 	RequestId RequestID
 }
 
-// AssistantsUpdateResponse409Headers the declared response headers of an HTTP 409 response for AssistantsUpdate
-type AssistantsUpdateResponse409Headers struct {
+// UpdateAssistantResponse409Headers the declared response headers of an HTTP 409 response for UpdateAssistant
+type UpdateAssistantResponse409Headers struct {
 	RequestId RequestID
 }
 
-// AssistantsUpdateResponse413Headers the declared response headers of an HTTP 413 response for AssistantsUpdate
-type AssistantsUpdateResponse413Headers struct {
+// UpdateAssistantResponse413Headers the declared response headers of an HTTP 413 response for UpdateAssistant
+type UpdateAssistantResponse413Headers struct {
 	RequestId RequestID
 }
 
-// AssistantsUpdateResponse415Headers the declared response headers of an HTTP 415 response for AssistantsUpdate
-type AssistantsUpdateResponse415Headers struct {
+// UpdateAssistantResponse415Headers the declared response headers of an HTTP 415 response for UpdateAssistant
+type UpdateAssistantResponse415Headers struct {
 	RequestId RequestID
 }
 
-// AssistantsUpdateResponse429Headers the declared response headers of an HTTP 429 response for AssistantsUpdate
-type AssistantsUpdateResponse429Headers struct {
+// UpdateAssistantResponse429Headers the declared response headers of an HTTP 429 response for UpdateAssistant
+type UpdateAssistantResponse429Headers struct {
 	RequestId  RequestID
 	RetryAfter int
 }
 
-// AssistantsUpdateResponse500Headers the declared response headers of an HTTP 500 response for AssistantsUpdate
-type AssistantsUpdateResponse500Headers struct {
+// UpdateAssistantResponse500Headers the declared response headers of an HTTP 500 response for UpdateAssistant
+type UpdateAssistantResponse500Headers struct {
 	RequestId RequestID
 }
 
-type AssistantsUpdateResponse struct {
+type UpdateAssistantResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
@@ -8296,77 +8296,77 @@ type AssistantsUpdateResponse struct {
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
 	// Headers200 the parsed response headers for an HTTP 200 response
-	Headers200 *AssistantsUpdateResponse200Headers
+	Headers200 *UpdateAssistantResponse200Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
-	Headers400 *AssistantsUpdateResponse400Headers
+	Headers400 *UpdateAssistantResponse400Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
-	Headers401 *AssistantsUpdateResponse401Headers
+	Headers401 *UpdateAssistantResponse401Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
-	Headers404 *AssistantsUpdateResponse404Headers
+	Headers404 *UpdateAssistantResponse404Headers
 	// Headers409 the parsed response headers for an HTTP 409 response
-	Headers409 *AssistantsUpdateResponse409Headers
+	Headers409 *UpdateAssistantResponse409Headers
 	// Headers413 the parsed response headers for an HTTP 413 response
-	Headers413 *AssistantsUpdateResponse413Headers
+	Headers413 *UpdateAssistantResponse413Headers
 	// Headers415 the parsed response headers for an HTTP 415 response
-	Headers415 *AssistantsUpdateResponse415Headers
+	Headers415 *UpdateAssistantResponse415Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
-	Headers429 *AssistantsUpdateResponse429Headers
+	Headers429 *UpdateAssistantResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
-	Headers500 *AssistantsUpdateResponse500Headers
+	Headers500 *UpdateAssistantResponse500Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r AssistantsUpdateResponse) GetJSON200() *Assistant {
+func (r UpdateAssistantResponse) GetJSON200() *Assistant {
 	return r.JSON200
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r AssistantsUpdateResponse) GetJSON400() *BadRequest {
+func (r UpdateAssistantResponse) GetJSON400() *BadRequest {
 	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r AssistantsUpdateResponse) GetJSON401() *Unauthorized {
+func (r UpdateAssistantResponse) GetJSON401() *Unauthorized {
 	return r.JSON401
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
-func (r AssistantsUpdateResponse) GetJSON404() *NotFound {
+func (r UpdateAssistantResponse) GetJSON404() *NotFound {
 	return r.JSON404
 }
 
 // GetJSON409 returns the response for an HTTP 409 `application/json` response
-func (r AssistantsUpdateResponse) GetJSON409() *Conflict {
+func (r UpdateAssistantResponse) GetJSON409() *Conflict {
 	return r.JSON409
 }
 
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
-func (r AssistantsUpdateResponse) GetJSON413() *PayloadTooLarge {
+func (r UpdateAssistantResponse) GetJSON413() *PayloadTooLarge {
 	return r.JSON413
 }
 
 // GetJSON415 returns the response for an HTTP 415 `application/json` response
-func (r AssistantsUpdateResponse) GetJSON415() *UnsupportedMediaType {
+func (r UpdateAssistantResponse) GetJSON415() *UnsupportedMediaType {
 	return r.JSON415
 }
 
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
-func (r AssistantsUpdateResponse) GetJSON429() *RateLimited {
+func (r UpdateAssistantResponse) GetJSON429() *RateLimited {
 	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
-func (r AssistantsUpdateResponse) GetJSON500() *InternalError {
+func (r UpdateAssistantResponse) GetJSON500() *InternalError {
 	return r.JSON500
 }
 
 // GetBody returns the raw response body bytes
-func (r AssistantsUpdateResponse) GetBody() []byte {
+func (r UpdateAssistantResponse) GetBody() []byte {
 	return r.Body
 }
 
 // Status returns HTTPResponse.Status
-func (r AssistantsUpdateResponse) Status() string {
+func (r UpdateAssistantResponse) Status() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Status
 	}
@@ -8374,7 +8374,7 @@ func (r AssistantsUpdateResponse) Status() string {
 }
 
 // StatusCode returns HTTPResponse.StatusCode
-func (r AssistantsUpdateResponse) StatusCode() int {
+func (r UpdateAssistantResponse) StatusCode() int {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.StatusCode
 	}
@@ -8382,70 +8382,70 @@ func (r AssistantsUpdateResponse) StatusCode() int {
 }
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
-func (r AssistantsUpdateResponse) ContentType() string {
+func (r UpdateAssistantResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
 	return ""
 }
 
-// AssistantsActivateResponse200Headers the declared response headers of an HTTP 200 response for AssistantsActivate
-type AssistantsActivateResponse200Headers struct {
+// ActivateAssistantVersionResponse200Headers the declared response headers of an HTTP 200 response for ActivateAssistantVersion
+type ActivateAssistantVersionResponse200Headers struct {
 	IdempotentReplayed *string
 	RequestId          RequestID
 }
 
-// AssistantsActivateResponse400Headers the declared response headers of an HTTP 400 response for AssistantsActivate
-type AssistantsActivateResponse400Headers struct {
+// ActivateAssistantVersionResponse400Headers the declared response headers of an HTTP 400 response for ActivateAssistantVersion
+type ActivateAssistantVersionResponse400Headers struct {
 	IdempotentReplayed *string
 	RequestId          RequestID
 }
 
-// AssistantsActivateResponse401Headers the declared response headers of an HTTP 401 response for AssistantsActivate
-type AssistantsActivateResponse401Headers struct {
+// ActivateAssistantVersionResponse401Headers the declared response headers of an HTTP 401 response for ActivateAssistantVersion
+type ActivateAssistantVersionResponse401Headers struct {
 	RequestId RequestID
 }
 
-// AssistantsActivateResponse404Headers the declared response headers of an HTTP 404 response for AssistantsActivate
-type AssistantsActivateResponse404Headers struct {
+// ActivateAssistantVersionResponse404Headers the declared response headers of an HTTP 404 response for ActivateAssistantVersion
+type ActivateAssistantVersionResponse404Headers struct {
 	IdempotentReplayed *string
 	RequestId          RequestID
 }
 
-// AssistantsActivateResponse409Headers the declared response headers of an HTTP 409 response for AssistantsActivate
-type AssistantsActivateResponse409Headers struct {
+// ActivateAssistantVersionResponse409Headers the declared response headers of an HTTP 409 response for ActivateAssistantVersion
+type ActivateAssistantVersionResponse409Headers struct {
 	IdempotentReplayed *string
 	RequestId          RequestID
 }
 
-// AssistantsActivateResponse413Headers the declared response headers of an HTTP 413 response for AssistantsActivate
-type AssistantsActivateResponse413Headers struct {
+// ActivateAssistantVersionResponse413Headers the declared response headers of an HTTP 413 response for ActivateAssistantVersion
+type ActivateAssistantVersionResponse413Headers struct {
 	RequestId RequestID
 }
 
-// AssistantsActivateResponse415Headers the declared response headers of an HTTP 415 response for AssistantsActivate
-type AssistantsActivateResponse415Headers struct {
+// ActivateAssistantVersionResponse415Headers the declared response headers of an HTTP 415 response for ActivateAssistantVersion
+type ActivateAssistantVersionResponse415Headers struct {
 	RequestId RequestID
 }
 
-// AssistantsActivateResponse422Headers the declared response headers of an HTTP 422 response for AssistantsActivate
-type AssistantsActivateResponse422Headers struct {
+// ActivateAssistantVersionResponse422Headers the declared response headers of an HTTP 422 response for ActivateAssistantVersion
+type ActivateAssistantVersionResponse422Headers struct {
 	IdempotentReplayed *string
 	RequestId          RequestID
 }
 
-// AssistantsActivateResponse429Headers the declared response headers of an HTTP 429 response for AssistantsActivate
-type AssistantsActivateResponse429Headers struct {
+// ActivateAssistantVersionResponse429Headers the declared response headers of an HTTP 429 response for ActivateAssistantVersion
+type ActivateAssistantVersionResponse429Headers struct {
 	RequestId  RequestID
 	RetryAfter int
 }
 
-// AssistantsActivateResponse500Headers the declared response headers of an HTTP 500 response for AssistantsActivate
-type AssistantsActivateResponse500Headers struct {
+// ActivateAssistantVersionResponse500Headers the declared response headers of an HTTP 500 response for ActivateAssistantVersion
+type ActivateAssistantVersionResponse500Headers struct {
 	RequestId RequestID
 }
 
-type AssistantsActivateResponse struct {
+type ActivateAssistantVersionResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
@@ -8469,84 +8469,84 @@ type AssistantsActivateResponse struct {
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
 	// Headers200 the parsed response headers for an HTTP 200 response
-	Headers200 *AssistantsActivateResponse200Headers
+	Headers200 *ActivateAssistantVersionResponse200Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
-	Headers400 *AssistantsActivateResponse400Headers
+	Headers400 *ActivateAssistantVersionResponse400Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
-	Headers401 *AssistantsActivateResponse401Headers
+	Headers401 *ActivateAssistantVersionResponse401Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
-	Headers404 *AssistantsActivateResponse404Headers
+	Headers404 *ActivateAssistantVersionResponse404Headers
 	// Headers409 the parsed response headers for an HTTP 409 response
-	Headers409 *AssistantsActivateResponse409Headers
+	Headers409 *ActivateAssistantVersionResponse409Headers
 	// Headers413 the parsed response headers for an HTTP 413 response
-	Headers413 *AssistantsActivateResponse413Headers
+	Headers413 *ActivateAssistantVersionResponse413Headers
 	// Headers415 the parsed response headers for an HTTP 415 response
-	Headers415 *AssistantsActivateResponse415Headers
+	Headers415 *ActivateAssistantVersionResponse415Headers
 	// Headers422 the parsed response headers for an HTTP 422 response
-	Headers422 *AssistantsActivateResponse422Headers
+	Headers422 *ActivateAssistantVersionResponse422Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
-	Headers429 *AssistantsActivateResponse429Headers
+	Headers429 *ActivateAssistantVersionResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
-	Headers500 *AssistantsActivateResponse500Headers
+	Headers500 *ActivateAssistantVersionResponse500Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r AssistantsActivateResponse) GetJSON200() *Assistant {
+func (r ActivateAssistantVersionResponse) GetJSON200() *Assistant {
 	return r.JSON200
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r AssistantsActivateResponse) GetJSON400() *BadRequestPost {
+func (r ActivateAssistantVersionResponse) GetJSON400() *BadRequestPost {
 	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r AssistantsActivateResponse) GetJSON401() *Unauthorized {
+func (r ActivateAssistantVersionResponse) GetJSON401() *Unauthorized {
 	return r.JSON401
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
-func (r AssistantsActivateResponse) GetJSON404() *NotFoundPost {
+func (r ActivateAssistantVersionResponse) GetJSON404() *NotFoundPost {
 	return r.JSON404
 }
 
 // GetJSON409 returns the response for an HTTP 409 `application/json` response
-func (r AssistantsActivateResponse) GetJSON409() *ConflictPost {
+func (r ActivateAssistantVersionResponse) GetJSON409() *ConflictPost {
 	return r.JSON409
 }
 
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
-func (r AssistantsActivateResponse) GetJSON413() *PayloadTooLarge {
+func (r ActivateAssistantVersionResponse) GetJSON413() *PayloadTooLarge {
 	return r.JSON413
 }
 
 // GetJSON415 returns the response for an HTTP 415 `application/json` response
-func (r AssistantsActivateResponse) GetJSON415() *UnsupportedMediaType {
+func (r ActivateAssistantVersionResponse) GetJSON415() *UnsupportedMediaType {
 	return r.JSON415
 }
 
 // GetJSON422 returns the response for an HTTP 422 `application/json` response
-func (r AssistantsActivateResponse) GetJSON422() *UnprocessablePost {
+func (r ActivateAssistantVersionResponse) GetJSON422() *UnprocessablePost {
 	return r.JSON422
 }
 
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
-func (r AssistantsActivateResponse) GetJSON429() *RateLimited {
+func (r ActivateAssistantVersionResponse) GetJSON429() *RateLimited {
 	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
-func (r AssistantsActivateResponse) GetJSON500() *InternalError {
+func (r ActivateAssistantVersionResponse) GetJSON500() *InternalError {
 	return r.JSON500
 }
 
 // GetBody returns the raw response body bytes
-func (r AssistantsActivateResponse) GetBody() []byte {
+func (r ActivateAssistantVersionResponse) GetBody() []byte {
 	return r.Body
 }
 
 // Status returns HTTPResponse.Status
-func (r AssistantsActivateResponse) Status() string {
+func (r ActivateAssistantVersionResponse) Status() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Status
 	}
@@ -8554,7 +8554,7 @@ func (r AssistantsActivateResponse) Status() string {
 }
 
 // StatusCode returns HTTPResponse.StatusCode
-func (r AssistantsActivateResponse) StatusCode() int {
+func (r ActivateAssistantVersionResponse) StatusCode() int {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.StatusCode
 	}
@@ -8562,70 +8562,70 @@ func (r AssistantsActivateResponse) StatusCode() int {
 }
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
-func (r AssistantsActivateResponse) ContentType() string {
+func (r ActivateAssistantVersionResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
 	return ""
 }
 
-// AssistantsArchiveResponse200Headers the declared response headers of an HTTP 200 response for AssistantsArchive
-type AssistantsArchiveResponse200Headers struct {
+// ArchiveAssistantResponse200Headers the declared response headers of an HTTP 200 response for ArchiveAssistant
+type ArchiveAssistantResponse200Headers struct {
 	IdempotentReplayed *string
 	RequestId          RequestID
 }
 
-// AssistantsArchiveResponse400Headers the declared response headers of an HTTP 400 response for AssistantsArchive
-type AssistantsArchiveResponse400Headers struct {
+// ArchiveAssistantResponse400Headers the declared response headers of an HTTP 400 response for ArchiveAssistant
+type ArchiveAssistantResponse400Headers struct {
 	IdempotentReplayed *string
 	RequestId          RequestID
 }
 
-// AssistantsArchiveResponse401Headers the declared response headers of an HTTP 401 response for AssistantsArchive
-type AssistantsArchiveResponse401Headers struct {
+// ArchiveAssistantResponse401Headers the declared response headers of an HTTP 401 response for ArchiveAssistant
+type ArchiveAssistantResponse401Headers struct {
 	RequestId RequestID
 }
 
-// AssistantsArchiveResponse404Headers the declared response headers of an HTTP 404 response for AssistantsArchive
-type AssistantsArchiveResponse404Headers struct {
+// ArchiveAssistantResponse404Headers the declared response headers of an HTTP 404 response for ArchiveAssistant
+type ArchiveAssistantResponse404Headers struct {
 	IdempotentReplayed *string
 	RequestId          RequestID
 }
 
-// AssistantsArchiveResponse409Headers the declared response headers of an HTTP 409 response for AssistantsArchive
-type AssistantsArchiveResponse409Headers struct {
+// ArchiveAssistantResponse409Headers the declared response headers of an HTTP 409 response for ArchiveAssistant
+type ArchiveAssistantResponse409Headers struct {
 	IdempotentReplayed *string
 	RequestId          RequestID
 }
 
-// AssistantsArchiveResponse413Headers the declared response headers of an HTTP 413 response for AssistantsArchive
-type AssistantsArchiveResponse413Headers struct {
+// ArchiveAssistantResponse413Headers the declared response headers of an HTTP 413 response for ArchiveAssistant
+type ArchiveAssistantResponse413Headers struct {
 	RequestId RequestID
 }
 
-// AssistantsArchiveResponse415Headers the declared response headers of an HTTP 415 response for AssistantsArchive
-type AssistantsArchiveResponse415Headers struct {
+// ArchiveAssistantResponse415Headers the declared response headers of an HTTP 415 response for ArchiveAssistant
+type ArchiveAssistantResponse415Headers struct {
 	RequestId RequestID
 }
 
-// AssistantsArchiveResponse422Headers the declared response headers of an HTTP 422 response for AssistantsArchive
-type AssistantsArchiveResponse422Headers struct {
+// ArchiveAssistantResponse422Headers the declared response headers of an HTTP 422 response for ArchiveAssistant
+type ArchiveAssistantResponse422Headers struct {
 	IdempotentReplayed *string
 	RequestId          RequestID
 }
 
-// AssistantsArchiveResponse429Headers the declared response headers of an HTTP 429 response for AssistantsArchive
-type AssistantsArchiveResponse429Headers struct {
+// ArchiveAssistantResponse429Headers the declared response headers of an HTTP 429 response for ArchiveAssistant
+type ArchiveAssistantResponse429Headers struct {
 	RequestId  RequestID
 	RetryAfter int
 }
 
-// AssistantsArchiveResponse500Headers the declared response headers of an HTTP 500 response for AssistantsArchive
-type AssistantsArchiveResponse500Headers struct {
+// ArchiveAssistantResponse500Headers the declared response headers of an HTTP 500 response for ArchiveAssistant
+type ArchiveAssistantResponse500Headers struct {
 	RequestId RequestID
 }
 
-type AssistantsArchiveResponse struct {
+type ArchiveAssistantResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
@@ -8649,84 +8649,84 @@ type AssistantsArchiveResponse struct {
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
 	// Headers200 the parsed response headers for an HTTP 200 response
-	Headers200 *AssistantsArchiveResponse200Headers
+	Headers200 *ArchiveAssistantResponse200Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
-	Headers400 *AssistantsArchiveResponse400Headers
+	Headers400 *ArchiveAssistantResponse400Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
-	Headers401 *AssistantsArchiveResponse401Headers
+	Headers401 *ArchiveAssistantResponse401Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
-	Headers404 *AssistantsArchiveResponse404Headers
+	Headers404 *ArchiveAssistantResponse404Headers
 	// Headers409 the parsed response headers for an HTTP 409 response
-	Headers409 *AssistantsArchiveResponse409Headers
+	Headers409 *ArchiveAssistantResponse409Headers
 	// Headers413 the parsed response headers for an HTTP 413 response
-	Headers413 *AssistantsArchiveResponse413Headers
+	Headers413 *ArchiveAssistantResponse413Headers
 	// Headers415 the parsed response headers for an HTTP 415 response
-	Headers415 *AssistantsArchiveResponse415Headers
+	Headers415 *ArchiveAssistantResponse415Headers
 	// Headers422 the parsed response headers for an HTTP 422 response
-	Headers422 *AssistantsArchiveResponse422Headers
+	Headers422 *ArchiveAssistantResponse422Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
-	Headers429 *AssistantsArchiveResponse429Headers
+	Headers429 *ArchiveAssistantResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
-	Headers500 *AssistantsArchiveResponse500Headers
+	Headers500 *ArchiveAssistantResponse500Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r AssistantsArchiveResponse) GetJSON200() *Assistant {
+func (r ArchiveAssistantResponse) GetJSON200() *Assistant {
 	return r.JSON200
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r AssistantsArchiveResponse) GetJSON400() *BadRequestPost {
+func (r ArchiveAssistantResponse) GetJSON400() *BadRequestPost {
 	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r AssistantsArchiveResponse) GetJSON401() *Unauthorized {
+func (r ArchiveAssistantResponse) GetJSON401() *Unauthorized {
 	return r.JSON401
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
-func (r AssistantsArchiveResponse) GetJSON404() *NotFoundPost {
+func (r ArchiveAssistantResponse) GetJSON404() *NotFoundPost {
 	return r.JSON404
 }
 
 // GetJSON409 returns the response for an HTTP 409 `application/json` response
-func (r AssistantsArchiveResponse) GetJSON409() *ConflictPost {
+func (r ArchiveAssistantResponse) GetJSON409() *ConflictPost {
 	return r.JSON409
 }
 
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
-func (r AssistantsArchiveResponse) GetJSON413() *PayloadTooLarge {
+func (r ArchiveAssistantResponse) GetJSON413() *PayloadTooLarge {
 	return r.JSON413
 }
 
 // GetJSON415 returns the response for an HTTP 415 `application/json` response
-func (r AssistantsArchiveResponse) GetJSON415() *UnsupportedMediaType {
+func (r ArchiveAssistantResponse) GetJSON415() *UnsupportedMediaType {
 	return r.JSON415
 }
 
 // GetJSON422 returns the response for an HTTP 422 `application/json` response
-func (r AssistantsArchiveResponse) GetJSON422() *UnprocessablePost {
+func (r ArchiveAssistantResponse) GetJSON422() *UnprocessablePost {
 	return r.JSON422
 }
 
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
-func (r AssistantsArchiveResponse) GetJSON429() *RateLimited {
+func (r ArchiveAssistantResponse) GetJSON429() *RateLimited {
 	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
-func (r AssistantsArchiveResponse) GetJSON500() *InternalError {
+func (r ArchiveAssistantResponse) GetJSON500() *InternalError {
 	return r.JSON500
 }
 
 // GetBody returns the raw response body bytes
-func (r AssistantsArchiveResponse) GetBody() []byte {
+func (r ArchiveAssistantResponse) GetBody() []byte {
 	return r.Body
 }
 
 // Status returns HTTPResponse.Status
-func (r AssistantsArchiveResponse) Status() string {
+func (r ArchiveAssistantResponse) Status() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Status
 	}
@@ -8734,7 +8734,7 @@ func (r AssistantsArchiveResponse) Status() string {
 }
 
 // StatusCode returns HTTPResponse.StatusCode
-func (r AssistantsArchiveResponse) StatusCode() int {
+func (r ArchiveAssistantResponse) StatusCode() int {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.StatusCode
 	}
@@ -8742,70 +8742,70 @@ func (r AssistantsArchiveResponse) StatusCode() int {
 }
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
-func (r AssistantsArchiveResponse) ContentType() string {
+func (r ArchiveAssistantResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
 	return ""
 }
 
-// AssistantsDuplicateResponse201Headers the declared response headers of an HTTP 201 response for AssistantsDuplicate
-type AssistantsDuplicateResponse201Headers struct {
+// DuplicateAssistantResponse201Headers the declared response headers of an HTTP 201 response for DuplicateAssistant
+type DuplicateAssistantResponse201Headers struct {
 	IdempotentReplayed *string
 	RequestId          RequestID
 }
 
-// AssistantsDuplicateResponse400Headers the declared response headers of an HTTP 400 response for AssistantsDuplicate
-type AssistantsDuplicateResponse400Headers struct {
+// DuplicateAssistantResponse400Headers the declared response headers of an HTTP 400 response for DuplicateAssistant
+type DuplicateAssistantResponse400Headers struct {
 	IdempotentReplayed *string
 	RequestId          RequestID
 }
 
-// AssistantsDuplicateResponse401Headers the declared response headers of an HTTP 401 response for AssistantsDuplicate
-type AssistantsDuplicateResponse401Headers struct {
+// DuplicateAssistantResponse401Headers the declared response headers of an HTTP 401 response for DuplicateAssistant
+type DuplicateAssistantResponse401Headers struct {
 	RequestId RequestID
 }
 
-// AssistantsDuplicateResponse404Headers the declared response headers of an HTTP 404 response for AssistantsDuplicate
-type AssistantsDuplicateResponse404Headers struct {
+// DuplicateAssistantResponse404Headers the declared response headers of an HTTP 404 response for DuplicateAssistant
+type DuplicateAssistantResponse404Headers struct {
 	IdempotentReplayed *string
 	RequestId          RequestID
 }
 
-// AssistantsDuplicateResponse409Headers the declared response headers of an HTTP 409 response for AssistantsDuplicate
-type AssistantsDuplicateResponse409Headers struct {
+// DuplicateAssistantResponse409Headers the declared response headers of an HTTP 409 response for DuplicateAssistant
+type DuplicateAssistantResponse409Headers struct {
 	IdempotentReplayed *string
 	RequestId          RequestID
 }
 
-// AssistantsDuplicateResponse413Headers the declared response headers of an HTTP 413 response for AssistantsDuplicate
-type AssistantsDuplicateResponse413Headers struct {
+// DuplicateAssistantResponse413Headers the declared response headers of an HTTP 413 response for DuplicateAssistant
+type DuplicateAssistantResponse413Headers struct {
 	RequestId RequestID
 }
 
-// AssistantsDuplicateResponse415Headers the declared response headers of an HTTP 415 response for AssistantsDuplicate
-type AssistantsDuplicateResponse415Headers struct {
+// DuplicateAssistantResponse415Headers the declared response headers of an HTTP 415 response for DuplicateAssistant
+type DuplicateAssistantResponse415Headers struct {
 	RequestId RequestID
 }
 
-// AssistantsDuplicateResponse422Headers the declared response headers of an HTTP 422 response for AssistantsDuplicate
-type AssistantsDuplicateResponse422Headers struct {
+// DuplicateAssistantResponse422Headers the declared response headers of an HTTP 422 response for DuplicateAssistant
+type DuplicateAssistantResponse422Headers struct {
 	IdempotentReplayed *string
 	RequestId          RequestID
 }
 
-// AssistantsDuplicateResponse429Headers the declared response headers of an HTTP 429 response for AssistantsDuplicate
-type AssistantsDuplicateResponse429Headers struct {
+// DuplicateAssistantResponse429Headers the declared response headers of an HTTP 429 response for DuplicateAssistant
+type DuplicateAssistantResponse429Headers struct {
 	RequestId  RequestID
 	RetryAfter int
 }
 
-// AssistantsDuplicateResponse500Headers the declared response headers of an HTTP 500 response for AssistantsDuplicate
-type AssistantsDuplicateResponse500Headers struct {
+// DuplicateAssistantResponse500Headers the declared response headers of an HTTP 500 response for DuplicateAssistant
+type DuplicateAssistantResponse500Headers struct {
 	RequestId RequestID
 }
 
-type AssistantsDuplicateResponse struct {
+type DuplicateAssistantResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON201 the response for an HTTP 201 `application/json` response
@@ -8829,84 +8829,84 @@ type AssistantsDuplicateResponse struct {
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
 	// Headers201 the parsed response headers for an HTTP 201 response
-	Headers201 *AssistantsDuplicateResponse201Headers
+	Headers201 *DuplicateAssistantResponse201Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
-	Headers400 *AssistantsDuplicateResponse400Headers
+	Headers400 *DuplicateAssistantResponse400Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
-	Headers401 *AssistantsDuplicateResponse401Headers
+	Headers401 *DuplicateAssistantResponse401Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
-	Headers404 *AssistantsDuplicateResponse404Headers
+	Headers404 *DuplicateAssistantResponse404Headers
 	// Headers409 the parsed response headers for an HTTP 409 response
-	Headers409 *AssistantsDuplicateResponse409Headers
+	Headers409 *DuplicateAssistantResponse409Headers
 	// Headers413 the parsed response headers for an HTTP 413 response
-	Headers413 *AssistantsDuplicateResponse413Headers
+	Headers413 *DuplicateAssistantResponse413Headers
 	// Headers415 the parsed response headers for an HTTP 415 response
-	Headers415 *AssistantsDuplicateResponse415Headers
+	Headers415 *DuplicateAssistantResponse415Headers
 	// Headers422 the parsed response headers for an HTTP 422 response
-	Headers422 *AssistantsDuplicateResponse422Headers
+	Headers422 *DuplicateAssistantResponse422Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
-	Headers429 *AssistantsDuplicateResponse429Headers
+	Headers429 *DuplicateAssistantResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
-	Headers500 *AssistantsDuplicateResponse500Headers
+	Headers500 *DuplicateAssistantResponse500Headers
 }
 
 // GetJSON201 returns the response for an HTTP 201 `application/json` response
-func (r AssistantsDuplicateResponse) GetJSON201() *Assistant {
+func (r DuplicateAssistantResponse) GetJSON201() *Assistant {
 	return r.JSON201
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r AssistantsDuplicateResponse) GetJSON400() *BadRequestPost {
+func (r DuplicateAssistantResponse) GetJSON400() *BadRequestPost {
 	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r AssistantsDuplicateResponse) GetJSON401() *Unauthorized {
+func (r DuplicateAssistantResponse) GetJSON401() *Unauthorized {
 	return r.JSON401
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
-func (r AssistantsDuplicateResponse) GetJSON404() *NotFoundPost {
+func (r DuplicateAssistantResponse) GetJSON404() *NotFoundPost {
 	return r.JSON404
 }
 
 // GetJSON409 returns the response for an HTTP 409 `application/json` response
-func (r AssistantsDuplicateResponse) GetJSON409() *ConflictPost {
+func (r DuplicateAssistantResponse) GetJSON409() *ConflictPost {
 	return r.JSON409
 }
 
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
-func (r AssistantsDuplicateResponse) GetJSON413() *PayloadTooLarge {
+func (r DuplicateAssistantResponse) GetJSON413() *PayloadTooLarge {
 	return r.JSON413
 }
 
 // GetJSON415 returns the response for an HTTP 415 `application/json` response
-func (r AssistantsDuplicateResponse) GetJSON415() *UnsupportedMediaType {
+func (r DuplicateAssistantResponse) GetJSON415() *UnsupportedMediaType {
 	return r.JSON415
 }
 
 // GetJSON422 returns the response for an HTTP 422 `application/json` response
-func (r AssistantsDuplicateResponse) GetJSON422() *UnprocessablePost {
+func (r DuplicateAssistantResponse) GetJSON422() *UnprocessablePost {
 	return r.JSON422
 }
 
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
-func (r AssistantsDuplicateResponse) GetJSON429() *RateLimited {
+func (r DuplicateAssistantResponse) GetJSON429() *RateLimited {
 	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
-func (r AssistantsDuplicateResponse) GetJSON500() *InternalError {
+func (r DuplicateAssistantResponse) GetJSON500() *InternalError {
 	return r.JSON500
 }
 
 // GetBody returns the raw response body bytes
-func (r AssistantsDuplicateResponse) GetBody() []byte {
+func (r DuplicateAssistantResponse) GetBody() []byte {
 	return r.Body
 }
 
 // Status returns HTTPResponse.Status
-func (r AssistantsDuplicateResponse) Status() string {
+func (r DuplicateAssistantResponse) Status() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Status
 	}
@@ -8914,7 +8914,7 @@ func (r AssistantsDuplicateResponse) Status() string {
 }
 
 // StatusCode returns HTTPResponse.StatusCode
-func (r AssistantsDuplicateResponse) StatusCode() int {
+func (r DuplicateAssistantResponse) StatusCode() int {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.StatusCode
 	}
@@ -8922,70 +8922,70 @@ func (r AssistantsDuplicateResponse) StatusCode() int {
 }
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
-func (r AssistantsDuplicateResponse) ContentType() string {
+func (r DuplicateAssistantResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
 	return ""
 }
 
-// AssistantsPublishResponse201Headers the declared response headers of an HTTP 201 response for AssistantsPublish
-type AssistantsPublishResponse201Headers struct {
+// PublishAssistantResponse201Headers the declared response headers of an HTTP 201 response for PublishAssistant
+type PublishAssistantResponse201Headers struct {
 	IdempotentReplayed *string
 	RequestId          RequestID
 }
 
-// AssistantsPublishResponse400Headers the declared response headers of an HTTP 400 response for AssistantsPublish
-type AssistantsPublishResponse400Headers struct {
+// PublishAssistantResponse400Headers the declared response headers of an HTTP 400 response for PublishAssistant
+type PublishAssistantResponse400Headers struct {
 	IdempotentReplayed *string
 	RequestId          RequestID
 }
 
-// AssistantsPublishResponse401Headers the declared response headers of an HTTP 401 response for AssistantsPublish
-type AssistantsPublishResponse401Headers struct {
+// PublishAssistantResponse401Headers the declared response headers of an HTTP 401 response for PublishAssistant
+type PublishAssistantResponse401Headers struct {
 	RequestId RequestID
 }
 
-// AssistantsPublishResponse404Headers the declared response headers of an HTTP 404 response for AssistantsPublish
-type AssistantsPublishResponse404Headers struct {
+// PublishAssistantResponse404Headers the declared response headers of an HTTP 404 response for PublishAssistant
+type PublishAssistantResponse404Headers struct {
 	IdempotentReplayed *string
 	RequestId          RequestID
 }
 
-// AssistantsPublishResponse409Headers the declared response headers of an HTTP 409 response for AssistantsPublish
-type AssistantsPublishResponse409Headers struct {
+// PublishAssistantResponse409Headers the declared response headers of an HTTP 409 response for PublishAssistant
+type PublishAssistantResponse409Headers struct {
 	IdempotentReplayed *string
 	RequestId          RequestID
 }
 
-// AssistantsPublishResponse413Headers the declared response headers of an HTTP 413 response for AssistantsPublish
-type AssistantsPublishResponse413Headers struct {
+// PublishAssistantResponse413Headers the declared response headers of an HTTP 413 response for PublishAssistant
+type PublishAssistantResponse413Headers struct {
 	RequestId RequestID
 }
 
-// AssistantsPublishResponse415Headers the declared response headers of an HTTP 415 response for AssistantsPublish
-type AssistantsPublishResponse415Headers struct {
+// PublishAssistantResponse415Headers the declared response headers of an HTTP 415 response for PublishAssistant
+type PublishAssistantResponse415Headers struct {
 	RequestId RequestID
 }
 
-// AssistantsPublishResponse422Headers the declared response headers of an HTTP 422 response for AssistantsPublish
-type AssistantsPublishResponse422Headers struct {
+// PublishAssistantResponse422Headers the declared response headers of an HTTP 422 response for PublishAssistant
+type PublishAssistantResponse422Headers struct {
 	IdempotentReplayed *string
 	RequestId          RequestID
 }
 
-// AssistantsPublishResponse429Headers the declared response headers of an HTTP 429 response for AssistantsPublish
-type AssistantsPublishResponse429Headers struct {
+// PublishAssistantResponse429Headers the declared response headers of an HTTP 429 response for PublishAssistant
+type PublishAssistantResponse429Headers struct {
 	RequestId  RequestID
 	RetryAfter int
 }
 
-// AssistantsPublishResponse500Headers the declared response headers of an HTTP 500 response for AssistantsPublish
-type AssistantsPublishResponse500Headers struct {
+// PublishAssistantResponse500Headers the declared response headers of an HTTP 500 response for PublishAssistant
+type PublishAssistantResponse500Headers struct {
 	RequestId RequestID
 }
 
-type AssistantsPublishResponse struct {
+type PublishAssistantResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON201 the response for an HTTP 201 `application/json` response
@@ -9009,84 +9009,84 @@ type AssistantsPublishResponse struct {
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
 	// Headers201 the parsed response headers for an HTTP 201 response
-	Headers201 *AssistantsPublishResponse201Headers
+	Headers201 *PublishAssistantResponse201Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
-	Headers400 *AssistantsPublishResponse400Headers
+	Headers400 *PublishAssistantResponse400Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
-	Headers401 *AssistantsPublishResponse401Headers
+	Headers401 *PublishAssistantResponse401Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
-	Headers404 *AssistantsPublishResponse404Headers
+	Headers404 *PublishAssistantResponse404Headers
 	// Headers409 the parsed response headers for an HTTP 409 response
-	Headers409 *AssistantsPublishResponse409Headers
+	Headers409 *PublishAssistantResponse409Headers
 	// Headers413 the parsed response headers for an HTTP 413 response
-	Headers413 *AssistantsPublishResponse413Headers
+	Headers413 *PublishAssistantResponse413Headers
 	// Headers415 the parsed response headers for an HTTP 415 response
-	Headers415 *AssistantsPublishResponse415Headers
+	Headers415 *PublishAssistantResponse415Headers
 	// Headers422 the parsed response headers for an HTTP 422 response
-	Headers422 *AssistantsPublishResponse422Headers
+	Headers422 *PublishAssistantResponse422Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
-	Headers429 *AssistantsPublishResponse429Headers
+	Headers429 *PublishAssistantResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
-	Headers500 *AssistantsPublishResponse500Headers
+	Headers500 *PublishAssistantResponse500Headers
 }
 
 // GetJSON201 returns the response for an HTTP 201 `application/json` response
-func (r AssistantsPublishResponse) GetJSON201() *Assistant {
+func (r PublishAssistantResponse) GetJSON201() *Assistant {
 	return r.JSON201
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r AssistantsPublishResponse) GetJSON400() *BadRequestPost {
+func (r PublishAssistantResponse) GetJSON400() *BadRequestPost {
 	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r AssistantsPublishResponse) GetJSON401() *Unauthorized {
+func (r PublishAssistantResponse) GetJSON401() *Unauthorized {
 	return r.JSON401
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
-func (r AssistantsPublishResponse) GetJSON404() *NotFoundPost {
+func (r PublishAssistantResponse) GetJSON404() *NotFoundPost {
 	return r.JSON404
 }
 
 // GetJSON409 returns the response for an HTTP 409 `application/json` response
-func (r AssistantsPublishResponse) GetJSON409() *ConflictPost {
+func (r PublishAssistantResponse) GetJSON409() *ConflictPost {
 	return r.JSON409
 }
 
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
-func (r AssistantsPublishResponse) GetJSON413() *PayloadTooLarge {
+func (r PublishAssistantResponse) GetJSON413() *PayloadTooLarge {
 	return r.JSON413
 }
 
 // GetJSON415 returns the response for an HTTP 415 `application/json` response
-func (r AssistantsPublishResponse) GetJSON415() *UnsupportedMediaType {
+func (r PublishAssistantResponse) GetJSON415() *UnsupportedMediaType {
 	return r.JSON415
 }
 
 // GetJSON422 returns the response for an HTTP 422 `application/json` response
-func (r AssistantsPublishResponse) GetJSON422() *UnprocessablePost {
+func (r PublishAssistantResponse) GetJSON422() *UnprocessablePost {
 	return r.JSON422
 }
 
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
-func (r AssistantsPublishResponse) GetJSON429() *RateLimited {
+func (r PublishAssistantResponse) GetJSON429() *RateLimited {
 	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
-func (r AssistantsPublishResponse) GetJSON500() *InternalError {
+func (r PublishAssistantResponse) GetJSON500() *InternalError {
 	return r.JSON500
 }
 
 // GetBody returns the raw response body bytes
-func (r AssistantsPublishResponse) GetBody() []byte {
+func (r PublishAssistantResponse) GetBody() []byte {
 	return r.Body
 }
 
 // Status returns HTTPResponse.Status
-func (r AssistantsPublishResponse) Status() string {
+func (r PublishAssistantResponse) Status() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Status
 	}
@@ -9094,7 +9094,7 @@ func (r AssistantsPublishResponse) Status() string {
 }
 
 // StatusCode returns HTTPResponse.StatusCode
-func (r AssistantsPublishResponse) StatusCode() int {
+func (r PublishAssistantResponse) StatusCode() int {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.StatusCode
 	}
@@ -9102,50 +9102,50 @@ func (r AssistantsPublishResponse) StatusCode() int {
 }
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
-func (r AssistantsPublishResponse) ContentType() string {
+func (r PublishAssistantResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
 	return ""
 }
 
-// AvatarsListResponse200Headers the declared response headers of an HTTP 200 response for AvatarsList
-type AvatarsListResponse200Headers struct {
+// ListAvatarsResponse200Headers the declared response headers of an HTTP 200 response for ListAvatars
+type ListAvatarsResponse200Headers struct {
 	RequestId RequestID
 }
 
-// AvatarsListResponse400Headers the declared response headers of an HTTP 400 response for AvatarsList
-type AvatarsListResponse400Headers struct {
+// ListAvatarsResponse400Headers the declared response headers of an HTTP 400 response for ListAvatars
+type ListAvatarsResponse400Headers struct {
 	RequestId RequestID
 }
 
-// AvatarsListResponse401Headers the declared response headers of an HTTP 401 response for AvatarsList
-type AvatarsListResponse401Headers struct {
+// ListAvatarsResponse401Headers the declared response headers of an HTTP 401 response for ListAvatars
+type ListAvatarsResponse401Headers struct {
 	RequestId RequestID
 }
 
-// AvatarsListResponse413Headers the declared response headers of an HTTP 413 response for AvatarsList
-type AvatarsListResponse413Headers struct {
+// ListAvatarsResponse413Headers the declared response headers of an HTTP 413 response for ListAvatars
+type ListAvatarsResponse413Headers struct {
 	RequestId RequestID
 }
 
-// AvatarsListResponse415Headers the declared response headers of an HTTP 415 response for AvatarsList
-type AvatarsListResponse415Headers struct {
+// ListAvatarsResponse415Headers the declared response headers of an HTTP 415 response for ListAvatars
+type ListAvatarsResponse415Headers struct {
 	RequestId RequestID
 }
 
-// AvatarsListResponse429Headers the declared response headers of an HTTP 429 response for AvatarsList
-type AvatarsListResponse429Headers struct {
+// ListAvatarsResponse429Headers the declared response headers of an HTTP 429 response for ListAvatars
+type ListAvatarsResponse429Headers struct {
 	RequestId  RequestID
 	RetryAfter int
 }
 
-// AvatarsListResponse500Headers the declared response headers of an HTTP 500 response for AvatarsList
-type AvatarsListResponse500Headers struct {
+// ListAvatarsResponse500Headers the declared response headers of an HTTP 500 response for ListAvatars
+type ListAvatarsResponse500Headers struct {
 	RequestId RequestID
 }
 
-type AvatarsListResponse struct {
+type ListAvatarsResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
@@ -9163,63 +9163,63 @@ type AvatarsListResponse struct {
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
 	// Headers200 the parsed response headers for an HTTP 200 response
-	Headers200 *AvatarsListResponse200Headers
+	Headers200 *ListAvatarsResponse200Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
-	Headers400 *AvatarsListResponse400Headers
+	Headers400 *ListAvatarsResponse400Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
-	Headers401 *AvatarsListResponse401Headers
+	Headers401 *ListAvatarsResponse401Headers
 	// Headers413 the parsed response headers for an HTTP 413 response
-	Headers413 *AvatarsListResponse413Headers
+	Headers413 *ListAvatarsResponse413Headers
 	// Headers415 the parsed response headers for an HTTP 415 response
-	Headers415 *AvatarsListResponse415Headers
+	Headers415 *ListAvatarsResponse415Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
-	Headers429 *AvatarsListResponse429Headers
+	Headers429 *ListAvatarsResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
-	Headers500 *AvatarsListResponse500Headers
+	Headers500 *ListAvatarsResponse500Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r AvatarsListResponse) GetJSON200() *AvatarList {
+func (r ListAvatarsResponse) GetJSON200() *AvatarList {
 	return r.JSON200
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r AvatarsListResponse) GetJSON400() *BadRequest {
+func (r ListAvatarsResponse) GetJSON400() *BadRequest {
 	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r AvatarsListResponse) GetJSON401() *Unauthorized {
+func (r ListAvatarsResponse) GetJSON401() *Unauthorized {
 	return r.JSON401
 }
 
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
-func (r AvatarsListResponse) GetJSON413() *PayloadTooLarge {
+func (r ListAvatarsResponse) GetJSON413() *PayloadTooLarge {
 	return r.JSON413
 }
 
 // GetJSON415 returns the response for an HTTP 415 `application/json` response
-func (r AvatarsListResponse) GetJSON415() *UnsupportedMediaType {
+func (r ListAvatarsResponse) GetJSON415() *UnsupportedMediaType {
 	return r.JSON415
 }
 
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
-func (r AvatarsListResponse) GetJSON429() *RateLimited {
+func (r ListAvatarsResponse) GetJSON429() *RateLimited {
 	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
-func (r AvatarsListResponse) GetJSON500() *InternalError {
+func (r ListAvatarsResponse) GetJSON500() *InternalError {
 	return r.JSON500
 }
 
 // GetBody returns the raw response body bytes
-func (r AvatarsListResponse) GetBody() []byte {
+func (r ListAvatarsResponse) GetBody() []byte {
 	return r.Body
 }
 
 // Status returns HTTPResponse.Status
-func (r AvatarsListResponse) Status() string {
+func (r ListAvatarsResponse) Status() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Status
 	}
@@ -9227,7 +9227,7 @@ func (r AvatarsListResponse) Status() string {
 }
 
 // StatusCode returns HTTPResponse.StatusCode
-func (r AvatarsListResponse) StatusCode() int {
+func (r ListAvatarsResponse) StatusCode() int {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.StatusCode
 	}
@@ -9235,50 +9235,50 @@ func (r AvatarsListResponse) StatusCode() int {
 }
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
-func (r AvatarsListResponse) ContentType() string {
+func (r ListAvatarsResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
 	return ""
 }
 
-// CallsListResponse200Headers the declared response headers of an HTTP 200 response for CallsList
-type CallsListResponse200Headers struct {
+// ListCallsResponse200Headers the declared response headers of an HTTP 200 response for ListCalls
+type ListCallsResponse200Headers struct {
 	RequestId RequestID
 }
 
-// CallsListResponse400Headers the declared response headers of an HTTP 400 response for CallsList
-type CallsListResponse400Headers struct {
+// ListCallsResponse400Headers the declared response headers of an HTTP 400 response for ListCalls
+type ListCallsResponse400Headers struct {
 	RequestId RequestID
 }
 
-// CallsListResponse401Headers the declared response headers of an HTTP 401 response for CallsList
-type CallsListResponse401Headers struct {
+// ListCallsResponse401Headers the declared response headers of an HTTP 401 response for ListCalls
+type ListCallsResponse401Headers struct {
 	RequestId RequestID
 }
 
-// CallsListResponse413Headers the declared response headers of an HTTP 413 response for CallsList
-type CallsListResponse413Headers struct {
+// ListCallsResponse413Headers the declared response headers of an HTTP 413 response for ListCalls
+type ListCallsResponse413Headers struct {
 	RequestId RequestID
 }
 
-// CallsListResponse415Headers the declared response headers of an HTTP 415 response for CallsList
-type CallsListResponse415Headers struct {
+// ListCallsResponse415Headers the declared response headers of an HTTP 415 response for ListCalls
+type ListCallsResponse415Headers struct {
 	RequestId RequestID
 }
 
-// CallsListResponse429Headers the declared response headers of an HTTP 429 response for CallsList
-type CallsListResponse429Headers struct {
+// ListCallsResponse429Headers the declared response headers of an HTTP 429 response for ListCalls
+type ListCallsResponse429Headers struct {
 	RequestId  RequestID
 	RetryAfter int
 }
 
-// CallsListResponse500Headers the declared response headers of an HTTP 500 response for CallsList
-type CallsListResponse500Headers struct {
+// ListCallsResponse500Headers the declared response headers of an HTTP 500 response for ListCalls
+type ListCallsResponse500Headers struct {
 	RequestId RequestID
 }
 
-type CallsListResponse struct {
+type ListCallsResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
@@ -9296,63 +9296,63 @@ type CallsListResponse struct {
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
 	// Headers200 the parsed response headers for an HTTP 200 response
-	Headers200 *CallsListResponse200Headers
+	Headers200 *ListCallsResponse200Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
-	Headers400 *CallsListResponse400Headers
+	Headers400 *ListCallsResponse400Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
-	Headers401 *CallsListResponse401Headers
+	Headers401 *ListCallsResponse401Headers
 	// Headers413 the parsed response headers for an HTTP 413 response
-	Headers413 *CallsListResponse413Headers
+	Headers413 *ListCallsResponse413Headers
 	// Headers415 the parsed response headers for an HTTP 415 response
-	Headers415 *CallsListResponse415Headers
+	Headers415 *ListCallsResponse415Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
-	Headers429 *CallsListResponse429Headers
+	Headers429 *ListCallsResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
-	Headers500 *CallsListResponse500Headers
+	Headers500 *ListCallsResponse500Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r CallsListResponse) GetJSON200() *CallList {
+func (r ListCallsResponse) GetJSON200() *CallList {
 	return r.JSON200
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r CallsListResponse) GetJSON400() *BadRequest {
+func (r ListCallsResponse) GetJSON400() *BadRequest {
 	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r CallsListResponse) GetJSON401() *Unauthorized {
+func (r ListCallsResponse) GetJSON401() *Unauthorized {
 	return r.JSON401
 }
 
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
-func (r CallsListResponse) GetJSON413() *PayloadTooLarge {
+func (r ListCallsResponse) GetJSON413() *PayloadTooLarge {
 	return r.JSON413
 }
 
 // GetJSON415 returns the response for an HTTP 415 `application/json` response
-func (r CallsListResponse) GetJSON415() *UnsupportedMediaType {
+func (r ListCallsResponse) GetJSON415() *UnsupportedMediaType {
 	return r.JSON415
 }
 
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
-func (r CallsListResponse) GetJSON429() *RateLimited {
+func (r ListCallsResponse) GetJSON429() *RateLimited {
 	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
-func (r CallsListResponse) GetJSON500() *InternalError {
+func (r ListCallsResponse) GetJSON500() *InternalError {
 	return r.JSON500
 }
 
 // GetBody returns the raw response body bytes
-func (r CallsListResponse) GetBody() []byte {
+func (r ListCallsResponse) GetBody() []byte {
 	return r.Body
 }
 
 // Status returns HTTPResponse.Status
-func (r CallsListResponse) Status() string {
+func (r ListCallsResponse) Status() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Status
 	}
@@ -9360,7 +9360,7 @@ func (r CallsListResponse) Status() string {
 }
 
 // StatusCode returns HTTPResponse.StatusCode
-func (r CallsListResponse) StatusCode() int {
+func (r ListCallsResponse) StatusCode() int {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.StatusCode
 	}
@@ -9368,55 +9368,55 @@ func (r CallsListResponse) StatusCode() int {
 }
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
-func (r CallsListResponse) ContentType() string {
+func (r ListCallsResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
 	return ""
 }
 
-// CallsGetResponse200Headers the declared response headers of an HTTP 200 response for CallsGet
-type CallsGetResponse200Headers struct {
+// GetCallResponse200Headers the declared response headers of an HTTP 200 response for GetCall
+type GetCallResponse200Headers struct {
 	RequestId RequestID
 }
 
-// CallsGetResponse400Headers the declared response headers of an HTTP 400 response for CallsGet
-type CallsGetResponse400Headers struct {
+// GetCallResponse400Headers the declared response headers of an HTTP 400 response for GetCall
+type GetCallResponse400Headers struct {
 	RequestId RequestID
 }
 
-// CallsGetResponse401Headers the declared response headers of an HTTP 401 response for CallsGet
-type CallsGetResponse401Headers struct {
+// GetCallResponse401Headers the declared response headers of an HTTP 401 response for GetCall
+type GetCallResponse401Headers struct {
 	RequestId RequestID
 }
 
-// CallsGetResponse404Headers the declared response headers of an HTTP 404 response for CallsGet
-type CallsGetResponse404Headers struct {
+// GetCallResponse404Headers the declared response headers of an HTTP 404 response for GetCall
+type GetCallResponse404Headers struct {
 	RequestId RequestID
 }
 
-// CallsGetResponse413Headers the declared response headers of an HTTP 413 response for CallsGet
-type CallsGetResponse413Headers struct {
+// GetCallResponse413Headers the declared response headers of an HTTP 413 response for GetCall
+type GetCallResponse413Headers struct {
 	RequestId RequestID
 }
 
-// CallsGetResponse415Headers the declared response headers of an HTTP 415 response for CallsGet
-type CallsGetResponse415Headers struct {
+// GetCallResponse415Headers the declared response headers of an HTTP 415 response for GetCall
+type GetCallResponse415Headers struct {
 	RequestId RequestID
 }
 
-// CallsGetResponse429Headers the declared response headers of an HTTP 429 response for CallsGet
-type CallsGetResponse429Headers struct {
+// GetCallResponse429Headers the declared response headers of an HTTP 429 response for GetCall
+type GetCallResponse429Headers struct {
 	RequestId  RequestID
 	RetryAfter int
 }
 
-// CallsGetResponse500Headers the declared response headers of an HTTP 500 response for CallsGet
-type CallsGetResponse500Headers struct {
+// GetCallResponse500Headers the declared response headers of an HTTP 500 response for GetCall
+type GetCallResponse500Headers struct {
 	RequestId RequestID
 }
 
-type CallsGetResponse struct {
+type GetCallResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
@@ -9436,70 +9436,70 @@ type CallsGetResponse struct {
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
 	// Headers200 the parsed response headers for an HTTP 200 response
-	Headers200 *CallsGetResponse200Headers
+	Headers200 *GetCallResponse200Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
-	Headers400 *CallsGetResponse400Headers
+	Headers400 *GetCallResponse400Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
-	Headers401 *CallsGetResponse401Headers
+	Headers401 *GetCallResponse401Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
-	Headers404 *CallsGetResponse404Headers
+	Headers404 *GetCallResponse404Headers
 	// Headers413 the parsed response headers for an HTTP 413 response
-	Headers413 *CallsGetResponse413Headers
+	Headers413 *GetCallResponse413Headers
 	// Headers415 the parsed response headers for an HTTP 415 response
-	Headers415 *CallsGetResponse415Headers
+	Headers415 *GetCallResponse415Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
-	Headers429 *CallsGetResponse429Headers
+	Headers429 *GetCallResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
-	Headers500 *CallsGetResponse500Headers
+	Headers500 *GetCallResponse500Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r CallsGetResponse) GetJSON200() *Call {
+func (r GetCallResponse) GetJSON200() *Call {
 	return r.JSON200
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r CallsGetResponse) GetJSON400() *BadRequest {
+func (r GetCallResponse) GetJSON400() *BadRequest {
 	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r CallsGetResponse) GetJSON401() *Unauthorized {
+func (r GetCallResponse) GetJSON401() *Unauthorized {
 	return r.JSON401
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
-func (r CallsGetResponse) GetJSON404() *NotFound {
+func (r GetCallResponse) GetJSON404() *NotFound {
 	return r.JSON404
 }
 
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
-func (r CallsGetResponse) GetJSON413() *PayloadTooLarge {
+func (r GetCallResponse) GetJSON413() *PayloadTooLarge {
 	return r.JSON413
 }
 
 // GetJSON415 returns the response for an HTTP 415 `application/json` response
-func (r CallsGetResponse) GetJSON415() *UnsupportedMediaType {
+func (r GetCallResponse) GetJSON415() *UnsupportedMediaType {
 	return r.JSON415
 }
 
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
-func (r CallsGetResponse) GetJSON429() *RateLimited {
+func (r GetCallResponse) GetJSON429() *RateLimited {
 	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
-func (r CallsGetResponse) GetJSON500() *InternalError {
+func (r GetCallResponse) GetJSON500() *InternalError {
 	return r.JSON500
 }
 
 // GetBody returns the raw response body bytes
-func (r CallsGetResponse) GetBody() []byte {
+func (r GetCallResponse) GetBody() []byte {
 	return r.Body
 }
 
 // Status returns HTTPResponse.Status
-func (r CallsGetResponse) Status() string {
+func (r GetCallResponse) Status() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Status
 	}
@@ -9507,7 +9507,7 @@ func (r CallsGetResponse) Status() string {
 }
 
 // StatusCode returns HTTPResponse.StatusCode
-func (r CallsGetResponse) StatusCode() int {
+func (r GetCallResponse) StatusCode() int {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.StatusCode
 	}
@@ -9515,76 +9515,76 @@ func (r CallsGetResponse) StatusCode() int {
 }
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
-func (r CallsGetResponse) ContentType() string {
+func (r GetCallResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
 	return ""
 }
 
-// CallsAnswerResponse200Headers the declared response headers of an HTTP 200 response for CallsAnswer
-type CallsAnswerResponse200Headers struct {
+// AnswerCallResponse200Headers the declared response headers of an HTTP 200 response for AnswerCall
+type AnswerCallResponse200Headers struct {
 	IdempotentReplayed *string
 	RequestId          RequestID
 }
 
-// CallsAnswerResponse201Headers the declared response headers of an HTTP 201 response for CallsAnswer
-type CallsAnswerResponse201Headers struct {
+// AnswerCallResponse201Headers the declared response headers of an HTTP 201 response for AnswerCall
+type AnswerCallResponse201Headers struct {
 	IdempotentReplayed *string
 	RequestId          RequestID
 }
 
-// CallsAnswerResponse400Headers the declared response headers of an HTTP 400 response for CallsAnswer
-type CallsAnswerResponse400Headers struct {
+// AnswerCallResponse400Headers the declared response headers of an HTTP 400 response for AnswerCall
+type AnswerCallResponse400Headers struct {
 	IdempotentReplayed *string
 	RequestId          RequestID
 }
 
-// CallsAnswerResponse401Headers the declared response headers of an HTTP 401 response for CallsAnswer
-type CallsAnswerResponse401Headers struct {
+// AnswerCallResponse401Headers the declared response headers of an HTTP 401 response for AnswerCall
+type AnswerCallResponse401Headers struct {
 	RequestId RequestID
 }
 
-// CallsAnswerResponse404Headers the declared response headers of an HTTP 404 response for CallsAnswer
-type CallsAnswerResponse404Headers struct {
+// AnswerCallResponse404Headers the declared response headers of an HTTP 404 response for AnswerCall
+type AnswerCallResponse404Headers struct {
 	IdempotentReplayed *string
 	RequestId          RequestID
 }
 
-// CallsAnswerResponse409Headers the declared response headers of an HTTP 409 response for CallsAnswer
-type CallsAnswerResponse409Headers struct {
+// AnswerCallResponse409Headers the declared response headers of an HTTP 409 response for AnswerCall
+type AnswerCallResponse409Headers struct {
 	IdempotentReplayed *string
 	RequestId          RequestID
 }
 
-// CallsAnswerResponse413Headers the declared response headers of an HTTP 413 response for CallsAnswer
-type CallsAnswerResponse413Headers struct {
+// AnswerCallResponse413Headers the declared response headers of an HTTP 413 response for AnswerCall
+type AnswerCallResponse413Headers struct {
 	RequestId RequestID
 }
 
-// CallsAnswerResponse415Headers the declared response headers of an HTTP 415 response for CallsAnswer
-type CallsAnswerResponse415Headers struct {
+// AnswerCallResponse415Headers the declared response headers of an HTTP 415 response for AnswerCall
+type AnswerCallResponse415Headers struct {
 	RequestId RequestID
 }
 
-// CallsAnswerResponse422Headers the declared response headers of an HTTP 422 response for CallsAnswer
-type CallsAnswerResponse422Headers struct {
+// AnswerCallResponse422Headers the declared response headers of an HTTP 422 response for AnswerCall
+type AnswerCallResponse422Headers struct {
 	IdempotentReplayed *string
 	RequestId          RequestID
 }
 
-// CallsAnswerResponse429Headers the declared response headers of an HTTP 429 response for CallsAnswer
-type CallsAnswerResponse429Headers struct {
+// AnswerCallResponse429Headers the declared response headers of an HTTP 429 response for AnswerCall
+type AnswerCallResponse429Headers struct {
 	RequestId  RequestID
 	RetryAfter int
 }
 
-// CallsAnswerResponse500Headers the declared response headers of an HTTP 500 response for CallsAnswer
-type CallsAnswerResponse500Headers struct {
+// AnswerCallResponse500Headers the declared response headers of an HTTP 500 response for AnswerCall
+type AnswerCallResponse500Headers struct {
 	RequestId RequestID
 }
 
-type CallsAnswerResponse struct {
+type AnswerCallResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
@@ -9610,91 +9610,91 @@ type CallsAnswerResponse struct {
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
 	// Headers200 the parsed response headers for an HTTP 200 response
-	Headers200 *CallsAnswerResponse200Headers
+	Headers200 *AnswerCallResponse200Headers
 	// Headers201 the parsed response headers for an HTTP 201 response
-	Headers201 *CallsAnswerResponse201Headers
+	Headers201 *AnswerCallResponse201Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
-	Headers400 *CallsAnswerResponse400Headers
+	Headers400 *AnswerCallResponse400Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
-	Headers401 *CallsAnswerResponse401Headers
+	Headers401 *AnswerCallResponse401Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
-	Headers404 *CallsAnswerResponse404Headers
+	Headers404 *AnswerCallResponse404Headers
 	// Headers409 the parsed response headers for an HTTP 409 response
-	Headers409 *CallsAnswerResponse409Headers
+	Headers409 *AnswerCallResponse409Headers
 	// Headers413 the parsed response headers for an HTTP 413 response
-	Headers413 *CallsAnswerResponse413Headers
+	Headers413 *AnswerCallResponse413Headers
 	// Headers415 the parsed response headers for an HTTP 415 response
-	Headers415 *CallsAnswerResponse415Headers
+	Headers415 *AnswerCallResponse415Headers
 	// Headers422 the parsed response headers for an HTTP 422 response
-	Headers422 *CallsAnswerResponse422Headers
+	Headers422 *AnswerCallResponse422Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
-	Headers429 *CallsAnswerResponse429Headers
+	Headers429 *AnswerCallResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
-	Headers500 *CallsAnswerResponse500Headers
+	Headers500 *AnswerCallResponse500Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r CallsAnswerResponse) GetJSON200() *DecidedCall {
+func (r AnswerCallResponse) GetJSON200() *DecidedCall {
 	return r.JSON200
 }
 
 // GetJSON201 returns the response for an HTTP 201 `application/json` response
-func (r CallsAnswerResponse) GetJSON201() *SessionPayload {
+func (r AnswerCallResponse) GetJSON201() *SessionPayload {
 	return r.JSON201
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r CallsAnswerResponse) GetJSON400() *BadRequestPost {
+func (r AnswerCallResponse) GetJSON400() *BadRequestPost {
 	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r CallsAnswerResponse) GetJSON401() *Unauthorized {
+func (r AnswerCallResponse) GetJSON401() *Unauthorized {
 	return r.JSON401
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
-func (r CallsAnswerResponse) GetJSON404() *NotFoundPost {
+func (r AnswerCallResponse) GetJSON404() *NotFoundPost {
 	return r.JSON404
 }
 
 // GetJSON409 returns the response for an HTTP 409 `application/json` response
-func (r CallsAnswerResponse) GetJSON409() *ConflictPost {
+func (r AnswerCallResponse) GetJSON409() *ConflictPost {
 	return r.JSON409
 }
 
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
-func (r CallsAnswerResponse) GetJSON413() *PayloadTooLarge {
+func (r AnswerCallResponse) GetJSON413() *PayloadTooLarge {
 	return r.JSON413
 }
 
 // GetJSON415 returns the response for an HTTP 415 `application/json` response
-func (r CallsAnswerResponse) GetJSON415() *UnsupportedMediaType {
+func (r AnswerCallResponse) GetJSON415() *UnsupportedMediaType {
 	return r.JSON415
 }
 
 // GetJSON422 returns the response for an HTTP 422 `application/json` response
-func (r CallsAnswerResponse) GetJSON422() *UnprocessablePost {
+func (r AnswerCallResponse) GetJSON422() *UnprocessablePost {
 	return r.JSON422
 }
 
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
-func (r CallsAnswerResponse) GetJSON429() *RateLimited {
+func (r AnswerCallResponse) GetJSON429() *RateLimited {
 	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
-func (r CallsAnswerResponse) GetJSON500() *InternalError {
+func (r AnswerCallResponse) GetJSON500() *InternalError {
 	return r.JSON500
 }
 
 // GetBody returns the raw response body bytes
-func (r CallsAnswerResponse) GetBody() []byte {
+func (r AnswerCallResponse) GetBody() []byte {
 	return r.Body
 }
 
 // Status returns HTTPResponse.Status
-func (r CallsAnswerResponse) Status() string {
+func (r AnswerCallResponse) Status() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Status
 	}
@@ -9702,7 +9702,7 @@ func (r CallsAnswerResponse) Status() string {
 }
 
 // StatusCode returns HTTPResponse.StatusCode
-func (r CallsAnswerResponse) StatusCode() int {
+func (r AnswerCallResponse) StatusCode() int {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.StatusCode
 	}
@@ -9710,50 +9710,50 @@ func (r CallsAnswerResponse) StatusCode() int {
 }
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
-func (r CallsAnswerResponse) ContentType() string {
+func (r AnswerCallResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
 	return ""
 }
 
-// EventsListResponse200Headers the declared response headers of an HTTP 200 response for EventsList
-type EventsListResponse200Headers struct {
+// ListEventsResponse200Headers the declared response headers of an HTTP 200 response for ListEvents
+type ListEventsResponse200Headers struct {
 	RequestId RequestID
 }
 
-// EventsListResponse400Headers the declared response headers of an HTTP 400 response for EventsList
-type EventsListResponse400Headers struct {
+// ListEventsResponse400Headers the declared response headers of an HTTP 400 response for ListEvents
+type ListEventsResponse400Headers struct {
 	RequestId RequestID
 }
 
-// EventsListResponse401Headers the declared response headers of an HTTP 401 response for EventsList
-type EventsListResponse401Headers struct {
+// ListEventsResponse401Headers the declared response headers of an HTTP 401 response for ListEvents
+type ListEventsResponse401Headers struct {
 	RequestId RequestID
 }
 
-// EventsListResponse413Headers the declared response headers of an HTTP 413 response for EventsList
-type EventsListResponse413Headers struct {
+// ListEventsResponse413Headers the declared response headers of an HTTP 413 response for ListEvents
+type ListEventsResponse413Headers struct {
 	RequestId RequestID
 }
 
-// EventsListResponse415Headers the declared response headers of an HTTP 415 response for EventsList
-type EventsListResponse415Headers struct {
+// ListEventsResponse415Headers the declared response headers of an HTTP 415 response for ListEvents
+type ListEventsResponse415Headers struct {
 	RequestId RequestID
 }
 
-// EventsListResponse429Headers the declared response headers of an HTTP 429 response for EventsList
-type EventsListResponse429Headers struct {
+// ListEventsResponse429Headers the declared response headers of an HTTP 429 response for ListEvents
+type ListEventsResponse429Headers struct {
 	RequestId  RequestID
 	RetryAfter int
 }
 
-// EventsListResponse500Headers the declared response headers of an HTTP 500 response for EventsList
-type EventsListResponse500Headers struct {
+// ListEventsResponse500Headers the declared response headers of an HTTP 500 response for ListEvents
+type ListEventsResponse500Headers struct {
 	RequestId RequestID
 }
 
-type EventsListResponse struct {
+type ListEventsResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
@@ -9771,63 +9771,63 @@ type EventsListResponse struct {
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
 	// Headers200 the parsed response headers for an HTTP 200 response
-	Headers200 *EventsListResponse200Headers
+	Headers200 *ListEventsResponse200Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
-	Headers400 *EventsListResponse400Headers
+	Headers400 *ListEventsResponse400Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
-	Headers401 *EventsListResponse401Headers
+	Headers401 *ListEventsResponse401Headers
 	// Headers413 the parsed response headers for an HTTP 413 response
-	Headers413 *EventsListResponse413Headers
+	Headers413 *ListEventsResponse413Headers
 	// Headers415 the parsed response headers for an HTTP 415 response
-	Headers415 *EventsListResponse415Headers
+	Headers415 *ListEventsResponse415Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
-	Headers429 *EventsListResponse429Headers
+	Headers429 *ListEventsResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
-	Headers500 *EventsListResponse500Headers
+	Headers500 *ListEventsResponse500Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r EventsListResponse) GetJSON200() *EventList {
+func (r ListEventsResponse) GetJSON200() *EventList {
 	return r.JSON200
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r EventsListResponse) GetJSON400() *BadRequest {
+func (r ListEventsResponse) GetJSON400() *BadRequest {
 	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r EventsListResponse) GetJSON401() *Unauthorized {
+func (r ListEventsResponse) GetJSON401() *Unauthorized {
 	return r.JSON401
 }
 
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
-func (r EventsListResponse) GetJSON413() *PayloadTooLarge {
+func (r ListEventsResponse) GetJSON413() *PayloadTooLarge {
 	return r.JSON413
 }
 
 // GetJSON415 returns the response for an HTTP 415 `application/json` response
-func (r EventsListResponse) GetJSON415() *UnsupportedMediaType {
+func (r ListEventsResponse) GetJSON415() *UnsupportedMediaType {
 	return r.JSON415
 }
 
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
-func (r EventsListResponse) GetJSON429() *RateLimited {
+func (r ListEventsResponse) GetJSON429() *RateLimited {
 	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
-func (r EventsListResponse) GetJSON500() *InternalError {
+func (r ListEventsResponse) GetJSON500() *InternalError {
 	return r.JSON500
 }
 
 // GetBody returns the raw response body bytes
-func (r EventsListResponse) GetBody() []byte {
+func (r ListEventsResponse) GetBody() []byte {
 	return r.Body
 }
 
 // Status returns HTTPResponse.Status
-func (r EventsListResponse) Status() string {
+func (r ListEventsResponse) Status() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Status
 	}
@@ -9835,7 +9835,7 @@ func (r EventsListResponse) Status() string {
 }
 
 // StatusCode returns HTTPResponse.StatusCode
-func (r EventsListResponse) StatusCode() int {
+func (r ListEventsResponse) StatusCode() int {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.StatusCode
 	}
@@ -9843,55 +9843,55 @@ func (r EventsListResponse) StatusCode() int {
 }
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
-func (r EventsListResponse) ContentType() string {
+func (r ListEventsResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
 	return ""
 }
 
-// EventsGetResponse200Headers the declared response headers of an HTTP 200 response for EventsGet
-type EventsGetResponse200Headers struct {
+// GetEventResponse200Headers the declared response headers of an HTTP 200 response for GetEvent
+type GetEventResponse200Headers struct {
 	RequestId RequestID
 }
 
-// EventsGetResponse400Headers the declared response headers of an HTTP 400 response for EventsGet
-type EventsGetResponse400Headers struct {
+// GetEventResponse400Headers the declared response headers of an HTTP 400 response for GetEvent
+type GetEventResponse400Headers struct {
 	RequestId RequestID
 }
 
-// EventsGetResponse401Headers the declared response headers of an HTTP 401 response for EventsGet
-type EventsGetResponse401Headers struct {
+// GetEventResponse401Headers the declared response headers of an HTTP 401 response for GetEvent
+type GetEventResponse401Headers struct {
 	RequestId RequestID
 }
 
-// EventsGetResponse404Headers the declared response headers of an HTTP 404 response for EventsGet
-type EventsGetResponse404Headers struct {
+// GetEventResponse404Headers the declared response headers of an HTTP 404 response for GetEvent
+type GetEventResponse404Headers struct {
 	RequestId RequestID
 }
 
-// EventsGetResponse413Headers the declared response headers of an HTTP 413 response for EventsGet
-type EventsGetResponse413Headers struct {
+// GetEventResponse413Headers the declared response headers of an HTTP 413 response for GetEvent
+type GetEventResponse413Headers struct {
 	RequestId RequestID
 }
 
-// EventsGetResponse415Headers the declared response headers of an HTTP 415 response for EventsGet
-type EventsGetResponse415Headers struct {
+// GetEventResponse415Headers the declared response headers of an HTTP 415 response for GetEvent
+type GetEventResponse415Headers struct {
 	RequestId RequestID
 }
 
-// EventsGetResponse429Headers the declared response headers of an HTTP 429 response for EventsGet
-type EventsGetResponse429Headers struct {
+// GetEventResponse429Headers the declared response headers of an HTTP 429 response for GetEvent
+type GetEventResponse429Headers struct {
 	RequestId  RequestID
 	RetryAfter int
 }
 
-// EventsGetResponse500Headers the declared response headers of an HTTP 500 response for EventsGet
-type EventsGetResponse500Headers struct {
+// GetEventResponse500Headers the declared response headers of an HTTP 500 response for GetEvent
+type GetEventResponse500Headers struct {
 	RequestId RequestID
 }
 
-type EventsGetResponse struct {
+type GetEventResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
@@ -9911,70 +9911,70 @@ type EventsGetResponse struct {
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
 	// Headers200 the parsed response headers for an HTTP 200 response
-	Headers200 *EventsGetResponse200Headers
+	Headers200 *GetEventResponse200Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
-	Headers400 *EventsGetResponse400Headers
+	Headers400 *GetEventResponse400Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
-	Headers401 *EventsGetResponse401Headers
+	Headers401 *GetEventResponse401Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
-	Headers404 *EventsGetResponse404Headers
+	Headers404 *GetEventResponse404Headers
 	// Headers413 the parsed response headers for an HTTP 413 response
-	Headers413 *EventsGetResponse413Headers
+	Headers413 *GetEventResponse413Headers
 	// Headers415 the parsed response headers for an HTTP 415 response
-	Headers415 *EventsGetResponse415Headers
+	Headers415 *GetEventResponse415Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
-	Headers429 *EventsGetResponse429Headers
+	Headers429 *GetEventResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
-	Headers500 *EventsGetResponse500Headers
+	Headers500 *GetEventResponse500Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r EventsGetResponse) GetJSON200() *EventWithAttempts {
+func (r GetEventResponse) GetJSON200() *EventWithAttempts {
 	return r.JSON200
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r EventsGetResponse) GetJSON400() *BadRequest {
+func (r GetEventResponse) GetJSON400() *BadRequest {
 	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r EventsGetResponse) GetJSON401() *Unauthorized {
+func (r GetEventResponse) GetJSON401() *Unauthorized {
 	return r.JSON401
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
-func (r EventsGetResponse) GetJSON404() *NotFound {
+func (r GetEventResponse) GetJSON404() *NotFound {
 	return r.JSON404
 }
 
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
-func (r EventsGetResponse) GetJSON413() *PayloadTooLarge {
+func (r GetEventResponse) GetJSON413() *PayloadTooLarge {
 	return r.JSON413
 }
 
 // GetJSON415 returns the response for an HTTP 415 `application/json` response
-func (r EventsGetResponse) GetJSON415() *UnsupportedMediaType {
+func (r GetEventResponse) GetJSON415() *UnsupportedMediaType {
 	return r.JSON415
 }
 
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
-func (r EventsGetResponse) GetJSON429() *RateLimited {
+func (r GetEventResponse) GetJSON429() *RateLimited {
 	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
-func (r EventsGetResponse) GetJSON500() *InternalError {
+func (r GetEventResponse) GetJSON500() *InternalError {
 	return r.JSON500
 }
 
 // GetBody returns the raw response body bytes
-func (r EventsGetResponse) GetBody() []byte {
+func (r GetEventResponse) GetBody() []byte {
 	return r.Body
 }
 
 // Status returns HTTPResponse.Status
-func (r EventsGetResponse) Status() string {
+func (r GetEventResponse) Status() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Status
 	}
@@ -9982,7 +9982,7 @@ func (r EventsGetResponse) Status() string {
 }
 
 // StatusCode returns HTTPResponse.StatusCode
-func (r EventsGetResponse) StatusCode() int {
+func (r GetEventResponse) StatusCode() int {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.StatusCode
 	}
@@ -9990,70 +9990,70 @@ func (r EventsGetResponse) StatusCode() int {
 }
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
-func (r EventsGetResponse) ContentType() string {
+func (r GetEventResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
 	return ""
 }
 
-// EventsRedeliverResponse202Headers the declared response headers of an HTTP 202 response for EventsRedeliver
-type EventsRedeliverResponse202Headers struct {
+// RedeliverEventResponse202Headers the declared response headers of an HTTP 202 response for RedeliverEvent
+type RedeliverEventResponse202Headers struct {
 	IdempotentReplayed *string
 	RequestId          RequestID
 }
 
-// EventsRedeliverResponse400Headers the declared response headers of an HTTP 400 response for EventsRedeliver
-type EventsRedeliverResponse400Headers struct {
+// RedeliverEventResponse400Headers the declared response headers of an HTTP 400 response for RedeliverEvent
+type RedeliverEventResponse400Headers struct {
 	IdempotentReplayed *string
 	RequestId          RequestID
 }
 
-// EventsRedeliverResponse401Headers the declared response headers of an HTTP 401 response for EventsRedeliver
-type EventsRedeliverResponse401Headers struct {
+// RedeliverEventResponse401Headers the declared response headers of an HTTP 401 response for RedeliverEvent
+type RedeliverEventResponse401Headers struct {
 	RequestId RequestID
 }
 
-// EventsRedeliverResponse404Headers the declared response headers of an HTTP 404 response for EventsRedeliver
-type EventsRedeliverResponse404Headers struct {
+// RedeliverEventResponse404Headers the declared response headers of an HTTP 404 response for RedeliverEvent
+type RedeliverEventResponse404Headers struct {
 	IdempotentReplayed *string
 	RequestId          RequestID
 }
 
-// EventsRedeliverResponse409Headers the declared response headers of an HTTP 409 response for EventsRedeliver
-type EventsRedeliverResponse409Headers struct {
+// RedeliverEventResponse409Headers the declared response headers of an HTTP 409 response for RedeliverEvent
+type RedeliverEventResponse409Headers struct {
 	IdempotentReplayed *string
 	RequestId          RequestID
 }
 
-// EventsRedeliverResponse413Headers the declared response headers of an HTTP 413 response for EventsRedeliver
-type EventsRedeliverResponse413Headers struct {
+// RedeliverEventResponse413Headers the declared response headers of an HTTP 413 response for RedeliverEvent
+type RedeliverEventResponse413Headers struct {
 	RequestId RequestID
 }
 
-// EventsRedeliverResponse415Headers the declared response headers of an HTTP 415 response for EventsRedeliver
-type EventsRedeliverResponse415Headers struct {
+// RedeliverEventResponse415Headers the declared response headers of an HTTP 415 response for RedeliverEvent
+type RedeliverEventResponse415Headers struct {
 	RequestId RequestID
 }
 
-// EventsRedeliverResponse422Headers the declared response headers of an HTTP 422 response for EventsRedeliver
-type EventsRedeliverResponse422Headers struct {
+// RedeliverEventResponse422Headers the declared response headers of an HTTP 422 response for RedeliverEvent
+type RedeliverEventResponse422Headers struct {
 	IdempotentReplayed *string
 	RequestId          RequestID
 }
 
-// EventsRedeliverResponse429Headers the declared response headers of an HTTP 429 response for EventsRedeliver
-type EventsRedeliverResponse429Headers struct {
+// RedeliverEventResponse429Headers the declared response headers of an HTTP 429 response for RedeliverEvent
+type RedeliverEventResponse429Headers struct {
 	RequestId  RequestID
 	RetryAfter int
 }
 
-// EventsRedeliverResponse500Headers the declared response headers of an HTTP 500 response for EventsRedeliver
-type EventsRedeliverResponse500Headers struct {
+// RedeliverEventResponse500Headers the declared response headers of an HTTP 500 response for RedeliverEvent
+type RedeliverEventResponse500Headers struct {
 	RequestId RequestID
 }
 
-type EventsRedeliverResponse struct {
+type RedeliverEventResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON202 the response for an HTTP 202 `application/json` response
@@ -10077,84 +10077,84 @@ type EventsRedeliverResponse struct {
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
 	// Headers202 the parsed response headers for an HTTP 202 response
-	Headers202 *EventsRedeliverResponse202Headers
+	Headers202 *RedeliverEventResponse202Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
-	Headers400 *EventsRedeliverResponse400Headers
+	Headers400 *RedeliverEventResponse400Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
-	Headers401 *EventsRedeliverResponse401Headers
+	Headers401 *RedeliverEventResponse401Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
-	Headers404 *EventsRedeliverResponse404Headers
+	Headers404 *RedeliverEventResponse404Headers
 	// Headers409 the parsed response headers for an HTTP 409 response
-	Headers409 *EventsRedeliverResponse409Headers
+	Headers409 *RedeliverEventResponse409Headers
 	// Headers413 the parsed response headers for an HTTP 413 response
-	Headers413 *EventsRedeliverResponse413Headers
+	Headers413 *RedeliverEventResponse413Headers
 	// Headers415 the parsed response headers for an HTTP 415 response
-	Headers415 *EventsRedeliverResponse415Headers
+	Headers415 *RedeliverEventResponse415Headers
 	// Headers422 the parsed response headers for an HTTP 422 response
-	Headers422 *EventsRedeliverResponse422Headers
+	Headers422 *RedeliverEventResponse422Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
-	Headers429 *EventsRedeliverResponse429Headers
+	Headers429 *RedeliverEventResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
-	Headers500 *EventsRedeliverResponse500Headers
+	Headers500 *RedeliverEventResponse500Headers
 }
 
 // GetJSON202 returns the response for an HTTP 202 `application/json` response
-func (r EventsRedeliverResponse) GetJSON202() *EventWithAttempts {
+func (r RedeliverEventResponse) GetJSON202() *EventWithAttempts {
 	return r.JSON202
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r EventsRedeliverResponse) GetJSON400() *BadRequestPost {
+func (r RedeliverEventResponse) GetJSON400() *BadRequestPost {
 	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r EventsRedeliverResponse) GetJSON401() *Unauthorized {
+func (r RedeliverEventResponse) GetJSON401() *Unauthorized {
 	return r.JSON401
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
-func (r EventsRedeliverResponse) GetJSON404() *NotFoundPost {
+func (r RedeliverEventResponse) GetJSON404() *NotFoundPost {
 	return r.JSON404
 }
 
 // GetJSON409 returns the response for an HTTP 409 `application/json` response
-func (r EventsRedeliverResponse) GetJSON409() *ConflictPost {
+func (r RedeliverEventResponse) GetJSON409() *ConflictPost {
 	return r.JSON409
 }
 
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
-func (r EventsRedeliverResponse) GetJSON413() *PayloadTooLarge {
+func (r RedeliverEventResponse) GetJSON413() *PayloadTooLarge {
 	return r.JSON413
 }
 
 // GetJSON415 returns the response for an HTTP 415 `application/json` response
-func (r EventsRedeliverResponse) GetJSON415() *UnsupportedMediaType {
+func (r RedeliverEventResponse) GetJSON415() *UnsupportedMediaType {
 	return r.JSON415
 }
 
 // GetJSON422 returns the response for an HTTP 422 `application/json` response
-func (r EventsRedeliverResponse) GetJSON422() *UnprocessablePost {
+func (r RedeliverEventResponse) GetJSON422() *UnprocessablePost {
 	return r.JSON422
 }
 
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
-func (r EventsRedeliverResponse) GetJSON429() *RateLimited {
+func (r RedeliverEventResponse) GetJSON429() *RateLimited {
 	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
-func (r EventsRedeliverResponse) GetJSON500() *InternalError {
+func (r RedeliverEventResponse) GetJSON500() *InternalError {
 	return r.JSON500
 }
 
 // GetBody returns the raw response body bytes
-func (r EventsRedeliverResponse) GetBody() []byte {
+func (r RedeliverEventResponse) GetBody() []byte {
 	return r.Body
 }
 
 // Status returns HTTPResponse.Status
-func (r EventsRedeliverResponse) Status() string {
+func (r RedeliverEventResponse) Status() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Status
 	}
@@ -10162,7 +10162,7 @@ func (r EventsRedeliverResponse) Status() string {
 }
 
 // StatusCode returns HTTPResponse.StatusCode
-func (r EventsRedeliverResponse) StatusCode() int {
+func (r RedeliverEventResponse) StatusCode() int {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.StatusCode
 	}
@@ -10170,50 +10170,50 @@ func (r EventsRedeliverResponse) StatusCode() int {
 }
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
-func (r EventsRedeliverResponse) ContentType() string {
+func (r RedeliverEventResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
 	return ""
 }
 
-// LinesListResponse200Headers the declared response headers of an HTTP 200 response for LinesList
-type LinesListResponse200Headers struct {
+// ListLinesResponse200Headers the declared response headers of an HTTP 200 response for ListLines
+type ListLinesResponse200Headers struct {
 	RequestId RequestID
 }
 
-// LinesListResponse400Headers the declared response headers of an HTTP 400 response for LinesList
-type LinesListResponse400Headers struct {
+// ListLinesResponse400Headers the declared response headers of an HTTP 400 response for ListLines
+type ListLinesResponse400Headers struct {
 	RequestId RequestID
 }
 
-// LinesListResponse401Headers the declared response headers of an HTTP 401 response for LinesList
-type LinesListResponse401Headers struct {
+// ListLinesResponse401Headers the declared response headers of an HTTP 401 response for ListLines
+type ListLinesResponse401Headers struct {
 	RequestId RequestID
 }
 
-// LinesListResponse413Headers the declared response headers of an HTTP 413 response for LinesList
-type LinesListResponse413Headers struct {
+// ListLinesResponse413Headers the declared response headers of an HTTP 413 response for ListLines
+type ListLinesResponse413Headers struct {
 	RequestId RequestID
 }
 
-// LinesListResponse415Headers the declared response headers of an HTTP 415 response for LinesList
-type LinesListResponse415Headers struct {
+// ListLinesResponse415Headers the declared response headers of an HTTP 415 response for ListLines
+type ListLinesResponse415Headers struct {
 	RequestId RequestID
 }
 
-// LinesListResponse429Headers the declared response headers of an HTTP 429 response for LinesList
-type LinesListResponse429Headers struct {
+// ListLinesResponse429Headers the declared response headers of an HTTP 429 response for ListLines
+type ListLinesResponse429Headers struct {
 	RequestId  RequestID
 	RetryAfter int
 }
 
-// LinesListResponse500Headers the declared response headers of an HTTP 500 response for LinesList
-type LinesListResponse500Headers struct {
+// ListLinesResponse500Headers the declared response headers of an HTTP 500 response for ListLines
+type ListLinesResponse500Headers struct {
 	RequestId RequestID
 }
 
-type LinesListResponse struct {
+type ListLinesResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
@@ -10231,63 +10231,63 @@ type LinesListResponse struct {
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
 	// Headers200 the parsed response headers for an HTTP 200 response
-	Headers200 *LinesListResponse200Headers
+	Headers200 *ListLinesResponse200Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
-	Headers400 *LinesListResponse400Headers
+	Headers400 *ListLinesResponse400Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
-	Headers401 *LinesListResponse401Headers
+	Headers401 *ListLinesResponse401Headers
 	// Headers413 the parsed response headers for an HTTP 413 response
-	Headers413 *LinesListResponse413Headers
+	Headers413 *ListLinesResponse413Headers
 	// Headers415 the parsed response headers for an HTTP 415 response
-	Headers415 *LinesListResponse415Headers
+	Headers415 *ListLinesResponse415Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
-	Headers429 *LinesListResponse429Headers
+	Headers429 *ListLinesResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
-	Headers500 *LinesListResponse500Headers
+	Headers500 *ListLinesResponse500Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r LinesListResponse) GetJSON200() *LineList {
+func (r ListLinesResponse) GetJSON200() *LineList {
 	return r.JSON200
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r LinesListResponse) GetJSON400() *BadRequest {
+func (r ListLinesResponse) GetJSON400() *BadRequest {
 	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r LinesListResponse) GetJSON401() *Unauthorized {
+func (r ListLinesResponse) GetJSON401() *Unauthorized {
 	return r.JSON401
 }
 
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
-func (r LinesListResponse) GetJSON413() *PayloadTooLarge {
+func (r ListLinesResponse) GetJSON413() *PayloadTooLarge {
 	return r.JSON413
 }
 
 // GetJSON415 returns the response for an HTTP 415 `application/json` response
-func (r LinesListResponse) GetJSON415() *UnsupportedMediaType {
+func (r ListLinesResponse) GetJSON415() *UnsupportedMediaType {
 	return r.JSON415
 }
 
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
-func (r LinesListResponse) GetJSON429() *RateLimited {
+func (r ListLinesResponse) GetJSON429() *RateLimited {
 	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
-func (r LinesListResponse) GetJSON500() *InternalError {
+func (r ListLinesResponse) GetJSON500() *InternalError {
 	return r.JSON500
 }
 
 // GetBody returns the raw response body bytes
-func (r LinesListResponse) GetBody() []byte {
+func (r ListLinesResponse) GetBody() []byte {
 	return r.Body
 }
 
 // Status returns HTTPResponse.Status
-func (r LinesListResponse) Status() string {
+func (r ListLinesResponse) Status() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Status
 	}
@@ -10295,7 +10295,7 @@ func (r LinesListResponse) Status() string {
 }
 
 // StatusCode returns HTTPResponse.StatusCode
-func (r LinesListResponse) StatusCode() int {
+func (r ListLinesResponse) StatusCode() int {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.StatusCode
 	}
@@ -10303,55 +10303,55 @@ func (r LinesListResponse) StatusCode() int {
 }
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
-func (r LinesListResponse) ContentType() string {
+func (r ListLinesResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
 	return ""
 }
 
-// LinesGetResponse200Headers the declared response headers of an HTTP 200 response for LinesGet
-type LinesGetResponse200Headers struct {
+// GetLineResponse200Headers the declared response headers of an HTTP 200 response for GetLine
+type GetLineResponse200Headers struct {
 	RequestId RequestID
 }
 
-// LinesGetResponse400Headers the declared response headers of an HTTP 400 response for LinesGet
-type LinesGetResponse400Headers struct {
+// GetLineResponse400Headers the declared response headers of an HTTP 400 response for GetLine
+type GetLineResponse400Headers struct {
 	RequestId RequestID
 }
 
-// LinesGetResponse401Headers the declared response headers of an HTTP 401 response for LinesGet
-type LinesGetResponse401Headers struct {
+// GetLineResponse401Headers the declared response headers of an HTTP 401 response for GetLine
+type GetLineResponse401Headers struct {
 	RequestId RequestID
 }
 
-// LinesGetResponse404Headers the declared response headers of an HTTP 404 response for LinesGet
-type LinesGetResponse404Headers struct {
+// GetLineResponse404Headers the declared response headers of an HTTP 404 response for GetLine
+type GetLineResponse404Headers struct {
 	RequestId RequestID
 }
 
-// LinesGetResponse413Headers the declared response headers of an HTTP 413 response for LinesGet
-type LinesGetResponse413Headers struct {
+// GetLineResponse413Headers the declared response headers of an HTTP 413 response for GetLine
+type GetLineResponse413Headers struct {
 	RequestId RequestID
 }
 
-// LinesGetResponse415Headers the declared response headers of an HTTP 415 response for LinesGet
-type LinesGetResponse415Headers struct {
+// GetLineResponse415Headers the declared response headers of an HTTP 415 response for GetLine
+type GetLineResponse415Headers struct {
 	RequestId RequestID
 }
 
-// LinesGetResponse429Headers the declared response headers of an HTTP 429 response for LinesGet
-type LinesGetResponse429Headers struct {
+// GetLineResponse429Headers the declared response headers of an HTTP 429 response for GetLine
+type GetLineResponse429Headers struct {
 	RequestId  RequestID
 	RetryAfter int
 }
 
-// LinesGetResponse500Headers the declared response headers of an HTTP 500 response for LinesGet
-type LinesGetResponse500Headers struct {
+// GetLineResponse500Headers the declared response headers of an HTTP 500 response for GetLine
+type GetLineResponse500Headers struct {
 	RequestId RequestID
 }
 
-type LinesGetResponse struct {
+type GetLineResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
@@ -10371,70 +10371,70 @@ type LinesGetResponse struct {
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
 	// Headers200 the parsed response headers for an HTTP 200 response
-	Headers200 *LinesGetResponse200Headers
+	Headers200 *GetLineResponse200Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
-	Headers400 *LinesGetResponse400Headers
+	Headers400 *GetLineResponse400Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
-	Headers401 *LinesGetResponse401Headers
+	Headers401 *GetLineResponse401Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
-	Headers404 *LinesGetResponse404Headers
+	Headers404 *GetLineResponse404Headers
 	// Headers413 the parsed response headers for an HTTP 413 response
-	Headers413 *LinesGetResponse413Headers
+	Headers413 *GetLineResponse413Headers
 	// Headers415 the parsed response headers for an HTTP 415 response
-	Headers415 *LinesGetResponse415Headers
+	Headers415 *GetLineResponse415Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
-	Headers429 *LinesGetResponse429Headers
+	Headers429 *GetLineResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
-	Headers500 *LinesGetResponse500Headers
+	Headers500 *GetLineResponse500Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r LinesGetResponse) GetJSON200() *Line {
+func (r GetLineResponse) GetJSON200() *Line {
 	return r.JSON200
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r LinesGetResponse) GetJSON400() *BadRequest {
+func (r GetLineResponse) GetJSON400() *BadRequest {
 	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r LinesGetResponse) GetJSON401() *Unauthorized {
+func (r GetLineResponse) GetJSON401() *Unauthorized {
 	return r.JSON401
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
-func (r LinesGetResponse) GetJSON404() *NotFound {
+func (r GetLineResponse) GetJSON404() *NotFound {
 	return r.JSON404
 }
 
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
-func (r LinesGetResponse) GetJSON413() *PayloadTooLarge {
+func (r GetLineResponse) GetJSON413() *PayloadTooLarge {
 	return r.JSON413
 }
 
 // GetJSON415 returns the response for an HTTP 415 `application/json` response
-func (r LinesGetResponse) GetJSON415() *UnsupportedMediaType {
+func (r GetLineResponse) GetJSON415() *UnsupportedMediaType {
 	return r.JSON415
 }
 
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
-func (r LinesGetResponse) GetJSON429() *RateLimited {
+func (r GetLineResponse) GetJSON429() *RateLimited {
 	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
-func (r LinesGetResponse) GetJSON500() *InternalError {
+func (r GetLineResponse) GetJSON500() *InternalError {
 	return r.JSON500
 }
 
 // GetBody returns the raw response body bytes
-func (r LinesGetResponse) GetBody() []byte {
+func (r GetLineResponse) GetBody() []byte {
 	return r.Body
 }
 
 // Status returns HTTPResponse.Status
-func (r LinesGetResponse) Status() string {
+func (r GetLineResponse) Status() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Status
 	}
@@ -10442,7 +10442,7 @@ func (r LinesGetResponse) Status() string {
 }
 
 // StatusCode returns HTTPResponse.StatusCode
-func (r LinesGetResponse) StatusCode() int {
+func (r GetLineResponse) StatusCode() int {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.StatusCode
 	}
@@ -10450,60 +10450,60 @@ func (r LinesGetResponse) StatusCode() int {
 }
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
-func (r LinesGetResponse) ContentType() string {
+func (r GetLineResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
 	return ""
 }
 
-// LinesUpdateResponse200Headers the declared response headers of an HTTP 200 response for LinesUpdate
-type LinesUpdateResponse200Headers struct {
+// UpdateLineResponse200Headers the declared response headers of an HTTP 200 response for UpdateLine
+type UpdateLineResponse200Headers struct {
 	RequestId RequestID
 }
 
-// LinesUpdateResponse400Headers the declared response headers of an HTTP 400 response for LinesUpdate
-type LinesUpdateResponse400Headers struct {
+// UpdateLineResponse400Headers the declared response headers of an HTTP 400 response for UpdateLine
+type UpdateLineResponse400Headers struct {
 	RequestId RequestID
 }
 
-// LinesUpdateResponse401Headers the declared response headers of an HTTP 401 response for LinesUpdate
-type LinesUpdateResponse401Headers struct {
+// UpdateLineResponse401Headers the declared response headers of an HTTP 401 response for UpdateLine
+type UpdateLineResponse401Headers struct {
 	RequestId RequestID
 }
 
-// LinesUpdateResponse404Headers the declared response headers of an HTTP 404 response for LinesUpdate
-type LinesUpdateResponse404Headers struct {
+// UpdateLineResponse404Headers the declared response headers of an HTTP 404 response for UpdateLine
+type UpdateLineResponse404Headers struct {
 	RequestId RequestID
 }
 
-// LinesUpdateResponse409Headers the declared response headers of an HTTP 409 response for LinesUpdate
-type LinesUpdateResponse409Headers struct {
+// UpdateLineResponse409Headers the declared response headers of an HTTP 409 response for UpdateLine
+type UpdateLineResponse409Headers struct {
 	RequestId RequestID
 }
 
-// LinesUpdateResponse413Headers the declared response headers of an HTTP 413 response for LinesUpdate
-type LinesUpdateResponse413Headers struct {
+// UpdateLineResponse413Headers the declared response headers of an HTTP 413 response for UpdateLine
+type UpdateLineResponse413Headers struct {
 	RequestId RequestID
 }
 
-// LinesUpdateResponse415Headers the declared response headers of an HTTP 415 response for LinesUpdate
-type LinesUpdateResponse415Headers struct {
+// UpdateLineResponse415Headers the declared response headers of an HTTP 415 response for UpdateLine
+type UpdateLineResponse415Headers struct {
 	RequestId RequestID
 }
 
-// LinesUpdateResponse429Headers the declared response headers of an HTTP 429 response for LinesUpdate
-type LinesUpdateResponse429Headers struct {
+// UpdateLineResponse429Headers the declared response headers of an HTTP 429 response for UpdateLine
+type UpdateLineResponse429Headers struct {
 	RequestId  RequestID
 	RetryAfter int
 }
 
-// LinesUpdateResponse500Headers the declared response headers of an HTTP 500 response for LinesUpdate
-type LinesUpdateResponse500Headers struct {
+// UpdateLineResponse500Headers the declared response headers of an HTTP 500 response for UpdateLine
+type UpdateLineResponse500Headers struct {
 	RequestId RequestID
 }
 
-type LinesUpdateResponse struct {
+type UpdateLineResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
@@ -10525,77 +10525,77 @@ type LinesUpdateResponse struct {
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
 	// Headers200 the parsed response headers for an HTTP 200 response
-	Headers200 *LinesUpdateResponse200Headers
+	Headers200 *UpdateLineResponse200Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
-	Headers400 *LinesUpdateResponse400Headers
+	Headers400 *UpdateLineResponse400Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
-	Headers401 *LinesUpdateResponse401Headers
+	Headers401 *UpdateLineResponse401Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
-	Headers404 *LinesUpdateResponse404Headers
+	Headers404 *UpdateLineResponse404Headers
 	// Headers409 the parsed response headers for an HTTP 409 response
-	Headers409 *LinesUpdateResponse409Headers
+	Headers409 *UpdateLineResponse409Headers
 	// Headers413 the parsed response headers for an HTTP 413 response
-	Headers413 *LinesUpdateResponse413Headers
+	Headers413 *UpdateLineResponse413Headers
 	// Headers415 the parsed response headers for an HTTP 415 response
-	Headers415 *LinesUpdateResponse415Headers
+	Headers415 *UpdateLineResponse415Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
-	Headers429 *LinesUpdateResponse429Headers
+	Headers429 *UpdateLineResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
-	Headers500 *LinesUpdateResponse500Headers
+	Headers500 *UpdateLineResponse500Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r LinesUpdateResponse) GetJSON200() *Line {
+func (r UpdateLineResponse) GetJSON200() *Line {
 	return r.JSON200
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r LinesUpdateResponse) GetJSON400() *BadRequest {
+func (r UpdateLineResponse) GetJSON400() *BadRequest {
 	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r LinesUpdateResponse) GetJSON401() *Unauthorized {
+func (r UpdateLineResponse) GetJSON401() *Unauthorized {
 	return r.JSON401
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
-func (r LinesUpdateResponse) GetJSON404() *NotFound {
+func (r UpdateLineResponse) GetJSON404() *NotFound {
 	return r.JSON404
 }
 
 // GetJSON409 returns the response for an HTTP 409 `application/json` response
-func (r LinesUpdateResponse) GetJSON409() *Conflict {
+func (r UpdateLineResponse) GetJSON409() *Conflict {
 	return r.JSON409
 }
 
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
-func (r LinesUpdateResponse) GetJSON413() *PayloadTooLarge {
+func (r UpdateLineResponse) GetJSON413() *PayloadTooLarge {
 	return r.JSON413
 }
 
 // GetJSON415 returns the response for an HTTP 415 `application/json` response
-func (r LinesUpdateResponse) GetJSON415() *UnsupportedMediaType {
+func (r UpdateLineResponse) GetJSON415() *UnsupportedMediaType {
 	return r.JSON415
 }
 
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
-func (r LinesUpdateResponse) GetJSON429() *RateLimited {
+func (r UpdateLineResponse) GetJSON429() *RateLimited {
 	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
-func (r LinesUpdateResponse) GetJSON500() *InternalError {
+func (r UpdateLineResponse) GetJSON500() *InternalError {
 	return r.JSON500
 }
 
 // GetBody returns the raw response body bytes
-func (r LinesUpdateResponse) GetBody() []byte {
+func (r UpdateLineResponse) GetBody() []byte {
 	return r.Body
 }
 
 // Status returns HTTPResponse.Status
-func (r LinesUpdateResponse) Status() string {
+func (r UpdateLineResponse) Status() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Status
 	}
@@ -10603,7 +10603,7 @@ func (r LinesUpdateResponse) Status() string {
 }
 
 // StatusCode returns HTTPResponse.StatusCode
-func (r LinesUpdateResponse) StatusCode() int {
+func (r UpdateLineResponse) StatusCode() int {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.StatusCode
 	}
@@ -10611,70 +10611,70 @@ func (r LinesUpdateResponse) StatusCode() int {
 }
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
-func (r LinesUpdateResponse) ContentType() string {
+func (r UpdateLineResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
 	return ""
 }
 
-// LinesAssignResponse200Headers the declared response headers of an HTTP 200 response for LinesAssign
-type LinesAssignResponse200Headers struct {
+// AssignLineAssistantResponse200Headers the declared response headers of an HTTP 200 response for AssignLineAssistant
+type AssignLineAssistantResponse200Headers struct {
 	IdempotentReplayed *string
 	RequestId          RequestID
 }
 
-// LinesAssignResponse400Headers the declared response headers of an HTTP 400 response for LinesAssign
-type LinesAssignResponse400Headers struct {
+// AssignLineAssistantResponse400Headers the declared response headers of an HTTP 400 response for AssignLineAssistant
+type AssignLineAssistantResponse400Headers struct {
 	IdempotentReplayed *string
 	RequestId          RequestID
 }
 
-// LinesAssignResponse401Headers the declared response headers of an HTTP 401 response for LinesAssign
-type LinesAssignResponse401Headers struct {
+// AssignLineAssistantResponse401Headers the declared response headers of an HTTP 401 response for AssignLineAssistant
+type AssignLineAssistantResponse401Headers struct {
 	RequestId RequestID
 }
 
-// LinesAssignResponse404Headers the declared response headers of an HTTP 404 response for LinesAssign
-type LinesAssignResponse404Headers struct {
+// AssignLineAssistantResponse404Headers the declared response headers of an HTTP 404 response for AssignLineAssistant
+type AssignLineAssistantResponse404Headers struct {
 	IdempotentReplayed *string
 	RequestId          RequestID
 }
 
-// LinesAssignResponse409Headers the declared response headers of an HTTP 409 response for LinesAssign
-type LinesAssignResponse409Headers struct {
+// AssignLineAssistantResponse409Headers the declared response headers of an HTTP 409 response for AssignLineAssistant
+type AssignLineAssistantResponse409Headers struct {
 	IdempotentReplayed *string
 	RequestId          RequestID
 }
 
-// LinesAssignResponse413Headers the declared response headers of an HTTP 413 response for LinesAssign
-type LinesAssignResponse413Headers struct {
+// AssignLineAssistantResponse413Headers the declared response headers of an HTTP 413 response for AssignLineAssistant
+type AssignLineAssistantResponse413Headers struct {
 	RequestId RequestID
 }
 
-// LinesAssignResponse415Headers the declared response headers of an HTTP 415 response for LinesAssign
-type LinesAssignResponse415Headers struct {
+// AssignLineAssistantResponse415Headers the declared response headers of an HTTP 415 response for AssignLineAssistant
+type AssignLineAssistantResponse415Headers struct {
 	RequestId RequestID
 }
 
-// LinesAssignResponse422Headers the declared response headers of an HTTP 422 response for LinesAssign
-type LinesAssignResponse422Headers struct {
+// AssignLineAssistantResponse422Headers the declared response headers of an HTTP 422 response for AssignLineAssistant
+type AssignLineAssistantResponse422Headers struct {
 	IdempotentReplayed *string
 	RequestId          RequestID
 }
 
-// LinesAssignResponse429Headers the declared response headers of an HTTP 429 response for LinesAssign
-type LinesAssignResponse429Headers struct {
+// AssignLineAssistantResponse429Headers the declared response headers of an HTTP 429 response for AssignLineAssistant
+type AssignLineAssistantResponse429Headers struct {
 	RequestId  RequestID
 	RetryAfter int
 }
 
-// LinesAssignResponse500Headers the declared response headers of an HTTP 500 response for LinesAssign
-type LinesAssignResponse500Headers struct {
+// AssignLineAssistantResponse500Headers the declared response headers of an HTTP 500 response for AssignLineAssistant
+type AssignLineAssistantResponse500Headers struct {
 	RequestId RequestID
 }
 
-type LinesAssignResponse struct {
+type AssignLineAssistantResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
@@ -10698,84 +10698,84 @@ type LinesAssignResponse struct {
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
 	// Headers200 the parsed response headers for an HTTP 200 response
-	Headers200 *LinesAssignResponse200Headers
+	Headers200 *AssignLineAssistantResponse200Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
-	Headers400 *LinesAssignResponse400Headers
+	Headers400 *AssignLineAssistantResponse400Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
-	Headers401 *LinesAssignResponse401Headers
+	Headers401 *AssignLineAssistantResponse401Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
-	Headers404 *LinesAssignResponse404Headers
+	Headers404 *AssignLineAssistantResponse404Headers
 	// Headers409 the parsed response headers for an HTTP 409 response
-	Headers409 *LinesAssignResponse409Headers
+	Headers409 *AssignLineAssistantResponse409Headers
 	// Headers413 the parsed response headers for an HTTP 413 response
-	Headers413 *LinesAssignResponse413Headers
+	Headers413 *AssignLineAssistantResponse413Headers
 	// Headers415 the parsed response headers for an HTTP 415 response
-	Headers415 *LinesAssignResponse415Headers
+	Headers415 *AssignLineAssistantResponse415Headers
 	// Headers422 the parsed response headers for an HTTP 422 response
-	Headers422 *LinesAssignResponse422Headers
+	Headers422 *AssignLineAssistantResponse422Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
-	Headers429 *LinesAssignResponse429Headers
+	Headers429 *AssignLineAssistantResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
-	Headers500 *LinesAssignResponse500Headers
+	Headers500 *AssignLineAssistantResponse500Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r LinesAssignResponse) GetJSON200() *Line {
+func (r AssignLineAssistantResponse) GetJSON200() *Line {
 	return r.JSON200
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r LinesAssignResponse) GetJSON400() *BadRequestPost {
+func (r AssignLineAssistantResponse) GetJSON400() *BadRequestPost {
 	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r LinesAssignResponse) GetJSON401() *Unauthorized {
+func (r AssignLineAssistantResponse) GetJSON401() *Unauthorized {
 	return r.JSON401
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
-func (r LinesAssignResponse) GetJSON404() *NotFoundPost {
+func (r AssignLineAssistantResponse) GetJSON404() *NotFoundPost {
 	return r.JSON404
 }
 
 // GetJSON409 returns the response for an HTTP 409 `application/json` response
-func (r LinesAssignResponse) GetJSON409() *ConflictPost {
+func (r AssignLineAssistantResponse) GetJSON409() *ConflictPost {
 	return r.JSON409
 }
 
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
-func (r LinesAssignResponse) GetJSON413() *PayloadTooLarge {
+func (r AssignLineAssistantResponse) GetJSON413() *PayloadTooLarge {
 	return r.JSON413
 }
 
 // GetJSON415 returns the response for an HTTP 415 `application/json` response
-func (r LinesAssignResponse) GetJSON415() *UnsupportedMediaType {
+func (r AssignLineAssistantResponse) GetJSON415() *UnsupportedMediaType {
 	return r.JSON415
 }
 
 // GetJSON422 returns the response for an HTTP 422 `application/json` response
-func (r LinesAssignResponse) GetJSON422() *UnprocessablePost {
+func (r AssignLineAssistantResponse) GetJSON422() *UnprocessablePost {
 	return r.JSON422
 }
 
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
-func (r LinesAssignResponse) GetJSON429() *RateLimited {
+func (r AssignLineAssistantResponse) GetJSON429() *RateLimited {
 	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
-func (r LinesAssignResponse) GetJSON500() *InternalError {
+func (r AssignLineAssistantResponse) GetJSON500() *InternalError {
 	return r.JSON500
 }
 
 // GetBody returns the raw response body bytes
-func (r LinesAssignResponse) GetBody() []byte {
+func (r AssignLineAssistantResponse) GetBody() []byte {
 	return r.Body
 }
 
 // Status returns HTTPResponse.Status
-func (r LinesAssignResponse) Status() string {
+func (r AssignLineAssistantResponse) Status() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Status
 	}
@@ -10783,7 +10783,7 @@ func (r LinesAssignResponse) Status() string {
 }
 
 // StatusCode returns HTTPResponse.StatusCode
-func (r LinesAssignResponse) StatusCode() int {
+func (r AssignLineAssistantResponse) StatusCode() int {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.StatusCode
 	}
@@ -10791,50 +10791,50 @@ func (r LinesAssignResponse) StatusCode() int {
 }
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
-func (r LinesAssignResponse) ContentType() string {
+func (r AssignLineAssistantResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
 	return ""
 }
 
-// SessionsListResponse200Headers the declared response headers of an HTTP 200 response for SessionsList
-type SessionsListResponse200Headers struct {
+// ListSessionsResponse200Headers the declared response headers of an HTTP 200 response for ListSessions
+type ListSessionsResponse200Headers struct {
 	RequestId RequestID
 }
 
-// SessionsListResponse400Headers the declared response headers of an HTTP 400 response for SessionsList
-type SessionsListResponse400Headers struct {
+// ListSessionsResponse400Headers the declared response headers of an HTTP 400 response for ListSessions
+type ListSessionsResponse400Headers struct {
 	RequestId RequestID
 }
 
-// SessionsListResponse401Headers the declared response headers of an HTTP 401 response for SessionsList
-type SessionsListResponse401Headers struct {
+// ListSessionsResponse401Headers the declared response headers of an HTTP 401 response for ListSessions
+type ListSessionsResponse401Headers struct {
 	RequestId RequestID
 }
 
-// SessionsListResponse413Headers the declared response headers of an HTTP 413 response for SessionsList
-type SessionsListResponse413Headers struct {
+// ListSessionsResponse413Headers the declared response headers of an HTTP 413 response for ListSessions
+type ListSessionsResponse413Headers struct {
 	RequestId RequestID
 }
 
-// SessionsListResponse415Headers the declared response headers of an HTTP 415 response for SessionsList
-type SessionsListResponse415Headers struct {
+// ListSessionsResponse415Headers the declared response headers of an HTTP 415 response for ListSessions
+type ListSessionsResponse415Headers struct {
 	RequestId RequestID
 }
 
-// SessionsListResponse429Headers the declared response headers of an HTTP 429 response for SessionsList
-type SessionsListResponse429Headers struct {
+// ListSessionsResponse429Headers the declared response headers of an HTTP 429 response for ListSessions
+type ListSessionsResponse429Headers struct {
 	RequestId  RequestID
 	RetryAfter int
 }
 
-// SessionsListResponse500Headers the declared response headers of an HTTP 500 response for SessionsList
-type SessionsListResponse500Headers struct {
+// ListSessionsResponse500Headers the declared response headers of an HTTP 500 response for ListSessions
+type ListSessionsResponse500Headers struct {
 	RequestId RequestID
 }
 
-type SessionsListResponse struct {
+type ListSessionsResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
@@ -10852,63 +10852,63 @@ type SessionsListResponse struct {
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
 	// Headers200 the parsed response headers for an HTTP 200 response
-	Headers200 *SessionsListResponse200Headers
+	Headers200 *ListSessionsResponse200Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
-	Headers400 *SessionsListResponse400Headers
+	Headers400 *ListSessionsResponse400Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
-	Headers401 *SessionsListResponse401Headers
+	Headers401 *ListSessionsResponse401Headers
 	// Headers413 the parsed response headers for an HTTP 413 response
-	Headers413 *SessionsListResponse413Headers
+	Headers413 *ListSessionsResponse413Headers
 	// Headers415 the parsed response headers for an HTTP 415 response
-	Headers415 *SessionsListResponse415Headers
+	Headers415 *ListSessionsResponse415Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
-	Headers429 *SessionsListResponse429Headers
+	Headers429 *ListSessionsResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
-	Headers500 *SessionsListResponse500Headers
+	Headers500 *ListSessionsResponse500Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r SessionsListResponse) GetJSON200() *SessionList {
+func (r ListSessionsResponse) GetJSON200() *SessionList {
 	return r.JSON200
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r SessionsListResponse) GetJSON400() *BadRequest {
+func (r ListSessionsResponse) GetJSON400() *BadRequest {
 	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r SessionsListResponse) GetJSON401() *Unauthorized {
+func (r ListSessionsResponse) GetJSON401() *Unauthorized {
 	return r.JSON401
 }
 
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
-func (r SessionsListResponse) GetJSON413() *PayloadTooLarge {
+func (r ListSessionsResponse) GetJSON413() *PayloadTooLarge {
 	return r.JSON413
 }
 
 // GetJSON415 returns the response for an HTTP 415 `application/json` response
-func (r SessionsListResponse) GetJSON415() *UnsupportedMediaType {
+func (r ListSessionsResponse) GetJSON415() *UnsupportedMediaType {
 	return r.JSON415
 }
 
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
-func (r SessionsListResponse) GetJSON429() *RateLimited {
+func (r ListSessionsResponse) GetJSON429() *RateLimited {
 	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
-func (r SessionsListResponse) GetJSON500() *InternalError {
+func (r ListSessionsResponse) GetJSON500() *InternalError {
 	return r.JSON500
 }
 
 // GetBody returns the raw response body bytes
-func (r SessionsListResponse) GetBody() []byte {
+func (r ListSessionsResponse) GetBody() []byte {
 	return r.Body
 }
 
 // Status returns HTTPResponse.Status
-func (r SessionsListResponse) Status() string {
+func (r ListSessionsResponse) Status() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Status
 	}
@@ -10916,7 +10916,7 @@ func (r SessionsListResponse) Status() string {
 }
 
 // StatusCode returns HTTPResponse.StatusCode
-func (r SessionsListResponse) StatusCode() int {
+func (r ListSessionsResponse) StatusCode() int {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.StatusCode
 	}
@@ -10924,76 +10924,76 @@ func (r SessionsListResponse) StatusCode() int {
 }
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
-func (r SessionsListResponse) ContentType() string {
+func (r ListSessionsResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
 	return ""
 }
 
-// SessionsCreateResponse201Headers the declared response headers of an HTTP 201 response for SessionsCreate
-type SessionsCreateResponse201Headers struct {
+// CreateSessionResponse201Headers the declared response headers of an HTTP 201 response for CreateSession
+type CreateSessionResponse201Headers struct {
 	IdempotentReplayed *string
 	RequestId          RequestID
 }
 
-// SessionsCreateResponse400Headers the declared response headers of an HTTP 400 response for SessionsCreate
-type SessionsCreateResponse400Headers struct {
+// CreateSessionResponse400Headers the declared response headers of an HTTP 400 response for CreateSession
+type CreateSessionResponse400Headers struct {
 	IdempotentReplayed *string
 	RequestId          RequestID
 }
 
-// SessionsCreateResponse401Headers the declared response headers of an HTTP 401 response for SessionsCreate
-type SessionsCreateResponse401Headers struct {
+// CreateSessionResponse401Headers the declared response headers of an HTTP 401 response for CreateSession
+type CreateSessionResponse401Headers struct {
 	RequestId RequestID
 }
 
-// SessionsCreateResponse404Headers the declared response headers of an HTTP 404 response for SessionsCreate
-type SessionsCreateResponse404Headers struct {
+// CreateSessionResponse404Headers the declared response headers of an HTTP 404 response for CreateSession
+type CreateSessionResponse404Headers struct {
 	IdempotentReplayed *string
 	RequestId          RequestID
 }
 
-// SessionsCreateResponse409Headers the declared response headers of an HTTP 409 response for SessionsCreate
-type SessionsCreateResponse409Headers struct {
+// CreateSessionResponse409Headers the declared response headers of an HTTP 409 response for CreateSession
+type CreateSessionResponse409Headers struct {
 	IdempotentReplayed *string
 	RequestId          RequestID
 }
 
-// SessionsCreateResponse413Headers the declared response headers of an HTTP 413 response for SessionsCreate
-type SessionsCreateResponse413Headers struct {
+// CreateSessionResponse413Headers the declared response headers of an HTTP 413 response for CreateSession
+type CreateSessionResponse413Headers struct {
 	RequestId RequestID
 }
 
-// SessionsCreateResponse415Headers the declared response headers of an HTTP 415 response for SessionsCreate
-type SessionsCreateResponse415Headers struct {
+// CreateSessionResponse415Headers the declared response headers of an HTTP 415 response for CreateSession
+type CreateSessionResponse415Headers struct {
 	RequestId RequestID
 }
 
-// SessionsCreateResponse422Headers the declared response headers of an HTTP 422 response for SessionsCreate
-type SessionsCreateResponse422Headers struct {
+// CreateSessionResponse422Headers the declared response headers of an HTTP 422 response for CreateSession
+type CreateSessionResponse422Headers struct {
 	IdempotentReplayed *string
 	RequestId          RequestID
 }
 
-// SessionsCreateResponse429Headers the declared response headers of an HTTP 429 response for SessionsCreate
-type SessionsCreateResponse429Headers struct {
+// CreateSessionResponse429Headers the declared response headers of an HTTP 429 response for CreateSession
+type CreateSessionResponse429Headers struct {
 	RequestId  RequestID
 	RetryAfter int
 }
 
-// SessionsCreateResponse500Headers the declared response headers of an HTTP 500 response for SessionsCreate
-type SessionsCreateResponse500Headers struct {
+// CreateSessionResponse500Headers the declared response headers of an HTTP 500 response for CreateSession
+type CreateSessionResponse500Headers struct {
 	RequestId RequestID
 }
 
-// SessionsCreateResponse502Headers the declared response headers of an HTTP 502 response for SessionsCreate
-type SessionsCreateResponse502Headers struct {
+// CreateSessionResponse502Headers the declared response headers of an HTTP 502 response for CreateSession
+type CreateSessionResponse502Headers struct {
 	IdempotentReplayed *string
 	RequestId          RequestID
 }
 
-type SessionsCreateResponse struct {
+type CreateSessionResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON201 the response for an HTTP 201 `application/json` response
@@ -11019,91 +11019,91 @@ type SessionsCreateResponse struct {
 	// JSON502 the response for an HTTP 502 `application/json` response
 	JSON502 *Upstream
 	// Headers201 the parsed response headers for an HTTP 201 response
-	Headers201 *SessionsCreateResponse201Headers
+	Headers201 *CreateSessionResponse201Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
-	Headers400 *SessionsCreateResponse400Headers
+	Headers400 *CreateSessionResponse400Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
-	Headers401 *SessionsCreateResponse401Headers
+	Headers401 *CreateSessionResponse401Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
-	Headers404 *SessionsCreateResponse404Headers
+	Headers404 *CreateSessionResponse404Headers
 	// Headers409 the parsed response headers for an HTTP 409 response
-	Headers409 *SessionsCreateResponse409Headers
+	Headers409 *CreateSessionResponse409Headers
 	// Headers413 the parsed response headers for an HTTP 413 response
-	Headers413 *SessionsCreateResponse413Headers
+	Headers413 *CreateSessionResponse413Headers
 	// Headers415 the parsed response headers for an HTTP 415 response
-	Headers415 *SessionsCreateResponse415Headers
+	Headers415 *CreateSessionResponse415Headers
 	// Headers422 the parsed response headers for an HTTP 422 response
-	Headers422 *SessionsCreateResponse422Headers
+	Headers422 *CreateSessionResponse422Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
-	Headers429 *SessionsCreateResponse429Headers
+	Headers429 *CreateSessionResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
-	Headers500 *SessionsCreateResponse500Headers
+	Headers500 *CreateSessionResponse500Headers
 	// Headers502 the parsed response headers for an HTTP 502 response
-	Headers502 *SessionsCreateResponse502Headers
+	Headers502 *CreateSessionResponse502Headers
 }
 
 // GetJSON201 returns the response for an HTTP 201 `application/json` response
-func (r SessionsCreateResponse) GetJSON201() *SessionCreated {
+func (r CreateSessionResponse) GetJSON201() *SessionCreated {
 	return r.JSON201
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r SessionsCreateResponse) GetJSON400() *BadRequestPost {
+func (r CreateSessionResponse) GetJSON400() *BadRequestPost {
 	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r SessionsCreateResponse) GetJSON401() *Unauthorized {
+func (r CreateSessionResponse) GetJSON401() *Unauthorized {
 	return r.JSON401
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
-func (r SessionsCreateResponse) GetJSON404() *NotFoundPost {
+func (r CreateSessionResponse) GetJSON404() *NotFoundPost {
 	return r.JSON404
 }
 
 // GetJSON409 returns the response for an HTTP 409 `application/json` response
-func (r SessionsCreateResponse) GetJSON409() *ConflictPost {
+func (r CreateSessionResponse) GetJSON409() *ConflictPost {
 	return r.JSON409
 }
 
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
-func (r SessionsCreateResponse) GetJSON413() *PayloadTooLarge {
+func (r CreateSessionResponse) GetJSON413() *PayloadTooLarge {
 	return r.JSON413
 }
 
 // GetJSON415 returns the response for an HTTP 415 `application/json` response
-func (r SessionsCreateResponse) GetJSON415() *UnsupportedMediaType {
+func (r CreateSessionResponse) GetJSON415() *UnsupportedMediaType {
 	return r.JSON415
 }
 
 // GetJSON422 returns the response for an HTTP 422 `application/json` response
-func (r SessionsCreateResponse) GetJSON422() *UnprocessablePost {
+func (r CreateSessionResponse) GetJSON422() *UnprocessablePost {
 	return r.JSON422
 }
 
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
-func (r SessionsCreateResponse) GetJSON429() *RateLimited {
+func (r CreateSessionResponse) GetJSON429() *RateLimited {
 	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
-func (r SessionsCreateResponse) GetJSON500() *InternalError {
+func (r CreateSessionResponse) GetJSON500() *InternalError {
 	return r.JSON500
 }
 
 // GetJSON502 returns the response for an HTTP 502 `application/json` response
-func (r SessionsCreateResponse) GetJSON502() *Upstream {
+func (r CreateSessionResponse) GetJSON502() *Upstream {
 	return r.JSON502
 }
 
 // GetBody returns the raw response body bytes
-func (r SessionsCreateResponse) GetBody() []byte {
+func (r CreateSessionResponse) GetBody() []byte {
 	return r.Body
 }
 
 // Status returns HTTPResponse.Status
-func (r SessionsCreateResponse) Status() string {
+func (r CreateSessionResponse) Status() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Status
 	}
@@ -11111,7 +11111,7 @@ func (r SessionsCreateResponse) Status() string {
 }
 
 // StatusCode returns HTTPResponse.StatusCode
-func (r SessionsCreateResponse) StatusCode() int {
+func (r CreateSessionResponse) StatusCode() int {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.StatusCode
 	}
@@ -11119,55 +11119,55 @@ func (r SessionsCreateResponse) StatusCode() int {
 }
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
-func (r SessionsCreateResponse) ContentType() string {
+func (r CreateSessionResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
 	return ""
 }
 
-// SessionsDeleteResponse200Headers the declared response headers of an HTTP 200 response for SessionsDelete
-type SessionsDeleteResponse200Headers struct {
+// DeleteSessionResponse200Headers the declared response headers of an HTTP 200 response for DeleteSession
+type DeleteSessionResponse200Headers struct {
 	RequestId RequestID
 }
 
-// SessionsDeleteResponse400Headers the declared response headers of an HTTP 400 response for SessionsDelete
-type SessionsDeleteResponse400Headers struct {
+// DeleteSessionResponse400Headers the declared response headers of an HTTP 400 response for DeleteSession
+type DeleteSessionResponse400Headers struct {
 	RequestId RequestID
 }
 
-// SessionsDeleteResponse401Headers the declared response headers of an HTTP 401 response for SessionsDelete
-type SessionsDeleteResponse401Headers struct {
+// DeleteSessionResponse401Headers the declared response headers of an HTTP 401 response for DeleteSession
+type DeleteSessionResponse401Headers struct {
 	RequestId RequestID
 }
 
-// SessionsDeleteResponse404Headers the declared response headers of an HTTP 404 response for SessionsDelete
-type SessionsDeleteResponse404Headers struct {
+// DeleteSessionResponse404Headers the declared response headers of an HTTP 404 response for DeleteSession
+type DeleteSessionResponse404Headers struct {
 	RequestId RequestID
 }
 
-// SessionsDeleteResponse413Headers the declared response headers of an HTTP 413 response for SessionsDelete
-type SessionsDeleteResponse413Headers struct {
+// DeleteSessionResponse413Headers the declared response headers of an HTTP 413 response for DeleteSession
+type DeleteSessionResponse413Headers struct {
 	RequestId RequestID
 }
 
-// SessionsDeleteResponse415Headers the declared response headers of an HTTP 415 response for SessionsDelete
-type SessionsDeleteResponse415Headers struct {
+// DeleteSessionResponse415Headers the declared response headers of an HTTP 415 response for DeleteSession
+type DeleteSessionResponse415Headers struct {
 	RequestId RequestID
 }
 
-// SessionsDeleteResponse429Headers the declared response headers of an HTTP 429 response for SessionsDelete
-type SessionsDeleteResponse429Headers struct {
+// DeleteSessionResponse429Headers the declared response headers of an HTTP 429 response for DeleteSession
+type DeleteSessionResponse429Headers struct {
 	RequestId  RequestID
 	RetryAfter int
 }
 
-// SessionsDeleteResponse500Headers the declared response headers of an HTTP 500 response for SessionsDelete
-type SessionsDeleteResponse500Headers struct {
+// DeleteSessionResponse500Headers the declared response headers of an HTTP 500 response for DeleteSession
+type DeleteSessionResponse500Headers struct {
 	RequestId RequestID
 }
 
-type SessionsDeleteResponse struct {
+type DeleteSessionResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
@@ -11187,70 +11187,70 @@ type SessionsDeleteResponse struct {
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
 	// Headers200 the parsed response headers for an HTTP 200 response
-	Headers200 *SessionsDeleteResponse200Headers
+	Headers200 *DeleteSessionResponse200Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
-	Headers400 *SessionsDeleteResponse400Headers
+	Headers400 *DeleteSessionResponse400Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
-	Headers401 *SessionsDeleteResponse401Headers
+	Headers401 *DeleteSessionResponse401Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
-	Headers404 *SessionsDeleteResponse404Headers
+	Headers404 *DeleteSessionResponse404Headers
 	// Headers413 the parsed response headers for an HTTP 413 response
-	Headers413 *SessionsDeleteResponse413Headers
+	Headers413 *DeleteSessionResponse413Headers
 	// Headers415 the parsed response headers for an HTTP 415 response
-	Headers415 *SessionsDeleteResponse415Headers
+	Headers415 *DeleteSessionResponse415Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
-	Headers429 *SessionsDeleteResponse429Headers
+	Headers429 *DeleteSessionResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
-	Headers500 *SessionsDeleteResponse500Headers
+	Headers500 *DeleteSessionResponse500Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r SessionsDeleteResponse) GetJSON200() *Session {
+func (r DeleteSessionResponse) GetJSON200() *Session {
 	return r.JSON200
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r SessionsDeleteResponse) GetJSON400() *BadRequest {
+func (r DeleteSessionResponse) GetJSON400() *BadRequest {
 	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r SessionsDeleteResponse) GetJSON401() *Unauthorized {
+func (r DeleteSessionResponse) GetJSON401() *Unauthorized {
 	return r.JSON401
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
-func (r SessionsDeleteResponse) GetJSON404() *NotFound {
+func (r DeleteSessionResponse) GetJSON404() *NotFound {
 	return r.JSON404
 }
 
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
-func (r SessionsDeleteResponse) GetJSON413() *PayloadTooLarge {
+func (r DeleteSessionResponse) GetJSON413() *PayloadTooLarge {
 	return r.JSON413
 }
 
 // GetJSON415 returns the response for an HTTP 415 `application/json` response
-func (r SessionsDeleteResponse) GetJSON415() *UnsupportedMediaType {
+func (r DeleteSessionResponse) GetJSON415() *UnsupportedMediaType {
 	return r.JSON415
 }
 
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
-func (r SessionsDeleteResponse) GetJSON429() *RateLimited {
+func (r DeleteSessionResponse) GetJSON429() *RateLimited {
 	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
-func (r SessionsDeleteResponse) GetJSON500() *InternalError {
+func (r DeleteSessionResponse) GetJSON500() *InternalError {
 	return r.JSON500
 }
 
 // GetBody returns the raw response body bytes
-func (r SessionsDeleteResponse) GetBody() []byte {
+func (r DeleteSessionResponse) GetBody() []byte {
 	return r.Body
 }
 
 // Status returns HTTPResponse.Status
-func (r SessionsDeleteResponse) Status() string {
+func (r DeleteSessionResponse) Status() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Status
 	}
@@ -11258,7 +11258,7 @@ func (r SessionsDeleteResponse) Status() string {
 }
 
 // StatusCode returns HTTPResponse.StatusCode
-func (r SessionsDeleteResponse) StatusCode() int {
+func (r DeleteSessionResponse) StatusCode() int {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.StatusCode
 	}
@@ -11266,55 +11266,55 @@ func (r SessionsDeleteResponse) StatusCode() int {
 }
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
-func (r SessionsDeleteResponse) ContentType() string {
+func (r DeleteSessionResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
 	return ""
 }
 
-// SessionsGetResponse200Headers the declared response headers of an HTTP 200 response for SessionsGet
-type SessionsGetResponse200Headers struct {
+// GetSessionResponse200Headers the declared response headers of an HTTP 200 response for GetSession
+type GetSessionResponse200Headers struct {
 	RequestId RequestID
 }
 
-// SessionsGetResponse400Headers the declared response headers of an HTTP 400 response for SessionsGet
-type SessionsGetResponse400Headers struct {
+// GetSessionResponse400Headers the declared response headers of an HTTP 400 response for GetSession
+type GetSessionResponse400Headers struct {
 	RequestId RequestID
 }
 
-// SessionsGetResponse401Headers the declared response headers of an HTTP 401 response for SessionsGet
-type SessionsGetResponse401Headers struct {
+// GetSessionResponse401Headers the declared response headers of an HTTP 401 response for GetSession
+type GetSessionResponse401Headers struct {
 	RequestId RequestID
 }
 
-// SessionsGetResponse404Headers the declared response headers of an HTTP 404 response for SessionsGet
-type SessionsGetResponse404Headers struct {
+// GetSessionResponse404Headers the declared response headers of an HTTP 404 response for GetSession
+type GetSessionResponse404Headers struct {
 	RequestId RequestID
 }
 
-// SessionsGetResponse413Headers the declared response headers of an HTTP 413 response for SessionsGet
-type SessionsGetResponse413Headers struct {
+// GetSessionResponse413Headers the declared response headers of an HTTP 413 response for GetSession
+type GetSessionResponse413Headers struct {
 	RequestId RequestID
 }
 
-// SessionsGetResponse415Headers the declared response headers of an HTTP 415 response for SessionsGet
-type SessionsGetResponse415Headers struct {
+// GetSessionResponse415Headers the declared response headers of an HTTP 415 response for GetSession
+type GetSessionResponse415Headers struct {
 	RequestId RequestID
 }
 
-// SessionsGetResponse429Headers the declared response headers of an HTTP 429 response for SessionsGet
-type SessionsGetResponse429Headers struct {
+// GetSessionResponse429Headers the declared response headers of an HTTP 429 response for GetSession
+type GetSessionResponse429Headers struct {
 	RequestId  RequestID
 	RetryAfter int
 }
 
-// SessionsGetResponse500Headers the declared response headers of an HTTP 500 response for SessionsGet
-type SessionsGetResponse500Headers struct {
+// GetSessionResponse500Headers the declared response headers of an HTTP 500 response for GetSession
+type GetSessionResponse500Headers struct {
 	RequestId RequestID
 }
 
-type SessionsGetResponse struct {
+type GetSessionResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
@@ -11334,70 +11334,70 @@ type SessionsGetResponse struct {
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
 	// Headers200 the parsed response headers for an HTTP 200 response
-	Headers200 *SessionsGetResponse200Headers
+	Headers200 *GetSessionResponse200Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
-	Headers400 *SessionsGetResponse400Headers
+	Headers400 *GetSessionResponse400Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
-	Headers401 *SessionsGetResponse401Headers
+	Headers401 *GetSessionResponse401Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
-	Headers404 *SessionsGetResponse404Headers
+	Headers404 *GetSessionResponse404Headers
 	// Headers413 the parsed response headers for an HTTP 413 response
-	Headers413 *SessionsGetResponse413Headers
+	Headers413 *GetSessionResponse413Headers
 	// Headers415 the parsed response headers for an HTTP 415 response
-	Headers415 *SessionsGetResponse415Headers
+	Headers415 *GetSessionResponse415Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
-	Headers429 *SessionsGetResponse429Headers
+	Headers429 *GetSessionResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
-	Headers500 *SessionsGetResponse500Headers
+	Headers500 *GetSessionResponse500Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r SessionsGetResponse) GetJSON200() *Session {
+func (r GetSessionResponse) GetJSON200() *Session {
 	return r.JSON200
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r SessionsGetResponse) GetJSON400() *BadRequest {
+func (r GetSessionResponse) GetJSON400() *BadRequest {
 	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r SessionsGetResponse) GetJSON401() *Unauthorized {
+func (r GetSessionResponse) GetJSON401() *Unauthorized {
 	return r.JSON401
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
-func (r SessionsGetResponse) GetJSON404() *NotFound {
+func (r GetSessionResponse) GetJSON404() *NotFound {
 	return r.JSON404
 }
 
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
-func (r SessionsGetResponse) GetJSON413() *PayloadTooLarge {
+func (r GetSessionResponse) GetJSON413() *PayloadTooLarge {
 	return r.JSON413
 }
 
 // GetJSON415 returns the response for an HTTP 415 `application/json` response
-func (r SessionsGetResponse) GetJSON415() *UnsupportedMediaType {
+func (r GetSessionResponse) GetJSON415() *UnsupportedMediaType {
 	return r.JSON415
 }
 
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
-func (r SessionsGetResponse) GetJSON429() *RateLimited {
+func (r GetSessionResponse) GetJSON429() *RateLimited {
 	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
-func (r SessionsGetResponse) GetJSON500() *InternalError {
+func (r GetSessionResponse) GetJSON500() *InternalError {
 	return r.JSON500
 }
 
 // GetBody returns the raw response body bytes
-func (r SessionsGetResponse) GetBody() []byte {
+func (r GetSessionResponse) GetBody() []byte {
 	return r.Body
 }
 
 // Status returns HTTPResponse.Status
-func (r SessionsGetResponse) Status() string {
+func (r GetSessionResponse) Status() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Status
 	}
@@ -11405,7 +11405,7 @@ func (r SessionsGetResponse) Status() string {
 }
 
 // StatusCode returns HTTPResponse.StatusCode
-func (r SessionsGetResponse) StatusCode() int {
+func (r GetSessionResponse) StatusCode() int {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.StatusCode
 	}
@@ -11413,70 +11413,70 @@ func (r SessionsGetResponse) StatusCode() int {
 }
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
-func (r SessionsGetResponse) ContentType() string {
+func (r GetSessionResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
 	return ""
 }
 
-// SessionsTokensResponse201Headers the declared response headers of an HTTP 201 response for SessionsTokens
-type SessionsTokensResponse201Headers struct {
+// CreateSessionTokenResponse201Headers the declared response headers of an HTTP 201 response for CreateSessionToken
+type CreateSessionTokenResponse201Headers struct {
 	IdempotentReplayed *string
 	RequestId          RequestID
 }
 
-// SessionsTokensResponse400Headers the declared response headers of an HTTP 400 response for SessionsTokens
-type SessionsTokensResponse400Headers struct {
+// CreateSessionTokenResponse400Headers the declared response headers of an HTTP 400 response for CreateSessionToken
+type CreateSessionTokenResponse400Headers struct {
 	IdempotentReplayed *string
 	RequestId          RequestID
 }
 
-// SessionsTokensResponse401Headers the declared response headers of an HTTP 401 response for SessionsTokens
-type SessionsTokensResponse401Headers struct {
+// CreateSessionTokenResponse401Headers the declared response headers of an HTTP 401 response for CreateSessionToken
+type CreateSessionTokenResponse401Headers struct {
 	RequestId RequestID
 }
 
-// SessionsTokensResponse404Headers the declared response headers of an HTTP 404 response for SessionsTokens
-type SessionsTokensResponse404Headers struct {
+// CreateSessionTokenResponse404Headers the declared response headers of an HTTP 404 response for CreateSessionToken
+type CreateSessionTokenResponse404Headers struct {
 	IdempotentReplayed *string
 	RequestId          RequestID
 }
 
-// SessionsTokensResponse409Headers the declared response headers of an HTTP 409 response for SessionsTokens
-type SessionsTokensResponse409Headers struct {
+// CreateSessionTokenResponse409Headers the declared response headers of an HTTP 409 response for CreateSessionToken
+type CreateSessionTokenResponse409Headers struct {
 	IdempotentReplayed *string
 	RequestId          RequestID
 }
 
-// SessionsTokensResponse413Headers the declared response headers of an HTTP 413 response for SessionsTokens
-type SessionsTokensResponse413Headers struct {
+// CreateSessionTokenResponse413Headers the declared response headers of an HTTP 413 response for CreateSessionToken
+type CreateSessionTokenResponse413Headers struct {
 	RequestId RequestID
 }
 
-// SessionsTokensResponse415Headers the declared response headers of an HTTP 415 response for SessionsTokens
-type SessionsTokensResponse415Headers struct {
+// CreateSessionTokenResponse415Headers the declared response headers of an HTTP 415 response for CreateSessionToken
+type CreateSessionTokenResponse415Headers struct {
 	RequestId RequestID
 }
 
-// SessionsTokensResponse422Headers the declared response headers of an HTTP 422 response for SessionsTokens
-type SessionsTokensResponse422Headers struct {
+// CreateSessionTokenResponse422Headers the declared response headers of an HTTP 422 response for CreateSessionToken
+type CreateSessionTokenResponse422Headers struct {
 	IdempotentReplayed *string
 	RequestId          RequestID
 }
 
-// SessionsTokensResponse429Headers the declared response headers of an HTTP 429 response for SessionsTokens
-type SessionsTokensResponse429Headers struct {
+// CreateSessionTokenResponse429Headers the declared response headers of an HTTP 429 response for CreateSessionToken
+type CreateSessionTokenResponse429Headers struct {
 	RequestId  RequestID
 	RetryAfter int
 }
 
-// SessionsTokensResponse500Headers the declared response headers of an HTTP 500 response for SessionsTokens
-type SessionsTokensResponse500Headers struct {
+// CreateSessionTokenResponse500Headers the declared response headers of an HTTP 500 response for CreateSessionToken
+type CreateSessionTokenResponse500Headers struct {
 	RequestId RequestID
 }
 
-type SessionsTokensResponse struct {
+type CreateSessionTokenResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON201 the response for an HTTP 201 `application/json` response
@@ -11500,84 +11500,84 @@ type SessionsTokensResponse struct {
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
 	// Headers201 the parsed response headers for an HTTP 201 response
-	Headers201 *SessionsTokensResponse201Headers
+	Headers201 *CreateSessionTokenResponse201Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
-	Headers400 *SessionsTokensResponse400Headers
+	Headers400 *CreateSessionTokenResponse400Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
-	Headers401 *SessionsTokensResponse401Headers
+	Headers401 *CreateSessionTokenResponse401Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
-	Headers404 *SessionsTokensResponse404Headers
+	Headers404 *CreateSessionTokenResponse404Headers
 	// Headers409 the parsed response headers for an HTTP 409 response
-	Headers409 *SessionsTokensResponse409Headers
+	Headers409 *CreateSessionTokenResponse409Headers
 	// Headers413 the parsed response headers for an HTTP 413 response
-	Headers413 *SessionsTokensResponse413Headers
+	Headers413 *CreateSessionTokenResponse413Headers
 	// Headers415 the parsed response headers for an HTTP 415 response
-	Headers415 *SessionsTokensResponse415Headers
+	Headers415 *CreateSessionTokenResponse415Headers
 	// Headers422 the parsed response headers for an HTTP 422 response
-	Headers422 *SessionsTokensResponse422Headers
+	Headers422 *CreateSessionTokenResponse422Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
-	Headers429 *SessionsTokensResponse429Headers
+	Headers429 *CreateSessionTokenResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
-	Headers500 *SessionsTokensResponse500Headers
+	Headers500 *CreateSessionTokenResponse500Headers
 }
 
 // GetJSON201 returns the response for an HTTP 201 `application/json` response
-func (r SessionsTokensResponse) GetJSON201() *SessionPayload {
+func (r CreateSessionTokenResponse) GetJSON201() *SessionPayload {
 	return r.JSON201
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r SessionsTokensResponse) GetJSON400() *BadRequestPost {
+func (r CreateSessionTokenResponse) GetJSON400() *BadRequestPost {
 	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r SessionsTokensResponse) GetJSON401() *Unauthorized {
+func (r CreateSessionTokenResponse) GetJSON401() *Unauthorized {
 	return r.JSON401
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
-func (r SessionsTokensResponse) GetJSON404() *NotFoundPost {
+func (r CreateSessionTokenResponse) GetJSON404() *NotFoundPost {
 	return r.JSON404
 }
 
 // GetJSON409 returns the response for an HTTP 409 `application/json` response
-func (r SessionsTokensResponse) GetJSON409() *ConflictPost {
+func (r CreateSessionTokenResponse) GetJSON409() *ConflictPost {
 	return r.JSON409
 }
 
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
-func (r SessionsTokensResponse) GetJSON413() *PayloadTooLarge {
+func (r CreateSessionTokenResponse) GetJSON413() *PayloadTooLarge {
 	return r.JSON413
 }
 
 // GetJSON415 returns the response for an HTTP 415 `application/json` response
-func (r SessionsTokensResponse) GetJSON415() *UnsupportedMediaType {
+func (r CreateSessionTokenResponse) GetJSON415() *UnsupportedMediaType {
 	return r.JSON415
 }
 
 // GetJSON422 returns the response for an HTTP 422 `application/json` response
-func (r SessionsTokensResponse) GetJSON422() *UnprocessablePost {
+func (r CreateSessionTokenResponse) GetJSON422() *UnprocessablePost {
 	return r.JSON422
 }
 
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
-func (r SessionsTokensResponse) GetJSON429() *RateLimited {
+func (r CreateSessionTokenResponse) GetJSON429() *RateLimited {
 	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
-func (r SessionsTokensResponse) GetJSON500() *InternalError {
+func (r CreateSessionTokenResponse) GetJSON500() *InternalError {
 	return r.JSON500
 }
 
 // GetBody returns the raw response body bytes
-func (r SessionsTokensResponse) GetBody() []byte {
+func (r CreateSessionTokenResponse) GetBody() []byte {
 	return r.Body
 }
 
 // Status returns HTTPResponse.Status
-func (r SessionsTokensResponse) Status() string {
+func (r CreateSessionTokenResponse) Status() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Status
 	}
@@ -11585,7 +11585,7 @@ func (r SessionsTokensResponse) Status() string {
 }
 
 // StatusCode returns HTTPResponse.StatusCode
-func (r SessionsTokensResponse) StatusCode() int {
+func (r CreateSessionTokenResponse) StatusCode() int {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.StatusCode
 	}
@@ -11593,50 +11593,50 @@ func (r SessionsTokensResponse) StatusCode() int {
 }
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
-func (r SessionsTokensResponse) ContentType() string {
+func (r CreateSessionTokenResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
 	return ""
 }
 
-// VoicesListResponse200Headers the declared response headers of an HTTP 200 response for VoicesList
-type VoicesListResponse200Headers struct {
+// ListVoicesResponse200Headers the declared response headers of an HTTP 200 response for ListVoices
+type ListVoicesResponse200Headers struct {
 	RequestId RequestID
 }
 
-// VoicesListResponse400Headers the declared response headers of an HTTP 400 response for VoicesList
-type VoicesListResponse400Headers struct {
+// ListVoicesResponse400Headers the declared response headers of an HTTP 400 response for ListVoices
+type ListVoicesResponse400Headers struct {
 	RequestId RequestID
 }
 
-// VoicesListResponse401Headers the declared response headers of an HTTP 401 response for VoicesList
-type VoicesListResponse401Headers struct {
+// ListVoicesResponse401Headers the declared response headers of an HTTP 401 response for ListVoices
+type ListVoicesResponse401Headers struct {
 	RequestId RequestID
 }
 
-// VoicesListResponse413Headers the declared response headers of an HTTP 413 response for VoicesList
-type VoicesListResponse413Headers struct {
+// ListVoicesResponse413Headers the declared response headers of an HTTP 413 response for ListVoices
+type ListVoicesResponse413Headers struct {
 	RequestId RequestID
 }
 
-// VoicesListResponse415Headers the declared response headers of an HTTP 415 response for VoicesList
-type VoicesListResponse415Headers struct {
+// ListVoicesResponse415Headers the declared response headers of an HTTP 415 response for ListVoices
+type ListVoicesResponse415Headers struct {
 	RequestId RequestID
 }
 
-// VoicesListResponse429Headers the declared response headers of an HTTP 429 response for VoicesList
-type VoicesListResponse429Headers struct {
+// ListVoicesResponse429Headers the declared response headers of an HTTP 429 response for ListVoices
+type ListVoicesResponse429Headers struct {
 	RequestId  RequestID
 	RetryAfter int
 }
 
-// VoicesListResponse500Headers the declared response headers of an HTTP 500 response for VoicesList
-type VoicesListResponse500Headers struct {
+// ListVoicesResponse500Headers the declared response headers of an HTTP 500 response for ListVoices
+type ListVoicesResponse500Headers struct {
 	RequestId RequestID
 }
 
-type VoicesListResponse struct {
+type ListVoicesResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
@@ -11654,63 +11654,63 @@ type VoicesListResponse struct {
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
 	// Headers200 the parsed response headers for an HTTP 200 response
-	Headers200 *VoicesListResponse200Headers
+	Headers200 *ListVoicesResponse200Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
-	Headers400 *VoicesListResponse400Headers
+	Headers400 *ListVoicesResponse400Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
-	Headers401 *VoicesListResponse401Headers
+	Headers401 *ListVoicesResponse401Headers
 	// Headers413 the parsed response headers for an HTTP 413 response
-	Headers413 *VoicesListResponse413Headers
+	Headers413 *ListVoicesResponse413Headers
 	// Headers415 the parsed response headers for an HTTP 415 response
-	Headers415 *VoicesListResponse415Headers
+	Headers415 *ListVoicesResponse415Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
-	Headers429 *VoicesListResponse429Headers
+	Headers429 *ListVoicesResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
-	Headers500 *VoicesListResponse500Headers
+	Headers500 *ListVoicesResponse500Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r VoicesListResponse) GetJSON200() *VoiceList {
+func (r ListVoicesResponse) GetJSON200() *VoiceList {
 	return r.JSON200
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r VoicesListResponse) GetJSON400() *BadRequest {
+func (r ListVoicesResponse) GetJSON400() *BadRequest {
 	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r VoicesListResponse) GetJSON401() *Unauthorized {
+func (r ListVoicesResponse) GetJSON401() *Unauthorized {
 	return r.JSON401
 }
 
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
-func (r VoicesListResponse) GetJSON413() *PayloadTooLarge {
+func (r ListVoicesResponse) GetJSON413() *PayloadTooLarge {
 	return r.JSON413
 }
 
 // GetJSON415 returns the response for an HTTP 415 `application/json` response
-func (r VoicesListResponse) GetJSON415() *UnsupportedMediaType {
+func (r ListVoicesResponse) GetJSON415() *UnsupportedMediaType {
 	return r.JSON415
 }
 
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
-func (r VoicesListResponse) GetJSON429() *RateLimited {
+func (r ListVoicesResponse) GetJSON429() *RateLimited {
 	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
-func (r VoicesListResponse) GetJSON500() *InternalError {
+func (r ListVoicesResponse) GetJSON500() *InternalError {
 	return r.JSON500
 }
 
 // GetBody returns the raw response body bytes
-func (r VoicesListResponse) GetBody() []byte {
+func (r ListVoicesResponse) GetBody() []byte {
 	return r.Body
 }
 
 // Status returns HTTPResponse.Status
-func (r VoicesListResponse) Status() string {
+func (r ListVoicesResponse) Status() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Status
 	}
@@ -11718,7 +11718,7 @@ func (r VoicesListResponse) Status() string {
 }
 
 // StatusCode returns HTTPResponse.StatusCode
-func (r VoicesListResponse) StatusCode() int {
+func (r ListVoicesResponse) StatusCode() int {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.StatusCode
 	}
@@ -11726,50 +11726,50 @@ func (r VoicesListResponse) StatusCode() int {
 }
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
-func (r VoicesListResponse) ContentType() string {
+func (r ListVoicesResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
 	return ""
 }
 
-// WebhookEndpointsListResponse200Headers the declared response headers of an HTTP 200 response for WebhookEndpointsList
-type WebhookEndpointsListResponse200Headers struct {
+// ListWebhookEndpointsResponse200Headers the declared response headers of an HTTP 200 response for ListWebhookEndpoints
+type ListWebhookEndpointsResponse200Headers struct {
 	RequestId RequestID
 }
 
-// WebhookEndpointsListResponse400Headers the declared response headers of an HTTP 400 response for WebhookEndpointsList
-type WebhookEndpointsListResponse400Headers struct {
+// ListWebhookEndpointsResponse400Headers the declared response headers of an HTTP 400 response for ListWebhookEndpoints
+type ListWebhookEndpointsResponse400Headers struct {
 	RequestId RequestID
 }
 
-// WebhookEndpointsListResponse401Headers the declared response headers of an HTTP 401 response for WebhookEndpointsList
-type WebhookEndpointsListResponse401Headers struct {
+// ListWebhookEndpointsResponse401Headers the declared response headers of an HTTP 401 response for ListWebhookEndpoints
+type ListWebhookEndpointsResponse401Headers struct {
 	RequestId RequestID
 }
 
-// WebhookEndpointsListResponse413Headers the declared response headers of an HTTP 413 response for WebhookEndpointsList
-type WebhookEndpointsListResponse413Headers struct {
+// ListWebhookEndpointsResponse413Headers the declared response headers of an HTTP 413 response for ListWebhookEndpoints
+type ListWebhookEndpointsResponse413Headers struct {
 	RequestId RequestID
 }
 
-// WebhookEndpointsListResponse415Headers the declared response headers of an HTTP 415 response for WebhookEndpointsList
-type WebhookEndpointsListResponse415Headers struct {
+// ListWebhookEndpointsResponse415Headers the declared response headers of an HTTP 415 response for ListWebhookEndpoints
+type ListWebhookEndpointsResponse415Headers struct {
 	RequestId RequestID
 }
 
-// WebhookEndpointsListResponse429Headers the declared response headers of an HTTP 429 response for WebhookEndpointsList
-type WebhookEndpointsListResponse429Headers struct {
+// ListWebhookEndpointsResponse429Headers the declared response headers of an HTTP 429 response for ListWebhookEndpoints
+type ListWebhookEndpointsResponse429Headers struct {
 	RequestId  RequestID
 	RetryAfter int
 }
 
-// WebhookEndpointsListResponse500Headers the declared response headers of an HTTP 500 response for WebhookEndpointsList
-type WebhookEndpointsListResponse500Headers struct {
+// ListWebhookEndpointsResponse500Headers the declared response headers of an HTTP 500 response for ListWebhookEndpoints
+type ListWebhookEndpointsResponse500Headers struct {
 	RequestId RequestID
 }
 
-type WebhookEndpointsListResponse struct {
+type ListWebhookEndpointsResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
@@ -11787,63 +11787,63 @@ type WebhookEndpointsListResponse struct {
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
 	// Headers200 the parsed response headers for an HTTP 200 response
-	Headers200 *WebhookEndpointsListResponse200Headers
+	Headers200 *ListWebhookEndpointsResponse200Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
-	Headers400 *WebhookEndpointsListResponse400Headers
+	Headers400 *ListWebhookEndpointsResponse400Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
-	Headers401 *WebhookEndpointsListResponse401Headers
+	Headers401 *ListWebhookEndpointsResponse401Headers
 	// Headers413 the parsed response headers for an HTTP 413 response
-	Headers413 *WebhookEndpointsListResponse413Headers
+	Headers413 *ListWebhookEndpointsResponse413Headers
 	// Headers415 the parsed response headers for an HTTP 415 response
-	Headers415 *WebhookEndpointsListResponse415Headers
+	Headers415 *ListWebhookEndpointsResponse415Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
-	Headers429 *WebhookEndpointsListResponse429Headers
+	Headers429 *ListWebhookEndpointsResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
-	Headers500 *WebhookEndpointsListResponse500Headers
+	Headers500 *ListWebhookEndpointsResponse500Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r WebhookEndpointsListResponse) GetJSON200() *WebhookEndpointList {
+func (r ListWebhookEndpointsResponse) GetJSON200() *WebhookEndpointList {
 	return r.JSON200
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r WebhookEndpointsListResponse) GetJSON400() *BadRequest {
+func (r ListWebhookEndpointsResponse) GetJSON400() *BadRequest {
 	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r WebhookEndpointsListResponse) GetJSON401() *Unauthorized {
+func (r ListWebhookEndpointsResponse) GetJSON401() *Unauthorized {
 	return r.JSON401
 }
 
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
-func (r WebhookEndpointsListResponse) GetJSON413() *PayloadTooLarge {
+func (r ListWebhookEndpointsResponse) GetJSON413() *PayloadTooLarge {
 	return r.JSON413
 }
 
 // GetJSON415 returns the response for an HTTP 415 `application/json` response
-func (r WebhookEndpointsListResponse) GetJSON415() *UnsupportedMediaType {
+func (r ListWebhookEndpointsResponse) GetJSON415() *UnsupportedMediaType {
 	return r.JSON415
 }
 
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
-func (r WebhookEndpointsListResponse) GetJSON429() *RateLimited {
+func (r ListWebhookEndpointsResponse) GetJSON429() *RateLimited {
 	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
-func (r WebhookEndpointsListResponse) GetJSON500() *InternalError {
+func (r ListWebhookEndpointsResponse) GetJSON500() *InternalError {
 	return r.JSON500
 }
 
 // GetBody returns the raw response body bytes
-func (r WebhookEndpointsListResponse) GetBody() []byte {
+func (r ListWebhookEndpointsResponse) GetBody() []byte {
 	return r.Body
 }
 
 // Status returns HTTPResponse.Status
-func (r WebhookEndpointsListResponse) Status() string {
+func (r ListWebhookEndpointsResponse) Status() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Status
 	}
@@ -11851,7 +11851,7 @@ func (r WebhookEndpointsListResponse) Status() string {
 }
 
 // StatusCode returns HTTPResponse.StatusCode
-func (r WebhookEndpointsListResponse) StatusCode() int {
+func (r ListWebhookEndpointsResponse) StatusCode() int {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.StatusCode
 	}
@@ -11859,64 +11859,64 @@ func (r WebhookEndpointsListResponse) StatusCode() int {
 }
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
-func (r WebhookEndpointsListResponse) ContentType() string {
+func (r ListWebhookEndpointsResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
 	return ""
 }
 
-// WebhookEndpointsCreateResponse201Headers the declared response headers of an HTTP 201 response for WebhookEndpointsCreate
-type WebhookEndpointsCreateResponse201Headers struct {
+// CreateWebhookEndpointResponse201Headers the declared response headers of an HTTP 201 response for CreateWebhookEndpoint
+type CreateWebhookEndpointResponse201Headers struct {
 	IdempotentReplayed *string
 	RequestId          RequestID
 }
 
-// WebhookEndpointsCreateResponse400Headers the declared response headers of an HTTP 400 response for WebhookEndpointsCreate
-type WebhookEndpointsCreateResponse400Headers struct {
+// CreateWebhookEndpointResponse400Headers the declared response headers of an HTTP 400 response for CreateWebhookEndpoint
+type CreateWebhookEndpointResponse400Headers struct {
 	IdempotentReplayed *string
 	RequestId          RequestID
 }
 
-// WebhookEndpointsCreateResponse401Headers the declared response headers of an HTTP 401 response for WebhookEndpointsCreate
-type WebhookEndpointsCreateResponse401Headers struct {
+// CreateWebhookEndpointResponse401Headers the declared response headers of an HTTP 401 response for CreateWebhookEndpoint
+type CreateWebhookEndpointResponse401Headers struct {
 	RequestId RequestID
 }
 
-// WebhookEndpointsCreateResponse409Headers the declared response headers of an HTTP 409 response for WebhookEndpointsCreate
-type WebhookEndpointsCreateResponse409Headers struct {
+// CreateWebhookEndpointResponse409Headers the declared response headers of an HTTP 409 response for CreateWebhookEndpoint
+type CreateWebhookEndpointResponse409Headers struct {
 	IdempotentReplayed *string
 	RequestId          RequestID
 }
 
-// WebhookEndpointsCreateResponse413Headers the declared response headers of an HTTP 413 response for WebhookEndpointsCreate
-type WebhookEndpointsCreateResponse413Headers struct {
+// CreateWebhookEndpointResponse413Headers the declared response headers of an HTTP 413 response for CreateWebhookEndpoint
+type CreateWebhookEndpointResponse413Headers struct {
 	RequestId RequestID
 }
 
-// WebhookEndpointsCreateResponse415Headers the declared response headers of an HTTP 415 response for WebhookEndpointsCreate
-type WebhookEndpointsCreateResponse415Headers struct {
+// CreateWebhookEndpointResponse415Headers the declared response headers of an HTTP 415 response for CreateWebhookEndpoint
+type CreateWebhookEndpointResponse415Headers struct {
 	RequestId RequestID
 }
 
-// WebhookEndpointsCreateResponse422Headers the declared response headers of an HTTP 422 response for WebhookEndpointsCreate
-type WebhookEndpointsCreateResponse422Headers struct {
+// CreateWebhookEndpointResponse422Headers the declared response headers of an HTTP 422 response for CreateWebhookEndpoint
+type CreateWebhookEndpointResponse422Headers struct {
 	IdempotentReplayed *string
 	RequestId          RequestID
 }
 
-// WebhookEndpointsCreateResponse429Headers the declared response headers of an HTTP 429 response for WebhookEndpointsCreate
-type WebhookEndpointsCreateResponse429Headers struct {
+// CreateWebhookEndpointResponse429Headers the declared response headers of an HTTP 429 response for CreateWebhookEndpoint
+type CreateWebhookEndpointResponse429Headers struct {
 	RequestId  RequestID
 	RetryAfter int
 }
 
-// WebhookEndpointsCreateResponse500Headers the declared response headers of an HTTP 500 response for WebhookEndpointsCreate
-type WebhookEndpointsCreateResponse500Headers struct {
+// CreateWebhookEndpointResponse500Headers the declared response headers of an HTTP 500 response for CreateWebhookEndpoint
+type CreateWebhookEndpointResponse500Headers struct {
 	RequestId RequestID
 }
 
-type WebhookEndpointsCreateResponse struct {
+type CreateWebhookEndpointResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON201 the response for an HTTP 201 `application/json` response
@@ -11938,77 +11938,77 @@ type WebhookEndpointsCreateResponse struct {
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
 	// Headers201 the parsed response headers for an HTTP 201 response
-	Headers201 *WebhookEndpointsCreateResponse201Headers
+	Headers201 *CreateWebhookEndpointResponse201Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
-	Headers400 *WebhookEndpointsCreateResponse400Headers
+	Headers400 *CreateWebhookEndpointResponse400Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
-	Headers401 *WebhookEndpointsCreateResponse401Headers
+	Headers401 *CreateWebhookEndpointResponse401Headers
 	// Headers409 the parsed response headers for an HTTP 409 response
-	Headers409 *WebhookEndpointsCreateResponse409Headers
+	Headers409 *CreateWebhookEndpointResponse409Headers
 	// Headers413 the parsed response headers for an HTTP 413 response
-	Headers413 *WebhookEndpointsCreateResponse413Headers
+	Headers413 *CreateWebhookEndpointResponse413Headers
 	// Headers415 the parsed response headers for an HTTP 415 response
-	Headers415 *WebhookEndpointsCreateResponse415Headers
+	Headers415 *CreateWebhookEndpointResponse415Headers
 	// Headers422 the parsed response headers for an HTTP 422 response
-	Headers422 *WebhookEndpointsCreateResponse422Headers
+	Headers422 *CreateWebhookEndpointResponse422Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
-	Headers429 *WebhookEndpointsCreateResponse429Headers
+	Headers429 *CreateWebhookEndpointResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
-	Headers500 *WebhookEndpointsCreateResponse500Headers
+	Headers500 *CreateWebhookEndpointResponse500Headers
 }
 
 // GetJSON201 returns the response for an HTTP 201 `application/json` response
-func (r WebhookEndpointsCreateResponse) GetJSON201() *WebhookEndpointWithSecret {
+func (r CreateWebhookEndpointResponse) GetJSON201() *WebhookEndpointWithSecret {
 	return r.JSON201
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r WebhookEndpointsCreateResponse) GetJSON400() *BadRequestPost {
+func (r CreateWebhookEndpointResponse) GetJSON400() *BadRequestPost {
 	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r WebhookEndpointsCreateResponse) GetJSON401() *Unauthorized {
+func (r CreateWebhookEndpointResponse) GetJSON401() *Unauthorized {
 	return r.JSON401
 }
 
 // GetJSON409 returns the response for an HTTP 409 `application/json` response
-func (r WebhookEndpointsCreateResponse) GetJSON409() *ConflictPost {
+func (r CreateWebhookEndpointResponse) GetJSON409() *ConflictPost {
 	return r.JSON409
 }
 
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
-func (r WebhookEndpointsCreateResponse) GetJSON413() *PayloadTooLarge {
+func (r CreateWebhookEndpointResponse) GetJSON413() *PayloadTooLarge {
 	return r.JSON413
 }
 
 // GetJSON415 returns the response for an HTTP 415 `application/json` response
-func (r WebhookEndpointsCreateResponse) GetJSON415() *UnsupportedMediaType {
+func (r CreateWebhookEndpointResponse) GetJSON415() *UnsupportedMediaType {
 	return r.JSON415
 }
 
 // GetJSON422 returns the response for an HTTP 422 `application/json` response
-func (r WebhookEndpointsCreateResponse) GetJSON422() *UnprocessablePost {
+func (r CreateWebhookEndpointResponse) GetJSON422() *UnprocessablePost {
 	return r.JSON422
 }
 
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
-func (r WebhookEndpointsCreateResponse) GetJSON429() *RateLimited {
+func (r CreateWebhookEndpointResponse) GetJSON429() *RateLimited {
 	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
-func (r WebhookEndpointsCreateResponse) GetJSON500() *InternalError {
+func (r CreateWebhookEndpointResponse) GetJSON500() *InternalError {
 	return r.JSON500
 }
 
 // GetBody returns the raw response body bytes
-func (r WebhookEndpointsCreateResponse) GetBody() []byte {
+func (r CreateWebhookEndpointResponse) GetBody() []byte {
 	return r.Body
 }
 
 // Status returns HTTPResponse.Status
-func (r WebhookEndpointsCreateResponse) Status() string {
+func (r CreateWebhookEndpointResponse) Status() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Status
 	}
@@ -12016,7 +12016,7 @@ func (r WebhookEndpointsCreateResponse) Status() string {
 }
 
 // StatusCode returns HTTPResponse.StatusCode
-func (r WebhookEndpointsCreateResponse) StatusCode() int {
+func (r CreateWebhookEndpointResponse) StatusCode() int {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.StatusCode
 	}
@@ -12024,55 +12024,55 @@ func (r WebhookEndpointsCreateResponse) StatusCode() int {
 }
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
-func (r WebhookEndpointsCreateResponse) ContentType() string {
+func (r CreateWebhookEndpointResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
 	return ""
 }
 
-// WebhookEndpointsDeleteResponse200Headers the declared response headers of an HTTP 200 response for WebhookEndpointsDelete
-type WebhookEndpointsDeleteResponse200Headers struct {
+// DeleteWebhookEndpointResponse200Headers the declared response headers of an HTTP 200 response for DeleteWebhookEndpoint
+type DeleteWebhookEndpointResponse200Headers struct {
 	RequestId RequestID
 }
 
-// WebhookEndpointsDeleteResponse400Headers the declared response headers of an HTTP 400 response for WebhookEndpointsDelete
-type WebhookEndpointsDeleteResponse400Headers struct {
+// DeleteWebhookEndpointResponse400Headers the declared response headers of an HTTP 400 response for DeleteWebhookEndpoint
+type DeleteWebhookEndpointResponse400Headers struct {
 	RequestId RequestID
 }
 
-// WebhookEndpointsDeleteResponse401Headers the declared response headers of an HTTP 401 response for WebhookEndpointsDelete
-type WebhookEndpointsDeleteResponse401Headers struct {
+// DeleteWebhookEndpointResponse401Headers the declared response headers of an HTTP 401 response for DeleteWebhookEndpoint
+type DeleteWebhookEndpointResponse401Headers struct {
 	RequestId RequestID
 }
 
-// WebhookEndpointsDeleteResponse404Headers the declared response headers of an HTTP 404 response for WebhookEndpointsDelete
-type WebhookEndpointsDeleteResponse404Headers struct {
+// DeleteWebhookEndpointResponse404Headers the declared response headers of an HTTP 404 response for DeleteWebhookEndpoint
+type DeleteWebhookEndpointResponse404Headers struct {
 	RequestId RequestID
 }
 
-// WebhookEndpointsDeleteResponse413Headers the declared response headers of an HTTP 413 response for WebhookEndpointsDelete
-type WebhookEndpointsDeleteResponse413Headers struct {
+// DeleteWebhookEndpointResponse413Headers the declared response headers of an HTTP 413 response for DeleteWebhookEndpoint
+type DeleteWebhookEndpointResponse413Headers struct {
 	RequestId RequestID
 }
 
-// WebhookEndpointsDeleteResponse415Headers the declared response headers of an HTTP 415 response for WebhookEndpointsDelete
-type WebhookEndpointsDeleteResponse415Headers struct {
+// DeleteWebhookEndpointResponse415Headers the declared response headers of an HTTP 415 response for DeleteWebhookEndpoint
+type DeleteWebhookEndpointResponse415Headers struct {
 	RequestId RequestID
 }
 
-// WebhookEndpointsDeleteResponse429Headers the declared response headers of an HTTP 429 response for WebhookEndpointsDelete
-type WebhookEndpointsDeleteResponse429Headers struct {
+// DeleteWebhookEndpointResponse429Headers the declared response headers of an HTTP 429 response for DeleteWebhookEndpoint
+type DeleteWebhookEndpointResponse429Headers struct {
 	RequestId  RequestID
 	RetryAfter int
 }
 
-// WebhookEndpointsDeleteResponse500Headers the declared response headers of an HTTP 500 response for WebhookEndpointsDelete
-type WebhookEndpointsDeleteResponse500Headers struct {
+// DeleteWebhookEndpointResponse500Headers the declared response headers of an HTTP 500 response for DeleteWebhookEndpoint
+type DeleteWebhookEndpointResponse500Headers struct {
 	RequestId RequestID
 }
 
-type WebhookEndpointsDeleteResponse struct {
+type DeleteWebhookEndpointResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
@@ -12092,70 +12092,70 @@ type WebhookEndpointsDeleteResponse struct {
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
 	// Headers200 the parsed response headers for an HTTP 200 response
-	Headers200 *WebhookEndpointsDeleteResponse200Headers
+	Headers200 *DeleteWebhookEndpointResponse200Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
-	Headers400 *WebhookEndpointsDeleteResponse400Headers
+	Headers400 *DeleteWebhookEndpointResponse400Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
-	Headers401 *WebhookEndpointsDeleteResponse401Headers
+	Headers401 *DeleteWebhookEndpointResponse401Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
-	Headers404 *WebhookEndpointsDeleteResponse404Headers
+	Headers404 *DeleteWebhookEndpointResponse404Headers
 	// Headers413 the parsed response headers for an HTTP 413 response
-	Headers413 *WebhookEndpointsDeleteResponse413Headers
+	Headers413 *DeleteWebhookEndpointResponse413Headers
 	// Headers415 the parsed response headers for an HTTP 415 response
-	Headers415 *WebhookEndpointsDeleteResponse415Headers
+	Headers415 *DeleteWebhookEndpointResponse415Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
-	Headers429 *WebhookEndpointsDeleteResponse429Headers
+	Headers429 *DeleteWebhookEndpointResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
-	Headers500 *WebhookEndpointsDeleteResponse500Headers
+	Headers500 *DeleteWebhookEndpointResponse500Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r WebhookEndpointsDeleteResponse) GetJSON200() *DeletedWebhookEndpoint {
+func (r DeleteWebhookEndpointResponse) GetJSON200() *DeletedWebhookEndpoint {
 	return r.JSON200
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r WebhookEndpointsDeleteResponse) GetJSON400() *BadRequest {
+func (r DeleteWebhookEndpointResponse) GetJSON400() *BadRequest {
 	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r WebhookEndpointsDeleteResponse) GetJSON401() *Unauthorized {
+func (r DeleteWebhookEndpointResponse) GetJSON401() *Unauthorized {
 	return r.JSON401
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
-func (r WebhookEndpointsDeleteResponse) GetJSON404() *NotFound {
+func (r DeleteWebhookEndpointResponse) GetJSON404() *NotFound {
 	return r.JSON404
 }
 
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
-func (r WebhookEndpointsDeleteResponse) GetJSON413() *PayloadTooLarge {
+func (r DeleteWebhookEndpointResponse) GetJSON413() *PayloadTooLarge {
 	return r.JSON413
 }
 
 // GetJSON415 returns the response for an HTTP 415 `application/json` response
-func (r WebhookEndpointsDeleteResponse) GetJSON415() *UnsupportedMediaType {
+func (r DeleteWebhookEndpointResponse) GetJSON415() *UnsupportedMediaType {
 	return r.JSON415
 }
 
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
-func (r WebhookEndpointsDeleteResponse) GetJSON429() *RateLimited {
+func (r DeleteWebhookEndpointResponse) GetJSON429() *RateLimited {
 	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
-func (r WebhookEndpointsDeleteResponse) GetJSON500() *InternalError {
+func (r DeleteWebhookEndpointResponse) GetJSON500() *InternalError {
 	return r.JSON500
 }
 
 // GetBody returns the raw response body bytes
-func (r WebhookEndpointsDeleteResponse) GetBody() []byte {
+func (r DeleteWebhookEndpointResponse) GetBody() []byte {
 	return r.Body
 }
 
 // Status returns HTTPResponse.Status
-func (r WebhookEndpointsDeleteResponse) Status() string {
+func (r DeleteWebhookEndpointResponse) Status() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Status
 	}
@@ -12163,7 +12163,7 @@ func (r WebhookEndpointsDeleteResponse) Status() string {
 }
 
 // StatusCode returns HTTPResponse.StatusCode
-func (r WebhookEndpointsDeleteResponse) StatusCode() int {
+func (r DeleteWebhookEndpointResponse) StatusCode() int {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.StatusCode
 	}
@@ -12171,55 +12171,55 @@ func (r WebhookEndpointsDeleteResponse) StatusCode() int {
 }
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
-func (r WebhookEndpointsDeleteResponse) ContentType() string {
+func (r DeleteWebhookEndpointResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
 	return ""
 }
 
-// WebhookEndpointsGetResponse200Headers the declared response headers of an HTTP 200 response for WebhookEndpointsGet
-type WebhookEndpointsGetResponse200Headers struct {
+// GetWebhookEndpointResponse200Headers the declared response headers of an HTTP 200 response for GetWebhookEndpoint
+type GetWebhookEndpointResponse200Headers struct {
 	RequestId RequestID
 }
 
-// WebhookEndpointsGetResponse400Headers the declared response headers of an HTTP 400 response for WebhookEndpointsGet
-type WebhookEndpointsGetResponse400Headers struct {
+// GetWebhookEndpointResponse400Headers the declared response headers of an HTTP 400 response for GetWebhookEndpoint
+type GetWebhookEndpointResponse400Headers struct {
 	RequestId RequestID
 }
 
-// WebhookEndpointsGetResponse401Headers the declared response headers of an HTTP 401 response for WebhookEndpointsGet
-type WebhookEndpointsGetResponse401Headers struct {
+// GetWebhookEndpointResponse401Headers the declared response headers of an HTTP 401 response for GetWebhookEndpoint
+type GetWebhookEndpointResponse401Headers struct {
 	RequestId RequestID
 }
 
-// WebhookEndpointsGetResponse404Headers the declared response headers of an HTTP 404 response for WebhookEndpointsGet
-type WebhookEndpointsGetResponse404Headers struct {
+// GetWebhookEndpointResponse404Headers the declared response headers of an HTTP 404 response for GetWebhookEndpoint
+type GetWebhookEndpointResponse404Headers struct {
 	RequestId RequestID
 }
 
-// WebhookEndpointsGetResponse413Headers the declared response headers of an HTTP 413 response for WebhookEndpointsGet
-type WebhookEndpointsGetResponse413Headers struct {
+// GetWebhookEndpointResponse413Headers the declared response headers of an HTTP 413 response for GetWebhookEndpoint
+type GetWebhookEndpointResponse413Headers struct {
 	RequestId RequestID
 }
 
-// WebhookEndpointsGetResponse415Headers the declared response headers of an HTTP 415 response for WebhookEndpointsGet
-type WebhookEndpointsGetResponse415Headers struct {
+// GetWebhookEndpointResponse415Headers the declared response headers of an HTTP 415 response for GetWebhookEndpoint
+type GetWebhookEndpointResponse415Headers struct {
 	RequestId RequestID
 }
 
-// WebhookEndpointsGetResponse429Headers the declared response headers of an HTTP 429 response for WebhookEndpointsGet
-type WebhookEndpointsGetResponse429Headers struct {
+// GetWebhookEndpointResponse429Headers the declared response headers of an HTTP 429 response for GetWebhookEndpoint
+type GetWebhookEndpointResponse429Headers struct {
 	RequestId  RequestID
 	RetryAfter int
 }
 
-// WebhookEndpointsGetResponse500Headers the declared response headers of an HTTP 500 response for WebhookEndpointsGet
-type WebhookEndpointsGetResponse500Headers struct {
+// GetWebhookEndpointResponse500Headers the declared response headers of an HTTP 500 response for GetWebhookEndpoint
+type GetWebhookEndpointResponse500Headers struct {
 	RequestId RequestID
 }
 
-type WebhookEndpointsGetResponse struct {
+type GetWebhookEndpointResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
@@ -12239,70 +12239,70 @@ type WebhookEndpointsGetResponse struct {
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
 	// Headers200 the parsed response headers for an HTTP 200 response
-	Headers200 *WebhookEndpointsGetResponse200Headers
+	Headers200 *GetWebhookEndpointResponse200Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
-	Headers400 *WebhookEndpointsGetResponse400Headers
+	Headers400 *GetWebhookEndpointResponse400Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
-	Headers401 *WebhookEndpointsGetResponse401Headers
+	Headers401 *GetWebhookEndpointResponse401Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
-	Headers404 *WebhookEndpointsGetResponse404Headers
+	Headers404 *GetWebhookEndpointResponse404Headers
 	// Headers413 the parsed response headers for an HTTP 413 response
-	Headers413 *WebhookEndpointsGetResponse413Headers
+	Headers413 *GetWebhookEndpointResponse413Headers
 	// Headers415 the parsed response headers for an HTTP 415 response
-	Headers415 *WebhookEndpointsGetResponse415Headers
+	Headers415 *GetWebhookEndpointResponse415Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
-	Headers429 *WebhookEndpointsGetResponse429Headers
+	Headers429 *GetWebhookEndpointResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
-	Headers500 *WebhookEndpointsGetResponse500Headers
+	Headers500 *GetWebhookEndpointResponse500Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r WebhookEndpointsGetResponse) GetJSON200() *WebhookEndpoint {
+func (r GetWebhookEndpointResponse) GetJSON200() *WebhookEndpoint {
 	return r.JSON200
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r WebhookEndpointsGetResponse) GetJSON400() *BadRequest {
+func (r GetWebhookEndpointResponse) GetJSON400() *BadRequest {
 	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r WebhookEndpointsGetResponse) GetJSON401() *Unauthorized {
+func (r GetWebhookEndpointResponse) GetJSON401() *Unauthorized {
 	return r.JSON401
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
-func (r WebhookEndpointsGetResponse) GetJSON404() *NotFound {
+func (r GetWebhookEndpointResponse) GetJSON404() *NotFound {
 	return r.JSON404
 }
 
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
-func (r WebhookEndpointsGetResponse) GetJSON413() *PayloadTooLarge {
+func (r GetWebhookEndpointResponse) GetJSON413() *PayloadTooLarge {
 	return r.JSON413
 }
 
 // GetJSON415 returns the response for an HTTP 415 `application/json` response
-func (r WebhookEndpointsGetResponse) GetJSON415() *UnsupportedMediaType {
+func (r GetWebhookEndpointResponse) GetJSON415() *UnsupportedMediaType {
 	return r.JSON415
 }
 
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
-func (r WebhookEndpointsGetResponse) GetJSON429() *RateLimited {
+func (r GetWebhookEndpointResponse) GetJSON429() *RateLimited {
 	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
-func (r WebhookEndpointsGetResponse) GetJSON500() *InternalError {
+func (r GetWebhookEndpointResponse) GetJSON500() *InternalError {
 	return r.JSON500
 }
 
 // GetBody returns the raw response body bytes
-func (r WebhookEndpointsGetResponse) GetBody() []byte {
+func (r GetWebhookEndpointResponse) GetBody() []byte {
 	return r.Body
 }
 
 // Status returns HTTPResponse.Status
-func (r WebhookEndpointsGetResponse) Status() string {
+func (r GetWebhookEndpointResponse) Status() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Status
 	}
@@ -12310,7 +12310,7 @@ func (r WebhookEndpointsGetResponse) Status() string {
 }
 
 // StatusCode returns HTTPResponse.StatusCode
-func (r WebhookEndpointsGetResponse) StatusCode() int {
+func (r GetWebhookEndpointResponse) StatusCode() int {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.StatusCode
 	}
@@ -12318,55 +12318,55 @@ func (r WebhookEndpointsGetResponse) StatusCode() int {
 }
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
-func (r WebhookEndpointsGetResponse) ContentType() string {
+func (r GetWebhookEndpointResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
 	return ""
 }
 
-// WebhookEndpointsUpdateResponse200Headers the declared response headers of an HTTP 200 response for WebhookEndpointsUpdate
-type WebhookEndpointsUpdateResponse200Headers struct {
+// UpdateWebhookEndpointResponse200Headers the declared response headers of an HTTP 200 response for UpdateWebhookEndpoint
+type UpdateWebhookEndpointResponse200Headers struct {
 	RequestId RequestID
 }
 
-// WebhookEndpointsUpdateResponse400Headers the declared response headers of an HTTP 400 response for WebhookEndpointsUpdate
-type WebhookEndpointsUpdateResponse400Headers struct {
+// UpdateWebhookEndpointResponse400Headers the declared response headers of an HTTP 400 response for UpdateWebhookEndpoint
+type UpdateWebhookEndpointResponse400Headers struct {
 	RequestId RequestID
 }
 
-// WebhookEndpointsUpdateResponse401Headers the declared response headers of an HTTP 401 response for WebhookEndpointsUpdate
-type WebhookEndpointsUpdateResponse401Headers struct {
+// UpdateWebhookEndpointResponse401Headers the declared response headers of an HTTP 401 response for UpdateWebhookEndpoint
+type UpdateWebhookEndpointResponse401Headers struct {
 	RequestId RequestID
 }
 
-// WebhookEndpointsUpdateResponse404Headers the declared response headers of an HTTP 404 response for WebhookEndpointsUpdate
-type WebhookEndpointsUpdateResponse404Headers struct {
+// UpdateWebhookEndpointResponse404Headers the declared response headers of an HTTP 404 response for UpdateWebhookEndpoint
+type UpdateWebhookEndpointResponse404Headers struct {
 	RequestId RequestID
 }
 
-// WebhookEndpointsUpdateResponse413Headers the declared response headers of an HTTP 413 response for WebhookEndpointsUpdate
-type WebhookEndpointsUpdateResponse413Headers struct {
+// UpdateWebhookEndpointResponse413Headers the declared response headers of an HTTP 413 response for UpdateWebhookEndpoint
+type UpdateWebhookEndpointResponse413Headers struct {
 	RequestId RequestID
 }
 
-// WebhookEndpointsUpdateResponse415Headers the declared response headers of an HTTP 415 response for WebhookEndpointsUpdate
-type WebhookEndpointsUpdateResponse415Headers struct {
+// UpdateWebhookEndpointResponse415Headers the declared response headers of an HTTP 415 response for UpdateWebhookEndpoint
+type UpdateWebhookEndpointResponse415Headers struct {
 	RequestId RequestID
 }
 
-// WebhookEndpointsUpdateResponse429Headers the declared response headers of an HTTP 429 response for WebhookEndpointsUpdate
-type WebhookEndpointsUpdateResponse429Headers struct {
+// UpdateWebhookEndpointResponse429Headers the declared response headers of an HTTP 429 response for UpdateWebhookEndpoint
+type UpdateWebhookEndpointResponse429Headers struct {
 	RequestId  RequestID
 	RetryAfter int
 }
 
-// WebhookEndpointsUpdateResponse500Headers the declared response headers of an HTTP 500 response for WebhookEndpointsUpdate
-type WebhookEndpointsUpdateResponse500Headers struct {
+// UpdateWebhookEndpointResponse500Headers the declared response headers of an HTTP 500 response for UpdateWebhookEndpoint
+type UpdateWebhookEndpointResponse500Headers struct {
 	RequestId RequestID
 }
 
-type WebhookEndpointsUpdateResponse struct {
+type UpdateWebhookEndpointResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
@@ -12386,70 +12386,70 @@ type WebhookEndpointsUpdateResponse struct {
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
 	// Headers200 the parsed response headers for an HTTP 200 response
-	Headers200 *WebhookEndpointsUpdateResponse200Headers
+	Headers200 *UpdateWebhookEndpointResponse200Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
-	Headers400 *WebhookEndpointsUpdateResponse400Headers
+	Headers400 *UpdateWebhookEndpointResponse400Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
-	Headers401 *WebhookEndpointsUpdateResponse401Headers
+	Headers401 *UpdateWebhookEndpointResponse401Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
-	Headers404 *WebhookEndpointsUpdateResponse404Headers
+	Headers404 *UpdateWebhookEndpointResponse404Headers
 	// Headers413 the parsed response headers for an HTTP 413 response
-	Headers413 *WebhookEndpointsUpdateResponse413Headers
+	Headers413 *UpdateWebhookEndpointResponse413Headers
 	// Headers415 the parsed response headers for an HTTP 415 response
-	Headers415 *WebhookEndpointsUpdateResponse415Headers
+	Headers415 *UpdateWebhookEndpointResponse415Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
-	Headers429 *WebhookEndpointsUpdateResponse429Headers
+	Headers429 *UpdateWebhookEndpointResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
-	Headers500 *WebhookEndpointsUpdateResponse500Headers
+	Headers500 *UpdateWebhookEndpointResponse500Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r WebhookEndpointsUpdateResponse) GetJSON200() *WebhookEndpoint {
+func (r UpdateWebhookEndpointResponse) GetJSON200() *WebhookEndpoint {
 	return r.JSON200
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r WebhookEndpointsUpdateResponse) GetJSON400() *BadRequest {
+func (r UpdateWebhookEndpointResponse) GetJSON400() *BadRequest {
 	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r WebhookEndpointsUpdateResponse) GetJSON401() *Unauthorized {
+func (r UpdateWebhookEndpointResponse) GetJSON401() *Unauthorized {
 	return r.JSON401
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
-func (r WebhookEndpointsUpdateResponse) GetJSON404() *NotFound {
+func (r UpdateWebhookEndpointResponse) GetJSON404() *NotFound {
 	return r.JSON404
 }
 
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
-func (r WebhookEndpointsUpdateResponse) GetJSON413() *PayloadTooLarge {
+func (r UpdateWebhookEndpointResponse) GetJSON413() *PayloadTooLarge {
 	return r.JSON413
 }
 
 // GetJSON415 returns the response for an HTTP 415 `application/json` response
-func (r WebhookEndpointsUpdateResponse) GetJSON415() *UnsupportedMediaType {
+func (r UpdateWebhookEndpointResponse) GetJSON415() *UnsupportedMediaType {
 	return r.JSON415
 }
 
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
-func (r WebhookEndpointsUpdateResponse) GetJSON429() *RateLimited {
+func (r UpdateWebhookEndpointResponse) GetJSON429() *RateLimited {
 	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
-func (r WebhookEndpointsUpdateResponse) GetJSON500() *InternalError {
+func (r UpdateWebhookEndpointResponse) GetJSON500() *InternalError {
 	return r.JSON500
 }
 
 // GetBody returns the raw response body bytes
-func (r WebhookEndpointsUpdateResponse) GetBody() []byte {
+func (r UpdateWebhookEndpointResponse) GetBody() []byte {
 	return r.Body
 }
 
 // Status returns HTTPResponse.Status
-func (r WebhookEndpointsUpdateResponse) Status() string {
+func (r UpdateWebhookEndpointResponse) Status() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Status
 	}
@@ -12457,7 +12457,7 @@ func (r WebhookEndpointsUpdateResponse) Status() string {
 }
 
 // StatusCode returns HTTPResponse.StatusCode
-func (r WebhookEndpointsUpdateResponse) StatusCode() int {
+func (r UpdateWebhookEndpointResponse) StatusCode() int {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.StatusCode
 	}
@@ -12465,70 +12465,70 @@ func (r WebhookEndpointsUpdateResponse) StatusCode() int {
 }
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
-func (r WebhookEndpointsUpdateResponse) ContentType() string {
+func (r UpdateWebhookEndpointResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
 	return ""
 }
 
-// WebhookEndpointsRotateSecretResponse200Headers the declared response headers of an HTTP 200 response for WebhookEndpointsRotateSecret
-type WebhookEndpointsRotateSecretResponse200Headers struct {
+// RotateWebhookEndpointSecretResponse200Headers the declared response headers of an HTTP 200 response for RotateWebhookEndpointSecret
+type RotateWebhookEndpointSecretResponse200Headers struct {
 	IdempotentReplayed *string
 	RequestId          RequestID
 }
 
-// WebhookEndpointsRotateSecretResponse400Headers the declared response headers of an HTTP 400 response for WebhookEndpointsRotateSecret
-type WebhookEndpointsRotateSecretResponse400Headers struct {
+// RotateWebhookEndpointSecretResponse400Headers the declared response headers of an HTTP 400 response for RotateWebhookEndpointSecret
+type RotateWebhookEndpointSecretResponse400Headers struct {
 	IdempotentReplayed *string
 	RequestId          RequestID
 }
 
-// WebhookEndpointsRotateSecretResponse401Headers the declared response headers of an HTTP 401 response for WebhookEndpointsRotateSecret
-type WebhookEndpointsRotateSecretResponse401Headers struct {
+// RotateWebhookEndpointSecretResponse401Headers the declared response headers of an HTTP 401 response for RotateWebhookEndpointSecret
+type RotateWebhookEndpointSecretResponse401Headers struct {
 	RequestId RequestID
 }
 
-// WebhookEndpointsRotateSecretResponse404Headers the declared response headers of an HTTP 404 response for WebhookEndpointsRotateSecret
-type WebhookEndpointsRotateSecretResponse404Headers struct {
+// RotateWebhookEndpointSecretResponse404Headers the declared response headers of an HTTP 404 response for RotateWebhookEndpointSecret
+type RotateWebhookEndpointSecretResponse404Headers struct {
 	IdempotentReplayed *string
 	RequestId          RequestID
 }
 
-// WebhookEndpointsRotateSecretResponse409Headers the declared response headers of an HTTP 409 response for WebhookEndpointsRotateSecret
-type WebhookEndpointsRotateSecretResponse409Headers struct {
+// RotateWebhookEndpointSecretResponse409Headers the declared response headers of an HTTP 409 response for RotateWebhookEndpointSecret
+type RotateWebhookEndpointSecretResponse409Headers struct {
 	IdempotentReplayed *string
 	RequestId          RequestID
 }
 
-// WebhookEndpointsRotateSecretResponse413Headers the declared response headers of an HTTP 413 response for WebhookEndpointsRotateSecret
-type WebhookEndpointsRotateSecretResponse413Headers struct {
+// RotateWebhookEndpointSecretResponse413Headers the declared response headers of an HTTP 413 response for RotateWebhookEndpointSecret
+type RotateWebhookEndpointSecretResponse413Headers struct {
 	RequestId RequestID
 }
 
-// WebhookEndpointsRotateSecretResponse415Headers the declared response headers of an HTTP 415 response for WebhookEndpointsRotateSecret
-type WebhookEndpointsRotateSecretResponse415Headers struct {
+// RotateWebhookEndpointSecretResponse415Headers the declared response headers of an HTTP 415 response for RotateWebhookEndpointSecret
+type RotateWebhookEndpointSecretResponse415Headers struct {
 	RequestId RequestID
 }
 
-// WebhookEndpointsRotateSecretResponse422Headers the declared response headers of an HTTP 422 response for WebhookEndpointsRotateSecret
-type WebhookEndpointsRotateSecretResponse422Headers struct {
+// RotateWebhookEndpointSecretResponse422Headers the declared response headers of an HTTP 422 response for RotateWebhookEndpointSecret
+type RotateWebhookEndpointSecretResponse422Headers struct {
 	IdempotentReplayed *string
 	RequestId          RequestID
 }
 
-// WebhookEndpointsRotateSecretResponse429Headers the declared response headers of an HTTP 429 response for WebhookEndpointsRotateSecret
-type WebhookEndpointsRotateSecretResponse429Headers struct {
+// RotateWebhookEndpointSecretResponse429Headers the declared response headers of an HTTP 429 response for RotateWebhookEndpointSecret
+type RotateWebhookEndpointSecretResponse429Headers struct {
 	RequestId  RequestID
 	RetryAfter int
 }
 
-// WebhookEndpointsRotateSecretResponse500Headers the declared response headers of an HTTP 500 response for WebhookEndpointsRotateSecret
-type WebhookEndpointsRotateSecretResponse500Headers struct {
+// RotateWebhookEndpointSecretResponse500Headers the declared response headers of an HTTP 500 response for RotateWebhookEndpointSecret
+type RotateWebhookEndpointSecretResponse500Headers struct {
 	RequestId RequestID
 }
 
-type WebhookEndpointsRotateSecretResponse struct {
+type RotateWebhookEndpointSecretResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
@@ -12552,84 +12552,84 @@ type WebhookEndpointsRotateSecretResponse struct {
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
 	// Headers200 the parsed response headers for an HTTP 200 response
-	Headers200 *WebhookEndpointsRotateSecretResponse200Headers
+	Headers200 *RotateWebhookEndpointSecretResponse200Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
-	Headers400 *WebhookEndpointsRotateSecretResponse400Headers
+	Headers400 *RotateWebhookEndpointSecretResponse400Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
-	Headers401 *WebhookEndpointsRotateSecretResponse401Headers
+	Headers401 *RotateWebhookEndpointSecretResponse401Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
-	Headers404 *WebhookEndpointsRotateSecretResponse404Headers
+	Headers404 *RotateWebhookEndpointSecretResponse404Headers
 	// Headers409 the parsed response headers for an HTTP 409 response
-	Headers409 *WebhookEndpointsRotateSecretResponse409Headers
+	Headers409 *RotateWebhookEndpointSecretResponse409Headers
 	// Headers413 the parsed response headers for an HTTP 413 response
-	Headers413 *WebhookEndpointsRotateSecretResponse413Headers
+	Headers413 *RotateWebhookEndpointSecretResponse413Headers
 	// Headers415 the parsed response headers for an HTTP 415 response
-	Headers415 *WebhookEndpointsRotateSecretResponse415Headers
+	Headers415 *RotateWebhookEndpointSecretResponse415Headers
 	// Headers422 the parsed response headers for an HTTP 422 response
-	Headers422 *WebhookEndpointsRotateSecretResponse422Headers
+	Headers422 *RotateWebhookEndpointSecretResponse422Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
-	Headers429 *WebhookEndpointsRotateSecretResponse429Headers
+	Headers429 *RotateWebhookEndpointSecretResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
-	Headers500 *WebhookEndpointsRotateSecretResponse500Headers
+	Headers500 *RotateWebhookEndpointSecretResponse500Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r WebhookEndpointsRotateSecretResponse) GetJSON200() *WebhookEndpointWithSecret {
+func (r RotateWebhookEndpointSecretResponse) GetJSON200() *WebhookEndpointWithSecret {
 	return r.JSON200
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r WebhookEndpointsRotateSecretResponse) GetJSON400() *BadRequestPost {
+func (r RotateWebhookEndpointSecretResponse) GetJSON400() *BadRequestPost {
 	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r WebhookEndpointsRotateSecretResponse) GetJSON401() *Unauthorized {
+func (r RotateWebhookEndpointSecretResponse) GetJSON401() *Unauthorized {
 	return r.JSON401
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
-func (r WebhookEndpointsRotateSecretResponse) GetJSON404() *NotFoundPost {
+func (r RotateWebhookEndpointSecretResponse) GetJSON404() *NotFoundPost {
 	return r.JSON404
 }
 
 // GetJSON409 returns the response for an HTTP 409 `application/json` response
-func (r WebhookEndpointsRotateSecretResponse) GetJSON409() *ConflictPost {
+func (r RotateWebhookEndpointSecretResponse) GetJSON409() *ConflictPost {
 	return r.JSON409
 }
 
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
-func (r WebhookEndpointsRotateSecretResponse) GetJSON413() *PayloadTooLarge {
+func (r RotateWebhookEndpointSecretResponse) GetJSON413() *PayloadTooLarge {
 	return r.JSON413
 }
 
 // GetJSON415 returns the response for an HTTP 415 `application/json` response
-func (r WebhookEndpointsRotateSecretResponse) GetJSON415() *UnsupportedMediaType {
+func (r RotateWebhookEndpointSecretResponse) GetJSON415() *UnsupportedMediaType {
 	return r.JSON415
 }
 
 // GetJSON422 returns the response for an HTTP 422 `application/json` response
-func (r WebhookEndpointsRotateSecretResponse) GetJSON422() *UnprocessablePost {
+func (r RotateWebhookEndpointSecretResponse) GetJSON422() *UnprocessablePost {
 	return r.JSON422
 }
 
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
-func (r WebhookEndpointsRotateSecretResponse) GetJSON429() *RateLimited {
+func (r RotateWebhookEndpointSecretResponse) GetJSON429() *RateLimited {
 	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
-func (r WebhookEndpointsRotateSecretResponse) GetJSON500() *InternalError {
+func (r RotateWebhookEndpointSecretResponse) GetJSON500() *InternalError {
 	return r.JSON500
 }
 
 // GetBody returns the raw response body bytes
-func (r WebhookEndpointsRotateSecretResponse) GetBody() []byte {
+func (r RotateWebhookEndpointSecretResponse) GetBody() []byte {
 	return r.Body
 }
 
 // Status returns HTTPResponse.Status
-func (r WebhookEndpointsRotateSecretResponse) Status() string {
+func (r RotateWebhookEndpointSecretResponse) Status() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Status
 	}
@@ -12637,7 +12637,7 @@ func (r WebhookEndpointsRotateSecretResponse) Status() string {
 }
 
 // StatusCode returns HTTPResponse.StatusCode
-func (r WebhookEndpointsRotateSecretResponse) StatusCode() int {
+func (r RotateWebhookEndpointSecretResponse) StatusCode() int {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.StatusCode
 	}
@@ -12645,14 +12645,14 @@ func (r WebhookEndpointsRotateSecretResponse) StatusCode() int {
 }
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
-func (r WebhookEndpointsRotateSecretResponse) ContentType() string {
+func (r RotateWebhookEndpointSecretResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
 	return ""
 }
 
-// AssistantsListWithResponse List assistants
+// ListAssistantsWithResponse List assistants
 //
 // Active assistants by default, newest first. `status` selects `archived` ones or
 // `all`. 400: `parameter_unknown`, `parameter_invalid` (`limit`, `starting_after`,
@@ -12660,16 +12660,16 @@ func (r WebhookEndpointsRotateSecretResponse) ContentType() string {
 //
 // Returns a wrapper object for the known response body format(s).
 //
-// Corresponds with GET /v1/assistants (the `AssistantsList` operationId).
-func (c *ClientWithResponses) AssistantsListWithResponse(ctx context.Context, params *AssistantsListParams, reqEditors ...RequestEditorFn) (*AssistantsListResponse, error) {
-	rsp, err := c.AssistantsList(ctx, params, reqEditors...)
+// Corresponds with GET /v1/assistants (the `ListAssistants` operationId).
+func (c *ClientWithResponses) ListAssistantsWithResponse(ctx context.Context, params *ListAssistantsParams, reqEditors ...RequestEditorFn) (*ListAssistantsResponse, error) {
+	rsp, err := c.ListAssistants(ctx, params, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
-	return ParseAssistantsListResponse(rsp)
+	return ParseListAssistantsResponse(rsp)
 }
 
-// AssistantsCreateWithBodyWithResponse Create a draft assistant
+// CreateAssistantWithBodyWithResponse Create a draft assistant
 //
 // Only `name` is required; a draft may be incomplete. `framing` defaults to
 // `{"shot": "medium", "position": "center"}`, and a partial `framing` fills the rest
@@ -12681,16 +12681,16 @@ func (c *ClientWithResponses) AssistantsListWithResponse(ctx context.Context, pa
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
-// Corresponds with POST /v1/assistants (the `AssistantsCreate` operationId).
-func (c *ClientWithResponses) AssistantsCreateWithBodyWithResponse(ctx context.Context, params *AssistantsCreateParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*AssistantsCreateResponse, error) {
-	rsp, err := c.AssistantsCreateWithBody(ctx, params, contentType, body, reqEditors...)
+// Corresponds with POST /v1/assistants (the `CreateAssistant` operationId).
+func (c *ClientWithResponses) CreateAssistantWithBodyWithResponse(ctx context.Context, params *CreateAssistantParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateAssistantResponse, error) {
+	rsp, err := c.CreateAssistantWithBody(ctx, params, contentType, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
-	return ParseAssistantsCreateResponse(rsp)
+	return ParseCreateAssistantResponse(rsp)
 }
 
-// AssistantsCreateWithResponse Create a draft assistant
+// CreateAssistantWithResponse Create a draft assistant
 //
 // Only `name` is required; a draft may be incomplete. `framing` defaults to
 // `{"shot": "medium", "position": "center"}`, and a partial `framing` fills the rest
@@ -12702,31 +12702,31 @@ func (c *ClientWithResponses) AssistantsCreateWithBodyWithResponse(ctx context.C
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
-// Corresponds with POST /v1/assistants (the `AssistantsCreate` operationId).
-func (c *ClientWithResponses) AssistantsCreateWithResponse(ctx context.Context, params *AssistantsCreateParams, body AssistantsCreateJSONRequestBody, reqEditors ...RequestEditorFn) (*AssistantsCreateResponse, error) {
-	rsp, err := c.AssistantsCreate(ctx, params, body, reqEditors...)
+// Corresponds with POST /v1/assistants (the `CreateAssistant` operationId).
+func (c *ClientWithResponses) CreateAssistantWithResponse(ctx context.Context, params *CreateAssistantParams, body CreateAssistantJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateAssistantResponse, error) {
+	rsp, err := c.CreateAssistant(ctx, params, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
-	return ParseAssistantsCreateResponse(rsp)
+	return ParseCreateAssistantResponse(rsp)
 }
 
-// AssistantsGetWithResponse Get an assistant
+// GetAssistantWithResponse Get an assistant
 //
 // The assistant with its draft and every published version, oldest first.
 //
 // Returns a wrapper object for the known response body format(s).
 //
-// Corresponds with GET /v1/assistants/{id} (the `AssistantsGet` operationId).
-func (c *ClientWithResponses) AssistantsGetWithResponse(ctx context.Context, id AssistantPathID, reqEditors ...RequestEditorFn) (*AssistantsGetResponse, error) {
-	rsp, err := c.AssistantsGet(ctx, id, reqEditors...)
+// Corresponds with GET /v1/assistants/{id} (the `GetAssistant` operationId).
+func (c *ClientWithResponses) GetAssistantWithResponse(ctx context.Context, id AssistantPathID, reqEditors ...RequestEditorFn) (*GetAssistantResponse, error) {
+	rsp, err := c.GetAssistant(ctx, id, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
-	return ParseAssistantsGetResponse(rsp)
+	return ParseGetAssistantResponse(rsp)
 }
 
-// AssistantsUpdateWithBodyWithResponse Edit the draft
+// UpdateAssistantWithBodyWithResponse Edit the draft
 //
 // Any of `name`, `system_prompt`, `greeting`, `avatar_id` and `framing`; absent
 // fields are left alone and a partial `framing` merges into the current one.
@@ -12735,16 +12735,16 @@ func (c *ClientWithResponses) AssistantsGetWithResponse(ctx context.Context, id 
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
-// Corresponds with PATCH /v1/assistants/{id} (the `AssistantsUpdate` operationId).
-func (c *ClientWithResponses) AssistantsUpdateWithBodyWithResponse(ctx context.Context, id AssistantPathID, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*AssistantsUpdateResponse, error) {
-	rsp, err := c.AssistantsUpdateWithBody(ctx, id, contentType, body, reqEditors...)
+// Corresponds with PATCH /v1/assistants/{id} (the `UpdateAssistant` operationId).
+func (c *ClientWithResponses) UpdateAssistantWithBodyWithResponse(ctx context.Context, id AssistantPathID, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*UpdateAssistantResponse, error) {
+	rsp, err := c.UpdateAssistantWithBody(ctx, id, contentType, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
-	return ParseAssistantsUpdateResponse(rsp)
+	return ParseUpdateAssistantResponse(rsp)
 }
 
-// AssistantsUpdateWithResponse Edit the draft
+// UpdateAssistantWithResponse Edit the draft
 //
 // Any of `name`, `system_prompt`, `greeting`, `avatar_id` and `framing`; absent
 // fields are left alone and a partial `framing` merges into the current one.
@@ -12753,16 +12753,16 @@ func (c *ClientWithResponses) AssistantsUpdateWithBodyWithResponse(ctx context.C
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
-// Corresponds with PATCH /v1/assistants/{id} (the `AssistantsUpdate` operationId).
-func (c *ClientWithResponses) AssistantsUpdateWithResponse(ctx context.Context, id AssistantPathID, body AssistantsUpdateJSONRequestBody, reqEditors ...RequestEditorFn) (*AssistantsUpdateResponse, error) {
-	rsp, err := c.AssistantsUpdate(ctx, id, body, reqEditors...)
+// Corresponds with PATCH /v1/assistants/{id} (the `UpdateAssistant` operationId).
+func (c *ClientWithResponses) UpdateAssistantWithResponse(ctx context.Context, id AssistantPathID, body UpdateAssistantJSONRequestBody, reqEditors ...RequestEditorFn) (*UpdateAssistantResponse, error) {
+	rsp, err := c.UpdateAssistant(ctx, id, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
-	return ParseAssistantsUpdateResponse(rsp)
+	return ParseUpdateAssistantResponse(rsp)
 }
 
-// AssistantsActivateWithBodyWithResponse Make a published version the active one
+// ActivateAssistantVersionWithBodyWithResponse Make a published version the active one
 //
 // Rolls `active_version_id` back or forward to any of the assistant's versions.
 // 400 `parameter_missing` (`version_id`); 404 `resource_not_found` with
@@ -12771,16 +12771,16 @@ func (c *ClientWithResponses) AssistantsUpdateWithResponse(ctx context.Context, 
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
-// Corresponds with POST /v1/assistants/{id}/activate (the `AssistantsActivate` operationId).
-func (c *ClientWithResponses) AssistantsActivateWithBodyWithResponse(ctx context.Context, id AssistantPathID, params *AssistantsActivateParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*AssistantsActivateResponse, error) {
-	rsp, err := c.AssistantsActivateWithBody(ctx, id, params, contentType, body, reqEditors...)
+// Corresponds with POST /v1/assistants/{id}/activate (the `ActivateAssistantVersion` operationId).
+func (c *ClientWithResponses) ActivateAssistantVersionWithBodyWithResponse(ctx context.Context, id AssistantPathID, params *ActivateAssistantVersionParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ActivateAssistantVersionResponse, error) {
+	rsp, err := c.ActivateAssistantVersionWithBody(ctx, id, params, contentType, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
-	return ParseAssistantsActivateResponse(rsp)
+	return ParseActivateAssistantVersionResponse(rsp)
 }
 
-// AssistantsActivateWithResponse Make a published version the active one
+// ActivateAssistantVersionWithResponse Make a published version the active one
 //
 // Rolls `active_version_id` back or forward to any of the assistant's versions.
 // 400 `parameter_missing` (`version_id`); 404 `resource_not_found` with
@@ -12789,16 +12789,16 @@ func (c *ClientWithResponses) AssistantsActivateWithBodyWithResponse(ctx context
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
-// Corresponds with POST /v1/assistants/{id}/activate (the `AssistantsActivate` operationId).
-func (c *ClientWithResponses) AssistantsActivateWithResponse(ctx context.Context, id AssistantPathID, params *AssistantsActivateParams, body AssistantsActivateJSONRequestBody, reqEditors ...RequestEditorFn) (*AssistantsActivateResponse, error) {
-	rsp, err := c.AssistantsActivate(ctx, id, params, body, reqEditors...)
+// Corresponds with POST /v1/assistants/{id}/activate (the `ActivateAssistantVersion` operationId).
+func (c *ClientWithResponses) ActivateAssistantVersionWithResponse(ctx context.Context, id AssistantPathID, params *ActivateAssistantVersionParams, body ActivateAssistantVersionJSONRequestBody, reqEditors ...RequestEditorFn) (*ActivateAssistantVersionResponse, error) {
+	rsp, err := c.ActivateAssistantVersion(ctx, id, params, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
-	return ParseAssistantsActivateResponse(rsp)
+	return ParseActivateAssistantVersionResponse(rsp)
 }
 
-// AssistantsArchiveWithBodyWithResponse Archive an assistant
+// ArchiveAssistantWithBodyWithResponse Archive an assistant
 //
 // Makes the assistant read-only and hides it from the default list. 409
 // `assistant_in_use` while a line is assigned to it. Archiving an archived
@@ -12806,16 +12806,16 @@ func (c *ClientWithResponses) AssistantsActivateWithResponse(ctx context.Context
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
-// Corresponds with POST /v1/assistants/{id}/archive (the `AssistantsArchive` operationId).
-func (c *ClientWithResponses) AssistantsArchiveWithBodyWithResponse(ctx context.Context, id AssistantPathID, params *AssistantsArchiveParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*AssistantsArchiveResponse, error) {
-	rsp, err := c.AssistantsArchiveWithBody(ctx, id, params, contentType, body, reqEditors...)
+// Corresponds with POST /v1/assistants/{id}/archive (the `ArchiveAssistant` operationId).
+func (c *ClientWithResponses) ArchiveAssistantWithBodyWithResponse(ctx context.Context, id AssistantPathID, params *ArchiveAssistantParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ArchiveAssistantResponse, error) {
+	rsp, err := c.ArchiveAssistantWithBody(ctx, id, params, contentType, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
-	return ParseAssistantsArchiveResponse(rsp)
+	return ParseArchiveAssistantResponse(rsp)
 }
 
-// AssistantsArchiveWithResponse Archive an assistant
+// ArchiveAssistantWithResponse Archive an assistant
 //
 // Makes the assistant read-only and hides it from the default list. 409
 // `assistant_in_use` while a line is assigned to it. Archiving an archived
@@ -12823,16 +12823,16 @@ func (c *ClientWithResponses) AssistantsArchiveWithBodyWithResponse(ctx context.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
-// Corresponds with POST /v1/assistants/{id}/archive (the `AssistantsArchive` operationId).
-func (c *ClientWithResponses) AssistantsArchiveWithResponse(ctx context.Context, id AssistantPathID, params *AssistantsArchiveParams, body AssistantsArchiveJSONRequestBody, reqEditors ...RequestEditorFn) (*AssistantsArchiveResponse, error) {
-	rsp, err := c.AssistantsArchive(ctx, id, params, body, reqEditors...)
+// Corresponds with POST /v1/assistants/{id}/archive (the `ArchiveAssistant` operationId).
+func (c *ClientWithResponses) ArchiveAssistantWithResponse(ctx context.Context, id AssistantPathID, params *ArchiveAssistantParams, body ArchiveAssistantJSONRequestBody, reqEditors ...RequestEditorFn) (*ArchiveAssistantResponse, error) {
+	rsp, err := c.ArchiveAssistant(ctx, id, params, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
-	return ParseAssistantsArchiveResponse(rsp)
+	return ParseArchiveAssistantResponse(rsp)
 }
 
-// AssistantsDuplicateWithBodyWithResponse Copy an assistant
+// DuplicateAssistantWithBodyWithResponse Copy an assistant
 //
 // A new active assistant whose draft copies the source's (archived sources too),
 // with no versions. Its name is `name` when given, else `<source name> (copy)` cut
@@ -12840,16 +12840,16 @@ func (c *ClientWithResponses) AssistantsArchiveWithResponse(ctx context.Context,
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
-// Corresponds with POST /v1/assistants/{id}/duplicate (the `AssistantsDuplicate` operationId).
-func (c *ClientWithResponses) AssistantsDuplicateWithBodyWithResponse(ctx context.Context, id AssistantPathID, params *AssistantsDuplicateParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*AssistantsDuplicateResponse, error) {
-	rsp, err := c.AssistantsDuplicateWithBody(ctx, id, params, contentType, body, reqEditors...)
+// Corresponds with POST /v1/assistants/{id}/duplicate (the `DuplicateAssistant` operationId).
+func (c *ClientWithResponses) DuplicateAssistantWithBodyWithResponse(ctx context.Context, id AssistantPathID, params *DuplicateAssistantParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*DuplicateAssistantResponse, error) {
+	rsp, err := c.DuplicateAssistantWithBody(ctx, id, params, contentType, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
-	return ParseAssistantsDuplicateResponse(rsp)
+	return ParseDuplicateAssistantResponse(rsp)
 }
 
-// AssistantsDuplicateWithResponse Copy an assistant
+// DuplicateAssistantWithResponse Copy an assistant
 //
 // A new active assistant whose draft copies the source's (archived sources too),
 // with no versions. Its name is `name` when given, else `<source name> (copy)` cut
@@ -12857,16 +12857,16 @@ func (c *ClientWithResponses) AssistantsDuplicateWithBodyWithResponse(ctx contex
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
-// Corresponds with POST /v1/assistants/{id}/duplicate (the `AssistantsDuplicate` operationId).
-func (c *ClientWithResponses) AssistantsDuplicateWithResponse(ctx context.Context, id AssistantPathID, params *AssistantsDuplicateParams, body AssistantsDuplicateJSONRequestBody, reqEditors ...RequestEditorFn) (*AssistantsDuplicateResponse, error) {
-	rsp, err := c.AssistantsDuplicate(ctx, id, params, body, reqEditors...)
+// Corresponds with POST /v1/assistants/{id}/duplicate (the `DuplicateAssistant` operationId).
+func (c *ClientWithResponses) DuplicateAssistantWithResponse(ctx context.Context, id AssistantPathID, params *DuplicateAssistantParams, body DuplicateAssistantJSONRequestBody, reqEditors ...RequestEditorFn) (*DuplicateAssistantResponse, error) {
+	rsp, err := c.DuplicateAssistant(ctx, id, params, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
-	return ParseAssistantsDuplicateResponse(rsp)
+	return ParseDuplicateAssistantResponse(rsp)
 }
 
-// AssistantsPublishWithBodyWithResponse Publish the draft as a new version
+// PublishAssistantWithBodyWithResponse Publish the draft as a new version
 //
 // Snapshots the draft into the next numbered, immutable version and makes it the
 // active one. 422 `draft_incomplete` names the first of `name`, `system_prompt`,
@@ -12874,16 +12874,16 @@ func (c *ClientWithResponses) AssistantsDuplicateWithResponse(ctx context.Contex
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
-// Corresponds with POST /v1/assistants/{id}/publish (the `AssistantsPublish` operationId).
-func (c *ClientWithResponses) AssistantsPublishWithBodyWithResponse(ctx context.Context, id AssistantPathID, params *AssistantsPublishParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*AssistantsPublishResponse, error) {
-	rsp, err := c.AssistantsPublishWithBody(ctx, id, params, contentType, body, reqEditors...)
+// Corresponds with POST /v1/assistants/{id}/publish (the `PublishAssistant` operationId).
+func (c *ClientWithResponses) PublishAssistantWithBodyWithResponse(ctx context.Context, id AssistantPathID, params *PublishAssistantParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PublishAssistantResponse, error) {
+	rsp, err := c.PublishAssistantWithBody(ctx, id, params, contentType, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
-	return ParseAssistantsPublishResponse(rsp)
+	return ParsePublishAssistantResponse(rsp)
 }
 
-// AssistantsPublishWithResponse Publish the draft as a new version
+// PublishAssistantWithResponse Publish the draft as a new version
 //
 // Snapshots the draft into the next numbered, immutable version and makes it the
 // active one. 422 `draft_incomplete` names the first of `name`, `system_prompt`,
@@ -12891,59 +12891,59 @@ func (c *ClientWithResponses) AssistantsPublishWithBodyWithResponse(ctx context.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
-// Corresponds with POST /v1/assistants/{id}/publish (the `AssistantsPublish` operationId).
-func (c *ClientWithResponses) AssistantsPublishWithResponse(ctx context.Context, id AssistantPathID, params *AssistantsPublishParams, body AssistantsPublishJSONRequestBody, reqEditors ...RequestEditorFn) (*AssistantsPublishResponse, error) {
-	rsp, err := c.AssistantsPublish(ctx, id, params, body, reqEditors...)
+// Corresponds with POST /v1/assistants/{id}/publish (the `PublishAssistant` operationId).
+func (c *ClientWithResponses) PublishAssistantWithResponse(ctx context.Context, id AssistantPathID, params *PublishAssistantParams, body PublishAssistantJSONRequestBody, reqEditors ...RequestEditorFn) (*PublishAssistantResponse, error) {
+	rsp, err := c.PublishAssistant(ctx, id, params, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
-	return ParseAssistantsPublishResponse(rsp)
+	return ParsePublishAssistantResponse(rsp)
 }
 
-// AvatarsListWithResponse List the avatar catalogue
+// ListAvatarsWithResponse List the avatar catalogue
 //
 // The built-in avatars, in display order, in one page (`has_more` is false). Takes no query parameters.
 //
 // Returns a wrapper object for the known response body format(s).
 //
-// Corresponds with GET /v1/avatars (the `AvatarsList` operationId).
-func (c *ClientWithResponses) AvatarsListWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*AvatarsListResponse, error) {
-	rsp, err := c.AvatarsList(ctx, reqEditors...)
+// Corresponds with GET /v1/avatars (the `ListAvatars` operationId).
+func (c *ClientWithResponses) ListAvatarsWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*ListAvatarsResponse, error) {
+	rsp, err := c.ListAvatars(ctx, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
-	return ParseAvatarsListResponse(rsp)
+	return ParseListAvatarsResponse(rsp)
 }
 
-// CallsListWithResponse List call records
+// ListCallsWithResponse List call records
 //
 // The account's calls, inbound and outbound, newest first.
 //
 // Returns a wrapper object for the known response body format(s).
 //
-// Corresponds with GET /v1/calls (the `CallsList` operationId).
-func (c *ClientWithResponses) CallsListWithResponse(ctx context.Context, params *CallsListParams, reqEditors ...RequestEditorFn) (*CallsListResponse, error) {
-	rsp, err := c.CallsList(ctx, params, reqEditors...)
+// Corresponds with GET /v1/calls (the `ListCalls` operationId).
+func (c *ClientWithResponses) ListCallsWithResponse(ctx context.Context, params *ListCallsParams, reqEditors ...RequestEditorFn) (*ListCallsResponse, error) {
+	rsp, err := c.ListCalls(ctx, params, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
-	return ParseCallsListResponse(rsp)
+	return ParseListCallsResponse(rsp)
 }
 
-// CallsGetWithResponse Get a call record
+// GetCallWithResponse Get a call record
 //
 // Returns a wrapper object for the known response body format(s).
 //
-// Corresponds with GET /v1/calls/{id} (the `CallsGet` operationId).
-func (c *ClientWithResponses) CallsGetWithResponse(ctx context.Context, id CallID, reqEditors ...RequestEditorFn) (*CallsGetResponse, error) {
-	rsp, err := c.CallsGet(ctx, id, reqEditors...)
+// Corresponds with GET /v1/calls/{id} (the `GetCall` operationId).
+func (c *ClientWithResponses) GetCallWithResponse(ctx context.Context, id CallID, reqEditors ...RequestEditorFn) (*GetCallResponse, error) {
+	rsp, err := c.GetCall(ctx, id, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
-	return ParseCallsGetResponse(rsp)
+	return ParseGetCallResponse(rsp)
 }
 
-// CallsAnswerWithBodyWithResponse Decide a ringing call on a customer_decides line
+// AnswerCallWithBodyWithResponse Decide a ringing call on a customer_decides line
 //
 // The API way to answer `call.incoming` (the other is the webhook's response body).
 // The first answer wins, from either path. An answer repeating the recorded one is
@@ -12955,16 +12955,16 @@ func (c *ClientWithResponses) CallsGetWithResponse(ctx context.Context, id CallI
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
-// Corresponds with POST /v1/calls/{id}/answer (the `CallsAnswer` operationId).
-func (c *ClientWithResponses) CallsAnswerWithBodyWithResponse(ctx context.Context, id CallID, params *CallsAnswerParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CallsAnswerResponse, error) {
-	rsp, err := c.CallsAnswerWithBody(ctx, id, params, contentType, body, reqEditors...)
+// Corresponds with POST /v1/calls/{id}/answer (the `AnswerCall` operationId).
+func (c *ClientWithResponses) AnswerCallWithBodyWithResponse(ctx context.Context, id CallID, params *AnswerCallParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*AnswerCallResponse, error) {
+	rsp, err := c.AnswerCallWithBody(ctx, id, params, contentType, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
-	return ParseCallsAnswerResponse(rsp)
+	return ParseAnswerCallResponse(rsp)
 }
 
-// CallsAnswerWithResponse Decide a ringing call on a customer_decides line
+// AnswerCallWithResponse Decide a ringing call on a customer_decides line
 //
 // The API way to answer `call.incoming` (the other is the webhook's response body).
 // The first answer wins, from either path. An answer repeating the recorded one is
@@ -12976,44 +12976,44 @@ func (c *ClientWithResponses) CallsAnswerWithBodyWithResponse(ctx context.Contex
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
-// Corresponds with POST /v1/calls/{id}/answer (the `CallsAnswer` operationId).
-func (c *ClientWithResponses) CallsAnswerWithResponse(ctx context.Context, id CallID, params *CallsAnswerParams, body CallsAnswerJSONRequestBody, reqEditors ...RequestEditorFn) (*CallsAnswerResponse, error) {
-	rsp, err := c.CallsAnswer(ctx, id, params, body, reqEditors...)
+// Corresponds with POST /v1/calls/{id}/answer (the `AnswerCall` operationId).
+func (c *ClientWithResponses) AnswerCallWithResponse(ctx context.Context, id CallID, params *AnswerCallParams, body AnswerCallJSONRequestBody, reqEditors ...RequestEditorFn) (*AnswerCallResponse, error) {
+	rsp, err := c.AnswerCall(ctx, id, params, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
-	return ParseCallsAnswerResponse(rsp)
+	return ParseAnswerCallResponse(rsp)
 }
 
-// EventsListWithResponse List events
+// ListEventsWithResponse List events
 //
 // Events sent to the account, newest first, without their attempts.
 //
 // Returns a wrapper object for the known response body format(s).
 //
-// Corresponds with GET /v1/events (the `EventsList` operationId).
-func (c *ClientWithResponses) EventsListWithResponse(ctx context.Context, params *EventsListParams, reqEditors ...RequestEditorFn) (*EventsListResponse, error) {
-	rsp, err := c.EventsList(ctx, params, reqEditors...)
+// Corresponds with GET /v1/events (the `ListEvents` operationId).
+func (c *ClientWithResponses) ListEventsWithResponse(ctx context.Context, params *ListEventsParams, reqEditors ...RequestEditorFn) (*ListEventsResponse, error) {
+	rsp, err := c.ListEvents(ctx, params, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
-	return ParseEventsListResponse(rsp)
+	return ParseListEventsResponse(rsp)
 }
 
-// EventsGetWithResponse Get an event with its delivery attempts
+// GetEventWithResponse Get an event with its delivery attempts
 //
 // Returns a wrapper object for the known response body format(s).
 //
-// Corresponds with GET /v1/events/{id} (the `EventsGet` operationId).
-func (c *ClientWithResponses) EventsGetWithResponse(ctx context.Context, id EventPathID, reqEditors ...RequestEditorFn) (*EventsGetResponse, error) {
-	rsp, err := c.EventsGet(ctx, id, reqEditors...)
+// Corresponds with GET /v1/events/{id} (the `GetEvent` operationId).
+func (c *ClientWithResponses) GetEventWithResponse(ctx context.Context, id EventPathID, reqEditors ...RequestEditorFn) (*GetEventResponse, error) {
+	rsp, err := c.GetEvent(ctx, id, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
-	return ParseEventsGetResponse(rsp)
+	return ParseGetEventResponse(rsp)
 }
 
-// EventsRedeliverWithBodyWithResponse Send an event again
+// RedeliverEventWithBodyWithResponse Send an event again
 //
 // Queues a fresh delivery, now, to `endpoint_id` or to every enabled endpoint
 // subscribed to the event's type. The `webhook-id` stays the event id, so a receiver
@@ -13025,16 +13025,16 @@ func (c *ClientWithResponses) EventsGetWithResponse(ctx context.Context, id Even
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
-// Corresponds with POST /v1/events/{id}/redeliver (the `EventsRedeliver` operationId).
-func (c *ClientWithResponses) EventsRedeliverWithBodyWithResponse(ctx context.Context, id EventPathID, params *EventsRedeliverParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*EventsRedeliverResponse, error) {
-	rsp, err := c.EventsRedeliverWithBody(ctx, id, params, contentType, body, reqEditors...)
+// Corresponds with POST /v1/events/{id}/redeliver (the `RedeliverEvent` operationId).
+func (c *ClientWithResponses) RedeliverEventWithBodyWithResponse(ctx context.Context, id EventPathID, params *RedeliverEventParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*RedeliverEventResponse, error) {
+	rsp, err := c.RedeliverEventWithBody(ctx, id, params, contentType, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
-	return ParseEventsRedeliverResponse(rsp)
+	return ParseRedeliverEventResponse(rsp)
 }
 
-// EventsRedeliverWithResponse Send an event again
+// RedeliverEventWithResponse Send an event again
 //
 // Queues a fresh delivery, now, to `endpoint_id` or to every enabled endpoint
 // subscribed to the event's type. The `webhook-id` stays the event id, so a receiver
@@ -13046,44 +13046,44 @@ func (c *ClientWithResponses) EventsRedeliverWithBodyWithResponse(ctx context.Co
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
-// Corresponds with POST /v1/events/{id}/redeliver (the `EventsRedeliver` operationId).
-func (c *ClientWithResponses) EventsRedeliverWithResponse(ctx context.Context, id EventPathID, params *EventsRedeliverParams, body EventsRedeliverJSONRequestBody, reqEditors ...RequestEditorFn) (*EventsRedeliverResponse, error) {
-	rsp, err := c.EventsRedeliver(ctx, id, params, body, reqEditors...)
+// Corresponds with POST /v1/events/{id}/redeliver (the `RedeliverEvent` operationId).
+func (c *ClientWithResponses) RedeliverEventWithResponse(ctx context.Context, id EventPathID, params *RedeliverEventParams, body RedeliverEventJSONRequestBody, reqEditors ...RequestEditorFn) (*RedeliverEventResponse, error) {
+	rsp, err := c.RedeliverEvent(ctx, id, params, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
-	return ParseEventsRedeliverResponse(rsp)
+	return ParseRedeliverEventResponse(rsp)
 }
 
-// LinesListWithResponse List lines
+// ListLinesWithResponse List lines
 //
 // The account's lines, newest first.
 //
 // Returns a wrapper object for the known response body format(s).
 //
-// Corresponds with GET /v1/lines (the `LinesList` operationId).
-func (c *ClientWithResponses) LinesListWithResponse(ctx context.Context, params *LinesListParams, reqEditors ...RequestEditorFn) (*LinesListResponse, error) {
-	rsp, err := c.LinesList(ctx, params, reqEditors...)
+// Corresponds with GET /v1/lines (the `ListLines` operationId).
+func (c *ClientWithResponses) ListLinesWithResponse(ctx context.Context, params *ListLinesParams, reqEditors ...RequestEditorFn) (*ListLinesResponse, error) {
+	rsp, err := c.ListLines(ctx, params, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
-	return ParseLinesListResponse(rsp)
+	return ParseListLinesResponse(rsp)
 }
 
-// LinesGetWithResponse Get a line
+// GetLineWithResponse Get a line
 //
 // Returns a wrapper object for the known response body format(s).
 //
-// Corresponds with GET /v1/lines/{id} (the `LinesGet` operationId).
-func (c *ClientWithResponses) LinesGetWithResponse(ctx context.Context, id LinePathID, reqEditors ...RequestEditorFn) (*LinesGetResponse, error) {
-	rsp, err := c.LinesGet(ctx, id, reqEditors...)
+// Corresponds with GET /v1/lines/{id} (the `GetLine` operationId).
+func (c *ClientWithResponses) GetLineWithResponse(ctx context.Context, id LinePathID, reqEditors ...RequestEditorFn) (*GetLineResponse, error) {
+	rsp, err := c.GetLine(ctx, id, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
-	return ParseLinesGetResponse(rsp)
+	return ParseGetLineResponse(rsp)
 }
 
-// LinesUpdateWithBodyWithResponse Update a line
+// UpdateLineWithBodyWithResponse Update a line
 //
 // Any of `name`, `inbound_mode`, `decision_timeout_seconds`, `on_decision_timeout`
 // and `assistant_id`; absent fields are left alone. `assistant_id: null` unassigns
@@ -13094,16 +13094,16 @@ func (c *ClientWithResponses) LinesGetWithResponse(ctx context.Context, id LineP
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
-// Corresponds with PATCH /v1/lines/{id} (the `LinesUpdate` operationId).
-func (c *ClientWithResponses) LinesUpdateWithBodyWithResponse(ctx context.Context, id LinePathID, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*LinesUpdateResponse, error) {
-	rsp, err := c.LinesUpdateWithBody(ctx, id, contentType, body, reqEditors...)
+// Corresponds with PATCH /v1/lines/{id} (the `UpdateLine` operationId).
+func (c *ClientWithResponses) UpdateLineWithBodyWithResponse(ctx context.Context, id LinePathID, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*UpdateLineResponse, error) {
+	rsp, err := c.UpdateLineWithBody(ctx, id, contentType, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
-	return ParseLinesUpdateResponse(rsp)
+	return ParseUpdateLineResponse(rsp)
 }
 
-// LinesUpdateWithResponse Update a line
+// UpdateLineWithResponse Update a line
 //
 // Any of `name`, `inbound_mode`, `decision_timeout_seconds`, `on_decision_timeout`
 // and `assistant_id`; absent fields are left alone. `assistant_id: null` unassigns
@@ -13114,16 +13114,16 @@ func (c *ClientWithResponses) LinesUpdateWithBodyWithResponse(ctx context.Contex
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
-// Corresponds with PATCH /v1/lines/{id} (the `LinesUpdate` operationId).
-func (c *ClientWithResponses) LinesUpdateWithResponse(ctx context.Context, id LinePathID, body LinesUpdateJSONRequestBody, reqEditors ...RequestEditorFn) (*LinesUpdateResponse, error) {
-	rsp, err := c.LinesUpdate(ctx, id, body, reqEditors...)
+// Corresponds with PATCH /v1/lines/{id} (the `UpdateLine` operationId).
+func (c *ClientWithResponses) UpdateLineWithResponse(ctx context.Context, id LinePathID, body UpdateLineJSONRequestBody, reqEditors ...RequestEditorFn) (*UpdateLineResponse, error) {
+	rsp, err := c.UpdateLine(ctx, id, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
-	return ParseLinesUpdateResponse(rsp)
+	return ParseUpdateLineResponse(rsp)
 }
 
-// LinesAssignWithBodyWithResponse Assign an assistant to the line
+// AssignLineAssistantWithBodyWithResponse Assign an assistant to the line
 //
 // The assistant must be active and have a published version; the line's next
 // inbound call uses its active version. 400 `parameter_missing` (`assistant_id`);
@@ -13132,16 +13132,16 @@ func (c *ClientWithResponses) LinesUpdateWithResponse(ctx context.Context, id Li
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
-// Corresponds with POST /v1/lines/{id}/assign (the `LinesAssign` operationId).
-func (c *ClientWithResponses) LinesAssignWithBodyWithResponse(ctx context.Context, id LinePathID, params *LinesAssignParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*LinesAssignResponse, error) {
-	rsp, err := c.LinesAssignWithBody(ctx, id, params, contentType, body, reqEditors...)
+// Corresponds with POST /v1/lines/{id}/assign (the `AssignLineAssistant` operationId).
+func (c *ClientWithResponses) AssignLineAssistantWithBodyWithResponse(ctx context.Context, id LinePathID, params *AssignLineAssistantParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*AssignLineAssistantResponse, error) {
+	rsp, err := c.AssignLineAssistantWithBody(ctx, id, params, contentType, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
-	return ParseLinesAssignResponse(rsp)
+	return ParseAssignLineAssistantResponse(rsp)
 }
 
-// LinesAssignWithResponse Assign an assistant to the line
+// AssignLineAssistantWithResponse Assign an assistant to the line
 //
 // The assistant must be active and have a published version; the line's next
 // inbound call uses its active version. 400 `parameter_missing` (`assistant_id`);
@@ -13150,31 +13150,31 @@ func (c *ClientWithResponses) LinesAssignWithBodyWithResponse(ctx context.Contex
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
-// Corresponds with POST /v1/lines/{id}/assign (the `LinesAssign` operationId).
-func (c *ClientWithResponses) LinesAssignWithResponse(ctx context.Context, id LinePathID, params *LinesAssignParams, body LinesAssignJSONRequestBody, reqEditors ...RequestEditorFn) (*LinesAssignResponse, error) {
-	rsp, err := c.LinesAssign(ctx, id, params, body, reqEditors...)
+// Corresponds with POST /v1/lines/{id}/assign (the `AssignLineAssistant` operationId).
+func (c *ClientWithResponses) AssignLineAssistantWithResponse(ctx context.Context, id LinePathID, params *AssignLineAssistantParams, body AssignLineAssistantJSONRequestBody, reqEditors ...RequestEditorFn) (*AssignLineAssistantResponse, error) {
+	rsp, err := c.AssignLineAssistant(ctx, id, params, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
-	return ParseLinesAssignResponse(rsp)
+	return ParseAssignLineAssistantResponse(rsp)
 }
 
-// SessionsListWithResponse List sessions
+// ListSessionsWithResponse List sessions
 //
 // The account's sessions, newest first, without participant tokens.
 //
 // Returns a wrapper object for the known response body format(s).
 //
-// Corresponds with GET /v1/sessions (the `SessionsList` operationId).
-func (c *ClientWithResponses) SessionsListWithResponse(ctx context.Context, params *SessionsListParams, reqEditors ...RequestEditorFn) (*SessionsListResponse, error) {
-	rsp, err := c.SessionsList(ctx, params, reqEditors...)
+// Corresponds with GET /v1/sessions (the `ListSessions` operationId).
+func (c *ClientWithResponses) ListSessionsWithResponse(ctx context.Context, params *ListSessionsParams, reqEditors ...RequestEditorFn) (*ListSessionsResponse, error) {
+	rsp, err := c.ListSessions(ctx, params, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
-	return ParseSessionsListResponse(rsp)
+	return ParseListSessionsResponse(rsp)
 }
 
-// SessionsCreateWithBodyWithResponse Create a hosted session
+// CreateSessionWithBodyWithResponse Create a hosted session
 //
 // Creates a LiveKit room named after the session, mints a participant token that
 // names only that room (join, publish, subscribe, data; no create, admin or list
@@ -13194,16 +13194,16 @@ func (c *ClientWithResponses) SessionsListWithResponse(ctx context.Context, para
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
-// Corresponds with POST /v1/sessions (the `SessionsCreate` operationId).
-func (c *ClientWithResponses) SessionsCreateWithBodyWithResponse(ctx context.Context, params *SessionsCreateParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*SessionsCreateResponse, error) {
-	rsp, err := c.SessionsCreateWithBody(ctx, params, contentType, body, reqEditors...)
+// Corresponds with POST /v1/sessions (the `CreateSession` operationId).
+func (c *ClientWithResponses) CreateSessionWithBodyWithResponse(ctx context.Context, params *CreateSessionParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateSessionResponse, error) {
+	rsp, err := c.CreateSessionWithBody(ctx, params, contentType, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
-	return ParseSessionsCreateResponse(rsp)
+	return ParseCreateSessionResponse(rsp)
 }
 
-// SessionsCreateWithResponse Create a hosted session
+// CreateSessionWithResponse Create a hosted session
 //
 // Creates a LiveKit room named after the session, mints a participant token that
 // names only that room (join, publish, subscribe, data; no create, admin or list
@@ -13223,16 +13223,16 @@ func (c *ClientWithResponses) SessionsCreateWithBodyWithResponse(ctx context.Con
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
-// Corresponds with POST /v1/sessions (the `SessionsCreate` operationId).
-func (c *ClientWithResponses) SessionsCreateWithResponse(ctx context.Context, params *SessionsCreateParams, body SessionsCreateJSONRequestBody, reqEditors ...RequestEditorFn) (*SessionsCreateResponse, error) {
-	rsp, err := c.SessionsCreate(ctx, params, body, reqEditors...)
+// Corresponds with POST /v1/sessions (the `CreateSession` operationId).
+func (c *ClientWithResponses) CreateSessionWithResponse(ctx context.Context, params *CreateSessionParams, body CreateSessionJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateSessionResponse, error) {
+	rsp, err := c.CreateSession(ctx, params, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
-	return ParseSessionsCreateResponse(rsp)
+	return ParseCreateSessionResponse(rsp)
 }
 
-// SessionsDeleteWithResponse End a session
+// DeleteSessionWithResponse End a session
 //
 // Deletes the room (every participant is disconnected and no token can join it
 // again), hangs the platform call up and emits `call.ended`, exactly once. Deleting
@@ -13241,31 +13241,31 @@ func (c *ClientWithResponses) SessionsCreateWithResponse(ctx context.Context, pa
 //
 // Returns a wrapper object for the known response body format(s).
 //
-// Corresponds with DELETE /v1/sessions/{id} (the `SessionsDelete` operationId).
-func (c *ClientWithResponses) SessionsDeleteWithResponse(ctx context.Context, id SessionPathID, reqEditors ...RequestEditorFn) (*SessionsDeleteResponse, error) {
-	rsp, err := c.SessionsDelete(ctx, id, reqEditors...)
+// Corresponds with DELETE /v1/sessions/{id} (the `DeleteSession` operationId).
+func (c *ClientWithResponses) DeleteSessionWithResponse(ctx context.Context, id SessionPathID, reqEditors ...RequestEditorFn) (*DeleteSessionResponse, error) {
+	rsp, err := c.DeleteSession(ctx, id, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
-	return ParseSessionsDeleteResponse(rsp)
+	return ParseDeleteSessionResponse(rsp)
 }
 
-// SessionsGetWithResponse Get a session
+// GetSessionWithResponse Get a session
 //
 // The session, without a participant token.
 //
 // Returns a wrapper object for the known response body format(s).
 //
-// Corresponds with GET /v1/sessions/{id} (the `SessionsGet` operationId).
-func (c *ClientWithResponses) SessionsGetWithResponse(ctx context.Context, id SessionPathID, reqEditors ...RequestEditorFn) (*SessionsGetResponse, error) {
-	rsp, err := c.SessionsGet(ctx, id, reqEditors...)
+// Corresponds with GET /v1/sessions/{id} (the `GetSession` operationId).
+func (c *ClientWithResponses) GetSessionWithResponse(ctx context.Context, id SessionPathID, reqEditors ...RequestEditorFn) (*GetSessionResponse, error) {
+	rsp, err := c.GetSession(ctx, id, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
-	return ParseSessionsGetResponse(rsp)
+	return ParseGetSessionResponse(rsp)
 }
 
-// SessionsTokensWithBodyWithResponse Mint a fresh participant token
+// CreateSessionTokenWithBodyWithResponse Mint a fresh participant token
 //
 // For a client that rejoins after the first token's lifetime. Every token of a
 // session joins as the same participant, so a new connection replaces the old one.
@@ -13273,16 +13273,16 @@ func (c *ClientWithResponses) SessionsGetWithResponse(ctx context.Context, id Se
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
-// Corresponds with POST /v1/sessions/{id}/tokens (the `SessionsTokens` operationId).
-func (c *ClientWithResponses) SessionsTokensWithBodyWithResponse(ctx context.Context, id SessionPathID, params *SessionsTokensParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*SessionsTokensResponse, error) {
-	rsp, err := c.SessionsTokensWithBody(ctx, id, params, contentType, body, reqEditors...)
+// Corresponds with POST /v1/sessions/{id}/tokens (the `CreateSessionToken` operationId).
+func (c *ClientWithResponses) CreateSessionTokenWithBodyWithResponse(ctx context.Context, id SessionPathID, params *CreateSessionTokenParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateSessionTokenResponse, error) {
+	rsp, err := c.CreateSessionTokenWithBody(ctx, id, params, contentType, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
-	return ParseSessionsTokensResponse(rsp)
+	return ParseCreateSessionTokenResponse(rsp)
 }
 
-// SessionsTokensWithResponse Mint a fresh participant token
+// CreateSessionTokenWithResponse Mint a fresh participant token
 //
 // For a client that rejoins after the first token's lifetime. Every token of a
 // session joins as the same participant, so a new connection replaces the old one.
@@ -13290,16 +13290,16 @@ func (c *ClientWithResponses) SessionsTokensWithBodyWithResponse(ctx context.Con
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
-// Corresponds with POST /v1/sessions/{id}/tokens (the `SessionsTokens` operationId).
-func (c *ClientWithResponses) SessionsTokensWithResponse(ctx context.Context, id SessionPathID, params *SessionsTokensParams, body SessionsTokensJSONRequestBody, reqEditors ...RequestEditorFn) (*SessionsTokensResponse, error) {
-	rsp, err := c.SessionsTokens(ctx, id, params, body, reqEditors...)
+// Corresponds with POST /v1/sessions/{id}/tokens (the `CreateSessionToken` operationId).
+func (c *ClientWithResponses) CreateSessionTokenWithResponse(ctx context.Context, id SessionPathID, params *CreateSessionTokenParams, body CreateSessionTokenJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateSessionTokenResponse, error) {
+	rsp, err := c.CreateSessionToken(ctx, id, params, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
-	return ParseSessionsTokensResponse(rsp)
+	return ParseCreateSessionTokenResponse(rsp)
 }
 
-// VoicesListWithResponse List the voices the deployment offers
+// ListVoicesWithResponse List the voices the deployment offers
 //
 // Every voice a draft's `voice` may name, in one page (`has_more` is false). Takes no
 // query parameters. The local voices (engines `flite` and `espeak-ng`) are in every
@@ -13312,31 +13312,31 @@ func (c *ClientWithResponses) SessionsTokensWithResponse(ctx context.Context, id
 //
 // Returns a wrapper object for the known response body format(s).
 //
-// Corresponds with GET /v1/voices (the `VoicesList` operationId).
-func (c *ClientWithResponses) VoicesListWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*VoicesListResponse, error) {
-	rsp, err := c.VoicesList(ctx, reqEditors...)
+// Corresponds with GET /v1/voices (the `ListVoices` operationId).
+func (c *ClientWithResponses) ListVoicesWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*ListVoicesResponse, error) {
+	rsp, err := c.ListVoices(ctx, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
-	return ParseVoicesListResponse(rsp)
+	return ParseListVoicesResponse(rsp)
 }
 
-// WebhookEndpointsListWithResponse List webhook endpoints
+// ListWebhookEndpointsWithResponse List webhook endpoints
 //
 // The account's endpoints, newest first, without their secrets.
 //
 // Returns a wrapper object for the known response body format(s).
 //
-// Corresponds with GET /v1/webhook_endpoints (the `WebhookEndpointsList` operationId).
-func (c *ClientWithResponses) WebhookEndpointsListWithResponse(ctx context.Context, params *WebhookEndpointsListParams, reqEditors ...RequestEditorFn) (*WebhookEndpointsListResponse, error) {
-	rsp, err := c.WebhookEndpointsList(ctx, params, reqEditors...)
+// Corresponds with GET /v1/webhook_endpoints (the `ListWebhookEndpoints` operationId).
+func (c *ClientWithResponses) ListWebhookEndpointsWithResponse(ctx context.Context, params *ListWebhookEndpointsParams, reqEditors ...RequestEditorFn) (*ListWebhookEndpointsResponse, error) {
+	rsp, err := c.ListWebhookEndpoints(ctx, params, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
-	return ParseWebhookEndpointsListResponse(rsp)
+	return ParseListWebhookEndpointsResponse(rsp)
 }
 
-// WebhookEndpointsCreateWithBodyWithResponse Register a webhook endpoint
+// CreateWebhookEndpointWithBodyWithResponse Register a webhook endpoint
 //
 // The answer holds the signing `secret`, shown this once. 400
 // `parameter_missing` (`url`), `parameter_invalid` (`url`, `description`,
@@ -13345,16 +13345,16 @@ func (c *ClientWithResponses) WebhookEndpointsListWithResponse(ctx context.Conte
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
-// Corresponds with POST /v1/webhook_endpoints (the `WebhookEndpointsCreate` operationId).
-func (c *ClientWithResponses) WebhookEndpointsCreateWithBodyWithResponse(ctx context.Context, params *WebhookEndpointsCreateParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*WebhookEndpointsCreateResponse, error) {
-	rsp, err := c.WebhookEndpointsCreateWithBody(ctx, params, contentType, body, reqEditors...)
+// Corresponds with POST /v1/webhook_endpoints (the `CreateWebhookEndpoint` operationId).
+func (c *ClientWithResponses) CreateWebhookEndpointWithBodyWithResponse(ctx context.Context, params *CreateWebhookEndpointParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateWebhookEndpointResponse, error) {
+	rsp, err := c.CreateWebhookEndpointWithBody(ctx, params, contentType, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
-	return ParseWebhookEndpointsCreateResponse(rsp)
+	return ParseCreateWebhookEndpointResponse(rsp)
 }
 
-// WebhookEndpointsCreateWithResponse Register a webhook endpoint
+// CreateWebhookEndpointWithResponse Register a webhook endpoint
 //
 // The answer holds the signing `secret`, shown this once. 400
 // `parameter_missing` (`url`), `parameter_invalid` (`url`, `description`,
@@ -13363,44 +13363,44 @@ func (c *ClientWithResponses) WebhookEndpointsCreateWithBodyWithResponse(ctx con
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
-// Corresponds with POST /v1/webhook_endpoints (the `WebhookEndpointsCreate` operationId).
-func (c *ClientWithResponses) WebhookEndpointsCreateWithResponse(ctx context.Context, params *WebhookEndpointsCreateParams, body WebhookEndpointsCreateJSONRequestBody, reqEditors ...RequestEditorFn) (*WebhookEndpointsCreateResponse, error) {
-	rsp, err := c.WebhookEndpointsCreate(ctx, params, body, reqEditors...)
+// Corresponds with POST /v1/webhook_endpoints (the `CreateWebhookEndpoint` operationId).
+func (c *ClientWithResponses) CreateWebhookEndpointWithResponse(ctx context.Context, params *CreateWebhookEndpointParams, body CreateWebhookEndpointJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateWebhookEndpointResponse, error) {
+	rsp, err := c.CreateWebhookEndpoint(ctx, params, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
-	return ParseWebhookEndpointsCreateResponse(rsp)
+	return ParseCreateWebhookEndpointResponse(rsp)
 }
 
-// WebhookEndpointsDeleteWithResponse Delete a webhook endpoint
+// DeleteWebhookEndpointWithResponse Delete a webhook endpoint
 //
 // Deliveries still pending to it stop. A second DELETE is 404.
 //
 // Returns a wrapper object for the known response body format(s).
 //
-// Corresponds with DELETE /v1/webhook_endpoints/{id} (the `WebhookEndpointsDelete` operationId).
-func (c *ClientWithResponses) WebhookEndpointsDeleteWithResponse(ctx context.Context, id WebhookEndpointPathID, reqEditors ...RequestEditorFn) (*WebhookEndpointsDeleteResponse, error) {
-	rsp, err := c.WebhookEndpointsDelete(ctx, id, reqEditors...)
+// Corresponds with DELETE /v1/webhook_endpoints/{id} (the `DeleteWebhookEndpoint` operationId).
+func (c *ClientWithResponses) DeleteWebhookEndpointWithResponse(ctx context.Context, id WebhookEndpointPathID, reqEditors ...RequestEditorFn) (*DeleteWebhookEndpointResponse, error) {
+	rsp, err := c.DeleteWebhookEndpoint(ctx, id, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
-	return ParseWebhookEndpointsDeleteResponse(rsp)
+	return ParseDeleteWebhookEndpointResponse(rsp)
 }
 
-// WebhookEndpointsGetWithResponse Get a webhook endpoint
+// GetWebhookEndpointWithResponse Get a webhook endpoint
 //
 // Returns a wrapper object for the known response body format(s).
 //
-// Corresponds with GET /v1/webhook_endpoints/{id} (the `WebhookEndpointsGet` operationId).
-func (c *ClientWithResponses) WebhookEndpointsGetWithResponse(ctx context.Context, id WebhookEndpointPathID, reqEditors ...RequestEditorFn) (*WebhookEndpointsGetResponse, error) {
-	rsp, err := c.WebhookEndpointsGet(ctx, id, reqEditors...)
+// Corresponds with GET /v1/webhook_endpoints/{id} (the `GetWebhookEndpoint` operationId).
+func (c *ClientWithResponses) GetWebhookEndpointWithResponse(ctx context.Context, id WebhookEndpointPathID, reqEditors ...RequestEditorFn) (*GetWebhookEndpointResponse, error) {
+	rsp, err := c.GetWebhookEndpoint(ctx, id, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
-	return ParseWebhookEndpointsGetResponse(rsp)
+	return ParseGetWebhookEndpointResponse(rsp)
 }
 
-// WebhookEndpointsUpdateWithBodyWithResponse Update a webhook endpoint
+// UpdateWebhookEndpointWithBodyWithResponse Update a webhook endpoint
 //
 // Any of `url`, `description`, `events` and `status`. `status: disabled` sets
 // `disabled_reason: customer`; `status: enabled` clears the reason (also after a
@@ -13408,16 +13408,16 @@ func (c *ClientWithResponses) WebhookEndpointsGetWithResponse(ctx context.Contex
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
-// Corresponds with PATCH /v1/webhook_endpoints/{id} (the `WebhookEndpointsUpdate` operationId).
-func (c *ClientWithResponses) WebhookEndpointsUpdateWithBodyWithResponse(ctx context.Context, id WebhookEndpointPathID, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*WebhookEndpointsUpdateResponse, error) {
-	rsp, err := c.WebhookEndpointsUpdateWithBody(ctx, id, contentType, body, reqEditors...)
+// Corresponds with PATCH /v1/webhook_endpoints/{id} (the `UpdateWebhookEndpoint` operationId).
+func (c *ClientWithResponses) UpdateWebhookEndpointWithBodyWithResponse(ctx context.Context, id WebhookEndpointPathID, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*UpdateWebhookEndpointResponse, error) {
+	rsp, err := c.UpdateWebhookEndpointWithBody(ctx, id, contentType, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
-	return ParseWebhookEndpointsUpdateResponse(rsp)
+	return ParseUpdateWebhookEndpointResponse(rsp)
 }
 
-// WebhookEndpointsUpdateWithResponse Update a webhook endpoint
+// UpdateWebhookEndpointWithResponse Update a webhook endpoint
 //
 // Any of `url`, `description`, `events` and `status`. `status: disabled` sets
 // `disabled_reason: customer`; `status: enabled` clears the reason (also after a
@@ -13425,16 +13425,16 @@ func (c *ClientWithResponses) WebhookEndpointsUpdateWithBodyWithResponse(ctx con
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
-// Corresponds with PATCH /v1/webhook_endpoints/{id} (the `WebhookEndpointsUpdate` operationId).
-func (c *ClientWithResponses) WebhookEndpointsUpdateWithResponse(ctx context.Context, id WebhookEndpointPathID, body WebhookEndpointsUpdateJSONRequestBody, reqEditors ...RequestEditorFn) (*WebhookEndpointsUpdateResponse, error) {
-	rsp, err := c.WebhookEndpointsUpdate(ctx, id, body, reqEditors...)
+// Corresponds with PATCH /v1/webhook_endpoints/{id} (the `UpdateWebhookEndpoint` operationId).
+func (c *ClientWithResponses) UpdateWebhookEndpointWithResponse(ctx context.Context, id WebhookEndpointPathID, body UpdateWebhookEndpointJSONRequestBody, reqEditors ...RequestEditorFn) (*UpdateWebhookEndpointResponse, error) {
+	rsp, err := c.UpdateWebhookEndpoint(ctx, id, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
-	return ParseWebhookEndpointsUpdateResponse(rsp)
+	return ParseUpdateWebhookEndpointResponse(rsp)
 }
 
-// WebhookEndpointsRotateSecretWithBodyWithResponse Rotate the signing secret
+// RotateWebhookEndpointSecretWithBodyWithResponse Rotate the signing secret
 //
 // A new secret, shown this once; the previous one keeps signing beside it for 24 h
 // (`previous_secret_expires_at`). A second rotation inside those 24 h drops the
@@ -13442,16 +13442,16 @@ func (c *ClientWithResponses) WebhookEndpointsUpdateWithResponse(ctx context.Con
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
-// Corresponds with POST /v1/webhook_endpoints/{id}/rotate_secret (the `WebhookEndpointsRotateSecret` operationId).
-func (c *ClientWithResponses) WebhookEndpointsRotateSecretWithBodyWithResponse(ctx context.Context, id WebhookEndpointPathID, params *WebhookEndpointsRotateSecretParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*WebhookEndpointsRotateSecretResponse, error) {
-	rsp, err := c.WebhookEndpointsRotateSecretWithBody(ctx, id, params, contentType, body, reqEditors...)
+// Corresponds with POST /v1/webhook_endpoints/{id}/rotate_secret (the `RotateWebhookEndpointSecret` operationId).
+func (c *ClientWithResponses) RotateWebhookEndpointSecretWithBodyWithResponse(ctx context.Context, id WebhookEndpointPathID, params *RotateWebhookEndpointSecretParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*RotateWebhookEndpointSecretResponse, error) {
+	rsp, err := c.RotateWebhookEndpointSecretWithBody(ctx, id, params, contentType, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
-	return ParseWebhookEndpointsRotateSecretResponse(rsp)
+	return ParseRotateWebhookEndpointSecretResponse(rsp)
 }
 
-// WebhookEndpointsRotateSecretWithResponse Rotate the signing secret
+// RotateWebhookEndpointSecretWithResponse Rotate the signing secret
 //
 // A new secret, shown this once; the previous one keeps signing beside it for 24 h
 // (`previous_secret_expires_at`). A second rotation inside those 24 h drops the
@@ -13459,24 +13459,24 @@ func (c *ClientWithResponses) WebhookEndpointsRotateSecretWithBodyWithResponse(c
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
-// Corresponds with POST /v1/webhook_endpoints/{id}/rotate_secret (the `WebhookEndpointsRotateSecret` operationId).
-func (c *ClientWithResponses) WebhookEndpointsRotateSecretWithResponse(ctx context.Context, id WebhookEndpointPathID, params *WebhookEndpointsRotateSecretParams, body WebhookEndpointsRotateSecretJSONRequestBody, reqEditors ...RequestEditorFn) (*WebhookEndpointsRotateSecretResponse, error) {
-	rsp, err := c.WebhookEndpointsRotateSecret(ctx, id, params, body, reqEditors...)
+// Corresponds with POST /v1/webhook_endpoints/{id}/rotate_secret (the `RotateWebhookEndpointSecret` operationId).
+func (c *ClientWithResponses) RotateWebhookEndpointSecretWithResponse(ctx context.Context, id WebhookEndpointPathID, params *RotateWebhookEndpointSecretParams, body RotateWebhookEndpointSecretJSONRequestBody, reqEditors ...RequestEditorFn) (*RotateWebhookEndpointSecretResponse, error) {
+	rsp, err := c.RotateWebhookEndpointSecret(ctx, id, params, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
-	return ParseWebhookEndpointsRotateSecretResponse(rsp)
+	return ParseRotateWebhookEndpointSecretResponse(rsp)
 }
 
-// ParseAssistantsListResponse parses an HTTP response from a AssistantsListWithResponse call
-func ParseAssistantsListResponse(rsp *http.Response) (*AssistantsListResponse, error) {
+// ParseListAssistantsResponse parses an HTTP response from a ListAssistantsWithResponse call
+func ParseListAssistantsResponse(rsp *http.Response) (*ListAssistantsResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
 	defer func() { _ = rsp.Body.Close() }()
 	if err != nil {
 		return nil, err
 	}
 
-	response := &AssistantsListResponse{
+	response := &ListAssistantsResponse{
 		Body:         bodyBytes,
 		HTTPResponse: rsp,
 	}
@@ -13535,7 +13535,7 @@ func ParseAssistantsListResponse(rsp *http.Response) (*AssistantsListResponse, e
 
 	switch {
 	case rsp.StatusCode == 200:
-		var headers AssistantsListResponse200Headers
+		var headers ListAssistantsResponse200Headers
 		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
 			var value RequestID
 			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -13545,7 +13545,7 @@ func ParseAssistantsListResponse(rsp *http.Response) (*AssistantsListResponse, e
 		}
 		response.Headers200 = &headers
 	case rsp.StatusCode == 400:
-		var headers AssistantsListResponse400Headers
+		var headers ListAssistantsResponse400Headers
 		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
 			var value RequestID
 			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -13555,7 +13555,7 @@ func ParseAssistantsListResponse(rsp *http.Response) (*AssistantsListResponse, e
 		}
 		response.Headers400 = &headers
 	case rsp.StatusCode == 401:
-		var headers AssistantsListResponse401Headers
+		var headers ListAssistantsResponse401Headers
 		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
 			var value RequestID
 			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -13565,7 +13565,7 @@ func ParseAssistantsListResponse(rsp *http.Response) (*AssistantsListResponse, e
 		}
 		response.Headers401 = &headers
 	case rsp.StatusCode == 413:
-		var headers AssistantsListResponse413Headers
+		var headers ListAssistantsResponse413Headers
 		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
 			var value RequestID
 			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -13575,7 +13575,7 @@ func ParseAssistantsListResponse(rsp *http.Response) (*AssistantsListResponse, e
 		}
 		response.Headers413 = &headers
 	case rsp.StatusCode == 415:
-		var headers AssistantsListResponse415Headers
+		var headers ListAssistantsResponse415Headers
 		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
 			var value RequestID
 			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -13585,7 +13585,7 @@ func ParseAssistantsListResponse(rsp *http.Response) (*AssistantsListResponse, e
 		}
 		response.Headers415 = &headers
 	case rsp.StatusCode == 429:
-		var headers AssistantsListResponse429Headers
+		var headers ListAssistantsResponse429Headers
 		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
 			var value RequestID
 			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -13602,7 +13602,7 @@ func ParseAssistantsListResponse(rsp *http.Response) (*AssistantsListResponse, e
 		}
 		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
-		var headers AssistantsListResponse500Headers
+		var headers ListAssistantsResponse500Headers
 		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
 			var value RequestID
 			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -13616,15 +13616,15 @@ func ParseAssistantsListResponse(rsp *http.Response) (*AssistantsListResponse, e
 	return response, nil
 }
 
-// ParseAssistantsCreateResponse parses an HTTP response from a AssistantsCreateWithResponse call
-func ParseAssistantsCreateResponse(rsp *http.Response) (*AssistantsCreateResponse, error) {
+// ParseCreateAssistantResponse parses an HTTP response from a CreateAssistantWithResponse call
+func ParseCreateAssistantResponse(rsp *http.Response) (*CreateAssistantResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
 	defer func() { _ = rsp.Body.Close() }()
 	if err != nil {
 		return nil, err
 	}
 
-	response := &AssistantsCreateResponse{
+	response := &CreateAssistantResponse{
 		Body:         bodyBytes,
 		HTTPResponse: rsp,
 	}
@@ -13697,7 +13697,7 @@ func ParseAssistantsCreateResponse(rsp *http.Response) (*AssistantsCreateRespons
 
 	switch {
 	case rsp.StatusCode == 201:
-		var headers AssistantsCreateResponse201Headers
+		var headers CreateAssistantResponse201Headers
 		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -13714,7 +13714,7 @@ func ParseAssistantsCreateResponse(rsp *http.Response) (*AssistantsCreateRespons
 		}
 		response.Headers201 = &headers
 	case rsp.StatusCode == 400:
-		var headers AssistantsCreateResponse400Headers
+		var headers CreateAssistantResponse400Headers
 		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -13731,7 +13731,7 @@ func ParseAssistantsCreateResponse(rsp *http.Response) (*AssistantsCreateRespons
 		}
 		response.Headers400 = &headers
 	case rsp.StatusCode == 401:
-		var headers AssistantsCreateResponse401Headers
+		var headers CreateAssistantResponse401Headers
 		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
 			var value RequestID
 			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -13741,7 +13741,7 @@ func ParseAssistantsCreateResponse(rsp *http.Response) (*AssistantsCreateRespons
 		}
 		response.Headers401 = &headers
 	case rsp.StatusCode == 409:
-		var headers AssistantsCreateResponse409Headers
+		var headers CreateAssistantResponse409Headers
 		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -13758,7 +13758,7 @@ func ParseAssistantsCreateResponse(rsp *http.Response) (*AssistantsCreateRespons
 		}
 		response.Headers409 = &headers
 	case rsp.StatusCode == 413:
-		var headers AssistantsCreateResponse413Headers
+		var headers CreateAssistantResponse413Headers
 		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
 			var value RequestID
 			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -13768,7 +13768,7 @@ func ParseAssistantsCreateResponse(rsp *http.Response) (*AssistantsCreateRespons
 		}
 		response.Headers413 = &headers
 	case rsp.StatusCode == 415:
-		var headers AssistantsCreateResponse415Headers
+		var headers CreateAssistantResponse415Headers
 		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
 			var value RequestID
 			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -13778,7 +13778,7 @@ func ParseAssistantsCreateResponse(rsp *http.Response) (*AssistantsCreateRespons
 		}
 		response.Headers415 = &headers
 	case rsp.StatusCode == 422:
-		var headers AssistantsCreateResponse422Headers
+		var headers CreateAssistantResponse422Headers
 		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -13795,7 +13795,7 @@ func ParseAssistantsCreateResponse(rsp *http.Response) (*AssistantsCreateRespons
 		}
 		response.Headers422 = &headers
 	case rsp.StatusCode == 429:
-		var headers AssistantsCreateResponse429Headers
+		var headers CreateAssistantResponse429Headers
 		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
 			var value RequestID
 			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -13812,7 +13812,7 @@ func ParseAssistantsCreateResponse(rsp *http.Response) (*AssistantsCreateRespons
 		}
 		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
-		var headers AssistantsCreateResponse500Headers
+		var headers CreateAssistantResponse500Headers
 		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
 			var value RequestID
 			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -13826,15 +13826,15 @@ func ParseAssistantsCreateResponse(rsp *http.Response) (*AssistantsCreateRespons
 	return response, nil
 }
 
-// ParseAssistantsGetResponse parses an HTTP response from a AssistantsGetWithResponse call
-func ParseAssistantsGetResponse(rsp *http.Response) (*AssistantsGetResponse, error) {
+// ParseGetAssistantResponse parses an HTTP response from a GetAssistantWithResponse call
+func ParseGetAssistantResponse(rsp *http.Response) (*GetAssistantResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
 	defer func() { _ = rsp.Body.Close() }()
 	if err != nil {
 		return nil, err
 	}
 
-	response := &AssistantsGetResponse{
+	response := &GetAssistantResponse{
 		Body:         bodyBytes,
 		HTTPResponse: rsp,
 	}
@@ -13900,7 +13900,7 @@ func ParseAssistantsGetResponse(rsp *http.Response) (*AssistantsGetResponse, err
 
 	switch {
 	case rsp.StatusCode == 200:
-		var headers AssistantsGetResponse200Headers
+		var headers GetAssistantResponse200Headers
 		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
 			var value RequestID
 			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -13910,7 +13910,7 @@ func ParseAssistantsGetResponse(rsp *http.Response) (*AssistantsGetResponse, err
 		}
 		response.Headers200 = &headers
 	case rsp.StatusCode == 400:
-		var headers AssistantsGetResponse400Headers
+		var headers GetAssistantResponse400Headers
 		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
 			var value RequestID
 			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -13920,7 +13920,7 @@ func ParseAssistantsGetResponse(rsp *http.Response) (*AssistantsGetResponse, err
 		}
 		response.Headers400 = &headers
 	case rsp.StatusCode == 401:
-		var headers AssistantsGetResponse401Headers
+		var headers GetAssistantResponse401Headers
 		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
 			var value RequestID
 			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -13930,7 +13930,7 @@ func ParseAssistantsGetResponse(rsp *http.Response) (*AssistantsGetResponse, err
 		}
 		response.Headers401 = &headers
 	case rsp.StatusCode == 404:
-		var headers AssistantsGetResponse404Headers
+		var headers GetAssistantResponse404Headers
 		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
 			var value RequestID
 			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -13940,7 +13940,7 @@ func ParseAssistantsGetResponse(rsp *http.Response) (*AssistantsGetResponse, err
 		}
 		response.Headers404 = &headers
 	case rsp.StatusCode == 413:
-		var headers AssistantsGetResponse413Headers
+		var headers GetAssistantResponse413Headers
 		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
 			var value RequestID
 			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -13950,7 +13950,7 @@ func ParseAssistantsGetResponse(rsp *http.Response) (*AssistantsGetResponse, err
 		}
 		response.Headers413 = &headers
 	case rsp.StatusCode == 415:
-		var headers AssistantsGetResponse415Headers
+		var headers GetAssistantResponse415Headers
 		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
 			var value RequestID
 			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -13960,7 +13960,7 @@ func ParseAssistantsGetResponse(rsp *http.Response) (*AssistantsGetResponse, err
 		}
 		response.Headers415 = &headers
 	case rsp.StatusCode == 429:
-		var headers AssistantsGetResponse429Headers
+		var headers GetAssistantResponse429Headers
 		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
 			var value RequestID
 			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -13977,7 +13977,7 @@ func ParseAssistantsGetResponse(rsp *http.Response) (*AssistantsGetResponse, err
 		}
 		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
-		var headers AssistantsGetResponse500Headers
+		var headers GetAssistantResponse500Headers
 		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
 			var value RequestID
 			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -13991,15 +13991,15 @@ func ParseAssistantsGetResponse(rsp *http.Response) (*AssistantsGetResponse, err
 	return response, nil
 }
 
-// ParseAssistantsUpdateResponse parses an HTTP response from a AssistantsUpdateWithResponse call
-func ParseAssistantsUpdateResponse(rsp *http.Response) (*AssistantsUpdateResponse, error) {
+// ParseUpdateAssistantResponse parses an HTTP response from a UpdateAssistantWithResponse call
+func ParseUpdateAssistantResponse(rsp *http.Response) (*UpdateAssistantResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
 	defer func() { _ = rsp.Body.Close() }()
 	if err != nil {
 		return nil, err
 	}
 
-	response := &AssistantsUpdateResponse{
+	response := &UpdateAssistantResponse{
 		Body:         bodyBytes,
 		HTTPResponse: rsp,
 	}
@@ -14072,7 +14072,7 @@ func ParseAssistantsUpdateResponse(rsp *http.Response) (*AssistantsUpdateRespons
 
 	switch {
 	case rsp.StatusCode == 200:
-		var headers AssistantsUpdateResponse200Headers
+		var headers UpdateAssistantResponse200Headers
 		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
 			var value RequestID
 			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -14082,7 +14082,7 @@ func ParseAssistantsUpdateResponse(rsp *http.Response) (*AssistantsUpdateRespons
 		}
 		response.Headers200 = &headers
 	case rsp.StatusCode == 400:
-		var headers AssistantsUpdateResponse400Headers
+		var headers UpdateAssistantResponse400Headers
 		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
 			var value RequestID
 			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -14092,7 +14092,7 @@ func ParseAssistantsUpdateResponse(rsp *http.Response) (*AssistantsUpdateRespons
 		}
 		response.Headers400 = &headers
 	case rsp.StatusCode == 401:
-		var headers AssistantsUpdateResponse401Headers
+		var headers UpdateAssistantResponse401Headers
 		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
 			var value RequestID
 			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -14102,7 +14102,7 @@ func ParseAssistantsUpdateResponse(rsp *http.Response) (*AssistantsUpdateRespons
 		}
 		response.Headers401 = &headers
 	case rsp.StatusCode == 404:
-		var headers AssistantsUpdateResponse404Headers
+		var headers UpdateAssistantResponse404Headers
 		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
 			var value RequestID
 			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -14112,7 +14112,7 @@ func ParseAssistantsUpdateResponse(rsp *http.Response) (*AssistantsUpdateRespons
 		}
 		response.Headers404 = &headers
 	case rsp.StatusCode == 409:
-		var headers AssistantsUpdateResponse409Headers
+		var headers UpdateAssistantResponse409Headers
 		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
 			var value RequestID
 			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -14122,7 +14122,7 @@ func ParseAssistantsUpdateResponse(rsp *http.Response) (*AssistantsUpdateRespons
 		}
 		response.Headers409 = &headers
 	case rsp.StatusCode == 413:
-		var headers AssistantsUpdateResponse413Headers
+		var headers UpdateAssistantResponse413Headers
 		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
 			var value RequestID
 			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -14132,7 +14132,7 @@ func ParseAssistantsUpdateResponse(rsp *http.Response) (*AssistantsUpdateRespons
 		}
 		response.Headers413 = &headers
 	case rsp.StatusCode == 415:
-		var headers AssistantsUpdateResponse415Headers
+		var headers UpdateAssistantResponse415Headers
 		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
 			var value RequestID
 			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -14142,7 +14142,7 @@ func ParseAssistantsUpdateResponse(rsp *http.Response) (*AssistantsUpdateRespons
 		}
 		response.Headers415 = &headers
 	case rsp.StatusCode == 429:
-		var headers AssistantsUpdateResponse429Headers
+		var headers UpdateAssistantResponse429Headers
 		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
 			var value RequestID
 			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -14159,7 +14159,7 @@ func ParseAssistantsUpdateResponse(rsp *http.Response) (*AssistantsUpdateRespons
 		}
 		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
-		var headers AssistantsUpdateResponse500Headers
+		var headers UpdateAssistantResponse500Headers
 		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
 			var value RequestID
 			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -14173,15 +14173,15 @@ func ParseAssistantsUpdateResponse(rsp *http.Response) (*AssistantsUpdateRespons
 	return response, nil
 }
 
-// ParseAssistantsActivateResponse parses an HTTP response from a AssistantsActivateWithResponse call
-func ParseAssistantsActivateResponse(rsp *http.Response) (*AssistantsActivateResponse, error) {
+// ParseActivateAssistantVersionResponse parses an HTTP response from a ActivateAssistantVersionWithResponse call
+func ParseActivateAssistantVersionResponse(rsp *http.Response) (*ActivateAssistantVersionResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
 	defer func() { _ = rsp.Body.Close() }()
 	if err != nil {
 		return nil, err
 	}
 
-	response := &AssistantsActivateResponse{
+	response := &ActivateAssistantVersionResponse{
 		Body:         bodyBytes,
 		HTTPResponse: rsp,
 	}
@@ -14261,7 +14261,7 @@ func ParseAssistantsActivateResponse(rsp *http.Response) (*AssistantsActivateRes
 
 	switch {
 	case rsp.StatusCode == 200:
-		var headers AssistantsActivateResponse200Headers
+		var headers ActivateAssistantVersionResponse200Headers
 		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -14278,7 +14278,7 @@ func ParseAssistantsActivateResponse(rsp *http.Response) (*AssistantsActivateRes
 		}
 		response.Headers200 = &headers
 	case rsp.StatusCode == 400:
-		var headers AssistantsActivateResponse400Headers
+		var headers ActivateAssistantVersionResponse400Headers
 		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -14295,7 +14295,7 @@ func ParseAssistantsActivateResponse(rsp *http.Response) (*AssistantsActivateRes
 		}
 		response.Headers400 = &headers
 	case rsp.StatusCode == 401:
-		var headers AssistantsActivateResponse401Headers
+		var headers ActivateAssistantVersionResponse401Headers
 		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
 			var value RequestID
 			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -14305,7 +14305,7 @@ func ParseAssistantsActivateResponse(rsp *http.Response) (*AssistantsActivateRes
 		}
 		response.Headers401 = &headers
 	case rsp.StatusCode == 404:
-		var headers AssistantsActivateResponse404Headers
+		var headers ActivateAssistantVersionResponse404Headers
 		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -14322,7 +14322,7 @@ func ParseAssistantsActivateResponse(rsp *http.Response) (*AssistantsActivateRes
 		}
 		response.Headers404 = &headers
 	case rsp.StatusCode == 409:
-		var headers AssistantsActivateResponse409Headers
+		var headers ActivateAssistantVersionResponse409Headers
 		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -14339,7 +14339,7 @@ func ParseAssistantsActivateResponse(rsp *http.Response) (*AssistantsActivateRes
 		}
 		response.Headers409 = &headers
 	case rsp.StatusCode == 413:
-		var headers AssistantsActivateResponse413Headers
+		var headers ActivateAssistantVersionResponse413Headers
 		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
 			var value RequestID
 			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -14349,7 +14349,7 @@ func ParseAssistantsActivateResponse(rsp *http.Response) (*AssistantsActivateRes
 		}
 		response.Headers413 = &headers
 	case rsp.StatusCode == 415:
-		var headers AssistantsActivateResponse415Headers
+		var headers ActivateAssistantVersionResponse415Headers
 		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
 			var value RequestID
 			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -14359,7 +14359,7 @@ func ParseAssistantsActivateResponse(rsp *http.Response) (*AssistantsActivateRes
 		}
 		response.Headers415 = &headers
 	case rsp.StatusCode == 422:
-		var headers AssistantsActivateResponse422Headers
+		var headers ActivateAssistantVersionResponse422Headers
 		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -14376,7 +14376,7 @@ func ParseAssistantsActivateResponse(rsp *http.Response) (*AssistantsActivateRes
 		}
 		response.Headers422 = &headers
 	case rsp.StatusCode == 429:
-		var headers AssistantsActivateResponse429Headers
+		var headers ActivateAssistantVersionResponse429Headers
 		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
 			var value RequestID
 			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -14393,7 +14393,7 @@ func ParseAssistantsActivateResponse(rsp *http.Response) (*AssistantsActivateRes
 		}
 		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
-		var headers AssistantsActivateResponse500Headers
+		var headers ActivateAssistantVersionResponse500Headers
 		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
 			var value RequestID
 			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -14407,15 +14407,15 @@ func ParseAssistantsActivateResponse(rsp *http.Response) (*AssistantsActivateRes
 	return response, nil
 }
 
-// ParseAssistantsArchiveResponse parses an HTTP response from a AssistantsArchiveWithResponse call
-func ParseAssistantsArchiveResponse(rsp *http.Response) (*AssistantsArchiveResponse, error) {
+// ParseArchiveAssistantResponse parses an HTTP response from a ArchiveAssistantWithResponse call
+func ParseArchiveAssistantResponse(rsp *http.Response) (*ArchiveAssistantResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
 	defer func() { _ = rsp.Body.Close() }()
 	if err != nil {
 		return nil, err
 	}
 
-	response := &AssistantsArchiveResponse{
+	response := &ArchiveAssistantResponse{
 		Body:         bodyBytes,
 		HTTPResponse: rsp,
 	}
@@ -14495,7 +14495,7 @@ func ParseAssistantsArchiveResponse(rsp *http.Response) (*AssistantsArchiveRespo
 
 	switch {
 	case rsp.StatusCode == 200:
-		var headers AssistantsArchiveResponse200Headers
+		var headers ArchiveAssistantResponse200Headers
 		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -14512,7 +14512,7 @@ func ParseAssistantsArchiveResponse(rsp *http.Response) (*AssistantsArchiveRespo
 		}
 		response.Headers200 = &headers
 	case rsp.StatusCode == 400:
-		var headers AssistantsArchiveResponse400Headers
+		var headers ArchiveAssistantResponse400Headers
 		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -14529,7 +14529,7 @@ func ParseAssistantsArchiveResponse(rsp *http.Response) (*AssistantsArchiveRespo
 		}
 		response.Headers400 = &headers
 	case rsp.StatusCode == 401:
-		var headers AssistantsArchiveResponse401Headers
+		var headers ArchiveAssistantResponse401Headers
 		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
 			var value RequestID
 			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -14539,7 +14539,7 @@ func ParseAssistantsArchiveResponse(rsp *http.Response) (*AssistantsArchiveRespo
 		}
 		response.Headers401 = &headers
 	case rsp.StatusCode == 404:
-		var headers AssistantsArchiveResponse404Headers
+		var headers ArchiveAssistantResponse404Headers
 		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -14556,7 +14556,7 @@ func ParseAssistantsArchiveResponse(rsp *http.Response) (*AssistantsArchiveRespo
 		}
 		response.Headers404 = &headers
 	case rsp.StatusCode == 409:
-		var headers AssistantsArchiveResponse409Headers
+		var headers ArchiveAssistantResponse409Headers
 		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -14573,7 +14573,7 @@ func ParseAssistantsArchiveResponse(rsp *http.Response) (*AssistantsArchiveRespo
 		}
 		response.Headers409 = &headers
 	case rsp.StatusCode == 413:
-		var headers AssistantsArchiveResponse413Headers
+		var headers ArchiveAssistantResponse413Headers
 		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
 			var value RequestID
 			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -14583,7 +14583,7 @@ func ParseAssistantsArchiveResponse(rsp *http.Response) (*AssistantsArchiveRespo
 		}
 		response.Headers413 = &headers
 	case rsp.StatusCode == 415:
-		var headers AssistantsArchiveResponse415Headers
+		var headers ArchiveAssistantResponse415Headers
 		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
 			var value RequestID
 			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -14593,7 +14593,7 @@ func ParseAssistantsArchiveResponse(rsp *http.Response) (*AssistantsArchiveRespo
 		}
 		response.Headers415 = &headers
 	case rsp.StatusCode == 422:
-		var headers AssistantsArchiveResponse422Headers
+		var headers ArchiveAssistantResponse422Headers
 		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -14610,7 +14610,7 @@ func ParseAssistantsArchiveResponse(rsp *http.Response) (*AssistantsArchiveRespo
 		}
 		response.Headers422 = &headers
 	case rsp.StatusCode == 429:
-		var headers AssistantsArchiveResponse429Headers
+		var headers ArchiveAssistantResponse429Headers
 		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
 			var value RequestID
 			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -14627,7 +14627,7 @@ func ParseAssistantsArchiveResponse(rsp *http.Response) (*AssistantsArchiveRespo
 		}
 		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
-		var headers AssistantsArchiveResponse500Headers
+		var headers ArchiveAssistantResponse500Headers
 		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
 			var value RequestID
 			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -14641,15 +14641,15 @@ func ParseAssistantsArchiveResponse(rsp *http.Response) (*AssistantsArchiveRespo
 	return response, nil
 }
 
-// ParseAssistantsDuplicateResponse parses an HTTP response from a AssistantsDuplicateWithResponse call
-func ParseAssistantsDuplicateResponse(rsp *http.Response) (*AssistantsDuplicateResponse, error) {
+// ParseDuplicateAssistantResponse parses an HTTP response from a DuplicateAssistantWithResponse call
+func ParseDuplicateAssistantResponse(rsp *http.Response) (*DuplicateAssistantResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
 	defer func() { _ = rsp.Body.Close() }()
 	if err != nil {
 		return nil, err
 	}
 
-	response := &AssistantsDuplicateResponse{
+	response := &DuplicateAssistantResponse{
 		Body:         bodyBytes,
 		HTTPResponse: rsp,
 	}
@@ -14729,7 +14729,7 @@ func ParseAssistantsDuplicateResponse(rsp *http.Response) (*AssistantsDuplicateR
 
 	switch {
 	case rsp.StatusCode == 201:
-		var headers AssistantsDuplicateResponse201Headers
+		var headers DuplicateAssistantResponse201Headers
 		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -14746,7 +14746,7 @@ func ParseAssistantsDuplicateResponse(rsp *http.Response) (*AssistantsDuplicateR
 		}
 		response.Headers201 = &headers
 	case rsp.StatusCode == 400:
-		var headers AssistantsDuplicateResponse400Headers
+		var headers DuplicateAssistantResponse400Headers
 		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -14763,7 +14763,7 @@ func ParseAssistantsDuplicateResponse(rsp *http.Response) (*AssistantsDuplicateR
 		}
 		response.Headers400 = &headers
 	case rsp.StatusCode == 401:
-		var headers AssistantsDuplicateResponse401Headers
+		var headers DuplicateAssistantResponse401Headers
 		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
 			var value RequestID
 			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -14773,7 +14773,7 @@ func ParseAssistantsDuplicateResponse(rsp *http.Response) (*AssistantsDuplicateR
 		}
 		response.Headers401 = &headers
 	case rsp.StatusCode == 404:
-		var headers AssistantsDuplicateResponse404Headers
+		var headers DuplicateAssistantResponse404Headers
 		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -14790,7 +14790,7 @@ func ParseAssistantsDuplicateResponse(rsp *http.Response) (*AssistantsDuplicateR
 		}
 		response.Headers404 = &headers
 	case rsp.StatusCode == 409:
-		var headers AssistantsDuplicateResponse409Headers
+		var headers DuplicateAssistantResponse409Headers
 		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -14807,7 +14807,7 @@ func ParseAssistantsDuplicateResponse(rsp *http.Response) (*AssistantsDuplicateR
 		}
 		response.Headers409 = &headers
 	case rsp.StatusCode == 413:
-		var headers AssistantsDuplicateResponse413Headers
+		var headers DuplicateAssistantResponse413Headers
 		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
 			var value RequestID
 			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -14817,7 +14817,7 @@ func ParseAssistantsDuplicateResponse(rsp *http.Response) (*AssistantsDuplicateR
 		}
 		response.Headers413 = &headers
 	case rsp.StatusCode == 415:
-		var headers AssistantsDuplicateResponse415Headers
+		var headers DuplicateAssistantResponse415Headers
 		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
 			var value RequestID
 			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -14827,7 +14827,7 @@ func ParseAssistantsDuplicateResponse(rsp *http.Response) (*AssistantsDuplicateR
 		}
 		response.Headers415 = &headers
 	case rsp.StatusCode == 422:
-		var headers AssistantsDuplicateResponse422Headers
+		var headers DuplicateAssistantResponse422Headers
 		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -14844,7 +14844,7 @@ func ParseAssistantsDuplicateResponse(rsp *http.Response) (*AssistantsDuplicateR
 		}
 		response.Headers422 = &headers
 	case rsp.StatusCode == 429:
-		var headers AssistantsDuplicateResponse429Headers
+		var headers DuplicateAssistantResponse429Headers
 		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
 			var value RequestID
 			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -14861,7 +14861,7 @@ func ParseAssistantsDuplicateResponse(rsp *http.Response) (*AssistantsDuplicateR
 		}
 		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
-		var headers AssistantsDuplicateResponse500Headers
+		var headers DuplicateAssistantResponse500Headers
 		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
 			var value RequestID
 			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -14875,15 +14875,15 @@ func ParseAssistantsDuplicateResponse(rsp *http.Response) (*AssistantsDuplicateR
 	return response, nil
 }
 
-// ParseAssistantsPublishResponse parses an HTTP response from a AssistantsPublishWithResponse call
-func ParseAssistantsPublishResponse(rsp *http.Response) (*AssistantsPublishResponse, error) {
+// ParsePublishAssistantResponse parses an HTTP response from a PublishAssistantWithResponse call
+func ParsePublishAssistantResponse(rsp *http.Response) (*PublishAssistantResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
 	defer func() { _ = rsp.Body.Close() }()
 	if err != nil {
 		return nil, err
 	}
 
-	response := &AssistantsPublishResponse{
+	response := &PublishAssistantResponse{
 		Body:         bodyBytes,
 		HTTPResponse: rsp,
 	}
@@ -14963,7 +14963,7 @@ func ParseAssistantsPublishResponse(rsp *http.Response) (*AssistantsPublishRespo
 
 	switch {
 	case rsp.StatusCode == 201:
-		var headers AssistantsPublishResponse201Headers
+		var headers PublishAssistantResponse201Headers
 		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -14980,7 +14980,7 @@ func ParseAssistantsPublishResponse(rsp *http.Response) (*AssistantsPublishRespo
 		}
 		response.Headers201 = &headers
 	case rsp.StatusCode == 400:
-		var headers AssistantsPublishResponse400Headers
+		var headers PublishAssistantResponse400Headers
 		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -14997,7 +14997,7 @@ func ParseAssistantsPublishResponse(rsp *http.Response) (*AssistantsPublishRespo
 		}
 		response.Headers400 = &headers
 	case rsp.StatusCode == 401:
-		var headers AssistantsPublishResponse401Headers
+		var headers PublishAssistantResponse401Headers
 		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
 			var value RequestID
 			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -15007,7 +15007,7 @@ func ParseAssistantsPublishResponse(rsp *http.Response) (*AssistantsPublishRespo
 		}
 		response.Headers401 = &headers
 	case rsp.StatusCode == 404:
-		var headers AssistantsPublishResponse404Headers
+		var headers PublishAssistantResponse404Headers
 		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -15024,7 +15024,7 @@ func ParseAssistantsPublishResponse(rsp *http.Response) (*AssistantsPublishRespo
 		}
 		response.Headers404 = &headers
 	case rsp.StatusCode == 409:
-		var headers AssistantsPublishResponse409Headers
+		var headers PublishAssistantResponse409Headers
 		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -15041,7 +15041,7 @@ func ParseAssistantsPublishResponse(rsp *http.Response) (*AssistantsPublishRespo
 		}
 		response.Headers409 = &headers
 	case rsp.StatusCode == 413:
-		var headers AssistantsPublishResponse413Headers
+		var headers PublishAssistantResponse413Headers
 		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
 			var value RequestID
 			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -15051,7 +15051,7 @@ func ParseAssistantsPublishResponse(rsp *http.Response) (*AssistantsPublishRespo
 		}
 		response.Headers413 = &headers
 	case rsp.StatusCode == 415:
-		var headers AssistantsPublishResponse415Headers
+		var headers PublishAssistantResponse415Headers
 		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
 			var value RequestID
 			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -15061,7 +15061,7 @@ func ParseAssistantsPublishResponse(rsp *http.Response) (*AssistantsPublishRespo
 		}
 		response.Headers415 = &headers
 	case rsp.StatusCode == 422:
-		var headers AssistantsPublishResponse422Headers
+		var headers PublishAssistantResponse422Headers
 		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -15078,7 +15078,7 @@ func ParseAssistantsPublishResponse(rsp *http.Response) (*AssistantsPublishRespo
 		}
 		response.Headers422 = &headers
 	case rsp.StatusCode == 429:
-		var headers AssistantsPublishResponse429Headers
+		var headers PublishAssistantResponse429Headers
 		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
 			var value RequestID
 			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -15095,7 +15095,7 @@ func ParseAssistantsPublishResponse(rsp *http.Response) (*AssistantsPublishRespo
 		}
 		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
-		var headers AssistantsPublishResponse500Headers
+		var headers PublishAssistantResponse500Headers
 		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
 			var value RequestID
 			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -15109,15 +15109,15 @@ func ParseAssistantsPublishResponse(rsp *http.Response) (*AssistantsPublishRespo
 	return response, nil
 }
 
-// ParseAvatarsListResponse parses an HTTP response from a AvatarsListWithResponse call
-func ParseAvatarsListResponse(rsp *http.Response) (*AvatarsListResponse, error) {
+// ParseListAvatarsResponse parses an HTTP response from a ListAvatarsWithResponse call
+func ParseListAvatarsResponse(rsp *http.Response) (*ListAvatarsResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
 	defer func() { _ = rsp.Body.Close() }()
 	if err != nil {
 		return nil, err
 	}
 
-	response := &AvatarsListResponse{
+	response := &ListAvatarsResponse{
 		Body:         bodyBytes,
 		HTTPResponse: rsp,
 	}
@@ -15176,7 +15176,7 @@ func ParseAvatarsListResponse(rsp *http.Response) (*AvatarsListResponse, error) 
 
 	switch {
 	case rsp.StatusCode == 200:
-		var headers AvatarsListResponse200Headers
+		var headers ListAvatarsResponse200Headers
 		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
 			var value RequestID
 			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -15186,7 +15186,7 @@ func ParseAvatarsListResponse(rsp *http.Response) (*AvatarsListResponse, error) 
 		}
 		response.Headers200 = &headers
 	case rsp.StatusCode == 400:
-		var headers AvatarsListResponse400Headers
+		var headers ListAvatarsResponse400Headers
 		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
 			var value RequestID
 			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -15196,7 +15196,7 @@ func ParseAvatarsListResponse(rsp *http.Response) (*AvatarsListResponse, error) 
 		}
 		response.Headers400 = &headers
 	case rsp.StatusCode == 401:
-		var headers AvatarsListResponse401Headers
+		var headers ListAvatarsResponse401Headers
 		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
 			var value RequestID
 			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -15206,7 +15206,7 @@ func ParseAvatarsListResponse(rsp *http.Response) (*AvatarsListResponse, error) 
 		}
 		response.Headers401 = &headers
 	case rsp.StatusCode == 413:
-		var headers AvatarsListResponse413Headers
+		var headers ListAvatarsResponse413Headers
 		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
 			var value RequestID
 			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -15216,7 +15216,7 @@ func ParseAvatarsListResponse(rsp *http.Response) (*AvatarsListResponse, error) 
 		}
 		response.Headers413 = &headers
 	case rsp.StatusCode == 415:
-		var headers AvatarsListResponse415Headers
+		var headers ListAvatarsResponse415Headers
 		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
 			var value RequestID
 			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -15226,7 +15226,7 @@ func ParseAvatarsListResponse(rsp *http.Response) (*AvatarsListResponse, error) 
 		}
 		response.Headers415 = &headers
 	case rsp.StatusCode == 429:
-		var headers AvatarsListResponse429Headers
+		var headers ListAvatarsResponse429Headers
 		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
 			var value RequestID
 			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -15243,7 +15243,7 @@ func ParseAvatarsListResponse(rsp *http.Response) (*AvatarsListResponse, error) 
 		}
 		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
-		var headers AvatarsListResponse500Headers
+		var headers ListAvatarsResponse500Headers
 		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
 			var value RequestID
 			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -15257,15 +15257,15 @@ func ParseAvatarsListResponse(rsp *http.Response) (*AvatarsListResponse, error) 
 	return response, nil
 }
 
-// ParseCallsListResponse parses an HTTP response from a CallsListWithResponse call
-func ParseCallsListResponse(rsp *http.Response) (*CallsListResponse, error) {
+// ParseListCallsResponse parses an HTTP response from a ListCallsWithResponse call
+func ParseListCallsResponse(rsp *http.Response) (*ListCallsResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
 	defer func() { _ = rsp.Body.Close() }()
 	if err != nil {
 		return nil, err
 	}
 
-	response := &CallsListResponse{
+	response := &ListCallsResponse{
 		Body:         bodyBytes,
 		HTTPResponse: rsp,
 	}
@@ -15324,7 +15324,7 @@ func ParseCallsListResponse(rsp *http.Response) (*CallsListResponse, error) {
 
 	switch {
 	case rsp.StatusCode == 200:
-		var headers CallsListResponse200Headers
+		var headers ListCallsResponse200Headers
 		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
 			var value RequestID
 			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -15334,7 +15334,7 @@ func ParseCallsListResponse(rsp *http.Response) (*CallsListResponse, error) {
 		}
 		response.Headers200 = &headers
 	case rsp.StatusCode == 400:
-		var headers CallsListResponse400Headers
+		var headers ListCallsResponse400Headers
 		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
 			var value RequestID
 			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -15344,7 +15344,7 @@ func ParseCallsListResponse(rsp *http.Response) (*CallsListResponse, error) {
 		}
 		response.Headers400 = &headers
 	case rsp.StatusCode == 401:
-		var headers CallsListResponse401Headers
+		var headers ListCallsResponse401Headers
 		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
 			var value RequestID
 			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -15354,7 +15354,7 @@ func ParseCallsListResponse(rsp *http.Response) (*CallsListResponse, error) {
 		}
 		response.Headers401 = &headers
 	case rsp.StatusCode == 413:
-		var headers CallsListResponse413Headers
+		var headers ListCallsResponse413Headers
 		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
 			var value RequestID
 			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -15364,7 +15364,7 @@ func ParseCallsListResponse(rsp *http.Response) (*CallsListResponse, error) {
 		}
 		response.Headers413 = &headers
 	case rsp.StatusCode == 415:
-		var headers CallsListResponse415Headers
+		var headers ListCallsResponse415Headers
 		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
 			var value RequestID
 			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -15374,7 +15374,7 @@ func ParseCallsListResponse(rsp *http.Response) (*CallsListResponse, error) {
 		}
 		response.Headers415 = &headers
 	case rsp.StatusCode == 429:
-		var headers CallsListResponse429Headers
+		var headers ListCallsResponse429Headers
 		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
 			var value RequestID
 			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -15391,7 +15391,7 @@ func ParseCallsListResponse(rsp *http.Response) (*CallsListResponse, error) {
 		}
 		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
-		var headers CallsListResponse500Headers
+		var headers ListCallsResponse500Headers
 		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
 			var value RequestID
 			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -15405,15 +15405,15 @@ func ParseCallsListResponse(rsp *http.Response) (*CallsListResponse, error) {
 	return response, nil
 }
 
-// ParseCallsGetResponse parses an HTTP response from a CallsGetWithResponse call
-func ParseCallsGetResponse(rsp *http.Response) (*CallsGetResponse, error) {
+// ParseGetCallResponse parses an HTTP response from a GetCallWithResponse call
+func ParseGetCallResponse(rsp *http.Response) (*GetCallResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
 	defer func() { _ = rsp.Body.Close() }()
 	if err != nil {
 		return nil, err
 	}
 
-	response := &CallsGetResponse{
+	response := &GetCallResponse{
 		Body:         bodyBytes,
 		HTTPResponse: rsp,
 	}
@@ -15479,7 +15479,7 @@ func ParseCallsGetResponse(rsp *http.Response) (*CallsGetResponse, error) {
 
 	switch {
 	case rsp.StatusCode == 200:
-		var headers CallsGetResponse200Headers
+		var headers GetCallResponse200Headers
 		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
 			var value RequestID
 			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -15489,7 +15489,7 @@ func ParseCallsGetResponse(rsp *http.Response) (*CallsGetResponse, error) {
 		}
 		response.Headers200 = &headers
 	case rsp.StatusCode == 400:
-		var headers CallsGetResponse400Headers
+		var headers GetCallResponse400Headers
 		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
 			var value RequestID
 			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -15499,7 +15499,7 @@ func ParseCallsGetResponse(rsp *http.Response) (*CallsGetResponse, error) {
 		}
 		response.Headers400 = &headers
 	case rsp.StatusCode == 401:
-		var headers CallsGetResponse401Headers
+		var headers GetCallResponse401Headers
 		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
 			var value RequestID
 			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -15509,7 +15509,7 @@ func ParseCallsGetResponse(rsp *http.Response) (*CallsGetResponse, error) {
 		}
 		response.Headers401 = &headers
 	case rsp.StatusCode == 404:
-		var headers CallsGetResponse404Headers
+		var headers GetCallResponse404Headers
 		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
 			var value RequestID
 			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -15519,7 +15519,7 @@ func ParseCallsGetResponse(rsp *http.Response) (*CallsGetResponse, error) {
 		}
 		response.Headers404 = &headers
 	case rsp.StatusCode == 413:
-		var headers CallsGetResponse413Headers
+		var headers GetCallResponse413Headers
 		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
 			var value RequestID
 			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -15529,7 +15529,7 @@ func ParseCallsGetResponse(rsp *http.Response) (*CallsGetResponse, error) {
 		}
 		response.Headers413 = &headers
 	case rsp.StatusCode == 415:
-		var headers CallsGetResponse415Headers
+		var headers GetCallResponse415Headers
 		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
 			var value RequestID
 			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -15539,7 +15539,7 @@ func ParseCallsGetResponse(rsp *http.Response) (*CallsGetResponse, error) {
 		}
 		response.Headers415 = &headers
 	case rsp.StatusCode == 429:
-		var headers CallsGetResponse429Headers
+		var headers GetCallResponse429Headers
 		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
 			var value RequestID
 			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -15556,7 +15556,7 @@ func ParseCallsGetResponse(rsp *http.Response) (*CallsGetResponse, error) {
 		}
 		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
-		var headers CallsGetResponse500Headers
+		var headers GetCallResponse500Headers
 		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
 			var value RequestID
 			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -15570,15 +15570,15 @@ func ParseCallsGetResponse(rsp *http.Response) (*CallsGetResponse, error) {
 	return response, nil
 }
 
-// ParseCallsAnswerResponse parses an HTTP response from a CallsAnswerWithResponse call
-func ParseCallsAnswerResponse(rsp *http.Response) (*CallsAnswerResponse, error) {
+// ParseAnswerCallResponse parses an HTTP response from a AnswerCallWithResponse call
+func ParseAnswerCallResponse(rsp *http.Response) (*AnswerCallResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
 	defer func() { _ = rsp.Body.Close() }()
 	if err != nil {
 		return nil, err
 	}
 
-	response := &CallsAnswerResponse{
+	response := &AnswerCallResponse{
 		Body:         bodyBytes,
 		HTTPResponse: rsp,
 	}
@@ -15665,7 +15665,7 @@ func ParseCallsAnswerResponse(rsp *http.Response) (*CallsAnswerResponse, error) 
 
 	switch {
 	case rsp.StatusCode == 200:
-		var headers CallsAnswerResponse200Headers
+		var headers AnswerCallResponse200Headers
 		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -15682,7 +15682,7 @@ func ParseCallsAnswerResponse(rsp *http.Response) (*CallsAnswerResponse, error) 
 		}
 		response.Headers200 = &headers
 	case rsp.StatusCode == 201:
-		var headers CallsAnswerResponse201Headers
+		var headers AnswerCallResponse201Headers
 		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -15699,7 +15699,7 @@ func ParseCallsAnswerResponse(rsp *http.Response) (*CallsAnswerResponse, error) 
 		}
 		response.Headers201 = &headers
 	case rsp.StatusCode == 400:
-		var headers CallsAnswerResponse400Headers
+		var headers AnswerCallResponse400Headers
 		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -15716,7 +15716,7 @@ func ParseCallsAnswerResponse(rsp *http.Response) (*CallsAnswerResponse, error) 
 		}
 		response.Headers400 = &headers
 	case rsp.StatusCode == 401:
-		var headers CallsAnswerResponse401Headers
+		var headers AnswerCallResponse401Headers
 		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
 			var value RequestID
 			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -15726,7 +15726,7 @@ func ParseCallsAnswerResponse(rsp *http.Response) (*CallsAnswerResponse, error) 
 		}
 		response.Headers401 = &headers
 	case rsp.StatusCode == 404:
-		var headers CallsAnswerResponse404Headers
+		var headers AnswerCallResponse404Headers
 		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -15743,7 +15743,7 @@ func ParseCallsAnswerResponse(rsp *http.Response) (*CallsAnswerResponse, error) 
 		}
 		response.Headers404 = &headers
 	case rsp.StatusCode == 409:
-		var headers CallsAnswerResponse409Headers
+		var headers AnswerCallResponse409Headers
 		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -15760,7 +15760,7 @@ func ParseCallsAnswerResponse(rsp *http.Response) (*CallsAnswerResponse, error) 
 		}
 		response.Headers409 = &headers
 	case rsp.StatusCode == 413:
-		var headers CallsAnswerResponse413Headers
+		var headers AnswerCallResponse413Headers
 		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
 			var value RequestID
 			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -15770,7 +15770,7 @@ func ParseCallsAnswerResponse(rsp *http.Response) (*CallsAnswerResponse, error) 
 		}
 		response.Headers413 = &headers
 	case rsp.StatusCode == 415:
-		var headers CallsAnswerResponse415Headers
+		var headers AnswerCallResponse415Headers
 		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
 			var value RequestID
 			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -15780,7 +15780,7 @@ func ParseCallsAnswerResponse(rsp *http.Response) (*CallsAnswerResponse, error) 
 		}
 		response.Headers415 = &headers
 	case rsp.StatusCode == 422:
-		var headers CallsAnswerResponse422Headers
+		var headers AnswerCallResponse422Headers
 		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -15797,7 +15797,7 @@ func ParseCallsAnswerResponse(rsp *http.Response) (*CallsAnswerResponse, error) 
 		}
 		response.Headers422 = &headers
 	case rsp.StatusCode == 429:
-		var headers CallsAnswerResponse429Headers
+		var headers AnswerCallResponse429Headers
 		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
 			var value RequestID
 			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -15814,7 +15814,7 @@ func ParseCallsAnswerResponse(rsp *http.Response) (*CallsAnswerResponse, error) 
 		}
 		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
-		var headers CallsAnswerResponse500Headers
+		var headers AnswerCallResponse500Headers
 		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
 			var value RequestID
 			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -15828,15 +15828,15 @@ func ParseCallsAnswerResponse(rsp *http.Response) (*CallsAnswerResponse, error) 
 	return response, nil
 }
 
-// ParseEventsListResponse parses an HTTP response from a EventsListWithResponse call
-func ParseEventsListResponse(rsp *http.Response) (*EventsListResponse, error) {
+// ParseListEventsResponse parses an HTTP response from a ListEventsWithResponse call
+func ParseListEventsResponse(rsp *http.Response) (*ListEventsResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
 	defer func() { _ = rsp.Body.Close() }()
 	if err != nil {
 		return nil, err
 	}
 
-	response := &EventsListResponse{
+	response := &ListEventsResponse{
 		Body:         bodyBytes,
 		HTTPResponse: rsp,
 	}
@@ -15895,7 +15895,7 @@ func ParseEventsListResponse(rsp *http.Response) (*EventsListResponse, error) {
 
 	switch {
 	case rsp.StatusCode == 200:
-		var headers EventsListResponse200Headers
+		var headers ListEventsResponse200Headers
 		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
 			var value RequestID
 			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -15905,7 +15905,7 @@ func ParseEventsListResponse(rsp *http.Response) (*EventsListResponse, error) {
 		}
 		response.Headers200 = &headers
 	case rsp.StatusCode == 400:
-		var headers EventsListResponse400Headers
+		var headers ListEventsResponse400Headers
 		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
 			var value RequestID
 			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -15915,7 +15915,7 @@ func ParseEventsListResponse(rsp *http.Response) (*EventsListResponse, error) {
 		}
 		response.Headers400 = &headers
 	case rsp.StatusCode == 401:
-		var headers EventsListResponse401Headers
+		var headers ListEventsResponse401Headers
 		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
 			var value RequestID
 			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -15925,7 +15925,7 @@ func ParseEventsListResponse(rsp *http.Response) (*EventsListResponse, error) {
 		}
 		response.Headers401 = &headers
 	case rsp.StatusCode == 413:
-		var headers EventsListResponse413Headers
+		var headers ListEventsResponse413Headers
 		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
 			var value RequestID
 			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -15935,7 +15935,7 @@ func ParseEventsListResponse(rsp *http.Response) (*EventsListResponse, error) {
 		}
 		response.Headers413 = &headers
 	case rsp.StatusCode == 415:
-		var headers EventsListResponse415Headers
+		var headers ListEventsResponse415Headers
 		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
 			var value RequestID
 			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -15945,7 +15945,7 @@ func ParseEventsListResponse(rsp *http.Response) (*EventsListResponse, error) {
 		}
 		response.Headers415 = &headers
 	case rsp.StatusCode == 429:
-		var headers EventsListResponse429Headers
+		var headers ListEventsResponse429Headers
 		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
 			var value RequestID
 			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -15962,7 +15962,7 @@ func ParseEventsListResponse(rsp *http.Response) (*EventsListResponse, error) {
 		}
 		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
-		var headers EventsListResponse500Headers
+		var headers ListEventsResponse500Headers
 		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
 			var value RequestID
 			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -15976,15 +15976,15 @@ func ParseEventsListResponse(rsp *http.Response) (*EventsListResponse, error) {
 	return response, nil
 }
 
-// ParseEventsGetResponse parses an HTTP response from a EventsGetWithResponse call
-func ParseEventsGetResponse(rsp *http.Response) (*EventsGetResponse, error) {
+// ParseGetEventResponse parses an HTTP response from a GetEventWithResponse call
+func ParseGetEventResponse(rsp *http.Response) (*GetEventResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
 	defer func() { _ = rsp.Body.Close() }()
 	if err != nil {
 		return nil, err
 	}
 
-	response := &EventsGetResponse{
+	response := &GetEventResponse{
 		Body:         bodyBytes,
 		HTTPResponse: rsp,
 	}
@@ -16050,7 +16050,7 @@ func ParseEventsGetResponse(rsp *http.Response) (*EventsGetResponse, error) {
 
 	switch {
 	case rsp.StatusCode == 200:
-		var headers EventsGetResponse200Headers
+		var headers GetEventResponse200Headers
 		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
 			var value RequestID
 			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -16060,7 +16060,7 @@ func ParseEventsGetResponse(rsp *http.Response) (*EventsGetResponse, error) {
 		}
 		response.Headers200 = &headers
 	case rsp.StatusCode == 400:
-		var headers EventsGetResponse400Headers
+		var headers GetEventResponse400Headers
 		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
 			var value RequestID
 			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -16070,7 +16070,7 @@ func ParseEventsGetResponse(rsp *http.Response) (*EventsGetResponse, error) {
 		}
 		response.Headers400 = &headers
 	case rsp.StatusCode == 401:
-		var headers EventsGetResponse401Headers
+		var headers GetEventResponse401Headers
 		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
 			var value RequestID
 			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -16080,7 +16080,7 @@ func ParseEventsGetResponse(rsp *http.Response) (*EventsGetResponse, error) {
 		}
 		response.Headers401 = &headers
 	case rsp.StatusCode == 404:
-		var headers EventsGetResponse404Headers
+		var headers GetEventResponse404Headers
 		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
 			var value RequestID
 			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -16090,7 +16090,7 @@ func ParseEventsGetResponse(rsp *http.Response) (*EventsGetResponse, error) {
 		}
 		response.Headers404 = &headers
 	case rsp.StatusCode == 413:
-		var headers EventsGetResponse413Headers
+		var headers GetEventResponse413Headers
 		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
 			var value RequestID
 			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -16100,7 +16100,7 @@ func ParseEventsGetResponse(rsp *http.Response) (*EventsGetResponse, error) {
 		}
 		response.Headers413 = &headers
 	case rsp.StatusCode == 415:
-		var headers EventsGetResponse415Headers
+		var headers GetEventResponse415Headers
 		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
 			var value RequestID
 			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -16110,7 +16110,7 @@ func ParseEventsGetResponse(rsp *http.Response) (*EventsGetResponse, error) {
 		}
 		response.Headers415 = &headers
 	case rsp.StatusCode == 429:
-		var headers EventsGetResponse429Headers
+		var headers GetEventResponse429Headers
 		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
 			var value RequestID
 			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -16127,7 +16127,7 @@ func ParseEventsGetResponse(rsp *http.Response) (*EventsGetResponse, error) {
 		}
 		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
-		var headers EventsGetResponse500Headers
+		var headers GetEventResponse500Headers
 		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
 			var value RequestID
 			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -16141,15 +16141,15 @@ func ParseEventsGetResponse(rsp *http.Response) (*EventsGetResponse, error) {
 	return response, nil
 }
 
-// ParseEventsRedeliverResponse parses an HTTP response from a EventsRedeliverWithResponse call
-func ParseEventsRedeliverResponse(rsp *http.Response) (*EventsRedeliverResponse, error) {
+// ParseRedeliverEventResponse parses an HTTP response from a RedeliverEventWithResponse call
+func ParseRedeliverEventResponse(rsp *http.Response) (*RedeliverEventResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
 	defer func() { _ = rsp.Body.Close() }()
 	if err != nil {
 		return nil, err
 	}
 
-	response := &EventsRedeliverResponse{
+	response := &RedeliverEventResponse{
 		Body:         bodyBytes,
 		HTTPResponse: rsp,
 	}
@@ -16229,7 +16229,7 @@ func ParseEventsRedeliverResponse(rsp *http.Response) (*EventsRedeliverResponse,
 
 	switch {
 	case rsp.StatusCode == 202:
-		var headers EventsRedeliverResponse202Headers
+		var headers RedeliverEventResponse202Headers
 		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -16246,7 +16246,7 @@ func ParseEventsRedeliverResponse(rsp *http.Response) (*EventsRedeliverResponse,
 		}
 		response.Headers202 = &headers
 	case rsp.StatusCode == 400:
-		var headers EventsRedeliverResponse400Headers
+		var headers RedeliverEventResponse400Headers
 		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -16263,7 +16263,7 @@ func ParseEventsRedeliverResponse(rsp *http.Response) (*EventsRedeliverResponse,
 		}
 		response.Headers400 = &headers
 	case rsp.StatusCode == 401:
-		var headers EventsRedeliverResponse401Headers
+		var headers RedeliverEventResponse401Headers
 		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
 			var value RequestID
 			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -16273,7 +16273,7 @@ func ParseEventsRedeliverResponse(rsp *http.Response) (*EventsRedeliverResponse,
 		}
 		response.Headers401 = &headers
 	case rsp.StatusCode == 404:
-		var headers EventsRedeliverResponse404Headers
+		var headers RedeliverEventResponse404Headers
 		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -16290,7 +16290,7 @@ func ParseEventsRedeliverResponse(rsp *http.Response) (*EventsRedeliverResponse,
 		}
 		response.Headers404 = &headers
 	case rsp.StatusCode == 409:
-		var headers EventsRedeliverResponse409Headers
+		var headers RedeliverEventResponse409Headers
 		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -16307,7 +16307,7 @@ func ParseEventsRedeliverResponse(rsp *http.Response) (*EventsRedeliverResponse,
 		}
 		response.Headers409 = &headers
 	case rsp.StatusCode == 413:
-		var headers EventsRedeliverResponse413Headers
+		var headers RedeliverEventResponse413Headers
 		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
 			var value RequestID
 			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -16317,7 +16317,7 @@ func ParseEventsRedeliverResponse(rsp *http.Response) (*EventsRedeliverResponse,
 		}
 		response.Headers413 = &headers
 	case rsp.StatusCode == 415:
-		var headers EventsRedeliverResponse415Headers
+		var headers RedeliverEventResponse415Headers
 		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
 			var value RequestID
 			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -16327,7 +16327,7 @@ func ParseEventsRedeliverResponse(rsp *http.Response) (*EventsRedeliverResponse,
 		}
 		response.Headers415 = &headers
 	case rsp.StatusCode == 422:
-		var headers EventsRedeliverResponse422Headers
+		var headers RedeliverEventResponse422Headers
 		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -16344,7 +16344,7 @@ func ParseEventsRedeliverResponse(rsp *http.Response) (*EventsRedeliverResponse,
 		}
 		response.Headers422 = &headers
 	case rsp.StatusCode == 429:
-		var headers EventsRedeliverResponse429Headers
+		var headers RedeliverEventResponse429Headers
 		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
 			var value RequestID
 			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -16361,7 +16361,7 @@ func ParseEventsRedeliverResponse(rsp *http.Response) (*EventsRedeliverResponse,
 		}
 		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
-		var headers EventsRedeliverResponse500Headers
+		var headers RedeliverEventResponse500Headers
 		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
 			var value RequestID
 			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -16375,15 +16375,15 @@ func ParseEventsRedeliverResponse(rsp *http.Response) (*EventsRedeliverResponse,
 	return response, nil
 }
 
-// ParseLinesListResponse parses an HTTP response from a LinesListWithResponse call
-func ParseLinesListResponse(rsp *http.Response) (*LinesListResponse, error) {
+// ParseListLinesResponse parses an HTTP response from a ListLinesWithResponse call
+func ParseListLinesResponse(rsp *http.Response) (*ListLinesResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
 	defer func() { _ = rsp.Body.Close() }()
 	if err != nil {
 		return nil, err
 	}
 
-	response := &LinesListResponse{
+	response := &ListLinesResponse{
 		Body:         bodyBytes,
 		HTTPResponse: rsp,
 	}
@@ -16442,7 +16442,7 @@ func ParseLinesListResponse(rsp *http.Response) (*LinesListResponse, error) {
 
 	switch {
 	case rsp.StatusCode == 200:
-		var headers LinesListResponse200Headers
+		var headers ListLinesResponse200Headers
 		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
 			var value RequestID
 			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -16452,7 +16452,7 @@ func ParseLinesListResponse(rsp *http.Response) (*LinesListResponse, error) {
 		}
 		response.Headers200 = &headers
 	case rsp.StatusCode == 400:
-		var headers LinesListResponse400Headers
+		var headers ListLinesResponse400Headers
 		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
 			var value RequestID
 			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -16462,7 +16462,7 @@ func ParseLinesListResponse(rsp *http.Response) (*LinesListResponse, error) {
 		}
 		response.Headers400 = &headers
 	case rsp.StatusCode == 401:
-		var headers LinesListResponse401Headers
+		var headers ListLinesResponse401Headers
 		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
 			var value RequestID
 			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -16472,7 +16472,7 @@ func ParseLinesListResponse(rsp *http.Response) (*LinesListResponse, error) {
 		}
 		response.Headers401 = &headers
 	case rsp.StatusCode == 413:
-		var headers LinesListResponse413Headers
+		var headers ListLinesResponse413Headers
 		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
 			var value RequestID
 			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -16482,7 +16482,7 @@ func ParseLinesListResponse(rsp *http.Response) (*LinesListResponse, error) {
 		}
 		response.Headers413 = &headers
 	case rsp.StatusCode == 415:
-		var headers LinesListResponse415Headers
+		var headers ListLinesResponse415Headers
 		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
 			var value RequestID
 			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -16492,7 +16492,7 @@ func ParseLinesListResponse(rsp *http.Response) (*LinesListResponse, error) {
 		}
 		response.Headers415 = &headers
 	case rsp.StatusCode == 429:
-		var headers LinesListResponse429Headers
+		var headers ListLinesResponse429Headers
 		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
 			var value RequestID
 			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -16509,7 +16509,7 @@ func ParseLinesListResponse(rsp *http.Response) (*LinesListResponse, error) {
 		}
 		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
-		var headers LinesListResponse500Headers
+		var headers ListLinesResponse500Headers
 		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
 			var value RequestID
 			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -16523,15 +16523,15 @@ func ParseLinesListResponse(rsp *http.Response) (*LinesListResponse, error) {
 	return response, nil
 }
 
-// ParseLinesGetResponse parses an HTTP response from a LinesGetWithResponse call
-func ParseLinesGetResponse(rsp *http.Response) (*LinesGetResponse, error) {
+// ParseGetLineResponse parses an HTTP response from a GetLineWithResponse call
+func ParseGetLineResponse(rsp *http.Response) (*GetLineResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
 	defer func() { _ = rsp.Body.Close() }()
 	if err != nil {
 		return nil, err
 	}
 
-	response := &LinesGetResponse{
+	response := &GetLineResponse{
 		Body:         bodyBytes,
 		HTTPResponse: rsp,
 	}
@@ -16597,7 +16597,7 @@ func ParseLinesGetResponse(rsp *http.Response) (*LinesGetResponse, error) {
 
 	switch {
 	case rsp.StatusCode == 200:
-		var headers LinesGetResponse200Headers
+		var headers GetLineResponse200Headers
 		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
 			var value RequestID
 			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -16607,7 +16607,7 @@ func ParseLinesGetResponse(rsp *http.Response) (*LinesGetResponse, error) {
 		}
 		response.Headers200 = &headers
 	case rsp.StatusCode == 400:
-		var headers LinesGetResponse400Headers
+		var headers GetLineResponse400Headers
 		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
 			var value RequestID
 			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -16617,7 +16617,7 @@ func ParseLinesGetResponse(rsp *http.Response) (*LinesGetResponse, error) {
 		}
 		response.Headers400 = &headers
 	case rsp.StatusCode == 401:
-		var headers LinesGetResponse401Headers
+		var headers GetLineResponse401Headers
 		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
 			var value RequestID
 			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -16627,7 +16627,7 @@ func ParseLinesGetResponse(rsp *http.Response) (*LinesGetResponse, error) {
 		}
 		response.Headers401 = &headers
 	case rsp.StatusCode == 404:
-		var headers LinesGetResponse404Headers
+		var headers GetLineResponse404Headers
 		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
 			var value RequestID
 			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -16637,7 +16637,7 @@ func ParseLinesGetResponse(rsp *http.Response) (*LinesGetResponse, error) {
 		}
 		response.Headers404 = &headers
 	case rsp.StatusCode == 413:
-		var headers LinesGetResponse413Headers
+		var headers GetLineResponse413Headers
 		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
 			var value RequestID
 			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -16647,7 +16647,7 @@ func ParseLinesGetResponse(rsp *http.Response) (*LinesGetResponse, error) {
 		}
 		response.Headers413 = &headers
 	case rsp.StatusCode == 415:
-		var headers LinesGetResponse415Headers
+		var headers GetLineResponse415Headers
 		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
 			var value RequestID
 			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -16657,7 +16657,7 @@ func ParseLinesGetResponse(rsp *http.Response) (*LinesGetResponse, error) {
 		}
 		response.Headers415 = &headers
 	case rsp.StatusCode == 429:
-		var headers LinesGetResponse429Headers
+		var headers GetLineResponse429Headers
 		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
 			var value RequestID
 			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -16674,7 +16674,7 @@ func ParseLinesGetResponse(rsp *http.Response) (*LinesGetResponse, error) {
 		}
 		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
-		var headers LinesGetResponse500Headers
+		var headers GetLineResponse500Headers
 		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
 			var value RequestID
 			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -16688,15 +16688,15 @@ func ParseLinesGetResponse(rsp *http.Response) (*LinesGetResponse, error) {
 	return response, nil
 }
 
-// ParseLinesUpdateResponse parses an HTTP response from a LinesUpdateWithResponse call
-func ParseLinesUpdateResponse(rsp *http.Response) (*LinesUpdateResponse, error) {
+// ParseUpdateLineResponse parses an HTTP response from a UpdateLineWithResponse call
+func ParseUpdateLineResponse(rsp *http.Response) (*UpdateLineResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
 	defer func() { _ = rsp.Body.Close() }()
 	if err != nil {
 		return nil, err
 	}
 
-	response := &LinesUpdateResponse{
+	response := &UpdateLineResponse{
 		Body:         bodyBytes,
 		HTTPResponse: rsp,
 	}
@@ -16769,7 +16769,7 @@ func ParseLinesUpdateResponse(rsp *http.Response) (*LinesUpdateResponse, error) 
 
 	switch {
 	case rsp.StatusCode == 200:
-		var headers LinesUpdateResponse200Headers
+		var headers UpdateLineResponse200Headers
 		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
 			var value RequestID
 			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -16779,7 +16779,7 @@ func ParseLinesUpdateResponse(rsp *http.Response) (*LinesUpdateResponse, error) 
 		}
 		response.Headers200 = &headers
 	case rsp.StatusCode == 400:
-		var headers LinesUpdateResponse400Headers
+		var headers UpdateLineResponse400Headers
 		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
 			var value RequestID
 			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -16789,7 +16789,7 @@ func ParseLinesUpdateResponse(rsp *http.Response) (*LinesUpdateResponse, error) 
 		}
 		response.Headers400 = &headers
 	case rsp.StatusCode == 401:
-		var headers LinesUpdateResponse401Headers
+		var headers UpdateLineResponse401Headers
 		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
 			var value RequestID
 			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -16799,7 +16799,7 @@ func ParseLinesUpdateResponse(rsp *http.Response) (*LinesUpdateResponse, error) 
 		}
 		response.Headers401 = &headers
 	case rsp.StatusCode == 404:
-		var headers LinesUpdateResponse404Headers
+		var headers UpdateLineResponse404Headers
 		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
 			var value RequestID
 			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -16809,7 +16809,7 @@ func ParseLinesUpdateResponse(rsp *http.Response) (*LinesUpdateResponse, error) 
 		}
 		response.Headers404 = &headers
 	case rsp.StatusCode == 409:
-		var headers LinesUpdateResponse409Headers
+		var headers UpdateLineResponse409Headers
 		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
 			var value RequestID
 			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -16819,7 +16819,7 @@ func ParseLinesUpdateResponse(rsp *http.Response) (*LinesUpdateResponse, error) 
 		}
 		response.Headers409 = &headers
 	case rsp.StatusCode == 413:
-		var headers LinesUpdateResponse413Headers
+		var headers UpdateLineResponse413Headers
 		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
 			var value RequestID
 			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -16829,7 +16829,7 @@ func ParseLinesUpdateResponse(rsp *http.Response) (*LinesUpdateResponse, error) 
 		}
 		response.Headers413 = &headers
 	case rsp.StatusCode == 415:
-		var headers LinesUpdateResponse415Headers
+		var headers UpdateLineResponse415Headers
 		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
 			var value RequestID
 			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -16839,7 +16839,7 @@ func ParseLinesUpdateResponse(rsp *http.Response) (*LinesUpdateResponse, error) 
 		}
 		response.Headers415 = &headers
 	case rsp.StatusCode == 429:
-		var headers LinesUpdateResponse429Headers
+		var headers UpdateLineResponse429Headers
 		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
 			var value RequestID
 			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -16856,7 +16856,7 @@ func ParseLinesUpdateResponse(rsp *http.Response) (*LinesUpdateResponse, error) 
 		}
 		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
-		var headers LinesUpdateResponse500Headers
+		var headers UpdateLineResponse500Headers
 		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
 			var value RequestID
 			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -16870,15 +16870,15 @@ func ParseLinesUpdateResponse(rsp *http.Response) (*LinesUpdateResponse, error) 
 	return response, nil
 }
 
-// ParseLinesAssignResponse parses an HTTP response from a LinesAssignWithResponse call
-func ParseLinesAssignResponse(rsp *http.Response) (*LinesAssignResponse, error) {
+// ParseAssignLineAssistantResponse parses an HTTP response from a AssignLineAssistantWithResponse call
+func ParseAssignLineAssistantResponse(rsp *http.Response) (*AssignLineAssistantResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
 	defer func() { _ = rsp.Body.Close() }()
 	if err != nil {
 		return nil, err
 	}
 
-	response := &LinesAssignResponse{
+	response := &AssignLineAssistantResponse{
 		Body:         bodyBytes,
 		HTTPResponse: rsp,
 	}
@@ -16958,7 +16958,7 @@ func ParseLinesAssignResponse(rsp *http.Response) (*LinesAssignResponse, error) 
 
 	switch {
 	case rsp.StatusCode == 200:
-		var headers LinesAssignResponse200Headers
+		var headers AssignLineAssistantResponse200Headers
 		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -16975,7 +16975,7 @@ func ParseLinesAssignResponse(rsp *http.Response) (*LinesAssignResponse, error) 
 		}
 		response.Headers200 = &headers
 	case rsp.StatusCode == 400:
-		var headers LinesAssignResponse400Headers
+		var headers AssignLineAssistantResponse400Headers
 		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -16992,7 +16992,7 @@ func ParseLinesAssignResponse(rsp *http.Response) (*LinesAssignResponse, error) 
 		}
 		response.Headers400 = &headers
 	case rsp.StatusCode == 401:
-		var headers LinesAssignResponse401Headers
+		var headers AssignLineAssistantResponse401Headers
 		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
 			var value RequestID
 			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -17002,7 +17002,7 @@ func ParseLinesAssignResponse(rsp *http.Response) (*LinesAssignResponse, error) 
 		}
 		response.Headers401 = &headers
 	case rsp.StatusCode == 404:
-		var headers LinesAssignResponse404Headers
+		var headers AssignLineAssistantResponse404Headers
 		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -17019,7 +17019,7 @@ func ParseLinesAssignResponse(rsp *http.Response) (*LinesAssignResponse, error) 
 		}
 		response.Headers404 = &headers
 	case rsp.StatusCode == 409:
-		var headers LinesAssignResponse409Headers
+		var headers AssignLineAssistantResponse409Headers
 		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -17036,7 +17036,7 @@ func ParseLinesAssignResponse(rsp *http.Response) (*LinesAssignResponse, error) 
 		}
 		response.Headers409 = &headers
 	case rsp.StatusCode == 413:
-		var headers LinesAssignResponse413Headers
+		var headers AssignLineAssistantResponse413Headers
 		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
 			var value RequestID
 			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -17046,7 +17046,7 @@ func ParseLinesAssignResponse(rsp *http.Response) (*LinesAssignResponse, error) 
 		}
 		response.Headers413 = &headers
 	case rsp.StatusCode == 415:
-		var headers LinesAssignResponse415Headers
+		var headers AssignLineAssistantResponse415Headers
 		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
 			var value RequestID
 			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -17056,7 +17056,7 @@ func ParseLinesAssignResponse(rsp *http.Response) (*LinesAssignResponse, error) 
 		}
 		response.Headers415 = &headers
 	case rsp.StatusCode == 422:
-		var headers LinesAssignResponse422Headers
+		var headers AssignLineAssistantResponse422Headers
 		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -17073,7 +17073,7 @@ func ParseLinesAssignResponse(rsp *http.Response) (*LinesAssignResponse, error) 
 		}
 		response.Headers422 = &headers
 	case rsp.StatusCode == 429:
-		var headers LinesAssignResponse429Headers
+		var headers AssignLineAssistantResponse429Headers
 		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
 			var value RequestID
 			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -17090,7 +17090,7 @@ func ParseLinesAssignResponse(rsp *http.Response) (*LinesAssignResponse, error) 
 		}
 		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
-		var headers LinesAssignResponse500Headers
+		var headers AssignLineAssistantResponse500Headers
 		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
 			var value RequestID
 			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -17104,15 +17104,15 @@ func ParseLinesAssignResponse(rsp *http.Response) (*LinesAssignResponse, error) 
 	return response, nil
 }
 
-// ParseSessionsListResponse parses an HTTP response from a SessionsListWithResponse call
-func ParseSessionsListResponse(rsp *http.Response) (*SessionsListResponse, error) {
+// ParseListSessionsResponse parses an HTTP response from a ListSessionsWithResponse call
+func ParseListSessionsResponse(rsp *http.Response) (*ListSessionsResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
 	defer func() { _ = rsp.Body.Close() }()
 	if err != nil {
 		return nil, err
 	}
 
-	response := &SessionsListResponse{
+	response := &ListSessionsResponse{
 		Body:         bodyBytes,
 		HTTPResponse: rsp,
 	}
@@ -17171,7 +17171,7 @@ func ParseSessionsListResponse(rsp *http.Response) (*SessionsListResponse, error
 
 	switch {
 	case rsp.StatusCode == 200:
-		var headers SessionsListResponse200Headers
+		var headers ListSessionsResponse200Headers
 		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
 			var value RequestID
 			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -17181,7 +17181,7 @@ func ParseSessionsListResponse(rsp *http.Response) (*SessionsListResponse, error
 		}
 		response.Headers200 = &headers
 	case rsp.StatusCode == 400:
-		var headers SessionsListResponse400Headers
+		var headers ListSessionsResponse400Headers
 		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
 			var value RequestID
 			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -17191,7 +17191,7 @@ func ParseSessionsListResponse(rsp *http.Response) (*SessionsListResponse, error
 		}
 		response.Headers400 = &headers
 	case rsp.StatusCode == 401:
-		var headers SessionsListResponse401Headers
+		var headers ListSessionsResponse401Headers
 		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
 			var value RequestID
 			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -17201,7 +17201,7 @@ func ParseSessionsListResponse(rsp *http.Response) (*SessionsListResponse, error
 		}
 		response.Headers401 = &headers
 	case rsp.StatusCode == 413:
-		var headers SessionsListResponse413Headers
+		var headers ListSessionsResponse413Headers
 		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
 			var value RequestID
 			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -17211,7 +17211,7 @@ func ParseSessionsListResponse(rsp *http.Response) (*SessionsListResponse, error
 		}
 		response.Headers413 = &headers
 	case rsp.StatusCode == 415:
-		var headers SessionsListResponse415Headers
+		var headers ListSessionsResponse415Headers
 		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
 			var value RequestID
 			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -17221,7 +17221,7 @@ func ParseSessionsListResponse(rsp *http.Response) (*SessionsListResponse, error
 		}
 		response.Headers415 = &headers
 	case rsp.StatusCode == 429:
-		var headers SessionsListResponse429Headers
+		var headers ListSessionsResponse429Headers
 		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
 			var value RequestID
 			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -17238,7 +17238,7 @@ func ParseSessionsListResponse(rsp *http.Response) (*SessionsListResponse, error
 		}
 		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
-		var headers SessionsListResponse500Headers
+		var headers ListSessionsResponse500Headers
 		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
 			var value RequestID
 			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -17252,15 +17252,15 @@ func ParseSessionsListResponse(rsp *http.Response) (*SessionsListResponse, error
 	return response, nil
 }
 
-// ParseSessionsCreateResponse parses an HTTP response from a SessionsCreateWithResponse call
-func ParseSessionsCreateResponse(rsp *http.Response) (*SessionsCreateResponse, error) {
+// ParseCreateSessionResponse parses an HTTP response from a CreateSessionWithResponse call
+func ParseCreateSessionResponse(rsp *http.Response) (*CreateSessionResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
 	defer func() { _ = rsp.Body.Close() }()
 	if err != nil {
 		return nil, err
 	}
 
-	response := &SessionsCreateResponse{
+	response := &CreateSessionResponse{
 		Body:         bodyBytes,
 		HTTPResponse: rsp,
 	}
@@ -17347,7 +17347,7 @@ func ParseSessionsCreateResponse(rsp *http.Response) (*SessionsCreateResponse, e
 
 	switch {
 	case rsp.StatusCode == 201:
-		var headers SessionsCreateResponse201Headers
+		var headers CreateSessionResponse201Headers
 		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -17364,7 +17364,7 @@ func ParseSessionsCreateResponse(rsp *http.Response) (*SessionsCreateResponse, e
 		}
 		response.Headers201 = &headers
 	case rsp.StatusCode == 400:
-		var headers SessionsCreateResponse400Headers
+		var headers CreateSessionResponse400Headers
 		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -17381,7 +17381,7 @@ func ParseSessionsCreateResponse(rsp *http.Response) (*SessionsCreateResponse, e
 		}
 		response.Headers400 = &headers
 	case rsp.StatusCode == 401:
-		var headers SessionsCreateResponse401Headers
+		var headers CreateSessionResponse401Headers
 		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
 			var value RequestID
 			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -17391,7 +17391,7 @@ func ParseSessionsCreateResponse(rsp *http.Response) (*SessionsCreateResponse, e
 		}
 		response.Headers401 = &headers
 	case rsp.StatusCode == 404:
-		var headers SessionsCreateResponse404Headers
+		var headers CreateSessionResponse404Headers
 		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -17408,7 +17408,7 @@ func ParseSessionsCreateResponse(rsp *http.Response) (*SessionsCreateResponse, e
 		}
 		response.Headers404 = &headers
 	case rsp.StatusCode == 409:
-		var headers SessionsCreateResponse409Headers
+		var headers CreateSessionResponse409Headers
 		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -17425,7 +17425,7 @@ func ParseSessionsCreateResponse(rsp *http.Response) (*SessionsCreateResponse, e
 		}
 		response.Headers409 = &headers
 	case rsp.StatusCode == 413:
-		var headers SessionsCreateResponse413Headers
+		var headers CreateSessionResponse413Headers
 		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
 			var value RequestID
 			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -17435,7 +17435,7 @@ func ParseSessionsCreateResponse(rsp *http.Response) (*SessionsCreateResponse, e
 		}
 		response.Headers413 = &headers
 	case rsp.StatusCode == 415:
-		var headers SessionsCreateResponse415Headers
+		var headers CreateSessionResponse415Headers
 		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
 			var value RequestID
 			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -17445,7 +17445,7 @@ func ParseSessionsCreateResponse(rsp *http.Response) (*SessionsCreateResponse, e
 		}
 		response.Headers415 = &headers
 	case rsp.StatusCode == 422:
-		var headers SessionsCreateResponse422Headers
+		var headers CreateSessionResponse422Headers
 		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -17462,7 +17462,7 @@ func ParseSessionsCreateResponse(rsp *http.Response) (*SessionsCreateResponse, e
 		}
 		response.Headers422 = &headers
 	case rsp.StatusCode == 429:
-		var headers SessionsCreateResponse429Headers
+		var headers CreateSessionResponse429Headers
 		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
 			var value RequestID
 			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -17479,7 +17479,7 @@ func ParseSessionsCreateResponse(rsp *http.Response) (*SessionsCreateResponse, e
 		}
 		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
-		var headers SessionsCreateResponse500Headers
+		var headers CreateSessionResponse500Headers
 		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
 			var value RequestID
 			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -17489,7 +17489,7 @@ func ParseSessionsCreateResponse(rsp *http.Response) (*SessionsCreateResponse, e
 		}
 		response.Headers500 = &headers
 	case rsp.StatusCode == 502:
-		var headers SessionsCreateResponse502Headers
+		var headers CreateSessionResponse502Headers
 		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -17510,15 +17510,15 @@ func ParseSessionsCreateResponse(rsp *http.Response) (*SessionsCreateResponse, e
 	return response, nil
 }
 
-// ParseSessionsDeleteResponse parses an HTTP response from a SessionsDeleteWithResponse call
-func ParseSessionsDeleteResponse(rsp *http.Response) (*SessionsDeleteResponse, error) {
+// ParseDeleteSessionResponse parses an HTTP response from a DeleteSessionWithResponse call
+func ParseDeleteSessionResponse(rsp *http.Response) (*DeleteSessionResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
 	defer func() { _ = rsp.Body.Close() }()
 	if err != nil {
 		return nil, err
 	}
 
-	response := &SessionsDeleteResponse{
+	response := &DeleteSessionResponse{
 		Body:         bodyBytes,
 		HTTPResponse: rsp,
 	}
@@ -17584,7 +17584,7 @@ func ParseSessionsDeleteResponse(rsp *http.Response) (*SessionsDeleteResponse, e
 
 	switch {
 	case rsp.StatusCode == 200:
-		var headers SessionsDeleteResponse200Headers
+		var headers DeleteSessionResponse200Headers
 		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
 			var value RequestID
 			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -17594,7 +17594,7 @@ func ParseSessionsDeleteResponse(rsp *http.Response) (*SessionsDeleteResponse, e
 		}
 		response.Headers200 = &headers
 	case rsp.StatusCode == 400:
-		var headers SessionsDeleteResponse400Headers
+		var headers DeleteSessionResponse400Headers
 		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
 			var value RequestID
 			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -17604,7 +17604,7 @@ func ParseSessionsDeleteResponse(rsp *http.Response) (*SessionsDeleteResponse, e
 		}
 		response.Headers400 = &headers
 	case rsp.StatusCode == 401:
-		var headers SessionsDeleteResponse401Headers
+		var headers DeleteSessionResponse401Headers
 		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
 			var value RequestID
 			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -17614,7 +17614,7 @@ func ParseSessionsDeleteResponse(rsp *http.Response) (*SessionsDeleteResponse, e
 		}
 		response.Headers401 = &headers
 	case rsp.StatusCode == 404:
-		var headers SessionsDeleteResponse404Headers
+		var headers DeleteSessionResponse404Headers
 		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
 			var value RequestID
 			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -17624,7 +17624,7 @@ func ParseSessionsDeleteResponse(rsp *http.Response) (*SessionsDeleteResponse, e
 		}
 		response.Headers404 = &headers
 	case rsp.StatusCode == 413:
-		var headers SessionsDeleteResponse413Headers
+		var headers DeleteSessionResponse413Headers
 		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
 			var value RequestID
 			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -17634,7 +17634,7 @@ func ParseSessionsDeleteResponse(rsp *http.Response) (*SessionsDeleteResponse, e
 		}
 		response.Headers413 = &headers
 	case rsp.StatusCode == 415:
-		var headers SessionsDeleteResponse415Headers
+		var headers DeleteSessionResponse415Headers
 		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
 			var value RequestID
 			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -17644,7 +17644,7 @@ func ParseSessionsDeleteResponse(rsp *http.Response) (*SessionsDeleteResponse, e
 		}
 		response.Headers415 = &headers
 	case rsp.StatusCode == 429:
-		var headers SessionsDeleteResponse429Headers
+		var headers DeleteSessionResponse429Headers
 		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
 			var value RequestID
 			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -17661,7 +17661,7 @@ func ParseSessionsDeleteResponse(rsp *http.Response) (*SessionsDeleteResponse, e
 		}
 		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
-		var headers SessionsDeleteResponse500Headers
+		var headers DeleteSessionResponse500Headers
 		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
 			var value RequestID
 			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -17675,15 +17675,15 @@ func ParseSessionsDeleteResponse(rsp *http.Response) (*SessionsDeleteResponse, e
 	return response, nil
 }
 
-// ParseSessionsGetResponse parses an HTTP response from a SessionsGetWithResponse call
-func ParseSessionsGetResponse(rsp *http.Response) (*SessionsGetResponse, error) {
+// ParseGetSessionResponse parses an HTTP response from a GetSessionWithResponse call
+func ParseGetSessionResponse(rsp *http.Response) (*GetSessionResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
 	defer func() { _ = rsp.Body.Close() }()
 	if err != nil {
 		return nil, err
 	}
 
-	response := &SessionsGetResponse{
+	response := &GetSessionResponse{
 		Body:         bodyBytes,
 		HTTPResponse: rsp,
 	}
@@ -17749,7 +17749,7 @@ func ParseSessionsGetResponse(rsp *http.Response) (*SessionsGetResponse, error) 
 
 	switch {
 	case rsp.StatusCode == 200:
-		var headers SessionsGetResponse200Headers
+		var headers GetSessionResponse200Headers
 		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
 			var value RequestID
 			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -17759,7 +17759,7 @@ func ParseSessionsGetResponse(rsp *http.Response) (*SessionsGetResponse, error) 
 		}
 		response.Headers200 = &headers
 	case rsp.StatusCode == 400:
-		var headers SessionsGetResponse400Headers
+		var headers GetSessionResponse400Headers
 		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
 			var value RequestID
 			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -17769,7 +17769,7 @@ func ParseSessionsGetResponse(rsp *http.Response) (*SessionsGetResponse, error) 
 		}
 		response.Headers400 = &headers
 	case rsp.StatusCode == 401:
-		var headers SessionsGetResponse401Headers
+		var headers GetSessionResponse401Headers
 		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
 			var value RequestID
 			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -17779,7 +17779,7 @@ func ParseSessionsGetResponse(rsp *http.Response) (*SessionsGetResponse, error) 
 		}
 		response.Headers401 = &headers
 	case rsp.StatusCode == 404:
-		var headers SessionsGetResponse404Headers
+		var headers GetSessionResponse404Headers
 		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
 			var value RequestID
 			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -17789,7 +17789,7 @@ func ParseSessionsGetResponse(rsp *http.Response) (*SessionsGetResponse, error) 
 		}
 		response.Headers404 = &headers
 	case rsp.StatusCode == 413:
-		var headers SessionsGetResponse413Headers
+		var headers GetSessionResponse413Headers
 		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
 			var value RequestID
 			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -17799,7 +17799,7 @@ func ParseSessionsGetResponse(rsp *http.Response) (*SessionsGetResponse, error) 
 		}
 		response.Headers413 = &headers
 	case rsp.StatusCode == 415:
-		var headers SessionsGetResponse415Headers
+		var headers GetSessionResponse415Headers
 		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
 			var value RequestID
 			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -17809,7 +17809,7 @@ func ParseSessionsGetResponse(rsp *http.Response) (*SessionsGetResponse, error) 
 		}
 		response.Headers415 = &headers
 	case rsp.StatusCode == 429:
-		var headers SessionsGetResponse429Headers
+		var headers GetSessionResponse429Headers
 		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
 			var value RequestID
 			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -17826,7 +17826,7 @@ func ParseSessionsGetResponse(rsp *http.Response) (*SessionsGetResponse, error) 
 		}
 		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
-		var headers SessionsGetResponse500Headers
+		var headers GetSessionResponse500Headers
 		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
 			var value RequestID
 			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -17840,15 +17840,15 @@ func ParseSessionsGetResponse(rsp *http.Response) (*SessionsGetResponse, error) 
 	return response, nil
 }
 
-// ParseSessionsTokensResponse parses an HTTP response from a SessionsTokensWithResponse call
-func ParseSessionsTokensResponse(rsp *http.Response) (*SessionsTokensResponse, error) {
+// ParseCreateSessionTokenResponse parses an HTTP response from a CreateSessionTokenWithResponse call
+func ParseCreateSessionTokenResponse(rsp *http.Response) (*CreateSessionTokenResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
 	defer func() { _ = rsp.Body.Close() }()
 	if err != nil {
 		return nil, err
 	}
 
-	response := &SessionsTokensResponse{
+	response := &CreateSessionTokenResponse{
 		Body:         bodyBytes,
 		HTTPResponse: rsp,
 	}
@@ -17928,7 +17928,7 @@ func ParseSessionsTokensResponse(rsp *http.Response) (*SessionsTokensResponse, e
 
 	switch {
 	case rsp.StatusCode == 201:
-		var headers SessionsTokensResponse201Headers
+		var headers CreateSessionTokenResponse201Headers
 		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -17945,7 +17945,7 @@ func ParseSessionsTokensResponse(rsp *http.Response) (*SessionsTokensResponse, e
 		}
 		response.Headers201 = &headers
 	case rsp.StatusCode == 400:
-		var headers SessionsTokensResponse400Headers
+		var headers CreateSessionTokenResponse400Headers
 		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -17962,7 +17962,7 @@ func ParseSessionsTokensResponse(rsp *http.Response) (*SessionsTokensResponse, e
 		}
 		response.Headers400 = &headers
 	case rsp.StatusCode == 401:
-		var headers SessionsTokensResponse401Headers
+		var headers CreateSessionTokenResponse401Headers
 		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
 			var value RequestID
 			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -17972,7 +17972,7 @@ func ParseSessionsTokensResponse(rsp *http.Response) (*SessionsTokensResponse, e
 		}
 		response.Headers401 = &headers
 	case rsp.StatusCode == 404:
-		var headers SessionsTokensResponse404Headers
+		var headers CreateSessionTokenResponse404Headers
 		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -17989,7 +17989,7 @@ func ParseSessionsTokensResponse(rsp *http.Response) (*SessionsTokensResponse, e
 		}
 		response.Headers404 = &headers
 	case rsp.StatusCode == 409:
-		var headers SessionsTokensResponse409Headers
+		var headers CreateSessionTokenResponse409Headers
 		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -18006,7 +18006,7 @@ func ParseSessionsTokensResponse(rsp *http.Response) (*SessionsTokensResponse, e
 		}
 		response.Headers409 = &headers
 	case rsp.StatusCode == 413:
-		var headers SessionsTokensResponse413Headers
+		var headers CreateSessionTokenResponse413Headers
 		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
 			var value RequestID
 			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -18016,7 +18016,7 @@ func ParseSessionsTokensResponse(rsp *http.Response) (*SessionsTokensResponse, e
 		}
 		response.Headers413 = &headers
 	case rsp.StatusCode == 415:
-		var headers SessionsTokensResponse415Headers
+		var headers CreateSessionTokenResponse415Headers
 		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
 			var value RequestID
 			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -18026,7 +18026,7 @@ func ParseSessionsTokensResponse(rsp *http.Response) (*SessionsTokensResponse, e
 		}
 		response.Headers415 = &headers
 	case rsp.StatusCode == 422:
-		var headers SessionsTokensResponse422Headers
+		var headers CreateSessionTokenResponse422Headers
 		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -18043,7 +18043,7 @@ func ParseSessionsTokensResponse(rsp *http.Response) (*SessionsTokensResponse, e
 		}
 		response.Headers422 = &headers
 	case rsp.StatusCode == 429:
-		var headers SessionsTokensResponse429Headers
+		var headers CreateSessionTokenResponse429Headers
 		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
 			var value RequestID
 			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -18060,7 +18060,7 @@ func ParseSessionsTokensResponse(rsp *http.Response) (*SessionsTokensResponse, e
 		}
 		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
-		var headers SessionsTokensResponse500Headers
+		var headers CreateSessionTokenResponse500Headers
 		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
 			var value RequestID
 			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -18074,15 +18074,15 @@ func ParseSessionsTokensResponse(rsp *http.Response) (*SessionsTokensResponse, e
 	return response, nil
 }
 
-// ParseVoicesListResponse parses an HTTP response from a VoicesListWithResponse call
-func ParseVoicesListResponse(rsp *http.Response) (*VoicesListResponse, error) {
+// ParseListVoicesResponse parses an HTTP response from a ListVoicesWithResponse call
+func ParseListVoicesResponse(rsp *http.Response) (*ListVoicesResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
 	defer func() { _ = rsp.Body.Close() }()
 	if err != nil {
 		return nil, err
 	}
 
-	response := &VoicesListResponse{
+	response := &ListVoicesResponse{
 		Body:         bodyBytes,
 		HTTPResponse: rsp,
 	}
@@ -18141,7 +18141,7 @@ func ParseVoicesListResponse(rsp *http.Response) (*VoicesListResponse, error) {
 
 	switch {
 	case rsp.StatusCode == 200:
-		var headers VoicesListResponse200Headers
+		var headers ListVoicesResponse200Headers
 		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
 			var value RequestID
 			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -18151,7 +18151,7 @@ func ParseVoicesListResponse(rsp *http.Response) (*VoicesListResponse, error) {
 		}
 		response.Headers200 = &headers
 	case rsp.StatusCode == 400:
-		var headers VoicesListResponse400Headers
+		var headers ListVoicesResponse400Headers
 		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
 			var value RequestID
 			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -18161,7 +18161,7 @@ func ParseVoicesListResponse(rsp *http.Response) (*VoicesListResponse, error) {
 		}
 		response.Headers400 = &headers
 	case rsp.StatusCode == 401:
-		var headers VoicesListResponse401Headers
+		var headers ListVoicesResponse401Headers
 		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
 			var value RequestID
 			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -18171,7 +18171,7 @@ func ParseVoicesListResponse(rsp *http.Response) (*VoicesListResponse, error) {
 		}
 		response.Headers401 = &headers
 	case rsp.StatusCode == 413:
-		var headers VoicesListResponse413Headers
+		var headers ListVoicesResponse413Headers
 		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
 			var value RequestID
 			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -18181,7 +18181,7 @@ func ParseVoicesListResponse(rsp *http.Response) (*VoicesListResponse, error) {
 		}
 		response.Headers413 = &headers
 	case rsp.StatusCode == 415:
-		var headers VoicesListResponse415Headers
+		var headers ListVoicesResponse415Headers
 		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
 			var value RequestID
 			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -18191,7 +18191,7 @@ func ParseVoicesListResponse(rsp *http.Response) (*VoicesListResponse, error) {
 		}
 		response.Headers415 = &headers
 	case rsp.StatusCode == 429:
-		var headers VoicesListResponse429Headers
+		var headers ListVoicesResponse429Headers
 		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
 			var value RequestID
 			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -18208,7 +18208,7 @@ func ParseVoicesListResponse(rsp *http.Response) (*VoicesListResponse, error) {
 		}
 		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
-		var headers VoicesListResponse500Headers
+		var headers ListVoicesResponse500Headers
 		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
 			var value RequestID
 			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -18222,15 +18222,15 @@ func ParseVoicesListResponse(rsp *http.Response) (*VoicesListResponse, error) {
 	return response, nil
 }
 
-// ParseWebhookEndpointsListResponse parses an HTTP response from a WebhookEndpointsListWithResponse call
-func ParseWebhookEndpointsListResponse(rsp *http.Response) (*WebhookEndpointsListResponse, error) {
+// ParseListWebhookEndpointsResponse parses an HTTP response from a ListWebhookEndpointsWithResponse call
+func ParseListWebhookEndpointsResponse(rsp *http.Response) (*ListWebhookEndpointsResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
 	defer func() { _ = rsp.Body.Close() }()
 	if err != nil {
 		return nil, err
 	}
 
-	response := &WebhookEndpointsListResponse{
+	response := &ListWebhookEndpointsResponse{
 		Body:         bodyBytes,
 		HTTPResponse: rsp,
 	}
@@ -18289,7 +18289,7 @@ func ParseWebhookEndpointsListResponse(rsp *http.Response) (*WebhookEndpointsLis
 
 	switch {
 	case rsp.StatusCode == 200:
-		var headers WebhookEndpointsListResponse200Headers
+		var headers ListWebhookEndpointsResponse200Headers
 		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
 			var value RequestID
 			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -18299,7 +18299,7 @@ func ParseWebhookEndpointsListResponse(rsp *http.Response) (*WebhookEndpointsLis
 		}
 		response.Headers200 = &headers
 	case rsp.StatusCode == 400:
-		var headers WebhookEndpointsListResponse400Headers
+		var headers ListWebhookEndpointsResponse400Headers
 		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
 			var value RequestID
 			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -18309,7 +18309,7 @@ func ParseWebhookEndpointsListResponse(rsp *http.Response) (*WebhookEndpointsLis
 		}
 		response.Headers400 = &headers
 	case rsp.StatusCode == 401:
-		var headers WebhookEndpointsListResponse401Headers
+		var headers ListWebhookEndpointsResponse401Headers
 		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
 			var value RequestID
 			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -18319,7 +18319,7 @@ func ParseWebhookEndpointsListResponse(rsp *http.Response) (*WebhookEndpointsLis
 		}
 		response.Headers401 = &headers
 	case rsp.StatusCode == 413:
-		var headers WebhookEndpointsListResponse413Headers
+		var headers ListWebhookEndpointsResponse413Headers
 		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
 			var value RequestID
 			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -18329,7 +18329,7 @@ func ParseWebhookEndpointsListResponse(rsp *http.Response) (*WebhookEndpointsLis
 		}
 		response.Headers413 = &headers
 	case rsp.StatusCode == 415:
-		var headers WebhookEndpointsListResponse415Headers
+		var headers ListWebhookEndpointsResponse415Headers
 		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
 			var value RequestID
 			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -18339,7 +18339,7 @@ func ParseWebhookEndpointsListResponse(rsp *http.Response) (*WebhookEndpointsLis
 		}
 		response.Headers415 = &headers
 	case rsp.StatusCode == 429:
-		var headers WebhookEndpointsListResponse429Headers
+		var headers ListWebhookEndpointsResponse429Headers
 		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
 			var value RequestID
 			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -18356,7 +18356,7 @@ func ParseWebhookEndpointsListResponse(rsp *http.Response) (*WebhookEndpointsLis
 		}
 		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
-		var headers WebhookEndpointsListResponse500Headers
+		var headers ListWebhookEndpointsResponse500Headers
 		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
 			var value RequestID
 			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -18370,15 +18370,15 @@ func ParseWebhookEndpointsListResponse(rsp *http.Response) (*WebhookEndpointsLis
 	return response, nil
 }
 
-// ParseWebhookEndpointsCreateResponse parses an HTTP response from a WebhookEndpointsCreateWithResponse call
-func ParseWebhookEndpointsCreateResponse(rsp *http.Response) (*WebhookEndpointsCreateResponse, error) {
+// ParseCreateWebhookEndpointResponse parses an HTTP response from a CreateWebhookEndpointWithResponse call
+func ParseCreateWebhookEndpointResponse(rsp *http.Response) (*CreateWebhookEndpointResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
 	defer func() { _ = rsp.Body.Close() }()
 	if err != nil {
 		return nil, err
 	}
 
-	response := &WebhookEndpointsCreateResponse{
+	response := &CreateWebhookEndpointResponse{
 		Body:         bodyBytes,
 		HTTPResponse: rsp,
 	}
@@ -18451,7 +18451,7 @@ func ParseWebhookEndpointsCreateResponse(rsp *http.Response) (*WebhookEndpointsC
 
 	switch {
 	case rsp.StatusCode == 201:
-		var headers WebhookEndpointsCreateResponse201Headers
+		var headers CreateWebhookEndpointResponse201Headers
 		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -18468,7 +18468,7 @@ func ParseWebhookEndpointsCreateResponse(rsp *http.Response) (*WebhookEndpointsC
 		}
 		response.Headers201 = &headers
 	case rsp.StatusCode == 400:
-		var headers WebhookEndpointsCreateResponse400Headers
+		var headers CreateWebhookEndpointResponse400Headers
 		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -18485,7 +18485,7 @@ func ParseWebhookEndpointsCreateResponse(rsp *http.Response) (*WebhookEndpointsC
 		}
 		response.Headers400 = &headers
 	case rsp.StatusCode == 401:
-		var headers WebhookEndpointsCreateResponse401Headers
+		var headers CreateWebhookEndpointResponse401Headers
 		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
 			var value RequestID
 			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -18495,7 +18495,7 @@ func ParseWebhookEndpointsCreateResponse(rsp *http.Response) (*WebhookEndpointsC
 		}
 		response.Headers401 = &headers
 	case rsp.StatusCode == 409:
-		var headers WebhookEndpointsCreateResponse409Headers
+		var headers CreateWebhookEndpointResponse409Headers
 		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -18512,7 +18512,7 @@ func ParseWebhookEndpointsCreateResponse(rsp *http.Response) (*WebhookEndpointsC
 		}
 		response.Headers409 = &headers
 	case rsp.StatusCode == 413:
-		var headers WebhookEndpointsCreateResponse413Headers
+		var headers CreateWebhookEndpointResponse413Headers
 		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
 			var value RequestID
 			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -18522,7 +18522,7 @@ func ParseWebhookEndpointsCreateResponse(rsp *http.Response) (*WebhookEndpointsC
 		}
 		response.Headers413 = &headers
 	case rsp.StatusCode == 415:
-		var headers WebhookEndpointsCreateResponse415Headers
+		var headers CreateWebhookEndpointResponse415Headers
 		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
 			var value RequestID
 			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -18532,7 +18532,7 @@ func ParseWebhookEndpointsCreateResponse(rsp *http.Response) (*WebhookEndpointsC
 		}
 		response.Headers415 = &headers
 	case rsp.StatusCode == 422:
-		var headers WebhookEndpointsCreateResponse422Headers
+		var headers CreateWebhookEndpointResponse422Headers
 		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -18549,7 +18549,7 @@ func ParseWebhookEndpointsCreateResponse(rsp *http.Response) (*WebhookEndpointsC
 		}
 		response.Headers422 = &headers
 	case rsp.StatusCode == 429:
-		var headers WebhookEndpointsCreateResponse429Headers
+		var headers CreateWebhookEndpointResponse429Headers
 		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
 			var value RequestID
 			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -18566,7 +18566,7 @@ func ParseWebhookEndpointsCreateResponse(rsp *http.Response) (*WebhookEndpointsC
 		}
 		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
-		var headers WebhookEndpointsCreateResponse500Headers
+		var headers CreateWebhookEndpointResponse500Headers
 		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
 			var value RequestID
 			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -18580,15 +18580,15 @@ func ParseWebhookEndpointsCreateResponse(rsp *http.Response) (*WebhookEndpointsC
 	return response, nil
 }
 
-// ParseWebhookEndpointsDeleteResponse parses an HTTP response from a WebhookEndpointsDeleteWithResponse call
-func ParseWebhookEndpointsDeleteResponse(rsp *http.Response) (*WebhookEndpointsDeleteResponse, error) {
+// ParseDeleteWebhookEndpointResponse parses an HTTP response from a DeleteWebhookEndpointWithResponse call
+func ParseDeleteWebhookEndpointResponse(rsp *http.Response) (*DeleteWebhookEndpointResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
 	defer func() { _ = rsp.Body.Close() }()
 	if err != nil {
 		return nil, err
 	}
 
-	response := &WebhookEndpointsDeleteResponse{
+	response := &DeleteWebhookEndpointResponse{
 		Body:         bodyBytes,
 		HTTPResponse: rsp,
 	}
@@ -18654,7 +18654,7 @@ func ParseWebhookEndpointsDeleteResponse(rsp *http.Response) (*WebhookEndpointsD
 
 	switch {
 	case rsp.StatusCode == 200:
-		var headers WebhookEndpointsDeleteResponse200Headers
+		var headers DeleteWebhookEndpointResponse200Headers
 		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
 			var value RequestID
 			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -18664,7 +18664,7 @@ func ParseWebhookEndpointsDeleteResponse(rsp *http.Response) (*WebhookEndpointsD
 		}
 		response.Headers200 = &headers
 	case rsp.StatusCode == 400:
-		var headers WebhookEndpointsDeleteResponse400Headers
+		var headers DeleteWebhookEndpointResponse400Headers
 		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
 			var value RequestID
 			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -18674,7 +18674,7 @@ func ParseWebhookEndpointsDeleteResponse(rsp *http.Response) (*WebhookEndpointsD
 		}
 		response.Headers400 = &headers
 	case rsp.StatusCode == 401:
-		var headers WebhookEndpointsDeleteResponse401Headers
+		var headers DeleteWebhookEndpointResponse401Headers
 		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
 			var value RequestID
 			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -18684,7 +18684,7 @@ func ParseWebhookEndpointsDeleteResponse(rsp *http.Response) (*WebhookEndpointsD
 		}
 		response.Headers401 = &headers
 	case rsp.StatusCode == 404:
-		var headers WebhookEndpointsDeleteResponse404Headers
+		var headers DeleteWebhookEndpointResponse404Headers
 		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
 			var value RequestID
 			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -18694,7 +18694,7 @@ func ParseWebhookEndpointsDeleteResponse(rsp *http.Response) (*WebhookEndpointsD
 		}
 		response.Headers404 = &headers
 	case rsp.StatusCode == 413:
-		var headers WebhookEndpointsDeleteResponse413Headers
+		var headers DeleteWebhookEndpointResponse413Headers
 		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
 			var value RequestID
 			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -18704,7 +18704,7 @@ func ParseWebhookEndpointsDeleteResponse(rsp *http.Response) (*WebhookEndpointsD
 		}
 		response.Headers413 = &headers
 	case rsp.StatusCode == 415:
-		var headers WebhookEndpointsDeleteResponse415Headers
+		var headers DeleteWebhookEndpointResponse415Headers
 		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
 			var value RequestID
 			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -18714,7 +18714,7 @@ func ParseWebhookEndpointsDeleteResponse(rsp *http.Response) (*WebhookEndpointsD
 		}
 		response.Headers415 = &headers
 	case rsp.StatusCode == 429:
-		var headers WebhookEndpointsDeleteResponse429Headers
+		var headers DeleteWebhookEndpointResponse429Headers
 		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
 			var value RequestID
 			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -18731,7 +18731,7 @@ func ParseWebhookEndpointsDeleteResponse(rsp *http.Response) (*WebhookEndpointsD
 		}
 		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
-		var headers WebhookEndpointsDeleteResponse500Headers
+		var headers DeleteWebhookEndpointResponse500Headers
 		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
 			var value RequestID
 			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -18745,15 +18745,15 @@ func ParseWebhookEndpointsDeleteResponse(rsp *http.Response) (*WebhookEndpointsD
 	return response, nil
 }
 
-// ParseWebhookEndpointsGetResponse parses an HTTP response from a WebhookEndpointsGetWithResponse call
-func ParseWebhookEndpointsGetResponse(rsp *http.Response) (*WebhookEndpointsGetResponse, error) {
+// ParseGetWebhookEndpointResponse parses an HTTP response from a GetWebhookEndpointWithResponse call
+func ParseGetWebhookEndpointResponse(rsp *http.Response) (*GetWebhookEndpointResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
 	defer func() { _ = rsp.Body.Close() }()
 	if err != nil {
 		return nil, err
 	}
 
-	response := &WebhookEndpointsGetResponse{
+	response := &GetWebhookEndpointResponse{
 		Body:         bodyBytes,
 		HTTPResponse: rsp,
 	}
@@ -18819,7 +18819,7 @@ func ParseWebhookEndpointsGetResponse(rsp *http.Response) (*WebhookEndpointsGetR
 
 	switch {
 	case rsp.StatusCode == 200:
-		var headers WebhookEndpointsGetResponse200Headers
+		var headers GetWebhookEndpointResponse200Headers
 		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
 			var value RequestID
 			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -18829,7 +18829,7 @@ func ParseWebhookEndpointsGetResponse(rsp *http.Response) (*WebhookEndpointsGetR
 		}
 		response.Headers200 = &headers
 	case rsp.StatusCode == 400:
-		var headers WebhookEndpointsGetResponse400Headers
+		var headers GetWebhookEndpointResponse400Headers
 		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
 			var value RequestID
 			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -18839,7 +18839,7 @@ func ParseWebhookEndpointsGetResponse(rsp *http.Response) (*WebhookEndpointsGetR
 		}
 		response.Headers400 = &headers
 	case rsp.StatusCode == 401:
-		var headers WebhookEndpointsGetResponse401Headers
+		var headers GetWebhookEndpointResponse401Headers
 		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
 			var value RequestID
 			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -18849,7 +18849,7 @@ func ParseWebhookEndpointsGetResponse(rsp *http.Response) (*WebhookEndpointsGetR
 		}
 		response.Headers401 = &headers
 	case rsp.StatusCode == 404:
-		var headers WebhookEndpointsGetResponse404Headers
+		var headers GetWebhookEndpointResponse404Headers
 		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
 			var value RequestID
 			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -18859,7 +18859,7 @@ func ParseWebhookEndpointsGetResponse(rsp *http.Response) (*WebhookEndpointsGetR
 		}
 		response.Headers404 = &headers
 	case rsp.StatusCode == 413:
-		var headers WebhookEndpointsGetResponse413Headers
+		var headers GetWebhookEndpointResponse413Headers
 		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
 			var value RequestID
 			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -18869,7 +18869,7 @@ func ParseWebhookEndpointsGetResponse(rsp *http.Response) (*WebhookEndpointsGetR
 		}
 		response.Headers413 = &headers
 	case rsp.StatusCode == 415:
-		var headers WebhookEndpointsGetResponse415Headers
+		var headers GetWebhookEndpointResponse415Headers
 		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
 			var value RequestID
 			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -18879,7 +18879,7 @@ func ParseWebhookEndpointsGetResponse(rsp *http.Response) (*WebhookEndpointsGetR
 		}
 		response.Headers415 = &headers
 	case rsp.StatusCode == 429:
-		var headers WebhookEndpointsGetResponse429Headers
+		var headers GetWebhookEndpointResponse429Headers
 		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
 			var value RequestID
 			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -18896,7 +18896,7 @@ func ParseWebhookEndpointsGetResponse(rsp *http.Response) (*WebhookEndpointsGetR
 		}
 		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
-		var headers WebhookEndpointsGetResponse500Headers
+		var headers GetWebhookEndpointResponse500Headers
 		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
 			var value RequestID
 			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -18910,15 +18910,15 @@ func ParseWebhookEndpointsGetResponse(rsp *http.Response) (*WebhookEndpointsGetR
 	return response, nil
 }
 
-// ParseWebhookEndpointsUpdateResponse parses an HTTP response from a WebhookEndpointsUpdateWithResponse call
-func ParseWebhookEndpointsUpdateResponse(rsp *http.Response) (*WebhookEndpointsUpdateResponse, error) {
+// ParseUpdateWebhookEndpointResponse parses an HTTP response from a UpdateWebhookEndpointWithResponse call
+func ParseUpdateWebhookEndpointResponse(rsp *http.Response) (*UpdateWebhookEndpointResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
 	defer func() { _ = rsp.Body.Close() }()
 	if err != nil {
 		return nil, err
 	}
 
-	response := &WebhookEndpointsUpdateResponse{
+	response := &UpdateWebhookEndpointResponse{
 		Body:         bodyBytes,
 		HTTPResponse: rsp,
 	}
@@ -18984,7 +18984,7 @@ func ParseWebhookEndpointsUpdateResponse(rsp *http.Response) (*WebhookEndpointsU
 
 	switch {
 	case rsp.StatusCode == 200:
-		var headers WebhookEndpointsUpdateResponse200Headers
+		var headers UpdateWebhookEndpointResponse200Headers
 		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
 			var value RequestID
 			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -18994,7 +18994,7 @@ func ParseWebhookEndpointsUpdateResponse(rsp *http.Response) (*WebhookEndpointsU
 		}
 		response.Headers200 = &headers
 	case rsp.StatusCode == 400:
-		var headers WebhookEndpointsUpdateResponse400Headers
+		var headers UpdateWebhookEndpointResponse400Headers
 		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
 			var value RequestID
 			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -19004,7 +19004,7 @@ func ParseWebhookEndpointsUpdateResponse(rsp *http.Response) (*WebhookEndpointsU
 		}
 		response.Headers400 = &headers
 	case rsp.StatusCode == 401:
-		var headers WebhookEndpointsUpdateResponse401Headers
+		var headers UpdateWebhookEndpointResponse401Headers
 		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
 			var value RequestID
 			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -19014,7 +19014,7 @@ func ParseWebhookEndpointsUpdateResponse(rsp *http.Response) (*WebhookEndpointsU
 		}
 		response.Headers401 = &headers
 	case rsp.StatusCode == 404:
-		var headers WebhookEndpointsUpdateResponse404Headers
+		var headers UpdateWebhookEndpointResponse404Headers
 		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
 			var value RequestID
 			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -19024,7 +19024,7 @@ func ParseWebhookEndpointsUpdateResponse(rsp *http.Response) (*WebhookEndpointsU
 		}
 		response.Headers404 = &headers
 	case rsp.StatusCode == 413:
-		var headers WebhookEndpointsUpdateResponse413Headers
+		var headers UpdateWebhookEndpointResponse413Headers
 		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
 			var value RequestID
 			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -19034,7 +19034,7 @@ func ParseWebhookEndpointsUpdateResponse(rsp *http.Response) (*WebhookEndpointsU
 		}
 		response.Headers413 = &headers
 	case rsp.StatusCode == 415:
-		var headers WebhookEndpointsUpdateResponse415Headers
+		var headers UpdateWebhookEndpointResponse415Headers
 		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
 			var value RequestID
 			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -19044,7 +19044,7 @@ func ParseWebhookEndpointsUpdateResponse(rsp *http.Response) (*WebhookEndpointsU
 		}
 		response.Headers415 = &headers
 	case rsp.StatusCode == 429:
-		var headers WebhookEndpointsUpdateResponse429Headers
+		var headers UpdateWebhookEndpointResponse429Headers
 		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
 			var value RequestID
 			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -19061,7 +19061,7 @@ func ParseWebhookEndpointsUpdateResponse(rsp *http.Response) (*WebhookEndpointsU
 		}
 		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
-		var headers WebhookEndpointsUpdateResponse500Headers
+		var headers UpdateWebhookEndpointResponse500Headers
 		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
 			var value RequestID
 			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -19075,15 +19075,15 @@ func ParseWebhookEndpointsUpdateResponse(rsp *http.Response) (*WebhookEndpointsU
 	return response, nil
 }
 
-// ParseWebhookEndpointsRotateSecretResponse parses an HTTP response from a WebhookEndpointsRotateSecretWithResponse call
-func ParseWebhookEndpointsRotateSecretResponse(rsp *http.Response) (*WebhookEndpointsRotateSecretResponse, error) {
+// ParseRotateWebhookEndpointSecretResponse parses an HTTP response from a RotateWebhookEndpointSecretWithResponse call
+func ParseRotateWebhookEndpointSecretResponse(rsp *http.Response) (*RotateWebhookEndpointSecretResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
 	defer func() { _ = rsp.Body.Close() }()
 	if err != nil {
 		return nil, err
 	}
 
-	response := &WebhookEndpointsRotateSecretResponse{
+	response := &RotateWebhookEndpointSecretResponse{
 		Body:         bodyBytes,
 		HTTPResponse: rsp,
 	}
@@ -19163,7 +19163,7 @@ func ParseWebhookEndpointsRotateSecretResponse(rsp *http.Response) (*WebhookEndp
 
 	switch {
 	case rsp.StatusCode == 200:
-		var headers WebhookEndpointsRotateSecretResponse200Headers
+		var headers RotateWebhookEndpointSecretResponse200Headers
 		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -19180,7 +19180,7 @@ func ParseWebhookEndpointsRotateSecretResponse(rsp *http.Response) (*WebhookEndp
 		}
 		response.Headers200 = &headers
 	case rsp.StatusCode == 400:
-		var headers WebhookEndpointsRotateSecretResponse400Headers
+		var headers RotateWebhookEndpointSecretResponse400Headers
 		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -19197,7 +19197,7 @@ func ParseWebhookEndpointsRotateSecretResponse(rsp *http.Response) (*WebhookEndp
 		}
 		response.Headers400 = &headers
 	case rsp.StatusCode == 401:
-		var headers WebhookEndpointsRotateSecretResponse401Headers
+		var headers RotateWebhookEndpointSecretResponse401Headers
 		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
 			var value RequestID
 			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -19207,7 +19207,7 @@ func ParseWebhookEndpointsRotateSecretResponse(rsp *http.Response) (*WebhookEndp
 		}
 		response.Headers401 = &headers
 	case rsp.StatusCode == 404:
-		var headers WebhookEndpointsRotateSecretResponse404Headers
+		var headers RotateWebhookEndpointSecretResponse404Headers
 		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -19224,7 +19224,7 @@ func ParseWebhookEndpointsRotateSecretResponse(rsp *http.Response) (*WebhookEndp
 		}
 		response.Headers404 = &headers
 	case rsp.StatusCode == 409:
-		var headers WebhookEndpointsRotateSecretResponse409Headers
+		var headers RotateWebhookEndpointSecretResponse409Headers
 		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -19241,7 +19241,7 @@ func ParseWebhookEndpointsRotateSecretResponse(rsp *http.Response) (*WebhookEndp
 		}
 		response.Headers409 = &headers
 	case rsp.StatusCode == 413:
-		var headers WebhookEndpointsRotateSecretResponse413Headers
+		var headers RotateWebhookEndpointSecretResponse413Headers
 		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
 			var value RequestID
 			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -19251,7 +19251,7 @@ func ParseWebhookEndpointsRotateSecretResponse(rsp *http.Response) (*WebhookEndp
 		}
 		response.Headers413 = &headers
 	case rsp.StatusCode == 415:
-		var headers WebhookEndpointsRotateSecretResponse415Headers
+		var headers RotateWebhookEndpointSecretResponse415Headers
 		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
 			var value RequestID
 			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -19261,7 +19261,7 @@ func ParseWebhookEndpointsRotateSecretResponse(rsp *http.Response) (*WebhookEndp
 		}
 		response.Headers415 = &headers
 	case rsp.StatusCode == 422:
-		var headers WebhookEndpointsRotateSecretResponse422Headers
+		var headers RotateWebhookEndpointSecretResponse422Headers
 		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -19278,7 +19278,7 @@ func ParseWebhookEndpointsRotateSecretResponse(rsp *http.Response) (*WebhookEndp
 		}
 		response.Headers422 = &headers
 	case rsp.StatusCode == 429:
-		var headers WebhookEndpointsRotateSecretResponse429Headers
+		var headers RotateWebhookEndpointSecretResponse429Headers
 		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
 			var value RequestID
 			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -19295,7 +19295,7 @@ func ParseWebhookEndpointsRotateSecretResponse(rsp *http.Response) (*WebhookEndp
 		}
 		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
-		var headers WebhookEndpointsRotateSecretResponse500Headers
+		var headers RotateWebhookEndpointSecretResponse500Headers
 		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
 			var value RequestID
 			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -19375,24 +19375,24 @@ func (p *WebhookInitiator) applyWebhookEditors(ctx context.Context, req *http.Re
 
 // WebhookInitiatorInterface is the interface specification for the webhook initiator.
 type WebhookInitiatorInterface interface {
-	// WebhookCallAnsweredWithBody fires the call.answered webhook with any body
-	WebhookCallAnsweredWithBody(ctx context.Context, targetURL string, params *WebhookCallAnsweredParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+	// CallAnsweredWithBody fires the call.answered webhook with any body
+	CallAnsweredWithBody(ctx context.Context, targetURL string, params *CallAnsweredParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	WebhookCallAnswered(ctx context.Context, targetURL string, params *WebhookCallAnsweredParams, body WebhookCallAnsweredJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+	CallAnswered(ctx context.Context, targetURL string, params *CallAnsweredParams, body CallAnsweredJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// WebhookCallEndedWithBody fires the call.ended webhook with any body
-	WebhookCallEndedWithBody(ctx context.Context, targetURL string, params *WebhookCallEndedParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+	// CallEndedWithBody fires the call.ended webhook with any body
+	CallEndedWithBody(ctx context.Context, targetURL string, params *CallEndedParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	WebhookCallEnded(ctx context.Context, targetURL string, params *WebhookCallEndedParams, body WebhookCallEndedJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+	CallEnded(ctx context.Context, targetURL string, params *CallEndedParams, body CallEndedJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// WebhookCallIncomingWithBody fires the call.incoming webhook with any body
-	WebhookCallIncomingWithBody(ctx context.Context, targetURL string, params *WebhookCallIncomingParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+	// CallIncomingWithBody fires the call.incoming webhook with any body
+	CallIncomingWithBody(ctx context.Context, targetURL string, params *CallIncomingParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	WebhookCallIncoming(ctx context.Context, targetURL string, params *WebhookCallIncomingParams, body WebhookCallIncomingJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+	CallIncoming(ctx context.Context, targetURL string, params *CallIncomingParams, body CallIncomingJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 }
 
-func (p *WebhookInitiator) WebhookCallAnsweredWithBody(ctx context.Context, targetURL string, params *WebhookCallAnsweredParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewWebhookCallAnsweredWebhookRequestWithBody(targetURL, params, contentType, body)
+func (p *WebhookInitiator) CallAnsweredWithBody(ctx context.Context, targetURL string, params *CallAnsweredParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCallAnsweredWebhookRequestWithBody(targetURL, params, contentType, body)
 	if err != nil {
 		return nil, err
 	}
@@ -19403,8 +19403,8 @@ func (p *WebhookInitiator) WebhookCallAnsweredWithBody(ctx context.Context, targ
 	return p.Client.Do(req)
 }
 
-func (p *WebhookInitiator) WebhookCallAnswered(ctx context.Context, targetURL string, params *WebhookCallAnsweredParams, body WebhookCallAnsweredJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewWebhookCallAnsweredWebhookRequest(targetURL, params, body)
+func (p *WebhookInitiator) CallAnswered(ctx context.Context, targetURL string, params *CallAnsweredParams, body CallAnsweredJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCallAnsweredWebhookRequest(targetURL, params, body)
 	if err != nil {
 		return nil, err
 	}
@@ -19415,8 +19415,8 @@ func (p *WebhookInitiator) WebhookCallAnswered(ctx context.Context, targetURL st
 	return p.Client.Do(req)
 }
 
-func (p *WebhookInitiator) WebhookCallEndedWithBody(ctx context.Context, targetURL string, params *WebhookCallEndedParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewWebhookCallEndedWebhookRequestWithBody(targetURL, params, contentType, body)
+func (p *WebhookInitiator) CallEndedWithBody(ctx context.Context, targetURL string, params *CallEndedParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCallEndedWebhookRequestWithBody(targetURL, params, contentType, body)
 	if err != nil {
 		return nil, err
 	}
@@ -19427,8 +19427,8 @@ func (p *WebhookInitiator) WebhookCallEndedWithBody(ctx context.Context, targetU
 	return p.Client.Do(req)
 }
 
-func (p *WebhookInitiator) WebhookCallEnded(ctx context.Context, targetURL string, params *WebhookCallEndedParams, body WebhookCallEndedJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewWebhookCallEndedWebhookRequest(targetURL, params, body)
+func (p *WebhookInitiator) CallEnded(ctx context.Context, targetURL string, params *CallEndedParams, body CallEndedJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCallEndedWebhookRequest(targetURL, params, body)
 	if err != nil {
 		return nil, err
 	}
@@ -19439,8 +19439,8 @@ func (p *WebhookInitiator) WebhookCallEnded(ctx context.Context, targetURL strin
 	return p.Client.Do(req)
 }
 
-func (p *WebhookInitiator) WebhookCallIncomingWithBody(ctx context.Context, targetURL string, params *WebhookCallIncomingParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewWebhookCallIncomingWebhookRequestWithBody(targetURL, params, contentType, body)
+func (p *WebhookInitiator) CallIncomingWithBody(ctx context.Context, targetURL string, params *CallIncomingParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCallIncomingWebhookRequestWithBody(targetURL, params, contentType, body)
 	if err != nil {
 		return nil, err
 	}
@@ -19451,8 +19451,8 @@ func (p *WebhookInitiator) WebhookCallIncomingWithBody(ctx context.Context, targ
 	return p.Client.Do(req)
 }
 
-func (p *WebhookInitiator) WebhookCallIncoming(ctx context.Context, targetURL string, params *WebhookCallIncomingParams, body WebhookCallIncomingJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewWebhookCallIncomingWebhookRequest(targetURL, params, body)
+func (p *WebhookInitiator) CallIncoming(ctx context.Context, targetURL string, params *CallIncomingParams, body CallIncomingJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCallIncomingWebhookRequest(targetURL, params, body)
 	if err != nil {
 		return nil, err
 	}
@@ -19463,19 +19463,19 @@ func (p *WebhookInitiator) WebhookCallIncoming(ctx context.Context, targetURL st
 	return p.Client.Do(req)
 }
 
-// NewWebhookCallAnsweredWebhookRequest builds a application/json POST request for the call.answered webhook
-func NewWebhookCallAnsweredWebhookRequest(targetURL string, params *WebhookCallAnsweredParams, body WebhookCallAnsweredJSONRequestBody) (*http.Request, error) {
+// NewCallAnsweredWebhookRequest builds a application/json POST request for the call.answered webhook
+func NewCallAnsweredWebhookRequest(targetURL string, params *CallAnsweredParams, body CallAnsweredJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
 	buf, err := json.Marshal(body)
 	if err != nil {
 		return nil, err
 	}
 	bodyReader = bytes.NewReader(buf)
-	return NewWebhookCallAnsweredWebhookRequestWithBody(targetURL, params, "application/json", bodyReader)
+	return NewCallAnsweredWebhookRequestWithBody(targetURL, params, "application/json", bodyReader)
 }
 
-// NewWebhookCallAnsweredWebhookRequestWithBody builds a POST request for the call.answered webhook with any body
-func NewWebhookCallAnsweredWebhookRequestWithBody(targetURL string, params *WebhookCallAnsweredParams, contentType string, body io.Reader) (*http.Request, error) {
+// NewCallAnsweredWebhookRequestWithBody builds a POST request for the call.answered webhook with any body
+func NewCallAnsweredWebhookRequestWithBody(targetURL string, params *CallAnsweredParams, contentType string, body io.Reader) (*http.Request, error) {
 	var err error
 	_ = err
 
@@ -19524,19 +19524,19 @@ func NewWebhookCallAnsweredWebhookRequestWithBody(targetURL string, params *Webh
 	return req, nil
 }
 
-// NewWebhookCallEndedWebhookRequest builds a application/json POST request for the call.ended webhook
-func NewWebhookCallEndedWebhookRequest(targetURL string, params *WebhookCallEndedParams, body WebhookCallEndedJSONRequestBody) (*http.Request, error) {
+// NewCallEndedWebhookRequest builds a application/json POST request for the call.ended webhook
+func NewCallEndedWebhookRequest(targetURL string, params *CallEndedParams, body CallEndedJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
 	buf, err := json.Marshal(body)
 	if err != nil {
 		return nil, err
 	}
 	bodyReader = bytes.NewReader(buf)
-	return NewWebhookCallEndedWebhookRequestWithBody(targetURL, params, "application/json", bodyReader)
+	return NewCallEndedWebhookRequestWithBody(targetURL, params, "application/json", bodyReader)
 }
 
-// NewWebhookCallEndedWebhookRequestWithBody builds a POST request for the call.ended webhook with any body
-func NewWebhookCallEndedWebhookRequestWithBody(targetURL string, params *WebhookCallEndedParams, contentType string, body io.Reader) (*http.Request, error) {
+// NewCallEndedWebhookRequestWithBody builds a POST request for the call.ended webhook with any body
+func NewCallEndedWebhookRequestWithBody(targetURL string, params *CallEndedParams, contentType string, body io.Reader) (*http.Request, error) {
 	var err error
 	_ = err
 
@@ -19585,19 +19585,19 @@ func NewWebhookCallEndedWebhookRequestWithBody(targetURL string, params *Webhook
 	return req, nil
 }
 
-// NewWebhookCallIncomingWebhookRequest builds a application/json POST request for the call.incoming webhook
-func NewWebhookCallIncomingWebhookRequest(targetURL string, params *WebhookCallIncomingParams, body WebhookCallIncomingJSONRequestBody) (*http.Request, error) {
+// NewCallIncomingWebhookRequest builds a application/json POST request for the call.incoming webhook
+func NewCallIncomingWebhookRequest(targetURL string, params *CallIncomingParams, body CallIncomingJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
 	buf, err := json.Marshal(body)
 	if err != nil {
 		return nil, err
 	}
 	bodyReader = bytes.NewReader(buf)
-	return NewWebhookCallIncomingWebhookRequestWithBody(targetURL, params, "application/json", bodyReader)
+	return NewCallIncomingWebhookRequestWithBody(targetURL, params, "application/json", bodyReader)
 }
 
-// NewWebhookCallIncomingWebhookRequestWithBody builds a POST request for the call.incoming webhook with any body
-func NewWebhookCallIncomingWebhookRequestWithBody(targetURL string, params *WebhookCallIncomingParams, contentType string, body io.Reader) (*http.Request, error) {
+// NewCallIncomingWebhookRequestWithBody builds a POST request for the call.incoming webhook with any body
+func NewCallIncomingWebhookRequestWithBody(targetURL string, params *CallIncomingParams, contentType string, body io.Reader) (*http.Request, error) {
 	var err error
 	_ = err
 

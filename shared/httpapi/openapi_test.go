@@ -7,6 +7,7 @@ package httpapi_test
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -18,6 +19,7 @@ import (
 	"net/http"
 	"net/url"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"sort"
 	"strconv"
@@ -311,8 +313,77 @@ func routeKey(method, pattern string) string {
 
 func TestOpenAPIDocumentIsValid(t *testing.T) {
 	doc := loadSpec(t)
-	if doc.Info == nil || !strings.Contains(doc.Info.Description, "operationId") {
-		t.Errorf("info.description must say that operationId is the function name")
+	if doc.Info == nil || !strings.Contains(doc.Info.Description, "x-bridgeline-function") {
+		t.Errorf("info.description must say that x-bridgeline-function is the function name")
+	}
+}
+
+// TestCustomerContract holds openapi.yaml to what makes it the customer's and a code
+// generator's: only /v1 routes; operationIds a generator turns into good method names
+// (lowerCamelCase, unique) with the serving function in x-bridgeline-function; response
+// schemas that let new fields through while request schemas stay strict; an example on
+// every operation and schema and a description on every property.
+func TestCustomerContract(t *testing.T) {
+	doc := customerSpec(t)
+	methodName := regexp.MustCompile(`^[a-z]+[A-Z][A-Za-z]*$`)
+	seen := map[string]string{}
+	for path, item := range doc.Paths.Map() {
+		if !strings.HasPrefix(path, "/v1/") {
+			t.Errorf("%s: only /v1 routes belong in the customer contract", path)
+		}
+		for method, op := range item.Operations() {
+			name := routeKey(method, path)
+			if !methodName.MatchString(op.OperationID) {
+				t.Errorf("%s: operationId %q is not a lowerCamelCase verb and noun", name, op.OperationID)
+			}
+			if other, dup := seen[op.OperationID]; dup {
+				t.Errorf("%s: operationId %q is also %s's", name, op.OperationID, other)
+			}
+			seen[op.OperationID] = name
+			if fn, _ := op.Extensions["x-bridgeline-function"].(string); fn == "" {
+				t.Errorf("%s: no x-bridgeline-function", name)
+			}
+			if slices.Contains(op.Tags, "internal") {
+				t.Errorf("%s: tagged internal in the customer contract", name)
+			}
+			if op.RequestBody != nil && op.RequestBody.Value != nil {
+				if mt := op.RequestBody.Value.Content.Get("application/json"); mt != nil && mt.Schema.Ref == "" {
+					t.Errorf("%s: the request body is inline; name it in components/schemas", name)
+				}
+			}
+			for code, ref := range op.Responses.Map() {
+				for _, mt := range ref.Value.Content {
+					if mt.Schema != nil {
+						checkOpen(t, name+" "+code, mt.Schema, map[*openapi3.Schema]bool{})
+					}
+				}
+			}
+		}
+	}
+}
+
+// checkOpen reports a response schema, or one it contains, that forbids properties it does
+// not list: a strict client would break on the first new field.
+func checkOpen(t *testing.T, where string, ref *openapi3.SchemaRef, seen map[*openapi3.Schema]bool) {
+	t.Helper()
+	s := ref.Value
+	if s == nil || seen[s] {
+		return
+	}
+	seen[s] = true
+	if s.AdditionalProperties.Has != nil && !*s.AdditionalProperties.Has && len(s.Properties) > 0 {
+		t.Errorf("%s: %s sets additionalProperties: false on a response", where, cmp.Or(ref.Ref, "an inline schema"))
+	}
+	for _, p := range s.Properties {
+		checkOpen(t, where, p, seen)
+	}
+	for _, list := range [][]*openapi3.SchemaRef{s.OneOf, s.AnyOf, s.AllOf} {
+		for _, sub := range list {
+			checkOpen(t, where, sub, seen)
+		}
+	}
+	if s.Items != nil {
+		checkOpen(t, where, s.Items, seen)
 	}
 }
 

@@ -31,4 +31,4 @@ export function explain(e: Schemas["Error409"] | Schemas["Error404"]): string {
 
 // Request bodies are named schemas, and each operation has a readable id.
 export const activate: Schemas["AssistantActivate"] = { version_id: "ver_01jd0000000000000000000000" };
-export const answer: operations["calls-answer"]["requestBody"]["content"]["application/json"] = { action: "accept" };
+export const answer: operations["answerCall"]["requestBody"]["content"]["application/json"] = { action: "accept" };

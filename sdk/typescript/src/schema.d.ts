@@ -17,7 +17,7 @@ export interface paths {
          *     `all`. 400: `parameter_unknown`, `parameter_invalid` (`limit`, `starting_after`,
          *     `status`).
          */
-        get: operations["assistants-list"];
+        get: operations["listAssistants"];
         put?: never;
         /**
          * Create a draft assistant
@@ -29,7 +29,7 @@ export interface paths {
          *     `framing.position`), `parameter_unknown`, `invalid_json`,
          *     `idempotency_key_invalid`.
          */
-        post: operations["assistants-create"];
+        post: operations["createAssistant"];
         delete?: never;
         options?: never;
         head?: never;
@@ -50,7 +50,7 @@ export interface paths {
          * Get an assistant
          * @description The assistant with its draft and every published version, oldest first.
          */
-        get: operations["assistants-get"];
+        get: operations["getAssistant"];
         put?: never;
         post?: never;
         delete?: never;
@@ -63,7 +63,7 @@ export interface paths {
          *     Published versions never change. 400 as for create (without `parameter_missing`);
          *     409 `assistant_archived`.
          */
-        patch: operations["assistants-update"];
+        patch: operations["updateAssistant"];
         trace?: never;
     };
     "/v1/assistants/{id}/publish": {
@@ -84,7 +84,7 @@ export interface paths {
          *     active one. 422 `draft_incomplete` names the first of `name`, `system_prompt`,
          *     `greeting`, `avatar_id` that is blank or unknown; 409 `assistant_archived`.
          */
-        post: operations["assistants-publish"];
+        post: operations["publishAssistant"];
         delete?: never;
         options?: never;
         head?: never;
@@ -110,7 +110,7 @@ export interface paths {
          *     `param: version_id` when the assistant has no such version; 409
          *     `assistant_archived`.
          */
-        post: operations["assistants-activate"];
+        post: operations["activateAssistantVersion"];
         delete?: never;
         options?: never;
         head?: never;
@@ -135,7 +135,7 @@ export interface paths {
          *     with no versions. Its name is `name` when given, else `<source name> (copy)` cut
          *     to 200 characters.
          */
-        post: operations["assistants-duplicate"];
+        post: operations["duplicateAssistant"];
         delete?: never;
         options?: never;
         head?: never;
@@ -160,7 +160,7 @@ export interface paths {
          *     `assistant_in_use` while a line is assigned to it. Archiving an archived
          *     assistant answers 200 and changes nothing.
          */
-        post: operations["assistants-archive"];
+        post: operations["archiveAssistant"];
         delete?: never;
         options?: never;
         head?: never;
@@ -178,7 +178,7 @@ export interface paths {
          * List the avatar catalogue
          * @description The built-in avatars, in display order, in one page (`has_more` is false). Takes no query parameters.
          */
-        get: operations["avatars-list"];
+        get: operations["listAvatars"];
         put?: never;
         post?: never;
         delete?: never;
@@ -205,7 +205,7 @@ export interface paths {
          *     `default_for_avatars` names the avatars that speak with the voice when a version
          *     names none.
          */
-        get: operations["voices-list"];
+        get: operations["listVoices"];
         put?: never;
         post?: never;
         delete?: never;
@@ -225,7 +225,7 @@ export interface paths {
          * List lines
          * @description The account's lines, newest first.
          */
-        get: operations["lines-list"];
+        get: operations["listLines"];
         put?: never;
         post?: never;
         delete?: never;
@@ -245,7 +245,7 @@ export interface paths {
             cookie?: never;
         };
         /** Get a line */
-        get: operations["lines-get"];
+        get: operations["getLine"];
         put?: never;
         post?: never;
         delete?: never;
@@ -260,7 +260,7 @@ export interface paths {
          *     `param: assistant_id`, 409 `assistant_archived` or `assistant_not_published`).
          *     400 `parameter_invalid` for an out-of-range or unknown value.
          */
-        patch: operations["lines-update"];
+        patch: operations["updateLine"];
         trace?: never;
     };
     "/v1/lines/{id}/assign": {
@@ -282,7 +282,7 @@ export interface paths {
          *     404 `resource_not_found` for the line (`param: id`) or the assistant
          *     (`param: assistant_id`); 409 `assistant_archived` or `assistant_not_published`.
          */
-        post: operations["lines-assign"];
+        post: operations["assignLineAssistant"];
         delete?: never;
         options?: never;
         head?: never;
@@ -300,7 +300,7 @@ export interface paths {
          * List sessions
          * @description The account's sessions, newest first, without participant tokens.
          */
-        get: operations["sessions-list"];
+        get: operations["listSessions"];
         put?: never;
         /**
          * Create a hosted session
@@ -320,7 +320,7 @@ export interface paths {
          *     `upstream_unavailable` when LiveKit or the platform failed (the session is then
          *     `failed`).
          */
-        post: operations["sessions-create"];
+        post: operations["createSession"];
         delete?: never;
         options?: never;
         head?: never;
@@ -341,7 +341,7 @@ export interface paths {
          * Get a session
          * @description The session, without a participant token.
          */
-        get: operations["sessions-get"];
+        get: operations["getSession"];
         put?: never;
         post?: never;
         /**
@@ -351,7 +351,7 @@ export interface paths {
          *     an ended session answers 200 with it unchanged. Takes no body (an empty object is
          *     accepted).
          */
-        delete: operations["sessions-delete"];
+        delete: operations["deleteSession"];
         options?: never;
         head?: never;
         patch?: never;
@@ -375,7 +375,7 @@ export interface paths {
          *     session joins as the same participant, so a new connection replaces the old one.
          *     409 `session_ended` once the session is over. Refuses unknown query parameters.
          */
-        post: operations["sessions-tokens"];
+        post: operations["createSessionToken"];
         delete?: never;
         options?: never;
         head?: never;
@@ -393,7 +393,7 @@ export interface paths {
          * List call records
          * @description The account's calls, inbound and outbound, newest first.
          */
-        get: operations["calls-list"];
+        get: operations["listCalls"];
         put?: never;
         post?: never;
         delete?: never;
@@ -413,7 +413,7 @@ export interface paths {
             cookie?: never;
         };
         /** Get a call record */
-        get: operations["calls-get"];
+        get: operations["getCall"];
         put?: never;
         post?: never;
         delete?: never;
@@ -444,7 +444,7 @@ export interface paths {
          *     404 `resource_not_found` for a call that is not this account's ringing
          *     customer_decides call.
          */
-        post: operations["calls-answer"];
+        post: operations["answerCall"];
         delete?: never;
         options?: never;
         head?: never;
@@ -462,7 +462,7 @@ export interface paths {
          * List webhook endpoints
          * @description The account's endpoints, newest first, without their secrets.
          */
-        get: operations["webhook-endpoints-list"];
+        get: operations["listWebhookEndpoints"];
         put?: never;
         /**
          * Register a webhook endpoint
@@ -471,7 +471,7 @@ export interface paths {
          *     `events`), `parameter_unknown` (`status` cannot be set on create); 409
          *     `webhook_endpoint_limit_reached` when the account already has 16 endpoints.
          */
-        post: operations["webhook-endpoints-create"];
+        post: operations["createWebhookEndpoint"];
         delete?: never;
         options?: never;
         head?: never;
@@ -489,14 +489,14 @@ export interface paths {
             cookie?: never;
         };
         /** Get a webhook endpoint */
-        get: operations["webhook-endpoints-get"];
+        get: operations["getWebhookEndpoint"];
         put?: never;
         post?: never;
         /**
          * Delete a webhook endpoint
          * @description Deliveries still pending to it stop. A second DELETE is 404.
          */
-        delete: operations["webhook-endpoints-delete"];
+        delete: operations["deleteWebhookEndpoint"];
         options?: never;
         head?: never;
         /**
@@ -505,7 +505,7 @@ export interface paths {
          *     `disabled_reason: customer`; `status: enabled` clears the reason (also after a
          *     receiver's 410 disabled it).
          */
-        patch: operations["webhook-endpoints-update"];
+        patch: operations["updateWebhookEndpoint"];
         trace?: never;
     };
     "/v1/webhook_endpoints/{id}/rotate_secret": {
@@ -526,7 +526,7 @@ export interface paths {
          *     (`previous_secret_expires_at`). A second rotation inside those 24 h drops the
          *     oldest secret.
          */
-        post: operations["webhook-endpoints-rotate-secret"];
+        post: operations["rotateWebhookEndpointSecret"];
         delete?: never;
         options?: never;
         head?: never;
@@ -544,7 +544,7 @@ export interface paths {
          * List events
          * @description Events sent to the account, newest first, without their attempts.
          */
-        get: operations["events-list"];
+        get: operations["listEvents"];
         put?: never;
         post?: never;
         delete?: never;
@@ -564,7 +564,7 @@ export interface paths {
             cookie?: never;
         };
         /** Get an event with its delivery attempts */
-        get: operations["events-get"];
+        get: operations["getEvent"];
         put?: never;
         post?: never;
         delete?: never;
@@ -595,7 +595,7 @@ export interface paths {
          *     `webhook_endpoint_disabled` (`param: endpoint_id`) for a disabled `endpoint_id`,
          *     `no_subscribed_endpoint` when no enabled endpoint is subscribed to its type.
          */
-        post: operations["events-redeliver"];
+        post: operations["redeliverEvent"];
         delete?: never;
         options?: never;
         head?: never;
@@ -620,7 +620,7 @@ export interface webhooks {
          *     call in its response body; without a decision by `answer_by` the line's
          *     `on_decision_timeout` applies. Not retried and not redeliverable.
          */
-        post: operations["webhook-call-incoming"];
+        post: operations["callIncoming"];
         delete?: never;
         options?: never;
         head?: never;
@@ -640,7 +640,7 @@ export interface webhooks {
          * A call was answered
          * @description The remote party is in the room (outbound) or the call was accepted (inbound).
          */
-        post: operations["webhook-call-answered"];
+        post: operations["callAnswered"];
         delete?: never;
         options?: never;
         head?: never;
@@ -663,7 +663,7 @@ export interface webhooks {
          *     transcript) is in, and at most 5 s after the end without it; the call record's
          *     `assistant_report` says which.
          */
-        post: operations["webhook-call-ended"];
+        post: operations["callEnded"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1996,7 +1996,7 @@ export interface components {
 }
 export type $defs = Record<string, never>;
 export interface operations {
-    "assistants-list": {
+    listAssistants: {
         parameters: {
             query?: {
                 /** @description Page size. */
@@ -2029,7 +2029,7 @@ export interface operations {
             500: components["responses"]["InternalError"];
         };
     };
-    "assistants-create": {
+    createAssistant: {
         parameters: {
             query?: never;
             header?: {
@@ -2066,7 +2066,7 @@ export interface operations {
             500: components["responses"]["InternalError"];
         };
     };
-    "assistants-get": {
+    getAssistant: {
         parameters: {
             query?: never;
             header?: never;
@@ -2097,7 +2097,7 @@ export interface operations {
             500: components["responses"]["InternalError"];
         };
     };
-    "assistants-update": {
+    updateAssistant: {
         parameters: {
             query?: never;
             header?: never;
@@ -2133,7 +2133,7 @@ export interface operations {
             500: components["responses"]["InternalError"];
         };
     };
-    "assistants-publish": {
+    publishAssistant: {
         parameters: {
             query?: never;
             header?: {
@@ -2174,7 +2174,7 @@ export interface operations {
             500: components["responses"]["InternalError"];
         };
     };
-    "assistants-activate": {
+    activateAssistantVersion: {
         parameters: {
             query?: never;
             header?: {
@@ -2215,7 +2215,7 @@ export interface operations {
             500: components["responses"]["InternalError"];
         };
     };
-    "assistants-duplicate": {
+    duplicateAssistant: {
         parameters: {
             query?: never;
             header?: {
@@ -2256,7 +2256,7 @@ export interface operations {
             500: components["responses"]["InternalError"];
         };
     };
-    "assistants-archive": {
+    archiveAssistant: {
         parameters: {
             query?: never;
             header?: {
@@ -2297,7 +2297,7 @@ export interface operations {
             500: components["responses"]["InternalError"];
         };
     };
-    "avatars-list": {
+    listAvatars: {
         parameters: {
             query?: never;
             header?: never;
@@ -2324,7 +2324,7 @@ export interface operations {
             500: components["responses"]["InternalError"];
         };
     };
-    "voices-list": {
+    listVoices: {
         parameters: {
             query?: never;
             header?: never;
@@ -2351,7 +2351,7 @@ export interface operations {
             500: components["responses"]["InternalError"];
         };
     };
-    "lines-list": {
+    listLines: {
         parameters: {
             query?: {
                 /** @description Page size. */
@@ -2383,7 +2383,7 @@ export interface operations {
             500: components["responses"]["InternalError"];
         };
     };
-    "lines-get": {
+    getLine: {
         parameters: {
             query?: never;
             header?: never;
@@ -2414,7 +2414,7 @@ export interface operations {
             500: components["responses"]["InternalError"];
         };
     };
-    "lines-update": {
+    updateLine: {
         parameters: {
             query?: never;
             header?: never;
@@ -2450,7 +2450,7 @@ export interface operations {
             500: components["responses"]["InternalError"];
         };
     };
-    "lines-assign": {
+    assignLineAssistant: {
         parameters: {
             query?: never;
             header?: {
@@ -2491,7 +2491,7 @@ export interface operations {
             500: components["responses"]["InternalError"];
         };
     };
-    "sessions-list": {
+    listSessions: {
         parameters: {
             query?: {
                 /** @description Page size. */
@@ -2523,7 +2523,7 @@ export interface operations {
             500: components["responses"]["InternalError"];
         };
     };
-    "sessions-create": {
+    createSession: {
         parameters: {
             query?: never;
             header?: {
@@ -2562,7 +2562,7 @@ export interface operations {
             502: components["responses"]["Upstream"];
         };
     };
-    "sessions-get": {
+    getSession: {
         parameters: {
             query?: never;
             header?: never;
@@ -2593,7 +2593,7 @@ export interface operations {
             500: components["responses"]["InternalError"];
         };
     };
-    "sessions-delete": {
+    deleteSession: {
         parameters: {
             query?: never;
             header?: never;
@@ -2624,7 +2624,7 @@ export interface operations {
             500: components["responses"]["InternalError"];
         };
     };
-    "sessions-tokens": {
+    createSessionToken: {
         parameters: {
             query?: never;
             header?: {
@@ -2665,7 +2665,7 @@ export interface operations {
             500: components["responses"]["InternalError"];
         };
     };
-    "calls-list": {
+    listCalls: {
         parameters: {
             query?: {
                 /** @description Page size. */
@@ -2701,7 +2701,7 @@ export interface operations {
             500: components["responses"]["InternalError"];
         };
     };
-    "calls-get": {
+    getCall: {
         parameters: {
             query?: never;
             header?: never;
@@ -2732,7 +2732,7 @@ export interface operations {
             500: components["responses"]["InternalError"];
         };
     };
-    "calls-answer": {
+    answerCall: {
         parameters: {
             query?: never;
             header?: {
@@ -2787,7 +2787,7 @@ export interface operations {
             500: components["responses"]["InternalError"];
         };
     };
-    "webhook-endpoints-list": {
+    listWebhookEndpoints: {
         parameters: {
             query?: {
                 /** @description Page size. */
@@ -2819,7 +2819,7 @@ export interface operations {
             500: components["responses"]["InternalError"];
         };
     };
-    "webhook-endpoints-create": {
+    createWebhookEndpoint: {
         parameters: {
             query?: never;
             header?: {
@@ -2856,7 +2856,7 @@ export interface operations {
             500: components["responses"]["InternalError"];
         };
     };
-    "webhook-endpoints-get": {
+    getWebhookEndpoint: {
         parameters: {
             query?: never;
             header?: never;
@@ -2887,7 +2887,7 @@ export interface operations {
             500: components["responses"]["InternalError"];
         };
     };
-    "webhook-endpoints-delete": {
+    deleteWebhookEndpoint: {
         parameters: {
             query?: never;
             header?: never;
@@ -2918,7 +2918,7 @@ export interface operations {
             500: components["responses"]["InternalError"];
         };
     };
-    "webhook-endpoints-update": {
+    updateWebhookEndpoint: {
         parameters: {
             query?: never;
             header?: never;
@@ -2953,7 +2953,7 @@ export interface operations {
             500: components["responses"]["InternalError"];
         };
     };
-    "webhook-endpoints-rotate-secret": {
+    rotateWebhookEndpointSecret: {
         parameters: {
             query?: never;
             header?: {
@@ -2994,7 +2994,7 @@ export interface operations {
             500: components["responses"]["InternalError"];
         };
     };
-    "events-list": {
+    listEvents: {
         parameters: {
             query?: {
                 /** @description Page size. */
@@ -3028,7 +3028,7 @@ export interface operations {
             500: components["responses"]["InternalError"];
         };
     };
-    "events-get": {
+    getEvent: {
         parameters: {
             query?: never;
             header?: never;
@@ -3059,7 +3059,7 @@ export interface operations {
             500: components["responses"]["InternalError"];
         };
     };
-    "events-redeliver": {
+    redeliverEvent: {
         parameters: {
             query?: never;
             header?: {
@@ -3100,7 +3100,7 @@ export interface operations {
             500: components["responses"]["InternalError"];
         };
     };
-    "webhook-call-incoming": {
+    callIncoming: {
         parameters: {
             query?: never;
             header: {
@@ -3152,7 +3152,7 @@ export interface operations {
             410: components["responses"]["WebhookGone"];
         };
     };
-    "webhook-call-answered": {
+    callAnswered: {
         parameters: {
             query?: never;
             header: {
@@ -3191,7 +3191,7 @@ export interface operations {
             410: components["responses"]["WebhookGone"];
         };
     };
-    "webhook-call-ended": {
+    callEnded: {
         parameters: {
             query?: never;
             header: {
