@@ -1977,32 +1977,48 @@ func (e CallIncomingJSONBodyType) Valid() bool {
 	}
 }
 
-// Assistant defines model for Assistant.
+// Assistant Examples: {"active_version_id":"ver_01jd3f4g5h6j7k8m9n0p1q2r3t","created_at":"2026-11-22T07:00:00.123Z","draft":{"avatar_id":"ava_amber","framing":{"position":"left","shot":"close_up"},"greeting":"Hello, Acme Dental, how can I help?","model":"gpt-4o-mini","system_prompt":"You are the front desk of Acme Dental. Be brief and kind.","voice":"alloy"},"id":"asst_01jd3f4g5h6j7k8m9n0p1q2r3t","name":"Front desk","object":"assistant","status":"active","updated_at":"2026-11-22T07:00:00.123Z","versions":[{"avatar_id":"ava_amber","framing":{"position":"left","shot":"close_up"},"greeting":"Hello, Acme Dental, how can I help?","id":"ver_01jd3f4g5h6j7k8m9n0p1q2r3t","model":"gpt-4o-mini","name":"Front desk","number":1,"object":"assistant_version","published_at":"2026-11-22T07:00:00.123Z","system_prompt":"You are the front desk of Acme Dental. Be brief and kind.","voice":"alloy"}]}
 type Assistant struct {
 	// ActiveVersionId The version the next inbound call uses; null until the first publish.
 	ActiveVersionId *string `json:"active_version_id"`
 
-	// CreatedAt Examples: 2026-11-22T07:00:00.123Z
+	// CreatedAt When it was created.
+	//
+	// Examples: 2026-11-22T07:00:00.123Z
 	CreatedAt Timestamp `json:"created_at"`
 
-	// Draft The editable working copy.
-	Draft  Draft           `json:"draft"`
-	Id     AssistantID     `json:"id"`
-	Name   string          `json:"name"`
+	// Draft The editable working copy, published into versions.
+	//
+	// Examples: {"avatar_id":"ava_amber","framing":{"position":"left","shot":"close_up"},"greeting":"Hello, Acme Dental, how can I help?","model":"gpt-4o-mini","system_prompt":"You are the front desk of Acme Dental. Be brief and kind.","voice":"alloy"}
+	Draft Draft `json:"draft"`
+
+	// Id The assistant's id.
+	//
+	// Examples: asst_01jd3f4g5h6j7k8m9n0p1q2r3t
+	Id AssistantID `json:"id"`
+
+	// Name Display name.
+	Name string `json:"name"`
+
+	// Object The kind of object: always `assistant`.
 	Object AssistantObject `json:"object"`
+
+	// Status `active`, or `archived` (read-only).
 	Status AssistantStatus `json:"status"`
 
-	// UpdatedAt Examples: 2026-11-22T07:00:00.123Z
+	// UpdatedAt When it last changed.
+	//
+	// Examples: 2026-11-22T07:00:00.123Z
 	UpdatedAt Timestamp `json:"updated_at"`
 
 	// Versions Published versions, oldest first.
 	Versions []AssistantVersion `json:"versions"`
 }
 
-// AssistantObject defines model for Assistant.Object.
+// AssistantObject The kind of object: always `assistant`.
 type AssistantObject string
 
-// AssistantStatus defines model for Assistant.Status.
+// AssistantStatus `active`, or `archived` (read-only).
 type AssistantStatus string
 
 // AssistantActivate Which published version becomes the active one.
@@ -2013,27 +2029,41 @@ type AssistantActivate struct {
 	VersionId string `json:"version_id"`
 }
 
-// AssistantCreate defines model for AssistantCreate.
+// AssistantCreate Examples: {"avatar_id":"ava_amber","framing":{"position":"left","shot":"close_up"},"greeting":"Hello, Acme Dental, how can I help?","model":"gpt-4o-mini","name":"Front desk","system_prompt":"You are the front desk of Acme Dental. Be brief and kind.","voice":"alloy"}
 type AssistantCreate struct {
-	// AvatarId An `id` from `GET /v1/avatars`, or empty for none yet.
+	// AvatarId An `id` from `GET /v1/avatars`; empty for none yet.
+	//
+	// Examples: example
 	AvatarId *AvatarIDField `json:"avatar_id,omitempty"`
 
-	// Framing A partial framing; a missing member keeps its current (or, on create, default) value.
+	// Framing How the avatar sits in the video frame.
+	//
+	// Examples: {"position":"left","shot":"close_up"}
 	Framing *FramingPatch `json:"framing,omitempty"`
 
 	// Greeting What the assistant says first.
+	//
+	// Examples: example
 	Greeting *Greeting `json:"greeting,omitempty"`
 
-	// Model The language model the assistant thinks with, as the deployment's OpenAI-compatible
-	// server names it (`gpt-4o-mini`, `llama3.1:8b`); it overrides the deployment's
-	// `LLM_MODEL`. Empty: the deployment's model.
+	// Model The language model the assistant thinks with; empty for the deployment's.
+	//
+	// Examples: example
 	Model *ModelField `json:"model,omitempty"`
 
-	// Name Display name; not blank.
-	Name         AssistantName `json:"name"`
+	// Name Display name.
+	//
+	// Examples: example
+	Name AssistantName `json:"name"`
+
+	// SystemPrompt The instructions the language model runs with.
+	//
+	// Examples: example
 	SystemPrompt *SystemPrompt `json:"system_prompt,omitempty"`
 
-	// Voice An `id` from `GET /v1/voices`, or empty for the avatar's default voice.
+	// Voice An `id` from `GET /v1/voices`; empty for the avatar's default voice.
+	//
+	// Examples: example
 	Voice *VoiceField `json:"voice,omitempty"`
 }
 
@@ -2042,113 +2072,178 @@ type AssistantCreate struct {
 // Examples: {"name":"Front desk (evening)"}
 type AssistantDuplicate struct {
 	// Name The copy's name; default `<source name> (copy)`.
+	//
+	// Examples: example
 	Name *AssistantName `json:"name,omitempty"`
 }
 
-// AssistantID defines model for AssistantID.
+// AssistantID Examples: asst_01jd3f4g5h6j7k8m9n0p1q2r3t
 type AssistantID = string
 
-// AssistantList defines model for AssistantList.
+// AssistantList Examples: {"data":[{"active_version_id":"ver_01jd3f4g5h6j7k8m9n0p1q2r3t","created_at":"2026-11-22T07:00:00.123Z","draft":{"avatar_id":"ava_amber","framing":{"position":"left","shot":"close_up"},"greeting":"Hello, Acme Dental, how can I help?","model":"gpt-4o-mini","system_prompt":"You are the front desk of Acme Dental. Be brief and kind.","voice":"alloy"},"id":"asst_01jd3f4g5h6j7k8m9n0p1q2r3t","name":"Front desk","object":"assistant","status":"active","updated_at":"2026-11-22T07:00:00.123Z","versions":[{"avatar_id":"ava_amber","framing":{"position":"left","shot":"close_up"},"greeting":"Hello, Acme Dental, how can I help?","id":"ver_01jd3f4g5h6j7k8m9n0p1q2r3t","model":"gpt-4o-mini","name":"Front desk","number":1,"object":"assistant_version","published_at":"2026-11-22T07:00:00.123Z","system_prompt":"You are the front desk of Acme Dental. Be brief and kind.","voice":"alloy"}]}],"has_more":false,"object":"list"}
 type AssistantList struct {
-	Data    []Assistant         `json:"data"`
-	HasMore bool                `json:"has_more"`
-	Object  AssistantListObject `json:"object"`
+	// Data The page of items, newest first.
+	Data []Assistant `json:"data"`
+
+	// HasMore True when another page exists after this one.
+	HasMore bool `json:"has_more"`
+
+	// Object The kind of object: always `list`.
+	Object AssistantListObject `json:"object"`
 }
 
-// AssistantListObject defines model for AssistantList.Object.
+// AssistantListObject The kind of object: always `list`.
 type AssistantListObject string
 
 // AssistantName Display name; not blank.
+//
+// Examples: example
 type AssistantName = string
 
-// AssistantUpdate defines model for AssistantUpdate.
+// AssistantUpdate Examples: {"avatar_id":"ava_amber","framing":{"position":"left","shot":"close_up"},"greeting":"Hello, Acme Dental, how can I help?","model":"gpt-4o-mini","name":"Front desk","system_prompt":"You are the front desk of Acme Dental. Be brief and kind.","voice":"alloy"}
 type AssistantUpdate struct {
-	// AvatarId An `id` from `GET /v1/avatars`, or empty for none yet.
+	// AvatarId An `id` from `GET /v1/avatars`; empty for none yet.
+	//
+	// Examples: example
 	AvatarId *AvatarIDField `json:"avatar_id,omitempty"`
 
-	// Framing A partial framing; a missing member keeps its current (or, on create, default) value.
+	// Framing How the avatar sits in the video frame.
+	//
+	// Examples: {"position":"left","shot":"close_up"}
 	Framing *FramingPatch `json:"framing,omitempty"`
 
 	// Greeting What the assistant says first.
+	//
+	// Examples: example
 	Greeting *Greeting `json:"greeting,omitempty"`
 
-	// Model The language model the assistant thinks with, as the deployment's OpenAI-compatible
-	// server names it (`gpt-4o-mini`, `llama3.1:8b`); it overrides the deployment's
-	// `LLM_MODEL`. Empty: the deployment's model.
+	// Model The language model the assistant thinks with; empty for the deployment's.
+	//
+	// Examples: example
 	Model *ModelField `json:"model,omitempty"`
 
-	// Name Display name; not blank.
-	Name         *AssistantName `json:"name,omitempty"`
-	SystemPrompt *SystemPrompt  `json:"system_prompt,omitempty"`
+	// Name Display name.
+	//
+	// Examples: example
+	Name *AssistantName `json:"name,omitempty"`
 
-	// Voice An `id` from `GET /v1/voices`, or empty for the avatar's default voice.
+	// SystemPrompt The instructions the language model runs with.
+	//
+	// Examples: example
+	SystemPrompt *SystemPrompt `json:"system_prompt,omitempty"`
+
+	// Voice An `id` from `GET /v1/voices`; empty for the avatar's default voice.
+	//
+	// Examples: example
 	Voice *VoiceField `json:"voice,omitempty"`
 }
 
 // AssistantVersion An immutable published snapshot of the draft.
+//
+// Examples: {"avatar_id":"ava_amber","framing":{"position":"left","shot":"close_up"},"greeting":"Hello, Acme Dental, how can I help?","id":"ver_01jd3f4g5h6j7k8m9n0p1q2r3t","model":"gpt-4o-mini","name":"Front desk","number":1,"object":"assistant_version","published_at":"2026-11-22T07:00:00.123Z","system_prompt":"You are the front desk of Acme Dental. Be brief and kind.","voice":"alloy"}
 type AssistantVersion struct {
+	// AvatarId An `id` from `GET /v1/avatars`; empty for none yet.
 	AvatarId string `json:"avatar_id"`
 
 	// Framing How the avatar sits in the video frame.
-	Framing  Framing   `json:"framing"`
-	Greeting string    `json:"greeting"`
-	Id       VersionID `json:"id"`
+	//
+	// Examples: {"position":"left","shot":"close_up"}
+	Framing Framing `json:"framing"`
 
-	// Model The language model the assistant thinks with, as the deployment's OpenAI-compatible
-	// server names it (`gpt-4o-mini`, `llama3.1:8b`); it overrides the deployment's
-	// `LLM_MODEL`. Empty: the deployment's model.
+	// Greeting What the assistant says first.
+	Greeting string `json:"greeting"`
+
+	// Id The version's id.
+	//
+	// Examples: ver_01jd3f4g5h6j7k8m9n0p1q2r3t
+	Id VersionID `json:"id"`
+
+	// Model The language model the assistant thinks with; empty for the deployment's.
+	//
+	// Examples: example
 	Model ModelField `json:"model"`
-	Name  string     `json:"name"`
+
+	// Name Display name.
+	Name string `json:"name"`
 
 	// Number 1, 2, 3... with no gap.
-	Number int                    `json:"number"`
+	Number int `json:"number"`
+
+	// Object The kind of object: always `assistant_version`.
 	Object AssistantVersionObject `json:"object"`
 
-	// PublishedAt Examples: 2026-11-22T07:00:00.123Z
-	PublishedAt  Timestamp `json:"published_at"`
-	SystemPrompt string    `json:"system_prompt"`
+	// PublishedAt When the version was published.
+	//
+	// Examples: 2026-11-22T07:00:00.123Z
+	PublishedAt Timestamp `json:"published_at"`
 
-	// Voice An `id` from `GET /v1/voices`, or empty for the avatar's default voice.
+	// SystemPrompt The instructions the language model runs with.
+	SystemPrompt string `json:"system_prompt"`
+
+	// Voice An `id` from `GET /v1/voices`; empty for the avatar's default voice.
+	//
+	// Examples: example
 	Voice VoiceField `json:"voice"`
 }
 
-// AssistantVersionObject defines model for AssistantVersion.Object.
+// AssistantVersionObject The kind of object: always `assistant_version`.
 type AssistantVersionObject string
 
-// AttemptID defines model for AttemptID.
+// AttemptID Examples: watt_01jd3f4g5h6j7k8m9n0p1q2r3t
 type AttemptID = string
 
-// Avatar defines model for Avatar.
+// Avatar Examples: {"description":"Production receiver","id":"ava_01jd3f4g5h6j7k8m9n0p1q2r3t","name":"Front desk","object":"avatar"}
 type Avatar struct {
-	Description string       `json:"description"`
-	Id          string       `json:"id"`
-	Name        string       `json:"name"`
-	Object      AvatarObject `json:"object"`
+	// Description What the avatar looks like and suits, for people choosing one.
+	Description string `json:"description"`
+
+	// Id The avatar's id.
+	Id string `json:"id"`
+
+	// Name Display name.
+	Name string `json:"name"`
+
+	// Object The kind of object: always `avatar`.
+	Object AvatarObject `json:"object"`
 }
 
-// AvatarObject defines model for Avatar.Object.
+// AvatarObject The kind of object: always `avatar`.
 type AvatarObject string
 
 // AvatarIDField An `id` from `GET /v1/avatars`, or empty for none yet.
+//
+// Examples: example
 type AvatarIDField = string
 
-// AvatarList defines model for AvatarList.
+// AvatarList Examples: {"data":[{"description":"Production receiver","id":"ava_01jd3f4g5h6j7k8m9n0p1q2r3t","name":"Front desk","object":"avatar"}],"has_more":false,"object":"list"}
 type AvatarList struct {
-	Data    []Avatar          `json:"data"`
+	// Data The page of items, newest first.
+	Data []Avatar `json:"data"`
+
+	// HasMore True when another page exists after this one.
 	HasMore AvatarListHasMore `json:"has_more"`
-	Object  AvatarListObject  `json:"object"`
+
+	// Object The kind of object: always `list`.
+	Object AvatarListObject `json:"object"`
 }
 
-// AvatarListHasMore defines model for AvatarList.HasMore.
+// AvatarListHasMore True when another page exists after this one.
 type AvatarListHasMore bool
 
-// AvatarListObject defines model for AvatarList.Object.
+// AvatarListObject The kind of object: always `list`.
 type AvatarListObject string
 
 // Call The call record.
+//
+// Examples: {"answered_at":"2026-11-22T07:00:00.123Z","assistant_id":"asst_01jd3f4g5h6j7k8m9n0p1q2r3t","assistant_report":"pending","decision":"accept","decision_source":"webhook_response","direction":"inbound","duration_ms":59000,"end_reason":"deleted","ended_at":"2026-11-22T07:00:00.123Z","ended_by":"customer","from":"+15550100009","handled_by":"assistant","id":"call_01jd3f4g5h6j7k8m9n0p1q2r3t","line_id":"line_01jd3f4g5h6j7k8m9n0p1q2r3t","media":"video","metrics":{"barge_in_stop_ms":{"p50":1,"p95":1},"barge_ins":1,"connecting_screen_ms":1,"errors":{"count":1,"last_kind":"llm_timeout"},"first_greeting_audio_ms":1,"llm_first_token_ms":{"p50":1,"p95":1},"response_ms":{"p50":1,"p95":1},"stt_final_ms":{"p50":1,"p95":1},"tts_first_audio_ms":{"p50":1,"p95":1},"turns":1},"object":"call","session_id":"ses_01jd3f4g5h6j7k8m9n0p1q2r3t","started_at":"2026-11-22T07:00:00.123Z","status":"ringing","to":"+15550100001","transcript":[{"end_ms":2400,"interrupted":true,"speaker":"assistant","start_ms":300,"text":"Hello, Acme Dental, how can I help?"}],"version_id":"ver_01jd3f4g5h6j7k8m9n0p1q2r3t"}
 type Call struct {
-	AnsweredAt  *NullableTimestamp `json:"answered_at"`
-	AssistantId *string            `json:"assistant_id"`
+	// AnsweredAt When the call was answered; null until then.
+	//
+	// Examples: 2026-11-22T07:00:00.123Z
+	AnsweredAt *NullableTimestamp `json:"answered_at"`
+
+	// AssistantId The assistant that handles the calls; null for none.
+	AssistantId *string `json:"assistant_id"`
 
 	// AssistantReport Assistant calls only; null otherwise. Whether the persona worker's final report,
 	// which carries the whole `transcript` and the conversation's `metrics`, is in:
@@ -2162,32 +2257,74 @@ type Call struct {
 	AssistantReport *CallAssistantReport `json:"assistant_report"`
 
 	// Decision customer_decides calls only.
-	Decision       *CallDecision       `json:"decision"`
+	Decision *CallDecision `json:"decision"`
+
+	// DecisionSource Where the customer_decides decision came from: the `call.incoming` response body or `POST /v1/calls/{id}/answer`.
 	DecisionSource *CallDecisionSource `json:"decision_source"`
-	Direction      CallDirection       `json:"direction"`
-	DurationMs     *int                `json:"duration_ms"`
-	EndReason      *EndReason          `json:"end_reason"`
-	EndedAt        *NullableTimestamp  `json:"ended_at"`
-	EndedBy        *CallEndedBy        `json:"ended_by"`
-	From           string              `json:"from"`
-	HandledBy      CallHandledBy       `json:"handled_by"`
-	Id             CallID              `json:"id"`
-	LineId         *string             `json:"line_id"`
-	Media          CallMedia           `json:"media"`
+
+	// Direction `inbound` (a call to a line) or `outbound` (a session dialling out).
+	Direction CallDirection `json:"direction"`
+
+	// DurationMs From the answer (or the start, for an unanswered call) to the end, in milliseconds.
+	DurationMs *int `json:"duration_ms"`
+
+	// EndReason Why it ended; null while it lasts.
+	//
+	// Examples: deleted
+	EndReason *EndReason `json:"end_reason"`
+
+	// EndedAt When it ended; null while it lasts.
+	//
+	// Examples: 2026-11-22T07:00:00.123Z
+	EndedAt *NullableTimestamp `json:"ended_at"`
+
+	// EndedBy Which side ended the call; null while it lasts.
+	EndedBy *CallEndedBy `json:"ended_by"`
+
+	// From The calling party's handle.
+	From string `json:"from"`
+
+	// HandledBy Who takes the call in the room: the line's `assistant`, the `customer`'s client, or `none`.
+	HandledBy CallHandledBy `json:"handled_by"`
+
+	// Id The call's id.
+	//
+	// Examples: call_01jd3f4g5h6j7k8m9n0p1q2r3t
+	Id CallID `json:"id"`
+
+	// LineId The line the call came in on or went out from.
+	LineId *string `json:"line_id"`
+
+	// Media `video` or `audio`: what the call carries.
+	Media CallMedia `json:"media"`
 
 	// Metrics Assistant calls only; null otherwise.
-	Metrics   *CallMetrics `json:"metrics"`
-	Object    CallObject   `json:"object"`
-	SessionId *string      `json:"session_id"`
+	//
+	// Examples: {"barge_in_stop_ms":{"p50":1,"p95":1},"barge_ins":1,"connecting_screen_ms":1,"errors":{"count":1,"last_kind":"llm_timeout"},"first_greeting_audio_ms":1,"llm_first_token_ms":{"p50":1,"p95":1},"response_ms":{"p50":1,"p95":1},"stt_final_ms":{"p50":1,"p95":1},"tts_first_audio_ms":{"p50":1,"p95":1},"turns":1}
+	Metrics *CallMetrics `json:"metrics"`
 
-	// StartedAt Examples: 2026-11-22T07:00:00.123Z
-	StartedAt Timestamp  `json:"started_at"`
-	Status    CallStatus `json:"status"`
-	To        string     `json:"to"`
+	// Object The kind of object: always `call`.
+	Object CallObject `json:"object"`
+
+	// SessionId The hosted session the call is bridged into.
+	SessionId *string `json:"session_id"`
+
+	// StartedAt When the call started ringing.
+	//
+	// Examples: 2026-11-22T07:00:00.123Z
+	StartedAt Timestamp `json:"started_at"`
+
+	// Status Where the call is in its life.
+	Status CallStatus `json:"status"`
+
+	// To The called party's handle.
+	To string `json:"to"`
 
 	// Transcript Assistant calls only (an array, possibly empty); null otherwise.
 	Transcript *[]Turn `json:"transcript"`
-	VersionId  *string `json:"version_id"`
+
+	// VersionId The assistant version the call runs; null when no assistant handles it.
+	VersionId *string `json:"version_id"`
 }
 
 // CallAssistantReport Assistant calls only; null otherwise. Whether the persona worker's final report,
@@ -2204,25 +2341,25 @@ type CallAssistantReport string
 // CallDecision customer_decides calls only.
 type CallDecision string
 
-// CallDecisionSource defines model for Call.DecisionSource.
+// CallDecisionSource Where the customer_decides decision came from: the `call.incoming` response body or `POST /v1/calls/{id}/answer`.
 type CallDecisionSource string
 
-// CallDirection defines model for Call.Direction.
+// CallDirection `inbound` (a call to a line) or `outbound` (a session dialling out).
 type CallDirection string
 
-// CallEndedBy defines model for Call.EndedBy.
+// CallEndedBy Which side ended the call; null while it lasts.
 type CallEndedBy string
 
-// CallHandledBy defines model for Call.HandledBy.
+// CallHandledBy Who takes the call in the room: the line's `assistant`, the `customer`'s client, or `none`.
 type CallHandledBy string
 
-// CallMedia defines model for Call.Media.
+// CallMedia `video` or `audio`: what the call carries.
 type CallMedia string
 
-// CallObject defines model for Call.Object.
+// CallObject The kind of object: always `call`.
 type CallObject string
 
-// CallStatus defines model for Call.Status.
+// CallStatus Where the call is in its life.
 type CallStatus string
 
 // CallAnswerRequest The decision on a ringing customer_decides call.
@@ -2236,33 +2373,48 @@ type CallAnswerRequest struct {
 // CallAnswerRequestAction `accept` bridges the call into a room and answers the session payload; `decline` rejects it.
 type CallAnswerRequestAction string
 
-// CallAnsweredData defines model for CallAnsweredData.
+// CallAnsweredData Examples: {"answered_at":"2026-11-22T07:00:00.123Z","call_id":"example","decision":"accept","decision_source":"webhook_response","direction":"inbound","handled_by":"assistant","line_id":"example","session_id":"example"}
 type CallAnsweredData struct {
+	// AnsweredAt When the call was answered; null until then.
 	AnsweredAt time.Time `json:"answered_at"`
-	CallId     string    `json:"call_id"`
+
+	// CallId The call's id.
+	CallId string `json:"call_id"`
 
 	// Decision On an inbound customer_decides call, the decision that answered it.
-	Decision       *CallAnsweredDataDecision       `json:"decision,omitempty"`
+	Decision *CallAnsweredDataDecision `json:"decision,omitempty"`
+
+	// DecisionSource Where the customer_decides decision came from: the `call.incoming` response body or `POST /v1/calls/{id}/answer`.
 	DecisionSource *CallAnsweredDataDecisionSource `json:"decision_source,omitempty"`
-	Direction      CallAnsweredDataDirection       `json:"direction"`
-	HandledBy      CallAnsweredDataHandledBy       `json:"handled_by"`
-	LineId         *string                         `json:"line_id,omitempty"`
-	SessionId      *string                         `json:"session_id,omitempty"`
+
+	// Direction `inbound` (a call to a line) or `outbound` (a session dialling out).
+	Direction CallAnsweredDataDirection `json:"direction"`
+
+	// HandledBy Who takes the call in the room: the line's `assistant`, the `customer`'s client, or `none`.
+	HandledBy CallAnsweredDataHandledBy `json:"handled_by"`
+
+	// LineId The line the call came in on or went out from.
+	LineId *string `json:"line_id,omitempty"`
+
+	// SessionId The hosted session the call is bridged into.
+	SessionId *string `json:"session_id,omitempty"`
 }
 
 // CallAnsweredDataDecision On an inbound customer_decides call, the decision that answered it.
 type CallAnsweredDataDecision string
 
-// CallAnsweredDataDecisionSource defines model for CallAnsweredData.DecisionSource.
+// CallAnsweredDataDecisionSource Where the customer_decides decision came from: the `call.incoming` response body or `POST /v1/calls/{id}/answer`.
 type CallAnsweredDataDecisionSource string
 
-// CallAnsweredDataDirection defines model for CallAnsweredData.Direction.
+// CallAnsweredDataDirection `inbound` (a call to a line) or `outbound` (a session dialling out).
 type CallAnsweredDataDirection string
 
-// CallAnsweredDataHandledBy defines model for CallAnsweredData.HandledBy.
+// CallAnsweredDataHandledBy Who takes the call in the room: the line's `assistant`, the `customer`'s client, or `none`.
 type CallAnsweredDataHandledBy string
 
 // CallAnsweredEvent A `call.answered` event.
+//
+// Examples: {"created_at":"2026-11-22T07:00:00.123Z","data":{"answered_at":"2026-11-22T07:00:00.123Z","call_id":"example","decision":"accept","decision_source":"webhook_response","direction":"inbound","handled_by":"assistant","line_id":"example","session_id":"example"},"id":"evt_01jd3f4g5h6j7k8m9n0p1q2r3t","object":"event","type":"call.answered"}
 type CallAnsweredEvent struct {
 	// CreatedAt When the event happened.
 	//
@@ -2270,9 +2422,13 @@ type CallAnsweredEvent struct {
 	CreatedAt Timestamp `json:"created_at"`
 
 	// Data The event's data, as sent to the endpoints (see `webhooks`).
+	//
+	// Examples: {"answered_at":"2026-11-22T07:00:00.123Z","call_id":"example","decision":"accept","decision_source":"webhook_response","direction":"inbound","handled_by":"assistant","line_id":"example","session_id":"example"}
 	Data CallAnsweredData `json:"data"`
 
 	// Id The event's id; the `webhook-id` of every delivery.
+	//
+	// Examples: evt_01jd3f4g5h6j7k8m9n0p1q2r3t
 	Id EventID `json:"id"`
 
 	// Object Always `event`.
@@ -2289,6 +2445,8 @@ type CallAnsweredEventObject string
 type CallAnsweredEventType string
 
 // CallAnsweredEventWithAttempts A `call.answered` event with its delivery attempts.
+//
+// Examples: {"attempts":[{"attempt":1,"attempted_at":"2026-11-22T07:00:00.123Z","duration_ms":59000,"endpoint_id":"whep_01jd3f4g5h6j7k8m9n0p1q2r3t","error":"example","id":"watt_01jd3f4g5h6j7k8m9n0p1q2r3t","next_attempt_at":"2026-11-22T07:00:00.123Z","object":"event_attempt","outcome":"succeeded","status_code":200,"url":"https://example.com/hooks/bridgeline"}],"created_at":"2026-11-22T07:00:00.123Z","data":{"answered_at":"2026-11-22T07:00:00.123Z","call_id":"example","decision":"accept","decision_source":"webhook_response","direction":"inbound","handled_by":"assistant","line_id":"example","session_id":"example"},"id":"evt_01jd3f4g5h6j7k8m9n0p1q2r3t","object":"event","type":"call.answered"}
 type CallAnsweredEventWithAttempts struct {
 	// Attempts Every delivery attempt of the event, oldest first.
 	Attempts []EventAttempt `json:"attempts"`
@@ -2299,9 +2457,13 @@ type CallAnsweredEventWithAttempts struct {
 	CreatedAt Timestamp `json:"created_at"`
 
 	// Data The event's data, as sent to the endpoints (see `webhooks`).
+	//
+	// Examples: {"answered_at":"2026-11-22T07:00:00.123Z","call_id":"example","decision":"accept","decision_source":"webhook_response","direction":"inbound","handled_by":"assistant","line_id":"example","session_id":"example"}
 	Data CallAnsweredData `json:"data"`
 
 	// Id The event's id; the `webhook-id` of every delivery.
+	//
+	// Examples: evt_01jd3f4g5h6j7k8m9n0p1q2r3t
 	Id EventID `json:"id"`
 
 	// Object Always `event`.
@@ -2317,40 +2479,69 @@ type CallAnsweredEventWithAttemptsObject string
 // CallAnsweredEventWithAttemptsType The event type; it says which schema `data` has.
 type CallAnsweredEventWithAttemptsType string
 
-// CallEndedData defines model for CallEndedData.
+// CallEndedData Examples: {"answered_at":"2026-11-22T07:00:00.123Z","call_id":"example","direction":"inbound","duration_ms":59000,"end_reason":"deleted","ended_at":"2026-11-22T07:00:00.123Z","ended_by":"customer","from":"+15550100009","handled_by":"assistant","line_id":"example","media":"video","session_id":"example","started_at":"2026-11-22T07:00:00.123Z","to":"+15550100001"}
 type CallEndedData struct {
-	AnsweredAt *time.Time             `json:"answered_at"`
-	CallId     string                 `json:"call_id"`
-	Direction  CallEndedDataDirection `json:"direction"`
-	DurationMs int                    `json:"duration_ms"`
-	EndReason  CallEndedDataEndReason `json:"end_reason"`
-	EndedAt    time.Time              `json:"ended_at"`
-	EndedBy    CallEndedDataEndedBy   `json:"ended_by"`
-	From       string                 `json:"from"`
-	HandledBy  CallEndedDataHandledBy `json:"handled_by"`
-	LineId     *string                `json:"line_id,omitempty"`
-	Media      CallEndedDataMedia     `json:"media"`
-	SessionId  *string                `json:"session_id,omitempty"`
-	StartedAt  time.Time              `json:"started_at"`
-	To         string                 `json:"to"`
+	// AnsweredAt When the call was answered; null until then.
+	AnsweredAt *time.Time `json:"answered_at"`
+
+	// CallId The call's id.
+	CallId string `json:"call_id"`
+
+	// Direction `inbound` (a call to a line) or `outbound` (a session dialling out).
+	Direction CallEndedDataDirection `json:"direction"`
+
+	// DurationMs From the answer (or the start, for an unanswered call) to the end, in milliseconds.
+	DurationMs int `json:"duration_ms"`
+
+	// EndReason Why it ended; null while it lasts.
+	EndReason CallEndedDataEndReason `json:"end_reason"`
+
+	// EndedAt When it ended; null while it lasts.
+	EndedAt time.Time `json:"ended_at"`
+
+	// EndedBy Which side ended the call; null while it lasts.
+	EndedBy CallEndedDataEndedBy `json:"ended_by"`
+
+	// From The calling party's handle.
+	From string `json:"from"`
+
+	// HandledBy Who takes the call in the room: the line's `assistant`, the `customer`'s client, or `none`.
+	HandledBy CallEndedDataHandledBy `json:"handled_by"`
+
+	// LineId The line the call came in on or went out from.
+	LineId *string `json:"line_id,omitempty"`
+
+	// Media `video` or `audio`: what the call carries.
+	Media CallEndedDataMedia `json:"media"`
+
+	// SessionId The hosted session the call is bridged into.
+	SessionId *string `json:"session_id,omitempty"`
+
+	// StartedAt When the call started ringing.
+	StartedAt time.Time `json:"started_at"`
+
+	// To The called party's handle.
+	To string `json:"to"`
 }
 
-// CallEndedDataDirection defines model for CallEndedData.Direction.
+// CallEndedDataDirection `inbound` (a call to a line) or `outbound` (a session dialling out).
 type CallEndedDataDirection string
 
-// CallEndedDataEndReason defines model for CallEndedData.EndReason.
+// CallEndedDataEndReason Why it ended; null while it lasts.
 type CallEndedDataEndReason string
 
-// CallEndedDataEndedBy defines model for CallEndedData.EndedBy.
+// CallEndedDataEndedBy Which side ended the call; null while it lasts.
 type CallEndedDataEndedBy string
 
-// CallEndedDataHandledBy defines model for CallEndedData.HandledBy.
+// CallEndedDataHandledBy Who takes the call in the room: the line's `assistant`, the `customer`'s client, or `none`.
 type CallEndedDataHandledBy string
 
-// CallEndedDataMedia defines model for CallEndedData.Media.
+// CallEndedDataMedia `video` or `audio`: what the call carries.
 type CallEndedDataMedia string
 
 // CallEndedEvent A `call.ended` event.
+//
+// Examples: {"created_at":"2026-11-22T07:00:00.123Z","data":{"answered_at":"2026-11-22T07:00:00.123Z","call_id":"example","direction":"inbound","duration_ms":59000,"end_reason":"deleted","ended_at":"2026-11-22T07:00:00.123Z","ended_by":"customer","from":"+15550100009","handled_by":"assistant","line_id":"example","media":"video","session_id":"example","started_at":"2026-11-22T07:00:00.123Z","to":"+15550100001"},"id":"evt_01jd3f4g5h6j7k8m9n0p1q2r3t","object":"event","type":"call.ended"}
 type CallEndedEvent struct {
 	// CreatedAt When the event happened.
 	//
@@ -2358,9 +2549,13 @@ type CallEndedEvent struct {
 	CreatedAt Timestamp `json:"created_at"`
 
 	// Data The event's data, as sent to the endpoints (see `webhooks`).
+	//
+	// Examples: {"answered_at":"2026-11-22T07:00:00.123Z","call_id":"example","direction":"inbound","duration_ms":59000,"end_reason":"deleted","ended_at":"2026-11-22T07:00:00.123Z","ended_by":"customer","from":"+15550100009","handled_by":"assistant","line_id":"example","media":"video","session_id":"example","started_at":"2026-11-22T07:00:00.123Z","to":"+15550100001"}
 	Data CallEndedData `json:"data"`
 
 	// Id The event's id; the `webhook-id` of every delivery.
+	//
+	// Examples: evt_01jd3f4g5h6j7k8m9n0p1q2r3t
 	Id EventID `json:"id"`
 
 	// Object Always `event`.
@@ -2377,6 +2572,8 @@ type CallEndedEventObject string
 type CallEndedEventType string
 
 // CallEndedEventWithAttempts A `call.ended` event with its delivery attempts.
+//
+// Examples: {"attempts":[{"attempt":1,"attempted_at":"2026-11-22T07:00:00.123Z","duration_ms":59000,"endpoint_id":"whep_01jd3f4g5h6j7k8m9n0p1q2r3t","error":"example","id":"watt_01jd3f4g5h6j7k8m9n0p1q2r3t","next_attempt_at":"2026-11-22T07:00:00.123Z","object":"event_attempt","outcome":"succeeded","status_code":200,"url":"https://example.com/hooks/bridgeline"}],"created_at":"2026-11-22T07:00:00.123Z","data":{"answered_at":"2026-11-22T07:00:00.123Z","call_id":"example","direction":"inbound","duration_ms":59000,"end_reason":"deleted","ended_at":"2026-11-22T07:00:00.123Z","ended_by":"customer","from":"+15550100009","handled_by":"assistant","line_id":"example","media":"video","session_id":"example","started_at":"2026-11-22T07:00:00.123Z","to":"+15550100001"},"id":"evt_01jd3f4g5h6j7k8m9n0p1q2r3t","object":"event","type":"call.ended"}
 type CallEndedEventWithAttempts struct {
 	// Attempts Every delivery attempt of the event, oldest first.
 	Attempts []EventAttempt `json:"attempts"`
@@ -2387,9 +2584,13 @@ type CallEndedEventWithAttempts struct {
 	CreatedAt Timestamp `json:"created_at"`
 
 	// Data The event's data, as sent to the endpoints (see `webhooks`).
+	//
+	// Examples: {"answered_at":"2026-11-22T07:00:00.123Z","call_id":"example","direction":"inbound","duration_ms":59000,"end_reason":"deleted","ended_at":"2026-11-22T07:00:00.123Z","ended_by":"customer","from":"+15550100009","handled_by":"assistant","line_id":"example","media":"video","session_id":"example","started_at":"2026-11-22T07:00:00.123Z","to":"+15550100001"}
 	Data CallEndedData `json:"data"`
 
 	// Id The event's id; the `webhook-id` of every delivery.
+	//
+	// Examples: evt_01jd3f4g5h6j7k8m9n0p1q2r3t
 	Id EventID `json:"id"`
 
 	// Object Always `event`.
@@ -2405,31 +2606,46 @@ type CallEndedEventWithAttemptsObject string
 // CallEndedEventWithAttemptsType The event type; it says which schema `data` has.
 type CallEndedEventWithAttemptsType string
 
-// CallID defines model for CallID.
+// CallID Examples: call_01jd3f4g5h6j7k8m9n0p1q2r3t
 type CallID = string
 
-// CallIncomingData defines model for CallIncomingData.
+// CallIncomingData Examples: {"answer_by":"2026-11-22T07:00:00.123Z","call_id":"example","from":"+15550100009","line_id":"example","media":"video","session":{"call_id":"call_01jd3f4g5h6j7k8m9n0p1q2r3t","expires_at":"2026-11-22T07:00:00.123Z","participant_token":"eyJhbGciOiJIUzI1NiJ9.e30.sig","rtc_url":"wss://rtc.example.com","session_id":"ses_01jd3f4g5h6j7k8m9n0p1q2r3t"},"to":"+15550100001"}
 type CallIncomingData struct {
 	// AnswerBy The decision deadline.
-	AnswerBy time.Time             `json:"answer_by"`
-	CallId   string                `json:"call_id"`
-	From     string                `json:"from"`
-	LineId   string                `json:"line_id"`
-	Media    CallIncomingDataMedia `json:"media"`
+	AnswerBy time.Time `json:"answer_by"`
+
+	// CallId The call's id.
+	CallId string `json:"call_id"`
+
+	// From The calling party's handle.
+	From string `json:"from"`
+
+	// LineId The line the call came in on or went out from.
+	LineId string `json:"line_id"`
+
+	// Media `video` or `audio`: what the call carries.
+	Media CallIncomingDataMedia `json:"media"`
 
 	// Session The session the call is bridged into when accepted. Its room exists and its
 	// `participant_token` is valid from the moment this event is sent, so a client
 	// may connect while the call rings; the caller's party joins the room only once
 	// the call is accepted (by this webhook's response or `POST /v1/calls/{id}/answer`).
 	// On a decline or a timeout the room is deleted and the token stops working.
+	//
+	//
+	// Examples: {"call_id":"call_01jd3f4g5h6j7k8m9n0p1q2r3t","expires_at":"2026-11-22T07:00:00.123Z","participant_token":"eyJhbGciOiJIUzI1NiJ9.e30.sig","rtc_url":"wss://rtc.example.com","session_id":"ses_01jd3f4g5h6j7k8m9n0p1q2r3t"}
 	Session SessionPayload `json:"session"`
-	To      string         `json:"to"`
+
+	// To The called party's handle.
+	To string `json:"to"`
 }
 
-// CallIncomingDataMedia defines model for CallIncomingData.Media.
+// CallIncomingDataMedia `video` or `audio`: what the call carries.
 type CallIncomingDataMedia string
 
 // CallIncomingEvent A `call.incoming` event.
+//
+// Examples: {"created_at":"2026-11-22T07:00:00.123Z","data":{"answer_by":"2026-11-22T07:00:00.123Z","call_id":"example","from":"+15550100009","line_id":"example","media":"video","session":{"call_id":"call_01jd3f4g5h6j7k8m9n0p1q2r3t","expires_at":"2026-11-22T07:00:00.123Z","participant_token":"eyJhbGciOiJIUzI1NiJ9.e30.sig","rtc_url":"wss://rtc.example.com","session_id":"ses_01jd3f4g5h6j7k8m9n0p1q2r3t"},"to":"+15550100001"},"id":"evt_01jd3f4g5h6j7k8m9n0p1q2r3t","object":"event","type":"call.incoming"}
 type CallIncomingEvent struct {
 	// CreatedAt When the event happened.
 	//
@@ -2437,9 +2653,13 @@ type CallIncomingEvent struct {
 	CreatedAt Timestamp `json:"created_at"`
 
 	// Data The event's data, as sent to the endpoints (see `webhooks`).
+	//
+	// Examples: {"answer_by":"2026-11-22T07:00:00.123Z","call_id":"example","from":"+15550100009","line_id":"example","media":"video","session":{"call_id":"call_01jd3f4g5h6j7k8m9n0p1q2r3t","expires_at":"2026-11-22T07:00:00.123Z","participant_token":"eyJhbGciOiJIUzI1NiJ9.e30.sig","rtc_url":"wss://rtc.example.com","session_id":"ses_01jd3f4g5h6j7k8m9n0p1q2r3t"},"to":"+15550100001"}
 	Data CallIncomingData `json:"data"`
 
 	// Id The event's id; the `webhook-id` of every delivery.
+	//
+	// Examples: evt_01jd3f4g5h6j7k8m9n0p1q2r3t
 	Id EventID `json:"id"`
 
 	// Object Always `event`.
@@ -2456,6 +2676,8 @@ type CallIncomingEventObject string
 type CallIncomingEventType string
 
 // CallIncomingEventWithAttempts A `call.incoming` event with its delivery attempts.
+//
+// Examples: {"attempts":[{"attempt":1,"attempted_at":"2026-11-22T07:00:00.123Z","duration_ms":59000,"endpoint_id":"whep_01jd3f4g5h6j7k8m9n0p1q2r3t","error":"example","id":"watt_01jd3f4g5h6j7k8m9n0p1q2r3t","next_attempt_at":"2026-11-22T07:00:00.123Z","object":"event_attempt","outcome":"succeeded","status_code":200,"url":"https://example.com/hooks/bridgeline"}],"created_at":"2026-11-22T07:00:00.123Z","data":{"answer_by":"2026-11-22T07:00:00.123Z","call_id":"example","from":"+15550100009","line_id":"example","media":"video","session":{"call_id":"call_01jd3f4g5h6j7k8m9n0p1q2r3t","expires_at":"2026-11-22T07:00:00.123Z","participant_token":"eyJhbGciOiJIUzI1NiJ9.e30.sig","rtc_url":"wss://rtc.example.com","session_id":"ses_01jd3f4g5h6j7k8m9n0p1q2r3t"},"to":"+15550100001"},"id":"evt_01jd3f4g5h6j7k8m9n0p1q2r3t","object":"event","type":"call.incoming"}
 type CallIncomingEventWithAttempts struct {
 	// Attempts Every delivery attempt of the event, oldest first.
 	Attempts []EventAttempt `json:"attempts"`
@@ -2466,9 +2688,13 @@ type CallIncomingEventWithAttempts struct {
 	CreatedAt Timestamp `json:"created_at"`
 
 	// Data The event's data, as sent to the endpoints (see `webhooks`).
+	//
+	// Examples: {"answer_by":"2026-11-22T07:00:00.123Z","call_id":"example","from":"+15550100009","line_id":"example","media":"video","session":{"call_id":"call_01jd3f4g5h6j7k8m9n0p1q2r3t","expires_at":"2026-11-22T07:00:00.123Z","participant_token":"eyJhbGciOiJIUzI1NiJ9.e30.sig","rtc_url":"wss://rtc.example.com","session_id":"ses_01jd3f4g5h6j7k8m9n0p1q2r3t"},"to":"+15550100001"}
 	Data CallIncomingData `json:"data"`
 
 	// Id The event's id; the `webhook-id` of every delivery.
+	//
+	// Examples: evt_01jd3f4g5h6j7k8m9n0p1q2r3t
 	Id EventID `json:"id"`
 
 	// Object Always `event`.
@@ -2484,47 +2710,69 @@ type CallIncomingEventWithAttemptsObject string
 // CallIncomingEventWithAttemptsType The event type; it says which schema `data` has.
 type CallIncomingEventWithAttemptsType string
 
-// CallList defines model for CallList.
+// CallList Examples: {"data":[{"answered_at":"2026-11-22T07:00:00.123Z","assistant_id":"asst_01jd3f4g5h6j7k8m9n0p1q2r3t","assistant_report":"pending","decision":"accept","decision_source":"webhook_response","direction":"inbound","duration_ms":59000,"end_reason":"deleted","ended_at":"2026-11-22T07:00:00.123Z","ended_by":"customer","from":"+15550100009","handled_by":"assistant","id":"call_01jd3f4g5h6j7k8m9n0p1q2r3t","line_id":"line_01jd3f4g5h6j7k8m9n0p1q2r3t","media":"video","metrics":{"barge_in_stop_ms":{"p50":1,"p95":1},"barge_ins":1,"connecting_screen_ms":1,"errors":{"count":1,"last_kind":"llm_timeout"},"first_greeting_audio_ms":1,"llm_first_token_ms":{"p50":1,"p95":1},"response_ms":{"p50":1,"p95":1},"stt_final_ms":{"p50":1,"p95":1},"tts_first_audio_ms":{"p50":1,"p95":1},"turns":1},"object":"call","session_id":"ses_01jd3f4g5h6j7k8m9n0p1q2r3t","started_at":"2026-11-22T07:00:00.123Z","status":"ringing","to":"+15550100001","transcript":[{"end_ms":2400,"interrupted":true,"speaker":"assistant","start_ms":300,"text":"Hello, Acme Dental, how can I help?"}],"version_id":"ver_01jd3f4g5h6j7k8m9n0p1q2r3t"}],"has_more":false,"object":"list"}
 type CallList struct {
-	Data    []Call         `json:"data"`
-	HasMore bool           `json:"has_more"`
-	Object  CallListObject `json:"object"`
+	// Data The page of items, newest first.
+	Data []Call `json:"data"`
+
+	// HasMore True when another page exists after this one.
+	HasMore bool `json:"has_more"`
+
+	// Object The kind of object: always `list`.
+	Object CallListObject `json:"object"`
 }
 
-// CallListObject defines model for CallList.Object.
+// CallListObject The kind of object: always `list`.
 type CallListObject string
 
 // CallMetrics Measured by the persona worker; a figure not measured is absent.
 // `connecting_screen_ms` and `first_greeting_audio_ms` are offsets from the answer;
 // the rest are over the conversation's turns. Null on a call that is not an
 // assistant's.
+//
+// Examples: {"barge_in_stop_ms":{"p50":1,"p95":1},"barge_ins":1,"connecting_screen_ms":1,"errors":{"count":1,"last_kind":"llm_timeout"},"first_greeting_audio_ms":1,"llm_first_token_ms":{"p50":1,"p95":1},"response_ms":{"p50":1,"p95":1},"stt_final_ms":{"p50":1,"p95":1},"tts_first_audio_ms":{"p50":1,"p95":1},"turns":1}
 type CallMetrics struct {
 	// BargeInStopMs The caller's speech onset to the assistant's audio stopping.
+	//
+	// Examples: {"p50":1,"p95":1}
 	BargeInStopMs *Percentiles `json:"barge_in_stop_ms,omitempty"`
 
 	// BargeIns How many replies the caller cut off.
-	BargeIns           *int `json:"barge_ins,omitempty"`
+	BargeIns *int `json:"barge_ins,omitempty"`
+
+	// ConnectingScreenMs From the answer to the first connecting-screen frame, in milliseconds.
 	ConnectingScreenMs *int `json:"connecting_screen_ms,omitempty"`
 
 	// Errors Model, speech recognition and synthesis failures the call recovered from (the assistant apologised and kept listening).
 	Errors *struct {
+		// Count How many failures.
 		Count int `json:"count"`
 
 		// LastKind The last failure: llm_error, llm_timeout, stt_error or tts_error.
 		LastKind string `json:"last_kind"`
 	} `json:"errors,omitempty"`
+
+	// FirstGreetingAudioMs From the answer to the greeting's first audio, in milliseconds.
 	FirstGreetingAudioMs *int `json:"first_greeting_audio_ms,omitempty"`
 
 	// LlmFirstTokenMs Request sent to the language model to its first token.
+	//
+	// Examples: {"p50":1,"p95":1}
 	LlmFirstTokenMs *Percentiles `json:"llm_first_token_ms,omitempty"`
 
 	// ResponseMs End of the caller's speech to the first reply audio sent.
+	//
+	// Examples: {"p50":1,"p95":1}
 	ResponseMs *Percentiles `json:"response_ms,omitempty"`
 
 	// SttFinalMs End of the caller's turn to its final transcript.
+	//
+	// Examples: {"p50":1,"p95":1}
 	SttFinalMs *Percentiles `json:"stt_final_ms,omitempty"`
 
 	// TtsFirstAudioMs A sentence handed to speech synthesis to its first audio.
+	//
+	// Examples: {"p50":1,"p95":1}
 	TtsFirstAudioMs *Percentiles `json:"tts_first_audio_ms,omitempty"`
 
 	// Turns How many caller turns were answered.
@@ -2532,57 +2780,84 @@ type CallMetrics struct {
 }
 
 // DecidedCall A call with its customer_decides decision. The call object may carry more fields.
+//
+// Examples: {"decision":"accept","decision_source":"webhook_response","id":"call_01jd3f4g5h6j7k8m9n0p1q2r3t","object":"call"}
 type DecidedCall struct {
-	Decision       DecidedCallDecision       `json:"decision"`
+	// Decision The customer_decides decision; null on other calls.
+	Decision DecidedCallDecision `json:"decision"`
+
+	// DecisionSource Where the customer_decides decision came from: the `call.incoming` response body or `POST /v1/calls/{id}/answer`.
 	DecisionSource DecidedCallDecisionSource `json:"decision_source"`
-	Id             string                    `json:"id"`
-	Object         DecidedCallObject         `json:"object"`
+
+	// Id The call's id.
+	Id string `json:"id"`
+
+	// Object The kind of object: always `call`.
+	Object DecidedCallObject `json:"object"`
 }
 
-// DecidedCallDecision defines model for DecidedCall.Decision.
+// DecidedCallDecision The customer_decides decision; null on other calls.
 type DecidedCallDecision string
 
-// DecidedCallDecisionSource defines model for DecidedCall.DecisionSource.
+// DecidedCallDecisionSource Where the customer_decides decision came from: the `call.incoming` response body or `POST /v1/calls/{id}/answer`.
 type DecidedCallDecisionSource string
 
-// DecidedCallObject defines model for DecidedCall.Object.
+// DecidedCallObject The kind of object: always `call`.
 type DecidedCallObject string
 
-// DeletedWebhookEndpoint defines model for DeletedWebhookEndpoint.
+// DeletedWebhookEndpoint Examples: {"deleted":true,"id":"whep_01jd3f4g5h6j7k8m9n0p1q2r3t","object":"webhook_endpoint"}
 type DeletedWebhookEndpoint struct {
+	// Deleted Always true: the object is deleted.
 	Deleted DeletedWebhookEndpointDeleted `json:"deleted"`
-	Id      WebhookEndpointID             `json:"id"`
-	Object  DeletedWebhookEndpointObject  `json:"object"`
+
+	// Id The deleted webhook endpoint's id.
+	//
+	// Examples: whep_01jd3f4g5h6j7k8m9n0p1q2r3t
+	Id WebhookEndpointID `json:"id"`
+
+	// Object The kind of object: always `webhook_endpoint`.
+	Object DeletedWebhookEndpointObject `json:"object"`
 }
 
-// DeletedWebhookEndpointDeleted defines model for DeletedWebhookEndpoint.Deleted.
+// DeletedWebhookEndpointDeleted Always true: the object is deleted.
 type DeletedWebhookEndpointDeleted bool
 
-// DeletedWebhookEndpointObject defines model for DeletedWebhookEndpoint.Object.
+// DeletedWebhookEndpointObject The kind of object: always `webhook_endpoint`.
 type DeletedWebhookEndpointObject string
 
 // Draft The editable working copy.
+//
+// Examples: {"avatar_id":"ava_amber","framing":{"position":"left","shot":"close_up"},"greeting":"Hello, Acme Dental, how can I help?","model":"gpt-4o-mini","system_prompt":"You are the front desk of Acme Dental. Be brief and kind.","voice":"alloy"}
 type Draft struct {
+	// AvatarId An `id` from `GET /v1/avatars`; empty for none yet.
 	AvatarId string `json:"avatar_id"`
 
 	// Framing How the avatar sits in the video frame.
-	Framing  Framing `json:"framing"`
-	Greeting string  `json:"greeting"`
+	//
+	// Examples: {"position":"left","shot":"close_up"}
+	Framing Framing `json:"framing"`
 
-	// Model The language model the assistant thinks with, as the deployment's OpenAI-compatible
-	// server names it (`gpt-4o-mini`, `llama3.1:8b`); it overrides the deployment's
-	// `LLM_MODEL`. Empty: the deployment's model.
-	Model        ModelField `json:"model"`
-	SystemPrompt string     `json:"system_prompt"`
+	// Greeting What the assistant says first.
+	Greeting string `json:"greeting"`
 
-	// Voice An `id` from `GET /v1/voices`, or empty for the avatar's default voice.
+	// Model The language model the assistant thinks with; empty for the deployment's.
+	//
+	// Examples: example
+	Model ModelField `json:"model"`
+
+	// SystemPrompt The instructions the language model runs with.
+	SystemPrompt string `json:"system_prompt"`
+
+	// Voice An `id` from `GET /v1/voices`; empty for the avatar's default voice.
+	//
+	// Examples: example
 	Voice VoiceField `json:"voice"`
 }
 
-// EmptyObject defines model for EmptyObject.
+// EmptyObject Examples: {}
 type EmptyObject = map[string]interface{}
 
-// EndReason defines model for EndReason.
+// EndReason Examples: deleted
 type EndReason string
 
 // Error400 A 400 answer: the request is malformed.
@@ -2601,6 +2876,8 @@ type Error400 struct {
 		Param *string `json:"param,omitempty"`
 
 		// RequestId The request's id, as in the `Request-Id` header.
+		//
+		// Examples: req_01jd3f4g5h6j7k8m9n0p1q2r3t
 		RequestId RequestID `json:"request_id"`
 
 		// Type The error's family; see `ErrorType`.
@@ -2630,6 +2907,8 @@ type Error401 struct {
 		Param *string `json:"param,omitempty"`
 
 		// RequestId The request's id, as in the `Request-Id` header.
+		//
+		// Examples: req_01jd3f4g5h6j7k8m9n0p1q2r3t
 		RequestId RequestID `json:"request_id"`
 
 		// Type The error's family; see `ErrorType`.
@@ -2659,6 +2938,8 @@ type Error404 struct {
 		Param *string `json:"param,omitempty"`
 
 		// RequestId The request's id, as in the `Request-Id` header.
+		//
+		// Examples: req_01jd3f4g5h6j7k8m9n0p1q2r3t
 		RequestId RequestID `json:"request_id"`
 
 		// Type The error's family; see `ErrorType`.
@@ -2688,6 +2969,8 @@ type Error409 struct {
 		Param *string `json:"param,omitempty"`
 
 		// RequestId The request's id, as in the `Request-Id` header.
+		//
+		// Examples: req_01jd3f4g5h6j7k8m9n0p1q2r3t
 		RequestId RequestID `json:"request_id"`
 
 		// Type The error's family; see `ErrorType`.
@@ -2717,6 +3000,8 @@ type Error413 struct {
 		Param *string `json:"param,omitempty"`
 
 		// RequestId The request's id, as in the `Request-Id` header.
+		//
+		// Examples: req_01jd3f4g5h6j7k8m9n0p1q2r3t
 		RequestId RequestID `json:"request_id"`
 
 		// Type The error's family; see `ErrorType`.
@@ -2746,6 +3031,8 @@ type Error415 struct {
 		Param *string `json:"param,omitempty"`
 
 		// RequestId The request's id, as in the `Request-Id` header.
+		//
+		// Examples: req_01jd3f4g5h6j7k8m9n0p1q2r3t
 		RequestId RequestID `json:"request_id"`
 
 		// Type The error's family; see `ErrorType`.
@@ -2775,6 +3062,8 @@ type Error422 struct {
 		Param *string `json:"param,omitempty"`
 
 		// RequestId The request's id, as in the `Request-Id` header.
+		//
+		// Examples: req_01jd3f4g5h6j7k8m9n0p1q2r3t
 		RequestId RequestID `json:"request_id"`
 
 		// Type The error's family; see `ErrorType`.
@@ -2804,6 +3093,8 @@ type Error429 struct {
 		Param *string `json:"param,omitempty"`
 
 		// RequestId The request's id, as in the `Request-Id` header.
+		//
+		// Examples: req_01jd3f4g5h6j7k8m9n0p1q2r3t
 		RequestId RequestID `json:"request_id"`
 
 		// Type The error's family; see `ErrorType`.
@@ -2833,6 +3124,8 @@ type Error500 struct {
 		Param *string `json:"param,omitempty"`
 
 		// RequestId The request's id, as in the `Request-Id` header.
+		//
+		// Examples: req_01jd3f4g5h6j7k8m9n0p1q2r3t
 		RequestId RequestID `json:"request_id"`
 
 		// Type The error's family; see `ErrorType`.
@@ -2865,6 +3158,8 @@ type Error502 struct {
 		Param *string `json:"param,omitempty"`
 
 		// RequestId The request's id, as in the `Request-Id` header.
+		//
+		// Examples: req_01jd3f4g5h6j7k8m9n0p1q2r3t
 		RequestId RequestID `json:"request_id"`
 
 		// Type The error's family; see `ErrorType`.
@@ -2879,51 +3174,76 @@ type Error502ErrorCode string
 type Error502ErrorType string
 
 // Event An event as the log keeps it; `type` says which of the variants it is, and so the schema of `data`.
+//
+// Examples: {"created_at":"2026-11-22T07:00:00.123Z","data":{"answer_by":"2026-11-22T07:00:00.123Z","call_id":"example","from":"+15550100009","line_id":"example","media":"video","session":{"call_id":"call_01jd3f4g5h6j7k8m9n0p1q2r3t","expires_at":"2026-11-22T07:00:00.123Z","participant_token":"eyJhbGciOiJIUzI1NiJ9.e30.sig","rtc_url":"wss://rtc.example.com","session_id":"ses_01jd3f4g5h6j7k8m9n0p1q2r3t"},"to":"+15550100001"},"id":"evt_01jd3f4g5h6j7k8m9n0p1q2r3t","object":"event","type":"call.incoming"}
 type Event struct {
 	union json.RawMessage
 }
 
-// EventAttempt defines model for EventAttempt.
+// EventAttempt Examples: {"attempt":1,"attempted_at":"2026-11-22T07:00:00.123Z","duration_ms":59000,"endpoint_id":"whep_01jd3f4g5h6j7k8m9n0p1q2r3t","error":"example","id":"watt_01jd3f4g5h6j7k8m9n0p1q2r3t","next_attempt_at":"2026-11-22T07:00:00.123Z","object":"event_attempt","outcome":"succeeded","status_code":200,"url":"https://example.com/hooks/bridgeline"}
 type EventAttempt struct {
 	// Attempt 1 for a delivery's first attempt; a redelivery starts again at 1.
 	Attempt int `json:"attempt"`
 
-	// AttemptedAt Examples: 2026-11-22T07:00:00.123Z
-	AttemptedAt Timestamp         `json:"attempted_at"`
-	DurationMs  int               `json:"duration_ms"`
-	EndpointId  WebhookEndpointID `json:"endpoint_id"`
+	// AttemptedAt When the attempt was sent.
+	//
+	// Examples: 2026-11-22T07:00:00.123Z
+	AttemptedAt Timestamp `json:"attempted_at"`
+
+	// DurationMs From the answer (or the start, for an unanswered call) to the end, in milliseconds.
+	DurationMs int `json:"duration_ms"`
+
+	// EndpointId The webhook endpoint the attempt went to.
+	//
+	// Examples: whep_01jd3f4g5h6j7k8m9n0p1q2r3t
+	EndpointId WebhookEndpointID `json:"endpoint_id"`
 
 	// Error Why the attempt failed (`timeout`, `connection refused`, `HTTP 500`...); null on success.
-	Error *string   `json:"error"`
-	Id    AttemptID `json:"id"`
+	Error *string `json:"error"`
+
+	// Id The delivery attempt's id.
+	//
+	// Examples: watt_01jd3f4g5h6j7k8m9n0p1q2r3t
+	Id AttemptID `json:"id"`
 
 	// NextAttemptAt When the next retry is due; null when this was the last attempt.
-	NextAttemptAt *time.Time          `json:"next_attempt_at"`
-	Object        EventAttemptObject  `json:"object"`
-	Outcome       EventAttemptOutcome `json:"outcome"`
+	NextAttemptAt *time.Time `json:"next_attempt_at"`
+
+	// Object The kind of object: always `event_attempt`.
+	Object EventAttemptObject `json:"object"`
+
+	// Outcome `succeeded` (a 2xx), `failed` (retried unless it was the last), or `gone` (410: the endpoint is disabled).
+	Outcome EventAttemptOutcome `json:"outcome"`
 
 	// StatusCode The receiver's HTTP status; null when no answer came.
-	StatusCode *int   `json:"status_code"`
-	Url        string `json:"url"`
+	StatusCode *int `json:"status_code"`
+
+	// Url The URL the attempt went to.
+	Url string `json:"url"`
 }
 
-// EventAttemptObject defines model for EventAttempt.Object.
+// EventAttemptObject The kind of object: always `event_attempt`.
 type EventAttemptObject string
 
-// EventAttemptOutcome defines model for EventAttempt.Outcome.
+// EventAttemptOutcome `succeeded` (a 2xx), `failed` (retried unless it was the last), or `gone` (410: the endpoint is disabled).
 type EventAttemptOutcome string
 
-// EventID defines model for EventID.
+// EventID Examples: evt_01jd3f4g5h6j7k8m9n0p1q2r3t
 type EventID = string
 
-// EventList defines model for EventList.
+// EventList Examples: {"data":[{"created_at":"2026-11-22T07:00:00.123Z","data":{"answer_by":"2026-11-22T07:00:00.123Z","call_id":"example","from":"+15550100009","line_id":"example","media":"video","session":{"call_id":"call_01jd3f4g5h6j7k8m9n0p1q2r3t","expires_at":"2026-11-22T07:00:00.123Z","participant_token":"eyJhbGciOiJIUzI1NiJ9.e30.sig","rtc_url":"wss://rtc.example.com","session_id":"ses_01jd3f4g5h6j7k8m9n0p1q2r3t"},"to":"+15550100001"},"id":"evt_01jd3f4g5h6j7k8m9n0p1q2r3t","object":"event","type":"call.incoming"}],"has_more":false,"object":"list"}
 type EventList struct {
-	Data    []Event         `json:"data"`
-	HasMore bool            `json:"has_more"`
-	Object  EventListObject `json:"object"`
+	// Data The page of items, newest first.
+	Data []Event `json:"data"`
+
+	// HasMore True when another page exists after this one.
+	HasMore bool `json:"has_more"`
+
+	// Object The kind of object: always `list`.
+	Object EventListObject `json:"object"`
 }
 
-// EventListObject defines model for EventList.Object.
+// EventListObject The kind of object: always `list`.
 type EventListObject string
 
 // EventRedeliver Where to send the event again; all optional.
@@ -2935,66 +3255,109 @@ type EventRedeliver struct {
 }
 
 // EventSubscription Event types the endpoint wants; `["*"]` for every type.
+//
+// Examples: ["*"]
 type EventSubscription = []string
 
-// EventType defines model for EventType.
+// EventType Examples: call.incoming
 type EventType string
 
 // EventWithAttempts An event with every delivery attempt; `type` says which of the variants it is.
+//
+// Examples: {"attempts":[{"attempt":1,"attempted_at":"2026-11-22T07:00:00.123Z","duration_ms":59000,"endpoint_id":"whep_01jd3f4g5h6j7k8m9n0p1q2r3t","error":"example","id":"watt_01jd3f4g5h6j7k8m9n0p1q2r3t","next_attempt_at":"2026-11-22T07:00:00.123Z","object":"event_attempt","outcome":"succeeded","status_code":200,"url":"https://example.com/hooks/bridgeline"}],"created_at":"2026-11-22T07:00:00.123Z","data":{"answer_by":"2026-11-22T07:00:00.123Z","call_id":"example","from":"+15550100009","line_id":"example","media":"video","session":{"call_id":"call_01jd3f4g5h6j7k8m9n0p1q2r3t","expires_at":"2026-11-22T07:00:00.123Z","participant_token":"eyJhbGciOiJIUzI1NiJ9.e30.sig","rtc_url":"wss://rtc.example.com","session_id":"ses_01jd3f4g5h6j7k8m9n0p1q2r3t"},"to":"+15550100001"},"id":"evt_01jd3f4g5h6j7k8m9n0p1q2r3t","object":"event","type":"call.incoming"}
 type EventWithAttempts struct {
 	union json.RawMessage
 }
 
 // Framing How the avatar sits in the video frame.
+//
+// Examples: {"position":"left","shot":"close_up"}
 type Framing struct {
+	// Position Where the avatar stands across the frame.
+	//
+	// Examples: left
 	Position Position `json:"position"`
-	Shot     Shot     `json:"shot"`
+
+	// Shot How close the camera is.
+	//
+	// Examples: close_up
+	Shot Shot `json:"shot"`
 }
 
 // FramingPatch A partial framing; a missing member keeps its current (or, on create, default) value.
+//
+// Examples: {"position":"left","shot":"close_up"}
 type FramingPatch struct {
+	// Position Where the avatar stands across the frame.
+	//
+	// Examples: left
 	Position *Position `json:"position,omitempty"`
-	Shot     *Shot     `json:"shot,omitempty"`
+
+	// Shot How close the camera is.
+	//
+	// Examples: close_up
+	Shot *Shot `json:"shot,omitempty"`
 }
 
 // Greeting What the assistant says first.
+//
+// Examples: example
 type Greeting = string
 
 // InboundMode `assistant`: the assigned assistant answers (a call with none assigned is
 // declined); `customer_decides`: `call.incoming` asks the customer; `disabled`:
 // calls are declined.
+//
+// Examples: assistant
 type InboundMode string
 
-// Line defines model for Line.
+// Line Examples: {"assistant_id":"asst_01jd3f4g5h6j7k8m9n0p1q2r3t","created_at":"2026-11-22T07:00:00.123Z","decision_timeout_seconds":10,"handle":"+15550100001","id":"line_01jd3f4g5h6j7k8m9n0p1q2r3t","inbound_mode":"assistant","name":"Front desk","object":"line","on_decision_timeout":"decline","platform":"sim","updated_at":"2026-11-22T07:00:00.123Z"}
 type Line struct {
+	// AssistantId The assistant that handles the calls; null for none.
 	AssistantId *string `json:"assistant_id"`
 
-	// CreatedAt Examples: 2026-11-22T07:00:00.123Z
-	CreatedAt              Timestamp `json:"created_at"`
-	DecisionTimeoutSeconds int       `json:"decision_timeout_seconds"`
+	// CreatedAt When it was created.
+	//
+	// Examples: 2026-11-22T07:00:00.123Z
+	CreatedAt Timestamp `json:"created_at"`
+
+	// DecisionTimeoutSeconds How long a customer_decides call rings for a decision, in seconds.
+	DecisionTimeoutSeconds int `json:"decision_timeout_seconds"`
 
 	// Handle The number or platform handle calls arrive on.
 	Handle string `json:"handle"`
-	Id     LineID `json:"id"`
 
-	// InboundMode `assistant`: the assigned assistant answers (a call with none assigned is
-	// declined); `customer_decides`: `call.incoming` asks the customer; `disabled`:
-	// calls are declined.
+	// Id The line's id.
+	//
+	// Examples: line_01jd3f4g5h6j7k8m9n0p1q2r3t
+	Id LineID `json:"id"`
+
+	// InboundMode How the line handles inbound calls.
+	//
+	// Examples: assistant
 	InboundMode InboundMode `json:"inbound_mode"`
-	Name        string      `json:"name"`
-	Object      LineObject  `json:"object"`
 
-	// OnDecisionTimeout What a customer_decides line does when no decision came by `answer_by`.
+	// Name Display name.
+	Name string `json:"name"`
+
+	// Object The kind of object: always `line`.
+	Object LineObject `json:"object"`
+
+	// OnDecisionTimeout What happens to a customer_decides call nobody decides before `answer_by`.
+	//
+	// Examples: decline
 	OnDecisionTimeout OnDecisionTimeout `json:"on_decision_timeout"`
 
 	// Platform The calling platform (`sim` on the local stack).
 	Platform string `json:"platform"`
 
-	// UpdatedAt Examples: 2026-11-22T07:00:00.123Z
+	// UpdatedAt When it last changed.
+	//
+	// Examples: 2026-11-22T07:00:00.123Z
 	UpdatedAt Timestamp `json:"updated_at"`
 }
 
-// LineObject defines model for Line.Object.
+// LineObject The kind of object: always `line`.
 type LineObject string
 
 // LineAssign The assistant a line's inbound calls go to.
@@ -3005,20 +3368,25 @@ type LineAssign struct {
 	AssistantId string `json:"assistant_id"`
 }
 
-// LineID defines model for LineID.
+// LineID Examples: line_01jd3f4g5h6j7k8m9n0p1q2r3t
 type LineID = string
 
-// LineList defines model for LineList.
+// LineList Examples: {"data":[{"assistant_id":"asst_01jd3f4g5h6j7k8m9n0p1q2r3t","created_at":"2026-11-22T07:00:00.123Z","decision_timeout_seconds":10,"handle":"+15550100001","id":"line_01jd3f4g5h6j7k8m9n0p1q2r3t","inbound_mode":"assistant","name":"Front desk","object":"line","on_decision_timeout":"decline","platform":"sim","updated_at":"2026-11-22T07:00:00.123Z"}],"has_more":false,"object":"list"}
 type LineList struct {
-	Data    []Line         `json:"data"`
-	HasMore bool           `json:"has_more"`
-	Object  LineListObject `json:"object"`
+	// Data The page of items, newest first.
+	Data []Line `json:"data"`
+
+	// HasMore True when another page exists after this one.
+	HasMore bool `json:"has_more"`
+
+	// Object The kind of object: always `list`.
+	Object LineListObject `json:"object"`
 }
 
-// LineListObject defines model for LineList.Object.
+// LineListObject The kind of object: always `list`.
 type LineListObject string
 
-// LineUpdate defines model for LineUpdate.
+// LineUpdate Examples: {"assistant_id":"example","decision_timeout_seconds":10,"inbound_mode":"assistant","name":"Front desk","on_decision_timeout":"decline"}
 type LineUpdate struct {
 	// AssistantId An assistant id to assign (same rules as assign), or null to unassign.
 	AssistantId *string `json:"assistant_id,omitempty"`
@@ -3026,78 +3394,142 @@ type LineUpdate struct {
 	// DecisionTimeoutSeconds customer_decides only; how long `call.incoming` waits for a decision.
 	DecisionTimeoutSeconds *int `json:"decision_timeout_seconds,omitempty"`
 
-	// InboundMode `assistant`: the assigned assistant answers (a call with none assigned is
-	// declined); `customer_decides`: `call.incoming` asks the customer; `disabled`:
-	// calls are declined.
+	// InboundMode How the line handles inbound calls.
+	//
+	// Examples: assistant
 	InboundMode *InboundMode `json:"inbound_mode,omitempty"`
-	Name        *string      `json:"name,omitempty"`
 
-	// OnDecisionTimeout What a customer_decides line does when no decision came by `answer_by`.
+	// Name Display name.
+	Name *string `json:"name,omitempty"`
+
+	// OnDecisionTimeout What happens to a customer_decides call nobody decides before `answer_by`.
+	//
+	// Examples: decline
 	OnDecisionTimeout *OnDecisionTimeout `json:"on_decision_timeout,omitempty"`
 }
 
 // ModelField The language model the assistant thinks with, as the deployment's OpenAI-compatible
 // server names it (`gpt-4o-mini`, `llama3.1:8b`); it overrides the deployment's
 // `LLM_MODEL`. Empty: the deployment's model.
+//
+// Examples: example
 type ModelField = string
 
-// NullableTimestamp defines model for NullableTimestamp.
+// NullableTimestamp Examples: 2026-11-22T07:00:00.123Z
 type NullableTimestamp = time.Time
 
 // OnDecisionTimeout What a customer_decides line does when no decision came by `answer_by`.
+//
+// Examples: decline
 type OnDecisionTimeout string
 
 // Percentiles A duration measured once per turn, over the call, in milliseconds.
+//
+// Examples: {"p50":1,"p95":1}
 type Percentiles struct {
+	// P50 The median, in milliseconds.
 	P50 int `json:"p50"`
+
+	// P95 The 95th percentile, in milliseconds.
 	P95 int `json:"p95"`
 }
 
-// Position defines model for Position.
+// Position Examples: left
 type Position string
 
-// RequestID defines model for RequestID.
+// RequestID Examples: req_01jd3f4g5h6j7k8m9n0p1q2r3t
 type RequestID = string
 
 // Session A hosted session, as GET and DELETE show it (without a token).
+//
+// Examples: {"answered_at":"2026-11-22T07:00:00.123Z","assistant_id":"asst_01jd3f4g5h6j7k8m9n0p1q2r3t","call_id":"call_01jd3f4g5h6j7k8m9n0p1q2r3t","created_at":"2026-11-22T07:00:00.123Z","end_reason":"deleted","ended_at":"2026-11-22T07:00:00.123Z","id":"ses_01jd3f4g5h6j7k8m9n0p1q2r3t","line_id":"line_01jd3f4g5h6j7k8m9n0p1q2r3t","media":"video","mode":"human","object":"session","platform_handle":"+15550100002","rtc_url":"wss://rtc.example.com","session_id":"ses_01jd3f4g5h6j7k8m9n0p1q2r3t","status":"ringing","version_id":"ver_01jd3f4g5h6j7k8m9n0p1q2r3t"}
 type Session struct {
-	AnsweredAt  *NullableTimestamp `json:"answered_at"`
-	AssistantId *string            `json:"assistant_id"`
-	CallId      CallID             `json:"call_id"`
+	// AnsweredAt When the call was answered; null until then.
+	//
+	// Examples: 2026-11-22T07:00:00.123Z
+	AnsweredAt *NullableTimestamp `json:"answered_at"`
 
-	// CreatedAt Examples: 2026-11-22T07:00:00.123Z
-	CreatedAt      Timestamp          `json:"created_at"`
-	EndReason      *EndReason         `json:"end_reason"`
-	EndedAt        *NullableTimestamp `json:"ended_at"`
-	Id             SessionID          `json:"id"`
-	LineId         LineID             `json:"line_id"`
-	Media          SessionMedia       `json:"media"`
-	Mode           SessionMode        `json:"mode"`
-	Object         SessionObject      `json:"object"`
-	PlatformHandle string             `json:"platform_handle"`
-	RtcUrl         string             `json:"rtc_url"`
-	SessionId      SessionID          `json:"session_id"`
-	Status         SessionStatus      `json:"status"`
-	VersionId      *string            `json:"version_id"`
+	// AssistantId The assistant that takes the call in assistant mode; null in human mode.
+	AssistantId *string `json:"assistant_id"`
+
+	// CallId The call's id.
+	//
+	// Examples: call_01jd3f4g5h6j7k8m9n0p1q2r3t
+	CallId CallID `json:"call_id"`
+
+	// CreatedAt When it was created.
+	//
+	// Examples: 2026-11-22T07:00:00.123Z
+	CreatedAt Timestamp `json:"created_at"`
+
+	// EndReason Why it ended; null while it lasts.
+	//
+	// Examples: deleted
+	EndReason *EndReason `json:"end_reason"`
+
+	// EndedAt When it ended; null while it lasts.
+	//
+	// Examples: 2026-11-22T07:00:00.123Z
+	EndedAt *NullableTimestamp `json:"ended_at"`
+
+	// Id The session's id.
+	//
+	// Examples: ses_01jd3f4g5h6j7k8m9n0p1q2r3t
+	Id SessionID `json:"id"`
+
+	// LineId The line the session dials out from.
+	//
+	// Examples: line_01jd3f4g5h6j7k8m9n0p1q2r3t
+	LineId LineID `json:"line_id"`
+
+	// Media `video` or `audio`: what the call carries.
+	Media SessionMedia `json:"media"`
+
+	// Mode `human` (the customer's client joins) or `assistant` (an assistant takes the call).
+	Mode SessionMode `json:"mode"`
+
+	// Object The kind of object: always `session`.
+	Object SessionObject `json:"object"`
+
+	// PlatformHandle The number or handle dialled.
+	PlatformHandle string `json:"platform_handle"`
+
+	// RtcUrl The LiveKit URL to connect to.
+	RtcUrl string `json:"rtc_url"`
+
+	// SessionId The hosted session the call is bridged into.
+	//
+	// Examples: ses_01jd3f4g5h6j7k8m9n0p1q2r3t
+	SessionId SessionID `json:"session_id"`
+
+	// Status Where the session is in its life.
+	//
+	// Examples: ringing
+	Status SessionStatus `json:"status"`
+
+	// VersionId The assistant version the call runs; null when no assistant handles it.
+	VersionId *string `json:"version_id"`
 }
 
-// SessionMedia defines model for Session.Media.
+// SessionMedia `video` or `audio`: what the call carries.
 type SessionMedia string
 
-// SessionMode defines model for Session.Mode.
+// SessionMode `human` (the customer's client joins) or `assistant` (an assistant takes the call).
 type SessionMode string
 
-// SessionObject defines model for Session.Object.
+// SessionObject The kind of object: always `session`.
 type SessionObject string
 
-// SessionCreate defines model for SessionCreate.
+// SessionCreate Examples: {"assistant_id":"example","line_id":"line_01jd3f4g5h6j7k8m9n0p1q2r3t","media":"video","mode":"human","platform_handle":"+15550100002"}
 type SessionCreate struct {
 	// AssistantId Required when `mode` is `assistant`, refused otherwise. `null` counts as absent.
 	AssistantId *string `json:"assistant_id,omitempty"`
 
 	// LineId The line to call from; default the account's first (oldest) line.
-	LineId *string             `json:"line_id,omitempty"`
-	Media  *SessionCreateMedia `json:"media,omitempty"`
+	LineId *string `json:"line_id,omitempty"`
+
+	// Media `video` or `audio`: what the call carries.
+	Media *SessionCreateMedia `json:"media,omitempty"`
 
 	// Mode `assistant` puts the assistant's active version in the room too.
 	Mode *SessionCreateMode `json:"mode,omitempty"`
@@ -3106,98 +3538,162 @@ type SessionCreate struct {
 	PlatformHandle string `json:"platform_handle"`
 }
 
-// SessionCreateMedia defines model for SessionCreate.Media.
+// SessionCreateMedia `video` or `audio`: what the call carries.
 type SessionCreateMedia string
 
 // SessionCreateMode `assistant` puts the assistant's active version in the room too.
 type SessionCreateMode string
 
 // SessionCreated The session as POST /v1/sessions answers it, with the participant token.
+//
+// Examples: {"answered_at":"2026-11-22T07:00:00.123Z","assistant_id":"asst_01jd3f4g5h6j7k8m9n0p1q2r3t","call_id":"call_01jd3f4g5h6j7k8m9n0p1q2r3t","created_at":"2026-11-22T07:00:00.123Z","end_reason":"deleted","ended_at":"2026-11-22T07:00:00.123Z","expires_at":"2026-11-22T07:00:00.123Z","id":"ses_01jd3f4g5h6j7k8m9n0p1q2r3t","line_id":"line_01jd3f4g5h6j7k8m9n0p1q2r3t","media":"video","mode":"human","object":"session","participant_token":"eyJhbGciOiJIUzI1NiJ9.e30.sig","platform_handle":"+15550100002","rtc_url":"wss://rtc.example.com","session_id":"ses_01jd3f4g5h6j7k8m9n0p1q2r3t","status":"ringing","version_id":"ver_01jd3f4g5h6j7k8m9n0p1q2r3t"}
 type SessionCreated struct {
-	AnsweredAt  *NullableTimestamp `json:"answered_at"`
-	AssistantId *string            `json:"assistant_id"`
-	CallId      CallID             `json:"call_id"`
+	// AnsweredAt When the call was answered; null until then.
+	//
+	// Examples: 2026-11-22T07:00:00.123Z
+	AnsweredAt *NullableTimestamp `json:"answered_at"`
 
-	// CreatedAt Examples: 2026-11-22T07:00:00.123Z
-	CreatedAt Timestamp          `json:"created_at"`
-	EndReason *EndReason         `json:"end_reason"`
-	EndedAt   *NullableTimestamp `json:"ended_at"`
+	// AssistantId The assistant that takes the call in assistant mode; null in human mode.
+	AssistantId *string `json:"assistant_id"`
 
-	// ExpiresAt Examples: 2026-11-22T07:00:00.123Z
-	ExpiresAt Timestamp            `json:"expires_at"`
-	Id        SessionID            `json:"id"`
-	LineId    LineID               `json:"line_id"`
-	Media     SessionCreatedMedia  `json:"media"`
-	Mode      SessionCreatedMode   `json:"mode"`
-	Object    SessionCreatedObject `json:"object"`
+	// CallId The call's id.
+	//
+	// Examples: call_01jd3f4g5h6j7k8m9n0p1q2r3t
+	CallId CallID `json:"call_id"`
+
+	// CreatedAt When it was created.
+	//
+	// Examples: 2026-11-22T07:00:00.123Z
+	CreatedAt Timestamp `json:"created_at"`
+
+	// EndReason Why it ended; null while it lasts.
+	//
+	// Examples: deleted
+	EndReason *EndReason `json:"end_reason"`
+
+	// EndedAt When it ended; null while it lasts.
+	//
+	// Examples: 2026-11-22T07:00:00.123Z
+	EndedAt *NullableTimestamp `json:"ended_at"`
+
+	// ExpiresAt When the participant token stops working.
+	//
+	// Examples: 2026-11-22T07:00:00.123Z
+	ExpiresAt Timestamp `json:"expires_at"`
+
+	// Id The session's id.
+	//
+	// Examples: ses_01jd3f4g5h6j7k8m9n0p1q2r3t
+	Id SessionID `json:"id"`
+
+	// LineId The line the session dials out from.
+	//
+	// Examples: line_01jd3f4g5h6j7k8m9n0p1q2r3t
+	LineId LineID `json:"line_id"`
+
+	// Media `video` or `audio`: what the call carries.
+	Media SessionCreatedMedia `json:"media"`
+
+	// Mode `human` (the customer's client joins) or `assistant` (an assistant takes the call).
+	Mode SessionCreatedMode `json:"mode"`
+
+	// Object The kind of object: always `session`.
+	Object SessionCreatedObject `json:"object"`
 
 	// ParticipantToken A LiveKit JWT for this one room; the only credential that may reach a browser.
 	ParticipantToken string `json:"participant_token"`
-	PlatformHandle   string `json:"platform_handle"`
+
+	// PlatformHandle The number or handle dialled.
+	PlatformHandle string `json:"platform_handle"`
 
 	// RtcUrl The LiveKit URL to connect to (`wss://` in production, `ws://127.0.0.1:7880` locally).
-	RtcUrl    string        `json:"rtc_url"`
-	SessionId SessionID     `json:"session_id"`
-	Status    SessionStatus `json:"status"`
-	VersionId *string       `json:"version_id"`
+	RtcUrl string `json:"rtc_url"`
+
+	// SessionId The hosted session the call is bridged into.
+	//
+	// Examples: ses_01jd3f4g5h6j7k8m9n0p1q2r3t
+	SessionId SessionID `json:"session_id"`
+
+	// Status Where the session is in its life.
+	//
+	// Examples: ringing
+	Status SessionStatus `json:"status"`
+
+	// VersionId The assistant version the call runs; null when no assistant handles it.
+	VersionId *string `json:"version_id"`
 }
 
-// SessionCreatedMedia defines model for SessionCreated.Media.
+// SessionCreatedMedia `video` or `audio`: what the call carries.
 type SessionCreatedMedia string
 
-// SessionCreatedMode defines model for SessionCreated.Mode.
+// SessionCreatedMode `human` (the customer's client joins) or `assistant` (an assistant takes the call).
 type SessionCreatedMode string
 
-// SessionCreatedObject defines model for SessionCreated.Object.
+// SessionCreatedObject The kind of object: always `session`.
 type SessionCreatedObject string
 
-// SessionID defines model for SessionID.
+// SessionID Examples: ses_01jd3f4g5h6j7k8m9n0p1q2r3t
 type SessionID = string
 
-// SessionList defines model for SessionList.
+// SessionList Examples: {"data":[{"answered_at":"2026-11-22T07:00:00.123Z","assistant_id":"asst_01jd3f4g5h6j7k8m9n0p1q2r3t","call_id":"call_01jd3f4g5h6j7k8m9n0p1q2r3t","created_at":"2026-11-22T07:00:00.123Z","end_reason":"deleted","ended_at":"2026-11-22T07:00:00.123Z","id":"ses_01jd3f4g5h6j7k8m9n0p1q2r3t","line_id":"line_01jd3f4g5h6j7k8m9n0p1q2r3t","media":"video","mode":"human","object":"session","platform_handle":"+15550100002","rtc_url":"wss://rtc.example.com","session_id":"ses_01jd3f4g5h6j7k8m9n0p1q2r3t","status":"ringing","version_id":"ver_01jd3f4g5h6j7k8m9n0p1q2r3t"}],"has_more":false,"object":"list"}
 type SessionList struct {
-	Data    []Session         `json:"data"`
-	HasMore bool              `json:"has_more"`
-	Object  SessionListObject `json:"object"`
+	// Data The page of items, newest first.
+	Data []Session `json:"data"`
+
+	// HasMore True when another page exists after this one.
+	HasMore bool `json:"has_more"`
+
+	// Object The kind of object: always `list`.
+	Object SessionListObject `json:"object"`
 }
 
-// SessionListObject defines model for SessionList.Object.
+// SessionListObject The kind of object: always `list`.
 type SessionListObject string
 
 // SessionPayload The session payload, as answered by the API.
+//
+// Examples: {"call_id":"call_01jd3f4g5h6j7k8m9n0p1q2r3t","expires_at":"2026-11-22T07:00:00.123Z","participant_token":"eyJhbGciOiJIUzI1NiJ9.e30.sig","rtc_url":"wss://rtc.example.com","session_id":"ses_01jd3f4g5h6j7k8m9n0p1q2r3t"}
 type SessionPayload struct {
+	// CallId The id of the session's call.
 	CallId string `json:"call_id"`
 
-	// ExpiresAt Examples: 2026-11-22T07:00:00.123Z
+	// ExpiresAt When the participant token stops working.
+	//
+	// Examples: 2026-11-22T07:00:00.123Z
 	ExpiresAt Timestamp `json:"expires_at"`
 
 	// ParticipantToken A LiveKit token for this one room; the only credential that may reach a browser.
 	ParticipantToken string `json:"participant_token"`
 
 	// RtcUrl The LiveKit URL to connect to (`wss://` in production, `ws://127.0.0.1:7880` locally).
-	RtcUrl    string `json:"rtc_url"`
+	RtcUrl string `json:"rtc_url"`
+
+	// SessionId The session's id.
 	SessionId string `json:"session_id"`
 }
 
-// SessionStatus defines model for SessionStatus.
+// SessionStatus Examples: ringing
 type SessionStatus string
 
-// Shot defines model for Shot.
+// Shot Examples: close_up
 type Shot string
 
-// SystemPrompt defines model for SystemPrompt.
+// SystemPrompt Examples: example
 type SystemPrompt = string
 
 // Timestamp Examples: 2026-11-22T07:00:00.123Z
 type Timestamp = time.Time
 
-// Turn defines model for Turn.
+// Turn Examples: {"end_ms":2400,"interrupted":true,"speaker":"assistant","start_ms":300,"text":"Hello, Acme Dental, how can I help?"}
 type Turn struct {
+	// EndMs End of the turn, in milliseconds from the answer.
 	EndMs int `json:"end_ms"`
 
 	// Interrupted Present (true) on an assistant turn the caller talked over (barge-in); absent otherwise.
 	Interrupted *TurnInterrupted `json:"interrupted,omitempty"`
-	Speaker     TurnSpeaker      `json:"speaker"`
+
+	// Speaker Who spoke the turn.
+	Speaker TurnSpeaker `json:"speaker"`
 
 	// StartMs Offset from the answer.
 	StartMs int `json:"start_ms"`
@@ -3209,162 +3705,239 @@ type Turn struct {
 // TurnInterrupted Present (true) on an assistant turn the caller talked over (barge-in); absent otherwise.
 type TurnInterrupted bool
 
-// TurnSpeaker defines model for Turn.Speaker.
+// TurnSpeaker Who spoke the turn.
 type TurnSpeaker string
 
-// VersionID defines model for VersionID.
+// VersionID Examples: ver_01jd3f4g5h6j7k8m9n0p1q2r3t
 type VersionID = string
 
-// Voice defines model for Voice.
+// Voice Examples: {"default_for_avatars":["ava_01jd3f4g5h6j7k8m9n0p1q2r3t"],"description":"Production receiver","engine":"flite","gender":"female","id":"flite-slt","language":"example","name":"Front desk","object":"voice"}
 type Voice struct {
+	// DefaultForAvatars The avatars whose default voice this is.
 	DefaultForAvatars []string `json:"default_for_avatars"`
-	Description       string   `json:"description"`
+
+	// Description How the voice sounds, for people choosing one.
+	Description string `json:"description"`
 
 	// Engine `flite` and `espeak-ng` run on the persona worker; `hosted` is the fleet's speech API (`TTS_BASE_URL`).
-	Engine VoiceEngine  `json:"engine"`
+	Engine VoiceEngine `json:"engine"`
+
+	// Gender The voice's gender, as its engine names it.
 	Gender *VoiceGender `json:"gender"`
-	Id     string       `json:"id"`
+
+	// Id The voice's id.
+	Id string `json:"id"`
 
 	// Language BCP 47 tag; null for a hosted voice.
-	Language *string     `json:"language"`
-	Name     string      `json:"name"`
-	Object   VoiceObject `json:"object"`
+	Language *string `json:"language"`
+
+	// Name The voice's name.
+	Name string `json:"name"`
+
+	// Object The kind of object: always `voice`.
+	Object VoiceObject `json:"object"`
 }
 
 // VoiceEngine `flite` and `espeak-ng` run on the persona worker; `hosted` is the fleet's speech API (`TTS_BASE_URL`).
 type VoiceEngine string
 
-// VoiceGender defines model for Voice.Gender.
+// VoiceGender The voice's gender, as its engine names it.
 type VoiceGender string
 
-// VoiceObject defines model for Voice.Object.
+// VoiceObject The kind of object: always `voice`.
 type VoiceObject string
 
 // VoiceField An `id` from `GET /v1/voices`, or empty for the avatar's default voice.
+//
+// Examples: example
 type VoiceField = string
 
-// VoiceList defines model for VoiceList.
+// VoiceList Examples: {"data":[{"default_for_avatars":["ava_01jd3f4g5h6j7k8m9n0p1q2r3t"],"description":"Production receiver","engine":"flite","gender":"female","id":"flite-slt","language":"example","name":"Front desk","object":"voice"}],"has_more":false,"object":"list"}
 type VoiceList struct {
-	Data    []Voice          `json:"data"`
+	// Data The page of items, newest first.
+	Data []Voice `json:"data"`
+
+	// HasMore True when another page exists after this one.
 	HasMore VoiceListHasMore `json:"has_more"`
-	Object  VoiceListObject  `json:"object"`
+
+	// Object The kind of object: always `list`.
+	Object VoiceListObject `json:"object"`
 }
 
-// VoiceListHasMore defines model for VoiceList.HasMore.
+// VoiceListHasMore True when another page exists after this one.
 type VoiceListHasMore bool
 
-// VoiceListObject defines model for VoiceList.Object.
+// VoiceListObject The kind of object: always `list`.
 type VoiceListObject string
 
-// WebhookEndpoint defines model for WebhookEndpoint.
+// WebhookEndpoint Examples: {"created_at":"2026-11-22T07:00:00.123Z","description":"Production receiver","disabled_reason":"gone","events":["*"],"id":"whep_01jd3f4g5h6j7k8m9n0p1q2r3t","object":"webhook_endpoint","previous_secret_expires_at":"2026-11-22T07:00:00.123Z","status":"enabled","updated_at":"2026-11-22T07:00:00.123Z","url":"https://example.com/hooks/bridgeline"}
 type WebhookEndpoint struct {
-	// CreatedAt Examples: 2026-11-22T07:00:00.123Z
-	CreatedAt   Timestamp `json:"created_at"`
-	Description string    `json:"description"`
+	// CreatedAt When it was created.
+	//
+	// Examples: 2026-11-22T07:00:00.123Z
+	CreatedAt Timestamp `json:"created_at"`
+
+	// Description Free text for the account's own use (at most 500 characters).
+	Description string `json:"description"`
 
 	// DisabledReason `gone`: a delivery got 410; `customer`: set by PATCH. Null while enabled.
 	DisabledReason *WebhookEndpointDisabledReason `json:"disabled_reason"`
 
-	// Events Event types the endpoint wants; `["*"]` for every type.
-	Events EventSubscription     `json:"events"`
-	Id     WebhookEndpointID     `json:"id"`
+	// Events Event types the endpoint receives; `["*"]` for every type.
+	//
+	// Examples: ["*"]
+	Events EventSubscription `json:"events"`
+
+	// Id The webhook endpoint's id.
+	//
+	// Examples: whep_01jd3f4g5h6j7k8m9n0p1q2r3t
+	Id WebhookEndpointID `json:"id"`
+
+	// Object The kind of object: always `webhook_endpoint`.
 	Object WebhookEndpointObject `json:"object"`
 
 	// PreviousSecretExpiresAt Until when the secret before the last rotation still signs; null when none does.
-	PreviousSecretExpiresAt *time.Time            `json:"previous_secret_expires_at"`
-	Status                  WebhookEndpointStatus `json:"status"`
+	PreviousSecretExpiresAt *time.Time `json:"previous_secret_expires_at"`
 
-	// UpdatedAt Examples: 2026-11-22T07:00:00.123Z
+	// Status Whether events are sent to it.
+	Status WebhookEndpointStatus `json:"status"`
+
+	// UpdatedAt When it last changed.
+	//
+	// Examples: 2026-11-22T07:00:00.123Z
 	UpdatedAt Timestamp `json:"updated_at"`
-	Url       string    `json:"url"`
+
+	// Url Where events are posted.
+	Url string `json:"url"`
 }
 
 // WebhookEndpointDisabledReason `gone`: a delivery got 410; `customer`: set by PATCH. Null while enabled.
 type WebhookEndpointDisabledReason string
 
-// WebhookEndpointObject defines model for WebhookEndpoint.Object.
+// WebhookEndpointObject The kind of object: always `webhook_endpoint`.
 type WebhookEndpointObject string
 
-// WebhookEndpointStatus defines model for WebhookEndpoint.Status.
+// WebhookEndpointStatus Whether events are sent to it.
 type WebhookEndpointStatus string
 
-// WebhookEndpointCreate defines model for WebhookEndpointCreate.
+// WebhookEndpointCreate Examples: {"description":"Production receiver","events":["*"],"url":"https://example.com/hooks/bridgeline"}
 type WebhookEndpointCreate struct {
+	// Description Free text for the account's own use (at most 500 characters).
 	Description *string `json:"description,omitempty"`
 
-	// Events Event types the endpoint wants; `["*"]` for every type.
+	// Events Event types the endpoint receives; `["*"]` for every type.
+	//
+	// Examples: ["*"]
 	Events *EventSubscription `json:"events,omitempty"`
 
-	// Url An absolute http or https URL with a host and no credentials.
+	// Url Where events are posted.
+	//
+	// Examples: https://example.com/hooks/bridgeline
 	Url WebhookURL `json:"url"`
 }
 
-// WebhookEndpointID defines model for WebhookEndpointID.
+// WebhookEndpointID Examples: whep_01jd3f4g5h6j7k8m9n0p1q2r3t
 type WebhookEndpointID = string
 
-// WebhookEndpointList defines model for WebhookEndpointList.
+// WebhookEndpointList Examples: {"data":[{"created_at":"2026-11-22T07:00:00.123Z","description":"Production receiver","disabled_reason":"gone","events":["*"],"id":"whep_01jd3f4g5h6j7k8m9n0p1q2r3t","object":"webhook_endpoint","previous_secret_expires_at":"2026-11-22T07:00:00.123Z","status":"enabled","updated_at":"2026-11-22T07:00:00.123Z","url":"https://example.com/hooks/bridgeline"}],"has_more":false,"object":"list"}
 type WebhookEndpointList struct {
-	Data    []WebhookEndpoint         `json:"data"`
-	HasMore bool                      `json:"has_more"`
-	Object  WebhookEndpointListObject `json:"object"`
+	// Data The page of items, newest first.
+	Data []WebhookEndpoint `json:"data"`
+
+	// HasMore True when another page exists after this one.
+	HasMore bool `json:"has_more"`
+
+	// Object The kind of object: always `list`.
+	Object WebhookEndpointListObject `json:"object"`
 }
 
-// WebhookEndpointListObject defines model for WebhookEndpointList.Object.
+// WebhookEndpointListObject The kind of object: always `list`.
 type WebhookEndpointListObject string
 
-// WebhookEndpointUpdate defines model for WebhookEndpointUpdate.
+// WebhookEndpointUpdate Examples: {"description":"Production receiver","events":["*"],"status":"enabled","url":"https://example.com/hooks/bridgeline"}
 type WebhookEndpointUpdate struct {
+	// Description Free text for the account's own use (at most 500 characters).
 	Description *string `json:"description,omitempty"`
 
-	// Events Event types the endpoint wants; `["*"]` for every type.
-	Events *EventSubscription           `json:"events,omitempty"`
+	// Events Event types the endpoint receives; `["*"]` for every type.
+	//
+	// Examples: ["*"]
+	Events *EventSubscription `json:"events,omitempty"`
+
+	// Status Disable or enable the endpoint; enabling clears `disabled_reason`.
 	Status *WebhookEndpointUpdateStatus `json:"status,omitempty"`
 
-	// Url An absolute http or https URL with a host and no credentials.
+	// Url Where events are posted.
+	//
+	// Examples: https://example.com/hooks/bridgeline
 	Url *WebhookURL `json:"url,omitempty"`
 }
 
-// WebhookEndpointUpdateStatus defines model for WebhookEndpointUpdate.Status.
+// WebhookEndpointUpdateStatus Disable or enable the endpoint; enabling clears `disabled_reason`.
 type WebhookEndpointUpdateStatus string
 
-// WebhookEndpointWithSecret defines model for WebhookEndpointWithSecret.
+// WebhookEndpointWithSecret Examples: {"created_at":"2026-11-22T07:00:00.123Z","description":"Production receiver","disabled_reason":"gone","events":["*"],"id":"whep_01jd3f4g5h6j7k8m9n0p1q2r3t","object":"webhook_endpoint","previous_secret_expires_at":"2026-11-22T07:00:00.123Z","secret":"whsec_01jd3f4g5h6j7k8m9n0p1q2r3t","status":"enabled","updated_at":"2026-11-22T07:00:00.123Z","url":"https://example.com/hooks/bridgeline"}
 type WebhookEndpointWithSecret struct {
-	// CreatedAt Examples: 2026-11-22T07:00:00.123Z
-	CreatedAt      Timestamp                                `json:"created_at"`
-	Description    string                                   `json:"description"`
+	// CreatedAt When it was created.
+	//
+	// Examples: 2026-11-22T07:00:00.123Z
+	CreatedAt Timestamp `json:"created_at"`
+
+	// Description Free text for the account's own use (at most 500 characters).
+	Description string `json:"description"`
+
+	// DisabledReason `gone`: a delivery got 410; `customer`: set by PATCH. Null while enabled.
 	DisabledReason *WebhookEndpointWithSecretDisabledReason `json:"disabled_reason"`
 
-	// Events Event types the endpoint wants; `["*"]` for every type.
-	Events                  EventSubscription               `json:"events"`
-	Id                      WebhookEndpointID               `json:"id"`
-	Object                  WebhookEndpointWithSecretObject `json:"object"`
-	PreviousSecretExpiresAt *time.Time                      `json:"previous_secret_expires_at"`
+	// Events Event types the endpoint receives; `["*"]` for every type.
+	//
+	// Examples: ["*"]
+	Events EventSubscription `json:"events"`
+
+	// Id The webhook endpoint's id.
+	//
+	// Examples: whep_01jd3f4g5h6j7k8m9n0p1q2r3t
+	Id WebhookEndpointID `json:"id"`
+
+	// Object The kind of object: always `webhook_endpoint`.
+	Object WebhookEndpointWithSecretObject `json:"object"`
+
+	// PreviousSecretExpiresAt Until when the secret before the last rotation still signs; null when none does.
+	PreviousSecretExpiresAt *time.Time `json:"previous_secret_expires_at"`
 
 	// Secret The signing secret (`whsec_` and base64). Shown only here.
-	Secret string                          `json:"secret"`
+	Secret string `json:"secret"`
+
+	// Status Whether events are sent to it.
 	Status WebhookEndpointWithSecretStatus `json:"status"`
 
-	// UpdatedAt Examples: 2026-11-22T07:00:00.123Z
+	// UpdatedAt When it last changed.
+	//
+	// Examples: 2026-11-22T07:00:00.123Z
 	UpdatedAt Timestamp `json:"updated_at"`
-	Url       string    `json:"url"`
+
+	// Url Where events are posted.
+	Url string `json:"url"`
 }
 
-// WebhookEndpointWithSecretDisabledReason defines model for WebhookEndpointWithSecret.DisabledReason.
+// WebhookEndpointWithSecretDisabledReason `gone`: a delivery got 410; `customer`: set by PATCH. Null while enabled.
 type WebhookEndpointWithSecretDisabledReason string
 
-// WebhookEndpointWithSecretObject defines model for WebhookEndpointWithSecret.Object.
+// WebhookEndpointWithSecretObject The kind of object: always `webhook_endpoint`.
 type WebhookEndpointWithSecretObject string
 
-// WebhookEndpointWithSecretStatus defines model for WebhookEndpointWithSecret.Status.
+// WebhookEndpointWithSecretStatus Whether events are sent to it.
 type WebhookEndpointWithSecretStatus string
 
 // WebhookURL An absolute http or https URL with a host and no credentials.
+//
+// Examples: https://example.com/hooks/bridgeline
 type WebhookURL = string
 
-// AssistantPathID defines model for AssistantPathID.
+// AssistantPathID Examples: asst_01jd3f4g5h6j7k8m9n0p1q2r3t
 type AssistantPathID = AssistantID
 
-// EventPathID defines model for EventPathID.
+// EventPathID Examples: evt_01jd3f4g5h6j7k8m9n0p1q2r3t
 type EventPathID = EventID
 
 // IdempotencyKey defines model for Idempotency-Key.
@@ -3373,13 +3946,13 @@ type IdempotencyKey = string
 // Limit defines model for Limit.
 type Limit = int
 
-// LinePathID defines model for LinePathID.
+// LinePathID Examples: line_01jd3f4g5h6j7k8m9n0p1q2r3t
 type LinePathID = LineID
 
-// SessionPathID defines model for SessionPathID.
+// SessionPathID Examples: ses_01jd3f4g5h6j7k8m9n0p1q2r3t
 type SessionPathID = SessionID
 
-// WebhookEndpointPathID defines model for WebhookEndpointPathID.
+// WebhookEndpointPathID Examples: whep_01jd3f4g5h6j7k8m9n0p1q2r3t
 type WebhookEndpointPathID = WebhookEndpointID
 
 // BadRequest A 400 answer: the request is malformed.
@@ -3594,9 +4167,13 @@ type CallAnsweredJSONBody struct {
 	CreatedAt Timestamp `json:"created_at"`
 
 	// Data The event's data.
+	//
+	// Examples: {"answered_at":"2026-11-22T07:00:00.123Z","call_id":"example","decision":"accept","decision_source":"webhook_response","direction":"inbound","handled_by":"assistant","line_id":"example","session_id":"example"}
 	Data CallAnsweredData `json:"data"`
 
 	// Id The event's id, as in the `webhook-id` header.
+	//
+	// Examples: evt_01jd3f4g5h6j7k8m9n0p1q2r3t
 	Id EventID `json:"id"`
 
 	// Type Always `call.answered` here.
@@ -3627,9 +4204,13 @@ type CallEndedJSONBody struct {
 	CreatedAt Timestamp `json:"created_at"`
 
 	// Data The event's data.
+	//
+	// Examples: {"answered_at":"2026-11-22T07:00:00.123Z","call_id":"example","direction":"inbound","duration_ms":59000,"end_reason":"deleted","ended_at":"2026-11-22T07:00:00.123Z","ended_by":"customer","from":"+15550100009","handled_by":"assistant","line_id":"example","media":"video","session_id":"example","started_at":"2026-11-22T07:00:00.123Z","to":"+15550100001"}
 	Data CallEndedData `json:"data"`
 
 	// Id The event's id, as in the `webhook-id` header.
+	//
+	// Examples: evt_01jd3f4g5h6j7k8m9n0p1q2r3t
 	Id EventID `json:"id"`
 
 	// Type Always `call.ended` here.
@@ -3660,9 +4241,13 @@ type CallIncomingJSONBody struct {
 	CreatedAt Timestamp `json:"created_at"`
 
 	// Data The event's data.
+	//
+	// Examples: {"answer_by":"2026-11-22T07:00:00.123Z","call_id":"example","from":"+15550100009","line_id":"example","media":"video","session":{"call_id":"call_01jd3f4g5h6j7k8m9n0p1q2r3t","expires_at":"2026-11-22T07:00:00.123Z","participant_token":"eyJhbGciOiJIUzI1NiJ9.e30.sig","rtc_url":"wss://rtc.example.com","session_id":"ses_01jd3f4g5h6j7k8m9n0p1q2r3t"},"to":"+15550100001"}
 	Data CallIncomingData `json:"data"`
 
 	// Id The event's id, as in the `webhook-id` header.
+	//
+	// Examples: evt_01jd3f4g5h6j7k8m9n0p1q2r3t
 	Id EventID `json:"id"`
 
 	// Type Always `call.incoming` here.

@@ -673,36 +673,70 @@ export interface webhooks {
 }
 export interface components {
     schemas: {
+        /** @example req_01jd3f4g5h6j7k8m9n0p1q2r3t */
         RequestID: string;
+        /** @example asst_01jd3f4g5h6j7k8m9n0p1q2r3t */
         AssistantID: string;
+        /** @example ver_01jd3f4g5h6j7k8m9n0p1q2r3t */
         VersionID: string;
+        /** @example line_01jd3f4g5h6j7k8m9n0p1q2r3t */
         LineID: string;
+        /** @example whep_01jd3f4g5h6j7k8m9n0p1q2r3t */
         WebhookEndpointID: string;
+        /** @example evt_01jd3f4g5h6j7k8m9n0p1q2r3t */
         EventID: string;
+        /** @example watt_01jd3f4g5h6j7k8m9n0p1q2r3t */
         AttemptID: string;
+        /** @example ses_01jd3f4g5h6j7k8m9n0p1q2r3t */
         SessionID: string;
+        /** @example call_01jd3f4g5h6j7k8m9n0p1q2r3t */
         CallID: string;
-        /** Format: date-time */
+        /**
+         * Format: date-time
+         * @example 2026-11-22T07:00:00.123Z
+         */
         NullableTimestamp: string | null;
         /**
          * Format: date-time
          * @example 2026-11-22T07:00:00.123Z
          */
         Timestamp: string;
+        /** @example {} */
         EmptyObject: Record<string, never>;
-        /** @enum {string} */
+        /**
+         * @example invalid_request_error
+         * @enum {string}
+         */
         ErrorType: "invalid_request_error" | "authentication_error" | "rate_limit_error" | "idempotency_error" | "upstream_error" | "api_error";
-        /** @enum {string} */
+        /**
+         * @example parameter_missing
+         * @enum {string}
+         */
         ErrorCode: "parameter_missing" | "parameter_invalid" | "parameter_unknown" | "invalid_json" | "body_too_large" | "unsupported_media_type" | "resource_not_found" | "route_not_found" | "method_not_allowed" | "assistant_archived" | "assistant_not_published" | "assistant_in_use" | "draft_incomplete" | "session_ended" | "call_already_answered" | "call_not_answerable" | "webhook_endpoint_limit_reached" | "webhook_endpoint_disabled" | "event_not_redeliverable" | "no_subscribed_endpoint" | "no_line" | "api_key_missing" | "api_key_invalid" | "rate_limited" | "idempotency_key_reused" | "idempotency_key_in_use" | "idempotency_key_invalid" | "upstream_unavailable" | "internal_error";
-        /** @description The one error shape. */
+        /**
+         * @description The one error shape.
+         * @example {
+         *       "error": {
+         *         "type": "invalid_request_error",
+         *         "code": "parameter_missing",
+         *         "message": "example message",
+         *         "param": "example",
+         *         "request_id": "req_01jd3f4g5h6j7k8m9n0p1q2r3t"
+         *       }
+         *     }
+         */
         Error: {
+            /** @description What went wrong. */
             error: {
+                /** @description The error's family. */
                 type: components["schemas"]["ErrorType"];
+                /** @description The stable, machine-readable reason. */
                 code: components["schemas"]["ErrorCode"];
                 /** @description For people; never parse it. Never holds internal detail. */
                 message: string;
                 /** @description The offending field, query parameter or header, when there is one. */
                 param?: string;
+                /** @description The request's id, as in the `Request-Id` header. */
                 request_id: components["schemas"]["RequestID"];
             };
         };
@@ -1061,206 +1095,652 @@ export interface components {
                 request_id: components["schemas"]["RequestID"];
             };
         };
-        /** @description Display name; not blank. */
+        /**
+         * @description Display name; not blank.
+         * @example example
+         */
         AssistantName: string;
+        /** @example example */
         SystemPrompt: string;
-        /** @description What the assistant says first. */
+        /**
+         * @description What the assistant says first.
+         * @example example
+         */
         Greeting: string;
-        /** @description An `id` from `GET /v1/avatars`, or empty for none yet. */
+        /**
+         * @description An `id` from `GET /v1/avatars`, or empty for none yet.
+         * @example example
+         */
         AvatarIDField: string;
-        /** @description An `id` from `GET /v1/voices`, or empty for the avatar's default voice. */
+        /**
+         * @description An `id` from `GET /v1/voices`, or empty for the avatar's default voice.
+         * @example example
+         */
         VoiceField: string;
         /**
          * @description The language model the assistant thinks with, as the deployment's OpenAI-compatible
          *     server names it (`gpt-4o-mini`, `llama3.1:8b`); it overrides the deployment's
          *     `LLM_MODEL`. Empty: the deployment's model.
+         * @example example
          */
         ModelField: string;
-        /** @enum {string} */
+        /**
+         * @example close_up
+         * @enum {string}
+         */
         Shot: "close_up" | "medium" | "wide";
-        /** @enum {string} */
+        /**
+         * @example left
+         * @enum {string}
+         */
         Position: "left" | "center" | "right";
-        /** @description How the avatar sits in the video frame. */
+        /**
+         * @description How the avatar sits in the video frame.
+         * @example {
+         *       "shot": "close_up",
+         *       "position": "left"
+         *     }
+         */
         Framing: {
+            /** @description How close the camera is. */
             shot: components["schemas"]["Shot"];
+            /** @description Where the avatar stands across the frame. */
             position: components["schemas"]["Position"];
         };
-        /** @description A partial framing; a missing member keeps its current (or, on create, default) value. */
+        /**
+         * @description A partial framing; a missing member keeps its current (or, on create, default) value.
+         * @example {
+         *       "shot": "close_up",
+         *       "position": "left"
+         *     }
+         */
         FramingPatch: {
+            /** @description How close the camera is. */
             shot?: components["schemas"]["Shot"];
+            /** @description Where the avatar stands across the frame. */
             position?: components["schemas"]["Position"];
         };
+        /**
+         * @example {
+         *       "name": "Front desk",
+         *       "system_prompt": "You are the front desk of Acme Dental. Be brief and kind.",
+         *       "greeting": "Hello, Acme Dental, how can I help?",
+         *       "avatar_id": "ava_amber",
+         *       "framing": {
+         *         "shot": "close_up",
+         *         "position": "left"
+         *       },
+         *       "voice": "alloy",
+         *       "model": "gpt-4o-mini"
+         *     }
+         */
         AssistantCreate: {
+            /** @description Display name. */
             name: components["schemas"]["AssistantName"];
+            /** @description The instructions the language model runs with. */
             system_prompt?: components["schemas"]["SystemPrompt"];
+            /** @description What the assistant says first. */
             greeting?: components["schemas"]["Greeting"];
+            /** @description An `id` from `GET /v1/avatars`; empty for none yet. */
             avatar_id?: components["schemas"]["AvatarIDField"];
+            /** @description How the avatar sits in the video frame. */
             framing?: components["schemas"]["FramingPatch"];
+            /** @description An `id` from `GET /v1/voices`; empty for the avatar's default voice. */
             voice?: components["schemas"]["VoiceField"];
+            /** @description The language model the assistant thinks with; empty for the deployment's. */
             model?: components["schemas"]["ModelField"];
         };
+        /**
+         * @example {
+         *       "name": "Front desk",
+         *       "system_prompt": "You are the front desk of Acme Dental. Be brief and kind.",
+         *       "greeting": "Hello, Acme Dental, how can I help?",
+         *       "avatar_id": "ava_amber",
+         *       "framing": {
+         *         "shot": "close_up",
+         *         "position": "left"
+         *       },
+         *       "voice": "alloy",
+         *       "model": "gpt-4o-mini"
+         *     }
+         */
         AssistantUpdate: {
+            /** @description Display name. */
             name?: components["schemas"]["AssistantName"];
+            /** @description The instructions the language model runs with. */
             system_prompt?: components["schemas"]["SystemPrompt"];
+            /** @description What the assistant says first. */
             greeting?: components["schemas"]["Greeting"];
+            /** @description An `id` from `GET /v1/avatars`; empty for none yet. */
             avatar_id?: components["schemas"]["AvatarIDField"];
+            /** @description How the avatar sits in the video frame. */
             framing?: components["schemas"]["FramingPatch"];
+            /** @description An `id` from `GET /v1/voices`; empty for the avatar's default voice. */
             voice?: components["schemas"]["VoiceField"];
+            /** @description The language model the assistant thinks with; empty for the deployment's. */
             model?: components["schemas"]["ModelField"];
         };
-        /** @description The editable working copy. */
+        /**
+         * @description The editable working copy.
+         * @example {
+         *       "system_prompt": "You are the front desk of Acme Dental. Be brief and kind.",
+         *       "greeting": "Hello, Acme Dental, how can I help?",
+         *       "avatar_id": "ava_amber",
+         *       "framing": {
+         *         "shot": "close_up",
+         *         "position": "left"
+         *       },
+         *       "voice": "alloy",
+         *       "model": "gpt-4o-mini"
+         *     }
+         */
         Draft: {
+            /** @description The instructions the language model runs with. */
             system_prompt: string;
+            /** @description What the assistant says first. */
             greeting: string;
+            /** @description An `id` from `GET /v1/avatars`; empty for none yet. */
             avatar_id: string;
+            /** @description How the avatar sits in the video frame. */
             framing: components["schemas"]["Framing"];
+            /** @description An `id` from `GET /v1/voices`; empty for the avatar's default voice. */
             voice: components["schemas"]["VoiceField"];
+            /** @description The language model the assistant thinks with; empty for the deployment's. */
             model: components["schemas"]["ModelField"];
         };
-        /** @description An immutable published snapshot of the draft. */
+        /**
+         * @description An immutable published snapshot of the draft.
+         * @example {
+         *       "id": "ver_01jd3f4g5h6j7k8m9n0p1q2r3t",
+         *       "object": "assistant_version",
+         *       "number": 1,
+         *       "published_at": "2026-11-22T07:00:00.123Z",
+         *       "name": "Front desk",
+         *       "system_prompt": "You are the front desk of Acme Dental. Be brief and kind.",
+         *       "greeting": "Hello, Acme Dental, how can I help?",
+         *       "avatar_id": "ava_amber",
+         *       "framing": {
+         *         "shot": "close_up",
+         *         "position": "left"
+         *       },
+         *       "voice": "alloy",
+         *       "model": "gpt-4o-mini"
+         *     }
+         */
         AssistantVersion: {
+            /** @description The version's id. */
             id: components["schemas"]["VersionID"];
-            /** @enum {string} */
+            /**
+             * @description The kind of object: always `assistant_version`.
+             * @enum {string}
+             */
             object: "assistant_version";
             /** @description 1, 2, 3... with no gap. */
             number: number;
+            /** @description When the version was published. */
             published_at: components["schemas"]["Timestamp"];
+            /** @description Display name. */
             name: string;
+            /** @description The instructions the language model runs with. */
             system_prompt: string;
+            /** @description What the assistant says first. */
             greeting: string;
+            /** @description An `id` from `GET /v1/avatars`; empty for none yet. */
             avatar_id: string;
+            /** @description How the avatar sits in the video frame. */
             framing: components["schemas"]["Framing"];
+            /** @description An `id` from `GET /v1/voices`; empty for the avatar's default voice. */
             voice: components["schemas"]["VoiceField"];
+            /** @description The language model the assistant thinks with; empty for the deployment's. */
             model: components["schemas"]["ModelField"];
         };
+        /**
+         * @example {
+         *       "id": "asst_01jd3f4g5h6j7k8m9n0p1q2r3t",
+         *       "object": "assistant",
+         *       "name": "Front desk",
+         *       "status": "active",
+         *       "draft": {
+         *         "system_prompt": "You are the front desk of Acme Dental. Be brief and kind.",
+         *         "greeting": "Hello, Acme Dental, how can I help?",
+         *         "avatar_id": "ava_amber",
+         *         "framing": {
+         *           "shot": "close_up",
+         *           "position": "left"
+         *         },
+         *         "voice": "alloy",
+         *         "model": "gpt-4o-mini"
+         *       },
+         *       "versions": [
+         *         {
+         *           "id": "ver_01jd3f4g5h6j7k8m9n0p1q2r3t",
+         *           "object": "assistant_version",
+         *           "number": 1,
+         *           "published_at": "2026-11-22T07:00:00.123Z",
+         *           "name": "Front desk",
+         *           "system_prompt": "You are the front desk of Acme Dental. Be brief and kind.",
+         *           "greeting": "Hello, Acme Dental, how can I help?",
+         *           "avatar_id": "ava_amber",
+         *           "framing": {
+         *             "shot": "close_up",
+         *             "position": "left"
+         *           },
+         *           "voice": "alloy",
+         *           "model": "gpt-4o-mini"
+         *         }
+         *       ],
+         *       "active_version_id": "ver_01jd3f4g5h6j7k8m9n0p1q2r3t",
+         *       "created_at": "2026-11-22T07:00:00.123Z",
+         *       "updated_at": "2026-11-22T07:00:00.123Z"
+         *     }
+         */
         Assistant: {
+            /** @description The assistant's id. */
             id: components["schemas"]["AssistantID"];
-            /** @enum {string} */
+            /**
+             * @description The kind of object: always `assistant`.
+             * @enum {string}
+             */
             object: "assistant";
+            /** @description Display name. */
             name: string;
-            /** @enum {string} */
+            /**
+             * @description `active`, or `archived` (read-only).
+             * @enum {string}
+             */
             status: "active" | "archived";
+            /** @description The editable working copy, published into versions. */
             draft: components["schemas"]["Draft"];
             /** @description Published versions, oldest first. */
             versions: components["schemas"]["AssistantVersion"][];
             /** @description The version the next inbound call uses; null until the first publish. */
             active_version_id: string | null;
+            /** @description When it was created. */
             created_at: components["schemas"]["Timestamp"];
+            /** @description When it last changed. */
             updated_at: components["schemas"]["Timestamp"];
         };
+        /**
+         * @example {
+         *       "object": "list",
+         *       "data": [
+         *         {
+         *           "id": "asst_01jd3f4g5h6j7k8m9n0p1q2r3t",
+         *           "object": "assistant",
+         *           "name": "Front desk",
+         *           "status": "active",
+         *           "draft": {
+         *             "system_prompt": "You are the front desk of Acme Dental. Be brief and kind.",
+         *             "greeting": "Hello, Acme Dental, how can I help?",
+         *             "avatar_id": "ava_amber",
+         *             "framing": {
+         *               "shot": "close_up",
+         *               "position": "left"
+         *             },
+         *             "voice": "alloy",
+         *             "model": "gpt-4o-mini"
+         *           },
+         *           "versions": [
+         *             {
+         *               "id": "ver_01jd3f4g5h6j7k8m9n0p1q2r3t",
+         *               "object": "assistant_version",
+         *               "number": 1,
+         *               "published_at": "2026-11-22T07:00:00.123Z",
+         *               "name": "Front desk",
+         *               "system_prompt": "You are the front desk of Acme Dental. Be brief and kind.",
+         *               "greeting": "Hello, Acme Dental, how can I help?",
+         *               "avatar_id": "ava_amber",
+         *               "framing": {
+         *                 "shot": "close_up",
+         *                 "position": "left"
+         *               },
+         *               "voice": "alloy",
+         *               "model": "gpt-4o-mini"
+         *             }
+         *           ],
+         *           "active_version_id": "ver_01jd3f4g5h6j7k8m9n0p1q2r3t",
+         *           "created_at": "2026-11-22T07:00:00.123Z",
+         *           "updated_at": "2026-11-22T07:00:00.123Z"
+         *         }
+         *       ],
+         *       "has_more": false
+         *     }
+         */
         AssistantList: {
-            /** @enum {string} */
+            /**
+             * @description The kind of object: always `list`.
+             * @enum {string}
+             */
             object: "list";
+            /** @description The page of items, newest first. */
             data: components["schemas"]["Assistant"][];
+            /** @description True when another page exists after this one. */
             has_more: boolean;
         };
+        /**
+         * @example {
+         *       "id": "ava_01jd3f4g5h6j7k8m9n0p1q2r3t",
+         *       "object": "avatar",
+         *       "name": "Front desk",
+         *       "description": "Production receiver"
+         *     }
+         */
         Avatar: {
+            /** @description The avatar's id. */
             id: string;
-            /** @enum {string} */
+            /**
+             * @description The kind of object: always `avatar`.
+             * @enum {string}
+             */
             object: "avatar";
+            /** @description Display name. */
             name: string;
+            /** @description What the avatar looks like and suits, for people choosing one. */
             description: string;
         };
+        /**
+         * @example {
+         *       "object": "list",
+         *       "data": [
+         *         {
+         *           "id": "ava_01jd3f4g5h6j7k8m9n0p1q2r3t",
+         *           "object": "avatar",
+         *           "name": "Front desk",
+         *           "description": "Production receiver"
+         *         }
+         *       ],
+         *       "has_more": false
+         *     }
+         */
         AvatarList: {
-            /** @enum {string} */
+            /**
+             * @description The kind of object: always `list`.
+             * @enum {string}
+             */
             object: "list";
+            /** @description The page of items, newest first. */
             data: components["schemas"]["Avatar"][];
-            /** @enum {boolean} */
+            /**
+             * @description True when another page exists after this one.
+             * @enum {boolean}
+             */
             has_more: false;
         };
+        /**
+         * @example {
+         *       "id": "flite-slt",
+         *       "object": "voice",
+         *       "engine": "flite",
+         *       "name": "Front desk",
+         *       "language": "example",
+         *       "gender": "female",
+         *       "description": "Production receiver",
+         *       "default_for_avatars": [
+         *         "ava_01jd3f4g5h6j7k8m9n0p1q2r3t"
+         *       ]
+         *     }
+         */
         Voice: {
+            /** @description The voice's id. */
             id: string;
-            /** @enum {string} */
+            /**
+             * @description The kind of object: always `voice`.
+             * @enum {string}
+             */
             object: "voice";
             /**
              * @description `flite` and `espeak-ng` run on the persona worker; `hosted` is the fleet's speech API (`TTS_BASE_URL`).
              * @enum {string}
              */
             engine: "flite" | "espeak-ng" | "hosted";
+            /** @description The voice's name. */
             name: string;
             /** @description BCP 47 tag; null for a hosted voice. */
             language: string | null;
-            /** @enum {string|null} */
+            /**
+             * @description The voice's gender, as its engine names it.
+             * @enum {string|null}
+             */
             gender: "female" | "male" | null;
+            /** @description How the voice sounds, for people choosing one. */
             description: string;
+            /** @description The avatars whose default voice this is. */
             default_for_avatars: string[];
         };
+        /**
+         * @example {
+         *       "object": "list",
+         *       "data": [
+         *         {
+         *           "id": "flite-slt",
+         *           "object": "voice",
+         *           "engine": "flite",
+         *           "name": "Front desk",
+         *           "language": "example",
+         *           "gender": "female",
+         *           "description": "Production receiver",
+         *           "default_for_avatars": [
+         *             "ava_01jd3f4g5h6j7k8m9n0p1q2r3t"
+         *           ]
+         *         }
+         *       ],
+         *       "has_more": false
+         *     }
+         */
         VoiceList: {
-            /** @enum {string} */
+            /**
+             * @description The kind of object: always `list`.
+             * @enum {string}
+             */
             object: "list";
+            /** @description The page of items, newest first. */
             data: components["schemas"]["Voice"][];
-            /** @enum {boolean} */
+            /**
+             * @description True when another page exists after this one.
+             * @enum {boolean}
+             */
             has_more: false;
         };
         /**
          * @description `assistant`: the assigned assistant answers (a call with none assigned is
          *     declined); `customer_decides`: `call.incoming` asks the customer; `disabled`:
          *     calls are declined.
+         * @example assistant
          * @enum {string}
          */
         InboundMode: "assistant" | "customer_decides" | "disabled";
         /**
          * @description What a customer_decides line does when no decision came by `answer_by`.
+         * @example decline
          * @enum {string}
          */
         OnDecisionTimeout: "decline" | "assistant";
+        /**
+         * @example {
+         *       "id": "line_01jd3f4g5h6j7k8m9n0p1q2r3t",
+         *       "object": "line",
+         *       "handle": "+15550100001",
+         *       "platform": "sim",
+         *       "name": "Front desk",
+         *       "inbound_mode": "assistant",
+         *       "assistant_id": "asst_01jd3f4g5h6j7k8m9n0p1q2r3t",
+         *       "decision_timeout_seconds": 10,
+         *       "on_decision_timeout": "decline",
+         *       "created_at": "2026-11-22T07:00:00.123Z",
+         *       "updated_at": "2026-11-22T07:00:00.123Z"
+         *     }
+         */
         Line: {
+            /** @description The line's id. */
             id: components["schemas"]["LineID"];
-            /** @enum {string} */
+            /**
+             * @description The kind of object: always `line`.
+             * @enum {string}
+             */
             object: "line";
             /** @description The number or platform handle calls arrive on. */
             handle: string;
             /** @description The calling platform (`sim` on the local stack). */
             platform: string;
+            /** @description Display name. */
             name: string;
+            /** @description How the line handles inbound calls. */
             inbound_mode: components["schemas"]["InboundMode"];
+            /** @description The assistant that handles the calls; null for none. */
             assistant_id: string | null;
+            /** @description How long a customer_decides call rings for a decision, in seconds. */
             decision_timeout_seconds: number;
+            /** @description What happens to a customer_decides call nobody decides before `answer_by`. */
             on_decision_timeout: components["schemas"]["OnDecisionTimeout"];
+            /** @description When it was created. */
             created_at: components["schemas"]["Timestamp"];
+            /** @description When it last changed. */
             updated_at: components["schemas"]["Timestamp"];
         };
+        /**
+         * @example {
+         *       "name": "Front desk",
+         *       "inbound_mode": "assistant",
+         *       "decision_timeout_seconds": 10,
+         *       "on_decision_timeout": "decline",
+         *       "assistant_id": "example"
+         *     }
+         */
         LineUpdate: {
+            /** @description Display name. */
             name?: string;
+            /** @description How the line handles inbound calls. */
             inbound_mode?: components["schemas"]["InboundMode"];
             /** @description customer_decides only; how long `call.incoming` waits for a decision. */
             decision_timeout_seconds?: number;
+            /** @description What happens to a customer_decides call nobody decides before `answer_by`. */
             on_decision_timeout?: components["schemas"]["OnDecisionTimeout"];
             /** @description An assistant id to assign (same rules as assign), or null to unassign. */
             assistant_id?: string | null;
         };
+        /**
+         * @example {
+         *       "object": "list",
+         *       "data": [
+         *         {
+         *           "id": "line_01jd3f4g5h6j7k8m9n0p1q2r3t",
+         *           "object": "line",
+         *           "handle": "+15550100001",
+         *           "platform": "sim",
+         *           "name": "Front desk",
+         *           "inbound_mode": "assistant",
+         *           "assistant_id": "asst_01jd3f4g5h6j7k8m9n0p1q2r3t",
+         *           "decision_timeout_seconds": 10,
+         *           "on_decision_timeout": "decline",
+         *           "created_at": "2026-11-22T07:00:00.123Z",
+         *           "updated_at": "2026-11-22T07:00:00.123Z"
+         *         }
+         *       ],
+         *       "has_more": false
+         *     }
+         */
         LineList: {
-            /** @enum {string} */
+            /**
+             * @description The kind of object: always `list`.
+             * @enum {string}
+             */
             object: "list";
+            /** @description The page of items, newest first. */
             data: components["schemas"]["Line"][];
+            /** @description True when another page exists after this one. */
             has_more: boolean;
         };
-        /** @enum {string} */
+        /**
+         * @example call.incoming
+         * @enum {string}
+         */
         EventType: "call.incoming" | "call.answered" | "call.ended";
-        /** @description Event types the endpoint wants; `["*"]` for every type. */
+        /**
+         * @description Event types the endpoint wants; `["*"]` for every type.
+         * @example [
+         *       "*"
+         *     ]
+         */
         EventSubscription: ("*" | "call.incoming" | "call.answered" | "call.ended")[];
-        /** @description An absolute http or https URL with a host and no credentials. */
+        /**
+         * @description An absolute http or https URL with a host and no credentials.
+         * @example https://example.com/hooks/bridgeline
+         */
         WebhookURL: string;
+        /**
+         * @example {
+         *       "url": "https://example.com/hooks/bridgeline",
+         *       "description": "Production receiver",
+         *       "events": [
+         *         "*"
+         *       ]
+         *     }
+         */
         WebhookEndpointCreate: {
+            /** @description Where events are posted. */
             url: components["schemas"]["WebhookURL"];
+            /** @description Free text for the account's own use (at most 500 characters). */
             description?: string;
+            /** @description Event types the endpoint receives; `["*"]` for every type. */
             events?: components["schemas"]["EventSubscription"];
         };
+        /**
+         * @example {
+         *       "url": "https://example.com/hooks/bridgeline",
+         *       "description": "Production receiver",
+         *       "events": [
+         *         "*"
+         *       ],
+         *       "status": "enabled"
+         *     }
+         */
         WebhookEndpointUpdate: {
+            /** @description Where events are posted. */
             url?: components["schemas"]["WebhookURL"];
+            /** @description Free text for the account's own use (at most 500 characters). */
             description?: string;
+            /** @description Event types the endpoint receives; `["*"]` for every type. */
             events?: components["schemas"]["EventSubscription"];
-            /** @enum {string} */
+            /**
+             * @description Disable or enable the endpoint; enabling clears `disabled_reason`.
+             * @enum {string}
+             */
             status?: "enabled" | "disabled";
         };
+        /**
+         * @example {
+         *       "id": "whep_01jd3f4g5h6j7k8m9n0p1q2r3t",
+         *       "object": "webhook_endpoint",
+         *       "url": "https://example.com/hooks/bridgeline",
+         *       "description": "Production receiver",
+         *       "events": [
+         *         "*"
+         *       ],
+         *       "status": "enabled",
+         *       "disabled_reason": "gone",
+         *       "previous_secret_expires_at": "2026-11-22T07:00:00.123Z",
+         *       "created_at": "2026-11-22T07:00:00.123Z",
+         *       "updated_at": "2026-11-22T07:00:00.123Z"
+         *     }
+         */
         WebhookEndpoint: {
+            /** @description The webhook endpoint's id. */
             id: components["schemas"]["WebhookEndpointID"];
-            /** @enum {string} */
+            /**
+             * @description The kind of object: always `webhook_endpoint`.
+             * @enum {string}
+             */
             object: "webhook_endpoint";
+            /** @description Where events are posted. */
             url: string;
+            /** @description Free text for the account's own use (at most 500 characters). */
             description: string;
+            /** @description Event types the endpoint receives; `["*"]` for every type. */
             events: components["schemas"]["EventSubscription"];
-            /** @enum {string} */
+            /**
+             * @description Whether events are sent to it.
+             * @enum {string}
+             */
             status: "enabled" | "disabled";
             /**
              * @description `gone`: a delivery got 410; `customer`: set by PATCH. Null while enabled.
@@ -1272,43 +1752,167 @@ export interface components {
              * @description Until when the secret before the last rotation still signs; null when none does.
              */
             previous_secret_expires_at: string | null;
+            /** @description When it was created. */
             created_at: components["schemas"]["Timestamp"];
+            /** @description When it last changed. */
             updated_at: components["schemas"]["Timestamp"];
         };
+        /**
+         * @example {
+         *       "id": "whep_01jd3f4g5h6j7k8m9n0p1q2r3t",
+         *       "object": "webhook_endpoint",
+         *       "url": "https://example.com/hooks/bridgeline",
+         *       "description": "Production receiver",
+         *       "events": [
+         *         "*"
+         *       ],
+         *       "status": "enabled",
+         *       "disabled_reason": "gone",
+         *       "secret": "whsec_01jd3f4g5h6j7k8m9n0p1q2r3t",
+         *       "previous_secret_expires_at": "2026-11-22T07:00:00.123Z",
+         *       "created_at": "2026-11-22T07:00:00.123Z",
+         *       "updated_at": "2026-11-22T07:00:00.123Z"
+         *     }
+         */
         WebhookEndpointWithSecret: {
+            /** @description The webhook endpoint's id. */
             id: components["schemas"]["WebhookEndpointID"];
-            /** @enum {string} */
+            /**
+             * @description The kind of object: always `webhook_endpoint`.
+             * @enum {string}
+             */
             object: "webhook_endpoint";
+            /** @description Where events are posted. */
             url: string;
+            /** @description Free text for the account's own use (at most 500 characters). */
             description: string;
+            /** @description Event types the endpoint receives; `["*"]` for every type. */
             events: components["schemas"]["EventSubscription"];
-            /** @enum {string} */
+            /**
+             * @description Whether events are sent to it.
+             * @enum {string}
+             */
             status: "enabled" | "disabled";
-            /** @enum {string|null} */
+            /**
+             * @description `gone`: a delivery got 410; `customer`: set by PATCH. Null while enabled.
+             * @enum {string|null}
+             */
             disabled_reason: "gone" | "customer" | null;
             /** @description The signing secret (`whsec_` and base64). Shown only here. */
             secret: string;
-            /** Format: date-time */
+            /**
+             * Format: date-time
+             * @description Until when the secret before the last rotation still signs; null when none does.
+             */
             previous_secret_expires_at: string | null;
+            /** @description When it was created. */
             created_at: components["schemas"]["Timestamp"];
+            /** @description When it last changed. */
             updated_at: components["schemas"]["Timestamp"];
         };
+        /**
+         * @example {
+         *       "object": "list",
+         *       "data": [
+         *         {
+         *           "id": "whep_01jd3f4g5h6j7k8m9n0p1q2r3t",
+         *           "object": "webhook_endpoint",
+         *           "url": "https://example.com/hooks/bridgeline",
+         *           "description": "Production receiver",
+         *           "events": [
+         *             "*"
+         *           ],
+         *           "status": "enabled",
+         *           "disabled_reason": "gone",
+         *           "previous_secret_expires_at": "2026-11-22T07:00:00.123Z",
+         *           "created_at": "2026-11-22T07:00:00.123Z",
+         *           "updated_at": "2026-11-22T07:00:00.123Z"
+         *         }
+         *       ],
+         *       "has_more": false
+         *     }
+         */
         WebhookEndpointList: {
-            /** @enum {string} */
+            /**
+             * @description The kind of object: always `list`.
+             * @enum {string}
+             */
             object: "list";
+            /** @description The page of items, newest first. */
             data: components["schemas"]["WebhookEndpoint"][];
+            /** @description True when another page exists after this one. */
             has_more: boolean;
         };
+        /**
+         * @example {
+         *       "id": "whep_01jd3f4g5h6j7k8m9n0p1q2r3t",
+         *       "object": "webhook_endpoint",
+         *       "deleted": true
+         *     }
+         */
         DeletedWebhookEndpoint: {
+            /** @description The deleted webhook endpoint's id. */
             id: components["schemas"]["WebhookEndpointID"];
-            /** @enum {string} */
+            /**
+             * @description The kind of object: always `webhook_endpoint`.
+             * @enum {string}
+             */
             object: "webhook_endpoint";
-            /** @enum {boolean} */
+            /**
+             * @description Always true: the object is deleted.
+             * @enum {boolean}
+             */
             deleted: true;
         };
-        /** @description An event as the log keeps it; `type` says which of the variants it is, and so the schema of `data`. */
+        /**
+         * @description An event as the log keeps it; `type` says which of the variants it is, and so the schema of `data`.
+         * @example {
+         *       "id": "evt_01jd3f4g5h6j7k8m9n0p1q2r3t",
+         *       "object": "event",
+         *       "type": "call.incoming",
+         *       "created_at": "2026-11-22T07:00:00.123Z",
+         *       "data": {
+         *         "call_id": "example",
+         *         "line_id": "example",
+         *         "from": "+15550100009",
+         *         "to": "+15550100001",
+         *         "media": "video",
+         *         "answer_by": "2026-11-22T07:00:00.123Z",
+         *         "session": {
+         *           "session_id": "ses_01jd3f4g5h6j7k8m9n0p1q2r3t",
+         *           "call_id": "call_01jd3f4g5h6j7k8m9n0p1q2r3t",
+         *           "rtc_url": "wss://rtc.example.com",
+         *           "participant_token": "eyJhbGciOiJIUzI1NiJ9.e30.sig",
+         *           "expires_at": "2026-11-22T07:00:00.123Z"
+         *         }
+         *       }
+         *     }
+         */
         Event: components["schemas"]["CallIncomingEvent"] | components["schemas"]["CallAnsweredEvent"] | components["schemas"]["CallEndedEvent"];
-        /** @description A `call.incoming` event. */
+        /**
+         * @description A `call.incoming` event.
+         * @example {
+         *       "id": "evt_01jd3f4g5h6j7k8m9n0p1q2r3t",
+         *       "object": "event",
+         *       "type": "call.incoming",
+         *       "created_at": "2026-11-22T07:00:00.123Z",
+         *       "data": {
+         *         "call_id": "example",
+         *         "line_id": "example",
+         *         "from": "+15550100009",
+         *         "to": "+15550100001",
+         *         "media": "video",
+         *         "answer_by": "2026-11-22T07:00:00.123Z",
+         *         "session": {
+         *           "session_id": "ses_01jd3f4g5h6j7k8m9n0p1q2r3t",
+         *           "call_id": "call_01jd3f4g5h6j7k8m9n0p1q2r3t",
+         *           "rtc_url": "wss://rtc.example.com",
+         *           "participant_token": "eyJhbGciOiJIUzI1NiJ9.e30.sig",
+         *           "expires_at": "2026-11-22T07:00:00.123Z"
+         *         }
+         *       }
+         *     }
+         */
         CallIncomingEvent: {
             /** @description The event's id; the `webhook-id` of every delivery. */
             id: components["schemas"]["EventID"];
@@ -1327,7 +1931,25 @@ export interface components {
             /** @description The event's data, as sent to the endpoints (see `webhooks`). */
             data: components["schemas"]["CallIncomingData"];
         };
-        /** @description A `call.answered` event. */
+        /**
+         * @description A `call.answered` event.
+         * @example {
+         *       "id": "evt_01jd3f4g5h6j7k8m9n0p1q2r3t",
+         *       "object": "event",
+         *       "type": "call.answered",
+         *       "created_at": "2026-11-22T07:00:00.123Z",
+         *       "data": {
+         *         "call_id": "example",
+         *         "session_id": "example",
+         *         "line_id": "example",
+         *         "direction": "inbound",
+         *         "handled_by": "assistant",
+         *         "answered_at": "2026-11-22T07:00:00.123Z",
+         *         "decision": "accept",
+         *         "decision_source": "webhook_response"
+         *       }
+         *     }
+         */
         CallAnsweredEvent: {
             /** @description The event's id; the `webhook-id` of every delivery. */
             id: components["schemas"]["EventID"];
@@ -1346,7 +1968,31 @@ export interface components {
             /** @description The event's data, as sent to the endpoints (see `webhooks`). */
             data: components["schemas"]["CallAnsweredData"];
         };
-        /** @description A `call.ended` event. */
+        /**
+         * @description A `call.ended` event.
+         * @example {
+         *       "id": "evt_01jd3f4g5h6j7k8m9n0p1q2r3t",
+         *       "object": "event",
+         *       "type": "call.ended",
+         *       "created_at": "2026-11-22T07:00:00.123Z",
+         *       "data": {
+         *         "call_id": "example",
+         *         "session_id": "example",
+         *         "line_id": "example",
+         *         "direction": "inbound",
+         *         "from": "+15550100009",
+         *         "to": "+15550100001",
+         *         "media": "video",
+         *         "handled_by": "assistant",
+         *         "started_at": "2026-11-22T07:00:00.123Z",
+         *         "answered_at": "2026-11-22T07:00:00.123Z",
+         *         "ended_at": "2026-11-22T07:00:00.123Z",
+         *         "duration_ms": 59000,
+         *         "end_reason": "deleted",
+         *         "ended_by": "customer"
+         *       }
+         *     }
+         */
         CallEndedEvent: {
             /** @description The event's id; the `webhook-id` of every delivery. */
             id: components["schemas"]["EventID"];
@@ -1365,19 +2011,45 @@ export interface components {
             /** @description The event's data, as sent to the endpoints (see `webhooks`). */
             data: components["schemas"]["CallEndedData"];
         };
+        /**
+         * @example {
+         *       "id": "watt_01jd3f4g5h6j7k8m9n0p1q2r3t",
+         *       "object": "event_attempt",
+         *       "endpoint_id": "whep_01jd3f4g5h6j7k8m9n0p1q2r3t",
+         *       "url": "https://example.com/hooks/bridgeline",
+         *       "attempt": 1,
+         *       "attempted_at": "2026-11-22T07:00:00.123Z",
+         *       "duration_ms": 59000,
+         *       "status_code": 200,
+         *       "outcome": "succeeded",
+         *       "error": "example",
+         *       "next_attempt_at": "2026-11-22T07:00:00.123Z"
+         *     }
+         */
         EventAttempt: {
+            /** @description The delivery attempt's id. */
             id: components["schemas"]["AttemptID"];
-            /** @enum {string} */
+            /**
+             * @description The kind of object: always `event_attempt`.
+             * @enum {string}
+             */
             object: "event_attempt";
+            /** @description The webhook endpoint the attempt went to. */
             endpoint_id: components["schemas"]["WebhookEndpointID"];
+            /** @description The URL the attempt went to. */
             url: string;
             /** @description 1 for a delivery's first attempt; a redelivery starts again at 1. */
             attempt: number;
+            /** @description When the attempt was sent. */
             attempted_at: components["schemas"]["Timestamp"];
+            /** @description From the answer (or the start, for an unanswered call) to the end, in milliseconds. */
             duration_ms: number;
             /** @description The receiver's HTTP status; null when no answer came. */
             status_code: number | null;
-            /** @enum {string} */
+            /**
+             * @description `succeeded` (a 2xx), `failed` (retried unless it was the last), or `gone` (410: the endpoint is disabled).
+             * @enum {string}
+             */
             outcome: "succeeded" | "failed" | "gone";
             /** @description Why the attempt failed (`timeout`, `connection refused`, `HTTP 500`...); null on success. */
             error: string | null;
@@ -1387,9 +2059,85 @@ export interface components {
              */
             next_attempt_at: string | null;
         };
-        /** @description An event with every delivery attempt; `type` says which of the variants it is. */
+        /**
+         * @description An event with every delivery attempt; `type` says which of the variants it is.
+         * @example {
+         *       "id": "evt_01jd3f4g5h6j7k8m9n0p1q2r3t",
+         *       "object": "event",
+         *       "type": "call.incoming",
+         *       "created_at": "2026-11-22T07:00:00.123Z",
+         *       "data": {
+         *         "call_id": "example",
+         *         "line_id": "example",
+         *         "from": "+15550100009",
+         *         "to": "+15550100001",
+         *         "media": "video",
+         *         "answer_by": "2026-11-22T07:00:00.123Z",
+         *         "session": {
+         *           "session_id": "ses_01jd3f4g5h6j7k8m9n0p1q2r3t",
+         *           "call_id": "call_01jd3f4g5h6j7k8m9n0p1q2r3t",
+         *           "rtc_url": "wss://rtc.example.com",
+         *           "participant_token": "eyJhbGciOiJIUzI1NiJ9.e30.sig",
+         *           "expires_at": "2026-11-22T07:00:00.123Z"
+         *         }
+         *       },
+         *       "attempts": [
+         *         {
+         *           "id": "watt_01jd3f4g5h6j7k8m9n0p1q2r3t",
+         *           "object": "event_attempt",
+         *           "endpoint_id": "whep_01jd3f4g5h6j7k8m9n0p1q2r3t",
+         *           "url": "https://example.com/hooks/bridgeline",
+         *           "attempt": 1,
+         *           "attempted_at": "2026-11-22T07:00:00.123Z",
+         *           "duration_ms": 59000,
+         *           "status_code": 200,
+         *           "outcome": "succeeded",
+         *           "error": "example",
+         *           "next_attempt_at": "2026-11-22T07:00:00.123Z"
+         *         }
+         *       ]
+         *     }
+         */
         EventWithAttempts: components["schemas"]["CallIncomingEventWithAttempts"] | components["schemas"]["CallAnsweredEventWithAttempts"] | components["schemas"]["CallEndedEventWithAttempts"];
-        /** @description A `call.incoming` event with its delivery attempts. */
+        /**
+         * @description A `call.incoming` event with its delivery attempts.
+         * @example {
+         *       "id": "evt_01jd3f4g5h6j7k8m9n0p1q2r3t",
+         *       "object": "event",
+         *       "type": "call.incoming",
+         *       "created_at": "2026-11-22T07:00:00.123Z",
+         *       "data": {
+         *         "call_id": "example",
+         *         "line_id": "example",
+         *         "from": "+15550100009",
+         *         "to": "+15550100001",
+         *         "media": "video",
+         *         "answer_by": "2026-11-22T07:00:00.123Z",
+         *         "session": {
+         *           "session_id": "ses_01jd3f4g5h6j7k8m9n0p1q2r3t",
+         *           "call_id": "call_01jd3f4g5h6j7k8m9n0p1q2r3t",
+         *           "rtc_url": "wss://rtc.example.com",
+         *           "participant_token": "eyJhbGciOiJIUzI1NiJ9.e30.sig",
+         *           "expires_at": "2026-11-22T07:00:00.123Z"
+         *         }
+         *       },
+         *       "attempts": [
+         *         {
+         *           "id": "watt_01jd3f4g5h6j7k8m9n0p1q2r3t",
+         *           "object": "event_attempt",
+         *           "endpoint_id": "whep_01jd3f4g5h6j7k8m9n0p1q2r3t",
+         *           "url": "https://example.com/hooks/bridgeline",
+         *           "attempt": 1,
+         *           "attempted_at": "2026-11-22T07:00:00.123Z",
+         *           "duration_ms": 59000,
+         *           "status_code": 200,
+         *           "outcome": "succeeded",
+         *           "error": "example",
+         *           "next_attempt_at": "2026-11-22T07:00:00.123Z"
+         *         }
+         *       ]
+         *     }
+         */
         CallIncomingEventWithAttempts: {
             /** @description The event's id; the `webhook-id` of every delivery. */
             id: components["schemas"]["EventID"];
@@ -1410,7 +2158,40 @@ export interface components {
             /** @description Every delivery attempt of the event, oldest first. */
             attempts: components["schemas"]["EventAttempt"][];
         };
-        /** @description A `call.answered` event with its delivery attempts. */
+        /**
+         * @description A `call.answered` event with its delivery attempts.
+         * @example {
+         *       "id": "evt_01jd3f4g5h6j7k8m9n0p1q2r3t",
+         *       "object": "event",
+         *       "type": "call.answered",
+         *       "created_at": "2026-11-22T07:00:00.123Z",
+         *       "data": {
+         *         "call_id": "example",
+         *         "session_id": "example",
+         *         "line_id": "example",
+         *         "direction": "inbound",
+         *         "handled_by": "assistant",
+         *         "answered_at": "2026-11-22T07:00:00.123Z",
+         *         "decision": "accept",
+         *         "decision_source": "webhook_response"
+         *       },
+         *       "attempts": [
+         *         {
+         *           "id": "watt_01jd3f4g5h6j7k8m9n0p1q2r3t",
+         *           "object": "event_attempt",
+         *           "endpoint_id": "whep_01jd3f4g5h6j7k8m9n0p1q2r3t",
+         *           "url": "https://example.com/hooks/bridgeline",
+         *           "attempt": 1,
+         *           "attempted_at": "2026-11-22T07:00:00.123Z",
+         *           "duration_ms": 59000,
+         *           "status_code": 200,
+         *           "outcome": "succeeded",
+         *           "error": "example",
+         *           "next_attempt_at": "2026-11-22T07:00:00.123Z"
+         *         }
+         *       ]
+         *     }
+         */
         CallAnsweredEventWithAttempts: {
             /** @description The event's id; the `webhook-id` of every delivery. */
             id: components["schemas"]["EventID"];
@@ -1431,7 +2212,46 @@ export interface components {
             /** @description Every delivery attempt of the event, oldest first. */
             attempts: components["schemas"]["EventAttempt"][];
         };
-        /** @description A `call.ended` event with its delivery attempts. */
+        /**
+         * @description A `call.ended` event with its delivery attempts.
+         * @example {
+         *       "id": "evt_01jd3f4g5h6j7k8m9n0p1q2r3t",
+         *       "object": "event",
+         *       "type": "call.ended",
+         *       "created_at": "2026-11-22T07:00:00.123Z",
+         *       "data": {
+         *         "call_id": "example",
+         *         "session_id": "example",
+         *         "line_id": "example",
+         *         "direction": "inbound",
+         *         "from": "+15550100009",
+         *         "to": "+15550100001",
+         *         "media": "video",
+         *         "handled_by": "assistant",
+         *         "started_at": "2026-11-22T07:00:00.123Z",
+         *         "answered_at": "2026-11-22T07:00:00.123Z",
+         *         "ended_at": "2026-11-22T07:00:00.123Z",
+         *         "duration_ms": 59000,
+         *         "end_reason": "deleted",
+         *         "ended_by": "customer"
+         *       },
+         *       "attempts": [
+         *         {
+         *           "id": "watt_01jd3f4g5h6j7k8m9n0p1q2r3t",
+         *           "object": "event_attempt",
+         *           "endpoint_id": "whep_01jd3f4g5h6j7k8m9n0p1q2r3t",
+         *           "url": "https://example.com/hooks/bridgeline",
+         *           "attempt": 1,
+         *           "attempted_at": "2026-11-22T07:00:00.123Z",
+         *           "duration_ms": 59000,
+         *           "status_code": 200,
+         *           "outcome": "succeeded",
+         *           "error": "example",
+         *           "next_attempt_at": "2026-11-22T07:00:00.123Z"
+         *         }
+         *       ]
+         *     }
+         */
         CallEndedEventWithAttempts: {
             /** @description The event's id; the `webhook-id` of every delivery. */
             id: components["schemas"]["EventID"];
@@ -1452,18 +2272,76 @@ export interface components {
             /** @description Every delivery attempt of the event, oldest first. */
             attempts: components["schemas"]["EventAttempt"][];
         };
+        /**
+         * @example {
+         *       "object": "list",
+         *       "data": [
+         *         {
+         *           "id": "evt_01jd3f4g5h6j7k8m9n0p1q2r3t",
+         *           "object": "event",
+         *           "type": "call.incoming",
+         *           "created_at": "2026-11-22T07:00:00.123Z",
+         *           "data": {
+         *             "call_id": "example",
+         *             "line_id": "example",
+         *             "from": "+15550100009",
+         *             "to": "+15550100001",
+         *             "media": "video",
+         *             "answer_by": "2026-11-22T07:00:00.123Z",
+         *             "session": {
+         *               "session_id": "ses_01jd3f4g5h6j7k8m9n0p1q2r3t",
+         *               "call_id": "call_01jd3f4g5h6j7k8m9n0p1q2r3t",
+         *               "rtc_url": "wss://rtc.example.com",
+         *               "participant_token": "eyJhbGciOiJIUzI1NiJ9.e30.sig",
+         *               "expires_at": "2026-11-22T07:00:00.123Z"
+         *             }
+         *           }
+         *         }
+         *       ],
+         *       "has_more": false
+         *     }
+         */
         EventList: {
-            /** @enum {string} */
+            /**
+             * @description The kind of object: always `list`.
+             * @enum {string}
+             */
             object: "list";
+            /** @description The page of items, newest first. */
             data: components["schemas"]["Event"][];
+            /** @description True when another page exists after this one. */
             has_more: boolean;
         };
+        /**
+         * @example {
+         *       "call_id": "example",
+         *       "line_id": "example",
+         *       "from": "+15550100009",
+         *       "to": "+15550100001",
+         *       "media": "video",
+         *       "answer_by": "2026-11-22T07:00:00.123Z",
+         *       "session": {
+         *         "session_id": "ses_01jd3f4g5h6j7k8m9n0p1q2r3t",
+         *         "call_id": "call_01jd3f4g5h6j7k8m9n0p1q2r3t",
+         *         "rtc_url": "wss://rtc.example.com",
+         *         "participant_token": "eyJhbGciOiJIUzI1NiJ9.e30.sig",
+         *         "expires_at": "2026-11-22T07:00:00.123Z"
+         *       }
+         *     }
+         */
         CallIncomingData: {
+            /** @description The call's id. */
             call_id: string;
+            /** @description The line the call came in on or went out from. */
             line_id: string;
+            /** @description The calling party's handle. */
             from: string;
+            /** @description The called party's handle. */
             to: string;
-            /** @enum {string} */
+            /**
+             * @description `video` or `audio`: what the call carries.
+             * @enum {string}
+             */
             media: "video" | "audio";
             /**
              * Format: date-time
@@ -1479,46 +2357,121 @@ export interface components {
              */
             session: components["schemas"]["SessionPayload"];
         };
+        /**
+         * @example {
+         *       "call_id": "example",
+         *       "session_id": "example",
+         *       "line_id": "example",
+         *       "direction": "inbound",
+         *       "handled_by": "assistant",
+         *       "answered_at": "2026-11-22T07:00:00.123Z",
+         *       "decision": "accept",
+         *       "decision_source": "webhook_response"
+         *     }
+         */
         CallAnsweredData: {
+            /** @description The call's id. */
             call_id: string;
+            /** @description The hosted session the call is bridged into. */
             session_id?: string;
+            /** @description The line the call came in on or went out from. */
             line_id?: string;
-            /** @enum {string} */
+            /**
+             * @description `inbound` (a call to a line) or `outbound` (a session dialling out).
+             * @enum {string}
+             */
             direction: "inbound" | "outbound";
-            /** @enum {string} */
+            /**
+             * @description Who takes the call in the room: the line's `assistant`, the `customer`'s client, or `none`.
+             * @enum {string}
+             */
             handled_by: "assistant" | "customer" | "none";
-            /** Format: date-time */
+            /**
+             * Format: date-time
+             * @description When the call was answered; null until then.
+             */
             answered_at: string;
             /**
              * @description On an inbound customer_decides call, the decision that answered it.
              * @enum {string}
              */
             decision?: "accept";
-            /** @enum {string} */
+            /**
+             * @description Where the customer_decides decision came from: the `call.incoming` response body or `POST /v1/calls/{id}/answer`.
+             * @enum {string}
+             */
             decision_source?: "webhook_response" | "api";
         };
+        /**
+         * @example {
+         *       "call_id": "example",
+         *       "session_id": "example",
+         *       "line_id": "example",
+         *       "direction": "inbound",
+         *       "from": "+15550100009",
+         *       "to": "+15550100001",
+         *       "media": "video",
+         *       "handled_by": "assistant",
+         *       "started_at": "2026-11-22T07:00:00.123Z",
+         *       "answered_at": "2026-11-22T07:00:00.123Z",
+         *       "ended_at": "2026-11-22T07:00:00.123Z",
+         *       "duration_ms": 59000,
+         *       "end_reason": "deleted",
+         *       "ended_by": "customer"
+         *     }
+         */
         CallEndedData: {
+            /** @description The call's id. */
             call_id: string;
+            /** @description The hosted session the call is bridged into. */
             session_id?: string;
+            /** @description The line the call came in on or went out from. */
             line_id?: string;
-            /** @enum {string} */
+            /**
+             * @description `inbound` (a call to a line) or `outbound` (a session dialling out).
+             * @enum {string}
+             */
             direction: "inbound" | "outbound";
+            /** @description The calling party's handle. */
             from: string;
+            /** @description The called party's handle. */
             to: string;
-            /** @enum {string} */
+            /**
+             * @description `video` or `audio`: what the call carries.
+             * @enum {string}
+             */
             media: "video" | "audio";
-            /** @enum {string} */
+            /**
+             * @description Who takes the call in the room: the line's `assistant`, the `customer`'s client, or `none`.
+             * @enum {string}
+             */
             handled_by: "assistant" | "customer" | "none";
-            /** Format: date-time */
+            /**
+             * Format: date-time
+             * @description When the call started ringing.
+             */
             started_at: string;
-            /** Format: date-time */
+            /**
+             * Format: date-time
+             * @description When the call was answered; null until then.
+             */
             answered_at: string | null;
-            /** Format: date-time */
+            /**
+             * Format: date-time
+             * @description When it ended; null while it lasts.
+             */
             ended_at: string;
+            /** @description From the answer (or the start, for an unanswered call) to the end, in milliseconds. */
             duration_ms: number;
-            /** @enum {string} */
+            /**
+             * @description Why it ended; null while it lasts.
+             * @enum {string}
+             */
             end_reason: "deleted" | "remote_hangup" | "participant_left" | "no_answer" | "busy" | "platform_error" | "max_duration" | "line_disabled" | "no_assistant" | "declined" | "decision_timeout" | "media_failed" | "assistant_error" | "room_closed" | "assistant_hangup" | "assistant_unavailable";
-            /** @enum {string} */
+            /**
+             * @description Which side ended the call; null while it lasts.
+             * @enum {string}
+             */
             ended_by: "customer" | "remote" | "assistant" | "system";
         };
         /**
@@ -1574,10 +2527,20 @@ export interface components {
             /** @description Redeliver to this endpoint only; by default every enabled endpoint subscribed to the event's type. */
             endpoint_id?: string;
         };
+        /**
+         * @example {
+         *       "platform_handle": "+15550100002",
+         *       "media": "video",
+         *       "mode": "human",
+         *       "assistant_id": "example",
+         *       "line_id": "line_01jd3f4g5h6j7k8m9n0p1q2r3t"
+         *     }
+         */
         SessionCreate: {
             /** @description The party to call on the line's platform (a number or handle); at most 255 bytes on one line. */
             platform_handle: string;
             /**
+             * @description `video` or `audio`: what the call carries.
              * @default video
              * @enum {string}
              */
@@ -1593,71 +2556,207 @@ export interface components {
             /** @description The line to call from; default the account's first (oldest) line. */
             line_id?: string;
         };
-        /** @enum {string} */
+        /**
+         * @example ringing
+         * @enum {string}
+         */
         SessionStatus: "ringing" | "active" | "ended" | "failed";
-        /** @enum {string|null} */
+        /**
+         * @example deleted
+         * @enum {string|null}
+         */
         EndReason: "deleted" | "remote_hangup" | "participant_left" | "no_answer" | "busy" | "platform_error" | "max_duration" | "line_disabled" | "no_assistant" | "declined" | "decision_timeout" | "media_failed" | "assistant_error" | "room_closed" | "assistant_hangup" | "assistant_unavailable" | null;
-        /** @description A hosted session, as GET and DELETE show it (without a token). */
+        /**
+         * @description A hosted session, as GET and DELETE show it (without a token).
+         * @example {
+         *       "id": "ses_01jd3f4g5h6j7k8m9n0p1q2r3t",
+         *       "object": "session",
+         *       "session_id": "ses_01jd3f4g5h6j7k8m9n0p1q2r3t",
+         *       "call_id": "call_01jd3f4g5h6j7k8m9n0p1q2r3t",
+         *       "status": "ringing",
+         *       "mode": "human",
+         *       "media": "video",
+         *       "platform_handle": "+15550100002",
+         *       "line_id": "line_01jd3f4g5h6j7k8m9n0p1q2r3t",
+         *       "assistant_id": "asst_01jd3f4g5h6j7k8m9n0p1q2r3t",
+         *       "version_id": "ver_01jd3f4g5h6j7k8m9n0p1q2r3t",
+         *       "rtc_url": "wss://rtc.example.com",
+         *       "end_reason": "deleted",
+         *       "created_at": "2026-11-22T07:00:00.123Z",
+         *       "answered_at": "2026-11-22T07:00:00.123Z",
+         *       "ended_at": "2026-11-22T07:00:00.123Z"
+         *     }
+         */
         Session: {
+            /** @description The session's id. */
             id: components["schemas"]["SessionID"];
-            /** @enum {string} */
+            /**
+             * @description The kind of object: always `session`.
+             * @enum {string}
+             */
             object: "session";
+            /** @description The hosted session the call is bridged into. */
             session_id: components["schemas"]["SessionID"];
+            /** @description The call's id. */
             call_id: components["schemas"]["CallID"];
+            /** @description Where the session is in its life. */
             status: components["schemas"]["SessionStatus"];
-            /** @enum {string} */
+            /**
+             * @description `human` (the customer's client joins) or `assistant` (an assistant takes the call).
+             * @enum {string}
+             */
             mode: "human" | "assistant";
-            /** @enum {string} */
+            /**
+             * @description `video` or `audio`: what the call carries.
+             * @enum {string}
+             */
             media: "video" | "audio";
+            /** @description The number or handle dialled. */
             platform_handle: string;
+            /** @description The line the session dials out from. */
             line_id: components["schemas"]["LineID"];
+            /** @description The assistant that takes the call in assistant mode; null in human mode. */
             assistant_id: string | null;
+            /** @description The assistant version the call runs; null when no assistant handles it. */
             version_id: string | null;
+            /** @description The LiveKit URL to connect to. */
             rtc_url: string;
+            /** @description Why it ended; null while it lasts. */
             end_reason: components["schemas"]["EndReason"];
+            /** @description When it was created. */
             created_at: components["schemas"]["Timestamp"];
+            /** @description When the call was answered; null until then. */
             answered_at: components["schemas"]["NullableTimestamp"];
+            /** @description When it ended; null while it lasts. */
             ended_at: components["schemas"]["NullableTimestamp"];
         };
-        /** @description The session as POST /v1/sessions answers it, with the participant token. */
+        /**
+         * @description The session as POST /v1/sessions answers it, with the participant token.
+         * @example {
+         *       "id": "ses_01jd3f4g5h6j7k8m9n0p1q2r3t",
+         *       "object": "session",
+         *       "session_id": "ses_01jd3f4g5h6j7k8m9n0p1q2r3t",
+         *       "call_id": "call_01jd3f4g5h6j7k8m9n0p1q2r3t",
+         *       "status": "ringing",
+         *       "mode": "human",
+         *       "media": "video",
+         *       "platform_handle": "+15550100002",
+         *       "line_id": "line_01jd3f4g5h6j7k8m9n0p1q2r3t",
+         *       "assistant_id": "asst_01jd3f4g5h6j7k8m9n0p1q2r3t",
+         *       "version_id": "ver_01jd3f4g5h6j7k8m9n0p1q2r3t",
+         *       "rtc_url": "wss://rtc.example.com",
+         *       "participant_token": "eyJhbGciOiJIUzI1NiJ9.e30.sig",
+         *       "expires_at": "2026-11-22T07:00:00.123Z",
+         *       "end_reason": "deleted",
+         *       "created_at": "2026-11-22T07:00:00.123Z",
+         *       "answered_at": "2026-11-22T07:00:00.123Z",
+         *       "ended_at": "2026-11-22T07:00:00.123Z"
+         *     }
+         */
         SessionCreated: {
+            /** @description The session's id. */
             id: components["schemas"]["SessionID"];
-            /** @enum {string} */
+            /**
+             * @description The kind of object: always `session`.
+             * @enum {string}
+             */
             object: "session";
+            /** @description The hosted session the call is bridged into. */
             session_id: components["schemas"]["SessionID"];
+            /** @description The call's id. */
             call_id: components["schemas"]["CallID"];
+            /** @description Where the session is in its life. */
             status: components["schemas"]["SessionStatus"];
-            /** @enum {string} */
+            /**
+             * @description `human` (the customer's client joins) or `assistant` (an assistant takes the call).
+             * @enum {string}
+             */
             mode: "human" | "assistant";
-            /** @enum {string} */
+            /**
+             * @description `video` or `audio`: what the call carries.
+             * @enum {string}
+             */
             media: "video" | "audio";
+            /** @description The number or handle dialled. */
             platform_handle: string;
+            /** @description The line the session dials out from. */
             line_id: components["schemas"]["LineID"];
+            /** @description The assistant that takes the call in assistant mode; null in human mode. */
             assistant_id: string | null;
+            /** @description The assistant version the call runs; null when no assistant handles it. */
             version_id: string | null;
             /** @description The LiveKit URL to connect to (`wss://` in production, `ws://127.0.0.1:7880` locally). */
             rtc_url: string;
             /** @description A LiveKit JWT for this one room; the only credential that may reach a browser. */
             participant_token: string;
+            /** @description When the participant token stops working. */
             expires_at: components["schemas"]["Timestamp"];
+            /** @description Why it ended; null while it lasts. */
             end_reason: components["schemas"]["EndReason"];
+            /** @description When it was created. */
             created_at: components["schemas"]["Timestamp"];
+            /** @description When the call was answered; null until then. */
             answered_at: components["schemas"]["NullableTimestamp"];
+            /** @description When it ended; null while it lasts. */
             ended_at: components["schemas"]["NullableTimestamp"];
         };
+        /**
+         * @example {
+         *       "object": "list",
+         *       "data": [
+         *         {
+         *           "id": "ses_01jd3f4g5h6j7k8m9n0p1q2r3t",
+         *           "object": "session",
+         *           "session_id": "ses_01jd3f4g5h6j7k8m9n0p1q2r3t",
+         *           "call_id": "call_01jd3f4g5h6j7k8m9n0p1q2r3t",
+         *           "status": "ringing",
+         *           "mode": "human",
+         *           "media": "video",
+         *           "platform_handle": "+15550100002",
+         *           "line_id": "line_01jd3f4g5h6j7k8m9n0p1q2r3t",
+         *           "assistant_id": "asst_01jd3f4g5h6j7k8m9n0p1q2r3t",
+         *           "version_id": "ver_01jd3f4g5h6j7k8m9n0p1q2r3t",
+         *           "rtc_url": "wss://rtc.example.com",
+         *           "end_reason": "deleted",
+         *           "created_at": "2026-11-22T07:00:00.123Z",
+         *           "answered_at": "2026-11-22T07:00:00.123Z",
+         *           "ended_at": "2026-11-22T07:00:00.123Z"
+         *         }
+         *       ],
+         *       "has_more": false
+         *     }
+         */
         SessionList: {
-            /** @enum {string} */
+            /**
+             * @description The kind of object: always `list`.
+             * @enum {string}
+             */
             object: "list";
+            /** @description The page of items, newest first. */
             data: components["schemas"]["Session"][];
+            /** @description True when another page exists after this one. */
             has_more: boolean;
         };
+        /**
+         * @example {
+         *       "speaker": "assistant",
+         *       "text": "Hello, Acme Dental, how can I help?",
+         *       "start_ms": 300,
+         *       "end_ms": 2400,
+         *       "interrupted": true
+         *     }
+         */
         Turn: {
-            /** @enum {string} */
+            /**
+             * @description Who spoke the turn.
+             * @enum {string}
+             */
             speaker: "assistant" | "caller";
             /** @description What was said; for an interrupted assistant turn, only what the caller heard. */
             text: string;
             /** @description Offset from the answer. */
             start_ms: number;
+            /** @description End of the turn, in milliseconds from the answer. */
             end_ms: number;
             /**
              * @description Present (true) on an assistant turn the caller talked over (barge-in); absent otherwise.
@@ -1665,9 +2764,17 @@ export interface components {
              */
             interrupted?: true;
         };
-        /** @description A duration measured once per turn, over the call, in milliseconds. */
+        /**
+         * @description A duration measured once per turn, over the call, in milliseconds.
+         * @example {
+         *       "p50": 1,
+         *       "p95": 1
+         *     }
+         */
         Percentiles: {
+            /** @description The median, in milliseconds. */
             p50: number;
+            /** @description The 95th percentile, in milliseconds. */
             p95: number;
         };
         /**
@@ -1675,9 +2782,41 @@ export interface components {
          *     `connecting_screen_ms` and `first_greeting_audio_ms` are offsets from the answer;
          *     the rest are over the conversation's turns. Null on a call that is not an
          *     assistant's.
+         * @example {
+         *       "connecting_screen_ms": 1,
+         *       "first_greeting_audio_ms": 1,
+         *       "turns": 1,
+         *       "response_ms": {
+         *         "p50": 1,
+         *         "p95": 1
+         *       },
+         *       "barge_ins": 1,
+         *       "barge_in_stop_ms": {
+         *         "p50": 1,
+         *         "p95": 1
+         *       },
+         *       "stt_final_ms": {
+         *         "p50": 1,
+         *         "p95": 1
+         *       },
+         *       "llm_first_token_ms": {
+         *         "p50": 1,
+         *         "p95": 1
+         *       },
+         *       "tts_first_audio_ms": {
+         *         "p50": 1,
+         *         "p95": 1
+         *       },
+         *       "errors": {
+         *         "count": 1,
+         *         "last_kind": "llm_timeout"
+         *       }
+         *     }
          */
         CallMetrics: {
+            /** @description From the answer to the first connecting-screen frame, in milliseconds. */
             connecting_screen_ms?: number;
+            /** @description From the answer to the greeting's first audio, in milliseconds. */
             first_greeting_audio_ms?: number;
             /** @description How many caller turns were answered. */
             turns?: number;
@@ -1695,43 +2834,141 @@ export interface components {
             tts_first_audio_ms?: components["schemas"]["Percentiles"];
             /** @description Model, speech recognition and synthesis failures the call recovered from (the assistant apologised and kept listening). */
             errors?: {
+                /** @description How many failures. */
                 count: number;
                 /** @description The last failure: llm_error, llm_timeout, stt_error or tts_error. */
                 last_kind: string;
             };
         } | null;
-        /** @description The call record. */
+        /**
+         * @description The call record.
+         * @example {
+         *       "id": "call_01jd3f4g5h6j7k8m9n0p1q2r3t",
+         *       "object": "call",
+         *       "direction": "inbound",
+         *       "line_id": "line_01jd3f4g5h6j7k8m9n0p1q2r3t",
+         *       "from": "+15550100009",
+         *       "to": "+15550100001",
+         *       "media": "video",
+         *       "status": "ringing",
+         *       "handled_by": "assistant",
+         *       "assistant_id": "asst_01jd3f4g5h6j7k8m9n0p1q2r3t",
+         *       "version_id": "ver_01jd3f4g5h6j7k8m9n0p1q2r3t",
+         *       "session_id": "ses_01jd3f4g5h6j7k8m9n0p1q2r3t",
+         *       "started_at": "2026-11-22T07:00:00.123Z",
+         *       "answered_at": "2026-11-22T07:00:00.123Z",
+         *       "ended_at": "2026-11-22T07:00:00.123Z",
+         *       "duration_ms": 59000,
+         *       "end_reason": "deleted",
+         *       "ended_by": "customer",
+         *       "decision": "accept",
+         *       "decision_source": "webhook_response",
+         *       "transcript": [
+         *         {
+         *           "speaker": "assistant",
+         *           "text": "Hello, Acme Dental, how can I help?",
+         *           "start_ms": 300,
+         *           "end_ms": 2400,
+         *           "interrupted": true
+         *         }
+         *       ],
+         *       "metrics": {
+         *         "connecting_screen_ms": 1,
+         *         "first_greeting_audio_ms": 1,
+         *         "turns": 1,
+         *         "response_ms": {
+         *           "p50": 1,
+         *           "p95": 1
+         *         },
+         *         "barge_ins": 1,
+         *         "barge_in_stop_ms": {
+         *           "p50": 1,
+         *           "p95": 1
+         *         },
+         *         "stt_final_ms": {
+         *           "p50": 1,
+         *           "p95": 1
+         *         },
+         *         "llm_first_token_ms": {
+         *           "p50": 1,
+         *           "p95": 1
+         *         },
+         *         "tts_first_audio_ms": {
+         *           "p50": 1,
+         *           "p95": 1
+         *         },
+         *         "errors": {
+         *           "count": 1,
+         *           "last_kind": "llm_timeout"
+         *         }
+         *       },
+         *       "assistant_report": "pending"
+         *     }
+         */
         Call: {
+            /** @description The call's id. */
             id: components["schemas"]["CallID"];
-            /** @enum {string} */
+            /**
+             * @description The kind of object: always `call`.
+             * @enum {string}
+             */
             object: "call";
-            /** @enum {string} */
+            /**
+             * @description `inbound` (a call to a line) or `outbound` (a session dialling out).
+             * @enum {string}
+             */
             direction: "inbound" | "outbound";
+            /** @description The line the call came in on or went out from. */
             line_id: string | null;
+            /** @description The calling party's handle. */
             from: string;
+            /** @description The called party's handle. */
             to: string;
-            /** @enum {string} */
+            /**
+             * @description `video` or `audio`: what the call carries.
+             * @enum {string}
+             */
             media: "video" | "audio";
-            /** @enum {string} */
+            /**
+             * @description Where the call is in its life.
+             * @enum {string}
+             */
             status: "ringing" | "active" | "ended" | "failed" | "declined";
-            /** @enum {string} */
+            /**
+             * @description Who takes the call in the room: the line's `assistant`, the `customer`'s client, or `none`.
+             * @enum {string}
+             */
             handled_by: "assistant" | "customer" | "none";
+            /** @description The assistant that handles the calls; null for none. */
             assistant_id: string | null;
+            /** @description The assistant version the call runs; null when no assistant handles it. */
             version_id: string | null;
+            /** @description The hosted session the call is bridged into. */
             session_id: string | null;
+            /** @description When the call started ringing. */
             started_at: components["schemas"]["Timestamp"];
+            /** @description When the call was answered; null until then. */
             answered_at: components["schemas"]["NullableTimestamp"];
+            /** @description When it ended; null while it lasts. */
             ended_at: components["schemas"]["NullableTimestamp"];
+            /** @description From the answer (or the start, for an unanswered call) to the end, in milliseconds. */
             duration_ms: number | null;
+            /** @description Why it ended; null while it lasts. */
             end_reason: components["schemas"]["EndReason"];
-            /** @enum {string|null} */
+            /**
+             * @description Which side ended the call; null while it lasts.
+             * @enum {string|null}
+             */
             ended_by: "customer" | "remote" | "assistant" | "system" | null;
             /**
              * @description customer_decides calls only.
              * @enum {string|null}
              */
             decision: "accept" | "decline" | "timeout" | null;
-            /** @enum {string|null} */
+            /**
+             * @description Where the customer_decides decision came from: the `call.incoming` response body or `POST /v1/calls/{id}/answer`.
+             * @enum {string|null}
+             */
             decision_source: "webhook_response" | "api" | null;
             /** @description Assistant calls only (an array, possibly empty); null otherwise. */
             transcript: components["schemas"]["Turn"][] | null;
@@ -1751,30 +2988,135 @@ export interface components {
              */
             assistant_report: "pending" | "received" | "missing" | null;
         };
+        /**
+         * @example {
+         *       "object": "list",
+         *       "data": [
+         *         {
+         *           "id": "call_01jd3f4g5h6j7k8m9n0p1q2r3t",
+         *           "object": "call",
+         *           "direction": "inbound",
+         *           "line_id": "line_01jd3f4g5h6j7k8m9n0p1q2r3t",
+         *           "from": "+15550100009",
+         *           "to": "+15550100001",
+         *           "media": "video",
+         *           "status": "ringing",
+         *           "handled_by": "assistant",
+         *           "assistant_id": "asst_01jd3f4g5h6j7k8m9n0p1q2r3t",
+         *           "version_id": "ver_01jd3f4g5h6j7k8m9n0p1q2r3t",
+         *           "session_id": "ses_01jd3f4g5h6j7k8m9n0p1q2r3t",
+         *           "started_at": "2026-11-22T07:00:00.123Z",
+         *           "answered_at": "2026-11-22T07:00:00.123Z",
+         *           "ended_at": "2026-11-22T07:00:00.123Z",
+         *           "duration_ms": 59000,
+         *           "end_reason": "deleted",
+         *           "ended_by": "customer",
+         *           "decision": "accept",
+         *           "decision_source": "webhook_response",
+         *           "transcript": [
+         *             {
+         *               "speaker": "assistant",
+         *               "text": "Hello, Acme Dental, how can I help?",
+         *               "start_ms": 300,
+         *               "end_ms": 2400,
+         *               "interrupted": true
+         *             }
+         *           ],
+         *           "metrics": {
+         *             "connecting_screen_ms": 1,
+         *             "first_greeting_audio_ms": 1,
+         *             "turns": 1,
+         *             "response_ms": {
+         *               "p50": 1,
+         *               "p95": 1
+         *             },
+         *             "barge_ins": 1,
+         *             "barge_in_stop_ms": {
+         *               "p50": 1,
+         *               "p95": 1
+         *             },
+         *             "stt_final_ms": {
+         *               "p50": 1,
+         *               "p95": 1
+         *             },
+         *             "llm_first_token_ms": {
+         *               "p50": 1,
+         *               "p95": 1
+         *             },
+         *             "tts_first_audio_ms": {
+         *               "p50": 1,
+         *               "p95": 1
+         *             },
+         *             "errors": {
+         *               "count": 1,
+         *               "last_kind": "llm_timeout"
+         *             }
+         *           },
+         *           "assistant_report": "pending"
+         *         }
+         *       ],
+         *       "has_more": false
+         *     }
+         */
         CallList: {
-            /** @enum {string} */
+            /**
+             * @description The kind of object: always `list`.
+             * @enum {string}
+             */
             object: "list";
+            /** @description The page of items, newest first. */
             data: components["schemas"]["Call"][];
+            /** @description True when another page exists after this one. */
             has_more: boolean;
         };
-        /** @description The session payload, as answered by the API. */
+        /**
+         * @description The session payload, as answered by the API.
+         * @example {
+         *       "session_id": "ses_01jd3f4g5h6j7k8m9n0p1q2r3t",
+         *       "call_id": "call_01jd3f4g5h6j7k8m9n0p1q2r3t",
+         *       "rtc_url": "wss://rtc.example.com",
+         *       "participant_token": "eyJhbGciOiJIUzI1NiJ9.e30.sig",
+         *       "expires_at": "2026-11-22T07:00:00.123Z"
+         *     }
+         */
         SessionPayload: {
+            /** @description The session's id. */
             session_id: string;
+            /** @description The id of the session's call. */
             call_id: string;
             /** @description The LiveKit URL to connect to (`wss://` in production, `ws://127.0.0.1:7880` locally). */
             rtc_url: string;
             /** @description A LiveKit token for this one room; the only credential that may reach a browser. */
             participant_token: string;
+            /** @description When the participant token stops working. */
             expires_at: components["schemas"]["Timestamp"];
         };
-        /** @description A call with its customer_decides decision. The call object may carry more fields. */
+        /**
+         * @description A call with its customer_decides decision. The call object may carry more fields.
+         * @example {
+         *       "id": "call_01jd3f4g5h6j7k8m9n0p1q2r3t",
+         *       "object": "call",
+         *       "decision": "accept",
+         *       "decision_source": "webhook_response"
+         *     }
+         */
         DecidedCall: {
+            /** @description The call's id. */
             id: string;
-            /** @enum {string} */
+            /**
+             * @description The kind of object: always `call`.
+             * @enum {string}
+             */
             object: "call";
-            /** @enum {string} */
+            /**
+             * @description The customer_decides decision; null on other calls.
+             * @enum {string}
+             */
             decision: "accept" | "decline" | "timeout";
-            /** @enum {string} */
+            /**
+             * @description Where the customer_decides decision came from: the `call.incoming` response body or `POST /v1/calls/{id}/answer`.
+             * @enum {string}
+             */
             decision_source: "webhook_response" | "api";
         };
     };
@@ -2018,6 +3360,52 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "object": "list",
+                     *       "data": [
+                     *         {
+                     *           "id": "asst_01jd3f4g5h6j7k8m9n0p1q2r3t",
+                     *           "object": "assistant",
+                     *           "name": "Front desk",
+                     *           "status": "active",
+                     *           "draft": {
+                     *             "system_prompt": "You are the front desk of Acme Dental. Be brief and kind.",
+                     *             "greeting": "Hello, Acme Dental, how can I help?",
+                     *             "avatar_id": "ava_amber",
+                     *             "framing": {
+                     *               "shot": "close_up",
+                     *               "position": "left"
+                     *             },
+                     *             "voice": "alloy",
+                     *             "model": "gpt-4o-mini"
+                     *           },
+                     *           "versions": [
+                     *             {
+                     *               "id": "ver_01jd3f4g5h6j7k8m9n0p1q2r3t",
+                     *               "object": "assistant_version",
+                     *               "number": 1,
+                     *               "published_at": "2026-11-22T07:00:00.123Z",
+                     *               "name": "Front desk",
+                     *               "system_prompt": "You are the front desk of Acme Dental. Be brief and kind.",
+                     *               "greeting": "Hello, Acme Dental, how can I help?",
+                     *               "avatar_id": "ava_amber",
+                     *               "framing": {
+                     *                 "shot": "close_up",
+                     *                 "position": "left"
+                     *               },
+                     *               "voice": "alloy",
+                     *               "model": "gpt-4o-mini"
+                     *             }
+                     *           ],
+                     *           "active_version_id": "ver_01jd3f4g5h6j7k8m9n0p1q2r3t",
+                     *           "created_at": "2026-11-22T07:00:00.123Z",
+                     *           "updated_at": "2026-11-22T07:00:00.123Z"
+                     *         }
+                     *       ],
+                     *       "has_more": false
+                     *     }
+                     */
                     "application/json": components["schemas"]["AssistantList"];
                 };
             };
@@ -2041,6 +3429,20 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "name": "Front desk",
+                 *       "system_prompt": "You are the front desk of Acme Dental. Be brief and kind.",
+                 *       "greeting": "Hello, Acme Dental, how can I help?",
+                 *       "avatar_id": "ava_amber",
+                 *       "framing": {
+                 *         "shot": "close_up",
+                 *         "position": "left"
+                 *       },
+                 *       "voice": "alloy",
+                 *       "model": "gpt-4o-mini"
+                 *     }
+                 */
                 "application/json": components["schemas"]["AssistantCreate"];
             };
         };
@@ -2053,6 +3455,46 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "asst_01jd3f4g5h6j7k8m9n0p1q2r3t",
+                     *       "object": "assistant",
+                     *       "name": "Front desk",
+                     *       "status": "active",
+                     *       "draft": {
+                     *         "system_prompt": "You are the front desk of Acme Dental. Be brief and kind.",
+                     *         "greeting": "Hello, Acme Dental, how can I help?",
+                     *         "avatar_id": "ava_amber",
+                     *         "framing": {
+                     *           "shot": "close_up",
+                     *           "position": "left"
+                     *         },
+                     *         "voice": "alloy",
+                     *         "model": "gpt-4o-mini"
+                     *       },
+                     *       "versions": [
+                     *         {
+                     *           "id": "ver_01jd3f4g5h6j7k8m9n0p1q2r3t",
+                     *           "object": "assistant_version",
+                     *           "number": 1,
+                     *           "published_at": "2026-11-22T07:00:00.123Z",
+                     *           "name": "Front desk",
+                     *           "system_prompt": "You are the front desk of Acme Dental. Be brief and kind.",
+                     *           "greeting": "Hello, Acme Dental, how can I help?",
+                     *           "avatar_id": "ava_amber",
+                     *           "framing": {
+                     *             "shot": "close_up",
+                     *             "position": "left"
+                     *           },
+                     *           "voice": "alloy",
+                     *           "model": "gpt-4o-mini"
+                     *         }
+                     *       ],
+                     *       "active_version_id": "ver_01jd3f4g5h6j7k8m9n0p1q2r3t",
+                     *       "created_at": "2026-11-22T07:00:00.123Z",
+                     *       "updated_at": "2026-11-22T07:00:00.123Z"
+                     *     }
+                     */
                     "application/json": components["schemas"]["Assistant"];
                 };
             };
@@ -2085,6 +3527,46 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "asst_01jd3f4g5h6j7k8m9n0p1q2r3t",
+                     *       "object": "assistant",
+                     *       "name": "Front desk",
+                     *       "status": "active",
+                     *       "draft": {
+                     *         "system_prompt": "You are the front desk of Acme Dental. Be brief and kind.",
+                     *         "greeting": "Hello, Acme Dental, how can I help?",
+                     *         "avatar_id": "ava_amber",
+                     *         "framing": {
+                     *           "shot": "close_up",
+                     *           "position": "left"
+                     *         },
+                     *         "voice": "alloy",
+                     *         "model": "gpt-4o-mini"
+                     *       },
+                     *       "versions": [
+                     *         {
+                     *           "id": "ver_01jd3f4g5h6j7k8m9n0p1q2r3t",
+                     *           "object": "assistant_version",
+                     *           "number": 1,
+                     *           "published_at": "2026-11-22T07:00:00.123Z",
+                     *           "name": "Front desk",
+                     *           "system_prompt": "You are the front desk of Acme Dental. Be brief and kind.",
+                     *           "greeting": "Hello, Acme Dental, how can I help?",
+                     *           "avatar_id": "ava_amber",
+                     *           "framing": {
+                     *             "shot": "close_up",
+                     *             "position": "left"
+                     *           },
+                     *           "voice": "alloy",
+                     *           "model": "gpt-4o-mini"
+                     *         }
+                     *       ],
+                     *       "active_version_id": "ver_01jd3f4g5h6j7k8m9n0p1q2r3t",
+                     *       "created_at": "2026-11-22T07:00:00.123Z",
+                     *       "updated_at": "2026-11-22T07:00:00.123Z"
+                     *     }
+                     */
                     "application/json": components["schemas"]["Assistant"];
                 };
             };
@@ -2109,6 +3591,20 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "name": "Front desk",
+                 *       "system_prompt": "You are the front desk of Acme Dental. Be brief and kind.",
+                 *       "greeting": "Hello, Acme Dental, how can I help?",
+                 *       "avatar_id": "ava_amber",
+                 *       "framing": {
+                 *         "shot": "close_up",
+                 *         "position": "left"
+                 *       },
+                 *       "voice": "alloy",
+                 *       "model": "gpt-4o-mini"
+                 *     }
+                 */
                 "application/json": components["schemas"]["AssistantUpdate"];
             };
         };
@@ -2120,6 +3616,46 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "asst_01jd3f4g5h6j7k8m9n0p1q2r3t",
+                     *       "object": "assistant",
+                     *       "name": "Front desk",
+                     *       "status": "active",
+                     *       "draft": {
+                     *         "system_prompt": "You are the front desk of Acme Dental. Be brief and kind.",
+                     *         "greeting": "Hello, Acme Dental, how can I help?",
+                     *         "avatar_id": "ava_amber",
+                     *         "framing": {
+                     *           "shot": "close_up",
+                     *           "position": "left"
+                     *         },
+                     *         "voice": "alloy",
+                     *         "model": "gpt-4o-mini"
+                     *       },
+                     *       "versions": [
+                     *         {
+                     *           "id": "ver_01jd3f4g5h6j7k8m9n0p1q2r3t",
+                     *           "object": "assistant_version",
+                     *           "number": 1,
+                     *           "published_at": "2026-11-22T07:00:00.123Z",
+                     *           "name": "Front desk",
+                     *           "system_prompt": "You are the front desk of Acme Dental. Be brief and kind.",
+                     *           "greeting": "Hello, Acme Dental, how can I help?",
+                     *           "avatar_id": "ava_amber",
+                     *           "framing": {
+                     *             "shot": "close_up",
+                     *             "position": "left"
+                     *           },
+                     *           "voice": "alloy",
+                     *           "model": "gpt-4o-mini"
+                     *         }
+                     *       ],
+                     *       "active_version_id": "ver_01jd3f4g5h6j7k8m9n0p1q2r3t",
+                     *       "created_at": "2026-11-22T07:00:00.123Z",
+                     *       "updated_at": "2026-11-22T07:00:00.123Z"
+                     *     }
+                     */
                     "application/json": components["schemas"]["Assistant"];
                 };
             };
@@ -2148,6 +3684,7 @@ export interface operations {
         };
         requestBody?: {
             content: {
+                /** @example {} */
                 "application/json": components["schemas"]["EmptyObject"];
             };
         };
@@ -2160,6 +3697,46 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "asst_01jd3f4g5h6j7k8m9n0p1q2r3t",
+                     *       "object": "assistant",
+                     *       "name": "Front desk",
+                     *       "status": "active",
+                     *       "draft": {
+                     *         "system_prompt": "You are the front desk of Acme Dental. Be brief and kind.",
+                     *         "greeting": "Hello, Acme Dental, how can I help?",
+                     *         "avatar_id": "ava_amber",
+                     *         "framing": {
+                     *           "shot": "close_up",
+                     *           "position": "left"
+                     *         },
+                     *         "voice": "alloy",
+                     *         "model": "gpt-4o-mini"
+                     *       },
+                     *       "versions": [
+                     *         {
+                     *           "id": "ver_01jd3f4g5h6j7k8m9n0p1q2r3t",
+                     *           "object": "assistant_version",
+                     *           "number": 1,
+                     *           "published_at": "2026-11-22T07:00:00.123Z",
+                     *           "name": "Front desk",
+                     *           "system_prompt": "You are the front desk of Acme Dental. Be brief and kind.",
+                     *           "greeting": "Hello, Acme Dental, how can I help?",
+                     *           "avatar_id": "ava_amber",
+                     *           "framing": {
+                     *             "shot": "close_up",
+                     *             "position": "left"
+                     *           },
+                     *           "voice": "alloy",
+                     *           "model": "gpt-4o-mini"
+                     *         }
+                     *       ],
+                     *       "active_version_id": "ver_01jd3f4g5h6j7k8m9n0p1q2r3t",
+                     *       "created_at": "2026-11-22T07:00:00.123Z",
+                     *       "updated_at": "2026-11-22T07:00:00.123Z"
+                     *     }
+                     */
                     "application/json": components["schemas"]["Assistant"];
                 };
             };
@@ -2189,6 +3766,11 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "version_id": "ver_01jd0000000000000000000000"
+                 *     }
+                 */
                 "application/json": components["schemas"]["AssistantActivate"];
             };
         };
@@ -2201,6 +3783,46 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "asst_01jd3f4g5h6j7k8m9n0p1q2r3t",
+                     *       "object": "assistant",
+                     *       "name": "Front desk",
+                     *       "status": "active",
+                     *       "draft": {
+                     *         "system_prompt": "You are the front desk of Acme Dental. Be brief and kind.",
+                     *         "greeting": "Hello, Acme Dental, how can I help?",
+                     *         "avatar_id": "ava_amber",
+                     *         "framing": {
+                     *           "shot": "close_up",
+                     *           "position": "left"
+                     *         },
+                     *         "voice": "alloy",
+                     *         "model": "gpt-4o-mini"
+                     *       },
+                     *       "versions": [
+                     *         {
+                     *           "id": "ver_01jd3f4g5h6j7k8m9n0p1q2r3t",
+                     *           "object": "assistant_version",
+                     *           "number": 1,
+                     *           "published_at": "2026-11-22T07:00:00.123Z",
+                     *           "name": "Front desk",
+                     *           "system_prompt": "You are the front desk of Acme Dental. Be brief and kind.",
+                     *           "greeting": "Hello, Acme Dental, how can I help?",
+                     *           "avatar_id": "ava_amber",
+                     *           "framing": {
+                     *             "shot": "close_up",
+                     *             "position": "left"
+                     *           },
+                     *           "voice": "alloy",
+                     *           "model": "gpt-4o-mini"
+                     *         }
+                     *       ],
+                     *       "active_version_id": "ver_01jd3f4g5h6j7k8m9n0p1q2r3t",
+                     *       "created_at": "2026-11-22T07:00:00.123Z",
+                     *       "updated_at": "2026-11-22T07:00:00.123Z"
+                     *     }
+                     */
                     "application/json": components["schemas"]["Assistant"];
                 };
             };
@@ -2230,6 +3852,11 @@ export interface operations {
         };
         requestBody?: {
             content: {
+                /**
+                 * @example {
+                 *       "name": "Front desk (evening)"
+                 *     }
+                 */
                 "application/json": components["schemas"]["AssistantDuplicate"];
             };
         };
@@ -2242,6 +3869,46 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "asst_01jd3f4g5h6j7k8m9n0p1q2r3t",
+                     *       "object": "assistant",
+                     *       "name": "Front desk",
+                     *       "status": "active",
+                     *       "draft": {
+                     *         "system_prompt": "You are the front desk of Acme Dental. Be brief and kind.",
+                     *         "greeting": "Hello, Acme Dental, how can I help?",
+                     *         "avatar_id": "ava_amber",
+                     *         "framing": {
+                     *           "shot": "close_up",
+                     *           "position": "left"
+                     *         },
+                     *         "voice": "alloy",
+                     *         "model": "gpt-4o-mini"
+                     *       },
+                     *       "versions": [
+                     *         {
+                     *           "id": "ver_01jd3f4g5h6j7k8m9n0p1q2r3t",
+                     *           "object": "assistant_version",
+                     *           "number": 1,
+                     *           "published_at": "2026-11-22T07:00:00.123Z",
+                     *           "name": "Front desk",
+                     *           "system_prompt": "You are the front desk of Acme Dental. Be brief and kind.",
+                     *           "greeting": "Hello, Acme Dental, how can I help?",
+                     *           "avatar_id": "ava_amber",
+                     *           "framing": {
+                     *             "shot": "close_up",
+                     *             "position": "left"
+                     *           },
+                     *           "voice": "alloy",
+                     *           "model": "gpt-4o-mini"
+                     *         }
+                     *       ],
+                     *       "active_version_id": "ver_01jd3f4g5h6j7k8m9n0p1q2r3t",
+                     *       "created_at": "2026-11-22T07:00:00.123Z",
+                     *       "updated_at": "2026-11-22T07:00:00.123Z"
+                     *     }
+                     */
                     "application/json": components["schemas"]["Assistant"];
                 };
             };
@@ -2271,6 +3938,7 @@ export interface operations {
         };
         requestBody?: {
             content: {
+                /** @example {} */
                 "application/json": components["schemas"]["EmptyObject"];
             };
         };
@@ -2283,6 +3951,46 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "asst_01jd3f4g5h6j7k8m9n0p1q2r3t",
+                     *       "object": "assistant",
+                     *       "name": "Front desk",
+                     *       "status": "active",
+                     *       "draft": {
+                     *         "system_prompt": "You are the front desk of Acme Dental. Be brief and kind.",
+                     *         "greeting": "Hello, Acme Dental, how can I help?",
+                     *         "avatar_id": "ava_amber",
+                     *         "framing": {
+                     *           "shot": "close_up",
+                     *           "position": "left"
+                     *         },
+                     *         "voice": "alloy",
+                     *         "model": "gpt-4o-mini"
+                     *       },
+                     *       "versions": [
+                     *         {
+                     *           "id": "ver_01jd3f4g5h6j7k8m9n0p1q2r3t",
+                     *           "object": "assistant_version",
+                     *           "number": 1,
+                     *           "published_at": "2026-11-22T07:00:00.123Z",
+                     *           "name": "Front desk",
+                     *           "system_prompt": "You are the front desk of Acme Dental. Be brief and kind.",
+                     *           "greeting": "Hello, Acme Dental, how can I help?",
+                     *           "avatar_id": "ava_amber",
+                     *           "framing": {
+                     *             "shot": "close_up",
+                     *             "position": "left"
+                     *           },
+                     *           "voice": "alloy",
+                     *           "model": "gpt-4o-mini"
+                     *         }
+                     *       ],
+                     *       "active_version_id": "ver_01jd3f4g5h6j7k8m9n0p1q2r3t",
+                     *       "created_at": "2026-11-22T07:00:00.123Z",
+                     *       "updated_at": "2026-11-22T07:00:00.123Z"
+                     *     }
+                     */
                     "application/json": components["schemas"]["Assistant"];
                 };
             };
@@ -2313,6 +4021,20 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "object": "list",
+                     *       "data": [
+                     *         {
+                     *           "id": "ava_01jd3f4g5h6j7k8m9n0p1q2r3t",
+                     *           "object": "avatar",
+                     *           "name": "Front desk",
+                     *           "description": "Production receiver"
+                     *         }
+                     *       ],
+                     *       "has_more": false
+                     *     }
+                     */
                     "application/json": components["schemas"]["AvatarList"];
                 };
             };
@@ -2340,6 +4062,26 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "object": "list",
+                     *       "data": [
+                     *         {
+                     *           "id": "flite-slt",
+                     *           "object": "voice",
+                     *           "engine": "flite",
+                     *           "name": "Front desk",
+                     *           "language": "example",
+                     *           "gender": "female",
+                     *           "description": "Production receiver",
+                     *           "default_for_avatars": [
+                     *             "ava_01jd3f4g5h6j7k8m9n0p1q2r3t"
+                     *           ]
+                     *         }
+                     *       ],
+                     *       "has_more": false
+                     *     }
+                     */
                     "application/json": components["schemas"]["VoiceList"];
                 };
             };
@@ -2372,6 +4114,27 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "object": "list",
+                     *       "data": [
+                     *         {
+                     *           "id": "line_01jd3f4g5h6j7k8m9n0p1q2r3t",
+                     *           "object": "line",
+                     *           "handle": "+15550100001",
+                     *           "platform": "sim",
+                     *           "name": "Front desk",
+                     *           "inbound_mode": "assistant",
+                     *           "assistant_id": "asst_01jd3f4g5h6j7k8m9n0p1q2r3t",
+                     *           "decision_timeout_seconds": 10,
+                     *           "on_decision_timeout": "decline",
+                     *           "created_at": "2026-11-22T07:00:00.123Z",
+                     *           "updated_at": "2026-11-22T07:00:00.123Z"
+                     *         }
+                     *       ],
+                     *       "has_more": false
+                     *     }
+                     */
                     "application/json": components["schemas"]["LineList"];
                 };
             };
@@ -2402,6 +4165,21 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "line_01jd3f4g5h6j7k8m9n0p1q2r3t",
+                     *       "object": "line",
+                     *       "handle": "+15550100001",
+                     *       "platform": "sim",
+                     *       "name": "Front desk",
+                     *       "inbound_mode": "assistant",
+                     *       "assistant_id": "asst_01jd3f4g5h6j7k8m9n0p1q2r3t",
+                     *       "decision_timeout_seconds": 10,
+                     *       "on_decision_timeout": "decline",
+                     *       "created_at": "2026-11-22T07:00:00.123Z",
+                     *       "updated_at": "2026-11-22T07:00:00.123Z"
+                     *     }
+                     */
                     "application/json": components["schemas"]["Line"];
                 };
             };
@@ -2426,6 +4204,15 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "name": "Front desk",
+                 *       "inbound_mode": "assistant",
+                 *       "decision_timeout_seconds": 10,
+                 *       "on_decision_timeout": "decline",
+                 *       "assistant_id": "example"
+                 *     }
+                 */
                 "application/json": components["schemas"]["LineUpdate"];
             };
         };
@@ -2437,6 +4224,21 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "line_01jd3f4g5h6j7k8m9n0p1q2r3t",
+                     *       "object": "line",
+                     *       "handle": "+15550100001",
+                     *       "platform": "sim",
+                     *       "name": "Front desk",
+                     *       "inbound_mode": "assistant",
+                     *       "assistant_id": "asst_01jd3f4g5h6j7k8m9n0p1q2r3t",
+                     *       "decision_timeout_seconds": 10,
+                     *       "on_decision_timeout": "decline",
+                     *       "created_at": "2026-11-22T07:00:00.123Z",
+                     *       "updated_at": "2026-11-22T07:00:00.123Z"
+                     *     }
+                     */
                     "application/json": components["schemas"]["Line"];
                 };
             };
@@ -2465,6 +4267,11 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "assistant_id": "asst_01jd0000000000000000000000"
+                 *     }
+                 */
                 "application/json": components["schemas"]["LineAssign"];
             };
         };
@@ -2477,6 +4284,21 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "line_01jd3f4g5h6j7k8m9n0p1q2r3t",
+                     *       "object": "line",
+                     *       "handle": "+15550100001",
+                     *       "platform": "sim",
+                     *       "name": "Front desk",
+                     *       "inbound_mode": "assistant",
+                     *       "assistant_id": "asst_01jd3f4g5h6j7k8m9n0p1q2r3t",
+                     *       "decision_timeout_seconds": 10,
+                     *       "on_decision_timeout": "decline",
+                     *       "created_at": "2026-11-22T07:00:00.123Z",
+                     *       "updated_at": "2026-11-22T07:00:00.123Z"
+                     *     }
+                     */
                     "application/json": components["schemas"]["Line"];
                 };
             };
@@ -2512,6 +4334,32 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "object": "list",
+                     *       "data": [
+                     *         {
+                     *           "id": "ses_01jd3f4g5h6j7k8m9n0p1q2r3t",
+                     *           "object": "session",
+                     *           "session_id": "ses_01jd3f4g5h6j7k8m9n0p1q2r3t",
+                     *           "call_id": "call_01jd3f4g5h6j7k8m9n0p1q2r3t",
+                     *           "status": "ringing",
+                     *           "mode": "human",
+                     *           "media": "video",
+                     *           "platform_handle": "+15550100002",
+                     *           "line_id": "line_01jd3f4g5h6j7k8m9n0p1q2r3t",
+                     *           "assistant_id": "asst_01jd3f4g5h6j7k8m9n0p1q2r3t",
+                     *           "version_id": "ver_01jd3f4g5h6j7k8m9n0p1q2r3t",
+                     *           "rtc_url": "wss://rtc.example.com",
+                     *           "end_reason": "deleted",
+                     *           "created_at": "2026-11-22T07:00:00.123Z",
+                     *           "answered_at": "2026-11-22T07:00:00.123Z",
+                     *           "ended_at": "2026-11-22T07:00:00.123Z"
+                     *         }
+                     *       ],
+                     *       "has_more": false
+                     *     }
+                     */
                     "application/json": components["schemas"]["SessionList"];
                 };
             };
@@ -2535,6 +4383,15 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "platform_handle": "+15550100002",
+                 *       "media": "video",
+                 *       "mode": "human",
+                 *       "assistant_id": "example",
+                 *       "line_id": "line_01jd3f4g5h6j7k8m9n0p1q2r3t"
+                 *     }
+                 */
                 "application/json": components["schemas"]["SessionCreate"];
             };
         };
@@ -2547,6 +4404,28 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "ses_01jd3f4g5h6j7k8m9n0p1q2r3t",
+                     *       "object": "session",
+                     *       "session_id": "ses_01jd3f4g5h6j7k8m9n0p1q2r3t",
+                     *       "call_id": "call_01jd3f4g5h6j7k8m9n0p1q2r3t",
+                     *       "status": "ringing",
+                     *       "mode": "human",
+                     *       "media": "video",
+                     *       "platform_handle": "+15550100002",
+                     *       "line_id": "line_01jd3f4g5h6j7k8m9n0p1q2r3t",
+                     *       "assistant_id": "asst_01jd3f4g5h6j7k8m9n0p1q2r3t",
+                     *       "version_id": "ver_01jd3f4g5h6j7k8m9n0p1q2r3t",
+                     *       "rtc_url": "wss://rtc.example.com",
+                     *       "participant_token": "eyJhbGciOiJIUzI1NiJ9.e30.sig",
+                     *       "expires_at": "2026-11-22T07:00:00.123Z",
+                     *       "end_reason": "deleted",
+                     *       "created_at": "2026-11-22T07:00:00.123Z",
+                     *       "answered_at": "2026-11-22T07:00:00.123Z",
+                     *       "ended_at": "2026-11-22T07:00:00.123Z"
+                     *     }
+                     */
                     "application/json": components["schemas"]["SessionCreated"];
                 };
             };
@@ -2581,6 +4460,26 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "ses_01jd3f4g5h6j7k8m9n0p1q2r3t",
+                     *       "object": "session",
+                     *       "session_id": "ses_01jd3f4g5h6j7k8m9n0p1q2r3t",
+                     *       "call_id": "call_01jd3f4g5h6j7k8m9n0p1q2r3t",
+                     *       "status": "ringing",
+                     *       "mode": "human",
+                     *       "media": "video",
+                     *       "platform_handle": "+15550100002",
+                     *       "line_id": "line_01jd3f4g5h6j7k8m9n0p1q2r3t",
+                     *       "assistant_id": "asst_01jd3f4g5h6j7k8m9n0p1q2r3t",
+                     *       "version_id": "ver_01jd3f4g5h6j7k8m9n0p1q2r3t",
+                     *       "rtc_url": "wss://rtc.example.com",
+                     *       "end_reason": "deleted",
+                     *       "created_at": "2026-11-22T07:00:00.123Z",
+                     *       "answered_at": "2026-11-22T07:00:00.123Z",
+                     *       "ended_at": "2026-11-22T07:00:00.123Z"
+                     *     }
+                     */
                     "application/json": components["schemas"]["Session"];
                 };
             };
@@ -2612,6 +4511,26 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "ses_01jd3f4g5h6j7k8m9n0p1q2r3t",
+                     *       "object": "session",
+                     *       "session_id": "ses_01jd3f4g5h6j7k8m9n0p1q2r3t",
+                     *       "call_id": "call_01jd3f4g5h6j7k8m9n0p1q2r3t",
+                     *       "status": "ringing",
+                     *       "mode": "human",
+                     *       "media": "video",
+                     *       "platform_handle": "+15550100002",
+                     *       "line_id": "line_01jd3f4g5h6j7k8m9n0p1q2r3t",
+                     *       "assistant_id": "asst_01jd3f4g5h6j7k8m9n0p1q2r3t",
+                     *       "version_id": "ver_01jd3f4g5h6j7k8m9n0p1q2r3t",
+                     *       "rtc_url": "wss://rtc.example.com",
+                     *       "end_reason": "deleted",
+                     *       "created_at": "2026-11-22T07:00:00.123Z",
+                     *       "answered_at": "2026-11-22T07:00:00.123Z",
+                     *       "ended_at": "2026-11-22T07:00:00.123Z"
+                     *     }
+                     */
                     "application/json": components["schemas"]["Session"];
                 };
             };
@@ -2639,6 +4558,7 @@ export interface operations {
         };
         requestBody?: {
             content: {
+                /** @example {} */
                 "application/json": components["schemas"]["EmptyObject"];
             };
         };
@@ -2651,6 +4571,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "session_id": "ses_01jd3f4g5h6j7k8m9n0p1q2r3t",
+                     *       "call_id": "call_01jd3f4g5h6j7k8m9n0p1q2r3t",
+                     *       "rtc_url": "wss://rtc.example.com",
+                     *       "participant_token": "eyJhbGciOiJIUzI1NiJ9.e30.sig",
+                     *       "expires_at": "2026-11-22T07:00:00.123Z"
+                     *     }
+                     */
                     "application/json": components["schemas"]["SessionPayload"];
                 };
             };
@@ -2690,6 +4619,76 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "object": "list",
+                     *       "data": [
+                     *         {
+                     *           "id": "call_01jd3f4g5h6j7k8m9n0p1q2r3t",
+                     *           "object": "call",
+                     *           "direction": "inbound",
+                     *           "line_id": "line_01jd3f4g5h6j7k8m9n0p1q2r3t",
+                     *           "from": "+15550100009",
+                     *           "to": "+15550100001",
+                     *           "media": "video",
+                     *           "status": "ringing",
+                     *           "handled_by": "assistant",
+                     *           "assistant_id": "asst_01jd3f4g5h6j7k8m9n0p1q2r3t",
+                     *           "version_id": "ver_01jd3f4g5h6j7k8m9n0p1q2r3t",
+                     *           "session_id": "ses_01jd3f4g5h6j7k8m9n0p1q2r3t",
+                     *           "started_at": "2026-11-22T07:00:00.123Z",
+                     *           "answered_at": "2026-11-22T07:00:00.123Z",
+                     *           "ended_at": "2026-11-22T07:00:00.123Z",
+                     *           "duration_ms": 59000,
+                     *           "end_reason": "deleted",
+                     *           "ended_by": "customer",
+                     *           "decision": "accept",
+                     *           "decision_source": "webhook_response",
+                     *           "transcript": [
+                     *             {
+                     *               "speaker": "assistant",
+                     *               "text": "Hello, Acme Dental, how can I help?",
+                     *               "start_ms": 300,
+                     *               "end_ms": 2400,
+                     *               "interrupted": true
+                     *             }
+                     *           ],
+                     *           "metrics": {
+                     *             "connecting_screen_ms": 1,
+                     *             "first_greeting_audio_ms": 1,
+                     *             "turns": 1,
+                     *             "response_ms": {
+                     *               "p50": 1,
+                     *               "p95": 1
+                     *             },
+                     *             "barge_ins": 1,
+                     *             "barge_in_stop_ms": {
+                     *               "p50": 1,
+                     *               "p95": 1
+                     *             },
+                     *             "stt_final_ms": {
+                     *               "p50": 1,
+                     *               "p95": 1
+                     *             },
+                     *             "llm_first_token_ms": {
+                     *               "p50": 1,
+                     *               "p95": 1
+                     *             },
+                     *             "tts_first_audio_ms": {
+                     *               "p50": 1,
+                     *               "p95": 1
+                     *             },
+                     *             "errors": {
+                     *               "count": 1,
+                     *               "last_kind": "llm_timeout"
+                     *             }
+                     *           },
+                     *           "assistant_report": "pending"
+                     *         }
+                     *       ],
+                     *       "has_more": false
+                     *     }
+                     */
                     "application/json": components["schemas"]["CallList"];
                 };
             };
@@ -2720,6 +4719,70 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "call_01jd3f4g5h6j7k8m9n0p1q2r3t",
+                     *       "object": "call",
+                     *       "direction": "inbound",
+                     *       "line_id": "line_01jd3f4g5h6j7k8m9n0p1q2r3t",
+                     *       "from": "+15550100009",
+                     *       "to": "+15550100001",
+                     *       "media": "video",
+                     *       "status": "ringing",
+                     *       "handled_by": "assistant",
+                     *       "assistant_id": "asst_01jd3f4g5h6j7k8m9n0p1q2r3t",
+                     *       "version_id": "ver_01jd3f4g5h6j7k8m9n0p1q2r3t",
+                     *       "session_id": "ses_01jd3f4g5h6j7k8m9n0p1q2r3t",
+                     *       "started_at": "2026-11-22T07:00:00.123Z",
+                     *       "answered_at": "2026-11-22T07:00:00.123Z",
+                     *       "ended_at": "2026-11-22T07:00:00.123Z",
+                     *       "duration_ms": 59000,
+                     *       "end_reason": "deleted",
+                     *       "ended_by": "customer",
+                     *       "decision": "accept",
+                     *       "decision_source": "webhook_response",
+                     *       "transcript": [
+                     *         {
+                     *           "speaker": "assistant",
+                     *           "text": "Hello, Acme Dental, how can I help?",
+                     *           "start_ms": 300,
+                     *           "end_ms": 2400,
+                     *           "interrupted": true
+                     *         }
+                     *       ],
+                     *       "metrics": {
+                     *         "connecting_screen_ms": 1,
+                     *         "first_greeting_audio_ms": 1,
+                     *         "turns": 1,
+                     *         "response_ms": {
+                     *           "p50": 1,
+                     *           "p95": 1
+                     *         },
+                     *         "barge_ins": 1,
+                     *         "barge_in_stop_ms": {
+                     *           "p50": 1,
+                     *           "p95": 1
+                     *         },
+                     *         "stt_final_ms": {
+                     *           "p50": 1,
+                     *           "p95": 1
+                     *         },
+                     *         "llm_first_token_ms": {
+                     *           "p50": 1,
+                     *           "p95": 1
+                     *         },
+                     *         "tts_first_audio_ms": {
+                     *           "p50": 1,
+                     *           "p95": 1
+                     *         },
+                     *         "errors": {
+                     *           "count": 1,
+                     *           "last_kind": "llm_timeout"
+                     *         }
+                     *       },
+                     *       "assistant_report": "pending"
+                     *     }
+                     */
                     "application/json": components["schemas"]["Call"];
                 };
             };
@@ -2747,6 +4810,11 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "action": "accept"
+                 *     }
+                 */
                 "application/json": components["schemas"]["CallAnswerRequest"];
             };
         };
@@ -2762,6 +4830,14 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "call_01jd3f4g5h6j7k8m9n0p1q2r3t",
+                     *       "object": "call",
+                     *       "decision": "accept",
+                     *       "decision_source": "webhook_response"
+                     *     }
+                     */
                     "application/json": components["schemas"]["DecidedCall"];
                 };
             };
@@ -2773,6 +4849,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "session_id": "ses_01jd3f4g5h6j7k8m9n0p1q2r3t",
+                     *       "call_id": "call_01jd3f4g5h6j7k8m9n0p1q2r3t",
+                     *       "rtc_url": "wss://rtc.example.com",
+                     *       "participant_token": "eyJhbGciOiJIUzI1NiJ9.e30.sig",
+                     *       "expires_at": "2026-11-22T07:00:00.123Z"
+                     *     }
+                     */
                     "application/json": components["schemas"]["SessionPayload"];
                 };
             };
@@ -2808,6 +4893,28 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "object": "list",
+                     *       "data": [
+                     *         {
+                     *           "id": "whep_01jd3f4g5h6j7k8m9n0p1q2r3t",
+                     *           "object": "webhook_endpoint",
+                     *           "url": "https://example.com/hooks/bridgeline",
+                     *           "description": "Production receiver",
+                     *           "events": [
+                     *             "*"
+                     *           ],
+                     *           "status": "enabled",
+                     *           "disabled_reason": "gone",
+                     *           "previous_secret_expires_at": "2026-11-22T07:00:00.123Z",
+                     *           "created_at": "2026-11-22T07:00:00.123Z",
+                     *           "updated_at": "2026-11-22T07:00:00.123Z"
+                     *         }
+                     *       ],
+                     *       "has_more": false
+                     *     }
+                     */
                     "application/json": components["schemas"]["WebhookEndpointList"];
                 };
             };
@@ -2831,6 +4938,15 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "url": "https://example.com/hooks/bridgeline",
+                 *       "description": "Production receiver",
+                 *       "events": [
+                 *         "*"
+                 *       ]
+                 *     }
+                 */
                 "application/json": components["schemas"]["WebhookEndpointCreate"];
             };
         };
@@ -2843,6 +4959,23 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "whep_01jd3f4g5h6j7k8m9n0p1q2r3t",
+                     *       "object": "webhook_endpoint",
+                     *       "url": "https://example.com/hooks/bridgeline",
+                     *       "description": "Production receiver",
+                     *       "events": [
+                     *         "*"
+                     *       ],
+                     *       "status": "enabled",
+                     *       "disabled_reason": "gone",
+                     *       "secret": "whsec_01jd3f4g5h6j7k8m9n0p1q2r3t",
+                     *       "previous_secret_expires_at": "2026-11-22T07:00:00.123Z",
+                     *       "created_at": "2026-11-22T07:00:00.123Z",
+                     *       "updated_at": "2026-11-22T07:00:00.123Z"
+                     *     }
+                     */
                     "application/json": components["schemas"]["WebhookEndpointWithSecret"];
                 };
             };
@@ -2875,6 +5008,22 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "whep_01jd3f4g5h6j7k8m9n0p1q2r3t",
+                     *       "object": "webhook_endpoint",
+                     *       "url": "https://example.com/hooks/bridgeline",
+                     *       "description": "Production receiver",
+                     *       "events": [
+                     *         "*"
+                     *       ],
+                     *       "status": "enabled",
+                     *       "disabled_reason": "gone",
+                     *       "previous_secret_expires_at": "2026-11-22T07:00:00.123Z",
+                     *       "created_at": "2026-11-22T07:00:00.123Z",
+                     *       "updated_at": "2026-11-22T07:00:00.123Z"
+                     *     }
+                     */
                     "application/json": components["schemas"]["WebhookEndpoint"];
                 };
             };
@@ -2906,6 +5055,13 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "whep_01jd3f4g5h6j7k8m9n0p1q2r3t",
+                     *       "object": "webhook_endpoint",
+                     *       "deleted": true
+                     *     }
+                     */
                     "application/json": components["schemas"]["DeletedWebhookEndpoint"];
                 };
             };
@@ -2930,6 +5086,16 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "url": "https://example.com/hooks/bridgeline",
+                 *       "description": "Production receiver",
+                 *       "events": [
+                 *         "*"
+                 *       ],
+                 *       "status": "enabled"
+                 *     }
+                 */
                 "application/json": components["schemas"]["WebhookEndpointUpdate"];
             };
         };
@@ -2941,6 +5107,22 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "whep_01jd3f4g5h6j7k8m9n0p1q2r3t",
+                     *       "object": "webhook_endpoint",
+                     *       "url": "https://example.com/hooks/bridgeline",
+                     *       "description": "Production receiver",
+                     *       "events": [
+                     *         "*"
+                     *       ],
+                     *       "status": "enabled",
+                     *       "disabled_reason": "gone",
+                     *       "previous_secret_expires_at": "2026-11-22T07:00:00.123Z",
+                     *       "created_at": "2026-11-22T07:00:00.123Z",
+                     *       "updated_at": "2026-11-22T07:00:00.123Z"
+                     *     }
+                     */
                     "application/json": components["schemas"]["WebhookEndpoint"];
                 };
             };
@@ -2968,6 +5150,7 @@ export interface operations {
         };
         requestBody?: {
             content: {
+                /** @example {} */
                 "application/json": components["schemas"]["EmptyObject"];
             };
         };
@@ -2980,6 +5163,23 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "whep_01jd3f4g5h6j7k8m9n0p1q2r3t",
+                     *       "object": "webhook_endpoint",
+                     *       "url": "https://example.com/hooks/bridgeline",
+                     *       "description": "Production receiver",
+                     *       "events": [
+                     *         "*"
+                     *       ],
+                     *       "status": "enabled",
+                     *       "disabled_reason": "gone",
+                     *       "secret": "whsec_01jd3f4g5h6j7k8m9n0p1q2r3t",
+                     *       "previous_secret_expires_at": "2026-11-22T07:00:00.123Z",
+                     *       "created_at": "2026-11-22T07:00:00.123Z",
+                     *       "updated_at": "2026-11-22T07:00:00.123Z"
+                     *     }
+                     */
                     "application/json": components["schemas"]["WebhookEndpointWithSecret"];
                 };
             };
@@ -3017,6 +5217,35 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "object": "list",
+                     *       "data": [
+                     *         {
+                     *           "id": "evt_01jd3f4g5h6j7k8m9n0p1q2r3t",
+                     *           "object": "event",
+                     *           "type": "call.incoming",
+                     *           "created_at": "2026-11-22T07:00:00.123Z",
+                     *           "data": {
+                     *             "call_id": "example",
+                     *             "line_id": "example",
+                     *             "from": "+15550100009",
+                     *             "to": "+15550100001",
+                     *             "media": "video",
+                     *             "answer_by": "2026-11-22T07:00:00.123Z",
+                     *             "session": {
+                     *               "session_id": "ses_01jd3f4g5h6j7k8m9n0p1q2r3t",
+                     *               "call_id": "call_01jd3f4g5h6j7k8m9n0p1q2r3t",
+                     *               "rtc_url": "wss://rtc.example.com",
+                     *               "participant_token": "eyJhbGciOiJIUzI1NiJ9.e30.sig",
+                     *               "expires_at": "2026-11-22T07:00:00.123Z"
+                     *             }
+                     *           }
+                     *         }
+                     *       ],
+                     *       "has_more": false
+                     *     }
+                     */
                     "application/json": components["schemas"]["EventList"];
                 };
             };
@@ -3047,6 +5276,44 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "evt_01jd3f4g5h6j7k8m9n0p1q2r3t",
+                     *       "object": "event",
+                     *       "type": "call.incoming",
+                     *       "created_at": "2026-11-22T07:00:00.123Z",
+                     *       "data": {
+                     *         "call_id": "example",
+                     *         "line_id": "example",
+                     *         "from": "+15550100009",
+                     *         "to": "+15550100001",
+                     *         "media": "video",
+                     *         "answer_by": "2026-11-22T07:00:00.123Z",
+                     *         "session": {
+                     *           "session_id": "ses_01jd3f4g5h6j7k8m9n0p1q2r3t",
+                     *           "call_id": "call_01jd3f4g5h6j7k8m9n0p1q2r3t",
+                     *           "rtc_url": "wss://rtc.example.com",
+                     *           "participant_token": "eyJhbGciOiJIUzI1NiJ9.e30.sig",
+                     *           "expires_at": "2026-11-22T07:00:00.123Z"
+                     *         }
+                     *       },
+                     *       "attempts": [
+                     *         {
+                     *           "id": "watt_01jd3f4g5h6j7k8m9n0p1q2r3t",
+                     *           "object": "event_attempt",
+                     *           "endpoint_id": "whep_01jd3f4g5h6j7k8m9n0p1q2r3t",
+                     *           "url": "https://example.com/hooks/bridgeline",
+                     *           "attempt": 1,
+                     *           "attempted_at": "2026-11-22T07:00:00.123Z",
+                     *           "duration_ms": 59000,
+                     *           "status_code": 200,
+                     *           "outcome": "succeeded",
+                     *           "error": "example",
+                     *           "next_attempt_at": "2026-11-22T07:00:00.123Z"
+                     *         }
+                     *       ]
+                     *     }
+                     */
                     "application/json": components["schemas"]["EventWithAttempts"];
                 };
             };
@@ -3074,6 +5341,11 @@ export interface operations {
         };
         requestBody?: {
             content: {
+                /**
+                 * @example {
+                 *       "endpoint_id": "whep_01jd0000000000000000000000"
+                 *     }
+                 */
                 "application/json": components["schemas"]["EventRedeliver"];
             };
         };
@@ -3086,6 +5358,44 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "evt_01jd3f4g5h6j7k8m9n0p1q2r3t",
+                     *       "object": "event",
+                     *       "type": "call.incoming",
+                     *       "created_at": "2026-11-22T07:00:00.123Z",
+                     *       "data": {
+                     *         "call_id": "example",
+                     *         "line_id": "example",
+                     *         "from": "+15550100009",
+                     *         "to": "+15550100001",
+                     *         "media": "video",
+                     *         "answer_by": "2026-11-22T07:00:00.123Z",
+                     *         "session": {
+                     *           "session_id": "ses_01jd3f4g5h6j7k8m9n0p1q2r3t",
+                     *           "call_id": "call_01jd3f4g5h6j7k8m9n0p1q2r3t",
+                     *           "rtc_url": "wss://rtc.example.com",
+                     *           "participant_token": "eyJhbGciOiJIUzI1NiJ9.e30.sig",
+                     *           "expires_at": "2026-11-22T07:00:00.123Z"
+                     *         }
+                     *       },
+                     *       "attempts": [
+                     *         {
+                     *           "id": "watt_01jd3f4g5h6j7k8m9n0p1q2r3t",
+                     *           "object": "event_attempt",
+                     *           "endpoint_id": "whep_01jd3f4g5h6j7k8m9n0p1q2r3t",
+                     *           "url": "https://example.com/hooks/bridgeline",
+                     *           "attempt": 1,
+                     *           "attempted_at": "2026-11-22T07:00:00.123Z",
+                     *           "duration_ms": 59000,
+                     *           "status_code": 200,
+                     *           "outcome": "succeeded",
+                     *           "error": "example",
+                     *           "next_attempt_at": "2026-11-22T07:00:00.123Z"
+                     *         }
+                     *       ]
+                     *     }
+                     */
                     "application/json": components["schemas"]["EventWithAttempts"];
                 };
             };
