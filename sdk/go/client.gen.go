@@ -2033,7 +2033,7 @@ type AssistantActivate struct {
 type AssistantCreate struct {
 	// AvatarId An `id` from `GET /v1/avatars`; empty for none yet.
 	//
-	// Examples: example
+	// Examples: ava_amber
 	AvatarId *AvatarIDField `json:"avatar_id,omitempty"`
 
 	// Framing How the avatar sits in the video frame.
@@ -2043,27 +2043,27 @@ type AssistantCreate struct {
 
 	// Greeting What the assistant says first.
 	//
-	// Examples: example
+	// Examples: Hello, Acme Dental, how can I help?
 	Greeting *Greeting `json:"greeting,omitempty"`
 
 	// Model The language model the assistant thinks with; empty for the deployment's.
 	//
-	// Examples: example
+	// Examples: gpt-4o-mini
 	Model *ModelField `json:"model,omitempty"`
 
 	// Name Display name.
 	//
-	// Examples: example
+	// Examples: Front desk
 	Name AssistantName `json:"name"`
 
 	// SystemPrompt The instructions the language model runs with.
 	//
-	// Examples: example
+	// Examples: You are the front desk of Acme Dental. Be brief and kind.
 	SystemPrompt *SystemPrompt `json:"system_prompt,omitempty"`
 
 	// Voice An `id` from `GET /v1/voices`; empty for the avatar's default voice.
 	//
-	// Examples: example
+	// Examples: alloy
 	Voice *VoiceField `json:"voice,omitempty"`
 }
 
@@ -2073,7 +2073,7 @@ type AssistantCreate struct {
 type AssistantDuplicate struct {
 	// Name The copy's name; default `<source name> (copy)`.
 	//
-	// Examples: example
+	// Examples: Front desk
 	Name *AssistantName `json:"name,omitempty"`
 }
 
@@ -2097,14 +2097,14 @@ type AssistantListObject string
 
 // AssistantName Display name; not blank.
 //
-// Examples: example
+// Examples: Front desk
 type AssistantName = string
 
 // AssistantUpdate Examples: {"avatar_id":"ava_amber","framing":{"position":"left","shot":"close_up"},"greeting":"Hello, Acme Dental, how can I help?","model":"gpt-4o-mini","name":"Front desk","system_prompt":"You are the front desk of Acme Dental. Be brief and kind.","voice":"alloy"}
 type AssistantUpdate struct {
 	// AvatarId An `id` from `GET /v1/avatars`; empty for none yet.
 	//
-	// Examples: example
+	// Examples: ava_amber
 	AvatarId *AvatarIDField `json:"avatar_id,omitempty"`
 
 	// Framing How the avatar sits in the video frame.
@@ -2114,27 +2114,27 @@ type AssistantUpdate struct {
 
 	// Greeting What the assistant says first.
 	//
-	// Examples: example
+	// Examples: Hello, Acme Dental, how can I help?
 	Greeting *Greeting `json:"greeting,omitempty"`
 
 	// Model The language model the assistant thinks with; empty for the deployment's.
 	//
-	// Examples: example
+	// Examples: gpt-4o-mini
 	Model *ModelField `json:"model,omitempty"`
 
 	// Name Display name.
 	//
-	// Examples: example
+	// Examples: Front desk
 	Name *AssistantName `json:"name,omitempty"`
 
 	// SystemPrompt The instructions the language model runs with.
 	//
-	// Examples: example
+	// Examples: You are the front desk of Acme Dental. Be brief and kind.
 	SystemPrompt *SystemPrompt `json:"system_prompt,omitempty"`
 
 	// Voice An `id` from `GET /v1/voices`; empty for the avatar's default voice.
 	//
-	// Examples: example
+	// Examples: alloy
 	Voice *VoiceField `json:"voice,omitempty"`
 }
 
@@ -2160,7 +2160,7 @@ type AssistantVersion struct {
 
 	// Model The language model the assistant thinks with; empty for the deployment's.
 	//
-	// Examples: example
+	// Examples: gpt-4o-mini
 	Model ModelField `json:"model"`
 
 	// Name Display name.
@@ -2182,7 +2182,7 @@ type AssistantVersion struct {
 
 	// Voice An `id` from `GET /v1/voices`; empty for the avatar's default voice.
 	//
-	// Examples: example
+	// Examples: alloy
 	Voice VoiceField `json:"voice"`
 }
 
@@ -2212,7 +2212,7 @@ type AvatarObject string
 
 // AvatarIDField An `id` from `GET /v1/avatars`, or empty for none yet.
 //
-// Examples: example
+// Examples: ava_amber
 type AvatarIDField = string
 
 // AvatarList Examples: {"data":[{"description":"Production receiver","id":"ava_01jd3f4g5h6j7k8m9n0p1q2r3t","name":"Front desk","object":"avatar"}],"has_more":false,"object":"list"}
@@ -2235,7 +2235,7 @@ type AvatarListObject string
 
 // Call The call record.
 //
-// Examples: {"answered_at":"2026-11-22T07:00:00.123Z","assistant_id":"asst_01jd3f4g5h6j7k8m9n0p1q2r3t","assistant_report":"pending","decision":"accept","decision_source":"webhook_response","direction":"inbound","duration_ms":59000,"end_reason":"deleted","ended_at":"2026-11-22T07:00:00.123Z","ended_by":"customer","from":"+15550100009","handled_by":"assistant","id":"call_01jd3f4g5h6j7k8m9n0p1q2r3t","line_id":"line_01jd3f4g5h6j7k8m9n0p1q2r3t","media":"video","metrics":{"barge_in_stop_ms":{"p50":1,"p95":1},"barge_ins":1,"connecting_screen_ms":1,"errors":{"count":1,"last_kind":"llm_timeout"},"first_greeting_audio_ms":1,"llm_first_token_ms":{"p50":1,"p95":1},"response_ms":{"p50":1,"p95":1},"stt_final_ms":{"p50":1,"p95":1},"tts_first_audio_ms":{"p50":1,"p95":1},"turns":1},"object":"call","session_id":"ses_01jd3f4g5h6j7k8m9n0p1q2r3t","started_at":"2026-11-22T07:00:00.123Z","status":"ringing","to":"+15550100001","transcript":[{"end_ms":2400,"interrupted":true,"speaker":"assistant","start_ms":300,"text":"Hello, Acme Dental, how can I help?"}],"version_id":"ver_01jd3f4g5h6j7k8m9n0p1q2r3t"}
+// Examples: {"answered_at":"2026-11-22T07:00:00.123Z","assistant_id":"asst_01jd3f4g5h6j7k8m9n0p1q2r3t","assistant_report":"received","decision":"accept","decision_source":"webhook_response","direction":"inbound","duration_ms":59000,"end_reason":"deleted","ended_at":"2026-11-22T07:00:00.123Z","ended_by":"customer","from":"+15550100009","handled_by":"assistant","id":"call_01jd3f4g5h6j7k8m9n0p1q2r3t","line_id":"line_01jd3f4g5h6j7k8m9n0p1q2r3t","media":"video","metrics":{"barge_in_stop_ms":{"p50":1,"p95":1},"barge_ins":1,"connecting_screen_ms":1,"errors":{"count":1,"last_kind":"llm_timeout"},"first_greeting_audio_ms":1,"llm_first_token_ms":{"p50":1,"p95":1},"response_ms":{"p50":1,"p95":1},"stt_final_ms":{"p50":1,"p95":1},"tts_first_audio_ms":{"p50":1,"p95":1},"turns":1},"object":"call","session_id":"ses_01jd3f4g5h6j7k8m9n0p1q2r3t","started_at":"2026-11-22T07:00:00.123Z","status":"ended","to":"+15550100001","transcript":[{"end_ms":2400,"interrupted":true,"speaker":"assistant","start_ms":300,"text":"Hello, Acme Dental, how can I help?"}],"version_id":"ver_01jd3f4g5h6j7k8m9n0p1q2r3t"}
 type Call struct {
 	// AnsweredAt When the call was answered; null until then.
 	//
@@ -2373,13 +2373,15 @@ type CallAnswerRequest struct {
 // CallAnswerRequestAction `accept` bridges the call into a room and answers the session payload; `decline` rejects it.
 type CallAnswerRequestAction string
 
-// CallAnsweredData Examples: {"answered_at":"2026-11-22T07:00:00.123Z","call_id":"example","decision":"accept","decision_source":"webhook_response","direction":"inbound","handled_by":"assistant","line_id":"example","session_id":"example"}
+// CallAnsweredData Examples: {"answered_at":"2026-11-22T07:00:00.123Z","call_id":"call_01jd3f4g5h6j7k8m9n0p1q2r3t","decision":"accept","decision_source":"webhook_response","direction":"inbound","handled_by":"assistant","line_id":"line_01jd3f4g5h6j7k8m9n0p1q2r3t","session_id":"ses_01jd3f4g5h6j7k8m9n0p1q2r3t"}
 type CallAnsweredData struct {
 	// AnsweredAt When the call was answered; null until then.
 	AnsweredAt time.Time `json:"answered_at"`
 
 	// CallId The call's id.
-	CallId string `json:"call_id"`
+	//
+	// Examples: call_01jd3f4g5h6j7k8m9n0p1q2r3t
+	CallId CallID `json:"call_id"`
 
 	// Decision On an inbound customer_decides call, the decision that answered it.
 	Decision *CallAnsweredDataDecision `json:"decision,omitempty"`
@@ -2394,10 +2396,14 @@ type CallAnsweredData struct {
 	HandledBy CallAnsweredDataHandledBy `json:"handled_by"`
 
 	// LineId The line the call came in on or went out from.
-	LineId *string `json:"line_id,omitempty"`
+	//
+	// Examples: line_01jd3f4g5h6j7k8m9n0p1q2r3t
+	LineId *LineID `json:"line_id,omitempty"`
 
 	// SessionId The hosted session the call is bridged into.
-	SessionId *string `json:"session_id,omitempty"`
+	//
+	// Examples: ses_01jd3f4g5h6j7k8m9n0p1q2r3t
+	SessionId *SessionID `json:"session_id,omitempty"`
 }
 
 // CallAnsweredDataDecision On an inbound customer_decides call, the decision that answered it.
@@ -2414,7 +2420,7 @@ type CallAnsweredDataHandledBy string
 
 // CallAnsweredEvent A `call.answered` event.
 //
-// Examples: {"created_at":"2026-11-22T07:00:00.123Z","data":{"answered_at":"2026-11-22T07:00:00.123Z","call_id":"example","decision":"accept","decision_source":"webhook_response","direction":"inbound","handled_by":"assistant","line_id":"example","session_id":"example"},"id":"evt_01jd3f4g5h6j7k8m9n0p1q2r3t","object":"event","type":"call.answered"}
+// Examples: {"created_at":"2026-11-22T07:00:00.123Z","data":{"answered_at":"2026-11-22T07:00:00.123Z","call_id":"call_01jd3f4g5h6j7k8m9n0p1q2r3t","decision":"accept","decision_source":"webhook_response","direction":"inbound","handled_by":"assistant","line_id":"line_01jd3f4g5h6j7k8m9n0p1q2r3t","session_id":"ses_01jd3f4g5h6j7k8m9n0p1q2r3t"},"id":"evt_01jd3f4g5h6j7k8m9n0p1q2r3t","object":"event","type":"call.answered"}
 type CallAnsweredEvent struct {
 	// CreatedAt When the event happened.
 	//
@@ -2423,7 +2429,7 @@ type CallAnsweredEvent struct {
 
 	// Data The event's data, as sent to the endpoints (see `webhooks`).
 	//
-	// Examples: {"answered_at":"2026-11-22T07:00:00.123Z","call_id":"example","decision":"accept","decision_source":"webhook_response","direction":"inbound","handled_by":"assistant","line_id":"example","session_id":"example"}
+	// Examples: {"answered_at":"2026-11-22T07:00:00.123Z","call_id":"call_01jd3f4g5h6j7k8m9n0p1q2r3t","decision":"accept","decision_source":"webhook_response","direction":"inbound","handled_by":"assistant","line_id":"line_01jd3f4g5h6j7k8m9n0p1q2r3t","session_id":"ses_01jd3f4g5h6j7k8m9n0p1q2r3t"}
 	Data CallAnsweredData `json:"data"`
 
 	// Id The event's id; the `webhook-id` of every delivery.
@@ -2446,7 +2452,7 @@ type CallAnsweredEventType string
 
 // CallAnsweredEventWithAttempts A `call.answered` event with its delivery attempts.
 //
-// Examples: {"attempts":[{"attempt":1,"attempted_at":"2026-11-22T07:00:00.123Z","duration_ms":59000,"endpoint_id":"whep_01jd3f4g5h6j7k8m9n0p1q2r3t","error":"example","id":"watt_01jd3f4g5h6j7k8m9n0p1q2r3t","next_attempt_at":"2026-11-22T07:00:00.123Z","object":"event_attempt","outcome":"succeeded","status_code":200,"url":"https://example.com/hooks/bridgeline"}],"created_at":"2026-11-22T07:00:00.123Z","data":{"answered_at":"2026-11-22T07:00:00.123Z","call_id":"example","decision":"accept","decision_source":"webhook_response","direction":"inbound","handled_by":"assistant","line_id":"example","session_id":"example"},"id":"evt_01jd3f4g5h6j7k8m9n0p1q2r3t","object":"event","type":"call.answered"}
+// Examples: {"attempts":[{"attempt":1,"attempted_at":"2026-11-22T07:00:00.123Z","duration_ms":59000,"endpoint_id":"whep_01jd3f4g5h6j7k8m9n0p1q2r3t","error":null,"id":"watt_01jd3f4g5h6j7k8m9n0p1q2r3t","next_attempt_at":null,"object":"event_attempt","outcome":"succeeded","status_code":200,"url":"https://example.com/hooks/bridgeline"}],"created_at":"2026-11-22T07:00:00.123Z","data":{"answered_at":"2026-11-22T07:00:00.123Z","call_id":"call_01jd3f4g5h6j7k8m9n0p1q2r3t","decision":"accept","decision_source":"webhook_response","direction":"inbound","handled_by":"assistant","line_id":"line_01jd3f4g5h6j7k8m9n0p1q2r3t","session_id":"ses_01jd3f4g5h6j7k8m9n0p1q2r3t"},"id":"evt_01jd3f4g5h6j7k8m9n0p1q2r3t","object":"event","type":"call.answered"}
 type CallAnsweredEventWithAttempts struct {
 	// Attempts Every delivery attempt of the event, oldest first.
 	Attempts []EventAttempt `json:"attempts"`
@@ -2458,7 +2464,7 @@ type CallAnsweredEventWithAttempts struct {
 
 	// Data The event's data, as sent to the endpoints (see `webhooks`).
 	//
-	// Examples: {"answered_at":"2026-11-22T07:00:00.123Z","call_id":"example","decision":"accept","decision_source":"webhook_response","direction":"inbound","handled_by":"assistant","line_id":"example","session_id":"example"}
+	// Examples: {"answered_at":"2026-11-22T07:00:00.123Z","call_id":"call_01jd3f4g5h6j7k8m9n0p1q2r3t","decision":"accept","decision_source":"webhook_response","direction":"inbound","handled_by":"assistant","line_id":"line_01jd3f4g5h6j7k8m9n0p1q2r3t","session_id":"ses_01jd3f4g5h6j7k8m9n0p1q2r3t"}
 	Data CallAnsweredData `json:"data"`
 
 	// Id The event's id; the `webhook-id` of every delivery.
@@ -2479,13 +2485,15 @@ type CallAnsweredEventWithAttemptsObject string
 // CallAnsweredEventWithAttemptsType The event type; it says which schema `data` has.
 type CallAnsweredEventWithAttemptsType string
 
-// CallEndedData Examples: {"answered_at":"2026-11-22T07:00:00.123Z","call_id":"example","direction":"inbound","duration_ms":59000,"end_reason":"deleted","ended_at":"2026-11-22T07:00:00.123Z","ended_by":"customer","from":"+15550100009","handled_by":"assistant","line_id":"example","media":"video","session_id":"example","started_at":"2026-11-22T07:00:00.123Z","to":"+15550100001"}
+// CallEndedData Examples: {"answered_at":"2026-11-22T07:00:00.123Z","call_id":"call_01jd3f4g5h6j7k8m9n0p1q2r3t","direction":"inbound","duration_ms":59000,"end_reason":"deleted","ended_at":"2026-11-22T07:00:00.123Z","ended_by":"customer","from":"+15550100009","handled_by":"assistant","line_id":"line_01jd3f4g5h6j7k8m9n0p1q2r3t","media":"video","session_id":"ses_01jd3f4g5h6j7k8m9n0p1q2r3t","started_at":"2026-11-22T07:00:00.123Z","to":"+15550100001"}
 type CallEndedData struct {
 	// AnsweredAt When the call was answered; null until then.
 	AnsweredAt *time.Time `json:"answered_at"`
 
 	// CallId The call's id.
-	CallId string `json:"call_id"`
+	//
+	// Examples: call_01jd3f4g5h6j7k8m9n0p1q2r3t
+	CallId CallID `json:"call_id"`
 
 	// Direction `inbound` (a call to a line) or `outbound` (a session dialling out).
 	Direction CallEndedDataDirection `json:"direction"`
@@ -2509,13 +2517,17 @@ type CallEndedData struct {
 	HandledBy CallEndedDataHandledBy `json:"handled_by"`
 
 	// LineId The line the call came in on or went out from.
-	LineId *string `json:"line_id,omitempty"`
+	//
+	// Examples: line_01jd3f4g5h6j7k8m9n0p1q2r3t
+	LineId *LineID `json:"line_id,omitempty"`
 
 	// Media `video` or `audio`: what the call carries.
 	Media CallEndedDataMedia `json:"media"`
 
 	// SessionId The hosted session the call is bridged into.
-	SessionId *string `json:"session_id,omitempty"`
+	//
+	// Examples: ses_01jd3f4g5h6j7k8m9n0p1q2r3t
+	SessionId *SessionID `json:"session_id,omitempty"`
 
 	// StartedAt When the call started ringing.
 	StartedAt time.Time `json:"started_at"`
@@ -2541,7 +2553,7 @@ type CallEndedDataMedia string
 
 // CallEndedEvent A `call.ended` event.
 //
-// Examples: {"created_at":"2026-11-22T07:00:00.123Z","data":{"answered_at":"2026-11-22T07:00:00.123Z","call_id":"example","direction":"inbound","duration_ms":59000,"end_reason":"deleted","ended_at":"2026-11-22T07:00:00.123Z","ended_by":"customer","from":"+15550100009","handled_by":"assistant","line_id":"example","media":"video","session_id":"example","started_at":"2026-11-22T07:00:00.123Z","to":"+15550100001"},"id":"evt_01jd3f4g5h6j7k8m9n0p1q2r3t","object":"event","type":"call.ended"}
+// Examples: {"created_at":"2026-11-22T07:00:00.123Z","data":{"answered_at":"2026-11-22T07:00:00.123Z","call_id":"call_01jd3f4g5h6j7k8m9n0p1q2r3t","direction":"inbound","duration_ms":59000,"end_reason":"deleted","ended_at":"2026-11-22T07:00:00.123Z","ended_by":"customer","from":"+15550100009","handled_by":"assistant","line_id":"line_01jd3f4g5h6j7k8m9n0p1q2r3t","media":"video","session_id":"ses_01jd3f4g5h6j7k8m9n0p1q2r3t","started_at":"2026-11-22T07:00:00.123Z","to":"+15550100001"},"id":"evt_01jd3f4g5h6j7k8m9n0p1q2r3t","object":"event","type":"call.ended"}
 type CallEndedEvent struct {
 	// CreatedAt When the event happened.
 	//
@@ -2550,7 +2562,7 @@ type CallEndedEvent struct {
 
 	// Data The event's data, as sent to the endpoints (see `webhooks`).
 	//
-	// Examples: {"answered_at":"2026-11-22T07:00:00.123Z","call_id":"example","direction":"inbound","duration_ms":59000,"end_reason":"deleted","ended_at":"2026-11-22T07:00:00.123Z","ended_by":"customer","from":"+15550100009","handled_by":"assistant","line_id":"example","media":"video","session_id":"example","started_at":"2026-11-22T07:00:00.123Z","to":"+15550100001"}
+	// Examples: {"answered_at":"2026-11-22T07:00:00.123Z","call_id":"call_01jd3f4g5h6j7k8m9n0p1q2r3t","direction":"inbound","duration_ms":59000,"end_reason":"deleted","ended_at":"2026-11-22T07:00:00.123Z","ended_by":"customer","from":"+15550100009","handled_by":"assistant","line_id":"line_01jd3f4g5h6j7k8m9n0p1q2r3t","media":"video","session_id":"ses_01jd3f4g5h6j7k8m9n0p1q2r3t","started_at":"2026-11-22T07:00:00.123Z","to":"+15550100001"}
 	Data CallEndedData `json:"data"`
 
 	// Id The event's id; the `webhook-id` of every delivery.
@@ -2573,7 +2585,7 @@ type CallEndedEventType string
 
 // CallEndedEventWithAttempts A `call.ended` event with its delivery attempts.
 //
-// Examples: {"attempts":[{"attempt":1,"attempted_at":"2026-11-22T07:00:00.123Z","duration_ms":59000,"endpoint_id":"whep_01jd3f4g5h6j7k8m9n0p1q2r3t","error":"example","id":"watt_01jd3f4g5h6j7k8m9n0p1q2r3t","next_attempt_at":"2026-11-22T07:00:00.123Z","object":"event_attempt","outcome":"succeeded","status_code":200,"url":"https://example.com/hooks/bridgeline"}],"created_at":"2026-11-22T07:00:00.123Z","data":{"answered_at":"2026-11-22T07:00:00.123Z","call_id":"example","direction":"inbound","duration_ms":59000,"end_reason":"deleted","ended_at":"2026-11-22T07:00:00.123Z","ended_by":"customer","from":"+15550100009","handled_by":"assistant","line_id":"example","media":"video","session_id":"example","started_at":"2026-11-22T07:00:00.123Z","to":"+15550100001"},"id":"evt_01jd3f4g5h6j7k8m9n0p1q2r3t","object":"event","type":"call.ended"}
+// Examples: {"attempts":[{"attempt":1,"attempted_at":"2026-11-22T07:00:00.123Z","duration_ms":59000,"endpoint_id":"whep_01jd3f4g5h6j7k8m9n0p1q2r3t","error":null,"id":"watt_01jd3f4g5h6j7k8m9n0p1q2r3t","next_attempt_at":null,"object":"event_attempt","outcome":"succeeded","status_code":200,"url":"https://example.com/hooks/bridgeline"}],"created_at":"2026-11-22T07:00:00.123Z","data":{"answered_at":"2026-11-22T07:00:00.123Z","call_id":"call_01jd3f4g5h6j7k8m9n0p1q2r3t","direction":"inbound","duration_ms":59000,"end_reason":"deleted","ended_at":"2026-11-22T07:00:00.123Z","ended_by":"customer","from":"+15550100009","handled_by":"assistant","line_id":"line_01jd3f4g5h6j7k8m9n0p1q2r3t","media":"video","session_id":"ses_01jd3f4g5h6j7k8m9n0p1q2r3t","started_at":"2026-11-22T07:00:00.123Z","to":"+15550100001"},"id":"evt_01jd3f4g5h6j7k8m9n0p1q2r3t","object":"event","type":"call.ended"}
 type CallEndedEventWithAttempts struct {
 	// Attempts Every delivery attempt of the event, oldest first.
 	Attempts []EventAttempt `json:"attempts"`
@@ -2585,7 +2597,7 @@ type CallEndedEventWithAttempts struct {
 
 	// Data The event's data, as sent to the endpoints (see `webhooks`).
 	//
-	// Examples: {"answered_at":"2026-11-22T07:00:00.123Z","call_id":"example","direction":"inbound","duration_ms":59000,"end_reason":"deleted","ended_at":"2026-11-22T07:00:00.123Z","ended_by":"customer","from":"+15550100009","handled_by":"assistant","line_id":"example","media":"video","session_id":"example","started_at":"2026-11-22T07:00:00.123Z","to":"+15550100001"}
+	// Examples: {"answered_at":"2026-11-22T07:00:00.123Z","call_id":"call_01jd3f4g5h6j7k8m9n0p1q2r3t","direction":"inbound","duration_ms":59000,"end_reason":"deleted","ended_at":"2026-11-22T07:00:00.123Z","ended_by":"customer","from":"+15550100009","handled_by":"assistant","line_id":"line_01jd3f4g5h6j7k8m9n0p1q2r3t","media":"video","session_id":"ses_01jd3f4g5h6j7k8m9n0p1q2r3t","started_at":"2026-11-22T07:00:00.123Z","to":"+15550100001"}
 	Data CallEndedData `json:"data"`
 
 	// Id The event's id; the `webhook-id` of every delivery.
@@ -2609,19 +2621,23 @@ type CallEndedEventWithAttemptsType string
 // CallID Examples: call_01jd3f4g5h6j7k8m9n0p1q2r3t
 type CallID = string
 
-// CallIncomingData Examples: {"answer_by":"2026-11-22T07:00:00.123Z","call_id":"example","from":"+15550100009","line_id":"example","media":"video","session":{"call_id":"call_01jd3f4g5h6j7k8m9n0p1q2r3t","expires_at":"2026-11-22T07:00:00.123Z","participant_token":"eyJhbGciOiJIUzI1NiJ9.e30.sig","rtc_url":"wss://rtc.example.com","session_id":"ses_01jd3f4g5h6j7k8m9n0p1q2r3t"},"to":"+15550100001"}
+// CallIncomingData Examples: {"answer_by":"2026-11-22T07:00:00.123Z","call_id":"call_01jd3f4g5h6j7k8m9n0p1q2r3t","from":"+15550100009","line_id":"line_01jd3f4g5h6j7k8m9n0p1q2r3t","media":"video","session":{"call_id":"call_01jd3f4g5h6j7k8m9n0p1q2r3t","expires_at":"2026-11-22T07:00:00.123Z","participant_token":"eyJhbGciOiJIUzI1NiJ9.e30.sig","rtc_url":"wss://rtc.example.com","session_id":"ses_01jd3f4g5h6j7k8m9n0p1q2r3t"},"to":"+15550100001"}
 type CallIncomingData struct {
 	// AnswerBy The decision deadline.
 	AnswerBy time.Time `json:"answer_by"`
 
 	// CallId The call's id.
-	CallId string `json:"call_id"`
+	//
+	// Examples: call_01jd3f4g5h6j7k8m9n0p1q2r3t
+	CallId CallID `json:"call_id"`
 
 	// From The calling party's handle.
 	From string `json:"from"`
 
 	// LineId The line the call came in on or went out from.
-	LineId string `json:"line_id"`
+	//
+	// Examples: line_01jd3f4g5h6j7k8m9n0p1q2r3t
+	LineId LineID `json:"line_id"`
 
 	// Media `video` or `audio`: what the call carries.
 	Media CallIncomingDataMedia `json:"media"`
@@ -2645,7 +2661,7 @@ type CallIncomingDataMedia string
 
 // CallIncomingEvent A `call.incoming` event.
 //
-// Examples: {"created_at":"2026-11-22T07:00:00.123Z","data":{"answer_by":"2026-11-22T07:00:00.123Z","call_id":"example","from":"+15550100009","line_id":"example","media":"video","session":{"call_id":"call_01jd3f4g5h6j7k8m9n0p1q2r3t","expires_at":"2026-11-22T07:00:00.123Z","participant_token":"eyJhbGciOiJIUzI1NiJ9.e30.sig","rtc_url":"wss://rtc.example.com","session_id":"ses_01jd3f4g5h6j7k8m9n0p1q2r3t"},"to":"+15550100001"},"id":"evt_01jd3f4g5h6j7k8m9n0p1q2r3t","object":"event","type":"call.incoming"}
+// Examples: {"created_at":"2026-11-22T07:00:00.123Z","data":{"answer_by":"2026-11-22T07:00:00.123Z","call_id":"call_01jd3f4g5h6j7k8m9n0p1q2r3t","from":"+15550100009","line_id":"line_01jd3f4g5h6j7k8m9n0p1q2r3t","media":"video","session":{"call_id":"call_01jd3f4g5h6j7k8m9n0p1q2r3t","expires_at":"2026-11-22T07:00:00.123Z","participant_token":"eyJhbGciOiJIUzI1NiJ9.e30.sig","rtc_url":"wss://rtc.example.com","session_id":"ses_01jd3f4g5h6j7k8m9n0p1q2r3t"},"to":"+15550100001"},"id":"evt_01jd3f4g5h6j7k8m9n0p1q2r3t","object":"event","type":"call.incoming"}
 type CallIncomingEvent struct {
 	// CreatedAt When the event happened.
 	//
@@ -2654,7 +2670,7 @@ type CallIncomingEvent struct {
 
 	// Data The event's data, as sent to the endpoints (see `webhooks`).
 	//
-	// Examples: {"answer_by":"2026-11-22T07:00:00.123Z","call_id":"example","from":"+15550100009","line_id":"example","media":"video","session":{"call_id":"call_01jd3f4g5h6j7k8m9n0p1q2r3t","expires_at":"2026-11-22T07:00:00.123Z","participant_token":"eyJhbGciOiJIUzI1NiJ9.e30.sig","rtc_url":"wss://rtc.example.com","session_id":"ses_01jd3f4g5h6j7k8m9n0p1q2r3t"},"to":"+15550100001"}
+	// Examples: {"answer_by":"2026-11-22T07:00:00.123Z","call_id":"call_01jd3f4g5h6j7k8m9n0p1q2r3t","from":"+15550100009","line_id":"line_01jd3f4g5h6j7k8m9n0p1q2r3t","media":"video","session":{"call_id":"call_01jd3f4g5h6j7k8m9n0p1q2r3t","expires_at":"2026-11-22T07:00:00.123Z","participant_token":"eyJhbGciOiJIUzI1NiJ9.e30.sig","rtc_url":"wss://rtc.example.com","session_id":"ses_01jd3f4g5h6j7k8m9n0p1q2r3t"},"to":"+15550100001"}
 	Data CallIncomingData `json:"data"`
 
 	// Id The event's id; the `webhook-id` of every delivery.
@@ -2677,7 +2693,7 @@ type CallIncomingEventType string
 
 // CallIncomingEventWithAttempts A `call.incoming` event with its delivery attempts.
 //
-// Examples: {"attempts":[{"attempt":1,"attempted_at":"2026-11-22T07:00:00.123Z","duration_ms":59000,"endpoint_id":"whep_01jd3f4g5h6j7k8m9n0p1q2r3t","error":"example","id":"watt_01jd3f4g5h6j7k8m9n0p1q2r3t","next_attempt_at":"2026-11-22T07:00:00.123Z","object":"event_attempt","outcome":"succeeded","status_code":200,"url":"https://example.com/hooks/bridgeline"}],"created_at":"2026-11-22T07:00:00.123Z","data":{"answer_by":"2026-11-22T07:00:00.123Z","call_id":"example","from":"+15550100009","line_id":"example","media":"video","session":{"call_id":"call_01jd3f4g5h6j7k8m9n0p1q2r3t","expires_at":"2026-11-22T07:00:00.123Z","participant_token":"eyJhbGciOiJIUzI1NiJ9.e30.sig","rtc_url":"wss://rtc.example.com","session_id":"ses_01jd3f4g5h6j7k8m9n0p1q2r3t"},"to":"+15550100001"},"id":"evt_01jd3f4g5h6j7k8m9n0p1q2r3t","object":"event","type":"call.incoming"}
+// Examples: {"attempts":[{"attempt":1,"attempted_at":"2026-11-22T07:00:00.123Z","duration_ms":59000,"endpoint_id":"whep_01jd3f4g5h6j7k8m9n0p1q2r3t","error":null,"id":"watt_01jd3f4g5h6j7k8m9n0p1q2r3t","next_attempt_at":null,"object":"event_attempt","outcome":"succeeded","status_code":200,"url":"https://example.com/hooks/bridgeline"}],"created_at":"2026-11-22T07:00:00.123Z","data":{"answer_by":"2026-11-22T07:00:00.123Z","call_id":"call_01jd3f4g5h6j7k8m9n0p1q2r3t","from":"+15550100009","line_id":"line_01jd3f4g5h6j7k8m9n0p1q2r3t","media":"video","session":{"call_id":"call_01jd3f4g5h6j7k8m9n0p1q2r3t","expires_at":"2026-11-22T07:00:00.123Z","participant_token":"eyJhbGciOiJIUzI1NiJ9.e30.sig","rtc_url":"wss://rtc.example.com","session_id":"ses_01jd3f4g5h6j7k8m9n0p1q2r3t"},"to":"+15550100001"},"id":"evt_01jd3f4g5h6j7k8m9n0p1q2r3t","object":"event","type":"call.incoming"}
 type CallIncomingEventWithAttempts struct {
 	// Attempts Every delivery attempt of the event, oldest first.
 	Attempts []EventAttempt `json:"attempts"`
@@ -2689,7 +2705,7 @@ type CallIncomingEventWithAttempts struct {
 
 	// Data The event's data, as sent to the endpoints (see `webhooks`).
 	//
-	// Examples: {"answer_by":"2026-11-22T07:00:00.123Z","call_id":"example","from":"+15550100009","line_id":"example","media":"video","session":{"call_id":"call_01jd3f4g5h6j7k8m9n0p1q2r3t","expires_at":"2026-11-22T07:00:00.123Z","participant_token":"eyJhbGciOiJIUzI1NiJ9.e30.sig","rtc_url":"wss://rtc.example.com","session_id":"ses_01jd3f4g5h6j7k8m9n0p1q2r3t"},"to":"+15550100001"}
+	// Examples: {"answer_by":"2026-11-22T07:00:00.123Z","call_id":"call_01jd3f4g5h6j7k8m9n0p1q2r3t","from":"+15550100009","line_id":"line_01jd3f4g5h6j7k8m9n0p1q2r3t","media":"video","session":{"call_id":"call_01jd3f4g5h6j7k8m9n0p1q2r3t","expires_at":"2026-11-22T07:00:00.123Z","participant_token":"eyJhbGciOiJIUzI1NiJ9.e30.sig","rtc_url":"wss://rtc.example.com","session_id":"ses_01jd3f4g5h6j7k8m9n0p1q2r3t"},"to":"+15550100001"}
 	Data CallIncomingData `json:"data"`
 
 	// Id The event's id; the `webhook-id` of every delivery.
@@ -2710,7 +2726,7 @@ type CallIncomingEventWithAttemptsObject string
 // CallIncomingEventWithAttemptsType The event type; it says which schema `data` has.
 type CallIncomingEventWithAttemptsType string
 
-// CallList Examples: {"data":[{"answered_at":"2026-11-22T07:00:00.123Z","assistant_id":"asst_01jd3f4g5h6j7k8m9n0p1q2r3t","assistant_report":"pending","decision":"accept","decision_source":"webhook_response","direction":"inbound","duration_ms":59000,"end_reason":"deleted","ended_at":"2026-11-22T07:00:00.123Z","ended_by":"customer","from":"+15550100009","handled_by":"assistant","id":"call_01jd3f4g5h6j7k8m9n0p1q2r3t","line_id":"line_01jd3f4g5h6j7k8m9n0p1q2r3t","media":"video","metrics":{"barge_in_stop_ms":{"p50":1,"p95":1},"barge_ins":1,"connecting_screen_ms":1,"errors":{"count":1,"last_kind":"llm_timeout"},"first_greeting_audio_ms":1,"llm_first_token_ms":{"p50":1,"p95":1},"response_ms":{"p50":1,"p95":1},"stt_final_ms":{"p50":1,"p95":1},"tts_first_audio_ms":{"p50":1,"p95":1},"turns":1},"object":"call","session_id":"ses_01jd3f4g5h6j7k8m9n0p1q2r3t","started_at":"2026-11-22T07:00:00.123Z","status":"ringing","to":"+15550100001","transcript":[{"end_ms":2400,"interrupted":true,"speaker":"assistant","start_ms":300,"text":"Hello, Acme Dental, how can I help?"}],"version_id":"ver_01jd3f4g5h6j7k8m9n0p1q2r3t"}],"has_more":false,"object":"list"}
+// CallList Examples: {"data":[{"answered_at":"2026-11-22T07:00:00.123Z","assistant_id":"asst_01jd3f4g5h6j7k8m9n0p1q2r3t","assistant_report":"received","decision":"accept","decision_source":"webhook_response","direction":"inbound","duration_ms":59000,"end_reason":"deleted","ended_at":"2026-11-22T07:00:00.123Z","ended_by":"customer","from":"+15550100009","handled_by":"assistant","id":"call_01jd3f4g5h6j7k8m9n0p1q2r3t","line_id":"line_01jd3f4g5h6j7k8m9n0p1q2r3t","media":"video","metrics":{"barge_in_stop_ms":{"p50":1,"p95":1},"barge_ins":1,"connecting_screen_ms":1,"errors":{"count":1,"last_kind":"llm_timeout"},"first_greeting_audio_ms":1,"llm_first_token_ms":{"p50":1,"p95":1},"response_ms":{"p50":1,"p95":1},"stt_final_ms":{"p50":1,"p95":1},"tts_first_audio_ms":{"p50":1,"p95":1},"turns":1},"object":"call","session_id":"ses_01jd3f4g5h6j7k8m9n0p1q2r3t","started_at":"2026-11-22T07:00:00.123Z","status":"ended","to":"+15550100001","transcript":[{"end_ms":2400,"interrupted":true,"speaker":"assistant","start_ms":300,"text":"Hello, Acme Dental, how can I help?"}],"version_id":"ver_01jd3f4g5h6j7k8m9n0p1q2r3t"}],"has_more":false,"object":"list"}
 type CallList struct {
 	// Data The page of items, newest first.
 	Data []Call `json:"data"`
@@ -2842,7 +2858,7 @@ type Draft struct {
 
 	// Model The language model the assistant thinks with; empty for the deployment's.
 	//
-	// Examples: example
+	// Examples: gpt-4o-mini
 	Model ModelField `json:"model"`
 
 	// SystemPrompt The instructions the language model runs with.
@@ -2850,7 +2866,7 @@ type Draft struct {
 
 	// Voice An `id` from `GET /v1/voices`; empty for the avatar's default voice.
 	//
-	// Examples: example
+	// Examples: alloy
 	Voice VoiceField `json:"voice"`
 }
 
@@ -3175,12 +3191,12 @@ type Error502ErrorType string
 
 // Event An event as the log keeps it; `type` says which of the variants it is, and so the schema of `data`.
 //
-// Examples: {"created_at":"2026-11-22T07:00:00.123Z","data":{"answer_by":"2026-11-22T07:00:00.123Z","call_id":"example","from":"+15550100009","line_id":"example","media":"video","session":{"call_id":"call_01jd3f4g5h6j7k8m9n0p1q2r3t","expires_at":"2026-11-22T07:00:00.123Z","participant_token":"eyJhbGciOiJIUzI1NiJ9.e30.sig","rtc_url":"wss://rtc.example.com","session_id":"ses_01jd3f4g5h6j7k8m9n0p1q2r3t"},"to":"+15550100001"},"id":"evt_01jd3f4g5h6j7k8m9n0p1q2r3t","object":"event","type":"call.incoming"}
+// Examples: {"created_at":"2026-11-22T07:00:00.123Z","data":{"answer_by":"2026-11-22T07:00:00.123Z","call_id":"call_01jd3f4g5h6j7k8m9n0p1q2r3t","from":"+15550100009","line_id":"line_01jd3f4g5h6j7k8m9n0p1q2r3t","media":"video","session":{"call_id":"call_01jd3f4g5h6j7k8m9n0p1q2r3t","expires_at":"2026-11-22T07:00:00.123Z","participant_token":"eyJhbGciOiJIUzI1NiJ9.e30.sig","rtc_url":"wss://rtc.example.com","session_id":"ses_01jd3f4g5h6j7k8m9n0p1q2r3t"},"to":"+15550100001"},"id":"evt_01jd3f4g5h6j7k8m9n0p1q2r3t","object":"event","type":"call.incoming"}
 type Event struct {
 	union json.RawMessage
 }
 
-// EventAttempt Examples: {"attempt":1,"attempted_at":"2026-11-22T07:00:00.123Z","duration_ms":59000,"endpoint_id":"whep_01jd3f4g5h6j7k8m9n0p1q2r3t","error":"example","id":"watt_01jd3f4g5h6j7k8m9n0p1q2r3t","next_attempt_at":"2026-11-22T07:00:00.123Z","object":"event_attempt","outcome":"succeeded","status_code":200,"url":"https://example.com/hooks/bridgeline"}
+// EventAttempt Examples: {"attempt":1,"attempted_at":"2026-11-22T07:00:00.123Z","duration_ms":59000,"endpoint_id":"whep_01jd3f4g5h6j7k8m9n0p1q2r3t","error":null,"id":"watt_01jd3f4g5h6j7k8m9n0p1q2r3t","next_attempt_at":null,"object":"event_attempt","outcome":"succeeded","status_code":200,"url":"https://example.com/hooks/bridgeline"}
 type EventAttempt struct {
 	// Attempt 1 for a delivery's first attempt; a redelivery starts again at 1.
 	Attempt int `json:"attempt"`
@@ -3231,7 +3247,7 @@ type EventAttemptOutcome string
 // EventID Examples: evt_01jd3f4g5h6j7k8m9n0p1q2r3t
 type EventID = string
 
-// EventList Examples: {"data":[{"created_at":"2026-11-22T07:00:00.123Z","data":{"answer_by":"2026-11-22T07:00:00.123Z","call_id":"example","from":"+15550100009","line_id":"example","media":"video","session":{"call_id":"call_01jd3f4g5h6j7k8m9n0p1q2r3t","expires_at":"2026-11-22T07:00:00.123Z","participant_token":"eyJhbGciOiJIUzI1NiJ9.e30.sig","rtc_url":"wss://rtc.example.com","session_id":"ses_01jd3f4g5h6j7k8m9n0p1q2r3t"},"to":"+15550100001"},"id":"evt_01jd3f4g5h6j7k8m9n0p1q2r3t","object":"event","type":"call.incoming"}],"has_more":false,"object":"list"}
+// EventList Examples: {"data":[{"created_at":"2026-11-22T07:00:00.123Z","data":{"answer_by":"2026-11-22T07:00:00.123Z","call_id":"call_01jd3f4g5h6j7k8m9n0p1q2r3t","from":"+15550100009","line_id":"line_01jd3f4g5h6j7k8m9n0p1q2r3t","media":"video","session":{"call_id":"call_01jd3f4g5h6j7k8m9n0p1q2r3t","expires_at":"2026-11-22T07:00:00.123Z","participant_token":"eyJhbGciOiJIUzI1NiJ9.e30.sig","rtc_url":"wss://rtc.example.com","session_id":"ses_01jd3f4g5h6j7k8m9n0p1q2r3t"},"to":"+15550100001"},"id":"evt_01jd3f4g5h6j7k8m9n0p1q2r3t","object":"event","type":"call.incoming"}],"has_more":false,"object":"list"}
 type EventList struct {
 	// Data The page of items, newest first.
 	Data []Event `json:"data"`
@@ -3264,7 +3280,7 @@ type EventType string
 
 // EventWithAttempts An event with every delivery attempt; `type` says which of the variants it is.
 //
-// Examples: {"attempts":[{"attempt":1,"attempted_at":"2026-11-22T07:00:00.123Z","duration_ms":59000,"endpoint_id":"whep_01jd3f4g5h6j7k8m9n0p1q2r3t","error":"example","id":"watt_01jd3f4g5h6j7k8m9n0p1q2r3t","next_attempt_at":"2026-11-22T07:00:00.123Z","object":"event_attempt","outcome":"succeeded","status_code":200,"url":"https://example.com/hooks/bridgeline"}],"created_at":"2026-11-22T07:00:00.123Z","data":{"answer_by":"2026-11-22T07:00:00.123Z","call_id":"example","from":"+15550100009","line_id":"example","media":"video","session":{"call_id":"call_01jd3f4g5h6j7k8m9n0p1q2r3t","expires_at":"2026-11-22T07:00:00.123Z","participant_token":"eyJhbGciOiJIUzI1NiJ9.e30.sig","rtc_url":"wss://rtc.example.com","session_id":"ses_01jd3f4g5h6j7k8m9n0p1q2r3t"},"to":"+15550100001"},"id":"evt_01jd3f4g5h6j7k8m9n0p1q2r3t","object":"event","type":"call.incoming"}
+// Examples: {"attempts":[{"attempt":1,"attempted_at":"2026-11-22T07:00:00.123Z","duration_ms":59000,"endpoint_id":"whep_01jd3f4g5h6j7k8m9n0p1q2r3t","error":null,"id":"watt_01jd3f4g5h6j7k8m9n0p1q2r3t","next_attempt_at":null,"object":"event_attempt","outcome":"succeeded","status_code":200,"url":"https://example.com/hooks/bridgeline"}],"created_at":"2026-11-22T07:00:00.123Z","data":{"answer_by":"2026-11-22T07:00:00.123Z","call_id":"call_01jd3f4g5h6j7k8m9n0p1q2r3t","from":"+15550100009","line_id":"line_01jd3f4g5h6j7k8m9n0p1q2r3t","media":"video","session":{"call_id":"call_01jd3f4g5h6j7k8m9n0p1q2r3t","expires_at":"2026-11-22T07:00:00.123Z","participant_token":"eyJhbGciOiJIUzI1NiJ9.e30.sig","rtc_url":"wss://rtc.example.com","session_id":"ses_01jd3f4g5h6j7k8m9n0p1q2r3t"},"to":"+15550100001"},"id":"evt_01jd3f4g5h6j7k8m9n0p1q2r3t","object":"event","type":"call.incoming"}
 type EventWithAttempts struct {
 	union json.RawMessage
 }
@@ -3301,7 +3317,7 @@ type FramingPatch struct {
 
 // Greeting What the assistant says first.
 //
-// Examples: example
+// Examples: Hello, Acme Dental, how can I help?
 type Greeting = string
 
 // InboundMode `assistant`: the assigned assistant answers (a call with none assigned is
@@ -3386,7 +3402,7 @@ type LineList struct {
 // LineListObject The kind of object: always `list`.
 type LineListObject string
 
-// LineUpdate Examples: {"assistant_id":"example","decision_timeout_seconds":10,"inbound_mode":"assistant","name":"Front desk","on_decision_timeout":"decline"}
+// LineUpdate Examples: {"assistant_id":"asst_01jd3f4g5h6j7k8m9n0p1q2r3t","decision_timeout_seconds":10,"inbound_mode":"assistant","name":"Front desk","on_decision_timeout":"decline"}
 type LineUpdate struct {
 	// AssistantId An assistant id to assign (same rules as assign), or null to unassign.
 	AssistantId *string `json:"assistant_id,omitempty"`
@@ -3412,7 +3428,7 @@ type LineUpdate struct {
 // server names it (`gpt-4o-mini`, `llama3.1:8b`); it overrides the deployment's
 // `LLM_MODEL`. Empty: the deployment's model.
 //
-// Examples: example
+// Examples: gpt-4o-mini
 type ModelField = string
 
 // NullableTimestamp Examples: 2026-11-22T07:00:00.123Z
@@ -3442,7 +3458,7 @@ type RequestID = string
 
 // Session A hosted session, as GET and DELETE show it (without a token).
 //
-// Examples: {"answered_at":"2026-11-22T07:00:00.123Z","assistant_id":"asst_01jd3f4g5h6j7k8m9n0p1q2r3t","call_id":"call_01jd3f4g5h6j7k8m9n0p1q2r3t","created_at":"2026-11-22T07:00:00.123Z","end_reason":"deleted","ended_at":"2026-11-22T07:00:00.123Z","id":"ses_01jd3f4g5h6j7k8m9n0p1q2r3t","line_id":"line_01jd3f4g5h6j7k8m9n0p1q2r3t","media":"video","mode":"human","object":"session","platform_handle":"+15550100002","rtc_url":"wss://rtc.example.com","session_id":"ses_01jd3f4g5h6j7k8m9n0p1q2r3t","status":"ringing","version_id":"ver_01jd3f4g5h6j7k8m9n0p1q2r3t"}
+// Examples: {"answered_at":"2026-11-22T07:00:00.123Z","assistant_id":"asst_01jd3f4g5h6j7k8m9n0p1q2r3t","call_id":"call_01jd3f4g5h6j7k8m9n0p1q2r3t","created_at":"2026-11-22T07:00:00.123Z","end_reason":"deleted","ended_at":"2026-11-22T07:00:00.123Z","id":"ses_01jd3f4g5h6j7k8m9n0p1q2r3t","line_id":"line_01jd3f4g5h6j7k8m9n0p1q2r3t","media":"video","mode":"human","object":"session","platform_handle":"+15550100002","rtc_url":"wss://rtc.example.com","session_id":"ses_01jd3f4g5h6j7k8m9n0p1q2r3t","status":"ended","version_id":"ver_01jd3f4g5h6j7k8m9n0p1q2r3t"}
 type Session struct {
 	// AnsweredAt When the call was answered; null until then.
 	//
@@ -3520,7 +3536,7 @@ type SessionMode string
 // SessionObject The kind of object: always `session`.
 type SessionObject string
 
-// SessionCreate Examples: {"assistant_id":"example","line_id":"line_01jd3f4g5h6j7k8m9n0p1q2r3t","media":"video","mode":"human","platform_handle":"+15550100002"}
+// SessionCreate Examples: {"assistant_id":"asst_01jd3f4g5h6j7k8m9n0p1q2r3t","line_id":"line_01jd3f4g5h6j7k8m9n0p1q2r3t","media":"video","mode":"human","platform_handle":"+15550100002"}
 type SessionCreate struct {
 	// AssistantId Required when `mode` is `assistant`, refused otherwise. `null` counts as absent.
 	AssistantId *string `json:"assistant_id,omitempty"`
@@ -3546,7 +3562,7 @@ type SessionCreateMode string
 
 // SessionCreated The session as POST /v1/sessions answers it, with the participant token.
 //
-// Examples: {"answered_at":"2026-11-22T07:00:00.123Z","assistant_id":"asst_01jd3f4g5h6j7k8m9n0p1q2r3t","call_id":"call_01jd3f4g5h6j7k8m9n0p1q2r3t","created_at":"2026-11-22T07:00:00.123Z","end_reason":"deleted","ended_at":"2026-11-22T07:00:00.123Z","expires_at":"2026-11-22T07:00:00.123Z","id":"ses_01jd3f4g5h6j7k8m9n0p1q2r3t","line_id":"line_01jd3f4g5h6j7k8m9n0p1q2r3t","media":"video","mode":"human","object":"session","participant_token":"eyJhbGciOiJIUzI1NiJ9.e30.sig","platform_handle":"+15550100002","rtc_url":"wss://rtc.example.com","session_id":"ses_01jd3f4g5h6j7k8m9n0p1q2r3t","status":"ringing","version_id":"ver_01jd3f4g5h6j7k8m9n0p1q2r3t"}
+// Examples: {"answered_at":"2026-11-22T07:00:00.123Z","assistant_id":"asst_01jd3f4g5h6j7k8m9n0p1q2r3t","call_id":"call_01jd3f4g5h6j7k8m9n0p1q2r3t","created_at":"2026-11-22T07:00:00.123Z","end_reason":"deleted","ended_at":"2026-11-22T07:00:00.123Z","expires_at":"2026-11-22T07:00:00.123Z","id":"ses_01jd3f4g5h6j7k8m9n0p1q2r3t","line_id":"line_01jd3f4g5h6j7k8m9n0p1q2r3t","media":"video","mode":"human","object":"session","participant_token":"eyJhbGciOiJIUzI1NiJ9.e30.sig","platform_handle":"+15550100002","rtc_url":"wss://rtc.example.com","session_id":"ses_01jd3f4g5h6j7k8m9n0p1q2r3t","status":"ended","version_id":"ver_01jd3f4g5h6j7k8m9n0p1q2r3t"}
 type SessionCreated struct {
 	// AnsweredAt When the call was answered; null until then.
 	//
@@ -3635,7 +3651,7 @@ type SessionCreatedObject string
 // SessionID Examples: ses_01jd3f4g5h6j7k8m9n0p1q2r3t
 type SessionID = string
 
-// SessionList Examples: {"data":[{"answered_at":"2026-11-22T07:00:00.123Z","assistant_id":"asst_01jd3f4g5h6j7k8m9n0p1q2r3t","call_id":"call_01jd3f4g5h6j7k8m9n0p1q2r3t","created_at":"2026-11-22T07:00:00.123Z","end_reason":"deleted","ended_at":"2026-11-22T07:00:00.123Z","id":"ses_01jd3f4g5h6j7k8m9n0p1q2r3t","line_id":"line_01jd3f4g5h6j7k8m9n0p1q2r3t","media":"video","mode":"human","object":"session","platform_handle":"+15550100002","rtc_url":"wss://rtc.example.com","session_id":"ses_01jd3f4g5h6j7k8m9n0p1q2r3t","status":"ringing","version_id":"ver_01jd3f4g5h6j7k8m9n0p1q2r3t"}],"has_more":false,"object":"list"}
+// SessionList Examples: {"data":[{"answered_at":"2026-11-22T07:00:00.123Z","assistant_id":"asst_01jd3f4g5h6j7k8m9n0p1q2r3t","call_id":"call_01jd3f4g5h6j7k8m9n0p1q2r3t","created_at":"2026-11-22T07:00:00.123Z","end_reason":"deleted","ended_at":"2026-11-22T07:00:00.123Z","id":"ses_01jd3f4g5h6j7k8m9n0p1q2r3t","line_id":"line_01jd3f4g5h6j7k8m9n0p1q2r3t","media":"video","mode":"human","object":"session","platform_handle":"+15550100002","rtc_url":"wss://rtc.example.com","session_id":"ses_01jd3f4g5h6j7k8m9n0p1q2r3t","status":"ended","version_id":"ver_01jd3f4g5h6j7k8m9n0p1q2r3t"}],"has_more":false,"object":"list"}
 type SessionList struct {
 	// Data The page of items, newest first.
 	Data []Session `json:"data"`
@@ -3678,7 +3694,7 @@ type SessionStatus string
 // Shot Examples: close_up
 type Shot string
 
-// SystemPrompt Examples: example
+// SystemPrompt Examples: You are the front desk of Acme Dental. Be brief and kind.
 type SystemPrompt = string
 
 // Timestamp Examples: 2026-11-22T07:00:00.123Z
@@ -3711,7 +3727,7 @@ type TurnSpeaker string
 // VersionID Examples: ver_01jd3f4g5h6j7k8m9n0p1q2r3t
 type VersionID = string
 
-// Voice Examples: {"default_for_avatars":["ava_01jd3f4g5h6j7k8m9n0p1q2r3t"],"description":"Production receiver","engine":"flite","gender":"female","id":"flite-slt","language":"example","name":"Front desk","object":"voice"}
+// Voice Examples: {"default_for_avatars":["ava_01jd3f4g5h6j7k8m9n0p1q2r3t"],"description":"Production receiver","engine":"flite","gender":"female","id":"flite-slt","language":"en-US","name":"Front desk","object":"voice"}
 type Voice struct {
 	// DefaultForAvatars The avatars whose default voice this is.
 	DefaultForAvatars []string `json:"default_for_avatars"`
@@ -3749,10 +3765,10 @@ type VoiceObject string
 
 // VoiceField An `id` from `GET /v1/voices`, or empty for the avatar's default voice.
 //
-// Examples: example
+// Examples: alloy
 type VoiceField = string
 
-// VoiceList Examples: {"data":[{"default_for_avatars":["ava_01jd3f4g5h6j7k8m9n0p1q2r3t"],"description":"Production receiver","engine":"flite","gender":"female","id":"flite-slt","language":"example","name":"Front desk","object":"voice"}],"has_more":false,"object":"list"}
+// VoiceList Examples: {"data":[{"default_for_avatars":["ava_01jd3f4g5h6j7k8m9n0p1q2r3t"],"description":"Production receiver","engine":"flite","gender":"female","id":"flite-slt","language":"en-US","name":"Front desk","object":"voice"}],"has_more":false,"object":"list"}
 type VoiceList struct {
 	// Data The page of items, newest first.
 	Data []Voice `json:"data"`
@@ -3770,7 +3786,7 @@ type VoiceListHasMore bool
 // VoiceListObject The kind of object: always `list`.
 type VoiceListObject string
 
-// WebhookEndpoint Examples: {"created_at":"2026-11-22T07:00:00.123Z","description":"Production receiver","disabled_reason":"gone","events":["*"],"id":"whep_01jd3f4g5h6j7k8m9n0p1q2r3t","object":"webhook_endpoint","previous_secret_expires_at":"2026-11-22T07:00:00.123Z","status":"enabled","updated_at":"2026-11-22T07:00:00.123Z","url":"https://example.com/hooks/bridgeline"}
+// WebhookEndpoint Examples: {"created_at":"2026-11-22T07:00:00.123Z","description":"Production receiver","disabled_reason":null,"events":["*"],"id":"whep_01jd3f4g5h6j7k8m9n0p1q2r3t","object":"webhook_endpoint","previous_secret_expires_at":null,"status":"enabled","updated_at":"2026-11-22T07:00:00.123Z","url":"https://example.com/hooks/bridgeline"}
 type WebhookEndpoint struct {
 	// CreatedAt When it was created.
 	//
@@ -3839,7 +3855,7 @@ type WebhookEndpointCreate struct {
 // WebhookEndpointID Examples: whep_01jd3f4g5h6j7k8m9n0p1q2r3t
 type WebhookEndpointID = string
 
-// WebhookEndpointList Examples: {"data":[{"created_at":"2026-11-22T07:00:00.123Z","description":"Production receiver","disabled_reason":"gone","events":["*"],"id":"whep_01jd3f4g5h6j7k8m9n0p1q2r3t","object":"webhook_endpoint","previous_secret_expires_at":"2026-11-22T07:00:00.123Z","status":"enabled","updated_at":"2026-11-22T07:00:00.123Z","url":"https://example.com/hooks/bridgeline"}],"has_more":false,"object":"list"}
+// WebhookEndpointList Examples: {"data":[{"created_at":"2026-11-22T07:00:00.123Z","description":"Production receiver","disabled_reason":null,"events":["*"],"id":"whep_01jd3f4g5h6j7k8m9n0p1q2r3t","object":"webhook_endpoint","previous_secret_expires_at":null,"status":"enabled","updated_at":"2026-11-22T07:00:00.123Z","url":"https://example.com/hooks/bridgeline"}],"has_more":false,"object":"list"}
 type WebhookEndpointList struct {
 	// Data The page of items, newest first.
 	Data []WebhookEndpoint `json:"data"`
@@ -3876,7 +3892,7 @@ type WebhookEndpointUpdate struct {
 // WebhookEndpointUpdateStatus Disable or enable the endpoint; enabling clears `disabled_reason`.
 type WebhookEndpointUpdateStatus string
 
-// WebhookEndpointWithSecret Examples: {"created_at":"2026-11-22T07:00:00.123Z","description":"Production receiver","disabled_reason":"gone","events":["*"],"id":"whep_01jd3f4g5h6j7k8m9n0p1q2r3t","object":"webhook_endpoint","previous_secret_expires_at":"2026-11-22T07:00:00.123Z","secret":"whsec_01jd3f4g5h6j7k8m9n0p1q2r3t","status":"enabled","updated_at":"2026-11-22T07:00:00.123Z","url":"https://example.com/hooks/bridgeline"}
+// WebhookEndpointWithSecret Examples: {"created_at":"2026-11-22T07:00:00.123Z","description":"Production receiver","disabled_reason":null,"events":["*"],"id":"whep_01jd3f4g5h6j7k8m9n0p1q2r3t","object":"webhook_endpoint","previous_secret_expires_at":null,"secret":"whsec_01jd3f4g5h6j7k8m9n0p1q2r3t","status":"enabled","updated_at":"2026-11-22T07:00:00.123Z","url":"https://example.com/hooks/bridgeline"}
 type WebhookEndpointWithSecret struct {
 	// CreatedAt When it was created.
 	//
@@ -4168,7 +4184,7 @@ type CallAnsweredJSONBody struct {
 
 	// Data The event's data.
 	//
-	// Examples: {"answered_at":"2026-11-22T07:00:00.123Z","call_id":"example","decision":"accept","decision_source":"webhook_response","direction":"inbound","handled_by":"assistant","line_id":"example","session_id":"example"}
+	// Examples: {"answered_at":"2026-11-22T07:00:00.123Z","call_id":"call_01jd3f4g5h6j7k8m9n0p1q2r3t","decision":"accept","decision_source":"webhook_response","direction":"inbound","handled_by":"assistant","line_id":"line_01jd3f4g5h6j7k8m9n0p1q2r3t","session_id":"ses_01jd3f4g5h6j7k8m9n0p1q2r3t"}
 	Data CallAnsweredData `json:"data"`
 
 	// Id The event's id, as in the `webhook-id` header.
@@ -4205,7 +4221,7 @@ type CallEndedJSONBody struct {
 
 	// Data The event's data.
 	//
-	// Examples: {"answered_at":"2026-11-22T07:00:00.123Z","call_id":"example","direction":"inbound","duration_ms":59000,"end_reason":"deleted","ended_at":"2026-11-22T07:00:00.123Z","ended_by":"customer","from":"+15550100009","handled_by":"assistant","line_id":"example","media":"video","session_id":"example","started_at":"2026-11-22T07:00:00.123Z","to":"+15550100001"}
+	// Examples: {"answered_at":"2026-11-22T07:00:00.123Z","call_id":"call_01jd3f4g5h6j7k8m9n0p1q2r3t","direction":"inbound","duration_ms":59000,"end_reason":"deleted","ended_at":"2026-11-22T07:00:00.123Z","ended_by":"customer","from":"+15550100009","handled_by":"assistant","line_id":"line_01jd3f4g5h6j7k8m9n0p1q2r3t","media":"video","session_id":"ses_01jd3f4g5h6j7k8m9n0p1q2r3t","started_at":"2026-11-22T07:00:00.123Z","to":"+15550100001"}
 	Data CallEndedData `json:"data"`
 
 	// Id The event's id, as in the `webhook-id` header.
@@ -4242,7 +4258,7 @@ type CallIncomingJSONBody struct {
 
 	// Data The event's data.
 	//
-	// Examples: {"answer_by":"2026-11-22T07:00:00.123Z","call_id":"example","from":"+15550100009","line_id":"example","media":"video","session":{"call_id":"call_01jd3f4g5h6j7k8m9n0p1q2r3t","expires_at":"2026-11-22T07:00:00.123Z","participant_token":"eyJhbGciOiJIUzI1NiJ9.e30.sig","rtc_url":"wss://rtc.example.com","session_id":"ses_01jd3f4g5h6j7k8m9n0p1q2r3t"},"to":"+15550100001"}
+	// Examples: {"answer_by":"2026-11-22T07:00:00.123Z","call_id":"call_01jd3f4g5h6j7k8m9n0p1q2r3t","from":"+15550100009","line_id":"line_01jd3f4g5h6j7k8m9n0p1q2r3t","media":"video","session":{"call_id":"call_01jd3f4g5h6j7k8m9n0p1q2r3t","expires_at":"2026-11-22T07:00:00.123Z","participant_token":"eyJhbGciOiJIUzI1NiJ9.e30.sig","rtc_url":"wss://rtc.example.com","session_id":"ses_01jd3f4g5h6j7k8m9n0p1q2r3t"},"to":"+15550100001"}
 	Data CallIncomingData `json:"data"`
 
 	// Id The event's id, as in the `webhook-id` header.

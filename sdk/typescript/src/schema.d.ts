@@ -720,7 +720,7 @@ export interface components {
          *         "type": "invalid_request_error",
          *         "code": "parameter_missing",
          *         "message": "example message",
-         *         "param": "example",
+         *         "param": "name",
          *         "request_id": "req_01jd3f4g5h6j7k8m9n0p1q2r3t"
          *       }
          *     }
@@ -1097,31 +1097,31 @@ export interface components {
         };
         /**
          * @description Display name; not blank.
-         * @example example
+         * @example Front desk
          */
         AssistantName: string;
-        /** @example example */
+        /** @example You are the front desk of Acme Dental. Be brief and kind. */
         SystemPrompt: string;
         /**
          * @description What the assistant says first.
-         * @example example
+         * @example Hello, Acme Dental, how can I help?
          */
         Greeting: string;
         /**
          * @description An `id` from `GET /v1/avatars`, or empty for none yet.
-         * @example example
+         * @example ava_amber
          */
         AvatarIDField: string;
         /**
          * @description An `id` from `GET /v1/voices`, or empty for the avatar's default voice.
-         * @example example
+         * @example alloy
          */
         VoiceField: string;
         /**
          * @description The language model the assistant thinks with, as the deployment's OpenAI-compatible
          *     server names it (`gpt-4o-mini`, `llama3.1:8b`); it overrides the deployment's
          *     `LLM_MODEL`. Empty: the deployment's model.
-         * @example example
+         * @example gpt-4o-mini
          */
         ModelField: string;
         /**
@@ -1472,7 +1472,7 @@ export interface components {
          *       "object": "voice",
          *       "engine": "flite",
          *       "name": "Front desk",
-         *       "language": "example",
+         *       "language": "en-US",
          *       "gender": "female",
          *       "description": "Production receiver",
          *       "default_for_avatars": [
@@ -1516,7 +1516,7 @@ export interface components {
          *           "object": "voice",
          *           "engine": "flite",
          *           "name": "Front desk",
-         *           "language": "example",
+         *           "language": "en-US",
          *           "gender": "female",
          *           "description": "Production receiver",
          *           "default_for_avatars": [
@@ -1603,7 +1603,7 @@ export interface components {
          *       "inbound_mode": "assistant",
          *       "decision_timeout_seconds": 10,
          *       "on_decision_timeout": "decline",
-         *       "assistant_id": "example"
+         *       "assistant_id": "asst_01jd3f4g5h6j7k8m9n0p1q2r3t"
          *     }
          */
         LineUpdate: {
@@ -1717,8 +1717,8 @@ export interface components {
          *         "*"
          *       ],
          *       "status": "enabled",
-         *       "disabled_reason": "gone",
-         *       "previous_secret_expires_at": "2026-11-22T07:00:00.123Z",
+         *       "disabled_reason": null,
+         *       "previous_secret_expires_at": null,
          *       "created_at": "2026-11-22T07:00:00.123Z",
          *       "updated_at": "2026-11-22T07:00:00.123Z"
          *     }
@@ -1767,9 +1767,9 @@ export interface components {
          *         "*"
          *       ],
          *       "status": "enabled",
-         *       "disabled_reason": "gone",
+         *       "disabled_reason": null,
          *       "secret": "whsec_01jd3f4g5h6j7k8m9n0p1q2r3t",
-         *       "previous_secret_expires_at": "2026-11-22T07:00:00.123Z",
+         *       "previous_secret_expires_at": null,
          *       "created_at": "2026-11-22T07:00:00.123Z",
          *       "updated_at": "2026-11-22T07:00:00.123Z"
          *     }
@@ -1823,8 +1823,8 @@ export interface components {
          *             "*"
          *           ],
          *           "status": "enabled",
-         *           "disabled_reason": "gone",
-         *           "previous_secret_expires_at": "2026-11-22T07:00:00.123Z",
+         *           "disabled_reason": null,
+         *           "previous_secret_expires_at": null,
          *           "created_at": "2026-11-22T07:00:00.123Z",
          *           "updated_at": "2026-11-22T07:00:00.123Z"
          *         }
@@ -1872,8 +1872,8 @@ export interface components {
          *       "type": "call.incoming",
          *       "created_at": "2026-11-22T07:00:00.123Z",
          *       "data": {
-         *         "call_id": "example",
-         *         "line_id": "example",
+         *         "call_id": "call_01jd3f4g5h6j7k8m9n0p1q2r3t",
+         *         "line_id": "line_01jd3f4g5h6j7k8m9n0p1q2r3t",
          *         "from": "+15550100009",
          *         "to": "+15550100001",
          *         "media": "video",
@@ -1897,8 +1897,8 @@ export interface components {
          *       "type": "call.incoming",
          *       "created_at": "2026-11-22T07:00:00.123Z",
          *       "data": {
-         *         "call_id": "example",
-         *         "line_id": "example",
+         *         "call_id": "call_01jd3f4g5h6j7k8m9n0p1q2r3t",
+         *         "line_id": "line_01jd3f4g5h6j7k8m9n0p1q2r3t",
          *         "from": "+15550100009",
          *         "to": "+15550100001",
          *         "media": "video",
@@ -1939,9 +1939,9 @@ export interface components {
          *       "type": "call.answered",
          *       "created_at": "2026-11-22T07:00:00.123Z",
          *       "data": {
-         *         "call_id": "example",
-         *         "session_id": "example",
-         *         "line_id": "example",
+         *         "call_id": "call_01jd3f4g5h6j7k8m9n0p1q2r3t",
+         *         "session_id": "ses_01jd3f4g5h6j7k8m9n0p1q2r3t",
+         *         "line_id": "line_01jd3f4g5h6j7k8m9n0p1q2r3t",
          *         "direction": "inbound",
          *         "handled_by": "assistant",
          *         "answered_at": "2026-11-22T07:00:00.123Z",
@@ -1976,9 +1976,9 @@ export interface components {
          *       "type": "call.ended",
          *       "created_at": "2026-11-22T07:00:00.123Z",
          *       "data": {
-         *         "call_id": "example",
-         *         "session_id": "example",
-         *         "line_id": "example",
+         *         "call_id": "call_01jd3f4g5h6j7k8m9n0p1q2r3t",
+         *         "session_id": "ses_01jd3f4g5h6j7k8m9n0p1q2r3t",
+         *         "line_id": "line_01jd3f4g5h6j7k8m9n0p1q2r3t",
          *         "direction": "inbound",
          *         "from": "+15550100009",
          *         "to": "+15550100001",
@@ -2022,8 +2022,8 @@ export interface components {
          *       "duration_ms": 59000,
          *       "status_code": 200,
          *       "outcome": "succeeded",
-         *       "error": "example",
-         *       "next_attempt_at": "2026-11-22T07:00:00.123Z"
+         *       "error": null,
+         *       "next_attempt_at": null
          *     }
          */
         EventAttempt: {
@@ -2067,8 +2067,8 @@ export interface components {
          *       "type": "call.incoming",
          *       "created_at": "2026-11-22T07:00:00.123Z",
          *       "data": {
-         *         "call_id": "example",
-         *         "line_id": "example",
+         *         "call_id": "call_01jd3f4g5h6j7k8m9n0p1q2r3t",
+         *         "line_id": "line_01jd3f4g5h6j7k8m9n0p1q2r3t",
          *         "from": "+15550100009",
          *         "to": "+15550100001",
          *         "media": "video",
@@ -2092,8 +2092,8 @@ export interface components {
          *           "duration_ms": 59000,
          *           "status_code": 200,
          *           "outcome": "succeeded",
-         *           "error": "example",
-         *           "next_attempt_at": "2026-11-22T07:00:00.123Z"
+         *           "error": null,
+         *           "next_attempt_at": null
          *         }
          *       ]
          *     }
@@ -2107,8 +2107,8 @@ export interface components {
          *       "type": "call.incoming",
          *       "created_at": "2026-11-22T07:00:00.123Z",
          *       "data": {
-         *         "call_id": "example",
-         *         "line_id": "example",
+         *         "call_id": "call_01jd3f4g5h6j7k8m9n0p1q2r3t",
+         *         "line_id": "line_01jd3f4g5h6j7k8m9n0p1q2r3t",
          *         "from": "+15550100009",
          *         "to": "+15550100001",
          *         "media": "video",
@@ -2132,8 +2132,8 @@ export interface components {
          *           "duration_ms": 59000,
          *           "status_code": 200,
          *           "outcome": "succeeded",
-         *           "error": "example",
-         *           "next_attempt_at": "2026-11-22T07:00:00.123Z"
+         *           "error": null,
+         *           "next_attempt_at": null
          *         }
          *       ]
          *     }
@@ -2166,9 +2166,9 @@ export interface components {
          *       "type": "call.answered",
          *       "created_at": "2026-11-22T07:00:00.123Z",
          *       "data": {
-         *         "call_id": "example",
-         *         "session_id": "example",
-         *         "line_id": "example",
+         *         "call_id": "call_01jd3f4g5h6j7k8m9n0p1q2r3t",
+         *         "session_id": "ses_01jd3f4g5h6j7k8m9n0p1q2r3t",
+         *         "line_id": "line_01jd3f4g5h6j7k8m9n0p1q2r3t",
          *         "direction": "inbound",
          *         "handled_by": "assistant",
          *         "answered_at": "2026-11-22T07:00:00.123Z",
@@ -2186,8 +2186,8 @@ export interface components {
          *           "duration_ms": 59000,
          *           "status_code": 200,
          *           "outcome": "succeeded",
-         *           "error": "example",
-         *           "next_attempt_at": "2026-11-22T07:00:00.123Z"
+         *           "error": null,
+         *           "next_attempt_at": null
          *         }
          *       ]
          *     }
@@ -2220,9 +2220,9 @@ export interface components {
          *       "type": "call.ended",
          *       "created_at": "2026-11-22T07:00:00.123Z",
          *       "data": {
-         *         "call_id": "example",
-         *         "session_id": "example",
-         *         "line_id": "example",
+         *         "call_id": "call_01jd3f4g5h6j7k8m9n0p1q2r3t",
+         *         "session_id": "ses_01jd3f4g5h6j7k8m9n0p1q2r3t",
+         *         "line_id": "line_01jd3f4g5h6j7k8m9n0p1q2r3t",
          *         "direction": "inbound",
          *         "from": "+15550100009",
          *         "to": "+15550100001",
@@ -2246,8 +2246,8 @@ export interface components {
          *           "duration_ms": 59000,
          *           "status_code": 200,
          *           "outcome": "succeeded",
-         *           "error": "example",
-         *           "next_attempt_at": "2026-11-22T07:00:00.123Z"
+         *           "error": null,
+         *           "next_attempt_at": null
          *         }
          *       ]
          *     }
@@ -2282,8 +2282,8 @@ export interface components {
          *           "type": "call.incoming",
          *           "created_at": "2026-11-22T07:00:00.123Z",
          *           "data": {
-         *             "call_id": "example",
-         *             "line_id": "example",
+         *             "call_id": "call_01jd3f4g5h6j7k8m9n0p1q2r3t",
+         *             "line_id": "line_01jd3f4g5h6j7k8m9n0p1q2r3t",
          *             "from": "+15550100009",
          *             "to": "+15550100001",
          *             "media": "video",
@@ -2314,8 +2314,8 @@ export interface components {
         };
         /**
          * @example {
-         *       "call_id": "example",
-         *       "line_id": "example",
+         *       "call_id": "call_01jd3f4g5h6j7k8m9n0p1q2r3t",
+         *       "line_id": "line_01jd3f4g5h6j7k8m9n0p1q2r3t",
          *       "from": "+15550100009",
          *       "to": "+15550100001",
          *       "media": "video",
@@ -2331,9 +2331,9 @@ export interface components {
          */
         CallIncomingData: {
             /** @description The call's id. */
-            call_id: string;
+            call_id: components["schemas"]["CallID"];
             /** @description The line the call came in on or went out from. */
-            line_id: string;
+            line_id: components["schemas"]["LineID"];
             /** @description The calling party's handle. */
             from: string;
             /** @description The called party's handle. */
@@ -2359,9 +2359,9 @@ export interface components {
         };
         /**
          * @example {
-         *       "call_id": "example",
-         *       "session_id": "example",
-         *       "line_id": "example",
+         *       "call_id": "call_01jd3f4g5h6j7k8m9n0p1q2r3t",
+         *       "session_id": "ses_01jd3f4g5h6j7k8m9n0p1q2r3t",
+         *       "line_id": "line_01jd3f4g5h6j7k8m9n0p1q2r3t",
          *       "direction": "inbound",
          *       "handled_by": "assistant",
          *       "answered_at": "2026-11-22T07:00:00.123Z",
@@ -2371,11 +2371,11 @@ export interface components {
          */
         CallAnsweredData: {
             /** @description The call's id. */
-            call_id: string;
+            call_id: components["schemas"]["CallID"];
             /** @description The hosted session the call is bridged into. */
-            session_id?: string;
+            session_id?: components["schemas"]["SessionID"];
             /** @description The line the call came in on or went out from. */
-            line_id?: string;
+            line_id?: components["schemas"]["LineID"];
             /**
              * @description `inbound` (a call to a line) or `outbound` (a session dialling out).
              * @enum {string}
@@ -2404,9 +2404,9 @@ export interface components {
         };
         /**
          * @example {
-         *       "call_id": "example",
-         *       "session_id": "example",
-         *       "line_id": "example",
+         *       "call_id": "call_01jd3f4g5h6j7k8m9n0p1q2r3t",
+         *       "session_id": "ses_01jd3f4g5h6j7k8m9n0p1q2r3t",
+         *       "line_id": "line_01jd3f4g5h6j7k8m9n0p1q2r3t",
          *       "direction": "inbound",
          *       "from": "+15550100009",
          *       "to": "+15550100001",
@@ -2422,11 +2422,11 @@ export interface components {
          */
         CallEndedData: {
             /** @description The call's id. */
-            call_id: string;
+            call_id: components["schemas"]["CallID"];
             /** @description The hosted session the call is bridged into. */
-            session_id?: string;
+            session_id?: components["schemas"]["SessionID"];
             /** @description The line the call came in on or went out from. */
-            line_id?: string;
+            line_id?: components["schemas"]["LineID"];
             /**
              * @description `inbound` (a call to a line) or `outbound` (a session dialling out).
              * @enum {string}
@@ -2532,7 +2532,7 @@ export interface components {
          *       "platform_handle": "+15550100002",
          *       "media": "video",
          *       "mode": "human",
-         *       "assistant_id": "example",
+         *       "assistant_id": "asst_01jd3f4g5h6j7k8m9n0p1q2r3t",
          *       "line_id": "line_01jd3f4g5h6j7k8m9n0p1q2r3t"
          *     }
          */
@@ -2573,7 +2573,7 @@ export interface components {
          *       "object": "session",
          *       "session_id": "ses_01jd3f4g5h6j7k8m9n0p1q2r3t",
          *       "call_id": "call_01jd3f4g5h6j7k8m9n0p1q2r3t",
-         *       "status": "ringing",
+         *       "status": "ended",
          *       "mode": "human",
          *       "media": "video",
          *       "platform_handle": "+15550100002",
@@ -2637,7 +2637,7 @@ export interface components {
          *       "object": "session",
          *       "session_id": "ses_01jd3f4g5h6j7k8m9n0p1q2r3t",
          *       "call_id": "call_01jd3f4g5h6j7k8m9n0p1q2r3t",
-         *       "status": "ringing",
+         *       "status": "ended",
          *       "mode": "human",
          *       "media": "video",
          *       "platform_handle": "+15550100002",
@@ -2709,7 +2709,7 @@ export interface components {
          *           "object": "session",
          *           "session_id": "ses_01jd3f4g5h6j7k8m9n0p1q2r3t",
          *           "call_id": "call_01jd3f4g5h6j7k8m9n0p1q2r3t",
-         *           "status": "ringing",
+         *           "status": "ended",
          *           "mode": "human",
          *           "media": "video",
          *           "platform_handle": "+15550100002",
@@ -2850,7 +2850,7 @@ export interface components {
          *       "from": "+15550100009",
          *       "to": "+15550100001",
          *       "media": "video",
-         *       "status": "ringing",
+         *       "status": "ended",
          *       "handled_by": "assistant",
          *       "assistant_id": "asst_01jd3f4g5h6j7k8m9n0p1q2r3t",
          *       "version_id": "ver_01jd3f4g5h6j7k8m9n0p1q2r3t",
@@ -2902,7 +2902,7 @@ export interface components {
          *           "last_kind": "llm_timeout"
          *         }
          *       },
-         *       "assistant_report": "pending"
+         *       "assistant_report": "received"
          *     }
          */
         Call: {
@@ -3000,7 +3000,7 @@ export interface components {
          *           "from": "+15550100009",
          *           "to": "+15550100001",
          *           "media": "video",
-         *           "status": "ringing",
+         *           "status": "ended",
          *           "handled_by": "assistant",
          *           "assistant_id": "asst_01jd3f4g5h6j7k8m9n0p1q2r3t",
          *           "version_id": "ver_01jd3f4g5h6j7k8m9n0p1q2r3t",
@@ -3052,7 +3052,7 @@ export interface components {
          *               "last_kind": "llm_timeout"
          *             }
          *           },
-         *           "assistant_report": "pending"
+         *           "assistant_report": "received"
          *         }
          *       ],
          *       "has_more": false
@@ -4071,7 +4071,7 @@ export interface operations {
                      *           "object": "voice",
                      *           "engine": "flite",
                      *           "name": "Front desk",
-                     *           "language": "example",
+                     *           "language": "en-US",
                      *           "gender": "female",
                      *           "description": "Production receiver",
                      *           "default_for_avatars": [
@@ -4210,7 +4210,7 @@ export interface operations {
                  *       "inbound_mode": "assistant",
                  *       "decision_timeout_seconds": 10,
                  *       "on_decision_timeout": "decline",
-                 *       "assistant_id": "example"
+                 *       "assistant_id": "asst_01jd3f4g5h6j7k8m9n0p1q2r3t"
                  *     }
                  */
                 "application/json": components["schemas"]["LineUpdate"];
@@ -4343,7 +4343,7 @@ export interface operations {
                      *           "object": "session",
                      *           "session_id": "ses_01jd3f4g5h6j7k8m9n0p1q2r3t",
                      *           "call_id": "call_01jd3f4g5h6j7k8m9n0p1q2r3t",
-                     *           "status": "ringing",
+                     *           "status": "ended",
                      *           "mode": "human",
                      *           "media": "video",
                      *           "platform_handle": "+15550100002",
@@ -4388,7 +4388,7 @@ export interface operations {
                  *       "platform_handle": "+15550100002",
                  *       "media": "video",
                  *       "mode": "human",
-                 *       "assistant_id": "example",
+                 *       "assistant_id": "asst_01jd3f4g5h6j7k8m9n0p1q2r3t",
                  *       "line_id": "line_01jd3f4g5h6j7k8m9n0p1q2r3t"
                  *     }
                  */
@@ -4410,7 +4410,7 @@ export interface operations {
                      *       "object": "session",
                      *       "session_id": "ses_01jd3f4g5h6j7k8m9n0p1q2r3t",
                      *       "call_id": "call_01jd3f4g5h6j7k8m9n0p1q2r3t",
-                     *       "status": "ringing",
+                     *       "status": "ended",
                      *       "mode": "human",
                      *       "media": "video",
                      *       "platform_handle": "+15550100002",
@@ -4466,7 +4466,7 @@ export interface operations {
                      *       "object": "session",
                      *       "session_id": "ses_01jd3f4g5h6j7k8m9n0p1q2r3t",
                      *       "call_id": "call_01jd3f4g5h6j7k8m9n0p1q2r3t",
-                     *       "status": "ringing",
+                     *       "status": "ended",
                      *       "mode": "human",
                      *       "media": "video",
                      *       "platform_handle": "+15550100002",
@@ -4517,7 +4517,7 @@ export interface operations {
                      *       "object": "session",
                      *       "session_id": "ses_01jd3f4g5h6j7k8m9n0p1q2r3t",
                      *       "call_id": "call_01jd3f4g5h6j7k8m9n0p1q2r3t",
-                     *       "status": "ringing",
+                     *       "status": "ended",
                      *       "mode": "human",
                      *       "media": "video",
                      *       "platform_handle": "+15550100002",
@@ -4631,7 +4631,7 @@ export interface operations {
                      *           "from": "+15550100009",
                      *           "to": "+15550100001",
                      *           "media": "video",
-                     *           "status": "ringing",
+                     *           "status": "ended",
                      *           "handled_by": "assistant",
                      *           "assistant_id": "asst_01jd3f4g5h6j7k8m9n0p1q2r3t",
                      *           "version_id": "ver_01jd3f4g5h6j7k8m9n0p1q2r3t",
@@ -4683,7 +4683,7 @@ export interface operations {
                      *               "last_kind": "llm_timeout"
                      *             }
                      *           },
-                     *           "assistant_report": "pending"
+                     *           "assistant_report": "received"
                      *         }
                      *       ],
                      *       "has_more": false
@@ -4728,7 +4728,7 @@ export interface operations {
                      *       "from": "+15550100009",
                      *       "to": "+15550100001",
                      *       "media": "video",
-                     *       "status": "ringing",
+                     *       "status": "ended",
                      *       "handled_by": "assistant",
                      *       "assistant_id": "asst_01jd3f4g5h6j7k8m9n0p1q2r3t",
                      *       "version_id": "ver_01jd3f4g5h6j7k8m9n0p1q2r3t",
@@ -4780,7 +4780,7 @@ export interface operations {
                      *           "last_kind": "llm_timeout"
                      *         }
                      *       },
-                     *       "assistant_report": "pending"
+                     *       "assistant_report": "received"
                      *     }
                      */
                     "application/json": components["schemas"]["Call"];
@@ -4906,8 +4906,8 @@ export interface operations {
                      *             "*"
                      *           ],
                      *           "status": "enabled",
-                     *           "disabled_reason": "gone",
-                     *           "previous_secret_expires_at": "2026-11-22T07:00:00.123Z",
+                     *           "disabled_reason": null,
+                     *           "previous_secret_expires_at": null,
                      *           "created_at": "2026-11-22T07:00:00.123Z",
                      *           "updated_at": "2026-11-22T07:00:00.123Z"
                      *         }
@@ -4969,9 +4969,9 @@ export interface operations {
                      *         "*"
                      *       ],
                      *       "status": "enabled",
-                     *       "disabled_reason": "gone",
+                     *       "disabled_reason": null,
                      *       "secret": "whsec_01jd3f4g5h6j7k8m9n0p1q2r3t",
-                     *       "previous_secret_expires_at": "2026-11-22T07:00:00.123Z",
+                     *       "previous_secret_expires_at": null,
                      *       "created_at": "2026-11-22T07:00:00.123Z",
                      *       "updated_at": "2026-11-22T07:00:00.123Z"
                      *     }
@@ -5018,8 +5018,8 @@ export interface operations {
                      *         "*"
                      *       ],
                      *       "status": "enabled",
-                     *       "disabled_reason": "gone",
-                     *       "previous_secret_expires_at": "2026-11-22T07:00:00.123Z",
+                     *       "disabled_reason": null,
+                     *       "previous_secret_expires_at": null,
                      *       "created_at": "2026-11-22T07:00:00.123Z",
                      *       "updated_at": "2026-11-22T07:00:00.123Z"
                      *     }
@@ -5117,8 +5117,8 @@ export interface operations {
                      *         "*"
                      *       ],
                      *       "status": "enabled",
-                     *       "disabled_reason": "gone",
-                     *       "previous_secret_expires_at": "2026-11-22T07:00:00.123Z",
+                     *       "disabled_reason": null,
+                     *       "previous_secret_expires_at": null,
                      *       "created_at": "2026-11-22T07:00:00.123Z",
                      *       "updated_at": "2026-11-22T07:00:00.123Z"
                      *     }
@@ -5173,9 +5173,9 @@ export interface operations {
                      *         "*"
                      *       ],
                      *       "status": "enabled",
-                     *       "disabled_reason": "gone",
+                     *       "disabled_reason": null,
                      *       "secret": "whsec_01jd3f4g5h6j7k8m9n0p1q2r3t",
-                     *       "previous_secret_expires_at": "2026-11-22T07:00:00.123Z",
+                     *       "previous_secret_expires_at": null,
                      *       "created_at": "2026-11-22T07:00:00.123Z",
                      *       "updated_at": "2026-11-22T07:00:00.123Z"
                      *     }
@@ -5227,8 +5227,8 @@ export interface operations {
                      *           "type": "call.incoming",
                      *           "created_at": "2026-11-22T07:00:00.123Z",
                      *           "data": {
-                     *             "call_id": "example",
-                     *             "line_id": "example",
+                     *             "call_id": "call_01jd3f4g5h6j7k8m9n0p1q2r3t",
+                     *             "line_id": "line_01jd3f4g5h6j7k8m9n0p1q2r3t",
                      *             "from": "+15550100009",
                      *             "to": "+15550100001",
                      *             "media": "video",
@@ -5283,8 +5283,8 @@ export interface operations {
                      *       "type": "call.incoming",
                      *       "created_at": "2026-11-22T07:00:00.123Z",
                      *       "data": {
-                     *         "call_id": "example",
-                     *         "line_id": "example",
+                     *         "call_id": "call_01jd3f4g5h6j7k8m9n0p1q2r3t",
+                     *         "line_id": "line_01jd3f4g5h6j7k8m9n0p1q2r3t",
                      *         "from": "+15550100009",
                      *         "to": "+15550100001",
                      *         "media": "video",
@@ -5308,8 +5308,8 @@ export interface operations {
                      *           "duration_ms": 59000,
                      *           "status_code": 200,
                      *           "outcome": "succeeded",
-                     *           "error": "example",
-                     *           "next_attempt_at": "2026-11-22T07:00:00.123Z"
+                     *           "error": null,
+                     *           "next_attempt_at": null
                      *         }
                      *       ]
                      *     }
@@ -5365,8 +5365,8 @@ export interface operations {
                      *       "type": "call.incoming",
                      *       "created_at": "2026-11-22T07:00:00.123Z",
                      *       "data": {
-                     *         "call_id": "example",
-                     *         "line_id": "example",
+                     *         "call_id": "call_01jd3f4g5h6j7k8m9n0p1q2r3t",
+                     *         "line_id": "line_01jd3f4g5h6j7k8m9n0p1q2r3t",
                      *         "from": "+15550100009",
                      *         "to": "+15550100001",
                      *         "media": "video",
@@ -5390,8 +5390,8 @@ export interface operations {
                      *           "duration_ms": 59000,
                      *           "status_code": 200,
                      *           "outcome": "succeeded",
-                     *           "error": "example",
-                     *           "next_attempt_at": "2026-11-22T07:00:00.123Z"
+                     *           "error": null,
+                     *           "next_attempt_at": null
                      *         }
                      *       ]
                      *     }
