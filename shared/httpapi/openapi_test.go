@@ -18,6 +18,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
+	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -41,6 +42,7 @@ import (
 	"github.com/bridgeline/bridgeline/shared/platform/sim"
 	"github.com/bridgeline/bridgeline/shared/store/sqlite"
 	"github.com/bridgeline/bridgeline/shared/webhookendpoint"
+	"gopkg.in/yaml.v3"
 )
 
 // specPath is openapi.yaml (the customer contract) at the repository root, seen from this
@@ -358,6 +360,59 @@ func TestCustomerContract(t *testing.T) {
 					}
 				}
 			}
+		}
+	}
+}
+
+// TestCustomerContractDocumented: in openapi.yaml every component schema has an example
+// and every property (of a component schema, a nested object or a webhook body) has a
+// description. It reads the YAML itself because a loaded document resolves $ref and so
+// loses a description written beside one.
+func TestCustomerContractDocumented(t *testing.T) {
+	b, err := os.ReadFile(specPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Components struct {
+			Schemas map[string]map[string]any `yaml:"schemas"`
+		} `yaml:"components"`
+		Webhooks map[string]map[string]any `yaml:"webhooks"`
+	}
+	if err := yaml.Unmarshal(b, &doc); err != nil {
+		t.Fatal(err)
+	}
+	for name, s := range doc.Components.Schemas {
+		if _, ok := s["examples"]; !ok {
+			t.Errorf("schema %s has no examples", name)
+		}
+		describedProperties(t, name, s)
+	}
+	for name, item := range doc.Webhooks {
+		describedProperties(t, "webhook "+name, item)
+	}
+}
+
+// describedProperties reports every property under s, at any depth, without a description.
+func describedProperties(t *testing.T, where string, s any) {
+	t.Helper()
+	switch v := s.(type) {
+	case map[string]any:
+		if props, ok := v["properties"].(map[string]any); ok {
+			for name, p := range props {
+				if pm, ok := p.(map[string]any); ok && pm["description"] == nil {
+					t.Errorf("%s: property %s has no description", where, name)
+				}
+			}
+		}
+		for k, sub := range v {
+			if k != "examples" && k != "example" {
+				describedProperties(t, where, sub)
+			}
+		}
+	case []any:
+		for _, sub := range v {
+			describedProperties(t, where, sub)
 		}
 	}
 }
