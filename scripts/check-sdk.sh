@@ -27,7 +27,15 @@ if [ ! -x "$ocg" ]; then
   rm -rf "$gobin"
 fi
 
-# openapi-typescript and typescript, from npm at the versions the lock pins.
+# openapi-typescript and typescript, from npm at the versions the lock pins (node and npm
+# from Debian when missing, as scripts/install-browser.sh installs them for `make deps`).
+if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
+  sudo=""
+  if [ "$(id -u)" -ne 0 ]; then sudo="sudo"; fi
+  echo "check-sdk: installing nodejs npm" >&2
+  $sudo apt-get update >&2
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y --no-install-recommends nodejs npm >&2
+fi
 src="$root/sdk/typescript"
 dest="$root/.cache/sdk-typescript"
 mkdir -p "$dest"
