@@ -3,9 +3,8 @@
 #   - the Go client (sdk/go/client.gen.go) with oapi-codegen, pinned, built from its Go
 #     module once into .cache/bin; then `go vet` and `go test` in sdk/go (its own module);
 #   - the TypeScript types (sdk/typescript/src/schema.d.ts) with openapi-typescript, and
-#     `tsc --strict` over them and the typed uses in sdk/typescript/src; both pinned in
-#     sdk/typescript's package.json and package-lock.json, installed with `npm ci` into
-#     .cache/sdk-typescript (integrity-checked, no install scripts).
+#     `tsc --strict` over them and the SDK in sdk/typescript; all pinned in
+#     sdk/typescript's package.json and package-lock.json (scripts/install-sdk-typescript.sh).
 # By default it fails when a checked-in generated file differs from what the contract
 # generates (run by `make lint`); with --write it rewrites them instead.
 set -euo pipefail
@@ -27,29 +26,9 @@ if [ ! -x "$ocg" ]; then
   rm -rf "$gobin"
 fi
 
-# openapi-typescript and typescript, from npm at the versions the lock pins (node and npm
-# from Debian when missing, as scripts/install-browser.sh installs them for `make deps`).
-if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
-  sudo=""
-  if [ "$(id -u)" -ne 0 ]; then sudo="sudo"; fi
-  echo "check-sdk: installing nodejs npm" >&2
-  $sudo apt-get update >&2
-  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y --no-install-recommends nodejs npm >&2
-fi
-src="$root/sdk/typescript"
-dest="$root/.cache/sdk-typescript"
-mkdir -p "$dest"
-exec 9>"$dest.lock"
-flock 9
-want="$(cat "$src/package.json" "$src/package-lock.json" | sha256sum | cut -d' ' -f1)"
-if [ ! -f "$dest/.installed" ] || [ "$(cat "$dest/.installed")" != "$want" ] || [ ! -d "$dest/node_modules" ]; then
-  echo "check-sdk: npm ci into .cache/sdk-typescript" >&2
-  rm -f "$dest/.installed"
-  cp "$src/package.json" "$src/package-lock.json" "$dest/"
-  (cd "$dest" && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error >&2)
-  echo "$want" >"$dest/.installed"
-fi
-exec 9>&-
+# openapi-typescript, typescript and the SDK's packages, from npm at the versions the lock
+# pins.
+dest="$(bash scripts/install-sdk-typescript.sh)"
 bin="$dest/node_modules/.bin"
 
 # Generate into a scratch folder, then compare with (or copy over) the checked-in files.
@@ -77,5 +56,10 @@ fi
 
 # Both compile, strictly, and the typed uses of the Go client pass.
 (cd sdk/go && go vet ./... && go test -count=1 ./...)
-"$bin/tsc" --project sdk/typescript/tsconfig.json
+# tsc runs on a copy inside .cache/sdk-typescript, so that imports resolve to the
+# node_modules installed there.
+work="$(mktemp -d "$dest/check.XXXXXX")"
+trap 'rm -rf "$out" "$work"' EXIT
+cp -r sdk/typescript/tsconfig.json sdk/typescript/src sdk/typescript/test "$work/"
+"$bin/tsc" --project "$work/tsconfig.json"
 echo "check-sdk: the Go client and the TypeScript types match openapi.yaml and compile"

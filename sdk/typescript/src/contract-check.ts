@@ -1,7 +1,7 @@
 // Typed uses of the generated types that `tsc --strict` must accept (scripts/check-sdk.sh):
 // if a generator change or a contract change loses a field (an event's data typed as
 // Record<string, never>, an error without its message), this file stops compiling.
-import type { components, operations, paths } from "./schema";
+import type { components, operations, paths } from "./schema.js";
 
 type Schemas = components["schemas"];
 
