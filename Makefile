@@ -33,8 +33,11 @@ deps:
 	bash scripts/dynamodb-local.sh install >/dev/null
 	bash scripts/install-browser.sh >/dev/null
 
+## lint: the contract (openapi.yaml, openapi-internal.yaml) validates, the clients generated
+## from it match sdk/ and compile (scripts/check-sdk.sh), gofmt and go vet
 lint:
 	bash scripts/check-openapi.sh
+	bash scripts/check-sdk.sh
 	@bad="$$(gofmt -l $$(git ls-files '*.go'))"; if [ -n "$$bad" ]; then echo "gofmt needed:"; echo "$$bad"; exit 1; fi
 	$(GO) vet ./...
 

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Validates openapi.yaml as an OpenAPI 3.1 document with openapi-spec-validator (the
+# Validates openapi.yaml (the customer contract) and openapi-internal.yaml (the routes that
+# are not for customers, which refers to openapi.yaml's components) as OpenAPI 3.1 documents with openapi-spec-validator (the
 # Python reference validator). The Go tests in shared/httpapi check real responses
 # against the same file; this checks the file itself.
 #
@@ -19,4 +20,6 @@ if [ -z "$validator" ]; then
 	validator="$venv/bin/openapi-spec-validator"
 fi
 
-"$validator" --schema 3.1 --validation-errors all openapi.yaml
+for spec in openapi.yaml openapi-internal.yaml; do
+	"$validator" --schema 3.1 --validation-errors all "$spec"
+done

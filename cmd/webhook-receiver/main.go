@@ -1,6 +1,8 @@
 // Command webhook-receiver is a customer's webhook endpoint for trying Bridgeline
-// locally: it verifies every request with events/webhook.Verify, prints the event, and
-// answers call.incoming with -answer (accept, decline, or nothing: answer through the API).
+// locally, written as a customer writes one, with the Go SDK (sdk/go): it verifies every
+// request with its webhook.Verify, reads the event into its typed struct with
+// webhook.Parse, prints it, and answers call.incoming with -answer (accept, decline, or
+// nothing: answer through the API).
 //
 //	BRIDGELINE_WEBHOOK_SECRET=whsec_... go run ./cmd/webhook-receiver -addr 127.0.0.1:9000 -answer accept
 package main
@@ -15,8 +17,10 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"time"
 
-	"github.com/bridgeline/bridgeline/events/webhook"
+	bridgeline "github.com/bridgeline/bridgeline/sdk/go"
+	"github.com/bridgeline/bridgeline/sdk/go/webhook"
 )
 
 func main() {
@@ -30,7 +34,6 @@ func main() {
 	if *answer != "" && *answer != "accept" && *answer != "decline" {
 		log.Fatal(`webhook-receiver: -answer must be "accept", "decline" or ""`)
 	}
-	v := webhook.Verifier{Secrets: secrets}
 	var mu sync.Mutex
 	seen := map[string]bool{} // webhook-ids processed: retries and redeliveries repeat them
 	mux := http.NewServeMux()
@@ -40,8 +43,8 @@ func main() {
 			http.Error(w, "read", http.StatusBadRequest)
 			return
 		}
-		if err := v.Verify(r.Header, body); err != nil {
-			fmt.Printf("REJECTED %s: %v\n", r.Header.Get(webhook.HeaderID), err)
+		if err := webhook.Verify(r.Header, body, time.Now(), secrets...); err != nil {
+			fmt.Printf("REJECTED %s: %v\n", r.Header.Get("webhook-id"), err)
 			http.Error(w, "bad signature", http.StatusBadRequest)
 			return
 		}
@@ -50,6 +53,12 @@ func main() {
 			Type string `json:"type"`
 		}
 		json.Unmarshal(body, &evt)
+		parsed, err := webhook.Parse(body)
+		if err != nil {
+			fmt.Printf("UNREADABLE %s: %v\n", evt.ID, err)
+			http.Error(w, "unreadable event", http.StatusBadRequest)
+			return
+		}
 		dup := ""
 		mu.Lock()
 		if seen[evt.ID] {
@@ -58,7 +67,8 @@ func main() {
 		seen[evt.ID] = true
 		mu.Unlock()
 		fmt.Printf("verified %s %s%s\n%s\n", evt.Type, evt.ID, dup, body)
-		if evt.Type == "call.incoming" && *answer != "" {
+		if in, ok := parsed.(bridgeline.CallIncomingEvent); ok && *answer != "" {
+			fmt.Printf("answering %s from %s: %s\n", in.Data.CallId, in.Data.From, *answer)
 			w.Header().Set("Content-Type", "application/json")
 			fmt.Fprintf(w, `{"action":%q}`, *answer)
 			return

@@ -56,7 +56,8 @@ type Session struct {
 }
 
 // CallIncoming is the data of call.incoming, sent for an inbound call on a
-// customer_decides line. Session becomes usable once the call is accepted.
+// customer_decides line. Session is valid at once (the room exists while the call rings);
+// the caller joins it only once the call is accepted.
 type CallIncoming struct {
 	CallID   string    `json:"call_id"`
 	LineID   string    `json:"line_id"`

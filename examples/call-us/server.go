@@ -1,15 +1,12 @@
 package main
 
 import (
-	"bytes"
-	"context"
 	"crypto/rand"
 	"embed"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"net/http"
 	"net/url"
@@ -18,6 +15,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	bridgeline "github.com/bridgeline/bridgeline/sdk/go"
 )
 
 //go:embed static/index.html static/app.js static/style.css
@@ -104,9 +103,9 @@ func findClientSDK() string {
 // click and ends it on hang-up. The API key stays here; the browser gets only what it
 // needs to join the one room.
 type Server struct {
-	cfg    Config
-	client *http.Client
-	log    *slog.Logger
+	cfg Config
+	api *bridgeline.ClientWithResponses // the Go SDK: API key, retries reusing the Idempotency-Key
+	log *slog.Logger
 
 	mu sync.Mutex
 	// ours holds the sessions this backend started, until their token expires, so a
@@ -116,7 +115,13 @@ type Server struct {
 
 // NewServer makes the backend.
 func NewServer(cfg Config, log *slog.Logger) *Server {
-	return &Server{cfg: cfg, client: &http.Client{Timeout: 20 * time.Second}, log: log, ours: map[string]time.Time{}}
+	api, err := bridgeline.New(strings.TrimRight(cfg.APIURL, "/"), cfg.APIKey, bridgeline.Options{
+		HTTPClient: &http.Client{Timeout: 20 * time.Second}})
+	if err != nil {
+		// New fails only when one of its options does, and these cannot.
+		panic(fmt.Sprintf("call-us: %v", err))
+	}
+	return &Server{cfg: cfg, api: api, log: log, ours: map[string]time.Time{}}
 }
 
 // Handler serves the page and its two API routes:
@@ -160,19 +165,27 @@ type joinInfo struct {
 }
 
 func (s *Server) call(w http.ResponseWriter, r *http.Request) {
-	req := map[string]any{"platform_handle": s.cfg.Handle, "media": s.cfg.Media, "mode": "human"}
+	req := bridgeline.SessionCreate{PlatformHandle: s.cfg.Handle}
+	media, mode := bridgeline.SessionCreateMedia(s.cfg.Media), bridgeline.SessionCreateModeHuman
+	req.Media, req.Mode = &media, &mode
 	if s.cfg.LineID != "" {
-		req["line_id"] = s.cfg.LineID
+		req.LineId = &s.cfg.LineID
 	}
-	var got joinInfo
-	// A fresh Idempotency-Key per click: a retried POST of this one click cannot start a
-	// second call.
-	status, err := s.bridgeline(r.Context(), http.MethodPost, "/v1/sessions", req, randomKey(), &got)
-	if err != nil || status != http.StatusCreated || got.SessionID == "" || got.ParticipantToken == "" {
-		s.log.Error("start session", "status", status, "err", err)
+	// A fresh Idempotency-Key per click: the SDK retries this one click's POST with it, so
+	// a retry cannot start a second call.
+	key := randomKey()
+	resp, err := s.api.CreateSessionWithResponse(r.Context(), &bridgeline.CreateSessionParams{IdempotencyKey: &key}, req)
+	if err == nil {
+		err = bridgeline.Check(resp.HTTPResponse, resp.Body)
+	}
+	if err != nil || resp.JSON201 == nil || resp.JSON201.SessionId == "" || resp.JSON201.ParticipantToken == "" {
+		s.log.Error("start session", "err", err)
 		writeJSON(w, http.StatusBadGateway, map[string]string{"error": "could not start the call; try again"})
 		return
 	}
+	ses := resp.JSON201
+	got := joinInfo{SessionID: ses.SessionId, RTCURL: ses.RtcUrl, ParticipantToken: ses.ParticipantToken,
+		ExpiresAt: ses.ExpiresAt.UTC().Format("2006-01-02T15:04:05.000Z07:00")}
 	now := time.Now()
 	s.mu.Lock()
 	for id, until := range s.ours {
@@ -180,11 +193,7 @@ func (s *Server) call(w http.ResponseWriter, r *http.Request) {
 			delete(s.ours, id)
 		}
 	}
-	until, err := time.Parse(time.RFC3339, got.ExpiresAt)
-	if err != nil {
-		until = now.Add(time.Hour)
-	}
-	s.ours[got.SessionID] = until
+	s.ours[got.SessionID] = ses.ExpiresAt
 	s.mu.Unlock()
 	writeJSON(w, http.StatusOK, got)
 }
@@ -205,53 +214,16 @@ func (s *Server) hangup(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusNotFound, map[string]string{"error": "no such call"})
 		return
 	}
-	status, err := s.bridgeline(r.Context(), http.MethodDelete, "/v1/sessions/"+url.PathEscape(body.SessionID), nil, "", nil)
-	if err != nil || status != http.StatusOK {
-		s.log.Error("end session", "session_id", body.SessionID, "status", status, "err", err)
+	resp, err := s.api.DeleteSessionWithResponse(r.Context(), body.SessionID)
+	if err == nil {
+		err = bridgeline.Check(resp.HTTPResponse, resp.Body)
+	}
+	if err != nil {
+		s.log.Error("end session", "session_id", body.SessionID, "err", err)
 		writeJSON(w, http.StatusBadGateway, map[string]string{"error": "could not end the call"})
 		return
 	}
 	writeJSON(w, http.StatusOK, map[string]string{"status": "ended"})
-}
-
-// bridgeline calls Bridgeline's API with the secret key and decodes a JSON answer into
-// out (nil skips).
-func (s *Server) bridgeline(ctx context.Context, method, path string, body any, idemKey string, out any) (int, error) {
-	var rd io.Reader
-	if body != nil {
-		b, err := json.Marshal(body)
-		if err != nil {
-			return 0, err
-		}
-		rd = bytes.NewReader(b)
-	}
-	req, err := http.NewRequestWithContext(ctx, method, strings.TrimRight(s.cfg.APIURL, "/")+path, rd)
-	if err != nil {
-		return 0, err
-	}
-	req.Header.Set("Authorization", "Bearer "+s.cfg.APIKey)
-	if body != nil {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	if idemKey != "" {
-		req.Header.Set("Idempotency-Key", idemKey)
-	}
-	resp, err := s.client.Do(req)
-	if err != nil {
-		return 0, err
-	}
-	defer resp.Body.Close()
-	raw, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
-	if err != nil {
-		return resp.StatusCode, err
-	}
-	if resp.StatusCode >= 300 {
-		return resp.StatusCode, fmt.Errorf("%s %s: %d %s", method, path, resp.StatusCode, raw)
-	}
-	if out != nil {
-		return resp.StatusCode, json.Unmarshal(raw, out)
-	}
-	return resp.StatusCode, nil
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {

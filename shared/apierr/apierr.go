@@ -27,17 +27,24 @@ const (
 	CodeSessionEnded          = "session_ended"
 	CodeCallAlreadyAnswered   = "call_already_answered"
 	CodeCallNotAnswerable     = "call_not_answerable"
-	CodeConflict              = "conflict"
-	CodeNoLine                = "no_line"
-	CodeAPIKeyMissing         = "api_key_missing"
-	CodeAPIKeyInvalid         = "api_key_invalid"
-	CodeRateLimited           = "rate_limited"
-	CodeIdempotencyKeyReused  = "idempotency_key_reused"
-	CodeIdempotencyKeyInUse   = "idempotency_key_in_use"
-	CodeIdempotencyKeyInvalid = "idempotency_key_invalid"
-	CodeUpstreamUnavailable   = "upstream_unavailable"
-	CodeURLNotAllowed         = "url_not_allowed"
-	CodeInternal              = "internal_error"
+	// CodeConflict is the stores' "the row changed or exists" and the operator's
+	// already-provisioned line: never a customer-facing code (openapi.yaml does not list
+	// it); each customer-facing 409 has its own code below.
+	CodeConflict                = "conflict"
+	CodeWebhookEndpointLimit    = "webhook_endpoint_limit_reached"
+	CodeWebhookEndpointDisabled = "webhook_endpoint_disabled"
+	CodeEventNotRedeliverable   = "event_not_redeliverable"
+	CodeNoSubscribedEndpoint    = "no_subscribed_endpoint"
+	CodeNoLine                  = "no_line"
+	CodeAPIKeyMissing           = "api_key_missing"
+	CodeAPIKeyInvalid           = "api_key_invalid"
+	CodeRateLimited             = "rate_limited"
+	CodeIdempotencyKeyReused    = "idempotency_key_reused"
+	CodeIdempotencyKeyInUse     = "idempotency_key_in_use"
+	CodeIdempotencyKeyInvalid   = "idempotency_key_invalid"
+	CodeUpstreamUnavailable     = "upstream_unavailable"
+	CodeURLNotAllowed           = "url_not_allowed"
+	CodeInternal                = "internal_error"
 )
 
 // Error types, as API.md names them.
@@ -56,33 +63,37 @@ type kind struct {
 }
 
 var table = map[string]kind{
-	CodeParameterMissing:      {http.StatusBadRequest, TypeInvalidRequest},
-	CodeParameterInvalid:      {http.StatusBadRequest, TypeInvalidRequest},
-	CodeParameterUnknown:      {http.StatusBadRequest, TypeInvalidRequest},
-	CodeInvalidJSON:           {http.StatusBadRequest, TypeInvalidRequest},
-	CodeBodyTooLarge:          {http.StatusRequestEntityTooLarge, TypeInvalidRequest},
-	CodeUnsupportedMediaType:  {http.StatusUnsupportedMediaType, TypeInvalidRequest},
-	CodeResourceNotFound:      {http.StatusNotFound, TypeInvalidRequest},
-	CodeRouteNotFound:         {http.StatusNotFound, TypeInvalidRequest},
-	CodeMethodNotAllowed:      {http.StatusMethodNotAllowed, TypeInvalidRequest},
-	CodeAssistantArchived:     {http.StatusConflict, TypeInvalidRequest},
-	CodeAssistantNotPublished: {http.StatusConflict, TypeInvalidRequest},
-	CodeAssistantInUse:        {http.StatusConflict, TypeInvalidRequest},
-	CodeDraftIncomplete:       {http.StatusUnprocessableEntity, TypeInvalidRequest},
-	CodeSessionEnded:          {http.StatusConflict, TypeInvalidRequest},
-	CodeCallAlreadyAnswered:   {http.StatusConflict, TypeInvalidRequest},
-	CodeCallNotAnswerable:     {http.StatusConflict, TypeInvalidRequest},
-	CodeConflict:              {http.StatusConflict, TypeInvalidRequest},
-	CodeNoLine:                {http.StatusUnprocessableEntity, TypeInvalidRequest},
-	CodeAPIKeyMissing:         {http.StatusUnauthorized, TypeAuthentication},
-	CodeAPIKeyInvalid:         {http.StatusUnauthorized, TypeAuthentication},
-	CodeRateLimited:           {http.StatusTooManyRequests, TypeRateLimit},
-	CodeIdempotencyKeyReused:  {http.StatusUnprocessableEntity, TypeIdempotency},
-	CodeIdempotencyKeyInUse:   {http.StatusConflict, TypeIdempotency},
-	CodeIdempotencyKeyInvalid: {http.StatusBadRequest, TypeIdempotency},
-	CodeUpstreamUnavailable:   {http.StatusBadGateway, TypeUpstream},
-	CodeURLNotAllowed:         {http.StatusBadRequest, TypeInvalidRequest},
-	CodeInternal:              {http.StatusInternalServerError, TypeAPI},
+	CodeParameterMissing:        {http.StatusBadRequest, TypeInvalidRequest},
+	CodeParameterInvalid:        {http.StatusBadRequest, TypeInvalidRequest},
+	CodeParameterUnknown:        {http.StatusBadRequest, TypeInvalidRequest},
+	CodeInvalidJSON:             {http.StatusBadRequest, TypeInvalidRequest},
+	CodeBodyTooLarge:            {http.StatusRequestEntityTooLarge, TypeInvalidRequest},
+	CodeUnsupportedMediaType:    {http.StatusUnsupportedMediaType, TypeInvalidRequest},
+	CodeResourceNotFound:        {http.StatusNotFound, TypeInvalidRequest},
+	CodeRouteNotFound:           {http.StatusNotFound, TypeInvalidRequest},
+	CodeMethodNotAllowed:        {http.StatusMethodNotAllowed, TypeInvalidRequest},
+	CodeAssistantArchived:       {http.StatusConflict, TypeInvalidRequest},
+	CodeAssistantNotPublished:   {http.StatusConflict, TypeInvalidRequest},
+	CodeAssistantInUse:          {http.StatusConflict, TypeInvalidRequest},
+	CodeDraftIncomplete:         {http.StatusUnprocessableEntity, TypeInvalidRequest},
+	CodeSessionEnded:            {http.StatusConflict, TypeInvalidRequest},
+	CodeCallAlreadyAnswered:     {http.StatusConflict, TypeInvalidRequest},
+	CodeCallNotAnswerable:       {http.StatusConflict, TypeInvalidRequest},
+	CodeConflict:                {http.StatusConflict, TypeInvalidRequest},
+	CodeWebhookEndpointLimit:    {http.StatusConflict, TypeInvalidRequest},
+	CodeWebhookEndpointDisabled: {http.StatusConflict, TypeInvalidRequest},
+	CodeEventNotRedeliverable:   {http.StatusConflict, TypeInvalidRequest},
+	CodeNoSubscribedEndpoint:    {http.StatusConflict, TypeInvalidRequest},
+	CodeNoLine:                  {http.StatusUnprocessableEntity, TypeInvalidRequest},
+	CodeAPIKeyMissing:           {http.StatusUnauthorized, TypeAuthentication},
+	CodeAPIKeyInvalid:           {http.StatusUnauthorized, TypeAuthentication},
+	CodeRateLimited:             {http.StatusTooManyRequests, TypeRateLimit},
+	CodeIdempotencyKeyReused:    {http.StatusUnprocessableEntity, TypeIdempotency},
+	CodeIdempotencyKeyInUse:     {http.StatusConflict, TypeIdempotency},
+	CodeIdempotencyKeyInvalid:   {http.StatusBadRequest, TypeIdempotency},
+	CodeUpstreamUnavailable:     {http.StatusBadGateway, TypeUpstream},
+	CodeURLNotAllowed:           {http.StatusBadRequest, TypeInvalidRequest},
+	CodeInternal:                {http.StatusInternalServerError, TypeAPI},
 }
 
 // Error is a failure a client may see: its Message must hold nothing internal.

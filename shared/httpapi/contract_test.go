@@ -423,8 +423,11 @@ func TestContractWebhookEndpointsAndEvents(t *testing.T) {
 		Direction: "outbound", From: "+15550100001", To: "+15550100002", Media: "video", HandledBy: "customer",
 		StartedAt: answeredAt.Add(-time.Minute), AnsweredAt: &answeredAt, EndedAt: answeredAt.Add(time.Minute),
 		DurationMS: 60000, EndReason: "deleted", EndedBy: "customer"})
-	incoming := c.emit(callevent.TypeCallIncoming, callevent.CallIncoming{CallID: ident.New("call"), LineID: c.st.lineID,
-		From: "+15550100009", To: "+15550100001", Media: "audio", AnswerBy: time.Now().Add(10 * time.Second)})
+	incomingCall := ident.New("call")
+	incoming := c.emit(callevent.TypeCallIncoming, callevent.CallIncoming{CallID: incomingCall, LineID: c.st.lineID,
+		From: "+15550100009", To: "+15550100001", Media: "audio", AnswerBy: time.Now().Add(10 * time.Second),
+		Session: callevent.Session{SessionID: ident.New("ses"), CallID: incomingCall, RTCURL: "ws://127.0.0.1:7880",
+			ParticipantToken: "eyJhbGciOiJIUzI1NiJ9.e30.sig", ExpiresAt: time.Now().Add(10 * time.Minute)}})
 	if _, err := c.st.worker.RunOnce(context.Background()); err != nil {
 		t.Fatal(err)
 	}
@@ -440,12 +443,12 @@ func TestContractWebhookEndpointsAndEvents(t *testing.T) {
 	c.ok("POST", "/v1/events/"+ended+"/redeliver", "", 202)
 	c.ok("POST", "/v1/events/"+ended+"/redeliver", `{"endpoint_id":"`+ep+`"}`, 202)
 	c.failValid("POST", "/v1/events/"+ended+"/redeliver", `{"endpoint_id":"`+unknownEp+`"}`, 404, "resource_not_found")
-	c.failValid("POST", "/v1/events/"+incoming+"/redeliver", "", 409, "conflict")
+	c.failValid("POST", "/v1/events/"+incoming+"/redeliver", "", 409, "event_not_redeliverable")
 	c.failValid("POST", "/v1/events/"+unknownEvt+"/redeliver", "", 404, "resource_not_found")
 	c.fail("POST", "/v1/events/"+ended+"/redeliver", `{"endpoint":"x"}`, 400, "parameter_unknown")
 
 	c.ok("PATCH", "/v1/webhook_endpoints/"+ep, `{"status":"disabled"}`, 200)
-	c.failValid("POST", "/v1/events/"+ended+"/redeliver", `{"endpoint_id":"`+ep+`"}`, 409, "conflict")
+	c.failValid("POST", "/v1/events/"+ended+"/redeliver", `{"endpoint_id":"`+ep+`"}`, 409, "webhook_endpoint_disabled")
 	c.ok("DELETE", "/v1/webhook_endpoints/"+ep, "", 200)
 	c.failValid("DELETE", "/v1/webhook_endpoints/"+ep, "", 404, "resource_not_found")
 	c.fail("DELETE", "/v1/webhook_endpoints/"+unknownEp+"?force=1", "", 400, "parameter_unknown")

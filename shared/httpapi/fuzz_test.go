@@ -76,7 +76,10 @@ func newFuzzEnv(f *testing.F) *fuzzEnv {
 		f.Fatal(err)
 	}
 	evt := callevent.Event{ID: ident.New("evt"), AccountID: st.acctID, Type: callevent.TypeCallEnded,
-		CreatedAt: time.Now().UTC(), Data: []byte(`{"call_id":"call_1"}`)}
+		CreatedAt: time.Now().UTC(), Data: []byte(`{"call_id":"call_01jd3f4g5h6j7k8m9n0p1q2r3t","direction":"outbound","from":"+15550100001",` +
+			`"to":"+15550100002","media":"video","handled_by":"customer","started_at":"2026-11-22T07:00:00.000Z",` +
+			`"answered_at":"2026-11-22T07:00:01.000Z","ended_at":"2026-11-22T07:01:00.000Z","duration_ms":59000,` +
+			`"end_reason":"deleted","ended_by":"customer"}`)}
 	if err := insertEvent(ctx, st.store, evt); err != nil {
 		f.Fatal(err)
 	}

@@ -7,6 +7,7 @@ package httpapi_test
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -17,7 +18,9 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
+	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"sort"
 	"strconv"
@@ -40,13 +43,22 @@ import (
 	"github.com/bridgeline/bridgeline/shared/platform/sim"
 	"github.com/bridgeline/bridgeline/shared/store/sqlite"
 	"github.com/bridgeline/bridgeline/shared/webhookendpoint"
+	"gopkg.in/yaml.v3"
 )
 
-// specPath is openapi.yaml at the repository root, seen from this package's directory.
-const specPath = "../../openapi.yaml"
+// specPath is openapi.yaml (the customer contract) at the repository root, seen from this
+// package's directory; internalSpecPath is openapi-internal.yaml, the routes that are not
+// for customers (LiveKit's, the workers' and the platform's receivers, the sim), which
+// borrows the contract's components by reference.
+const (
+	specPath         = "../../openapi.yaml"
+	internalSpecPath = "../../openapi-internal.yaml"
+)
 
-// loadSpec loads and validates openapi.yaml. Each caller gets its own copy, so a test
-// may change it (its servers) without touching another's.
+// loadSpec loads and validates both documents and returns the contract with the internal
+// document's paths added, so that the route table is held to the two files together. Each
+// caller gets its own copy, so a test may change it (its servers) without touching
+// another's.
 var textDecoders sync.Once
 
 func loadSpec(tb testing.TB) *openapi3.T {
@@ -57,16 +69,36 @@ func loadSpec(tb testing.TB) *openapi3.T {
 			openapi3filter.RegisterBodyDecoder(ct, openapi3filter.FileBodyDecoder)
 		}
 	})
+	doc := loadDoc(tb, specPath)
+	internal := loadDoc(tb, internalSpecPath)
+	for path, item := range internal.Paths.Map() {
+		if doc.Paths.Value(path) != nil {
+			tb.Fatalf("%s is in both %s and %s", path, specPath, internalSpecPath)
+		}
+		doc.Paths.Set(path, item)
+	}
+	return doc
+}
+
+// customerSpec loads openapi.yaml alone.
+func customerSpec(tb testing.TB) *openapi3.T {
+	tb.Helper()
+	return loadDoc(tb, specPath)
+}
+
+func loadDoc(tb testing.TB, path string) *openapi3.T {
+	tb.Helper()
 	loader := openapi3.NewLoader()
-	doc, err := loader.LoadFromFile(specPath)
+	loader.IsExternalRefsAllowed = true
+	doc, err := loader.LoadFromFile(path)
 	if err != nil {
-		tb.Fatalf("load %s: %v", specPath, err)
+		tb.Fatalf("load %s: %v", path, err)
 	}
 	if !doc.IsOpenAPI31OrLater() {
-		tb.Fatalf("%s is OpenAPI %s, want 3.1", specPath, doc.OpenAPI)
+		tb.Fatalf("%s is OpenAPI %s, want 3.1", path, doc.OpenAPI)
 	}
 	if err := doc.Validate(loader.Context); err != nil {
-		tb.Fatalf("validate %s: %v", specPath, err)
+		tb.Fatalf("validate %s: %v", path, err)
 	}
 	return doc
 }
@@ -284,8 +316,130 @@ func routeKey(method, pattern string) string {
 
 func TestOpenAPIDocumentIsValid(t *testing.T) {
 	doc := loadSpec(t)
-	if doc.Info == nil || !strings.Contains(doc.Info.Description, "operationId") {
-		t.Errorf("info.description must say that operationId is the function name")
+	if doc.Info == nil || !strings.Contains(doc.Info.Description, "x-bridgeline-function") {
+		t.Errorf("info.description must say that x-bridgeline-function is the function name")
+	}
+}
+
+// TestCustomerContract holds openapi.yaml to what makes it the customer's and a code
+// generator's: only /v1 routes; operationIds a generator turns into good method names
+// (lowerCamelCase, unique) with the serving function in x-bridgeline-function; response
+// schemas that let new fields through while request schemas stay strict; an example on
+// every operation and schema and a description on every property.
+func TestCustomerContract(t *testing.T) {
+	doc := customerSpec(t)
+	methodName := regexp.MustCompile(`^[a-z]+[A-Z][A-Za-z]*$`)
+	seen := map[string]string{}
+	for path, item := range doc.Paths.Map() {
+		if !strings.HasPrefix(path, "/v1/") {
+			t.Errorf("%s: only /v1 routes belong in the customer contract", path)
+		}
+		for method, op := range item.Operations() {
+			name := routeKey(method, path)
+			if !methodName.MatchString(op.OperationID) {
+				t.Errorf("%s: operationId %q is not a lowerCamelCase verb and noun", name, op.OperationID)
+			}
+			if other, dup := seen[op.OperationID]; dup {
+				t.Errorf("%s: operationId %q is also %s's", name, op.OperationID, other)
+			}
+			seen[op.OperationID] = name
+			if fn, _ := op.Extensions["x-bridgeline-function"].(string); fn == "" {
+				t.Errorf("%s: no x-bridgeline-function", name)
+			}
+			if slices.Contains(op.Tags, "internal") {
+				t.Errorf("%s: tagged internal in the customer contract", name)
+			}
+			if op.RequestBody != nil && op.RequestBody.Value != nil {
+				if mt := op.RequestBody.Value.Content.Get("application/json"); mt != nil && mt.Schema.Ref == "" {
+					t.Errorf("%s: the request body is inline; name it in components/schemas", name)
+				}
+			}
+			for code, ref := range op.Responses.Map() {
+				for _, mt := range ref.Value.Content {
+					if mt.Schema != nil {
+						checkOpen(t, name+" "+code, mt.Schema, map[*openapi3.Schema]bool{})
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestCustomerContractDocumented: in openapi.yaml every component schema has an example
+// and every property (of a component schema, a nested object or a webhook body) has a
+// description. It reads the YAML itself because a loaded document resolves $ref and so
+// loses a description written beside one.
+func TestCustomerContractDocumented(t *testing.T) {
+	b, err := os.ReadFile(specPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Components struct {
+			Schemas map[string]map[string]any `yaml:"schemas"`
+		} `yaml:"components"`
+		Webhooks map[string]map[string]any `yaml:"webhooks"`
+	}
+	if err := yaml.Unmarshal(b, &doc); err != nil {
+		t.Fatal(err)
+	}
+	for name, s := range doc.Components.Schemas {
+		if _, ok := s["examples"]; !ok {
+			t.Errorf("schema %s has no examples", name)
+		}
+		describedProperties(t, name, s)
+	}
+	for name, item := range doc.Webhooks {
+		describedProperties(t, "webhook "+name, item)
+	}
+}
+
+// describedProperties reports every property under s, at any depth, without a description.
+func describedProperties(t *testing.T, where string, s any) {
+	t.Helper()
+	switch v := s.(type) {
+	case map[string]any:
+		if props, ok := v["properties"].(map[string]any); ok {
+			for name, p := range props {
+				if pm, ok := p.(map[string]any); ok && pm["description"] == nil {
+					t.Errorf("%s: property %s has no description", where, name)
+				}
+			}
+		}
+		for k, sub := range v {
+			if k != "examples" && k != "example" {
+				describedProperties(t, where, sub)
+			}
+		}
+	case []any:
+		for _, sub := range v {
+			describedProperties(t, where, sub)
+		}
+	}
+}
+
+// checkOpen reports a response schema, or one it contains, that forbids properties it does
+// not list: a strict client would break on the first new field.
+func checkOpen(t *testing.T, where string, ref *openapi3.SchemaRef, seen map[*openapi3.Schema]bool) {
+	t.Helper()
+	s := ref.Value
+	if s == nil || seen[s] {
+		return
+	}
+	seen[s] = true
+	if s.AdditionalProperties.Has != nil && !*s.AdditionalProperties.Has && len(s.Properties) > 0 {
+		t.Errorf("%s: %s sets additionalProperties: false on a response", where, cmp.Or(ref.Ref, "an inline schema"))
+	}
+	for _, p := range s.Properties {
+		checkOpen(t, where, p, seen)
+	}
+	for _, list := range [][]*openapi3.SchemaRef{s.OneOf, s.AnyOf, s.AllOf} {
+		for _, sub := range list {
+			checkOpen(t, where, sub, seen)
+		}
+	}
+	if s.Items != nil {
+		checkOpen(t, where, s.Items, seen)
 	}
 }
 
@@ -423,16 +577,21 @@ func hasErrorSchema(r *openapi3.Response, sim bool) bool {
 	if mt == nil || mt.Schema == nil || mt.Schema.Value == nil {
 		return false
 	}
-	s := mt.Schema
-	if s.Ref == "#/components/schemas/Error" || (sim && s.Ref == "#/components/schemas/SimError") {
+	if sim && strings.HasSuffix(mt.Schema.Ref, "#/components/schemas/SimError") {
 		return true
 	}
-	for _, sub := range s.Value.AllOf {
-		if sub.Ref == "#/components/schemas/Error" {
-			return true
+	// Each status has its own complete schema (Error400, Error409...), so that a generated
+	// client's error type keeps every field: it must have the whole shape, not an overlay.
+	e := mt.Schema.Value.Properties["error"]
+	if e == nil || e.Value == nil || !slices.Contains(mt.Schema.Value.Required, "error") {
+		return false
+	}
+	for _, f := range []string{"type", "code", "message", "request_id"} {
+		if e.Value.Properties[f] == nil || !slices.Contains(e.Value.Required, f) {
+			return false
 		}
 	}
-	return false
+	return e.Value.Properties["param"] != nil
 }
 
 // TestOpenAPIErrorCodesMatchApierr reads every Code constant of shared/apierr and checks
@@ -490,7 +649,12 @@ func apierrCodes(t *testing.T) []string {
 				}
 				if lit, ok := vs.Values[i].(*ast.BasicLit); ok && lit.Kind == token.STRING {
 					v, _ := strconv.Unquote(lit.Value)
-					codes = append(codes, v)
+					// conflict is the operator's already-provisioned line (bridgeline's
+					// own commands), never an answer of a customer route: each
+					// customer-facing 409 has its own code.
+					if v != apierr.CodeConflict {
+						codes = append(codes, v)
+					}
 				}
 			}
 		}

@@ -315,7 +315,7 @@ func (h *Webhooks) redeliver(w http.ResponseWriter, r *http.Request) (int, any, 
 		return 0, nil, err
 	}
 	if e.Type == callevent.TypeCallIncoming {
-		return 0, nil, apierr.New(apierr.CodeConflict, "call.incoming asks for a decision while the call rings and cannot be redelivered")
+		return 0, nil, apierr.New(apierr.CodeEventNotRedeliverable, "call.incoming asks for a decision while the call rings and cannot be redelivered")
 	}
 	var ids []string
 	if body.EndpointID != "" {
@@ -327,7 +327,7 @@ func (h *Webhooks) redeliver(w http.ResponseWriter, r *http.Request) (int, any, 
 			return 0, nil, err
 		}
 		if ep.Status != webhookendpoint.StatusEnabled {
-			return 0, nil, apierr.Param(apierr.CodeConflict, "endpoint_id", "the endpoint is disabled; enable it first")
+			return 0, nil, apierr.Param(apierr.CodeWebhookEndpointDisabled, "endpoint_id", "the endpoint is disabled; enable it first")
 		}
 		ids = []string{ep.ID}
 	} else {
@@ -339,7 +339,7 @@ func (h *Webhooks) redeliver(w http.ResponseWriter, r *http.Request) (int, any, 
 			ids = append(ids, ep.ID)
 		}
 		if len(ids) == 0 {
-			return 0, nil, apierr.New(apierr.CodeConflict, fmt.Sprintf("no enabled webhook endpoint is subscribed to %s", e.Type))
+			return 0, nil, apierr.New(apierr.CodeNoSubscribedEndpoint, fmt.Sprintf("no enabled webhook endpoint is subscribed to %s", e.Type))
 		}
 	}
 	if err := h.Redeliver.Redeliver(ctx, e, ids); err != nil {

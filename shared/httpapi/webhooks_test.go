@@ -3,6 +3,7 @@ package httpapi_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -221,7 +222,7 @@ func TestWebhookEndpointsAndEventsOverHTTP(t *testing.T) {
 	if r := h.do("PATCH", "/v1/webhook_endpoints/"+id, `{"status":"disabled"}`); r.status != 200 || r.body["status"] != "disabled" || r.body["disabled_reason"] != "customer" {
 		t.Errorf("disable = %d %s", r.status, r.raw)
 	}
-	if r := h.do("POST", "/v1/events/"+evt.ID+"/redeliver", ""); r.status != 409 || errCode(r) != "conflict" {
+	if r := h.do("POST", "/v1/events/"+evt.ID+"/redeliver", ""); r.status != 409 || errCode(r) != "no_subscribed_endpoint" {
 		t.Errorf("redeliver with no enabled endpoint = %d %s", r.status, r.raw)
 	}
 	if r := h.do("PATCH", "/v1/webhook_endpoints/"+id, `{"status":"enabled","events":["*"]}`); r.status != 200 || r.body["disabled_reason"] != nil || r.body["events"].([]any)[0] != "*" {
@@ -268,6 +269,24 @@ func TestWebhookEndpointBadInput(t *testing.T) {
 	}
 	if r := h.do("GET", "/v1/webhook_endpoints", ""); len(r.body["data"].([]any)) != 0 {
 		t.Errorf("bad input created endpoints: %s", r.raw)
+	}
+}
+
+// TestWebhookEndpointLimit: the 17th endpoint of an account is 409
+// webhook_endpoint_limit_reached, its own code (not a generic conflict), and creates nothing.
+func TestWebhookEndpointLimit(t *testing.T) {
+	h := newHookEnv(t)
+	for i := range webhookendpoint.MaxPerAccount {
+		if r := h.do("POST", "/v1/webhook_endpoints", fmt.Sprintf(`{"url":"https://example.test/%d"}`, i)); r.status != 201 {
+			t.Fatalf("create %d = %d %s", i, r.status, r.raw)
+		}
+	}
+	r := h.do("POST", "/v1/webhook_endpoints", `{"url":"https://example.test/over"}`)
+	if r.status != 409 || errCode(r) != "webhook_endpoint_limit_reached" {
+		t.Errorf("create past the limit = %d %s, want 409 webhook_endpoint_limit_reached", r.status, r.raw)
+	}
+	if r := h.do("GET", "/v1/webhook_endpoints?limit=100", ""); len(r.body["data"].([]any)) != webhookendpoint.MaxPerAccount {
+		t.Errorf("endpoints after the refused create: got %d, want %d", len(r.body["data"].([]any)), webhookendpoint.MaxPerAccount)
 	}
 }
 

@@ -128,7 +128,7 @@ func (s *Service) Create(ctx context.Context, accountID string, in Input) (Endpo
 		return Endpoint{}, fmt.Errorf("count webhook endpoints: %w", err)
 	}
 	if len(existing) >= MaxPerAccount {
-		return Endpoint{}, apierr.New(apierr.CodeConflict,
+		return Endpoint{}, apierr.New(apierr.CodeWebhookEndpointLimit,
 			fmt.Sprintf("an account can have at most %d webhook endpoints; delete one first", MaxPerAccount))
 	}
 	secret, err := webhook.NewSecret()

@@ -1,0 +1,34 @@
+// Typed uses of the generated types that `tsc --strict` must accept (scripts/check-sdk.sh):
+// if a generator change or a contract change loses a field (an event's data typed as
+// Record<string, never>, an error without its message), this file stops compiling.
+import type { components, operations, paths } from "./schema.js";
+
+type Schemas = components["schemas"];
+
+// GET /v1/events answers events whose `data` narrows on `type`.
+type EventList = paths["/v1/events"]["get"]["responses"][200]["content"]["application/json"];
+
+export function describe(event: Schemas["Event"]): string {
+  switch (event.type) {
+    case "call.incoming":
+      return `${event.data.call_id} rings on ${event.data.line_id}; answer by ${event.data.answer_by}, room ${event.data.session.session_id}`;
+    case "call.answered":
+      return `${event.data.call_id} answered at ${event.data.answered_at} (${event.data.handled_by})`;
+    case "call.ended":
+      return `${event.data.call_id} ended: ${event.data.end_reason} after ${event.data.duration_ms} ms`;
+  }
+}
+
+export function describeAll(list: EventList): string[] {
+  return list.data.map(describe);
+}
+
+// Every per-status error keeps the whole shape.
+export function explain(e: Schemas["Error409"] | Schemas["Error404"]): string {
+  const param: string | undefined = e.error.param;
+  return `${e.error.type}/${e.error.code}: ${e.error.message} (${param ?? "-"}) ${e.error.request_id}`;
+}
+
+// Request bodies are named schemas, and each operation has a readable id.
+export const activate: Schemas["AssistantActivate"] = { version_id: "ver_01jd0000000000000000000000" };
+export const answer: operations["answerCall"]["requestBody"]["content"]["application/json"] = { action: "accept" };
