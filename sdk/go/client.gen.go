@@ -919,6 +919,7 @@ const (
 	ParameterInvalid      Error400ErrorCode = "parameter_invalid"
 	ParameterMissing      Error400ErrorCode = "parameter_missing"
 	ParameterUnknown      Error400ErrorCode = "parameter_unknown"
+	UrlNotAllowed         Error400ErrorCode = "url_not_allowed"
 )
 
 // Valid indicates whether the value is a known member of the Error400ErrorCode enum.
@@ -933,6 +934,8 @@ func (e Error400ErrorCode) Valid() bool {
 	case ParameterMissing:
 		return true
 	case ParameterUnknown:
+		return true
+	case UrlNotAllowed:
 		return true
 	default:
 		return false
@@ -1677,6 +1680,21 @@ func (e TurnSpeaker) Valid() bool {
 	case TurnSpeakerAssistant:
 		return true
 	case TurnSpeakerCaller:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for TurnTextTrimmed.
+const (
+	TurnTextTrimmedTrue TurnTextTrimmed = true
+)
+
+// Valid indicates whether the value is a known member of the TurnTextTrimmed enum.
+func (e TurnTextTrimmed) Valid() bool {
+	switch e {
+	case TurnTextTrimmedTrue:
 		return true
 	default:
 		return false
@@ -3214,7 +3232,7 @@ type EventAttempt struct {
 	// Examples: whep_01jd3f4g5h6j7k8m9n0p1q2r3t
 	EndpointId WebhookEndpointID `json:"endpoint_id"`
 
-	// Error Why the attempt failed (`timeout`, `connection refused`, `HTTP 500`...); null on success.
+	// Error Why the attempt failed (`timeout`, `connection refused`, `HTTP 500`...); null on success. `blocked_destination` when the URL's host resolved to an internal address deliveries may not reach (no connection is made; `status_code` is null and `duration_ms` 0).
 	Error *string `json:"error"`
 
 	// Id The delivery attempt's id.
@@ -3716,6 +3734,9 @@ type Turn struct {
 
 	// Text What was said; for an interrupted assistant turn, only what the caller heard.
 	Text string `json:"text"`
+
+	// TextTrimmed Present (true) when the turn's `text` was dropped (it is then empty) so that the final report of a very long call fitted the size limit; the oldest turns' text goes first. Absent otherwise.
+	TextTrimmed *TurnTextTrimmed `json:"text_trimmed,omitempty"`
 }
 
 // TurnInterrupted Present (true) on an assistant turn the caller talked over (barge-in); absent otherwise.
@@ -3723,6 +3744,9 @@ type TurnInterrupted bool
 
 // TurnSpeaker Who spoke the turn.
 type TurnSpeaker string
+
+// TurnTextTrimmed Present (true) when the turn's `text` was dropped (it is then empty) so that the final report of a very long call fitted the size limit; the oldest turns' text goes first. Absent otherwise.
+type TurnTextTrimmed bool
 
 // VersionID Examples: ver_01jd3f4g5h6j7k8m9n0p1q2r3t
 type VersionID = string
@@ -5120,7 +5144,10 @@ type ClientInterface interface {
 	//
 	// The answer holds the signing `secret`, shown this once. 400
 	// `parameter_missing` (`url`), `parameter_invalid` (`url`, `description`,
-	// `events`), `parameter_unknown` (`status` cannot be set on create); 409
+	// `events`), `parameter_unknown` (`status` cannot be set on create),
+	// `url_not_allowed` (`url`: its host is a literal loopback, private, link-local,
+	// CGNAT, unique-local, multicast or unspecified address, an IPv4-mapped form of one,
+	// or `localhost`; or the request's key is `sk_live_` and the URL is not https); 409
 	// `webhook_endpoint_limit_reached` when the account already has 16 endpoints.
 	//
 	// Takes any type of body and a specified content type.
@@ -5132,7 +5159,10 @@ type ClientInterface interface {
 	//
 	// The answer holds the signing `secret`, shown this once. 400
 	// `parameter_missing` (`url`), `parameter_invalid` (`url`, `description`,
-	// `events`), `parameter_unknown` (`status` cannot be set on create); 409
+	// `events`), `parameter_unknown` (`status` cannot be set on create),
+	// `url_not_allowed` (`url`: its host is a literal loopback, private, link-local,
+	// CGNAT, unique-local, multicast or unspecified address, an IPv4-mapped form of one,
+	// or `localhost`; or the request's key is `sk_live_` and the URL is not https); 409
 	// `webhook_endpoint_limit_reached` when the account already has 16 endpoints.
 	//
 	// Takes a body of the `application/json` content type.
@@ -5156,7 +5186,8 @@ type ClientInterface interface {
 	//
 	// Any of `url`, `description`, `events` and `status`. `status: disabled` sets
 	// `disabled_reason: customer`; `status: enabled` clears the reason (also after a
-	// receiver's 410 disabled it).
+	// receiver's 410 disabled it). A new `url` is checked as on create (400
+	// `url_not_allowed`).
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -5167,7 +5198,8 @@ type ClientInterface interface {
 	//
 	// Any of `url`, `description`, `events` and `status`. `status: disabled` sets
 	// `disabled_reason: customer`; `status: enabled` clears the reason (also after a
-	// receiver's 410 disabled it).
+	// receiver's 410 disabled it). A new `url` is checked as on create (400
+	// `url_not_allowed`).
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -6009,7 +6041,10 @@ func (c *Client) ListWebhookEndpoints(ctx context.Context, params *ListWebhookEn
 //
 // The answer holds the signing `secret`, shown this once. 400
 // `parameter_missing` (`url`), `parameter_invalid` (`url`, `description`,
-// `events`), `parameter_unknown` (`status` cannot be set on create); 409
+// `events`), `parameter_unknown` (`status` cannot be set on create),
+// `url_not_allowed` (`url`: its host is a literal loopback, private, link-local,
+// CGNAT, unique-local, multicast or unspecified address, an IPv4-mapped form of one,
+// or `localhost`; or the request's key is `sk_live_` and the URL is not https); 409
 // `webhook_endpoint_limit_reached` when the account already has 16 endpoints.
 //
 // Takes any type of body and a specified content type.
@@ -6031,7 +6066,10 @@ func (c *Client) CreateWebhookEndpointWithBody(ctx context.Context, params *Crea
 //
 // The answer holds the signing `secret`, shown this once. 400
 // `parameter_missing` (`url`), `parameter_invalid` (`url`, `description`,
-// `events`), `parameter_unknown` (`status` cannot be set on create); 409
+// `events`), `parameter_unknown` (`status` cannot be set on create),
+// `url_not_allowed` (`url`: its host is a literal loopback, private, link-local,
+// CGNAT, unique-local, multicast or unspecified address, an IPv4-mapped form of one,
+// or `localhost`; or the request's key is `sk_live_` and the URL is not https); 409
 // `webhook_endpoint_limit_reached` when the account already has 16 endpoints.
 //
 // Takes a body of the `application/json` content type.
@@ -6085,7 +6123,8 @@ func (c *Client) GetWebhookEndpoint(ctx context.Context, id WebhookEndpointPathI
 //
 // Any of `url`, `description`, `events` and `status`. `status: disabled` sets
 // `disabled_reason: customer`; `status: enabled` clears the reason (also after a
-// receiver's 410 disabled it).
+// receiver's 410 disabled it). A new `url` is checked as on create (400
+// `url_not_allowed`).
 //
 // Takes any type of body and a specified content type.
 //
@@ -6106,7 +6145,8 @@ func (c *Client) UpdateWebhookEndpointWithBody(ctx context.Context, id WebhookEn
 //
 // Any of `url`, `description`, `events` and `status`. `status: disabled` sets
 // `disabled_reason: customer`; `status: enabled` clears the reason (also after a
-// receiver's 410 disabled it).
+// receiver's 410 disabled it). A new `url` is checked as on create (400
+// `url_not_allowed`).
 //
 // Takes a body of the `application/json` content type.
 //
@@ -8303,7 +8343,10 @@ type ClientWithResponsesInterface interface {
 	//
 	// The answer holds the signing `secret`, shown this once. 400
 	// `parameter_missing` (`url`), `parameter_invalid` (`url`, `description`,
-	// `events`), `parameter_unknown` (`status` cannot be set on create); 409
+	// `events`), `parameter_unknown` (`status` cannot be set on create),
+	// `url_not_allowed` (`url`: its host is a literal loopback, private, link-local,
+	// CGNAT, unique-local, multicast or unspecified address, an IPv4-mapped form of one,
+	// or `localhost`; or the request's key is `sk_live_` and the URL is not https); 409
 	// `webhook_endpoint_limit_reached` when the account already has 16 endpoints.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
@@ -8315,7 +8358,10 @@ type ClientWithResponsesInterface interface {
 	//
 	// The answer holds the signing `secret`, shown this once. 400
 	// `parameter_missing` (`url`), `parameter_invalid` (`url`, `description`,
-	// `events`), `parameter_unknown` (`status` cannot be set on create); 409
+	// `events`), `parameter_unknown` (`status` cannot be set on create),
+	// `url_not_allowed` (`url`: its host is a literal loopback, private, link-local,
+	// CGNAT, unique-local, multicast or unspecified address, an IPv4-mapped form of one,
+	// or `localhost`; or the request's key is `sk_live_` and the URL is not https); 409
 	// `webhook_endpoint_limit_reached` when the account already has 16 endpoints.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
@@ -8343,7 +8389,8 @@ type ClientWithResponsesInterface interface {
 	//
 	// Any of `url`, `description`, `events` and `status`. `status: disabled` sets
 	// `disabled_reason: customer`; `status: enabled` clears the reason (also after a
-	// receiver's 410 disabled it).
+	// receiver's 410 disabled it). A new `url` is checked as on create (400
+	// `url_not_allowed`).
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -8354,7 +8401,8 @@ type ClientWithResponsesInterface interface {
 	//
 	// Any of `url`, `description`, `events` and `status`. `status: disabled` sets
 	// `disabled_reason: customer`; `status: enabled` clears the reason (also after a
-	// receiver's 410 disabled it).
+	// receiver's 410 disabled it). A new `url` is checked as on create (400
+	// `url_not_allowed`).
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -13941,7 +13989,10 @@ func (c *ClientWithResponses) ListWebhookEndpointsWithResponse(ctx context.Conte
 //
 // The answer holds the signing `secret`, shown this once. 400
 // `parameter_missing` (`url`), `parameter_invalid` (`url`, `description`,
-// `events`), `parameter_unknown` (`status` cannot be set on create); 409
+// `events`), `parameter_unknown` (`status` cannot be set on create),
+// `url_not_allowed` (`url`: its host is a literal loopback, private, link-local,
+// CGNAT, unique-local, multicast or unspecified address, an IPv4-mapped form of one,
+// or `localhost`; or the request's key is `sk_live_` and the URL is not https); 409
 // `webhook_endpoint_limit_reached` when the account already has 16 endpoints.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
@@ -13959,7 +14010,10 @@ func (c *ClientWithResponses) CreateWebhookEndpointWithBodyWithResponse(ctx cont
 //
 // The answer holds the signing `secret`, shown this once. 400
 // `parameter_missing` (`url`), `parameter_invalid` (`url`, `description`,
-// `events`), `parameter_unknown` (`status` cannot be set on create); 409
+// `events`), `parameter_unknown` (`status` cannot be set on create),
+// `url_not_allowed` (`url`: its host is a literal loopback, private, link-local,
+// CGNAT, unique-local, multicast or unspecified address, an IPv4-mapped form of one,
+// or `localhost`; or the request's key is `sk_live_` and the URL is not https); 409
 // `webhook_endpoint_limit_reached` when the account already has 16 endpoints.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
@@ -14005,7 +14059,8 @@ func (c *ClientWithResponses) GetWebhookEndpointWithResponse(ctx context.Context
 //
 // Any of `url`, `description`, `events` and `status`. `status: disabled` sets
 // `disabled_reason: customer`; `status: enabled` clears the reason (also after a
-// receiver's 410 disabled it).
+// receiver's 410 disabled it). A new `url` is checked as on create (400
+// `url_not_allowed`).
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -14022,7 +14077,8 @@ func (c *ClientWithResponses) UpdateWebhookEndpointWithBodyWithResponse(ctx cont
 //
 // Any of `url`, `description`, `events` and `status`. `status: disabled` sets
 // `disabled_reason: customer`; `status: enabled` clears the reason (also after a
-// receiver's 410 disabled it).
+// receiver's 410 disabled it). A new `url` is checked as on create (400
+// `url_not_allowed`).
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //

@@ -468,7 +468,10 @@ export interface paths {
          * Register a webhook endpoint
          * @description The answer holds the signing `secret`, shown this once. 400
          *     `parameter_missing` (`url`), `parameter_invalid` (`url`, `description`,
-         *     `events`), `parameter_unknown` (`status` cannot be set on create); 409
+         *     `events`), `parameter_unknown` (`status` cannot be set on create),
+         *     `url_not_allowed` (`url`: its host is a literal loopback, private, link-local,
+         *     CGNAT, unique-local, multicast or unspecified address, an IPv4-mapped form of one,
+         *     or `localhost`; or the request's key is `sk_live_` and the URL is not https); 409
          *     `webhook_endpoint_limit_reached` when the account already has 16 endpoints.
          */
         post: operations["createWebhookEndpoint"];
@@ -503,7 +506,8 @@ export interface paths {
          * Update a webhook endpoint
          * @description Any of `url`, `description`, `events` and `status`. `status: disabled` sets
          *     `disabled_reason: customer`; `status: enabled` clears the reason (also after a
-         *     receiver's 410 disabled it).
+         *     receiver's 410 disabled it). A new `url` is checked as on create (400
+         *     `url_not_allowed`).
          */
         patch: operations["updateWebhookEndpoint"];
         trace?: never;
@@ -712,7 +716,7 @@ export interface components {
          * @example parameter_missing
          * @enum {string}
          */
-        ErrorCode: "parameter_missing" | "parameter_invalid" | "parameter_unknown" | "invalid_json" | "body_too_large" | "unsupported_media_type" | "resource_not_found" | "route_not_found" | "method_not_allowed" | "assistant_archived" | "assistant_not_published" | "assistant_in_use" | "draft_incomplete" | "session_ended" | "call_already_answered" | "call_not_answerable" | "webhook_endpoint_limit_reached" | "webhook_endpoint_disabled" | "event_not_redeliverable" | "no_subscribed_endpoint" | "no_line" | "api_key_missing" | "api_key_invalid" | "rate_limited" | "idempotency_key_reused" | "idempotency_key_in_use" | "idempotency_key_invalid" | "upstream_unavailable" | "internal_error";
+        ErrorCode: "parameter_missing" | "parameter_invalid" | "parameter_unknown" | "invalid_json" | "body_too_large" | "unsupported_media_type" | "resource_not_found" | "route_not_found" | "method_not_allowed" | "assistant_archived" | "assistant_not_published" | "assistant_in_use" | "draft_incomplete" | "session_ended" | "call_already_answered" | "call_not_answerable" | "webhook_endpoint_limit_reached" | "webhook_endpoint_disabled" | "event_not_redeliverable" | "no_subscribed_endpoint" | "no_line" | "api_key_missing" | "api_key_invalid" | "rate_limited" | "idempotency_key_reused" | "idempotency_key_in_use" | "idempotency_key_invalid" | "upstream_unavailable" | "url_not_allowed" | "internal_error";
         /**
          * @description The one error shape.
          * @example {
@@ -763,7 +767,7 @@ export interface components {
                  * @description The stable, machine-readable reason; see `ErrorCode`.
                  * @enum {string}
                  */
-                code: "parameter_missing" | "parameter_invalid" | "parameter_unknown" | "invalid_json" | "idempotency_key_invalid";
+                code: "parameter_missing" | "parameter_invalid" | "parameter_unknown" | "invalid_json" | "idempotency_key_invalid" | "url_not_allowed";
                 /** @description For people; never parse it. Never holds internal detail. */
                 message: string;
                 /** @description The offending field (dotted when nested), query parameter or header, when there is one. */
@@ -2051,7 +2055,7 @@ export interface components {
              * @enum {string}
              */
             outcome: "succeeded" | "failed" | "gone";
-            /** @description Why the attempt failed (`timeout`, `connection refused`, `HTTP 500`...); null on success. */
+            /** @description Why the attempt failed (`timeout`, `connection refused`, `HTTP 500`...); null on success. `blocked_destination` when the URL's host resolved to an internal address deliveries may not reach (no connection is made; `status_code` is null and `duration_ms` 0). */
             error: string | null;
             /**
              * Format: date-time
@@ -2763,6 +2767,11 @@ export interface components {
              * @enum {boolean}
              */
             interrupted?: true;
+            /**
+             * @description Present (true) when the turn's `text` was dropped (it is then empty) so that the final report of a very long call fitted the size limit; the oldest turns' text goes first. Absent otherwise.
+             * @enum {boolean}
+             */
+            text_trimmed?: true;
         };
         /**
          * @description A duration measured once per turn, over the call, in milliseconds.
