@@ -196,7 +196,7 @@ func Flite(ctx context.Context, voice, text string) (tts.PCM, error) {
 	if err != nil {
 		return tts.PCM{}, fmt.Errorf("flite: %w", err)
 	}
-	pcm, err := decodeWAV(b)
+	pcm, err := tts.DecodeWAV(b)
 	if err != nil {
 		return tts.PCM{}, fmt.Errorf("flite: %w", err)
 	}
@@ -221,5 +221,5 @@ func SpokenWAV(ctx context.Context, voice, text string, lead, tail time.Duration
 	out = append(out, make([]int16, int(lead.Seconds()*48000))...)
 	out = append(out, s...)
 	out = append(out, make([]int16, int(tail.Seconds()*48000))...)
-	return encodeWAV(tts.PCM{Rate: 48000, Samples: out}), nil
+	return tts.EncodeWAV(tts.PCM{Rate: 48000, Samples: out}), nil
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"testing"
 	"time"
+
+	"github.com/bridgeline/bridgeline/mediafleet/tts"
 )
 
 func TestTrimSilence(t *testing.T) {
@@ -60,7 +62,7 @@ func TestFliteAndSpokenWAV(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w, err := decodeWAV(b)
+	w, err := tts.DecodeWAV(b)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,7 +7,6 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"encoding/binary"
 	"fmt"
 	"os"
 	"os/exec"
@@ -15,6 +14,8 @@ import (
 	"strings"
 	"sync"
 	"unicode"
+
+	"github.com/bridgeline/bridgeline/mediafleet/tts"
 )
 
 // Rate is the sample rate the model expects.
@@ -122,17 +123,4 @@ func run(ctx context.Context, dir string, pcm []int16, args ...string) (string, 
 }
 
 // WAV wraps mono 16-bit PCM in a WAV file.
-func WAV(pcm []int16, rate int) []byte {
-	var b bytes.Buffer
-	data := len(pcm) * 2
-	b.WriteString("RIFF")
-	_ = binary.Write(&b, binary.LittleEndian, uint32(36+data))
-	b.WriteString("WAVEfmt ")
-	for _, v := range []any{uint32(16), uint16(1), uint16(1), uint32(rate), uint32(rate * 2), uint16(2), uint16(16)} {
-		_ = binary.Write(&b, binary.LittleEndian, v)
-	}
-	b.WriteString("data")
-	_ = binary.Write(&b, binary.LittleEndian, uint32(data))
-	_ = binary.Write(&b, binary.LittleEndian, pcm)
-	return b.Bytes()
-}
+func WAV(pcm []int16, rate int) []byte { return tts.EncodeWAV(tts.PCM{Rate: rate, Samples: pcm}) }

@@ -3,7 +3,6 @@ package stt
 import (
 	"bytes"
 	"context"
-	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -15,6 +14,7 @@ import (
 	"time"
 
 	"github.com/bridgeline/bridgeline/mediafleet/conversation"
+	"github.com/bridgeline/bridgeline/mediafleet/tts"
 )
 
 // HostedConfig configures an OpenAI-compatible transcription API.
@@ -150,22 +150,4 @@ func (h *Hosted) transcribe(ctx context.Context, pcm []int16) (string, error) {
 }
 
 // WAV encodes mono 16-bit samples as a WAV file.
-func WAV(pcm []int16, rate int) []byte {
-	b := make([]byte, 44+2*len(pcm))
-	copy(b[0:], "RIFF")
-	binary.LittleEndian.PutUint32(b[4:], uint32(36+2*len(pcm)))
-	copy(b[8:], "WAVEfmt ")
-	binary.LittleEndian.PutUint32(b[16:], 16)
-	binary.LittleEndian.PutUint16(b[20:], 1) // PCM
-	binary.LittleEndian.PutUint16(b[22:], 1) // mono
-	binary.LittleEndian.PutUint32(b[24:], uint32(rate))
-	binary.LittleEndian.PutUint32(b[28:], uint32(2*rate))
-	binary.LittleEndian.PutUint16(b[32:], 2)
-	binary.LittleEndian.PutUint16(b[34:], 16)
-	copy(b[36:], "data")
-	binary.LittleEndian.PutUint32(b[40:], uint32(2*len(pcm)))
-	for i, s := range pcm {
-		binary.LittleEndian.PutUint16(b[44+2*i:], uint16(s))
-	}
-	return b
-}
+func WAV(pcm []int16, rate int) []byte { return tts.EncodeWAV(tts.PCM{Rate: rate, Samples: pcm}) }

@@ -4,7 +4,6 @@
 package speechtest
 
 import (
-	"encoding/binary"
 	"math"
 	"os"
 	"os/exec"
@@ -13,6 +12,8 @@ import (
 
 	"github.com/bridgeline/bridgeline/mediafleet/opus"
 	"github.com/bridgeline/bridgeline/mediafleet/resample"
+
+	"github.com/bridgeline/bridgeline/mediafleet/tts"
 )
 
 // Rate is the sample rate of everything this package returns.
@@ -46,32 +47,11 @@ func ReadWAV(t testing.TB, path string) []int16 {
 
 func parseWAV(t testing.TB, b []byte) ([]int16, int) {
 	t.Helper()
-	if len(b) < 12 || string(b[0:4]) != "RIFF" || string(b[8:12]) != "WAVE" {
-		t.Fatal("speechtest: not a WAV file")
+	p, err := tts.DecodeWAV(b)
+	if err != nil {
+		t.Fatalf("speechtest: %v", err)
 	}
-	rate := 0
-	for off := 12; off+8 <= len(b); {
-		id := string(b[off : off+4])
-		size := int(binary.LittleEndian.Uint32(b[off+4:]))
-		body := off + 8
-		switch id {
-		case "fmt ":
-			if ch := binary.LittleEndian.Uint16(b[body+2:]); ch != 1 {
-				t.Fatalf("speechtest: %d channels", ch)
-			}
-			rate = int(binary.LittleEndian.Uint32(b[body+4:]))
-		case "data":
-			data := b[body:min(body+size, len(b))]
-			pcm := make([]int16, len(data)/2)
-			for i := range pcm {
-				pcm[i] = int16(binary.LittleEndian.Uint16(data[2*i:]))
-			}
-			return pcm, rate
-		}
-		off = body + size + size%2
-	}
-	t.Fatal("speechtest: WAV has no data chunk")
-	return nil, 0
+	return p.Samples, p.Rate
 }
 
 // Onset is the first sample of the first 10 ms frame whose level is within 30 dB of the

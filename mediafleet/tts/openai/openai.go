@@ -104,7 +104,11 @@ func (s *Synthesizer) Synthesize(ctx context.Context, text string) (tts.PCM, err
 		return tts.PCM{}, fmt.Errorf("tts: hosted: %s: %s", resp.Status, strings.TrimSpace(string(b[:min(len(b), 300)])))
 	}
 	if len(b) >= 12 && string(b[0:4]) == "RIFF" && string(b[8:12]) == "WAVE" {
-		return parseWAV(b)
+		pcm, err := tts.DecodeWAV(b)
+		if err != nil {
+			return tts.PCM{}, fmt.Errorf("tts: hosted: %w", err)
+		}
+		return pcm, nil
 	}
 	if ct := resp.Header.Get("Content-Type"); strings.HasPrefix(ct, "application/json") || strings.HasPrefix(ct, "text/") {
 		return tts.PCM{}, fmt.Errorf("tts: hosted: answered %s, not audio", ct)
@@ -117,42 +121,4 @@ func (s *Synthesizer) Synthesize(ctx context.Context, text string) (tts.PCM, err
 		pcm[i] = int16(binary.LittleEndian.Uint16(b[2*i:]))
 	}
 	return tts.PCM{Rate: PCMRate, Samples: pcm}, nil
-}
-
-// parseWAV reads a 16-bit mono WAV. Streaming servers leave the data size at 0 or
-// 0xFFFFFFFF, so the data runs to the end of the body when the size does not fit.
-func parseWAV(b []byte) (tts.PCM, error) {
-	var rate, channels, bits int
-	for off := 12; off+8 <= len(b); {
-		id := string(b[off : off+4])
-		size := int(binary.LittleEndian.Uint32(b[off+4:]))
-		body := off + 8
-		switch id {
-		case "fmt ":
-			if body+16 > len(b) {
-				return tts.PCM{}, errors.New("tts: hosted: short WAV fmt chunk")
-			}
-			channels = int(binary.LittleEndian.Uint16(b[body+2:]))
-			rate = int(binary.LittleEndian.Uint32(b[body+4:]))
-			bits = int(binary.LittleEndian.Uint16(b[body+14:]))
-		case "data":
-			if channels != 1 || bits != 16 || rate <= 0 {
-				return tts.PCM{}, fmt.Errorf("tts: hosted: WAV is %d ch %d bit %d Hz, want mono 16 bit", channels, bits, rate)
-			}
-			data := b[body:]
-			if size > 0 && size < len(data) {
-				data = data[:size]
-			}
-			pcm := make([]int16, len(data)/2)
-			for i := range pcm {
-				pcm[i] = int16(binary.LittleEndian.Uint16(data[2*i:]))
-			}
-			return tts.PCM{Rate: rate, Samples: pcm}, nil
-		}
-		if size < 0 || body+size > len(b) {
-			break
-		}
-		off = body + size + size%2
-	}
-	return tts.PCM{}, errors.New("tts: hosted: WAV has no data chunk")
 }
