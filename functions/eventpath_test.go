@@ -40,6 +40,7 @@ import (
 	"github.com/bridgeline/bridgeline/events/delivery"
 	"github.com/bridgeline/bridgeline/events/eventtest"
 	"github.com/bridgeline/bridgeline/functions/internal/relay"
+	"github.com/bridgeline/bridgeline/shared/egress"
 	"github.com/bridgeline/bridgeline/shared/ident"
 	"github.com/bridgeline/bridgeline/shared/store/dynamo"
 	"github.com/bridgeline/bridgeline/shared/store/sqlite"
@@ -364,7 +365,9 @@ func TestEventPathFailuresReplayExactlyOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	eps := &webhookendpoint.Service{Store: st}
+	// The receiver is on loopback, which only the local stack allows.
+	loopback := egress.Policy{AllowLoopback: true}
+	eps := &webhookendpoint.Service{Store: st, Destinations: loopback}
 	acct := ident.New("acct")
 	hook := newCountingHook(t)
 	url := hook.srv.URL
@@ -375,7 +378,7 @@ func TestEventPathFailuresReplayExactlyOnce(t *testing.T) {
 	hook.SetSecret(ep.Secret)
 	deliver := &awsbus.Handler{
 		// One attempt, then the dead-letter queue: the endpoint's outage outlasts the schedule.
-		Deliverer:   &delivery.Deliverer{Endpoints: eps, Schedule: delivery.Schedule{0}},
+		Deliverer:   &delivery.Deliverer{Endpoints: eps, Client: delivery.NewClient(loopback), Schedule: delivery.Schedule{0}},
 		Subscribers: eps, Log: st, Queue: p.sqs, QueueURL: p.delivery, DeadLetterQueueURL: p.deliveryDLQ,
 		MaxDelay: time.Second, Logger: quietLog,
 	}
