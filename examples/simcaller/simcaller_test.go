@@ -105,7 +105,13 @@ func rgbOf(t *testing.T, hex string) [3]uint8 {
 func TestCallAssistantFromPage(t *testing.T) {
 	browser.Setup(t)
 	st := sessiontest.Start(t, sessiontest.Options{})
-	st.StartWorker(t, func(c *worker.Config) { c.MaxJobs = 1 }, worker.Options{})
+	st.StartWorker(t, func(c *worker.Config) {
+		c.MaxJobs = 1
+		// Chromium on a loaded 2-core CI machine may present its first video frame well
+		// after the connecting screen's keyframe arrived; a longer dwell keeps the check
+		// (connecting screen before the avatar) about the order, not the machine's speed.
+		c.ConnectingDwell = 1500 * time.Millisecond
+	}, worker.Options{})
 
 	// An assistant with Theo's avatar answers line 1.
 	const avatarID = "ava_theo"

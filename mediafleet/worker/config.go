@@ -22,6 +22,10 @@ type Config struct {
 	AgentName     string        // [PERSONA_AGENT_NAME] default persona.AgentName
 	MaxJobs       int           // [PERSONA_MAX_JOBS] calls at once; default 4
 	VerifyTimeout time.Duration // [PERSONA_VERIFY_TIMEOUT] join to verified media; default 10s
+	// ConnectingDwell is how long the connecting screen stays up after its keyframe reached
+	// the caller; 0 means the pipeline's default (300 ms). Not read from the environment:
+	// tests on a loaded machine lengthen it.
+	ConnectingDwell time.Duration
 	// DrainTimeout bounds how long a SIGTERM waits for running calls; past it they end with
 	// worker_shutdown (and their reports go out) before the orchestrator's kill.
 	DrainTimeout time.Duration // [PERSONA_DRAIN_TIMEOUT] default 100s

@@ -90,7 +90,7 @@ func New(cfg Config, opts Options, log *slog.Logger) (*Worker, error) {
 	}
 	runner, err := pipeline.New(pipeline.Config{
 		Width: cfg.Width, Height: cfg.Height, FPS: cfg.FPS, VideoKbps: cfg.VideoKbps,
-		VerifyTimeout: cfg.VerifyTimeout, Voices: voices, Conversation: conv,
+		VerifyTimeout: cfg.VerifyTimeout, ConnectingDwell: cfg.ConnectingDwell, Voices: voices, Conversation: conv,
 		Reporter: rep, Log: log, OnJoined: opts.OnJoined,
 	})
 	if err != nil {
