@@ -356,7 +356,7 @@ func TestEventPathFailuresReplayExactlyOnce(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	p := newEventPath(t, ctx, startMoto(t))
+	p := newEventPath(t, ctx, eventtest.StartMoto(t))
 	quietLog := slog.New(slog.NewTextHandler(io.Discard, nil))
 
 	// The customer: one account, one endpoint.

@@ -11,7 +11,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
@@ -21,7 +20,6 @@ import (
 	"path/filepath"
 	"runtime"
 	"sort"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -268,50 +266,6 @@ func (rec *recorder) accesses() map[access]bool {
 		out[a] = true
 	}
 	return out
-}
-
-// startMoto runs moto's server mode (EventBridge, SQS) on a free loopback port.
-func startMoto(t testing.TB) string {
-	t.Helper()
-	bin, err := exec.LookPath("moto_server")
-	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("moto_server is required in CI")
-		}
-		t.Skip("moto_server not installed")
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	port := ln.Addr().(*net.TCPAddr).Port
-	ln.Close()
-	cmd := exec.Command(bin, "-H", "127.0.0.1", "-p", strconv.Itoa(port))
-	cmd.Stdout, cmd.Stderr = io.Discard, io.Discard
-	cmd.Env = append(os.Environ(), "AWS_ACCESS_KEY_ID=test", "AWS_SECRET_ACCESS_KEY=test", "AWS_DEFAULT_REGION=us-east-1")
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		cmd.Process.Kill()
-		cmd.Wait()
-	})
-	u := fmt.Sprintf("http://127.0.0.1:%d", port)
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	for {
-		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, u+"/moto-api/", nil)
-		resp, err := http.DefaultClient.Do(req)
-		if err == nil {
-			resp.Body.Close()
-			return u
-		}
-		select {
-		case <-ctx.Done():
-			t.Fatalf("moto_server did not start: %v", err)
-		case <-time.After(100 * time.Millisecond):
-		}
-	}
 }
 
 // awsEnv is what every function process gets besides its template environment: fixed

@@ -39,6 +39,7 @@ import (
 	"github.com/bridgeline/bridgeline/events/awsbus"
 	"github.com/bridgeline/bridgeline/events/callevent"
 	"github.com/bridgeline/bridgeline/events/decision"
+	"github.com/bridgeline/bridgeline/events/eventtest"
 	"github.com/bridgeline/bridgeline/events/webhook"
 	"github.com/bridgeline/bridgeline/functions/internal/runtimeapi"
 	"github.com/bridgeline/bridgeline/shared/account"
@@ -94,7 +95,7 @@ func newStack(t testing.TB) *stack {
 // declares them.
 func (s *stack) withBus() {
 	t := s.t
-	s.motoURL = startMoto(t)
+	s.motoURL = eventtest.StartMoto(t)
 	cfg := aws.Config{Region: "us-east-1", Credentials: credentials.NewStaticCredentialsProvider("test", "test", "")}
 	q := sqs.NewFromConfig(cfg, func(o *sqs.Options) { o.BaseEndpoint = aws.String(s.motoURL) })
 	eb := eventbridge.NewFromConfig(cfg, func(o *eventbridge.Options) { o.BaseEndpoint = aws.String(s.motoURL) })

@@ -6,13 +6,9 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"os/exec"
 	"path/filepath"
-	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -28,50 +24,13 @@ import (
 	"github.com/bridgeline/bridgeline/events/awsbus"
 	"github.com/bridgeline/bridgeline/events/callevent"
 	"github.com/bridgeline/bridgeline/events/delivery"
+	"github.com/bridgeline/bridgeline/events/eventtest"
 	"github.com/bridgeline/bridgeline/events/webhook"
 	"github.com/bridgeline/bridgeline/shared/egress"
 	"github.com/bridgeline/bridgeline/shared/ident"
 	"github.com/bridgeline/bridgeline/shared/store/sqlite"
 	"github.com/bridgeline/bridgeline/shared/webhookendpoint"
 )
-
-// startMoto runs moto's server mode on a free loopback port for the test's lifetime.
-func startMoto(t *testing.T) string {
-	t.Helper()
-	bin, err := exec.LookPath("moto_server")
-	if err != nil {
-		t.Skip("moto_server is not on PATH")
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	port := ln.Addr().(*net.TCPAddr).Port
-	ln.Close()
-	cmd := exec.Command(bin, "-H", "127.0.0.1", "-p", strconv.Itoa(port))
-	cmd.Stdout, cmd.Stderr = io.Discard, io.Discard
-	cmd.Env = append(os.Environ(), "AWS_ACCESS_KEY_ID=test", "AWS_SECRET_ACCESS_KEY=test", "AWS_DEFAULT_REGION=us-east-1")
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		cmd.Process.Kill()
-		cmd.Wait()
-	})
-	url := fmt.Sprintf("http://127.0.0.1:%d", port)
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		resp, err := http.Get(url + "/moto-api/")
-		if err == nil {
-			resp.Body.Close()
-			return url
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("moto_server did not start: %v", err)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-}
 
 type awsClients struct {
 	eb  *eventbridge.Client
@@ -213,7 +172,7 @@ func TestEventBridgeRuleSQSDeliver(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
-	c := newClients(startMoto(t))
+	c := newClients(eventtest.StartMoto(t))
 	inf := createInfra(t, ctx, c)
 
 	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "b.db"))
