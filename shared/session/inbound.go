@@ -426,16 +426,12 @@ func derefMetrics(m *persona.Metrics) persona.Metrics {
 // mergeMetrics is base with every metric over set; nil when none is set.
 func mergeMetrics(base, over persona.Metrics) *persona.Metrics {
 	m := base
-	set := func(dst, src any) {
-		// Each field is a pointer; a later report's value replaces an earlier one.
-		d, s := reflect.ValueOf(dst).Elem(), reflect.ValueOf(src).Elem()
-		if !s.IsNil() {
-			d.Set(s)
-		}
-	}
-	mv, ov := reflect.ValueOf(&m).Elem(), reflect.ValueOf(&over).Elem()
+	// Every field is a pointer; a later report's value replaces an earlier one.
+	mv, ov := reflect.ValueOf(&m).Elem(), reflect.ValueOf(over)
 	for i := range mv.NumField() {
-		set(mv.Field(i).Addr().Interface(), ov.Field(i).Addr().Interface())
+		if f := ov.Field(i); !f.IsNil() {
+			mv.Field(i).Set(f)
+		}
 	}
 	if reflect.ValueOf(m).IsZero() {
 		return nil
