@@ -4,14 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
-	"os/exec"
-	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/bridgeline/bridgeline/mediafleet/resample"
 	"github.com/bridgeline/bridgeline/mediafleet/tts"
+	"github.com/bridgeline/bridgeline/mediafleet/tts/flite"
 )
 
 // FrameDuration is how much audio each published packet carries; the bot paces its
@@ -170,37 +167,15 @@ func TrimSilence(pcm []int16, rate int) []int16 {
 // silence.
 const trimRMS = 0.003
 
-// Flite speaks text with the flite voice (slt, rms, awb, kal16...), running the flite
-// command (Debian's flite package), and returns its audio (16 kHz for those voices).
+// Flite speaks text with the flite voice (slt, rms, awb, kal16) through the same
+// in-process engine the persona worker speaks with (mediafleet/tts/flite), and returns its
+// audio (16 kHz for those voices).
 func Flite(ctx context.Context, voice, text string) (tts.PCM, error) {
-	text = strings.TrimSpace(text)
-	if text == "" {
-		return tts.PCM{}, errors.New("flite: no text")
-	}
-	dir, err := os.MkdirTemp("", "flite")
+	s, err := flite.New(voice, 0)
 	if err != nil {
 		return tts.PCM{}, err
 	}
-	defer os.RemoveAll(dir)
-	// The text goes through a file: on the command line, text starting with "-" would be
-	// read as an option.
-	in, out := filepath.Join(dir, "in.txt"), filepath.Join(dir, "out.wav")
-	if err := os.WriteFile(in, []byte(text), 0o600); err != nil {
-		return tts.PCM{}, err
-	}
-	cmd := exec.CommandContext(ctx, "flite", "-voice", voice, "-f", in, "-o", out)
-	if msg, err := cmd.CombinedOutput(); err != nil {
-		return tts.PCM{}, fmt.Errorf("flite: %w: %s", err, strings.TrimSpace(string(msg)))
-	}
-	b, err := os.ReadFile(out)
-	if err != nil {
-		return tts.PCM{}, fmt.Errorf("flite: %w", err)
-	}
-	pcm, err := tts.DecodeWAV(b)
-	if err != nil {
-		return tts.PCM{}, fmt.Errorf("flite: %w", err)
-	}
-	return pcm, nil
+	return s.Synthesize(ctx, text)
 }
 
 // SpokenWAV is text spoken by the flite voice as a WAV file (48 kHz mono 16-bit), with
