@@ -225,6 +225,7 @@ func TestBargeInCancelsAndRecordsWhatWasHeard(t *testing.T) {
 	h.eventually(t, "the reply half way", func() bool { _, _, _, _, _, sent := h.snapshot(); return sent >= 60 })
 
 	// The caller talks over it: paused on the first confident window.
+	h.line.alignToWindow(t, h.stopped)
 	h.feed(t, speechLevel, 60*time.Millisecond)
 	if _, _, paused, _, _, _ := h.snapshot(); !paused {
 		t.Fatal("not paused 60 ms after the caller started talking")

@@ -24,7 +24,10 @@ const (
 
 type scriptedVAD struct{}
 
-func (scriptedVAD) WindowSize() int { return 512 }
+// scriptedWindow is the scripted VAD's window, Silero's at 16 kHz.
+const scriptedWindow = 512
+
+func (scriptedVAD) WindowSize() int { return scriptedWindow }
 func (scriptedVAD) Prob(w []int16) (float32, error) {
 	var sum float64
 	for _, v := range w {
@@ -140,6 +143,7 @@ func (p *playback) Cut() {
 // line is a scripted call.
 type line struct {
 	audio chan []int16
+	fed   int // samples of caller audio handed to the conversation
 
 	mu         sync.Mutex
 	queue      []*playback
@@ -229,12 +233,24 @@ func (l *line) feed(t *testing.T, stopped <-chan struct{}, level int16, d time.D
 		}
 		select {
 		case l.audio <- f:
+			l.fed += len(f)
 		case <-stopped:
 			return
 		case <-time.After(5 * time.Second):
 			t.Fatal("the conversation stopped reading caller audio")
 		}
 		l.tick()
+	}
+}
+
+// alignToWindow feeds silence until at most half a VAD window of audio waits for the
+// next window, so that speech fed next fills the first window it reaches at least half
+// way, as any onset does within one window's time on a real call. How much is left over
+// otherwise depends on how long an earlier eventually had to feed.
+func (l *line) alignToWindow(t *testing.T, stopped <-chan struct{}) {
+	t.Helper()
+	for l.fed%scriptedWindow > scriptedWindow/2 {
+		l.feed(t, stopped, 0, 20*time.Millisecond)
 	}
 }
 
