@@ -5,7 +5,10 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/livekit/protocol/livekit"
+
 	"github.com/bridgeline/bridgeline/shared/apierr"
+	"github.com/bridgeline/bridgeline/shared/lktoken"
 	"github.com/bridgeline/bridgeline/shared/persona"
 	"github.com/bridgeline/bridgeline/shared/platform/sim/simhook"
 	"github.com/bridgeline/bridgeline/shared/rtc"
@@ -20,27 +23,37 @@ const LiveKitWebhookPath = "/internal/livekit/webhook"
 // each verifies its sender's signature and answers 401 when it does not hold.
 type Receivers struct {
 	Sessions *session.Service
-	// RTC verifies LiveKit webhooks and, with the same fleet key, worker reports.
-	RTC *rtc.Client
+	// LiveKit verifies LiveKit webhooks and, with the same fleet key, worker reports; nil
+	// answers both 401 (a process given no LiveKit credentials).
+	LiveKit LiveKitVerifier
 	// SimSecret verifies the sim's notifications; empty leaves the sim route out.
 	SimSecret string
 	Now       func() time.Time
 }
 
+// LiveKitVerifier checks what LiveKit and the persona workers sign with the fleet's
+// key: *rtc.Client.
+type LiveKitVerifier interface {
+	ReceiveWebhook(r *http.Request) (*livekit.WebhookEvent, error)
+	KeyProvider() lktoken.Keys
+}
+
+// errNoVerifier answers signed requests to a process that cannot check them.
+var errNoVerifier = errors.New("no LiveKit credentials to verify with")
+
 // Routes are the internal receivers.
 func (h *Receivers) Routes() []Route {
-	tables := []string{TableSessions, TableCalls, TableLines, TableAssistants, TableAccounts, TableEvents}
 	routes := []Route{
-		{Function: "livekit-webhook", Method: http.MethodPost, Pattern: LiveKitWebhookPath, Public: true, Tables: tables,
+		{Function: "livekit-webhook", Method: http.MethodPost, Pattern: LiveKitWebhookPath, Public: true,
 			MaxBody: rtc.MaxWebhookBytes, Handler: h.livekit},
 		// A long call's final report carries its whole transcript: persona's own 1 MiB
 		// limit applies, not the customer API's 256 KiB.
-		{Function: "persona-report", Method: http.MethodPost, Pattern: persona.ReportPath, Public: true, Tables: tables,
+		{Function: "persona-report", Method: http.MethodPost, Pattern: persona.ReportPath, Public: true,
 			MaxBody: persona.MaxReportBytes, Handler: h.report},
 	}
 	if h.SimSecret != "" {
 		routes = append(routes, Route{Function: "platform-sim", Method: http.MethodPost, Pattern: simhook.Path, Public: true,
-			Tables: append(tables, TableCallDecisions, TableWebhookEndpoints, TableWebhookAttempts), Handler: h.sim})
+			Handler: h.sim})
 	}
 	return routes
 }
@@ -50,7 +63,10 @@ type received struct {
 }
 
 func (h *Receivers) livekit(w http.ResponseWriter, r *http.Request) (int, any, error) {
-	ev, err := h.RTC.ReceiveWebhook(r)
+	if h.LiveKit == nil {
+		return 0, nil, apierr.New(apierr.CodeAPIKeyInvalid, "LiveKit webhook signature invalid: "+errNoVerifier.Error())
+	}
+	ev, err := h.LiveKit.ReceiveWebhook(r)
 	switch {
 	case errors.Is(err, rtc.ErrWebhookMalformed):
 		return 0, nil, apierr.New(apierr.CodeInvalidJSON, "malformed LiveKit webhook")
@@ -78,7 +94,10 @@ func (h *Receivers) sim(w http.ResponseWriter, r *http.Request) (int, any, error
 }
 
 func (h *Receivers) report(w http.ResponseWriter, r *http.Request) (int, any, error) {
-	rep, err := persona.VerifyReport(r, h.RTC.KeyProvider())
+	if h.LiveKit == nil {
+		return 0, nil, apierr.New(apierr.CodeAPIKeyInvalid, "report signature invalid: "+errNoVerifier.Error())
+	}
+	rep, err := persona.VerifyReport(r, h.LiveKit.KeyProvider())
 	switch {
 	case errors.Is(err, persona.ErrReportTooLarge):
 		return 0, nil, apierr.New(apierr.CodeBodyTooLarge, "report too large")
