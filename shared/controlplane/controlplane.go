@@ -143,7 +143,7 @@ func New(cfg config.Config, deps Deps) (*ControlPlane, error) {
 	extra = append(extra, (&httpapi.Webhooks{Endpoints: cp.Endpoints, Events: s, Redeliver: redeliver}).Routes()...)
 	extra = append(extra, (&httpapi.CallAnswers{Decisions: s, Calls: s, Now: now}).Routes()...)
 	extra = append(extra, (&httpapi.Sessions{Service: cp.Sessions}).Routes()...)
-	extra = append(extra, (&httpapi.Receivers{Sessions: cp.Sessions, LiveKit: deps.LiveKit, SimSecret: deps.SimSecret, Now: now}).Routes()...)
+	extra = append(extra, (&httpapi.Receivers{Sessions: cp.Sessions, RTC: deps.LiveKit, SimSecret: deps.SimSecret, Now: now}).Routes()...)
 	cp.API = &httpapi.API{
 		Accounts:    s,
 		Assistants:  cp.Assistants,

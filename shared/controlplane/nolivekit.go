@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 
-	"github.com/livekit/protocol/livekit"
-
 	"github.com/bridgeline/bridgeline/shared/rtc"
 )
 
@@ -18,8 +16,8 @@ var ErrNoLiveKit = errors.New("this process has no LiveKit client (LIVEKIT_CREDE
 
 func (n NoLiveKit) PublicURL() string { return n.Public }
 
-func (NoLiveKit) CreateRoom(context.Context, rtc.RoomSpec) (*livekit.Room, error) {
-	return nil, ErrNoLiveKit
+func (NoLiveKit) CreateRoom(context.Context, rtc.RoomSpec) (rtc.Room, error) {
+	return rtc.Room{}, ErrNoLiveKit
 }
 func (NoLiveKit) DeleteRoom(context.Context, string) error                  { return ErrNoLiveKit }
 func (NoLiveKit) Dispatch(context.Context, string, rtc.AgentDispatch) error { return ErrNoLiveKit }

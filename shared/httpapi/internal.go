@@ -5,8 +5,6 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/livekit/protocol/livekit"
-
 	"github.com/bridgeline/bridgeline/shared/apierr"
 	"github.com/bridgeline/bridgeline/shared/lktoken"
 	"github.com/bridgeline/bridgeline/shared/persona"
@@ -23,18 +21,18 @@ const LiveKitWebhookPath = "/internal/livekit/webhook"
 // each verifies its sender's signature and answers 401 when it does not hold.
 type Receivers struct {
 	Sessions *session.Service
-	// LiveKit verifies LiveKit webhooks and, with the same fleet key, worker reports; nil
+	// RTC verifies LiveKit webhooks and, with the same fleet key, worker reports; nil
 	// answers both 401 (a process given no LiveKit credentials).
-	LiveKit LiveKitVerifier
+	RTC LiveKitVerifier
 	// SimSecret verifies the sim's notifications; empty leaves the sim route out.
 	SimSecret string
 	Now       func() time.Time
 }
 
-// LiveKitVerifier checks what LiveKit and the persona workers sign with the fleet's
-// key: *rtc.Client.
+// LiveKitVerifier verifies what the media fleet sends: *lkapi.Client. An interface, so
+// that the HTTP layer links no LiveKit package.
 type LiveKitVerifier interface {
-	ReceiveWebhook(r *http.Request) (*livekit.WebhookEvent, error)
+	ReceiveWebhook(r *http.Request) (rtc.WebhookEvent, error)
 	KeyProvider() lktoken.Keys
 }
 
@@ -58,15 +56,16 @@ func (h *Receivers) Routes() []Route {
 	return routes
 }
 
-type received struct {
+// receivedJSON acknowledges a receiver delivery.
+type receivedJSON struct {
 	Received bool `json:"received"`
 }
 
 func (h *Receivers) livekit(w http.ResponseWriter, r *http.Request) (int, any, error) {
-	if h.LiveKit == nil {
+	if h.RTC == nil {
 		return 0, nil, apierr.New(apierr.CodeAPIKeyInvalid, "LiveKit webhook signature invalid: "+errNoVerifier.Error())
 	}
-	ev, err := h.LiveKit.ReceiveWebhook(r)
+	ev, err := h.RTC.ReceiveWebhook(r)
 	switch {
 	case errors.Is(err, rtc.ErrWebhookMalformed):
 		return 0, nil, apierr.New(apierr.CodeInvalidJSON, "malformed LiveKit webhook")
@@ -76,7 +75,7 @@ func (h *Receivers) livekit(w http.ResponseWriter, r *http.Request) (int, any, e
 	if err := h.Sessions.HandleLiveKit(r.Context(), ev); err != nil {
 		return 0, nil, err
 	}
-	return http.StatusOK, received{true}, nil
+	return http.StatusOK, receivedJSON{true}, nil
 }
 
 func (h *Receivers) sim(w http.ResponseWriter, r *http.Request) (int, any, error) {
@@ -90,14 +89,14 @@ func (h *Receivers) sim(w http.ResponseWriter, r *http.Request) (int, any, error
 	if err := h.Sessions.HandleNotification(r.Context(), "sim", n); err != nil {
 		return 0, nil, err
 	}
-	return http.StatusOK, received{true}, nil
+	return http.StatusOK, receivedJSON{true}, nil
 }
 
 func (h *Receivers) report(w http.ResponseWriter, r *http.Request) (int, any, error) {
-	if h.LiveKit == nil {
+	if h.RTC == nil {
 		return 0, nil, apierr.New(apierr.CodeAPIKeyInvalid, "report signature invalid: "+errNoVerifier.Error())
 	}
-	rep, err := persona.VerifyReport(r, h.LiveKit.KeyProvider())
+	rep, err := persona.VerifyReport(r, h.RTC.KeyProvider())
 	switch {
 	case errors.Is(err, persona.ErrReportTooLarge):
 		return 0, nil, apierr.New(apierr.CodeBodyTooLarge, "report too large")
@@ -109,7 +108,7 @@ func (h *Receivers) report(w http.ResponseWriter, r *http.Request) (int, any, er
 	if err := h.Sessions.HandleReport(r.Context(), rep); err != nil {
 		return 0, nil, err
 	}
-	return http.StatusOK, received{true}, nil
+	return http.StatusOK, receivedJSON{true}, nil
 }
 
 func (h *Receivers) now() time.Time {
