@@ -58,8 +58,8 @@ func TestShippedBinariesLinkNoTestCode(t *testing.T) {
 }
 
 // TestLiveKitOnlyWhereNeeded: a function outside liveKitFunctions links no LiveKit,
-// gRPC, Redis or CEL package; and each function in it does talk to LiveKit (else it
-// belongs out of the list).
+// gRPC, Redis or CEL package; each function in it links the LiveKit client (else it
+// belongs out of the list), which is lkhttp's: no function links livekit/protocol.
 func TestLiveKitOnlyWhereNeeded(t *testing.T) {
 	names := functionNames(t)
 	for _, n := range liveKitFunctions {
@@ -80,11 +80,8 @@ func TestLiveKitOnlyWhereNeeded(t *testing.T) {
 			t.Errorf("go list gave no dependencies for %s", name)
 			continue
 		}
-		if slices.Contains(liveKitFunctions, name) {
-			if !slices.Contains(d, "github.com/bridgeline/bridgeline/shared/rtc") {
-				t.Errorf("%s is in liveKitFunctions but links no LiveKit client (shared/rtc)", name)
-			}
-			continue
+		if slices.Contains(liveKitFunctions, name) && !slices.Contains(d, "github.com/bridgeline/bridgeline/shared/rtc/lkhttp") {
+			t.Errorf("%s is in liveKitFunctions but links no LiveKit client (shared/rtc/lkhttp)", name)
 		}
 		var bad []string
 		for _, p := range d {
@@ -93,7 +90,7 @@ func TestLiveKitOnlyWhereNeeded(t *testing.T) {
 			}
 		}
 		if len(bad) > 0 {
-			t.Errorf("%s never talks to LiveKit but links %d of its packages, e.g. %v", name, len(bad), bad[:min(4, len(bad))])
+			t.Errorf("%s links %d LiveKit, gRPC, Redis or CEL packages, e.g. %v", name, len(bad), bad[:min(4, len(bad))])
 		}
 	}
 }

@@ -1,4 +1,4 @@
-// Package lkwire builds a Lambda's LiveKit client (shared/rtc/lkapi) from its environment. Only
+// Package lkwire builds a Lambda's LiveKit client (shared/rtc/lkhttp) from its environment. Only
 // the functions that talk to LiveKit import it and hand it to wire (wire.Handler(ctx,
 // name, lkwire.FromEnv)); the others pass nil and link none of LiveKit's SDK.
 package lkwire
@@ -12,7 +12,7 @@ import (
 
 	"github.com/bridgeline/bridgeline/functions/internal/wire"
 	"github.com/bridgeline/bridgeline/shared/config"
-	"github.com/bridgeline/bridgeline/shared/rtc/lkapi"
+	"github.com/bridgeline/bridgeline/shared/rtc/lkhttp"
 )
 
 // FromEnv is a wire.LiveKit: LIVEKIT_CREDENTIALS_ARN names the Secrets Manager secret
@@ -35,7 +35,7 @@ func FromEnv(ctx context.Context, cfg config.Config) (wire.LiveKitParts, error) 
 	if err := json.Unmarshal([]byte(secret), &creds); err != nil {
 		return wire.LiveKitParts{}, fmt.Errorf("LiveKit credentials secret: %w", err)
 	}
-	c, err := lkapi.New(lkapi.Config{URL: cfg.LiveKitURL, PublicURL: cfg.LiveKitPublicURL,
+	c, err := lkhttp.New(lkhttp.Config{URL: cfg.LiveKitURL, PublicURL: cfg.LiveKitPublicURL,
 		APIKey: creds.APIKey, APISecret: creds.APISecret, TokenTTL: cfg.TokenTTL,
 		HTTPClient: &http.Client{Timeout: wire.LiveKitTimeout}})
 	if err != nil {
