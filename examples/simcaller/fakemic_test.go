@@ -16,11 +16,11 @@ import (
 	"github.com/bridgeline/bridgeline/mediafleet/callerbot"
 	lkserver "github.com/bridgeline/bridgeline/mediafleet/livekit"
 	"github.com/bridgeline/bridgeline/mediafleet/livekit/livekittest"
+	"github.com/bridgeline/bridgeline/mediafleet/platformsim"
 	"github.com/bridgeline/bridgeline/mediafleet/sphinx"
 	"github.com/bridgeline/bridgeline/shared/persona"
 	"github.com/bridgeline/bridgeline/shared/platform"
-	"github.com/bridgeline/bridgeline/shared/platform/sim"
-	"github.com/bridgeline/bridgeline/shared/platform/sim/simhook"
+	"github.com/bridgeline/bridgeline/shared/platform/simhook"
 	"github.com/bridgeline/bridgeline/shared/rtc"
 )
 
@@ -46,7 +46,7 @@ func QuestionWAV(t testing.TB, text string, lead time.Duration) string {
 // room, and a participant of that room hears the page's microphone say the question.
 func TestBrowserFakeMicrophoneReachesTheRoom(t *testing.T) {
 	browser.Setup(t)
-	t.Setenv(sim.ClientSDKEnv, browser.ClientSDK(t))
+	t.Setenv(platformsim.ClientSDKEnv, browser.ClientSDK(t))
 	lk := livekittest.Start(t, lkserver.Config{})
 	cfg := lk.Config()
 	rooms, err := rtc.New(rtc.Config{URL: lk.HTTPURL(), PublicURL: lk.WSURL(), APIKey: cfg.APIKey, APISecret: cfg.APISecret})
@@ -78,7 +78,7 @@ func TestBrowserFakeMicrophoneReachesTheRoom(t *testing.T) {
 		}
 	}))
 	t.Cleanup(hook.Close)
-	s, err := sim.New(sim.Config{NotifyURL: hook.URL + simhook.Path, Secret: "sim-secret"})
+	s, err := platformsim.New(platformsim.Config{NotifyURL: hook.URL + simhook.Path, Secret: "sim-secret"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -31,6 +31,7 @@ import (
 	"github.com/bridgeline/bridgeline/events/decision"
 	"github.com/bridgeline/bridgeline/events/delivery"
 	lkserver "github.com/bridgeline/bridgeline/mediafleet/livekit"
+	"github.com/bridgeline/bridgeline/mediafleet/platformsim"
 	"github.com/bridgeline/bridgeline/mediafleet/worker"
 	"github.com/bridgeline/bridgeline/shared/account"
 	"github.com/bridgeline/bridgeline/shared/assistant"
@@ -38,8 +39,7 @@ import (
 	"github.com/bridgeline/bridgeline/shared/httpapi"
 	"github.com/bridgeline/bridgeline/shared/line"
 	"github.com/bridgeline/bridgeline/shared/platform"
-	"github.com/bridgeline/bridgeline/shared/platform/sim"
-	"github.com/bridgeline/bridgeline/shared/platform/sim/simhook"
+	"github.com/bridgeline/bridgeline/shared/platform/simhook"
 	"github.com/bridgeline/bridgeline/shared/rtc"
 	"github.com/bridgeline/bridgeline/shared/session"
 	"github.com/bridgeline/bridgeline/shared/store/sqlite"
@@ -81,7 +81,7 @@ type Stack struct {
 	Store   *sqlite.Store
 	LiveKit *lkserver.Server
 	RTC     *rtc.Client
-	Sim     *sim.Sim
+	Sim     *platformsim.Sim
 	Service *session.Service
 	API     *httpapi.API
 	Client  *http.Client
@@ -169,7 +169,7 @@ func New(opts Options) (_ *Stack, err error) {
 	if ring == 0 {
 		ring = 10 * time.Millisecond
 	}
-	simulator, err := sim.New(sim.Config{NotifyURL: srv.URL + simhook.Path, Secret: "sim-test-secret", RingDelay: ring, Log: log})
+	simulator, err := platformsim.New(platformsim.Config{NotifyURL: srv.URL + simhook.Path, Secret: "sim-test-secret", RingDelay: ring, Log: log})
 	if err != nil {
 		return nil, err
 	}
@@ -186,7 +186,7 @@ func New(opts Options) (_ *Stack, err error) {
 	asker := &decision.Asker{Store: st, Events: st, Subscribers: eps, Logger: log,
 		Deliverer: &delivery.Deliverer{Endpoints: eps, Client: client}}
 	svc := &session.Service{Records: st, Lines: st, Assistants: st, Accounts: st, Rooms: rooms,
-		Platforms: map[string]platform.Platform{sim.Name: simulator}, Decider: asker, Log: log, Now: time.Now,
+		Platforms: map[string]platform.Platform{platformsim.Name: simulator}, Decider: asker, Log: log, Now: time.Now,
 		MaxDuration: opts.MaxDuration, DispatchTimeout: opts.DispatchTimeout}
 	api := &httpapi.API{
 		Accounts: st, Idempotency: st, Log: log, Now: time.Now,
@@ -247,7 +247,7 @@ func (s *Stack) addAccount(ctx context.Context, name string, handles [2]string) 
 	lines := line.Service{Store: s.Store, Assistants: s.Store, Now: time.Now}
 	byHandle := map[string]line.Line{}
 	for _, h := range handles {
-		l, err := lines.Provision(ctx, acct.ID, sim.Name, h, "line "+h)
+		l, err := lines.Provision(ctx, acct.ID, platformsim.Name, h, "line "+h)
 		if err != nil {
 			return err
 		}
