@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/bridgeline/bridgeline/mediafleet/engines"
-	lkserver "github.com/bridgeline/bridgeline/mediafleet/livekit"
+	"github.com/bridgeline/bridgeline/mediafleet/livekitserver"
 	"github.com/bridgeline/bridgeline/mediafleet/platformsim"
 	"github.com/bridgeline/bridgeline/mediafleet/worker"
 	"github.com/bridgeline/bridgeline/shared/config"
@@ -76,7 +76,7 @@ func startMedia(ctx context.Context, cfg config.Config, s Store, api *httpapi.AP
 	fail := func(err error) (func(), error) { stop(); return nil, err }
 
 	apiURL := "http://" + cfg.Addr
-	lk, err := lkserver.Start(context.WithoutCancel(ctx), lkserver.Config{
+	lk, err := livekitserver.Start(context.WithoutCancel(ctx), livekitserver.Config{
 		Dir: filepath.Join(cfg.DataDir, "livekit"), APIKey: cfg.LiveKitAPIKey, APISecret: cfg.LiveKitSecret,
 		Port: cfg.LiveKitPort, RTCTCPPort: ms.rtcTCP, RTCUDPPort: ms.rtcUDP,
 		WebhookURLs: []string{apiURL + httpapi.LiveKitWebhookPath}, LogLevel: "warn",

@@ -14,8 +14,8 @@ import (
 
 	"github.com/bridgeline/bridgeline/examples/internal/browser"
 	"github.com/bridgeline/bridgeline/mediafleet/callerbot"
-	lkserver "github.com/bridgeline/bridgeline/mediafleet/livekit"
-	"github.com/bridgeline/bridgeline/mediafleet/livekit/livekittest"
+	"github.com/bridgeline/bridgeline/mediafleet/livekitserver"
+	"github.com/bridgeline/bridgeline/mediafleet/livekitserver/livekittest"
 	"github.com/bridgeline/bridgeline/mediafleet/platformsim"
 	"github.com/bridgeline/bridgeline/mediafleet/sphinx"
 	"github.com/bridgeline/bridgeline/shared/persona"
@@ -47,7 +47,7 @@ func QuestionWAV(t testing.TB, text string, lead time.Duration) string {
 func TestBrowserFakeMicrophoneReachesTheRoom(t *testing.T) {
 	browser.Setup(t)
 	t.Setenv(platformsim.ClientSDKEnv, browser.ClientSDK(t))
-	lk := livekittest.Start(t, lkserver.Config{})
+	lk := livekittest.Start(t, livekitserver.Config{})
 	cfg := lk.Config()
 	rooms, err := rtc.New(rtc.Config{URL: lk.HTTPURL(), PublicURL: lk.WSURL(), APIKey: cfg.APIKey, APISecret: cfg.APISecret})
 	if err != nil {

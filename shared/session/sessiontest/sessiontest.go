@@ -30,7 +30,7 @@ import (
 
 	"github.com/bridgeline/bridgeline/events/decision"
 	"github.com/bridgeline/bridgeline/events/delivery"
-	lkserver "github.com/bridgeline/bridgeline/mediafleet/livekit"
+	"github.com/bridgeline/bridgeline/mediafleet/livekitserver"
 	"github.com/bridgeline/bridgeline/mediafleet/platformsim"
 	"github.com/bridgeline/bridgeline/mediafleet/worker"
 	"github.com/bridgeline/bridgeline/shared/account"
@@ -79,7 +79,7 @@ type Stack struct {
 	Handles [2]string
 
 	Store   *sqlite.Store
-	LiveKit *lkserver.Server
+	LiveKit *livekitserver.Server
 	RTC     *rtc.Client
 	Sim     *platformsim.Sim
 	Service *session.Service
@@ -146,7 +146,7 @@ func New(opts Options) (_ *Stack, err error) {
 	}
 	sh.closers = append(sh.closers, func() { st.Close() })
 
-	lk, err := lkserver.Start(context.Background(), lkserver.Config{
+	lk, err := livekitserver.Start(context.Background(), livekitserver.Config{
 		Dir: filepath.Join(dir, "livekit"), APIKey: "APItest" + randHex(6), APISecret: randHex(32),
 		WebhookURLs: []string{srv.URL + httpapi.LiveKitWebhookPath},
 	})
