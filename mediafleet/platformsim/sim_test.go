@@ -1,4 +1,4 @@
-package sim_test
+package platformsim_test
 
 import (
 	"context"
@@ -15,11 +15,11 @@ import (
 	lksdk "github.com/livekit/server-sdk-go/v2"
 
 	"github.com/bridgeline/bridgeline/mediafleet/callerbot"
-	lkserver "github.com/bridgeline/bridgeline/mediafleet/livekit"
-	"github.com/bridgeline/bridgeline/mediafleet/livekit/livekittest"
+	"github.com/bridgeline/bridgeline/mediafleet/livekitserver"
+	"github.com/bridgeline/bridgeline/mediafleet/livekitserver/livekittest"
+	"github.com/bridgeline/bridgeline/mediafleet/platformsim"
 	"github.com/bridgeline/bridgeline/shared/platform"
-	"github.com/bridgeline/bridgeline/shared/platform/sim"
-	"github.com/bridgeline/bridgeline/shared/platform/sim/simhook"
+	"github.com/bridgeline/bridgeline/shared/platform/simhook"
 	"github.com/bridgeline/bridgeline/shared/rtc"
 	"github.com/bridgeline/bridgeline/shared/rtc/lkapi"
 )
@@ -85,20 +85,20 @@ func (rc *receiver) wait(t *testing.T, simCallID string, n int) []platform.Notif
 
 type env struct {
 	rooms *lkapi.Client
-	sim   *sim.Sim
+	sim   *platformsim.Sim
 	recv  *receiver
 	http  *httptest.Server
 }
 
 func setup(t *testing.T) env {
-	lk := livekittest.Start(t, lkserver.Config{})
+	lk := livekittest.Start(t, livekitserver.Config{})
 	cfg := lk.Config()
 	rooms, err := lkapi.New(lkapi.Config{URL: lk.HTTPURL(), PublicURL: lk.WSURL(), APIKey: cfg.APIKey, APISecret: cfg.APISecret})
 	if err != nil {
 		t.Fatal(err)
 	}
 	recv, url := newReceiver(t, "sim-secret")
-	s, err := sim.New(sim.Config{NotifyURL: url, Secret: "sim-secret", RingDelay: 10 * time.Millisecond})
+	s, err := platformsim.New(platformsim.Config{NotifyURL: url, Secret: "sim-secret", RingDelay: 10 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -180,7 +180,7 @@ func TestDialVideo(t *testing.T) {
 		t.Fatal("sim party did not leave after Hangup")
 	}
 	c, _ := e.sim.Get(id)
-	if c.Status != sim.StatusEnded || c.EndedBy != sim.EndedByBridgeline {
+	if c.Status != platformsim.StatusEnded || c.EndedBy != platformsim.EndedByBridgeline {
 		t.Errorf("call = %+v, want ended by bridgeline", c)
 	}
 	if err := e.sim.Hangup(context.Background(), id); err != nil {
@@ -195,7 +195,7 @@ func TestDialScriptedOutcomes(t *testing.T) {
 	e := setup(t)
 	room, _ := e.room(t, "ses_scripted")
 	for handle, want := range map[string]string{
-		sim.HandleBusy: platform.EventBusy, sim.HandleNoAnswer: platform.EventNoAnswer, sim.HandleFailed: platform.EventFailed,
+		platformsim.HandleBusy: platform.EventBusy, platformsim.HandleNoAnswer: platform.EventNoAnswer, platformsim.HandleFailed: platform.EventFailed,
 	} {
 		t.Run(handle, func(t *testing.T) {
 			id, err := e.sim.Dial(context.Background(), platform.DialRequest{CallID: "call_" + want, From: "+15550100001",
@@ -219,10 +219,10 @@ func TestInboundOverHTTP(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var placed sim.Call
+	var placed platformsim.Call
 	json.NewDecoder(resp.Body).Decode(&placed)
 	resp.Body.Close()
-	if resp.StatusCode != http.StatusCreated || placed.Status != sim.StatusRinging || placed.Direction != "inbound" {
+	if resp.StatusCode != http.StatusCreated || placed.Status != platformsim.StatusRinging || placed.Direction != "inbound" {
 		t.Fatalf("POST /sim/calls = %d %+v, want 201 ringing inbound", resp.StatusCode, placed)
 	}
 	if n := e.recv.wait(t, placed.ID, 1)[0]; n.Event != platform.EventInbound || n.From != "+15551230000" || n.To != "+15550100001" || n.Media != "audio" {
@@ -262,11 +262,11 @@ func TestInboundOverHTTP(t *testing.T) {
 		t.Fatal(err)
 	}
 	var list struct {
-		Data []sim.Call `json:"data"`
+		Data []platformsim.Call `json:"data"`
 	}
 	json.NewDecoder(resp.Body).Decode(&list)
 	resp.Body.Close()
-	if len(list.Data) != 1 || list.Data[0].Status != sim.StatusEnded || list.Data[0].EndedBy != sim.EndedByRemote {
+	if len(list.Data) != 1 || list.Data[0].Status != platformsim.StatusEnded || list.Data[0].EndedBy != platformsim.EndedByRemote {
 		t.Errorf("GET /sim/calls = %+v, want the call ended by remote", list.Data)
 	}
 	for _, bad := range []string{`{"to": ""}`, `{"to": "+1", "media": "fax"}`, `{"to": "+1", "bogus": 1}`, `not json`} {
@@ -298,7 +298,7 @@ func TestRoomDeletedEndsCall(t *testing.T) {
 	}
 	waitFor(t, "sim call ended", func() bool {
 		c, _ := e.sim.Get(id)
-		return c.Status == sim.StatusEnded && !c.InRoom
+		return c.Status == platformsim.StatusEnded && !c.InRoom
 	})
 }
 
@@ -319,7 +319,7 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 // nothing. JSON bodies and bodiless POSTs are served as before.
 func TestNonJSONBodiesRefused(t *testing.T) {
 	_, url := newReceiver(t, "sim-secret")
-	s, err := sim.New(sim.Config{NotifyURL: url, Secret: "sim-secret", RingDelay: time.Hour})
+	s, err := platformsim.New(platformsim.Config{NotifyURL: url, Secret: "sim-secret", RingDelay: time.Hour})
 	if err != nil {
 		t.Fatal(err)
 	}

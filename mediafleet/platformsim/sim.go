@@ -1,4 +1,4 @@
-// Package sim is Bridgeline's simulated calling platform, for the local stack and tests.
+// Package platformsim is Bridgeline's simulated calling platform, for the local stack and tests.
 // Its parties are bots (mediafleet/callerbot) that join LiveKit rooms as the platform
 // participant, publishing a tone (silence where an assistant listens) and, on video
 // calls, a moving test pattern, and decoding whatever they receive so tests can check
@@ -12,7 +12,7 @@
 //
 // Handles the sim dials behave by name: "sim:busy", "sim:no_answer" and "sim:failed" give
 // those outcomes; any other handle answers after the ring delay.
-package sim
+package platformsim
 
 import (
 	"bytes"
@@ -30,7 +30,7 @@ import (
 	"github.com/bridgeline/bridgeline/mediafleet/callerbot"
 	"github.com/bridgeline/bridgeline/shared/ident"
 	"github.com/bridgeline/bridgeline/shared/platform"
-	"github.com/bridgeline/bridgeline/shared/platform/sim/simhook"
+	"github.com/bridgeline/bridgeline/shared/platform/simhook"
 )
 
 // Name is the platform name lines use.
