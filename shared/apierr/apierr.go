@@ -38,6 +38,7 @@ const (
 	CodeNoLine                  = "no_line"
 	CodeAPIKeyMissing           = "api_key_missing"
 	CodeAPIKeyInvalid           = "api_key_invalid"
+	CodeLastAPIKey              = "last_api_key"
 	CodeRateLimited             = "rate_limited"
 	CodeIdempotencyKeyReused    = "idempotency_key_reused"
 	CodeIdempotencyKeyInUse     = "idempotency_key_in_use"
@@ -87,6 +88,7 @@ var table = map[string]kind{
 	CodeNoLine:                  {http.StatusUnprocessableEntity, TypeInvalidRequest},
 	CodeAPIKeyMissing:           {http.StatusUnauthorized, TypeAuthentication},
 	CodeAPIKeyInvalid:           {http.StatusUnauthorized, TypeAuthentication},
+	CodeLastAPIKey:              {http.StatusConflict, TypeInvalidRequest},
 	CodeRateLimited:             {http.StatusTooManyRequests, TypeRateLimit},
 	CodeIdempotencyKeyReused:    {http.StatusUnprocessableEntity, TypeIdempotency},
 	CodeIdempotencyKeyInUse:     {http.StatusConflict, TypeIdempotency},
