@@ -39,6 +39,7 @@ const (
 	CodeAPIKeyMissing           = "api_key_missing"
 	CodeAPIKeyInvalid           = "api_key_invalid"
 	CodeLastAPIKey              = "last_api_key"
+	CodeAPIKeyLimit             = "api_key_limit_reached"
 	CodeRateLimited             = "rate_limited"
 	CodeIdempotencyKeyReused    = "idempotency_key_reused"
 	CodeIdempotencyKeyInUse     = "idempotency_key_in_use"
@@ -89,6 +90,7 @@ var table = map[string]kind{
 	CodeAPIKeyMissing:           {http.StatusUnauthorized, TypeAuthentication},
 	CodeAPIKeyInvalid:           {http.StatusUnauthorized, TypeAuthentication},
 	CodeLastAPIKey:              {http.StatusConflict, TypeInvalidRequest},
+	CodeAPIKeyLimit:             {http.StatusConflict, TypeInvalidRequest},
 	CodeRateLimited:             {http.StatusTooManyRequests, TypeRateLimit},
 	CodeIdempotencyKeyReused:    {http.StatusUnprocessableEntity, TypeIdempotency},
 	CodeIdempotencyKeyInUse:     {http.StatusConflict, TypeIdempotency},
