@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/bridgeline/bridgeline/shared/apierr"
+	"github.com/bridgeline/bridgeline/shared/lktoken"
 	"github.com/bridgeline/bridgeline/shared/persona"
 	"github.com/bridgeline/bridgeline/shared/platform/sim/simhook"
 	"github.com/bridgeline/bridgeline/shared/rtc"
@@ -21,10 +22,17 @@ const LiveKitWebhookPath = "/internal/livekit/webhook"
 type Receivers struct {
 	Sessions *session.Service
 	// RTC verifies LiveKit webhooks and, with the same fleet key, worker reports.
-	RTC *rtc.Client
+	RTC LiveKitVerifier
 	// SimSecret verifies the sim's notifications; empty leaves the sim route out.
 	SimSecret string
 	Now       func() time.Time
+}
+
+// LiveKitVerifier verifies what the media fleet sends: *lkapi.Client. An interface, so
+// that the HTTP layer links no LiveKit package.
+type LiveKitVerifier interface {
+	ReceiveWebhook(r *http.Request) (rtc.WebhookEvent, error)
+	KeyProvider() lktoken.Keys
 }
 
 // Routes are the internal receivers.
@@ -45,7 +53,8 @@ func (h *Receivers) Routes() []Route {
 	return routes
 }
 
-type received struct {
+// receivedJSON acknowledges a receiver delivery.
+type receivedJSON struct {
 	Received bool `json:"received"`
 }
 
@@ -60,7 +69,7 @@ func (h *Receivers) livekit(w http.ResponseWriter, r *http.Request) (int, any, e
 	if err := h.Sessions.HandleLiveKit(r.Context(), ev); err != nil {
 		return 0, nil, err
 	}
-	return http.StatusOK, received{true}, nil
+	return http.StatusOK, receivedJSON{true}, nil
 }
 
 func (h *Receivers) sim(w http.ResponseWriter, r *http.Request) (int, any, error) {
@@ -74,7 +83,7 @@ func (h *Receivers) sim(w http.ResponseWriter, r *http.Request) (int, any, error
 	if err := h.Sessions.HandleNotification(r.Context(), "sim", n); err != nil {
 		return 0, nil, err
 	}
-	return http.StatusOK, received{true}, nil
+	return http.StatusOK, receivedJSON{true}, nil
 }
 
 func (h *Receivers) report(w http.ResponseWriter, r *http.Request) (int, any, error) {
@@ -90,7 +99,7 @@ func (h *Receivers) report(w http.ResponseWriter, r *http.Request) (int, any, er
 	if err := h.Sessions.HandleReport(r.Context(), rep); err != nil {
 		return 0, nil, err
 	}
-	return http.StatusOK, received{true}, nil
+	return http.StatusOK, receivedJSON{true}, nil
 }
 
 func (h *Receivers) now() time.Time {

@@ -11,7 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/livekit/protocol/livekit"
 	protologger "github.com/livekit/protocol/logger"
 	lksdk "github.com/livekit/server-sdk-go/v2"
 
@@ -22,6 +21,7 @@ import (
 	"github.com/bridgeline/bridgeline/shared/platform/sim"
 	"github.com/bridgeline/bridgeline/shared/platform/sim/simhook"
 	"github.com/bridgeline/bridgeline/shared/rtc"
+	"github.com/bridgeline/bridgeline/shared/rtc/lkapi"
 )
 
 func TestMain(m *testing.M) {
@@ -84,7 +84,7 @@ func (rc *receiver) wait(t *testing.T, simCallID string, n int) []platform.Notif
 }
 
 type env struct {
-	rooms *rtc.Client
+	rooms *lkapi.Client
 	sim   *sim.Sim
 	recv  *receiver
 	http  *httptest.Server
@@ -93,7 +93,7 @@ type env struct {
 func setup(t *testing.T) env {
 	lk := livekittest.Start(t, lkserver.Config{})
 	cfg := lk.Config()
-	rooms, err := rtc.New(rtc.Config{URL: lk.HTTPURL(), PublicURL: lk.WSURL(), APIKey: cfg.APIKey, APISecret: cfg.APISecret})
+	rooms, err := lkapi.New(lkapi.Config{URL: lk.HTTPURL(), PublicURL: lk.WSURL(), APIKey: cfg.APIKey, APISecret: cfg.APISecret})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -121,7 +121,7 @@ func (e env) room(t *testing.T, name string) (platform.Room, string) {
 	if _, err := e.rooms.CreateRoom(ctx, rtc.RoomSpec{Name: name}); err != nil {
 		t.Fatal(err)
 	}
-	party, err := e.rooms.ParticipantToken(rtc.Grant{Room: name, Identity: platform.ParticipantIdentity, Kind: livekit.ParticipantInfo_SIP})
+	party, err := e.rooms.ParticipantToken(rtc.Grant{Room: name, Identity: platform.ParticipantIdentity, Kind: rtc.KindSIP})
 	if err != nil {
 		t.Fatal(err)
 	}
