@@ -330,7 +330,7 @@ type stack struct {
 	cmd          *exec.Cmd
 	logs         *lockedBuffer
 	client       *http.Client
-	roomSvc       *lksdk.RoomServiceClient
+	roomSvc      *lksdk.RoomServiceClient
 }
 
 func (s *stack) call(method, path, body, idem string) (time.Duration, int, []byte) {
