@@ -60,28 +60,43 @@ func TestSoak(t *testing.T) {
 	}
 }
 
-// TestSoakShort is the short variant: 400 sessions by 4 clients, then the growth per
-// 1000 sessions that stays once the rooms are gone must be under a bound for each
-// process. The bounds are well above what the fixed stack keeps (README, Reliability) and
-// well below what it kept before (7 MB and 27 MB per 1000 sessions).
+// TestSoakShort is the short variant: two rounds of 1,200 sessions by 4 clients, each
+// followed by a wait until every room is gone. What bridgeline's heap keeps from the
+// second round (past the sim's bound of ended calls it keeps, reached in the first) must
+// stay under 1 MB per 1000 sessions; before the fix it kept 5 MB. livekit-server keeps
+// each room's webhook queue for 5 to 7.5 minutes whatever we do (README, Reliability),
+// so its figures are reported, not asserted here.
 func TestSoakShort(t *testing.T) {
 	if os.Getenv("SOAK") != "" {
 		t.Skip("TestSoak runs instead")
 	}
-	st := settings{Duration: 2 * time.Minute, MaxSessions: 400, Clients: 4, Settle: 15 * time.Second, Media: "audio"}
-	r := runSoak(t, st)
-	r.print(t)
+	if testing.Short() {
+		t.Skip("runs the local stack")
+	}
+	st := settings{Duration: 2 * time.Minute, MaxSessions: 1200, Clients: 4, Media: "audio"}
+	s := startStack(t)
+	if s.pprof == "" {
+		t.Skip("no heap figures without the pprof endpoint")
+	}
+	s.warm(st.Media)
+	r := &report{st: st, lat: map[string][]time.Duration{}}
+	s.load(t, st, r)
+	s.quiesce(t, 5*time.Second)
+	first := s.sample(t, r.loadTime, "", "")
+	n := r.sessions
+	s.load(t, st, r)
+	s.quiesce(t, 5*time.Second)
+	second := s.sample(t, r.loadTime, "", "")
+	r.start, r.idle = first, second
 	if r.errors > 0 {
 		t.Errorf("%d error answers, want 0 (first: %s)", r.errors, r.firstError)
 	}
-	per1000 := func(before, after int64) float64 {
-		return float64(after-before) / 1e6 / float64(r.sessions) * 1000
-	}
-	if g := per1000(r.start.heap, r.idle.heap); r.start.heap > 0 && g > 2 {
-		t.Errorf("bridgeline heap kept %.2f MB per 1000 sessions once idle, want under 2", g)
-	}
-	if g := per1000(r.start.lkRSS, r.idle.lkRSS); g > 10 {
-		t.Errorf("livekit-server kept %.2f MB RSS per 1000 sessions once idle, want under 10", g)
+	k := float64(r.sessions-n) / 1000
+	t.Logf("soak: round 2 (%d sessions): bridgeline heap %.1f -> %.1f MB (%.2f MB per 1000 sessions), RSS %.1f -> %.1f MB; livekit-server RSS %.1f -> %.1f MB (%.2f MB per 1000)",
+		r.sessions-n, mb(first.heap), mb(second.heap), mb(second.heap-first.heap)/k, mb(first.blRSS), mb(second.blRSS),
+		mb(first.lkRSS), mb(second.lkRSS), mb(second.lkRSS-first.lkRSS)/k)
+	if g := mb(second.heap-first.heap) / k; g > 1 {
+		t.Errorf("bridgeline heap kept %.2f MB per 1000 sessions of the second round, want under 1", g)
 	}
 }
 
@@ -110,21 +125,22 @@ type sample struct {
 	at             time.Duration
 	blRSS, lkRSS   int64 // resident bytes
 	heap           int64 // bridgeline's live heap after a forced GC (pprof), 0 if unknown
+	lkHeap         int64 // livekit-server's, with SOAK_LIVEKIT_PPROF
 	goroutines     int64 // bridgeline's goroutines (pprof), 0 if unknown
 	rooms          int
 	lkParticipants int
 }
 
 type report struct {
-	st                 settings
-	sessions           int64
-	errors             int64
-	firstError         string
-	lat                map[string][]time.Duration
-	start, end, idle   sample
-	samples            []sample
-	loadTime, roomsGon time.Duration
-	profileDir         string
+	st               settings
+	sessions         int64
+	errors           int64
+	firstError       string
+	lat              map[string][]time.Duration
+	start, end, idle sample
+	samples          []sample
+	loadTime         time.Duration
+	profileDir       string
 }
 
 func (r *report) print(t *testing.T) {
@@ -147,6 +163,9 @@ func (r *report) print(t *testing.T) {
 		s    sample
 	}{{"start", r.start}, {"end of load", r.end}, {fmt.Sprintf("idle (rooms gone + %v)", r.st.Settle), r.idle}} {
 		t.Logf("soak: %-28s %11.1f MB %12.1f MB %11.1f MB %10d %7d", s.name, mb(s.s.blRSS), mb(s.s.heap), mb(s.s.lkRSS), s.s.goroutines, s.s.rooms)
+		if s.s.lkHeap > 0 {
+			t.Logf("soak: %-28s livekit-server heap %.1f MB", s.name, mb(s.s.lkHeap))
+		}
 	}
 	if r.sessions > 0 {
 		k := float64(r.sessions) / 1000
@@ -179,14 +198,26 @@ func runSoak(t *testing.T, st settings) *report {
 	}
 	s := startStack(t)
 	r := &report{st: st, lat: map[string][]time.Duration{}, profileDir: os.Getenv("SOAK_PROFILE_DIR")}
-	// A first session warms every path (SQLite, LiveKit, the sim party's SDK), so the
-	// start sample is the stack's working size rather than its empty one.
-	w := &client{s: s, r: r, n: -1}
-	w.session(st.Media)
-	time.Sleep(2 * time.Second)
+	s.warm(st.Media)
 	r.start = s.sample(t, 0, "start", r.profileDir)
-	t0 := time.Now()
+	s.load(t, st, r)
+	r.end = s.sample(t, r.loadTime, "end", r.profileDir)
+	s.quiesce(t, st.Settle)
+	r.idle = s.sample(t, r.loadTime, "idle", r.profileDir)
+	return r
+}
 
+// warm runs a first session through every path (SQLite, LiveKit, the sim party's SDK),
+// so that the start sample is the stack's working size rather than its empty one.
+func (s *stack) warm(media string) {
+	w := &client{s: s, r: &report{lat: map[string][]time.Duration{}}, n: 99}
+	w.session(media)
+	time.Sleep(2 * time.Second)
+}
+
+// load runs st.Clients clients until st.Duration or st.MaxSessions, adding to r.
+func (s *stack) load(t *testing.T, st settings, r *report) {
+	t0 := time.Now()
 	ctx, cancel := context.WithTimeout(context.Background(), st.Duration)
 	defer cancel()
 	var wg sync.WaitGroup
@@ -216,15 +247,15 @@ func runSoak(t *testing.T, st settings) *report {
 			case <-tick.C:
 				smp := s.sample(t, time.Since(t0), "", "")
 				r.samples = append(r.samples, smp)
-				t.Logf("soak: %5.0fs  bridgeline %6.1f MB (heap %6.1f MB, %d goroutines)  livekit-server %6.1f MB  rooms %d",
-					smp.at.Seconds(), mb(smp.blRSS), mb(smp.heap), smp.goroutines, mb(smp.lkRSS), smp.rooms)
+				t.Logf("soak: %5.0fs  bridgeline %6.1f MB (heap %6.1f MB, %d goroutines)  livekit-server %6.1f MB (heap %6.1f MB)  rooms %d",
+					smp.at.Seconds(), mb(smp.blRSS), mb(smp.heap), smp.goroutines, mb(smp.lkRSS), mb(smp.lkHeap), smp.rooms)
 			}
 		}
 	}()
 	wg.Wait()
 	cancel()
 	<-sampled
-	r.loadTime = time.Since(t0)
+	r.loadTime += time.Since(t0)
 	for _, c := range results {
 		r.sessions += c.sessions
 		r.errors += c.r.errors
@@ -235,24 +266,22 @@ func runSoak(t *testing.T, st settings) *report {
 			r.lat[k] = append(r.lat[k], v...)
 		}
 	}
-	r.errors += w.r.errors
-	r.end = s.sample(t, r.loadTime, "end", r.profileDir)
+}
 
-	// Every room gone, then idle.
+// quiesce waits until livekit-server holds no room (up to 90 s), then idles for settle.
+func (s *stack) quiesce(t *testing.T, settle time.Duration) {
 	deadline := time.Now().Add(90 * time.Second)
 	for {
 		if rooms, _ := s.rooms(); rooms == 0 {
 			break
 		}
 		if time.Now().After(deadline) {
-			t.Errorf("rooms left 90 s after the load: %d", r.end.rooms)
+			t.Errorf("rooms left 90 s after the load: %s", s.describeRooms())
 			break
 		}
 		time.Sleep(time.Second)
 	}
-	time.Sleep(st.Settle)
-	r.idle = s.sample(t, time.Since(t0), "idle", r.profileDir)
-	return r
+	time.Sleep(settle)
 }
 
 // client is one load client.
@@ -370,6 +399,29 @@ func (s *stack) rooms() (int, int) {
 	return len(res.Rooms), n
 }
 
+// describeRooms lists the rooms livekit-server holds and who is in them.
+func (s *stack) describeRooms() string {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	res, err := s.roomSvc.ListRooms(ctx, &livekit.ListRoomsRequest{})
+	if err != nil {
+		return err.Error()
+	}
+	var b strings.Builder
+	for _, r := range res.Rooms {
+		fmt.Fprintf(&b, "\n  room %s (created %v ago):", r.Name, time.Since(time.Unix(r.CreationTime, 0)).Round(time.Second))
+		ps, err := s.roomSvc.ListParticipants(ctx, &livekit.ListParticipantsRequest{Room: r.Name})
+		if err != nil {
+			fmt.Fprintf(&b, " %v", err)
+			continue
+		}
+		for _, p := range ps.Participants {
+			fmt.Fprintf(&b, " %s (%s, %s, joined %v ago)", p.Identity, p.Kind, p.State, time.Since(time.Unix(p.JoinedAt, 0)).Round(time.Second))
+		}
+	}
+	return b.String()
+}
+
 var memStatRE = regexp.MustCompile(`(?m)^# (HeapInuse|NumGC) = (\d+)`)
 
 // sample reads both processes' memory; with PPROF_ADDR it also forces a GC in
@@ -380,26 +432,44 @@ func (s *stack) sample(t *testing.T, at time.Duration, name, dir string) sample 
 		smp.lkRSS = rss(pid)
 	}
 	smp.rooms, smp.lkParticipants = s.rooms()
-	if s.pprof == "" {
-		return smp
-	}
-	get := func(path string) []byte {
-		resp, err := http.Get("http://" + s.pprof + path)
+	get := func(base, path string) []byte {
+		resp, err := http.Get(base + path)
 		if err != nil {
 			return nil
 		}
 		defer resp.Body.Close()
+		if resp.StatusCode != 200 {
+			return nil
+		}
 		b, _ := io.ReadAll(resp.Body)
 		return b
 	}
-	if b := get("/debug/pprof/heap?gc=1&debug=1"); b != nil {
+	if b := get(s.lkURL, "/debug/pprof/heap?gc=1&debug=1"); b != nil {
+		for _, m := range memStatRE.FindAllSubmatch(b, -1) {
+			if string(m[1]) == "HeapInuse" {
+				smp.lkHeap, _ = strconv.ParseInt(string(m[2]), 10, 64)
+			}
+		}
+		if dir != "" {
+			if b := get(s.lkURL, "/debug/pprof/heap"); b != nil {
+				os.WriteFile(filepath.Join(dir, "livekit-heap-"+name+".pb.gz"), b, 0o644)
+			}
+			if b := get(s.lkURL, "/debug/pprof/goroutine?debug=1"); b != nil {
+				os.WriteFile(filepath.Join(dir, "livekit-goroutine-"+name+".txt"), b, 0o644)
+			}
+		}
+	}
+	if s.pprof == "" {
+		return smp
+	}
+	if b := get("http://"+s.pprof, "/debug/pprof/heap?gc=1&debug=1"); b != nil {
 		for _, m := range memStatRE.FindAllSubmatch(b, -1) {
 			if string(m[1]) == "HeapInuse" {
 				smp.heap, _ = strconv.ParseInt(string(m[2]), 10, 64)
 			}
 		}
 	}
-	if b := get("/debug/pprof/goroutine?debug=1"); b != nil {
+	if b := get("http://"+s.pprof, "/debug/pprof/goroutine?debug=1"); b != nil {
 		if m := regexp.MustCompile(`goroutine profile: total (\d+)`).FindSubmatch(b); m != nil {
 			smp.goroutines, _ = strconv.ParseInt(string(m[1]), 10, 64)
 		}
@@ -408,7 +478,7 @@ func (s *stack) sample(t *testing.T, at time.Duration, name, dir string) sample 
 		}
 	}
 	if dir != "" {
-		if b := get("/debug/pprof/heap"); b != nil {
+		if b := get("http://"+s.pprof, "/debug/pprof/heap"); b != nil {
 			os.WriteFile(filepath.Join(dir, "heap-"+name+".pb.gz"), b, 0o644)
 		}
 	}
@@ -525,6 +595,16 @@ func startStack(t *testing.T) *stack {
 		lines := strings.Split(strings.TrimSpace(string(out)), "\n")
 		lkBin = lines[len(lines)-1]
 	}
+	if os.Getenv("SOAK_LIVEKIT_PPROF") != "" {
+		// livekit-server serves /debug/pprof on its HTTP port in development mode only;
+		// a wrapper turns it on in the config the stack writes.
+		wrapper := filepath.Join(t.TempDir(), "livekit-server-dev")
+		script := "#!/bin/sh\nprintf '\\ndevelopment: true\\n' >> \"$2\"\nexec " + lkBin + " \"$@\"\n"
+		if err := os.WriteFile(wrapper, []byte(script), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		lkBin = wrapper
+	}
 	bin := os.Getenv("SOAK_BRIDGELINE")
 	if bin == "" {
 		bin = filepath.Join(t.TempDir(), "bridgeline")
@@ -535,6 +615,13 @@ func startStack(t *testing.T) *stack {
 		}
 	}
 	apiPort, lkPort, pprofPort := freePort(t, "tcp"), freePort(t, "tcp"), freePort(t, "tcp")
+	// With SOAK_PROFILE_DIR the stack's data (its SQLite store, livekit-server's log) and
+	// its log stay there for reading afterwards.
+	data := filepath.Join(t.TempDir(), "data")
+	if dir := os.Getenv("SOAK_PROFILE_DIR"); dir != "" {
+		data = filepath.Join(dir, "data")
+		os.RemoveAll(data)
+	}
 	key := "sk_test_" + strconv.FormatInt(time.Now().UnixNano(), 36) + "soaktest000000000000"
 	s := &stack{api: fmt.Sprintf("http://127.0.0.1:%d", apiPort), key: key,
 		lkURL: fmt.Sprintf("http://127.0.0.1:%d", lkPort), lkKey: "devkey", lkSec: "soak-secret-0123456789-0123456789-abcdef",
@@ -543,7 +630,7 @@ func startStack(t *testing.T) *stack {
 	s.roomSvc = lksdk.NewRoomServiceClient(s.lkURL, s.lkKey, s.lkSec)
 	cmd := exec.Command(bin, "dev")
 	cmd.Env = append(os.Environ(), "LIVEKIT_SERVER_BIN="+lkBin, "PORT="+strconv.Itoa(apiPort),
-		"BRIDGELINE_DATA="+filepath.Join(t.TempDir(), "data"), "LIVEKIT_PORT="+strconv.Itoa(lkPort),
+		"BRIDGELINE_DATA="+data, "LIVEKIT_PORT="+strconv.Itoa(lkPort),
 		"LIVEKIT_RTC_TCP_PORT="+strconv.Itoa(freePort(t, "tcp")), "LIVEKIT_RTC_UDP_PORT="+strconv.Itoa(freePort(t, "udp")),
 		"LIVEKIT_API_KEY="+s.lkKey, "LIVEKIT_API_SECRET="+s.lkSec,
 		"PERSONA_WORKERS=0", "DEV_API_KEY="+key, "RATE_LIMIT_RPS=0", "WEBHOOK_ALLOW_LOOPBACK=1",
@@ -563,6 +650,9 @@ func startStack(t *testing.T) *stack {
 		case <-time.After(30 * time.Second):
 			cmd.Process.Kill()
 			<-exited
+		}
+		if dir := os.Getenv("SOAK_PROFILE_DIR"); dir != "" {
+			os.WriteFile(filepath.Join(dir, "bridgeline.log"), []byte(s.logs.String()), 0o644)
 		}
 		if t.Failed() {
 			log := s.logs.String()
