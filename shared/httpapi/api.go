@@ -160,12 +160,12 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	}
 }
 
-// errorBody is the documented error shape.
-type errorBody struct {
-	Error errorDetail `json:"error"`
+// errorJSON is the documented error shape.
+type errorJSON struct {
+	Error errorDetailJSON `json:"error"`
 }
 
-type errorDetail struct {
+type errorDetailJSON struct {
 	Type      string `json:"type"`
 	Code      string `json:"code"`
 	Message   string `json:"message"`
@@ -185,7 +185,7 @@ func (a *API) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	if e.Code == apierr.CodeRateLimited {
 		w.Header().Set("Retry-After", "1")
 	}
-	writeJSON(w, e.Status(), errorBody{Error: errorDetail{
+	writeJSON(w, e.Status(), errorJSON{Error: errorDetailJSON{
 		Type: e.Type(), Code: e.Code, Message: e.Message, Param: e.Param, RequestID: RequestID(r.Context()),
 	}})
 }

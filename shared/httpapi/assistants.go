@@ -52,24 +52,24 @@ func PresentAssistant(a assistant.Assistant) AssistantJSON {
 	return out
 }
 
-// assistantFields is the body of create and PATCH. Fields may not be null.
-type assistantFields struct {
-	Name         Nullable[string]        `json:"name"`
-	SystemPrompt Nullable[string]        `json:"system_prompt"`
-	Greeting     Nullable[string]        `json:"greeting"`
-	AvatarID     Nullable[string]        `json:"avatar_id"`
-	Framing      Nullable[framingFields] `json:"framing"`
-	Voice        Nullable[string]        `json:"voice"`
-	Model        Nullable[string]        `json:"model"`
+// assistantBody is the body of create and PATCH. Fields may not be null.
+type assistantBody struct {
+	Name         Nullable[string]      `json:"name"`
+	SystemPrompt Nullable[string]      `json:"system_prompt"`
+	Greeting     Nullable[string]      `json:"greeting"`
+	AvatarID     Nullable[string]      `json:"avatar_id"`
+	Framing      Nullable[framingBody] `json:"framing"`
+	Voice        Nullable[string]      `json:"voice"`
+	Model        Nullable[string]      `json:"model"`
 }
 
-// framingFields lets a PATCH give only shot or only position.
-type framingFields struct {
+// framingBody lets a PATCH give only shot or only position.
+type framingBody struct {
 	Shot     *string `json:"shot"`
 	Position *string `json:"position"`
 }
 
-func (f assistantFields) fields(current assistant.Framing) (assistant.Fields, error) {
+func (f assistantBody) fields(current assistant.Framing) (assistant.Fields, error) {
 	for _, err := range []error{
 		f.Name.NotNull("name"), f.SystemPrompt.NotNull("system_prompt"), f.Greeting.NotNull("greeting"),
 		f.AvatarID.NotNull("avatar_id"), f.Framing.NotNull("framing"), f.Voice.NotNull("voice"), f.Model.NotNull("model"),
@@ -94,7 +94,7 @@ func (f assistantFields) fields(current assistant.Framing) (assistant.Fields, er
 }
 
 func (a *API) createAssistant(w http.ResponseWriter, r *http.Request) (int, any, error) {
-	var body assistantFields
+	var body assistantBody
 	if err := Decode(r, &body, false); err != nil {
 		return 0, nil, err
 	}
@@ -134,7 +134,7 @@ func (a *API) getAssistant(w http.ResponseWriter, r *http.Request) (int, any, er
 }
 
 func (a *API) updateAssistant(w http.ResponseWriter, r *http.Request) (int, any, error) {
-	var body assistantFields
+	var body assistantBody
 	if err := Decode(r, &body, false); err != nil {
 		return 0, nil, err
 	}
@@ -216,7 +216,7 @@ func (a *API) listAvatars(w http.ResponseWriter, r *http.Request) (int, any, err
 	if err := Query(r); err != nil {
 		return 0, nil, err
 	}
-	return http.StatusOK, List[assistant.Avatar]{Object: "list", Data: assistant.Avatars}, nil
+	return http.StatusOK, ListJSON[assistant.Avatar]{Object: "list", Data: assistant.Avatars}, nil
 }
 
 // VoiceJSON is the voice object.
@@ -244,5 +244,5 @@ func (a *API) listVoices(w http.ResponseWriter, r *http.Request) (int, any, erro
 			Language: StringOrNull(v.Language), Gender: StringOrNull(v.Gender), Description: v.Description,
 			DefaultForAvatars: persona.AvatarsVoicing(v.ID)})
 	}
-	return http.StatusOK, List[VoiceJSON]{Object: "list", Data: out}, nil
+	return http.StatusOK, ListJSON[VoiceJSON]{Object: "list", Data: out}, nil
 }

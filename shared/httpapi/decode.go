@@ -168,17 +168,17 @@ func ListQuery(r *http.Request, prefix string, allowed ...string) (listing.Query
 	return q, nil
 }
 
-// List is the list envelope.
-type List[T any] struct {
+// ListJSON is the list envelope.
+type ListJSON[T any] struct {
 	Object  string `json:"object"`
 	Data    []T    `json:"data"`
 	HasMore bool   `json:"has_more"`
 }
 
 // NewList cuts items fetched with limit+1 into a page and maps them to their JSON form.
-func NewList[S, T any](items []S, limit int, present func(S) T) List[T] {
+func NewList[S, T any](items []S, limit int, present func(S) T) ListJSON[T] {
 	page, more := listing.Page(items, limit)
-	out := List[T]{Object: "list", Data: make([]T, 0, len(page)), HasMore: more}
+	out := ListJSON[T]{Object: "list", Data: make([]T, 0, len(page)), HasMore: more}
 	for _, it := range page {
 		out.Data = append(out.Data, present(it))
 	}

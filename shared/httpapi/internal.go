@@ -45,7 +45,8 @@ func (h *Receivers) Routes() []Route {
 	return routes
 }
 
-type received struct {
+// receivedJSON acknowledges a receiver delivery.
+type receivedJSON struct {
 	Received bool `json:"received"`
 }
 
@@ -60,7 +61,7 @@ func (h *Receivers) livekit(w http.ResponseWriter, r *http.Request) (int, any, e
 	if err := h.Sessions.HandleLiveKit(r.Context(), ev); err != nil {
 		return 0, nil, err
 	}
-	return http.StatusOK, received{true}, nil
+	return http.StatusOK, receivedJSON{true}, nil
 }
 
 func (h *Receivers) sim(w http.ResponseWriter, r *http.Request) (int, any, error) {
@@ -74,7 +75,7 @@ func (h *Receivers) sim(w http.ResponseWriter, r *http.Request) (int, any, error
 	if err := h.Sessions.HandleNotification(r.Context(), "sim", n); err != nil {
 		return 0, nil, err
 	}
-	return http.StatusOK, received{true}, nil
+	return http.StatusOK, receivedJSON{true}, nil
 }
 
 func (h *Receivers) report(w http.ResponseWriter, r *http.Request) (int, any, error) {
@@ -90,7 +91,7 @@ func (h *Receivers) report(w http.ResponseWriter, r *http.Request) (int, any, er
 	if err := h.Sessions.HandleReport(r.Context(), rep); err != nil {
 		return 0, nil, err
 	}
-	return http.StatusOK, received{true}, nil
+	return http.StatusOK, receivedJSON{true}, nil
 }
 
 func (h *Receivers) now() time.Time {
