@@ -383,3 +383,66 @@ func TestNonJSONBodiesRefused(t *testing.T) {
 		t.Errorf("JSON POST /sim/calls = %d with %d calls, want 201 and 1", resp.StatusCode, len(s.List()))
 	}
 }
+
+// Ended calls are forgotten once past KeepEnded, or beyond the MaxEnded newest: the sim
+// of a long-running stack does not grow with every call it ever placed. Live calls stay
+// whatever their age.
+func TestEndedCallsPruned(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		keep       time.Duration
+		max        int
+		ended      int           // calls placed and rejected, in order
+		pause      time.Duration // before one more call is placed
+		wantKept   int           // the newest ended calls still readable
+		wantPruned int           // the oldest ended calls gone
+	}{
+		{name: "beyond the newest MaxEnded", keep: time.Hour, max: 2, ended: 5, wantKept: 2, wantPruned: 3},
+		{name: "past KeepEnded", keep: 50 * time.Millisecond, max: 100, ended: 3, pause: 150 * time.Millisecond, wantPruned: 3},
+		{name: "within both", keep: time.Hour, max: 100, ended: 3, wantKept: 3},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			const secret = "prune-test-secret"
+			_, url := newReceiver(t, secret)
+			s, err := sim.New(sim.Config{NotifyURL: url, Secret: secret, KeepEnded: tc.keep, MaxEnded: tc.max})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { s.Close(context.Background()) })
+			place := func() sim.Call {
+				t.Helper()
+				c, err := s.Place(sim.PlaceRequest{From: "+15551230000", To: "+15550100001", Media: platform.MediaAudio})
+				if err != nil {
+					t.Fatal(err)
+				}
+				return c
+			}
+			live := place()
+			var ended []string
+			for range tc.ended {
+				c := place()
+				if err := s.Reject(context.Background(), c.ID, "declined"); err != nil {
+					t.Fatal(err)
+				}
+				ended = append(ended, c.ID)
+			}
+			time.Sleep(tc.pause)
+			newest := place()
+			for i, id := range ended {
+				_, err := s.Get(id)
+				pruned := err != nil
+				if want := i < tc.wantPruned; pruned != want {
+					t.Errorf("ended call %d of %d: pruned = %v, want %v", i+1, len(ended), pruned, want)
+				}
+			}
+			if got := len(s.List()); got != tc.wantKept+2 {
+				t.Errorf("List() has %d calls, want %d (the kept ended ones and two live)", got, tc.wantKept+2)
+			}
+			for _, id := range []string{live.ID, newest.ID} {
+				if c, err := s.Get(id); err != nil || c.Status != sim.StatusRinging {
+					t.Errorf("Get(%s) = %v, %v, want the live call ringing", id, c.Status, err)
+				}
+			}
+		})
+	}
+}
