@@ -11,14 +11,14 @@ import (
 	"time"
 
 	"github.com/bridgeline/bridgeline/mediafleet/engines"
-	lkserver "github.com/bridgeline/bridgeline/mediafleet/livekit"
+	"github.com/bridgeline/bridgeline/mediafleet/livekitserver"
+	"github.com/bridgeline/bridgeline/mediafleet/platformsim"
 	"github.com/bridgeline/bridgeline/mediafleet/worker"
 	"github.com/bridgeline/bridgeline/shared/config"
 	"github.com/bridgeline/bridgeline/shared/controlplane"
 	"github.com/bridgeline/bridgeline/shared/httpapi"
 	"github.com/bridgeline/bridgeline/shared/platform"
-	"github.com/bridgeline/bridgeline/shared/platform/sim"
-	"github.com/bridgeline/bridgeline/shared/platform/sim/simhook"
+	"github.com/bridgeline/bridgeline/shared/platform/simhook"
 	"github.com/bridgeline/bridgeline/shared/rtc/lkapi"
 	"github.com/bridgeline/bridgeline/shared/store"
 )
@@ -41,7 +41,7 @@ func startMedia(ctx context.Context, cfg config.Config, s store.Store, log *slog
 	fail := func(err error) (*controlplane.ControlPlane, func(), error) { stop(); return nil, nil, err }
 
 	apiURL := "http://" + cfg.Addr
-	lk, err := lkserver.Start(context.WithoutCancel(ctx), lkserver.Config{
+	lk, err := livekitserver.Start(context.WithoutCancel(ctx), livekitserver.Config{
 		Dir: filepath.Join(cfg.DataDir, "livekit"), APIKey: cfg.LiveKitAPIKey, APISecret: cfg.LiveKitSecret,
 		Port: cfg.LiveKitPort, RTCTCPPort: cfg.LiveKitTCPPort, RTCUDPPort: cfg.LiveKitUDPPort, Binary: cfg.LiveKitBinary,
 		WebhookURLs: []string{apiURL + httpapi.LiveKitWebhookPath}, LogLevel: "warn",
@@ -65,7 +65,7 @@ func startMedia(ctx context.Context, cfg config.Config, s store.Store, log *slog
 	}
 	// The sim and its receiver live in this process: a fresh secret each start.
 	secret := randomHex(32)
-	simulator, err := sim.New(sim.Config{NotifyURL: apiURL + simhook.Path, Secret: secret, Log: log})
+	simulator, err := platformsim.New(platformsim.Config{NotifyURL: apiURL + simhook.Path, Secret: secret, Log: log})
 	if err != nil {
 		return fail(err)
 	}
@@ -76,12 +76,12 @@ func startMedia(ctx context.Context, cfg config.Config, s store.Store, log *slog
 	})
 
 	cp, err := controlplane.New(cfg, controlplane.Deps{Store: s, Rooms: rooms, LiveKit: rooms,
-		Platforms: map[string]platform.Platform{sim.Name: simulator}, SimSecret: secret,
+		Platforms: map[string]platform.Platform{platformsim.Name: simulator}, SimSecret: secret,
 		LocalDelivery: true, Log: log})
 	if err != nil {
 		return fail(err)
 	}
-	cp.API.Extra = append(cp.API.Extra, sim.Routes(simulator.Handler())...)
+	cp.API.Extra = append(cp.API.Extra, httpapi.Passthrough("sim", simulator.Handler(), platformsim.Patterns...)...)
 	// The delivery worker sends webhooks from the outbox; its stop waits for the attempts
 	// in flight to be stored.
 	runCtx, stopRun := context.WithCancel(context.WithoutCancel(ctx))

@@ -8,6 +8,7 @@ func (a *API) coreRoutes() []Route {
 		{Function: "assistants-list", Method: http.MethodGet, Pattern: "/v1/assistants", Handler: a.listAssistants},
 		{Function: "assistants-create", Method: http.MethodPost, Pattern: "/v1/assistants", Handler: a.createAssistant},
 		{Function: "assistants-get", Method: http.MethodGet, Pattern: "/v1/assistants/{id}", Handler: a.getAssistant},
+		{Function: "assistants-versions-list", Method: http.MethodGet, Pattern: "/v1/assistants/{id}/versions", Handler: a.listAssistantVersions},
 		{Function: "assistants-update", Method: http.MethodPatch, Pattern: "/v1/assistants/{id}", Handler: a.updateAssistant},
 		{Function: "assistants-publish", Method: http.MethodPost, Pattern: "/v1/assistants/{id}/publish", Handler: a.publishAssistant},
 		{Function: "assistants-activate", Method: http.MethodPost, Pattern: "/v1/assistants/{id}/activate", Handler: a.activateAssistant},

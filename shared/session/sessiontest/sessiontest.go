@@ -28,7 +28,8 @@ import (
 	"github.com/livekit/protocol/livekit"
 	"google.golang.org/protobuf/encoding/protojson"
 
-	lkserver "github.com/bridgeline/bridgeline/mediafleet/livekit"
+	"github.com/bridgeline/bridgeline/mediafleet/livekitserver"
+	"github.com/bridgeline/bridgeline/mediafleet/platformsim"
 	"github.com/bridgeline/bridgeline/mediafleet/worker"
 	"github.com/bridgeline/bridgeline/shared/account"
 	"github.com/bridgeline/bridgeline/shared/config"
@@ -36,8 +37,7 @@ import (
 	"github.com/bridgeline/bridgeline/shared/httpapi"
 	"github.com/bridgeline/bridgeline/shared/line"
 	"github.com/bridgeline/bridgeline/shared/platform"
-	"github.com/bridgeline/bridgeline/shared/platform/sim"
-	"github.com/bridgeline/bridgeline/shared/platform/sim/simhook"
+	"github.com/bridgeline/bridgeline/shared/platform/simhook"
 	"github.com/bridgeline/bridgeline/shared/rtc/lkapi"
 	"github.com/bridgeline/bridgeline/shared/session"
 	"github.com/bridgeline/bridgeline/shared/store/sqlite"
@@ -76,9 +76,9 @@ type Stack struct {
 	Handles [2]string
 
 	Store   *sqlite.Store
-	LiveKit *lkserver.Server
+	LiveKit *livekitserver.Server
 	RTC     *lkapi.Client
-	Sim     *sim.Sim
+	Sim     *platformsim.Sim
 	Service *session.Service
 	API     *httpapi.API
 	Client  *http.Client
@@ -143,7 +143,7 @@ func New(opts Options) (_ *Stack, err error) {
 	}
 	sh.closers = append(sh.closers, func() { st.Close() })
 
-	lk, err := lkserver.Start(context.Background(), lkserver.Config{
+	lk, err := livekitserver.Start(context.Background(), livekitserver.Config{
 		Dir: filepath.Join(dir, "livekit"), APIKey: "APItest" + randHex(6), APISecret: randHex(32),
 		WebhookURLs: []string{srv.URL + httpapi.LiveKitWebhookPath},
 	})
@@ -166,7 +166,7 @@ func New(opts Options) (_ *Stack, err error) {
 	if ring == 0 {
 		ring = 10 * time.Millisecond
 	}
-	simulator, err := sim.New(sim.Config{NotifyURL: srv.URL + simhook.Path, Secret: "sim-test-secret", RingDelay: ring, Log: log})
+	simulator, err := platformsim.New(platformsim.Config{NotifyURL: srv.URL + simhook.Path, Secret: "sim-test-secret", RingDelay: ring, Log: log})
 	if err != nil {
 		return nil, err
 	}
@@ -190,7 +190,7 @@ func New(opts Options) (_ *Stack, err error) {
 		cfg.AssistantDispatchTimeout = opts.DispatchTimeout
 	}
 	cp, err := controlplane.New(cfg, controlplane.Deps{Store: st, Rooms: rooms, LiveKit: rooms,
-		Platforms: map[string]platform.Platform{sim.Name: simulator}, SimSecret: "sim-test-secret", Log: log})
+		Platforms: map[string]platform.Platform{platformsim.Name: simulator}, SimSecret: "sim-test-secret", Log: log})
 	if err != nil {
 		return nil, err
 	}
@@ -244,7 +244,7 @@ func (s *Stack) addAccount(ctx context.Context, name string, handles [2]string) 
 	lines := line.Service{Store: s.Store, Assistants: s.Store, Now: time.Now}
 	byHandle := map[string]line.Line{}
 	for _, h := range handles {
-		l, err := lines.Provision(ctx, acct.ID, sim.Name, h, "line "+h)
+		l, err := lines.Provision(ctx, acct.ID, platformsim.Name, h, "line "+h)
 		if err != nil {
 			return err
 		}
