@@ -92,7 +92,7 @@ type Service struct {
 	// DefaultCreateTimeout.
 	CreateTimeout time.Duration
 	Log           *slog.Logger
-	Now        func() time.Time
+	Now           func() time.Time
 }
 
 // Defaults of the service's limits.
@@ -105,7 +105,7 @@ const (
 	DefaultReportWait = 3 * time.Second
 	// DefaultRingTimeout is past a platform's own no-answer time (about 60 s) and the
 	// longest customer_decides wait.
-	DefaultRingTimeout = 90 * time.Second
+	DefaultRingTimeout   = 90 * time.Second
 	DefaultCreateTimeout = 6 * time.Second
 )
 
