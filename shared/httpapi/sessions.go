@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"errors"
 	"net/http"
 
 	"github.com/bridgeline/bridgeline/shared/apierr"
@@ -142,6 +143,10 @@ func (h *Sessions) create(w http.ResponseWriter, r *http.Request) (int, any, err
 		return 0, nil, invalidID("line_id", "line")
 	}
 	created, err := h.Service.Create(r.Context(), AccountFrom(r.Context()).ID, req)
+	if errors.Is(err, session.ErrDialAttempted) {
+		// The party may be ringing: a retry replays this answer rather than dial again.
+		KeepIdempotent(r.Context())
+	}
 	if err != nil {
 		return 0, nil, err
 	}
