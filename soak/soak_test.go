@@ -249,8 +249,12 @@ func (s *stack) load(t *testing.T, st settings, r *report) {
 			case <-tick.C:
 				smp := s.sample(t, time.Since(t0), "", "")
 				r.samples = append(r.samples, smp)
-				t.Logf("soak: %5.0fs  bridgeline %6.1f MB (heap %6.1f MB, %d goroutines)  livekit-server %6.1f MB (heap %6.1f MB)  rooms %d",
-					smp.at.Seconds(), mb(smp.blRSS), mb(smp.heap), smp.goroutines, mb(smp.lkRSS), mb(smp.lkHeap), smp.rooms)
+				lk := ""
+				if smp.lkHeap > 0 {
+					lk = fmt.Sprintf(" (heap %.1f MB)", mb(smp.lkHeap))
+				}
+				t.Logf("soak: %5.0fs  bridgeline %6.1f MB (heap %6.1f MB, %d goroutines)  livekit-server %6.1f MB%s  rooms %d",
+					smp.at.Seconds(), mb(smp.blRSS), mb(smp.heap), smp.goroutines, mb(smp.lkRSS), lk, smp.rooms)
 			}
 		}
 	}()
