@@ -289,6 +289,11 @@ func (s *stack) quiesce(t *testing.T, settle time.Duration) int {
 		if time.Now().After(deadline) {
 			left = rooms
 			t.Logf("soak: rooms left 90 s after the load: %s", s.describeRooms())
+			// What a sweeper that deletes the rooms of ended sessions again would do.
+			s.deleteRooms()
+			time.Sleep(5 * time.Second)
+			again, _ := s.rooms()
+			t.Logf("soak: rooms left after a second DeleteRoom of each: %d", again)
 			break
 		}
 		time.Sleep(time.Second)
@@ -433,6 +438,19 @@ func (s *stack) describeRooms() string {
 		}
 	}
 	return b.String()
+}
+
+// deleteRooms deletes every room livekit-server lists.
+func (s *stack) deleteRooms() {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	res, err := s.roomSvc.ListRooms(ctx, &livekit.ListRoomsRequest{})
+	if err != nil {
+		return
+	}
+	for _, r := range res.Rooms {
+		s.roomSvc.DeleteRoom(ctx, &livekit.DeleteRoomRequest{Room: r.Name})
+	}
 }
 
 var memStatRE = regexp.MustCompile(`(?m)^# (HeapInuse|NumGC) = (\d+)`)
