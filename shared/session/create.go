@@ -7,8 +7,6 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/livekit/protocol/livekit"
-
 	"github.com/bridgeline/bridgeline/events/callevent"
 	"github.com/bridgeline/bridgeline/shared/apierr"
 	"github.com/bridgeline/bridgeline/shared/assistant"
@@ -202,7 +200,7 @@ func (s *Service) customerToken(room string) (rtc.Token, error) {
 // its handle.
 func (s *Service) partyRoom(room, handle string) (platform.Room, error) {
 	tok, err := s.Rooms.ParticipantToken(rtc.Grant{Room: room, Identity: platform.ParticipantIdentity, Name: handle,
-		Kind: livekit.ParticipantInfo_SIP})
+		Kind: rtc.KindSIP})
 	if err != nil {
 		return platform.Room{}, err
 	}

@@ -6,13 +6,12 @@ import (
 	"errors"
 	"reflect"
 
-	"github.com/livekit/protocol/livekit"
-
 	"github.com/bridgeline/bridgeline/events/callevent"
 	"github.com/bridgeline/bridgeline/shared/apierr"
 	"github.com/bridgeline/bridgeline/shared/call"
 	"github.com/bridgeline/bridgeline/shared/ident"
 	"github.com/bridgeline/bridgeline/shared/persona"
+	"github.com/bridgeline/bridgeline/shared/rtc"
 )
 
 // HandleLiveKit acts on a verified LiveKit webhook: the customer's client leaving a
@@ -22,17 +21,19 @@ import (
 // platform (the sim's notification), and the assistant (kind AGENT, identity
 // assistant-<job id>) leaving is followed by its worker's report, or, when the worker died
 // without one, by the caller hanging up.
-func (s *Service) HandleLiveKit(ctx context.Context, ev *livekit.WebhookEvent) error {
-	room := ev.GetRoom().GetName()
-	s.log().Debug("livekit webhook", "event", ev.Event, "room", room, "identity", ev.GetParticipant().GetIdentity(), "reason", ev.GetParticipant().GetDisconnectReason().String())
+func (s *Service) HandleLiveKit(ctx context.Context, ev rtc.WebhookEvent) error {
+	room := ev.Room
+	p := ev.Participant
+	if p == nil {
+		p = &rtc.Participant{}
+	}
+	s.log().Debug("livekit webhook", "event", ev.Event, "room", room, "identity", p.Identity, "reason", p.DisconnectReason)
 	if !ident.Valid("ses", room) {
 		return nil
 	}
 	switch ev.Event {
-	case "participant_left":
-		p := ev.GetParticipant()
-		if p.GetIdentity() != CustomerIdentity || p.GetKind() == livekit.ParticipantInfo_AGENT ||
-			p.GetDisconnectReason() == livekit.DisconnectReason_DUPLICATE_IDENTITY {
+	case rtc.EventParticipantLeft:
+		if p.Identity != CustomerIdentity || p.Kind == rtc.KindAgent || p.DisconnectReason == rtc.DisconnectDuplicateIdentity {
 			return nil
 		}
 		ses, err := s.Records.GetSession(ctx, room)
@@ -50,7 +51,7 @@ func (s *Service) HandleLiveKit(ctx context.Context, ev *livekit.WebhookEvent) e
 		_, _, _, err = s.endIf(ctx, room, func(ses Session, _ call.Call) bool { return !ses.Over() && ses.Mode == ModeHuman },
 			StatusEnded, call.ReasonParticipantLeft, call.EndedByCustomer)
 		return err
-	case "room_finished":
+	case rtc.EventRoomFinished:
 		_, _, _, err := s.endIf(ctx, room, live, StatusEnded, call.ReasonRoomClosed, call.EndedBySystem)
 		if errors.Is(err, apierr.ErrNotFound) {
 			return nil

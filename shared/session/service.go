@@ -7,8 +7,6 @@ import (
 	"math/rand/v2"
 	"time"
 
-	"github.com/livekit/protocol/livekit"
-
 	"github.com/bridgeline/bridgeline/events/callevent"
 	"github.com/bridgeline/bridgeline/events/decision"
 	"github.com/bridgeline/bridgeline/shared/account"
@@ -27,9 +25,9 @@ type Records interface {
 	call.Store
 }
 
-// Rooms is what the service needs of LiveKit: *rtc.Client.
+// Rooms is what the service needs of LiveKit: *lkapi.Client.
 type Rooms interface {
-	CreateRoom(ctx context.Context, spec rtc.RoomSpec) (*livekit.Room, error)
+	CreateRoom(ctx context.Context, spec rtc.RoomSpec) (rtc.Room, error)
 	DeleteRoom(ctx context.Context, name string) error
 	Dispatch(ctx context.Context, room string, d rtc.AgentDispatch) error
 	ParticipantToken(g rtc.Grant) (rtc.Token, error)

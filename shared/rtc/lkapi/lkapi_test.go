@@ -1,0 +1,300 @@
+package lkapi_test
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/base64"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/livekit/protocol/auth"
+	"github.com/livekit/protocol/livekit"
+	lksdk "github.com/livekit/server-sdk-go/v2"
+
+	"github.com/bridgeline/bridgeline/mediafleet/livekitserver"
+	"github.com/bridgeline/bridgeline/mediafleet/livekitserver/livekittest"
+	"github.com/bridgeline/bridgeline/shared/rtc"
+	"github.com/bridgeline/bridgeline/shared/rtc/lkapi"
+)
+
+func newClient(t *testing.T, s *livekitserver.Server) *lkapi.Client {
+	t.Helper()
+	cfg := s.Config()
+	c, err := lkapi.New(lkapi.Config{URL: s.HTTPURL(), PublicURL: s.WSURL(), APIKey: cfg.APIKey, APISecret: cfg.APISecret})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+func ctx(t *testing.T) context.Context {
+	c, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	t.Cleanup(cancel)
+	return c
+}
+
+func TestConfigValidate(t *testing.T) {
+	ok := lkapi.Config{URL: "http://127.0.0.1:7880", PublicURL: "ws://127.0.0.1:7880", APIKey: "k", APISecret: "s"}
+	tests := []struct {
+		name string
+		edit func(*lkapi.Config)
+	}{
+		{"ws api url", func(c *lkapi.Config) { c.URL = "ws://127.0.0.1:7880" }},
+		{"http public url", func(c *lkapi.Config) { c.PublicURL = "http://127.0.0.1:7880" }},
+		{"no secret", func(c *lkapi.Config) { c.APISecret = "" }},
+		{"ttl too long", func(c *lkapi.Config) { c.TokenTTL = 2 * time.Hour }},
+		{"ttl too short", func(c *lkapi.Config) { c.TokenTTL = time.Second }},
+	}
+	if err := ok.Validate(); err != nil {
+		t.Fatalf("Validate(valid) = %v", err)
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := ok
+			tt.edit(&c)
+			if err := c.Validate(); err == nil {
+				t.Error("Validate() = nil, want an error")
+			}
+		})
+	}
+}
+
+func TestParticipantTokenGrants(t *testing.T) {
+	c, err := lkapi.New(lkapi.Config{URL: "http://127.0.0.1:1", PublicURL: "ws://127.0.0.1:1", APIKey: "APIk", APISecret: strings.Repeat("x", 32)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, ttl := range []time.Duration{0, time.Minute, time.Hour} {
+		tok, err := c.ParticipantToken(rtc.Grant{Room: "ses_1", Identity: "customer", TTL: ttl})
+		if err != nil {
+			t.Fatal(err)
+		}
+		v, err := auth.ParseAPIToken(tok.JWT)
+		if err != nil {
+			t.Fatal(err)
+		}
+		claims, grants, err := v.Verify(strings.Repeat("x", 32))
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := ttl
+		if want == 0 {
+			want = rtc.DefaultTokenTTL
+		}
+		if !claims.ExpiresAt.Time.Equal(tok.ExpiresAt) {
+			t.Errorf("ExpiresAt = %v, want the exp claim %v", tok.ExpiresAt, claims.ExpiresAt.Time)
+		}
+		if got := claims.ExpiresAt.Sub(claims.IssuedAt.Time); got != want {
+			t.Errorf("exp - iat = %v, want %v", got, want)
+		}
+		vg := grants.Video
+		if !vg.RoomJoin || vg.Room != "ses_1" || !vg.GetCanPublish() || !vg.GetCanSubscribe() || !vg.GetCanPublishData() {
+			t.Errorf("grant = %+v, want join ses_1 with publish, subscribe, data", vg)
+		}
+		if vg.RoomCreate || vg.RoomAdmin || vg.RoomList || vg.RoomRecord || vg.IngressAdmin || vg.Agent {
+			t.Errorf("grant = %+v carries an admin grant", vg)
+		}
+		if grants.Identity != "customer" {
+			t.Errorf("identity = %q, want customer", grants.Identity)
+		}
+	}
+	for _, ttl := range []time.Duration{30 * time.Second, 61 * time.Minute} {
+		if _, err := c.ParticipantToken(rtc.Grant{Room: "r", Identity: "i", TTL: ttl}); err == nil {
+			t.Errorf("ParticipantToken(TTL %v) = nil error, want out of range", ttl)
+		}
+	}
+}
+
+// TestRooms runs the room lifecycle on a real livekit-server: create, join with a
+// participant token, list, remove, delete (twice), and a token for a deleted room no
+// longer joins because rooms are never auto-created.
+func TestRooms(t *testing.T) {
+	s := livekittest.Start(t, livekitserver.Config{})
+	c := newClient(t, s)
+
+	if ps, err := c.ListParticipants(ctx(t), "ses_missing"); err != nil || len(ps) != 0 {
+		t.Fatalf("ListParticipants(missing) = %v, %v; want none", ps, err)
+	}
+	if err := c.DeleteRoom(ctx(t), "ses_never_created"); err != nil {
+		t.Fatalf("DeleteRoom(never created) = %v, want nil", err)
+	}
+	room, err := c.CreateRoom(ctx(t), rtc.RoomSpec{Name: "ses_a", EmptyTimeout: 30 * time.Second, MaxParticipants: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if room.Name != "ses_a" || room.MaxParticipants != 4 || room.EmptyTimeout != 30*time.Second {
+		t.Errorf("room = %v, want ses_a, 4 participants, 30 s", room)
+	}
+	tok, err := c.ParticipantToken(rtc.Grant{Room: "ses_a", Identity: "customer"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	disconnected := make(chan livekit.DisconnectReason, 1)
+	cb := lksdk.NewRoomCallback()
+	cb.OnDisconnectedWithReason = func(r lksdk.DisconnectionReason) {
+		select {
+		case disconnected <- livekit.DisconnectReason_UNKNOWN_REASON:
+		default:
+		}
+	}
+	client, err := lksdk.ConnectToRoomWithToken(c.PublicURL(), tok.JWT, cb, lksdk.WithAutoSubscribe(false))
+	if err != nil {
+		t.Fatalf("join ses_a: %v", err)
+	}
+	defer client.Disconnect()
+
+	ps, err := c.ListParticipants(ctx(t), "ses_a")
+	if err != nil || len(ps) != 1 || ps[0].Identity != "customer" {
+		t.Fatalf("ListParticipants = %v, %v; want [customer]", ps, err)
+	}
+	if _, err := c.CreateRoom(ctx(t), rtc.RoomSpec{Name: "ses_b"}); err != nil {
+		t.Fatal(err)
+	}
+	if r, err := lksdk.ConnectToRoomWithToken(c.PublicURL(), retarget(t, tok.JWT, "ses_b"), lksdk.NewRoomCallback()); err == nil {
+		r.Disconnect()
+		t.Error("a token edited to name another room joined it")
+	}
+
+	if err := c.DeleteRoom(ctx(t), "ses_a"); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-disconnected:
+	case <-time.After(10 * time.Second):
+		t.Fatal("client not disconnected by DeleteRoom")
+	}
+	if err := c.DeleteRoom(ctx(t), "ses_a"); err != nil {
+		t.Errorf("second DeleteRoom = %v, want nil", err)
+	}
+	if r, err := lksdk.ConnectToRoomWithToken(c.PublicURL(), tok.JWT, lksdk.NewRoomCallback()); err == nil {
+		r.Disconnect()
+		t.Error("the token joined its room after DeleteRoom (auto_create must be off)")
+	}
+}
+
+func TestAgentDispatch(t *testing.T) {
+	s := livekittest.Start(t, livekitserver.Config{})
+	c := newClient(t, s)
+	_, err := c.CreateRoom(ctx(t), rtc.RoomSpec{Name: "ses_agent",
+		Agent: &rtc.AgentDispatch{AgentName: "bridgeline-persona", Metadata: `{"call_id":"call_1"}`}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := s.Config()
+	ds := lksdk.NewAgentDispatchServiceClient(s.HTTPURL(), cfg.APIKey, cfg.APISecret)
+	list, err := ds.ListDispatch(ctx(t), &livekit.ListAgentDispatchRequest{Room: "ses_agent"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(list.AgentDispatches) != 1 || list.AgentDispatches[0].AgentName != "bridgeline-persona" ||
+		list.AgentDispatches[0].Metadata != `{"call_id":"call_1"}` {
+		t.Errorf("dispatches = %v, want one bridgeline-persona with the job metadata", list.AgentDispatches)
+	}
+
+	if _, err := c.CreateRoom(ctx(t), rtc.RoomSpec{Name: "ses_later"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Dispatch(ctx(t), "ses_later", rtc.AgentDispatch{AgentName: "bridgeline-persona", Metadata: "{}"}); err != nil {
+		t.Fatal(err)
+	}
+	list, err = ds.ListDispatch(ctx(t), &livekit.ListAgentDispatchRequest{Room: "ses_later"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, d := range list.AgentDispatches {
+		if d.AgentName == "bridgeline-persona" && d.Metadata == "{}" {
+			n++
+		}
+	}
+	if n != 1 {
+		t.Errorf("dispatches after Dispatch = %v; want one bridgeline-persona", list.AgentDispatches)
+	}
+}
+
+// TestWebhooks has livekit-server send its webhooks to a receiver that verifies them,
+// and checks forged, altered and unsigned deliveries are refused.
+func TestWebhooks(t *testing.T) {
+	type got struct {
+		ev   rtc.WebhookEvent
+		err  error
+		auth string
+		body []byte
+	}
+	received := make(chan got, 64)
+	var c *lkapi.Client
+	recv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := readAll(r)
+		r.Body = nopCloser(body)
+		ev, err := c.ReceiveWebhook(r)
+		received <- got{ev, err, r.Header.Get("Authorization"), body}
+	}))
+	defer recv.Close()
+	s := livekittest.Start(t, livekitserver.Config{WebhookURLs: []string{recv.URL + "/internal/livekit/webhook"}})
+	c = newClient(t, s)
+	if _, err := c.CreateRoom(ctx(t), rtc.RoomSpec{Name: "ses_hook"}); err != nil {
+		t.Fatal(err)
+	}
+	var first got
+	deadline := time.After(15 * time.Second)
+	for first.ev.Event == "" {
+		select {
+		case g := <-received:
+			if g.err != nil {
+				t.Fatalf("ReceiveWebhook(real delivery) = %v", g.err)
+			}
+			if g.ev.Event == "room_started" && g.ev.Room == "ses_hook" {
+				first = g
+			}
+		case <-deadline:
+			t.Fatal("no room_started webhook")
+		}
+	}
+
+	post := func(body []byte, authz string) error {
+		r := httptest.NewRequest(http.MethodPost, "/internal/livekit/webhook", bytes.NewReader(body))
+		if authz != "" {
+			r.Header.Set("Authorization", authz)
+		}
+		_, err := c.ReceiveWebhook(r)
+		return err
+	}
+	if err := post(first.body, first.auth); err != nil {
+		t.Errorf("replayed genuine webhook = %v, want nil", err)
+	}
+	altered := bytes.Replace(first.body, []byte("ses_hook"), []byte("ses_evil"), 1)
+	if err := post(altered, first.auth); !errors.Is(err, rtc.ErrWebhookSignature) {
+		t.Errorf("altered body = %v, want ErrWebhookSignature", err)
+	}
+	if err := post(first.body, ""); !errors.Is(err, rtc.ErrWebhookUnsigned) {
+		t.Errorf("unsigned = %v, want ErrWebhookUnsigned", err)
+	}
+	forged := signWebhook(t, altered, s.Config().APIKey, strings.Repeat("f", 32))
+	if err := post(altered, forged); !errors.Is(err, rtc.ErrWebhookSignature) {
+		t.Errorf("forged with another secret = %v, want ErrWebhookSignature", err)
+	}
+	wrongKey := signWebhook(t, altered, "APIother", s.Config().APISecret)
+	if err := post(altered, wrongKey); !errors.Is(err, rtc.ErrWebhookSignature) {
+		t.Errorf("unknown key = %v, want ErrWebhookSignature", err)
+	}
+	garbage := []byte("{not json")
+	if err := post(garbage, signWebhook(t, garbage, s.Config().APIKey, s.Config().APISecret)); !errors.Is(err, rtc.ErrWebhookMalformed) {
+		t.Errorf("signed garbage = %v, want ErrWebhookMalformed", err)
+	}
+}
+
+func signWebhook(t *testing.T, body []byte, key, secret string) string {
+	t.Helper()
+	sum := sha256.Sum256(body)
+	tok, err := auth.NewAccessToken(key, secret).SetValidFor(5 * time.Minute).
+		SetSha256(base64.StdEncoding.EncodeToString(sum[:])).ToJWT()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tok
+}
