@@ -81,20 +81,20 @@ type Placement struct {
 }
 
 // Place resolves framing for a w x h frame. Unknown values fall back to the API's
-// defaults (medium, center).
+// defaults (persona.DefaultFraming: medium, center).
 func Place(f persona.Framing, w, h int) Placement {
 	fw, fh := float64(w), float64(h)
 	p := Placement{CX: fw / 2, CY: 0.38 * fh, U: 0.19 * fh}
 	switch f.Shot {
-	case "close_up":
+	case persona.ShotCloseUp:
 		p.CY, p.U = 0.50*fh, 0.36*fh
-	case "wide":
+	case persona.ShotWide:
 		p.CY, p.U = 0.42*fh, 0.11*fh
 	}
 	switch f.Position {
-	case "left":
+	case persona.PositionLeft:
 		p.CX = 0.28 * fw
-	case "right":
+	case persona.PositionRight:
 		p.CX = 0.72 * fw
 	}
 	return p

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/bridgeline/bridgeline/shared/listing"
+	"github.com/bridgeline/bridgeline/shared/persona"
 )
 
 // Statuses.
@@ -16,21 +17,12 @@ const (
 	StatusArchived = "archived"
 )
 
-// Framing says how the avatar sits in the video frame.
-type Framing struct {
-	Shot     string `json:"shot"`
-	Position string `json:"position"`
-}
-
-// DefaultFraming is what a draft gets when none is given.
-var DefaultFraming = Framing{Shot: "medium", Position: "center"}
-
 // Draft is the editable working copy.
 type Draft struct {
-	SystemPrompt string  `json:"system_prompt"`
-	Greeting     string  `json:"greeting"`
-	AvatarID     string  `json:"avatar_id"`
-	Framing      Framing `json:"framing"`
+	SystemPrompt string          `json:"system_prompt"`
+	Greeting     string          `json:"greeting"`
+	AvatarID     string          `json:"avatar_id"`
+	Framing      persona.Framing `json:"framing"`
 	// Voice is a voice id of the deployment's catalogue (GET /v1/voices); empty means the
 	// avatar's default voice.
 	Voice string `json:"voice"`
@@ -41,17 +33,17 @@ type Draft struct {
 
 // Version is an immutable published snapshot.
 type Version struct {
-	ID           string    `json:"id"`
-	AssistantID  string    `json:"assistant_id"`
-	Number       int       `json:"number"`
-	PublishedAt  time.Time `json:"published_at"`
-	Name         string    `json:"name"`
-	SystemPrompt string    `json:"system_prompt"`
-	Greeting     string    `json:"greeting"`
-	AvatarID     string    `json:"avatar_id"`
-	Framing      Framing   `json:"framing"`
-	Voice        string    `json:"voice"`
-	Model        string    `json:"model"`
+	ID           string          `json:"id"`
+	AssistantID  string          `json:"assistant_id"`
+	Number       int             `json:"number"`
+	PublishedAt  time.Time       `json:"published_at"`
+	Name         string          `json:"name"`
+	SystemPrompt string          `json:"system_prompt"`
+	Greeting     string          `json:"greeting"`
+	AvatarID     string          `json:"avatar_id"`
+	Framing      persona.Framing `json:"framing"`
+	Voice        string          `json:"voice"`
+	Model        string          `json:"model"`
 }
 
 // Assistant is the stored record. Versions are kept oldest first.

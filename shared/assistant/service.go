@@ -31,7 +31,7 @@ type Fields struct {
 	SystemPrompt *string
 	Greeting     *string
 	AvatarID     *string
-	Framing      *Framing
+	Framing      *persona.Framing
 	Voice        *string
 	Model        *string
 }
@@ -59,7 +59,7 @@ func (s *Service) Create(ctx context.Context, accountID string, f Fields) (Assis
 	now := s.now()
 	a := Assistant{
 		ID: ident.New("asst"), AccountID: accountID, Status: StatusActive,
-		Draft: Draft{Framing: DefaultFraming}, Revision: 1, CreatedAt: now, UpdatedAt: now,
+		Draft: Draft{Framing: persona.DefaultFraming}, Revision: 1, CreatedAt: now, UpdatedAt: now,
 	}
 	f.apply(&a)
 	if err := s.Store.CreateAssistant(ctx, a); err != nil {
@@ -261,12 +261,12 @@ func (f Fields) validate(voices []persona.Voice) error {
 	}
 	if f.Framing != nil {
 		switch f.Framing.Shot {
-		case "close_up", "medium", "wide":
+		case persona.ShotCloseUp, persona.ShotMedium, persona.ShotWide:
 		default:
 			return apierr.Invalid("framing.shot", "framing.shot must be close_up, medium or wide")
 		}
 		switch f.Framing.Position {
-		case "left", "center", "right":
+		case persona.PositionLeft, persona.PositionCenter, persona.PositionRight:
 		default:
 			return apierr.Invalid("framing.position", "framing.position must be left, center or right")
 		}
