@@ -1,6 +1,6 @@
 // Package assistant holds assistants: an editable draft, immutable numbered versions, the
 // active version a line's next call uses, and the rules for publishing, activating,
-// duplicating and archiving. It also holds the built-in avatar catalogue.
+// duplicating and archiving. The avatars a draft may name are persona.Avatars.
 package assistant
 
 import (
@@ -100,29 +100,4 @@ type Store interface {
 	// name v) in one transaction, under the same revision condition as UpdateAssistant.
 	PublishVersion(ctx context.Context, a Assistant, v Version) error
 	GetVersion(ctx context.Context, id string) (Version, error)
-}
-
-// Avatar is an entry of the built-in catalogue the persona worker can render.
-type Avatar struct {
-	ID          string `json:"id"`
-	Object      string `json:"object"`
-	Name        string `json:"name"`
-	Description string `json:"description"`
-}
-
-// Avatars is the built-in catalogue, in display order.
-var Avatars = []Avatar{
-	{ID: "ava_iris", Object: "avatar", Name: "Iris", Description: "Warm and calm, short dark hair, teal top."},
-	{ID: "ava_maya", Object: "avatar", Name: "Maya", Description: "Friendly and upbeat, long auburn hair, coral top."},
-	{ID: "ava_theo", Object: "avatar", Name: "Theo", Description: "Steady and clear, short blond hair, navy jacket."},
-}
-
-// AvatarByID finds an avatar of the catalogue.
-func AvatarByID(id string) (Avatar, bool) {
-	for _, a := range Avatars {
-		if a.ID == id {
-			return a, true
-		}
-	}
-	return Avatar{}, false
 }

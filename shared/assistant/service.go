@@ -255,7 +255,7 @@ func (f Fields) validate(voices []persona.Voice) error {
 		}
 	}
 	if f.AvatarID != nil && *f.AvatarID != "" {
-		if _, ok := AvatarByID(*f.AvatarID); !ok {
+		if _, ok := persona.AvatarByID(*f.AvatarID); !ok {
 			return apierr.Invalid("avatar_id", fmt.Sprintf("unknown avatar %q; see GET /v1/avatars", *f.AvatarID))
 		}
 	}
@@ -364,7 +364,7 @@ func (d Draft) complete(name string) error {
 	case strings.TrimSpace(d.Greeting) == "":
 		return incomplete("greeting")
 	}
-	if _, ok := AvatarByID(d.AvatarID); !ok {
+	if _, ok := persona.AvatarByID(d.AvatarID); !ok {
 		return incomplete("avatar_id")
 	}
 	return nil

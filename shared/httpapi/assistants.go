@@ -216,7 +216,25 @@ func (a *API) listAvatars(w http.ResponseWriter, r *http.Request) (int, any, err
 	if err := Query(r); err != nil {
 		return 0, nil, err
 	}
-	return http.StatusOK, ListJSON[assistant.Avatar]{Object: "list", Data: assistant.Avatars}, nil
+	out := ListJSON[AvatarJSON]{Object: "list", Data: make([]AvatarJSON, 0, len(persona.Avatars))}
+	for _, av := range persona.Avatars {
+		out.Data = append(out.Data, PresentAvatar(av))
+	}
+	return http.StatusOK, out, nil
+}
+
+// AvatarJSON is the avatar object.
+type AvatarJSON struct {
+	ID          string `json:"id"`
+	Object      string `json:"object"`
+	Name        string `json:"name"`
+	Description string `json:"description"`
+}
+
+// PresentAvatar maps a catalogue entry to its object. The description is made from the
+// same fields the worker draws the avatar with.
+func PresentAvatar(a persona.Avatar) AvatarJSON {
+	return AvatarJSON{ID: a.ID, Object: "avatar", Name: a.Name, Description: a.Description()}
 }
 
 // VoiceJSON is the voice object.

@@ -1113,7 +1113,7 @@ export interface components {
         Greeting: string;
         /**
          * @description An `id` from `GET /v1/avatars`, or empty for none yet.
-         * @example ava_amber
+         * @example ava_iris
          */
         AvatarIDField: string;
         /**
@@ -1169,7 +1169,7 @@ export interface components {
          *       "name": "Front desk",
          *       "system_prompt": "You are the front desk of Acme Dental. Be brief and kind.",
          *       "greeting": "Hello, Acme Dental, how can I help?",
-         *       "avatar_id": "ava_amber",
+         *       "avatar_id": "ava_iris",
          *       "framing": {
          *         "shot": "close_up",
          *         "position": "left"
@@ -1199,7 +1199,7 @@ export interface components {
          *       "name": "Front desk",
          *       "system_prompt": "You are the front desk of Acme Dental. Be brief and kind.",
          *       "greeting": "Hello, Acme Dental, how can I help?",
-         *       "avatar_id": "ava_amber",
+         *       "avatar_id": "ava_iris",
          *       "framing": {
          *         "shot": "close_up",
          *         "position": "left"
@@ -1229,7 +1229,7 @@ export interface components {
          * @example {
          *       "system_prompt": "You are the front desk of Acme Dental. Be brief and kind.",
          *       "greeting": "Hello, Acme Dental, how can I help?",
-         *       "avatar_id": "ava_amber",
+         *       "avatar_id": "ava_iris",
          *       "framing": {
          *         "shot": "close_up",
          *         "position": "left"
@@ -1262,7 +1262,7 @@ export interface components {
          *       "name": "Front desk",
          *       "system_prompt": "You are the front desk of Acme Dental. Be brief and kind.",
          *       "greeting": "Hello, Acme Dental, how can I help?",
-         *       "avatar_id": "ava_amber",
+         *       "avatar_id": "ava_iris",
          *       "framing": {
          *         "shot": "close_up",
          *         "position": "left"
@@ -1307,7 +1307,7 @@ export interface components {
          *       "draft": {
          *         "system_prompt": "You are the front desk of Acme Dental. Be brief and kind.",
          *         "greeting": "Hello, Acme Dental, how can I help?",
-         *         "avatar_id": "ava_amber",
+         *         "avatar_id": "ava_iris",
          *         "framing": {
          *           "shot": "close_up",
          *           "position": "left"
@@ -1324,7 +1324,7 @@ export interface components {
          *           "name": "Front desk",
          *           "system_prompt": "You are the front desk of Acme Dental. Be brief and kind.",
          *           "greeting": "Hello, Acme Dental, how can I help?",
-         *           "avatar_id": "ava_amber",
+         *           "avatar_id": "ava_iris",
          *           "framing": {
          *             "shot": "close_up",
          *             "position": "left"
@@ -1376,7 +1376,7 @@ export interface components {
          *           "draft": {
          *             "system_prompt": "You are the front desk of Acme Dental. Be brief and kind.",
          *             "greeting": "Hello, Acme Dental, how can I help?",
-         *             "avatar_id": "ava_amber",
+         *             "avatar_id": "ava_iris",
          *             "framing": {
          *               "shot": "close_up",
          *               "position": "left"
@@ -1393,7 +1393,7 @@ export interface components {
          *               "name": "Front desk",
          *               "system_prompt": "You are the front desk of Acme Dental. Be brief and kind.",
          *               "greeting": "Hello, Acme Dental, how can I help?",
-         *               "avatar_id": "ava_amber",
+         *               "avatar_id": "ava_iris",
          *               "framing": {
          *                 "shot": "close_up",
          *                 "position": "left"
@@ -1423,10 +1423,10 @@ export interface components {
         };
         /**
          * @example {
-         *       "id": "ava_01jd3f4g5h6j7k8m9n0p1q2r3t",
+         *       "id": "ava_iris",
          *       "object": "avatar",
-         *       "name": "Front desk",
-         *       "description": "Production receiver"
+         *       "name": "Iris",
+         *       "description": "Warm and calm, short dark hair, teal top."
          *     }
          */
         Avatar: {
@@ -1447,10 +1447,22 @@ export interface components {
          *       "object": "list",
          *       "data": [
          *         {
-         *           "id": "ava_01jd3f4g5h6j7k8m9n0p1q2r3t",
+         *           "id": "ava_iris",
          *           "object": "avatar",
-         *           "name": "Front desk",
-         *           "description": "Production receiver"
+         *           "name": "Iris",
+         *           "description": "Warm and calm, short dark hair, teal top."
+         *         },
+         *         {
+         *           "id": "ava_maya",
+         *           "object": "avatar",
+         *           "name": "Maya",
+         *           "description": "Friendly and upbeat, long auburn hair, coral top."
+         *         },
+         *         {
+         *           "id": "ava_theo",
+         *           "object": "avatar",
+         *           "name": "Theo",
+         *           "description": "Steady and clear, short blond hair, navy jacket."
          *         }
          *       ],
          *       "has_more": false
@@ -1475,12 +1487,12 @@ export interface components {
          *       "id": "flite-slt",
          *       "object": "voice",
          *       "engine": "flite",
-         *       "name": "Front desk",
+         *       "name": "Sarah",
          *       "language": "en-US",
          *       "gender": "female",
-         *       "description": "Production receiver",
+         *       "description": "Clear and calm US English (flite slt).",
          *       "default_for_avatars": [
-         *         "ava_01jd3f4g5h6j7k8m9n0p1q2r3t"
+         *         "ava_iris"
          *       ]
          *     }
          */
@@ -1519,12 +1531,12 @@ export interface components {
          *           "id": "flite-slt",
          *           "object": "voice",
          *           "engine": "flite",
-         *           "name": "Front desk",
+         *           "name": "Sarah",
          *           "language": "en-US",
          *           "gender": "female",
-         *           "description": "Production receiver",
+         *           "description": "Clear and calm US English (flite slt).",
          *           "default_for_avatars": [
-         *             "ava_01jd3f4g5h6j7k8m9n0p1q2r3t"
+         *             "ava_iris"
          *           ]
          *         }
          *       ],
@@ -3381,7 +3393,7 @@ export interface operations {
                      *           "draft": {
                      *             "system_prompt": "You are the front desk of Acme Dental. Be brief and kind.",
                      *             "greeting": "Hello, Acme Dental, how can I help?",
-                     *             "avatar_id": "ava_amber",
+                     *             "avatar_id": "ava_iris",
                      *             "framing": {
                      *               "shot": "close_up",
                      *               "position": "left"
@@ -3398,7 +3410,7 @@ export interface operations {
                      *               "name": "Front desk",
                      *               "system_prompt": "You are the front desk of Acme Dental. Be brief and kind.",
                      *               "greeting": "Hello, Acme Dental, how can I help?",
-                     *               "avatar_id": "ava_amber",
+                     *               "avatar_id": "ava_iris",
                      *               "framing": {
                      *                 "shot": "close_up",
                      *                 "position": "left"
@@ -3443,7 +3455,7 @@ export interface operations {
                  *       "name": "Front desk",
                  *       "system_prompt": "You are the front desk of Acme Dental. Be brief and kind.",
                  *       "greeting": "Hello, Acme Dental, how can I help?",
-                 *       "avatar_id": "ava_amber",
+                 *       "avatar_id": "ava_iris",
                  *       "framing": {
                  *         "shot": "close_up",
                  *         "position": "left"
@@ -3473,7 +3485,7 @@ export interface operations {
                      *       "draft": {
                      *         "system_prompt": "You are the front desk of Acme Dental. Be brief and kind.",
                      *         "greeting": "Hello, Acme Dental, how can I help?",
-                     *         "avatar_id": "ava_amber",
+                     *         "avatar_id": "ava_iris",
                      *         "framing": {
                      *           "shot": "close_up",
                      *           "position": "left"
@@ -3490,7 +3502,7 @@ export interface operations {
                      *           "name": "Front desk",
                      *           "system_prompt": "You are the front desk of Acme Dental. Be brief and kind.",
                      *           "greeting": "Hello, Acme Dental, how can I help?",
-                     *           "avatar_id": "ava_amber",
+                     *           "avatar_id": "ava_iris",
                      *           "framing": {
                      *             "shot": "close_up",
                      *             "position": "left"
@@ -3545,7 +3557,7 @@ export interface operations {
                      *       "draft": {
                      *         "system_prompt": "You are the front desk of Acme Dental. Be brief and kind.",
                      *         "greeting": "Hello, Acme Dental, how can I help?",
-                     *         "avatar_id": "ava_amber",
+                     *         "avatar_id": "ava_iris",
                      *         "framing": {
                      *           "shot": "close_up",
                      *           "position": "left"
@@ -3562,7 +3574,7 @@ export interface operations {
                      *           "name": "Front desk",
                      *           "system_prompt": "You are the front desk of Acme Dental. Be brief and kind.",
                      *           "greeting": "Hello, Acme Dental, how can I help?",
-                     *           "avatar_id": "ava_amber",
+                     *           "avatar_id": "ava_iris",
                      *           "framing": {
                      *             "shot": "close_up",
                      *             "position": "left"
@@ -3605,7 +3617,7 @@ export interface operations {
                  *       "name": "Front desk",
                  *       "system_prompt": "You are the front desk of Acme Dental. Be brief and kind.",
                  *       "greeting": "Hello, Acme Dental, how can I help?",
-                 *       "avatar_id": "ava_amber",
+                 *       "avatar_id": "ava_iris",
                  *       "framing": {
                  *         "shot": "close_up",
                  *         "position": "left"
@@ -3634,7 +3646,7 @@ export interface operations {
                      *       "draft": {
                      *         "system_prompt": "You are the front desk of Acme Dental. Be brief and kind.",
                      *         "greeting": "Hello, Acme Dental, how can I help?",
-                     *         "avatar_id": "ava_amber",
+                     *         "avatar_id": "ava_iris",
                      *         "framing": {
                      *           "shot": "close_up",
                      *           "position": "left"
@@ -3651,7 +3663,7 @@ export interface operations {
                      *           "name": "Front desk",
                      *           "system_prompt": "You are the front desk of Acme Dental. Be brief and kind.",
                      *           "greeting": "Hello, Acme Dental, how can I help?",
-                     *           "avatar_id": "ava_amber",
+                     *           "avatar_id": "ava_iris",
                      *           "framing": {
                      *             "shot": "close_up",
                      *             "position": "left"
@@ -3715,7 +3727,7 @@ export interface operations {
                      *       "draft": {
                      *         "system_prompt": "You are the front desk of Acme Dental. Be brief and kind.",
                      *         "greeting": "Hello, Acme Dental, how can I help?",
-                     *         "avatar_id": "ava_amber",
+                     *         "avatar_id": "ava_iris",
                      *         "framing": {
                      *           "shot": "close_up",
                      *           "position": "left"
@@ -3732,7 +3744,7 @@ export interface operations {
                      *           "name": "Front desk",
                      *           "system_prompt": "You are the front desk of Acme Dental. Be brief and kind.",
                      *           "greeting": "Hello, Acme Dental, how can I help?",
-                     *           "avatar_id": "ava_amber",
+                     *           "avatar_id": "ava_iris",
                      *           "framing": {
                      *             "shot": "close_up",
                      *             "position": "left"
@@ -3801,7 +3813,7 @@ export interface operations {
                      *       "draft": {
                      *         "system_prompt": "You are the front desk of Acme Dental. Be brief and kind.",
                      *         "greeting": "Hello, Acme Dental, how can I help?",
-                     *         "avatar_id": "ava_amber",
+                     *         "avatar_id": "ava_iris",
                      *         "framing": {
                      *           "shot": "close_up",
                      *           "position": "left"
@@ -3818,7 +3830,7 @@ export interface operations {
                      *           "name": "Front desk",
                      *           "system_prompt": "You are the front desk of Acme Dental. Be brief and kind.",
                      *           "greeting": "Hello, Acme Dental, how can I help?",
-                     *           "avatar_id": "ava_amber",
+                     *           "avatar_id": "ava_iris",
                      *           "framing": {
                      *             "shot": "close_up",
                      *             "position": "left"
@@ -3887,7 +3899,7 @@ export interface operations {
                      *       "draft": {
                      *         "system_prompt": "You are the front desk of Acme Dental. Be brief and kind.",
                      *         "greeting": "Hello, Acme Dental, how can I help?",
-                     *         "avatar_id": "ava_amber",
+                     *         "avatar_id": "ava_iris",
                      *         "framing": {
                      *           "shot": "close_up",
                      *           "position": "left"
@@ -3904,7 +3916,7 @@ export interface operations {
                      *           "name": "Front desk",
                      *           "system_prompt": "You are the front desk of Acme Dental. Be brief and kind.",
                      *           "greeting": "Hello, Acme Dental, how can I help?",
-                     *           "avatar_id": "ava_amber",
+                     *           "avatar_id": "ava_iris",
                      *           "framing": {
                      *             "shot": "close_up",
                      *             "position": "left"
@@ -3969,7 +3981,7 @@ export interface operations {
                      *       "draft": {
                      *         "system_prompt": "You are the front desk of Acme Dental. Be brief and kind.",
                      *         "greeting": "Hello, Acme Dental, how can I help?",
-                     *         "avatar_id": "ava_amber",
+                     *         "avatar_id": "ava_iris",
                      *         "framing": {
                      *           "shot": "close_up",
                      *           "position": "left"
@@ -3986,7 +3998,7 @@ export interface operations {
                      *           "name": "Front desk",
                      *           "system_prompt": "You are the front desk of Acme Dental. Be brief and kind.",
                      *           "greeting": "Hello, Acme Dental, how can I help?",
-                     *           "avatar_id": "ava_amber",
+                     *           "avatar_id": "ava_iris",
                      *           "framing": {
                      *             "shot": "close_up",
                      *             "position": "left"
@@ -4035,10 +4047,22 @@ export interface operations {
                      *       "object": "list",
                      *       "data": [
                      *         {
-                     *           "id": "ava_01jd3f4g5h6j7k8m9n0p1q2r3t",
+                     *           "id": "ava_iris",
                      *           "object": "avatar",
-                     *           "name": "Front desk",
-                     *           "description": "Production receiver"
+                     *           "name": "Iris",
+                     *           "description": "Warm and calm, short dark hair, teal top."
+                     *         },
+                     *         {
+                     *           "id": "ava_maya",
+                     *           "object": "avatar",
+                     *           "name": "Maya",
+                     *           "description": "Friendly and upbeat, long auburn hair, coral top."
+                     *         },
+                     *         {
+                     *           "id": "ava_theo",
+                     *           "object": "avatar",
+                     *           "name": "Theo",
+                     *           "description": "Steady and clear, short blond hair, navy jacket."
                      *         }
                      *       ],
                      *       "has_more": false
@@ -4079,12 +4103,12 @@ export interface operations {
                      *           "id": "flite-slt",
                      *           "object": "voice",
                      *           "engine": "flite",
-                     *           "name": "Front desk",
+                     *           "name": "Sarah",
                      *           "language": "en-US",
                      *           "gender": "female",
-                     *           "description": "Production receiver",
+                     *           "description": "Clear and calm US English (flite slt).",
                      *           "default_for_avatars": [
-                     *             "ava_01jd3f4g5h6j7k8m9n0p1q2r3t"
+                     *             "ava_iris"
                      *           ]
                      *         }
                      *       ],
