@@ -36,8 +36,8 @@ func (c *CallAnswers) Routes() []Route {
 		Tables: []string{TableAccounts, TableCallDecisions, "calls", TableIdempotency}, Handler: c.answer}}
 }
 
-// SessionJSON is the session payload answered to an accept.
-type SessionJSON struct {
+// AcceptedSessionJSON is the session payload answered to an accept.
+type AcceptedSessionJSON struct {
 	SessionID        string `json:"session_id"`
 	CallID           string `json:"call_id"`
 	RTCURL           string `json:"rtc_url"`
@@ -70,7 +70,7 @@ func (c *CallAnswers) answer(w http.ResponseWriter, r *http.Request) (int, any, 
 	}
 	if rec.Decision == decision.Accept {
 		s := rec.Session
-		return http.StatusCreated, SessionJSON{SessionID: s.SessionID, CallID: s.CallID, RTCURL: s.RTCURL,
+		return http.StatusCreated, AcceptedSessionJSON{SessionID: s.SessionID, CallID: s.CallID, RTCURL: s.RTCURL,
 			ParticipantToken: s.ParticipantToken, ExpiresAt: Time(s.ExpiresAt)}, nil
 	}
 	return c.declined(r.Context(), acct, rec)

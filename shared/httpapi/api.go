@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -31,9 +32,10 @@ type API struct {
 	Assistants  *assistant.Service
 	Lines       *line.Service
 	Idempotency idempotency.Store
-	Limiter     *Limiter
-	Log         *slog.Logger
-	Now         func() time.Time
+	// Limiter limits each account's request rate; nil turns limiting off.
+	Limiter RateLimiter
+	Log     *slog.Logger
+	Now     func() time.Time
 	// Extra routes of packages that plug into the API (sessions, calls, webhooks, the
 	// simulated platform, internal receivers).
 	Extra []Route
@@ -65,7 +67,7 @@ type HandlerFunc func(w http.ResponseWriter, r *http.Request) (int, any, error)
 
 // Routes is the whole route table, core routes first.
 func (a *API) Routes() []Route {
-	return append(a.coreRoutes(), a.Extra...)
+	return slices.Concat(a.coreRoutes(), a.keyRoutes(), a.Extra)
 }
 
 // Handler serves every route with API-key auth: the local stack.
@@ -160,12 +162,12 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	}
 }
 
-// errorBody is the documented error shape.
-type errorBody struct {
-	Error errorDetail `json:"error"`
+// errorJSON is the documented error shape.
+type errorJSON struct {
+	Error errorDetailJSON `json:"error"`
 }
 
-type errorDetail struct {
+type errorDetailJSON struct {
 	Type      string `json:"type"`
 	Code      string `json:"code"`
 	Message   string `json:"message"`
@@ -182,10 +184,10 @@ func (a *API) writeError(w http.ResponseWriter, r *http.Request, err error) {
 			"method", r.Method, "path", r.URL.Path, "error", err.Error())
 		e = apierr.New(apierr.CodeInternal, "internal error")
 	}
-	if e.Code == apierr.CodeRateLimited {
+	if e.Code == apierr.CodeRateLimited && w.Header().Get("Retry-After") == "" {
 		w.Header().Set("Retry-After", "1")
 	}
-	writeJSON(w, e.Status(), errorBody{Error: errorDetail{
+	writeJSON(w, e.Status(), errorJSON{Error: errorDetailJSON{
 		Type: e.Type(), Code: e.Code, Message: e.Message, Param: e.Param, RequestID: RequestID(r.Context()),
 	}})
 }
@@ -209,7 +211,6 @@ type ctxKey int
 const (
 	keyRequestID ctxKey = iota
 	keyAccount
-	keyRateBucket
 )
 
 // RequestID returns the request's id (req_...).
@@ -227,4 +228,20 @@ func WithAccount(ctx context.Context, a account.Account) context.Context {
 func AccountFrom(ctx context.Context) account.Account {
 	a, _ := ctx.Value(keyAccount).(account.Account)
 	return a
+}
+
+// Passthrough mounts h as public routes of function, one per "METHOD /path" pattern: h
+// writes its own responses (a status of 0 from the route's handler). The local stack
+// mounts the simulated platform's API this way (mediafleet/platformsim.Patterns).
+func Passthrough(function string, h http.Handler, patterns ...string) []Route {
+	own := func(w http.ResponseWriter, r *http.Request) (int, any, error) {
+		h.ServeHTTP(w, r)
+		return 0, nil, nil
+	}
+	routes := make([]Route, 0, len(patterns))
+	for _, p := range patterns {
+		method, path, _ := strings.Cut(p, " ")
+		routes = append(routes, Route{Function: function, Method: method, Pattern: path, Public: true, Handler: own})
+	}
+	return routes
 }

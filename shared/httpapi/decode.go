@@ -168,19 +168,45 @@ func ListQuery(r *http.Request, prefix string, allowed ...string) (listing.Query
 	return q, nil
 }
 
-// List is the list envelope.
-type List[T any] struct {
+// ListJSON is the list envelope.
+type ListJSON[T any] struct {
 	Object  string `json:"object"`
 	Data    []T    `json:"data"`
 	HasMore bool   `json:"has_more"`
 }
 
 // NewList cuts items fetched with limit+1 into a page and maps them to their JSON form.
-func NewList[S, T any](items []S, limit int, present func(S) T) List[T] {
+func NewList[S, T any](items []S, limit int, present func(S) T) ListJSON[T] {
 	page, more := listing.Page(items, limit)
-	out := List[T]{Object: "list", Data: make([]T, 0, len(page)), HasMore: more}
+	out := ListJSON[T]{Object: "list", Data: make([]T, 0, len(page)), HasMore: more}
 	for _, it := range page {
 		out.Data = append(out.Data, present(it))
+	}
+	return out
+}
+
+// MaxListBytes bounds the encoded items of a page of a list whose items can be large
+// (assistants and versions carry prompts of up to 20,000 characters). Lambda refuses a
+// response over 6 MB, counted after the body is quoted into the proxy's JSON, which can
+// double it (every `"` becomes `\"`); 2 MiB keeps the worst case under that, and one
+// assistant object at the field limits (about 1.5 MB) always fits.
+const MaxListBytes = 2 << 20
+
+// NewBoundedList is NewList that also ends the page before its items pass MaxListBytes,
+// with has_more set: a page may hold fewer than limit items, never none while more exist,
+// and the cursor of its last item continues where it stopped.
+func NewBoundedList[S, T any](items []S, limit int, present func(S) T) ListJSON[T] {
+	out := NewList(items, limit, present)
+	size := 0
+	for i, it := range out.Data {
+		b, err := json.Marshal(it)
+		if err != nil {
+			break // writeJSON reports it
+		}
+		if size += len(b); size > MaxListBytes && i > 0 {
+			out.Data, out.HasMore = out.Data[:i], true
+			break
+		}
 	}
 	return out
 }

@@ -8,7 +8,7 @@ import (
 	"github.com/bridgeline/bridgeline/shared/apierr"
 	"github.com/bridgeline/bridgeline/shared/lktoken"
 	"github.com/bridgeline/bridgeline/shared/persona"
-	"github.com/bridgeline/bridgeline/shared/platform/sim/simhook"
+	"github.com/bridgeline/bridgeline/shared/platform/simhook"
 	"github.com/bridgeline/bridgeline/shared/rtc"
 	"github.com/bridgeline/bridgeline/shared/session"
 )
@@ -53,7 +53,8 @@ func (h *Receivers) Routes() []Route {
 	return routes
 }
 
-type received struct {
+// receivedJSON acknowledges a receiver delivery.
+type receivedJSON struct {
 	Received bool `json:"received"`
 }
 
@@ -68,7 +69,7 @@ func (h *Receivers) livekit(w http.ResponseWriter, r *http.Request) (int, any, e
 	if err := h.Sessions.HandleLiveKit(r.Context(), ev); err != nil {
 		return 0, nil, err
 	}
-	return http.StatusOK, received{true}, nil
+	return http.StatusOK, receivedJSON{true}, nil
 }
 
 func (h *Receivers) sim(w http.ResponseWriter, r *http.Request) (int, any, error) {
@@ -82,7 +83,7 @@ func (h *Receivers) sim(w http.ResponseWriter, r *http.Request) (int, any, error
 	if err := h.Sessions.HandleNotification(r.Context(), "sim", n); err != nil {
 		return 0, nil, err
 	}
-	return http.StatusOK, received{true}, nil
+	return http.StatusOK, receivedJSON{true}, nil
 }
 
 func (h *Receivers) report(w http.ResponseWriter, r *http.Request) (int, any, error) {
@@ -98,7 +99,7 @@ func (h *Receivers) report(w http.ResponseWriter, r *http.Request) (int, any, er
 	if err := h.Sessions.HandleReport(r.Context(), rep); err != nil {
 		return 0, nil, err
 	}
-	return http.StatusOK, received{true}, nil
+	return http.StatusOK, receivedJSON{true}, nil
 }
 
 func (h *Receivers) now() time.Time {

@@ -37,9 +37,9 @@ func (h *Sessions) Routes() []Route {
 	}
 }
 
-// SessionObject is the session object. The participant token and its expiry are present
+// SessionJSON is the session object. The participant token and its expiry are present
 // only in the answer to POST /v1/sessions.
-type SessionObject struct {
+type SessionJSON struct {
 	ID               string  `json:"id"`
 	Object           string  `json:"object"`
 	SessionID        string  `json:"session_id"`
@@ -61,8 +61,8 @@ type SessionObject struct {
 }
 
 // PresentSession maps a session to its object.
-func PresentSession(s session.Session, rtcURL string) SessionObject {
-	return SessionObject{
+func PresentSession(s session.Session, rtcURL string) SessionJSON {
+	return SessionJSON{
 		ID: s.ID, Object: "session", SessionID: s.ID, CallID: s.CallID, Status: s.Status, Mode: s.Mode, Media: s.Media,
 		PlatformHandle: s.PlatformHandle, LineID: s.LineID, AssistantID: StringOrNull(s.AssistantID),
 		VersionID: StringOrNull(s.VersionID), RTCURL: rtcURL, EndReason: StringOrNull(s.EndReason),
@@ -70,8 +70,8 @@ func PresentSession(s session.Session, rtcURL string) SessionObject {
 	}
 }
 
-// CallObject is the call record object.
-type CallObject struct {
+// CallJSON is the call record object.
+type CallJSON struct {
 	ID             string           `json:"id"`
 	Object         string           `json:"object"`
 	Direction      string           `json:"direction"`
@@ -101,7 +101,7 @@ type CallObject struct {
 
 // PresentCall maps a call record to its object. Transcript is an array for assistant
 // calls and null otherwise.
-func PresentCall(c call.Call) CallObject {
+func PresentCall(c call.Call) CallJSON {
 	transcript := c.Transcript
 	var report *string
 	if c.HandledBy == call.HandledByAssistant {
@@ -114,7 +114,7 @@ func PresentCall(c call.Call) CallObject {
 		}
 		report = &r
 	}
-	return CallObject{
+	return CallJSON{
 		ID: c.ID, Object: "call", Direction: c.Direction, LineID: StringOrNull(c.LineID), From: c.From, To: c.To,
 		Media: c.Media, Status: c.Status, HandledBy: c.HandledBy, AssistantID: StringOrNull(c.AssistantID),
 		VersionID: StringOrNull(c.VersionID), SessionID: StringOrNull(c.SessionID), StartedAt: Time(c.StartedAt),
@@ -175,7 +175,7 @@ func (h *Sessions) list(w http.ResponseWriter, r *http.Request) (int, any, error
 		return 0, nil, err
 	}
 	url := h.Service.Rooms.PublicURL()
-	return http.StatusOK, NewList(list, q.Limit, func(s session.Session) SessionObject { return PresentSession(s, url) }), nil
+	return http.StatusOK, NewList(list, q.Limit, func(s session.Session) SessionJSON { return PresentSession(s, url) }), nil
 }
 
 func (h *Sessions) get(w http.ResponseWriter, r *http.Request) (int, any, error) {
@@ -220,7 +220,7 @@ func (h *Sessions) token(w http.ResponseWriter, r *http.Request) (int, any, erro
 	if err != nil {
 		return 0, nil, err
 	}
-	return http.StatusCreated, SessionJSON{SessionID: s.ID, CallID: s.CallID, RTCURL: h.Service.Rooms.PublicURL(),
+	return http.StatusCreated, AcceptedSessionJSON{SessionID: s.ID, CallID: s.CallID, RTCURL: h.Service.Rooms.PublicURL(),
 		ParticipantToken: tok.JWT, ExpiresAt: Time(tok.ExpiresAt)}, nil
 }
 

@@ -16,13 +16,13 @@ import (
 	lksdk "github.com/livekit/server-sdk-go/v2"
 
 	"github.com/bridgeline/bridgeline/events/callevent"
+	"github.com/bridgeline/bridgeline/mediafleet/platformsim"
 	"github.com/bridgeline/bridgeline/shared/assistant"
 	"github.com/bridgeline/bridgeline/shared/call"
 	"github.com/bridgeline/bridgeline/shared/httpapi"
 	"github.com/bridgeline/bridgeline/shared/line"
 	"github.com/bridgeline/bridgeline/shared/listing"
 	"github.com/bridgeline/bridgeline/shared/platform"
-	"github.com/bridgeline/bridgeline/shared/platform/sim"
 	"github.com/bridgeline/bridgeline/shared/rtc"
 	"github.com/bridgeline/bridgeline/shared/session"
 	"github.com/bridgeline/bridgeline/shared/session/sessiontest"
@@ -132,7 +132,7 @@ func TestCreateFaults(t *testing.T) {
 	tn := st.Tenant(t)
 	f := &faults{dials: map[string][]string{}}
 	svc := &session.Service{Records: faultyRecords{st.Store, f}, Lines: st.Store, Assistants: st.Store, Accounts: st.Store,
-		Rooms: faultyRooms{st.RTC, f}, Platforms: map[string]platform.Platform{sim.Name: countingPlatform{st.Sim, f}},
+		Rooms: faultyRooms{st.RTC, f}, Platforms: map[string]platform.Platform{platformsim.Name: countingPlatform{st.Sim, f}},
 		Now: time.Now}
 	api := &httpapi.API{Accounts: st.Store, Idempotency: st.Store, Now: time.Now,
 		Assistants: &assistant.Service{Store: st.Store, Now: time.Now},
@@ -233,7 +233,7 @@ func TestCreateFaults(t *testing.T) {
 				f.mu.Lock()
 				id := f.dials[handle][0]
 				f.mu.Unlock()
-				if c, err := st.Sim.Get(id); err != nil || c.Status == sim.StatusRinging {
+				if c, err := st.Sim.Get(id); err != nil || c.Status == platformsim.StatusRinging {
 					t.Errorf("sim call after the failed create = %+v, %v; want it hung up", c.Status, err)
 				}
 			}
