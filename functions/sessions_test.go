@@ -33,6 +33,7 @@ import (
 	"github.com/bridgeline/bridgeline/shared/persona"
 	"github.com/bridgeline/bridgeline/shared/platform/simhook"
 	"github.com/bridgeline/bridgeline/shared/rtc"
+	"github.com/bridgeline/bridgeline/shared/rtc/lkapi"
 	"github.com/bridgeline/bridgeline/shared/session"
 )
 
@@ -128,7 +129,7 @@ func (s *stack) sessionScenario(lk *livekitserver.Server, gw *gateway, acctID, l
 	if err := s.store.SaveSession(ctx, ses, c, nil); err != nil {
 		t.Fatal(err)
 	}
-	rooms, err := rtc.New(rtc.Config{URL: lk.HTTPURL(), PublicURL: lk.WSURL(), APIKey: conf.APIKey, APISecret: conf.APISecret})
+	rooms, err := lkapi.New(lkapi.Config{URL: lk.HTTPURL(), PublicURL: lk.WSURL(), APIKey: conf.APIKey, APISecret: conf.APISecret})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,9 +4,10 @@
 # libflite; also the sim caller's voice) and espeak-ng (text to speech, a subprocess),
 # pocketsphinx with its headers and US English model (speech recognition through
 # libpocketsphinx), ffmpeg and pkg-config; redis-server (infra's TURN test runs
-# livekit-server's fleet config against a Redis requiring AUTH).
+# livekit-server's fleet config against a Redis requiring AUTH); curl and jq (the docs'
+# shell blocks, which cmd/bridgeline's TestDocs runs).
 set -euo pipefail
-pkgs=(libopus-dev libsoxr-dev libvpx-dev flite flite1-dev espeak-ng libespeak-ng-dev pocketsphinx libpocketsphinx-dev libsphinxbase-dev pocketsphinx-en-us ffmpeg pkg-config redis-server)
+pkgs=(curl jq libopus-dev libsoxr-dev libvpx-dev flite flite1-dev espeak-ng libespeak-ng-dev pocketsphinx libpocketsphinx-dev libsphinxbase-dev pocketsphinx-en-us ffmpeg pkg-config redis-server)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -19,7 +19,7 @@ import (
 	"github.com/bridgeline/bridgeline/shared/httpapi"
 	"github.com/bridgeline/bridgeline/shared/platform"
 	"github.com/bridgeline/bridgeline/shared/platform/simhook"
-	"github.com/bridgeline/bridgeline/shared/rtc"
+	"github.com/bridgeline/bridgeline/shared/rtc/lkapi"
 	"github.com/bridgeline/bridgeline/shared/session"
 )
 
@@ -93,7 +93,7 @@ func startMedia(ctx context.Context, cfg config.Config, s Store, api *httpapi.AP
 	})
 	fmt.Printf("bridgeline: livekit-server on %s (log: %s)\n", lk.WSURL(), lk.LogPath())
 
-	rooms, err := rtc.New(rtc.Config{URL: cfg.LiveKitURL, PublicURL: cfg.LiveKitPublicURL,
+	rooms, err := lkapi.New(lkapi.Config{URL: cfg.LiveKitURL, PublicURL: cfg.LiveKitPublicURL,
 		APIKey: cfg.LiveKitAPIKey, APISecret: cfg.LiveKitSecret, TokenTTL: cfg.TokenTTL})
 	if err != nil {
 		return fail(err)

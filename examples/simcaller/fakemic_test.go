@@ -10,8 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/livekit/protocol/livekit"
-
 	"github.com/bridgeline/bridgeline/examples/internal/browser"
 	"github.com/bridgeline/bridgeline/mediafleet/callerbot"
 	"github.com/bridgeline/bridgeline/mediafleet/livekitserver"
@@ -22,6 +20,7 @@ import (
 	"github.com/bridgeline/bridgeline/shared/platform"
 	"github.com/bridgeline/bridgeline/shared/platform/simhook"
 	"github.com/bridgeline/bridgeline/shared/rtc"
+	"github.com/bridgeline/bridgeline/shared/rtc/lkapi"
 )
 
 // QuestionWAV writes text, spoken by flite in the sim caller's voice after lead of
@@ -49,7 +48,7 @@ func TestBrowserFakeMicrophoneReachesTheRoom(t *testing.T) {
 	t.Setenv(platformsim.ClientSDKEnv, browser.ClientSDK(t))
 	lk := livekittest.Start(t, livekitserver.Config{})
 	cfg := lk.Config()
-	rooms, err := rtc.New(rtc.Config{URL: lk.HTTPURL(), PublicURL: lk.WSURL(), APIKey: cfg.APIKey, APISecret: cfg.APISecret})
+	rooms, err := lkapi.New(lkapi.Config{URL: lk.HTTPURL(), PublicURL: lk.WSURL(), APIKey: cfg.APIKey, APISecret: cfg.APISecret})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -62,7 +61,7 @@ func TestBrowserFakeMicrophoneReachesTheRoom(t *testing.T) {
 	if _, err := rooms.CreateRoom(ctx, rtc.RoomSpec{Name: roomName}); err != nil {
 		t.Fatal(err)
 	}
-	partyTok, err := rooms.ParticipantToken(rtc.Grant{Room: roomName, Identity: platform.ParticipantIdentity, Kind: livekit.ParticipantInfo_SIP})
+	partyTok, err := rooms.ParticipantToken(rtc.Grant{Room: roomName, Identity: platform.ParticipantIdentity, Kind: rtc.KindSIP})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,8 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/livekit/protocol/livekit"
-
 	"github.com/bridgeline/bridgeline/mediafleet/callerbot"
 	"github.com/bridgeline/bridgeline/mediafleet/platformsim"
 	"github.com/bridgeline/bridgeline/mediafleet/sphinx"
@@ -231,7 +229,7 @@ func TestSayAndHear(t *testing.T) {
 func TestPartyQuietForAgents(t *testing.T) {
 	e := setup(t)
 	id, _ := e.dialed(t, "ses_quiet")
-	tok, err := e.rooms.ParticipantToken(rtc.Grant{Room: "ses_quiet", Identity: "assistant-job", Kind: livekit.ParticipantInfo_AGENT})
+	tok, err := e.rooms.ParticipantToken(rtc.Grant{Room: "ses_quiet", Identity: "assistant-job", Kind: rtc.KindAgent})
 	if err != nil {
 		t.Fatal(err)
 	}

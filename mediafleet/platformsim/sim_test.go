@@ -11,7 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/livekit/protocol/livekit"
 	protologger "github.com/livekit/protocol/logger"
 	lksdk "github.com/livekit/server-sdk-go/v2"
 
@@ -22,6 +21,7 @@ import (
 	"github.com/bridgeline/bridgeline/shared/platform"
 	"github.com/bridgeline/bridgeline/shared/platform/simhook"
 	"github.com/bridgeline/bridgeline/shared/rtc"
+	"github.com/bridgeline/bridgeline/shared/rtc/lkapi"
 )
 
 func TestMain(m *testing.M) {
@@ -84,7 +84,7 @@ func (rc *receiver) wait(t *testing.T, simCallID string, n int) []platform.Notif
 }
 
 type env struct {
-	rooms *rtc.Client
+	rooms *lkapi.Client
 	sim   *platformsim.Sim
 	recv  *receiver
 	http  *httptest.Server
@@ -93,7 +93,7 @@ type env struct {
 func setup(t *testing.T) env {
 	lk := livekittest.Start(t, livekitserver.Config{})
 	cfg := lk.Config()
-	rooms, err := rtc.New(rtc.Config{URL: lk.HTTPURL(), PublicURL: lk.WSURL(), APIKey: cfg.APIKey, APISecret: cfg.APISecret})
+	rooms, err := lkapi.New(lkapi.Config{URL: lk.HTTPURL(), PublicURL: lk.WSURL(), APIKey: cfg.APIKey, APISecret: cfg.APISecret})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -121,7 +121,7 @@ func (e env) room(t *testing.T, name string) (platform.Room, string) {
 	if _, err := e.rooms.CreateRoom(ctx, rtc.RoomSpec{Name: name}); err != nil {
 		t.Fatal(err)
 	}
-	party, err := e.rooms.ParticipantToken(rtc.Grant{Room: name, Identity: platform.ParticipantIdentity, Kind: livekit.ParticipantInfo_SIP})
+	party, err := e.rooms.ParticipantToken(rtc.Grant{Room: name, Identity: platform.ParticipantIdentity, Kind: rtc.KindSIP})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -381,5 +381,68 @@ func TestNonJSONBodiesRefused(t *testing.T) {
 	resp.Body.Close()
 	if resp.StatusCode != http.StatusCreated || len(s.List()) != 1 {
 		t.Errorf("JSON POST /sim/calls = %d with %d calls, want 201 and 1", resp.StatusCode, len(s.List()))
+	}
+}
+
+// Ended calls are forgotten once past KeepEnded, or beyond the MaxEnded newest: the sim
+// of a long-running stack does not grow with every call it ever placed. Live calls stay
+// whatever their age.
+func TestEndedCallsPruned(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		keep       time.Duration
+		max        int
+		ended      int           // calls placed and rejected, in order
+		pause      time.Duration // before one more call is placed
+		wantKept   int           // the newest ended calls still readable
+		wantPruned int           // the oldest ended calls gone
+	}{
+		{name: "beyond the newest MaxEnded", keep: time.Hour, max: 2, ended: 5, wantKept: 2, wantPruned: 3},
+		{name: "past KeepEnded", keep: 50 * time.Millisecond, max: 100, ended: 3, pause: 150 * time.Millisecond, wantPruned: 3},
+		{name: "within both", keep: time.Hour, max: 100, ended: 3, wantKept: 3},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			const secret = "prune-test-secret"
+			_, url := newReceiver(t, secret)
+			s, err := platformsim.New(platformsim.Config{NotifyURL: url, Secret: secret, KeepEnded: tc.keep, MaxEnded: tc.max})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { s.Close(context.Background()) })
+			place := func() platformsim.Call {
+				t.Helper()
+				c, err := s.Place(platformsim.PlaceRequest{From: "+15551230000", To: "+15550100001", Media: platform.MediaAudio})
+				if err != nil {
+					t.Fatal(err)
+				}
+				return c
+			}
+			live := place()
+			var ended []string
+			for range tc.ended {
+				c := place()
+				if err := s.Reject(context.Background(), c.ID, "declined"); err != nil {
+					t.Fatal(err)
+				}
+				ended = append(ended, c.ID)
+			}
+			time.Sleep(tc.pause)
+			newest := place()
+			for i, id := range ended {
+				_, err := s.Get(id)
+				pruned := err != nil
+				if want := i < tc.wantPruned; pruned != want {
+					t.Errorf("ended call %d of %d: pruned = %v, want %v", i+1, len(ended), pruned, want)
+				}
+			}
+			if got := len(s.List()); got != tc.wantKept+2 {
+				t.Errorf("List() has %d calls, want %d (the kept ended ones and two live)", got, tc.wantKept+2)
+			}
+			for _, id := range []string{live.ID, newest.ID} {
+				if c, err := s.Get(id); err != nil || c.Status != platformsim.StatusRinging {
+					t.Errorf("Get(%s) = %v, %v, want the live call ringing", id, c.Status, err)
+				}
+			}
+		})
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -31,9 +32,10 @@ type API struct {
 	Assistants  *assistant.Service
 	Lines       *line.Service
 	Idempotency idempotency.Store
-	Limiter     *Limiter
-	Log         *slog.Logger
-	Now         func() time.Time
+	// Limiter limits each account's request rate; nil turns limiting off.
+	Limiter RateLimiter
+	Log     *slog.Logger
+	Now     func() time.Time
 	// Extra routes of packages that plug into the API (sessions, calls, webhooks, the
 	// simulated platform, internal receivers).
 	Extra []Route
@@ -65,7 +67,7 @@ type HandlerFunc func(w http.ResponseWriter, r *http.Request) (int, any, error)
 
 // Routes is the whole route table, core routes first.
 func (a *API) Routes() []Route {
-	return append(a.coreRoutes(), a.Extra...)
+	return slices.Concat(a.coreRoutes(), a.keyRoutes(), a.Extra)
 }
 
 // Handler serves every route with API-key auth: the local stack.
@@ -182,7 +184,7 @@ func (a *API) writeError(w http.ResponseWriter, r *http.Request, err error) {
 			"method", r.Method, "path", r.URL.Path, "error", err.Error())
 		e = apierr.New(apierr.CodeInternal, "internal error")
 	}
-	if e.Code == apierr.CodeRateLimited {
+	if e.Code == apierr.CodeRateLimited && w.Header().Get("Retry-After") == "" {
 		w.Header().Set("Retry-After", "1")
 	}
 	writeJSON(w, e.Status(), errorJSON{Error: errorDetailJSON{
@@ -209,7 +211,6 @@ type ctxKey int
 const (
 	keyRequestID ctxKey = iota
 	keyAccount
-	keyRateBucket
 )
 
 // RequestID returns the request's id (req_...).

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/bridgeline/bridgeline/shared/apierr"
+	"github.com/bridgeline/bridgeline/shared/lktoken"
 	"github.com/bridgeline/bridgeline/shared/persona"
 	"github.com/bridgeline/bridgeline/shared/platform/simhook"
 	"github.com/bridgeline/bridgeline/shared/rtc"
@@ -21,10 +22,17 @@ const LiveKitWebhookPath = "/internal/livekit/webhook"
 type Receivers struct {
 	Sessions *session.Service
 	// RTC verifies LiveKit webhooks and, with the same fleet key, worker reports.
-	RTC *rtc.Client
+	RTC LiveKitVerifier
 	// SimSecret verifies the sim's notifications; empty leaves the sim route out.
 	SimSecret string
 	Now       func() time.Time
+}
+
+// LiveKitVerifier verifies what the media fleet sends: *lkapi.Client. An interface, so
+// that the HTTP layer links no LiveKit package.
+type LiveKitVerifier interface {
+	ReceiveWebhook(r *http.Request) (rtc.WebhookEvent, error)
+	KeyProvider() lktoken.Keys
 }
 
 // Routes are the internal receivers.

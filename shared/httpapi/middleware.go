@@ -8,8 +8,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"runtime/debug"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -95,17 +97,15 @@ func (a *API) limitBody(next http.Handler, max int64) http.Handler {
 	})
 }
 
-// KeyAuth authenticates `Authorization: Bearer sk_...` against the stored key hashes.
+// KeyAuth authenticates `Authorization: Bearer sk_...` against the stored key hashes. A
+// revoked key is refused from the request after its revocation on.
 func (a *API) KeyAuth(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		acct, err := Authorize(r.Context(), a.Accounts, r.Header.Get("Authorization"))
+		acct, _, err := authorizeKey(r.Context(), a.Accounts, r.Header.Get("Authorization"), a.now())
 		if err != nil {
 			a.writeError(w, r, err)
 			return
 		}
-		text, _ := bearer(r)
-		// The rate limit counts per key; the bucket is named by the key's hash.
-		r = r.WithContext(context.WithValue(r.Context(), keyRateBucket, account.HashKey(text)))
 		Authenticated(w, r, acct, next)
 	})
 }
@@ -119,15 +119,6 @@ func Authenticated(w http.ResponseWriter, r *http.Request, acct account.Account,
 	next.ServeHTTP(w, r.WithContext(WithAccount(r.Context(), acct)))
 }
 
-// rateBucket names the request's rate-limit bucket: its API key where the key is known,
-// else its account (behind the Lambda authorizer, which passes only the account).
-func rateBucket(ctx context.Context) string {
-	if b, ok := ctx.Value(keyRateBucket).(string); ok {
-		return b
-	}
-	return AccountFrom(ctx).ID
-}
-
 func bearer(r *http.Request) (string, bool) {
 	h := r.Header.Get("Authorization")
 	scheme, token, ok := strings.Cut(h, " ")
@@ -137,13 +128,27 @@ func bearer(r *http.Request) (string, bool) {
 	return strings.TrimSpace(token), true
 }
 
-// rateLimited applies the per-key token bucket.
+// RateLimiter decides whether an account may make one more request now, and if not,
+// how long it should wait: the in-process Limiter (local stack), or one shared by every
+// Lambda instance (dynamo.RateLimiter).
+type RateLimiter interface {
+	Take(ctx context.Context, bucket string, now time.Time) (ok bool, retryAfter time.Duration, err error)
+}
+
+// rateLimited applies the per-account limit: every key of an account shares it (a key
+// the account makes through POST /v1/api_keys gets no rate of its own). A limiter that
+// fails lets the request through: the limit guards capacity, and refusing every request
+// while its store is unwell would turn a slow counter into an outage.
 func (a *API) rateLimited(next http.Handler) http.Handler {
 	if a.Limiter == nil {
 		return next
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if !a.Limiter.Allow(rateBucket(r.Context()), a.now()) {
+		ok, wait, err := a.Limiter.Take(r.Context(), AccountFrom(r.Context()).ID, a.now())
+		if err != nil {
+			a.log().WarnContext(r.Context(), "rate limiter", "request_id", RequestID(r.Context()), "error", err.Error())
+		} else if !ok {
+			w.Header().Set("Retry-After", strconv.Itoa(max(1, int(math.Ceil(wait.Seconds())))))
 			a.writeError(w, r, apierr.New(apierr.CodeRateLimited, "too many requests; retry after the Retry-After seconds"))
 			return
 		}
@@ -151,7 +156,7 @@ func (a *API) rateLimited(next http.Handler) http.Handler {
 	})
 }
 
-// Limiter is a token bucket per key: Rate tokens a second, up to Burst.
+// Limiter is a token bucket per account: Rate tokens a second, up to Burst.
 type Limiter struct {
 	Rate  float64
 	Burst float64
@@ -168,6 +173,15 @@ type bucket struct {
 // NewLimiter makes a limiter; rate <= 0 turns limiting off.
 func NewLimiter(rate, burst float64) *Limiter {
 	return &Limiter{Rate: rate, Burst: burst, buckets: map[string]*bucket{}}
+}
+
+// Take is Allow as a RateLimiter: the wait is until the next token. A nil Limiter allows
+// everything.
+func (l *Limiter) Take(_ context.Context, key string, now time.Time) (bool, time.Duration, error) {
+	if l == nil || l.Allow(key, now) {
+		return true, 0, nil
+	}
+	return false, time.Duration(float64(time.Second) / l.Rate), nil
 }
 
 // Allow takes a token for key at now, if one is left.

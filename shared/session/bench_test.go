@@ -11,6 +11,7 @@ import (
 	"github.com/bridgeline/bridgeline/shared/ident"
 	"github.com/bridgeline/bridgeline/shared/listing"
 	"github.com/bridgeline/bridgeline/shared/rtc"
+	"github.com/bridgeline/bridgeline/shared/rtc/lkapi"
 	"github.com/bridgeline/bridgeline/shared/session"
 	"github.com/bridgeline/bridgeline/shared/session/sessiontest"
 )
@@ -85,7 +86,7 @@ func BenchmarkSessionCreate(b *testing.B) {
 
 // bareCreate is the floor: one CreateRoom and one participant token, then the room is
 // deleted outside the measured part.
-func bareCreate(b *testing.B, ctx context.Context, c *rtc.Client) time.Duration {
+func bareCreate(b *testing.B, ctx context.Context, c *lkapi.Client) time.Duration {
 	name := ident.New("ses")
 	t0 := time.Now()
 	if _, err := c.CreateRoom(ctx, rtc.RoomSpec{Name: name, EmptyTimeout: session.RoomEmptyTimeout,

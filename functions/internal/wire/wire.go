@@ -22,7 +22,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/eventbridge"
 	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
-	"github.com/livekit/protocol/livekit"
 
 	"github.com/bridgeline/bridgeline/events/awsbus"
 	"github.com/bridgeline/bridgeline/events/callevent"
@@ -36,6 +35,7 @@ import (
 	"github.com/bridgeline/bridgeline/shared/platform"
 	"github.com/bridgeline/bridgeline/shared/platform/simclient"
 	"github.com/bridgeline/bridgeline/shared/rtc"
+	"github.com/bridgeline/bridgeline/shared/rtc/lkapi"
 	"github.com/bridgeline/bridgeline/shared/session"
 	"github.com/bridgeline/bridgeline/shared/store/dynamo"
 	"github.com/bridgeline/bridgeline/shared/webhookendpoint"
@@ -81,7 +81,7 @@ func Logger() *slog.Logger {
 // leaves the platform-sim route out).
 type Media struct {
 	Rooms     session.Rooms
-	RTC       *rtc.Client
+	RTC       *lkapi.Client
 	Platforms map[string]platform.Platform
 	SimSecret string
 	// HostedVoices are the fleet's hosted speech API voices a draft may name (TTS_VOICES).
@@ -280,7 +280,7 @@ func liveKitFromEnv(ctx context.Context) (Media, error) {
 	if err := json.Unmarshal([]byte(aws.ToString(out.SecretString)), &creds); err != nil {
 		return Media{}, fmt.Errorf("LiveKit credentials secret: %w", err)
 	}
-	c, err := rtc.New(rtc.Config{URL: os.Getenv("LIVEKIT_URL"), PublicURL: public,
+	c, err := lkapi.New(lkapi.Config{URL: os.Getenv("LIVEKIT_URL"), PublicURL: public,
 		APIKey: creds.APIKey, APISecret: creds.APISecret, TokenTTL: ttl,
 		HTTPClient: &http.Client{Timeout: LiveKitTimeout}})
 	if err != nil {
@@ -297,8 +297,8 @@ var errNoLiveKit = errors.New("this function has no LIVEKIT_CREDENTIALS_ARN")
 
 func (n noLiveKit) PublicURL() string { return n.public }
 
-func (noLiveKit) CreateRoom(context.Context, rtc.RoomSpec) (*livekit.Room, error) {
-	return nil, errNoLiveKit
+func (noLiveKit) CreateRoom(context.Context, rtc.RoomSpec) (rtc.Room, error) {
+	return rtc.Room{}, errNoLiveKit
 }
 func (noLiveKit) DeleteRoom(context.Context, string) error                  { return errNoLiveKit }
 func (noLiveKit) Dispatch(context.Context, string, rtc.AgentDispatch) error { return errNoLiveKit }

@@ -14,7 +14,9 @@ export interface paths {
         /**
          * List assistants
          * @description Active assistants by default, newest first. `status` selects `archived` ones or
-         *     `all`. 400: `parameter_unknown`, `parameter_invalid` (`limit`, `starting_after`,
+         *     `all`. Each carries its newest 10 versions, as `GET /v1/assistants/{id}` does. A
+         *     page ends early, with `has_more` true, once its assistants pass 2 MiB of JSON, so
+         *     a response always fits the platform's limit; continue with `starting_after`. 400: `parameter_unknown`, `parameter_invalid` (`limit`, `starting_after`,
          *     `status`).
          */
         get: operations["listAssistants"];
@@ -48,7 +50,9 @@ export interface paths {
         };
         /**
          * Get an assistant
-         * @description The assistant with its draft and every published version, oldest first.
+         * @description The assistant with its draft and its newest 10 published versions, oldest first.
+         *     `version_count` says how many were published and `has_more_versions` whether
+         *     older ones were left out: `GET /v1/assistants/{id}/versions` lists them all.
          */
         get: operations["getAssistant"];
         put?: never;
@@ -64,6 +68,35 @@ export interface paths {
          *     409 `assistant_archived`.
          */
         patch: operations["updateAssistant"];
+        trace?: never;
+    };
+    "/v1/assistants/{id}/versions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The assistant's id. */
+                id: components["parameters"]["AssistantPathID"];
+            };
+            cookie?: never;
+        };
+        /**
+         * List an assistant's versions
+         * @description Every published version, newest first (highest `number` first), paged like every
+         *     list. The assistant object carries only the newest 10; this is where the older
+         *     ones are. A page holds at most `limit` versions and ends early, with `has_more`
+         *     true, once its versions pass 2 MiB of JSON (a version may carry 20,000 characters
+         *     of prompt), so a response always fits the platform's limit; continue with
+         *     `starting_after` as usual. 400: `parameter_unknown`, `parameter_invalid` (`limit`,
+         *     `starting_after`); 404 for another account's or an unknown assistant.
+         */
+        get: operations["listAssistantVersions"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
         trace?: never;
     };
     "/v1/assistants/{id}/publish": {
@@ -451,6 +484,60 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/api_keys": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List API keys
+         * @description The account's keys that are not revoked, newest first (an account holds at most
+         *     20). Never the key itself: its `prefix` and `last4` tell keys apart.
+         */
+        get: operations["listApiKeys"];
+        put?: never;
+        /**
+         * Make an API key
+         * @description A new key of the same mode as the key that asks (an `sk_test_` key makes an
+         *     `sk_test_` key, an `sk_live_` key an `sk_live_` one). The answer holds the key
+         *     itself in `key`, shown this once: only its SHA-256 is kept. 409
+         *     `api_key_limit_reached` when the account already holds 20 keys.
+         */
+        post: operations["createApiKey"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/api_keys/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The API key's id. */
+                id: components["parameters"]["ApiKeyPathID"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Revoke an API key
+         * @description The key stops working at once on the local stack, and within 30 s on AWS (the
+         *     authorizer's cache); requests with it answer 401 `api_key_invalid`. Revoking
+         *     a revoked key answers the same key again, unchanged. 409 `last_api_key` when it
+         *     is the account's last key: make another first. A key may revoke itself.
+         */
+        delete: operations["revokeApiKey"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/webhook_endpoints": {
         parameters: {
             query?: never;
@@ -685,6 +772,8 @@ export interface components {
         VersionID: string;
         /** @example line_01jd3f4g5h6j7k8m9n0p1q2r3t */
         LineID: string;
+        /** @example key_01jd3f4g5h6j7k8m9n0p1q2r3t */
+        ApiKeyID: string;
         /** @example whep_01jd3f4g5h6j7k8m9n0p1q2r3t */
         WebhookEndpointID: string;
         /** @example evt_01jd3f4g5h6j7k8m9n0p1q2r3t */
@@ -716,7 +805,7 @@ export interface components {
          * @example parameter_missing
          * @enum {string}
          */
-        ErrorCode: "parameter_missing" | "parameter_invalid" | "parameter_unknown" | "invalid_json" | "body_too_large" | "unsupported_media_type" | "resource_not_found" | "route_not_found" | "method_not_allowed" | "assistant_archived" | "assistant_not_published" | "assistant_in_use" | "draft_incomplete" | "session_ended" | "call_already_answered" | "call_not_answerable" | "webhook_endpoint_limit_reached" | "webhook_endpoint_disabled" | "event_not_redeliverable" | "no_subscribed_endpoint" | "no_line" | "api_key_missing" | "api_key_invalid" | "rate_limited" | "idempotency_key_reused" | "idempotency_key_in_use" | "idempotency_key_invalid" | "upstream_unavailable" | "url_not_allowed" | "internal_error";
+        ErrorCode: "parameter_missing" | "parameter_invalid" | "parameter_unknown" | "invalid_json" | "body_too_large" | "unsupported_media_type" | "resource_not_found" | "route_not_found" | "method_not_allowed" | "assistant_archived" | "assistant_not_published" | "assistant_in_use" | "draft_incomplete" | "session_ended" | "call_already_answered" | "call_not_answerable" | "webhook_endpoint_limit_reached" | "webhook_endpoint_disabled" | "event_not_redeliverable" | "no_subscribed_endpoint" | "no_line" | "api_key_missing" | "api_key_invalid" | "last_api_key" | "api_key_limit_reached" | "rate_limited" | "idempotency_key_reused" | "idempotency_key_in_use" | "idempotency_key_invalid" | "upstream_unavailable" | "url_not_allowed" | "internal_error";
         /**
          * @description The one error shape.
          * @example {
@@ -895,7 +984,7 @@ export interface components {
                  * @description The stable, machine-readable reason; see `ErrorCode`.
                  * @enum {string}
                  */
-                code: "assistant_archived" | "assistant_not_published" | "assistant_in_use" | "session_ended" | "call_already_answered" | "call_not_answerable" | "webhook_endpoint_limit_reached" | "webhook_endpoint_disabled" | "event_not_redeliverable" | "no_subscribed_endpoint" | "idempotency_key_in_use";
+                code: "assistant_archived" | "assistant_not_published" | "assistant_in_use" | "session_ended" | "call_already_answered" | "call_not_answerable" | "webhook_endpoint_limit_reached" | "webhook_endpoint_disabled" | "event_not_redeliverable" | "no_subscribed_endpoint" | "last_api_key" | "api_key_limit_reached" | "idempotency_key_in_use";
                 /** @description For people; never parse it. Never holds internal detail. */
                 message: string;
                 /** @description The offending field (dotted when nested), query parameter or header, when there is one. */
@@ -1333,6 +1422,8 @@ export interface components {
          *           "model": "gpt-4o-mini"
          *         }
          *       ],
+         *       "version_count": 1,
+         *       "has_more_versions": false,
          *       "active_version_id": "ver_01jd3f4g5h6j7k8m9n0p1q2r3t",
          *       "created_at": "2026-11-22T07:00:00.123Z",
          *       "updated_at": "2026-11-22T07:00:00.123Z"
@@ -1355,8 +1446,12 @@ export interface components {
             status: "active" | "archived";
             /** @description The editable working copy, published into versions. */
             draft: components["schemas"]["Draft"];
-            /** @description Published versions, oldest first. */
+            /** @description The newest published versions, at most 10, oldest first. Older ones: `GET /v1/assistants/{id}/versions`. */
             versions: components["schemas"]["AssistantVersion"][];
+            /** @description How many versions were published (the latest version's `number`). */
+            version_count: number;
+            /** @description True when `versions` leaves older versions out (more than 10 were published). */
+            has_more_versions: boolean;
             /** @description The version the next inbound call uses; null until the first publish. */
             active_version_id: string | null;
             /** @description When it was created. */
@@ -1402,6 +1497,8 @@ export interface components {
          *               "model": "gpt-4o-mini"
          *             }
          *           ],
+         *           "version_count": 1,
+         *           "has_more_versions": false,
          *           "active_version_id": "ver_01jd3f4g5h6j7k8m9n0p1q2r3t",
          *           "created_at": "2026-11-22T07:00:00.123Z",
          *           "updated_at": "2026-11-22T07:00:00.123Z"
@@ -1418,6 +1515,41 @@ export interface components {
             object: "list";
             /** @description The page of items, newest first. */
             data: components["schemas"]["Assistant"][];
+            /** @description True when another page exists after this one. */
+            has_more: boolean;
+        };
+        /**
+         * @example {
+         *       "object": "list",
+         *       "data": [
+         *         {
+         *           "id": "ver_01jd3f4g5h6j7k8m9n0p1q2r3t",
+         *           "object": "assistant_version",
+         *           "number": 1,
+         *           "published_at": "2026-11-22T07:00:00.123Z",
+         *           "name": "Front desk",
+         *           "system_prompt": "You are the front desk of Acme Dental. Be brief and kind.",
+         *           "greeting": "Hello, Acme Dental, how can I help?",
+         *           "avatar_id": "ava_iris",
+         *           "framing": {
+         *             "shot": "close_up",
+         *             "position": "left"
+         *           },
+         *           "voice": "alloy",
+         *           "model": "gpt-4o-mini"
+         *         }
+         *       ],
+         *       "has_more": false
+         *     }
+         */
+        AssistantVersionList: {
+            /**
+             * @description The kind of object: always `list`.
+             * @enum {string}
+             */
+            object: "list";
+            /** @description The page of versions, newest first. */
+            data: components["schemas"]["AssistantVersion"][];
             /** @description True when another page exists after this one. */
             has_more: boolean;
         };
@@ -1722,6 +1854,112 @@ export interface components {
              * @enum {string}
              */
             status?: "enabled" | "disabled";
+        };
+        /**
+         * @description An API key, without the key itself.
+         * @example {
+         *       "id": "key_01jd3f4g5h6j7k8m9n0p1q2r3t",
+         *       "object": "api_key",
+         *       "mode": "test",
+         *       "prefix": "sk_test_Ab3d",
+         *       "last4": "x9Qz",
+         *       "created_at": "2026-11-22T07:00:00.123Z",
+         *       "last_used_at": "2026-11-22T07:05:00.123Z",
+         *       "revoked_at": null
+         *     }
+         */
+        ApiKey: {
+            /** @description The key's id (not the key). */
+            id: components["schemas"]["ApiKeyID"];
+            /**
+             * @description The kind of object: always `api_key`.
+             * @enum {string}
+             */
+            object: "api_key";
+            /**
+             * @description `test` for an `sk_test_` key (the `sim` platform only), `live` for `sk_live_`.
+             * @enum {string}
+             */
+            mode: "test" | "live";
+            /** @description The key's first characters: its mode and the first 4 random ones. */
+            prefix: string;
+            /** @description The key's last 4 characters; null for keys made before they were kept. */
+            last4: string | null;
+            /** @description When it was made. */
+            created_at: components["schemas"]["Timestamp"];
+            /** @description When it last authenticated a request, to the minute (null if never). */
+            last_used_at: components["schemas"]["NullableTimestamp"];
+            /** @description When it was revoked; null while it works. */
+            revoked_at: components["schemas"]["NullableTimestamp"];
+        };
+        /**
+         * @description A new API key with its text, shown this once.
+         * @example {
+         *       "id": "key_01jd3f4g5h6j7k8m9n0p1q2r3t",
+         *       "object": "api_key",
+         *       "mode": "test",
+         *       "prefix": "sk_test_Ab3d",
+         *       "last4": "x9Qz",
+         *       "key": "sk_test_Ab3dE5fG7hJ9kL1mN3pQ5rS7tU9vWx9Qz",
+         *       "created_at": "2026-11-22T07:00:00.123Z",
+         *       "last_used_at": null,
+         *       "revoked_at": null
+         *     }
+         */
+        ApiKeyWithSecret: {
+            /** @description The key's id (not the key). */
+            id: components["schemas"]["ApiKeyID"];
+            /**
+             * @description The kind of object: always `api_key`.
+             * @enum {string}
+             */
+            object: "api_key";
+            /**
+             * @description `test` for an `sk_test_` key (the `sim` platform only), `live` for `sk_live_`.
+             * @enum {string}
+             */
+            mode: "test" | "live";
+            /** @description The key's first characters: its mode and the first 4 random ones. */
+            prefix: string;
+            /** @description The key's last 4 characters; null for keys made before they were kept. */
+            last4: string | null;
+            /** @description The key itself, for `Authorization: Bearer`. Shown only here. */
+            key: string;
+            /** @description When it was made. */
+            created_at: components["schemas"]["Timestamp"];
+            /** @description When it last authenticated a request, to the minute (null if never). */
+            last_used_at: components["schemas"]["NullableTimestamp"];
+            /** @description When it was revoked; null while it works. */
+            revoked_at: components["schemas"]["NullableTimestamp"];
+        };
+        /**
+         * @example {
+         *       "object": "list",
+         *       "data": [
+         *         {
+         *           "id": "key_01jd3f4g5h6j7k8m9n0p1q2r3t",
+         *           "object": "api_key",
+         *           "mode": "test",
+         *           "prefix": "sk_test_Ab3d",
+         *           "last4": "x9Qz",
+         *           "created_at": "2026-11-22T07:00:00.123Z",
+         *           "last_used_at": "2026-11-22T07:05:00.123Z",
+         *           "revoked_at": null
+         *         }
+         *       ],
+         *       "has_more": false
+         *     }
+         */
+        ApiKeyList: {
+            /**
+             * @description The kind of object: always `list`.
+             * @enum {string}
+             */
+            object: "list";
+            /** @description The page of keys that are not revoked, newest first. */
+            data: components["schemas"]["ApiKey"][];
+            /** @description True when another page exists after this one. */
+            has_more: boolean;
         };
         /**
          * @example {
@@ -3337,6 +3575,8 @@ export interface components {
         AssistantPathID: components["schemas"]["AssistantID"];
         /** @description The line's id. */
         LinePathID: components["schemas"]["LineID"];
+        /** @description The API key's id. */
+        ApiKeyPathID: components["schemas"]["ApiKeyID"];
         /** @description The webhook endpoint's id. */
         WebhookEndpointPathID: components["schemas"]["WebhookEndpointID"];
         /** @description The session's id. */
@@ -3419,6 +3659,8 @@ export interface operations {
                      *               "model": "gpt-4o-mini"
                      *             }
                      *           ],
+                     *           "version_count": 1,
+                     *           "has_more_versions": false,
                      *           "active_version_id": "ver_01jd3f4g5h6j7k8m9n0p1q2r3t",
                      *           "created_at": "2026-11-22T07:00:00.123Z",
                      *           "updated_at": "2026-11-22T07:00:00.123Z"
@@ -3511,6 +3753,8 @@ export interface operations {
                      *           "model": "gpt-4o-mini"
                      *         }
                      *       ],
+                     *       "version_count": 1,
+                     *       "has_more_versions": false,
                      *       "active_version_id": "ver_01jd3f4g5h6j7k8m9n0p1q2r3t",
                      *       "created_at": "2026-11-22T07:00:00.123Z",
                      *       "updated_at": "2026-11-22T07:00:00.123Z"
@@ -3583,6 +3827,8 @@ export interface operations {
                      *           "model": "gpt-4o-mini"
                      *         }
                      *       ],
+                     *       "version_count": 1,
+                     *       "has_more_versions": false,
                      *       "active_version_id": "ver_01jd3f4g5h6j7k8m9n0p1q2r3t",
                      *       "created_at": "2026-11-22T07:00:00.123Z",
                      *       "updated_at": "2026-11-22T07:00:00.123Z"
@@ -3672,6 +3918,8 @@ export interface operations {
                      *           "model": "gpt-4o-mini"
                      *         }
                      *       ],
+                     *       "version_count": 1,
+                     *       "has_more_versions": false,
                      *       "active_version_id": "ver_01jd3f4g5h6j7k8m9n0p1q2r3t",
                      *       "created_at": "2026-11-22T07:00:00.123Z",
                      *       "updated_at": "2026-11-22T07:00:00.123Z"
@@ -3684,6 +3932,66 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    listAssistantVersions: {
+        parameters: {
+            query?: {
+                /** @description Page size. */
+                limit?: components["parameters"]["Limit"];
+                /** @description Id of the last version of the previous page; the page holds the versions published before it. */
+                starting_after?: components["schemas"]["VersionID"];
+            };
+            header?: never;
+            path: {
+                /** @description The assistant's id. */
+                id: components["parameters"]["AssistantPathID"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of versions. */
+            200: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "object": "list",
+                     *       "data": [
+                     *         {
+                     *           "id": "ver_01jd3f4g5h6j7k8m9n0p1q2r3t",
+                     *           "object": "assistant_version",
+                     *           "number": 1,
+                     *           "published_at": "2026-11-22T07:00:00.123Z",
+                     *           "name": "Front desk",
+                     *           "system_prompt": "You are the front desk of Acme Dental. Be brief and kind.",
+                     *           "greeting": "Hello, Acme Dental, how can I help?",
+                     *           "avatar_id": "ava_iris",
+                     *           "framing": {
+                     *             "shot": "close_up",
+                     *             "position": "left"
+                     *           },
+                     *           "voice": "alloy",
+                     *           "model": "gpt-4o-mini"
+                     *         }
+                     *       ],
+                     *       "has_more": false
+                     *     }
+                     */
+                    "application/json": components["schemas"]["AssistantVersionList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
@@ -3753,6 +4061,8 @@ export interface operations {
                      *           "model": "gpt-4o-mini"
                      *         }
                      *       ],
+                     *       "version_count": 1,
+                     *       "has_more_versions": false,
                      *       "active_version_id": "ver_01jd3f4g5h6j7k8m9n0p1q2r3t",
                      *       "created_at": "2026-11-22T07:00:00.123Z",
                      *       "updated_at": "2026-11-22T07:00:00.123Z"
@@ -3839,6 +4149,8 @@ export interface operations {
                      *           "model": "gpt-4o-mini"
                      *         }
                      *       ],
+                     *       "version_count": 1,
+                     *       "has_more_versions": false,
                      *       "active_version_id": "ver_01jd3f4g5h6j7k8m9n0p1q2r3t",
                      *       "created_at": "2026-11-22T07:00:00.123Z",
                      *       "updated_at": "2026-11-22T07:00:00.123Z"
@@ -3925,6 +4237,8 @@ export interface operations {
                      *           "model": "gpt-4o-mini"
                      *         }
                      *       ],
+                     *       "version_count": 1,
+                     *       "has_more_versions": false,
                      *       "active_version_id": "ver_01jd3f4g5h6j7k8m9n0p1q2r3t",
                      *       "created_at": "2026-11-22T07:00:00.123Z",
                      *       "updated_at": "2026-11-22T07:00:00.123Z"
@@ -4007,6 +4321,8 @@ export interface operations {
                      *           "model": "gpt-4o-mini"
                      *         }
                      *       ],
+                     *       "version_count": 1,
+                     *       "has_more_versions": false,
                      *       "active_version_id": "ver_01jd3f4g5h6j7k8m9n0p1q2r3t",
                      *       "created_at": "2026-11-22T07:00:00.123Z",
                      *       "updated_at": "2026-11-22T07:00:00.123Z"
@@ -4901,6 +5217,151 @@ export interface operations {
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["UnprocessablePost"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    listApiKeys: {
+        parameters: {
+            query?: {
+                /** @description Page size. */
+                limit?: components["parameters"]["Limit"];
+                /** @description Id of the last key of the previous page. */
+                starting_after?: components["schemas"]["ApiKeyID"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The account's keys. */
+            200: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "object": "list",
+                     *       "data": [
+                     *         {
+                     *           "id": "key_01jd3f4g5h6j7k8m9n0p1q2r3t",
+                     *           "object": "api_key",
+                     *           "mode": "test",
+                     *           "prefix": "sk_test_Ab3d",
+                     *           "last4": "x9Qz",
+                     *           "created_at": "2026-11-22T07:00:00.123Z",
+                     *           "last_used_at": "2026-11-22T07:05:00.123Z",
+                     *           "revoked_at": null
+                     *         }
+                     *       ],
+                     *       "has_more": false
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ApiKeyList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    createApiKey: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes the POST safe to retry. See the conventions in the description. */
+                "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                /** @example {} */
+                "application/json": components["schemas"]["EmptyObject"];
+            };
+        };
+        responses: {
+            /** @description The key, with its text. */
+            201: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "key_01jd3f4g5h6j7k8m9n0p1q2r3t",
+                     *       "object": "api_key",
+                     *       "mode": "test",
+                     *       "prefix": "sk_test_Ab3d",
+                     *       "last4": "x9Qz",
+                     *       "key": "sk_test_Ab3dE5fG7hJ9kL1mN3pQ5rS7tU9vWx9Qz",
+                     *       "created_at": "2026-11-22T07:00:00.123Z",
+                     *       "last_used_at": null,
+                     *       "revoked_at": null
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ApiKeyWithSecret"];
+                };
+            };
+            400: components["responses"]["BadRequestPost"];
+            401: components["responses"]["Unauthorized"];
+            409: components["responses"]["ConflictPost"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["UnprocessablePost"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    revokeApiKey: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The API key's id. */
+                id: components["parameters"]["ApiKeyPathID"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The revoked key. */
+            200: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "key_01jd3f4g5h6j7k8m9n0p1q2r3t",
+                     *       "object": "api_key",
+                     *       "mode": "test",
+                     *       "prefix": "sk_test_Ab3d",
+                     *       "last4": "x9Qz",
+                     *       "created_at": "2026-11-22T07:00:00.123Z",
+                     *       "last_used_at": "2026-11-22T07:05:00.123Z",
+                     *       "revoked_at": "2026-11-22T08:00:00.123Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ApiKey"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
         };

@@ -10,8 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/livekit/protocol/livekit"
-
 	"github.com/bridgeline/bridgeline/mediafleet/livekitserver"
 	"github.com/bridgeline/bridgeline/mediafleet/livekitserver/livekittest"
 	"github.com/bridgeline/bridgeline/mediafleet/platformsim"
@@ -19,6 +17,7 @@ import (
 	"github.com/bridgeline/bridgeline/shared/platform/simclient"
 	"github.com/bridgeline/bridgeline/shared/platform/simhook"
 	"github.com/bridgeline/bridgeline/shared/rtc"
+	"github.com/bridgeline/bridgeline/shared/rtc/lkapi"
 )
 
 const secret = "gateway-secret"
@@ -74,7 +73,7 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 }
 
 type env struct {
-	rooms   *rtc.Client
+	rooms   *lkapi.Client
 	sim     *platformsim.Sim
 	notes   *notes
 	gateway *httptest.Server
@@ -86,7 +85,7 @@ type env struct {
 func setup(t *testing.T) env {
 	lk := livekittest.Start(t, livekitserver.Config{})
 	cfg := lk.Config()
-	rooms, err := rtc.New(rtc.Config{URL: lk.HTTPURL(), PublicURL: lk.WSURL(), APIKey: cfg.APIKey, APISecret: cfg.APISecret})
+	rooms, err := lkapi.New(lkapi.Config{URL: lk.HTTPURL(), PublicURL: lk.WSURL(), APIKey: cfg.APIKey, APISecret: cfg.APISecret})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -118,7 +117,7 @@ func (e env) room(t *testing.T, name string) platform.Room {
 	if _, err := e.rooms.CreateRoom(context.Background(), rtc.RoomSpec{Name: name}); err != nil {
 		t.Fatal(err)
 	}
-	tok, err := e.rooms.ParticipantToken(rtc.Grant{Room: name, Identity: platform.ParticipantIdentity, Kind: livekit.ParticipantInfo_SIP})
+	tok, err := e.rooms.ParticipantToken(rtc.Grant{Room: name, Identity: platform.ParticipantIdentity, Kind: rtc.KindSIP})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -40,7 +40,7 @@ import (
 	"github.com/bridgeline/bridgeline/shared/line"
 	"github.com/bridgeline/bridgeline/shared/platform"
 	"github.com/bridgeline/bridgeline/shared/platform/simhook"
-	"github.com/bridgeline/bridgeline/shared/rtc"
+	"github.com/bridgeline/bridgeline/shared/rtc/lkapi"
 	"github.com/bridgeline/bridgeline/shared/session"
 	"github.com/bridgeline/bridgeline/shared/store/sqlite"
 	"github.com/bridgeline/bridgeline/shared/webhookendpoint"
@@ -80,7 +80,7 @@ type Stack struct {
 
 	Store   *sqlite.Store
 	LiveKit *livekitserver.Server
-	RTC     *rtc.Client
+	RTC     *lkapi.Client
 	Sim     *platformsim.Sim
 	Service *session.Service
 	API     *httpapi.API
@@ -161,7 +161,7 @@ func New(opts Options) (_ *Stack, err error) {
 		lk.Stop(c)
 	})
 	lkc := lk.Config()
-	rooms, err := rtc.New(rtc.Config{URL: lk.HTTPURL(), PublicURL: lk.WSURL(), APIKey: lkc.APIKey, APISecret: lkc.APISecret})
+	rooms, err := lkapi.New(lkapi.Config{URL: lk.HTTPURL(), PublicURL: lk.WSURL(), APIKey: lkc.APIKey, APISecret: lkc.APISecret})
 	if err != nil {
 		return nil, err
 	}

@@ -1,4 +1,4 @@
-package rtc_test
+package lkapi_test
 
 import (
 	"bytes"
@@ -19,12 +19,13 @@ import (
 	"github.com/bridgeline/bridgeline/mediafleet/livekitserver"
 	"github.com/bridgeline/bridgeline/mediafleet/livekitserver/livekittest"
 	"github.com/bridgeline/bridgeline/shared/rtc"
+	"github.com/bridgeline/bridgeline/shared/rtc/lkapi"
 )
 
-func newClient(t *testing.T, s *livekitserver.Server) *rtc.Client {
+func newClient(t *testing.T, s *livekitserver.Server) *lkapi.Client {
 	t.Helper()
 	cfg := s.Config()
-	c, err := rtc.New(rtc.Config{URL: s.HTTPURL(), PublicURL: s.WSURL(), APIKey: cfg.APIKey, APISecret: cfg.APISecret})
+	c, err := lkapi.New(lkapi.Config{URL: s.HTTPURL(), PublicURL: s.WSURL(), APIKey: cfg.APIKey, APISecret: cfg.APISecret})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -38,16 +39,16 @@ func ctx(t *testing.T) context.Context {
 }
 
 func TestConfigValidate(t *testing.T) {
-	ok := rtc.Config{URL: "http://127.0.0.1:7880", PublicURL: "ws://127.0.0.1:7880", APIKey: "k", APISecret: "s"}
+	ok := lkapi.Config{URL: "http://127.0.0.1:7880", PublicURL: "ws://127.0.0.1:7880", APIKey: "k", APISecret: "s"}
 	tests := []struct {
 		name string
-		edit func(*rtc.Config)
+		edit func(*lkapi.Config)
 	}{
-		{"ws api url", func(c *rtc.Config) { c.URL = "ws://127.0.0.1:7880" }},
-		{"http public url", func(c *rtc.Config) { c.PublicURL = "http://127.0.0.1:7880" }},
-		{"no secret", func(c *rtc.Config) { c.APISecret = "" }},
-		{"ttl too long", func(c *rtc.Config) { c.TokenTTL = 2 * time.Hour }},
-		{"ttl too short", func(c *rtc.Config) { c.TokenTTL = time.Second }},
+		{"ws api url", func(c *lkapi.Config) { c.URL = "ws://127.0.0.1:7880" }},
+		{"http public url", func(c *lkapi.Config) { c.PublicURL = "http://127.0.0.1:7880" }},
+		{"no secret", func(c *lkapi.Config) { c.APISecret = "" }},
+		{"ttl too long", func(c *lkapi.Config) { c.TokenTTL = 2 * time.Hour }},
+		{"ttl too short", func(c *lkapi.Config) { c.TokenTTL = time.Second }},
 	}
 	if err := ok.Validate(); err != nil {
 		t.Fatalf("Validate(valid) = %v", err)
@@ -64,7 +65,7 @@ func TestConfigValidate(t *testing.T) {
 }
 
 func TestParticipantTokenGrants(t *testing.T) {
-	c, err := rtc.New(rtc.Config{URL: "http://127.0.0.1:1", PublicURL: "ws://127.0.0.1:1", APIKey: "APIk", APISecret: strings.Repeat("x", 32)})
+	c, err := lkapi.New(lkapi.Config{URL: "http://127.0.0.1:1", PublicURL: "ws://127.0.0.1:1", APIKey: "APIk", APISecret: strings.Repeat("x", 32)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -126,7 +127,7 @@ func TestRooms(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if room.Name != "ses_a" || room.MaxParticipants != 4 || room.EmptyTimeout != 30 {
+	if room.Name != "ses_a" || room.MaxParticipants != 4 || room.EmptyTimeout != 30*time.Second {
 		t.Errorf("room = %v, want ses_a, 4 participants, 30 s", room)
 	}
 	tok, err := c.ParticipantToken(rtc.Grant{Room: "ses_a", Identity: "customer"})
@@ -220,13 +221,13 @@ func TestAgentDispatch(t *testing.T) {
 // and checks forged, altered and unsigned deliveries are refused.
 func TestWebhooks(t *testing.T) {
 	type got struct {
-		ev   *livekit.WebhookEvent
+		ev   rtc.WebhookEvent
 		err  error
 		auth string
 		body []byte
 	}
 	received := make(chan got, 64)
-	var c *rtc.Client
+	var c *lkapi.Client
 	recv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, _ := readAll(r)
 		r.Body = nopCloser(body)
@@ -241,13 +242,13 @@ func TestWebhooks(t *testing.T) {
 	}
 	var first got
 	deadline := time.After(15 * time.Second)
-	for first.ev == nil {
+	for first.ev.Event == "" {
 		select {
 		case g := <-received:
 			if g.err != nil {
 				t.Fatalf("ReceiveWebhook(real delivery) = %v", g.err)
 			}
-			if g.ev.Event == "room_started" && g.ev.Room.GetName() == "ses_hook" {
+			if g.ev.Event == "room_started" && g.ev.Room == "ses_hook" {
 				first = g
 			}
 		case <-deadline:

@@ -1,4 +1,4 @@
-package rtc_test
+package lkapi_test
 
 import (
 	"bytes"

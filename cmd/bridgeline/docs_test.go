@@ -1,0 +1,138 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// TestDocs runs the customer docs as a reader would: every ```sh block of the page,
+// top to bottom, in one bash with `set -euo pipefail`, against a fresh local stack
+// (livekit-server, SQLite, the sim). The pages write the stack's default addresses
+// (127.0.0.1:8080 for the API, 127.0.0.1:9000 for the sample receiver); the test swaps
+// in the ports it picked, so it runs beside a `make run`. A command that fails, or a
+// check written in the page (`[ "$STATUS" = answered ]`, a grep), fails the test; the
+// outputs each page promises are checked after.
+func TestDocs(t *testing.T) {
+	for _, tc := range []struct {
+		page string
+		// want are lines the page's output must contain (regardless of order).
+		want []string
+	}{
+		{"quickstart.md", []string{
+			"is active",
+			"verified call.ended",
+			"verified call.incoming",
+			"answering call_",
+			`"decision": "accept"`,
+			`"decision_source": "webhook_response"`,
+			`"end_reason": "remote_hangup"`,
+		}},
+		{"webhooks.md", []string{
+			"verified call.ended",
+			"verified call.incoming",
+			`"decision_source": "api"`,
+			`"decision_source": "webhook_response"`,
+			`"code": "call_already_answered"`,
+		}},
+	} {
+		t.Run(tc.page, func(t *testing.T) {
+			for _, tool := range []string{"bash", "curl", "jq"} {
+				if _, err := exec.LookPath(tool); err != nil {
+					t.Fatalf("the docs use %s: %v (scripts/install-media-deps.sh installs it)", tool, err)
+				}
+			}
+			src, err := os.ReadFile(filepath.Join("..", "..", "docs", tc.page))
+			if err != nil {
+				t.Fatal(err)
+			}
+			blocks := shellBlocks(string(src))
+			if len(blocks) == 0 {
+				t.Fatalf("%s has no sh blocks", tc.page)
+			}
+			s := newTestStack(t)
+			s.start()
+			receiver := fmt.Sprintf("127.0.0.1:%d", stackFreeTCP(t))
+			script := strings.Join(blocks, "\n")
+			script = strings.ReplaceAll(script, "http://127.0.0.1:8080", s.api)
+			script = strings.ReplaceAll(script, "127.0.0.1:9000", receiver)
+
+			out := runDocScript(t, script, s.key)
+			for _, w := range tc.want {
+				if !strings.Contains(out, w) {
+					t.Errorf("output lacks %q", w)
+				}
+			}
+			if t.Failed() {
+				t.Logf("output:\n%s", out)
+			}
+		})
+	}
+}
+
+// runDocScript runs script in bash at the repository root with KEY set, in its own
+// process group (a page starts its receiver in the background), and kills the group
+// when it ends.
+func runDocScript(t *testing.T, script, key string) string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "bash", "-c", "set -euo pipefail\n"+script)
+	cmd.Dir = filepath.Join("..", "..")
+	cmd.Env = append(os.Environ(), "KEY="+key)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	// Background jobs inherit the output pipe; once bash is done, stop waiting for them.
+	cmd.WaitDelay = time.Second
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("the page's shell blocks failed: %v\n%s", err, out.String())
+	}
+	return out.String()
+}
+
+// shellBlocks returns the bodies of the ```sh fenced blocks of a Markdown page, in
+// order. Other blocks (```console for what a reader types elsewhere, ```json, ```go)
+// are shown, not run.
+func shellBlocks(md string) []string {
+	var blocks []string
+	var cur []string
+	in := false
+	sc := bufio.NewScanner(strings.NewReader(md))
+	for sc.Scan() {
+		line := sc.Text()
+		trimmed := strings.TrimSpace(line)
+		switch {
+		case !in && trimmed == "```sh":
+			in, cur = true, nil
+		case in && trimmed == "```":
+			in = false
+			blocks = append(blocks, strings.Join(cur, "\n"))
+		case in:
+			cur = append(cur, line)
+		}
+	}
+	return blocks
+}
+
+func TestShellBlocks(t *testing.T) {
+	md := "text\n```sh\necho one\necho two\n```\n```json\n{}\n```\n```console\n$ make run\n```\n  ```sh\n  echo three\n  ```\n"
+	got := shellBlocks(md)
+	want := []string{"echo one\necho two", "  echo three"}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("shellBlocks = %q, want %q", got, want)
+	}
+}

@@ -1,0 +1,208 @@
+package session
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/bridgeline/bridgeline/events/callevent"
+	"github.com/bridgeline/bridgeline/shared/apierr"
+	"github.com/bridgeline/bridgeline/shared/assistant"
+	"github.com/bridgeline/bridgeline/shared/call"
+	"github.com/bridgeline/bridgeline/shared/ident"
+	"github.com/bridgeline/bridgeline/shared/line"
+	"github.com/bridgeline/bridgeline/shared/listing"
+	"github.com/bridgeline/bridgeline/shared/platform"
+	"github.com/bridgeline/bridgeline/shared/rtc"
+)
+
+// CreateRequest is POST /v1/sessions.
+type CreateRequest struct {
+	PlatformHandle string
+	Media          string // video (default) | audio
+	Mode           string // human (default) | assistant
+	AssistantID    string // required with mode assistant
+	LineID         string // the line to call from; default the account's first line
+}
+
+// Created is a new session with its first participant token.
+type Created struct {
+	Session Session
+	Call    call.Call
+	Token   rtc.Token
+	RTCURL  string
+}
+
+// Validate checks the request and fills its defaults.
+func (r *CreateRequest) Validate() error {
+	switch h := r.PlatformHandle; {
+	case strings.TrimSpace(h) == "":
+		return apierr.Missing("platform_handle")
+	case len(h) > 255 || !utf8.ValidString(h) || strings.ContainsAny(h, "\x00\r\n"):
+		return apierr.Invalid("platform_handle", "platform_handle must be at most 255 characters on one line")
+	}
+	if r.Media == "" {
+		r.Media = platform.MediaVideo
+	}
+	if r.Media != platform.MediaVideo && r.Media != platform.MediaAudio {
+		return apierr.Invalid("media", "media must be video or audio")
+	}
+	if r.Mode == "" {
+		r.Mode = ModeHuman
+	}
+	switch r.Mode {
+	case ModeHuman:
+		if r.AssistantID != "" {
+			return apierr.Invalid("assistant_id", "assistant_id is only for mode assistant")
+		}
+	case ModeAssistant:
+		if r.AssistantID == "" {
+			return apierr.Param(apierr.CodeParameterMissing, "assistant_id", "assistant_id is required when mode is assistant")
+		}
+	default:
+		return apierr.Invalid("mode", "mode must be human or assistant")
+	}
+	return nil
+}
+
+// Create makes a room named after a new session, mints the customer's token, records the
+// session and its call, and asks the line's platform to dial the handle into the room.
+//
+// Errors: parameter errors; resource_not_found for an unknown line or assistant;
+// no_line when the account has none; assistant_archived, assistant_not_published;
+// upstream_unavailable when LiveKit or the platform failed (the session is then failed).
+func (s *Service) Create(ctx context.Context, accountID string, req CreateRequest) (Created, error) {
+	if err := req.Validate(); err != nil {
+		return Created{}, err
+	}
+	l, err := s.callingLine(ctx, accountID, req.LineID)
+	if err != nil {
+		return Created{}, err
+	}
+	plat, ok := s.Platforms[l.Platform]
+	if !ok {
+		s.log().Error("no adapter for the line's platform", "line_id", l.ID, "platform", l.Platform)
+		return Created{}, upstream("the line's calling platform is not available", fmt.Errorf("no adapter for platform %q", l.Platform))
+	}
+	var ver *assistant.Version
+	if req.Mode == ModeAssistant {
+		v, err := s.activeVersion(ctx, accountID, req.AssistantID, "assistant_id")
+		if err != nil {
+			return Created{}, err
+		}
+		ver = &v
+	}
+	now := s.now()
+	ses := Session{ID: ident.New("ses"), AccountID: accountID, LineID: l.ID, Mode: req.Mode, Media: req.Media,
+		PlatformHandle: req.PlatformHandle, Status: StatusRinging, CreatedAt: now}
+	c := call.Call{ID: ident.New("call"), AccountID: accountID, Direction: call.Outbound, LineID: l.ID,
+		From: l.Handle, To: req.PlatformHandle, Media: req.Media, Status: call.StatusRinging,
+		HandledBy: call.HandledByCustomer, SessionID: ses.ID, Platform: l.Platform, StartedAt: now}
+	ses.CallID = c.ID
+	spec := rtc.RoomSpec{Name: ses.ID}
+	if ver != nil {
+		// The version is fixed now; the assistant is dispatched when the callee answers
+		// (calleeAnswered), so the persona worker's media checks do not run out while the
+		// phone rings.
+		ses.AssistantID, ses.VersionID = ver.AssistantID, ver.ID
+		c.HandledBy, c.AssistantID, c.VersionID = call.HandledByAssistant, ver.AssistantID, ver.ID
+	}
+	if err := s.createRoom(ctx, spec); err != nil {
+		s.log().Error("create room", "session_id", ses.ID, "err", err)
+		return Created{}, upstream("the media service could not create the room", err)
+	}
+	tok, err := s.customerToken(ses.ID)
+	if err != nil {
+		s.deleteRoom(ses.ID)
+		return Created{}, err
+	}
+	partyRoom, err := s.partyRoom(ses.ID, req.PlatformHandle)
+	if err != nil {
+		s.deleteRoom(ses.ID)
+		return Created{}, err
+	}
+	if err := s.Records.SaveSession(ctx, ses, c, nil); err != nil {
+		s.deleteRoom(ses.ID)
+		return Created{}, fmt.Errorf("save session %s: %w", ses.ID, err)
+	}
+	ses.Revision, c.Revision = 1, 1
+
+	pcid, err := plat.Dial(ctx, platform.DialRequest{CallID: c.ID, From: l.Handle, To: req.PlatformHandle, Media: req.Media, Room: partyRoom})
+	if err != nil {
+		s.log().Error("dial failed", "session_id", ses.ID, "call_id", c.ID, "err", err)
+		s.end(context.WithoutCancel(ctx), ses.ID, StatusFailed, call.ReasonPlatformError, call.EndedBySystem)
+		return Created{}, upstream("the calling platform could not place the call", err)
+	}
+	ses, c, err = s.mutate(ctx, ses.ID, func(ses *Session, c *call.Call) ([]callevent.Event, bool, error) {
+		if c.PlatformCallID != "" {
+			return nil, false, nil
+		}
+		c.PlatformCallID = pcid
+		return nil, true, nil
+	})
+	if err != nil {
+		return Created{}, err
+	}
+	return Created{Session: ses, Call: c, Token: tok, RTCURL: s.Rooms.PublicURL()}, nil
+}
+
+// callingLine is the line a session calls from: the given one, or the account's oldest.
+func (s *Service) callingLine(ctx context.Context, accountID, lineID string) (line.Line, error) {
+	if lineID != "" {
+		l, err := s.Lines.GetLine(ctx, lineID)
+		return apierr.Owned(l, l.AccountID, err, accountID,
+			apierr.Param(apierr.CodeResourceNotFound, "line_id", fmt.Sprintf("no such line: %q", lineID)))
+	}
+	var oldest line.Line
+	q := listing.Query{Limit: listing.MaxLimit}
+	for {
+		page, err := s.Lines.ListLines(ctx, accountID, q)
+		if err != nil {
+			return line.Line{}, fmt.Errorf("list lines: %w", err)
+		}
+		page, more := listing.Page(page, q.Limit)
+		if len(page) > 0 {
+			oldest = page[len(page)-1]
+		}
+		if !more {
+			break
+		}
+		q.StartingAfter = oldest.ID
+	}
+	if oldest.ID == "" {
+		return line.Line{}, apierr.New(apierr.CodeNoLine, "the account has no line to call from; ask the operator to provision one")
+	}
+	return oldest, nil
+}
+
+func (s *Service) createRoom(ctx context.Context, spec rtc.RoomSpec) error {
+	spec.EmptyTimeout, spec.DepartureTimeout, spec.MaxParticipants = RoomEmptyTimeout, RoomDepartureTimeout, RoomMaxParticipants
+	_, err := s.Rooms.CreateRoom(ctx, spec)
+	return err
+}
+
+// deleteRoom removes a room on a path that is failing anyway; an error is only logged.
+func (s *Service) deleteRoom(room string) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := s.Rooms.DeleteRoom(ctx, room); err != nil {
+		s.log().Error("delete room", "session_id", room, "err", err)
+	}
+}
+
+func (s *Service) customerToken(room string) (rtc.Token, error) {
+	return s.Rooms.ParticipantToken(rtc.Grant{Room: room, Identity: CustomerIdentity, Name: "customer"})
+}
+
+// partyRoom is where the platform bridges its party: a SIP-kind participant named after
+// its handle.
+func (s *Service) partyRoom(room, handle string) (platform.Room, error) {
+	tok, err := s.Rooms.ParticipantToken(rtc.Grant{Room: room, Identity: platform.ParticipantIdentity, Name: handle,
+		Kind: rtc.KindSIP})
+	if err != nil {
+		return platform.Room{}, err
+	}
+	return platform.Room{URL: s.Rooms.PublicURL(), Token: tok.JWT}, nil
+}

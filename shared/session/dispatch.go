@@ -1,0 +1,132 @@
+package session
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/bridgeline/bridgeline/events/callevent"
+	"github.com/bridgeline/bridgeline/shared/apierr"
+	"github.com/bridgeline/bridgeline/shared/assistant"
+	"github.com/bridgeline/bridgeline/shared/call"
+	"github.com/bridgeline/bridgeline/shared/persona"
+	"github.com/bridgeline/bridgeline/shared/platform"
+	"github.com/bridgeline/bridgeline/shared/rtc"
+)
+
+// activeVersion returns the snapshot of the assistant's active version.
+func (s *Service) activeVersion(ctx context.Context, accountID, assistantID, param string) (assistant.Version, error) {
+	found, err := s.Assistants.GetAssistant(ctx, assistantID)
+	a, err := apierr.Owned(found, found.AccountID, err, accountID,
+		apierr.Param(apierr.CodeResourceNotFound, param, fmt.Sprintf("no such assistant: %q", assistantID)))
+	if err != nil {
+		return assistant.Version{}, err
+	}
+	if a.Status == assistant.StatusArchived {
+		return assistant.Version{}, apierr.Param(apierr.CodeAssistantArchived, param, fmt.Sprintf("assistant %s is archived", assistantID))
+	}
+	v, ok := a.ActiveVersion()
+	if !ok {
+		return assistant.Version{}, apierr.Param(apierr.CodeAssistantNotPublished, param,
+			fmt.Sprintf("assistant %s has no published version; publish it first", assistantID))
+	}
+	if v.AssistantID == "" {
+		v.AssistantID = a.ID
+	}
+	return v, nil
+}
+
+// job is the dispatch metadata for an assistant call: the version fixed now.
+func (s *Service) job(ctx context.Context, c call.Call, v assistant.Version, answeredAt time.Time) (string, error) {
+	acct, err := s.Accounts.GetAccount(ctx, c.AccountID)
+	if err != nil {
+		return "", fmt.Errorf("get account %s: %w", c.AccountID, err)
+	}
+	j := persona.Job{CallID: c.ID, SessionID: c.SessionID, AccountID: c.AccountID, Media: c.Media,
+		CallerIdentity: platform.ParticipantIdentity, AnsweredAt: answeredAt,
+		Brand: persona.Brand{Name: acct.Name, Color: acct.BrandColor},
+		Version: persona.Version{AssistantID: v.AssistantID, ID: v.ID, Number: v.Number, Name: v.Name,
+			SystemPrompt: v.SystemPrompt, Greeting: v.Greeting, AvatarID: v.AvatarID,
+			Framing: persona.Framing{Shot: v.Framing.Shot, Position: v.Framing.Position}, Voice: v.Voice, Model: v.Model}}
+	b, err := json.Marshal(j)
+	return string(b), err
+}
+
+// calleeAnswered marks an outbound session answered and, in mode assistant, dispatches
+// the assistant with the version fixed at creation.
+func (s *Service) calleeAnswered(ctx context.Context, sessionID string) error {
+	ses, c, won, err := s.answered(ctx, sessionID, nil)
+	if err != nil || !won || ses.Mode != ModeAssistant {
+		return err
+	}
+	v, err := s.Assistants.GetVersion(ctx, ses.VersionID)
+	if err != nil {
+		return fmt.Errorf("get version %s: %w", ses.VersionID, err)
+	}
+	if v.AssistantID == "" {
+		v.AssistantID = ses.AssistantID
+	}
+	job, err := s.job(ctx, c, v, *c.AnsweredAt)
+	if err != nil {
+		return err
+	}
+	if err := s.Rooms.Dispatch(ctx, ses.ID, rtc.AgentDispatch{AgentName: persona.AgentName, Metadata: job}); err != nil {
+		s.log().Error("dispatch assistant", "session_id", ses.ID, "err", err)
+		_, _, err = s.end(ctx, ses.ID, StatusFailed, call.ReasonAssistantUnavailable, call.EndedBySystem)
+		return err
+	}
+	return nil
+}
+
+// answerWithAssistant answers an inbound call with the line's assistant: a room with an
+// agent dispatch carrying the version fixed now, and the caller bridged in.
+func (s *Service) answerWithAssistant(ctx context.Context, plat platform.Platform, c call.Call, v assistant.Version) error {
+	ses := s.inboundSession(c)
+	ses.Mode, ses.AssistantID, ses.VersionID = ModeAssistant, v.AssistantID, v.ID
+	c.SessionID, c.HandledBy, c.AssistantID, c.VersionID = ses.ID, call.HandledByAssistant, v.AssistantID, v.ID
+	answeredAt := s.now()
+	job, err := s.job(ctx, c, v, answeredAt)
+	if err != nil {
+		return err
+	}
+	// Recorded before the room exists, so the worker's first report finds the call.
+	if err := s.Records.SaveSession(ctx, ses, c, nil); err != nil {
+		if errors.Is(err, apierr.ErrConflict) {
+			return nil
+		}
+		return fmt.Errorf("record inbound call: %w", err)
+	}
+	if err := s.createRoom(ctx, rtc.RoomSpec{Name: ses.ID, Agent: &rtc.AgentDispatch{AgentName: persona.AgentName, Metadata: job}}); err != nil {
+		s.log().Error("create room", "session_id", ses.ID, "err", err)
+		_, _, endErr := s.end(ctx, ses.ID, StatusFailed, call.ReasonPlatformError, call.EndedBySystem)
+		return errors.Join(ignoreGone(plat.Reject(ctx, c.PlatformCallID, "media unavailable")), endErr)
+	}
+	return s.bridge(ctx, plat, ses, c, nil)
+}
+
+// handToAssistant gives a ringing customer_decides call to the line's assistant when the
+// customer did not answer in time.
+func (s *Service) handToAssistant(ctx context.Context, plat platform.Platform, sessionID string, v assistant.Version) error {
+	ses, c, err := s.mutate(ctx, sessionID, func(ses *Session, c *call.Call) ([]callevent.Event, bool, error) {
+		if ses.Over() {
+			return nil, false, nil
+		}
+		ses.Mode, ses.AssistantID, ses.VersionID = ModeAssistant, v.AssistantID, v.ID
+		c.HandledBy, c.AssistantID, c.VersionID = call.HandledByAssistant, v.AssistantID, v.ID
+		return nil, true, nil
+	})
+	if err != nil || ses.Over() {
+		return err
+	}
+	job, err := s.job(ctx, c, v, s.now())
+	if err != nil {
+		return err
+	}
+	if err := s.Rooms.Dispatch(ctx, ses.ID, rtc.AgentDispatch{AgentName: persona.AgentName, Metadata: job}); err != nil {
+		s.log().Error("dispatch assistant", "session_id", ses.ID, "err", err)
+		return s.declineSession(ctx, ses.ID, call.ReasonPlatformError, call.EndedBySystem)
+	}
+	return s.bridge(ctx, plat, ses, c, nil)
+}

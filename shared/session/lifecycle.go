@@ -1,0 +1,237 @@
+package session
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/bridgeline/bridgeline/events/callevent"
+	"github.com/bridgeline/bridgeline/shared/apierr"
+	"github.com/bridgeline/bridgeline/shared/call"
+	"github.com/bridgeline/bridgeline/shared/listing"
+	"github.com/bridgeline/bridgeline/shared/rtc"
+)
+
+// Get returns the account's session.
+func (s *Service) Get(ctx context.Context, accountID, id string) (Session, error) {
+	ses, err := s.Records.GetSession(ctx, id)
+	return apierr.Owned(ses, ses.AccountID, err, accountID, apierr.NotFound("session", id))
+}
+
+// List returns a page of the account's sessions, newest first.
+func (s *Service) List(ctx context.Context, accountID string, q listing.Query) ([]Session, error) {
+	return s.Records.ListSessions(ctx, accountID, q)
+}
+
+// Delete ends the session: the room is deleted (everyone in it is disconnected and its
+// tokens can no longer join), the platform call is hung up and call.ended is written, once.
+// Deleting an ended session returns it unchanged.
+func (s *Service) Delete(ctx context.Context, accountID, id string) (Session, error) {
+	if _, err := s.Get(ctx, accountID, id); err != nil {
+		return Session{}, err
+	}
+	ses, _, err := s.end(ctx, id, StatusEnded, call.ReasonDeleted, call.EndedByCustomer)
+	return ses, err
+}
+
+// Token mints a fresh participant token for a live session.
+//
+// Errors: resource_not_found; session_ended once the session is over.
+func (s *Service) Token(ctx context.Context, accountID, id string) (rtc.Token, error) {
+	ses, err := s.Get(ctx, accountID, id)
+	if err != nil {
+		return rtc.Token{}, err
+	}
+	if ses.Over() {
+		return rtc.Token{}, apierr.New(apierr.CodeSessionEnded, fmt.Sprintf("session %s has ended", id))
+	}
+	return s.customerToken(ses.ID)
+}
+
+// GetCall returns the account's call record.
+func (s *Service) GetCall(ctx context.Context, accountID, id string) (call.Call, error) {
+	c, err := s.Records.GetCall(ctx, id)
+	return apierr.Owned(c, c.AccountID, err, accountID, apierr.NotFound("call", id))
+}
+
+// ListCalls returns a page of the account's calls, newest first.
+func (s *Service) ListCalls(ctx context.Context, accountID string, q call.ListQuery) ([]call.Call, error) {
+	return s.Records.ListCalls(ctx, accountID, q)
+}
+
+// mutate applies change to a session and its call and saves them, conditionally, reading
+// again when another writer got there first. change reports whether it changed anything.
+func (s *Service) mutate(ctx context.Context, sessionID string, change func(*Session, *call.Call) ([]callevent.Event, bool, error)) (Session, call.Call, error) {
+	for attempt := 0; ; attempt++ {
+		ses, err := s.Records.GetSession(ctx, sessionID)
+		if err != nil {
+			return Session{}, call.Call{}, fmt.Errorf("get session %s: %w", sessionID, err)
+		}
+		c, err := s.Records.GetCall(ctx, ses.CallID)
+		if err != nil {
+			return Session{}, call.Call{}, fmt.Errorf("get call %s: %w", ses.CallID, err)
+		}
+		evts, changed, err := change(&ses, &c)
+		if err != nil || !changed {
+			return ses, c, err
+		}
+		err = s.Records.SaveSession(ctx, ses, c, evts)
+		if err == nil {
+			ses.Revision++
+			c.Revision++
+			s.notify(evts)
+			return ses, c, nil
+		}
+		if !errors.Is(err, apierr.ErrConflict) || attempt >= 32 {
+			return Session{}, call.Call{}, fmt.Errorf("save session %s: %w", sessionID, err)
+		}
+		backoff(attempt)
+	}
+}
+
+// mutateCall is mutate for a call on its own (one that never got a session).
+func (s *Service) mutateCall(ctx context.Context, callID string, change func(*call.Call) ([]callevent.Event, bool, error)) (call.Call, error) {
+	for attempt := 0; ; attempt++ {
+		c, err := s.Records.GetCall(ctx, callID)
+		if err != nil {
+			return call.Call{}, fmt.Errorf("get call %s: %w", callID, err)
+		}
+		evts, changed, err := change(&c)
+		if err != nil || !changed {
+			return c, err
+		}
+		err = s.Records.SaveCall(ctx, c, evts)
+		if err == nil {
+			c.Revision++
+			s.notify(evts)
+			return c, nil
+		}
+		if !errors.Is(err, apierr.ErrConflict) || attempt >= 32 {
+			return call.Call{}, fmt.Errorf("save call %s: %w", callID, err)
+		}
+		backoff(attempt)
+	}
+}
+
+// end finishes a session and its call once: status ended (or failed), the reason, who
+// ended it, and call.ended in the same write. The room is deleted and the platform call
+// hung up whenever the session is found live or the end is asked for explicitly (DELETE),
+// so a retry completes a clean-up that failed half way.
+func (s *Service) end(ctx context.Context, sessionID, status, reason, by string) (Session, call.Call, error) {
+	ses, c, _, err := s.endIf(ctx, sessionID, nil, status, reason, by)
+	return ses, c, err
+}
+
+// live is an endIf condition: the session has not ended.
+func live(ses Session, _ call.Call) bool { return !ses.Over() }
+
+// endIf is end when cond (nil: always) holds for the session and call as they are read
+// at write time. When it does not, nothing is written and nothing cleaned up, and ended
+// is false: an end that is only right while a state lasts (a sweep's, a late worker
+// report's) cannot act on a session that moved on.
+func (s *Service) endIf(ctx context.Context, sessionID string, cond func(Session, call.Call) bool, status, reason, by string) (Session, call.Call, bool, error) {
+	now := s.now()
+	held := true
+	ses, c, err := s.mutate(ctx, sessionID, func(ses *Session, c *call.Call) ([]callevent.Event, bool, error) {
+		if held = cond == nil || cond(*ses, *c); !held {
+			return nil, false, nil
+		}
+		var evts []callevent.Event
+		changed := false
+		if !ses.Over() {
+			st := status
+			if st == StatusEnded && ses.Status == StatusRinging && reason != call.ReasonDeleted && reason != call.ReasonParticipantLeft {
+				// Never connected: a ringing session that ends for any reason but the
+				// customer's own is a failed one.
+				st = StatusFailed
+			}
+			ses.Status, ses.EndReason, ses.EndedAt = st, reason, &now
+			changed = true
+		}
+		if evt, ok := c.End(callStatus(ses.Status, reason), reason, by, now, newEventID); ok {
+			changed = true
+			switch {
+			case awaitsReport(*ses, *c):
+				// The worker is still to send its transcript: call.ended waits for it
+				// (HandleReport), or for Sweep once the wait is over.
+				due := now.Add(s.reportWait())
+				ses.ReportDueAt = &due
+			case ses.Mode == ModeAssistant && c.AssistantReport == "":
+				c.AssistantReport = call.ReportMissing // no worker ever reported
+				evts = append(evts, evt)
+			default:
+				evts = append(evts, evt)
+			}
+		}
+		return evts, changed, nil
+	})
+	if err != nil || !held {
+		return ses, c, false, err
+	}
+	cleanup, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer cancel()
+	if err := s.Rooms.DeleteRoom(cleanup, ses.ID); err != nil {
+		// The call record is complete; the room's own timeouts close it if LiveKit is
+		// unreachable now.
+		s.log().Error("delete room", "session_id", ses.ID, "err", err)
+	}
+	if c.PlatformCallID != "" && reason != call.ReasonRemoteHangup {
+		if plat, ok := s.Platforms[c.Platform]; ok {
+			var err error
+			if c.Status == call.StatusDeclined {
+				// Never answered: the ringing call is rejected rather than hung up.
+				err = ignoreGone(plat.Reject(cleanup, c.PlatformCallID, reason))
+			} else {
+				err = plat.Hangup(cleanup, c.PlatformCallID)
+			}
+			if err != nil {
+				s.log().Error("hang up", "call_id", c.ID, "err", err)
+			}
+		}
+	}
+	return ses, c, true, nil
+}
+
+// awaitsReport: an assistant call a worker took (it reported) whose final report is not in.
+func awaitsReport(ses Session, c call.Call) bool {
+	return ses.Mode == ModeAssistant && ses.AssistantSeenAt != nil && c.AssistantReport != call.ReportReceived
+}
+
+func (s *Service) reportWait() time.Duration {
+	if s.ReportWait > 0 {
+		return s.ReportWait
+	}
+	return DefaultReportWait
+}
+
+// callStatus is the call's final status for a session's.
+func callStatus(sessionStatus, reason string) string {
+	switch {
+	case reason == call.ReasonDeclined || reason == call.ReasonDecisionTimeout:
+		return call.StatusDeclined
+	case sessionStatus == StatusFailed:
+		return call.StatusFailed
+	}
+	return call.StatusEnded
+}
+
+// answered marks a ringing session and its call answered, with call.answered. won
+// reports whether this call made the change (a redelivered answer does not).
+func (s *Service) answered(ctx context.Context, sessionID string, decided func(*call.Call)) (ses Session, c call.Call, won bool, err error) {
+	now := s.now()
+	ses, c, err = s.mutate(ctx, sessionID, func(ses *Session, c *call.Call) ([]callevent.Event, bool, error) {
+		won = false
+		if ses.Status != StatusRinging || c.Status != call.StatusRinging {
+			return nil, false, nil
+		}
+		if decided != nil {
+			decided(c)
+		}
+		ses.Status, ses.AnsweredAt = StatusActive, &now
+		c.Answer(now)
+		won = true
+		return []callevent.Event{c.AnsweredEvent(newEventID())}, true, nil
+	})
+	return ses, c, won, err
+}

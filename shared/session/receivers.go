@@ -1,0 +1,171 @@
+package session
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"reflect"
+
+	"github.com/bridgeline/bridgeline/events/callevent"
+	"github.com/bridgeline/bridgeline/shared/apierr"
+	"github.com/bridgeline/bridgeline/shared/call"
+	"github.com/bridgeline/bridgeline/shared/ident"
+	"github.com/bridgeline/bridgeline/shared/persona"
+	"github.com/bridgeline/bridgeline/shared/rtc"
+)
+
+// HandleLiveKit acts on a verified LiveKit webhook: the customer's client leaving a
+// human session ends it, and a room LiveKit closed by itself ends its session.
+//
+// Nobody else's leaving ends anything here: the platform party's hang-up comes from its
+// platform (the sim's notification), and the assistant (kind AGENT, identity
+// assistant-<job id>) leaving is followed by its worker's report, or, when the worker died
+// without one, by the caller hanging up.
+func (s *Service) HandleLiveKit(ctx context.Context, ev rtc.WebhookEvent) error {
+	room := ev.Room
+	p := ev.Participant
+	if p == nil {
+		p = &rtc.Participant{}
+	}
+	s.log().Debug("livekit webhook", "event", ev.Event, "room", room, "identity", p.Identity, "reason", p.DisconnectReason)
+	if !ident.Valid("ses", room) {
+		return nil
+	}
+	switch ev.Event {
+	case rtc.EventParticipantLeft:
+		if p.Identity != CustomerIdentity || p.Kind == rtc.KindAgent || p.DisconnectReason == rtc.DisconnectDuplicateIdentity {
+			return nil
+		}
+		ses, err := s.Records.GetSession(ctx, room)
+		if errors.Is(err, apierr.ErrNotFound) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if ses.Mode != ModeHuman {
+			// In an assistant session the customer's client only watches; its leaving
+			// does not hang up on the caller.
+			return nil
+		}
+		_, _, _, err = s.endIf(ctx, room, func(ses Session, _ call.Call) bool { return !ses.Over() && ses.Mode == ModeHuman },
+			StatusEnded, call.ReasonParticipantLeft, call.EndedByCustomer)
+		return err
+	case rtc.EventRoomFinished:
+		_, _, _, err := s.endIf(ctx, room, live, StatusEnded, call.ReasonRoomClosed, call.EndedBySystem)
+		if errors.Is(err, apierr.ErrNotFound) {
+			return nil
+		}
+		return err
+	}
+	return nil
+}
+
+// HandleReport applies a persona worker's report to its call. Any report is the proof
+// that a worker took the call (the dispatch watchdog's). Metrics are merged as they come;
+// the ended report's transcript is kept. An ended report ends a call that is still live,
+// by its reason; one that arrives after the call ended (room_closed and terminated come
+// after the control plane deleted the room) changes nothing but filling in the metrics and
+// transcript the record lacks, and sends the call.ended that waited for it (endIf holds
+// it), in the same write. Reports are idempotent: a redelivery changes nothing.
+func (s *Service) HandleReport(ctx context.Context, rep persona.Report) error {
+	c, err := s.Records.GetCall(ctx, rep.CallID)
+	if errors.Is(err, apierr.ErrNotFound) {
+		return apierr.NotFound("call", rep.CallID)
+	}
+	if err != nil {
+		return err
+	}
+	if c.SessionID == "" {
+		_, err := s.mutateCall(ctx, c.ID, func(c *call.Call) ([]callevent.Event, bool, error) { return nil, applyReport(c, rep), nil })
+		return err
+	}
+	now := s.now()
+	if _, _, err := s.mutate(ctx, c.SessionID, func(ses *Session, c *call.Call) ([]callevent.Event, bool, error) {
+		changed := applyReport(c, rep)
+		if ses.AssistantSeenAt == nil {
+			ses.AssistantSeenAt = &now
+			changed = true
+		}
+		var evts []callevent.Event
+		if rep.Kind == persona.ReportEnded && ses.Held() {
+			ses.ReportDueAt = nil
+			evts = append(evts, c.EndedEvent(newEventID(), now))
+			changed = true
+		}
+		return evts, changed, nil
+	}); err != nil {
+		return err
+	}
+	if rep.Kind != persona.ReportEnded {
+		return nil
+	}
+	status, reason, by := reportEnd(rep.EndReason)
+	_, _, _, err = s.endIf(ctx, c.SessionID, live, status, reason, by)
+	return err
+}
+
+// reportEnd is how a worker's end reason ends a call that is still live.
+func reportEnd(workerReason string) (status, reason, by string) {
+	switch workerReason {
+	case persona.EndCallerHangup:
+		return StatusEnded, call.ReasonRemoteHangup, call.EndedByRemote
+	case persona.EndAssistantHangup:
+		return StatusEnded, call.ReasonAssistantHangup, call.EndedByAssistant
+	case persona.EndMediaFailed:
+		// Media never flowed both ways: the call did not connect.
+		return StatusFailed, call.ReasonMediaFailed, call.EndedByAssistant
+	case persona.EndRoomClosed:
+		return StatusEnded, call.ReasonRoomClosed, call.EndedBySystem
+	case persona.EndTerminated:
+		return StatusEnded, call.ReasonAssistantError, call.EndedBySystem
+	}
+	// worker_shutdown, error, and reasons newer than this code.
+	return StatusEnded, call.ReasonAssistantError, call.EndedByAssistant
+}
+
+// applyReport merges a report's metrics and transcript into the call and reports whether
+// anything changed. Once the call is over only what the record lacks is filled in. The
+// ended report is the final one: the record is then complete (ReportReceived).
+func applyReport(c *call.Call, rep persona.Report) bool {
+	before, _ := json.Marshal([]any{c.Metrics, c.Transcript, c.AssistantReport})
+	if c.Over() {
+		c.Metrics = mergeMetrics(rep.Metrics, derefMetrics(c.Metrics))
+		if len(c.Transcript) == 0 && len(rep.Transcript) > 0 {
+			c.Transcript = rep.Transcript
+		}
+	} else {
+		c.Metrics = mergeMetrics(derefMetrics(c.Metrics), rep.Metrics)
+		if len(rep.Transcript) > 0 {
+			c.Transcript = rep.Transcript
+		}
+	}
+	if rep.Kind == persona.ReportEnded {
+		c.AssistantReport = call.ReportReceived
+	}
+	after, _ := json.Marshal([]any{c.Metrics, c.Transcript, c.AssistantReport})
+	return string(before) != string(after)
+}
+
+func derefMetrics(m *persona.Metrics) persona.Metrics {
+	if m == nil {
+		return persona.Metrics{}
+	}
+	return *m
+}
+
+// mergeMetrics is base with every metric over set; nil when none is set.
+func mergeMetrics(base, over persona.Metrics) *persona.Metrics {
+	m := base
+	// Every field is a pointer; a later report's value replaces an earlier one.
+	mv, ov := reflect.ValueOf(&m).Elem(), reflect.ValueOf(over)
+	for i := range mv.NumField() {
+		if f := ov.Field(i); !f.IsNil() {
+			mv.Field(i).Set(f)
+		}
+	}
+	if reflect.ValueOf(m).IsZero() {
+		return nil
+	}
+	return &m
+}
