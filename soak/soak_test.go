@@ -249,8 +249,12 @@ func (s *stack) load(t *testing.T, st settings, r *report) {
 			case <-tick.C:
 				smp := s.sample(t, time.Since(t0), "", "")
 				r.samples = append(r.samples, smp)
-				t.Logf("soak: %5.0fs  bridgeline %6.1f MB (heap %6.1f MB, %d goroutines)  livekit-server %6.1f MB (heap %6.1f MB)  rooms %d",
-					smp.at.Seconds(), mb(smp.blRSS), mb(smp.heap), smp.goroutines, mb(smp.lkRSS), mb(smp.lkHeap), smp.rooms)
+				lk := ""
+				if smp.lkHeap > 0 {
+					lk = fmt.Sprintf(" (heap %.1f MB)", mb(smp.lkHeap))
+				}
+				t.Logf("soak: %5.0fs  bridgeline %6.1f MB (heap %6.1f MB, %d goroutines)  livekit-server %6.1f MB%s  rooms %d",
+					smp.at.Seconds(), mb(smp.blRSS), mb(smp.heap), smp.goroutines, mb(smp.lkRSS), lk, smp.rooms)
 			}
 		}
 	}()
@@ -285,6 +289,11 @@ func (s *stack) quiesce(t *testing.T, settle time.Duration) int {
 		if time.Now().After(deadline) {
 			left = rooms
 			t.Logf("soak: rooms left 90 s after the load: %s", s.describeRooms())
+			// What a sweeper that deletes the rooms of ended sessions again would do.
+			s.deleteRooms()
+			time.Sleep(5 * time.Second)
+			again, _ := s.rooms()
+			t.Logf("soak: rooms left after a second DeleteRoom of each: %d", again)
 			break
 		}
 		time.Sleep(time.Second)
@@ -429,6 +438,19 @@ func (s *stack) describeRooms() string {
 		}
 	}
 	return b.String()
+}
+
+// deleteRooms deletes every room livekit-server lists.
+func (s *stack) deleteRooms() {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	res, err := s.roomSvc.ListRooms(ctx, &livekit.ListRoomsRequest{})
+	if err != nil {
+		return
+	}
+	for _, r := range res.Rooms {
+		s.roomSvc.DeleteRoom(ctx, &livekit.DeleteRoomRequest{Room: r.Name})
+	}
 }
 
 var memStatRE = regexp.MustCompile(`(?m)^# (HeapInuse|NumGC) = (\d+)`)
