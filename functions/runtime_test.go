@@ -406,6 +406,10 @@ func TestFunctionsUnderLambdaRuntime(t *testing.T) {
 		t.Fatalf("publish = %v, want one active version", pub)
 	}
 	verID := versions[0].(map[string]any)["id"].(string)
+	vlist := s.expect(get("assistants-versions-list", "/v1/assistants/{id}/versions", "/v1/assistants/"+asstID+"/versions"), http.StatusOK)
+	if data := vlist["data"].([]any); len(data) != 1 || data[0].(map[string]any)["id"] != verID {
+		t.Errorf("versions list = %v, want [%s]", vlist, verID)
+	}
 	// The voice is one of the hosted voices this deployment's TTS_VOICES offers.
 	if v := versions[0].(map[string]any); v["voice"] != "hosted-nova" || v["model"] != "llama3.1:8b" {
 		t.Errorf("published version = %v, want voice hosted-nova and model llama3.1:8b", v)

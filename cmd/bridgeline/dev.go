@@ -43,6 +43,9 @@ func dev(ctx context.Context, args []string) error {
 	// The LiveKit SDK (sim parties, persona workers) logs warnings and up, into log; its
 	// default writes every connection step to stderr.
 	worker.SetSDKLogger(log)
+	if err := startPprof(ctx, log); err != nil {
+		return err
+	}
 
 	s, closeStore, err := openStore(ctx, cfg)
 	if err != nil {

@@ -12,13 +12,13 @@ import (
 	"time"
 
 	"github.com/bridgeline/bridgeline/mediafleet/engines"
-	lkserver "github.com/bridgeline/bridgeline/mediafleet/livekit"
+	"github.com/bridgeline/bridgeline/mediafleet/livekitserver"
+	"github.com/bridgeline/bridgeline/mediafleet/platformsim"
 	"github.com/bridgeline/bridgeline/mediafleet/worker"
 	"github.com/bridgeline/bridgeline/shared/config"
 	"github.com/bridgeline/bridgeline/shared/httpapi"
 	"github.com/bridgeline/bridgeline/shared/platform"
-	"github.com/bridgeline/bridgeline/shared/platform/sim"
-	"github.com/bridgeline/bridgeline/shared/platform/sim/simhook"
+	"github.com/bridgeline/bridgeline/shared/platform/simhook"
 	"github.com/bridgeline/bridgeline/shared/rtc/lkapi"
 	"github.com/bridgeline/bridgeline/shared/session"
 )
@@ -76,7 +76,7 @@ func startMedia(ctx context.Context, cfg config.Config, s Store, api *httpapi.AP
 	fail := func(err error) (func(), error) { stop(); return nil, err }
 
 	apiURL := "http://" + cfg.Addr
-	lk, err := lkserver.Start(context.WithoutCancel(ctx), lkserver.Config{
+	lk, err := livekitserver.Start(context.WithoutCancel(ctx), livekitserver.Config{
 		Dir: filepath.Join(cfg.DataDir, "livekit"), APIKey: cfg.LiveKitAPIKey, APISecret: cfg.LiveKitSecret,
 		Port: cfg.LiveKitPort, RTCTCPPort: ms.rtcTCP, RTCUDPPort: ms.rtcUDP,
 		WebhookURLs: []string{apiURL + httpapi.LiveKitWebhookPath}, LogLevel: "warn",
@@ -100,7 +100,7 @@ func startMedia(ctx context.Context, cfg config.Config, s Store, api *httpapi.AP
 	}
 	// The sim and its receiver live in this process: a fresh secret each start.
 	secret := randomHex(32)
-	simulator, err := sim.New(sim.Config{NotifyURL: apiURL + simhook.Path, Secret: secret, Log: log})
+	simulator, err := platformsim.New(platformsim.Config{NotifyURL: apiURL + simhook.Path, Secret: secret, Log: log})
 	if err != nil {
 		return fail(err)
 	}
@@ -111,7 +111,7 @@ func startMedia(ctx context.Context, cfg config.Config, s Store, api *httpapi.AP
 	})
 
 	svc := &session.Service{Records: recs, Lines: s, Assistants: s, Accounts: s, Rooms: rooms,
-		Platforms: map[string]platform.Platform{sim.Name: simulator}, Decider: hooks.Asker,
+		Platforms: map[string]platform.Platform{platformsim.Name: simulator}, Decider: hooks.Asker,
 		Notify: hooks.Worker.Notify, MaxDuration: cfg.MaxSession, DispatchTimeout: cfg.AssistantDispatchTimeout,
 		Log: log, Now: time.Now}
 	// The sweeper ends sessions past their limits: max_duration, and the assistant
@@ -125,7 +125,7 @@ func startMedia(ctx context.Context, cfg config.Config, s Store, api *httpapi.AP
 	stops = append(stops, func() { stopSweep(); <-swept })
 	api.Extra = append(api.Extra, (&httpapi.Sessions{Service: svc}).Routes()...)
 	api.Extra = append(api.Extra, (&httpapi.Receivers{Sessions: svc, RTC: rooms, SimSecret: secret}).Routes()...)
-	api.Extra = append(api.Extra, sim.Routes(simulator.Handler())...)
+	api.Extra = append(api.Extra, httpapi.Passthrough("sim", simulator.Handler(), platformsim.Patterns...)...)
 
 	if ms.workers > 0 {
 		// The in-process workers read the same variables a deployed worker does (LLM_*,

@@ -76,6 +76,30 @@ type Log interface {
 	RecordDeliveryAttempt(ctx context.Context, a Attempt) error
 }
 
+// ClaimLimits bound one claim of due deliveries. The worker passes what it already has
+// in flight, so one endpoint, or one account's endpoints, cannot take every slot: a
+// stalled receiver holds at most its share while it times out, and other accounts'
+// events go out meanwhile.
+type ClaimLimits struct {
+	Limit       int // deliveries in all
+	PerEndpoint int // in flight to one endpoint, counting Busy
+	// PerAccount bounds the attempts in flight to one account's endpoints, counting
+	// BusyAccounts; 0 means no bound.
+	PerAccount   int
+	Busy         map[string]int // endpoint id -> attempts in flight
+	BusyAccounts map[string]int // account id -> attempts in flight
+}
+
+// Room is how many more deliveries to endpoint of account a claim may take, given what
+// it took already (takenEndpoint, takenAccount).
+func (l ClaimLimits) Room(endpoint, account string, takenEndpoint, takenAccount int) int {
+	room := l.PerEndpoint - l.Busy[endpoint] - takenEndpoint
+	if l.PerAccount > 0 {
+		room = min(room, l.PerAccount-l.BusyAccounts[account]-takenAccount)
+	}
+	return room
+}
+
 // Outbox is the local, persistent delivery queue on top of the events table.
 //
 // Errors: AddDeliveries returns apierr.ErrConflict when the event was already fanned out.
@@ -87,10 +111,10 @@ type Outbox interface {
 	AddDeliveries(ctx context.Context, eventID string, ds []Delivery) error
 	// AddRedeliveries adds deliveries for an event already fanned out (POST .../redeliver).
 	AddRedeliveries(ctx context.Context, ds []Delivery) error
-	// ClaimDueDeliveries marks up to limit pending deliveries due at now as in flight and
-	// returns them, at most perEndpoint-busy[id] to each endpoint, favouring the endpoints
+	// ClaimDueDeliveries marks pending deliveries due at now as in flight and returns
+	// them, within lim (in all, per endpoint and per account), favouring the endpoints
 	// whose deliveries have waited longest.
-	ClaimDueDeliveries(ctx context.Context, now time.Time, limit, perEndpoint int, busy map[string]int) ([]Delivery, error)
+	ClaimDueDeliveries(ctx context.Context, now time.Time, lim ClaimLimits) ([]Delivery, error)
 	// FinishDelivery stores the delivery's new state, releases its claim and logs the attempt
 	// (nil when none was made), atomically.
 	FinishDelivery(ctx context.Context, d Delivery, a *Attempt) error

@@ -429,7 +429,9 @@ func waitFor(t *testing.T, limit time.Duration, cond func() bool) {
 func TestSlowEndpointDoesNotStarveOthers(t *testing.T) {
 	e := newEnv(t, "")
 	e.worker.Now, e.worker.Deliverer.Now, e.endpoints.Now = nil, nil, nil
-	e.worker.Concurrency, e.worker.PerEndpoint = 4, 2
+	// Both endpoints are one account's: this is about endpoints, so the account may use
+	// every slot.
+	e.worker.Concurrency, e.worker.PerEndpoint, e.worker.PerAccount = 4, 2, 4
 	e.clock = &clock{t: time.Now()}
 	release := make(chan struct{})
 	slow, fast := newReceiver(t, e.clock), newReceiver(t, e.clock)

@@ -162,6 +162,21 @@ func (e AssistantVersionObject) Valid() bool {
 	}
 }
 
+// Defines values for AssistantVersionListObject.
+const (
+	AssistantVersionListObjectList AssistantVersionListObject = "list"
+)
+
+// Valid indicates whether the value is a known member of the AssistantVersionListObject enum.
+func (e AssistantVersionListObject) Valid() bool {
+	switch e {
+	case AssistantVersionListObjectList:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for AvatarObject.
 const (
 	AvatarObjectAvatar AvatarObject = "avatar"
@@ -2189,7 +2204,7 @@ type ApiKeyWithSecretMode string
 // ApiKeyWithSecretObject The kind of object: always `api_key`.
 type ApiKeyWithSecretObject string
 
-// Assistant Examples: {"active_version_id":"ver_01jd3f4g5h6j7k8m9n0p1q2r3t","created_at":"2026-11-22T07:00:00.123Z","draft":{"avatar_id":"ava_amber","framing":{"position":"left","shot":"close_up"},"greeting":"Hello, Acme Dental, how can I help?","model":"gpt-4o-mini","system_prompt":"You are the front desk of Acme Dental. Be brief and kind.","voice":"alloy"},"id":"asst_01jd3f4g5h6j7k8m9n0p1q2r3t","name":"Front desk","object":"assistant","status":"active","updated_at":"2026-11-22T07:00:00.123Z","versions":[{"avatar_id":"ava_amber","framing":{"position":"left","shot":"close_up"},"greeting":"Hello, Acme Dental, how can I help?","id":"ver_01jd3f4g5h6j7k8m9n0p1q2r3t","model":"gpt-4o-mini","name":"Front desk","number":1,"object":"assistant_version","published_at":"2026-11-22T07:00:00.123Z","system_prompt":"You are the front desk of Acme Dental. Be brief and kind.","voice":"alloy"}]}
+// Assistant Examples: {"active_version_id":"ver_01jd3f4g5h6j7k8m9n0p1q2r3t","created_at":"2026-11-22T07:00:00.123Z","draft":{"avatar_id":"ava_amber","framing":{"position":"left","shot":"close_up"},"greeting":"Hello, Acme Dental, how can I help?","model":"gpt-4o-mini","system_prompt":"You are the front desk of Acme Dental. Be brief and kind.","voice":"alloy"},"has_more_versions":false,"id":"asst_01jd3f4g5h6j7k8m9n0p1q2r3t","name":"Front desk","object":"assistant","status":"active","updated_at":"2026-11-22T07:00:00.123Z","version_count":1,"versions":[{"avatar_id":"ava_amber","framing":{"position":"left","shot":"close_up"},"greeting":"Hello, Acme Dental, how can I help?","id":"ver_01jd3f4g5h6j7k8m9n0p1q2r3t","model":"gpt-4o-mini","name":"Front desk","number":1,"object":"assistant_version","published_at":"2026-11-22T07:00:00.123Z","system_prompt":"You are the front desk of Acme Dental. Be brief and kind.","voice":"alloy"}]}
 type Assistant struct {
 	// ActiveVersionId The version the next inbound call uses; null until the first publish.
 	ActiveVersionId *string `json:"active_version_id"`
@@ -2203,6 +2218,9 @@ type Assistant struct {
 	//
 	// Examples: {"avatar_id":"ava_amber","framing":{"position":"left","shot":"close_up"},"greeting":"Hello, Acme Dental, how can I help?","model":"gpt-4o-mini","system_prompt":"You are the front desk of Acme Dental. Be brief and kind.","voice":"alloy"}
 	Draft Draft `json:"draft"`
+
+	// HasMoreVersions True when `versions` leaves older versions out (more than 10 were published).
+	HasMoreVersions bool `json:"has_more_versions"`
 
 	// Id The assistant's id.
 	//
@@ -2223,7 +2241,10 @@ type Assistant struct {
 	// Examples: 2026-11-22T07:00:00.123Z
 	UpdatedAt Timestamp `json:"updated_at"`
 
-	// Versions Published versions, oldest first.
+	// VersionCount How many versions were published (the latest version's `number`).
+	VersionCount int `json:"version_count"`
+
+	// Versions The newest published versions, at most 10, oldest first. Older ones: `GET /v1/assistants/{id}/versions`.
 	Versions []AssistantVersion `json:"versions"`
 }
 
@@ -2292,7 +2313,7 @@ type AssistantDuplicate struct {
 // AssistantID Examples: asst_01jd3f4g5h6j7k8m9n0p1q2r3t
 type AssistantID = string
 
-// AssistantList Examples: {"data":[{"active_version_id":"ver_01jd3f4g5h6j7k8m9n0p1q2r3t","created_at":"2026-11-22T07:00:00.123Z","draft":{"avatar_id":"ava_amber","framing":{"position":"left","shot":"close_up"},"greeting":"Hello, Acme Dental, how can I help?","model":"gpt-4o-mini","system_prompt":"You are the front desk of Acme Dental. Be brief and kind.","voice":"alloy"},"id":"asst_01jd3f4g5h6j7k8m9n0p1q2r3t","name":"Front desk","object":"assistant","status":"active","updated_at":"2026-11-22T07:00:00.123Z","versions":[{"avatar_id":"ava_amber","framing":{"position":"left","shot":"close_up"},"greeting":"Hello, Acme Dental, how can I help?","id":"ver_01jd3f4g5h6j7k8m9n0p1q2r3t","model":"gpt-4o-mini","name":"Front desk","number":1,"object":"assistant_version","published_at":"2026-11-22T07:00:00.123Z","system_prompt":"You are the front desk of Acme Dental. Be brief and kind.","voice":"alloy"}]}],"has_more":false,"object":"list"}
+// AssistantList Examples: {"data":[{"active_version_id":"ver_01jd3f4g5h6j7k8m9n0p1q2r3t","created_at":"2026-11-22T07:00:00.123Z","draft":{"avatar_id":"ava_amber","framing":{"position":"left","shot":"close_up"},"greeting":"Hello, Acme Dental, how can I help?","model":"gpt-4o-mini","system_prompt":"You are the front desk of Acme Dental. Be brief and kind.","voice":"alloy"},"has_more_versions":false,"id":"asst_01jd3f4g5h6j7k8m9n0p1q2r3t","name":"Front desk","object":"assistant","status":"active","updated_at":"2026-11-22T07:00:00.123Z","version_count":1,"versions":[{"avatar_id":"ava_amber","framing":{"position":"left","shot":"close_up"},"greeting":"Hello, Acme Dental, how can I help?","id":"ver_01jd3f4g5h6j7k8m9n0p1q2r3t","model":"gpt-4o-mini","name":"Front desk","number":1,"object":"assistant_version","published_at":"2026-11-22T07:00:00.123Z","system_prompt":"You are the front desk of Acme Dental. Be brief and kind.","voice":"alloy"}]}],"has_more":false,"object":"list"}
 type AssistantList struct {
 	// Data The page of items, newest first.
 	Data []Assistant `json:"data"`
@@ -2400,6 +2421,21 @@ type AssistantVersion struct {
 
 // AssistantVersionObject The kind of object: always `assistant_version`.
 type AssistantVersionObject string
+
+// AssistantVersionList Examples: {"data":[{"avatar_id":"ava_amber","framing":{"position":"left","shot":"close_up"},"greeting":"Hello, Acme Dental, how can I help?","id":"ver_01jd3f4g5h6j7k8m9n0p1q2r3t","model":"gpt-4o-mini","name":"Front desk","number":1,"object":"assistant_version","published_at":"2026-11-22T07:00:00.123Z","system_prompt":"You are the front desk of Acme Dental. Be brief and kind.","voice":"alloy"}],"has_more":false,"object":"list"}
+type AssistantVersionList struct {
+	// Data The page of versions, newest first.
+	Data []AssistantVersion `json:"data"`
+
+	// HasMore True when another page exists after this one.
+	HasMore bool `json:"has_more"`
+
+	// Object The kind of object: always `list`.
+	Object AssistantVersionListObject `json:"object"`
+}
+
+// AssistantVersionListObject The kind of object: always `list`.
+type AssistantVersionListObject string
 
 // AttemptID Examples: watt_01jd3f4g5h6j7k8m9n0p1q2r3t
 type AttemptID = string
@@ -4315,6 +4351,15 @@ type PublishAssistantParams struct {
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
+// ListAssistantVersionsParams defines parameters for ListAssistantVersions.
+type ListAssistantVersionsParams struct {
+	// Limit Page size.
+	Limit *Limit `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// StartingAfter Id of the last version of the previous page; the page holds the versions published before it.
+	StartingAfter *VersionID `form:"starting_after,omitempty" json:"starting_after,omitempty"`
+}
+
 // ListCallsParams defines parameters for ListCalls.
 type ListCallsParams struct {
 	// Limit Page size.
@@ -4972,7 +5017,9 @@ type ClientInterface interface {
 	// ListAssistants List assistants
 	//
 	// Active assistants by default, newest first. `status` selects `archived` ones or
-	// `all`. 400: `parameter_unknown`, `parameter_invalid` (`limit`, `starting_after`,
+	// `all`. Each carries its newest 10 versions, as `GET /v1/assistants/{id}` does. A
+	// page ends early, with `has_more` true, once its assistants pass 2 MiB of JSON, so
+	// a response always fits the platform's limit; continue with `starting_after`. 400: `parameter_unknown`, `parameter_invalid` (`limit`, `starting_after`,
 	// `status`).
 	//
 	// Corresponds with GET /v1/assistants (the `ListAssistants` operationId).
@@ -5010,7 +5057,9 @@ type ClientInterface interface {
 
 	// GetAssistant Get an assistant
 	//
-	// The assistant with its draft and every published version, oldest first.
+	// The assistant with its draft and its newest 10 published versions, oldest first.
+	// `version_count` says how many were published and `has_more_versions` whether
+	// older ones were left out: `GET /v1/assistants/{id}/versions` lists them all.
 	//
 	// Corresponds with GET /v1/assistants/{id} (the `GetAssistant` operationId).
 	GetAssistant(ctx context.Context, id AssistantPathID, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -5128,6 +5177,19 @@ type ClientInterface interface {
 	//
 	// Corresponds with POST /v1/assistants/{id}/publish (the `PublishAssistant` operationId).
 	PublishAssistant(ctx context.Context, id AssistantPathID, params *PublishAssistantParams, body PublishAssistantJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ListAssistantVersions List an assistant's versions
+	//
+	// Every published version, newest first (highest `number` first), paged like every
+	// list. The assistant object carries only the newest 10; this is where the older
+	// ones are. A page holds at most `limit` versions and ends early, with `has_more`
+	// true, once its versions pass 2 MiB of JSON (a version may carry 20,000 characters
+	// of prompt), so a response always fits the platform's limit; continue with
+	// `starting_after` as usual. 400: `parameter_unknown`, `parameter_invalid` (`limit`,
+	// `starting_after`); 404 for another account's or an unknown assistant.
+	//
+	// Corresponds with GET /v1/assistants/{id}/versions (the `ListAssistantVersions` operationId).
+	ListAssistantVersions(ctx context.Context, id AssistantPathID, params *ListAssistantVersionsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ListAvatars List the avatar catalogue
 	//
@@ -5571,7 +5633,9 @@ func (c *Client) RevokeApiKey(ctx context.Context, id ApiKeyPathID, reqEditors .
 // ListAssistants List assistants
 //
 // Active assistants by default, newest first. `status` selects `archived` ones or
-// `all`. 400: `parameter_unknown`, `parameter_invalid` (`limit`, `starting_after`,
+// `all`. Each carries its newest 10 versions, as `GET /v1/assistants/{id}` does. A
+// page ends early, with `has_more` true, once its assistants pass 2 MiB of JSON, so
+// a response always fits the platform's limit; continue with `starting_after`. 400: `parameter_unknown`, `parameter_invalid` (`limit`, `starting_after`,
 // `status`).
 //
 // Corresponds with GET /v1/assistants (the `ListAssistants` operationId).
@@ -5639,7 +5703,9 @@ func (c *Client) CreateAssistant(ctx context.Context, params *CreateAssistantPar
 
 // GetAssistant Get an assistant
 //
-// The assistant with its draft and every published version, oldest first.
+// The assistant with its draft and its newest 10 published versions, oldest first.
+// `version_count` says how many were published and `has_more_versions` whether
+// older ones were left out: `GET /v1/assistants/{id}/versions` lists them all.
 //
 // Corresponds with GET /v1/assistants/{id} (the `GetAssistant` operationId).
 func (c *Client) GetAssistant(ctx context.Context, id AssistantPathID, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -5858,6 +5924,29 @@ func (c *Client) PublishAssistantWithBody(ctx context.Context, id AssistantPathI
 // Corresponds with POST /v1/assistants/{id}/publish (the `PublishAssistant` operationId).
 func (c *Client) PublishAssistant(ctx context.Context, id AssistantPathID, params *PublishAssistantParams, body PublishAssistantJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewPublishAssistantRequest(c.Server, id, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ListAssistantVersions List an assistant's versions
+//
+// Every published version, newest first (highest `number` first), paged like every
+// list. The assistant object carries only the newest 10; this is where the older
+// ones are. A page holds at most `limit` versions and ends early, with `has_more`
+// true, once its versions pass 2 MiB of JSON (a version may carry 20,000 characters
+// of prompt), so a response always fits the platform's limit; continue with
+// `starting_after` as usual. 400: `parameter_unknown`, `parameter_invalid` (`limit`,
+// `starting_after`); 404 for another account's or an unknown assistant.
+//
+// Corresponds with GET /v1/assistants/{id}/versions (the `ListAssistantVersions` operationId).
+func (c *Client) ListAssistantVersions(ctx context.Context, id AssistantPathID, params *ListAssistantVersionsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListAssistantVersionsRequest(c.Server, id, params)
 	if err != nil {
 		return nil, err
 	}
@@ -7161,6 +7250,79 @@ func NewPublishAssistantRequestWithBody(server string, id AssistantPathID, param
 	return req, nil
 }
 
+// NewListAssistantVersionsRequest constructs an http.Request for the ListAssistantVersions method
+func NewListAssistantVersionsRequest(server string, id AssistantPathID, params *ListAssistantVersionsParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/assistants/%s/versions", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.StartingAfter != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "starting_after", *params.StartingAfter, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 // NewListAvatarsRequest constructs an http.Request for the ListAvatars method
 func NewListAvatarsRequest(server string) (*http.Request, error) {
 	var err error
@@ -8426,7 +8588,9 @@ type ClientWithResponsesInterface interface {
 	// ListAssistantsWithResponse List assistants
 	//
 	// Active assistants by default, newest first. `status` selects `archived` ones or
-	// `all`. 400: `parameter_unknown`, `parameter_invalid` (`limit`, `starting_after`,
+	// `all`. Each carries its newest 10 versions, as `GET /v1/assistants/{id}` does. A
+	// page ends early, with `has_more` true, once its assistants pass 2 MiB of JSON, so
+	// a response always fits the platform's limit; continue with `starting_after`. 400: `parameter_unknown`, `parameter_invalid` (`limit`, `starting_after`,
 	// `status`).
 	//
 	// Returns a wrapper object for the known response body format(s).
@@ -8466,7 +8630,9 @@ type ClientWithResponsesInterface interface {
 
 	// GetAssistantWithResponse Get an assistant
 	//
-	// The assistant with its draft and every published version, oldest first.
+	// The assistant with its draft and its newest 10 published versions, oldest first.
+	// `version_count` says how many were published and `has_more_versions` whether
+	// older ones were left out: `GET /v1/assistants/{id}/versions` lists them all.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -8586,6 +8752,21 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with POST /v1/assistants/{id}/publish (the `PublishAssistant` operationId).
 	PublishAssistantWithResponse(ctx context.Context, id AssistantPathID, params *PublishAssistantParams, body PublishAssistantJSONRequestBody, reqEditors ...RequestEditorFn) (*PublishAssistantResponse, error)
+
+	// ListAssistantVersionsWithResponse List an assistant's versions
+	//
+	// Every published version, newest first (highest `number` first), paged like every
+	// list. The assistant object carries only the newest 10; this is where the older
+	// ones are. A page holds at most `limit` versions and ends early, with `has_more`
+	// true, once its versions pass 2 MiB of JSON (a version may carry 20,000 characters
+	// of prompt), so a response always fits the platform's limit; continue with
+	// `starting_after` as usual. 400: `parameter_unknown`, `parameter_invalid` (`limit`,
+	// `starting_after`); 404 for another account's or an unknown assistant.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/assistants/{id}/versions (the `ListAssistantVersions` operationId).
+	ListAssistantVersionsWithResponse(ctx context.Context, id AssistantPathID, params *ListAssistantVersionsParams, reqEditors ...RequestEditorFn) (*ListAssistantVersionsResponse, error)
 
 	// ListAvatarsWithResponse List the avatar catalogue
 	//
@@ -10751,6 +10932,153 @@ func (r PublishAssistantResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r PublishAssistantResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// ListAssistantVersionsResponse200Headers the declared response headers of an HTTP 200 response for ListAssistantVersions
+type ListAssistantVersionsResponse200Headers struct {
+	RequestId RequestID
+}
+
+// ListAssistantVersionsResponse400Headers the declared response headers of an HTTP 400 response for ListAssistantVersions
+type ListAssistantVersionsResponse400Headers struct {
+	RequestId RequestID
+}
+
+// ListAssistantVersionsResponse401Headers the declared response headers of an HTTP 401 response for ListAssistantVersions
+type ListAssistantVersionsResponse401Headers struct {
+	RequestId RequestID
+}
+
+// ListAssistantVersionsResponse404Headers the declared response headers of an HTTP 404 response for ListAssistantVersions
+type ListAssistantVersionsResponse404Headers struct {
+	RequestId RequestID
+}
+
+// ListAssistantVersionsResponse413Headers the declared response headers of an HTTP 413 response for ListAssistantVersions
+type ListAssistantVersionsResponse413Headers struct {
+	RequestId RequestID
+}
+
+// ListAssistantVersionsResponse415Headers the declared response headers of an HTTP 415 response for ListAssistantVersions
+type ListAssistantVersionsResponse415Headers struct {
+	RequestId RequestID
+}
+
+// ListAssistantVersionsResponse429Headers the declared response headers of an HTTP 429 response for ListAssistantVersions
+type ListAssistantVersionsResponse429Headers struct {
+	RequestId  RequestID
+	RetryAfter int
+}
+
+// ListAssistantVersionsResponse500Headers the declared response headers of an HTTP 500 response for ListAssistantVersions
+type ListAssistantVersionsResponse500Headers struct {
+	RequestId RequestID
+}
+
+type ListAssistantVersionsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *AssistantVersionList
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *PayloadTooLarge
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *UnsupportedMediaType
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *ListAssistantVersionsResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *ListAssistantVersionsResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *ListAssistantVersionsResponse401Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *ListAssistantVersionsResponse404Headers
+	// Headers413 the parsed response headers for an HTTP 413 response
+	Headers413 *ListAssistantVersionsResponse413Headers
+	// Headers415 the parsed response headers for an HTTP 415 response
+	Headers415 *ListAssistantVersionsResponse415Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ListAssistantVersionsResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *ListAssistantVersionsResponse500Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListAssistantVersionsResponse) GetJSON200() *AssistantVersionList {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r ListAssistantVersionsResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r ListAssistantVersionsResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r ListAssistantVersionsResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r ListAssistantVersionsResponse) GetJSON413() *PayloadTooLarge {
+	return r.JSON413
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r ListAssistantVersionsResponse) GetJSON415() *UnsupportedMediaType {
+	return r.JSON415
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r ListAssistantVersionsResponse) GetJSON429() *RateLimited {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r ListAssistantVersionsResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r ListAssistantVersionsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListAssistantVersionsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListAssistantVersionsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListAssistantVersionsResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -14373,7 +14701,9 @@ func (c *ClientWithResponses) RevokeApiKeyWithResponse(ctx context.Context, id A
 // ListAssistantsWithResponse List assistants
 //
 // Active assistants by default, newest first. `status` selects `archived` ones or
-// `all`. 400: `parameter_unknown`, `parameter_invalid` (`limit`, `starting_after`,
+// `all`. Each carries its newest 10 versions, as `GET /v1/assistants/{id}` does. A
+// page ends early, with `has_more` true, once its assistants pass 2 MiB of JSON, so
+// a response always fits the platform's limit; continue with `starting_after`. 400: `parameter_unknown`, `parameter_invalid` (`limit`, `starting_after`,
 // `status`).
 //
 // Returns a wrapper object for the known response body format(s).
@@ -14431,7 +14761,9 @@ func (c *ClientWithResponses) CreateAssistantWithResponse(ctx context.Context, p
 
 // GetAssistantWithResponse Get an assistant
 //
-// The assistant with its draft and every published version, oldest first.
+// The assistant with its draft and its newest 10 published versions, oldest first.
+// `version_count` says how many were published and `has_more_versions` whether
+// older ones were left out: `GET /v1/assistants/{id}/versions` lists them all.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -14616,6 +14948,27 @@ func (c *ClientWithResponses) PublishAssistantWithResponse(ctx context.Context, 
 		return nil, err
 	}
 	return ParsePublishAssistantResponse(rsp)
+}
+
+// ListAssistantVersionsWithResponse List an assistant's versions
+//
+// Every published version, newest first (highest `number` first), paged like every
+// list. The assistant object carries only the newest 10; this is where the older
+// ones are. A page holds at most `limit` versions and ends early, with `has_more`
+// true, once its versions pass 2 MiB of JSON (a version may carry 20,000 characters
+// of prompt), so a response always fits the platform's limit; continue with
+// `starting_after` as usual. 400: `parameter_unknown`, `parameter_invalid` (`limit`,
+// `starting_after`); 404 for another account's or an unknown assistant.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/assistants/{id}/versions (the `ListAssistantVersions` operationId).
+func (c *ClientWithResponses) ListAssistantVersionsWithResponse(ctx context.Context, id AssistantPathID, params *ListAssistantVersionsParams, reqEditors ...RequestEditorFn) (*ListAssistantVersionsResponse, error) {
+	rsp, err := c.ListAssistantVersions(ctx, id, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListAssistantVersionsResponse(rsp)
 }
 
 // ListAvatarsWithResponse List the avatar catalogue
@@ -17362,6 +17715,171 @@ func ParsePublishAssistantResponse(rsp *http.Response) (*PublishAssistantRespons
 		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers PublishAssistantResponse500Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers500 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseListAssistantVersionsResponse parses an HTTP response from a ListAssistantVersionsWithResponse call
+func ParseListAssistantVersionsResponse(rsp *http.Response) (*ListAssistantVersionsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListAssistantVersionsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest AssistantVersionList
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest PayloadTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest UnsupportedMediaType
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers ListAssistantVersionsResponse200Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers ListAssistantVersionsResponse400Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers ListAssistantVersionsResponse401Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 404:
+		var headers ListAssistantVersionsResponse404Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 413:
+		var headers ListAssistantVersionsResponse413Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers413 = &headers
+	case rsp.StatusCode == 415:
+		var headers ListAssistantVersionsResponse415Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers415 = &headers
+	case rsp.StatusCode == 429:
+		var headers ListAssistantVersionsResponse429Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers ListAssistantVersionsResponse500Headers
 		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
 			var value RequestID
 			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {

@@ -16,6 +16,18 @@ const (
 	StatusArchived = "archived"
 )
 
+// ObjectVersions is how many versions, the newest, the assistant object carries. A
+// version holds up to ~22,000 characters of prompt and greeting, so every version inline
+// made an assistant with 80 publishes 6.5 MB, over Lambda's 6 MB response limit; ten
+// keep the object under about 1.5 MB at the field limits. GET
+// /v1/assistants/{id}/versions pages through all of them.
+const ObjectVersions = 10
+
+// NewestVersions returns the newest n versions of a, oldest first like a.Versions.
+func (a Assistant) NewestVersions(n int) []Version {
+	return a.Versions[max(len(a.Versions)-n, 0):]
+}
+
 // Framing says how the avatar sits in the video frame.
 type Framing struct {
 	Shot     string `json:"shot"`

@@ -11,6 +11,7 @@ import (
 
 	"github.com/bridgeline/bridgeline/shared/apierr"
 	"github.com/bridgeline/bridgeline/shared/ident"
+	"github.com/bridgeline/bridgeline/shared/listing"
 	"github.com/bridgeline/bridgeline/shared/persona"
 )
 
@@ -72,6 +73,24 @@ func (s *Service) Create(ctx context.Context, accountID string, f Fields) (Assis
 func (s *Service) Get(ctx context.Context, accountID, id string) (Assistant, error) {
 	a, err := s.Store.GetAssistant(ctx, id)
 	return apierr.Owned(a, a.AccountID, err, accountID, apierr.NotFound("assistant", id))
+}
+
+// ListVersions returns up to q.Limit+1 of the assistant's versions, newest first. As in
+// every list, q.StartingAfter is the last id of the previous page and the page holds the
+// ids below it (version ids sort by publication, as numbers do). The assistant object
+// carries only the newest ObjectVersions; this pages through all of them.
+func (s *Service) ListVersions(ctx context.Context, accountID, id string, q listing.Query) ([]Version, error) {
+	a, err := s.Get(ctx, accountID, id)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Version, 0, min(len(a.Versions), q.Limit+1))
+	for i := len(a.Versions) - 1; i >= 0 && len(out) < q.Limit+1; i-- { // stored oldest first
+		if v := a.Versions[i]; q.StartingAfter == "" || v.ID < q.StartingAfter {
+			out = append(out, v)
+		}
+	}
+	return out, nil
 }
 
 // List returns a page of the account's assistants, newest first.

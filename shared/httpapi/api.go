@@ -229,3 +229,19 @@ func AccountFrom(ctx context.Context) account.Account {
 	a, _ := ctx.Value(keyAccount).(account.Account)
 	return a
 }
+
+// Passthrough mounts h as public routes of function, one per "METHOD /path" pattern: h
+// writes its own responses (a status of 0 from the route's handler). The local stack
+// mounts the simulated platform's API this way (mediafleet/platformsim.Patterns).
+func Passthrough(function string, h http.Handler, patterns ...string) []Route {
+	own := func(w http.ResponseWriter, r *http.Request) (int, any, error) {
+		h.ServeHTTP(w, r)
+		return 0, nil, nil
+	}
+	routes := make([]Route, 0, len(patterns))
+	for _, p := range patterns {
+		method, path, _ := strings.Cut(p, " ")
+		routes = append(routes, Route{Function: function, Method: method, Pattern: path, Public: true, Handler: own})
+	}
+	return routes
+}

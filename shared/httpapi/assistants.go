@@ -9,15 +9,20 @@ import (
 
 // AssistantJSON is the assistant object.
 type AssistantJSON struct {
-	ID              string          `json:"id"`
-	Object          string          `json:"object"`
-	Name            string          `json:"name"`
-	Status          string          `json:"status"`
-	Draft           assistant.Draft `json:"draft"`
-	Versions        []VersionJSON   `json:"versions"`
-	ActiveVersionID *string         `json:"active_version_id"`
-	CreatedAt       Time            `json:"created_at"`
-	UpdatedAt       Time            `json:"updated_at"`
+	ID     string          `json:"id"`
+	Object string          `json:"object"`
+	Name   string          `json:"name"`
+	Status string          `json:"status"`
+	Draft  assistant.Draft `json:"draft"`
+	// Versions are the newest assistant.ObjectVersions, oldest first.
+	Versions []VersionJSON `json:"versions"`
+	// VersionCount is how many versions were published; HasMoreVersions says Versions
+	// leaves older ones out (GET /v1/assistants/{id}/versions lists them all).
+	VersionCount    int     `json:"version_count"`
+	HasMoreVersions bool    `json:"has_more_versions"`
+	ActiveVersionID *string `json:"active_version_id"`
+	CreatedAt       Time    `json:"created_at"`
+	UpdatedAt       Time    `json:"updated_at"`
 }
 
 // VersionJSON is the assistant version object.
@@ -37,19 +42,26 @@ type VersionJSON struct {
 
 // PresentAssistant maps an assistant to its JSON object.
 func PresentAssistant(a assistant.Assistant) AssistantJSON {
+	newest := a.NewestVersions(assistant.ObjectVersions)
 	out := AssistantJSON{
 		ID: a.ID, Object: "assistant", Name: a.Name, Status: a.Status, Draft: a.Draft,
-		Versions: make([]VersionJSON, 0, len(a.Versions)), ActiveVersionID: StringOrNull(a.ActiveVersionID),
+		Versions: make([]VersionJSON, 0, len(newest)), VersionCount: len(a.Versions),
+		HasMoreVersions: len(newest) < len(a.Versions), ActiveVersionID: StringOrNull(a.ActiveVersionID),
 		CreatedAt: Time(a.CreatedAt), UpdatedAt: Time(a.UpdatedAt),
 	}
-	for _, v := range a.Versions {
-		out.Versions = append(out.Versions, VersionJSON{
-			ID: v.ID, Object: "assistant_version", Number: v.Number, PublishedAt: Time(v.PublishedAt),
-			Name: v.Name, SystemPrompt: v.SystemPrompt, Greeting: v.Greeting, AvatarID: v.AvatarID, Framing: v.Framing,
-			Voice: v.Voice, Model: v.Model,
-		})
+	for _, v := range newest {
+		out.Versions = append(out.Versions, PresentVersion(v))
 	}
 	return out
+}
+
+// PresentVersion maps a version to its JSON object.
+func PresentVersion(v assistant.Version) VersionJSON {
+	return VersionJSON{
+		ID: v.ID, Object: "assistant_version", Number: v.Number, PublishedAt: Time(v.PublishedAt),
+		Name: v.Name, SystemPrompt: v.SystemPrompt, Greeting: v.Greeting, AvatarID: v.AvatarID, Framing: v.Framing,
+		Voice: v.Voice, Model: v.Model,
+	}
 }
 
 // assistantBody is the body of create and PATCH. Fields may not be null.
@@ -119,7 +131,19 @@ func (a *API) listAssistants(w http.ResponseWriter, r *http.Request) (int, any, 
 	if err != nil {
 		return 0, nil, err
 	}
-	return http.StatusOK, NewList(list, q.Limit, PresentAssistant), nil
+	return http.StatusOK, NewBoundedList(list, q.Limit, PresentAssistant), nil
+}
+
+func (a *API) listAssistantVersions(w http.ResponseWriter, r *http.Request) (int, any, error) {
+	q, err := ListQuery(r, "ver")
+	if err != nil {
+		return 0, nil, err
+	}
+	list, err := a.Assistants.ListVersions(r.Context(), AccountFrom(r.Context()).ID, r.PathValue("id"), q)
+	if err != nil {
+		return 0, nil, err
+	}
+	return http.StatusOK, NewBoundedList(list, q.Limit, PresentVersion), nil
 }
 
 func (a *API) getAssistant(w http.ResponseWriter, r *http.Request) (int, any, error) {

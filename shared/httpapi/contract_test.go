@@ -282,6 +282,15 @@ func TestContractAssistantsAndLines(t *testing.T) {
 		t.Errorf("draft after PATCH = %v, want voice flite-rms and no model", d)
 	}
 	c.fail("POST", "/v1/assistants/"+ada+"/duplicate", `{"name":""}`, 400, "parameter_invalid")
+
+	// Versions, newest first, paged.
+	if r := c.ok("GET", "/v1/assistants/"+ada+"/versions?limit=1", "", 200); r.body["has_more"] != true {
+		t.Errorf("versions?limit=1 = %s, want has_more", r.raw)
+	}
+	c.ok("GET", "/v1/assistants/"+ada+"/versions?starting_after="+ver1, "", 200)
+	c.fail("GET", "/v1/assistants/"+ada+"/versions?starting_after=asst_x", "", 400, "parameter_invalid")
+	c.fail("GET", "/v1/assistants/"+ada+"/versions?limit=0", "", 400, "parameter_invalid")
+	c.failValid("GET", "/v1/assistants/"+unknownAsst+"/versions", "", 404, "resource_not_found")
 	c.failValid("POST", "/v1/assistants/"+unknownAsst+"/duplicate", "", 404, "resource_not_found")
 
 	// Avatars.

@@ -185,6 +185,32 @@ func NewList[S, T any](items []S, limit int, present func(S) T) ListJSON[T] {
 	return out
 }
 
+// MaxListBytes bounds the encoded items of a page of a list whose items can be large
+// (assistants and versions carry prompts of up to 20,000 characters). Lambda refuses a
+// response over 6 MB, counted after the body is quoted into the proxy's JSON, which can
+// double it (every `"` becomes `\"`); 2 MiB keeps the worst case under that, and one
+// assistant object at the field limits (about 1.5 MB) always fits.
+const MaxListBytes = 2 << 20
+
+// NewBoundedList is NewList that also ends the page before its items pass MaxListBytes,
+// with has_more set: a page may hold fewer than limit items, never none while more exist,
+// and the cursor of its last item continues where it stopped.
+func NewBoundedList[S, T any](items []S, limit int, present func(S) T) ListJSON[T] {
+	out := NewList(items, limit, present)
+	size := 0
+	for i, it := range out.Data {
+		b, err := json.Marshal(it)
+		if err != nil {
+			break // writeJSON reports it
+		}
+		if size += len(b); size > MaxListBytes && i > 0 {
+			out.Data, out.HasMore = out.Data[:i], true
+			break
+		}
+	}
+	return out
+}
+
 // Time is a timestamp as the API writes it: RFC 3339, UTC, milliseconds.
 type Time time.Time
 

@@ -18,6 +18,7 @@ func (a *API) coreRoutes() []Route {
 		{Function: "assistants-list", Method: http.MethodGet, Pattern: "/v1/assistants", Tables: ast, Handler: a.listAssistants},
 		{Function: "assistants-create", Method: http.MethodPost, Pattern: "/v1/assistants", Tables: ast, Handler: a.createAssistant},
 		{Function: "assistants-get", Method: http.MethodGet, Pattern: "/v1/assistants/{id}", Tables: ast, Handler: a.getAssistant},
+		{Function: "assistants-versions-list", Method: http.MethodGet, Pattern: "/v1/assistants/{id}/versions", Tables: ast, Handler: a.listAssistantVersions},
 		{Function: "assistants-update", Method: http.MethodPatch, Pattern: "/v1/assistants/{id}", Tables: ast, Handler: a.updateAssistant},
 		{Function: "assistants-publish", Method: http.MethodPost, Pattern: "/v1/assistants/{id}/publish", Tables: ast, Handler: a.publishAssistant},
 		{Function: "assistants-activate", Method: http.MethodPost, Pattern: "/v1/assistants/{id}/activate", Tables: ast, Handler: a.activateAssistant},

@@ -14,7 +14,9 @@ export interface paths {
         /**
          * List assistants
          * @description Active assistants by default, newest first. `status` selects `archived` ones or
-         *     `all`. 400: `parameter_unknown`, `parameter_invalid` (`limit`, `starting_after`,
+         *     `all`. Each carries its newest 10 versions, as `GET /v1/assistants/{id}` does. A
+         *     page ends early, with `has_more` true, once its assistants pass 2 MiB of JSON, so
+         *     a response always fits the platform's limit; continue with `starting_after`. 400: `parameter_unknown`, `parameter_invalid` (`limit`, `starting_after`,
          *     `status`).
          */
         get: operations["listAssistants"];
@@ -48,7 +50,9 @@ export interface paths {
         };
         /**
          * Get an assistant
-         * @description The assistant with its draft and every published version, oldest first.
+         * @description The assistant with its draft and its newest 10 published versions, oldest first.
+         *     `version_count` says how many were published and `has_more_versions` whether
+         *     older ones were left out: `GET /v1/assistants/{id}/versions` lists them all.
          */
         get: operations["getAssistant"];
         put?: never;
@@ -64,6 +68,35 @@ export interface paths {
          *     409 `assistant_archived`.
          */
         patch: operations["updateAssistant"];
+        trace?: never;
+    };
+    "/v1/assistants/{id}/versions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The assistant's id. */
+                id: components["parameters"]["AssistantPathID"];
+            };
+            cookie?: never;
+        };
+        /**
+         * List an assistant's versions
+         * @description Every published version, newest first (highest `number` first), paged like every
+         *     list. The assistant object carries only the newest 10; this is where the older
+         *     ones are. A page holds at most `limit` versions and ends early, with `has_more`
+         *     true, once its versions pass 2 MiB of JSON (a version may carry 20,000 characters
+         *     of prompt), so a response always fits the platform's limit; continue with
+         *     `starting_after` as usual. 400: `parameter_unknown`, `parameter_invalid` (`limit`,
+         *     `starting_after`); 404 for another account's or an unknown assistant.
+         */
+        get: operations["listAssistantVersions"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
         trace?: never;
     };
     "/v1/assistants/{id}/publish": {
@@ -1389,6 +1422,8 @@ export interface components {
          *           "model": "gpt-4o-mini"
          *         }
          *       ],
+         *       "version_count": 1,
+         *       "has_more_versions": false,
          *       "active_version_id": "ver_01jd3f4g5h6j7k8m9n0p1q2r3t",
          *       "created_at": "2026-11-22T07:00:00.123Z",
          *       "updated_at": "2026-11-22T07:00:00.123Z"
@@ -1411,8 +1446,12 @@ export interface components {
             status: "active" | "archived";
             /** @description The editable working copy, published into versions. */
             draft: components["schemas"]["Draft"];
-            /** @description Published versions, oldest first. */
+            /** @description The newest published versions, at most 10, oldest first. Older ones: `GET /v1/assistants/{id}/versions`. */
             versions: components["schemas"]["AssistantVersion"][];
+            /** @description How many versions were published (the latest version's `number`). */
+            version_count: number;
+            /** @description True when `versions` leaves older versions out (more than 10 were published). */
+            has_more_versions: boolean;
             /** @description The version the next inbound call uses; null until the first publish. */
             active_version_id: string | null;
             /** @description When it was created. */
@@ -1458,6 +1497,8 @@ export interface components {
          *               "model": "gpt-4o-mini"
          *             }
          *           ],
+         *           "version_count": 1,
+         *           "has_more_versions": false,
          *           "active_version_id": "ver_01jd3f4g5h6j7k8m9n0p1q2r3t",
          *           "created_at": "2026-11-22T07:00:00.123Z",
          *           "updated_at": "2026-11-22T07:00:00.123Z"
@@ -1474,6 +1515,41 @@ export interface components {
             object: "list";
             /** @description The page of items, newest first. */
             data: components["schemas"]["Assistant"][];
+            /** @description True when another page exists after this one. */
+            has_more: boolean;
+        };
+        /**
+         * @example {
+         *       "object": "list",
+         *       "data": [
+         *         {
+         *           "id": "ver_01jd3f4g5h6j7k8m9n0p1q2r3t",
+         *           "object": "assistant_version",
+         *           "number": 1,
+         *           "published_at": "2026-11-22T07:00:00.123Z",
+         *           "name": "Front desk",
+         *           "system_prompt": "You are the front desk of Acme Dental. Be brief and kind.",
+         *           "greeting": "Hello, Acme Dental, how can I help?",
+         *           "avatar_id": "ava_amber",
+         *           "framing": {
+         *             "shot": "close_up",
+         *             "position": "left"
+         *           },
+         *           "voice": "alloy",
+         *           "model": "gpt-4o-mini"
+         *         }
+         *       ],
+         *       "has_more": false
+         *     }
+         */
+        AssistantVersionList: {
+            /**
+             * @description The kind of object: always `list`.
+             * @enum {string}
+             */
+            object: "list";
+            /** @description The page of versions, newest first. */
+            data: components["schemas"]["AssistantVersion"][];
             /** @description True when another page exists after this one. */
             has_more: boolean;
         };
@@ -3571,6 +3647,8 @@ export interface operations {
                      *               "model": "gpt-4o-mini"
                      *             }
                      *           ],
+                     *           "version_count": 1,
+                     *           "has_more_versions": false,
                      *           "active_version_id": "ver_01jd3f4g5h6j7k8m9n0p1q2r3t",
                      *           "created_at": "2026-11-22T07:00:00.123Z",
                      *           "updated_at": "2026-11-22T07:00:00.123Z"
@@ -3663,6 +3741,8 @@ export interface operations {
                      *           "model": "gpt-4o-mini"
                      *         }
                      *       ],
+                     *       "version_count": 1,
+                     *       "has_more_versions": false,
                      *       "active_version_id": "ver_01jd3f4g5h6j7k8m9n0p1q2r3t",
                      *       "created_at": "2026-11-22T07:00:00.123Z",
                      *       "updated_at": "2026-11-22T07:00:00.123Z"
@@ -3735,6 +3815,8 @@ export interface operations {
                      *           "model": "gpt-4o-mini"
                      *         }
                      *       ],
+                     *       "version_count": 1,
+                     *       "has_more_versions": false,
                      *       "active_version_id": "ver_01jd3f4g5h6j7k8m9n0p1q2r3t",
                      *       "created_at": "2026-11-22T07:00:00.123Z",
                      *       "updated_at": "2026-11-22T07:00:00.123Z"
@@ -3824,6 +3906,8 @@ export interface operations {
                      *           "model": "gpt-4o-mini"
                      *         }
                      *       ],
+                     *       "version_count": 1,
+                     *       "has_more_versions": false,
                      *       "active_version_id": "ver_01jd3f4g5h6j7k8m9n0p1q2r3t",
                      *       "created_at": "2026-11-22T07:00:00.123Z",
                      *       "updated_at": "2026-11-22T07:00:00.123Z"
@@ -3836,6 +3920,66 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    listAssistantVersions: {
+        parameters: {
+            query?: {
+                /** @description Page size. */
+                limit?: components["parameters"]["Limit"];
+                /** @description Id of the last version of the previous page; the page holds the versions published before it. */
+                starting_after?: components["schemas"]["VersionID"];
+            };
+            header?: never;
+            path: {
+                /** @description The assistant's id. */
+                id: components["parameters"]["AssistantPathID"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of versions. */
+            200: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "object": "list",
+                     *       "data": [
+                     *         {
+                     *           "id": "ver_01jd3f4g5h6j7k8m9n0p1q2r3t",
+                     *           "object": "assistant_version",
+                     *           "number": 1,
+                     *           "published_at": "2026-11-22T07:00:00.123Z",
+                     *           "name": "Front desk",
+                     *           "system_prompt": "You are the front desk of Acme Dental. Be brief and kind.",
+                     *           "greeting": "Hello, Acme Dental, how can I help?",
+                     *           "avatar_id": "ava_amber",
+                     *           "framing": {
+                     *             "shot": "close_up",
+                     *             "position": "left"
+                     *           },
+                     *           "voice": "alloy",
+                     *           "model": "gpt-4o-mini"
+                     *         }
+                     *       ],
+                     *       "has_more": false
+                     *     }
+                     */
+                    "application/json": components["schemas"]["AssistantVersionList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
@@ -3905,6 +4049,8 @@ export interface operations {
                      *           "model": "gpt-4o-mini"
                      *         }
                      *       ],
+                     *       "version_count": 1,
+                     *       "has_more_versions": false,
                      *       "active_version_id": "ver_01jd3f4g5h6j7k8m9n0p1q2r3t",
                      *       "created_at": "2026-11-22T07:00:00.123Z",
                      *       "updated_at": "2026-11-22T07:00:00.123Z"
@@ -3991,6 +4137,8 @@ export interface operations {
                      *           "model": "gpt-4o-mini"
                      *         }
                      *       ],
+                     *       "version_count": 1,
+                     *       "has_more_versions": false,
                      *       "active_version_id": "ver_01jd3f4g5h6j7k8m9n0p1q2r3t",
                      *       "created_at": "2026-11-22T07:00:00.123Z",
                      *       "updated_at": "2026-11-22T07:00:00.123Z"
@@ -4077,6 +4225,8 @@ export interface operations {
                      *           "model": "gpt-4o-mini"
                      *         }
                      *       ],
+                     *       "version_count": 1,
+                     *       "has_more_versions": false,
                      *       "active_version_id": "ver_01jd3f4g5h6j7k8m9n0p1q2r3t",
                      *       "created_at": "2026-11-22T07:00:00.123Z",
                      *       "updated_at": "2026-11-22T07:00:00.123Z"
@@ -4159,6 +4309,8 @@ export interface operations {
                      *           "model": "gpt-4o-mini"
                      *         }
                      *       ],
+                     *       "version_count": 1,
+                     *       "has_more_versions": false,
                      *       "active_version_id": "ver_01jd3f4g5h6j7k8m9n0p1q2r3t",
                      *       "created_at": "2026-11-22T07:00:00.123Z",
                      *       "updated_at": "2026-11-22T07:00:00.123Z"

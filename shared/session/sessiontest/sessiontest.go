@@ -30,7 +30,8 @@ import (
 
 	"github.com/bridgeline/bridgeline/events/decision"
 	"github.com/bridgeline/bridgeline/events/delivery"
-	lkserver "github.com/bridgeline/bridgeline/mediafleet/livekit"
+	"github.com/bridgeline/bridgeline/mediafleet/livekitserver"
+	"github.com/bridgeline/bridgeline/mediafleet/platformsim"
 	"github.com/bridgeline/bridgeline/mediafleet/worker"
 	"github.com/bridgeline/bridgeline/shared/account"
 	"github.com/bridgeline/bridgeline/shared/assistant"
@@ -38,8 +39,7 @@ import (
 	"github.com/bridgeline/bridgeline/shared/httpapi"
 	"github.com/bridgeline/bridgeline/shared/line"
 	"github.com/bridgeline/bridgeline/shared/platform"
-	"github.com/bridgeline/bridgeline/shared/platform/sim"
-	"github.com/bridgeline/bridgeline/shared/platform/sim/simhook"
+	"github.com/bridgeline/bridgeline/shared/platform/simhook"
 	"github.com/bridgeline/bridgeline/shared/rtc/lkapi"
 	"github.com/bridgeline/bridgeline/shared/session"
 	"github.com/bridgeline/bridgeline/shared/store/sqlite"
@@ -79,9 +79,9 @@ type Stack struct {
 	Handles [2]string
 
 	Store   *sqlite.Store
-	LiveKit *lkserver.Server
+	LiveKit *livekitserver.Server
 	RTC     *lkapi.Client
-	Sim     *sim.Sim
+	Sim     *platformsim.Sim
 	Service *session.Service
 	API     *httpapi.API
 	Client  *http.Client
@@ -146,7 +146,7 @@ func New(opts Options) (_ *Stack, err error) {
 	}
 	sh.closers = append(sh.closers, func() { st.Close() })
 
-	lk, err := lkserver.Start(context.Background(), lkserver.Config{
+	lk, err := livekitserver.Start(context.Background(), livekitserver.Config{
 		Dir: filepath.Join(dir, "livekit"), APIKey: "APItest" + randHex(6), APISecret: randHex(32),
 		WebhookURLs: []string{srv.URL + httpapi.LiveKitWebhookPath},
 	})
@@ -169,7 +169,7 @@ func New(opts Options) (_ *Stack, err error) {
 	if ring == 0 {
 		ring = 10 * time.Millisecond
 	}
-	simulator, err := sim.New(sim.Config{NotifyURL: srv.URL + simhook.Path, Secret: "sim-test-secret", RingDelay: ring, Log: log})
+	simulator, err := platformsim.New(platformsim.Config{NotifyURL: srv.URL + simhook.Path, Secret: "sim-test-secret", RingDelay: ring, Log: log})
 	if err != nil {
 		return nil, err
 	}
@@ -186,7 +186,7 @@ func New(opts Options) (_ *Stack, err error) {
 	asker := &decision.Asker{Store: st, Events: st, Subscribers: eps, Logger: log,
 		Deliverer: &delivery.Deliverer{Endpoints: eps, Client: client}}
 	svc := &session.Service{Records: st, Lines: st, Assistants: st, Accounts: st, Rooms: rooms,
-		Platforms: map[string]platform.Platform{sim.Name: simulator}, Decider: asker, Log: log, Now: time.Now,
+		Platforms: map[string]platform.Platform{platformsim.Name: simulator}, Decider: asker, Log: log, Now: time.Now,
 		MaxDuration: opts.MaxDuration, DispatchTimeout: opts.DispatchTimeout}
 	api := &httpapi.API{
 		Accounts: st, Idempotency: st, Log: log, Now: time.Now,
@@ -247,7 +247,7 @@ func (s *Stack) addAccount(ctx context.Context, name string, handles [2]string) 
 	lines := line.Service{Store: s.Store, Assistants: s.Store, Now: time.Now}
 	byHandle := map[string]line.Line{}
 	for _, h := range handles {
-		l, err := lines.Provision(ctx, acct.ID, sim.Name, h, "line "+h)
+		l, err := lines.Provision(ctx, acct.ID, platformsim.Name, h, "line "+h)
 		if err != nil {
 			return err
 		}

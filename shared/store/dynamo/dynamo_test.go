@@ -221,3 +221,10 @@ func TestEveryConformanceSuiteRuns(t *testing.T) {
 		t.Error("found no storetest.Run* suites")
 	}
 }
+
+// TestBoundedAssistantResponses: the same on DynamoDB Local, with fewer publishes (each
+// reads every version back); 24 at the field limits are 3.2 MB of versions, and the
+// largest publish response is stored, in parts, as an idempotency record.
+func TestBoundedAssistantResponses(t *testing.T) {
+	storetest.BoundedAssistantResponses(t, newStore(t), 24)
+}

@@ -128,17 +128,18 @@ func (s *Store) AddRedeliveries(ctx context.Context, ds []delivery.Delivery) err
 	return nil
 }
 
-// ClaimDueDeliveries walks the due index oldest first and claims what fits: up to limit
-// in all and perEndpoint-busy[id] per endpoint, so the endpoints whose deliveries waited
-// longest come first. Each claim is conditional: a delivery another process claimed, or
-// that was finished meanwhile, is skipped.
-func (s *Store) ClaimDueDeliveries(ctx context.Context, now time.Time, limit, perEndpoint int, busy map[string]int) ([]delivery.Delivery, error) {
+// ClaimDueDeliveries walks the due index oldest first and claims what fits within lim
+// (in all, per endpoint, per account), so the endpoints whose deliveries waited longest
+// come first. Each claim is conditional: a delivery another process claimed, or that was
+// finished meanwhile, is skipped.
+func (s *Store) ClaimDueDeliveries(ctx context.Context, now time.Time, lim delivery.ClaimLimits) ([]delivery.Delivery, error) {
+	limit := lim.Limit
 	name, err := s.table(WebhookDeliveries)
 	if err != nil {
 		return nil, err
 	}
 	at := now.UTC().Format(timeLayout)
-	taken := map[string]int{}
+	taken, takenAcct := map[string]int{}, map[string]int{}
 	var out []delivery.Delivery
 	p := dynamodb.NewQueryPaginator(s.db, &dynamodb.QueryInput{
 		TableName:                 name,
@@ -156,10 +157,14 @@ func (s *Store) ClaimDueDeliveries(ctx context.Context, now time.Time, limit, pe
 				break
 			}
 			ep := getS(it, "endpoint_id")
-			if perEndpoint-busy[ep]-taken[ep] <= 0 {
+			d, err := fromDoc[delivery.Delivery](it)
+			if err != nil {
+				return out, err
+			}
+			if lim.Room(ep, d.AccountID, taken[ep], takenAcct[d.AccountID]) <= 0 {
 				continue
 			}
-			_, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+			_, err = s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 				TableName:                 name,
 				Key:                       item{"id": it["id"]},
 				UpdateExpression:          aws.String("SET claimed = :one, claimed_at = :at REMOVE due"),
@@ -174,11 +179,8 @@ func (s *Store) ClaimDueDeliveries(ctx context.Context, now time.Time, limit, pe
 			if err != nil {
 				return out, fmt.Errorf("claim delivery: %w", err)
 			}
-			d, err := fromDoc[delivery.Delivery](it)
-			if err != nil {
-				return out, err
-			}
 			taken[ep]++
+			takenAcct[d.AccountID]++
 			out = append(out, d)
 		}
 	}

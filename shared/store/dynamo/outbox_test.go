@@ -158,7 +158,7 @@ func TestOutboxClaims(t *testing.T) {
 		t.Fatalf("NextDeliveryDue = %v, %v, %v; want %v", next, due, err, ds[0].NextAttemptAt)
 	}
 	// Two slots per endpoint, one already busy at a: one of a's, then b's.
-	got, err := s.ClaimDueDeliveries(ctx, now, 10, 2, map[string]int{a.ID: 1})
+	got, err := s.ClaimDueDeliveries(ctx, now, delivery.ClaimLimits{Limit: 10, PerEndpoint: 2, Busy: map[string]int{a.ID: 1}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -169,7 +169,7 @@ func TestOutboxClaims(t *testing.T) {
 	if want := []string{ds[0].ID, ds[3].ID}; strings.Join(ids, ",") != strings.Join(want, ",") {
 		t.Errorf("claimed %v, want %v (oldest of a, then b)", ids, want)
 	}
-	if again, _ := s.ClaimDueDeliveries(ctx, now, 10, 5, nil); len(again) != 2 {
+	if again, _ := s.ClaimDueDeliveries(ctx, now, delivery.ClaimLimits{Limit: 10, PerEndpoint: 5}); len(again) != 2 {
 		t.Errorf("second claim took %d, want the 2 left", len(again))
 	}
 	// A restart releases every claim; then b is deleted and its delivery canceled.
@@ -183,7 +183,7 @@ func TestOutboxClaims(t *testing.T) {
 	if _, err := s.ReleaseDeliveryClaims(ctx, now); err != nil {
 		t.Fatal(err)
 	}
-	left, err := s.ClaimDueDeliveries(ctx, now, 10, 5, nil)
+	left, err := s.ClaimDueDeliveries(ctx, now, delivery.ClaimLimits{Limit: 10, PerEndpoint: 5})
 	if err != nil || len(left) != 3 {
 		t.Fatalf("after release and cancel: claimed %d, %v; want a's 3", len(left), err)
 	}
@@ -199,7 +199,7 @@ func TestOutboxClaims(t *testing.T) {
 		t.Fatal(err)
 	}
 	s.ReleaseDeliveryClaims(ctx, now.Add(time.Second))
-	if rest, _ := s.ClaimDueDeliveries(ctx, now, 10, 5, nil); len(rest) != 2 {
+	if rest, _ := s.ClaimDueDeliveries(ctx, now, delivery.ClaimLimits{Limit: 10, PerEndpoint: 5}); len(rest) != 2 {
 		t.Errorf("after one finished: %d due, want 2", len(rest))
 	}
 }

@@ -41,3 +41,14 @@ func TestDataSurvivesReopen(t *testing.T) {
 		t.Errorf("after reopen GetAssistant = %q, %v; want Kept", got.Name, err)
 	}
 }
+
+// TestBoundedAssistantResponses: 80 publishes, the count that made GET /v1/assistants/{id}
+// 6.5 MB, stay within Lambda's response limit on SQLite.
+func TestBoundedAssistantResponses(t *testing.T) {
+	s, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "bounded.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	storetest.BoundedAssistantResponses(t, s, 80)
+}

@@ -215,54 +215,58 @@ CREATE INDEX webhook_deliveries_by_endpoint ON webhook_deliveries (endpoint_id, 
 	WHERE state = 'pending' AND claimed_at IS NULL;
 `
 
-// ClaimDueDeliveries marks due, unclaimed, pending deliveries as in flight: up to limit in
-// all and perEndpoint-busy[id] per endpoint, endpoints with the longest-waiting delivery
-// first. Each endpoint is one indexed query.
-func (s *Store) ClaimDueDeliveries(ctx context.Context, now time.Time, limit, perEndpoint int, busy map[string]int) ([]delivery.Delivery, error) {
+// ClaimDueDeliveries marks due, unclaimed, pending deliveries as in flight, within lim
+// (in all, per endpoint, per account), endpoints with the longest-waiting delivery first.
+// Each endpoint is one indexed query.
+func (s *Store) ClaimDueDeliveries(ctx context.Context, now time.Time, lim delivery.ClaimLimits) ([]delivery.Delivery, error) {
 	var out []delivery.Delivery
 	err := s.tx(ctx, func(tx *sql.Tx) error {
 		at := now.UTC().Format(timeLayout)
-		rows, err := tx.QueryContext(ctx, `SELECT id FROM webhook_endpoints`)
+		rows, err := tx.QueryContext(ctx, `SELECT id, account_id FROM webhook_endpoints`)
 		if err != nil {
 			return err
 		}
-		var ids []string
+		type due struct {
+			id, account, first string
+		}
+		var eps []due
 		for rows.Next() {
-			var id string
-			if err := rows.Scan(&id); err != nil {
+			var d due
+			if err := rows.Scan(&d.id, &d.account); err != nil {
 				rows.Close()
 				return err
 			}
-			ids = append(ids, id)
+			eps = append(eps, d)
 		}
 		rows.Close()
 		if err := rows.Err(); err != nil {
 			return err
 		}
-		type due struct {
-			id    string
-			first string
-		}
 		var dues []due
-		for _, id := range ids {
-			if perEndpoint-busy[id] <= 0 {
+		for _, d := range eps {
+			if lim.Room(d.id, d.account, 0, 0) <= 0 {
 				continue
 			}
 			var first sql.NullString
 			if err := tx.QueryRowContext(ctx, `SELECT min(next_attempt_at) FROM webhook_deliveries
-				WHERE endpoint_id = ? AND state = 'pending' AND claimed_at IS NULL`, id).Scan(&first); err != nil {
+				WHERE endpoint_id = ? AND state = 'pending' AND claimed_at IS NULL`, d.id).Scan(&first); err != nil {
 				return err
 			}
 			if first.Valid && first.String <= at {
-				dues = append(dues, due{id, first.String})
+				d.first = first.String
+				dues = append(dues, d)
 			}
 		}
 		slices.SortFunc(dues, func(a, b due) int { return strings.Compare(a.first, b.first) })
 		out = nil
+		taken := map[string]int{} // account id -> claimed in this call
 		for _, d := range dues {
-			room := min(perEndpoint-busy[d.id], limit-len(out))
-			if room <= 0 {
+			if len(out) >= lim.Limit {
 				break
+			}
+			room := min(lim.Room(d.id, d.account, 0, taken[d.account]), lim.Limit-len(out))
+			if room <= 0 {
+				continue
 			}
 			ds, err := listDocs[delivery.Delivery](ctx, tx,
 				`SELECT doc FROM webhook_deliveries
@@ -277,6 +281,7 @@ func (s *Store) ClaimDueDeliveries(ctx context.Context, now time.Time, limit, pe
 					return err
 				}
 			}
+			taken[d.account] += len(ds)
 			out = append(out, ds...)
 		}
 		return nil

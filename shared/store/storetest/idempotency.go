@@ -1,6 +1,9 @@
 package storetest
 
 import (
+	"bytes"
+	"crypto/rand"
+	"fmt"
 	"testing"
 	"time"
 
@@ -12,6 +15,29 @@ func record(key, hash string, now time.Time) idempotency.Record {
 }
 
 var idempotencyCases = map[string]func(*testing.T, Store){
+	"a response larger than one DynamoDB item is replayed whole": func(t *testing.T, s Store) {
+		// 2 MiB of random bytes (incompressible), more than the largest response an
+		// idempotent route writes (an assistant at the field limits, about 1.5 MB), and a
+		// compressible one.
+		random := make([]byte, 2<<20)
+		rand.Read(random)
+		text := bytes.Repeat([]byte(`{"system_prompt":"\u0001\u0002"}`), 60000)
+		for i, body := range [][]byte{random, text} {
+			now := time.Now().UTC().Truncate(time.Millisecond)
+			key := fmt.Sprintf("big%d", i)
+			if _, ok, err := s.BeginIdempotent(ctx(t), record(key, "h1", now), now); err != nil || !ok {
+				t.Fatalf("Begin = %v, %v; want inserted", ok, err)
+			}
+			if err := s.CompleteIdempotent(ctx(t), "acct_1", key, 201, body); err != nil {
+				t.Fatalf("Complete(%d bytes) = %v", len(body), err)
+			}
+			got, ok, err := s.BeginIdempotent(ctx(t), record(key, "h1", now), now)
+			if err != nil || ok || got.Status != 201 || !bytes.Equal(got.Body, body) {
+				t.Errorf("Begin(after complete of %d bytes) = status %d, %d bytes, %v, %v; want the stored 201 and body",
+					len(body), got.Status, len(got.Body), ok, err)
+			}
+		}
+	},
 	"the first request claims the key, later ones see it": func(t *testing.T, s Store) {
 		now := time.Now().UTC().Truncate(time.Millisecond)
 		if _, ok, err := s.BeginIdempotent(ctx(t), record("k1", "h1", now), now); err != nil || !ok {

@@ -1,4 +1,4 @@
-package sim_test
+package platformsim_test
 
 import (
 	"bytes"
@@ -13,13 +13,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/bridgeline/bridgeline/mediafleet/platformsim"
 	"github.com/bridgeline/bridgeline/shared/platform"
-	"github.com/bridgeline/bridgeline/shared/platform/sim"
 )
 
-func browserSim(t *testing.T) (*sim.Sim, *receiver, *httptest.Server) {
+func browserSim(t *testing.T) (*platformsim.Sim, *receiver, *httptest.Server) {
 	recv, url := newReceiver(t, "sim-secret")
-	s, err := sim.New(sim.Config{NotifyURL: url, Secret: "sim-secret"})
+	s, err := platformsim.New(platformsim.Config{NotifyURL: url, Secret: "sim-secret"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -51,13 +51,13 @@ func call(t *testing.T, method, url, body string) (int, []byte) {
 	return resp.StatusCode, b
 }
 
-func simCall(t *testing.T, method, url, body string, want int) sim.Call {
+func simCall(t *testing.T, method, url, body string, want int) platformsim.Call {
 	t.Helper()
 	status, b := call(t, method, url, body)
 	if status != want {
 		t.Fatalf("%s %s = %d %s, want %d", method, url, status, b, want)
 	}
-	var c sim.Call
+	var c platformsim.Call
 	if err := json.Unmarshal(b, &c); err != nil {
 		t.Fatal(err)
 	}
@@ -69,7 +69,7 @@ func simCall(t *testing.T, method, url, body string, want int) sim.Call {
 func TestBrowserParty(t *testing.T) {
 	s, recv, srv := browserSim(t)
 	placed := simCall(t, "POST", srv.URL+"/sim/calls", `{"to":"+15550100001","party":"browser"}`, 201)
-	if placed.Party != sim.PartyBrowser || placed.Room != nil || placed.Status != sim.StatusRinging {
+	if placed.Party != platformsim.PartyBrowser || placed.Room != nil || placed.Status != platformsim.StatusRinging {
 		t.Fatalf("placed = %+v", placed)
 	}
 	if n := recv.wait(t, placed.ID, 1); n[0].Event != platform.EventInbound {
@@ -83,19 +83,19 @@ func TestBrowserParty(t *testing.T) {
 	if err := s.Answer(context.Background(), placed.ID, "call_1", room); err != nil {
 		t.Fatal(err)
 	}
-	var got sim.Call
+	var got platformsim.Call
 	deadline := time.Now().Add(5 * time.Second)
 	for got.Room == nil && time.Now().Before(deadline) {
 		got = simCall(t, "GET", srv.URL+"/sim/calls/"+placed.ID, "", 200)
 		time.Sleep(10 * time.Millisecond)
 	}
-	want := sim.PageRoom{RTCURL: room.URL, ParticipantToken: room.Token, Identity: platform.ParticipantIdentity}
-	if got.Room == nil || *got.Room != want || got.CallID != "call_1" || got.Status != sim.StatusRinging {
+	want := platformsim.PageRoom{RTCURL: room.URL, ParticipantToken: room.Token, Identity: platform.ParticipantIdentity}
+	if got.Room == nil || *got.Room != want || got.CallID != "call_1" || got.Status != platformsim.StatusRinging {
 		t.Fatalf("answered call = %+v, want room %+v, still ringing", got, want)
 	}
 
 	joined := simCall(t, "POST", srv.URL+"/sim/calls/"+placed.ID+"/joined", "", 200)
-	if joined.Status != sim.StatusAnswered || !joined.InRoom || joined.AnsweredAt == nil {
+	if joined.Status != platformsim.StatusAnswered || !joined.InRoom || joined.AnsweredAt == nil {
 		t.Errorf("joined = %+v", joined)
 	}
 	// A page speaks through its own microphone, not the sim's voice.
@@ -107,7 +107,7 @@ func TestBrowserParty(t *testing.T) {
 	}
 
 	ended := simCall(t, "POST", srv.URL+"/sim/calls/"+placed.ID+"/hangup", "", 200)
-	if ended.Status != sim.StatusEnded || ended.EndedBy != sim.EndedByRemote || ended.Room != nil || ended.InRoom {
+	if ended.Status != platformsim.StatusEnded || ended.EndedBy != platformsim.EndedByRemote || ended.Room != nil || ended.InRoom {
 		t.Errorf("hung up = %+v", ended)
 	}
 	if n := recv.wait(t, placed.ID, 2); n[1].Event != platform.EventHangup || n[1].CallID != "call_1" {
@@ -137,7 +137,7 @@ func TestBrowserPartyHungUpByBridgeline(t *testing.T) {
 		t.Fatal(err)
 	}
 	got := simCall(t, "GET", srv.URL+"/sim/calls/"+placed.ID, "", 200)
-	if got.Status != sim.StatusEnded || got.EndedBy != sim.EndedByBridgeline || got.Room != nil {
+	if got.Status != platformsim.StatusEnded || got.EndedBy != platformsim.EndedByBridgeline || got.Room != nil {
 		t.Errorf("after Bridgeline's hang-up = %+v", got)
 	}
 }
@@ -164,7 +164,7 @@ func TestPage(t *testing.T) {
 	if err := os.WriteFile(sdk, []byte("window.LivekitClient = {};"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	t.Setenv(sim.ClientSDKEnv, sdk)
+	t.Setenv(platformsim.ClientSDKEnv, sdk)
 	for _, c := range []struct{ path, typ, has string }{
 		{"/sim/", "text/html", `src="/sim/page/caller.js"`},
 		{"/sim/page/caller.js", "text/javascript", "party: 'browser'"},
@@ -186,8 +186,8 @@ func TestPage(t *testing.T) {
 			t.Errorf("GET %s = %d, want 404", p, status)
 		}
 	}
-	t.Setenv(sim.ClientSDKEnv, filepath.Join(t.TempDir(), "missing.js"))
-	if status, b := call(t, "GET", srv.URL+"/sim/page/livekit-client.umd.js", ""); status != 404 || !bytes.Contains(b, []byte(sim.ClientSDKEnv)) {
-		t.Errorf("missing SDK = %d %s, want 404 naming %s", status, b, sim.ClientSDKEnv)
+	t.Setenv(platformsim.ClientSDKEnv, filepath.Join(t.TempDir(), "missing.js"))
+	if status, b := call(t, "GET", srv.URL+"/sim/page/livekit-client.umd.js", ""); status != 404 || !bytes.Contains(b, []byte(platformsim.ClientSDKEnv)) {
+		t.Errorf("missing SDK = %d %s, want 404 naming %s", status, b, platformsim.ClientSDKEnv)
 	}
 }

@@ -9,14 +9,14 @@ import (
 	"testing"
 	"time"
 
-	"github.com/bridgeline/bridgeline/mediafleet/livekit"
+	"github.com/bridgeline/bridgeline/mediafleet/livekitserver"
 )
 
 // Start runs livekit-server on free 127.0.0.1 ports with fresh keys. cfg may set webhook
 // URLs and timeouts; its keys, ports and Dir are filled in when empty. The server is
 // stopped in t.Cleanup: drained for up to a second (livekit-server looks for remaining
 // participants only every 5 s, and a test has no use for a long drain), then forced.
-func Start(t testing.TB, cfg livekit.Config) *livekit.Server {
+func Start(t testing.TB, cfg livekitserver.Config) *livekitserver.Server {
 	t.Helper()
 	if cfg.APIKey == "" {
 		cfg.APIKey = "APItest" + randHex(6)
@@ -26,7 +26,7 @@ func Start(t testing.TB, cfg livekit.Config) *livekit.Server {
 		cfg.Dir = t.TempDir()
 	}
 	// The process lives until Cleanup stops it, so it gets a background context.
-	s, err := livekit.Start(context.Background(), cfg)
+	s, err := livekitserver.Start(context.Background(), cfg)
 	if err != nil {
 		t.Fatalf("start livekit-server: %v", err)
 	}

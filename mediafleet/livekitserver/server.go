@@ -1,4 +1,4 @@
-package livekit
+package livekitserver
 
 import (
 	"context"

@@ -1,4 +1,4 @@
-package livekit_test
+package livekitserver_test
 
 import (
 	"context"
@@ -9,12 +9,12 @@ import (
 
 	"gopkg.in/yaml.v3"
 
-	"github.com/bridgeline/bridgeline/mediafleet/livekit"
-	"github.com/bridgeline/bridgeline/mediafleet/livekit/livekittest"
+	"github.com/bridgeline/bridgeline/mediafleet/livekitserver"
+	"github.com/bridgeline/bridgeline/mediafleet/livekitserver/livekittest"
 )
 
 func TestConfigYAML(t *testing.T) {
-	cfg := livekit.Config{
+	cfg := livekitserver.Config{
 		APIKey: "APIkey", APISecret: strings.Repeat("s", 32),
 		Port: 7880, RTCTCPPort: 7881, RTCUDPPort: 7882,
 		WebhookURLs:  []string{"http://127.0.0.1:8080/internal/livekit/webhook"},
@@ -66,15 +66,15 @@ func TestConfigYAML(t *testing.T) {
 }
 
 func TestConfigValidate(t *testing.T) {
-	ok := livekit.Config{APIKey: "k", APISecret: strings.Repeat("s", 32)}
+	ok := livekitserver.Config{APIKey: "k", APISecret: strings.Repeat("s", 32)}
 	tests := []struct {
 		name string
-		edit func(*livekit.Config)
+		edit func(*livekitserver.Config)
 	}{
-		{"no key", func(c *livekit.Config) { c.APIKey = "" }},
-		{"short secret", func(c *livekit.Config) { c.APISecret = "short" }},
-		{"bad range", func(c *livekit.Config) { c.RTCUDPPort, c.RTCUDPPortEnd = 50000, 40000 }},
-		{"bad webhook", func(c *livekit.Config) { c.WebhookURLs = []string{"ftp://x"} }},
+		{"no key", func(c *livekitserver.Config) { c.APIKey = "" }},
+		{"short secret", func(c *livekitserver.Config) { c.APISecret = "short" }},
+		{"bad range", func(c *livekitserver.Config) { c.RTCUDPPort, c.RTCUDPPortEnd = 50000, 40000 }},
+		{"bad webhook", func(c *livekitserver.Config) { c.WebhookURLs = []string{"ftp://x"} }},
 	}
 	if err := ok.Validate(); err != nil {
 		t.Fatalf("Validate(valid) = %v", err)
@@ -91,7 +91,7 @@ func TestConfigValidate(t *testing.T) {
 }
 
 func TestStartStop(t *testing.T) {
-	s := livekittest.Start(t, livekit.Config{})
+	s := livekittest.Start(t, livekitserver.Config{})
 	resp, err := http.Get(s.HTTPURL() + "/")
 	if err != nil {
 		t.Fatal(err)

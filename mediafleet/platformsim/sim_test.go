@@ -1,4 +1,4 @@
-package sim_test
+package platformsim_test
 
 import (
 	"context"
@@ -15,11 +15,11 @@ import (
 	lksdk "github.com/livekit/server-sdk-go/v2"
 
 	"github.com/bridgeline/bridgeline/mediafleet/callerbot"
-	lkserver "github.com/bridgeline/bridgeline/mediafleet/livekit"
-	"github.com/bridgeline/bridgeline/mediafleet/livekit/livekittest"
+	"github.com/bridgeline/bridgeline/mediafleet/livekitserver"
+	"github.com/bridgeline/bridgeline/mediafleet/livekitserver/livekittest"
+	"github.com/bridgeline/bridgeline/mediafleet/platformsim"
 	"github.com/bridgeline/bridgeline/shared/platform"
-	"github.com/bridgeline/bridgeline/shared/platform/sim"
-	"github.com/bridgeline/bridgeline/shared/platform/sim/simhook"
+	"github.com/bridgeline/bridgeline/shared/platform/simhook"
 	"github.com/bridgeline/bridgeline/shared/rtc"
 	"github.com/bridgeline/bridgeline/shared/rtc/lkapi"
 )
@@ -85,20 +85,20 @@ func (rc *receiver) wait(t *testing.T, simCallID string, n int) []platform.Notif
 
 type env struct {
 	rooms *lkapi.Client
-	sim   *sim.Sim
+	sim   *platformsim.Sim
 	recv  *receiver
 	http  *httptest.Server
 }
 
 func setup(t *testing.T) env {
-	lk := livekittest.Start(t, lkserver.Config{})
+	lk := livekittest.Start(t, livekitserver.Config{})
 	cfg := lk.Config()
 	rooms, err := lkapi.New(lkapi.Config{URL: lk.HTTPURL(), PublicURL: lk.WSURL(), APIKey: cfg.APIKey, APISecret: cfg.APISecret})
 	if err != nil {
 		t.Fatal(err)
 	}
 	recv, url := newReceiver(t, "sim-secret")
-	s, err := sim.New(sim.Config{NotifyURL: url, Secret: "sim-secret", RingDelay: 10 * time.Millisecond})
+	s, err := platformsim.New(platformsim.Config{NotifyURL: url, Secret: "sim-secret", RingDelay: 10 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -180,7 +180,7 @@ func TestDialVideo(t *testing.T) {
 		t.Fatal("sim party did not leave after Hangup")
 	}
 	c, _ := e.sim.Get(id)
-	if c.Status != sim.StatusEnded || c.EndedBy != sim.EndedByBridgeline {
+	if c.Status != platformsim.StatusEnded || c.EndedBy != platformsim.EndedByBridgeline {
 		t.Errorf("call = %+v, want ended by bridgeline", c)
 	}
 	if err := e.sim.Hangup(context.Background(), id); err != nil {
@@ -195,7 +195,7 @@ func TestDialScriptedOutcomes(t *testing.T) {
 	e := setup(t)
 	room, _ := e.room(t, "ses_scripted")
 	for handle, want := range map[string]string{
-		sim.HandleBusy: platform.EventBusy, sim.HandleNoAnswer: platform.EventNoAnswer, sim.HandleFailed: platform.EventFailed,
+		platformsim.HandleBusy: platform.EventBusy, platformsim.HandleNoAnswer: platform.EventNoAnswer, platformsim.HandleFailed: platform.EventFailed,
 	} {
 		t.Run(handle, func(t *testing.T) {
 			id, err := e.sim.Dial(context.Background(), platform.DialRequest{CallID: "call_" + want, From: "+15550100001",
@@ -219,10 +219,10 @@ func TestInboundOverHTTP(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var placed sim.Call
+	var placed platformsim.Call
 	json.NewDecoder(resp.Body).Decode(&placed)
 	resp.Body.Close()
-	if resp.StatusCode != http.StatusCreated || placed.Status != sim.StatusRinging || placed.Direction != "inbound" {
+	if resp.StatusCode != http.StatusCreated || placed.Status != platformsim.StatusRinging || placed.Direction != "inbound" {
 		t.Fatalf("POST /sim/calls = %d %+v, want 201 ringing inbound", resp.StatusCode, placed)
 	}
 	if n := e.recv.wait(t, placed.ID, 1)[0]; n.Event != platform.EventInbound || n.From != "+15551230000" || n.To != "+15550100001" || n.Media != "audio" {
@@ -262,11 +262,11 @@ func TestInboundOverHTTP(t *testing.T) {
 		t.Fatal(err)
 	}
 	var list struct {
-		Data []sim.Call `json:"data"`
+		Data []platformsim.Call `json:"data"`
 	}
 	json.NewDecoder(resp.Body).Decode(&list)
 	resp.Body.Close()
-	if len(list.Data) != 1 || list.Data[0].Status != sim.StatusEnded || list.Data[0].EndedBy != sim.EndedByRemote {
+	if len(list.Data) != 1 || list.Data[0].Status != platformsim.StatusEnded || list.Data[0].EndedBy != platformsim.EndedByRemote {
 		t.Errorf("GET /sim/calls = %+v, want the call ended by remote", list.Data)
 	}
 	for _, bad := range []string{`{"to": ""}`, `{"to": "+1", "media": "fax"}`, `{"to": "+1", "bogus": 1}`, `not json`} {
@@ -298,7 +298,7 @@ func TestRoomDeletedEndsCall(t *testing.T) {
 	}
 	waitFor(t, "sim call ended", func() bool {
 		c, _ := e.sim.Get(id)
-		return c.Status == sim.StatusEnded && !c.InRoom
+		return c.Status == platformsim.StatusEnded && !c.InRoom
 	})
 }
 
@@ -319,7 +319,7 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 // nothing. JSON bodies and bodiless POSTs are served as before.
 func TestNonJSONBodiesRefused(t *testing.T) {
 	_, url := newReceiver(t, "sim-secret")
-	s, err := sim.New(sim.Config{NotifyURL: url, Secret: "sim-secret", RingDelay: time.Hour})
+	s, err := platformsim.New(platformsim.Config{NotifyURL: url, Secret: "sim-secret", RingDelay: time.Hour})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -381,5 +381,68 @@ func TestNonJSONBodiesRefused(t *testing.T) {
 	resp.Body.Close()
 	if resp.StatusCode != http.StatusCreated || len(s.List()) != 1 {
 		t.Errorf("JSON POST /sim/calls = %d with %d calls, want 201 and 1", resp.StatusCode, len(s.List()))
+	}
+}
+
+// Ended calls are forgotten once past KeepEnded, or beyond the MaxEnded newest: the sim
+// of a long-running stack does not grow with every call it ever placed. Live calls stay
+// whatever their age.
+func TestEndedCallsPruned(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		keep       time.Duration
+		max        int
+		ended      int           // calls placed and rejected, in order
+		pause      time.Duration // before one more call is placed
+		wantKept   int           // the newest ended calls still readable
+		wantPruned int           // the oldest ended calls gone
+	}{
+		{name: "beyond the newest MaxEnded", keep: time.Hour, max: 2, ended: 5, wantKept: 2, wantPruned: 3},
+		{name: "past KeepEnded", keep: 50 * time.Millisecond, max: 100, ended: 3, pause: 150 * time.Millisecond, wantPruned: 3},
+		{name: "within both", keep: time.Hour, max: 100, ended: 3, wantKept: 3},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			const secret = "prune-test-secret"
+			_, url := newReceiver(t, secret)
+			s, err := sim.New(sim.Config{NotifyURL: url, Secret: secret, KeepEnded: tc.keep, MaxEnded: tc.max})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { s.Close(context.Background()) })
+			place := func() sim.Call {
+				t.Helper()
+				c, err := s.Place(sim.PlaceRequest{From: "+15551230000", To: "+15550100001", Media: platform.MediaAudio})
+				if err != nil {
+					t.Fatal(err)
+				}
+				return c
+			}
+			live := place()
+			var ended []string
+			for range tc.ended {
+				c := place()
+				if err := s.Reject(context.Background(), c.ID, "declined"); err != nil {
+					t.Fatal(err)
+				}
+				ended = append(ended, c.ID)
+			}
+			time.Sleep(tc.pause)
+			newest := place()
+			for i, id := range ended {
+				_, err := s.Get(id)
+				pruned := err != nil
+				if want := i < tc.wantPruned; pruned != want {
+					t.Errorf("ended call %d of %d: pruned = %v, want %v", i+1, len(ended), pruned, want)
+				}
+			}
+			if got := len(s.List()); got != tc.wantKept+2 {
+				t.Errorf("List() has %d calls, want %d (the kept ended ones and two live)", got, tc.wantKept+2)
+			}
+			for _, id := range []string{live.ID, newest.ID} {
+				if c, err := s.Get(id); err != nil || c.Status != sim.StatusRinging {
+					t.Errorf("Get(%s) = %v, %v, want the live call ringing", id, c.Status, err)
+				}
+			}
+		})
 	}
 }

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/bridgeline/bridgeline/shared/platform"
-	"github.com/bridgeline/bridgeline/shared/platform/sim/simhook"
+	"github.com/bridgeline/bridgeline/shared/platform/simhook"
 )
 
 func TestVerify(t *testing.T) {

@@ -1,4 +1,4 @@
-package sim
+package platformsim
 
 import (
 	"encoding/json"
@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/bridgeline/bridgeline/shared/platform"
-	"github.com/bridgeline/bridgeline/shared/platform/sim/simhook"
+	"github.com/bridgeline/bridgeline/shared/platform/simhook"
 )
 
 // GatewayHandler serves the sim as a platform gateway, a process of its own: the control

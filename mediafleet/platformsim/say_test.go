@@ -1,4 +1,4 @@
-package sim_test
+package platformsim_test
 
 import (
 	"context"
@@ -10,10 +10,10 @@ import (
 	"time"
 
 	"github.com/bridgeline/bridgeline/mediafleet/callerbot"
+	"github.com/bridgeline/bridgeline/mediafleet/platformsim"
 	"github.com/bridgeline/bridgeline/mediafleet/sphinx"
 	"github.com/bridgeline/bridgeline/shared/persona"
 	"github.com/bridgeline/bridgeline/shared/platform"
-	"github.com/bridgeline/bridgeline/shared/platform/sim"
 	"github.com/bridgeline/bridgeline/shared/rtc"
 )
 
@@ -66,7 +66,7 @@ func TestSayAndHear(t *testing.T) {
 	}{
 		{"empty", id, `{"text":"  "}`, 400, "parameter_missing"},
 		{"no text", id, `{}`, 400, "parameter_missing"},
-		{"too long", id, `{"text":"` + strings.Repeat("a", sim.MaxSayRunes+1) + `"}`, 400, "parameter_invalid"},
+		{"too long", id, `{"text":"` + strings.Repeat("a", platformsim.MaxSayRunes+1) + `"}`, 400, "parameter_invalid"},
 		{"unknown field", id, `{"text":"hi","voice":"slt"}`, 400, "invalid_json"},
 		{"unknown call", "simcall_nope", `{"text":"hi"}`, 404, "resource_not_found"},
 	} {
@@ -79,10 +79,10 @@ func TestSayAndHear(t *testing.T) {
 	}
 
 	sentences := []string{"what time do you open tomorrow", "thank you very much goodbye", "please send me the bill", "good morning"}
-	var queued []sim.Utterance
+	var queued []platformsim.Utterance
 	for i, text := range sentences[:2] {
 		status, b := call(t, "POST", e.http.URL+"/sim/calls/"+id+"/say", `{"text":"`+text+`"}`)
-		var u sim.Utterance
+		var u platformsim.Utterance
 		if err := json.Unmarshal(b, &u); err != nil || status != http.StatusAccepted {
 			t.Fatalf("say %q = %d %s, want 202", text, status, b)
 		}
@@ -91,7 +91,7 @@ func TestSayAndHear(t *testing.T) {
 		}
 		queued = append(queued, u)
 	}
-	if queued[1].Status != sim.UtteranceQueued {
+	if queued[1].Status != platformsim.UtteranceQueued {
 		t.Errorf("second utterance is %s right after the first, want queued", queued[1].Status)
 	}
 
@@ -137,7 +137,7 @@ func TestSayAndHear(t *testing.T) {
 	answered := *got.AnsweredAt
 	for i, u := range got.Said {
 		in := said[i]
-		if u.Status != sim.UtteranceSpoken || !u.StartedAt.Equal(in.Start.Truncate(time.Millisecond)) ||
+		if u.Status != platformsim.UtteranceSpoken || !u.StartedAt.Equal(in.Start.Truncate(time.Millisecond)) ||
 			!u.EndedAt.Equal(in.End.Truncate(time.Millisecond)) {
 			t.Errorf("listed %+v, in process %+v", u, in)
 		}
@@ -185,7 +185,7 @@ func TestSayAndHear(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var heard sim.Sound
+	var heard platformsim.Sound
 	waitFor(t, "the party to hear the client stop", func() bool {
 		for _, s := range simCall(t, "GET", e.http.URL+"/sim/calls/"+id, "", 200).Sounds {
 			if s.Participant == "customer" && !s.Ongoing {

@@ -1,4 +1,4 @@
-package sim
+package platformsim
 
 import (
 	"encoding/json"

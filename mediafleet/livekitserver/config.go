@@ -1,8 +1,8 @@
-// Package livekit runs a real livekit-server for the local stack and for tests: it writes
+// Package livekitserver runs a real livekit-server for the local stack and for tests: it writes
 // the server's YAML config from a typed Config, starts the binary that
 // scripts/build-livekit-server.sh builds, waits until it answers, and stops it with a
 // drain. livekit.yaml beside this file is the production-shaped config of the media fleet.
-package livekit
+package livekitserver
 
 import (
 	"errors"

@@ -1,4 +1,4 @@
-// Package sim is Bridgeline's simulated calling platform, for the local stack and tests.
+// Package platformsim is Bridgeline's simulated calling platform, for the local stack and tests.
 // Its parties are bots (mediafleet/callerbot) that join LiveKit rooms as the platform
 // participant, publishing a tone (silence where an assistant listens) and, on video
 // calls, a moving test pattern, and decoding whatever they receive so tests can check
@@ -12,7 +12,7 @@
 //
 // Handles the sim dials behave by name: "sim:busy", "sim:no_answer" and "sim:failed" give
 // those outcomes; any other handle answers after the ring delay.
-package sim
+package platformsim
 
 import (
 	"bytes"
@@ -30,7 +30,7 @@ import (
 	"github.com/bridgeline/bridgeline/mediafleet/callerbot"
 	"github.com/bridgeline/bridgeline/shared/ident"
 	"github.com/bridgeline/bridgeline/shared/platform"
-	"github.com/bridgeline/bridgeline/shared/platform/sim/simhook"
+	"github.com/bridgeline/bridgeline/shared/platform/simhook"
 )
 
 // Name is the platform name lines use.
@@ -72,6 +72,12 @@ type Config struct {
 	// customer_decides wait the control plane may spend answering an inbound call).
 	HTTPClient *http.Client
 	Log        *slog.Logger
+	// KeepEnded is how long an ended call stays readable (GET /sim/calls/{id}) after it
+	// ends (default 10 minutes); MaxEnded bounds how many ended calls are kept (default
+	// 1000, the oldest go first). Without them every call ever placed stays in memory:
+	// about 3 KB each, measured at 46,000 sessions in 3 minutes under load.
+	KeepEnded time.Duration
+	MaxEnded  int
 }
 
 // Call is one sim call.
@@ -146,6 +152,14 @@ type Sim struct {
 	mu     sync.Mutex
 	calls  map[string]*call
 	closed bool
+	// ended lists ended calls in the order they ended, for pruning (pruneLocked).
+	ended []endedCall
+}
+
+// endedCall is one entry of Sim.ended.
+type endedCall struct {
+	id string
+	at time.Time
 }
 
 var _ platform.Platform = (*Sim)(nil)
@@ -160,6 +174,12 @@ func New(cfg Config) (*Sim, error) {
 	}
 	if cfg.HTTPClient == nil {
 		cfg.HTTPClient = &http.Client{Timeout: 40 * time.Second}
+	}
+	if cfg.KeepEnded == 0 {
+		cfg.KeepEnded = 10 * time.Minute
+	}
+	if cfg.MaxEnded == 0 {
+		cfg.MaxEnded = 1000
 	}
 	log := cfg.Log
 	if log == nil {
@@ -385,10 +405,28 @@ func (s *Sim) newCall(direction, from, to, media, callID string, opts PartyOptio
 	if s.closed {
 		return nil, errors.New("sim: closed")
 	}
+	s.pruneLocked(now)
 	s.calls[c.ID] = c
 	s.wg.Add(1)
-	go s.deliver(c)
+	go s.deliver(c, c.notes)
 	return c, nil
+}
+
+// pruneLocked forgets ended calls past KeepEnded, and the oldest beyond MaxEnded.
+func (s *Sim) pruneLocked(now time.Time) {
+	n := 0
+	for n < len(s.ended) && (len(s.ended)-n > s.cfg.MaxEnded || now.Sub(s.ended[n].at) > s.cfg.KeepEnded) {
+		delete(s.calls, s.ended[n].id)
+		n++
+	}
+	if n > 0 {
+		// A fresh slice now and then, so the pruned front's backing array is freed.
+		if n > len(s.ended)/2 {
+			s.ended = append([]endedCall(nil), s.ended[n:]...)
+		} else {
+			s.ended = s.ended[n:]
+		}
+	}
 }
 
 // join puts the call's party in the room; a failure to join fails the call.
@@ -468,11 +506,16 @@ func (s *Sim) finish(id, status, endedBy, event, reason string) {
 	c.bot = nil
 	if c.cancel != nil {
 		c.cancel()
+		c.cancel = nil // it holds the dial's context
 	}
 	if event != "" {
 		s.notifyLocked(c, event, reason)
 	}
+	// deliver drains what is queued and exits; the call keeps no queue.
 	close(c.notes)
+	c.notes = nil
+	s.ended = append(s.ended, endedCall{id: c.ID, at: now})
+	s.pruneLocked(now)
 	s.mu.Unlock()
 	if bot != nil {
 		bot.Leave()
@@ -481,6 +524,9 @@ func (s *Sim) finish(id, status, endedBy, event, reason string) {
 
 // notifyLocked queues a notification on the call's ordered queue.
 func (s *Sim) notifyLocked(c *call, event, reason string) {
+	if c.notes == nil {
+		return // ended: nothing more is said about it
+	}
 	n := platform.Notification{ID: ident.New("simevt"), Event: event, PlatformCallID: c.ID, CallID: c.CallID,
 		From: c.From, To: c.To, Media: c.Media, Reason: reason, At: time.Now().UTC()}
 	select {
@@ -491,9 +537,10 @@ func (s *Sim) notifyLocked(c *call, event, reason string) {
 }
 
 // deliver posts a call's notifications in order, retrying each a few times.
-func (s *Sim) deliver(c *call) {
+// It is handed the queue: finish sets c.notes to nil once it closes it.
+func (s *Sim) deliver(c *call, notes <-chan platform.Notification) {
 	defer s.wg.Done()
-	for n := range c.notes {
+	for n := range notes {
 		body, _ := json.Marshal(n)
 		for attempt := 0; attempt < 5; attempt++ {
 			if attempt > 0 {
