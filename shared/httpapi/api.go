@@ -67,7 +67,15 @@ type HandlerFunc func(w http.ResponseWriter, r *http.Request) (int, any, error)
 
 // Routes is the whole route table, core routes first.
 func (a *API) Routes() []Route {
-	return slices.Concat(a.coreRoutes(), a.keyRoutes(), a.Extra)
+	routes := slices.Concat(a.coreRoutes(), a.keyRoutes(), a.Extra)
+	for i, rt := range routes {
+		if !rt.Public {
+			// The per-account rate limit counts every request that takes an API key: on
+			// AWS in the rate_limits table (dynamo.RateLimiter).
+			routes[i].Tables = append(slices.Clip(rt.Tables), TableRateLimits)
+		}
+	}
+	return routes
 }
 
 // Handler serves every route with API-key auth: the local stack.

@@ -8,6 +8,7 @@ const (
 	TableAssistants  = "assistants"
 	TableLines       = "lines"
 	TableIdempotency = "idempotency"
+	TableRateLimits  = "rate_limits"
 )
 
 // coreRoutes are the assistant, avatar, voice and line endpoints.

@@ -88,9 +88,8 @@ type Media struct {
 	HostedVoices []string
 }
 
-// API wires the services over s, as the local stack does. There is no in-process rate
-// limiter: a Lambda instance sees a sliver of the traffic, so API Gateway's route
-// throttling (template.yaml) limits rates instead. Calling platforms are reached over
+// API wires the services over s, as the local stack does. Its Limiter is left to
+// Handler (RateLimiter): an in-process limiter would see a sliver of the traffic. Calling platforms are reached over
 // HTTP (media.Platforms): the sim runs as a platform gateway beside the media fleet.
 func API(s *dynamo.Store, media Media, redeliver httpapi.Redeliverer, log *slog.Logger) *httpapi.API {
 	hooks := &httpapi.Webhooks{
@@ -111,6 +110,24 @@ func API(s *dynamo.Store, media Media, redeliver httpapi.Redeliverer, log *slog.
 			(&httpapi.Sessions{Service: sessions}).Routes(),
 			(&httpapi.Receivers{Sessions: sessions, RTC: media.RTC, SimSecret: media.SimSecret}).Routes()),
 	}
+}
+
+// RateLimiter is the per-account limit every instance of every /v1 function shares, in
+// the rate_limits table: RATE_LIMIT_RPS a second (0 turns it off), RATE_LIMIT_BURST at
+// once, 25 and 50 when unset (the local stack's defaults). A function not given the
+// table (an internal receiver) has none.
+func RateLimiter(s *dynamo.Store) httpapi.RateLimiter {
+	if s.Tables().Name(dynamo.RateLimits) == "" {
+		return nil
+	}
+	l := &dynamo.RateLimiter{Store: s, Rate: 25, Burst: 50}
+	if v, err := strconv.ParseFloat(os.Getenv("RATE_LIMIT_RPS"), 64); err == nil && v >= 0 {
+		l.Rate = v
+	}
+	if v, err := strconv.ParseFloat(os.Getenv("RATE_LIMIT_BURST"), 64); err == nil && v >= 1 {
+		l.Burst = v
+	}
+	return l
 }
 
 // Sessions is the session service over s. MAX_SESSION_MINUTES bounds a session's life
@@ -194,6 +211,7 @@ func Handler(ctx context.Context, function string) (http.Handler, error) {
 		return nil, err
 	}
 	api := API(s, media, redeliver, log)
+	api.Limiter = RateLimiter(s)
 	h, err := api.FunctionHandler(function, api.LambdaAuth)
 	if err != nil {
 		return nil, err
