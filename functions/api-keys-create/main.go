@@ -14,7 +14,7 @@ import (
 )
 
 func main() {
-	h, err := wire.Handler(context.Background(), "api-keys-create")
+	h, err := wire.Handler(context.Background(), "api-keys-create", nil)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "api-keys-create:", err)
 		os.Exit(1)

@@ -14,7 +14,7 @@ import (
 )
 
 func main() {
-	h, err := wire.Handler(context.Background(), "api-keys-delete")
+	h, err := wire.Handler(context.Background(), "api-keys-delete", nil)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "api-keys-delete:", err)
 		os.Exit(1)

@@ -14,7 +14,7 @@ import (
 )
 
 func main() {
-	h, err := wire.Handler(context.Background(), "api-keys-list")
+	h, err := wire.Handler(context.Background(), "api-keys-list", nil)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "api-keys-list:", err)
 		os.Exit(1)

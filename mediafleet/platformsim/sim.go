@@ -146,12 +146,15 @@ type Sim struct {
 	cfg Config
 	log *slog.Logger
 
-	ctx    context.Context
-	stop   context.CancelFunc
-	wg     sync.WaitGroup
-	mu     sync.Mutex
-	calls  map[string]*call
-	closed bool
+	ctx   context.Context
+	stop  context.CancelFunc
+	wg    sync.WaitGroup
+	mu    sync.Mutex
+	calls map[string]*call
+	// dialled are the outbound calls by Bridgeline's call id: Dial is idempotent on it,
+	// and Hangup takes it in place of the sim's id.
+	dialled map[string]*call
+	closed  bool
 	// ended lists ended calls in the order they ended, for pruning (pruneLocked).
 	ended []endedCall
 }
@@ -186,7 +189,8 @@ func New(cfg Config) (*Sim, error) {
 		log = slog.Default()
 	}
 	ctx, stop := context.WithCancel(context.Background())
-	return &Sim{cfg: cfg, log: log.With("component", "sim"), ctx: ctx, stop: stop, calls: map[string]*call{}}, nil
+	return &Sim{cfg: cfg, log: log.With("component", "sim"), ctx: ctx, stop: stop, calls: map[string]*call{},
+		dialled: map[string]*call{}}, nil
 }
 
 // Name is "sim".
@@ -226,12 +230,22 @@ func (s *Sim) Place(req PlaceRequest) (Call, error) {
 }
 
 // Dial implements platform.Platform: the handle rings for RingDelay, then answers (its
-// party joins the room) or gives its scripted outcome.
+// party joins the room) or gives its scripted outcome. A second Dial with the same call
+// id returns the first's sim id and places nothing.
 func (s *Sim) Dial(ctx context.Context, req platform.DialRequest) (string, error) {
 	if req.Room.URL == "" || req.Room.Token == "" || req.CallID == "" {
 		return "", errors.New("sim: dial needs a room and a call id")
 	}
+	s.mu.Lock()
+	prev := s.dialled[req.CallID]
+	s.mu.Unlock()
+	if prev != nil {
+		return prev.ID, nil
+	}
 	c, err := s.newCall("outbound", req.From, req.To, req.Media, req.CallID, PartyOptions{})
+	if errors.Is(err, errDialled) {
+		return c.ID, nil // a concurrent Dial of the same call id won
+	}
 	if err != nil {
 		return "", err
 	}
@@ -395,6 +409,9 @@ func (s *Sim) Close(ctx context.Context) error {
 	}
 }
 
+// errDialled is newCall's answer for a call id already dialled; it returns that call.
+var errDialled = errors.New("sim: call id already dialled")
+
 func (s *Sim) newCall(direction, from, to, media, callID string, opts PartyOptions) (*call, error) {
 	now := time.Now().UTC()
 	c := &call{Call: Call{ID: ident.New("simcall"), Object: "sim_call", Direction: direction, From: from, To: to,
@@ -406,6 +423,12 @@ func (s *Sim) newCall(direction, from, to, media, callID string, opts PartyOptio
 		return nil, errors.New("sim: closed")
 	}
 	s.pruneLocked(now)
+	if direction == "outbound" && callID != "" {
+		if prev := s.dialled[callID]; prev != nil {
+			return prev, errDialled
+		}
+		s.dialled[callID] = c
+	}
 	s.calls[c.ID] = c
 	s.wg.Add(1)
 	go s.deliver(c, c.notes)
@@ -416,6 +439,9 @@ func (s *Sim) newCall(direction, from, to, media, callID string, opts PartyOptio
 func (s *Sim) pruneLocked(now time.Time) {
 	n := 0
 	for n < len(s.ended) && (len(s.ended)-n > s.cfg.MaxEnded || now.Sub(s.ended[n].at) > s.cfg.KeepEnded) {
+		if c := s.calls[s.ended[n].id]; c != nil && c.CallID != "" && s.dialled[c.CallID] == c {
+			delete(s.dialled, c.CallID) // pruned with its call: Dial's idempotence covers retries, minutes apart at most
+		}
 		delete(s.calls, s.ended[n].id)
 		n++
 	}
@@ -486,6 +512,9 @@ func (s *Sim) join(ctx context.Context, c *call, room platform.Room) {
 func (s *Sim) finish(id, status, endedBy, event, reason string) {
 	s.mu.Lock()
 	c := s.calls[id]
+	if c == nil {
+		c = s.dialled[id] // a Hangup by Bridgeline's call id
+	}
 	if c == nil || c.Final() {
 		s.mu.Unlock()
 		return

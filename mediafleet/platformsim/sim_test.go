@@ -404,14 +404,14 @@ func TestEndedCallsPruned(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			const secret = "prune-test-secret"
 			_, url := newReceiver(t, secret)
-			s, err := sim.New(sim.Config{NotifyURL: url, Secret: secret, KeepEnded: tc.keep, MaxEnded: tc.max})
+			s, err := platformsim.New(platformsim.Config{NotifyURL: url, Secret: secret, KeepEnded: tc.keep, MaxEnded: tc.max})
 			if err != nil {
 				t.Fatal(err)
 			}
 			t.Cleanup(func() { s.Close(context.Background()) })
-			place := func() sim.Call {
+			place := func() platformsim.Call {
 				t.Helper()
-				c, err := s.Place(sim.PlaceRequest{From: "+15551230000", To: "+15550100001", Media: platform.MediaAudio})
+				c, err := s.Place(platformsim.PlaceRequest{From: "+15551230000", To: "+15550100001", Media: platform.MediaAudio})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -439,7 +439,7 @@ func TestEndedCallsPruned(t *testing.T) {
 				t.Errorf("List() has %d calls, want %d (the kept ended ones and two live)", got, tc.wantKept+2)
 			}
 			for _, id := range []string{live.ID, newest.ID} {
-				if c, err := s.Get(id); err != nil || c.Status != sim.StatusRinging {
+				if c, err := s.Get(id); err != nil || c.Status != platformsim.StatusRinging {
 					t.Errorf("Get(%s) = %v, %v, want the live call ringing", id, c.Status, err)
 				}
 			}

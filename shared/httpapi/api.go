@@ -50,9 +50,6 @@ type Route struct {
 	Pattern string
 	// Public routes take no API key (internal receivers verify their own signatures).
 	Public bool
-	// Tables lists the store tables the handler reads or writes, for least-privilege
-	// policies in template.yaml.
-	Tables []string
 	// MaxBody is the largest body the route accepts; 0 means MaxBodyBytes. Internal
 	// receivers whose senders have their own, larger limit (a persona worker's final
 	// report of a long call) set it, so the customer API's limit does not cut them.
@@ -67,15 +64,7 @@ type HandlerFunc func(w http.ResponseWriter, r *http.Request) (int, any, error)
 
 // Routes is the whole route table, core routes first.
 func (a *API) Routes() []Route {
-	routes := slices.Concat(a.coreRoutes(), a.keyRoutes(), a.Extra)
-	for i, rt := range routes {
-		if !rt.Public {
-			// The per-account rate limit counts every request that takes an API key: on
-			// AWS in the rate_limits table (dynamo.RateLimiter).
-			routes[i].Tables = append(slices.Clip(rt.Tables), TableRateLimits)
-		}
-	}
-	return routes
+	return slices.Concat(a.coreRoutes(), a.keyRoutes(), a.Extra)
 }
 
 // Handler serves every route with API-key auth: the local stack.

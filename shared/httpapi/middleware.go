@@ -208,7 +208,8 @@ func (l *Limiter) Allow(key string, now time.Time) bool {
 // idempotent implements Idempotency-Key on POST: the first request with a key runs and
 // its response is kept for 24 h; a retry with the same body replays it, a retry with
 // another body is 422, and a retry while the first still runs is 409. A response of 500
-// or more is not kept, so a retry runs again.
+// or more is not kept, so a retry runs again, unless the handler called KeepIdempotent
+// (what it did cannot safely run twice).
 func (a *API) idempotent(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		key := r.Header.Get("Idempotency-Key")
@@ -250,6 +251,8 @@ func (a *API) idempotent(next http.Handler) http.Handler {
 			return
 		}
 		cap := &capture{ResponseWriter: w, status: http.StatusOK}
+		keep := new(bool)
+		r = r.WithContext(context.WithValue(r.Context(), keepKey{}, keep))
 		defer func() {
 			// A panic or a server error leaves the key free for a retry.
 			if v := recover(); v != nil {
@@ -258,7 +261,7 @@ func (a *API) idempotent(next http.Handler) http.Handler {
 			}
 		}()
 		next.ServeHTTP(cap, r)
-		if cap.status >= 500 {
+		if cap.status >= 500 && !*keep {
 			err = a.Idempotency.ReleaseIdempotent(r.Context(), acct, key)
 		} else {
 			err = a.Idempotency.CompleteIdempotent(r.Context(), acct, key, cap.status, cap.buf.Bytes())
@@ -267,6 +270,17 @@ func (a *API) idempotent(next http.Handler) http.Handler {
 			a.log().ErrorContext(r.Context(), "idempotency record", "request_id", RequestID(r.Context()), "error", err.Error())
 		}
 	})
+}
+
+type keepKey struct{}
+
+// KeepIdempotent has the request's idempotency record keep its answer even when it is a
+// server error: a retry with the same key replays it instead of running again. A handler
+// calls it when it failed after a step that must not be repeated (a dial).
+func KeepIdempotent(ctx context.Context) {
+	if keep, ok := ctx.Value(keepKey{}).(*bool); ok {
+		*keep = true
+	}
 }
 
 // capture copies what a handler writes.

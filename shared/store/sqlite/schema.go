@@ -79,7 +79,7 @@ CREATE INDEX events_by_account ON events (account_id, id);
 }
 
 func (s *Store) migrate(ctx context.Context) error {
-	if _, err := s.db.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (name TEXT PRIMARY KEY)`); err != nil {
+	if _, err := s.exec(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (name TEXT PRIMARY KEY)`); err != nil {
 		return fmt.Errorf("migrate: %w", err)
 	}
 	for _, m := range migrations {
