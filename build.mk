@@ -34,6 +34,9 @@ define sam-build
 $(LAMBDA_BUILD) -o $(ARTIFACTS_DIR)/bootstrap ./functions/$(1)
 endef
 
+build-ApiKeysCreateFunction: ; $(call sam-build,api-keys-create)
+build-ApiKeysDeleteFunction: ; $(call sam-build,api-keys-delete)
+build-ApiKeysListFunction: ; $(call sam-build,api-keys-list)
 build-AssistantsActivateFunction: ; $(call sam-build,assistants-activate)
 build-AssistantsArchiveFunction: ; $(call sam-build,assistants-archive)
 build-AssistantsCreateFunction: ; $(call sam-build,assistants-create)

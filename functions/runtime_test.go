@@ -330,20 +330,18 @@ func TestFunctionsUnderLambdaRuntime(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	// The authorizer: a good key carries the account, a bad one an error code; both are
-	// let through so the function can answer in the documented error shape.
+	// The authorizer: a good key carries the account; a malformed or unknown one is
+	// denied (API Gateway answers 403 and caches the deny: issue 10).
 	good := s.authorize("Bearer " + key)
 	if !good.IsAuthorized || good.Context["account_id"] != acct.ID || good.Context["account_name"] != "Runtime Co" {
 		t.Fatalf("authorizer(good key) = %+v, want account %s", good, acct.ID)
 	}
 	for _, header := range []string{"Bearer sk_test_" + strings.Repeat("Z", 32), "Bearer not-a-key", "Basic dXNlcjpwYXNz"} {
-		bad := s.authorize(header)
-		if _, ok := bad.Context["account_id"]; ok || bad.Context["auth_error"] == nil {
-			t.Errorf("authorizer(%q) = %+v, want an auth_error and no account", header, bad)
+		if bad := s.authorize(header); bad.IsAuthorized {
+			t.Errorf("authorizer(%q) = %+v, want a deny", header, bad)
 		}
 	}
 	auth := good.Context
-	bad := s.authorize("Bearer sk_test_" + strings.Repeat("Z", 32)).Context
 
 	const ctJSON = "application/json"
 	post := func(fn, pattern, path, body string) request {
@@ -358,12 +356,36 @@ func TestFunctionsUnderLambdaRuntime(t *testing.T) {
 			headers: map[string]string{"Content-Type": ctJSON}}
 	}
 
-	// A bad key is the documented 401, from the function itself.
+	// API keys: make one, list, revoke it. The authorizer then passes the revoked key
+	// with its error, and the function answers the documented 401: on AWS a revoked key
+	// stops working once the authorizer's cached allow expires (ReauthorizeEvery).
+	made := s.expect(post("api-keys-create", "/v1/api_keys", "/v1/api_keys", `{}`), http.StatusCreated)
+	second, secondID := made["key"].(string), made["id"].(string)
+	if !s.authorize("Bearer " + second).IsAuthorized {
+		t.Fatalf("authorizer(new key) denied it")
+	}
+	keys := s.expect(get("api-keys-list", "/v1/api_keys", "/v1/api_keys"), http.StatusOK)
+	if data := keys["data"].([]any); len(data) != 2 || data[0].(map[string]any)["id"] != secondID {
+		t.Errorf("api keys = %v, want the new key first of two", keys)
+	}
+	del := request{fn: "api-keys-delete", method: http.MethodDelete, pattern: "/v1/api_keys/{id}", path: "/v1/api_keys/" + secondID, auth: auth}
+	if rev := s.expect(del, http.StatusOK); rev["revoked_at"] == nil {
+		t.Errorf("revoke = %v, want revoked_at", rev)
+	}
+	revoked := s.authorize("Bearer " + second)
+	if !revoked.IsAuthorized || revoked.Context["account_id"] != nil || revoked.Context["auth_error"] != "api_key_invalid" {
+		t.Errorf("authorizer(revoked key) = %+v, want passed on with auth_error and no account", revoked)
+	}
 	rq := post("assistants-create", "/v1/assistants", "/v1/assistants", `{"name":"Ada"}`)
-	rq.auth = bad
+	rq.auth = revoked.Context
 	errBody := s.expect(rq, http.StatusUnauthorized)["error"].(map[string]any)
-	if errBody["type"] != "authentication_error" || errBody["code"] != "api_key_invalid" || errBody["request_id"] == "" {
-		t.Errorf("bad key error = %v, want authentication_error api_key_invalid with a request id", errBody)
+	if errBody["type"] != "authentication_error" || errBody["code"] != "api_key_invalid" || errBody["message"] != "this API key was revoked" || errBody["request_id"] == "" {
+		t.Errorf("revoked key error = %v, want authentication_error api_key_invalid (revoked) with a request id", errBody)
+	}
+	last := keys["data"].([]any)[1].(map[string]any)["id"].(string)
+	del.path = "/v1/api_keys/" + last
+	if code := s.expect(del, http.StatusConflict)["error"].(map[string]any)["code"]; code != "last_api_key" {
+		t.Errorf("revoking the last key: code %v, want last_api_key", code)
 	}
 
 	// Assistants: create (and its idempotent replay), list, get, edit, publish, activate,

@@ -18,6 +18,7 @@ import (
 	"log/slog"
 	"net/http"
 	"os"
+	"strconv"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -71,8 +72,8 @@ func Logger() *slog.Logger {
 
 // Config is the control plane's configuration as a Lambda reads it: config.FromEnv, as
 // on the local stack, with what a Lambda does not run turned off (no in-process persona
-// workers; no in-process rate limiter, since an instance sees a sliver of the traffic and
-// API Gateway's route throttling limits rates instead), then validated. A malformed or
+// workers; no in-process rate limiter, since an instance sees a sliver of the traffic:
+// New sets the shared one, RateLimiter), then validated. A malformed or
 // out-of-range variable is an error naming it, and the function refuses to start.
 func Config() (config.Config, error) {
 	cfg, err := config.FromEnv()
@@ -125,7 +126,30 @@ func New(ctx context.Context, function string, lk LiveKit) (*controlplane.Contro
 		}
 		deps.Rooms, deps.LiveKit = parts.Rooms, parts.Verifier
 	}
-	return controlplane.New(cfg, deps)
+	cp, err := controlplane.New(cfg, deps)
+	if err != nil {
+		return nil, err
+	}
+	cp.API.Limiter = RateLimiter(s)
+	return cp, nil
+}
+
+// RateLimiter is the per-account limit every instance of every /v1 function shares, in
+// the rate_limits table (dynamo.RateLimiter): RATE_LIMIT_RPS a second (0 turns it off),
+// RATE_LIMIT_BURST at once, 25 and 50 when unset (the local stack's defaults). A
+// function not given the table (an internal receiver) has none.
+func RateLimiter(s *dynamo.Store) httpapi.RateLimiter {
+	if s.Tables().Name(dynamo.RateLimits) == "" {
+		return nil
+	}
+	l := &dynamo.RateLimiter{Store: s, Rate: 25, Burst: 50}
+	if v, err := strconv.ParseFloat(os.Getenv("RATE_LIMIT_RPS"), 64); err == nil && v >= 0 {
+		l.Rate = v
+	}
+	if v, err := strconv.ParseFloat(os.Getenv("RATE_LIMIT_BURST"), 64); err == nil && v >= 1 {
+		l.Burst = v
+	}
+	return l
 }
 
 // Handler is the net/http handler of one /v1 function: its route only, authenticated by
