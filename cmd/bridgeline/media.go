@@ -63,7 +63,7 @@ func startMedia(ctx context.Context, cfg config.Config, s Store, api *httpapi.AP
 	if !ok {
 		return nil, fmt.Errorf("store %T keeps no sessions or calls", s)
 	}
-	hooks, err := startWebhooks(ctx, s, api, cfg.Webhooks, log)
+	hooks, err := startWebhooks(ctx, s, api, cfg.Webhooks, cfg.DataDir, log)
 	if err != nil {
 		return nil, err
 	}

@@ -4,11 +4,13 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"path/filepath"
 
 	"github.com/bridgeline/bridgeline/events/decision"
 	"github.com/bridgeline/bridgeline/events/delivery"
 	"github.com/bridgeline/bridgeline/shared/egress"
 	"github.com/bridgeline/bridgeline/shared/httpapi"
+	"github.com/bridgeline/bridgeline/shared/secretbox"
 	"github.com/bridgeline/bridgeline/shared/webhookendpoint"
 )
 
@@ -32,13 +34,18 @@ type localWebhooks struct {
 }
 
 // startWebhooks adds the webhook endpoint, event and call-answer routes to api and runs
-// the delivery worker until ctx ends or Stop.
-func startWebhooks(ctx context.Context, s any, api *httpapi.API, dest egress.Policy, log *slog.Logger) (*localWebhooks, error) {
+// the delivery worker until ctx ends or Stop. Signing secrets are sealed at rest with the
+// key file under dataDir (secretbox.KeyFileName, created 0600 on first start).
+func startWebhooks(ctx context.Context, s any, api *httpapi.API, dest egress.Policy, dataDir string, log *slog.Logger) (*localWebhooks, error) {
 	ws, ok := s.(webhookStore)
 	if !ok {
 		return nil, fmt.Errorf("store %T keeps no webhook outbox", s)
 	}
-	eps := &webhookendpoint.Service{Store: ws, Destinations: dest}
+	key, err := secretbox.OpenKeyFile(filepath.Join(dataDir, secretbox.KeyFileName))
+	if err != nil {
+		return nil, fmt.Errorf("webhook secrets key: %w", err)
+	}
+	eps := &webhookendpoint.Service{Store: ws, Secrets: key, Destinations: dest}
 	w := &delivery.Worker{Outbox: ws, Log: ws, Subscribers: eps,
 		Deliverer: &delivery.Deliverer{Endpoints: eps, Client: delivery.NewClient(dest)}, Logger: log}
 	hooks := &httpapi.Webhooks{Endpoints: eps, Events: ws, Redeliver: &delivery.OutboxRedeliverer{Outbox: ws, Notify: w.Notify}}

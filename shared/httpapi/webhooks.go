@@ -41,11 +41,11 @@ func (h *Webhooks) Routes() []Route {
 	evs := []string{TableAccounts, TableEvents, TableWebhookAttempts, TableWebhookEndpoints, TableIdempotency}
 	return []Route{
 		{Function: "webhook-endpoints-list", Method: http.MethodGet, Pattern: "/v1/webhook_endpoints", Tables: eps, Handler: h.listEndpoints},
-		{Function: "webhook-endpoints-create", Method: http.MethodPost, Pattern: "/v1/webhook_endpoints", Tables: eps, Handler: h.createEndpoint},
+		{Function: "webhook-endpoints-create", Method: http.MethodPost, Pattern: "/v1/webhook_endpoints", Tables: eps, ReplayOmits: []string{"secret"}, Handler: h.createEndpoint},
 		{Function: "webhook-endpoints-get", Method: http.MethodGet, Pattern: "/v1/webhook_endpoints/{id}", Tables: eps, Handler: h.getEndpoint},
 		{Function: "webhook-endpoints-update", Method: http.MethodPatch, Pattern: "/v1/webhook_endpoints/{id}", Tables: eps, Handler: h.updateEndpoint},
 		{Function: "webhook-endpoints-delete", Method: http.MethodDelete, Pattern: "/v1/webhook_endpoints/{id}", Tables: eps, Handler: h.deleteEndpoint},
-		{Function: "webhook-endpoints-rotate-secret", Method: http.MethodPost, Pattern: "/v1/webhook_endpoints/{id}/rotate_secret", Tables: eps, Handler: h.rotateSecret},
+		{Function: "webhook-endpoints-rotate-secret", Method: http.MethodPost, Pattern: "/v1/webhook_endpoints/{id}/rotate_secret", Tables: eps, ReplayOmits: []string{"secret"}, Handler: h.rotateSecret},
 		{Function: "events-list", Method: http.MethodGet, Pattern: "/v1/events", Tables: evs, Handler: h.listEvents},
 		{Function: "events-get", Method: http.MethodGet, Pattern: "/v1/events/{id}", Tables: evs, Handler: h.getEvent},
 		{Function: "events-redeliver", Method: http.MethodPost, Pattern: "/v1/events/{id}/redeliver", Tables: evs, Handler: h.redeliver},

@@ -15,11 +15,13 @@ import (
 	"os"
 	"slices"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/eventbridge"
+	"github.com/aws/aws-sdk-go-v2/service/kms"
 	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
@@ -36,6 +38,7 @@ import (
 	"github.com/bridgeline/bridgeline/shared/platform/simclient"
 	"github.com/bridgeline/bridgeline/shared/rtc"
 	"github.com/bridgeline/bridgeline/shared/rtc/lkapi"
+	"github.com/bridgeline/bridgeline/shared/secretbox"
 	"github.com/bridgeline/bridgeline/shared/session"
 	"github.com/bridgeline/bridgeline/shared/store/dynamo"
 	"github.com/bridgeline/bridgeline/shared/webhookendpoint"
@@ -94,7 +97,7 @@ type Media struct {
 // HTTP (media.Platforms): the sim runs as a platform gateway beside the media fleet.
 func API(s *dynamo.Store, media Media, redeliver httpapi.Redeliverer, log *slog.Logger) *httpapi.API {
 	hooks := &httpapi.Webhooks{
-		Endpoints: &webhookendpoint.Service{Store: s, Destinations: egress.PolicyFromEnv()},
+		Endpoints: &webhookendpoint.Service{Store: s, Secrets: SecretsFromEnv(), Destinations: egress.PolicyFromEnv()},
 		Events:    s,
 		Redeliver: redeliver,
 	}
@@ -137,7 +140,7 @@ func Sessions(s *dynamo.Store, media Media, log *slog.Logger) *session.Service {
 // attempts tables.
 func Asker(s *dynamo.Store, log *slog.Logger) *decision.Asker {
 	dest := egress.PolicyFromEnv()
-	eps := &webhookendpoint.Service{Store: s, Destinations: dest}
+	eps := &webhookendpoint.Service{Store: s, Secrets: SecretsFromEnv(), Destinations: dest}
 	client := delivery.NewClient(dest)
 	client.Timeout = 0 // call.incoming is bounded by the line's decision timeout instead
 	return &decision.Asker{Store: s, Events: s, Subscribers: eps, Logger: log,
@@ -304,6 +307,56 @@ func (noLiveKit) DeleteRoom(context.Context, string) error                  { re
 func (noLiveKit) Dispatch(context.Context, string, rtc.AgentDispatch) error { return errNoLiveKit }
 func (noLiveKit) ParticipantToken(rtc.Grant) (rtc.Token, error)             { return rtc.Token{}, errNoLiveKit }
 
+// SecretsFromEnv seals webhook signing secrets with the KMS key WEBHOOK_SECRETS_KEY_ID
+// names (envelope encryption, secretbox.KMS). template.yaml sets it on the functions that
+// seal a secret (create, rotate: kms:GenerateDataKey) and those that sign with one
+// (webhook-deliver, platform-sim: kms:Decrypt); the others read endpoints without
+// touching their secrets and get nil. The AWS configuration loads once, at the first
+// seal or open, so a function that never uses the key makes no call for it.
+func SecretsFromEnv() webhookendpoint.Sealer {
+	id := os.Getenv("WEBHOOK_SECRETS_KEY_ID")
+	if id == "" {
+		return nil
+	}
+	return &lazyKMS{keyID: id}
+}
+
+// lazyKMS is a secretbox.KMS whose client is built at first use.
+type lazyKMS struct {
+	keyID string
+	once  sync.Once
+	box   *secretbox.KMS
+	err   error
+}
+
+func (l *lazyKMS) get(ctx context.Context) (*secretbox.KMS, error) {
+	l.once.Do(func() {
+		cfg, err := config.LoadDefaultConfig(ctx)
+		if err != nil {
+			l.err = fmt.Errorf("aws config: %w", err)
+			return
+		}
+		l.box = &secretbox.KMS{Client: kms.NewFromConfig(cfg), KeyID: l.keyID}
+	})
+	return l.box, l.err
+}
+
+func (l *lazyKMS) Seal(ctx context.Context, plain string) (string, error) {
+	b, err := l.get(ctx)
+	if err != nil {
+		return "", err
+	}
+	return b.Seal(ctx, plain)
+}
+
+func (l *lazyKMS) Open(ctx context.Context, sealed string) (string, error) {
+	b, err := l.get(ctx)
+	if err != nil {
+		return "", err
+	}
+	return b.Open(ctx, sealed)
+}
+
 // SQS is an SQS client from the standard AWS configuration.
 func SQS(ctx context.Context) (*sqs.Client, error) {
 	cfg, err := config.LoadDefaultConfig(ctx)
@@ -338,7 +391,7 @@ func Deliverer(ctx context.Context) (*awsbus.Handler, error) {
 		return nil, err
 	}
 	dest := egress.PolicyFromEnv()
-	eps := &webhookendpoint.Service{Store: s, Destinations: dest}
+	eps := &webhookendpoint.Service{Store: s, Secrets: SecretsFromEnv(), Destinations: dest}
 	return &awsbus.Handler{
 		Deliverer:          &delivery.Deliverer{Endpoints: eps, Client: delivery.NewClient(dest)},
 		Subscribers:        eps,
