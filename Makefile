@@ -6,7 +6,7 @@ GO ?= go
 BIN := bin
 FUZZTIME ?= 15s
 
-.PHONY: run run-dynamodb test bench build deps lint unit fuzz clean image
+.PHONY: run run-dynamodb test bench build deps lint unit fuzz clean image soak
 
 include build.mk
 
@@ -69,6 +69,14 @@ bench: deps
 	@echo "== events: event to receipt beside a bare signed POST, deliveries/s, ring to call.incoming"
 	$(GO) test -run '^$$' -bench . -benchtime 300x ./events/delivery ./events/decision
 	$(GO) test -run '^$$' -bench BenchmarkStackEvents -benchtime 50x ./cmd/bridgeline
+
+## soak: the local stack under mixed API traffic with calls for SOAK_DURATION (default 2m;
+## SOAK_DURATION=10m for the long run), loopback only, stops by itself: errors, p99 per
+## route class, both processes' memory at start, end and once idle (README, Reliability)
+SOAK_DURATION ?= 2m
+soak:
+	bash scripts/build-livekit-server.sh >/dev/null
+	set -o pipefail; SOAK=1 SOAK_DURATION=$(SOAK_DURATION) $(GO) test -count=1 -run '^TestSoak$$' -v -timeout 3h ./soak/ 2>&1 | grep -v '^        {'
 
 ## image: the persona worker's container image (where Docker runs); IMAGE names it
 IMAGE ?= bridgeline/persona-worker:dev

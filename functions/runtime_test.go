@@ -44,8 +44,10 @@ import (
 	"github.com/bridgeline/bridgeline/events/webhook"
 	"github.com/bridgeline/bridgeline/functions/internal/runtimeapi"
 	"github.com/bridgeline/bridgeline/shared/account"
+	"github.com/bridgeline/bridgeline/shared/call"
 	"github.com/bridgeline/bridgeline/shared/ident"
 	"github.com/bridgeline/bridgeline/shared/line"
+	"github.com/bridgeline/bridgeline/shared/session"
 	"github.com/bridgeline/bridgeline/shared/store/dynamo"
 	"github.com/bridgeline/bridgeline/shared/store/dynamo/dynamolocal"
 )
@@ -89,6 +91,7 @@ func newStack(t testing.TB) *stack {
 		s.logical[name] = table.LogicalID()
 	}
 	s.refs["MaxSessionMinutes"] = "60"
+	s.refs["AssistantDispatchTimeoutSeconds"] = "15"
 	return s
 }
 
@@ -531,6 +534,24 @@ func TestFunctionsUnderLambdaRuntime(t *testing.T) {
 
 	s.sessionScenario(lk, gw, acct.ID, ln.ID, auth)
 
+	// Another ringing call, declined through the API (after the session scenario, whose
+	// lists it would join): the call object comes back, read from the calls table (on AWS
+	// this answered 500 while calls-answer had no grant on it, the decline recorded
+	// anyway).
+	ses, inbound := ringingInbound(acct.ID, ln.ID, now)
+	if err := s.store.SaveSession(ctx, ses, inbound, nil); err != nil {
+		t.Fatal(err)
+	}
+	toDecline := pending
+	toDecline.CallID, toDecline.EventID, toDecline.Session.CallID = inbound.ID, ident.New("evt"), inbound.ID
+	if err := s.store.CreateDecision(ctx, toDecline); err != nil {
+		t.Fatal(err)
+	}
+	declined := s.expect(post("calls-answer", "/v1/calls/{id}/answer", "/v1/calls/"+inbound.ID+"/answer", `{"action":"decline"}`), http.StatusOK)
+	if declined["id"] != inbound.ID || declined["object"] != "call" || declined["decision"] != "decline" || declined["direction"] != "inbound" {
+		t.Errorf("decline = %v, want the inbound call object with decision decline", declined)
+	}
+
 	// Every function ran, and used exactly what template.yaml grants it.
 	s.mu.Lock()
 	recs := maps.Clone(s.recs)
@@ -686,4 +707,45 @@ func policies(t *testing.T, name string) []map[string]any {
 		}
 	}
 	return out
+}
+
+// ringingInbound is an inbound call ringing on a customer_decides line, with its session,
+// as the platform-sim function records it before it asks the customer.
+func ringingInbound(accountID, lineID string, now time.Time) (session.Session, call.Call) {
+	ses := session.Session{ID: ident.New("ses"), AccountID: accountID, LineID: lineID, Mode: session.ModeHuman,
+		Media: "video", PlatformHandle: "sim:caller", Status: session.StatusRinging, CreatedAt: now}
+	c := call.Call{ID: ident.New("call"), AccountID: accountID, Direction: call.Inbound, LineID: lineID,
+		From: "sim:caller", To: "+15550109999", Media: "video", Status: call.StatusRinging,
+		HandledBy: call.HandledByCustomer, SessionID: ses.ID, Platform: "sim", StartedAt: now}
+	ses.CallID = c.ID
+	return ses, c
+}
+
+// TestMalformedSettingStopsTheFunction: a function whose MAX_SESSION_MINUTES does not
+// parse (or is out of range) refuses to start, and its log says which variable is wrong,
+// instead of running with the default (as the sweeper once did).
+func TestMalformedSettingStopsTheFunction(t *testing.T) {
+	for _, tc := range []struct{ name, fn, value string }{
+		{"not a number, the sweeper", "session-sweeper", "ten"},
+		{"out of range, the sweeper", "session-sweeper", "0"},
+		{"not a number, an HTTP function", "assistants-get", "1h"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			env := []string{"MAX_SESSION_MINUTES=" + tc.value, "AWS_ACCESS_KEY_ID=test", "AWS_SECRET_ACCESS_KEY=test",
+				"AWS_EC2_METADATA_DISABLED=true", "AWS_ENDPOINT_URL_DYNAMODB=http://127.0.0.1:9"}
+			p, err := runtimeapi.Run(bootstrap(t, tc.fn), tc.fn, env)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer p.Stop()
+			select {
+			case <-p.Exited():
+			case <-time.After(20 * time.Second):
+				t.Fatalf("%s with MAX_SESSION_MINUTES=%q still runs; log:\n%s", tc.fn, tc.value, p.Output())
+			}
+			if out := p.Output(); !strings.Contains(out, "MAX_SESSION_MINUTES") {
+				t.Errorf("%s refused to start, but its log does not name MAX_SESSION_MINUTES:\n%s", tc.fn, out)
+			}
+		})
+	}
 }

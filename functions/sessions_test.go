@@ -24,14 +24,14 @@ import (
 	lkauth "github.com/livekit/protocol/auth"
 
 	"github.com/bridgeline/bridgeline/events/callevent"
-	"github.com/bridgeline/bridgeline/mediafleet/livekit"
-	"github.com/bridgeline/bridgeline/mediafleet/livekit/livekittest"
+	"github.com/bridgeline/bridgeline/mediafleet/livekitserver"
+	"github.com/bridgeline/bridgeline/mediafleet/livekitserver/livekittest"
 	"github.com/bridgeline/bridgeline/shared/call"
 	"github.com/bridgeline/bridgeline/shared/httpapi"
 	"github.com/bridgeline/bridgeline/shared/ident"
 	"github.com/bridgeline/bridgeline/shared/listing"
 	"github.com/bridgeline/bridgeline/shared/persona"
-	"github.com/bridgeline/bridgeline/shared/platform/sim/simhook"
+	"github.com/bridgeline/bridgeline/shared/platform/simhook"
 	"github.com/bridgeline/bridgeline/shared/rtc"
 	"github.com/bridgeline/bridgeline/shared/rtc/lkapi"
 	"github.com/bridgeline/bridgeline/shared/session"
@@ -90,10 +90,10 @@ func (g *gateway) statuses() []int {
 
 // withLiveKit starts livekit-server with its webhooks going to the gateway, and puts
 // its credentials in Secrets Manager as template.yaml's LiveKitCredentials holds them.
-func (s *stack) withLiveKit() (*livekit.Server, *gateway) {
+func (s *stack) withLiveKit() (*livekitserver.Server, *gateway) {
 	t := s.t
 	gw := s.newGateway(map[string]string{httpapi.LiveKitWebhookPath: "livekit-webhook", simhook.Path: "platform-sim"})
-	lk := livekittest.Start(t, livekit.Config{WebhookURLs: []string{gw.srv.URL + httpapi.LiveKitWebhookPath}})
+	lk := livekittest.Start(t, livekitserver.Config{WebhookURLs: []string{gw.srv.URL + httpapi.LiveKitWebhookPath}})
 	conf := lk.Config()
 	cfg := aws.Config{Region: "us-east-1", Credentials: credentials.NewStaticCredentialsProvider("test", "test", "")}
 	sm := secretsmanager.NewFromConfig(cfg, func(o *secretsmanager.Options) { o.BaseEndpoint = aws.String(s.motoURL) })
@@ -113,7 +113,7 @@ func (s *stack) withLiveKit() (*livekit.Server, *gateway) {
 
 // sessionScenario drives the session, call and receiver functions. acct and auth are
 // the account and its authorizer context; lineID a line of the account.
-func (s *stack) sessionScenario(lk *livekit.Server, gw *gateway, acctID, lineID string, auth map[string]any) {
+func (s *stack) sessionScenario(lk *livekitserver.Server, gw *gateway, acctID, lineID string, auth map[string]any) {
 	t := s.t
 	ctx := s.ctx
 	conf := lk.Config()

@@ -289,13 +289,18 @@ func desiredCountProblems(tpl *cfn.Template) []string {
 var resolveToken = regexp.MustCompile(`^\{\{resolve:secretsmanager:\$\{([A-Za-z0-9]+)\}:SecretString:([A-Za-z0-9_]+)\}\}$`)
 
 // redisAuthProblems: every ElastiCache group requires TLS and an AUTH token generated in
-// Secrets Manager, and livekit-server gets that same token as REDIS_PASSWORD (its
+// Secrets Manager (a bare Redis cache cluster, which cannot have one, is refused), and livekit-server gets that same token as REDIS_PASSWORD (its
 // --redis-password flag) from the same secret, which its execution role may read.
 func redisAuthProblems(tpl *cfn.Template) []string {
 	var probs []string
+	for id, c := range tpl.ResourcesOfType("AWS::ElastiCache::CacheCluster") {
+		if e, _ := c.Properties["Engine"].(string); strings.EqualFold(e, "redis") || strings.EqualFold(e, "valkey") {
+			probs = append(probs, fmt.Sprintf("cache cluster %s runs %s without AUTH (use a replication group with an AuthToken)", id, e))
+		}
+	}
 	groups := tpl.ResourcesOfType("AWS::ElastiCache::ReplicationGroup")
 	if len(groups) == 0 {
-		return []string{"no ElastiCache replication group"}
+		return append(probs, "no ElastiCache replication group")
 	}
 	c := containerNamed(tpl, "LiveKitTask", "livekit-server")
 	for id, g := range groups {
@@ -499,6 +504,9 @@ func TestFleetPolicies(t *testing.T) {
 		{name: "redis auth: token not given to livekit-server", tpl: livekitFleet, check: redisAuthProblems, breaks: func(tpl *cfn.Template) {
 			c := containerNamed(tpl, "LiveKitTask", "livekit-server")
 			c["Secrets"] = c["Secrets"].([]any)[:1]
+		}},
+		{name: "redis auth: a bare cache cluster beside the group", tpl: livekitFleet, check: redisAuthProblems, breaks: func(tpl *cfn.Template) {
+			tpl.Resources["Cache"] = cfn.Resource{Type: "AWS::ElastiCache::CacheCluster", Properties: map[string]any{"Engine": "redis", "CacheNodeType": "cache.t4g.micro", "NumCacheNodes": float64(1)}}
 		}},
 		{name: "redis auth: role cannot read the token", tpl: livekitFleet, check: redisAuthProblems, breaks: func(tpl *cfn.Template) {
 			for _, p := range list(tpl.Resources["TaskExecutionRole"].Properties["Policies"]) {

@@ -4,6 +4,8 @@ package infra_test
 // into CloudFormation (scripts/expand-template.py, with the translator cfn-lint ships),
 // and the fleet stacks as they are. Each rule is a function from a template to the
 // violations it finds; each has a negative case under testdata/policy that breaks it.
+// The media fleet's own rules (no pinned DesiredCount, Redis AUTH, TURN's listener,
+// livekit-server's stop timeout) are checked once, in fleet_rules_test.go.
 
 import (
 	"bytes"
@@ -20,8 +22,6 @@ import (
 	"sync"
 	"testing"
 	"time"
-
-	"gopkg.in/yaml.v3"
 
 	"github.com/bridgeline/bridgeline/infra/cfn"
 )
@@ -80,8 +80,6 @@ func expand(t *testing.T, path string) *cfn.Template {
 type rule struct {
 	name  string
 	check func(tpl *cfn.Template) []string
-	// fleet rules concern the media fleet's stacks; they are pending on the real
-	// templates until items 1-4 of issue 11 are merged.
 }
 
 var rules = []rule{
@@ -92,10 +90,6 @@ var rules = []rule{
 	{name: "dead-letter queue alarms", check: deadLetterAlarms},
 	{name: "noecho allowed pattern", check: noEchoPatterns},
 	{name: "dynamodb deletion protection", check: tableDeletionProtection},
-	{name: "no desired count beside a scalable target", check: desiredCount},
-	{name: "elasticache auth token", check: redisAuth},
-	{name: "turn listener and domain", check: turnListener},
-	{name: "livekit stop timeout", check: stopTimeout},
 }
 
 // The real templates pass every rule.
@@ -371,149 +365,4 @@ func tableDeletionProtection(tpl *cfn.Template) []string {
 		}
 	}
 	return out
-}
-
-// desiredCount: a service that a scalable target scales has no DesiredCount, or every
-// stack update puts it back to that number.
-func desiredCount(tpl *cfn.Template) []string {
-	var out []string
-	services := tpl.ResourcesOfType("AWS::ECS::Service")
-	for _, st := range tpl.ResourcesOfType("AWS::ApplicationAutoScaling::ScalableTarget") {
-		rid, _ := json.Marshal(st.Properties["ResourceId"])
-		for _, id := range sortedIDs(services) {
-			refd := strings.Contains(string(rid), "${"+id+".Name}") || strings.Contains(string(rid), `"`+id+`"`)
-			if refd && services[id].Properties["DesiredCount"] != nil {
-				out = append(out, fmt.Sprintf("service %s has DesiredCount and a scalable target", id))
-			}
-		}
-	}
-	return out
-}
-
-// redisAuth: Redis requires a password: replication groups have an AuthToken (with
-// transit encryption, which AUTH needs); a bare cache cluster cannot have one.
-func redisAuth(tpl *cfn.Template) []string {
-	var out []string
-	rgs := tpl.ResourcesOfType("AWS::ElastiCache::ReplicationGroup")
-	for _, id := range sortedIDs(rgs) {
-		p := rgs[id].Properties
-		if p["AuthToken"] == nil {
-			out = append(out, fmt.Sprintf("replication group %s has no AuthToken", id))
-		}
-		if p["TransitEncryptionEnabled"] != true && p["TransitEncryptionEnabled"] != "true" {
-			out = append(out, fmt.Sprintf("replication group %s has no transit encryption", id))
-		}
-	}
-	for id, c := range tpl.ResourcesOfType("AWS::ElastiCache::CacheCluster") {
-		if e := strings.ToLower(str(c.Properties["Engine"])); e == "redis" || e == "valkey" {
-			out = append(out, fmt.Sprintf("cache cluster %s runs %s without AUTH (use a replication group with an AuthToken)", id, e))
-		}
-	}
-	return out
-}
-
-// livekitContainer returns the livekit-server container of the template, if any.
-func livekitContainer(tpl *cfn.Template) map[string]any {
-	for _, id := range sortedIDs(tpl.ResourcesOfType("AWS::ECS::TaskDefinition")) {
-		for _, c := range arr(tpl.Resources[id].Properties["ContainerDefinitions"]) {
-			if str(obj(c)["Name"]) == "livekit-server" {
-				return obj(c)
-			}
-		}
-	}
-	return nil
-}
-
-// livekitConfig parses LIVEKIT_CONFIG's text; ${X} stays as the string "${X}".
-func livekitConfig(c map[string]any) (map[string]any, error) {
-	for _, e := range arr(c["Environment"]) {
-		if str(obj(e)["Name"]) != "LIVEKIT_CONFIG" {
-			continue
-		}
-		text := str(obj(obj(e)["Value"])["Fn::Sub"])
-		if text == "" {
-			text = str(obj(e)["Value"])
-		}
-		var cfg map[string]any
-		err := yaml.Unmarshal([]byte(text), &cfg)
-		return cfg, err
-	}
-	return nil, fmt.Errorf("no LIVEKIT_CONFIG")
-}
-
-// turnListener: livekit-server advertises turns:<turn.domain>:443, so turn.domain must be
-// served on 443 by a TLS listener that forwards to turn.tls_port, and that cannot be the
-// signalling listener's load balancer (a network load balancer does not route by SNI).
-func turnListener(tpl *cfn.Template) []string {
-	c := livekitContainer(tpl)
-	if c == nil {
-		return nil
-	}
-	cfg, err := livekitConfig(c)
-	if err != nil {
-		return []string{"livekit-server config: " + err.Error()}
-	}
-	turn := obj(cfg["turn"])
-	if turn["enabled"] != true {
-		return nil
-	}
-	var out []string
-	domain := fmt.Sprint(turn["domain"])
-	tlsPort, _ := num(turn["tls_port"])
-	signalPort, _ := num(cfg["port"])
-	if domain == "" || domain == "<nil>" {
-		out = append(out, "turn.domain is not set")
-	}
-	// Which load balancer serves 443 for which target port.
-	lbFor := map[float64]string{}
-	groups := tpl.ResourcesOfType("AWS::ElasticLoadBalancingV2::TargetGroup")
-	for _, l := range tpl.ResourcesOfType("AWS::ElasticLoadBalancingV2::Listener") {
-		port, _ := num(l.Properties["Port"])
-		if port != 443 || str(l.Properties["Protocol"]) != "TLS" {
-			continue
-		}
-		for _, a := range arr(l.Properties["DefaultActions"]) {
-			g := groups[refTo(obj(a)["TargetGroupArn"], "")]
-			if p, ok := num(g.Properties["Port"]); ok {
-				lbFor[p] = refTo(l.Properties["LoadBalancerArn"], "")
-			}
-		}
-	}
-	turnLB, ok := lbFor[tlsPort]
-	switch {
-	case !ok:
-		out = append(out, fmt.Sprintf("no TLS listener on 443 forwards to turn.tls_port %v: clients are told turns:%s:443", tlsPort, domain))
-	case turnLB == lbFor[signalPort]:
-		out = append(out, fmt.Sprintf("TURN and signalling share load balancer %s on 443", turnLB))
-	}
-	// The signalling hostname is the one the public URL names; TURN needs another.
-	for _, o := range tpl.Outputs {
-		v, _ := json.Marshal(o["Value"])
-		if strings.Contains(string(v), "wss://") && strings.Contains(string(v), domain) {
-			out = append(out, fmt.Sprintf("turn.domain %s is the signalling hostname (port 443 there is signalling)", domain))
-		}
-	}
-	return out
-}
-
-// stopTimeout: livekit-server drains on SIGTERM until its rooms are empty; its stop
-// timeout must let the longest session end (MaxSessionMinutes, the fleet's or by default
-// the control plane's default of 60).
-func stopTimeout(tpl *cfn.Template) []string {
-	c := livekitContainer(tpl)
-	if c == nil {
-		return nil
-	}
-	maxMinutes := 60.0
-	if m, ok := num(tpl.Parameters["MaxSessionMinutes"]["Default"]); ok {
-		maxMinutes = m
-	}
-	stop, ok := resolve(tpl, c["StopTimeout"])
-	if !ok {
-		stop = 30 // ECS's default
-	}
-	if stop < maxMinutes*60 {
-		return []string{fmt.Sprintf("livekit-server StopTimeout %v s is under the longest session (%v min): a deploy cuts live calls", stop, maxMinutes)}
-	}
-	return nil
 }

@@ -17,7 +17,9 @@ import (
 )
 
 // admin runs operator commands against the same store the stack uses; they work while
-// the stack runs (SQLite in WAL mode takes one writer at a time).
+// the stack runs (SQLite in WAL mode takes one writer at a time). Unless BRIDGELINE_STORE
+// or --store chooses, the store is the running stack's (stack.go): beside `make
+// run-dynamodb` that is its DynamoDB Local.
 func admin(ctx context.Context, args []string) error {
 	return adminTo(ctx, args, os.Stdout)
 }
@@ -44,6 +46,18 @@ func adminTo(ctx context.Context, args []string, out io.Writer) error {
 		return err
 	}
 	cfg.Store = *storeName
+	storeChosen := os.Getenv("BRIDGELINE_STORE") != ""
+	fs.Visit(func(f *flag.Flag) { storeChosen = storeChosen || f.Name == "store" })
+	adopted, err := adoptRunningStack(&cfg, storeChosen)
+	if err != nil {
+		return err
+	}
+	if adopted != "" {
+		fmt.Fprintln(os.Stderr, "bridgeline admin: using", adopted)
+	}
+	if err := cfg.Validate(); err != nil {
+		return err
+	}
 	s, closeStore, err := openStore(ctx, cfg)
 	if err != nil {
 		return err

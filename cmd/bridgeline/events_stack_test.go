@@ -30,7 +30,7 @@ import (
 
 	"github.com/bridgeline/bridgeline/events/callevent"
 	"github.com/bridgeline/bridgeline/events/eventtest"
-	lkserver "github.com/bridgeline/bridgeline/mediafleet/livekit"
+	"github.com/bridgeline/bridgeline/mediafleet/livekitserver"
 	"github.com/bridgeline/bridgeline/shared/config"
 )
 
@@ -90,7 +90,7 @@ func newTestStack(t testing.TB) *testStack {
 	}
 	// The test joins rooms as the customer's client; the SDK's chatter is not wanted.
 	lksdk.SetLogger(protologger.LogRLogger(logr.Discard()))
-	bin, err := lkserver.ResolveBinary(context.Background())
+	bin, err := livekitserver.ResolveBinary(context.Background())
 	if err != nil {
 		t.Skipf("livekit-server not available: %v", err)
 	}

@@ -17,7 +17,7 @@ import (
 	"time"
 
 	"github.com/bridgeline/bridgeline/mediafleet/engines"
-	lkserver "github.com/bridgeline/bridgeline/mediafleet/livekit"
+	"github.com/bridgeline/bridgeline/mediafleet/livekitserver"
 	"github.com/bridgeline/bridgeline/mediafleet/vad"
 )
 
@@ -132,7 +132,7 @@ func localFile(t *testing.T, root, src string) string {
 
 func stage(t *testing.T, d dockerfile) string {
 	t.Helper()
-	repo, err := lkserver.RepoRoot()
+	repo, err := livekitserver.RepoRoot()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -251,7 +251,7 @@ func TestImageRoot(t *testing.T) {
 	root := stage(t, d)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	lk, err := lkserver.Start(ctx, lkserver.Config{APIKey: "APIimage", APISecret: "image-test-secret-image-test-secret-0123"})
+	lk, err := livekitserver.Start(ctx, livekitserver.Config{APIKey: "APIimage", APISecret: "image-test-secret-image-test-secret-0123"})
 	if err != nil {
 		t.Fatal(err)
 	}

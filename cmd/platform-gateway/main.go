@@ -28,8 +28,8 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/bridgeline/bridgeline/shared/platform/sim"
-	"github.com/bridgeline/bridgeline/shared/platform/sim/simhook"
+	"github.com/bridgeline/bridgeline/mediafleet/platformsim"
+	"github.com/bridgeline/bridgeline/shared/platform/simhook"
 )
 
 func main() {
@@ -62,7 +62,7 @@ func run(log *slog.Logger) error {
 		}
 		addr = net.JoinHostPort("127.0.0.1", port)
 	}
-	simulator, err := sim.New(sim.Config{NotifyURL: api + simhook.Path, Secret: secret, RingDelay: ring, Log: log})
+	simulator, err := platformsim.New(platformsim.Config{NotifyURL: api + simhook.Path, Secret: secret, RingDelay: ring, Log: log})
 	if err != nil {
 		return err
 	}

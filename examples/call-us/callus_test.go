@@ -17,7 +17,7 @@ import (
 	lksdk "github.com/livekit/server-sdk-go/v2"
 
 	"github.com/bridgeline/bridgeline/examples/internal/browser"
-	"github.com/bridgeline/bridgeline/shared/platform/sim"
+	"github.com/bridgeline/bridgeline/mediafleet/platformsim"
 	"github.com/bridgeline/bridgeline/shared/session/sessiontest"
 )
 
@@ -139,7 +139,7 @@ func TestCallUs(t *testing.T) {
 		}
 		sessiontest.WaitFor(t, 10*time.Second, "the sim party to leave", func() bool {
 			c, ok := st.Sim.ByCallID(s.CallID)
-			return ok && c.Status == sim.StatusEnded
+			return ok && c.Status == platformsim.StatusEnded
 		})
 	})
 

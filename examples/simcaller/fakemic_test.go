@@ -12,13 +12,13 @@ import (
 
 	"github.com/bridgeline/bridgeline/examples/internal/browser"
 	"github.com/bridgeline/bridgeline/mediafleet/callerbot"
-	lkserver "github.com/bridgeline/bridgeline/mediafleet/livekit"
-	"github.com/bridgeline/bridgeline/mediafleet/livekit/livekittest"
+	"github.com/bridgeline/bridgeline/mediafleet/livekitserver"
+	"github.com/bridgeline/bridgeline/mediafleet/livekitserver/livekittest"
+	"github.com/bridgeline/bridgeline/mediafleet/platformsim"
 	"github.com/bridgeline/bridgeline/mediafleet/sphinx"
 	"github.com/bridgeline/bridgeline/shared/persona"
 	"github.com/bridgeline/bridgeline/shared/platform"
-	"github.com/bridgeline/bridgeline/shared/platform/sim"
-	"github.com/bridgeline/bridgeline/shared/platform/sim/simhook"
+	"github.com/bridgeline/bridgeline/shared/platform/simhook"
 	"github.com/bridgeline/bridgeline/shared/rtc"
 	"github.com/bridgeline/bridgeline/shared/rtc/lkapi"
 )
@@ -45,8 +45,8 @@ func QuestionWAV(t testing.TB, text string, lead time.Duration) string {
 // room, and a participant of that room hears the page's microphone say the question.
 func TestBrowserFakeMicrophoneReachesTheRoom(t *testing.T) {
 	browser.Setup(t)
-	t.Setenv(sim.ClientSDKEnv, browser.ClientSDK(t))
-	lk := livekittest.Start(t, lkserver.Config{})
+	t.Setenv(platformsim.ClientSDKEnv, browser.ClientSDK(t))
+	lk := livekittest.Start(t, livekitserver.Config{})
 	cfg := lk.Config()
 	rooms, err := lkapi.New(lkapi.Config{URL: lk.HTTPURL(), PublicURL: lk.WSURL(), APIKey: cfg.APIKey, APISecret: cfg.APISecret})
 	if err != nil {
@@ -77,7 +77,7 @@ func TestBrowserFakeMicrophoneReachesTheRoom(t *testing.T) {
 		}
 	}))
 	t.Cleanup(hook.Close)
-	s, err := sim.New(sim.Config{NotifyURL: hook.URL + simhook.Path, Secret: "sim-secret"})
+	s, err := platformsim.New(platformsim.Config{NotifyURL: hook.URL + simhook.Path, Secret: "sim-secret"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,5 +1,5 @@
 // Package simcaller tests the sim's browser caller page (GET /sim/, served by the sim in
-// shared/platform/sim) in headless Chromium, on the real local stack: livekit-server,
+// mediafleet/platformsim) in headless Chromium, on the real local stack: livekit-server,
 // SQLite, the sim platform and a persona worker answering an assistant line.
 package simcaller
 
@@ -19,8 +19,8 @@ import (
 
 	"github.com/bridgeline/bridgeline/examples/internal/browser"
 	"github.com/bridgeline/bridgeline/mediafleet/avatar"
+	"github.com/bridgeline/bridgeline/mediafleet/platformsim"
 	"github.com/bridgeline/bridgeline/mediafleet/worker"
-	"github.com/bridgeline/bridgeline/shared/platform/sim"
 	"github.com/bridgeline/bridgeline/shared/session/sessiontest"
 )
 
@@ -147,7 +147,7 @@ func TestCallAssistantFromPage(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if sc.Party != sim.PartyBrowser || sc.Status != sim.StatusAnswered || !sc.InRoom || sc.CallID == "" {
+	if sc.Party != platformsim.PartyBrowser || sc.Status != platformsim.StatusAnswered || !sc.InRoom || sc.CallID == "" {
 		t.Fatalf("sim call = %+v, want an answered browser call in the room", sc)
 	}
 
@@ -193,7 +193,7 @@ func TestCallAssistantFromPage(t *testing.T) {
 	p.WaitFor("the page to show the end", `document.body.dataset.state === 'ended'`, 10*time.Second, nil)
 	sessiontest.WaitFor(t, 15*time.Second, "the sim call to end", func() bool {
 		c, err := st.Sim.Get(simCallID)
-		return err == nil && c.Status == sim.StatusEnded && c.EndedBy == sim.EndedByRemote
+		return err == nil && c.Status == platformsim.StatusEnded && c.EndedBy == platformsim.EndedByRemote
 	})
 	var rec struct {
 		Status      string  `json:"status"`

@@ -14,8 +14,8 @@ import (
 	lksdk "github.com/livekit/server-sdk-go/v2"
 
 	"github.com/bridgeline/bridgeline/mediafleet/agent"
-	lkserver "github.com/bridgeline/bridgeline/mediafleet/livekit"
-	"github.com/bridgeline/bridgeline/mediafleet/livekit/livekittest"
+	"github.com/bridgeline/bridgeline/mediafleet/livekitserver"
+	"github.com/bridgeline/bridgeline/mediafleet/livekitserver/livekittest"
 )
 
 const agentName = "test-agent"
@@ -54,7 +54,7 @@ func joiningHandler(t *testing.T, jobs chan<- started, ended chan<- string) agen
 	}
 }
 
-func newWorker(t *testing.T, lk *lkserver.Server, maxJobs int, h agent.Handler) *agent.Worker {
+func newWorker(t *testing.T, lk *livekitserver.Server, maxJobs int, h agent.Handler) *agent.Worker {
 	t.Helper()
 	w, err := agent.New(agent.Config{
 		URL: lk.WSURL(), APIKey: lk.Config().APIKey, APISecret: lk.Config().APISecret,
@@ -89,7 +89,7 @@ func waitFor[T any](t *testing.T, ch <-chan T, what string) T {
 }
 
 func TestDispatchTerminateAndDrain(t *testing.T) {
-	lk := livekittest.Start(t, lkserver.Config{})
+	lk := livekittest.Start(t, livekitserver.Config{})
 	rooms := lksdk.NewRoomServiceClient(lk.HTTPURL(), lk.Config().APIKey, lk.Config().APISecret)
 
 	jobs := make(chan started, 4)
@@ -136,7 +136,7 @@ func TestDispatchTerminateAndDrain(t *testing.T) {
 }
 
 func TestDrainWaitsForRunningJobs(t *testing.T) {
-	lk := livekittest.Start(t, lkserver.Config{})
+	lk := livekittest.Start(t, livekitserver.Config{})
 	rooms := lksdk.NewRoomServiceClient(lk.HTTPURL(), lk.Config().APIKey, lk.Config().APISecret)
 
 	jobs := make(chan started, 4)

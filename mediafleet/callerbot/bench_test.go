@@ -11,8 +11,8 @@ import (
 	lksdk "github.com/livekit/server-sdk-go/v2"
 
 	"github.com/bridgeline/bridgeline/mediafleet/callerbot"
-	lkserver "github.com/bridgeline/bridgeline/mediafleet/livekit"
-	"github.com/bridgeline/bridgeline/mediafleet/livekit/livekittest"
+	"github.com/bridgeline/bridgeline/mediafleet/livekitserver"
+	"github.com/bridgeline/bridgeline/mediafleet/livekitserver/livekittest"
 	"github.com/bridgeline/bridgeline/shared/rtc"
 	"github.com/bridgeline/bridgeline/shared/rtc/lkapi"
 )
@@ -24,7 +24,7 @@ func TestMain(m *testing.M) {
 
 // pair joins two bots, a speaker and a listener, to a room of a fresh livekit-server.
 func pair(t testing.TB) (speaker, listener *callerbot.Bot) {
-	lk := livekittest.Start(t, lkserver.Config{})
+	lk := livekittest.Start(t, livekitserver.Config{})
 	cfg := lk.Config()
 	rooms, err := lkapi.New(lkapi.Config{URL: lk.HTTPURL(), PublicURL: lk.WSURL(), APIKey: cfg.APIKey, APISecret: cfg.APISecret})
 	if err != nil {

@@ -22,7 +22,7 @@ import (
 
 	"github.com/bridgeline/bridgeline/mediafleet/avatar"
 	"github.com/bridgeline/bridgeline/mediafleet/callerbot"
-	lkserver "github.com/bridgeline/bridgeline/mediafleet/livekit"
+	"github.com/bridgeline/bridgeline/mediafleet/livekitserver"
 	"github.com/bridgeline/bridgeline/mediafleet/worker"
 	"github.com/bridgeline/bridgeline/shared/lktoken"
 	"github.com/bridgeline/bridgeline/shared/persona"
@@ -40,7 +40,7 @@ func TestMain(m *testing.M) {
 }
 
 func runMain(m *testing.M) int {
-	srv, err := lkserver.Start(context.Background(), lkserver.Config{
+	srv, err := livekitserver.Start(context.Background(), livekitserver.Config{
 		APIKey: "APIpersona", APISecret: "persona-test-secret-persona-test-secret-0",
 	})
 	if err != nil {

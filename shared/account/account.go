@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/bridgeline/bridgeline/shared/apierr"
 	"github.com/bridgeline/bridgeline/shared/ident"
 )
 
@@ -25,23 +26,59 @@ type Account struct {
 
 // Key is an API key as stored: its hash, never its text.
 type Key struct {
-	ID        string    `json:"id"`
-	AccountID string    `json:"account_id"`
-	Hash      string    `json:"hash"`   // hex SHA-256 of the full key text
-	Prefix    string    `json:"prefix"` // "sk_test_" plus the first 4 random characters, for operators
-	CreatedAt time.Time `json:"created_at"`
+	ID        string `json:"id"`
+	AccountID string `json:"account_id"`
+	Hash      string `json:"hash"`   // hex SHA-256 of the full key text
+	Prefix    string `json:"prefix"` // "sk_test_" plus the first 4 random characters, for operators
+	// Last4 are the key's last four characters, so a customer can tell keys apart in a
+	// listing; keys made before it was kept have none.
+	Last4      string     `json:"last4,omitempty"`
+	CreatedAt  time.Time  `json:"created_at"`
+	LastUsedAt *time.Time `json:"last_used_at,omitempty"`
+	// RevokedAt is set once, by RevokeKey; a revoked key authenticates nothing.
+	RevokedAt *time.Time `json:"revoked_at,omitempty"`
 }
+
+// Revoked reports whether the key was revoked.
+func (k Key) Revoked() bool { return k.RevokedAt != nil }
+
+// Live reports whether the key is an sk_live_ key.
+func (k Key) Live() bool { return strings.HasPrefix(k.Prefix, "sk_live_") }
 
 // Store keeps accounts and key hashes.
 //
-// Errors: GetAccount and AccountByKeyHash return apierr.ErrNotFound; CreateAccount and
-// AddKey return apierr.ErrConflict when the id or hash exists.
+// Errors: GetAccount, AccountByKeyHash, KeyByHash, GetKey and RevokeKey return
+// apierr.ErrNotFound; CreateAccount and AddKey return apierr.ErrConflict when the id or
+// hash exists. AccountByKeyHash finds no account for a revoked key.
 type Store interface {
 	CreateAccount(ctx context.Context, a Account, k Key) error
 	GetAccount(ctx context.Context, id string) (Account, error)
 	AddKey(ctx context.Context, k Key) error
 	AccountByKeyHash(ctx context.Context, hash string) (Account, error)
+
+	// KeyByHash reads a key, revoked or not, by its hash (authentication).
+	KeyByHash(ctx context.Context, hash string) (Key, error)
+	// GetKey reads one of an account's keys by id, revoked or not.
+	GetKey(ctx context.Context, accountID, keyID string) (Key, error)
+	// ListKeys lists an account's keys that are not revoked, oldest first.
+	ListKeys(ctx context.Context, accountID string) ([]Key, error)
+	// RevokeKey marks a key revoked at now and returns it. Revoking a revoked key
+	// changes nothing and returns it as it is (idempotent). It refuses, with
+	// ErrLastKey, to revoke the account's last key that is not revoked, and it does so
+	// atomically: two revokes racing over an account's last two keys leave one.
+	RevokeKey(ctx context.Context, accountID, keyID string, now time.Time) (Key, error)
+	// TouchKey records that the key was used at now (best effort, coarse: callers
+	// touch at most once per TouchEvery).
+	TouchKey(ctx context.Context, hash string, now time.Time) error
 }
+
+// ErrLastKey is RevokeKey's refusal to leave an account without a key.
+var ErrLastKey = apierr.New(apierr.CodeLastAPIKey, "an account keeps at least one API key: create another before revoking this one")
+
+// TouchEvery is how stale a key's last-used time may get: authentication records a use
+// only when the stored one is older, so a busy key costs one write a minute, not one a
+// request.
+const TouchEvery = time.Minute
 
 const keyAlphabet = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
 
@@ -73,7 +110,11 @@ func KeyFromText(accountID, text string, now time.Time) Key {
 	if i := strings.LastIndexByte(text, '_'); i >= 0 && len(text) >= i+5 {
 		prefix = text[:i+5]
 	}
-	return Key{ID: ident.New("key"), AccountID: accountID, Hash: HashKey(text), Prefix: prefix, CreatedAt: now}
+	var last4 string
+	if len(text) >= 4 {
+		last4 = text[len(text)-4:]
+	}
+	return Key{ID: ident.New("key"), AccountID: accountID, Hash: HashKey(text), Prefix: prefix, Last4: last4, CreatedAt: now}
 }
 
 // WellFormed reports whether text has the shape of a Bridgeline key, so malformed
@@ -127,4 +168,17 @@ func (s *Service) CreateWithKey(ctx context.Context, name, text string) (Account
 		return Account{}, fmt.Errorf("create account: %w", err)
 	}
 	return a, nil
+}
+
+// AddKey makes a new key for an existing account and returns its text (shown once) and
+// its stored form.
+func (s *Service) AddKey(ctx context.Context, accountID string, live bool) (string, Key, error) {
+	text, k, err := NewKey(accountID, live, s.Now().UTC())
+	if err != nil {
+		return "", Key{}, err
+	}
+	if err := s.Store.AddKey(ctx, k); err != nil {
+		return "", Key{}, fmt.Errorf("add key: %w", err)
+	}
+	return text, k, nil
 }

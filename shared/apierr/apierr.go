@@ -38,6 +38,8 @@ const (
 	CodeNoLine                  = "no_line"
 	CodeAPIKeyMissing           = "api_key_missing"
 	CodeAPIKeyInvalid           = "api_key_invalid"
+	CodeLastAPIKey              = "last_api_key"
+	CodeAPIKeyLimit             = "api_key_limit_reached"
 	CodeRateLimited             = "rate_limited"
 	CodeIdempotencyKeyReused    = "idempotency_key_reused"
 	CodeIdempotencyKeyInUse     = "idempotency_key_in_use"
@@ -87,6 +89,8 @@ var table = map[string]kind{
 	CodeNoLine:                  {http.StatusUnprocessableEntity, TypeInvalidRequest},
 	CodeAPIKeyMissing:           {http.StatusUnauthorized, TypeAuthentication},
 	CodeAPIKeyInvalid:           {http.StatusUnauthorized, TypeAuthentication},
+	CodeLastAPIKey:              {http.StatusConflict, TypeInvalidRequest},
+	CodeAPIKeyLimit:             {http.StatusConflict, TypeInvalidRequest},
 	CodeRateLimited:             {http.StatusTooManyRequests, TypeRateLimit},
 	CodeIdempotencyKeyReused:    {http.StatusUnprocessableEntity, TypeIdempotency},
 	CodeIdempotencyKeyInUse:     {http.StatusConflict, TypeIdempotency},

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -31,9 +32,10 @@ type API struct {
 	Assistants  *assistant.Service
 	Lines       *line.Service
 	Idempotency idempotency.Store
-	Limiter     *Limiter
-	Log         *slog.Logger
-	Now         func() time.Time
+	// Limiter limits each account's request rate; nil turns limiting off.
+	Limiter RateLimiter
+	Log     *slog.Logger
+	Now     func() time.Time
 	// Extra routes of packages that plug into the API (sessions, calls, webhooks, the
 	// simulated platform, internal receivers).
 	Extra []Route
@@ -48,9 +50,6 @@ type Route struct {
 	Pattern string
 	// Public routes take no API key (internal receivers verify their own signatures).
 	Public bool
-	// Tables lists the store tables the handler reads or writes, for least-privilege
-	// policies in template.yaml.
-	Tables []string
 	// MaxBody is the largest body the route accepts; 0 means MaxBodyBytes. Internal
 	// receivers whose senders have their own, larger limit (a persona worker's final
 	// report of a long call) set it, so the customer API's limit does not cut them.
@@ -69,7 +68,7 @@ type HandlerFunc func(w http.ResponseWriter, r *http.Request) (int, any, error)
 
 // Routes is the whole route table, core routes first.
 func (a *API) Routes() []Route {
-	return append(a.coreRoutes(), a.Extra...)
+	return slices.Concat(a.coreRoutes(), a.keyRoutes(), a.Extra)
 }
 
 // Handler serves every route with API-key auth: the local stack.
@@ -186,7 +185,7 @@ func (a *API) writeError(w http.ResponseWriter, r *http.Request, err error) {
 			"method", r.Method, "path", r.URL.Path, "error", err.Error())
 		e = apierr.New(apierr.CodeInternal, "internal error")
 	}
-	if e.Code == apierr.CodeRateLimited {
+	if e.Code == apierr.CodeRateLimited && w.Header().Get("Retry-After") == "" {
 		w.Header().Set("Retry-After", "1")
 	}
 	writeJSON(w, e.Status(), errorJSON{Error: errorDetailJSON{
@@ -213,7 +212,6 @@ type ctxKey int
 const (
 	keyRequestID ctxKey = iota
 	keyAccount
-	keyRateBucket
 )
 
 // RequestID returns the request's id (req_...).
@@ -231,4 +229,20 @@ func WithAccount(ctx context.Context, a account.Account) context.Context {
 func AccountFrom(ctx context.Context) account.Account {
 	a, _ := ctx.Value(keyAccount).(account.Account)
 	return a
+}
+
+// Passthrough mounts h as public routes of function, one per "METHOD /path" pattern: h
+// writes its own responses (a status of 0 from the route's handler). The local stack
+// mounts the simulated platform's API this way (mediafleet/platformsim.Patterns).
+func Passthrough(function string, h http.Handler, patterns ...string) []Route {
+	own := func(w http.ResponseWriter, r *http.Request) (int, any, error) {
+		h.ServeHTTP(w, r)
+		return 0, nil, nil
+	}
+	routes := make([]Route, 0, len(patterns))
+	for _, p := range patterns {
+		method, path, _ := strings.Cut(p, " ")
+		routes = append(routes, Route{Function: function, Method: method, Pattern: path, Public: true, Handler: own})
+	}
+	return routes
 }

@@ -341,7 +341,8 @@ func TestRateLimit(t *testing.T) {
 	if fmt.Sprint(got) != "[200 200 200 429 429]" {
 		t.Fatalf("statuses = %v, want three 200s then 429s", got)
 	}
-	// Another key of the same account has a bucket of its own.
+	// Another key of the same account shares its limit (making keys does not multiply
+	// it); another account has a limit of its own.
 	text, k, err := account.NewKey(e.acctID, false, time.Now())
 	if err != nil {
 		t.Fatal(err)
@@ -349,8 +350,15 @@ func TestRateLimit(t *testing.T) {
 	if err := e.store.AddKey(context.Background(), k); err != nil {
 		t.Fatal(err)
 	}
-	if r := e.do("GET", "/v1/lines", "", "Authorization", "Bearer "+text); r.status != 200 {
-		t.Errorf("second key of the account = %d, want 200 (limits are per key)", r.status)
+	if r := e.do("GET", "/v1/lines", "", "Authorization", "Bearer "+text); r.status != 429 {
+		t.Errorf("second key of the account = %d, want 429 (limits are per account)", r.status)
+	}
+	_, other, err := (&account.Service{Store: e.store, Now: time.Now}).Create(context.Background(), "Other Co", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := e.do("GET", "/v1/lines", "", "Authorization", "Bearer "+other); r.status != 200 {
+		t.Errorf("another account = %d, want 200", r.status)
 	}
 	r := e.do("GET", "/v1/lines", "")
 	if r.header.Get("Retry-After") == "" || errCode(r) != "rate_limited" || r.body["error"].(map[string]any)["type"] != "rate_limit_error" {

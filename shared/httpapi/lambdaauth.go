@@ -6,9 +6,9 @@ package httpapi
 // the key up itself.
 //
 // An HTTP API cannot shape a denying authorizer's response: it is a bare
-// 403 {"message":"Forbidden"}. So the authorizer lets every request with an
-// Authorization header through, with either the account or the error code in its
-// context, and LambdaAuth answers a bad key with the documented 401 error body. A request
+// 403 {"message":"Forbidden"}. The authorizer denies malformed and unknown keys all the
+// same (AuthorizerHandler says why), and lets a revoked key through with the error code
+// in its context, so LambdaAuth answers it with the documented 401 error body. A request
 // with no Authorization header at all never reaches the authorizer (the header is its
 // identity source, the cache key): API Gateway answers it 401 {"message":"Unauthorized"}.
 
@@ -17,6 +17,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"time"
 
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/awslabs/aws-lambda-go-api-proxy/core"
@@ -32,44 +33,82 @@ const (
 	AuthorizerAccountName = "account_name"
 	AuthorizerBrandColor  = "account_brand_color"
 	AuthorizerErrorCode   = "auth_error"
+	AuthorizerRevoked     = "key_revoked"
 )
 
 // Authorize finds the account an Authorization header's API key belongs to. A missing,
-// malformed or unknown key is an *apierr.Error (401); anything else is an internal error.
+// malformed, unknown or revoked key is an *apierr.Error (401); anything else is an
+// internal error.
 func Authorize(ctx context.Context, accounts account.Store, authorization string) (account.Account, error) {
+	acct, _, err := authorizeKey(ctx, accounts, authorization, time.Now())
+	return acct, err
+}
+
+// errRevoked is the answer to a revoked key: still api_key_invalid, with a message that
+// says why.
+var errRevoked = apierr.New(apierr.CodeAPIKeyInvalid, "this API key was revoked")
+
+// authorizeKey is Authorize that also returns the key, and records its use when the
+// stored last use is older than account.TouchEvery.
+func authorizeKey(ctx context.Context, accounts account.Store, authorization string, now time.Time) (account.Account, account.Key, error) {
 	r := &http.Request{Header: http.Header{"Authorization": {authorization}}}
 	text, ok := bearer(r)
 	if !ok {
-		return account.Account{}, apierr.New(apierr.CodeAPIKeyMissing, "no API key: send it as `Authorization: Bearer sk_...`")
+		return account.Account{}, account.Key{}, apierr.New(apierr.CodeAPIKeyMissing, "no API key: send it as `Authorization: Bearer sk_...`")
 	}
 	if !account.WellFormed(text) {
-		return account.Account{}, apierr.New(apierr.CodeAPIKeyInvalid, "invalid API key")
+		return account.Account{}, account.Key{}, apierr.New(apierr.CodeAPIKeyInvalid, "invalid API key")
 	}
-	acct, err := accounts.AccountByKeyHash(ctx, account.HashKey(text))
+	k, err := accounts.KeyByHash(ctx, account.HashKey(text))
 	if errors.Is(err, apierr.ErrNotFound) {
-		return account.Account{}, apierr.New(apierr.CodeAPIKeyInvalid, "invalid API key")
+		return account.Account{}, account.Key{}, apierr.New(apierr.CodeAPIKeyInvalid, "invalid API key")
 	}
 	if err != nil {
-		return account.Account{}, fmt.Errorf("authenticate: %w", err)
+		return account.Account{}, account.Key{}, fmt.Errorf("authenticate: %w", err)
 	}
-	return acct, nil
+	if k.Revoked() {
+		return account.Account{}, k, errRevoked
+	}
+	acct, err := accounts.GetAccount(ctx, k.AccountID)
+	if err != nil {
+		return account.Account{}, k, fmt.Errorf("authenticate: account of key %s: %w", k.ID, err)
+	}
+	if k.LastUsedAt == nil || now.Sub(*k.LastUsedAt) >= account.TouchEvery {
+		// Best effort: a failed write of the last-used time must not refuse the request.
+		_ = accounts.TouchKey(ctx, k.Hash, now)
+	}
+	return acct, k, nil
 }
 
 // AuthorizerHandler is the Lambda authorizer: an HTTP API REQUEST authorizer with payload
-// format 2.0 and simple responses. A store failure is returned as an error, which API
-// Gateway turns into a 500 without calling the function.
+// format 2.0 and simple responses. API Gateway caches its answer per Authorization header
+// (template.yaml: ReauthorizeEvery), allows and denies alike.
+//
+//   - A key of an account is allowed, with the account in the context.
+//   - A revoked key is allowed with AuthorizerErrorCode in the context, so the function
+//     answers the documented 401 ("this API key was revoked"): revoked keys are a few
+//     known ones, not a flood.
+//   - A malformed or unknown key is denied: API Gateway answers 403 {"message":"Forbidden"}
+//     itself and caches the deny, so a client guessing keys reaches no function and, per
+//     header, the authorizer once per cache period.
+//
+// A store failure is returned as an error, which API Gateway turns into a 500 without
+// calling the function.
 func AuthorizerHandler(accounts account.Store) func(context.Context, events.APIGatewayV2CustomAuthorizerV2Request) (events.APIGatewayV2CustomAuthorizerSimpleResponse, error) {
 	return func(ctx context.Context, req events.APIGatewayV2CustomAuthorizerV2Request) (events.APIGatewayV2CustomAuthorizerSimpleResponse, error) {
 		header := req.Headers["authorization"]
 		if header == "" && len(req.IdentitySource) > 0 {
 			header = req.IdentitySource[0]
 		}
-		acct, err := Authorize(ctx, accounts, header)
-		if e, ok := apierr.As(err); ok {
+		acct, _, err := authorizeKey(ctx, accounts, header, time.Now())
+		if err == errRevoked {
 			return events.APIGatewayV2CustomAuthorizerSimpleResponse{
 				IsAuthorized: true,
-				Context:      map[string]any{AuthorizerErrorCode: e.Code},
+				Context:      map[string]any{AuthorizerErrorCode: apierr.CodeAPIKeyInvalid, AuthorizerRevoked: true},
 			}, nil
+		}
+		if _, ok := apierr.As(err); ok {
+			return events.APIGatewayV2CustomAuthorizerSimpleResponse{IsAuthorized: false}, nil
 		}
 		if err != nil {
 			return events.APIGatewayV2CustomAuthorizerSimpleResponse{}, err
@@ -95,6 +134,9 @@ func (a *API) LambdaAuth(next http.Handler) http.Handler {
 		}
 		if code, _ := lambdaCtx[AuthorizerErrorCode].(string); code != "" {
 			msg := "invalid API key"
+			if revoked, _ := lambdaCtx[AuthorizerRevoked].(bool); revoked {
+				msg = errRevoked.Message
+			}
 			if code == apierr.CodeAPIKeyMissing {
 				msg = "no API key: send it as `Authorization: Bearer sk_...`"
 			} else {

@@ -9,8 +9,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"runtime/debug"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -96,17 +98,15 @@ func (a *API) limitBody(next http.Handler, max int64) http.Handler {
 	})
 }
 
-// KeyAuth authenticates `Authorization: Bearer sk_...` against the stored key hashes.
+// KeyAuth authenticates `Authorization: Bearer sk_...` against the stored key hashes. A
+// revoked key is refused from the request after its revocation on.
 func (a *API) KeyAuth(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		acct, err := Authorize(r.Context(), a.Accounts, r.Header.Get("Authorization"))
+		acct, _, err := authorizeKey(r.Context(), a.Accounts, r.Header.Get("Authorization"), a.now())
 		if err != nil {
 			a.writeError(w, r, err)
 			return
 		}
-		text, _ := bearer(r)
-		// The rate limit counts per key; the bucket is named by the key's hash.
-		r = r.WithContext(context.WithValue(r.Context(), keyRateBucket, account.HashKey(text)))
 		Authenticated(w, r, acct, next)
 	})
 }
@@ -120,15 +120,6 @@ func Authenticated(w http.ResponseWriter, r *http.Request, acct account.Account,
 	next.ServeHTTP(w, r.WithContext(WithAccount(r.Context(), acct)))
 }
 
-// rateBucket names the request's rate-limit bucket: its API key where the key is known,
-// else its account (behind the Lambda authorizer, which passes only the account).
-func rateBucket(ctx context.Context) string {
-	if b, ok := ctx.Value(keyRateBucket).(string); ok {
-		return b
-	}
-	return AccountFrom(ctx).ID
-}
-
 func bearer(r *http.Request) (string, bool) {
 	h := r.Header.Get("Authorization")
 	scheme, token, ok := strings.Cut(h, " ")
@@ -138,13 +129,27 @@ func bearer(r *http.Request) (string, bool) {
 	return strings.TrimSpace(token), true
 }
 
-// rateLimited applies the per-key token bucket.
+// RateLimiter decides whether an account may make one more request now, and if not,
+// how long it should wait: the in-process Limiter (local stack), or one shared by every
+// Lambda instance (dynamo.RateLimiter).
+type RateLimiter interface {
+	Take(ctx context.Context, bucket string, now time.Time) (ok bool, retryAfter time.Duration, err error)
+}
+
+// rateLimited applies the per-account limit: every key of an account shares it (a key
+// the account makes through POST /v1/api_keys gets no rate of its own). A limiter that
+// fails lets the request through: the limit guards capacity, and refusing every request
+// while its store is unwell would turn a slow counter into an outage.
 func (a *API) rateLimited(next http.Handler) http.Handler {
 	if a.Limiter == nil {
 		return next
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if !a.Limiter.Allow(rateBucket(r.Context()), a.now()) {
+		ok, wait, err := a.Limiter.Take(r.Context(), AccountFrom(r.Context()).ID, a.now())
+		if err != nil {
+			a.log().WarnContext(r.Context(), "rate limiter", "request_id", RequestID(r.Context()), "error", err.Error())
+		} else if !ok {
+			w.Header().Set("Retry-After", strconv.Itoa(max(1, int(math.Ceil(wait.Seconds())))))
 			a.writeError(w, r, apierr.New(apierr.CodeRateLimited, "too many requests; retry after the Retry-After seconds"))
 			return
 		}
@@ -152,7 +157,7 @@ func (a *API) rateLimited(next http.Handler) http.Handler {
 	})
 }
 
-// Limiter is a token bucket per key: Rate tokens a second, up to Burst.
+// Limiter is a token bucket per account: Rate tokens a second, up to Burst.
 type Limiter struct {
 	Rate  float64
 	Burst float64
@@ -169,6 +174,15 @@ type bucket struct {
 // NewLimiter makes a limiter; rate <= 0 turns limiting off.
 func NewLimiter(rate, burst float64) *Limiter {
 	return &Limiter{Rate: rate, Burst: burst, buckets: map[string]*bucket{}}
+}
+
+// Take is Allow as a RateLimiter: the wait is until the next token. A nil Limiter allows
+// everything.
+func (l *Limiter) Take(_ context.Context, key string, now time.Time) (bool, time.Duration, error) {
+	if l == nil || l.Allow(key, now) {
+		return true, 0, nil
+	}
+	return false, time.Duration(float64(time.Second) / l.Rate), nil
 }
 
 // Allow takes a token for key at now, if one is left.
@@ -195,7 +209,8 @@ func (l *Limiter) Allow(key string, now time.Time) bool {
 // idempotent implements Idempotency-Key on POST: the first request with a key runs and
 // its response is kept for 24 h; a retry with the same body replays it, a retry with
 // another body is 422, and a retry while the first still runs is 409. A response of 500
-// or more is not kept, so a retry runs again.
+// or more is not kept, so a retry runs again, unless the handler called KeepIdempotent
+// (what it did cannot safely run twice).
 //
 // The fields named in omit are removed from the stored response (see Route.ReplayOmits).
 func (a *API) idempotent(next http.Handler, omit []string) http.Handler {
@@ -239,6 +254,8 @@ func (a *API) idempotent(next http.Handler, omit []string) http.Handler {
 			return
 		}
 		cap := &capture{ResponseWriter: w, status: http.StatusOK}
+		keep := new(bool)
+		r = r.WithContext(context.WithValue(r.Context(), keepKey{}, keep))
 		defer func() {
 			// A panic or a server error leaves the key free for a retry.
 			if v := recover(); v != nil {
@@ -247,7 +264,7 @@ func (a *API) idempotent(next http.Handler, omit []string) http.Handler {
 			}
 		}()
 		next.ServeHTTP(cap, r)
-		if cap.status >= 500 {
+		if cap.status >= 500 && !*keep {
 			err = a.Idempotency.ReleaseIdempotent(r.Context(), acct, key)
 		} else {
 			err = a.Idempotency.CompleteIdempotent(r.Context(), acct, key, cap.status, omitFields(cap.buf.Bytes(), omit))
@@ -256,6 +273,17 @@ func (a *API) idempotent(next http.Handler, omit []string) http.Handler {
 			a.log().ErrorContext(r.Context(), "idempotency record", "request_id", RequestID(r.Context()), "error", err.Error())
 		}
 	})
+}
+
+type keepKey struct{}
+
+// KeepIdempotent has the request's idempotency record keep its answer even when it is a
+// server error: a retry with the same key replays it instead of running again. A handler
+// calls it when it failed after a step that must not be repeated (a dial).
+func KeepIdempotent(ctx context.Context) {
+	if keep, ok := ctx.Value(keepKey{}).(*bool); ok {
+		*keep = true
+	}
 }
 
 // capture copies what a handler writes.

@@ -18,12 +18,12 @@ import (
 	protologger "github.com/livekit/protocol/logger"
 	lksdk "github.com/livekit/server-sdk-go/v2"
 
+	"github.com/bridgeline/bridgeline/mediafleet/platformsim"
 	"github.com/bridgeline/bridgeline/mediafleet/report"
 	"github.com/bridgeline/bridgeline/shared/httpapi"
 	"github.com/bridgeline/bridgeline/shared/ident"
 	"github.com/bridgeline/bridgeline/shared/persona"
-	"github.com/bridgeline/bridgeline/shared/platform/sim"
-	"github.com/bridgeline/bridgeline/shared/platform/sim/simhook"
+	"github.com/bridgeline/bridgeline/shared/platform/simhook"
 	"github.com/bridgeline/bridgeline/shared/session/sessiontest"
 )
 
@@ -31,7 +31,7 @@ func TestContractSessionsAndInternalRoutes(t *testing.T) {
 	lksdk.SetLogger(protologger.GetDiscardLogger()) // the sim parties' SDK logs
 	s := sessiontest.Start(t, sessiontest.Options{})
 	api := *s.API
-	api.Extra = append(slices.Clone(s.API.Extra), sim.Routes(s.Sim.Handler())...)
+	api.Extra = append(slices.Clone(s.API.Extra), httpapi.Passthrough("sim", s.Sim.Handler(), platformsim.Patterns...)...)
 	srv := httptest.NewServer(api.Handler())
 	t.Cleanup(srv.Close)
 	c := &contract{t: t, doc: loadSpec(t), base: srv.URL, key: s.APIKey, routes: api.Routes(), seen: map[string]map[int]bool{}}

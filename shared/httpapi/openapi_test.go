@@ -34,13 +34,13 @@ import (
 	"github.com/getkin/kin-openapi/routers"
 
 	"github.com/bridgeline/bridgeline/events/delivery"
+	"github.com/bridgeline/bridgeline/mediafleet/platformsim"
 	"github.com/bridgeline/bridgeline/shared/account"
 	"github.com/bridgeline/bridgeline/shared/apierr"
 	"github.com/bridgeline/bridgeline/shared/assistant"
 	"github.com/bridgeline/bridgeline/shared/egress"
 	"github.com/bridgeline/bridgeline/shared/httpapi"
 	"github.com/bridgeline/bridgeline/shared/line"
-	"github.com/bridgeline/bridgeline/shared/platform/sim"
 	"github.com/bridgeline/bridgeline/shared/store/sqlite"
 	"github.com/bridgeline/bridgeline/shared/webhookendpoint"
 	"gopkg.in/yaml.v3"
@@ -493,7 +493,7 @@ func allRoutes(t *testing.T) []httpapi.Route {
 	routes := newStack(t, nil).api.Routes()
 	routes = append(routes, (&httpapi.Sessions{}).Routes()...)
 	routes = append(routes, (&httpapi.Receivers{SimSecret: "x"}).Routes()...)
-	routes = append(routes, sim.Routes(nil)...)
+	routes = append(routes, httpapi.Passthrough("sim", nil, platformsim.Patterns...)...)
 	return routes
 }
 

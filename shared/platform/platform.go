@@ -51,13 +51,17 @@ type Platform interface {
 	// Name is the platform's name as lines record it ("sim").
 	Name() string
 	// Dial places a call and returns the platform's id for it. The outcome comes later
-	// as a Notification (answered, no_answer, busy or failed).
+	// as a Notification (answered, no_answer, busy or failed). Dial is idempotent on
+	// req.CallID: a second Dial with a call id already dialled returns the first's
+	// platform id and places nothing, so a retry never rings the party twice.
 	Dial(ctx context.Context, req DialRequest) (platformCallID string, err error)
 	// Answer bridges a ringing inbound call into a room.
 	Answer(ctx context.Context, platformCallID, callID string, room Room) error
 	// Reject declines a ringing inbound call; reason is for the platform's log.
 	Reject(ctx context.Context, platformCallID, reason string) error
-	// Hangup ends a call. Hanging up a call that already ended is not an error.
+	// Hangup ends a call, named by the platform's id or, for a dialled call, by the
+	// DialRequest's CallID (the control plane may not know the platform's id yet).
+	// Hanging up a call that already ended, or one never placed, is not an error.
 	Hangup(ctx context.Context, platformCallID string) error
 }
 

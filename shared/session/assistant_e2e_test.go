@@ -16,10 +16,10 @@ import (
 	"github.com/bridgeline/bridgeline/events/eventtest"
 	"github.com/bridgeline/bridgeline/mediafleet/avatar"
 	"github.com/bridgeline/bridgeline/mediafleet/callerbot"
+	"github.com/bridgeline/bridgeline/mediafleet/platformsim"
 	"github.com/bridgeline/bridgeline/mediafleet/sphinx"
 	"github.com/bridgeline/bridgeline/mediafleet/worker"
 	"github.com/bridgeline/bridgeline/shared/call"
-	"github.com/bridgeline/bridgeline/shared/platform/sim"
 	"github.com/bridgeline/bridgeline/shared/session"
 	"github.com/bridgeline/bridgeline/shared/session/sessiontest"
 )
@@ -62,7 +62,7 @@ func TestAssistantCallEndToEnd(t *testing.T) {
 
 	t.Run("video call", func(t *testing.T) {
 		sc := newScreens(brandColor, "ava_theo")
-		placed := ring(t, st, "video", sim.PartyOptions{OnFrame: sc.see})
+		placed := ring(t, st, "video", platformsim.PartyOptions{OnFrame: sc.see})
 		if got := heardGreeting(t, st, placed.ID); got != sphinxWords(greetingV1) {
 			t.Errorf("the caller heard %q, want the greeting %q", got, sphinxWords(greetingV1))
 		}
@@ -88,7 +88,7 @@ func TestAssistantCallEndToEnd(t *testing.T) {
 
 	var v2 string
 	t.Run("publishing during a call changes only the next call", func(t *testing.T) {
-		during := ring(t, st, "audio", sim.PartyOptions{})
+		during := ring(t, st, "audio", platformsim.PartyOptions{})
 		// The call is answered: its version is fixed. Version 2 comes out now.
 		var pub assistantObj
 		sessiontest.Must(t, st.Do(t, http.MethodPatch, "/v1/assistants/"+a.ID, map[string]any{"greeting": greetingV2}, nil), http.StatusOK, "PATCH")
@@ -98,7 +98,7 @@ func TestAssistantCallEndToEnd(t *testing.T) {
 			t.Fatal("publishing did not make a new active version")
 		}
 		// The next call, placed now, runs beside it.
-		next := ring(t, st, "audio", sim.PartyOptions{})
+		next := ring(t, st, "audio", platformsim.PartyOptions{})
 		if got := heardGreeting(t, st, during.ID); got != sphinxWords(greetingV1) {
 			t.Errorf("the call answered before version 2 heard %q, want version 1's greeting", got)
 		}
@@ -137,7 +137,7 @@ func TestAssistantCallEndToEnd(t *testing.T) {
 			t.Errorf("created = %+v, want mode assistant with version 2", s)
 		}
 		cl := joinClient(t, s.RTCURL, s.ParticipantToken) // the customer's client watches
-		var party sim.Call
+		var party platformsim.Call
 		sessiontest.WaitFor(t, 20*time.Second, "the dialled party in the room", func() bool {
 			var ok bool
 			party, ok = st.Sim.ByCallID(s.CallID)

@@ -16,12 +16,12 @@ import (
 	"github.com/bridgeline/bridgeline/events/callevent"
 	"github.com/bridgeline/bridgeline/events/eventtest"
 	"github.com/bridgeline/bridgeline/mediafleet/pipeline"
+	"github.com/bridgeline/bridgeline/mediafleet/platformsim"
 	"github.com/bridgeline/bridgeline/mediafleet/report"
 	"github.com/bridgeline/bridgeline/mediafleet/worker"
 	"github.com/bridgeline/bridgeline/shared/call"
 	"github.com/bridgeline/bridgeline/shared/httpapi"
 	"github.com/bridgeline/bridgeline/shared/persona"
-	"github.com/bridgeline/bridgeline/shared/platform/sim"
 	"github.com/bridgeline/bridgeline/shared/session"
 	"github.com/bridgeline/bridgeline/shared/session/sessiontest"
 )
@@ -59,13 +59,13 @@ func publishAssistant(t *testing.T, st *sessiontest.Stack, name, greeting, avata
 
 // ring places a sim call on the tenant's first line and waits until it is answered; its
 // party runs opts.
-func ring(t *testing.T, st *sessiontest.Stack, media string, opts sim.PartyOptions) sim.Call {
+func ring(t *testing.T, st *sessiontest.Stack, media string, opts platformsim.PartyOptions) platformsim.Call {
 	t.Helper()
-	sc, err := st.Sim.Place(sim.PlaceRequest{From: "+15551230000", To: st.Handles[0], Media: media, Party: opts})
+	sc, err := st.Sim.Place(platformsim.PlaceRequest{From: "+15551230000", To: st.Handles[0], Media: media, Party: opts})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return waitSimCall(t, st, sc.ID, sim.StatusAnswered)
+	return waitSimCall(t, st, sc.ID, platformsim.StatusAnswered)
 }
 
 // record reads the call record over the API.
@@ -147,7 +147,7 @@ func TestWorkerReportsEndCalls(t *testing.T) {
 
 	t.Run("assistant hangs up", func(t *testing.T) {
 		a := publishAssistant(t, st, hangUpName, "Hello there.", "ava_maya")
-		sc := ring(t, st, "audio", sim.PartyOptions{})
+		sc := ring(t, st, "audio", platformsim.PartyOptions{})
 		c := waitRecord(t, st, sc.CallID, "the call to end", func(c recordObj) bool { return c.Status != call.StatusActive })
 		if c.Status != call.StatusEnded || str(c.EndReason) != call.ReasonAssistantHangup || str(c.EndedBy) != call.EndedByAssistant ||
 			str(c.AssistantID) != a.ID || str(c.VersionID) != a.ActiveVersionID {
@@ -157,7 +157,7 @@ func TestWorkerReportsEndCalls(t *testing.T) {
 		if c.Turns[0].Text != "Hello there." || c.Turns[1].Text != "Goodbye." || c.Metrics == nil || c.Metrics.FirstGreetingMS == nil {
 			t.Errorf("transcript %+v, metrics %+v: want the greeting, then goodbye, and the greeting time", c.Turns, c.Metrics)
 		}
-		waitSimCall(t, st, sc.ID, sim.StatusEnded)
+		waitSimCall(t, st, sc.ID, platformsim.StatusEnded)
 		eventtest.ExactlyOnce(t, st.Store, st.AccountID, callevent.TypeCallEnded, sc.CallID)
 		if r := str(record(t, st, sc.CallID).AssistantReport); r != call.ReportReceived {
 			t.Errorf("assistant_report = %q, want received", r)
@@ -166,7 +166,7 @@ func TestWorkerReportsEndCalls(t *testing.T) {
 
 	t.Run("a report after DELETE changes nothing", func(t *testing.T) {
 		publishAssistant(t, st, "Front desk", "Hello there.", "ava_theo")
-		sc := ring(t, st, "video", sim.PartyOptions{})
+		sc := ring(t, st, "video", platformsim.PartyOptions{})
 		c := waitRecord(t, st, sc.CallID, "the greeting", func(c recordObj) bool { return c.Metrics != nil && c.Metrics.FirstGreetingMS != nil })
 		var deleted sessionObj
 		sessiontest.Must(t, st.Do(t, http.MethodDelete, "/v1/sessions/"+*c.SessionID, nil, &deleted), http.StatusOK, "DELETE")
@@ -218,15 +218,15 @@ func TestMediaFailed(t *testing.T) {
 	// No caller can be verified within a millisecond of the worker joining.
 	st.StartWorker(t, func(c *worker.Config) { c.VerifyTimeout = time.Millisecond }, worker.Options{})
 	publishAssistant(t, st, "Front desk", "Hello there.", "ava_iris")
-	placed, err := st.Sim.Place(sim.PlaceRequest{From: "+15551230000", To: st.Handles[0], Media: "video"})
+	placed, err := st.Sim.Place(platformsim.PlaceRequest{From: "+15551230000", To: st.Handles[0], Media: "video"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	// With media failing at once, the call may end before a poll sees it answered.
-	var sc sim.Call
+	var sc platformsim.Call
 	sessiontest.WaitFor(t, 20*time.Second, "sim call answered", func() bool {
 		sc, _ = st.Sim.Get(placed.ID)
-		return sc.CallID != "" && (sc.Status == sim.StatusAnswered || sc.Status == sim.StatusEnded)
+		return sc.CallID != "" && (sc.Status == platformsim.StatusAnswered || sc.Status == platformsim.StatusEnded)
 	})
 	c := waitRecord(t, st, sc.CallID, "the call to end", func(c recordObj) bool { return c.EndedAt != nil })
 	if c.Status != call.StatusFailed || str(c.EndReason) != call.ReasonMediaFailed || str(c.EndedBy) != call.EndedByAssistant {
@@ -239,7 +239,7 @@ func TestMediaFailed(t *testing.T) {
 	if s.Status != session.StatusFailed || str(s.EndReason) != call.ReasonMediaFailed {
 		t.Errorf("session = %+v, want failed, media_failed", s)
 	}
-	waitSimCall(t, st, sc.ID, sim.StatusEnded) // dropped with the room
+	waitSimCall(t, st, sc.ID, platformsim.StatusEnded) // dropped with the room
 	sessiontest.WaitFor(t, 10*time.Second, "room gone", func() bool {
 		ps, _ := st.RTC.ListParticipants(context.Background(), s.ID)
 		return len(ps) == 0
@@ -288,7 +288,7 @@ func TestAssistantLeaving(t *testing.T) {
 	rep := &mutableReporter{next: &report.Client{BaseURL: st.URL, APIKey: lkc.APIKey, APISecret: lkc.APISecret}}
 	w := st.StartWorker(t, nil, worker.Options{Reporter: rep})
 	publishAssistant(t, st, "Front desk", "Hello there.", "ava_theo")
-	sc := ring(t, st, "video", sim.PartyOptions{})
+	sc := ring(t, st, "video", platformsim.PartyOptions{})
 	c := waitRecord(t, st, sc.CallID, "the greeting", func(c recordObj) bool { return c.Metrics != nil && c.Metrics.FirstGreetingMS != nil })
 	room := *c.SessionID
 
@@ -382,10 +382,10 @@ func TestDispatchWatchdog(t *testing.T) {
 	st := tenant(t)
 	st.StartWorker(t, func(c *worker.Config) { c.MaxJobs = 1 }, worker.Options{})
 	publishAssistant(t, st, "Front desk", "Hello there.", "ava_maya")
-	busy := ring(t, st, "audio", sim.PartyOptions{})
+	busy := ring(t, st, "audio", platformsim.PartyOptions{})
 	waitRecord(t, st, busy.CallID, "the first call's greeting", func(c recordObj) bool { return c.Metrics != nil && c.Metrics.FirstGreetingMS != nil })
 
-	second := ring(t, st, "video", sim.PartyOptions{})
+	second := ring(t, st, "video", platformsim.PartyOptions{})
 	answered := time.Now()
 	c := waitRecord(t, st, second.CallID, "the unattended call to end", func(c recordObj) bool { return c.EndedAt != nil })
 	if waited := time.Since(answered); waited < testDispatchTimeout-time.Second {
@@ -397,7 +397,7 @@ func TestDispatchWatchdog(t *testing.T) {
 	if c.Metrics != nil || str(c.AssistantReport) != call.ReportMissing {
 		t.Errorf("unattended call has worker metrics %+v, assistant_report %q; want none, missing", c.Metrics, str(c.AssistantReport))
 	}
-	waitSimCall(t, st, second.ID, sim.StatusEnded)
+	waitSimCall(t, st, second.ID, platformsim.StatusEnded)
 	sessiontest.WaitFor(t, 10*time.Second, "room gone", func() bool {
 		ps, _ := st.RTC.ListParticipants(context.Background(), *c.SessionID)
 		return len(ps) == 0
@@ -421,7 +421,7 @@ func TestJobCarriesVoiceAndModel(t *testing.T) {
 	sessiontest.Must(t, st.Do(t, http.MethodPost, "/v1/assistants/"+a.ID+"/publish", nil, &a), http.StatusCreated, "publish")
 	sessiontest.Must(t, st.Do(t, http.MethodPost, "/v1/lines/"+st.Lines[st.Handles[0]].ID+"/assign",
 		map[string]any{"assistant_id": a.ID}, nil), http.StatusOK, "assign")
-	sc := ring(t, st, "audio", sim.PartyOptions{})
+	sc := ring(t, st, "audio", platformsim.PartyOptions{})
 	job := dispatchedJob(t, st, record(t, st, sc.CallID).sessionID(t))
 	if job.Version.ID != a.ActiveVersionID || job.Version.Voice != "flite-awb" || job.Version.Model != "llama3.1:8b" {
 		t.Errorf("job version = %+v, want %s with voice flite-awb and model llama3.1:8b", job.Version, a.ActiveVersionID)
@@ -472,7 +472,7 @@ func TestLongCallReportArrives(t *testing.T) {
 		turns: turns, text: strings.Repeat("and then the caller said something quite long ", 8)}
 	st.StartWorker(t, nil, worker.Options{Conversation: byName{}, Reporter: pad})
 	publishAssistant(t, st, hangUpName, "Hello there.", "ava_maya")
-	sc := ring(t, st, "audio", sim.PartyOptions{})
+	sc := ring(t, st, "audio", platformsim.PartyOptions{})
 	c := waitRecord(t, st, sc.CallID, "the long transcript", func(c recordObj) bool { return len(c.Turns) > turns })
 	size := 0
 	for _, turn := range c.Turns {

@@ -1,10 +1,15 @@
 package session_test
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"slices"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -20,7 +25,8 @@ import (
 // auth, validation, SQLite, LiveKit's CreateRoom over Twirp, two token mints, the sim's
 // dial) and, interleaved in the same run, the floor it cannot avoid: a bare LiveKit
 // CreateRoom plus one token mint. It reports both latencies' p50 and p99, sessions/s for
-// one client, and the ratio of the medians.
+// one client, the ratios of the medians and of the p99s, and then sessions/s from
+// concurrentClients clients creating at once (each with its own connection).
 //
 // The dialled handle rings for the whole run, so no party joins and the figures are the
 // control plane's, not the media bots'. Sessions and rooms are removed after the run.
@@ -59,9 +65,13 @@ func BenchmarkSessionCreate(b *testing.B) {
 	b.ReportMetric(ms(bp50), "bare-p50-ms")
 	b.ReportMetric(ms(bp99), "bare-p99-ms")
 	b.ReportMetric(float64(fp50)/float64(bp50), "ratio-p50")
+	b.ReportMetric(float64(fp99)/float64(bp99), "ratio-p99")
+	conc := concurrentCreates(b, st, body, max(b.N, 400))
+	b.ReportMetric(conc, "concurrent-sessions/s")
 	if testing.Verbose() || b.N >= 50 {
-		fmt.Printf("POST /v1/sessions: p50 %.2f ms, p99 %.2f ms, %.0f sessions/s (one client); bare CreateRoom+token: p50 %.2f ms, p99 %.2f ms; ratio p50 %.2f (n=%d)\n",
-			ms(fp50), ms(fp99), float64(len(full))/fullTotal.Seconds(), ms(bp50), ms(bp99), float64(fp50)/float64(bp50), len(full))
+		fmt.Printf("POST /v1/sessions: p50 %.2f ms, p99 %.2f ms, %.0f sessions/s (one client); bare CreateRoom+token: p50 %.2f ms, p99 %.2f ms; ratio p50 %.2f, p99 %.2f (n=%d); %d clients: %.0f sessions/s\n",
+			ms(fp50), ms(fp99), float64(len(full))/fullTotal.Seconds(), ms(bp50), ms(bp99), float64(fp50)/float64(bp50),
+			float64(fp99)/float64(bp99), len(full), concurrentClients, conc)
 	}
 
 	// Clean up: end every session (room deleted, dial hung up).
@@ -82,6 +92,62 @@ func BenchmarkSessionCreate(b *testing.B) {
 		}
 		q.StartingAfter = page[len(page)-1].ID
 	}
+}
+
+// concurrentClients is how many clients concurrentCreates runs at once.
+const concurrentClients = 8
+
+// concurrentCreates has concurrentClients clients create n sessions between them, as fast
+// as each gets its answers, and returns sessions created per second of wall time.
+func concurrentCreates(b *testing.B, st *sessiontest.Stack, body map[string]any, n int) float64 {
+	raw, err := json.Marshal(body)
+	if err != nil {
+		b.Fatal(err)
+	}
+	client := &http.Client{Timeout: 30 * time.Second,
+		Transport: &http.Transport{MaxIdleConnsPerHost: concurrentClients, MaxConnsPerHost: concurrentClients}}
+	defer client.CloseIdleConnections()
+	post := func() error {
+		req, err := http.NewRequest(http.MethodPost, st.URL+"/v1/sessions", bytes.NewReader(raw))
+		if err != nil {
+			return err
+		}
+		req.Header.Set("Authorization", "Bearer "+st.APIKey)
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := client.Do(req)
+		if err != nil {
+			return err
+		}
+		defer resp.Body.Close()
+		got, _ := io.ReadAll(resp.Body)
+		if resp.StatusCode != http.StatusCreated {
+			return fmt.Errorf("POST /v1/sessions = %d %s", resp.StatusCode, got)
+		}
+		return nil
+	}
+	var next atomic.Int64
+	errs := make(chan error, concurrentClients)
+	t0 := time.Now()
+	var wg sync.WaitGroup
+	for range concurrentClients {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for next.Add(1) <= int64(n) {
+				if err := post(); err != nil {
+					errs <- err
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	elapsed := time.Since(t0)
+	close(errs)
+	for err := range errs {
+		b.Fatal(err)
+	}
+	return float64(n) / elapsed.Seconds()
 }
 
 // bareCreate is the floor: one CreateRoom and one participant token, then the room is

@@ -19,9 +19,9 @@ import (
 	"github.com/bridgeline/bridgeline/mediafleet/conversation"
 	"github.com/bridgeline/bridgeline/mediafleet/engines"
 	"github.com/bridgeline/bridgeline/mediafleet/llm/llmtest"
+	"github.com/bridgeline/bridgeline/mediafleet/platformsim"
 	"github.com/bridgeline/bridgeline/mediafleet/worker"
 	"github.com/bridgeline/bridgeline/shared/persona"
-	"github.com/bridgeline/bridgeline/shared/platform/sim"
 	"github.com/bridgeline/bridgeline/shared/session/sessiontest"
 )
 
@@ -260,7 +260,7 @@ func (r turnResult) addTo(s benchSamples) {
 
 // askOnce has the caller ask the next question, over the reply still playing when
 // overReply, and measures the turn at the caller. ok is false when no reply came.
-func askOnce(st *sessiontest.Stack, c sim.Call, overReply bool) (turnResult, bool, error) {
+func askOnce(st *sessiontest.Stack, c platformsim.Call, overReply bool) (turnResult, bool, error) {
 	bot := st.Sim.Bot(c.ID)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -311,7 +311,7 @@ func capacityRun(b *testing.B, st *sessiontest.Stack, turns *turnLog, k, perCall
 	b.Helper()
 	debug.FreeOSMemory()
 	before := rssKB()
-	calls := make([]sim.Call, k)
+	calls := make([]platformsim.Call, k)
 	for i := range calls {
 		calls[i] = benchRing(b, st)
 	}
@@ -478,16 +478,16 @@ func benchAssistant(b *testing.B, st *sessiontest.Stack) {
 
 // benchRing places an audio call on the first line and waits until its party is in the
 // room.
-func benchRing(b *testing.B, st *sessiontest.Stack) sim.Call {
+func benchRing(b *testing.B, st *sessiontest.Stack) platformsim.Call {
 	b.Helper()
-	sc, err := st.Sim.Place(sim.PlaceRequest{From: "+15551230000", To: st.Handles[0], Media: "audio"})
+	sc, err := st.Sim.Place(platformsim.PlaceRequest{From: "+15551230000", To: st.Handles[0], Media: "audio"})
 	if err != nil {
 		b.Fatal(err)
 	}
-	var c sim.Call
+	var c platformsim.Call
 	sessiontest.WaitFor(b, 20*time.Second, "the call answered", func() bool {
 		c, _ = st.Sim.Get(sc.ID)
-		return c.Status == sim.StatusAnswered && c.AnsweredAt != nil && st.Sim.Bot(sc.ID) != nil
+		return c.Status == platformsim.StatusAnswered && c.AnsweredAt != nil && st.Sim.Bot(sc.ID) != nil
 	})
 	return c
 }

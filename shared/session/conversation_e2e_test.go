@@ -13,10 +13,10 @@ import (
 	"github.com/bridgeline/bridgeline/mediafleet/engines"
 	"github.com/bridgeline/bridgeline/mediafleet/llm"
 	"github.com/bridgeline/bridgeline/mediafleet/llm/llmtest"
+	"github.com/bridgeline/bridgeline/mediafleet/platformsim"
 	"github.com/bridgeline/bridgeline/mediafleet/worker"
 	"github.com/bridgeline/bridgeline/shared/call"
 	"github.com/bridgeline/bridgeline/shared/persona"
-	"github.com/bridgeline/bridgeline/shared/platform/sim"
 	"github.com/bridgeline/bridgeline/shared/session/sessiontest"
 )
 
@@ -84,7 +84,7 @@ type convCall struct {
 
 func placeConvCall(t *testing.T, st *sessiontest.Stack) *convCall {
 	t.Helper()
-	placed := ring(t, st, "audio", sim.PartyOptions{})
+	placed := ring(t, st, "audio", platformsim.PartyOptions{})
 	bot := st.Sim.Bot(placed.ID)
 	if bot == nil {
 		t.Fatalf("sim call %s has no party in the room", placed.ID)

@@ -2,12 +2,12 @@ package session
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
 	"unicode/utf8"
 
-	"github.com/bridgeline/bridgeline/events/callevent"
 	"github.com/bridgeline/bridgeline/shared/apierr"
 	"github.com/bridgeline/bridgeline/shared/assistant"
 	"github.com/bridgeline/bridgeline/shared/call"
@@ -67,16 +67,32 @@ func (r *CreateRequest) Validate() error {
 	return nil
 }
 
+// ErrDialAttempted marks a Create that failed once the platform was asked to dial: the
+// party may be ringing, so a retry of the same request must not dial again. The HTTP
+// layer keeps the request's idempotency record (the retry replays this answer) instead of
+// freeing the key as it does for other server errors.
+var ErrDialAttempted = errors.New("session: the dial was attempted")
+
 // Create makes a room named after a new session, mints the customer's token, records the
 // session and its call, and asks the line's platform to dial the handle into the room.
 //
+// The hot path writes once: the session and its call are saved, ringing, before the dial
+// (a crash after it leaves a record the sweeper fails once RingTimeout is over, and whose
+// room it deletes). The platform's id of the call is not written here: every
+// notification of the platform carries it and records it in its own write, and until
+// then the call is hung up by its Bridgeline id (platform.Platform.Hangup). The whole
+// create is bounded by CreateTimeout, well under a Lambda's timeout.
+//
 // Errors: parameter errors; resource_not_found for an unknown line or assistant;
 // no_line when the account has none; assistant_archived, assistant_not_published;
-// upstream_unavailable when LiveKit or the platform failed (the session is then failed).
+// upstream_unavailable when LiveKit or the platform failed (the session is then failed;
+// once the dial was attempted the error also wraps ErrDialAttempted).
 func (s *Service) Create(ctx context.Context, accountID string, req CreateRequest) (Created, error) {
 	if err := req.Validate(); err != nil {
 		return Created{}, err
 	}
+	ctx, cancel := context.WithTimeout(ctx, s.createTimeout())
+	defer cancel()
 	l, err := s.callingLine(ctx, accountID, req.LineID)
 	if err != nil {
 		return Created{}, err
@@ -124,26 +140,20 @@ func (s *Service) Create(ctx context.Context, accountID string, req CreateReques
 		return Created{}, err
 	}
 	if err := s.Records.SaveSession(ctx, ses, c, nil); err != nil {
+		// Nothing was dialled, so a retry may run again. Should the write have committed
+		// although its answer was lost, the sweeper fails the ringing record.
 		s.deleteRoom(ses.ID)
 		return Created{}, fmt.Errorf("save session %s: %w", ses.ID, err)
 	}
 	ses.Revision, c.Revision = 1, 1
 
-	pcid, err := plat.Dial(ctx, platform.DialRequest{CallID: c.ID, From: l.Handle, To: req.PlatformHandle, Media: req.Media, Room: partyRoom})
-	if err != nil {
+	if _, err := plat.Dial(ctx, platform.DialRequest{CallID: c.ID, From: l.Handle, To: req.PlatformHandle, Media: req.Media, Room: partyRoom}); err != nil {
+		// The platform may have placed the call although its answer was lost: the
+		// session fails, the call is hung up by its Bridgeline id, and the error says a
+		// retry must not dial again.
 		s.log().Error("dial failed", "session_id", ses.ID, "call_id", c.ID, "err", err)
 		s.end(context.WithoutCancel(ctx), ses.ID, StatusFailed, call.ReasonPlatformError, call.EndedBySystem)
-		return Created{}, upstream("the calling platform could not place the call", err)
-	}
-	ses, c, err = s.mutate(ctx, ses.ID, func(ses *Session, c *call.Call) ([]callevent.Event, bool, error) {
-		if c.PlatformCallID != "" {
-			return nil, false, nil
-		}
-		c.PlatformCallID = pcid
-		return nil, true, nil
-	})
-	if err != nil {
-		return Created{}, err
+		return Created{}, fmt.Errorf("%w: %w", upstream("the calling platform could not place the call", err), ErrDialAttempted)
 	}
 	return Created{Session: ses, Call: c, Token: tok, RTCURL: s.Rooms.PublicURL()}, nil
 }

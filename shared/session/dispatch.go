@@ -56,8 +56,17 @@ func (s *Service) job(ctx context.Context, c call.Call, v assistant.Version, ans
 
 // calleeAnswered marks an outbound session answered and, in mode assistant, dispatches
 // the assistant with the version fixed at creation.
-func (s *Service) calleeAnswered(ctx context.Context, sessionID string) error {
-	ses, c, won, err := s.answered(ctx, sessionID, nil)
+//
+// A callee who answers a session that ended meanwhile (deleted while it rang, or failed
+// when the dial's answer was lost) is hung up.
+func (s *Service) calleeAnswered(ctx context.Context, plat platform.Platform, sessionID, pcid string) error {
+	ses, c, won, err := s.answered(ctx, sessionID, func(c *call.Call) { notePlatformID(c, pcid) })
+	if err == nil && !won && ses.Over() && pcid != "" {
+		if err := ignoreGone(plat.Hangup(ctx, pcid)); err != nil {
+			s.log().Error("hang up a call answered after its session ended", "call_id", c.ID, "err", err)
+		}
+		return nil
+	}
 	if err != nil || !won || ses.Mode != ModeAssistant {
 		return err
 	}

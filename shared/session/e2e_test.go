@@ -19,10 +19,10 @@ import (
 	"github.com/bridgeline/bridgeline/events/callevent"
 	"github.com/bridgeline/bridgeline/events/eventtest"
 	"github.com/bridgeline/bridgeline/mediafleet/callerbot"
+	"github.com/bridgeline/bridgeline/mediafleet/platformsim"
 	"github.com/bridgeline/bridgeline/shared/call"
 	"github.com/bridgeline/bridgeline/shared/httpapi"
 	"github.com/bridgeline/bridgeline/shared/platform"
-	"github.com/bridgeline/bridgeline/shared/platform/sim"
 	"github.com/bridgeline/bridgeline/shared/session"
 	"github.com/bridgeline/bridgeline/shared/session/sessiontest"
 )
@@ -434,7 +434,7 @@ func TestEndsRaceOnce(t *testing.T) {
 func TestDialOutcomes(t *testing.T) {
 	st := tenant(t)
 	for handle, reason := range map[string]string{
-		sim.HandleBusy: call.ReasonBusy, sim.HandleNoAnswer: call.ReasonNoAnswer, sim.HandleFailed: call.ReasonPlatformError,
+		platformsim.HandleBusy: call.ReasonBusy, platformsim.HandleNoAnswer: call.ReasonNoAnswer, platformsim.HandleFailed: call.ReasonPlatformError,
 	} {
 		t.Run(handle, func(t *testing.T) {
 			s := createSession(t, st, map[string]any{"platform_handle": handle, "media": "audio"})

@@ -4,19 +4,24 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/bridgeline/bridgeline/events/callevent"
+	"github.com/bridgeline/bridgeline/events/decision"
 	"github.com/bridgeline/bridgeline/shared/apierr"
 	"github.com/bridgeline/bridgeline/shared/call"
 	"github.com/bridgeline/bridgeline/shared/ident"
 	"github.com/bridgeline/bridgeline/shared/line"
+	"github.com/bridgeline/bridgeline/shared/persona"
 	"github.com/bridgeline/bridgeline/shared/platform"
+	"github.com/bridgeline/bridgeline/shared/rtc"
 )
 
 var _ platform.Handler = (*Service)(nil)
 
 // HandleNotification acts on what a calling platform reports. A notification that was
-// already acted on (a redelivery) changes nothing.
+// already acted on (a redelivery) changes nothing, except an inbound one whose session
+// was left ringing half way: that one is carried on (resumeInbound).
 func (s *Service) HandleNotification(ctx context.Context, platformName string, n platform.Notification) error {
 	plat, ok := s.Platforms[platformName]
 	if !ok {
@@ -38,17 +43,20 @@ func (s *Service) HandleNotification(ctx context.Context, platformName string, n
 		// still come, and the call is over already.
 		return nil
 	}
+	// Each write records the platform's id of the call when the record lacks it (Create
+	// does not write it).
+	pcid := n.PlatformCallID
 	switch n.Event {
 	case platform.EventAnswered:
-		err = s.calleeAnswered(ctx, c.SessionID)
+		err = s.calleeAnswered(ctx, plat, c.SessionID, pcid)
 	case platform.EventNoAnswer:
-		_, _, err = s.end(ctx, c.SessionID, StatusFailed, call.ReasonNoAnswer, call.EndedByRemote)
+		_, _, _, err = s.endWith(ctx, c.SessionID, nil, pcid, StatusFailed, call.ReasonNoAnswer, call.EndedByRemote)
 	case platform.EventBusy:
-		_, _, err = s.end(ctx, c.SessionID, StatusFailed, call.ReasonBusy, call.EndedByRemote)
+		_, _, _, err = s.endWith(ctx, c.SessionID, nil, pcid, StatusFailed, call.ReasonBusy, call.EndedByRemote)
 	case platform.EventFailed:
-		_, _, err = s.end(ctx, c.SessionID, StatusFailed, call.ReasonPlatformError, call.EndedBySystem)
+		_, _, _, err = s.endWith(ctx, c.SessionID, nil, pcid, StatusFailed, call.ReasonPlatformError, call.EndedBySystem)
 	case platform.EventHangup:
-		_, _, err = s.end(ctx, c.SessionID, StatusEnded, call.ReasonRemoteHangup, call.EndedByRemote)
+		_, _, _, err = s.endWith(ctx, c.SessionID, nil, pcid, StatusEnded, call.ReasonRemoteHangup, call.EndedByRemote)
 	default:
 		s.log().Warn("unknown platform event", "platform", platformName, "event", n.Event)
 	}
@@ -72,8 +80,8 @@ func (s *Service) platformCall(ctx context.Context, platformName string, n platf
 
 // inbound routes a call that arrived on a line by the line's inbound_mode.
 func (s *Service) inbound(ctx context.Context, plat platform.Platform, n platform.Notification) error {
-	if _, err := s.Records.CallByPlatformID(ctx, plat.Name(), n.PlatformCallID); err == nil {
-		return nil // redelivered
+	if prev, err := s.Records.CallByPlatformID(ctx, plat.Name(), n.PlatformCallID); err == nil {
+		return s.resumeInbound(ctx, plat, prev) // redelivered
 	}
 	l, err := s.Lines.LineByHandle(ctx, plat.Name(), n.To)
 	if errors.Is(err, apierr.ErrNotFound) {
@@ -108,6 +116,77 @@ func (s *Service) inbound(ctx context.Context, plat platform.Platform, n platfor
 	default:
 		return s.decline(ctx, plat, c, call.ReasonLineDisabled)
 	}
+}
+
+// resumeInbound acts on a redelivered inbound notification whose call is recorded: a
+// delivery that failed half way (a crash after the call was saved) left its session
+// ringing, and the redelivery carries it on. An assistant call is bridged (its room,
+// with the agent dispatch, created if it is missing); a customer_decides call acts on
+// the decision once it is recorded, or declines once the line's decision timeout is over
+// without one, and otherwise leaves the call to the delivery still waiting for it.
+//
+// Answer refusing the call (platform.ErrUnknownCall: another delivery bridged it, or the
+// caller left) ends nothing here: the caller's hang-up has its own notification, and
+// Sweep fails a session that rings too long.
+func (s *Service) resumeInbound(ctx context.Context, plat platform.Platform, c call.Call) error {
+	if c.SessionID == "" || c.Over() {
+		return nil
+	}
+	ses, err := s.Records.GetSession(ctx, c.SessionID)
+	if err != nil {
+		return fmt.Errorf("get session %s: %w", c.SessionID, err)
+	}
+	if ses.Status != StatusRinging {
+		return nil
+	}
+	switch {
+	case c.HandledBy == call.HandledByAssistant:
+		v, err := s.Assistants.GetVersion(ctx, ses.VersionID)
+		if err != nil {
+			return fmt.Errorf("get version %s: %w", ses.VersionID, err)
+		}
+		if v.AssistantID == "" {
+			v.AssistantID = ses.AssistantID
+		}
+		job, err := s.job(ctx, c, v, s.now())
+		if err != nil {
+			return err
+		}
+		if err := s.createRoom(ctx, rtc.RoomSpec{Name: ses.ID, Agent: &rtc.AgentDispatch{AgentName: persona.AgentName, Metadata: job}}); err != nil {
+			return fmt.Errorf("create room %s: %w", ses.ID, err)
+		}
+		return s.resumeBridge(ctx, plat, ses, c)
+	case c.Decision == decision.Accept:
+		return s.resumeBridge(ctx, plat, ses, c)
+	case c.Decision == decision.Decline:
+		return s.declineSession(ctx, ses.ID, call.ReasonDeclined, call.EndedByCustomer)
+	}
+	l, err := s.Lines.GetLine(ctx, c.LineID)
+	if err != nil {
+		return fmt.Errorf("get line %s: %w", c.LineID, err)
+	}
+	wait := time.Duration(l.DecisionTimeoutSeconds) * time.Second
+	if wait <= 0 {
+		wait = line.DefaultDecisionTimeout * time.Second
+	}
+	if s.now().Before(c.StartedAt.Add(wait + time.Second)) {
+		return nil // the first delivery may still be waiting for the customer
+	}
+	return s.declineSession(ctx, ses.ID, call.ReasonDecisionTimeout, call.EndedBySystem)
+}
+
+// resumeBridge is bridge for a resumed delivery: a call the platform no longer has
+// ringing is left as it is.
+func (s *Service) resumeBridge(ctx context.Context, plat platform.Platform, ses Session, c call.Call) error {
+	room, err := s.partyRoom(ses.ID, c.From)
+	if err != nil {
+		return err
+	}
+	if err := plat.Answer(ctx, c.PlatformCallID, c.ID, room); err != nil {
+		return ignoreGone(err)
+	}
+	_, _, _, err = s.answered(ctx, ses.ID, nil)
+	return err
 }
 
 // decline records an inbound call that is not taken and rejects it on the platform.

@@ -12,17 +12,17 @@ import (
 
 	"github.com/bridgeline/bridgeline/events/callevent"
 	"github.com/bridgeline/bridgeline/events/eventtest"
+	"github.com/bridgeline/bridgeline/mediafleet/platformsim"
 	"github.com/bridgeline/bridgeline/shared/call"
 	"github.com/bridgeline/bridgeline/shared/persona"
-	"github.com/bridgeline/bridgeline/shared/platform/sim"
 	"github.com/bridgeline/bridgeline/shared/session"
 	"github.com/bridgeline/bridgeline/shared/session/sessiontest"
 )
 
 // placeCall places an inbound sim call on a handle through the sim's HTTP API.
-func placeCall(t *testing.T, st *sessiontest.Stack, to, media string) sim.Call {
+func placeCall(t *testing.T, st *sessiontest.Stack, to, media string) platformsim.Call {
 	t.Helper()
-	var c sim.Call
+	var c platformsim.Call
 	status, raw, err := st.Request(http.MethodPost, "/sim/calls", map[string]any{"from": "+15551230000", "to": to, "media": media}, "")
 	if err != nil || status != http.StatusCreated {
 		t.Fatalf("POST /sim/calls = %d %s, %v", status, raw, err)
@@ -32,9 +32,9 @@ func placeCall(t *testing.T, st *sessiontest.Stack, to, media string) sim.Call {
 }
 
 // callOf finds the call record of a sim call (a rejected call never learns its id).
-func callOf(t *testing.T, st *sessiontest.Stack, sc sim.Call) callObj {
+func callOf(t *testing.T, st *sessiontest.Stack, sc platformsim.Call) callObj {
 	t.Helper()
-	c, err := st.Store.CallByPlatformID(context.Background(), sim.Name, sc.ID)
+	c, err := st.Store.CallByPlatformID(context.Background(), platformsim.Name, sc.ID)
 	if err != nil {
 		t.Fatalf("no call record for %s: %v", sc.ID, err)
 	}
@@ -42,9 +42,9 @@ func callOf(t *testing.T, st *sessiontest.Stack, sc sim.Call) callObj {
 }
 
 // waitSimCall waits for the sim call to reach a status and returns it.
-func waitSimCall(t *testing.T, st *sessiontest.Stack, id, status string) sim.Call {
+func waitSimCall(t *testing.T, st *sessiontest.Stack, id, status string) platformsim.Call {
 	t.Helper()
-	var c sim.Call
+	var c platformsim.Call
 	sessiontest.WaitFor(t, 20*time.Second, "sim call "+status, func() bool {
 		c, _ = st.Sim.Get(id)
 		return c.Status == status
@@ -64,7 +64,7 @@ func TestInboundDeclined(t *testing.T) {
 	patchLine(t, st, st.Handles[1], map[string]any{"inbound_mode": "disabled"})
 	for handle, reason := range map[string]string{st.Handles[0]: call.ReasonNoAssistant, st.Handles[1]: call.ReasonLineDisabled} {
 		sc := placeCall(t, st, handle, "video")
-		got := waitSimCall(t, st, sc.ID, sim.StatusRejected)
+		got := waitSimCall(t, st, sc.ID, platformsim.StatusRejected)
 		c := callOf(t, st, got)
 		if c.Status != call.StatusDeclined || str(c.EndReason) != reason || c.HandledBy != call.HandledByNone ||
 			c.Direction != call.Inbound || c.SessionID != nil {
@@ -74,7 +74,7 @@ func TestInboundDeclined(t *testing.T) {
 	}
 	// An unknown handle is rejected without a record.
 	sc := placeCall(t, st, "+15559999999", "audio")
-	waitSimCall(t, st, sc.ID, sim.StatusRejected)
+	waitSimCall(t, st, sc.ID, platformsim.StatusRejected)
 }
 
 // dispatchedJob reads the persona job LiveKit holds for the session's room.
@@ -109,7 +109,7 @@ func TestInboundCustomerDecides(t *testing.T) {
 
 	// No endpoint subscribed: nobody can be asked, the call is declined as timed out.
 	sc := placeCall(t, st, st.Handles[0], "audio")
-	sc = waitSimCall(t, st, sc.ID, sim.StatusRejected)
+	sc = waitSimCall(t, st, sc.ID, platformsim.StatusRejected)
 	if c := callOf(t, st, sc); c.Status != call.StatusDeclined || str(c.EndReason) != call.ReasonDecisionTimeout {
 		t.Errorf("unasked call = %+v, want declined, decision_timeout", c)
 	}
@@ -125,7 +125,7 @@ func TestInboundCustomerDecides(t *testing.T) {
 	recv.AnswerIncoming(func(callevent.CallIncoming) string { return action })
 
 	sc = placeCall(t, st, st.Handles[0], "audio")
-	sc = waitSimCall(t, st, sc.ID, sim.StatusAnswered)
+	sc = waitSimCall(t, st, sc.ID, platformsim.StatusAnswered)
 	in := recv.WaitFor(t, callevent.TypeCallIncoming, 10*time.Second, eventtest.ForCall(sc.CallID))
 	var data callevent.CallIncoming
 	json.Unmarshal(in.Event.Data, &data)
@@ -145,11 +145,11 @@ func TestInboundCustomerDecides(t *testing.T) {
 	}
 	cl.Leave()
 	waitStatus(t, st, data.Session.SessionID, session.StatusEnded)
-	waitSimCall(t, st, sc.ID, sim.StatusEnded)
+	waitSimCall(t, st, sc.ID, platformsim.StatusEnded)
 
 	action = "decline"
 	sc = placeCall(t, st, st.Handles[0], "video")
-	sc = waitSimCall(t, st, sc.ID, sim.StatusRejected)
+	sc = waitSimCall(t, st, sc.ID, platformsim.StatusRejected)
 	c = callOf(t, st, sc)
 	if c.Status != call.StatusDeclined || str(c.EndReason) != call.ReasonDeclined || str(c.EndedBy) != call.EndedByCustomer {
 		t.Errorf("declined call = %+v", c)
@@ -205,7 +205,7 @@ func TestDeclineThroughTheAPI(t *testing.T) {
 		t.Errorf("repeated decline = %v", again)
 	}
 
-	waitSimCall(t, st, sc.ID, sim.StatusRejected)
+	waitSimCall(t, st, sc.ID, platformsim.StatusRejected)
 	c := waitRecord(t, st, data.CallID, "the declined call", func(c recordObj) bool { return c.Status == call.StatusDeclined })
 	var full map[string]any
 	st.Do(t, http.MethodGet, "/v1/calls/"+data.CallID, nil, &full)

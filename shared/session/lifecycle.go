@@ -131,6 +131,12 @@ func live(ses Session, _ call.Call) bool { return !ses.Over() }
 // is false: an end that is only right while a state lasts (a sweep's, a late worker
 // report's) cannot act on a session that moved on.
 func (s *Service) endIf(ctx context.Context, sessionID string, cond func(Session, call.Call) bool, status, reason, by string) (Session, call.Call, bool, error) {
+	return s.endWith(ctx, sessionID, cond, "", status, reason, by)
+}
+
+// endWith is endIf that also records the platform's id of the call (pcid, from the
+// platform's notification that ends it) when the record lacks it, in the same write.
+func (s *Service) endWith(ctx context.Context, sessionID string, cond func(Session, call.Call) bool, pcid, status, reason, by string) (Session, call.Call, bool, error) {
 	now := s.now()
 	held := true
 	ses, c, err := s.mutate(ctx, sessionID, func(ses *Session, c *call.Call) ([]callevent.Event, bool, error) {
@@ -138,7 +144,7 @@ func (s *Service) endIf(ctx context.Context, sessionID string, cond func(Session
 			return nil, false, nil
 		}
 		var evts []callevent.Event
-		changed := false
+		changed := notePlatformID(c, pcid)
 		if !ses.Over() {
 			st := status
 			if st == StatusEnded && ses.Status == StatusRinging && reason != call.ReasonDeleted && reason != call.ReasonParticipantLeft {
@@ -172,18 +178,19 @@ func (s *Service) endIf(ctx context.Context, sessionID string, cond func(Session
 	cleanup, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 	defer cancel()
 	if err := s.Rooms.DeleteRoom(cleanup, ses.ID); err != nil {
-		// The call record is complete; the room's own timeouts close it if LiveKit is
-		// unreachable now.
+		// The call record is complete; Sweep deletes the room again until it is gone (and
+		// the room's own timeouts close it meanwhile).
 		s.log().Error("delete room", "session_id", ses.ID, "err", err)
+		s.markRoomPending(cleanup, ses.ID)
 	}
-	if c.PlatformCallID != "" && reason != call.ReasonRemoteHangup {
+	if id := platformID(c); id != "" && reason != call.ReasonRemoteHangup {
 		if plat, ok := s.Platforms[c.Platform]; ok {
 			var err error
 			if c.Status == call.StatusDeclined {
 				// Never answered: the ringing call is rejected rather than hung up.
-				err = ignoreGone(plat.Reject(cleanup, c.PlatformCallID, reason))
+				err = ignoreGone(plat.Reject(cleanup, id, reason))
 			} else {
-				err = plat.Hangup(cleanup, c.PlatformCallID)
+				err = plat.Hangup(cleanup, id)
 			}
 			if err != nil {
 				s.log().Error("hang up", "call_id", c.ID, "err", err)
@@ -191,6 +198,41 @@ func (s *Service) endIf(ctx context.Context, sessionID string, cond func(Session
 		}
 	}
 	return ses, c, true, nil
+}
+
+// platformID is the id to hang a call up by: the platform's, or, for a dialled call whose
+// platform id no notification recorded yet, Bridgeline's (platform.Platform.Hangup takes
+// either). Empty when there is no platform call to end.
+func platformID(c call.Call) string {
+	if c.PlatformCallID == "" && c.Direction == call.Outbound {
+		return c.ID
+	}
+	return c.PlatformCallID
+}
+
+// notePlatformID records the platform's id of a call from one of its notifications, once,
+// and reports whether it did.
+func notePlatformID(c *call.Call, pcid string) bool {
+	if pcid == "" || c.PlatformCallID != "" {
+		return false
+	}
+	c.PlatformCallID = pcid
+	return true
+}
+
+// markRoomPending records that a session's room is still to be deleted; Sweep retries.
+// An error is only logged: the room's own timeouts close it anyway.
+func (s *Service) markRoomPending(ctx context.Context, sessionID string) {
+	_, _, err := s.mutate(ctx, sessionID, func(ses *Session, _ *call.Call) ([]callevent.Event, bool, error) {
+		if ses.RoomPending {
+			return nil, false, nil
+		}
+		ses.RoomPending = true
+		return nil, true, nil
+	})
+	if err != nil {
+		s.log().Error("mark room pending", "session_id", sessionID, "err", err)
+	}
 }
 
 // awaitsReport: an assistant call a worker took (it reported) whose final report is not in.

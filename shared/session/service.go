@@ -83,8 +83,16 @@ type Service struct {
 	// worker's final report waits for that report; then Sweep sends it without (the record
 	// reads assistant_report: missing). Zero means DefaultReportWait.
 	ReportWait time.Duration
-	Log        *slog.Logger
-	Now        func() time.Time
+	// RingTimeout is how long a session may ring; Sweep fails one ringing longer (its
+	// platform's no_answer never came, or a create or an inbound call crashed half way).
+	// Zero means DefaultRingTimeout.
+	RingTimeout time.Duration
+	// CreateTimeout bounds Create (LiveKit, the store and the dial together), so that a
+	// slow dependency answers 502 well before a Lambda's 10 s timeout. Zero means
+	// DefaultCreateTimeout.
+	CreateTimeout time.Duration
+	Log           *slog.Logger
+	Now           func() time.Time
 }
 
 // Defaults of the service's limits.
@@ -95,7 +103,25 @@ const (
 	// With the local stack's 1 s sweep, call.ended goes out at most 4 s after the end
 	// without it; with the AWS sweeper's 2 s tick, at most 5 s.
 	DefaultReportWait = 3 * time.Second
+	// DefaultRingTimeout is past a platform's own no-answer time (about 60 s) and the
+	// longest customer_decides wait.
+	DefaultRingTimeout   = 90 * time.Second
+	DefaultCreateTimeout = 6 * time.Second
 )
+
+func (s *Service) ringTimeout() time.Duration {
+	if s.RingTimeout > 0 {
+		return s.RingTimeout
+	}
+	return DefaultRingTimeout
+}
+
+func (s *Service) createTimeout() time.Duration {
+	if s.CreateTimeout > 0 {
+		return s.CreateTimeout
+	}
+	return DefaultCreateTimeout
+}
 
 func (s *Service) notify(evts []callevent.Event) {
 	if len(evts) > 0 && s.Notify != nil {

@@ -56,8 +56,17 @@ type Session struct {
 	// passes (Sweep), so that a customer who reads the record on call.ended finds the
 	// whole transcript. The session stays in LiveSessions while it is set.
 	ReportDueAt *time.Time `json:"report_due_at,omitempty"`
-	Revision    int64      `json:"revision"`
+	// RoomPending is set on an ended session whose room LiveKit did not confirm deleted;
+	// Sweep deletes it again until it is gone. The session stays in LiveSessions while
+	// it is set.
+	RoomPending bool  `json:"room_pending,omitempty"`
+	Revision    int64 `json:"revision"`
 }
+
+// Live reports whether the sweeper still has work on the session: it has not ended, its
+// call.ended is held, or its room is still to be deleted. Stores keep LiveSessions' index
+// by it.
+func (s Session) Live() bool { return !s.Over() || s.Held() || s.RoomPending }
 
 // Held reports whether the session's call.ended waits for its worker's final report.
 func (s Session) Held() bool { return s.ReportDueAt != nil }
@@ -82,10 +91,10 @@ type Store interface {
 // LiveStore finds the sessions that have not ended, across accounts, for Sweep. It is
 // separate from Store so that a store can keep sessions before it keeps this index.
 //
-// LiveSessions returns up to limit sessions the sweeper still has work on, whose id is
-// above afterID ("" for the start), oldest first: those whose status is ringing or
-// active, and those whose call.ended is held (Held). A session saved with a final status
-// and not held leaves the list in the same write.
+// LiveSessions returns up to limit sessions the sweeper still has work on (Live), whose id
+// is above afterID ("" for the start), oldest first: those whose status is ringing or
+// active, those whose call.ended is held (Held), and those whose room is still to be
+// deleted (RoomPending). A session saved not Live leaves the list in the same write.
 type LiveStore interface {
 	LiveSessions(ctx context.Context, afterID string, limit int) ([]Session, error)
 }

@@ -19,7 +19,13 @@ const sweepPage = 100
 //   - assistant_unavailable: an assistant call answered DispatchTimeout ago with no
 //     report from any persona worker yet. livekit-server drops an agent dispatch
 //     without a word when no worker is free (a refused job request is only logged:
-//     pkg/agent/client.go, v1.8.4 and v1.11.0 alike), so silence is the only sign.
+//     pkg/agent/client.go, v1.8.4 and v1.11.0 alike), so silence is the only sign;
+//   - no_answer: a session still ringing RingTimeout after it was created. The
+//     platform's own outcome never came, or a create or an inbound call's routing
+//     crashed half way.
+//
+// It deletes again the rooms of ended sessions whose deletion failed (RoomPending), until
+// LiveKit confirms each is gone.
 //
 // It also sends the call.ended that an ended assistant call held for its worker's final
 // report once ReportWait is over without it (the record then reads assistant_report:
@@ -38,7 +44,7 @@ func (s *Service) Sweep(ctx context.Context) (int, error) {
 		return 0, fmt.Errorf("sweep: store %T does not list live sessions", s.Records)
 	}
 	now := s.now()
-	maxDur, dispatch := s.maxDuration(), s.dispatchTimeout()
+	maxDur, dispatch, ring := s.maxDuration(), s.dispatchTimeout(), s.ringTimeout()
 	ended := 0
 	var errs []error
 	after := ""
@@ -58,6 +64,14 @@ func (s *Service) Sweep(ctx context.Context) (int, error) {
 				}
 				continue
 			}
+			if ses.Over() {
+				if ses.RoomPending {
+					if err := s.deletePendingRoom(ctx, ses.ID); err != nil {
+						errs = append(errs, fmt.Errorf("sweep: delete room of %s: %w", ses.ID, err))
+					}
+				}
+				continue
+			}
 			var cond func(Session, call.Call) bool
 			status, reason := StatusEnded, ""
 			switch {
@@ -67,6 +81,9 @@ func (s *Service) Sweep(ctx context.Context) (int, error) {
 			case unattended(ses, now, dispatch):
 				status, reason = StatusFailed, call.ReasonAssistantUnavailable
 				cond = func(ses Session, _ call.Call) bool { return unattended(ses, now, dispatch) }
+			case ringingTooLong(ses, now, ring):
+				status, reason = StatusFailed, call.ReasonNoAnswer
+				cond = func(ses Session, _ call.Call) bool { return ringingTooLong(ses, now, ring) }
 			default:
 				continue
 			}
@@ -100,6 +117,27 @@ func (s *Service) releaseEnded(ctx context.Context, sessionID string, now time.T
 		return []callevent.Event{c.EndedEvent(newEventID(), s.now())}, true, nil
 	})
 	return released && err == nil, err
+}
+
+// deletePendingRoom deletes the room of an ended session again and, once LiveKit
+// confirms it is gone, clears RoomPending.
+func (s *Service) deletePendingRoom(ctx context.Context, sessionID string) error {
+	if err := s.Rooms.DeleteRoom(ctx, sessionID); err != nil {
+		return err
+	}
+	_, _, err := s.mutate(ctx, sessionID, func(ses *Session, _ *call.Call) ([]callevent.Event, bool, error) {
+		if !ses.RoomPending {
+			return nil, false, nil
+		}
+		ses.RoomPending = false
+		return nil, true, nil
+	})
+	return err
+}
+
+// ringingTooLong: a session still ringing past the ring timeout.
+func ringingTooLong(ses Session, now time.Time, limit time.Duration) bool {
+	return ses.Status == StatusRinging && !now.Before(ses.CreatedAt.Add(limit))
 }
 
 // reportOverdue: a held call.ended whose wait for the worker's report is over.

@@ -17,7 +17,7 @@ import (
 	"time"
 
 	"github.com/bridgeline/bridgeline/shared/platform"
-	"github.com/bridgeline/bridgeline/shared/platform/sim/simhook"
+	"github.com/bridgeline/bridgeline/shared/platform/simhook"
 )
 
 // Name is the platform's name, the sim's (sim.Name).

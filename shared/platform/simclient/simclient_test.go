@@ -10,12 +10,12 @@ import (
 	"testing"
 	"time"
 
-	lkserver "github.com/bridgeline/bridgeline/mediafleet/livekit"
-	"github.com/bridgeline/bridgeline/mediafleet/livekit/livekittest"
+	"github.com/bridgeline/bridgeline/mediafleet/livekitserver"
+	"github.com/bridgeline/bridgeline/mediafleet/livekitserver/livekittest"
+	"github.com/bridgeline/bridgeline/mediafleet/platformsim"
 	"github.com/bridgeline/bridgeline/shared/platform"
-	"github.com/bridgeline/bridgeline/shared/platform/sim"
-	"github.com/bridgeline/bridgeline/shared/platform/sim/simhook"
 	"github.com/bridgeline/bridgeline/shared/platform/simclient"
+	"github.com/bridgeline/bridgeline/shared/platform/simhook"
 	"github.com/bridgeline/bridgeline/shared/rtc"
 	"github.com/bridgeline/bridgeline/shared/rtc/lkapi"
 )
@@ -74,7 +74,7 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 
 type env struct {
 	rooms   *lkapi.Client
-	sim     *sim.Sim
+	sim     *platformsim.Sim
 	notes   *notes
 	gateway *httptest.Server
 	client  *simclient.Client
@@ -83,7 +83,7 @@ type env struct {
 // setup runs a sim gateway (the sim with its GatewayHandler, as cmd/platform-gateway
 // serves it) against livekit-server, and a client for it.
 func setup(t *testing.T) env {
-	lk := livekittest.Start(t, lkserver.Config{})
+	lk := livekittest.Start(t, livekitserver.Config{})
 	cfg := lk.Config()
 	rooms, err := lkapi.New(lkapi.Config{URL: lk.HTTPURL(), PublicURL: lk.WSURL(), APIKey: cfg.APIKey, APISecret: cfg.APISecret})
 	if err != nil {
@@ -92,7 +92,7 @@ func setup(t *testing.T) env {
 	n := &notes{}
 	recv := httptest.NewServer(http.HandlerFunc(n.serve))
 	t.Cleanup(recv.Close)
-	s, err := sim.New(sim.Config{NotifyURL: recv.URL + simhook.Path, Secret: secret, RingDelay: 10 * time.Millisecond})
+	s, err := platformsim.New(platformsim.Config{NotifyURL: recv.URL + simhook.Path, Secret: secret, RingDelay: 10 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -130,8 +130,8 @@ func (e env) room(t *testing.T, name string) platform.Room {
 func TestGateway(t *testing.T) {
 	e := setup(t)
 	ctx := context.Background()
-	if e.client.Name() != sim.Name {
-		t.Errorf("Name = %q, want %q", e.client.Name(), sim.Name)
+	if e.client.Name() != platformsim.Name {
+		t.Errorf("Name = %q, want %q", e.client.Name(), platformsim.Name)
 	}
 
 	// Outbound: dial, answered (notified to the control plane), hang up.
@@ -143,7 +143,7 @@ func TestGateway(t *testing.T) {
 	if n := e.notes.wait(t, id, platform.EventAnswered); n.CallID != "call_out" || n.Media != platform.MediaAudio {
 		t.Errorf("answered = %+v, want call_out, audio", n)
 	}
-	if c, _ := e.sim.Get(id); !c.InRoom || c.Status != sim.StatusAnswered {
+	if c, _ := e.sim.Get(id); !c.InRoom || c.Status != platformsim.StatusAnswered {
 		t.Errorf("dialled call = %+v, want answered, in the room", c)
 	}
 	parts, err := e.rooms.ListParticipants(ctx, "ses_out")
@@ -153,7 +153,7 @@ func TestGateway(t *testing.T) {
 	if err := e.client.Hangup(ctx, id); err != nil {
 		t.Fatal(err)
 	}
-	if c, _ := e.sim.Get(id); c.Status != sim.StatusEnded || c.EndedBy != sim.EndedByBridgeline {
+	if c, _ := e.sim.Get(id); c.Status != platformsim.StatusEnded || c.EndedBy != platformsim.EndedByBridgeline {
 		t.Errorf("after Hangup: %+v, want ended by bridgeline", c)
 	}
 	if err := e.client.Hangup(ctx, id); err != nil {
@@ -166,7 +166,7 @@ func TestGateway(t *testing.T) {
 	}
 
 	// Inbound: placed on the sim, answered through the gateway.
-	in, err := e.sim.Place(sim.PlaceRequest{From: "+15550100002", To: "+15550109999", Media: platform.MediaAudio})
+	in, err := e.sim.Place(platformsim.PlaceRequest{From: "+15550100002", To: "+15550109999", Media: platform.MediaAudio})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -186,21 +186,21 @@ func TestGateway(t *testing.T) {
 	}
 	waitFor(t, "the party to say it", func() bool {
 		c, _ := e.sim.Get(in.ID)
-		return len(c.Said) == 1 && c.Said[0].Status == sim.UtteranceSpoken
+		return len(c.Said) == 1 && c.Said[0].Status == platformsim.UtteranceSpoken
 	})
 	if err := e.client.Answer(ctx, in.ID, "call_in", e.room(t, "ses_in")); !errors.Is(err, platform.ErrUnknownCall) {
 		t.Errorf("answering an answered call = %v, want ErrUnknownCall", err)
 	}
 
 	// Inbound, rejected.
-	rej, err := e.sim.Place(sim.PlaceRequest{From: "+15550100003", To: "+15550109999", Media: platform.MediaAudio})
+	rej, err := e.sim.Place(platformsim.PlaceRequest{From: "+15550100003", To: "+15550109999", Media: platform.MediaAudio})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if err := e.client.Reject(ctx, rej.ID, "no assistant"); err != nil {
 		t.Fatal(err)
 	}
-	if c, _ := e.sim.Get(rej.ID); c.Status != sim.StatusRejected || c.Reason != "no assistant" {
+	if c, _ := e.sim.Get(rej.ID); c.Status != platformsim.StatusRejected || c.Reason != "no assistant" {
 		t.Errorf("rejected call = %+v, want rejected with the reason", c)
 	}
 	if err := e.client.Reject(ctx, "simcall_nope", ""); !errors.Is(err, platform.ErrUnknownCall) {

@@ -16,13 +16,13 @@ import (
 	"github.com/livekit/protocol/livekit"
 	lksdk "github.com/livekit/server-sdk-go/v2"
 
-	lkserver "github.com/bridgeline/bridgeline/mediafleet/livekit"
-	"github.com/bridgeline/bridgeline/mediafleet/livekit/livekittest"
+	"github.com/bridgeline/bridgeline/mediafleet/livekitserver"
+	"github.com/bridgeline/bridgeline/mediafleet/livekitserver/livekittest"
 	"github.com/bridgeline/bridgeline/shared/rtc"
 	"github.com/bridgeline/bridgeline/shared/rtc/lkapi"
 )
 
-func newClient(t *testing.T, s *lkserver.Server) *lkapi.Client {
+func newClient(t *testing.T, s *livekitserver.Server) *lkapi.Client {
 	t.Helper()
 	cfg := s.Config()
 	c, err := lkapi.New(lkapi.Config{URL: s.HTTPURL(), PublicURL: s.WSURL(), APIKey: cfg.APIKey, APISecret: cfg.APISecret})
@@ -114,7 +114,7 @@ func TestParticipantTokenGrants(t *testing.T) {
 // participant token, list, remove, delete (twice), and a token for a deleted room no
 // longer joins because rooms are never auto-created.
 func TestRooms(t *testing.T) {
-	s := livekittest.Start(t, lkserver.Config{})
+	s := livekittest.Start(t, livekitserver.Config{})
 	c := newClient(t, s)
 
 	if ps, err := c.ListParticipants(ctx(t), "ses_missing"); err != nil || len(ps) != 0 {
@@ -178,7 +178,7 @@ func TestRooms(t *testing.T) {
 }
 
 func TestAgentDispatch(t *testing.T) {
-	s := livekittest.Start(t, lkserver.Config{})
+	s := livekittest.Start(t, livekitserver.Config{})
 	c := newClient(t, s)
 	_, err := c.CreateRoom(ctx(t), rtc.RoomSpec{Name: "ses_agent",
 		Agent: &rtc.AgentDispatch{AgentName: "bridgeline-persona", Metadata: `{"call_id":"call_1"}`}})
@@ -235,7 +235,7 @@ func TestWebhooks(t *testing.T) {
 		received <- got{ev, err, r.Header.Get("Authorization"), body}
 	}))
 	defer recv.Close()
-	s := livekittest.Start(t, lkserver.Config{WebhookURLs: []string{recv.URL + "/internal/livekit/webhook"}})
+	s := livekittest.Start(t, livekitserver.Config{WebhookURLs: []string{recv.URL + "/internal/livekit/webhook"}})
 	c = newClient(t, s)
 	if _, err := c.CreateRoom(ctx(t), rtc.RoomSpec{Name: "ses_hook"}); err != nil {
 		t.Fatal(err)

@@ -28,22 +28,19 @@ import (
 	"github.com/livekit/protocol/livekit"
 	"google.golang.org/protobuf/encoding/protojson"
 
-	"github.com/bridgeline/bridgeline/events/decision"
-	"github.com/bridgeline/bridgeline/events/delivery"
-	lkserver "github.com/bridgeline/bridgeline/mediafleet/livekit"
+	"github.com/bridgeline/bridgeline/mediafleet/livekitserver"
+	"github.com/bridgeline/bridgeline/mediafleet/platformsim"
 	"github.com/bridgeline/bridgeline/mediafleet/worker"
 	"github.com/bridgeline/bridgeline/shared/account"
-	"github.com/bridgeline/bridgeline/shared/assistant"
-	"github.com/bridgeline/bridgeline/shared/egress"
+	"github.com/bridgeline/bridgeline/shared/config"
+	"github.com/bridgeline/bridgeline/shared/controlplane"
 	"github.com/bridgeline/bridgeline/shared/httpapi"
 	"github.com/bridgeline/bridgeline/shared/line"
 	"github.com/bridgeline/bridgeline/shared/platform"
-	"github.com/bridgeline/bridgeline/shared/platform/sim"
-	"github.com/bridgeline/bridgeline/shared/platform/sim/simhook"
+	"github.com/bridgeline/bridgeline/shared/platform/simhook"
 	"github.com/bridgeline/bridgeline/shared/rtc/lkapi"
 	"github.com/bridgeline/bridgeline/shared/session"
 	"github.com/bridgeline/bridgeline/shared/store/sqlite"
-	"github.com/bridgeline/bridgeline/shared/webhookendpoint"
 )
 
 // Handles of the two sim lines every stack gets.
@@ -79,9 +76,9 @@ type Stack struct {
 	Handles [2]string
 
 	Store   *sqlite.Store
-	LiveKit *lkserver.Server
+	LiveKit *livekitserver.Server
 	RTC     *lkapi.Client
-	Sim     *sim.Sim
+	Sim     *platformsim.Sim
 	Service *session.Service
 	API     *httpapi.API
 	Client  *http.Client
@@ -146,7 +143,7 @@ func New(opts Options) (_ *Stack, err error) {
 	}
 	sh.closers = append(sh.closers, func() { st.Close() })
 
-	lk, err := lkserver.Start(context.Background(), lkserver.Config{
+	lk, err := livekitserver.Start(context.Background(), livekitserver.Config{
 		Dir: filepath.Join(dir, "livekit"), APIKey: "APItest" + randHex(6), APISecret: randHex(32),
 		WebhookURLs: []string{srv.URL + httpapi.LiveKitWebhookPath},
 	})
@@ -169,7 +166,7 @@ func New(opts Options) (_ *Stack, err error) {
 	if ring == 0 {
 		ring = 10 * time.Millisecond
 	}
-	simulator, err := sim.New(sim.Config{NotifyURL: srv.URL + simhook.Path, Secret: "sim-test-secret", RingDelay: ring, Log: log})
+	simulator, err := platformsim.New(platformsim.Config{NotifyURL: srv.URL + simhook.Path, Secret: "sim-test-secret", RingDelay: ring, Log: log})
 	if err != nil {
 		return nil, err
 	}
@@ -179,25 +176,25 @@ func New(opts Options) (_ *Stack, err error) {
 		simulator.Close(c)
 	})
 
-	// The tests' receivers run on 127.0.0.1.
-	eps := &webhookendpoint.Service{Store: st, Destinations: egress.Policy{AllowLoopback: true}}
-	client := delivery.NewClient(egress.Policy{AllowLoopback: true})
-	client.Timeout = 0
-	asker := &decision.Asker{Store: st, Events: st, Subscribers: eps, Logger: log,
-		Deliverer: &delivery.Deliverer{Endpoints: eps, Client: client}}
-	svc := &session.Service{Records: st, Lines: st, Assistants: st, Accounts: st, Rooms: rooms,
-		Platforms: map[string]platform.Platform{sim.Name: simulator}, Decider: asker, Log: log, Now: time.Now,
-		MaxDuration: opts.MaxDuration, DispatchTimeout: opts.DispatchTimeout}
-	api := &httpapi.API{
-		Accounts: st, Idempotency: st, Log: log, Now: time.Now,
-		Assistants: &assistant.Service{Store: st, Now: time.Now},
-		Lines:      &line.Service{Store: st, Assistants: st, Now: time.Now},
-		Limiter:    httpapi.NewLimiter(opts.RateLimit, max(1, opts.RateLimit*2)),
+	// The control plane is the one every process assembles (controlplane.New), on the
+	// tests' parts: SQLite, this livekit-server, the in-process sim. The tests' webhook
+	// receivers run on 127.0.0.1.
+	cfg := config.Defaults()
+	cfg.LiveKitURL, cfg.LiveKitPublicURL, cfg.LiveKitAPIKey, cfg.LiveKitSecret = lk.HTTPURL(), lk.WSURL(), lkc.APIKey, lkc.APISecret
+	cfg.RateLimit, cfg.RateBurst = opts.RateLimit, max(1, opts.RateLimit*2)
+	cfg.Webhooks.AllowLoopback = true
+	if opts.MaxDuration > 0 {
+		cfg.MaxSession = opts.MaxDuration
 	}
-	api.Extra = append(api.Extra, (&httpapi.Sessions{Service: svc}).Routes()...)
-	api.Extra = append(api.Extra, (&httpapi.Receivers{Sessions: svc, RTC: rooms, SimSecret: "sim-test-secret"}).Routes()...)
-	api.Extra = append(api.Extra, (&httpapi.Webhooks{Endpoints: eps, Events: st}).Routes()...)
-	api.Extra = append(api.Extra, (&httpapi.CallAnswers{Decisions: st, Calls: st}).Routes()...)
+	if opts.DispatchTimeout > 0 {
+		cfg.AssistantDispatchTimeout = opts.DispatchTimeout
+	}
+	cp, err := controlplane.New(cfg, controlplane.Deps{Store: st, Rooms: rooms, LiveKit: rooms,
+		Platforms: map[string]platform.Platform{platformsim.Name: simulator}, SimSecret: "sim-test-secret", Log: log})
+	if err != nil {
+		return nil, err
+	}
+	svc, api := cp.Sessions, cp.API
 	apiHandler, simHandler := api.Handler(), simulator.Handler()
 	handler.Store(http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if strings.HasPrefix(r.URL.Path, "/sim/") {
@@ -218,7 +215,7 @@ func New(opts Options) (_ *Stack, err error) {
 	}
 	go func() {
 		defer close(swept)
-		svc.RunSweeper(sweepCtx, every)
+		cp.RunSweeper(sweepCtx, every)
 	}()
 	sh.closers = append(sh.closers, func() { stopSweep(); <-swept })
 
@@ -247,7 +244,7 @@ func (s *Stack) addAccount(ctx context.Context, name string, handles [2]string) 
 	lines := line.Service{Store: s.Store, Assistants: s.Store, Now: time.Now}
 	byHandle := map[string]line.Line{}
 	for _, h := range handles {
-		l, err := lines.Provision(ctx, acct.ID, sim.Name, h, "line "+h)
+		l, err := lines.Provision(ctx, acct.ID, platformsim.Name, h, "line "+h)
 		if err != nil {
 			return err
 		}

@@ -55,7 +55,7 @@ func sessionItem(s session.Session) item {
 	it := docItem(s, item{"id": str(s.ID), "account_id": str(s.AccountID)})
 	// Sparse: a session is in the live index until a write gives it a final status and
 	// releases its held call.ended.
-	if !s.Over() || s.Held() {
+	if s.Live() {
 		it["live_shard"] = str(liveShard(s.ID))
 	}
 	return it

@@ -131,7 +131,10 @@ func strAttr(name string) Attribute { return Attribute{name, types.ScalarAttribu
 // Definitions are the tables' shapes.
 var Definitions = []Definition{
 	{Table: Accounts, Partition: idAttr},
-	{Table: APIKeys, Partition: strAttr("hash")},
+	{Table: APIKeys, Partition: strAttr("hash"), Indexes: []Index{
+		// An account's keys, oldest first (ids sort by creation time).
+		{Name: "by_account", Partition: strAttr("account_id"), Sort: &idAttr},
+	}},
 	{Table: Assistants, Partition: idAttr, Indexes: []Index{
 		// Newest first: ids sort by creation time, queried with ScanIndexForward false.
 		{Name: "by_account", Partition: strAttr("account_id"), Sort: &idAttr},

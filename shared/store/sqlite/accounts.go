@@ -3,6 +3,7 @@ package sqlite
 import (
 	"context"
 	"database/sql"
+	"time"
 
 	"github.com/bridgeline/bridgeline/shared/account"
 	"github.com/bridgeline/bridgeline/shared/apierr"
@@ -43,15 +44,85 @@ func (s *Store) AddKey(ctx context.Context, k account.Key) error {
 }
 
 func insertKey(ctx context.Context, tx *sql.Tx, k account.Key) error {
-	_, err := tx.ExecContext(ctx, `INSERT INTO api_keys (hash, account_id, doc) VALUES (?, ?, ?)`, k.Hash, k.AccountID, mustJSON(k))
+	_, err := tx.ExecContext(ctx, `INSERT INTO api_keys (hash, account_id, id, revoked, doc) VALUES (?, ?, ?, ?, ?)`,
+		k.Hash, k.AccountID, k.ID, k.Revoked(), mustJSON(k))
 	if isUnique(err) {
 		return apierr.ErrConflict
 	}
 	return err
 }
 
-// AccountByKeyHash finds the account a key belongs to.
+// AccountByKeyHash finds the account a key that is not revoked belongs to.
 func (s *Store) AccountByKeyHash(ctx context.Context, hash string) (account.Account, error) {
 	return getDoc[account.Account](ctx, s.db,
-		`SELECT a.doc FROM api_keys k JOIN accounts a ON a.id = k.account_id WHERE k.hash = ?`, hash)
+		`SELECT a.doc FROM api_keys k JOIN accounts a ON a.id = k.account_id WHERE k.hash = ? AND k.revoked = 0`, hash)
+}
+
+// apiKeyIDsSchema gives keys their id and revoked flag as columns, so an account's keys
+// can be listed and one found by id; keys made before keep theirs from the doc.
+const apiKeyIDsSchema = `
+ALTER TABLE api_keys ADD COLUMN id TEXT;
+ALTER TABLE api_keys ADD COLUMN revoked INTEGER NOT NULL DEFAULT 0;
+UPDATE api_keys SET id = json_extract(CAST(doc AS TEXT), '$.id');
+CREATE UNIQUE INDEX api_keys_by_id ON api_keys (id);
+CREATE INDEX api_keys_by_account ON api_keys (account_id, revoked);
+`
+
+// KeyByHash reads a key by its hash.
+func (s *Store) KeyByHash(ctx context.Context, hash string) (account.Key, error) {
+	return getDoc[account.Key](ctx, s.db, `SELECT doc FROM api_keys WHERE hash = ?`, hash)
+}
+
+// GetKey reads one of an account's keys.
+func (s *Store) GetKey(ctx context.Context, accountID, keyID string) (account.Key, error) {
+	return getDoc[account.Key](ctx, s.db, `SELECT doc FROM api_keys WHERE id = ? AND account_id = ?`, keyID, accountID)
+}
+
+// ListKeys lists an account's keys that are not revoked, oldest first (ids sort by time).
+func (s *Store) ListKeys(ctx context.Context, accountID string) ([]account.Key, error) {
+	return listDocs[account.Key](ctx, s.db,
+		`SELECT doc FROM api_keys WHERE account_id = ? AND revoked = 0 ORDER BY id`, accountID)
+}
+
+// RevokeKey revokes a key unless it is the account's last one. The transaction takes
+// the write lock first (_txlock=immediate), so the count it reads cannot change before
+// its write: two revokes of an account's last two keys run one after the other.
+func (s *Store) RevokeKey(ctx context.Context, accountID, keyID string, now time.Time) (account.Key, error) {
+	var k account.Key
+	err := s.tx(ctx, func(tx *sql.Tx) error {
+		var err error
+		k, err = getDoc[account.Key](ctx, tx, `SELECT doc FROM api_keys WHERE id = ? AND account_id = ?`, keyID, accountID)
+		if err != nil || k.Revoked() {
+			return err
+		}
+		var active int
+		if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM api_keys WHERE account_id = ? AND revoked = 0`, accountID).Scan(&active); err != nil {
+			return err
+		}
+		if active <= 1 {
+			return account.ErrLastKey
+		}
+		at := now.UTC()
+		k.RevokedAt = &at
+		_, err = tx.ExecContext(ctx, `UPDATE api_keys SET revoked = 1, doc = ? WHERE hash = ?`, mustJSON(k), k.Hash)
+		return err
+	})
+	if err != nil {
+		return account.Key{}, err
+	}
+	return k, nil
+}
+
+// TouchKey records a use of the key (not of a revoked one).
+func (s *Store) TouchKey(ctx context.Context, hash string, now time.Time) error {
+	return s.tx(ctx, func(tx *sql.Tx) error {
+		k, err := getDoc[account.Key](ctx, tx, `SELECT doc FROM api_keys WHERE hash = ?`, hash)
+		if err != nil || k.Revoked() {
+			return err
+		}
+		at := now.UTC()
+		k.LastUsedAt = &at
+		_, err = tx.ExecContext(ctx, `UPDATE api_keys SET doc = ? WHERE hash = ? AND revoked = 0`, mustJSON(k), hash)
+		return err
+	})
 }

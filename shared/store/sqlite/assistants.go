@@ -13,7 +13,7 @@ var _ assistant.Store = (*Store)(nil)
 // CreateAssistant inserts a new assistant.
 func (s *Store) CreateAssistant(ctx context.Context, a assistant.Assistant) error {
 	a.Versions = nil
-	_, err := s.db.ExecContext(ctx,
+	_, err := s.exec(ctx,
 		`INSERT INTO assistants (id, account_id, status, revision, doc) VALUES (?, ?, ?, ?, ?)`,
 		a.ID, a.AccountID, a.Status, a.Revision, mustJSON(a))
 	if isUnique(err) {

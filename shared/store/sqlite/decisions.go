@@ -28,7 +28,7 @@ CREATE TABLE call_decisions (
 
 // CreateDecision inserts a pending decision.
 func (s *Store) CreateDecision(ctx context.Context, r decision.Record) error {
-	_, err := s.db.ExecContext(ctx, `INSERT INTO call_decisions (call_id, decision, doc) VALUES (?, ?, ?)`,
+	_, err := s.exec(ctx, `INSERT INTO call_decisions (call_id, decision, doc) VALUES (?, ?, ?)`,
 		r.CallID, r.Decision, mustJSON(r))
 	if isUnique(err) {
 		return apierr.ErrConflict
@@ -74,7 +74,7 @@ func (s *Store) Decide(ctx context.Context, callID, d, source string, at time.Ti
 // posted synchronously) into the event log; it is marked fanned out, so the outbox worker
 // does not queue it.
 func (s *Store) RecordEvent(ctx context.Context, evt callevent.Event) error {
-	_, err := s.db.ExecContext(ctx,
+	_, err := s.exec(ctx,
 		`INSERT INTO events (id, account_id, type, created_at, data, dispatched) VALUES (?, ?, ?, ?, ?, 1)`,
 		evt.ID, evt.AccountID, evt.Type, evt.CreatedAt.UTC().Format(timeLayout), []byte(evt.Data))
 	return err

@@ -50,13 +50,13 @@ func (s *Store) BeginIdempotent(ctx context.Context, rec idempotency.Record, now
 
 // CompleteIdempotent stores the response of a claimed key.
 func (s *Store) CompleteIdempotent(ctx context.Context, accountID, key string, status int, body []byte) error {
-	_, err := s.db.ExecContext(ctx, `UPDATE idempotency SET status = ?, body = ? WHERE account_id = ? AND key = ?`,
+	_, err := s.exec(ctx, `UPDATE idempotency SET status = ?, body = ? WHERE account_id = ? AND key = ?`,
 		status, body, accountID, key)
 	return err
 }
 
 // ReleaseIdempotent forgets a claimed key.
 func (s *Store) ReleaseIdempotent(ctx context.Context, accountID, key string) error {
-	_, err := s.db.ExecContext(ctx, `DELETE FROM idempotency WHERE account_id = ? AND key = ?`, accountID, key)
+	_, err := s.exec(ctx, `DELETE FROM idempotency WHERE account_id = ? AND key = ?`, accountID, key)
 	return err
 }

@@ -16,7 +16,7 @@ var _ line.Store = (*Store)(nil)
 
 // CreateLine inserts a line; the platform and handle must be free.
 func (s *Store) CreateLine(ctx context.Context, l line.Line) error {
-	_, err := s.db.ExecContext(ctx,
+	_, err := s.exec(ctx,
 		`INSERT INTO lines (id, account_id, platform, handle, revision, doc) VALUES (?, ?, ?, ?, ?, ?)`,
 		l.ID, l.AccountID, l.Platform, l.Handle, l.Revision, mustJSON(l))
 	if isUnique(err) {

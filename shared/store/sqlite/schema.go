@@ -75,10 +75,11 @@ CREATE INDEX events_by_account ON events (account_id, id);
 	{"0004_deliveries_by_endpoint", deliveriesByEndpointSchema}, // webhooks.go
 	{"0005_calls_sessions", callsSchema},                        // calls.go
 	{"0006_live_sessions", liveSessionsSchema},                  // sessions.go
+	{"0007_api_key_ids", apiKeyIDsSchema},                       // accounts.go
 }
 
 func (s *Store) migrate(ctx context.Context) error {
-	if _, err := s.db.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (name TEXT PRIMARY KEY)`); err != nil {
+	if _, err := s.exec(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (name TEXT PRIMARY KEY)`); err != nil {
 		return fmt.Errorf("migrate: %w", err)
 	}
 	for _, m := range migrations {

@@ -25,7 +25,7 @@ CREATE INDEX sessions_live ON sessions (id) WHERE live = 1;
 `
 
 func liveFlag(ses session.Session) int {
-	if ses.Over() && !ses.Held() {
+	if !ses.Live() {
 		return 0
 	}
 	return 1

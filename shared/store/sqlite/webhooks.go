@@ -58,7 +58,7 @@ CREATE INDEX webhook_attempts_by_event ON webhook_attempts (event_id, id);
 
 // CreateWebhookEndpoint inserts an endpoint.
 func (s *Store) CreateWebhookEndpoint(ctx context.Context, e webhookendpoint.Endpoint) error {
-	_, err := s.db.ExecContext(ctx,
+	_, err := s.exec(ctx,
 		`INSERT INTO webhook_endpoints (id, account_id, revision, doc) VALUES (?, ?, ?, ?)`,
 		e.ID, e.AccountID, e.Revision, mustJSON(e))
 	if isUnique(err) {
@@ -83,7 +83,7 @@ func (s *Store) ListWebhookEndpoints(ctx context.Context, accountID string, q li
 func (s *Store) UpdateWebhookEndpoint(ctx context.Context, e webhookendpoint.Endpoint) error {
 	prev := e.Revision
 	e.Revision++
-	return mustChange(s.db.ExecContext(ctx,
+	return mustChange(s.exec(ctx,
 		`UPDATE webhook_endpoints SET revision = ?, doc = ? WHERE id = ? AND revision = ?`,
 		e.Revision, mustJSON(e), e.ID, prev))
 }
@@ -168,7 +168,7 @@ func (s *Store) ListDeliveryAttempts(ctx context.Context, eventID string) ([]del
 
 // RecordDeliveryAttempt logs an attempt; recording the same attempt twice is a no-op.
 func (s *Store) RecordDeliveryAttempt(ctx context.Context, a delivery.Attempt) error {
-	_, err := s.db.ExecContext(ctx,
+	_, err := s.exec(ctx,
 		`INSERT INTO webhook_attempts (id, event_id, doc) VALUES (?, ?, ?) ON CONFLICT (id) DO NOTHING`,
 		a.ID, a.EventID, mustJSON(a))
 	return err

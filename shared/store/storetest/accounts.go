@@ -2,6 +2,7 @@ package storetest
 
 import (
 	"errors"
+	"sync"
 	"testing"
 	"time"
 
@@ -37,9 +38,104 @@ var accountCases = map[string]func(*testing.T, Store){
 			t.Errorf("AddKey(taken hash) err = %v, want ErrConflict", err)
 		}
 	},
+	"keys are listed, revoked once, and never the last": func(t *testing.T, s Store) {
+		a, first := newAccount(t, s)
+		svc := account.Service{Store: s, Now: time.Now}
+		text, k2, err := svc.AddKey(ctx(t), a.ID, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		keys, err := s.ListKeys(ctx(t), a.ID)
+		if err != nil || len(keys) != 2 {
+			t.Fatalf("ListKeys = %d keys, %v; want 2", len(keys), err)
+		}
+		if keys[1].ID != k2.ID || keys[1].Last4 != text[len(text)-4:] || keys[0].Last4 != first[len(first)-4:] {
+			t.Errorf("ListKeys = %+v, want the first key then %s ending %s", keys, k2.ID, text[len(text)-4:])
+		}
+		other, _ := newAccount(t, s)
+		if _, err := s.RevokeKey(ctx(t), other.ID, k2.ID, time.Now()); !errors.Is(err, apierr.ErrNotFound) {
+			t.Errorf("RevokeKey(another account's key) err = %v, want ErrNotFound", err)
+		}
+		at := time.Now().UTC().Truncate(time.Millisecond)
+		got, err := s.RevokeKey(ctx(t), a.ID, k2.ID, at)
+		if err != nil || got.RevokedAt == nil || !got.RevokedAt.Equal(at) {
+			t.Fatalf("RevokeKey = %+v, %v; want revoked at %v", got, err, at)
+		}
+		again, err := s.RevokeKey(ctx(t), a.ID, k2.ID, at.Add(time.Hour))
+		if err != nil || again.RevokedAt == nil || !again.RevokedAt.Equal(at) {
+			t.Errorf("RevokeKey again = %+v, %v; want the first revocation kept", again, err)
+		}
+		if _, err := s.AccountByKeyHash(ctx(t), account.HashKey(text)); !errors.Is(err, apierr.ErrNotFound) {
+			t.Errorf("AccountByKeyHash(revoked) err = %v, want ErrNotFound", err)
+		}
+		if k, err := s.KeyByHash(ctx(t), account.HashKey(text)); err != nil || !k.Revoked() {
+			t.Errorf("KeyByHash(revoked) = %+v, %v; want the key, revoked", k, err)
+		}
+		keys, _ = s.ListKeys(ctx(t), a.ID)
+		if len(keys) != 1 {
+			t.Fatalf("ListKeys after revoke = %d keys, want 1", len(keys))
+		}
+		if _, err := s.RevokeKey(ctx(t), a.ID, keys[0].ID, time.Now()); !errors.Is(err, account.ErrLastKey) {
+			t.Errorf("RevokeKey(last) err = %v, want ErrLastKey", err)
+		}
+		if _, err := s.AccountByKeyHash(ctx(t), account.HashKey(first)); err != nil {
+			t.Errorf("the last key stopped working: %v", err)
+		}
+	},
+	"racing revokes of the last two keys leave one": func(t *testing.T, s Store) {
+		for round := range 5 {
+			a, _ := newAccount(t, s)
+			svc := account.Service{Store: s, Now: time.Now}
+			if _, _, err := svc.AddKey(ctx(t), a.ID, false); err != nil {
+				t.Fatal(err)
+			}
+			keys, err := s.ListKeys(ctx(t), a.ID)
+			if err != nil || len(keys) != 2 {
+				t.Fatalf("ListKeys = %d, %v", len(keys), err)
+			}
+			var wg sync.WaitGroup
+			errs := make([]error, 2)
+			for i, k := range keys {
+				wg.Go(func() { _, errs[i] = s.RevokeKey(ctx(t), a.ID, k.ID, time.Now()) })
+			}
+			wg.Wait()
+			// Both may be refused (a store may cancel both colliding writes); both may
+			// never succeed.
+			left, err := s.ListKeys(ctx(t), a.ID)
+			if err != nil || len(left) == 0 || len(left) != 2-count(errs, nil) {
+				t.Fatalf("round %d: revokes %v left %d keys, %v; want 1 or 2, one per refusal", round, errs, len(left), err)
+			}
+			for _, err := range errs {
+				if err != nil && !errors.Is(err, account.ErrLastKey) && !errors.Is(err, apierr.ErrConflict) {
+					t.Errorf("round %d: revoke err = %v, want ErrLastKey or ErrConflict", round, err)
+				}
+			}
+		}
+	},
+	"touch records a use": func(t *testing.T, s Store) {
+		_, key := newAccount(t, s)
+		at := time.Now().UTC().Truncate(time.Millisecond)
+		if err := s.TouchKey(ctx(t), account.HashKey(key), at); err != nil {
+			t.Fatal(err)
+		}
+		k, err := s.KeyByHash(ctx(t), account.HashKey(key))
+		if err != nil || k.LastUsedAt == nil || !k.LastUsedAt.Equal(at) {
+			t.Errorf("KeyByHash after touch = %+v, %v; want last used %v", k, err, at)
+		}
+	},
 	"unknown account is not found": func(t *testing.T, s Store) {
 		if _, err := s.GetAccount(ctx(t), "acct_nope"); !errors.Is(err, apierr.ErrNotFound) {
 			t.Errorf("GetAccount err = %v, want ErrNotFound", err)
 		}
 	},
+}
+
+func count[T comparable](xs []T, v T) int {
+	n := 0
+	for _, x := range xs {
+		if x == v {
+			n++
+		}
+	}
+	return n
 }

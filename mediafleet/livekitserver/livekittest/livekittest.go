@@ -1,0 +1,50 @@
+// Package livekittest starts a real livekit-server for a test and stops it when the test
+// ends.
+package livekittest
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"testing"
+	"time"
+
+	"github.com/bridgeline/bridgeline/mediafleet/livekitserver"
+)
+
+// Start runs livekit-server on free 127.0.0.1 ports with fresh keys. cfg may set webhook
+// URLs and timeouts; its keys, ports and Dir are filled in when empty. The server is
+// stopped in t.Cleanup: drained for up to a second (livekit-server looks for remaining
+// participants only every 5 s, and a test has no use for a long drain), then forced.
+func Start(t testing.TB, cfg livekitserver.Config) *livekitserver.Server {
+	t.Helper()
+	if cfg.APIKey == "" {
+		cfg.APIKey = "APItest" + randHex(6)
+		cfg.APISecret = randHex(32)
+	}
+	if cfg.Dir == "" {
+		cfg.Dir = t.TempDir()
+	}
+	// The process lives until Cleanup stops it, so it gets a background context.
+	s, err := livekitserver.Start(context.Background(), cfg)
+	if err != nil {
+		t.Fatalf("start livekit-server: %v", err)
+	}
+	t.Cleanup(func() {
+		stopCtx, cancel := context.WithTimeout(context.Background(), time.Second)
+		defer cancel()
+		if err := s.Stop(stopCtx); err != nil {
+			t.Logf("stop livekit-server: %v\n%s", err, s.LogTail(2048))
+		}
+		if t.Failed() {
+			t.Logf("livekit-server log tail:\n%s", s.LogTail(4096))
+		}
+	})
+	return s
+}
+
+func randHex(n int) string {
+	b := make([]byte, n)
+	rand.Read(b)
+	return hex.EncodeToString(b)[:n]
+}

@@ -1,0 +1,116 @@
+package livekitserver_test
+
+import (
+	"context"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/bridgeline/bridgeline/mediafleet/livekitserver"
+	"github.com/bridgeline/bridgeline/mediafleet/livekitserver/livekittest"
+)
+
+func TestConfigYAML(t *testing.T) {
+	cfg := livekitserver.Config{
+		APIKey: "APIkey", APISecret: strings.Repeat("s", 32),
+		Port: 7880, RTCTCPPort: 7881, RTCUDPPort: 7882,
+		WebhookURLs:  []string{"http://127.0.0.1:8080/internal/livekit/webhook"},
+		EmptyTimeout: 30 * time.Second,
+	}
+	b, err := cfg.YAML()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got struct {
+		Port int `yaml:"port"`
+		Room struct {
+			AutoCreate   *bool `yaml:"auto_create"`
+			EmptyTimeout int   `yaml:"empty_timeout"`
+		} `yaml:"room"`
+		Webhook struct {
+			APIKey string   `yaml:"api_key"`
+			URLs   []string `yaml:"urls"`
+		} `yaml:"webhook"`
+		RTC struct {
+			UDPPort     string   `yaml:"udp_port"`
+			TCPPort     int      `yaml:"tcp_port"`
+			STUNServers []string `yaml:"stun_servers"`
+		} `yaml:"rtc"`
+		BindAddresses []string `yaml:"bind_addresses"`
+	}
+	if err := yaml.Unmarshal(b, &got); err != nil {
+		t.Fatal(err)
+	}
+	if got.Room.AutoCreate == nil || *got.Room.AutoCreate {
+		t.Errorf("room.auto_create = %v, want explicit false", got.Room.AutoCreate)
+	}
+	if got.Room.EmptyTimeout != 30 {
+		t.Errorf("room.empty_timeout = %d, want 30", got.Room.EmptyTimeout)
+	}
+	if got.Webhook.APIKey != "APIkey" || len(got.Webhook.URLs) != 1 {
+		t.Errorf("webhook = %+v, want api key and one url", got.Webhook)
+	}
+	if got.RTC.UDPPort != "7882" || got.RTC.TCPPort != 7881 || got.Port != 7880 {
+		t.Errorf("ports = %d/%d/%s, want 7880/7881/7882", got.Port, got.RTC.TCPPort, got.RTC.UDPPort)
+	}
+	if len(got.BindAddresses) != 1 || got.BindAddresses[0] != "127.0.0.1" {
+		t.Errorf("bind_addresses = %v, want [127.0.0.1]", got.BindAddresses)
+	}
+	// Without a STUN server of its own, livekit-server sends clients public ones.
+	if len(got.RTC.STUNServers) != 1 || got.RTC.STUNServers[0] != "127.0.0.1:7882" {
+		t.Errorf("rtc.stun_servers = %v, want [127.0.0.1:7882]", got.RTC.STUNServers)
+	}
+}
+
+func TestConfigValidate(t *testing.T) {
+	ok := livekitserver.Config{APIKey: "k", APISecret: strings.Repeat("s", 32)}
+	tests := []struct {
+		name string
+		edit func(*livekitserver.Config)
+	}{
+		{"no key", func(c *livekitserver.Config) { c.APIKey = "" }},
+		{"short secret", func(c *livekitserver.Config) { c.APISecret = "short" }},
+		{"bad range", func(c *livekitserver.Config) { c.RTCUDPPort, c.RTCUDPPortEnd = 50000, 40000 }},
+		{"bad webhook", func(c *livekitserver.Config) { c.WebhookURLs = []string{"ftp://x"} }},
+	}
+	if err := ok.Validate(); err != nil {
+		t.Fatalf("Validate(valid) = %v", err)
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := ok
+			tt.edit(&c)
+			if err := c.Validate(); err == nil {
+				t.Errorf("Validate() = nil, want an error")
+			}
+		})
+	}
+}
+
+func TestStartStop(t *testing.T) {
+	s := livekittest.Start(t, livekitserver.Config{})
+	resp, err := http.Get(s.HTTPURL() + "/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("GET / = %d, want 200", resp.StatusCode)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := s.Stop(ctx); err != nil {
+		t.Fatalf("Stop() = %v", err)
+	}
+	select {
+	case <-s.Done():
+	default:
+		t.Fatal("process still running after Stop")
+	}
+	if _, err := http.Get(s.HTTPURL() + "/"); err == nil {
+		t.Error("server still answers after Stop")
+	}
+}

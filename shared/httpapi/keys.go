@@ -1,0 +1,120 @@
+package httpapi
+
+import (
+	"errors"
+	"net/http"
+	"slices"
+	"strings"
+
+	"github.com/bridgeline/bridgeline/shared/account"
+	"github.com/bridgeline/bridgeline/shared/apierr"
+)
+
+// MaxAPIKeys is how many keys (not revoked) an account may hold: enough to rotate every
+// server's key one at a time, few enough that the listing needs no pages.
+const MaxAPIKeys = 20
+
+// keyRoutes are the API key endpoints.
+func (a *API) keyRoutes() []Route {
+	return []Route{
+		{Function: "api-keys-list", Method: http.MethodGet, Pattern: "/v1/api_keys", Handler: a.listKeys},
+		{Function: "api-keys-create", Method: http.MethodPost, Pattern: "/v1/api_keys", Handler: a.createKey},
+		{Function: "api-keys-delete", Method: http.MethodDelete, Pattern: "/v1/api_keys/{id}", Handler: a.revokeKey},
+	}
+}
+
+// KeyJSON is the api_key object: never the key, except Key in the answer to create.
+type KeyJSON struct {
+	ID         string  `json:"id"`
+	Object     string  `json:"object"`
+	Mode       string  `json:"mode"`
+	Prefix     string  `json:"prefix"`
+	Last4      *string `json:"last4"`
+	Key        string  `json:"key,omitempty"`
+	CreatedAt  Time    `json:"created_at"`
+	LastUsedAt *Time   `json:"last_used_at"`
+	RevokedAt  *Time   `json:"revoked_at"`
+}
+
+// PresentKey maps a stored key to its JSON object.
+func PresentKey(k account.Key) KeyJSON {
+	mode := "test"
+	if k.Live() {
+		mode = "live"
+	}
+	return KeyJSON{ID: k.ID, Object: "api_key", Mode: mode, Prefix: k.Prefix, Last4: StringOrNull(k.Last4),
+		CreatedAt: Time(k.CreatedAt), LastUsedAt: TimePtr(k.LastUsedAt), RevokedAt: TimePtr(k.RevokedAt)}
+}
+
+// listKeys pages through the account's keys, newest first, as every list does; the
+// store reads them all (at most MaxAPIKeys) and the page is cut here.
+func (a *API) listKeys(w http.ResponseWriter, r *http.Request) (int, any, error) {
+	q, err := ListQuery(r, "key")
+	if err != nil {
+		return 0, nil, err
+	}
+	keys, err := a.Accounts.ListKeys(r.Context(), AccountFrom(r.Context()).ID)
+	if err != nil {
+		return 0, nil, err
+	}
+	slices.Reverse(keys)
+	if q.StartingAfter != "" {
+		keys = slices.DeleteFunc(keys, func(k account.Key) bool { return k.ID >= q.StartingAfter })
+	}
+	return http.StatusOK, NewList(keys, q.Limit, PresentKey), nil
+}
+
+// createKey makes a key of the same mode as the key that asks: a test key cannot make a
+// live one.
+func (a *API) createKey(w http.ResponseWriter, r *http.Request) (int, any, error) {
+	if err := Query(r); err != nil {
+		return 0, nil, err
+	}
+	var body struct{}
+	if err := Decode(r, &body, true); err != nil {
+		return 0, nil, err
+	}
+	acct := AccountFrom(r.Context()).ID
+	keys, err := a.Accounts.ListKeys(r.Context(), acct)
+	if err != nil {
+		return 0, nil, err
+	}
+	if len(keys) >= MaxAPIKeys {
+		return 0, nil, apierr.New(apierr.CodeAPIKeyLimit, "an account holds at most 20 API keys: revoke one first")
+	}
+	svc := account.Service{Store: a.Accounts, Now: a.now}
+	text, k, err := svc.AddKey(r.Context(), acct, liveKey(r))
+	if err != nil {
+		return 0, nil, err
+	}
+	j := PresentKey(k)
+	j.Key = text
+	return http.StatusCreated, j, nil
+}
+
+func (a *API) revokeKey(w http.ResponseWriter, r *http.Request) (int, any, error) {
+	if err := Query(r); err != nil {
+		return 0, nil, err
+	}
+	id := r.PathValue("id")
+	if !strings.HasPrefix(id, "key_") {
+		return 0, nil, apierr.NotFound("api_key", id)
+	}
+	var k account.Key
+	var err error
+	// A revoke that collided with another write of the same account is tried again; the
+	// second try sees the other's outcome.
+	for range 3 {
+		k, err = a.Accounts.RevokeKey(r.Context(), AccountFrom(r.Context()).ID, id, a.now())
+		if !errors.Is(err, apierr.ErrConflict) {
+			break
+		}
+	}
+	if errors.Is(err, apierr.ErrNotFound) {
+		return 0, nil, apierr.NotFound("api_key", id)
+	}
+	if err != nil {
+		return 0, nil, err
+	}
+	return http.StatusOK, PresentKey(k), nil
+}
