@@ -284,7 +284,7 @@ func awsEnv(dynamoURL, motoURL string) []string {
 	}
 	if motoURL != "" {
 		env = append(env, "AWS_ENDPOINT_URL_SQS="+motoURL, "AWS_ENDPOINT_URL_EVENTBRIDGE="+motoURL,
-			"AWS_ENDPOINT_URL_SECRETS_MANAGER="+motoURL)
+			"AWS_ENDPOINT_URL_SECRETS_MANAGER="+motoURL, "AWS_ENDPOINT_URL_KMS="+motoURL)
 	}
 	return env
 }

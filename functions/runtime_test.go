@@ -33,6 +33,7 @@ import (
 	ddbtypes "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/aws/aws-sdk-go-v2/service/eventbridge"
 	ebtypes "github.com/aws/aws-sdk-go-v2/service/eventbridge/types"
+	"github.com/aws/aws-sdk-go-v2/service/kms"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
@@ -126,6 +127,14 @@ func (s *stack) withBus() {
 		Targets: []ebtypes.Target{{Id: aws.String("delivery-queue"), Arn: aws.String(deliveryARN)}}}); err != nil {
 		t.Fatal(err)
 	}
+	// The KMS key that seals webhook secrets (WebhookSecretsKey): create and rotate seal
+	// with it through moto, webhook-deliver and platform-sim open with it.
+	key, err := kms.NewFromConfig(cfg, func(o *kms.Options) { o.BaseEndpoint = aws.String(s.motoURL) }).
+		CreateKey(s.ctx, &kms.CreateKeyInput{Description: aws.String("bridgeline-test webhook secrets")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.refs["WebhookSecretsKey"] = aws.ToString(key.KeyMetadata.KeyId)
 	s.refs["EventBus"] = "bridgeline-test"
 	s.refs["DeliveryQueue"] = deliveryURL
 	s.refs["DeliveryDeadLetterQueue"] = dlqURL

@@ -20,6 +20,7 @@ import (
 	"github.com/bridgeline/bridgeline/shared/platform"
 	"github.com/bridgeline/bridgeline/shared/platform/simhook"
 	"github.com/bridgeline/bridgeline/shared/rtc/lkapi"
+	"github.com/bridgeline/bridgeline/shared/secretbox"
 	"github.com/bridgeline/bridgeline/shared/store"
 )
 
@@ -75,9 +76,15 @@ func startMedia(ctx context.Context, cfg config.Config, s store.Store, log *slog
 		simulator.Close(c)
 	})
 
+	// Webhook signing secrets are sealed at rest with a key file under the data folder,
+	// created 0600 on first start.
+	sealer, err := secretbox.OpenKeyFile(filepath.Join(cfg.DataDir, secretbox.KeyFileName))
+	if err != nil {
+		return fail(fmt.Errorf("webhook secrets key: %w", err))
+	}
 	cp, err := controlplane.New(cfg, controlplane.Deps{Store: s, Rooms: rooms, LiveKit: rooms,
 		Platforms: map[string]platform.Platform{platformsim.Name: simulator}, SimSecret: secret,
-		LocalDelivery: true, Log: log})
+		LocalDelivery: true, Secrets: sealer, Log: log})
 	if err != nil {
 		return fail(err)
 	}

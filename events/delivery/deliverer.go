@@ -34,7 +34,8 @@ const UserAgent = "Bridgeline-Webhooks/1"
 
 // Endpoints is what a Deliverer needs of the endpoint rules: *webhookendpoint.Service.
 type Endpoints interface {
-	Get(ctx context.Context, accountID, id string) (webhookendpoint.Endpoint, error)
+	// Signing returns the endpoint with its secrets opened (they are stored sealed).
+	Signing(ctx context.Context, accountID, id string) (webhookendpoint.Endpoint, error)
 	Disable(ctx context.Context, accountID, id, reason string) error
 }
 
@@ -86,7 +87,7 @@ func Body(evt callevent.Event) ([]byte, error) {
 // endpoint. found is false, and nothing is sent, when the endpoint was deleted or is
 // disabled: the delivery is then canceled.
 func (d *Deliverer) Attempt(ctx context.Context, evt callevent.Event, endpointID string, n int) (a Attempt, found bool, err error) {
-	ep, err := d.Endpoints.Get(ctx, evt.AccountID, endpointID)
+	ep, err := d.Endpoints.Signing(ctx, evt.AccountID, endpointID)
 	if err != nil {
 		var nf interface{ Status() int }
 		if errors.As(err, &nf) && nf.Status() == http.StatusNotFound {

@@ -342,8 +342,12 @@ func TestRotatedSecretsBothSign(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if rotated.Secret == ep.Secret || rotated.PreviousSecret != ep.Secret {
-		t.Fatalf("rotate: secret %q previous %q, want new and %q", rotated.Secret, rotated.PreviousSecret, ep.Secret)
+	signing, err := e.endpoints.Signing(context.Background(), e.account, ep.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rotated.Secret == ep.Secret || signing.Secret != rotated.Secret || signing.PreviousSecret != ep.Secret {
+		t.Fatalf("rotate: secret %q, signing with %q and %q; want new and %q", rotated.Secret, signing.Secret, signing.PreviousSecret, ep.Secret)
 	}
 	e.emit(t, callevent.TypeCallEnded, callEnded("call_1"))
 	e.step(t)

@@ -16,6 +16,7 @@ import (
 	"github.com/bridgeline/bridgeline/events/webhook"
 	"github.com/bridgeline/bridgeline/shared/egress"
 	"github.com/bridgeline/bridgeline/shared/ident"
+	"github.com/bridgeline/bridgeline/shared/secretbox"
 	"github.com/bridgeline/bridgeline/shared/store/sqlite"
 	"github.com/bridgeline/bridgeline/shared/webhookendpoint"
 )
@@ -153,7 +154,13 @@ func newEnv(t *testing.T, path string) *env {
 	}
 	t.Cleanup(func() { st.Close() })
 	clk := &clock{t: time.Now().UTC()}
-	eps := &webhookendpoint.Service{Store: st, Destinations: egress.Policy{AllowLoopback: true}, Now: clk.Now}
+	// Secrets sealed at rest, as the local stack does: every test here signs with secrets
+	// opened from the store.
+	key, err := secretbox.OpenKeyFile(filepath.Join(filepath.Dir(path), secretbox.KeyFileName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	eps := &webhookendpoint.Service{Store: st, Secrets: key, Destinations: egress.Policy{AllowLoopback: true}, Now: clk.Now}
 	d := &delivery.Deliverer{Endpoints: eps, Now: clk.Now, Client: delivery.NewClient(egress.Policy{AllowLoopback: true})}
 	w := &delivery.Worker{Outbox: st, Log: st, Subscribers: eps, Deliverer: d, Now: clk.Now}
 	return &env{store: st, clock: clk, endpoints: eps, worker: w, account: ident.New("acct")}

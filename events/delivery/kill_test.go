@@ -17,6 +17,7 @@ import (
 	"github.com/bridgeline/bridgeline/events/callevent"
 	"github.com/bridgeline/bridgeline/events/delivery"
 	"github.com/bridgeline/bridgeline/shared/egress"
+	"github.com/bridgeline/bridgeline/shared/secretbox"
 	"github.com/bridgeline/bridgeline/shared/store/sqlite"
 	"github.com/bridgeline/bridgeline/shared/webhookendpoint"
 )
@@ -37,9 +38,13 @@ func TestWorkerProcess(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	eps := &webhookendpoint.Service{Store: st, Destinations: egress.Policy{AllowLoopback: true}}
+	key, err := secretbox.OpenKeyFile(filepath.Join(filepath.Dir(path), secretbox.KeyFileName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	eps := &webhookendpoint.Service{Store: st, Secrets: key, Destinations: egress.Policy{AllowLoopback: true}}
 	w := &delivery.Worker{Outbox: st, Log: st, Subscribers: eps, Deliverer: &delivery.Deliverer{Endpoints: eps, Client: delivery.NewClient(egress.Policy{AllowLoopback: true})},
-		Poll: 20 * time.Millisecond, Concurrency: 8, PerEndpoint: 8}
+		Poll: 20 * time.Millisecond, Concurrency: 8, PerEndpoint: 8, PerAccount: 8}
 	if err := w.Run(ctx); err != nil {
 		t.Fatal(err)
 	}

@@ -4175,8 +4175,10 @@ type WebhookEndpointWithSecret struct {
 	// PreviousSecretExpiresAt Until when the secret before the last rotation still signs; null when none does.
 	PreviousSecretExpiresAt *time.Time `json:"previous_secret_expires_at"`
 
-	// Secret The signing secret (`whsec_` and base64). Shown only here.
-	Secret string `json:"secret"`
+	// Secret The signing secret (`whsec_` and base64). Shown only here, in the first answer: Bridgeline stores it
+	// encrypted and never keeps it in clear, so an idempotent replay of this request (`Idempotent-Replayed:
+	// true`) answers the same object without `secret`. A client that lost the first answer rotates the secret.
+	Secret *string `json:"secret,omitempty"`
 
 	// Status Whether events are sent to it.
 	Status WebhookEndpointWithSecretStatus `json:"status"`

@@ -57,6 +57,9 @@ type Deps struct {
 	// DecisionReserve is what an inbound request needs after the customer's decision
 	// (session.Service.DecisionReserve; Lambdas, whose requests have a deadline).
 	DecisionReserve time.Duration
+	// Secrets seals webhook signing secrets at rest (secretbox: a key file locally, KMS
+	// on AWS); nil stores them in clear (tests).
+	Secrets webhookendpoint.Sealer
 	// Log receives the control plane's logs (nil: discarded); Now is the clock (nil:
 	// time.Now).
 	Log *slog.Logger
@@ -114,7 +117,7 @@ func New(cfg config.Config, deps Deps) (*ControlPlane, error) {
 	cp.Accounts = &account.Service{Store: s, Now: now}
 	cp.Assistants = &assistant.Service{Store: s, HostedVoices: cfg.HostedVoices, Now: now}
 	cp.Lines = &line.Service{Store: s, Assistants: s, Now: now}
-	cp.Endpoints = &webhookendpoint.Service{Store: s, Destinations: cfg.Webhooks}
+	cp.Endpoints = &webhookendpoint.Service{Store: s, Secrets: deps.Secrets, Destinations: cfg.Webhooks}
 	cp.Deliverer = &delivery.Deliverer{Endpoints: cp.Endpoints, Client: delivery.NewClient(cfg.Webhooks)}
 
 	// call.incoming waits as long as the line's decision timeout says, not the

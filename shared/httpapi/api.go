@@ -54,7 +54,11 @@ type Route struct {
 	// receivers whose senders have their own, larger limit (a persona worker's final
 	// report of a long call) set it, so the customer API's limit does not cut them.
 	MaxBody int64
-	Handler HandlerFunc
+	// ReplayOmits are top-level response fields left out of the stored idempotent
+	// replay: a webhook endpoint's signing secret, shown once, is never kept in clear in
+	// the idempotency table. A replay answers the same status and object without them.
+	ReplayOmits []string
+	Handler     HandlerFunc
 }
 
 // HandlerFunc serves one request and returns the status and value to write as JSON, or an
@@ -109,7 +113,7 @@ func (a *API) handler(routes []Route, auth func(http.Handler) http.Handler) http
 		for m, rt := range methods {
 			var h http.Handler = a.serve(rt)
 			if rt.Method == http.MethodPost && !rt.Public {
-				h = a.idempotent(h)
+				h = a.idempotent(h, rt.ReplayOmits)
 			}
 			if !rt.Public {
 				h = auth(a.rateLimited(h))

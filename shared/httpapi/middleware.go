@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -210,7 +211,9 @@ func (l *Limiter) Allow(key string, now time.Time) bool {
 // another body is 422, and a retry while the first still runs is 409. A response of 500
 // or more is not kept, so a retry runs again, unless the handler called KeepIdempotent
 // (what it did cannot safely run twice).
-func (a *API) idempotent(next http.Handler) http.Handler {
+//
+// The fields named in omit are removed from the stored response (see Route.ReplayOmits).
+func (a *API) idempotent(next http.Handler, omit []string) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		key := r.Header.Get("Idempotency-Key")
 		if key == "" {
@@ -264,7 +267,7 @@ func (a *API) idempotent(next http.Handler) http.Handler {
 		if cap.status >= 500 && !*keep {
 			err = a.Idempotency.ReleaseIdempotent(r.Context(), acct, key)
 		} else {
-			err = a.Idempotency.CompleteIdempotent(r.Context(), acct, key, cap.status, cap.buf.Bytes())
+			err = a.Idempotency.CompleteIdempotent(r.Context(), acct, key, cap.status, omitFields(cap.buf.Bytes(), omit))
 		}
 		if err != nil {
 			a.log().ErrorContext(r.Context(), "idempotency record", "request_id", RequestID(r.Context()), "error", err.Error())
@@ -307,4 +310,28 @@ func printable(s string) bool {
 		}
 	}
 	return true
+}
+
+// omitFields returns the JSON object body without the named top-level fields. A body that
+// is not an object holding them (an error) is returned as it is.
+func omitFields(body []byte, omit []string) []byte {
+	if len(omit) == 0 {
+		return body
+	}
+	var obj map[string]json.RawMessage
+	if json.Unmarshal(body, &obj) != nil {
+		return body
+	}
+	n := len(obj)
+	for _, f := range omit {
+		delete(obj, f)
+	}
+	if len(obj) == n {
+		return body
+	}
+	out, err := json.Marshal(obj)
+	if err != nil {
+		return body
+	}
+	return out
 }

@@ -419,3 +419,45 @@ func TestWebhookSSRFOverHTTP(t *testing.T) {
 		t.Errorf("attempt = %v, want error blocked_destination, status_code null, duration_ms 0, outcome failed", blocked)
 	}
 }
+
+// TestSecretNotKeptInIdempotencyRecord: create and rotate_secret show the secret once;
+// the idempotency table never holds it, and a replay answers the same object without it.
+func TestSecretNotKeptInIdempotencyRecord(t *testing.T) {
+	h := newHookEnv(t)
+	url := h.receiver()
+	body := `{"url":"` + url + `"}`
+	first := h.do("POST", "/v1/webhook_endpoints", body, "Idempotency-Key", "create-1")
+	secret, _ := first.body["secret"].(string)
+	if first.status != http.StatusCreated || !strings.HasPrefix(secret, "whsec_") {
+		t.Fatalf("create = %d %s", first.status, first.raw)
+	}
+	id := first.body["id"].(string)
+	rot := h.do("POST", "/v1/webhook_endpoints/"+id+"/rotate_secret", "", "Idempotency-Key", "rotate-1")
+	rotated, _ := rot.body["secret"].(string)
+	if rot.status != http.StatusOK || !strings.HasPrefix(rotated, "whsec_") {
+		t.Fatalf("rotate = %d %s", rot.status, rot.raw)
+	}
+	rows, err := h.store.DB().Query(`SELECT key, body FROM idempotency`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var key string
+		var stored []byte
+		rows.Scan(&key, &stored)
+		if strings.Contains(string(stored), secret) || strings.Contains(string(stored), rotated) || strings.Contains(string(stored), "whsec_") {
+			t.Errorf("idempotency record %s holds a secret: %s", key, stored)
+		}
+	}
+	for _, tc := range []struct{ path, key string }{{"/v1/webhook_endpoints", "create-1"}, {"/v1/webhook_endpoints/" + id + "/rotate_secret", "rotate-1"}} {
+		b := body
+		if tc.key == "rotate-1" {
+			b = ""
+		}
+		replay := h.do("POST", tc.path, b, "Idempotency-Key", tc.key)
+		if _, has := replay.body["secret"]; has || replay.header.Get("Idempotent-Replayed") != "true" || replay.body["id"] != id {
+			t.Errorf("replay of %s = %d %s; want the same endpoint, replayed, without secret", tc.path, replay.status, replay.raw)
+		}
+	}
+}

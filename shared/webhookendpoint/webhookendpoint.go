@@ -102,9 +102,25 @@ type Input struct {
 	LiveKey bool
 }
 
+// Sealer seals signing secrets for storage and opens them to sign
+// (*secretbox.LocalKey locally, *secretbox.KMS on AWS). Open returns a value that was
+// never sealed as it is.
+type Sealer interface {
+	Seal(ctx context.Context, plain string) (string, error)
+	Open(ctx context.Context, sealed string) (string, error)
+}
+
 // Service applies the endpoint rules.
+//
+// Secrets are stored sealed when Secrets is set (every shipped binary sets it): Get,
+// List and the writes handle the sealed values and never open them, so the functions
+// that serve the customer API need no decrypt grant; only Signing and Subscribed, which
+// the signers call, open them. Create and RotateSecret return the new secret in clear,
+// once, for the response.
 type Service struct {
 	Store Store
+	// Secrets seals secrets at rest; nil stores them in clear (unit tests only).
+	Secrets Sealer
 	// Destinations refuses URLs whose host is a literal internal address (400
 	// url_not_allowed); the zero Policy refuses them all, loopback included.
 	Destinations egress.Policy
@@ -131,21 +147,65 @@ func (s *Service) Create(ctx context.Context, accountID string, in Input) (Endpo
 		return Endpoint{}, apierr.New(apierr.CodeWebhookEndpointLimit,
 			fmt.Sprintf("an account can have at most %d webhook endpoints; delete one first", MaxPerAccount))
 	}
-	secret, err := webhook.NewSecret()
+	secret, sealed, err := s.newSecret(ctx)
 	if err != nil {
 		return Endpoint{}, err
 	}
 	now := s.now()
-	e := Endpoint{ID: ident.New(IDPrefix), AccountID: accountID, Status: StatusEnabled, Secret: secret,
+	e := Endpoint{ID: ident.New(IDPrefix), AccountID: accountID, Status: StatusEnabled, Secret: sealed,
 		Events: []string{}, Revision: 1, CreatedAt: now, UpdatedAt: now}
 	in.apply(&e)
 	if err := s.Store.CreateWebhookEndpoint(ctx, e); err != nil {
 		return Endpoint{}, fmt.Errorf("create webhook endpoint: %w", err)
 	}
+	e.Secret = secret
 	return e, nil
 }
 
-// Get returns the account's endpoint, or not-found for any other id.
+// newSecret makes a signing secret and its sealed form.
+func (s *Service) newSecret(ctx context.Context) (plain, sealed string, err error) {
+	plain, err = webhook.NewSecret()
+	if err != nil {
+		return "", "", err
+	}
+	if s.Secrets == nil {
+		return plain, plain, nil
+	}
+	sealed, err = s.Secrets.Seal(ctx, plain)
+	if err != nil {
+		return "", "", fmt.Errorf("seal webhook secret: %w", err)
+	}
+	return plain, sealed, nil
+}
+
+// open returns e with its secrets in clear, for signing.
+func (s *Service) open(ctx context.Context, e Endpoint) (Endpoint, error) {
+	if s.Secrets == nil {
+		return e, nil
+	}
+	var err error
+	if e.Secret, err = s.Secrets.Open(ctx, e.Secret); err != nil {
+		return Endpoint{}, fmt.Errorf("open secret of %s: %w", e.ID, err)
+	}
+	if e.PreviousSecret != "" {
+		if e.PreviousSecret, err = s.Secrets.Open(ctx, e.PreviousSecret); err != nil {
+			return Endpoint{}, fmt.Errorf("open previous secret of %s: %w", e.ID, err)
+		}
+	}
+	return e, nil
+}
+
+// Signing returns the account's endpoint with its secrets opened: for the deliverers.
+func (s *Service) Signing(ctx context.Context, accountID, id string) (Endpoint, error) {
+	e, err := s.Get(ctx, accountID, id)
+	if err != nil {
+		return Endpoint{}, err
+	}
+	return s.open(ctx, e)
+}
+
+// Get returns the account's endpoint, secrets as stored (sealed), or not-found for any
+// other id.
 func (s *Service) Get(ctx context.Context, accountID, id string) (Endpoint, error) {
 	e, err := s.Store.GetWebhookEndpoint(ctx, id)
 	return apierr.Owned(e, e.AccountID, err, accountID, apierr.NotFound("webhook_endpoint", id))
@@ -156,7 +216,8 @@ func (s *Service) List(ctx context.Context, accountID string, q listing.Query) (
 	return s.Store.ListWebhookEndpoints(ctx, accountID, q)
 }
 
-// Subscribed returns the account's enabled endpoints that want events of type typ.
+// Subscribed returns the account's enabled endpoints that want events of type typ, with
+// their secrets opened for signing.
 func (s *Service) Subscribed(ctx context.Context, accountID, typ string) ([]Endpoint, error) {
 	all, err := s.Store.ListWebhookEndpoints(ctx, accountID, listing.Query{Limit: MaxPerAccount * 2})
 	if err != nil {
@@ -165,6 +226,9 @@ func (s *Service) Subscribed(ctx context.Context, accountID, typ string) ([]Endp
 	var out []Endpoint
 	for _, e := range all {
 		if e.Status == StatusEnabled && e.Subscribed(typ) {
+			if e, err = s.open(ctx, e); err != nil {
+				return nil, err
+			}
 			out = append(out, e)
 		}
 	}
@@ -197,15 +261,21 @@ func (s *Service) Delete(ctx context.Context, accountID, id string) (Endpoint, e
 
 // RotateSecret gives the endpoint a new secret and keeps the current one signing for
 // RotationOverlap. A second rotation inside the overlap drops the oldest secret.
+// The current secret moves to PreviousSecret as stored, sealed, without being opened.
 func (s *Service) RotateSecret(ctx context.Context, accountID, id string) (Endpoint, error) {
-	secret, err := webhook.NewSecret()
+	secret, sealed, err := s.newSecret(ctx)
 	if err != nil {
 		return Endpoint{}, err
 	}
-	return s.modify(ctx, accountID, id, func(e *Endpoint) {
+	e, err := s.modify(ctx, accountID, id, func(e *Endpoint) {
 		e.PreviousSecret, e.PreviousSecretExpiresAt = e.Secret, s.now().Add(RotationOverlap)
-		e.Secret = secret
+		e.Secret = sealed
 	})
+	if err != nil {
+		return Endpoint{}, err
+	}
+	e.Secret = secret
+	return e, nil
 }
 
 // Disable turns the endpoint off (a receiver's 410 Gone). Disabling a missing endpoint is

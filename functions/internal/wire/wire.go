@@ -19,11 +19,13 @@ import (
 	"net/http"
 	"os"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	awsconfig "github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/eventbridge"
+	"github.com/aws/aws-sdk-go-v2/service/kms"
 	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
@@ -33,8 +35,10 @@ import (
 	"github.com/bridgeline/bridgeline/shared/httpapi"
 	"github.com/bridgeline/bridgeline/shared/platform"
 	"github.com/bridgeline/bridgeline/shared/platform/simclient"
+	"github.com/bridgeline/bridgeline/shared/secretbox"
 	"github.com/bridgeline/bridgeline/shared/session"
 	"github.com/bridgeline/bridgeline/shared/store/dynamo"
+	"github.com/bridgeline/bridgeline/shared/webhookendpoint"
 )
 
 // The functions' outbound calls are bounded so that a function answers (a 502 when a
@@ -108,7 +112,7 @@ func New(ctx context.Context, function string, lk LiveKit) (*controlplane.Contro
 		return nil, err
 	}
 	log := Logger().With("function", function)
-	deps := controlplane.Deps{Store: s, DecisionReserve: DecisionReserve, Log: log}
+	deps := controlplane.Deps{Store: s, DecisionReserve: DecisionReserve, Secrets: SecretsFromEnv(), Log: log}
 	if url := os.Getenv("DELIVERY_QUEUE_URL"); url != "" {
 		q, err := SQS(ctx)
 		if err != nil {
@@ -275,4 +279,54 @@ func Deliverer(ctx context.Context) (*awsbus.Handler, error) {
 		DeadLetterQueueURL: os.Getenv("DEAD_LETTER_QUEUE_URL"),
 		Logger:             Logger().With("function", "webhook-deliver"),
 	}, nil
+}
+
+// SecretsFromEnv seals webhook signing secrets with the KMS key WEBHOOK_SECRETS_KEY_ID
+// names (envelope encryption, secretbox.KMS). template.yaml sets it on the functions that
+// seal a secret (create, rotate: kms:GenerateDataKey) and those that sign with one
+// (webhook-deliver, platform-sim: kms:Decrypt); the others read endpoints without
+// touching their secrets and get nil. The AWS configuration loads at the first seal or
+// open, so a function that never uses the key makes no call for it.
+func SecretsFromEnv() webhookendpoint.Sealer {
+	id := os.Getenv("WEBHOOK_SECRETS_KEY_ID")
+	if id == "" {
+		return nil
+	}
+	return &lazyKMS{keyID: id}
+}
+
+// lazyKMS is a secretbox.KMS whose client is built at first use.
+type lazyKMS struct {
+	keyID string
+	once  sync.Once
+	box   *secretbox.KMS
+	err   error
+}
+
+func (l *lazyKMS) get(ctx context.Context) (*secretbox.KMS, error) {
+	l.once.Do(func() {
+		cfg, err := awsconfig.LoadDefaultConfig(ctx)
+		if err != nil {
+			l.err = fmt.Errorf("aws config: %w", err)
+			return
+		}
+		l.box = &secretbox.KMS{Client: kms.NewFromConfig(cfg), KeyID: l.keyID}
+	})
+	return l.box, l.err
+}
+
+func (l *lazyKMS) Seal(ctx context.Context, plain string) (string, error) {
+	b, err := l.get(ctx)
+	if err != nil {
+		return "", err
+	}
+	return b.Seal(ctx, plain)
+}
+
+func (l *lazyKMS) Open(ctx context.Context, sealed string) (string, error) {
+	b, err := l.get(ctx)
+	if err != nil {
+		return "", err
+	}
+	return b.Open(ctx, sealed)
 }

@@ -2052,8 +2052,12 @@ export interface components {
              * @enum {string|null}
              */
             disabled_reason: "gone" | "customer" | null;
-            /** @description The signing secret (`whsec_` and base64). Shown only here. */
-            secret: string;
+            /**
+             * @description The signing secret (`whsec_` and base64). Shown only here, in the first answer: Bridgeline stores it
+             *     encrypted and never keeps it in clear, so an idempotent replay of this request (`Idempotent-Replayed:
+             *     true`) answers the same object without `secret`. A client that lost the first answer rotates the secret.
+             */
+            secret?: string;
             /**
              * Format: date-time
              * @description Until when the secret before the last rotation still signs; null when none does.
