@@ -2204,7 +2204,7 @@ type ApiKeyWithSecretMode string
 // ApiKeyWithSecretObject The kind of object: always `api_key`.
 type ApiKeyWithSecretObject string
 
-// Assistant Examples: {"active_version_id":"ver_01jd3f4g5h6j7k8m9n0p1q2r3t","created_at":"2026-11-22T07:00:00.123Z","draft":{"avatar_id":"ava_amber","framing":{"position":"left","shot":"close_up"},"greeting":"Hello, Acme Dental, how can I help?","model":"gpt-4o-mini","system_prompt":"You are the front desk of Acme Dental. Be brief and kind.","voice":"alloy"},"has_more_versions":false,"id":"asst_01jd3f4g5h6j7k8m9n0p1q2r3t","name":"Front desk","object":"assistant","status":"active","updated_at":"2026-11-22T07:00:00.123Z","version_count":1,"versions":[{"avatar_id":"ava_amber","framing":{"position":"left","shot":"close_up"},"greeting":"Hello, Acme Dental, how can I help?","id":"ver_01jd3f4g5h6j7k8m9n0p1q2r3t","model":"gpt-4o-mini","name":"Front desk","number":1,"object":"assistant_version","published_at":"2026-11-22T07:00:00.123Z","system_prompt":"You are the front desk of Acme Dental. Be brief and kind.","voice":"alloy"}]}
+// Assistant Examples: {"active_version_id":"ver_01jd3f4g5h6j7k8m9n0p1q2r3t","created_at":"2026-11-22T07:00:00.123Z","draft":{"avatar_id":"ava_iris","framing":{"position":"left","shot":"close_up"},"greeting":"Hello, Acme Dental, how can I help?","model":"gpt-4o-mini","system_prompt":"You are the front desk of Acme Dental. Be brief and kind.","voice":"alloy"},"has_more_versions":false,"id":"asst_01jd3f4g5h6j7k8m9n0p1q2r3t","name":"Front desk","object":"assistant","status":"active","updated_at":"2026-11-22T07:00:00.123Z","version_count":1,"versions":[{"avatar_id":"ava_iris","framing":{"position":"left","shot":"close_up"},"greeting":"Hello, Acme Dental, how can I help?","id":"ver_01jd3f4g5h6j7k8m9n0p1q2r3t","model":"gpt-4o-mini","name":"Front desk","number":1,"object":"assistant_version","published_at":"2026-11-22T07:00:00.123Z","system_prompt":"You are the front desk of Acme Dental. Be brief and kind.","voice":"alloy"}]}
 type Assistant struct {
 	// ActiveVersionId The version the next inbound call uses; null until the first publish.
 	ActiveVersionId *string `json:"active_version_id"`
@@ -2216,7 +2216,7 @@ type Assistant struct {
 
 	// Draft The editable working copy, published into versions.
 	//
-	// Examples: {"avatar_id":"ava_amber","framing":{"position":"left","shot":"close_up"},"greeting":"Hello, Acme Dental, how can I help?","model":"gpt-4o-mini","system_prompt":"You are the front desk of Acme Dental. Be brief and kind.","voice":"alloy"}
+	// Examples: {"avatar_id":"ava_iris","framing":{"position":"left","shot":"close_up"},"greeting":"Hello, Acme Dental, how can I help?","model":"gpt-4o-mini","system_prompt":"You are the front desk of Acme Dental. Be brief and kind.","voice":"alloy"}
 	Draft Draft `json:"draft"`
 
 	// HasMoreVersions True when `versions` leaves older versions out (more than 10 were published).
@@ -2262,11 +2262,11 @@ type AssistantActivate struct {
 	VersionId string `json:"version_id"`
 }
 
-// AssistantCreate Examples: {"avatar_id":"ava_amber","framing":{"position":"left","shot":"close_up"},"greeting":"Hello, Acme Dental, how can I help?","model":"gpt-4o-mini","name":"Front desk","system_prompt":"You are the front desk of Acme Dental. Be brief and kind.","voice":"alloy"}
+// AssistantCreate Examples: {"avatar_id":"ava_iris","framing":{"position":"left","shot":"close_up"},"greeting":"Hello, Acme Dental, how can I help?","model":"gpt-4o-mini","name":"Front desk","system_prompt":"You are the front desk of Acme Dental. Be brief and kind.","voice":"alloy"}
 type AssistantCreate struct {
 	// AvatarId An `id` from `GET /v1/avatars`; empty for none yet.
 	//
-	// Examples: ava_amber
+	// Examples: ava_iris
 	AvatarId *AvatarIDField `json:"avatar_id,omitempty"`
 
 	// Framing How the avatar sits in the video frame.
@@ -2313,7 +2313,7 @@ type AssistantDuplicate struct {
 // AssistantID Examples: asst_01jd3f4g5h6j7k8m9n0p1q2r3t
 type AssistantID = string
 
-// AssistantList Examples: {"data":[{"active_version_id":"ver_01jd3f4g5h6j7k8m9n0p1q2r3t","created_at":"2026-11-22T07:00:00.123Z","draft":{"avatar_id":"ava_amber","framing":{"position":"left","shot":"close_up"},"greeting":"Hello, Acme Dental, how can I help?","model":"gpt-4o-mini","system_prompt":"You are the front desk of Acme Dental. Be brief and kind.","voice":"alloy"},"has_more_versions":false,"id":"asst_01jd3f4g5h6j7k8m9n0p1q2r3t","name":"Front desk","object":"assistant","status":"active","updated_at":"2026-11-22T07:00:00.123Z","version_count":1,"versions":[{"avatar_id":"ava_amber","framing":{"position":"left","shot":"close_up"},"greeting":"Hello, Acme Dental, how can I help?","id":"ver_01jd3f4g5h6j7k8m9n0p1q2r3t","model":"gpt-4o-mini","name":"Front desk","number":1,"object":"assistant_version","published_at":"2026-11-22T07:00:00.123Z","system_prompt":"You are the front desk of Acme Dental. Be brief and kind.","voice":"alloy"}]}],"has_more":false,"object":"list"}
+// AssistantList Examples: {"data":[{"active_version_id":"ver_01jd3f4g5h6j7k8m9n0p1q2r3t","created_at":"2026-11-22T07:00:00.123Z","draft":{"avatar_id":"ava_iris","framing":{"position":"left","shot":"close_up"},"greeting":"Hello, Acme Dental, how can I help?","model":"gpt-4o-mini","system_prompt":"You are the front desk of Acme Dental. Be brief and kind.","voice":"alloy"},"has_more_versions":false,"id":"asst_01jd3f4g5h6j7k8m9n0p1q2r3t","name":"Front desk","object":"assistant","status":"active","updated_at":"2026-11-22T07:00:00.123Z","version_count":1,"versions":[{"avatar_id":"ava_iris","framing":{"position":"left","shot":"close_up"},"greeting":"Hello, Acme Dental, how can I help?","id":"ver_01jd3f4g5h6j7k8m9n0p1q2r3t","model":"gpt-4o-mini","name":"Front desk","number":1,"object":"assistant_version","published_at":"2026-11-22T07:00:00.123Z","system_prompt":"You are the front desk of Acme Dental. Be brief and kind.","voice":"alloy"}]}],"has_more":false,"object":"list"}
 type AssistantList struct {
 	// Data The page of items, newest first.
 	Data []Assistant `json:"data"`
@@ -2333,11 +2333,11 @@ type AssistantListObject string
 // Examples: Front desk
 type AssistantName = string
 
-// AssistantUpdate Examples: {"avatar_id":"ava_amber","framing":{"position":"left","shot":"close_up"},"greeting":"Hello, Acme Dental, how can I help?","model":"gpt-4o-mini","name":"Front desk","system_prompt":"You are the front desk of Acme Dental. Be brief and kind.","voice":"alloy"}
+// AssistantUpdate Examples: {"avatar_id":"ava_iris","framing":{"position":"left","shot":"close_up"},"greeting":"Hello, Acme Dental, how can I help?","model":"gpt-4o-mini","name":"Front desk","system_prompt":"You are the front desk of Acme Dental. Be brief and kind.","voice":"alloy"}
 type AssistantUpdate struct {
 	// AvatarId An `id` from `GET /v1/avatars`; empty for none yet.
 	//
-	// Examples: ava_amber
+	// Examples: ava_iris
 	AvatarId *AvatarIDField `json:"avatar_id,omitempty"`
 
 	// Framing How the avatar sits in the video frame.
@@ -2373,7 +2373,7 @@ type AssistantUpdate struct {
 
 // AssistantVersion An immutable published snapshot of the draft.
 //
-// Examples: {"avatar_id":"ava_amber","framing":{"position":"left","shot":"close_up"},"greeting":"Hello, Acme Dental, how can I help?","id":"ver_01jd3f4g5h6j7k8m9n0p1q2r3t","model":"gpt-4o-mini","name":"Front desk","number":1,"object":"assistant_version","published_at":"2026-11-22T07:00:00.123Z","system_prompt":"You are the front desk of Acme Dental. Be brief and kind.","voice":"alloy"}
+// Examples: {"avatar_id":"ava_iris","framing":{"position":"left","shot":"close_up"},"greeting":"Hello, Acme Dental, how can I help?","id":"ver_01jd3f4g5h6j7k8m9n0p1q2r3t","model":"gpt-4o-mini","name":"Front desk","number":1,"object":"assistant_version","published_at":"2026-11-22T07:00:00.123Z","system_prompt":"You are the front desk of Acme Dental. Be brief and kind.","voice":"alloy"}
 type AssistantVersion struct {
 	// AvatarId An `id` from `GET /v1/avatars`; empty for none yet.
 	AvatarId string `json:"avatar_id"`
@@ -2422,7 +2422,7 @@ type AssistantVersion struct {
 // AssistantVersionObject The kind of object: always `assistant_version`.
 type AssistantVersionObject string
 
-// AssistantVersionList Examples: {"data":[{"avatar_id":"ava_amber","framing":{"position":"left","shot":"close_up"},"greeting":"Hello, Acme Dental, how can I help?","id":"ver_01jd3f4g5h6j7k8m9n0p1q2r3t","model":"gpt-4o-mini","name":"Front desk","number":1,"object":"assistant_version","published_at":"2026-11-22T07:00:00.123Z","system_prompt":"You are the front desk of Acme Dental. Be brief and kind.","voice":"alloy"}],"has_more":false,"object":"list"}
+// AssistantVersionList Examples: {"data":[{"avatar_id":"ava_iris","framing":{"position":"left","shot":"close_up"},"greeting":"Hello, Acme Dental, how can I help?","id":"ver_01jd3f4g5h6j7k8m9n0p1q2r3t","model":"gpt-4o-mini","name":"Front desk","number":1,"object":"assistant_version","published_at":"2026-11-22T07:00:00.123Z","system_prompt":"You are the front desk of Acme Dental. Be brief and kind.","voice":"alloy"}],"has_more":false,"object":"list"}
 type AssistantVersionList struct {
 	// Data The page of versions, newest first.
 	Data []AssistantVersion `json:"data"`
@@ -2440,7 +2440,7 @@ type AssistantVersionListObject string
 // AttemptID Examples: watt_01jd3f4g5h6j7k8m9n0p1q2r3t
 type AttemptID = string
 
-// Avatar Examples: {"description":"Production receiver","id":"ava_01jd3f4g5h6j7k8m9n0p1q2r3t","name":"Front desk","object":"avatar"}
+// Avatar Examples: {"description":"Warm and calm, short dark hair, teal top.","id":"ava_iris","name":"Iris","object":"avatar"}
 type Avatar struct {
 	// Description What the avatar looks like and suits, for people choosing one.
 	Description string `json:"description"`
@@ -2460,10 +2460,10 @@ type AvatarObject string
 
 // AvatarIDField An `id` from `GET /v1/avatars`, or empty for none yet.
 //
-// Examples: ava_amber
+// Examples: ava_iris
 type AvatarIDField = string
 
-// AvatarList Examples: {"data":[{"description":"Production receiver","id":"ava_01jd3f4g5h6j7k8m9n0p1q2r3t","name":"Front desk","object":"avatar"}],"has_more":false,"object":"list"}
+// AvatarList Examples: {"data":[{"description":"Warm and calm, short dark hair, teal top.","id":"ava_iris","name":"Iris","object":"avatar"},{"description":"Friendly and upbeat, long auburn hair, coral top.","id":"ava_maya","name":"Maya","object":"avatar"},{"description":"Steady and clear, short blond hair, navy jacket.","id":"ava_theo","name":"Theo","object":"avatar"}],"has_more":false,"object":"list"}
 type AvatarList struct {
 	// Data The page of items, newest first.
 	Data []Avatar `json:"data"`
@@ -3091,7 +3091,7 @@ type DeletedWebhookEndpointObject string
 
 // Draft The editable working copy.
 //
-// Examples: {"avatar_id":"ava_amber","framing":{"position":"left","shot":"close_up"},"greeting":"Hello, Acme Dental, how can I help?","model":"gpt-4o-mini","system_prompt":"You are the front desk of Acme Dental. Be brief and kind.","voice":"alloy"}
+// Examples: {"avatar_id":"ava_iris","framing":{"position":"left","shot":"close_up"},"greeting":"Hello, Acme Dental, how can I help?","model":"gpt-4o-mini","system_prompt":"You are the front desk of Acme Dental. Be brief and kind.","voice":"alloy"}
 type Draft struct {
 	// AvatarId An `id` from `GET /v1/avatars`; empty for none yet.
 	AvatarId string `json:"avatar_id"`
@@ -3981,7 +3981,7 @@ type TurnTextTrimmed bool
 // VersionID Examples: ver_01jd3f4g5h6j7k8m9n0p1q2r3t
 type VersionID = string
 
-// Voice Examples: {"default_for_avatars":["ava_01jd3f4g5h6j7k8m9n0p1q2r3t"],"description":"Production receiver","engine":"flite","gender":"female","id":"flite-slt","language":"en-US","name":"Front desk","object":"voice"}
+// Voice Examples: {"default_for_avatars":["ava_iris"],"description":"Clear and calm US English (flite slt).","engine":"flite","gender":"female","id":"flite-slt","language":"en-US","name":"Sarah","object":"voice"}
 type Voice struct {
 	// DefaultForAvatars The avatars whose default voice this is.
 	DefaultForAvatars []string `json:"default_for_avatars"`
@@ -4022,7 +4022,7 @@ type VoiceObject string
 // Examples: alloy
 type VoiceField = string
 
-// VoiceList Examples: {"data":[{"default_for_avatars":["ava_01jd3f4g5h6j7k8m9n0p1q2r3t"],"description":"Production receiver","engine":"flite","gender":"female","id":"flite-slt","language":"en-US","name":"Front desk","object":"voice"}],"has_more":false,"object":"list"}
+// VoiceList Examples: {"data":[{"default_for_avatars":["ava_iris"],"description":"Clear and calm US English (flite slt).","engine":"flite","gender":"female","id":"flite-slt","language":"en-US","name":"Sarah","object":"voice"}],"has_more":false,"object":"list"}
 type VoiceList struct {
 	// Data The page of items, newest first.
 	Data []Voice `json:"data"`

@@ -1202,7 +1202,7 @@ export interface components {
         Greeting: string;
         /**
          * @description An `id` from `GET /v1/avatars`, or empty for none yet.
-         * @example ava_amber
+         * @example ava_iris
          */
         AvatarIDField: string;
         /**
@@ -1258,7 +1258,7 @@ export interface components {
          *       "name": "Front desk",
          *       "system_prompt": "You are the front desk of Acme Dental. Be brief and kind.",
          *       "greeting": "Hello, Acme Dental, how can I help?",
-         *       "avatar_id": "ava_amber",
+         *       "avatar_id": "ava_iris",
          *       "framing": {
          *         "shot": "close_up",
          *         "position": "left"
@@ -1288,7 +1288,7 @@ export interface components {
          *       "name": "Front desk",
          *       "system_prompt": "You are the front desk of Acme Dental. Be brief and kind.",
          *       "greeting": "Hello, Acme Dental, how can I help?",
-         *       "avatar_id": "ava_amber",
+         *       "avatar_id": "ava_iris",
          *       "framing": {
          *         "shot": "close_up",
          *         "position": "left"
@@ -1318,7 +1318,7 @@ export interface components {
          * @example {
          *       "system_prompt": "You are the front desk of Acme Dental. Be brief and kind.",
          *       "greeting": "Hello, Acme Dental, how can I help?",
-         *       "avatar_id": "ava_amber",
+         *       "avatar_id": "ava_iris",
          *       "framing": {
          *         "shot": "close_up",
          *         "position": "left"
@@ -1351,7 +1351,7 @@ export interface components {
          *       "name": "Front desk",
          *       "system_prompt": "You are the front desk of Acme Dental. Be brief and kind.",
          *       "greeting": "Hello, Acme Dental, how can I help?",
-         *       "avatar_id": "ava_amber",
+         *       "avatar_id": "ava_iris",
          *       "framing": {
          *         "shot": "close_up",
          *         "position": "left"
@@ -1396,7 +1396,7 @@ export interface components {
          *       "draft": {
          *         "system_prompt": "You are the front desk of Acme Dental. Be brief and kind.",
          *         "greeting": "Hello, Acme Dental, how can I help?",
-         *         "avatar_id": "ava_amber",
+         *         "avatar_id": "ava_iris",
          *         "framing": {
          *           "shot": "close_up",
          *           "position": "left"
@@ -1413,7 +1413,7 @@ export interface components {
          *           "name": "Front desk",
          *           "system_prompt": "You are the front desk of Acme Dental. Be brief and kind.",
          *           "greeting": "Hello, Acme Dental, how can I help?",
-         *           "avatar_id": "ava_amber",
+         *           "avatar_id": "ava_iris",
          *           "framing": {
          *             "shot": "close_up",
          *             "position": "left"
@@ -1471,7 +1471,7 @@ export interface components {
          *           "draft": {
          *             "system_prompt": "You are the front desk of Acme Dental. Be brief and kind.",
          *             "greeting": "Hello, Acme Dental, how can I help?",
-         *             "avatar_id": "ava_amber",
+         *             "avatar_id": "ava_iris",
          *             "framing": {
          *               "shot": "close_up",
          *               "position": "left"
@@ -1488,7 +1488,7 @@ export interface components {
          *               "name": "Front desk",
          *               "system_prompt": "You are the front desk of Acme Dental. Be brief and kind.",
          *               "greeting": "Hello, Acme Dental, how can I help?",
-         *               "avatar_id": "ava_amber",
+         *               "avatar_id": "ava_iris",
          *               "framing": {
          *                 "shot": "close_up",
          *                 "position": "left"
@@ -1530,7 +1530,7 @@ export interface components {
          *           "name": "Front desk",
          *           "system_prompt": "You are the front desk of Acme Dental. Be brief and kind.",
          *           "greeting": "Hello, Acme Dental, how can I help?",
-         *           "avatar_id": "ava_amber",
+         *           "avatar_id": "ava_iris",
          *           "framing": {
          *             "shot": "close_up",
          *             "position": "left"
@@ -1555,10 +1555,10 @@ export interface components {
         };
         /**
          * @example {
-         *       "id": "ava_01jd3f4g5h6j7k8m9n0p1q2r3t",
+         *       "id": "ava_iris",
          *       "object": "avatar",
-         *       "name": "Front desk",
-         *       "description": "Production receiver"
+         *       "name": "Iris",
+         *       "description": "Warm and calm, short dark hair, teal top."
          *     }
          */
         Avatar: {
@@ -1579,10 +1579,22 @@ export interface components {
          *       "object": "list",
          *       "data": [
          *         {
-         *           "id": "ava_01jd3f4g5h6j7k8m9n0p1q2r3t",
+         *           "id": "ava_iris",
          *           "object": "avatar",
-         *           "name": "Front desk",
-         *           "description": "Production receiver"
+         *           "name": "Iris",
+         *           "description": "Warm and calm, short dark hair, teal top."
+         *         },
+         *         {
+         *           "id": "ava_maya",
+         *           "object": "avatar",
+         *           "name": "Maya",
+         *           "description": "Friendly and upbeat, long auburn hair, coral top."
+         *         },
+         *         {
+         *           "id": "ava_theo",
+         *           "object": "avatar",
+         *           "name": "Theo",
+         *           "description": "Steady and clear, short blond hair, navy jacket."
          *         }
          *       ],
          *       "has_more": false
@@ -1607,12 +1619,12 @@ export interface components {
          *       "id": "flite-slt",
          *       "object": "voice",
          *       "engine": "flite",
-         *       "name": "Front desk",
+         *       "name": "Sarah",
          *       "language": "en-US",
          *       "gender": "female",
-         *       "description": "Production receiver",
+         *       "description": "Clear and calm US English (flite slt).",
          *       "default_for_avatars": [
-         *         "ava_01jd3f4g5h6j7k8m9n0p1q2r3t"
+         *         "ava_iris"
          *       ]
          *     }
          */
@@ -1651,12 +1663,12 @@ export interface components {
          *           "id": "flite-slt",
          *           "object": "voice",
          *           "engine": "flite",
-         *           "name": "Front desk",
+         *           "name": "Sarah",
          *           "language": "en-US",
          *           "gender": "female",
-         *           "description": "Production receiver",
+         *           "description": "Clear and calm US English (flite slt).",
          *           "default_for_avatars": [
-         *             "ava_01jd3f4g5h6j7k8m9n0p1q2r3t"
+         *             "ava_iris"
          *           ]
          *         }
          *       ],
@@ -3621,7 +3633,7 @@ export interface operations {
                      *           "draft": {
                      *             "system_prompt": "You are the front desk of Acme Dental. Be brief and kind.",
                      *             "greeting": "Hello, Acme Dental, how can I help?",
-                     *             "avatar_id": "ava_amber",
+                     *             "avatar_id": "ava_iris",
                      *             "framing": {
                      *               "shot": "close_up",
                      *               "position": "left"
@@ -3638,7 +3650,7 @@ export interface operations {
                      *               "name": "Front desk",
                      *               "system_prompt": "You are the front desk of Acme Dental. Be brief and kind.",
                      *               "greeting": "Hello, Acme Dental, how can I help?",
-                     *               "avatar_id": "ava_amber",
+                     *               "avatar_id": "ava_iris",
                      *               "framing": {
                      *                 "shot": "close_up",
                      *                 "position": "left"
@@ -3685,7 +3697,7 @@ export interface operations {
                  *       "name": "Front desk",
                  *       "system_prompt": "You are the front desk of Acme Dental. Be brief and kind.",
                  *       "greeting": "Hello, Acme Dental, how can I help?",
-                 *       "avatar_id": "ava_amber",
+                 *       "avatar_id": "ava_iris",
                  *       "framing": {
                  *         "shot": "close_up",
                  *         "position": "left"
@@ -3715,7 +3727,7 @@ export interface operations {
                      *       "draft": {
                      *         "system_prompt": "You are the front desk of Acme Dental. Be brief and kind.",
                      *         "greeting": "Hello, Acme Dental, how can I help?",
-                     *         "avatar_id": "ava_amber",
+                     *         "avatar_id": "ava_iris",
                      *         "framing": {
                      *           "shot": "close_up",
                      *           "position": "left"
@@ -3732,7 +3744,7 @@ export interface operations {
                      *           "name": "Front desk",
                      *           "system_prompt": "You are the front desk of Acme Dental. Be brief and kind.",
                      *           "greeting": "Hello, Acme Dental, how can I help?",
-                     *           "avatar_id": "ava_amber",
+                     *           "avatar_id": "ava_iris",
                      *           "framing": {
                      *             "shot": "close_up",
                      *             "position": "left"
@@ -3789,7 +3801,7 @@ export interface operations {
                      *       "draft": {
                      *         "system_prompt": "You are the front desk of Acme Dental. Be brief and kind.",
                      *         "greeting": "Hello, Acme Dental, how can I help?",
-                     *         "avatar_id": "ava_amber",
+                     *         "avatar_id": "ava_iris",
                      *         "framing": {
                      *           "shot": "close_up",
                      *           "position": "left"
@@ -3806,7 +3818,7 @@ export interface operations {
                      *           "name": "Front desk",
                      *           "system_prompt": "You are the front desk of Acme Dental. Be brief and kind.",
                      *           "greeting": "Hello, Acme Dental, how can I help?",
-                     *           "avatar_id": "ava_amber",
+                     *           "avatar_id": "ava_iris",
                      *           "framing": {
                      *             "shot": "close_up",
                      *             "position": "left"
@@ -3851,7 +3863,7 @@ export interface operations {
                  *       "name": "Front desk",
                  *       "system_prompt": "You are the front desk of Acme Dental. Be brief and kind.",
                  *       "greeting": "Hello, Acme Dental, how can I help?",
-                 *       "avatar_id": "ava_amber",
+                 *       "avatar_id": "ava_iris",
                  *       "framing": {
                  *         "shot": "close_up",
                  *         "position": "left"
@@ -3880,7 +3892,7 @@ export interface operations {
                      *       "draft": {
                      *         "system_prompt": "You are the front desk of Acme Dental. Be brief and kind.",
                      *         "greeting": "Hello, Acme Dental, how can I help?",
-                     *         "avatar_id": "ava_amber",
+                     *         "avatar_id": "ava_iris",
                      *         "framing": {
                      *           "shot": "close_up",
                      *           "position": "left"
@@ -3897,7 +3909,7 @@ export interface operations {
                      *           "name": "Front desk",
                      *           "system_prompt": "You are the front desk of Acme Dental. Be brief and kind.",
                      *           "greeting": "Hello, Acme Dental, how can I help?",
-                     *           "avatar_id": "ava_amber",
+                     *           "avatar_id": "ava_iris",
                      *           "framing": {
                      *             "shot": "close_up",
                      *             "position": "left"
@@ -3962,7 +3974,7 @@ export interface operations {
                      *           "name": "Front desk",
                      *           "system_prompt": "You are the front desk of Acme Dental. Be brief and kind.",
                      *           "greeting": "Hello, Acme Dental, how can I help?",
-                     *           "avatar_id": "ava_amber",
+                     *           "avatar_id": "ava_iris",
                      *           "framing": {
                      *             "shot": "close_up",
                      *             "position": "left"
@@ -4023,7 +4035,7 @@ export interface operations {
                      *       "draft": {
                      *         "system_prompt": "You are the front desk of Acme Dental. Be brief and kind.",
                      *         "greeting": "Hello, Acme Dental, how can I help?",
-                     *         "avatar_id": "ava_amber",
+                     *         "avatar_id": "ava_iris",
                      *         "framing": {
                      *           "shot": "close_up",
                      *           "position": "left"
@@ -4040,7 +4052,7 @@ export interface operations {
                      *           "name": "Front desk",
                      *           "system_prompt": "You are the front desk of Acme Dental. Be brief and kind.",
                      *           "greeting": "Hello, Acme Dental, how can I help?",
-                     *           "avatar_id": "ava_amber",
+                     *           "avatar_id": "ava_iris",
                      *           "framing": {
                      *             "shot": "close_up",
                      *             "position": "left"
@@ -4111,7 +4123,7 @@ export interface operations {
                      *       "draft": {
                      *         "system_prompt": "You are the front desk of Acme Dental. Be brief and kind.",
                      *         "greeting": "Hello, Acme Dental, how can I help?",
-                     *         "avatar_id": "ava_amber",
+                     *         "avatar_id": "ava_iris",
                      *         "framing": {
                      *           "shot": "close_up",
                      *           "position": "left"
@@ -4128,7 +4140,7 @@ export interface operations {
                      *           "name": "Front desk",
                      *           "system_prompt": "You are the front desk of Acme Dental. Be brief and kind.",
                      *           "greeting": "Hello, Acme Dental, how can I help?",
-                     *           "avatar_id": "ava_amber",
+                     *           "avatar_id": "ava_iris",
                      *           "framing": {
                      *             "shot": "close_up",
                      *             "position": "left"
@@ -4199,7 +4211,7 @@ export interface operations {
                      *       "draft": {
                      *         "system_prompt": "You are the front desk of Acme Dental. Be brief and kind.",
                      *         "greeting": "Hello, Acme Dental, how can I help?",
-                     *         "avatar_id": "ava_amber",
+                     *         "avatar_id": "ava_iris",
                      *         "framing": {
                      *           "shot": "close_up",
                      *           "position": "left"
@@ -4216,7 +4228,7 @@ export interface operations {
                      *           "name": "Front desk",
                      *           "system_prompt": "You are the front desk of Acme Dental. Be brief and kind.",
                      *           "greeting": "Hello, Acme Dental, how can I help?",
-                     *           "avatar_id": "ava_amber",
+                     *           "avatar_id": "ava_iris",
                      *           "framing": {
                      *             "shot": "close_up",
                      *             "position": "left"
@@ -4283,7 +4295,7 @@ export interface operations {
                      *       "draft": {
                      *         "system_prompt": "You are the front desk of Acme Dental. Be brief and kind.",
                      *         "greeting": "Hello, Acme Dental, how can I help?",
-                     *         "avatar_id": "ava_amber",
+                     *         "avatar_id": "ava_iris",
                      *         "framing": {
                      *           "shot": "close_up",
                      *           "position": "left"
@@ -4300,7 +4312,7 @@ export interface operations {
                      *           "name": "Front desk",
                      *           "system_prompt": "You are the front desk of Acme Dental. Be brief and kind.",
                      *           "greeting": "Hello, Acme Dental, how can I help?",
-                     *           "avatar_id": "ava_amber",
+                     *           "avatar_id": "ava_iris",
                      *           "framing": {
                      *             "shot": "close_up",
                      *             "position": "left"
@@ -4351,10 +4363,22 @@ export interface operations {
                      *       "object": "list",
                      *       "data": [
                      *         {
-                     *           "id": "ava_01jd3f4g5h6j7k8m9n0p1q2r3t",
+                     *           "id": "ava_iris",
                      *           "object": "avatar",
-                     *           "name": "Front desk",
-                     *           "description": "Production receiver"
+                     *           "name": "Iris",
+                     *           "description": "Warm and calm, short dark hair, teal top."
+                     *         },
+                     *         {
+                     *           "id": "ava_maya",
+                     *           "object": "avatar",
+                     *           "name": "Maya",
+                     *           "description": "Friendly and upbeat, long auburn hair, coral top."
+                     *         },
+                     *         {
+                     *           "id": "ava_theo",
+                     *           "object": "avatar",
+                     *           "name": "Theo",
+                     *           "description": "Steady and clear, short blond hair, navy jacket."
                      *         }
                      *       ],
                      *       "has_more": false
@@ -4395,12 +4419,12 @@ export interface operations {
                      *           "id": "flite-slt",
                      *           "object": "voice",
                      *           "engine": "flite",
-                     *           "name": "Front desk",
+                     *           "name": "Sarah",
                      *           "language": "en-US",
                      *           "gender": "female",
-                     *           "description": "Production receiver",
+                     *           "description": "Clear and calm US English (flite slt).",
                      *           "default_for_avatars": [
-                     *             "ava_01jd3f4g5h6j7k8m9n0p1q2r3t"
+                     *             "ava_iris"
                      *           ]
                      *         }
                      *       ],
