@@ -146,11 +146,11 @@ type Sim struct {
 	cfg Config
 	log *slog.Logger
 
-	ctx    context.Context
-	stop   context.CancelFunc
-	wg     sync.WaitGroup
-	mu     sync.Mutex
-	calls  map[string]*call
+	ctx   context.Context
+	stop  context.CancelFunc
+	wg    sync.WaitGroup
+	mu    sync.Mutex
+	calls map[string]*call
 	// dialled are the outbound calls by Bridgeline's call id: Dial is idempotent on it,
 	// and Hangup takes it in place of the sim's id. Pruned with calls.
 	dialled map[string]*call
