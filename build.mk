@@ -7,7 +7,8 @@
 #                   (BuildMethod: makefile); it sets ARTIFACTS_DIR
 #   make bench-functions
 #                   binary size and cold start of each function beside the same
-#                   request served by the local stack's handler
+#                   request served by the local stack's handler, and beside the
+#                   functions of BENCH_BASELINE (a commit) in the same run
 #
 # The function list is every functions/<name>/main.go; template.yaml names each one
 # <Name>Function, and a test checks that this file has a target for each.
@@ -33,6 +34,9 @@ define sam-build
 $(LAMBDA_BUILD) -o $(ARTIFACTS_DIR)/bootstrap ./functions/$(1)
 endef
 
+build-ApiKeysCreateFunction: ; $(call sam-build,api-keys-create)
+build-ApiKeysDeleteFunction: ; $(call sam-build,api-keys-delete)
+build-ApiKeysListFunction: ; $(call sam-build,api-keys-list)
 build-AssistantsActivateFunction: ; $(call sam-build,assistants-activate)
 build-AssistantsArchiveFunction: ; $(call sam-build,assistants-archive)
 build-AssistantsCreateFunction: ; $(call sam-build,assistants-create)
@@ -73,6 +77,13 @@ build-WebhookEndpointsListFunction: ; $(call sam-build,webhook-endpoints-list)
 build-WebhookEndpointsRotateSecretFunction: ; $(call sam-build,webhook-endpoints-rotate-secret)
 build-WebhookEndpointsUpdateFunction: ; $(call sam-build,webhook-endpoints-update)
 
-## bench-functions: size and cold start of each function next to the local handler
+# BENCH_BASELINE is the commit whose functions are measured beside the current ones: the
+# last before the control plane was assembled once and the functions stopped linking
+# LiveKit's protocol package. Its tree is unpacked with git archive (a clone has it).
+BENCH_BASELINE ?= 3f19d26
+
+## bench-functions: size and cold start of each function next to the local handler and the baseline commit's
 bench-functions:
-	$(GO) test -run '^$$' -bench . -benchtime 5x ./functions/
+	@base="$$(mktemp -d)"; trap 'rm -rf "$$base"' EXIT; \
+	git archive --format=tar $(BENCH_BASELINE) | tar -x -C "$$base" && \
+	BENCH_BASELINE_SRC="$$base" $(GO) test -run '^$$' -bench . -benchtime 5x -timeout 60m ./functions/

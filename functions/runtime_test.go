@@ -43,8 +43,10 @@ import (
 	"github.com/bridgeline/bridgeline/events/webhook"
 	"github.com/bridgeline/bridgeline/functions/internal/runtimeapi"
 	"github.com/bridgeline/bridgeline/shared/account"
+	"github.com/bridgeline/bridgeline/shared/call"
 	"github.com/bridgeline/bridgeline/shared/ident"
 	"github.com/bridgeline/bridgeline/shared/line"
+	"github.com/bridgeline/bridgeline/shared/session"
 	"github.com/bridgeline/bridgeline/shared/store/dynamo"
 	"github.com/bridgeline/bridgeline/shared/store/dynamo/dynamolocal"
 )
@@ -88,6 +90,7 @@ func newStack(t testing.TB) *stack {
 		s.logical[name] = table.LogicalID()
 	}
 	s.refs["MaxSessionMinutes"] = "60"
+	s.refs["AssistantDispatchTimeoutSeconds"] = "15"
 	return s
 }
 
@@ -327,20 +330,18 @@ func TestFunctionsUnderLambdaRuntime(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	// The authorizer: a good key carries the account, a bad one an error code; both are
-	// let through so the function can answer in the documented error shape.
+	// The authorizer: a good key carries the account; a malformed or unknown one is
+	// denied (API Gateway answers 403 and caches the deny: issue 10).
 	good := s.authorize("Bearer " + key)
 	if !good.IsAuthorized || good.Context["account_id"] != acct.ID || good.Context["account_name"] != "Runtime Co" {
 		t.Fatalf("authorizer(good key) = %+v, want account %s", good, acct.ID)
 	}
 	for _, header := range []string{"Bearer sk_test_" + strings.Repeat("Z", 32), "Bearer not-a-key", "Basic dXNlcjpwYXNz"} {
-		bad := s.authorize(header)
-		if _, ok := bad.Context["account_id"]; ok || bad.Context["auth_error"] == nil {
-			t.Errorf("authorizer(%q) = %+v, want an auth_error and no account", header, bad)
+		if bad := s.authorize(header); bad.IsAuthorized {
+			t.Errorf("authorizer(%q) = %+v, want a deny", header, bad)
 		}
 	}
 	auth := good.Context
-	bad := s.authorize("Bearer sk_test_" + strings.Repeat("Z", 32)).Context
 
 	const ctJSON = "application/json"
 	post := func(fn, pattern, path, body string) request {
@@ -355,12 +356,36 @@ func TestFunctionsUnderLambdaRuntime(t *testing.T) {
 			headers: map[string]string{"Content-Type": ctJSON}}
 	}
 
-	// A bad key is the documented 401, from the function itself.
+	// API keys: make one, list, revoke it. The authorizer then passes the revoked key
+	// with its error, and the function answers the documented 401: on AWS a revoked key
+	// stops working once the authorizer's cached allow expires (ReauthorizeEvery).
+	made := s.expect(post("api-keys-create", "/v1/api_keys", "/v1/api_keys", `{}`), http.StatusCreated)
+	second, secondID := made["key"].(string), made["id"].(string)
+	if !s.authorize("Bearer " + second).IsAuthorized {
+		t.Fatalf("authorizer(new key) denied it")
+	}
+	keys := s.expect(get("api-keys-list", "/v1/api_keys", "/v1/api_keys"), http.StatusOK)
+	if data := keys["data"].([]any); len(data) != 2 || data[0].(map[string]any)["id"] != secondID {
+		t.Errorf("api keys = %v, want the new key first of two", keys)
+	}
+	del := request{fn: "api-keys-delete", method: http.MethodDelete, pattern: "/v1/api_keys/{id}", path: "/v1/api_keys/" + secondID, auth: auth}
+	if rev := s.expect(del, http.StatusOK); rev["revoked_at"] == nil {
+		t.Errorf("revoke = %v, want revoked_at", rev)
+	}
+	revoked := s.authorize("Bearer " + second)
+	if !revoked.IsAuthorized || revoked.Context["account_id"] != nil || revoked.Context["auth_error"] != "api_key_invalid" {
+		t.Errorf("authorizer(revoked key) = %+v, want passed on with auth_error and no account", revoked)
+	}
 	rq := post("assistants-create", "/v1/assistants", "/v1/assistants", `{"name":"Ada"}`)
-	rq.auth = bad
+	rq.auth = revoked.Context
 	errBody := s.expect(rq, http.StatusUnauthorized)["error"].(map[string]any)
-	if errBody["type"] != "authentication_error" || errBody["code"] != "api_key_invalid" || errBody["request_id"] == "" {
-		t.Errorf("bad key error = %v, want authentication_error api_key_invalid with a request id", errBody)
+	if errBody["type"] != "authentication_error" || errBody["code"] != "api_key_invalid" || errBody["message"] != "this API key was revoked" || errBody["request_id"] == "" {
+		t.Errorf("revoked key error = %v, want authentication_error api_key_invalid (revoked) with a request id", errBody)
+	}
+	last := keys["data"].([]any)[1].(map[string]any)["id"].(string)
+	del.path = "/v1/api_keys/" + last
+	if code := s.expect(del, http.StatusConflict)["error"].(map[string]any)["code"]; code != "last_api_key" {
+		t.Errorf("revoking the last key: code %v, want last_api_key", code)
 	}
 
 	// Assistants: create (and its idempotent replay), list, get, edit, publish, activate,
@@ -522,6 +547,24 @@ func TestFunctionsUnderLambdaRuntime(t *testing.T) {
 
 	s.sessionScenario(lk, gw, acct.ID, ln.ID, auth)
 
+	// Another ringing call, declined through the API (after the session scenario, whose
+	// lists it would join): the call object comes back, read from the calls table (on AWS
+	// this answered 500 while calls-answer had no grant on it, the decline recorded
+	// anyway).
+	ses, inbound := ringingInbound(acct.ID, ln.ID, now)
+	if err := s.store.SaveSession(ctx, ses, inbound, nil); err != nil {
+		t.Fatal(err)
+	}
+	toDecline := pending
+	toDecline.CallID, toDecline.EventID, toDecline.Session.CallID = inbound.ID, ident.New("evt"), inbound.ID
+	if err := s.store.CreateDecision(ctx, toDecline); err != nil {
+		t.Fatal(err)
+	}
+	declined := s.expect(post("calls-answer", "/v1/calls/{id}/answer", "/v1/calls/"+inbound.ID+"/answer", `{"action":"decline"}`), http.StatusOK)
+	if declined["id"] != inbound.ID || declined["object"] != "call" || declined["decision"] != "decline" || declined["direction"] != "inbound" {
+		t.Errorf("decline = %v, want the inbound call object with decision decline", declined)
+	}
+
 	// Every function ran, and used exactly what template.yaml grants it.
 	s.mu.Lock()
 	recs := maps.Clone(s.recs)
@@ -677,4 +720,45 @@ func policies(t *testing.T, name string) []map[string]any {
 		}
 	}
 	return out
+}
+
+// ringingInbound is an inbound call ringing on a customer_decides line, with its session,
+// as the platform-sim function records it before it asks the customer.
+func ringingInbound(accountID, lineID string, now time.Time) (session.Session, call.Call) {
+	ses := session.Session{ID: ident.New("ses"), AccountID: accountID, LineID: lineID, Mode: session.ModeHuman,
+		Media: "video", PlatformHandle: "sim:caller", Status: session.StatusRinging, CreatedAt: now}
+	c := call.Call{ID: ident.New("call"), AccountID: accountID, Direction: call.Inbound, LineID: lineID,
+		From: "sim:caller", To: "+15550109999", Media: "video", Status: call.StatusRinging,
+		HandledBy: call.HandledByCustomer, SessionID: ses.ID, Platform: "sim", StartedAt: now}
+	ses.CallID = c.ID
+	return ses, c
+}
+
+// TestMalformedSettingStopsTheFunction: a function whose MAX_SESSION_MINUTES does not
+// parse (or is out of range) refuses to start, and its log says which variable is wrong,
+// instead of running with the default (as the sweeper once did).
+func TestMalformedSettingStopsTheFunction(t *testing.T) {
+	for _, tc := range []struct{ name, fn, value string }{
+		{"not a number, the sweeper", "session-sweeper", "ten"},
+		{"out of range, the sweeper", "session-sweeper", "0"},
+		{"not a number, an HTTP function", "assistants-get", "1h"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			env := []string{"MAX_SESSION_MINUTES=" + tc.value, "AWS_ACCESS_KEY_ID=test", "AWS_SECRET_ACCESS_KEY=test",
+				"AWS_EC2_METADATA_DISABLED=true", "AWS_ENDPOINT_URL_DYNAMODB=http://127.0.0.1:9"}
+			p, err := runtimeapi.Run(bootstrap(t, tc.fn), tc.fn, env)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer p.Stop()
+			select {
+			case <-p.Exited():
+			case <-time.After(20 * time.Second):
+				t.Fatalf("%s with MAX_SESSION_MINUTES=%q still runs; log:\n%s", tc.fn, tc.value, p.Output())
+			}
+			if out := p.Output(); !strings.Contains(out, "MAX_SESSION_MINUTES") {
+				t.Errorf("%s refused to start, but its log does not name MAX_SESSION_MINUTES:\n%s", tc.fn, out)
+			}
+		})
+	}
 }

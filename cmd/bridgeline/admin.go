@@ -13,18 +13,21 @@ import (
 	"github.com/bridgeline/bridgeline/shared/account"
 	"github.com/bridgeline/bridgeline/shared/apierr"
 	"github.com/bridgeline/bridgeline/shared/config"
+	"github.com/bridgeline/bridgeline/shared/httpapi"
 	"github.com/bridgeline/bridgeline/shared/line"
 )
 
 // admin runs operator commands against the same store the stack uses; they work while
-// the stack runs (SQLite in WAL mode takes one writer at a time).
+// the stack runs (SQLite in WAL mode takes one writer at a time). Unless BRIDGELINE_STORE
+// or --store chooses, the store is the running stack's (stack.go): beside `make
+// run-dynamodb` that is its DynamoDB Local.
 func admin(ctx context.Context, args []string) error {
 	return adminTo(ctx, args, os.Stdout)
 }
 
 func adminTo(ctx context.Context, args []string, out io.Writer) error {
 	if len(args) < 2 {
-		return fmt.Errorf("admin: want `account create`, `key create`, `line add` or `events replay`")
+		return fmt.Errorf("admin: want `account create`, `key create`, `key list`, `key revoke`, `line add` or `events replay`")
 	}
 	if args[0] == "events" && args[1] == "replay" {
 		return eventsReplay(ctx, args[2:], out) // AWS queues, no store
@@ -40,10 +43,23 @@ func adminTo(ctx context.Context, args []string, out io.Writer) error {
 	handle := fs.String("handle", "", "line handle, e.g. +15550100003")
 	platform := fs.String("platform", "sim", "calling platform of the line")
 	live := fs.Bool("live", false, "make an sk_live_ key instead of sk_test_")
+	keyID := fs.String("key", "", "API key id (key_...)")
 	if err := fs.Parse(args[2:]); err != nil {
 		return err
 	}
 	cfg.Store = *storeName
+	storeChosen := os.Getenv("BRIDGELINE_STORE") != ""
+	fs.Visit(func(f *flag.Flag) { storeChosen = storeChosen || f.Name == "store" })
+	adopted, err := adoptRunningStack(&cfg, storeChosen)
+	if err != nil {
+		return err
+	}
+	if adopted != "" {
+		fmt.Fprintln(os.Stderr, "bridgeline admin: using", adopted)
+	}
+	if err := cfg.Validate(); err != nil {
+		return err
+	}
 	s, closeStore, err := openStore(ctx, cfg)
 	if err != nil {
 		return err
@@ -74,6 +90,26 @@ func adminTo(ctx context.Context, args []string, out io.Writer) error {
 			return err
 		}
 		return enc.Encode(map[string]string{"account_id": *acct, "api_key": text})
+	case "key list":
+		keys, err := s.ListKeys(ctx, *acct)
+		if err != nil {
+			return fmt.Errorf("admin key list: %w", err)
+		}
+		out := make([]httpapi.KeyJSON, 0, len(keys))
+		for _, k := range keys {
+			out = append(out, httpapi.PresentKey(k))
+		}
+		return enc.Encode(out)
+	case "key revoke":
+		// The same store call as DELETE /v1/api_keys/{id}: idempotent, never the last key.
+		if *acct == "" || *keyID == "" {
+			return fmt.Errorf("admin key revoke: --account and --key are required")
+		}
+		k, err := s.RevokeKey(ctx, *acct, *keyID, time.Now())
+		if err != nil {
+			return fmt.Errorf("admin key revoke: %w", err)
+		}
+		return enc.Encode(map[string]any{"account_id": k.AccountID, "key_id": k.ID, "revoked_at": k.RevokedAt})
 	case "line add":
 		if *acct == "" || *handle == "" {
 			return fmt.Errorf("admin line add: --account and --handle are required")

@@ -16,10 +16,9 @@ import (
 	"github.com/bridgeline/bridgeline/mediafleet/worker"
 	"github.com/bridgeline/bridgeline/shared/account"
 	"github.com/bridgeline/bridgeline/shared/apierr"
-	"github.com/bridgeline/bridgeline/shared/assistant"
 	"github.com/bridgeline/bridgeline/shared/config"
-	"github.com/bridgeline/bridgeline/shared/httpapi"
 	"github.com/bridgeline/bridgeline/shared/line"
+	"github.com/bridgeline/bridgeline/shared/store"
 )
 
 // Dev lines every fresh local stack gets.
@@ -52,7 +51,6 @@ func dev(ctx context.Context, args []string) error {
 		return err
 	}
 	defer closeStore()
-	api := newAPI(cfg, s, log)
 	if err := bootstrapDev(ctx, cfg, s, os.Stdout); err != nil {
 		return err
 	}
@@ -61,14 +59,21 @@ func dev(ctx context.Context, args []string) error {
 	if err != nil {
 		return fmt.Errorf("listen %s: %w", cfg.Addr, err)
 	}
-	stopMedia, err := startMedia(ctx, cfg, s, api, log)
+	cp, stopMedia, err := startMedia(ctx, cfg, s, log)
 	if err != nil {
 		ln.Close()
 		return err
 	}
 	defer stopMedia()
+	// bridgeline admin, run beside this process, opens the same store (stack.go).
+	removeState, err := writeStackState(cfg)
+	if err != nil {
+		ln.Close()
+		return err
+	}
+	defer removeState()
 
-	srv := newServer(api.Handler(), defaultTimeouts)
+	srv := newServer(cp.Handler(), defaultTimeouts)
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	fmt.Printf("bridgeline: API on http://%s, sim caller page on http://%s/sim/ (Ctrl-C stops everything)\n", cfg.Addr, cfg.Addr)
@@ -86,20 +91,6 @@ func dev(ctx context.Context, args []string) error {
 	return nil
 }
 
-// newAPI wires the core services over a store.
-func newAPI(cfg config.Config, s Store, log *slog.Logger) *httpapi.API {
-	assistants := &assistant.Service{Store: s, HostedVoices: cfg.HostedVoices, Now: time.Now}
-	return &httpapi.API{
-		Accounts:    s,
-		Assistants:  assistants,
-		Lines:       &line.Service{Store: s, Assistants: s, Now: time.Now},
-		Idempotency: s,
-		Limiter:     httpapi.NewLimiter(cfg.RateLimit, cfg.RateBurst),
-		Log:         log,
-		Now:         time.Now,
-	}
-}
-
 // devState remembers which account is the dev account across restarts.
 type devState struct {
 	AccountID string `json:"account_id"`
@@ -108,7 +99,7 @@ type devState struct {
 // bootstrapDev makes the dev account with its key and two sim lines on first start, and
 // adds DEV_API_KEY to it when given. The key is printed only when it is made: only its
 // hash is stored.
-func bootstrapDev(ctx context.Context, cfg config.Config, s Store, out *os.File) error {
+func bootstrapDev(ctx context.Context, cfg config.Config, s store.Store, out *os.File) error {
 	// One state file per store: DynamoDB Local keeps its tables in memory, so its dev
 	// account is made again on each start, without touching the SQLite one.
 	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
@@ -143,9 +134,6 @@ func bootstrapDev(ctx context.Context, cfg config.Config, s Store, out *os.File)
 		return nil
 	}
 	svcAcct := account.Service{Store: s, Now: time.Now}
-	if cfg.DevAPIKey != "" && !account.WellFormed(cfg.DevAPIKey) {
-		return fmt.Errorf("DEV_API_KEY: not a key of the form sk_test_<at least 22 letters or digits>")
-	}
 	var a account.Account
 	var err error
 	text := cfg.DevAPIKey
@@ -172,7 +160,7 @@ func bootstrapDev(ctx context.Context, cfg config.Config, s Store, out *os.File)
 }
 
 // ensureKey adds a key's hash to an account unless it is there already.
-func ensureKey(ctx context.Context, s Store, accountID, text string, now time.Time) error {
+func ensureKey(ctx context.Context, s store.Store, accountID, text string, now time.Time) error {
 	got, err := s.AccountByKeyHash(ctx, account.HashKey(text))
 	switch {
 	case err == nil && got.ID == accountID:

@@ -14,6 +14,8 @@ const usage = `usage:
   bridgeline dev [--store sqlite|dynamodb]    run the local stack in the foreground
   bridgeline admin account create --name N    create an account; prints {"account_id", "api_key"}
   bridgeline admin key create --account A     add an API key to an account; prints it once
+  bridgeline admin key list --account A       the account's keys (ids, prefixes, last four; never the key)
+  bridgeline admin key revoke --account A --key K  revoke a key (refused for the account's last key)
   bridgeline admin line add --account A --handle H [--platform sim] [--name N]
                                               provision a line
   bridgeline admin events replay --queue URL [--to URL] [--bus NAME]

@@ -8,7 +8,6 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
-	"strconv"
 	"time"
 
 	"github.com/bridgeline/bridgeline/mediafleet/engines"
@@ -16,69 +15,35 @@ import (
 	"github.com/bridgeline/bridgeline/mediafleet/platformsim"
 	"github.com/bridgeline/bridgeline/mediafleet/worker"
 	"github.com/bridgeline/bridgeline/shared/config"
+	"github.com/bridgeline/bridgeline/shared/controlplane"
 	"github.com/bridgeline/bridgeline/shared/httpapi"
 	"github.com/bridgeline/bridgeline/shared/platform"
 	"github.com/bridgeline/bridgeline/shared/platform/simhook"
 	"github.com/bridgeline/bridgeline/shared/rtc/lkapi"
-	"github.com/bridgeline/bridgeline/shared/session"
+	"github.com/bridgeline/bridgeline/shared/store"
 )
-
-// mediaSettings are the local stack's media settings beyond config.Config, read from the
-// environment: LIVEKIT_RTC_TCP_PORT (default 7881), LIVEKIT_RTC_UDP_PORT (default 7882)
-// and PERSONA_WORKERS (persona workers run in-process, default 1, 0 for none).
-type mediaSettings struct {
-	rtcTCP, rtcUDP int
-	workers        int
-}
-
-func mediaFromEnv() (mediaSettings, error) {
-	m := mediaSettings{rtcTCP: 7881, rtcUDP: 7882, workers: 1}
-	for name, dst := range map[string]*int{"LIVEKIT_RTC_TCP_PORT": &m.rtcTCP, "LIVEKIT_RTC_UDP_PORT": &m.rtcUDP, "PERSONA_WORKERS": &m.workers} {
-		if v := os.Getenv(name); v != "" {
-			n, err := strconv.Atoi(v)
-			if err != nil || n < 0 || n > 65535 {
-				return m, fmt.Errorf("%s: not a port or count: %q", name, v)
-			}
-			*dst = n
-		}
-	}
-	return m, nil
-}
 
 // sweepEvery is how often the local stack sweeps sessions past their limits.
 const sweepEvery = time.Second
 
-// startMedia starts the media side of the local stack (livekit-server, the simulated
-// platform, persona workers) and plugs its routes and services into api before the API
-// starts serving: sessions and calls, the internal receivers (LiveKit webhooks, sim
-// notifications, worker reports) and the sim's /sim/ API. It also starts the webhook side
-// (startWebhooks), whose customer_decides Asker inbound calls use. The returned stop
-// drains them in order.
-func startMedia(ctx context.Context, cfg config.Config, s Store, api *httpapi.API, log *slog.Logger) (func(), error) {
-	ms, err := mediaFromEnv()
-	if err != nil {
-		return nil, err
-	}
-	recs, ok := s.(session.Records)
-	if !ok {
-		return nil, fmt.Errorf("store %T keeps no sessions or calls", s)
-	}
-	hooks, err := startWebhooks(ctx, s, api, cfg.Webhooks, log)
-	if err != nil {
-		return nil, err
-	}
-	stops := []func(){hooks.Stop}
+// startMedia starts the local stack's parts (livekit-server, the simulated platform,
+// persona workers), assembles the control plane over them (controlplane.New, with the
+// local delivery worker over the store's outbox) and runs its delivery worker and
+// sweeper; the sim's /sim/ API joins the route table. The returned stop drains them in
+// order.
+func startMedia(ctx context.Context, cfg config.Config, s store.Store, log *slog.Logger) (*controlplane.ControlPlane, func(), error) {
+	var stops []func()
 	stop := func() {
 		for i := len(stops) - 1; i >= 0; i-- {
 			stops[i]()
 		}
 	}
-	fail := func(err error) (func(), error) { stop(); return nil, err }
+	fail := func(err error) (*controlplane.ControlPlane, func(), error) { stop(); return nil, nil, err }
 
 	apiURL := "http://" + cfg.Addr
 	lk, err := livekitserver.Start(context.WithoutCancel(ctx), livekitserver.Config{
 		Dir: filepath.Join(cfg.DataDir, "livekit"), APIKey: cfg.LiveKitAPIKey, APISecret: cfg.LiveKitSecret,
-		Port: cfg.LiveKitPort, RTCTCPPort: ms.rtcTCP, RTCUDPPort: ms.rtcUDP,
+		Port: cfg.LiveKitPort, RTCTCPPort: cfg.LiveKitTCPPort, RTCUDPPort: cfg.LiveKitUDPPort, Binary: cfg.LiveKitBinary,
 		WebhookURLs: []string{apiURL + httpapi.LiveKitWebhookPath}, LogLevel: "warn",
 	})
 	if err != nil {
@@ -110,24 +75,32 @@ func startMedia(ctx context.Context, cfg config.Config, s Store, api *httpapi.AP
 		simulator.Close(c)
 	})
 
-	svc := &session.Service{Records: recs, Lines: s, Assistants: s, Accounts: s, Rooms: rooms,
-		Platforms: map[string]platform.Platform{platformsim.Name: simulator}, Decider: hooks.Asker,
-		Notify: hooks.Worker.Notify, MaxDuration: cfg.MaxSession, DispatchTimeout: cfg.AssistantDispatchTimeout,
-		Log: log, Now: time.Now}
+	cp, err := controlplane.New(cfg, controlplane.Deps{Store: s, Rooms: rooms, LiveKit: rooms,
+		Platforms: map[string]platform.Platform{platformsim.Name: simulator}, SimSecret: secret,
+		LocalDelivery: true, Log: log})
+	if err != nil {
+		return fail(err)
+	}
+	cp.API.Extra = append(cp.API.Extra, httpapi.Passthrough("sim", simulator.Handler(), platformsim.Patterns...)...)
+	// The delivery worker sends webhooks from the outbox; its stop waits for the attempts
+	// in flight to be stored.
+	runCtx, stopRun := context.WithCancel(context.WithoutCancel(ctx))
+	delivered, swept := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(delivered)
+		if err := cp.RunDelivery(runCtx); err != nil {
+			log.Error("webhook delivery worker stopped", "err", err)
+		}
+	}()
 	// The sweeper ends sessions past their limits: max_duration, and the assistant
 	// dispatch watchdog.
-	sweepCtx, stopSweep := context.WithCancel(context.WithoutCancel(ctx))
-	swept := make(chan struct{})
 	go func() {
 		defer close(swept)
-		svc.RunSweeper(sweepCtx, sweepEvery)
+		cp.RunSweeper(runCtx, sweepEvery)
 	}()
-	stops = append(stops, func() { stopSweep(); <-swept })
-	api.Extra = append(api.Extra, (&httpapi.Sessions{Service: svc}).Routes()...)
-	api.Extra = append(api.Extra, (&httpapi.Receivers{Sessions: svc, RTC: rooms, SimSecret: secret}).Routes()...)
-	api.Extra = append(api.Extra, httpapi.Passthrough("sim", simulator.Handler(), platformsim.Patterns...)...)
+	stops = append(stops, func() { stopRun(); <-swept; <-delivered })
 
-	if ms.workers > 0 {
+	if cfg.PersonaWorkers > 0 {
 		// The in-process workers read the same variables a deployed worker does (LLM_*,
 		// STT_*, TTS_*, PERSONA_*), except where to find LiveKit and the control plane.
 		local := map[string]string{
@@ -150,13 +123,13 @@ func startMedia(ctx context.Context, cfg config.Config, s Store, api *httpapi.AP
 		}
 		stops = append(stops, func() { eng.Close() })
 		opts := worker.Options{NewVAD: eng.NewVAD, Recognizer: eng.Recognizer, Voices: eng.Voices.Voices()}
-		for i := range ms.workers {
+		for i := range cfg.PersonaWorkers {
 			if err := startWorker(ctx, wcfg, opts, log.With("component", "persona-worker", "worker", i), &stops); err != nil {
 				return fail(err)
 			}
 		}
 	}
-	return stop, nil
+	return cp, stop, nil
 }
 
 // startWorker runs one in-process persona worker until the stack stops; its stop drains

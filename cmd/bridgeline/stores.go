@@ -7,16 +7,13 @@ import (
 	"path/filepath"
 
 	"github.com/bridgeline/bridgeline/shared/config"
+	"github.com/bridgeline/bridgeline/shared/store"
 	"github.com/bridgeline/bridgeline/shared/store/dynamo"
 	"github.com/bridgeline/bridgeline/shared/store/sqlite"
-	"github.com/bridgeline/bridgeline/shared/store/storetest"
 )
 
-// Store is every store interface the stack uses.
-type Store = storetest.Store
-
 // openStore opens the configured store.
-func openStore(ctx context.Context, cfg config.Config) (Store, func() error, error) {
+func openStore(ctx context.Context, cfg config.Config) (store.Store, func() error, error) {
 	switch cfg.Store {
 	case "sqlite":
 		if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
@@ -35,7 +32,7 @@ func openStore(ctx context.Context, cfg config.Config) (Store, func() error, err
 		if len(tables) == 0 {
 			tables = dynamo.TablesWithPrefix("bridgeline-")
 		}
-		ep := os.Getenv("DYNAMODB_ENDPOINT")
+		ep := cfg.DynamoDBEndpoint
 		s, err := dynamo.Open(ctx, dynamo.Config{Tables: tables, Endpoint: ep, LocalOutbox: true})
 		if err != nil {
 			return nil, nil, err

@@ -14,7 +14,7 @@ import (
 )
 
 func main() {
-	h, err := wire.Handler(context.Background(), "assistants-activate")
+	h, err := wire.Handler(context.Background(), "assistants-activate", nil)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "assistants-activate:", err)
 		os.Exit(1)

@@ -14,7 +14,7 @@ import (
 )
 
 func main() {
-	h, err := wire.Handler(context.Background(), "assistants-archive")
+	h, err := wire.Handler(context.Background(), "assistants-archive", nil)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "assistants-archive:", err)
 		os.Exit(1)

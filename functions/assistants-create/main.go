@@ -14,7 +14,7 @@ import (
 )
 
 func main() {
-	h, err := wire.Handler(context.Background(), "assistants-create")
+	h, err := wire.Handler(context.Background(), "assistants-create", nil)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "assistants-create:", err)
 		os.Exit(1)

@@ -14,7 +14,7 @@ import (
 )
 
 func main() {
-	h, err := wire.Handler(context.Background(), "assistants-duplicate")
+	h, err := wire.Handler(context.Background(), "assistants-duplicate", nil)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "assistants-duplicate:", err)
 		os.Exit(1)

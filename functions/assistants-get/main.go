@@ -14,7 +14,7 @@ import (
 )
 
 func main() {
-	h, err := wire.Handler(context.Background(), "assistants-get")
+	h, err := wire.Handler(context.Background(), "assistants-get", nil)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "assistants-get:", err)
 		os.Exit(1)

@@ -14,7 +14,7 @@ import (
 )
 
 func main() {
-	h, err := wire.Handler(context.Background(), "assistants-list")
+	h, err := wire.Handler(context.Background(), "assistants-list", nil)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "assistants-list:", err)
 		os.Exit(1)

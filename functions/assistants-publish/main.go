@@ -14,7 +14,7 @@ import (
 )
 
 func main() {
-	h, err := wire.Handler(context.Background(), "assistants-publish")
+	h, err := wire.Handler(context.Background(), "assistants-publish", nil)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "assistants-publish:", err)
 		os.Exit(1)

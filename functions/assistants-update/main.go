@@ -14,7 +14,7 @@ import (
 )
 
 func main() {
-	h, err := wire.Handler(context.Background(), "assistants-update")
+	h, err := wire.Handler(context.Background(), "assistants-update", nil)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "assistants-update:", err)
 		os.Exit(1)

@@ -14,7 +14,7 @@ import (
 )
 
 func main() {
-	h, err := wire.Handler(context.Background(), "assistants-versions-list")
+	h, err := wire.Handler(context.Background(), "assistants-versions-list", nil)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "assistants-versions-list:", err)
 		os.Exit(1)

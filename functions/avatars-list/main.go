@@ -14,7 +14,7 @@ import (
 )
 
 func main() {
-	h, err := wire.Handler(context.Background(), "avatars-list")
+	h, err := wire.Handler(context.Background(), "avatars-list", nil)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "avatars-list:", err)
 		os.Exit(1)

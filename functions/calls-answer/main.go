@@ -14,7 +14,7 @@ import (
 )
 
 func main() {
-	h, err := wire.Handler(context.Background(), "calls-answer")
+	h, err := wire.Handler(context.Background(), "calls-answer", nil)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "calls-answer:", err)
 		os.Exit(1)

@@ -14,7 +14,7 @@ import (
 )
 
 func main() {
-	h, err := wire.Handler(context.Background(), "calls-get")
+	h, err := wire.Handler(context.Background(), "calls-get", nil)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "calls-get:", err)
 		os.Exit(1)

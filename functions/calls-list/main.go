@@ -14,7 +14,7 @@ import (
 )
 
 func main() {
-	h, err := wire.Handler(context.Background(), "calls-list")
+	h, err := wire.Handler(context.Background(), "calls-list", nil)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "calls-list:", err)
 		os.Exit(1)

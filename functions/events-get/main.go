@@ -14,7 +14,7 @@ import (
 )
 
 func main() {
-	h, err := wire.Handler(context.Background(), "events-get")
+	h, err := wire.Handler(context.Background(), "events-get", nil)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "events-get:", err)
 		os.Exit(1)

@@ -14,7 +14,7 @@ import (
 )
 
 func main() {
-	h, err := wire.Handler(context.Background(), "events-list")
+	h, err := wire.Handler(context.Background(), "events-list", nil)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "events-list:", err)
 		os.Exit(1)

@@ -14,7 +14,7 @@ import (
 )
 
 func main() {
-	h, err := wire.Handler(context.Background(), "events-redeliver")
+	h, err := wire.Handler(context.Background(), "events-redeliver", nil)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "events-redeliver:", err)
 		os.Exit(1)

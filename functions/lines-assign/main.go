@@ -14,7 +14,7 @@ import (
 )
 
 func main() {
-	h, err := wire.Handler(context.Background(), "lines-assign")
+	h, err := wire.Handler(context.Background(), "lines-assign", nil)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "lines-assign:", err)
 		os.Exit(1)

@@ -14,7 +14,7 @@ import (
 )
 
 func main() {
-	h, err := wire.Handler(context.Background(), "lines-get")
+	h, err := wire.Handler(context.Background(), "lines-get", nil)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "lines-get:", err)
 		os.Exit(1)

@@ -14,7 +14,7 @@ import (
 )
 
 func main() {
-	h, err := wire.Handler(context.Background(), "lines-list")
+	h, err := wire.Handler(context.Background(), "lines-list", nil)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "lines-list:", err)
 		os.Exit(1)

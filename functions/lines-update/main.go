@@ -14,7 +14,7 @@ import (
 )
 
 func main() {
-	h, err := wire.Handler(context.Background(), "lines-update")
+	h, err := wire.Handler(context.Background(), "lines-update", nil)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "lines-update:", err)
 		os.Exit(1)

@@ -10,11 +10,12 @@ import (
 	"github.com/aws/aws-lambda-go/lambda"
 	"github.com/awslabs/aws-lambda-go-api-proxy/httpadapter"
 
+	"github.com/bridgeline/bridgeline/functions/internal/lkwire"
 	"github.com/bridgeline/bridgeline/functions/internal/wire"
 )
 
 func main() {
-	h, err := wire.Handler(context.Background(), "livekit-webhook")
+	h, err := wire.Handler(context.Background(), "livekit-webhook", lkwire.FromEnv)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "livekit-webhook:", err)
 		os.Exit(1)

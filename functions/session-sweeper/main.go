@@ -10,11 +10,12 @@ import (
 
 	"github.com/aws/aws-lambda-go/lambda"
 
+	"github.com/bridgeline/bridgeline/functions/internal/lkwire"
 	"github.com/bridgeline/bridgeline/functions/internal/wire"
 )
 
 func main() {
-	h, err := wire.Sweeper(context.Background())
+	h, err := wire.Sweeper(context.Background(), lkwire.FromEnv)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "session-sweeper:", err)
 		os.Exit(1)

@@ -14,7 +14,7 @@ import (
 )
 
 func main() {
-	h, err := wire.Handler(context.Background(), "sessions-get")
+	h, err := wire.Handler(context.Background(), "sessions-get", nil)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "sessions-get:", err)
 		os.Exit(1)

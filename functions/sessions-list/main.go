@@ -14,7 +14,7 @@ import (
 )
 
 func main() {
-	h, err := wire.Handler(context.Background(), "sessions-list")
+	h, err := wire.Handler(context.Background(), "sessions-list", nil)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "sessions-list:", err)
 		os.Exit(1)

@@ -14,7 +14,7 @@ import (
 )
 
 func main() {
-	h, err := wire.Handler(context.Background(), "voices-list")
+	h, err := wire.Handler(context.Background(), "voices-list", nil)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "voices-list:", err)
 		os.Exit(1)

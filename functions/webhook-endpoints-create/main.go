@@ -14,7 +14,7 @@ import (
 )
 
 func main() {
-	h, err := wire.Handler(context.Background(), "webhook-endpoints-create")
+	h, err := wire.Handler(context.Background(), "webhook-endpoints-create", nil)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "webhook-endpoints-create:", err)
 		os.Exit(1)

@@ -14,7 +14,7 @@ import (
 )
 
 func main() {
-	h, err := wire.Handler(context.Background(), "webhook-endpoints-delete")
+	h, err := wire.Handler(context.Background(), "webhook-endpoints-delete", nil)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "webhook-endpoints-delete:", err)
 		os.Exit(1)

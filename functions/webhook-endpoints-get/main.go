@@ -14,7 +14,7 @@ import (
 )
 
 func main() {
-	h, err := wire.Handler(context.Background(), "webhook-endpoints-get")
+	h, err := wire.Handler(context.Background(), "webhook-endpoints-get", nil)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "webhook-endpoints-get:", err)
 		os.Exit(1)

@@ -14,7 +14,7 @@ import (
 )
 
 func main() {
-	h, err := wire.Handler(context.Background(), "webhook-endpoints-list")
+	h, err := wire.Handler(context.Background(), "webhook-endpoints-list", nil)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "webhook-endpoints-list:", err)
 		os.Exit(1)

@@ -14,7 +14,7 @@ import (
 )
 
 func main() {
-	h, err := wire.Handler(context.Background(), "webhook-endpoints-rotate-secret")
+	h, err := wire.Handler(context.Background(), "webhook-endpoints-rotate-secret", nil)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "webhook-endpoints-rotate-secret:", err)
 		os.Exit(1)

@@ -14,7 +14,7 @@ import (
 )
 
 func main() {
-	h, err := wire.Handler(context.Background(), "webhook-endpoints-update")
+	h, err := wire.Handler(context.Background(), "webhook-endpoints-update", nil)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "webhook-endpoints-update:", err)
 		os.Exit(1)

@@ -14,66 +14,65 @@ import (
 	"github.com/bridgeline/bridgeline/shared/persona"
 )
 
-// Hair styles of the built-in avatars.
+// Hair styles of the built-in avatars (persona.Avatar.HairStyle).
 const (
-	HairLong = iota
-	HairShort
-	HairBob
+	HairLong  = persona.HairLong
+	HairShort = persona.HairShort
+	HairBob   = persona.HairBob
 )
 
-// Avatar is one built-in persona look.
+// Avatar is one built-in persona look, ready to draw: the colours of its catalogue entry
+// (persona.Avatars) as RGBA.
 type Avatar struct {
 	ID       string
 	Name     string
-	Voice    string // espeak-ng voice hint for the synthesizer
 	Backdrop color.RGBA
 	Skin     color.RGBA
 	Hair     color.RGBA
 	Shirt    color.RGBA
 	Eyes     color.RGBA
 	Lips     color.RGBA
-	Style    int
+	Style    string
 }
 
-var catalogue = []Avatar{
-	{
-		ID: "ava_maya", Name: "Maya", Voice: "en-us+f3",
-		Backdrop: rgb(0xc9c3e6), Skin: rgb(0xa86b43), Hair: rgb(0x2b1a10), Shirt: rgb(0x1f8a8a),
-		Eyes: rgb(0x4a2c17), Lips: rgb(0x8a3b3b), Style: HairLong,
-	},
-	{
-		ID: "ava_theo", Name: "Theo", Voice: "en-us+m3",
-		Backdrop: rgb(0xcfe3cf), Skin: rgb(0xf1c9a0), Hair: rgb(0x7a3b1d), Shirt: rgb(0x2c3e6b),
-		Eyes: rgb(0x3d6e9e), Lips: rgb(0xb86a5e), Style: HairShort,
-	},
-	{
-		ID: "ava_iris", Name: "Iris", Voice: "en-us+f4",
-		Backdrop: rgb(0xf3dcc2), Skin: rgb(0xd19a6a), Hair: rgb(0x1c1c24), Shirt: rgb(0xd0574b),
-		Eyes: rgb(0x2f4f2f), Lips: rgb(0xa0454a), Style: HairBob,
-	},
+// fromCatalogue is the drawing of a catalogue entry: every colour and the hair style come
+// from it, so what GET /v1/avatars describes is what is drawn.
+func fromCatalogue(a persona.Avatar) Avatar {
+	return Avatar{
+		ID: a.ID, Name: a.Name, Style: a.HairStyle,
+		Backdrop: rgba(a.Backdrop), Skin: rgba(a.Skin), Hair: rgba(a.Hair), Shirt: rgba(a.Top),
+		Eyes: rgba(a.Eyes), Lips: rgba(a.Lips),
+	}
 }
 
-func rgb(v uint32) color.RGBA {
-	return color.RGBA{uint8(v >> 16), uint8(v >> 8), uint8(v), 0xff}
+func rgba(c persona.Colour) color.RGBA {
+	r, g, b := c.Channels()
+	return color.RGBA{r, g, b, 0xff}
 }
 
-// Catalogue lists the built-in avatars; the control plane's GET /v1/avatars lists the
-// same ids and names.
-func Catalogue() []Avatar { return append([]Avatar(nil), catalogue...) }
+func rgb(v uint32) color.RGBA { return rgba(persona.Colour{RGB: v}) }
+
+// Catalogue lists the built-in avatars, in the catalogue's order (persona.Avatars).
+func Catalogue() []Avatar {
+	out := make([]Avatar, 0, len(persona.Avatars))
+	for _, a := range persona.Avatars {
+		out = append(out, fromCatalogue(a))
+	}
+	return out
+}
 
 // Lookup finds a built-in avatar by id.
 func Lookup(id string) (Avatar, bool) {
-	for _, a := range catalogue {
-		if a.ID == id {
-			return a, true
-		}
+	a, ok := persona.AvatarByID(id)
+	if !ok {
+		return Avatar{}, false
 	}
-	return Avatar{}, false
+	return fromCatalogue(a), true
 }
 
 // Default is the avatar used when a job names one this worker does not know (a newer
-// catalogue on the control plane than in the fleet).
-func Default() Avatar { return catalogue[0] }
+// catalogue on the control plane than in the fleet): the catalogue's first.
+func Default() Avatar { return fromCatalogue(persona.Avatars[0]) }
 
 // Placement is where framing puts the head: its centre and its vertical radius, in pixels.
 type Placement struct {
@@ -81,20 +80,20 @@ type Placement struct {
 }
 
 // Place resolves framing for a w x h frame. Unknown values fall back to the API's
-// defaults (medium, center).
+// defaults (persona.DefaultFraming: medium, center).
 func Place(f persona.Framing, w, h int) Placement {
 	fw, fh := float64(w), float64(h)
 	p := Placement{CX: fw / 2, CY: 0.38 * fh, U: 0.19 * fh}
 	switch f.Shot {
-	case "close_up":
+	case persona.ShotCloseUp:
 		p.CY, p.U = 0.50*fh, 0.36*fh
-	case "wide":
+	case persona.ShotWide:
 		p.CY, p.U = 0.42*fh, 0.11*fh
 	}
 	switch f.Position {
-	case "left":
+	case persona.PositionLeft:
 		p.CX = 0.28 * fw
-	case "right":
+	case persona.PositionRight:
 		p.CX = 0.72 * fw
 	}
 	return p

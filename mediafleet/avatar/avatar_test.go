@@ -35,6 +35,38 @@ func TestCatalogue(t *testing.T) {
 	}
 }
 
+// TestScenesDrawTheCataloguesColours: the pixels of each avatar's hair (top of the head)
+// and top (a shoulder) are the colours of its catalogue entry, whose words GET /v1/avatars
+// says (persona's TestAvatarDescriptionsMatchTheirDrawing checks words against colours).
+func TestScenesDrawTheCataloguesColours(t *testing.T) {
+	dst := NewFrame(w, h)
+	for _, entry := range persona.Avatars {
+		t.Run(entry.ID, func(t *testing.T) {
+			a, ok := Lookup(entry.ID)
+			if !ok {
+				t.Fatalf("Lookup(%s) found nothing", entry.ID)
+			}
+			s := NewScene(a, persona.DefaultFraming, w, h)
+			s.Draw(dst, 0, 0)
+			p := s.Placement()
+			for _, c := range []struct {
+				what   string
+				x, y   float64
+				colour persona.Colour
+			}{
+				{"hair", p.CX, p.CY - 0.95*p.U, entry.Hair},
+				{"top", p.CX - 1.5*p.U, p.CY + 2.5*p.U, entry.Top},
+				{"backdrop", 2, 2, entry.Backdrop},
+			} {
+				got := at(dst, int(c.x), int(c.y))
+				if want := toYCC(rgba(c.colour)); !near(got, want, 2) {
+					t.Errorf("%s at (%.0f, %.0f) = %v, want %v (%s #%06x)", c.what, c.x, c.y, got, want, c.colour.Name, c.colour.RGB)
+				}
+			}
+		})
+	}
+}
+
 func near(a, b ycc, tol int) bool {
 	d := func(x, y uint8) int { return max(int(x)-int(y), int(y)-int(x)) }
 	return d(a.y, b.y) <= tol && d(a.cb, b.cb) <= tol && d(a.cr, b.cr) <= tol

@@ -27,5 +27,6 @@ type Synthesizer interface {
 	Synthesize(ctx context.Context, text string) (PCM, error)
 }
 
-// Voices picks the Synthesizer for an avatar's voice hint (see avatar.Avatar.Voice).
+// Voices picks the Synthesizer for a voice id of the catalogue (persona.VoiceFor: the
+// version's voice, else its avatar's default).
 type Voices func(voice string) Synthesizer

@@ -18,6 +18,87 @@ import (
 	"github.com/oapi-codegen/runtime"
 )
 
+// Defines values for ApiKeyMode.
+const (
+	ApiKeyModeLive ApiKeyMode = "live"
+	ApiKeyModeTest ApiKeyMode = "test"
+)
+
+// Valid indicates whether the value is a known member of the ApiKeyMode enum.
+func (e ApiKeyMode) Valid() bool {
+	switch e {
+	case ApiKeyModeLive:
+		return true
+	case ApiKeyModeTest:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ApiKeyObject.
+const (
+	ApiKeyObjectApiKey ApiKeyObject = "api_key"
+)
+
+// Valid indicates whether the value is a known member of the ApiKeyObject enum.
+func (e ApiKeyObject) Valid() bool {
+	switch e {
+	case ApiKeyObjectApiKey:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ApiKeyListObject.
+const (
+	ApiKeyListObjectList ApiKeyListObject = "list"
+)
+
+// Valid indicates whether the value is a known member of the ApiKeyListObject enum.
+func (e ApiKeyListObject) Valid() bool {
+	switch e {
+	case ApiKeyListObjectList:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ApiKeyWithSecretMode.
+const (
+	ApiKeyWithSecretModeLive ApiKeyWithSecretMode = "live"
+	ApiKeyWithSecretModeTest ApiKeyWithSecretMode = "test"
+)
+
+// Valid indicates whether the value is a known member of the ApiKeyWithSecretMode enum.
+func (e ApiKeyWithSecretMode) Valid() bool {
+	switch e {
+	case ApiKeyWithSecretModeLive:
+		return true
+	case ApiKeyWithSecretModeTest:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ApiKeyWithSecretObject.
+const (
+	ApiKeyWithSecretObjectApiKey ApiKeyWithSecretObject = "api_key"
+)
+
+// Valid indicates whether the value is a known member of the ApiKeyWithSecretObject enum.
+func (e ApiKeyWithSecretObject) Valid() bool {
+	switch e {
+	case ApiKeyWithSecretObjectApiKey:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for AssistantObject.
 const (
 	AssistantObjectAssistant AssistantObject = "assistant"
@@ -1043,6 +1124,7 @@ func (e Error404ErrorType) Valid() bool {
 
 // Defines values for Error409ErrorCode.
 const (
+	ApiKeyLimitReached          Error409ErrorCode = "api_key_limit_reached"
 	AssistantArchived           Error409ErrorCode = "assistant_archived"
 	AssistantInUse              Error409ErrorCode = "assistant_in_use"
 	AssistantNotPublished       Error409ErrorCode = "assistant_not_published"
@@ -1050,6 +1132,7 @@ const (
 	CallNotAnswerable           Error409ErrorCode = "call_not_answerable"
 	EventNotRedeliverable       Error409ErrorCode = "event_not_redeliverable"
 	IdempotencyKeyInUse         Error409ErrorCode = "idempotency_key_in_use"
+	LastApiKey                  Error409ErrorCode = "last_api_key"
 	NoSubscribedEndpoint        Error409ErrorCode = "no_subscribed_endpoint"
 	SessionEnded                Error409ErrorCode = "session_ended"
 	WebhookEndpointDisabled     Error409ErrorCode = "webhook_endpoint_disabled"
@@ -1059,6 +1142,8 @@ const (
 // Valid indicates whether the value is a known member of the Error409ErrorCode enum.
 func (e Error409ErrorCode) Valid() bool {
 	switch e {
+	case ApiKeyLimitReached:
+		return true
 	case AssistantArchived:
 		return true
 	case AssistantInUse:
@@ -1072,6 +1157,8 @@ func (e Error409ErrorCode) Valid() bool {
 	case EventNotRedeliverable:
 		return true
 	case IdempotencyKeyInUse:
+		return true
+	case LastApiKey:
 		return true
 	case NoSubscribedEndpoint:
 		return true
@@ -2010,7 +2097,114 @@ func (e CallIncomingJSONBodyType) Valid() bool {
 	}
 }
 
-// Assistant Examples: {"active_version_id":"ver_01jd3f4g5h6j7k8m9n0p1q2r3t","created_at":"2026-11-22T07:00:00.123Z","draft":{"avatar_id":"ava_amber","framing":{"position":"left","shot":"close_up"},"greeting":"Hello, Acme Dental, how can I help?","model":"gpt-4o-mini","system_prompt":"You are the front desk of Acme Dental. Be brief and kind.","voice":"alloy"},"has_more_versions":false,"id":"asst_01jd3f4g5h6j7k8m9n0p1q2r3t","name":"Front desk","object":"assistant","status":"active","updated_at":"2026-11-22T07:00:00.123Z","version_count":1,"versions":[{"avatar_id":"ava_amber","framing":{"position":"left","shot":"close_up"},"greeting":"Hello, Acme Dental, how can I help?","id":"ver_01jd3f4g5h6j7k8m9n0p1q2r3t","model":"gpt-4o-mini","name":"Front desk","number":1,"object":"assistant_version","published_at":"2026-11-22T07:00:00.123Z","system_prompt":"You are the front desk of Acme Dental. Be brief and kind.","voice":"alloy"}]}
+// ApiKey An API key, without the key itself.
+//
+// Examples: {"created_at":"2026-11-22T07:00:00.123Z","id":"key_01jd3f4g5h6j7k8m9n0p1q2r3t","last4":"x9Qz","last_used_at":"2026-11-22T07:05:00.123Z","mode":"test","object":"api_key","prefix":"sk_test_Ab3d","revoked_at":null}
+type ApiKey struct {
+	// CreatedAt When it was made.
+	//
+	// Examples: 2026-11-22T07:00:00.123Z
+	CreatedAt Timestamp `json:"created_at"`
+
+	// Id The key's id (not the key).
+	//
+	// Examples: key_01jd3f4g5h6j7k8m9n0p1q2r3t
+	Id ApiKeyID `json:"id"`
+
+	// Last4 The key's last 4 characters; null for keys made before they were kept.
+	Last4 *string `json:"last4"`
+
+	// LastUsedAt When it last authenticated a request, to the minute (null if never).
+	//
+	// Examples: 2026-11-22T07:00:00.123Z
+	LastUsedAt *NullableTimestamp `json:"last_used_at"`
+
+	// Mode `test` for an `sk_test_` key (the `sim` platform only), `live` for `sk_live_`.
+	Mode ApiKeyMode `json:"mode"`
+
+	// Object The kind of object: always `api_key`.
+	Object ApiKeyObject `json:"object"`
+
+	// Prefix The key's first characters: its mode and the first 4 random ones.
+	Prefix string `json:"prefix"`
+
+	// RevokedAt When it was revoked; null while it works.
+	//
+	// Examples: 2026-11-22T07:00:00.123Z
+	RevokedAt *NullableTimestamp `json:"revoked_at"`
+}
+
+// ApiKeyMode `test` for an `sk_test_` key (the `sim` platform only), `live` for `sk_live_`.
+type ApiKeyMode string
+
+// ApiKeyObject The kind of object: always `api_key`.
+type ApiKeyObject string
+
+// ApiKeyID Examples: key_01jd3f4g5h6j7k8m9n0p1q2r3t
+type ApiKeyID = string
+
+// ApiKeyList Examples: {"data":[{"created_at":"2026-11-22T07:00:00.123Z","id":"key_01jd3f4g5h6j7k8m9n0p1q2r3t","last4":"x9Qz","last_used_at":"2026-11-22T07:05:00.123Z","mode":"test","object":"api_key","prefix":"sk_test_Ab3d","revoked_at":null}],"has_more":false,"object":"list"}
+type ApiKeyList struct {
+	// Data The page of keys that are not revoked, newest first.
+	Data []ApiKey `json:"data"`
+
+	// HasMore True when another page exists after this one.
+	HasMore bool `json:"has_more"`
+
+	// Object The kind of object: always `list`.
+	Object ApiKeyListObject `json:"object"`
+}
+
+// ApiKeyListObject The kind of object: always `list`.
+type ApiKeyListObject string
+
+// ApiKeyWithSecret A new API key with its text, shown this once.
+//
+// Examples: {"created_at":"2026-11-22T07:00:00.123Z","id":"key_01jd3f4g5h6j7k8m9n0p1q2r3t","key":"sk_test_Ab3dE5fG7hJ9kL1mN3pQ5rS7tU9vWx9Qz","last4":"x9Qz","last_used_at":null,"mode":"test","object":"api_key","prefix":"sk_test_Ab3d","revoked_at":null}
+type ApiKeyWithSecret struct {
+	// CreatedAt When it was made.
+	//
+	// Examples: 2026-11-22T07:00:00.123Z
+	CreatedAt Timestamp `json:"created_at"`
+
+	// Id The key's id (not the key).
+	//
+	// Examples: key_01jd3f4g5h6j7k8m9n0p1q2r3t
+	Id ApiKeyID `json:"id"`
+
+	// Key The key itself, for `Authorization: Bearer`. Shown only here.
+	Key string `json:"key"`
+
+	// Last4 The key's last 4 characters; null for keys made before they were kept.
+	Last4 *string `json:"last4"`
+
+	// LastUsedAt When it last authenticated a request, to the minute (null if never).
+	//
+	// Examples: 2026-11-22T07:00:00.123Z
+	LastUsedAt *NullableTimestamp `json:"last_used_at"`
+
+	// Mode `test` for an `sk_test_` key (the `sim` platform only), `live` for `sk_live_`.
+	Mode ApiKeyWithSecretMode `json:"mode"`
+
+	// Object The kind of object: always `api_key`.
+	Object ApiKeyWithSecretObject `json:"object"`
+
+	// Prefix The key's first characters: its mode and the first 4 random ones.
+	Prefix string `json:"prefix"`
+
+	// RevokedAt When it was revoked; null while it works.
+	//
+	// Examples: 2026-11-22T07:00:00.123Z
+	RevokedAt *NullableTimestamp `json:"revoked_at"`
+}
+
+// ApiKeyWithSecretMode `test` for an `sk_test_` key (the `sim` platform only), `live` for `sk_live_`.
+type ApiKeyWithSecretMode string
+
+// ApiKeyWithSecretObject The kind of object: always `api_key`.
+type ApiKeyWithSecretObject string
+
+// Assistant Examples: {"active_version_id":"ver_01jd3f4g5h6j7k8m9n0p1q2r3t","created_at":"2026-11-22T07:00:00.123Z","draft":{"avatar_id":"ava_iris","framing":{"position":"left","shot":"close_up"},"greeting":"Hello, Acme Dental, how can I help?","model":"gpt-4o-mini","system_prompt":"You are the front desk of Acme Dental. Be brief and kind.","voice":"alloy"},"has_more_versions":false,"id":"asst_01jd3f4g5h6j7k8m9n0p1q2r3t","name":"Front desk","object":"assistant","status":"active","updated_at":"2026-11-22T07:00:00.123Z","version_count":1,"versions":[{"avatar_id":"ava_iris","framing":{"position":"left","shot":"close_up"},"greeting":"Hello, Acme Dental, how can I help?","id":"ver_01jd3f4g5h6j7k8m9n0p1q2r3t","model":"gpt-4o-mini","name":"Front desk","number":1,"object":"assistant_version","published_at":"2026-11-22T07:00:00.123Z","system_prompt":"You are the front desk of Acme Dental. Be brief and kind.","voice":"alloy"}]}
 type Assistant struct {
 	// ActiveVersionId The version the next inbound call uses; null until the first publish.
 	ActiveVersionId *string `json:"active_version_id"`
@@ -2022,7 +2216,7 @@ type Assistant struct {
 
 	// Draft The editable working copy, published into versions.
 	//
-	// Examples: {"avatar_id":"ava_amber","framing":{"position":"left","shot":"close_up"},"greeting":"Hello, Acme Dental, how can I help?","model":"gpt-4o-mini","system_prompt":"You are the front desk of Acme Dental. Be brief and kind.","voice":"alloy"}
+	// Examples: {"avatar_id":"ava_iris","framing":{"position":"left","shot":"close_up"},"greeting":"Hello, Acme Dental, how can I help?","model":"gpt-4o-mini","system_prompt":"You are the front desk of Acme Dental. Be brief and kind.","voice":"alloy"}
 	Draft Draft `json:"draft"`
 
 	// HasMoreVersions True when `versions` leaves older versions out (more than 10 were published).
@@ -2068,11 +2262,11 @@ type AssistantActivate struct {
 	VersionId string `json:"version_id"`
 }
 
-// AssistantCreate Examples: {"avatar_id":"ava_amber","framing":{"position":"left","shot":"close_up"},"greeting":"Hello, Acme Dental, how can I help?","model":"gpt-4o-mini","name":"Front desk","system_prompt":"You are the front desk of Acme Dental. Be brief and kind.","voice":"alloy"}
+// AssistantCreate Examples: {"avatar_id":"ava_iris","framing":{"position":"left","shot":"close_up"},"greeting":"Hello, Acme Dental, how can I help?","model":"gpt-4o-mini","name":"Front desk","system_prompt":"You are the front desk of Acme Dental. Be brief and kind.","voice":"alloy"}
 type AssistantCreate struct {
 	// AvatarId An `id` from `GET /v1/avatars`; empty for none yet.
 	//
-	// Examples: ava_amber
+	// Examples: ava_iris
 	AvatarId *AvatarIDField `json:"avatar_id,omitempty"`
 
 	// Framing How the avatar sits in the video frame.
@@ -2119,7 +2313,7 @@ type AssistantDuplicate struct {
 // AssistantID Examples: asst_01jd3f4g5h6j7k8m9n0p1q2r3t
 type AssistantID = string
 
-// AssistantList Examples: {"data":[{"active_version_id":"ver_01jd3f4g5h6j7k8m9n0p1q2r3t","created_at":"2026-11-22T07:00:00.123Z","draft":{"avatar_id":"ava_amber","framing":{"position":"left","shot":"close_up"},"greeting":"Hello, Acme Dental, how can I help?","model":"gpt-4o-mini","system_prompt":"You are the front desk of Acme Dental. Be brief and kind.","voice":"alloy"},"has_more_versions":false,"id":"asst_01jd3f4g5h6j7k8m9n0p1q2r3t","name":"Front desk","object":"assistant","status":"active","updated_at":"2026-11-22T07:00:00.123Z","version_count":1,"versions":[{"avatar_id":"ava_amber","framing":{"position":"left","shot":"close_up"},"greeting":"Hello, Acme Dental, how can I help?","id":"ver_01jd3f4g5h6j7k8m9n0p1q2r3t","model":"gpt-4o-mini","name":"Front desk","number":1,"object":"assistant_version","published_at":"2026-11-22T07:00:00.123Z","system_prompt":"You are the front desk of Acme Dental. Be brief and kind.","voice":"alloy"}]}],"has_more":false,"object":"list"}
+// AssistantList Examples: {"data":[{"active_version_id":"ver_01jd3f4g5h6j7k8m9n0p1q2r3t","created_at":"2026-11-22T07:00:00.123Z","draft":{"avatar_id":"ava_iris","framing":{"position":"left","shot":"close_up"},"greeting":"Hello, Acme Dental, how can I help?","model":"gpt-4o-mini","system_prompt":"You are the front desk of Acme Dental. Be brief and kind.","voice":"alloy"},"has_more_versions":false,"id":"asst_01jd3f4g5h6j7k8m9n0p1q2r3t","name":"Front desk","object":"assistant","status":"active","updated_at":"2026-11-22T07:00:00.123Z","version_count":1,"versions":[{"avatar_id":"ava_iris","framing":{"position":"left","shot":"close_up"},"greeting":"Hello, Acme Dental, how can I help?","id":"ver_01jd3f4g5h6j7k8m9n0p1q2r3t","model":"gpt-4o-mini","name":"Front desk","number":1,"object":"assistant_version","published_at":"2026-11-22T07:00:00.123Z","system_prompt":"You are the front desk of Acme Dental. Be brief and kind.","voice":"alloy"}]}],"has_more":false,"object":"list"}
 type AssistantList struct {
 	// Data The page of items, newest first.
 	Data []Assistant `json:"data"`
@@ -2139,11 +2333,11 @@ type AssistantListObject string
 // Examples: Front desk
 type AssistantName = string
 
-// AssistantUpdate Examples: {"avatar_id":"ava_amber","framing":{"position":"left","shot":"close_up"},"greeting":"Hello, Acme Dental, how can I help?","model":"gpt-4o-mini","name":"Front desk","system_prompt":"You are the front desk of Acme Dental. Be brief and kind.","voice":"alloy"}
+// AssistantUpdate Examples: {"avatar_id":"ava_iris","framing":{"position":"left","shot":"close_up"},"greeting":"Hello, Acme Dental, how can I help?","model":"gpt-4o-mini","name":"Front desk","system_prompt":"You are the front desk of Acme Dental. Be brief and kind.","voice":"alloy"}
 type AssistantUpdate struct {
 	// AvatarId An `id` from `GET /v1/avatars`; empty for none yet.
 	//
-	// Examples: ava_amber
+	// Examples: ava_iris
 	AvatarId *AvatarIDField `json:"avatar_id,omitempty"`
 
 	// Framing How the avatar sits in the video frame.
@@ -2179,7 +2373,7 @@ type AssistantUpdate struct {
 
 // AssistantVersion An immutable published snapshot of the draft.
 //
-// Examples: {"avatar_id":"ava_amber","framing":{"position":"left","shot":"close_up"},"greeting":"Hello, Acme Dental, how can I help?","id":"ver_01jd3f4g5h6j7k8m9n0p1q2r3t","model":"gpt-4o-mini","name":"Front desk","number":1,"object":"assistant_version","published_at":"2026-11-22T07:00:00.123Z","system_prompt":"You are the front desk of Acme Dental. Be brief and kind.","voice":"alloy"}
+// Examples: {"avatar_id":"ava_iris","framing":{"position":"left","shot":"close_up"},"greeting":"Hello, Acme Dental, how can I help?","id":"ver_01jd3f4g5h6j7k8m9n0p1q2r3t","model":"gpt-4o-mini","name":"Front desk","number":1,"object":"assistant_version","published_at":"2026-11-22T07:00:00.123Z","system_prompt":"You are the front desk of Acme Dental. Be brief and kind.","voice":"alloy"}
 type AssistantVersion struct {
 	// AvatarId An `id` from `GET /v1/avatars`; empty for none yet.
 	AvatarId string `json:"avatar_id"`
@@ -2228,7 +2422,7 @@ type AssistantVersion struct {
 // AssistantVersionObject The kind of object: always `assistant_version`.
 type AssistantVersionObject string
 
-// AssistantVersionList Examples: {"data":[{"avatar_id":"ava_amber","framing":{"position":"left","shot":"close_up"},"greeting":"Hello, Acme Dental, how can I help?","id":"ver_01jd3f4g5h6j7k8m9n0p1q2r3t","model":"gpt-4o-mini","name":"Front desk","number":1,"object":"assistant_version","published_at":"2026-11-22T07:00:00.123Z","system_prompt":"You are the front desk of Acme Dental. Be brief and kind.","voice":"alloy"}],"has_more":false,"object":"list"}
+// AssistantVersionList Examples: {"data":[{"avatar_id":"ava_iris","framing":{"position":"left","shot":"close_up"},"greeting":"Hello, Acme Dental, how can I help?","id":"ver_01jd3f4g5h6j7k8m9n0p1q2r3t","model":"gpt-4o-mini","name":"Front desk","number":1,"object":"assistant_version","published_at":"2026-11-22T07:00:00.123Z","system_prompt":"You are the front desk of Acme Dental. Be brief and kind.","voice":"alloy"}],"has_more":false,"object":"list"}
 type AssistantVersionList struct {
 	// Data The page of versions, newest first.
 	Data []AssistantVersion `json:"data"`
@@ -2246,7 +2440,7 @@ type AssistantVersionListObject string
 // AttemptID Examples: watt_01jd3f4g5h6j7k8m9n0p1q2r3t
 type AttemptID = string
 
-// Avatar Examples: {"description":"Production receiver","id":"ava_01jd3f4g5h6j7k8m9n0p1q2r3t","name":"Front desk","object":"avatar"}
+// Avatar Examples: {"description":"Warm and calm, short dark hair, teal top.","id":"ava_iris","name":"Iris","object":"avatar"}
 type Avatar struct {
 	// Description What the avatar looks like and suits, for people choosing one.
 	Description string `json:"description"`
@@ -2266,10 +2460,10 @@ type AvatarObject string
 
 // AvatarIDField An `id` from `GET /v1/avatars`, or empty for none yet.
 //
-// Examples: ava_amber
+// Examples: ava_iris
 type AvatarIDField = string
 
-// AvatarList Examples: {"data":[{"description":"Production receiver","id":"ava_01jd3f4g5h6j7k8m9n0p1q2r3t","name":"Front desk","object":"avatar"}],"has_more":false,"object":"list"}
+// AvatarList Examples: {"data":[{"description":"Warm and calm, short dark hair, teal top.","id":"ava_iris","name":"Iris","object":"avatar"},{"description":"Friendly and upbeat, long auburn hair, coral top.","id":"ava_maya","name":"Maya","object":"avatar"},{"description":"Steady and clear, short blond hair, navy jacket.","id":"ava_theo","name":"Theo","object":"avatar"}],"has_more":false,"object":"list"}
 type AvatarList struct {
 	// Data The page of items, newest first.
 	Data []Avatar `json:"data"`
@@ -2897,7 +3091,7 @@ type DeletedWebhookEndpointObject string
 
 // Draft The editable working copy.
 //
-// Examples: {"avatar_id":"ava_amber","framing":{"position":"left","shot":"close_up"},"greeting":"Hello, Acme Dental, how can I help?","model":"gpt-4o-mini","system_prompt":"You are the front desk of Acme Dental. Be brief and kind.","voice":"alloy"}
+// Examples: {"avatar_id":"ava_iris","framing":{"position":"left","shot":"close_up"},"greeting":"Hello, Acme Dental, how can I help?","model":"gpt-4o-mini","system_prompt":"You are the front desk of Acme Dental. Be brief and kind.","voice":"alloy"}
 type Draft struct {
 	// AvatarId An `id` from `GET /v1/avatars`; empty for none yet.
 	AvatarId string `json:"avatar_id"`
@@ -3787,7 +3981,7 @@ type TurnTextTrimmed bool
 // VersionID Examples: ver_01jd3f4g5h6j7k8m9n0p1q2r3t
 type VersionID = string
 
-// Voice Examples: {"default_for_avatars":["ava_01jd3f4g5h6j7k8m9n0p1q2r3t"],"description":"Production receiver","engine":"flite","gender":"female","id":"flite-slt","language":"en-US","name":"Front desk","object":"voice"}
+// Voice Examples: {"default_for_avatars":["ava_iris"],"description":"Clear and calm US English (flite slt).","engine":"flite","gender":"female","id":"flite-slt","language":"en-US","name":"Sarah","object":"voice"}
 type Voice struct {
 	// DefaultForAvatars The avatars whose default voice this is.
 	DefaultForAvatars []string `json:"default_for_avatars"`
@@ -3828,7 +4022,7 @@ type VoiceObject string
 // Examples: alloy
 type VoiceField = string
 
-// VoiceList Examples: {"data":[{"default_for_avatars":["ava_01jd3f4g5h6j7k8m9n0p1q2r3t"],"description":"Production receiver","engine":"flite","gender":"female","id":"flite-slt","language":"en-US","name":"Front desk","object":"voice"}],"has_more":false,"object":"list"}
+// VoiceList Examples: {"data":[{"default_for_avatars":["ava_iris"],"description":"Clear and calm US English (flite slt).","engine":"flite","gender":"female","id":"flite-slt","language":"en-US","name":"Sarah","object":"voice"}],"has_more":false,"object":"list"}
 type VoiceList struct {
 	// Data The page of items, newest first.
 	Data []Voice `json:"data"`
@@ -4010,6 +4204,9 @@ type WebhookEndpointWithSecretStatus string
 // Examples: https://example.com/hooks/bridgeline
 type WebhookURL = string
 
+// ApiKeyPathID Examples: key_01jd3f4g5h6j7k8m9n0p1q2r3t
+type ApiKeyPathID = ApiKeyID
+
 // AssistantPathID Examples: asst_01jd3f4g5h6j7k8m9n0p1q2r3t
 type AssistantPathID = AssistantID
 
@@ -4095,6 +4292,21 @@ type UnsupportedMediaType = Error415
 //
 // Examples: {"error":{"code":"upstream_unavailable","message":"example message","request_id":"req_01jd0000000000000000000000","type":"upstream_error"}}
 type Upstream = Error502
+
+// ListApiKeysParams defines parameters for ListApiKeys.
+type ListApiKeysParams struct {
+	// Limit Page size.
+	Limit *Limit `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// StartingAfter Id of the last key of the previous page.
+	StartingAfter *ApiKeyID `form:"starting_after,omitempty" json:"starting_after,omitempty"`
+}
+
+// CreateApiKeyParams defines parameters for CreateApiKey.
+type CreateApiKeyParams struct {
+	// IdempotencyKey Makes the POST safe to retry. See the conventions in the description.
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
 
 // ListAssistantsParams defines parameters for ListAssistants.
 type ListAssistantsParams struct {
@@ -4354,6 +4566,9 @@ type CallIncomingParams struct {
 
 // CallIncomingJSONBodyType defines parameters for CallIncoming.
 type CallIncomingJSONBodyType string
+
+// CreateApiKeyJSONRequestBody defines body for CreateApiKey for application/json ContentType.
+type CreateApiKeyJSONRequestBody = EmptyObject
 
 // CreateAssistantJSONRequestBody defines body for CreateAssistant for application/json ContentType.
 type CreateAssistantJSONRequestBody = AssistantCreate
@@ -4756,6 +4971,48 @@ func WithRequestEditorFn(fn RequestEditorFn) ClientOption {
 
 // The interface specification for the client above.
 type ClientInterface interface {
+
+	// ListApiKeys List API keys
+	//
+	// The account's keys that are not revoked, newest first (an account holds at most
+	// 20). Never the key itself: its `prefix` and `last4` tell keys apart.
+	//
+	// Corresponds with GET /v1/api_keys (the `ListApiKeys` operationId).
+	ListApiKeys(ctx context.Context, params *ListApiKeysParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CreateApiKeyWithBody Make an API key
+	//
+	// A new key of the same mode as the key that asks (an `sk_test_` key makes an
+	// `sk_test_` key, an `sk_live_` key an `sk_live_` one). The answer holds the key
+	// itself in `key`, shown this once: only its SHA-256 is kept. 409
+	// `api_key_limit_reached` when the account already holds 20 keys.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v1/api_keys (the `CreateApiKey` operationId).
+	CreateApiKeyWithBody(ctx context.Context, params *CreateApiKeyParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CreateApiKey Make an API key
+	//
+	// A new key of the same mode as the key that asks (an `sk_test_` key makes an
+	// `sk_test_` key, an `sk_live_` key an `sk_live_` one). The answer holds the key
+	// itself in `key`, shown this once: only its SHA-256 is kept. 409
+	// `api_key_limit_reached` when the account already holds 20 keys.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v1/api_keys (the `CreateApiKey` operationId).
+	CreateApiKey(ctx context.Context, params *CreateApiKeyParams, body CreateApiKeyJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// RevokeApiKey Revoke an API key
+	//
+	// The key stops working at once on the local stack, and within 30 s on AWS (the
+	// authorizer's cache); requests with it answer 401 `api_key_invalid`. Revoking
+	// a revoked key answers the same key again, unchanged. 409 `last_api_key` when it
+	// is the account's last key: make another first. A key may revoke itself.
+	//
+	// Corresponds with DELETE /v1/api_keys/{id} (the `RevokeApiKey` operationId).
+	RevokeApiKey(ctx context.Context, id ApiKeyPathID, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ListAssistants List assistants
 	//
@@ -5289,6 +5546,88 @@ type ClientInterface interface {
 	//
 	// Corresponds with POST /v1/webhook_endpoints/{id}/rotate_secret (the `RotateWebhookEndpointSecret` operationId).
 	RotateWebhookEndpointSecret(ctx context.Context, id WebhookEndpointPathID, params *RotateWebhookEndpointSecretParams, body RotateWebhookEndpointSecretJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+}
+
+// ListApiKeys List API keys
+//
+// The account's keys that are not revoked, newest first (an account holds at most
+// 20). Never the key itself: its `prefix` and `last4` tell keys apart.
+//
+// Corresponds with GET /v1/api_keys (the `ListApiKeys` operationId).
+func (c *Client) ListApiKeys(ctx context.Context, params *ListApiKeysParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListApiKeysRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CreateApiKeyWithBody Make an API key
+//
+// A new key of the same mode as the key that asks (an `sk_test_` key makes an
+// `sk_test_` key, an `sk_live_` key an `sk_live_` one). The answer holds the key
+// itself in `key`, shown this once: only its SHA-256 is kept. 409
+// `api_key_limit_reached` when the account already holds 20 keys.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v1/api_keys (the `CreateApiKey` operationId).
+func (c *Client) CreateApiKeyWithBody(ctx context.Context, params *CreateApiKeyParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreateApiKeyRequestWithBody(c.Server, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CreateApiKey Make an API key
+//
+// A new key of the same mode as the key that asks (an `sk_test_` key makes an
+// `sk_test_` key, an `sk_live_` key an `sk_live_` one). The answer holds the key
+// itself in `key`, shown this once: only its SHA-256 is kept. 409
+// `api_key_limit_reached` when the account already holds 20 keys.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v1/api_keys (the `CreateApiKey` operationId).
+func (c *Client) CreateApiKey(ctx context.Context, params *CreateApiKeyParams, body CreateApiKeyJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreateApiKeyRequest(c.Server, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// RevokeApiKey Revoke an API key
+//
+// The key stops working at once on the local stack, and within 30 s on AWS (the
+// authorizer's cache); requests with it answer 401 `api_key_invalid`. Revoking
+// a revoked key answers the same key again, unchanged. 409 `last_api_key` when it
+// is the account's last key: make another first. A key may revoke itself.
+//
+// Corresponds with DELETE /v1/api_keys/{id} (the `RevokeApiKey` operationId).
+func (c *Client) RevokeApiKey(ctx context.Context, id ApiKeyPathID, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewRevokeApiKeyRequest(c.Server, id)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
 }
 
 // ListAssistants List assistants
@@ -6292,6 +6631,161 @@ func (c *Client) RotateWebhookEndpointSecret(ctx context.Context, id WebhookEndp
 		return nil, err
 	}
 	return c.Client.Do(req)
+}
+
+// NewListApiKeysRequest constructs an http.Request for the ListApiKeys method
+func NewListApiKeysRequest(server string, params *ListApiKeysParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/api_keys")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.StartingAfter != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "starting_after", *params.StartingAfter, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewCreateApiKeyRequest calls the generic CreateApiKey builder with application/json body
+func NewCreateApiKeyRequest(server string, params *CreateApiKeyParams, body CreateApiKeyJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewCreateApiKeyRequestWithBody(server, params, "application/json", bodyReader)
+}
+
+// NewCreateApiKeyRequestWithBody constructs an http.Request for the CreateApiKey method, with any body, and a specified content type
+func NewCreateApiKeyRequestWithBody(server string, params *CreateApiKeyParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/api_keys")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.IdempotencyKey != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Idempotency-Key", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewRevokeApiKeyRequest constructs an http.Request for the RevokeApiKey method
+func NewRevokeApiKeyRequest(server string, id ApiKeyPathID) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/api_keys/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodDelete, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
 }
 
 // NewListAssistantsRequest constructs an http.Request for the ListAssistants method
@@ -8045,6 +8539,52 @@ func WithBaseURL(baseURL string) ClientOption {
 // ClientWithResponsesInterface is the interface specification for the client with responses above.
 type ClientWithResponsesInterface interface {
 
+	// ListApiKeysWithResponse List API keys
+	//
+	// The account's keys that are not revoked, newest first (an account holds at most
+	// 20). Never the key itself: its `prefix` and `last4` tell keys apart.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/api_keys (the `ListApiKeys` operationId).
+	ListApiKeysWithResponse(ctx context.Context, params *ListApiKeysParams, reqEditors ...RequestEditorFn) (*ListApiKeysResponse, error)
+
+	// CreateApiKeyWithBodyWithResponse Make an API key
+	//
+	// A new key of the same mode as the key that asks (an `sk_test_` key makes an
+	// `sk_test_` key, an `sk_live_` key an `sk_live_` one). The answer holds the key
+	// itself in `key`, shown this once: only its SHA-256 is kept. 409
+	// `api_key_limit_reached` when the account already holds 20 keys.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/api_keys (the `CreateApiKey` operationId).
+	CreateApiKeyWithBodyWithResponse(ctx context.Context, params *CreateApiKeyParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateApiKeyResponse, error)
+
+	// CreateApiKeyWithResponse Make an API key
+	//
+	// A new key of the same mode as the key that asks (an `sk_test_` key makes an
+	// `sk_test_` key, an `sk_live_` key an `sk_live_` one). The answer holds the key
+	// itself in `key`, shown this once: only its SHA-256 is kept. 409
+	// `api_key_limit_reached` when the account already holds 20 keys.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/api_keys (the `CreateApiKey` operationId).
+	CreateApiKeyWithResponse(ctx context.Context, params *CreateApiKeyParams, body CreateApiKeyJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateApiKeyResponse, error)
+
+	// RevokeApiKeyWithResponse Revoke an API key
+	//
+	// The key stops working at once on the local stack, and within 30 s on AWS (the
+	// authorizer's cache); requests with it answer 401 `api_key_invalid`. Revoking
+	// a revoked key answers the same key again, unchanged. 409 `last_api_key` when it
+	// is the account's last key: make another first. A key may revoke itself.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with DELETE /v1/api_keys/{id} (the `RevokeApiKey` operationId).
+	RevokeApiKeyWithResponse(ctx context.Context, id ApiKeyPathID, reqEditors ...RequestEditorFn) (*RevokeApiKeyResponse, error)
+
 	// ListAssistantsWithResponse List assistants
 	//
 	// Active assistants by default, newest first. `status` selects `archived` ones or
@@ -8611,6 +9151,465 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with POST /v1/webhook_endpoints/{id}/rotate_secret (the `RotateWebhookEndpointSecret` operationId).
 	RotateWebhookEndpointSecretWithResponse(ctx context.Context, id WebhookEndpointPathID, params *RotateWebhookEndpointSecretParams, body RotateWebhookEndpointSecretJSONRequestBody, reqEditors ...RequestEditorFn) (*RotateWebhookEndpointSecretResponse, error)
+}
+
+// ListApiKeysResponse200Headers the declared response headers of an HTTP 200 response for ListApiKeys
+type ListApiKeysResponse200Headers struct {
+	RequestId RequestID
+}
+
+// ListApiKeysResponse400Headers the declared response headers of an HTTP 400 response for ListApiKeys
+type ListApiKeysResponse400Headers struct {
+	RequestId RequestID
+}
+
+// ListApiKeysResponse401Headers the declared response headers of an HTTP 401 response for ListApiKeys
+type ListApiKeysResponse401Headers struct {
+	RequestId RequestID
+}
+
+// ListApiKeysResponse413Headers the declared response headers of an HTTP 413 response for ListApiKeys
+type ListApiKeysResponse413Headers struct {
+	RequestId RequestID
+}
+
+// ListApiKeysResponse415Headers the declared response headers of an HTTP 415 response for ListApiKeys
+type ListApiKeysResponse415Headers struct {
+	RequestId RequestID
+}
+
+// ListApiKeysResponse429Headers the declared response headers of an HTTP 429 response for ListApiKeys
+type ListApiKeysResponse429Headers struct {
+	RequestId  RequestID
+	RetryAfter int
+}
+
+// ListApiKeysResponse500Headers the declared response headers of an HTTP 500 response for ListApiKeys
+type ListApiKeysResponse500Headers struct {
+	RequestId RequestID
+}
+
+type ListApiKeysResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *ApiKeyList
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *PayloadTooLarge
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *UnsupportedMediaType
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *ListApiKeysResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *ListApiKeysResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *ListApiKeysResponse401Headers
+	// Headers413 the parsed response headers for an HTTP 413 response
+	Headers413 *ListApiKeysResponse413Headers
+	// Headers415 the parsed response headers for an HTTP 415 response
+	Headers415 *ListApiKeysResponse415Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ListApiKeysResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *ListApiKeysResponse500Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListApiKeysResponse) GetJSON200() *ApiKeyList {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r ListApiKeysResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r ListApiKeysResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r ListApiKeysResponse) GetJSON413() *PayloadTooLarge {
+	return r.JSON413
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r ListApiKeysResponse) GetJSON415() *UnsupportedMediaType {
+	return r.JSON415
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r ListApiKeysResponse) GetJSON429() *RateLimited {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r ListApiKeysResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r ListApiKeysResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListApiKeysResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListApiKeysResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListApiKeysResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// CreateApiKeyResponse201Headers the declared response headers of an HTTP 201 response for CreateApiKey
+type CreateApiKeyResponse201Headers struct {
+	IdempotentReplayed *string
+	RequestId          RequestID
+}
+
+// CreateApiKeyResponse400Headers the declared response headers of an HTTP 400 response for CreateApiKey
+type CreateApiKeyResponse400Headers struct {
+	IdempotentReplayed *string
+	RequestId          RequestID
+}
+
+// CreateApiKeyResponse401Headers the declared response headers of an HTTP 401 response for CreateApiKey
+type CreateApiKeyResponse401Headers struct {
+	RequestId RequestID
+}
+
+// CreateApiKeyResponse409Headers the declared response headers of an HTTP 409 response for CreateApiKey
+type CreateApiKeyResponse409Headers struct {
+	IdempotentReplayed *string
+	RequestId          RequestID
+}
+
+// CreateApiKeyResponse413Headers the declared response headers of an HTTP 413 response for CreateApiKey
+type CreateApiKeyResponse413Headers struct {
+	RequestId RequestID
+}
+
+// CreateApiKeyResponse415Headers the declared response headers of an HTTP 415 response for CreateApiKey
+type CreateApiKeyResponse415Headers struct {
+	RequestId RequestID
+}
+
+// CreateApiKeyResponse422Headers the declared response headers of an HTTP 422 response for CreateApiKey
+type CreateApiKeyResponse422Headers struct {
+	IdempotentReplayed *string
+	RequestId          RequestID
+}
+
+// CreateApiKeyResponse429Headers the declared response headers of an HTTP 429 response for CreateApiKey
+type CreateApiKeyResponse429Headers struct {
+	RequestId  RequestID
+	RetryAfter int
+}
+
+// CreateApiKeyResponse500Headers the declared response headers of an HTTP 500 response for CreateApiKey
+type CreateApiKeyResponse500Headers struct {
+	RequestId RequestID
+}
+
+type CreateApiKeyResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON201 the response for an HTTP 201 `application/json` response
+	JSON201 *ApiKeyWithSecret
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequestPost
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *ConflictPost
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *PayloadTooLarge
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *UnsupportedMediaType
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *UnprocessablePost
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// Headers201 the parsed response headers for an HTTP 201 response
+	Headers201 *CreateApiKeyResponse201Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *CreateApiKeyResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *CreateApiKeyResponse401Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *CreateApiKeyResponse409Headers
+	// Headers413 the parsed response headers for an HTTP 413 response
+	Headers413 *CreateApiKeyResponse413Headers
+	// Headers415 the parsed response headers for an HTTP 415 response
+	Headers415 *CreateApiKeyResponse415Headers
+	// Headers422 the parsed response headers for an HTTP 422 response
+	Headers422 *CreateApiKeyResponse422Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *CreateApiKeyResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *CreateApiKeyResponse500Headers
+}
+
+// GetJSON201 returns the response for an HTTP 201 `application/json` response
+func (r CreateApiKeyResponse) GetJSON201() *ApiKeyWithSecret {
+	return r.JSON201
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r CreateApiKeyResponse) GetJSON400() *BadRequestPost {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r CreateApiKeyResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r CreateApiKeyResponse) GetJSON409() *ConflictPost {
+	return r.JSON409
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r CreateApiKeyResponse) GetJSON413() *PayloadTooLarge {
+	return r.JSON413
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r CreateApiKeyResponse) GetJSON415() *UnsupportedMediaType {
+	return r.JSON415
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r CreateApiKeyResponse) GetJSON422() *UnprocessablePost {
+	return r.JSON422
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r CreateApiKeyResponse) GetJSON429() *RateLimited {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r CreateApiKeyResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r CreateApiKeyResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r CreateApiKeyResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r CreateApiKeyResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r CreateApiKeyResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// RevokeApiKeyResponse200Headers the declared response headers of an HTTP 200 response for RevokeApiKey
+type RevokeApiKeyResponse200Headers struct {
+	RequestId RequestID
+}
+
+// RevokeApiKeyResponse400Headers the declared response headers of an HTTP 400 response for RevokeApiKey
+type RevokeApiKeyResponse400Headers struct {
+	RequestId RequestID
+}
+
+// RevokeApiKeyResponse401Headers the declared response headers of an HTTP 401 response for RevokeApiKey
+type RevokeApiKeyResponse401Headers struct {
+	RequestId RequestID
+}
+
+// RevokeApiKeyResponse404Headers the declared response headers of an HTTP 404 response for RevokeApiKey
+type RevokeApiKeyResponse404Headers struct {
+	RequestId RequestID
+}
+
+// RevokeApiKeyResponse409Headers the declared response headers of an HTTP 409 response for RevokeApiKey
+type RevokeApiKeyResponse409Headers struct {
+	RequestId RequestID
+}
+
+// RevokeApiKeyResponse413Headers the declared response headers of an HTTP 413 response for RevokeApiKey
+type RevokeApiKeyResponse413Headers struct {
+	RequestId RequestID
+}
+
+// RevokeApiKeyResponse415Headers the declared response headers of an HTTP 415 response for RevokeApiKey
+type RevokeApiKeyResponse415Headers struct {
+	RequestId RequestID
+}
+
+// RevokeApiKeyResponse429Headers the declared response headers of an HTTP 429 response for RevokeApiKey
+type RevokeApiKeyResponse429Headers struct {
+	RequestId  RequestID
+	RetryAfter int
+}
+
+// RevokeApiKeyResponse500Headers the declared response headers of an HTTP 500 response for RevokeApiKey
+type RevokeApiKeyResponse500Headers struct {
+	RequestId RequestID
+}
+
+type RevokeApiKeyResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *ApiKey
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Conflict
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *PayloadTooLarge
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *UnsupportedMediaType
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *RevokeApiKeyResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *RevokeApiKeyResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *RevokeApiKeyResponse401Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *RevokeApiKeyResponse404Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *RevokeApiKeyResponse409Headers
+	// Headers413 the parsed response headers for an HTTP 413 response
+	Headers413 *RevokeApiKeyResponse413Headers
+	// Headers415 the parsed response headers for an HTTP 415 response
+	Headers415 *RevokeApiKeyResponse415Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *RevokeApiKeyResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *RevokeApiKeyResponse500Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r RevokeApiKeyResponse) GetJSON200() *ApiKey {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r RevokeApiKeyResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r RevokeApiKeyResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r RevokeApiKeyResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r RevokeApiKeyResponse) GetJSON409() *Conflict {
+	return r.JSON409
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r RevokeApiKeyResponse) GetJSON413() *PayloadTooLarge {
+	return r.JSON413
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r RevokeApiKeyResponse) GetJSON415() *UnsupportedMediaType {
+	return r.JSON415
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r RevokeApiKeyResponse) GetJSON429() *RateLimited {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r RevokeApiKeyResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r RevokeApiKeyResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r RevokeApiKeyResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r RevokeApiKeyResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r RevokeApiKeyResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
 }
 
 // ListAssistantsResponse200Headers the declared response headers of an HTTP 200 response for ListAssistants
@@ -13629,6 +14628,76 @@ func (r RotateWebhookEndpointSecretResponse) ContentType() string {
 	return ""
 }
 
+// ListApiKeysWithResponse List API keys
+//
+// The account's keys that are not revoked, newest first (an account holds at most
+// 20). Never the key itself: its `prefix` and `last4` tell keys apart.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/api_keys (the `ListApiKeys` operationId).
+func (c *ClientWithResponses) ListApiKeysWithResponse(ctx context.Context, params *ListApiKeysParams, reqEditors ...RequestEditorFn) (*ListApiKeysResponse, error) {
+	rsp, err := c.ListApiKeys(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListApiKeysResponse(rsp)
+}
+
+// CreateApiKeyWithBodyWithResponse Make an API key
+//
+// A new key of the same mode as the key that asks (an `sk_test_` key makes an
+// `sk_test_` key, an `sk_live_` key an `sk_live_` one). The answer holds the key
+// itself in `key`, shown this once: only its SHA-256 is kept. 409
+// `api_key_limit_reached` when the account already holds 20 keys.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/api_keys (the `CreateApiKey` operationId).
+func (c *ClientWithResponses) CreateApiKeyWithBodyWithResponse(ctx context.Context, params *CreateApiKeyParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateApiKeyResponse, error) {
+	rsp, err := c.CreateApiKeyWithBody(ctx, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCreateApiKeyResponse(rsp)
+}
+
+// CreateApiKeyWithResponse Make an API key
+//
+// A new key of the same mode as the key that asks (an `sk_test_` key makes an
+// `sk_test_` key, an `sk_live_` key an `sk_live_` one). The answer holds the key
+// itself in `key`, shown this once: only its SHA-256 is kept. 409
+// `api_key_limit_reached` when the account already holds 20 keys.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/api_keys (the `CreateApiKey` operationId).
+func (c *ClientWithResponses) CreateApiKeyWithResponse(ctx context.Context, params *CreateApiKeyParams, body CreateApiKeyJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateApiKeyResponse, error) {
+	rsp, err := c.CreateApiKey(ctx, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCreateApiKeyResponse(rsp)
+}
+
+// RevokeApiKeyWithResponse Revoke an API key
+//
+// The key stops working at once on the local stack, and within 30 s on AWS (the
+// authorizer's cache); requests with it answer 401 `api_key_invalid`. Revoking
+// a revoked key answers the same key again, unchanged. 409 `last_api_key` when it
+// is the account's last key: make another first. A key may revoke itself.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with DELETE /v1/api_keys/{id} (the `RevokeApiKey` operationId).
+func (c *ClientWithResponses) RevokeApiKeyWithResponse(ctx context.Context, id ApiKeyPathID, reqEditors ...RequestEditorFn) (*RevokeApiKeyResponse, error) {
+	rsp, err := c.RevokeApiKey(ctx, id, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseRevokeApiKeyResponse(rsp)
+}
+
 // ListAssistantsWithResponse List assistants
 //
 // Active assistants by default, newest first. `status` selects `archived` ones or
@@ -14476,6 +15545,546 @@ func (c *ClientWithResponses) RotateWebhookEndpointSecretWithResponse(ctx contex
 		return nil, err
 	}
 	return ParseRotateWebhookEndpointSecretResponse(rsp)
+}
+
+// ParseListApiKeysResponse parses an HTTP response from a ListApiKeysWithResponse call
+func ParseListApiKeysResponse(rsp *http.Response) (*ListApiKeysResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListApiKeysResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest ApiKeyList
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest PayloadTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest UnsupportedMediaType
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers ListApiKeysResponse200Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers ListApiKeysResponse400Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers ListApiKeysResponse401Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 413:
+		var headers ListApiKeysResponse413Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers413 = &headers
+	case rsp.StatusCode == 415:
+		var headers ListApiKeysResponse415Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers415 = &headers
+	case rsp.StatusCode == 429:
+		var headers ListApiKeysResponse429Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers ListApiKeysResponse500Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers500 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseCreateApiKeyResponse parses an HTTP response from a CreateApiKeyWithResponse call
+func ParseCreateApiKeyResponse(rsp *http.Response) (*CreateApiKeyResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &CreateApiKeyResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 201:
+		var dest ApiKeyWithSecret
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON201 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequestPost
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest ConflictPost
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest PayloadTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest UnsupportedMediaType
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest UnprocessablePost
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 201:
+		var headers CreateApiKeyResponse201Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers201 = &headers
+	case rsp.StatusCode == 400:
+		var headers CreateApiKeyResponse400Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers CreateApiKeyResponse401Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 409:
+		var headers CreateApiKeyResponse409Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers409 = &headers
+	case rsp.StatusCode == 413:
+		var headers CreateApiKeyResponse413Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers413 = &headers
+	case rsp.StatusCode == 415:
+		var headers CreateApiKeyResponse415Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers415 = &headers
+	case rsp.StatusCode == 422:
+		var headers CreateApiKeyResponse422Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers422 = &headers
+	case rsp.StatusCode == 429:
+		var headers CreateApiKeyResponse429Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers CreateApiKeyResponse500Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers500 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseRevokeApiKeyResponse parses an HTTP response from a RevokeApiKeyWithResponse call
+func ParseRevokeApiKeyResponse(rsp *http.Response) (*RevokeApiKeyResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &RevokeApiKeyResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest ApiKey
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Conflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest PayloadTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest UnsupportedMediaType
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers RevokeApiKeyResponse200Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers RevokeApiKeyResponse400Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers RevokeApiKeyResponse401Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 404:
+		var headers RevokeApiKeyResponse404Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 409:
+		var headers RevokeApiKeyResponse409Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers409 = &headers
+	case rsp.StatusCode == 413:
+		var headers RevokeApiKeyResponse413Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers413 = &headers
+	case rsp.StatusCode == 415:
+		var headers RevokeApiKeyResponse415Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers415 = &headers
+	case rsp.StatusCode == 429:
+		var headers RevokeApiKeyResponse429Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers RevokeApiKeyResponse500Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers500 = &headers
+	}
+
+	return response, nil
 }
 
 // ParseListAssistantsResponse parses an HTTP response from a ListAssistantsWithResponse call

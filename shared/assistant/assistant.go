@@ -1,6 +1,6 @@
 // Package assistant holds assistants: an editable draft, immutable numbered versions, the
 // active version a line's next call uses, and the rules for publishing, activating,
-// duplicating and archiving. It also holds the built-in avatar catalogue.
+// duplicating and archiving. The avatars a draft may name are persona.Avatars.
 package assistant
 
 import (
@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/bridgeline/bridgeline/shared/listing"
+	"github.com/bridgeline/bridgeline/shared/persona"
 )
 
 // Statuses.
@@ -28,21 +29,12 @@ func (a Assistant) NewestVersions(n int) []Version {
 	return a.Versions[max(len(a.Versions)-n, 0):]
 }
 
-// Framing says how the avatar sits in the video frame.
-type Framing struct {
-	Shot     string `json:"shot"`
-	Position string `json:"position"`
-}
-
-// DefaultFraming is what a draft gets when none is given.
-var DefaultFraming = Framing{Shot: "medium", Position: "center"}
-
 // Draft is the editable working copy.
 type Draft struct {
-	SystemPrompt string  `json:"system_prompt"`
-	Greeting     string  `json:"greeting"`
-	AvatarID     string  `json:"avatar_id"`
-	Framing      Framing `json:"framing"`
+	SystemPrompt string          `json:"system_prompt"`
+	Greeting     string          `json:"greeting"`
+	AvatarID     string          `json:"avatar_id"`
+	Framing      persona.Framing `json:"framing"`
 	// Voice is a voice id of the deployment's catalogue (GET /v1/voices); empty means the
 	// avatar's default voice.
 	Voice string `json:"voice"`
@@ -53,17 +45,17 @@ type Draft struct {
 
 // Version is an immutable published snapshot.
 type Version struct {
-	ID           string    `json:"id"`
-	AssistantID  string    `json:"assistant_id"`
-	Number       int       `json:"number"`
-	PublishedAt  time.Time `json:"published_at"`
-	Name         string    `json:"name"`
-	SystemPrompt string    `json:"system_prompt"`
-	Greeting     string    `json:"greeting"`
-	AvatarID     string    `json:"avatar_id"`
-	Framing      Framing   `json:"framing"`
-	Voice        string    `json:"voice"`
-	Model        string    `json:"model"`
+	ID           string          `json:"id"`
+	AssistantID  string          `json:"assistant_id"`
+	Number       int             `json:"number"`
+	PublishedAt  time.Time       `json:"published_at"`
+	Name         string          `json:"name"`
+	SystemPrompt string          `json:"system_prompt"`
+	Greeting     string          `json:"greeting"`
+	AvatarID     string          `json:"avatar_id"`
+	Framing      persona.Framing `json:"framing"`
+	Voice        string          `json:"voice"`
+	Model        string          `json:"model"`
 }
 
 // Assistant is the stored record. Versions are kept oldest first.
@@ -120,29 +112,4 @@ type Store interface {
 	// name v) in one transaction, under the same revision condition as UpdateAssistant.
 	PublishVersion(ctx context.Context, a Assistant, v Version) error
 	GetVersion(ctx context.Context, id string) (Version, error)
-}
-
-// Avatar is an entry of the built-in catalogue the persona worker can render.
-type Avatar struct {
-	ID          string `json:"id"`
-	Object      string `json:"object"`
-	Name        string `json:"name"`
-	Description string `json:"description"`
-}
-
-// Avatars is the built-in catalogue, in display order.
-var Avatars = []Avatar{
-	{ID: "ava_iris", Object: "avatar", Name: "Iris", Description: "Warm and calm, short dark hair, teal top."},
-	{ID: "ava_maya", Object: "avatar", Name: "Maya", Description: "Friendly and upbeat, long auburn hair, coral top."},
-	{ID: "ava_theo", Object: "avatar", Name: "Theo", Description: "Steady and clear, short blond hair, navy jacket."},
-}
-
-// AvatarByID finds an avatar of the catalogue.
-func AvatarByID(id string) (Avatar, bool) {
-	for _, a := range Avatars {
-		if a.ID == id {
-			return a, true
-		}
-	}
-	return Avatar{}, false
 }

@@ -32,7 +32,7 @@ type Fields struct {
 	SystemPrompt *string
 	Greeting     *string
 	AvatarID     *string
-	Framing      *Framing
+	Framing      *persona.Framing
 	Voice        *string
 	Model        *string
 }
@@ -60,7 +60,7 @@ func (s *Service) Create(ctx context.Context, accountID string, f Fields) (Assis
 	now := s.now()
 	a := Assistant{
 		ID: ident.New("asst"), AccountID: accountID, Status: StatusActive,
-		Draft: Draft{Framing: DefaultFraming}, Revision: 1, CreatedAt: now, UpdatedAt: now,
+		Draft: Draft{Framing: persona.DefaultFraming}, Revision: 1, CreatedAt: now, UpdatedAt: now,
 	}
 	f.apply(&a)
 	if err := s.Store.CreateAssistant(ctx, a); err != nil {
@@ -274,18 +274,18 @@ func (f Fields) validate(voices []persona.Voice) error {
 		}
 	}
 	if f.AvatarID != nil && *f.AvatarID != "" {
-		if _, ok := AvatarByID(*f.AvatarID); !ok {
+		if _, ok := persona.AvatarByID(*f.AvatarID); !ok {
 			return apierr.Invalid("avatar_id", fmt.Sprintf("unknown avatar %q; see GET /v1/avatars", *f.AvatarID))
 		}
 	}
 	if f.Framing != nil {
 		switch f.Framing.Shot {
-		case "close_up", "medium", "wide":
+		case persona.ShotCloseUp, persona.ShotMedium, persona.ShotWide:
 		default:
 			return apierr.Invalid("framing.shot", "framing.shot must be close_up, medium or wide")
 		}
 		switch f.Framing.Position {
-		case "left", "center", "right":
+		case persona.PositionLeft, persona.PositionCenter, persona.PositionRight:
 		default:
 			return apierr.Invalid("framing.position", "framing.position must be left, center or right")
 		}
@@ -383,7 +383,7 @@ func (d Draft) complete(name string) error {
 	case strings.TrimSpace(d.Greeting) == "":
 		return incomplete("greeting")
 	}
-	if _, ok := AvatarByID(d.AvatarID); !ok {
+	if _, ok := persona.AvatarByID(d.AvatarID); !ok {
 		return incomplete("avatar_id")
 	}
 	return nil

@@ -1,14 +1,22 @@
-// Package config is Bridgeline's typed configuration: one struct with defaults, read from
-// the environment once in main and validated there, so a bad setting stops start-up with
-// one clear line.
+// Package config is Bridgeline's typed control-plane configuration: one struct with
+// defaults, read from the environment the same way by the local stack (`bridgeline dev`,
+// `bridgeline admin`) and by every Lambda (functions/internal/wire), and checked by one
+// Validate, so a bad setting stops start-up with one line naming the variable.
+//
+// Some settings only mean something on the local stack (its ports, its store, its
+// in-process workers); the README's configuration table says which. On Lambda they keep
+// their defaults, which validate.
 package config
 
 import (
 	"fmt"
+	"net/url"
 	"os"
 	"strconv"
+	"strings"
 	"time"
 
+	"github.com/bridgeline/bridgeline/shared/account"
 	"github.com/bridgeline/bridgeline/shared/egress"
 	"github.com/bridgeline/bridgeline/shared/persona"
 )
@@ -19,22 +27,31 @@ type Config struct {
 	Addr string
 	// DataDir holds the SQLite file and local state of the stack.
 	DataDir string
-	// Store is sqlite or dynamodb.
+	// Store is sqlite or dynamodb (local stack; Lambdas always use DynamoDB).
 	Store string
+	// DynamoDBEndpoint points the local stack's DynamoDB store at an emulator
+	// (DYNAMODB_ENDPOINT, e.g. DynamoDB Local); empty leaves the AWS SDK's resolution.
+	DynamoDBEndpoint string
 	// DevAPIKey, when set, is the dev account's key instead of a generated one.
 	DevAPIKey string
 	// RateLimit is requests per second per API key (0 turns limiting off); RateBurst is
-	// the bucket size.
+	// the bucket size. Local stack only: on AWS, API Gateway throttles.
 	RateLimit float64
 	RateBurst float64
 	// TokenTTL is the participant token lifetime (1-60 min).
 	TokenTTL time.Duration
 	// LiveKit settings.
 	LiveKitPort      int    // local livekit-server HTTP/WebSocket port
+	LiveKitTCPPort   int    // local livekit-server RTC TCP port
+	LiveKitUDPPort   int    // local livekit-server RTC UDP port
+	LiveKitBinary    string // local livekit-server executable (empty: the pinned build)
 	LiveKitURL       string // how the control plane reaches LiveKit's API (http://...)
 	LiveKitPublicURL string // rtc_url handed to clients (ws:// locally, wss:// in production)
 	LiveKitAPIKey    string
 	LiveKitSecret    string
+	// PersonaWorkers is how many persona workers the local stack runs in-process (0 for
+	// none). Lambdas run none (wire sets 0).
+	PersonaWorkers int
 	// MaxSession is the longest a session lives, from its creation; the sweeper ends
 	// longer ones with end_reason max_duration (MAX_SESSION_MINUTES, fractions allowed,
 	// up to 1440; default 60).
@@ -43,94 +60,126 @@ type Config struct {
 	// first report of a persona worker; past it the call fails with assistant_unavailable
 	// (ASSISTANT_DISPATCH_TIMEOUT_SECONDS, 1-300, default 15).
 	AssistantDispatchTimeout time.Duration
+	// SweepWindow is how long one invocation of the AWS session-sweeper sweeps
+	// (SWEEP_WINDOW_SECONDS, 1-900, default 60); the local stack sweeps all the time.
+	SweepWindow time.Duration
 	// HostedVoices are the voices of the hosted speech API (TTS_BASE_URL) the deployment
 	// offers, from TTS_VOICES (comma-separated names); GET /v1/voices lists them as
 	// hosted-<name> beside the local voices, and a draft may name them.
 	HostedVoices []string
-	// TTSBaseURL is the persona workers' hosted speech API; TTS_VOICES needs it.
+	// TTSBaseURL is the persona workers' hosted speech API; TTS_VOICES needs it when
+	// workers run in-process (on AWS it is the fleet's setting).
 	TTSBaseURL string
 	// Webhooks says where webhook deliveries may connect: internal addresses are refused;
 	// WEBHOOK_ALLOW_LOOPBACK=1 (set by `make run`) lets loopback receivers through.
 	Webhooks egress.Policy
 }
 
-// FromEnv reads the environment over the defaults.
-func FromEnv() (Config, error) {
+// Defaults is the configuration of an empty environment.
+func Defaults() Config {
 	c := Config{
 		Addr: "127.0.0.1:8080", DataDir: "data", Store: "sqlite",
 		RateLimit: 25, RateBurst: 50, TokenTTL: 10 * time.Minute,
-		LiveKitPort: 7880, LiveKitAPIKey: "devkey", LiveKitSecret: "bridgeline-dev-secret-change-me-0123456789",
-		MaxSession: 60 * time.Minute, AssistantDispatchTimeout: 15 * time.Second,
+		LiveKitPort: 7880, LiveKitTCPPort: 7881, LiveKitUDPPort: 7882,
+		LiveKitAPIKey: "devkey", LiveKitSecret: "bridgeline-dev-secret-change-me-0123456789",
+		PersonaWorkers: 1, MaxSession: 60 * time.Minute, AssistantDispatchTimeout: 15 * time.Second,
+		SweepWindow: 60 * time.Second,
 	}
-	var err error
+	c.fill()
+	return c
+}
+
+// FromEnv reads the environment over the defaults. A value that does not parse is an
+// error naming its variable; the ranges are Validate's, which callers run once they have
+// applied their own overrides (flags, what a Lambda does not run).
+func FromEnv() (Config, error) { return Read(os.Getenv) }
+
+// Read is FromEnv over any lookup (tests, a worker's local overrides).
+func Read(getenv func(string) string) (Config, error) {
+	c := Defaults()
+	c.LiveKitURL, c.LiveKitPublicURL = "", ""
+	var errs []string
+	fail := func(name, what, v string) { errs = append(errs, fmt.Sprintf("%s: %s: %q", name, what, v)) }
 	str := func(name string, dst *string) {
-		if v, ok := os.LookupEnv(name); ok && v != "" {
+		if v := getenv(name); v != "" {
 			*dst = v
 		}
 	}
-	num := func(name string, dst *float64) {
-		if v, ok := os.LookupEnv(name); ok && v != "" && err == nil {
-			if *dst, err = strconv.ParseFloat(v, 64); err != nil {
-				err = fmt.Errorf("%s: not a number: %q", name, v)
+	integer := func(name string, dst *int) {
+		if v := getenv(name); v != "" {
+			n, err := strconv.Atoi(strings.TrimSpace(v))
+			if err != nil {
+				fail(name, "not an integer", v)
+				return
 			}
+			*dst = n
 		}
 	}
-	if p := os.Getenv("PORT"); p != "" {
-		n, perr := strconv.Atoi(p)
-		if perr != nil || n < 1 || n > 65535 {
-			return c, fmt.Errorf("PORT: not a port number: %q", p)
+	number := func(name string, dst *float64) {
+		if v := getenv(name); v != "" {
+			n, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+			if err != nil {
+				fail(name, "not a number", v)
+				return
+			}
+			*dst = n
 		}
-		c.Addr = fmt.Sprintf("127.0.0.1:%d", n)
+	}
+	duration := func(name string, unit time.Duration, dst *time.Duration) {
+		f := float64(*dst) / float64(unit)
+		number(name, &f)
+		*dst = time.Duration(f * float64(unit))
+	}
+
+	port := 0
+	integer("PORT", &port)
+	if port != 0 {
+		if port < 1 || port > 65535 {
+			fail("PORT", "not a port number", getenv("PORT"))
+		}
+		c.Addr = fmt.Sprintf("127.0.0.1:%d", port)
 	}
 	str("BRIDGELINE_DATA", &c.DataDir)
 	str("BRIDGELINE_STORE", &c.Store)
+	str("DYNAMODB_ENDPOINT", &c.DynamoDBEndpoint)
 	str("DEV_API_KEY", &c.DevAPIKey)
-	num("RATE_LIMIT_RPS", &c.RateLimit)
-	num("RATE_LIMIT_BURST", &c.RateBurst)
-	if v := os.Getenv("TOKEN_TTL_MINUTES"); v != "" {
-		n, perr := strconv.Atoi(v)
-		if perr != nil {
-			return c, fmt.Errorf("TOKEN_TTL_MINUTES: not an integer: %q", v)
-		}
-		c.TokenTTL = time.Duration(n) * time.Minute
-	}
-	if v := os.Getenv("LIVEKIT_PORT"); v != "" {
-		n, perr := strconv.Atoi(v)
-		if perr != nil {
-			return c, fmt.Errorf("LIVEKIT_PORT: not a port number: %q", v)
-		}
-		c.LiveKitPort = n
-	}
-	if v := os.Getenv("MAX_SESSION_MINUTES"); v != "" {
-		n, perr := strconv.ParseFloat(v, 64)
-		if perr != nil {
-			return c, fmt.Errorf("MAX_SESSION_MINUTES: not a number: %q", v)
-		}
-		c.MaxSession = time.Duration(n * float64(time.Minute))
-	}
-	if v := os.Getenv("ASSISTANT_DISPATCH_TIMEOUT_SECONDS"); v != "" {
-		n, perr := strconv.ParseFloat(v, 64)
-		if perr != nil {
-			return c, fmt.Errorf("ASSISTANT_DISPATCH_TIMEOUT_SECONDS: not a number: %q", v)
-		}
-		c.AssistantDispatchTimeout = time.Duration(n * float64(time.Second))
-	}
-	if c.HostedVoices, err = persona.ParseHostedVoices(os.Getenv("TTS_VOICES")); err != nil {
-		return c, err
-	}
-	str("TTS_BASE_URL", &c.TTSBaseURL)
-	c.Webhooks = egress.PolicyFromEnv()
+	number("RATE_LIMIT_RPS", &c.RateLimit)
+	number("RATE_LIMIT_BURST", &c.RateBurst)
+	ttl := int(c.TokenTTL / time.Minute)
+	integer("TOKEN_TTL_MINUTES", &ttl)
+	c.TokenTTL = time.Duration(ttl) * time.Minute
+	integer("LIVEKIT_PORT", &c.LiveKitPort)
+	integer("LIVEKIT_RTC_TCP_PORT", &c.LiveKitTCPPort)
+	integer("LIVEKIT_RTC_UDP_PORT", &c.LiveKitUDPPort)
+	str("LIVEKIT_SERVER_BIN", &c.LiveKitBinary)
 	str("LIVEKIT_URL", &c.LiveKitURL)
 	str("LIVEKIT_PUBLIC_URL", &c.LiveKitPublicURL)
 	str("LIVEKIT_API_KEY", &c.LiveKitAPIKey)
 	str("LIVEKIT_API_SECRET", &c.LiveKitSecret)
-	if err != nil {
-		return c, err
+	integer("PERSONA_WORKERS", &c.PersonaWorkers)
+	duration("MAX_SESSION_MINUTES", time.Minute, &c.MaxSession)
+	duration("ASSISTANT_DISPATCH_TIMEOUT_SECONDS", time.Second, &c.AssistantDispatchTimeout)
+	duration("SWEEP_WINDOW_SECONDS", time.Second, &c.SweepWindow)
+	var err error
+	if c.HostedVoices, err = persona.ParseHostedVoices(getenv("TTS_VOICES")); err != nil {
+		errs = append(errs, err.Error())
+	}
+	str("TTS_BASE_URL", &c.TTSBaseURL)
+	switch v := strings.ToLower(strings.TrimSpace(getenv(egress.AllowLoopbackEnv))); v {
+	case "", "0", "false":
+	case "1", "true":
+		c.Webhooks.AllowLoopback = true
+	default:
+		fail(egress.AllowLoopbackEnv, "not 1, true, 0 or false", v)
 	}
 	c.fill()
-	return c, c.Validate()
+	if len(errs) > 0 {
+		return c, fmt.Errorf("%s", strings.Join(errs, "; "))
+	}
+	return c, nil
 }
 
+// fill derives LiveKit's addresses from the local port when they are not set.
 func (c *Config) fill() {
 	if c.LiveKitURL == "" {
 		c.LiveKitURL = fmt.Sprintf("http://127.0.0.1:%d", c.LiveKitPort)
@@ -140,23 +189,69 @@ func (c *Config) fill() {
 	}
 }
 
-// Validate checks every setting.
+// Validate checks every setting; its error names the variable to fix.
 func (c Config) Validate() error {
+	badPort := func(p int) bool { return p < 1 || p > 65535 }
+	hasScheme := func(u string, schemes ...string) bool {
+		p, err := url.Parse(u)
+		if err != nil || p.Host == "" {
+			return false
+		}
+		for _, s := range schemes {
+			if p.Scheme == s {
+				return true
+			}
+		}
+		return false
+	}
 	switch {
 	case c.Store != "sqlite" && c.Store != "dynamodb":
 		return fmt.Errorf("BRIDGELINE_STORE: must be sqlite or dynamodb, not %q", c.Store)
-	case c.RateLimit < 0 || c.RateBurst < 1:
-		return fmt.Errorf("RATE_LIMIT_RPS must be >= 0 and RATE_LIMIT_BURST >= 1")
+	case c.DataDir == "":
+		return fmt.Errorf("BRIDGELINE_DATA: must name a folder")
+	case c.DynamoDBEndpoint != "" && !hasScheme(c.DynamoDBEndpoint, "http", "https"):
+		return fmt.Errorf("DYNAMODB_ENDPOINT: not an http(s) URL: %q", c.DynamoDBEndpoint)
+	case c.DevAPIKey != "" && !account.WellFormed(c.DevAPIKey):
+		return fmt.Errorf("DEV_API_KEY: not a key of the form sk_test_<at least 22 letters or digits>")
+	case c.RateLimit < 0:
+		return fmt.Errorf("RATE_LIMIT_RPS: must be >= 0, not %v", c.RateLimit)
+	case c.RateBurst < 1:
+		return fmt.Errorf("RATE_LIMIT_BURST: must be >= 1, not %v", c.RateBurst)
 	case c.TokenTTL < time.Minute || c.TokenTTL > time.Hour:
 		return fmt.Errorf("TOKEN_TTL_MINUTES: must be 1-60, not %v", c.TokenTTL.Minutes())
+	case badPort(c.LiveKitPort):
+		return fmt.Errorf("LIVEKIT_PORT: not a port number: %d", c.LiveKitPort)
+	case badPort(c.LiveKitTCPPort):
+		return fmt.Errorf("LIVEKIT_RTC_TCP_PORT: not a port number: %d", c.LiveKitTCPPort)
+	case badPort(c.LiveKitUDPPort):
+		return fmt.Errorf("LIVEKIT_RTC_UDP_PORT: not a port number: %d", c.LiveKitUDPPort)
+	case !hasScheme(c.LiveKitURL, "http", "https"):
+		return fmt.Errorf("LIVEKIT_URL: not an http(s) URL: %q", c.LiveKitURL)
+	case !hasScheme(c.LiveKitPublicURL, "ws", "wss"):
+		return fmt.Errorf("LIVEKIT_PUBLIC_URL: not a ws(s) URL: %q", c.LiveKitPublicURL)
+	case c.LiveKitAPIKey == "":
+		return fmt.Errorf("LIVEKIT_API_KEY: must not be empty")
 	case len(c.LiveKitSecret) < 32:
 		return fmt.Errorf("LIVEKIT_API_SECRET: must be at least 32 characters")
+	case c.PersonaWorkers < 0 || c.PersonaWorkers > 64:
+		return fmt.Errorf("PERSONA_WORKERS: must be 0-64, not %d", c.PersonaWorkers)
 	case c.MaxSession < time.Second || c.MaxSession > 24*time.Hour:
 		return fmt.Errorf("MAX_SESSION_MINUTES: must be above 0 and at most 1440, not %v", c.MaxSession.Minutes())
 	case c.AssistantDispatchTimeout < time.Second || c.AssistantDispatchTimeout > 300*time.Second:
 		return fmt.Errorf("ASSISTANT_DISPATCH_TIMEOUT_SECONDS: must be 1-300, not %v", c.AssistantDispatchTimeout.Seconds())
-	case len(c.HostedVoices) > 0 && c.TTSBaseURL == "":
-		return fmt.Errorf("TTS_VOICES: names hosted voices but TTS_BASE_URL is not set")
+	case c.SweepWindow < time.Second || c.SweepWindow > 900*time.Second:
+		return fmt.Errorf("SWEEP_WINDOW_SECONDS: must be 1-900, not %v", c.SweepWindow.Seconds())
+	case len(c.HostedVoices) > 0 && c.TTSBaseURL == "" && c.PersonaWorkers > 0:
+		return fmt.Errorf("TTS_VOICES: names hosted voices but TTS_BASE_URL is not set for the in-process persona workers")
 	}
 	return nil
+}
+
+// Load is FromEnv then Validate: the whole start-up check.
+func Load() (Config, error) {
+	c, err := FromEnv()
+	if err != nil {
+		return c, err
+	}
+	return c, c.Validate()
 }

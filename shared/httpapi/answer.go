@@ -12,9 +12,6 @@ import (
 	"github.com/bridgeline/bridgeline/shared/call"
 )
 
-// TableCallDecisions holds customer_decides decisions.
-const TableCallDecisions = "call_decisions"
-
 // CallAnswers serves POST /v1/calls/{id}/answer, the API way to decide a ringing call on
 // a customer_decides line. Plug its Routes into API.Extra.
 type CallAnswers struct {
@@ -33,7 +30,7 @@ type CallReader interface {
 // Routes is the answer route.
 func (c *CallAnswers) Routes() []Route {
 	return []Route{{Function: "calls-answer", Method: http.MethodPost, Pattern: "/v1/calls/{id}/answer",
-		Tables: []string{TableAccounts, TableCallDecisions, "calls", TableIdempotency}, Handler: c.answer}}
+		Handler: c.answer}}
 }
 
 // AcceptedSessionJSON is the session payload answered to an accept.

@@ -50,9 +50,6 @@ type Route struct {
 	Pattern string
 	// Public routes take no API key (internal receivers verify their own signatures).
 	Public bool
-	// Tables lists the store tables the handler reads or writes, for least-privilege
-	// policies in template.yaml.
-	Tables []string
 	// MaxBody is the largest body the route accepts; 0 means MaxBodyBytes. Internal
 	// receivers whose senders have their own, larger limit (a persona worker's final
 	// report of a long call) set it, so the customer API's limit does not cut them.

@@ -27,17 +27,17 @@ type AssistantJSON struct {
 
 // VersionJSON is the assistant version object.
 type VersionJSON struct {
-	ID           string            `json:"id"`
-	Object       string            `json:"object"`
-	Number       int               `json:"number"`
-	PublishedAt  Time              `json:"published_at"`
-	Name         string            `json:"name"`
-	SystemPrompt string            `json:"system_prompt"`
-	Greeting     string            `json:"greeting"`
-	AvatarID     string            `json:"avatar_id"`
-	Framing      assistant.Framing `json:"framing"`
-	Voice        string            `json:"voice"`
-	Model        string            `json:"model"`
+	ID           string          `json:"id"`
+	Object       string          `json:"object"`
+	Number       int             `json:"number"`
+	PublishedAt  Time            `json:"published_at"`
+	Name         string          `json:"name"`
+	SystemPrompt string          `json:"system_prompt"`
+	Greeting     string          `json:"greeting"`
+	AvatarID     string          `json:"avatar_id"`
+	Framing      persona.Framing `json:"framing"`
+	Voice        string          `json:"voice"`
+	Model        string          `json:"model"`
 }
 
 // PresentAssistant maps an assistant to its JSON object.
@@ -81,7 +81,7 @@ type framingBody struct {
 	Position *string `json:"position"`
 }
 
-func (f assistantBody) fields(current assistant.Framing) (assistant.Fields, error) {
+func (f assistantBody) fields(current persona.Framing) (assistant.Fields, error) {
 	for _, err := range []error{
 		f.Name.NotNull("name"), f.SystemPrompt.NotNull("system_prompt"), f.Greeting.NotNull("greeting"),
 		f.AvatarID.NotNull("avatar_id"), f.Framing.NotNull("framing"), f.Voice.NotNull("voice"), f.Model.NotNull("model"),
@@ -110,7 +110,7 @@ func (a *API) createAssistant(w http.ResponseWriter, r *http.Request) (int, any,
 	if err := Decode(r, &body, false); err != nil {
 		return 0, nil, err
 	}
-	f, err := body.fields(assistant.DefaultFraming)
+	f, err := body.fields(persona.DefaultFraming)
 	if err != nil {
 		return 0, nil, err
 	}
@@ -163,7 +163,7 @@ func (a *API) updateAssistant(w http.ResponseWriter, r *http.Request) (int, any,
 		return 0, nil, err
 	}
 	acct, id := AccountFrom(r.Context()).ID, r.PathValue("id")
-	current := assistant.DefaultFraming
+	current := persona.DefaultFraming
 	if body.Framing.Set {
 		// A partial framing merges into the current one.
 		cur, err := a.Assistants.Get(r.Context(), acct, id)
@@ -240,7 +240,25 @@ func (a *API) listAvatars(w http.ResponseWriter, r *http.Request) (int, any, err
 	if err := Query(r); err != nil {
 		return 0, nil, err
 	}
-	return http.StatusOK, ListJSON[assistant.Avatar]{Object: "list", Data: assistant.Avatars}, nil
+	out := ListJSON[AvatarJSON]{Object: "list", Data: make([]AvatarJSON, 0, len(persona.Avatars))}
+	for _, av := range persona.Avatars {
+		out.Data = append(out.Data, PresentAvatar(av))
+	}
+	return http.StatusOK, out, nil
+}
+
+// AvatarJSON is the avatar object.
+type AvatarJSON struct {
+	ID          string `json:"id"`
+	Object      string `json:"object"`
+	Name        string `json:"name"`
+	Description string `json:"description"`
+}
+
+// PresentAvatar maps a catalogue entry to its object. The description is made from the
+// same fields the worker draws the avatar with.
+func PresentAvatar(a persona.Avatar) AvatarJSON {
+	return AvatarJSON{ID: a.ID, Object: "avatar", Name: a.Name, Description: a.Description()}
 }
 
 // VoiceJSON is the voice object.

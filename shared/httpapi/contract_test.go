@@ -24,7 +24,6 @@ import (
 
 	"github.com/bridgeline/bridgeline/events/callevent"
 	"github.com/bridgeline/bridgeline/events/decision"
-	"github.com/bridgeline/bridgeline/shared/assistant"
 	"github.com/bridgeline/bridgeline/shared/httpapi"
 	"github.com/bridgeline/bridgeline/shared/idempotency"
 	"github.com/bridgeline/bridgeline/shared/ident"
@@ -311,7 +310,7 @@ func TestContractAssistantsAndLines(t *testing.T) {
 	if len(ids) != len(persona.LocalVoices)+2 || ids[0] != persona.LocalVoices[0].ID || ids[len(ids)-1] != "hosted-nova" {
 		t.Errorf("voices = %v, want the local voices then hosted-alloy, hosted-nova", ids)
 	}
-	for _, av := range assistant.Avatars {
+	for _, av := range persona.Avatars {
 		if defaults[av.ID] != persona.AvatarVoices[av.ID] || defaults[av.ID] == "" {
 			t.Errorf("avatar %s: default voice %q in GET /v1/voices, want %q", av.ID, defaults[av.ID], persona.AvatarVoices[av.ID])
 		}

@@ -35,6 +35,7 @@ import (
 	"github.com/bridgeline/bridgeline/events/decision"
 	"github.com/bridgeline/bridgeline/shared/assistant"
 	"github.com/bridgeline/bridgeline/shared/ident"
+	"github.com/bridgeline/bridgeline/shared/persona"
 	"github.com/bridgeline/bridgeline/shared/store/sqlite"
 	"github.com/bridgeline/bridgeline/shared/webhookendpoint"
 )
@@ -50,7 +51,7 @@ func newFuzzEnv(f *testing.F) *fuzzEnv {
 	f.Helper()
 	st := newStack(f, nil)
 	ctx := context.Background()
-	name, prompt, greeting, avatar := "Ada", "Be kind.", "Hi, I'm Ada.", assistant.Avatars[0].ID
+	name, prompt, greeting, avatar := "Ada", "Be kind.", "Hi, I'm Ada.", persona.Avatars[0].ID
 	full := assistant.Fields{Name: &name, SystemPrompt: &prompt, Greeting: &greeting, AvatarID: &avatar}
 	pub, err := st.api.Assistants.Create(ctx, st.acctID, full)
 	if err != nil {

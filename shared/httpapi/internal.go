@@ -21,7 +21,8 @@ const LiveKitWebhookPath = "/internal/livekit/webhook"
 // each verifies its sender's signature and answers 401 when it does not hold.
 type Receivers struct {
 	Sessions *session.Service
-	// RTC verifies LiveKit webhooks and, with the same fleet key, worker reports.
+	// RTC verifies LiveKit webhooks and, with the same fleet key, worker reports; nil
+	// answers both 401 (a process given no LiveKit credentials).
 	RTC LiveKitVerifier
 	// SimSecret verifies the sim's notifications; empty leaves the sim route out.
 	SimSecret string
@@ -35,20 +36,22 @@ type LiveKitVerifier interface {
 	KeyProvider() lktoken.Keys
 }
 
+// errNoVerifier answers signed requests to a process that cannot check them.
+var errNoVerifier = errors.New("no LiveKit credentials to verify with")
+
 // Routes are the internal receivers.
 func (h *Receivers) Routes() []Route {
-	tables := []string{TableSessions, TableCalls, TableLines, TableAssistants, TableAccounts, TableEvents}
 	routes := []Route{
-		{Function: "livekit-webhook", Method: http.MethodPost, Pattern: LiveKitWebhookPath, Public: true, Tables: tables,
+		{Function: "livekit-webhook", Method: http.MethodPost, Pattern: LiveKitWebhookPath, Public: true,
 			MaxBody: rtc.MaxWebhookBytes, Handler: h.livekit},
 		// A long call's final report carries its whole transcript: persona's own 1 MiB
 		// limit applies, not the customer API's 256 KiB.
-		{Function: "persona-report", Method: http.MethodPost, Pattern: persona.ReportPath, Public: true, Tables: tables,
+		{Function: "persona-report", Method: http.MethodPost, Pattern: persona.ReportPath, Public: true,
 			MaxBody: persona.MaxReportBytes, Handler: h.report},
 	}
 	if h.SimSecret != "" {
 		routes = append(routes, Route{Function: "platform-sim", Method: http.MethodPost, Pattern: simhook.Path, Public: true,
-			Tables: append(tables, TableCallDecisions, TableWebhookEndpoints, TableWebhookAttempts), Handler: h.sim})
+			Handler: h.sim})
 	}
 	return routes
 }
@@ -59,6 +62,9 @@ type receivedJSON struct {
 }
 
 func (h *Receivers) livekit(w http.ResponseWriter, r *http.Request) (int, any, error) {
+	if h.RTC == nil {
+		return 0, nil, apierr.New(apierr.CodeAPIKeyInvalid, "LiveKit webhook signature invalid: "+errNoVerifier.Error())
+	}
 	ev, err := h.RTC.ReceiveWebhook(r)
 	switch {
 	case errors.Is(err, rtc.ErrWebhookMalformed):
@@ -87,6 +93,9 @@ func (h *Receivers) sim(w http.ResponseWriter, r *http.Request) (int, any, error
 }
 
 func (h *Receivers) report(w http.ResponseWriter, r *http.Request) (int, any, error) {
+	if h.RTC == nil {
+		return 0, nil, apierr.New(apierr.CodeAPIKeyInvalid, "report signature invalid: "+errNoVerifier.Error())
+	}
 	rep, err := persona.VerifyReport(r, h.RTC.KeyProvider())
 	switch {
 	case errors.Is(err, persona.ErrReportTooLarge):

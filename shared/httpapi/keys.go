@@ -10,20 +10,16 @@ import (
 	"github.com/bridgeline/bridgeline/shared/apierr"
 )
 
-// TableAPIKeys is the store table of the key routes.
-const TableAPIKeys = "api_keys"
-
 // MaxAPIKeys is how many keys (not revoked) an account may hold: enough to rotate every
 // server's key one at a time, few enough that the listing needs no pages.
 const MaxAPIKeys = 20
 
 // keyRoutes are the API key endpoints.
 func (a *API) keyRoutes() []Route {
-	keys := []string{TableAccounts, TableAPIKeys, TableIdempotency}
 	return []Route{
-		{Function: "api-keys-list", Method: http.MethodGet, Pattern: "/v1/api_keys", Tables: keys, Handler: a.listKeys},
-		{Function: "api-keys-create", Method: http.MethodPost, Pattern: "/v1/api_keys", Tables: keys, Handler: a.createKey},
-		{Function: "api-keys-delete", Method: http.MethodDelete, Pattern: "/v1/api_keys/{id}", Tables: keys, Handler: a.revokeKey},
+		{Function: "api-keys-list", Method: http.MethodGet, Pattern: "/v1/api_keys", Handler: a.listKeys},
+		{Function: "api-keys-create", Method: http.MethodPost, Pattern: "/v1/api_keys", Handler: a.createKey},
+		{Function: "api-keys-delete", Method: http.MethodDelete, Pattern: "/v1/api_keys/{id}", Handler: a.revokeKey},
 	}
 }
 

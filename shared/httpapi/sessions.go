@@ -11,12 +11,6 @@ import (
 	"github.com/bridgeline/bridgeline/shared/session"
 )
 
-// Store tables of the session and call routes.
-const (
-	TableSessions = "sessions"
-	TableCalls    = "calls"
-)
-
 // Sessions serves /v1/sessions and /v1/calls. Plug its Routes into API.Extra.
 type Sessions struct {
 	Service *session.Service
@@ -33,16 +27,14 @@ func (h *Sessions) calls() call.Reader {
 
 // Routes are the session and call routes, one Lambda function each.
 func (h *Sessions) Routes() []Route {
-	ses := []string{TableAccounts, TableSessions, TableCalls, TableLines, TableAssistants, TableEvents, TableIdempotency}
-	calls := []string{TableAccounts, TableCalls}
 	return []Route{
-		{Function: "sessions-create", Method: http.MethodPost, Pattern: "/v1/sessions", Tables: ses, Handler: h.create},
-		{Function: "sessions-list", Method: http.MethodGet, Pattern: "/v1/sessions", Tables: ses, Handler: h.list},
-		{Function: "sessions-get", Method: http.MethodGet, Pattern: "/v1/sessions/{id}", Tables: ses, Handler: h.get},
-		{Function: "sessions-delete", Method: http.MethodDelete, Pattern: "/v1/sessions/{id}", Tables: ses, Handler: h.delete},
-		{Function: "sessions-tokens", Method: http.MethodPost, Pattern: "/v1/sessions/{id}/tokens", Tables: ses, Handler: h.token},
-		{Function: "calls-list", Method: http.MethodGet, Pattern: "/v1/calls", Tables: calls, Handler: h.listCalls},
-		{Function: "calls-get", Method: http.MethodGet, Pattern: "/v1/calls/{id}", Tables: calls, Handler: h.getCall},
+		{Function: "sessions-create", Method: http.MethodPost, Pattern: "/v1/sessions", Handler: h.create},
+		{Function: "sessions-list", Method: http.MethodGet, Pattern: "/v1/sessions", Handler: h.list},
+		{Function: "sessions-get", Method: http.MethodGet, Pattern: "/v1/sessions/{id}", Handler: h.get},
+		{Function: "sessions-delete", Method: http.MethodDelete, Pattern: "/v1/sessions/{id}", Handler: h.delete},
+		{Function: "sessions-tokens", Method: http.MethodPost, Pattern: "/v1/sessions/{id}/tokens", Handler: h.token},
+		{Function: "calls-list", Method: http.MethodGet, Pattern: "/v1/calls", Handler: h.listCalls},
+		{Function: "calls-get", Method: http.MethodGet, Pattern: "/v1/calls/{id}", Handler: h.getCall},
 	}
 }
 

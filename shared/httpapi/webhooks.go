@@ -15,13 +15,6 @@ import (
 	"github.com/bridgeline/bridgeline/shared/webhookendpoint"
 )
 
-// Store tables of the webhook routes.
-const (
-	TableWebhookEndpoints = "webhook_endpoints"
-	TableEvents           = "events"
-	TableWebhookAttempts  = "webhook_attempts"
-)
-
 // Redeliverer queues a fresh delivery of an event to the given endpoints: the local
 // outbox (delivery.OutboxRedeliverer) or the AWS queue (awsbus.Handler).
 type Redeliverer interface {
@@ -37,18 +30,16 @@ type Webhooks struct {
 
 // Routes are the webhook endpoint and event routes, one Lambda function each.
 func (h *Webhooks) Routes() []Route {
-	eps := []string{TableAccounts, TableWebhookEndpoints, TableIdempotency}
-	evs := []string{TableAccounts, TableEvents, TableWebhookAttempts, TableWebhookEndpoints, TableIdempotency}
 	return []Route{
-		{Function: "webhook-endpoints-list", Method: http.MethodGet, Pattern: "/v1/webhook_endpoints", Tables: eps, Handler: h.listEndpoints},
-		{Function: "webhook-endpoints-create", Method: http.MethodPost, Pattern: "/v1/webhook_endpoints", Tables: eps, Handler: h.createEndpoint},
-		{Function: "webhook-endpoints-get", Method: http.MethodGet, Pattern: "/v1/webhook_endpoints/{id}", Tables: eps, Handler: h.getEndpoint},
-		{Function: "webhook-endpoints-update", Method: http.MethodPatch, Pattern: "/v1/webhook_endpoints/{id}", Tables: eps, Handler: h.updateEndpoint},
-		{Function: "webhook-endpoints-delete", Method: http.MethodDelete, Pattern: "/v1/webhook_endpoints/{id}", Tables: eps, Handler: h.deleteEndpoint},
-		{Function: "webhook-endpoints-rotate-secret", Method: http.MethodPost, Pattern: "/v1/webhook_endpoints/{id}/rotate_secret", Tables: eps, Handler: h.rotateSecret},
-		{Function: "events-list", Method: http.MethodGet, Pattern: "/v1/events", Tables: evs, Handler: h.listEvents},
-		{Function: "events-get", Method: http.MethodGet, Pattern: "/v1/events/{id}", Tables: evs, Handler: h.getEvent},
-		{Function: "events-redeliver", Method: http.MethodPost, Pattern: "/v1/events/{id}/redeliver", Tables: evs, Handler: h.redeliver},
+		{Function: "webhook-endpoints-list", Method: http.MethodGet, Pattern: "/v1/webhook_endpoints", Handler: h.listEndpoints},
+		{Function: "webhook-endpoints-create", Method: http.MethodPost, Pattern: "/v1/webhook_endpoints", Handler: h.createEndpoint},
+		{Function: "webhook-endpoints-get", Method: http.MethodGet, Pattern: "/v1/webhook_endpoints/{id}", Handler: h.getEndpoint},
+		{Function: "webhook-endpoints-update", Method: http.MethodPatch, Pattern: "/v1/webhook_endpoints/{id}", Handler: h.updateEndpoint},
+		{Function: "webhook-endpoints-delete", Method: http.MethodDelete, Pattern: "/v1/webhook_endpoints/{id}", Handler: h.deleteEndpoint},
+		{Function: "webhook-endpoints-rotate-secret", Method: http.MethodPost, Pattern: "/v1/webhook_endpoints/{id}/rotate_secret", Handler: h.rotateSecret},
+		{Function: "events-list", Method: http.MethodGet, Pattern: "/v1/events", Handler: h.listEvents},
+		{Function: "events-get", Method: http.MethodGet, Pattern: "/v1/events/{id}", Handler: h.getEvent},
+		{Function: "events-redeliver", Method: http.MethodPost, Pattern: "/v1/events/{id}/redeliver", Handler: h.redeliver},
 	}
 }
 

@@ -17,11 +17,27 @@ const AgentName = "bridgeline-persona"
 // sha256 claim is the base64 SHA-256 of the raw body. VerifyReport checks all of it.
 const ReportPath = "/internal/persona/report"
 
-// Framing says how the avatar sits in the video frame.
+// Framing says how the avatar sits in the video frame: the assistant's setting, the
+// job's, and what the worker's avatar scene places. This is its one definition.
 type Framing struct {
 	Shot     string `json:"shot"`     // close_up | medium | wide
 	Position string `json:"position"` // left | center | right
 }
+
+// Framing values.
+const (
+	ShotCloseUp = "close_up"
+	ShotMedium  = "medium"
+	ShotWide    = "wide"
+
+	PositionLeft   = "left"
+	PositionCenter = "center"
+	PositionRight  = "right"
+)
+
+// DefaultFraming is what a draft gets when none is given, and what the avatar scene uses
+// for a value it does not know.
+var DefaultFraming = Framing{Shot: ShotMedium, Position: PositionCenter}
 
 // Version is the immutable snapshot of an assistant version that a call runs with. It is
 // fixed when the call is answered: publishing during a call changes only later calls.

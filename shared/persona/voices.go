@@ -35,13 +35,6 @@ var LocalVoices = []Voice{
 	{ID: "espeak-en-us-m3", Engine: EngineEspeak, EngineVoice: "en-us+m3", Name: "Max", Language: "en-US", Gender: "male", Description: "Synthetic US English (espeak-ng)."},
 }
 
-// AvatarVoices is each avatar's default voice, used when a version names none.
-var AvatarVoices = map[string]string{
-	"ava_iris": "flite-slt",
-	"ava_maya": "flite-slt-bright",
-	"ava_theo": "flite-rms",
-}
-
 // SimCallerVoice is the flite voice the simulated platform's party speaks with: distinct
 // from every avatar's default, and one the local recogniser hears well.
 const SimCallerVoice = "awb"

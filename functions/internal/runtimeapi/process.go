@@ -101,6 +101,9 @@ func (p *Process) Output() string {
 	return p.out.String()
 }
 
+// Exited is closed when the process has exited (a function that refuses to start).
+func (p *Process) Exited() <-chan struct{} { return p.done }
+
 // Stop ends the process and the Runtime API.
 func (p *Process) Stop() {
 	p.cmd.Process.Kill()

@@ -1,44 +1,40 @@
 // Package wire builds what one Bridgeline Lambda serves, from its environment: the
-// DynamoDB store on the tables the function was granted (TABLE_* variables), the same
-// services and handlers the local stack uses, and the route of the function named.
-// Every functions/<name>/main.go calls it once, at start-up, outside the handler, so
-// clients are made once per execution environment.
+// configuration (config.FromEnv, the same as the local stack's), the DynamoDB store on the
+// tables the function was granted (TABLE_* variables, Tables), the calling platforms, the
+// delivery queue, and then the control plane every process assembles
+// (controlplane.New), of which it serves the route of the function named. Every
+// functions/<name>/main.go calls it once, at start-up, outside the handler, so clients
+// are made once per execution environment.
+//
+// It imports no LiveKit package: the functions that talk to LiveKit pass a LiveKit
+// (functions/internal/lkwire) to Handler or Sweeper, and the others pass nil, so that
+// they link none of LiveKit's SDK (functions/deps_test.go).
 package wire
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
 	"os"
-	"slices"
 	"strconv"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/config"
+	awsconfig "github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/eventbridge"
 	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
 	"github.com/bridgeline/bridgeline/events/awsbus"
-	"github.com/bridgeline/bridgeline/events/callevent"
-	"github.com/bridgeline/bridgeline/events/decision"
-	"github.com/bridgeline/bridgeline/events/delivery"
-	"github.com/bridgeline/bridgeline/shared/assistant"
-	"github.com/bridgeline/bridgeline/shared/egress"
+	"github.com/bridgeline/bridgeline/shared/config"
+	"github.com/bridgeline/bridgeline/shared/controlplane"
 	"github.com/bridgeline/bridgeline/shared/httpapi"
-	"github.com/bridgeline/bridgeline/shared/line"
-	"github.com/bridgeline/bridgeline/shared/persona"
 	"github.com/bridgeline/bridgeline/shared/platform"
 	"github.com/bridgeline/bridgeline/shared/platform/simclient"
-	"github.com/bridgeline/bridgeline/shared/rtc"
-	"github.com/bridgeline/bridgeline/shared/rtc/lkapi"
 	"github.com/bridgeline/bridgeline/shared/session"
 	"github.com/bridgeline/bridgeline/shared/store/dynamo"
-	"github.com/bridgeline/bridgeline/shared/webhookendpoint"
 )
 
 // The functions' outbound calls are bounded so that a function answers (a 502 when a
@@ -74,74 +70,107 @@ func Logger() *slog.Logger {
 	return slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
 }
 
-// Media is how functions reach LiveKit and the calling platforms: Rooms for the session
-// service, and RTC (nil without credentials) for the receivers that verify LiveKit's and
-// the workers' signatures; Platforms are the calling-platform adapters by name (the sim
-// gateway's, PlatformsFromEnv), and SimSecret verifies the sim's notifications (empty
-// leaves the platform-sim route out).
-type Media struct {
-	Rooms     session.Rooms
-	RTC       *lkapi.Client
-	Platforms map[string]platform.Platform
-	SimSecret string
-	// HostedVoices are the fleet's hosted speech API voices a draft may name (TTS_VOICES).
-	HostedVoices []string
+// Config is the control plane's configuration as a Lambda reads it: config.FromEnv, as
+// on the local stack, with what a Lambda does not run turned off (no in-process persona
+// workers; no in-process rate limiter, since an instance sees a sliver of the traffic:
+// New sets the shared one, RateLimiter), then validated. A malformed or
+// out-of-range variable is an error naming it, and the function refuses to start.
+func Config() (config.Config, error) {
+	cfg, err := config.FromEnv()
+	if err != nil {
+		return cfg, err
+	}
+	cfg.Store, cfg.PersonaWorkers, cfg.RateLimit = "dynamodb", 0, 0
+	return cfg, cfg.Validate()
 }
 
-// API wires the services over s, as the local stack does. There is no in-process rate
-// limiter: a Lambda instance sees a sliver of the traffic, so API Gateway's route
-// throttling (template.yaml) limits rates instead. Calling platforms are reached over
-// HTTP (media.Platforms): the sim runs as a platform gateway beside the media fleet.
-func API(s *dynamo.Store, media Media, redeliver httpapi.Redeliverer, log *slog.Logger) *httpapi.API {
-	hooks := &httpapi.Webhooks{
-		Endpoints: &webhookendpoint.Service{Store: s, Destinations: egress.PolicyFromEnv()},
-		Events:    s,
-		Redeliver: redeliver,
-	}
-	answers := &httpapi.CallAnswers{Decisions: s, Now: time.Now}
-	sessions := Sessions(s, media, log)
-	return &httpapi.API{
-		Accounts:    s,
-		Assistants:  &assistant.Service{Store: s, HostedVoices: media.HostedVoices, Now: time.Now},
-		Lines:       &line.Service{Store: s, Assistants: s, Now: time.Now},
-		Idempotency: s,
-		Log:         log,
-		Now:         time.Now,
-		Extra: slices.Concat(hooks.Routes(), answers.Routes(),
-			(&httpapi.Sessions{Service: sessions}).Routes(),
-			(&httpapi.Receivers{Sessions: sessions, RTC: media.RTC, SimSecret: media.SimSecret}).Routes()),
-	}
+// LiveKitParts are a function's LiveKit client: Rooms for the session service, and the
+// verifier of LiveKit's and the workers' signatures.
+type LiveKitParts struct {
+	Rooms    session.Rooms
+	Verifier httpapi.LiveKitVerifier
 }
 
-// Sessions is the session service over s. MAX_SESSION_MINUTES bounds a session's life
-// (the sweeper ends longer ones). Its Decider (Asker) runs customer_decides for the
-// inbound calls platform-sim routes; other functions never reach it.
-func Sessions(s *dynamo.Store, media Media, log *slog.Logger) *session.Service {
-	var maxDur time.Duration
-	if v, err := strconv.ParseFloat(os.Getenv("MAX_SESSION_MINUTES"), 64); err == nil && v > 0 {
-		maxDur = time.Duration(v * float64(time.Minute))
+// LiveKit builds a function's LiveKit client from its configuration: lkwire.FromEnv, which
+// only the functions that talk to LiveKit import. Nil: the function has none.
+type LiveKit func(ctx context.Context, cfg config.Config) (LiveKitParts, error)
+
+// New assembles the control plane a function serves: its configuration, its store, the
+// calling platforms (PlatformsFromEnv), LiveKit (lk; nil for none) and the delivery queue
+// (DELIVERY_QUEUE_URL, given to events-redeliver only).
+func New(ctx context.Context, function string, lk LiveKit) (*controlplane.ControlPlane, error) {
+	cfg, err := Config()
+	if err != nil {
+		return nil, err
 	}
-	platforms := media.Platforms
-	if platforms == nil {
-		platforms = map[string]platform.Platform{}
+	s, err := Store(ctx)
+	if err != nil {
+		return nil, err
 	}
-	return &session.Service{Records: s, Lines: s, Assistants: s, Accounts: s, Rooms: media.Rooms,
-		Platforms: platforms, Decider: Asker(s, log), DecisionReserve: DecisionReserve,
-		MaxDuration: maxDur, Log: log, Now: time.Now}
+	log := Logger().With("function", function)
+	deps := controlplane.Deps{Store: s, DecisionReserve: DecisionReserve, Log: log}
+	if url := os.Getenv("DELIVERY_QUEUE_URL"); url != "" {
+		q, err := SQS(ctx)
+		if err != nil {
+			return nil, err
+		}
+		deps.Redeliver = &awsbus.Handler{Queue: q, QueueURL: url, Logger: log}
+	}
+	if deps.Platforms, deps.SimSecret, err = PlatformsFromEnv(ctx); err != nil {
+		return nil, err
+	}
+	if lk != nil {
+		parts, err := lk(ctx, cfg)
+		if err != nil {
+			return nil, err
+		}
+		deps.Rooms, deps.LiveKit = parts.Rooms, parts.Verifier
+	}
+	cp, err := controlplane.New(cfg, deps)
+	if err != nil {
+		return nil, err
+	}
+	cp.API.Limiter = RateLimiter(s)
+	return cp, nil
 }
 
-// Asker asks the customer about an inbound call on a customer_decides line, as the local
-// stack does: call.incoming is logged and posted to the subscribed endpoints, and the
-// first answer (a response body or POST /v1/calls/{id}/answer) or the line's decision
-// timeout decides. It uses the call decisions, events, webhook endpoints and webhook
-// attempts tables.
-func Asker(s *dynamo.Store, log *slog.Logger) *decision.Asker {
-	dest := egress.PolicyFromEnv()
-	eps := &webhookendpoint.Service{Store: s, Destinations: dest}
-	client := delivery.NewClient(dest)
-	client.Timeout = 0 // call.incoming is bounded by the line's decision timeout instead
-	return &decision.Asker{Store: s, Events: s, Subscribers: eps, Logger: log,
-		Deliverer: &delivery.Deliverer{Endpoints: eps, Client: client}}
+// RateLimiter is the per-account limit every instance of every /v1 function shares, in
+// the rate_limits table (dynamo.RateLimiter): RATE_LIMIT_RPS a second (0 turns it off),
+// RATE_LIMIT_BURST at once, 25 and 50 when unset (the local stack's defaults). A
+// function not given the table (an internal receiver) has none.
+func RateLimiter(s *dynamo.Store) httpapi.RateLimiter {
+	if s.Tables().Name(dynamo.RateLimits) == "" {
+		return nil
+	}
+	l := &dynamo.RateLimiter{Store: s, Rate: 25, Burst: 50}
+	if v, err := strconv.ParseFloat(os.Getenv("RATE_LIMIT_RPS"), 64); err == nil && v >= 0 {
+		l.Rate = v
+	}
+	if v, err := strconv.ParseFloat(os.Getenv("RATE_LIMIT_BURST"), 64); err == nil && v >= 1 {
+		l.Burst = v
+	}
+	return l
+}
+
+// Handler is the net/http handler of one /v1 function: its route only, authenticated by
+// the API Gateway authorizer's context (internal receivers check their senders'
+// signatures instead).
+func Handler(ctx context.Context, function string, lk LiveKit) (http.Handler, error) {
+	cp, err := New(ctx, function, lk)
+	if err != nil {
+		return nil, err
+	}
+	return cp.FunctionHandler(function)
+}
+
+// RouteTable is the whole route table as the functions serve it (for the template tests:
+// no store or LiveKit is reached).
+func RouteTable() ([]httpapi.Route, error) {
+	cp, err := controlplane.New(config.Defaults(), controlplane.Deps{Store: dynamo.New(nil, nil), SimSecret: "route-table"})
+	if err != nil {
+		return nil, err
+	}
+	return cp.API.Routes(), nil
 }
 
 // Sweeper is the session-sweeper function's handler: each scheduled invocation sweeps
@@ -152,67 +181,29 @@ func Asker(s *dynamo.Store, log *slog.Logger) *decision.Asker {
 // The tick bounds how late an assistant call's held call.ended goes out when its worker's
 // final report never comes: session.DefaultReportWait (3 s) after the end, plus at most
 // one tick, is 5 s.
-func Sweeper(ctx context.Context) (func(context.Context) error, error) {
-	s, err := Store(ctx)
+func Sweeper(ctx context.Context, lk LiveKit) (func(context.Context) error, error) {
+	cp, err := New(ctx, "session-sweeper", lk)
 	if err != nil {
 		return nil, err
 	}
-	media, err := MediaFromEnv(ctx)
-	if err != nil {
-		return nil, err
-	}
-	window := 60 * time.Second
-	if v, err := strconv.Atoi(os.Getenv("SWEEP_WINDOW_SECONDS")); err == nil && v > 0 {
-		window = time.Duration(v) * time.Second
-	}
-	return Sessions(s, media, Logger().With("function", "session-sweeper")).SweepHandler(window, sweepTick), nil
+	return cp.SweepHandler(sweepTick), nil
 }
 
 // sweepTick is how often the AWS sweeper sweeps: one query per shard of the live index
 // each tick.
 const sweepTick = 2 * time.Second
 
-// Handler is the net/http handler of one /v1 function: its route only, authenticated by
-// the API Gateway authorizer's context (internal receivers check their senders'
-// signatures instead).
-func Handler(ctx context.Context, function string) (http.Handler, error) {
-	s, err := Store(ctx)
+// Secret reads a Secrets Manager secret's string (once, at start).
+func Secret(ctx context.Context, arn string) (string, error) {
+	cfg, err := awsconfig.LoadDefaultConfig(ctx)
 	if err != nil {
-		return nil, err
+		return "", fmt.Errorf("aws config: %w", err)
 	}
-	log := Logger().With("function", function)
-	var redeliver httpapi.Redeliverer = noQueue{}
-	if url := os.Getenv("DELIVERY_QUEUE_URL"); url != "" {
-		q, err := SQS(ctx)
-		if err != nil {
-			return nil, err
-		}
-		redeliver = &awsbus.Handler{Queue: q, QueueURL: url, Logger: log}
-	}
-	media, err := MediaFromEnv(ctx)
+	out, err := secretsmanager.NewFromConfig(cfg).GetSecretValue(ctx, &secretsmanager.GetSecretValueInput{SecretId: aws.String(arn)})
 	if err != nil {
-		return nil, err
+		return "", err
 	}
-	api := API(s, media, redeliver, log)
-	h, err := api.FunctionHandler(function, api.LambdaAuth)
-	if err != nil {
-		return nil, err
-	}
-	return h, nil
-}
-
-// MediaFromEnv reads LiveKit's settings (liveKitFromEnv), the calling platforms'
-// (PlatformsFromEnv) and the hosted voices the fleet offers (TTS_VOICES, comma-separated).
-func MediaFromEnv(ctx context.Context) (Media, error) {
-	m, err := liveKitFromEnv(ctx)
-	if err != nil {
-		return Media{}, err
-	}
-	if m.HostedVoices, err = persona.ParseHostedVoices(os.Getenv("TTS_VOICES")); err != nil {
-		return Media{}, err
-	}
-	m.Platforms, m.SimSecret, err = PlatformsFromEnv(ctx)
-	return m, err
+	return aws.ToString(out.SecretString), nil
 }
 
 // PlatformsFromEnv reads the calling platforms' settings: SIM_SECRET_ARN, the Secrets
@@ -223,15 +214,10 @@ func MediaFromEnv(ctx context.Context) (Media, error) {
 func PlatformsFromEnv(ctx context.Context) (map[string]platform.Platform, string, error) {
 	secret := os.Getenv("SIM_SECRET")
 	if arn := os.Getenv("SIM_SECRET_ARN"); arn != "" {
-		cfg, err := config.LoadDefaultConfig(ctx)
-		if err != nil {
-			return nil, "", fmt.Errorf("aws config: %w", err)
-		}
-		out, err := secretsmanager.NewFromConfig(cfg).GetSecretValue(ctx, &secretsmanager.GetSecretValueInput{SecretId: aws.String(arn)})
-		if err != nil {
+		var err error
+		if secret, err = Secret(ctx, arn); err != nil {
 			return nil, "", fmt.Errorf("read the sim secret: %w", err)
 		}
-		secret = aws.ToString(out.SecretString)
 	}
 	platforms := map[string]platform.Platform{}
 	if url := os.Getenv("PLATFORM_GATEWAY_URL"); url != "" {
@@ -247,66 +233,9 @@ func PlatformsFromEnv(ctx context.Context) (map[string]platform.Platform, string
 	return platforms, secret, nil
 }
 
-// liveKitFromEnv reads LiveKit's settings: LIVEKIT_PUBLIC_URL (the rtc_url clients get),
-// and for functions that call LiveKit or check its signatures, LIVEKIT_URL and
-// LIVEKIT_CREDENTIALS_ARN, the Secrets Manager secret holding api_key and api_secret,
-// read once at start. TOKEN_TTL_MINUTES sets participant tokens' lifetime.
-func liveKitFromEnv(ctx context.Context) (Media, error) {
-	public := os.Getenv("LIVEKIT_PUBLIC_URL")
-	arn := os.Getenv("LIVEKIT_CREDENTIALS_ARN")
-	if arn == "" {
-		return Media{Rooms: noLiveKit{public: public}}, nil
-	}
-	var ttl time.Duration
-	if v := os.Getenv("TOKEN_TTL_MINUTES"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil {
-			return Media{}, fmt.Errorf("TOKEN_TTL_MINUTES: not an integer: %q", v)
-		}
-		ttl = time.Duration(n) * time.Minute
-	}
-	cfg, err := config.LoadDefaultConfig(ctx)
-	if err != nil {
-		return Media{}, fmt.Errorf("aws config: %w", err)
-	}
-	out, err := secretsmanager.NewFromConfig(cfg).GetSecretValue(ctx, &secretsmanager.GetSecretValueInput{SecretId: aws.String(arn)})
-	if err != nil {
-		return Media{}, fmt.Errorf("read LiveKit credentials: %w", err)
-	}
-	var creds struct {
-		APIKey    string `json:"api_key"`
-		APISecret string `json:"api_secret"`
-	}
-	if err := json.Unmarshal([]byte(aws.ToString(out.SecretString)), &creds); err != nil {
-		return Media{}, fmt.Errorf("LiveKit credentials secret: %w", err)
-	}
-	c, err := lkapi.New(lkapi.Config{URL: os.Getenv("LIVEKIT_URL"), PublicURL: public,
-		APIKey: creds.APIKey, APISecret: creds.APISecret, TokenTTL: ttl,
-		HTTPClient: &http.Client{Timeout: LiveKitTimeout}})
-	if err != nil {
-		return Media{}, err
-	}
-	return Media{Rooms: c, RTC: c}, nil
-}
-
-// noLiveKit is the Rooms of functions given no LiveKit credentials: they only show
-// rtc_url, and anything else is a configuration error.
-type noLiveKit struct{ public string }
-
-var errNoLiveKit = errors.New("this function has no LIVEKIT_CREDENTIALS_ARN")
-
-func (n noLiveKit) PublicURL() string { return n.public }
-
-func (noLiveKit) CreateRoom(context.Context, rtc.RoomSpec) (rtc.Room, error) {
-	return rtc.Room{}, errNoLiveKit
-}
-func (noLiveKit) DeleteRoom(context.Context, string) error                  { return errNoLiveKit }
-func (noLiveKit) Dispatch(context.Context, string, rtc.AgentDispatch) error { return errNoLiveKit }
-func (noLiveKit) ParticipantToken(rtc.Grant) (rtc.Token, error)             { return rtc.Token{}, errNoLiveKit }
-
 // SQS is an SQS client from the standard AWS configuration.
 func SQS(ctx context.Context) (*sqs.Client, error) {
-	cfg, err := config.LoadDefaultConfig(ctx)
+	cfg, err := awsconfig.LoadDefaultConfig(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("aws config: %w", err)
 	}
@@ -315,45 +244,35 @@ func SQS(ctx context.Context) (*sqs.Client, error) {
 
 // EventBridge is an EventBridge client from the standard AWS configuration.
 func EventBridge(ctx context.Context) (*eventbridge.Client, error) {
-	cfg, err := config.LoadDefaultConfig(ctx)
+	cfg, err := awsconfig.LoadDefaultConfig(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("aws config: %w", err)
 	}
 	return eventbridge.NewFromConfig(cfg), nil
 }
 
-// Deliverer is the webhook-deliver function's handler: awsbus.Handler over the store's
-// endpoints and attempt log and the delivery queues.
+// Deliverer is the webhook-deliver function's handler: awsbus.Handler over the control
+// plane's endpoints and deliverer, the store's attempt log and the delivery queues.
 func Deliverer(ctx context.Context) (*awsbus.Handler, error) {
-	s, err := Store(ctx)
-	if err != nil {
-		return nil, err
-	}
 	url := os.Getenv("DELIVERY_QUEUE_URL")
 	if url == "" {
 		return nil, errors.New("DELIVERY_QUEUE_URL is not set")
+	}
+	cp, err := New(ctx, "webhook-deliver", nil)
+	if err != nil {
+		return nil, err
 	}
 	q, err := SQS(ctx)
 	if err != nil {
 		return nil, err
 	}
-	dest := egress.PolicyFromEnv()
-	eps := &webhookendpoint.Service{Store: s, Destinations: dest}
 	return &awsbus.Handler{
-		Deliverer:          &delivery.Deliverer{Endpoints: eps, Client: delivery.NewClient(dest)},
-		Subscribers:        eps,
-		Log:                s,
+		Deliverer:          cp.Deliverer,
+		Subscribers:        cp.Endpoints,
+		Log:                cp.Store,
 		Queue:              q,
 		QueueURL:           url,
 		DeadLetterQueueURL: os.Getenv("DEAD_LETTER_QUEUE_URL"),
 		Logger:             Logger().With("function", "webhook-deliver"),
 	}, nil
-}
-
-// noQueue is the Redeliverer of functions that have no delivery queue: only
-// events-redeliver is given one, and only it redelivers.
-type noQueue struct{}
-
-func (noQueue) Redeliver(context.Context, callevent.Event, []string) error {
-	return errors.New("this function has no DELIVERY_QUEUE_URL")
 }

@@ -484,6 +484,60 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/api_keys": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List API keys
+         * @description The account's keys that are not revoked, newest first (an account holds at most
+         *     20). Never the key itself: its `prefix` and `last4` tell keys apart.
+         */
+        get: operations["listApiKeys"];
+        put?: never;
+        /**
+         * Make an API key
+         * @description A new key of the same mode as the key that asks (an `sk_test_` key makes an
+         *     `sk_test_` key, an `sk_live_` key an `sk_live_` one). The answer holds the key
+         *     itself in `key`, shown this once: only its SHA-256 is kept. 409
+         *     `api_key_limit_reached` when the account already holds 20 keys.
+         */
+        post: operations["createApiKey"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/api_keys/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The API key's id. */
+                id: components["parameters"]["ApiKeyPathID"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Revoke an API key
+         * @description The key stops working at once on the local stack, and within 30 s on AWS (the
+         *     authorizer's cache); requests with it answer 401 `api_key_invalid`. Revoking
+         *     a revoked key answers the same key again, unchanged. 409 `last_api_key` when it
+         *     is the account's last key: make another first. A key may revoke itself.
+         */
+        delete: operations["revokeApiKey"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/webhook_endpoints": {
         parameters: {
             query?: never;
@@ -718,6 +772,8 @@ export interface components {
         VersionID: string;
         /** @example line_01jd3f4g5h6j7k8m9n0p1q2r3t */
         LineID: string;
+        /** @example key_01jd3f4g5h6j7k8m9n0p1q2r3t */
+        ApiKeyID: string;
         /** @example whep_01jd3f4g5h6j7k8m9n0p1q2r3t */
         WebhookEndpointID: string;
         /** @example evt_01jd3f4g5h6j7k8m9n0p1q2r3t */
@@ -749,7 +805,7 @@ export interface components {
          * @example parameter_missing
          * @enum {string}
          */
-        ErrorCode: "parameter_missing" | "parameter_invalid" | "parameter_unknown" | "invalid_json" | "body_too_large" | "unsupported_media_type" | "resource_not_found" | "route_not_found" | "method_not_allowed" | "assistant_archived" | "assistant_not_published" | "assistant_in_use" | "draft_incomplete" | "session_ended" | "call_already_answered" | "call_not_answerable" | "webhook_endpoint_limit_reached" | "webhook_endpoint_disabled" | "event_not_redeliverable" | "no_subscribed_endpoint" | "no_line" | "api_key_missing" | "api_key_invalid" | "rate_limited" | "idempotency_key_reused" | "idempotency_key_in_use" | "idempotency_key_invalid" | "upstream_unavailable" | "url_not_allowed" | "internal_error";
+        ErrorCode: "parameter_missing" | "parameter_invalid" | "parameter_unknown" | "invalid_json" | "body_too_large" | "unsupported_media_type" | "resource_not_found" | "route_not_found" | "method_not_allowed" | "assistant_archived" | "assistant_not_published" | "assistant_in_use" | "draft_incomplete" | "session_ended" | "call_already_answered" | "call_not_answerable" | "webhook_endpoint_limit_reached" | "webhook_endpoint_disabled" | "event_not_redeliverable" | "no_subscribed_endpoint" | "no_line" | "api_key_missing" | "api_key_invalid" | "last_api_key" | "api_key_limit_reached" | "rate_limited" | "idempotency_key_reused" | "idempotency_key_in_use" | "idempotency_key_invalid" | "upstream_unavailable" | "url_not_allowed" | "internal_error";
         /**
          * @description The one error shape.
          * @example {
@@ -928,7 +984,7 @@ export interface components {
                  * @description The stable, machine-readable reason; see `ErrorCode`.
                  * @enum {string}
                  */
-                code: "assistant_archived" | "assistant_not_published" | "assistant_in_use" | "session_ended" | "call_already_answered" | "call_not_answerable" | "webhook_endpoint_limit_reached" | "webhook_endpoint_disabled" | "event_not_redeliverable" | "no_subscribed_endpoint" | "idempotency_key_in_use";
+                code: "assistant_archived" | "assistant_not_published" | "assistant_in_use" | "session_ended" | "call_already_answered" | "call_not_answerable" | "webhook_endpoint_limit_reached" | "webhook_endpoint_disabled" | "event_not_redeliverable" | "no_subscribed_endpoint" | "last_api_key" | "api_key_limit_reached" | "idempotency_key_in_use";
                 /** @description For people; never parse it. Never holds internal detail. */
                 message: string;
                 /** @description The offending field (dotted when nested), query parameter or header, when there is one. */
@@ -1146,7 +1202,7 @@ export interface components {
         Greeting: string;
         /**
          * @description An `id` from `GET /v1/avatars`, or empty for none yet.
-         * @example ava_amber
+         * @example ava_iris
          */
         AvatarIDField: string;
         /**
@@ -1202,7 +1258,7 @@ export interface components {
          *       "name": "Front desk",
          *       "system_prompt": "You are the front desk of Acme Dental. Be brief and kind.",
          *       "greeting": "Hello, Acme Dental, how can I help?",
-         *       "avatar_id": "ava_amber",
+         *       "avatar_id": "ava_iris",
          *       "framing": {
          *         "shot": "close_up",
          *         "position": "left"
@@ -1232,7 +1288,7 @@ export interface components {
          *       "name": "Front desk",
          *       "system_prompt": "You are the front desk of Acme Dental. Be brief and kind.",
          *       "greeting": "Hello, Acme Dental, how can I help?",
-         *       "avatar_id": "ava_amber",
+         *       "avatar_id": "ava_iris",
          *       "framing": {
          *         "shot": "close_up",
          *         "position": "left"
@@ -1262,7 +1318,7 @@ export interface components {
          * @example {
          *       "system_prompt": "You are the front desk of Acme Dental. Be brief and kind.",
          *       "greeting": "Hello, Acme Dental, how can I help?",
-         *       "avatar_id": "ava_amber",
+         *       "avatar_id": "ava_iris",
          *       "framing": {
          *         "shot": "close_up",
          *         "position": "left"
@@ -1295,7 +1351,7 @@ export interface components {
          *       "name": "Front desk",
          *       "system_prompt": "You are the front desk of Acme Dental. Be brief and kind.",
          *       "greeting": "Hello, Acme Dental, how can I help?",
-         *       "avatar_id": "ava_amber",
+         *       "avatar_id": "ava_iris",
          *       "framing": {
          *         "shot": "close_up",
          *         "position": "left"
@@ -1340,7 +1396,7 @@ export interface components {
          *       "draft": {
          *         "system_prompt": "You are the front desk of Acme Dental. Be brief and kind.",
          *         "greeting": "Hello, Acme Dental, how can I help?",
-         *         "avatar_id": "ava_amber",
+         *         "avatar_id": "ava_iris",
          *         "framing": {
          *           "shot": "close_up",
          *           "position": "left"
@@ -1357,7 +1413,7 @@ export interface components {
          *           "name": "Front desk",
          *           "system_prompt": "You are the front desk of Acme Dental. Be brief and kind.",
          *           "greeting": "Hello, Acme Dental, how can I help?",
-         *           "avatar_id": "ava_amber",
+         *           "avatar_id": "ava_iris",
          *           "framing": {
          *             "shot": "close_up",
          *             "position": "left"
@@ -1415,7 +1471,7 @@ export interface components {
          *           "draft": {
          *             "system_prompt": "You are the front desk of Acme Dental. Be brief and kind.",
          *             "greeting": "Hello, Acme Dental, how can I help?",
-         *             "avatar_id": "ava_amber",
+         *             "avatar_id": "ava_iris",
          *             "framing": {
          *               "shot": "close_up",
          *               "position": "left"
@@ -1432,7 +1488,7 @@ export interface components {
          *               "name": "Front desk",
          *               "system_prompt": "You are the front desk of Acme Dental. Be brief and kind.",
          *               "greeting": "Hello, Acme Dental, how can I help?",
-         *               "avatar_id": "ava_amber",
+         *               "avatar_id": "ava_iris",
          *               "framing": {
          *                 "shot": "close_up",
          *                 "position": "left"
@@ -1474,7 +1530,7 @@ export interface components {
          *           "name": "Front desk",
          *           "system_prompt": "You are the front desk of Acme Dental. Be brief and kind.",
          *           "greeting": "Hello, Acme Dental, how can I help?",
-         *           "avatar_id": "ava_amber",
+         *           "avatar_id": "ava_iris",
          *           "framing": {
          *             "shot": "close_up",
          *             "position": "left"
@@ -1499,10 +1555,10 @@ export interface components {
         };
         /**
          * @example {
-         *       "id": "ava_01jd3f4g5h6j7k8m9n0p1q2r3t",
+         *       "id": "ava_iris",
          *       "object": "avatar",
-         *       "name": "Front desk",
-         *       "description": "Production receiver"
+         *       "name": "Iris",
+         *       "description": "Warm and calm, short dark hair, teal top."
          *     }
          */
         Avatar: {
@@ -1523,10 +1579,22 @@ export interface components {
          *       "object": "list",
          *       "data": [
          *         {
-         *           "id": "ava_01jd3f4g5h6j7k8m9n0p1q2r3t",
+         *           "id": "ava_iris",
          *           "object": "avatar",
-         *           "name": "Front desk",
-         *           "description": "Production receiver"
+         *           "name": "Iris",
+         *           "description": "Warm and calm, short dark hair, teal top."
+         *         },
+         *         {
+         *           "id": "ava_maya",
+         *           "object": "avatar",
+         *           "name": "Maya",
+         *           "description": "Friendly and upbeat, long auburn hair, coral top."
+         *         },
+         *         {
+         *           "id": "ava_theo",
+         *           "object": "avatar",
+         *           "name": "Theo",
+         *           "description": "Steady and clear, short blond hair, navy jacket."
          *         }
          *       ],
          *       "has_more": false
@@ -1551,12 +1619,12 @@ export interface components {
          *       "id": "flite-slt",
          *       "object": "voice",
          *       "engine": "flite",
-         *       "name": "Front desk",
+         *       "name": "Sarah",
          *       "language": "en-US",
          *       "gender": "female",
-         *       "description": "Production receiver",
+         *       "description": "Clear and calm US English (flite slt).",
          *       "default_for_avatars": [
-         *         "ava_01jd3f4g5h6j7k8m9n0p1q2r3t"
+         *         "ava_iris"
          *       ]
          *     }
          */
@@ -1595,12 +1663,12 @@ export interface components {
          *           "id": "flite-slt",
          *           "object": "voice",
          *           "engine": "flite",
-         *           "name": "Front desk",
+         *           "name": "Sarah",
          *           "language": "en-US",
          *           "gender": "female",
-         *           "description": "Production receiver",
+         *           "description": "Clear and calm US English (flite slt).",
          *           "default_for_avatars": [
-         *             "ava_01jd3f4g5h6j7k8m9n0p1q2r3t"
+         *             "ava_iris"
          *           ]
          *         }
          *       ],
@@ -1786,6 +1854,112 @@ export interface components {
              * @enum {string}
              */
             status?: "enabled" | "disabled";
+        };
+        /**
+         * @description An API key, without the key itself.
+         * @example {
+         *       "id": "key_01jd3f4g5h6j7k8m9n0p1q2r3t",
+         *       "object": "api_key",
+         *       "mode": "test",
+         *       "prefix": "sk_test_Ab3d",
+         *       "last4": "x9Qz",
+         *       "created_at": "2026-11-22T07:00:00.123Z",
+         *       "last_used_at": "2026-11-22T07:05:00.123Z",
+         *       "revoked_at": null
+         *     }
+         */
+        ApiKey: {
+            /** @description The key's id (not the key). */
+            id: components["schemas"]["ApiKeyID"];
+            /**
+             * @description The kind of object: always `api_key`.
+             * @enum {string}
+             */
+            object: "api_key";
+            /**
+             * @description `test` for an `sk_test_` key (the `sim` platform only), `live` for `sk_live_`.
+             * @enum {string}
+             */
+            mode: "test" | "live";
+            /** @description The key's first characters: its mode and the first 4 random ones. */
+            prefix: string;
+            /** @description The key's last 4 characters; null for keys made before they were kept. */
+            last4: string | null;
+            /** @description When it was made. */
+            created_at: components["schemas"]["Timestamp"];
+            /** @description When it last authenticated a request, to the minute (null if never). */
+            last_used_at: components["schemas"]["NullableTimestamp"];
+            /** @description When it was revoked; null while it works. */
+            revoked_at: components["schemas"]["NullableTimestamp"];
+        };
+        /**
+         * @description A new API key with its text, shown this once.
+         * @example {
+         *       "id": "key_01jd3f4g5h6j7k8m9n0p1q2r3t",
+         *       "object": "api_key",
+         *       "mode": "test",
+         *       "prefix": "sk_test_Ab3d",
+         *       "last4": "x9Qz",
+         *       "key": "sk_test_Ab3dE5fG7hJ9kL1mN3pQ5rS7tU9vWx9Qz",
+         *       "created_at": "2026-11-22T07:00:00.123Z",
+         *       "last_used_at": null,
+         *       "revoked_at": null
+         *     }
+         */
+        ApiKeyWithSecret: {
+            /** @description The key's id (not the key). */
+            id: components["schemas"]["ApiKeyID"];
+            /**
+             * @description The kind of object: always `api_key`.
+             * @enum {string}
+             */
+            object: "api_key";
+            /**
+             * @description `test` for an `sk_test_` key (the `sim` platform only), `live` for `sk_live_`.
+             * @enum {string}
+             */
+            mode: "test" | "live";
+            /** @description The key's first characters: its mode and the first 4 random ones. */
+            prefix: string;
+            /** @description The key's last 4 characters; null for keys made before they were kept. */
+            last4: string | null;
+            /** @description The key itself, for `Authorization: Bearer`. Shown only here. */
+            key: string;
+            /** @description When it was made. */
+            created_at: components["schemas"]["Timestamp"];
+            /** @description When it last authenticated a request, to the minute (null if never). */
+            last_used_at: components["schemas"]["NullableTimestamp"];
+            /** @description When it was revoked; null while it works. */
+            revoked_at: components["schemas"]["NullableTimestamp"];
+        };
+        /**
+         * @example {
+         *       "object": "list",
+         *       "data": [
+         *         {
+         *           "id": "key_01jd3f4g5h6j7k8m9n0p1q2r3t",
+         *           "object": "api_key",
+         *           "mode": "test",
+         *           "prefix": "sk_test_Ab3d",
+         *           "last4": "x9Qz",
+         *           "created_at": "2026-11-22T07:00:00.123Z",
+         *           "last_used_at": "2026-11-22T07:05:00.123Z",
+         *           "revoked_at": null
+         *         }
+         *       ],
+         *       "has_more": false
+         *     }
+         */
+        ApiKeyList: {
+            /**
+             * @description The kind of object: always `list`.
+             * @enum {string}
+             */
+            object: "list";
+            /** @description The page of keys that are not revoked, newest first. */
+            data: components["schemas"]["ApiKey"][];
+            /** @description True when another page exists after this one. */
+            has_more: boolean;
         };
         /**
          * @example {
@@ -3401,6 +3575,8 @@ export interface components {
         AssistantPathID: components["schemas"]["AssistantID"];
         /** @description The line's id. */
         LinePathID: components["schemas"]["LineID"];
+        /** @description The API key's id. */
+        ApiKeyPathID: components["schemas"]["ApiKeyID"];
         /** @description The webhook endpoint's id. */
         WebhookEndpointPathID: components["schemas"]["WebhookEndpointID"];
         /** @description The session's id. */
@@ -3457,7 +3633,7 @@ export interface operations {
                      *           "draft": {
                      *             "system_prompt": "You are the front desk of Acme Dental. Be brief and kind.",
                      *             "greeting": "Hello, Acme Dental, how can I help?",
-                     *             "avatar_id": "ava_amber",
+                     *             "avatar_id": "ava_iris",
                      *             "framing": {
                      *               "shot": "close_up",
                      *               "position": "left"
@@ -3474,7 +3650,7 @@ export interface operations {
                      *               "name": "Front desk",
                      *               "system_prompt": "You are the front desk of Acme Dental. Be brief and kind.",
                      *               "greeting": "Hello, Acme Dental, how can I help?",
-                     *               "avatar_id": "ava_amber",
+                     *               "avatar_id": "ava_iris",
                      *               "framing": {
                      *                 "shot": "close_up",
                      *                 "position": "left"
@@ -3521,7 +3697,7 @@ export interface operations {
                  *       "name": "Front desk",
                  *       "system_prompt": "You are the front desk of Acme Dental. Be brief and kind.",
                  *       "greeting": "Hello, Acme Dental, how can I help?",
-                 *       "avatar_id": "ava_amber",
+                 *       "avatar_id": "ava_iris",
                  *       "framing": {
                  *         "shot": "close_up",
                  *         "position": "left"
@@ -3551,7 +3727,7 @@ export interface operations {
                      *       "draft": {
                      *         "system_prompt": "You are the front desk of Acme Dental. Be brief and kind.",
                      *         "greeting": "Hello, Acme Dental, how can I help?",
-                     *         "avatar_id": "ava_amber",
+                     *         "avatar_id": "ava_iris",
                      *         "framing": {
                      *           "shot": "close_up",
                      *           "position": "left"
@@ -3568,7 +3744,7 @@ export interface operations {
                      *           "name": "Front desk",
                      *           "system_prompt": "You are the front desk of Acme Dental. Be brief and kind.",
                      *           "greeting": "Hello, Acme Dental, how can I help?",
-                     *           "avatar_id": "ava_amber",
+                     *           "avatar_id": "ava_iris",
                      *           "framing": {
                      *             "shot": "close_up",
                      *             "position": "left"
@@ -3625,7 +3801,7 @@ export interface operations {
                      *       "draft": {
                      *         "system_prompt": "You are the front desk of Acme Dental. Be brief and kind.",
                      *         "greeting": "Hello, Acme Dental, how can I help?",
-                     *         "avatar_id": "ava_amber",
+                     *         "avatar_id": "ava_iris",
                      *         "framing": {
                      *           "shot": "close_up",
                      *           "position": "left"
@@ -3642,7 +3818,7 @@ export interface operations {
                      *           "name": "Front desk",
                      *           "system_prompt": "You are the front desk of Acme Dental. Be brief and kind.",
                      *           "greeting": "Hello, Acme Dental, how can I help?",
-                     *           "avatar_id": "ava_amber",
+                     *           "avatar_id": "ava_iris",
                      *           "framing": {
                      *             "shot": "close_up",
                      *             "position": "left"
@@ -3687,7 +3863,7 @@ export interface operations {
                  *       "name": "Front desk",
                  *       "system_prompt": "You are the front desk of Acme Dental. Be brief and kind.",
                  *       "greeting": "Hello, Acme Dental, how can I help?",
-                 *       "avatar_id": "ava_amber",
+                 *       "avatar_id": "ava_iris",
                  *       "framing": {
                  *         "shot": "close_up",
                  *         "position": "left"
@@ -3716,7 +3892,7 @@ export interface operations {
                      *       "draft": {
                      *         "system_prompt": "You are the front desk of Acme Dental. Be brief and kind.",
                      *         "greeting": "Hello, Acme Dental, how can I help?",
-                     *         "avatar_id": "ava_amber",
+                     *         "avatar_id": "ava_iris",
                      *         "framing": {
                      *           "shot": "close_up",
                      *           "position": "left"
@@ -3733,7 +3909,7 @@ export interface operations {
                      *           "name": "Front desk",
                      *           "system_prompt": "You are the front desk of Acme Dental. Be brief and kind.",
                      *           "greeting": "Hello, Acme Dental, how can I help?",
-                     *           "avatar_id": "ava_amber",
+                     *           "avatar_id": "ava_iris",
                      *           "framing": {
                      *             "shot": "close_up",
                      *             "position": "left"
@@ -3798,7 +3974,7 @@ export interface operations {
                      *           "name": "Front desk",
                      *           "system_prompt": "You are the front desk of Acme Dental. Be brief and kind.",
                      *           "greeting": "Hello, Acme Dental, how can I help?",
-                     *           "avatar_id": "ava_amber",
+                     *           "avatar_id": "ava_iris",
                      *           "framing": {
                      *             "shot": "close_up",
                      *             "position": "left"
@@ -3859,7 +4035,7 @@ export interface operations {
                      *       "draft": {
                      *         "system_prompt": "You are the front desk of Acme Dental. Be brief and kind.",
                      *         "greeting": "Hello, Acme Dental, how can I help?",
-                     *         "avatar_id": "ava_amber",
+                     *         "avatar_id": "ava_iris",
                      *         "framing": {
                      *           "shot": "close_up",
                      *           "position": "left"
@@ -3876,7 +4052,7 @@ export interface operations {
                      *           "name": "Front desk",
                      *           "system_prompt": "You are the front desk of Acme Dental. Be brief and kind.",
                      *           "greeting": "Hello, Acme Dental, how can I help?",
-                     *           "avatar_id": "ava_amber",
+                     *           "avatar_id": "ava_iris",
                      *           "framing": {
                      *             "shot": "close_up",
                      *             "position": "left"
@@ -3947,7 +4123,7 @@ export interface operations {
                      *       "draft": {
                      *         "system_prompt": "You are the front desk of Acme Dental. Be brief and kind.",
                      *         "greeting": "Hello, Acme Dental, how can I help?",
-                     *         "avatar_id": "ava_amber",
+                     *         "avatar_id": "ava_iris",
                      *         "framing": {
                      *           "shot": "close_up",
                      *           "position": "left"
@@ -3964,7 +4140,7 @@ export interface operations {
                      *           "name": "Front desk",
                      *           "system_prompt": "You are the front desk of Acme Dental. Be brief and kind.",
                      *           "greeting": "Hello, Acme Dental, how can I help?",
-                     *           "avatar_id": "ava_amber",
+                     *           "avatar_id": "ava_iris",
                      *           "framing": {
                      *             "shot": "close_up",
                      *             "position": "left"
@@ -4035,7 +4211,7 @@ export interface operations {
                      *       "draft": {
                      *         "system_prompt": "You are the front desk of Acme Dental. Be brief and kind.",
                      *         "greeting": "Hello, Acme Dental, how can I help?",
-                     *         "avatar_id": "ava_amber",
+                     *         "avatar_id": "ava_iris",
                      *         "framing": {
                      *           "shot": "close_up",
                      *           "position": "left"
@@ -4052,7 +4228,7 @@ export interface operations {
                      *           "name": "Front desk",
                      *           "system_prompt": "You are the front desk of Acme Dental. Be brief and kind.",
                      *           "greeting": "Hello, Acme Dental, how can I help?",
-                     *           "avatar_id": "ava_amber",
+                     *           "avatar_id": "ava_iris",
                      *           "framing": {
                      *             "shot": "close_up",
                      *             "position": "left"
@@ -4119,7 +4295,7 @@ export interface operations {
                      *       "draft": {
                      *         "system_prompt": "You are the front desk of Acme Dental. Be brief and kind.",
                      *         "greeting": "Hello, Acme Dental, how can I help?",
-                     *         "avatar_id": "ava_amber",
+                     *         "avatar_id": "ava_iris",
                      *         "framing": {
                      *           "shot": "close_up",
                      *           "position": "left"
@@ -4136,7 +4312,7 @@ export interface operations {
                      *           "name": "Front desk",
                      *           "system_prompt": "You are the front desk of Acme Dental. Be brief and kind.",
                      *           "greeting": "Hello, Acme Dental, how can I help?",
-                     *           "avatar_id": "ava_amber",
+                     *           "avatar_id": "ava_iris",
                      *           "framing": {
                      *             "shot": "close_up",
                      *             "position": "left"
@@ -4187,10 +4363,22 @@ export interface operations {
                      *       "object": "list",
                      *       "data": [
                      *         {
-                     *           "id": "ava_01jd3f4g5h6j7k8m9n0p1q2r3t",
+                     *           "id": "ava_iris",
                      *           "object": "avatar",
-                     *           "name": "Front desk",
-                     *           "description": "Production receiver"
+                     *           "name": "Iris",
+                     *           "description": "Warm and calm, short dark hair, teal top."
+                     *         },
+                     *         {
+                     *           "id": "ava_maya",
+                     *           "object": "avatar",
+                     *           "name": "Maya",
+                     *           "description": "Friendly and upbeat, long auburn hair, coral top."
+                     *         },
+                     *         {
+                     *           "id": "ava_theo",
+                     *           "object": "avatar",
+                     *           "name": "Theo",
+                     *           "description": "Steady and clear, short blond hair, navy jacket."
                      *         }
                      *       ],
                      *       "has_more": false
@@ -4231,12 +4419,12 @@ export interface operations {
                      *           "id": "flite-slt",
                      *           "object": "voice",
                      *           "engine": "flite",
-                     *           "name": "Front desk",
+                     *           "name": "Sarah",
                      *           "language": "en-US",
                      *           "gender": "female",
-                     *           "description": "Production receiver",
+                     *           "description": "Clear and calm US English (flite slt).",
                      *           "default_for_avatars": [
-                     *             "ava_01jd3f4g5h6j7k8m9n0p1q2r3t"
+                     *             "ava_iris"
                      *           ]
                      *         }
                      *       ],
@@ -5029,6 +5217,151 @@ export interface operations {
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["UnprocessablePost"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    listApiKeys: {
+        parameters: {
+            query?: {
+                /** @description Page size. */
+                limit?: components["parameters"]["Limit"];
+                /** @description Id of the last key of the previous page. */
+                starting_after?: components["schemas"]["ApiKeyID"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The account's keys. */
+            200: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "object": "list",
+                     *       "data": [
+                     *         {
+                     *           "id": "key_01jd3f4g5h6j7k8m9n0p1q2r3t",
+                     *           "object": "api_key",
+                     *           "mode": "test",
+                     *           "prefix": "sk_test_Ab3d",
+                     *           "last4": "x9Qz",
+                     *           "created_at": "2026-11-22T07:00:00.123Z",
+                     *           "last_used_at": "2026-11-22T07:05:00.123Z",
+                     *           "revoked_at": null
+                     *         }
+                     *       ],
+                     *       "has_more": false
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ApiKeyList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    createApiKey: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes the POST safe to retry. See the conventions in the description. */
+                "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                /** @example {} */
+                "application/json": components["schemas"]["EmptyObject"];
+            };
+        };
+        responses: {
+            /** @description The key, with its text. */
+            201: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "key_01jd3f4g5h6j7k8m9n0p1q2r3t",
+                     *       "object": "api_key",
+                     *       "mode": "test",
+                     *       "prefix": "sk_test_Ab3d",
+                     *       "last4": "x9Qz",
+                     *       "key": "sk_test_Ab3dE5fG7hJ9kL1mN3pQ5rS7tU9vWx9Qz",
+                     *       "created_at": "2026-11-22T07:00:00.123Z",
+                     *       "last_used_at": null,
+                     *       "revoked_at": null
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ApiKeyWithSecret"];
+                };
+            };
+            400: components["responses"]["BadRequestPost"];
+            401: components["responses"]["Unauthorized"];
+            409: components["responses"]["ConflictPost"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["UnprocessablePost"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    revokeApiKey: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The API key's id. */
+                id: components["parameters"]["ApiKeyPathID"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The revoked key. */
+            200: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "key_01jd3f4g5h6j7k8m9n0p1q2r3t",
+                     *       "object": "api_key",
+                     *       "mode": "test",
+                     *       "prefix": "sk_test_Ab3d",
+                     *       "last4": "x9Qz",
+                     *       "created_at": "2026-11-22T07:00:00.123Z",
+                     *       "last_used_at": "2026-11-22T07:05:00.123Z",
+                     *       "revoked_at": "2026-11-22T08:00:00.123Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ApiKey"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
         };

@@ -28,14 +28,12 @@ import (
 	"github.com/livekit/protocol/livekit"
 	"google.golang.org/protobuf/encoding/protojson"
 
-	"github.com/bridgeline/bridgeline/events/decision"
-	"github.com/bridgeline/bridgeline/events/delivery"
 	"github.com/bridgeline/bridgeline/mediafleet/livekitserver"
 	"github.com/bridgeline/bridgeline/mediafleet/platformsim"
 	"github.com/bridgeline/bridgeline/mediafleet/worker"
 	"github.com/bridgeline/bridgeline/shared/account"
-	"github.com/bridgeline/bridgeline/shared/assistant"
-	"github.com/bridgeline/bridgeline/shared/egress"
+	"github.com/bridgeline/bridgeline/shared/config"
+	"github.com/bridgeline/bridgeline/shared/controlplane"
 	"github.com/bridgeline/bridgeline/shared/httpapi"
 	"github.com/bridgeline/bridgeline/shared/line"
 	"github.com/bridgeline/bridgeline/shared/platform"
@@ -43,7 +41,6 @@ import (
 	"github.com/bridgeline/bridgeline/shared/rtc/lkapi"
 	"github.com/bridgeline/bridgeline/shared/session"
 	"github.com/bridgeline/bridgeline/shared/store/sqlite"
-	"github.com/bridgeline/bridgeline/shared/webhookendpoint"
 )
 
 // Handles of the two sim lines every stack gets.
@@ -179,25 +176,25 @@ func New(opts Options) (_ *Stack, err error) {
 		simulator.Close(c)
 	})
 
-	// The tests' receivers run on 127.0.0.1.
-	eps := &webhookendpoint.Service{Store: st, Destinations: egress.Policy{AllowLoopback: true}}
-	client := delivery.NewClient(egress.Policy{AllowLoopback: true})
-	client.Timeout = 0
-	asker := &decision.Asker{Store: st, Events: st, Subscribers: eps, Logger: log,
-		Deliverer: &delivery.Deliverer{Endpoints: eps, Client: client}}
-	svc := &session.Service{Records: st, Lines: st, Assistants: st, Accounts: st, Rooms: rooms,
-		Platforms: map[string]platform.Platform{platformsim.Name: simulator}, Decider: asker, Log: log, Now: time.Now,
-		MaxDuration: opts.MaxDuration, DispatchTimeout: opts.DispatchTimeout}
-	api := &httpapi.API{
-		Accounts: st, Idempotency: st, Log: log, Now: time.Now,
-		Assistants: &assistant.Service{Store: st, Now: time.Now},
-		Lines:      &line.Service{Store: st, Assistants: st, Now: time.Now},
-		Limiter:    httpapi.NewLimiter(opts.RateLimit, max(1, opts.RateLimit*2)),
+	// The control plane is the one every process assembles (controlplane.New), on the
+	// tests' parts: SQLite, this livekit-server, the in-process sim. The tests' webhook
+	// receivers run on 127.0.0.1.
+	cfg := config.Defaults()
+	cfg.LiveKitURL, cfg.LiveKitPublicURL, cfg.LiveKitAPIKey, cfg.LiveKitSecret = lk.HTTPURL(), lk.WSURL(), lkc.APIKey, lkc.APISecret
+	cfg.RateLimit, cfg.RateBurst = opts.RateLimit, max(1, opts.RateLimit*2)
+	cfg.Webhooks.AllowLoopback = true
+	if opts.MaxDuration > 0 {
+		cfg.MaxSession = opts.MaxDuration
 	}
-	api.Extra = append(api.Extra, (&httpapi.Sessions{Service: svc}).Routes()...)
-	api.Extra = append(api.Extra, (&httpapi.Receivers{Sessions: svc, RTC: rooms, SimSecret: "sim-test-secret"}).Routes()...)
-	api.Extra = append(api.Extra, (&httpapi.Webhooks{Endpoints: eps, Events: st}).Routes()...)
-	api.Extra = append(api.Extra, (&httpapi.CallAnswers{Decisions: st, Calls: st}).Routes()...)
+	if opts.DispatchTimeout > 0 {
+		cfg.AssistantDispatchTimeout = opts.DispatchTimeout
+	}
+	cp, err := controlplane.New(cfg, controlplane.Deps{Store: st, Rooms: rooms, LiveKit: rooms,
+		Platforms: map[string]platform.Platform{platformsim.Name: simulator}, SimSecret: "sim-test-secret", Log: log})
+	if err != nil {
+		return nil, err
+	}
+	svc, api := cp.Sessions, cp.API
 	apiHandler, simHandler := api.Handler(), simulator.Handler()
 	handler.Store(http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if strings.HasPrefix(r.URL.Path, "/sim/") {
@@ -218,7 +215,7 @@ func New(opts Options) (_ *Stack, err error) {
 	}
 	go func() {
 		defer close(swept)
-		svc.RunSweeper(sweepCtx, every)
+		cp.RunSweeper(sweepCtx, every)
 	}()
 	sh.closers = append(sh.closers, func() { stopSweep(); <-swept })
 

@@ -29,6 +29,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/bridgeline/bridgeline/shared/apierr"
+	"github.com/bridgeline/bridgeline/shared/store"
 )
 
 // Config says where the tables are.
@@ -45,6 +46,9 @@ type Config struct {
 	// store (webhook_deliveries); on AWS the events table's stream feeds EventBridge.
 	LocalOutbox bool
 }
+
+// Every store is a whole store.Store: the assertion keeps it one.
+var _ store.Store = (*Store)(nil)
 
 // Store implements the domain store interfaces on DynamoDB.
 type Store struct {

@@ -37,6 +37,8 @@ const (
 	Calls           Table = "calls"             // call records by id; by account, line or session, newest first
 	CallPlatformIDs Table = "call_platform_ids" // (platform, platform call id) -> call: keeps them unique
 
+	RateLimits Table = "rate_limits" // request counters per account and window (RateLimiter), TTL a minute past the window
+
 	// WebhookDeliveries is the local stack's delivery queue (Config.LocalOutbox); on AWS
 	// the queue is SQS, and template.yaml has no such table.
 	WebhookDeliveries Table = "webhook_deliveries"
@@ -47,7 +49,7 @@ const Retention = 30 * 24 * time.Hour
 
 // AllTables lists every table in a stable order.
 var AllTables = []Table{Accounts, APIKeys, Assistants, Versions, Lines, LineHandles, Idempotency,
-	WebhookEndpoints, Events, WebhookAttempts, CallDecisions, Sessions, Calls, CallPlatformIDs, WebhookDeliveries}
+	WebhookEndpoints, Events, WebhookAttempts, CallDecisions, Sessions, Calls, CallPlatformIDs, RateLimits, WebhookDeliveries}
 
 // EnvVar is the environment variable that names the table in a function's configuration
 // (TABLE_ASSISTANTS, ...).
@@ -170,6 +172,7 @@ var Definitions = []Definition{
 		{Name: "by_account_session", Partition: strAttr("account_session"), Sort: &idAttr},
 	}},
 	{Table: CallPlatformIDs, Partition: strAttr("platform_call")},
+	{Table: RateLimits, Partition: strAttr("bucket"), TTLAttribute: "ttl"},
 	{Table: WebhookDeliveries, Partition: idAttr, LocalOnly: true, Indexes: []Index{
 		// Sparse: pending deliveries nobody is attempting, by due time; and the ones
 		// in flight, by claim time.

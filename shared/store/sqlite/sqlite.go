@@ -20,9 +20,13 @@ import (
 	"github.com/bridgeline/bridgeline/events/callevent"
 	"github.com/bridgeline/bridgeline/shared/apierr"
 	"github.com/bridgeline/bridgeline/shared/listing"
+	"github.com/bridgeline/bridgeline/shared/store"
 
 	_ "modernc.org/sqlite" // registers the "sqlite" driver
 )
+
+// Every store is a whole store.Store: the assertion keeps it one.
+var _ store.Store = (*Store)(nil)
 
 // Store implements every store interface of the domain packages.
 type Store struct {

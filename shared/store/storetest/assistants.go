@@ -11,12 +11,13 @@ import (
 	"github.com/bridgeline/bridgeline/shared/apierr"
 	"github.com/bridgeline/bridgeline/shared/assistant"
 	"github.com/bridgeline/bridgeline/shared/listing"
+	"github.com/bridgeline/bridgeline/shared/persona"
 )
 
 func completeFields(name string) assistant.Fields {
 	return assistant.Fields{
 		Name: ptr(name), SystemPrompt: ptr("You are helpful."), Greeting: ptr("Hello there."),
-		AvatarID: ptr("ava_maya"), Framing: &assistant.Framing{Shot: "close_up", Position: "left"},
+		AvatarID: ptr("ava_maya"), Framing: &persona.Framing{Shot: persona.ShotCloseUp, Position: persona.PositionLeft},
 	}
 }
 

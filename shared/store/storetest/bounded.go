@@ -17,6 +17,7 @@ import (
 	"github.com/bridgeline/bridgeline/shared/assistant"
 	"github.com/bridgeline/bridgeline/shared/httpapi"
 	"github.com/bridgeline/bridgeline/shared/line"
+	"github.com/bridgeline/bridgeline/shared/persona"
 )
 
 // LambdaResponseLimit is the largest response Lambda returns: the proxy's JSON envelope,
@@ -76,7 +77,7 @@ func BoundedAssistantResponses(t *testing.T, s Store, n int) {
 	}
 	worst := func(chars int) string { return strings.Repeat("\x01", chars) }
 	fields, _ := json.Marshal(map[string]any{"name": worst(assistant.MaxNameLen), "system_prompt": worst(assistant.MaxSystemPromptLen),
-		"greeting": worst(assistant.MaxGreetingLen), "avatar_id": assistant.Avatars[0].ID})
+		"greeting": worst(assistant.MaxGreetingLen), "avatar_id": persona.Avatars[0].ID})
 	status, _, raw := do("POST", "/v1/assistants", string(fields))
 	if status != http.StatusCreated {
 		t.Fatalf("create = %d %.300s", status, raw)

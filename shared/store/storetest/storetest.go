@@ -15,7 +15,7 @@ import (
 	"github.com/bridgeline/bridgeline/shared/line"
 )
 
-// Store is every interface a Bridgeline store implements.
+// Store is what the core cases need of a store (store.Store embeds it all).
 type Store interface {
 	account.Store
 	assistant.Store

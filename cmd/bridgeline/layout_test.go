@@ -1,0 +1,46 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// repoPath is a path of the repository as the README writes it.
+var repoPath = regexp.MustCompile(`\b(?:cmd|functions|shared|events|mediafleet|infra|examples|sdk|docs|scripts)/[A-Za-z0-9_./<>-]*[A-Za-z0-9_>]`)
+
+// TestReadmeLayoutIsTrue: every path the README's "Layout" and "Read first" sections name
+// exists, so a move that forgets the README fails here.
+func TestReadmeLayoutIsTrue(t *testing.T) {
+	root := filepath.Join("..", "..")
+	src, err := os.ReadFile(filepath.Join(root, "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := string(src)
+	start := strings.Index(text, "## Layout\n")
+	end := strings.Index(text[max(start, 0):], "\n## On AWS")
+	if start < 0 || end < 0 || !strings.Contains(text[start:start+end], "### Read first") {
+		t.Fatal("README.md has no \"## Layout\" section with \"### Read first\" before \"## On AWS\"")
+	}
+	section := text[start : start+end]
+	var paths []string
+	for _, loc := range repoPath.FindAllStringIndex(section, -1) {
+		if !strings.HasSuffix(section[:loc[0]], "../") { // beside the repository, not in it
+			paths = append(paths, section[loc[0]:loc[1]])
+		}
+	}
+	if len(paths) < 20 {
+		t.Fatalf("found only %d paths in the layout section: %q", len(paths), paths)
+	}
+	for _, p := range paths {
+		if strings.Contains(p, "<") { // functions/<name>/: one of many
+			p = p[:strings.Index(p, "<")]
+		}
+		if _, err := os.Stat(filepath.Join(root, filepath.FromSlash(p))); err != nil {
+			t.Errorf("README.md names %s, which does not exist", p)
+		}
+	}
+}

@@ -1,0 +1,96 @@
+package functions_test
+
+// What the shipped binaries link: no test code anywhere, and LiveKit's SDK (with the
+// gRPC, Redis and CEL packages it brings) only in the functions that talk to LiveKit.
+// Go links every imported package's init and globals, so the import graph is what
+// counts.
+
+import (
+	"context"
+	"os/exec"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+)
+
+// liveKitFunctions are the functions that talk to LiveKit (rooms, dispatch, tokens, or
+// checking its signatures): their mains pass lkwire.FromEnv to wire.
+var liveKitFunctions = []string{
+	"livekit-webhook", "persona-report", "platform-sim", "session-sweeper",
+	"sessions-create", "sessions-delete", "sessions-tokens",
+}
+
+// heavy are the module paths a function without LiveKit must not link.
+var heavy = []string{"github.com/livekit/", "google.golang.org/grpc", "github.com/redis/", "github.com/google/cel-go", "cel.dev/"}
+
+// goList runs go list in the repository root and returns its lines.
+func goList(t *testing.T, args ...string) []string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "go", append([]string{"list"}, args...)...)
+	cmd.Dir = ".."
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("go list %v: %v", args, err)
+	}
+	return strings.Split(strings.TrimSpace(string(out)), "\n")
+}
+
+// TestShippedBinariesLinkNoTestCode: nothing under cmd/ or functions/ links the testing
+// package or a test helper package (one whose name ends in "test", like storetest).
+func TestShippedBinariesLinkNoTestCode(t *testing.T) {
+	lines := goList(t, "-deps", "-f", "{{.ImportPath}} {{.Standard}}", "./cmd/...", "./functions/...")
+	if len(lines) < 100 {
+		t.Fatalf("go list -deps listed only %d packages: the check saw nothing", len(lines))
+	}
+	for _, l := range lines {
+		path, std, _ := strings.Cut(l, " ")
+		last := path[strings.LastIndex(path, "/")+1:]
+		switch {
+		case path == "testing" || strings.HasPrefix(path, "testing/"):
+			t.Errorf("a shipped binary links %s", path)
+		case std == "false" && strings.HasSuffix(last, "test"):
+			t.Errorf("a shipped binary links the test package %s", path)
+		}
+	}
+}
+
+// TestLiveKitOnlyWhereNeeded: a function outside liveKitFunctions links no LiveKit,
+// gRPC, Redis or CEL package; each function in it links the LiveKit client (else it
+// belongs out of the list), which is lkhttp's: no function links livekit/protocol.
+func TestLiveKitOnlyWhereNeeded(t *testing.T) {
+	names := functionNames(t)
+	for _, n := range liveKitFunctions {
+		if !slices.Contains(names, n) {
+			t.Errorf("liveKitFunctions names %s, which is no function", n)
+		}
+	}
+	deps := map[string][]string{}
+	for _, l := range goList(t, "-f", "{{.ImportPath}} {{join .Deps \" \"}}", "./functions/...") {
+		f := strings.Fields(l)
+		if name, ok := strings.CutPrefix(f[0], "github.com/bridgeline/bridgeline/functions/"); ok && !strings.Contains(name, "/") {
+			deps[name] = f[1:]
+		}
+	}
+	for _, name := range names {
+		d, ok := deps[name]
+		if !ok {
+			t.Errorf("go list gave no dependencies for %s", name)
+			continue
+		}
+		if slices.Contains(liveKitFunctions, name) && !slices.Contains(d, "github.com/bridgeline/bridgeline/shared/rtc/lkhttp") {
+			t.Errorf("%s is in liveKitFunctions but links no LiveKit client (shared/rtc/lkhttp)", name)
+		}
+		var bad []string
+		for _, p := range d {
+			if slices.ContainsFunc(heavy, func(h string) bool { return strings.HasPrefix(p, h) }) {
+				bad = append(bad, p)
+			}
+		}
+		if len(bad) > 0 {
+			t.Errorf("%s links %d LiveKit, gRPC, Redis or CEL packages, e.g. %v", name, len(bad), bad[:min(4, len(bad))])
+		}
+	}
+}

@@ -1,0 +1,194 @@
+// Package controlplane assembles Bridgeline's control plane once: every service (accounts,
+// assistants, lines, webhook endpoints, sessions), the customer_decides asker, the
+// sweeper and the route table, from one config.Config and the outside parts (Deps). The
+// local stack (cmd/bridgeline dev), every Lambda (functions/internal/wire) and the test
+// harness (shared/session/sessiontest) call New; what stays in each is the choice of
+// parts: SQLite or DynamoDB, the in-process sim or the platform gateway, the local
+// delivery worker or SQS.
+//
+// It imports no LiveKit package: LiveKit reaches it as Deps.Rooms and Deps.LiveKit,
+// which only the mains that talk to LiveKit build, so a function that never does links
+// none of LiveKit's SDK.
+package controlplane
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/bridgeline/bridgeline/events/callevent"
+	"github.com/bridgeline/bridgeline/events/decision"
+	"github.com/bridgeline/bridgeline/events/delivery"
+	"github.com/bridgeline/bridgeline/shared/account"
+	"github.com/bridgeline/bridgeline/shared/assistant"
+	"github.com/bridgeline/bridgeline/shared/config"
+	"github.com/bridgeline/bridgeline/shared/httpapi"
+	"github.com/bridgeline/bridgeline/shared/line"
+	"github.com/bridgeline/bridgeline/shared/platform"
+	"github.com/bridgeline/bridgeline/shared/session"
+	"github.com/bridgeline/bridgeline/shared/store"
+	"github.com/bridgeline/bridgeline/shared/webhookendpoint"
+)
+
+// Deps are the parts the control plane runs on, chosen by the caller.
+type Deps struct {
+	// Store keeps every record (store/sqlite or store/dynamo).
+	Store store.Store
+	// Rooms is LiveKit as the session service uses it (rtc.Client); nil: rooms that only
+	// know the configured rtc_url and refuse everything else (a function that never
+	// talks to LiveKit).
+	Rooms session.Rooms
+	// LiveKit verifies LiveKit's webhooks and the persona workers' reports (rtc.Client);
+	// nil: those receivers answer 401.
+	LiveKit httpapi.LiveKitVerifier
+	// Platforms are the calling-platform adapters by name (the in-process sim, or the
+	// platform gateway's client); SimSecret verifies the sim's notifications (empty leaves
+	// the platform-sim route out).
+	Platforms map[string]platform.Platform
+	SimSecret string
+	// LocalDelivery runs webhook deliveries from the store's outbox (ControlPlane.Delivery,
+	// which the caller runs); otherwise Redeliver puts events back on the delivery path
+	// (the AWS queue), and nil refuses redeliveries.
+	LocalDelivery bool
+	Redeliver     httpapi.Redeliverer
+	// DecisionReserve is what an inbound request needs after the customer's decision
+	// (session.Service.DecisionReserve; Lambdas, whose requests have a deadline).
+	DecisionReserve time.Duration
+	// Log receives the control plane's logs (nil: discarded); Now is the clock (nil:
+	// time.Now).
+	Log *slog.Logger
+	Now func() time.Time
+}
+
+// ControlPlane is the assembled control plane.
+type ControlPlane struct {
+	Config config.Config
+	Store  store.Store
+	// API is the route table and its middleware: Handler for the local stack,
+	// FunctionHandler for one Lambda.
+	API        *httpapi.API
+	Accounts   *account.Service
+	Assistants *assistant.Service
+	Lines      *line.Service
+	Endpoints  *webhookendpoint.Service
+	Sessions   *session.Service
+	// Asker runs customer_decides for inbound calls.
+	Asker *decision.Asker
+	// Deliverer makes one webhook attempt (the AWS webhook-deliver function's and the
+	// local worker's).
+	Deliverer *delivery.Deliverer
+	// Delivery is the local outbox worker (Deps.LocalDelivery), nil otherwise; run it
+	// with RunDelivery.
+	Delivery *delivery.Worker
+}
+
+// New validates cfg and builds the control plane over deps.
+func New(cfg config.Config, deps Deps) (*ControlPlane, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if deps.Store == nil {
+		return nil, errors.New("controlplane: no store")
+	}
+	s := deps.Store
+	log := deps.Log
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	now := deps.Now
+	if now == nil {
+		now = time.Now
+	}
+	rooms := deps.Rooms
+	if rooms == nil {
+		rooms = NoLiveKit{Public: cfg.LiveKitPublicURL}
+	}
+	platforms := deps.Platforms
+	if platforms == nil {
+		platforms = map[string]platform.Platform{}
+	}
+	cp := &ControlPlane{Config: cfg, Store: s}
+	cp.Accounts = &account.Service{Store: s, Now: now}
+	cp.Assistants = &assistant.Service{Store: s, HostedVoices: cfg.HostedVoices, Now: now}
+	cp.Lines = &line.Service{Store: s, Assistants: s, Now: now}
+	cp.Endpoints = &webhookendpoint.Service{Store: s, Destinations: cfg.Webhooks}
+	cp.Deliverer = &delivery.Deliverer{Endpoints: cp.Endpoints, Client: delivery.NewClient(cfg.Webhooks)}
+
+	// call.incoming waits as long as the line's decision timeout says, not the
+	// deliverer's own bound.
+	askClient := delivery.NewClient(cfg.Webhooks)
+	askClient.Timeout = 0
+	cp.Asker = &decision.Asker{Store: s, Events: s, Subscribers: cp.Endpoints, Logger: log,
+		Deliverer: &delivery.Deliverer{Endpoints: cp.Endpoints, Client: askClient}}
+
+	redeliver := deps.Redeliver
+	var notify func()
+	if deps.LocalDelivery {
+		cp.Delivery = &delivery.Worker{Outbox: s, Log: s, Subscribers: cp.Endpoints, Deliverer: cp.Deliverer, Logger: log}
+		notify = cp.Delivery.Notify
+		redeliver = &delivery.OutboxRedeliverer{Outbox: s, Notify: notify}
+	}
+	if redeliver == nil {
+		redeliver = noRedelivery{}
+	}
+
+	cp.Sessions = &session.Service{Records: s, Lines: s, Assistants: s, Accounts: s, Rooms: rooms,
+		Platforms: platforms, Decider: cp.Asker, Notify: notify, DecisionReserve: deps.DecisionReserve,
+		MaxDuration: cfg.MaxSession, DispatchTimeout: cfg.AssistantDispatchTimeout, Log: log, Now: now}
+
+	var extra []httpapi.Route
+	extra = append(extra, (&httpapi.Webhooks{Endpoints: cp.Endpoints, Events: s, Redeliver: redeliver}).Routes()...)
+	extra = append(extra, (&httpapi.CallAnswers{Decisions: s, Calls: s, Now: now}).Routes()...)
+	extra = append(extra, (&httpapi.Sessions{Service: cp.Sessions}).Routes()...)
+	extra = append(extra, (&httpapi.Receivers{Sessions: cp.Sessions, RTC: deps.LiveKit, SimSecret: deps.SimSecret, Now: now}).Routes()...)
+	cp.API = &httpapi.API{
+		Accounts:    s,
+		Assistants:  cp.Assistants,
+		Lines:       cp.Lines,
+		Idempotency: s,
+		Limiter:     httpapi.NewLimiter(cfg.RateLimit, cfg.RateBurst),
+		Log:         log,
+		Now:         now,
+		Extra:       extra,
+	}
+	return cp, nil
+}
+
+// Handler serves every route with API-key auth: the local stack and the tests.
+func (cp *ControlPlane) Handler() http.Handler { return cp.API.Handler() }
+
+// FunctionHandler serves the routes of one Lambda function, authenticated by API
+// Gateway's authorizer context.
+func (cp *ControlPlane) FunctionHandler(function string) (http.Handler, error) {
+	return cp.API.FunctionHandler(function, cp.API.LambdaAuth)
+}
+
+// RunSweeper sweeps every tick until ctx ends (the local stack and the tests).
+func (cp *ControlPlane) RunSweeper(ctx context.Context, every time.Duration) {
+	cp.Sessions.RunSweeper(ctx, every)
+}
+
+// SweepHandler is the AWS session-sweeper's handler: each invocation sweeps every tick
+// for the configured window (SWEEP_WINDOW_SECONDS).
+func (cp *ControlPlane) SweepHandler(tick time.Duration) func(context.Context) error {
+	return cp.Sessions.SweepHandler(cp.Config.SweepWindow, tick)
+}
+
+// RunDelivery runs the local delivery worker until ctx ends.
+func (cp *ControlPlane) RunDelivery(ctx context.Context) error {
+	if cp.Delivery == nil {
+		return errors.New("controlplane: no local delivery (Deps.LocalDelivery)")
+	}
+	return cp.Delivery.Run(ctx)
+}
+
+// noRedelivery refuses redeliveries where there is no delivery path (a Lambda other than
+// events-redeliver, which alone is given the queue).
+type noRedelivery struct{}
+
+func (noRedelivery) Redeliver(context.Context, callevent.Event, []string) error {
+	return fmt.Errorf("this process has no delivery path for redeliveries")
+}

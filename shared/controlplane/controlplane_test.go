@@ -1,0 +1,95 @@
+package controlplane_test
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/bridgeline/bridgeline/shared/config"
+	"github.com/bridgeline/bridgeline/shared/controlplane"
+	"github.com/bridgeline/bridgeline/shared/store/sqlite"
+)
+
+func openStore(t *testing.T) *sqlite.Store {
+	t.Helper()
+	s, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "cp.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+// TestNewRefusesABadConfig: New validates, so every process refuses a bad setting the
+// same way, naming the variable.
+func TestNewRefusesABadConfig(t *testing.T) {
+	cfg := config.Defaults()
+	cfg.MaxSession = 0
+	_, err := controlplane.New(cfg, controlplane.Deps{Store: openStore(t)})
+	if err == nil || !strings.Contains(err.Error(), "MAX_SESSION_MINUTES") {
+		t.Fatalf("New(MaxSession 0) = %v, want an error naming MAX_SESSION_MINUTES", err)
+	}
+	if _, err := controlplane.New(config.Defaults(), controlplane.Deps{}); err == nil {
+		t.Fatal("New without a store = nil error")
+	}
+}
+
+// TestConfigReachesTheServices: the settings of Config are the services' (the drift this
+// package ended: Lambdas once ran without the dispatch timeout).
+func TestConfigReachesTheServices(t *testing.T) {
+	cfg := config.Defaults()
+	cfg.MaxSession, cfg.AssistantDispatchTimeout, cfg.SweepWindow = 90*time.Second, 40*time.Second, 20*time.Second
+	cfg.HostedVoices, cfg.PersonaWorkers = []string{"nova"}, 0
+	cp, err := controlplane.New(cfg, controlplane.Deps{Store: openStore(t), LocalDelivery: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cp.Sessions.MaxDuration != cfg.MaxSession || cp.Sessions.DispatchTimeout != cfg.AssistantDispatchTimeout {
+		t.Errorf("session service limits = %v, %v; want %v, %v", cp.Sessions.MaxDuration, cp.Sessions.DispatchTimeout, cfg.MaxSession, cfg.AssistantDispatchTimeout)
+	}
+	if len(cp.Assistants.HostedVoices) != 1 || cp.Assistants.HostedVoices[0] != "nova" {
+		t.Errorf("assistant service hosted voices = %v, want [nova]", cp.Assistants.HostedVoices)
+	}
+	if cp.Delivery == nil || cp.Sessions.Notify == nil {
+		t.Errorf("LocalDelivery: worker %v, session notify set %v; want both", cp.Delivery, cp.Sessions.Notify != nil)
+	}
+	if cp.Sessions.Rooms.PublicURL() != cfg.LiveKitPublicURL {
+		t.Errorf("rooms without LiveKit: rtc_url %q, want %q", cp.Sessions.Rooms.PublicURL(), cfg.LiveKitPublicURL)
+	}
+}
+
+// TestOneRouteTable: the local handler and each function's handler serve the same
+// routes: a function's handler answers its own route and no other.
+func TestOneRouteTable(t *testing.T) {
+	cp, err := controlplane.New(config.Defaults(), controlplane.Deps{Store: openStore(t), SimSecret: "s"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	routes := cp.API.Routes()
+	functions := map[string]bool{}
+	for _, r := range routes {
+		functions[r.Function] = true
+	}
+	// Every /v1 resource and each receiver is there.
+	for _, fn := range []string{"assistants-get", "lines-list", "webhook-endpoints-create", "events-redeliver",
+		"calls-answer", "sessions-create", "calls-get", "livekit-webhook", "persona-report", "platform-sim"} {
+		if !functions[fn] {
+			t.Errorf("route table has no %s", fn)
+		}
+	}
+	h, err := cp.FunctionHandler("avatars-list")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for path, want := range map[string]int{"/v1/avatars": http.StatusUnauthorized, "/v1/assistants": http.StatusNotFound} {
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, path, nil))
+		if rec.Code != want {
+			t.Errorf("avatars-list's handler: GET %s = %d, want %d", path, rec.Code, want)
+		}
+	}
+}

@@ -1,0 +1,36 @@
+// Package store declares what a Bridgeline store is: one type that keeps every domain's
+// records. Both implementations (store/sqlite for the local stack, store/dynamo for AWS
+// and DynamoDB Local) assert it at compile time, and the control plane
+// (shared/controlplane) is assembled over it. The conformance suite that both pass is
+// store/storetest, which only tests link.
+package store
+
+import (
+	"github.com/bridgeline/bridgeline/events/decision"
+	"github.com/bridgeline/bridgeline/events/delivery"
+	"github.com/bridgeline/bridgeline/shared/account"
+	"github.com/bridgeline/bridgeline/shared/assistant"
+	"github.com/bridgeline/bridgeline/shared/call"
+	"github.com/bridgeline/bridgeline/shared/idempotency"
+	"github.com/bridgeline/bridgeline/shared/line"
+	"github.com/bridgeline/bridgeline/shared/session"
+	"github.com/bridgeline/bridgeline/shared/webhookendpoint"
+)
+
+// Store is every domain store in one: accounts and keys, assistants, lines, idempotency
+// records, webhook endpoints, the event log with its delivery attempts and outbox,
+// customer_decides decisions, sessions (with the sweeper's live index) and calls.
+type Store interface {
+	account.Store
+	assistant.Store
+	line.Store
+	idempotency.Store
+	webhookendpoint.Store
+	delivery.Log
+	delivery.Outbox
+	decision.Store
+	decision.EventLog
+	session.Store
+	session.LiveStore
+	call.Store
+}
