@@ -21,9 +21,21 @@ import (
 	"github.com/bridgeline/bridgeline/events/callevent"
 	"github.com/bridgeline/bridgeline/events/delivery"
 	"github.com/bridgeline/bridgeline/shared/apierr"
+	"github.com/bridgeline/bridgeline/shared/call"
 	"github.com/bridgeline/bridgeline/shared/ident"
 	"github.com/bridgeline/bridgeline/shared/webhookendpoint"
 )
+
+// OnCall lays the decision on a call record that does not show one yet, and reports
+// whether it did. The ringing flow (shared/session) records it on the call once it sees
+// the answer; POST /v1/calls/{id}/answer shows it on the call before that.
+func (r Record) OnCall(c *call.Call) bool {
+	if c.Decision != "" {
+		return false
+	}
+	c.Decision, c.DecisionSource = r.Decision, r.Source
+	return true
+}
 
 // Decisions, as the call record's `decision` shows them.
 const (

@@ -91,14 +91,12 @@ func (c *CallAnswers) declined(ctx context.Context, accountID string, rec decisi
 		// one is a store out of step, and the decision is still the answer.
 		return http.StatusOK, short, nil
 	}
-	if err != nil {
+	if err != nil && !errors.Is(err, apierr.ErrNotFound) {
 		return 0, nil, fmt.Errorf("get call %s: %w", rec.CallID, err)
 	}
-	if cr.AccountID != accountID {
-		return 0, nil, apierr.NotFound("call", rec.CallID)
+	if cr, err = apierr.Owned(cr, cr.AccountID, err, accountID, apierr.NotFound("call", rec.CallID)); err != nil {
+		return 0, nil, err
 	}
-	if cr.Decision == "" {
-		cr.Decision, cr.DecisionSource = rec.Decision, rec.Source
-	}
+	rec.OnCall(&cr)
 	return http.StatusOK, PresentCall(cr), nil
 }

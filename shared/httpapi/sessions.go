@@ -14,6 +14,15 @@ import (
 // Sessions serves /v1/sessions and /v1/calls. Plug its Routes into API.Extra.
 type Sessions struct {
 	Service *session.Service
+	// Calls serves the call reads; nil reads the session service's records.
+	Calls *call.Reader
+}
+
+func (h *Sessions) calls() call.Reader {
+	if h.Calls != nil {
+		return *h.Calls
+	}
+	return call.Reader{Store: h.Service.Records}
 }
 
 // Routes are the session and call routes, one Lambda function each.
@@ -228,7 +237,7 @@ func (h *Sessions) listCalls(w http.ResponseWriter, r *http.Request) (int, any, 
 	if cq.SessionID != "" && !ident.Valid("ses", cq.SessionID) {
 		return 0, nil, invalidID("session_id", "ses")
 	}
-	list, err := h.Service.ListCalls(r.Context(), AccountFrom(r.Context()).ID, cq)
+	list, err := h.calls().List(r.Context(), AccountFrom(r.Context()).ID, cq)
 	if err != nil {
 		return 0, nil, err
 	}
@@ -239,7 +248,7 @@ func (h *Sessions) getCall(w http.ResponseWriter, r *http.Request) (int, any, er
 	if err := Query(r); err != nil {
 		return 0, nil, err
 	}
-	c, err := h.Service.GetCall(r.Context(), AccountFrom(r.Context()).ID, r.PathValue("id"))
+	c, err := h.calls().Get(r.Context(), AccountFrom(r.Context()).ID, r.PathValue("id"))
 	if err != nil {
 		return 0, nil, err
 	}

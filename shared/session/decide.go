@@ -51,13 +51,8 @@ func (s *Service) customerDecides(ctx context.Context, plat platform.Platform, c
 			rec = decision.Record{Decision: decision.Timeout}
 		}
 	}
-	record := func(c *call.Call) { c.Decision, c.DecisionSource = rec.Decision, rec.Source }
 	if _, _, err := s.mutate(ctx, ses.ID, func(_ *Session, c *call.Call) ([]callevent.Event, bool, error) {
-		if c.Decision != "" {
-			return nil, false, nil
-		}
-		record(c)
-		return nil, true, nil
+		return nil, rec.OnCall(c), nil
 	}); err != nil {
 		return err
 	}

@@ -54,9 +54,37 @@ func (s *Service) job(ctx context.Context, c call.Call, v assistant.Version, ans
 	return string(b), err
 }
 
-// calleeAnswered marks an outbound session answered and, in mode assistant, dispatches
-// the assistant with the version fixed at creation.
-//
+// dispatchAssistant asks LiveKit for the assistant's job in an answered assistant
+// session's room, with the version fixed on the session: the one path every assistant
+// call takes to a persona worker (an outbound call once the callee answered, an inbound
+// call on an assistant line once bridged, a customer_decides call handed over), and only
+// once, by the write that answered the call. A dispatch that fails ends the session with
+// assistant_unavailable; one LiveKit drops silently is the dispatch watchdog's (Sweep).
+func (s *Service) dispatchAssistant(ctx context.Context, ses Session, c call.Call) error {
+	v, err := s.Assistants.GetVersion(ctx, ses.VersionID)
+	if err != nil {
+		return fmt.Errorf("get version %s: %w", ses.VersionID, err)
+	}
+	if v.AssistantID == "" {
+		v.AssistantID = ses.AssistantID
+	}
+	answeredAt := s.now()
+	if c.AnsweredAt != nil {
+		answeredAt = *c.AnsweredAt
+	}
+	job, err := s.job(ctx, c, v, answeredAt)
+	if err == nil {
+		err = s.Rooms.Dispatch(ctx, ses.ID, rtc.AgentDispatch{AgentName: persona.AgentName, Metadata: job})
+	}
+	if err != nil {
+		s.log().Error("dispatch assistant", "session_id", ses.ID, "err", err)
+		_, _, err = s.end(ctx, ses.ID, StatusFailed, call.ReasonAssistantUnavailable, call.EndedBySystem)
+		return err
+	}
+	return nil
+}
+
+// calleeAnswered marks an outbound session answered (answered dispatches its assistant).
 // A callee who answers a session that ended meanwhile (deleted while it rang, or failed
 // when the dial's answer was lost) is hung up.
 func (s *Service) calleeAnswered(ctx context.Context, plat platform.Platform, sessionID, pcid string) error {
@@ -65,41 +93,17 @@ func (s *Service) calleeAnswered(ctx context.Context, plat platform.Platform, se
 		if err := ignoreGone(plat.Hangup(ctx, pcid)); err != nil {
 			s.log().Error("hang up a call answered after its session ended", "call_id", c.ID, "err", err)
 		}
-		return nil
 	}
-	if err != nil || !won || ses.Mode != ModeAssistant {
-		return err
-	}
-	v, err := s.Assistants.GetVersion(ctx, ses.VersionID)
-	if err != nil {
-		return fmt.Errorf("get version %s: %w", ses.VersionID, err)
-	}
-	if v.AssistantID == "" {
-		v.AssistantID = ses.AssistantID
-	}
-	job, err := s.job(ctx, c, v, *c.AnsweredAt)
-	if err != nil {
-		return err
-	}
-	if err := s.Rooms.Dispatch(ctx, ses.ID, rtc.AgentDispatch{AgentName: persona.AgentName, Metadata: job}); err != nil {
-		s.log().Error("dispatch assistant", "session_id", ses.ID, "err", err)
-		_, _, err = s.end(ctx, ses.ID, StatusFailed, call.ReasonAssistantUnavailable, call.EndedBySystem)
-		return err
-	}
-	return nil
+	return err
 }
 
-// answerWithAssistant answers an inbound call with the line's assistant: a room with an
-// agent dispatch carrying the version fixed now, and the caller bridged in.
+// answerWithAssistant answers an inbound call with the line's assistant: the call is
+// recorded with the version fixed now, a room made, and the caller bridged in (answered
+// dispatches the assistant).
 func (s *Service) answerWithAssistant(ctx context.Context, plat platform.Platform, c call.Call, v assistant.Version) error {
 	ses := s.inboundSession(c)
 	ses.Mode, ses.AssistantID, ses.VersionID = ModeAssistant, v.AssistantID, v.ID
 	c.SessionID, c.HandledBy, c.AssistantID, c.VersionID = ses.ID, call.HandledByAssistant, v.AssistantID, v.ID
-	answeredAt := s.now()
-	job, err := s.job(ctx, c, v, answeredAt)
-	if err != nil {
-		return err
-	}
 	// Recorded before the room exists, so the worker's first report finds the call.
 	if err := s.Records.SaveSession(ctx, ses, c, nil); err != nil {
 		if errors.Is(err, apierr.ErrConflict) {
@@ -107,7 +111,7 @@ func (s *Service) answerWithAssistant(ctx context.Context, plat platform.Platfor
 		}
 		return fmt.Errorf("record inbound call: %w", err)
 	}
-	if err := s.createRoom(ctx, rtc.RoomSpec{Name: ses.ID, Agent: &rtc.AgentDispatch{AgentName: persona.AgentName, Metadata: job}}); err != nil {
+	if err := s.createRoom(ctx, rtc.RoomSpec{Name: ses.ID}); err != nil {
 		s.log().Error("create room", "session_id", ses.ID, "err", err)
 		_, _, endErr := s.end(ctx, ses.ID, StatusFailed, call.ReasonPlatformError, call.EndedBySystem)
 		return errors.Join(ignoreGone(plat.Reject(ctx, c.PlatformCallID, "media unavailable")), endErr)
@@ -116,7 +120,8 @@ func (s *Service) answerWithAssistant(ctx context.Context, plat platform.Platfor
 }
 
 // handToAssistant gives a ringing customer_decides call to the line's assistant when the
-// customer did not answer in time.
+// customer did not answer in time: the session takes the version, and the caller is
+// bridged in (answered dispatches the assistant).
 func (s *Service) handToAssistant(ctx context.Context, plat platform.Platform, sessionID string, v assistant.Version) error {
 	ses, c, err := s.mutate(ctx, sessionID, func(ses *Session, c *call.Call) ([]callevent.Event, bool, error) {
 		if ses.Over() {
@@ -128,14 +133,6 @@ func (s *Service) handToAssistant(ctx context.Context, plat platform.Platform, s
 	})
 	if err != nil || ses.Over() {
 		return err
-	}
-	job, err := s.job(ctx, c, v, s.now())
-	if err != nil {
-		return err
-	}
-	if err := s.Rooms.Dispatch(ctx, ses.ID, rtc.AgentDispatch{AgentName: persona.AgentName, Metadata: job}); err != nil {
-		s.log().Error("dispatch assistant", "session_id", ses.ID, "err", err)
-		return s.declineSession(ctx, ses.ID, call.ReasonPlatformError, call.EndedBySystem)
 	}
 	return s.bridge(ctx, plat, ses, c, nil)
 }

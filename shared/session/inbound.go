@@ -12,7 +12,6 @@ import (
 	"github.com/bridgeline/bridgeline/shared/call"
 	"github.com/bridgeline/bridgeline/shared/ident"
 	"github.com/bridgeline/bridgeline/shared/line"
-	"github.com/bridgeline/bridgeline/shared/persona"
 	"github.com/bridgeline/bridgeline/shared/platform"
 	"github.com/bridgeline/bridgeline/shared/rtc"
 )
@@ -120,8 +119,9 @@ func (s *Service) inbound(ctx context.Context, plat platform.Platform, n platfor
 
 // resumeInbound acts on a redelivered inbound notification whose call is recorded: a
 // delivery that failed half way (a crash after the call was saved) left its session
-// ringing, and the redelivery carries it on. An assistant call is bridged (its room,
-// with the agent dispatch, created if it is missing); a customer_decides call acts on
+// ringing, and the redelivery carries it on. An assistant call is bridged (its room
+// created if it is missing; answering it dispatches the assistant, once); a
+// customer_decides call acts on
 // the decision once it is recorded, or declines once the line's decision timeout is over
 // without one, and otherwise leaves the call to the delivery still waiting for it.
 //
@@ -141,18 +141,7 @@ func (s *Service) resumeInbound(ctx context.Context, plat platform.Platform, c c
 	}
 	switch {
 	case c.HandledBy == call.HandledByAssistant:
-		v, err := s.Assistants.GetVersion(ctx, ses.VersionID)
-		if err != nil {
-			return fmt.Errorf("get version %s: %w", ses.VersionID, err)
-		}
-		if v.AssistantID == "" {
-			v.AssistantID = ses.AssistantID
-		}
-		job, err := s.job(ctx, c, v, s.now())
-		if err != nil {
-			return err
-		}
-		if err := s.createRoom(ctx, rtc.RoomSpec{Name: ses.ID, Agent: &rtc.AgentDispatch{AgentName: persona.AgentName, Metadata: job}}); err != nil {
+		if err := s.createRoom(ctx, rtc.RoomSpec{Name: ses.ID}); err != nil {
 			return fmt.Errorf("create room %s: %w", ses.ID, err)
 		}
 		return s.resumeBridge(ctx, plat, ses, c)

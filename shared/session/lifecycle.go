@@ -49,17 +49,6 @@ func (s *Service) Token(ctx context.Context, accountID, id string) (rtc.Token, e
 	return s.customerToken(ses.ID)
 }
 
-// GetCall returns the account's call record.
-func (s *Service) GetCall(ctx context.Context, accountID, id string) (call.Call, error) {
-	c, err := s.Records.GetCall(ctx, id)
-	return apierr.Owned(c, c.AccountID, err, accountID, apierr.NotFound("call", id))
-}
-
-// ListCalls returns a page of the account's calls, newest first.
-func (s *Service) ListCalls(ctx context.Context, accountID string, q call.ListQuery) ([]call.Call, error) {
-	return s.Records.ListCalls(ctx, accountID, q)
-}
-
 // mutate applies change to a session and its call and saves them, conditionally, reading
 // again when another writer got there first. change reports whether it changed anything.
 func (s *Service) mutate(ctx context.Context, sessionID string, change func(*Session, *call.Call) ([]callevent.Event, bool, error)) (Session, call.Call, error) {
@@ -258,9 +247,19 @@ func callStatus(sessionStatus, reason string) string {
 	return call.StatusEnded
 }
 
-// answered marks a ringing session and its call answered, with call.answered. won
-// reports whether this call made the change (a redelivered answer does not).
-func (s *Service) answered(ctx context.Context, sessionID string, decided func(*call.Call)) (ses Session, c call.Call, won bool, err error) {
+// answered marks a ringing session and its call answered, with call.answered, and in an
+// assistant session dispatches the assistant (dispatchAssistant). won reports whether
+// this call made the change (a redelivered answer does not, and dispatches nothing).
+func (s *Service) answered(ctx context.Context, sessionID string, decided func(*call.Call)) (Session, call.Call, bool, error) {
+	ses, c, won, err := s.markAnswered(ctx, sessionID, decided)
+	if err != nil || !won || ses.Mode != ModeAssistant {
+		return ses, c, won, err
+	}
+	return ses, c, won, s.dispatchAssistant(ctx, ses, c)
+}
+
+// markAnswered is answered's write.
+func (s *Service) markAnswered(ctx context.Context, sessionID string, decided func(*call.Call)) (ses Session, c call.Call, won bool, err error) {
 	now := s.now()
 	ses, c, err = s.mutate(ctx, sessionID, func(ses *Session, c *call.Call) ([]callevent.Event, bool, error) {
 		won = false
