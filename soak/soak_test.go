@@ -81,11 +81,11 @@ func TestSoakShort(t *testing.T) {
 	s.warm(st.Media)
 	r := &report{st: st, lat: map[string][]time.Duration{}}
 	s.load(t, st, r)
-	s.quiesce(t, 5*time.Second)
+	s.quiesce(t, 15*time.Second, 5*time.Second)
 	first := s.sample(t, r.loadTime, "", "")
 	n := r.sessions
 	s.load(t, st, r)
-	s.quiesce(t, 5*time.Second)
+	s.quiesce(t, 15*time.Second, 5*time.Second)
 	second := s.sample(t, r.loadTime, "", "")
 	r.start, r.idle = first, second
 	if r.errors > 0 {
@@ -204,7 +204,7 @@ func runSoak(t *testing.T, st settings) *report {
 	r.start = s.sample(t, 0, "start", r.profileDir)
 	s.load(t, st, r)
 	r.end = s.sample(t, r.loadTime, "end", r.profileDir)
-	r.roomsLeft = s.quiesce(t, st.Settle)
+	r.roomsLeft = s.quiesce(t, 90*time.Second, st.Settle)
 	r.idle = s.sample(t, r.loadTime, "idle", r.profileDir)
 	return r
 }
@@ -274,12 +274,12 @@ func (s *stack) load(t *testing.T, st settings, r *report) {
 	}
 }
 
-// quiesce waits until livekit-server lists no room, up to 90 s (past its 60 s empty
-// timeout), then idles for settle. It returns the rooms still listed then: rooms that
+// quiesce waits until livekit-server lists no room, up to wait (90 s for the soak: past
+// its 60 s empty timeout), then idles for settle. It returns the rooms still listed then: rooms that
 // livekit-server re-created for a party whose join raced the room's deletion, and that
 // it never closes (README, Reliability).
-func (s *stack) quiesce(t *testing.T, settle time.Duration) int {
-	deadline := time.Now().Add(90 * time.Second)
+func (s *stack) quiesce(t *testing.T, wait, settle time.Duration) int {
+	deadline := time.Now().Add(wait)
 	left := 0
 	for {
 		rooms, _ := s.rooms()
@@ -288,7 +288,7 @@ func (s *stack) quiesce(t *testing.T, settle time.Duration) int {
 		}
 		if time.Now().After(deadline) {
 			left = rooms
-			t.Logf("soak: rooms left 90 s after the load: %s", s.describeRooms())
+			t.Logf("soak: rooms left %v after the load: %s", wait, s.describeRooms())
 			// What a sweeper that deletes the rooms of ended sessions again would do.
 			s.deleteRooms()
 			time.Sleep(5 * time.Second)

@@ -146,13 +146,13 @@ type Sim struct {
 	cfg Config
 	log *slog.Logger
 
-	ctx   context.Context
-	stop  context.CancelFunc
-	wg    sync.WaitGroup
-	mu    sync.Mutex
-	calls map[string]*call
+	ctx    context.Context
+	stop   context.CancelFunc
+	wg     sync.WaitGroup
+	mu     sync.Mutex
+	calls  map[string]*call
 	// dialled are the outbound calls by Bridgeline's call id: Dial is idempotent on it,
-	// and Hangup takes it in place of the sim's id.
+	// and Hangup takes it in place of the sim's id. Pruned with calls.
 	dialled map[string]*call
 	closed  bool
 	// ended lists ended calls in the order they ended, for pruning (pruneLocked).
@@ -439,8 +439,8 @@ func (s *Sim) newCall(direction, from, to, media, callID string, opts PartyOptio
 func (s *Sim) pruneLocked(now time.Time) {
 	n := 0
 	for n < len(s.ended) && (len(s.ended)-n > s.cfg.MaxEnded || now.Sub(s.ended[n].at) > s.cfg.KeepEnded) {
-		if c := s.calls[s.ended[n].id]; c != nil && c.CallID != "" && s.dialled[c.CallID] == c {
-			delete(s.dialled, c.CallID) // pruned with its call: Dial's idempotence covers retries, minutes apart at most
+		if c := s.calls[s.ended[n].id]; c != nil && s.dialled[c.CallID] == c {
+			delete(s.dialled, c.CallID)
 		}
 		delete(s.calls, s.ended[n].id)
 		n++
