@@ -9,7 +9,7 @@ import (
 )
 
 // repoPath is a path of the repository as the README writes it.
-var repoPath = regexp.MustCompile(`\b(?:cmd|functions|shared|events|mediafleet|infra|examples|sdk|docs|scripts)/[A-Za-z0-9_./<>-]*[A-Za-z0-9_>]`)
+var repoPath = regexp.MustCompile(`\b(?:cmd|functions|shared|events|mediafleet|infra|examples|sdk|docs|scripts|soak)/[A-Za-z0-9_./<>-]*[A-Za-z0-9_>]`)
 
 // TestReadmeLayoutIsTrue: every path the README's "Layout" and "Read first" sections name
 // exists, so a move that forgets the README fails here.
