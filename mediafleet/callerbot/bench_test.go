@@ -125,7 +125,9 @@ func TestSpeechToHearing(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if took := u.End.Sub(u.Start); took < u.Duration-5*time.Millisecond || took > u.Duration+callerbot.FrameDuration+60*time.Millisecond {
+	// A paced sender that fell behind (a loaded machine) catches up by sending a packet
+	// early, so the whole can come out up to a frame short as well as late.
+	if took := u.End.Sub(u.Start); took < u.Duration-callerbot.FrameDuration || took > u.Duration+callerbot.FrameDuration+60*time.Millisecond {
 		t.Errorf("went out in %v, lasts %v", took, u.Duration)
 	}
 	deadline := time.Now().Add(5 * time.Second)

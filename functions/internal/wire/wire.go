@@ -18,7 +18,6 @@ import (
 	"log/slog"
 	"net/http"
 	"os"
-	"strconv"
 	"sync"
 	"time"
 
@@ -76,15 +75,16 @@ func Logger() *slog.Logger {
 
 // Config is the control plane's configuration as a Lambda reads it: config.FromEnv, as
 // on the local stack, with what a Lambda does not run turned off (no in-process persona
-// workers; no in-process rate limiter, since an instance sees a sliver of the traffic:
-// New sets the shared one, RateLimiter), then validated. A malformed or
+// workers), then validated. RATE_LIMIT_RPS and RATE_LIMIT_BURST mean what they mean
+// locally, but New counts them in the table every instance shares (RateLimiter) instead
+// of in-process, where an instance would see a sliver of the traffic. A malformed or
 // out-of-range variable is an error naming it, and the function refuses to start.
 func Config() (config.Config, error) {
 	cfg, err := config.FromEnv()
 	if err != nil {
 		return cfg, err
 	}
-	cfg.Store, cfg.PersonaWorkers, cfg.RateLimit = "dynamodb", 0, 0
+	cfg.Store, cfg.PersonaWorkers = "dynamodb", 0
 	return cfg, cfg.Validate()
 }
 
@@ -134,26 +134,19 @@ func New(ctx context.Context, function string, lk LiveKit) (*controlplane.Contro
 	if err != nil {
 		return nil, err
 	}
-	cp.API.Limiter = RateLimiter(s)
+	cp.API.Limiter = RateLimiter(s, cfg)
 	return cp, nil
 }
 
 // RateLimiter is the per-account limit every instance of every /v1 function shares, in
-// the rate_limits table (dynamo.RateLimiter): RATE_LIMIT_RPS a second (0 turns it off),
-// RATE_LIMIT_BURST at once, 25 and 50 when unset (the local stack's defaults). A
-// function not given the table (an internal receiver) has none.
-func RateLimiter(s *dynamo.Store) httpapi.RateLimiter {
-	if s.Tables().Name(dynamo.RateLimits) == "" {
+// the rate_limits table (dynamo.RateLimiter): cfg.RateLimit a second (RATE_LIMIT_RPS; 0
+// turns it off), cfg.RateBurst at once (RATE_LIMIT_BURST). A function not given the table
+// (an internal receiver) has none.
+func RateLimiter(s *dynamo.Store, cfg config.Config) httpapi.RateLimiter {
+	if s.Tables().Name(dynamo.RateLimits) == "" || cfg.RateLimit == 0 {
 		return nil
 	}
-	l := &dynamo.RateLimiter{Store: s, Rate: 25, Burst: 50}
-	if v, err := strconv.ParseFloat(os.Getenv("RATE_LIMIT_RPS"), 64); err == nil && v >= 0 {
-		l.Rate = v
-	}
-	if v, err := strconv.ParseFloat(os.Getenv("RATE_LIMIT_BURST"), 64); err == nil && v >= 1 {
-		l.Burst = v
-	}
-	return l
+	return &dynamo.RateLimiter{Store: s, Rate: cfg.RateLimit, Burst: cfg.RateBurst}
 }
 
 // Handler is the net/http handler of one /v1 function: its route only, authenticated by
