@@ -102,6 +102,9 @@ type Incoming struct {
 	Session callevent.Session
 }
 
+// RedactedToken stands for the participant token in the logged copy of call.incoming.
+const RedactedToken = "redacted"
+
 // Asker posts call.incoming and waits for the decision. Its Deliverer's client should
 // have no Timeout of its own: the line's decision timeout bounds each request.
 type Asker struct {
@@ -128,10 +131,21 @@ func (a *Asker) Ask(ctx context.Context, in Incoming) (Record, error) {
 		return Record{}, err
 	}
 	evt := callevent.Event{ID: r.EventID, AccountID: in.AccountID, Type: callevent.TypeCallIncoming, CreatedAt: now, Data: data}
+	// The event log keeps call.incoming without the participant token: anyone who can
+	// read the account's events (GET /v1/events) could otherwise join the room while the
+	// call rings. Only the delivered body carries it, and call.incoming is never
+	// redelivered from the log.
+	logged := evt
+	redacted := in.Session
+	redacted.ParticipantToken = RedactedToken
+	if logged.Data, err = json.Marshal(callevent.CallIncoming{CallID: in.CallID, LineID: in.LineID, From: in.From, To: in.To,
+		Media: in.Media, AnswerBy: r.AnswerBy, Session: redacted}); err != nil {
+		return Record{}, err
+	}
 	if err := a.Store.CreateDecision(ctx, r); err != nil {
 		return Record{}, fmt.Errorf("create decision for %s: %w", in.CallID, err)
 	}
-	if err := a.Events.RecordEvent(ctx, evt); err != nil {
+	if err := a.Events.RecordEvent(ctx, logged); err != nil {
 		return Record{}, fmt.Errorf("log call.incoming for %s: %w", in.CallID, err)
 	}
 	eps, err := a.Subscribers.Subscribed(ctx, in.AccountID, callevent.TypeCallIncoming)

@@ -138,6 +138,14 @@ func TestAcceptInWebhookResponse(t *testing.T) {
 	if err != nil || evt.Type != callevent.TypeCallIncoming || h.headers[0].Get(webhook.HeaderID) != evt.ID {
 		t.Errorf("event log: %+v, %v", evt, err)
 	}
+	// The log keeps everything but the token, which only the delivery carried.
+	var logged callevent.CallIncoming
+	if err := json.Unmarshal(evt.Data, &logged); err != nil {
+		t.Fatal(err)
+	}
+	if logged.Session.ParticipantToken != decision.RedactedToken || logged.Session.SessionID != in.Session.SessionID || logged.CallID != in.CallID {
+		t.Errorf("logged call.incoming session = %+v, want the token redacted and the rest kept", logged.Session)
+	}
 	as, _ := e.store.ListDeliveryAttempts(context.Background(), r.EventID)
 	if len(as) != 1 || as[0].Outcome != delivery.OutcomeSucceeded {
 		t.Errorf("attempts = %+v", as)

@@ -2895,6 +2895,9 @@ type CallIncomingData struct {
 	// may connect while the call rings; the caller's party joins the room only once
 	// the call is accepted (by this webhook's response or `POST /v1/calls/{id}/answer`).
 	// On a decline or a timeout the room is deleted and the token stops working.
+	// Only the delivered webhook carries the token: the copy kept in the event log
+	// (`GET /v1/events`) reads `"participant_token": "redacted"`, so whoever can read
+	// the account's events cannot join the room.
 	//
 	//
 	// Examples: {"call_id":"call_01jd3f4g5h6j7k8m9n0p1q2r3t","expires_at":"2026-11-22T07:00:00.123Z","participant_token":"eyJhbGciOiJIUzI1NiJ9.e30.sig","rtc_url":"wss://rtc.example.com","session_id":"ses_01jd3f4g5h6j7k8m9n0p1q2r3t"}

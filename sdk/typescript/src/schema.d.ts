@@ -2612,6 +2612,9 @@ export interface components {
              *     may connect while the call rings; the caller's party joins the room only once
              *     the call is accepted (by this webhook's response or `POST /v1/calls/{id}/answer`).
              *     On a decline or a timeout the room is deleted and the token stops working.
+             *     Only the delivered webhook carries the token: the copy kept in the event log
+             *     (`GET /v1/events`) reads `"participant_token": "redacted"`, so whoever can read
+             *     the account's events cannot join the room.
              */
             session: components["schemas"]["SessionPayload"];
         };
@@ -5735,7 +5738,7 @@ export interface operations {
                      *               "session_id": "ses_01jd3f4g5h6j7k8m9n0p1q2r3t",
                      *               "call_id": "call_01jd3f4g5h6j7k8m9n0p1q2r3t",
                      *               "rtc_url": "wss://rtc.example.com",
-                     *               "participant_token": "eyJhbGciOiJIUzI1NiJ9.e30.sig",
+                     *               "participant_token": "redacted",
                      *               "expires_at": "2026-11-22T07:00:00.123Z"
                      *             }
                      *           }
@@ -5791,7 +5794,7 @@ export interface operations {
                      *           "session_id": "ses_01jd3f4g5h6j7k8m9n0p1q2r3t",
                      *           "call_id": "call_01jd3f4g5h6j7k8m9n0p1q2r3t",
                      *           "rtc_url": "wss://rtc.example.com",
-                     *           "participant_token": "eyJhbGciOiJIUzI1NiJ9.e30.sig",
+                     *           "participant_token": "redacted",
                      *           "expires_at": "2026-11-22T07:00:00.123Z"
                      *         }
                      *       },
@@ -5873,7 +5876,7 @@ export interface operations {
                      *           "session_id": "ses_01jd3f4g5h6j7k8m9n0p1q2r3t",
                      *           "call_id": "call_01jd3f4g5h6j7k8m9n0p1q2r3t",
                      *           "rtc_url": "wss://rtc.example.com",
-                     *           "participant_token": "eyJhbGciOiJIUzI1NiJ9.e30.sig",
+                     *           "participant_token": "redacted",
                      *           "expires_at": "2026-11-22T07:00:00.123Z"
                      *         }
                      *       },
