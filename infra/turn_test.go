@@ -47,6 +47,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/bridgeline/bridgeline/infra/cfn"
+	"github.com/bridgeline/bridgeline/mediafleet/livekitserver/livekittest"
 )
 
 const (
@@ -258,22 +259,22 @@ func loopbackFleetConfig(t *testing.T, tpl *cfn.Template, redisAddr, caFile, web
 		ports.original[free] = orig
 		return free
 	}
-	ports.signal = swap(conf, "port", freePort(t, "tcp"))
+	ports.signal = swap(conf, "port", livekittest.FreePort(t, "tcp"))
 	conf["bind_addresses"] = []string{"127.0.0.1"}
 
 	rtc := section("rtc")
-	swap(rtc, "tcp_port", freePort(t, "tcp"))
+	swap(rtc, "tcp_port", livekittest.FreePort(t, "tcp"))
 	delete(rtc, "port_range_start")
 	delete(rtc, "port_range_end")
-	rtc["udp_port"] = strconv.Itoa(freePort(t, "udp"))
+	rtc["udp_port"] = strconv.Itoa(livekittest.FreePort(t, "udp"))
 	rtc["use_external_ip"] = false
 	rtc["node_ip"] = "127.0.0.1"
 
 	turn := section("turn")
 	turn["bind_addresses"] = []string{"127.0.0.1"}
-	swap(turn, "tls_port", freePort(t, "tcp"))
+	swap(turn, "tls_port", livekittest.FreePort(t, "tcp"))
 	if _, ok := turn["udp_port"]; ok {
-		swap(turn, "udp_port", freePort(t, "udp"))
+		swap(turn, "udp_port", livekittest.FreePort(t, "udp"))
 	}
 
 	redisTLS, _ := section("redis")["tls"].(map[string]any)
@@ -475,7 +476,7 @@ func startFleetServer(t *testing.T, bin string, env []string, port int) *fleetSe
 // startRedis runs redis-server on loopback, TLS only, AUTH required, until the test ends.
 func startRedis(t *testing.T, bin, certFile, keyFile, password string) string {
 	t.Helper()
-	port := freePort(t, "tcp")
+	port := livekittest.FreePort(t, "tcp")
 	cmd := exec.Command(bin, "--port", "0", "--tls-port", strconv.Itoa(port), "--bind", "127.0.0.1",
 		"--tls-cert-file", certFile, "--tls-key-file", keyFile, "--tls-auth-clients", "no",
 		"--requirepass", password, "--save", "", "--appendonly", "no", "--dir", filepath.Dir(certFile))
@@ -540,24 +541,6 @@ func selfSigned(t *testing.T, dir string) (certFile, keyFile string) {
 		t.Fatal(err)
 	}
 	return certFile, keyFile
-}
-
-func freePort(t *testing.T, network string) int {
-	t.Helper()
-	if network == "udp" {
-		c, err := net.ListenPacket("udp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer c.Close()
-		return c.LocalAddr().(*net.UDPAddr).Port
-	}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
 }
 
 func withoutEnv(env []string, name string) []string {

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -23,6 +22,8 @@ import (
 
 	"github.com/livekit/protocol/livekit"
 	lksdk "github.com/livekit/server-sdk-go/v2"
+
+	"github.com/bridgeline/bridgeline/mediafleet/livekitserver/livekittest"
 )
 
 // Settings of one soak run.
@@ -577,24 +578,6 @@ func (l *lockedBuffer) String() string {
 	return l.b.String()
 }
 
-func freePort(t *testing.T, network string) int {
-	t.Helper()
-	if network == "udp" {
-		c, err := net.ListenPacket("udp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer c.Close()
-		return c.LocalAddr().(*net.UDPAddr).Port
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port
-}
-
 // repoRoot walks up to the module's go.mod.
 func repoRoot(t *testing.T) string {
 	dir, err := os.Getwd()
@@ -645,7 +628,7 @@ func startStack(t *testing.T) *stack {
 			t.Fatalf("go build ./cmd/bridgeline: %v\n%s", err, out)
 		}
 	}
-	apiPort, lkPort, pprofPort := freePort(t, "tcp"), freePort(t, "tcp"), freePort(t, "tcp")
+	apiPort, lkPort, pprofPort := livekittest.FreePort(t, "tcp"), livekittest.FreePort(t, "tcp"), livekittest.FreePort(t, "tcp")
 	// With SOAK_PROFILE_DIR the stack's data (its SQLite store, livekit-server's log) and
 	// its log stay there for reading afterwards.
 	data := filepath.Join(t.TempDir(), "data")
@@ -662,7 +645,7 @@ func startStack(t *testing.T) *stack {
 	cmd := exec.Command(bin, "dev")
 	cmd.Env = append(os.Environ(), "LIVEKIT_SERVER_BIN="+lkBin, "PORT="+strconv.Itoa(apiPort),
 		"BRIDGELINE_DATA="+data, "LIVEKIT_PORT="+strconv.Itoa(lkPort),
-		"LIVEKIT_RTC_TCP_PORT="+strconv.Itoa(freePort(t, "tcp")), "LIVEKIT_RTC_UDP_PORT="+strconv.Itoa(freePort(t, "udp")),
+		"LIVEKIT_RTC_TCP_PORT="+strconv.Itoa(livekittest.FreePort(t, "tcp")), "LIVEKIT_RTC_UDP_PORT="+strconv.Itoa(livekittest.FreePort(t, "udp")),
 		"LIVEKIT_API_KEY="+s.lkKey, "LIVEKIT_API_SECRET="+s.lkSec,
 		"PERSONA_WORKERS=0", "DEV_API_KEY="+key, "RATE_LIMIT_RPS=0", "WEBHOOK_ALLOW_LOOPBACK=1",
 		"PPROF_ADDR="+s.pprof)

@@ -12,6 +12,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/bridgeline/bridgeline/mediafleet/livekitserver/livekittest"
 )
 
 // TestDocs runs the customer docs as a reader would: every ```sh block of the page,
@@ -60,7 +62,7 @@ func TestDocs(t *testing.T) {
 			}
 			s := newTestStack(t)
 			s.start()
-			receiver := fmt.Sprintf("127.0.0.1:%d", stackFreeTCP(t))
+			receiver := fmt.Sprintf("127.0.0.1:%d", livekittest.FreePort(t, "tcp"))
 			script := strings.Join(blocks, "\n")
 			script = strings.ReplaceAll(script, "http://127.0.0.1:8080", s.api)
 			script = strings.ReplaceAll(script, "127.0.0.1:9000", receiver)

@@ -31,6 +31,7 @@ import (
 	"github.com/bridgeline/bridgeline/events/callevent"
 	"github.com/bridgeline/bridgeline/events/eventtest"
 	"github.com/bridgeline/bridgeline/mediafleet/livekitserver"
+	"github.com/bridgeline/bridgeline/mediafleet/livekitserver/livekittest"
 	"github.com/bridgeline/bridgeline/shared/config"
 )
 
@@ -62,26 +63,6 @@ type testStack struct {
 	client *http.Client
 }
 
-func stackFreeTCP(t testing.TB) int {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port
-}
-
-func stackFreeUDP(t testing.TB) int {
-	t.Helper()
-	c, err := net.ListenPacket("udp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	return c.LocalAddr().(*net.UDPAddr).Port
-}
-
 // newTestStack picks ports and a data folder; start runs it (again, after a kill).
 func newTestStack(t testing.TB) *testStack {
 	t.Helper()
@@ -94,14 +75,14 @@ func newTestStack(t testing.TB) *testStack {
 	if err != nil {
 		t.Skipf("livekit-server not available: %v", err)
 	}
-	apiPort, lkPort := stackFreeTCP(t), stackFreeTCP(t)
+	apiPort, lkPort := livekittest.FreePort(t, "tcp"), livekittest.FreePort(t, "tcp")
 	key := "sk_test_" + strconv.FormatInt(time.Now().UnixNano(), 36) + "eventsstacktest0000"
 	s := &testStack{t: t, lkPort: lkPort, api: fmt.Sprintf("http://127.0.0.1:%d", apiPort), key: key,
 		client: &http.Client{Timeout: 30 * time.Second}}
 	s.env = append(os.Environ(), stackEnv+"=1", "LIVEKIT_SERVER_BIN="+bin,
 		"PORT="+strconv.Itoa(apiPort), "BRIDGELINE_DATA="+filepath.Join(t.TempDir(), "data"),
-		"LIVEKIT_PORT="+strconv.Itoa(lkPort), "LIVEKIT_RTC_TCP_PORT="+strconv.Itoa(stackFreeTCP(t)),
-		"LIVEKIT_RTC_UDP_PORT="+strconv.Itoa(stackFreeUDP(t)), "PERSONA_WORKERS=0", "DEV_API_KEY="+key,
+		"LIVEKIT_PORT="+strconv.Itoa(lkPort), "LIVEKIT_RTC_TCP_PORT="+strconv.Itoa(livekittest.FreePort(t, "tcp")),
+		"LIVEKIT_RTC_UDP_PORT="+strconv.Itoa(livekittest.FreePort(t, "udp")), "PERSONA_WORKERS=0", "DEV_API_KEY="+key,
 		"RATE_LIMIT_RPS=0",
 		"WEBHOOK_ALLOW_LOOPBACK=1") // the receivers run on 127.0.0.1
 	return s

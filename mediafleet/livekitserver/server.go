@@ -241,24 +241,25 @@ func RepoRoot() (string, error) {
 func (c *Config) choosePorts() error {
 	var err error
 	if c.Port == 0 {
-		if c.Port, err = freeTCPPort(c.Host); err != nil {
+		if c.Port, err = FreeTCPPort(c.Host); err != nil {
 			return err
 		}
 	}
 	if c.RTCTCPPort == 0 {
-		if c.RTCTCPPort, err = freeTCPPort(c.Host); err != nil {
+		if c.RTCTCPPort, err = FreeTCPPort(c.Host); err != nil {
 			return err
 		}
 	}
 	if c.RTCUDPPort == 0 {
-		if c.RTCUDPPort, err = freeUDPPort(c.Host); err != nil {
+		if c.RTCUDPPort, err = FreeUDPPort(c.Host); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-func freeTCPPort(host string) (int, error) {
+// FreeTCPPort is a TCP port free on host now (the listener that found it is closed).
+func FreeTCPPort(host string) (int, error) {
 	l, err := net.Listen("tcp", net.JoinHostPort(host, "0"))
 	if err != nil {
 		return 0, fmt.Errorf("livekit: free tcp port: %w", err)
@@ -267,7 +268,8 @@ func freeTCPPort(host string) (int, error) {
 	return l.Addr().(*net.TCPAddr).Port, nil
 }
 
-func freeUDPPort(host string) (int, error) {
+// FreeUDPPort is a UDP port free on host now.
+func FreeUDPPort(host string) (int, error) {
 	c, err := net.ListenPacket("udp", net.JoinHostPort(host, "0"))
 	if err != nil {
 		return 0, fmt.Errorf("livekit: free udp port: %w", err)

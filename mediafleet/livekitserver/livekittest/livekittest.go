@@ -48,3 +48,18 @@ func randHex(n int) string {
 	rand.Read(b)
 	return hex.EncodeToString(b)[:n]
 }
+
+// FreePort is a port free on 127.0.0.1 for network "tcp" or "udp", for the servers a test
+// starts (a stack's API, livekit-server's RTC ports).
+func FreePort(t testing.TB, network string) int {
+	t.Helper()
+	find := livekitserver.FreeTCPPort
+	if network == "udp" {
+		find = livekitserver.FreeUDPPort
+	}
+	port, err := find("127.0.0.1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return port
+}
