@@ -125,8 +125,9 @@ func (a *Asker) Ask(ctx context.Context, in Incoming) (Record, error) {
 	now := a.now()
 	r := Record{CallID: in.CallID, AccountID: in.AccountID, LineID: in.LineID, EventID: ident.New("evt"),
 		AnswerBy: now.Add(in.Timeout).Truncate(time.Millisecond), Session: in.Session, CreatedAt: now}
-	data, err := json.Marshal(callevent.CallIncoming{CallID: in.CallID, LineID: in.LineID, From: in.From, To: in.To,
-		Media: in.Media, AnswerBy: r.AnswerBy, Session: in.Session})
+	incoming := callevent.CallIncoming{CallID: in.CallID, LineID: in.LineID, From: in.From, To: in.To,
+		Media: in.Media, AnswerBy: r.AnswerBy, Session: in.Session}
+	data, err := json.Marshal(incoming)
 	if err != nil {
 		return Record{}, err
 	}
@@ -136,10 +137,8 @@ func (a *Asker) Ask(ctx context.Context, in Incoming) (Record, error) {
 	// call rings. Only the delivered body carries it, and call.incoming is never
 	// redelivered from the log.
 	logged := evt
-	redacted := in.Session
-	redacted.ParticipantToken = RedactedToken
-	if logged.Data, err = json.Marshal(callevent.CallIncoming{CallID: in.CallID, LineID: in.LineID, From: in.From, To: in.To,
-		Media: in.Media, AnswerBy: r.AnswerBy, Session: redacted}); err != nil {
+	incoming.Session.ParticipantToken = RedactedToken
+	if logged.Data, err = json.Marshal(incoming); err != nil {
 		return Record{}, err
 	}
 	if err := a.Store.CreateDecision(ctx, r); err != nil {
