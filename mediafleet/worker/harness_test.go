@@ -23,6 +23,7 @@ import (
 	"github.com/bridgeline/bridgeline/mediafleet/avatar"
 	"github.com/bridgeline/bridgeline/mediafleet/callerbot"
 	"github.com/bridgeline/bridgeline/mediafleet/livekitserver"
+	"github.com/bridgeline/bridgeline/mediafleet/tts/voices"
 	"github.com/bridgeline/bridgeline/mediafleet/worker"
 	"github.com/bridgeline/bridgeline/shared/lktoken"
 	"github.com/bridgeline/bridgeline/shared/persona"
@@ -120,7 +121,17 @@ func (e *env) startWorker(mod func(*worker.Config)) *worker.Worker {
 func (e *env) startWorkerWith(mod func(*worker.Config), opts worker.Options) *worker.Worker {
 	e.t.Helper()
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: logLevel()}))
-	w, err := worker.New(e.config(mod), opts, log)
+	cfg := e.config(mod)
+	if opts.Voices == nil && cfg.TTS != "espeak" {
+		// As cmd/persona-worker does: PERSONA_TTS=flite speaks the voice catalogue, whose
+		// default voice is flite's, which the recogniser checking the greeting hears well.
+		cat, err := voices.New(voices.Config{Logger: log})
+		if err != nil {
+			e.t.Fatal(err)
+		}
+		opts.Voices = cat.Voices()
+	}
+	w, err := worker.New(cfg, opts, log)
 	if err != nil {
 		e.t.Fatal(err)
 	}
