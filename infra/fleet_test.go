@@ -229,6 +229,7 @@ func list(v any) []map[string]any {
 func TestStacksConnect(t *testing.T) {
 	control := load(t, "../template.yaml")
 	fleet := load(t, "livekit-fleet.yaml")
+	personas := load(t, "persona-fleet.yaml")
 	links := []struct {
 		from       *cfn.Template
 		fromName   string
@@ -239,6 +240,7 @@ func TestStacksConnect(t *testing.T) {
 		wantPrefix string
 	}{
 		{control, "template.yaml", "LiveKitCredentialsArn", fleet, "livekit-fleet.yaml", "LiveKitCredentialsArn", ""},
+		{control, "template.yaml", "PersonaReportCredentialsArn", personas, "persona-fleet.yaml", "PersonaReportCredentialsArn", ""},
 		{control, "template.yaml", "LiveKitWebhookURL", fleet, "livekit-fleet.yaml", "ControlPlaneWebhookURL", "https://"},
 		{fleet, "livekit-fleet.yaml", "ApiURL", control, "template.yaml", "LiveKitURL", "https://"},
 		{fleet, "livekit-fleet.yaml", "PublicURL", control, "template.yaml", "LiveKitPublicURL", "wss://"},

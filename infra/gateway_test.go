@@ -42,7 +42,7 @@ func TestGatewayStack(t *testing.T) {
 		t.Errorf("LISTEN_ADDR = %v, want 0.0.0.0:8090 (the target group's port)", env["LISTEN_ADDR"])
 	}
 	secrets := list(c["Secrets"])
-	if len(secrets) != 1 || secrets[0]["Name"] != "SIM_SECRET" || fmt.Sprint(secrets[0]["ValueFrom"]) != "map[Ref:SimCredentialsArn]" {
+	if len(secrets) != 2 || secrets[0]["Name"] != "SIM_SECRET" || fmt.Sprint(secrets[0]["ValueFrom"]) != "map[Ref:SimCredentialsArn]" {
 		t.Errorf("Secrets = %v, want SIM_SECRET from SimCredentialsArn", secrets)
 	}
 	for k, v := range env {
@@ -76,6 +76,25 @@ func TestGatewayStack(t *testing.T) {
 	}
 	if p := tpl.Parameters["ExposeSimAPI"]; p["Default"] != "false" {
 		t.Errorf("ExposeSimAPI default = %v, want false", p["Default"])
+	}
+	// Exposed, the sim's API requires a credential: a generated secret the task gets as
+	// SIM_API_TOKEN (without which the gateway serves no /sim/).
+	if tok := tpl.Resources["SimAPIToken"]; tok.Type != "AWS::SecretsManager::Secret" || tok.Condition != "SimAPIExposed" ||
+		tok.Properties["GenerateSecretString"] == nil {
+		t.Errorf("SimAPIToken = %+v, want a generated Secrets Manager secret under SimAPIExposed", tok)
+	}
+	tokenGiven := false
+	for _, c := range list(tpl.Resources["TaskDefinition"].Properties["ContainerDefinitions"]) {
+		for _, sec := range c["Secrets"].([]any) {
+			if fmt.Sprint(sec) == fmt.Sprint(map[string]any{"Fn::If": []any{"SimAPIExposed",
+				map[string]any{"Name": "SIM_API_TOKEN", "ValueFrom": map[string]any{"Ref": "SimAPIToken"}},
+				map[string]any{"Ref": "AWS::NoValue"}}}) {
+				tokenGiven = true
+			}
+		}
+	}
+	if !tokenGiven {
+		t.Error("the gateway task does not get SIM_API_TOKEN from SimAPIToken when the sim API is exposed")
 	}
 	if hc := tpl.Resources["TargetGroup"].Properties["HealthCheckPath"]; hc != "/healthz" {
 		t.Errorf("health check path = %v, want /healthz", hc)

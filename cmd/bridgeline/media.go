@@ -113,6 +113,7 @@ func startMedia(ctx context.Context, cfg config.Config, s store.Store, log *slog
 		local := map[string]string{
 			"LIVEKIT_URL": cfg.LiveKitPublicURL, "LIVEKIT_API_KEY": cfg.LiveKitAPIKey,
 			"LIVEKIT_API_SECRET": cfg.LiveKitSecret, "BRIDGELINE_API_URL": apiURL,
+			"PERSONA_REPORT_SECRET": cfg.PersonaReportSecret,
 		}
 		wcfg, err := worker.ConfigFromEnv(func(k string) string {
 			if v, ok := local[k]; ok {

@@ -8,6 +8,8 @@
 //
 //	CONTROL_PLANE_URL  the API's base URL; notifications go to $CONTROL_PLANE_URL/internal/platform/sim/events
 //	SIM_SECRET         the secret both directions are signed with (template.yaml's SimSecret)
+//	SIM_API_TOKEN      the credential the sim's own /sim/ API and page require (Bearer, or
+//	                   Basic with it as the password); unset: /sim/ is not served
 //	PORT               listen port (default 8090), on 127.0.0.1
 //	LISTEN_ADDR        listen address instead of 127.0.0.1:$PORT (0.0.0.0:8090 in a container)
 //	RING_DELAY         how long a dialled handle rings before it answers (Go duration, default 200ms)
@@ -42,9 +44,12 @@ func main() {
 
 func run(log *slog.Logger) error {
 	api := strings.TrimRight(os.Getenv("CONTROL_PLANE_URL"), "/")
-	secret := os.Getenv("SIM_SECRET")
+	secret, token := os.Getenv("SIM_SECRET"), os.Getenv("SIM_API_TOKEN")
 	if api == "" || secret == "" {
 		return errors.New("set CONTROL_PLANE_URL and SIM_SECRET")
+	}
+	if token != "" && len(token) < 32 {
+		return errors.New("SIM_API_TOKEN: must be at least 32 characters")
 	}
 	var ring time.Duration
 	if v := os.Getenv("RING_DELAY"); v != "" {
@@ -62,7 +67,7 @@ func run(log *slog.Logger) error {
 		}
 		addr = net.JoinHostPort("127.0.0.1", port)
 	}
-	simulator, err := platformsim.New(platformsim.Config{NotifyURL: api + simhook.Path, Secret: secret, RingDelay: ring, Log: log})
+	simulator, err := platformsim.New(platformsim.Config{NotifyURL: api + simhook.Path, Secret: secret, APIToken: token, RingDelay: ring, Log: log})
 	if err != nil {
 		return err
 	}

@@ -1,9 +1,12 @@
 package platformsim
 
 import (
+	"crypto/sha256"
+	"crypto/subtle"
 	"encoding/json"
 	"errors"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/bridgeline/bridgeline/shared/platform"
@@ -13,7 +16,8 @@ import (
 // GatewayHandler serves the sim as a platform gateway, a process of its own: the control
 // routes the control plane drives it through (simhook's /gateway/ routes, signed with
 // the sim's Secret; shared/platform/simclient is their client) beside the sim's own
-// /sim/ API and page (Handler).
+// /sim/ API and page (Handler), which there require Config.APIToken (requireToken) and
+// are not served without one.
 func (s *Sim) GatewayHandler() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST "+simhook.DialPath, func(w http.ResponseWriter, r *http.Request) {
@@ -47,14 +51,40 @@ func (s *Sim) GatewayHandler() http.Handler {
 			s.writeControl(w, s.Hangup(r.Context(), b.PlatformCallID))
 		}
 	})
-	mux.Handle("/sim/", s.Handler())
+	if s.cfg.APIToken != "" {
+		mux.Handle("/sim/", requireToken(s.cfg.APIToken, s.Handler()))
+	}
 	return mux
+}
+
+// requireToken lets through requests that carry token: `Authorization: Bearer <token>`
+// from programs, or HTTP Basic with the token as the password, which a browser asks for
+// once and then sends with the page's own requests. Anything else is 401.
+func requireToken(token string, next http.Handler) http.Handler {
+	want := sha256.Sum256([]byte(token))
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got := ""
+		if v, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer "); ok {
+			got = strings.TrimSpace(v)
+		} else if _, pw, ok := r.BasicAuth(); ok {
+			got = pw
+		}
+		sum := sha256.Sum256([]byte(got))
+		if got == "" || subtle.ConstantTimeCompare(sum[:], want[:]) != 1 {
+			w.Header().Set("WWW-Authenticate", `Basic realm="sim", charset="UTF-8"`)
+			writeError(w, http.StatusUnauthorized, "api_key_invalid", "the sim API takes the gateway's SIM_API_TOKEN")
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
 }
 
 // readControl verifies a control request's signature and decodes its body into v; on
 // failure it has answered.
 func (s *Sim) readControl(w http.ResponseWriter, r *http.Request, v any) bool {
-	body, err := simhook.VerifyBody(r, s.cfg.Secret, time.Now())
+	// r.Pattern is "POST /gateway/...": the route's own path is what the control plane signed.
+	_, path, _ := strings.Cut(r.Pattern, " ")
+	body, err := simhook.VerifyBody(r, s.cfg.Secret, simhook.ToPlatform, path, time.Now())
 	switch {
 	case errors.Is(err, simhook.ErrMalformed):
 		writeError(w, http.StatusBadRequest, "invalid_json", err.Error())

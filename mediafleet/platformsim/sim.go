@@ -78,6 +78,11 @@ type Config struct {
 	// about 3 KB each, measured at 46,000 sessions in 3 minutes under load.
 	KeepEnded time.Duration
 	MaxEnded  int
+	// APIToken is the credential the sim's own API and page require where the sim runs
+	// as a platform gateway (GatewayHandler; the gateway's SIM_API_TOKEN): anyone who
+	// reaches that API can place calls on the lines. Without it the gateway serves no
+	// /sim/ at all. The local stack's Handler, on loopback, takes none.
+	APIToken string
 }
 
 // Call is one sim call.
@@ -599,7 +604,7 @@ func (s *Sim) post(body []byte) (retry bool, err error) {
 		return false, err
 	}
 	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set(simhook.Header, simhook.Sign(s.cfg.Secret, body, time.Now()))
+	req.Header.Set(simhook.Header, simhook.SignNotification(s.cfg.Secret, body, time.Now()))
 	resp, err := s.cfg.HTTPClient.Do(req)
 	if err != nil {
 		return true, err

@@ -1,13 +1,11 @@
 // Package report sends a persona worker's reports to the control plane's one internal
-// route (persona.ReportPath), signed with the fleet's LiveKit API key as
-// persona.VerifyReport expects.
+// route (persona.ReportPath), signed with the report secret (PERSONA_REPORT_SECRET, not
+// the LiveKit API secret) as persona.VerifyReport expects.
 package report
 
 import (
 	"bytes"
 	"context"
-	"crypto/sha256"
-	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -18,31 +16,19 @@ import (
 	"strings"
 	"time"
 
-	"github.com/livekit/protocol/auth"
-
 	"github.com/bridgeline/bridgeline/shared/persona"
 )
 
-// Sign returns the Authorization header value for body.
-func Sign(body []byte, apiKey, apiSecret string) (string, error) {
-	sum := sha256.Sum256(body)
-	tok, err := auth.NewAccessToken(apiKey, apiSecret).
-		SetIdentity(persona.ReportSubject).
-		SetValidFor(2 * time.Minute).
-		SetSha256(base64.StdEncoding.EncodeToString(sum[:])).
-		ToJWT()
-	if err != nil {
-		return "", fmt.Errorf("sign report: %w", err)
-	}
-	return "Bearer " + tok, nil
+// Sign returns the Authorization header value for body (persona.SignReport).
+func Sign(body []byte, secret string) (string, error) {
+	return persona.SignReport(body, secret, time.Now())
 }
 
 // Client posts reports. The zero value is not usable; fill every field but HTTP.
 type Client struct {
-	BaseURL   string // control plane base URL (BRIDGELINE_API_URL)
-	APIKey    string
-	APISecret string
-	HTTP      *http.Client
+	BaseURL string // control plane base URL (BRIDGELINE_API_URL)
+	Secret  string // the report secret (PERSONA_REPORT_SECRET)
+	HTTP    *http.Client
 	Log       *slog.Logger
 	// Attempts bounds tries per report (default 6, backoff from 200 ms doubling).
 	Attempts int
@@ -111,7 +97,7 @@ func (c *Client) Send(ctx context.Context, r persona.Report) error {
 }
 
 func (c *Client) post(ctx context.Context, hc *http.Client, url string, body []byte) (retry bool, err error) {
-	authz, err := Sign(body, c.APIKey, c.APISecret)
+	authz, err := Sign(body, c.Secret)
 	if err != nil {
 		return false, err
 	}

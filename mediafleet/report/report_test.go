@@ -16,15 +16,18 @@ import (
 
 	"github.com/livekit/protocol/auth"
 
-	"github.com/bridgeline/bridgeline/shared/lktoken"
 	"github.com/bridgeline/bridgeline/shared/persona"
 )
 
-const key, secret = "APIfleet", "fleet-secret-fleet-secret-fleet-secret-00"
+// secret is the report secret; key and lkSecret are the fleet's LiveKit key, which
+// livekit-server also holds and which must not sign a report.
+const (
+	secret        = "report-secret-report-secret-report-00"
+	key, lkSecret = "APIfleet", "fleet-secret-fleet-secret-fleet-secret-00"
+)
 
 func TestSendIsVerified(t *testing.T) {
-	keys := lktoken.KeyPair(key, secret)
-	got := make(chan persona.Report, 1)
+		got := make(chan persona.Report, 1)
 	var calls atomic.Int32
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path != persona.ReportPath {
@@ -35,7 +38,7 @@ func TestSendIsVerified(t *testing.T) {
 			w.WriteHeader(http.StatusServiceUnavailable)
 			return
 		}
-		rep, err := persona.VerifyReport(r, keys)
+		rep, err := persona.VerifyReport(r, secret)
 		if err != nil {
 			http.Error(w, err.Error(), http.StatusUnauthorized)
 			return
@@ -46,7 +49,7 @@ func TestSendIsVerified(t *testing.T) {
 	defer srv.Close()
 
 	ms := int64(420)
-	c := &Client{BaseURL: srv.URL, APIKey: key, APISecret: secret}
+	c := &Client{BaseURL: srv.URL, Secret: secret}
 	want := persona.Report{Kind: persona.ReportEnded, CallID: "call_1", SessionID: "ses_1",
 		At: time.Now().UTC().Truncate(time.Millisecond), EndReason: "caller_hangup",
 		Metrics: persona.Metrics{FirstGreetingMS: &ms}}
@@ -61,18 +64,22 @@ func TestSendIsVerified(t *testing.T) {
 }
 
 func TestVerifyRejects(t *testing.T) {
-	keys := lktoken.KeyPair(key, secret)
-	body := `{"kind":"ended","call_id":"call_1"}`
-	good, err := Sign([]byte(body), key, secret)
+		body := `{"kind":"ended","call_id":"call_1"}`
+	good, err := Sign([]byte(body), secret)
 	if err != nil {
 		t.Fatal(err)
 	}
-	otherKey, _ := Sign([]byte(body), key, "another-secret-another-secret-another-00")
-	otherBody, _ := Sign([]byte(`{"kind":"ended","call_id":"call_2"}`), key, secret)
-	// A LiveKit webhook token: same key, right body hash, but no report subject.
+	otherKey, _ := Sign([]byte(body), "another-secret-another-secret-another-00")
+	otherBody, _ := Sign([]byte(`{"kind":"ended","call_id":"call_2"}`), secret)
+	// A LiveKit webhook token: the fleet's key, right body hash, but no report subject.
 	sum := sha256.Sum256([]byte(body))
-	webhookStyle, _ := auth.NewAccessToken(key, secret).SetValidFor(time.Minute).
+	webhookStyle, _ := auth.NewAccessToken(key, lkSecret).SetValidFor(time.Minute).
 		SetSha256(base64.StdEncoding.EncodeToString(sum[:])).ToJWT()
+	// What a worker signed before: a report token, subject and all, keyed with the
+	// LiveKit API secret that livekit-server holds too. It no longer verifies.
+	liveKitSigned, _ := auth.NewAccessToken(key, lkSecret).SetIdentity(persona.ReportSubject).SetValidFor(time.Minute).
+		SetSha256(base64.StdEncoding.EncodeToString(sum[:])).ToJWT()
+	liveKitSecretAsReportKey, _ := Sign([]byte(body), lkSecret)
 
 	cases := []struct {
 		name, authz, body string
@@ -84,6 +91,8 @@ func TestVerifyRejects(t *testing.T) {
 		{"body swapped", otherBody, body, persona.ErrReportSignature},
 		{"garbage token", "Bearer abc.def.ghi", body, persona.ErrReportSignature},
 		{"webhook-style token", "Bearer " + webhookStyle, body, persona.ErrReportSignature},
+		{"signed with the LiveKit secret, as before", "Bearer " + liveKitSigned, body, persona.ErrReportSignature},
+		{"report token keyed with the LiveKit secret", liveKitSecretAsReportKey, body, persona.ErrReportSignature},
 		{"not json", mustSign(t, "nope"), "nope", persona.ErrReportMalformed},
 		{"no call id", mustSign(t, `{"kind":"ended"}`), `{"kind":"ended"}`, persona.ErrReportMalformed},
 	}
@@ -93,7 +102,7 @@ func TestVerifyRejects(t *testing.T) {
 			if tc.authz != "" {
 				r.Header.Set("Authorization", tc.authz)
 			}
-			_, err := persona.VerifyReport(r, keys)
+			_, err := persona.VerifyReport(r, secret)
 			if !errors.Is(err, tc.want) && !(tc.want == nil && err == nil) {
 				t.Errorf("VerifyReport = %v, want %v", err, tc.want)
 			}
@@ -103,7 +112,7 @@ func TestVerifyRejects(t *testing.T) {
 
 func mustSign(t *testing.T, body string) string {
 	t.Helper()
-	s, err := Sign([]byte(body), key, secret)
+	s, err := Sign([]byte(body), secret)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -117,7 +126,7 @@ func TestSendGivesUpOnClientError(t *testing.T) {
 		http.Error(w, "bad", http.StatusBadRequest)
 	}))
 	defer srv.Close()
-	c := &Client{BaseURL: srv.URL, APIKey: key, APISecret: secret}
+	c := &Client{BaseURL: srv.URL, Secret: secret}
 	if err := c.Send(context.Background(), persona.Report{Kind: "ended", CallID: "c"}); err == nil {
 		t.Error("Send = nil, want the 400")
 	}
@@ -132,8 +141,7 @@ func TestSendGivesUpOnClientError(t *testing.T) {
 // intact. Before, the worker gave up on a 413 and the call's ended report was lost.
 func TestTooLargeReportIsTrimmedAndSent(t *testing.T) {
 	const limit = 256 << 10
-	keys := lktoken.KeyPair(key, secret)
-	got := make(chan persona.Report, 1)
+		got := make(chan persona.Report, 1)
 	var sizes []int
 	var mu sync.Mutex
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -144,7 +152,7 @@ func TestTooLargeReportIsTrimmedAndSent(t *testing.T) {
 			http.Error(w, `{"error":{"code":"body_too_large"}}`, http.StatusRequestEntityTooLarge)
 			return
 		}
-		rep, err := persona.VerifyReport(r, keys)
+		rep, err := persona.VerifyReport(r, secret)
 		switch {
 		case err != nil:
 			http.Error(w, err.Error(), http.StatusUnauthorized)
@@ -163,7 +171,7 @@ func TestTooLargeReportIsTrimmedAndSent(t *testing.T) {
 		rep.Transcript = append(rep.Transcript, persona.Turn{Speaker: persona.SpeakerCaller, Text: fmt.Sprint(i, text),
 			StartMS: int64(i) * 1000, EndMS: int64(i)*1000 + 900})
 	}
-	c := &Client{BaseURL: srv.URL, APIKey: key, APISecret: secret, Attempts: 3}
+	c := &Client{BaseURL: srv.URL, Secret: secret, Attempts: 3}
 	start := time.Now()
 	if err := c.Send(context.Background(), rep); err != nil {
 		t.Fatalf("Send: %v", err)

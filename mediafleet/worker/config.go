@@ -16,9 +16,12 @@ import (
 // ConfigFromEnv (variable names in brackets).
 type Config struct {
 	LiveKitURL    string        // [LIVEKIT_URL] ws(s):// address of livekit-server; required
-	APIKey        string        // [LIVEKIT_API_KEY] fleet key: registers the worker and signs reports; required
+	APIKey        string        // [LIVEKIT_API_KEY] fleet key: registers the worker with livekit-server; required
 	APISecret     string        // [LIVEKIT_API_SECRET]; required
 	ControlPlane  string        // [BRIDGELINE_API_URL] base URL reports are posted to; required
+	// ReportSecret signs the reports (32+ characters, shared with the control plane only;
+	// not the LiveKit secret, which livekit-server also holds).
+	ReportSecret string // [PERSONA_REPORT_SECRET] required
 	AgentName     string        // [PERSONA_AGENT_NAME] default persona.AgentName
 	MaxJobs       int           // [PERSONA_MAX_JOBS] calls at once; default 4
 	VerifyTimeout time.Duration // [PERSONA_VERIFY_TIMEOUT] join to verified media; default 10s
@@ -114,6 +117,7 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 	str("LIVEKIT_API_KEY", &c.APIKey)
 	str("LIVEKIT_API_SECRET", &c.APISecret)
 	str("BRIDGELINE_API_URL", &c.ControlPlane)
+	str("PERSONA_REPORT_SECRET", &c.ReportSecret)
 	str("PERSONA_AGENT_NAME", &c.AgentName)
 	num("PERSONA_MAX_JOBS", &c.MaxJobs)
 	dur("PERSONA_VERIFY_TIMEOUT", &c.VerifyTimeout)
@@ -158,6 +162,13 @@ func (c Config) Validate() error {
 	req("LIVEKIT_API_KEY", c.APIKey)
 	req("LIVEKIT_API_SECRET", c.APISecret)
 	req("BRIDGELINE_API_URL", c.ControlPlane)
+	req("PERSONA_REPORT_SECRET", c.ReportSecret)
+	switch {
+	case c.ReportSecret != "" && len(c.ReportSecret) < persona.MinReportSecret:
+		errs = append(errs, fmt.Errorf("PERSONA_REPORT_SECRET must be at least %d characters", persona.MinReportSecret))
+	case c.ReportSecret != "" && c.ReportSecret == c.APISecret:
+		errs = append(errs, errors.New("PERSONA_REPORT_SECRET must differ from LIVEKIT_API_SECRET"))
+	}
 	if c.MaxJobs < 1 {
 		errs = append(errs, errors.New("PERSONA_MAX_JOBS must be at least 1"))
 	}

@@ -18,7 +18,7 @@ func getenv(m map[string]string) func(string) string {
 func TestConfigFromEnv(t *testing.T) {
 	base := map[string]string{
 		"LIVEKIT_URL": "ws://127.0.0.1:7880", "LIVEKIT_API_KEY": "k", "LIVEKIT_API_SECRET": "s",
-		"BRIDGELINE_API_URL": "http://127.0.0.1:8080",
+		"BRIDGELINE_API_URL": "http://127.0.0.1:8080", "PERSONA_REPORT_SECRET": "report-secret-0123456789-0123456789",
 	}
 	cfg, err := worker.ConfigFromEnv(getenv(base))
 	if err != nil {
@@ -56,28 +56,35 @@ func TestConfigFromEnv(t *testing.T) {
 		t.Errorf("PERSONA_VIDEO_SIZE=1280x720: %v, %dx%d", err, cfg.Width, cfg.Height)
 	}
 	for name, m := range map[string]map[string]string{
-		"no livekit url":        with("LIVEKIT_URL", ""),
-		"no control":            with("BRIDGELINE_API_URL", ""),
-		"bad max jobs":          with("PERSONA_MAX_JOBS", "many"),
-		"zero max jobs":         with("PERSONA_MAX_JOBS", "0"),
-		"bad timeout":           with("PERSONA_VERIFY_TIMEOUT", "10"),
-		"odd video size":        with("PERSONA_VIDEO_SIZE", "641x360"),
-		"unknown tts":           with("PERSONA_TTS", "polly"),
-		"unknown metrics":       with("PERSONA_METRICS", "statsd"),
-		"bad log level":         with("PERSONA_LOG_LEVEL", "loud"),
-		"llm url without model": with("LLM_BASE_URL", "http://127.0.0.1:11434/v1"),
-		"llm url not http":      with("LLM_BASE_URL", "127.0.0.1:11434"),
-		"bad llm timeout":       with("LLM_TIMEOUT", "soon"),
-		"zero llm timeout":      with("LLM_TIMEOUT", "0s"),
-		"end of turn too short": with("PERSONA_END_OF_TURN", "20ms"),
-		"end of turn too long":  with("PERSONA_END_OF_TURN", "5s"),
-		"max turn under end":    with("PERSONA_MAX_TURN", "300ms"),
-		"max turn too long":     with("PERSONA_MAX_TURN", "10m"),
-		"barge-in confirm zero": with("PERSONA_BARGE_IN_CONFIRM", "0s"),
+		"no livekit url":             with("LIVEKIT_URL", ""),
+		"no control":                 with("BRIDGELINE_API_URL", ""),
+		"no report secret":           with("PERSONA_REPORT_SECRET", ""),
+		"short report secret":        with("PERSONA_REPORT_SECRET", "short"),
+		"bad max jobs":               with("PERSONA_MAX_JOBS", "many"),
+		"zero max jobs":              with("PERSONA_MAX_JOBS", "0"),
+		"bad timeout":                with("PERSONA_VERIFY_TIMEOUT", "10"),
+		"odd video size":             with("PERSONA_VIDEO_SIZE", "641x360"),
+		"unknown tts":                with("PERSONA_TTS", "polly"),
+		"unknown metrics":            with("PERSONA_METRICS", "statsd"),
+		"bad log level":              with("PERSONA_LOG_LEVEL", "loud"),
+		"llm url without model":      with("LLM_BASE_URL", "http://127.0.0.1:11434/v1"),
+		"llm url not http":           with("LLM_BASE_URL", "127.0.0.1:11434"),
+		"bad llm timeout":            with("LLM_TIMEOUT", "soon"),
+		"zero llm timeout":           with("LLM_TIMEOUT", "0s"),
+		"end of turn too short":      with("PERSONA_END_OF_TURN", "20ms"),
+		"end of turn too long":       with("PERSONA_END_OF_TURN", "5s"),
+		"max turn under end":         with("PERSONA_MAX_TURN", "300ms"),
+		"max turn too long":          with("PERSONA_MAX_TURN", "10m"),
+		"barge-in confirm zero":      with("PERSONA_BARGE_IN_CONFIRM", "0s"),
 	} {
 		if _, err := worker.ConfigFromEnv(getenv(m)); err == nil {
 			t.Errorf("%s: ConfigFromEnv = nil error", name)
 		}
+	}
+	// The report key must not be the LiveKit secret, which livekit-server holds too.
+	same := with("LIVEKIT_API_SECRET", base["PERSONA_REPORT_SECRET"])
+	if _, err := worker.ConfigFromEnv(getenv(same)); err == nil || !strings.Contains(err.Error(), "must differ") {
+		t.Errorf("PERSONA_REPORT_SECRET = LIVEKIT_API_SECRET: ConfigFromEnv = %v, want it refused", err)
 	}
 }
 
@@ -101,7 +108,7 @@ func TestFleetTemplateMatchesWorker(t *testing.T) {
 			m := e.(map[string]any)
 			v, ok := m["Value"].(string)
 			if !ok {
-				v = "x" // a reference, resolved at deploy time
+				v = "resolved-at-deploy-time-" + m["Name"].(string) // a reference: long, one per secret
 			}
 			vars[m["Name"].(string)] = v
 		}

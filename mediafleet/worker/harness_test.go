@@ -25,7 +25,6 @@ import (
 	"github.com/bridgeline/bridgeline/mediafleet/livekitserver"
 	"github.com/bridgeline/bridgeline/mediafleet/tts/voices"
 	"github.com/bridgeline/bridgeline/mediafleet/worker"
-	"github.com/bridgeline/bridgeline/shared/lktoken"
 	"github.com/bridgeline/bridgeline/shared/persona"
 )
 
@@ -71,6 +70,9 @@ type env struct {
 	rejected  atomic.Int32
 }
 
+// testReportSecret signs the workers' reports (PERSONA_REPORT_SECRET).
+const testReportSecret = "worker-test-report-secret-0123456789"
+
 func newEnv(t testing.TB) *env {
 	e := &env{
 		t:         t,
@@ -78,10 +80,9 @@ func newEnv(t testing.TB) *env {
 		rooms:     lksdk.NewRoomServiceClient(lk.HTTPURL, lk.APIKey, lk.APISecret),
 		reports:   make(chan persona.Report, 64),
 	}
-	keys := lktoken.KeyPair(lk.APIKey, lk.APISecret)
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST "+persona.ReportPath, func(w http.ResponseWriter, r *http.Request) {
-		rep, err := persona.VerifyReport(r, keys)
+		rep, err := persona.VerifyReport(r, testReportSecret)
 		if err != nil {
 			e.rejected.Add(1)
 			http.Error(w, err.Error(), http.StatusUnauthorized)
@@ -103,7 +104,7 @@ func newEnv(t testing.TB) *env {
 func (e *env) config(mod func(*worker.Config)) worker.Config {
 	cfg := worker.Defaults()
 	cfg.LiveKitURL, cfg.APIKey, cfg.APISecret = lk.URL, lk.APIKey, lk.APISecret
-	cfg.ControlPlane = e.api.URL
+	cfg.ControlPlane, cfg.ReportSecret = e.api.URL, testReportSecret
 	cfg.AgentName = e.agentName
 	cfg.MaxJobs = 2
 	if mod != nil {

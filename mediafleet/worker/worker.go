@@ -73,7 +73,7 @@ func New(cfg Config, opts Options, log *slog.Logger) (*Worker, error) {
 	w := &Worker{cfg: cfg, log: log}
 	rep := opts.Reporter
 	if rep == nil {
-		rep = &report.Client{BaseURL: cfg.ControlPlane, APIKey: cfg.APIKey, APISecret: cfg.APISecret, Log: log}
+		rep = &report.Client{BaseURL: cfg.ControlPlane, Secret: cfg.ReportSecret, Log: log}
 	}
 	voices := opts.Voices
 	if voices == nil {

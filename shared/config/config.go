@@ -49,6 +49,11 @@ type Config struct {
 	LiveKitPublicURL string // rtc_url handed to clients (ws:// locally, wss:// in production)
 	LiveKitAPIKey    string
 	LiveKitSecret    string
+	// PersonaReportSecret verifies the persona workers' reports (PERSONA_REPORT_SECRET):
+	// a key of the control plane and the workers only, unlike the LiveKit secret that
+	// livekit-server holds too. On AWS the persona-report function reads it from
+	// Secrets Manager (PERSONA_REPORT_SECRET_ARN, functions/internal/wire).
+	PersonaReportSecret string
 	// PersonaWorkers is how many persona workers the local stack runs in-process (0 for
 	// none). Lambdas run none (wire sets 0).
 	PersonaWorkers int
@@ -82,7 +87,8 @@ func Defaults() Config {
 		RateLimit: 25, RateBurst: 50, TokenTTL: 10 * time.Minute,
 		LiveKitPort: 7880, LiveKitTCPPort: 7881, LiveKitUDPPort: 7882,
 		LiveKitAPIKey: "devkey", LiveKitSecret: "bridgeline-dev-secret-change-me-0123456789",
-		PersonaWorkers: 1, MaxSession: 60 * time.Minute, AssistantDispatchTimeout: 15 * time.Second,
+		PersonaReportSecret: "bridgeline-dev-report-secret-change-me-012345",
+		PersonaWorkers:      1, MaxSession: 60 * time.Minute, AssistantDispatchTimeout: 15 * time.Second,
 		SweepWindow: 60 * time.Second,
 	}
 	c.fill()
@@ -156,6 +162,7 @@ func Read(getenv func(string) string) (Config, error) {
 	str("LIVEKIT_PUBLIC_URL", &c.LiveKitPublicURL)
 	str("LIVEKIT_API_KEY", &c.LiveKitAPIKey)
 	str("LIVEKIT_API_SECRET", &c.LiveKitSecret)
+	str("PERSONA_REPORT_SECRET", &c.PersonaReportSecret)
 	integer("PERSONA_WORKERS", &c.PersonaWorkers)
 	duration("MAX_SESSION_MINUTES", time.Minute, &c.MaxSession)
 	duration("ASSISTANT_DISPATCH_TIMEOUT_SECONDS", time.Second, &c.AssistantDispatchTimeout)
@@ -233,6 +240,10 @@ func (c Config) Validate() error {
 		return fmt.Errorf("LIVEKIT_API_KEY: must not be empty")
 	case len(c.LiveKitSecret) < 32:
 		return fmt.Errorf("LIVEKIT_API_SECRET: must be at least 32 characters")
+	case len(c.PersonaReportSecret) < persona.MinReportSecret:
+		return fmt.Errorf("PERSONA_REPORT_SECRET: must be at least %d characters", persona.MinReportSecret)
+	case c.PersonaReportSecret == c.LiveKitSecret:
+		return fmt.Errorf("PERSONA_REPORT_SECRET: must differ from LIVEKIT_API_SECRET (livekit-server holds that one)")
 	case c.PersonaWorkers < 0 || c.PersonaWorkers > 64:
 		return fmt.Errorf("PERSONA_WORKERS: must be 0-64, not %d", c.PersonaWorkers)
 	case c.MaxSession < time.Second || c.MaxSession > 24*time.Hour:

@@ -28,6 +28,7 @@ import (
 	"github.com/bridgeline/bridgeline/shared/httpapi"
 	"github.com/bridgeline/bridgeline/shared/line"
 	"github.com/bridgeline/bridgeline/shared/platform"
+	"github.com/bridgeline/bridgeline/shared/platform/simhook"
 	"github.com/bridgeline/bridgeline/shared/session"
 	"github.com/bridgeline/bridgeline/shared/store"
 	"github.com/bridgeline/bridgeline/shared/webhookendpoint"
@@ -41,14 +42,18 @@ type Deps struct {
 	// know the configured rtc_url and refuse everything else (a function that never
 	// talks to LiveKit).
 	Rooms session.Rooms
-	// LiveKit verifies LiveKit's webhooks and the persona workers' reports (rtc.Client);
-	// nil: those receivers answer 401.
+	// LiveKit verifies LiveKit's webhooks (rtc.Client); nil: that receiver answers 401.
+	// The persona workers' reports are verified with cfg.PersonaReportSecret instead.
 	LiveKit httpapi.LiveKitVerifier
 	// Platforms are the calling-platform adapters by name (the in-process sim, or the
 	// platform gateway's client); SimSecret verifies the sim's notifications (empty leaves
 	// the platform-sim route out).
 	Platforms map[string]platform.Platform
 	SimSecret string
+	// NotificationReplays keeps the ids of the platform notifications received, so a
+	// replayed one is refused: nil keeps them in this process's memory (the local
+	// stack); Lambdas share them in the idempotency table (simhook.StoreReplays).
+	NotificationReplays simhook.Replays
 	// LocalDelivery runs webhook deliveries from the store's outbox (ControlPlane.Delivery,
 	// which the caller runs); otherwise Redeliver puts events back on the delivery path
 	// (the AWS queue), and nil refuses redeliveries.
@@ -146,7 +151,8 @@ func New(cfg config.Config, deps Deps) (*ControlPlane, error) {
 	extra = append(extra, (&httpapi.Webhooks{Endpoints: cp.Endpoints, Events: s, Redeliver: redeliver}).Routes()...)
 	extra = append(extra, (&httpapi.CallAnswers{Decisions: s, Calls: s, Now: now}).Routes()...)
 	extra = append(extra, (&httpapi.Sessions{Service: cp.Sessions}).Routes()...)
-	extra = append(extra, (&httpapi.Receivers{Sessions: cp.Sessions, RTC: deps.LiveKit, SimSecret: deps.SimSecret, Now: now}).Routes()...)
+	extra = append(extra, (&httpapi.Receivers{Sessions: cp.Sessions, RTC: deps.LiveKit,
+		ReportSecret: cfg.PersonaReportSecret, SimSecret: deps.SimSecret, Replays: deps.NotificationReplays, Now: now}).Routes()...)
 	cp.API = &httpapi.API{
 		Accounts:    s,
 		Assistants:  cp.Assistants,

@@ -1,12 +1,12 @@
 package httpapi
 
 import (
+	"context"
 	"errors"
 	"net/http"
 	"time"
 
 	"github.com/bridgeline/bridgeline/shared/apierr"
-	"github.com/bridgeline/bridgeline/shared/lktoken"
 	"github.com/bridgeline/bridgeline/shared/persona"
 	"github.com/bridgeline/bridgeline/shared/platform/simhook"
 	"github.com/bridgeline/bridgeline/shared/rtc"
@@ -18,22 +18,29 @@ const LiveKitWebhookPath = "/internal/livekit/webhook"
 
 // Receivers serves the internal routes that other systems call: LiveKit's webhooks, the
 // sim platform's notifications and the persona workers' reports. None takes an API key;
-// each verifies its sender's signature and answers 401 when it does not hold.
+// each verifies its sender's signature, with a key of its own, and answers 401 when it
+// does not hold.
 type Receivers struct {
 	Sessions *session.Service
-	// RTC verifies LiveKit webhooks and, with the same fleet key, worker reports; nil
-	// answers both 401 (a process given no LiveKit credentials).
+	// RTC verifies LiveKit webhooks; nil answers them 401 (a process given no LiveKit
+	// credentials).
 	RTC LiveKitVerifier
+	// ReportSecret verifies worker reports (PERSONA_REPORT_SECRET): a key of their own,
+	// not the LiveKit API secret that livekit-server and every worker also hold. Empty
+	// answers every report 401.
+	ReportSecret string
 	// SimSecret verifies the sim's notifications; empty leaves the sim route out.
 	SimSecret string
-	Now       func() time.Time
+	// Replays keeps the ids of accepted notifications, so that a replayed one is refused
+	// (409); nil keeps them in this process's memory.
+	Replays simhook.Replays
+	Now     func() time.Time
 }
 
-// LiveKitVerifier verifies what the media fleet sends: *lkapi.Client. An interface, so
+// LiveKitVerifier verifies livekit-server's webhooks: *lkapi.Client. An interface, so
 // that the HTTP layer links no LiveKit package.
 type LiveKitVerifier interface {
 	ReceiveWebhook(r *http.Request) (rtc.WebhookEvent, error)
-	KeyProvider() lktoken.Keys
 }
 
 // errNoVerifier answers signed requests to a process that cannot check them.
@@ -41,6 +48,9 @@ var errNoVerifier = errors.New("no LiveKit credentials to verify with")
 
 // Routes are the internal receivers.
 func (h *Receivers) Routes() []Route {
+	if h.Replays == nil {
+		h.Replays = &simhook.MemoryReplays{}
+	}
 	routes := []Route{
 		{Function: "livekit-webhook", Method: http.MethodPost, Pattern: LiveKitWebhookPath, Public: true,
 			MaxBody: rtc.MaxWebhookBytes, Handler: h.livekit},
@@ -79,24 +89,39 @@ func (h *Receivers) livekit(w http.ResponseWriter, r *http.Request) (int, any, e
 }
 
 func (h *Receivers) sim(w http.ResponseWriter, r *http.Request) (int, any, error) {
-	n, err := simhook.Verify(r, h.SimSecret, h.now())
+	now := h.now()
+	n, err := simhook.Verify(r, h.SimSecret, now)
 	switch {
 	case errors.Is(err, simhook.ErrMalformed):
 		return 0, nil, apierr.New(apierr.CodeInvalidJSON, "malformed sim notification")
 	case err != nil:
 		return 0, nil, apierr.New(apierr.CodeAPIKeyInvalid, "sim notification signature invalid")
 	}
-	if err := h.Sessions.HandleNotification(r.Context(), "sim", n); err != nil {
+	// The id is claimed before the notification acts and released if it fails, so the
+	// sender's redelivery of a notification that failed is handled, while a copy of one
+	// that was handled (a replay within the signature's tolerance) is refused.
+	ctx := r.Context()
+	claimed, err := h.Replays.Claim(ctx, n.ID, now)
+	if err != nil {
+		return 0, nil, err
+	}
+	if !claimed {
+		return 0, nil, apierr.New(apierr.CodeConflict, "notification "+n.ID+" was already received")
+	}
+	if err := h.Sessions.HandleNotification(ctx, "sim", n); err != nil {
+		if rerr := h.Replays.Release(context.WithoutCancel(ctx), n.ID); rerr != nil {
+			err = errors.Join(err, rerr)
+		}
+		return 0, nil, err
+	}
+	if err := h.Replays.Done(context.WithoutCancel(ctx), n.ID); err != nil {
 		return 0, nil, err
 	}
 	return http.StatusOK, receivedJSON{true}, nil
 }
 
 func (h *Receivers) report(w http.ResponseWriter, r *http.Request) (int, any, error) {
-	if h.RTC == nil {
-		return 0, nil, apierr.New(apierr.CodeAPIKeyInvalid, "report signature invalid: "+errNoVerifier.Error())
-	}
-	rep, err := persona.VerifyReport(r, h.RTC.KeyProvider())
+	rep, err := persona.VerifyReport(r, h.ReportSecret)
 	switch {
 	case errors.Is(err, persona.ErrReportTooLarge):
 		return 0, nil, apierr.New(apierr.CodeBodyTooLarge, "report too large")

@@ -1,20 +1,49 @@
 package persona
 
 import (
+	"crypto/sha256"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"strings"
+	"time"
+
+	"github.com/golang-jwt/jwt/v5"
 
 	"github.com/bridgeline/bridgeline/shared/lktoken"
 )
 
-// ReportSubject is the subject (LiveKit "identity") of every report token. LiveKit's own
-// webhooks are signed with the same fleet key but carry no subject, so a captured
-// webhook can never pass as a worker report.
-const ReportSubject = "bridgeline-persona-worker"
+// ReportSubject is the subject of every report token, and ReportIssuer its issuer.
+const (
+	ReportSubject = "bridgeline-persona-worker"
+	ReportIssuer  = "bridgeline-persona-report"
+)
+
+// MinReportSecret is the shortest report secret (PERSONA_REPORT_SECRET) accepted.
+const MinReportSecret = 32
+
+// SignReport returns the Authorization header value of a report body: an HS256 JWT keyed
+// with the report secret (PERSONA_REPORT_SECRET, shared by the control plane and the
+// persona workers only), subject ReportSubject, valid two minutes, carrying the body's
+// SHA-256. The key is not the LiveKit API secret: livekit-server and every worker hold
+// that one, and a token livekit-server signs (a webhook) must never pass as a report.
+func SignReport(body []byte, secret string, now time.Time) (string, error) {
+	if len(secret) < MinReportSecret {
+		return "", fmt.Errorf("sign report: the report secret must be at least %d characters", MinReportSecret)
+	}
+	sum := sha256.Sum256(body)
+	tok, err := lktoken.Sign(ReportIssuer, secret, lktoken.Claims{
+		RegisteredClaims: jwt.RegisteredClaims{Subject: ReportSubject},
+		Sha256:           base64.StdEncoding.EncodeToString(sum[:]),
+	}, now, 2*time.Minute)
+	if err != nil {
+		return "", fmt.Errorf("sign report: %w", err)
+	}
+	return "Bearer " + tok, nil
+}
 
 // MaxReportBytes bounds a report body.
 const MaxReportBytes = 1 << 20
@@ -28,11 +57,12 @@ var (
 	ErrReportMalformed = errors.New("persona report: malformed body")
 )
 
-// VerifyReport reads a worker report from r and checks it was signed by a fleet key: the
-// `Authorization` header holds a LiveKit API JWT (optionally after "Bearer ") signed with
-// a key keys knows, unexpired, with subject ReportSubject, whose sha256 claim is the
-// base64 SHA-256 of the raw body. It consumes and closes the body.
-func VerifyReport(r *http.Request, keys lktoken.Keys) (Report, error) {
+// VerifyReport reads a worker report from r and checks it was signed with the report
+// secret (SignReport): the `Authorization` header holds a JWT (optionally after
+// "Bearer ") issued by ReportIssuer and keyed with secret, unexpired, with subject
+// ReportSubject, whose sha256 claim is the base64 SHA-256 of the raw body. It consumes
+// and closes the body. An empty secret verifies nothing.
+func VerifyReport(r *http.Request, secret string) (Report, error) {
 	defer r.Body.Close()
 	body, err := io.ReadAll(io.LimitReader(r.Body, MaxReportBytes+1))
 	if err != nil {
@@ -45,7 +75,10 @@ func VerifyReport(r *http.Request, keys lktoken.Keys) (Report, error) {
 	if strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(token), "Bearer ")) == "" {
 		return Report{}, ErrReportUnsigned
 	}
-	c, err := lktoken.VerifyBody(token, body, keys)
+	if len(secret) < MinReportSecret {
+		return Report{}, ErrReportSignature
+	}
+	c, err := lktoken.VerifyBody(token, body, lktoken.KeyPair(ReportIssuer, secret))
 	if err != nil || c.Subject != ReportSubject {
 		return Report{}, ErrReportSignature
 	}

@@ -285,7 +285,7 @@ func leftWebhook(t *testing.T, st *sessiontest.Stack, room, identityPrefix strin
 func TestAssistantLeaving(t *testing.T) {
 	st := tenant(t)
 	lkc := st.LiveKit.Config()
-	rep := &mutableReporter{next: &report.Client{BaseURL: st.URL, APIKey: lkc.APIKey, APISecret: lkc.APISecret}}
+	rep := &mutableReporter{next: &report.Client{BaseURL: st.URL, Secret: st.ReportSecret}}
 	w := st.StartWorker(t, nil, worker.Options{Reporter: rep})
 	publishAssistant(t, st, "Front desk", "Hello there.", "ava_theo")
 	sc := ring(t, st, "video", platformsim.PartyOptions{})
@@ -468,7 +468,7 @@ func TestLongCallReportArrives(t *testing.T) {
 	st := tenant(t)
 	lkc := st.LiveKit.Config()
 	const turns = 1200 // 1200 turns of ~400 bytes: ~480 KiB
-	pad := &padReporter{next: &report.Client{BaseURL: st.URL, APIKey: lkc.APIKey, APISecret: lkc.APISecret},
+	pad := &padReporter{next: &report.Client{BaseURL: st.URL, Secret: st.ReportSecret},
 		turns: turns, text: strings.Repeat("and then the caller said something quite long ", 8)}
 	st.StartWorker(t, nil, worker.Options{Conversation: byName{}, Reporter: pad})
 	publishAssistant(t, st, hangUpName, "Hello there.", "ava_maya")

@@ -55,8 +55,9 @@ var Tables = map[string][]dynamo.Table{
 	"sessions-tokens": {dynamo.Idempotency, dynamo.Sessions, dynamo.RateLimits},
 
 	"livekit-webhook": {dynamo.CallPlatformIDs, dynamo.Calls, dynamo.Events, dynamo.Sessions},
+	// Idempotency: the ids of the notifications received (simhook.StoreReplays).
 	"platform-sim": {dynamo.Accounts, dynamo.Assistants, dynamo.CallDecisions, dynamo.CallPlatformIDs, dynamo.Calls,
-		dynamo.Events, dynamo.LineHandles, dynamo.Lines, dynamo.Sessions, dynamo.Versions, dynamo.WebhookAttempts,
+		dynamo.Events, dynamo.Idempotency, dynamo.LineHandles, dynamo.Lines, dynamo.Sessions, dynamo.Versions, dynamo.WebhookAttempts,
 		dynamo.WebhookEndpoints},
 	"persona-report":  {dynamo.CallPlatformIDs, dynamo.Calls, dynamo.Events, dynamo.Sessions},
 	"session-sweeper": {dynamo.CallPlatformIDs, dynamo.Calls, dynamo.Events, dynamo.Sessions},

@@ -13,6 +13,8 @@ package wire
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -34,6 +36,7 @@ import (
 	"github.com/bridgeline/bridgeline/shared/httpapi"
 	"github.com/bridgeline/bridgeline/shared/platform"
 	"github.com/bridgeline/bridgeline/shared/platform/simclient"
+	"github.com/bridgeline/bridgeline/shared/platform/simhook"
 	"github.com/bridgeline/bridgeline/shared/secretbox"
 	"github.com/bridgeline/bridgeline/shared/session"
 	"github.com/bridgeline/bridgeline/shared/store/dynamo"
@@ -85,7 +88,32 @@ func Config() (config.Config, error) {
 		return cfg, err
 	}
 	cfg.Store, cfg.PersonaWorkers = "dynamodb", 0
+	if cfg.PersonaReportSecret, err = reportSecret(context.Background()); err != nil {
+		return cfg, err
+	}
 	return cfg, cfg.Validate()
+}
+
+// reportSecret is the persona workers' report secret: the string of the Secrets Manager
+// secret PERSONA_REPORT_SECRET_ARN names (persona-report's), or PERSONA_REPORT_SECRET
+// where there is no Secrets Manager. A function given neither gets a random secret that
+// verifies no report: never the local stack's development default.
+func reportSecret(ctx context.Context) (string, error) {
+	if arn := os.Getenv("PERSONA_REPORT_SECRET_ARN"); arn != "" {
+		v, err := Secret(ctx, arn)
+		if err != nil {
+			return "", fmt.Errorf("read the persona report secret: %w", err)
+		}
+		return v, nil
+	}
+	if v := os.Getenv("PERSONA_REPORT_SECRET"); v != "" {
+		return v, nil
+	}
+	b := make([]byte, 32)
+	if _, err := rand.Read(b); err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(b), nil
 }
 
 // LiveKitParts are a function's LiveKit client: Rooms for the session service, and the
@@ -122,6 +150,10 @@ func New(ctx context.Context, function string, lk LiveKit) (*controlplane.Contro
 	}
 	if deps.Platforms, deps.SimSecret, err = PlatformsFromEnv(ctx); err != nil {
 		return nil, err
+	}
+	if s.Tables().Name(dynamo.Idempotency) != "" {
+		// Notification ids are claimed with a conditional put that every instance shares.
+		deps.NotificationReplays = simhook.StoreReplays{Store: s}
 	}
 	if lk != nil {
 		parts, err := lk(ctx, cfg)

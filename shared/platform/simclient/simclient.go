@@ -97,7 +97,7 @@ func (c *Client) post(ctx context.Context, path string, in, out any) error {
 		return err
 	}
 	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set(simhook.Header, simhook.Sign(c.cfg.Secret, body, time.Now()))
+	req.Header.Set(simhook.Header, simhook.Sign(c.cfg.Secret, simhook.ToPlatform, http.MethodPost, path, body, time.Now()))
 	resp, err := c.cfg.HTTPClient.Do(req)
 	if err != nil {
 		return fmt.Errorf("simclient: %s: %w", path, err)

@@ -82,6 +82,8 @@ type Stack struct {
 	Service *session.Service
 	API     *httpapi.API
 	Client  *http.Client
+	// ReportSecret signs the persona workers' reports (PERSONA_REPORT_SECRET).
+	ReportSecret string
 
 	shared *shared
 }
@@ -181,6 +183,7 @@ func New(opts Options) (_ *Stack, err error) {
 	// receivers run on 127.0.0.1.
 	cfg := config.Defaults()
 	cfg.LiveKitURL, cfg.LiveKitPublicURL, cfg.LiveKitAPIKey, cfg.LiveKitSecret = lk.HTTPURL(), lk.WSURL(), lkc.APIKey, lkc.APISecret
+	cfg.PersonaReportSecret = randHex(32)
 	cfg.RateLimit, cfg.RateBurst = opts.RateLimit, max(1, opts.RateLimit*2)
 	cfg.Webhooks.AllowLoopback = true
 	if opts.MaxDuration > 0 {
@@ -220,7 +223,7 @@ func New(opts Options) (_ *Stack, err error) {
 	sh.closers = append(sh.closers, func() { stopSweep(); <-swept })
 
 	*s = Stack{URL: srv.URL, Store: st, LiveKit: lk, RTC: rooms, Sim: simulator, Service: svc, API: api,
-		Client: &http.Client{Timeout: 60 * time.Second}, shared: sh}
+		Client: &http.Client{Timeout: 60 * time.Second}, ReportSecret: cfg.PersonaReportSecret, shared: sh}
 	if err := s.addAccount(ctx, "Test Co", [2]string{Line1, Line2}); err != nil {
 		return nil, err
 	}
@@ -288,6 +291,7 @@ func (s *Stack) StartWorker(t testing.TB, mod func(*worker.Config), opts worker.
 	cfg := worker.Defaults()
 	lkc := s.LiveKit.Config()
 	cfg.LiveKitURL, cfg.APIKey, cfg.APISecret, cfg.ControlPlane = s.LiveKit.WSURL(), lkc.APIKey, lkc.APISecret, s.URL
+	cfg.ReportSecret = s.ReportSecret
 	if mod != nil {
 		mod(&cfg)
 	}
