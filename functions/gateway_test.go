@@ -139,7 +139,7 @@ func (g *platformGateway) byCallID(callID string) (simCall, error) {
 func (s *stack) sendNotification(secret string, at time.Time) int {
 	ev := readJSON(s.t, "http-api-v2-platform-sim.json")
 	if secret != "" {
-		ev["headers"].(map[string]any)["sim-signature"] = simhook.Sign(secret, []byte(ev["body"].(string)), at)
+		ev["headers"].(map[string]any)["sim-signature"] = simhook.SignNotification(secret, []byte(ev["body"].(string)), at)
 	}
 	var out events.APIGatewayV2HTTPResponse
 	if err := json.Unmarshal(s.invoke("platform-sim", mustJSON(s.t, ev)), &out); err != nil {

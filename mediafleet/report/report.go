@@ -29,7 +29,7 @@ type Client struct {
 	BaseURL string // control plane base URL (BRIDGELINE_API_URL)
 	Secret  string // the report secret (PERSONA_REPORT_SECRET)
 	HTTP    *http.Client
-	Log       *slog.Logger
+	Log     *slog.Logger
 	// Attempts bounds tries per report (default 6, backoff from 200 ms doubling).
 	Attempts int
 }

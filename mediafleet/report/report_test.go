@@ -27,7 +27,7 @@ const (
 )
 
 func TestSendIsVerified(t *testing.T) {
-		got := make(chan persona.Report, 1)
+	got := make(chan persona.Report, 1)
 	var calls atomic.Int32
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path != persona.ReportPath {
@@ -64,7 +64,7 @@ func TestSendIsVerified(t *testing.T) {
 }
 
 func TestVerifyRejects(t *testing.T) {
-		body := `{"kind":"ended","call_id":"call_1"}`
+	body := `{"kind":"ended","call_id":"call_1"}`
 	good, err := Sign([]byte(body), secret)
 	if err != nil {
 		t.Fatal(err)
@@ -141,7 +141,7 @@ func TestSendGivesUpOnClientError(t *testing.T) {
 // intact. Before, the worker gave up on a 413 and the call's ended report was lost.
 func TestTooLargeReportIsTrimmedAndSent(t *testing.T) {
 	const limit = 256 << 10
-		got := make(chan persona.Report, 1)
+	got := make(chan persona.Report, 1)
 	var sizes []int
 	var mu sync.Mutex
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

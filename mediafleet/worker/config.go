@@ -15,13 +15,13 @@ import (
 // Config is the persona worker's configuration, read from the environment by
 // ConfigFromEnv (variable names in brackets).
 type Config struct {
-	LiveKitURL    string        // [LIVEKIT_URL] ws(s):// address of livekit-server; required
-	APIKey        string        // [LIVEKIT_API_KEY] fleet key: registers the worker with livekit-server; required
-	APISecret     string        // [LIVEKIT_API_SECRET]; required
-	ControlPlane  string        // [BRIDGELINE_API_URL] base URL reports are posted to; required
+	LiveKitURL   string // [LIVEKIT_URL] ws(s):// address of livekit-server; required
+	APIKey       string // [LIVEKIT_API_KEY] fleet key: registers the worker with livekit-server; required
+	APISecret    string // [LIVEKIT_API_SECRET]; required
+	ControlPlane string // [BRIDGELINE_API_URL] base URL reports are posted to; required
 	// ReportSecret signs the reports (32+ characters, shared with the control plane only;
 	// not the LiveKit secret, which livekit-server also holds).
-	ReportSecret string // [PERSONA_REPORT_SECRET] required
+	ReportSecret  string        // [PERSONA_REPORT_SECRET] required
 	AgentName     string        // [PERSONA_AGENT_NAME] default persona.AgentName
 	MaxJobs       int           // [PERSONA_MAX_JOBS] calls at once; default 4
 	VerifyTimeout time.Duration // [PERSONA_VERIFY_TIMEOUT] join to verified media; default 10s

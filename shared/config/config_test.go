@@ -33,6 +33,7 @@ var variableCases = map[string]struct {
 	"LIVEKIT_RTC_UDP_PORT":               {"7992", func(c Config) bool { return c.LiveKitUDPPort == 7992 }, "-3"},
 	"LIVEKIT_API_KEY":                    {"APIother", func(c Config) bool { return c.LiveKitAPIKey == "APIother" }, ""},
 	"LIVEKIT_API_SECRET":                 {strings.Repeat("s", 40), func(c Config) bool { return c.LiveKitSecret == strings.Repeat("s", 40) }, "short"},
+	"PERSONA_REPORT_SECRET":              {strings.Repeat("r", 40), func(c Config) bool { return c.PersonaReportSecret == strings.Repeat("r", 40) }, "short"},
 	"LIVEKIT_URL":                        {"https://lk.example.com", func(c Config) bool { return c.LiveKitURL == "https://lk.example.com" }, "wss://lk.example.com"},
 	"LIVEKIT_PUBLIC_URL":                 {"wss://lk.example.com", func(c Config) bool { return c.LiveKitPublicURL == "wss://lk.example.com" }, "https://lk.example.com"},
 	"LIVEKIT_SERVER_BIN":                 {"/opt/livekit-server", func(c Config) bool { return c.LiveKitBinary == "/opt/livekit-server" }, ""},

@@ -120,22 +120,43 @@ func TestContractSessionsAndInternalRoutes(t *testing.T) {
 	notJSON := `{"event":`
 	c.fail("POST", httpapi.LiveKitWebhookPath, notJSON, 400, "invalid_json", "Authorization", lkSigned(t, lk.APIKey, lk.APISecret, notJSON))
 	rep := `{"kind":"` + persona.ReportConnecting + `","call_id":"` + callID + `","session_id":"` + ses + `","at":"` + time.Now().UTC().Format(time.RFC3339Nano) + `","metrics":{}}`
-	c.ok("POST", persona.ReportPath, rep, 200, "Authorization", reportSigned(t, lk.APIKey, lk.APISecret, rep))
+	c.ok("POST", persona.ReportPath, rep, 200, "Authorization", reportSigned(t, s.ReportSecret, rep))
 	unknownRep := `{"kind":"` + persona.ReportConnecting + `","call_id":"` + ident.New("call") + `","metrics":{}}`
-	c.failValid("POST", persona.ReportPath, unknownRep, 404, "resource_not_found", "Authorization", reportSigned(t, lk.APIKey, lk.APISecret, unknownRep))
+	c.failValid("POST", persona.ReportPath, unknownRep, 404, "resource_not_found", "Authorization", reportSigned(t, s.ReportSecret, unknownRep))
 	c.fail("POST", persona.ReportPath, rep, 401, "api_key_invalid", "Authorization", "")
-	c.fail("POST", persona.ReportPath, `{}`, 400, "invalid_json", "Authorization", reportSigned(t, lk.APIKey, lk.APISecret, `{}`))
+	// Reports have a key of their own: another key, and the LiveKit API secret that
+	// livekit-server and every worker hold (what reports were signed with before), are 401.
+	c.fail("POST", persona.ReportPath, rep, 401, "api_key_invalid", "Authorization", reportSigned(t, "another-report-secret-0123456789-0123", rep))
+	c.fail("POST", persona.ReportPath, rep, 401, "api_key_invalid", "Authorization", reportSigned(t, lk.APISecret, rep))
+	c.fail("POST", persona.ReportPath, rep, 401, "api_key_invalid", "Authorization", lkReportSigned(t, lk.APIKey, lk.APISecret, rep))
+	c.fail("POST", persona.ReportPath, `{}`, 400, "invalid_json", "Authorization", reportSigned(t, s.ReportSecret, `{}`))
 	// A long call's report is over the customer API's 256 KiB and within its own 1 MiB.
 	long := `{"kind":"` + persona.ReportConnecting + `","call_id":"` + callID + `","session_id":"` + ses + `","metrics":{},"transcript":[{"speaker":"caller","text":"` +
 		strings.Repeat("x", httpapi.MaxBodyBytes) + `","start_ms":0,"end_ms":1}]}`
-	c.ok("POST", persona.ReportPath, long, 200, "Authorization", reportSigned(t, lk.APIKey, lk.APISecret, long))
+	c.ok("POST", persona.ReportPath, long, 200, "Authorization", reportSigned(t, s.ReportSecret, long))
 	tooLong := `{"kind":"` + persona.ReportConnecting + `","call_id":"` + callID + `","x":"` + strings.Repeat("x", persona.MaxReportBytes) + `"}`
-	c.fail("POST", persona.ReportPath, tooLong, 413, "body_too_large", "Authorization", reportSigned(t, lk.APIKey, lk.APISecret, tooLong))
+	c.fail("POST", persona.ReportPath, tooLong, 413, "body_too_large", "Authorization", reportSigned(t, s.ReportSecret, tooLong))
 	c.fail("POST", simhook.Path, `{}`, 401, "api_key_invalid", "Authorization", "")
 	c.fail("POST", simhook.Path, `nope`, 400, "invalid_json", "Authorization", "",
-		simhook.Header, simhook.Sign("sim-test-secret", []byte(`nope`), time.Now()))
+		simhook.Header, simhook.SignNotification("sim-test-secret", []byte(`nope`), time.Now()))
 	note := `{"id":"simevt_contract","event":"hangup","platform_call_id":"simcall_gone","at":"` + time.Now().UTC().Format(time.RFC3339Nano) + `"}`
-	c.ok("POST", simhook.Path, note, 200, "Authorization", "", simhook.Header, simhook.Sign("sim-test-secret", []byte(note), time.Now()))
+	c.ok("POST", simhook.Path, note, 200, "Authorization", "", simhook.Header, simhook.SignNotification("sim-test-secret", []byte(note), time.Now()))
+	// The same notification again, freshly signed (a replay within the tolerance): refused.
+	c.fail("POST", simhook.Path, note, 409, "conflict", "Authorization", "", simhook.Header, simhook.SignNotification("sim-test-secret", []byte(note), time.Now()))
+	// A signature made for another route or direction (a control request to the gateway,
+	// which the same secret signs) does not pass as a notification; nor a wrong secret.
+	note2 := strings.Replace(note, "simevt_contract", "simevt_contract2", 1)
+	for _, sig := range []string{
+		simhook.Sign("sim-test-secret", simhook.ToPlatform, "POST", simhook.HangupPath, []byte(note2), time.Now()),
+		simhook.Sign("sim-test-secret", simhook.ToControlPlane, "POST", simhook.HangupPath, []byte(note2), time.Now()),
+		simhook.Sign("sim-test-secret", simhook.ToPlatform, "POST", simhook.Path, []byte(note2), time.Now()),
+		simhook.Sign("sim-test-secret", simhook.ToControlPlane, "PUT", simhook.Path, []byte(note2), time.Now()),
+		simhook.SignNotification("another-secret", []byte(note2), time.Now()),
+	} {
+		c.fail("POST", simhook.Path, note2, 401, "api_key_invalid", "Authorization", "", simhook.Header, sig)
+	}
+	// Refused ones claimed nothing: the genuine notification is then handled.
+	c.ok("POST", simhook.Path, note2, 200, "Authorization", "", simhook.Header, simhook.SignNotification("sim-test-secret", []byte(note2), time.Now()))
 
 	// The sim API: place an inbound call on a line, look at it, hang it up.
 	placed := c.ok("POST", "/sim/calls", `{"to":"`+sessiontest.Line2+`","media":"audio"}`, 201, "Authorization", "")
@@ -210,10 +231,23 @@ func lkSigned(t *testing.T, key, secret, body string) string {
 	return tok
 }
 
-// reportSigned is the Authorization header a persona worker puts on a report.
-func reportSigned(t *testing.T, key, secret, body string) string {
+// lkReportSigned is a report token as workers signed them before: keyed with the fleet's
+// LiveKit API secret.
+func lkReportSigned(t *testing.T, key, secret, body string) string {
 	t.Helper()
-	h, err := report.Sign([]byte(body), key, secret)
+	sum := sha256.Sum256([]byte(body))
+	tok, err := auth.NewAccessToken(key, secret).SetIdentity(persona.ReportSubject).SetValidFor(time.Minute).
+		SetSha256(base64.StdEncoding.EncodeToString(sum[:])).ToJWT()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return "Bearer " + tok
+}
+
+// reportSigned is the Authorization header a persona worker puts on a report.
+func reportSigned(t *testing.T, secret, body string) string {
+	t.Helper()
+	h, err := report.Sign([]byte(body), secret)
 	if err != nil {
 		t.Fatal(err)
 	}

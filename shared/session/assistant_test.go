@@ -284,7 +284,6 @@ func leftWebhook(t *testing.T, st *sessiontest.Stack, room, identityPrefix strin
 // The call still ends when the caller hangs up.
 func TestAssistantLeaving(t *testing.T) {
 	st := tenant(t)
-	lkc := st.LiveKit.Config()
 	rep := &mutableReporter{next: &report.Client{BaseURL: st.URL, Secret: st.ReportSecret}}
 	w := st.StartWorker(t, nil, worker.Options{Reporter: rep})
 	publishAssistant(t, st, "Front desk", "Hello there.", "ava_theo")

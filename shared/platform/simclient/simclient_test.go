@@ -2,6 +2,7 @@ package simclient_test
 
 import (
 	"context"
+	"encoding/base64"
 	"errors"
 	"net/http"
 	"net/http/httptest"
@@ -92,7 +93,7 @@ func setup(t *testing.T) env {
 	n := &notes{}
 	recv := httptest.NewServer(http.HandlerFunc(n.serve))
 	t.Cleanup(recv.Close)
-	s, err := platformsim.New(platformsim.Config{NotifyURL: recv.URL + simhook.Path, Secret: secret, RingDelay: 10 * time.Millisecond})
+	s, err := platformsim.New(platformsim.Config{NotifyURL: recv.URL + simhook.Path, Secret: secret, APIToken: apiToken, RingDelay: 10 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -176,11 +177,7 @@ func TestGateway(t *testing.T) {
 	}
 	waitFor(t, "the inbound party in the room", func() bool { c, _ := e.sim.Get(in.ID); return c.InRoom })
 	// The gateway serves the sim's own API too: its party speaks when told.
-	resp, err := http.Post(e.gateway.URL+"/sim/calls/"+in.ID+"/say", "application/json", strings.NewReader(`{"text":"hello"}`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
+	resp := simAPI(t, http.MethodPost, e.gateway.URL+"/sim/calls/"+in.ID+"/say", `{"text":"hello"}`, "Bearer "+apiToken)
 	if resp.StatusCode != http.StatusAccepted {
 		t.Errorf("say through the gateway = %d, want 202", resp.StatusCode)
 	}
@@ -229,13 +226,93 @@ func TestGatewaySignature(t *testing.T) {
 	if len(e.sim.List()) != 0 {
 		t.Errorf("sim calls after refused requests = %v, want none", e.sim.List())
 	}
-	// The sim's own API is served beside the control routes.
-	resp, err = http.Get(e.gateway.URL + "/sim/calls")
+	// A control request signed for another route, or a notification's signature (the
+	// other direction, same secret), is refused.
+	body := `{"platform_call_id":"simcall_1"}`
+	for name, sig := range map[string]string{
+		"dial's signature":       simhook.Sign(secret, simhook.ToPlatform, "POST", simhook.DialPath, []byte(body), time.Now()),
+		"a notification's":       simhook.SignNotification(secret, []byte(body), time.Now()),
+		"hangup path, wrong way": simhook.Sign(secret, simhook.ToControlPlane, "POST", simhook.HangupPath, []byte(body), time.Now()),
+	} {
+		req, _ := http.NewRequest(http.MethodPost, e.gateway.URL+simhook.HangupPath, strings.NewReader(body))
+		req.Header.Set(simhook.Header, sig)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusUnauthorized {
+			t.Errorf("hangup signed with %s = %d, want 401", name, resp.StatusCode)
+		}
+	}
+	if len(e.sim.List()) != 0 {
+		t.Errorf("sim calls after refused requests = %v, want none", e.sim.List())
+	}
+	// The sim's own API is served beside the control routes, to holders of its token only.
+	placed := `{"to":"+15550109999","media":"audio"}`
+	for _, tc := range []struct {
+		name, authz string
+		want        int
+	}{
+		{"no credential", "", http.StatusUnauthorized},
+		{"wrong token", "Bearer not-the-token-not-the-token-not-the", http.StatusUnauthorized},
+		{"the sim secret instead", "Bearer " + secret, http.StatusUnauthorized},
+		{"bearer token", "Bearer " + apiToken, http.StatusOK},
+		{"basic, token as the password (a browser)", "Basic " + base64.StdEncoding.EncodeToString([]byte("me:"+apiToken)), http.StatusOK},
+	} {
+		if got := simAPI(t, http.MethodGet, e.gateway.URL+"/sim/calls", "", tc.authz).StatusCode; got != tc.want {
+			t.Errorf("%s: GET /sim/calls = %d, want %d", tc.name, got, tc.want)
+		}
+		want := tc.want
+		if want == http.StatusOK {
+			want = http.StatusCreated
+		}
+		if got := simAPI(t, http.MethodPost, e.gateway.URL+"/sim/calls", placed, tc.authz).StatusCode; got != want {
+			t.Errorf("%s: POST /sim/calls = %d, want %d", tc.name, got, want)
+		}
+	}
+	if n := len(e.sim.List()); n != 2 {
+		t.Errorf("sim calls placed = %d, want 2 (the two with the token)", n)
+	}
+}
+
+// TestGatewayWithoutAPIToken: a gateway given no SIM_API_TOKEN serves no /sim/ API.
+func TestGatewayWithoutAPIToken(t *testing.T) {
+	s, err := platformsim.New(platformsim.Config{NotifyURL: "http://127.0.0.1:9" + simhook.Path, Secret: secret})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close(context.Background())
+	gw := httptest.NewServer(s.GatewayHandler())
+	defer gw.Close()
+	if got := simAPI(t, http.MethodPost, gw.URL+"/sim/calls", `{"to":"+15550109999"}`, "").StatusCode; got != http.StatusNotFound {
+		t.Errorf("POST /sim/calls without a token configured = %d, want 404", got)
+	}
+	if n := len(s.List()); n != 0 {
+		t.Errorf("sim calls = %d, want 0", n)
+	}
+}
+
+// apiToken is the gateway's SIM_API_TOKEN in these tests.
+const apiToken = "sim-api-token-0123456789-0123456789"
+
+// simAPI sends one request to the sim's API with authz as its Authorization header.
+func simAPI(t *testing.T, method, url, body, authz string) *http.Response {
+	t.Helper()
+	req, err := http.NewRequest(method, url, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if body != "" {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	if authz != "" {
+		req.Header.Set("Authorization", authz)
+	}
+	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
 	resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		t.Errorf("GET /sim/calls = %d, want 200", resp.StatusCode)
-	}
+	return resp
 }

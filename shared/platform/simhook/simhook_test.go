@@ -2,9 +2,15 @@ package simhook_test
 
 import (
 	"bytes"
+	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -17,7 +23,7 @@ func TestVerify(t *testing.T) {
 	now := time.Date(2026, 11, 22, 7, 0, 0, 0, time.UTC)
 	n := platform.Notification{ID: "simevt_1", Event: platform.EventHangup, PlatformCallID: "simcall_1", At: now}
 	body, _ := json.Marshal(n)
-	good := simhook.Sign("s3cret", body, now)
+	good := simhook.SignNotification("s3cret", body, now)
 	tests := []struct {
 		name string
 		body []byte
@@ -28,13 +34,18 @@ func TestVerify(t *testing.T) {
 		{"valid", body, good, now, nil},
 		{"valid within tolerance", body, good, now.Add(4 * time.Minute), nil},
 		{"unsigned", body, "", now, simhook.ErrUnsigned},
-		{"wrong secret", body, simhook.Sign("other", body, now), now, simhook.ErrSignature},
+		{"wrong secret", body, simhook.SignNotification("other", body, now), now, simhook.ErrSignature},
 		{"altered body", bytes.Replace(body, []byte("hangup"), []byte("answered"), 1), good, now, simhook.ErrSignature},
 		{"garbled header", body, "v1=abc", now, simhook.ErrSignature},
+		{"control request's direction", body, simhook.Sign("s3cret", simhook.ToPlatform, "POST", simhook.Path, body, now), now, simhook.ErrSignature},
+		{"another route", body, simhook.Sign("s3cret", simhook.ToControlPlane, "POST", simhook.HangupPath, body, now), now, simhook.ErrSignature},
+		{"a control request as sent to the gateway", body, simhook.Sign("s3cret", simhook.ToPlatform, "POST", simhook.HangupPath, body, now), now, simhook.ErrSignature},
+		{"another method", body, simhook.Sign("s3cret", simhook.ToControlPlane, "PUT", simhook.Path, body, now), now, simhook.ErrSignature},
+		{"the old v1 form", body, "t=" + strconv.FormatInt(now.Unix(), 10) + ",v1=" + oldV1("s3cret", now, body), now, simhook.ErrSignature},
 		{"too old", body, good, now.Add(6 * time.Minute), simhook.ErrExpired},
 		{"from the future", body, good, now.Add(-6 * time.Minute), simhook.ErrExpired},
-		{"signed garbage", []byte("{"), simhook.Sign("s3cret", []byte("{"), now), now, simhook.ErrMalformed},
-		{"signed but incomplete", []byte(`{"id":"x"}`), simhook.Sign("s3cret", []byte(`{"id":"x"}`), now), now, simhook.ErrMalformed},
+		{"signed garbage", []byte("{"), simhook.SignNotification("s3cret", []byte("{"), now), now, simhook.ErrMalformed},
+		{"signed but incomplete", []byte(`{"id":"x"}`), simhook.SignNotification("s3cret", []byte(`{"id":"x"}`), now), now, simhook.ErrMalformed},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -58,7 +69,7 @@ func TestVerify(t *testing.T) {
 func TestVerifySplitHeader(t *testing.T) {
 	now := time.Date(2026, 11, 22, 7, 0, 0, 0, time.UTC)
 	body, _ := json.Marshal(platform.Notification{ID: "simevt_1", Event: platform.EventHangup, PlatformCallID: "simcall_1", At: now})
-	t0, v1, ok := strings.Cut(simhook.Sign("s3cret", body, now), ",")
+	t0, v1, ok := strings.Cut(simhook.SignNotification("s3cret", body, now), ",")
 	if !ok {
 		t.Fatal("signature has no comma to split at")
 	}
@@ -67,5 +78,55 @@ func TestVerifySplitHeader(t *testing.T) {
 	r.Header.Add(simhook.Header, v1)
 	if _, err := simhook.Verify(r, "s3cret", now); err != nil {
 		t.Errorf("Verify(split header) = %v, want nil", err)
+	}
+}
+
+// oldV1 is the signature of before: the body and time only.
+func oldV1(secret string, t time.Time, body []byte) string {
+	m := hmac.New(sha256.New, []byte(secret))
+	fmt.Fprintf(m, "%d.", t.Unix())
+	m.Write(body)
+	return hex.EncodeToString(m.Sum(nil))
+}
+
+// TestMemoryReplays: an id is taken once within ReplayWindow, a released id can be taken
+// again (the sender's redelivery of a notification that failed), and the cache stays
+// bounded in time and size.
+func TestMemoryReplays(t *testing.T) {
+	ctx := context.Background()
+	now := time.Date(2026, 11, 22, 7, 0, 0, 0, time.UTC)
+	m := &simhook.MemoryReplays{Max: 3}
+	claim := func(id string, at time.Time) bool {
+		t.Helper()
+		ok, err := m.Claim(ctx, id, at)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ok
+	}
+	if !claim("a", now) {
+		t.Fatal("first Claim(a) = false")
+	}
+	if claim("a", now.Add(simhook.ReplayWindow-time.Second)) {
+		t.Error("Claim(a) again within the window = true, want the replay refused")
+	}
+	m.Release(ctx, "a")
+	if !claim("a", now) {
+		t.Error("Claim(a) after Release = false, want the redelivery taken")
+	}
+	if !claim("a", now.Add(simhook.ReplayWindow+time.Second)) {
+		t.Error("Claim(a) past the window = false, want it forgotten (its signature has expired)")
+	}
+	for i := range 10 {
+		claim(fmt.Sprint("id", i), now.Add(simhook.ReplayWindow+2*time.Second))
+	}
+	if n := m.Len(); n != 3 {
+		t.Errorf("Len after 11 ids with Max 3 = %d, want 3", n)
+	}
+	if claim("id9", now.Add(simhook.ReplayWindow+3*time.Second)) {
+		t.Error("Claim(id9), the newest, = true, want it still refused")
+	}
+	if m.Claim(ctx, "late", now.Add(3*simhook.ReplayWindow)); m.Len() != 1 {
+		t.Errorf("Len once every earlier id expired = %d, want 1", m.Len())
 	}
 }
