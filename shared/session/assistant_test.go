@@ -465,7 +465,6 @@ func (p *padReporter) Send(ctx context.Context, r persona.Report) error {
 // gave up: the transcript and the ended report were lost.)
 func TestLongCallReportArrives(t *testing.T) {
 	st := tenant(t)
-	lkc := st.LiveKit.Config()
 	const turns = 1200 // 1200 turns of ~400 bytes: ~480 KiB
 	pad := &padReporter{next: &report.Client{BaseURL: st.URL, Secret: st.ReportSecret},
 		turns: turns, text: strings.Repeat("and then the caller said something quite long ", 8)}
