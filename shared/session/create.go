@@ -13,7 +13,6 @@ import (
 	"github.com/bridgeline/bridgeline/shared/call"
 	"github.com/bridgeline/bridgeline/shared/ident"
 	"github.com/bridgeline/bridgeline/shared/line"
-	"github.com/bridgeline/bridgeline/shared/listing"
 	"github.com/bridgeline/bridgeline/shared/platform"
 	"github.com/bridgeline/bridgeline/shared/rtc"
 )
@@ -192,26 +191,14 @@ func (s *Service) callingLine(ctx context.Context, accountID, lineID string) (li
 		return apierr.Owned(l, l.AccountID, err, accountID,
 			apierr.Param(apierr.CodeResourceNotFound, "line_id", fmt.Sprintf("no such line: %q", lineID)))
 	}
-	var oldest line.Line
-	q := listing.Query{Limit: listing.MaxLimit}
-	for {
-		page, err := s.Lines.ListLines(ctx, accountID, q)
-		if err != nil {
-			return line.Line{}, fmt.Errorf("list lines: %w", err)
-		}
-		page, more := listing.Page(page, q.Limit)
-		if len(page) > 0 {
-			oldest = page[len(page)-1]
-		}
-		if !more {
-			break
-		}
-		q.StartingAfter = oldest.ID
-	}
-	if oldest.ID == "" {
+	l, err := s.Lines.FirstLine(ctx, accountID)
+	if errors.Is(err, apierr.ErrNotFound) {
 		return line.Line{}, apierr.New(apierr.CodeNoLine, "the account has no line to call from; ask the operator to provision one")
 	}
-	return oldest, nil
+	if err != nil {
+		return line.Line{}, fmt.Errorf("first line: %w", err)
+	}
+	return l, nil
 }
 
 func (s *Service) createRoom(ctx context.Context, spec rtc.RoomSpec) error {
