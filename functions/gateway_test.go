@@ -34,6 +34,9 @@ import (
 )
 
 // platformGateway is a running cmd/platform-gateway.
+// gatewayAPIToken is the gateway's SIM_API_TOKEN: its /sim/ API requires it.
+const gatewayAPIToken = "functions-test-sim-api-token-0123456789"
+
 type platformGateway struct {
 	url    string
 	secret string
@@ -61,7 +64,8 @@ func (s *stack) withPlatformGateway(controlPlane string) *platformGateway {
 	}
 	cmd := exec.Command(bin)
 	cmd.Env = append(os.Environ(), "CONTROL_PLANE_URL="+controlPlane, "SIM_SECRET="+secret,
-		"LISTEN_ADDR=127.0.0.1:0", "RING_DELAY=50ms")
+		"LISTEN_ADDR=127.0.0.1:0", "RING_DELAY=50ms",
+		"SIM_API_TOKEN="+gatewayAPIToken)
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -115,11 +119,19 @@ type simCall struct {
 
 // byCallID returns the gateway's call bridged for Bridgeline's call id.
 func (g *platformGateway) byCallID(callID string) (simCall, error) {
-	resp, err := http.Get(g.url + "/sim/calls")
+	req, err := http.NewRequest(http.MethodGet, g.url+"/sim/calls", nil)
+	if err != nil {
+		return simCall{}, err
+	}
+	req.Header.Set("Authorization", "Bearer "+gatewayAPIToken)
+	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		return simCall{}, err
 	}
 	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return simCall{}, fmt.Errorf("GET /sim/calls = %d", resp.StatusCode)
+	}
 	var list struct {
 		Data []simCall `json:"data"`
 	}

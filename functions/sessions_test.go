@@ -88,6 +88,10 @@ func (g *gateway) statuses() []int {
 	return append([]int(nil), g.seen...)
 }
 
+// testReportSecret is the persona report secret the test keeps where template.yaml's
+// PersonaReportCredentials holds it.
+const testReportSecret = "functions-test-report-secret-0123456789"
+
 // withLiveKit starts livekit-server with its webhooks going to the gateway, and puts
 // its credentials in Secrets Manager as template.yaml's LiveKitCredentials holds them.
 func (s *stack) withLiveKit() (*livekitserver.Server, *gateway) {
@@ -104,6 +108,12 @@ func (s *stack) withLiveKit() (*livekitserver.Server, *gateway) {
 		t.Fatal(err)
 	}
 	s.refs["LiveKitCredentials"] = aws.ToString(out.ARN)
+	rep, err := sm.CreateSecret(s.ctx, &secretsmanager.CreateSecretInput{Name: aws.String("bridgeline-test-persona-report"),
+		SecretString: aws.String(testReportSecret)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.refs["PersonaReportCredentials"] = aws.ToString(rep.ARN)
 	s.refs["LiveKitURL"] = lk.HTTPURL()
 	s.refs["LiveKitPublicURL"] = lk.WSURL()
 	s.refs["TokenTTLMinutes"] = "10"
@@ -180,14 +190,12 @@ func (s *stack) sessionScenario(lk *livekitserver.Server, gw *gateway, acctID, l
 	}
 	report := func(rep persona.Report) request {
 		body, _ := json.Marshal(rep)
-		sum := sha256.Sum256(body)
-		jwt, err := lkauth.NewAccessToken(conf.APIKey, conf.APISecret).SetIdentity(persona.ReportSubject).
-			SetValidFor(time.Minute).SetSha256(base64.StdEncoding.EncodeToString(sum[:])).ToJWT()
+		authz, err := persona.SignReport(body, testReportSecret, time.Now())
 		if err != nil {
 			t.Fatal(err)
 		}
 		return request{fn: "persona-report", method: http.MethodPost, pattern: persona.ReportPath, path: persona.ReportPath,
-			body: string(body), headers: map[string]string{"Content-Type": "application/json", "Authorization": "Bearer " + jwt}}
+			body: string(body), headers: map[string]string{"Content-Type": "application/json", "Authorization": authz}}
 	}
 	s.expect(report(persona.Report{Kind: persona.ReportGreeting, CallID: c2.ID, SessionID: ses2.ID, At: time.Now().UTC(),
 		Metrics: persona.Metrics{ResponseMS: &persona.Percentiles{P50: 420, P95: 610}}}), http.StatusOK)
@@ -198,6 +206,17 @@ func (s *stack) sessionScenario(lk *livekitserver.Server, gw *gateway, acctID, l
 	forged.headers["Authorization"] = "Bearer " + strings.Repeat("x", 40)
 	if resp := s.call(forged); resp.status != http.StatusUnauthorized {
 		t.Errorf("unsigned report = %d %s, want 401", resp.status, resp.body)
+	}
+	// Signed with the LiveKit API secret, which livekit-server holds too: refused.
+	sum := sha256.Sum256([]byte(forged.body))
+	lkSigned, err := lkauth.NewAccessToken(conf.APIKey, conf.APISecret).SetIdentity(persona.ReportSubject).
+		SetValidFor(time.Minute).SetSha256(base64.StdEncoding.EncodeToString(sum[:])).ToJWT()
+	if err != nil {
+		t.Fatal(err)
+	}
+	forged.headers["Authorization"] = "Bearer " + lkSigned
+	if resp := s.call(forged); resp.status != http.StatusUnauthorized {
+		t.Errorf("report signed with the LiveKit secret = %d %s, want 401", resp.status, resp.body)
 	}
 	s.expect(report(persona.Report{Kind: persona.ReportEnded, CallID: c2.ID, SessionID: ses2.ID, At: time.Now().UTC(),
 		EndReason: "caller_hangup"}), http.StatusOK)

@@ -21,6 +21,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/bridgeline/bridgeline/functions/internal/grantgen/grants"
 	"github.com/bridgeline/bridgeline/functions/internal/wire"
 	"github.com/bridgeline/bridgeline/shared/httpapi"
 	"github.com/bridgeline/bridgeline/shared/store/dynamo"
@@ -339,12 +340,10 @@ func TestGrantsMatchEnvironmentAndRoutes(t *testing.T) {
 			want[tb.LogicalID()] = true
 		}
 		granted := map[string]bool{}
-		for _, p := range policies(t, name) {
-			for kind, args := range p {
-				if strings.HasPrefix(kind, "DynamoDB") {
-					ref, _ := args.(map[string]any)["TableName"].(map[string]any)["Ref"].(string)
-					granted[ref] = true
-				}
+		for table, actions := range dynamoGrants(t, name) {
+			granted[table] = true
+			if want := wire.Actions(name, byID[table]); !slices.Equal(actions, want) {
+				t.Errorf("%s: granted %v on %s, but wire.Actions says %v (go run ./functions/internal/grantgen)", name, actions, table, want)
 			}
 		}
 		env := map[string]bool{}
@@ -364,6 +363,111 @@ func TestGrantsMatchEnvironmentAndRoutes(t *testing.T) {
 			t.Errorf("%s: granted %v, but wire.Tables says it uses %v", name, granted, want)
 		}
 	}
+}
+
+// TestGrantsAreGenerated: template.yaml's DynamoDB grants are exactly what grantgen
+// writes from wire.Tables and wire.Writes: explicit actions per table, no SAM DynamoDB
+// policy template (DynamoDBCrudPolicy grants Scan and DeleteItem to every writer).
+func TestGrantsAreGenerated(t *testing.T) {
+	b, err := os.ReadFile("../template.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := grants.Rewrite(string(b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got != string(b) {
+		t.Error("template.yaml's DynamoDB grants differ from wire.Tables and wire.Writes: run go run ./functions/internal/grantgen")
+	}
+	for _, name := range functionNames(t) {
+		for _, p := range policies(t, name) {
+			for kind := range p {
+				if strings.HasPrefix(kind, "DynamoDB") {
+					t.Errorf("%s: %s: grant DynamoDB actions through wire.Writes instead", name, kind)
+				}
+			}
+		}
+		for table, actions := range dynamoGrants(t, name) {
+			for _, a := range actions {
+				if a == "dynamodb:Scan" || a == "dynamodb:DeleteTable" || strings.HasSuffix(a, "*") {
+					t.Errorf("%s: %s on %s", name, a, table)
+				}
+			}
+		}
+	}
+}
+
+// samTemplateActions are the actions of SAM's DynamoDB policy templates
+// (policy_templates.json), for a function still granted through one.
+var samTemplateActions = map[string][]string{
+	"DynamoDBReadPolicy": {"dynamodb:GetItem", "dynamodb:Scan", "dynamodb:Query", "dynamodb:BatchGetItem", "dynamodb:DescribeTable"},
+	"DynamoDBCrudPolicy": {"dynamodb:GetItem", "dynamodb:Scan", "dynamodb:Query", "dynamodb:BatchGetItem", "dynamodb:DescribeTable",
+		"dynamodb:DeleteItem", "dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:BatchWriteItem", "dynamodb:ConditionCheckItem"},
+}
+
+// dynamoGrants reads a function's DynamoDB grants from template.yaml: per table (its
+// logical id), the actions granted on it, from explicit statements (whose resources are
+// the table's ARN and its indexes') or SAM's policy templates.
+func dynamoGrants(t *testing.T, name string) map[string][]string {
+	t.Helper()
+	out := map[string][]string{}
+	for _, p := range policies(t, name) {
+		for kind, args := range p {
+			if acts, ok := samTemplateActions[kind]; ok {
+				ref, _ := args.(map[string]any)["TableName"].(map[string]any)["Ref"].(string)
+				out[ref] = append(out[ref], acts...)
+			}
+		}
+		for _, st := range list(p["Statement"]) {
+			var actions []string
+			for _, a := range asList(st["Action"]) {
+				if s, _ := a.(string); strings.HasPrefix(s, "dynamodb:") {
+					actions = append(actions, s)
+				}
+			}
+			if len(actions) == 0 {
+				continue
+			}
+			tables := map[string]bool{}
+			for _, r := range asList(st["Resource"]) {
+				m, _ := r.(map[string]any)
+				switch {
+				case m["Fn::GetAtt"] != nil:
+					parts, _ := m["Fn::GetAtt"].([]any)
+					if len(parts) == 2 && parts[1] == "Arn" {
+						tables[fmt.Sprint(parts[0])] = true
+						continue
+					}
+				case m["Fn::Sub"] != nil:
+					sub, _ := m["Fn::Sub"].(string)
+					if id, ok := strings.CutSuffix(strings.TrimPrefix(sub, "${"), ".Arn}/index/*"); ok && strings.HasPrefix(sub, "${") {
+						tables[id] = true
+						continue
+					}
+				}
+				t.Errorf("%s: DynamoDB statement on %v, not a table's ARN or its indexes", name, r)
+			}
+			if len(tables) != 1 {
+				t.Errorf("%s: a DynamoDB statement on %d tables, want one (%v)", name, len(tables), st)
+			}
+			for table := range tables {
+				out[table] = append(out[table], actions...)
+			}
+		}
+	}
+	return out
+}
+
+// asList is v as a list: a YAML list, or a single value.
+func asList(v any) []any {
+	if l, ok := v.([]any); ok {
+		return l
+	}
+	if v == nil {
+		return nil
+	}
+	return []any{v}
 }
 
 // TestTemplateShape: the settings the design card asks for.

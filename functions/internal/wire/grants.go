@@ -1,0 +1,114 @@
+package wire
+
+import (
+	"slices"
+
+	"github.com/bridgeline/bridgeline/shared/store/dynamo"
+)
+
+// Access is what a function does to one of its tables, beyond reading it. template.yaml
+// grants each function, per table in Tables, exactly Actions: no Scan (no code scans),
+// no DeleteItem where nothing is deleted, no write where the function only reads. The
+// statements in template.yaml are generated from here (go run ./functions/internal/grantgen),
+// functions/template_test.go checks they match, and the runtime test checks each
+// function's real DynamoDB requests against them.
+type Access uint8
+
+const (
+	// Write: PutItem, UpdateItem and ConditionCheckItem (also inside transactions).
+	Write Access = 1 << iota
+	// Delete: DeleteItem (also inside transactions).
+	Delete
+)
+
+// ReadActions are what every function may do to each of its tables: read items and query
+// the table and its indexes.
+var ReadActions = []string{"dynamodb:GetItem", "dynamodb:Query", "dynamodb:BatchGetItem"}
+
+// WriteActions and DeleteActions are what Write and Delete add.
+var (
+	WriteActions  = []string{"dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:ConditionCheckItem"}
+	DeleteActions = []string{"dynamodb:DeleteItem"}
+)
+
+// idempotent is the access of a function that takes Idempotency-Key: it claims the key,
+// stores the response, and deletes the claim when the request fails with a 5xx.
+const idempotent = Write | Delete
+
+// Writes are, per function, the tables it writes and how; every other table of the
+// function's Tables entry is read only.
+var Writes = map[string]map[dynamo.Table]Access{
+	// It records each key's last use (at most once a minute per key).
+	"authorizer":      {dynamo.APIKeys: Write},
+	"webhook-deliver": {dynamo.WebhookEndpoints: Write, dynamo.WebhookAttempts: Write},
+
+	"assistants-list":          {dynamo.RateLimits: Write},
+	"assistants-create":        {dynamo.Assistants: Write, dynamo.Idempotency: idempotent, dynamo.RateLimits: Write},
+	"assistants-get":           {dynamo.RateLimits: Write},
+	"assistants-versions-list": {dynamo.RateLimits: Write},
+	"assistants-update":        {dynamo.Assistants: Write, dynamo.RateLimits: Write},
+	"assistants-publish":       {dynamo.Assistants: Write, dynamo.Idempotency: idempotent, dynamo.Versions: Write, dynamo.RateLimits: Write},
+	"assistants-activate":      {dynamo.Assistants: Write, dynamo.Idempotency: idempotent, dynamo.RateLimits: Write},
+	"assistants-duplicate":     {dynamo.Assistants: Write, dynamo.Idempotency: idempotent, dynamo.RateLimits: Write},
+	"assistants-archive":       {dynamo.Assistants: Write, dynamo.Idempotency: idempotent, dynamo.RateLimits: Write},
+	"avatars-list":             {dynamo.RateLimits: Write},
+	"voices-list":              {dynamo.RateLimits: Write},
+
+	"api-keys-list":   {dynamo.RateLimits: Write},
+	"api-keys-create": {dynamo.Accounts: Write, dynamo.APIKeys: Write, dynamo.Idempotency: idempotent, dynamo.RateLimits: Write},
+	// A revoked key is marked, not deleted: the account's key count keeps the last one.
+	"api-keys-delete": {dynamo.Accounts: Write, dynamo.APIKeys: Write, dynamo.RateLimits: Write},
+
+	"lines-list":   {dynamo.RateLimits: Write},
+	"lines-get":    {dynamo.RateLimits: Write},
+	// Assigning counts the assistant's lines on the assistant (an assigned one cannot be
+	// archived).
+	"lines-update": {dynamo.Assistants: Write, dynamo.Lines: Write, dynamo.RateLimits: Write},
+	"lines-assign": {dynamo.Assistants: Write, dynamo.Idempotency: idempotent, dynamo.Lines: Write, dynamo.RateLimits: Write},
+
+	"webhook-endpoints-list":          {dynamo.RateLimits: Write},
+	"webhook-endpoints-create":        {dynamo.Idempotency: idempotent, dynamo.WebhookEndpoints: Write, dynamo.RateLimits: Write},
+	"webhook-endpoints-get":           {dynamo.RateLimits: Write},
+	"webhook-endpoints-update":        {dynamo.WebhookEndpoints: Write, dynamo.RateLimits: Write},
+	"webhook-endpoints-delete":        {dynamo.WebhookEndpoints: Delete, dynamo.RateLimits: Write},
+	"webhook-endpoints-rotate-secret": {dynamo.Idempotency: idempotent, dynamo.WebhookEndpoints: Write, dynamo.RateLimits: Write},
+	"events-list":                     {dynamo.RateLimits: Write},
+	"events-get":                      {dynamo.RateLimits: Write},
+	"events-redeliver":                {dynamo.Idempotency: idempotent, dynamo.RateLimits: Write},
+
+	"calls-answer": {dynamo.CallDecisions: Write, dynamo.Idempotency: idempotent, dynamo.RateLimits: Write},
+	"calls-list":   {dynamo.RateLimits: Write},
+	"calls-get":    {dynamo.RateLimits: Write},
+
+	// A create that fails before its dial discards the session and call it wrote.
+	"sessions-create": {dynamo.CallPlatformIDs: Write, dynamo.Calls: Write | Delete, dynamo.Events: Write,
+		dynamo.Idempotency: idempotent, dynamo.Sessions: Write | Delete, dynamo.RateLimits: Write},
+	"sessions-list":   {dynamo.RateLimits: Write},
+	"sessions-get":    {dynamo.RateLimits: Write},
+	"sessions-delete": {dynamo.CallPlatformIDs: Write, dynamo.Calls: Write, dynamo.Events: Write, dynamo.Sessions: Write, dynamo.RateLimits: Write},
+	"sessions-tokens": {dynamo.Idempotency: idempotent, dynamo.RateLimits: Write},
+
+	"livekit-webhook": {dynamo.CallPlatformIDs: Write, dynamo.Calls: Write, dynamo.Events: Write, dynamo.Sessions: Write},
+	// Idempotency: the notification ids it claims, and releases when handling fails.
+	"platform-sim": {dynamo.CallDecisions: Write, dynamo.CallPlatformIDs: Write, dynamo.Calls: Write, dynamo.Events: Write,
+		dynamo.Idempotency: idempotent, dynamo.Sessions: Write, dynamo.WebhookAttempts: Write, dynamo.WebhookEndpoints: Write},
+	"persona-report":  {dynamo.CallPlatformIDs: Write, dynamo.Calls: Write, dynamo.Events: Write, dynamo.Sessions: Write},
+	"session-sweeper": {dynamo.CallPlatformIDs: Write, dynamo.Calls: Write, dynamo.Events: Write, dynamo.Sessions: Write},
+}
+
+// Actions are the DynamoDB actions function is granted on table t: ReadActions, and what
+// its Writes entry adds. Nil when the function does not use the table.
+func Actions(function string, t dynamo.Table) []string {
+	if !slices.Contains(Tables[function], t) {
+		return nil
+	}
+	out := slices.Clone(ReadActions)
+	a := Writes[function][t]
+	if a&Write != 0 {
+		out = append(out, WriteActions...)
+	}
+	if a&Delete != 0 {
+		out = append(out, DeleteActions...)
+	}
+	return out
+}
