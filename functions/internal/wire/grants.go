@@ -59,8 +59,8 @@ var Writes = map[string]map[dynamo.Table]Access{
 	// A revoked key is marked, not deleted: the account's key count keeps the last one.
 	"api-keys-delete": {dynamo.Accounts: Write, dynamo.APIKeys: Write, dynamo.RateLimits: Write},
 
-	"lines-list":   {dynamo.RateLimits: Write},
-	"lines-get":    {dynamo.RateLimits: Write},
+	"lines-list": {dynamo.RateLimits: Write},
+	"lines-get":  {dynamo.RateLimits: Write},
 	// Assigning counts the assistant's lines on the assistant (an assigned one cannot be
 	// archived).
 	"lines-update": {dynamo.Assistants: Write, dynamo.Lines: Write, dynamo.RateLimits: Write},
