@@ -610,7 +610,12 @@ func (s *Sim) post(body []byte) (retry bool, err error) {
 		return true, err
 	}
 	resp.Body.Close()
-	if resp.StatusCode >= 300 {
+	switch {
+	case resp.StatusCode == http.StatusConflict:
+		// The control plane already has this notification (an earlier attempt's answer
+		// was lost): delivered.
+		return false, nil
+	case resp.StatusCode >= 300:
 		return resp.StatusCode >= 500, fmt.Errorf("status %d", resp.StatusCode)
 	}
 	return false, nil
