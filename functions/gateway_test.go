@@ -188,8 +188,14 @@ func (s *stack) inboundScenario(gw *gateway, lineID string, auth map[string]any)
 	goneEP := s.expect(post("webhook-endpoints-create", "/v1/webhook_endpoints", "/v1/webhook_endpoints",
 		`{"url":"`+gone.URL+`/hooks","events":["call.incoming"]}`), http.StatusCreated)
 
-	resp, err := http.Post(gw.platform.url+"/sim/calls", "application/json",
+	placeReq, err := http.NewRequest(http.MethodPost, gw.platform.url+"/sim/calls",
 		strings.NewReader(`{"from":"+15550142424","to":"`+handle+`","media":"audio"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	placeReq.Header.Set("Content-Type", "application/json")
+	placeReq.Header.Set("Authorization", "Bearer "+gatewayAPIToken)
+	resp, err := http.DefaultClient.Do(placeReq)
 	if err != nil {
 		t.Fatal(err)
 	}
