@@ -567,6 +567,9 @@ func TestFunctionsUnderLambdaRuntime(t *testing.T) {
 	}
 	toDecline := pending
 	toDecline.CallID, toDecline.EventID, toDecline.Session.CallID = inbound.ID, ident.New("evt"), inbound.ID
+	// Its own deadline, from now: the session scenario before it takes longer than the
+	// first decision's 10 s on a loaded machine.
+	toDecline.AnswerBy = time.Now().Add(10 * time.Second)
 	if err := s.store.CreateDecision(ctx, toDecline); err != nil {
 		t.Fatal(err)
 	}
