@@ -15,19 +15,20 @@ import (
 type Access uint8
 
 const (
-	// Write: PutItem, UpdateItem and ConditionCheckItem (also inside transactions).
+	// Write: PutItem and UpdateItem (also inside transactions).
 	Write Access = 1 << iota
 	// Delete: DeleteItem (also inside transactions).
 	Delete
 )
 
 // ReadActions are what every function may do to each of its tables: read items and query
-// the table and its indexes.
-var ReadActions = []string{"dynamodb:GetItem", "dynamodb:Query", "dynamodb:BatchGetItem"}
+// the table and its indexes. The store uses no batch, scan or condition-check request:
+// none is granted (add it here when the store starts to).
+var ReadActions = []string{"dynamodb:GetItem", "dynamodb:Query"}
 
 // WriteActions and DeleteActions are what Write and Delete add.
 var (
-	WriteActions  = []string{"dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:ConditionCheckItem"}
+	WriteActions  = []string{"dynamodb:PutItem", "dynamodb:UpdateItem"}
 	DeleteActions = []string{"dynamodb:DeleteItem"}
 )
 
