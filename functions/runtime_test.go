@@ -685,6 +685,8 @@ var partial = map[string]bool{
 func checkGrants(t *testing.T, name string, used map[access]bool, all bool) {
 	t.Helper()
 	granted := dynamoGrants(t, name) // table logical id -> actions
+	// GRANTS_DUMP=<file> appends what each function did ("function table action" lines):
+	// what to put in wire.Writes for a new function.
 	if f := os.Getenv("GRANTS_DUMP"); f != "" {
 		fh, _ := os.OpenFile(f, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
 		for a := range used {
