@@ -44,24 +44,24 @@ func (e Event) MarshalJSON() ([]byte, error) {
 // MarshalJSON writes the data with its timestamps in the API's format.
 func (c CallEnded) MarshalJSON() ([]byte, error) {
 	return json.Marshal(struct {
-		CallID          string            `json:"call_id"`
-		SessionID       string            `json:"session_id,omitempty"`
-		LineID          string            `json:"line_id,omitempty"`
-		Direction       string            `json:"direction"`
-		From            string            `json:"from"`
-		To              string            `json:"to"`
-		Media           string            `json:"media"`
-		HandledBy       string            `json:"handled_by"`
-		StartedAt       millis            `json:"started_at"`
-		AnsweredAt      *millis           `json:"answered_at"`
-		EndedAt         millis            `json:"ended_at"`
-		DurationMS      int64             `json:"duration_ms"`
-		EndReason       string            `json:"end_reason"`
-		EndedBy         string            `json:"ended_by"`
-		Decision        string            `json:"decision,omitempty"`
-		DecisionSource  string            `json:"decision_source,omitempty"`
-		Metadata        map[string]string `json:"metadata"`
-		SessionMetadata map[string]string `json:"session_metadata,omitempty"`
+		CallID          string             `json:"call_id"`
+		SessionID       string             `json:"session_id,omitempty"`
+		LineID          string             `json:"line_id,omitempty"`
+		Direction       string             `json:"direction"`
+		From            string             `json:"from"`
+		To              string             `json:"to"`
+		Media           string             `json:"media"`
+		HandledBy       string             `json:"handled_by"`
+		StartedAt       millis             `json:"started_at"`
+		AnsweredAt      *millis            `json:"answered_at"`
+		EndedAt         millis             `json:"ended_at"`
+		DurationMS      int64              `json:"duration_ms"`
+		EndReason       string             `json:"end_reason"`
+		EndedBy         string             `json:"ended_by"`
+		Decision        string             `json:"decision,omitempty"`
+		DecisionSource  string             `json:"decision_source,omitempty"`
+		Metadata        map[string]string  `json:"metadata"`
+		SessionMetadata *map[string]string `json:"session_metadata,omitempty"`
 	}{c.CallID, c.SessionID, c.LineID, c.Direction, c.From, c.To, c.Media, c.HandledBy, ms(c.StartedAt),
 		msPtr(c.AnsweredAt), ms(c.EndedAt), c.DurationMS, c.EndReason, c.EndedBy, c.Decision, c.DecisionSource,
 		orEmpty(c.Metadata), sessionMetadata(c.SessionID, c.SessionMetadata)})
@@ -118,10 +118,12 @@ func orEmpty(m map[string]string) map[string]string {
 }
 
 // sessionMetadata is call.ended's session_metadata: {} for a session without any, and
-// absent (nil, omitted) for a call that never had a session.
-func sessionMetadata(sessionID string, m map[string]string) map[string]string {
+// absent (nil, omitted) for a call that never had a session. A pointer, as omitempty
+// would drop an empty map too.
+func sessionMetadata(sessionID string, m map[string]string) *map[string]string {
 	if sessionID == "" {
 		return nil
 	}
-	return orEmpty(m)
+	m = orEmpty(m)
+	return &m
 }
