@@ -2668,10 +2668,10 @@ type CallAnsweredData struct {
 	// Examples: line_01jd3f4g5h6j7k8m9n0p1q2r3t
 	LineId *LineID `json:"line_id,omitempty"`
 
-	// Metadata The call's metadata as it was answered; `{}` for none.
+	// Metadata The call's metadata as it was answered; `{}` for none. Always sent; absent only from events logged before metadata existed.
 	//
 	// Examples: {"customer":"cus_9s6XKzkNRiz8i3","order_id":"6735"}
-	Metadata Metadata `json:"metadata"`
+	Metadata *Metadata `json:"metadata,omitempty"`
 
 	// SessionId The hosted session the call is bridged into.
 	//
@@ -2797,10 +2797,10 @@ type CallEndedData struct {
 	// Media `video` or `audio`: what the call carries.
 	Media CallEndedDataMedia `json:"media"`
 
-	// Metadata The call's metadata as the call ended; `{}` for none.
+	// Metadata The call's metadata as the call ended; `{}` for none. Always sent; absent only from events logged before metadata existed.
 	//
 	// Examples: {"customer":"cus_9s6XKzkNRiz8i3","order_id":"6735"}
-	Metadata Metadata `json:"metadata"`
+	Metadata *Metadata `json:"metadata,omitempty"`
 
 	// SessionId The hosted session the call is bridged into.
 	//
@@ -2922,18 +2922,18 @@ type CallIncomingData struct {
 	// Examples: line_01jd3f4g5h6j7k8m9n0p1q2r3t
 	LineId LineID `json:"line_id"`
 
-	// LineMetadata The metadata of the line the call came in on, as the call arrived; `{}` for none.
+	// LineMetadata The metadata of the line the call came in on, as the call arrived; `{}` for none. Always sent; absent only from events logged before metadata existed.
 	//
 	// Examples: {"customer":"cus_9s6XKzkNRiz8i3","order_id":"6735"}
-	LineMetadata Metadata `json:"line_metadata"`
+	LineMetadata *Metadata `json:"line_metadata,omitempty"`
 
 	// Media `video` or `audio`: what the call carries.
 	Media CallIncomingDataMedia `json:"media"`
 
-	// Metadata The call's metadata: `{}`, as an inbound call has none until you set some (`PATCH /v1/calls/{id}`).
+	// Metadata The call's metadata: `{}`, as an inbound call has none until you set some (`PATCH /v1/calls/{id}`). Always sent; absent only from events logged before metadata existed.
 	//
 	// Examples: {"customer":"cus_9s6XKzkNRiz8i3","order_id":"6735"}
-	Metadata Metadata `json:"metadata"`
+	Metadata *Metadata `json:"metadata,omitempty"`
 
 	// Session The session the call is bridged into when accepted. Its room exists and its
 	// `participant_token` is valid from the moment this event is sent, so a client

@@ -2711,10 +2711,10 @@ export interface components {
              *     the account's events cannot join the room.
              */
             session: components["schemas"]["SessionPayload"];
-            /** @description The call's metadata: `{}`, as an inbound call has none until you set some (`PATCH /v1/calls/{id}`). */
-            metadata: components["schemas"]["Metadata"];
-            /** @description The metadata of the line the call came in on, as the call arrived; `{}` for none. */
-            line_metadata: components["schemas"]["Metadata"];
+            /** @description The call's metadata: `{}`, as an inbound call has none until you set some (`PATCH /v1/calls/{id}`). Always sent; absent only from events logged before metadata existed. */
+            metadata?: components["schemas"]["Metadata"];
+            /** @description The metadata of the line the call came in on, as the call arrived; `{}` for none. Always sent; absent only from events logged before metadata existed. */
+            line_metadata?: components["schemas"]["Metadata"];
         };
         /**
          * @example {
@@ -2763,8 +2763,8 @@ export interface components {
              * @enum {string}
              */
             decision_source?: "webhook_response" | "api";
-            /** @description The call's metadata as it was answered; `{}` for none. */
-            metadata: components["schemas"]["Metadata"];
+            /** @description The call's metadata as it was answered; `{}` for none. Always sent; absent only from events logged before metadata existed. */
+            metadata?: components["schemas"]["Metadata"];
         };
         /**
          * @example {
@@ -2843,8 +2843,8 @@ export interface components {
              * @enum {string}
              */
             ended_by: "customer" | "remote" | "assistant" | "system";
-            /** @description The call's metadata as the call ended; `{}` for none. */
-            metadata: components["schemas"]["Metadata"];
+            /** @description The call's metadata as the call ended; `{}` for none. Always sent; absent only from events logged before metadata existed. */
+            metadata?: components["schemas"]["Metadata"];
             /** @description The metadata of the call's session as the call ended; `{}` for none. Absent, as `session_id` is, for a call that never had a session (one declined at the line). */
             session_metadata?: components["schemas"]["Metadata"];
         };
