@@ -45,7 +45,8 @@ func (s *Service) customerDecides(ctx context.Context, plat platform.Platform, c
 		rec, err = s.Decider.Ask(ctx, decision.Incoming{AccountID: c.AccountID, CallID: c.ID, LineID: l.ID,
 			From: c.From, To: c.To, Media: c.Media, Timeout: timeout,
 			Session: callevent.Session{SessionID: ses.ID, CallID: c.ID, RTCURL: s.Rooms.PublicURL(),
-				ParticipantToken: tok.JWT, ExpiresAt: tok.ExpiresAt}})
+				ParticipantToken: tok.JWT, ExpiresAt: tok.ExpiresAt},
+			Metadata: c.Metadata, LineMetadata: l.Metadata})
 		if err != nil {
 			s.log().Error("ask customer", "call_id", c.ID, "err", err)
 			rec = decision.Record{Decision: decision.Timeout}

@@ -12,6 +12,7 @@ import (
 	"github.com/bridgeline/bridgeline/events/callevent"
 	"github.com/bridgeline/bridgeline/shared/call"
 	"github.com/bridgeline/bridgeline/shared/listing"
+	"github.com/bridgeline/bridgeline/shared/metadata"
 )
 
 // Modes.
@@ -61,6 +62,9 @@ type Session struct {
 	// it is set.
 	RoomPending bool  `json:"room_pending,omitempty"`
 	Revision    int64 `json:"revision"`
+	// Metadata is the customer's key-value pairs (shared/metadata); an outbound
+	// session's call starts with a copy.
+	Metadata metadata.Metadata `json:"metadata,omitempty"`
 }
 
 // Live reports whether the sweeper still has work on the session: it has not ended, its
