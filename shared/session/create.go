@@ -110,6 +110,9 @@ func (s *Service) Create(ctx context.Context, accountID string, req CreateReques
 		}
 		ver = &v
 	}
+	if err := s.admit(ctx, req, l); err != nil {
+		return Created{}, err
+	}
 	now := s.now()
 	ses := Session{ID: ident.New("ses"), AccountID: accountID, LineID: l.ID, Mode: req.Mode, Media: req.Media,
 		PlatformHandle: req.PlatformHandle, Status: StatusRinging, CreatedAt: now}
@@ -139,7 +142,7 @@ func (s *Service) Create(ctx context.Context, accountID string, req CreateReques
 		s.deleteRoom(ses.ID)
 		return Created{}, err
 	}
-	if err := s.Records.SaveSession(ctx, ses, c, nil); err != nil {
+	if err := s.saveNew(ctx, &ses, c); err != nil {
 		// Nothing was dialled, so a retry may run again. Should the write have committed
 		// although its answer was lost, the sweeper fails the ringing record.
 		s.deleteRoom(ses.ID)

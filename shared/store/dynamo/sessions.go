@@ -52,11 +52,15 @@ func revisionPut(table *string, it item, rev int64) *types.Put {
 
 func sessionItem(s session.Session) item {
 	s.Revision++
+	s.Slot = s.HoldsSlot() // the write that ends a session gives its slot back (slotRelease)
 	it := docItem(s, item{"id": str(s.ID), "account_id": str(s.AccountID)})
 	// Sparse: a session is in the live index until a write gives it a final status and
 	// releases its held call.ended.
 	if s.Live() {
 		it["live_shard"] = str(liveShard(s.ID))
+	}
+	if s.Slot {
+		it["slot"] = &types.AttributeValueMemberBOOL{Value: true}
 	}
 	return it
 }
@@ -118,7 +122,11 @@ func (s *Store) SaveSession(ctx context.Context, ses session.Session, c call.Cal
 	if err != nil {
 		return err
 	}
-	txn := []types.TransactWriteItem{{Put: revisionPut(sessions, sessionItem(ses), ses.Revision)}}
+	put := revisionPut(sessions, sessionItem(ses), ses.Revision)
+	txn := []types.TransactWriteItem{{Put: put}}
+	if rel := slotRelease(sessions, ses, put); rel != nil {
+		txn = append(txn, *rel)
+	}
 	cw, err := s.callWrites(c)
 	if err != nil {
 		return err
