@@ -62,6 +62,10 @@ type Options struct {
 	DispatchTimeout time.Duration
 	// SweepEvery is how often the sweeper runs (default 1 s, as on the local stack).
 	SweepEvery time.Duration
+	// MaxConcurrentSessions is an account's limit of live sessions (0: the default, 20).
+	MaxConcurrentSessions int
+	// Platforms are calling platforms beside the sim, by name.
+	Platforms map[string]platform.Platform
 }
 
 // Stack is a running control plane on real parts. A Tenant of it is a copy whose API key,
@@ -189,8 +193,15 @@ func New(opts Options) (_ *Stack, err error) {
 	if opts.DispatchTimeout > 0 {
 		cfg.AssistantDispatchTimeout = opts.DispatchTimeout
 	}
+	if opts.MaxConcurrentSessions > 0 {
+		cfg.MaxConcurrentSessions = opts.MaxConcurrentSessions
+	}
+	platforms := map[string]platform.Platform{platformsim.Name: simulator}
+	for name, p := range opts.Platforms {
+		platforms[name] = p
+	}
 	cp, err := controlplane.New(cfg, controlplane.Deps{Store: st, Rooms: rooms, LiveKit: rooms,
-		Platforms: map[string]platform.Platform{platformsim.Name: simulator}, SimSecret: "sim-test-secret", Log: log})
+		Platforms: platforms, SimSecret: "sim-test-secret", Log: log})
 	if err != nil {
 		return nil, err
 	}
