@@ -132,6 +132,27 @@ func slotRelease(table *string, ses session.Session, put *types.Put) *types.Tran
 	}}
 }
 
+// discardRelease is the counter's decrement that goes with DiscardSession of a session
+// that took a slot (nil for one that did not, or is gone). The discard's condition that
+// the session is still at its first revision makes what is read here what is deleted.
+func (s *Store) discardRelease(ctx context.Context, table *string, sessionID string) (*types.TransactWriteItem, error) {
+	it, err := s.getItem(ctx, Sessions, item{"id": str(sessionID)})
+	if errors.Is(err, apierr.ErrNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("discard session %s: %w", sessionID, err)
+	}
+	if _, held := it["slot"]; !held || getN(it, "revision") != 1 {
+		return nil, nil
+	}
+	return &types.TransactWriteItem{Update: &types.Update{
+		TableName: table, Key: slotsKey(getS(it, "account_id")),
+		UpdateExpression:          aws.String("SET used = if_not_exists(used, :one) - :one"),
+		ExpressionAttributeValues: item{":one": num(1)},
+	}}, nil
+}
+
 // SessionSlotsInUse reads the account's counter (the operator's view).
 func (s *Store) SessionSlotsInUse(ctx context.Context, accountID string) (int, error) {
 	it, err := s.getItem(ctx, Sessions, slotsKey(accountID))

@@ -35,6 +35,24 @@ var sessionLimitCases = map[string]func(*testing.T, SessionLimitStore){
 	"a session ending twice gives its slot back once":                     limitEndTwice,
 	"the account's own limit wins over the default":                       limitOwn,
 	"accounts are counted apart":                                          limitPerAccount,
+	"a discarded create gives its slot back":                              limitDiscard,
+}
+
+func limitDiscard(t *testing.T, s SessionLimitStore) {
+	a, _ := newLimitAccount(t, s)
+	won, _ := createMany(t, s, a.ID, 1, 1)
+	if len(won) != 1 {
+		t.Fatalf("created %d, want 1", len(won))
+	}
+	if err := s.DiscardSession(ctx(t), won[0].ID, won[0].CallID); err != nil {
+		t.Fatal(err)
+	}
+	if got := slotsInUse(t, s, a.ID); got != 0 {
+		t.Errorf("slots in use after the discard = %d, want 0", got)
+	}
+	if won, refused := createMany(t, s, a.ID, 2, 1); len(won) != 1 || refused != 1 {
+		t.Errorf("2 creates at limit 1 after a discard: %d created, %d refused; want 1, 1", len(won), refused)
+	}
 }
 
 // createMany runs n CreateSession calls at once and returns the sessions that got a
