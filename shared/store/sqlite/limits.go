@@ -3,7 +3,6 @@ package sqlite
 import (
 	"context"
 	"database/sql"
-	"errors"
 	"fmt"
 
 	"github.com/bridgeline/bridgeline/events/callevent"
@@ -30,25 +29,19 @@ func (s *Store) CreateSession(ctx context.Context, ses session.Session, c call.C
 		return fmt.Errorf("create session %s: not a new session that takes a slot", ses.ID)
 	}
 	return s.tx(ctx, func(tx *sql.Tx) error {
-		limit, err := sessionLimit(ctx, tx, ses.AccountID, defaultLimit)
-		if err != nil {
-			return err
-		}
-		var used int
-		if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM sessions WHERE account_id = ? AND slot = 1`, ses.AccountID).Scan(&used); err != nil {
-			return fmt.Errorf("count session slots: %w", err)
-		}
-		if used >= limit {
-			return session.ErrConcurrentLimit
-		}
 		ses.Revision = 1
-		_, err = tx.ExecContext(ctx, `INSERT INTO sessions (id, account_id, revision, live, slot, doc) VALUES (?, ?, ?, ?, 1, ?)`,
-			ses.ID, ses.AccountID, ses.Revision, liveFlag(ses), mustJSON(ses))
+		res, err := tx.ExecContext(ctx, insertWithinLimit,
+			ses.ID, ses.AccountID, ses.Revision, liveFlag(ses), mustJSON(ses), defaultLimit)
 		if isUnique(err) {
 			return apierr.ErrConflict
 		}
 		if err != nil {
 			return err
+		}
+		if n, err := res.RowsAffected(); err != nil {
+			return err
+		} else if n == 0 {
+			return session.ErrConcurrentLimit
 		}
 		if err := saveCall(ctx, tx, c); err != nil {
 			return err
@@ -57,19 +50,14 @@ func (s *Store) CreateSession(ctx context.Context, ses session.Session, c call.C
 	})
 }
 
-// sessionLimit is the account's own limit, else defaultLimit. An account that is not
-// stored has the default.
-func sessionLimit(ctx context.Context, tx *sql.Tx, accountID string, defaultLimit int) (int, error) {
-	var own sql.NullInt64
-	err := tx.QueryRowContext(ctx, `SELECT json_extract(CAST(doc AS TEXT), '$.max_concurrent_sessions') FROM accounts WHERE id = ?`, accountID).Scan(&own)
-	if err != nil && !errors.Is(err, sql.ErrNoRows) {
-		return 0, fmt.Errorf("account %s limit: %w", accountID, err)
-	}
-	if own.Valid {
-		return int(own.Int64), nil
-	}
-	return defaultLimit, nil
-}
+// insertWithinLimit inserts a session holding a slot only while the account's sessions
+// that hold one are fewer than its own limit (its doc's max_concurrent_sessions) or,
+// without one, the default (?6): the check and the insert are one statement.
+const insertWithinLimit = `
+INSERT INTO sessions (id, account_id, revision, live, slot, doc)
+SELECT ?1, ?2, ?3, ?4, 1, ?5
+WHERE (SELECT count(*) FROM sessions WHERE account_id = ?2 AND slot = 1) <
+	COALESCE((SELECT json_extract(CAST(doc AS TEXT), '$.max_concurrent_sessions') FROM accounts WHERE id = ?2), ?6)`
 
 // SessionSlotsInUse counts the account's sessions that hold a slot (the operator's view).
 func (s *Store) SessionSlotsInUse(ctx context.Context, accountID string) (int, error) {
