@@ -62,6 +62,9 @@ type Options struct {
 	DispatchTimeout time.Duration
 	// SweepEvery is how often the sweeper runs (default 1 s, as on the local stack).
 	SweepEvery time.Duration
+	// WrapRooms, when set, wraps LiveKit as the session service uses it (fault tests);
+	// Stack.RTC stays the real client.
+	WrapRooms func(session.Rooms) session.Rooms
 	// MaxConcurrentSessions is an account's limit of live sessions (0: the default, 20).
 	MaxConcurrentSessions int
 	// Platforms are calling platforms beside the sim, by name.
@@ -200,7 +203,11 @@ func New(opts Options) (_ *Stack, err error) {
 	for name, p := range opts.Platforms {
 		platforms[name] = p
 	}
-	cp, err := controlplane.New(cfg, controlplane.Deps{Store: st, Rooms: rooms, LiveKit: rooms,
+	var svcRooms session.Rooms = rooms
+	if opts.WrapRooms != nil {
+		svcRooms = opts.WrapRooms(rooms)
+	}
+	cp, err := controlplane.New(cfg, controlplane.Deps{Store: st, Rooms: svcRooms, LiveKit: rooms,
 		Platforms: platforms, SimSecret: "sim-test-secret", Log: log})
 	if err != nil {
 		return nil, err
