@@ -587,22 +587,23 @@ func (e CallEndedDataDirection) Valid() bool {
 
 // Defines values for CallEndedDataEndReason.
 const (
-	CallEndedDataEndReasonAssistantError       CallEndedDataEndReason = "assistant_error"
-	CallEndedDataEndReasonAssistantHangup      CallEndedDataEndReason = "assistant_hangup"
-	CallEndedDataEndReasonAssistantUnavailable CallEndedDataEndReason = "assistant_unavailable"
-	CallEndedDataEndReasonBusy                 CallEndedDataEndReason = "busy"
-	CallEndedDataEndReasonDecisionTimeout      CallEndedDataEndReason = "decision_timeout"
-	CallEndedDataEndReasonDeclined             CallEndedDataEndReason = "declined"
-	CallEndedDataEndReasonDeleted              CallEndedDataEndReason = "deleted"
-	CallEndedDataEndReasonLineDisabled         CallEndedDataEndReason = "line_disabled"
-	CallEndedDataEndReasonMaxDuration          CallEndedDataEndReason = "max_duration"
-	CallEndedDataEndReasonMediaFailed          CallEndedDataEndReason = "media_failed"
-	CallEndedDataEndReasonNoAnswer             CallEndedDataEndReason = "no_answer"
-	CallEndedDataEndReasonNoAssistant          CallEndedDataEndReason = "no_assistant"
-	CallEndedDataEndReasonParticipantLeft      CallEndedDataEndReason = "participant_left"
-	CallEndedDataEndReasonPlatformError        CallEndedDataEndReason = "platform_error"
-	CallEndedDataEndReasonRemoteHangup         CallEndedDataEndReason = "remote_hangup"
-	CallEndedDataEndReasonRoomClosed           CallEndedDataEndReason = "room_closed"
+	CallEndedDataEndReasonAssistantError         CallEndedDataEndReason = "assistant_error"
+	CallEndedDataEndReasonAssistantHangup        CallEndedDataEndReason = "assistant_hangup"
+	CallEndedDataEndReasonAssistantUnavailable   CallEndedDataEndReason = "assistant_unavailable"
+	CallEndedDataEndReasonBusy                   CallEndedDataEndReason = "busy"
+	CallEndedDataEndReasonConcurrentSessionLimit CallEndedDataEndReason = "concurrent_session_limit"
+	CallEndedDataEndReasonDecisionTimeout        CallEndedDataEndReason = "decision_timeout"
+	CallEndedDataEndReasonDeclined               CallEndedDataEndReason = "declined"
+	CallEndedDataEndReasonDeleted                CallEndedDataEndReason = "deleted"
+	CallEndedDataEndReasonLineDisabled           CallEndedDataEndReason = "line_disabled"
+	CallEndedDataEndReasonMaxDuration            CallEndedDataEndReason = "max_duration"
+	CallEndedDataEndReasonMediaFailed            CallEndedDataEndReason = "media_failed"
+	CallEndedDataEndReasonNoAnswer               CallEndedDataEndReason = "no_answer"
+	CallEndedDataEndReasonNoAssistant            CallEndedDataEndReason = "no_assistant"
+	CallEndedDataEndReasonParticipantLeft        CallEndedDataEndReason = "participant_left"
+	CallEndedDataEndReasonPlatformError          CallEndedDataEndReason = "platform_error"
+	CallEndedDataEndReasonRemoteHangup           CallEndedDataEndReason = "remote_hangup"
+	CallEndedDataEndReasonRoomClosed             CallEndedDataEndReason = "room_closed"
 )
 
 // Valid indicates whether the value is a known member of the CallEndedDataEndReason enum.
@@ -615,6 +616,8 @@ func (e CallEndedDataEndReason) Valid() bool {
 	case CallEndedDataEndReasonAssistantUnavailable:
 		return true
 	case CallEndedDataEndReasonBusy:
+		return true
+	case CallEndedDataEndReasonConcurrentSessionLimit:
 		return true
 	case CallEndedDataEndReasonDecisionTimeout:
 		return true
@@ -947,23 +950,24 @@ func (e DeletedWebhookEndpointObject) Valid() bool {
 
 // Defines values for EndReason.
 const (
-	EndReasonAssistantError       EndReason = "assistant_error"
-	EndReasonAssistantHangup      EndReason = "assistant_hangup"
-	EndReasonAssistantUnavailable EndReason = "assistant_unavailable"
-	EndReasonBusy                 EndReason = "busy"
-	EndReasonDecisionTimeout      EndReason = "decision_timeout"
-	EndReasonDeclined             EndReason = "declined"
-	EndReasonDeleted              EndReason = "deleted"
-	EndReasonLessThannil          EndReason = "<nil>"
-	EndReasonLineDisabled         EndReason = "line_disabled"
-	EndReasonMaxDuration          EndReason = "max_duration"
-	EndReasonMediaFailed          EndReason = "media_failed"
-	EndReasonNoAnswer             EndReason = "no_answer"
-	EndReasonNoAssistant          EndReason = "no_assistant"
-	EndReasonParticipantLeft      EndReason = "participant_left"
-	EndReasonPlatformError        EndReason = "platform_error"
-	EndReasonRemoteHangup         EndReason = "remote_hangup"
-	EndReasonRoomClosed           EndReason = "room_closed"
+	EndReasonAssistantError         EndReason = "assistant_error"
+	EndReasonAssistantHangup        EndReason = "assistant_hangup"
+	EndReasonAssistantUnavailable   EndReason = "assistant_unavailable"
+	EndReasonBusy                   EndReason = "busy"
+	EndReasonConcurrentSessionLimit EndReason = "concurrent_session_limit"
+	EndReasonDecisionTimeout        EndReason = "decision_timeout"
+	EndReasonDeclined               EndReason = "declined"
+	EndReasonDeleted                EndReason = "deleted"
+	EndReasonLessThannil            EndReason = "<nil>"
+	EndReasonLineDisabled           EndReason = "line_disabled"
+	EndReasonMaxDuration            EndReason = "max_duration"
+	EndReasonMediaFailed            EndReason = "media_failed"
+	EndReasonNoAnswer               EndReason = "no_answer"
+	EndReasonNoAssistant            EndReason = "no_assistant"
+	EndReasonParticipantLeft        EndReason = "participant_left"
+	EndReasonPlatformError          EndReason = "platform_error"
+	EndReasonRemoteHangup           EndReason = "remote_hangup"
+	EndReasonRoomClosed             EndReason = "room_closed"
 )
 
 // Valid indicates whether the value is a known member of the EndReason enum.
@@ -976,6 +980,8 @@ func (e EndReason) Valid() bool {
 	case EndReasonAssistantUnavailable:
 		return true
 	case EndReasonBusy:
+		return true
+	case EndReasonConcurrentSessionLimit:
 		return true
 	case EndReasonDecisionTimeout:
 		return true
@@ -1083,6 +1089,36 @@ const (
 func (e Error401ErrorType) Valid() bool {
 	switch e {
 	case AuthenticationError:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for Error403ErrorCode.
+const (
+	Error403ErrorCodeLiveKeyRequired Error403ErrorCode = "live_key_required"
+)
+
+// Valid indicates whether the value is a known member of the Error403ErrorCode enum.
+func (e Error403ErrorCode) Valid() bool {
+	switch e {
+	case Error403ErrorCodeLiveKeyRequired:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for Error403ErrorType.
+const (
+	Error403ErrorTypeInvalidRequestError Error403ErrorType = "invalid_request_error"
+)
+
+// Valid indicates whether the value is a known member of the Error403ErrorType enum.
+func (e Error403ErrorType) Valid() bool {
+	switch e {
+	case Error403ErrorTypeInvalidRequestError:
 		return true
 	default:
 		return false
@@ -1292,12 +1328,15 @@ func (e Error422ErrorType) Valid() bool {
 
 // Defines values for Error429ErrorCode.
 const (
-	Error429ErrorCodeRateLimited Error429ErrorCode = "rate_limited"
+	Error429ErrorCodeConcurrentSessionLimit Error429ErrorCode = "concurrent_session_limit"
+	Error429ErrorCodeRateLimited            Error429ErrorCode = "rate_limited"
 )
 
 // Valid indicates whether the value is a known member of the Error429ErrorCode enum.
 func (e Error429ErrorCode) Valid() bool {
 	switch e {
+	case Error429ErrorCodeConcurrentSessionLimit:
+		return true
 	case Error429ErrorCodeRateLimited:
 		return true
 	default:
@@ -3244,6 +3283,37 @@ type Error401ErrorCode string
 // Error401ErrorType The error's family; see `ErrorType`.
 type Error401ErrorType string
 
+// Error403 A 403 answer: the key may not do this.
+//
+// Examples: {"error":{"code":"live_key_required","message":"example message","request_id":"req_01jd0000000000000000000000","type":"invalid_request_error"}}
+type Error403 struct {
+	// Error What went wrong.
+	Error struct {
+		// Code The stable, machine-readable reason; see `ErrorCode`.
+		Code Error403ErrorCode `json:"code"`
+
+		// Message For people; never parse it. Never holds internal detail.
+		Message string `json:"message"`
+
+		// Param The offending field (dotted when nested), query parameter or header, when there is one.
+		Param *string `json:"param,omitempty"`
+
+		// RequestId The request's id, as in the `Request-Id` header.
+		//
+		// Examples: req_01jd3f4g5h6j7k8m9n0p1q2r3t
+		RequestId RequestID `json:"request_id"`
+
+		// Type The error's family; see `ErrorType`.
+		Type Error403ErrorType `json:"type"`
+	} `json:"error"`
+}
+
+// Error403ErrorCode The stable, machine-readable reason; see `ErrorCode`.
+type Error403ErrorCode string
+
+// Error403ErrorType The error's family; see `ErrorType`.
+type Error403ErrorType string
+
 // Error404 A 404 answer: no such resource or route.
 //
 // Examples: {"error":{"code":"resource_not_found","message":"example message","request_id":"req_01jd0000000000000000000000","type":"invalid_request_error"}}
@@ -3399,7 +3469,7 @@ type Error422ErrorCode string
 // Error422ErrorType The error's family; see `ErrorType`.
 type Error422ErrorType string
 
-// Error429 A 429 answer: over the rate limit.
+// Error429 A 429 answer: over the rate limit, or over the account's concurrent sessions.
 //
 // Examples: {"error":{"code":"rate_limited","message":"example message","request_id":"req_01jd0000000000000000000000","type":"rate_limit_error"}}
 type Error429 struct {
@@ -3902,7 +3972,12 @@ type SessionCreate struct {
 	// Mode `assistant` puts the assistant's active version in the room too.
 	Mode *SessionCreateMode `json:"mode,omitempty"`
 
-	// PlatformHandle The party to call on the line's platform (a number or handle); at most 255 bytes on one line.
+	// PlatformHandle The party to call on the line's platform. Every platform dials an E.164 number
+	// (`+` and 8-15 digits, the first not 0: `+15550100002`); the `sim` platform also
+	// dials `sim:<name>`, 1-64 letters, digits, `.`, `_` or `-` starting with a
+	// letter or digit (`sim:alice`; `sim:busy`, `sim:no_answer` and `sim:failed`
+	// give those outcomes). Anything else is 400 `parameter_invalid` naming the
+	// expected form; it is checked once the line, and so its platform, is known.
 	PlatformHandle string `json:"platform_handle"`
 }
 
@@ -4374,6 +4449,11 @@ type ConflictPost = Error409
 // Examples: {"error":{"code":"internal_error","message":"internal error","request_id":"req_01jd0000000000000000000000","type":"api_error"}}
 type InternalError = Error500
 
+// LiveKeyRequired A 403 answer: the key may not do this.
+//
+// Examples: {"error":{"code":"live_key_required","message":"example message","request_id":"req_01jd0000000000000000000000","type":"invalid_request_error"}}
+type LiveKeyRequired = Error403
+
 // NotFound A 404 answer: no such resource or route.
 //
 // Examples: {"error":{"code":"resource_not_found","message":"example message","request_id":"req_01jd0000000000000000000000","type":"invalid_request_error"}}
@@ -4389,10 +4469,15 @@ type NotFoundPost = Error404
 // Examples: {"error":{"code":"body_too_large","message":"example message","request_id":"req_01jd0000000000000000000000","type":"invalid_request_error"}}
 type PayloadTooLarge = Error413
 
-// RateLimited A 429 answer: over the rate limit.
+// RateLimited A 429 answer: over the rate limit, or over the account's concurrent sessions.
 //
 // Examples: {"error":{"code":"rate_limited","message":"example message","request_id":"req_01jd0000000000000000000000","type":"rate_limit_error"}}
 type RateLimited = Error429
+
+// SessionLimited A 429 answer: over the rate limit, or over the account's concurrent sessions.
+//
+// Examples: {"error":{"code":"rate_limited","message":"example message","request_id":"req_01jd0000000000000000000000","type":"rate_limit_error"}}
+type SessionLimited = Error429
 
 // Unauthorized A 401 answer: no valid API key.
 //
@@ -5523,12 +5608,14 @@ type ClientInterface interface {
 	// `mode: assistant` fixes the assistant's active version now (`version_id`) and dispatches it into the room when the dialled party answers.
 	// Unlike the other POSTs, this one refuses unknown query parameters.
 	// 400: `parameter_missing` (`platform_handle`; `assistant_id` when `mode` is
-	// `assistant`), `parameter_invalid` (`platform_handle`, `media`, `mode`,
-	// `line_id`; `assistant_id` given with mode `human`); 404 `resource_not_found`
-	// (`param: line_id` or `assistant_id`); 409 `assistant_archived`,
-	// `assistant_not_published`; 422 `no_line` when the account has no line; 502
-	// `upstream_unavailable` when LiveKit or the platform failed (the session is then
-	// `failed`).
+	// `assistant`), `parameter_invalid` (`platform_handle` not of a form the line's
+	// platform dials, `media`, `mode`, `line_id`; `assistant_id` given with mode
+	// `human`); 403 `live_key_required` when an `sk_test_` key calls from a line that is
+	// not on the `sim` platform; 404 `resource_not_found` (`param: line_id` or
+	// `assistant_id`); 409 `assistant_archived`, `assistant_not_published`; 422 `no_line`
+	// when the account has no line; 429 `concurrent_session_limit` when the account has
+	// as many live sessions as its limit (or `rate_limited`); 502 `upstream_unavailable`
+	// when LiveKit or the platform failed (the session is then `failed`).
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -5546,12 +5633,14 @@ type ClientInterface interface {
 	// `mode: assistant` fixes the assistant's active version now (`version_id`) and dispatches it into the room when the dialled party answers.
 	// Unlike the other POSTs, this one refuses unknown query parameters.
 	// 400: `parameter_missing` (`platform_handle`; `assistant_id` when `mode` is
-	// `assistant`), `parameter_invalid` (`platform_handle`, `media`, `mode`,
-	// `line_id`; `assistant_id` given with mode `human`); 404 `resource_not_found`
-	// (`param: line_id` or `assistant_id`); 409 `assistant_archived`,
-	// `assistant_not_published`; 422 `no_line` when the account has no line; 502
-	// `upstream_unavailable` when LiveKit or the platform failed (the session is then
-	// `failed`).
+	// `assistant`), `parameter_invalid` (`platform_handle` not of a form the line's
+	// platform dials, `media`, `mode`, `line_id`; `assistant_id` given with mode
+	// `human`); 403 `live_key_required` when an `sk_test_` key calls from a line that is
+	// not on the `sim` platform; 404 `resource_not_found` (`param: line_id` or
+	// `assistant_id`); 409 `assistant_archived`, `assistant_not_published`; 422 `no_line`
+	// when the account has no line; 429 `concurrent_session_limit` when the account has
+	// as many live sessions as its limit (or `rate_limited`); 502 `upstream_unavailable`
+	// when LiveKit or the platform failed (the session is then `failed`).
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -6531,12 +6620,14 @@ func (c *Client) ListSessions(ctx context.Context, params *ListSessionsParams, r
 // `mode: assistant` fixes the assistant's active version now (`version_id`) and dispatches it into the room when the dialled party answers.
 // Unlike the other POSTs, this one refuses unknown query parameters.
 // 400: `parameter_missing` (`platform_handle`; `assistant_id` when `mode` is
-// `assistant`), `parameter_invalid` (`platform_handle`, `media`, `mode`,
-// `line_id`; `assistant_id` given with mode `human`); 404 `resource_not_found`
-// (`param: line_id` or `assistant_id`); 409 `assistant_archived`,
-// `assistant_not_published`; 422 `no_line` when the account has no line; 502
-// `upstream_unavailable` when LiveKit or the platform failed (the session is then
-// `failed`).
+// `assistant`), `parameter_invalid` (`platform_handle` not of a form the line's
+// platform dials, `media`, `mode`, `line_id`; `assistant_id` given with mode
+// `human`); 403 `live_key_required` when an `sk_test_` key calls from a line that is
+// not on the `sim` platform; 404 `resource_not_found` (`param: line_id` or
+// `assistant_id`); 409 `assistant_archived`, `assistant_not_published`; 422 `no_line`
+// when the account has no line; 429 `concurrent_session_limit` when the account has
+// as many live sessions as its limit (or `rate_limited`); 502 `upstream_unavailable`
+// when LiveKit or the platform failed (the session is then `failed`).
 //
 // Takes any type of body and a specified content type.
 //
@@ -6564,12 +6655,14 @@ func (c *Client) CreateSessionWithBody(ctx context.Context, params *CreateSessio
 // `mode: assistant` fixes the assistant's active version now (`version_id`) and dispatches it into the room when the dialled party answers.
 // Unlike the other POSTs, this one refuses unknown query parameters.
 // 400: `parameter_missing` (`platform_handle`; `assistant_id` when `mode` is
-// `assistant`), `parameter_invalid` (`platform_handle`, `media`, `mode`,
-// `line_id`; `assistant_id` given with mode `human`); 404 `resource_not_found`
-// (`param: line_id` or `assistant_id`); 409 `assistant_archived`,
-// `assistant_not_published`; 422 `no_line` when the account has no line; 502
-// `upstream_unavailable` when LiveKit or the platform failed (the session is then
-// `failed`).
+// `assistant`), `parameter_invalid` (`platform_handle` not of a form the line's
+// platform dials, `media`, `mode`, `line_id`; `assistant_id` given with mode
+// `human`); 403 `live_key_required` when an `sk_test_` key calls from a line that is
+// not on the `sim` platform; 404 `resource_not_found` (`param: line_id` or
+// `assistant_id`); 409 `assistant_archived`, `assistant_not_published`; 422 `no_line`
+// when the account has no line; 429 `concurrent_session_limit` when the account has
+// as many live sessions as its limit (or `rate_limited`); 502 `upstream_unavailable`
+// when LiveKit or the platform failed (the session is then `failed`).
 //
 // Takes a body of the `application/json` content type.
 //
@@ -9374,12 +9467,14 @@ type ClientWithResponsesInterface interface {
 	// `mode: assistant` fixes the assistant's active version now (`version_id`) and dispatches it into the room when the dialled party answers.
 	// Unlike the other POSTs, this one refuses unknown query parameters.
 	// 400: `parameter_missing` (`platform_handle`; `assistant_id` when `mode` is
-	// `assistant`), `parameter_invalid` (`platform_handle`, `media`, `mode`,
-	// `line_id`; `assistant_id` given with mode `human`); 404 `resource_not_found`
-	// (`param: line_id` or `assistant_id`); 409 `assistant_archived`,
-	// `assistant_not_published`; 422 `no_line` when the account has no line; 502
-	// `upstream_unavailable` when LiveKit or the platform failed (the session is then
-	// `failed`).
+	// `assistant`), `parameter_invalid` (`platform_handle` not of a form the line's
+	// platform dials, `media`, `mode`, `line_id`; `assistant_id` given with mode
+	// `human`); 403 `live_key_required` when an `sk_test_` key calls from a line that is
+	// not on the `sim` platform; 404 `resource_not_found` (`param: line_id` or
+	// `assistant_id`); 409 `assistant_archived`, `assistant_not_published`; 422 `no_line`
+	// when the account has no line; 429 `concurrent_session_limit` when the account has
+	// as many live sessions as its limit (or `rate_limited`); 502 `upstream_unavailable`
+	// when LiveKit or the platform failed (the session is then `failed`).
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -9397,12 +9492,14 @@ type ClientWithResponsesInterface interface {
 	// `mode: assistant` fixes the assistant's active version now (`version_id`) and dispatches it into the room when the dialled party answers.
 	// Unlike the other POSTs, this one refuses unknown query parameters.
 	// 400: `parameter_missing` (`platform_handle`; `assistant_id` when `mode` is
-	// `assistant`), `parameter_invalid` (`platform_handle`, `media`, `mode`,
-	// `line_id`; `assistant_id` given with mode `human`); 404 `resource_not_found`
-	// (`param: line_id` or `assistant_id`); 409 `assistant_archived`,
-	// `assistant_not_published`; 422 `no_line` when the account has no line; 502
-	// `upstream_unavailable` when LiveKit or the platform failed (the session is then
-	// `failed`).
+	// `assistant`), `parameter_invalid` (`platform_handle` not of a form the line's
+	// platform dials, `media`, `mode`, `line_id`; `assistant_id` given with mode
+	// `human`); 403 `live_key_required` when an `sk_test_` key calls from a line that is
+	// not on the `sim` platform; 404 `resource_not_found` (`param: line_id` or
+	// `assistant_id`); 409 `assistant_archived`, `assistant_not_published`; 422 `no_line`
+	// when the account has no line; 429 `concurrent_session_limit` when the account has
+	// as many live sessions as its limit (or `rate_limited`); 502 `upstream_unavailable`
+	// when LiveKit or the platform failed (the session is then `failed`).
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -13518,6 +13615,12 @@ type CreateSessionResponse401Headers struct {
 	RequestId RequestID
 }
 
+// CreateSessionResponse403Headers the declared response headers of an HTTP 403 response for CreateSession
+type CreateSessionResponse403Headers struct {
+	IdempotentReplayed *string
+	RequestId          RequestID
+}
+
 // CreateSessionResponse404Headers the declared response headers of an HTTP 404 response for CreateSession
 type CreateSessionResponse404Headers struct {
 	IdempotentReplayed *string
@@ -13549,7 +13652,7 @@ type CreateSessionResponse422Headers struct {
 // CreateSessionResponse429Headers the declared response headers of an HTTP 429 response for CreateSession
 type CreateSessionResponse429Headers struct {
 	RequestId  RequestID
-	RetryAfter int
+	RetryAfter *int
 }
 
 // CreateSessionResponse500Headers the declared response headers of an HTTP 500 response for CreateSession
@@ -13572,6 +13675,8 @@ type CreateSessionResponse struct {
 	JSON400 *BadRequestPost
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *LiveKeyRequired
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *NotFoundPost
 	// JSON409 the response for an HTTP 409 `application/json` response
@@ -13583,7 +13688,7 @@ type CreateSessionResponse struct {
 	// JSON422 the response for an HTTP 422 `application/json` response
 	JSON422 *UnprocessablePost
 	// JSON429 the response for an HTTP 429 `application/json` response
-	JSON429 *RateLimited
+	JSON429 *SessionLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
 	// JSON502 the response for an HTTP 502 `application/json` response
@@ -13594,6 +13699,8 @@ type CreateSessionResponse struct {
 	Headers400 *CreateSessionResponse400Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *CreateSessionResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *CreateSessionResponse403Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *CreateSessionResponse404Headers
 	// Headers409 the parsed response headers for an HTTP 409 response
@@ -13627,6 +13734,11 @@ func (r CreateSessionResponse) GetJSON401() *Unauthorized {
 	return r.JSON401
 }
 
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r CreateSessionResponse) GetJSON403() *LiveKeyRequired {
+	return r.JSON403
+}
+
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
 func (r CreateSessionResponse) GetJSON404() *NotFoundPost {
 	return r.JSON404
@@ -13653,7 +13765,7 @@ func (r CreateSessionResponse) GetJSON422() *UnprocessablePost {
 }
 
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
-func (r CreateSessionResponse) GetJSON429() *RateLimited {
+func (r CreateSessionResponse) GetJSON429() *SessionLimited {
 	return r.JSON429
 }
 
@@ -16041,12 +16153,14 @@ func (c *ClientWithResponses) ListSessionsWithResponse(ctx context.Context, para
 // `mode: assistant` fixes the assistant's active version now (`version_id`) and dispatches it into the room when the dialled party answers.
 // Unlike the other POSTs, this one refuses unknown query parameters.
 // 400: `parameter_missing` (`platform_handle`; `assistant_id` when `mode` is
-// `assistant`), `parameter_invalid` (`platform_handle`, `media`, `mode`,
-// `line_id`; `assistant_id` given with mode `human`); 404 `resource_not_found`
-// (`param: line_id` or `assistant_id`); 409 `assistant_archived`,
-// `assistant_not_published`; 422 `no_line` when the account has no line; 502
-// `upstream_unavailable` when LiveKit or the platform failed (the session is then
-// `failed`).
+// `assistant`), `parameter_invalid` (`platform_handle` not of a form the line's
+// platform dials, `media`, `mode`, `line_id`; `assistant_id` given with mode
+// `human`); 403 `live_key_required` when an `sk_test_` key calls from a line that is
+// not on the `sim` platform; 404 `resource_not_found` (`param: line_id` or
+// `assistant_id`); 409 `assistant_archived`, `assistant_not_published`; 422 `no_line`
+// when the account has no line; 429 `concurrent_session_limit` when the account has
+// as many live sessions as its limit (or `rate_limited`); 502 `upstream_unavailable`
+// when LiveKit or the platform failed (the session is then `failed`).
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -16070,12 +16184,14 @@ func (c *ClientWithResponses) CreateSessionWithBodyWithResponse(ctx context.Cont
 // `mode: assistant` fixes the assistant's active version now (`version_id`) and dispatches it into the room when the dialled party answers.
 // Unlike the other POSTs, this one refuses unknown query parameters.
 // 400: `parameter_missing` (`platform_handle`; `assistant_id` when `mode` is
-// `assistant`), `parameter_invalid` (`platform_handle`, `media`, `mode`,
-// `line_id`; `assistant_id` given with mode `human`); 404 `resource_not_found`
-// (`param: line_id` or `assistant_id`); 409 `assistant_archived`,
-// `assistant_not_published`; 422 `no_line` when the account has no line; 502
-// `upstream_unavailable` when LiveKit or the platform failed (the session is then
-// `failed`).
+// `assistant`), `parameter_invalid` (`platform_handle` not of a form the line's
+// platform dials, `media`, `mode`, `line_id`; `assistant_id` given with mode
+// `human`); 403 `live_key_required` when an `sk_test_` key calls from a line that is
+// not on the `sim` platform; 404 `resource_not_found` (`param: line_id` or
+// `assistant_id`); 409 `assistant_archived`, `assistant_not_published`; 422 `no_line`
+// when the account has no line; 429 `concurrent_session_limit` when the account has
+// as many live sessions as its limit (or `rate_limited`); 502 `upstream_unavailable`
+// when LiveKit or the platform failed (the session is then `failed`).
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -21063,6 +21179,13 @@ func ParseCreateSessionResponse(rsp *http.Response) (*CreateSessionResponse, err
 		}
 		response.JSON401 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest LiveKeyRequired
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
 		var dest NotFoundPost
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -21099,7 +21222,7 @@ func ParseCreateSessionResponse(rsp *http.Response) (*CreateSessionResponse, err
 		response.JSON422 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
-		var dest RateLimited
+		var dest SessionLimited
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -21166,6 +21289,23 @@ func ParseCreateSessionResponse(rsp *http.Response) (*CreateSessionResponse, err
 			headers.RequestId = value
 		}
 		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers CreateSessionResponse403Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers403 = &headers
 	case rsp.StatusCode == 404:
 		var headers CreateSessionResponse404Headers
 		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
@@ -21248,10 +21388,10 @@ func ParseCreateSessionResponse(rsp *http.Response) (*CreateSessionResponse, err
 		}
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
-			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.RetryAfter = value
+			headers.RetryAfter = &value
 		}
 		response.Headers429 = &headers
 	case rsp.StatusCode == 500:

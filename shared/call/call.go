@@ -58,6 +58,9 @@ const (
 	ReasonAssistantHangup = "assistant_hangup"
 	// ReasonAssistantUnavailable: no persona worker took the call in time (none free).
 	ReasonAssistantUnavailable = "assistant_unavailable"
+	// ReasonConcurrentSessionLimit: an inbound call declined because its account had as
+	// many live sessions as its limit allows.
+	ReasonConcurrentSessionLimit = "concurrent_session_limit"
 )
 
 // Who ended a call.

@@ -164,6 +164,9 @@ func (s *Service) record(ctx context.Context, accountID, sessionID string, req C
 		}
 		ver = &v
 	}
+	if err := s.admit(ctx, req, l); err != nil {
+		return recorded{}, err
+	}
 	now := s.now()
 	ses := Session{ID: sessionID, AccountID: accountID, LineID: l.ID, Mode: req.Mode, Media: req.Media,
 		PlatformHandle: req.PlatformHandle, Status: StatusRinging, CreatedAt: now, Metadata: metadata.New(req.Metadata)}
@@ -186,7 +189,7 @@ func (s *Service) record(ctx context.Context, accountID, sessionID string, req C
 	if err != nil {
 		return recorded{}, err
 	}
-	if err := s.Records.SaveSession(ctx, ses, c, nil); err != nil {
+	if err := s.saveNew(ctx, &ses, c); err != nil {
 		return recorded{}, fmt.Errorf("save session %s: %w", ses.ID, err)
 	}
 	ses.Revision, c.Revision = 1, 1

@@ -28,10 +28,13 @@ func (s *Service) customerDecides(ctx context.Context, plat platform.Platform, c
 	if err != nil {
 		return err
 	}
-	if err := s.Records.SaveSession(ctx, ses, c, nil); err != nil {
+	if err := s.saveNew(ctx, &ses, c); err != nil {
 		s.deleteRoom(ses.ID)
 		if errors.Is(err, apierr.ErrConflict) {
 			return nil
+		}
+		if isOverLimit(err) {
+			return s.declineOverLimit(ctx, plat, c)
 		}
 		return fmt.Errorf("record inbound call: %w", err)
 	}

@@ -346,12 +346,14 @@ export interface paths {
          *     `mode: assistant` fixes the assistant's active version now (`version_id`) and dispatches it into the room when the dialled party answers.
          *     Unlike the other POSTs, this one refuses unknown query parameters.
          *     400: `parameter_missing` (`platform_handle`; `assistant_id` when `mode` is
-         *     `assistant`), `parameter_invalid` (`platform_handle`, `media`, `mode`,
-         *     `line_id`; `assistant_id` given with mode `human`); 404 `resource_not_found`
-         *     (`param: line_id` or `assistant_id`); 409 `assistant_archived`,
-         *     `assistant_not_published`; 422 `no_line` when the account has no line; 502
-         *     `upstream_unavailable` when LiveKit or the platform failed (the session is then
-         *     `failed`).
+         *     `assistant`), `parameter_invalid` (`platform_handle` not of a form the line's
+         *     platform dials, `media`, `mode`, `line_id`; `assistant_id` given with mode
+         *     `human`); 403 `live_key_required` when an `sk_test_` key calls from a line that is
+         *     not on the `sim` platform; 404 `resource_not_found` (`param: line_id` or
+         *     `assistant_id`); 409 `assistant_archived`, `assistant_not_published`; 422 `no_line`
+         *     when the account has no line; 429 `concurrent_session_limit` when the account has
+         *     as many live sessions as its limit (or `rate_limited`); 502 `upstream_unavailable`
+         *     when LiveKit or the platform failed (the session is then `failed`).
          */
         post: operations["createSession"];
         delete?: never;
@@ -826,7 +828,7 @@ export interface components {
          * @example parameter_missing
          * @enum {string}
          */
-        ErrorCode: "parameter_missing" | "parameter_invalid" | "parameter_unknown" | "invalid_json" | "body_too_large" | "unsupported_media_type" | "resource_not_found" | "route_not_found" | "method_not_allowed" | "assistant_archived" | "assistant_not_published" | "assistant_in_use" | "draft_incomplete" | "session_ended" | "call_already_answered" | "call_not_answerable" | "webhook_endpoint_limit_reached" | "webhook_endpoint_disabled" | "event_not_redeliverable" | "no_subscribed_endpoint" | "no_line" | "api_key_missing" | "api_key_invalid" | "last_api_key" | "api_key_limit_reached" | "rate_limited" | "idempotency_key_reused" | "idempotency_key_in_use" | "idempotency_key_invalid" | "upstream_unavailable" | "url_not_allowed" | "internal_error";
+        ErrorCode: "parameter_missing" | "parameter_invalid" | "parameter_unknown" | "invalid_json" | "body_too_large" | "unsupported_media_type" | "resource_not_found" | "route_not_found" | "method_not_allowed" | "assistant_archived" | "assistant_not_published" | "assistant_in_use" | "draft_incomplete" | "session_ended" | "call_already_answered" | "call_not_answerable" | "webhook_endpoint_limit_reached" | "webhook_endpoint_disabled" | "event_not_redeliverable" | "no_subscribed_endpoint" | "no_line" | "api_key_missing" | "api_key_invalid" | "last_api_key" | "api_key_limit_reached" | "rate_limited" | "idempotency_key_reused" | "idempotency_key_in_use" | "idempotency_key_invalid" | "upstream_unavailable" | "url_not_allowed" | "concurrent_session_limit" | "live_key_required" | "internal_error";
         /**
          * @description The one error shape.
          * @example {
@@ -1111,7 +1113,39 @@ export interface components {
             };
         };
         /**
-         * @description A 429 answer: over the rate limit.
+         * @description A 403 answer: the key may not do this.
+         * @example {
+         *       "error": {
+         *         "type": "invalid_request_error",
+         *         "code": "live_key_required",
+         *         "message": "example message",
+         *         "request_id": "req_01jd0000000000000000000000"
+         *       }
+         *     }
+         */
+        Error403: {
+            /** @description What went wrong. */
+            error: {
+                /**
+                 * @description The error's family; see `ErrorType`.
+                 * @enum {string}
+                 */
+                type: "invalid_request_error";
+                /**
+                 * @description The stable, machine-readable reason; see `ErrorCode`.
+                 * @enum {string}
+                 */
+                code: "live_key_required";
+                /** @description For people; never parse it. Never holds internal detail. */
+                message: string;
+                /** @description The offending field (dotted when nested), query parameter or header, when there is one. */
+                param?: string;
+                /** @description The request's id, as in the `Request-Id` header. */
+                request_id: components["schemas"]["RequestID"];
+            };
+        };
+        /**
+         * @description A 429 answer: over the rate limit, or over the account's concurrent sessions.
          * @example {
          *       "error": {
          *         "type": "rate_limit_error",
@@ -1133,7 +1167,7 @@ export interface components {
                  * @description The stable, machine-readable reason; see `ErrorCode`.
                  * @enum {string}
                  */
-                code: "rate_limited";
+                code: "rate_limited" | "concurrent_session_limit";
                 /** @description For people; never parse it. Never holds internal detail. */
                 message: string;
                 /** @description The offending field (dotted when nested), query parameter or header, when there is one. */
@@ -2837,7 +2871,7 @@ export interface components {
              * @description Why it ended; null while it lasts.
              * @enum {string}
              */
-            end_reason: "deleted" | "remote_hangup" | "participant_left" | "no_answer" | "busy" | "platform_error" | "max_duration" | "line_disabled" | "no_assistant" | "declined" | "decision_timeout" | "media_failed" | "assistant_error" | "room_closed" | "assistant_hangup" | "assistant_unavailable";
+            end_reason: "deleted" | "remote_hangup" | "participant_left" | "no_answer" | "busy" | "platform_error" | "max_duration" | "line_disabled" | "no_assistant" | "declined" | "decision_timeout" | "media_failed" | "assistant_error" | "room_closed" | "assistant_hangup" | "assistant_unavailable" | "concurrent_session_limit";
             /**
              * @description Which side ended the call; null while it lasts.
              * @enum {string}
@@ -2914,7 +2948,14 @@ export interface components {
          *     }
          */
         SessionCreate: {
-            /** @description The party to call on the line's platform (a number or handle); at most 255 bytes on one line. */
+            /**
+             * @description The party to call on the line's platform. Every platform dials an E.164 number
+             *     (`+` and 8-15 digits, the first not 0: `+15550100002`); the `sim` platform also
+             *     dials `sim:<name>`, 1-64 letters, digits, `.`, `_` or `-` starting with a
+             *     letter or digit (`sim:alice`; `sim:busy`, `sim:no_answer` and `sim:failed`
+             *     give those outcomes). Anything else is 400 `parameter_invalid` naming the
+             *     expected form; it is checked once the line, and so its platform, is known.
+             */
             platform_handle: string;
             /**
              * @description `video` or `audio`: what the call carries.
@@ -3005,7 +3046,7 @@ export interface components {
          * @example deleted
          * @enum {string|null}
          */
-        EndReason: "deleted" | "remote_hangup" | "participant_left" | "no_answer" | "busy" | "platform_error" | "max_duration" | "line_disabled" | "no_assistant" | "declined" | "decision_timeout" | "media_failed" | "assistant_error" | "room_closed" | "assistant_hangup" | "assistant_unavailable" | null;
+        EndReason: "deleted" | "remote_hangup" | "participant_left" | "no_answer" | "busy" | "platform_error" | "max_duration" | "line_disabled" | "no_assistant" | "declined" | "decision_timeout" | "media_failed" | "assistant_error" | "room_closed" | "assistant_hangup" | "assistant_unavailable" | "concurrent_session_limit" | null;
         /**
          * @description A hosted session, as GET and DELETE show it (without a token).
          * @example {
@@ -3737,6 +3778,32 @@ export interface components {
                 "application/json": components["schemas"]["Error429"];
             };
         };
+        /**
+         * @description `concurrent_session_limit`: the account has as many live sessions as its limit
+         *     allows; nothing was written, and the answer is not kept under the
+         *     `Idempotency-Key`. Or `rate_limited`, which alone carries `Retry-After`.
+         */
+        SessionLimited: {
+            headers: {
+                "Request-Id": components["headers"]["Request-Id"];
+                "Retry-After": components["headers"]["Retry-After-Rate"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error429"];
+            };
+        };
+        /** @description `live_key_required`: an `sk_test_` key asked for a call on a platform other than the sim. */
+        LiveKeyRequired: {
+            headers: {
+                "Request-Id": components["headers"]["Request-Id"];
+                "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error403"];
+            };
+        };
         /** @description `internal_error`: the message is `internal error`; the log holds the detail under the request id. */
         InternalError: {
             headers: {
@@ -3799,6 +3866,8 @@ export interface components {
         "Idempotent-Replayed": "true";
         /** @description Seconds to wait before retrying. */
         "Retry-After": number;
+        /** @description Seconds to wait before retrying: sent with `rate_limited` only. */
+        "Retry-After-Rate": number;
         /** @description The methods the path serves, sorted and comma-separated. */
         Allow: string;
     };
@@ -5041,12 +5110,13 @@ export interface operations {
             };
             400: components["responses"]["BadRequestPost"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["LiveKeyRequired"];
             404: components["responses"]["NotFoundPost"];
             409: components["responses"]["ConflictPost"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["UnprocessablePost"];
-            429: components["responses"]["RateLimited"];
+            429: components["responses"]["SessionLimited"];
             500: components["responses"]["InternalError"];
             502: components["responses"]["Upstream"];
         };
