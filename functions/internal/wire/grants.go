@@ -80,6 +80,8 @@ var Writes = map[string]map[dynamo.Table]Access{
 	"calls-answer": {dynamo.CallDecisions: Write, dynamo.Idempotency: idempotent, dynamo.RateLimits: Write},
 	"calls-list":   {dynamo.RateLimits: Write},
 	"calls-get":    {dynamo.RateLimits: Write},
+	// A call's metadata: the call is saved whole, with the claim of its platform id.
+	"calls-update": {dynamo.CallPlatformIDs: Write, dynamo.Calls: Write, dynamo.RateLimits: Write},
 
 	// A create that fails before its dial discards the session and call it wrote.
 	"sessions-create": {dynamo.CallPlatformIDs: Write, dynamo.Calls: Write | Delete, dynamo.Events: Write,
@@ -88,6 +90,8 @@ var Writes = map[string]map[dynamo.Table]Access{
 	"sessions-get":    {dynamo.RateLimits: Write},
 	"sessions-delete": {dynamo.CallPlatformIDs: Write, dynamo.Calls: Write, dynamo.Events: Write, dynamo.Sessions: Write, dynamo.RateLimits: Write},
 	"sessions-tokens": {dynamo.Idempotency: idempotent, dynamo.RateLimits: Write},
+	// A session's metadata: the session is saved with its call (SaveSession).
+	"sessions-update": {dynamo.CallPlatformIDs: Write, dynamo.Calls: Write, dynamo.Sessions: Write, dynamo.RateLimits: Write},
 
 	"livekit-webhook": {dynamo.CallPlatformIDs: Write, dynamo.Calls: Write, dynamo.Events: Write, dynamo.Sessions: Write},
 	// Idempotency: the notification ids it claims, and releases when handling fails.
