@@ -97,23 +97,29 @@ func (h *Receivers) sim(w http.ResponseWriter, r *http.Request) (int, any, error
 	case err != nil:
 		return 0, nil, apierr.New(apierr.CodeAPIKeyInvalid, "sim notification signature invalid")
 	}
-	// The id is claimed before the notification acts and released if it fails, so the
-	// sender's redelivery of a notification that failed is handled, while a copy of one
-	// that was handled (a replay within the signature's tolerance) is refused.
+	// The id is claimed before the notification acts and released if it fails (a panic
+	// too), so the sender's redelivery of a notification that failed is handled, while a
+	// copy of one that was handled (a replay within the signature's tolerance) is refused.
+	// One another delivery holds is handled anyway: handling is idempotent, and the
+	// holder may have crashed without releasing it.
 	ctx := r.Context()
-	claimed, err := h.Replays.Claim(ctx, n.ID, now)
+	claim, err := h.Replays.Claim(ctx, n.ID, now)
 	if err != nil {
 		return 0, nil, err
 	}
-	if !claimed {
+	if claim == simhook.Handled {
 		return 0, nil, apierr.New(apierr.CodeConflict, "notification "+n.ID+" was already received")
 	}
-	if err := h.Sessions.HandleNotification(ctx, "sim", n); err != nil {
-		if rerr := h.Replays.Release(context.WithoutCancel(ctx), n.ID); rerr != nil {
-			err = errors.Join(err, rerr)
+	handled := false
+	defer func() {
+		if claim == simhook.Claimed && !handled {
+			h.Replays.Release(context.WithoutCancel(ctx), n.ID)
 		}
+	}()
+	if err := h.Sessions.HandleNotification(ctx, "sim", n); err != nil {
 		return 0, nil, err
 	}
+	handled = true
 	if err := h.Replays.Done(context.WithoutCancel(ctx), n.ID); err != nil {
 		return 0, nil, err
 	}

@@ -15,15 +15,29 @@ import (
 // notification can be replayed for at most twice Tolerance after it was first seen.
 const ReplayWindow = 2 * Tolerance
 
-// Replays remembers the notifications a receiver accepted, so that a captured one
-// replayed within its signature's tolerance is refused. Claim takes an id (false: it was
-// already taken and not released); Release gives back an id whose handling failed, so the
+// Replays remembers the notifications a receiver handled, so that a captured one
+// replayed within its signature's tolerance is refused. Claim takes an id, or says who
+// has it; Release gives back an id whose handling failed (also by a panic), so the
 // sender's redelivery is handled; Done marks it handled for good.
 type Replays interface {
-	Claim(ctx context.Context, id string, now time.Time) (bool, error)
+	Claim(ctx context.Context, id string, now time.Time) (Claim, error)
 	Done(ctx context.Context, id string) error
 	Release(ctx context.Context, id string) error
 }
+
+// Claim is the state of a notification id when a receiver claims it.
+type Claim int
+
+const (
+	// Claimed: the id was free; the caller holds it until Done or Release.
+	Claimed Claim = iota
+	// Held: another delivery holds it and has not finished, or died without releasing
+	// it (a crashed process). The receiver handles the notification anyway: handling is
+	// idempotent, and refusing would lose a redelivery that follows a crash.
+	Held
+	// Handled: a delivery of this id was handled: this one is a replay.
+	Handled
+)
 
 // MemoryReplays is Replays in one process's memory (the local stack), bounded in time
 // (an id is forgotten ReplayWindow after it was claimed, when its signature could no
@@ -35,22 +49,30 @@ type MemoryReplays struct {
 	Max int
 
 	mu    sync.Mutex
-	seen  map[string]time.Time // id -> when it may be forgotten
-	order []string             // ids in claim order, for expiry and the size bound
+	seen  map[string]memoryClaim
+	order []string // ids in claim order, for expiry and the size bound
+}
+
+type memoryClaim struct {
+	until time.Time // when it may be forgotten
+	done  bool
 }
 
 var _ Replays = (*MemoryReplays)(nil)
 
-// Claim takes id unless it is held.
-func (m *MemoryReplays) Claim(_ context.Context, id string, now time.Time) (bool, error) {
+// Claim takes id, or says who has it.
+func (m *MemoryReplays) Claim(_ context.Context, id string, now time.Time) (Claim, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.seen == nil {
-		m.seen = map[string]time.Time{}
+		m.seen = map[string]memoryClaim{}
 	}
 	m.expire(now)
-	if _, ok := m.seen[id]; ok {
-		return false, nil
+	if c, ok := m.seen[id]; ok {
+		if c.done {
+			return Handled, nil
+		}
+		return Held, nil
 	}
 	max := m.Max
 	if max <= 0 {
@@ -60,9 +82,9 @@ func (m *MemoryReplays) Claim(_ context.Context, id string, now time.Time) (bool
 		delete(m.seen, m.order[0])
 		m.order = m.order[1:]
 	}
-	m.seen[id] = now.Add(ReplayWindow)
+	m.seen[id] = memoryClaim{until: now.Add(ReplayWindow)}
 	m.order = append(m.order, id)
-	return true, nil
+	return Claimed, nil
 }
 
 // expire forgets the ids past their window (they sit at the front of order, which is in
@@ -70,8 +92,8 @@ func (m *MemoryReplays) Claim(_ context.Context, id string, now time.Time) (bool
 func (m *MemoryReplays) expire(now time.Time) {
 	n := 0
 	for _, id := range m.order {
-		until, ok := m.seen[id]
-		if ok && now.Before(until) {
+		c, ok := m.seen[id]
+		if ok && now.Before(c.until) {
 			break
 		}
 		delete(m.seen, id)
@@ -80,8 +102,16 @@ func (m *MemoryReplays) expire(now time.Time) {
 	m.order = m.order[n:]
 }
 
-// Done keeps id for the rest of its window.
-func (m *MemoryReplays) Done(context.Context, string) error { return nil }
+// Done marks id handled, for the rest of its window.
+func (m *MemoryReplays) Done(_ context.Context, id string) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if c, ok := m.seen[id]; ok {
+		c.done = true
+		m.seen[id] = c
+	}
+	return nil
+}
 
 // Release forgets id.
 func (m *MemoryReplays) Release(_ context.Context, id string) error {
@@ -111,15 +141,21 @@ var _ Replays = StoreReplays{}
 // ReplayAccount is the idempotency records' account id for notification ids.
 const ReplayAccount = "internal:platform-notification"
 
-// Claim takes id unless a live record holds it. An unfinished claim older than
-// idempotency.LockTimeout (its handler crashed) counts as released.
-func (s StoreReplays) Claim(ctx context.Context, id string, now time.Time) (bool, error) {
-	_, inserted, err := s.Store.BeginIdempotent(ctx, idempotency.Record{AccountID: ReplayAccount, Key: id,
+// Claim takes id unless a live record has it: a finished record is Handled, an
+// unfinished one Held (an unfinished one older than idempotency.LockTimeout counts as
+// absent and is taken).
+func (s StoreReplays) Claim(ctx context.Context, id string, now time.Time) (Claim, error) {
+	rec, inserted, err := s.Store.BeginIdempotent(ctx, idempotency.Record{AccountID: ReplayAccount, Key: id,
 		RequestHash: "notification", CreatedAt: now, ExpiresAt: now.Add(ReplayWindow)}, now)
-	if err != nil {
-		return false, fmt.Errorf("claim notification %s: %w", id, err)
+	switch {
+	case err != nil:
+		return Held, fmt.Errorf("claim notification %s: %w", id, err)
+	case inserted:
+		return Claimed, nil
+	case rec.Status != 0:
+		return Handled, nil
 	}
-	return inserted, nil
+	return Held, nil
 }
 
 // Done marks id handled.

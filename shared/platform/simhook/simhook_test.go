@@ -89,44 +89,54 @@ func oldV1(secret string, t time.Time, body []byte) string {
 	return hex.EncodeToString(m.Sum(nil))
 }
 
-// TestMemoryReplays: an id is taken once within ReplayWindow, a released id can be taken
-// again (the sender's redelivery of a notification that failed), and the cache stays
-// bounded in time and size.
+// TestMemoryReplays: an id is taken once; while its delivery runs (or after it died
+// without releasing it) another delivery is told Held; once handled, a copy within
+// ReplayWindow is Handled (a replay); a released id can be taken again (the sender's
+// redelivery of a notification that failed); and the cache stays bounded in time and size.
 func TestMemoryReplays(t *testing.T) {
 	ctx := context.Background()
 	now := time.Date(2026, 11, 22, 7, 0, 0, 0, time.UTC)
 	m := &simhook.MemoryReplays{Max: 3}
-	claim := func(id string, at time.Time) bool {
+	claim := func(id string, at time.Time) simhook.Claim {
 		t.Helper()
-		ok, err := m.Claim(ctx, id, at)
+		c, err := m.Claim(ctx, id, at)
 		if err != nil {
 			t.Fatal(err)
 		}
-		return ok
+		return c
 	}
-	if !claim("a", now) {
-		t.Fatal("first Claim(a) = false")
+	if got := claim("a", now); got != simhook.Claimed {
+		t.Fatalf("first Claim(a) = %v, want Claimed", got)
 	}
-	if claim("a", now.Add(simhook.ReplayWindow-time.Second)) {
-		t.Error("Claim(a) again within the window = true, want the replay refused")
+	if got := claim("a", now); got != simhook.Held {
+		t.Errorf("Claim(a) while its first delivery runs = %v, want Held", got)
 	}
-	m.Release(ctx, "a")
-	if !claim("a", now) {
-		t.Error("Claim(a) after Release = false, want the redelivery taken")
+	m.Done(ctx, "a")
+	if got := claim("a", now.Add(simhook.ReplayWindow-time.Second)); got != simhook.Handled {
+		t.Errorf("Claim(a) once handled, within the window = %v, want Handled (a replay)", got)
 	}
-	if !claim("a", now.Add(simhook.ReplayWindow+time.Second)) {
-		t.Error("Claim(a) past the window = false, want it forgotten (its signature has expired)")
+	if got := claim("a", now.Add(simhook.ReplayWindow+time.Second)); got != simhook.Claimed {
+		t.Errorf("Claim(a) past the window = %v, want Claimed (its signature has expired)", got)
 	}
+	if got := claim("b", now); got != simhook.Claimed {
+		t.Fatalf("Claim(b) = %v", got)
+	}
+	m.Release(ctx, "b")
+	if got := claim("b", now); got != simhook.Claimed {
+		t.Errorf("Claim(b) after Release = %v, want Claimed (the redelivery is handled)", got)
+	}
+	later := now.Add(2 * simhook.ReplayWindow)
 	for i := range 10 {
-		claim(fmt.Sprint("id", i), now.Add(simhook.ReplayWindow+2*time.Second))
+		claim(fmt.Sprint("id", i), later)
+		m.Done(ctx, fmt.Sprint("id", i))
 	}
 	if n := m.Len(); n != 3 {
-		t.Errorf("Len after 11 ids with Max 3 = %d, want 3", n)
+		t.Errorf("Len after 10 more ids with Max 3 = %d, want 3", n)
 	}
-	if claim("id9", now.Add(simhook.ReplayWindow+3*time.Second)) {
-		t.Error("Claim(id9), the newest, = true, want it still refused")
+	if got := claim("id9", later); got != simhook.Handled {
+		t.Errorf("Claim(id9), the newest, = %v, want Handled", got)
 	}
-	if m.Claim(ctx, "late", now.Add(3*simhook.ReplayWindow)); m.Len() != 1 {
+	if claim("late", later.Add(2*simhook.ReplayWindow)); m.Len() != 1 {
 		t.Errorf("Len once every earlier id expired = %d, want 1", m.Len())
 	}
 }
