@@ -28,6 +28,15 @@ const (
 	StatusFailed  = "failed"
 )
 
+// Statuses are every status a session can have.
+var Statuses = []string{StatusRinging, StatusActive, StatusEnded, StatusFailed}
+
+// ListQuery filters a list of sessions: Status, when set, must match.
+type ListQuery struct {
+	listing.Query
+	Status string
+}
+
 // CustomerIdentity is the LiveKit identity of the customer's client in every session room;
 // a fresh token's join replaces an earlier connection instead of adding a second one.
 const CustomerIdentity = "customer"
@@ -84,8 +93,9 @@ func (s Session) Over() bool { return s.Status == StatusEnded || s.Status == Sta
 type Store interface {
 	SaveSession(ctx context.Context, s Session, c call.Call, evts []callevent.Event) error
 	GetSession(ctx context.Context, id string) (Session, error)
-	// ListSessions returns up to Limit+1 sessions of the account, newest first.
-	ListSessions(ctx context.Context, accountID string, q listing.Query) ([]Session, error)
+	// ListSessions returns up to Limit+1 sessions of the account, newest first, of
+	// q.Status when set.
+	ListSessions(ctx context.Context, accountID string, q ListQuery) ([]Session, error)
 }
 
 // LiveStore finds the sessions that have not ended, across accounts, for Sweep. It is
