@@ -142,7 +142,11 @@ func callListFilters(t *testing.T, s SessionStore) {
 		// Paging both ways on the combinations that merge partitions or need none.
 		if mask == 0 || mask == 0b100 || mask == 0b1000 || mask == 0b100011 || mask == 0b1001 {
 			pageAll(t, "calls "+label, want, func(c call.Call) string { return c.ID },
-				func(lq listing.Query) ([]call.Call, error) { q2 := q; q2.Query = lq; return s.ListCalls(ctx(t), acct, q2) },
+				func(lq listing.Query) ([]call.Call, error) {
+					q2 := q
+					q2.Query = lq
+					return s.ListCalls(ctx(t), acct, q2)
+				},
 				q.Query)
 		}
 	}
