@@ -13,7 +13,6 @@ import (
 	"github.com/bridgeline/bridgeline/shared/call"
 	"github.com/bridgeline/bridgeline/shared/ident"
 	"github.com/bridgeline/bridgeline/shared/line"
-	"github.com/bridgeline/bridgeline/shared/listing"
 	"github.com/bridgeline/bridgeline/shared/platform"
 	"github.com/bridgeline/bridgeline/shared/rtc"
 )
@@ -76,9 +75,14 @@ var ErrDialAttempted = errors.New("session: the dial was attempted")
 // Create makes a room named after a new session, mints the customer's token, records the
 // session and its call, and asks the line's platform to dial the handle into the room.
 //
+// LiveKit makes the room while the request's line and assistant are read, the tokens
+// minted and the records saved: the create waits for the slower of the two, not for each
+// in turn. A request that fails those reads deletes the room it turned out not to need.
+//
 // The hot path writes once: the session and its call are saved, ringing, before the dial
-// (a crash after it leaves a record the sweeper fails once RingTimeout is over, and whose
-// room it deletes). The platform's id of the call is not written here: every
+// (a crash after the save leaves a record the sweeper fails once RingTimeout is over, and
+// whose room it deletes; a room LiveKit refused discards the saved records, so that
+// failure leaves nothing). The platform's id of the call is not written here: every
 // notification of the platform carries it and records it in its own write, and until
 // then the call is hung up by its Bridgeline id (platform.Platform.Hangup). The whole
 // create is bounded by CreateTimeout, well under a Lambda's timeout.
@@ -93,61 +97,27 @@ func (s *Service) Create(ctx context.Context, accountID string, req CreateReques
 	}
 	ctx, cancel := context.WithTimeout(ctx, s.createTimeout())
 	defer cancel()
-	l, err := s.callingLine(ctx, accountID, req.LineID)
-	if err != nil {
-		return Created{}, err
-	}
-	plat, ok := s.Platforms[l.Platform]
-	if !ok {
-		s.log().Error("no adapter for the line's platform", "line_id", l.ID, "platform", l.Platform)
-		return Created{}, upstream("the line's calling platform is not available", fmt.Errorf("no adapter for platform %q", l.Platform))
-	}
-	var ver *assistant.Version
-	if req.Mode == ModeAssistant {
-		v, err := s.activeVersion(ctx, accountID, req.AssistantID, "assistant_id")
+	sessionID := ident.New("ses")
+	roomErr := make(chan error, 1)
+	go func() { roomErr <- s.createRoom(ctx, rtc.RoomSpec{Name: sessionID}) }()
+	p, err := s.record(ctx, accountID, sessionID, req)
+	if rerr := <-roomErr; rerr != nil {
+		s.log().Error("create room", "session_id", sessionID, "err", rerr)
 		if err != nil {
 			return Created{}, err
 		}
-		ver = &v
+		s.discard(ctx, sessionID, p.call.ID)
+		return Created{}, upstream("the media service could not create the room", rerr)
 	}
-	now := s.now()
-	ses := Session{ID: ident.New("ses"), AccountID: accountID, LineID: l.ID, Mode: req.Mode, Media: req.Media,
-		PlatformHandle: req.PlatformHandle, Status: StatusRinging, CreatedAt: now}
-	c := call.Call{ID: ident.New("call"), AccountID: accountID, Direction: call.Outbound, LineID: l.ID,
-		From: l.Handle, To: req.PlatformHandle, Media: req.Media, Status: call.StatusRinging,
-		HandledBy: call.HandledByCustomer, SessionID: ses.ID, Platform: l.Platform, StartedAt: now}
-	ses.CallID = c.ID
-	spec := rtc.RoomSpec{Name: ses.ID}
-	if ver != nil {
-		// The version is fixed now; the assistant is dispatched when the callee answers
-		// (calleeAnswered), so the persona worker's media checks do not run out while the
-		// phone rings.
-		ses.AssistantID, ses.VersionID = ver.AssistantID, ver.ID
-		c.HandledBy, c.AssistantID, c.VersionID = call.HandledByAssistant, ver.AssistantID, ver.ID
-	}
-	if err := s.createRoom(ctx, spec); err != nil {
-		s.log().Error("create room", "session_id", ses.ID, "err", err)
-		return Created{}, upstream("the media service could not create the room", err)
-	}
-	tok, err := s.customerToken(ses.ID)
 	if err != nil {
-		s.deleteRoom(ses.ID)
-		return Created{}, err
-	}
-	partyRoom, err := s.partyRoom(ses.ID, req.PlatformHandle)
-	if err != nil {
-		s.deleteRoom(ses.ID)
-		return Created{}, err
-	}
-	if err := s.Records.SaveSession(ctx, ses, c, nil); err != nil {
-		// Nothing was dialled, so a retry may run again. Should the write have committed
+		// Nothing was dialled, so a retry may run again. Should a save have committed
 		// although its answer was lost, the sweeper fails the ringing record.
-		s.deleteRoom(ses.ID)
-		return Created{}, fmt.Errorf("save session %s: %w", ses.ID, err)
+		s.deleteRoom(sessionID)
+		return Created{}, err
 	}
-	ses.Revision, c.Revision = 1, 1
 
-	if _, err := plat.Dial(ctx, platform.DialRequest{CallID: c.ID, From: l.Handle, To: req.PlatformHandle, Media: req.Media, Room: partyRoom}); err != nil {
+	ses, c := p.ses, p.call
+	if _, err := p.plat.Dial(ctx, platform.DialRequest{CallID: c.ID, From: c.From, To: c.To, Media: c.Media, Room: p.party}); err != nil {
 		// The platform may have placed the call although its answer was lost: the
 		// session fails, the call is hung up by its Bridgeline id, and the error says a
 		// retry must not dial again.
@@ -155,7 +125,76 @@ func (s *Service) Create(ctx context.Context, accountID string, req CreateReques
 		s.end(context.WithoutCancel(ctx), ses.ID, StatusFailed, call.ReasonPlatformError, call.EndedBySystem)
 		return Created{}, fmt.Errorf("%w: %w", upstream("the calling platform could not place the call", err), ErrDialAttempted)
 	}
-	return Created{Session: ses, Call: c, Token: tok, RTCURL: s.Rooms.PublicURL()}, nil
+	return Created{Session: ses, Call: c, Token: p.token, RTCURL: s.Rooms.PublicURL()}, nil
+}
+
+// recorded is a new session saved ringing, with what its dial needs.
+type recorded struct {
+	ses   Session
+	call  call.Call
+	plat  platform.Platform
+	token rtc.Token     // the customer's
+	party platform.Room // where the platform bridges the callee
+}
+
+// record reads the request's line and assistant version, mints the customer's token and
+// the platform party's, and saves the session and its call, ringing, at revision 1.
+func (s *Service) record(ctx context.Context, accountID, sessionID string, req CreateRequest) (recorded, error) {
+	l, err := s.callingLine(ctx, accountID, req.LineID)
+	if err != nil {
+		return recorded{}, err
+	}
+	plat, ok := s.Platforms[l.Platform]
+	if !ok {
+		s.log().Error("no adapter for the line's platform", "line_id", l.ID, "platform", l.Platform)
+		return recorded{}, upstream("the line's calling platform is not available", fmt.Errorf("no adapter for platform %q", l.Platform))
+	}
+	var ver *assistant.Version
+	if req.Mode == ModeAssistant {
+		v, err := s.activeVersion(ctx, accountID, req.AssistantID, "assistant_id")
+		if err != nil {
+			return recorded{}, err
+		}
+		ver = &v
+	}
+	now := s.now()
+	ses := Session{ID: sessionID, AccountID: accountID, LineID: l.ID, Mode: req.Mode, Media: req.Media,
+		PlatformHandle: req.PlatformHandle, Status: StatusRinging, CreatedAt: now}
+	c := call.Call{ID: ident.New("call"), AccountID: accountID, Direction: call.Outbound, LineID: l.ID,
+		From: l.Handle, To: req.PlatformHandle, Media: req.Media, Status: call.StatusRinging,
+		HandledBy: call.HandledByCustomer, SessionID: ses.ID, Platform: l.Platform, StartedAt: now}
+	ses.CallID = c.ID
+	if ver != nil {
+		// The version is fixed now; the assistant is dispatched when the callee answers
+		// (calleeAnswered), so the persona worker's media checks do not run out while the
+		// phone rings.
+		ses.AssistantID, ses.VersionID = ver.AssistantID, ver.ID
+		c.HandledBy, c.AssistantID, c.VersionID = call.HandledByAssistant, ver.AssistantID, ver.ID
+	}
+	tok, err := s.customerToken(ses.ID)
+	if err != nil {
+		return recorded{}, err
+	}
+	party, err := s.partyRoom(ses.ID, req.PlatformHandle)
+	if err != nil {
+		return recorded{}, err
+	}
+	if err := s.Records.SaveSession(ctx, ses, c, nil); err != nil {
+		return recorded{}, fmt.Errorf("save session %s: %w", ses.ID, err)
+	}
+	ses.Revision, c.Revision = 1, 1
+	return recorded{ses: ses, call: c, plat: plat, token: tok, party: party}, nil
+}
+
+// discard removes the records of a create that failed after its save and before any
+// dial, so that the failure leaves nothing behind. Should that fail too, the sweeper
+// fails the ringing record once RingTimeout is over.
+func (s *Service) discard(ctx context.Context, sessionID, callID string) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer cancel()
+	if err := s.Records.DiscardSession(ctx, sessionID, callID); err != nil {
+		s.log().Error("discard the records of a failed create", "session_id", sessionID, "err", err)
+	}
 }
 
 // callingLine is the line a session calls from: the given one, or the account's oldest.
@@ -165,26 +204,14 @@ func (s *Service) callingLine(ctx context.Context, accountID, lineID string) (li
 		return apierr.Owned(l, l.AccountID, err, accountID,
 			apierr.Param(apierr.CodeResourceNotFound, "line_id", fmt.Sprintf("no such line: %q", lineID)))
 	}
-	var oldest line.Line
-	q := listing.Query{Limit: listing.MaxLimit}
-	for {
-		page, err := s.Lines.ListLines(ctx, accountID, q)
-		if err != nil {
-			return line.Line{}, fmt.Errorf("list lines: %w", err)
-		}
-		page, more := listing.Page(page, q.Limit)
-		if len(page) > 0 {
-			oldest = page[len(page)-1]
-		}
-		if !more {
-			break
-		}
-		q.StartingAfter = oldest.ID
-	}
-	if oldest.ID == "" {
+	l, err := s.Lines.FirstLine(ctx, accountID)
+	if errors.Is(err, apierr.ErrNotFound) {
 		return line.Line{}, apierr.New(apierr.CodeNoLine, "the account has no line to call from; ask the operator to provision one")
 	}
-	return oldest, nil
+	if err != nil {
+		return line.Line{}, fmt.Errorf("first line: %w", err)
+	}
+	return l, nil
 }
 
 func (s *Service) createRoom(ctx context.Context, spec rtc.RoomSpec) error {
