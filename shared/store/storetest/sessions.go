@@ -186,7 +186,7 @@ func sessionDiscard(t *testing.T, s SessionStore) {
 	if _, err := s.GetCall(ctx(t), c.ID); !errors.Is(err, apierr.ErrNotFound) {
 		t.Errorf("GetCall after the discard = %v, want ErrNotFound", err)
 	}
-	if got, err := s.ListSessions(ctx(t), acct, listing.Query{Limit: 10}); err != nil || len(got) != 0 {
+	if got, err := s.ListSessions(ctx(t), acct, session.ListQuery{Query: listing.Query{Limit: 10}}); err != nil || len(got) != 0 {
 		t.Errorf("ListSessions after the discard = %d sessions, %v; want none", len(got), err)
 	}
 	// The same ids may be saved again: a retry of the create that failed.
