@@ -260,6 +260,12 @@ func (s *Store) CreateTables(ctx context.Context) error {
 		if err := w.Wait(ctx, &dynamodb.DescribeTableInput{TableName: aws.String(name)}, 2*time.Minute); err != nil {
 			return fmt.Errorf("wait for table %s: %w", name, err)
 		}
+		if inUse != nil {
+			// An existing table: give it the indexes added since it was made.
+			if err := s.addMissingIndexes(ctx, d, name); err != nil {
+				return err
+			}
+		}
 		if d.TTLAttribute != "" {
 			_, err := s.db.UpdateTimeToLive(ctx, &dynamodb.UpdateTimeToLiveInput{
 				TableName: aws.String(name),
