@@ -91,6 +91,7 @@ func (s *Store) queryRange(ctx context.Context, t Table, index string, part attr
 	// A page can stop short of Limit (1 MB per query response); keep reading until
 	// there are enough items or none are left.
 	for len(out) < want {
+		// One more than missing: a BETWEEN may read the cursor itself, which is dropped.
 		in.Limit = aws.Int32(int32(want - len(out) + 1))
 		page, err := s.db.Query(ctx, in)
 		if err != nil {
