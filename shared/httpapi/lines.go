@@ -4,6 +4,7 @@ import (
 	"net/http"
 
 	"github.com/bridgeline/bridgeline/shared/line"
+	"github.com/bridgeline/bridgeline/shared/metadata"
 )
 
 // LineJSON is the line object.
@@ -19,6 +20,8 @@ type LineJSON struct {
 	OnDecisionTimeout      string  `json:"on_decision_timeout"`
 	CreatedAt              Time    `json:"created_at"`
 	UpdatedAt              Time    `json:"updated_at"`
+	// Metadata is the customer's key-value pairs, {} for none.
+	Metadata metadata.Metadata `json:"metadata"`
 }
 
 // PresentLine maps a line to its JSON object.
@@ -27,6 +30,7 @@ func PresentLine(l line.Line) LineJSON {
 		ID: l.ID, Object: "line", Handle: l.Handle, Platform: l.Platform, Name: l.Name, InboundMode: l.InboundMode,
 		AssistantID: StringOrNull(l.AssistantID), DecisionTimeoutSeconds: l.DecisionTimeoutSeconds,
 		OnDecisionTimeout: l.OnDecisionTimeout, CreatedAt: Time(l.CreatedAt), UpdatedAt: Time(l.UpdatedAt),
+		Metadata: l.Metadata.OrEmpty(),
 	}
 }
 
@@ -74,6 +78,8 @@ func (a *API) updateLine(w http.ResponseWriter, r *http.Request) (int, any, erro
 		DecisionTimeoutSeconds Nullable[int]    `json:"decision_timeout_seconds"`
 		OnDecisionTimeout      Nullable[string] `json:"on_decision_timeout"`
 		AssistantID            Nullable[string] `json:"assistant_id"`
+
+		Metadata Nullable[metadataParam] `json:"metadata"`
 	}
 	if err := Decode(r, &body, false); err != nil {
 		return 0, nil, err
@@ -90,7 +96,7 @@ func (a *API) updateLine(w http.ResponseWriter, r *http.Request) (int, any, erro
 	u := line.Update{
 		Name: body.Name.Ptr(), InboundMode: body.InboundMode.Ptr(), DecisionTimeoutSeconds: body.DecisionTimeoutSeconds.Ptr(),
 		OnDecisionTimeout: body.OnDecisionTimeout.Ptr(), AssistantID: body.AssistantID.Ptr(),
-		UnassignAssistant: body.AssistantID.Null,
+		UnassignAssistant: body.AssistantID.Null, Metadata: metadataOnUpdate(body.Metadata),
 	}
 	l, err := a.Lines.Update(r.Context(), AccountFrom(r.Context()).ID, r.PathValue("id"), u)
 	if err != nil {
