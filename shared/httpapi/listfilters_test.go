@@ -13,9 +13,8 @@ import (
 	"testing"
 	"time"
 
-	lksdk "github.com/livekit/server-sdk-go/v2"
-
 	protologger "github.com/livekit/protocol/logger"
+	lksdk "github.com/livekit/server-sdk-go/v2"
 
 	callrec "github.com/bridgeline/bridgeline/shared/call"
 	"github.com/bridgeline/bridgeline/shared/ident"
