@@ -271,6 +271,7 @@ func TestImageRoot(t *testing.T) {
 		"LIVEKIT_API_KEY=" + lk.Config().APIKey,
 		"LIVEKIT_API_SECRET=" + lk.Config().APISecret,
 		"BRIDGELINE_API_URL=http://127.0.0.1:9",
+		"PERSONA_REPORT_SECRET=image-test-report-secret-0123456789",
 		"PERSONA_AGENT_NAME=image-test",
 		"PERSONA_STT_DECODERS=1",
 	}
