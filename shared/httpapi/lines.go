@@ -19,6 +19,8 @@ type LineJSON struct {
 	OnDecisionTimeout      string  `json:"on_decision_timeout"`
 	CreatedAt              Time    `json:"created_at"`
 	UpdatedAt              Time    `json:"updated_at"`
+	// Variables are the line's default variables; {} for none.
+	Variables map[string]string `json:"variables"`
 }
 
 // PresentLine maps a line to its JSON object.
@@ -26,8 +28,17 @@ func PresentLine(l line.Line) LineJSON {
 	return LineJSON{
 		ID: l.ID, Object: "line", Handle: l.Handle, Platform: l.Platform, Name: l.Name, InboundMode: l.InboundMode,
 		AssistantID: StringOrNull(l.AssistantID), DecisionTimeoutSeconds: l.DecisionTimeoutSeconds,
-		OnDecisionTimeout: l.OnDecisionTimeout, CreatedAt: Time(l.CreatedAt), UpdatedAt: Time(l.UpdatedAt),
+		OnDecisionTimeout: l.OnDecisionTimeout, Variables: variablesOrEmpty(l.Variables),
+		CreatedAt: Time(l.CreatedAt), UpdatedAt: Time(l.UpdatedAt),
 	}
+}
+
+// variablesOrEmpty presents a nil map as {}.
+func variablesOrEmpty(m map[string]string) map[string]string {
+	if m == nil {
+		return map[string]string{}
+	}
+	return m
 }
 
 func (a *API) listLines(w http.ResponseWriter, r *http.Request) (int, any, error) {
@@ -74,6 +85,8 @@ func (a *API) updateLine(w http.ResponseWriter, r *http.Request) (int, any, erro
 		DecisionTimeoutSeconds Nullable[int]    `json:"decision_timeout_seconds"`
 		OnDecisionTimeout      Nullable[string] `json:"on_decision_timeout"`
 		AssistantID            Nullable[string] `json:"assistant_id"`
+		// Variables replaces the line's defaults; null or {} clears them.
+		Variables Nullable[map[string]string] `json:"variables"`
 	}
 	if err := Decode(r, &body, false); err != nil {
 		return 0, nil, err
@@ -91,6 +104,9 @@ func (a *API) updateLine(w http.ResponseWriter, r *http.Request) (int, any, erro
 		Name: body.Name.Ptr(), InboundMode: body.InboundMode.Ptr(), DecisionTimeoutSeconds: body.DecisionTimeoutSeconds.Ptr(),
 		OnDecisionTimeout: body.OnDecisionTimeout.Ptr(), AssistantID: body.AssistantID.Ptr(),
 		UnassignAssistant: body.AssistantID.Null,
+	}
+	if body.Variables.Set {
+		u.Variables = &body.Variables.Value // null decodes as a nil map: cleared
 	}
 	l, err := a.Lines.Update(r.Context(), AccountFrom(r.Context()).ID, r.PathValue("id"), u)
 	if err != nil {

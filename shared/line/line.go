@@ -15,6 +15,7 @@ import (
 	"github.com/bridgeline/bridgeline/shared/assistant"
 	"github.com/bridgeline/bridgeline/shared/ident"
 	"github.com/bridgeline/bridgeline/shared/listing"
+	"github.com/bridgeline/bridgeline/shared/variables"
 )
 
 // Inbound modes.
@@ -51,6 +52,10 @@ type Line struct {
 	Revision               int64     `json:"revision"`
 	CreatedAt              time.Time `json:"created_at"`
 	UpdatedAt              time.Time `json:"updated_at"`
+
+	// Variables are the line's defaults for the assistant's {{name}} placeholders: a
+	// call's own values (a session's or a call.incoming answer's) win over them.
+	Variables map[string]string `json:"variables,omitempty"`
 }
 
 // AssistantChange moves a line's assignment. From and To are assistant ids ("" for none);
@@ -86,6 +91,8 @@ type Update struct {
 	OnDecisionTimeout      *string
 	AssistantID            *string
 	UnassignAssistant      bool
+	// Variables replaces the line's default variables when not nil (empty clears them).
+	Variables *map[string]string
 }
 
 // Service applies the line rules.
@@ -221,6 +228,11 @@ func (u Update) validate() error {
 			return apierr.Invalid("on_decision_timeout", "on_decision_timeout must be decline or assistant")
 		}
 	}
+	if u.Variables != nil {
+		if err := variables.CheckValues("variables", *u.Variables); err != nil {
+			return err
+		}
+	}
 	if u.AssistantID != nil && *u.AssistantID == "" {
 		return apierr.Invalid("assistant_id", "assistant_id must be an assistant id, or null to unassign")
 	}
@@ -239,5 +251,11 @@ func (u Update) apply(l *Line) {
 	}
 	if u.OnDecisionTimeout != nil {
 		l.OnDecisionTimeout = *u.OnDecisionTimeout
+	}
+	if u.Variables != nil {
+		l.Variables = *u.Variables
+		if len(l.Variables) == 0 {
+			l.Variables = nil
+		}
 	}
 }
