@@ -35,6 +35,11 @@ func (r Record) OnCall(c *call.Call) bool {
 		return false
 	}
 	c.Decision, c.DecisionSource = r.Decision, r.Source
+	if r.Decision == Assistant {
+		// The answer's own values; handing the call to the assistant resolves them
+		// against the line's defaults and the version's names.
+		c.Variables = r.Variables
+	}
 	return true
 }
 

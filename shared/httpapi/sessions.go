@@ -98,6 +98,9 @@ type CallJSON struct {
 	// AssistantReport says whether the transcript and metrics are complete (assistant
 	// calls only).
 	AssistantReport *string `json:"assistant_report"`
+	// Variables are the values the assistant's placeholders were rendered with
+	// (assistant calls only; null otherwise).
+	Variables map[string]string `json:"variables"`
 }
 
 // PresentCall maps a call record to its object. Transcript is an array for assistant
@@ -105,7 +108,9 @@ type CallJSON struct {
 func PresentCall(c call.Call) CallJSON {
 	transcript := c.Transcript
 	var report *string
+	var vars map[string]string
 	if c.HandledBy == call.HandledByAssistant {
+		vars = variablesOrEmpty(c.Variables)
 		if transcript == nil {
 			transcript = []persona.Turn{}
 		}
@@ -122,7 +127,7 @@ func PresentCall(c call.Call) CallJSON {
 		AnsweredAt: TimePtr(c.AnsweredAt), EndedAt: TimePtr(c.EndedAt), DurationMS: c.DurationMS,
 		EndReason: StringOrNull(c.EndReason), EndedBy: StringOrNull(c.EndedBy), Decision: StringOrNull(c.Decision),
 		DecisionSource: StringOrNull(c.DecisionSource), Transcript: transcript, Metrics: c.Metrics,
-		AssistantReport: report,
+		AssistantReport: report, Variables: vars,
 	}
 }
 
@@ -136,6 +141,8 @@ func (h *Sessions) create(w http.ResponseWriter, r *http.Request) (int, any, err
 		Mode           Nullable[string] `json:"mode"`
 		AssistantID    Nullable[string] `json:"assistant_id"`
 		LineID         Nullable[string] `json:"line_id"`
+		// Variables (mode assistant): null counts as absent.
+		Variables Nullable[map[string]string] `json:"variables"`
 	}
 	if err := Decode(r, &body, false); err != nil {
 		return 0, nil, err
@@ -147,7 +154,7 @@ func (h *Sessions) create(w http.ResponseWriter, r *http.Request) (int, any, err
 		}
 	}
 	req := session.CreateRequest{PlatformHandle: body.PlatformHandle.Value, Media: body.Media.Value, Mode: body.Mode.Value,
-		AssistantID: body.AssistantID.Value, LineID: body.LineID.Value}
+		AssistantID: body.AssistantID.Value, LineID: body.LineID.Value, Variables: body.Variables.Value}
 	if req.LineID != "" && !ident.Valid("line", req.LineID) {
 		return 0, nil, invalidID("line_id", "line")
 	}

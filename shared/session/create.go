@@ -25,6 +25,9 @@ type CreateRequest struct {
 	Mode           string // human (default) | assistant
 	AssistantID    string // required with mode assistant
 	LineID         string // the line to call from; default the account's first line
+
+	// Variables (mode assistant only) are values for the version's placeholders.
+	Variables map[string]string
 }
 
 // Created is a new session with its first participant token.
@@ -64,7 +67,7 @@ func (r *CreateRequest) Validate() error {
 	default:
 		return apierr.Invalid("mode", "mode must be human or assistant")
 	}
-	return nil
+	return r.checkVariables()
 }
 
 // ErrDialAttempted marks a Create that failed once the platform was asked to dial: the
@@ -124,6 +127,7 @@ func (s *Service) Create(ctx context.Context, accountID string, req CreateReques
 		// phone rings.
 		ses.AssistantID, ses.VersionID = ver.AssistantID, ver.ID
 		c.HandledBy, c.AssistantID, c.VersionID = call.HandledByAssistant, ver.AssistantID, ver.ID
+		c.Variables = callVariables(*ver, req.Variables, l)
 	}
 	if err := s.createRoom(ctx, spec); err != nil {
 		s.log().Error("create room", "session_id", ses.ID, "err", err)
