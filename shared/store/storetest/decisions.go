@@ -20,10 +20,11 @@ func RunDecisions(t *testing.T, newStore func(t *testing.T) decision.Store) {
 }
 
 var decisionCases = map[string]func(*testing.T, decision.Store){
-	"create get round trip":  decisionRoundTrip,
-	"first decide wins":      decisionFirstWins,
-	"concurrent decide, one": decisionConcurrent,
-	"decide unknown call":    decisionUnknown,
+	"create get round trip":                decisionRoundTrip,
+	"first decide wins":                    decisionFirstWins,
+	"concurrent decide, one":               decisionConcurrent,
+	"decide unknown call":                  decisionUnknown,
+	"assistant answer keeps its variables": decisionVariables,
 }
 
 func pendingDecision() decision.Record {
