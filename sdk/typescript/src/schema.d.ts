@@ -286,12 +286,14 @@ export interface paths {
         head?: never;
         /**
          * Update a line
-         * @description Any of `name`, `inbound_mode`, `decision_timeout_seconds`, `on_decision_timeout`
-         *     and `assistant_id`; absent fields are left alone. `assistant_id: null` unassigns
+         * @description Any of `name`, `inbound_mode`, `decision_timeout_seconds`, `on_decision_timeout`,
+         *     `assistant_id` and `variables`; absent fields are left alone. `variables` replaces
+         *     the line's default variables whole (`{}` or null clears them). `assistant_id: null` unassigns
          *     the assistant; an assistant id assigns it under the same rules as
          *     `POST /v1/lines/{id}/assign` (404 `resource_not_found` with
          *     `param: assistant_id`, 409 `assistant_archived` or `assistant_not_published`).
-         *     400 `parameter_invalid` for an out-of-range or unknown value.
+         *     400 `parameter_invalid` for an out-of-range or unknown value, or variables out of
+         *     bounds (`variables` or `variables.<name>`).
          */
         patch: operations["updateLine"];
         trace?: never;
@@ -343,11 +345,13 @@ export interface paths {
          *     then asks the calling platform to dial `platform_handle` from the line and bridge
          *     that party into the room. The session starts `ringing` and becomes `active` when
          *     the party answers, or `failed` (`no_answer`, `busy`, `platform_error`).
-         *     `mode: assistant` fixes the assistant's active version now (`version_id`) and dispatches it into the room when the dialled party answers.
+         *     `mode: assistant` fixes the assistant's active version now (`version_id`) and dispatches it into the room when the dialled party answers;
+         *     its greeting and system prompt are rendered with `variables` over the line's defaults (see Variables).
          *     Unlike the other POSTs, this one refuses unknown query parameters.
          *     400: `parameter_missing` (`platform_handle`; `assistant_id` when `mode` is
          *     `assistant`), `parameter_invalid` (`platform_handle`, `media`, `mode`,
-         *     `line_id`; `assistant_id` given with mode `human`); 404 `resource_not_found`
+         *     `line_id`; `assistant_id` or `variables` given with mode `human`; `variables` or
+         *     `variables.<name>` out of bounds); 404 `resource_not_found`
          *     (`param: line_id` or `assistant_id`); 409 `assistant_archived`,
          *     `assistant_not_published`; 422 `no_line` when the account has no line; 502
          *     `upstream_unavailable` when LiveKit or the platform failed (the session is then
@@ -473,7 +477,12 @@ export interface paths {
          *     The first answer wins, from either path. An answer repeating the recorded one is
          *     answered again as the first was (a retry); a different one is 409
          *     `call_already_answered`. After `answer_by` with no answer, 409
-         *     `call_not_answerable`. 400 `parameter_missing` or `parameter_invalid` (`action`);
+         *     `call_not_answerable`. `{"action": "assistant", "variables": {...}}` hands the
+         *     call to the line's assistant with those values for its placeholders (see
+         *     Variables), and answers like a decline: the call object, `decision: assistant`.
+         *     400 `parameter_missing` or `parameter_invalid` (`action`; `assistant` on a line
+         *     that had no assistant when the call rang; `variables` without `action: assistant`
+         *     or out of bounds, naming `variables` or `variables.<name>`);
          *     404 `resource_not_found` for a call that is not this account's ringing
          *     customer_decides call.
          */
@@ -1193,11 +1202,14 @@ export interface components {
          * @example Front desk
          */
         AssistantName: string;
-        /** @example You are the front desk of Acme Dental. Be brief and kind. */
+        /**
+         * @description The instructions the language model runs with; may hold `{{name}}` or `{{name|default}}` placeholders (see Variables).
+         * @example You are the front desk of Acme Dental. Be brief and kind.
+         */
         SystemPrompt: string;
         /**
-         * @description What the assistant says first.
-         * @example Hello, Acme Dental, how can I help?
+         * @description What the assistant says first; may hold `{{name}}` or `{{name|default}}` placeholders (see Variables).
+         * @example Hello {{caller_name|there}}, Acme Dental, how can I help?
          */
         Greeting: string;
         /**
@@ -1342,6 +1354,17 @@ export interface components {
             model: components["schemas"]["ModelField"];
         };
         /**
+         * @description Values for an assistant's `{{name}}` placeholders, by name. At most 50; each name
+         *     matches `^[A-Za-z_][A-Za-z0-9_]{0,39}$`; each value is at most 500 characters.
+         * @example {
+         *       "caller_name": "Ada",
+         *       "company": "Acme Dental"
+         *     }
+         */
+        Variables: {
+            [key: string]: string;
+        };
+        /**
          * @description An immutable published snapshot of the draft.
          * @example {
          *       "id": "ver_01jd3f4g5h6j7k8m9n0p1q2r3t",
@@ -1357,7 +1380,8 @@ export interface components {
          *         "position": "left"
          *       },
          *       "voice": "alloy",
-         *       "model": "gpt-4o-mini"
+         *       "model": "gpt-4o-mini",
+         *       "variables": []
          *     }
          */
         AssistantVersion: {
@@ -1386,6 +1410,8 @@ export interface components {
             voice: components["schemas"]["VoiceField"];
             /** @description The language model the assistant thinks with; empty for the deployment's. */
             model: components["schemas"]["ModelField"];
+            /** @description The names of the placeholders the greeting and system prompt use, sorted; `[]` for none. */
+            variables: string[];
         };
         /**
          * @example {
@@ -1419,7 +1445,8 @@ export interface components {
          *             "position": "left"
          *           },
          *           "voice": "alloy",
-         *           "model": "gpt-4o-mini"
+         *           "model": "gpt-4o-mini",
+         *           "variables": []
          *         }
          *       ],
          *       "version_count": 1,
@@ -1494,7 +1521,8 @@ export interface components {
          *                 "position": "left"
          *               },
          *               "voice": "alloy",
-         *               "model": "gpt-4o-mini"
+         *               "model": "gpt-4o-mini",
+         *               "variables": []
          *             }
          *           ],
          *           "version_count": 1,
@@ -1536,7 +1564,8 @@ export interface components {
          *             "position": "left"
          *           },
          *           "voice": "alloy",
-         *           "model": "gpt-4o-mini"
+         *           "model": "gpt-4o-mini",
+         *           "variables": []
          *         }
          *       ],
          *       "has_more": false
@@ -1715,7 +1744,10 @@ export interface components {
          *       "decision_timeout_seconds": 10,
          *       "on_decision_timeout": "decline",
          *       "created_at": "2026-11-22T07:00:00.123Z",
-         *       "updated_at": "2026-11-22T07:00:00.123Z"
+         *       "updated_at": "2026-11-22T07:00:00.123Z",
+         *       "variables": {
+         *         "company": "Acme Dental"
+         *       }
          *     }
          */
         Line: {
@@ -1744,6 +1776,8 @@ export interface components {
             created_at: components["schemas"]["Timestamp"];
             /** @description When it last changed. */
             updated_at: components["schemas"]["Timestamp"];
+            /** @description The line's default values for its assistant's placeholders; a call's own values win over them. `{}` for none. */
+            variables: components["schemas"]["Variables"];
         };
         /**
          * @example {
@@ -1751,7 +1785,10 @@ export interface components {
          *       "inbound_mode": "assistant",
          *       "decision_timeout_seconds": 10,
          *       "on_decision_timeout": "decline",
-         *       "assistant_id": "asst_01jd3f4g5h6j7k8m9n0p1q2r3t"
+         *       "assistant_id": "asst_01jd3f4g5h6j7k8m9n0p1q2r3t",
+         *       "variables": {
+         *         "company": "Acme Dental"
+         *       }
          *     }
          */
         LineUpdate: {
@@ -1765,6 +1802,17 @@ export interface components {
             on_decision_timeout?: components["schemas"]["OnDecisionTimeout"];
             /** @description An assistant id to assign (same rules as assign), or null to unassign. */
             assistant_id?: string | null;
+            /**
+             * @description The line's default variables, replacing the current ones whole (not merged);
+             *     `{}` or null clears them. At most 50; names as placeholders name them; values
+             *     at most 500 characters.
+             * @example {
+             *       "company": "Acme Dental"
+             *     }
+             */
+            variables?: {
+                [key: string]: string;
+            } | null;
         };
         /**
          * @example {
@@ -1781,7 +1829,10 @@ export interface components {
          *           "decision_timeout_seconds": 10,
          *           "on_decision_timeout": "decline",
          *           "created_at": "2026-11-22T07:00:00.123Z",
-         *           "updated_at": "2026-11-22T07:00:00.123Z"
+         *           "updated_at": "2026-11-22T07:00:00.123Z",
+         *           "variables": {
+         *             "company": "Acme Dental"
+         *           }
          *         }
          *       ],
          *       "has_more": false
@@ -2653,10 +2704,10 @@ export interface components {
              */
             answered_at: string;
             /**
-             * @description On an inbound customer_decides call, the decision that answered it.
+             * @description On an inbound customer_decides call, the decision that answered it; `timeout` when nobody answered and `on_decision_timeout` handed the call to the assistant.
              * @enum {string}
              */
-            decision?: "accept";
+            decision?: "accept" | "assistant" | "timeout";
             /**
              * @description Where the customer_decides decision came from: the `call.incoming` response body or `POST /v1/calls/{id}/answer`.
              * @enum {string}
@@ -2770,13 +2821,26 @@ export interface components {
          * @example {
          *       "action": "accept"
          *     }
+         * @example {
+         *       "action": "assistant",
+         *       "variables": {
+         *         "caller_name": "Ada",
+         *         "account_tier": "gold"
+         *       }
+         *     }
          */
         CallAnswerRequest: {
             /**
-             * @description `accept` bridges the call into a room and answers the session payload; `decline` rejects it.
+             * @description `accept` bridges the call into a room and answers the session payload;
+             *     `decline` rejects it; `assistant` hands it to the line's assistant (its active
+             *     version, rendered with `variables` over the line's defaults), and needs the
+             *     line to have had an assistant when the call rang (else 400 `parameter_invalid`
+             *     on `action`).
              * @enum {string}
              */
-            action: "accept" | "decline";
+            action: "accept" | "decline" | "assistant";
+            /** @description With `action` `assistant` only (400 `parameter_invalid` otherwise): values for the assistant's placeholders. */
+            variables?: components["schemas"]["Variables"];
         };
         /**
          * @description Where to send the event again; all optional.
@@ -2816,6 +2880,17 @@ export interface components {
             assistant_id?: string | null;
             /** @description The line to call from; default the account's first (oldest) line. */
             line_id?: string;
+            /**
+             * @description Mode `assistant` only (400 `parameter_invalid` otherwise): values for the
+             *     version's placeholders, over the line's default `variables`. `null` counts as
+             *     absent.
+             * @example {
+             *       "caller_name": "Ada"
+             *     }
+             */
+            variables?: {
+                [key: string]: string;
+            } | null;
         };
         /**
          * @example ringing
@@ -3168,7 +3243,10 @@ export interface components {
          *           "last_kind": "llm_timeout"
          *         }
          *       },
-         *       "assistant_report": "received"
+         *       "assistant_report": "received",
+         *       "variables": {
+         *         "caller_name": "Ada"
+         *       }
          *     }
          */
         Call: {
@@ -3227,10 +3305,10 @@ export interface components {
              */
             ended_by: "customer" | "remote" | "assistant" | "system" | null;
             /**
-             * @description customer_decides calls only.
+             * @description customer_decides calls only: `accept`, `decline`, `assistant` (handed to the line's assistant) or `timeout`.
              * @enum {string|null}
              */
-            decision: "accept" | "decline" | "timeout" | null;
+            decision: "accept" | "decline" | "assistant" | "timeout" | null;
             /**
              * @description Where the customer_decides decision came from: the `call.incoming` response body or `POST /v1/calls/{id}/answer`.
              * @enum {string|null}
@@ -3253,6 +3331,16 @@ export interface components {
              * @enum {string|null}
              */
             assistant_report: "pending" | "received" | "missing" | null;
+            /**
+             * @description Assistant calls only; null otherwise. The values the greeting and system
+             *     prompt were rendered with: for each placeholder name the version uses, the
+             *     call's own value (`POST /v1/sessions` or the `call.incoming` answer) or the
+             *     line's default; a name with neither is absent (its placeholders rendered their
+             *     defaults).
+             */
+            variables: {
+                [key: string]: string;
+            } | null;
         };
         /**
          * @example {
@@ -3318,7 +3406,10 @@ export interface components {
          *               "last_kind": "llm_timeout"
          *             }
          *           },
-         *           "assistant_report": "received"
+         *           "assistant_report": "received",
+         *           "variables": {
+         *             "caller_name": "Ada"
+         *           }
          *         }
          *       ],
          *       "has_more": false
@@ -3378,7 +3469,7 @@ export interface components {
              * @description The customer_decides decision; null on other calls.
              * @enum {string}
              */
-            decision: "accept" | "decline" | "timeout";
+            decision: "accept" | "decline" | "assistant" | "timeout";
             /**
              * @description Where the customer_decides decision came from: the `call.incoming` response body or `POST /v1/calls/{id}/answer`.
              * @enum {string}
@@ -3663,7 +3754,8 @@ export interface operations {
                      *                 "position": "left"
                      *               },
                      *               "voice": "alloy",
-                     *               "model": "gpt-4o-mini"
+                     *               "model": "gpt-4o-mini",
+                     *               "variables": []
                      *             }
                      *           ],
                      *           "version_count": 1,
@@ -3757,7 +3849,8 @@ export interface operations {
                      *             "position": "left"
                      *           },
                      *           "voice": "alloy",
-                     *           "model": "gpt-4o-mini"
+                     *           "model": "gpt-4o-mini",
+                     *           "variables": []
                      *         }
                      *       ],
                      *       "version_count": 1,
@@ -3831,7 +3924,8 @@ export interface operations {
                      *             "position": "left"
                      *           },
                      *           "voice": "alloy",
-                     *           "model": "gpt-4o-mini"
+                     *           "model": "gpt-4o-mini",
+                     *           "variables": []
                      *         }
                      *       ],
                      *       "version_count": 1,
@@ -3922,7 +4016,8 @@ export interface operations {
                      *             "position": "left"
                      *           },
                      *           "voice": "alloy",
-                     *           "model": "gpt-4o-mini"
+                     *           "model": "gpt-4o-mini",
+                     *           "variables": []
                      *         }
                      *       ],
                      *       "version_count": 1,
@@ -3987,7 +4082,8 @@ export interface operations {
                      *             "position": "left"
                      *           },
                      *           "voice": "alloy",
-                     *           "model": "gpt-4o-mini"
+                     *           "model": "gpt-4o-mini",
+                     *           "variables": []
                      *         }
                      *       ],
                      *       "has_more": false
@@ -4065,7 +4161,8 @@ export interface operations {
                      *             "position": "left"
                      *           },
                      *           "voice": "alloy",
-                     *           "model": "gpt-4o-mini"
+                     *           "model": "gpt-4o-mini",
+                     *           "variables": []
                      *         }
                      *       ],
                      *       "version_count": 1,
@@ -4153,7 +4250,8 @@ export interface operations {
                      *             "position": "left"
                      *           },
                      *           "voice": "alloy",
-                     *           "model": "gpt-4o-mini"
+                     *           "model": "gpt-4o-mini",
+                     *           "variables": []
                      *         }
                      *       ],
                      *       "version_count": 1,
@@ -4241,7 +4339,8 @@ export interface operations {
                      *             "position": "left"
                      *           },
                      *           "voice": "alloy",
-                     *           "model": "gpt-4o-mini"
+                     *           "model": "gpt-4o-mini",
+                     *           "variables": []
                      *         }
                      *       ],
                      *       "version_count": 1,
@@ -4325,7 +4424,8 @@ export interface operations {
                      *             "position": "left"
                      *           },
                      *           "voice": "alloy",
-                     *           "model": "gpt-4o-mini"
+                     *           "model": "gpt-4o-mini",
+                     *           "variables": []
                      *         }
                      *       ],
                      *       "version_count": 1,
@@ -4485,7 +4585,10 @@ export interface operations {
                      *           "decision_timeout_seconds": 10,
                      *           "on_decision_timeout": "decline",
                      *           "created_at": "2026-11-22T07:00:00.123Z",
-                     *           "updated_at": "2026-11-22T07:00:00.123Z"
+                     *           "updated_at": "2026-11-22T07:00:00.123Z",
+                     *           "variables": {
+                     *             "company": "Acme Dental"
+                     *           }
                      *         }
                      *       ],
                      *       "has_more": false
@@ -4533,7 +4636,10 @@ export interface operations {
                      *       "decision_timeout_seconds": 10,
                      *       "on_decision_timeout": "decline",
                      *       "created_at": "2026-11-22T07:00:00.123Z",
-                     *       "updated_at": "2026-11-22T07:00:00.123Z"
+                     *       "updated_at": "2026-11-22T07:00:00.123Z",
+                     *       "variables": {
+                     *         "company": "Acme Dental"
+                     *       }
                      *     }
                      */
                     "application/json": components["schemas"]["Line"];
@@ -4566,7 +4672,10 @@ export interface operations {
                  *       "inbound_mode": "assistant",
                  *       "decision_timeout_seconds": 10,
                  *       "on_decision_timeout": "decline",
-                 *       "assistant_id": "asst_01jd3f4g5h6j7k8m9n0p1q2r3t"
+                 *       "assistant_id": "asst_01jd3f4g5h6j7k8m9n0p1q2r3t",
+                 *       "variables": {
+                 *         "company": "Acme Dental"
+                 *       }
                  *     }
                  */
                 "application/json": components["schemas"]["LineUpdate"];
@@ -4592,7 +4701,10 @@ export interface operations {
                      *       "decision_timeout_seconds": 10,
                      *       "on_decision_timeout": "decline",
                      *       "created_at": "2026-11-22T07:00:00.123Z",
-                     *       "updated_at": "2026-11-22T07:00:00.123Z"
+                     *       "updated_at": "2026-11-22T07:00:00.123Z",
+                     *       "variables": {
+                     *         "company": "Acme Dental"
+                     *       }
                      *     }
                      */
                     "application/json": components["schemas"]["Line"];
@@ -4652,7 +4764,10 @@ export interface operations {
                      *       "decision_timeout_seconds": 10,
                      *       "on_decision_timeout": "decline",
                      *       "created_at": "2026-11-22T07:00:00.123Z",
-                     *       "updated_at": "2026-11-22T07:00:00.123Z"
+                     *       "updated_at": "2026-11-22T07:00:00.123Z",
+                     *       "variables": {
+                     *         "company": "Acme Dental"
+                     *       }
                      *     }
                      */
                     "application/json": components["schemas"]["Line"];
@@ -5039,7 +5154,10 @@ export interface operations {
                      *               "last_kind": "llm_timeout"
                      *             }
                      *           },
-                     *           "assistant_report": "received"
+                     *           "assistant_report": "received",
+                     *           "variables": {
+                     *             "caller_name": "Ada"
+                     *           }
                      *         }
                      *       ],
                      *       "has_more": false
@@ -5136,7 +5254,10 @@ export interface operations {
                      *           "last_kind": "llm_timeout"
                      *         }
                      *       },
-                     *       "assistant_report": "received"
+                     *       "assistant_report": "received",
+                     *       "variables": {
+                     *         "caller_name": "Ada"
+                     *       }
                      *     }
                      */
                     "application/json": components["schemas"]["Call"];
@@ -5176,8 +5297,9 @@ export interface operations {
         };
         responses: {
             /**
-             * @description Declined. The call record as `GET /v1/calls/{id}` shows it, with `decision: decline`
-             *     and `decision_source: api` shown at once (before the ringing call records them).
+             * @description Declined, or handed to the assistant. The call record as `GET /v1/calls/{id}`
+             *     shows it, with `decision` (`decline` or `assistant`) and `decision_source: api`
+             *     shown at once (before the ringing call records them).
              */
             200: {
                 headers: {
@@ -5947,10 +6069,12 @@ export interface operations {
         };
         responses: {
             /**
-             * @description Any 2xx. A body of `{"action": "accept"}` or `{"action": "decline"}` decides
-             *     the call; an empty body acknowledges it and leaves the decision to
-             *     `POST /v1/calls/{id}/answer` before `answer_by`. Any other body is logged on the
-             *     attempt and treated as no answer.
+             * @description Any 2xx. A body of `{"action": "accept"}`, `{"action": "decline"}` or
+             *     `{"action": "assistant", "variables": {...}}` (hand the call to the line's
+             *     assistant, with values for its placeholders) decides the call; an empty body
+             *     acknowledges it and leaves the decision to `POST /v1/calls/{id}/answer` before
+             *     `answer_by`. Any other body (an `assistant` answer on a line with no assistant,
+             *     variables out of bounds) is logged on the attempt and treated as no answer.
              */
             200: {
                 headers: {
