@@ -10,9 +10,9 @@ import (
 	"testing"
 	"time"
 
-	lksdk "github.com/livekit/server-sdk-go/v2"
 	"github.com/livekit/protocol/livekit"
 	protologger "github.com/livekit/protocol/logger"
+	lksdk "github.com/livekit/server-sdk-go/v2"
 
 	"github.com/bridgeline/bridgeline/events/callevent"
 	"github.com/bridgeline/bridgeline/events/decision"
