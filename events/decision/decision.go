@@ -1,8 +1,9 @@
 // Package decision runs the customer_decides flow of an inbound call: it posts
 // call.incoming, signed, to the account's endpoints subscribed to it, with the line's
 // decision timeout as the deadline, and records the first answer, whether it comes in a
-// webhook response body ({"action": "accept"|"decline"}) or through
-// POST /v1/calls/{id}/answer. With no answer by the deadline the decision is "timeout".
+// webhook response body ({"action": "accept"|"decline"|"assistant"}, the last with the
+// call's variables) or through POST /v1/calls/{id}/answer. With no answer by the
+// deadline the decision is "timeout".
 //
 // The first answer wins because the store records a decision only while none is recorded
 // (a conditional write), so the webhook path and the API path, even in different
@@ -83,8 +84,9 @@ type Record struct {
 //
 // Errors: CreateDecision returns apierr.ErrConflict when the call has one; GetDecision
 // returns apierr.ErrNotFound. Decide records decision, source and vars (an assistant
-// answer's variables) only while the call's decision is "" and returns the record as it stands afterwards with won=true when this
-// call recorded it; apierr.ErrNotFound when there is no record.
+// answer's variables) only while the call's decision is "" and returns the record as it
+// stands afterwards with won=true when this call recorded it; apierr.ErrNotFound when
+// there is no record.
 type Store interface {
 	CreateDecision(ctx context.Context, r Record) error
 	GetDecision(ctx context.Context, callID string) (Record, error)
@@ -233,9 +235,11 @@ func (a *Asker) post(ctx context.Context, callID, assistantID string, ep webhook
 			// Acknowledged without an answer: the customer answers through the API.
 		case err != nil || (ans.Action != Accept && ans.Action != Decline && ans.Action != Assistant):
 			att.Error = `response body is not {"action": "accept"}, {"action": "decline"} or {"action": "assistant"}; waiting for an API answer`
-		case checkAnswer(ans, assistantID) != nil:
-			att.Error = answerProblem(checkAnswer(ans, assistantID)) + "; waiting for an API answer"
 		default:
+			if err := checkAnswer(ans, assistantID); err != nil {
+				att.Error = answerProblem(err) + "; waiting for an API answer"
+				break
+			}
 			r, w, err := a.Store.Decide(context.WithoutCancel(ctx), callID, ans.Action, SourceWebhook, ans.Variables, a.now())
 			if err != nil {
 				a.logger().Error("record webhook answer", "event_id", evt.ID, "err", err)
