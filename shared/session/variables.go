@@ -24,10 +24,10 @@ func (r *CreateRequest) checkVariables() error {
 }
 
 // handToLineAssistant hands a ringing customer_decides call its customer answered with
-// action assistant to the line's assistant: the active version, rendered with the
-// answer's values over the line's defaults. A line whose assistant cannot take the call
-// any more (unassigned, archived or unpublished since the call rang) declines it with
-// no_assistant.
+// action assistant to the line's assistant (the line as it was when the call rang, as
+// for on_decision_timeout): the active version, rendered with the answer's values over
+// the line's defaults. An assistant that cannot take the call any more (archived since
+// the call rang) declines it with no_assistant.
 func (s *Service) handToLineAssistant(ctx context.Context, plat platform.Platform, sessionID string, l line.Line, values map[string]string) error {
 	if l.AssistantID == "" {
 		return s.declineSession(ctx, sessionID, call.ReasonNoAssistant, call.EndedBySystem)

@@ -1,14 +1,18 @@
 package session_test
 
 import (
+	"encoding/json"
 	"maps"
 	"net/http"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/bridgeline/bridgeline/events/callevent"
+	"github.com/bridgeline/bridgeline/events/eventtest"
 	"github.com/bridgeline/bridgeline/mediafleet/platformsim"
 	"github.com/bridgeline/bridgeline/mediafleet/worker"
+	"github.com/bridgeline/bridgeline/shared/call"
 	"github.com/bridgeline/bridgeline/shared/session/sessiontest"
 )
 
@@ -78,5 +82,44 @@ func checkSpoken(t *testing.T, st *sessiontest.Stack, callID, greeting string, v
 	sessiontest.Must(t, st.Do(t, http.MethodGet, "/v1/calls/"+callID, nil, &full), http.StatusOK, "GET call")
 	if !maps.Equal(full.Variables, vars) {
 		t.Errorf("call %s variables = %v, want %v", callID, full.Variables, vars)
+	}
+}
+
+// TestAssistantAnswerAfterArchive: an assistant answer is accepted for a call whose line
+// had an assistant when it rang, but that assistant was unassigned and archived since:
+// the call is declined with no_assistant, not bridged.
+func TestAssistantAnswerAfterArchive(t *testing.T) {
+	st := tenant(t)
+	a := publishAssistant(t, st, "Gone desk", variableGreeting, "ava_iris")
+	patchLine(t, st, st.Handles[0], map[string]any{"inbound_mode": "customer_decides", "decision_timeout_seconds": 15})
+	recv := eventtest.NewReceiver(t)
+	var ep struct {
+		Secret string `json:"secret"`
+	}
+	sessiontest.Must(t, st.Do(t, http.MethodPost, "/v1/webhook_endpoints", map[string]any{"url": recv.URL, "events": []string{"call.incoming"}}, &ep),
+		http.StatusCreated, "create endpoint")
+	recv.SetSecret(ep.Secret)
+	recv.AnswerIncoming(func(callevent.CallIncoming) string { return "" }) // the answer comes through the API
+
+	sc := placeCall(t, st, st.Handles[0], "audio")
+	var in callevent.CallIncoming
+	recv.WaitFor(t, callevent.TypeCallIncoming, 10*time.Second, func(d json.RawMessage) bool {
+		json.Unmarshal(d, &in)
+		return in.To == st.Handles[0]
+	})
+	patchLine(t, st, st.Handles[0], map[string]any{"assistant_id": nil})
+	sessiontest.Must(t, st.Do(t, http.MethodPost, "/v1/assistants/"+a.ID+"/archive", nil, nil), http.StatusOK, "archive")
+	var got map[string]any
+	sessiontest.Must(t, st.Do(t, http.MethodPost, "/v1/calls/"+in.CallID+"/answer",
+		map[string]any{"action": "assistant", "variables": map[string]string{"company": "Acme"}}, &got), http.StatusOK, "assistant answer")
+	if got["decision"] != "assistant" {
+		t.Errorf("answer = %v, want decision assistant", got)
+	}
+	c := waitRecord(t, st, in.CallID, "the call's end", func(c recordObj) bool { return c.EndedAt != nil })
+	if c.Status != call.StatusFailed || str(c.EndReason) != call.ReasonNoAssistant || c.HandledBy == call.HandledByAssistant || c.AnsweredAt != nil {
+		t.Errorf("call = %+v, want failed with no_assistant, never answered or handled by an assistant", c)
+	}
+	if got := waitSimCall(t, st, sc.ID, platformsim.StatusEnded); got.AnsweredAt != nil {
+		t.Errorf("sim call = %+v, want it ended without being answered", got)
 	}
 }
