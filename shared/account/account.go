@@ -47,17 +47,19 @@ func (k Key) Live() bool { return strings.HasPrefix(k.Prefix, "sk_live_") }
 
 // Store keeps accounts and key hashes.
 //
-// Errors: GetAccount, AccountByKeyHash, KeyByHash, GetKey and RevokeKey return
+// Errors: GetAccount, KeyAndAccount, KeyByHash, GetKey and RevokeKey return
 // apierr.ErrNotFound; CreateAccount and AddKey return apierr.ErrConflict when the id or
-// hash exists. AccountByKeyHash finds no account for a revoked key.
+// hash exists.
 type Store interface {
 	CreateAccount(ctx context.Context, a Account, k Key) error
 	GetAccount(ctx context.Context, id string) (Account, error)
 	AddKey(ctx context.Context, k Key) error
-	AccountByKeyHash(ctx context.Context, hash string) (Account, error)
 
-	// KeyByHash reads a key, revoked or not, by its hash (authentication).
+	// KeyByHash reads a key, revoked or not, by its hash.
 	KeyByHash(ctx context.Context, hash string) (Key, error)
+	// KeyAndAccount reads a key, revoked or not, by its hash, with its account
+	// (authentication): one read where the store can join them.
+	KeyAndAccount(ctx context.Context, hash string) (Key, Account, error)
 	// GetKey reads one of an account's keys by id, revoked or not.
 	GetKey(ctx context.Context, accountID, keyID string) (Key, error)
 	// ListKeys lists an account's keys that are not revoked, oldest first.
