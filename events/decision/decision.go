@@ -119,6 +119,9 @@ type Incoming struct {
 	// AssistantID is the line's assistant, "" for none: whether an assistant answer is
 	// possible.
 	AssistantID string
+	// Metadata is the call's metadata and LineMetadata the line's, echoed in the event.
+	Metadata     map[string]string
+	LineMetadata map[string]string
 }
 
 // RedactedToken stands for the participant token in the logged copy of call.incoming.
@@ -146,7 +149,7 @@ func (a *Asker) Ask(ctx context.Context, in Incoming) (Record, error) {
 		AnswerBy: now.Add(in.Timeout).Truncate(time.Millisecond), Session: in.Session, CreatedAt: now,
 		AssistantID: in.AssistantID}
 	incoming := callevent.CallIncoming{CallID: in.CallID, LineID: in.LineID, From: in.From, To: in.To,
-		Media: in.Media, AnswerBy: r.AnswerBy, Session: in.Session}
+		Media: in.Media, AnswerBy: r.AnswerBy, Session: in.Session, Metadata: in.Metadata, LineMetadata: in.LineMetadata}
 	data, err := json.Marshal(incoming)
 	if err != nil {
 		return Record{}, err

@@ -22,6 +22,10 @@ type Account struct {
 	Name       string    `json:"name"`
 	BrandColor string    `json:"brand_color"`
 	CreatedAt  time.Time `json:"created_at"`
+	// MaxConcurrentSessions is the account's own limit of live sessions, set by the
+	// operator (`bridgeline admin account limits`); nil is the deployment's
+	// MAX_CONCURRENT_SESSIONS.
+	MaxConcurrentSessions *int `json:"max_concurrent_sessions,omitempty"`
 }
 
 // Key is an API key as stored: its hash, never its text.

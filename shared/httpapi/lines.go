@@ -4,6 +4,7 @@ import (
 	"net/http"
 
 	"github.com/bridgeline/bridgeline/shared/line"
+	"github.com/bridgeline/bridgeline/shared/metadata"
 )
 
 // LineJSON is the line object.
@@ -19,6 +20,8 @@ type LineJSON struct {
 	OnDecisionTimeout      string  `json:"on_decision_timeout"`
 	CreatedAt              Time    `json:"created_at"`
 	UpdatedAt              Time    `json:"updated_at"`
+	// Metadata is the customer's key-value pairs, {} for none.
+	Metadata metadata.Metadata `json:"metadata"`
 	// Variables are the line's default variables; {} for none.
 	Variables map[string]string `json:"variables"`
 }
@@ -28,8 +31,8 @@ func PresentLine(l line.Line) LineJSON {
 	return LineJSON{
 		ID: l.ID, Object: "line", Handle: l.Handle, Platform: l.Platform, Name: l.Name, InboundMode: l.InboundMode,
 		AssistantID: StringOrNull(l.AssistantID), DecisionTimeoutSeconds: l.DecisionTimeoutSeconds,
-		OnDecisionTimeout: l.OnDecisionTimeout, Variables: variablesOrEmpty(l.Variables),
-		CreatedAt: Time(l.CreatedAt), UpdatedAt: Time(l.UpdatedAt),
+		OnDecisionTimeout: l.OnDecisionTimeout, CreatedAt: Time(l.CreatedAt), UpdatedAt: Time(l.UpdatedAt),
+		Metadata: l.Metadata.OrEmpty(), Variables: variablesOrEmpty(l.Variables),
 	}
 }
 
@@ -85,6 +88,8 @@ func (a *API) updateLine(w http.ResponseWriter, r *http.Request) (int, any, erro
 		DecisionTimeoutSeconds Nullable[int]    `json:"decision_timeout_seconds"`
 		OnDecisionTimeout      Nullable[string] `json:"on_decision_timeout"`
 		AssistantID            Nullable[string] `json:"assistant_id"`
+
+		Metadata Nullable[metadataParam] `json:"metadata"`
 		// Variables replaces the line's defaults; null or {} clears them.
 		Variables Nullable[map[string]string] `json:"variables"`
 	}
@@ -103,7 +108,7 @@ func (a *API) updateLine(w http.ResponseWriter, r *http.Request) (int, any, erro
 	u := line.Update{
 		Name: body.Name.Ptr(), InboundMode: body.InboundMode.Ptr(), DecisionTimeoutSeconds: body.DecisionTimeoutSeconds.Ptr(),
 		OnDecisionTimeout: body.OnDecisionTimeout.Ptr(), AssistantID: body.AssistantID.Ptr(),
-		UnassignAssistant: body.AssistantID.Null,
+		UnassignAssistant: body.AssistantID.Null, Metadata: metadataOnUpdate(body.Metadata),
 	}
 	if body.Variables.Set {
 		u.Variables = &body.Variables.Value // null decodes as a nil map: cleared

@@ -15,6 +15,7 @@ import (
 	"github.com/bridgeline/bridgeline/shared/assistant"
 	"github.com/bridgeline/bridgeline/shared/ident"
 	"github.com/bridgeline/bridgeline/shared/listing"
+	"github.com/bridgeline/bridgeline/shared/metadata"
 	"github.com/bridgeline/bridgeline/shared/variables"
 )
 
@@ -52,6 +53,8 @@ type Line struct {
 	Revision               int64     `json:"revision"`
 	CreatedAt              time.Time `json:"created_at"`
 	UpdatedAt              time.Time `json:"updated_at"`
+	// Metadata is the customer's key-value pairs (shared/metadata).
+	Metadata metadata.Metadata `json:"metadata,omitempty"`
 
 	// Variables are the line's defaults for the assistant's {{name}} placeholders: a
 	// call's own values (a session's or a call.incoming answer's) win over them.
@@ -94,6 +97,7 @@ type Update struct {
 	OnDecisionTimeout      *string
 	AssistantID            *string
 	UnassignAssistant      bool
+	Metadata               *metadata.Patch
 	// Variables replaces the line's default variables when not nil (empty clears them).
 	Variables *map[string]string
 }
@@ -168,7 +172,9 @@ func (s *Service) Update(ctx context.Context, accountID, id string, u Update) (L
 			}
 			change = &AssistantChange{From: l.AssistantID, To: a.ID, ToRevision: a.Revision}
 		}
-		u.apply(&l)
+		if err := u.apply(&l); err != nil {
+			return Line{}, err
+		}
 		if change != nil {
 			l.AssistantID = change.To
 		}
@@ -239,10 +245,15 @@ func (u Update) validate() error {
 	if u.AssistantID != nil && *u.AssistantID == "" {
 		return apierr.Invalid("assistant_id", "assistant_id must be an assistant id, or null to unassign")
 	}
+	if u.Metadata != nil {
+		return u.Metadata.Validate()
+	}
 	return nil
 }
 
-func (u Update) apply(l *Line) {
+// apply lays a validated update on l; only the metadata's count can still fail, against
+// the metadata l holds.
+func (u Update) apply(l *Line) error {
 	if u.Name != nil {
 		l.Name = *u.Name
 	}
@@ -261,4 +272,12 @@ func (u Update) apply(l *Line) {
 			l.Variables = nil
 		}
 	}
+	if u.Metadata != nil {
+		m, err := u.Metadata.Apply(l.Metadata)
+		if err != nil {
+			return err
+		}
+		l.Metadata = m
+	}
+	return nil
 }

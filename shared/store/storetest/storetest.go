@@ -33,6 +33,7 @@ func Run(t *testing.T, newStore func(t *testing.T) Store) {
 		{"assistants", assistantCases},
 		{"lines", lineCases},
 		{"idempotency", idempotencyCases},
+		{"metadata", metadataCases},
 	}
 	for _, g := range groups {
 		t.Run(g.name, func(t *testing.T) {
