@@ -5532,7 +5532,7 @@ type ClientInterface interface {
 	// Variables), and answers like a decline: the call object, `decision: assistant`.
 	// 400 `parameter_missing` or `parameter_invalid` (`action`; `assistant` on a line
 	// that had no assistant when the call rang; `variables` without `action: assistant`
-	// or out of bounds, naming `variables` or `variables.<name>`);
+	// or out of bounds, naming `variables` or `variables[<name>]`);
 	// 404 `resource_not_found` for a call that is not this account's ringing
 	// customer_decides call.
 	//
@@ -5552,7 +5552,7 @@ type ClientInterface interface {
 	// Variables), and answers like a decline: the call object, `decision: assistant`.
 	// 400 `parameter_missing` or `parameter_invalid` (`action`; `assistant` on a line
 	// that had no assistant when the call rang; `variables` without `action: assistant`
-	// or out of bounds, naming `variables` or `variables.<name>`);
+	// or out of bounds, naming `variables` or `variables[<name>]`);
 	// 404 `resource_not_found` for a call that is not this account's ringing
 	// customer_decides call.
 	//
@@ -5624,7 +5624,7 @@ type ClientInterface interface {
 	// `POST /v1/lines/{id}/assign` (404 `resource_not_found` with
 	// `param: assistant_id`, 409 `assistant_archived` or `assistant_not_published`).
 	// 400 `parameter_invalid` for an out-of-range or unknown value, or variables out of
-	// bounds (`variables` or `variables.<name>`).
+	// bounds (`variables` or `variables[<name>]`).
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -5640,7 +5640,7 @@ type ClientInterface interface {
 	// `POST /v1/lines/{id}/assign` (404 `resource_not_found` with
 	// `param: assistant_id`, 409 `assistant_archived` or `assistant_not_published`).
 	// 400 `parameter_invalid` for an out-of-range or unknown value, or variables out of
-	// bounds (`variables` or `variables.<name>`).
+	// bounds (`variables` or `variables[<name>]`).
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -5692,8 +5692,9 @@ type ClientInterface interface {
 	// 400: `parameter_missing` (`platform_handle`; `assistant_id` when `mode` is
 	// `assistant`), `parameter_invalid` (`platform_handle` not of a form the line's
 	// platform dials, `media`, `mode`, `line_id`; `assistant_id` or `variables` given
-	// with mode `human`; `variables` or `variables.<name>` out of bounds); 403 `live_key_required` when an `sk_test_` key calls from a line that is
-	// not on the `sim` platform; 404 `resource_not_found` (`param: line_id` or
+	// with mode `human`; `variables` or `variables[<name>]` out of bounds); 403
+	// `live_key_required` when an `sk_test_` key calls from a line that is not on the
+	// `sim` platform; 404 `resource_not_found` (`param: line_id` or
 	// `assistant_id`); 409 `assistant_archived`, `assistant_not_published`; 422 `no_line`
 	// when the account has no line; 429 `concurrent_session_limit` when the account has
 	// as many live sessions as its limit (or `rate_limited`); 502 `upstream_unavailable`
@@ -5718,8 +5719,9 @@ type ClientInterface interface {
 	// 400: `parameter_missing` (`platform_handle`; `assistant_id` when `mode` is
 	// `assistant`), `parameter_invalid` (`platform_handle` not of a form the line's
 	// platform dials, `media`, `mode`, `line_id`; `assistant_id` or `variables` given
-	// with mode `human`; `variables` or `variables.<name>` out of bounds); 403 `live_key_required` when an `sk_test_` key calls from a line that is
-	// not on the `sim` platform; 404 `resource_not_found` (`param: line_id` or
+	// with mode `human`; `variables` or `variables[<name>]` out of bounds); 403
+	// `live_key_required` when an `sk_test_` key calls from a line that is not on the
+	// `sim` platform; 404 `resource_not_found` (`param: line_id` or
 	// `assistant_id`); 409 `assistant_archived`, `assistant_not_published`; 422 `no_line`
 	// when the account has no line; 429 `concurrent_session_limit` when the account has
 	// as many live sessions as its limit (or `rate_limited`); 502 `upstream_unavailable`
@@ -6430,7 +6432,7 @@ func (c *Client) UpdateCall(ctx context.Context, id CallID, body UpdateCallJSONR
 // Variables), and answers like a decline: the call object, `decision: assistant`.
 // 400 `parameter_missing` or `parameter_invalid` (`action`; `assistant` on a line
 // that had no assistant when the call rang; `variables` without `action: assistant`
-// or out of bounds, naming `variables` or `variables.<name>`);
+// or out of bounds, naming `variables` or `variables[<name>]`);
 // 404 `resource_not_found` for a call that is not this account's ringing
 // customer_decides call.
 //
@@ -6460,7 +6462,7 @@ func (c *Client) AnswerCallWithBody(ctx context.Context, id CallID, params *Answ
 // Variables), and answers like a decline: the call object, `decision: assistant`.
 // 400 `parameter_missing` or `parameter_invalid` (`action`; `assistant` on a line
 // that had no assistant when the call rang; `variables` without `action: assistant`
-// or out of bounds, naming `variables` or `variables.<name>`);
+// or out of bounds, naming `variables` or `variables[<name>]`);
 // 404 `resource_not_found` for a call that is not this account's ringing
 // customer_decides call.
 //
@@ -6602,7 +6604,7 @@ func (c *Client) GetLine(ctx context.Context, id LinePathID, reqEditors ...Reque
 // `POST /v1/lines/{id}/assign` (404 `resource_not_found` with
 // `param: assistant_id`, 409 `assistant_archived` or `assistant_not_published`).
 // 400 `parameter_invalid` for an out-of-range or unknown value, or variables out of
-// bounds (`variables` or `variables.<name>`).
+// bounds (`variables` or `variables[<name>]`).
 //
 // Takes any type of body and a specified content type.
 //
@@ -6628,7 +6630,7 @@ func (c *Client) UpdateLineWithBody(ctx context.Context, id LinePathID, contentT
 // `POST /v1/lines/{id}/assign` (404 `resource_not_found` with
 // `param: assistant_id`, 409 `assistant_archived` or `assistant_not_published`).
 // 400 `parameter_invalid` for an out-of-range or unknown value, or variables out of
-// bounds (`variables` or `variables.<name>`).
+// bounds (`variables` or `variables[<name>]`).
 //
 // Takes a body of the `application/json` content type.
 //
@@ -6720,8 +6722,9 @@ func (c *Client) ListSessions(ctx context.Context, params *ListSessionsParams, r
 // 400: `parameter_missing` (`platform_handle`; `assistant_id` when `mode` is
 // `assistant`), `parameter_invalid` (`platform_handle` not of a form the line's
 // platform dials, `media`, `mode`, `line_id`; `assistant_id` or `variables` given
-// with mode `human`; `variables` or `variables.<name>` out of bounds); 403 `live_key_required` when an `sk_test_` key calls from a line that is
-// not on the `sim` platform; 404 `resource_not_found` (`param: line_id` or
+// with mode `human`; `variables` or `variables[<name>]` out of bounds); 403
+// `live_key_required` when an `sk_test_` key calls from a line that is not on the
+// `sim` platform; 404 `resource_not_found` (`param: line_id` or
 // `assistant_id`); 409 `assistant_archived`, `assistant_not_published`; 422 `no_line`
 // when the account has no line; 429 `concurrent_session_limit` when the account has
 // as many live sessions as its limit (or `rate_limited`); 502 `upstream_unavailable`
@@ -6756,8 +6759,9 @@ func (c *Client) CreateSessionWithBody(ctx context.Context, params *CreateSessio
 // 400: `parameter_missing` (`platform_handle`; `assistant_id` when `mode` is
 // `assistant`), `parameter_invalid` (`platform_handle` not of a form the line's
 // platform dials, `media`, `mode`, `line_id`; `assistant_id` or `variables` given
-// with mode `human`; `variables` or `variables.<name>` out of bounds); 403 `live_key_required` when an `sk_test_` key calls from a line that is
-// not on the `sim` platform; 404 `resource_not_found` (`param: line_id` or
+// with mode `human`; `variables` or `variables[<name>]` out of bounds); 403
+// `live_key_required` when an `sk_test_` key calls from a line that is not on the
+// `sim` platform; 404 `resource_not_found` (`param: line_id` or
 // `assistant_id`); 409 `assistant_archived`, `assistant_not_published`; 422 `no_line`
 // when the account has no line; 429 `concurrent_session_limit` when the account has
 // as many live sessions as its limit (or `rate_limited`); 502 `upstream_unavailable`
@@ -9413,7 +9417,7 @@ type ClientWithResponsesInterface interface {
 	// Variables), and answers like a decline: the call object, `decision: assistant`.
 	// 400 `parameter_missing` or `parameter_invalid` (`action`; `assistant` on a line
 	// that had no assistant when the call rang; `variables` without `action: assistant`
-	// or out of bounds, naming `variables` or `variables.<name>`);
+	// or out of bounds, naming `variables` or `variables[<name>]`);
 	// 404 `resource_not_found` for a call that is not this account's ringing
 	// customer_decides call.
 	//
@@ -9433,7 +9437,7 @@ type ClientWithResponsesInterface interface {
 	// Variables), and answers like a decline: the call object, `decision: assistant`.
 	// 400 `parameter_missing` or `parameter_invalid` (`action`; `assistant` on a line
 	// that had no assistant when the call rang; `variables` without `action: assistant`
-	// or out of bounds, naming `variables` or `variables.<name>`);
+	// or out of bounds, naming `variables` or `variables[<name>]`);
 	// 404 `resource_not_found` for a call that is not this account's ringing
 	// customer_decides call.
 	//
@@ -9513,7 +9517,7 @@ type ClientWithResponsesInterface interface {
 	// `POST /v1/lines/{id}/assign` (404 `resource_not_found` with
 	// `param: assistant_id`, 409 `assistant_archived` or `assistant_not_published`).
 	// 400 `parameter_invalid` for an out-of-range or unknown value, or variables out of
-	// bounds (`variables` or `variables.<name>`).
+	// bounds (`variables` or `variables[<name>]`).
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -9529,7 +9533,7 @@ type ClientWithResponsesInterface interface {
 	// `POST /v1/lines/{id}/assign` (404 `resource_not_found` with
 	// `param: assistant_id`, 409 `assistant_archived` or `assistant_not_published`).
 	// 400 `parameter_invalid` for an out-of-range or unknown value, or variables out of
-	// bounds (`variables` or `variables.<name>`).
+	// bounds (`variables` or `variables[<name>]`).
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -9583,8 +9587,9 @@ type ClientWithResponsesInterface interface {
 	// 400: `parameter_missing` (`platform_handle`; `assistant_id` when `mode` is
 	// `assistant`), `parameter_invalid` (`platform_handle` not of a form the line's
 	// platform dials, `media`, `mode`, `line_id`; `assistant_id` or `variables` given
-	// with mode `human`; `variables` or `variables.<name>` out of bounds); 403 `live_key_required` when an `sk_test_` key calls from a line that is
-	// not on the `sim` platform; 404 `resource_not_found` (`param: line_id` or
+	// with mode `human`; `variables` or `variables[<name>]` out of bounds); 403
+	// `live_key_required` when an `sk_test_` key calls from a line that is not on the
+	// `sim` platform; 404 `resource_not_found` (`param: line_id` or
 	// `assistant_id`); 409 `assistant_archived`, `assistant_not_published`; 422 `no_line`
 	// when the account has no line; 429 `concurrent_session_limit` when the account has
 	// as many live sessions as its limit (or `rate_limited`); 502 `upstream_unavailable`
@@ -9609,8 +9614,9 @@ type ClientWithResponsesInterface interface {
 	// 400: `parameter_missing` (`platform_handle`; `assistant_id` when `mode` is
 	// `assistant`), `parameter_invalid` (`platform_handle` not of a form the line's
 	// platform dials, `media`, `mode`, `line_id`; `assistant_id` or `variables` given
-	// with mode `human`; `variables` or `variables.<name>` out of bounds); 403 `live_key_required` when an `sk_test_` key calls from a line that is
-	// not on the `sim` platform; 404 `resource_not_found` (`param: line_id` or
+	// with mode `human`; `variables` or `variables[<name>]` out of bounds); 403
+	// `live_key_required` when an `sk_test_` key calls from a line that is not on the
+	// `sim` platform; 404 `resource_not_found` (`param: line_id` or
 	// `assistant_id`); 409 `assistant_archived`, `assistant_not_published`; 422 `no_line`
 	// when the account has no line; 429 `concurrent_session_limit` when the account has
 	// as many live sessions as its limit (or `rate_limited`); 502 `upstream_unavailable`
@@ -16037,7 +16043,7 @@ func (c *ClientWithResponses) UpdateCallWithResponse(ctx context.Context, id Cal
 // Variables), and answers like a decline: the call object, `decision: assistant`.
 // 400 `parameter_missing` or `parameter_invalid` (`action`; `assistant` on a line
 // that had no assistant when the call rang; `variables` without `action: assistant`
-// or out of bounds, naming `variables` or `variables.<name>`);
+// or out of bounds, naming `variables` or `variables[<name>]`);
 // 404 `resource_not_found` for a call that is not this account's ringing
 // customer_decides call.
 //
@@ -16063,7 +16069,7 @@ func (c *ClientWithResponses) AnswerCallWithBodyWithResponse(ctx context.Context
 // Variables), and answers like a decline: the call object, `decision: assistant`.
 // 400 `parameter_missing` or `parameter_invalid` (`action`; `assistant` on a line
 // that had no assistant when the call rang; `variables` without `action: assistant`
-// or out of bounds, naming `variables` or `variables.<name>`);
+// or out of bounds, naming `variables` or `variables[<name>]`);
 // 404 `resource_not_found` for a call that is not this account's ringing
 // customer_decides call.
 //
@@ -16185,7 +16191,7 @@ func (c *ClientWithResponses) GetLineWithResponse(ctx context.Context, id LinePa
 // `POST /v1/lines/{id}/assign` (404 `resource_not_found` with
 // `param: assistant_id`, 409 `assistant_archived` or `assistant_not_published`).
 // 400 `parameter_invalid` for an out-of-range or unknown value, or variables out of
-// bounds (`variables` or `variables.<name>`).
+// bounds (`variables` or `variables[<name>]`).
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -16207,7 +16213,7 @@ func (c *ClientWithResponses) UpdateLineWithBodyWithResponse(ctx context.Context
 // `POST /v1/lines/{id}/assign` (404 `resource_not_found` with
 // `param: assistant_id`, 409 `assistant_archived` or `assistant_not_published`).
 // 400 `parameter_invalid` for an out-of-range or unknown value, or variables out of
-// bounds (`variables` or `variables.<name>`).
+// bounds (`variables` or `variables[<name>]`).
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -16285,8 +16291,9 @@ func (c *ClientWithResponses) ListSessionsWithResponse(ctx context.Context, para
 // 400: `parameter_missing` (`platform_handle`; `assistant_id` when `mode` is
 // `assistant`), `parameter_invalid` (`platform_handle` not of a form the line's
 // platform dials, `media`, `mode`, `line_id`; `assistant_id` or `variables` given
-// with mode `human`; `variables` or `variables.<name>` out of bounds); 403 `live_key_required` when an `sk_test_` key calls from a line that is
-// not on the `sim` platform; 404 `resource_not_found` (`param: line_id` or
+// with mode `human`; `variables` or `variables[<name>]` out of bounds); 403
+// `live_key_required` when an `sk_test_` key calls from a line that is not on the
+// `sim` platform; 404 `resource_not_found` (`param: line_id` or
 // `assistant_id`); 409 `assistant_archived`, `assistant_not_published`; 422 `no_line`
 // when the account has no line; 429 `concurrent_session_limit` when the account has
 // as many live sessions as its limit (or `rate_limited`); 502 `upstream_unavailable`
@@ -16317,8 +16324,9 @@ func (c *ClientWithResponses) CreateSessionWithBodyWithResponse(ctx context.Cont
 // 400: `parameter_missing` (`platform_handle`; `assistant_id` when `mode` is
 // `assistant`), `parameter_invalid` (`platform_handle` not of a form the line's
 // platform dials, `media`, `mode`, `line_id`; `assistant_id` or `variables` given
-// with mode `human`; `variables` or `variables.<name>` out of bounds); 403 `live_key_required` when an `sk_test_` key calls from a line that is
-// not on the `sim` platform; 404 `resource_not_found` (`param: line_id` or
+// with mode `human`; `variables` or `variables[<name>]` out of bounds); 403
+// `live_key_required` when an `sk_test_` key calls from a line that is not on the
+// `sim` platform; 404 `resource_not_found` (`param: line_id` or
 // `assistant_id`); 409 `assistant_archived`, `assistant_not_published`; 422 `no_line`
 // when the account has no line; 429 `concurrent_session_limit` when the account has
 // as many live sessions as its limit (or `rate_limited`); 502 `upstream_unavailable`

@@ -73,8 +73,8 @@ func TestContractVariables(t *testing.T) {
 		t.Errorf("line variables = %v", got)
 	}
 	long := strings.Repeat("x", 501)
-	if r := c.fail("PATCH", "/v1/lines/"+line1, `{"variables":{"company":"`+long+`"}}`, 400, "parameter_invalid"); errParam(r) != "variables.company" {
-		t.Errorf("501-character value: param %q, want variables.company", errParam(r))
+	if r := c.fail("PATCH", "/v1/lines/"+line1, `{"variables":{"company":"`+long+`"}}`, 400, "parameter_invalid"); errParam(r) != "variables[company]" {
+		t.Errorf("501-character value: param %q, want variables[company]", errParam(r))
 	}
 	c.failValid("PATCH", "/v1/lines/"+line1, `{"variables":{"first name":"x"}}`, 400, "parameter_invalid")
 	c.fail("PATCH", "/v1/lines/"+line1, `{"variables":{"company":1}}`, 400, "parameter_invalid")
@@ -93,7 +93,7 @@ func TestContractVariables(t *testing.T) {
 	// A session's values win over the line's; unused values are dropped.
 	c.failValid("POST", "/v1/sessions", `{"platform_handle":"+15550107777","variables":{"caller_name":"Ada"}}`, 400, "parameter_invalid")
 	if r := c.fail("POST", "/v1/sessions", `{"platform_handle":"+15550107777","mode":"assistant","assistant_id":"`+asst+`","variables":{"caller_name":"`+long+`"}}`,
-		400, "parameter_invalid"); errParam(r) != "variables.caller_name" {
+		400, "parameter_invalid"); errParam(r) != "variables[caller_name]" {
 		t.Errorf("long session variable: param %q", errParam(r))
 	}
 	created := c.ok("POST", "/v1/sessions", `{"platform_handle":"+15550107777","mode":"assistant","assistant_id":"`+asst+`","variables":{"caller_name":"Ada","unused":"x"}}`, 201)

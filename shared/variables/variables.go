@@ -184,7 +184,7 @@ func Render(text string, values map[string]string) string {
 // CheckValues validates values given to a call or a line: at most MaxCount, each name a
 // valid name, each value valid UTF-8 of at most MaxValueLen characters without control
 // characters other than tab and newline. param names the field ("variables"); a value's
-// error names it as "variables.<name>".
+// error names it as "variables[<name>]", as metadata errors name keys.
 func CheckValues(param string, values map[string]string) error {
 	if len(values) > MaxCount {
 		return apierr.Invalid(param, fmt.Sprintf("%s may hold at most %d variables", param, MaxCount))
@@ -199,7 +199,7 @@ func CheckValues(param string, values map[string]string) error {
 			return apierr.Invalid(param, fmt.Sprintf("%s: %q is not a variable name (a letter or _ then letters, digits or _, at most %d characters)",
 				param, n, MaxNameLen))
 		}
-		v, field := values[n], param+"."+n
+		v, field := values[n], param+"["+n+"]"
 		if !utf8.ValidString(v) {
 			return apierr.Invalid(field, field+" must be valid UTF-8")
 		}

@@ -108,11 +108,11 @@ func TestCheckValues(t *testing.T) {
 		{"none", nil, ""},
 		{"ok", map[string]string{"name": "Ada", "note": "line one\nline two\t"}, ""},
 		{"value at the limit", map[string]string{"a": strings.Repeat("é", 500)}, ""},
-		{"value too long", map[string]string{"a": strings.Repeat("é", 501)}, "variables.a"},
+		{"value too long", map[string]string{"a": strings.Repeat("é", 501)}, "variables[a]"},
 		{"bad name", map[string]string{"first name": "Ada"}, "variables"},
-		{"control character", map[string]string{"a": "x\x00y"}, "variables.a"},
-		{"carriage return", map[string]string{"a": "x\ry"}, "variables.a"},
-		{"invalid utf-8", map[string]string{"a": "\xff"}, "variables.a"},
+		{"control character", map[string]string{"a": "x\x00y"}, "variables[a]"},
+		{"carriage return", map[string]string{"a": "x\ry"}, "variables[a]"},
+		{"invalid utf-8", map[string]string{"a": "\xff"}, "variables[a]"},
 		{"too many", many, "variables"},
 	}
 	for _, tc := range tests {

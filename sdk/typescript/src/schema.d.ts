@@ -293,7 +293,7 @@ export interface paths {
          *     `POST /v1/lines/{id}/assign` (404 `resource_not_found` with
          *     `param: assistant_id`, 409 `assistant_archived` or `assistant_not_published`).
          *     400 `parameter_invalid` for an out-of-range or unknown value, or variables out of
-         *     bounds (`variables` or `variables.<name>`).
+         *     bounds (`variables` or `variables[<name>]`).
          */
         patch: operations["updateLine"];
         trace?: never;
@@ -351,8 +351,9 @@ export interface paths {
          *     400: `parameter_missing` (`platform_handle`; `assistant_id` when `mode` is
          *     `assistant`), `parameter_invalid` (`platform_handle` not of a form the line's
          *     platform dials, `media`, `mode`, `line_id`; `assistant_id` or `variables` given
-         *     with mode `human`; `variables` or `variables.<name>` out of bounds); 403 `live_key_required` when an `sk_test_` key calls from a line that is
-         *     not on the `sim` platform; 404 `resource_not_found` (`param: line_id` or
+         *     with mode `human`; `variables` or `variables[<name>]` out of bounds); 403
+         *     `live_key_required` when an `sk_test_` key calls from a line that is not on the
+         *     `sim` platform; 404 `resource_not_found` (`param: line_id` or
          *     `assistant_id`); 409 `assistant_archived`, `assistant_not_published`; 422 `no_line`
          *     when the account has no line; 429 `concurrent_session_limit` when the account has
          *     as many live sessions as its limit (or `rate_limited`); 502 `upstream_unavailable`
@@ -504,7 +505,7 @@ export interface paths {
          *     Variables), and answers like a decline: the call object, `decision: assistant`.
          *     400 `parameter_missing` or `parameter_invalid` (`action`; `assistant` on a line
          *     that had no assistant when the call rang; `variables` without `action: assistant`
-         *     or out of bounds, naming `variables` or `variables.<name>`);
+         *     or out of bounds, naming `variables` or `variables[<name>]`);
          *     404 `resource_not_found` for a call that is not this account's ringing
          *     customer_decides call.
          */
