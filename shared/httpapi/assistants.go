@@ -141,7 +141,7 @@ func (a *API) listAssistants(w http.ResponseWriter, r *http.Request) (int, any, 
 	if err != nil {
 		return 0, nil, err
 	}
-	return http.StatusOK, NewBoundedList(list, q.Limit, PresentAssistant), nil
+	return http.StatusOK, NewBoundedList(list, q, PresentAssistant), nil
 }
 
 func (a *API) listAssistantVersions(w http.ResponseWriter, r *http.Request) (int, any, error) {
@@ -153,7 +153,7 @@ func (a *API) listAssistantVersions(w http.ResponseWriter, r *http.Request) (int
 	if err != nil {
 		return 0, nil, err
 	}
-	return http.StatusOK, NewBoundedList(list, q.Limit, PresentVersion), nil
+	return http.StatusOK, NewBoundedList(list, q, PresentVersion), nil
 }
 
 func (a *API) getAssistant(w http.ResponseWriter, r *http.Request) (int, any, error) {
