@@ -44,6 +44,9 @@ func TestDocs(t *testing.T) {
 			`"decision_source": "api"`,
 			`"decision_source": "webhook_response"`,
 			`"code": "call_already_answered"`,
+			`{"number":1,"variables":["caller_name","company"]}`,
+			`{"handled_by":"assistant","decision":"assistant","variables":{"caller_name":"Ada","company":"Acme"}}`,
+			`{"decision_source":"webhook_response","variables":{"caller_name":"Grace","company":"Acme"}}`,
 		}},
 	} {
 		t.Run(tc.page, func(t *testing.T) {

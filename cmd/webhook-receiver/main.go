@@ -1,10 +1,11 @@
 // Command webhook-receiver is a customer's webhook endpoint for trying Bridgeline
 // locally, written as a customer writes one, with the Go SDK (sdk/go): it verifies every
 // request with its webhook.Verify, reads the event into its typed struct with
-// webhook.Parse, prints it, and answers call.incoming with -answer (accept, decline, or
-// nothing: answer through the API).
+// webhook.Parse, prints it, and answers call.incoming with -answer (accept, decline,
+// assistant with -variables, or nothing: answer through the API).
 //
 //	BRIDGELINE_WEBHOOK_SECRET=whsec_... go run ./cmd/webhook-receiver -addr 127.0.0.1:9000 -answer accept
+//	BRIDGELINE_WEBHOOK_SECRET=whsec_... go run ./cmd/webhook-receiver -answer assistant -variables caller_name=Ada
 package main
 
 import (
@@ -25,14 +26,33 @@ import (
 
 func main() {
 	addr := flag.String("addr", "127.0.0.1:9000", "listen address")
-	answer := flag.String("answer", "", `answer to call.incoming: "accept", "decline" or "" (none)`)
+	answer := flag.String("answer", "", `answer to call.incoming: "accept", "decline", "assistant" or "" (none)`)
+	vars := flag.String("variables", "", `with -answer assistant: the call's variables, "name=value,name=value"`)
 	flag.Parse()
 	secrets := strings.Fields(strings.ReplaceAll(os.Getenv("BRIDGELINE_WEBHOOK_SECRET"), ",", " "))
 	if len(secrets) == 0 {
 		log.Fatal("webhook-receiver: set BRIDGELINE_WEBHOOK_SECRET to the endpoint's secret (two, comma-separated, while rotating)")
 	}
-	if *answer != "" && *answer != "accept" && *answer != "decline" {
-		log.Fatal(`webhook-receiver: -answer must be "accept", "decline" or ""`)
+	if *answer != "" && *answer != "accept" && *answer != "decline" && *answer != "assistant" {
+		log.Fatal(`webhook-receiver: -answer must be "accept", "decline", "assistant" or ""`)
+	}
+	reply := bridgeline.CallAnswerRequest{Action: bridgeline.CallAnswerRequestAction(*answer)}
+	if *vars != "" {
+		if *answer != "assistant" {
+			log.Fatal("webhook-receiver: -variables goes with -answer assistant")
+		}
+		reply.Variables = &bridgeline.Variables{}
+		for _, kv := range strings.Split(*vars, ",") {
+			k, v, ok := strings.Cut(kv, "=")
+			if !ok {
+				log.Fatalf("webhook-receiver: -variables: %q is not name=value", kv)
+			}
+			(*reply.Variables)[k] = v
+		}
+	}
+	replyBody, err := json.Marshal(reply)
+	if err != nil {
+		log.Fatal(err)
 	}
 	var mu sync.Mutex
 	seen := map[string]bool{} // webhook-ids processed: retries and redeliveries repeat them
@@ -70,7 +90,7 @@ func main() {
 		if in, ok := parsed.(bridgeline.CallIncomingEvent); ok && *answer != "" {
 			fmt.Printf("answering %s from %s: %s\n", in.Data.CallId, in.Data.From, *answer)
 			w.Header().Set("Content-Type", "application/json")
-			fmt.Fprintf(w, `{"action":%q}`, *answer)
+			w.Write(replyBody)
 			return
 		}
 		w.WriteHeader(http.StatusNoContent)

@@ -95,11 +95,16 @@ type CallAnswered struct {
 // Answer is the customer's decision on a call.incoming, in the webhook response body or
 // in POST /v1/calls/{id}/answer.
 type Answer struct {
-	Action string `json:"action"` // accept | decline
+	Action string `json:"action"` // accept | decline | assistant
+	// Variables are the call's values for the assistant's {{name}} placeholders, with
+	// action assistant only.
+	Variables map[string]string `json:"variables,omitempty"`
 }
 
 // Answer actions.
 const (
 	ActionAccept  = "accept"
 	ActionDecline = "decline"
+	// ActionAssistant hands the call to the line's assistant.
+	ActionAssistant = "assistant"
 )

@@ -1,8 +1,9 @@
 // Package decision runs the customer_decides flow of an inbound call: it posts
 // call.incoming, signed, to the account's endpoints subscribed to it, with the line's
 // decision timeout as the deadline, and records the first answer, whether it comes in a
-// webhook response body ({"action": "accept"|"decline"}) or through
-// POST /v1/calls/{id}/answer. With no answer by the deadline the decision is "timeout".
+// webhook response body ({"action": "accept"|"decline"|"assistant"}, the last with the
+// call's variables) or through POST /v1/calls/{id}/answer. With no answer by the
+// deadline the decision is "timeout".
 //
 // The first answer wins because the store records a decision only while none is recorded
 // (a conditional write), so the webhook path and the API path, even in different
@@ -23,6 +24,7 @@ import (
 	"github.com/bridgeline/bridgeline/shared/apierr"
 	"github.com/bridgeline/bridgeline/shared/call"
 	"github.com/bridgeline/bridgeline/shared/ident"
+	"github.com/bridgeline/bridgeline/shared/variables"
 	"github.com/bridgeline/bridgeline/shared/webhookendpoint"
 )
 
@@ -34,6 +36,11 @@ func (r Record) OnCall(c *call.Call) bool {
 		return false
 	}
 	c.Decision, c.DecisionSource = r.Decision, r.Source
+	if r.Decision == Assistant {
+		// The answer's own values; handing the call to the assistant resolves them
+		// against the line's defaults and the version's names.
+		c.Variables = r.Variables
+	}
 	return true
 }
 
@@ -41,7 +48,9 @@ func (r Record) OnCall(c *call.Call) bool {
 const (
 	Accept  = callevent.ActionAccept
 	Decline = callevent.ActionDecline
-	Timeout = "timeout"
+	// Assistant: the customer handed the call to the line's assistant.
+	Assistant = callevent.ActionAssistant
+	Timeout   = "timeout"
 )
 
 // Sources, as the call record's `decision_source` shows them.
@@ -63,18 +72,25 @@ type Record struct {
 	Source    string            `json:"source"`
 	DecidedAt time.Time         `json:"decided_at"`
 	CreatedAt time.Time         `json:"created_at"`
+
+	// AssistantID is the line's assistant when the call rang ("" for none): an answer
+	// with action assistant needs one.
+	AssistantID string `json:"assistant_id,omitempty"`
+	// Variables are an assistant answer's values for the assistant's placeholders.
+	Variables map[string]string `json:"variables,omitempty"`
 }
 
 // Store keeps decisions.
 //
 // Errors: CreateDecision returns apierr.ErrConflict when the call has one; GetDecision
-// returns apierr.ErrNotFound. Decide records decision and source only while the call's
-// decision is "" and returns the record as it stands afterwards with won=true when this
-// call recorded it; apierr.ErrNotFound when there is no record.
+// returns apierr.ErrNotFound. Decide records decision, source and vars (an assistant
+// answer's variables) only while the call's decision is "" and returns the record as it
+// stands afterwards with won=true when this call recorded it; apierr.ErrNotFound when
+// there is no record.
 type Store interface {
 	CreateDecision(ctx context.Context, r Record) error
 	GetDecision(ctx context.Context, callID string) (Record, error)
-	Decide(ctx context.Context, callID, decision, source string, at time.Time) (r Record, won bool, err error)
+	Decide(ctx context.Context, callID, decision, source string, vars map[string]string, at time.Time) (r Record, won bool, err error)
 }
 
 // EventLog is where call.incoming and its attempts are logged, so GET /v1/events shows
@@ -100,6 +116,9 @@ type Incoming struct {
 	// Timeout is the line's decision_timeout_seconds.
 	Timeout time.Duration
 	Session callevent.Session
+	// AssistantID is the line's assistant, "" for none: whether an assistant answer is
+	// possible.
+	AssistantID string
 	// Metadata is the call's metadata and LineMetadata the line's, echoed in the event.
 	Metadata     map[string]string
 	LineMetadata map[string]string
@@ -127,7 +146,8 @@ type Asker struct {
 func (a *Asker) Ask(ctx context.Context, in Incoming) (Record, error) {
 	now := a.now()
 	r := Record{CallID: in.CallID, AccountID: in.AccountID, LineID: in.LineID, EventID: ident.New("evt"),
-		AnswerBy: now.Add(in.Timeout).Truncate(time.Millisecond), Session: in.Session, CreatedAt: now}
+		AnswerBy: now.Add(in.Timeout).Truncate(time.Millisecond), Session: in.Session, CreatedAt: now,
+		AssistantID: in.AssistantID}
 	incoming := callevent.CallIncoming{CallID: in.CallID, LineID: in.LineID, From: in.From, To: in.To,
 		Media: in.Media, AnswerBy: r.AnswerBy, Session: in.Session, Metadata: in.Metadata, LineMetadata: in.LineMetadata}
 	data, err := json.Marshal(incoming)
@@ -170,7 +190,7 @@ func (a *Asker) Ask(ctx context.Context, in Incoming) (Record, error) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if a.post(askCtx, in.CallID, ep, evt, body) {
+			if a.post(askCtx, in.CallID, in.AssistantID, ep, evt, body) {
 				select {
 				case answered <- struct{}{}:
 				default:
@@ -207,7 +227,7 @@ func (a *Asker) Ask(ctx context.Context, in Incoming) (Record, error) {
 
 // post sends call.incoming to one endpoint, logs the attempt and records an answer found
 // in the response body. It reports whether it recorded the decision.
-func (a *Asker) post(ctx context.Context, callID string, ep webhookendpoint.Endpoint, evt callevent.Event, body []byte) bool {
+func (a *Asker) post(ctx context.Context, callID, assistantID string, ep webhookendpoint.Endpoint, evt callevent.Event, body []byte) bool {
 	att, _, respBody := a.Deliverer.Post(ctx, ep, evt.ID, body)
 	att.EventID, att.AccountID, att.Number = evt.ID, evt.AccountID, 1
 	var won bool
@@ -216,10 +236,14 @@ func (a *Asker) post(ctx context.Context, callID string, ep webhookendpoint.Endp
 		switch err := json.Unmarshal(respBody, &ans); {
 		case len(respBody) == 0:
 			// Acknowledged without an answer: the customer answers through the API.
-		case err != nil || (ans.Action != Accept && ans.Action != Decline):
-			att.Error = `response body is not {"action": "accept"} or {"action": "decline"}; waiting for an API answer`
+		case err != nil || (ans.Action != Accept && ans.Action != Decline && ans.Action != Assistant):
+			att.Error = `response body is not {"action": "accept"}, {"action": "decline"} or {"action": "assistant"}; waiting for an API answer`
 		default:
-			r, w, err := a.Store.Decide(context.WithoutCancel(ctx), callID, ans.Action, SourceWebhook, a.now())
+			if err := checkAnswer(ans, assistantID); err != nil {
+				att.Error = answerProblem(err) + "; waiting for an API answer"
+				break
+			}
+			r, w, err := a.Store.Decide(context.WithoutCancel(ctx), callID, ans.Action, SourceWebhook, ans.Variables, a.now())
 			if err != nil {
 				a.logger().Error("record webhook answer", "event_id", evt.ID, "err", err)
 			}
@@ -242,11 +266,35 @@ func (a *Asker) post(ctx context.Context, callID string, ep webhookendpoint.Endp
 
 // decide records a decision and returns the record as it stands.
 func (a *Asker) decide(ctx context.Context, callID, decision, source string) (Record, error) {
-	r, _, err := a.Store.Decide(ctx, callID, decision, source, a.now())
+	r, _, err := a.Store.Decide(ctx, callID, decision, source, nil, a.now())
 	if err != nil {
 		return Record{}, fmt.Errorf("decide %s: %w", callID, err)
 	}
 	return r, nil
+}
+
+// checkAnswer checks an answer's action against the call and its variables: variables
+// come only with action assistant, which needs the line to have had an assistant when
+// the call rang. Errors are apierr 400s.
+func checkAnswer(ans callevent.Answer, assistantID string) error {
+	if ans.Action != Assistant {
+		if ans.Variables != nil {
+			return apierr.Invalid("variables", "variables are only for action assistant")
+		}
+		return nil
+	}
+	if assistantID == "" {
+		return apierr.Invalid("action", "action assistant needs an assistant assigned to the call's line; assign one, or answer accept or decline")
+	}
+	return variables.CheckValues("variables", ans.Variables)
+}
+
+// answerProblem is an answer error as the delivery attempt's log shows it.
+func answerProblem(err error) string {
+	if e, ok := apierr.As(err); ok {
+		return e.Message
+	}
+	return err.Error()
 }
 
 // Answer is the API path: POST /v1/calls/{id}/answer. It returns the record after the
@@ -255,23 +303,27 @@ func (a *Asker) decide(ctx context.Context, callID, decision, source string) (Re
 // Errors: apierr resource_not_found for a call that is not the account's customer_decides
 // call; call_already_answered when a different answer was recorded first;
 // call_not_answerable when the deadline passed unanswered.
-func Answer(ctx context.Context, s Store, accountID, callID, action string, now time.Time) (Record, error) {
-	if action != Accept && action != Decline {
+func Answer(ctx context.Context, s Store, accountID, callID string, ans callevent.Answer, now time.Time) (Record, error) {
+	action := ans.Action
+	if action != Accept && action != Decline && action != Assistant {
 		if action == "" {
 			return Record{}, apierr.Missing("action")
 		}
-		return Record{}, apierr.Invalid("action", "action must be accept or decline")
+		return Record{}, apierr.Invalid("action", "action must be accept, decline or assistant")
 	}
 	found, err := s.GetDecision(ctx, callID)
 	r, err := apierr.Owned(found, found.AccountID, err, accountID, apierr.NotFound("call", callID))
 	if err != nil {
 		return Record{}, err
 	}
+	if err := checkAnswer(ans, r.AssistantID); err != nil {
+		return Record{}, err
+	}
 	if r.Decision == "" && now.After(r.AnswerBy) {
 		return Record{}, apierr.New(apierr.CodeCallNotAnswerable, "the call's answer_by has passed")
 	}
 	if r.Decision == "" {
-		r, _, err = s.Decide(ctx, callID, action, SourceAPI, now)
+		r, _, err = s.Decide(ctx, callID, action, SourceAPI, ans.Variables, now)
 		if err != nil {
 			return Record{}, fmt.Errorf("decide %s: %w", callID, err)
 		}

@@ -34,7 +34,7 @@ type Receiver struct {
 	secret   string
 	got      []Received
 	rejected []error
-	answer   func(callevent.CallIncoming) string
+	answer   func(callevent.CallIncoming) callevent.Answer
 	changed  chan struct{}
 }
 
@@ -57,6 +57,12 @@ func (r *Receiver) SetSecret(s string) {
 // AnswerIncoming makes the receiver answer call.incoming in its response body with the
 // action f returns ("" answers nothing).
 func (r *Receiver) AnswerIncoming(f func(callevent.CallIncoming) string) {
+	r.AnswerIncomingWith(func(in callevent.CallIncoming) callevent.Answer { return callevent.Answer{Action: f(in)} })
+}
+
+// AnswerIncomingWith makes the receiver answer call.incoming with the whole answer f
+// returns (an assistant answer with its variables); an empty Action answers nothing.
+func (r *Receiver) AnswerIncomingWith(f func(callevent.CallIncoming) callevent.Answer) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.answer = f
@@ -83,9 +89,9 @@ func (r *Receiver) serve(w http.ResponseWriter, req *http.Request) {
 	if evt.Type == callevent.TypeCallIncoming && answer != nil {
 		var in callevent.CallIncoming
 		json.Unmarshal(evt.Data, &in)
-		if a := answer(in); a != "" {
+		if a := answer(in); a.Action != "" {
 			w.Header().Set("Content-Type", "application/json")
-			json.NewEncoder(w).Encode(callevent.Answer{Action: a})
+			json.NewEncoder(w).Encode(a)
 			return
 		}
 	}

@@ -249,6 +249,7 @@ func (e CallAssistantReport) Valid() bool {
 // Defines values for CallDecision.
 const (
 	CallDecisionAccept      CallDecision = "accept"
+	CallDecisionAssistant   CallDecision = "assistant"
 	CallDecisionDecline     CallDecision = "decline"
 	CallDecisionLessThannil CallDecision = "<nil>"
 	CallDecisionTimeout     CallDecision = "timeout"
@@ -258,6 +259,8 @@ const (
 func (e CallDecision) Valid() bool {
 	switch e {
 	case CallDecisionAccept:
+		return true
+	case CallDecisionAssistant:
 		return true
 	case CallDecisionDecline:
 		return true
@@ -374,14 +377,17 @@ func (e CallObject) Valid() bool {
 
 // Defines values for CallAnswerRequestAction.
 const (
-	CallAnswerRequestActionAccept  CallAnswerRequestAction = "accept"
-	CallAnswerRequestActionDecline CallAnswerRequestAction = "decline"
+	CallAnswerRequestActionAccept    CallAnswerRequestAction = "accept"
+	CallAnswerRequestActionAssistant CallAnswerRequestAction = "assistant"
+	CallAnswerRequestActionDecline   CallAnswerRequestAction = "decline"
 )
 
 // Valid indicates whether the value is a known member of the CallAnswerRequestAction enum.
 func (e CallAnswerRequestAction) Valid() bool {
 	switch e {
 	case CallAnswerRequestActionAccept:
+		return true
+	case CallAnswerRequestActionAssistant:
 		return true
 	case CallAnswerRequestActionDecline:
 		return true
@@ -392,13 +398,19 @@ func (e CallAnswerRequestAction) Valid() bool {
 
 // Defines values for CallAnsweredDataDecision.
 const (
-	CallAnsweredDataDecisionAccept CallAnsweredDataDecision = "accept"
+	CallAnsweredDataDecisionAccept    CallAnsweredDataDecision = "accept"
+	CallAnsweredDataDecisionAssistant CallAnsweredDataDecision = "assistant"
+	CallAnsweredDataDecisionTimeout   CallAnsweredDataDecision = "timeout"
 )
 
 // Valid indicates whether the value is a known member of the CallAnsweredDataDecision enum.
 func (e CallAnsweredDataDecision) Valid() bool {
 	switch e {
 	case CallAnsweredDataDecisionAccept:
+		return true
+	case CallAnsweredDataDecisionAssistant:
+		return true
+	case CallAnsweredDataDecisionTimeout:
 		return true
 	default:
 		return false
@@ -866,15 +878,18 @@ func (e CallStatus) Valid() bool {
 
 // Defines values for DecidedCallDecision.
 const (
-	DecidedCallDecisionAccept  DecidedCallDecision = "accept"
-	DecidedCallDecisionDecline DecidedCallDecision = "decline"
-	DecidedCallDecisionTimeout DecidedCallDecision = "timeout"
+	DecidedCallDecisionAccept    DecidedCallDecision = "accept"
+	DecidedCallDecisionAssistant DecidedCallDecision = "assistant"
+	DecidedCallDecisionDecline   DecidedCallDecision = "decline"
+	DecidedCallDecisionTimeout   DecidedCallDecision = "timeout"
 )
 
 // Valid indicates whether the value is a known member of the DecidedCallDecision enum.
 func (e DecidedCallDecision) Valid() bool {
 	switch e {
 	case DecidedCallDecisionAccept:
+		return true
+	case DecidedCallDecisionAssistant:
 		return true
 	case DecidedCallDecisionDecline:
 		return true
@@ -2243,7 +2258,7 @@ type ApiKeyWithSecretMode string
 // ApiKeyWithSecretObject The kind of object: always `api_key`.
 type ApiKeyWithSecretObject string
 
-// Assistant Examples: {"active_version_id":"ver_01jd3f4g5h6j7k8m9n0p1q2r3t","created_at":"2026-11-22T07:00:00.123Z","draft":{"avatar_id":"ava_iris","framing":{"position":"left","shot":"close_up"},"greeting":"Hello, Acme Dental, how can I help?","model":"gpt-4o-mini","system_prompt":"You are the front desk of Acme Dental. Be brief and kind.","voice":"alloy"},"has_more_versions":false,"id":"asst_01jd3f4g5h6j7k8m9n0p1q2r3t","metadata":{"team":"front-desk"},"name":"Front desk","object":"assistant","status":"active","updated_at":"2026-11-22T07:00:00.123Z","version_count":1,"versions":[{"avatar_id":"ava_iris","framing":{"position":"left","shot":"close_up"},"greeting":"Hello, Acme Dental, how can I help?","id":"ver_01jd3f4g5h6j7k8m9n0p1q2r3t","model":"gpt-4o-mini","name":"Front desk","number":1,"object":"assistant_version","published_at":"2026-11-22T07:00:00.123Z","system_prompt":"You are the front desk of Acme Dental. Be brief and kind.","voice":"alloy"}]}
+// Assistant Examples: {"active_version_id":"ver_01jd3f4g5h6j7k8m9n0p1q2r3t","created_at":"2026-11-22T07:00:00.123Z","draft":{"avatar_id":"ava_iris","framing":{"position":"left","shot":"close_up"},"greeting":"Hello, Acme Dental, how can I help?","model":"gpt-4o-mini","system_prompt":"You are the front desk of Acme Dental. Be brief and kind.","voice":"alloy"},"has_more_versions":false,"id":"asst_01jd3f4g5h6j7k8m9n0p1q2r3t","metadata":{"team":"front-desk"},"name":"Front desk","object":"assistant","status":"active","updated_at":"2026-11-22T07:00:00.123Z","version_count":1,"versions":[{"avatar_id":"ava_iris","framing":{"position":"left","shot":"close_up"},"greeting":"Hello, Acme Dental, how can I help?","id":"ver_01jd3f4g5h6j7k8m9n0p1q2r3t","model":"gpt-4o-mini","name":"Front desk","number":1,"object":"assistant_version","published_at":"2026-11-22T07:00:00.123Z","system_prompt":"You are the front desk of Acme Dental. Be brief and kind.","variables":[],"voice":"alloy"}]}
 type Assistant struct {
 	// ActiveVersionId The version the next inbound call uses; null until the first publish.
 	ActiveVersionId *string `json:"active_version_id"`
@@ -2320,7 +2335,7 @@ type AssistantCreate struct {
 
 	// Greeting What the assistant says first.
 	//
-	// Examples: Hello, Acme Dental, how can I help?
+	// Examples: Hello {{caller_name|there}}, Acme Dental, how can I help?
 	Greeting *Greeting `json:"greeting,omitempty"`
 
 	// Metadata Your own key-value pairs (at most 50; see `Metadata`). A key given `""` is not stored. `null` is refused.
@@ -2362,7 +2377,7 @@ type AssistantDuplicate struct {
 // AssistantID Examples: asst_01jd3f4g5h6j7k8m9n0p1q2r3t
 type AssistantID = string
 
-// AssistantList Examples: {"data":[{"active_version_id":"ver_01jd3f4g5h6j7k8m9n0p1q2r3t","created_at":"2026-11-22T07:00:00.123Z","draft":{"avatar_id":"ava_iris","framing":{"position":"left","shot":"close_up"},"greeting":"Hello, Acme Dental, how can I help?","model":"gpt-4o-mini","system_prompt":"You are the front desk of Acme Dental. Be brief and kind.","voice":"alloy"},"has_more_versions":false,"id":"asst_01jd3f4g5h6j7k8m9n0p1q2r3t","metadata":{"team":"front-desk"},"name":"Front desk","object":"assistant","status":"active","updated_at":"2026-11-22T07:00:00.123Z","version_count":1,"versions":[{"avatar_id":"ava_iris","framing":{"position":"left","shot":"close_up"},"greeting":"Hello, Acme Dental, how can I help?","id":"ver_01jd3f4g5h6j7k8m9n0p1q2r3t","model":"gpt-4o-mini","name":"Front desk","number":1,"object":"assistant_version","published_at":"2026-11-22T07:00:00.123Z","system_prompt":"You are the front desk of Acme Dental. Be brief and kind.","voice":"alloy"}]}],"has_more":false,"object":"list"}
+// AssistantList Examples: {"data":[{"active_version_id":"ver_01jd3f4g5h6j7k8m9n0p1q2r3t","created_at":"2026-11-22T07:00:00.123Z","draft":{"avatar_id":"ava_iris","framing":{"position":"left","shot":"close_up"},"greeting":"Hello, Acme Dental, how can I help?","model":"gpt-4o-mini","system_prompt":"You are the front desk of Acme Dental. Be brief and kind.","voice":"alloy"},"has_more_versions":false,"id":"asst_01jd3f4g5h6j7k8m9n0p1q2r3t","metadata":{"team":"front-desk"},"name":"Front desk","object":"assistant","status":"active","updated_at":"2026-11-22T07:00:00.123Z","version_count":1,"versions":[{"avatar_id":"ava_iris","framing":{"position":"left","shot":"close_up"},"greeting":"Hello, Acme Dental, how can I help?","id":"ver_01jd3f4g5h6j7k8m9n0p1q2r3t","model":"gpt-4o-mini","name":"Front desk","number":1,"object":"assistant_version","published_at":"2026-11-22T07:00:00.123Z","system_prompt":"You are the front desk of Acme Dental. Be brief and kind.","variables":[],"voice":"alloy"}]}],"has_more":false,"object":"list"}
 type AssistantList struct {
 	// Data The page of items, newest first.
 	Data []Assistant `json:"data"`
@@ -2396,7 +2411,7 @@ type AssistantUpdate struct {
 
 	// Greeting What the assistant says first.
 	//
-	// Examples: Hello, Acme Dental, how can I help?
+	// Examples: Hello {{caller_name|there}}, Acme Dental, how can I help?
 	Greeting *Greeting `json:"greeting,omitempty"`
 
 	// Metadata Changes the metadata: see `MetadataUpdate`.
@@ -2427,7 +2442,7 @@ type AssistantUpdate struct {
 
 // AssistantVersion An immutable published snapshot of the draft.
 //
-// Examples: {"avatar_id":"ava_iris","framing":{"position":"left","shot":"close_up"},"greeting":"Hello, Acme Dental, how can I help?","id":"ver_01jd3f4g5h6j7k8m9n0p1q2r3t","model":"gpt-4o-mini","name":"Front desk","number":1,"object":"assistant_version","published_at":"2026-11-22T07:00:00.123Z","system_prompt":"You are the front desk of Acme Dental. Be brief and kind.","voice":"alloy"}
+// Examples: {"avatar_id":"ava_iris","framing":{"position":"left","shot":"close_up"},"greeting":"Hello, Acme Dental, how can I help?","id":"ver_01jd3f4g5h6j7k8m9n0p1q2r3t","model":"gpt-4o-mini","name":"Front desk","number":1,"object":"assistant_version","published_at":"2026-11-22T07:00:00.123Z","system_prompt":"You are the front desk of Acme Dental. Be brief and kind.","variables":[],"voice":"alloy"}
 type AssistantVersion struct {
 	// AvatarId An `id` from `GET /v1/avatars`; empty for none yet.
 	AvatarId string `json:"avatar_id"`
@@ -2467,6 +2482,9 @@ type AssistantVersion struct {
 	// SystemPrompt The instructions the language model runs with.
 	SystemPrompt string `json:"system_prompt"`
 
+	// Variables The names of the placeholders the greeting and system prompt use, sorted; `[]` for none.
+	Variables []string `json:"variables"`
+
 	// Voice An `id` from `GET /v1/voices`; empty for the avatar's default voice.
 	//
 	// Examples: alloy
@@ -2476,7 +2494,7 @@ type AssistantVersion struct {
 // AssistantVersionObject The kind of object: always `assistant_version`.
 type AssistantVersionObject string
 
-// AssistantVersionList Examples: {"data":[{"avatar_id":"ava_iris","framing":{"position":"left","shot":"close_up"},"greeting":"Hello, Acme Dental, how can I help?","id":"ver_01jd3f4g5h6j7k8m9n0p1q2r3t","model":"gpt-4o-mini","name":"Front desk","number":1,"object":"assistant_version","published_at":"2026-11-22T07:00:00.123Z","system_prompt":"You are the front desk of Acme Dental. Be brief and kind.","voice":"alloy"}],"has_more":false,"object":"list"}
+// AssistantVersionList Examples: {"data":[{"avatar_id":"ava_iris","framing":{"position":"left","shot":"close_up"},"greeting":"Hello, Acme Dental, how can I help?","id":"ver_01jd3f4g5h6j7k8m9n0p1q2r3t","model":"gpt-4o-mini","name":"Front desk","number":1,"object":"assistant_version","published_at":"2026-11-22T07:00:00.123Z","system_prompt":"You are the front desk of Acme Dental. Be brief and kind.","variables":[],"voice":"alloy"}],"has_more":false,"object":"list"}
 type AssistantVersionList struct {
 	// Data The page of versions, newest first.
 	Data []AssistantVersion `json:"data"`
@@ -2537,7 +2555,7 @@ type AvatarListObject string
 
 // Call The call record.
 //
-// Examples: {"answered_at":"2026-11-22T07:00:00.123Z","assistant_id":"asst_01jd3f4g5h6j7k8m9n0p1q2r3t","assistant_report":"received","decision":"accept","decision_source":"webhook_response","direction":"inbound","duration_ms":59000,"end_reason":"deleted","ended_at":"2026-11-22T07:00:00.123Z","ended_by":"customer","from":"+15550100009","handled_by":"assistant","id":"call_01jd3f4g5h6j7k8m9n0p1q2r3t","line_id":"line_01jd3f4g5h6j7k8m9n0p1q2r3t","media":"video","metadata":{"order_id":"6735"},"metrics":{"barge_in_stop_ms":{"p50":1,"p95":1},"barge_ins":1,"connecting_screen_ms":1,"errors":{"count":1,"last_kind":"llm_timeout"},"first_greeting_audio_ms":1,"llm_first_token_ms":{"p50":1,"p95":1},"response_ms":{"p50":1,"p95":1},"stt_final_ms":{"p50":1,"p95":1},"tts_first_audio_ms":{"p50":1,"p95":1},"turns":1},"object":"call","session_id":"ses_01jd3f4g5h6j7k8m9n0p1q2r3t","started_at":"2026-11-22T07:00:00.123Z","status":"ended","to":"+15550100001","transcript":[{"end_ms":2400,"interrupted":true,"speaker":"assistant","start_ms":300,"text":"Hello, Acme Dental, how can I help?"}],"version_id":"ver_01jd3f4g5h6j7k8m9n0p1q2r3t"}
+// Examples: {"answered_at":"2026-11-22T07:00:00.123Z","assistant_id":"asst_01jd3f4g5h6j7k8m9n0p1q2r3t","assistant_report":"received","decision":"accept","decision_source":"webhook_response","direction":"inbound","duration_ms":59000,"end_reason":"deleted","ended_at":"2026-11-22T07:00:00.123Z","ended_by":"customer","from":"+15550100009","handled_by":"assistant","id":"call_01jd3f4g5h6j7k8m9n0p1q2r3t","line_id":"line_01jd3f4g5h6j7k8m9n0p1q2r3t","media":"video","metadata":{"order_id":"6735"},"metrics":{"barge_in_stop_ms":{"p50":1,"p95":1},"barge_ins":1,"connecting_screen_ms":1,"errors":{"count":1,"last_kind":"llm_timeout"},"first_greeting_audio_ms":1,"llm_first_token_ms":{"p50":1,"p95":1},"response_ms":{"p50":1,"p95":1},"stt_final_ms":{"p50":1,"p95":1},"tts_first_audio_ms":{"p50":1,"p95":1},"turns":1},"object":"call","session_id":"ses_01jd3f4g5h6j7k8m9n0p1q2r3t","started_at":"2026-11-22T07:00:00.123Z","status":"ended","to":"+15550100001","transcript":[{"end_ms":2400,"interrupted":true,"speaker":"assistant","start_ms":300,"text":"Hello, Acme Dental, how can I help?"}],"variables":{"caller_name":"Ada"},"version_id":"ver_01jd3f4g5h6j7k8m9n0p1q2r3t"}
 type Call struct {
 	// AnsweredAt When the call was answered; null until then.
 	//
@@ -2558,7 +2576,7 @@ type Call struct {
 	// the assistants section of the introduction).
 	AssistantReport *CallAssistantReport `json:"assistant_report"`
 
-	// Decision customer_decides calls only.
+	// Decision customer_decides calls only: `accept`, `decline`, `assistant` (handed to the line's assistant) or `timeout`.
 	Decision *CallDecision `json:"decision"`
 
 	// DecisionSource Where the customer_decides decision came from: the `call.incoming` response body or `POST /v1/calls/{id}/answer`.
@@ -2634,6 +2652,13 @@ type Call struct {
 	// Transcript Assistant calls only (an array, possibly empty); null otherwise.
 	Transcript *[]Turn `json:"transcript"`
 
+	// Variables Assistant calls only; null otherwise. The values the greeting and system
+	// prompt were rendered with: for each placeholder name the version uses, the
+	// call's own value (`POST /v1/sessions` or the `call.incoming` answer) or the
+	// line's default; a name with neither is absent (its placeholders rendered their
+	// defaults).
+	Variables *map[string]string `json:"variables"`
+
 	// VersionId The assistant version the call runs; null when no assistant handles it.
 	VersionId *string `json:"version_id"`
 }
@@ -2649,7 +2674,7 @@ type Call struct {
 // the assistants section of the introduction).
 type CallAssistantReport string
 
-// CallDecision customer_decides calls only.
+// CallDecision customer_decides calls only: `accept`, `decline`, `assistant` (handed to the line's assistant) or `timeout`.
 type CallDecision string
 
 // CallDecisionSource Where the customer_decides decision came from: the `call.incoming` response body or `POST /v1/calls/{id}/answer`.
@@ -2669,13 +2694,26 @@ type CallObject string
 
 // CallAnswerRequest The decision on a ringing customer_decides call.
 //
-// Examples: {"action":"accept"}
+// Examples: {"action":"accept"}, {"action":"assistant","variables":{"account_tier":"gold","caller_name":"Ada"}}
 type CallAnswerRequest struct {
-	// Action `accept` bridges the call into a room and answers the session payload; `decline` rejects it.
+	// Action `accept` bridges the call into a room and answers the session payload;
+	// `decline` rejects it; `assistant` hands it to the line's assistant (its active
+	// version, rendered with `variables` over the line's defaults), and needs the
+	// line to have had an assistant when the call rang (else 400 `parameter_invalid`
+	// on `action`).
 	Action CallAnswerRequestAction `json:"action"`
+
+	// Variables With `action` `assistant` only (400 `parameter_invalid` otherwise): values for the assistant's placeholders.
+	//
+	// Examples: {"caller_name":"Ada","company":"Acme Dental"}
+	Variables *Variables `json:"variables,omitempty"`
 }
 
-// CallAnswerRequestAction `accept` bridges the call into a room and answers the session payload; `decline` rejects it.
+// CallAnswerRequestAction `accept` bridges the call into a room and answers the session payload;
+// `decline` rejects it; `assistant` hands it to the line's assistant (its active
+// version, rendered with `variables` over the line's defaults), and needs the
+// line to have had an assistant when the call rang (else 400 `parameter_invalid`
+// on `action`).
 type CallAnswerRequestAction string
 
 // CallAnsweredData Examples: {"answered_at":"2026-11-22T07:00:00.123Z","call_id":"call_01jd3f4g5h6j7k8m9n0p1q2r3t","decision":"accept","decision_source":"webhook_response","direction":"inbound","handled_by":"assistant","line_id":"line_01jd3f4g5h6j7k8m9n0p1q2r3t","metadata":{"order_id":"6735"},"session_id":"ses_01jd3f4g5h6j7k8m9n0p1q2r3t"}
@@ -2688,7 +2726,7 @@ type CallAnsweredData struct {
 	// Examples: call_01jd3f4g5h6j7k8m9n0p1q2r3t
 	CallId CallID `json:"call_id"`
 
-	// Decision On an inbound customer_decides call, the decision that answered it.
+	// Decision On an inbound customer_decides call, the decision that answered it; `timeout` when nobody answered and `on_decision_timeout` handed the call to the assistant.
 	Decision *CallAnsweredDataDecision `json:"decision,omitempty"`
 
 	// DecisionSource Where the customer_decides decision came from: the `call.incoming` response body or `POST /v1/calls/{id}/answer`.
@@ -2716,7 +2754,7 @@ type CallAnsweredData struct {
 	SessionId *SessionID `json:"session_id,omitempty"`
 }
 
-// CallAnsweredDataDecision On an inbound customer_decides call, the decision that answered it.
+// CallAnsweredDataDecision On an inbound customer_decides call, the decision that answered it; `timeout` when nobody answered and `on_decision_timeout` handed the call to the assistant.
 type CallAnsweredDataDecision string
 
 // CallAnsweredDataDecisionSource Where the customer_decides decision came from: the `call.incoming` response body or `POST /v1/calls/{id}/answer`.
@@ -3064,7 +3102,7 @@ type CallIncomingEventWithAttemptsObject string
 // CallIncomingEventWithAttemptsType The event type; it says which schema `data` has.
 type CallIncomingEventWithAttemptsType string
 
-// CallList Examples: {"data":[{"answered_at":"2026-11-22T07:00:00.123Z","assistant_id":"asst_01jd3f4g5h6j7k8m9n0p1q2r3t","assistant_report":"received","decision":"accept","decision_source":"webhook_response","direction":"inbound","duration_ms":59000,"end_reason":"deleted","ended_at":"2026-11-22T07:00:00.123Z","ended_by":"customer","from":"+15550100009","handled_by":"assistant","id":"call_01jd3f4g5h6j7k8m9n0p1q2r3t","line_id":"line_01jd3f4g5h6j7k8m9n0p1q2r3t","media":"video","metadata":{"order_id":"6735"},"metrics":{"barge_in_stop_ms":{"p50":1,"p95":1},"barge_ins":1,"connecting_screen_ms":1,"errors":{"count":1,"last_kind":"llm_timeout"},"first_greeting_audio_ms":1,"llm_first_token_ms":{"p50":1,"p95":1},"response_ms":{"p50":1,"p95":1},"stt_final_ms":{"p50":1,"p95":1},"tts_first_audio_ms":{"p50":1,"p95":1},"turns":1},"object":"call","session_id":"ses_01jd3f4g5h6j7k8m9n0p1q2r3t","started_at":"2026-11-22T07:00:00.123Z","status":"ended","to":"+15550100001","transcript":[{"end_ms":2400,"interrupted":true,"speaker":"assistant","start_ms":300,"text":"Hello, Acme Dental, how can I help?"}],"version_id":"ver_01jd3f4g5h6j7k8m9n0p1q2r3t"}],"has_more":false,"object":"list"}
+// CallList Examples: {"data":[{"answered_at":"2026-11-22T07:00:00.123Z","assistant_id":"asst_01jd3f4g5h6j7k8m9n0p1q2r3t","assistant_report":"received","decision":"accept","decision_source":"webhook_response","direction":"inbound","duration_ms":59000,"end_reason":"deleted","ended_at":"2026-11-22T07:00:00.123Z","ended_by":"customer","from":"+15550100009","handled_by":"assistant","id":"call_01jd3f4g5h6j7k8m9n0p1q2r3t","line_id":"line_01jd3f4g5h6j7k8m9n0p1q2r3t","media":"video","metadata":{"order_id":"6735"},"metrics":{"barge_in_stop_ms":{"p50":1,"p95":1},"barge_ins":1,"connecting_screen_ms":1,"errors":{"count":1,"last_kind":"llm_timeout"},"first_greeting_audio_ms":1,"llm_first_token_ms":{"p50":1,"p95":1},"response_ms":{"p50":1,"p95":1},"stt_final_ms":{"p50":1,"p95":1},"tts_first_audio_ms":{"p50":1,"p95":1},"turns":1},"object":"call","session_id":"ses_01jd3f4g5h6j7k8m9n0p1q2r3t","started_at":"2026-11-22T07:00:00.123Z","status":"ended","to":"+15550100001","transcript":[{"end_ms":2400,"interrupted":true,"speaker":"assistant","start_ms":300,"text":"Hello, Acme Dental, how can I help?"}],"variables":{"caller_name":"Ada"},"version_id":"ver_01jd3f4g5h6j7k8m9n0p1q2r3t"}],"has_more":false,"object":"list"}
 type CallList struct {
 	// Data The page of items, newest first.
 	Data []Call `json:"data"`
@@ -3704,9 +3742,9 @@ type FramingPatch struct {
 	Shot *Shot `json:"shot,omitempty"`
 }
 
-// Greeting What the assistant says first.
+// Greeting What the assistant says first; may hold `{{name}}` or `{{name|default}}` placeholders (see Variables).
 //
-// Examples: Hello, Acme Dental, how can I help?
+// Examples: Hello {{caller_name|there}}, Acme Dental, how can I help?
 type Greeting = string
 
 // InboundMode `assistant`: the assigned assistant answers (a call with none assigned is
@@ -3716,7 +3754,7 @@ type Greeting = string
 // Examples: assistant
 type InboundMode string
 
-// Line Examples: {"assistant_id":"asst_01jd3f4g5h6j7k8m9n0p1q2r3t","created_at":"2026-11-22T07:00:00.123Z","decision_timeout_seconds":10,"handle":"+15550100001","id":"line_01jd3f4g5h6j7k8m9n0p1q2r3t","inbound_mode":"assistant","metadata":{"team":"sales"},"name":"Front desk","object":"line","on_decision_timeout":"decline","platform":"sim","updated_at":"2026-11-22T07:00:00.123Z"}
+// Line Examples: {"assistant_id":"asst_01jd3f4g5h6j7k8m9n0p1q2r3t","created_at":"2026-11-22T07:00:00.123Z","decision_timeout_seconds":10,"handle":"+15550100001","id":"line_01jd3f4g5h6j7k8m9n0p1q2r3t","inbound_mode":"assistant","metadata":{"team":"sales"},"name":"Front desk","object":"line","on_decision_timeout":"decline","platform":"sim","updated_at":"2026-11-22T07:00:00.123Z","variables":{"company":"Acme Dental"}}
 type Line struct {
 	// AssistantId The assistant that handles the calls; null for none.
 	AssistantId *string `json:"assistant_id"`
@@ -3765,6 +3803,11 @@ type Line struct {
 	//
 	// Examples: 2026-11-22T07:00:00.123Z
 	UpdatedAt Timestamp `json:"updated_at"`
+
+	// Variables The line's default values for its assistant's placeholders; a call's own values win over them. `{}` for none.
+	//
+	// Examples: {"caller_name":"Ada","company":"Acme Dental"}
+	Variables Variables `json:"variables"`
 }
 
 // LineObject The kind of object: always `line`.
@@ -3781,7 +3824,7 @@ type LineAssign struct {
 // LineID Examples: line_01jd3f4g5h6j7k8m9n0p1q2r3t
 type LineID = string
 
-// LineList Examples: {"data":[{"assistant_id":"asst_01jd3f4g5h6j7k8m9n0p1q2r3t","created_at":"2026-11-22T07:00:00.123Z","decision_timeout_seconds":10,"handle":"+15550100001","id":"line_01jd3f4g5h6j7k8m9n0p1q2r3t","inbound_mode":"assistant","metadata":{"team":"sales"},"name":"Front desk","object":"line","on_decision_timeout":"decline","platform":"sim","updated_at":"2026-11-22T07:00:00.123Z"}],"has_more":false,"object":"list"}
+// LineList Examples: {"data":[{"assistant_id":"asst_01jd3f4g5h6j7k8m9n0p1q2r3t","created_at":"2026-11-22T07:00:00.123Z","decision_timeout_seconds":10,"handle":"+15550100001","id":"line_01jd3f4g5h6j7k8m9n0p1q2r3t","inbound_mode":"assistant","metadata":{"team":"sales"},"name":"Front desk","object":"line","on_decision_timeout":"decline","platform":"sim","updated_at":"2026-11-22T07:00:00.123Z","variables":{"company":"Acme Dental"}}],"has_more":false,"object":"list"}
 type LineList struct {
 	// Data The page of items, newest first.
 	Data []Line `json:"data"`
@@ -3796,7 +3839,7 @@ type LineList struct {
 // LineListObject The kind of object: always `list`.
 type LineListObject string
 
-// LineUpdate Examples: {"assistant_id":"asst_01jd3f4g5h6j7k8m9n0p1q2r3t","decision_timeout_seconds":10,"inbound_mode":"assistant","metadata":{"team":"sales"},"name":"Front desk","on_decision_timeout":"decline"}
+// LineUpdate Examples: {"assistant_id":"asst_01jd3f4g5h6j7k8m9n0p1q2r3t","decision_timeout_seconds":10,"inbound_mode":"assistant","metadata":{"team":"sales"},"name":"Front desk","on_decision_timeout":"decline","variables":{"company":"Acme Dental"}}
 type LineUpdate struct {
 	// AssistantId An assistant id to assign (same rules as assign), or null to unassign.
 	AssistantId *string `json:"assistant_id,omitempty"`
@@ -3821,6 +3864,14 @@ type LineUpdate struct {
 	//
 	// Examples: decline
 	OnDecisionTimeout *OnDecisionTimeout `json:"on_decision_timeout,omitempty"`
+
+	// Variables The line's default variables, replacing the current ones whole (not merged);
+	// `{}` or null clears them. At most 50; names as placeholders name them; values
+	// at most 500 characters.
+	//
+	//
+	// Examples: {"company":"Acme Dental"}
+	Variables *map[string]string `json:"variables,omitempty"`
 }
 
 // Metadata Your own key-value pairs on a session, call, assistant or line, to find your
@@ -3992,6 +4043,14 @@ type SessionCreate struct {
 	// give those outcomes). Anything else is 400 `parameter_invalid` naming the
 	// expected form; it is checked once the line, and so its platform, is known.
 	PlatformHandle string `json:"platform_handle"`
+
+	// Variables Mode `assistant` only (400 `parameter_invalid` otherwise): values for the
+	// version's placeholders, over the line's default `variables`. `null` counts as
+	// absent.
+	//
+	//
+	// Examples: {"caller_name":"Ada"}
+	Variables *map[string]string `json:"variables,omitempty"`
 }
 
 // SessionCreateMedia `video` or `audio`: what the call carries.
@@ -4149,7 +4208,9 @@ type SessionUpdate struct {
 // Shot Examples: close_up
 type Shot string
 
-// SystemPrompt Examples: You are the front desk of Acme Dental. Be brief and kind.
+// SystemPrompt The instructions the language model runs with; may hold `{{name}}` or `{{name|default}}` placeholders (see Variables).
+//
+// Examples: You are the front desk of Acme Dental. Be brief and kind.
 type SystemPrompt = string
 
 // Timestamp Examples: 2026-11-22T07:00:00.123Z
@@ -4184,6 +4245,12 @@ type TurnSpeaker string
 
 // TurnTextTrimmed Present (true) when the turn's `text` was dropped (it is then empty) so that the final report of a very long call fitted the size limit; the oldest turns' text goes first. Absent otherwise.
 type TurnTextTrimmed bool
+
+// Variables Values for an assistant's `{{name}}` placeholders, by name. At most 50; each name
+// matches `^[A-Za-z_][A-Za-z0-9_]{0,39}$`; each value is at most 500 characters.
+//
+// Examples: {"caller_name":"Ada","company":"Acme Dental"}
+type Variables map[string]string
 
 // VersionID Examples: ver_01jd3f4g5h6j7k8m9n0p1q2r3t
 type VersionID = string
@@ -5544,7 +5611,12 @@ type ClientInterface interface {
 	// The first answer wins, from either path. An answer repeating the recorded one is
 	// answered again as the first was (a retry); a different one is 409
 	// `call_already_answered`. After `answer_by` with no answer, 409
-	// `call_not_answerable`. 400 `parameter_missing` or `parameter_invalid` (`action`);
+	// `call_not_answerable`. `{"action": "assistant", "variables": {...}}` hands the
+	// call to the line's assistant with those values for its placeholders (see
+	// Variables), and answers like a decline: the call object, `decision: assistant`.
+	// 400 `parameter_missing` or `parameter_invalid` (`action`; `assistant` on a line
+	// that had no assistant when the call rang; `variables` without `action: assistant`
+	// or out of bounds, naming `variables` or `variables[<name>]`);
 	// 404 `resource_not_found` for a call that is not this account's ringing
 	// customer_decides call.
 	//
@@ -5559,7 +5631,12 @@ type ClientInterface interface {
 	// The first answer wins, from either path. An answer repeating the recorded one is
 	// answered again as the first was (a retry); a different one is 409
 	// `call_already_answered`. After `answer_by` with no answer, 409
-	// `call_not_answerable`. 400 `parameter_missing` or `parameter_invalid` (`action`);
+	// `call_not_answerable`. `{"action": "assistant", "variables": {...}}` hands the
+	// call to the line's assistant with those values for its placeholders (see
+	// Variables), and answers like a decline: the call object, `decision: assistant`.
+	// 400 `parameter_missing` or `parameter_invalid` (`action`; `assistant` on a line
+	// that had no assistant when the call rang; `variables` without `action: assistant`
+	// or out of bounds, naming `variables` or `variables[<name>]`);
 	// 404 `resource_not_found` for a call that is not this account's ringing
 	// customer_decides call.
 	//
@@ -5624,12 +5701,14 @@ type ClientInterface interface {
 
 	// UpdateLineWithBody Update a line
 	//
-	// Any of `name`, `inbound_mode`, `decision_timeout_seconds`, `on_decision_timeout`
-	// and `assistant_id`; absent fields are left alone. `assistant_id: null` unassigns
+	// Any of `name`, `inbound_mode`, `decision_timeout_seconds`, `on_decision_timeout`,
+	// `assistant_id` and `variables`; absent fields are left alone. `variables` replaces
+	// the line's default variables whole (`{}` or null clears them). `assistant_id: null` unassigns
 	// the assistant; an assistant id assigns it under the same rules as
 	// `POST /v1/lines/{id}/assign` (404 `resource_not_found` with
 	// `param: assistant_id`, 409 `assistant_archived` or `assistant_not_published`).
-	// 400 `parameter_invalid` for an out-of-range or unknown value.
+	// 400 `parameter_invalid` for an out-of-range or unknown value, or variables out of
+	// bounds (`variables` or `variables[<name>]`).
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -5638,12 +5717,14 @@ type ClientInterface interface {
 
 	// UpdateLine Update a line
 	//
-	// Any of `name`, `inbound_mode`, `decision_timeout_seconds`, `on_decision_timeout`
-	// and `assistant_id`; absent fields are left alone. `assistant_id: null` unassigns
+	// Any of `name`, `inbound_mode`, `decision_timeout_seconds`, `on_decision_timeout`,
+	// `assistant_id` and `variables`; absent fields are left alone. `variables` replaces
+	// the line's default variables whole (`{}` or null clears them). `assistant_id: null` unassigns
 	// the assistant; an assistant id assigns it under the same rules as
 	// `POST /v1/lines/{id}/assign` (404 `resource_not_found` with
 	// `param: assistant_id`, 409 `assistant_archived` or `assistant_not_published`).
-	// 400 `parameter_invalid` for an out-of-range or unknown value.
+	// 400 `parameter_invalid` for an out-of-range or unknown value, or variables out of
+	// bounds (`variables` or `variables[<name>]`).
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -5689,13 +5770,15 @@ type ClientInterface interface {
 	// then asks the calling platform to dial `platform_handle` from the line and bridge
 	// that party into the room. The session starts `ringing` and becomes `active` when
 	// the party answers, or `failed` (`no_answer`, `busy`, `platform_error`).
-	// `mode: assistant` fixes the assistant's active version now (`version_id`) and dispatches it into the room when the dialled party answers.
+	// `mode: assistant` fixes the assistant's active version now (`version_id`) and dispatches it into the room when the dialled party answers;
+	// its greeting and system prompt are rendered with `variables` over the line's defaults (see Variables).
 	// Unlike the other POSTs, this one refuses unknown query parameters.
 	// 400: `parameter_missing` (`platform_handle`; `assistant_id` when `mode` is
 	// `assistant`), `parameter_invalid` (`platform_handle` not of a form the line's
-	// platform dials, `media`, `mode`, `line_id`; `assistant_id` given with mode
-	// `human`); 403 `live_key_required` when an `sk_test_` key calls from a line that is
-	// not on the `sim` platform; 404 `resource_not_found` (`param: line_id` or
+	// platform dials, `media`, `mode`, `line_id`; `assistant_id` or `variables` given
+	// with mode `human`; `variables` or `variables[<name>]` out of bounds); 403
+	// `live_key_required` when an `sk_test_` key calls from a line that is not on the
+	// `sim` platform; 404 `resource_not_found` (`param: line_id` or
 	// `assistant_id`); 409 `assistant_archived`, `assistant_not_published`; 422 `no_line`
 	// when the account has no line; 429 `concurrent_session_limit` when the account has
 	// as many live sessions as its limit (or `rate_limited`); 502 `upstream_unavailable`
@@ -5714,13 +5797,15 @@ type ClientInterface interface {
 	// then asks the calling platform to dial `platform_handle` from the line and bridge
 	// that party into the room. The session starts `ringing` and becomes `active` when
 	// the party answers, or `failed` (`no_answer`, `busy`, `platform_error`).
-	// `mode: assistant` fixes the assistant's active version now (`version_id`) and dispatches it into the room when the dialled party answers.
+	// `mode: assistant` fixes the assistant's active version now (`version_id`) and dispatches it into the room when the dialled party answers;
+	// its greeting and system prompt are rendered with `variables` over the line's defaults (see Variables).
 	// Unlike the other POSTs, this one refuses unknown query parameters.
 	// 400: `parameter_missing` (`platform_handle`; `assistant_id` when `mode` is
 	// `assistant`), `parameter_invalid` (`platform_handle` not of a form the line's
-	// platform dials, `media`, `mode`, `line_id`; `assistant_id` given with mode
-	// `human`); 403 `live_key_required` when an `sk_test_` key calls from a line that is
-	// not on the `sim` platform; 404 `resource_not_found` (`param: line_id` or
+	// platform dials, `media`, `mode`, `line_id`; `assistant_id` or `variables` given
+	// with mode `human`; `variables` or `variables[<name>]` out of bounds); 403
+	// `live_key_required` when an `sk_test_` key calls from a line that is not on the
+	// `sim` platform; 404 `resource_not_found` (`param: line_id` or
 	// `assistant_id`); 409 `assistant_archived`, `assistant_not_published`; 422 `no_line`
 	// when the account has no line; 429 `concurrent_session_limit` when the account has
 	// as many live sessions as its limit (or `rate_limited`); 502 `upstream_unavailable`
@@ -6429,7 +6514,12 @@ func (c *Client) UpdateCall(ctx context.Context, id CallID, body UpdateCallJSONR
 // The first answer wins, from either path. An answer repeating the recorded one is
 // answered again as the first was (a retry); a different one is 409
 // `call_already_answered`. After `answer_by` with no answer, 409
-// `call_not_answerable`. 400 `parameter_missing` or `parameter_invalid` (`action`);
+// `call_not_answerable`. `{"action": "assistant", "variables": {...}}` hands the
+// call to the line's assistant with those values for its placeholders (see
+// Variables), and answers like a decline: the call object, `decision: assistant`.
+// 400 `parameter_missing` or `parameter_invalid` (`action`; `assistant` on a line
+// that had no assistant when the call rang; `variables` without `action: assistant`
+// or out of bounds, naming `variables` or `variables[<name>]`);
 // 404 `resource_not_found` for a call that is not this account's ringing
 // customer_decides call.
 //
@@ -6454,7 +6544,12 @@ func (c *Client) AnswerCallWithBody(ctx context.Context, id CallID, params *Answ
 // The first answer wins, from either path. An answer repeating the recorded one is
 // answered again as the first was (a retry); a different one is 409
 // `call_already_answered`. After `answer_by` with no answer, 409
-// `call_not_answerable`. 400 `parameter_missing` or `parameter_invalid` (`action`);
+// `call_not_answerable`. `{"action": "assistant", "variables": {...}}` hands the
+// call to the line's assistant with those values for its placeholders (see
+// Variables), and answers like a decline: the call object, `decision: assistant`.
+// 400 `parameter_missing` or `parameter_invalid` (`action`; `assistant` on a line
+// that had no assistant when the call rang; `variables` without `action: assistant`
+// or out of bounds, naming `variables` or `variables[<name>]`);
 // 404 `resource_not_found` for a call that is not this account's ringing
 // customer_decides call.
 //
@@ -6589,12 +6684,14 @@ func (c *Client) GetLine(ctx context.Context, id LinePathID, reqEditors ...Reque
 
 // UpdateLineWithBody Update a line
 //
-// Any of `name`, `inbound_mode`, `decision_timeout_seconds`, `on_decision_timeout`
-// and `assistant_id`; absent fields are left alone. `assistant_id: null` unassigns
+// Any of `name`, `inbound_mode`, `decision_timeout_seconds`, `on_decision_timeout`,
+// `assistant_id` and `variables`; absent fields are left alone. `variables` replaces
+// the line's default variables whole (`{}` or null clears them). `assistant_id: null` unassigns
 // the assistant; an assistant id assigns it under the same rules as
 // `POST /v1/lines/{id}/assign` (404 `resource_not_found` with
 // `param: assistant_id`, 409 `assistant_archived` or `assistant_not_published`).
-// 400 `parameter_invalid` for an out-of-range or unknown value.
+// 400 `parameter_invalid` for an out-of-range or unknown value, or variables out of
+// bounds (`variables` or `variables[<name>]`).
 //
 // Takes any type of body and a specified content type.
 //
@@ -6613,12 +6710,14 @@ func (c *Client) UpdateLineWithBody(ctx context.Context, id LinePathID, contentT
 
 // UpdateLine Update a line
 //
-// Any of `name`, `inbound_mode`, `decision_timeout_seconds`, `on_decision_timeout`
-// and `assistant_id`; absent fields are left alone. `assistant_id: null` unassigns
+// Any of `name`, `inbound_mode`, `decision_timeout_seconds`, `on_decision_timeout`,
+// `assistant_id` and `variables`; absent fields are left alone. `variables` replaces
+// the line's default variables whole (`{}` or null clears them). `assistant_id: null` unassigns
 // the assistant; an assistant id assigns it under the same rules as
 // `POST /v1/lines/{id}/assign` (404 `resource_not_found` with
 // `param: assistant_id`, 409 `assistant_archived` or `assistant_not_published`).
-// 400 `parameter_invalid` for an out-of-range or unknown value.
+// 400 `parameter_invalid` for an out-of-range or unknown value, or variables out of
+// bounds (`variables` or `variables[<name>]`).
 //
 // Takes a body of the `application/json` content type.
 //
@@ -6704,13 +6803,15 @@ func (c *Client) ListSessions(ctx context.Context, params *ListSessionsParams, r
 // then asks the calling platform to dial `platform_handle` from the line and bridge
 // that party into the room. The session starts `ringing` and becomes `active` when
 // the party answers, or `failed` (`no_answer`, `busy`, `platform_error`).
-// `mode: assistant` fixes the assistant's active version now (`version_id`) and dispatches it into the room when the dialled party answers.
+// `mode: assistant` fixes the assistant's active version now (`version_id`) and dispatches it into the room when the dialled party answers;
+// its greeting and system prompt are rendered with `variables` over the line's defaults (see Variables).
 // Unlike the other POSTs, this one refuses unknown query parameters.
 // 400: `parameter_missing` (`platform_handle`; `assistant_id` when `mode` is
 // `assistant`), `parameter_invalid` (`platform_handle` not of a form the line's
-// platform dials, `media`, `mode`, `line_id`; `assistant_id` given with mode
-// `human`); 403 `live_key_required` when an `sk_test_` key calls from a line that is
-// not on the `sim` platform; 404 `resource_not_found` (`param: line_id` or
+// platform dials, `media`, `mode`, `line_id`; `assistant_id` or `variables` given
+// with mode `human`; `variables` or `variables[<name>]` out of bounds); 403
+// `live_key_required` when an `sk_test_` key calls from a line that is not on the
+// `sim` platform; 404 `resource_not_found` (`param: line_id` or
 // `assistant_id`); 409 `assistant_archived`, `assistant_not_published`; 422 `no_line`
 // when the account has no line; 429 `concurrent_session_limit` when the account has
 // as many live sessions as its limit (or `rate_limited`); 502 `upstream_unavailable`
@@ -6739,13 +6840,15 @@ func (c *Client) CreateSessionWithBody(ctx context.Context, params *CreateSessio
 // then asks the calling platform to dial `platform_handle` from the line and bridge
 // that party into the room. The session starts `ringing` and becomes `active` when
 // the party answers, or `failed` (`no_answer`, `busy`, `platform_error`).
-// `mode: assistant` fixes the assistant's active version now (`version_id`) and dispatches it into the room when the dialled party answers.
+// `mode: assistant` fixes the assistant's active version now (`version_id`) and dispatches it into the room when the dialled party answers;
+// its greeting and system prompt are rendered with `variables` over the line's defaults (see Variables).
 // Unlike the other POSTs, this one refuses unknown query parameters.
 // 400: `parameter_missing` (`platform_handle`; `assistant_id` when `mode` is
 // `assistant`), `parameter_invalid` (`platform_handle` not of a form the line's
-// platform dials, `media`, `mode`, `line_id`; `assistant_id` given with mode
-// `human`); 403 `live_key_required` when an `sk_test_` key calls from a line that is
-// not on the `sim` platform; 404 `resource_not_found` (`param: line_id` or
+// platform dials, `media`, `mode`, `line_id`; `assistant_id` or `variables` given
+// with mode `human`; `variables` or `variables[<name>]` out of bounds); 403
+// `live_key_required` when an `sk_test_` key calls from a line that is not on the
+// `sim` platform; 404 `resource_not_found` (`param: line_id` or
 // `assistant_id`); 409 `assistant_archived`, `assistant_not_published`; 422 `no_line`
 // when the account has no line; 429 `concurrent_session_limit` when the account has
 // as many live sessions as its limit (or `rate_limited`); 502 `upstream_unavailable`
@@ -9591,7 +9694,12 @@ type ClientWithResponsesInterface interface {
 	// The first answer wins, from either path. An answer repeating the recorded one is
 	// answered again as the first was (a retry); a different one is 409
 	// `call_already_answered`. After `answer_by` with no answer, 409
-	// `call_not_answerable`. 400 `parameter_missing` or `parameter_invalid` (`action`);
+	// `call_not_answerable`. `{"action": "assistant", "variables": {...}}` hands the
+	// call to the line's assistant with those values for its placeholders (see
+	// Variables), and answers like a decline: the call object, `decision: assistant`.
+	// 400 `parameter_missing` or `parameter_invalid` (`action`; `assistant` on a line
+	// that had no assistant when the call rang; `variables` without `action: assistant`
+	// or out of bounds, naming `variables` or `variables[<name>]`);
 	// 404 `resource_not_found` for a call that is not this account's ringing
 	// customer_decides call.
 	//
@@ -9606,7 +9714,12 @@ type ClientWithResponsesInterface interface {
 	// The first answer wins, from either path. An answer repeating the recorded one is
 	// answered again as the first was (a retry); a different one is 409
 	// `call_already_answered`. After `answer_by` with no answer, 409
-	// `call_not_answerable`. 400 `parameter_missing` or `parameter_invalid` (`action`);
+	// `call_not_answerable`. `{"action": "assistant", "variables": {...}}` hands the
+	// call to the line's assistant with those values for its placeholders (see
+	// Variables), and answers like a decline: the call object, `decision: assistant`.
+	// 400 `parameter_missing` or `parameter_invalid` (`action`; `assistant` on a line
+	// that had no assistant when the call rang; `variables` without `action: assistant`
+	// or out of bounds, naming `variables` or `variables[<name>]`);
 	// 404 `resource_not_found` for a call that is not this account's ringing
 	// customer_decides call.
 	//
@@ -9679,12 +9792,14 @@ type ClientWithResponsesInterface interface {
 
 	// UpdateLineWithBodyWithResponse Update a line
 	//
-	// Any of `name`, `inbound_mode`, `decision_timeout_seconds`, `on_decision_timeout`
-	// and `assistant_id`; absent fields are left alone. `assistant_id: null` unassigns
+	// Any of `name`, `inbound_mode`, `decision_timeout_seconds`, `on_decision_timeout`,
+	// `assistant_id` and `variables`; absent fields are left alone. `variables` replaces
+	// the line's default variables whole (`{}` or null clears them). `assistant_id: null` unassigns
 	// the assistant; an assistant id assigns it under the same rules as
 	// `POST /v1/lines/{id}/assign` (404 `resource_not_found` with
 	// `param: assistant_id`, 409 `assistant_archived` or `assistant_not_published`).
-	// 400 `parameter_invalid` for an out-of-range or unknown value.
+	// 400 `parameter_invalid` for an out-of-range or unknown value, or variables out of
+	// bounds (`variables` or `variables[<name>]`).
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -9693,12 +9808,14 @@ type ClientWithResponsesInterface interface {
 
 	// UpdateLineWithResponse Update a line
 	//
-	// Any of `name`, `inbound_mode`, `decision_timeout_seconds`, `on_decision_timeout`
-	// and `assistant_id`; absent fields are left alone. `assistant_id: null` unassigns
+	// Any of `name`, `inbound_mode`, `decision_timeout_seconds`, `on_decision_timeout`,
+	// `assistant_id` and `variables`; absent fields are left alone. `variables` replaces
+	// the line's default variables whole (`{}` or null clears them). `assistant_id: null` unassigns
 	// the assistant; an assistant id assigns it under the same rules as
 	// `POST /v1/lines/{id}/assign` (404 `resource_not_found` with
 	// `param: assistant_id`, 409 `assistant_archived` or `assistant_not_published`).
-	// 400 `parameter_invalid` for an out-of-range or unknown value.
+	// 400 `parameter_invalid` for an out-of-range or unknown value, or variables out of
+	// bounds (`variables` or `variables[<name>]`).
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -9746,13 +9863,15 @@ type ClientWithResponsesInterface interface {
 	// then asks the calling platform to dial `platform_handle` from the line and bridge
 	// that party into the room. The session starts `ringing` and becomes `active` when
 	// the party answers, or `failed` (`no_answer`, `busy`, `platform_error`).
-	// `mode: assistant` fixes the assistant's active version now (`version_id`) and dispatches it into the room when the dialled party answers.
+	// `mode: assistant` fixes the assistant's active version now (`version_id`) and dispatches it into the room when the dialled party answers;
+	// its greeting and system prompt are rendered with `variables` over the line's defaults (see Variables).
 	// Unlike the other POSTs, this one refuses unknown query parameters.
 	// 400: `parameter_missing` (`platform_handle`; `assistant_id` when `mode` is
 	// `assistant`), `parameter_invalid` (`platform_handle` not of a form the line's
-	// platform dials, `media`, `mode`, `line_id`; `assistant_id` given with mode
-	// `human`); 403 `live_key_required` when an `sk_test_` key calls from a line that is
-	// not on the `sim` platform; 404 `resource_not_found` (`param: line_id` or
+	// platform dials, `media`, `mode`, `line_id`; `assistant_id` or `variables` given
+	// with mode `human`; `variables` or `variables[<name>]` out of bounds); 403
+	// `live_key_required` when an `sk_test_` key calls from a line that is not on the
+	// `sim` platform; 404 `resource_not_found` (`param: line_id` or
 	// `assistant_id`); 409 `assistant_archived`, `assistant_not_published`; 422 `no_line`
 	// when the account has no line; 429 `concurrent_session_limit` when the account has
 	// as many live sessions as its limit (or `rate_limited`); 502 `upstream_unavailable`
@@ -9771,13 +9890,15 @@ type ClientWithResponsesInterface interface {
 	// then asks the calling platform to dial `platform_handle` from the line and bridge
 	// that party into the room. The session starts `ringing` and becomes `active` when
 	// the party answers, or `failed` (`no_answer`, `busy`, `platform_error`).
-	// `mode: assistant` fixes the assistant's active version now (`version_id`) and dispatches it into the room when the dialled party answers.
+	// `mode: assistant` fixes the assistant's active version now (`version_id`) and dispatches it into the room when the dialled party answers;
+	// its greeting and system prompt are rendered with `variables` over the line's defaults (see Variables).
 	// Unlike the other POSTs, this one refuses unknown query parameters.
 	// 400: `parameter_missing` (`platform_handle`; `assistant_id` when `mode` is
 	// `assistant`), `parameter_invalid` (`platform_handle` not of a form the line's
-	// platform dials, `media`, `mode`, `line_id`; `assistant_id` given with mode
-	// `human`); 403 `live_key_required` when an `sk_test_` key calls from a line that is
-	// not on the `sim` platform; 404 `resource_not_found` (`param: line_id` or
+	// platform dials, `media`, `mode`, `line_id`; `assistant_id` or `variables` given
+	// with mode `human`; `variables` or `variables[<name>]` out of bounds); 403
+	// `live_key_required` when an `sk_test_` key calls from a line that is not on the
+	// `sim` platform; 404 `resource_not_found` (`param: line_id` or
 	// `assistant_id`); 409 `assistant_archived`, `assistant_not_published`; 422 `no_line`
 	// when the account has no line; 429 `concurrent_session_limit` when the account has
 	// as many live sessions as its limit (or `rate_limited`); 502 `upstream_unavailable`
@@ -16202,7 +16323,12 @@ func (c *ClientWithResponses) UpdateCallWithResponse(ctx context.Context, id Cal
 // The first answer wins, from either path. An answer repeating the recorded one is
 // answered again as the first was (a retry); a different one is 409
 // `call_already_answered`. After `answer_by` with no answer, 409
-// `call_not_answerable`. 400 `parameter_missing` or `parameter_invalid` (`action`);
+// `call_not_answerable`. `{"action": "assistant", "variables": {...}}` hands the
+// call to the line's assistant with those values for its placeholders (see
+// Variables), and answers like a decline: the call object, `decision: assistant`.
+// 400 `parameter_missing` or `parameter_invalid` (`action`; `assistant` on a line
+// that had no assistant when the call rang; `variables` without `action: assistant`
+// or out of bounds, naming `variables` or `variables[<name>]`);
 // 404 `resource_not_found` for a call that is not this account's ringing
 // customer_decides call.
 //
@@ -16223,7 +16349,12 @@ func (c *ClientWithResponses) AnswerCallWithBodyWithResponse(ctx context.Context
 // The first answer wins, from either path. An answer repeating the recorded one is
 // answered again as the first was (a retry); a different one is 409
 // `call_already_answered`. After `answer_by` with no answer, 409
-// `call_not_answerable`. 400 `parameter_missing` or `parameter_invalid` (`action`);
+// `call_not_answerable`. `{"action": "assistant", "variables": {...}}` hands the
+// call to the line's assistant with those values for its placeholders (see
+// Variables), and answers like a decline: the call object, `decision: assistant`.
+// 400 `parameter_missing` or `parameter_invalid` (`action`; `assistant` on a line
+// that had no assistant when the call rang; `variables` without `action: assistant`
+// or out of bounds, naming `variables` or `variables[<name>]`);
 // 404 `resource_not_found` for a call that is not this account's ringing
 // customer_decides call.
 //
@@ -16338,12 +16469,14 @@ func (c *ClientWithResponses) GetLineWithResponse(ctx context.Context, id LinePa
 
 // UpdateLineWithBodyWithResponse Update a line
 //
-// Any of `name`, `inbound_mode`, `decision_timeout_seconds`, `on_decision_timeout`
-// and `assistant_id`; absent fields are left alone. `assistant_id: null` unassigns
+// Any of `name`, `inbound_mode`, `decision_timeout_seconds`, `on_decision_timeout`,
+// `assistant_id` and `variables`; absent fields are left alone. `variables` replaces
+// the line's default variables whole (`{}` or null clears them). `assistant_id: null` unassigns
 // the assistant; an assistant id assigns it under the same rules as
 // `POST /v1/lines/{id}/assign` (404 `resource_not_found` with
 // `param: assistant_id`, 409 `assistant_archived` or `assistant_not_published`).
-// 400 `parameter_invalid` for an out-of-range or unknown value.
+// 400 `parameter_invalid` for an out-of-range or unknown value, or variables out of
+// bounds (`variables` or `variables[<name>]`).
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -16358,12 +16491,14 @@ func (c *ClientWithResponses) UpdateLineWithBodyWithResponse(ctx context.Context
 
 // UpdateLineWithResponse Update a line
 //
-// Any of `name`, `inbound_mode`, `decision_timeout_seconds`, `on_decision_timeout`
-// and `assistant_id`; absent fields are left alone. `assistant_id: null` unassigns
+// Any of `name`, `inbound_mode`, `decision_timeout_seconds`, `on_decision_timeout`,
+// `assistant_id` and `variables`; absent fields are left alone. `variables` replaces
+// the line's default variables whole (`{}` or null clears them). `assistant_id: null` unassigns
 // the assistant; an assistant id assigns it under the same rules as
 // `POST /v1/lines/{id}/assign` (404 `resource_not_found` with
 // `param: assistant_id`, 409 `assistant_archived` or `assistant_not_published`).
-// 400 `parameter_invalid` for an out-of-range or unknown value.
+// 400 `parameter_invalid` for an out-of-range or unknown value, or variables out of
+// bounds (`variables` or `variables[<name>]`).
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -16435,13 +16570,15 @@ func (c *ClientWithResponses) ListSessionsWithResponse(ctx context.Context, para
 // then asks the calling platform to dial `platform_handle` from the line and bridge
 // that party into the room. The session starts `ringing` and becomes `active` when
 // the party answers, or `failed` (`no_answer`, `busy`, `platform_error`).
-// `mode: assistant` fixes the assistant's active version now (`version_id`) and dispatches it into the room when the dialled party answers.
+// `mode: assistant` fixes the assistant's active version now (`version_id`) and dispatches it into the room when the dialled party answers;
+// its greeting and system prompt are rendered with `variables` over the line's defaults (see Variables).
 // Unlike the other POSTs, this one refuses unknown query parameters.
 // 400: `parameter_missing` (`platform_handle`; `assistant_id` when `mode` is
 // `assistant`), `parameter_invalid` (`platform_handle` not of a form the line's
-// platform dials, `media`, `mode`, `line_id`; `assistant_id` given with mode
-// `human`); 403 `live_key_required` when an `sk_test_` key calls from a line that is
-// not on the `sim` platform; 404 `resource_not_found` (`param: line_id` or
+// platform dials, `media`, `mode`, `line_id`; `assistant_id` or `variables` given
+// with mode `human`; `variables` or `variables[<name>]` out of bounds); 403
+// `live_key_required` when an `sk_test_` key calls from a line that is not on the
+// `sim` platform; 404 `resource_not_found` (`param: line_id` or
 // `assistant_id`); 409 `assistant_archived`, `assistant_not_published`; 422 `no_line`
 // when the account has no line; 429 `concurrent_session_limit` when the account has
 // as many live sessions as its limit (or `rate_limited`); 502 `upstream_unavailable`
@@ -16466,13 +16603,15 @@ func (c *ClientWithResponses) CreateSessionWithBodyWithResponse(ctx context.Cont
 // then asks the calling platform to dial `platform_handle` from the line and bridge
 // that party into the room. The session starts `ringing` and becomes `active` when
 // the party answers, or `failed` (`no_answer`, `busy`, `platform_error`).
-// `mode: assistant` fixes the assistant's active version now (`version_id`) and dispatches it into the room when the dialled party answers.
+// `mode: assistant` fixes the assistant's active version now (`version_id`) and dispatches it into the room when the dialled party answers;
+// its greeting and system prompt are rendered with `variables` over the line's defaults (see Variables).
 // Unlike the other POSTs, this one refuses unknown query parameters.
 // 400: `parameter_missing` (`platform_handle`; `assistant_id` when `mode` is
 // `assistant`), `parameter_invalid` (`platform_handle` not of a form the line's
-// platform dials, `media`, `mode`, `line_id`; `assistant_id` given with mode
-// `human`); 403 `live_key_required` when an `sk_test_` key calls from a line that is
-// not on the `sim` platform; 404 `resource_not_found` (`param: line_id` or
+// platform dials, `media`, `mode`, `line_id`; `assistant_id` or `variables` given
+// with mode `human`; `variables` or `variables[<name>]` out of bounds); 403
+// `live_key_required` when an `sk_test_` key calls from a line that is not on the
+// `sim` platform; 404 `resource_not_found` (`param: line_id` or
 // `assistant_id`); 409 `assistant_archived`, `assistant_not_published`; 422 `no_line`
 // when the account has no line; 429 `concurrent_session_limit` when the account has
 // as many live sessions as its limit (or `rate_limited`); 502 `upstream_unavailable`

@@ -10,6 +10,7 @@ import (
 	"github.com/bridgeline/bridgeline/shared/listing"
 	"github.com/bridgeline/bridgeline/shared/metadata"
 	"github.com/bridgeline/bridgeline/shared/persona"
+	"github.com/bridgeline/bridgeline/shared/variables"
 )
 
 // Statuses.
@@ -57,6 +58,21 @@ type Version struct {
 	Framing      persona.Framing `json:"framing"`
 	Voice        string          `json:"voice"`
 	Model        string          `json:"model"`
+	// Variables are the names of the {{name}} placeholders the greeting and the system
+	// prompt use, sorted (shared/variables). Versions published before variables existed
+	// have none stored: VariableNames reads them from the text.
+	Variables []string `json:"variables,omitempty"`
+}
+
+// VariableNames are the names of the placeholders the version uses, sorted; never nil.
+func (v Version) VariableNames() []string {
+	if v.Variables != nil {
+		return v.Variables
+	}
+	if names := variables.Names(v.Greeting, v.SystemPrompt); names != nil {
+		return names
+	}
+	return []string{}
 }
 
 // Assistant is the stored record. Versions are kept oldest first.

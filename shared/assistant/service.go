@@ -70,6 +70,9 @@ func (s *Service) Create(ctx context.Context, accountID string, f Fields) (Assis
 	if err := f.apply(&a); err != nil {
 		return Assistant{}, err
 	}
+	if _, err := a.Draft.placeholders(); err != nil {
+		return Assistant{}, err
+	}
 	if err := s.Store.CreateAssistant(ctx, a); err != nil {
 		return Assistant{}, fmt.Errorf("create assistant: %w", err)
 	}
@@ -116,7 +119,13 @@ func (s *Service) Update(ctx context.Context, accountID, id string, f Fields) (A
 		if a.Status == StatusArchived {
 			return archived(id)
 		}
-		return f.apply(a)
+		if err := f.apply(a); err != nil {
+			return err
+		}
+		// Checked on the whole draft: a PATCH of the greeting alone may push the names
+		// of greeting and system prompt together over the limit.
+		_, err := a.Draft.placeholders()
+		return err
 	})
 }
 
@@ -139,11 +148,16 @@ func (s *Service) Publish(ctx context.Context, accountID, id string) (Assistant,
 			// The deployment stopped offering the draft's voice (TTS_VOICES changed).
 			return Assistant{}, err
 		}
+		names, err := a.Draft.placeholders()
+		if err != nil {
+			return Assistant{}, err
+		}
 		now := s.now()
 		v := Version{
 			ID: ident.New("ver"), AssistantID: a.ID, Number: a.VersionCount + 1, PublishedAt: now,
 			Name: a.Name, SystemPrompt: a.Draft.SystemPrompt, Greeting: a.Draft.Greeting,
 			AvatarID: a.Draft.AvatarID, Framing: a.Draft.Framing, Voice: a.Draft.Voice, Model: a.Draft.Model,
+			Variables: names,
 		}
 		next := a
 		next.VersionCount = v.Number

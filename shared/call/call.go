@@ -127,6 +127,12 @@ type Call struct {
 
 	// Revision increases on every write; writes are conditional on the revision read.
 	Revision int64 `json:"revision"`
+
+	// Variables are the values an assistant call's greeting and system prompt were
+	// rendered with: for each placeholder name the version uses, the call's own value (a
+	// session's or a call.incoming answer's) or else the line's default; names with
+	// neither are absent (their placeholders rendered their defaults).
+	Variables map[string]string `json:"variables,omitempty"`
 }
 
 // Over reports whether the call reached a final status.

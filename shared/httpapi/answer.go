@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/bridgeline/bridgeline/events/callevent"
 	"github.com/bridgeline/bridgeline/events/decision"
 	"github.com/bridgeline/bridgeline/shared/apierr"
 	"github.com/bridgeline/bridgeline/shared/call"
@@ -50,9 +51,7 @@ type decidedCallJSON struct {
 }
 
 func (c *CallAnswers) answer(w http.ResponseWriter, r *http.Request) (int, any, error) {
-	var body struct {
-		Action string `json:"action"`
-	}
+	var body callevent.Answer
 	if err := Decode(r, &body, false); err != nil {
 		return 0, nil, err
 	}
@@ -61,7 +60,7 @@ func (c *CallAnswers) answer(w http.ResponseWriter, r *http.Request) (int, any, 
 		now = c.Now
 	}
 	acct := AccountFrom(r.Context()).ID
-	rec, err := decision.Answer(r.Context(), c.Decisions, acct, r.PathValue("id"), body.Action, now().UTC())
+	rec, err := decision.Answer(r.Context(), c.Decisions, acct, r.PathValue("id"), body, now().UTC())
 	if err != nil {
 		return 0, nil, err
 	}

@@ -41,6 +41,8 @@ type VersionJSON struct {
 	Framing      persona.Framing `json:"framing"`
 	Voice        string          `json:"voice"`
 	Model        string          `json:"model"`
+	// Variables are the placeholder names the greeting and system prompt use.
+	Variables []string `json:"variables"`
 }
 
 // PresentAssistant maps an assistant to its JSON object.
@@ -63,7 +65,7 @@ func PresentVersion(v assistant.Version) VersionJSON {
 	return VersionJSON{
 		ID: v.ID, Object: "assistant_version", Number: v.Number, PublishedAt: Time(v.PublishedAt),
 		Name: v.Name, SystemPrompt: v.SystemPrompt, Greeting: v.Greeting, AvatarID: v.AvatarID, Framing: v.Framing,
-		Voice: v.Voice, Model: v.Model,
+		Voice: v.Voice, Model: v.Model, Variables: v.VariableNames(),
 	}
 }
 

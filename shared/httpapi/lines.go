@@ -22,6 +22,8 @@ type LineJSON struct {
 	UpdatedAt              Time    `json:"updated_at"`
 	// Metadata is the customer's key-value pairs, {} for none.
 	Metadata metadata.Metadata `json:"metadata"`
+	// Variables are the line's default variables; {} for none.
+	Variables map[string]string `json:"variables"`
 }
 
 // PresentLine maps a line to its JSON object.
@@ -30,8 +32,16 @@ func PresentLine(l line.Line) LineJSON {
 		ID: l.ID, Object: "line", Handle: l.Handle, Platform: l.Platform, Name: l.Name, InboundMode: l.InboundMode,
 		AssistantID: StringOrNull(l.AssistantID), DecisionTimeoutSeconds: l.DecisionTimeoutSeconds,
 		OnDecisionTimeout: l.OnDecisionTimeout, CreatedAt: Time(l.CreatedAt), UpdatedAt: Time(l.UpdatedAt),
-		Metadata: l.Metadata.OrEmpty(),
+		Metadata: l.Metadata.OrEmpty(), Variables: variablesOrEmpty(l.Variables),
 	}
+}
+
+// variablesOrEmpty presents a nil map as {}.
+func variablesOrEmpty(m map[string]string) map[string]string {
+	if m == nil {
+		return map[string]string{}
+	}
+	return m
 }
 
 func (a *API) listLines(w http.ResponseWriter, r *http.Request) (int, any, error) {
@@ -80,6 +90,8 @@ func (a *API) updateLine(w http.ResponseWriter, r *http.Request) (int, any, erro
 		AssistantID            Nullable[string] `json:"assistant_id"`
 
 		Metadata Nullable[metadataParam] `json:"metadata"`
+		// Variables replaces the line's defaults; null or {} clears them.
+		Variables Nullable[map[string]string] `json:"variables"`
 	}
 	if err := Decode(r, &body, false); err != nil {
 		return 0, nil, err
@@ -97,6 +109,9 @@ func (a *API) updateLine(w http.ResponseWriter, r *http.Request) (int, any, erro
 		Name: body.Name.Ptr(), InboundMode: body.InboundMode.Ptr(), DecisionTimeoutSeconds: body.DecisionTimeoutSeconds.Ptr(),
 		OnDecisionTimeout: body.OnDecisionTimeout.Ptr(), AssistantID: body.AssistantID.Ptr(),
 		UnassignAssistant: body.AssistantID.Null, Metadata: metadataOnUpdate(body.Metadata),
+	}
+	if body.Variables.Set {
+		u.Variables = &body.Variables.Value // null decodes as a nil map: cleared
 	}
 	l, err := a.Lines.Update(r.Context(), AccountFrom(r.Context()).ID, r.PathValue("id"), u)
 	if err != nil {

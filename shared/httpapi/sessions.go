@@ -106,6 +106,9 @@ type CallJSON struct {
 	AssistantReport *string `json:"assistant_report"`
 	// Metadata is the customer's key-value pairs, {} for none.
 	Metadata metadata.Metadata `json:"metadata"`
+	// Variables are the values the assistant's placeholders were rendered with
+	// (assistant calls only; null otherwise).
+	Variables map[string]string `json:"variables"`
 }
 
 // PresentCall maps a call record to its object. Transcript is an array for assistant
@@ -113,7 +116,9 @@ type CallJSON struct {
 func PresentCall(c call.Call) CallJSON {
 	transcript := c.Transcript
 	var report *string
+	var vars map[string]string
 	if c.HandledBy == call.HandledByAssistant {
+		vars = variablesOrEmpty(c.Variables)
 		if transcript == nil {
 			transcript = []persona.Turn{}
 		}
@@ -130,7 +135,7 @@ func PresentCall(c call.Call) CallJSON {
 		AnsweredAt: TimePtr(c.AnsweredAt), EndedAt: TimePtr(c.EndedAt), DurationMS: c.DurationMS,
 		EndReason: StringOrNull(c.EndReason), EndedBy: StringOrNull(c.EndedBy), Decision: StringOrNull(c.Decision),
 		DecisionSource: StringOrNull(c.DecisionSource), Transcript: transcript, Metrics: c.Metrics,
-		AssistantReport: report, Metadata: c.Metadata.OrEmpty(),
+		AssistantReport: report, Metadata: c.Metadata.OrEmpty(), Variables: vars,
 	}
 }
 
@@ -146,6 +151,8 @@ func (h *Sessions) create(w http.ResponseWriter, r *http.Request) (int, any, err
 		LineID         Nullable[string] `json:"line_id"`
 
 		Metadata Nullable[metadataParam] `json:"metadata"`
+		// Variables (mode assistant): null counts as absent.
+		Variables Nullable[map[string]string] `json:"variables"`
 	}
 	if err := Decode(r, &body, false); err != nil {
 		return 0, nil, err
@@ -157,7 +164,8 @@ func (h *Sessions) create(w http.ResponseWriter, r *http.Request) (int, any, err
 		}
 	}
 	req := session.CreateRequest{PlatformHandle: body.PlatformHandle.Value, Media: body.Media.Value, Mode: body.Mode.Value,
-		AssistantID: body.AssistantID.Value, LineID: body.LineID.Value, Metadata: metadata.Metadata(body.Metadata.Value)}
+		AssistantID: body.AssistantID.Value, LineID: body.LineID.Value, Metadata: metadata.Metadata(body.Metadata.Value),
+		Variables: body.Variables.Value}
 	if req.LineID != "" && !ident.Valid("line", req.LineID) {
 		return 0, nil, invalidID("line_id", "line")
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/bridgeline/bridgeline/shared/ident"
 	"github.com/bridgeline/bridgeline/shared/listing"
 	"github.com/bridgeline/bridgeline/shared/metadata"
+	"github.com/bridgeline/bridgeline/shared/variables"
 )
 
 // Inbound modes.
@@ -54,6 +55,10 @@ type Line struct {
 	UpdatedAt              time.Time `json:"updated_at"`
 	// Metadata is the customer's key-value pairs (shared/metadata).
 	Metadata metadata.Metadata `json:"metadata,omitempty"`
+
+	// Variables are the line's defaults for the assistant's {{name}} placeholders: a
+	// call's own values (a session's or a call.incoming answer's) win over them.
+	Variables map[string]string `json:"variables,omitempty"`
 }
 
 // AssistantChange moves a line's assignment. From and To are assistant ids ("" for none);
@@ -93,6 +98,8 @@ type Update struct {
 	AssistantID            *string
 	UnassignAssistant      bool
 	Metadata               *metadata.Patch
+	// Variables replaces the line's default variables when not nil (empty clears them).
+	Variables *map[string]string
 }
 
 // Service applies the line rules.
@@ -230,6 +237,11 @@ func (u Update) validate() error {
 			return apierr.Invalid("on_decision_timeout", "on_decision_timeout must be decline or assistant")
 		}
 	}
+	if u.Variables != nil {
+		if err := variables.CheckValues("variables", *u.Variables); err != nil {
+			return err
+		}
+	}
 	if u.AssistantID != nil && *u.AssistantID == "" {
 		return apierr.Invalid("assistant_id", "assistant_id must be an assistant id, or null to unassign")
 	}
@@ -253,6 +265,12 @@ func (u Update) apply(l *Line) error {
 	}
 	if u.OnDecisionTimeout != nil {
 		l.OnDecisionTimeout = *u.OnDecisionTimeout
+	}
+	if u.Variables != nil {
+		l.Variables = *u.Variables
+		if len(l.Variables) == 0 {
+			l.Variables = nil
+		}
 	}
 	if u.Metadata != nil {
 		m, err := u.Metadata.Apply(l.Metadata)

@@ -197,6 +197,12 @@ func checkRecord(t *testing.T, c recordObj, assistantID, versionID, greeting str
 // returns the sentence of candidates the recogniser picks ("" for none).
 func heardGreeting(t *testing.T, st *sessiontest.Stack, simCallID string) string {
 	t.Helper()
+	return heardAmong(t, st, simCallID, candidates)
+}
+
+// heardAmong is heardGreeting choosing among sentences.
+func heardAmong(t *testing.T, st *sessiontest.Stack, simCallID string, sentences []string) string {
+	t.Helper()
 	bot := st.Sim.Bot(simCallID)
 	if bot == nil {
 		t.Fatalf("sim call %s has no party in the room", simCallID)
@@ -207,7 +213,7 @@ func heardGreeting(t *testing.T, st *sessiontest.Stack, simCallID string) string
 		pcm := bot.Heard(start)
 		return len(pcm) > 2*sphinx.Rate && quiet(pcm[len(pcm)-sphinx.Rate*8/10:])
 	})
-	got, err := sphinx.Choose(context.Background(), bot.Heard(start), candidates)
+	got, err := sphinx.Choose(context.Background(), bot.Heard(start), sentences)
 	if err != nil {
 		t.Fatal(err)
 	}

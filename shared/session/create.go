@@ -28,6 +28,9 @@ type CreateRequest struct {
 
 	// Metadata is the session's; its call starts with a copy.
 	Metadata metadata.Metadata
+
+	// Variables (mode assistant only) are values for the version's placeholders.
+	Variables map[string]string
 }
 
 // Created is a new session with its first participant token.
@@ -70,7 +73,7 @@ func (r *CreateRequest) Validate() error {
 	default:
 		return apierr.Invalid("mode", "mode must be human or assistant")
 	}
-	return nil
+	return r.checkVariables()
 }
 
 // ErrDialAttempted marks a Create that failed once the platform was asked to dial: the
@@ -180,6 +183,7 @@ func (s *Service) record(ctx context.Context, accountID, sessionID string, req C
 		// phone rings.
 		ses.AssistantID, ses.VersionID = ver.AssistantID, ver.ID
 		c.HandledBy, c.AssistantID, c.VersionID = call.HandledByAssistant, ver.AssistantID, ver.ID
+		c.Variables = callVariables(*ver, req.Variables, l)
 	}
 	tok, err := s.customerToken(ses.ID)
 	if err != nil {

@@ -49,7 +49,7 @@ func (s *Service) customerDecides(ctx context.Context, plat platform.Platform, c
 			From: c.From, To: c.To, Media: c.Media, Timeout: timeout,
 			Session: callevent.Session{SessionID: ses.ID, CallID: c.ID, RTCURL: s.Rooms.PublicURL(),
 				ParticipantToken: tok.JWT, ExpiresAt: tok.ExpiresAt},
-			Metadata: c.Metadata, LineMetadata: l.Metadata})
+			Metadata: c.Metadata, LineMetadata: l.Metadata, AssistantID: l.AssistantID})
 		if err != nil {
 			s.log().Error("ask customer", "call_id", c.ID, "err", err)
 			rec = decision.Record{Decision: decision.Timeout}
@@ -65,10 +65,12 @@ func (s *Service) customerDecides(ctx context.Context, plat platform.Platform, c
 		return s.bridge(ctx, plat, ses, c, nil)
 	case decision.Decline:
 		return s.declineSession(ctx, ses.ID, call.ReasonDeclined, call.EndedByCustomer)
+	case decision.Assistant:
+		return s.handToLineAssistant(ctx, plat, ses.ID, l, rec.Variables)
 	}
 	if l.OnDecisionTimeout == line.TimeoutAssistant && l.AssistantID != "" {
 		if v, err := s.activeVersion(ctx, c.AccountID, l.AssistantID, "assistant_id"); err == nil {
-			return s.handToAssistant(ctx, plat, ses.ID, v)
+			return s.handToAssistant(ctx, plat, ses.ID, v, callVariables(v, nil, l))
 		}
 	}
 	return s.declineSession(ctx, ses.ID, call.ReasonDecisionTimeout, call.EndedBySystem)

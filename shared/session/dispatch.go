@@ -14,6 +14,7 @@ import (
 	"github.com/bridgeline/bridgeline/shared/persona"
 	"github.com/bridgeline/bridgeline/shared/platform"
 	"github.com/bridgeline/bridgeline/shared/rtc"
+	"github.com/bridgeline/bridgeline/shared/variables"
 )
 
 // activeVersion returns the snapshot of the assistant's active version.
@@ -47,8 +48,10 @@ func (s *Service) job(ctx context.Context, c call.Call, v assistant.Version, ans
 	j := persona.Job{CallID: c.ID, SessionID: c.SessionID, AccountID: c.AccountID, Media: c.Media,
 		CallerIdentity: platform.ParticipantIdentity, AnsweredAt: answeredAt,
 		Brand: persona.Brand{Name: acct.Name, Color: acct.BrandColor},
+		// The worker gets finished text: the placeholders are rendered here, with the
+		// values fixed on the call when it was answered.
 		Version: persona.Version{AssistantID: v.AssistantID, ID: v.ID, Number: v.Number, Name: v.Name,
-			SystemPrompt: v.SystemPrompt, Greeting: v.Greeting, AvatarID: v.AvatarID,
+			SystemPrompt: variables.Render(v.SystemPrompt, c.Variables), Greeting: variables.Render(v.Greeting, c.Variables), AvatarID: v.AvatarID,
 			Framing: persona.Framing{Shot: v.Framing.Shot, Position: v.Framing.Position}, Voice: v.Voice, Model: v.Model}}
 	b, err := json.Marshal(j)
 	return string(b), err
@@ -122,16 +125,18 @@ func (s *Service) answerWithAssistant(ctx context.Context, plat platform.Platfor
 	return s.bridge(ctx, plat, ses, c, nil)
 }
 
-// handToAssistant gives a ringing customer_decides call to the line's assistant when the
-// customer did not answer in time: the session takes the version, and the caller is
-// bridged in (answered dispatches the assistant).
-func (s *Service) handToAssistant(ctx context.Context, plat platform.Platform, sessionID string, v assistant.Version) error {
+// handToAssistant gives a ringing customer_decides call to the line's assistant (the
+// customer answered assistant, or did not answer in time): the session takes the
+// version, the call the variables resolved for it, and the caller is bridged in
+// (answered dispatches the assistant).
+func (s *Service) handToAssistant(ctx context.Context, plat platform.Platform, sessionID string, v assistant.Version, values map[string]string) error {
 	ses, c, err := s.mutate(ctx, sessionID, func(ses *Session, c *call.Call) ([]callevent.Event, bool, error) {
 		if ses.Over() {
 			return nil, false, nil
 		}
 		ses.Mode, ses.AssistantID, ses.VersionID = ModeAssistant, v.AssistantID, v.ID
 		c.HandledBy, c.AssistantID, c.VersionID = call.HandledByAssistant, v.AssistantID, v.ID
+		c.Variables = values
 		return nil, true, nil
 	})
 	if err != nil || ses.Over() {

@@ -109,6 +109,7 @@ func (s *Service) inbound(ctx context.Context, plat platform.Platform, n platfor
 			}
 			return err
 		}
+		c.Variables = callVariables(v, nil, l)
 		return s.answerWithAssistant(ctx, plat, c, v)
 	case line.ModeCustomerDecides:
 		return s.customerDecides(ctx, plat, c, l)
@@ -153,6 +154,10 @@ func (s *Service) resumeInbound(ctx context.Context, plat platform.Platform, c c
 	l, err := s.Lines.GetLine(ctx, c.LineID)
 	if err != nil {
 		return fmt.Errorf("get line %s: %w", c.LineID, err)
+	}
+	if c.Decision == decision.Assistant {
+		// Decided, but not handed over yet: the call keeps the answer's values.
+		return s.handToLineAssistant(ctx, plat, ses.ID, l, c.Variables)
 	}
 	wait := time.Duration(l.DecisionTimeoutSeconds) * time.Second
 	if wait <= 0 {

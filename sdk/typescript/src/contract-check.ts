@@ -32,3 +32,6 @@ export function explain(e: Schemas["Error409"] | Schemas["Error404"]): string {
 // Request bodies are named schemas, and each operation has a readable id.
 export const activate: Schemas["AssistantActivate"] = { version_id: "ver_01jd0000000000000000000000" };
 export const answer: operations["answerCall"]["requestBody"]["content"]["application/json"] = { action: "accept" };
+// Hand a ringing call to the line's assistant, with values for its placeholders.
+export const handToAssistant: Schemas["CallAnswerRequest"] = { action: "assistant", variables: { caller_name: "Ada" } };
+export const versionVariables = (v: Schemas["AssistantVersion"]): string[] => v.variables;

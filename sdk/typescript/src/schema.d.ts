@@ -286,12 +286,14 @@ export interface paths {
         head?: never;
         /**
          * Update a line
-         * @description Any of `name`, `inbound_mode`, `decision_timeout_seconds`, `on_decision_timeout`
-         *     and `assistant_id`; absent fields are left alone. `assistant_id: null` unassigns
+         * @description Any of `name`, `inbound_mode`, `decision_timeout_seconds`, `on_decision_timeout`,
+         *     `assistant_id` and `variables`; absent fields are left alone. `variables` replaces
+         *     the line's default variables whole (`{}` or null clears them). `assistant_id: null` unassigns
          *     the assistant; an assistant id assigns it under the same rules as
          *     `POST /v1/lines/{id}/assign` (404 `resource_not_found` with
          *     `param: assistant_id`, 409 `assistant_archived` or `assistant_not_published`).
-         *     400 `parameter_invalid` for an out-of-range or unknown value.
+         *     400 `parameter_invalid` for an out-of-range or unknown value, or variables out of
+         *     bounds (`variables` or `variables[<name>]`).
          */
         patch: operations["updateLine"];
         trace?: never;
@@ -343,13 +345,15 @@ export interface paths {
          *     then asks the calling platform to dial `platform_handle` from the line and bridge
          *     that party into the room. The session starts `ringing` and becomes `active` when
          *     the party answers, or `failed` (`no_answer`, `busy`, `platform_error`).
-         *     `mode: assistant` fixes the assistant's active version now (`version_id`) and dispatches it into the room when the dialled party answers.
+         *     `mode: assistant` fixes the assistant's active version now (`version_id`) and dispatches it into the room when the dialled party answers;
+         *     its greeting and system prompt are rendered with `variables` over the line's defaults (see Variables).
          *     Unlike the other POSTs, this one refuses unknown query parameters.
          *     400: `parameter_missing` (`platform_handle`; `assistant_id` when `mode` is
          *     `assistant`), `parameter_invalid` (`platform_handle` not of a form the line's
-         *     platform dials, `media`, `mode`, `line_id`; `assistant_id` given with mode
-         *     `human`); 403 `live_key_required` when an `sk_test_` key calls from a line that is
-         *     not on the `sim` platform; 404 `resource_not_found` (`param: line_id` or
+         *     platform dials, `media`, `mode`, `line_id`; `assistant_id` or `variables` given
+         *     with mode `human`; `variables` or `variables[<name>]` out of bounds); 403
+         *     `live_key_required` when an `sk_test_` key calls from a line that is not on the
+         *     `sim` platform; 404 `resource_not_found` (`param: line_id` or
          *     `assistant_id`); 409 `assistant_archived`, `assistant_not_published`; 422 `no_line`
          *     when the account has no line; 429 `concurrent_session_limit` when the account has
          *     as many live sessions as its limit (or `rate_limited`); 502 `upstream_unavailable`
@@ -499,7 +503,12 @@ export interface paths {
          *     The first answer wins, from either path. An answer repeating the recorded one is
          *     answered again as the first was (a retry); a different one is 409
          *     `call_already_answered`. After `answer_by` with no answer, 409
-         *     `call_not_answerable`. 400 `parameter_missing` or `parameter_invalid` (`action`);
+         *     `call_not_answerable`. `{"action": "assistant", "variables": {...}}` hands the
+         *     call to the line's assistant with those values for its placeholders (see
+         *     Variables), and answers like a decline: the call object, `decision: assistant`.
+         *     400 `parameter_missing` or `parameter_invalid` (`action`; `assistant` on a line
+         *     that had no assistant when the call rang; `variables` without `action: assistant`
+         *     or out of bounds, naming `variables` or `variables[<name>]`);
          *     404 `resource_not_found` for a call that is not this account's ringing
          *     customer_decides call.
          */
@@ -1251,11 +1260,14 @@ export interface components {
          * @example Front desk
          */
         AssistantName: string;
-        /** @example You are the front desk of Acme Dental. Be brief and kind. */
+        /**
+         * @description The instructions the language model runs with; may hold `{{name}}` or `{{name|default}}` placeholders (see Variables).
+         * @example You are the front desk of Acme Dental. Be brief and kind.
+         */
         SystemPrompt: string;
         /**
-         * @description What the assistant says first.
-         * @example Hello, Acme Dental, how can I help?
+         * @description What the assistant says first; may hold `{{name}}` or `{{name|default}}` placeholders (see Variables).
+         * @example Hello {{caller_name|there}}, Acme Dental, how can I help?
          */
         Greeting: string;
         /**
@@ -1410,6 +1422,17 @@ export interface components {
             model: components["schemas"]["ModelField"];
         };
         /**
+         * @description Values for an assistant's `{{name}}` placeholders, by name. At most 50; each name
+         *     matches `^[A-Za-z_][A-Za-z0-9_]{0,39}$`; each value is at most 500 characters.
+         * @example {
+         *       "caller_name": "Ada",
+         *       "company": "Acme Dental"
+         *     }
+         */
+        Variables: {
+            [key: string]: string;
+        };
+        /**
          * @description An immutable published snapshot of the draft.
          * @example {
          *       "id": "ver_01jd3f4g5h6j7k8m9n0p1q2r3t",
@@ -1425,7 +1448,8 @@ export interface components {
          *         "position": "left"
          *       },
          *       "voice": "alloy",
-         *       "model": "gpt-4o-mini"
+         *       "model": "gpt-4o-mini",
+         *       "variables": []
          *     }
          */
         AssistantVersion: {
@@ -1454,6 +1478,8 @@ export interface components {
             voice: components["schemas"]["VoiceField"];
             /** @description The language model the assistant thinks with; empty for the deployment's. */
             model: components["schemas"]["ModelField"];
+            /** @description The names of the placeholders the greeting and system prompt use, sorted; `[]` for none. */
+            variables: string[];
         };
         /**
          * @example {
@@ -1487,7 +1513,8 @@ export interface components {
          *             "position": "left"
          *           },
          *           "voice": "alloy",
-         *           "model": "gpt-4o-mini"
+         *           "model": "gpt-4o-mini",
+         *           "variables": []
          *         }
          *       ],
          *       "version_count": 1,
@@ -1567,7 +1594,8 @@ export interface components {
          *                 "position": "left"
          *               },
          *               "voice": "alloy",
-         *               "model": "gpt-4o-mini"
+         *               "model": "gpt-4o-mini",
+         *               "variables": []
          *             }
          *           ],
          *           "version_count": 1,
@@ -1612,7 +1640,8 @@ export interface components {
          *             "position": "left"
          *           },
          *           "voice": "alloy",
-         *           "model": "gpt-4o-mini"
+         *           "model": "gpt-4o-mini",
+         *           "variables": []
          *         }
          *       ],
          *       "has_more": false
@@ -1792,6 +1821,9 @@ export interface components {
          *       "on_decision_timeout": "decline",
          *       "created_at": "2026-11-22T07:00:00.123Z",
          *       "updated_at": "2026-11-22T07:00:00.123Z",
+         *       "variables": {
+         *         "company": "Acme Dental"
+         *       },
          *       "metadata": {
          *         "team": "sales"
          *       }
@@ -1825,6 +1857,8 @@ export interface components {
             updated_at: components["schemas"]["Timestamp"];
             /** @description Your own key-value pairs on the line; `{}` for none. See `Metadata`. */
             metadata: components["schemas"]["Metadata"];
+            /** @description The line's default values for its assistant's placeholders; a call's own values win over them. `{}` for none. */
+            variables: components["schemas"]["Variables"];
         };
         /**
          * @example {
@@ -1833,6 +1867,9 @@ export interface components {
          *       "decision_timeout_seconds": 10,
          *       "on_decision_timeout": "decline",
          *       "assistant_id": "asst_01jd3f4g5h6j7k8m9n0p1q2r3t",
+         *       "variables": {
+         *         "company": "Acme Dental"
+         *       },
          *       "metadata": {
          *         "team": "sales"
          *       }
@@ -1851,6 +1888,17 @@ export interface components {
             assistant_id?: string | null;
             /** @description Changes the metadata: see `MetadataUpdate`. */
             metadata?: components["schemas"]["MetadataUpdate"];
+            /**
+             * @description The line's default variables, replacing the current ones whole (not merged);
+             *     `{}` or null clears them. At most 50; names as placeholders name them; values
+             *     at most 500 characters.
+             * @example {
+             *       "company": "Acme Dental"
+             *     }
+             */
+            variables?: {
+                [key: string]: string;
+            } | null;
         };
         /**
          * @example {
@@ -1868,6 +1916,9 @@ export interface components {
          *           "on_decision_timeout": "decline",
          *           "created_at": "2026-11-22T07:00:00.123Z",
          *           "updated_at": "2026-11-22T07:00:00.123Z",
+         *           "variables": {
+         *             "company": "Acme Dental"
+         *           },
          *           "metadata": {
          *             "team": "sales"
          *           }
@@ -2791,10 +2842,10 @@ export interface components {
              */
             answered_at: string;
             /**
-             * @description On an inbound customer_decides call, the decision that answered it.
+             * @description On an inbound customer_decides call, the decision that answered it; `timeout` when nobody answered and `on_decision_timeout` handed the call to the assistant.
              * @enum {string}
              */
-            decision?: "accept";
+            decision?: "accept" | "assistant" | "timeout";
             /**
              * @description Where the customer_decides decision came from: the `call.incoming` response body or `POST /v1/calls/{id}/answer`.
              * @enum {string}
@@ -2920,13 +2971,26 @@ export interface components {
          * @example {
          *       "action": "accept"
          *     }
+         * @example {
+         *       "action": "assistant",
+         *       "variables": {
+         *         "caller_name": "Ada",
+         *         "account_tier": "gold"
+         *       }
+         *     }
          */
         CallAnswerRequest: {
             /**
-             * @description `accept` bridges the call into a room and answers the session payload; `decline` rejects it.
+             * @description `accept` bridges the call into a room and answers the session payload;
+             *     `decline` rejects it; `assistant` hands it to the line's assistant (its active
+             *     version, rendered with `variables` over the line's defaults), and needs the
+             *     line to have had an assistant when the call rang (else 400 `parameter_invalid`
+             *     on `action`).
              * @enum {string}
              */
-            action: "accept" | "decline";
+            action: "accept" | "decline" | "assistant";
+            /** @description With `action` `assistant` only (400 `parameter_invalid` otherwise): values for the assistant's placeholders. */
+            variables?: components["schemas"]["Variables"];
         };
         /**
          * @description Where to send the event again; all optional.
@@ -2978,6 +3042,17 @@ export interface components {
             line_id?: string;
             /** @description Your own key-value pairs on the session (at most 50; see `Metadata`); its call starts with a copy, and `call.ended` echoes both. A key given `""` is not stored. `null` is refused. */
             metadata?: components["schemas"]["Metadata"];
+            /**
+             * @description Mode `assistant` only (400 `parameter_invalid` otherwise): values for the
+             *     version's placeholders, over the line's default `variables`. `null` counts as
+             *     absent.
+             * @example {
+             *       "caller_name": "Ada"
+             *     }
+             */
+            variables?: {
+                [key: string]: string;
+            } | null;
         };
         /**
          * @description What `PATCH /v1/sessions/{id}` changes. Only metadata; `{}` changes nothing.
@@ -3423,6 +3498,9 @@ export interface components {
          *         }
          *       },
          *       "assistant_report": "received",
+         *       "variables": {
+         *         "caller_name": "Ada"
+         *       },
          *       "metadata": {
          *         "order_id": "6735"
          *       }
@@ -3478,10 +3556,10 @@ export interface components {
              */
             ended_by: "customer" | "remote" | "assistant" | "system" | null;
             /**
-             * @description customer_decides calls only.
+             * @description customer_decides calls only: `accept`, `decline`, `assistant` (handed to the line's assistant) or `timeout`.
              * @enum {string|null}
              */
-            decision: "accept" | "decline" | "timeout" | null;
+            decision: "accept" | "decline" | "assistant" | "timeout" | null;
             /**
              * @description Where the customer_decides decision came from: the `call.incoming` response body or `POST /v1/calls/{id}/answer`.
              * @enum {string|null}
@@ -3506,6 +3584,16 @@ export interface components {
             assistant_report: "pending" | "received" | "missing" | null;
             /** @description Your own key-value pairs on the call; `{}` for none. An outbound call starts with a copy of its session's, an inbound call with none; `PATCH /v1/calls/{id}` changes them. See `Metadata`. */
             metadata: components["schemas"]["Metadata"];
+            /**
+             * @description Assistant calls only; null otherwise. The values the greeting and system
+             *     prompt were rendered with: for each placeholder name the version uses, the
+             *     call's own value (`POST /v1/sessions` or the `call.incoming` answer) or the
+             *     line's default; a name with neither is absent (its placeholders rendered their
+             *     defaults).
+             */
+            variables: {
+                [key: string]: string;
+            } | null;
         };
         /**
          * @example {
@@ -3572,6 +3660,9 @@ export interface components {
          *             }
          *           },
          *           "assistant_report": "received",
+         *           "variables": {
+         *             "caller_name": "Ada"
+         *           },
          *           "metadata": {
          *             "order_id": "6735"
          *           }
@@ -3634,7 +3725,7 @@ export interface components {
              * @description The customer_decides decision; null on other calls.
              * @enum {string}
              */
-            decision: "accept" | "decline" | "timeout";
+            decision: "accept" | "decline" | "assistant" | "timeout";
             /**
              * @description Where the customer_decides decision came from: the `call.incoming` response body or `POST /v1/calls/{id}/answer`.
              * @enum {string}
@@ -3964,7 +4055,8 @@ export interface operations {
                      *                 "position": "left"
                      *               },
                      *               "voice": "alloy",
-                     *               "model": "gpt-4o-mini"
+                     *               "model": "gpt-4o-mini",
+                     *               "variables": []
                      *             }
                      *           ],
                      *           "version_count": 1,
@@ -4064,7 +4156,8 @@ export interface operations {
                      *             "position": "left"
                      *           },
                      *           "voice": "alloy",
-                     *           "model": "gpt-4o-mini"
+                     *           "model": "gpt-4o-mini",
+                     *           "variables": []
                      *         }
                      *       ],
                      *       "version_count": 1,
@@ -4141,7 +4234,8 @@ export interface operations {
                      *             "position": "left"
                      *           },
                      *           "voice": "alloy",
-                     *           "model": "gpt-4o-mini"
+                     *           "model": "gpt-4o-mini",
+                     *           "variables": []
                      *         }
                      *       ],
                      *       "version_count": 1,
@@ -4238,7 +4332,8 @@ export interface operations {
                      *             "position": "left"
                      *           },
                      *           "voice": "alloy",
-                     *           "model": "gpt-4o-mini"
+                     *           "model": "gpt-4o-mini",
+                     *           "variables": []
                      *         }
                      *       ],
                      *       "version_count": 1,
@@ -4308,7 +4403,8 @@ export interface operations {
                      *             "position": "left"
                      *           },
                      *           "voice": "alloy",
-                     *           "model": "gpt-4o-mini"
+                     *           "model": "gpt-4o-mini",
+                     *           "variables": []
                      *         }
                      *       ],
                      *       "has_more": false
@@ -4386,7 +4482,8 @@ export interface operations {
                      *             "position": "left"
                      *           },
                      *           "voice": "alloy",
-                     *           "model": "gpt-4o-mini"
+                     *           "model": "gpt-4o-mini",
+                     *           "variables": []
                      *         }
                      *       ],
                      *       "version_count": 1,
@@ -4477,7 +4574,8 @@ export interface operations {
                      *             "position": "left"
                      *           },
                      *           "voice": "alloy",
-                     *           "model": "gpt-4o-mini"
+                     *           "model": "gpt-4o-mini",
+                     *           "variables": []
                      *         }
                      *       ],
                      *       "version_count": 1,
@@ -4568,7 +4666,8 @@ export interface operations {
                      *             "position": "left"
                      *           },
                      *           "voice": "alloy",
-                     *           "model": "gpt-4o-mini"
+                     *           "model": "gpt-4o-mini",
+                     *           "variables": []
                      *         }
                      *       ],
                      *       "version_count": 1,
@@ -4655,7 +4754,8 @@ export interface operations {
                      *             "position": "left"
                      *           },
                      *           "voice": "alloy",
-                     *           "model": "gpt-4o-mini"
+                     *           "model": "gpt-4o-mini",
+                     *           "variables": []
                      *         }
                      *       ],
                      *       "version_count": 1,
@@ -4821,6 +4921,9 @@ export interface operations {
                      *           "on_decision_timeout": "decline",
                      *           "created_at": "2026-11-22T07:00:00.123Z",
                      *           "updated_at": "2026-11-22T07:00:00.123Z",
+                     *           "variables": {
+                     *             "company": "Acme Dental"
+                     *           },
                      *           "metadata": {
                      *             "team": "sales"
                      *           }
@@ -4872,6 +4975,9 @@ export interface operations {
                      *       "on_decision_timeout": "decline",
                      *       "created_at": "2026-11-22T07:00:00.123Z",
                      *       "updated_at": "2026-11-22T07:00:00.123Z",
+                     *       "variables": {
+                     *         "company": "Acme Dental"
+                     *       },
                      *       "metadata": {
                      *         "team": "sales"
                      *       }
@@ -4908,6 +5014,9 @@ export interface operations {
                  *       "decision_timeout_seconds": 10,
                  *       "on_decision_timeout": "decline",
                  *       "assistant_id": "asst_01jd3f4g5h6j7k8m9n0p1q2r3t",
+                 *       "variables": {
+                 *         "company": "Acme Dental"
+                 *       },
                  *       "metadata": {
                  *         "team": "sales"
                  *       }
@@ -4937,6 +5046,9 @@ export interface operations {
                      *       "on_decision_timeout": "decline",
                      *       "created_at": "2026-11-22T07:00:00.123Z",
                      *       "updated_at": "2026-11-22T07:00:00.123Z",
+                     *       "variables": {
+                     *         "company": "Acme Dental"
+                     *       },
                      *       "metadata": {
                      *         "team": "sales"
                      *       }
@@ -5000,6 +5112,9 @@ export interface operations {
                      *       "on_decision_timeout": "decline",
                      *       "created_at": "2026-11-22T07:00:00.123Z",
                      *       "updated_at": "2026-11-22T07:00:00.123Z",
+                     *       "variables": {
+                     *         "company": "Acme Dental"
+                     *       },
                      *       "metadata": {
                      *         "team": "sales"
                      *       }
@@ -5508,6 +5623,9 @@ export interface operations {
                      *             }
                      *           },
                      *           "assistant_report": "received",
+                     *           "variables": {
+                     *             "caller_name": "Ada"
+                     *           },
                      *           "metadata": {
                      *             "order_id": "6735"
                      *           }
@@ -5608,6 +5726,9 @@ export interface operations {
                      *         }
                      *       },
                      *       "assistant_report": "received",
+                     *       "variables": {
+                     *         "caller_name": "Ada"
+                     *       },
                      *       "metadata": {
                      *         "order_id": "6735"
                      *       }
@@ -5717,6 +5838,9 @@ export interface operations {
                      *         }
                      *       },
                      *       "assistant_report": "received",
+                     *       "variables": {
+                     *         "caller_name": "Ada"
+                     *       },
                      *       "metadata": {
                      *         "order_id": "6735"
                      *       }
@@ -5759,8 +5883,9 @@ export interface operations {
         };
         responses: {
             /**
-             * @description Declined. The call record as `GET /v1/calls/{id}` shows it, with `decision: decline`
-             *     and `decision_source: api` shown at once (before the ringing call records them).
+             * @description Declined, or handed to the assistant. The call record as `GET /v1/calls/{id}`
+             *     shows it, with `decision` (`decline` or `assistant`) and `decision_source: api`
+             *     shown at once (before the ringing call records them).
              */
             200: {
                 headers: {
@@ -6566,10 +6691,12 @@ export interface operations {
         };
         responses: {
             /**
-             * @description Any 2xx. A body of `{"action": "accept"}` or `{"action": "decline"}` decides
-             *     the call; an empty body acknowledges it and leaves the decision to
-             *     `POST /v1/calls/{id}/answer` before `answer_by`. Any other body is logged on the
-             *     attempt and treated as no answer.
+             * @description Any 2xx. A body of `{"action": "accept"}`, `{"action": "decline"}` or
+             *     `{"action": "assistant", "variables": {...}}` (hand the call to the line's
+             *     assistant, with values for its placeholders) decides the call; an empty body
+             *     acknowledges it and leaves the decision to `POST /v1/calls/{id}/answer` before
+             *     `answer_by`. Any other body (an `assistant` answer on a line with no assistant,
+             *     variables out of bounds) is logged on the attempt and treated as no answer.
              */
             200: {
                 headers: {

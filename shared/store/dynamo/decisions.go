@@ -54,7 +54,7 @@ func (s *Store) GetDecision(ctx context.Context, callID string) (decision.Record
 
 // Decide records the decision with a write conditional on none being recorded: of
 // concurrent answers exactly one wins, and the others get the record it wrote.
-func (s *Store) Decide(ctx context.Context, callID, d, source string, at time.Time) (decision.Record, bool, error) {
+func (s *Store) Decide(ctx context.Context, callID, d, source string, vars map[string]string, at time.Time) (decision.Record, bool, error) {
 	name, err := s.table(CallDecisions)
 	if err != nil {
 		return decision.Record{}, false, err
@@ -63,7 +63,7 @@ func (s *Store) Decide(ctx context.Context, callID, d, source string, at time.Ti
 	if err != nil || r.Decision != "" {
 		return r, false, err
 	}
-	r.Decision, r.Source, r.DecidedAt = d, source, at.UTC()
+	r.Decision, r.Source, r.DecidedAt, r.Variables = d, source, at.UTC(), vars
 	_, err = s.db.PutItem(ctx, &dynamodb.PutItemInput{
 		TableName: name, Item: decisionItem(r),
 		ConditionExpression:       aws.String("#d = :none"),

@@ -42,7 +42,7 @@ func (s *Store) GetDecision(ctx context.Context, callID string) (decision.Record
 }
 
 // Decide records the decision if none is recorded yet, and returns the record.
-func (s *Store) Decide(ctx context.Context, callID, d, source string, at time.Time) (decision.Record, bool, error) {
+func (s *Store) Decide(ctx context.Context, callID, d, source string, vars map[string]string, at time.Time) (decision.Record, bool, error) {
 	var out decision.Record
 	var won bool
 	err := s.tx(ctx, func(tx *sql.Tx) error {
@@ -51,7 +51,7 @@ func (s *Store) Decide(ctx context.Context, callID, d, source string, at time.Ti
 			return err
 		}
 		if r.Decision == "" {
-			r.Decision, r.Source, r.DecidedAt = d, source, at.UTC()
+			r.Decision, r.Source, r.DecidedAt, r.Variables = d, source, at.UTC(), vars
 			if err := mustChange(tx.ExecContext(ctx,
 				`UPDATE call_decisions SET decision = ?, doc = ? WHERE call_id = ? AND decision = ''`,
 				d, mustJSON(r), callID)); err != nil {

@@ -22,6 +22,7 @@ func completeFields(name string) assistant.Fields {
 }
 
 var assistantCases = map[string]func(*testing.T, Store){
+	"a version lists its placeholder names; malformed ones are refused": versionVariables,
 	"voice and model go from the draft into each version, and GetVersion reads them": func(t *testing.T, s Store) {
 		acct, _ := newAccount(t, s)
 		svc := assistant.Service{Store: s, HostedVoices: []string{"nova"}, Now: time.Now}

@@ -20,10 +20,11 @@ func RunDecisions(t *testing.T, newStore func(t *testing.T) decision.Store) {
 }
 
 var decisionCases = map[string]func(*testing.T, decision.Store){
-	"create get round trip":  decisionRoundTrip,
-	"first decide wins":      decisionFirstWins,
-	"concurrent decide, one": decisionConcurrent,
-	"decide unknown call":    decisionUnknown,
+	"create get round trip":                decisionRoundTrip,
+	"first decide wins":                    decisionFirstWins,
+	"concurrent decide, one":               decisionConcurrent,
+	"decide unknown call":                  decisionUnknown,
+	"assistant answer keeps its variables": decisionVariables,
 }
 
 func pendingDecision() decision.Record {
@@ -58,11 +59,11 @@ func decisionFirstWins(t *testing.T, s decision.Store) {
 		t.Fatal(err)
 	}
 	at := time.Now().UTC().Truncate(time.Millisecond)
-	got, won, err := s.Decide(ctx(t), r.CallID, decision.Accept, decision.SourceWebhook, at)
+	got, won, err := s.Decide(ctx(t), r.CallID, decision.Accept, decision.SourceWebhook, nil, at)
 	if err != nil || !won || got.Decision != decision.Accept || got.Source != decision.SourceWebhook || !got.DecidedAt.Equal(at) {
 		t.Fatalf("first Decide = %+v, %v, %v", got, won, err)
 	}
-	got, won, err = s.Decide(ctx(t), r.CallID, decision.Decline, decision.SourceAPI, at.Add(time.Second))
+	got, won, err = s.Decide(ctx(t), r.CallID, decision.Decline, decision.SourceAPI, nil, at.Add(time.Second))
 	if err != nil || won || got.Decision != decision.Accept || got.Source != decision.SourceWebhook {
 		t.Errorf("second Decide = %+v, %v, %v; want the first decision kept", got, won, err)
 	}
@@ -81,7 +82,7 @@ func decisionConcurrent(t *testing.T, s decision.Store) {
 		go func() {
 			defer wg.Done()
 			d := []string{decision.Accept, decision.Decline, decision.Timeout}[i%3]
-			got, won, err := s.Decide(ctx(t), r.CallID, d, decision.SourceAPI, time.Now())
+			got, won, err := s.Decide(ctx(t), r.CallID, d, decision.SourceAPI, nil, time.Now())
 			mu.Lock()
 			defer mu.Unlock()
 			if err != nil {
@@ -101,7 +102,7 @@ func decisionConcurrent(t *testing.T, s decision.Store) {
 }
 
 func decisionUnknown(t *testing.T, s decision.Store) {
-	if _, _, err := s.Decide(ctx(t), ident.New("call"), decision.Accept, decision.SourceAPI, time.Now()); !errors.Is(err, apierr.ErrNotFound) {
+	if _, _, err := s.Decide(ctx(t), ident.New("call"), decision.Accept, decision.SourceAPI, nil, time.Now()); !errors.Is(err, apierr.ErrNotFound) {
 		t.Errorf("Decide(unknown) = %v, want ErrNotFound", err)
 	}
 	if _, err := s.GetDecision(ctx(t), ident.New("call")); !errors.Is(err, apierr.ErrNotFound) {

@@ -18,6 +18,7 @@ func services(s Store) (*assistant.Service, *line.Service) {
 }
 
 var lineCases = map[string]func(*testing.T, Store){
+	"default variables are stored, replaced and cleared": lineVariables,
 	"a handle is provisioned once and found by handle": func(t *testing.T, s Store) {
 		acct, _ := newAccount(t, s)
 		_, lines := services(s)
