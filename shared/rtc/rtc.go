@@ -72,9 +72,12 @@ type Grant struct {
 	// TTL is the token lifetime; zero means the configured TokenTTL.
 	TTL time.Duration
 	// Kind marks the participant; empty means KindStandard.
-	Kind       Kind
-	Attributes map[string]string
-	Metadata   string
+	Kind Kind
+	// SubscribeOnly mints a watcher's token: it may subscribe, but neither publish tracks
+	// nor send data (canPublish and canPublishData false).
+	SubscribeOnly bool
+	Attributes    map[string]string
+	Metadata      string
 }
 
 // Token is a minted participant token.

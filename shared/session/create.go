@@ -31,7 +31,7 @@ type CreateRequest struct {
 type Created struct {
 	Session Session
 	Call    call.Call
-	Token   rtc.Token
+	Token   Token
 	RTCURL  string
 }
 
@@ -129,7 +129,7 @@ func (s *Service) Create(ctx context.Context, accountID string, req CreateReques
 		s.log().Error("create room", "session_id", ses.ID, "err", err)
 		return Created{}, upstream("the media service could not create the room", err)
 	}
-	tok, err := s.customerToken(ses.ID)
+	tok, err := s.customerToken(ses.ID, ses.Mode, TokenRequest{})
 	if err != nil {
 		s.deleteRoom(ses.ID)
 		return Created{}, err
@@ -200,10 +200,6 @@ func (s *Service) deleteRoom(room string) {
 	if err := s.Rooms.DeleteRoom(ctx, room); err != nil {
 		s.log().Error("delete room", "session_id", room, "err", err)
 	}
-}
-
-func (s *Service) customerToken(room string) (rtc.Token, error) {
-	return s.Rooms.ParticipantToken(rtc.Grant{Room: room, Identity: CustomerIdentity, Name: "customer"})
 }
 
 // partyRoom is where the platform bridges its party: a SIP-kind participant named after
