@@ -39,13 +39,16 @@ const (
 
 // Line is the stored record.
 type Line struct {
-	ID                     string    `json:"id"`
-	AccountID              string    `json:"account_id"`
-	Handle                 string    `json:"handle"`
-	Platform               string    `json:"platform"`
-	Name                   string    `json:"name"`
-	InboundMode            string    `json:"inbound_mode"`
-	AssistantID            string    `json:"assistant_id"`
+	ID          string `json:"id"`
+	AccountID   string `json:"account_id"`
+	Handle      string `json:"handle"`
+	Platform    string `json:"platform"`
+	Name        string `json:"name"`
+	InboundMode string `json:"inbound_mode"`
+	AssistantID string `json:"assistant_id"`
+	// VersionID pins a version of the assistant for the line's calls; empty means the
+	// assistant's active version at each call.
+	VersionID              string    `json:"version_id,omitempty"`
 	DecisionTimeoutSeconds int       `json:"decision_timeout_seconds"`
 	OnDecisionTimeout      string    `json:"on_decision_timeout"`
 	Revision               int64     `json:"revision"`
@@ -86,6 +89,9 @@ type Update struct {
 	OnDecisionTimeout      *string
 	AssistantID            *string
 	UnassignAssistant      bool
+	// VersionID pins a version of the line's assistant; UnpinVersion clears the pin.
+	VersionID    *string
+	UnpinVersion bool
 }
 
 // Service applies the line rules.
@@ -148,6 +154,7 @@ func (s *Service) Update(ctx context.Context, accountID, id string, u Update) (L
 			return Line{}, err
 		}
 		var change *AssistantChange
+		var to *assistant.Assistant
 		switch {
 		case u.UnassignAssistant && l.AssistantID != "":
 			change = &AssistantChange{From: l.AssistantID}
@@ -157,10 +164,14 @@ func (s *Service) Update(ctx context.Context, accountID, id string, u Update) (L
 				return Line{}, err
 			}
 			change = &AssistantChange{From: l.AssistantID, To: a.ID, ToRevision: a.Revision}
+			to = &a
 		}
 		u.apply(&l)
 		if change != nil {
 			l.AssistantID = change.To
+		}
+		if err := s.pinVersion(ctx, accountID, &l, u, to); err != nil {
+			return Line{}, err
 		}
 		l.UpdatedAt = s.now()
 		err = s.Store.UpdateLine(ctx, l, change)
@@ -223,6 +234,12 @@ func (u Update) validate() error {
 	}
 	if u.AssistantID != nil && *u.AssistantID == "" {
 		return apierr.Invalid("assistant_id", "assistant_id must be an assistant id, or null to unassign")
+	}
+	if u.VersionID != nil && *u.VersionID == "" {
+		return apierr.Invalid("version_id", "version_id must be a version id, or null to unpin")
+	}
+	if u.VersionID != nil && u.UnassignAssistant {
+		return apierr.Invalid("version_id", "version_id cannot be pinned while assistant_id is unassigned")
 	}
 	return nil
 }

@@ -66,7 +66,7 @@ func (s *Service) customerDecides(ctx context.Context, plat platform.Platform, c
 		return s.declineSession(ctx, ses.ID, call.ReasonDeclined, call.EndedByCustomer)
 	}
 	if l.OnDecisionTimeout == line.TimeoutAssistant && l.AssistantID != "" {
-		if v, err := s.activeVersion(ctx, c.AccountID, l.AssistantID, "assistant_id"); err == nil {
+		if v, err := s.lineVersion(ctx, l); err == nil {
 			return s.handToAssistant(ctx, plat, ses.ID, v)
 		}
 	}
