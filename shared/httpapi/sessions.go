@@ -232,6 +232,9 @@ func (h *Sessions) token(w http.ResponseWriter, r *http.Request) (int, any, erro
 			return 0, nil, err
 		}
 	}
+	if body.Name.Set && body.Name.Value == "" {
+		return 0, nil, apierr.Invalid("name", "name must not be empty; leave it out for the default")
+	}
 	acct := AccountFrom(r.Context()).ID
 	id := r.PathValue("id")
 	tok, err := h.Service.Token(r.Context(), acct, id, session.TokenRequest{Name: body.Name.Value, WatchOnly: body.WatchOnly.Ptr()})
