@@ -78,6 +78,9 @@ type Store interface {
 	LineByHandle(ctx context.Context, platform, handle string) (Line, error)
 	// ListLines returns up to Limit+1 lines of the account, newest first.
 	ListLines(ctx context.Context, accountID string, q listing.Query) ([]Line, error)
+	// FirstLine returns the account's oldest line (a session's default caller line), in
+	// one read however many lines the account has; apierr.ErrNotFound when it has none.
+	FirstLine(ctx context.Context, accountID string) (Line, error)
 	UpdateLine(ctx context.Context, l Line, change *AssistantChange) error
 }
 

@@ -13,7 +13,6 @@ import (
 	"github.com/bridgeline/bridgeline/shared/call"
 	"github.com/bridgeline/bridgeline/shared/ident"
 	"github.com/bridgeline/bridgeline/shared/line"
-	"github.com/bridgeline/bridgeline/shared/listing"
 	"github.com/bridgeline/bridgeline/shared/platform"
 	"github.com/bridgeline/bridgeline/shared/rtc"
 )
@@ -76,9 +75,10 @@ var ErrDialAttempted = errors.New("session: the dial was attempted")
 // Create makes a room named after a new session, mints the customer's token, records the
 // session and its call, and asks the line's platform to dial the handle into the room.
 //
-// The hot path writes once: the session and its call are saved, ringing, before the dial
-// (a crash after it leaves a record the sweeper fails once RingTimeout is over, and whose
-// room it deletes). The platform's id of the call is not written here: every
+// The hot path writes once: the session and its call are saved, ringing, while LiveKit
+// makes the room and before the dial (a crash after the save leaves a record the sweeper
+// fails once RingTimeout is over, and whose room it deletes; a room LiveKit refused
+// discards the saved records, so the failure leaves nothing). The platform's id of the call is not written here: every
 // notification of the platform carries it and records it in its own write, and until
 // then the call is hung up by its Bridgeline id (platform.Platform.Hangup). The whole
 // create is bounded by CreateTimeout, well under a Lambda's timeout.
@@ -125,25 +125,23 @@ func (s *Service) Create(ctx context.Context, accountID string, req CreateReques
 		ses.AssistantID, ses.VersionID = ver.AssistantID, ver.ID
 		c.HandledBy, c.AssistantID, c.VersionID = call.HandledByAssistant, ver.AssistantID, ver.ID
 	}
-	if err := s.createRoom(ctx, spec); err != nil {
+	// LiveKit makes the room while the tokens are minted and the records saved: the
+	// create waits for the slower of the two, not for both in turn.
+	roomErr := make(chan error, 1)
+	go func() { roomErr <- s.createRoom(ctx, spec) }()
+	tok, partyRoom, saveErr := s.mintAndSave(ctx, ses, c, req.PlatformHandle)
+	if err := <-roomErr; err != nil {
 		s.log().Error("create room", "session_id", ses.ID, "err", err)
+		if saveErr == nil {
+			s.discard(ctx, ses.ID, c.ID)
+		}
 		return Created{}, upstream("the media service could not create the room", err)
 	}
-	tok, err := s.customerToken(ses.ID, ses.Mode, TokenRequest{})
-	if err != nil {
-		s.deleteRoom(ses.ID)
-		return Created{}, err
-	}
-	partyRoom, err := s.partyRoom(ses.ID, req.PlatformHandle)
-	if err != nil {
-		s.deleteRoom(ses.ID)
-		return Created{}, err
-	}
-	if err := s.Records.SaveSession(ctx, ses, c, nil); err != nil {
+	if saveErr != nil {
 		// Nothing was dialled, so a retry may run again. Should the write have committed
 		// although its answer was lost, the sweeper fails the ringing record.
 		s.deleteRoom(ses.ID)
-		return Created{}, fmt.Errorf("save session %s: %w", ses.ID, err)
+		return Created{}, saveErr
 	}
 	ses.Revision, c.Revision = 1, 1
 
@@ -158,6 +156,34 @@ func (s *Service) Create(ctx context.Context, accountID string, req CreateReques
 	return Created{Session: ses, Call: c, Token: tok, RTCURL: s.Rooms.PublicURL()}, nil
 }
 
+// mintAndSave mints the customer's token and the platform party's, then saves the
+// session and its call, ringing.
+func (s *Service) mintAndSave(ctx context.Context, ses Session, c call.Call, handle string) (Token, platform.Room, error) {
+	tok, err := s.customerToken(ses.ID, ses.Mode, TokenRequest{})
+	if err != nil {
+		return Token{}, platform.Room{}, err
+	}
+	partyRoom, err := s.partyRoom(ses.ID, handle)
+	if err != nil {
+		return Token{}, platform.Room{}, err
+	}
+	if err := s.Records.SaveSession(ctx, ses, c, nil); err != nil {
+		return Token{}, platform.Room{}, fmt.Errorf("save session %s: %w", ses.ID, err)
+	}
+	return tok, partyRoom, nil
+}
+
+// discard removes the records of a create that failed after its save and before any
+// dial, so that the failure leaves nothing behind. Should that fail too, the sweeper
+// fails the ringing record once RingTimeout is over.
+func (s *Service) discard(ctx context.Context, sessionID, callID string) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer cancel()
+	if err := s.Records.DiscardSession(ctx, sessionID, callID); err != nil {
+		s.log().Error("discard the records of a failed create", "session_id", sessionID, "err", err)
+	}
+}
+
 // callingLine is the line a session calls from: the given one, or the account's oldest.
 func (s *Service) callingLine(ctx context.Context, accountID, lineID string) (line.Line, error) {
 	if lineID != "" {
@@ -165,26 +191,14 @@ func (s *Service) callingLine(ctx context.Context, accountID, lineID string) (li
 		return apierr.Owned(l, l.AccountID, err, accountID,
 			apierr.Param(apierr.CodeResourceNotFound, "line_id", fmt.Sprintf("no such line: %q", lineID)))
 	}
-	var oldest line.Line
-	q := listing.Query{Limit: listing.MaxLimit}
-	for {
-		page, err := s.Lines.ListLines(ctx, accountID, q)
-		if err != nil {
-			return line.Line{}, fmt.Errorf("list lines: %w", err)
-		}
-		page, more := listing.Page(page, q.Limit)
-		if len(page) > 0 {
-			oldest = page[len(page)-1]
-		}
-		if !more {
-			break
-		}
-		q.StartingAfter = oldest.ID
-	}
-	if oldest.ID == "" {
+	l, err := s.Lines.FirstLine(ctx, accountID)
+	if errors.Is(err, apierr.ErrNotFound) {
 		return line.Line{}, apierr.New(apierr.CodeNoLine, "the account has no line to call from; ask the operator to provision one")
 	}
-	return oldest, nil
+	if err != nil {
+		return line.Line{}, fmt.Errorf("first line: %w", err)
+	}
+	return l, nil
 }
 
 func (s *Service) createRoom(ctx context.Context, spec rtc.RoomSpec) error {

@@ -79,6 +79,10 @@ func (s Session) Over() bool { return s.Status == StatusEnded || s.Status == Sta
 // same transaction, so they exist exactly when the change committed.
 type Store interface {
 	SaveSession(ctx context.Context, s Session, c call.Call, evts []callevent.Event) error
+	// DiscardSession deletes a session and its call that no write has changed since
+	// their first save (both at revision 1), in one transaction: what a create that
+	// failed after its save leaves. Anything else is apierr.ErrConflict.
+	DiscardSession(ctx context.Context, sessionID, callID string) error
 	GetSession(ctx context.Context, id string) (Session, error)
 	// ListSessions returns up to Limit+1 sessions of the account, newest first.
 	ListSessions(ctx context.Context, accountID string, q listing.Query) ([]Session, error)

@@ -81,6 +81,29 @@ func (s *Store) ListLines(ctx context.Context, accountID string, q listing.Query
 	return out, nil
 }
 
+// FirstLine reads the account's oldest line: one query of by_account, oldest first.
+func (s *Store) FirstLine(ctx context.Context, accountID string) (line.Line, error) {
+	name, err := s.table(Lines)
+	if err != nil {
+		return line.Line{}, err
+	}
+	out, err := s.db.Query(ctx, &dynamodb.QueryInput{
+		TableName:                 name,
+		IndexName:                 aws.String("by_account"),
+		KeyConditionExpression:    aws.String("account_id = :a"),
+		ExpressionAttributeValues: item{":a": str(accountID)},
+		ScanIndexForward:          aws.Bool(true),
+		Limit:                     aws.Int32(1),
+	})
+	if err != nil {
+		return line.Line{}, fmt.Errorf("first line: %w", err)
+	}
+	if len(out.Items) == 0 {
+		return line.Line{}, apierr.ErrNotFound
+	}
+	return fromDoc[line.Line](out.Items[0])
+}
+
 // UpdateLine writes l if its revision is unchanged and, with a change, moves the
 // assignment count from change.From to change.To, all in one transaction. To must still
 // be at change.ToRevision, active and published; From must not have changed since it was

@@ -135,6 +135,29 @@ func (s *Store) SaveSession(ctx context.Context, ses session.Session, c call.Cal
 	return err
 }
 
+// DiscardSession deletes a session and its call, both still at their first revision, in
+// one transaction. A call discarded here never had a platform id, so no id item is left.
+func (s *Store) DiscardSession(ctx context.Context, sessionID, callID string) error {
+	sessions, err := s.table(Sessions)
+	if err != nil {
+		return err
+	}
+	calls, err := s.table(Calls)
+	if err != nil {
+		return err
+	}
+	first := func(table *string, id string) types.TransactWriteItem {
+		return types.TransactWriteItem{Delete: &types.Delete{TableName: table, Key: item{"id": str(id)},
+			ConditionExpression: aws.String("revision = :first"), ExpressionAttributeValues: item{":first": num(1)}}}
+	}
+	_, err = s.db.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{
+		TransactItems: []types.TransactWriteItem{first(sessions, sessionID), first(calls, callID)}})
+	if err = conflict(err); err != nil && !errors.Is(err, apierr.ErrConflict) {
+		return fmt.Errorf("discard session %s: %w", sessionID, err)
+	}
+	return err
+}
+
 // GetSession reads a session.
 func (s *Store) GetSession(ctx context.Context, id string) (session.Session, error) {
 	return getDoc[session.Session](ctx, s, Sessions, item{"id": str(id)})

@@ -42,6 +42,11 @@ func (s *Store) ListLines(ctx context.Context, accountID string, q listing.Query
 		`SELECT doc FROM lines WHERE account_id = ? AND id < ? ORDER BY id DESC LIMIT ?`, accountID, before, limit)
 }
 
+// FirstLine reads the account's oldest line.
+func (s *Store) FirstLine(ctx context.Context, accountID string) (line.Line, error) {
+	return getDoc[line.Line](ctx, s.db, `SELECT doc FROM lines WHERE account_id = ? ORDER BY id LIMIT 1`, accountID)
+}
+
 // UpdateLine writes l if its revision is unchanged and moves the assignment count from
 // change.From to change.To (conditional on To's revision) in the same transaction.
 func (s *Store) UpdateLine(ctx context.Context, l line.Line, change *line.AssistantChange) error {

@@ -57,6 +57,16 @@ func (s *Store) SaveSession(ctx context.Context, ses session.Session, c call.Cal
 	})
 }
 
+// DiscardSession deletes a session and its call, both still at their first revision.
+func (s *Store) DiscardSession(ctx context.Context, sessionID, callID string) error {
+	return s.tx(ctx, func(tx *sql.Tx) error {
+		if err := mustChange(tx.ExecContext(ctx, `DELETE FROM sessions WHERE id = ? AND revision = 1`, sessionID)); err != nil {
+			return err
+		}
+		return mustChange(tx.ExecContext(ctx, `DELETE FROM calls WHERE id = ? AND revision = 1`, callID))
+	})
+}
+
 // GetSession reads a session.
 func (s *Store) GetSession(ctx context.Context, id string) (session.Session, error) {
 	return getDoc[session.Session](ctx, s.db, `SELECT doc FROM sessions WHERE id = ?`, id)

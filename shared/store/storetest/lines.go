@@ -2,6 +2,7 @@ package storetest
 
 import (
 	"errors"
+	"fmt"
 	"sync"
 	"testing"
 	"time"
@@ -37,6 +38,32 @@ var lineCases = map[string]func(*testing.T, Store){
 		list, err := s.ListLines(ctx(t), acct.ID, listing.Query{Limit: 10})
 		if err != nil || len(list) != 1 {
 			t.Errorf("ListLines = %d lines, %v; want 1", len(list), err)
+		}
+	},
+	"the first line is the oldest, in one read": func(t *testing.T, s Store) {
+		acct, _ := newAccount(t, s)
+		_, lines := services(s)
+		if _, err := s.FirstLine(ctx(t), acct.ID); !errors.Is(err, apierr.ErrNotFound) {
+			t.Errorf("FirstLine(no lines) err = %v, want ErrNotFound", err)
+		}
+		var first line.Line
+		for i := range 3 {
+			l, err := lines.Provision(ctx(t), acct.ID, "sim", fmt.Sprintf("+1555010%04d", 100+i), "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if i == 0 {
+				first = l
+			}
+		}
+		// Another account's older line is not this account's.
+		other, _ := newAccount(t, s)
+		if _, err := lines.Provision(ctx(t), other.ID, "sim", "+15550100999", ""); err != nil {
+			t.Fatal(err)
+		}
+		got, err := s.FirstLine(ctx(t), acct.ID)
+		if err != nil || got.ID != first.ID {
+			t.Errorf("FirstLine = %s, %v; want the oldest %s", got.ID, err, first.ID)
 		}
 	},
 	"assignment needs a published active assistant and blocks archive": func(t *testing.T, s Store) {

@@ -39,6 +39,7 @@ var sessionCases = map[string]func(*testing.T, SessionStore){
 	"call by platform id, unique per platform":    callByPlatformID,
 	"calls list newest first, filtered, paged":    callList,
 	"sessions list newest first, paged":           sessionList,
+	"discard removes a first save, nothing later": sessionDiscard,
 }
 
 func newSessionPair(accountID string) (session.Session, call.Call) {
@@ -167,6 +168,46 @@ func sessionConcurrentEnd(t *testing.T, s SessionStore) {
 	}
 	if won != 1 {
 		t.Errorf("%d writers ended the session, want exactly 1", won)
+	}
+}
+
+func sessionDiscard(t *testing.T, s SessionStore) {
+	acct := ident.New("acct")
+	ses, c := newSessionPair(acct)
+	if err := s.SaveSession(ctx(t), ses, c, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.DiscardSession(ctx(t), ses.ID, c.ID); err != nil {
+		t.Fatalf("DiscardSession of a first save = %v", err)
+	}
+	if _, err := s.GetSession(ctx(t), ses.ID); !errors.Is(err, apierr.ErrNotFound) {
+		t.Errorf("GetSession after the discard = %v, want ErrNotFound", err)
+	}
+	if _, err := s.GetCall(ctx(t), c.ID); !errors.Is(err, apierr.ErrNotFound) {
+		t.Errorf("GetCall after the discard = %v, want ErrNotFound", err)
+	}
+	if got, err := s.ListSessions(ctx(t), acct, listing.Query{Limit: 10}); err != nil || len(got) != 0 {
+		t.Errorf("ListSessions after the discard = %d sessions, %v; want none", len(got), err)
+	}
+	// The same ids may be saved again: a retry of the create that failed.
+	if err := s.SaveSession(ctx(t), ses, c, nil); err != nil {
+		t.Fatalf("SaveSession after the discard = %v", err)
+	}
+
+	// A session changed since its first save is kept whole: the call as well.
+	ses.Revision, c.Revision = 1, 1
+	ses.Status = session.StatusActive
+	if err := s.SaveSession(ctx(t), ses, c, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.DiscardSession(ctx(t), ses.ID, c.ID); !errors.Is(err, apierr.ErrConflict) {
+		t.Errorf("DiscardSession of a changed session = %v, want ErrConflict", err)
+	}
+	if _, err := s.GetSession(ctx(t), ses.ID); err != nil {
+		t.Errorf("GetSession after a refused discard = %v", err)
+	}
+	if _, err := s.GetCall(ctx(t), c.ID); err != nil {
+		t.Errorf("GetCall after a refused discard = %v", err)
 	}
 }
 
