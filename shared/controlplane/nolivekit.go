@@ -25,3 +25,4 @@ func (NoLiveKit) ParticipantToken(rtc.Grant) (rtc.Token, error)             { re
 func (NoLiveKit) Participants(context.Context, string) ([]rtc.Participant, error) {
 	return nil, ErrNoLiveKit
 }
+func (NoLiveKit) SubscribeOnly(context.Context, string, string) error { return ErrNoLiveKit }

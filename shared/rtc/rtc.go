@@ -96,8 +96,9 @@ var (
 
 // Webhook event names the control plane acts on.
 const (
-	EventParticipantLeft = "participant_left"
-	EventRoomFinished    = "room_finished"
+	EventParticipantJoined = "participant_joined"
+	EventParticipantLeft   = "participant_left"
+	EventRoomFinished      = "room_finished"
 )
 
 // DisconnectDuplicateIdentity is the disconnect reason of a participant replaced by a
@@ -121,4 +122,6 @@ type Participant struct {
 	// DisconnectReason is LiveKit's reason name (CLIENT_INITIATED, DUPLICATE_IDENTITY,
 	// ...); empty while connected.
 	DisconnectReason string
+	// CanPublish: the participant may publish tracks or data (its current permission).
+	CanPublish bool
 }

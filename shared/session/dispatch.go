@@ -134,5 +134,10 @@ func (s *Service) handToAssistant(ctx context.Context, plat platform.Platform, s
 	if err != nil || ses.Over() {
 		return err
 	}
+	// A client that joined with call.incoming's token while the call rang may publish;
+	// from now on it only watches. (One joining later is caught by its join webhook.)
+	if err := s.watchOnly(ctx, ses.ID); err != nil {
+		s.log().Error("make customer clients watch-only", "session_id", ses.ID, "err", err)
+	}
 	return s.bridge(ctx, plat, ses, c, nil)
 }

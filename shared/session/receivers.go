@@ -15,7 +15,8 @@ import (
 )
 
 // HandleLiveKit acts on a verified LiveKit webhook: the last customer client leaving a
-// human session ends it, and a room LiveKit closed by itself ends its session.
+// human session ends it, a customer client joining an assistant session with a publishing
+// token is made watch-only, and a room LiveKit closed by itself ends its session.
 //
 // Every customer token has its own identity (customer-...), so several clients may be in
 // the room at once; the session ends when one leaves and LiveKit lists no other customer
@@ -61,6 +62,20 @@ func (s *Service) HandleLiveKit(ctx context.Context, ev rtc.WebhookEvent) error 
 		_, _, _, err = s.endIf(ctx, room, func(ses Session, _ call.Call) bool { return !ses.Over() && ses.Mode == ModeHuman },
 			StatusEnded, call.ReasonParticipantLeft, call.EndedByCustomer)
 		return err
+	case rtc.EventParticipantJoined:
+		// A customer client that may publish joining an assistant session (with a token
+		// minted before the call went to the assistant) is made watch-only.
+		if !IsCustomerIdentity(p.Identity) || p.Kind != rtc.KindStandard || !p.CanPublish {
+			return nil
+		}
+		ses, err := s.Records.GetSession(ctx, room)
+		if errors.Is(err, apierr.ErrNotFound) {
+			return nil
+		}
+		if err != nil || ses.Mode != ModeAssistant || ses.Over() {
+			return err
+		}
+		return s.Rooms.SubscribeOnly(ctx, room, p.Identity)
 	case rtc.EventRoomFinished:
 		_, _, _, err := s.endIf(ctx, room, live, StatusEnded, call.ReasonRoomClosed, call.EndedBySystem)
 		if errors.Is(err, apierr.ErrNotFound) {

@@ -33,6 +33,8 @@ type Rooms interface {
 	ParticipantToken(g rtc.Grant) (rtc.Token, error)
 	// Participants lists who is in a room (nobody when it does not exist).
 	Participants(ctx context.Context, room string) ([]rtc.Participant, error)
+	// SubscribeOnly takes a participant's right to publish away (nothing when absent).
+	SubscribeOnly(ctx context.Context, room, identity string) error
 	PublicURL() string
 }
 

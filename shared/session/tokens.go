@@ -3,6 +3,7 @@ package session
 import (
 	"context"
 	"crypto/rand"
+	"errors"
 	"fmt"
 	"strings"
 	"unicode"
@@ -140,4 +141,23 @@ func (s *Service) otherCustomerPresent(ctx context.Context, room, leaving string
 		}
 	}
 	return false, nil
+}
+
+// watchOnly makes every customer client in the room that may publish subscribe-only: an
+// assistant session's clients only watch. Tokens minted for one are watch-only already;
+// this reaches the clients that joined with a publishing token before the call went to
+// the assistant (a customer_decides call handed over at its decision timeout, whose
+// call.incoming token was minted for a customer who would answer).
+func (s *Service) watchOnly(ctx context.Context, room string) error {
+	ps, err := s.Rooms.Participants(ctx, room)
+	if err != nil {
+		return err
+	}
+	var errs []error
+	for _, p := range ps {
+		if IsCustomerIdentity(p.Identity) && p.Kind == rtc.KindStandard && p.CanPublish {
+			errs = append(errs, s.Rooms.SubscribeOnly(ctx, room, p.Identity))
+		}
+	}
+	return errors.Join(errs...)
 }

@@ -2,6 +2,7 @@ package session_test
 
 import (
 	"context"
+	"encoding/json"
 	"net/http"
 	"strings"
 	"testing"
@@ -12,6 +13,7 @@ import (
 	"github.com/bridgeline/bridgeline/events/callevent"
 	"github.com/bridgeline/bridgeline/events/eventtest"
 	"github.com/bridgeline/bridgeline/mediafleet/callerbot"
+	"github.com/bridgeline/bridgeline/mediafleet/worker"
 	"github.com/bridgeline/bridgeline/shared/call"
 	"github.com/bridgeline/bridgeline/shared/session"
 	"github.com/bridgeline/bridgeline/shared/session/sessiontest"
@@ -142,4 +144,58 @@ func TestWatchOnlyToken(t *testing.T) {
 	}
 	talker.Leave()
 	waitStatus(t, st, s.ID, session.StatusEnded)
+}
+
+// TestHandedOverCallWatchOnly: a customer_decides call nobody decides goes to the line's
+// assistant. A client that joined with call.incoming's token (which may publish: it was
+// minted for a customer who would answer) becomes watch-only at the handover, and so does
+// one joining with it afterwards.
+func TestHandedOverCallWatchOnly(t *testing.T) {
+	st := tenant(t)
+	st.StartWorker(t, nil, worker.Options{}) // the assistant takes the call, so it lasts
+	publishAssistant(t, st, "Front desk", "Hello there.", "ava_theo")
+	patchLine(t, st, st.Handles[0], map[string]any{"inbound_mode": "customer_decides", "decision_timeout_seconds": 3,
+		"on_decision_timeout": "assistant"})
+	recv := eventtest.NewReceiver(t)
+	var ep struct {
+		Secret string `json:"secret"`
+	}
+	sessiontest.Must(t, st.Do(t, http.MethodPost, "/v1/webhook_endpoints", map[string]any{"url": recv.URL, "events": []string{"call.incoming"}}, &ep),
+		http.StatusCreated, "create endpoint")
+	recv.SetSecret(ep.Secret)
+	recv.AnswerIncoming(func(callevent.CallIncoming) string { return "" }) // nobody decides
+
+	sc := placeCall(t, st, st.Handles[0], "audio")
+	in := recv.WaitFor(t, callevent.TypeCallIncoming, 10*time.Second, nil) // the tenant's only call
+	var data callevent.CallIncoming
+	if err := json.Unmarshal(in.Event.Data, &data); err != nil {
+		t.Fatal(err)
+	}
+	room, identity := data.Session.SessionID, data.Session.ParticipantIdentity
+	if !strings.HasPrefix(identity, session.CustomerIdentityPrefix) {
+		t.Fatalf("call.incoming session identity = %q, want customer-... (data %s)", identity, in.Event.Data)
+	}
+	early := joinClient(t, data.Session.RTCURL, data.Session.ParticipantToken)
+	if p := waitActive(t, st, room, identity); !p.GetPermission().GetCanPublish() {
+		t.Fatalf("while ringing, the call.incoming token's client may not publish: %+v", p.GetPermission())
+	}
+	waitStatus(t, st, room, session.StatusActive)
+	if s := getSession(t, st, room); s.Mode != session.ModeAssistant {
+		t.Fatalf("after the decision timeout, session mode = %s, want assistant", s.Mode)
+	}
+	sessiontest.WaitFor(t, 10*time.Second, "the early client made watch-only", func() bool {
+		p := participant(t, st, room, identity)
+		return p != nil && !p.GetPermission().GetCanPublish() && !p.GetPermission().GetCanPublishData() && p.GetPermission().GetCanSubscribe()
+	})
+
+	// Joining again with the same token (it replaces the connection): watch-only too.
+	early.Leave()
+	late := joinClient(t, data.Session.RTCURL, data.Session.ParticipantToken)
+	sessiontest.WaitFor(t, 20*time.Second, "the late client made watch-only", func() bool {
+		p := participant(t, st, room, identity)
+		return p != nil && p.State == livekit.ParticipantInfo_ACTIVE && !p.GetPermission().GetCanPublish()
+	})
+	late.Leave()
+	hangupSim(t, st, sc.ID)
+	waitStatus(t, st, room, session.StatusEnded)
 }

@@ -171,8 +171,22 @@ func TestRooms(t *testing.T) {
 		t.Fatalf("ListParticipants = %v, %v; want [customer]", ps, err)
 	}
 	// The same list in the control plane's own types (what the Lambdas read).
-	if got, err := c.Participants(ctx(t), "ses_a"); err != nil || len(got) != 1 || got[0] != (rtc.Participant{Identity: "customer", Kind: rtc.KindStandard}) {
-		t.Fatalf("Participants = %+v, %v; want [customer standard]", got, err)
+	if got, err := c.Participants(ctx(t), "ses_a"); err != nil || len(got) != 1 || got[0] != (rtc.Participant{Identity: "customer", Kind: rtc.KindStandard, CanPublish: true}) {
+		t.Fatalf("Participants = %+v, %v; want [customer standard, may publish]", got, err)
+	}
+	// Made subscribe-only, it stays in the room and may no longer publish.
+	if err := c.SubscribeOnly(ctx(t), "ses_a", "customer"); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.SubscribeOnly(ctx(t), "ses_a", "nobody"); err != nil {
+		t.Errorf("SubscribeOnly(absent participant) = %v, want nil", err)
+	}
+	ps, err = c.ListParticipants(ctx(t), "ses_a")
+	if err != nil || len(ps) != 1 || ps[0].Permission.GetCanPublish() || ps[0].Permission.GetCanPublishData() || !ps[0].Permission.GetCanSubscribe() {
+		t.Fatalf("after SubscribeOnly, participants = %v, %v; want customer subscribing only", ps, err)
+	}
+	if got, err := c.Participants(ctx(t), "ses_a"); err != nil || len(got) != 1 || got[0].CanPublish {
+		t.Fatalf("after SubscribeOnly, Participants = %+v, %v; want CanPublish false", got, err)
 	}
 	if got, err := c.Participants(ctx(t), "ses_missing"); err != nil || len(got) != 0 {
 		t.Fatalf("Participants(missing) = %+v, %v; want none", got, err)

@@ -300,6 +300,19 @@ func (c *Client) Participants(ctx context.Context, room string) ([]rtc.Participa
 	return out, nil
 }
 
+// SubscribeOnly takes a connected participant's right to publish tracks and data away,
+// leaving it subscribed: what it published is unpublished. One that is not there is not
+// an error (it may have left, or not joined yet).
+func (c *Client) SubscribeOnly(ctx context.Context, room, identity string) error {
+	req := map[string]any{"room": room, "identity": identity,
+		"permission": map[string]bool{"can_subscribe": true, "can_publish": false, "can_publish_data": false}}
+	err := c.call(ctx, "RoomService", "UpdateParticipant", &lktoken.VideoGrant{RoomAdmin: true, Room: room}, req, nil)
+	if err != nil && !isNotFound(err) {
+		return fmt.Errorf("rtc: make %s subscribe-only in %s: %w", identity, room, err)
+	}
+	return nil
+}
+
 // ReceiveWebhook reads and verifies a LiveKit webhook: the Authorization header is a JWT
 // signed with the fleet's key whose sha256 claim is the body's SHA-256 (lktoken.VerifyBody
 // compares it in constant time). The body is read up to rtc.MaxWebhookBytes.
@@ -367,6 +380,7 @@ func decodeParticipant(data []byte) (rtc.Participant, error) {
 		Identity         string          `json:"identity"`
 		Kind             json.RawMessage `json:"kind"`
 		DisconnectReason json.RawMessage `json:"disconnectreason"`
+		Permission       json.RawMessage `json:"permission"`
 	}
 	if err := decodeProtoJSON(data, &p); err != nil {
 		return rtc.Participant{}, err
@@ -376,6 +390,16 @@ func decodeParticipant(data []byte) (rtc.Participant, error) {
 		kind = "STANDARD"
 	}
 	out := rtc.Participant{Identity: p.Identity, Kind: rtc.Kind(strings.ToLower(kind))}
+	if len(p.Permission) > 0 && string(p.Permission) != "null" {
+		var perm struct {
+			CanPublish     bool `json:"canpublish"`
+			CanPublishData bool `json:"canpublishdata"`
+		}
+		if err := decodeProtoJSON(p.Permission, &perm); err != nil {
+			return rtc.Participant{}, fmt.Errorf("permission: %w", err)
+		}
+		out.CanPublish = perm.CanPublish || perm.CanPublishData
+	}
 	if r := enumName(p.DisconnectReason, nil); r != "" && r != "UNKNOWN_REASON" {
 		out.DisconnectReason = r
 	}
