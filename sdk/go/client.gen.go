@@ -2902,7 +2902,10 @@ type CallIncomingData struct {
 	// `participant_token` is valid from the moment this event is sent, so a client
 	// may connect while the call rings; the caller's party joins the room only once
 	// the call is accepted (by this webhook's response or `POST /v1/calls/{id}/answer`).
-	// On a decline or a timeout the room is deleted and the token stops working.
+	// On a decline or a timeout the room is deleted and the token stops working,
+	// unless the line hands the call to its assistant at the timeout
+	// (`on_decision_timeout: assistant`): a client in the room with this token is
+	// then made watch-only (subscribe only), as is one joining with it later.
 	// Only the delivered webhook carries the token: the copy kept in the event log
 	// (`GET /v1/events`) reads `"participant_token": "redacted"`, so whoever can read
 	// the account's events cannot join the room.
