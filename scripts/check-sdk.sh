@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Generates the clients of openapi.yaml, the customer contract, and proves they are usable:
 #   - the Go client (sdk/go/client.gen.go) with oapi-codegen, pinned, built from its Go
-#     module once into .cache/bin; then `go vet` and `go test` in sdk/go (its own module);
+#     module once into .cache/bin; then `go vet` and `go test` in sdk/go (its own module),
+#     with this machine's Go and with Go 1.22, the oldest the SDK supports;
 #   - the TypeScript types (sdk/typescript/src/schema.d.ts) with openapi-typescript, and
 #     `tsc --strict` over them and the SDK in sdk/typescript; all pinned in
 #     sdk/typescript's package.json and package-lock.json (scripts/install-sdk-typescript.sh).
@@ -54,8 +55,12 @@ if [ "${#stale[@]}" -gt 0 ]; then
   exit 1
 fi
 
-# Both compile, strictly, and the typed uses of the Go client pass.
+# Both compile, strictly, and the typed uses of the Go client pass: the Go SDK with this
+# machine's Go and with the oldest release its go directive promises customers (the
+# toolchain comes from the Go module proxy once, into the module cache).
+SDK_OLDEST_GO=go1.22.12
 (cd sdk/go && go vet ./... && go test -count=1 ./...)
+(cd sdk/go && GOTOOLCHAIN="$SDK_OLDEST_GO" go vet ./... && GOTOOLCHAIN="$SDK_OLDEST_GO" go test -count=1 ./...)
 # tsc runs on a copy inside .cache/sdk-typescript, so that imports resolve to the
 # node_modules installed there.
 work="$(mktemp -d "$dest/check.XXXXXX")"

@@ -14,7 +14,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"iter"
 	"net/http"
 	"strconv"
 	"time"
@@ -167,27 +166,25 @@ func Check(resp *http.Response, body []byte) error {
 	return e
 }
 
-// All yields every item of a list, page after page: page fetches the page after the
-// item whose id is startingAfter ("" for the first) and says whether more follow.
-func All[T any](ctx context.Context, page func(ctx context.Context, startingAfter string) (items []T, hasMore bool, err error), id func(T) string) iter.Seq2[T, error] {
-	return func(yield func(T, error) bool) {
-		after := ""
-		for {
-			items, more, err := page(ctx, after)
-			if err != nil {
-				var zero T
-				yield(zero, err)
-				return
-			}
-			for _, it := range items {
-				if !yield(it, nil) {
-					return
-				}
-			}
-			if !more || len(items) == 0 {
-				return
-			}
-			after = id(items[len(items)-1])
+// Each calls fn with every item of a list, page after page, and stops at the first
+// error of page or fn, which it returns: page fetches the page after the item whose id is
+// startingAfter ("" for the first) and says whether more follow. On Go 1.23 and later,
+// All offers the same as an iterator.
+func Each[T any](ctx context.Context, page func(ctx context.Context, startingAfter string) (items []T, hasMore bool, err error), id func(T) string, fn func(T) error) error {
+	after := ""
+	for {
+		items, more, err := page(ctx, after)
+		if err != nil {
+			return err
 		}
+		for _, it := range items {
+			if err := fn(it); err != nil {
+				return err
+			}
+		}
+		if !more || len(items) == 0 {
+			return nil
+		}
+		after = id(items[len(items)-1])
 	}
 }

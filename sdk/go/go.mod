@@ -1,8 +1,8 @@
 module github.com/bridgeline/bridgeline/sdk/go
 
-go 1.24.0
+go 1.22
 
-require github.com/oapi-codegen/runtime v1.3.1
+require github.com/oapi-codegen/runtime v1.2.0
 
 require (
 	github.com/apapsch/go-jsonmerge/v2 v2.0.0 // indirect

@@ -80,7 +80,7 @@ func TestGoSDKAgainstTheStack(t *testing.T) {
 	limit := bridgeline.Limit(2)
 	pages := 0
 	var names []string
-	for a, err := range bridgeline.All(ctx, func(ctx context.Context, after string) ([]bridgeline.Assistant, bool, error) {
+	page := func(ctx context.Context, after string) ([]bridgeline.Assistant, bool, error) {
 		p := &bridgeline.ListAssistantsParams{Limit: &limit}
 		if after != "" {
 			p.StartingAfter = &after
@@ -94,7 +94,9 @@ func TestGoSDKAgainstTheStack(t *testing.T) {
 		}
 		pages++
 		return r.JSON200.Data, r.JSON200.HasMore, nil
-	}, func(a bridgeline.Assistant) string { return a.Id }) {
+	}
+	id := func(a bridgeline.Assistant) string { return a.Id }
+	for a, err := range bridgeline.All(ctx, page, id) {
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -102,6 +104,21 @@ func TestGoSDKAgainstTheStack(t *testing.T) {
 	}
 	if fmt.Sprint(names) != "[A4 A3 A2 A1 A0]" || pages != 3 {
 		t.Errorf("all assistants = %v in %d pages, want [A4 A3 A2 A1 A0] in 3 (the lost answer applied once)", names, pages)
+	}
+
+	// Each, for modules older than Go 1.23, walks the same pages and stops at the first
+	// error of its callback, which it returns.
+	enough := errors.New("enough")
+	names, pages = nil, 0
+	err = bridgeline.Each(ctx, page, id, func(a bridgeline.Assistant) error {
+		names = append(names, a.Name)
+		if len(names) == 3 {
+			return enough
+		}
+		return nil
+	})
+	if !errors.Is(err, enough) || fmt.Sprint(names) != "[A4 A3 A2]" || pages != 2 {
+		t.Errorf("Each = %v, %v in %d pages; want enough after [A4 A3 A2] in 2", err, names, pages)
 	}
 
 	// Errors are typed, with the fields every status carries.

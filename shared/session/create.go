@@ -75,10 +75,14 @@ var ErrDialAttempted = errors.New("session: the dial was attempted")
 // Create makes a room named after a new session, mints the customer's token, records the
 // session and its call, and asks the line's platform to dial the handle into the room.
 //
-// The hot path writes once: the session and its call are saved, ringing, while LiveKit
-// makes the room and before the dial (a crash after the save leaves a record the sweeper
-// fails once RingTimeout is over, and whose room it deletes; a room LiveKit refused
-// discards the saved records, so the failure leaves nothing). The platform's id of the call is not written here: every
+// LiveKit makes the room while the request's line and assistant are read, the tokens
+// minted and the records saved: the create waits for the slower of the two, not for each
+// in turn. A request that fails those reads deletes the room it turned out not to need.
+//
+// The hot path writes once: the session and its call are saved, ringing, before the dial
+// (a crash after the save leaves a record the sweeper fails once RingTimeout is over, and
+// whose room it deletes; a room LiveKit refused discards the saved records, so that
+// failure leaves nothing). The platform's id of the call is not written here: every
 // notification of the platform carries it and records it in its own write, and until
 // then the call is hung up by its Bridgeline id (platform.Platform.Hangup). The whole
 // create is bounded by CreateTimeout, well under a Lambda's timeout.
@@ -93,59 +97,27 @@ func (s *Service) Create(ctx context.Context, accountID string, req CreateReques
 	}
 	ctx, cancel := context.WithTimeout(ctx, s.createTimeout())
 	defer cancel()
-	l, err := s.callingLine(ctx, accountID, req.LineID)
-	if err != nil {
-		return Created{}, err
-	}
-	plat, ok := s.Platforms[l.Platform]
-	if !ok {
-		s.log().Error("no adapter for the line's platform", "line_id", l.ID, "platform", l.Platform)
-		return Created{}, upstream("the line's calling platform is not available", fmt.Errorf("no adapter for platform %q", l.Platform))
-	}
-	var ver *assistant.Version
-	if req.Mode == ModeAssistant {
-		v, err := s.activeVersion(ctx, accountID, req.AssistantID, "assistant_id")
+	sessionID := ident.New("ses")
+	roomErr := make(chan error, 1)
+	go func() { roomErr <- s.createRoom(ctx, rtc.RoomSpec{Name: sessionID}) }()
+	p, err := s.record(ctx, accountID, sessionID, req)
+	if rerr := <-roomErr; rerr != nil {
+		s.log().Error("create room", "session_id", sessionID, "err", rerr)
 		if err != nil {
 			return Created{}, err
 		}
-		ver = &v
+		s.discard(ctx, sessionID, p.call.ID)
+		return Created{}, upstream("the media service could not create the room", rerr)
 	}
-	now := s.now()
-	ses := Session{ID: ident.New("ses"), AccountID: accountID, LineID: l.ID, Mode: req.Mode, Media: req.Media,
-		PlatformHandle: req.PlatformHandle, Status: StatusRinging, CreatedAt: now}
-	c := call.Call{ID: ident.New("call"), AccountID: accountID, Direction: call.Outbound, LineID: l.ID,
-		From: l.Handle, To: req.PlatformHandle, Media: req.Media, Status: call.StatusRinging,
-		HandledBy: call.HandledByCustomer, SessionID: ses.ID, Platform: l.Platform, StartedAt: now}
-	ses.CallID = c.ID
-	spec := rtc.RoomSpec{Name: ses.ID}
-	if ver != nil {
-		// The version is fixed now; the assistant is dispatched when the callee answers
-		// (calleeAnswered), so the persona worker's media checks do not run out while the
-		// phone rings.
-		ses.AssistantID, ses.VersionID = ver.AssistantID, ver.ID
-		c.HandledBy, c.AssistantID, c.VersionID = call.HandledByAssistant, ver.AssistantID, ver.ID
-	}
-	// LiveKit makes the room while the tokens are minted and the records saved: the
-	// create waits for the slower of the two, not for both in turn.
-	roomErr := make(chan error, 1)
-	go func() { roomErr <- s.createRoom(ctx, spec) }()
-	tok, partyRoom, saveErr := s.mintAndSave(ctx, ses, c, req.PlatformHandle)
-	if err := <-roomErr; err != nil {
-		s.log().Error("create room", "session_id", ses.ID, "err", err)
-		if saveErr == nil {
-			s.discard(ctx, ses.ID, c.ID)
-		}
-		return Created{}, upstream("the media service could not create the room", err)
-	}
-	if saveErr != nil {
-		// Nothing was dialled, so a retry may run again. Should the write have committed
+	if err != nil {
+		// Nothing was dialled, so a retry may run again. Should a save have committed
 		// although its answer was lost, the sweeper fails the ringing record.
-		s.deleteRoom(ses.ID)
-		return Created{}, saveErr
+		s.deleteRoom(sessionID)
+		return Created{}, err
 	}
-	ses.Revision, c.Revision = 1, 1
 
-	if _, err := plat.Dial(ctx, platform.DialRequest{CallID: c.ID, From: l.Handle, To: req.PlatformHandle, Media: req.Media, Room: partyRoom}); err != nil {
+	ses, c := p.ses, p.call
+	if _, err := p.plat.Dial(ctx, platform.DialRequest{CallID: c.ID, From: c.From, To: c.To, Media: c.Media, Room: p.party}); err != nil {
 		// The platform may have placed the call although its answer was lost: the
 		// session fails, the call is hung up by its Bridgeline id, and the error says a
 		// retry must not dial again.
@@ -153,24 +125,65 @@ func (s *Service) Create(ctx context.Context, accountID string, req CreateReques
 		s.end(context.WithoutCancel(ctx), ses.ID, StatusFailed, call.ReasonPlatformError, call.EndedBySystem)
 		return Created{}, fmt.Errorf("%w: %w", upstream("the calling platform could not place the call", err), ErrDialAttempted)
 	}
-	return Created{Session: ses, Call: c, Token: tok, RTCURL: s.Rooms.PublicURL()}, nil
+	return Created{Session: ses, Call: c, Token: p.token, RTCURL: s.Rooms.PublicURL()}, nil
 }
 
-// mintAndSave mints the customer's token and the platform party's, then saves the
-// session and its call, ringing.
-func (s *Service) mintAndSave(ctx context.Context, ses Session, c call.Call, handle string) (Token, platform.Room, error) {
+// recorded is a new session saved ringing, with what its dial needs.
+type recorded struct {
+	ses   Session
+	call  call.Call
+	plat  platform.Platform
+	token Token         // the customer's
+	party platform.Room // where the platform bridges the callee
+}
+
+// record reads the request's line and assistant version, mints the customer's token and
+// the platform party's, and saves the session and its call, ringing, at revision 1.
+func (s *Service) record(ctx context.Context, accountID, sessionID string, req CreateRequest) (recorded, error) {
+	l, err := s.callingLine(ctx, accountID, req.LineID)
+	if err != nil {
+		return recorded{}, err
+	}
+	plat, ok := s.Platforms[l.Platform]
+	if !ok {
+		s.log().Error("no adapter for the line's platform", "line_id", l.ID, "platform", l.Platform)
+		return recorded{}, upstream("the line's calling platform is not available", fmt.Errorf("no adapter for platform %q", l.Platform))
+	}
+	var ver *assistant.Version
+	if req.Mode == ModeAssistant {
+		v, err := s.activeVersion(ctx, accountID, req.AssistantID, "assistant_id")
+		if err != nil {
+			return recorded{}, err
+		}
+		ver = &v
+	}
+	now := s.now()
+	ses := Session{ID: sessionID, AccountID: accountID, LineID: l.ID, Mode: req.Mode, Media: req.Media,
+		PlatformHandle: req.PlatformHandle, Status: StatusRinging, CreatedAt: now}
+	c := call.Call{ID: ident.New("call"), AccountID: accountID, Direction: call.Outbound, LineID: l.ID,
+		From: l.Handle, To: req.PlatformHandle, Media: req.Media, Status: call.StatusRinging,
+		HandledBy: call.HandledByCustomer, SessionID: ses.ID, Platform: l.Platform, StartedAt: now}
+	ses.CallID = c.ID
+	if ver != nil {
+		// The version is fixed now; the assistant is dispatched when the callee answers
+		// (calleeAnswered), so the persona worker's media checks do not run out while the
+		// phone rings.
+		ses.AssistantID, ses.VersionID = ver.AssistantID, ver.ID
+		c.HandledBy, c.AssistantID, c.VersionID = call.HandledByAssistant, ver.AssistantID, ver.ID
+	}
 	tok, err := s.customerToken(ses.ID, ses.Mode, TokenRequest{})
 	if err != nil {
-		return Token{}, platform.Room{}, err
+		return recorded{}, err
 	}
-	partyRoom, err := s.partyRoom(ses.ID, handle)
+	party, err := s.partyRoom(ses.ID, req.PlatformHandle)
 	if err != nil {
-		return Token{}, platform.Room{}, err
+		return recorded{}, err
 	}
 	if err := s.Records.SaveSession(ctx, ses, c, nil); err != nil {
-		return Token{}, platform.Room{}, fmt.Errorf("save session %s: %w", ses.ID, err)
+		return recorded{}, fmt.Errorf("save session %s: %w", ses.ID, err)
 	}
-	return tok, partyRoom, nil
+	ses.Revision, c.Revision = 1, 1
+	return recorded{ses: ses, call: c, plat: plat, token: tok, party: party}, nil
 }
 
 // discard removes the records of a create that failed after its save and before any

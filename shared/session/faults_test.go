@@ -49,6 +49,13 @@ func (f *faults) get() faults {
 	return faults{liveKitDown: f.liveKitDown, tokenFails: f.tokenFails, storeDown: f.storeDown, saveLost: f.saveLost, dialLost: f.dialLost}
 }
 
+// roomsMade is how many rooms CreateRoom made so far.
+func (f *faults) roomsMade() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return len(f.rooms)
+}
+
 var errInjected = errors.New("injected fault")
 
 type faultyRooms struct {
@@ -238,6 +245,24 @@ func TestCreateFaults(t *testing.T) {
 				}
 			}
 		})
+	}
+
+	// A request that fails its reads (an unknown line) deletes the room LiveKit made
+	// beside them: the check below finds it gone with the rest.
+	roomsBefore := f.roomsMade()
+	b, _ := json.Marshal(map[string]any{"platform_handle": "+15557770999", "line_id": "line_01m813q4jpa7fqz94g6r8cb30d"})
+	req, _ := http.NewRequest(http.MethodPost, srv.URL+"/v1/sessions", bytes.NewReader(b))
+	req.Header.Set("Authorization", "Bearer "+tn.APIKey)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusNotFound {
+		t.Errorf("POST with an unknown line = %d, want 404", resp.StatusCode)
+	}
+	if got := f.roomsMade(); got != roomsBefore+1 {
+		t.Errorf("rooms made by the request with an unknown line = %d, want 1 (made beside the reads, then deleted)", got-roomsBefore)
 	}
 
 	// The sweeper fails what a lost answer left ringing; ending every live session then

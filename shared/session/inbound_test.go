@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -15,6 +16,8 @@ import (
 	"github.com/bridgeline/bridgeline/mediafleet/platformsim"
 	"github.com/bridgeline/bridgeline/shared/call"
 	"github.com/bridgeline/bridgeline/shared/persona"
+	"github.com/bridgeline/bridgeline/shared/platform"
+	"github.com/bridgeline/bridgeline/shared/rtc"
 	"github.com/bridgeline/bridgeline/shared/session"
 	"github.com/bridgeline/bridgeline/shared/session/sessiontest"
 )
@@ -213,4 +216,64 @@ func TestDeclineThroughTheAPI(t *testing.T) {
 		t.Errorf("call record = %v, want declined by the API", full)
 	}
 	eventtest.ExactlyOnce(t, st.Store, st.AccountID, callevent.TypeCallEnded, data.CallID)
+}
+
+// crashingRooms panics in the first CreateRoom once crash is set: the handler dies at
+// that step as a crashed process would, after the inbound call was saved ringing and
+// before its room exists. The API's recoverer answers 500, and the sim redelivers.
+type crashingRooms struct {
+	session.Rooms
+	crash *atomic.Bool
+}
+
+func (r crashingRooms) CreateRoom(ctx context.Context, spec rtc.RoomSpec) (rtc.Room, error) {
+	if r.crash.CompareAndSwap(true, false) {
+		panic("injected crash before CreateRoom")
+	}
+	return r.Rooms.CreateRoom(ctx, spec)
+}
+
+// TestInboundRedeliveryResumes: an inbound assistant call whose first delivery died after
+// the call was recorded is carried on by the platform's redelivery (room made, caller
+// bridged, session active), recorded once; a further redelivery changes nothing.
+func TestInboundRedeliveryResumes(t *testing.T) {
+	var crash atomic.Bool
+	st := sessiontest.Start(t, sessiontest.Options{DispatchTimeout: time.Minute,
+		WrapRooms: func(r session.Rooms) session.Rooms { return crashingRooms{r, &crash} }})
+	publishAssistant(t, st, "Front desk", "Hello.", "ava_iris")
+	crash.Store(true)
+	sc := ring(t, st, "audio", platformsim.PartyOptions{})
+	if crash.Load() {
+		t.Fatal("the call was answered without reaching CreateRoom: the crash was not injected")
+	}
+	c, err := st.Store.CallByPlatformID(context.Background(), platformsim.Name, sc.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := waitRecord(t, st, c.ID, "the resumed call answered", func(r recordObj) bool { return r.Status == call.StatusActive })
+	ses := getSession(t, st, c.SessionID)
+	if ses.Status != session.StatusActive || ses.Mode != session.ModeAssistant {
+		t.Errorf("session after the redelivery: status %s mode %s, want active assistant", ses.Status, ses.Mode)
+	}
+	var list struct{ Data []sessionObj }
+	sessiontest.Must(t, st.Do(t, http.MethodGet, "/v1/sessions", nil, &list), http.StatusOK, "GET sessions")
+	if len(list.Data) != 1 {
+		t.Errorf("sessions after the crash and the redelivery = %d, want 1", len(list.Data))
+	}
+
+	// Delivered once more, the notification finds the call bridged and changes nothing.
+	before, err := st.Store.GetCall(context.Background(), c.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Service.HandleNotification(context.Background(), platformsim.Name, platform.Notification{Event: platform.EventInbound,
+		PlatformCallID: sc.ID, From: sc.From, To: sc.To, Media: sc.Media}); err != nil {
+		t.Fatal(err)
+	}
+	after, err := st.Store.GetCall(context.Background(), c.ID)
+	if err != nil || after.Revision != before.Revision {
+		t.Errorf("call after another redelivery: revision %d (%v), want %d unchanged", after.Revision, err, before.Revision)
+	}
+	hangupSim(t, st, sc.ID)
+	waitRecord(t, st, got.ID, "the call ended", func(r recordObj) bool { return r.Status == call.StatusEnded })
 }

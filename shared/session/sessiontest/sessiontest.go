@@ -62,6 +62,9 @@ type Options struct {
 	DispatchTimeout time.Duration
 	// SweepEvery is how often the sweeper runs (default 1 s, as on the local stack).
 	SweepEvery time.Duration
+	// WrapRooms, when set, wraps LiveKit as the session service uses it (fault tests);
+	// Stack.RTC stays the real client.
+	WrapRooms func(session.Rooms) session.Rooms
 }
 
 // Stack is a running control plane on real parts. A Tenant of it is a copy whose API key,
@@ -189,7 +192,11 @@ func New(opts Options) (_ *Stack, err error) {
 	if opts.DispatchTimeout > 0 {
 		cfg.AssistantDispatchTimeout = opts.DispatchTimeout
 	}
-	cp, err := controlplane.New(cfg, controlplane.Deps{Store: st, Rooms: rooms, LiveKit: rooms,
+	var svcRooms session.Rooms = rooms
+	if opts.WrapRooms != nil {
+		svcRooms = opts.WrapRooms(rooms)
+	}
+	cp, err := controlplane.New(cfg, controlplane.Deps{Store: st, Rooms: svcRooms, LiveKit: rooms,
 		Platforms: map[string]platform.Platform{platformsim.Name: simulator}, SimSecret: "sim-test-secret", Log: log})
 	if err != nil {
 		return nil, err
