@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
+	"time"
 	"unicode"
 	"unicode/utf8"
 
@@ -148,16 +150,28 @@ func (s *Service) otherCustomerPresent(ctx context.Context, room, leaving string
 // this reaches the clients that joined with a publishing token before the call went to
 // the assistant (a customer_decides call handed over at its decision timeout, whose
 // call.incoming token was minted for a customer who would answer).
+//
+// The clients are changed concurrently: the whole takes about two LiveKit calls, however
+// many clients there are.
 func (s *Service) watchOnly(ctx context.Context, room string) error {
 	ps, err := s.Rooms.Participants(ctx, room)
 	if err != nil {
 		return err
 	}
-	var errs []error
-	for _, p := range ps {
+	var wg sync.WaitGroup
+	errs := make([]error, len(ps))
+	for i, p := range ps {
 		if IsCustomerIdentity(p.Identity) && p.Kind == rtc.KindStandard && p.CanPublish {
-			errs = append(errs, s.Rooms.SubscribeOnly(ctx, room, p.Identity))
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				errs[i] = s.Rooms.SubscribeOnly(ctx, room, p.Identity)
+			}()
 		}
 	}
+	wg.Wait()
 	return errors.Join(errs...)
 }
+
+// WatchOnlyTimeout bounds watchOnly at a handover: the list and the permission changes.
+const WatchOnlyTimeout = 3 * time.Second
