@@ -5507,7 +5507,8 @@ type ClientInterface interface {
 	// then asks the calling platform to dial `platform_handle` from the line and bridge
 	// that party into the room. The session starts `ringing` and becomes `active` when
 	// the party answers, or `failed` (`no_answer`, `busy`, `platform_error`).
-	// `mode: assistant` fixes the assistant's active version now (`version_id`) and dispatches it into the room when the dialled party answers.
+	// `mode: assistant` fixes the assistant's active version now (`version_id`) and dispatches it into the room when the dialled party answers; its participant token is then watch-only.
+	// The token has its own LiveKit identity (`participant_identity`); more tokens come from `POST /v1/sessions/{id}/tokens`.
 	// Unlike the other POSTs, this one refuses unknown query parameters.
 	// 400: `parameter_missing` (`platform_handle`; `assistant_id` when `mode` is
 	// `assistant`), `parameter_invalid` (`platform_handle`, `media`, `mode`,
@@ -5530,7 +5531,8 @@ type ClientInterface interface {
 	// then asks the calling platform to dial `platform_handle` from the line and bridge
 	// that party into the room. The session starts `ringing` and becomes `active` when
 	// the party answers, or `failed` (`no_answer`, `busy`, `platform_error`).
-	// `mode: assistant` fixes the assistant's active version now (`version_id`) and dispatches it into the room when the dialled party answers.
+	// `mode: assistant` fixes the assistant's active version now (`version_id`) and dispatches it into the room when the dialled party answers; its participant token is then watch-only.
+	// The token has its own LiveKit identity (`participant_identity`); more tokens come from `POST /v1/sessions/{id}/tokens`.
 	// Unlike the other POSTs, this one refuses unknown query parameters.
 	// 400: `parameter_missing` (`platform_handle`; `assistant_id` when `mode` is
 	// `assistant`), `parameter_invalid` (`platform_handle`, `media`, `mode`,
@@ -6517,7 +6519,8 @@ func (c *Client) ListSessions(ctx context.Context, params *ListSessionsParams, r
 // then asks the calling platform to dial `platform_handle` from the line and bridge
 // that party into the room. The session starts `ringing` and becomes `active` when
 // the party answers, or `failed` (`no_answer`, `busy`, `platform_error`).
-// `mode: assistant` fixes the assistant's active version now (`version_id`) and dispatches it into the room when the dialled party answers.
+// `mode: assistant` fixes the assistant's active version now (`version_id`) and dispatches it into the room when the dialled party answers; its participant token is then watch-only.
+// The token has its own LiveKit identity (`participant_identity`); more tokens come from `POST /v1/sessions/{id}/tokens`.
 // Unlike the other POSTs, this one refuses unknown query parameters.
 // 400: `parameter_missing` (`platform_handle`; `assistant_id` when `mode` is
 // `assistant`), `parameter_invalid` (`platform_handle`, `media`, `mode`,
@@ -6550,7 +6553,8 @@ func (c *Client) CreateSessionWithBody(ctx context.Context, params *CreateSessio
 // then asks the calling platform to dial `platform_handle` from the line and bridge
 // that party into the room. The session starts `ringing` and becomes `active` when
 // the party answers, or `failed` (`no_answer`, `busy`, `platform_error`).
-// `mode: assistant` fixes the assistant's active version now (`version_id`) and dispatches it into the room when the dialled party answers.
+// `mode: assistant` fixes the assistant's active version now (`version_id`) and dispatches it into the room when the dialled party answers; its participant token is then watch-only.
+// The token has its own LiveKit identity (`participant_identity`); more tokens come from `POST /v1/sessions/{id}/tokens`.
 // Unlike the other POSTs, this one refuses unknown query parameters.
 // 400: `parameter_missing` (`platform_handle`; `assistant_id` when `mode` is
 // `assistant`), `parameter_invalid` (`platform_handle`, `media`, `mode`,
@@ -9310,7 +9314,8 @@ type ClientWithResponsesInterface interface {
 	// then asks the calling platform to dial `platform_handle` from the line and bridge
 	// that party into the room. The session starts `ringing` and becomes `active` when
 	// the party answers, or `failed` (`no_answer`, `busy`, `platform_error`).
-	// `mode: assistant` fixes the assistant's active version now (`version_id`) and dispatches it into the room when the dialled party answers.
+	// `mode: assistant` fixes the assistant's active version now (`version_id`) and dispatches it into the room when the dialled party answers; its participant token is then watch-only.
+	// The token has its own LiveKit identity (`participant_identity`); more tokens come from `POST /v1/sessions/{id}/tokens`.
 	// Unlike the other POSTs, this one refuses unknown query parameters.
 	// 400: `parameter_missing` (`platform_handle`; `assistant_id` when `mode` is
 	// `assistant`), `parameter_invalid` (`platform_handle`, `media`, `mode`,
@@ -9333,7 +9338,8 @@ type ClientWithResponsesInterface interface {
 	// then asks the calling platform to dial `platform_handle` from the line and bridge
 	// that party into the room. The session starts `ringing` and becomes `active` when
 	// the party answers, or `failed` (`no_answer`, `busy`, `platform_error`).
-	// `mode: assistant` fixes the assistant's active version now (`version_id`) and dispatches it into the room when the dialled party answers.
+	// `mode: assistant` fixes the assistant's active version now (`version_id`) and dispatches it into the room when the dialled party answers; its participant token is then watch-only.
+	// The token has its own LiveKit identity (`participant_identity`); more tokens come from `POST /v1/sessions/{id}/tokens`.
 	// Unlike the other POSTs, this one refuses unknown query parameters.
 	// 400: `parameter_missing` (`platform_handle`; `assistant_id` when `mode` is
 	// `assistant`), `parameter_invalid` (`platform_handle`, `media`, `mode`,
@@ -15865,7 +15871,8 @@ func (c *ClientWithResponses) ListSessionsWithResponse(ctx context.Context, para
 // then asks the calling platform to dial `platform_handle` from the line and bridge
 // that party into the room. The session starts `ringing` and becomes `active` when
 // the party answers, or `failed` (`no_answer`, `busy`, `platform_error`).
-// `mode: assistant` fixes the assistant's active version now (`version_id`) and dispatches it into the room when the dialled party answers.
+// `mode: assistant` fixes the assistant's active version now (`version_id`) and dispatches it into the room when the dialled party answers; its participant token is then watch-only.
+// The token has its own LiveKit identity (`participant_identity`); more tokens come from `POST /v1/sessions/{id}/tokens`.
 // Unlike the other POSTs, this one refuses unknown query parameters.
 // 400: `parameter_missing` (`platform_handle`; `assistant_id` when `mode` is
 // `assistant`), `parameter_invalid` (`platform_handle`, `media`, `mode`,
@@ -15894,7 +15901,8 @@ func (c *ClientWithResponses) CreateSessionWithBodyWithResponse(ctx context.Cont
 // then asks the calling platform to dial `platform_handle` from the line and bridge
 // that party into the room. The session starts `ringing` and becomes `active` when
 // the party answers, or `failed` (`no_answer`, `busy`, `platform_error`).
-// `mode: assistant` fixes the assistant's active version now (`version_id`) and dispatches it into the room when the dialled party answers.
+// `mode: assistant` fixes the assistant's active version now (`version_id`) and dispatches it into the room when the dialled party answers; its participant token is then watch-only.
+// The token has its own LiveKit identity (`participant_identity`); more tokens come from `POST /v1/sessions/{id}/tokens`.
 // Unlike the other POSTs, this one refuses unknown query parameters.
 // 400: `parameter_missing` (`platform_handle`; `assistant_id` when `mode` is
 // `assistant`), `parameter_invalid` (`platform_handle`, `media`, `mode`,

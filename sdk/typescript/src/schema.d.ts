@@ -382,7 +382,8 @@ export interface paths {
          *     then asks the calling platform to dial `platform_handle` from the line and bridge
          *     that party into the room. The session starts `ringing` and becomes `active` when
          *     the party answers, or `failed` (`no_answer`, `busy`, `platform_error`).
-         *     `mode: assistant` fixes the assistant's active version now (`version_id`) and dispatches it into the room when the dialled party answers.
+         *     `mode: assistant` fixes the assistant's active version now (`version_id`) and dispatches it into the room when the dialled party answers; its participant token is then watch-only.
+         *     The token has its own LiveKit identity (`participant_identity`); more tokens come from `POST /v1/sessions/{id}/tokens`.
          *     Unlike the other POSTs, this one refuses unknown query parameters.
          *     400: `parameter_missing` (`platform_handle`; `assistant_id` when `mode` is
          *     `assistant`), `parameter_invalid` (`platform_handle`, `media`, `mode`,
