@@ -91,6 +91,7 @@ func newStack(t testing.TB) *stack {
 		s.logical[name] = table.LogicalID()
 	}
 	s.refs["MaxSessionMinutes"] = "60"
+	s.refs["MaxConcurrentSessions"] = "20"
 	s.refs["AssistantDispatchTimeoutSeconds"] = "15"
 	return s
 }

@@ -173,6 +173,23 @@ func (s *stack) sessionScenario(lk *livekitserver.Server, gw *gateway, acctID, l
 	}
 	s.expect(get("calls-get", "/v1/calls/{id}", "/v1/calls/"+c.ID), http.StatusOK)
 
+	// Metadata: the session's and the call's are each their own, changed by their PATCH.
+	patch := func(fn, pattern, path, body string) request {
+		return request{fn: fn, method: http.MethodPatch, pattern: pattern, path: path, body: body, auth: auth,
+			headers: map[string]string{"Content-Type": "application/json"}}
+	}
+	sesMeta := s.expect(patch("sessions-update", "/v1/sessions/{id}", "/v1/sessions/"+ses.ID, `{"metadata":{"order_id":"6735"}}`), http.StatusOK)
+	if m, _ := sesMeta["metadata"].(map[string]any); len(m) != 1 || m["order_id"] != "6735" {
+		t.Errorf("session after its metadata update = %v, want metadata {order_id: 6735}", sesMeta)
+	}
+	callMeta := s.expect(patch("calls-update", "/v1/calls/{id}", "/v1/calls/"+c.ID, `{"metadata":{"ticket":"T-1042"}}`), http.StatusOK)
+	if m, _ := callMeta["metadata"].(map[string]any); len(m) != 1 || m["ticket"] != "T-1042" {
+		t.Errorf("call after its metadata update = %v, want metadata {ticket: T-1042}", callMeta)
+	}
+	if got, err := s.store.GetSession(ctx, ses.ID); err != nil || got.Metadata["order_id"] != "6735" {
+		t.Errorf("stored session metadata = %v (%v), want order_id 6735", got.Metadata, err)
+	}
+
 	// A persona worker's reports on a second call, signed with the fleet key as
 	// mediafleet/report signs them: a metric, then the worker's end of the call.
 	ses2, c2 := ses, c

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/bridgeline/bridgeline/shared/account"
@@ -27,7 +28,7 @@ func admin(ctx context.Context, args []string) error {
 
 func adminTo(ctx context.Context, args []string, out io.Writer) error {
 	if len(args) < 2 {
-		return fmt.Errorf("admin: want `account create`, `key create`, `key list`, `key revoke`, `line add` or `events replay`")
+		return fmt.Errorf("admin: want `account create`, `account limits`, `key create`, `key list`, `key revoke`, `line add` or `events replay`")
 	}
 	if args[0] == "events" && args[1] == "replay" {
 		return eventsReplay(ctx, args[2:], out) // AWS queues, no store
@@ -44,7 +45,12 @@ func adminTo(ctx context.Context, args []string, out io.Writer) error {
 	platform := fs.String("platform", "sim", "calling platform of the line")
 	live := fs.Bool("live", false, "make an sk_live_ key instead of sk_test_")
 	keyID := fs.String("key", "", "API key id (key_...)")
-	if err := fs.Parse(args[2:]); err != nil {
+	maxSessions := fs.String("max-concurrent-sessions", "", "the account's own limit of live sessions (0-10000), or default")
+	flags := args[2:]
+	if len(flags) > 0 && !strings.HasPrefix(flags[0], "-") {
+		*acct, flags = flags[0], flags[1:] // `account limits <account> --flag ...`
+	}
+	if err := fs.Parse(flags); err != nil {
 		return err
 	}
 	cfg.Store = *storeName
@@ -110,6 +116,8 @@ func adminTo(ctx context.Context, args []string, out io.Writer) error {
 			return fmt.Errorf("admin key revoke: %w", err)
 		}
 		return enc.Encode(map[string]any{"account_id": k.AccountID, "key_id": k.ID, "revoked_at": k.RevokedAt})
+	case "account limits":
+		return accountLimits(ctx, s, cfg, *acct, *maxSessions, enc)
 	case "line add":
 		if *acct == "" || *handle == "" {
 			return fmt.Errorf("admin line add: --account and --handle are required")

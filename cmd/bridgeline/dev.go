@@ -161,12 +161,14 @@ func bootstrapDev(ctx context.Context, cfg config.Config, s store.Store, out *os
 
 // ensureKey adds a key's hash to an account unless it is there already.
 func ensureKey(ctx context.Context, s store.Store, accountID, text string, now time.Time) error {
-	got, err := s.AccountByKeyHash(ctx, account.HashKey(text))
+	k, _, err := s.KeyAndAccount(ctx, account.HashKey(text))
 	switch {
-	case err == nil && got.ID == accountID:
-		return nil
-	case err == nil:
+	case err == nil && k.AccountID != accountID:
 		return fmt.Errorf("DEV_API_KEY belongs to another account")
+	case err == nil && k.Revoked():
+		return fmt.Errorf("DEV_API_KEY was revoked: set another")
+	case err == nil:
+		return nil
 	case !errors.Is(err, apierr.ErrNotFound):
 		return err
 	}

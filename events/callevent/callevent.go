@@ -44,6 +44,11 @@ type CallEnded struct {
 	// Decision and DecisionSource are set for inbound calls on customer_decides lines.
 	Decision       string `json:"decision,omitempty"`
 	DecisionSource string `json:"decision_source,omitempty"`
+	// Metadata is the call's metadata as the call ended ({} for none).
+	Metadata map[string]string `json:"metadata"`
+	// SessionMetadata is its session's metadata ({} for none); absent, like session_id,
+	// for a call that never had a session.
+	SessionMetadata map[string]string `json:"session_metadata,omitempty"`
 }
 
 // Session is the session payload: what a client needs to join the call's room.
@@ -68,6 +73,10 @@ type CallIncoming struct {
 	Media    string    `json:"media"`
 	AnswerBy time.Time `json:"answer_by"`
 	Session  Session   `json:"session"`
+	// Metadata is the call's metadata ({} for none: an inbound call has none until the
+	// customer sets some); LineMetadata is the line's, as the call arrived.
+	Metadata     map[string]string `json:"metadata"`
+	LineMetadata map[string]string `json:"line_metadata"`
 }
 
 // CallAnswered is the data of call.answered: the remote party is in the room (outbound)
@@ -81,6 +90,8 @@ type CallAnswered struct {
 	AnsweredAt     time.Time `json:"answered_at"`
 	Decision       string    `json:"decision,omitempty"`
 	DecisionSource string    `json:"decision_source,omitempty"`
+	// Metadata is the call's metadata ({} for none).
+	Metadata map[string]string `json:"metadata"`
 }
 
 // Answer is the customer's decision on a call.incoming, in the webhook response body or

@@ -50,3 +50,39 @@ func TestGoldenPayloads(t *testing.T) {
 		})
 	}
 }
+
+// TestMetadataIsAlwaysAnObject: receivers index metadata without a nil check, so none is
+// written {}; session_metadata is absent exactly when session_id is.
+func TestMetadataIsAlwaysAnObject(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		data any
+		want []string
+		not  []string
+	}{
+		{"ended, in a session without metadata", CallEnded{CallID: "call_1", SessionID: "ses_1"},
+			[]string{`"metadata":{}`, `"session_metadata":{}`}, nil},
+		{"ended, in a session with metadata", CallEnded{CallID: "call_1", SessionID: "ses_1", Metadata: map[string]string{"a": "1"}, SessionMetadata: map[string]string{"b": "2"}},
+			[]string{`"metadata":{"a":"1"}`, `"session_metadata":{"b":"2"}`}, nil},
+		{"ended, never in a session", CallEnded{CallID: "call_1"}, []string{`"metadata":{}`}, []string{"session_metadata"}},
+		{"answered", CallAnswered{CallID: "call_1"}, []string{`"metadata":{}`}, nil},
+		{"incoming", CallIncoming{CallID: "call_1"}, []string{`"metadata":{}`, `"line_metadata":{}`}, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			b, err := json.Marshal(tc.data)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, w := range tc.want {
+				if !bytes.Contains(b, []byte(w)) {
+					t.Errorf("%s lacks %s", b, w)
+				}
+			}
+			for _, n := range tc.not {
+				if bytes.Contains(b, []byte(n)) {
+					t.Errorf("%s has %s", b, n)
+				}
+			}
+		})
+	}
+}

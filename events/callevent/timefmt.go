@@ -44,51 +44,58 @@ func (e Event) MarshalJSON() ([]byte, error) {
 // MarshalJSON writes the data with its timestamps in the API's format.
 func (c CallEnded) MarshalJSON() ([]byte, error) {
 	return json.Marshal(struct {
-		CallID         string  `json:"call_id"`
-		SessionID      string  `json:"session_id,omitempty"`
-		LineID         string  `json:"line_id,omitempty"`
-		Direction      string  `json:"direction"`
-		From           string  `json:"from"`
-		To             string  `json:"to"`
-		Media          string  `json:"media"`
-		HandledBy      string  `json:"handled_by"`
-		StartedAt      millis  `json:"started_at"`
-		AnsweredAt     *millis `json:"answered_at"`
-		EndedAt        millis  `json:"ended_at"`
-		DurationMS     int64   `json:"duration_ms"`
-		EndReason      string  `json:"end_reason"`
-		EndedBy        string  `json:"ended_by"`
-		Decision       string  `json:"decision,omitempty"`
-		DecisionSource string  `json:"decision_source,omitempty"`
+		CallID          string             `json:"call_id"`
+		SessionID       string             `json:"session_id,omitempty"`
+		LineID          string             `json:"line_id,omitempty"`
+		Direction       string             `json:"direction"`
+		From            string             `json:"from"`
+		To              string             `json:"to"`
+		Media           string             `json:"media"`
+		HandledBy       string             `json:"handled_by"`
+		StartedAt       millis             `json:"started_at"`
+		AnsweredAt      *millis            `json:"answered_at"`
+		EndedAt         millis             `json:"ended_at"`
+		DurationMS      int64              `json:"duration_ms"`
+		EndReason       string             `json:"end_reason"`
+		EndedBy         string             `json:"ended_by"`
+		Decision        string             `json:"decision,omitempty"`
+		DecisionSource  string             `json:"decision_source,omitempty"`
+		Metadata        map[string]string  `json:"metadata"`
+		SessionMetadata *map[string]string `json:"session_metadata,omitempty"`
 	}{c.CallID, c.SessionID, c.LineID, c.Direction, c.From, c.To, c.Media, c.HandledBy, ms(c.StartedAt),
-		msPtr(c.AnsweredAt), ms(c.EndedAt), c.DurationMS, c.EndReason, c.EndedBy, c.Decision, c.DecisionSource})
+		msPtr(c.AnsweredAt), ms(c.EndedAt), c.DurationMS, c.EndReason, c.EndedBy, c.Decision, c.DecisionSource,
+		orEmpty(c.Metadata), sessionMetadata(c.SessionID, c.SessionMetadata)})
 }
 
 // MarshalJSON writes the data with its timestamps in the API's format.
 func (c CallAnswered) MarshalJSON() ([]byte, error) {
 	return json.Marshal(struct {
-		CallID         string `json:"call_id"`
-		SessionID      string `json:"session_id,omitempty"`
-		LineID         string `json:"line_id,omitempty"`
-		Direction      string `json:"direction"`
-		HandledBy      string `json:"handled_by"`
-		AnsweredAt     millis `json:"answered_at"`
-		Decision       string `json:"decision,omitempty"`
-		DecisionSource string `json:"decision_source,omitempty"`
-	}{c.CallID, c.SessionID, c.LineID, c.Direction, c.HandledBy, ms(c.AnsweredAt), c.Decision, c.DecisionSource})
+		CallID         string            `json:"call_id"`
+		SessionID      string            `json:"session_id,omitempty"`
+		LineID         string            `json:"line_id,omitempty"`
+		Direction      string            `json:"direction"`
+		HandledBy      string            `json:"handled_by"`
+		AnsweredAt     millis            `json:"answered_at"`
+		Decision       string            `json:"decision,omitempty"`
+		DecisionSource string            `json:"decision_source,omitempty"`
+		Metadata       map[string]string `json:"metadata"`
+	}{c.CallID, c.SessionID, c.LineID, c.Direction, c.HandledBy, ms(c.AnsweredAt), c.Decision, c.DecisionSource,
+		orEmpty(c.Metadata)})
 }
 
 // MarshalJSON writes the data with its timestamps in the API's format.
 func (c CallIncoming) MarshalJSON() ([]byte, error) {
 	return json.Marshal(struct {
-		CallID   string  `json:"call_id"`
-		LineID   string  `json:"line_id"`
-		From     string  `json:"from"`
-		To       string  `json:"to"`
-		Media    string  `json:"media"`
-		AnswerBy millis  `json:"answer_by"`
-		Session  Session `json:"session"`
-	}{c.CallID, c.LineID, c.From, c.To, c.Media, ms(c.AnswerBy), c.Session})
+		CallID       string            `json:"call_id"`
+		LineID       string            `json:"line_id"`
+		From         string            `json:"from"`
+		To           string            `json:"to"`
+		Media        string            `json:"media"`
+		AnswerBy     millis            `json:"answer_by"`
+		Session      Session           `json:"session"`
+		Metadata     map[string]string `json:"metadata"`
+		LineMetadata map[string]string `json:"line_metadata"`
+	}{c.CallID, c.LineID, c.From, c.To, c.Media, ms(c.AnswerBy), c.Session, orEmpty(c.Metadata), orEmpty(c.LineMetadata)})
 }
 
 // MarshalJSON writes the payload with its expiry in the API's format.
@@ -101,4 +108,23 @@ func (s Session) MarshalJSON() ([]byte, error) {
 		ParticipantIdentity string `json:"participant_identity,omitempty"`
 		ExpiresAt           millis `json:"expires_at"`
 	}{s.SessionID, s.CallID, s.RTCURL, s.ParticipantToken, s.ParticipantIdentity, ms(s.ExpiresAt)})
+}
+
+// orEmpty writes no metadata as {}, never null: receivers index it without a check.
+func orEmpty(m map[string]string) map[string]string {
+	if m == nil {
+		return map[string]string{}
+	}
+	return m
+}
+
+// sessionMetadata is call.ended's session_metadata: {} for a session without any, and
+// absent (nil, omitted) for a call that never had a session. A pointer, as omitempty
+// would drop an empty map too.
+func sessionMetadata(sessionID string, m map[string]string) *map[string]string {
+	if sessionID == "" {
+		return nil
+	}
+	m = orEmpty(m)
+	return &m
 }

@@ -100,6 +100,9 @@ type Incoming struct {
 	// Timeout is the line's decision_timeout_seconds.
 	Timeout time.Duration
 	Session callevent.Session
+	// Metadata is the call's metadata and LineMetadata the line's, echoed in the event.
+	Metadata     map[string]string
+	LineMetadata map[string]string
 }
 
 // RedactedToken stands for the participant token in the logged copy of call.incoming.
@@ -126,7 +129,7 @@ func (a *Asker) Ask(ctx context.Context, in Incoming) (Record, error) {
 	r := Record{CallID: in.CallID, AccountID: in.AccountID, LineID: in.LineID, EventID: ident.New("evt"),
 		AnswerBy: now.Add(in.Timeout).Truncate(time.Millisecond), Session: in.Session, CreatedAt: now}
 	incoming := callevent.CallIncoming{CallID: in.CallID, LineID: in.LineID, From: in.From, To: in.To,
-		Media: in.Media, AnswerBy: r.AnswerBy, Session: in.Session}
+		Media: in.Media, AnswerBy: r.AnswerBy, Session: in.Session, Metadata: in.Metadata, LineMetadata: in.LineMetadata}
 	data, err := json.Marshal(incoming)
 	if err != nil {
 		return Record{}, err

@@ -587,22 +587,23 @@ func (e CallEndedDataDirection) Valid() bool {
 
 // Defines values for CallEndedDataEndReason.
 const (
-	CallEndedDataEndReasonAssistantError       CallEndedDataEndReason = "assistant_error"
-	CallEndedDataEndReasonAssistantHangup      CallEndedDataEndReason = "assistant_hangup"
-	CallEndedDataEndReasonAssistantUnavailable CallEndedDataEndReason = "assistant_unavailable"
-	CallEndedDataEndReasonBusy                 CallEndedDataEndReason = "busy"
-	CallEndedDataEndReasonDecisionTimeout      CallEndedDataEndReason = "decision_timeout"
-	CallEndedDataEndReasonDeclined             CallEndedDataEndReason = "declined"
-	CallEndedDataEndReasonDeleted              CallEndedDataEndReason = "deleted"
-	CallEndedDataEndReasonLineDisabled         CallEndedDataEndReason = "line_disabled"
-	CallEndedDataEndReasonMaxDuration          CallEndedDataEndReason = "max_duration"
-	CallEndedDataEndReasonMediaFailed          CallEndedDataEndReason = "media_failed"
-	CallEndedDataEndReasonNoAnswer             CallEndedDataEndReason = "no_answer"
-	CallEndedDataEndReasonNoAssistant          CallEndedDataEndReason = "no_assistant"
-	CallEndedDataEndReasonParticipantLeft      CallEndedDataEndReason = "participant_left"
-	CallEndedDataEndReasonPlatformError        CallEndedDataEndReason = "platform_error"
-	CallEndedDataEndReasonRemoteHangup         CallEndedDataEndReason = "remote_hangup"
-	CallEndedDataEndReasonRoomClosed           CallEndedDataEndReason = "room_closed"
+	CallEndedDataEndReasonAssistantError         CallEndedDataEndReason = "assistant_error"
+	CallEndedDataEndReasonAssistantHangup        CallEndedDataEndReason = "assistant_hangup"
+	CallEndedDataEndReasonAssistantUnavailable   CallEndedDataEndReason = "assistant_unavailable"
+	CallEndedDataEndReasonBusy                   CallEndedDataEndReason = "busy"
+	CallEndedDataEndReasonConcurrentSessionLimit CallEndedDataEndReason = "concurrent_session_limit"
+	CallEndedDataEndReasonDecisionTimeout        CallEndedDataEndReason = "decision_timeout"
+	CallEndedDataEndReasonDeclined               CallEndedDataEndReason = "declined"
+	CallEndedDataEndReasonDeleted                CallEndedDataEndReason = "deleted"
+	CallEndedDataEndReasonLineDisabled           CallEndedDataEndReason = "line_disabled"
+	CallEndedDataEndReasonMaxDuration            CallEndedDataEndReason = "max_duration"
+	CallEndedDataEndReasonMediaFailed            CallEndedDataEndReason = "media_failed"
+	CallEndedDataEndReasonNoAnswer               CallEndedDataEndReason = "no_answer"
+	CallEndedDataEndReasonNoAssistant            CallEndedDataEndReason = "no_assistant"
+	CallEndedDataEndReasonParticipantLeft        CallEndedDataEndReason = "participant_left"
+	CallEndedDataEndReasonPlatformError          CallEndedDataEndReason = "platform_error"
+	CallEndedDataEndReasonRemoteHangup           CallEndedDataEndReason = "remote_hangup"
+	CallEndedDataEndReasonRoomClosed             CallEndedDataEndReason = "room_closed"
 )
 
 // Valid indicates whether the value is a known member of the CallEndedDataEndReason enum.
@@ -615,6 +616,8 @@ func (e CallEndedDataEndReason) Valid() bool {
 	case CallEndedDataEndReasonAssistantUnavailable:
 		return true
 	case CallEndedDataEndReasonBusy:
+		return true
+	case CallEndedDataEndReasonConcurrentSessionLimit:
 		return true
 	case CallEndedDataEndReasonDecisionTimeout:
 		return true
@@ -947,23 +950,24 @@ func (e DeletedWebhookEndpointObject) Valid() bool {
 
 // Defines values for EndReason.
 const (
-	EndReasonAssistantError       EndReason = "assistant_error"
-	EndReasonAssistantHangup      EndReason = "assistant_hangup"
-	EndReasonAssistantUnavailable EndReason = "assistant_unavailable"
-	EndReasonBusy                 EndReason = "busy"
-	EndReasonDecisionTimeout      EndReason = "decision_timeout"
-	EndReasonDeclined             EndReason = "declined"
-	EndReasonDeleted              EndReason = "deleted"
-	EndReasonLessThannil          EndReason = "<nil>"
-	EndReasonLineDisabled         EndReason = "line_disabled"
-	EndReasonMaxDuration          EndReason = "max_duration"
-	EndReasonMediaFailed          EndReason = "media_failed"
-	EndReasonNoAnswer             EndReason = "no_answer"
-	EndReasonNoAssistant          EndReason = "no_assistant"
-	EndReasonParticipantLeft      EndReason = "participant_left"
-	EndReasonPlatformError        EndReason = "platform_error"
-	EndReasonRemoteHangup         EndReason = "remote_hangup"
-	EndReasonRoomClosed           EndReason = "room_closed"
+	EndReasonAssistantError         EndReason = "assistant_error"
+	EndReasonAssistantHangup        EndReason = "assistant_hangup"
+	EndReasonAssistantUnavailable   EndReason = "assistant_unavailable"
+	EndReasonBusy                   EndReason = "busy"
+	EndReasonConcurrentSessionLimit EndReason = "concurrent_session_limit"
+	EndReasonDecisionTimeout        EndReason = "decision_timeout"
+	EndReasonDeclined               EndReason = "declined"
+	EndReasonDeleted                EndReason = "deleted"
+	EndReasonLessThannil            EndReason = "<nil>"
+	EndReasonLineDisabled           EndReason = "line_disabled"
+	EndReasonMaxDuration            EndReason = "max_duration"
+	EndReasonMediaFailed            EndReason = "media_failed"
+	EndReasonNoAnswer               EndReason = "no_answer"
+	EndReasonNoAssistant            EndReason = "no_assistant"
+	EndReasonParticipantLeft        EndReason = "participant_left"
+	EndReasonPlatformError          EndReason = "platform_error"
+	EndReasonRemoteHangup           EndReason = "remote_hangup"
+	EndReasonRoomClosed             EndReason = "room_closed"
 )
 
 // Valid indicates whether the value is a known member of the EndReason enum.
@@ -976,6 +980,8 @@ func (e EndReason) Valid() bool {
 	case EndReasonAssistantUnavailable:
 		return true
 	case EndReasonBusy:
+		return true
+	case EndReasonConcurrentSessionLimit:
 		return true
 	case EndReasonDecisionTimeout:
 		return true
@@ -1083,6 +1089,36 @@ const (
 func (e Error401ErrorType) Valid() bool {
 	switch e {
 	case AuthenticationError:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for Error403ErrorCode.
+const (
+	Error403ErrorCodeLiveKeyRequired Error403ErrorCode = "live_key_required"
+)
+
+// Valid indicates whether the value is a known member of the Error403ErrorCode enum.
+func (e Error403ErrorCode) Valid() bool {
+	switch e {
+	case Error403ErrorCodeLiveKeyRequired:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for Error403ErrorType.
+const (
+	Error403ErrorTypeInvalidRequestError Error403ErrorType = "invalid_request_error"
+)
+
+// Valid indicates whether the value is a known member of the Error403ErrorType enum.
+func (e Error403ErrorType) Valid() bool {
+	switch e {
+	case Error403ErrorTypeInvalidRequestError:
 		return true
 	default:
 		return false
@@ -1292,12 +1328,15 @@ func (e Error422ErrorType) Valid() bool {
 
 // Defines values for Error429ErrorCode.
 const (
-	Error429ErrorCodeRateLimited Error429ErrorCode = "rate_limited"
+	Error429ErrorCodeConcurrentSessionLimit Error429ErrorCode = "concurrent_session_limit"
+	Error429ErrorCodeRateLimited            Error429ErrorCode = "rate_limited"
 )
 
 // Valid indicates whether the value is a known member of the Error429ErrorCode enum.
 func (e Error429ErrorCode) Valid() bool {
 	switch e {
+	case Error429ErrorCodeConcurrentSessionLimit:
+		return true
 	case Error429ErrorCodeRateLimited:
 		return true
 	default:
@@ -2204,7 +2243,7 @@ type ApiKeyWithSecretMode string
 // ApiKeyWithSecretObject The kind of object: always `api_key`.
 type ApiKeyWithSecretObject string
 
-// Assistant Examples: {"active_version_id":"ver_01jd3f4g5h6j7k8m9n0p1q2r3t","created_at":"2026-11-22T07:00:00.123Z","draft":{"avatar_id":"ava_iris","framing":{"position":"left","shot":"close_up"},"greeting":"Hello, Acme Dental, how can I help?","model":"gpt-4o-mini","system_prompt":"You are the front desk of Acme Dental. Be brief and kind.","voice":"alloy"},"has_more_versions":false,"id":"asst_01jd3f4g5h6j7k8m9n0p1q2r3t","name":"Front desk","object":"assistant","status":"active","updated_at":"2026-11-22T07:00:00.123Z","version_count":1,"versions":[{"avatar_id":"ava_iris","framing":{"position":"left","shot":"close_up"},"greeting":"Hello, Acme Dental, how can I help?","id":"ver_01jd3f4g5h6j7k8m9n0p1q2r3t","model":"gpt-4o-mini","name":"Front desk","number":1,"object":"assistant_version","published_at":"2026-11-22T07:00:00.123Z","system_prompt":"You are the front desk of Acme Dental. Be brief and kind.","voice":"alloy"}]}
+// Assistant Examples: {"active_version_id":"ver_01jd3f4g5h6j7k8m9n0p1q2r3t","created_at":"2026-11-22T07:00:00.123Z","draft":{"avatar_id":"ava_iris","framing":{"position":"left","shot":"close_up"},"greeting":"Hello, Acme Dental, how can I help?","model":"gpt-4o-mini","system_prompt":"You are the front desk of Acme Dental. Be brief and kind.","voice":"alloy"},"has_more_versions":false,"id":"asst_01jd3f4g5h6j7k8m9n0p1q2r3t","metadata":{"team":"front-desk"},"name":"Front desk","object":"assistant","status":"active","updated_at":"2026-11-22T07:00:00.123Z","version_count":1,"versions":[{"avatar_id":"ava_iris","framing":{"position":"left","shot":"close_up"},"greeting":"Hello, Acme Dental, how can I help?","id":"ver_01jd3f4g5h6j7k8m9n0p1q2r3t","model":"gpt-4o-mini","name":"Front desk","number":1,"object":"assistant_version","published_at":"2026-11-22T07:00:00.123Z","system_prompt":"You are the front desk of Acme Dental. Be brief and kind.","voice":"alloy"}]}
 type Assistant struct {
 	// ActiveVersionId The version the next inbound call uses; null until the first publish.
 	ActiveVersionId *string `json:"active_version_id"`
@@ -2226,6 +2265,11 @@ type Assistant struct {
 	//
 	// Examples: asst_01jd3f4g5h6j7k8m9n0p1q2r3t
 	Id AssistantID `json:"id"`
+
+	// Metadata Your own key-value pairs on the assistant; `{}` for none. See `Metadata`.
+	//
+	// Examples: {"customer":"cus_9s6XKzkNRiz8i3","order_id":"6735"}
+	Metadata Metadata `json:"metadata"`
 
 	// Name Display name.
 	Name string `json:"name"`
@@ -2262,7 +2306,7 @@ type AssistantActivate struct {
 	VersionId string `json:"version_id"`
 }
 
-// AssistantCreate Examples: {"avatar_id":"ava_iris","framing":{"position":"left","shot":"close_up"},"greeting":"Hello, Acme Dental, how can I help?","model":"gpt-4o-mini","name":"Front desk","system_prompt":"You are the front desk of Acme Dental. Be brief and kind.","voice":"alloy"}
+// AssistantCreate Examples: {"avatar_id":"ava_iris","framing":{"position":"left","shot":"close_up"},"greeting":"Hello, Acme Dental, how can I help?","metadata":{"team":"front-desk"},"model":"gpt-4o-mini","name":"Front desk","system_prompt":"You are the front desk of Acme Dental. Be brief and kind.","voice":"alloy"}
 type AssistantCreate struct {
 	// AvatarId An `id` from `GET /v1/avatars`; empty for none yet.
 	//
@@ -2278,6 +2322,11 @@ type AssistantCreate struct {
 	//
 	// Examples: Hello, Acme Dental, how can I help?
 	Greeting *Greeting `json:"greeting,omitempty"`
+
+	// Metadata Your own key-value pairs (at most 50; see `Metadata`). A key given `""` is not stored. `null` is refused.
+	//
+	// Examples: {"customer":"cus_9s6XKzkNRiz8i3","order_id":"6735"}
+	Metadata *Metadata `json:"metadata,omitempty"`
 
 	// Model The language model the assistant thinks with; empty for the deployment's.
 	//
@@ -2321,7 +2370,7 @@ type AssistantDuplicate struct {
 // AssistantID Examples: asst_01jd3f4g5h6j7k8m9n0p1q2r3t
 type AssistantID = string
 
-// AssistantList Examples: {"data":[{"active_version_id":"ver_01jd3f4g5h6j7k8m9n0p1q2r3t","created_at":"2026-11-22T07:00:00.123Z","draft":{"avatar_id":"ava_iris","framing":{"position":"left","shot":"close_up"},"greeting":"Hello, Acme Dental, how can I help?","model":"gpt-4o-mini","system_prompt":"You are the front desk of Acme Dental. Be brief and kind.","voice":"alloy"},"has_more_versions":false,"id":"asst_01jd3f4g5h6j7k8m9n0p1q2r3t","name":"Front desk","object":"assistant","status":"active","updated_at":"2026-11-22T07:00:00.123Z","version_count":1,"versions":[{"avatar_id":"ava_iris","framing":{"position":"left","shot":"close_up"},"greeting":"Hello, Acme Dental, how can I help?","id":"ver_01jd3f4g5h6j7k8m9n0p1q2r3t","model":"gpt-4o-mini","name":"Front desk","number":1,"object":"assistant_version","published_at":"2026-11-22T07:00:00.123Z","system_prompt":"You are the front desk of Acme Dental. Be brief and kind.","voice":"alloy"}]}],"has_more":false,"object":"list"}
+// AssistantList Examples: {"data":[{"active_version_id":"ver_01jd3f4g5h6j7k8m9n0p1q2r3t","created_at":"2026-11-22T07:00:00.123Z","draft":{"avatar_id":"ava_iris","framing":{"position":"left","shot":"close_up"},"greeting":"Hello, Acme Dental, how can I help?","model":"gpt-4o-mini","system_prompt":"You are the front desk of Acme Dental. Be brief and kind.","voice":"alloy"},"has_more_versions":false,"id":"asst_01jd3f4g5h6j7k8m9n0p1q2r3t","metadata":{"team":"front-desk"},"name":"Front desk","object":"assistant","status":"active","updated_at":"2026-11-22T07:00:00.123Z","version_count":1,"versions":[{"avatar_id":"ava_iris","framing":{"position":"left","shot":"close_up"},"greeting":"Hello, Acme Dental, how can I help?","id":"ver_01jd3f4g5h6j7k8m9n0p1q2r3t","model":"gpt-4o-mini","name":"Front desk","number":1,"object":"assistant_version","published_at":"2026-11-22T07:00:00.123Z","system_prompt":"You are the front desk of Acme Dental. Be brief and kind.","voice":"alloy"}]}],"has_more":false,"object":"list"}
 type AssistantList struct {
 	// Data The page of items, newest first.
 	Data []Assistant `json:"data"`
@@ -2341,7 +2390,7 @@ type AssistantListObject string
 // Examples: Front desk
 type AssistantName = string
 
-// AssistantUpdate Examples: {"avatar_id":"ava_iris","framing":{"position":"left","shot":"close_up"},"greeting":"Hello, Acme Dental, how can I help?","model":"gpt-4o-mini","name":"Front desk","system_prompt":"You are the front desk of Acme Dental. Be brief and kind.","voice":"alloy"}
+// AssistantUpdate Examples: {"avatar_id":"ava_iris","framing":{"position":"left","shot":"close_up"},"greeting":"Hello, Acme Dental, how can I help?","metadata":{"team":"front-desk"},"model":"gpt-4o-mini","name":"Front desk","system_prompt":"You are the front desk of Acme Dental. Be brief and kind.","voice":"alloy"}
 type AssistantUpdate struct {
 	// AvatarId An `id` from `GET /v1/avatars`; empty for none yet.
 	//
@@ -2357,6 +2406,11 @@ type AssistantUpdate struct {
 	//
 	// Examples: Hello, Acme Dental, how can I help?
 	Greeting *Greeting `json:"greeting,omitempty"`
+
+	// Metadata Changes the metadata: see `MetadataUpdate`.
+	//
+	// Examples: {"agent":"","order_id":"6736"}
+	Metadata *MetadataUpdate `json:"metadata,omitempty"`
 
 	// Model The language model the assistant thinks with; empty for the deployment's.
 	//
@@ -2491,7 +2545,7 @@ type AvatarListObject string
 
 // Call The call record.
 //
-// Examples: {"answered_at":"2026-11-22T07:00:00.123Z","assistant_id":"asst_01jd3f4g5h6j7k8m9n0p1q2r3t","assistant_report":"received","decision":"accept","decision_source":"webhook_response","direction":"inbound","duration_ms":59000,"end_reason":"deleted","ended_at":"2026-11-22T07:00:00.123Z","ended_by":"customer","from":"+15550100009","handled_by":"assistant","id":"call_01jd3f4g5h6j7k8m9n0p1q2r3t","line_id":"line_01jd3f4g5h6j7k8m9n0p1q2r3t","media":"video","metrics":{"barge_in_stop_ms":{"p50":1,"p95":1},"barge_ins":1,"connecting_screen_ms":1,"errors":{"count":1,"last_kind":"llm_timeout"},"first_greeting_audio_ms":1,"llm_first_token_ms":{"p50":1,"p95":1},"response_ms":{"p50":1,"p95":1},"stt_final_ms":{"p50":1,"p95":1},"tts_first_audio_ms":{"p50":1,"p95":1},"turns":1},"object":"call","session_id":"ses_01jd3f4g5h6j7k8m9n0p1q2r3t","started_at":"2026-11-22T07:00:00.123Z","status":"ended","to":"+15550100001","transcript":[{"end_ms":2400,"interrupted":true,"speaker":"assistant","start_ms":300,"text":"Hello, Acme Dental, how can I help?"}],"version_id":"ver_01jd3f4g5h6j7k8m9n0p1q2r3t"}
+// Examples: {"answered_at":"2026-11-22T07:00:00.123Z","assistant_id":"asst_01jd3f4g5h6j7k8m9n0p1q2r3t","assistant_report":"received","decision":"accept","decision_source":"webhook_response","direction":"inbound","duration_ms":59000,"end_reason":"deleted","ended_at":"2026-11-22T07:00:00.123Z","ended_by":"customer","from":"+15550100009","handled_by":"assistant","id":"call_01jd3f4g5h6j7k8m9n0p1q2r3t","line_id":"line_01jd3f4g5h6j7k8m9n0p1q2r3t","media":"video","metadata":{"order_id":"6735"},"metrics":{"barge_in_stop_ms":{"p50":1,"p95":1},"barge_ins":1,"connecting_screen_ms":1,"errors":{"count":1,"last_kind":"llm_timeout"},"first_greeting_audio_ms":1,"llm_first_token_ms":{"p50":1,"p95":1},"response_ms":{"p50":1,"p95":1},"stt_final_ms":{"p50":1,"p95":1},"tts_first_audio_ms":{"p50":1,"p95":1},"turns":1},"object":"call","session_id":"ses_01jd3f4g5h6j7k8m9n0p1q2r3t","started_at":"2026-11-22T07:00:00.123Z","status":"ended","to":"+15550100001","transcript":[{"end_ms":2400,"interrupted":true,"speaker":"assistant","start_ms":300,"text":"Hello, Acme Dental, how can I help?"}],"version_id":"ver_01jd3f4g5h6j7k8m9n0p1q2r3t"}
 type Call struct {
 	// AnsweredAt When the call was answered; null until then.
 	//
@@ -2553,6 +2607,11 @@ type Call struct {
 
 	// Media `video` or `audio`: what the call carries.
 	Media CallMedia `json:"media"`
+
+	// Metadata Your own key-value pairs on the call; `{}` for none. An outbound call starts with a copy of its session's, an inbound call with none; `PATCH /v1/calls/{id}` changes them. See `Metadata`.
+	//
+	// Examples: {"customer":"cus_9s6XKzkNRiz8i3","order_id":"6735"}
+	Metadata Metadata `json:"metadata"`
 
 	// Metrics Assistant calls only; null otherwise.
 	//
@@ -2629,7 +2688,7 @@ type CallAnswerRequest struct {
 // CallAnswerRequestAction `accept` bridges the call into a room and answers the session payload; `decline` rejects it.
 type CallAnswerRequestAction string
 
-// CallAnsweredData Examples: {"answered_at":"2026-11-22T07:00:00.123Z","call_id":"call_01jd3f4g5h6j7k8m9n0p1q2r3t","decision":"accept","decision_source":"webhook_response","direction":"inbound","handled_by":"assistant","line_id":"line_01jd3f4g5h6j7k8m9n0p1q2r3t","session_id":"ses_01jd3f4g5h6j7k8m9n0p1q2r3t"}
+// CallAnsweredData Examples: {"answered_at":"2026-11-22T07:00:00.123Z","call_id":"call_01jd3f4g5h6j7k8m9n0p1q2r3t","decision":"accept","decision_source":"webhook_response","direction":"inbound","handled_by":"assistant","line_id":"line_01jd3f4g5h6j7k8m9n0p1q2r3t","metadata":{"order_id":"6735"},"session_id":"ses_01jd3f4g5h6j7k8m9n0p1q2r3t"}
 type CallAnsweredData struct {
 	// AnsweredAt When the call was answered; null until then.
 	AnsweredAt time.Time `json:"answered_at"`
@@ -2656,6 +2715,11 @@ type CallAnsweredData struct {
 	// Examples: line_01jd3f4g5h6j7k8m9n0p1q2r3t
 	LineId *LineID `json:"line_id,omitempty"`
 
+	// Metadata The call's metadata as it was answered; `{}` for none. Always sent; absent only from events logged before metadata existed.
+	//
+	// Examples: {"customer":"cus_9s6XKzkNRiz8i3","order_id":"6735"}
+	Metadata *Metadata `json:"metadata,omitempty"`
+
 	// SessionId The hosted session the call is bridged into.
 	//
 	// Examples: ses_01jd3f4g5h6j7k8m9n0p1q2r3t
@@ -2676,7 +2740,7 @@ type CallAnsweredDataHandledBy string
 
 // CallAnsweredEvent A `call.answered` event.
 //
-// Examples: {"created_at":"2026-11-22T07:00:00.123Z","data":{"answered_at":"2026-11-22T07:00:00.123Z","call_id":"call_01jd3f4g5h6j7k8m9n0p1q2r3t","decision":"accept","decision_source":"webhook_response","direction":"inbound","handled_by":"assistant","line_id":"line_01jd3f4g5h6j7k8m9n0p1q2r3t","session_id":"ses_01jd3f4g5h6j7k8m9n0p1q2r3t"},"id":"evt_01jd3f4g5h6j7k8m9n0p1q2r3t","object":"event","type":"call.answered"}
+// Examples: {"created_at":"2026-11-22T07:00:00.123Z","data":{"answered_at":"2026-11-22T07:00:00.123Z","call_id":"call_01jd3f4g5h6j7k8m9n0p1q2r3t","decision":"accept","decision_source":"webhook_response","direction":"inbound","handled_by":"assistant","line_id":"line_01jd3f4g5h6j7k8m9n0p1q2r3t","metadata":{"order_id":"6735"},"session_id":"ses_01jd3f4g5h6j7k8m9n0p1q2r3t"},"id":"evt_01jd3f4g5h6j7k8m9n0p1q2r3t","object":"event","type":"call.answered"}
 type CallAnsweredEvent struct {
 	// CreatedAt When the event happened.
 	//
@@ -2685,7 +2749,7 @@ type CallAnsweredEvent struct {
 
 	// Data The event's data, as sent to the endpoints (see `webhooks`).
 	//
-	// Examples: {"answered_at":"2026-11-22T07:00:00.123Z","call_id":"call_01jd3f4g5h6j7k8m9n0p1q2r3t","decision":"accept","decision_source":"webhook_response","direction":"inbound","handled_by":"assistant","line_id":"line_01jd3f4g5h6j7k8m9n0p1q2r3t","session_id":"ses_01jd3f4g5h6j7k8m9n0p1q2r3t"}
+	// Examples: {"answered_at":"2026-11-22T07:00:00.123Z","call_id":"call_01jd3f4g5h6j7k8m9n0p1q2r3t","decision":"accept","decision_source":"webhook_response","direction":"inbound","handled_by":"assistant","line_id":"line_01jd3f4g5h6j7k8m9n0p1q2r3t","metadata":{"order_id":"6735"},"session_id":"ses_01jd3f4g5h6j7k8m9n0p1q2r3t"}
 	Data CallAnsweredData `json:"data"`
 
 	// Id The event's id; the `webhook-id` of every delivery.
@@ -2708,7 +2772,7 @@ type CallAnsweredEventType string
 
 // CallAnsweredEventWithAttempts A `call.answered` event with its delivery attempts.
 //
-// Examples: {"attempts":[{"attempt":1,"attempted_at":"2026-11-22T07:00:00.123Z","duration_ms":59000,"endpoint_id":"whep_01jd3f4g5h6j7k8m9n0p1q2r3t","error":null,"id":"watt_01jd3f4g5h6j7k8m9n0p1q2r3t","next_attempt_at":null,"object":"event_attempt","outcome":"succeeded","status_code":200,"url":"https://example.com/hooks/bridgeline"}],"created_at":"2026-11-22T07:00:00.123Z","data":{"answered_at":"2026-11-22T07:00:00.123Z","call_id":"call_01jd3f4g5h6j7k8m9n0p1q2r3t","decision":"accept","decision_source":"webhook_response","direction":"inbound","handled_by":"assistant","line_id":"line_01jd3f4g5h6j7k8m9n0p1q2r3t","session_id":"ses_01jd3f4g5h6j7k8m9n0p1q2r3t"},"id":"evt_01jd3f4g5h6j7k8m9n0p1q2r3t","object":"event","type":"call.answered"}
+// Examples: {"attempts":[{"attempt":1,"attempted_at":"2026-11-22T07:00:00.123Z","duration_ms":59000,"endpoint_id":"whep_01jd3f4g5h6j7k8m9n0p1q2r3t","error":null,"id":"watt_01jd3f4g5h6j7k8m9n0p1q2r3t","next_attempt_at":null,"object":"event_attempt","outcome":"succeeded","status_code":200,"url":"https://example.com/hooks/bridgeline"}],"created_at":"2026-11-22T07:00:00.123Z","data":{"answered_at":"2026-11-22T07:00:00.123Z","call_id":"call_01jd3f4g5h6j7k8m9n0p1q2r3t","decision":"accept","decision_source":"webhook_response","direction":"inbound","handled_by":"assistant","line_id":"line_01jd3f4g5h6j7k8m9n0p1q2r3t","metadata":{"order_id":"6735"},"session_id":"ses_01jd3f4g5h6j7k8m9n0p1q2r3t"},"id":"evt_01jd3f4g5h6j7k8m9n0p1q2r3t","object":"event","type":"call.answered"}
 type CallAnsweredEventWithAttempts struct {
 	// Attempts Every delivery attempt of the event, oldest first.
 	Attempts []EventAttempt `json:"attempts"`
@@ -2720,7 +2784,7 @@ type CallAnsweredEventWithAttempts struct {
 
 	// Data The event's data, as sent to the endpoints (see `webhooks`).
 	//
-	// Examples: {"answered_at":"2026-11-22T07:00:00.123Z","call_id":"call_01jd3f4g5h6j7k8m9n0p1q2r3t","decision":"accept","decision_source":"webhook_response","direction":"inbound","handled_by":"assistant","line_id":"line_01jd3f4g5h6j7k8m9n0p1q2r3t","session_id":"ses_01jd3f4g5h6j7k8m9n0p1q2r3t"}
+	// Examples: {"answered_at":"2026-11-22T07:00:00.123Z","call_id":"call_01jd3f4g5h6j7k8m9n0p1q2r3t","decision":"accept","decision_source":"webhook_response","direction":"inbound","handled_by":"assistant","line_id":"line_01jd3f4g5h6j7k8m9n0p1q2r3t","metadata":{"order_id":"6735"},"session_id":"ses_01jd3f4g5h6j7k8m9n0p1q2r3t"}
 	Data CallAnsweredData `json:"data"`
 
 	// Id The event's id; the `webhook-id` of every delivery.
@@ -2741,7 +2805,7 @@ type CallAnsweredEventWithAttemptsObject string
 // CallAnsweredEventWithAttemptsType The event type; it says which schema `data` has.
 type CallAnsweredEventWithAttemptsType string
 
-// CallEndedData Examples: {"answered_at":"2026-11-22T07:00:00.123Z","call_id":"call_01jd3f4g5h6j7k8m9n0p1q2r3t","direction":"inbound","duration_ms":59000,"end_reason":"deleted","ended_at":"2026-11-22T07:00:00.123Z","ended_by":"customer","from":"+15550100009","handled_by":"assistant","line_id":"line_01jd3f4g5h6j7k8m9n0p1q2r3t","media":"video","session_id":"ses_01jd3f4g5h6j7k8m9n0p1q2r3t","started_at":"2026-11-22T07:00:00.123Z","to":"+15550100001"}
+// CallEndedData Examples: {"answered_at":"2026-11-22T07:00:00.123Z","call_id":"call_01jd3f4g5h6j7k8m9n0p1q2r3t","direction":"inbound","duration_ms":59000,"end_reason":"deleted","ended_at":"2026-11-22T07:00:00.123Z","ended_by":"customer","from":"+15550100009","handled_by":"assistant","line_id":"line_01jd3f4g5h6j7k8m9n0p1q2r3t","media":"video","metadata":{"order_id":"6735"},"session_id":"ses_01jd3f4g5h6j7k8m9n0p1q2r3t","session_metadata":{"order_id":"6735"},"started_at":"2026-11-22T07:00:00.123Z","to":"+15550100001"}
 type CallEndedData struct {
 	// AnsweredAt When the call was answered; null until then.
 	AnsweredAt *time.Time `json:"answered_at"`
@@ -2780,10 +2844,20 @@ type CallEndedData struct {
 	// Media `video` or `audio`: what the call carries.
 	Media CallEndedDataMedia `json:"media"`
 
+	// Metadata The call's metadata as the call ended; `{}` for none. Always sent; absent only from events logged before metadata existed.
+	//
+	// Examples: {"customer":"cus_9s6XKzkNRiz8i3","order_id":"6735"}
+	Metadata *Metadata `json:"metadata,omitempty"`
+
 	// SessionId The hosted session the call is bridged into.
 	//
 	// Examples: ses_01jd3f4g5h6j7k8m9n0p1q2r3t
 	SessionId *SessionID `json:"session_id,omitempty"`
+
+	// SessionMetadata The metadata of the call's session as the call ended; `{}` for none. Absent, as `session_id` is, for a call that never had a session (one declined at the line).
+	//
+	// Examples: {"customer":"cus_9s6XKzkNRiz8i3","order_id":"6735"}
+	SessionMetadata *Metadata `json:"session_metadata,omitempty"`
 
 	// StartedAt When the call started ringing.
 	StartedAt time.Time `json:"started_at"`
@@ -2809,7 +2883,7 @@ type CallEndedDataMedia string
 
 // CallEndedEvent A `call.ended` event.
 //
-// Examples: {"created_at":"2026-11-22T07:00:00.123Z","data":{"answered_at":"2026-11-22T07:00:00.123Z","call_id":"call_01jd3f4g5h6j7k8m9n0p1q2r3t","direction":"inbound","duration_ms":59000,"end_reason":"deleted","ended_at":"2026-11-22T07:00:00.123Z","ended_by":"customer","from":"+15550100009","handled_by":"assistant","line_id":"line_01jd3f4g5h6j7k8m9n0p1q2r3t","media":"video","session_id":"ses_01jd3f4g5h6j7k8m9n0p1q2r3t","started_at":"2026-11-22T07:00:00.123Z","to":"+15550100001"},"id":"evt_01jd3f4g5h6j7k8m9n0p1q2r3t","object":"event","type":"call.ended"}
+// Examples: {"created_at":"2026-11-22T07:00:00.123Z","data":{"answered_at":"2026-11-22T07:00:00.123Z","call_id":"call_01jd3f4g5h6j7k8m9n0p1q2r3t","direction":"inbound","duration_ms":59000,"end_reason":"deleted","ended_at":"2026-11-22T07:00:00.123Z","ended_by":"customer","from":"+15550100009","handled_by":"assistant","line_id":"line_01jd3f4g5h6j7k8m9n0p1q2r3t","media":"video","metadata":{"order_id":"6735"},"session_id":"ses_01jd3f4g5h6j7k8m9n0p1q2r3t","session_metadata":{"order_id":"6735"},"started_at":"2026-11-22T07:00:00.123Z","to":"+15550100001"},"id":"evt_01jd3f4g5h6j7k8m9n0p1q2r3t","object":"event","type":"call.ended"}
 type CallEndedEvent struct {
 	// CreatedAt When the event happened.
 	//
@@ -2818,7 +2892,7 @@ type CallEndedEvent struct {
 
 	// Data The event's data, as sent to the endpoints (see `webhooks`).
 	//
-	// Examples: {"answered_at":"2026-11-22T07:00:00.123Z","call_id":"call_01jd3f4g5h6j7k8m9n0p1q2r3t","direction":"inbound","duration_ms":59000,"end_reason":"deleted","ended_at":"2026-11-22T07:00:00.123Z","ended_by":"customer","from":"+15550100009","handled_by":"assistant","line_id":"line_01jd3f4g5h6j7k8m9n0p1q2r3t","media":"video","session_id":"ses_01jd3f4g5h6j7k8m9n0p1q2r3t","started_at":"2026-11-22T07:00:00.123Z","to":"+15550100001"}
+	// Examples: {"answered_at":"2026-11-22T07:00:00.123Z","call_id":"call_01jd3f4g5h6j7k8m9n0p1q2r3t","direction":"inbound","duration_ms":59000,"end_reason":"deleted","ended_at":"2026-11-22T07:00:00.123Z","ended_by":"customer","from":"+15550100009","handled_by":"assistant","line_id":"line_01jd3f4g5h6j7k8m9n0p1q2r3t","media":"video","metadata":{"order_id":"6735"},"session_id":"ses_01jd3f4g5h6j7k8m9n0p1q2r3t","session_metadata":{"order_id":"6735"},"started_at":"2026-11-22T07:00:00.123Z","to":"+15550100001"}
 	Data CallEndedData `json:"data"`
 
 	// Id The event's id; the `webhook-id` of every delivery.
@@ -2841,7 +2915,7 @@ type CallEndedEventType string
 
 // CallEndedEventWithAttempts A `call.ended` event with its delivery attempts.
 //
-// Examples: {"attempts":[{"attempt":1,"attempted_at":"2026-11-22T07:00:00.123Z","duration_ms":59000,"endpoint_id":"whep_01jd3f4g5h6j7k8m9n0p1q2r3t","error":null,"id":"watt_01jd3f4g5h6j7k8m9n0p1q2r3t","next_attempt_at":null,"object":"event_attempt","outcome":"succeeded","status_code":200,"url":"https://example.com/hooks/bridgeline"}],"created_at":"2026-11-22T07:00:00.123Z","data":{"answered_at":"2026-11-22T07:00:00.123Z","call_id":"call_01jd3f4g5h6j7k8m9n0p1q2r3t","direction":"inbound","duration_ms":59000,"end_reason":"deleted","ended_at":"2026-11-22T07:00:00.123Z","ended_by":"customer","from":"+15550100009","handled_by":"assistant","line_id":"line_01jd3f4g5h6j7k8m9n0p1q2r3t","media":"video","session_id":"ses_01jd3f4g5h6j7k8m9n0p1q2r3t","started_at":"2026-11-22T07:00:00.123Z","to":"+15550100001"},"id":"evt_01jd3f4g5h6j7k8m9n0p1q2r3t","object":"event","type":"call.ended"}
+// Examples: {"attempts":[{"attempt":1,"attempted_at":"2026-11-22T07:00:00.123Z","duration_ms":59000,"endpoint_id":"whep_01jd3f4g5h6j7k8m9n0p1q2r3t","error":null,"id":"watt_01jd3f4g5h6j7k8m9n0p1q2r3t","next_attempt_at":null,"object":"event_attempt","outcome":"succeeded","status_code":200,"url":"https://example.com/hooks/bridgeline"}],"created_at":"2026-11-22T07:00:00.123Z","data":{"answered_at":"2026-11-22T07:00:00.123Z","call_id":"call_01jd3f4g5h6j7k8m9n0p1q2r3t","direction":"inbound","duration_ms":59000,"end_reason":"deleted","ended_at":"2026-11-22T07:00:00.123Z","ended_by":"customer","from":"+15550100009","handled_by":"assistant","line_id":"line_01jd3f4g5h6j7k8m9n0p1q2r3t","media":"video","metadata":{"order_id":"6735"},"session_id":"ses_01jd3f4g5h6j7k8m9n0p1q2r3t","session_metadata":{"order_id":"6735"},"started_at":"2026-11-22T07:00:00.123Z","to":"+15550100001"},"id":"evt_01jd3f4g5h6j7k8m9n0p1q2r3t","object":"event","type":"call.ended"}
 type CallEndedEventWithAttempts struct {
 	// Attempts Every delivery attempt of the event, oldest first.
 	Attempts []EventAttempt `json:"attempts"`
@@ -2853,7 +2927,7 @@ type CallEndedEventWithAttempts struct {
 
 	// Data The event's data, as sent to the endpoints (see `webhooks`).
 	//
-	// Examples: {"answered_at":"2026-11-22T07:00:00.123Z","call_id":"call_01jd3f4g5h6j7k8m9n0p1q2r3t","direction":"inbound","duration_ms":59000,"end_reason":"deleted","ended_at":"2026-11-22T07:00:00.123Z","ended_by":"customer","from":"+15550100009","handled_by":"assistant","line_id":"line_01jd3f4g5h6j7k8m9n0p1q2r3t","media":"video","session_id":"ses_01jd3f4g5h6j7k8m9n0p1q2r3t","started_at":"2026-11-22T07:00:00.123Z","to":"+15550100001"}
+	// Examples: {"answered_at":"2026-11-22T07:00:00.123Z","call_id":"call_01jd3f4g5h6j7k8m9n0p1q2r3t","direction":"inbound","duration_ms":59000,"end_reason":"deleted","ended_at":"2026-11-22T07:00:00.123Z","ended_by":"customer","from":"+15550100009","handled_by":"assistant","line_id":"line_01jd3f4g5h6j7k8m9n0p1q2r3t","media":"video","metadata":{"order_id":"6735"},"session_id":"ses_01jd3f4g5h6j7k8m9n0p1q2r3t","session_metadata":{"order_id":"6735"},"started_at":"2026-11-22T07:00:00.123Z","to":"+15550100001"}
 	Data CallEndedData `json:"data"`
 
 	// Id The event's id; the `webhook-id` of every delivery.
@@ -2877,7 +2951,7 @@ type CallEndedEventWithAttemptsType string
 // CallID Examples: call_01jd3f4g5h6j7k8m9n0p1q2r3t
 type CallID = string
 
-// CallIncomingData Examples: {"answer_by":"2026-11-22T07:00:00.123Z","call_id":"call_01jd3f4g5h6j7k8m9n0p1q2r3t","from":"+15550100009","line_id":"line_01jd3f4g5h6j7k8m9n0p1q2r3t","media":"video","session":{"call_id":"call_01jd3f4g5h6j7k8m9n0p1q2r3t","expires_at":"2026-11-22T07:00:00.123Z","participant_token":"eyJhbGciOiJIUzI1NiJ9.e30.sig","rtc_url":"wss://rtc.example.com","session_id":"ses_01jd3f4g5h6j7k8m9n0p1q2r3t"},"to":"+15550100001"}
+// CallIncomingData Examples: {"answer_by":"2026-11-22T07:00:00.123Z","call_id":"call_01jd3f4g5h6j7k8m9n0p1q2r3t","from":"+15550100009","line_id":"line_01jd3f4g5h6j7k8m9n0p1q2r3t","line_metadata":{"team":"sales"},"media":"video","metadata":{},"session":{"call_id":"call_01jd3f4g5h6j7k8m9n0p1q2r3t","expires_at":"2026-11-22T07:00:00.123Z","participant_token":"eyJhbGciOiJIUzI1NiJ9.e30.sig","rtc_url":"wss://rtc.example.com","session_id":"ses_01jd3f4g5h6j7k8m9n0p1q2r3t"},"to":"+15550100001"}
 type CallIncomingData struct {
 	// AnswerBy The decision deadline.
 	AnswerBy time.Time `json:"answer_by"`
@@ -2895,8 +2969,18 @@ type CallIncomingData struct {
 	// Examples: line_01jd3f4g5h6j7k8m9n0p1q2r3t
 	LineId LineID `json:"line_id"`
 
+	// LineMetadata The metadata of the line the call came in on, as the call arrived; `{}` for none. Always sent; absent only from events logged before metadata existed.
+	//
+	// Examples: {"customer":"cus_9s6XKzkNRiz8i3","order_id":"6735"}
+	LineMetadata *Metadata `json:"line_metadata,omitempty"`
+
 	// Media `video` or `audio`: what the call carries.
 	Media CallIncomingDataMedia `json:"media"`
+
+	// Metadata The call's metadata: `{}`, as an inbound call has none until you set some (`PATCH /v1/calls/{id}`). Always sent; absent only from events logged before metadata existed.
+	//
+	// Examples: {"customer":"cus_9s6XKzkNRiz8i3","order_id":"6735"}
+	Metadata *Metadata `json:"metadata,omitempty"`
 
 	// Session The session the call is bridged into when accepted. Its room exists and its
 	// `participant_token` is valid from the moment this event is sent, so a client
@@ -2923,7 +3007,7 @@ type CallIncomingDataMedia string
 
 // CallIncomingEvent A `call.incoming` event.
 //
-// Examples: {"created_at":"2026-11-22T07:00:00.123Z","data":{"answer_by":"2026-11-22T07:00:00.123Z","call_id":"call_01jd3f4g5h6j7k8m9n0p1q2r3t","from":"+15550100009","line_id":"line_01jd3f4g5h6j7k8m9n0p1q2r3t","media":"video","session":{"call_id":"call_01jd3f4g5h6j7k8m9n0p1q2r3t","expires_at":"2026-11-22T07:00:00.123Z","participant_token":"eyJhbGciOiJIUzI1NiJ9.e30.sig","rtc_url":"wss://rtc.example.com","session_id":"ses_01jd3f4g5h6j7k8m9n0p1q2r3t"},"to":"+15550100001"},"id":"evt_01jd3f4g5h6j7k8m9n0p1q2r3t","object":"event","type":"call.incoming"}
+// Examples: {"created_at":"2026-11-22T07:00:00.123Z","data":{"answer_by":"2026-11-22T07:00:00.123Z","call_id":"call_01jd3f4g5h6j7k8m9n0p1q2r3t","from":"+15550100009","line_id":"line_01jd3f4g5h6j7k8m9n0p1q2r3t","line_metadata":{"team":"sales"},"media":"video","metadata":{},"session":{"call_id":"call_01jd3f4g5h6j7k8m9n0p1q2r3t","expires_at":"2026-11-22T07:00:00.123Z","participant_token":"eyJhbGciOiJIUzI1NiJ9.e30.sig","rtc_url":"wss://rtc.example.com","session_id":"ses_01jd3f4g5h6j7k8m9n0p1q2r3t"},"to":"+15550100001"},"id":"evt_01jd3f4g5h6j7k8m9n0p1q2r3t","object":"event","type":"call.incoming"}
 type CallIncomingEvent struct {
 	// CreatedAt When the event happened.
 	//
@@ -2932,7 +3016,7 @@ type CallIncomingEvent struct {
 
 	// Data The event's data, as sent to the endpoints (see `webhooks`).
 	//
-	// Examples: {"answer_by":"2026-11-22T07:00:00.123Z","call_id":"call_01jd3f4g5h6j7k8m9n0p1q2r3t","from":"+15550100009","line_id":"line_01jd3f4g5h6j7k8m9n0p1q2r3t","media":"video","session":{"call_id":"call_01jd3f4g5h6j7k8m9n0p1q2r3t","expires_at":"2026-11-22T07:00:00.123Z","participant_token":"eyJhbGciOiJIUzI1NiJ9.e30.sig","rtc_url":"wss://rtc.example.com","session_id":"ses_01jd3f4g5h6j7k8m9n0p1q2r3t"},"to":"+15550100001"}
+	// Examples: {"answer_by":"2026-11-22T07:00:00.123Z","call_id":"call_01jd3f4g5h6j7k8m9n0p1q2r3t","from":"+15550100009","line_id":"line_01jd3f4g5h6j7k8m9n0p1q2r3t","line_metadata":{"team":"sales"},"media":"video","metadata":{},"session":{"call_id":"call_01jd3f4g5h6j7k8m9n0p1q2r3t","expires_at":"2026-11-22T07:00:00.123Z","participant_token":"eyJhbGciOiJIUzI1NiJ9.e30.sig","rtc_url":"wss://rtc.example.com","session_id":"ses_01jd3f4g5h6j7k8m9n0p1q2r3t"},"to":"+15550100001"}
 	Data CallIncomingData `json:"data"`
 
 	// Id The event's id; the `webhook-id` of every delivery.
@@ -2955,7 +3039,7 @@ type CallIncomingEventType string
 
 // CallIncomingEventWithAttempts A `call.incoming` event with its delivery attempts.
 //
-// Examples: {"attempts":[{"attempt":1,"attempted_at":"2026-11-22T07:00:00.123Z","duration_ms":59000,"endpoint_id":"whep_01jd3f4g5h6j7k8m9n0p1q2r3t","error":null,"id":"watt_01jd3f4g5h6j7k8m9n0p1q2r3t","next_attempt_at":null,"object":"event_attempt","outcome":"succeeded","status_code":200,"url":"https://example.com/hooks/bridgeline"}],"created_at":"2026-11-22T07:00:00.123Z","data":{"answer_by":"2026-11-22T07:00:00.123Z","call_id":"call_01jd3f4g5h6j7k8m9n0p1q2r3t","from":"+15550100009","line_id":"line_01jd3f4g5h6j7k8m9n0p1q2r3t","media":"video","session":{"call_id":"call_01jd3f4g5h6j7k8m9n0p1q2r3t","expires_at":"2026-11-22T07:00:00.123Z","participant_token":"eyJhbGciOiJIUzI1NiJ9.e30.sig","rtc_url":"wss://rtc.example.com","session_id":"ses_01jd3f4g5h6j7k8m9n0p1q2r3t"},"to":"+15550100001"},"id":"evt_01jd3f4g5h6j7k8m9n0p1q2r3t","object":"event","type":"call.incoming"}
+// Examples: {"attempts":[{"attempt":1,"attempted_at":"2026-11-22T07:00:00.123Z","duration_ms":59000,"endpoint_id":"whep_01jd3f4g5h6j7k8m9n0p1q2r3t","error":null,"id":"watt_01jd3f4g5h6j7k8m9n0p1q2r3t","next_attempt_at":null,"object":"event_attempt","outcome":"succeeded","status_code":200,"url":"https://example.com/hooks/bridgeline"}],"created_at":"2026-11-22T07:00:00.123Z","data":{"answer_by":"2026-11-22T07:00:00.123Z","call_id":"call_01jd3f4g5h6j7k8m9n0p1q2r3t","from":"+15550100009","line_id":"line_01jd3f4g5h6j7k8m9n0p1q2r3t","line_metadata":{"team":"sales"},"media":"video","metadata":{},"session":{"call_id":"call_01jd3f4g5h6j7k8m9n0p1q2r3t","expires_at":"2026-11-22T07:00:00.123Z","participant_token":"eyJhbGciOiJIUzI1NiJ9.e30.sig","rtc_url":"wss://rtc.example.com","session_id":"ses_01jd3f4g5h6j7k8m9n0p1q2r3t"},"to":"+15550100001"},"id":"evt_01jd3f4g5h6j7k8m9n0p1q2r3t","object":"event","type":"call.incoming"}
 type CallIncomingEventWithAttempts struct {
 	// Attempts Every delivery attempt of the event, oldest first.
 	Attempts []EventAttempt `json:"attempts"`
@@ -2967,7 +3051,7 @@ type CallIncomingEventWithAttempts struct {
 
 	// Data The event's data, as sent to the endpoints (see `webhooks`).
 	//
-	// Examples: {"answer_by":"2026-11-22T07:00:00.123Z","call_id":"call_01jd3f4g5h6j7k8m9n0p1q2r3t","from":"+15550100009","line_id":"line_01jd3f4g5h6j7k8m9n0p1q2r3t","media":"video","session":{"call_id":"call_01jd3f4g5h6j7k8m9n0p1q2r3t","expires_at":"2026-11-22T07:00:00.123Z","participant_token":"eyJhbGciOiJIUzI1NiJ9.e30.sig","rtc_url":"wss://rtc.example.com","session_id":"ses_01jd3f4g5h6j7k8m9n0p1q2r3t"},"to":"+15550100001"}
+	// Examples: {"answer_by":"2026-11-22T07:00:00.123Z","call_id":"call_01jd3f4g5h6j7k8m9n0p1q2r3t","from":"+15550100009","line_id":"line_01jd3f4g5h6j7k8m9n0p1q2r3t","line_metadata":{"team":"sales"},"media":"video","metadata":{},"session":{"call_id":"call_01jd3f4g5h6j7k8m9n0p1q2r3t","expires_at":"2026-11-22T07:00:00.123Z","participant_token":"eyJhbGciOiJIUzI1NiJ9.e30.sig","rtc_url":"wss://rtc.example.com","session_id":"ses_01jd3f4g5h6j7k8m9n0p1q2r3t"},"to":"+15550100001"}
 	Data CallIncomingData `json:"data"`
 
 	// Id The event's id; the `webhook-id` of every delivery.
@@ -2988,7 +3072,7 @@ type CallIncomingEventWithAttemptsObject string
 // CallIncomingEventWithAttemptsType The event type; it says which schema `data` has.
 type CallIncomingEventWithAttemptsType string
 
-// CallList Examples: {"data":[{"answered_at":"2026-11-22T07:00:00.123Z","assistant_id":"asst_01jd3f4g5h6j7k8m9n0p1q2r3t","assistant_report":"received","decision":"accept","decision_source":"webhook_response","direction":"inbound","duration_ms":59000,"end_reason":"deleted","ended_at":"2026-11-22T07:00:00.123Z","ended_by":"customer","from":"+15550100009","handled_by":"assistant","id":"call_01jd3f4g5h6j7k8m9n0p1q2r3t","line_id":"line_01jd3f4g5h6j7k8m9n0p1q2r3t","media":"video","metrics":{"barge_in_stop_ms":{"p50":1,"p95":1},"barge_ins":1,"connecting_screen_ms":1,"errors":{"count":1,"last_kind":"llm_timeout"},"first_greeting_audio_ms":1,"llm_first_token_ms":{"p50":1,"p95":1},"response_ms":{"p50":1,"p95":1},"stt_final_ms":{"p50":1,"p95":1},"tts_first_audio_ms":{"p50":1,"p95":1},"turns":1},"object":"call","session_id":"ses_01jd3f4g5h6j7k8m9n0p1q2r3t","started_at":"2026-11-22T07:00:00.123Z","status":"ended","to":"+15550100001","transcript":[{"end_ms":2400,"interrupted":true,"speaker":"assistant","start_ms":300,"text":"Hello, Acme Dental, how can I help?"}],"version_id":"ver_01jd3f4g5h6j7k8m9n0p1q2r3t"}],"has_more":false,"object":"list"}
+// CallList Examples: {"data":[{"answered_at":"2026-11-22T07:00:00.123Z","assistant_id":"asst_01jd3f4g5h6j7k8m9n0p1q2r3t","assistant_report":"received","decision":"accept","decision_source":"webhook_response","direction":"inbound","duration_ms":59000,"end_reason":"deleted","ended_at":"2026-11-22T07:00:00.123Z","ended_by":"customer","from":"+15550100009","handled_by":"assistant","id":"call_01jd3f4g5h6j7k8m9n0p1q2r3t","line_id":"line_01jd3f4g5h6j7k8m9n0p1q2r3t","media":"video","metadata":{"order_id":"6735"},"metrics":{"barge_in_stop_ms":{"p50":1,"p95":1},"barge_ins":1,"connecting_screen_ms":1,"errors":{"count":1,"last_kind":"llm_timeout"},"first_greeting_audio_ms":1,"llm_first_token_ms":{"p50":1,"p95":1},"response_ms":{"p50":1,"p95":1},"stt_final_ms":{"p50":1,"p95":1},"tts_first_audio_ms":{"p50":1,"p95":1},"turns":1},"object":"call","session_id":"ses_01jd3f4g5h6j7k8m9n0p1q2r3t","started_at":"2026-11-22T07:00:00.123Z","status":"ended","to":"+15550100001","transcript":[{"end_ms":2400,"interrupted":true,"speaker":"assistant","start_ms":300,"text":"Hello, Acme Dental, how can I help?"}],"version_id":"ver_01jd3f4g5h6j7k8m9n0p1q2r3t"}],"has_more":false,"object":"list"}
 type CallList struct {
 	// Data The page of items, newest first.
 	Data []Call `json:"data"`
@@ -3055,6 +3139,16 @@ type CallMetrics struct {
 
 	// Turns How many caller turns were answered.
 	Turns *int `json:"turns,omitempty"`
+}
+
+// CallUpdate What `PATCH /v1/calls/{id}` changes. Only metadata; `{}` changes nothing.
+//
+// Examples: {"metadata":{"ticket":"T-1042"}}
+type CallUpdate struct {
+	// Metadata Changes the call's metadata: see `MetadataUpdate`. The session's metadata is not changed.
+	//
+	// Examples: {"agent":"","order_id":"6736"}
+	Metadata *MetadataUpdate `json:"metadata,omitempty"`
 }
 
 // DecidedCall A call with its customer_decides decision. The call object may carry more fields.
@@ -3199,6 +3293,37 @@ type Error401ErrorCode string
 
 // Error401ErrorType The error's family; see `ErrorType`.
 type Error401ErrorType string
+
+// Error403 A 403 answer: the key may not do this.
+//
+// Examples: {"error":{"code":"live_key_required","message":"example message","request_id":"req_01jd0000000000000000000000","type":"invalid_request_error"}}
+type Error403 struct {
+	// Error What went wrong.
+	Error struct {
+		// Code The stable, machine-readable reason; see `ErrorCode`.
+		Code Error403ErrorCode `json:"code"`
+
+		// Message For people; never parse it. Never holds internal detail.
+		Message string `json:"message"`
+
+		// Param The offending field (dotted when nested), query parameter or header, when there is one.
+		Param *string `json:"param,omitempty"`
+
+		// RequestId The request's id, as in the `Request-Id` header.
+		//
+		// Examples: req_01jd3f4g5h6j7k8m9n0p1q2r3t
+		RequestId RequestID `json:"request_id"`
+
+		// Type The error's family; see `ErrorType`.
+		Type Error403ErrorType `json:"type"`
+	} `json:"error"`
+}
+
+// Error403ErrorCode The stable, machine-readable reason; see `ErrorCode`.
+type Error403ErrorCode string
+
+// Error403ErrorType The error's family; see `ErrorType`.
+type Error403ErrorType string
 
 // Error404 A 404 answer: no such resource or route.
 //
@@ -3355,7 +3480,7 @@ type Error422ErrorCode string
 // Error422ErrorType The error's family; see `ErrorType`.
 type Error422ErrorType string
 
-// Error429 A 429 answer: over the rate limit.
+// Error429 A 429 answer: over the rate limit, or over the account's concurrent sessions.
 //
 // Examples: {"error":{"code":"rate_limited","message":"example message","request_id":"req_01jd0000000000000000000000","type":"rate_limit_error"}}
 type Error429 struct {
@@ -3453,7 +3578,7 @@ type Error502ErrorType string
 
 // Event An event as the log keeps it; `type` says which of the variants it is, and so the schema of `data`.
 //
-// Examples: {"created_at":"2026-11-22T07:00:00.123Z","data":{"answer_by":"2026-11-22T07:00:00.123Z","call_id":"call_01jd3f4g5h6j7k8m9n0p1q2r3t","from":"+15550100009","line_id":"line_01jd3f4g5h6j7k8m9n0p1q2r3t","media":"video","session":{"call_id":"call_01jd3f4g5h6j7k8m9n0p1q2r3t","expires_at":"2026-11-22T07:00:00.123Z","participant_token":"eyJhbGciOiJIUzI1NiJ9.e30.sig","rtc_url":"wss://rtc.example.com","session_id":"ses_01jd3f4g5h6j7k8m9n0p1q2r3t"},"to":"+15550100001"},"id":"evt_01jd3f4g5h6j7k8m9n0p1q2r3t","object":"event","type":"call.incoming"}
+// Examples: {"created_at":"2026-11-22T07:00:00.123Z","data":{"answer_by":"2026-11-22T07:00:00.123Z","call_id":"call_01jd3f4g5h6j7k8m9n0p1q2r3t","from":"+15550100009","line_id":"line_01jd3f4g5h6j7k8m9n0p1q2r3t","line_metadata":{"team":"sales"},"media":"video","metadata":{},"session":{"call_id":"call_01jd3f4g5h6j7k8m9n0p1q2r3t","expires_at":"2026-11-22T07:00:00.123Z","participant_token":"eyJhbGciOiJIUzI1NiJ9.e30.sig","rtc_url":"wss://rtc.example.com","session_id":"ses_01jd3f4g5h6j7k8m9n0p1q2r3t"},"to":"+15550100001"},"id":"evt_01jd3f4g5h6j7k8m9n0p1q2r3t","object":"event","type":"call.incoming"}
 type Event struct {
 	union json.RawMessage
 }
@@ -3509,7 +3634,7 @@ type EventAttemptOutcome string
 // EventID Examples: evt_01jd3f4g5h6j7k8m9n0p1q2r3t
 type EventID = string
 
-// EventList Examples: {"data":[{"created_at":"2026-11-22T07:00:00.123Z","data":{"answer_by":"2026-11-22T07:00:00.123Z","call_id":"call_01jd3f4g5h6j7k8m9n0p1q2r3t","from":"+15550100009","line_id":"line_01jd3f4g5h6j7k8m9n0p1q2r3t","media":"video","session":{"call_id":"call_01jd3f4g5h6j7k8m9n0p1q2r3t","expires_at":"2026-11-22T07:00:00.123Z","participant_token":"eyJhbGciOiJIUzI1NiJ9.e30.sig","rtc_url":"wss://rtc.example.com","session_id":"ses_01jd3f4g5h6j7k8m9n0p1q2r3t"},"to":"+15550100001"},"id":"evt_01jd3f4g5h6j7k8m9n0p1q2r3t","object":"event","type":"call.incoming"}],"has_more":false,"object":"list"}
+// EventList Examples: {"data":[{"created_at":"2026-11-22T07:00:00.123Z","data":{"answer_by":"2026-11-22T07:00:00.123Z","call_id":"call_01jd3f4g5h6j7k8m9n0p1q2r3t","from":"+15550100009","line_id":"line_01jd3f4g5h6j7k8m9n0p1q2r3t","line_metadata":{"team":"sales"},"media":"video","metadata":{},"session":{"call_id":"call_01jd3f4g5h6j7k8m9n0p1q2r3t","expires_at":"2026-11-22T07:00:00.123Z","participant_token":"eyJhbGciOiJIUzI1NiJ9.e30.sig","rtc_url":"wss://rtc.example.com","session_id":"ses_01jd3f4g5h6j7k8m9n0p1q2r3t"},"to":"+15550100001"},"id":"evt_01jd3f4g5h6j7k8m9n0p1q2r3t","object":"event","type":"call.incoming"}],"has_more":false,"object":"list"}
 type EventList struct {
 	// Data The page of items, newest first.
 	Data []Event `json:"data"`
@@ -3542,7 +3667,7 @@ type EventType string
 
 // EventWithAttempts An event with every delivery attempt; `type` says which of the variants it is.
 //
-// Examples: {"attempts":[{"attempt":1,"attempted_at":"2026-11-22T07:00:00.123Z","duration_ms":59000,"endpoint_id":"whep_01jd3f4g5h6j7k8m9n0p1q2r3t","error":null,"id":"watt_01jd3f4g5h6j7k8m9n0p1q2r3t","next_attempt_at":null,"object":"event_attempt","outcome":"succeeded","status_code":200,"url":"https://example.com/hooks/bridgeline"}],"created_at":"2026-11-22T07:00:00.123Z","data":{"answer_by":"2026-11-22T07:00:00.123Z","call_id":"call_01jd3f4g5h6j7k8m9n0p1q2r3t","from":"+15550100009","line_id":"line_01jd3f4g5h6j7k8m9n0p1q2r3t","media":"video","session":{"call_id":"call_01jd3f4g5h6j7k8m9n0p1q2r3t","expires_at":"2026-11-22T07:00:00.123Z","participant_token":"eyJhbGciOiJIUzI1NiJ9.e30.sig","rtc_url":"wss://rtc.example.com","session_id":"ses_01jd3f4g5h6j7k8m9n0p1q2r3t"},"to":"+15550100001"},"id":"evt_01jd3f4g5h6j7k8m9n0p1q2r3t","object":"event","type":"call.incoming"}
+// Examples: {"attempts":[{"attempt":1,"attempted_at":"2026-11-22T07:00:00.123Z","duration_ms":59000,"endpoint_id":"whep_01jd3f4g5h6j7k8m9n0p1q2r3t","error":null,"id":"watt_01jd3f4g5h6j7k8m9n0p1q2r3t","next_attempt_at":null,"object":"event_attempt","outcome":"succeeded","status_code":200,"url":"https://example.com/hooks/bridgeline"}],"created_at":"2026-11-22T07:00:00.123Z","data":{"answer_by":"2026-11-22T07:00:00.123Z","call_id":"call_01jd3f4g5h6j7k8m9n0p1q2r3t","from":"+15550100009","line_id":"line_01jd3f4g5h6j7k8m9n0p1q2r3t","line_metadata":{"team":"sales"},"media":"video","metadata":{},"session":{"call_id":"call_01jd3f4g5h6j7k8m9n0p1q2r3t","expires_at":"2026-11-22T07:00:00.123Z","participant_token":"eyJhbGciOiJIUzI1NiJ9.e30.sig","rtc_url":"wss://rtc.example.com","session_id":"ses_01jd3f4g5h6j7k8m9n0p1q2r3t"},"to":"+15550100001"},"id":"evt_01jd3f4g5h6j7k8m9n0p1q2r3t","object":"event","type":"call.incoming"}
 type EventWithAttempts struct {
 	union json.RawMessage
 }
@@ -3589,7 +3714,7 @@ type Greeting = string
 // Examples: assistant
 type InboundMode string
 
-// Line Examples: {"assistant_id":"asst_01jd3f4g5h6j7k8m9n0p1q2r3t","created_at":"2026-11-22T07:00:00.123Z","decision_timeout_seconds":10,"handle":"+15550100001","id":"line_01jd3f4g5h6j7k8m9n0p1q2r3t","inbound_mode":"assistant","name":"Front desk","object":"line","on_decision_timeout":"decline","platform":"sim","updated_at":"2026-11-22T07:00:00.123Z","version_id":null}
+// Line Examples: {"assistant_id":"asst_01jd3f4g5h6j7k8m9n0p1q2r3t","created_at":"2026-11-22T07:00:00.123Z","decision_timeout_seconds":10,"handle":"+15550100001","id":"line_01jd3f4g5h6j7k8m9n0p1q2r3t","inbound_mode":"assistant","metadata":{"team":"sales"},"name":"Front desk","object":"line","on_decision_timeout":"decline","platform":"sim","updated_at":"2026-11-22T07:00:00.123Z","version_id":null}
 type Line struct {
 	// AssistantId The assistant that handles the calls; null for none.
 	AssistantId *string `json:"assistant_id"`
@@ -3614,6 +3739,11 @@ type Line struct {
 	//
 	// Examples: assistant
 	InboundMode InboundMode `json:"inbound_mode"`
+
+	// Metadata Your own key-value pairs on the line; `{}` for none. See `Metadata`.
+	//
+	// Examples: {"customer":"cus_9s6XKzkNRiz8i3","order_id":"6735"}
+	Metadata Metadata `json:"metadata"`
 
 	// Name Display name.
 	Name string `json:"name"`
@@ -3655,7 +3785,7 @@ type LineAssign struct {
 // LineID Examples: line_01jd3f4g5h6j7k8m9n0p1q2r3t
 type LineID = string
 
-// LineList Examples: {"data":[{"assistant_id":"asst_01jd3f4g5h6j7k8m9n0p1q2r3t","created_at":"2026-11-22T07:00:00.123Z","decision_timeout_seconds":10,"handle":"+15550100001","id":"line_01jd3f4g5h6j7k8m9n0p1q2r3t","inbound_mode":"assistant","name":"Front desk","object":"line","on_decision_timeout":"decline","platform":"sim","updated_at":"2026-11-22T07:00:00.123Z","version_id":null}],"has_more":false,"object":"list"}
+// LineList Examples: {"data":[{"assistant_id":"asst_01jd3f4g5h6j7k8m9n0p1q2r3t","created_at":"2026-11-22T07:00:00.123Z","decision_timeout_seconds":10,"handle":"+15550100001","id":"line_01jd3f4g5h6j7k8m9n0p1q2r3t","inbound_mode":"assistant","metadata":{"team":"sales"},"name":"Front desk","object":"line","on_decision_timeout":"decline","platform":"sim","updated_at":"2026-11-22T07:00:00.123Z","version_id":null}],"has_more":false,"object":"list"}
 type LineList struct {
 	// Data The page of items, newest first.
 	Data []Line `json:"data"`
@@ -3670,7 +3800,7 @@ type LineList struct {
 // LineListObject The kind of object: always `list`.
 type LineListObject string
 
-// LineUpdate Examples: {"assistant_id":"asst_01jd3f4g5h6j7k8m9n0p1q2r3t","decision_timeout_seconds":10,"inbound_mode":"assistant","name":"Front desk","on_decision_timeout":"decline"}
+// LineUpdate Examples: {"assistant_id":"asst_01jd3f4g5h6j7k8m9n0p1q2r3t","decision_timeout_seconds":10,"inbound_mode":"assistant","metadata":{"team":"sales"},"name":"Front desk","on_decision_timeout":"decline"}
 type LineUpdate struct {
 	// AssistantId An assistant id to assign (same rules as assign), or null to unassign.
 	AssistantId *string `json:"assistant_id,omitempty"`
@@ -3683,6 +3813,11 @@ type LineUpdate struct {
 	// Examples: assistant
 	InboundMode *InboundMode `json:"inbound_mode,omitempty"`
 
+	// Metadata Changes the metadata: see `MetadataUpdate`.
+	//
+	// Examples: {"agent":"","order_id":"6736"}
+	Metadata *MetadataUpdate `json:"metadata,omitempty"`
+
 	// Name Display name.
 	Name *string `json:"name,omitempty"`
 
@@ -3694,6 +3829,32 @@ type LineUpdate struct {
 	// VersionId A version of the line's assistant (the one this request assigns, if any) to pin for its calls, or null to unpin (each call then runs the active version). Setting `assistant_id` without `version_id` unpins.
 	VersionId *string `json:"version_id,omitempty"`
 }
+
+// Metadata Your own key-value pairs on a session, call, assistant or line, to find your
+// records from Bridgeline's (an order id, a customer id, a team), as Stripe's
+// metadata: Bridgeline stores them and gives them back, in the object and in the
+// call events, and never reads them. At most 50 keys; a key is 1 to 40 characters,
+// not blank, without `[`, `]` or control characters; a value is a string of at most
+// 500 characters (Unicode code points). Values of any other type (numbers, booleans,
+// objects, arrays, `null`) are refused: 400 `parameter_invalid` with `param`
+// `metadata[<key>]`; a bad key, a blank key or more than 50 keys is 400
+// `parameter_invalid` with `param` `metadata` (or `metadata[<key>]` for a key too
+// long or with a bracket). A request with bad metadata writes nothing. Do not store
+// secrets or personal data you would not show in an event: every call event echoes
+// the metadata.
+//
+// Examples: {"customer":"cus_9s6XKzkNRiz8i3","order_id":"6735"}
+type Metadata map[string]string
+
+// MetadataUpdate A change of metadata, as Stripe's: the keys given are set, a key given `""` is
+// removed (removing a key that is not there is not an error), and the keys not
+// given are kept, so two updates of different keys never undo each other. `{}`
+// changes nothing. `null` removes every key. The result may hold at most 50 keys,
+// else 400 `parameter_invalid` with `param` `metadata` and nothing changes. Keys and
+// values follow `Metadata`'s rules.
+//
+// Examples: {"agent":"","order_id":"6736"}
+type MetadataUpdate map[string]string
 
 // ModelField The language model the assistant thinks with, as the deployment's OpenAI-compatible
 // server names it (`gpt-4o-mini`, `llama3.1:8b`); it overrides the deployment's
@@ -3734,7 +3895,7 @@ type RequestID = string
 
 // Session A hosted session, as GET and DELETE show it (without a token).
 //
-// Examples: {"answered_at":"2026-11-22T07:00:00.123Z","assistant_id":"asst_01jd3f4g5h6j7k8m9n0p1q2r3t","call_id":"call_01jd3f4g5h6j7k8m9n0p1q2r3t","created_at":"2026-11-22T07:00:00.123Z","end_reason":"deleted","ended_at":"2026-11-22T07:00:00.123Z","id":"ses_01jd3f4g5h6j7k8m9n0p1q2r3t","line_id":"line_01jd3f4g5h6j7k8m9n0p1q2r3t","media":"video","mode":"human","object":"session","platform_handle":"+15550100002","rtc_url":"wss://rtc.example.com","session_id":"ses_01jd3f4g5h6j7k8m9n0p1q2r3t","status":"ended","version_id":"ver_01jd3f4g5h6j7k8m9n0p1q2r3t"}
+// Examples: {"answered_at":"2026-11-22T07:00:00.123Z","assistant_id":"asst_01jd3f4g5h6j7k8m9n0p1q2r3t","call_id":"call_01jd3f4g5h6j7k8m9n0p1q2r3t","created_at":"2026-11-22T07:00:00.123Z","end_reason":"deleted","ended_at":"2026-11-22T07:00:00.123Z","id":"ses_01jd3f4g5h6j7k8m9n0p1q2r3t","line_id":"line_01jd3f4g5h6j7k8m9n0p1q2r3t","media":"video","metadata":{"order_id":"6735"},"mode":"human","object":"session","platform_handle":"+15550100002","rtc_url":"wss://rtc.example.com","session_id":"ses_01jd3f4g5h6j7k8m9n0p1q2r3t","status":"ended","version_id":"ver_01jd3f4g5h6j7k8m9n0p1q2r3t"}
 type Session struct {
 	// AnsweredAt When the call was answered; null until then.
 	//
@@ -3777,6 +3938,11 @@ type Session struct {
 	// Media `video` or `audio`: what the call carries.
 	Media SessionMedia `json:"media"`
 
+	// Metadata Your own key-value pairs on the session (its call started with a copy); `{}` for none. See `Metadata`.
+	//
+	// Examples: {"customer":"cus_9s6XKzkNRiz8i3","order_id":"6735"}
+	Metadata Metadata `json:"metadata"`
+
 	// Mode `human` (the customer's client joins) or `assistant` (an assistant takes the call).
 	Mode SessionMode `json:"mode"`
 
@@ -3812,7 +3978,7 @@ type SessionMode string
 // SessionObject The kind of object: always `session`.
 type SessionObject string
 
-// SessionCreate Examples: {"assistant_id":"asst_01jd3f4g5h6j7k8m9n0p1q2r3t","line_id":"line_01jd3f4g5h6j7k8m9n0p1q2r3t","media":"video","mode":"human","platform_handle":"+15550100002"}
+// SessionCreate Examples: {"assistant_id":"asst_01jd3f4g5h6j7k8m9n0p1q2r3t","line_id":"line_01jd3f4g5h6j7k8m9n0p1q2r3t","media":"video","metadata":{"order_id":"6735"},"mode":"human","platform_handle":"+15550100002"}
 type SessionCreate struct {
 	// AssistantId Required when `mode` is `assistant`, refused otherwise. `null` counts as absent.
 	AssistantId *string `json:"assistant_id,omitempty"`
@@ -3823,10 +3989,20 @@ type SessionCreate struct {
 	// Media `video` or `audio`: what the call carries.
 	Media *SessionCreateMedia `json:"media,omitempty"`
 
+	// Metadata Your own key-value pairs on the session (at most 50; see `Metadata`); its call starts with a copy, and `call.ended` echoes both. A key given `""` is not stored. `null` is refused.
+	//
+	// Examples: {"customer":"cus_9s6XKzkNRiz8i3","order_id":"6735"}
+	Metadata *Metadata `json:"metadata,omitempty"`
+
 	// Mode `assistant` puts the assistant's active version in the room too.
 	Mode *SessionCreateMode `json:"mode,omitempty"`
 
-	// PlatformHandle The party to call on the line's platform (a number or handle); at most 255 bytes on one line.
+	// PlatformHandle The party to call on the line's platform. Every platform dials an E.164 number
+	// (`+` and 8-15 digits, the first not 0: `+15550100002`); the `sim` platform also
+	// dials `sim:<name>`, 1-64 letters, digits, `.`, `_` or `-` starting with a
+	// letter or digit (`sim:alice`; `sim:busy`, `sim:no_answer` and `sim:failed`
+	// give those outcomes). Anything else is 400 `parameter_invalid` naming the
+	// expected form; it is checked once the line, and so its platform, is known.
 	PlatformHandle string `json:"platform_handle"`
 }
 
@@ -3838,7 +4014,7 @@ type SessionCreateMode string
 
 // SessionCreated The session as POST /v1/sessions answers it, with the participant token.
 //
-// Examples: {"answered_at":"2026-11-22T07:00:00.123Z","assistant_id":"asst_01jd3f4g5h6j7k8m9n0p1q2r3t","call_id":"call_01jd3f4g5h6j7k8m9n0p1q2r3t","created_at":"2026-11-22T07:00:00.123Z","end_reason":"deleted","ended_at":"2026-11-22T07:00:00.123Z","expires_at":"2026-11-22T07:00:00.123Z","id":"ses_01jd3f4g5h6j7k8m9n0p1q2r3t","line_id":"line_01jd3f4g5h6j7k8m9n0p1q2r3t","media":"video","mode":"human","object":"session","participant_identity":"customer-7k2m9q4x8c1v5b3n","participant_token":"eyJhbGciOiJIUzI1NiJ9.e30.sig","platform_handle":"+15550100002","rtc_url":"wss://rtc.example.com","session_id":"ses_01jd3f4g5h6j7k8m9n0p1q2r3t","status":"ended","version_id":"ver_01jd3f4g5h6j7k8m9n0p1q2r3t","watch_only":false}
+// Examples: {"answered_at":"2026-11-22T07:00:00.123Z","assistant_id":"asst_01jd3f4g5h6j7k8m9n0p1q2r3t","call_id":"call_01jd3f4g5h6j7k8m9n0p1q2r3t","created_at":"2026-11-22T07:00:00.123Z","end_reason":"deleted","ended_at":"2026-11-22T07:00:00.123Z","expires_at":"2026-11-22T07:00:00.123Z","id":"ses_01jd3f4g5h6j7k8m9n0p1q2r3t","line_id":"line_01jd3f4g5h6j7k8m9n0p1q2r3t","media":"video","metadata":{"order_id":"6735"},"mode":"human","object":"session","participant_identity":"customer-7k2m9q4x8c1v5b3n","participant_token":"eyJhbGciOiJIUzI1NiJ9.e30.sig","platform_handle":"+15550100002","rtc_url":"wss://rtc.example.com","session_id":"ses_01jd3f4g5h6j7k8m9n0p1q2r3t","status":"ended","version_id":"ver_01jd3f4g5h6j7k8m9n0p1q2r3t","watch_only":false}
 type SessionCreated struct {
 	// AnsweredAt When the call was answered; null until then.
 	//
@@ -3885,6 +4061,11 @@ type SessionCreated struct {
 
 	// Media `video` or `audio`: what the call carries.
 	Media SessionCreatedMedia `json:"media"`
+
+	// Metadata Your own key-value pairs on the session (its call started with a copy); `{}` for none. See `Metadata`.
+	//
+	// Examples: {"customer":"cus_9s6XKzkNRiz8i3","order_id":"6735"}
+	Metadata Metadata `json:"metadata"`
 
 	// Mode `human` (the customer's client joins) or `assistant` (an assistant takes the call).
 	Mode SessionCreatedMode `json:"mode"`
@@ -3935,7 +4116,7 @@ type SessionCreatedObject string
 // SessionID Examples: ses_01jd3f4g5h6j7k8m9n0p1q2r3t
 type SessionID = string
 
-// SessionList Examples: {"data":[{"answered_at":"2026-11-22T07:00:00.123Z","assistant_id":"asst_01jd3f4g5h6j7k8m9n0p1q2r3t","call_id":"call_01jd3f4g5h6j7k8m9n0p1q2r3t","created_at":"2026-11-22T07:00:00.123Z","end_reason":"deleted","ended_at":"2026-11-22T07:00:00.123Z","id":"ses_01jd3f4g5h6j7k8m9n0p1q2r3t","line_id":"line_01jd3f4g5h6j7k8m9n0p1q2r3t","media":"video","mode":"human","object":"session","platform_handle":"+15550100002","rtc_url":"wss://rtc.example.com","session_id":"ses_01jd3f4g5h6j7k8m9n0p1q2r3t","status":"ended","version_id":"ver_01jd3f4g5h6j7k8m9n0p1q2r3t"}],"has_more":false,"object":"list"}
+// SessionList Examples: {"data":[{"answered_at":"2026-11-22T07:00:00.123Z","assistant_id":"asst_01jd3f4g5h6j7k8m9n0p1q2r3t","call_id":"call_01jd3f4g5h6j7k8m9n0p1q2r3t","created_at":"2026-11-22T07:00:00.123Z","end_reason":"deleted","ended_at":"2026-11-22T07:00:00.123Z","id":"ses_01jd3f4g5h6j7k8m9n0p1q2r3t","line_id":"line_01jd3f4g5h6j7k8m9n0p1q2r3t","media":"video","metadata":{"order_id":"6735"},"mode":"human","object":"session","platform_handle":"+15550100002","rtc_url":"wss://rtc.example.com","session_id":"ses_01jd3f4g5h6j7k8m9n0p1q2r3t","status":"ended","version_id":"ver_01jd3f4g5h6j7k8m9n0p1q2r3t"}],"has_more":false,"object":"list"}
 type SessionList struct {
 	// Data The page of items, newest first.
 	Data []Session `json:"data"`
@@ -4022,6 +4203,16 @@ type SessionTokenCreate struct {
 
 	// WatchOnly True mints a subscribe-only token: the client sees and hears the room but can neither publish tracks nor send data. In an `assistant` session every token is watch-only, and `false` is refused (400 `parameter_invalid`).
 	WatchOnly *bool `json:"watch_only,omitempty"`
+}
+
+// SessionUpdate What `PATCH /v1/sessions/{id}` changes. Only metadata; `{}` changes nothing.
+//
+// Examples: {"metadata":{"agent":"","order_id":"6735"}}
+type SessionUpdate struct {
+	// Metadata Changes the session's metadata: see `MetadataUpdate`. The call's own metadata is not changed.
+	//
+	// Examples: {"agent":"","order_id":"6736"}
+	Metadata *MetadataUpdate `json:"metadata,omitempty"`
 }
 
 // Shot Examples: close_up
@@ -4340,6 +4531,11 @@ type ConflictPost = Error409
 // Examples: {"error":{"code":"internal_error","message":"internal error","request_id":"req_01jd0000000000000000000000","type":"api_error"}}
 type InternalError = Error500
 
+// LiveKeyRequired A 403 answer: the key may not do this.
+//
+// Examples: {"error":{"code":"live_key_required","message":"example message","request_id":"req_01jd0000000000000000000000","type":"invalid_request_error"}}
+type LiveKeyRequired = Error403
+
 // NotFound A 404 answer: no such resource or route.
 //
 // Examples: {"error":{"code":"resource_not_found","message":"example message","request_id":"req_01jd0000000000000000000000","type":"invalid_request_error"}}
@@ -4355,10 +4551,15 @@ type NotFoundPost = Error404
 // Examples: {"error":{"code":"body_too_large","message":"example message","request_id":"req_01jd0000000000000000000000","type":"invalid_request_error"}}
 type PayloadTooLarge = Error413
 
-// RateLimited A 429 answer: over the rate limit.
+// RateLimited A 429 answer: over the rate limit, or over the account's concurrent sessions.
 //
 // Examples: {"error":{"code":"rate_limited","message":"example message","request_id":"req_01jd0000000000000000000000","type":"rate_limit_error"}}
 type RateLimited = Error429
+
+// SessionLimited A 429 answer: over the rate limit, or over the account's concurrent sessions.
+//
+// Examples: {"error":{"code":"rate_limited","message":"example message","request_id":"req_01jd0000000000000000000000","type":"rate_limit_error"}}
+type SessionLimited = Error429
 
 // Unauthorized A 401 answer: no valid API key.
 //
@@ -4558,7 +4759,7 @@ type CallAnsweredJSONBody struct {
 
 	// Data The event's data.
 	//
-	// Examples: {"answered_at":"2026-11-22T07:00:00.123Z","call_id":"call_01jd3f4g5h6j7k8m9n0p1q2r3t","decision":"accept","decision_source":"webhook_response","direction":"inbound","handled_by":"assistant","line_id":"line_01jd3f4g5h6j7k8m9n0p1q2r3t","session_id":"ses_01jd3f4g5h6j7k8m9n0p1q2r3t"}
+	// Examples: {"answered_at":"2026-11-22T07:00:00.123Z","call_id":"call_01jd3f4g5h6j7k8m9n0p1q2r3t","decision":"accept","decision_source":"webhook_response","direction":"inbound","handled_by":"assistant","line_id":"line_01jd3f4g5h6j7k8m9n0p1q2r3t","metadata":{"order_id":"6735"},"session_id":"ses_01jd3f4g5h6j7k8m9n0p1q2r3t"}
 	Data CallAnsweredData `json:"data"`
 
 	// Id The event's id, as in the `webhook-id` header.
@@ -4595,7 +4796,7 @@ type CallEndedJSONBody struct {
 
 	// Data The event's data.
 	//
-	// Examples: {"answered_at":"2026-11-22T07:00:00.123Z","call_id":"call_01jd3f4g5h6j7k8m9n0p1q2r3t","direction":"inbound","duration_ms":59000,"end_reason":"deleted","ended_at":"2026-11-22T07:00:00.123Z","ended_by":"customer","from":"+15550100009","handled_by":"assistant","line_id":"line_01jd3f4g5h6j7k8m9n0p1q2r3t","media":"video","session_id":"ses_01jd3f4g5h6j7k8m9n0p1q2r3t","started_at":"2026-11-22T07:00:00.123Z","to":"+15550100001"}
+	// Examples: {"answered_at":"2026-11-22T07:00:00.123Z","call_id":"call_01jd3f4g5h6j7k8m9n0p1q2r3t","direction":"inbound","duration_ms":59000,"end_reason":"deleted","ended_at":"2026-11-22T07:00:00.123Z","ended_by":"customer","from":"+15550100009","handled_by":"assistant","line_id":"line_01jd3f4g5h6j7k8m9n0p1q2r3t","media":"video","metadata":{"order_id":"6735"},"session_id":"ses_01jd3f4g5h6j7k8m9n0p1q2r3t","session_metadata":{"order_id":"6735"},"started_at":"2026-11-22T07:00:00.123Z","to":"+15550100001"}
 	Data CallEndedData `json:"data"`
 
 	// Id The event's id, as in the `webhook-id` header.
@@ -4632,7 +4833,7 @@ type CallIncomingJSONBody struct {
 
 	// Data The event's data.
 	//
-	// Examples: {"answer_by":"2026-11-22T07:00:00.123Z","call_id":"call_01jd3f4g5h6j7k8m9n0p1q2r3t","from":"+15550100009","line_id":"line_01jd3f4g5h6j7k8m9n0p1q2r3t","media":"video","session":{"call_id":"call_01jd3f4g5h6j7k8m9n0p1q2r3t","expires_at":"2026-11-22T07:00:00.123Z","participant_token":"eyJhbGciOiJIUzI1NiJ9.e30.sig","rtc_url":"wss://rtc.example.com","session_id":"ses_01jd3f4g5h6j7k8m9n0p1q2r3t"},"to":"+15550100001"}
+	// Examples: {"answer_by":"2026-11-22T07:00:00.123Z","call_id":"call_01jd3f4g5h6j7k8m9n0p1q2r3t","from":"+15550100009","line_id":"line_01jd3f4g5h6j7k8m9n0p1q2r3t","line_metadata":{"team":"sales"},"media":"video","metadata":{},"session":{"call_id":"call_01jd3f4g5h6j7k8m9n0p1q2r3t","expires_at":"2026-11-22T07:00:00.123Z","participant_token":"eyJhbGciOiJIUzI1NiJ9.e30.sig","rtc_url":"wss://rtc.example.com","session_id":"ses_01jd3f4g5h6j7k8m9n0p1q2r3t"},"to":"+15550100001"}
 	Data CallIncomingData `json:"data"`
 
 	// Id The event's id, as in the `webhook-id` header.
@@ -4684,6 +4885,9 @@ type DuplicateAssistantJSONRequestBody = AssistantDuplicate
 // PublishAssistantJSONRequestBody defines body for PublishAssistant for application/json ContentType.
 type PublishAssistantJSONRequestBody = EmptyObject
 
+// UpdateCallJSONRequestBody defines body for UpdateCall for application/json ContentType.
+type UpdateCallJSONRequestBody = CallUpdate
+
 // AnswerCallJSONRequestBody defines body for AnswerCall for application/json ContentType.
 type AnswerCallJSONRequestBody = CallAnswerRequest
 
@@ -4698,6 +4902,9 @@ type AssignLineAssistantJSONRequestBody = LineAssign
 
 // CreateSessionJSONRequestBody defines body for CreateSession for application/json ContentType.
 type CreateSessionJSONRequestBody = SessionCreate
+
+// UpdateSessionJSONRequestBody defines body for UpdateSession for application/json ContentType.
+type UpdateSessionJSONRequestBody = SessionUpdate
 
 // CreateSessionTokenJSONRequestBody defines body for CreateSessionToken for application/json ContentType.
 type CreateSessionTokenJSONRequestBody = SessionTokenCreate
@@ -5338,6 +5545,38 @@ type ClientInterface interface {
 	// Corresponds with GET /v1/calls/{id} (the `GetCall` operationId).
 	GetCall(ctx context.Context, id CallID, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// UpdateCallWithBody Update a call's metadata
+	//
+	// Changes the call's `metadata` (see `MetadataUpdate`: keys given are set, `""`
+	// removes a key, `null` removes them all), while it rings, lasts or after it
+	// ended; nothing else of a call record changes here. An inbound call has no
+	// metadata until you set some here; an outbound call starts with a copy of its
+	// session's, and the two change apart afterwards. `call.answered` and `call.ended`
+	// echo the call's metadata as it is then. The write is conditional on the record
+	// as read, so a concurrent change of the call is never lost. 400
+	// `parameter_invalid` for bad metadata (nothing is written).
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with PATCH /v1/calls/{id} (the `UpdateCall` operationId).
+	UpdateCallWithBody(ctx context.Context, id CallID, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// UpdateCall Update a call's metadata
+	//
+	// Changes the call's `metadata` (see `MetadataUpdate`: keys given are set, `""`
+	// removes a key, `null` removes them all), while it rings, lasts or after it
+	// ended; nothing else of a call record changes here. An inbound call has no
+	// metadata until you set some here; an outbound call starts with a copy of its
+	// session's, and the two change apart afterwards. `call.answered` and `call.ended`
+	// echo the call's metadata as it is then. The write is conditional on the record
+	// as read, so a concurrent change of the call is never lost. 400
+	// `parameter_invalid` for bad metadata (nothing is written).
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with PATCH /v1/calls/{id} (the `UpdateCall` operationId).
+	UpdateCall(ctx context.Context, id CallID, body UpdateCallJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// AnswerCallWithBody Decide a ringing call on a customer_decides line
 	//
 	// The API way to answer `call.incoming` (the other is the webhook's response body).
@@ -5511,12 +5750,14 @@ type ClientInterface interface {
 	// The token has its own LiveKit identity (`participant_identity`); more tokens come from `POST /v1/sessions/{id}/tokens`.
 	// Unlike the other POSTs, this one refuses unknown query parameters.
 	// 400: `parameter_missing` (`platform_handle`; `assistant_id` when `mode` is
-	// `assistant`), `parameter_invalid` (`platform_handle`, `media`, `mode`,
-	// `line_id`; `assistant_id` given with mode `human`); 404 `resource_not_found`
-	// (`param: line_id` or `assistant_id`); 409 `assistant_archived`,
-	// `assistant_not_published`; 422 `no_line` when the account has no line; 502
-	// `upstream_unavailable` when LiveKit or the platform failed (the session is then
-	// `failed`).
+	// `assistant`), `parameter_invalid` (`platform_handle` not of a form the line's
+	// platform dials, `media`, `mode`, `line_id`; `assistant_id` given with mode
+	// `human`); 403 `live_key_required` when an `sk_test_` key calls from a line that is
+	// not on the `sim` platform; 404 `resource_not_found` (`param: line_id` or
+	// `assistant_id`); 409 `assistant_archived`, `assistant_not_published`; 422 `no_line`
+	// when the account has no line; 429 `concurrent_session_limit` when the account has
+	// as many live sessions as its limit (or `rate_limited`); 502 `upstream_unavailable`
+	// when LiveKit or the platform failed (the session is then `failed`).
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -5535,12 +5776,14 @@ type ClientInterface interface {
 	// The token has its own LiveKit identity (`participant_identity`); more tokens come from `POST /v1/sessions/{id}/tokens`.
 	// Unlike the other POSTs, this one refuses unknown query parameters.
 	// 400: `parameter_missing` (`platform_handle`; `assistant_id` when `mode` is
-	// `assistant`), `parameter_invalid` (`platform_handle`, `media`, `mode`,
-	// `line_id`; `assistant_id` given with mode `human`); 404 `resource_not_found`
-	// (`param: line_id` or `assistant_id`); 409 `assistant_archived`,
-	// `assistant_not_published`; 422 `no_line` when the account has no line; 502
-	// `upstream_unavailable` when LiveKit or the platform failed (the session is then
-	// `failed`).
+	// `assistant`), `parameter_invalid` (`platform_handle` not of a form the line's
+	// platform dials, `media`, `mode`, `line_id`; `assistant_id` given with mode
+	// `human`); 403 `live_key_required` when an `sk_test_` key calls from a line that is
+	// not on the `sim` platform; 404 `resource_not_found` (`param: line_id` or
+	// `assistant_id`); 409 `assistant_archived`, `assistant_not_published`; 422 `no_line`
+	// when the account has no line; 429 `concurrent_session_limit` when the account has
+	// as many live sessions as its limit (or `rate_limited`); 502 `upstream_unavailable`
+	// when LiveKit or the platform failed (the session is then `failed`).
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -5563,6 +5806,36 @@ type ClientInterface interface {
 	//
 	// Corresponds with GET /v1/sessions/{id} (the `GetSession` operationId).
 	GetSession(ctx context.Context, id SessionPathID, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// UpdateSessionWithBody Update a session's metadata
+	//
+	// Changes the session's `metadata` (see `MetadataUpdate`: keys given are set, `""`
+	// removes a key, `null` removes them all), live or ended; nothing else of a
+	// session changes here. The call's own metadata is left alone (`PATCH
+	// /v1/calls/{id}` changes it). `call.ended` echoes the session's metadata as it
+	// is when the call ends. The write is conditional on the session as read, so a
+	// concurrent change of the session (its answer, its end) is never lost. 400
+	// `parameter_invalid` for bad metadata (nothing is written).
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with PATCH /v1/sessions/{id} (the `UpdateSession` operationId).
+	UpdateSessionWithBody(ctx context.Context, id SessionPathID, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// UpdateSession Update a session's metadata
+	//
+	// Changes the session's `metadata` (see `MetadataUpdate`: keys given are set, `""`
+	// removes a key, `null` removes them all), live or ended; nothing else of a
+	// session changes here. The call's own metadata is left alone (`PATCH
+	// /v1/calls/{id}` changes it). `call.ended` echoes the session's metadata as it
+	// is when the call ends. The write is conditional on the session as read, so a
+	// concurrent change of the session (its answer, its end) is never lost. 400
+	// `parameter_invalid` for bad metadata (nothing is written).
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with PATCH /v1/sessions/{id} (the `UpdateSession` operationId).
+	UpdateSession(ctx context.Context, id SessionPathID, body UpdateSessionJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// CreateSessionTokenWithBody Mint a participant token
 	//
@@ -6220,6 +6493,58 @@ func (c *Client) GetCall(ctx context.Context, id CallID, reqEditors ...RequestEd
 	return c.Client.Do(req)
 }
 
+// UpdateCallWithBody Update a call's metadata
+//
+// Changes the call's `metadata` (see `MetadataUpdate`: keys given are set, `""`
+// removes a key, `null` removes them all), while it rings, lasts or after it
+// ended; nothing else of a call record changes here. An inbound call has no
+// metadata until you set some here; an outbound call starts with a copy of its
+// session's, and the two change apart afterwards. `call.answered` and `call.ended`
+// echo the call's metadata as it is then. The write is conditional on the record
+// as read, so a concurrent change of the call is never lost. 400
+// `parameter_invalid` for bad metadata (nothing is written).
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with PATCH /v1/calls/{id} (the `UpdateCall` operationId).
+func (c *Client) UpdateCallWithBody(ctx context.Context, id CallID, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewUpdateCallRequestWithBody(c.Server, id, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// UpdateCall Update a call's metadata
+//
+// Changes the call's `metadata` (see `MetadataUpdate`: keys given are set, `""`
+// removes a key, `null` removes them all), while it rings, lasts or after it
+// ended; nothing else of a call record changes here. An inbound call has no
+// metadata until you set some here; an outbound call starts with a copy of its
+// session's, and the two change apart afterwards. `call.answered` and `call.ended`
+// echo the call's metadata as it is then. The write is conditional on the record
+// as read, so a concurrent change of the call is never lost. 400
+// `parameter_invalid` for bad metadata (nothing is written).
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with PATCH /v1/calls/{id} (the `UpdateCall` operationId).
+func (c *Client) UpdateCall(ctx context.Context, id CallID, body UpdateCallJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewUpdateCallRequest(c.Server, id, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // AnswerCallWithBody Decide a ringing call on a customer_decides line
 //
 // The API way to answer `call.incoming` (the other is the webhook's response body).
@@ -6523,12 +6848,14 @@ func (c *Client) ListSessions(ctx context.Context, params *ListSessionsParams, r
 // The token has its own LiveKit identity (`participant_identity`); more tokens come from `POST /v1/sessions/{id}/tokens`.
 // Unlike the other POSTs, this one refuses unknown query parameters.
 // 400: `parameter_missing` (`platform_handle`; `assistant_id` when `mode` is
-// `assistant`), `parameter_invalid` (`platform_handle`, `media`, `mode`,
-// `line_id`; `assistant_id` given with mode `human`); 404 `resource_not_found`
-// (`param: line_id` or `assistant_id`); 409 `assistant_archived`,
-// `assistant_not_published`; 422 `no_line` when the account has no line; 502
-// `upstream_unavailable` when LiveKit or the platform failed (the session is then
-// `failed`).
+// `assistant`), `parameter_invalid` (`platform_handle` not of a form the line's
+// platform dials, `media`, `mode`, `line_id`; `assistant_id` given with mode
+// `human`); 403 `live_key_required` when an `sk_test_` key calls from a line that is
+// not on the `sim` platform; 404 `resource_not_found` (`param: line_id` or
+// `assistant_id`); 409 `assistant_archived`, `assistant_not_published`; 422 `no_line`
+// when the account has no line; 429 `concurrent_session_limit` when the account has
+// as many live sessions as its limit (or `rate_limited`); 502 `upstream_unavailable`
+// when LiveKit or the platform failed (the session is then `failed`).
 //
 // Takes any type of body and a specified content type.
 //
@@ -6557,12 +6884,14 @@ func (c *Client) CreateSessionWithBody(ctx context.Context, params *CreateSessio
 // The token has its own LiveKit identity (`participant_identity`); more tokens come from `POST /v1/sessions/{id}/tokens`.
 // Unlike the other POSTs, this one refuses unknown query parameters.
 // 400: `parameter_missing` (`platform_handle`; `assistant_id` when `mode` is
-// `assistant`), `parameter_invalid` (`platform_handle`, `media`, `mode`,
-// `line_id`; `assistant_id` given with mode `human`); 404 `resource_not_found`
-// (`param: line_id` or `assistant_id`); 409 `assistant_archived`,
-// `assistant_not_published`; 422 `no_line` when the account has no line; 502
-// `upstream_unavailable` when LiveKit or the platform failed (the session is then
-// `failed`).
+// `assistant`), `parameter_invalid` (`platform_handle` not of a form the line's
+// platform dials, `media`, `mode`, `line_id`; `assistant_id` given with mode
+// `human`); 403 `live_key_required` when an `sk_test_` key calls from a line that is
+// not on the `sim` platform; 404 `resource_not_found` (`param: line_id` or
+// `assistant_id`); 409 `assistant_archived`, `assistant_not_published`; 422 `no_line`
+// when the account has no line; 429 `concurrent_session_limit` when the account has
+// as many live sessions as its limit (or `rate_limited`); 502 `upstream_unavailable`
+// when LiveKit or the platform failed (the session is then `failed`).
 //
 // Takes a body of the `application/json` content type.
 //
@@ -6606,6 +6935,56 @@ func (c *Client) DeleteSession(ctx context.Context, id SessionPathID, reqEditors
 // Corresponds with GET /v1/sessions/{id} (the `GetSession` operationId).
 func (c *Client) GetSession(ctx context.Context, id SessionPathID, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewGetSessionRequest(c.Server, id)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// UpdateSessionWithBody Update a session's metadata
+//
+// Changes the session's `metadata` (see `MetadataUpdate`: keys given are set, `""`
+// removes a key, `null` removes them all), live or ended; nothing else of a
+// session changes here. The call's own metadata is left alone (`PATCH
+// /v1/calls/{id}` changes it). `call.ended` echoes the session's metadata as it
+// is when the call ends. The write is conditional on the session as read, so a
+// concurrent change of the session (its answer, its end) is never lost. 400
+// `parameter_invalid` for bad metadata (nothing is written).
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with PATCH /v1/sessions/{id} (the `UpdateSession` operationId).
+func (c *Client) UpdateSessionWithBody(ctx context.Context, id SessionPathID, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewUpdateSessionRequestWithBody(c.Server, id, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// UpdateSession Update a session's metadata
+//
+// Changes the session's `metadata` (see `MetadataUpdate`: keys given are set, `""`
+// removes a key, `null` removes them all), live or ended; nothing else of a
+// session changes here. The call's own metadata is left alone (`PATCH
+// /v1/calls/{id}` changes it). `call.ended` echoes the session's metadata as it
+// is when the call ends. The write is conditional on the session as read, so a
+// concurrent change of the session (its answer, its end) is never lost. 400
+// `parameter_invalid` for bad metadata (nothing is written).
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with PATCH /v1/sessions/{id} (the `UpdateSession` operationId).
+func (c *Client) UpdateSession(ctx context.Context, id SessionPathID, body UpdateSessionJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewUpdateSessionRequest(c.Server, id, body)
 	if err != nil {
 		return nil, err
 	}
@@ -7784,6 +8163,53 @@ func NewGetCallRequest(server string, id CallID) (*http.Request, error) {
 	return req, nil
 }
 
+// NewUpdateCallRequest calls the generic UpdateCall builder with application/json body
+func NewUpdateCallRequest(server string, id CallID, body UpdateCallJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewUpdateCallRequestWithBody(server, id, "application/json", bodyReader)
+}
+
+// NewUpdateCallRequestWithBody constructs an http.Request for the UpdateCall method, with any body, and a specified content type
+func NewUpdateCallRequestWithBody(server string, id CallID, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/calls/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPatch, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
 // NewAnswerCallRequest calls the generic AnswerCall builder with application/json body
 func NewAnswerCallRequest(server string, id CallID, params *AnswerCallParams, body AnswerCallJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
@@ -8414,6 +8840,53 @@ func NewGetSessionRequest(server string, id SessionPathID) (*http.Request, error
 	if err != nil {
 		return nil, err
 	}
+
+	return req, nil
+}
+
+// NewUpdateSessionRequest calls the generic UpdateSession builder with application/json body
+func NewUpdateSessionRequest(server string, id SessionPathID, body UpdateSessionJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewUpdateSessionRequestWithBody(server, id, "application/json", bodyReader)
+}
+
+// NewUpdateSessionRequestWithBody constructs an http.Request for the UpdateSession method, with any body, and a specified content type
+func NewUpdateSessionRequestWithBody(server string, id SessionPathID, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/sessions/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPatch, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
 
 	return req, nil
 }
@@ -9135,6 +9608,38 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /v1/calls/{id} (the `GetCall` operationId).
 	GetCallWithResponse(ctx context.Context, id CallID, reqEditors ...RequestEditorFn) (*GetCallResponse, error)
 
+	// UpdateCallWithBodyWithResponse Update a call's metadata
+	//
+	// Changes the call's `metadata` (see `MetadataUpdate`: keys given are set, `""`
+	// removes a key, `null` removes them all), while it rings, lasts or after it
+	// ended; nothing else of a call record changes here. An inbound call has no
+	// metadata until you set some here; an outbound call starts with a copy of its
+	// session's, and the two change apart afterwards. `call.answered` and `call.ended`
+	// echo the call's metadata as it is then. The write is conditional on the record
+	// as read, so a concurrent change of the call is never lost. 400
+	// `parameter_invalid` for bad metadata (nothing is written).
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PATCH /v1/calls/{id} (the `UpdateCall` operationId).
+	UpdateCallWithBodyWithResponse(ctx context.Context, id CallID, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*UpdateCallResponse, error)
+
+	// UpdateCallWithResponse Update a call's metadata
+	//
+	// Changes the call's `metadata` (see `MetadataUpdate`: keys given are set, `""`
+	// removes a key, `null` removes them all), while it rings, lasts or after it
+	// ended; nothing else of a call record changes here. An inbound call has no
+	// metadata until you set some here; an outbound call starts with a copy of its
+	// session's, and the two change apart afterwards. `call.answered` and `call.ended`
+	// echo the call's metadata as it is then. The write is conditional on the record
+	// as read, so a concurrent change of the call is never lost. 400
+	// `parameter_invalid` for bad metadata (nothing is written).
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PATCH /v1/calls/{id} (the `UpdateCall` operationId).
+	UpdateCallWithResponse(ctx context.Context, id CallID, body UpdateCallJSONRequestBody, reqEditors ...RequestEditorFn) (*UpdateCallResponse, error)
+
 	// AnswerCallWithBodyWithResponse Decide a ringing call on a customer_decides line
 	//
 	// The API way to answer `call.incoming` (the other is the webhook's response body).
@@ -9318,12 +9823,14 @@ type ClientWithResponsesInterface interface {
 	// The token has its own LiveKit identity (`participant_identity`); more tokens come from `POST /v1/sessions/{id}/tokens`.
 	// Unlike the other POSTs, this one refuses unknown query parameters.
 	// 400: `parameter_missing` (`platform_handle`; `assistant_id` when `mode` is
-	// `assistant`), `parameter_invalid` (`platform_handle`, `media`, `mode`,
-	// `line_id`; `assistant_id` given with mode `human`); 404 `resource_not_found`
-	// (`param: line_id` or `assistant_id`); 409 `assistant_archived`,
-	// `assistant_not_published`; 422 `no_line` when the account has no line; 502
-	// `upstream_unavailable` when LiveKit or the platform failed (the session is then
-	// `failed`).
+	// `assistant`), `parameter_invalid` (`platform_handle` not of a form the line's
+	// platform dials, `media`, `mode`, `line_id`; `assistant_id` given with mode
+	// `human`); 403 `live_key_required` when an `sk_test_` key calls from a line that is
+	// not on the `sim` platform; 404 `resource_not_found` (`param: line_id` or
+	// `assistant_id`); 409 `assistant_archived`, `assistant_not_published`; 422 `no_line`
+	// when the account has no line; 429 `concurrent_session_limit` when the account has
+	// as many live sessions as its limit (or `rate_limited`); 502 `upstream_unavailable`
+	// when LiveKit or the platform failed (the session is then `failed`).
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -9342,12 +9849,14 @@ type ClientWithResponsesInterface interface {
 	// The token has its own LiveKit identity (`participant_identity`); more tokens come from `POST /v1/sessions/{id}/tokens`.
 	// Unlike the other POSTs, this one refuses unknown query parameters.
 	// 400: `parameter_missing` (`platform_handle`; `assistant_id` when `mode` is
-	// `assistant`), `parameter_invalid` (`platform_handle`, `media`, `mode`,
-	// `line_id`; `assistant_id` given with mode `human`); 404 `resource_not_found`
-	// (`param: line_id` or `assistant_id`); 409 `assistant_archived`,
-	// `assistant_not_published`; 422 `no_line` when the account has no line; 502
-	// `upstream_unavailable` when LiveKit or the platform failed (the session is then
-	// `failed`).
+	// `assistant`), `parameter_invalid` (`platform_handle` not of a form the line's
+	// platform dials, `media`, `mode`, `line_id`; `assistant_id` given with mode
+	// `human`); 403 `live_key_required` when an `sk_test_` key calls from a line that is
+	// not on the `sim` platform; 404 `resource_not_found` (`param: line_id` or
+	// `assistant_id`); 409 `assistant_archived`, `assistant_not_published`; 422 `no_line`
+	// when the account has no line; 429 `concurrent_session_limit` when the account has
+	// as many live sessions as its limit (or `rate_limited`); 502 `upstream_unavailable`
+	// when LiveKit or the platform failed (the session is then `failed`).
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -9374,6 +9883,36 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with GET /v1/sessions/{id} (the `GetSession` operationId).
 	GetSessionWithResponse(ctx context.Context, id SessionPathID, reqEditors ...RequestEditorFn) (*GetSessionResponse, error)
+
+	// UpdateSessionWithBodyWithResponse Update a session's metadata
+	//
+	// Changes the session's `metadata` (see `MetadataUpdate`: keys given are set, `""`
+	// removes a key, `null` removes them all), live or ended; nothing else of a
+	// session changes here. The call's own metadata is left alone (`PATCH
+	// /v1/calls/{id}` changes it). `call.ended` echoes the session's metadata as it
+	// is when the call ends. The write is conditional on the session as read, so a
+	// concurrent change of the session (its answer, its end) is never lost. 400
+	// `parameter_invalid` for bad metadata (nothing is written).
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PATCH /v1/sessions/{id} (the `UpdateSession` operationId).
+	UpdateSessionWithBodyWithResponse(ctx context.Context, id SessionPathID, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*UpdateSessionResponse, error)
+
+	// UpdateSessionWithResponse Update a session's metadata
+	//
+	// Changes the session's `metadata` (see `MetadataUpdate`: keys given are set, `""`
+	// removes a key, `null` removes them all), live or ended; nothing else of a
+	// session changes here. The call's own metadata is left alone (`PATCH
+	// /v1/calls/{id}` changes it). `call.ended` echoes the session's metadata as it
+	// is when the call ends. The write is conditional on the session as read, so a
+	// concurrent change of the session (its answer, its end) is never lost. 400
+	// `parameter_invalid` for bad metadata (nothing is written).
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PATCH /v1/sessions/{id} (the `UpdateSession` operationId).
+	UpdateSessionWithResponse(ctx context.Context, id SessionPathID, body UpdateSessionJSONRequestBody, reqEditors ...RequestEditorFn) (*UpdateSessionResponse, error)
 
 	// CreateSessionTokenWithBodyWithResponse Mint a participant token
 	//
@@ -12054,6 +12593,153 @@ func (r GetCallResponse) ContentType() string {
 	return ""
 }
 
+// UpdateCallResponse200Headers the declared response headers of an HTTP 200 response for UpdateCall
+type UpdateCallResponse200Headers struct {
+	RequestId RequestID
+}
+
+// UpdateCallResponse400Headers the declared response headers of an HTTP 400 response for UpdateCall
+type UpdateCallResponse400Headers struct {
+	RequestId RequestID
+}
+
+// UpdateCallResponse401Headers the declared response headers of an HTTP 401 response for UpdateCall
+type UpdateCallResponse401Headers struct {
+	RequestId RequestID
+}
+
+// UpdateCallResponse404Headers the declared response headers of an HTTP 404 response for UpdateCall
+type UpdateCallResponse404Headers struct {
+	RequestId RequestID
+}
+
+// UpdateCallResponse413Headers the declared response headers of an HTTP 413 response for UpdateCall
+type UpdateCallResponse413Headers struct {
+	RequestId RequestID
+}
+
+// UpdateCallResponse415Headers the declared response headers of an HTTP 415 response for UpdateCall
+type UpdateCallResponse415Headers struct {
+	RequestId RequestID
+}
+
+// UpdateCallResponse429Headers the declared response headers of an HTTP 429 response for UpdateCall
+type UpdateCallResponse429Headers struct {
+	RequestId  RequestID
+	RetryAfter int
+}
+
+// UpdateCallResponse500Headers the declared response headers of an HTTP 500 response for UpdateCall
+type UpdateCallResponse500Headers struct {
+	RequestId RequestID
+}
+
+type UpdateCallResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *Call
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *PayloadTooLarge
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *UnsupportedMediaType
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *UpdateCallResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *UpdateCallResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *UpdateCallResponse401Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *UpdateCallResponse404Headers
+	// Headers413 the parsed response headers for an HTTP 413 response
+	Headers413 *UpdateCallResponse413Headers
+	// Headers415 the parsed response headers for an HTTP 415 response
+	Headers415 *UpdateCallResponse415Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *UpdateCallResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *UpdateCallResponse500Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r UpdateCallResponse) GetJSON200() *Call {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r UpdateCallResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r UpdateCallResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r UpdateCallResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r UpdateCallResponse) GetJSON413() *PayloadTooLarge {
+	return r.JSON413
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r UpdateCallResponse) GetJSON415() *UnsupportedMediaType {
+	return r.JSON415
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r UpdateCallResponse) GetJSON429() *RateLimited {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r UpdateCallResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r UpdateCallResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r UpdateCallResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r UpdateCallResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r UpdateCallResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // AnswerCallResponse200Headers the declared response headers of an HTTP 200 response for AnswerCall
 type AnswerCallResponse200Headers struct {
 	IdempotentReplayed *string
@@ -13480,6 +14166,12 @@ type CreateSessionResponse401Headers struct {
 	RequestId RequestID
 }
 
+// CreateSessionResponse403Headers the declared response headers of an HTTP 403 response for CreateSession
+type CreateSessionResponse403Headers struct {
+	IdempotentReplayed *string
+	RequestId          RequestID
+}
+
 // CreateSessionResponse404Headers the declared response headers of an HTTP 404 response for CreateSession
 type CreateSessionResponse404Headers struct {
 	IdempotentReplayed *string
@@ -13511,7 +14203,7 @@ type CreateSessionResponse422Headers struct {
 // CreateSessionResponse429Headers the declared response headers of an HTTP 429 response for CreateSession
 type CreateSessionResponse429Headers struct {
 	RequestId  RequestID
-	RetryAfter int
+	RetryAfter *int
 }
 
 // CreateSessionResponse500Headers the declared response headers of an HTTP 500 response for CreateSession
@@ -13534,6 +14226,8 @@ type CreateSessionResponse struct {
 	JSON400 *BadRequestPost
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *LiveKeyRequired
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *NotFoundPost
 	// JSON409 the response for an HTTP 409 `application/json` response
@@ -13545,7 +14239,7 @@ type CreateSessionResponse struct {
 	// JSON422 the response for an HTTP 422 `application/json` response
 	JSON422 *UnprocessablePost
 	// JSON429 the response for an HTTP 429 `application/json` response
-	JSON429 *RateLimited
+	JSON429 *SessionLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
 	// JSON502 the response for an HTTP 502 `application/json` response
@@ -13556,6 +14250,8 @@ type CreateSessionResponse struct {
 	Headers400 *CreateSessionResponse400Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *CreateSessionResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *CreateSessionResponse403Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *CreateSessionResponse404Headers
 	// Headers409 the parsed response headers for an HTTP 409 response
@@ -13589,6 +14285,11 @@ func (r CreateSessionResponse) GetJSON401() *Unauthorized {
 	return r.JSON401
 }
 
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r CreateSessionResponse) GetJSON403() *LiveKeyRequired {
+	return r.JSON403
+}
+
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
 func (r CreateSessionResponse) GetJSON404() *NotFoundPost {
 	return r.JSON404
@@ -13615,7 +14316,7 @@ func (r CreateSessionResponse) GetJSON422() *UnprocessablePost {
 }
 
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
-func (r CreateSessionResponse) GetJSON429() *RateLimited {
+func (r CreateSessionResponse) GetJSON429() *SessionLimited {
 	return r.JSON429
 }
 
@@ -13946,6 +14647,153 @@ func (r GetSessionResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r GetSessionResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// UpdateSessionResponse200Headers the declared response headers of an HTTP 200 response for UpdateSession
+type UpdateSessionResponse200Headers struct {
+	RequestId RequestID
+}
+
+// UpdateSessionResponse400Headers the declared response headers of an HTTP 400 response for UpdateSession
+type UpdateSessionResponse400Headers struct {
+	RequestId RequestID
+}
+
+// UpdateSessionResponse401Headers the declared response headers of an HTTP 401 response for UpdateSession
+type UpdateSessionResponse401Headers struct {
+	RequestId RequestID
+}
+
+// UpdateSessionResponse404Headers the declared response headers of an HTTP 404 response for UpdateSession
+type UpdateSessionResponse404Headers struct {
+	RequestId RequestID
+}
+
+// UpdateSessionResponse413Headers the declared response headers of an HTTP 413 response for UpdateSession
+type UpdateSessionResponse413Headers struct {
+	RequestId RequestID
+}
+
+// UpdateSessionResponse415Headers the declared response headers of an HTTP 415 response for UpdateSession
+type UpdateSessionResponse415Headers struct {
+	RequestId RequestID
+}
+
+// UpdateSessionResponse429Headers the declared response headers of an HTTP 429 response for UpdateSession
+type UpdateSessionResponse429Headers struct {
+	RequestId  RequestID
+	RetryAfter int
+}
+
+// UpdateSessionResponse500Headers the declared response headers of an HTTP 500 response for UpdateSession
+type UpdateSessionResponse500Headers struct {
+	RequestId RequestID
+}
+
+type UpdateSessionResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *Session
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *PayloadTooLarge
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *UnsupportedMediaType
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *UpdateSessionResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *UpdateSessionResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *UpdateSessionResponse401Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *UpdateSessionResponse404Headers
+	// Headers413 the parsed response headers for an HTTP 413 response
+	Headers413 *UpdateSessionResponse413Headers
+	// Headers415 the parsed response headers for an HTTP 415 response
+	Headers415 *UpdateSessionResponse415Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *UpdateSessionResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *UpdateSessionResponse500Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r UpdateSessionResponse) GetJSON200() *Session {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r UpdateSessionResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r UpdateSessionResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r UpdateSessionResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r UpdateSessionResponse) GetJSON413() *PayloadTooLarge {
+	return r.JSON413
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r UpdateSessionResponse) GetJSON415() *UnsupportedMediaType {
+	return r.JSON415
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r UpdateSessionResponse) GetJSON429() *RateLimited {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r UpdateSessionResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r UpdateSessionResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r UpdateSessionResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r UpdateSessionResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r UpdateSessionResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -15614,6 +16462,50 @@ func (c *ClientWithResponses) GetCallWithResponse(ctx context.Context, id CallID
 	return ParseGetCallResponse(rsp)
 }
 
+// UpdateCallWithBodyWithResponse Update a call's metadata
+//
+// Changes the call's `metadata` (see `MetadataUpdate`: keys given are set, `""`
+// removes a key, `null` removes them all), while it rings, lasts or after it
+// ended; nothing else of a call record changes here. An inbound call has no
+// metadata until you set some here; an outbound call starts with a copy of its
+// session's, and the two change apart afterwards. `call.answered` and `call.ended`
+// echo the call's metadata as it is then. The write is conditional on the record
+// as read, so a concurrent change of the call is never lost. 400
+// `parameter_invalid` for bad metadata (nothing is written).
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PATCH /v1/calls/{id} (the `UpdateCall` operationId).
+func (c *ClientWithResponses) UpdateCallWithBodyWithResponse(ctx context.Context, id CallID, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*UpdateCallResponse, error) {
+	rsp, err := c.UpdateCallWithBody(ctx, id, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseUpdateCallResponse(rsp)
+}
+
+// UpdateCallWithResponse Update a call's metadata
+//
+// Changes the call's `metadata` (see `MetadataUpdate`: keys given are set, `""`
+// removes a key, `null` removes them all), while it rings, lasts or after it
+// ended; nothing else of a call record changes here. An inbound call has no
+// metadata until you set some here; an outbound call starts with a copy of its
+// session's, and the two change apart afterwards. `call.answered` and `call.ended`
+// echo the call's metadata as it is then. The write is conditional on the record
+// as read, so a concurrent change of the call is never lost. 400
+// `parameter_invalid` for bad metadata (nothing is written).
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PATCH /v1/calls/{id} (the `UpdateCall` operationId).
+func (c *ClientWithResponses) UpdateCallWithResponse(ctx context.Context, id CallID, body UpdateCallJSONRequestBody, reqEditors ...RequestEditorFn) (*UpdateCallResponse, error) {
+	rsp, err := c.UpdateCall(ctx, id, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseUpdateCallResponse(rsp)
+}
+
 // AnswerCallWithBodyWithResponse Decide a ringing call on a customer_decides line
 //
 // The API way to answer `call.incoming` (the other is the webhook's response body).
@@ -15875,12 +16767,14 @@ func (c *ClientWithResponses) ListSessionsWithResponse(ctx context.Context, para
 // The token has its own LiveKit identity (`participant_identity`); more tokens come from `POST /v1/sessions/{id}/tokens`.
 // Unlike the other POSTs, this one refuses unknown query parameters.
 // 400: `parameter_missing` (`platform_handle`; `assistant_id` when `mode` is
-// `assistant`), `parameter_invalid` (`platform_handle`, `media`, `mode`,
-// `line_id`; `assistant_id` given with mode `human`); 404 `resource_not_found`
-// (`param: line_id` or `assistant_id`); 409 `assistant_archived`,
-// `assistant_not_published`; 422 `no_line` when the account has no line; 502
-// `upstream_unavailable` when LiveKit or the platform failed (the session is then
-// `failed`).
+// `assistant`), `parameter_invalid` (`platform_handle` not of a form the line's
+// platform dials, `media`, `mode`, `line_id`; `assistant_id` given with mode
+// `human`); 403 `live_key_required` when an `sk_test_` key calls from a line that is
+// not on the `sim` platform; 404 `resource_not_found` (`param: line_id` or
+// `assistant_id`); 409 `assistant_archived`, `assistant_not_published`; 422 `no_line`
+// when the account has no line; 429 `concurrent_session_limit` when the account has
+// as many live sessions as its limit (or `rate_limited`); 502 `upstream_unavailable`
+// when LiveKit or the platform failed (the session is then `failed`).
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -15905,12 +16799,14 @@ func (c *ClientWithResponses) CreateSessionWithBodyWithResponse(ctx context.Cont
 // The token has its own LiveKit identity (`participant_identity`); more tokens come from `POST /v1/sessions/{id}/tokens`.
 // Unlike the other POSTs, this one refuses unknown query parameters.
 // 400: `parameter_missing` (`platform_handle`; `assistant_id` when `mode` is
-// `assistant`), `parameter_invalid` (`platform_handle`, `media`, `mode`,
-// `line_id`; `assistant_id` given with mode `human`); 404 `resource_not_found`
-// (`param: line_id` or `assistant_id`); 409 `assistant_archived`,
-// `assistant_not_published`; 422 `no_line` when the account has no line; 502
-// `upstream_unavailable` when LiveKit or the platform failed (the session is then
-// `failed`).
+// `assistant`), `parameter_invalid` (`platform_handle` not of a form the line's
+// platform dials, `media`, `mode`, `line_id`; `assistant_id` given with mode
+// `human`); 403 `live_key_required` when an `sk_test_` key calls from a line that is
+// not on the `sim` platform; 404 `resource_not_found` (`param: line_id` or
+// `assistant_id`); 409 `assistant_archived`, `assistant_not_published`; 422 `no_line`
+// when the account has no line; 429 `concurrent_session_limit` when the account has
+// as many live sessions as its limit (or `rate_limited`); 502 `upstream_unavailable`
+// when LiveKit or the platform failed (the session is then `failed`).
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -15954,6 +16850,48 @@ func (c *ClientWithResponses) GetSessionWithResponse(ctx context.Context, id Ses
 		return nil, err
 	}
 	return ParseGetSessionResponse(rsp)
+}
+
+// UpdateSessionWithBodyWithResponse Update a session's metadata
+//
+// Changes the session's `metadata` (see `MetadataUpdate`: keys given are set, `""`
+// removes a key, `null` removes them all), live or ended; nothing else of a
+// session changes here. The call's own metadata is left alone (`PATCH
+// /v1/calls/{id}` changes it). `call.ended` echoes the session's metadata as it
+// is when the call ends. The write is conditional on the session as read, so a
+// concurrent change of the session (its answer, its end) is never lost. 400
+// `parameter_invalid` for bad metadata (nothing is written).
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PATCH /v1/sessions/{id} (the `UpdateSession` operationId).
+func (c *ClientWithResponses) UpdateSessionWithBodyWithResponse(ctx context.Context, id SessionPathID, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*UpdateSessionResponse, error) {
+	rsp, err := c.UpdateSessionWithBody(ctx, id, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseUpdateSessionResponse(rsp)
+}
+
+// UpdateSessionWithResponse Update a session's metadata
+//
+// Changes the session's `metadata` (see `MetadataUpdate`: keys given are set, `""`
+// removes a key, `null` removes them all), live or ended; nothing else of a
+// session changes here. The call's own metadata is left alone (`PATCH
+// /v1/calls/{id}` changes it). `call.ended` echoes the session's metadata as it
+// is when the call ends. The write is conditional on the session as read, so a
+// concurrent change of the session (its answer, its end) is never lost. 400
+// `parameter_invalid` for bad metadata (nothing is written).
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PATCH /v1/sessions/{id} (the `UpdateSession` operationId).
+func (c *ClientWithResponses) UpdateSessionWithResponse(ctx context.Context, id SessionPathID, body UpdateSessionJSONRequestBody, reqEditors ...RequestEditorFn) (*UpdateSessionResponse, error) {
+	rsp, err := c.UpdateSession(ctx, id, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseUpdateSessionResponse(rsp)
 }
 
 // CreateSessionTokenWithBodyWithResponse Mint a participant token
@@ -19222,6 +20160,171 @@ func ParseGetCallResponse(rsp *http.Response) (*GetCallResponse, error) {
 	return response, nil
 }
 
+// ParseUpdateCallResponse parses an HTTP response from a UpdateCallWithResponse call
+func ParseUpdateCallResponse(rsp *http.Response) (*UpdateCallResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &UpdateCallResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest Call
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest PayloadTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest UnsupportedMediaType
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers UpdateCallResponse200Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers UpdateCallResponse400Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers UpdateCallResponse401Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 404:
+		var headers UpdateCallResponse404Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 413:
+		var headers UpdateCallResponse413Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers413 = &headers
+	case rsp.StatusCode == 415:
+		var headers UpdateCallResponse415Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers415 = &headers
+	case rsp.StatusCode == 429:
+		var headers UpdateCallResponse429Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers UpdateCallResponse500Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers500 = &headers
+	}
+
+	return response, nil
+}
+
 // ParseAnswerCallResponse parses an HTTP response from a AnswerCallWithResponse call
 func ParseAnswerCallResponse(rsp *http.Response) (*AnswerCallResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -20939,6 +22042,13 @@ func ParseCreateSessionResponse(rsp *http.Response) (*CreateSessionResponse, err
 		}
 		response.JSON401 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest LiveKeyRequired
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
 		var dest NotFoundPost
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -20975,7 +22085,7 @@ func ParseCreateSessionResponse(rsp *http.Response) (*CreateSessionResponse, err
 		response.JSON422 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
-		var dest RateLimited
+		var dest SessionLimited
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -21042,6 +22152,23 @@ func ParseCreateSessionResponse(rsp *http.Response) (*CreateSessionResponse, err
 			headers.RequestId = value
 		}
 		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers CreateSessionResponse403Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers403 = &headers
 	case rsp.StatusCode == 404:
 		var headers CreateSessionResponse404Headers
 		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
@@ -21124,10 +22251,10 @@ func ParseCreateSessionResponse(rsp *http.Response) (*CreateSessionResponse, err
 		}
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
-			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.RetryAfter = value
+			headers.RetryAfter = &value
 		}
 		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
@@ -21479,6 +22606,171 @@ func ParseGetSessionResponse(rsp *http.Response) (*GetSessionResponse, error) {
 		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers GetSessionResponse500Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers500 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseUpdateSessionResponse parses an HTTP response from a UpdateSessionWithResponse call
+func ParseUpdateSessionResponse(rsp *http.Response) (*UpdateSessionResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &UpdateSessionResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest Session
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest PayloadTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest UnsupportedMediaType
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers UpdateSessionResponse200Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers UpdateSessionResponse400Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers UpdateSessionResponse401Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 404:
+		var headers UpdateSessionResponse404Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 413:
+		var headers UpdateSessionResponse413Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers413 = &headers
+	case rsp.StatusCode == 415:
+		var headers UpdateSessionResponse415Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers415 = &headers
+	case rsp.StatusCode == 429:
+		var headers UpdateSessionResponse429Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers UpdateSessionResponse500Headers
 		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
 			var value RequestID
 			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {

@@ -22,6 +22,10 @@ type Account struct {
 	Name       string    `json:"name"`
 	BrandColor string    `json:"brand_color"`
 	CreatedAt  time.Time `json:"created_at"`
+	// MaxConcurrentSessions is the account's own limit of live sessions, set by the
+	// operator (`bridgeline admin account limits`); nil is the deployment's
+	// MAX_CONCURRENT_SESSIONS.
+	MaxConcurrentSessions *int `json:"max_concurrent_sessions,omitempty"`
 }
 
 // Key is an API key as stored: its hash, never its text.
@@ -47,17 +51,19 @@ func (k Key) Live() bool { return strings.HasPrefix(k.Prefix, "sk_live_") }
 
 // Store keeps accounts and key hashes.
 //
-// Errors: GetAccount, AccountByKeyHash, KeyByHash, GetKey and RevokeKey return
+// Errors: GetAccount, KeyAndAccount, KeyByHash, GetKey and RevokeKey return
 // apierr.ErrNotFound; CreateAccount and AddKey return apierr.ErrConflict when the id or
-// hash exists. AccountByKeyHash finds no account for a revoked key.
+// hash exists.
 type Store interface {
 	CreateAccount(ctx context.Context, a Account, k Key) error
 	GetAccount(ctx context.Context, id string) (Account, error)
 	AddKey(ctx context.Context, k Key) error
-	AccountByKeyHash(ctx context.Context, hash string) (Account, error)
 
-	// KeyByHash reads a key, revoked or not, by its hash (authentication).
+	// KeyByHash reads a key, revoked or not, by its hash.
 	KeyByHash(ctx context.Context, hash string) (Key, error)
+	// KeyAndAccount reads a key, revoked or not, by its hash, with its account
+	// (authentication): one read where the store can join them.
+	KeyAndAccount(ctx context.Context, hash string) (Key, Account, error)
 	// GetKey reads one of an account's keys by id, revoked or not.
 	GetKey(ctx context.Context, accountID, keyID string) (Key, error)
 	// ListKeys lists an account's keys that are not revoked, oldest first.

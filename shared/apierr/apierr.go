@@ -46,7 +46,13 @@ const (
 	CodeIdempotencyKeyInvalid   = "idempotency_key_invalid"
 	CodeUpstreamUnavailable     = "upstream_unavailable"
 	CodeURLNotAllowed           = "url_not_allowed"
-	CodeInternal                = "internal_error"
+	// CodeConcurrentSessionLimit: the account has as many live sessions as its limit
+	// allows (MAX_CONCURRENT_SESSIONS, or its own); one must end before another starts.
+	CodeConcurrentSessionLimit = "concurrent_session_limit"
+	// CodeLiveKeyRequired: an sk_test_ key asked for a call on a real calling platform;
+	// test keys place calls only through the sim.
+	CodeLiveKeyRequired = "live_key_required"
+	CodeInternal        = "internal_error"
 )
 
 // Error types, as API.md names them.
@@ -97,6 +103,8 @@ var table = map[string]kind{
 	CodeIdempotencyKeyInvalid:   {http.StatusBadRequest, TypeIdempotency},
 	CodeUpstreamUnavailable:     {http.StatusBadGateway, TypeUpstream},
 	CodeURLNotAllowed:           {http.StatusBadRequest, TypeInvalidRequest},
+	CodeConcurrentSessionLimit:  {http.StatusTooManyRequests, TypeRateLimit},
+	CodeLiveKeyRequired:         {http.StatusForbidden, TypeInvalidRequest},
 	CodeInternal:                {http.StatusInternalServerError, TypeAPI},
 }
 

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/bridgeline/bridgeline/shared/listing"
+	"github.com/bridgeline/bridgeline/shared/metadata"
 	"github.com/bridgeline/bridgeline/shared/persona"
 )
 
@@ -71,6 +72,9 @@ type Assistant struct {
 	VersionCount int `json:"version_count"`
 	// AssignedLines counts lines assigned to this assistant; archive needs it at zero.
 	AssignedLines int `json:"assigned_lines"`
+	// Metadata is the customer's key-value pairs (shared/metadata); not part of the
+	// draft or of any version.
+	Metadata metadata.Metadata `json:"metadata,omitempty"`
 	// Revision increases on every write; writes are conditional on the revision read.
 	Revision  int64     `json:"revision"`
 	CreatedAt time.Time `json:"created_at"`

@@ -12,6 +12,7 @@ import (
 	"github.com/bridgeline/bridgeline/shared/apierr"
 	"github.com/bridgeline/bridgeline/shared/ident"
 	"github.com/bridgeline/bridgeline/shared/listing"
+	"github.com/bridgeline/bridgeline/shared/metadata"
 	"github.com/bridgeline/bridgeline/shared/persona"
 )
 
@@ -35,6 +36,9 @@ type Fields struct {
 	Framing      *persona.Framing
 	Voice        *string
 	Model        *string
+	// Metadata changes the assistant's metadata (on create, the whole of it); nil leaves
+	// it alone.
+	Metadata *metadata.Patch
 }
 
 // Service applies the assistant rules on top of a Store.
@@ -62,7 +66,9 @@ func (s *Service) Create(ctx context.Context, accountID string, f Fields) (Assis
 		ID: ident.New("asst"), AccountID: accountID, Status: StatusActive,
 		Draft: Draft{Framing: persona.DefaultFraming}, Revision: 1, CreatedAt: now, UpdatedAt: now,
 	}
-	f.apply(&a)
+	if err := f.apply(&a); err != nil {
+		return Assistant{}, err
+	}
 	if err := s.Store.CreateAssistant(ctx, a); err != nil {
 		return Assistant{}, fmt.Errorf("create assistant: %w", err)
 	}
@@ -114,8 +120,7 @@ func (s *Service) Update(ctx context.Context, accountID, id string, f Fields) (A
 		if a.Status == StatusArchived {
 			return archived(id)
 		}
-		f.apply(a)
-		return nil
+		return f.apply(a)
 	})
 }
 
@@ -300,6 +305,9 @@ func (f Fields) validate(voices []persona.Voice) error {
 			return err
 		}
 	}
+	if f.Metadata != nil {
+		return f.Metadata.Validate()
+	}
 	return nil
 }
 
@@ -335,7 +343,9 @@ func validModel(m string) error {
 	return nil
 }
 
-func (f Fields) apply(a *Assistant) {
+// apply lays validated fields on a; only the metadata's count can still fail, against
+// the metadata a holds.
+func (f Fields) apply(a *Assistant) error {
 	if f.Name != nil {
 		a.Name = *f.Name
 	}
@@ -357,6 +367,14 @@ func (f Fields) apply(a *Assistant) {
 	if f.Model != nil {
 		a.Draft.Model = *f.Model
 	}
+	if f.Metadata != nil {
+		m, err := f.Metadata.Apply(a.Metadata)
+		if err != nil {
+			return err
+		}
+		a.Metadata = m
+	}
+	return nil
 }
 
 func maxLen(param, s string, n int) error {

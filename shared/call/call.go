@@ -10,6 +10,7 @@ import (
 
 	"github.com/bridgeline/bridgeline/events/callevent"
 	"github.com/bridgeline/bridgeline/shared/listing"
+	"github.com/bridgeline/bridgeline/shared/metadata"
 	"github.com/bridgeline/bridgeline/shared/persona"
 )
 
@@ -57,6 +58,9 @@ const (
 	ReasonAssistantHangup = "assistant_hangup"
 	// ReasonAssistantUnavailable: no persona worker took the call in time (none free).
 	ReasonAssistantUnavailable = "assistant_unavailable"
+	// ReasonConcurrentSessionLimit: an inbound call declined because its account had as
+	// many live sessions as its limit allows.
+	ReasonConcurrentSessionLimit = "concurrent_session_limit"
 )
 
 // Who ended a call.
@@ -117,6 +121,10 @@ type Call struct {
 	// AssistantReport is ReportReceived or ReportMissing once known; "" is pending.
 	AssistantReport string `json:"assistant_report,omitempty"`
 
+	// Metadata is the customer's key-value pairs (shared/metadata): a copy of its
+	// session's for an outbound call, none at first for an inbound one.
+	Metadata metadata.Metadata `json:"metadata,omitempty"`
+
 	// Revision increases on every write; writes are conditional on the revision read.
 	Revision int64 `json:"revision"`
 }
@@ -152,8 +160,15 @@ func (c *Call) End(status, reason, by string, t time.Time, newEventID func() str
 }
 
 // EndedEvent is the call.ended event of an ended call, created at: at End, or later when
-// the event was held for an assistant's final report.
+// the event was held for an assistant's final report. A call in a session takes
+// SessionEndedEvent instead, which echoes the session's metadata too.
 func (c Call) EndedEvent(eventID string, at time.Time) callevent.Event {
+	return c.SessionEndedEvent(eventID, at, nil)
+}
+
+// SessionEndedEvent is EndedEvent for a call in a session whose metadata is
+// sessionMetadata.
+func (c Call) SessionEndedEvent(eventID string, at time.Time, sessionMetadata metadata.Metadata) callevent.Event {
 	var endedAt time.Time
 	if c.EndedAt != nil {
 		endedAt = *c.EndedAt
@@ -166,6 +181,7 @@ func (c Call) EndedEvent(eventID string, at time.Time) callevent.Event {
 		CallID: c.ID, SessionID: c.SessionID, LineID: c.LineID, Direction: c.Direction, From: c.From, To: c.To,
 		Media: c.Media, HandledBy: c.HandledBy, StartedAt: c.StartedAt, AnsweredAt: c.AnsweredAt, EndedAt: endedAt,
 		DurationMS: d, EndReason: c.EndReason, EndedBy: c.EndedBy, Decision: c.Decision, DecisionSource: c.DecisionSource,
+		Metadata: c.Metadata, SessionMetadata: sessionMetadata,
 	})
 }
 
@@ -173,7 +189,7 @@ func (c Call) EndedEvent(eventID string, at time.Time) callevent.Event {
 func (c Call) AnsweredEvent(eventID string) callevent.Event {
 	return c.event(callevent.TypeCallAnswered, eventID, *c.AnsweredAt, callevent.CallAnswered{
 		CallID: c.ID, SessionID: c.SessionID, LineID: c.LineID, Direction: c.Direction, HandledBy: c.HandledBy,
-		AnsweredAt: *c.AnsweredAt, Decision: c.Decision, DecisionSource: c.DecisionSource,
+		AnsweredAt: *c.AnsweredAt, Decision: c.Decision, DecisionSource: c.DecisionSource, Metadata: c.Metadata,
 	})
 }
 

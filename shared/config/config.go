@@ -60,6 +60,11 @@ type Config struct {
 	// first report of a persona worker; past it the call fails with assistant_unavailable
 	// (ASSISTANT_DISPATCH_TIMEOUT_SECONDS, 1-300, default 15).
 	AssistantDispatchTimeout time.Duration
+	// MaxConcurrentSessions is an account's limit of live sessions (ringing or active,
+	// outbound or inbound) unless the operator gave the account its own
+	// (MAX_CONCURRENT_SESSIONS, 1-10000, default 20). Over it POST /v1/sessions answers
+	// 429 concurrent_session_limit and an inbound call is declined.
+	MaxConcurrentSessions int
 	// SweepWindow is how long one invocation of the AWS session-sweeper sweeps
 	// (SWEEP_WINDOW_SECONDS, 1-900, default 60); the local stack sweeps all the time.
 	SweepWindow time.Duration
@@ -83,7 +88,7 @@ func Defaults() Config {
 		LiveKitPort: 7880, LiveKitTCPPort: 7881, LiveKitUDPPort: 7882,
 		LiveKitAPIKey: "devkey", LiveKitSecret: "bridgeline-dev-secret-change-me-0123456789",
 		PersonaWorkers: 1, MaxSession: 60 * time.Minute, AssistantDispatchTimeout: 15 * time.Second,
-		SweepWindow: 60 * time.Second,
+		SweepWindow: 60 * time.Second, MaxConcurrentSessions: 20,
 	}
 	c.fill()
 	return c
@@ -160,6 +165,7 @@ func Read(getenv func(string) string) (Config, error) {
 	duration("MAX_SESSION_MINUTES", time.Minute, &c.MaxSession)
 	duration("ASSISTANT_DISPATCH_TIMEOUT_SECONDS", time.Second, &c.AssistantDispatchTimeout)
 	duration("SWEEP_WINDOW_SECONDS", time.Second, &c.SweepWindow)
+	integer("MAX_CONCURRENT_SESSIONS", &c.MaxConcurrentSessions)
 	var err error
 	if c.HostedVoices, err = persona.ParseHostedVoices(getenv("TTS_VOICES")); err != nil {
 		errs = append(errs, err.Error())
@@ -241,6 +247,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("ASSISTANT_DISPATCH_TIMEOUT_SECONDS: must be 1-300, not %v", c.AssistantDispatchTimeout.Seconds())
 	case c.SweepWindow < time.Second || c.SweepWindow > 900*time.Second:
 		return fmt.Errorf("SWEEP_WINDOW_SECONDS: must be 1-900, not %v", c.SweepWindow.Seconds())
+	case c.MaxConcurrentSessions < 1 || c.MaxConcurrentSessions > 10000:
+		return fmt.Errorf("MAX_CONCURRENT_SESSIONS: must be 1-10000, not %d", c.MaxConcurrentSessions)
 	case len(c.HostedVoices) > 0 && c.TTSBaseURL == "" && c.PersonaWorkers > 0:
 		return fmt.Errorf("TTS_VOICES: names hosted voices but TTS_BASE_URL is not set for the in-process persona workers")
 	}

@@ -39,6 +39,7 @@ var variableCases = map[string]struct {
 	"PERSONA_WORKERS":                    {"3", func(c Config) bool { return c.PersonaWorkers == 3 }, "many"},
 	"MAX_SESSION_MINUTES":                {"2.5", func(c Config) bool { return c.MaxSession == 150*time.Second }, "ten"},
 	"ASSISTANT_DISPATCH_TIMEOUT_SECONDS": {"40", func(c Config) bool { return c.AssistantDispatchTimeout == 40*time.Second }, "301"},
+	"MAX_CONCURRENT_SESSIONS":            {"5", func(c Config) bool { return c.MaxConcurrentSessions == 5 }, "0"},
 	"TTS_VOICES":                         {"alloy,nova", func(c Config) bool { return slices.Equal(c.HostedVoices, []string{"alloy", "nova"}) }, "al loy"},
 	// Not in the README's table: set by template.yaml for the AWS sweeper only.
 	"SWEEP_WINDOW_SECONDS": {"30", func(c Config) bool { return c.SweepWindow == 30*time.Second }, "never"},

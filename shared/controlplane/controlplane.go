@@ -140,7 +140,8 @@ func New(cfg config.Config, deps Deps) (*ControlPlane, error) {
 
 	cp.Sessions = &session.Service{Records: s, Lines: s, Assistants: s, Accounts: s, Rooms: rooms,
 		Platforms: platforms, Decider: cp.Asker, Notify: notify, DecisionReserve: deps.DecisionReserve,
-		MaxDuration: cfg.MaxSession, DispatchTimeout: cfg.AssistantDispatchTimeout, Log: log, Now: now}
+		MaxDuration: cfg.MaxSession, DispatchTimeout: cfg.AssistantDispatchTimeout, Log: log, Now: now,
+		MaxConcurrentSessions: cfg.MaxConcurrentSessions}
 
 	var extra []httpapi.Route
 	extra = append(extra, (&httpapi.Webhooks{Endpoints: cp.Endpoints, Events: s, Redeliver: redeliver}).Routes()...)

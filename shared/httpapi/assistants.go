@@ -5,6 +5,7 @@ import (
 
 	"github.com/bridgeline/bridgeline/shared/assistant"
 	"github.com/bridgeline/bridgeline/shared/ident"
+	"github.com/bridgeline/bridgeline/shared/metadata"
 	"github.com/bridgeline/bridgeline/shared/persona"
 )
 
@@ -24,6 +25,8 @@ type AssistantJSON struct {
 	ActiveVersionID *string `json:"active_version_id"`
 	CreatedAt       Time    `json:"created_at"`
 	UpdatedAt       Time    `json:"updated_at"`
+	// Metadata is the customer's key-value pairs, {} for none.
+	Metadata metadata.Metadata `json:"metadata"`
 }
 
 // VersionJSON is the assistant version object.
@@ -48,7 +51,7 @@ func PresentAssistant(a assistant.Assistant) AssistantJSON {
 		ID: a.ID, Object: "assistant", Name: a.Name, Status: a.Status, Draft: a.Draft,
 		Versions: make([]VersionJSON, 0, len(newest)), VersionCount: len(a.Versions),
 		HasMoreVersions: len(newest) < len(a.Versions), ActiveVersionID: StringOrNull(a.ActiveVersionID),
-		CreatedAt: Time(a.CreatedAt), UpdatedAt: Time(a.UpdatedAt),
+		CreatedAt: Time(a.CreatedAt), UpdatedAt: Time(a.UpdatedAt), Metadata: a.Metadata.OrEmpty(),
 	}
 	for _, v := range newest {
 		out.Versions = append(out.Versions, PresentVersion(v))
@@ -74,6 +77,8 @@ type assistantBody struct {
 	Framing      Nullable[framingBody] `json:"framing"`
 	Voice        Nullable[string]      `json:"voice"`
 	Model        Nullable[string]      `json:"model"`
+
+	Metadata Nullable[metadataParam] `json:"metadata"`
 }
 
 // framingBody lets a PATCH give only shot or only position.
@@ -113,6 +118,9 @@ func (a *API) createAssistant(w http.ResponseWriter, r *http.Request) (int, any,
 	}
 	f, err := body.fields(persona.DefaultFraming)
 	if err != nil {
+		return 0, nil, err
+	}
+	if f.Metadata, err = metadataOnCreate(body.Metadata); err != nil {
 		return 0, nil, err
 	}
 	as, err := a.Assistants.Create(r.Context(), AccountFrom(r.Context()).ID, f)
@@ -177,6 +185,7 @@ func (a *API) updateAssistant(w http.ResponseWriter, r *http.Request) (int, any,
 	if err != nil {
 		return 0, nil, err
 	}
+	f.Metadata = metadataOnUpdate(body.Metadata)
 	as, err := a.Assistants.Update(r.Context(), acct, id, f)
 	if err != nil {
 		return 0, nil, err

@@ -59,7 +59,7 @@ func authorizeKey(ctx context.Context, accounts account.Store, authorization str
 	if !account.WellFormed(text) {
 		return account.Account{}, account.Key{}, apierr.New(apierr.CodeAPIKeyInvalid, "invalid API key")
 	}
-	k, err := accounts.KeyByHash(ctx, account.HashKey(text))
+	k, acct, err := accounts.KeyAndAccount(ctx, account.HashKey(text))
 	if errors.Is(err, apierr.ErrNotFound) {
 		return account.Account{}, account.Key{}, apierr.New(apierr.CodeAPIKeyInvalid, "invalid API key")
 	}
@@ -68,10 +68,6 @@ func authorizeKey(ctx context.Context, accounts account.Store, authorization str
 	}
 	if k.Revoked() {
 		return account.Account{}, k, errRevoked
-	}
-	acct, err := accounts.GetAccount(ctx, k.AccountID)
-	if err != nil {
-		return account.Account{}, k, fmt.Errorf("authenticate: account of key %s: %w", k.ID, err)
 	}
 	if k.LastUsedAt == nil || now.Sub(*k.LastUsedAt) >= account.TouchEvery {
 		// Best effort: a failed write of the last-used time must not refuse the request.

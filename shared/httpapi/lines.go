@@ -5,8 +5,8 @@ import (
 
 	"github.com/bridgeline/bridgeline/shared/apierr"
 	"github.com/bridgeline/bridgeline/shared/ident"
-
 	"github.com/bridgeline/bridgeline/shared/line"
+	"github.com/bridgeline/bridgeline/shared/metadata"
 )
 
 // LineJSON is the line object.
@@ -23,6 +23,8 @@ type LineJSON struct {
 	OnDecisionTimeout      string  `json:"on_decision_timeout"`
 	CreatedAt              Time    `json:"created_at"`
 	UpdatedAt              Time    `json:"updated_at"`
+	// Metadata is the customer's key-value pairs, {} for none.
+	Metadata metadata.Metadata `json:"metadata"`
 }
 
 // PresentLine maps a line to its JSON object.
@@ -31,6 +33,7 @@ func PresentLine(l line.Line) LineJSON {
 		ID: l.ID, Object: "line", Handle: l.Handle, Platform: l.Platform, Name: l.Name, InboundMode: l.InboundMode,
 		AssistantID: StringOrNull(l.AssistantID), VersionID: StringOrNull(l.VersionID), DecisionTimeoutSeconds: l.DecisionTimeoutSeconds,
 		OnDecisionTimeout: l.OnDecisionTimeout, CreatedAt: Time(l.CreatedAt), UpdatedAt: Time(l.UpdatedAt),
+		Metadata: l.Metadata.OrEmpty(),
 	}
 }
 
@@ -87,6 +90,8 @@ func (a *API) updateLine(w http.ResponseWriter, r *http.Request) (int, any, erro
 		OnDecisionTimeout      Nullable[string] `json:"on_decision_timeout"`
 		AssistantID            Nullable[string] `json:"assistant_id"`
 		VersionID              Nullable[string] `json:"version_id"`
+
+		Metadata Nullable[metadataParam] `json:"metadata"`
 	}
 	if err := Decode(r, &body, false); err != nil {
 		return 0, nil, err
@@ -104,6 +109,7 @@ func (a *API) updateLine(w http.ResponseWriter, r *http.Request) (int, any, erro
 		Name: body.Name.Ptr(), InboundMode: body.InboundMode.Ptr(), DecisionTimeoutSeconds: body.DecisionTimeoutSeconds.Ptr(),
 		OnDecisionTimeout: body.OnDecisionTimeout.Ptr(), AssistantID: body.AssistantID.Ptr(),
 		UnassignAssistant: body.AssistantID.Null, VersionID: body.VersionID.Ptr(), UnpinVersion: body.VersionID.Null,
+		Metadata: metadataOnUpdate(body.Metadata),
 	}
 	if err := versionParam(body.VersionID); err != nil {
 		return 0, nil, err

@@ -210,7 +210,8 @@ func (l *Limiter) Allow(key string, now time.Time) bool {
 // its response is kept for 24 h; a retry with the same body replays it, a retry with
 // another body is 422, and a retry while the first still runs is 409. A response of 500
 // or more is not kept, so a retry runs again, unless the handler called KeepIdempotent
-// (what it did cannot safely run twice).
+// (what it did cannot safely run twice); nor is a 429 (concurrent_session_limit: nothing
+// was written, and a retry once a session ended should run).
 //
 // The fields named in omit are removed from the stored response (see Route.ReplayOmits).
 func (a *API) idempotent(next http.Handler, omit []string) http.Handler {
@@ -264,7 +265,7 @@ func (a *API) idempotent(next http.Handler, omit []string) http.Handler {
 			}
 		}()
 		next.ServeHTTP(cap, r)
-		if cap.status >= 500 && !*keep {
+		if (cap.status >= 500 || cap.status == http.StatusTooManyRequests) && !*keep {
 			err = a.Idempotency.ReleaseIdempotent(r.Context(), acct, key)
 		} else {
 			err = a.Idempotency.CompleteIdempotent(r.Context(), acct, key, cap.status, omitFields(cap.buf.Bytes(), omit))

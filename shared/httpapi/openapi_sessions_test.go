@@ -41,12 +41,13 @@ func TestContractSessionsAndInternalRoutes(t *testing.T) {
 	unknownSes := ident.New("ses")
 
 	// Create, and the ways create is refused.
-	created := c.ok("POST", "/v1/sessions", `{"platform_handle":"+15550107777"}`, 201, "Idempotency-Key", "ses-1")
+	created := c.ok("POST", "/v1/sessions", `{"platform_handle":"+15550107777","metadata":{"order_id":"6735"}}`, 201, "Idempotency-Key", "ses-1")
 	ses, callID := created.str("id"), created.str("call_id")
 	if created.str("participant_token") == "" || created.str("status") != "ringing" || created.str("line_id") != line1 {
 		t.Fatalf("create = %s", created.raw)
 	}
-	if r := c.ok("POST", "/v1/sessions", `{"platform_handle":"+15550107777"}`, 201, "Idempotency-Key", "ses-1"); r.str("id") != ses {
+	wantMeta(t, "created session", created, map[string]string{"order_id": "6735"})
+	if r := c.ok("POST", "/v1/sessions", `{"platform_handle":"+15550107777","metadata":{"order_id":"6735"}}`, 201, "Idempotency-Key", "ses-1"); r.str("id") != ses {
 		t.Errorf("replayed create made session %s, want %s", r.str("id"), ses)
 	}
 	audio := c.ok("POST", "/v1/sessions", `{"platform_handle":"+15550107778","media":"audio","mode":"human","line_id":"`+line2+`","assistant_id":null}`, 201).str("id")
@@ -61,6 +62,7 @@ func TestContractSessionsAndInternalRoutes(t *testing.T) {
 		{`{"platform_handle":"+1555","line_id":"line_nope"}`, "parameter_invalid"},
 		{`{"platform_handle":"+1555","media":null}`, "parameter_invalid"},
 		{`{"platform_handle":"+1555","room":"x"}`, "parameter_unknown"},
+		{`{"platform_handle":"+1555","metadata":{"k":1}}`, "parameter_invalid"},
 	} {
 		c.fail("POST", "/v1/sessions", k.body, 400, k.code)
 	}
@@ -146,6 +148,17 @@ func TestContractSessionsAndInternalRoutes(t *testing.T) {
 	c.ok("GET", "/v1/calls/"+callID, "", 200)
 	c.failValid("GET", "/v1/calls/"+ident.New("call"), "", 404, "resource_not_found")
 
+	// Metadata: the call started with a copy of the session's; each PATCH changes its own.
+	wantMeta(t, "the session's call", c.ok("GET", "/v1/calls/"+callID, "", 200), map[string]string{"order_id": "6735"})
+	wantMeta(t, "session patch", c.ok("PATCH", "/v1/sessions/"+ses, `{"metadata":{"agent":"sam"}}`, 200),
+		map[string]string{"order_id": "6735", "agent": "sam"})
+	wantMeta(t, "call patch", c.ok("PATCH", "/v1/calls/"+callID, `{"metadata":{"ticket":"T-1042"}}`, 200),
+		map[string]string{"order_id": "6735", "ticket": "T-1042"})
+	c.fail("PATCH", "/v1/sessions/"+ses, `{"metadata":{"k":1}}`, 400, "parameter_invalid")
+	c.fail("PATCH", "/v1/calls/"+callID, `{"metadata":[]}`, 400, "parameter_invalid")
+	c.failValid("PATCH", "/v1/sessions/"+unknownSes, `{}`, 404, "resource_not_found")
+	c.failValid("PATCH", "/v1/calls/"+ident.New("call"), `{}`, 404, "resource_not_found")
+
 	// Internal receivers: unsigned is 401, signed is applied.
 	lk := s.LiveKit.Config()
 	c.fail("POST", httpapi.LiveKitWebhookPath, `{"event":"room_finished"}`, 401, "api_key_invalid", "Authorization", "")
@@ -199,6 +212,15 @@ func TestContractSessionsAndInternalRoutes(t *testing.T) {
 	sessiontest.WaitFor(t, 30*time.Second, "the call record to end", func() bool {
 		return c.ok("GET", "/v1/calls/"+callID, "", 200).str("status") == "ended"
 	})
+	// call.ended echoes the call's metadata and its session's, as they were at the end.
+	ended := findEvent(t, c, "call.ended", callID)
+	wantMeta(t, "call.ended data", reply{body: ended}, map[string]string{"order_id": "6735", "ticket": "T-1042"})
+	if sm, _ := ended["session_metadata"].(map[string]any); len(sm) != 2 || sm["agent"] != "sam" || sm["order_id"] != "6735" {
+		t.Errorf("call.ended session_metadata = %v, want {order_id: 6735, agent: sam}", ended["session_metadata"])
+	}
+	// An ended session's and call's metadata can still change.
+	c.ok("PATCH", "/v1/sessions/"+ses, `{"metadata":{"outcome":"sold"}}`, 200)
+	c.ok("PATCH", "/v1/calls/"+callID, `{"metadata":{"outcome":"sold"}}`, 200)
 
 	// The browser caller: the page, its files, and a browser party on an assistant line,
 	// which gets the room once the line answers and then says it joined.
@@ -253,4 +275,25 @@ func reportSigned(t *testing.T, key, secret, body string) string {
 		t.Fatal(err)
 	}
 	return h
+}
+
+// findEvent is the data of the account's event of type typ about the call, from the
+// event log (GET /v1/events).
+func findEvent(t *testing.T, c *contract, typ, callID string) map[string]any {
+	t.Helper()
+	var found map[string]any
+	sessiontest.WaitFor(t, 30*time.Second, typ+" of "+callID, func() bool {
+		list := c.ok("GET", "/v1/events?limit=100", "", 200)
+		data, _ := list.body["data"].([]any)
+		for _, it := range data {
+			evt, _ := it.(map[string]any)
+			d, _ := evt["data"].(map[string]any)
+			if evt["type"] == typ && d["call_id"] == callID {
+				found = d
+				return true
+			}
+		}
+		return false
+	})
+	return found
 }

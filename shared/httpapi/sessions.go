@@ -7,6 +7,7 @@ import (
 	"github.com/bridgeline/bridgeline/shared/apierr"
 	"github.com/bridgeline/bridgeline/shared/call"
 	"github.com/bridgeline/bridgeline/shared/ident"
+	"github.com/bridgeline/bridgeline/shared/metadata"
 	"github.com/bridgeline/bridgeline/shared/persona"
 	"github.com/bridgeline/bridgeline/shared/session"
 )
@@ -31,10 +32,12 @@ func (h *Sessions) Routes() []Route {
 		{Function: "sessions-create", Method: http.MethodPost, Pattern: "/v1/sessions", Handler: h.create},
 		{Function: "sessions-list", Method: http.MethodGet, Pattern: "/v1/sessions", Handler: h.list},
 		{Function: "sessions-get", Method: http.MethodGet, Pattern: "/v1/sessions/{id}", Handler: h.get},
+		{Function: "sessions-update", Method: http.MethodPatch, Pattern: "/v1/sessions/{id}", Handler: h.update},
 		{Function: "sessions-delete", Method: http.MethodDelete, Pattern: "/v1/sessions/{id}", Handler: h.delete},
 		{Function: "sessions-tokens", Method: http.MethodPost, Pattern: "/v1/sessions/{id}/tokens", Handler: h.token},
 		{Function: "calls-list", Method: http.MethodGet, Pattern: "/v1/calls", Handler: h.listCalls},
 		{Function: "calls-get", Method: http.MethodGet, Pattern: "/v1/calls/{id}", Handler: h.getCall},
+		{Function: "calls-update", Method: http.MethodPatch, Pattern: "/v1/calls/{id}", Handler: h.updateCall},
 	}
 }
 
@@ -62,6 +65,8 @@ type SessionJSON struct {
 	CreatedAt           Time    `json:"created_at"`
 	AnsweredAt          *Time   `json:"answered_at"`
 	EndedAt             *Time   `json:"ended_at"`
+	// Metadata is the customer's key-value pairs, {} for none.
+	Metadata metadata.Metadata `json:"metadata"`
 }
 
 // PresentSession maps a session to its object.
@@ -71,6 +76,7 @@ func PresentSession(s session.Session, rtcURL string) SessionJSON {
 		PlatformHandle: s.PlatformHandle, LineID: s.LineID, AssistantID: StringOrNull(s.AssistantID),
 		VersionID: StringOrNull(s.VersionID), RTCURL: rtcURL, EndReason: StringOrNull(s.EndReason),
 		CreatedAt: Time(s.CreatedAt), AnsweredAt: TimePtr(s.AnsweredAt), EndedAt: TimePtr(s.EndedAt),
+		Metadata: s.Metadata.OrEmpty(),
 	}
 }
 
@@ -101,6 +107,8 @@ type CallJSON struct {
 	// AssistantReport says whether the transcript and metrics are complete (assistant
 	// calls only).
 	AssistantReport *string `json:"assistant_report"`
+	// Metadata is the customer's key-value pairs, {} for none.
+	Metadata metadata.Metadata `json:"metadata"`
 }
 
 // PresentCall maps a call record to its object. Transcript is an array for assistant
@@ -125,7 +133,7 @@ func PresentCall(c call.Call) CallJSON {
 		AnsweredAt: TimePtr(c.AnsweredAt), EndedAt: TimePtr(c.EndedAt), DurationMS: c.DurationMS,
 		EndReason: StringOrNull(c.EndReason), EndedBy: StringOrNull(c.EndedBy), Decision: StringOrNull(c.Decision),
 		DecisionSource: StringOrNull(c.DecisionSource), Transcript: transcript, Metrics: c.Metrics,
-		AssistantReport: report,
+		AssistantReport: report, Metadata: c.Metadata.OrEmpty(),
 	}
 }
 
@@ -139,22 +147,24 @@ func (h *Sessions) create(w http.ResponseWriter, r *http.Request) (int, any, err
 		Mode           Nullable[string] `json:"mode"`
 		AssistantID    Nullable[string] `json:"assistant_id"`
 		LineID         Nullable[string] `json:"line_id"`
+
+		Metadata Nullable[metadataParam] `json:"metadata"`
 	}
 	if err := Decode(r, &body, false); err != nil {
 		return 0, nil, err
 	}
 	for _, err := range []error{body.PlatformHandle.NotNull("platform_handle"), body.Media.NotNull("media"),
-		body.Mode.NotNull("mode"), body.LineID.NotNull("line_id")} {
+		body.Mode.NotNull("mode"), body.LineID.NotNull("line_id"), body.Metadata.NotNull("metadata")} {
 		if err != nil {
 			return 0, nil, err
 		}
 	}
 	req := session.CreateRequest{PlatformHandle: body.PlatformHandle.Value, Media: body.Media.Value, Mode: body.Mode.Value,
-		AssistantID: body.AssistantID.Value, LineID: body.LineID.Value}
+		AssistantID: body.AssistantID.Value, LineID: body.LineID.Value, Metadata: metadata.Metadata(body.Metadata.Value)}
 	if req.LineID != "" && !ident.Valid("line", req.LineID) {
 		return 0, nil, invalidID("line_id", "line")
 	}
-	created, err := h.Service.Create(r.Context(), AccountFrom(r.Context()).ID, req)
+	created, err := h.Service.Create(withKeyMode(r), AccountFrom(r.Context()).ID, req)
 	if errors.Is(err, session.ErrDialAttempted) {
 		// The party may be ringing: a retry replays this answer rather than dial again.
 		KeepIdempotent(r.Context())
@@ -192,6 +202,54 @@ func (h *Sessions) get(w http.ResponseWriter, r *http.Request) (int, any, error)
 		return 0, nil, err
 	}
 	return http.StatusOK, PresentSession(s, h.Service.Rooms.PublicURL()), nil
+}
+
+// updateBody is the body of PATCH /v1/sessions/{id} and /v1/calls/{id}: metadata is
+// all they change.
+type updateBody struct {
+	Metadata Nullable[metadataParam] `json:"metadata"`
+}
+
+func (h *Sessions) update(w http.ResponseWriter, r *http.Request) (int, any, error) {
+	var body updateBody
+	if err := Decode(r, &body, false); err != nil {
+		return 0, nil, err
+	}
+	acct, id := AccountFrom(r.Context()).ID, r.PathValue("id")
+	p := metadataOnUpdate(body.Metadata)
+	if p == nil {
+		s, err := h.Service.Get(r.Context(), acct, id)
+		if err != nil {
+			return 0, nil, err
+		}
+		return http.StatusOK, PresentSession(s, h.Service.Rooms.PublicURL()), nil
+	}
+	s, err := h.Service.UpdateMetadata(r.Context(), acct, id, *p)
+	if err != nil {
+		return 0, nil, err
+	}
+	return http.StatusOK, PresentSession(s, h.Service.Rooms.PublicURL()), nil
+}
+
+func (h *Sessions) updateCall(w http.ResponseWriter, r *http.Request) (int, any, error) {
+	var body updateBody
+	if err := Decode(r, &body, false); err != nil {
+		return 0, nil, err
+	}
+	acct, id := AccountFrom(r.Context()).ID, r.PathValue("id")
+	p := metadataOnUpdate(body.Metadata)
+	if p == nil {
+		c, err := h.calls().Get(r.Context(), acct, id)
+		if err != nil {
+			return 0, nil, err
+		}
+		return http.StatusOK, PresentCall(c), nil
+	}
+	c, err := h.Service.UpdateCallMetadata(r.Context(), acct, id, *p)
+	if err != nil {
+		return 0, nil, err
+	}
+	return http.StatusOK, PresentCall(c), nil
 }
 
 func (h *Sessions) delete(w http.ResponseWriter, r *http.Request) (int, any, error) {

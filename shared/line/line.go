@@ -15,6 +15,7 @@ import (
 	"github.com/bridgeline/bridgeline/shared/assistant"
 	"github.com/bridgeline/bridgeline/shared/ident"
 	"github.com/bridgeline/bridgeline/shared/listing"
+	"github.com/bridgeline/bridgeline/shared/metadata"
 )
 
 // Inbound modes.
@@ -54,6 +55,8 @@ type Line struct {
 	Revision               int64     `json:"revision"`
 	CreatedAt              time.Time `json:"created_at"`
 	UpdatedAt              time.Time `json:"updated_at"`
+	// Metadata is the customer's key-value pairs (shared/metadata).
+	Metadata metadata.Metadata `json:"metadata,omitempty"`
 }
 
 // AssistantChange moves a line's assignment. From and To are assistant ids ("" for none);
@@ -95,6 +98,7 @@ type Update struct {
 	// VersionID pins a version of the line's assistant; UnpinVersion clears the pin.
 	VersionID    *string
 	UnpinVersion bool
+	Metadata     *metadata.Patch
 }
 
 // Service applies the line rules.
@@ -169,7 +173,9 @@ func (s *Service) Update(ctx context.Context, accountID, id string, u Update) (L
 			change = &AssistantChange{From: l.AssistantID, To: a.ID, ToRevision: a.Revision}
 			to = &a
 		}
-		u.apply(&l)
+		if err := u.apply(&l); err != nil {
+			return Line{}, err
+		}
 		if change != nil {
 			l.AssistantID = change.To
 		}
@@ -244,10 +250,15 @@ func (u Update) validate() error {
 	if u.VersionID != nil && u.UnassignAssistant {
 		return apierr.Invalid("version_id", "version_id cannot be pinned while assistant_id is unassigned")
 	}
+	if u.Metadata != nil {
+		return u.Metadata.Validate()
+	}
 	return nil
 }
 
-func (u Update) apply(l *Line) {
+// apply lays a validated update on l; only the metadata's count can still fail, against
+// the metadata l holds.
+func (u Update) apply(l *Line) error {
 	if u.Name != nil {
 		l.Name = *u.Name
 	}
@@ -260,4 +271,12 @@ func (u Update) apply(l *Line) {
 	if u.OnDecisionTimeout != nil {
 		l.OnDecisionTimeout = *u.OnDecisionTimeout
 	}
+	if u.Metadata != nil {
+		m, err := u.Metadata.Apply(l.Metadata)
+		if err != nil {
+			return err
+		}
+		l.Metadata = m
+	}
+	return nil
 }

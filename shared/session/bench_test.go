@@ -33,7 +33,7 @@ import (
 //
 //	go test -run '^$' -bench BenchmarkSessionCreate -benchtime 200x ./shared/session/
 func BenchmarkSessionCreate(b *testing.B) {
-	st := sessiontest.Start(b, sessiontest.Options{RingDelay: time.Hour})
+	st := sessiontest.Start(b, sessiontest.Options{RingDelay: time.Hour, MaxConcurrentSessions: 10000})
 	ctx := context.Background()
 	body := map[string]any{"platform_handle": "+15557654321", "media": "video"}
 	// Warm both paths (connections, SQLite pages) outside the measurement.

@@ -13,6 +13,7 @@ import (
 	"github.com/bridgeline/bridgeline/shared/call"
 	"github.com/bridgeline/bridgeline/shared/ident"
 	"github.com/bridgeline/bridgeline/shared/line"
+	"github.com/bridgeline/bridgeline/shared/metadata"
 	"github.com/bridgeline/bridgeline/shared/platform"
 	"github.com/bridgeline/bridgeline/shared/rtc"
 )
@@ -24,6 +25,9 @@ type CreateRequest struct {
 	Mode           string // human (default) | assistant
 	AssistantID    string // required with mode assistant
 	LineID         string // the line to call from; default the account's first line
+
+	// Metadata is the session's; its call starts with a copy.
+	Metadata metadata.Metadata
 }
 
 // Created is a new session with its first participant token.
@@ -36,6 +40,9 @@ type Created struct {
 
 // Validate checks the request and fills its defaults.
 func (r *CreateRequest) Validate() error {
+	if err := metadata.Validate(r.Metadata); err != nil {
+		return err
+	}
 	switch h := r.PlatformHandle; {
 	case strings.TrimSpace(h) == "":
 		return apierr.Missing("platform_handle")
@@ -157,12 +164,15 @@ func (s *Service) record(ctx context.Context, accountID, sessionID string, req C
 		}
 		ver = &v
 	}
+	if err := s.admit(ctx, req, l); err != nil {
+		return recorded{}, err
+	}
 	now := s.now()
 	ses := Session{ID: sessionID, AccountID: accountID, LineID: l.ID, Mode: req.Mode, Media: req.Media,
-		PlatformHandle: req.PlatformHandle, Status: StatusRinging, CreatedAt: now}
+		PlatformHandle: req.PlatformHandle, Status: StatusRinging, CreatedAt: now, Metadata: metadata.New(req.Metadata)}
 	c := call.Call{ID: ident.New("call"), AccountID: accountID, Direction: call.Outbound, LineID: l.ID,
 		From: l.Handle, To: req.PlatformHandle, Media: req.Media, Status: call.StatusRinging,
-		HandledBy: call.HandledByCustomer, SessionID: ses.ID, Platform: l.Platform, StartedAt: now}
+		HandledBy: call.HandledByCustomer, SessionID: ses.ID, Platform: l.Platform, StartedAt: now, Metadata: ses.Metadata.Clone()}
 	ses.CallID = c.ID
 	if ver != nil {
 		// The version is fixed now; the assistant is dispatched when the callee answers
@@ -179,7 +189,7 @@ func (s *Service) record(ctx context.Context, accountID, sessionID string, req C
 	if err != nil {
 		return recorded{}, err
 	}
-	if err := s.Records.SaveSession(ctx, ses, c, nil); err != nil {
+	if err := s.saveNew(ctx, &ses, c); err != nil {
 		return recorded{}, fmt.Errorf("save session %s: %w", ses.ID, err)
 	}
 	ses.Revision, c.Revision = 1, 1

@@ -31,10 +31,13 @@ func (s *Service) customerDecides(ctx context.Context, plat platform.Platform, c
 	if err != nil {
 		return err
 	}
-	if err := s.Records.SaveSession(ctx, ses, c, nil); err != nil {
+	if err := s.saveNew(ctx, &ses, c); err != nil {
 		s.deleteRoom(ses.ID)
 		if errors.Is(err, apierr.ErrConflict) {
 			return nil
+		}
+		if isOverLimit(err) {
+			return s.declineOverLimit(ctx, plat, c)
 		}
 		return fmt.Errorf("record inbound call: %w", err)
 	}
@@ -48,7 +51,8 @@ func (s *Service) customerDecides(ctx context.Context, plat platform.Platform, c
 		rec, err = s.Decider.Ask(ctx, decision.Incoming{AccountID: c.AccountID, CallID: c.ID, LineID: l.ID,
 			From: c.From, To: c.To, Media: c.Media, Timeout: timeout,
 			Session: callevent.Session{SessionID: ses.ID, CallID: c.ID, RTCURL: s.Rooms.PublicURL(),
-				ParticipantToken: tok.JWT, ParticipantIdentity: tok.Identity, ExpiresAt: tok.ExpiresAt}})
+				ParticipantToken: tok.JWT, ParticipantIdentity: tok.Identity, ExpiresAt: tok.ExpiresAt},
+			Metadata: c.Metadata, LineMetadata: l.Metadata})
 		if err != nil {
 			s.log().Error("ask customer", "call_id", c.ID, "err", err)
 			rec = decision.Record{Decision: decision.Timeout}

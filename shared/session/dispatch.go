@@ -105,9 +105,12 @@ func (s *Service) answerWithAssistant(ctx context.Context, plat platform.Platfor
 	ses.Mode, ses.AssistantID, ses.VersionID = ModeAssistant, v.AssistantID, v.ID
 	c.SessionID, c.HandledBy, c.AssistantID, c.VersionID = ses.ID, call.HandledByAssistant, v.AssistantID, v.ID
 	// Recorded before the room exists, so the worker's first report finds the call.
-	if err := s.Records.SaveSession(ctx, ses, c, nil); err != nil {
+	if err := s.saveNew(ctx, &ses, c); err != nil {
 		if errors.Is(err, apierr.ErrConflict) {
 			return nil
+		}
+		if isOverLimit(err) {
+			return s.declineOverLimit(ctx, plat, c)
 		}
 		return fmt.Errorf("record inbound call: %w", err)
 	}

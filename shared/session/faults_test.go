@@ -101,6 +101,18 @@ func (r faultyRecords) SaveSession(ctx context.Context, s session.Session, c cal
 	return errInjected
 }
 
+// CreateSession is SaveSession's faults on a create's first write (it takes a slot).
+func (r faultyRecords) CreateSession(ctx context.Context, s session.Session, c call.Call, evts []callevent.Event, limit int) error {
+	ff := r.f.get()
+	if ff.storeDown {
+		return errInjected
+	}
+	if err := r.Store.CreateSession(ctx, s, c, evts, limit); err != nil || !ff.saveLost {
+		return err
+	}
+	return errInjected
+}
+
 // countingPlatform is the real sim, counting the calls it places.
 type countingPlatform struct {
 	platform.Platform

@@ -48,10 +48,11 @@ func TestHeldCallEnded(t *testing.T) {
 		d := ended.Sub(answered).Milliseconds()
 		ses := session.Session{ID: ident.New("ses"), AccountID: acct, Mode: session.ModeAssistant, Media: "audio",
 			Status: session.StatusEnded, EndReason: call.ReasonDeleted, CreatedAt: answered, AnsweredAt: &answered,
-			EndedAt: &ended, AssistantSeenAt: &seen, ReportDueAt: &due}
+			EndedAt: &ended, AssistantSeenAt: &seen, ReportDueAt: &due, Metadata: map[string]string{"order_id": "6735"}}
 		c := call.Call{ID: ident.New("call"), AccountID: acct, Direction: call.Outbound, Media: "audio",
 			Status: call.StatusEnded, HandledBy: call.HandledByAssistant, SessionID: ses.ID, StartedAt: answered,
-			AnsweredAt: &answered, EndedAt: &ended, DurationMS: &d, EndReason: call.ReasonDeleted, EndedBy: call.EndedByCustomer}
+			AnsweredAt: &answered, EndedAt: &ended, DurationMS: &d, EndReason: call.ReasonDeleted, EndedBy: call.EndedByCustomer,
+			Metadata: map[string]string{"ticket": "T-1"}}
 		ses.CallID = c.ID
 		if err := st.SaveSession(ctx, ses, c, nil); err != nil {
 			t.Fatal(err)
@@ -70,6 +71,10 @@ func TestHeldCallEnded(t *testing.T) {
 		if data.EndReason != call.ReasonDeleted || !data.EndedAt.Equal(*c.EndedAt) || data.DurationMS != *c.DurationMS ||
 			data.SessionID != ses.ID || data.HandledBy != call.HandledByAssistant {
 			t.Errorf("call.ended data = %+v, want the end as it was recorded (%s, %v, %d ms)", data, call.ReasonDeleted, *c.EndedAt, *c.DurationMS)
+		}
+		// Released late, by the report or the sweeper, it still echoes both metadata.
+		if data.Metadata["ticket"] != "T-1" || data.SessionMetadata["order_id"] != "6735" {
+			t.Errorf("held call.ended metadata = %v, session_metadata = %v; want the call's and the session's", data.Metadata, data.SessionMetadata)
 		}
 		got, err := st.GetCall(ctx, c.ID)
 		if err != nil {

@@ -108,7 +108,8 @@ func dispatchedJob(t *testing.T, st *sessiontest.Stack, room string) persona.Job
 // deadline.
 func TestInboundCustomerDecides(t *testing.T) {
 	st := tenant(t)
-	patchLine(t, st, st.Handles[0], map[string]any{"inbound_mode": "customer_decides", "decision_timeout_seconds": 5})
+	patchLine(t, st, st.Handles[0], map[string]any{"inbound_mode": "customer_decides", "decision_timeout_seconds": 5,
+		"metadata": map[string]string{"team": "sales"}})
 
 	// No endpoint subscribed: nobody can be asked, the call is declined as timed out.
 	sc := placeCall(t, st, st.Handles[0], "audio")
@@ -135,6 +136,12 @@ func TestInboundCustomerDecides(t *testing.T) {
 	if data.Session.CallID != sc.CallID || data.Session.ParticipantToken == "" || data.From != "+15551230000" {
 		t.Fatalf("call.incoming data = %+v", data)
 	}
+	// The line's metadata is echoed; the new inbound call has none yet.
+	if len(data.LineMetadata) != 1 || data.LineMetadata["team"] != "sales" || data.Metadata == nil || len(data.Metadata) != 0 {
+		t.Errorf("call.incoming metadata = %v, line_metadata = %v; want {} and {team: sales}", data.Metadata, data.LineMetadata)
+	}
+	sessiontest.Must(t, st.Do(t, http.MethodPatch, "/v1/calls/"+sc.CallID, map[string]any{"metadata": map[string]string{"ticket": "T-1042"}}, nil),
+		http.StatusOK, "set the call's metadata")
 	cl := joinClient(t, data.Session.RTCURL, data.Session.ParticipantToken)
 	sessiontest.WaitFor(t, 20*time.Second, "client hears the caller", func() bool { return !cl.FirstSound().IsZero() })
 	c := getCall(t, st, sc.CallID)
@@ -149,6 +156,12 @@ func TestInboundCustomerDecides(t *testing.T) {
 	cl.Leave()
 	waitStatus(t, st, data.Session.SessionID, session.StatusEnded)
 	waitSimCall(t, st, sc.ID, platformsim.StatusEnded)
+	// call.ended echoes the call's metadata and its session's (an inbound session has none).
+	var ended callevent.CallEnded
+	json.Unmarshal(eventtest.ExactlyOnce(t, st.Store, st.AccountID, callevent.TypeCallEnded, sc.CallID).Data, &ended)
+	if ended.Metadata["ticket"] != "T-1042" || len(ended.Metadata) != 1 || ended.SessionMetadata == nil || len(ended.SessionMetadata) != 0 {
+		t.Errorf("call.ended metadata = %v, session_metadata = %v; want {ticket: T-1042} and {}", ended.Metadata, ended.SessionMetadata)
+	}
 
 	action = "decline"
 	sc = placeCall(t, st, st.Handles[0], "video")

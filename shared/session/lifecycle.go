@@ -130,6 +130,7 @@ func (s *Service) endWith(ctx context.Context, sessionID string, cond func(Sessi
 			changed = true
 		}
 		if evt, ok := c.End(callStatus(ses.Status, reason), reason, by, now, newEventID); ok {
+			evt = endedEvent(*ses, *c, evt.ID, evt.CreatedAt)
 			changed = true
 			switch {
 			case awaitsReport(*ses, *c):

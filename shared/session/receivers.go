@@ -115,7 +115,7 @@ func (s *Service) HandleReport(ctx context.Context, rep persona.Report) error {
 		var evts []callevent.Event
 		if rep.Kind == persona.ReportEnded && ses.Held() {
 			ses.ReportDueAt = nil
-			evts = append(evts, c.EndedEvent(newEventID(), now))
+			evts = append(evts, endedEvent(*ses, *c, newEventID(), now))
 			changed = true
 		}
 		return evts, changed, nil

@@ -97,6 +97,9 @@ type Service struct {
 	CreateTimeout time.Duration
 	Log           *slog.Logger
 	Now           func() time.Time
+	// MaxConcurrentSessions is an account's limit of live sessions unless the account
+	// has its own (limits.go). Zero means DefaultMaxConcurrentSessions.
+	MaxConcurrentSessions int
 }
 
 // Defaults of the service's limits.

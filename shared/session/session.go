@@ -12,6 +12,7 @@ import (
 	"github.com/bridgeline/bridgeline/events/callevent"
 	"github.com/bridgeline/bridgeline/shared/call"
 	"github.com/bridgeline/bridgeline/shared/listing"
+	"github.com/bridgeline/bridgeline/shared/metadata"
 )
 
 // Modes.
@@ -55,8 +56,15 @@ type Session struct {
 	// RoomPending is set on an ended session whose room LiveKit did not confirm deleted;
 	// Sweep deletes it again until it is gone. The session stays in LiveSessions while
 	// it is set.
-	RoomPending bool  `json:"room_pending,omitempty"`
-	Revision    int64 `json:"revision"`
+	RoomPending bool `json:"room_pending,omitempty"`
+	// Slot is set while the session holds one of its account's concurrent-session slots
+	// (limits.go): CreateSession sets it, and the store clears it, giving the slot back,
+	// in the write that ends the session.
+	Slot     bool  `json:"slot,omitempty"`
+	Revision int64 `json:"revision"`
+	// Metadata is the customer's key-value pairs (shared/metadata); an outbound
+	// session's call starts with a copy.
+	Metadata metadata.Metadata `json:"metadata,omitempty"`
 }
 
 // Live reports whether the sweeper still has work on the session: it has not ended, its
@@ -66,6 +74,10 @@ func (s Session) Live() bool { return !s.Over() || s.Held() || s.RoomPending }
 
 // Held reports whether the session's call.ended waits for its worker's final report.
 func (s Session) Held() bool { return s.ReportDueAt != nil }
+
+// HoldsSlot reports whether the session, as it is to be written, still holds a
+// concurrent-session slot: it took one and has not ended.
+func (s Session) HoldsSlot() bool { return s.Slot && !s.Over() }
 
 // Over reports whether the session ended or failed.
 func (s Session) Over() bool { return s.Status == StatusEnded || s.Status == StatusFailed }
@@ -86,6 +98,14 @@ type Store interface {
 	GetSession(ctx context.Context, id string) (Session, error)
 	// ListSessions returns up to Limit+1 sessions of the account, newest first.
 	ListSessions(ctx context.Context, accountID string, q listing.Query) ([]Session, error)
+	// CreateSession inserts a new session (Revision 0, Slot set) and its call as
+	// SaveSession does, and takes one of the account's concurrent-session slots in the
+	// same transaction: ErrConcurrentLimit, with nothing written, when the account's
+	// sessions that hold one (HoldsSlot) are already as many as its limit (its
+	// MaxConcurrentSessions, else defaultLimit). The SaveSession that writes the session
+	// over gives the slot back, once: a second write of it over gives nothing back; so
+	// does DiscardSession of it.
+	CreateSession(ctx context.Context, s Session, c call.Call, evts []callevent.Event, defaultLimit int) error
 }
 
 // LiveStore finds the sessions that have not ended, across accounts, for Sweep. It is

@@ -48,12 +48,16 @@ var Tables = map[string][]dynamo.Table{
 	"calls-answer": {dynamo.CallDecisions, dynamo.Calls, dynamo.Idempotency, dynamo.RateLimits},
 	"calls-list":   {dynamo.Calls, dynamo.RateLimits},
 	"calls-get":    {dynamo.Calls, dynamo.RateLimits},
+	// A call's metadata: the call is saved whole, with the claim of its platform id.
+	"calls-update": {dynamo.CallPlatformIDs, dynamo.Calls, dynamo.RateLimits},
 
 	"sessions-create": {dynamo.Accounts, dynamo.Assistants, dynamo.CallPlatformIDs, dynamo.Calls, dynamo.Events, dynamo.Idempotency, dynamo.Lines, dynamo.Sessions, dynamo.Versions, dynamo.RateLimits},
 	"sessions-list":   {dynamo.Sessions, dynamo.RateLimits},
 	"sessions-get":    {dynamo.Sessions, dynamo.RateLimits},
 	"sessions-delete": {dynamo.CallPlatformIDs, dynamo.Calls, dynamo.Events, dynamo.Sessions, dynamo.RateLimits},
 	"sessions-tokens": {dynamo.Idempotency, dynamo.Sessions, dynamo.RateLimits},
+	// A session's metadata: the session is saved with its call (SaveSession).
+	"sessions-update": {dynamo.CallPlatformIDs, dynamo.Calls, dynamo.Sessions, dynamo.RateLimits},
 
 	"livekit-webhook": {dynamo.CallPlatformIDs, dynamo.Calls, dynamo.Events, dynamo.Sessions},
 	"platform-sim": {dynamo.Accounts, dynamo.Assistants, dynamo.CallDecisions, dynamo.CallPlatformIDs, dynamo.Calls,

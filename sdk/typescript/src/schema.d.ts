@@ -386,12 +386,14 @@ export interface paths {
          *     The token has its own LiveKit identity (`participant_identity`); more tokens come from `POST /v1/sessions/{id}/tokens`.
          *     Unlike the other POSTs, this one refuses unknown query parameters.
          *     400: `parameter_missing` (`platform_handle`; `assistant_id` when `mode` is
-         *     `assistant`), `parameter_invalid` (`platform_handle`, `media`, `mode`,
-         *     `line_id`; `assistant_id` given with mode `human`); 404 `resource_not_found`
-         *     (`param: line_id` or `assistant_id`); 409 `assistant_archived`,
-         *     `assistant_not_published`; 422 `no_line` when the account has no line; 502
-         *     `upstream_unavailable` when LiveKit or the platform failed (the session is then
-         *     `failed`).
+         *     `assistant`), `parameter_invalid` (`platform_handle` not of a form the line's
+         *     platform dials, `media`, `mode`, `line_id`; `assistant_id` given with mode
+         *     `human`); 403 `live_key_required` when an `sk_test_` key calls from a line that is
+         *     not on the `sim` platform; 404 `resource_not_found` (`param: line_id` or
+         *     `assistant_id`); 409 `assistant_archived`, `assistant_not_published`; 422 `no_line`
+         *     when the account has no line; 429 `concurrent_session_limit` when the account has
+         *     as many live sessions as its limit (or `rate_limited`); 502 `upstream_unavailable`
+         *     when LiveKit or the platform failed (the session is then `failed`).
          */
         post: operations["createSession"];
         delete?: never;
@@ -427,7 +429,17 @@ export interface paths {
         delete: operations["deleteSession"];
         options?: never;
         head?: never;
-        patch?: never;
+        /**
+         * Update a session's metadata
+         * @description Changes the session's `metadata` (see `MetadataUpdate`: keys given are set, `""`
+         *     removes a key, `null` removes them all), live or ended; nothing else of a
+         *     session changes here. The call's own metadata is left alone (`PATCH
+         *     /v1/calls/{id}` changes it). `call.ended` echoes the session's metadata as it
+         *     is when the call ends. The write is conditional on the session as read, so a
+         *     concurrent change of the session (its answer, its end) is never lost. 400
+         *     `parameter_invalid` for bad metadata (nothing is written).
+         */
+        patch: operations["updateSession"];
         trace?: never;
     };
     "/v1/sessions/{id}/tokens": {
@@ -499,7 +511,18 @@ export interface paths {
         delete?: never;
         options?: never;
         head?: never;
-        patch?: never;
+        /**
+         * Update a call's metadata
+         * @description Changes the call's `metadata` (see `MetadataUpdate`: keys given are set, `""`
+         *     removes a key, `null` removes them all), while it rings, lasts or after it
+         *     ended; nothing else of a call record changes here. An inbound call has no
+         *     metadata until you set some here; an outbound call starts with a copy of its
+         *     session's, and the two change apart afterwards. `call.answered` and `call.ended`
+         *     echo the call's metadata as it is then. The write is conditional on the record
+         *     as read, so a concurrent change of the call is never lost. 400
+         *     `parameter_invalid` for bad metadata (nothing is written).
+         */
+        patch: operations["updateCall"];
         trace?: never;
     };
     "/v1/calls/{id}/answer": {
@@ -852,7 +875,7 @@ export interface components {
          * @example parameter_missing
          * @enum {string}
          */
-        ErrorCode: "parameter_missing" | "parameter_invalid" | "parameter_unknown" | "invalid_json" | "body_too_large" | "unsupported_media_type" | "resource_not_found" | "route_not_found" | "method_not_allowed" | "assistant_archived" | "assistant_not_published" | "assistant_in_use" | "draft_incomplete" | "session_ended" | "call_already_answered" | "call_not_answerable" | "webhook_endpoint_limit_reached" | "webhook_endpoint_disabled" | "event_not_redeliverable" | "no_subscribed_endpoint" | "no_line" | "api_key_missing" | "api_key_invalid" | "last_api_key" | "api_key_limit_reached" | "rate_limited" | "idempotency_key_reused" | "idempotency_key_in_use" | "idempotency_key_invalid" | "upstream_unavailable" | "url_not_allowed" | "internal_error";
+        ErrorCode: "parameter_missing" | "parameter_invalid" | "parameter_unknown" | "invalid_json" | "body_too_large" | "unsupported_media_type" | "resource_not_found" | "route_not_found" | "method_not_allowed" | "assistant_archived" | "assistant_not_published" | "assistant_in_use" | "draft_incomplete" | "session_ended" | "call_already_answered" | "call_not_answerable" | "webhook_endpoint_limit_reached" | "webhook_endpoint_disabled" | "event_not_redeliverable" | "no_subscribed_endpoint" | "no_line" | "api_key_missing" | "api_key_invalid" | "last_api_key" | "api_key_limit_reached" | "rate_limited" | "idempotency_key_reused" | "idempotency_key_in_use" | "idempotency_key_invalid" | "upstream_unavailable" | "url_not_allowed" | "concurrent_session_limit" | "live_key_required" | "internal_error";
         /**
          * @description The one error shape.
          * @example {
@@ -1137,7 +1160,39 @@ export interface components {
             };
         };
         /**
-         * @description A 429 answer: over the rate limit.
+         * @description A 403 answer: the key may not do this.
+         * @example {
+         *       "error": {
+         *         "type": "invalid_request_error",
+         *         "code": "live_key_required",
+         *         "message": "example message",
+         *         "request_id": "req_01jd0000000000000000000000"
+         *       }
+         *     }
+         */
+        Error403: {
+            /** @description What went wrong. */
+            error: {
+                /**
+                 * @description The error's family; see `ErrorType`.
+                 * @enum {string}
+                 */
+                type: "invalid_request_error";
+                /**
+                 * @description The stable, machine-readable reason; see `ErrorCode`.
+                 * @enum {string}
+                 */
+                code: "live_key_required";
+                /** @description For people; never parse it. Never holds internal detail. */
+                message: string;
+                /** @description The offending field (dotted when nested), query parameter or header, when there is one. */
+                param?: string;
+                /** @description The request's id, as in the `Request-Id` header. */
+                request_id: components["schemas"]["RequestID"];
+            };
+        };
+        /**
+         * @description A 429 answer: over the rate limit, or over the account's concurrent sessions.
          * @example {
          *       "error": {
          *         "type": "rate_limit_error",
@@ -1159,7 +1214,7 @@ export interface components {
                  * @description The stable, machine-readable reason; see `ErrorCode`.
                  * @enum {string}
                  */
-                code: "rate_limited";
+                code: "rate_limited" | "concurrent_session_limit";
                 /** @description For people; never parse it. Never holds internal detail. */
                 message: string;
                 /** @description The offending field (dotted when nested), query parameter or header, when there is one. */
@@ -1311,7 +1366,10 @@ export interface components {
          *         "position": "left"
          *       },
          *       "voice": "alloy",
-         *       "model": "gpt-4o-mini"
+         *       "model": "gpt-4o-mini",
+         *       "metadata": {
+         *         "team": "front-desk"
+         *       }
          *     }
          */
         AssistantCreate: {
@@ -1329,6 +1387,8 @@ export interface components {
             voice?: components["schemas"]["VoiceField"];
             /** @description The language model the assistant thinks with; empty for the deployment's. */
             model?: components["schemas"]["ModelField"];
+            /** @description Your own key-value pairs (at most 50; see `Metadata`). A key given `""` is not stored. `null` is refused. */
+            metadata?: components["schemas"]["Metadata"];
         };
         /**
          * @example {
@@ -1341,7 +1401,10 @@ export interface components {
          *         "position": "left"
          *       },
          *       "voice": "alloy",
-         *       "model": "gpt-4o-mini"
+         *       "model": "gpt-4o-mini",
+         *       "metadata": {
+         *         "team": "front-desk"
+         *       }
          *     }
          */
         AssistantUpdate: {
@@ -1359,6 +1422,8 @@ export interface components {
             voice?: components["schemas"]["VoiceField"];
             /** @description The language model the assistant thinks with; empty for the deployment's. */
             model?: components["schemas"]["ModelField"];
+            /** @description Changes the metadata: see `MetadataUpdate`. */
+            metadata?: components["schemas"]["MetadataUpdate"];
         };
         /**
          * @description The editable working copy.
@@ -1473,7 +1538,10 @@ export interface components {
          *       "has_more_versions": false,
          *       "active_version_id": "ver_01jd3f4g5h6j7k8m9n0p1q2r3t",
          *       "created_at": "2026-11-22T07:00:00.123Z",
-         *       "updated_at": "2026-11-22T07:00:00.123Z"
+         *       "updated_at": "2026-11-22T07:00:00.123Z",
+         *       "metadata": {
+         *         "team": "front-desk"
+         *       }
          *     }
          */
         Assistant: {
@@ -1505,6 +1573,8 @@ export interface components {
             created_at: components["schemas"]["Timestamp"];
             /** @description When it last changed. */
             updated_at: components["schemas"]["Timestamp"];
+            /** @description Your own key-value pairs on the assistant; `{}` for none. See `Metadata`. */
+            metadata: components["schemas"]["Metadata"];
         };
         /**
          * @example {
@@ -1548,7 +1618,10 @@ export interface components {
          *           "has_more_versions": false,
          *           "active_version_id": "ver_01jd3f4g5h6j7k8m9n0p1q2r3t",
          *           "created_at": "2026-11-22T07:00:00.123Z",
-         *           "updated_at": "2026-11-22T07:00:00.123Z"
+         *           "updated_at": "2026-11-22T07:00:00.123Z",
+         *           "metadata": {
+         *             "team": "front-desk"
+         *           }
          *         }
          *       ],
          *       "has_more": false
@@ -1763,7 +1836,10 @@ export interface components {
          *       "decision_timeout_seconds": 10,
          *       "on_decision_timeout": "decline",
          *       "created_at": "2026-11-22T07:00:00.123Z",
-         *       "updated_at": "2026-11-22T07:00:00.123Z"
+         *       "updated_at": "2026-11-22T07:00:00.123Z",
+         *       "metadata": {
+         *         "team": "sales"
+         *       }
          *     }
          */
         Line: {
@@ -1794,6 +1870,8 @@ export interface components {
             created_at: components["schemas"]["Timestamp"];
             /** @description When it last changed. */
             updated_at: components["schemas"]["Timestamp"];
+            /** @description Your own key-value pairs on the line; `{}` for none. See `Metadata`. */
+            metadata: components["schemas"]["Metadata"];
         };
         /**
          * @example {
@@ -1801,7 +1879,10 @@ export interface components {
          *       "inbound_mode": "assistant",
          *       "decision_timeout_seconds": 10,
          *       "on_decision_timeout": "decline",
-         *       "assistant_id": "asst_01jd3f4g5h6j7k8m9n0p1q2r3t"
+         *       "assistant_id": "asst_01jd3f4g5h6j7k8m9n0p1q2r3t",
+         *       "metadata": {
+         *         "team": "sales"
+         *       }
          *     }
          */
         LineUpdate: {
@@ -1815,6 +1896,8 @@ export interface components {
             on_decision_timeout?: components["schemas"]["OnDecisionTimeout"];
             /** @description An assistant id to assign (same rules as assign), or null to unassign. */
             assistant_id?: string | null;
+            /** @description Changes the metadata: see `MetadataUpdate`. */
+            metadata?: components["schemas"]["MetadataUpdate"];
             /** @description A version of the line's assistant (the one this request assigns, if any) to pin for its calls, or null to unpin (each call then runs the active version). Setting `assistant_id` without `version_id` unpins. */
             version_id?: string | null;
         };
@@ -1834,7 +1917,10 @@ export interface components {
          *           "decision_timeout_seconds": 10,
          *           "on_decision_timeout": "decline",
          *           "created_at": "2026-11-22T07:00:00.123Z",
-         *           "updated_at": "2026-11-22T07:00:00.123Z"
+         *           "updated_at": "2026-11-22T07:00:00.123Z",
+         *           "metadata": {
+         *             "team": "sales"
+         *           }
          *         }
          *       ],
          *       "has_more": false
@@ -2195,6 +2281,10 @@ export interface components {
          *           "rtc_url": "wss://rtc.example.com",
          *           "participant_token": "eyJhbGciOiJIUzI1NiJ9.e30.sig",
          *           "expires_at": "2026-11-22T07:00:00.123Z"
+         *         },
+         *         "metadata": {},
+         *         "line_metadata": {
+         *           "team": "sales"
          *         }
          *       }
          *     }
@@ -2220,6 +2310,10 @@ export interface components {
          *           "rtc_url": "wss://rtc.example.com",
          *           "participant_token": "eyJhbGciOiJIUzI1NiJ9.e30.sig",
          *           "expires_at": "2026-11-22T07:00:00.123Z"
+         *         },
+         *         "metadata": {},
+         *         "line_metadata": {
+         *           "team": "sales"
          *         }
          *       }
          *     }
@@ -2257,7 +2351,10 @@ export interface components {
          *         "handled_by": "assistant",
          *         "answered_at": "2026-11-22T07:00:00.123Z",
          *         "decision": "accept",
-         *         "decision_source": "webhook_response"
+         *         "decision_source": "webhook_response",
+         *         "metadata": {
+         *           "order_id": "6735"
+         *         }
          *       }
          *     }
          */
@@ -2300,7 +2397,13 @@ export interface components {
          *         "ended_at": "2026-11-22T07:00:00.123Z",
          *         "duration_ms": 59000,
          *         "end_reason": "deleted",
-         *         "ended_by": "customer"
+         *         "ended_by": "customer",
+         *         "metadata": {
+         *           "order_id": "6735"
+         *         },
+         *         "session_metadata": {
+         *           "order_id": "6735"
+         *         }
          *       }
          *     }
          */
@@ -2390,6 +2493,10 @@ export interface components {
          *           "rtc_url": "wss://rtc.example.com",
          *           "participant_token": "eyJhbGciOiJIUzI1NiJ9.e30.sig",
          *           "expires_at": "2026-11-22T07:00:00.123Z"
+         *         },
+         *         "metadata": {},
+         *         "line_metadata": {
+         *           "team": "sales"
          *         }
          *       },
          *       "attempts": [
@@ -2430,6 +2537,10 @@ export interface components {
          *           "rtc_url": "wss://rtc.example.com",
          *           "participant_token": "eyJhbGciOiJIUzI1NiJ9.e30.sig",
          *           "expires_at": "2026-11-22T07:00:00.123Z"
+         *         },
+         *         "metadata": {},
+         *         "line_metadata": {
+         *           "team": "sales"
          *         }
          *       },
          *       "attempts": [
@@ -2484,7 +2595,10 @@ export interface components {
          *         "handled_by": "assistant",
          *         "answered_at": "2026-11-22T07:00:00.123Z",
          *         "decision": "accept",
-         *         "decision_source": "webhook_response"
+         *         "decision_source": "webhook_response",
+         *         "metadata": {
+         *           "order_id": "6735"
+         *         }
          *       },
          *       "attempts": [
          *         {
@@ -2544,7 +2658,13 @@ export interface components {
          *         "ended_at": "2026-11-22T07:00:00.123Z",
          *         "duration_ms": 59000,
          *         "end_reason": "deleted",
-         *         "ended_by": "customer"
+         *         "ended_by": "customer",
+         *         "metadata": {
+         *           "order_id": "6735"
+         *         },
+         *         "session_metadata": {
+         *           "order_id": "6735"
+         *         }
          *       },
          *       "attempts": [
          *         {
@@ -2605,6 +2725,10 @@ export interface components {
          *               "rtc_url": "wss://rtc.example.com",
          *               "participant_token": "eyJhbGciOiJIUzI1NiJ9.e30.sig",
          *               "expires_at": "2026-11-22T07:00:00.123Z"
+         *             },
+         *             "metadata": {},
+         *             "line_metadata": {
+         *               "team": "sales"
          *             }
          *           }
          *         }
@@ -2637,6 +2761,10 @@ export interface components {
          *         "rtc_url": "wss://rtc.example.com",
          *         "participant_token": "eyJhbGciOiJIUzI1NiJ9.e30.sig",
          *         "expires_at": "2026-11-22T07:00:00.123Z"
+         *       },
+         *       "metadata": {},
+         *       "line_metadata": {
+         *         "team": "sales"
          *       }
          *     }
          */
@@ -2673,6 +2801,10 @@ export interface components {
              *     the account's events cannot join the room.
              */
             session: components["schemas"]["SessionPayload"];
+            /** @description The call's metadata: `{}`, as an inbound call has none until you set some (`PATCH /v1/calls/{id}`). Always sent; absent only from events logged before metadata existed. */
+            metadata?: components["schemas"]["Metadata"];
+            /** @description The metadata of the line the call came in on, as the call arrived; `{}` for none. Always sent; absent only from events logged before metadata existed. */
+            line_metadata?: components["schemas"]["Metadata"];
         };
         /**
          * @example {
@@ -2683,7 +2815,10 @@ export interface components {
          *       "handled_by": "assistant",
          *       "answered_at": "2026-11-22T07:00:00.123Z",
          *       "decision": "accept",
-         *       "decision_source": "webhook_response"
+         *       "decision_source": "webhook_response",
+         *       "metadata": {
+         *         "order_id": "6735"
+         *       }
          *     }
          */
         CallAnsweredData: {
@@ -2718,6 +2853,8 @@ export interface components {
              * @enum {string}
              */
             decision_source?: "webhook_response" | "api";
+            /** @description The call's metadata as it was answered; `{}` for none. Always sent; absent only from events logged before metadata existed. */
+            metadata?: components["schemas"]["Metadata"];
         };
         /**
          * @example {
@@ -2734,7 +2871,13 @@ export interface components {
          *       "ended_at": "2026-11-22T07:00:00.123Z",
          *       "duration_ms": 59000,
          *       "end_reason": "deleted",
-         *       "ended_by": "customer"
+         *       "ended_by": "customer",
+         *       "metadata": {
+         *         "order_id": "6735"
+         *       },
+         *       "session_metadata": {
+         *         "order_id": "6735"
+         *       }
          *     }
          */
         CallEndedData: {
@@ -2784,12 +2927,16 @@ export interface components {
              * @description Why it ended; null while it lasts.
              * @enum {string}
              */
-            end_reason: "deleted" | "remote_hangup" | "participant_left" | "no_answer" | "busy" | "platform_error" | "max_duration" | "line_disabled" | "no_assistant" | "declined" | "decision_timeout" | "media_failed" | "assistant_error" | "room_closed" | "assistant_hangup" | "assistant_unavailable";
+            end_reason: "deleted" | "remote_hangup" | "participant_left" | "no_answer" | "busy" | "platform_error" | "max_duration" | "line_disabled" | "no_assistant" | "declined" | "decision_timeout" | "media_failed" | "assistant_error" | "room_closed" | "assistant_hangup" | "assistant_unavailable" | "concurrent_session_limit";
             /**
              * @description Which side ended the call; null while it lasts.
              * @enum {string}
              */
             ended_by: "customer" | "remote" | "assistant" | "system";
+            /** @description The call's metadata as the call ended; `{}` for none. Always sent; absent only from events logged before metadata existed. */
+            metadata?: components["schemas"]["Metadata"];
+            /** @description The metadata of the call's session as the call ended; `{}` for none. Absent, as `session_id` is, for a call that never had a session (one declined at the line). */
+            session_metadata?: components["schemas"]["Metadata"];
         };
         /**
          * @description Which published version becomes the active one.
@@ -2866,11 +3013,21 @@ export interface components {
          *       "media": "video",
          *       "mode": "human",
          *       "assistant_id": "asst_01jd3f4g5h6j7k8m9n0p1q2r3t",
-         *       "line_id": "line_01jd3f4g5h6j7k8m9n0p1q2r3t"
+         *       "line_id": "line_01jd3f4g5h6j7k8m9n0p1q2r3t",
+         *       "metadata": {
+         *         "order_id": "6735"
+         *       }
          *     }
          */
         SessionCreate: {
-            /** @description The party to call on the line's platform (a number or handle); at most 255 bytes on one line. */
+            /**
+             * @description The party to call on the line's platform. Every platform dials an E.164 number
+             *     (`+` and 8-15 digits, the first not 0: `+15550100002`); the `sim` platform also
+             *     dials `sim:<name>`, 1-64 letters, digits, `.`, `_` or `-` starting with a
+             *     letter or digit (`sim:alice`; `sim:busy`, `sim:no_answer` and `sim:failed`
+             *     give those outcomes). Anything else is 400 `parameter_invalid` naming the
+             *     expected form; it is checked once the line, and so its platform, is known.
+             */
             platform_handle: string;
             /**
              * @description `video` or `audio`: what the call carries.
@@ -2888,7 +3045,70 @@ export interface components {
             assistant_id?: string | null;
             /** @description The line to call from; default the account's first (oldest) line. */
             line_id?: string;
+            /** @description Your own key-value pairs on the session (at most 50; see `Metadata`); its call starts with a copy, and `call.ended` echoes both. A key given `""` is not stored. `null` is refused. */
+            metadata?: components["schemas"]["Metadata"];
         };
+        /**
+         * @description What `PATCH /v1/sessions/{id}` changes. Only metadata; `{}` changes nothing.
+         * @example {
+         *       "metadata": {
+         *         "order_id": "6735",
+         *         "agent": ""
+         *       }
+         *     }
+         */
+        SessionUpdate: {
+            /** @description Changes the session's metadata: see `MetadataUpdate`. The call's own metadata is not changed. */
+            metadata?: components["schemas"]["MetadataUpdate"];
+        };
+        /**
+         * @description What `PATCH /v1/calls/{id}` changes. Only metadata; `{}` changes nothing.
+         * @example {
+         *       "metadata": {
+         *         "ticket": "T-1042"
+         *       }
+         *     }
+         */
+        CallUpdate: {
+            /** @description Changes the call's metadata: see `MetadataUpdate`. The session's metadata is not changed. */
+            metadata?: components["schemas"]["MetadataUpdate"];
+        };
+        /**
+         * @description Your own key-value pairs on a session, call, assistant or line, to find your
+         *     records from Bridgeline's (an order id, a customer id, a team), as Stripe's
+         *     metadata: Bridgeline stores them and gives them back, in the object and in the
+         *     call events, and never reads them. At most 50 keys; a key is 1 to 40 characters,
+         *     not blank, without `[`, `]` or control characters; a value is a string of at most
+         *     500 characters (Unicode code points). Values of any other type (numbers, booleans,
+         *     objects, arrays, `null`) are refused: 400 `parameter_invalid` with `param`
+         *     `metadata[<key>]`; a bad key, a blank key or more than 50 keys is 400
+         *     `parameter_invalid` with `param` `metadata` (or `metadata[<key>]` for a key too
+         *     long or with a bracket). A request with bad metadata writes nothing. Do not store
+         *     secrets or personal data you would not show in an event: every call event echoes
+         *     the metadata.
+         * @example {
+         *       "order_id": "6735",
+         *       "customer": "cus_9s6XKzkNRiz8i3"
+         *     }
+         */
+        Metadata: {
+            [key: string]: string;
+        };
+        /**
+         * @description A change of metadata, as Stripe's: the keys given are set, a key given `""` is
+         *     removed (removing a key that is not there is not an error), and the keys not
+         *     given are kept, so two updates of different keys never undo each other. `{}`
+         *     changes nothing. `null` removes every key. The result may hold at most 50 keys,
+         *     else 400 `parameter_invalid` with `param` `metadata` and nothing changes. Keys and
+         *     values follow `Metadata`'s rules.
+         * @example {
+         *       "order_id": "6736",
+         *       "agent": ""
+         *     }
+         */
+        MetadataUpdate: {
+            [key: string]: string;
+        } | null;
         /**
          * @example ringing
          * @enum {string}
@@ -2898,7 +3118,7 @@ export interface components {
          * @example deleted
          * @enum {string|null}
          */
-        EndReason: "deleted" | "remote_hangup" | "participant_left" | "no_answer" | "busy" | "platform_error" | "max_duration" | "line_disabled" | "no_assistant" | "declined" | "decision_timeout" | "media_failed" | "assistant_error" | "room_closed" | "assistant_hangup" | "assistant_unavailable" | null;
+        EndReason: "deleted" | "remote_hangup" | "participant_left" | "no_answer" | "busy" | "platform_error" | "max_duration" | "line_disabled" | "no_assistant" | "declined" | "decision_timeout" | "media_failed" | "assistant_error" | "room_closed" | "assistant_hangup" | "assistant_unavailable" | "concurrent_session_limit" | null;
         /**
          * @description A hosted session, as GET and DELETE show it (without a token).
          * @example {
@@ -2917,7 +3137,10 @@ export interface components {
          *       "end_reason": "deleted",
          *       "created_at": "2026-11-22T07:00:00.123Z",
          *       "answered_at": "2026-11-22T07:00:00.123Z",
-         *       "ended_at": "2026-11-22T07:00:00.123Z"
+         *       "ended_at": "2026-11-22T07:00:00.123Z",
+         *       "metadata": {
+         *         "order_id": "6735"
+         *       }
          *     }
          */
         Session: {
@@ -2962,6 +3185,8 @@ export interface components {
             answered_at: components["schemas"]["NullableTimestamp"];
             /** @description When it ended; null while it lasts. */
             ended_at: components["schemas"]["NullableTimestamp"];
+            /** @description Your own key-value pairs on the session (its call started with a copy); `{}` for none. See `Metadata`. */
+            metadata: components["schemas"]["Metadata"];
         };
         /**
          * @description The session as POST /v1/sessions answers it, with the participant token.
@@ -2985,7 +3210,10 @@ export interface components {
          *       "end_reason": "deleted",
          *       "created_at": "2026-11-22T07:00:00.123Z",
          *       "answered_at": "2026-11-22T07:00:00.123Z",
-         *       "ended_at": "2026-11-22T07:00:00.123Z"
+         *       "ended_at": "2026-11-22T07:00:00.123Z",
+         *       "metadata": {
+         *         "order_id": "6735"
+         *       }
          *     }
          */
         SessionCreated: {
@@ -3038,6 +3266,8 @@ export interface components {
             answered_at: components["schemas"]["NullableTimestamp"];
             /** @description When it ended; null while it lasts. */
             ended_at: components["schemas"]["NullableTimestamp"];
+            /** @description Your own key-value pairs on the session (its call started with a copy); `{}` for none. See `Metadata`. */
+            metadata: components["schemas"]["Metadata"];
         };
         /**
          * @example {
@@ -3059,7 +3289,10 @@ export interface components {
          *           "end_reason": "deleted",
          *           "created_at": "2026-11-22T07:00:00.123Z",
          *           "answered_at": "2026-11-22T07:00:00.123Z",
-         *           "ended_at": "2026-11-22T07:00:00.123Z"
+         *           "ended_at": "2026-11-22T07:00:00.123Z",
+         *           "metadata": {
+         *             "order_id": "6735"
+         *           }
          *         }
          *       ],
          *       "has_more": false
@@ -3246,7 +3479,10 @@ export interface components {
          *           "last_kind": "llm_timeout"
          *         }
          *       },
-         *       "assistant_report": "received"
+         *       "assistant_report": "received",
+         *       "metadata": {
+         *         "order_id": "6735"
+         *       }
          *     }
          */
         Call: {
@@ -3331,6 +3567,8 @@ export interface components {
              * @enum {string|null}
              */
             assistant_report: "pending" | "received" | "missing" | null;
+            /** @description Your own key-value pairs on the call; `{}` for none. An outbound call starts with a copy of its session's, an inbound call with none; `PATCH /v1/calls/{id}` changes them. See `Metadata`. */
+            metadata: components["schemas"]["Metadata"];
         };
         /**
          * @example {
@@ -3396,7 +3634,10 @@ export interface components {
          *               "last_kind": "llm_timeout"
          *             }
          *           },
-         *           "assistant_report": "received"
+         *           "assistant_report": "received",
+         *           "metadata": {
+         *             "order_id": "6735"
+         *           }
          *         }
          *       ],
          *       "has_more": false
@@ -3666,6 +3907,32 @@ export interface components {
                 "application/json": components["schemas"]["Error429"];
             };
         };
+        /**
+         * @description `concurrent_session_limit`: the account has as many live sessions as its limit
+         *     allows; nothing was written, and the answer is not kept under the
+         *     `Idempotency-Key`. Or `rate_limited`, which alone carries `Retry-After`.
+         */
+        SessionLimited: {
+            headers: {
+                "Request-Id": components["headers"]["Request-Id"];
+                "Retry-After": components["headers"]["Retry-After-Rate"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error429"];
+            };
+        };
+        /** @description `live_key_required`: an `sk_test_` key asked for a call on a platform other than the sim. */
+        LiveKeyRequired: {
+            headers: {
+                "Request-Id": components["headers"]["Request-Id"];
+                "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error403"];
+            };
+        };
         /** @description `internal_error`: the message is `internal error`; the log holds the detail under the request id. */
         InternalError: {
             headers: {
@@ -3728,6 +3995,8 @@ export interface components {
         "Idempotent-Replayed": "true";
         /** @description Seconds to wait before retrying. */
         "Retry-After": number;
+        /** @description Seconds to wait before retrying: sent with `rate_limited` only. */
+        "Retry-After-Rate": number;
         /** @description The methods the path serves, sorted and comma-separated. */
         Allow: string;
     };
@@ -3799,7 +4068,10 @@ export interface operations {
                      *           "has_more_versions": false,
                      *           "active_version_id": "ver_01jd3f4g5h6j7k8m9n0p1q2r3t",
                      *           "created_at": "2026-11-22T07:00:00.123Z",
-                     *           "updated_at": "2026-11-22T07:00:00.123Z"
+                     *           "updated_at": "2026-11-22T07:00:00.123Z",
+                     *           "metadata": {
+                     *             "team": "front-desk"
+                     *           }
                      *         }
                      *       ],
                      *       "has_more": false
@@ -3839,7 +4111,10 @@ export interface operations {
                  *         "position": "left"
                  *       },
                  *       "voice": "alloy",
-                 *       "model": "gpt-4o-mini"
+                 *       "model": "gpt-4o-mini",
+                 *       "metadata": {
+                 *         "team": "front-desk"
+                 *       }
                  *     }
                  */
                 "application/json": components["schemas"]["AssistantCreate"];
@@ -3893,7 +4168,10 @@ export interface operations {
                      *       "has_more_versions": false,
                      *       "active_version_id": "ver_01jd3f4g5h6j7k8m9n0p1q2r3t",
                      *       "created_at": "2026-11-22T07:00:00.123Z",
-                     *       "updated_at": "2026-11-22T07:00:00.123Z"
+                     *       "updated_at": "2026-11-22T07:00:00.123Z",
+                     *       "metadata": {
+                     *         "team": "front-desk"
+                     *       }
                      *     }
                      */
                     "application/json": components["schemas"]["Assistant"];
@@ -3967,7 +4245,10 @@ export interface operations {
                      *       "has_more_versions": false,
                      *       "active_version_id": "ver_01jd3f4g5h6j7k8m9n0p1q2r3t",
                      *       "created_at": "2026-11-22T07:00:00.123Z",
-                     *       "updated_at": "2026-11-22T07:00:00.123Z"
+                     *       "updated_at": "2026-11-22T07:00:00.123Z",
+                     *       "metadata": {
+                     *         "team": "front-desk"
+                     *       }
                      *     }
                      */
                     "application/json": components["schemas"]["Assistant"];
@@ -4005,7 +4286,10 @@ export interface operations {
                  *         "position": "left"
                  *       },
                  *       "voice": "alloy",
-                 *       "model": "gpt-4o-mini"
+                 *       "model": "gpt-4o-mini",
+                 *       "metadata": {
+                 *         "team": "front-desk"
+                 *       }
                  *     }
                  */
                 "application/json": components["schemas"]["AssistantUpdate"];
@@ -4058,7 +4342,10 @@ export interface operations {
                      *       "has_more_versions": false,
                      *       "active_version_id": "ver_01jd3f4g5h6j7k8m9n0p1q2r3t",
                      *       "created_at": "2026-11-22T07:00:00.123Z",
-                     *       "updated_at": "2026-11-22T07:00:00.123Z"
+                     *       "updated_at": "2026-11-22T07:00:00.123Z",
+                     *       "metadata": {
+                     *         "team": "front-desk"
+                     *       }
                      *     }
                      */
                     "application/json": components["schemas"]["Assistant"];
@@ -4201,7 +4488,10 @@ export interface operations {
                      *       "has_more_versions": false,
                      *       "active_version_id": "ver_01jd3f4g5h6j7k8m9n0p1q2r3t",
                      *       "created_at": "2026-11-22T07:00:00.123Z",
-                     *       "updated_at": "2026-11-22T07:00:00.123Z"
+                     *       "updated_at": "2026-11-22T07:00:00.123Z",
+                     *       "metadata": {
+                     *         "team": "front-desk"
+                     *       }
                      *     }
                      */
                     "application/json": components["schemas"]["Assistant"];
@@ -4289,7 +4579,10 @@ export interface operations {
                      *       "has_more_versions": false,
                      *       "active_version_id": "ver_01jd3f4g5h6j7k8m9n0p1q2r3t",
                      *       "created_at": "2026-11-22T07:00:00.123Z",
-                     *       "updated_at": "2026-11-22T07:00:00.123Z"
+                     *       "updated_at": "2026-11-22T07:00:00.123Z",
+                     *       "metadata": {
+                     *         "team": "front-desk"
+                     *       }
                      *     }
                      */
                     "application/json": components["schemas"]["Assistant"];
@@ -4465,7 +4758,10 @@ export interface operations {
                      *       "has_more_versions": false,
                      *       "active_version_id": "ver_01jd3f4g5h6j7k8m9n0p1q2r3t",
                      *       "created_at": "2026-11-22T07:00:00.123Z",
-                     *       "updated_at": "2026-11-22T07:00:00.123Z"
+                     *       "updated_at": "2026-11-22T07:00:00.123Z",
+                     *       "metadata": {
+                     *         "team": "front-desk"
+                     *       }
                      *     }
                      */
                     "application/json": components["schemas"]["Assistant"];
@@ -4549,7 +4845,10 @@ export interface operations {
                      *       "has_more_versions": false,
                      *       "active_version_id": "ver_01jd3f4g5h6j7k8m9n0p1q2r3t",
                      *       "created_at": "2026-11-22T07:00:00.123Z",
-                     *       "updated_at": "2026-11-22T07:00:00.123Z"
+                     *       "updated_at": "2026-11-22T07:00:00.123Z",
+                     *       "metadata": {
+                     *         "team": "front-desk"
+                     *       }
                      *     }
                      */
                     "application/json": components["schemas"]["Assistant"];
@@ -4703,7 +5002,10 @@ export interface operations {
                      *           "decision_timeout_seconds": 10,
                      *           "on_decision_timeout": "decline",
                      *           "created_at": "2026-11-22T07:00:00.123Z",
-                     *           "updated_at": "2026-11-22T07:00:00.123Z"
+                     *           "updated_at": "2026-11-22T07:00:00.123Z",
+                     *           "metadata": {
+                     *             "team": "sales"
+                     *           }
                      *         }
                      *       ],
                      *       "has_more": false
@@ -4752,7 +5054,10 @@ export interface operations {
                      *       "decision_timeout_seconds": 10,
                      *       "on_decision_timeout": "decline",
                      *       "created_at": "2026-11-22T07:00:00.123Z",
-                     *       "updated_at": "2026-11-22T07:00:00.123Z"
+                     *       "updated_at": "2026-11-22T07:00:00.123Z",
+                     *       "metadata": {
+                     *         "team": "sales"
+                     *       }
                      *     }
                      */
                     "application/json": components["schemas"]["Line"];
@@ -4785,7 +5090,10 @@ export interface operations {
                  *       "inbound_mode": "assistant",
                  *       "decision_timeout_seconds": 10,
                  *       "on_decision_timeout": "decline",
-                 *       "assistant_id": "asst_01jd3f4g5h6j7k8m9n0p1q2r3t"
+                 *       "assistant_id": "asst_01jd3f4g5h6j7k8m9n0p1q2r3t",
+                 *       "metadata": {
+                 *         "team": "sales"
+                 *       }
                  *     }
                  */
                 "application/json": components["schemas"]["LineUpdate"];
@@ -4812,7 +5120,10 @@ export interface operations {
                      *       "decision_timeout_seconds": 10,
                      *       "on_decision_timeout": "decline",
                      *       "created_at": "2026-11-22T07:00:00.123Z",
-                     *       "updated_at": "2026-11-22T07:00:00.123Z"
+                     *       "updated_at": "2026-11-22T07:00:00.123Z",
+                     *       "metadata": {
+                     *         "team": "sales"
+                     *       }
                      *     }
                      */
                     "application/json": components["schemas"]["Line"];
@@ -4873,7 +5184,10 @@ export interface operations {
                      *       "decision_timeout_seconds": 10,
                      *       "on_decision_timeout": "decline",
                      *       "created_at": "2026-11-22T07:00:00.123Z",
-                     *       "updated_at": "2026-11-22T07:00:00.123Z"
+                     *       "updated_at": "2026-11-22T07:00:00.123Z",
+                     *       "metadata": {
+                     *         "team": "sales"
+                     *       }
                      *     }
                      */
                     "application/json": components["schemas"]["Line"];
@@ -4931,7 +5245,10 @@ export interface operations {
                      *           "end_reason": "deleted",
                      *           "created_at": "2026-11-22T07:00:00.123Z",
                      *           "answered_at": "2026-11-22T07:00:00.123Z",
-                     *           "ended_at": "2026-11-22T07:00:00.123Z"
+                     *           "ended_at": "2026-11-22T07:00:00.123Z",
+                     *           "metadata": {
+                     *             "order_id": "6735"
+                     *           }
                      *         }
                      *       ],
                      *       "has_more": false
@@ -4966,7 +5283,10 @@ export interface operations {
                  *       "media": "video",
                  *       "mode": "human",
                  *       "assistant_id": "asst_01jd3f4g5h6j7k8m9n0p1q2r3t",
-                 *       "line_id": "line_01jd3f4g5h6j7k8m9n0p1q2r3t"
+                 *       "line_id": "line_01jd3f4g5h6j7k8m9n0p1q2r3t",
+                 *       "metadata": {
+                 *         "order_id": "6735"
+                 *       }
                  *     }
                  */
                 "application/json": components["schemas"]["SessionCreate"];
@@ -5002,7 +5322,10 @@ export interface operations {
                      *       "end_reason": "deleted",
                      *       "created_at": "2026-11-22T07:00:00.123Z",
                      *       "answered_at": "2026-11-22T07:00:00.123Z",
-                     *       "ended_at": "2026-11-22T07:00:00.123Z"
+                     *       "ended_at": "2026-11-22T07:00:00.123Z",
+                     *       "metadata": {
+                     *         "order_id": "6735"
+                     *       }
                      *     }
                      */
                     "application/json": components["schemas"]["SessionCreated"];
@@ -5010,12 +5333,13 @@ export interface operations {
             };
             400: components["responses"]["BadRequestPost"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["LiveKeyRequired"];
             404: components["responses"]["NotFoundPost"];
             409: components["responses"]["ConflictPost"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["UnprocessablePost"];
-            429: components["responses"]["RateLimited"];
+            429: components["responses"]["SessionLimited"];
             500: components["responses"]["InternalError"];
             502: components["responses"]["Upstream"];
         };
@@ -5056,7 +5380,10 @@ export interface operations {
                      *       "end_reason": "deleted",
                      *       "created_at": "2026-11-22T07:00:00.123Z",
                      *       "answered_at": "2026-11-22T07:00:00.123Z",
-                     *       "ended_at": "2026-11-22T07:00:00.123Z"
+                     *       "ended_at": "2026-11-22T07:00:00.123Z",
+                     *       "metadata": {
+                     *         "order_id": "6735"
+                     *       }
                      *     }
                      */
                     "application/json": components["schemas"]["Session"];
@@ -5107,7 +5434,76 @@ export interface operations {
                      *       "end_reason": "deleted",
                      *       "created_at": "2026-11-22T07:00:00.123Z",
                      *       "answered_at": "2026-11-22T07:00:00.123Z",
-                     *       "ended_at": "2026-11-22T07:00:00.123Z"
+                     *       "ended_at": "2026-11-22T07:00:00.123Z",
+                     *       "metadata": {
+                     *         "order_id": "6735"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Session"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    updateSession: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The session's id. */
+                id: components["parameters"]["SessionPathID"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "metadata": {
+                 *         "order_id": "6735",
+                 *         "agent": ""
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["SessionUpdate"];
+            };
+        };
+        responses: {
+            /** @description The session, without a participant token. */
+            200: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "ses_01jd3f4g5h6j7k8m9n0p1q2r3t",
+                     *       "object": "session",
+                     *       "session_id": "ses_01jd3f4g5h6j7k8m9n0p1q2r3t",
+                     *       "call_id": "call_01jd3f4g5h6j7k8m9n0p1q2r3t",
+                     *       "status": "ended",
+                     *       "mode": "human",
+                     *       "media": "video",
+                     *       "platform_handle": "+15550100002",
+                     *       "line_id": "line_01jd3f4g5h6j7k8m9n0p1q2r3t",
+                     *       "assistant_id": "asst_01jd3f4g5h6j7k8m9n0p1q2r3t",
+                     *       "version_id": "ver_01jd3f4g5h6j7k8m9n0p1q2r3t",
+                     *       "rtc_url": "wss://rtc.example.com",
+                     *       "end_reason": "deleted",
+                     *       "created_at": "2026-11-22T07:00:00.123Z",
+                     *       "answered_at": "2026-11-22T07:00:00.123Z",
+                     *       "ended_at": "2026-11-22T07:00:00.123Z",
+                     *       "metadata": {
+                     *         "order_id": "6735"
+                     *       }
                      *     }
                      */
                     "application/json": components["schemas"]["Session"];
@@ -5270,7 +5666,10 @@ export interface operations {
                      *               "last_kind": "llm_timeout"
                      *             }
                      *           },
-                     *           "assistant_report": "received"
+                     *           "assistant_report": "received",
+                     *           "metadata": {
+                     *             "order_id": "6735"
+                     *           }
                      *         }
                      *       ],
                      *       "has_more": false
@@ -5367,7 +5766,119 @@ export interface operations {
                      *           "last_kind": "llm_timeout"
                      *         }
                      *       },
-                     *       "assistant_report": "received"
+                     *       "assistant_report": "received",
+                     *       "metadata": {
+                     *         "order_id": "6735"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Call"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    updateCall: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The call's id. */
+                id: components["schemas"]["CallID"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "metadata": {
+                 *         "ticket": "T-1042"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["CallUpdate"];
+            };
+        };
+        responses: {
+            /** @description The call record. */
+            200: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "call_01jd3f4g5h6j7k8m9n0p1q2r3t",
+                     *       "object": "call",
+                     *       "direction": "inbound",
+                     *       "line_id": "line_01jd3f4g5h6j7k8m9n0p1q2r3t",
+                     *       "from": "+15550100009",
+                     *       "to": "+15550100001",
+                     *       "media": "video",
+                     *       "status": "ended",
+                     *       "handled_by": "assistant",
+                     *       "assistant_id": "asst_01jd3f4g5h6j7k8m9n0p1q2r3t",
+                     *       "version_id": "ver_01jd3f4g5h6j7k8m9n0p1q2r3t",
+                     *       "session_id": "ses_01jd3f4g5h6j7k8m9n0p1q2r3t",
+                     *       "started_at": "2026-11-22T07:00:00.123Z",
+                     *       "answered_at": "2026-11-22T07:00:00.123Z",
+                     *       "ended_at": "2026-11-22T07:00:00.123Z",
+                     *       "duration_ms": 59000,
+                     *       "end_reason": "deleted",
+                     *       "ended_by": "customer",
+                     *       "decision": "accept",
+                     *       "decision_source": "webhook_response",
+                     *       "transcript": [
+                     *         {
+                     *           "speaker": "assistant",
+                     *           "text": "Hello, Acme Dental, how can I help?",
+                     *           "start_ms": 300,
+                     *           "end_ms": 2400,
+                     *           "interrupted": true
+                     *         }
+                     *       ],
+                     *       "metrics": {
+                     *         "connecting_screen_ms": 1,
+                     *         "first_greeting_audio_ms": 1,
+                     *         "turns": 1,
+                     *         "response_ms": {
+                     *           "p50": 1,
+                     *           "p95": 1
+                     *         },
+                     *         "barge_ins": 1,
+                     *         "barge_in_stop_ms": {
+                     *           "p50": 1,
+                     *           "p95": 1
+                     *         },
+                     *         "stt_final_ms": {
+                     *           "p50": 1,
+                     *           "p95": 1
+                     *         },
+                     *         "llm_first_token_ms": {
+                     *           "p50": 1,
+                     *           "p95": 1
+                     *         },
+                     *         "tts_first_audio_ms": {
+                     *           "p50": 1,
+                     *           "p95": 1
+                     *         },
+                     *         "errors": {
+                     *           "count": 1,
+                     *           "last_kind": "llm_timeout"
+                     *         }
+                     *       },
+                     *       "assistant_report": "received",
+                     *       "metadata": {
+                     *         "order_id": "6735"
+                     *       }
                      *     }
                      */
                     "application/json": components["schemas"]["Call"];
@@ -5422,7 +5933,10 @@ export interface operations {
                      *       "id": "call_01jd3f4g5h6j7k8m9n0p1q2r3t",
                      *       "object": "call",
                      *       "decision": "accept",
-                     *       "decision_source": "webhook_response"
+                     *       "decision_source": "webhook_response",
+                     *       "metadata": {
+                     *         "order_id": "6735"
+                     *       }
                      *     }
                      */
                     "application/json": components["schemas"]["DecidedCall"];
@@ -5971,6 +6485,10 @@ export interface operations {
                      *               "rtc_url": "wss://rtc.example.com",
                      *               "participant_token": "redacted",
                      *               "expires_at": "2026-11-22T07:00:00.123Z"
+                     *             },
+                     *             "metadata": {},
+                     *             "line_metadata": {
+                     *               "team": "sales"
                      *             }
                      *           }
                      *         }
@@ -6027,6 +6545,10 @@ export interface operations {
                      *           "rtc_url": "wss://rtc.example.com",
                      *           "participant_token": "redacted",
                      *           "expires_at": "2026-11-22T07:00:00.123Z"
+                     *         },
+                     *         "metadata": {},
+                     *         "line_metadata": {
+                     *           "team": "sales"
                      *         }
                      *       },
                      *       "attempts": [
@@ -6109,6 +6631,10 @@ export interface operations {
                      *           "rtc_url": "wss://rtc.example.com",
                      *           "participant_token": "redacted",
                      *           "expires_at": "2026-11-22T07:00:00.123Z"
+                     *         },
+                     *         "metadata": {},
+                     *         "line_metadata": {
+                     *           "team": "sales"
                      *         }
                      *       },
                      *       "attempts": [

@@ -65,6 +65,10 @@ type Options struct {
 	// WrapRooms, when set, wraps LiveKit as the session service uses it (fault tests);
 	// Stack.RTC stays the real client.
 	WrapRooms func(session.Rooms) session.Rooms
+	// MaxConcurrentSessions is an account's limit of live sessions (0: the default, 20).
+	MaxConcurrentSessions int
+	// Platforms are calling platforms beside the sim, by name.
+	Platforms map[string]platform.Platform
 }
 
 // Stack is a running control plane on real parts. A Tenant of it is a copy whose API key,
@@ -192,12 +196,19 @@ func New(opts Options) (_ *Stack, err error) {
 	if opts.DispatchTimeout > 0 {
 		cfg.AssistantDispatchTimeout = opts.DispatchTimeout
 	}
+	if opts.MaxConcurrentSessions > 0 {
+		cfg.MaxConcurrentSessions = opts.MaxConcurrentSessions
+	}
+	platforms := map[string]platform.Platform{platformsim.Name: simulator}
+	for name, p := range opts.Platforms {
+		platforms[name] = p
+	}
 	var svcRooms session.Rooms = rooms
 	if opts.WrapRooms != nil {
 		svcRooms = opts.WrapRooms(rooms)
 	}
 	cp, err := controlplane.New(cfg, controlplane.Deps{Store: st, Rooms: svcRooms, LiveKit: rooms,
-		Platforms: map[string]platform.Platform{platformsim.Name: simulator}, SimSecret: "sim-test-secret", Log: log})
+		Platforms: platforms, SimSecret: "sim-test-secret", Log: log})
 	if err != nil {
 		return nil, err
 	}

@@ -114,19 +114,6 @@ func (s *Store) AddKey(ctx context.Context, k account.Key) error {
 	return err
 }
 
-// AccountByKeyHash finds the account a key that is not revoked belongs to: the key item,
-// then its account, both read strongly consistent.
-func (s *Store) AccountByKeyHash(ctx context.Context, hash string) (account.Account, error) {
-	k, err := s.KeyByHash(ctx, hash)
-	if err != nil {
-		return account.Account{}, err
-	}
-	if k.Revoked() {
-		return account.Account{}, apierr.ErrNotFound
-	}
-	return s.GetAccount(ctx, k.AccountID)
-}
-
 // KeyByHash reads a key by its hash, strongly consistent.
 func (s *Store) KeyByHash(ctx context.Context, hash string) (account.Key, error) {
 	it, err := s.getItem(ctx, APIKeys, item{"hash": str(hash)})
@@ -134,6 +121,19 @@ func (s *Store) KeyByHash(ctx context.Context, hash string) (account.Key, error)
 		return account.Key{}, err
 	}
 	return keyFromItem(it)
+}
+
+// KeyAndAccount reads a key, then its account: DynamoDB has no join.
+func (s *Store) KeyAndAccount(ctx context.Context, hash string) (account.Key, account.Account, error) {
+	k, err := s.KeyByHash(ctx, hash)
+	if err != nil {
+		return account.Key{}, account.Account{}, err
+	}
+	a, err := s.GetAccount(ctx, k.AccountID)
+	if err != nil {
+		return account.Key{}, account.Account{}, fmt.Errorf("account of key %s: %w", k.ID, err)
+	}
+	return k, a, nil
 }
 
 // accountKeys reads an account's keys through the by_account index (eventually

@@ -192,6 +192,10 @@ func TestLiveSessionConformance(t *testing.T) {
 	storetest.RunLiveSessions(t, func(t *testing.T) storetest.LiveSessionStore { return newStore(t) })
 }
 
+func TestSessionLimitConformance(t *testing.T) {
+	storetest.RunSessionLimits(t, func(t *testing.T) storetest.SessionLimitStore { return newStore(t) })
+}
+
 // TestEveryConformanceSuiteRuns: each storetest.Run* suite is run against this store
 // here, so a suite added for a new interface is not silently skipped on DynamoDB.
 func TestEveryConformanceSuiteRuns(t *testing.T) {

@@ -52,11 +52,15 @@ func revisionPut(table *string, it item, rev int64) *types.Put {
 
 func sessionItem(s session.Session) item {
 	s.Revision++
+	s.Slot = s.HoldsSlot() // the write that ends a session gives its slot back (slotRelease)
 	it := docItem(s, item{"id": str(s.ID), "account_id": str(s.AccountID)})
 	// Sparse: a session is in the live index until a write gives it a final status and
 	// releases its held call.ended.
 	if s.Live() {
 		it["live_shard"] = str(liveShard(s.ID))
+	}
+	if s.Slot {
+		it["slot"] = &types.AttributeValueMemberBOOL{Value: true}
 	}
 	return it
 }
@@ -118,7 +122,11 @@ func (s *Store) SaveSession(ctx context.Context, ses session.Session, c call.Cal
 	if err != nil {
 		return err
 	}
-	txn := []types.TransactWriteItem{{Put: revisionPut(sessions, sessionItem(ses), ses.Revision)}}
+	put := revisionPut(sessions, sessionItem(ses), ses.Revision)
+	txn := []types.TransactWriteItem{{Put: put}}
+	if rel := slotRelease(sessions, ses, put); rel != nil {
+		txn = append(txn, *rel)
+	}
 	cw, err := s.callWrites(c)
 	if err != nil {
 		return err
@@ -150,8 +158,13 @@ func (s *Store) DiscardSession(ctx context.Context, sessionID, callID string) er
 		return types.TransactWriteItem{Delete: &types.Delete{TableName: table, Key: item{"id": str(id)},
 			ConditionExpression: aws.String("revision = :first"), ExpressionAttributeValues: item{":first": num(1)}}}
 	}
-	_, err = s.db.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{
-		TransactItems: []types.TransactWriteItem{first(sessions, sessionID), first(calls, callID)}})
+	txn := []types.TransactWriteItem{first(sessions, sessionID), first(calls, callID)}
+	if rel, err := s.discardRelease(ctx, sessions, sessionID); err != nil {
+		return err
+	} else if rel != nil {
+		txn = append(txn, *rel)
+	}
+	_, err = s.db.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: txn})
 	if err = conflict(err); err != nil && !errors.Is(err, apierr.ErrConflict) {
 		return fmt.Errorf("discard session %s: %w", sessionID, err)
 	}

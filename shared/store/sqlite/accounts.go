@@ -3,6 +3,9 @@ package sqlite
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
 	"time"
 
 	"github.com/bridgeline/bridgeline/shared/account"
@@ -52,12 +55,6 @@ func insertKey(ctx context.Context, tx *sql.Tx, k account.Key) error {
 	return err
 }
 
-// AccountByKeyHash finds the account a key that is not revoked belongs to.
-func (s *Store) AccountByKeyHash(ctx context.Context, hash string) (account.Account, error) {
-	return getDoc[account.Account](ctx, s.db,
-		`SELECT a.doc FROM api_keys k JOIN accounts a ON a.id = k.account_id WHERE k.hash = ? AND k.revoked = 0`, hash)
-}
-
 // apiKeyIDsSchema gives keys their id and revoked flag as columns, so an account's keys
 // can be listed and one found by id; keys made before keep theirs from the doc.
 const apiKeyIDsSchema = `
@@ -71,6 +68,28 @@ CREATE INDEX api_keys_by_account ON api_keys (account_id, revoked);
 // KeyByHash reads a key by its hash.
 func (s *Store) KeyByHash(ctx context.Context, hash string) (account.Key, error) {
 	return getDoc[account.Key](ctx, s.db, `SELECT doc FROM api_keys WHERE hash = ?`, hash)
+}
+
+// KeyAndAccount reads a key and its account in one query.
+func (s *Store) KeyAndAccount(ctx context.Context, hash string) (account.Key, account.Account, error) {
+	var kdoc, adoc []byte
+	err := s.db.QueryRowContext(ctx, `SELECT k.doc, a.doc FROM api_keys k JOIN accounts a ON a.id = k.account_id WHERE k.hash = ?`,
+		hash).Scan(&kdoc, &adoc)
+	if errors.Is(err, sql.ErrNoRows) {
+		return account.Key{}, account.Account{}, apierr.ErrNotFound
+	}
+	if err != nil {
+		return account.Key{}, account.Account{}, err
+	}
+	var k account.Key
+	var a account.Account
+	if err := json.Unmarshal(kdoc, &k); err != nil {
+		return account.Key{}, account.Account{}, fmt.Errorf("decode key: %w", err)
+	}
+	if err := json.Unmarshal(adoc, &a); err != nil {
+		return account.Key{}, account.Account{}, fmt.Errorf("decode account %s: %w", k.AccountID, err)
+	}
+	return k, a, nil
 }
 
 // GetKey reads one of an account's keys.

@@ -76,6 +76,7 @@ CREATE INDEX events_by_account ON events (account_id, id);
 	{"0005_calls_sessions", callsSchema},                        // calls.go
 	{"0006_live_sessions", liveSessionsSchema},                  // sessions.go
 	{"0007_api_key_ids", apiKeyIDsSchema},                       // accounts.go
+	{"0008_limits_session_slots", sessionSlotsSchema},           // limits.go
 }
 
 func (s *Store) migrate(ctx context.Context) error {

@@ -37,17 +37,18 @@ func (s *Store) SaveSession(ctx context.Context, ses session.Session, c call.Cal
 	return s.tx(ctx, func(tx *sql.Tx) error {
 		prev := ses.Revision
 		ses.Revision++
+		ses.Slot = ses.HoldsSlot() // the write that ends a session gives its slot back
 		if prev == 0 {
-			_, err := tx.ExecContext(ctx, `INSERT INTO sessions (id, account_id, revision, live, doc) VALUES (?, ?, ?, ?, ?)`,
-				ses.ID, ses.AccountID, ses.Revision, liveFlag(ses), mustJSON(ses))
+			_, err := tx.ExecContext(ctx, `INSERT INTO sessions (id, account_id, revision, live, slot, doc) VALUES (?, ?, ?, ?, ?, ?)`,
+				ses.ID, ses.AccountID, ses.Revision, liveFlag(ses), ses.Slot, mustJSON(ses))
 			if isUnique(err) {
 				return apierr.ErrConflict
 			}
 			if err != nil {
 				return err
 			}
-		} else if err := mustChange(tx.ExecContext(ctx, `UPDATE sessions SET revision = ?, live = ?, doc = ? WHERE id = ? AND revision = ?`,
-			ses.Revision, liveFlag(ses), mustJSON(ses), ses.ID, prev)); err != nil {
+		} else if err := mustChange(tx.ExecContext(ctx, `UPDATE sessions SET revision = ?, live = ?, slot = ?, doc = ? WHERE id = ? AND revision = ?`,
+			ses.Revision, liveFlag(ses), ses.Slot, mustJSON(ses), ses.ID, prev)); err != nil {
 			return err
 		}
 		if err := saveCall(ctx, tx, c); err != nil {

@@ -11,14 +11,14 @@ import (
 )
 
 var accountCases = map[string]func(*testing.T, Store){
-	"key hash finds its account": func(t *testing.T, s Store) {
+	"a key hash finds the key and its account": func(t *testing.T, s Store) {
 		a, key := newAccount(t, s)
-		got, err := s.AccountByKeyHash(ctx(t), account.HashKey(key))
-		if err != nil || got.ID != a.ID {
-			t.Fatalf("AccountByKeyHash = %v, %v; want %s", got.ID, err, a.ID)
+		k, got, err := s.KeyAndAccount(ctx(t), account.HashKey(key))
+		if err != nil || got.ID != a.ID || k.AccountID != a.ID || k.Hash != account.HashKey(key) || k.Revoked() {
+			t.Fatalf("KeyAndAccount = key of %s, account %s, %v; want both of %s", k.AccountID, got.ID, err, a.ID)
 		}
-		if _, err := s.AccountByKeyHash(ctx(t), account.HashKey(key+"x")); !errors.Is(err, apierr.ErrNotFound) {
-			t.Errorf("AccountByKeyHash(other) err = %v, want ErrNotFound", err)
+		if _, _, err := s.KeyAndAccount(ctx(t), account.HashKey(key+"x")); !errors.Is(err, apierr.ErrNotFound) {
+			t.Errorf("KeyAndAccount(other) err = %v, want ErrNotFound", err)
 		}
 	},
 	"a second key works and a taken hash conflicts": func(t *testing.T, s Store) {
@@ -30,8 +30,8 @@ var accountCases = map[string]func(*testing.T, Store){
 		if err := s.AddKey(ctx(t), k); err != nil {
 			t.Fatalf("AddKey: %v", err)
 		}
-		if got, err := s.AccountByKeyHash(ctx(t), account.HashKey(text)); err != nil || got.ID != a.ID {
-			t.Errorf("AccountByKeyHash(second) = %v, %v", got.ID, err)
+		if _, got, err := s.KeyAndAccount(ctx(t), account.HashKey(text)); err != nil || got.ID != a.ID {
+			t.Errorf("KeyAndAccount(second) = %v, %v", got.ID, err)
 		}
 		dup := account.KeyFromText(a.ID, key, time.Now())
 		if err := s.AddKey(ctx(t), dup); !errors.Is(err, apierr.ErrConflict) {
@@ -65,8 +65,8 @@ var accountCases = map[string]func(*testing.T, Store){
 		if err != nil || again.RevokedAt == nil || !again.RevokedAt.Equal(at) {
 			t.Errorf("RevokeKey again = %+v, %v; want the first revocation kept", again, err)
 		}
-		if _, err := s.AccountByKeyHash(ctx(t), account.HashKey(text)); !errors.Is(err, apierr.ErrNotFound) {
-			t.Errorf("AccountByKeyHash(revoked) err = %v, want ErrNotFound", err)
+		if k, got, err := s.KeyAndAccount(ctx(t), account.HashKey(text)); err != nil || !k.Revoked() || got.ID != a.ID {
+			t.Errorf("KeyAndAccount(revoked) = %+v of %s, %v; want the key, revoked, with its account", k, got.ID, err)
 		}
 		if k, err := s.KeyByHash(ctx(t), account.HashKey(text)); err != nil || !k.Revoked() {
 			t.Errorf("KeyByHash(revoked) = %+v, %v; want the key, revoked", k, err)
@@ -78,8 +78,8 @@ var accountCases = map[string]func(*testing.T, Store){
 		if _, err := s.RevokeKey(ctx(t), a.ID, keys[0].ID, time.Now()); !errors.Is(err, account.ErrLastKey) {
 			t.Errorf("RevokeKey(last) err = %v, want ErrLastKey", err)
 		}
-		if _, err := s.AccountByKeyHash(ctx(t), account.HashKey(first)); err != nil {
-			t.Errorf("the last key stopped working: %v", err)
+		if k, _, err := s.KeyAndAccount(ctx(t), account.HashKey(first)); err != nil || k.Revoked() {
+			t.Errorf("the last key stopped working: revoked %v, %v", k.Revoked(), err)
 		}
 	},
 	"racing revokes of the last two keys leave one": func(t *testing.T, s Store) {

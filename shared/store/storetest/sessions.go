@@ -39,6 +39,8 @@ var sessionCases = map[string]func(*testing.T, SessionStore){
 	"call by platform id, unique per platform":    callByPlatformID,
 	"calls list newest first, filtered, paged":    callList,
 	"sessions list newest first, paged":           sessionList,
+	"session and call metadata, updated apart":    sessionMetadataRoundTrip,
+	"metadata updates race other writes, no loss": sessionMetadataRace,
 	"discard removes a first save, nothing later": sessionDiscard,
 }
 

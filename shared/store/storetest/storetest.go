@@ -34,6 +34,7 @@ func Run(t *testing.T, newStore func(t *testing.T) Store) {
 		{"lines", lineCases},
 		{"pins", pinCases},
 		{"idempotency", idempotencyCases},
+		{"metadata", metadataCases},
 	}
 	for _, g := range groups {
 		t.Run(g.name, func(t *testing.T) {

@@ -1,0 +1,70 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strconv"
+
+	"github.com/bridgeline/bridgeline/shared/account"
+	"github.com/bridgeline/bridgeline/shared/config"
+	"github.com/bridgeline/bridgeline/shared/store"
+	"github.com/bridgeline/bridgeline/shared/store/dynamo"
+	"github.com/bridgeline/bridgeline/shared/store/sqlite"
+)
+
+// sessionLimiter is what `admin account limits` needs of a store beyond store.Store.
+type sessionLimiter interface {
+	SetMaxConcurrentSessions(ctx context.Context, accountID string, limit *int) (account.Account, error)
+	SessionSlotsInUse(ctx context.Context, accountID string) (int, error)
+}
+
+var (
+	_ sessionLimiter = (*sqlite.Store)(nil)
+	_ sessionLimiter = (*dynamo.Store)(nil)
+)
+
+// accountLimits shows an account's limit of live sessions and how many it holds, after
+// setting its own limit when set is given (a number, or "default" to go back to
+// MAX_CONCURRENT_SESSIONS).
+func accountLimits(ctx context.Context, s store.Store, cfg config.Config, accountID, set string, enc *json.Encoder) error {
+	if accountID == "" {
+		return fmt.Errorf("admin account limits: name the account: `account limits acct_... [--max-concurrent-sessions N|default]`")
+	}
+	lim, ok := s.(sessionLimiter)
+	if !ok {
+		return fmt.Errorf("admin account limits: the %s store keeps no session limits", cfg.Store)
+	}
+	a, err := s.GetAccount(ctx, accountID)
+	if err != nil {
+		return fmt.Errorf("admin account limits: account %q: %w", accountID, err)
+	}
+	if set != "" {
+		var own *int
+		if set != "default" {
+			n, err := strconv.Atoi(set)
+			if err != nil || n < 0 || n > 10000 {
+				return fmt.Errorf("admin account limits: --max-concurrent-sessions must be 0-10000 or default, not %q", set)
+			}
+			own = &n
+		}
+		if a, err = lim.SetMaxConcurrentSessions(ctx, accountID, own); err != nil {
+			return fmt.Errorf("admin account limits: %w", err)
+		}
+	}
+	used, err := lim.SessionSlotsInUse(ctx, accountID)
+	if err != nil {
+		return fmt.Errorf("admin account limits: %w", err)
+	}
+	effective := cfg.MaxConcurrentSessions
+	if a.MaxConcurrentSessions != nil {
+		effective = *a.MaxConcurrentSessions
+	}
+	return enc.Encode(map[string]any{
+		"account_id":              a.ID,
+		"max_concurrent_sessions": effective,
+		"own_limit":               a.MaxConcurrentSessions, // null: MAX_CONCURRENT_SESSIONS
+		"default_limit":           cfg.MaxConcurrentSessions,
+		"live_sessions":           used,
+	})
+}

@@ -1,0 +1,82 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/bridgeline/bridgeline/shared/call"
+	"github.com/bridgeline/bridgeline/shared/ident"
+	"github.com/bridgeline/bridgeline/shared/session"
+	"github.com/bridgeline/bridgeline/shared/store/sqlite"
+)
+
+// TestAdminAccountLimits: an operator gives an account its own limit of live sessions,
+// which the store then holds creates to, and puts it back to the default.
+func TestAdminAccountLimits(t *testing.T) {
+	data := t.TempDir()
+	t.Setenv("BRIDGELINE_DATA", data)
+	t.Setenv("BRIDGELINE_STORE", "sqlite")
+	t.Setenv("MAX_CONCURRENT_SESSIONS", "")
+	ctx := context.Background()
+	run := func(args ...string) (map[string]any, error) {
+		var out bytes.Buffer
+		err := adminTo(ctx, args, &out)
+		var obj map[string]any
+		json.Unmarshal(out.Bytes(), &obj)
+		return obj, err
+	}
+	acct, err := run("account", "create", "--name", "Limits Co")
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := acct["account_id"].(string)
+	got, err := run("account", "limits", id)
+	if err != nil || got["max_concurrent_sessions"] != 20.0 || got["own_limit"] != nil || got["live_sessions"] != 0.0 {
+		t.Fatalf("account limits = %v, %v; want the default 20, no own limit, 0 live", got, err)
+	}
+	got, err = run("account", "limits", id, "--max-concurrent-sessions", "2")
+	if err != nil || got["max_concurrent_sessions"] != 2.0 || got["own_limit"] != 2.0 {
+		t.Fatalf("account limits --max-concurrent-sessions 2 = %v, %v", got, err)
+	}
+	for _, bad := range []string{"-1", "lots", "10001"} {
+		if _, err := run("account", "limits", id, "--max-concurrent-sessions", bad); err == nil || !strings.Contains(err.Error(), "max-concurrent-sessions") {
+			t.Errorf("--max-concurrent-sessions %s: err = %v, want a refusal naming the flag", bad, err)
+		}
+	}
+	if _, err := run("account", "limits", "acct_01m813q4jpa7fqz94g6r8cb30d", "--max-concurrent-sessions", "2"); err == nil {
+		t.Error("limits of an unknown account: no error")
+	}
+
+	// The store holds the account to its own limit of 2 (the service's default is 20).
+	s, err := sqlite.Open(ctx, filepath.Join(data, "bridgeline.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	created := 0
+	for range 3 {
+		now := time.Now().UTC()
+		ses := session.Session{ID: ident.New("ses"), AccountID: id, Status: session.StatusRinging, CreatedAt: now, Slot: true}
+		c := call.Call{ID: ident.New("call"), AccountID: id, SessionID: ses.ID, Status: call.StatusRinging, StartedAt: now}
+		ses.CallID = c.ID
+		switch err := s.CreateSession(ctx, ses, c, nil, 20); {
+		case err == nil:
+			created++
+		case !errors.Is(err, session.ErrConcurrentLimit):
+			t.Fatal(err)
+		}
+	}
+	s.Close()
+	if created != 2 {
+		t.Errorf("3 creates at the account's own limit 2: %d created, want 2", created)
+	}
+	got, err = run("account", "limits", id, "--max-concurrent-sessions", "default")
+	if err != nil || got["max_concurrent_sessions"] != 20.0 || got["own_limit"] != nil || got["live_sessions"] != 2.0 {
+		t.Errorf("account limits --max-concurrent-sessions default = %v, %v; want 20, no own limit, 2 live", got, err)
+	}
+}
