@@ -4670,7 +4670,10 @@ export interface operations {
                      *       "has_more_versions": false,
                      *       "active_version_id": "ver_01jd3f4g5h6j7k8m9n0p1q2r3t",
                      *       "created_at": "2026-11-22T07:00:00.123Z",
-                     *       "updated_at": "2026-11-22T07:00:00.123Z"
+                     *       "updated_at": "2026-11-22T07:00:00.123Z",
+                     *       "metadata": {
+                     *         "team": "front-desk"
+                     *       }
                      *     }
                      */
                     "application/json": components["schemas"]["Assistant"];
