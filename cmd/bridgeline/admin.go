@@ -28,7 +28,7 @@ func admin(ctx context.Context, args []string) error {
 
 func adminTo(ctx context.Context, args []string, out io.Writer) error {
 	if len(args) < 2 {
-		return fmt.Errorf("admin: want `account create`, `account limits`, `key create`, `key list`, `key revoke`, `line add` or `events replay`")
+		return fmt.Errorf("admin: want `account create`, `account limits`, `key create`, `key list`, `key revoke`, `line add`, `events replay` or `indexes backfill`")
 	}
 	if args[0] == "events" && args[1] == "replay" {
 		return eventsReplay(ctx, args[2:], out) // AWS queues, no store
@@ -133,6 +133,24 @@ func adminTo(ctx context.Context, args []string, out io.Writer) error {
 			return err
 		}
 		return enc.Encode(map[string]string{"line_id": l.ID, "account_id": l.AccountID, "platform": l.Platform, "handle": l.Handle})
+	case "indexes backfill":
+		return indexesBackfill(ctx, s, enc)
 	}
 	return fmt.Errorf("admin: unknown command %q", args[0]+" "+args[1])
+}
+
+// indexesBackfill gives records written before the list filter indexes their keys
+// (DynamoDB; SQLite's filter columns are computed from each row, so it has nothing to do).
+func indexesBackfill(ctx context.Context, s any, enc *json.Encoder) error {
+	b, ok := s.(interface {
+		BackfillListKeys(ctx context.Context) (int, error)
+	})
+	if !ok {
+		return enc.Encode(map[string]any{"updated": 0, "note": "nothing to backfill on this store"})
+	}
+	n, err := b.BackfillListKeys(ctx)
+	if err != nil {
+		return fmt.Errorf("admin indexes backfill: %w", err)
+	}
+	return enc.Encode(map[string]any{"updated": n})
 }

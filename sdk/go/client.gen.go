@@ -291,24 +291,6 @@ func (e CallDecisionSource) Valid() bool {
 	}
 }
 
-// Defines values for CallDirection.
-const (
-	CallDirectionInbound  CallDirection = "inbound"
-	CallDirectionOutbound CallDirection = "outbound"
-)
-
-// Valid indicates whether the value is a known member of the CallDirection enum.
-func (e CallDirection) Valid() bool {
-	switch e {
-	case CallDirectionInbound:
-		return true
-	case CallDirectionOutbound:
-		return true
-	default:
-		return false
-	}
-}
-
 // Defines values for CallEndedBy.
 const (
 	CallEndedByAssistant   CallEndedBy = "assistant"
@@ -384,33 +366,6 @@ const (
 func (e CallObject) Valid() bool {
 	switch e {
 	case CallObjectCall:
-		return true
-	default:
-		return false
-	}
-}
-
-// Defines values for CallStatus.
-const (
-	CallStatusActive   CallStatus = "active"
-	CallStatusDeclined CallStatus = "declined"
-	CallStatusEnded    CallStatus = "ended"
-	CallStatusFailed   CallStatus = "failed"
-	CallStatusRinging  CallStatus = "ringing"
-)
-
-// Valid indicates whether the value is a known member of the CallStatus enum.
-func (e CallStatus) Valid() bool {
-	switch e {
-	case CallStatusActive:
-		return true
-	case CallStatusDeclined:
-		return true
-	case CallStatusEnded:
-		return true
-	case CallStatusFailed:
-		return true
-	case CallStatusRinging:
 		return true
 	default:
 		return false
@@ -561,6 +516,24 @@ const (
 func (e CallAnsweredEventWithAttemptsType) Valid() bool {
 	switch e {
 	case CallAnsweredEventWithAttemptsTypeCallAnswered:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for CallDirection.
+const (
+	CallDirectionInbound  CallDirection = "inbound"
+	CallDirectionOutbound CallDirection = "outbound"
+)
+
+// Valid indicates whether the value is a known member of the CallDirection enum.
+func (e CallDirection) Valid() bool {
+	switch e {
+	case CallDirectionInbound:
+		return true
+	case CallDirectionOutbound:
 		return true
 	default:
 		return false
@@ -858,6 +831,33 @@ const (
 func (e CallListObject) Valid() bool {
 	switch e {
 	case CallListObjectList:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for CallStatus.
+const (
+	CallStatusActive   CallStatus = "active"
+	CallStatusDeclined CallStatus = "declined"
+	CallStatusEnded    CallStatus = "ended"
+	CallStatusFailed   CallStatus = "failed"
+	CallStatusRinging  CallStatus = "ringing"
+)
+
+// Valid indicates whether the value is a known member of the CallStatus enum.
+func (e CallStatus) Valid() bool {
+	switch e {
+	case CallStatusActive:
+		return true
+	case CallStatusDeclined:
+		return true
+	case CallStatusEnded:
+		return true
+	case CallStatusFailed:
+		return true
+	case CallStatusRinging:
 		return true
 	default:
 		return false
@@ -2573,6 +2573,8 @@ type Call struct {
 	DecisionSource *CallDecisionSource `json:"decision_source"`
 
 	// Direction `inbound` (a call to a line) or `outbound` (a session dialling out).
+	//
+	// Examples: inbound
 	Direction CallDirection `json:"direction"`
 
 	// DurationMs From the answer (or the start, for an unanswered call) to the end, in milliseconds.
@@ -2630,6 +2632,8 @@ type Call struct {
 	StartedAt Timestamp `json:"started_at"`
 
 	// Status Where the call is in its life.
+	//
+	// Examples: ended
 	Status CallStatus `json:"status"`
 
 	// To The called party's handle.
@@ -2659,9 +2663,6 @@ type CallDecision string
 // CallDecisionSource Where the customer_decides decision came from: the `call.incoming` response body or `POST /v1/calls/{id}/answer`.
 type CallDecisionSource string
 
-// CallDirection `inbound` (a call to a line) or `outbound` (a session dialling out).
-type CallDirection string
-
 // CallEndedBy Which side ended the call; null while it lasts.
 type CallEndedBy string
 
@@ -2673,9 +2674,6 @@ type CallMedia string
 
 // CallObject The kind of object: always `call`.
 type CallObject string
-
-// CallStatus Where the call is in its life.
-type CallStatus string
 
 // CallAnswerRequest The decision on a ringing customer_decides call.
 //
@@ -2804,6 +2802,11 @@ type CallAnsweredEventWithAttemptsObject string
 
 // CallAnsweredEventWithAttemptsType The event type; it says which schema `data` has.
 type CallAnsweredEventWithAttemptsType string
+
+// CallDirection `inbound` (a call to a line) or `outbound` (a session dialling out).
+//
+// Examples: inbound
+type CallDirection string
 
 // CallEndedData Examples: {"answered_at":"2026-11-22T07:00:00.123Z","call_id":"call_01jd3f4g5h6j7k8m9n0p1q2r3t","direction":"inbound","duration_ms":59000,"end_reason":"deleted","ended_at":"2026-11-22T07:00:00.123Z","ended_by":"customer","from":"+15550100009","handled_by":"assistant","line_id":"line_01jd3f4g5h6j7k8m9n0p1q2r3t","media":"video","metadata":{"order_id":"6735"},"session_id":"ses_01jd3f4g5h6j7k8m9n0p1q2r3t","session_metadata":{"order_id":"6735"},"started_at":"2026-11-22T07:00:00.123Z","to":"+15550100001"}
 type CallEndedData struct {
@@ -3141,6 +3144,11 @@ type CallMetrics struct {
 	Turns *int `json:"turns,omitempty"`
 }
 
+// CallStatus Where a call is in its life.
+//
+// Examples: ended
+type CallStatus string
+
 // CallUpdate What `PATCH /v1/calls/{id}` changes. Only metadata; `{}` changes nothing.
 //
 // Examples: {"metadata":{"ticket":"T-1042"}}
@@ -3150,6 +3158,11 @@ type CallUpdate struct {
 	// Examples: {"agent":"","order_id":"6736"}
 	Metadata *MetadataUpdate `json:"metadata,omitempty"`
 }
+
+// CreatedFilter A Unix time in whole seconds (digits only) or an RFC 3339 timestamp.
+//
+// Examples: 2026-11-22T07:00:00Z, 1795330800
+type CreatedFilter = string
 
 // DecidedCall A call with its customer_decides decision. The call object may carry more fields.
 //
@@ -4488,6 +4501,16 @@ type ApiKeyPathID = ApiKeyID
 // AssistantPathID Examples: asst_01jd3f4g5h6j7k8m9n0p1q2r3t
 type AssistantPathID = AssistantID
 
+// CreatedGTE A Unix time in whole seconds (digits only) or an RFC 3339 timestamp.
+//
+// Examples: 2026-11-22T07:00:00Z, 1795330800
+type CreatedGTE = CreatedFilter
+
+// CreatedLTE A Unix time in whole seconds (digits only) or an RFC 3339 timestamp.
+//
+// Examples: 2026-11-22T07:00:00Z, 1795330800
+type CreatedLTE = CreatedFilter
+
 // EventPathID Examples: evt_01jd3f4g5h6j7k8m9n0p1q2r3t
 type EventPathID = EventID
 
@@ -4588,6 +4611,9 @@ type ListApiKeysParams struct {
 
 	// StartingAfter Id of the last key of the previous page.
 	StartingAfter *ApiKeyID `form:"starting_after,omitempty" json:"starting_after,omitempty"`
+
+	// EndingBefore Id of the first key of the next page (the newer one); the page holds the keys just before it, newest first. Not with `starting_after`.
+	EndingBefore *ApiKeyID `form:"ending_before,omitempty" json:"ending_before,omitempty"`
 }
 
 // CreateApiKeyParams defines parameters for CreateApiKey.
@@ -4602,8 +4628,11 @@ type ListAssistantsParams struct {
 	Limit *Limit `form:"limit,omitempty" json:"limit,omitempty"`
 
 	// StartingAfter Id of the last assistant of the previous page.
-	StartingAfter *AssistantID                `form:"starting_after,omitempty" json:"starting_after,omitempty"`
-	Status        *ListAssistantsParamsStatus `form:"status,omitempty" json:"status,omitempty"`
+	StartingAfter *AssistantID `form:"starting_after,omitempty" json:"starting_after,omitempty"`
+
+	// EndingBefore Id of the first assistant of the next page (the newer one); the page holds the assistants just before it, newest first. Not with `starting_after`.
+	EndingBefore *AssistantID                `form:"ending_before,omitempty" json:"ending_before,omitempty"`
+	Status       *ListAssistantsParamsStatus `form:"status,omitempty" json:"status,omitempty"`
 }
 
 // ListAssistantsParamsStatus defines parameters for ListAssistants.
@@ -4652,6 +4681,9 @@ type ListAssistantVersionsParams struct {
 
 	// StartingAfter Id of the last version of the previous page; the page holds the versions published before it.
 	StartingAfter *VersionID `form:"starting_after,omitempty" json:"starting_after,omitempty"`
+
+	// EndingBefore Id of the first version of the next page (the newer one); the page holds the versions just before it, newest first. Not with `starting_after`.
+	EndingBefore *VersionID `form:"ending_before,omitempty" json:"ending_before,omitempty"`
 }
 
 // ListCallsParams defines parameters for ListCalls.
@@ -4662,11 +4694,34 @@ type ListCallsParams struct {
 	// StartingAfter Id of the last call of the previous page.
 	StartingAfter *CallID `form:"starting_after,omitempty" json:"starting_after,omitempty"`
 
+	// EndingBefore Id of the first call of the next page (the newer one); the page holds the calls just before it, newest first. Not with `starting_after`.
+	EndingBefore *CallID `form:"ending_before,omitempty" json:"ending_before,omitempty"`
+
 	// LineId Only calls on this line.
 	LineId *LineID `form:"line_id,omitempty" json:"line_id,omitempty"`
 
 	// SessionId Only the call of this session.
 	SessionId *SessionID `form:"session_id,omitempty" json:"session_id,omitempty"`
+
+	// AssistantId Only calls handled by this assistant.
+	AssistantId *AssistantID `form:"assistant_id,omitempty" json:"assistant_id,omitempty"`
+
+	// Status Only calls with this status now.
+	Status *CallStatus `form:"status,omitempty" json:"status,omitempty"`
+
+	// Direction Only `inbound` calls (to a line) or only `outbound` ones (sessions dialling out).
+	Direction *CallDirection `form:"direction,omitempty" json:"direction,omitempty"`
+
+	// CreatedGte Only objects created at or after this time: a Unix time in whole seconds or an RFC
+	// 3339 timestamp (fractions of a second count to the millisecond). Creation time is
+	// the millisecond the object's id records (ids sort by it, which is the list's order);
+	// it is the object's `created_at` (`started_at` for a call) or within milliseconds of
+	// it, except that a session of an inbound call was created when the call was taken
+	// while its `created_at` is when the call came in.
+	CreatedGte *CreatedGTE `form:"created[gte],omitempty" json:"created[gte],omitempty"`
+
+	// CreatedLte Only objects created at or before this time; the same forms as `created[gte]`. A range that ends before it starts lists nothing.
+	CreatedLte *CreatedLTE `form:"created[lte],omitempty" json:"created[lte],omitempty"`
 }
 
 // AnswerCallParams defines parameters for AnswerCall.
@@ -4683,8 +4738,22 @@ type ListEventsParams struct {
 	// StartingAfter Id of the last event of the previous page.
 	StartingAfter *EventID `form:"starting_after,omitempty" json:"starting_after,omitempty"`
 
+	// EndingBefore Id of the first event of the next page (the newer one); the page holds the events just before it, newest first. Not with `starting_after`.
+	EndingBefore *EventID `form:"ending_before,omitempty" json:"ending_before,omitempty"`
+
 	// Type Only events of this type.
 	Type *EventType `form:"type,omitempty" json:"type,omitempty"`
+
+	// CreatedGte Only objects created at or after this time: a Unix time in whole seconds or an RFC
+	// 3339 timestamp (fractions of a second count to the millisecond). Creation time is
+	// the millisecond the object's id records (ids sort by it, which is the list's order);
+	// it is the object's `created_at` (`started_at` for a call) or within milliseconds of
+	// it, except that a session of an inbound call was created when the call was taken
+	// while its `created_at` is when the call came in.
+	CreatedGte *CreatedGTE `form:"created[gte],omitempty" json:"created[gte],omitempty"`
+
+	// CreatedLte Only objects created at or before this time; the same forms as `created[gte]`. A range that ends before it starts lists nothing.
+	CreatedLte *CreatedLTE `form:"created[lte],omitempty" json:"created[lte],omitempty"`
 }
 
 // RedeliverEventParams defines parameters for RedeliverEvent.
@@ -4700,6 +4769,9 @@ type ListLinesParams struct {
 
 	// StartingAfter Id of the last line of the previous page.
 	StartingAfter *LineID `form:"starting_after,omitempty" json:"starting_after,omitempty"`
+
+	// EndingBefore Id of the first line of the next page (the newer one); the page holds the lines just before it, newest first. Not with `starting_after`.
+	EndingBefore *LineID `form:"ending_before,omitempty" json:"ending_before,omitempty"`
 }
 
 // AssignLineAssistantParams defines parameters for AssignLineAssistant.
@@ -4713,8 +4785,14 @@ type ListSessionsParams struct {
 	// Limit Page size.
 	Limit *Limit `form:"limit,omitempty" json:"limit,omitempty"`
 
+	// Status Only sessions with this status now (400 `parameter_invalid` for another value).
+	Status *SessionStatus `form:"status,omitempty" json:"status,omitempty"`
+
 	// StartingAfter Id of the last session of the previous page.
 	StartingAfter *SessionID `form:"starting_after,omitempty" json:"starting_after,omitempty"`
+
+	// EndingBefore Id of the first session of the next page (the newer one); the page holds the sessions just before it, newest first. Not with `starting_after`.
+	EndingBefore *SessionID `form:"ending_before,omitempty" json:"ending_before,omitempty"`
 }
 
 // CreateSessionParams defines parameters for CreateSession.
@@ -4736,6 +4814,9 @@ type ListWebhookEndpointsParams struct {
 
 	// StartingAfter Id of the last endpoint of the previous page.
 	StartingAfter *WebhookEndpointID `form:"starting_after,omitempty" json:"starting_after,omitempty"`
+
+	// EndingBefore Id of the first endpoint of the next page (the newer one); the page holds the endpoints just before it, newest first. Not with `starting_after`.
+	EndingBefore *WebhookEndpointID `form:"ending_before,omitempty" json:"ending_before,omitempty"`
 }
 
 // CreateWebhookEndpointParams defines parameters for CreateWebhookEndpoint.
@@ -5535,7 +5616,10 @@ type ClientInterface interface {
 
 	// ListCalls List call records
 	//
-	// The account's calls, inbound and outbound, newest first.
+	// The account's calls, inbound and outbound, newest first. The filters combine: a call
+	// is listed when it matches every one given (any combination, each served by an index).
+	// 400 `parameter_invalid` naming the parameter for an id of the wrong kind, a `status`
+	// or `direction` not in its enum, or a `created[...]` that is not a time.
 	//
 	// Corresponds with GET /v1/calls (the `ListCalls` operationId).
 	ListCalls(ctx context.Context, params *ListCallsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -5733,7 +5817,7 @@ type ClientInterface interface {
 
 	// ListSessions List sessions
 	//
-	// The account's sessions, newest first, without participant tokens.
+	// The account's sessions, newest first, without participant tokens; `status` keeps those with that status now.
 	//
 	// Corresponds with GET /v1/sessions (the `ListSessions` operationId).
 	ListSessions(ctx context.Context, params *ListSessionsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -6463,7 +6547,10 @@ func (c *Client) ListAvatars(ctx context.Context, reqEditors ...RequestEditorFn)
 
 // ListCalls List call records
 //
-// The account's calls, inbound and outbound, newest first.
+// The account's calls, inbound and outbound, newest first. The filters combine: a call
+// is listed when it matches every one given (any combination, each served by an index).
+// 400 `parameter_invalid` naming the parameter for an id of the wrong kind, a `status`
+// or `direction` not in its enum, or a `created[...]` that is not a time.
 //
 // Corresponds with GET /v1/calls (the `ListCalls` operationId).
 func (c *Client) ListCalls(ctx context.Context, params *ListCallsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -6821,7 +6908,7 @@ func (c *Client) AssignLineAssistant(ctx context.Context, id LinePathID, params 
 
 // ListSessions List sessions
 //
-// The account's sessions, newest first, without participant tokens.
+// The account's sessions, newest first, without participant tokens; `status` keeps those with that status now.
 //
 // Corresponds with GET /v1/sessions (the `ListSessions` operationId).
 func (c *Client) ListSessions(ctx context.Context, params *ListSessionsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -7312,6 +7399,18 @@ func NewListApiKeysRequest(server string, params *ListApiKeysParams) (*http.Requ
 
 		}
 
+		if params.EndingBefore != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "ending_before", *params.EndingBefore, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
 		if encoded := queryValues.Encode(); encoded != "" {
 			rawQueryFragments = append(rawQueryFragments, encoded)
 		}
@@ -7458,6 +7557,18 @@ func NewListAssistantsRequest(server string, params *ListAssistantsParams) (*htt
 		if params.StartingAfter != nil {
 
 			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "starting_after", *params.StartingAfter, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.EndingBefore != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "ending_before", *params.EndingBefore, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {
@@ -7998,6 +8109,18 @@ func NewListAssistantVersionsRequest(server string, id AssistantPathID, params *
 
 		}
 
+		if params.EndingBefore != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "ending_before", *params.EndingBefore, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
 		if encoded := queryValues.Encode(); encoded != "" {
 			rawQueryFragments = append(rawQueryFragments, encoded)
 		}
@@ -8091,6 +8214,18 @@ func NewListCallsRequest(server string, params *ListCallsParams) (*http.Request,
 
 		}
 
+		if params.EndingBefore != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "ending_before", *params.EndingBefore, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
 		if params.LineId != nil {
 
 			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "line_id", *params.LineId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
@@ -8106,6 +8241,66 @@ func NewListCallsRequest(server string, params *ListCallsParams) (*http.Request,
 		if params.SessionId != nil {
 
 			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "session_id", *params.SessionId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.AssistantId != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "assistant_id", *params.AssistantId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Status != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "status", *params.Status, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Direction != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "direction", *params.Direction, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.CreatedGte != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "created[gte]", *params.CreatedGte, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.CreatedLte != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "created[lte]", *params.CreatedLte, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {
@@ -8324,9 +8519,45 @@ func NewListEventsRequest(server string, params *ListEventsParams) (*http.Reques
 
 		}
 
+		if params.EndingBefore != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "ending_before", *params.EndingBefore, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
 		if params.Type != nil {
 
 			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "type", *params.Type, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.CreatedGte != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "created[gte]", *params.CreatedGte, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.CreatedLte != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "created[lte]", *params.CreatedLte, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {
@@ -8489,6 +8720,18 @@ func NewListLinesRequest(server string, params *ListLinesParams) (*http.Request,
 		if params.StartingAfter != nil {
 
 			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "starting_after", *params.StartingAfter, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.EndingBefore != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "ending_before", *params.EndingBefore, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {
@@ -8695,9 +8938,33 @@ func NewListSessionsRequest(server string, params *ListSessionsParams) (*http.Re
 
 		}
 
+		if params.Status != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "status", *params.Status, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
 		if params.StartingAfter != nil {
 
 			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "starting_after", *params.StartingAfter, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.EndingBefore != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "ending_before", *params.EndingBefore, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {
@@ -9023,6 +9290,18 @@ func NewListWebhookEndpointsRequest(server string, params *ListWebhookEndpointsP
 		if params.StartingAfter != nil {
 
 			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "starting_after", *params.StartingAfter, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.EndingBefore != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "ending_before", *params.EndingBefore, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {
@@ -9594,7 +9873,10 @@ type ClientWithResponsesInterface interface {
 
 	// ListCallsWithResponse List call records
 	//
-	// The account's calls, inbound and outbound, newest first.
+	// The account's calls, inbound and outbound, newest first. The filters combine: a call
+	// is listed when it matches every one given (any combination, each served by an index).
+	// 400 `parameter_invalid` naming the parameter for an id of the wrong kind, a `status`
+	// or `direction` not in its enum, or a `created[...]` that is not a time.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -9804,7 +10086,7 @@ type ClientWithResponsesInterface interface {
 
 	// ListSessionsWithResponse List sessions
 	//
-	// The account's sessions, newest first, without participant tokens.
+	// The account's sessions, newest first, without participant tokens; `status` keeps those with that status now.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -16436,7 +16718,10 @@ func (c *ClientWithResponses) ListAvatarsWithResponse(ctx context.Context, reqEd
 
 // ListCallsWithResponse List call records
 //
-// The account's calls, inbound and outbound, newest first.
+// The account's calls, inbound and outbound, newest first. The filters combine: a call
+// is listed when it matches every one given (any combination, each served by an index).
+// 400 `parameter_invalid` naming the parameter for an id of the wrong kind, a `status`
+// or `direction` not in its enum, or a `created[...]` that is not a time.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -16742,7 +17027,7 @@ func (c *ClientWithResponses) AssignLineAssistantWithResponse(ctx context.Contex
 
 // ListSessionsWithResponse List sessions
 //
-// The account's sessions, newest first, without participant tokens.
+// The account's sessions, newest first, without participant tokens; `status` keeps those with that status now.
 //
 // Returns a wrapper object for the known response body format(s).
 //

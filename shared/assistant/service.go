@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -81,22 +82,17 @@ func (s *Service) Get(ctx context.Context, accountID, id string) (Assistant, err
 	return apierr.Owned(a, a.AccountID, err, accountID, apierr.NotFound("assistant", id))
 }
 
-// ListVersions returns up to q.Limit+1 of the assistant's versions, newest first. As in
-// every list, q.StartingAfter is the last id of the previous page and the page holds the
-// ids below it (version ids sort by publication, as numbers do). The assistant object
-// carries only the newest ObjectVersions; this pages through all of them.
+// ListVersions returns up to q.Limit+1 of the assistant's versions, newest first, the
+// page of q's cursor (version ids sort by publication, as numbers do). The assistant
+// object carries only the newest ObjectVersions; this pages through all of them.
 func (s *Service) ListVersions(ctx context.Context, accountID, id string, q listing.Query) ([]Version, error) {
 	a, err := s.Get(ctx, accountID, id)
 	if err != nil {
 		return nil, err
 	}
-	out := make([]Version, 0, min(len(a.Versions), q.Limit+1))
-	for i := len(a.Versions) - 1; i >= 0 && len(out) < q.Limit+1; i-- { // stored oldest first
-		if v := a.Versions[i]; q.StartingAfter == "" || v.ID < q.StartingAfter {
-			out = append(out, v)
-		}
-	}
-	return out, nil
+	newest := slices.Clone(a.Versions) // stored oldest first
+	slices.Reverse(newest)
+	return listing.Select(newest, func(v Version) string { return v.ID }, q), nil
 }
 
 // List returns a page of the account's assistants, newest first.

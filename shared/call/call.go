@@ -197,11 +197,28 @@ func (c Call) event(typ, id string, at time.Time, data any) callevent.Event {
 	return callevent.Event{ID: id, AccountID: c.AccountID, Type: typ, CreatedAt: at, Data: mustJSON(data)}
 }
 
-// ListQuery filters a list of calls.
+// ListQuery filters a list of calls: every filter that is set must match ("" matches
+// all).
 type ListQuery struct {
 	listing.Query
-	LineID    string
-	SessionID string
+	LineID      string
+	SessionID   string
+	AssistantID string
+	Status      string // one of Statuses
+	Direction   string // Inbound or Outbound
+}
+
+// Statuses are every status a call can have, in the order a call moves through them.
+var Statuses = []string{StatusRinging, StatusActive, StatusEnded, StatusFailed, StatusDeclined}
+
+// Directions are both directions.
+var Directions = []string{Inbound, Outbound}
+
+// Matches reports whether c passes q's filters (not its page bounds).
+func (q ListQuery) Matches(c Call) bool {
+	return (q.LineID == "" || c.LineID == q.LineID) && (q.SessionID == "" || c.SessionID == q.SessionID) &&
+		(q.AssistantID == "" || c.AssistantID == q.AssistantID) && (q.Status == "" || c.Status == q.Status) &&
+		(q.Direction == "" || c.Direction == q.Direction)
 }
 
 // Store keeps call records.

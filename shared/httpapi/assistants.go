@@ -140,7 +140,7 @@ func (a *API) listAssistants(w http.ResponseWriter, r *http.Request) (int, any, 
 	if err != nil {
 		return 0, nil, err
 	}
-	return http.StatusOK, NewBoundedList(list, q.Limit, PresentAssistant), nil
+	return http.StatusOK, NewBoundedList(list, q, PresentAssistant), nil
 }
 
 func (a *API) listAssistantVersions(w http.ResponseWriter, r *http.Request) (int, any, error) {
@@ -152,7 +152,7 @@ func (a *API) listAssistantVersions(w http.ResponseWriter, r *http.Request) (int
 	if err != nil {
 		return 0, nil, err
 	}
-	return http.StatusOK, NewBoundedList(list, q.Limit, PresentVersion), nil
+	return http.StatusOK, NewBoundedList(list, q, PresentVersion), nil
 }
 
 func (a *API) getAssistant(w http.ResponseWriter, r *http.Request) (int, any, error) {

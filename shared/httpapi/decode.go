@@ -148,10 +148,10 @@ func Query(r *http.Request, allowed ...string) error {
 	return nil
 }
 
-// ListQuery reads ?limit= and ?starting_after= (an id with the given prefix), plus the
-// other allowed parameters.
+// ListQuery reads ?limit= and the cursor, ?starting_after= or ?ending_before= (an id
+// with the given prefix), plus the other allowed parameters.
 func ListQuery(r *http.Request, prefix string, allowed ...string) (listing.Query, error) {
-	if err := Query(r, append(allowed, "limit", "starting_after")...); err != nil {
+	if err := Query(r, append(allowed, "limit", "starting_after", "ending_before")...); err != nil {
 		return listing.Query{}, err
 	}
 	q := listing.Query{Limit: listing.DefaultLimit, StartingAfter: r.URL.Query().Get("starting_after")}
@@ -165,7 +165,7 @@ func ListQuery(r *http.Request, prefix string, allowed ...string) (listing.Query
 	if q.StartingAfter != "" && !ident.Valid(prefix, q.StartingAfter) {
 		return q, apierr.Invalid("starting_after", fmt.Sprintf("starting_after must be a %s_ id", prefix))
 	}
-	return q, nil
+	return endingBefore(r, prefix, q)
 }
 
 // ListJSON is the list envelope.
@@ -175,9 +175,9 @@ type ListJSON[T any] struct {
 	HasMore bool   `json:"has_more"`
 }
 
-// NewList cuts items fetched with limit+1 into a page and maps them to their JSON form.
-func NewList[S, T any](items []S, limit int, present func(S) T) ListJSON[T] {
-	page, more := listing.Page(items, limit)
+// NewList cuts items fetched with Limit+1 into a page and maps them to their JSON form.
+func NewList[S, T any](items []S, q listing.Query, present func(S) T) ListJSON[T] {
+	page, more := listing.PageOf(items, q)
 	out := ListJSON[T]{Object: "list", Data: make([]T, 0, len(page)), HasMore: more}
 	for _, it := range page {
 		out.Data = append(out.Data, present(it))
@@ -194,17 +194,28 @@ const MaxListBytes = 2 << 20
 
 // NewBoundedList is NewList that also ends the page before its items pass MaxListBytes,
 // with has_more set: a page may hold fewer than limit items, never none while more exist,
-// and the cursor of its last item continues where it stopped.
-func NewBoundedList[S, T any](items []S, limit int, present func(S) T) ListJSON[T] {
-	out := NewList(items, limit, present)
+// and the cursor of its last item continues where it stopped. For ending_before the page
+// keeps the items nearest its cursor (the oldest) and the first item's id continues.
+func NewBoundedList[S, T any](items []S, q listing.Query, present func(S) T) ListJSON[T] {
+	out := NewList(items, q, present)
+	n := len(out.Data)
 	size := 0
-	for i, it := range out.Data {
-		b, err := json.Marshal(it)
+	for i := range n {
+		j := i // the i-th item from the cursor's end
+		if q.Ascending() {
+			j = n - 1 - i
+		}
+		b, err := json.Marshal(out.Data[j])
 		if err != nil {
 			break // writeJSON reports it
 		}
 		if size += len(b); size > MaxListBytes && i > 0 {
-			out.Data, out.HasMore = out.Data[:i], true
+			if q.Ascending() {
+				out.Data = out.Data[j+1:]
+			} else {
+				out.Data = out.Data[:j]
+			}
+			out.HasMore = true
 			break
 		}
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/bridgeline/bridgeline/shared/account"
 	"github.com/bridgeline/bridgeline/shared/apierr"
+	"github.com/bridgeline/bridgeline/shared/listing"
 )
 
 // MaxAPIKeys is how many keys (not revoked) an account may hold: enough to rotate every
@@ -58,10 +59,8 @@ func (a *API) listKeys(w http.ResponseWriter, r *http.Request) (int, any, error)
 		return 0, nil, err
 	}
 	slices.Reverse(keys)
-	if q.StartingAfter != "" {
-		keys = slices.DeleteFunc(keys, func(k account.Key) bool { return k.ID >= q.StartingAfter })
-	}
-	return http.StatusOK, NewList(keys, q.Limit, PresentKey), nil
+	keys = listing.Select(keys, func(k account.Key) string { return k.ID }, q)
+	return http.StatusOK, NewList(keys, q, PresentKey), nil
 }
 
 // createKey makes a key of the same mode as the key that asks: a test key cannot make a

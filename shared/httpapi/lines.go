@@ -46,7 +46,7 @@ func (a *API) listLines(w http.ResponseWriter, r *http.Request) (int, any, error
 	if err != nil {
 		return 0, nil, err
 	}
-	return http.StatusOK, NewList(list, q.Limit, PresentLine), nil
+	return http.StatusOK, NewList(list, q, PresentLine), nil
 }
 
 func (a *API) getLine(w http.ResponseWriter, r *http.Request) (int, any, error) {

@@ -144,7 +144,8 @@ func TestContractSessionsAndInternalRoutes(t *testing.T) {
 	c.ok("GET", "/v1/calls?starting_after="+callID, "", 200)
 	c.fail("GET", "/v1/calls?line_id=asst_1", "", 400, "parameter_invalid")
 	c.fail("GET", "/v1/calls?session_id=ses_1", "", 400, "parameter_invalid")
-	c.fail("GET", "/v1/calls?direction=inbound", "", 400, "parameter_unknown")
+	c.fail("GET", "/v1/calls?direction=sideways", "", 400, "parameter_invalid")
+	c.fail("GET", "/v1/calls?duration=5", "", 400, "parameter_unknown")
 	c.ok("GET", "/v1/calls/"+callID, "", 200)
 	c.failValid("GET", "/v1/calls/"+ident.New("call"), "", 404, "resource_not_found")
 

@@ -561,8 +561,9 @@ func TestOpenAPIOperationsFollowConventions(t *testing.T) {
 			}
 			if ok := op.Responses.Value("200"); ok != nil && method == http.MethodGet {
 				if mt := ok.Value.Content.Get("application/json"); mt != nil && mt.Schema != nil && mt.Schema.Value.Properties["has_more"] != nil && path != "/v1/avatars" && path != "/v1/voices" {
-					if op.Parameters.GetByInAndName("query", "limit") == nil || op.Parameters.GetByInAndName("query", "starting_after") == nil {
-						t.Errorf("%s: a list without limit and starting_after", name)
+					if op.Parameters.GetByInAndName("query", "limit") == nil || op.Parameters.GetByInAndName("query", "starting_after") == nil ||
+						op.Parameters.GetByInAndName("query", "ending_before") == nil {
+						t.Errorf("%s: a list without limit, starting_after and ending_before", name)
 					}
 				}
 			}

@@ -181,7 +181,7 @@ func (h *Sessions) create(w http.ResponseWriter, r *http.Request) (int, any, err
 }
 
 func (h *Sessions) list(w http.ResponseWriter, r *http.Request) (int, any, error) {
-	q, err := ListQuery(r, "ses")
+	q, err := sessionListQuery(r)
 	if err != nil {
 		return 0, nil, err
 	}
@@ -190,7 +190,7 @@ func (h *Sessions) list(w http.ResponseWriter, r *http.Request) (int, any, error
 		return 0, nil, err
 	}
 	url := h.Service.Rooms.PublicURL()
-	return http.StatusOK, NewList(list, q.Limit, func(s session.Session) SessionJSON { return PresentSession(s, url) }), nil
+	return http.StatusOK, NewList(list, q.Query, func(s session.Session) SessionJSON { return PresentSession(s, url) }), nil
 }
 
 func (h *Sessions) get(w http.ResponseWriter, r *http.Request) (int, any, error) {
@@ -309,22 +309,15 @@ func (h *Sessions) token(w http.ResponseWriter, r *http.Request) (int, any, erro
 }
 
 func (h *Sessions) listCalls(w http.ResponseWriter, r *http.Request) (int, any, error) {
-	q, err := ListQuery(r, "call", "line_id", "session_id")
+	cq, err := callListQuery(r)
 	if err != nil {
 		return 0, nil, err
-	}
-	cq := call.ListQuery{Query: q, LineID: r.URL.Query().Get("line_id"), SessionID: r.URL.Query().Get("session_id")}
-	if cq.LineID != "" && !ident.Valid("line", cq.LineID) {
-		return 0, nil, invalidID("line_id", "line")
-	}
-	if cq.SessionID != "" && !ident.Valid("ses", cq.SessionID) {
-		return 0, nil, invalidID("session_id", "ses")
 	}
 	list, err := h.calls().List(r.Context(), AccountFrom(r.Context()).ID, cq)
 	if err != nil {
 		return 0, nil, err
 	}
-	return http.StatusOK, NewList(list, q.Limit, PresentCall), nil
+	return http.StatusOK, NewList(list, cq.Query, PresentCall), nil
 }
 
 func (h *Sessions) getCall(w http.ResponseWriter, r *http.Request) (int, any, error) {

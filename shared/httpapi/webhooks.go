@@ -137,7 +137,7 @@ func (h *Webhooks) listEndpoints(w http.ResponseWriter, r *http.Request) (int, a
 	if err != nil {
 		return 0, nil, err
 	}
-	return http.StatusOK, NewList(list, q.Limit, PresentEndpoint), nil
+	return http.StatusOK, NewList(list, q, PresentEndpoint), nil
 }
 
 func (h *Webhooks) getEndpoint(w http.ResponseWriter, r *http.Request) (int, any, error) {
@@ -240,8 +240,11 @@ func PresentAttempt(a delivery.Attempt) AttemptJSON {
 }
 
 func (h *Webhooks) listEvents(w http.ResponseWriter, r *http.Request) (int, any, error) {
-	q, err := ListQuery(r, "evt", "type")
+	q, err := ListQuery(r, "evt", "type", CreatedGTE, CreatedLTE)
 	if err != nil {
+		return 0, nil, err
+	}
+	if q, err = CreatedRange(r, "evt", q); err != nil {
 		return 0, nil, err
 	}
 	typ := r.URL.Query().Get("type")
@@ -252,7 +255,7 @@ func (h *Webhooks) listEvents(w http.ResponseWriter, r *http.Request) (int, any,
 	if err != nil {
 		return 0, nil, err
 	}
-	return http.StatusOK, NewList(list, q.Limit, PresentEvent), nil
+	return http.StatusOK, NewList(list, q, PresentEvent), nil
 }
 
 // event reads the account's event, or not-found for any other id.

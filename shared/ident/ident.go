@@ -74,3 +74,44 @@ func Valid(prefix, s string) bool {
 	}
 	return true
 }
+
+// Floor returns the lowest id with the given prefix that New could make at t's
+// millisecond or later: every id made at or after t sorts at or above it. With Ceil it
+// turns a creation-time range into an id range, so a list filtered by creation time is a
+// key range on the same sort key that orders it.
+func Floor(prefix string, t time.Time) string {
+	return bound(prefix, t, 0)
+}
+
+// Ceil returns the highest id with the given prefix that New could make at t's
+// millisecond: every id made at or before t sorts at or below it.
+func Ceil(prefix string, t time.Time) string {
+	return bound(prefix, t, 0xff)
+}
+
+func bound(prefix string, t time.Time, fill byte) string {
+	ms := max(t.UnixMilli(), 0)
+	var raw [16]byte
+	for i := 6; i < 16; i++ {
+		raw[i] = fill
+	}
+	binary.BigEndian.PutUint64(raw[:8], uint64(ms)<<16|binary.BigEndian.Uint64(raw[:8])&0xffff)
+	return prefix + "_" + encode(raw)
+}
+
+// Time returns the creation time an id carries (to the millisecond), and whether id has
+// the given prefix and a valid form.
+func Time(prefix, id string) (time.Time, bool) {
+	if !Valid(prefix, id) {
+		return time.Time{}, false
+	}
+	rest := id[len(prefix)+1:]
+	var hi, lo uint64
+	for i := 0; i < len(rest); i++ {
+		v := uint64(strings.IndexByte(alphabet, rest[i]))
+		hi = hi<<5 | lo>>59
+		lo = lo<<5 | v
+	}
+	// 26 characters hold 130 bits; the top two are zero for every id New makes.
+	return time.UnixMilli(int64(hi >> 16)), true
+}

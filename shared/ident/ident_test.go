@@ -3,6 +3,7 @@ package ident
 import (
 	"sort"
 	"testing"
+	"time"
 )
 
 func TestNewSortsByCreation(t *testing.T) {
@@ -38,5 +39,38 @@ func TestValid(t *testing.T) {
 		if got := Valid(tc.prefix, tc.id); got != tc.want {
 			t.Errorf("Valid(%q, %q) = %v, want %v", tc.prefix, tc.id, got, tc.want)
 		}
+	}
+}
+
+func TestFloorCeil(t *testing.T) {
+	before := time.Now().Add(-time.Millisecond)
+	id := New("call")
+	after := time.Now().Add(time.Millisecond)
+	at, ok := Time("call", id)
+	if !ok {
+		t.Fatalf("Time(%q) not ok", id)
+	}
+	for _, tc := range []struct {
+		name   string
+		lo, hi time.Time
+		want   bool
+	}{
+		{"around", before, after, true},
+		{"its millisecond", at, at, true},
+		{"from the next millisecond", at.Add(time.Millisecond), after, false},
+		{"up to the millisecond before", before.Add(-time.Hour), at.Add(-time.Millisecond), false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			lo, hi := Floor("call", tc.lo), Ceil("call", tc.hi)
+			if !Valid("call", lo) || !Valid("call", hi) {
+				t.Fatalf("Floor/Ceil = %q, %q: not valid ids", lo, hi)
+			}
+			if got := lo <= id && id <= hi; got != tc.want {
+				t.Errorf("%q <= %q <= %q = %v, want %v", lo, id, hi, got, tc.want)
+			}
+		})
+	}
+	if got, _ := Time("call", Floor("call", at)); !got.Equal(at) {
+		t.Errorf("Time(Floor(%v)) = %v", at, got)
 	}
 }

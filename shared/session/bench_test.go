@@ -77,7 +77,7 @@ func BenchmarkSessionCreate(b *testing.B) {
 	// Clean up: end every session (room deleted, dial hung up).
 	q := listing.Query{Limit: listing.MaxLimit}
 	for {
-		page, err := st.Service.List(ctx, st.AccountID, q)
+		page, err := st.Service.List(ctx, st.AccountID, session.ListQuery{Query: q})
 		if err != nil {
 			b.Fatal(err)
 		}

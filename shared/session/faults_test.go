@@ -177,7 +177,7 @@ func TestCreateFaults(t *testing.T) {
 		return resp.StatusCode, resp.Header, buf.Bytes()
 	}
 	allSessions := func() []session.Session {
-		all, err := svc.List(context.Background(), tn.AccountID, listing.Query{Limit: listing.MaxLimit})
+		all, err := svc.List(context.Background(), tn.AccountID, session.ListQuery{Query: listing.Query{Limit: listing.MaxLimit}})
 		if err != nil {
 			t.Fatal(err)
 		}

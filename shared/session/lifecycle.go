@@ -9,7 +9,6 @@ import (
 	"github.com/bridgeline/bridgeline/events/callevent"
 	"github.com/bridgeline/bridgeline/shared/apierr"
 	"github.com/bridgeline/bridgeline/shared/call"
-	"github.com/bridgeline/bridgeline/shared/listing"
 )
 
 // Get returns the account's session.
@@ -19,7 +18,7 @@ func (s *Service) Get(ctx context.Context, accountID, id string) (Session, error
 }
 
 // List returns a page of the account's sessions, newest first.
-func (s *Service) List(ctx context.Context, accountID string, q listing.Query) ([]Session, error) {
+func (s *Service) List(ctx context.Context, accountID string, q ListQuery) ([]Session, error) {
 	return s.Records.ListSessions(ctx, accountID, q)
 }
 

@@ -29,6 +29,15 @@ const (
 	StatusFailed  = "failed"
 )
 
+// Statuses are every status a session can have.
+var Statuses = []string{StatusRinging, StatusActive, StatusEnded, StatusFailed}
+
+// ListQuery filters a list of sessions: Status, when set, must match.
+type ListQuery struct {
+	listing.Query
+	Status string
+}
+
 // Session is the stored record. Its id is also its LiveKit room's name.
 type Session struct {
 	ID             string     `json:"id"`
@@ -96,8 +105,9 @@ type Store interface {
 	// failed after its save leaves. Anything else is apierr.ErrConflict.
 	DiscardSession(ctx context.Context, sessionID, callID string) error
 	GetSession(ctx context.Context, id string) (Session, error)
-	// ListSessions returns up to Limit+1 sessions of the account, newest first.
-	ListSessions(ctx context.Context, accountID string, q listing.Query) ([]Session, error)
+	// ListSessions returns up to Limit+1 sessions of the account, newest first, of
+	// q.Status when set.
+	ListSessions(ctx context.Context, accountID string, q ListQuery) ([]Session, error)
 	// CreateSession inserts a new session (Revision 0, Slot set) and its call as
 	// SaveSession does, and takes one of the account's concurrent-session slots in the
 	// same transaction: ErrConcurrentLimit, with nothing written, when the account's

@@ -370,7 +370,7 @@ export interface paths {
         };
         /**
          * List sessions
-         * @description The account's sessions, newest first, without participant tokens.
+         * @description The account's sessions, newest first, without participant tokens; `status` keeps those with that status now.
          */
         get: operations["listSessions"];
         put?: never;
@@ -483,7 +483,10 @@ export interface paths {
         };
         /**
          * List call records
-         * @description The account's calls, inbound and outbound, newest first.
+         * @description The account's calls, inbound and outbound, newest first. The filters combine: a call
+         *     is listed when it matches every one given (any combination, each served by an index).
+         *     400 `parameter_invalid` naming the parameter for an id of the wrong kind, a `status`
+         *     or `direction` not in its enum, or a `created[...]` that is not a time.
          */
         get: operations["listCalls"];
         put?: never;
@@ -3115,6 +3118,24 @@ export interface components {
          */
         SessionStatus: "ringing" | "active" | "ended" | "failed";
         /**
+         * @description Where a call is in its life.
+         * @example ended
+         * @enum {string}
+         */
+        CallStatus: "ringing" | "active" | "ended" | "failed" | "declined";
+        /**
+         * @description `inbound` (a call to a line) or `outbound` (a session dialling out).
+         * @example inbound
+         * @enum {string}
+         */
+        CallDirection: "inbound" | "outbound";
+        /**
+         * @description A Unix time in whole seconds (digits only) or an RFC 3339 timestamp.
+         * @example 2026-11-22T07:00:00Z
+         * @example 1795330800
+         */
+        CreatedFilter: string;
+        /**
          * @example deleted
          * @enum {string|null}
          */
@@ -3493,11 +3514,8 @@ export interface components {
              * @enum {string}
              */
             object: "call";
-            /**
-             * @description `inbound` (a call to a line) or `outbound` (a session dialling out).
-             * @enum {string}
-             */
-            direction: "inbound" | "outbound";
+            /** @description `inbound` (a call to a line) or `outbound` (a session dialling out). */
+            direction: components["schemas"]["CallDirection"];
             /** @description The line the call came in on or went out from. */
             line_id: string | null;
             /** @description The calling party's handle. */
@@ -3509,11 +3527,8 @@ export interface components {
              * @enum {string}
              */
             media: "video" | "audio";
-            /**
-             * @description Where the call is in its life.
-             * @enum {string}
-             */
-            status: "ringing" | "active" | "ended" | "failed" | "declined";
+            /** @description Where the call is in its life. */
+            status: components["schemas"]["CallStatus"];
             /**
              * @description Who takes the call in the room: the line's `assistant`, the `customer`'s client, or `none`.
              * @enum {string}
@@ -3974,6 +3989,21 @@ export interface components {
         "Idempotency-Key": string;
         /** @description Page size. */
         Limit: number;
+        /**
+         * @description Only objects created at or after this time: a Unix time in whole seconds or an RFC
+         *     3339 timestamp (fractions of a second count to the millisecond). Creation time is
+         *     the millisecond the object's id records (ids sort by it, which is the list's order);
+         *     it is the object's `created_at` (`started_at` for a call) or within milliseconds of
+         *     it, except that a session of an inbound call was created when the call was taken
+         *     while its `created_at` is when the call came in.
+         * @example 2026-11-22T07:00:00Z
+         */
+        CreatedGTE: components["schemas"]["CreatedFilter"];
+        /**
+         * @description Only objects created at or before this time; the same forms as `created[gte]`. A range that ends before it starts lists nothing.
+         * @example 1795330800
+         */
+        CreatedLTE: components["schemas"]["CreatedFilter"];
         /** @description The assistant's id. */
         AssistantPathID: components["schemas"]["AssistantID"];
         /** @description The line's id. */
@@ -4011,6 +4041,8 @@ export interface operations {
                 limit?: components["parameters"]["Limit"];
                 /** @description Id of the last assistant of the previous page. */
                 starting_after?: components["schemas"]["AssistantID"];
+                /** @description Id of the first assistant of the next page (the newer one); the page holds the assistants just before it, newest first. Not with `starting_after`. */
+                ending_before?: components["schemas"]["AssistantID"];
                 status?: "active" | "archived" | "all";
             };
             header?: never;
@@ -4368,6 +4400,8 @@ export interface operations {
                 limit?: components["parameters"]["Limit"];
                 /** @description Id of the last version of the previous page; the page holds the versions published before it. */
                 starting_after?: components["schemas"]["VersionID"];
+                /** @description Id of the first version of the next page (the newer one); the page holds the versions just before it, newest first. Not with `starting_after`. */
+                ending_before?: components["schemas"]["VersionID"];
             };
             header?: never;
             path: {
@@ -4975,6 +5009,8 @@ export interface operations {
                 limit?: components["parameters"]["Limit"];
                 /** @description Id of the last line of the previous page. */
                 starting_after?: components["schemas"]["LineID"];
+                /** @description Id of the first line of the next page (the newer one); the page holds the lines just before it, newest first. Not with `starting_after`. */
+                ending_before?: components["schemas"]["LineID"];
             };
             header?: never;
             path?: never;
@@ -5212,8 +5248,15 @@ export interface operations {
             query?: {
                 /** @description Page size. */
                 limit?: components["parameters"]["Limit"];
+                /**
+                 * @description Only sessions with this status now (400 `parameter_invalid` for another value).
+                 * @example active
+                 */
+                status?: components["schemas"]["SessionStatus"];
                 /** @description Id of the last session of the previous page. */
                 starting_after?: components["schemas"]["SessionID"];
+                /** @description Id of the first session of the next page (the newer one); the page holds the sessions just before it, newest first. Not with `starting_after`. */
+                ending_before?: components["schemas"]["SessionID"];
             };
             header?: never;
             path?: never;
@@ -5587,10 +5630,39 @@ export interface operations {
                 limit?: components["parameters"]["Limit"];
                 /** @description Id of the last call of the previous page. */
                 starting_after?: components["schemas"]["CallID"];
+                /** @description Id of the first call of the next page (the newer one); the page holds the calls just before it, newest first. Not with `starting_after`. */
+                ending_before?: components["schemas"]["CallID"];
                 /** @description Only calls on this line. */
                 line_id?: components["schemas"]["LineID"];
                 /** @description Only the call of this session. */
                 session_id?: components["schemas"]["SessionID"];
+                /** @description Only calls handled by this assistant. */
+                assistant_id?: components["schemas"]["AssistantID"];
+                /**
+                 * @description Only calls with this status now.
+                 * @example ended
+                 */
+                status?: components["schemas"]["CallStatus"];
+                /**
+                 * @description Only `inbound` calls (to a line) or only `outbound` ones (sessions dialling out).
+                 * @example inbound
+                 */
+                direction?: components["schemas"]["CallDirection"];
+                /**
+                 * @description Only objects created at or after this time: a Unix time in whole seconds or an RFC
+                 *     3339 timestamp (fractions of a second count to the millisecond). Creation time is
+                 *     the millisecond the object's id records (ids sort by it, which is the list's order);
+                 *     it is the object's `created_at` (`started_at` for a call) or within milliseconds of
+                 *     it, except that a session of an inbound call was created when the call was taken
+                 *     while its `created_at` is when the call came in.
+                 * @example 2026-11-22T07:00:00Z
+                 */
+                "created[gte]"?: components["parameters"]["CreatedGTE"];
+                /**
+                 * @description Only objects created at or before this time; the same forms as `created[gte]`. A range that ends before it starts lists nothing.
+                 * @example 1795330800
+                 */
+                "created[lte]"?: components["parameters"]["CreatedLTE"];
             };
             header?: never;
             path?: never;
@@ -5983,6 +6055,8 @@ export interface operations {
                 limit?: components["parameters"]["Limit"];
                 /** @description Id of the last key of the previous page. */
                 starting_after?: components["schemas"]["ApiKeyID"];
+                /** @description Id of the first key of the next page (the newer one); the page holds the keys just before it, newest first. Not with `starting_after`. */
+                ending_before?: components["schemas"]["ApiKeyID"];
             };
             header?: never;
             path?: never;
@@ -6128,6 +6202,8 @@ export interface operations {
                 limit?: components["parameters"]["Limit"];
                 /** @description Id of the last endpoint of the previous page. */
                 starting_after?: components["schemas"]["WebhookEndpointID"];
+                /** @description Id of the first endpoint of the next page (the newer one); the page holds the endpoints just before it, newest first. Not with `starting_after`. */
+                ending_before?: components["schemas"]["WebhookEndpointID"];
             };
             header?: never;
             path?: never;
@@ -6450,8 +6526,25 @@ export interface operations {
                 limit?: components["parameters"]["Limit"];
                 /** @description Id of the last event of the previous page. */
                 starting_after?: components["schemas"]["EventID"];
+                /** @description Id of the first event of the next page (the newer one); the page holds the events just before it, newest first. Not with `starting_after`. */
+                ending_before?: components["schemas"]["EventID"];
                 /** @description Only events of this type. */
                 type?: components["schemas"]["EventType"];
+                /**
+                 * @description Only objects created at or after this time: a Unix time in whole seconds or an RFC
+                 *     3339 timestamp (fractions of a second count to the millisecond). Creation time is
+                 *     the millisecond the object's id records (ids sort by it, which is the list's order);
+                 *     it is the object's `created_at` (`started_at` for a call) or within milliseconds of
+                 *     it, except that a session of an inbound call was created when the call was taken
+                 *     while its `created_at` is when the call came in.
+                 * @example 2026-11-22T07:00:00Z
+                 */
+                "created[gte]"?: components["parameters"]["CreatedGTE"];
+                /**
+                 * @description Only objects created at or before this time; the same forms as `created[gte]`. A range that ends before it starts lists nothing.
+                 * @example 1795330800
+                 */
+                "created[lte]"?: components["parameters"]["CreatedLTE"];
             };
             header?: never;
             path?: never;

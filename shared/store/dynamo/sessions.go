@@ -16,7 +16,6 @@ import (
 	"github.com/bridgeline/bridgeline/events/callevent"
 	"github.com/bridgeline/bridgeline/shared/apierr"
 	"github.com/bridgeline/bridgeline/shared/call"
-	"github.com/bridgeline/bridgeline/shared/listing"
 	"github.com/bridgeline/bridgeline/shared/session"
 )
 
@@ -62,6 +61,7 @@ func sessionItem(s session.Session) item {
 	if s.Slot {
 		it["slot"] = &types.AttributeValueMemberBOOL{Value: true}
 	}
+	addSessionFilterKeys(it, s)
 	return it
 }
 
@@ -76,6 +76,7 @@ func callItem(c call.Call) item {
 	if c.SessionID != "" {
 		it["account_session"] = str(c.AccountID + "#" + c.SessionID)
 	}
+	addCallFilterKeys(it, c)
 	return it
 }
 
@@ -176,9 +177,14 @@ func (s *Store) GetSession(ctx context.Context, id string) (session.Session, err
 	return getDoc[session.Session](ctx, s, Sessions, item{"id": str(id)})
 }
 
-// ListSessions lists an account's sessions newest first.
-func (s *Store) ListSessions(ctx context.Context, accountID string, q listing.Query) ([]session.Session, error) {
-	items, err := s.pageNewestFirst(ctx, Sessions, "by_account", attrEq{"account_id", accountID}, q)
+// ListSessions lists an account's sessions newest first, from by_account or, for a
+// status, by_account_status.
+func (s *Store) ListSessions(ctx context.Context, accountID string, q session.ListQuery) ([]session.Session, error) {
+	index, part := "by_account", attrEq{"account_id", accountID}
+	if q.Status != "" {
+		index, part = "by_account_status", attrEq{"account_status", accountID + "#" + q.Status}
+	}
+	items, err := s.pageNewestFirst(ctx, Sessions, index, part, q.Query)
 	if err != nil {
 		return nil, err
 	}
@@ -263,32 +269,20 @@ func (s *Store) CallByPlatformID(ctx context.Context, platform, platformCallID s
 	return s.GetCall(ctx, getS(it, "call_id"))
 }
 
-// ListCalls lists an account's calls newest first, from the index that fits the filter:
-// by session, by line, or all.
+// ListCalls lists an account's calls newest first, from the index that serves the
+// filters (planCallList).
 func (s *Store) ListCalls(ctx context.Context, accountID string, q call.ListQuery) ([]call.Call, error) {
-	index, part := "by_account", attrEq{"account_id", accountID}
-	switch {
-	case q.SessionID != "":
-		index, part = "by_account_session", attrEq{"account_session", accountID + "#" + q.SessionID}
-	case q.LineID != "":
-		index, part = "by_account_line", attrEq{"account_line", accountID + "#" + q.LineID}
-	}
-	items, err := s.pageNewestFirst(ctx, Calls, index, part, q.Query)
+	plan := planCallList(accountID, q)
+	items, err := s.pageOfPartitions(ctx, Calls, plan.index, plan.attr, plan.values, q.Query)
 	if err != nil {
 		return nil, err
 	}
 	list, err := decodeAll[call.Call](items)
-	if err != nil || q.SessionID == "" || q.LineID == "" {
+	if err != nil || !plan.check {
 		return list, err
 	}
-	// Both filters: a session has one call or two, so the line is checked here.
-	out := list[:0]
-	for _, c := range list {
-		if c.LineID == q.LineID {
-			out = append(out, c)
-		}
-	}
-	return out, nil
+	// A session has one call or two: the other filters are checked here.
+	return slices.DeleteFunc(list, func(c call.Call) bool { return !q.Matches(c) }), nil
 }
 
 func decodeAll[T any](items []item) ([]T, error) {

@@ -165,11 +165,21 @@ var Definitions = []Definition{
 		{Name: "by_account", Partition: strAttr("account_id"), Sort: &idAttr},
 		// Sparse, sharded: the sessions not over yet, for the sweeper.
 		{Name: "live", Partition: strAttr("live_shard"), Sort: &idAttr},
+		// GET /v1/sessions?status= (account#status).
+		{Name: "by_account_status", Partition: strAttr("account_status"), Sort: &idAttr},
 	}},
 	{Table: Calls, Partition: idAttr, Indexes: []Index{
 		{Name: "by_account", Partition: strAttr("account_id"), Sort: &idAttr},
 		{Name: "by_account_line", Partition: strAttr("account_line"), Sort: &idAttr},
 		{Name: "by_account_session", Partition: strAttr("account_session"), Sort: &idAttr},
+		// The filters of GET /v1/calls (listfilters.go): by assistant, and by status and
+		// direction within each scope (account#[line#][assistant#]status#direction).
+		// Sparse: a call without a line or an assistant is not in that scope's indexes.
+		{Name: "by_account_assistant", Partition: strAttr("account_assistant"), Sort: &idAttr},
+		{Name: "by_account_state", Partition: strAttr("account_state"), Sort: &idAttr},
+		{Name: "by_account_line_state", Partition: strAttr("account_line_state"), Sort: &idAttr},
+		{Name: "by_account_assistant_state", Partition: strAttr("account_assistant_state"), Sort: &idAttr},
+		{Name: "by_account_line_assistant_state", Partition: strAttr("account_line_assistant_state"), Sort: &idAttr},
 	}},
 	{Table: CallPlatformIDs, Partition: strAttr("platform_call")},
 	{Table: RateLimits, Partition: strAttr("bucket"), TTLAttribute: "ttl"},
@@ -249,6 +259,12 @@ func (s *Store) CreateTables(ctx context.Context) error {
 		})
 		if err := w.Wait(ctx, &dynamodb.DescribeTableInput{TableName: aws.String(name)}, 2*time.Minute); err != nil {
 			return fmt.Errorf("wait for table %s: %w", name, err)
+		}
+		if inUse != nil {
+			// An existing table: give it the indexes added since it was made.
+			if err := s.addMissingIndexes(ctx, d, name); err != nil {
+				return err
+			}
 		}
 		if d.TTLAttribute != "" {
 			_, err := s.db.UpdateTimeToLive(ctx, &dynamodb.UpdateTimeToLiveInput{

@@ -38,14 +38,16 @@ func (s *Store) GetAssistant(ctx context.Context, id string) (assistant.Assistan
 
 // ListAssistants lists an account's assistants newest first, with their versions.
 func (s *Store) ListAssistants(ctx context.Context, accountID string, q assistant.ListQuery) ([]assistant.Assistant, error) {
-	before, limit := pageArgs(q.Query)
 	status := q.Status
 	if status == "all" {
 		status = ""
 	}
-	list, err := listDocs[assistant.Assistant](ctx, s.db,
-		`SELECT doc FROM assistants WHERE account_id = ? AND (? = '' OR status = ?) AND id < ?
-		 ORDER BY id DESC LIMIT ?`, accountID, status, status, before, limit)
+	query, args, ok := pageQuery("doc", "assistants", `account_id = ? AND (? = '' OR status = ?)`,
+		[]any{accountID, status, status}, q.Query)
+	if !ok {
+		return nil, nil
+	}
+	list, err := listDocs[assistant.Assistant](ctx, s.db, query, args...)
 	if err != nil {
 		return nil, err
 	}

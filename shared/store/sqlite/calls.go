@@ -82,19 +82,20 @@ func (s *Store) CallByPlatformID(ctx context.Context, platform, platformCallID s
 		platform, platformCallID)
 }
 
-// ListCalls lists an account's calls newest first, optionally of one line or session.
+// ListCalls lists an account's calls newest first, those that match every filter set.
 func (s *Store) ListCalls(ctx context.Context, accountID string, q call.ListQuery) ([]call.Call, error) {
-	before, limit := pageArgs(q.Query)
-	query := `SELECT doc FROM calls WHERE account_id = ? AND id < ?`
-	args := []any{accountID, before}
-	if q.LineID != "" {
-		query += ` AND line_id = ?`
-		args = append(args, q.LineID)
+	where, args := `account_id = ?`, []any{accountID}
+	for _, f := range []struct{ column, value string }{
+		{"line_id", q.LineID}, {"session_id", q.SessionID}, {"assistant_id", q.AssistantID},
+		{"status", q.Status}, {"direction", q.Direction},
+	} {
+		if f.value != "" {
+			where, args = where+` AND `+f.column+` = ?`, append(args, f.value)
+		}
 	}
-	if q.SessionID != "" {
-		query += ` AND session_id = ?`
-		args = append(args, q.SessionID)
+	query, args, ok := pageQuery("doc", "calls", where, args, q.Query)
+	if !ok {
+		return nil, nil
 	}
-	query += ` ORDER BY id DESC LIMIT ?`
-	return listDocs[call.Call](ctx, s.db, query, append(args, limit)...)
+	return listDocs[call.Call](ctx, s.db, query, args...)
 }

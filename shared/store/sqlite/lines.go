@@ -37,9 +37,11 @@ func (s *Store) LineByHandle(ctx context.Context, platform, handle string) (line
 
 // ListLines lists an account's lines newest first.
 func (s *Store) ListLines(ctx context.Context, accountID string, q listing.Query) ([]line.Line, error) {
-	before, limit := pageArgs(q)
-	return listDocs[line.Line](ctx, s.db,
-		`SELECT doc FROM lines WHERE account_id = ? AND id < ? ORDER BY id DESC LIMIT ?`, accountID, before, limit)
+	query, args, ok := pageQuery("doc", "lines", `account_id = ?`, []any{accountID}, q)
+	if !ok {
+		return nil, nil
+	}
+	return listDocs[line.Line](ctx, s.db, query, args...)
 }
 
 // FirstLine reads the account's oldest line.

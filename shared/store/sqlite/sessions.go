@@ -7,7 +7,6 @@ import (
 	"github.com/bridgeline/bridgeline/events/callevent"
 	"github.com/bridgeline/bridgeline/shared/apierr"
 	"github.com/bridgeline/bridgeline/shared/call"
-	"github.com/bridgeline/bridgeline/shared/listing"
 	"github.com/bridgeline/bridgeline/shared/session"
 )
 
@@ -74,10 +73,16 @@ func (s *Store) GetSession(ctx context.Context, id string) (session.Session, err
 }
 
 // ListSessions lists an account's sessions newest first.
-func (s *Store) ListSessions(ctx context.Context, accountID string, q listing.Query) ([]session.Session, error) {
-	before, limit := pageArgs(q)
-	return listDocs[session.Session](ctx, s.db,
-		`SELECT doc FROM sessions WHERE account_id = ? AND id < ? ORDER BY id DESC LIMIT ?`, accountID, before, limit)
+func (s *Store) ListSessions(ctx context.Context, accountID string, q session.ListQuery) ([]session.Session, error) {
+	where, args := `account_id = ?`, []any{accountID}
+	if q.Status != "" {
+		where, args = where+` AND status = ?`, append(args, q.Status)
+	}
+	query, args, ok := pageQuery("doc", "sessions", where, args, q.Query)
+	if !ok {
+		return nil, nil
+	}
+	return listDocs[session.Session](ctx, s.db, query, args...)
 }
 
 // LiveSessions lists sessions that have not ended or are held, oldest first, after afterID.

@@ -19,7 +19,6 @@ import (
 
 	"github.com/bridgeline/bridgeline/events/callevent"
 	"github.com/bridgeline/bridgeline/shared/apierr"
-	"github.com/bridgeline/bridgeline/shared/listing"
 	"github.com/bridgeline/bridgeline/shared/store"
 
 	_ "modernc.org/sqlite" // registers the "sqlite" driver
@@ -136,20 +135,6 @@ func listDocs[T any](ctx context.Context, q querier, query string, args ...any) 
 		out = append(out, v)
 	}
 	return out, rows.Err()
-}
-
-// pageArgs turns a listing query into the id bound and LIMIT of a newest-first query:
-// callers write `AND id < ? ... ORDER BY id DESC LIMIT ?`.
-func pageArgs(q listing.Query) (string, int) {
-	before := "\U0010FFFF" // above every id
-	if q.StartingAfter != "" {
-		before = q.StartingAfter
-	}
-	limit := q.Limit
-	if limit <= 0 {
-		limit = listing.DefaultLimit
-	}
-	return before, limit + 1
 }
 
 // mustChange turns "no row matched the condition" into apierr.ErrConflict.

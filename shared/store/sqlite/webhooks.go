@@ -74,9 +74,11 @@ func (s *Store) GetWebhookEndpoint(ctx context.Context, id string) (webhookendpo
 
 // ListWebhookEndpoints lists an account's endpoints newest first.
 func (s *Store) ListWebhookEndpoints(ctx context.Context, accountID string, q listing.Query) ([]webhookendpoint.Endpoint, error) {
-	before, limit := pageArgs(q)
-	return listDocs[webhookendpoint.Endpoint](ctx, s.db,
-		`SELECT doc FROM webhook_endpoints WHERE account_id = ? AND id < ? ORDER BY id DESC LIMIT ?`, accountID, before, limit)
+	query, args, ok := pageQuery("doc", "webhook_endpoints", `account_id = ?`, []any{accountID}, q)
+	if !ok {
+		return nil, nil
+	}
+	return listDocs[webhookendpoint.Endpoint](ctx, s.db, query, args...)
 }
 
 // UpdateWebhookEndpoint writes e if its revision is unchanged.
@@ -151,13 +153,15 @@ func (s *Store) GetEvent(ctx context.Context, id string) (callevent.Event, error
 
 // ListEvents lists an account's events newest first, of one type when typ is set.
 func (s *Store) ListEvents(ctx context.Context, accountID, typ string, q listing.Query) ([]callevent.Event, error) {
-	before, limit := pageArgs(q)
+	where, args := `account_id = ?`, []any{accountID}
 	if typ != "" {
-		return queryEvents(ctx, s.db, `SELECT `+eventColumns+` FROM events
-			WHERE account_id = ? AND type = ? AND id < ? ORDER BY id DESC LIMIT ?`, accountID, typ, before, limit)
+		where, args = where+` AND type = ?`, append(args, typ)
 	}
-	return queryEvents(ctx, s.db, `SELECT `+eventColumns+` FROM events
-		WHERE account_id = ? AND id < ? ORDER BY id DESC LIMIT ?`, accountID, before, limit)
+	query, args, ok := pageQuery(eventColumns, "events", where, args, q)
+	if !ok {
+		return nil, nil
+	}
+	return queryEvents(ctx, s.db, query, args...)
 }
 
 // ListDeliveryAttempts lists an event's attempts oldest first.

@@ -178,7 +178,7 @@ func sessionMetadataRoundTrip(t *testing.T, s SessionStore) {
 	if _, err := svc.UpdateCallMetadata(ctx(t), acct, c.ID, metadata.Patch{Set: map[string]string{"order_id": "", "ticket": "T-1"}}); err != nil {
 		t.Fatal(err)
 	}
-	sessions, err := s.ListSessions(ctx(t), acct, listing.Query{Limit: 10})
+	sessions, err := s.ListSessions(ctx(t), acct, session.ListQuery{Query: listing.Query{Limit: 10}})
 	if err != nil || len(sessions) != 1 {
 		t.Fatalf("ListSessions = %d, %v; want 1", len(sessions), err)
 	}

@@ -188,7 +188,7 @@ func sessionDiscard(t *testing.T, s SessionStore) {
 	if _, err := s.GetCall(ctx(t), c.ID); !errors.Is(err, apierr.ErrNotFound) {
 		t.Errorf("GetCall after the discard = %v, want ErrNotFound", err)
 	}
-	if got, err := s.ListSessions(ctx(t), acct, listing.Query{Limit: 10}); err != nil || len(got) != 0 {
+	if got, err := s.ListSessions(ctx(t), acct, session.ListQuery{Query: listing.Query{Limit: 10}}); err != nil || len(got) != 0 {
 		t.Errorf("ListSessions after the discard = %d sessions, %v; want none", len(got), err)
 	}
 	// The same ids may be saved again: a retry of the create that failed.
@@ -327,11 +327,11 @@ func sessionList(t *testing.T, s SessionStore) {
 	if err := s.SaveSession(ctx(t), other, oc, nil); err != nil {
 		t.Fatal(err)
 	}
-	got, err := s.ListSessions(ctx(t), acct, listing.Query{Limit: 2})
+	got, err := s.ListSessions(ctx(t), acct, session.ListQuery{Query: listing.Query{Limit: 2}})
 	if err != nil || len(got) != 3 || got[0].ID != all[0] || got[2].ID != all[2] {
 		t.Fatalf("ListSessions = %d, %v; want 3 newest first", len(got), err)
 	}
-	got, err = s.ListSessions(ctx(t), acct, listing.Query{Limit: 2, StartingAfter: all[0]})
+	got, err = s.ListSessions(ctx(t), acct, session.ListQuery{Query: listing.Query{Limit: 2, StartingAfter: all[0]}})
 	if err != nil || len(got) != 2 || got[0].ID != all[1] {
 		t.Errorf("ListSessions(after) = %d, %v; want 2 from %s", len(got), err, all[1])
 	}
