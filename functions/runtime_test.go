@@ -430,6 +430,8 @@ func TestFunctionsUnderLambdaRuntime(t *testing.T) {
 	}
 	s.expect(post("assistants-activate", "/v1/assistants/{id}/activate", "/v1/assistants/"+asstID+"/activate",
 		`{"version_id":"`+verID+`"}`), http.StatusOK)
+	s.expect(post("assistants-draft-restore", "/v1/assistants/{id}/draft/restore", "/v1/assistants/"+asstID+"/draft/restore",
+		`{"version_id":"`+verID+`"}`), http.StatusOK)
 	dup := s.expect(post("assistants-duplicate", "/v1/assistants/{id}/duplicate", "/v1/assistants/"+asstID+"/duplicate", `{}`), http.StatusCreated)
 	dupID := dup["id"].(string)
 	if d := dup["draft"].(map[string]any); d["voice"] != "hosted-nova" || d["model"] != "llama3.1:8b" {

@@ -173,6 +173,9 @@ func (s *stack) sessionScenario(lk *livekitserver.Server, gw *gateway, acctID, l
 	if g := grants.Video; g == nil || g.Room != ses.ID || !g.RoomJoin || g.RoomCreate || g.RoomAdmin || g.RoomList {
 		t.Errorf("token grants = %+v, want a join of room %s only", grants.Video, ses.ID)
 	}
+	if id, _ := tok["participant_identity"].(string); grants.Identity != id || !strings.HasPrefix(id, session.CustomerIdentityPrefix) || tok["watch_only"] != false {
+		t.Errorf("token identity %q, answer %v: want the answer's own customer- identity, publishing", grants.Identity, tok)
+	}
 
 	calls := s.expect(get("calls-list", "/v1/calls", "/v1/calls"), http.StatusOK)
 	if data := calls["data"].([]any); len(data) != 1 || data[0].(map[string]any)["id"] != c.ID {

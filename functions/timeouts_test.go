@@ -8,6 +8,7 @@ import (
 	"github.com/bridgeline/bridgeline/events/delivery"
 	"github.com/bridgeline/bridgeline/functions/internal/wire"
 	"github.com/bridgeline/bridgeline/shared/line"
+	"github.com/bridgeline/bridgeline/shared/session"
 )
 
 // apiGatewayLimit is API Gateway's integration timeout: a function behind the HTTP API
@@ -29,11 +30,11 @@ var outboundCalls = map[string]outbound{
 	"sessions-create": {liveKit: 2, platform: 1, why: "CreateRoom, the platform's Dial, DeleteRoom when the dial fails"},
 	"sessions-delete": {liveKit: 1, platform: 1, why: "DeleteRoom, the platform's Hangup"},
 	"sessions-tokens": {why: "tokens are minted locally"},
-	"livekit-webhook": {liveKit: 2, why: "a dispatch when the callee answers, DeleteRoom when the session ends"},
+	"livekit-webhook": {liveKit: 2, why: "the room's participants and DeleteRoom when a customer client leaves, one permission change when one joins"},
 	"persona-report":  {liveKit: 2, why: "a dispatch retry, DeleteRoom when the session ends"},
 	"session-sweeper": {liveKit: 1, window: 55 * time.Second, why: "sweeps for SWEEP_WINDOW_SECONDS; the last sweep's DeleteRoom"},
 	"platform-sim": {liveKit: 1, decision: true,
-		why: "CreateRoom, the customer's decision, then wire.DecisionReserve (bridge or end the call)"},
+		why: "CreateRoom, the customer's decision, then wire.DecisionReserve (bridge or end the call; a handover to the assistant adds session.WatchOnlyTimeout)"},
 	"webhook-deliver": {webhook: true, why: "one attempt per message, messages and endpoints concurrently"},
 }
 
@@ -85,4 +86,14 @@ func describe(o outbound) string {
 		return "AWS calls only"
 	}
 	return fmt.Sprintf("%d LiveKit, %d platform: %s", o.liveKit, o.platform, o.why)
+}
+
+// TestHandoverFitsDecisionReserve: after a customer_decides call's decision timeout, a
+// handover to the assistant makes one dispatch, the platform's answer and the bounded
+// watch-only change; wire.DecisionReserve must hold them.
+func TestHandoverFitsDecisionReserve(t *testing.T) {
+	need := wire.LiveKitTimeout + wire.PlatformTimeout + session.WatchOnlyTimeout + wire.AWSAllowance + wire.AnswerMargin
+	if wire.DecisionReserve < need {
+		t.Errorf("DecisionReserve %v is under a handover's %v", wire.DecisionReserve, need)
+	}
 }

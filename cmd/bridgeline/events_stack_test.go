@@ -18,6 +18,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -436,6 +437,9 @@ func TestEventsOnTheStack(t *testing.T) {
 
 	t.Run("accept in the webhook response", func(t *testing.T) {
 		simID, callID, in := ring(t, "sim:accept")
+		if !strings.HasPrefix(in.Session.ParticipantIdentity, "customer-") {
+			t.Errorf("call.incoming session's participant_identity = %q, want customer-...", in.Session.ParticipantIdentity)
+		}
 		decided(t, callID, "accept", "webhook_response")
 		s.waitStatus("/sim/calls/"+simID, "answered")
 		room := s.join(in.Session.RTCURL, in.Session.ParticipantToken) // the call.incoming session payload
@@ -447,6 +451,9 @@ func TestEventsOnTheStack(t *testing.T) {
 		out := s.mustDo(201, "POST", "/v1/calls/"+callID+"/answer", `{"action":"accept"}`)
 		if out["participant_token"] == nil || out["call_id"] != callID {
 			t.Errorf("accept answer = %v, want the session payload", out)
+		}
+		if id, _ := out["participant_identity"].(string); !strings.HasPrefix(id, "customer-") {
+			t.Errorf("accept answer's participant_identity = %v, want the token's customer- identity", out["participant_identity"])
 		}
 		if status, out := s.do("POST", "/v1/calls/"+callID+"/answer", `{"action":"decline"}`); status != 409 {
 			t.Errorf("a different second answer = %d %v, want 409", status, out)

@@ -53,11 +53,13 @@ type CallEnded struct {
 
 // Session is the session payload: what a client needs to join the call's room.
 type Session struct {
-	SessionID        string    `json:"session_id"`
-	CallID           string    `json:"call_id"`
-	RTCURL           string    `json:"rtc_url"`
-	ParticipantToken string    `json:"participant_token"`
-	ExpiresAt        time.Time `json:"expires_at"`
+	SessionID        string `json:"session_id"`
+	CallID           string `json:"call_id"`
+	RTCURL           string `json:"rtc_url"`
+	ParticipantToken string `json:"participant_token"`
+	// ParticipantIdentity is the token's LiveKit identity (customer-...), its own.
+	ParticipantIdentity string    `json:"participant_identity,omitempty"`
+	ExpiresAt           time.Time `json:"expires_at"`
 }
 
 // CallIncoming is the data of call.incoming, sent for an inbound call on a

@@ -101,12 +101,13 @@ func (c CallIncoming) MarshalJSON() ([]byte, error) {
 // MarshalJSON writes the payload with its expiry in the API's format.
 func (s Session) MarshalJSON() ([]byte, error) {
 	return json.Marshal(struct {
-		SessionID        string `json:"session_id"`
-		CallID           string `json:"call_id"`
-		RTCURL           string `json:"rtc_url"`
-		ParticipantToken string `json:"participant_token"`
-		ExpiresAt        millis `json:"expires_at"`
-	}{s.SessionID, s.CallID, s.RTCURL, s.ParticipantToken, ms(s.ExpiresAt)})
+		SessionID           string `json:"session_id"`
+		CallID              string `json:"call_id"`
+		RTCURL              string `json:"rtc_url"`
+		ParticipantToken    string `json:"participant_token"`
+		ParticipantIdentity string `json:"participant_identity,omitempty"`
+		ExpiresAt           millis `json:"expires_at"`
+	}{s.SessionID, s.CallID, s.RTCURL, s.ParticipantToken, s.ParticipantIdentity, ms(s.ExpiresAt)})
 }
 
 // orEmpty writes no metadata as {}, never null: receivers index it without a check.

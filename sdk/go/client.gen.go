@@ -2364,6 +2364,14 @@ type AssistantCreate struct {
 	Voice *VoiceField `json:"voice,omitempty"`
 }
 
+// AssistantDraftRestore The version whose content becomes the draft.
+//
+// Examples: {"version_id":"ver_01jd0000000000000000000000"}
+type AssistantDraftRestore struct {
+	// VersionId A version id of this assistant.
+	VersionId string `json:"version_id"`
+}
+
 // AssistantDuplicate Options of a copy; all optional.
 //
 // Examples: {"name":"Front desk (evening)"}
@@ -3019,7 +3027,10 @@ type CallIncomingData struct {
 	// `participant_token` is valid from the moment this event is sent, so a client
 	// may connect while the call rings; the caller's party joins the room only once
 	// the call is accepted (by this webhook's response or `POST /v1/calls/{id}/answer`).
-	// On a decline or a timeout the room is deleted and the token stops working.
+	// On a decline or a timeout the room is deleted and the token stops working,
+	// unless the line hands the call to its assistant at the timeout
+	// (`on_decision_timeout: assistant`): a client in the room with this token is
+	// then made watch-only (subscribe only), as is one joining with it later.
 	// Only the delivered webhook carries the token: the copy kept in the event log
 	// (`GET /v1/events`) reads `"participant_token": "redacted"`, so whoever can read
 	// the account's events cannot join the room.
@@ -3754,7 +3765,7 @@ type Greeting = string
 // Examples: assistant
 type InboundMode string
 
-// Line Examples: {"assistant_id":"asst_01jd3f4g5h6j7k8m9n0p1q2r3t","created_at":"2026-11-22T07:00:00.123Z","decision_timeout_seconds":10,"handle":"+15550100001","id":"line_01jd3f4g5h6j7k8m9n0p1q2r3t","inbound_mode":"assistant","metadata":{"team":"sales"},"name":"Front desk","object":"line","on_decision_timeout":"decline","platform":"sim","updated_at":"2026-11-22T07:00:00.123Z","variables":{"company":"Acme Dental"}}
+// Line Examples: {"assistant_id":"asst_01jd3f4g5h6j7k8m9n0p1q2r3t","created_at":"2026-11-22T07:00:00.123Z","decision_timeout_seconds":10,"handle":"+15550100001","id":"line_01jd3f4g5h6j7k8m9n0p1q2r3t","inbound_mode":"assistant","metadata":{"team":"sales"},"name":"Front desk","object":"line","on_decision_timeout":"decline","platform":"sim","updated_at":"2026-11-22T07:00:00.123Z","variables":{"company":"Acme Dental"},"version_id":null}
 type Line struct {
 	// AssistantId The assistant that handles the calls; null for none.
 	AssistantId *string `json:"assistant_id"`
@@ -3808,6 +3819,9 @@ type Line struct {
 	//
 	// Examples: {"caller_name":"Ada","company":"Acme Dental"}
 	Variables Variables `json:"variables"`
+
+	// VersionId The version of the assistant pinned for the line's calls; null: each call runs the assistant's active version.
+	VersionId *string `json:"version_id"`
 }
 
 // LineObject The kind of object: always `line`.
@@ -3815,16 +3829,19 @@ type LineObject string
 
 // LineAssign The assistant a line's inbound calls go to.
 //
-// Examples: {"assistant_id":"asst_01jd0000000000000000000000"}
+// Examples: {"assistant_id":"asst_01jd0000000000000000000000"}, {"assistant_id":"asst_01jd0000000000000000000000","version_id":"ver_01jd0000000000000000000000"}
 type LineAssign struct {
 	// AssistantId An active assistant of this account with a published version.
 	AssistantId string `json:"assistant_id"`
+
+	// VersionId Optional: a version of that assistant to pin for the line's calls. Without it (or null) each call runs the assistant's active version, and an earlier pin is cleared.
+	VersionId *string `json:"version_id,omitempty"`
 }
 
 // LineID Examples: line_01jd3f4g5h6j7k8m9n0p1q2r3t
 type LineID = string
 
-// LineList Examples: {"data":[{"assistant_id":"asst_01jd3f4g5h6j7k8m9n0p1q2r3t","created_at":"2026-11-22T07:00:00.123Z","decision_timeout_seconds":10,"handle":"+15550100001","id":"line_01jd3f4g5h6j7k8m9n0p1q2r3t","inbound_mode":"assistant","metadata":{"team":"sales"},"name":"Front desk","object":"line","on_decision_timeout":"decline","platform":"sim","updated_at":"2026-11-22T07:00:00.123Z","variables":{"company":"Acme Dental"}}],"has_more":false,"object":"list"}
+// LineList Examples: {"data":[{"assistant_id":"asst_01jd3f4g5h6j7k8m9n0p1q2r3t","created_at":"2026-11-22T07:00:00.123Z","decision_timeout_seconds":10,"handle":"+15550100001","id":"line_01jd3f4g5h6j7k8m9n0p1q2r3t","inbound_mode":"assistant","metadata":{"team":"sales"},"name":"Front desk","object":"line","on_decision_timeout":"decline","platform":"sim","updated_at":"2026-11-22T07:00:00.123Z","variables":{"company":"Acme Dental"},"version_id":null}],"has_more":false,"object":"list"}
 type LineList struct {
 	// Data The page of items, newest first.
 	Data []Line `json:"data"`
@@ -3872,6 +3889,9 @@ type LineUpdate struct {
 	//
 	// Examples: {"company":"Acme Dental"}
 	Variables *map[string]string `json:"variables,omitempty"`
+
+	// VersionId A version of the line's assistant (the one this request assigns, if any) to pin for its calls, or null to unpin (each call then runs the active version). Setting `assistant_id` without `version_id` unpins.
+	VersionId *string `json:"version_id,omitempty"`
 }
 
 // Metadata Your own key-value pairs on a session, call, assistant or line, to find your
@@ -3914,6 +3934,11 @@ type NullableTimestamp = time.Time
 //
 // Examples: decline
 type OnDecisionTimeout string
+
+// ParticipantIdentity A customer client's LiveKit identity: `customer-` and 16 random characters, its own for every minted token, so that two clients of one session join side by side.
+//
+// Examples: customer-7k2m9q4x8c1v5b3n
+type ParticipantIdentity = string
 
 // Percentiles A duration measured once per turn, over the call, in milliseconds.
 //
@@ -4061,7 +4086,7 @@ type SessionCreateMode string
 
 // SessionCreated The session as POST /v1/sessions answers it, with the participant token.
 //
-// Examples: {"answered_at":"2026-11-22T07:00:00.123Z","assistant_id":"asst_01jd3f4g5h6j7k8m9n0p1q2r3t","call_id":"call_01jd3f4g5h6j7k8m9n0p1q2r3t","created_at":"2026-11-22T07:00:00.123Z","end_reason":"deleted","ended_at":"2026-11-22T07:00:00.123Z","expires_at":"2026-11-22T07:00:00.123Z","id":"ses_01jd3f4g5h6j7k8m9n0p1q2r3t","line_id":"line_01jd3f4g5h6j7k8m9n0p1q2r3t","media":"video","metadata":{"order_id":"6735"},"mode":"human","object":"session","participant_token":"eyJhbGciOiJIUzI1NiJ9.e30.sig","platform_handle":"+15550100002","rtc_url":"wss://rtc.example.com","session_id":"ses_01jd3f4g5h6j7k8m9n0p1q2r3t","status":"ended","version_id":"ver_01jd3f4g5h6j7k8m9n0p1q2r3t"}
+// Examples: {"answered_at":"2026-11-22T07:00:00.123Z","assistant_id":"asst_01jd3f4g5h6j7k8m9n0p1q2r3t","call_id":"call_01jd3f4g5h6j7k8m9n0p1q2r3t","created_at":"2026-11-22T07:00:00.123Z","end_reason":"deleted","ended_at":"2026-11-22T07:00:00.123Z","expires_at":"2026-11-22T07:00:00.123Z","id":"ses_01jd3f4g5h6j7k8m9n0p1q2r3t","line_id":"line_01jd3f4g5h6j7k8m9n0p1q2r3t","media":"video","metadata":{"order_id":"6735"},"mode":"human","object":"session","participant_identity":"customer-7k2m9q4x8c1v5b3n","participant_token":"eyJhbGciOiJIUzI1NiJ9.e30.sig","platform_handle":"+15550100002","rtc_url":"wss://rtc.example.com","session_id":"ses_01jd3f4g5h6j7k8m9n0p1q2r3t","status":"ended","version_id":"ver_01jd3f4g5h6j7k8m9n0p1q2r3t","watch_only":false}
 type SessionCreated struct {
 	// AnsweredAt When the call was answered; null until then.
 	//
@@ -4120,6 +4145,11 @@ type SessionCreated struct {
 	// Object The kind of object: always `session`.
 	Object SessionCreatedObject `json:"object"`
 
+	// ParticipantIdentity The token's own LiveKit identity (see docs/joining.md).
+	//
+	// Examples: customer-7k2m9q4x8c1v5b3n
+	ParticipantIdentity ParticipantIdentity `json:"participant_identity"`
+
 	// ParticipantToken A LiveKit JWT for this one room; the only credential that may reach a browser.
 	ParticipantToken string `json:"participant_token"`
 
@@ -4141,6 +4171,9 @@ type SessionCreated struct {
 
 	// VersionId The assistant version the call runs; null when no assistant handles it.
 	VersionId *string `json:"version_id"`
+
+	// WatchOnly True when the token can only subscribe (always in `assistant` mode): it can neither publish tracks nor send data.
+	WatchOnly bool `json:"watch_only"`
 }
 
 // SessionCreatedMedia `video` or `audio`: what the call carries.
@@ -4182,6 +4215,11 @@ type SessionPayload struct {
 	// Examples: 2026-11-22T07:00:00.123Z
 	ExpiresAt Timestamp `json:"expires_at"`
 
+	// ParticipantIdentity The token's own LiveKit identity. Absent only from events and answers about calls that rang before identities were per token.
+	//
+	// Examples: customer-7k2m9q4x8c1v5b3n
+	ParticipantIdentity *ParticipantIdentity `json:"participant_identity,omitempty"`
+
 	// ParticipantToken A LiveKit token for this one room; the only credential that may reach a browser.
 	ParticipantToken string `json:"participant_token"`
 
@@ -4194,6 +4232,50 @@ type SessionPayload struct {
 
 // SessionStatus Examples: ringing
 type SessionStatus string
+
+// SessionToken A new participant token with what it is.
+//
+// Examples: {"call_id":"call_01jd3f4g5h6j7k8m9n0p1q2r3t","expires_at":"2026-11-22T07:00:00.123Z","participant_identity":"customer-7k2m9q4x8c1v5b3n","participant_name":"Front desk","participant_token":"eyJhbGciOiJIUzI1NiJ9.e30.sig","rtc_url":"wss://rtc.example.com","session_id":"ses_01jd3f4g5h6j7k8m9n0p1q2r3t","watch_only":true}
+type SessionToken struct {
+	// CallId The id of the session's call.
+	CallId string `json:"call_id"`
+
+	// ExpiresAt When the participant token stops working.
+	//
+	// Examples: 2026-11-22T07:00:00.123Z
+	ExpiresAt Timestamp `json:"expires_at"`
+
+	// ParticipantIdentity The token's own LiveKit identity.
+	//
+	// Examples: customer-7k2m9q4x8c1v5b3n
+	ParticipantIdentity ParticipantIdentity `json:"participant_identity"`
+
+	// ParticipantName The participant's display name in the room.
+	ParticipantName string `json:"participant_name"`
+
+	// ParticipantToken A LiveKit token for this one room; the only credential that may reach a browser.
+	ParticipantToken string `json:"participant_token"`
+
+	// RtcUrl The LiveKit URL to connect to (`wss://` in production, `ws://127.0.0.1:7880` locally).
+	RtcUrl string `json:"rtc_url"`
+
+	// SessionId The session's id.
+	SessionId string `json:"session_id"`
+
+	// WatchOnly True when the token can only subscribe.
+	WatchOnly bool `json:"watch_only"`
+}
+
+// SessionTokenCreate Options of a new participant token. Every field is optional; an empty body (or none) mints a publishing token named `customer` (watch-only in an assistant session).
+//
+// Examples: {"name":"Front desk","watch_only":true}
+type SessionTokenCreate struct {
+	// Name The participant's display name in the room (LiveKit's `name`), 1-128 characters, no control characters. Default `customer`.
+	Name *string `json:"name,omitempty"`
+
+	// WatchOnly True mints a subscribe-only token: the client sees and hears the room but can neither publish tracks nor send data. In an `assistant` session every token is watch-only, and `false` is refused (400 `parameter_invalid`).
+	WatchOnly *bool `json:"watch_only,omitempty"`
+}
 
 // SessionUpdate What `PATCH /v1/sessions/{id}` changes. Only metadata; `{}` changes nothing.
 //
@@ -4641,6 +4723,12 @@ type ArchiveAssistantParams struct {
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
+// RestoreAssistantDraftParams defines parameters for RestoreAssistantDraft.
+type RestoreAssistantDraftParams struct {
+	// IdempotencyKey Makes the POST safe to retry. See the conventions in the description.
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
+
 // DuplicateAssistantParams defines parameters for DuplicateAssistant.
 type DuplicateAssistantParams struct {
 	// IdempotencyKey Makes the POST safe to retry. See the conventions in the description.
@@ -4936,6 +5024,9 @@ type ActivateAssistantVersionJSONRequestBody = AssistantActivate
 // ArchiveAssistantJSONRequestBody defines body for ArchiveAssistant for application/json ContentType.
 type ArchiveAssistantJSONRequestBody = EmptyObject
 
+// RestoreAssistantDraftJSONRequestBody defines body for RestoreAssistantDraft for application/json ContentType.
+type RestoreAssistantDraftJSONRequestBody = AssistantDraftRestore
+
 // DuplicateAssistantJSONRequestBody defines body for DuplicateAssistant for application/json ContentType.
 type DuplicateAssistantJSONRequestBody = AssistantDuplicate
 
@@ -4964,7 +5055,7 @@ type CreateSessionJSONRequestBody = SessionCreate
 type UpdateSessionJSONRequestBody = SessionUpdate
 
 // CreateSessionTokenJSONRequestBody defines body for CreateSessionToken for application/json ContentType.
-type CreateSessionTokenJSONRequestBody = EmptyObject
+type CreateSessionTokenJSONRequestBody = SessionTokenCreate
 
 // CreateWebhookEndpointJSONRequestBody defines body for CreateWebhookEndpoint for application/json ContentType.
 type CreateWebhookEndpointJSONRequestBody = WebhookEndpointCreate
@@ -5494,6 +5585,38 @@ type ClientInterface interface {
 	// Corresponds with POST /v1/assistants/{id}/archive (the `ArchiveAssistant` operationId).
 	ArchiveAssistant(ctx context.Context, id AssistantPathID, params *ArchiveAssistantParams, body ArchiveAssistantJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// RestoreAssistantDraftWithBody Restore the draft from a version
+	//
+	// Replaces the draft's content (`system_prompt`, `greeting`, `avatar_id`,
+	// `framing`, `voice`, `model`) with that of one of the assistant's versions, to edit
+	// it from there and publish it again. The name, the versions and
+	// `active_version_id` are unchanged. A voice the deployment no longer offers is
+	// restored as it was, and publishing then refuses it (400 on `voice`).
+	// 400 `parameter_missing` (`version_id`), `parameter_invalid` (not a `ver_` id);
+	// 404 `resource_not_found` with `param: version_id` when the assistant has no such
+	// version; 409 `assistant_archived`.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v1/assistants/{id}/draft/restore (the `RestoreAssistantDraft` operationId).
+	RestoreAssistantDraftWithBody(ctx context.Context, id AssistantPathID, params *RestoreAssistantDraftParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// RestoreAssistantDraft Restore the draft from a version
+	//
+	// Replaces the draft's content (`system_prompt`, `greeting`, `avatar_id`,
+	// `framing`, `voice`, `model`) with that of one of the assistant's versions, to edit
+	// it from there and publish it again. The name, the versions and
+	// `active_version_id` are unchanged. A voice the deployment no longer offers is
+	// restored as it was, and publishing then refuses it (400 on `voice`).
+	// 400 `parameter_missing` (`version_id`), `parameter_invalid` (not a `ver_` id);
+	// 404 `resource_not_found` with `param: version_id` when the assistant has no such
+	// version; 409 `assistant_archived`.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v1/assistants/{id}/draft/restore (the `RestoreAssistantDraft` operationId).
+	RestoreAssistantDraft(ctx context.Context, id AssistantPathID, params *RestoreAssistantDraftParams, body RestoreAssistantDraftJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// DuplicateAssistantWithBody Copy an assistant
 	//
 	// A new active assistant whose draft copies the source's (archived sources too),
@@ -5707,6 +5830,12 @@ type ClientInterface interface {
 	// the assistant; an assistant id assigns it under the same rules as
 	// `POST /v1/lines/{id}/assign` (404 `resource_not_found` with
 	// `param: assistant_id`, 409 `assistant_archived` or `assistant_not_published`).
+	// `version_id` pins one of the line's assistant's versions for its inbound calls
+	// (and for customer_decides calls handed to the assistant); `version_id: null`
+	// unpins, and so does setting `assistant_id` without `version_id`. A version the
+	// account does not have is 404 `resource_not_found` (`param: version_id`); one of
+	// another assistant, or a pin on a line without an assistant, is 400
+	// `parameter_invalid`.
 	// 400 `parameter_invalid` for an out-of-range or unknown value, or variables out of
 	// bounds (`variables` or `variables[<name>]`).
 	//
@@ -5723,6 +5852,12 @@ type ClientInterface interface {
 	// the assistant; an assistant id assigns it under the same rules as
 	// `POST /v1/lines/{id}/assign` (404 `resource_not_found` with
 	// `param: assistant_id`, 409 `assistant_archived` or `assistant_not_published`).
+	// `version_id` pins one of the line's assistant's versions for its inbound calls
+	// (and for customer_decides calls handed to the assistant); `version_id: null`
+	// unpins, and so does setting `assistant_id` without `version_id`. A version the
+	// account does not have is 404 `resource_not_found` (`param: version_id`); one of
+	// another assistant, or a pin on a line without an assistant, is 400
+	// `parameter_invalid`.
 	// 400 `parameter_invalid` for an out-of-range or unknown value, or variables out of
 	// bounds (`variables` or `variables[<name>]`).
 	//
@@ -5734,9 +5869,12 @@ type ClientInterface interface {
 	// AssignLineAssistantWithBody Assign an assistant to the line
 	//
 	// The assistant must be active and have a published version; the line's next
-	// inbound call uses its active version. 400 `parameter_missing` (`assistant_id`);
-	// 404 `resource_not_found` for the line (`param: id`) or the assistant
-	// (`param: assistant_id`); 409 `assistant_archived` or `assistant_not_published`.
+	// inbound call uses its active version, or the version `version_id` pins (one of
+	// that assistant's versions). 400 `parameter_missing` (`assistant_id`),
+	// `parameter_invalid` (`version_id` of another of the account's assistants, or not
+	// a `ver_` id); 404 `resource_not_found` for the line (`param: id`), the assistant
+	// (`param: assistant_id`) or a version the account does not have
+	// (`param: version_id`); 409 `assistant_archived` or `assistant_not_published`.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -5746,9 +5884,12 @@ type ClientInterface interface {
 	// AssignLineAssistant Assign an assistant to the line
 	//
 	// The assistant must be active and have a published version; the line's next
-	// inbound call uses its active version. 400 `parameter_missing` (`assistant_id`);
-	// 404 `resource_not_found` for the line (`param: id`) or the assistant
-	// (`param: assistant_id`); 409 `assistant_archived` or `assistant_not_published`.
+	// inbound call uses its active version, or the version `version_id` pins (one of
+	// that assistant's versions). 400 `parameter_missing` (`assistant_id`),
+	// `parameter_invalid` (`version_id` of another of the account's assistants, or not
+	// a `ver_` id); 404 `resource_not_found` for the line (`param: id`), the assistant
+	// (`param: assistant_id`) or a version the account does not have
+	// (`param: version_id`); 409 `assistant_archived` or `assistant_not_published`.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -5770,8 +5911,9 @@ type ClientInterface interface {
 	// then asks the calling platform to dial `platform_handle` from the line and bridge
 	// that party into the room. The session starts `ringing` and becomes `active` when
 	// the party answers, or `failed` (`no_answer`, `busy`, `platform_error`).
-	// `mode: assistant` fixes the assistant's active version now (`version_id`) and dispatches it into the room when the dialled party answers;
-	// its greeting and system prompt are rendered with `variables` over the line's defaults (see Variables).
+	// `mode: assistant` fixes the assistant's active version now (`version_id`) and dispatches it into the room when the dialled party answers; its participant token is then watch-only.
+	// Its greeting and system prompt are rendered with `variables` over the line's defaults (see Variables).
+	// The token has its own LiveKit identity (`participant_identity`); more tokens come from `POST /v1/sessions/{id}/tokens`.
 	// Unlike the other POSTs, this one refuses unknown query parameters.
 	// 400: `parameter_missing` (`platform_handle`; `assistant_id` when `mode` is
 	// `assistant`), `parameter_invalid` (`platform_handle` not of a form the line's
@@ -5797,8 +5939,9 @@ type ClientInterface interface {
 	// then asks the calling platform to dial `platform_handle` from the line and bridge
 	// that party into the room. The session starts `ringing` and becomes `active` when
 	// the party answers, or `failed` (`no_answer`, `busy`, `platform_error`).
-	// `mode: assistant` fixes the assistant's active version now (`version_id`) and dispatches it into the room when the dialled party answers;
-	// its greeting and system prompt are rendered with `variables` over the line's defaults (see Variables).
+	// `mode: assistant` fixes the assistant's active version now (`version_id`) and dispatches it into the room when the dialled party answers; its participant token is then watch-only.
+	// Its greeting and system prompt are rendered with `variables` over the line's defaults (see Variables).
+	// The token has its own LiveKit identity (`participant_identity`); more tokens come from `POST /v1/sessions/{id}/tokens`.
 	// Unlike the other POSTs, this one refuses unknown query parameters.
 	// 400: `parameter_missing` (`platform_handle`; `assistant_id` when `mode` is
 	// `assistant`), `parameter_invalid` (`platform_handle` not of a form the line's
@@ -5863,22 +6006,36 @@ type ClientInterface interface {
 	// Corresponds with PATCH /v1/sessions/{id} (the `UpdateSession` operationId).
 	UpdateSession(ctx context.Context, id SessionPathID, body UpdateSessionJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// CreateSessionTokenWithBody Mint a fresh participant token
+	// CreateSessionTokenWithBody Mint a participant token
 	//
-	// For a client that rejoins after the first token's lifetime. Every token of a
-	// session joins as the same participant, so a new connection replaces the old one.
-	// 409 `session_ended` once the session is over. Refuses unknown query parameters.
+	// A token for one more client of the session, or for a client that rejoins after its
+	// token's lifetime. Every token has its own LiveKit identity (`participant_identity`,
+	// `customer-` and 16 random characters), so clients join side by side and a second
+	// holder cannot silently replace the first; a client reconnecting with its own token
+	// does replace its earlier connection. `name` sets the display name; `watch_only:
+	// true` mints a subscribe-only token. Tokens of an `assistant` session are always
+	// watch-only. A human session ends with `participant_left` when its last customer
+	// client leaves. How to join and what is in the room: docs/joining.md.
+	// 400 `parameter_invalid` (`name`, `watch_only`); 409 `session_ended` once the
+	// session is over. Refuses unknown query parameters.
 	//
 	// Takes any type of body and a specified content type.
 	//
 	// Corresponds with POST /v1/sessions/{id}/tokens (the `CreateSessionToken` operationId).
 	CreateSessionTokenWithBody(ctx context.Context, id SessionPathID, params *CreateSessionTokenParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// CreateSessionToken Mint a fresh participant token
+	// CreateSessionToken Mint a participant token
 	//
-	// For a client that rejoins after the first token's lifetime. Every token of a
-	// session joins as the same participant, so a new connection replaces the old one.
-	// 409 `session_ended` once the session is over. Refuses unknown query parameters.
+	// A token for one more client of the session, or for a client that rejoins after its
+	// token's lifetime. Every token has its own LiveKit identity (`participant_identity`,
+	// `customer-` and 16 random characters), so clients join side by side and a second
+	// holder cannot silently replace the first; a client reconnecting with its own token
+	// does replace its earlier connection. `name` sets the display name; `watch_only:
+	// true` mints a subscribe-only token. Tokens of an `assistant` session are always
+	// watch-only. A human session ends with `participant_left` when its last customer
+	// client leaves. How to join and what is in the room: docs/joining.md.
+	// 400 `parameter_invalid` (`name`, `watch_only`); 409 `session_ended` once the
+	// session is over. Refuses unknown query parameters.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -6297,6 +6454,58 @@ func (c *Client) ArchiveAssistant(ctx context.Context, id AssistantPathID, param
 	return c.Client.Do(req)
 }
 
+// RestoreAssistantDraftWithBody Restore the draft from a version
+//
+// Replaces the draft's content (`system_prompt`, `greeting`, `avatar_id`,
+// `framing`, `voice`, `model`) with that of one of the assistant's versions, to edit
+// it from there and publish it again. The name, the versions and
+// `active_version_id` are unchanged. A voice the deployment no longer offers is
+// restored as it was, and publishing then refuses it (400 on `voice`).
+// 400 `parameter_missing` (`version_id`), `parameter_invalid` (not a `ver_` id);
+// 404 `resource_not_found` with `param: version_id` when the assistant has no such
+// version; 409 `assistant_archived`.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v1/assistants/{id}/draft/restore (the `RestoreAssistantDraft` operationId).
+func (c *Client) RestoreAssistantDraftWithBody(ctx context.Context, id AssistantPathID, params *RestoreAssistantDraftParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewRestoreAssistantDraftRequestWithBody(c.Server, id, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// RestoreAssistantDraft Restore the draft from a version
+//
+// Replaces the draft's content (`system_prompt`, `greeting`, `avatar_id`,
+// `framing`, `voice`, `model`) with that of one of the assistant's versions, to edit
+// it from there and publish it again. The name, the versions and
+// `active_version_id` are unchanged. A voice the deployment no longer offers is
+// restored as it was, and publishing then refuses it (400 on `voice`).
+// 400 `parameter_missing` (`version_id`), `parameter_invalid` (not a `ver_` id);
+// 404 `resource_not_found` with `param: version_id` when the assistant has no such
+// version; 409 `assistant_archived`.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v1/assistants/{id}/draft/restore (the `RestoreAssistantDraft` operationId).
+func (c *Client) RestoreAssistantDraft(ctx context.Context, id AssistantPathID, params *RestoreAssistantDraftParams, body RestoreAssistantDraftJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewRestoreAssistantDraftRequest(c.Server, id, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // DuplicateAssistantWithBody Copy an assistant
 //
 // A new active assistant whose draft copies the source's (archived sources too),
@@ -6690,6 +6899,12 @@ func (c *Client) GetLine(ctx context.Context, id LinePathID, reqEditors ...Reque
 // the assistant; an assistant id assigns it under the same rules as
 // `POST /v1/lines/{id}/assign` (404 `resource_not_found` with
 // `param: assistant_id`, 409 `assistant_archived` or `assistant_not_published`).
+// `version_id` pins one of the line's assistant's versions for its inbound calls
+// (and for customer_decides calls handed to the assistant); `version_id: null`
+// unpins, and so does setting `assistant_id` without `version_id`. A version the
+// account does not have is 404 `resource_not_found` (`param: version_id`); one of
+// another assistant, or a pin on a line without an assistant, is 400
+// `parameter_invalid`.
 // 400 `parameter_invalid` for an out-of-range or unknown value, or variables out of
 // bounds (`variables` or `variables[<name>]`).
 //
@@ -6716,6 +6931,12 @@ func (c *Client) UpdateLineWithBody(ctx context.Context, id LinePathID, contentT
 // the assistant; an assistant id assigns it under the same rules as
 // `POST /v1/lines/{id}/assign` (404 `resource_not_found` with
 // `param: assistant_id`, 409 `assistant_archived` or `assistant_not_published`).
+// `version_id` pins one of the line's assistant's versions for its inbound calls
+// (and for customer_decides calls handed to the assistant); `version_id: null`
+// unpins, and so does setting `assistant_id` without `version_id`. A version the
+// account does not have is 404 `resource_not_found` (`param: version_id`); one of
+// another assistant, or a pin on a line without an assistant, is 400
+// `parameter_invalid`.
 // 400 `parameter_invalid` for an out-of-range or unknown value, or variables out of
 // bounds (`variables` or `variables[<name>]`).
 //
@@ -6737,9 +6958,12 @@ func (c *Client) UpdateLine(ctx context.Context, id LinePathID, body UpdateLineJ
 // AssignLineAssistantWithBody Assign an assistant to the line
 //
 // The assistant must be active and have a published version; the line's next
-// inbound call uses its active version. 400 `parameter_missing` (`assistant_id`);
-// 404 `resource_not_found` for the line (`param: id`) or the assistant
-// (`param: assistant_id`); 409 `assistant_archived` or `assistant_not_published`.
+// inbound call uses its active version, or the version `version_id` pins (one of
+// that assistant's versions). 400 `parameter_missing` (`assistant_id`),
+// `parameter_invalid` (`version_id` of another of the account's assistants, or not
+// a `ver_` id); 404 `resource_not_found` for the line (`param: id`), the assistant
+// (`param: assistant_id`) or a version the account does not have
+// (`param: version_id`); 409 `assistant_archived` or `assistant_not_published`.
 //
 // Takes any type of body and a specified content type.
 //
@@ -6759,9 +6983,12 @@ func (c *Client) AssignLineAssistantWithBody(ctx context.Context, id LinePathID,
 // AssignLineAssistant Assign an assistant to the line
 //
 // The assistant must be active and have a published version; the line's next
-// inbound call uses its active version. 400 `parameter_missing` (`assistant_id`);
-// 404 `resource_not_found` for the line (`param: id`) or the assistant
-// (`param: assistant_id`); 409 `assistant_archived` or `assistant_not_published`.
+// inbound call uses its active version, or the version `version_id` pins (one of
+// that assistant's versions). 400 `parameter_missing` (`assistant_id`),
+// `parameter_invalid` (`version_id` of another of the account's assistants, or not
+// a `ver_` id); 404 `resource_not_found` for the line (`param: id`), the assistant
+// (`param: assistant_id`) or a version the account does not have
+// (`param: version_id`); 409 `assistant_archived` or `assistant_not_published`.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -6803,8 +7030,9 @@ func (c *Client) ListSessions(ctx context.Context, params *ListSessionsParams, r
 // then asks the calling platform to dial `platform_handle` from the line and bridge
 // that party into the room. The session starts `ringing` and becomes `active` when
 // the party answers, or `failed` (`no_answer`, `busy`, `platform_error`).
-// `mode: assistant` fixes the assistant's active version now (`version_id`) and dispatches it into the room when the dialled party answers;
-// its greeting and system prompt are rendered with `variables` over the line's defaults (see Variables).
+// `mode: assistant` fixes the assistant's active version now (`version_id`) and dispatches it into the room when the dialled party answers; its participant token is then watch-only.
+// Its greeting and system prompt are rendered with `variables` over the line's defaults (see Variables).
+// The token has its own LiveKit identity (`participant_identity`); more tokens come from `POST /v1/sessions/{id}/tokens`.
 // Unlike the other POSTs, this one refuses unknown query parameters.
 // 400: `parameter_missing` (`platform_handle`; `assistant_id` when `mode` is
 // `assistant`), `parameter_invalid` (`platform_handle` not of a form the line's
@@ -6840,8 +7068,9 @@ func (c *Client) CreateSessionWithBody(ctx context.Context, params *CreateSessio
 // then asks the calling platform to dial `platform_handle` from the line and bridge
 // that party into the room. The session starts `ringing` and becomes `active` when
 // the party answers, or `failed` (`no_answer`, `busy`, `platform_error`).
-// `mode: assistant` fixes the assistant's active version now (`version_id`) and dispatches it into the room when the dialled party answers;
-// its greeting and system prompt are rendered with `variables` over the line's defaults (see Variables).
+// `mode: assistant` fixes the assistant's active version now (`version_id`) and dispatches it into the room when the dialled party answers; its participant token is then watch-only.
+// Its greeting and system prompt are rendered with `variables` over the line's defaults (see Variables).
+// The token has its own LiveKit identity (`participant_identity`); more tokens come from `POST /v1/sessions/{id}/tokens`.
 // Unlike the other POSTs, this one refuses unknown query parameters.
 // 400: `parameter_missing` (`platform_handle`; `assistant_id` when `mode` is
 // `assistant`), `parameter_invalid` (`platform_handle` not of a form the line's
@@ -6956,11 +7185,18 @@ func (c *Client) UpdateSession(ctx context.Context, id SessionPathID, body Updat
 	return c.Client.Do(req)
 }
 
-// CreateSessionTokenWithBody Mint a fresh participant token
+// CreateSessionTokenWithBody Mint a participant token
 //
-// For a client that rejoins after the first token's lifetime. Every token of a
-// session joins as the same participant, so a new connection replaces the old one.
-// 409 `session_ended` once the session is over. Refuses unknown query parameters.
+// A token for one more client of the session, or for a client that rejoins after its
+// token's lifetime. Every token has its own LiveKit identity (`participant_identity`,
+// `customer-` and 16 random characters), so clients join side by side and a second
+// holder cannot silently replace the first; a client reconnecting with its own token
+// does replace its earlier connection. `name` sets the display name; `watch_only:
+// true` mints a subscribe-only token. Tokens of an `assistant` session are always
+// watch-only. A human session ends with `participant_left` when its last customer
+// client leaves. How to join and what is in the room: docs/joining.md.
+// 400 `parameter_invalid` (`name`, `watch_only`); 409 `session_ended` once the
+// session is over. Refuses unknown query parameters.
 //
 // Takes any type of body and a specified content type.
 //
@@ -6977,11 +7213,18 @@ func (c *Client) CreateSessionTokenWithBody(ctx context.Context, id SessionPathI
 	return c.Client.Do(req)
 }
 
-// CreateSessionToken Mint a fresh participant token
+// CreateSessionToken Mint a participant token
 //
-// For a client that rejoins after the first token's lifetime. Every token of a
-// session joins as the same participant, so a new connection replaces the old one.
-// 409 `session_ended` once the session is over. Refuses unknown query parameters.
+// A token for one more client of the session, or for a client that rejoins after its
+// token's lifetime. Every token has its own LiveKit identity (`participant_identity`,
+// `customer-` and 16 random characters), so clients join side by side and a second
+// holder cannot silently replace the first; a client reconnecting with its own token
+// does replace its earlier connection. `name` sets the display name; `watch_only:
+// true` mints a subscribe-only token. Tokens of an `assistant` session are always
+// watch-only. A human session ends with `participant_left` when its last customer
+// client leaves. How to join and what is in the room: docs/joining.md.
+// 400 `parameter_invalid` (`name`, `watch_only`); 409 `session_ended` once the
+// session is over. Refuses unknown query parameters.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -7690,6 +7933,68 @@ func NewArchiveAssistantRequestWithBody(server string, id AssistantPathID, param
 	}
 
 	operationPath := fmt.Sprintf("/v1/assistants/%s/archive", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.IdempotencyKey != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Idempotency-Key", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewRestoreAssistantDraftRequest calls the generic RestoreAssistantDraft builder with application/json body
+func NewRestoreAssistantDraftRequest(server string, id AssistantPathID, params *RestoreAssistantDraftParams, body RestoreAssistantDraftJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewRestoreAssistantDraftRequestWithBody(server, id, params, "application/json", bodyReader)
+}
+
+// NewRestoreAssistantDraftRequestWithBody constructs an http.Request for the RestoreAssistantDraft method, with any body, and a specified content type
+func NewRestoreAssistantDraftRequestWithBody(server string, id AssistantPathID, params *RestoreAssistantDraftParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/assistants/%s/draft/restore", pathParam0)
 	if operationPath[0] == '/' {
 		operationPath = "." + operationPath
 	}
@@ -9569,6 +9874,38 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with POST /v1/assistants/{id}/archive (the `ArchiveAssistant` operationId).
 	ArchiveAssistantWithResponse(ctx context.Context, id AssistantPathID, params *ArchiveAssistantParams, body ArchiveAssistantJSONRequestBody, reqEditors ...RequestEditorFn) (*ArchiveAssistantResponse, error)
 
+	// RestoreAssistantDraftWithBodyWithResponse Restore the draft from a version
+	//
+	// Replaces the draft's content (`system_prompt`, `greeting`, `avatar_id`,
+	// `framing`, `voice`, `model`) with that of one of the assistant's versions, to edit
+	// it from there and publish it again. The name, the versions and
+	// `active_version_id` are unchanged. A voice the deployment no longer offers is
+	// restored as it was, and publishing then refuses it (400 on `voice`).
+	// 400 `parameter_missing` (`version_id`), `parameter_invalid` (not a `ver_` id);
+	// 404 `resource_not_found` with `param: version_id` when the assistant has no such
+	// version; 409 `assistant_archived`.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/assistants/{id}/draft/restore (the `RestoreAssistantDraft` operationId).
+	RestoreAssistantDraftWithBodyWithResponse(ctx context.Context, id AssistantPathID, params *RestoreAssistantDraftParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*RestoreAssistantDraftResponse, error)
+
+	// RestoreAssistantDraftWithResponse Restore the draft from a version
+	//
+	// Replaces the draft's content (`system_prompt`, `greeting`, `avatar_id`,
+	// `framing`, `voice`, `model`) with that of one of the assistant's versions, to edit
+	// it from there and publish it again. The name, the versions and
+	// `active_version_id` are unchanged. A voice the deployment no longer offers is
+	// restored as it was, and publishing then refuses it (400 on `voice`).
+	// 400 `parameter_missing` (`version_id`), `parameter_invalid` (not a `ver_` id);
+	// 404 `resource_not_found` with `param: version_id` when the assistant has no such
+	// version; 409 `assistant_archived`.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/assistants/{id}/draft/restore (the `RestoreAssistantDraft` operationId).
+	RestoreAssistantDraftWithResponse(ctx context.Context, id AssistantPathID, params *RestoreAssistantDraftParams, body RestoreAssistantDraftJSONRequestBody, reqEditors ...RequestEditorFn) (*RestoreAssistantDraftResponse, error)
+
 	// DuplicateAssistantWithBodyWithResponse Copy an assistant
 	//
 	// A new active assistant whose draft copies the source's (archived sources too),
@@ -9798,6 +10135,12 @@ type ClientWithResponsesInterface interface {
 	// the assistant; an assistant id assigns it under the same rules as
 	// `POST /v1/lines/{id}/assign` (404 `resource_not_found` with
 	// `param: assistant_id`, 409 `assistant_archived` or `assistant_not_published`).
+	// `version_id` pins one of the line's assistant's versions for its inbound calls
+	// (and for customer_decides calls handed to the assistant); `version_id: null`
+	// unpins, and so does setting `assistant_id` without `version_id`. A version the
+	// account does not have is 404 `resource_not_found` (`param: version_id`); one of
+	// another assistant, or a pin on a line without an assistant, is 400
+	// `parameter_invalid`.
 	// 400 `parameter_invalid` for an out-of-range or unknown value, or variables out of
 	// bounds (`variables` or `variables[<name>]`).
 	//
@@ -9814,6 +10157,12 @@ type ClientWithResponsesInterface interface {
 	// the assistant; an assistant id assigns it under the same rules as
 	// `POST /v1/lines/{id}/assign` (404 `resource_not_found` with
 	// `param: assistant_id`, 409 `assistant_archived` or `assistant_not_published`).
+	// `version_id` pins one of the line's assistant's versions for its inbound calls
+	// (and for customer_decides calls handed to the assistant); `version_id: null`
+	// unpins, and so does setting `assistant_id` without `version_id`. A version the
+	// account does not have is 404 `resource_not_found` (`param: version_id`); one of
+	// another assistant, or a pin on a line without an assistant, is 400
+	// `parameter_invalid`.
 	// 400 `parameter_invalid` for an out-of-range or unknown value, or variables out of
 	// bounds (`variables` or `variables[<name>]`).
 	//
@@ -9825,9 +10174,12 @@ type ClientWithResponsesInterface interface {
 	// AssignLineAssistantWithBodyWithResponse Assign an assistant to the line
 	//
 	// The assistant must be active and have a published version; the line's next
-	// inbound call uses its active version. 400 `parameter_missing` (`assistant_id`);
-	// 404 `resource_not_found` for the line (`param: id`) or the assistant
-	// (`param: assistant_id`); 409 `assistant_archived` or `assistant_not_published`.
+	// inbound call uses its active version, or the version `version_id` pins (one of
+	// that assistant's versions). 400 `parameter_missing` (`assistant_id`),
+	// `parameter_invalid` (`version_id` of another of the account's assistants, or not
+	// a `ver_` id); 404 `resource_not_found` for the line (`param: id`), the assistant
+	// (`param: assistant_id`) or a version the account does not have
+	// (`param: version_id`); 409 `assistant_archived` or `assistant_not_published`.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -9837,9 +10189,12 @@ type ClientWithResponsesInterface interface {
 	// AssignLineAssistantWithResponse Assign an assistant to the line
 	//
 	// The assistant must be active and have a published version; the line's next
-	// inbound call uses its active version. 400 `parameter_missing` (`assistant_id`);
-	// 404 `resource_not_found` for the line (`param: id`) or the assistant
-	// (`param: assistant_id`); 409 `assistant_archived` or `assistant_not_published`.
+	// inbound call uses its active version, or the version `version_id` pins (one of
+	// that assistant's versions). 400 `parameter_missing` (`assistant_id`),
+	// `parameter_invalid` (`version_id` of another of the account's assistants, or not
+	// a `ver_` id); 404 `resource_not_found` for the line (`param: id`), the assistant
+	// (`param: assistant_id`) or a version the account does not have
+	// (`param: version_id`); 409 `assistant_archived` or `assistant_not_published`.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -9863,8 +10218,9 @@ type ClientWithResponsesInterface interface {
 	// then asks the calling platform to dial `platform_handle` from the line and bridge
 	// that party into the room. The session starts `ringing` and becomes `active` when
 	// the party answers, or `failed` (`no_answer`, `busy`, `platform_error`).
-	// `mode: assistant` fixes the assistant's active version now (`version_id`) and dispatches it into the room when the dialled party answers;
-	// its greeting and system prompt are rendered with `variables` over the line's defaults (see Variables).
+	// `mode: assistant` fixes the assistant's active version now (`version_id`) and dispatches it into the room when the dialled party answers; its participant token is then watch-only.
+	// Its greeting and system prompt are rendered with `variables` over the line's defaults (see Variables).
+	// The token has its own LiveKit identity (`participant_identity`); more tokens come from `POST /v1/sessions/{id}/tokens`.
 	// Unlike the other POSTs, this one refuses unknown query parameters.
 	// 400: `parameter_missing` (`platform_handle`; `assistant_id` when `mode` is
 	// `assistant`), `parameter_invalid` (`platform_handle` not of a form the line's
@@ -9890,8 +10246,9 @@ type ClientWithResponsesInterface interface {
 	// then asks the calling platform to dial `platform_handle` from the line and bridge
 	// that party into the room. The session starts `ringing` and becomes `active` when
 	// the party answers, or `failed` (`no_answer`, `busy`, `platform_error`).
-	// `mode: assistant` fixes the assistant's active version now (`version_id`) and dispatches it into the room when the dialled party answers;
-	// its greeting and system prompt are rendered with `variables` over the line's defaults (see Variables).
+	// `mode: assistant` fixes the assistant's active version now (`version_id`) and dispatches it into the room when the dialled party answers; its participant token is then watch-only.
+	// Its greeting and system prompt are rendered with `variables` over the line's defaults (see Variables).
+	// The token has its own LiveKit identity (`participant_identity`); more tokens come from `POST /v1/sessions/{id}/tokens`.
 	// Unlike the other POSTs, this one refuses unknown query parameters.
 	// 400: `parameter_missing` (`platform_handle`; `assistant_id` when `mode` is
 	// `assistant`), `parameter_invalid` (`platform_handle` not of a form the line's
@@ -9960,22 +10317,36 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with PATCH /v1/sessions/{id} (the `UpdateSession` operationId).
 	UpdateSessionWithResponse(ctx context.Context, id SessionPathID, body UpdateSessionJSONRequestBody, reqEditors ...RequestEditorFn) (*UpdateSessionResponse, error)
 
-	// CreateSessionTokenWithBodyWithResponse Mint a fresh participant token
+	// CreateSessionTokenWithBodyWithResponse Mint a participant token
 	//
-	// For a client that rejoins after the first token's lifetime. Every token of a
-	// session joins as the same participant, so a new connection replaces the old one.
-	// 409 `session_ended` once the session is over. Refuses unknown query parameters.
+	// A token for one more client of the session, or for a client that rejoins after its
+	// token's lifetime. Every token has its own LiveKit identity (`participant_identity`,
+	// `customer-` and 16 random characters), so clients join side by side and a second
+	// holder cannot silently replace the first; a client reconnecting with its own token
+	// does replace its earlier connection. `name` sets the display name; `watch_only:
+	// true` mints a subscribe-only token. Tokens of an `assistant` session are always
+	// watch-only. A human session ends with `participant_left` when its last customer
+	// client leaves. How to join and what is in the room: docs/joining.md.
+	// 400 `parameter_invalid` (`name`, `watch_only`); 409 `session_ended` once the
+	// session is over. Refuses unknown query parameters.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /v1/sessions/{id}/tokens (the `CreateSessionToken` operationId).
 	CreateSessionTokenWithBodyWithResponse(ctx context.Context, id SessionPathID, params *CreateSessionTokenParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateSessionTokenResponse, error)
 
-	// CreateSessionTokenWithResponse Mint a fresh participant token
+	// CreateSessionTokenWithResponse Mint a participant token
 	//
-	// For a client that rejoins after the first token's lifetime. Every token of a
-	// session joins as the same participant, so a new connection replaces the old one.
-	// 409 `session_ended` once the session is over. Refuses unknown query parameters.
+	// A token for one more client of the session, or for a client that rejoins after its
+	// token's lifetime. Every token has its own LiveKit identity (`participant_identity`,
+	// `customer-` and 16 random characters), so clients join side by side and a second
+	// holder cannot silently replace the first; a client reconnecting with its own token
+	// does replace its earlier connection. `name` sets the display name; `watch_only:
+	// true` mints a subscribe-only token. Tokens of an `assistant` session are always
+	// watch-only. A human session ends with `participant_left` when its last customer
+	// client leaves. How to join and what is in the room: docs/joining.md.
+	// 400 `parameter_invalid` (`name`, `watch_only`); 409 `session_ended` once the
+	// session is over. Refuses unknown query parameters.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -11519,6 +11890,186 @@ func (r ArchiveAssistantResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r ArchiveAssistantResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// RestoreAssistantDraftResponse200Headers the declared response headers of an HTTP 200 response for RestoreAssistantDraft
+type RestoreAssistantDraftResponse200Headers struct {
+	IdempotentReplayed *string
+	RequestId          RequestID
+}
+
+// RestoreAssistantDraftResponse400Headers the declared response headers of an HTTP 400 response for RestoreAssistantDraft
+type RestoreAssistantDraftResponse400Headers struct {
+	IdempotentReplayed *string
+	RequestId          RequestID
+}
+
+// RestoreAssistantDraftResponse401Headers the declared response headers of an HTTP 401 response for RestoreAssistantDraft
+type RestoreAssistantDraftResponse401Headers struct {
+	RequestId RequestID
+}
+
+// RestoreAssistantDraftResponse404Headers the declared response headers of an HTTP 404 response for RestoreAssistantDraft
+type RestoreAssistantDraftResponse404Headers struct {
+	IdempotentReplayed *string
+	RequestId          RequestID
+}
+
+// RestoreAssistantDraftResponse409Headers the declared response headers of an HTTP 409 response for RestoreAssistantDraft
+type RestoreAssistantDraftResponse409Headers struct {
+	IdempotentReplayed *string
+	RequestId          RequestID
+}
+
+// RestoreAssistantDraftResponse413Headers the declared response headers of an HTTP 413 response for RestoreAssistantDraft
+type RestoreAssistantDraftResponse413Headers struct {
+	RequestId RequestID
+}
+
+// RestoreAssistantDraftResponse415Headers the declared response headers of an HTTP 415 response for RestoreAssistantDraft
+type RestoreAssistantDraftResponse415Headers struct {
+	RequestId RequestID
+}
+
+// RestoreAssistantDraftResponse422Headers the declared response headers of an HTTP 422 response for RestoreAssistantDraft
+type RestoreAssistantDraftResponse422Headers struct {
+	IdempotentReplayed *string
+	RequestId          RequestID
+}
+
+// RestoreAssistantDraftResponse429Headers the declared response headers of an HTTP 429 response for RestoreAssistantDraft
+type RestoreAssistantDraftResponse429Headers struct {
+	RequestId  RequestID
+	RetryAfter int
+}
+
+// RestoreAssistantDraftResponse500Headers the declared response headers of an HTTP 500 response for RestoreAssistantDraft
+type RestoreAssistantDraftResponse500Headers struct {
+	RequestId RequestID
+}
+
+type RestoreAssistantDraftResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *Assistant
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequestPost
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFoundPost
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *ConflictPost
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *PayloadTooLarge
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *UnsupportedMediaType
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *UnprocessablePost
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *RestoreAssistantDraftResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *RestoreAssistantDraftResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *RestoreAssistantDraftResponse401Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *RestoreAssistantDraftResponse404Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *RestoreAssistantDraftResponse409Headers
+	// Headers413 the parsed response headers for an HTTP 413 response
+	Headers413 *RestoreAssistantDraftResponse413Headers
+	// Headers415 the parsed response headers for an HTTP 415 response
+	Headers415 *RestoreAssistantDraftResponse415Headers
+	// Headers422 the parsed response headers for an HTTP 422 response
+	Headers422 *RestoreAssistantDraftResponse422Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *RestoreAssistantDraftResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *RestoreAssistantDraftResponse500Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r RestoreAssistantDraftResponse) GetJSON200() *Assistant {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r RestoreAssistantDraftResponse) GetJSON400() *BadRequestPost {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r RestoreAssistantDraftResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r RestoreAssistantDraftResponse) GetJSON404() *NotFoundPost {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r RestoreAssistantDraftResponse) GetJSON409() *ConflictPost {
+	return r.JSON409
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r RestoreAssistantDraftResponse) GetJSON413() *PayloadTooLarge {
+	return r.JSON413
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r RestoreAssistantDraftResponse) GetJSON415() *UnsupportedMediaType {
+	return r.JSON415
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r RestoreAssistantDraftResponse) GetJSON422() *UnprocessablePost {
+	return r.JSON422
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r RestoreAssistantDraftResponse) GetJSON429() *RateLimited {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r RestoreAssistantDraftResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r RestoreAssistantDraftResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r RestoreAssistantDraftResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r RestoreAssistantDraftResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r RestoreAssistantDraftResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -14712,7 +15263,7 @@ type CreateSessionTokenResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON201 the response for an HTTP 201 `application/json` response
-	JSON201 *SessionPayload
+	JSON201 *SessionToken
 	// JSON400 the response for an HTTP 400 `application/json` response
 	JSON400 *BadRequestPost
 	// JSON401 the response for an HTTP 401 `application/json` response
@@ -14754,7 +15305,7 @@ type CreateSessionTokenResponse struct {
 }
 
 // GetJSON201 returns the response for an HTTP 201 `application/json` response
-func (r CreateSessionTokenResponse) GetJSON201() *SessionPayload {
+func (r CreateSessionTokenResponse) GetJSON201() *SessionToken {
 	return r.JSON201
 }
 
@@ -16138,6 +16689,50 @@ func (c *ClientWithResponses) ArchiveAssistantWithResponse(ctx context.Context, 
 	return ParseArchiveAssistantResponse(rsp)
 }
 
+// RestoreAssistantDraftWithBodyWithResponse Restore the draft from a version
+//
+// Replaces the draft's content (`system_prompt`, `greeting`, `avatar_id`,
+// `framing`, `voice`, `model`) with that of one of the assistant's versions, to edit
+// it from there and publish it again. The name, the versions and
+// `active_version_id` are unchanged. A voice the deployment no longer offers is
+// restored as it was, and publishing then refuses it (400 on `voice`).
+// 400 `parameter_missing` (`version_id`), `parameter_invalid` (not a `ver_` id);
+// 404 `resource_not_found` with `param: version_id` when the assistant has no such
+// version; 409 `assistant_archived`.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/assistants/{id}/draft/restore (the `RestoreAssistantDraft` operationId).
+func (c *ClientWithResponses) RestoreAssistantDraftWithBodyWithResponse(ctx context.Context, id AssistantPathID, params *RestoreAssistantDraftParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*RestoreAssistantDraftResponse, error) {
+	rsp, err := c.RestoreAssistantDraftWithBody(ctx, id, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseRestoreAssistantDraftResponse(rsp)
+}
+
+// RestoreAssistantDraftWithResponse Restore the draft from a version
+//
+// Replaces the draft's content (`system_prompt`, `greeting`, `avatar_id`,
+// `framing`, `voice`, `model`) with that of one of the assistant's versions, to edit
+// it from there and publish it again. The name, the versions and
+// `active_version_id` are unchanged. A voice the deployment no longer offers is
+// restored as it was, and publishing then refuses it (400 on `voice`).
+// 400 `parameter_missing` (`version_id`), `parameter_invalid` (not a `ver_` id);
+// 404 `resource_not_found` with `param: version_id` when the assistant has no such
+// version; 409 `assistant_archived`.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/assistants/{id}/draft/restore (the `RestoreAssistantDraft` operationId).
+func (c *ClientWithResponses) RestoreAssistantDraftWithResponse(ctx context.Context, id AssistantPathID, params *RestoreAssistantDraftParams, body RestoreAssistantDraftJSONRequestBody, reqEditors ...RequestEditorFn) (*RestoreAssistantDraftResponse, error) {
+	rsp, err := c.RestoreAssistantDraft(ctx, id, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseRestoreAssistantDraftResponse(rsp)
+}
+
 // DuplicateAssistantWithBodyWithResponse Copy an assistant
 //
 // A new active assistant whose draft copies the source's (archived sources too),
@@ -16475,6 +17070,12 @@ func (c *ClientWithResponses) GetLineWithResponse(ctx context.Context, id LinePa
 // the assistant; an assistant id assigns it under the same rules as
 // `POST /v1/lines/{id}/assign` (404 `resource_not_found` with
 // `param: assistant_id`, 409 `assistant_archived` or `assistant_not_published`).
+// `version_id` pins one of the line's assistant's versions for its inbound calls
+// (and for customer_decides calls handed to the assistant); `version_id: null`
+// unpins, and so does setting `assistant_id` without `version_id`. A version the
+// account does not have is 404 `resource_not_found` (`param: version_id`); one of
+// another assistant, or a pin on a line without an assistant, is 400
+// `parameter_invalid`.
 // 400 `parameter_invalid` for an out-of-range or unknown value, or variables out of
 // bounds (`variables` or `variables[<name>]`).
 //
@@ -16497,6 +17098,12 @@ func (c *ClientWithResponses) UpdateLineWithBodyWithResponse(ctx context.Context
 // the assistant; an assistant id assigns it under the same rules as
 // `POST /v1/lines/{id}/assign` (404 `resource_not_found` with
 // `param: assistant_id`, 409 `assistant_archived` or `assistant_not_published`).
+// `version_id` pins one of the line's assistant's versions for its inbound calls
+// (and for customer_decides calls handed to the assistant); `version_id: null`
+// unpins, and so does setting `assistant_id` without `version_id`. A version the
+// account does not have is 404 `resource_not_found` (`param: version_id`); one of
+// another assistant, or a pin on a line without an assistant, is 400
+// `parameter_invalid`.
 // 400 `parameter_invalid` for an out-of-range or unknown value, or variables out of
 // bounds (`variables` or `variables[<name>]`).
 //
@@ -16514,9 +17121,12 @@ func (c *ClientWithResponses) UpdateLineWithResponse(ctx context.Context, id Lin
 // AssignLineAssistantWithBodyWithResponse Assign an assistant to the line
 //
 // The assistant must be active and have a published version; the line's next
-// inbound call uses its active version. 400 `parameter_missing` (`assistant_id`);
-// 404 `resource_not_found` for the line (`param: id`) or the assistant
-// (`param: assistant_id`); 409 `assistant_archived` or `assistant_not_published`.
+// inbound call uses its active version, or the version `version_id` pins (one of
+// that assistant's versions). 400 `parameter_missing` (`assistant_id`),
+// `parameter_invalid` (`version_id` of another of the account's assistants, or not
+// a `ver_` id); 404 `resource_not_found` for the line (`param: id`), the assistant
+// (`param: assistant_id`) or a version the account does not have
+// (`param: version_id`); 409 `assistant_archived` or `assistant_not_published`.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -16532,9 +17142,12 @@ func (c *ClientWithResponses) AssignLineAssistantWithBodyWithResponse(ctx contex
 // AssignLineAssistantWithResponse Assign an assistant to the line
 //
 // The assistant must be active and have a published version; the line's next
-// inbound call uses its active version. 400 `parameter_missing` (`assistant_id`);
-// 404 `resource_not_found` for the line (`param: id`) or the assistant
-// (`param: assistant_id`); 409 `assistant_archived` or `assistant_not_published`.
+// inbound call uses its active version, or the version `version_id` pins (one of
+// that assistant's versions). 400 `parameter_missing` (`assistant_id`),
+// `parameter_invalid` (`version_id` of another of the account's assistants, or not
+// a `ver_` id); 404 `resource_not_found` for the line (`param: id`), the assistant
+// (`param: assistant_id`) or a version the account does not have
+// (`param: version_id`); 409 `assistant_archived` or `assistant_not_published`.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -16570,8 +17183,9 @@ func (c *ClientWithResponses) ListSessionsWithResponse(ctx context.Context, para
 // then asks the calling platform to dial `platform_handle` from the line and bridge
 // that party into the room. The session starts `ringing` and becomes `active` when
 // the party answers, or `failed` (`no_answer`, `busy`, `platform_error`).
-// `mode: assistant` fixes the assistant's active version now (`version_id`) and dispatches it into the room when the dialled party answers;
-// its greeting and system prompt are rendered with `variables` over the line's defaults (see Variables).
+// `mode: assistant` fixes the assistant's active version now (`version_id`) and dispatches it into the room when the dialled party answers; its participant token is then watch-only.
+// Its greeting and system prompt are rendered with `variables` over the line's defaults (see Variables).
+// The token has its own LiveKit identity (`participant_identity`); more tokens come from `POST /v1/sessions/{id}/tokens`.
 // Unlike the other POSTs, this one refuses unknown query parameters.
 // 400: `parameter_missing` (`platform_handle`; `assistant_id` when `mode` is
 // `assistant`), `parameter_invalid` (`platform_handle` not of a form the line's
@@ -16603,8 +17217,9 @@ func (c *ClientWithResponses) CreateSessionWithBodyWithResponse(ctx context.Cont
 // then asks the calling platform to dial `platform_handle` from the line and bridge
 // that party into the room. The session starts `ringing` and becomes `active` when
 // the party answers, or `failed` (`no_answer`, `busy`, `platform_error`).
-// `mode: assistant` fixes the assistant's active version now (`version_id`) and dispatches it into the room when the dialled party answers;
-// its greeting and system prompt are rendered with `variables` over the line's defaults (see Variables).
+// `mode: assistant` fixes the assistant's active version now (`version_id`) and dispatches it into the room when the dialled party answers; its participant token is then watch-only.
+// Its greeting and system prompt are rendered with `variables` over the line's defaults (see Variables).
+// The token has its own LiveKit identity (`participant_identity`); more tokens come from `POST /v1/sessions/{id}/tokens`.
 // Unlike the other POSTs, this one refuses unknown query parameters.
 // 400: `parameter_missing` (`platform_handle`; `assistant_id` when `mode` is
 // `assistant`), `parameter_invalid` (`platform_handle` not of a form the line's
@@ -16703,11 +17318,18 @@ func (c *ClientWithResponses) UpdateSessionWithResponse(ctx context.Context, id 
 	return ParseUpdateSessionResponse(rsp)
 }
 
-// CreateSessionTokenWithBodyWithResponse Mint a fresh participant token
+// CreateSessionTokenWithBodyWithResponse Mint a participant token
 //
-// For a client that rejoins after the first token's lifetime. Every token of a
-// session joins as the same participant, so a new connection replaces the old one.
-// 409 `session_ended` once the session is over. Refuses unknown query parameters.
+// A token for one more client of the session, or for a client that rejoins after its
+// token's lifetime. Every token has its own LiveKit identity (`participant_identity`,
+// `customer-` and 16 random characters), so clients join side by side and a second
+// holder cannot silently replace the first; a client reconnecting with its own token
+// does replace its earlier connection. `name` sets the display name; `watch_only:
+// true` mints a subscribe-only token. Tokens of an `assistant` session are always
+// watch-only. A human session ends with `participant_left` when its last customer
+// client leaves. How to join and what is in the room: docs/joining.md.
+// 400 `parameter_invalid` (`name`, `watch_only`); 409 `session_ended` once the
+// session is over. Refuses unknown query parameters.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -16720,11 +17342,18 @@ func (c *ClientWithResponses) CreateSessionTokenWithBodyWithResponse(ctx context
 	return ParseCreateSessionTokenResponse(rsp)
 }
 
-// CreateSessionTokenWithResponse Mint a fresh participant token
+// CreateSessionTokenWithResponse Mint a participant token
 //
-// For a client that rejoins after the first token's lifetime. Every token of a
-// session joins as the same participant, so a new connection replaces the old one.
-// 409 `session_ended` once the session is over. Refuses unknown query parameters.
+// A token for one more client of the session, or for a client that rejoins after its
+// token's lifetime. Every token has its own LiveKit identity (`participant_identity`,
+// `customer-` and 16 random characters), so clients join side by side and a second
+// holder cannot silently replace the first; a client reconnecting with its own token
+// does replace its earlier connection. `name` sets the display name; `watch_only:
+// true` mints a subscribe-only token. Tokens of an `assistant` session are always
+// watch-only. A human session ends with `participant_left` when its last customer
+// client leaves. How to join and what is in the room: docs/joining.md.
+// 400 `parameter_invalid` (`name`, `watch_only`); 409 `session_ended` once the
+// session is over. Refuses unknown query parameters.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -18614,6 +19243,240 @@ func ParseArchiveAssistantResponse(rsp *http.Response) (*ArchiveAssistantRespons
 		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers ArchiveAssistantResponse500Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers500 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseRestoreAssistantDraftResponse parses an HTTP response from a RestoreAssistantDraftWithResponse call
+func ParseRestoreAssistantDraftResponse(rsp *http.Response) (*RestoreAssistantDraftResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &RestoreAssistantDraftResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest Assistant
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequestPost
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFoundPost
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest ConflictPost
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest PayloadTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest UnsupportedMediaType
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest UnprocessablePost
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers RestoreAssistantDraftResponse200Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers RestoreAssistantDraftResponse400Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers RestoreAssistantDraftResponse401Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 404:
+		var headers RestoreAssistantDraftResponse404Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 409:
+		var headers RestoreAssistantDraftResponse409Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers409 = &headers
+	case rsp.StatusCode == 413:
+		var headers RestoreAssistantDraftResponse413Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers413 = &headers
+	case rsp.StatusCode == 415:
+		var headers RestoreAssistantDraftResponse415Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers415 = &headers
+	case rsp.StatusCode == 422:
+		var headers RestoreAssistantDraftResponse422Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers422 = &headers
+	case rsp.StatusCode == 429:
+		var headers RestoreAssistantDraftResponse429Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers RestoreAssistantDraftResponse500Headers
 		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
 			var value RequestID
 			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -22360,7 +23223,7 @@ func ParseCreateSessionTokenResponse(rsp *http.Response) (*CreateSessionTokenRes
 
 	switch {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 201:
-		var dest SessionPayload
+		var dest SessionToken
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}

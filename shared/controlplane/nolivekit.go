@@ -22,3 +22,7 @@ func (NoLiveKit) CreateRoom(context.Context, rtc.RoomSpec) (rtc.Room, error) {
 func (NoLiveKit) DeleteRoom(context.Context, string) error                  { return ErrNoLiveKit }
 func (NoLiveKit) Dispatch(context.Context, string, rtc.AgentDispatch) error { return ErrNoLiveKit }
 func (NoLiveKit) ParticipantToken(rtc.Grant) (rtc.Token, error)             { return rtc.Token{}, ErrNoLiveKit }
+func (NoLiveKit) Participants(context.Context, string) ([]rtc.Participant, error) {
+	return nil, ErrNoLiveKit
+}
+func (NoLiveKit) SubscribeOnly(context.Context, string, string) error { return ErrNoLiveKit }

@@ -40,7 +40,10 @@ type AcceptedSessionJSON struct {
 	CallID           string `json:"call_id"`
 	RTCURL           string `json:"rtc_url"`
 	ParticipantToken string `json:"participant_token"`
-	ExpiresAt        Time   `json:"expires_at"`
+	// ParticipantIdentity is the token's own LiveKit identity; empty (left out) only in
+	// answers about calls that rang before identities were per token.
+	ParticipantIdentity string `json:"participant_identity,omitempty"`
+	ExpiresAt           Time   `json:"expires_at"`
 }
 
 type decidedCallJSON struct {
@@ -67,7 +70,7 @@ func (c *CallAnswers) answer(w http.ResponseWriter, r *http.Request) (int, any, 
 	if rec.Decision == decision.Accept {
 		s := rec.Session
 		return http.StatusCreated, AcceptedSessionJSON{SessionID: s.SessionID, CallID: s.CallID, RTCURL: s.RTCURL,
-			ParticipantToken: s.ParticipantToken, ExpiresAt: Time(s.ExpiresAt)}, nil
+			ParticipantToken: s.ParticipantToken, ParticipantIdentity: s.ParticipantIdentity, ExpiresAt: Time(s.ExpiresAt)}, nil
 	}
 	return c.declined(r.Context(), acct, rec)
 }

@@ -4,6 +4,7 @@ import (
 	"net/http"
 
 	"github.com/bridgeline/bridgeline/shared/assistant"
+	"github.com/bridgeline/bridgeline/shared/ident"
 	"github.com/bridgeline/bridgeline/shared/metadata"
 	"github.com/bridgeline/bridgeline/shared/persona"
 )
@@ -213,6 +214,23 @@ func (a *API) activateAssistant(w http.ResponseWriter, r *http.Request) (int, an
 		return 0, nil, err
 	}
 	as, err := a.Assistants.Activate(r.Context(), AccountFrom(r.Context()).ID, r.PathValue("id"), body.VersionID)
+	if err != nil {
+		return 0, nil, err
+	}
+	return http.StatusOK, PresentAssistant(as), nil
+}
+
+func (a *API) restoreAssistantDraft(w http.ResponseWriter, r *http.Request) (int, any, error) {
+	var body struct {
+		VersionID string `json:"version_id"`
+	}
+	if err := Decode(r, &body, false); err != nil {
+		return 0, nil, err
+	}
+	if body.VersionID != "" && !ident.Valid("ver", body.VersionID) {
+		return 0, nil, invalidID("version_id", "ver")
+	}
+	as, err := a.Assistants.RestoreDraft(r.Context(), AccountFrom(r.Context()).ID, r.PathValue("id"), body.VersionID)
 	if err != nil {
 		return 0, nil, err
 	}

@@ -282,6 +282,20 @@ func TestContractAssistantsAndLines(t *testing.T) {
 	}
 	c.fail("POST", "/v1/assistants/"+ada+"/duplicate", `{"name":""}`, 400, "parameter_invalid")
 
+	// Restore the draft from version 1: its content comes back, versions stay.
+	restored := c.ok("POST", "/v1/assistants/"+ada+"/draft/restore", `{"version_id":"`+ver1+`"}`, 200)
+	if d := restored.body["draft"].(map[string]any); d["greeting"] != "Hello again." || d["voice"] != "" || d["model"] != "" {
+		t.Errorf("restored draft = %v, want version 1's greeting without voice or model", d)
+	}
+	if vc := restored.body["version_count"]; vc != float64(3) {
+		t.Errorf("after restore version_count = %v, want 3", vc)
+	}
+	c.fail("POST", "/v1/assistants/"+ada+"/draft/restore", `{}`, 400, "parameter_missing")
+	c.fail("POST", "/v1/assistants/"+ada+"/draft/restore", `{"version_id":"asst_1"}`, 400, "parameter_invalid")
+	c.fail("POST", "/v1/assistants/"+ada+"/draft/restore", `{"version_id":"`+ver1+`","greeting":"x"}`, 400, "parameter_unknown")
+	c.failValid("POST", "/v1/assistants/"+ada+"/draft/restore", `{"version_id":"`+ident.New("ver")+`"}`, 404, "resource_not_found")
+	c.failValid("POST", "/v1/assistants/"+unknownAsst+"/draft/restore", `{"version_id":"`+ver1+`"}`, 404, "resource_not_found")
+
 	// Versions, newest first, paged.
 	if r := c.ok("GET", "/v1/assistants/"+ada+"/versions?limit=1", "", 200); r.body["has_more"] != true {
 		t.Errorf("versions?limit=1 = %s, want has_more", r.raw)
@@ -328,8 +342,23 @@ func TestContractAssistantsAndLines(t *testing.T) {
 	c.failValid("POST", line+"/assign", `{"assistant_id":"`+unknownAsst+`"}`, 404, "resource_not_found")
 	c.fail("POST", line+"/assign", `{}`, 400, "parameter_missing")
 	c.failValid("POST", "/v1/lines/"+unknownLine+"/assign", `{"assistant_id":"`+ada+`"}`, 404, "resource_not_found")
-	if r := c.ok("POST", line+"/assign", `{"assistant_id":"`+ada+`"}`, 200); r.str("assistant_id") != ada {
-		t.Errorf("assign = %s", r.raw)
+	// A version pin: assign with version_id, PATCH it, and the ways a pin is refused.
+	if r := c.ok("POST", line+"/assign", `{"assistant_id":"`+ada+`","version_id":"`+ver1+`"}`, 200); r.str("version_id") != ver1 {
+		t.Errorf("assign with version_id = %s, want version_id %s", r.raw, ver1)
+	}
+	if r := c.ok("PATCH", line, `{"version_id":null}`, 200); r.body["version_id"] != nil {
+		t.Errorf("unpin = %s, want version_id null", r.raw)
+	}
+	if r := c.ok("PATCH", line, `{"version_id":"`+ver1+`"}`, 200); r.str("version_id") != ver1 {
+		t.Errorf("PATCH version_id = %s, want %s", r.raw, ver1)
+	}
+	dupVer := c.ok("POST", "/v1/assistants/"+c.ok("POST", "/v1/assistants/"+ada+"/duplicate", "", 201).str("id")+"/publish", "", 201).str("active_version_id")
+	c.failValid("PATCH", line, `{"version_id":"`+dupVer+`"}`, 400, "parameter_invalid")
+	c.failValid("POST", line+"/assign", `{"assistant_id":"`+ada+`","version_id":"`+ident.New("ver")+`"}`, 404, "resource_not_found")
+	c.fail("POST", line+"/assign", `{"assistant_id":"`+ada+`","version_id":"asst_1"}`, 400, "parameter_invalid")
+	c.fail("PATCH", line, `{"version_id":""}`, 400, "parameter_invalid")
+	if r := c.ok("POST", line+"/assign", `{"assistant_id":"`+ada+`"}`, 200); r.str("assistant_id") != ada || r.body["version_id"] != nil {
+		t.Errorf("assign = %s, want the assistant without a pin", r.raw)
 	}
 	c.failValid("POST", "/v1/assistants/"+ada+"/archive", "", 409, "assistant_in_use")
 	c.ok("PATCH", line, `{"name":"Front desk","inbound_mode":"customer_decides","decision_timeout_seconds":5,"on_decision_timeout":"assistant","assistant_id":null}`, 200)
@@ -353,6 +382,7 @@ func TestContractAssistantsAndLines(t *testing.T) {
 	c.failValid("PATCH", "/v1/assistants/"+ada, `{"name":"x"}`, 409, "assistant_archived")
 	c.failValid("POST", "/v1/assistants/"+ada+"/publish", "", 409, "assistant_archived")
 	c.failValid("POST", "/v1/assistants/"+ada+"/activate", `{"version_id":"`+ver1+`"}`, 409, "assistant_archived")
+	c.failValid("POST", "/v1/assistants/"+ada+"/draft/restore", `{"version_id":"`+ver1+`"}`, 409, "assistant_archived")
 	c.failValid("POST", line+"/assign", `{"assistant_id":"`+ada+`"}`, 409, "assistant_archived")
 
 	// Another account's ids are 404s.

@@ -3,6 +3,8 @@ package httpapi
 import (
 	"net/http"
 
+	"github.com/bridgeline/bridgeline/shared/apierr"
+	"github.com/bridgeline/bridgeline/shared/ident"
 	"github.com/bridgeline/bridgeline/shared/line"
 	"github.com/bridgeline/bridgeline/shared/metadata"
 )
@@ -16,6 +18,7 @@ type LineJSON struct {
 	Name                   string  `json:"name"`
 	InboundMode            string  `json:"inbound_mode"`
 	AssistantID            *string `json:"assistant_id"`
+	VersionID              *string `json:"version_id"`
 	DecisionTimeoutSeconds int     `json:"decision_timeout_seconds"`
 	OnDecisionTimeout      string  `json:"on_decision_timeout"`
 	CreatedAt              Time    `json:"created_at"`
@@ -30,7 +33,7 @@ type LineJSON struct {
 func PresentLine(l line.Line) LineJSON {
 	return LineJSON{
 		ID: l.ID, Object: "line", Handle: l.Handle, Platform: l.Platform, Name: l.Name, InboundMode: l.InboundMode,
-		AssistantID: StringOrNull(l.AssistantID), DecisionTimeoutSeconds: l.DecisionTimeoutSeconds,
+		AssistantID: StringOrNull(l.AssistantID), VersionID: StringOrNull(l.VersionID), DecisionTimeoutSeconds: l.DecisionTimeoutSeconds,
 		OnDecisionTimeout: l.OnDecisionTimeout, CreatedAt: Time(l.CreatedAt), UpdatedAt: Time(l.UpdatedAt),
 		Metadata: l.Metadata.OrEmpty(), Variables: variablesOrEmpty(l.Variables),
 	}
@@ -69,12 +72,20 @@ func (a *API) getLine(w http.ResponseWriter, r *http.Request) (int, any, error) 
 
 func (a *API) assignLine(w http.ResponseWriter, r *http.Request) (int, any, error) {
 	var body struct {
-		AssistantID string `json:"assistant_id"`
+		AssistantID string           `json:"assistant_id"`
+		VersionID   Nullable[string] `json:"version_id"`
 	}
 	if err := Decode(r, &body, false); err != nil {
 		return 0, nil, err
 	}
-	l, err := a.Lines.Assign(r.Context(), AccountFrom(r.Context()).ID, r.PathValue("id"), body.AssistantID)
+	if body.AssistantID == "" {
+		return 0, nil, apierr.Missing("assistant_id")
+	}
+	if err := versionParam(body.VersionID); err != nil {
+		return 0, nil, err
+	}
+	l, err := a.Lines.Update(r.Context(), AccountFrom(r.Context()).ID, r.PathValue("id"),
+		line.Update{AssistantID: &body.AssistantID, VersionID: body.VersionID.Ptr()})
 	if err != nil {
 		return 0, nil, err
 	}
@@ -88,6 +99,7 @@ func (a *API) updateLine(w http.ResponseWriter, r *http.Request) (int, any, erro
 		DecisionTimeoutSeconds Nullable[int]    `json:"decision_timeout_seconds"`
 		OnDecisionTimeout      Nullable[string] `json:"on_decision_timeout"`
 		AssistantID            Nullable[string] `json:"assistant_id"`
+		VersionID              Nullable[string] `json:"version_id"`
 
 		Metadata Nullable[metadataParam] `json:"metadata"`
 		// Variables replaces the line's defaults; null or {} clears them.
@@ -108,7 +120,11 @@ func (a *API) updateLine(w http.ResponseWriter, r *http.Request) (int, any, erro
 	u := line.Update{
 		Name: body.Name.Ptr(), InboundMode: body.InboundMode.Ptr(), DecisionTimeoutSeconds: body.DecisionTimeoutSeconds.Ptr(),
 		OnDecisionTimeout: body.OnDecisionTimeout.Ptr(), AssistantID: body.AssistantID.Ptr(),
-		UnassignAssistant: body.AssistantID.Null, Metadata: metadataOnUpdate(body.Metadata),
+		UnassignAssistant: body.AssistantID.Null, VersionID: body.VersionID.Ptr(), UnpinVersion: body.VersionID.Null,
+		Metadata: metadataOnUpdate(body.Metadata),
+	}
+	if err := versionParam(body.VersionID); err != nil {
+		return 0, nil, err
 	}
 	if body.Variables.Set {
 		u.Variables = &body.Variables.Value // null decodes as a nil map: cleared
@@ -118,4 +134,12 @@ func (a *API) updateLine(w http.ResponseWriter, r *http.Request) (int, any, erro
 		return 0, nil, err
 	}
 	return http.StatusOK, PresentLine(l), nil
+}
+
+// versionParam checks a version_id's form: a ver_ id (null is for the caller to allow).
+func versionParam(v Nullable[string]) error {
+	if p := v.Ptr(); p != nil && !ident.Valid("ver", *p) {
+		return invalidID("version_id", "ver")
+	}
+	return nil
 }

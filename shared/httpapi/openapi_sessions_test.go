@@ -99,8 +99,43 @@ func TestContractSessionsAndInternalRoutes(t *testing.T) {
 	c.failValid("GET", "/v1/sessions/"+unknownSes, "", 404, "resource_not_found")
 	c.failValid("GET", "/v1/sessions/"+ses, "", 404, "resource_not_found", other...)
 	c.fail("GET", "/v1/sessions/"+ses+"?expand=call", "", 400, "parameter_unknown")
-	c.ok("POST", "/v1/sessions/"+ses+"/tokens", "", 201)
-	c.fail("POST", "/v1/sessions/"+ses+"/tokens", `{"ttl":60}`, 400, "parameter_unknown")
+	// Tokens: each has its own identity; name and watch_only are the options.
+	plain := c.ok("POST", "/v1/sessions/"+ses+"/tokens", "", 201)
+	if id := plain.str("participant_identity"); id == created.str("participant_identity") || !strings.HasPrefix(id, "customer-") ||
+		plain.str("participant_name") != "customer" || plain.body["watch_only"] != false {
+		t.Errorf("token = %s, want its own customer- identity (create's was %q), name customer, publishing", plain.raw, created.str("participant_identity"))
+	}
+	watch := c.ok("POST", "/v1/sessions/"+ses+"/tokens", `{"name":"Supervisor","watch_only":true}`, 201)
+	if watch.str("participant_name") != "Supervisor" || watch.body["watch_only"] != true {
+		t.Errorf("watch-only token = %s", watch.raw)
+	}
+	if created.body["watch_only"] != false {
+		t.Errorf("human session's first token: watch_only = %v, want false", created.body["watch_only"])
+	}
+	for _, k := range []struct{ body, code string }{
+		{`{"ttl":60}`, "parameter_unknown"},
+		{`{"name":null}`, "parameter_invalid"},
+		{`{"name":""}`, "parameter_invalid"},
+		{`{"name":"` + strings.Repeat("n", 129) + `"}`, "parameter_invalid"},
+		{`{"watch_only":"yes"}`, "parameter_invalid"},
+		{`{"watch_only":null}`, "parameter_invalid"},
+	} {
+		c.fail("POST", "/v1/sessions/"+ses+"/tokens", k.body, 400, k.code)
+	}
+	c.failValid("POST", "/v1/sessions/"+ses+"/tokens", `{"name":"   "}`, 400, "parameter_invalid")
+	c.failValid("POST", "/v1/sessions/"+ses+"/tokens", `{"name":"a\u0007b"}`, 400, "parameter_invalid")
+	// An assistant session's tokens only watch.
+	watchAsst := c.ok("POST", "/v1/assistants", `{"name":"Ada","system_prompt":"Be kind.","greeting":"Hi.","avatar_id":"ava_iris"}`, 201).str("id")
+	c.ok("POST", "/v1/assistants/"+watchAsst+"/publish", "", 201)
+	watched := c.ok("POST", "/v1/sessions", `{"platform_handle":"+15550107779","mode":"assistant","assistant_id":"`+watchAsst+`"}`, 201)
+	if watched.body["watch_only"] != true {
+		t.Errorf("assistant session's first token: %s, want watch_only true", watched.raw)
+	}
+	if r := c.ok("POST", "/v1/sessions/"+watched.str("id")+"/tokens", "{}", 201); r.body["watch_only"] != true {
+		t.Errorf("assistant session token = %s, want watch_only true", r.raw)
+	}
+	c.failValid("POST", "/v1/sessions/"+watched.str("id")+"/tokens", `{"watch_only":false}`, 400, "parameter_invalid")
+	c.ok("DELETE", "/v1/sessions/"+watched.str("id"), "", 200)
 	c.failValid("POST", "/v1/sessions/"+unknownSes+"/tokens", "", 404, "resource_not_found")
 
 	// Calls.

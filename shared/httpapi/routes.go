@@ -12,6 +12,7 @@ func (a *API) coreRoutes() []Route {
 		{Function: "assistants-update", Method: http.MethodPatch, Pattern: "/v1/assistants/{id}", Handler: a.updateAssistant},
 		{Function: "assistants-publish", Method: http.MethodPost, Pattern: "/v1/assistants/{id}/publish", Handler: a.publishAssistant},
 		{Function: "assistants-activate", Method: http.MethodPost, Pattern: "/v1/assistants/{id}/activate", Handler: a.activateAssistant},
+		{Function: "assistants-draft-restore", Method: http.MethodPost, Pattern: "/v1/assistants/{id}/draft/restore", Handler: a.restoreAssistantDraft},
 		{Function: "assistants-duplicate", Method: http.MethodPost, Pattern: "/v1/assistants/{id}/duplicate", Handler: a.duplicateAssistant},
 		{Function: "assistants-archive", Method: http.MethodPost, Pattern: "/v1/assistants/{id}/archive", Handler: a.archiveAssistant},
 		{Function: "avatars-list", Method: http.MethodGet, Pattern: "/v1/avatars", Handler: a.listAvatars},

@@ -57,11 +57,14 @@ type SessionJSON struct {
 	VersionID        *string `json:"version_id"`
 	RTCURL           string  `json:"rtc_url"`
 	ParticipantToken string  `json:"participant_token,omitempty"`
-	ExpiresAt        *Time   `json:"expires_at,omitempty"`
-	EndReason        *string `json:"end_reason"`
-	CreatedAt        Time    `json:"created_at"`
-	AnsweredAt       *Time   `json:"answered_at"`
-	EndedAt          *Time   `json:"ended_at"`
+	// ParticipantIdentity and WatchOnly describe the token, beside it.
+	ParticipantIdentity string  `json:"participant_identity,omitempty"`
+	WatchOnly           *bool   `json:"watch_only,omitempty"`
+	ExpiresAt           *Time   `json:"expires_at,omitempty"`
+	EndReason           *string `json:"end_reason"`
+	CreatedAt           Time    `json:"created_at"`
+	AnsweredAt          *Time   `json:"answered_at"`
+	EndedAt             *Time   `json:"ended_at"`
 	// Metadata is the customer's key-value pairs, {} for none.
 	Metadata metadata.Metadata `json:"metadata"`
 }
@@ -179,6 +182,7 @@ func (h *Sessions) create(w http.ResponseWriter, r *http.Request) (int, any, err
 	}
 	out := PresentSession(created.Session, created.RTCURL)
 	out.ParticipantToken = created.Token.JWT
+	out.ParticipantIdentity, out.WatchOnly = created.Token.Identity, &created.Token.WatchOnly
 	exp := Time(created.Token.ExpiresAt)
 	out.ExpiresAt = &exp
 	return http.StatusCreated, out, nil
@@ -270,16 +274,36 @@ func (h *Sessions) delete(w http.ResponseWriter, r *http.Request) (int, any, err
 	return http.StatusOK, PresentSession(s, h.Service.Rooms.PublicURL()), nil
 }
 
+// SessionTokenJSON is the answer of POST /v1/sessions/{id}/tokens: the session payload
+// with what the token is.
+type SessionTokenJSON struct {
+	AcceptedSessionJSON
+	ParticipantName string `json:"participant_name"`
+	WatchOnly       bool   `json:"watch_only"`
+}
+
 func (h *Sessions) token(w http.ResponseWriter, r *http.Request) (int, any, error) {
 	if err := Query(r); err != nil {
 		return 0, nil, err
 	}
-	if err := DecodeEmpty(r); err != nil {
+	var body struct {
+		Name      Nullable[string] `json:"name"`
+		WatchOnly Nullable[bool]   `json:"watch_only"`
+	}
+	if err := Decode(r, &body, true); err != nil {
 		return 0, nil, err
+	}
+	for _, err := range []error{body.Name.NotNull("name"), body.WatchOnly.NotNull("watch_only")} {
+		if err != nil {
+			return 0, nil, err
+		}
+	}
+	if body.Name.Set && body.Name.Value == "" {
+		return 0, nil, apierr.Invalid("name", "name must not be empty; leave it out for the default")
 	}
 	acct := AccountFrom(r.Context()).ID
 	id := r.PathValue("id")
-	tok, err := h.Service.Token(r.Context(), acct, id)
+	tok, err := h.Service.Token(r.Context(), acct, id, session.TokenRequest{Name: body.Name.Value, WatchOnly: body.WatchOnly.Ptr()})
 	if err != nil {
 		return 0, nil, err
 	}
@@ -287,8 +311,9 @@ func (h *Sessions) token(w http.ResponseWriter, r *http.Request) (int, any, erro
 	if err != nil {
 		return 0, nil, err
 	}
-	return http.StatusCreated, AcceptedSessionJSON{SessionID: s.ID, CallID: s.CallID, RTCURL: h.Service.Rooms.PublicURL(),
-		ParticipantToken: tok.JWT, ExpiresAt: Time(tok.ExpiresAt)}, nil
+	return http.StatusCreated, SessionTokenJSON{AcceptedSessionJSON: AcceptedSessionJSON{SessionID: s.ID, CallID: s.CallID,
+		RTCURL: h.Service.Rooms.PublicURL(), ParticipantToken: tok.JWT, ParticipantIdentity: tok.Identity,
+		ExpiresAt: Time(tok.ExpiresAt)}, ParticipantName: tok.Name, WatchOnly: tok.WatchOnly}, nil
 }
 
 func (h *Sessions) listCalls(w http.ResponseWriter, r *http.Request) (int, any, error) {

@@ -41,13 +41,16 @@ const (
 
 // Line is the stored record.
 type Line struct {
-	ID                     string    `json:"id"`
-	AccountID              string    `json:"account_id"`
-	Handle                 string    `json:"handle"`
-	Platform               string    `json:"platform"`
-	Name                   string    `json:"name"`
-	InboundMode            string    `json:"inbound_mode"`
-	AssistantID            string    `json:"assistant_id"`
+	ID          string `json:"id"`
+	AccountID   string `json:"account_id"`
+	Handle      string `json:"handle"`
+	Platform    string `json:"platform"`
+	Name        string `json:"name"`
+	InboundMode string `json:"inbound_mode"`
+	AssistantID string `json:"assistant_id"`
+	// VersionID pins a version of the assistant for the line's calls; empty means the
+	// assistant's active version at each call.
+	VersionID              string    `json:"version_id,omitempty"`
 	DecisionTimeoutSeconds int       `json:"decision_timeout_seconds"`
 	OnDecisionTimeout      string    `json:"on_decision_timeout"`
 	Revision               int64     `json:"revision"`
@@ -97,7 +100,10 @@ type Update struct {
 	OnDecisionTimeout      *string
 	AssistantID            *string
 	UnassignAssistant      bool
-	Metadata               *metadata.Patch
+	// VersionID pins a version of the line's assistant; UnpinVersion clears the pin.
+	VersionID    *string
+	UnpinVersion bool
+	Metadata     *metadata.Patch
 	// Variables replaces the line's default variables when not nil (empty clears them).
 	Variables *map[string]string
 }
@@ -162,6 +168,7 @@ func (s *Service) Update(ctx context.Context, accountID, id string, u Update) (L
 			return Line{}, err
 		}
 		var change *AssistantChange
+		var to *assistant.Assistant
 		switch {
 		case u.UnassignAssistant && l.AssistantID != "":
 			change = &AssistantChange{From: l.AssistantID}
@@ -171,12 +178,16 @@ func (s *Service) Update(ctx context.Context, accountID, id string, u Update) (L
 				return Line{}, err
 			}
 			change = &AssistantChange{From: l.AssistantID, To: a.ID, ToRevision: a.Revision}
+			to = &a
 		}
 		if err := u.apply(&l); err != nil {
 			return Line{}, err
 		}
 		if change != nil {
 			l.AssistantID = change.To
+		}
+		if err := s.pinVersion(ctx, accountID, &l, u, to); err != nil {
+			return Line{}, err
 		}
 		l.UpdatedAt = s.now()
 		err = s.Store.UpdateLine(ctx, l, change)
@@ -244,6 +255,12 @@ func (u Update) validate() error {
 	}
 	if u.AssistantID != nil && *u.AssistantID == "" {
 		return apierr.Invalid("assistant_id", "assistant_id must be an assistant id, or null to unassign")
+	}
+	if u.VersionID != nil && *u.VersionID == "" {
+		return apierr.Invalid("version_id", "version_id must be a version id, or null to unpin")
+	}
+	if u.VersionID != nil && u.UnassignAssistant {
+		return apierr.Invalid("version_id", "version_id cannot be pinned while assistant_id is unassigned")
 	}
 	if u.Metadata != nil {
 		return u.Metadata.Validate()

@@ -72,9 +72,12 @@ type Grant struct {
 	// TTL is the token lifetime; zero means the configured TokenTTL.
 	TTL time.Duration
 	// Kind marks the participant; empty means KindStandard.
-	Kind       Kind
-	Attributes map[string]string
-	Metadata   string
+	Kind Kind
+	// SubscribeOnly mints a watcher's token: it may subscribe, but neither publish tracks
+	// nor send data (canPublish and canPublishData false).
+	SubscribeOnly bool
+	Attributes    map[string]string
+	Metadata      string
 }
 
 // Token is a minted participant token.
@@ -93,8 +96,9 @@ var (
 
 // Webhook event names the control plane acts on.
 const (
-	EventParticipantLeft = "participant_left"
-	EventRoomFinished    = "room_finished"
+	EventParticipantJoined = "participant_joined"
+	EventParticipantLeft   = "participant_left"
+	EventRoomFinished      = "room_finished"
 )
 
 // DisconnectDuplicateIdentity is the disconnect reason of a participant replaced by a
@@ -118,4 +122,6 @@ type Participant struct {
 	// DisconnectReason is LiveKit's reason name (CLIENT_INITIATED, DUPLICATE_IDENTITY,
 	// ...); empty while connected.
 	DisconnectReason string
+	// CanPublish: the participant may publish tracks or data (its current permission).
+	CanPublish bool
 }

@@ -297,7 +297,10 @@ func TestAssistantLeaving(t *testing.T) {
 	cl := joinClient(t, tok.RTCURL, tok.ParticipantToken)
 	sessiontest.WaitFor(t, 20*time.Second, "client watches the assistant", func() bool { return cl.videoFramesFrom("assistant-") > 0 })
 	cl.Leave()
-	leftWebhook(t, st, room, session.CustomerIdentity)
+	if !tok.WatchOnly || !strings.HasPrefix(tok.ParticipantIdentity, session.CustomerIdentityPrefix) {
+		t.Errorf("assistant session token = watch_only %v, identity %q; want watch-only customer-...", tok.WatchOnly, tok.ParticipantIdentity)
+	}
+	leftWebhook(t, st, room, tok.ParticipantIdentity)
 	if s := getSession(t, st, room); s.Status != session.StatusActive {
 		t.Fatalf("after the watching client left, session = %+v, want active", s)
 	}

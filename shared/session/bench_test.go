@@ -159,7 +159,7 @@ func bareCreate(b *testing.B, ctx context.Context, c *lkapi.Client) time.Duratio
 		DepartureTimeout: session.RoomDepartureTimeout, MaxParticipants: session.RoomMaxParticipants}); err != nil {
 		b.Fatal(err)
 	}
-	if _, err := c.ParticipantToken(rtc.Grant{Room: name, Identity: session.CustomerIdentity}); err != nil {
+	if _, err := c.ParticipantToken(rtc.Grant{Room: name, Identity: session.NewCustomerIdentity()}); err != nil {
 		b.Fatal(err)
 	}
 	d := time.Since(t0)

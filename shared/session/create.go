@@ -37,7 +37,7 @@ type CreateRequest struct {
 type Created struct {
 	Session Session
 	Call    call.Call
-	Token   rtc.Token
+	Token   Token
 	RTCURL  string
 }
 
@@ -143,7 +143,7 @@ type recorded struct {
 	ses   Session
 	call  call.Call
 	plat  platform.Platform
-	token rtc.Token     // the customer's
+	token Token         // the customer's
 	party platform.Room // where the platform bridges the callee
 }
 
@@ -185,7 +185,7 @@ func (s *Service) record(ctx context.Context, accountID, sessionID string, req C
 		c.HandledBy, c.AssistantID, c.VersionID = call.HandledByAssistant, ver.AssistantID, ver.ID
 		c.Variables = callVariables(*ver, req.Variables, l)
 	}
-	tok, err := s.customerToken(ses.ID)
+	tok, err := s.customerToken(ses.ID, ses.Mode, TokenRequest{})
 	if err != nil {
 		return recorded{}, err
 	}
@@ -241,10 +241,6 @@ func (s *Service) deleteRoom(room string) {
 	if err := s.Rooms.DeleteRoom(ctx, room); err != nil {
 		s.log().Error("delete room", "session_id", room, "err", err)
 	}
-}
-
-func (s *Service) customerToken(room string) (rtc.Token, error) {
-	return s.Rooms.ParticipantToken(rtc.Grant{Room: room, Identity: CustomerIdentity, Name: "customer"})
 }
 
 // partyRoom is where the platform bridges its party: a SIP-kind participant named after

@@ -24,7 +24,10 @@ func (s *Service) customerDecides(ctx context.Context, plat platform.Platform, c
 		return s.decline(ctx, plat, c, call.ReasonPlatformError)
 	}
 	c.SessionID, c.HandledBy = ses.ID, call.HandledByCustomer
-	tok, err := s.customerToken(ses.ID)
+	// The token is for the customer who accepts and talks with the caller: it publishes.
+	// (Should the call go to the assistant after the decision timeout instead, tokens
+	// minted from then on are watch-only; this one was already delivered.)
+	tok, err := s.customerToken(ses.ID, ModeHuman, TokenRequest{})
 	if err != nil {
 		return err
 	}
@@ -48,7 +51,7 @@ func (s *Service) customerDecides(ctx context.Context, plat platform.Platform, c
 		rec, err = s.Decider.Ask(ctx, decision.Incoming{AccountID: c.AccountID, CallID: c.ID, LineID: l.ID,
 			From: c.From, To: c.To, Media: c.Media, Timeout: timeout,
 			Session: callevent.Session{SessionID: ses.ID, CallID: c.ID, RTCURL: s.Rooms.PublicURL(),
-				ParticipantToken: tok.JWT, ExpiresAt: tok.ExpiresAt},
+				ParticipantToken: tok.JWT, ParticipantIdentity: tok.Identity, ExpiresAt: tok.ExpiresAt},
 			Metadata: c.Metadata, LineMetadata: l.Metadata, AssistantID: l.AssistantID})
 		if err != nil {
 			s.log().Error("ask customer", "call_id", c.ID, "err", err)
@@ -69,7 +72,7 @@ func (s *Service) customerDecides(ctx context.Context, plat platform.Platform, c
 		return s.handToLineAssistant(ctx, plat, ses.ID, l, rec.Variables)
 	}
 	if l.OnDecisionTimeout == line.TimeoutAssistant && l.AssistantID != "" {
-		if v, err := s.activeVersion(ctx, c.AccountID, l.AssistantID, "assistant_id"); err == nil {
+		if v, err := s.lineVersion(ctx, l); err == nil {
 			return s.handToAssistant(ctx, plat, ses.ID, v, callVariables(v, nil, l))
 		}
 	}

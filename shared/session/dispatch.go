@@ -142,5 +142,15 @@ func (s *Service) handToAssistant(ctx context.Context, plat platform.Platform, s
 	if err != nil || ses.Over() {
 		return err
 	}
-	return s.bridge(ctx, plat, ses, c, nil)
+	err = s.bridge(ctx, plat, ses, c, nil)
+	// A client that joined with call.incoming's token while the call rang may publish;
+	// from now on it only watches (one joining later is caught by its join webhook). After
+	// the bridge, so that the caller is never kept waiting for it, and bounded, so that it
+	// fits the time a request keeps after the decision (one LiveKit call's worth).
+	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), WatchOnlyTimeout)
+	defer cancel()
+	if werr := s.watchOnly(wctx, ses.ID); werr != nil {
+		s.log().Error("make customer clients watch-only", "session_id", ses.ID, "err", werr)
+	}
+	return err
 }

@@ -102,7 +102,7 @@ func (s *Service) inbound(ctx context.Context, plat platform.Platform, n platfor
 		if l.AssistantID == "" {
 			return s.decline(ctx, plat, c, call.ReasonNoAssistant)
 		}
-		v, err := s.activeVersion(ctx, l.AccountID, l.AssistantID, "assistant_id")
+		v, err := s.lineVersion(ctx, l)
 		if err != nil {
 			if _, ok := apierr.As(err); ok {
 				return s.decline(ctx, plat, c, call.ReasonNoAssistant)

@@ -9,7 +9,6 @@ import (
 	"github.com/bridgeline/bridgeline/events/callevent"
 	"github.com/bridgeline/bridgeline/shared/apierr"
 	"github.com/bridgeline/bridgeline/shared/call"
-	"github.com/bridgeline/bridgeline/shared/rtc"
 )
 
 // Get returns the account's session.
@@ -32,20 +31,6 @@ func (s *Service) Delete(ctx context.Context, accountID, id string) (Session, er
 	}
 	ses, _, err := s.end(ctx, id, StatusEnded, call.ReasonDeleted, call.EndedByCustomer)
 	return ses, err
-}
-
-// Token mints a fresh participant token for a live session.
-//
-// Errors: resource_not_found; session_ended once the session is over.
-func (s *Service) Token(ctx context.Context, accountID, id string) (rtc.Token, error) {
-	ses, err := s.Get(ctx, accountID, id)
-	if err != nil {
-		return rtc.Token{}, err
-	}
-	if ses.Over() {
-		return rtc.Token{}, apierr.New(apierr.CodeSessionEnded, fmt.Sprintf("session %s has ended", id))
-	}
-	return s.customerToken(ses.ID)
 }
 
 // mutate applies change to a session and its call and saves them, conditionally, reading

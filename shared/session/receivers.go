@@ -14,8 +14,15 @@ import (
 	"github.com/bridgeline/bridgeline/shared/rtc"
 )
 
-// HandleLiveKit acts on a verified LiveKit webhook: the customer's client leaving a
-// human session ends it, and a room LiveKit closed by itself ends its session.
+// HandleLiveKit acts on a verified LiveKit webhook: the last customer client leaving a
+// human session ends it, a customer client joining an assistant session with a publishing
+// token is made watch-only, and a room LiveKit closed by itself ends its session.
+//
+// Every customer token has its own identity (customer-...), so several clients may be in
+// the room at once; the session ends when one leaves and LiveKit lists no other customer
+// client in the room. A client replaced by its own reconnection (DUPLICATE_IDENTITY)
+// has not left. Should LiveKit not answer the list, the error is returned (the webhook
+// answers 500) and nothing ends: ending on a guess would cut off the clients still there.
 //
 // Nobody else's leaving ends anything here: the platform party's hang-up comes from its
 // platform (the sim's notification), and the assistant (kind AGENT, identity
@@ -33,7 +40,8 @@ func (s *Service) HandleLiveKit(ctx context.Context, ev rtc.WebhookEvent) error 
 	}
 	switch ev.Event {
 	case rtc.EventParticipantLeft:
-		if p.Identity != CustomerIdentity || p.Kind == rtc.KindAgent || p.DisconnectReason == rtc.DisconnectDuplicateIdentity {
+		if !IsCustomerIdentity(p.Identity) || p.Kind == rtc.KindAgent || p.Kind == rtc.KindSIP ||
+			p.DisconnectReason == rtc.DisconnectDuplicateIdentity {
 			return nil
 		}
 		ses, err := s.Records.GetSession(ctx, room)
@@ -43,14 +51,31 @@ func (s *Service) HandleLiveKit(ctx context.Context, ev rtc.WebhookEvent) error 
 		if err != nil {
 			return err
 		}
-		if ses.Mode != ModeHuman {
-			// In an assistant session the customer's client only watches; its leaving
+		if ses.Mode != ModeHuman || ses.Over() {
+			// In an assistant session the customer's clients only watch; their leaving
 			// does not hang up on the caller.
 			return nil
+		}
+		if others, err := s.otherCustomerPresent(ctx, room, p.Identity); err != nil || others {
+			return err
 		}
 		_, _, _, err = s.endIf(ctx, room, func(ses Session, _ call.Call) bool { return !ses.Over() && ses.Mode == ModeHuman },
 			StatusEnded, call.ReasonParticipantLeft, call.EndedByCustomer)
 		return err
+	case rtc.EventParticipantJoined:
+		// A customer client that may publish joining an assistant session (with a token
+		// minted before the call went to the assistant) is made watch-only.
+		if !IsCustomerIdentity(p.Identity) || p.Kind != rtc.KindStandard || !p.CanPublish {
+			return nil
+		}
+		ses, err := s.Records.GetSession(ctx, room)
+		if errors.Is(err, apierr.ErrNotFound) {
+			return nil
+		}
+		if err != nil || ses.Mode != ModeAssistant || ses.Over() {
+			return err
+		}
+		return s.Rooms.SubscribeOnly(ctx, room, p.Identity)
 	case rtc.EventRoomFinished:
 		_, _, _, err := s.endIf(ctx, room, live, StatusEnded, call.ReasonRoomClosed, call.EndedBySystem)
 		if errors.Is(err, apierr.ErrNotFound) {

@@ -31,6 +31,10 @@ type Rooms interface {
 	DeleteRoom(ctx context.Context, name string) error
 	Dispatch(ctx context.Context, room string, d rtc.AgentDispatch) error
 	ParticipantToken(g rtc.Grant) (rtc.Token, error)
+	// Participants lists who is in a room (nobody when it does not exist).
+	Participants(ctx context.Context, room string) ([]rtc.Participant, error)
+	// SubscribeOnly takes a participant's right to publish away (nothing when absent).
+	SubscribeOnly(ctx context.Context, room, identity string) error
 	PublicURL() string
 }
 
@@ -46,8 +50,8 @@ const (
 	RoomEmptyTimeout = 60 * time.Second
 	// RoomDepartureTimeout closes a room after its last participant left.
 	RoomDepartureTimeout = 10 * time.Second
-	// RoomMaxParticipants: the remote party, the customer's client, an assistant, and
-	// room for a reconnect or a watcher.
+	// RoomMaxParticipants: the remote party, an assistant, and up to four customer
+	// clients (each token joins as its own participant).
 	RoomMaxParticipants = 6
 )
 

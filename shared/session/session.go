@@ -38,10 +38,6 @@ type ListQuery struct {
 	Status string
 }
 
-// CustomerIdentity is the LiveKit identity of the customer's client in every session room;
-// a fresh token's join replaces an earlier connection instead of adding a second one.
-const CustomerIdentity = "customer"
-
 // Session is the stored record. Its id is also its LiveKit room's name.
 type Session struct {
 	ID             string     `json:"id"`

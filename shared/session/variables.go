@@ -32,7 +32,7 @@ func (s *Service) handToLineAssistant(ctx context.Context, plat platform.Platfor
 	if l.AssistantID == "" {
 		return s.declineSession(ctx, sessionID, call.ReasonNoAssistant, call.EndedBySystem)
 	}
-	v, err := s.activeVersion(ctx, l.AccountID, l.AssistantID, "assistant_id")
+	v, err := s.lineVersion(ctx, l)
 	if err != nil {
 		if _, ok := apierr.As(err); ok {
 			return s.declineSession(ctx, sessionID, call.ReasonNoAssistant, call.EndedBySystem)

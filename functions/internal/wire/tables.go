@@ -19,6 +19,7 @@ var Tables = map[string][]dynamo.Table{
 	"assistants-update":        {dynamo.Assistants, dynamo.Versions, dynamo.RateLimits},
 	"assistants-publish":       {dynamo.Assistants, dynamo.Idempotency, dynamo.Versions, dynamo.RateLimits},
 	"assistants-activate":      {dynamo.Assistants, dynamo.Idempotency, dynamo.Versions, dynamo.RateLimits},
+	"assistants-draft-restore": {dynamo.Assistants, dynamo.Idempotency, dynamo.Versions, dynamo.RateLimits},
 	"assistants-duplicate":     {dynamo.Assistants, dynamo.Idempotency, dynamo.Versions, dynamo.RateLimits},
 	"assistants-archive":       {dynamo.Assistants, dynamo.Idempotency, dynamo.Versions, dynamo.RateLimits},
 	"avatars-list":             {dynamo.RateLimits},

@@ -150,6 +150,36 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/assistants/{id}/draft/restore": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The assistant's id. */
+                id: components["parameters"]["AssistantPathID"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Restore the draft from a version
+         * @description Replaces the draft's content (`system_prompt`, `greeting`, `avatar_id`,
+         *     `framing`, `voice`, `model`) with that of one of the assistant's versions, to edit
+         *     it from there and publish it again. The name, the versions and
+         *     `active_version_id` are unchanged. A voice the deployment no longer offers is
+         *     restored as it was, and publishing then refuses it (400 on `voice`).
+         *     400 `parameter_missing` (`version_id`), `parameter_invalid` (not a `ver_` id);
+         *     404 `resource_not_found` with `param: version_id` when the assistant has no such
+         *     version; 409 `assistant_archived`.
+         */
+        post: operations["restoreAssistantDraft"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/assistants/{id}/duplicate": {
         parameters: {
             query?: never;
@@ -292,6 +322,12 @@ export interface paths {
          *     the assistant; an assistant id assigns it under the same rules as
          *     `POST /v1/lines/{id}/assign` (404 `resource_not_found` with
          *     `param: assistant_id`, 409 `assistant_archived` or `assistant_not_published`).
+         *     `version_id` pins one of the line's assistant's versions for its inbound calls
+         *     (and for customer_decides calls handed to the assistant); `version_id: null`
+         *     unpins, and so does setting `assistant_id` without `version_id`. A version the
+         *     account does not have is 404 `resource_not_found` (`param: version_id`); one of
+         *     another assistant, or a pin on a line without an assistant, is 400
+         *     `parameter_invalid`.
          *     400 `parameter_invalid` for an out-of-range or unknown value, or variables out of
          *     bounds (`variables` or `variables[<name>]`).
          */
@@ -313,9 +349,12 @@ export interface paths {
         /**
          * Assign an assistant to the line
          * @description The assistant must be active and have a published version; the line's next
-         *     inbound call uses its active version. 400 `parameter_missing` (`assistant_id`);
-         *     404 `resource_not_found` for the line (`param: id`) or the assistant
-         *     (`param: assistant_id`); 409 `assistant_archived` or `assistant_not_published`.
+         *     inbound call uses its active version, or the version `version_id` pins (one of
+         *     that assistant's versions). 400 `parameter_missing` (`assistant_id`),
+         *     `parameter_invalid` (`version_id` of another of the account's assistants, or not
+         *     a `ver_` id); 404 `resource_not_found` for the line (`param: id`), the assistant
+         *     (`param: assistant_id`) or a version the account does not have
+         *     (`param: version_id`); 409 `assistant_archived` or `assistant_not_published`.
          */
         post: operations["assignLineAssistant"];
         delete?: never;
@@ -345,8 +384,9 @@ export interface paths {
          *     then asks the calling platform to dial `platform_handle` from the line and bridge
          *     that party into the room. The session starts `ringing` and becomes `active` when
          *     the party answers, or `failed` (`no_answer`, `busy`, `platform_error`).
-         *     `mode: assistant` fixes the assistant's active version now (`version_id`) and dispatches it into the room when the dialled party answers;
-         *     its greeting and system prompt are rendered with `variables` over the line's defaults (see Variables).
+         *     `mode: assistant` fixes the assistant's active version now (`version_id`) and dispatches it into the room when the dialled party answers; its participant token is then watch-only.
+         *     Its greeting and system prompt are rendered with `variables` over the line's defaults (see Variables).
+         *     The token has its own LiveKit identity (`participant_identity`); more tokens come from `POST /v1/sessions/{id}/tokens`.
          *     Unlike the other POSTs, this one refuses unknown query parameters.
          *     400: `parameter_missing` (`platform_handle`; `assistant_id` when `mode` is
          *     `assistant`), `parameter_invalid` (`platform_handle` not of a form the line's
@@ -419,10 +459,17 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Mint a fresh participant token
-         * @description For a client that rejoins after the first token's lifetime. Every token of a
-         *     session joins as the same participant, so a new connection replaces the old one.
-         *     409 `session_ended` once the session is over. Refuses unknown query parameters.
+         * Mint a participant token
+         * @description A token for one more client of the session, or for a client that rejoins after its
+         *     token's lifetime. Every token has its own LiveKit identity (`participant_identity`,
+         *     `customer-` and 16 random characters), so clients join side by side and a second
+         *     holder cannot silently replace the first; a client reconnecting with its own token
+         *     does replace its earlier connection. `name` sets the display name; `watch_only:
+         *     true` mints a subscribe-only token. Tokens of an `assistant` session are always
+         *     watch-only. A human session ends with `participant_left` when its last customer
+         *     client leaves. How to join and what is in the room: docs/joining.md.
+         *     400 `parameter_invalid` (`name`, `watch_only`); 409 `session_ended` once the
+         *     session is over. Refuses unknown query parameters.
          */
         post: operations["createSessionToken"];
         delete?: never;
@@ -1817,6 +1864,7 @@ export interface components {
          *       "name": "Front desk",
          *       "inbound_mode": "assistant",
          *       "assistant_id": "asst_01jd3f4g5h6j7k8m9n0p1q2r3t",
+         *       "version_id": null,
          *       "decision_timeout_seconds": 10,
          *       "on_decision_timeout": "decline",
          *       "created_at": "2026-11-22T07:00:00.123Z",
@@ -1847,6 +1895,8 @@ export interface components {
             inbound_mode: components["schemas"]["InboundMode"];
             /** @description The assistant that handles the calls; null for none. */
             assistant_id: string | null;
+            /** @description The version of the assistant pinned for the line's calls; null: each call runs the assistant's active version. */
+            version_id: string | null;
             /** @description How long a customer_decides call rings for a decision, in seconds. */
             decision_timeout_seconds: number;
             /** @description What happens to a customer_decides call nobody decides before `answer_by`. */
@@ -1888,6 +1938,8 @@ export interface components {
             assistant_id?: string | null;
             /** @description Changes the metadata: see `MetadataUpdate`. */
             metadata?: components["schemas"]["MetadataUpdate"];
+            /** @description A version of the line's assistant (the one this request assigns, if any) to pin for its calls, or null to unpin (each call then runs the active version). Setting `assistant_id` without `version_id` unpins. */
+            version_id?: string | null;
             /**
              * @description The line's default variables, replacing the current ones whole (not merged);
              *     `{}` or null clears them. At most 50; names as placeholders name them; values
@@ -1912,6 +1964,7 @@ export interface components {
          *           "name": "Front desk",
          *           "inbound_mode": "assistant",
          *           "assistant_id": "asst_01jd3f4g5h6j7k8m9n0p1q2r3t",
+         *           "version_id": null,
          *           "decision_timeout_seconds": 10,
          *           "on_decision_timeout": "decline",
          *           "created_at": "2026-11-22T07:00:00.123Z",
@@ -2793,7 +2846,10 @@ export interface components {
              *     `participant_token` is valid from the moment this event is sent, so a client
              *     may connect while the call rings; the caller's party joins the room only once
              *     the call is accepted (by this webhook's response or `POST /v1/calls/{id}/answer`).
-             *     On a decline or a timeout the room is deleted and the token stops working.
+             *     On a decline or a timeout the room is deleted and the token stops working,
+             *     unless the line hands the call to its assistant at the timeout
+             *     (`on_decision_timeout: assistant`): a client in the room with this token is
+             *     then made watch-only (subscribe only), as is one joining with it later.
              *     Only the delivered webhook carries the token: the copy kept in the event log
              *     (`GET /v1/events`) reads `"participant_token": "redacted"`, so whoever can read
              *     the account's events cannot join the room.
@@ -2961,10 +3017,26 @@ export interface components {
          * @example {
          *       "assistant_id": "asst_01jd0000000000000000000000"
          *     }
+         * @example {
+         *       "assistant_id": "asst_01jd0000000000000000000000",
+         *       "version_id": "ver_01jd0000000000000000000000"
+         *     }
          */
         LineAssign: {
             /** @description An active assistant of this account with a published version. */
             assistant_id: string;
+            /** @description Optional: a version of that assistant to pin for the line's calls. Without it (or null) each call runs the assistant's active version, and an earlier pin is cleared. */
+            version_id?: string | null;
+        };
+        /**
+         * @description The version whose content becomes the draft.
+         * @example {
+         *       "version_id": "ver_01jd0000000000000000000000"
+         *     }
+         */
+        AssistantDraftRestore: {
+            /** @description A version id of this assistant. */
+            version_id: string;
         };
         /**
          * @description The decision on a ringing customer_decides call.
@@ -3228,6 +3300,8 @@ export interface components {
          *       "version_id": "ver_01jd3f4g5h6j7k8m9n0p1q2r3t",
          *       "rtc_url": "wss://rtc.example.com",
          *       "participant_token": "eyJhbGciOiJIUzI1NiJ9.e30.sig",
+         *       "participant_identity": "customer-7k2m9q4x8c1v5b3n",
+         *       "watch_only": false,
          *       "expires_at": "2026-11-22T07:00:00.123Z",
          *       "end_reason": "deleted",
          *       "created_at": "2026-11-22T07:00:00.123Z",
@@ -3274,6 +3348,10 @@ export interface components {
             rtc_url: string;
             /** @description A LiveKit JWT for this one room; the only credential that may reach a browser. */
             participant_token: string;
+            /** @description The token's own LiveKit identity (see docs/joining.md). */
+            participant_identity: components["schemas"]["ParticipantIdentity"];
+            /** @description True when the token can only subscribe (always in `assistant` mode): it can neither publish tracks nor send data. */
+            watch_only: boolean;
             /** @description When the participant token stops working. */
             expires_at: components["schemas"]["Timestamp"];
             /** @description Why it ended; null while it lasts. */
@@ -3701,6 +3779,57 @@ export interface components {
             rtc_url: string;
             /** @description A LiveKit token for this one room; the only credential that may reach a browser. */
             participant_token: string;
+            /** @description The token's own LiveKit identity. Absent only from events and answers about calls that rang before identities were per token. */
+            participant_identity?: components["schemas"]["ParticipantIdentity"];
+            /** @description When the participant token stops working. */
+            expires_at: components["schemas"]["Timestamp"];
+        };
+        /**
+         * @description A customer client's LiveKit identity: `customer-` and 16 random characters, its own for every minted token, so that two clients of one session join side by side.
+         * @example customer-7k2m9q4x8c1v5b3n
+         */
+        ParticipantIdentity: string;
+        /**
+         * @description Options of a new participant token. Every field is optional; an empty body (or none) mints a publishing token named `customer` (watch-only in an assistant session).
+         * @example {
+         *       "name": "Front desk",
+         *       "watch_only": true
+         *     }
+         */
+        SessionTokenCreate: {
+            /** @description The participant's display name in the room (LiveKit's `name`), 1-128 characters, no control characters. Default `customer`. */
+            name?: string;
+            /** @description True mints a subscribe-only token: the client sees and hears the room but can neither publish tracks nor send data. In an `assistant` session every token is watch-only, and `false` is refused (400 `parameter_invalid`). */
+            watch_only?: boolean;
+        };
+        /**
+         * @description A new participant token with what it is.
+         * @example {
+         *       "session_id": "ses_01jd3f4g5h6j7k8m9n0p1q2r3t",
+         *       "call_id": "call_01jd3f4g5h6j7k8m9n0p1q2r3t",
+         *       "rtc_url": "wss://rtc.example.com",
+         *       "participant_token": "eyJhbGciOiJIUzI1NiJ9.e30.sig",
+         *       "participant_identity": "customer-7k2m9q4x8c1v5b3n",
+         *       "participant_name": "Front desk",
+         *       "watch_only": true,
+         *       "expires_at": "2026-11-22T07:00:00.123Z"
+         *     }
+         */
+        SessionToken: {
+            /** @description The session's id. */
+            session_id: string;
+            /** @description The id of the session's call. */
+            call_id: string;
+            /** @description The LiveKit URL to connect to (`wss://` in production, `ws://127.0.0.1:7880` locally). */
+            rtc_url: string;
+            /** @description A LiveKit token for this one room; the only credential that may reach a browser. */
+            participant_token: string;
+            /** @description The token's own LiveKit identity. */
+            participant_identity: components["schemas"]["ParticipantIdentity"];
+            /** @description The participant's display name in the room. */
+            participant_name: string;
+            /** @description True when the token can only subscribe. */
+            watch_only: boolean;
             /** @description When the participant token stops working. */
             expires_at: components["schemas"]["Timestamp"];
         };
@@ -4602,6 +4731,97 @@ export interface operations {
             500: components["responses"]["InternalError"];
         };
     };
+    restoreAssistantDraft: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes the POST safe to retry. See the conventions in the description. */
+                "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
+            };
+            path: {
+                /** @description The assistant's id. */
+                id: components["parameters"]["AssistantPathID"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "version_id": "ver_01jd0000000000000000000000"
+                 *     }
+                 */
+                "application/json": components["schemas"]["AssistantDraftRestore"];
+            };
+        };
+        responses: {
+            /** @description The assistant with the restored draft. */
+            200: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "asst_01jd3f4g5h6j7k8m9n0p1q2r3t",
+                     *       "object": "assistant",
+                     *       "name": "Front desk",
+                     *       "status": "active",
+                     *       "draft": {
+                     *         "system_prompt": "You are the front desk of Acme Dental. Be brief and kind.",
+                     *         "greeting": "Hello, Acme Dental, how can I help?",
+                     *         "avatar_id": "ava_iris",
+                     *         "framing": {
+                     *           "shot": "close_up",
+                     *           "position": "left"
+                     *         },
+                     *         "voice": "alloy",
+                     *         "model": "gpt-4o-mini"
+                     *       },
+                     *       "versions": [
+                     *         {
+                     *           "id": "ver_01jd3f4g5h6j7k8m9n0p1q2r3t",
+                     *           "object": "assistant_version",
+                     *           "number": 1,
+                     *           "published_at": "2026-11-22T07:00:00.123Z",
+                     *           "name": "Front desk",
+                     *           "system_prompt": "You are the front desk of Acme Dental. Be brief and kind.",
+                     *           "greeting": "Hello, Acme Dental, how can I help?",
+                     *           "avatar_id": "ava_iris",
+                     *           "framing": {
+                     *             "shot": "close_up",
+                     *             "position": "left"
+                     *           },
+                     *           "voice": "alloy",
+                     *           "model": "gpt-4o-mini"
+                     *         }
+                     *       ],
+                     *       "version_count": 1,
+                     *       "has_more_versions": false,
+                     *       "active_version_id": "ver_01jd3f4g5h6j7k8m9n0p1q2r3t",
+                     *       "created_at": "2026-11-22T07:00:00.123Z",
+                     *       "updated_at": "2026-11-22T07:00:00.123Z",
+                     *       "metadata": {
+                     *         "team": "front-desk"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Assistant"];
+                };
+            };
+            400: components["responses"]["BadRequestPost"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFoundPost"];
+            409: components["responses"]["ConflictPost"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["UnprocessablePost"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+        };
+    };
     duplicateAssistant: {
         parameters: {
             query?: never;
@@ -4917,6 +5137,7 @@ export interface operations {
                      *           "name": "Front desk",
                      *           "inbound_mode": "assistant",
                      *           "assistant_id": "asst_01jd3f4g5h6j7k8m9n0p1q2r3t",
+                     *           "version_id": null,
                      *           "decision_timeout_seconds": 10,
                      *           "on_decision_timeout": "decline",
                      *           "created_at": "2026-11-22T07:00:00.123Z",
@@ -4971,6 +5192,7 @@ export interface operations {
                      *       "name": "Front desk",
                      *       "inbound_mode": "assistant",
                      *       "assistant_id": "asst_01jd3f4g5h6j7k8m9n0p1q2r3t",
+                     *       "version_id": null,
                      *       "decision_timeout_seconds": 10,
                      *       "on_decision_timeout": "decline",
                      *       "created_at": "2026-11-22T07:00:00.123Z",
@@ -5042,6 +5264,7 @@ export interface operations {
                      *       "name": "Front desk",
                      *       "inbound_mode": "assistant",
                      *       "assistant_id": "asst_01jd3f4g5h6j7k8m9n0p1q2r3t",
+                     *       "version_id": null,
                      *       "decision_timeout_seconds": 10,
                      *       "on_decision_timeout": "decline",
                      *       "created_at": "2026-11-22T07:00:00.123Z",
@@ -5108,6 +5331,7 @@ export interface operations {
                      *       "name": "Front desk",
                      *       "inbound_mode": "assistant",
                      *       "assistant_id": "asst_01jd3f4g5h6j7k8m9n0p1q2r3t",
+                     *       "version_id": null,
                      *       "decision_timeout_seconds": 10,
                      *       "on_decision_timeout": "decline",
                      *       "created_at": "2026-11-22T07:00:00.123Z",
@@ -5253,6 +5477,8 @@ export interface operations {
                      *       "version_id": "ver_01jd3f4g5h6j7k8m9n0p1q2r3t",
                      *       "rtc_url": "wss://rtc.example.com",
                      *       "participant_token": "eyJhbGciOiJIUzI1NiJ9.e30.sig",
+                     *       "participant_identity": "customer-7k2m9q4x8c1v5b3n",
+                     *       "watch_only": false,
                      *       "expires_at": "2026-11-22T07:00:00.123Z",
                      *       "end_reason": "deleted",
                      *       "created_at": "2026-11-22T07:00:00.123Z",
@@ -5468,12 +5694,17 @@ export interface operations {
         };
         requestBody?: {
             content: {
-                /** @example {} */
-                "application/json": components["schemas"]["EmptyObject"];
+                /**
+                 * @example {
+                 *       "name": "Front desk",
+                 *       "watch_only": true
+                 *     }
+                 */
+                "application/json": components["schemas"]["SessionTokenCreate"];
             };
         };
         responses: {
-            /** @description The session payload with the new token. */
+            /** @description The session payload with the new token and what it is. */
             201: {
                 headers: {
                     "Request-Id": components["headers"]["Request-Id"];
@@ -5487,10 +5718,13 @@ export interface operations {
                      *       "call_id": "call_01jd3f4g5h6j7k8m9n0p1q2r3t",
                      *       "rtc_url": "wss://rtc.example.com",
                      *       "participant_token": "eyJhbGciOiJIUzI1NiJ9.e30.sig",
+                     *       "participant_identity": "customer-7k2m9q4x8c1v5b3n",
+                     *       "participant_name": "Front desk",
+                     *       "watch_only": true,
                      *       "expires_at": "2026-11-22T07:00:00.123Z"
                      *     }
                      */
-                    "application/json": components["schemas"]["SessionPayload"];
+                    "application/json": components["schemas"]["SessionToken"];
                 };
             };
             400: components["responses"]["BadRequestPost"];

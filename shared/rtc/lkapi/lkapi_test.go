@@ -103,6 +103,24 @@ func TestParticipantTokenGrants(t *testing.T) {
 			t.Errorf("identity = %q, want customer", grants.Identity)
 		}
 	}
+	// A watcher's token: subscribe only, both publish flags written out as false (an
+	// absent canPublish would mean allowed), still no admin grant.
+	watch, err := c.ParticipantToken(rtc.Grant{Room: "ses_1", Identity: "customer-watch", SubscribeOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, err := auth.ParseAPIToken(watch.JWT)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, grants, err := v.Verify(strings.Repeat("x", 32))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if vg := grants.Video; vg.CanPublish == nil || *vg.CanPublish || vg.CanPublishData == nil || *vg.CanPublishData ||
+		!vg.GetCanSubscribe() || !vg.RoomJoin || vg.Room != "ses_1" || vg.RoomAdmin || vg.RoomCreate || vg.RoomList {
+		t.Errorf("watch-only grant = %+v, want join ses_1, subscribe, canPublish and canPublishData false", vg)
+	}
 	for _, ttl := range []time.Duration{30 * time.Second, 61 * time.Minute} {
 		if _, err := c.ParticipantToken(rtc.Grant{Room: "r", Identity: "i", TTL: ttl}); err == nil {
 			t.Errorf("ParticipantToken(TTL %v) = nil error, want out of range", ttl)
@@ -151,6 +169,27 @@ func TestRooms(t *testing.T) {
 	ps, err := c.ListParticipants(ctx(t), "ses_a")
 	if err != nil || len(ps) != 1 || ps[0].Identity != "customer" {
 		t.Fatalf("ListParticipants = %v, %v; want [customer]", ps, err)
+	}
+	// The same list in the control plane's own types (what the Lambdas read).
+	if got, err := c.Participants(ctx(t), "ses_a"); err != nil || len(got) != 1 || got[0] != (rtc.Participant{Identity: "customer", Kind: rtc.KindStandard, CanPublish: true}) {
+		t.Fatalf("Participants = %+v, %v; want [customer standard, may publish]", got, err)
+	}
+	// Made subscribe-only, it stays in the room and may no longer publish.
+	if err := c.SubscribeOnly(ctx(t), "ses_a", "customer"); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.SubscribeOnly(ctx(t), "ses_a", "nobody"); err != nil {
+		t.Errorf("SubscribeOnly(absent participant) = %v, want nil", err)
+	}
+	ps, err = c.ListParticipants(ctx(t), "ses_a")
+	if err != nil || len(ps) != 1 || ps[0].Permission.GetCanPublish() || ps[0].Permission.GetCanPublishData() || !ps[0].Permission.GetCanSubscribe() {
+		t.Fatalf("after SubscribeOnly, participants = %v, %v; want customer subscribing only", ps, err)
+	}
+	if got, err := c.Participants(ctx(t), "ses_a"); err != nil || len(got) != 1 || got[0].CanPublish {
+		t.Fatalf("after SubscribeOnly, Participants = %+v, %v; want CanPublish false", got, err)
+	}
+	if got, err := c.Participants(ctx(t), "ses_missing"); err != nil || len(got) != 0 {
+		t.Fatalf("Participants(missing) = %+v, %v; want none", got, err)
 	}
 	if _, err := c.CreateRoom(ctx(t), rtc.RoomSpec{Name: "ses_b"}); err != nil {
 		t.Fatal(err)

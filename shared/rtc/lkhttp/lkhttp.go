@@ -240,7 +240,8 @@ func (c *Client) RemoveParticipant(ctx context.Context, room, identity string) e
 }
 
 // ParticipantToken mints a join token for one room only: roomJoin for g.Room,
-// canPublish, canSubscribe and canPublishData, and no roomCreate, roomAdmin or roomList.
+// canSubscribe, canPublish and canPublishData (both false when g.SubscribeOnly), and no
+// roomCreate, roomAdmin or roomList.
 func (c *Client) ParticipantToken(g rtc.Grant) (rtc.Token, error) {
 	if g.Room == "" || g.Identity == "" {
 		return rtc.Token{}, errors.New("rtc: token needs a room and an identity")
@@ -256,11 +257,13 @@ func (c *Client) ParticipantToken(g rtc.Grant) (rtc.Token, error) {
 	if kind == "" {
 		kind = rtc.KindStandard
 	}
-	yes := true
+	yes, publish := true, !g.SubscribeOnly
 	claims := lktoken.Claims{
 		RegisteredClaims: jwt.RegisteredClaims{Subject: g.Identity},
 		Name:             g.Name, Kind: string(kind), Metadata: g.Metadata, Attributes: g.Attributes,
-		Video: &lktoken.VideoGrant{RoomJoin: true, Room: g.Room, CanPublish: &yes, CanSubscribe: &yes, CanPublishData: &yes},
+		// Both publish flags are written out: an absent canPublish means "allowed" to
+		// livekit-server.
+		Video: &lktoken.VideoGrant{RoomJoin: true, Room: g.Room, CanPublish: &publish, CanSubscribe: &yes, CanPublishData: &publish},
 	}
 	// exp is whole seconds: expires_at is taken from the same truncated instant, so it is
 	// the token's exp claim exactly.
@@ -270,6 +273,44 @@ func (c *Client) ParticipantToken(g rtc.Grant) (rtc.Token, error) {
 		return rtc.Token{}, fmt.Errorf("rtc: sign participant token: %w", err)
 	}
 	return rtc.Token{JWT: signed, Identity: g.Identity, ExpiresAt: now.Add(ttl).UTC()}, nil
+}
+
+// Participants lists who is in the room, as webhooks describe them (identity and kind);
+// a room that does not exist has nobody.
+func (c *Client) Participants(ctx context.Context, room string) ([]rtc.Participant, error) {
+	var res struct {
+		Participants []json.RawMessage `json:"participants"`
+	}
+	err := c.call(ctx, "RoomService", "ListParticipants", &lktoken.VideoGrant{RoomAdmin: true, Room: room},
+		map[string]string{"room": room}, &res)
+	if isNotFound(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("rtc: list participants of %s: %w", room, err)
+	}
+	out := make([]rtc.Participant, 0, len(res.Participants))
+	for _, raw := range res.Participants {
+		p, err := decodeParticipant(raw)
+		if err != nil {
+			return nil, fmt.Errorf("rtc: list participants of %s: %w", room, err)
+		}
+		out = append(out, p)
+	}
+	return out, nil
+}
+
+// SubscribeOnly takes a connected participant's right to publish tracks and data away,
+// leaving it subscribed: what it published is unpublished. One that is not there is not
+// an error (it may have left, or not joined yet).
+func (c *Client) SubscribeOnly(ctx context.Context, room, identity string) error {
+	req := map[string]any{"room": room, "identity": identity,
+		"permission": map[string]bool{"can_subscribe": true, "can_publish": false, "can_publish_data": false}}
+	err := c.call(ctx, "RoomService", "UpdateParticipant", &lktoken.VideoGrant{RoomAdmin: true, Room: room}, req, nil)
+	if err != nil && !isNotFound(err) {
+		return fmt.Errorf("rtc: make %s subscribe-only in %s: %w", identity, room, err)
+	}
+	return nil
 }
 
 // ReceiveWebhook reads and verifies a LiveKit webhook: the Authorization header is a JWT
@@ -324,22 +365,43 @@ func DecodeWebhook(data []byte) (rtc.WebhookEvent, error) {
 		out.Room = r.Name
 	}
 	if len(ev.Participant) > 0 && string(ev.Participant) != "null" {
-		var p struct {
-			Identity         string          `json:"identity"`
-			Kind             json.RawMessage `json:"kind"`
-			DisconnectReason json.RawMessage `json:"disconnectreason"`
-		}
-		if err := decodeProtoJSON(ev.Participant, &p); err != nil {
+		p, err := decodeParticipant(ev.Participant)
+		if err != nil {
 			return rtc.WebhookEvent{}, fmt.Errorf("participant: %w", err)
 		}
-		kind := enumName(p.Kind, participantKinds)
-		if kind == "" {
-			kind = "STANDARD"
+		out.Participant = &p
+	}
+	return out, nil
+}
+
+// decodeParticipant reads a livekit.ParticipantInfo in protobuf's JSON.
+func decodeParticipant(data []byte) (rtc.Participant, error) {
+	var p struct {
+		Identity         string          `json:"identity"`
+		Kind             json.RawMessage `json:"kind"`
+		DisconnectReason json.RawMessage `json:"disconnectreason"`
+		Permission       json.RawMessage `json:"permission"`
+	}
+	if err := decodeProtoJSON(data, &p); err != nil {
+		return rtc.Participant{}, err
+	}
+	kind := enumName(p.Kind, participantKinds)
+	if kind == "" {
+		kind = "STANDARD"
+	}
+	out := rtc.Participant{Identity: p.Identity, Kind: rtc.Kind(strings.ToLower(kind))}
+	if len(p.Permission) > 0 && string(p.Permission) != "null" {
+		var perm struct {
+			CanPublish     bool `json:"canpublish"`
+			CanPublishData bool `json:"canpublishdata"`
 		}
-		out.Participant = &rtc.Participant{Identity: p.Identity, Kind: rtc.Kind(strings.ToLower(kind))}
-		if r := enumName(p.DisconnectReason, nil); r != "" && r != "UNKNOWN_REASON" {
-			out.Participant.DisconnectReason = r
+		if err := decodeProtoJSON(p.Permission, &perm); err != nil {
+			return rtc.Participant{}, fmt.Errorf("permission: %w", err)
 		}
+		out.CanPublish = perm.CanPublish || perm.CanPublishData
+	}
+	if r := enumName(p.DisconnectReason, nil); r != "" && r != "UNKNOWN_REASON" {
+		out.DisconnectReason = r
 	}
 	return out, nil
 }

@@ -20,6 +20,12 @@ func TestDecodeWebhook(t *testing.T) {
 			DisconnectReason: livekit.DisconnectReason_CLIENT_INITIATED}}
 	joined := &livekit.WebhookEvent{Event: "participant_joined", Room: &livekit.Room{Name: "ses_2"},
 		Participant: &livekit.ParticipantInfo{Identity: "customer"}}
+	publisher := &livekit.WebhookEvent{Event: "participant_joined", Room: &livekit.Room{Name: "ses_4"},
+		Participant: &livekit.ParticipantInfo{Identity: "customer-a", Permission: &livekit.ParticipantPermission{CanSubscribe: true, CanPublish: true}}}
+	dataOnly := &livekit.WebhookEvent{Event: "participant_joined", Room: &livekit.Room{Name: "ses_4"},
+		Participant: &livekit.ParticipantInfo{Identity: "customer-b", Permission: &livekit.ParticipantPermission{CanSubscribe: true, CanPublishData: true}}}
+	watcher := &livekit.WebhookEvent{Event: "participant_joined", Room: &livekit.Room{Name: "ses_4"},
+		Participant: &livekit.ParticipantInfo{Identity: "customer-c", Permission: &livekit.ParticipantPermission{CanSubscribe: true}}}
 	started := &livekit.WebhookEvent{Event: "room_started", Room: &livekit.Room{Name: "ses_3"}}
 	tests := []struct {
 		name string
@@ -37,6 +43,12 @@ func TestDecodeWebhook(t *testing.T) {
 			rtc.WebhookEvent{Event: "participant_joined", Room: "ses_2", Participant: &rtc.Participant{Identity: "customer", Kind: rtc.KindStandard}}},
 		{"a standard participant joined, defaults emitted", joined, protojson.MarshalOptions{EmitUnpopulated: true},
 			rtc.WebhookEvent{Event: "participant_joined", Room: "ses_2", Participant: &rtc.Participant{Identity: "customer", Kind: rtc.KindStandard}}},
+		{"a publisher joined, proto names", publisher, protojson.MarshalOptions{UseProtoNames: true},
+			rtc.WebhookEvent{Event: "participant_joined", Room: "ses_4", Participant: &rtc.Participant{Identity: "customer-a", Kind: rtc.KindStandard, CanPublish: true}}},
+		{"a data publisher joined", dataOnly, protojson.MarshalOptions{},
+			rtc.WebhookEvent{Event: "participant_joined", Room: "ses_4", Participant: &rtc.Participant{Identity: "customer-b", Kind: rtc.KindStandard, CanPublish: true}}},
+		{"a watcher joined, defaults emitted", watcher, protojson.MarshalOptions{EmitUnpopulated: true},
+			rtc.WebhookEvent{Event: "participant_joined", Room: "ses_4", Participant: &rtc.Participant{Identity: "customer-c", Kind: rtc.KindStandard}}},
 		{"a room started", started, protojson.MarshalOptions{EmitUnpopulated: true},
 			rtc.WebhookEvent{Event: "room_started", Room: "ses_3"}},
 	}

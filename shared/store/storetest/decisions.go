@@ -33,7 +33,7 @@ func pendingDecision() decision.Record {
 	return decision.Record{CallID: call, AccountID: ident.New("acct"), LineID: ident.New("line"), EventID: ident.New("evt"),
 		AnswerBy: now.Add(10 * time.Second), CreatedAt: now,
 		Session: callevent.Session{SessionID: ident.New("ses"), CallID: call, RTCURL: "ws://127.0.0.1:7880",
-			ParticipantToken: "tok", ExpiresAt: now.Add(10 * time.Minute)}}
+			ParticipantToken: "tok", ParticipantIdentity: "customer-0123456789abcdef", ExpiresAt: now.Add(10 * time.Minute)}}
 }
 
 func decisionRoundTrip(t *testing.T, s decision.Store) {

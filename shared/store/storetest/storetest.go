@@ -32,6 +32,7 @@ func Run(t *testing.T, newStore func(t *testing.T) Store) {
 		{"accounts", accountCases},
 		{"assistants", assistantCases},
 		{"lines", lineCases},
+		{"pins", pinCases},
 		{"idempotency", idempotencyCases},
 		{"metadata", metadataCases},
 	}

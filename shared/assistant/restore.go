@@ -1,0 +1,42 @@
+package assistant
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/bridgeline/bridgeline/shared/apierr"
+)
+
+// Draft is the draft a version was published from: its content, without the name (the
+// assistant's name is its own, edited by PATCH; a version keeps the name it had only as a
+// record).
+func (v Version) Draft() Draft {
+	return Draft{SystemPrompt: v.SystemPrompt, Greeting: v.Greeting, AvatarID: v.AvatarID, Framing: v.Framing,
+		Voice: v.Voice, Model: v.Model}
+}
+
+// RestoreDraft replaces the draft with the content of one of the assistant's versions, to
+// edit it from there and publish it again. Versions, the active version and the name are
+// unchanged. A voice the deployment stopped offering is restored as it was; publishing
+// then names it (400 on voice), as it would for any draft.
+//
+// Errors: parameter_missing (version_id); resource_not_found for an unknown assistant or a
+// version that is not this assistant's; assistant_archived.
+func (s *Service) RestoreDraft(ctx context.Context, accountID, id, versionID string) (Assistant, error) {
+	if versionID == "" {
+		return Assistant{}, apierr.Missing("version_id")
+	}
+	return s.mutate(ctx, accountID, id, func(a *Assistant) error {
+		if a.Status == StatusArchived {
+			return archived(id)
+		}
+		for _, v := range a.Versions {
+			if v.ID == versionID {
+				a.Draft = v.Draft()
+				return nil
+			}
+		}
+		return apierr.Param(apierr.CodeResourceNotFound, "version_id",
+			fmt.Sprintf("assistant %s has no version %q", id, versionID))
+	})
+}
