@@ -20,12 +20,13 @@ import (
 // not on its body ($version and $assistant are A's). A route missing here is sent with
 // an empty JSON object.
 var crossAccountBodies = map[string]string{
-	"POST /v1/assistants/{id}/activate": `{"version_id":"$version"}`,
-	"POST /v1/lines/{id}/assign":        `{"assistant_id":"$assistant"}`,
-	"PATCH /v1/assistants/{id}":         `{"name":"stolen"}`,
-	"PATCH /v1/lines/{id}":              `{"name":"stolen"}`,
-	"PATCH /v1/webhook_endpoints/{id}":  `{"description":"stolen"}`,
-	"POST /v1/calls/{id}/answer":        `{"action":"decline"}`,
+	"POST /v1/assistants/{id}/activate":      `{"version_id":"$version"}`,
+	"POST /v1/assistants/{id}/draft/restore": `{"version_id":"$version"}`,
+	"POST /v1/lines/{id}/assign":             `{"assistant_id":"$assistant"}`,
+	"PATCH /v1/assistants/{id}":              `{"name":"stolen"}`,
+	"PATCH /v1/lines/{id}":                   `{"name":"stolen"}`,
+	"PATCH /v1/webhook_endpoints/{id}":       `{"description":"stolen"}`,
+	"POST /v1/calls/{id}/answer":             `{"action":"decline"}`,
 }
 
 // TestCrossAccountMatrix is the cross-account matrix, generated from the route table:

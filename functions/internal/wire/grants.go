@@ -49,6 +49,7 @@ var Writes = map[string]map[dynamo.Table]Access{
 	"assistants-versions-list": {dynamo.RateLimits: Write},
 	"assistants-update":        {dynamo.Assistants: Write, dynamo.RateLimits: Write},
 	"assistants-publish":       {dynamo.Assistants: Write, dynamo.Idempotency: idempotent, dynamo.Versions: Write, dynamo.RateLimits: Write},
+	"assistants-draft-restore": {dynamo.Assistants: Write, dynamo.Idempotency: idempotent, dynamo.RateLimits: Write},
 	"assistants-activate":      {dynamo.Assistants: Write, dynamo.Idempotency: idempotent, dynamo.RateLimits: Write},
 	"assistants-duplicate":     {dynamo.Assistants: Write, dynamo.Idempotency: idempotent, dynamo.RateLimits: Write},
 	"assistants-archive":       {dynamo.Assistants: Write, dynamo.Idempotency: idempotent, dynamo.RateLimits: Write},

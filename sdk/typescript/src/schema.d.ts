@@ -4795,7 +4795,8 @@ export interface operations {
                      *             "position": "left"
                      *           },
                      *           "voice": "alloy",
-                     *           "model": "gpt-4o-mini"
+                     *           "model": "gpt-4o-mini",
+                     *           "variables": []
                      *         }
                      *       ],
                      *       "version_count": 1,
