@@ -214,12 +214,7 @@ func awaitsReport(ses Session, c call.Call) bool {
 	return ses.Mode == ModeAssistant && ses.AssistantSeenAt != nil && c.AssistantReport != call.ReportReceived
 }
 
-func (s *Service) reportWait() time.Duration {
-	if s.ReportWait > 0 {
-		return s.ReportWait
-	}
-	return DefaultReportWait
-}
+func (s *Service) reportWait() time.Duration { return orDefault(s.ReportWait, DefaultReportWait) }
 
 // callStatus is the call's final status for a session's.
 func callStatus(sessionStatus, reason string) string {

@@ -43,10 +43,7 @@ var ErrConcurrentLimit = apierr.New(apierr.CodeConcurrentSessionLimit,
 const SimPlatform = "sim"
 
 func (s *Service) maxConcurrentSessions() int {
-	if s.MaxConcurrentSessions > 0 {
-		return s.MaxConcurrentSessions
-	}
-	return DefaultMaxConcurrentSessions
+	return orDefault(s.MaxConcurrentSessions, DefaultMaxConcurrentSessions)
 }
 
 // saveNew writes a new session and its call, taking one of the account's slots.

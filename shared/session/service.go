@@ -116,18 +116,18 @@ const (
 	DefaultCreateTimeout = 6 * time.Second
 )
 
-func (s *Service) ringTimeout() time.Duration {
-	if s.RingTimeout > 0 {
-		return s.RingTimeout
+// orDefault is a Service setting, or its default when the setting is left zero.
+func orDefault[T int | time.Duration](v, def T) T {
+	if v > 0 {
+		return v
 	}
-	return DefaultRingTimeout
+	return def
 }
 
+func (s *Service) ringTimeout() time.Duration { return orDefault(s.RingTimeout, DefaultRingTimeout) }
+
 func (s *Service) createTimeout() time.Duration {
-	if s.CreateTimeout > 0 {
-		return s.CreateTimeout
-	}
-	return DefaultCreateTimeout
+	return orDefault(s.CreateTimeout, DefaultCreateTimeout)
 }
 
 func (s *Service) notify(evts []callevent.Event) {

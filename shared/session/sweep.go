@@ -188,16 +188,8 @@ func (s *Service) SweepHandler(window, every time.Duration) func(context.Context
 	}
 }
 
-func (s *Service) maxDuration() time.Duration {
-	if s.MaxDuration > 0 {
-		return s.MaxDuration
-	}
-	return DefaultMaxDuration
-}
+func (s *Service) maxDuration() time.Duration { return orDefault(s.MaxDuration, DefaultMaxDuration) }
 
 func (s *Service) dispatchTimeout() time.Duration {
-	if s.DispatchTimeout > 0 {
-		return s.DispatchTimeout
-	}
-	return DefaultDispatchTimeout
+	return orDefault(s.DispatchTimeout, DefaultDispatchTimeout)
 }
