@@ -2,7 +2,6 @@ package assistant
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/bridgeline/bridgeline/shared/apierr"
 )
@@ -30,13 +29,11 @@ func (s *Service) RestoreDraft(ctx context.Context, accountID, id, versionID str
 		if a.Status == StatusArchived {
 			return archived(id)
 		}
-		for _, v := range a.Versions {
-			if v.ID == versionID {
-				a.Draft = v.Draft()
-				return nil
-			}
+		v, err := a.namedVersion(versionID)
+		if err != nil {
+			return err
 		}
-		return apierr.Param(apierr.CodeResourceNotFound, "version_id",
-			fmt.Sprintf("assistant %s has no version %q", id, versionID))
+		a.Draft = v.Draft()
+		return nil
 	})
 }

@@ -176,6 +176,18 @@ func (s *Service) Publish(ctx context.Context, accountID, id string) (Assistant,
 	}
 }
 
+// namedVersion is the version a request names as version_id; one the assistant does not
+// have is resource_not_found on version_id.
+func (a *Assistant) namedVersion(versionID string) (Version, error) {
+	for _, v := range a.Versions {
+		if v.ID == versionID {
+			return v, nil
+		}
+	}
+	return Version{}, apierr.Param(apierr.CodeResourceNotFound, "version_id",
+		fmt.Sprintf("assistant %s has no version %q", a.ID, versionID))
+}
+
 // Activate makes a published version the one the next call uses.
 func (s *Service) Activate(ctx context.Context, accountID, id, versionID string) (Assistant, error) {
 	if versionID == "" {
@@ -185,14 +197,12 @@ func (s *Service) Activate(ctx context.Context, accountID, id, versionID string)
 		if a.Status == StatusArchived {
 			return archived(id)
 		}
-		for _, v := range a.Versions {
-			if v.ID == versionID {
-				a.ActiveVersionID = v.ID
-				return nil
-			}
+		v, err := a.namedVersion(versionID)
+		if err != nil {
+			return err
 		}
-		return apierr.Param(apierr.CodeResourceNotFound, "version_id",
-			fmt.Sprintf("assistant %s has no version %q", id, versionID))
+		a.ActiveVersionID = v.ID
+		return nil
 	})
 }
 
