@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -18,6 +19,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/bridgeline/bridgeline/infra/cfn"
+	"github.com/bridgeline/bridgeline/shared/rtc"
 )
 
 func load(t *testing.T, path string) *cfn.Template {
@@ -108,6 +110,9 @@ type liveKitConfig struct {
 	Webhook struct {
 		APIKey string   `yaml:"api_key"`
 		URLs   []string `yaml:"urls"`
+		Filter struct {
+			IncludeEvents []string `yaml:"include_events"`
+		} `yaml:"filter_params"`
 	} `yaml:"webhook"`
 	Keys map[string]string `yaml:"keys"`
 	TURN struct {
@@ -138,6 +143,10 @@ func TestFleetSettings(t *testing.T) {
 	}
 	if conf.Webhook.APIKey != "fleetkey" || len(conf.Webhook.URLs) != 1 || conf.Webhook.URLs[0] != fleetValues["ControlPlaneWebhookURL"] {
 		t.Errorf("webhook = %+v, want the control plane's receiver signed with the API key", conf.Webhook)
+	}
+	if !slices.Equal(conf.Webhook.Filter.IncludeEvents, rtc.ReceivedEvents) {
+		t.Errorf("webhook.filter_params.include_events = %v, want the events the control plane acts on, %v",
+			conf.Webhook.Filter.IncludeEvents, rtc.ReceivedEvents)
 	}
 	if conf.Redis.Address != "127.0.0.1:1" || !conf.Redis.TLS.Enabled {
 		t.Errorf("redis = %+v, want the ElastiCache endpoint over TLS", conf.Redis)

@@ -19,6 +19,7 @@ import (
 	"github.com/bridgeline/bridgeline/shared/httpapi"
 	"github.com/bridgeline/bridgeline/shared/platform"
 	"github.com/bridgeline/bridgeline/shared/platform/simhook"
+	"github.com/bridgeline/bridgeline/shared/rtc"
 	"github.com/bridgeline/bridgeline/shared/rtc/lkapi"
 	"github.com/bridgeline/bridgeline/shared/secretbox"
 	"github.com/bridgeline/bridgeline/shared/store"
@@ -45,7 +46,7 @@ func startMedia(ctx context.Context, cfg config.Config, s store.Store, log *slog
 	lk, err := livekitserver.Start(context.WithoutCancel(ctx), livekitserver.Config{
 		Dir: filepath.Join(cfg.DataDir, "livekit"), APIKey: cfg.LiveKitAPIKey, APISecret: cfg.LiveKitSecret,
 		Port: cfg.LiveKitPort, RTCTCPPort: cfg.LiveKitTCPPort, RTCUDPPort: cfg.LiveKitUDPPort, Binary: cfg.LiveKitBinary,
-		WebhookURLs: []string{apiURL + httpapi.LiveKitWebhookPath}, LogLevel: "warn",
+		WebhookURLs: []string{apiURL + httpapi.LiveKitWebhookPath}, WebhookEvents: rtc.ReceivedEvents, LogLevel: "warn",
 	})
 	if err != nil {
 		return fail(err)

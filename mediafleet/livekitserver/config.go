@@ -37,6 +37,9 @@ type Config struct {
 
 	// WebhookURLs receive LiveKit's webhooks, signed with APIKey.
 	WebhookURLs []string
+	// WebhookEvents, when set, are the only events posted to WebhookURLs (the control
+	// plane passes rtc.ReceivedEvents); empty: every event.
+	WebhookEvents []string
 
 	// EmptyTimeout closes a room nobody joined (default 60 s); DepartureTimeout closes
 	// a room after its last participant left (default 5 s).
@@ -114,12 +117,17 @@ type roomYAML struct {
 }
 
 type webhookYAML struct {
-	APIKey string   `yaml:"api_key"`
-	URLs   []string `yaml:"urls"`
+	APIKey string         `yaml:"api_key"`
+	URLs   []string       `yaml:"urls"`
+	Filter *webhookFilter `yaml:"filter_params,omitempty"`
 }
 
 type redisYAML struct {
 	Address string `yaml:"address"`
+}
+
+type webhookFilter struct {
+	IncludeEvents []string `yaml:"include_events"`
 }
 
 type loggingYAML struct {
@@ -163,6 +171,9 @@ func (c Config) YAML() ([]byte, error) {
 	}
 	if len(c.WebhookURLs) > 0 {
 		y.Webhook = &webhookYAML{APIKey: c.APIKey, URLs: c.WebhookURLs}
+		if len(c.WebhookEvents) > 0 {
+			y.Webhook.Filter = &webhookFilter{IncludeEvents: c.WebhookEvents}
+		}
 	}
 	if c.RedisAddress != "" {
 		y.Redis = &redisYAML{Address: c.RedisAddress}

@@ -17,8 +17,9 @@ func TestConfigYAML(t *testing.T) {
 	cfg := livekitserver.Config{
 		APIKey: "APIkey", APISecret: strings.Repeat("s", 32),
 		Port: 7880, RTCTCPPort: 7881, RTCUDPPort: 7882,
-		WebhookURLs:  []string{"http://127.0.0.1:8080/internal/livekit/webhook"},
-		EmptyTimeout: 30 * time.Second,
+		WebhookURLs:   []string{"http://127.0.0.1:8080/internal/livekit/webhook"},
+		WebhookEvents: []string{"room_finished"},
+		EmptyTimeout:  30 * time.Second,
 	}
 	b, err := cfg.YAML()
 	if err != nil {
@@ -33,6 +34,9 @@ func TestConfigYAML(t *testing.T) {
 		Webhook struct {
 			APIKey string   `yaml:"api_key"`
 			URLs   []string `yaml:"urls"`
+			Filter struct {
+				IncludeEvents []string `yaml:"include_events"`
+			} `yaml:"filter_params"`
 		} `yaml:"webhook"`
 		RTC struct {
 			UDPPort     string   `yaml:"udp_port"`
@@ -50,8 +54,9 @@ func TestConfigYAML(t *testing.T) {
 	if got.Room.EmptyTimeout != 30 {
 		t.Errorf("room.empty_timeout = %d, want 30", got.Room.EmptyTimeout)
 	}
-	if got.Webhook.APIKey != "APIkey" || len(got.Webhook.URLs) != 1 {
-		t.Errorf("webhook = %+v, want api key and one url", got.Webhook)
+	if got.Webhook.APIKey != "APIkey" || len(got.Webhook.URLs) != 1 ||
+		len(got.Webhook.Filter.IncludeEvents) != 1 || got.Webhook.Filter.IncludeEvents[0] != "room_finished" {
+		t.Errorf("webhook = %+v, want api key, one url and the one event", got.Webhook)
 	}
 	if got.RTC.UDPPort != "7882" || got.RTC.TCPPort != 7881 || got.Port != 7880 {
 		t.Errorf("ports = %d/%d/%s, want 7880/7881/7882", got.Port, got.RTC.TCPPort, got.RTC.UDPPort)

@@ -101,6 +101,11 @@ const (
 	EventRoomFinished      = "room_finished"
 )
 
+// ReceivedEvents are the only webhook events LiveKit is configured to post to the
+// control plane (webhook.filter_params.include_events): every other event would cost a
+// signed request to the receiver, and on AWS an invocation, only to be ignored.
+var ReceivedEvents = []string{EventParticipantJoined, EventParticipantLeft, EventRoomFinished}
+
 // DisconnectDuplicateIdentity is the disconnect reason of a participant replaced by a
 // newer connection with the same identity.
 const DisconnectDuplicateIdentity = "DUPLICATE_IDENTITY"

@@ -327,6 +327,42 @@ func TestWebhooks(t *testing.T) {
 	}
 }
 
+// TestWebhookEventFilter runs livekit-server configured as the control plane runs it
+// (only rtc.ReceivedEvents posted): a room made and deleted posts its room_finished and
+// nothing before it (LiveKit posts one room's events in order, so a room_started would
+// have come first).
+func TestWebhookEventFilter(t *testing.T) {
+	events := make(chan string, 64)
+	var c *lkapi.Client
+	recv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		ev, err := c.ReceiveWebhook(r)
+		if err != nil {
+			t.Errorf("ReceiveWebhook = %v", err)
+			return
+		}
+		if ev.Room == "ses_filtered" {
+			events <- ev.Event
+		}
+	}))
+	defer recv.Close()
+	s := livekittest.Start(t, livekitserver.Config{WebhookURLs: []string{recv.URL}, WebhookEvents: rtc.ReceivedEvents})
+	c = newClient(t, s)
+	if _, err := c.CreateRoom(ctx(t), rtc.RoomSpec{Name: "ses_filtered"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.DeleteRoom(ctx(t), "ses_filtered"); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case ev := <-events:
+		if ev != rtc.EventRoomFinished {
+			t.Errorf("first webhook of the room = %s, want room_finished (room_started is filtered out)", ev)
+		}
+	case <-time.After(15 * time.Second):
+		t.Fatal("no room_finished webhook")
+	}
+}
+
 func signWebhook(t *testing.T, body []byte, key, secret string) string {
 	t.Helper()
 	sum := sha256.Sum256(body)

@@ -38,6 +38,7 @@ import (
 	"github.com/bridgeline/bridgeline/shared/line"
 	"github.com/bridgeline/bridgeline/shared/platform"
 	"github.com/bridgeline/bridgeline/shared/platform/simhook"
+	"github.com/bridgeline/bridgeline/shared/rtc"
 	"github.com/bridgeline/bridgeline/shared/rtc/lkapi"
 	"github.com/bridgeline/bridgeline/shared/session"
 	"github.com/bridgeline/bridgeline/shared/store/sqlite"
@@ -154,7 +155,7 @@ func New(opts Options) (_ *Stack, err error) {
 
 	lk, err := livekitserver.Start(context.Background(), livekitserver.Config{
 		Dir: filepath.Join(dir, "livekit"), APIKey: "APItest" + randHex(6), APISecret: randHex(32),
-		WebhookURLs: []string{srv.URL + httpapi.LiveKitWebhookPath},
+		WebhookURLs: []string{srv.URL + httpapi.LiveKitWebhookPath}, WebhookEvents: rtc.ReceivedEvents,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("start livekit-server: %w", err)
