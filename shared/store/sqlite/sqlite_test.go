@@ -2,8 +2,10 @@ package sqlite_test
 
 import (
 	"context"
+	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/bridgeline/bridgeline/shared/store/sqlite"
 	"github.com/bridgeline/bridgeline/shared/store/storetest"
@@ -51,4 +53,53 @@ func TestBoundedAssistantResponses(t *testing.T) {
 	}
 	defer s.Close()
 	storetest.BoundedAssistantResponses(t, s, 80)
+}
+
+// TestCheckpointerCopiesTheLog: commits leave the log to the background checkpointer
+// (SQLite's own checkpoint inside a commit is off), which copies it into the database
+// file within a few CheckpointEvery; closing the last connection empties the log.
+func TestCheckpointerCopiesTheLog(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "test.db")
+	ctx := context.Background()
+	s, err := sqlite.Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	var auto int
+	if err := s.DB().QueryRowContext(ctx, `PRAGMA wal_autocheckpoint`).Scan(&auto); err != nil || auto != 0 {
+		t.Fatalf("wal_autocheckpoint = %d, %v; want 0 (no checkpoint inside a commit)", auto, err)
+	}
+	if _, err := s.DB().ExecContext(ctx, `CREATE TABLE scratch (id INTEGER PRIMARY KEY, v BLOB)`); err != nil {
+		t.Fatal(err)
+	}
+	const rows, size = 300, 4096 // 1.2 MB: past SQLite's own 1000-page threshold
+	for range rows {
+		if _, err := s.DB().ExecContext(ctx, `INSERT INTO scratch (v) VALUES (randomblob(?))`, size); err != nil {
+			t.Fatal(err)
+		}
+	}
+	deadline := time.Now().Add(5 * sqlite.CheckpointEvery)
+	for {
+		fi, err := os.Stat(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fi.Size() >= rows*size {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("database file is %d bytes %v after %d KB of writes: the log was not copied in", fi.Size(), 5*sqlite.CheckpointEvery, rows*size/1024)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if fi, err := os.Stat(path + "-wal"); err == nil && fi.Size() > 0 {
+		t.Errorf("log is %d bytes after Close, want empty", fi.Size())
+	}
+	if err := s.Close(); err != nil {
+		t.Errorf("second Close = %v, want the first's answer (nil)", err)
+	}
 }
