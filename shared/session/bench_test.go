@@ -28,6 +28,11 @@ import (
 // one client, the ratios of the medians and of the p99s, and then sessions/s from
 // concurrentClients clients creating at once (each with its own connection).
 //
+// A third measurement in the same loop is the round trip every API call pays: GET
+// /v1/avatars, the cheapest authenticated request (the key's lookup, no other read). It
+// is reported as hop-p50-ms and as a share of the bare figure, so the ratio can be read
+// as "CreateRoom + the API's round trip + the create's own work".
+//
 // The dialled handle rings for the whole run, so no party joins and the figures are the
 // control plane's, not the media bots'. Sessions and rooms are removed after the run.
 //
@@ -43,6 +48,7 @@ func BenchmarkSessionCreate(b *testing.B) {
 	}
 	full := make([]time.Duration, 0, b.N)
 	bare := make([]time.Duration, 0, b.N)
+	hop := make([]time.Duration, 0, b.N)
 	var fullTotal time.Duration
 	b.ResetTimer()
 	for range b.N {
@@ -55,10 +61,16 @@ func BenchmarkSessionCreate(b *testing.B) {
 		full = append(full, d)
 		fullTotal += d
 		bare = append(bare, bareCreate(b, ctx, st.RTC))
+		t0 = time.Now()
+		if status, raw, err := st.Request(http.MethodGet, "/v1/avatars", nil, st.APIKey); err != nil || status != http.StatusOK {
+			b.Fatalf("GET /v1/avatars = %d %s, %v", status, raw, err)
+		}
+		hop = append(hop, time.Since(t0))
 	}
 	b.StopTimer()
 	fp50, fp99 := percentile(full, 50), percentile(full, 99)
 	bp50, bp99 := percentile(bare, 50), percentile(bare, 99)
+	hp50 := percentile(hop, 50)
 	b.ReportMetric(ms(fp50), "p50-ms")
 	b.ReportMetric(ms(fp99), "p99-ms")
 	b.ReportMetric(float64(len(full))/fullTotal.Seconds(), "sessions/s")
@@ -66,12 +78,14 @@ func BenchmarkSessionCreate(b *testing.B) {
 	b.ReportMetric(ms(bp99), "bare-p99-ms")
 	b.ReportMetric(float64(fp50)/float64(bp50), "ratio-p50")
 	b.ReportMetric(float64(fp99)/float64(bp99), "ratio-p99")
+	b.ReportMetric(ms(hp50), "hop-p50-ms")
+	b.ReportMetric(float64(hp50)/float64(bp50), "hop-share-of-bare")
 	conc := concurrentCreates(b, st, body, max(b.N, 400))
 	b.ReportMetric(conc, "concurrent-sessions/s")
 	if testing.Verbose() || b.N >= 50 {
-		fmt.Printf("POST /v1/sessions: p50 %.2f ms, p99 %.2f ms, %.0f sessions/s (one client); bare CreateRoom+token: p50 %.2f ms, p99 %.2f ms; ratio p50 %.2f, p99 %.2f (n=%d); %d clients: %.0f sessions/s\n",
+		fmt.Printf("POST /v1/sessions: p50 %.2f ms, p99 %.2f ms, %.0f sessions/s (one client); bare CreateRoom+token: p50 %.2f ms, p99 %.2f ms; ratio p50 %.2f, p99 %.2f (n=%d); API round trip (GET /v1/avatars) p50 %.2f ms = %.2f of bare; %d clients: %.0f sessions/s\n",
 			ms(fp50), ms(fp99), float64(len(full))/fullTotal.Seconds(), ms(bp50), ms(bp99), float64(fp50)/float64(bp50),
-			float64(fp99)/float64(bp99), len(full), concurrentClients, conc)
+			float64(fp99)/float64(bp99), len(full), ms(hp50), float64(hp50)/float64(bp50), concurrentClients, conc)
 	}
 
 	// Clean up: end every session (room deleted, dial hung up).
