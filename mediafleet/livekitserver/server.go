@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -155,6 +156,29 @@ func (s *Server) LogTail(n int64) string {
 	}
 	b, _ := io.ReadAll(f)
 	return string(b)
+}
+
+// CPUTime is the CPU time (user and system) the server process has used so far, read
+// from /proc at the kernel's clock-tick resolution (10 ms); zero where /proc has no
+// such process.
+func (s *Server) CPUTime() time.Duration {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", s.cmd.Process.Pid))
+	if err != nil {
+		return 0
+	}
+	// Fields after the command name (which may hold spaces, inside parentheses):
+	// state is field 3, utime field 14 and stime field 15.
+	_, rest, ok := strings.Cut(string(b), ") ")
+	f := strings.Fields(rest)
+	if !ok || len(f) < 13 {
+		return 0
+	}
+	utime, err1 := strconv.ParseInt(f[11], 10, 64)
+	stime, err2 := strconv.ParseInt(f[12], 10, 64)
+	if err1 != nil || err2 != nil {
+		return 0
+	}
+	return time.Duration(utime+stime) * 10 * time.Millisecond
 }
 
 // Done is closed when the process has exited.

@@ -105,6 +105,10 @@ func TestStartStop(t *testing.T) {
 	if resp.StatusCode != http.StatusOK {
 		t.Fatalf("GET / = %d, want 200", resp.StatusCode)
 	}
+	// Starting takes livekit-server well over one clock tick of CPU.
+	if cpu := s.CPUTime(); cpu <= 0 || cpu > time.Minute {
+		t.Errorf("CPUTime() = %v, want the running process's, above zero", cpu)
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	if err := s.Stop(ctx); err != nil {

@@ -31,7 +31,9 @@ import (
 // A third measurement in the same loop is the round trip every API call pays: GET
 // /v1/avatars, the cheapest authenticated request (the key's lookup, no other read). It
 // is reported as hop-p50-ms and as a share of the bare figure, so the ratio can be read
-// as "CreateRoom + the API's round trip + the create's own work".
+// as "CreateRoom + the API's round trip + the create's own work". Before the loop it
+// reads the CPU livekit-server spends on one room (livekit-cpu-ms/room): on a machine
+// with few cores, the create's own work shares them with it.
 //
 // The dialled handle rings for the whole run, so no party joins and the figures are the
 // control plane's, not the media bots'. Sessions and rooms are removed after the run.
@@ -46,6 +48,14 @@ func BenchmarkSessionCreate(b *testing.B) {
 		st.Request(http.MethodPost, "/v1/sessions", body, st.APIKey)
 		bareCreate(b, ctx, st.RTC)
 	}
+	// How much CPU livekit-server spends on one room (CreateRoom, then DeleteRoom), read
+	// from /proc over cpuRooms bare creates before the measured loop.
+	cpu0 := st.LiveKit.CPUTime()
+	for range cpuRooms {
+		bareCreate(b, ctx, st.RTC)
+	}
+	time.Sleep(100 * time.Millisecond) // the deleted rooms' closing work
+	lkCPU := (st.LiveKit.CPUTime() - cpu0) / cpuRooms
 	full := make([]time.Duration, 0, b.N)
 	bare := make([]time.Duration, 0, b.N)
 	hop := make([]time.Duration, 0, b.N)
@@ -79,13 +89,14 @@ func BenchmarkSessionCreate(b *testing.B) {
 	b.ReportMetric(float64(fp50)/float64(bp50), "ratio-p50")
 	b.ReportMetric(float64(fp99)/float64(bp99), "ratio-p99")
 	b.ReportMetric(ms(hp50), "hop-p50-ms")
+	b.ReportMetric(ms(lkCPU), "livekit-cpu-ms/room")
 	b.ReportMetric(float64(hp50)/float64(bp50), "hop-share-of-bare")
 	conc := concurrentCreates(b, st, body, max(b.N, 400))
 	b.ReportMetric(conc, "concurrent-sessions/s")
 	if testing.Verbose() || b.N >= 50 {
-		fmt.Printf("POST /v1/sessions: p50 %.2f ms, p99 %.2f ms, %.0f sessions/s (one client); bare CreateRoom+token: p50 %.2f ms, p99 %.2f ms; ratio p50 %.2f, p99 %.2f (n=%d); API round trip (GET /v1/avatars) p50 %.2f ms = %.2f of bare; %d clients: %.0f sessions/s\n",
+		fmt.Printf("POST /v1/sessions: p50 %.2f ms, p99 %.2f ms, %.0f sessions/s (one client); bare CreateRoom+token: p50 %.2f ms, p99 %.2f ms; ratio p50 %.2f, p99 %.2f (n=%d); API round trip (GET /v1/avatars) p50 %.2f ms = %.2f of bare; livekit-server CPU per room %.2f ms; %d clients: %.0f sessions/s\n",
 			ms(fp50), ms(fp99), float64(len(full))/fullTotal.Seconds(), ms(bp50), ms(bp99), float64(fp50)/float64(bp50),
-			float64(fp99)/float64(bp99), len(full), ms(hp50), float64(hp50)/float64(bp50), concurrentClients, conc)
+			float64(fp99)/float64(bp99), len(full), ms(hp50), float64(hp50)/float64(bp50), ms(lkCPU), concurrentClients, conc)
 	}
 
 	// Clean up: end every session (room deleted, dial hung up).
@@ -107,6 +118,9 @@ func BenchmarkSessionCreate(b *testing.B) {
 		q.StartingAfter = page[len(page)-1].ID
 	}
 }
+
+// cpuRooms is how many bare rooms the benchmark makes to read livekit-server's CPU per room.
+const cpuRooms = 200
 
 // concurrentClients is how many clients concurrentCreates runs at once.
 const concurrentClients = 8
