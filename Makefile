@@ -58,6 +58,7 @@ fuzz:
 bench: deps
 	@echo "== POST /v1/sessions through the HTTP stack beside bare LiveKit CreateRoom + token mint"
 	$(GO) test -run '^$$' -bench BenchmarkSessionCreate -benchtime 200x ./shared/session/
+	$(GO) test -run '^$$' -bench BenchmarkAPIRoundTrip -benchtime 1000x ./shared/session/
 	@echo "== each Lambda: binary size and cold start beside the local stack serving the same request"
 	$(MAKE) bench-functions
 	@echo "== persona worker: answer to connecting screen and greeting, beside LiveKit's bare dispatch"

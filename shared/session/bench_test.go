@@ -119,6 +119,32 @@ func BenchmarkSessionCreate(b *testing.B) {
 	}
 }
 
+// BenchmarkAPIRoundTrip is the API's round trip on its own: GET /v1/avatars (the key's
+// lookup, nothing else) through the same stack as BenchmarkSessionCreate, back to back
+// and after a pause before each request, the way requests arrive at a server that is not
+// saturated. It reports the p50 of each.
+//
+//	go test -run '^$' -bench BenchmarkAPIRoundTrip -benchtime 1000x ./shared/session/
+func BenchmarkAPIRoundTrip(b *testing.B) {
+	st := sessiontest.Start(b, sessiontest.Options{})
+	for _, pause := range []time.Duration{0, time.Millisecond} {
+		b.Run(fmt.Sprintf("pause=%v", pause), func(b *testing.B) {
+			ds := make([]time.Duration, 0, b.N)
+			for range b.N {
+				if pause > 0 {
+					time.Sleep(pause)
+				}
+				t0 := time.Now()
+				if status, raw, err := st.Request(http.MethodGet, "/v1/avatars", nil, st.APIKey); err != nil || status != http.StatusOK {
+					b.Fatalf("GET /v1/avatars = %d %s, %v", status, raw, err)
+				}
+				ds = append(ds, time.Since(t0))
+			}
+			b.ReportMetric(ms(percentile(ds, 50)), "p50-ms")
+		})
+	}
+}
+
 // cpuRooms is how many bare rooms the benchmark makes to read livekit-server's CPU per room.
 const cpuRooms = 200
 
