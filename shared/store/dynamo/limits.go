@@ -63,15 +63,11 @@ func (s *Store) CreateSession(ctx context.Context, ses session.Session, c call.C
 		}},
 		{Put: revisionPut(sessions, sessionItem(ses), 0)},
 	}
-	cw, err := s.callWrites(c)
+	rest, err := s.callAndEventWrites(c, evts)
 	if err != nil {
 		return err
 	}
-	ew, err := s.eventWrites(evts)
-	if err != nil {
-		return err
-	}
-	txn = append(append(txn, cw...), ew...)
+	txn = append(txn, rest...)
 	for attempt := 1; ; attempt++ {
 		_, err = s.db.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: txn})
 		reasons := cancelReasons(err)

@@ -104,6 +104,20 @@ func (s *Store) callWrites(c call.Call) ([]types.TransactWriteItem, error) {
 	return out, nil
 }
 
+// callAndEventWrites are the actions that save c (callWrites) followed by those that
+// append evts: what every write of a call carries.
+func (s *Store) callAndEventWrites(c call.Call, evts []callevent.Event) ([]types.TransactWriteItem, error) {
+	cw, err := s.callWrites(c)
+	if err != nil {
+		return nil, err
+	}
+	ew, err := s.eventWrites(evts)
+	if err != nil {
+		return nil, err
+	}
+	return append(cw, ew...), nil
+}
+
 func (s *Store) eventWrites(evts []callevent.Event) ([]types.TransactWriteItem, error) {
 	var out []types.TransactWriteItem
 	for _, e := range evts {
@@ -128,16 +142,11 @@ func (s *Store) SaveSession(ctx context.Context, ses session.Session, c call.Cal
 	if rel := slotRelease(sessions, ses, put); rel != nil {
 		txn = append(txn, *rel)
 	}
-	cw, err := s.callWrites(c)
+	rest, err := s.callAndEventWrites(c, evts)
 	if err != nil {
 		return err
 	}
-	ew, err := s.eventWrites(evts)
-	if err != nil {
-		return err
-	}
-	txn = append(append(txn, cw...), ew...)
-	_, err = s.db.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: txn})
+	_, err = s.db.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: append(txn, rest...)})
 	if err = conflict(err); err != nil && !errors.Is(err, apierr.ErrConflict) {
 		return fmt.Errorf("save session %s: %w", ses.ID, err)
 	}
@@ -237,15 +246,11 @@ func (s *Store) LiveSessions(ctx context.Context, afterID string, limit int) ([]
 
 // SaveCall writes a call and the events of the change in one transaction.
 func (s *Store) SaveCall(ctx context.Context, c call.Call, evts []callevent.Event) error {
-	txn, err := s.callWrites(c)
+	txn, err := s.callAndEventWrites(c, evts)
 	if err != nil {
 		return err
 	}
-	ew, err := s.eventWrites(evts)
-	if err != nil {
-		return err
-	}
-	_, err = s.db.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: append(txn, ew...)})
+	_, err = s.db.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: txn})
 	if err = conflict(err); err != nil && !errors.Is(err, apierr.ErrConflict) {
 		return fmt.Errorf("save call %s: %w", c.ID, err)
 	}
