@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"context"
 	"errors"
 	"net/http"
 
@@ -219,45 +220,34 @@ type updateBody struct {
 }
 
 func (h *Sessions) update(w http.ResponseWriter, r *http.Request) (int, any, error) {
-	var body updateBody
-	if err := Decode(r, &body, false); err != nil {
-		return 0, nil, err
-	}
-	acct, id := AccountFrom(r.Context()).ID, r.PathValue("id")
-	p := metadataOnUpdate(body.Metadata)
-	if p == nil {
-		s, err := h.Service.Get(r.Context(), acct, id)
-		if err != nil {
-			return 0, nil, err
-		}
-		return http.StatusOK, PresentSession(s, h.Service.Rooms.PublicURL()), nil
-	}
-	s, err := h.Service.UpdateMetadata(r.Context(), acct, id, *p)
-	if err != nil {
-		return 0, nil, err
-	}
-	return http.StatusOK, PresentSession(s, h.Service.Rooms.PublicURL()), nil
+	return patchMetadata(r, h.Service.Get, h.Service.UpdateMetadata,
+		func(s session.Session) any { return PresentSession(s, h.Service.Rooms.PublicURL()) })
 }
 
 func (h *Sessions) updateCall(w http.ResponseWriter, r *http.Request) (int, any, error) {
+	return patchMetadata(r, h.calls().Get, h.Service.UpdateCallMetadata, func(c call.Call) any { return PresentCall(c) })
+}
+
+// patchMetadata answers a PATCH whose one field is metadata: the record of the path's id
+// after update applied the body's metadata, or as get reads it when the body has none.
+func patchMetadata[T any](r *http.Request, get func(ctx context.Context, accountID, id string) (T, error),
+	update func(ctx context.Context, accountID, id string, p metadata.Patch) (T, error), present func(T) any) (int, any, error) {
 	var body updateBody
 	if err := Decode(r, &body, false); err != nil {
 		return 0, nil, err
 	}
 	acct, id := AccountFrom(r.Context()).ID, r.PathValue("id")
-	p := metadataOnUpdate(body.Metadata)
-	if p == nil {
-		c, err := h.calls().Get(r.Context(), acct, id)
-		if err != nil {
-			return 0, nil, err
-		}
-		return http.StatusOK, PresentCall(c), nil
+	var v T
+	var err error
+	if p := metadataOnUpdate(body.Metadata); p == nil {
+		v, err = get(r.Context(), acct, id)
+	} else {
+		v, err = update(r.Context(), acct, id, *p)
 	}
-	c, err := h.Service.UpdateCallMetadata(r.Context(), acct, id, *p)
 	if err != nil {
 		return 0, nil, err
 	}
-	return http.StatusOK, PresentCall(c), nil
+	return http.StatusOK, present(v), nil
 }
 
 func (h *Sessions) delete(w http.ResponseWriter, r *http.Request) (int, any, error) {
