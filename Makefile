@@ -57,7 +57,7 @@ fuzz:
 ## bench: the benchmarks, each beside its baseline in the same run
 bench: deps
 	@echo "== POST /v1/sessions through the HTTP stack beside bare LiveKit CreateRoom + token mint"
-	$(GO) test -run '^$$' -bench BenchmarkSessionCreate -benchtime 200x ./shared/session/
+	$(GO) test -run '^$$' -bench BenchmarkSessionCreate -benchtime 1000x ./shared/session/
 	$(GO) test -run '^$$' -bench BenchmarkAPIRoundTrip -benchtime 1000x ./shared/session/
 	@echo "== each Lambda: binary size and cold start beside the local stack serving the same request"
 	$(MAKE) bench-functions

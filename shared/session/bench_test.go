@@ -38,7 +38,7 @@ import (
 // The dialled handle rings for the whole run, so no party joins and the figures are the
 // control plane's, not the media bots'. Sessions and rooms are removed after the run.
 //
-//	go test -run '^$' -bench BenchmarkSessionCreate -benchtime 200x ./shared/session/
+//	go test -run '^$' -bench BenchmarkSessionCreate -benchtime 1000x ./shared/session/
 func BenchmarkSessionCreate(b *testing.B) {
 	st := sessiontest.Start(b, sessiontest.Options{RingDelay: time.Hour, MaxConcurrentSessions: 10000})
 	ctx := context.Background()
