@@ -10,6 +10,7 @@ package sqlite
 import (
 	"context"
 	"database/sql"
+	"database/sql/driver"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -42,6 +43,9 @@ type Store struct {
 	closeErr  error
 }
 
+// busyTimeout is how long a statement waits for SQLite's locks held by another process.
+const busyTimeout = 10 * time.Second
+
 // CheckpointEvery is how often the store copies its write-ahead log into the database
 // file, beside the requests. Left to SQLite, the copy runs inside whichever commit takes
 // the log past 1000 pages, and that request waits for it: every 70th session create or
@@ -57,7 +61,7 @@ const MaxLogFrames = 10000
 // date.
 func Open(ctx context.Context, path string) (*Store, error) {
 	q := url.Values{}
-	q.Add("_pragma", "busy_timeout(10000)")
+	q.Add("_pragma", fmt.Sprintf("busy_timeout(%d)", busyTimeout.Milliseconds()))
 	q.Add("_pragma", "journal_mode(WAL)")
 	q.Add("_pragma", "synchronous(NORMAL)")
 	q.Add("_pragma", "foreign_keys(1)")
@@ -101,9 +105,31 @@ func (s *Store) checkpointer() {
 		if err := s.db.QueryRow(`PRAGMA wal_checkpoint(PASSIVE)`).Scan(&busy, &frames, &copied); err != nil || frames < MaxLogFrames {
 			continue // a failed pass is tried again at the next tick
 		}
-		s.wmu.Lock()
-		s.db.Exec(`PRAGMA wal_checkpoint(TRUNCATE)`)
-		s.wmu.Unlock()
+		s.truncateLog()
+	}
+}
+
+// truncateWait bounds how long a truncation waits for readers (and so holds writers
+// back); one that cannot finish in time is tried again at the next tick.
+const truncateWait = 100 * time.Millisecond
+
+// truncateLog copies the whole log in and truncates it, on a connection of its own that
+// waits at most truncateWait for readers.
+func (s *Store) truncateLog() {
+	ctx := context.Background()
+	conn, err := s.db.Conn(ctx)
+	if err != nil {
+		return
+	}
+	defer conn.Close()
+	if _, err := conn.ExecContext(ctx, fmt.Sprintf(`PRAGMA busy_timeout = %d`, truncateWait.Milliseconds())); err != nil {
+		return
+	}
+	s.wmu.Lock()
+	conn.ExecContext(ctx, `PRAGMA wal_checkpoint(TRUNCATE)`)
+	s.wmu.Unlock()
+	if _, err := conn.ExecContext(ctx, fmt.Sprintf(`PRAGMA busy_timeout = %d`, busyTimeout.Milliseconds())); err != nil {
+		conn.Raw(func(any) error { return driver.ErrBadConn }) // not back to the pool with the short wait
 	}
 }
 
