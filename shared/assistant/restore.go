@@ -2,8 +2,6 @@ package assistant
 
 import (
 	"context"
-
-	"github.com/bridgeline/bridgeline/shared/apierr"
 )
 
 // Draft is the draft a version was published from: its content, without the name (the
@@ -22,18 +20,5 @@ func (v Version) Draft() Draft {
 // Errors: parameter_missing (version_id); resource_not_found for an unknown assistant or a
 // version that is not this assistant's; assistant_archived.
 func (s *Service) RestoreDraft(ctx context.Context, accountID, id, versionID string) (Assistant, error) {
-	if versionID == "" {
-		return Assistant{}, apierr.Missing("version_id")
-	}
-	return s.mutate(ctx, accountID, id, func(a *Assistant) error {
-		if a.Status == StatusArchived {
-			return archived(id)
-		}
-		v, err := a.namedVersion(versionID)
-		if err != nil {
-			return err
-		}
-		a.Draft = v.Draft()
-		return nil
-	})
+	return s.withNamedVersion(ctx, accountID, id, versionID, func(a *Assistant, v Version) { a.Draft = v.Draft() })
 }

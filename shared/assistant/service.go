@@ -176,20 +176,11 @@ func (s *Service) Publish(ctx context.Context, accountID, id string) (Assistant,
 	}
 }
 
-// namedVersion is the version a request names as version_id; one the assistant does not
-// have is resource_not_found on version_id.
-func (a *Assistant) namedVersion(versionID string) (Version, error) {
-	for _, v := range a.Versions {
-		if v.ID == versionID {
-			return v, nil
-		}
-	}
-	return Version{}, apierr.Param(apierr.CodeResourceNotFound, "version_id",
-		fmt.Sprintf("assistant %s has no version %q", a.ID, versionID))
-}
-
-// Activate makes a published version the one the next call uses.
-func (s *Service) Activate(ctx context.Context, accountID, id, versionID string) (Assistant, error) {
+// withNamedVersion applies apply to an assistant that is not archived and the version the
+// request names as version_id, and saves the assistant. Errors: parameter_missing
+// (version_id); resource_not_found for an unknown assistant or a version the assistant
+// does not have (on version_id); assistant_archived.
+func (s *Service) withNamedVersion(ctx context.Context, accountID, id, versionID string, apply func(*Assistant, Version)) (Assistant, error) {
 	if versionID == "" {
 		return Assistant{}, apierr.Missing("version_id")
 	}
@@ -197,13 +188,20 @@ func (s *Service) Activate(ctx context.Context, accountID, id, versionID string)
 		if a.Status == StatusArchived {
 			return archived(id)
 		}
-		v, err := a.namedVersion(versionID)
-		if err != nil {
-			return err
+		for _, v := range a.Versions {
+			if v.ID == versionID {
+				apply(a, v)
+				return nil
+			}
 		}
-		a.ActiveVersionID = v.ID
-		return nil
+		return apierr.Param(apierr.CodeResourceNotFound, "version_id",
+			fmt.Sprintf("assistant %s has no version %q", a.ID, versionID))
 	})
+}
+
+// Activate makes a published version the one the next call uses.
+func (s *Service) Activate(ctx context.Context, accountID, id, versionID string) (Assistant, error) {
+	return s.withNamedVersion(ctx, accountID, id, versionID, func(a *Assistant, v Version) { a.ActiveVersionID = v.ID })
 }
 
 // Duplicate makes a new active assistant whose draft copies the source's, with no versions.
