@@ -55,6 +55,20 @@ func waitSimCall(t *testing.T, st *sessiontest.Stack, id, status string) platfor
 	return c
 }
 
+// incomingReceiver is a receiver of the tenant's call.incoming, through a webhook endpoint
+// it creates; the test says how it answers (AnswerIncoming).
+func incomingReceiver(t *testing.T, st *sessiontest.Stack) *eventtest.Receiver {
+	t.Helper()
+	recv := eventtest.NewReceiver(t)
+	var ep struct {
+		Secret string `json:"secret"`
+	}
+	sessiontest.Must(t, st.Do(t, http.MethodPost, "/v1/webhook_endpoints", map[string]any{"url": recv.URL, "events": []string{"call.incoming"}}, &ep),
+		http.StatusCreated, "create endpoint")
+	recv.SetSecret(ep.Secret)
+	return recv
+}
+
 func patchLine(t *testing.T, st *sessiontest.Stack, handle string, body map[string]any) {
 	t.Helper()
 	sessiontest.Must(t, st.Do(t, http.MethodPatch, "/v1/lines/"+st.Lines[handle].ID, body, nil), http.StatusOK, "PATCH line")
@@ -118,13 +132,7 @@ func TestInboundCustomerDecides(t *testing.T) {
 		t.Errorf("unasked call = %+v, want declined, decision_timeout", c)
 	}
 
-	recv := eventtest.NewReceiver(t)
-	var ep struct {
-		Secret string `json:"secret"`
-	}
-	sessiontest.Must(t, st.Do(t, http.MethodPost, "/v1/webhook_endpoints", map[string]any{"url": recv.URL, "events": []string{"call.incoming"}}, &ep),
-		http.StatusCreated, "create endpoint")
-	recv.SetSecret(ep.Secret)
+	recv := incomingReceiver(t, st)
 	action := "accept"
 	recv.AnswerIncoming(func(callevent.CallIncoming) string { return action })
 
@@ -179,13 +187,7 @@ func TestInboundCustomerDecides(t *testing.T) {
 func TestDeclineThroughTheAPI(t *testing.T) {
 	st := tenant(t)
 	patchLine(t, st, st.Handles[0], map[string]any{"inbound_mode": "customer_decides", "decision_timeout_seconds": 15})
-	recv := eventtest.NewReceiver(t)
-	var ep struct {
-		Secret string `json:"secret"`
-	}
-	sessiontest.Must(t, st.Do(t, http.MethodPost, "/v1/webhook_endpoints", map[string]any{"url": recv.URL, "events": []string{"call.incoming"}}, &ep),
-		http.StatusCreated, "create endpoint")
-	recv.SetSecret(ep.Secret)
+	recv := incomingReceiver(t, st)
 	recv.AnswerIncoming(func(callevent.CallIncoming) string { return "" }) // the answer comes through the API
 
 	sc := placeCall(t, st, st.Handles[0], "video")

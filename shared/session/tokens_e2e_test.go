@@ -156,13 +156,7 @@ func TestHandedOverCallWatchOnly(t *testing.T) {
 	publishAssistant(t, st, "Front desk", "Hello there.", "ava_theo")
 	patchLine(t, st, st.Handles[0], map[string]any{"inbound_mode": "customer_decides", "decision_timeout_seconds": 3,
 		"on_decision_timeout": "assistant"})
-	recv := eventtest.NewReceiver(t)
-	var ep struct {
-		Secret string `json:"secret"`
-	}
-	sessiontest.Must(t, st.Do(t, http.MethodPost, "/v1/webhook_endpoints", map[string]any{"url": recv.URL, "events": []string{"call.incoming"}}, &ep),
-		http.StatusCreated, "create endpoint")
-	recv.SetSecret(ep.Secret)
+	recv := incomingReceiver(t, st)
 	recv.AnswerIncoming(func(callevent.CallIncoming) string { return "" }) // nobody decides
 
 	sc := placeCall(t, st, st.Handles[0], "audio")

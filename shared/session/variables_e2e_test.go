@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/bridgeline/bridgeline/events/callevent"
-	"github.com/bridgeline/bridgeline/events/eventtest"
 	"github.com/bridgeline/bridgeline/mediafleet/platformsim"
 	"github.com/bridgeline/bridgeline/mediafleet/worker"
 	"github.com/bridgeline/bridgeline/shared/call"
@@ -92,13 +91,7 @@ func TestAssistantAnswerAfterArchive(t *testing.T) {
 	st := tenant(t)
 	a := publishAssistant(t, st, "Gone desk", variableGreeting, "ava_iris")
 	patchLine(t, st, st.Handles[0], map[string]any{"inbound_mode": "customer_decides", "decision_timeout_seconds": 15})
-	recv := eventtest.NewReceiver(t)
-	var ep struct {
-		Secret string `json:"secret"`
-	}
-	sessiontest.Must(t, st.Do(t, http.MethodPost, "/v1/webhook_endpoints", map[string]any{"url": recv.URL, "events": []string{"call.incoming"}}, &ep),
-		http.StatusCreated, "create endpoint")
-	recv.SetSecret(ep.Secret)
+	recv := incomingReceiver(t, st)
 	recv.AnswerIncoming(func(callevent.CallIncoming) string { return "" }) // the answer comes through the API
 
 	sc := placeCall(t, st, st.Handles[0], "audio")
