@@ -33,6 +33,7 @@ test: deps lint unit fuzz
 deps:
 	bash scripts/install-media-deps.sh
 	bash scripts/build-livekit-server.sh >/dev/null
+	bash scripts/build-livekit-sip.sh >/dev/null
 	bash scripts/install-speech-models.sh >/dev/null
 	bash scripts/dynamodb-local.sh install >/dev/null
 	bash scripts/install-browser.sh >/dev/null
