@@ -46,6 +46,14 @@ func parseProtoDuration(s string) time.Duration {
 	return d
 }
 
+// nonEmpty is s, or nil when empty: answers with defaults emitted carry [] for an empty list.
+func nonEmpty(s []string) []string {
+	if len(s) == 0 {
+		return nil
+	}
+	return s
+}
+
 // inboundTrunkJSON is livekit.SIPInboundTrunkInfo.
 type inboundTrunkJSON struct {
 	SIPTrunkID       string   `json:"sip_trunk_id,omitempty"`
@@ -82,8 +90,8 @@ func inboundToJSON(t rtc.SIPInboundTrunk) inboundTrunkJSON {
 }
 
 func (t inboundTrunkIn) trunk() rtc.SIPInboundTrunk {
-	return rtc.SIPInboundTrunk{ID: t.SIPTrunkID, Name: t.Name, Metadata: t.Metadata, Numbers: t.Numbers,
-		AllowedAddresses: t.AllowedAddresses, AllowedNumbers: t.AllowedNumbers,
+	return rtc.SIPInboundTrunk{ID: t.SIPTrunkID, Name: t.Name, Metadata: t.Metadata, Numbers: nonEmpty(t.Numbers),
+		AllowedAddresses: nonEmpty(t.AllowedAddresses), AllowedNumbers: nonEmpty(t.AllowedNumbers),
 		AuthUsername: t.AuthUsername, AuthPassword: t.AuthPassword,
 		RingingTimeout: parseProtoDuration(t.RingingTimeout), MaxCallDuration: parseProtoDuration(t.MaxCallDuration)}
 }
@@ -135,7 +143,7 @@ func outboundToJSON(t rtc.SIPOutboundTrunk) (outboundTrunkJSON, error) {
 
 func (t outboundTrunkIn) trunk() rtc.SIPOutboundTrunk {
 	out := rtc.SIPOutboundTrunk{ID: t.SIPTrunkID, Name: t.Name, Metadata: t.Metadata, Address: t.Address,
-		Numbers: t.Numbers, AuthUsername: t.AuthUsername, AuthPassword: t.AuthPassword}
+		Numbers: nonEmpty(t.Numbers), AuthUsername: t.AuthUsername, AuthPassword: t.AuthPassword}
 	name := enumName(t.Transport, sipTransportNumbers)
 	for k, v := range transports {
 		if v == name {
@@ -179,7 +187,10 @@ func ruleToJSON(r rtc.SIPDispatchRule) (dispatchRuleJSON, error) {
 }
 
 func (r dispatchRuleIn) rule() (rtc.SIPDispatchRule, error) {
-	out := rtc.SIPDispatchRule{ID: r.SIPDispatchRuleID, TrunkIDs: r.TrunkIDs, Name: r.Name, Metadata: r.Metadata, Attributes: r.Attributes}
+	out := rtc.SIPDispatchRule{ID: r.SIPDispatchRuleID, TrunkIDs: nonEmpty(r.TrunkIDs), Name: r.Name, Metadata: r.Metadata}
+	if len(r.Attributes) > 0 {
+		out.Attributes = r.Attributes
+	}
 	if len(r.Rule) == 0 || string(r.Rule) == "null" {
 		return out, nil
 	}
@@ -230,17 +241,31 @@ func (c *Client) UpdateSIPInboundTrunk(ctx context.Context, t rtc.SIPInboundTrun
 
 // ListSIPInboundTrunks lists every inbound trunk.
 func (c *Client) ListSIPInboundTrunks(ctx context.Context) ([]rtc.SIPInboundTrunk, error) {
-	var res struct {
-		Items []inboundTrunkIn `json:"items"`
-	}
-	if err := c.callAs(ctx, c.hc, sipService, "ListSIPInboundTrunk", sipAdmin, struct{}{}, &res); err != nil {
+	items, err := c.list(ctx, "ListSIPInboundTrunk")
+	if err != nil {
 		return nil, fmt.Errorf("rtc: list inbound trunks: %w", err)
 	}
-	out := make([]rtc.SIPInboundTrunk, 0, len(res.Items))
-	for _, t := range res.Items {
+	out := make([]rtc.SIPInboundTrunk, 0, len(items))
+	for _, raw := range items {
+		var t inboundTrunkIn
+		if err := decodeProtoJSON(raw, &t); err != nil {
+			return nil, fmt.Errorf("rtc: list inbound trunks: %w", err)
+		}
 		out = append(out, t.trunk())
 	}
 	return out, nil
+}
+
+// list calls a List method of the SIP service and returns its items, each still in
+// protobuf's JSON (whose field names decodeProtoJSON folds: Twirp answers proto names).
+func (c *Client) list(ctx context.Context, method string) ([]json.RawMessage, error) {
+	var res struct {
+		Items []json.RawMessage `json:"items"`
+	}
+	if err := c.callAs(ctx, c.hc, sipService, method, sipAdmin, struct{}{}, &res); err != nil {
+		return nil, err
+	}
+	return res.Items, nil
 }
 
 // CreateSIPOutboundTrunk stores a new outbound trunk.
@@ -272,14 +297,16 @@ func (c *Client) UpdateSIPOutboundTrunk(ctx context.Context, t rtc.SIPOutboundTr
 
 // ListSIPOutboundTrunks lists every outbound trunk.
 func (c *Client) ListSIPOutboundTrunks(ctx context.Context) ([]rtc.SIPOutboundTrunk, error) {
-	var res struct {
-		Items []outboundTrunkIn `json:"items"`
-	}
-	if err := c.callAs(ctx, c.hc, sipService, "ListSIPOutboundTrunk", sipAdmin, struct{}{}, &res); err != nil {
+	items, err := c.list(ctx, "ListSIPOutboundTrunk")
+	if err != nil {
 		return nil, fmt.Errorf("rtc: list outbound trunks: %w", err)
 	}
-	out := make([]rtc.SIPOutboundTrunk, 0, len(res.Items))
-	for _, t := range res.Items {
+	out := make([]rtc.SIPOutboundTrunk, 0, len(items))
+	for _, raw := range items {
+		var t outboundTrunkIn
+		if err := decodeProtoJSON(raw, &t); err != nil {
+			return nil, fmt.Errorf("rtc: list outbound trunks: %w", err)
+		}
 		out = append(out, t.trunk())
 	}
 	return out, nil
@@ -324,15 +351,17 @@ func (c *Client) UpdateSIPDispatchRule(ctx context.Context, r rtc.SIPDispatchRul
 
 // ListSIPDispatchRules lists every dispatch rule.
 func (c *Client) ListSIPDispatchRules(ctx context.Context) ([]rtc.SIPDispatchRule, error) {
-	var res struct {
-		Items []dispatchRuleIn `json:"items"`
-	}
-	if err := c.callAs(ctx, c.hc, sipService, "ListSIPDispatchRule", sipAdmin, struct{}{}, &res); err != nil {
+	items, err := c.list(ctx, "ListSIPDispatchRule")
+	if err != nil {
 		return nil, fmt.Errorf("rtc: list dispatch rules: %w", err)
 	}
-	out := make([]rtc.SIPDispatchRule, 0, len(res.Items))
-	for _, it := range res.Items {
-		r, err := it.rule()
+	out := make([]rtc.SIPDispatchRule, 0, len(items))
+	for _, raw := range items {
+		var in dispatchRuleIn
+		if err := decodeProtoJSON(raw, &in); err != nil {
+			return nil, fmt.Errorf("rtc: list dispatch rules: %w", err)
+		}
+		r, err := in.rule()
 		if err != nil {
 			return nil, fmt.Errorf("rtc: list dispatch rules: %w", err)
 		}

@@ -67,7 +67,8 @@ func sipServer(t *testing.T, wires map[string]sipWire) *lkhttp.Client {
 			io.WriteString(w, `{"code":"not_found","msg":"object cannot be found"}`)
 			return
 		}
-		out, _ := protojson.Marshal(wire.answer)
+		// What livekit-server's Twirp handlers write: proto field names, defaults emitted.
+		out, _ := (protojson.MarshalOptions{UseProtoNames: true, EmitUnpopulated: true}).Marshal(wire.answer)
 		w.Header().Set("Content-Type", "application/json")
 		w.Write(out)
 	}))
