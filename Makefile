@@ -72,6 +72,8 @@ bench: deps
 	$(GO) test -run '^$$' -bench Window -benchtime 2000x ./mediafleet/vad
 	$(GO) test -run '^$$' -bench Sphinx -benchtime 10x ./mediafleet/stt
 	$(GO) test -run '^$$' -bench FirstAudio -benchtime 30x ./mediafleet/tts/flite
+	@echo "== SIP bridge: INVITE to SIP participant joined, livekit-sip CPU and memory per call beside idle"
+	$(GO) test -run '^$$' -bench SIPInboundCall -benchtime 5x ./e2e/sipengine/
 	@echo "== events: event to receipt beside a bare signed POST, deliveries/s, ring to call.incoming"
 	$(GO) test -run '^$$' -bench . -benchtime 300x ./events/delivery ./events/decision
 	$(GO) test -run '^$$' -bench BenchmarkStackEvents -benchtime 50x ./cmd/bridgeline
