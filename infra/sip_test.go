@@ -37,7 +37,7 @@ type sipConfig struct {
 	WSURL       string `yaml:"ws_url"`
 	SIPPort     int    `yaml:"sip_port"`
 	SIPHostname string `yaml:"sip_hostname"`
-	TLS     struct {
+	TLS         struct {
 		Port  int `yaml:"port"`
 		Certs []struct {
 			CertFile string `yaml:"cert_file"`
