@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -204,6 +205,10 @@ func (w *watcher) sipJoined(ctx context.Context, t testing.TB) (string, time.Tim
 	return id, w.joined[id]
 }
 
+// sdpAnswer finds the connection address of livekit-sip's SDP (session name LiveKit) in
+// its log, where the SDP's line ends are written \r\n.
+var sdpAnswer = regexp.MustCompile(`s=LiveKit\\r\\nc=IN IP4 ([0-9.]+)`)
+
 func heardRoom(b *callerbot.Bot, since time.Time) tts.PCM {
 	return tts.PCM{Rate: callerbot.HearRate, Samples: b.Heard(since)}
 }
@@ -253,8 +258,12 @@ func TestInboundCall(t *testing.T) {
 		t.Errorf("DTMF in the room = %v, want [5 #]", digits)
 	}
 
-	// The bridge advertises the loopback address it listens on: the phone's RTP comes
-	// from 127.0.0.1, not from the machine's first other address.
+	// The bridge advertises the loopback address it listens on (nat_1_to_1_ip): its SDP
+	// answer, which its debug log quotes, names 127.0.0.1, not the machine's first other
+	// address; and the phone's RTP comes from there.
+	if m := sdpAnswer.FindStringSubmatch(r.e.SIP.LogTail(1 << 20)); m == nil || m[1] != "127.0.0.1" {
+		t.Errorf("the bridge's SDP answer has connection address %v, want 127.0.0.1", m)
+	}
 	if log := phone.Log(); !strings.Contains(log, "receiving from 127.0.0.1:") {
 		t.Errorf("phone's RTP does not come from 127.0.0.1:\n%s", log)
 	}
