@@ -84,19 +84,32 @@ func strs(v any) []string {
 // never stop a node before its replacement runs, and instances with a server are
 // protected from scale-in.
 func livekitDrainProblems(tpl *cfn.Template) []string {
+	return nodeDrainProblems(tpl, "LiveKitTask", "livekit-server", "LiveKitService", "NodeCount")
+}
+
+// sipDrainProblems is the same for livekit-sip's calls (sip-fleet.yaml).
+func sipDrainProblems(tpl *cfn.Template) []string {
+	return nodeDrainProblems(tpl, "SipTask", "livekit-sip", "SipService", "SipNodeCount")
+}
+
+// nodeDrainProblems checks a fleet of one server per EC2 instance: the container named
+// name in task is killed no sooner than the longest session after SIGTERM, service's
+// deploys start replacements first (and NodeGroup can hold them: countParam's largest
+// value at MaximumPercent), and instances are protected from scale-in.
+func nodeDrainProblems(tpl *cfn.Template, task, name, service, countParam string) []string {
 	var probs []string
 	param := tpl.Parameters["MaxSessionMinutes"]
 	allowed := strs(param["AllowedValues"])
 	if param == nil || len(allowed) == 0 {
 		return []string{"parameter MaxSessionMinutes with AllowedValues is missing"}
 	}
-	c := containerNamed(tpl, "LiveKitTask", "livekit-server")
+	c := containerNamed(tpl, task, name)
 	if c == nil {
-		return []string{"no livekit-server container in LiveKitTask"}
+		return []string{fmt.Sprintf("no %s container in %s", name, task)}
 	}
 	want := `{"Fn::FindInMap":["SessionDrain",{"Ref":"MaxSessionMinutes"},"StopTimeoutSeconds"]}`
 	if got, _ := json.Marshal(c["StopTimeout"]); string(got) != want {
-		probs = append(probs, fmt.Sprintf("livekit-server StopTimeout = %s, want %s", got, want))
+		probs = append(probs, fmt.Sprintf("%s StopTimeout = %s, want %s", name, got, want))
 	}
 	drain := tpl.Mappings["SessionDrain"]
 	for _, m := range allowed {
@@ -119,17 +132,17 @@ func livekitDrainProblems(tpl *cfn.Template) []string {
 	if d, ok := param["Default"]; !ok || !containsString(allowed, fmt.Sprint(d)) {
 		probs = append(probs, fmt.Sprintf("MaxSessionMinutes default %v is not one of its allowed values", d))
 	}
-	svc := tpl.Resources["LiveKitService"].Properties
+	svc := tpl.Resources[service].Properties
 	dc, _ := svc["DeploymentConfiguration"].(map[string]any)
 	if minHealthy, _ := number(dc["MinimumHealthyPercent"]); minHealthy < 100 {
-		probs = append(probs, fmt.Sprintf("LiveKitService MinimumHealthyPercent = %v: a deploy stops nodes before their replacements run", dc["MinimumHealthyPercent"]))
+		probs = append(probs, fmt.Sprintf("%s MinimumHealthyPercent = %v: a deploy stops nodes before their replacements run", service, dc["MinimumHealthyPercent"]))
 	}
 	if maxPct, _ := number(dc["MaximumPercent"]); maxPct <= 100 {
-		probs = append(probs, fmt.Sprintf("LiveKitService MaximumPercent = %v: a deploy cannot start a replacement beside a draining node", dc["MaximumPercent"]))
+		probs = append(probs, fmt.Sprintf("%s MaximumPercent = %v: a deploy cannot start a replacement beside a draining node", service, dc["MaximumPercent"]))
 	}
 	// One server per instance: a deploy at MaximumPercent needs that many instances.
 	maxPct, _ := number(dc["MaximumPercent"])
-	maxNodes, _ := number(tpl.Parameters["NodeCount"]["MaxValue"])
+	maxNodes := largestValue(tpl.Parameters[countParam])
 	if asgMax, _ := number(tpl.Resources["NodeGroup"].Properties["MaxSize"]); asgMax < maxNodes*maxPct/100 {
 		probs = append(probs, fmt.Sprintf("NodeGroup MaxSize %v cannot hold %v nodes at %v%% during a deploy", asgMax, maxNodes, maxPct))
 	}
@@ -141,6 +154,20 @@ func livekitDrainProblems(tpl *cfn.Template) []string {
 		probs = append(probs, "CapacityProvider without managed termination protection: scale-in can terminate an instance with live rooms")
 	}
 	return probs
+}
+
+// largestValue is a Number parameter's MaxValue, or the largest of its AllowedValues.
+func largestValue(p map[string]any) float64 {
+	if n, ok := number(p["MaxValue"]); ok {
+		return n
+	}
+	largest := 0.0
+	for _, v := range p["AllowedValues"].([]any) {
+		if n, ok := number(v); ok && n > largest {
+			largest = n
+		}
+	}
+	return largest
 }
 
 func containsString(s []string, v string) bool {
@@ -434,6 +461,7 @@ func reachProblems(tpl *cfn.Template) []string {
 func TestFleetPolicies(t *testing.T) {
 	livekitFleet := load(t, "livekit-fleet.yaml")
 	personaFleet := load(t, "persona-fleet.yaml")
+	sipFleet := load(t, "sip-fleet.yaml")
 	control := load(t, "../template.yaml")
 	type check func(*cfn.Template) []string
 	tests := []struct {
@@ -515,6 +543,52 @@ func TestFleetPolicies(t *testing.T) {
 				}
 			}
 		}},
+		{name: "sip drain", tpl: sipFleet, check: sipDrainProblems},
+		{name: "sip drain: two minutes", tpl: sipFleet, check: sipDrainProblems, breaks: func(tpl *cfn.Template) {
+			containerNamed(tpl, "SipTask", "livekit-sip")["StopTimeout"] = float64(120)
+		}},
+		{name: "sip drain: a deploy that stops nodes first", tpl: sipFleet, check: sipDrainProblems, breaks: func(tpl *cfn.Template) {
+			tpl.Resources["SipService"].Properties["DeploymentConfiguration"] = map[string]any{"MinimumHealthyPercent": float64(0), "MaximumPercent": float64(100)}
+		}},
+		{name: "sip drain: no room for replacements", tpl: sipFleet, check: sipDrainProblems, breaks: func(tpl *cfn.Template) {
+			tpl.Resources["NodeGroup"].Properties["MaxSize"] = "2"
+		}},
+		{name: "sip desired capacity", tpl: sipFleet, check: desiredCountProblems},
+		{name: "sip desired capacity: pinned", tpl: sipFleet, check: desiredCountProblems, breaks: func(tpl *cfn.Template) {
+			tpl.Resources["NodeGroup"].Properties["DesiredCapacity"] = map[string]any{"Ref": "SipNodeCount"}
+		}},
+		{name: "sip redis auth", tpl: sipFleet, check: sipRedisProblems},
+		{name: "sip redis auth: token not given to livekit-sip", tpl: sipFleet, check: sipRedisProblems, breaks: func(tpl *cfn.Template) {
+			c := containerNamed(tpl, "SipTask", "livekit-sip")
+			c["Secrets"] = c["Secrets"].([]any)[:1]
+		}},
+		{name: "sip redis auth: role cannot read the token", tpl: sipFleet, check: sipRedisProblems, breaks: func(tpl *cfn.Template) {
+			for _, p := range list(tpl.Resources["TaskExecutionRole"].Properties["Policies"]) {
+				for _, s := range list(p["PolicyDocument"].(map[string]any)["Statement"]) {
+					s["Resource"] = map[string]any{"Ref": "LiveKitCredentialsArn"}
+				}
+			}
+		}},
+		{name: "sip redis auth: plain text to Redis", tpl: sipFleet, check: sipRedisProblems, breaks: func(tpl *cfn.Template) {
+			for _, e := range list(containerNamed(tpl, "SipTask", "livekit-sip")["Environment"]) {
+				if e["Name"] == "SIP_CONFIG" {
+					v := e["Value"].(map[string]any)
+					v["Fn::Sub"] = strings.Replace(v["Fn::Sub"].(string), "enabled: true", "enabled: false", 1)
+				}
+			}
+		}},
+		{name: "sip address pool", tpl: sipFleet, check: sipAddressProblems},
+		{name: "sip address pool: too small for a deploy", tpl: sipFleet, check: sipAddressProblems, breaks: func(tpl *cfn.Template) {
+			delete(tpl.Resources, "SipAddress4")
+		}},
+		{name: "sip address pool: nodes may take any address", tpl: sipFleet, check: sipAddressProblems, breaks: func(tpl *cfn.Template) {
+			for _, p := range list(tpl.Resources["NodeRole"].Properties["Policies"]) {
+				for _, s := range list(p["PolicyDocument"].(map[string]any)["Statement"]) {
+					s["Resource"] = "*"
+				}
+			}
+		}},
+		{name: "sip session link", tpl: sipFleet, check: func(f *cfn.Template) []string { return sessionLinkProblems(control, f) }},
 		{name: "session link", tpl: livekitFleet, check: func(f *cfn.Template) []string { return sessionLinkProblems(control, f) }},
 		{name: "session link: fleet drains shorter than the control plane's longest session", tpl: livekitFleet,
 			check: func(f *cfn.Template) []string { return sessionLinkProblems(control, f) },

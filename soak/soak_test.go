@@ -647,7 +647,7 @@ func startStack(t *testing.T) *stack {
 		"BRIDGELINE_DATA="+data, "LIVEKIT_PORT="+strconv.Itoa(lkPort),
 		"LIVEKIT_RTC_TCP_PORT="+strconv.Itoa(livekittest.FreePort(t, "tcp")), "LIVEKIT_RTC_UDP_PORT="+strconv.Itoa(livekittest.FreePort(t, "udp")),
 		"LIVEKIT_API_KEY="+s.lkKey, "LIVEKIT_API_SECRET="+s.lkSec,
-		"PERSONA_WORKERS=0", "DEV_API_KEY="+key, "RATE_LIMIT_RPS=0", "WEBHOOK_ALLOW_LOOPBACK=1",
+		"PERSONA_WORKERS=0", "DEV_API_KEY="+key, "RATE_LIMIT_RPS=0", "WEBHOOK_ALLOW_LOOPBACK=1", "SIP_PORT=off",
 		"PPROF_ADDR="+s.pprof)
 	cmd.Stdout, cmd.Stderr = s.logs, s.logs
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}

@@ -85,6 +85,9 @@ func newTestStack(t testing.TB) *testStack {
 		"LIVEKIT_PORT="+strconv.Itoa(lkPort), "LIVEKIT_RTC_TCP_PORT="+strconv.Itoa(livekittest.FreePort(t, "tcp")),
 		"LIVEKIT_RTC_UDP_PORT="+strconv.Itoa(livekittest.FreePort(t, "udp")), "PERSONA_WORKERS=0", "DEV_API_KEY="+key,
 		"RATE_LIMIT_RPS=0",
+		// The SIP bridge only where a test turns it on (sip_stack_test.go): port 5060 is
+		// one per machine, and these stacks need no Redis.
+		"SIP_PORT=off",
 		"WEBHOOK_ALLOW_LOOPBACK=1") // the receivers run on 127.0.0.1
 	return s
 }

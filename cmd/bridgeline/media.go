@@ -12,7 +12,9 @@ import (
 
 	"github.com/bridgeline/bridgeline/mediafleet/engines"
 	"github.com/bridgeline/bridgeline/mediafleet/livekitserver"
+	"github.com/bridgeline/bridgeline/mediafleet/livekitsip"
 	"github.com/bridgeline/bridgeline/mediafleet/platformsim"
+	"github.com/bridgeline/bridgeline/mediafleet/redisserver"
 	"github.com/bridgeline/bridgeline/mediafleet/worker"
 	"github.com/bridgeline/bridgeline/shared/config"
 	"github.com/bridgeline/bridgeline/shared/controlplane"
@@ -28,8 +30,8 @@ import (
 // sweepEvery is how often the local stack sweeps sessions past their limits.
 const sweepEvery = time.Second
 
-// startMedia starts the local stack's parts (livekit-server, the simulated platform,
-// persona workers), assembles the control plane over them (controlplane.New, with the
+// startMedia starts the local stack's parts (Redis, livekit-server and LiveKit's SIP
+// bridge unless SIP_PORT=off, the simulated platform, persona workers), assembles the control plane over them (controlplane.New, with the
 // local delivery worker over the store's outbox) and runs its delivery worker and
 // sweeper; the sim's /sim/ API joins the route table. The returned stop drains them in
 // order.
@@ -43,11 +45,30 @@ func startMedia(ctx context.Context, cfg config.Config, s store.Store, log *slog
 	fail := func(err error) (*controlplane.ControlPlane, func(), error) { stop(); return nil, nil, err }
 
 	apiURL := "http://" + cfg.Addr
-	lk, err := livekitserver.Start(context.WithoutCancel(ctx), livekitserver.Config{
+	lkConfig := livekitserver.Config{
 		Dir: filepath.Join(cfg.DataDir, "livekit"), APIKey: cfg.LiveKitAPIKey, APISecret: cfg.LiveKitSecret,
 		Port: cfg.LiveKitPort, RTCTCPPort: cfg.LiveKitTCPPort, RTCUDPPort: cfg.LiveKitUDPPort, Binary: cfg.LiveKitBinary,
 		WebhookURLs: []string{apiURL + httpapi.LiveKitWebhookPath}, WebhookEvents: rtc.ReceivedEvents, LogLevel: "warn",
-	})
+	}
+	var redis *redisserver.Server
+	if cfg.SIPPort != 0 {
+		// The SIP bridge and livekit-server meet in Redis: trunks, dispatch rules and the
+		// calls handed between them. A password made per start; loopback only.
+		var err error
+		redis, err = redisserver.Start(ctx, redisserver.Config{Dir: filepath.Join(cfg.DataDir, "redis")})
+		if err != nil {
+			return fail(err)
+		}
+		stops = append(stops, func() {
+			c, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			if err := redis.Stop(c); err != nil {
+				log.Warn("redis", "err", err)
+			}
+		})
+		lkConfig.RedisAddress, lkConfig.RedisPassword = redis.Addr(), redis.Password()
+	}
+	lk, err := livekitserver.Start(context.WithoutCancel(ctx), lkConfig)
 	if err != nil {
 		return fail(err)
 	}
@@ -59,6 +80,28 @@ func startMedia(ctx context.Context, cfg config.Config, s store.Store, log *slog
 		}
 	})
 	fmt.Printf("bridgeline: livekit-server on %s (log: %s)\n", lk.WSURL(), lk.LogPath())
+	if redis != nil {
+		sip, err := livekitsip.Start(context.WithoutCancel(ctx), livekitsip.Config{
+			Binary: cfg.LiveKitSIPBinary, Dir: filepath.Join(cfg.DataDir, "livekit-sip"),
+			APIKey: cfg.LiveKitAPIKey, APISecret: cfg.LiveKitSecret, WSURL: lk.WSURL(),
+			RedisAddress: redis.Addr(), RedisPassword: redis.Password(),
+			SIPPort: cfg.SIPPort, RTPPortStart: cfg.SIPRTPPortStart, RTPPortEnd: cfg.SIPRTPPortEnd,
+		})
+		if err != nil {
+			return fail(fmt.Errorf("%w (SIP_PORT=off runs the stack without it)", err))
+		}
+		stops = append(stops, func() {
+			// Calls in progress get 5 s to finish, then are hung up.
+			c, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			if err := sip.Stop(c); err != nil {
+				log.Warn("livekit-sip", "err", err)
+			}
+		})
+		fmt.Printf("bridgeline: SIP bridge (livekit-sip) on %s, UDP and TCP; RTP %d-%d (log: %s)\n",
+			sip.SIPAddr(), cfg.SIPRTPPortStart, cfg.SIPRTPPortEnd, sip.LogPath())
+		fmt.Printf("bridgeline: a SIP phone on this machine calls a SIP line as sip:<line number>@%s (README: Call a line from a SIP phone)\n", sip.SIPAddr())
+	}
 
 	rooms, err := lkapi.New(lkapi.Config{URL: cfg.LiveKitURL, PublicURL: cfg.LiveKitPublicURL,
 		APIKey: cfg.LiveKitAPIKey, APISecret: cfg.LiveKitSecret, TokenTTL: cfg.TokenTTL})

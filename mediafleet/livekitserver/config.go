@@ -46,8 +46,11 @@ type Config struct {
 	EmptyTimeout     time.Duration
 	DepartureTimeout time.Duration
 
-	// RedisAddress enables multi-node routing (and agent dispatch across nodes).
-	RedisAddress string
+	// RedisAddress enables multi-node routing (and agent dispatch across nodes), and is
+	// how livekit-server reaches livekit-sip (SIP trunks, rules and calls go through
+	// Redis). RedisPassword is its AUTH password.
+	RedisAddress  string
+	RedisPassword string
 
 	LogLevel string // debug | info | warn | error; default warn
 }
@@ -123,7 +126,8 @@ type webhookYAML struct {
 }
 
 type redisYAML struct {
-	Address string `yaml:"address"`
+	Address  string `yaml:"address"`
+	Password string `yaml:"password,omitempty"`
 }
 
 type webhookFilter struct {
@@ -176,7 +180,7 @@ func (c Config) YAML() ([]byte, error) {
 		}
 	}
 	if c.RedisAddress != "" {
-		y.Redis = &redisYAML{Address: c.RedisAddress}
+		y.Redis = &redisYAML{Address: c.RedisAddress, Password: c.RedisPassword}
 	}
 	return yaml.Marshal(y)
 }

@@ -8,22 +8,18 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"strconv"
-	"strings"
 	"syscall"
 	"time"
+
+	"github.com/bridgeline/bridgeline/mediafleet/internal/childproc"
 )
 
 // Server is a running livekit-server process.
 type Server struct {
 	cfg     Config
-	cmd     *exec.Cmd
-	done    chan struct{}
-	waitErr error
+	proc    *childproc.Process
 	tmpDir  bool
-	logPath string
 	readyAt time.Time
 }
 
@@ -50,14 +46,9 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 	if err := cfg.choosePorts(); err != nil {
 		return nil, err
 	}
-	s := &Server{cfg: cfg, done: make(chan struct{})}
-	if cfg.Dir == "" {
-		dir, err := os.MkdirTemp("", "livekit-")
-		if err != nil {
-			return nil, fmt.Errorf("livekit: %w", err)
-		}
-		s.cfg.Dir, s.tmpDir = dir, true
-	} else if err := os.MkdirAll(cfg.Dir, 0o700); err != nil {
+	s := &Server{cfg: cfg}
+	var err error
+	if s.cfg.Dir, s.tmpDir, err = childproc.Folder(cfg.Dir, "livekit"); err != nil {
 		return nil, fmt.Errorf("livekit: %w", err)
 	}
 	body, err := s.cfg.YAML()
@@ -68,37 +59,14 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 	if err := os.WriteFile(confPath, body, 0o600); err != nil {
 		return nil, fmt.Errorf("livekit: %w", err)
 	}
-	s.logPath = filepath.Join(s.cfg.Dir, "livekit-server.log")
-	logFile, err := os.OpenFile(s.logPath, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o600)
-	if err != nil {
+	if s.proc, err = childproc.Start(bin, []string{"--config", confPath}, nil, filepath.Join(s.cfg.Dir, "livekit-server.log")); err != nil {
 		return nil, fmt.Errorf("livekit: %w", err)
 	}
-	// Not CommandContext: Stop must be able to send SIGTERM and wait for the drain.
-	s.cmd = exec.Command(bin, "--config", confPath)
-	s.cmd.Stdout, s.cmd.Stderr = logFile, logFile
-	// Its own process group, so a Ctrl-C in the terminal reaches only the parent, which
-	// then stops the server in order.
-	s.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	if err := s.cmd.Start(); err != nil {
-		logFile.Close()
-		return nil, fmt.Errorf("livekit: start %s: %w", bin, err)
-	}
-	go func() {
-		s.waitErr = s.cmd.Wait()
-		logFile.Close()
-		close(s.done)
-	}()
 	if err := s.waitReady(ctx); err != nil {
-		s.kill()
+		s.proc.Kill()
 		return nil, fmt.Errorf("%w\n%s", err, s.LogTail(4096))
 	}
-	go func() {
-		select {
-		case <-ctx.Done():
-			s.kill()
-		case <-s.done:
-		}
-	}()
+	s.proc.KillWith(ctx)
 	return s, nil
 }
 
@@ -119,8 +87,8 @@ func (s *Server) waitReady(ctx context.Context) error {
 			}
 		}
 		select {
-		case <-s.done:
-			return fmt.Errorf("livekit: server exited before it was ready: %v", s.waitErr)
+		case <-s.proc.Done():
+			return fmt.Errorf("livekit: server exited before it was ready: %v", s.proc.Err())
 		case <-ctx.Done():
 			return fmt.Errorf("livekit: server not ready at %s: %w", s.HTTPURL(), ctx.Err())
 		case <-tick.C:
@@ -142,47 +110,21 @@ func (s *Server) WSURL() string {
 }
 
 // LogPath is the file the server's output goes to.
-func (s *Server) LogPath() string { return s.logPath }
+func (s *Server) LogPath() string { return s.proc.LogPath() }
 
 // LogTail returns up to the last n bytes of the server log.
-func (s *Server) LogTail(n int64) string {
-	f, err := os.Open(s.logPath)
-	if err != nil {
-		return ""
-	}
-	defer f.Close()
-	if st, err := f.Stat(); err == nil && st.Size() > n {
-		f.Seek(st.Size()-n, io.SeekStart)
-	}
-	b, _ := io.ReadAll(f)
-	return string(b)
-}
+func (s *Server) LogTail(n int64) string { return s.proc.LogTail(n) }
 
 // CPUTime is the CPU time (user and system) the server process has used so far, read
 // from /proc at the kernel's clock-tick resolution (10 ms); zero where /proc has no
 // such process.
-func (s *Server) CPUTime() time.Duration {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", s.cmd.Process.Pid))
-	if err != nil {
-		return 0
-	}
-	// Fields after the command name (which may hold spaces, inside parentheses):
-	// state is field 3, utime field 14 and stime field 15.
-	_, rest, ok := strings.Cut(string(b), ") ")
-	f := strings.Fields(rest)
-	if !ok || len(f) < 13 {
-		return 0
-	}
-	utime, err1 := strconv.ParseInt(f[11], 10, 64)
-	stime, err2 := strconv.ParseInt(f[12], 10, 64)
-	if err1 != nil || err2 != nil {
-		return 0
-	}
-	return time.Duration(utime+stime) * 10 * time.Millisecond
-}
+func (s *Server) CPUTime() time.Duration { return s.proc.CPUTime() }
+
+// RSS is the server process's resident memory in bytes.
+func (s *Server) RSS() int64 { return s.proc.RSS() }
 
 // Done is closed when the process has exited.
-func (s *Server) Done() <-chan struct{} { return s.done }
+func (s *Server) Done() <-chan struct{} { return s.proc.Done() }
 
 // Stop asks the server to drain (SIGTERM: it waits for participants to leave), forces it
 // (a second SIGTERM) when ctx ends, and kills it if that does not work either. It
@@ -194,73 +136,32 @@ func (s *Server) Stop(ctx context.Context) error {
 		}
 	}()
 	select {
-	case <-s.done:
+	case <-s.proc.Done():
 		return nil
 	default:
 	}
 	if wait := signalGrace - time.Since(s.readyAt); wait > 0 {
 		time.Sleep(wait)
 	}
-	s.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case <-s.done:
-		return nil
-	case <-ctx.Done():
+	if !s.proc.Stop(ctx, syscall.SIGTERM, syscall.SIGTERM) {
+		return errors.New("livekit: server did not stop; killed")
 	}
-	s.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case <-s.done:
-		return nil
-	case <-time.After(5 * time.Second):
-	}
-	s.kill()
-	return errors.New("livekit: server did not stop; killed")
-}
-
-func (s *Server) kill() {
-	s.cmd.Process.Kill()
-	<-s.done
+	return nil
 }
 
 // ResolveBinary finds livekit-server: $LIVEKIT_SERVER_BIN, else the repository's build
 // script (which builds once and caches).
 func ResolveBinary(ctx context.Context) (string, error) {
-	if p := os.Getenv("LIVEKIT_SERVER_BIN"); p != "" {
-		return p, nil
-	}
-	root, err := RepoRoot()
+	bin, err := childproc.Resolve(ctx, "LIVEKIT_SERVER_BIN", "build-livekit-server.sh")
 	if err != nil {
-		return "", err
+		return "", fmt.Errorf("livekit: %w", err)
 	}
-	cmd := exec.CommandContext(ctx, "bash", filepath.Join(root, "scripts", "build-livekit-server.sh"))
-	cmd.Stderr = os.Stderr
-	out, err := cmd.Output()
-	if err != nil {
-		return "", fmt.Errorf("livekit: build-livekit-server.sh: %w", err)
-	}
-	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
-	return lines[len(lines)-1], nil
+	return bin, nil
 }
 
 // RepoRoot walks up from the working directory to the folder holding this module's
 // go.mod.
-func RepoRoot() (string, error) {
-	dir, err := os.Getwd()
-	if err != nil {
-		return "", err
-	}
-	for {
-		b, err := os.ReadFile(filepath.Join(dir, "go.mod"))
-		if err == nil && strings.Contains(string(b), "module github.com/bridgeline/bridgeline\n") {
-			return dir, nil
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return "", errors.New("livekit: repository root not found above the working directory")
-		}
-		dir = parent
-	}
-}
+func RepoRoot() (string, error) { return childproc.RepoRoot() }
 
 func (c *Config) choosePorts() error {
 	var err error

@@ -49,6 +49,14 @@ type Config struct {
 	LiveKitPublicURL string // rtc_url handed to clients (ws:// locally, wss:// in production)
 	LiveKitAPIKey    string
 	LiveKitSecret    string
+	// SIPPort is where the local stack's SIP bridge (livekit-sip) takes SIP over UDP and
+	// TCP on 127.0.0.1 (SIP_PORT, default 5060); 0 (SIP_PORT=off) runs no SIP bridge and
+	// no Redis. SIPRTPPortStart-SIPRTPPortEnd is its media range (SIP_RTP_PORTS).
+	SIPPort         int
+	SIPRTPPortStart int
+	SIPRTPPortEnd   int
+	// LiveKitSIPBinary is a livekit-sip executable (empty: the pinned build).
+	LiveKitSIPBinary string
 	// PersonaReportSecret verifies the persona workers' reports (PERSONA_REPORT_SECRET):
 	// a key of the control plane and the workers only, unlike the LiveKit secret that
 	// livekit-server holds too. On AWS the persona-report function reads it from
@@ -91,6 +99,7 @@ func Defaults() Config {
 		Addr: "127.0.0.1:8080", DataDir: "data", Store: "sqlite",
 		RateLimit: 25, RateBurst: 50, TokenTTL: 10 * time.Minute,
 		LiveKitPort: 7880, LiveKitTCPPort: 7881, LiveKitUDPPort: 7882,
+		SIPPort: 5060, SIPRTPPortStart: 10000, SIPRTPPortEnd: 10199,
 		LiveKitAPIKey: "devkey", LiveKitSecret: "bridgeline-dev-secret-change-me-0123456789",
 		PersonaReportSecret: "bridgeline-dev-report-secret-change-me-012345",
 		PersonaWorkers:      1, MaxSession: 60 * time.Minute, AssistantDispatchTimeout: 15 * time.Second,
@@ -163,6 +172,26 @@ func Read(getenv func(string) string) (Config, error) {
 	integer("LIVEKIT_RTC_TCP_PORT", &c.LiveKitTCPPort)
 	integer("LIVEKIT_RTC_UDP_PORT", &c.LiveKitUDPPort)
 	str("LIVEKIT_SERVER_BIN", &c.LiveKitBinary)
+	str("LIVEKIT_SIP_BIN", &c.LiveKitSIPBinary)
+	if v := strings.TrimSpace(getenv("SIP_PORT")); strings.EqualFold(v, "off") {
+		c.SIPPort = 0
+	} else if v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 {
+			fail("SIP_PORT", "not a port number or off", v)
+		}
+		c.SIPPort = n
+	}
+	if v := getenv("SIP_RTP_PORTS"); v != "" {
+		lo, hi, ok := strings.Cut(strings.TrimSpace(v), "-")
+		a, err1 := strconv.Atoi(lo)
+		b, err2 := strconv.Atoi(hi)
+		if !ok || err1 != nil || err2 != nil {
+			fail("SIP_RTP_PORTS", "not a range like 10000-10199", v)
+		} else {
+			c.SIPRTPPortStart, c.SIPRTPPortEnd = a, b
+		}
+	}
 	str("LIVEKIT_URL", &c.LiveKitURL)
 	str("LIVEKIT_PUBLIC_URL", &c.LiveKitPublicURL)
 	str("LIVEKIT_API_KEY", &c.LiveKitAPIKey)
@@ -238,6 +267,12 @@ func (c Config) Validate() error {
 		return fmt.Errorf("LIVEKIT_RTC_TCP_PORT: not a port number: %d", c.LiveKitTCPPort)
 	case badPort(c.LiveKitUDPPort):
 		return fmt.Errorf("LIVEKIT_RTC_UDP_PORT: not a port number: %d", c.LiveKitUDPPort)
+	case c.SIPPort != 0 && badPort(c.SIPPort):
+		return fmt.Errorf("SIP_PORT: not a port number: %d", c.SIPPort)
+	case badPort(c.SIPRTPPortStart) || badPort(c.SIPRTPPortEnd) || c.SIPRTPPortEnd-c.SIPRTPPortStart < 1:
+		return fmt.Errorf("SIP_RTP_PORTS: not a range of ports holding at least two: %d-%d", c.SIPRTPPortStart, c.SIPRTPPortEnd)
+	case c.SIPPort != 0 && c.SIPPort >= c.SIPRTPPortStart && c.SIPPort <= c.SIPRTPPortEnd:
+		return fmt.Errorf("SIP_PORT: %d is inside SIP_RTP_PORTS %d-%d", c.SIPPort, c.SIPRTPPortStart, c.SIPRTPPortEnd)
 	case !hasScheme(c.LiveKitURL, "http", "https"):
 		return fmt.Errorf("LIVEKIT_URL: not an http(s) URL: %q", c.LiveKitURL)
 	case !hasScheme(c.LiveKitPublicURL, "ws", "wss"):

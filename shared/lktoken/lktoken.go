@@ -36,6 +36,13 @@ type VideoGrant struct {
 	Agent          bool   `json:"agent,omitempty"`
 }
 
+// SIPGrant is LiveKit's SIP grant: Admin manages trunks and dispatch rules, Call places
+// and transfers SIP calls.
+type SIPGrant struct {
+	Admin bool `json:"admin,omitempty"`
+	Call  bool `json:"call,omitempty"`
+}
+
 // Claims are a LiveKit token's claims. Subject is the participant identity; Issuer is the
 // API key.
 type Claims struct {
@@ -43,6 +50,7 @@ type Claims struct {
 	Name     string      `json:"name,omitempty"`
 	Kind     string      `json:"kind,omitempty"`
 	Video    *VideoGrant `json:"video,omitempty"`
+	SIP      *SIPGrant   `json:"sip,omitempty"`
 	Sha256   string      `json:"sha256,omitempty"`
 	Metadata string      `json:"metadata,omitempty"`
 	// Attributes are the participant's initial attributes.

@@ -114,7 +114,12 @@ func isNotFound(err error) bool {
 // call makes one Twirp JSON call: POST <URL>/twirp/livekit.<service>/<method> with a
 // server token carrying grant, and decodes the answer into out (nil skips).
 func (c *Client) call(ctx context.Context, service, method string, grant *lktoken.VideoGrant, in, out any) error {
-	token, err := lktoken.Sign(c.cfg.APIKey, c.cfg.APISecret, lktoken.Claims{Video: grant}, time.Now(), time.Minute)
+	return c.callAs(ctx, c.hc, service, method, lktoken.Claims{Video: grant}, in, out)
+}
+
+// callAs is call with any claims, over hc.
+func (c *Client) callAs(ctx context.Context, hc *http.Client, service, method string, claims lktoken.Claims, in, out any) error {
+	token, err := lktoken.Sign(c.cfg.APIKey, c.cfg.APISecret, claims, time.Now(), time.Minute)
 	if err != nil {
 		return fmt.Errorf("rtc: sign server token: %w", err)
 	}
@@ -128,7 +133,7 @@ func (c *Client) call(ctx context.Context, service, method string, grant *lktoke
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Authorization", "Bearer "+token)
-	resp, err := c.hc.Do(req)
+	resp, err := hc.Do(req)
 	if err != nil {
 		return err
 	}

@@ -1,0 +1,244 @@
+package livekitsip
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"math/big"
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/bridgeline/bridgeline/mediafleet/internal/childproc"
+)
+
+// Server is a running livekit-sip process.
+type Server struct {
+	cfg    Config
+	proc   *childproc.Process
+	tmpDir bool
+}
+
+// Start writes the config, starts livekit-sip and returns once it answers a SIP OPTIONS
+// on its UDP port (it opens SIP only after it has connected to Redis). Zero ports in cfg
+// are chosen free. The process ends with ctx (a hard kill); Stop drains it first.
+func Start(ctx context.Context, cfg Config) (*Server, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	cfg = cfg.withDefaults()
+	bin := cfg.Binary
+	if bin == "" {
+		var err error
+		if bin, err = ResolveBinary(ctx); err != nil {
+			return nil, err
+		}
+	}
+	if cfg.SIPPort == 0 {
+		p, err := FreeSIPPort(cfg.Host)
+		if err != nil {
+			return nil, err
+		}
+		cfg.SIPPort = p
+	}
+	if cfg.RTPPortStart == 0 {
+		start, err := FreeUDPRange(DefaultRTPPorts)
+		if err != nil {
+			return nil, err
+		}
+		cfg.RTPPortStart, cfg.RTPPortEnd = start, start+DefaultRTPPorts-1
+	}
+	s := &Server{cfg: cfg}
+	var err error
+	if s.cfg.Dir, s.tmpDir, err = childproc.Folder(cfg.Dir, "livekit-sip"); err != nil {
+		return nil, fmt.Errorf("livekit-sip: %w", err)
+	}
+	body, err := s.cfg.YAML()
+	if err != nil {
+		return nil, err
+	}
+	confPath := filepath.Join(s.cfg.Dir, "livekit-sip.yaml")
+	if err := os.WriteFile(confPath, body, 0o600); err != nil {
+		return nil, fmt.Errorf("livekit-sip: %w", err)
+	}
+	// SIP_CONFIG_BODY in the environment would win over --config.
+	var env []string
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "SIP_CONFIG") {
+			env = append(env, kv)
+		}
+	}
+	if s.proc, err = childproc.Start(bin, []string{"--config", confPath}, env, filepath.Join(s.cfg.Dir, "livekit-sip.log")); err != nil {
+		return nil, fmt.Errorf("livekit-sip: %w", err)
+	}
+	if err := s.waitReady(ctx); err != nil {
+		s.proc.Kill()
+		s.removeTmp()
+		return nil, fmt.Errorf("%w\n%s", err, s.LogTail(4096))
+	}
+	s.proc.KillWith(ctx)
+	return s, nil
+}
+
+func (s *Server) waitReady(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	for {
+		err := Options(ctx, s.SIPAddr())
+		if err == nil {
+			return nil
+		}
+		select {
+		case <-s.proc.Done():
+			return fmt.Errorf("livekit-sip: exited before it was ready: %v", s.proc.Err())
+		case <-ctx.Done():
+			return fmt.Errorf("livekit-sip: no answer to SIP OPTIONS at %s: %v", s.SIPAddr(), err)
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
+
+// Options sends one SIP OPTIONS over UDP to addr and wants a 200 OK within a second:
+// what a SIP provider's health probe does.
+func Options(ctx context.Context, addr string) error {
+	var d net.Dialer
+	c, err := d.DialContext(ctx, "udp", addr)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(time.Second))
+	local := c.LocalAddr().String()
+	id := randHex(8)
+	req := "OPTIONS sip:" + addr + " SIP/2.0\r\n" +
+		"Via: SIP/2.0/UDP " + local + ";rport;branch=z9hG4bK" + id + "\r\n" +
+		"Max-Forwards: 70\r\n" +
+		"From: <sip:probe@" + local + ">;tag=" + id + "\r\n" +
+		"To: <sip:" + addr + ">\r\n" +
+		"Call-ID: " + id + "@bridgeline\r\n" +
+		"CSeq: 1 OPTIONS\r\n" +
+		"Content-Length: 0\r\n\r\n"
+	if _, err := c.Write([]byte(req)); err != nil {
+		return err
+	}
+	buf := make([]byte, 4096)
+	n, err := c.Read(buf)
+	if err != nil {
+		return err
+	}
+	status, _, _ := strings.Cut(string(buf[:n]), "\r\n")
+	if !strings.HasPrefix(status, "SIP/2.0 200") {
+		return fmt.Errorf("OPTIONS answered %q", status)
+	}
+	return nil
+}
+
+// Config returns the config the bridge runs with, ports filled in.
+func (s *Server) Config() Config { return s.cfg }
+
+// SIPAddr is host:port where phones and trunks send SIP (UDP and TCP).
+func (s *Server) SIPAddr() string { return net.JoinHostPort(s.cfg.Host, strconv.Itoa(s.cfg.SIPPort)) }
+
+// LogPath is the file the bridge's output goes to.
+func (s *Server) LogPath() string { return s.proc.LogPath() }
+
+// LogTail returns up to the last n bytes of the log.
+func (s *Server) LogTail(n int64) string { return s.proc.LogTail(n) }
+
+// PID is the bridge's process id.
+func (s *Server) PID() int { return s.proc.PID() }
+
+// CPUTime is the CPU time the bridge has used so far (10 ms resolution).
+func (s *Server) CPUTime() time.Duration { return s.proc.CPUTime() }
+
+// RSS is the bridge's resident memory in bytes.
+func (s *Server) RSS() int64 { return s.proc.RSS() }
+
+// Done is closed when the process has exited.
+func (s *Server) Done() <-chan struct{} { return s.proc.Done() }
+
+// Stop asks the bridge to drain (SIGTERM: it stops taking calls and waits for the ones
+// in progress, checking every 5 s), ends every call (SIGINT) when ctx ends, and kills it
+// if that does not work either. It removes a temporary Dir.
+func (s *Server) Stop(ctx context.Context) error {
+	defer s.removeTmp()
+	if !s.proc.Stop(ctx, syscall.SIGTERM, syscall.SIGINT) {
+		return errors.New("livekit-sip: did not stop; killed")
+	}
+	return nil
+}
+
+func (s *Server) removeTmp() {
+	if s.tmpDir {
+		os.RemoveAll(s.cfg.Dir)
+	}
+}
+
+// ResolveBinary finds livekit-sip: $LIVEKIT_SIP_BIN, else the repository's build script
+// (which builds once and caches).
+func ResolveBinary(ctx context.Context) (string, error) {
+	bin, err := childproc.Resolve(ctx, "LIVEKIT_SIP_BIN", "build-livekit-sip.sh")
+	if err != nil {
+		return "", fmt.Errorf("livekit-sip: %w", err)
+	}
+	return bin, nil
+}
+
+// FreeSIPPort is a port free for both UDP and TCP on host now.
+func FreeSIPPort(host string) (int, error) {
+	for range 20 {
+		l, err := net.Listen("tcp", net.JoinHostPort(host, "0"))
+		if err != nil {
+			return 0, fmt.Errorf("livekit-sip: free port: %w", err)
+		}
+		port := l.Addr().(*net.TCPAddr).Port
+		u, err := net.ListenPacket("udp", net.JoinHostPort(host, strconv.Itoa(port)))
+		l.Close()
+		if err == nil {
+			u.Close()
+			return port, nil
+		}
+	}
+	return 0, errors.New("livekit-sip: no port free for both UDP and TCP")
+}
+
+// FreeUDPRange is the first port of a block of n UDP ports, all free on every interface
+// now, from 20000-32767 (below Linux's ephemeral ports, which outgoing connections take).
+// Media sockets bind 0.0.0.0, so that is what is checked.
+func FreeUDPRange(n int) (int, error) {
+	const lo, hi = 20000, 32768
+	for range 50 {
+		r, err := rand.Int(rand.Reader, big.NewInt(int64((hi-lo-n)/2)))
+		if err != nil {
+			return 0, err
+		}
+		start := lo + 2*int(r.Int64())
+		if udpBlockFree(start, n) {
+			return start, nil
+		}
+	}
+	return 0, fmt.Errorf("livekit-sip: no block of %d free UDP ports", n)
+}
+
+func udpBlockFree(start, n int) bool {
+	for p := start; p < start+n; p++ {
+		c, err := net.ListenPacket("udp", net.JoinHostPort("0.0.0.0", strconv.Itoa(p)))
+		if err != nil {
+			return false
+		}
+		c.Close()
+	}
+	return true
+}
+
+func randHex(n int) string {
+	b := make([]byte, n)
+	rand.Read(b)
+	return hex.EncodeToString(b)
+}
