@@ -36,6 +36,10 @@ bin="$dest/node_modules/.bin"
 out="$(mktemp -d)"
 trap 'rm -rf "$out"' EXIT
 (cd sdk/go && "$ocg" -config oapi-codegen.yaml -o "$out/client.gen.go" ../../openapi.yaml)
+# The generated file's package comment ("provides primitives to interact with the openapi
+# HTTP API") would come first in `go doc`, before the SDK's own (sdk/go/doc.go): keep its
+# "Code generated" line only, as a file comment.
+sed -i -e '1,2{/^\/\/ Package /d;/^\/\/$/d}' -e 's|^\(// Code generated .* DO NOT EDIT\.\)$|\1\n|' "$out/client.gen.go"
 "$bin/openapi-typescript" openapi.yaml --output "$out/schema.d.ts" >/dev/null 2>&1 ||
   "$bin/openapi-typescript" openapi.yaml --output "$out/schema.d.ts"
 
