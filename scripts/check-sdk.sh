@@ -4,8 +4,9 @@
 #     module once into .cache/bin; then `go vet` and `go test` in sdk/go (its own module),
 #     with this machine's Go and with Go 1.22, the oldest the SDK supports;
 #   - the TypeScript types (sdk/typescript/src/schema.ts) with openapi-typescript, and
-#     `tsc --strict` over them and the SDK in sdk/typescript; all pinned in
-#     sdk/typescript's package.json and package-lock.json (scripts/install-sdk-typescript.sh).
+#     `tsc --strict` over them and the SDK in sdk/typescript, then its build and `npm pack`;
+#     all pinned in sdk/typescript's package.json and package-lock.json
+#     (scripts/install-sdk-typescript.sh).
 # By default it fails when a checked-in generated file differs from what the contract
 # generates (run by `make lint`); with --write it rewrites them instead.
 set -euo pipefail
@@ -74,4 +75,6 @@ work="$(mktemp -d "$dest/check.XXXXXX")"
 trap 'rm -rf "$out" "$work"' EXIT
 cp -r sdk/typescript/tsconfig.json sdk/typescript/src sdk/typescript/test "$work/"
 "$bin/tsc" --project "$work/tsconfig.json"
-echo "check-sdk: the Go client and the TypeScript types match openapi.yaml and compile"
+# The package builds (ES modules, CommonJS, declarations) and packs.
+bash scripts/install-sdk-typescript.sh --pack >/dev/null
+echo "check-sdk: the Go client and the TypeScript types match openapi.yaml and compile; the TypeScript package packs"
