@@ -162,3 +162,52 @@ func main() {
 		t.Errorf("a value case: go build = %v, want an impossible type switch case\n%s", err, out)
 	}
 }
+
+// TestDocsVerifyWebhooksWithTheSDKs: the repository's customer docs show one way to
+// verify a webhook, the SDKs' (webhook.Verify here, verifyWebhook in Node), never the
+// service's own events/webhook, and each snippet is an excerpt of an SDK example that runs
+// against a stack (Example_receiver here, receiver.ts in sdk/typescript's README).
+func TestDocsVerifyWebhooksWithTheSDKs(t *testing.T) {
+	root := filepath.Join("..", "..")
+	src, err := os.ReadFile(filepath.Join("webhook", "example_receiver_test.go"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	goExample := codeLines(string(src))
+	var tsExample []string
+	for _, b := range fencedBlocks(t, filepath.Join(root, "sdk", "typescript", "README.md"), "ts") {
+		if strings.HasPrefix(b, "// receiver.ts\n") {
+			tsExample = codeLines(b)
+		}
+	}
+	if tsExample == nil {
+		t.Fatal("sdk/typescript/README.md has no receiver.ts")
+	}
+	for _, page := range []string{"README.md", "docs/webhooks.md", "docs/quickstart.md"} {
+		path := filepath.Join(root, page)
+		md, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, internal := range []string{"events/webhook", "webhook.Verifier"} {
+			if strings.Contains(string(md), internal) {
+				t.Errorf("%s shows %s: customers verify with the SDKs", page, internal)
+			}
+		}
+		for _, b := range fencedBlocks(t, path, "go") {
+			if strings.Contains(b, "webhook.Verify") && !contains(goExample, codeLines(b)) {
+				t.Errorf("%s: this Go block is not an excerpt of webhook/example_receiver_test.go:\n%s", page, b)
+			}
+		}
+		for _, b := range fencedBlocks(t, path, "ts") {
+			if strings.Contains(b, "verifyWebhook") && !contains(tsExample, codeLines(b)) {
+				t.Errorf("%s: this TypeScript block is not an excerpt of sdk/typescript's receiver.ts:\n%s", page, b)
+			}
+		}
+	}
+	path := filepath.Join(root, "docs", "webhooks.md")
+	if !strings.Contains(strings.Join(fencedBlocks(t, path, "go"), "\n"), "webhook.Verify(") ||
+		!strings.Contains(strings.Join(fencedBlocks(t, path, "ts"), "\n"), "verifyWebhook(") {
+		t.Error("docs/webhooks.md does not show both webhook.Verify (Go) and verifyWebhook (Node)")
+	}
+}
