@@ -3,9 +3,10 @@
 #   - the Go client (sdk/go/client.gen.go) with oapi-codegen, pinned, built from its Go
 #     module once into .cache/bin; then `go vet` and `go test` in sdk/go (its own module),
 #     with this machine's Go and with Go 1.22, the oldest the SDK supports;
-#   - the TypeScript types (sdk/typescript/src/schema.d.ts) with openapi-typescript, and
-#     `tsc --strict` over them and the SDK in sdk/typescript; all pinned in
-#     sdk/typescript's package.json and package-lock.json (scripts/install-sdk-typescript.sh).
+#   - the TypeScript types (sdk/typescript/src/schema.ts) with openapi-typescript, and
+#     `tsc --strict` over them and the SDK in sdk/typescript, then its build and `npm pack`;
+#     all pinned in sdk/typescript's package.json and package-lock.json
+#     (scripts/install-sdk-typescript.sh).
 # By default it fails when a checked-in generated file differs from what the contract
 # generates (run by `make lint`); with --write it rewrites them instead.
 set -euo pipefail
@@ -36,11 +37,18 @@ bin="$dest/node_modules/.bin"
 out="$(mktemp -d)"
 trap 'rm -rf "$out"' EXIT
 (cd sdk/go && "$ocg" -config oapi-codegen.yaml -o "$out/client.gen.go" ../../openapi.yaml)
-"$bin/openapi-typescript" openapi.yaml --output "$out/schema.d.ts" >/dev/null 2>&1 ||
-  "$bin/openapi-typescript" openapi.yaml --output "$out/schema.d.ts"
+# The generated file's package comment ("provides primitives to interact with the openapi
+# HTTP API") would come first in `go doc`, before the SDK's own (sdk/go/doc.go): keep its
+# "Code generated" line only, as a file comment.
+sed -i -e '1,2{/^\/\/ Package /d;/^\/\/$/d}' -e 's|^\(// Code generated .* DO NOT EDIT\.\)$|\1\n|' "$out/client.gen.go"
+# --default-non-nullable false: a field with a default (SessionCreate's media and mode) is
+# optional in the types, as it is in the contract; openapi-typescript would otherwise make
+# it required, in requests too. No response field has a default.
+ots=("$bin/openapi-typescript" openapi.yaml --default-non-nullable false --output "$out/schema.ts")
+"${ots[@]}" >/dev/null 2>&1 || "${ots[@]}"
 
 stale=()
-for pair in "client.gen.go:sdk/go/client.gen.go" "schema.d.ts:sdk/typescript/src/schema.d.ts"; do
+for pair in "client.gen.go:sdk/go/client.gen.go" "schema.ts:sdk/typescript/src/schema.ts"; do
   gen="$out/${pair%%:*}"
   dst="${pair#*:}"
   if $write; then
@@ -67,4 +75,6 @@ work="$(mktemp -d "$dest/check.XXXXXX")"
 trap 'rm -rf "$out" "$work"' EXIT
 cp -r sdk/typescript/tsconfig.json sdk/typescript/src sdk/typescript/test "$work/"
 "$bin/tsc" --project "$work/tsconfig.json"
-echo "check-sdk: the Go client and the TypeScript types match openapi.yaml and compile"
+# The package builds (ES modules, CommonJS, declarations) and packs.
+bash scripts/install-sdk-typescript.sh --pack >/dev/null
+echo "check-sdk: the Go client and the TypeScript types match openapi.yaml and compile; the TypeScript package packs"

@@ -68,26 +68,21 @@ func main() {
 			http.Error(w, "bad signature", http.StatusBadRequest)
 			return
 		}
-		var evt struct {
-			ID   string `json:"id"`
-			Type string `json:"type"`
-		}
-		json.Unmarshal(body, &evt)
-		parsed, err := webhook.Parse(body)
+		ev, err := webhook.Parse(body)
 		if err != nil {
-			fmt.Printf("UNREADABLE %s: %v\n", evt.ID, err)
+			fmt.Printf("UNREADABLE %s: %v\n", r.Header.Get("webhook-id"), err)
 			http.Error(w, "unreadable event", http.StatusBadRequest)
 			return
 		}
 		dup := ""
 		mu.Lock()
-		if seen[evt.ID] {
+		if seen[ev.EventID()] {
 			dup = " (again: already processed)"
 		}
-		seen[evt.ID] = true
+		seen[ev.EventID()] = true
 		mu.Unlock()
-		fmt.Printf("verified %s %s%s\n%s\n", evt.Type, evt.ID, dup, body)
-		if in, ok := parsed.(bridgeline.CallIncomingEvent); ok && *answer != "" {
+		fmt.Printf("verified %s %s%s\n%s\n", ev.EventType(), ev.EventID(), dup, body)
+		if in, ok := ev.(*bridgeline.CallIncomingEvent); ok && *answer != "" {
 			fmt.Printf("answering %s from %s: %s\n", in.Data.CallId, in.Data.From, *answer)
 			w.Header().Set("Content-Type", "application/json")
 			w.Write(replyBody)

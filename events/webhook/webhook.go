@@ -1,14 +1,12 @@
-// Package webhook signs and verifies Bridgeline's webhooks the Standard Webhooks way:
-// every request carries webhook-id, webhook-timestamp and webhook-signature headers, the
-// signature being "v1,<base64 HMAC-SHA256 of id.timestamp.body>" keyed with the endpoint's
-// secret ("whsec_<base64>"). Customers import this package to check what they receive:
+// Package webhook signs Bridgeline's webhooks the Standard Webhooks way: every request
+// carries webhook-id, webhook-timestamp and webhook-signature headers, the signature being
+// "v1,<base64 HMAC-SHA256 of id.timestamp.body>" keyed with the endpoint's secret
+// ("whsec_<base64>"). Its Verify is the service's own, for its tests and tools: customers
+// verify with the SDKs' (webhook.Verify of github.com/bridgeline/bridgeline/sdk/go/webhook,
+// verifyWebhook of @bridgeline/sdk), which the docs show and which tests check against
+// this signer.
 //
-//	if err := webhook.Verify(secret, r.Header, body); err != nil {
-//		http.Error(w, "bad signature", http.StatusBadRequest)
-//		return
-//	}
-//
-// It depends on the standard library only, so importing it pulls in nothing else.
+// It depends on the standard library only.
 package webhook
 
 import (

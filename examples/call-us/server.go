@@ -104,7 +104,7 @@ func findClientSDK() string {
 // needs to join the one room.
 type Server struct {
 	cfg Config
-	api *bridgeline.ClientWithResponses // the Go SDK: API key, retries reusing the Idempotency-Key
+	api *bridgeline.Client // the Go SDK: API key, retries reusing the Idempotency-Key
 	log *slog.Logger
 
 	mu sync.Mutex
@@ -118,7 +118,8 @@ func NewServer(cfg Config, log *slog.Logger) *Server {
 	api, err := bridgeline.New(strings.TrimRight(cfg.APIURL, "/"), cfg.APIKey, bridgeline.Options{
 		HTTPClient: &http.Client{Timeout: 20 * time.Second}})
 	if err != nil {
-		// New fails only when one of its options does, and these cannot.
+		// New refuses only a URL that is not http(s) and an empty key, which Validate has
+		// refused first.
 		panic(fmt.Sprintf("call-us: %v", err))
 	}
 	return &Server{cfg: cfg, api: api, log: log, ours: map[string]time.Time{}}
@@ -173,17 +174,12 @@ func (s *Server) call(w http.ResponseWriter, r *http.Request) {
 	}
 	// A fresh Idempotency-Key per click: the SDK retries this one click's POST with it, so
 	// a retry cannot start a second call.
-	key := randomKey()
-	resp, err := s.api.CreateSessionWithResponse(r.Context(), &bridgeline.CreateSessionParams{IdempotencyKey: &key}, req)
-	if err == nil {
-		err = bridgeline.Check(resp.HTTPResponse, resp.Body)
-	}
-	if err != nil || resp.JSON201 == nil || resp.JSON201.SessionId == "" || resp.JSON201.ParticipantToken == "" {
+	ses, err := s.api.CreateSession(r.Context(), req, bridgeline.WithIdempotencyKey(randomKey()))
+	if err != nil || ses.SessionId == "" || ses.ParticipantToken == "" {
 		s.log.Error("start session", "err", err)
 		writeJSON(w, http.StatusBadGateway, map[string]string{"error": "could not start the call; try again"})
 		return
 	}
-	ses := resp.JSON201
 	got := joinInfo{SessionID: ses.SessionId, RTCURL: ses.RtcUrl, ParticipantToken: ses.ParticipantToken,
 		ExpiresAt: ses.ExpiresAt.UTC().Format("2006-01-02T15:04:05.000Z07:00")}
 	now := time.Now()
@@ -214,11 +210,7 @@ func (s *Server) hangup(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusNotFound, map[string]string{"error": "no such call"})
 		return
 	}
-	resp, err := s.api.DeleteSessionWithResponse(r.Context(), body.SessionID)
-	if err == nil {
-		err = bridgeline.Check(resp.HTTPResponse, resp.Body)
-	}
-	if err != nil {
+	if _, err := s.api.DeleteSession(r.Context(), body.SessionID); err != nil {
 		s.log.Error("end session", "session_id", body.SessionID, "err", err)
 		writeJSON(w, http.StatusBadGateway, map[string]string{"error": "could not end the call"})
 		return

@@ -3,9 +3,11 @@ package httpapi_test
 import (
 	"context"
 	"encoding/json"
+	"net/http"
 	"net/http/httptest"
 	"slices"
 	"strconv"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -14,9 +16,9 @@ import (
 	"github.com/bridgeline/bridgeline/shared/ident"
 )
 
-// TestGoSDKPagesAFilteredList: the SDK's auto-pagination carries the list's filters on
-// every page (the generated params, created[gte] included, encoded as the server reads
-// them), and walks a filtered list to its end.
+// TestGoSDKPagesAFilteredList: the SDK's Iter carries the list's filters on every page
+// (the generated params, created[gte] included, encoded as the server reads them), walks
+// a filtered list to its end, and reads each event into its type.
 func TestGoSDKPagesAFilteredList(t *testing.T) {
 	st := newStack(t, nil)
 	ctx := context.Background()
@@ -37,55 +39,45 @@ func TestGoSDKPagesAFilteredList(t *testing.T) {
 	}
 	srv := httptest.NewServer(st.handler)
 	defer srv.Close()
-	c, err := bridgeline.New(srv.URL, st.key, bridgeline.Options{})
+	count := &countRequests{}
+	c, err := bridgeline.New(srv.URL, st.key, bridgeline.Options{HTTPClient: &http.Client{Transport: count}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	limit, typ, gte := bridgeline.Limit(1), bridgeline.EventTypeCallEnded, strconv.FormatInt(before.Unix(), 10)
-	pages := 0
+	typ, gte := bridgeline.EventTypeCallEnded, strconv.FormatInt(before.Unix(), 10)
 	var got []string
-	for e, err := range bridgeline.All(ctx, func(ctx context.Context, after string) ([]bridgeline.Event, bool, error) {
-		p := &bridgeline.ListEventsParams{Limit: &limit, Type: &typ, CreatedGte: &gte}
-		if after != "" {
-			p.StartingAfter = &after
+	it := c.Events(ctx, &bridgeline.ListEventsParams{Limit: bridgeline.Ptr(1), Type: &typ, CreatedGte: &gte})
+	for it.Next() {
+		ev := it.Current()
+		if _, ok := ev.(*bridgeline.CallEndedEvent); !ok {
+			t.Errorf("event %s is %T, want *CallEndedEvent", ev.EventID(), ev)
 		}
-		r, err := c.ListEventsWithResponse(ctx, p)
-		if err == nil {
-			err = bridgeline.Check(r.HTTPResponse, r.Body)
-		}
-		if err != nil {
-			return nil, false, err
-		}
-		pages++
-		return r.JSON200.Data, r.JSON200.HasMore, nil
-	}, eventID) {
-		if err != nil {
-			t.Fatal(err)
-		}
-		got = append(got, eventID(e))
+		got = append(got, ev.EventID())
 	}
-	if !slices.Equal(got, ended) || pages != len(ended) {
+	if err := it.Err(); err != nil {
+		t.Fatal(err)
+	}
+	if pages := int(count.n.Load()); !slices.Equal(got, ended) || pages != len(ended) {
 		t.Errorf("all call.ended events = %v in %d pages, want %v in %d", got, pages, ended, len(ended))
 	}
 	// ending_before, from the generated params: the page just before the oldest.
 	last := ended[len(ended)-1]
-	r, err := c.ListEventsWithResponse(ctx, &bridgeline.ListEventsParams{Limit: &limit, Type: &typ, EndingBefore: &last})
+	l, err := c.ListEvents(ctx, &bridgeline.ListEventsParams{Limit: bridgeline.Ptr(1), Type: &typ, EndingBefore: &last})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r.JSON200 == nil {
-		t.Fatalf("ending_before = %d %s", r.StatusCode(), r.Body)
+	if len(l.Data) != 1 || !l.HasMore {
+		t.Fatalf("ending_before %s = %+v, want one event with has_more", last, l)
 	}
-	if len(r.JSON200.Data) != 1 || eventID(r.JSON200.Data[0]) != ended[len(ended)-2] || !r.JSON200.HasMore {
-		t.Errorf("ending_before %s = %s, want [%s] with has_more", last, r.Body, ended[len(ended)-2])
+	if ev, err := l.Data[0].Parse(); err != nil || ev.EventID() != ended[len(ended)-2] {
+		t.Errorf("ending_before %s = %v, %v; want %s", last, ev, err, ended[len(ended)-2])
 	}
 }
 
-func eventID(e bridgeline.Event) string {
-	b, _ := json.Marshal(e)
-	var v struct {
-		ID string `json:"id"`
-	}
-	json.Unmarshal(b, &v)
-	return v.ID
+// countRequests counts the requests it sends.
+type countRequests struct{ n atomic.Int32 }
+
+func (c *countRequests) RoundTrip(req *http.Request) (*http.Response, error) {
+	c.n.Add(1)
+	return http.DefaultTransport.RoundTrip(req)
 }

@@ -1,9 +1,10 @@
 package httpapi_test
 
 // The Go SDK (sdk/go, its own module) against the real handler stack on SQLite: the
-// generated client with the hand-written layer creates, pages and fails the way the
-// contract says, a POST whose answer is lost is retried with the same Idempotency-Key and
-// applied once, and the SDK's webhook.Verify accepts what Bridgeline's signer signs.
+// typed client creates, pages and fails the way the contract says, a POST whose answer is
+// lost is retried with the same Idempotency-Key and applied once, a caller's key answers
+// a repeated call with the first answer, and the SDK's webhook.Verify accepts what
+// Bridgeline's signer signs and webhook.Parse reads it into a type a switch matches.
 
 import (
 	"context"
@@ -11,6 +12,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -25,12 +27,14 @@ import (
 type loseFirstAnswer struct {
 	lost  atomic.Bool
 	posts atomic.Int32
+	gets  atomic.Int32
 	keys  chan string
 }
 
 func (l *loseFirstAnswer) RoundTrip(req *http.Request) (*http.Response, error) {
 	resp, err := http.DefaultTransport.RoundTrip(req)
 	if req.Method != http.MethodPost {
+		l.gets.Add(1)
 		return resp, err
 	}
 	l.posts.Add(1)
@@ -54,8 +58,9 @@ func TestGoSDKAgainstTheStack(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	// The first create's answer is lost; the retry carries the same key and is replayed.
-	r, err := c.CreateAssistantWithResponse(ctx, nil, bridgeline.AssistantCreate{Name: "A0"})
+	// The first create's answer is lost; the retry carries the same key and is replayed
+	// (the generated client shows the header).
+	r, err := c.Generated.CreateAssistantWithResponse(ctx, nil, bridgeline.AssistantCreate{Name: "A0"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -69,70 +74,74 @@ func TestGoSDKAgainstTheStack(t *testing.T) {
 		t.Errorf("the retry's Idempotency-Key = %q, want the first one's %q", k2, k1)
 	}
 	for i := 1; i < 5; i++ {
-		r, err := c.CreateAssistantWithResponse(ctx, nil, bridgeline.AssistantCreate{Name: fmt.Sprintf("A%d", i)})
-		if err != nil || r.JSON201 == nil {
-			t.Fatalf("create %d = %v %s", i, err, r.Body)
+		a, err := c.CreateAssistant(ctx, bridgeline.AssistantCreate{Name: fmt.Sprintf("A%d", i)})
+		if err != nil || a.Name != fmt.Sprintf("A%d", i) {
+			t.Fatalf("create %d = %+v, %v", i, a, err)
 		}
 		<-lose.keys
 	}
-
-	// Auto-pagination walks every page, newest first, each assistant once.
-	limit := bridgeline.Limit(2)
-	pages := 0
-	var names []string
-	page := func(ctx context.Context, after string) ([]bridgeline.Assistant, bool, error) {
-		p := &bridgeline.ListAssistantsParams{Limit: &limit}
-		if after != "" {
-			p.StartingAfter = &after
-		}
-		r, err := c.ListAssistantsWithResponse(ctx, p)
-		if err == nil {
-			err = bridgeline.Check(r.HTTPResponse, r.Body)
-		}
-		if err != nil {
-			return nil, false, err
-		}
-		pages++
-		return r.JSON200.Data, r.JSON200.HasMore, nil
+	// A key of the caller's: a second call with it is the first one's answer.
+	again := bridgeline.WithIdempotencyKey("sdk-test-create-a5")
+	a5, err := c.CreateAssistant(ctx, bridgeline.AssistantCreate{Name: "A5"}, again)
+	if err != nil {
+		t.Fatal(err)
 	}
-	id := func(a bridgeline.Assistant) string { return a.Id }
-	for a, err := range bridgeline.All(ctx, page, id) {
+	if k := <-lose.keys; k != "sdk-test-create-a5" {
+		t.Errorf("Idempotency-Key = %q, want the caller's", k)
+	}
+	a5again, err := c.CreateAssistant(ctx, bridgeline.AssistantCreate{Name: "A5"}, again)
+	if err != nil || a5again.Id != a5.Id {
+		t.Errorf("the same create with the same key = %+v, %v; want the first answer, %s", a5again, err, a5.Id)
+	}
+	<-lose.keys
+	if _, err := c.ArchiveAssistant(ctx, a5.Id); err != nil {
+		t.Fatal(err)
+	}
+	<-lose.keys
+
+	// An Iter walks every page, newest first, each assistant once, and fetches a page
+	// only when the walk reaches it.
+	active := bridgeline.ListAssistantsParamsStatusActive
+	params := &bridgeline.ListAssistantsParams{Limit: bridgeline.Ptr(2), Status: &active}
+	gets := lose.gets.Load()
+	var names []string
+	for a, err := range c.Assistants(ctx, params).All() {
 		if err != nil {
 			t.Fatal(err)
 		}
 		names = append(names, a.Name)
 	}
-	if fmt.Sprint(names) != "[A4 A3 A2 A1 A0]" || pages != 3 {
-		t.Errorf("all assistants = %v in %d pages, want [A4 A3 A2 A1 A0] in 3 (the lost answer applied once)", names, pages)
+	if pages := lose.gets.Load() - gets; fmt.Sprint(names) != "[A4 A3 A2 A1 A0]" || pages != 3 {
+		t.Errorf("all active assistants = %v in %d pages, want [A4 A3 A2 A1 A0] in 3 (the lost answer applied once, the filter on every page)", names, pages)
 	}
-
-	// Each, for modules older than Go 1.23, walks the same pages and stops at the first
-	// error of its callback, which it returns.
-	enough := errors.New("enough")
-	names, pages = nil, 0
-	err = bridgeline.Each(ctx, page, id, func(a bridgeline.Assistant) error {
-		names = append(names, a.Name)
-		if len(names) == 3 {
-			return enough
-		}
-		return nil
-	})
-	if !errors.Is(err, enough) || fmt.Sprint(names) != "[A4 A3 A2]" || pages != 2 {
-		t.Errorf("Each = %v, %v in %d pages; want enough after [A4 A3 A2] in 2", err, names, pages)
+	gets, names = lose.gets.Load(), nil
+	it := c.Assistants(ctx, params)
+	for len(names) < 3 && it.Next() {
+		names = append(names, it.Current().Name)
+	}
+	if pages := lose.gets.Load() - gets; it.Err() != nil || fmt.Sprint(names) != "[A4 A3 A2]" || pages != 2 {
+		t.Errorf("the three newest = %v, %v in %d pages; want [A4 A3 A2] in 2", names, it.Err(), pages)
+	}
+	// Paging back is ListX's: an Iter refuses EndingBefore rather than walk the wrong way.
+	before := c.Assistants(ctx, &bridgeline.ListAssistantsParams{EndingBefore: bridgeline.Ptr("asst_01jd3f4g5h6j7k8m9n0p1q2r3t")})
+	if before.Next() || before.Err() == nil {
+		t.Errorf("an Iter with EndingBefore: Next went on, Err = %v", before.Err())
 	}
 
 	// Errors are typed, with the fields every status carries.
-	g, err := c.GetAssistantWithResponse(ctx, "asst_01jd3f4g5h6j7k8m9n0p1q2r3t")
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, err = c.GetAssistant(ctx, "asst_01jd3f4g5h6j7k8m9n0p1q2r3t")
 	var apiErr *bridgeline.APIError
-	if err := bridgeline.Check(g.HTTPResponse, g.Body); !errors.As(err, &apiErr) {
+	if !errors.As(err, &apiErr) {
 		t.Fatalf("get unknown = %v, want an *APIError", err)
 	}
-	if apiErr.Status != 404 || apiErr.Err.Code != "resource_not_found" || apiErr.Err.Param != "id" ||
-		apiErr.Err.RequestID != g.HTTPResponse.Header.Get("Request-Id") || g.JSON404 == nil || g.JSON404.Error.Message == "" {
-		t.Errorf("get unknown = %+v (generated %+v)", apiErr, g.JSON404)
+	if apiErr.Status != 404 || apiErr.Code != "resource_not_found" || apiErr.Param != "id" || apiErr.Type != "invalid_request_error" ||
+		apiErr.Message == "" || !strings.HasPrefix(apiErr.RequestID, "req_") {
+		t.Errorf("get unknown = %+v", apiErr)
+	}
+	// A failing page stops an Iter with the error.
+	bad := c.Assistants(ctx, &bridgeline.ListAssistantsParams{StartingAfter: bridgeline.Ptr("not-an-id")})
+	if bad.Next() || !errors.As(bad.Err(), &apiErr) || apiErr.Status != 400 {
+		t.Errorf("an Iter over a refused page: Err = %v, want a 400 *APIError", bad.Err())
 	}
 }
 
@@ -170,17 +179,23 @@ func TestGoSDKVerifiesBridgelineSignatures(t *testing.T) {
 			}
 		})
 	}
+	// Parse answers a pointer to the event's type, which a type switch matches.
 	ev, err := sdkwebhook.Parse(body)
 	if err != nil {
 		t.Fatal(err)
 	}
-	ended, ok := ev.(bridgeline.CallEndedEvent)
-	if !ok || ended.Data.EndReason != "declined" || ended.Data.AnsweredAt != nil {
-		t.Errorf("Parse = %#v, want a CallEndedEvent, declined, never answered", ev)
+	ended, ok := ev.(*bridgeline.CallEndedEvent)
+	if !ok || ended.Data.EndReason != "declined" || ended.Data.AnsweredAt != nil || ev.EventID() != "evt_01jd3f4g5h6j7k8m9n0p1q2r3t" {
+		t.Errorf("Parse = %#v, want a *CallEndedEvent, declined, never answered", ev)
 	}
 	if ev, err := sdkwebhook.Parse([]byte(`{"id":"evt_01jd3f4g5h6j7k8m9n0p1q2r3t","type":"call.transferred","data":{}}`)); err != nil {
 		t.Errorf("an unknown event type = %v, want it parsed, not refused (new types are additive)", err)
-	} else if _, ok := ev.(map[string]any); !ok {
-		t.Errorf("an unknown event type parsed as %T", ev)
+	} else if u, ok := ev.(*bridgeline.UnknownEvent); !ok || u.Type != "call.transferred" {
+		t.Errorf("an unknown event type parsed as %#v", ev)
+	}
+	for _, bad := range []string{`{"id":"evt_01jd3f4g5h6j7k8m9n0p1q2r3t","data":{}}`, `not json`, `{"type":"call.ended","data":{"duration_ms":"long"}}`} {
+		if ev, err := sdkwebhook.Parse([]byte(bad)); err == nil {
+			t.Errorf("Parse(%s) = %#v, want an error", bad, ev)
+		}
 	}
 }

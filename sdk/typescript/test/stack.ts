@@ -42,6 +42,16 @@ for (const name of ["T1", "T2"]) {
   check(r.data?.name === name, `create ${name}: ${JSON.stringify(r.error)}`);
 }
 
+// A key of the caller's, as the contract's header parameter: the same create again is
+// the first one's answer.
+const keyed = { params: { header: { "Idempotency-Key": "stack-ts-create-t3" } }, body: { name: "T3" } };
+const t3 = await bl.POST("/v1/assistants", keyed);
+const t3again = await bl.POST("/v1/assistants", keyed);
+check(t3.data !== undefined && t3again.data?.id === t3.data.id, `keyed create ${JSON.stringify(t3again.error)}`);
+check(keys[keys.length - 1] === "stack-ts-create-t3", `the caller's key was not sent: ${JSON.stringify(keys)}`);
+const archived = await bl.POST("/v1/assistants/{id}/archive", { params: { path: { id: t3.data!.id } } });
+check(archived.data?.status === "archived", `archive ${JSON.stringify(archived.error)}`);
+
 // Paging with starting_after, newest first, each assistant once.
 const names: string[] = [];
 let after: string | undefined;

@@ -3101,13 +3101,13 @@ export interface components {
              * @default video
              * @enum {string}
              */
-            media: "video" | "audio";
+            media?: "video" | "audio";
             /**
              * @description `assistant` puts the assistant's active version in the room too.
              * @default human
              * @enum {string}
              */
-            mode: "human" | "assistant";
+            mode?: "human" | "assistant";
             /** @description Required when `mode` is `assistant`, refused otherwise. `null` counts as absent. */
             assistant_id?: string | null;
             /** @description The line to call from; default the account's first (oldest) line. */

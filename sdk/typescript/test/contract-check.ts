@@ -1,7 +1,7 @@
 // Typed uses of the generated types that `tsc --strict` must accept (scripts/check-sdk.sh):
 // if a generator change or a contract change loses a field (an event's data typed as
 // Record<string, never>, an error without its message), this file stops compiling.
-import type { components, operations, paths } from "./schema.js";
+import type { components, operations, paths } from "../src/schema.js";
 
 type Schemas = components["schemas"];
 
@@ -35,3 +35,9 @@ export const answer: operations["answerCall"]["requestBody"]["content"]["applica
 // Hand a ringing call to the line's assistant, with values for its placeholders.
 export const handToAssistant: Schemas["CallAnswerRequest"] = { action: "assistant", variables: { caller_name: "Ada" } };
 export const versionVariables = (v: Schemas["AssistantVersion"]): string[] => v.variables;
+
+// A field with a default in the contract is optional in requests: the smallest session
+// create is its one required field (openapi-typescript runs with --default-non-nullable
+// false), while a session as answered has every field.
+export const smallestSession: Schemas["SessionCreate"] = { platform_handle: "+15550100002" };
+export const sessionMedia = (s: Schemas["SessionCreated"]): "video" | "audio" => s.media;

@@ -1,0 +1,416 @@
+package bridgeline
+
+// One typed method for each operation of openapi.yaml: Client.X calls
+// Generated.XWithResponse and answers the documented object or an error
+// (TestEveryOperationHasATypedMethod keeps the two lists equal). POSTs need no body
+// argument where the contract's body is empty. Each method takes RequestEditorFns last,
+// such as WithIdempotencyKey.
+
+import "context"
+
+// Assistants.
+
+// CreateAssistant creates an assistant with its first draft (POST /v1/assistants). Only
+// the name is required; publishing needs a name, system_prompt, greeting and avatar_id.
+func (c *Client) CreateAssistant(ctx context.Context, body AssistantCreate, opts ...RequestEditorFn) (*Assistant, error) {
+	r, err := c.Generated.CreateAssistantWithResponse(ctx, nil, body, opts...)
+	if err != nil {
+		return nil, err
+	}
+	return answer(r.HTTPResponse, r.Body, r.JSON201)
+}
+
+// GetAssistant returns an assistant with its draft and recent versions
+// (GET /v1/assistants/{id}).
+func (c *Client) GetAssistant(ctx context.Context, id string, opts ...RequestEditorFn) (*Assistant, error) {
+	r, err := c.Generated.GetAssistantWithResponse(ctx, id, opts...)
+	if err != nil {
+		return nil, err
+	}
+	return answer(r.HTTPResponse, r.Body, r.JSON200)
+}
+
+// UpdateAssistant changes an assistant's draft (PATCH /v1/assistants/{id}); calls go on
+// with the active version until the next PublishAssistant.
+func (c *Client) UpdateAssistant(ctx context.Context, id string, body AssistantUpdate, opts ...RequestEditorFn) (*Assistant, error) {
+	r, err := c.Generated.UpdateAssistantWithResponse(ctx, id, body, opts...)
+	if err != nil {
+		return nil, err
+	}
+	return answer(r.HTTPResponse, r.Body, r.JSON200)
+}
+
+// ListAssistants returns one page of the account's assistants, newest first
+// (GET /v1/assistants); Assistants walks every page.
+func (c *Client) ListAssistants(ctx context.Context, params *ListAssistantsParams, opts ...RequestEditorFn) (*AssistantList, error) {
+	r, err := c.Generated.ListAssistantsWithResponse(ctx, params, opts...)
+	if err != nil {
+		return nil, err
+	}
+	return answer(r.HTTPResponse, r.Body, r.JSON200)
+}
+
+// PublishAssistant snapshots the draft into the next numbered, immutable version and
+// makes it the active one (POST /v1/assistants/{id}/publish). It answers the assistant:
+// its ActiveVersionId and Versions[0] are the new version.
+func (c *Client) PublishAssistant(ctx context.Context, id string, opts ...RequestEditorFn) (*Assistant, error) {
+	r, err := c.Generated.PublishAssistantWithResponse(ctx, id, nil, EmptyObject{}, opts...)
+	if err != nil {
+		return nil, err
+	}
+	return answer(r.HTTPResponse, r.Body, r.JSON201)
+}
+
+// ActivateAssistantVersion makes an earlier (or later) version the active one
+// (POST /v1/assistants/{id}/activate).
+func (c *Client) ActivateAssistantVersion(ctx context.Context, id string, body AssistantActivate, opts ...RequestEditorFn) (*Assistant, error) {
+	r, err := c.Generated.ActivateAssistantVersionWithResponse(ctx, id, nil, body, opts...)
+	if err != nil {
+		return nil, err
+	}
+	return answer(r.HTTPResponse, r.Body, r.JSON200)
+}
+
+// ArchiveAssistant archives an assistant (POST /v1/assistants/{id}/archive): it can no
+// longer be assigned or take calls.
+func (c *Client) ArchiveAssistant(ctx context.Context, id string, opts ...RequestEditorFn) (*Assistant, error) {
+	r, err := c.Generated.ArchiveAssistantWithResponse(ctx, id, nil, EmptyObject{}, opts...)
+	if err != nil {
+		return nil, err
+	}
+	return answer(r.HTTPResponse, r.Body, r.JSON200)
+}
+
+// RestoreAssistantDraft replaces the draft with a copy of a version
+// (POST /v1/assistants/{id}/draft/restore).
+func (c *Client) RestoreAssistantDraft(ctx context.Context, id string, body AssistantDraftRestore, opts ...RequestEditorFn) (*Assistant, error) {
+	r, err := c.Generated.RestoreAssistantDraftWithResponse(ctx, id, nil, body, opts...)
+	if err != nil {
+		return nil, err
+	}
+	return answer(r.HTTPResponse, r.Body, r.JSON200)
+}
+
+// DuplicateAssistant creates a new assistant whose draft is a copy of this one's
+// (POST /v1/assistants/{id}/duplicate).
+func (c *Client) DuplicateAssistant(ctx context.Context, id string, body AssistantDuplicate, opts ...RequestEditorFn) (*Assistant, error) {
+	r, err := c.Generated.DuplicateAssistantWithResponse(ctx, id, nil, body, opts...)
+	if err != nil {
+		return nil, err
+	}
+	return answer(r.HTTPResponse, r.Body, r.JSON201)
+}
+
+// ListAssistantVersions returns one page of an assistant's versions, newest first
+// (GET /v1/assistants/{id}/versions); AssistantVersions walks every page.
+func (c *Client) ListAssistantVersions(ctx context.Context, id string, params *ListAssistantVersionsParams, opts ...RequestEditorFn) (*AssistantVersionList, error) {
+	r, err := c.Generated.ListAssistantVersionsWithResponse(ctx, id, params, opts...)
+	if err != nil {
+		return nil, err
+	}
+	return answer(r.HTTPResponse, r.Body, r.JSON200)
+}
+
+// ListAvatars returns the avatars an assistant can wear (GET /v1/avatars).
+func (c *Client) ListAvatars(ctx context.Context, opts ...RequestEditorFn) (*AvatarList, error) {
+	r, err := c.Generated.ListAvatarsWithResponse(ctx, opts...)
+	if err != nil {
+		return nil, err
+	}
+	return answer(r.HTTPResponse, r.Body, r.JSON200)
+}
+
+// ListVoices returns the voices the deployment offers (GET /v1/voices).
+func (c *Client) ListVoices(ctx context.Context, opts ...RequestEditorFn) (*VoiceList, error) {
+	r, err := c.Generated.ListVoicesWithResponse(ctx, opts...)
+	if err != nil {
+		return nil, err
+	}
+	return answer(r.HTTPResponse, r.Body, r.JSON200)
+}
+
+// Lines.
+
+// ListLines returns one page of the account's lines (GET /v1/lines); Lines walks every
+// page.
+func (c *Client) ListLines(ctx context.Context, params *ListLinesParams, opts ...RequestEditorFn) (*LineList, error) {
+	r, err := c.Generated.ListLinesWithResponse(ctx, params, opts...)
+	if err != nil {
+		return nil, err
+	}
+	return answer(r.HTTPResponse, r.Body, r.JSON200)
+}
+
+// GetLine returns a line (GET /v1/lines/{id}).
+func (c *Client) GetLine(ctx context.Context, id string, opts ...RequestEditorFn) (*Line, error) {
+	r, err := c.Generated.GetLineWithResponse(ctx, id, opts...)
+	if err != nil {
+		return nil, err
+	}
+	return answer(r.HTTPResponse, r.Body, r.JSON200)
+}
+
+// UpdateLine changes a line (PATCH /v1/lines/{id}): its inbound_mode (who answers its
+// inbound calls), decision timeout, metadata and variables.
+func (c *Client) UpdateLine(ctx context.Context, id string, body LineUpdate, opts ...RequestEditorFn) (*Line, error) {
+	r, err := c.Generated.UpdateLineWithResponse(ctx, id, body, opts...)
+	if err != nil {
+		return nil, err
+	}
+	return answer(r.HTTPResponse, r.Body, r.JSON200)
+}
+
+// AssignLineAssistant gives a line's inbound calls to an assistant
+// (POST /v1/lines/{id}/assign). The assistant answers them when the line's inbound_mode
+// is assistant; the answered Line shows it.
+func (c *Client) AssignLineAssistant(ctx context.Context, id string, body LineAssign, opts ...RequestEditorFn) (*Line, error) {
+	r, err := c.Generated.AssignLineAssistantWithResponse(ctx, id, nil, body, opts...)
+	if err != nil {
+		return nil, err
+	}
+	return answer(r.HTTPResponse, r.Body, r.JSON200)
+}
+
+// Sessions.
+
+// CreateSession creates a room, dials PlatformHandle into it and answers what your
+// client needs to join: RtcUrl and a ParticipantToken for that room only
+// (POST /v1/sessions). Hand those to the browser, never the API key.
+func (c *Client) CreateSession(ctx context.Context, body SessionCreate, opts ...RequestEditorFn) (*SessionCreated, error) {
+	r, err := c.Generated.CreateSessionWithResponse(ctx, nil, body, opts...)
+	if err != nil {
+		return nil, err
+	}
+	return answer(r.HTTPResponse, r.Body, r.JSON201)
+}
+
+// GetSession returns a session (GET /v1/sessions/{id}).
+func (c *Client) GetSession(ctx context.Context, id string, opts ...RequestEditorFn) (*Session, error) {
+	r, err := c.Generated.GetSessionWithResponse(ctx, id, opts...)
+	if err != nil {
+		return nil, err
+	}
+	return answer(r.HTTPResponse, r.Body, r.JSON200)
+}
+
+// UpdateSession changes a session's metadata (PATCH /v1/sessions/{id}).
+func (c *Client) UpdateSession(ctx context.Context, id string, body SessionUpdate, opts ...RequestEditorFn) (*Session, error) {
+	r, err := c.Generated.UpdateSessionWithResponse(ctx, id, body, opts...)
+	if err != nil {
+		return nil, err
+	}
+	return answer(r.HTTPResponse, r.Body, r.JSON200)
+}
+
+// DeleteSession ends a session (DELETE /v1/sessions/{id}): the room is deleted and
+// every client disconnected. It answers the ended session.
+func (c *Client) DeleteSession(ctx context.Context, id string, opts ...RequestEditorFn) (*Session, error) {
+	r, err := c.Generated.DeleteSessionWithResponse(ctx, id, opts...)
+	if err != nil {
+		return nil, err
+	}
+	return answer(r.HTTPResponse, r.Body, r.JSON200)
+}
+
+// ListSessions returns one page of the account's sessions, newest first
+// (GET /v1/sessions); Sessions walks every page.
+func (c *Client) ListSessions(ctx context.Context, params *ListSessionsParams, opts ...RequestEditorFn) (*SessionList, error) {
+	r, err := c.Generated.ListSessionsWithResponse(ctx, params, opts...)
+	if err != nil {
+		return nil, err
+	}
+	return answer(r.HTTPResponse, r.Body, r.JSON200)
+}
+
+// CreateSessionToken mints another participant token for a session's room, one per
+// client, or a watch-only one (POST /v1/sessions/{id}/tokens).
+func (c *Client) CreateSessionToken(ctx context.Context, id string, body SessionTokenCreate, opts ...RequestEditorFn) (*SessionToken, error) {
+	r, err := c.Generated.CreateSessionTokenWithResponse(ctx, id, nil, body, opts...)
+	if err != nil {
+		return nil, err
+	}
+	return answer(r.HTTPResponse, r.Body, r.JSON201)
+}
+
+// Calls.
+
+// GetCall returns a call record (GET /v1/calls/{id}), with its transcript and metrics
+// when an assistant handled it.
+func (c *Client) GetCall(ctx context.Context, id string, opts ...RequestEditorFn) (*Call, error) {
+	r, err := c.Generated.GetCallWithResponse(ctx, id, opts...)
+	if err != nil {
+		return nil, err
+	}
+	return answer(r.HTTPResponse, r.Body, r.JSON200)
+}
+
+// UpdateCall changes a call's metadata (PATCH /v1/calls/{id}).
+func (c *Client) UpdateCall(ctx context.Context, id string, body CallUpdate, opts ...RequestEditorFn) (*Call, error) {
+	r, err := c.Generated.UpdateCallWithResponse(ctx, id, body, opts...)
+	if err != nil {
+		return nil, err
+	}
+	return answer(r.HTTPResponse, r.Body, r.JSON200)
+}
+
+// ListCalls returns one page of the account's calls, newest first (GET /v1/calls);
+// Calls walks every page.
+func (c *Client) ListCalls(ctx context.Context, params *ListCallsParams, opts ...RequestEditorFn) (*CallList, error) {
+	r, err := c.Generated.ListCallsWithResponse(ctx, params, opts...)
+	if err != nil {
+		return nil, err
+	}
+	return answer(r.HTTPResponse, r.Body, r.JSON200)
+}
+
+// CallAnswer is what AnswerCall answers: Session when the call was accepted (the room's
+// session payload, for your client), Call when it was declined or handed to the
+// assistant (the call record with its decision). Exactly one is set.
+type CallAnswer struct {
+	Session *SessionPayload
+	Call    *DecidedCall
+}
+
+// AnswerCall answers a ringing call on a customer_decides line, the API way (the other
+// is the call.incoming webhook's response body): accept, decline, or assistant
+// (POST /v1/calls/{id}/answer).
+func (c *Client) AnswerCall(ctx context.Context, id string, body CallAnswerRequest, opts ...RequestEditorFn) (*CallAnswer, error) {
+	r, err := c.Generated.AnswerCallWithResponse(ctx, id, nil, body, opts...)
+	if err != nil {
+		return nil, err
+	}
+	if r.JSON201 != nil {
+		return &CallAnswer{Session: r.JSON201}, nil
+	}
+	d, err := answer(r.HTTPResponse, r.Body, r.JSON200)
+	if err != nil {
+		return nil, err
+	}
+	return &CallAnswer{Call: d}, nil
+}
+
+// Events.
+
+// ListEvents returns one page of the account's events, newest first (GET /v1/events);
+// Events walks every page, each event parsed as webhook.Parse parses a delivery.
+func (c *Client) ListEvents(ctx context.Context, params *ListEventsParams, opts ...RequestEditorFn) (*EventList, error) {
+	r, err := c.Generated.ListEventsWithResponse(ctx, params, opts...)
+	if err != nil {
+		return nil, err
+	}
+	return answer(r.HTTPResponse, r.Body, r.JSON200)
+}
+
+// GetEvent returns an event with its delivery attempts (GET /v1/events/{id}).
+func (c *Client) GetEvent(ctx context.Context, id string, opts ...RequestEditorFn) (*EventWithAttempts, error) {
+	r, err := c.Generated.GetEventWithResponse(ctx, id, opts...)
+	if err != nil {
+		return nil, err
+	}
+	return answer(r.HTTPResponse, r.Body, r.JSON200)
+}
+
+// RedeliverEvent sends an event again now, to every enabled endpoint subscribed to its
+// type or to body.EndpointId only (POST /v1/events/{id}/redeliver).
+func (c *Client) RedeliverEvent(ctx context.Context, id string, body EventRedeliver, opts ...RequestEditorFn) (*EventWithAttempts, error) {
+	r, err := c.Generated.RedeliverEventWithResponse(ctx, id, nil, body, opts...)
+	if err != nil {
+		return nil, err
+	}
+	return answer(r.HTTPResponse, r.Body, r.JSON202)
+}
+
+// Webhook endpoints.
+
+// CreateWebhookEndpoint registers a URL for the account's events
+// (POST /v1/webhook_endpoints). Its Secret, which webhook.Verify checks deliveries
+// with, is in this answer only: keep it.
+func (c *Client) CreateWebhookEndpoint(ctx context.Context, body WebhookEndpointCreate, opts ...RequestEditorFn) (*WebhookEndpointWithSecret, error) {
+	r, err := c.Generated.CreateWebhookEndpointWithResponse(ctx, nil, body, opts...)
+	if err != nil {
+		return nil, err
+	}
+	return answer(r.HTTPResponse, r.Body, r.JSON201)
+}
+
+// GetWebhookEndpoint returns an endpoint, never its secret
+// (GET /v1/webhook_endpoints/{id}).
+func (c *Client) GetWebhookEndpoint(ctx context.Context, id string, opts ...RequestEditorFn) (*WebhookEndpoint, error) {
+	r, err := c.Generated.GetWebhookEndpointWithResponse(ctx, id, opts...)
+	if err != nil {
+		return nil, err
+	}
+	return answer(r.HTTPResponse, r.Body, r.JSON200)
+}
+
+// UpdateWebhookEndpoint changes an endpoint's url, events, description or status
+// (PATCH /v1/webhook_endpoints/{id}).
+func (c *Client) UpdateWebhookEndpoint(ctx context.Context, id string, body WebhookEndpointUpdate, opts ...RequestEditorFn) (*WebhookEndpoint, error) {
+	r, err := c.Generated.UpdateWebhookEndpointWithResponse(ctx, id, body, opts...)
+	if err != nil {
+		return nil, err
+	}
+	return answer(r.HTTPResponse, r.Body, r.JSON200)
+}
+
+// DeleteWebhookEndpoint deletes an endpoint; its pending deliveries stop
+// (DELETE /v1/webhook_endpoints/{id}).
+func (c *Client) DeleteWebhookEndpoint(ctx context.Context, id string, opts ...RequestEditorFn) (*DeletedWebhookEndpoint, error) {
+	r, err := c.Generated.DeleteWebhookEndpointWithResponse(ctx, id, opts...)
+	if err != nil {
+		return nil, err
+	}
+	return answer(r.HTTPResponse, r.Body, r.JSON200)
+}
+
+// ListWebhookEndpoints returns one page of the account's endpoints, newest first
+// (GET /v1/webhook_endpoints); WebhookEndpoints walks every page.
+func (c *Client) ListWebhookEndpoints(ctx context.Context, params *ListWebhookEndpointsParams, opts ...RequestEditorFn) (*WebhookEndpointList, error) {
+	r, err := c.Generated.ListWebhookEndpointsWithResponse(ctx, params, opts...)
+	if err != nil {
+		return nil, err
+	}
+	return answer(r.HTTPResponse, r.Body, r.JSON200)
+}
+
+// RotateWebhookEndpointSecret gives an endpoint a new secret, in this answer only; the
+// old one keeps signing beside it for 24 h, so verify with both meanwhile
+// (POST /v1/webhook_endpoints/{id}/rotate_secret).
+func (c *Client) RotateWebhookEndpointSecret(ctx context.Context, id string, opts ...RequestEditorFn) (*WebhookEndpointWithSecret, error) {
+	r, err := c.Generated.RotateWebhookEndpointSecretWithResponse(ctx, id, nil, EmptyObject{}, opts...)
+	if err != nil {
+		return nil, err
+	}
+	return answer(r.HTTPResponse, r.Body, r.JSON200)
+}
+
+// API keys.
+
+// CreateApiKey creates another API key for the account (POST /v1/api_keys); its secret
+// is in this answer only.
+func (c *Client) CreateApiKey(ctx context.Context, opts ...RequestEditorFn) (*ApiKeyWithSecret, error) {
+	r, err := c.Generated.CreateApiKeyWithResponse(ctx, nil, EmptyObject{}, opts...)
+	if err != nil {
+		return nil, err
+	}
+	return answer(r.HTTPResponse, r.Body, r.JSON201)
+}
+
+// ListApiKeys returns one page of the account's API keys, never their secrets
+// (GET /v1/api_keys); ApiKeys walks every page.
+func (c *Client) ListApiKeys(ctx context.Context, params *ListApiKeysParams, opts ...RequestEditorFn) (*ApiKeyList, error) {
+	r, err := c.Generated.ListApiKeysWithResponse(ctx, params, opts...)
+	if err != nil {
+		return nil, err
+	}
+	return answer(r.HTTPResponse, r.Body, r.JSON200)
+}
+
+// RevokeApiKey revokes an API key at once (DELETE /v1/api_keys/{id}).
+func (c *Client) RevokeApiKey(ctx context.Context, id string, opts ...RequestEditorFn) (*ApiKey, error) {
+	r, err := c.Generated.RevokeApiKeyWithResponse(ctx, id, opts...)
+	if err != nil {
+		return nil, err
+	}
+	return answer(r.HTTPResponse, r.Body, r.JSON200)
+}
