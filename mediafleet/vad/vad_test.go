@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/bridgeline/bridgeline/mediafleet/internal/speechtest"
 	"github.com/bridgeline/bridgeline/mediafleet/speech"
+	"github.com/bridgeline/bridgeline/mediafleet/speechtest"
 )
 
 var _ speech.VAD = (*Detector)(nil)

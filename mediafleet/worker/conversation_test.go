@@ -19,7 +19,7 @@ import (
 	"github.com/bridgeline/bridgeline/mediafleet/opus"
 	"github.com/bridgeline/bridgeline/mediafleet/resample"
 	"github.com/bridgeline/bridgeline/mediafleet/speech"
-	"github.com/bridgeline/bridgeline/mediafleet/sphinx"
+	"github.com/bridgeline/bridgeline/mediafleet/speechtest/sphinx"
 	"github.com/bridgeline/bridgeline/mediafleet/tts/espeak"
 	"github.com/bridgeline/bridgeline/mediafleet/worker"
 	"github.com/bridgeline/bridgeline/shared/persona"
