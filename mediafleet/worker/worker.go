@@ -118,10 +118,10 @@ func New(cfg Config, opts Options, log *slog.Logger) (*Worker, error) {
 			}
 		},
 	}, func(ctx context.Context, job agent.Job) error {
-		var pj persona.Job
-		if err := json.Unmarshal([]byte(job.Metadata), &pj); err != nil || pj.CallID == "" {
+		pj, err := decodeJob(job.Metadata)
+		if err != nil {
 			// Without a call id nothing can be reported: fail the job for LiveKit's record.
-			return fmt.Errorf("dispatch metadata is not a persona job: %v", err)
+			return err
 		}
 		rep, err := w.runner.Run(ctx, job, pj)
 		if onEnded != nil {
@@ -215,10 +215,19 @@ func EspeakVoices(wpm int) tts.Voices {
 	}
 }
 
-// participantName shows the assistant's name to the other participants.
-func participantName(metadata string) string {
+// decodeJob reads the dispatch metadata: a persona.Job, with a call id to report on.
+func decodeJob(metadata string) (persona.Job, error) {
 	var pj persona.Job
-	if json.Unmarshal([]byte(metadata), &pj) == nil && pj.Version.Name != "" {
+	if err := json.Unmarshal([]byte(metadata), &pj); err != nil || pj.CallID == "" {
+		return pj, fmt.Errorf("dispatch metadata is not a persona job: %v", err)
+	}
+	return pj, nil
+}
+
+// participantName shows the assistant's name to the other participants. LiveKit asks
+// for it when it offers the job, before it assigns it.
+func participantName(metadata string) string {
+	if pj, err := decodeJob(metadata); err == nil && pj.Version.Name != "" {
 		return pj.Version.Name
 	}
 	return "Assistant"
