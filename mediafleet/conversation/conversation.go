@@ -195,6 +195,14 @@ type floor struct {
 }
 
 func (s *session) run(ctx context.Context) error {
+	// However the conversation ends, a reply under way stops, and what the caller heard
+	// of it is recorded.
+	defer func() {
+		if s.cur != nil {
+			s.cur.cancel()
+			s.finishReply(s.waitReply(), false)
+		}
+	}()
 	audio := s.line.Audio()
 	for {
 		var replied <-chan replyMsg
@@ -203,10 +211,6 @@ func (s *session) run(ctx context.Context) error {
 		}
 		select {
 		case <-ctx.Done():
-			if s.cur != nil {
-				s.cur.cancel()
-				s.finishReply(s.waitReply(), false)
-			}
 			return ctx.Err()
 		case f := <-audio:
 			for _, m := range s.listen.hear(f, time.Now()) {

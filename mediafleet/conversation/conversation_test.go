@@ -408,6 +408,33 @@ func closed(ch <-chan struct{}) bool {
 	}
 }
 
+// TestHangUpWhileTranscribing: the call ends while the recogniser is still at a turn
+// spoken over the reply; the reply stops, and what was heard of it is recorded.
+func TestHangUpWhileTranscribing(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := start(t, llmtest.Reply{Text: "Our roses come from three farms. Each farm grows a dozen kinds of rose."}, nil, "tell me about roses")
+		h.feed(t, speechLevel, 600*time.Millisecond)
+		h.feed(t, 0, 500*time.Millisecond)
+		h.eventually(t, "reply under way", func() bool { return h.state().sent >= 20 })
+		h.rec.mu.Lock()
+		h.rec.stall = true
+		h.rec.mu.Unlock()
+		h.feed(t, coughLevel, 160*time.Millisecond)
+		h.eventually(t, "end of the turn", func() bool { // the recogniser does not answer
+			h.rec.mu.Lock()
+			defer h.rec.mu.Unlock()
+			return h.rec.stalled == 1
+		})
+		h.hangUp()
+		if !errors.Is(h.err, context.Canceled) {
+			t.Errorf("Run = %v, want context.Canceled", h.err)
+		}
+		if turns := h.turns(); len(turns) != 2 || turns[1].Text == "" || turns[1].Interrupted {
+			t.Errorf("turns %+v, want what was heard of the reply, not marked as a barge-in", turns)
+		}
+	})
+}
+
 // greet plays the greeting as the worker does before the conversation starts, and
 // follows it; started receives the time its first frame went out.
 func greet(t *testing.T, h *harness, text string) (started <-chan time.Time, followed <-chan struct{}) {

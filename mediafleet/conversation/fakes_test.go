@@ -59,6 +59,10 @@ type recognizer struct {
 	leading []int
 	words   int // speech samples written in the open turn
 	seen    bool
+	// stall makes End wait for its context (a recogniser that never answers); stalled
+	// counts the Ends waiting.
+	stall   bool
+	stalled int
 }
 
 func (r *recognizer) NewTranscriber(context.Context) (speech.Transcriber, error) {
@@ -91,7 +95,17 @@ func (r *recognizer) Write(pcm []int16) error {
 	}
 	return nil
 }
-func (r *recognizer) End(context.Context) (string, error) {
+func (r *recognizer) End(ctx context.Context) (string, error) {
+	r.mu.Lock()
+	stall := r.stall
+	if stall {
+		r.stalled++
+	}
+	r.mu.Unlock()
+	if stall {
+		<-ctx.Done()
+		return "", ctx.Err()
+	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.ends++
