@@ -12,7 +12,7 @@ import (
 
 	"github.com/bridgeline/bridgeline/examples/internal/browser"
 	"github.com/bridgeline/bridgeline/mediafleet/engines"
-	"github.com/bridgeline/bridgeline/mediafleet/sphinx"
+	"github.com/bridgeline/bridgeline/mediafleet/speechtest/sphinx"
 	"github.com/bridgeline/bridgeline/mediafleet/worker"
 	"github.com/bridgeline/bridgeline/shared/persona"
 	"github.com/bridgeline/bridgeline/shared/session/sessiontest"

@@ -15,7 +15,7 @@ import (
 	"github.com/bridgeline/bridgeline/mediafleet/livekitserver"
 	"github.com/bridgeline/bridgeline/mediafleet/livekitserver/livekittest"
 	"github.com/bridgeline/bridgeline/mediafleet/platformsim"
-	"github.com/bridgeline/bridgeline/mediafleet/sphinx"
+	"github.com/bridgeline/bridgeline/mediafleet/speechtest/sphinx"
 	"github.com/bridgeline/bridgeline/shared/persona"
 	"github.com/bridgeline/bridgeline/shared/platform"
 	"github.com/bridgeline/bridgeline/shared/platform/simhook"

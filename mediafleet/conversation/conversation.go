@@ -1,20 +1,35 @@
+// Package conversation is the real-time conversation of an assistant call: it listens
+// to the caller (voice activity detection), decides when the caller's turn is over,
+// transcribes it, asks a language model, speaks the reply sentence by sentence as the
+// model streams, and yields to the caller when they talk over it (barge-in). It also
+// plays the greeting (Greet) and keeps the call's transcript and figures (Record).
+//
+// It works on the contracts of mediafleet/speech, not on a room: the worker adapts its
+// LiveKit call to speech.Line, and the tests run it on a scripted line on a simulated
+// clock. It links no media stack (TestNoMediaImports).
+//
+// A call's conversation is a few stages passing typed messages, each owning its state:
+//
+//	line audio -> listener (VAD, end of turn) -> speechStarted, speechGoesOn, turnEnded
+//	           -> session (transcriber, the floor: pause, resume, barge-in, history)
+//	           -> reply: generation (model stream -> sentences -> synthesis -> line)
+//	                     and playout (sentenceStarted as each plays, then replyDone)
+//	everything that happened -> speech.Event on the line (Record keeps the transcript)
 package conversation
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
 	"strings"
 	"time"
 
-	"github.com/bridgeline/bridgeline/mediafleet/pipeline"
+	"github.com/bridgeline/bridgeline/mediafleet/speech"
 	"github.com/bridgeline/bridgeline/mediafleet/tts"
 	"github.com/bridgeline/bridgeline/shared/persona"
 )
-
-// Rate is the sample rate the conversation listens at (pipeline.ListenRate).
-const Rate = pipeline.ListenRate
 
 // Defaults of Config.
 const (
@@ -46,13 +61,24 @@ const (
 	Missed = "Sorry, I didn't catch that. Could you say it again?"
 )
 
+// TurnTiming is speech.TurnTiming, under the name the stack benchmark knows it by.
+type TurnTiming = speech.TurnTiming
+
+// endCallTool is how hanging up is offered to the model: no arguments.
+var endCallTool = speech.Tool{
+	Name: speech.EndCallTool,
+	Description: "End the phone call. Call it when the conversation is over (the caller said goodbye " +
+		"or asked to hang up), after saying goodbye.",
+	Parameters: json.RawMessage(`{"type":"object","properties":{}}`),
+}
+
 // Config is what every call's conversation shares: the engines, loaded once when the
 // worker starts, and the turn-taking settings.
 type Config struct {
 	// NewVAD makes a call's voice activity detector (it keeps per-call state).
-	NewVAD     func() (VAD, error)
-	Recognizer Recognizer
-	Model      Model
+	NewVAD     func() (speech.VAD, error)
+	Recognizer speech.Recognizer
+	Model      speech.Model
 	Voices     tts.Voices
 
 	Threshold         float32       // default DefaultThreshold
@@ -64,29 +90,12 @@ type Config struct {
 	STTTimeout        time.Duration // default DefaultSTTTimeout
 	MaxClause         int           // default DefaultMaxClause characters
 	Log               *slog.Logger
-	// OnTurn, when set, is told the worker-side moments of every answered caller turn
-	// whose reply started playing (benchmarks break the response time down with them).
-	// It runs on the conversation's goroutine: it must return at once.
-	OnTurn func(callID string, t TurnTiming)
 }
 
-// TurnTiming is when each stage of answering one caller turn finished, as the worker saw
-// it: the stamps a benchmark needs to split the response time into its parts.
-type TurnTiming struct {
-	LastSpeech  time.Time // end of the turn's last speech window (its arrival)
-	Decided     time.Time // the end-of-turn silence was complete: the turn is over
-	Transcribed time.Time // the recogniser's final text
-	FirstToken  time.Time // the model's first token (zero for a fixed reply)
-	Synthesized time.Time // the first sentence synthesised and queued on the speaker
-	FirstSent   time.Time // its first 20 ms frame sent to the room
-}
-
-// Engine holds conversations; it implements pipeline.Conversation.
+// Engine holds conversations.
 type Engine struct {
 	cfg Config
 }
-
-var _ pipeline.Conversation = (*Engine)(nil)
 
 // New validates cfg and fills its defaults.
 func New(cfg Config) (*Engine, error) {
@@ -119,18 +128,10 @@ func New(cfg Config) (*Engine, error) {
 	return &Engine{cfg: cfg}, nil
 }
 
-// Converse holds the conversation of a call until it ends (ctx) or the model hangs up.
-func (e *Engine) Converse(ctx context.Context, call *pipeline.Call) error {
-	return e.run(ctx, callLine{call}, call.Job().Version, call.Job().CallID)
-}
-
-// Run holds the conversation on line for version v. It returns nil when the model ended
-// the call, ctx's error when the call ended, or an error when it could not start.
-func (e *Engine) Run(ctx context.Context, line Line, v persona.Version) error {
-	return e.run(ctx, line, v, "")
-}
-
-func (e *Engine) run(ctx context.Context, line Line, v persona.Version, callID string) error {
+// Run holds the conversation of version v on line, after its greeting, until ctx ends
+// (the call is over: it returns ctx's error) or the model ends the call and its goodbye
+// has played (nil). It returns another error only when it could not start.
+func (e *Engine) Run(ctx context.Context, line speech.Line, v persona.Version) error {
 	vad, err := e.cfg.NewVAD()
 	if err != nil {
 		return fmt.Errorf("conversation: vad: %w", err)
@@ -141,194 +142,166 @@ func (e *Engine) run(ctx context.Context, line Line, v persona.Version, callID s
 		return fmt.Errorf("conversation: transcriber: %w", err)
 	}
 	defer tr.Close()
-	s := &session{cfg: &e.cfg, line: line, vad: vad, tr: tr, version: v, voice: persona.VoiceFor(v), log: e.cfg.Log, callID: callID}
+	s := &session{
+		cfg: &e.cfg, log: e.cfg.Log, line: line, tr: tr, version: v, voice: persona.VoiceFor(v),
+		listen: listener{vad: vad, threshold: e.cfg.Threshold, endOfTurn: samples(e.cfg.EndOfTurn),
+			maxTurn: samples(e.cfg.MaxTurn), padding: samples(e.cfg.Padding), log: e.cfg.Log},
+	}
 	if v.SystemPrompt != "" {
-		s.history = append(s.history, Message{Role: RoleSystem, Content: v.SystemPrompt})
+		s.history = append(s.history, speech.Message{Role: speech.RoleSystem, Content: v.SystemPrompt})
 	}
 	if v.Greeting != "" {
-		s.history = append(s.history, Message{Role: RoleAssistant, Content: v.Greeting})
+		s.history = append(s.history, speech.Message{Role: speech.RoleAssistant, Content: v.Greeting})
 	}
 	return s.run(ctx)
 }
 
-// session is one call's conversation. Its fields belong to the goroutine running run;
-// a reply runs in its own goroutine and hands its result back over a channel.
+// samples is d in samples at speech.Rate.
+func samples(d time.Duration) int { return int(d.Seconds() * speech.Rate) }
+
+// session is one call's conversation: it takes the listener's messages, runs the
+// transcriber, holds the floor, keeps the history the model sees and starts replies.
+// Its fields belong to the goroutine running run; a reply's goroutines hand their
+// messages back over its channel.
 type session struct {
 	cfg     *Config
-	line    Line
-	vad     VAD
-	tr      Transcriber
-	version persona.Version
-	callID  string
-	voice   string
 	log     *slog.Logger
-	history []Message
-	stats   stats
+	line    speech.Line
+	tr      speech.Transcriber
+	version persona.Version
+	voice   string
+	history []speech.Message
 
-	// Listening.
-	pending    []int16   // samples toward the next VAD window
-	pad        [][]int16 // the windows before onset, newest last
-	inSpeech   bool      // a caller turn is open
-	holdFloor  bool      // a turn was cut at MaxTurn: its speech goes on until a pause
-	onset      time.Time // start of the turn's first speech window
-	lastSpeech time.Time // end of its latest speech window
-	turnLen    int       // samples since onset
-	spokenLen  int       // samples from onset to the end of the latest speech window
-	silence    int       // samples of silence since the latest speech window
-	vadFailed  bool      // a VAD error was logged
-	cur        *reply    // the reply being thought or spoken
-	paused     bool      // the speaker is paused for a caller onset
-	pausedLive bool      // something was playing when it was paused
-	confirmed  bool      // the caller's speech over the assistant outlasted Confirm
+	listen listener
+	turn   openTurn
+	floor  floor
+	cur    *reply // the reply being thought or spoken
 }
 
-func (s *session) samples(d time.Duration) int { return int(d.Seconds() * Rate) }
+// openTurn is the caller's turn being transcribed.
+type openTurn struct {
+	onset   time.Time
+	interim string // the interim words published last
+}
+
+// floor is who speaks when the caller talks over the assistant. The assistant pauses at
+// the caller's onset; then either the caller's speech is a barge-in (it outlasts
+// Confirm, or has words) and the reply is cancelled, or it was a cough and the speech
+// resumes where it paused.
+type floor struct {
+	paused    bool // the assistant is paused for the caller
+	live      bool // it was speaking when paused, not only about to
+	confirmed bool // the caller's speech over it outlasted Confirm
+}
 
 func (s *session) run(ctx context.Context) error {
+	// However the conversation ends, a reply under way stops, and what the caller heard
+	// of it is recorded.
+	defer func() {
+		if s.cur != nil {
+			s.cur.cancel()
+			s.finishReply(s.waitReply(), false)
+		}
+	}()
 	audio := s.line.Audio()
 	for {
-		var replied <-chan replyResult
+		var replied <-chan replyMsg
 		if s.cur != nil {
-			replied = s.cur.done
+			replied = s.cur.msgs
 		}
 		select {
 		case <-ctx.Done():
-			if s.cur != nil {
-				s.cur.cancel()
-				s.finishReply(<-s.cur.done, false)
-			}
 			return ctx.Err()
 		case f := <-audio:
-			if err := s.hear(ctx, f, time.Now()); err != nil {
-				return err
+			for _, m := range s.listen.hear(f, time.Now()) {
+				if err := s.handle(ctx, m); err != nil {
+					return err
+				}
 			}
-		case res := <-replied:
-			if s.finishReply(res, false) {
+		case m := <-replied:
+			if done, ok := s.replyMsg(m); ok && s.finishReply(done.res, false) {
 				return nil // the model ended the call and its goodbye played
 			}
 		}
 	}
 }
 
-// hear takes one frame of caller audio that arrived at.
-func (s *session) hear(ctx context.Context, frame []int16, at time.Time) error {
-	s.pending = append(s.pending, frame...)
-	n := s.vad.WindowSize()
-	for len(s.pending) >= n {
-		w := s.pending[:n:n]
-		s.pending = s.pending[n:]
-		if err := s.window(ctx, w, at); err != nil {
-			return err
-		}
-	}
-	if len(s.pending) == 0 {
-		s.pending = nil // let the backing array go
+// handle takes one message of the listener.
+func (s *session) handle(ctx context.Context, m heard) error {
+	switch m := m.(type) {
+	case speechStarted:
+		s.speechStarted(m)
+	case speechGoesOn:
+		s.speechGoesOn(m)
+	case turnEnded:
+		return s.turnEnded(ctx, m)
 	}
 	return nil
 }
 
-// window decides on one VAD window that ended at.
-func (s *session) window(ctx context.Context, w []int16, at time.Time) error {
-	winDur := time.Duration(len(w)) * time.Second / Rate
-	p, err := s.vad.Prob(w)
-	if err != nil {
-		if !s.vadFailed {
-			s.log.Error("vad failed; treating audio as silence", "err", err)
-			s.vadFailed = true
-		}
-		p = 0
-	}
-	// Hysteresis as Silero's own iterator: speech starts at the threshold and stops
-	// below it by 0.15, so a wavering word does not end the turn.
-	speech := p >= s.cfg.Threshold
-	if s.inSpeech {
-		speech = p >= s.cfg.Threshold-0.15
-	}
-	if s.holdFloor {
-		if speech {
-			return nil
-		}
-		s.holdFloor = false
-	}
-	if !s.inSpeech {
-		if !speech {
-			s.pad = append(s.pad, w)
-			if keep := (s.samples(s.cfg.Padding) + len(w) - 1) / len(w); len(s.pad) > keep {
-				s.pad = s.pad[len(s.pad)-keep:]
-			}
-			return nil
-		}
-		s.startTurn(w, at.Add(-winDur), at)
-		return nil
-	}
-	if err := s.tr.Write(w); err != nil {
-		s.log.Warn("transcriber write", "err", err)
-	}
-	s.turnLen += len(w)
-	if speech {
-		s.silence = 0
-		s.lastSpeech = at
-		s.spokenLen = s.turnLen
-	} else {
-		s.silence += len(w)
-	}
-	if s.paused && !s.confirmed && s.spokenLen >= s.samples(s.cfg.Confirm) {
-		s.confirmed = true
-		s.bargeIn()
-	}
-	switch {
-	case s.silence >= s.samples(s.cfg.EndOfTurn):
-		return s.endTurn(ctx, at)
-	case s.turnLen >= s.samples(s.cfg.MaxTurn):
-		s.holdFloor = true
-		return s.endTurn(ctx, at)
-	}
-	return nil
-}
-
-// startTurn opens a caller turn at speech onset; over the assistant it pauses the
+// speechStarted opens a caller turn at speech onset; over the assistant it pauses the
 // assistant at once.
-func (s *session) startTurn(w []int16, onset, at time.Time) {
-	s.inSpeech, s.onset, s.lastSpeech = true, onset, at
-	s.turnLen, s.spokenLen, s.silence = len(w), len(w), 0
+func (s *session) speechStarted(m speechStarted) {
+	s.turn = openTurn{onset: m.onset}
 	if err := s.tr.Begin(); err != nil {
 		s.log.Warn("transcriber begin", "err", err)
 	}
-	for _, p := range s.pad {
-		_ = s.tr.Write(p)
+	for _, a := range m.audio {
+		_ = s.tr.Write(a)
 	}
-	s.pad = nil
-	_ = s.tr.Write(w)
+	s.publishInterim()
 	if s.cur != nil || s.line.Speaking() {
-		s.pausedLive = s.line.Speaking()
+		live := s.line.Speaking()
 		s.line.Pause()
-		s.paused, s.confirmed = true, false
-		if s.pausedLive {
-			s.stats.bargeStop = append(s.stats.bargeStop, time.Since(onset))
-			s.publish()
+		s.floor = floor{paused: true, live: live}
+		if live {
+			s.line.Publish(speech.Latency{Step: speech.BargeInStop, Took: time.Since(m.onset)})
 		}
+	}
+}
+
+// speechGoesOn takes a window of the open turn.
+func (s *session) speechGoesOn(m speechGoesOn) {
+	if err := s.tr.Write(m.window); err != nil {
+		s.log.Warn("transcriber write", "err", err)
+	}
+	s.publishInterim()
+	if s.floor.paused && !s.floor.confirmed && m.spoken >= samples(s.cfg.Confirm) {
+		s.floor.confirmed = true
+		s.bargeIn()
+	}
+}
+
+// publishInterim publishes the words of the open turn when a streaming recogniser has
+// new ones.
+func (s *session) publishInterim() {
+	ir, ok := s.tr.(speech.Interimer)
+	if !ok {
+		return
+	}
+	if text := ir.Interim(); text != "" && text != s.turn.interim {
+		s.turn.interim = text
+		s.line.Publish(speech.Words{Speaker: speech.Caller, Text: text, Start: s.turn.onset})
 	}
 }
 
 // bargeIn cancels what the assistant is saying: the caller talked over it for longer
-// than a cough.
+// than a cough, or with words.
 func (s *session) bargeIn() {
-	if s.pausedLive {
-		s.stats.bargeIns++
+	if s.floor.live {
+		s.line.Publish(speech.BargeIn{})
 	}
 	if s.cur != nil {
 		s.cur.cancel()
-		s.finishReply(<-s.cur.done, true)
+		s.finishReply(s.waitReply(), true)
 	}
 	s.line.CutAll()
 	s.line.Resume()
-	s.paused = false
-	s.publish()
+	s.floor.paused = false
 }
 
-// endTurn closes the caller's turn: transcribe, and answer it unless it was noise.
-func (s *session) endTurn(ctx context.Context, at time.Time) error {
-	s.inSpeech = false
+// turnEnded closes the caller's turn: transcribe, and answer it unless it was noise.
+func (s *session) turnEnded(ctx context.Context, m turnEnded) error {
 	sctx, cancel := context.WithTimeout(ctx, s.cfg.STTTimeout)
 	text, err := s.tr.End(sctx)
 	cancel()
@@ -336,37 +309,38 @@ func (s *session) endTurn(ctx context.Context, at time.Time) error {
 		return ctx.Err()
 	}
 	transcribed := time.Now()
-	s.stats.stt = append(s.stats.stt, transcribed.Sub(at))
+	s.line.Publish(speech.Latency{Step: speech.STTFinal, Took: transcribed.Sub(m.at)})
 	text = strings.TrimSpace(text)
 	if err != nil {
 		s.log.Warn("transcription failed", "err", err)
-		s.stats.error(errSTT)
+		s.line.Publish(speech.Failure{Kind: speech.STTError})
 	}
 	if text == "" && err == nil {
 		// Noise, or a cough over the assistant: it goes on where it paused.
-		if s.paused {
+		s.closeTurn(text, m)
+		if s.floor.paused {
 			s.line.Resume()
-			s.paused = false
+			s.floor.paused = false
 		}
-		s.publish()
 		return nil
 	}
-	if s.paused { // words shorter than the confirm window ("no!") still interrupt
+	if s.floor.paused { // words shorter than the confirm window ("no!") still interrupt
 		s.bargeIn()
 	}
-	tm := TurnTiming{LastSpeech: s.lastSpeech, Decided: at, Transcribed: transcribed}
-	if text != "" {
-		s.line.AddTurn(persona.Turn{Speaker: persona.SpeakerCaller, Text: text,
-			StartMS: s.line.Offset(s.onset), EndMS: s.line.Offset(s.lastSpeech)})
-		s.history = append(s.history, Message{Role: RoleUser, Content: text})
-		s.stats.turns++
-		s.startReply(ctx, tm, "")
-	} else {
+	s.closeTurn(text, m)
+	tm := speech.TurnTiming{LastSpeech: m.lastSpeech, Decided: m.at, Transcribed: transcribed}
+	if text == "" {
 		s.startReply(ctx, tm, Missed)
+		return nil
 	}
-	s.publish()
+	s.history = append(s.history, speech.Message{Role: speech.RoleUser, Content: text})
+	s.startReply(ctx, tm, "")
 	return nil
 }
 
-// publish writes the figures so far into the call's metrics.
-func (s *session) publish() { s.line.UpdateMetrics(s.stats.apply) }
+// closeTurn publishes the caller's final words, if the turn had any.
+func (s *session) closeTurn(text string, m turnEnded) {
+	if text != "" {
+		s.line.Publish(speech.Words{Speaker: speech.Caller, Text: text, Final: true, Start: m.onset, End: m.lastSpeech})
+	}
+}

@@ -8,11 +8,13 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/bridgeline/bridgeline/mediafleet/conversation"
 	"github.com/bridgeline/bridgeline/mediafleet/llm"
 	"github.com/bridgeline/bridgeline/mediafleet/llm/llmtest"
+	"github.com/bridgeline/bridgeline/mediafleet/speech"
 	"github.com/bridgeline/bridgeline/mediafleet/tts"
 	"github.com/bridgeline/bridgeline/shared/persona"
 )
@@ -31,20 +33,26 @@ type harness struct {
 	err     error
 	stopped chan struct{}
 	cancel  context.CancelFunc
+	hangUp  func() // ends the call: the conversation and the line's speech
 }
 
-// start runs a conversation on a scripted line against the fake model server; texts are
-// what the recogniser hears in the caller's turns, in order.
+// start runs a conversation on a scripted line against the fake model server (the real
+// client, over in-memory pipes); texts are what the recogniser hears in the caller's
+// turns, in order. Call it inside a synctest bubble.
 func start(t *testing.T, reply llmtest.Reply, mod func(*conversation.Config), texts ...string) *harness {
 	t.Helper()
-	h := &harness{line: newLine(), rec: &recognizer{texts: texts}, syn: &synth{}, srv: llmtest.New(reply), stopped: make(chan struct{})}
-	t.Cleanup(h.srv.Close)
-	model, err := llm.New(llm.Config{BaseURL: h.srv.URL(), Model: "default-model"})
+	return startWith(t, reply, mod, &recognizer{texts: texts})
+}
+
+func startWith(t *testing.T, reply llmtest.Reply, mod func(*conversation.Config), rec *recognizer) *harness {
+	t.Helper()
+	h := &harness{line: newLine(), rec: rec, syn: &synth{}, srv: llmtest.NewPiped(reply), stopped: make(chan struct{})}
+	model, err := llm.New(llm.Config{BaseURL: h.srv.URL(), Model: "default-model", HTTPClient: h.srv.Client()})
 	if err != nil {
 		t.Fatal(err)
 	}
 	cfg := conversation.Config{
-		NewVAD:     func() (conversation.VAD, error) { return scriptedVAD{}, nil },
+		NewVAD:     func() (speech.VAD, error) { return scriptedVAD{}, nil },
 		Recognizer: h.rec, Model: model,
 		Voices: func(v string) tts.Synthesizer {
 			h.syn.mu.Lock()
@@ -64,17 +72,29 @@ func start(t *testing.T, reply llmtest.Reply, mod func(*conversation.Config), te
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	h.cancel = cancel
+	playing, stopPlaying := context.WithCancel(context.Background())
+	played := make(chan struct{})
+	go func() {
+		defer close(played)
+		h.line.play(playing)
+	}()
 	go func() {
 		defer close(h.stopped)
 		h.err = e.Run(ctx, h.line, version)
 	}()
-	t.Cleanup(func() {
+	h.hangUp = func() {
 		cancel()
 		select {
 		case <-h.stopped:
 		case <-time.After(5 * time.Second):
 			t.Error("Run did not return after its context ended")
 		}
+		stopPlaying()
+		<-played
+	}
+	t.Cleanup(func() {
+		h.hangUp()
+		h.srv.Close()
 	})
 	return h
 }
@@ -89,9 +109,20 @@ func (h *harness) eventually(t *testing.T, what string, cond func() bool) {
 	h.line.eventually(t, h.stopped, what, cond)
 }
 
-func (h *harness) turns() []persona.Turn { ts, _, _, _, _, _ := h.snapshot(); return ts }
+func (h *harness) turns() []persona.Turn { return h.state().turns }
 
-func (h *harness) metrics() persona.Metrics { _, m, _, _, _, _ := h.snapshot(); return m }
+func (h *harness) metrics() persona.Metrics { return h.state().metrics }
+
+// eventsOf are the events of type E the conversation published.
+func eventsOf[E speech.Event](events []speech.Event) []E {
+	var out []E
+	for _, e := range events {
+		if x, ok := e.(E); ok {
+			out = append(out, x)
+		}
+	}
+	return out
+}
 
 func TestEndOfTurn(t *testing.T) {
 	tests := []struct {
@@ -108,200 +139,200 @@ func TestEndOfTurn(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			h := start(t, llmtest.Reply{Text: "Sure."}, func(c *conversation.Config) { c.EndOfTurn = tt.end }, "hello there")
-			h.feed(t, 0, 100*time.Millisecond)
-			h.feed(t, speechLevel, tt.speech)
-			h.feed(t, 0, tt.silence)
-			// Frames are handled in order: one more frame is past the decision.
-			if got := h.rec.turns(); got != tt.want {
-				t.Errorf("got %d turns ended, want %d", got, tt.want)
-			}
-			if tt.want > 0 {
-				h.eventually(t, "the reply", func() bool { return len(h.srv.Requests()) == 1 })
-			}
+			synctest.Test(t, func(t *testing.T) {
+				h := start(t, llmtest.Reply{Text: "Sure."}, func(c *conversation.Config) { c.EndOfTurn = tt.end }, "hello there")
+				h.feed(t, 0, 100*time.Millisecond)
+				h.feed(t, speechLevel, tt.speech)
+				h.feed(t, 0, tt.silence)
+				if got := h.rec.turns(); got != tt.want {
+					t.Errorf("got %d turns ended, want %d", got, tt.want)
+				}
+				if tt.want > 0 {
+					h.eventually(t, "reply", func() bool { return len(h.srv.Requests()) == 1 })
+				}
+			})
 		})
 	}
 }
 
 func TestAnswersATurn(t *testing.T) {
-	h := start(t, llmtest.Reply{Text: "We open at nine. Dr. Rose closes at 5.30 p.m. on Fridays!"}, nil, "when do you open")
-	h.feed(t, 0, 400*time.Millisecond)
-	h.feed(t, speechLevel, 800*time.Millisecond)
-	h.feed(t, 0, 500*time.Millisecond)
-	h.eventually(t, "the whole reply spoken", func() bool { return len(h.turns()) == 2 })
+	synctest.Test(t, func(t *testing.T) {
+		h := start(t, llmtest.Reply{Text: "We open at nine. Dr. Rose closes at 5.30 p.m. on Fridays!"}, nil, "when do you open")
+		h.feed(t, 0, 400*time.Millisecond)
+		h.feed(t, speechLevel, 800*time.Millisecond)
+		h.feed(t, 0, 500*time.Millisecond)
+		h.eventually(t, "whole reply spoken", func() bool { return len(h.turns()) == 2 })
 
-	reqs := h.srv.Requests()
-	if len(reqs) != 1 {
-		t.Fatalf("model got %d requests, want 1", len(reqs))
-	}
-	wantMsgs := []llmtest.Message{
-		{Role: "system", Content: version.SystemPrompt},
-		{Role: "assistant", Content: version.Greeting},
-		{Role: "user", Content: "when do you open"},
-	}
-	if !slices.Equal(reqs[0].Messages, wantMsgs) || reqs[0].Model != "tiny-model" || !reqs[0].HasTool("end_call") {
-		t.Errorf("request model %q end_call %v messages %+v, want tiny-model, end_call offered, %+v", reqs[0].Model, reqs[0].HasTool("end_call"), reqs[0].Messages, wantMsgs)
-	}
-	if got, want := h.syn.said(), []string{"We open at nine.", "Dr. Rose closes at 5.30 p.m. on Fridays!"}; !slices.Equal(got, want) {
-		t.Errorf("spoke %q, want sentence by sentence %q", got, want)
-	}
-	h.syn.mu.Lock()
-	voices := slices.Clone(h.voices)
-	h.syn.mu.Unlock()
-	if len(voices) == 0 || slices.ContainsFunc(voices, func(v string) bool { return v != "flite-slt-bright" }) {
-		t.Errorf("voices %q, want Maya's flite-slt-bright", voices)
-	}
-	turns := h.turns()
-	// (The test feeds audio faster than real time: offsets are the arrival times.)
-	if turns[0].Speaker != "caller" || turns[0].Text != "when do you open" || turns[0].EndMS < turns[0].StartMS {
-		t.Errorf("caller turn %+v, want the words", turns[0])
-	}
-	if turns[1].Speaker != "assistant" || turns[1].Text != "We open at nine. Dr. Rose closes at 5.30 p.m. on Fridays!" || turns[1].Interrupted || turns[1].StartMS < turns[0].EndMS {
-		t.Errorf("assistant turn %+v, want the whole reply after the caller's", turns[1])
-	}
-	// The recogniser got the pre-speech padding (256 ms) before the speech.
-	if h.rec.leading[0] < 256*16 || h.rec.leading[0] > 300*16 {
-		t.Errorf("%d samples before speech given to the recogniser, want about 256 ms", h.rec.leading[0])
-	}
-	m := h.metrics()
-	if m.Turns == nil || *m.Turns != 1 || m.ResponseMS == nil || m.STTFinalMS == nil || m.LLMFirstTokenMS == nil || m.TTSFirstAudioMS == nil || m.Errors != nil {
-		t.Errorf("metrics %+v, want one turn with response, stt, llm and tts figures and no errors", m)
-	}
+		reqs := h.srv.Requests()
+		if len(reqs) != 1 {
+			t.Fatalf("model got %d requests, want 1", len(reqs))
+		}
+		wantMsgs := []llmtest.Message{
+			{Role: "system", Content: version.SystemPrompt},
+			{Role: "assistant", Content: version.Greeting},
+			{Role: "user", Content: "when do you open"},
+		}
+		if !slices.Equal(reqs[0].Messages, wantMsgs) || reqs[0].Model != "tiny-model" || !reqs[0].HasTool("end_call") {
+			t.Errorf("request model %q end_call %v messages %+v, want tiny-model, end_call offered, %+v", reqs[0].Model, reqs[0].HasTool("end_call"), reqs[0].Messages, wantMsgs)
+		}
+		if got, want := h.syn.said(), []string{"We open at nine.", "Dr. Rose closes at 5.30 p.m. on Fridays!"}; !slices.Equal(got, want) {
+			t.Errorf("spoke %q, want sentence by sentence %q", got, want)
+		}
+		h.syn.mu.Lock()
+		voices := slices.Clone(h.voices)
+		h.syn.mu.Unlock()
+		if len(voices) == 0 || slices.ContainsFunc(voices, func(v string) bool { return v != "flite-slt-bright" }) {
+			t.Errorf("voices %q, want Maya's flite-slt-bright", voices)
+		}
+		turns := h.turns()
+		// The caller spoke from 400 to 1200 ms (within a VAD window of each); the reply
+		// is 12 words, 1.2 s.
+		if turns[0].Speaker != "caller" || turns[0].Text != "when do you open" || turns[0].StartMS < 368 || turns[0].StartMS > 432 ||
+			turns[0].EndMS < 1200 || turns[0].EndMS > 1232 {
+			t.Errorf("caller turn %+v, want the words from about 400 ms to 1200 ms", turns[0])
+		}
+		if turns[1].Speaker != "assistant" || turns[1].Text != "We open at nine. Dr. Rose closes at 5.30 p.m. on Fridays!" || turns[1].Interrupted ||
+			turns[1].StartMS < turns[0].EndMS || turns[1].EndMS-turns[1].StartMS != 1200 {
+			t.Errorf("assistant turn %+v, want the whole reply, 1.2 s, after the caller's", turns[1])
+		}
+		// The recogniser got the pre-speech padding (256 ms) before the speech.
+		if h.rec.leading[0] < 256*16 || h.rec.leading[0] > 300*16 {
+			t.Errorf("%d samples before speech given to the recogniser, want about 256 ms", h.rec.leading[0])
+		}
+		m := h.metrics()
+		if m.Turns == nil || *m.Turns != 1 || m.ResponseMS == nil || m.STTFinalMS == nil || m.LLMFirstTokenMS == nil || m.TTSFirstAudioMS == nil || m.Errors != nil {
+			t.Fatalf("metrics %+v, want one turn with response, stt, llm and tts figures and no errors", m)
+		}
+		// The engines take no time here: the response is the end-of-turn silence, decided
+		// on a 32 ms window, and the wait for the line's next 20 ms frame.
+		if r := m.ResponseMS.P50; r < 400 || r > 400+32+20 {
+			t.Errorf("response %d ms, want the 400 ms end-of-turn silence plus at most a window and a frame", r)
+		}
+	})
 }
 
-// TestOnTurnStamps: each answered turn's worker-side stamps come once, in the order of
-// the stages, the first token after the model's delay.
-func TestOnTurnStamps(t *testing.T) {
-	type stamped struct {
-		callID string
-		tm     conversation.TurnTiming
-	}
-	got := make(chan stamped, 4)
-	h := start(t, llmtest.Reply{Text: "We open at nine. Come by."}, func(c *conversation.Config) {
-		c.OnTurn = func(id string, tm conversation.TurnTiming) { got <- stamped{id, tm} }
-	}, "when do you open")
-	h.srv.SetDelays(50*time.Millisecond, 0)
-	h.feed(t, speechLevel, 600*time.Millisecond)
-	h.feed(t, 0, 500*time.Millisecond)
-	h.eventually(t, "the whole reply spoken", func() bool { return len(h.turns()) == 2 })
-	var s stamped
-	select {
-	case s = <-got:
-	case <-time.After(5 * time.Second):
-		t.Fatal("no stamps for the answered turn")
-	}
-	tm := s.tm
-	steps := []struct {
-		name string
-		at   time.Time
-	}{{"last speech", tm.LastSpeech}, {"decided", tm.Decided}, {"transcribed", tm.Transcribed},
-		{"first token", tm.FirstToken}, {"synthesized", tm.Synthesized}, {"first sent", tm.FirstSent}}
-	for i, st := range steps {
-		if st.at.IsZero() {
-			t.Errorf("%s is not stamped: %+v", st.name, tm)
-		} else if i > 0 && st.at.Before(steps[i-1].at) {
-			t.Errorf("%s %v is before %s %v", st.name, st.at, steps[i-1].name, steps[i-1].at)
+// TestAnsweredStamps: each answered turn's stages are stamped once, in order: the turn
+// decided 400-432 ms after the last speech, the first token after the model's delay.
+func TestAnsweredStamps(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := start(t, llmtest.Reply{Text: "We open at nine. Come by."}, nil, "when do you open")
+		h.srv.SetDelays(50*time.Millisecond, 0)
+		h.feed(t, speechLevel, 600*time.Millisecond)
+		h.feed(t, 0, 500*time.Millisecond)
+		h.eventually(t, "whole reply spoken", func() bool { return len(h.turns()) == 2 })
+		answered := eventsOf[speech.Answered](h.state().events)
+		if len(answered) != 1 {
+			t.Fatalf("%d Answered events for one turn, want 1", len(answered))
 		}
-	}
-	if d := tm.FirstToken.Sub(tm.Transcribed); d < 50*time.Millisecond {
-		t.Errorf("first token %v after the transcript, want at least the model's 50 ms delay", d)
-	}
-	if s.callID != "" {
-		t.Errorf("call id %q on a line run without a call, want empty", s.callID)
-	}
-	select {
-	case extra := <-got:
-		t.Errorf("stamps came twice for one turn: %+v", extra)
-	default:
-	}
+		tm := answered[0].Timing
+		steps := []struct {
+			name string
+			at   time.Time
+		}{{"last speech", tm.LastSpeech}, {"decided", tm.Decided}, {"transcribed", tm.Transcribed},
+			{"first token", tm.FirstToken}, {"synthesized", tm.Synthesized}, {"first sent", tm.FirstSent}}
+		for i, st := range steps {
+			if st.at.IsZero() {
+				t.Errorf("%s is not stamped: %+v", st.name, tm)
+			} else if i > 0 && st.at.Before(steps[i-1].at) {
+				t.Errorf("%s %v is before %s %v", st.name, st.at, steps[i-1].name, steps[i-1].at)
+			}
+		}
+		if d := tm.Decided.Sub(tm.LastSpeech); d < 400*time.Millisecond || d >= 432*time.Millisecond {
+			t.Errorf("turn decided %v after the last speech, want 400 ms of silence within a 32 ms window", d)
+		}
+		if d := tm.FirstToken.Sub(tm.Transcribed); d != 50*time.Millisecond {
+			t.Errorf("first token %v after the transcript, want the model's 50 ms delay", d)
+		}
+	})
 }
 
 func TestBargeInCancelsAndRecordsWhatWasHeard(t *testing.T) {
-	long := "Our roses come from three farms. Each farm grows a dozen kinds of rose. We cut them every morning at six. They reach the shop by noon the same day."
-	h := start(t, llmtest.Reply{Text: long}, nil, "tell me about roses", "do you deliver")
-	h.srv.SetDelays(0, 5*time.Millisecond)
-	h.feed(t, speechLevel, 600*time.Millisecond)
-	h.feed(t, 0, 500*time.Millisecond)
-	h.eventually(t, "the reply half way", func() bool { _, _, _, _, _, sent := h.snapshot(); return sent >= 60 })
+	synctest.Test(t, func(t *testing.T) {
+		long := "Our roses come from three farms. Each farm grows a dozen kinds of rose. We cut them every morning at six. They reach the shop by noon the same day."
+		h := start(t, llmtest.Reply{Text: long}, nil, "tell me about roses", "do you deliver")
+		h.srv.SetDelays(0, 5*time.Millisecond)
+		h.feed(t, speechLevel, 600*time.Millisecond)
+		h.feed(t, 0, 500*time.Millisecond)
+		h.eventually(t, "reply half way", func() bool { return h.state().sent >= 60 })
 
-	// The caller talks over it: paused on the first confident window.
-	h.line.alignToWindow(t, h.stopped)
-	h.feed(t, speechLevel, 60*time.Millisecond)
-	if _, _, paused, _, _, _ := h.snapshot(); !paused {
-		t.Fatal("not paused 60 ms after the caller started talking")
-	}
-	h.feed(t, speechLevel, 600*time.Millisecond)
-	h.feed(t, 0, 500*time.Millisecond)
-	h.eventually(t, "the second question answered", func() bool { return len(h.turns()) == 4 })
+		// The caller talks over it: paused on the first confident window.
+		h.line.alignToWindow(t, h.stopped)
+		before := h.state().sent
+		h.feed(t, speechLevel, 60*time.Millisecond)
+		if s := h.state(); !s.paused || s.sent-before > 3 {
+			t.Fatalf("paused %v, %d frames sent in the 60 ms after the caller started talking: want paused within a window", s.paused, s.sent-before)
+		}
+		h.feed(t, speechLevel, 600*time.Millisecond)
+		h.feed(t, 0, 500*time.Millisecond)
+		h.eventually(t, "second question answered", func() bool { return len(h.turns()) == 4 })
 
-	turns := h.turns()
-	cut := turns[1]
-	if cut.Speaker != "assistant" || !cut.Interrupted || cut.Text == "" || len(cut.Text) >= len(long) || !strings.HasPrefix(long, cut.Text) {
-		t.Errorf("interrupted turn %+v, want a marked prefix of %q", cut, long)
-	}
-	if turns[2].Speaker != "caller" || turns[2].Text != "do you deliver" {
-		t.Errorf("third turn %+v, want the caller's new question", turns[2])
-	}
-	reqs := h.srv.Requests()
-	if len(reqs) != 2 {
-		t.Fatalf("model got %d requests, want 2", len(reqs))
-	}
-	msgs := reqs[1].Messages
-	if len(msgs) != 5 || msgs[3] != (llmtest.Message{Role: "assistant", Content: cut.Text}) || msgs[4] != (llmtest.Message{Role: "user", Content: "do you deliver"}) {
-		t.Errorf("second request's messages %+v, want the reply as cut then the new question", msgs)
-	}
-	m := h.metrics()
-	if m.BargeIns == nil || *m.BargeIns != 1 || m.BargeInStopMS == nil || m.BargeInStopMS.P95 > 200 {
-		t.Errorf("barge-ins %v stop %+v, want 1 within 200 ms", m.BargeIns, m.BargeInStopMS)
-	}
+		turns := h.turns()
+		cut := turns[1]
+		if cut.Speaker != "assistant" || !cut.Interrupted || cut.Text == "" || len(cut.Text) >= len(long) || !strings.HasPrefix(long, cut.Text) {
+			t.Errorf("interrupted turn %+v, want a marked prefix of %q", cut, long)
+		}
+		if turns[2].Speaker != "caller" || turns[2].Text != "do you deliver" || turns[2].StartMS < cut.StartMS || turns[2].StartMS > cut.EndMS+20 {
+			t.Errorf("third turn %+v, want the caller's new question, from where the reply stopped", turns[2])
+		}
+		reqs := h.srv.Requests()
+		if len(reqs) != 2 {
+			t.Fatalf("model got %d requests, want 2", len(reqs))
+		}
+		msgs := reqs[1].Messages
+		if len(msgs) != 5 || msgs[3] != (llmtest.Message{Role: "assistant", Content: cut.Text}) || msgs[4] != (llmtest.Message{Role: "user", Content: "do you deliver"}) {
+			t.Errorf("second request's messages %+v, want the reply as cut then the new question", msgs)
+		}
+		// The pause comes as the onset window is scored: 32 ms after its start.
+		m := h.metrics()
+		if m.BargeIns == nil || *m.BargeIns != 1 || m.BargeInStopMS == nil || m.BargeInStopMS.P95 != 32 {
+			t.Errorf("barge-ins %v stop %+v, want 1 within 32 ms", m.BargeIns, m.BargeInStopMS)
+		}
+	})
 }
 
 func TestCoughResumes(t *testing.T) {
-	reply := "Our roses come from three farms. Each farm grows a dozen kinds of rose."
-	h := start(t, llmtest.Reply{Text: reply}, nil, "tell me about roses")
-	h.feed(t, speechLevel, 600*time.Millisecond)
-	h.feed(t, 0, 500*time.Millisecond)
-	h.eventually(t, "the reply under way", func() bool { _, _, _, _, _, sent := h.snapshot(); return sent >= 20 })
+	synctest.Test(t, func(t *testing.T) {
+		reply := "Our roses come from three farms. Each farm grows a dozen kinds of rose."
+		h := start(t, llmtest.Reply{Text: reply}, nil, "tell me about roses")
+		h.feed(t, speechLevel, 600*time.Millisecond)
+		h.feed(t, 0, 500*time.Millisecond)
+		h.eventually(t, "reply under way", func() bool { return h.state().sent >= 20 })
 
-	h.feed(t, coughLevel, 160*time.Millisecond)
-	_, _, paused, _, _, atCough := h.snapshot()
-	if !paused {
-		t.Fatal("a sound over the assistant did not pause it")
-	}
-	h.feed(t, 0, 500*time.Millisecond)
-	h.eventually(t, "the reply finished", func() bool { return len(h.turns()) == 2 })
+		h.feed(t, coughLevel, 160*time.Millisecond)
+		at := h.state()
+		if !at.paused {
+			t.Fatal("a sound over the assistant did not pause it")
+		}
+		h.feed(t, 0, 500*time.Millisecond)
+		h.eventually(t, "reply finished", func() bool { return len(h.turns()) == 2 })
 
-	turns, m, _, pauses, resumes, sent := h.snapshot()
-	if pauses != 1 || resumes != 1 || sent <= atCough {
-		t.Errorf("pauses %d resumes %d, frames %d then %d: want it resumed after the cough", pauses, resumes, atCough, sent)
-	}
-	if turns[1].Text != reply || turns[1].Interrupted {
-		t.Errorf("assistant turn %+v, want the whole reply, not interrupted", turns[1])
-	}
-	if n := len(h.srv.Requests()); n != 1 || (m.BargeIns != nil && *m.BargeIns != 0) {
-		t.Errorf("%d model requests, barge-ins %v: a cough is not a turn", n, m.BargeIns)
-	}
+		s := h.state()
+		if s.pauses != 1 || s.resumes != 1 || s.sent <= at.sent {
+			t.Errorf("pauses %d resumes %d, frames %d then %d: want it resumed after the cough", s.pauses, s.resumes, at.sent, s.sent)
+		}
+		if s.turns[1].Text != reply || s.turns[1].Interrupted {
+			t.Errorf("assistant turn %+v, want the whole reply, not interrupted", s.turns[1])
+		}
+		if n := len(h.srv.Requests()); n != 1 || (s.metrics.BargeIns != nil && *s.metrics.BargeIns != 0) {
+			t.Errorf("%d model requests, barge-ins %v: a cough is not a turn", n, s.metrics.BargeIns)
+		}
+	})
 }
 
 func TestEndCall(t *testing.T) {
-	h := start(t, llmtest.Reply{Text: "Thanks for calling. Goodbye!", EndCall: true}, nil, "that's all, bye")
-	h.feed(t, speechLevel, 600*time.Millisecond)
-	h.feed(t, 0, 500*time.Millisecond)
-	h.eventually(t, "the conversation to hang up", func() bool {
-		select {
-		case <-h.stopped:
-			return true
-		default:
-			return false
+	synctest.Test(t, func(t *testing.T) {
+		h := start(t, llmtest.Reply{Text: "Thanks for calling. Goodbye!", EndCall: true}, nil, "that's all, bye")
+		h.feed(t, speechLevel, 600*time.Millisecond)
+		h.feed(t, 0, 500*time.Millisecond)
+		h.eventually(t, "hang-up", func() bool { return closed(h.stopped) })
+		if h.err != nil {
+			t.Fatalf("Run = %v, want nil (hang up)", h.err)
+		}
+		turns := h.turns()
+		if len(turns) != 2 || turns[1].Text != "Thanks for calling. Goodbye!" || turns[1].Interrupted {
+			t.Errorf("turns %+v, want the goodbye said in full before hanging up", turns)
 		}
 	})
-	if h.err != nil {
-		t.Fatalf("Run = %v, want nil (hang up)", h.err)
-	}
-	turns := h.turns()
-	if len(turns) != 2 || turns[1].Text != "Thanks for calling. Goodbye!" || turns[1].Interrupted {
-		t.Errorf("turns %+v, want the goodbye said in full before hanging up", turns)
-	}
 }
 
 func TestModelFailuresApologise(t *testing.T) {
@@ -315,76 +346,256 @@ func TestModelFailuresApologise(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			h := start(t, tt.reply, func(c *conversation.Config) { c.FirstTokenTimeout = 200 * time.Millisecond }, "hello", "are you there")
-			h.feed(t, speechLevel, 600*time.Millisecond)
-			h.feed(t, 0, 500*time.Millisecond)
-			h.eventually(t, "the apology", func() bool { return len(h.turns()) == 2 })
-			if got := h.turns()[1].Text; got != conversation.Apology {
-				t.Errorf("assistant said %q, want the apology", got)
-			}
-			m := h.metrics()
-			if m.Errors == nil || m.Errors.Count != 1 || m.Errors.LastKind != tt.kind {
-				t.Errorf("errors %+v, want 1 %s", m.Errors, tt.kind)
-			}
-			// It keeps listening: the next turn goes to the model again.
-			h.srv.SetReply(llmtest.Reply{Text: "Yes, I'm here."})
-			h.feed(t, speechLevel, 600*time.Millisecond)
-			h.feed(t, 0, 500*time.Millisecond)
-			h.eventually(t, "the next answer", func() bool { return len(h.turns()) == 4 })
-			if got := h.turns()[3].Text; got != "Yes, I'm here." {
-				t.Errorf("next answer %q", got)
-			}
-			if msgs := h.srv.Requests()[1].Messages; msgs[3].Content != conversation.Apology {
-				t.Errorf("second request %+v, want the apology recorded as said", msgs)
-			}
+			synctest.Test(t, func(t *testing.T) {
+				h := start(t, tt.reply, func(c *conversation.Config) { c.FirstTokenTimeout = 200 * time.Millisecond }, "hello", "are you there")
+				h.feed(t, speechLevel, 600*time.Millisecond)
+				h.feed(t, 0, 500*time.Millisecond)
+				h.eventually(t, "apology", func() bool { return len(h.turns()) == 2 })
+				if got := h.turns()[1].Text; got != conversation.Apology {
+					t.Errorf("assistant said %q, want the apology", got)
+				}
+				m := h.metrics()
+				if m.Errors == nil || m.Errors.Count != 1 || m.Errors.LastKind != tt.kind {
+					t.Errorf("errors %+v, want 1 %s", m.Errors, tt.kind)
+				}
+				// It keeps listening: the next turn goes to the model again.
+				h.srv.SetReply(llmtest.Reply{Text: "Yes, I'm here."})
+				h.feed(t, speechLevel, 600*time.Millisecond)
+				h.feed(t, 0, 500*time.Millisecond)
+				h.eventually(t, "next answer", func() bool { return len(h.turns()) == 4 })
+				if got := h.turns()[3].Text; got != "Yes, I'm here." {
+					t.Errorf("next answer %q", got)
+				}
+				if msgs := h.srv.Requests()[1].Messages; msgs[3].Content != conversation.Apology {
+					t.Errorf("second request %+v, want the apology recorded as said", msgs)
+				}
+			})
 		})
 	}
 }
 
 func TestRunStopsWithTheCall(t *testing.T) {
-	h := start(t, llmtest.Reply{Text: "A long answer that goes on and on and on for quite a while indeed."}, nil, "hi")
-	h.feed(t, speechLevel, 600*time.Millisecond)
-	h.feed(t, 0, 500*time.Millisecond)
-	h.eventually(t, "speech", func() bool { _, _, _, _, _, sent := h.snapshot(); return sent >= 5 })
-	h.cancel()
+	synctest.Test(t, func(t *testing.T) {
+		h := start(t, llmtest.Reply{Text: "A long answer that goes on and on and on for quite a while indeed."}, nil, "hi")
+		h.feed(t, speechLevel, 600*time.Millisecond)
+		h.feed(t, 0, 500*time.Millisecond)
+		h.eventually(t, "speech", func() bool { return h.state().sent >= 5 })
+		h.cancel()
+		select {
+		case <-h.stopped:
+		case <-time.After(2 * time.Second):
+			t.Fatal("Run kept going after the call ended")
+		}
+		if !errors.Is(h.err, context.Canceled) {
+			t.Errorf("Run = %v, want context.Canceled", h.err)
+		}
+		if turns := h.turns(); len(turns) != 2 || turns[1].Text == "" || turns[1].Interrupted {
+			t.Errorf("turns %+v, want what was heard of the reply, not marked as a barge-in", turns)
+		}
+	})
+}
+
+// longGreeting plays for 1.3 s.
+const longGreeting = "Hello, this is Maya at the flower shop. How can I help you today?"
+
+// closed reports whether ch is closed.
+func closed(ch <-chan struct{}) bool {
 	select {
-	case <-h.stopped:
-	case <-time.After(2 * time.Second):
-		t.Fatal("Run kept going after the call ended")
-	}
-	if !errors.Is(h.err, context.Canceled) {
-		t.Errorf("Run = %v, want context.Canceled", h.err)
-	}
-	if turns := h.turns(); len(turns) != 2 || turns[1].Text == "" || turns[1].Interrupted {
-		t.Errorf("turns %+v, want what was heard of the reply, not marked as a barge-in", turns)
+	case <-ch:
+		return true
+	default:
+		return false
 	}
 }
 
-func TestTalkingOverTheGreetingCutsIt(t *testing.T) {
-	h := start(t, llmtest.Reply{Text: "Of course."}, nil, "can I speak to someone")
-	greeting, err := h.line.Speak(tts.PCM{Rate: 16000, Samples: make([]int16, 3*16000)}) // 3 s, as the pipeline queues it
+// TestHangUpWhileTranscribing: the call ends while the recogniser is still at a turn
+// spoken over the reply; the reply stops, and what was heard of it is recorded.
+func TestHangUpWhileTranscribing(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := start(t, llmtest.Reply{Text: "Our roses come from three farms. Each farm grows a dozen kinds of rose."}, nil, "tell me about roses")
+		h.feed(t, speechLevel, 600*time.Millisecond)
+		h.feed(t, 0, 500*time.Millisecond)
+		h.eventually(t, "reply under way", func() bool { return h.state().sent >= 20 })
+		h.rec.mu.Lock()
+		h.rec.stall = true
+		h.rec.mu.Unlock()
+		h.feed(t, coughLevel, 160*time.Millisecond)
+		h.eventually(t, "end of the turn", func() bool { // the recogniser does not answer
+			h.rec.mu.Lock()
+			defer h.rec.mu.Unlock()
+			return h.rec.stalled == 1
+		})
+		h.hangUp()
+		if !errors.Is(h.err, context.Canceled) {
+			t.Errorf("Run = %v, want context.Canceled", h.err)
+		}
+		if turns := h.turns(); len(turns) != 2 || turns[1].Text == "" || turns[1].Interrupted {
+			t.Errorf("turns %+v, want what was heard of the reply, not marked as a barge-in", turns)
+		}
+	})
+}
+
+// greet plays the greeting as the worker does before the conversation starts, and
+// follows it; started receives the time its first frame went out.
+func greet(t *testing.T, h *harness, text string) (started <-chan time.Time, followed <-chan struct{}) {
+	t.Helper()
+	g, err := conversation.Greet(h.line, text, words(text))
 	if err != nil {
 		t.Fatal(err)
 	}
-	h.feed(t, 0, 200*time.Millisecond)
-	h.feed(t, speechLevel, 700*time.Millisecond)
-	h.feed(t, 0, 500*time.Millisecond)
-	h.eventually(t, "the answer", func() bool { return len(h.turns()) == 2 })
-	if p := greeting.Progress(); !p.Cut || p.Played >= p.Total {
-		t.Errorf("greeting %+v, want it cut part way", p)
-	}
-	if m := h.metrics(); m.BargeIns == nil || *m.BargeIns != 1 {
-		t.Errorf("barge-ins %v, want 1", m.BargeIns)
-	}
+	at := make(chan time.Time, 1)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		g.Follow(context.Background(), func(t time.Time) { at <- t })
+	}()
+	return at, done
+}
+
+func TestGreeting(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := start(t, llmtest.Reply{Text: "Of course."}, nil, "can I order roses")
+		began := time.Now()
+		started, followed := greet(t, h, version.Greeting) // four words, 400 ms
+		h.feed(t, 0, 600*time.Millisecond)
+		select {
+		case at := <-started:
+			if d := at.Sub(began); d != 30*time.Millisecond {
+				t.Errorf("greeting started %v after it was queued, want at the line's first frame, 30 ms", d)
+			}
+		default:
+			t.Fatal("the greeting's start was not told")
+		}
+		<-followed
+		s := h.state()
+		if len(s.turns) != 1 || s.turns[0] != (persona.Turn{Speaker: "assistant", Text: version.Greeting, StartMS: 30, EndMS: 430}) {
+			t.Errorf("transcript %+v, want the whole greeting from 30 to 430 ms", s.turns)
+		}
+		if ws := eventsOf[speech.Words](s.events); len(ws) != 2 || ws[0].Final || ws[0].Text != version.Greeting || !ws[1].Final {
+			t.Errorf("words %+v, want the greeting as it starts, then final", ws)
+		}
+		// The model is told the greeting was said.
+		h.feed(t, speechLevel, 600*time.Millisecond)
+		h.feed(t, 0, 500*time.Millisecond)
+		h.eventually(t, "answer", func() bool { return len(h.turns()) == 3 })
+		if msgs := h.srv.Requests()[0].Messages; len(msgs) != 3 || msgs[1] != (llmtest.Message{Role: "assistant", Content: version.Greeting}) {
+			t.Errorf("request %+v, want the greeting as the first assistant message", msgs)
+		}
+	})
+}
+
+func TestTalkingOverTheGreetingCutsIt(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := start(t, llmtest.Reply{Text: "Of course."}, nil, "can I speak to someone")
+		long := "Hello, this is Maya at the flower shop on the corner of Main Street and Elm, open every day from nine until six."
+		_, followed := greet(t, h, long)
+		h.feed(t, 0, 200*time.Millisecond)
+		h.feed(t, speechLevel, 700*time.Millisecond)
+		h.feed(t, 0, 500*time.Millisecond)
+		h.eventually(t, "answer", func() bool { return len(h.turns()) == 3 })
+		<-followed
+		turns := h.turns()
+		if g := turns[0]; g.Speaker != "assistant" || !g.Interrupted || g.Text == "" || !strings.HasPrefix(long, g.Text) || len(g.Text) >= len(long) {
+			t.Errorf("first turn %+v, want the greeting as far as it played, interrupted", g)
+		}
+		if turns[1].Text != "can I speak to someone" || turns[2].Text != "Of course." {
+			t.Errorf("turns %+v, want the caller's question and its answer after the greeting", turns)
+		}
+		if m := h.metrics(); m.BargeIns == nil || *m.BargeIns != 1 {
+			t.Errorf("barge-ins %v, want 1", m.BargeIns)
+		}
+	})
+}
+
+func TestCoughOverTheGreetingResumesIt(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := start(t, llmtest.Reply{Text: "Of course."}, nil)
+		_, followed := greet(t, h, longGreeting)
+		h.feed(t, 0, 300*time.Millisecond)
+		h.feed(t, coughLevel, 160*time.Millisecond)
+		h.eventually(t, "greeting played", func() bool { return closed(followed) })
+		s := h.state()
+		if len(s.turns) != 1 || s.turns[0].Text != longGreeting || s.turns[0].Interrupted || s.pauses != 1 || s.resumes != 1 {
+			t.Errorf("transcript %+v after %d pauses and %d resumes, want the whole greeting, paused once and resumed", s.turns, s.pauses, s.resumes)
+		}
+		if n := len(h.srv.Requests()); n != 0 {
+			t.Errorf("%d model requests: a cough is not a turn", n)
+		}
+	})
+}
+
+func TestHangUpDuringTheGreeting(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := start(t, llmtest.Reply{Text: "Of course."}, nil)
+		_, followed := greet(t, h, longGreeting)
+		h.feed(t, 0, 500*time.Millisecond)
+		h.hangUp()
+		<-followed
+		turns := h.turns()
+		if len(turns) != 1 || turns[0].Interrupted || turns[0].Text == "" || len(turns[0].Text) >= len(longGreeting) {
+			t.Errorf("transcript %+v, want what was heard of the greeting, not marked as a barge-in", turns)
+		}
+	})
+}
+
+// TestCaptions: the words of both sides come as they are known, for live captions:
+// the caller's while they speak (from a recogniser with interim results) and final at
+// the end of the turn, the assistant's as each sentence starts and final when the reply
+// ends, cut at a barge-in.
+func TestCaptions(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		long := "Our roses come from three farms. Each farm grows a dozen kinds of rose. We cut them every morning at six."
+		h := startWith(t, llmtest.Reply{Text: long}, nil, &recognizer{texts: []string{"tell me about your roses", "thanks"}, interim: true})
+		h.feed(t, speechLevel, 500*time.Millisecond)
+		h.feed(t, 0, 500*time.Millisecond)
+		h.eventually(t, "second sentence", func() bool { return h.state().sent >= 50 })
+		h.srv.SetReply(llmtest.Reply{Text: "You are welcome."})
+		h.line.alignToWindow(t, h.stopped)
+		h.feed(t, speechLevel, 400*time.Millisecond)
+		h.feed(t, 0, 500*time.Millisecond)
+		h.eventually(t, "answer to the thanks", func() bool { return len(h.turns()) == 4 })
+
+		var got []string
+		for _, w := range eventsOf[speech.Words](h.state().events) {
+			kind := "interim"
+			if w.Final {
+				kind = "final"
+			}
+			if w.Interrupted {
+				kind += ", interrupted"
+			}
+			got = append(got, string(w.Speaker)+" ("+kind+"): "+w.Text)
+		}
+		want := []string{
+			"caller (interim): tell",
+			"caller (interim): tell me",
+			"caller (interim): tell me about",
+			"caller (interim): tell me about your",
+			"caller (interim): tell me about your roses",
+			"caller (final): tell me about your roses",
+			"assistant (interim): Our roses come from three farms.",
+			"assistant (interim): Our roses come from three farms. Each farm grows a dozen kinds of rose.",
+			"caller (interim): thanks",
+			"assistant (final, interrupted): " + h.turns()[1].Text,
+			"caller (final): thanks",
+			"assistant (interim): You are welcome.",
+			"assistant (final): You are welcome.",
+		}
+		if !slices.Equal(got, want) {
+			t.Errorf("words:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+		}
+	})
 }
 
 func TestSpeechPastTheMaximumTurnDoesNotCancelTheAnswer(t *testing.T) {
-	h := start(t, llmtest.Reply{Text: "Let me answer that first."}, nil, "a very long story")
-	h.feed(t, speechLevel, 3500*time.Millisecond) // max turn 3 s: answered while still talking
-	h.feed(t, 0, 500*time.Millisecond)
-	h.eventually(t, "the answer", func() bool { return len(h.turns()) == 2 })
-	turns := h.turns()
-	if turns[1].Text != "Let me answer that first." || turns[1].Interrupted || len(h.srv.Requests()) != 1 {
-		t.Errorf("turns %+v after %d requests, want the answer in full and one request", turns, len(h.srv.Requests()))
-	}
+	synctest.Test(t, func(t *testing.T) {
+		h := start(t, llmtest.Reply{Text: "Let me answer that first."}, nil, "a very long story")
+		h.feed(t, speechLevel, 3500*time.Millisecond) // max turn 3 s: answered while still talking
+		h.feed(t, 0, 500*time.Millisecond)
+		h.eventually(t, "answer", func() bool { return len(h.turns()) == 2 })
+		turns := h.turns()
+		if turns[1].Text != "Let me answer that first." || turns[1].Interrupted || len(h.srv.Requests()) != 1 {
+			t.Errorf("turns %+v after %d requests, want the answer in full and one request", turns, len(h.srv.Requests()))
+		}
+	})
 }

@@ -5,13 +5,19 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/bridgeline/bridgeline/mediafleet/conversation"
-	"github.com/bridgeline/bridgeline/mediafleet/pipeline"
+	"github.com/bridgeline/bridgeline/mediafleet/speech"
 	"github.com/bridgeline/bridgeline/mediafleet/tts"
 	"github.com/bridgeline/bridgeline/shared/persona"
 )
+
+// The tests run in a testing/synctest bubble: time is simulated, and passes only while
+// every goroutine of the test (the conversation, its replies, the scripted line, the fake
+// model server on in-memory pipes) waits. A second of call takes no time, and what
+// happens when is exact.
 
 // Caller audio is scripted by sample value: the scripted VAD scores a window by its mean
 // (speechLevel = 1.0), and the scripted recogniser hears words only in speechLevel
@@ -20,6 +26,7 @@ const (
 	speechLevel = 1000
 	coughLevel  = 999
 	frameLen    = 320 // 20 ms at 16 kHz
+	frameDur    = 20 * time.Millisecond
 )
 
 type scriptedVAD struct{}
@@ -38,25 +45,37 @@ func (scriptedVAD) Prob(w []int16) (float32, error) {
 func (scriptedVAD) Reset()       {}
 func (scriptedVAD) Close() error { return nil }
 
-// recognizer hands out the scripted texts, one per turn that held words.
+// recognizer hands out the scripted texts, one per turn that held words. With interim
+// set it is a streaming recogniser: the words of the open turn so far are its text's
+// first word per 100 ms of speech written.
 type recognizer struct {
-	mu     sync.Mutex
-	texts  []string
-	begins int
-	ends   int
+	mu      sync.Mutex
+	texts   []string
+	interim bool
+	begins  int
+	ends    int
 	// leading is how many samples of each turn came before its first speech sample (the
 	// pre-speech padding).
 	leading []int
-	words   bool
+	words   int // speech samples written in the open turn
 	seen    bool
+	// stall makes End wait for its context (a recogniser that never answers); stalled
+	// counts the Ends waiting.
+	stall   bool
+	stalled int
 }
 
-func (r *recognizer) NewTranscriber(context.Context) (conversation.Transcriber, error) { return r, nil }
+func (r *recognizer) NewTranscriber(context.Context) (speech.Transcriber, error) {
+	if r.interim {
+		return interimTranscriber{r}, nil
+	}
+	return r, nil
+}
 func (r *recognizer) Begin() error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.begins++
-	r.words, r.seen = false, false
+	r.words, r.seen = 0, false
 	r.leading = append(r.leading, 0)
 	return nil
 }
@@ -71,16 +90,26 @@ func (r *recognizer) Write(pcm []int16) error {
 			r.leading[len(r.leading)-1]++
 		}
 		if v == speechLevel {
-			r.words = true
+			r.words++
 		}
 	}
 	return nil
 }
-func (r *recognizer) End(context.Context) (string, error) {
+func (r *recognizer) End(ctx context.Context) (string, error) {
+	r.mu.Lock()
+	stall := r.stall
+	if stall {
+		r.stalled++
+	}
+	r.mu.Unlock()
+	if stall {
+		<-ctx.Done()
+		return "", ctx.Err()
+	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.ends++
-	if !r.words || len(r.texts) == 0 {
+	if r.words == 0 || len(r.texts) == 0 {
 		return "", nil
 	}
 	t := r.texts[0]
@@ -95,6 +124,19 @@ func (r *recognizer) turns() int {
 	return r.ends
 }
 
+// interimTranscriber is the recogniser with interim results (speech.Interimer).
+type interimTranscriber struct{ *recognizer }
+
+func (r interimTranscriber) Interim() string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if len(r.texts) == 0 {
+		return ""
+	}
+	words := strings.Fields(r.texts[0])
+	return strings.Join(words[:min(len(words), r.words/1600)], " ")
+}
+
 // synth makes 100 ms of audio per word and records what it was asked to say.
 type synth struct {
 	mu    sync.Mutex
@@ -105,12 +147,7 @@ func (s *synth) Synthesize(_ context.Context, text string) (tts.PCM, error) {
 	s.mu.Lock()
 	s.texts = append(s.texts, text)
 	s.mu.Unlock()
-	n := len(strings.Fields(text)) * 1600
-	pcm := make([]int16, n)
-	for i := range pcm {
-		pcm[i] = 1000
-	}
-	return tts.PCM{Rate: 16000, Samples: pcm}, nil
+	return words(text), nil
 }
 func (s *synth) said() []string {
 	s.mu.Lock()
@@ -118,29 +155,45 @@ func (s *synth) said() []string {
 	return append([]string(nil), s.texts...)
 }
 
-// playback is queued speech on the scripted line: it advances one 20 ms frame each time
-// the test feeds the caller a frame, so time is the test's.
-type playback struct {
-	total, played int
-	started, last time.Time
-	cut           bool
-	done          chan struct{}
-	line          *line
+// words is 100 ms of loud audio per word of text.
+func words(text string) tts.PCM {
+	pcm := make([]int16, len(strings.Fields(text))*1600)
+	for i := range pcm {
+		pcm[i] = 1000
+	}
+	return tts.PCM{Rate: 16000, Samples: pcm}
 }
 
-func (p *playback) Done() <-chan struct{} { return p.done }
-func (p *playback) Progress() pipeline.Progress {
+// playback is queued speech on the scripted line.
+type playback struct {
+	line          *line
+	total, played int
+	start, last   time.Time
+	cut           bool
+	started, done chan struct{}
+}
+
+func (p *playback) Started() <-chan struct{} { return p.started }
+func (p *playback) Done() <-chan struct{}    { return p.done }
+func (p *playback) Progress() speech.Progress {
 	p.line.mu.Lock()
 	defer p.line.mu.Unlock()
-	return pipeline.Progress{Played: p.played, Total: p.total, StartedAt: p.started, LastAt: p.last, Cut: p.cut}
+	pr := speech.Progress{Played: p.played, Total: p.total, Start: p.start, Cut: p.cut}
+	if p.played > 0 {
+		pr.End = p.last.Add(frameDur)
+	}
+	return pr
 }
 func (p *playback) Cut() {
 	p.line.mu.Lock()
 	defer p.line.mu.Unlock()
-	p.line.drop(p)
+	p.line.drop(p, true)
 }
 
-// line is a scripted call.
+// line is a scripted call on the simulated clock. The caller's audio is what the test
+// feeds, a 20 ms frame every 20 ms; queued speech goes out a 20 ms frame every 20 ms, as
+// the worker's speaker sends it, 10 ms out of step with the caller's frames so that the
+// order of the two is always the same.
 type line struct {
 	audio chan []int16
 	fed   int // samples of caller audio handed to the conversation
@@ -150,18 +203,20 @@ type line struct {
 	paused     bool
 	pauses     int
 	resumes    int
-	turns      []persona.Turn
-	metrics    persona.Metrics
 	framesSent int
+	events     []speech.Event
+	record     *conversation.Record
 }
 
-func newLine() *line { return &line{audio: make(chan []int16)} }
+func newLine() *line {
+	return &line{audio: make(chan []int16), record: conversation.NewRecord(time.Now())}
+}
 
 func (l *line) Audio() <-chan []int16 { return l.audio }
-func (l *line) Speak(pcm tts.PCM) (conversation.Playback, error) {
+func (l *line) Speak(pcm tts.PCM) (speech.Playback, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	p := &playback{total: (len(pcm.Samples)*50 + pcm.Rate - 1) / pcm.Rate, done: make(chan struct{}), line: l}
+	p := &playback{total: (len(pcm.Samples)*50 + pcm.Rate - 1) / pcm.Rate, started: make(chan struct{}), done: make(chan struct{}), line: l}
 	l.queue = append(l.queue, p)
 	return p, nil
 }
@@ -172,40 +227,60 @@ func (l *line) CutAll() {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	for len(l.queue) > 0 {
-		l.drop(l.queue[0])
+		l.drop(l.queue[0], true)
 	}
 }
-func (l *line) AddTurn(t persona.Turn) { l.mu.Lock(); l.turns = append(l.turns, t); l.mu.Unlock() }
-func (l *line) UpdateMetrics(f func(*persona.Metrics)) {
+func (l *line) Publish(e speech.Event) {
 	l.mu.Lock()
-	f(&l.metrics)
-	l.mu.Unlock()
+	defer l.mu.Unlock()
+	l.events = append(l.events, e)
+	l.record.Add(e)
 }
-func (l *line) Offset(t time.Time) int64 { return t.UnixMilli() }
 
-// drop removes p from the queue, cut; l.mu held.
-func (l *line) drop(p *playback) {
+// drop removes p from the queue; l.mu held.
+func (l *line) drop(p *playback, cut bool) {
 	for i, q := range l.queue {
 		if q == p {
 			l.queue = append(l.queue[:i], l.queue[i+1:]...)
-			p.cut = true
+			p.cut = cut
 			close(p.done)
 			return
 		}
 	}
 }
 
-// tick plays one frame of the queue unless paused.
-func (l *line) tick() {
+// play sends the queue's frames until ctx ends; then the call is over and what did not
+// play ends uncut.
+func (l *line) play(ctx context.Context) {
+	time.Sleep(10 * time.Millisecond)
+	tick := time.NewTicker(frameDur)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			l.mu.Lock()
+			for len(l.queue) > 0 {
+				l.drop(l.queue[0], false)
+			}
+			l.mu.Unlock()
+			return
+		case now := <-tick.C:
+			l.tick(now)
+		}
+	}
+}
+
+// tick sends one frame of the queue unless paused.
+func (l *line) tick(now time.Time) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.paused || len(l.queue) == 0 {
 		return
 	}
 	p := l.queue[0]
-	now := time.Now()
 	if p.played == 0 {
-		p.started = now
+		p.start = now
+		close(p.started)
 	}
 	p.played++
 	p.last = now
@@ -216,53 +291,63 @@ func (l *line) tick() {
 	}
 }
 
-func (l *line) snapshot() (turns []persona.Turn, m persona.Metrics, paused bool, pauses, resumes, sent int) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return append([]persona.Turn(nil), l.turns...), l.metrics, l.paused, l.pauses, l.resumes, l.framesSent
+type lineState struct {
+	turns           []persona.Turn
+	metrics         persona.Metrics
+	events          []speech.Event
+	paused          bool
+	pauses, resumes int
+	sent            int // frames sent
 }
 
-// feed sends the caller frames of level for d, ticking the speaker once per frame. It
-// gives up when the conversation stops reading.
+func (l *line) state() lineState {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	s := lineState{turns: l.record.Transcript(), events: append([]speech.Event(nil), l.events...),
+		paused: l.paused, pauses: l.pauses, resumes: l.resumes, sent: l.framesSent}
+	l.record.Metrics(&s.metrics)
+	return s
+}
+
+// feed sends the caller frames of level for d, one every 20 ms, and returns once the
+// conversation has done what they make it do.
 func (l *line) feed(t *testing.T, stopped <-chan struct{}, level int16, d time.Duration) {
 	t.Helper()
-	for i := 0; i < int(d/(20*time.Millisecond)); i++ {
+	for range int(d / frameDur) {
 		f := make([]int16, frameLen)
 		for j := range f {
 			f[j] = level
 		}
+		time.Sleep(frameDur)
 		select {
 		case l.audio <- f:
 			l.fed += len(f)
 		case <-stopped:
 			return
-		case <-time.After(5 * time.Second):
-			t.Fatal("the conversation stopped reading caller audio")
 		}
-		l.tick()
 	}
+	synctest.Wait()
 }
 
 // alignToWindow feeds silence until at most half a VAD window of audio waits for the
 // next window, so that speech fed next fills the first window it reaches at least half
-// way, as any onset does within one window's time on a real call. How much is left over
-// otherwise depends on how long an earlier eventually had to feed.
+// way, as any onset does within one window's time on a real call.
 func (l *line) alignToWindow(t *testing.T, stopped <-chan struct{}) {
 	t.Helper()
 	for l.fed%scriptedWindow > scriptedWindow/2 {
-		l.feed(t, stopped, 0, 20*time.Millisecond)
+		l.feed(t, stopped, 0, frameDur)
 	}
 }
 
-// eventually polls cond, feeding silence (so speech plays) meanwhile.
+// eventually feeds silence (so speech plays) until cond holds, for at most 30 s of
+// call.
 func (l *line) eventually(t *testing.T, stopped <-chan struct{}, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(30 * time.Second)
 	for !cond() {
 		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
+			t.Fatalf("no %s after 30 s of call", what)
 		}
-		l.feed(t, stopped, 0, 20*time.Millisecond)
-		time.Sleep(time.Millisecond)
+		l.feed(t, stopped, 0, frameDur)
 	}
 }

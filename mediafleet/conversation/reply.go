@@ -4,93 +4,162 @@ import (
 	"context"
 	"errors"
 	"io"
+	"log/slog"
 	"strings"
 	"time"
 
-	"github.com/bridgeline/bridgeline/mediafleet/pipeline"
-	"github.com/bridgeline/bridgeline/shared/persona"
+	"github.com/bridgeline/bridgeline/mediafleet/speech"
+	"github.com/bridgeline/bridgeline/mediafleet/tts"
 )
 
-// reply is one answer being thought and spoken, in its own goroutine.
+// A reply is two stages in goroutines of their own. The generation streams the model's
+// reply, cuts it into sentences, synthesises each and queues it on the line, handing
+// each queued sentence to the playout; the playout follows the sentences as they play
+// (sentenceStarted to the session as each starts), cuts them when the reply is
+// cancelled, and hands the session the reply's result last (replyDone).
 type reply struct {
 	cancel context.CancelFunc
-	done   chan replyResult // one result, when the goroutine is finished
+	msgs   chan replyMsg // sentenceStarted..., then one replyDone
 }
 
-// sentence is one sentence handed to the speaker.
-type sentence struct {
-	text string
-	pb   Playback
-}
+// replyMsg is a message of a reply to the session: sentenceStarted or replyDone.
+type replyMsg interface{ replyMsg() }
+
+// sentenceStarted: a sentence of the reply started playing; words are the reply's as far
+// as it has started (interim assistant words).
+type sentenceStarted struct{ words speech.Words }
+
+// replyDone: the reply is over (played, cancelled, or the call ended).
+type replyDone struct{ res replyResult }
+
+func (sentenceStarted) replyMsg() {}
+func (replyDone) replyMsg()       {}
 
 // replyResult is what a reply did; the session folds it into the call.
 type replyResult struct {
-	eos       time.Time  // end of the caller's speech it answers
-	timing    TurnTiming // its stages, for Config.OnTurn
-	sentences []sentence
+	timing    speech.TurnTiming // the caller turn it answers, and its stages
+	sentences []speech.Said
 	endCall   bool // the model called end_call
 	llm       time.Duration
 	tts       []time.Duration
-	errs      []string // error kinds recovered from
+	errs      []speech.FailureKind // failures recovered from
 }
 
 var errFirstToken = errors.New("no first token in time")
 
 // startReply answers the conversation so far, or says fixed when set.
-func (s *session) startReply(ctx context.Context, tm TurnTiming, fixed string) {
+func (s *session) startReply(ctx context.Context, tm speech.TurnTiming, fixed string) {
 	rctx, cancel := context.WithCancel(ctx)
-	r := &reply{cancel: cancel, done: make(chan replyResult, 1)}
+	r := &reply{cancel: cancel, msgs: make(chan replyMsg, 4)}
 	s.cur = r
-	req := Request{Model: s.version.Model, Messages: append([]Message(nil), s.history...), EndCallTool: true}
+	g := &generation{
+		cfg: s.cfg, log: s.log, line: s.line, synth: s.cfg.Voices(s.voice),
+		queued: make(chan speech.Said, 8), res: replyResult{timing: tm},
+	}
+	req := speech.Request{Model: s.version.Model, Messages: append([]speech.Message(nil), s.history...), Tools: []speech.Tool{endCallTool}}
+	result := make(chan replyResult, 1)
 	go func() {
-		res := replyResult{eos: tm.LastSpeech, timing: tm}
+		defer close(g.queued)
 		if fixed != "" {
-			s.say(rctx, &res, fixed)
+			g.say(rctx, fixed)
 		} else {
-			s.think(rctx, &res, req)
+			g.think(rctx, req)
 		}
-		// Wait until what was queued has played; cancelled, cut what has not.
-		for _, sn := range res.sentences {
-			select {
-			case <-sn.pb.Done():
-			case <-rctx.Done():
-				sn.pb.Cut()
-			}
-		}
+		result <- g.res
+	}()
+	go func() {
+		playout(rctx, g.queued, r.msgs)
+		res := <-result
 		cancel()
-		r.done <- res
+		r.msgs <- replyDone{res}
 	}()
 }
 
+// replyMsg takes a message of the current reply: it publishes the words of a sentence
+// that started, and returns the result when the reply is done.
+func (s *session) replyMsg(m replyMsg) (replyDone, bool) {
+	switch m := m.(type) {
+	case sentenceStarted:
+		s.line.Publish(m.words)
+	case replyDone:
+		return m, true
+	}
+	return replyDone{}, false
+}
+
+// waitReply waits for the current reply to be over (after cancelling it).
+func (s *session) waitReply() replyResult {
+	for m := range s.cur.msgs {
+		if done, ok := s.replyMsg(m); ok {
+			return done.res
+		}
+	}
+	panic("reply messages closed before the reply was done")
+}
+
+// playout follows the queued sentences of a reply until the generation stops queueing
+// and every sentence has played or, the reply cancelled, was cut.
+func playout(ctx context.Context, queued <-chan speech.Said, msgs chan<- replyMsg) {
+	var texts []string
+	var start time.Time
+	for sd := range queued {
+		select {
+		case <-sd.Playback.Started():
+			if texts == nil {
+				start = sd.Playback.Progress().Start
+			}
+			texts = append(texts, sd.Text)
+			msgs <- sentenceStarted{speech.Words{Speaker: speech.Assistant, Text: strings.Join(texts, " "), Start: start}}
+		case <-sd.Playback.Done():
+		case <-ctx.Done():
+		}
+		select {
+		case <-sd.Playback.Done():
+		case <-ctx.Done():
+			sd.Playback.Cut()
+		}
+	}
+}
+
+// generation thinks and speaks one reply. It owns res until it hands it on.
+type generation struct {
+	cfg    *Config
+	log    *slog.Logger
+	line   speech.Line
+	synth  tts.Synthesizer
+	queued chan speech.Said
+	res    replyResult
+}
+
 // think streams the model's reply and speaks it sentence by sentence.
-func (s *session) think(ctx context.Context, res *replyResult, req Request) {
+func (g *generation) think(ctx context.Context, req speech.Request) {
 	tctx, tcancel := context.WithCancelCause(ctx)
 	defer tcancel(nil)
 	start := time.Now()
-	timer := time.AfterFunc(s.cfg.FirstTokenTimeout, func() { tcancel(errFirstToken) })
+	timer := time.AfterFunc(g.cfg.FirstTokenTimeout, func() { tcancel(errFirstToken) })
 	defer timer.Stop()
 
 	fail := func(err error) {
 		if ctx.Err() != nil {
 			return // barge-in or the call ended: not a failure
 		}
-		kind := errLLM
+		kind := speech.LLMError
 		if errors.Is(context.Cause(tctx), errFirstToken) {
-			kind = errLLMTimeout
+			kind = speech.LLMTimeout
 		}
-		s.log.Warn("model failed", "kind", kind, "err", err)
-		res.errs = append(res.errs, kind)
-		if len(res.sentences) == 0 {
-			s.say(ctx, res, Apology)
+		g.log.Warn("model failed", "kind", kind, "err", err)
+		g.res.errs = append(g.res.errs, kind)
+		if len(g.res.sentences) == 0 {
+			g.say(ctx, Apology)
 		}
 	}
-	stream, err := s.cfg.Model.Stream(tctx, req)
+	stream, err := g.cfg.Model.Stream(tctx, req)
 	if err != nil {
 		fail(err)
 		return
 	}
 	defer stream.Close()
-	sp := splitter{maxLen: s.cfg.MaxClause}
+	sp := splitter{maxLen: g.cfg.MaxClause}
 	first := true
 	for {
 		c, err := stream.Next()
@@ -101,105 +170,89 @@ func (s *session) think(ctx context.Context, res *replyResult, req Request) {
 			fail(err)
 			return
 		}
-		if first && (c.Text != "" || c.EndCall) {
+		if c.ToolCall != nil && c.ToolCall.Name != speech.EndCallTool {
+			g.log.Warn("model called a tool it was not offered", "tool", c.ToolCall.Name)
+			continue
+		}
+		if first && (c.Text != "" || c.ToolCall != nil) {
 			first = false
 			timer.Stop()
-			res.timing.FirstToken = time.Now()
-			res.llm = res.timing.FirstToken.Sub(start)
+			g.res.timing.FirstToken = time.Now()
+			g.res.llm = g.res.timing.FirstToken.Sub(start)
 		}
 		for _, sent := range sp.add(c.Text) {
-			s.say(ctx, res, sent)
+			g.say(ctx, sent)
 		}
-		if c.EndCall {
-			res.endCall = true
+		if c.ToolCall != nil {
+			g.res.endCall = true
 			break // finish what is being said, then hang up
 		}
 	}
 	if rest := sp.flush(); rest != "" {
-		s.say(ctx, res, rest)
+		g.say(ctx, rest)
 	}
-	if first && !res.endCall && ctx.Err() == nil {
+	if first && !g.res.endCall && ctx.Err() == nil {
 		// A model that says nothing would leave the caller in silence.
-		res.errs = append(res.errs, errLLM)
-		s.say(ctx, res, Apology)
+		g.res.errs = append(g.res.errs, speech.LLMError)
+		g.say(ctx, Apology)
 	}
 }
 
-// say synthesizes one sentence and queues it on the speaker.
-func (s *session) say(ctx context.Context, res *replyResult, text string) {
+// say synthesizes one sentence, queues it on the line and hands it to the playout.
+func (g *generation) say(ctx context.Context, text string) {
 	if ctx.Err() != nil {
 		return
 	}
 	start := time.Now()
-	pcm, err := s.cfg.Voices(s.voice).Synthesize(ctx, text)
+	pcm, err := g.synth.Synthesize(ctx, text)
 	if err != nil {
 		if ctx.Err() == nil {
-			s.log.Warn("synthesis failed", "err", err)
-			res.errs = append(res.errs, errTTS)
+			g.log.Warn("synthesis failed", "err", err)
+			g.res.errs = append(g.res.errs, speech.TTSError)
 		}
 		return
 	}
-	pb, err := s.line.Speak(pcm)
-	res.tts = append(res.tts, time.Since(start))
-	if len(res.sentences) == 0 {
-		res.timing.Synthesized = time.Now()
+	pb, err := g.line.Speak(pcm)
+	g.res.tts = append(g.res.tts, time.Since(start))
+	if len(g.res.sentences) == 0 {
+		g.res.timing.Synthesized = time.Now()
 	}
 	if err != nil {
-		s.log.Warn("speak", "err", err)
-		res.errs = append(res.errs, errTTS)
+		g.log.Warn("speak", "err", err)
+		g.res.errs = append(g.res.errs, speech.TTSError)
 		return
 	}
-	res.sentences = append(res.sentences, sentence{text: text, pb: pb})
+	sd := speech.Said{Text: text, Playback: pb}
+	g.res.sentences = append(g.res.sentences, sd)
+	g.queued <- sd
 }
 
-// finishReply records a finished or cancelled reply: the assistant turn with what the
-// caller heard (interrupted when a barge-in cut it), the history the model sees next,
-// and the figures. It reports whether the call should now end (end_call, fully said).
+// finishReply records a finished or cancelled reply: the assistant's words as the caller
+// heard them (interrupted when a barge-in cut them), the history the model sees next, and
+// the figures. It reports whether the call should now end (end_call, fully said).
 func (s *session) finishReply(res replyResult, bargeIn bool) bool {
 	s.cur = nil
-	var heard []string
-	var first, last pipeline.Progress
-	cut := false
-	for i, sn := range res.sentences {
-		p := sn.pb.Progress()
-		if p.Played < p.Total {
-			cut = true
-		}
-		if p.Played == 0 {
-			continue
-		}
-		if len(heard) == 0 {
-			first = p
-			if i == 0 {
-				s.stats.response = append(s.stats.response, p.StartedAt.Sub(res.eos))
-				if s.cfg.OnTurn != nil && !res.timing.Decided.IsZero() {
-					tm := res.timing
-					tm.FirstSent = p.StartedAt
-					s.cfg.OnTurn(s.callID, tm)
-				}
-			}
-		}
-		last = p
-		if h := pipeline.Heard(sn.text, p.Fraction()); h != "" {
-			heard = append(heard, h)
+	w, _, cut := speech.HeardWords(res.sentences)
+	if len(res.sentences) > 0 {
+		if p := res.sentences[0].Playback.Progress(); p.Played > 0 && !res.timing.Decided.IsZero() {
+			tm := res.timing
+			tm.FirstSent = p.Start
+			s.line.Publish(speech.Answered{Timing: tm})
 		}
 	}
-	if res.llm > 0 {
-		s.stats.llm = append(s.stats.llm, res.llm)
+	if !res.timing.FirstToken.IsZero() {
+		s.line.Publish(speech.Latency{Step: speech.LLMFirstToken, Took: res.llm})
 	}
-	s.stats.ttsLat = append(s.stats.ttsLat, res.tts...)
+	for _, d := range res.tts {
+		s.line.Publish(speech.Latency{Step: speech.TTSFirstAudio, Took: d})
+	}
 	for _, k := range res.errs {
-		s.stats.error(k)
+		s.line.Publish(speech.Failure{Kind: k})
 	}
-	if len(heard) > 0 {
-		text := strings.Join(heard, " ")
-		s.line.AddTurn(persona.Turn{
-			Speaker: persona.SpeakerAssistant, Text: text,
-			StartMS: s.line.Offset(first.StartedAt), EndMS: s.line.Offset(last.LastAt.Add(20 * time.Millisecond)),
-			Interrupted: bargeIn && cut,
-		})
-		s.history = append(s.history, Message{Role: RoleAssistant, Content: text})
+	if w.Text != "" {
+		w.Final, w.Interrupted = true, bargeIn && cut
+		s.line.Publish(w)
+		s.history = append(s.history, speech.Message{Role: speech.RoleAssistant, Content: w.Text})
 	}
-	s.publish()
 	return res.endCall && !cut
 }

@@ -13,7 +13,7 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/bridgeline/bridgeline/mediafleet/conversation"
+	"github.com/bridgeline/bridgeline/mediafleet/speech"
 	"github.com/bridgeline/bridgeline/mediafleet/stt"
 	"github.com/bridgeline/bridgeline/mediafleet/tts/voices"
 	"github.com/bridgeline/bridgeline/mediafleet/vad"
@@ -53,7 +53,7 @@ func FromEnv(log *slog.Logger) (*Engines, error) {
 }
 
 // NewVAD is a detector for one call.
-func (e *Engines) NewVAD() (conversation.VAD, error) { return e.VAD.NewDetector() }
+func (e *Engines) NewVAD() (speech.VAD, error) { return e.VAD.NewDetector() }
 
 // Close frees the engines (after every call has ended).
 func (e *Engines) Close() error {

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/bridgeline/bridgeline/mediafleet/internal/speechtest"
+	"github.com/bridgeline/bridgeline/mediafleet/speechtest"
 	"github.com/bridgeline/bridgeline/mediafleet/stt"
 )
 

@@ -5,7 +5,7 @@ import (
 	"io"
 	"strings"
 
-	"github.com/bridgeline/bridgeline/mediafleet/conversation"
+	"github.com/bridgeline/bridgeline/mediafleet/speech"
 )
 
 // Builtin is the responder of a deployment with no language model configured. It is
@@ -13,13 +13,13 @@ import (
 // touches the network.
 type Builtin struct{}
 
-var _ conversation.Model = Builtin{}
+var _ speech.Model = Builtin{}
 
 // Stream replies to the last caller message.
-func (Builtin) Stream(ctx context.Context, req conversation.Request) (conversation.Stream, error) {
+func (Builtin) Stream(ctx context.Context, req speech.Request) (speech.Stream, error) {
 	heard := ""
 	for i := len(req.Messages) - 1; i >= 0; i-- {
-		if req.Messages[i].Role == conversation.RoleUser {
+		if req.Messages[i].Role == speech.RoleUser {
 			heard = strings.TrimSpace(req.Messages[i].Content)
 			break
 		}
@@ -37,16 +37,16 @@ type wordStream struct {
 	words []string
 }
 
-func (s *wordStream) Next() (conversation.Chunk, error) {
+func (s *wordStream) Next() (speech.Chunk, error) {
 	if err := s.ctx.Err(); err != nil {
-		return conversation.Chunk{}, err
+		return speech.Chunk{}, err
 	}
 	if len(s.words) == 0 {
-		return conversation.Chunk{}, io.EOF
+		return speech.Chunk{}, io.EOF
 	}
 	w := s.words[0]
 	s.words = s.words[1:]
-	return conversation.Chunk{Text: w}, nil
+	return speech.Chunk{Text: w}, nil
 }
 
 func (s *wordStream) Close() error { return nil }

@@ -13,11 +13,13 @@ import (
 
 	openai "github.com/sashabaranov/go-openai"
 
-	"github.com/bridgeline/bridgeline/mediafleet/conversation"
+	"github.com/bridgeline/bridgeline/mediafleet/speech"
 )
 
-// EndCallTool is the name of the tool the model calls to hang up.
-const EndCallTool = "end_call"
+// EndCallTool is the name of the tool the conversation offers for hanging up.
+//
+// Deprecated: it is speech.EndCallTool; the client passes every tool on alike.
+const EndCallTool = speech.EndCallTool
 
 // Config is an OpenAI-compatible endpoint.
 type Config struct {
@@ -35,7 +37,7 @@ type Client struct {
 	model string
 }
 
-var _ conversation.Model = (*Client)(nil)
+var _ speech.Model = (*Client)(nil)
 
 // New makes a client. It does not contact the endpoint.
 func New(cfg Config) (*Client, error) {
@@ -55,30 +57,26 @@ func New(cfg Config) (*Client, error) {
 	return &Client{c: openai.NewClientWithConfig(oc), model: cfg.Model}, nil
 }
 
-// endCallDef is how the end_call tool is offered: no arguments.
-var endCallDef = openai.Tool{
-	Type: openai.ToolTypeFunction,
-	Function: &openai.FunctionDefinition{
-		Name: EndCallTool,
-		Description: "End the phone call. Call it when the conversation is over (the caller said goodbye " +
-			"or asked to hang up), after saying goodbye.",
-		Parameters: map[string]any{"type": "object", "properties": map[string]any{}},
-	},
-}
-
 // Stream asks for a reply. Cancelling ctx closes the connection and stops the stream.
-func (c *Client) Stream(ctx context.Context, req conversation.Request) (conversation.Stream, error) {
+func (c *Client) Stream(ctx context.Context, req speech.Request) (speech.Stream, error) {
 	model := c.model
 	if req.Model != "" {
 		model = req.Model
 	}
 	msgs := make([]openai.ChatCompletionMessage, 0, len(req.Messages))
 	for _, m := range req.Messages {
-		msgs = append(msgs, openai.ChatCompletionMessage{Role: m.Role, Content: m.Content})
+		om := openai.ChatCompletionMessage{Role: m.Role, Content: m.Content, ToolCallID: m.ToolCallID}
+		for _, tc := range m.ToolCalls {
+			om.ToolCalls = append(om.ToolCalls, openai.ToolCall{ID: tc.ID, Type: openai.ToolTypeFunction,
+				Function: openai.FunctionCall{Name: tc.Name, Arguments: tc.Arguments}})
+		}
+		msgs = append(msgs, om)
 	}
 	creq := openai.ChatCompletionRequest{Model: model, Messages: msgs, Stream: true}
-	if req.EndCallTool {
-		creq.Tools = []openai.Tool{endCallDef}
+	for _, t := range req.Tools {
+		creq.Tools = append(creq.Tools, openai.Tool{Type: openai.ToolTypeFunction, Function: &openai.FunctionDefinition{
+			Name: t.Name, Description: t.Description, Parameters: t.Parameters,
+		}})
 	}
 	s, err := c.c.CreateChatCompletionStream(ctx, creq)
 	if err != nil {
@@ -89,36 +87,67 @@ func (c *Client) Stream(ctx context.Context, req conversation.Request) (conversa
 
 type stream struct {
 	s       *openai.ChatCompletionStream
-	endCall bool // end_call seen: said once
-	pending []conversation.Chunk
+	call    *speech.ToolCall // the tool call whose deltas are arriving
+	index   int              // its index in the reply
+	pending []speech.Chunk
+	ended   bool // the server's stream is over
 }
 
-// Next turns the stream's deltas into chunks: content as text, and the first sight of an
-// end_call tool call (its name arrives in the call's first delta) as EndCall.
-func (s *stream) Next() (conversation.Chunk, error) {
+// Next turns the stream's deltas into chunks: content as text, and each tool call once
+// its arguments are complete (the next call starts, the choice finishes, or the stream
+// ends).
+func (s *stream) Next() (speech.Chunk, error) {
 	for len(s.pending) == 0 {
+		if s.ended {
+			return speech.Chunk{}, io.EOF
+		}
 		resp, err := s.s.Recv()
 		if errors.Is(err, io.EOF) {
-			return conversation.Chunk{}, io.EOF
+			s.ended = true
+			s.endCall()
+			continue
 		}
 		if err != nil {
-			return conversation.Chunk{}, fmt.Errorf("llm: stream: %w", err)
+			return speech.Chunk{}, fmt.Errorf("llm: stream: %w", err)
 		}
 		for _, ch := range resp.Choices {
 			if ch.Delta.Content != "" {
-				s.pending = append(s.pending, conversation.Chunk{Text: ch.Delta.Content})
+				s.pending = append(s.pending, speech.Chunk{Text: ch.Delta.Content})
 			}
 			for _, tc := range ch.Delta.ToolCalls {
-				if tc.Function.Name == EndCallTool && !s.endCall {
-					s.endCall = true
-					s.pending = append(s.pending, conversation.Chunk{EndCall: true})
+				index := s.index
+				if tc.Index != nil {
+					index = *tc.Index
 				}
+				if s.call != nil && (index != s.index || tc.ID != "" && tc.ID != s.call.ID) {
+					s.endCall()
+				}
+				if s.call == nil {
+					s.call, s.index = &speech.ToolCall{ID: tc.ID}, index
+				}
+				s.call.Name += tc.Function.Name
+				s.call.Arguments += tc.Function.Arguments
+			}
+			if ch.FinishReason != "" {
+				s.endCall()
 			}
 		}
 	}
 	c := s.pending[0]
 	s.pending = s.pending[1:]
 	return c, nil
+}
+
+// endCall hands on the tool call being assembled, if any.
+func (s *stream) endCall() {
+	if s.call == nil {
+		return
+	}
+	if s.call.Arguments == "" {
+		s.call.Arguments = "{}"
+	}
+	s.pending = append(s.pending, speech.Chunk{ToolCall: s.call})
+	s.call = nil
 }
 
 func (s *stream) Close() error { return s.s.Close() }

@@ -2,34 +2,40 @@ package llm_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"io"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/bridgeline/bridgeline/mediafleet/conversation"
 	"github.com/bridgeline/bridgeline/mediafleet/llm"
 	"github.com/bridgeline/bridgeline/mediafleet/llm/llmtest"
+	"github.com/bridgeline/bridgeline/mediafleet/speech"
 )
 
-// collect reads a stream to its end.
-func collect(t *testing.T, s conversation.Stream) (text string, endCall bool, err error) {
+// collect reads a stream to its end: its text, and the tool calls in it.
+func collect(t *testing.T, s speech.Stream) (text string, calls []speech.ToolCall, err error) {
 	t.Helper()
 	defer s.Close()
 	var b strings.Builder
 	for {
 		c, err := s.Next()
 		if errors.Is(err, io.EOF) {
-			return b.String(), endCall, nil
+			return b.String(), calls, nil
 		}
 		if err != nil {
-			return b.String(), endCall, err
+			return b.String(), calls, err
 		}
 		b.WriteString(c.Text)
-		endCall = endCall || c.EndCall
+		if c.ToolCall != nil {
+			calls = append(calls, *c.ToolCall)
+		}
 	}
 }
+
+var endCallTool = speech.Tool{Name: "end_call", Description: "End the call.", Parameters: json.RawMessage(`{"type":"object","properties":{}}`)}
 
 func newClient(t *testing.T, srv *llmtest.Server) *llm.Client {
 	t.Helper()
@@ -41,31 +47,44 @@ func newClient(t *testing.T, srv *llmtest.Server) *llm.Client {
 }
 
 func TestClientStreams(t *testing.T) {
+	lookup := speech.Tool{Name: "lookup_order", Description: "Find an order.", Parameters: json.RawMessage(`{"type":"object","properties":{"order":{"type":"string"}}}`)}
 	tests := []struct {
-		name        string
-		reply       llmtest.Reply
-		req         conversation.Request
-		wantText    string
-		wantEndCall bool
-		wantModel   string
+		name      string
+		reply     llmtest.Reply
+		req       speech.Request
+		wantText  string
+		wantCalls []speech.ToolCall
+		wantModel string
 	}{
 		{
 			name:     "text with the default model",
 			reply:    llmtest.Reply{Text: "Hello there. How can I help?"},
-			req:      conversation.Request{Messages: []conversation.Message{{Role: "system", Content: "Be kind."}, {Role: "user", Content: "hi"}}},
+			req:      speech.Request{Messages: []speech.Message{{Role: "system", Content: "Be kind."}, {Role: "user", Content: "hi"}}},
 			wantText: "Hello there. How can I help?", wantModel: "default-model",
 		},
 		{
 			name:     "the version's model overrides",
 			reply:    llmtest.Reply{Text: "Sure."},
-			req:      conversation.Request{Model: "small-model", Messages: []conversation.Message{{Role: "user", Content: "hi"}}},
+			req:      speech.Request{Model: "small-model", Messages: []speech.Message{{Role: "user", Content: "hi"}}},
 			wantText: "Sure.", wantModel: "small-model",
 		},
 		{
 			name:     "end_call tool call",
 			reply:    llmtest.Reply{Text: "Goodbye!", EndCall: true},
-			req:      conversation.Request{EndCallTool: true, Messages: []conversation.Message{{Role: "user", Content: "bye"}}},
-			wantText: "Goodbye!", wantEndCall: true, wantModel: "default-model",
+			req:      speech.Request{Tools: []speech.Tool{endCallTool}, Messages: []speech.Message{{Role: "user", Content: "bye"}}},
+			wantText: "Goodbye!", wantModel: "default-model",
+			wantCalls: []speech.ToolCall{{ID: "call_0", Name: "end_call", Arguments: "{}"}},
+		},
+		{
+			name:  "tool calls with arguments, and a tool's result sent back",
+			reply: llmtest.Reply{Text: "One moment.", ToolCalls: []llmtest.ToolCall{{Name: "lookup_order", Arguments: `{"order":"A-17"}`}, {Name: "end_call", Arguments: "{}"}}},
+			req: speech.Request{Tools: []speech.Tool{lookup, endCallTool}, Messages: []speech.Message{
+				{Role: "user", Content: "where is my order"},
+				{Role: "assistant", ToolCalls: []speech.ToolCall{{ID: "call_9", Name: "lookup_order", Arguments: `{"order":"A-16"}`}}},
+				{Role: "tool", ToolCallID: "call_9", Content: `{"status":"unknown"}`},
+			}},
+			wantText: "One moment.", wantModel: "default-model",
+			wantCalls: []speech.ToolCall{{ID: "call_0", Name: "lookup_order", Arguments: `{"order":"A-17"}`}, {ID: "call_1", Name: "end_call", Arguments: "{}"}},
 		},
 	}
 	for _, tt := range tests {
@@ -76,12 +95,12 @@ func TestClientStreams(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			text, endCall, err := collect(t, s)
+			text, calls, err := collect(t, s)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if text != tt.wantText || endCall != tt.wantEndCall {
-				t.Errorf("got %q end_call=%v, want %q end_call=%v", text, endCall, tt.wantText, tt.wantEndCall)
+			if text != tt.wantText || !slices.Equal(calls, tt.wantCalls) {
+				t.Errorf("got %q with tool calls %+v, want %q with %+v", text, calls, tt.wantText, tt.wantCalls)
 			}
 			reqs := srv.Requests()
 			if len(reqs) != 1 {
@@ -91,14 +110,19 @@ func TestClientStreams(t *testing.T) {
 			if got.Model != tt.wantModel || !got.Stream || got.Auth != "Bearer sk-test" {
 				t.Errorf("request model %q stream %v auth %q, want %q true Bearer sk-test", got.Model, got.Stream, got.Auth, tt.wantModel)
 			}
-			if got.HasTool("end_call") != tt.req.EndCallTool {
-				t.Errorf("end_call offered = %v, want %v", got.HasTool("end_call"), tt.req.EndCallTool)
+			if len(got.Tools) != len(tt.req.Tools) {
+				t.Errorf("%d tools offered, want %d", len(got.Tools), len(tt.req.Tools))
+			}
+			for _, tool := range tt.req.Tools {
+				if !got.HasTool(tool.Name) {
+					t.Errorf("%s not offered", tool.Name)
+				}
 			}
 			if len(got.Messages) != len(tt.req.Messages) {
 				t.Fatalf("server got %d messages, want %d", len(got.Messages), len(tt.req.Messages))
 			}
 			for i, m := range tt.req.Messages {
-				if got.Messages[i].Role != m.Role || got.Messages[i].Content != m.Content {
+				if got.Messages[i] != (llmtest.Message{Role: m.Role, Content: m.Content, ToolCallID: m.ToolCallID}) {
 					t.Errorf("message %d = %+v, want %+v", i, got.Messages[i], m)
 				}
 			}
@@ -111,7 +135,7 @@ func TestClientStreamsBeforeTheReplyEnds(t *testing.T) {
 	defer srv.Close()
 	srv.SetDelays(50*time.Millisecond, 100*time.Millisecond)
 	start := time.Now()
-	s, err := newClient(t, srv).Stream(context.Background(), conversation.Request{Messages: []conversation.Message{{Role: "user", Content: "count"}}})
+	s, err := newClient(t, srv).Stream(context.Background(), speech.Request{Messages: []speech.Message{{Role: "user", Content: "count"}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -130,7 +154,7 @@ func TestClientErrors(t *testing.T) {
 	t.Run("server error", func(t *testing.T) {
 		srv := llmtest.New(llmtest.Reply{Status: 503})
 		defer srv.Close()
-		_, err := newClient(t, srv).Stream(context.Background(), conversation.Request{Messages: []conversation.Message{{Role: "user", Content: "hi"}}})
+		_, err := newClient(t, srv).Stream(context.Background(), speech.Request{Messages: []speech.Message{{Role: "user", Content: "hi"}}})
 		if err == nil || !strings.Contains(err.Error(), "503") {
 			t.Errorf("Stream = %v, want a 503 error", err)
 		}
@@ -141,7 +165,7 @@ func TestClientErrors(t *testing.T) {
 		ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
 		defer cancel()
 		start := time.Now()
-		_, err := newClient(t, srv).Stream(ctx, conversation.Request{Messages: []conversation.Message{{Role: "user", Content: "hi"}}})
+		_, err := newClient(t, srv).Stream(ctx, speech.Request{Messages: []speech.Message{{Role: "user", Content: "hi"}}})
 		if err == nil || !errors.Is(err, context.DeadlineExceeded) || time.Since(start) > 2*time.Second {
 			t.Errorf("Stream = %v after %v, want the deadline after 200 ms", err, time.Since(start))
 		}
@@ -151,7 +175,7 @@ func TestClientErrors(t *testing.T) {
 		defer srv.Close()
 		srv.SetDelays(0, 50*time.Millisecond)
 		ctx, cancel := context.WithCancel(context.Background())
-		s, err := newClient(t, srv).Stream(ctx, conversation.Request{Messages: []conversation.Message{{Role: "user", Content: "hi"}}})
+		s, err := newClient(t, srv).Stream(ctx, speech.Request{Messages: []speech.Message{{Role: "user", Content: "hi"}}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -173,15 +197,15 @@ func TestClientErrors(t *testing.T) {
 }
 
 func TestBuiltinRepeatsAndSaysNoModel(t *testing.T) {
-	s, err := llm.Builtin{}.Stream(context.Background(), conversation.Request{Messages: []conversation.Message{
+	s, err := llm.Builtin{}.Stream(context.Background(), speech.Request{Messages: []speech.Message{
 		{Role: "system", Content: "You sell shoes."}, {Role: "assistant", Content: "Hi!"}, {Role: "user", Content: "what time is it"},
 	}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	text, endCall, err := collect(t, s)
-	if err != nil || endCall {
-		t.Fatalf("collect = %v, end_call %v", err, endCall)
+	text, calls, err := collect(t, s)
+	if err != nil || calls != nil {
+		t.Fatalf("collect = %v, tool calls %+v", err, calls)
 	}
 	if !strings.Contains(text, "what time is it") || !strings.Contains(text, "No language model is configured") {
 		t.Errorf("builtin said %q, want the caller's words and that no model is configured", text)

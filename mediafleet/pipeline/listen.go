@@ -8,11 +8,8 @@ import (
 	"github.com/pion/webrtc/v4"
 
 	"github.com/bridgeline/bridgeline/mediafleet/opus"
+	"github.com/bridgeline/bridgeline/mediafleet/speech"
 )
-
-// ListenRate is the sample rate of the caller audio handed to a Conversation (what speech
-// recognisers take).
-const ListenRate = 16000
 
 // verifyFrames is how many caller audio packets must decode before the call's inbound
 // media counts as verified (100 ms of 20 ms packets).
@@ -35,7 +32,7 @@ func newListener() *listener {
 // closed). Silence the caller's client did not send is filled in (see timeline), in real
 // time while nothing arrives.
 func (l *listener) read(track *webrtc.TrackRemote) {
-	dec, err := opus.NewDecoder(ListenRate, 1)
+	dec, err := opus.NewDecoder(speech.Rate, 1)
 	if err != nil {
 		return
 	}
@@ -122,17 +119,17 @@ func (t *timeline) packet(ts uint32, at time.Time, pcm []int16) {
 	if t.started {
 		gap := int64(int32(ts - t.next)) // wraps; negative for a late, reordered packet
 		if gap > 0 && time.Duration(gap)*time.Second/rtpRate <= maxGap {
-			if missing := int(gap*ListenRate/rtpRate) - t.filled; missing > 0 {
+			if missing := int(gap*speech.Rate/rtpRate) - t.filled; missing > 0 {
 				t.emit(make([]int16, missing))
 			}
 		}
 	}
-	end := ts + uint32(len(pcm)*rtpRate/ListenRate)
+	end := ts + uint32(len(pcm)*rtpRate/speech.Rate)
 	if !t.started || int32(end-t.next) > 0 { // a reordered packet does not move the timeline back
 		t.next = end
 	}
 	t.started, t.lastAt, t.filled = true, at, 0
-	t.lastDur = time.Duration(len(pcm)) * time.Second / ListenRate
+	t.lastDur = time.Duration(len(pcm)) * time.Second / speech.Rate
 	t.emit(append([]int16(nil), pcm...))
 }
 
@@ -148,7 +145,7 @@ func (t *timeline) tick(now time.Time) {
 	if quiet < fillAfter {
 		return // the next packet may just be late
 	}
-	if missing := int(quiet.Seconds()*ListenRate) - t.filled; missing > 0 {
+	if missing := int(quiet.Seconds()*speech.Rate) - t.filled; missing > 0 {
 		t.emit(make([]int16, missing))
 		t.filled += missing
 	}

@@ -1,8 +1,14 @@
-// Package pipeline runs one assistant-handled call inside a persona worker. It joins the
-// room LiveKit dispatched the job for, shows the branded connecting screen at once,
-// verifies media both ways (decodable audio from the caller; the caller subscribed to
-// every track we publish), then switches to the avatar and speaks the greeting, hands the
-// call to a Conversation, and reports each step and the end to the control plane.
+// Package pipeline runs one assistant-handled call inside a persona worker: the room
+// side of it. It joins the room LiveKit dispatched the job for, shows the branded
+// connecting screen at once, verifies media both ways (decodable audio from the caller;
+// the caller subscribed to every track we publish), then switches to the avatar and
+// plays the greeting, hands the call to a Conversation as a speech.Line, and reports
+// each step and the end to the control plane.
+//
+// A call runs as stages, each a method that returns how the call ended, or nil to go
+// on: prepare (greeting synthesis, tracks), join, verify, greet, converse; finish leaves
+// the room and sends the ended report. Room callbacks reach them as the call's ended
+// channel and the verification channels.
 package pipeline
 
 import (
@@ -21,6 +27,7 @@ import (
 
 	"github.com/bridgeline/bridgeline/mediafleet/agent"
 	"github.com/bridgeline/bridgeline/mediafleet/avatar"
+	"github.com/bridgeline/bridgeline/mediafleet/conversation"
 	"github.com/bridgeline/bridgeline/mediafleet/resample"
 	"github.com/bridgeline/bridgeline/mediafleet/tts"
 	"github.com/bridgeline/bridgeline/mediafleet/vp8"
@@ -109,9 +116,19 @@ func New(cfg Config) (*Runner, error) {
 // non-nil only when the worker failed the call (end reason "error").
 func (r *Runner) Run(ctx context.Context, lk agent.Job, job persona.Job) (persona.Report, error) {
 	c := newCall(r, lk, job)
-	reason, err := c.run(ctx)
-	return c.finish(ctx, reason), err
+	e := c.run(ctx)
+	return c.finish(e.reason), e.err
 }
+
+// ending is how a call ended: the reason reported, and the error when the worker failed
+// the call.
+type ending struct {
+	reason string
+	err    error
+}
+
+// failed is the ending of a call the worker failed.
+func failed(err error) *ending { return &ending{reason: EndError, err: err} }
 
 // call is one running call.
 type call struct {
@@ -136,14 +153,13 @@ type call struct {
 	stop     context.CancelFunc
 
 	mu         sync.Mutex
-	metrics    persona.Metrics
-	transcript []persona.Turn
-	ours       map[string]bool // sids of the tracks we published
-	subscribed map[string]bool // sids the server said someone subscribed to
-	requested  map[string]bool // caller track sids we asked to subscribe to
+	metrics    persona.Metrics      // the call's own: connecting screen and greeting
+	record     *conversation.Record // the transcript and the conversation's metrics
+	ours       map[string]bool      // sids of the tracks we published
+	subscribed map[string]bool      // sids the server said someone subscribed to
+	requested  map[string]bool      // caller track sids we asked to subscribe to
 	subsOK     chan struct{}
 	subsOnce   sync.Once
-	greeting   *utterance
 	finished   bool // no media loop starts after finish began
 }
 
@@ -160,6 +176,7 @@ func newCall(r *Runner, lk agent.Job, job persona.Job) *call {
 		reports:     make(chan persona.Report, 16),
 		reportsDone: make(chan struct{}),
 		listener:    newListener(),
+		record:      conversation.NewRecord(answered),
 		ours:        map[string]bool{},
 		subscribed:  map[string]bool{},
 		requested:   map[string]bool{},
@@ -174,11 +191,18 @@ func (c *call) end(reason string) {
 }
 
 // sinceAnswer is an offset from answer in milliseconds.
-func (c *call) sinceAnswer(t time.Time) int64 { return t.Sub(c.answered).Milliseconds() }
+func (c *call) sinceAnswer(t time.Time) int64 { return c.record.Offset(t) }
+
+// metricsLocked are the call's metrics so far; c.mu held.
+func (c *call) metricsLocked() persona.Metrics {
+	m := c.metrics
+	c.record.Metrics(&m)
+	return m
+}
 
 func (c *call) report(kind string) {
 	c.mu.Lock()
-	rep := persona.Report{Kind: kind, CallID: c.job.CallID, SessionID: c.job.SessionID, At: time.Now().UTC(), Metrics: c.metrics}
+	rep := persona.Report{Kind: kind, CallID: c.job.CallID, SessionID: c.job.SessionID, At: time.Now().UTC(), Metrics: c.metricsLocked()}
 	c.mu.Unlock()
 	select {
 	case c.reports <- rep:
@@ -199,77 +223,116 @@ func (c *call) sendReports(ctx context.Context) {
 	}
 }
 
+// run takes the call through its stages.
+func (c *call) run(parent context.Context) ending {
+	greeting := c.synthesizeGreeting(parent)
+	ctx, stop := context.WithCancel(parent)
+	c.stop = stop
+	defer stop()
+	tracks, err := c.makeTracks(ctx)
+	if err != nil {
+		return *failed(err)
+	}
+	joined := time.Now()
+	if err := c.join(tracks, joined); err != nil {
+		return *failed(err)
+	}
+	if e := c.verify(ctx, joined); e != nil {
+		return *e
+	}
+	c.report(persona.ReportMediaVerified)
+	if e := c.greet(ctx, greeting); e != nil {
+		return *e
+	}
+	return c.converse(ctx)
+}
+
+// synthesis is the greeting's audio, made while the room is joined and media verified.
 type synthesis struct {
-	pcm []int16 // 48 kHz mono
+	pcm tts.PCM // at the speaker's rate
 	err error
 }
 
-func (c *call) run(parent context.Context) (string, error) {
+// synthesizeGreeting starts synthesising the greeting, in the voice the conversation
+// goes on with.
+func (c *call) synthesizeGreeting(ctx context.Context) <-chan synthesis {
+	out := make(chan synthesis, 1)
+	go func() {
+		v := c.job.Version
+		if v.Greeting == "" {
+			out <- synthesis{}
+			return
+		}
+		pcm, err := c.r.cfg.Voices(persona.VoiceFor(v)).Synthesize(ctx, v.Greeting)
+		if err != nil {
+			out <- synthesis{err: err}
+			return
+		}
+		resampled, err := resample.Mono(pcm.Samples, pcm.Rate, outRate)
+		out <- synthesis{pcm: tts.PCM{Rate: outRate, Samples: resampled}, err: err}
+	}()
+	return out
+}
+
+// tracks are the tracks the call publishes; video is nil on an audio call.
+type tracks struct {
+	audio, video *lksdk.LocalTrack
+}
+
+// makeTracks makes the audio track with its speaker and, on a video call, the video
+// track with its painter; each starts sending once bound.
+func (c *call) makeTracks(ctx context.Context) (tracks, error) {
 	cfg := c.r.cfg
+	var t tracks
+	var err error
+	t.audio, err = lksdk.NewLocalTrack(webrtc.RTPCodecCapability{MimeType: webrtc.MimeTypeOpus, ClockRate: 48000, Channels: 2})
+	if err != nil {
+		return t, fmt.Errorf("audio track: %w", err)
+	}
+	if c.speaker, err = newSpeaker(func(s media.Sample) error { return t.audio.WriteSample(s, nil) }); err != nil {
+		return t, err
+	}
+	t.audio.OnBind(func() { c.start(ctx, c.speaker.run) })
+	if !c.video {
+		return t, nil
+	}
 	av, ok := avatar.Lookup(c.job.Version.AvatarID)
 	if !ok {
 		c.log.Warn("unknown avatar; using the default", "avatar_id", c.job.Version.AvatarID)
 		av = avatar.Default()
 	}
-
-	// The greeting is synthesised while the room is joined and media verified.
-	greeting := make(chan synthesis, 1)
-	go func() {
-		if c.job.Version.Greeting == "" {
-			greeting <- synthesis{}
-			return
-		}
-		// The greeting speaks with the voice the conversation goes on with.
-		pcm, err := cfg.Voices(persona.VoiceFor(c.job.Version)).Synthesize(parent, c.job.Version.Greeting)
-		if err != nil {
-			greeting <- synthesis{err: err}
-			return
-		}
-		out, err := resample.Mono(pcm.Samples, pcm.Rate, outRate)
-		greeting <- synthesis{pcm: out, err: err}
-	}()
-
-	ctx, stop := context.WithCancel(parent)
-	c.stop = stop
-	defer stop()
-
-	audio, err := lksdk.NewLocalTrack(webrtc.RTPCodecCapability{MimeType: webrtc.MimeTypeOpus, ClockRate: 48000, Channels: 2})
+	enc, err := vp8.NewEncoder(vp8.EncoderConfig{Width: cfg.Width, Height: cfg.Height, FPS: cfg.FPS, BitrateKbps: cfg.VideoKbps})
 	if err != nil {
-		return EndError, fmt.Errorf("audio track: %w", err)
+		return t, err
 	}
-	if c.speaker, err = newSpeaker(func(s media.Sample) error { return audio.WriteSample(s, nil) }); err != nil {
-		return EndError, err
+	c.painter = &painter{
+		w: cfg.Width, h: cfg.Height, fps: cfg.FPS, enc: enc,
+		connecting: avatar.NewConnecting(c.job.Brand, cfg.Width, cfg.Height),
+		scene:      avatar.NewScene(av, c.job.Version.Framing, cfg.Width, cfg.Height),
+		mouth:      c.speaker.Mouth,
+		firstFrame: c.firstFrame,
 	}
-	audio.OnBind(func() { c.start(ctx, c.speaker.run) })
+	t.video, err = lksdk.NewLocalTrack(webrtc.RTPCodecCapability{MimeType: webrtc.MimeTypeVP8, ClockRate: 90000},
+		lksdk.WithRTCPHandler(func(p rtcp.Packet) {
+			switch p.(type) {
+			case *rtcp.PictureLossIndication, *rtcp.FullIntraRequest:
+				c.painter.keyframe.Store(true)
+			}
+		}))
+	if err != nil {
+		enc.Close()
+		return t, fmt.Errorf("video track: %w", err)
+	}
+	c.painter.out = func(s media.Sample) error { return t.video.WriteSample(s, nil) }
+	t.video.OnBind(func() { c.start(ctx, c.painter.run) })
+	return t, nil
+}
 
-	var vtrack *lksdk.LocalTrack
-	if c.video {
-		enc, err := vp8.NewEncoder(vp8.EncoderConfig{Width: cfg.Width, Height: cfg.Height, FPS: cfg.FPS, BitrateKbps: cfg.VideoKbps})
-		if err != nil {
-			return EndError, err
-		}
-		c.painter = &painter{
-			w: cfg.Width, h: cfg.Height, fps: cfg.FPS, enc: enc,
-			connecting: avatar.NewConnecting(c.job.Brand, cfg.Width, cfg.Height),
-			scene:      avatar.NewScene(av, c.job.Version.Framing, cfg.Width, cfg.Height),
-			mouth:      c.speaker.Mouth,
-			firstFrame: c.firstFrame,
-		}
-		vtrack, err = lksdk.NewLocalTrack(webrtc.RTPCodecCapability{MimeType: webrtc.MimeTypeVP8, ClockRate: 90000},
-			lksdk.WithRTCPHandler(func(p rtcp.Packet) {
-				switch p.(type) {
-				case *rtcp.PictureLossIndication, *rtcp.FullIntraRequest:
-					c.painter.keyframe.Store(true)
-				}
-			}))
-		if err != nil {
-			enc.Close()
-			return EndError, fmt.Errorf("video track: %w", err)
-		}
-		c.painter.out = func(s media.Sample) error { return vtrack.WriteSample(s, nil) }
-		vtrack.OnBind(func() { c.start(ctx, c.painter.run) })
-	}
-
+// join joins the room (from joining), publishes the tracks and subscribes to the
+// caller's audio. The room's callbacks end the call (the caller left, the room went
+// away), feed the listener and track the subscriptions that verify outbound media.
+func (c *call) join(t tracks, joining time.Time) error {
+	cfg := c.r.cfg
 	cb := lksdk.NewRoomCallback()
 	cb.OnParticipantDisconnected = func(rp *lksdk.RemoteParticipant) {
 		if c.isCaller(rp) {
@@ -289,16 +352,15 @@ func (c *call) run(parent context.Context) (string, error) {
 		c.trackSubscribed(pub.SID())
 	}
 
-	joined := time.Now()
 	room, err := lksdk.ConnectToRoomWithToken(c.lk.URL, c.lk.Token, cb, lksdk.WithAutoSubscribe(false))
 	if err != nil {
-		return EndError, fmt.Errorf("join room: %w", err)
+		return fmt.Errorf("join room: %w", err)
 	}
 	c.room = room
 	if cfg.OnJoined != nil {
 		cfg.OnJoined(c.job, time.Now())
 	}
-	c.log.Info("joined", "after_answer_ms", c.sinceAnswer(time.Now()), "join_ms", time.Since(joined).Milliseconds())
+	c.log.Info("joined", "after_answer_ms", c.sinceAnswer(time.Now()), "join_ms", time.Since(joining).Milliseconds())
 
 	publish := func(t *lksdk.LocalTrack, opts *lksdk.TrackPublicationOptions) error {
 		pub, err := room.LocalParticipant.PublishTrack(t, opts)
@@ -310,13 +372,13 @@ func (c *call) run(parent context.Context) (string, error) {
 		c.mu.Unlock()
 		return nil
 	}
-	if vtrack != nil {
-		if err := publish(vtrack, &lksdk.TrackPublicationOptions{Name: "assistant-video", Source: livekit.TrackSource_CAMERA, VideoWidth: cfg.Width, VideoHeight: cfg.Height}); err != nil {
-			return EndError, fmt.Errorf("publish video: %w", err)
+	if t.video != nil {
+		if err := publish(t.video, &lksdk.TrackPublicationOptions{Name: "assistant-video", Source: livekit.TrackSource_CAMERA, VideoWidth: cfg.Width, VideoHeight: cfg.Height}); err != nil {
+			return fmt.Errorf("publish video: %w", err)
 		}
 	}
-	if err := publish(audio, &lksdk.TrackPublicationOptions{Name: "assistant-audio", Source: livekit.TrackSource_MICROPHONE}); err != nil {
-		return EndError, fmt.Errorf("publish audio: %w", err)
+	if err := publish(t.audio, &lksdk.TrackPublicationOptions{Name: "assistant-audio", Source: livekit.TrackSource_MICROPHONE}); err != nil {
+		return fmt.Errorf("publish audio: %w", err)
 	}
 	c.checkSubscriptions()
 	for _, rp := range room.GetRemoteParticipants() {
@@ -326,10 +388,15 @@ func (c *call) run(parent context.Context) (string, error) {
 			}
 		}
 	}
+	return nil
+}
 
-	// Verify media both ways within the bound: the caller's audio decodes, and the caller
-	// is subscribed to every track we publish. On a video call the caller must also have
-	// been sent a keyframe of the connecting screen, which then stays up for the dwell.
+// verify waits, within the bound from joining, for media both ways: the caller's audio
+// decodes, and the caller is subscribed to every track we publish. On a video call the
+// caller must also have been sent a keyframe of the connecting screen, which then stays
+// up for the dwell.
+func (c *call) verify(ctx context.Context, joined time.Time) *ending {
+	cfg := c.r.cfg
 	bound := time.NewTimer(cfg.VerifyTimeout - time.Since(joined))
 	defer bound.Stop()
 	var keyframe <-chan time.Time
@@ -356,16 +423,19 @@ func (c *call) run(parent context.Context) (string, error) {
 			outOK = true
 		case <-bound.C:
 			c.log.Warn("media not verified in time", "caller_audio", inOK, "caller_subscribed", outOK)
-			return EndMediaFailed, nil
+			return &ending{reason: EndMediaFailed}
 		case reason := <-c.ended:
-			return reason, nil
+			return &ending{reason: reason}
 		case <-ctx.Done():
-			return c.cancelReason(ctx), nil
+			return c.cancelled(ctx)
 		}
 	}
-	c.report(persona.ReportMediaVerified)
+	return nil
+}
 
-	// Avatar and greeting.
+// greet switches to the avatar and plays the greeting once it is synthesised; the
+// greeting reports its start and records what the caller heard of it as it plays.
+func (c *call) greet(ctx context.Context, greeting <-chan synthesis) *ending {
 	if c.painter != nil {
 		c.painter.showAvatar(time.Now())
 	}
@@ -373,31 +443,36 @@ func (c *call) run(parent context.Context) (string, error) {
 	select {
 	case g = <-greeting:
 	case reason := <-c.ended:
-		return reason, nil
+		return &ending{reason: reason}
 	case <-ctx.Done():
-		return c.cancelReason(ctx), nil
+		return c.cancelled(ctx)
 	}
 	if g.err != nil {
-		return EndError, fmt.Errorf("synthesize greeting: %w", g.err)
+		return failed(fmt.Errorf("synthesize greeting: %w", g.err))
 	}
-	if len(g.pcm) > 0 {
-		c.mu.Lock()
-		c.greeting = c.speaker.say(g.pcm, c.greetingStarted)
-		c.mu.Unlock()
+	if len(g.pcm.Samples) == 0 {
+		return nil
 	}
+	gr, err := conversation.Greet(&Call{c: c}, c.job.Version.Greeting, g.pcm)
+	if err != nil {
+		return failed(fmt.Errorf("greeting: %w", err))
+	}
+	c.start(ctx, func(ctx context.Context) { gr.Follow(ctx, c.greetingStarted) })
+	return nil
+}
 
-	// The conversation runs until the call ends.
-	convDone := make(chan error, 1)
-	convCtx, convStop := context.WithCancel(ctx)
-	defer convStop()
-	go func() { convDone <- cfg.Conversation.Converse(convCtx, &Call{c: c}) }()
-	// When the call ends first, the conversation is stopped and given a moment to record
-	// its last turns (what was heard of a reply cut by the hang-up) before the ended
-	// report is built.
+// converse runs the conversation until the call ends. When the call ends first, the
+// conversation is stopped and given a moment to record its last turns (what was heard
+// of a reply cut by the hang-up) before the ended report is built.
+func (c *call) converse(ctx context.Context) ending {
+	done := make(chan error, 1)
+	convCtx, stop := context.WithCancel(ctx)
+	defer stop()
+	go func() { done <- c.r.cfg.Conversation.Converse(convCtx, &Call{c: c}) }()
 	stopConversation := func() {
-		convStop()
+		stop()
 		select {
-		case <-convDone:
+		case <-done:
 		case <-time.After(2 * time.Second):
 			c.log.Warn("conversation did not stop within 2 s of the call ending")
 		}
@@ -405,23 +480,25 @@ func (c *call) run(parent context.Context) (string, error) {
 	select {
 	case reason := <-c.ended:
 		stopConversation()
-		return reason, nil
+		return ending{reason: reason}
 	case <-ctx.Done():
 		stopConversation()
-		return c.cancelReason(ctx), nil
-	case err := <-convDone:
+		return *c.cancelled(ctx)
+	case err := <-done:
 		if err != nil && convCtx.Err() == nil {
-			return EndError, fmt.Errorf("conversation: %w", err)
+			return *failed(fmt.Errorf("conversation: %w", err))
 		}
-		return EndAssistantHangup, nil
+		return ending{reason: EndAssistantHangup}
 	}
 }
 
-func (c *call) cancelReason(ctx context.Context) string {
+// cancelled is the ending of a call whose context ended: LiveKit terminated the job, or
+// the worker stopped.
+func (c *call) cancelled(ctx context.Context) *ending {
 	if errors.Is(context.Cause(ctx), agent.ErrJobTerminated) {
-		return EndTerminated
+		return &ending{reason: EndTerminated}
 	}
-	return EndWorkerShutdown
+	return &ending{reason: EndWorkerShutdown}
 }
 
 // start runs a media loop owned by the call; finish waits for it.
@@ -507,8 +584,9 @@ func (c *call) greetingStarted(at time.Time) {
 	c.report(persona.ReportGreeting)
 }
 
-// finish leaves the room, stops the media loops and sends the ended report.
-func (c *call) finish(ctx context.Context, reason string) persona.Report {
+// finish leaves the room, stops the media loops (the greeting's record among them) and
+// sends the ended report.
+func (c *call) finish(reason string) persona.Report {
 	if c.stop != nil {
 		c.stop()
 	}
@@ -521,21 +599,9 @@ func (c *call) finish(ctx context.Context, reason string) persona.Report {
 	c.loops.Wait()
 
 	c.mu.Lock()
-	if u := c.greeting; u != nil && u.next > 0 {
-		<-u.done
-		start := c.metrics.FirstGreetingMS
-		if start != nil {
-			// A greeting the caller talked over (or hung up on) keeps what they heard.
-			p := Progress{Played: u.next, Total: len(u.frames)}
-			c.transcript = append([]persona.Turn{{
-				Speaker: persona.SpeakerAssistant, Text: Heard(c.job.Version.Greeting, p.Fraction()),
-				StartMS: *start, EndMS: max(*start, c.sinceAnswer(u.endedAt)), Interrupted: u.cut,
-			}}, c.transcript...)
-		}
-	}
 	rep := persona.Report{
 		Kind: persona.ReportEnded, CallID: c.job.CallID, SessionID: c.job.SessionID,
-		At: time.Now().UTC(), EndReason: reason, Metrics: c.metrics, Transcript: c.transcript,
+		At: time.Now().UTC(), EndReason: reason, Metrics: c.metricsLocked(), Transcript: c.record.Transcript(),
 	}
 	c.mu.Unlock()
 	c.log.Info("call ended", "reason", reason)

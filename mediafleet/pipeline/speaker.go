@@ -10,6 +10,7 @@ import (
 	"github.com/pion/webrtc/v4/pkg/media"
 
 	"github.com/bridgeline/bridgeline/mediafleet/opus"
+	"github.com/bridgeline/bridgeline/mediafleet/speech"
 )
 
 // Audio out runs at Opus's native rate in 20 ms frames.
@@ -21,36 +22,19 @@ const (
 	mouthRangeD = 30.0                                            // dB from shut to wide open
 )
 
-// Progress is how much of an utterance has been sent to the caller.
-type Progress struct {
-	Played, Total int       // 20 ms frames sent, and in all
-	StartedAt     time.Time // first frame sent (zero if none)
-	LastAt        time.Time // latest frame sent
-	Cut           bool      // dropped before the end
-}
-
-// Fraction is the share of the utterance sent, 0..1.
-func (p Progress) Fraction() float64 {
-	if p.Total == 0 {
-		return 1
-	}
-	return float64(p.Played) / float64(p.Total)
-}
-
 // sampleWriter writes one encoded sample to a published track.
 type sampleWriter func(s media.Sample) error
 
-// utterance is one queued piece of speech. next, startedAt, lastAt, cut and endedAt are
-// guarded by the speaker's mutex once queued.
+// utterance is one queued piece of speech. next, startedAt, lastAt and cut are guarded
+// by the speaker's mutex once queued.
 type utterance struct {
 	frames    [][]int16
-	next      int                // frames sent so far
-	started   func(at time.Time) // called once, when the first frame goes out
-	done      chan struct{}      // closed when the last frame went out or it was cut
-	startedAt time.Time          // first frame sent
-	lastAt    time.Time          // latest frame sent
-	cut       bool               // dropped before its end (barge-in, hang-up)
-	endedAt   time.Time
+	next      int           // frames sent so far
+	started   chan struct{} // closed when the first frame went out
+	done      chan struct{} // closed when the last frame went out, it was cut, or the call ended
+	startedAt time.Time     // first frame sent
+	lastAt    time.Time     // latest frame sent
+	cut       bool          // dropped before its end (barge-in)
 }
 
 // speaker paces audio out of the track: every 20 ms it sends the next frame of the queued
@@ -120,9 +104,9 @@ func trimSilence(pcm []int16) []int16 {
 
 // say queues pcm (48 kHz mono), its silence trimmed (trimSilence), and returns the
 // utterance; wait on its done channel.
-func (s *speaker) say(pcm []int16, started func(time.Time)) *utterance {
+func (s *speaker) say(pcm []int16) *utterance {
 	pcm = trimSilence(pcm)
-	u := &utterance{started: started, done: make(chan struct{})}
+	u := &utterance{started: make(chan struct{}), done: make(chan struct{})}
 	for i := 0; i < len(pcm); i += frameLen {
 		f := make([]int16, frameLen)
 		copy(f, pcm[i:min(i+frameLen, len(pcm))])
@@ -141,7 +125,7 @@ func (s *speaker) cut(u *utterance) {
 	for i, q := range s.queue {
 		if q == u {
 			s.queue = append(s.queue[:i], s.queue[i+1:]...)
-			u.endedAt, u.cut = time.Now(), true
+			u.cut = true
 			close(u.done)
 			return
 		}
@@ -152,9 +136,8 @@ func (s *speaker) cut(u *utterance) {
 func (s *speaker) cutAll() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	now := time.Now()
 	for _, u := range s.queue {
-		u.endedAt, u.cut = now, true
+		u.cut = true
 		close(u.done)
 	}
 	s.queue = nil
@@ -184,10 +167,14 @@ func (s *speaker) speaking() bool {
 }
 
 // progress is how much of u has been sent.
-func (s *speaker) progress(u *utterance) Progress {
+func (s *speaker) progress(u *utterance) speech.Progress {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return Progress{Played: u.next, Total: len(u.frames), StartedAt: u.startedAt, LastAt: u.lastAt, Cut: u.cut}
+	p := speech.Progress{Played: u.next, Total: len(u.frames), Start: u.startedAt, Cut: u.cut}
+	if u.next > 0 {
+		p.End = u.lastAt.Add(frameDur)
+	}
+	return p
 }
 
 // Mouth is how open the mouth should be now, 0..1.
@@ -203,16 +190,13 @@ func (s *speaker) next(now time.Time) []int16 {
 			f := u.frames[u.next]
 			if u.next == 0 {
 				u.startedAt = now
-				if u.started != nil {
-					u.started(now)
-				}
+				close(u.started)
 			}
 			u.next++
 			u.lastAt = now
 			return f
 		}
 		s.queue = s.queue[1:]
-		u.endedAt = now
 		close(u.done)
 	}
 	return nil
@@ -241,7 +225,6 @@ func (s *speaker) run(ctx context.Context) {
 			s.mu.Lock()
 			// The call is over: what did not play is dropped, but nobody talked over it.
 			for _, u := range s.queue {
-				u.endedAt = time.Now()
 				close(u.done)
 			}
 			s.queue = nil

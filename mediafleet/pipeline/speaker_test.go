@@ -38,9 +38,7 @@ func TestSpeakerPlaysQueuedSpeechAndMovesTheMouth(t *testing.T) {
 	go func() { defer close(done); s.run(ctx) }()
 	defer func() { cancel(); <-done }()
 
-	starts := 0
-	var startedAt time.Time
-	u := s.say(tone(300*time.Millisecond, 0.5), func(at time.Time) { starts++; startedAt = at })
+	u := s.say(tone(300*time.Millisecond, 0.5))
 	if !s.speaking() {
 		t.Error("speaking() = false with speech queued")
 	}
@@ -53,8 +51,13 @@ func TestSpeakerPlaysQueuedSpeechAndMovesTheMouth(t *testing.T) {
 			peak = max(peak, s.Mouth())
 		}
 	}
-	if starts != 1 || startedAt.IsZero() || u.endedAt.Sub(startedAt) < 260*time.Millisecond {
-		t.Errorf("started %d times; played %v, want once and about 300 ms", starts, u.endedAt.Sub(startedAt))
+	select {
+	case <-u.started:
+	default:
+		t.Error("played, but its start was not told")
+	}
+	if p := s.progress(u); p.Start.IsZero() || p.End.Sub(p.Start) < 260*time.Millisecond || p.Played != p.Total || p.Cut {
+		t.Errorf("progress %+v: played %v, want all of it, about 300 ms", p, p.End.Sub(p.Start))
 	}
 	if peak < 0.6 {
 		t.Errorf("mouth peaked at %.2f during loud speech, want it wide open", peak)
@@ -80,10 +83,9 @@ func TestSpeakerCut(t *testing.T) {
 	go func() { defer close(done); s.run(ctx) }()
 	defer func() { cancel(); <-done }()
 
-	playing := make(chan struct{})
-	long := s.say(tone(5*time.Second, 0.5), func(time.Time) { close(playing) })
-	next := s.say(tone(100*time.Millisecond, 0.5), nil)
-	<-playing
+	long := s.say(tone(5*time.Second, 0.5))
+	next := s.say(tone(100*time.Millisecond, 0.5))
+	<-long.started
 	s.cut(long)
 	select {
 	case <-long.done:
@@ -128,7 +130,7 @@ func TestSpeakerPausesResumesAndCuts(t *testing.T) {
 	go func() { defer close(done); s.run(ctx) }()
 	defer func() { cancel(); <-done }()
 
-	u := s.say(tone(time.Second, 0.5), nil) // 50 frames
+	u := s.say(tone(time.Second, 0.5)) // 50 frames
 	time.Sleep(200 * time.Millisecond)
 	s.pause()
 	time.Sleep(40 * time.Millisecond) // a frame in flight may still go
@@ -156,33 +158,11 @@ func TestSpeakerPausesResumesAndCuts(t *testing.T) {
 	s.cut(u)
 	<-u.done
 	p := s.progress(u)
-	if !p.Cut || p.Played >= p.Total || p.LastAt.Before(p.StartedAt) || s.speaking() {
+	if !p.Cut || p.Played >= p.Total || p.End.Before(p.Start) || s.speaking() {
 		t.Errorf("after cut: %+v speaking %v, want cut part way and the queue empty", p, s.speaking())
 	}
 	if f := p.Fraction(); f <= 0 || f >= 1 {
 		t.Errorf("fraction %.2f, want between 0 and 1", f)
-	}
-}
-
-func TestHeard(t *testing.T) {
-	tests := []struct {
-		name     string
-		text     string
-		fraction float64
-		want     string
-	}{
-		{"all", "Our shop opens at nine.", 1, "Our shop opens at nine."},
-		{"none", "Our shop opens at nine.", 0, ""},
-		{"past half, at a word boundary", "Our shop opens at nine.", 0.6, "Our shop opens"},
-		{"a little", "Our shop opens at nine.", 0.1, "Our"},
-		{"almost nothing", "Our shop opens at nine.", 0.02, ""},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			if got := Heard(tt.text, tt.fraction); got != tt.want {
-				t.Errorf("Heard(%q, %.2f) = %q, want %q", tt.text, tt.fraction, got, tt.want)
-			}
-		})
 	}
 }
 

@@ -11,7 +11,7 @@ import (
 
 	"github.com/bridgeline/bridgeline/mediafleet/callerbot"
 	"github.com/bridgeline/bridgeline/mediafleet/platformsim"
-	"github.com/bridgeline/bridgeline/mediafleet/sphinx"
+	"github.com/bridgeline/bridgeline/mediafleet/speechtest/sphinx"
 	"github.com/bridgeline/bridgeline/shared/persona"
 	"github.com/bridgeline/bridgeline/shared/platform"
 	"github.com/bridgeline/bridgeline/shared/rtc"

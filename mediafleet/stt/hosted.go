@@ -13,7 +13,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/bridgeline/bridgeline/mediafleet/conversation"
+	"github.com/bridgeline/bridgeline/mediafleet/speech"
 	"github.com/bridgeline/bridgeline/mediafleet/tts"
 )
 
@@ -36,7 +36,7 @@ type Hosted struct {
 	cfg      HostedConfig
 }
 
-var _ conversation.Recognizer = (*Hosted)(nil)
+var _ speech.Recognizer = (*Hosted)(nil)
 
 // NewHosted checks the configuration.
 func NewHosted(cfg HostedConfig) (*Hosted, error) {
@@ -57,7 +57,7 @@ func NewHosted(cfg HostedConfig) (*Hosted, error) {
 func (h *Hosted) Close() error { return nil }
 
 // NewTranscriber makes a call's transcriber.
-func (h *Hosted) NewTranscriber(ctx context.Context) (conversation.Transcriber, error) {
+func (h *Hosted) NewTranscriber(ctx context.Context) (speech.Transcriber, error) {
 	return &hostedTranscriber{h: h}, nil
 }
 

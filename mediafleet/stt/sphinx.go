@@ -35,7 +35,7 @@ import (
 	"sync"
 	"unsafe"
 
-	"github.com/bridgeline/bridgeline/mediafleet/conversation"
+	"github.com/bridgeline/bridgeline/mediafleet/speech"
 )
 
 // DefaultModelDir is the US English model of the Debian package pocketsphinx-en-us.
@@ -83,7 +83,7 @@ type Sphinx struct {
 	closed bool
 }
 
-var _ conversation.Recognizer = (*Sphinx)(nil)
+var _ speech.Recognizer = (*Sphinx)(nil)
 
 // makeMu serialises decoder creation: sphinxbase's logging and its feature tables are
 // process-wide.
@@ -216,7 +216,7 @@ func (s *Sphinx) freeArgs() {
 }
 
 // NewTranscriber makes a call's transcriber. It holds no decoder between turns.
-func (s *Sphinx) NewTranscriber(ctx context.Context) (conversation.Transcriber, error) {
+func (s *Sphinx) NewTranscriber(ctx context.Context) (speech.Transcriber, error) {
 	return &sphinxTranscriber{s: s}, nil
 }
 

@@ -11,7 +11,7 @@ import (
 	"time"
 	"unicode"
 
-	"github.com/bridgeline/bridgeline/mediafleet/internal/speechtest"
+	"github.com/bridgeline/bridgeline/mediafleet/speechtest"
 )
 
 // Caller questions, as the sim caller (flite awb) and others would ask them.

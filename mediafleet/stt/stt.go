@@ -1,4 +1,4 @@
-// Package stt transcribes the caller's turns: the conversation.Recognizer the persona
+// Package stt transcribes the caller's turns: the speech.Recognizer the persona
 // worker plugs into the conversation.
 //
 //   - Sphinx, the local default: pocketsphinx through libpocketsphinx (cgo), decoding
@@ -20,15 +20,15 @@ import (
 	"io"
 	"os"
 
-	"github.com/bridgeline/bridgeline/mediafleet/conversation"
+	"github.com/bridgeline/bridgeline/mediafleet/speech"
 )
 
 // Rate is the sample rate of the audio a Transcriber takes.
 const Rate = 16000
 
-// Recognizer is a conversation.Recognizer that holds resources until closed.
+// Recognizer is a speech.Recognizer that holds resources until closed.
 type Recognizer interface {
-	conversation.Recognizer
+	speech.Recognizer
 	io.Closer
 }
 

@@ -169,7 +169,7 @@ func (m *Model) Close() error {
 	return nil
 }
 
-// Detector is one call's voice activity detector: it implements conversation.VAD. It is
+// Detector is one call's voice activity detector: it implements speech.VAD. It is
 // not safe for concurrent use (one call's audio is one stream).
 type Detector struct {
 	m      *Model

@@ -9,11 +9,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/bridgeline/bridgeline/mediafleet/conversation"
-	"github.com/bridgeline/bridgeline/mediafleet/internal/speechtest"
+	"github.com/bridgeline/bridgeline/mediafleet/speech"
+	"github.com/bridgeline/bridgeline/mediafleet/speechtest"
 )
 
-var _ conversation.VAD = (*Detector)(nil)
+var _ speech.VAD = (*Detector)(nil)
 
 const threshold = 0.5
 

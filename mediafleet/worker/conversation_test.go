@@ -15,11 +15,11 @@ import (
 	"github.com/pion/webrtc/v4/pkg/media"
 
 	"github.com/bridgeline/bridgeline/mediafleet/callerbot"
-	"github.com/bridgeline/bridgeline/mediafleet/conversation"
 	"github.com/bridgeline/bridgeline/mediafleet/llm/llmtest"
 	"github.com/bridgeline/bridgeline/mediafleet/opus"
 	"github.com/bridgeline/bridgeline/mediafleet/resample"
-	"github.com/bridgeline/bridgeline/mediafleet/sphinx"
+	"github.com/bridgeline/bridgeline/mediafleet/speech"
+	"github.com/bridgeline/bridgeline/mediafleet/speechtest/sphinx"
 	"github.com/bridgeline/bridgeline/mediafleet/tts/espeak"
 	"github.com/bridgeline/bridgeline/mediafleet/worker"
 	"github.com/bridgeline/bridgeline/shared/persona"
@@ -46,7 +46,7 @@ func (energyVAD) Close() error { return nil }
 // sentences the test's caller can say.
 type closedSetRecognizer struct{ sentences []string }
 
-func (r closedSetRecognizer) NewTranscriber(context.Context) (conversation.Transcriber, error) {
+func (r closedSetRecognizer) NewTranscriber(context.Context) (speech.Transcriber, error) {
 	return &closedSetTranscriber{sentences: r.sentences}, nil
 }
 
@@ -201,7 +201,7 @@ func TestConversation(t *testing.T) {
 	e.startWorkerWith(func(c *worker.Config) {
 		c.TTS, c.LLMBaseURL, c.LLMModel = "espeak", fake.URL(), "fake-model"
 	}, worker.Options{
-		NewVAD:     func() (conversation.VAD, error) { return energyVAD{}, nil },
+		NewVAD:     func() (speech.VAD, error) { return energyVAD{}, nil },
 		Recognizer: closedSetRecognizer{sentences: []string{q1, q2, q3}},
 	})
 	job := testJob("call_conv", "audio", "ava_theo")

@@ -17,6 +17,7 @@ import (
 	"github.com/bridgeline/bridgeline/mediafleet/llm"
 	"github.com/bridgeline/bridgeline/mediafleet/pipeline"
 	"github.com/bridgeline/bridgeline/mediafleet/report"
+	"github.com/bridgeline/bridgeline/mediafleet/speech"
 	"github.com/bridgeline/bridgeline/mediafleet/tts"
 	"github.com/bridgeline/bridgeline/mediafleet/tts/espeak"
 	"github.com/bridgeline/bridgeline/shared/persona"
@@ -44,11 +45,11 @@ type Options struct {
 	// NewVAD makes a call's voice activity detector (Silero VAD: its ONNX session loaded
 	// once, a detector's state per call); Recognizer makes a call's transcriber. Without
 	// both, assistants cannot listen and only hold the line after the greeting.
-	NewVAD     func() (conversation.VAD, error)
-	Recognizer conversation.Recognizer
+	NewVAD     func() (speech.VAD, error)
+	Recognizer speech.Recognizer
 	// Model answers; default the OpenAI-compatible client of cfg.LLM*, or the built-in
 	// responder when LLM_BASE_URL is unset.
-	Model conversation.Model
+	Model speech.Model
 	// Voices speaks a catalogue voice id (persona.VoiceFor); default espeak-ng, mapping
 	// the catalogue onto espeak-ng voices.
 	Voices     tts.Voices
@@ -58,8 +59,8 @@ type Options struct {
 	// OnJoined, when set, is told when a call's worker has joined its room.
 	OnJoined func(job persona.Job, at time.Time)
 	// OnTurn, when set, is told the worker-side moments of each answered caller turn
-	// (conversation.Config.OnTurn); it must return at once.
-	OnTurn func(callID string, t conversation.TurnTiming)
+	// (the conversation's speech.Answered events); it must return at once.
+	OnTurn func(callID string, t speech.TurnTiming)
 }
 
 // New builds a worker from a validated configuration.
@@ -117,10 +118,10 @@ func New(cfg Config, opts Options, log *slog.Logger) (*Worker, error) {
 			}
 		},
 	}, func(ctx context.Context, job agent.Job) error {
-		var pj persona.Job
-		if err := json.Unmarshal([]byte(job.Metadata), &pj); err != nil || pj.CallID == "" {
+		pj, err := decodeJob(job.Metadata)
+		if err != nil {
 			// Without a call id nothing can be reported: fail the job for LiveKit's record.
-			return fmt.Errorf("dispatch metadata is not a persona job: %v", err)
+			return err
 		}
 		rep, err := w.runner.Run(ctx, job, pj)
 		if onEnded != nil {
@@ -157,11 +158,42 @@ func newConversation(cfg Config, opts Options, voices tts.Voices, log *slog.Logg
 		log.Info("LLM_BASE_URL unset: assistants answer with the built-in responder")
 		model = llm.Builtin{}
 	}
-	return conversation.New(conversation.Config{
+	e, err := conversation.New(conversation.Config{
 		NewVAD: opts.NewVAD, Recognizer: opts.Recognizer, Model: model, Voices: voices,
 		EndOfTurn: cfg.EndOfTurn, MaxTurn: cfg.MaxTurn, Confirm: cfg.BargeInConfirm,
-		FirstTokenTimeout: cfg.LLMTimeout, Log: log, OnTurn: opts.OnTurn,
+		FirstTokenTimeout: cfg.LLMTimeout, Log: log,
 	})
+	if err != nil {
+		return nil, err
+	}
+	return conversing{e: e, onTurn: opts.OnTurn}, nil
+}
+
+// conversing runs the conversation on a LiveKit call: the call is its line.
+type conversing struct {
+	e      *conversation.Engine
+	onTurn func(callID string, t speech.TurnTiming)
+}
+
+func (c conversing) Converse(ctx context.Context, call *pipeline.Call) error {
+	var line speech.Line = call
+	if c.onTurn != nil {
+		line = turnStamps{Call: call, onTurn: c.onTurn}
+	}
+	return c.e.Run(ctx, line, call.Job().Version)
+}
+
+// turnStamps is the call as a line that also tells Options.OnTurn each answered turn.
+type turnStamps struct {
+	*pipeline.Call
+	onTurn func(callID string, t speech.TurnTiming)
+}
+
+func (l turnStamps) Publish(e speech.Event) {
+	if a, ok := e.(speech.Answered); ok {
+		l.onTurn(l.Job().CallID, a.Timing)
+	}
+	l.Call.Publish(e)
 }
 
 // EspeakVoices speaks the voice catalogue with espeak-ng: its espeak-ng voices as they
@@ -183,10 +215,19 @@ func EspeakVoices(wpm int) tts.Voices {
 	}
 }
 
-// participantName shows the assistant's name to the other participants.
-func participantName(metadata string) string {
+// decodeJob reads the dispatch metadata: a persona.Job, with a call id to report on.
+func decodeJob(metadata string) (persona.Job, error) {
 	var pj persona.Job
-	if json.Unmarshal([]byte(metadata), &pj) == nil && pj.Version.Name != "" {
+	if err := json.Unmarshal([]byte(metadata), &pj); err != nil || pj.CallID == "" {
+		return pj, fmt.Errorf("dispatch metadata is not a persona job: %v", err)
+	}
+	return pj, nil
+}
+
+// participantName shows the assistant's name to the other participants. LiveKit asks
+// for it when it offers the job, before it assigns it.
+func participantName(metadata string) string {
+	if pj, err := decodeJob(metadata); err == nil && pj.Version.Name != "" {
 		return pj.Version.Name
 	}
 	return "Assistant"

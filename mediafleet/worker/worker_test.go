@@ -9,7 +9,7 @@ import (
 
 	"github.com/bridgeline/bridgeline/mediafleet/avatar"
 	"github.com/bridgeline/bridgeline/mediafleet/callerbot"
-	"github.com/bridgeline/bridgeline/mediafleet/sphinx"
+	"github.com/bridgeline/bridgeline/mediafleet/speechtest/sphinx"
 	"github.com/bridgeline/bridgeline/mediafleet/tts/espeak"
 	"github.com/bridgeline/bridgeline/mediafleet/worker"
 	"github.com/bridgeline/bridgeline/shared/persona"

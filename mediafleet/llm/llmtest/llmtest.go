@@ -1,13 +1,15 @@
 // Package llmtest is a fake OpenAI-compatible Chat Completions server for tests and
-// benchmarks: an httptest server on 127.0.0.1 that streams scripted replies as real
-// server-sent events, with a configurable delay before the first token and between
-// tokens, tool calls, an error mode (5xx) and a hang mode (never answers), and a record of
-// every request it received.
+// benchmarks: an httptest server on 127.0.0.1 (or on in-memory pipes: NewPiped) that
+// streams scripted replies as real server-sent events, with a configurable delay before
+// the first token and between tokens, tool calls, an error mode (5xx) and a hang mode
+// (never answers), and a record of every request it received.
 package llmtest
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -21,6 +23,9 @@ type Reply struct {
 	Text string
 	// EndCall makes the reply end with a call of the end_call tool.
 	EndCall bool
+	// ToolCalls end the reply (after EndCall's), each streamed as servers do: its id and
+	// name first, then its arguments in two pieces.
+	ToolCalls []ToolCall
 	// Status, when not 0 or 200, answers with that status and an OpenAI error body.
 	Status int
 	// Hang never answers: the request waits until the client gives up or Close.
@@ -29,8 +34,15 @@ type Reply struct {
 
 // Message is a message of a received request.
 type Message struct {
-	Role    string `json:"role"`
-	Content string `json:"content"`
+	Role       string `json:"role"`
+	Content    string `json:"content"`
+	ToolCallID string `json:"tool_call_id,omitempty"` // the call a tool message answers
+}
+
+// ToolCall is a tool call of a Reply.
+type ToolCall struct {
+	Name      string
+	Arguments string // a JSON object
 }
 
 // Request is a request the server received.
@@ -60,8 +72,10 @@ func (r Request) HasTool(name string) bool {
 // Server is the fake endpoint. Set its fields before requests arrive or under its
 // setters; they are read per request.
 type Server struct {
-	srv  *httptest.Server
-	quit chan struct{}
+	url    string
+	client *http.Client
+	stop   func()
+	quit   chan struct{}
 
 	mu         sync.Mutex
 	firstDelay time.Duration
@@ -71,22 +85,94 @@ type Server struct {
 	firstSent  []time.Time
 }
 
-// New starts a server that answers every request with reply. Close it when done.
+// New starts a server on 127.0.0.1 that answers every request with reply. Close it when
+// done.
 func New(reply Reply) *Server {
 	s := &Server{quit: make(chan struct{}), replies: func(Request) Reply { return reply }}
-	s.srv = httptest.NewServer(http.HandlerFunc(s.serve))
+	srv := httptest.NewServer(http.HandlerFunc(s.serve))
+	s.url, s.client = srv.URL, srv.Client()
+	s.stop = func() {
+		srv.CloseClientConnections()
+		srv.Close()
+	}
+	return s
+}
+
+// NewPiped is New serving over in-memory connections (net.Pipe) instead of a socket, for
+// tests on a simulated clock (testing/synctest): a goroutine waiting on a socket keeps
+// the clock from advancing, one waiting on a pipe does not. Only Client reaches it. Make
+// it and Close it inside the test's bubble.
+func NewPiped(reply Reply) *Server {
+	s := &Server{quit: make(chan struct{}), replies: func(Request) Reply { return reply }}
+	l := &pipeListener{conns: make(chan net.Conn), closed: make(chan struct{})}
+	srv := &http.Server{Handler: http.HandlerFunc(s.serve)}
+	served := make(chan struct{})
+	go func() {
+		defer close(served)
+		_ = srv.Serve(l)
+	}()
+	tr := &http.Transport{DialContext: l.dial}
+	s.url, s.client = "http://llmtest.invalid", &http.Client{Transport: tr}
+	s.stop = func() {
+		srv.Close()
+		tr.CloseIdleConnections()
+		<-served
+	}
 	return s
 }
 
 // URL is the base URL a client is configured with (…/v1).
-func (s *Server) URL() string { return s.srv.URL + "/v1" }
+func (s *Server) URL() string { return s.url + "/v1" }
+
+// Client is an HTTP client that reaches the server (the only one that reaches a piped
+// server).
+func (s *Server) Client() *http.Client { return s.client }
 
 // Close releases hanging requests and stops the server.
 func (s *Server) Close() {
 	close(s.quit)
-	s.srv.CloseClientConnections()
-	s.srv.Close()
+	s.stop()
 }
+
+// pipeListener hands the server the far ends of the pipes its dial makes.
+type pipeListener struct {
+	conns  chan net.Conn
+	closed chan struct{}
+	once   sync.Once
+}
+
+func (l *pipeListener) dial(ctx context.Context, _, _ string) (net.Conn, error) {
+	client, server := net.Pipe()
+	select {
+	case l.conns <- server:
+		return client, nil
+	case <-l.closed:
+		return nil, net.ErrClosed
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+func (l *pipeListener) Accept() (net.Conn, error) {
+	select {
+	case c := <-l.conns:
+		return c, nil
+	case <-l.closed:
+		return nil, net.ErrClosed
+	}
+}
+
+func (l *pipeListener) Close() error {
+	l.once.Do(func() { close(l.closed) })
+	return nil
+}
+
+func (l *pipeListener) Addr() net.Addr { return pipeAddr{} }
+
+type pipeAddr struct{}
+
+func (pipeAddr) Network() string { return "pipe" }
+func (pipeAddr) String() string  { return "llmtest" }
 
 // SetDelays sets the delay before the first token and between tokens.
 func (s *Server) SetDelays(first, perToken time.Duration) {
@@ -206,18 +292,24 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	finish := "stop"
+	calls := reply.ToolCalls
 	if reply.EndCall {
+		calls = append([]ToolCall{{Name: "end_call", Arguments: "{}"}}, calls...)
+	}
+	if len(calls) > 0 {
 		finish = "tool_calls"
-		if !send(map[string]any{"tool_calls": []any{map[string]any{
-			"index": 0, "id": "call_end", "type": "function",
-			"function": map[string]any{"name": "end_call", "arguments": ""},
-		}}}, nil) {
-			return
+	}
+	for i, c := range calls {
+		half := len(c.Arguments) / 2
+		deltas := []map[string]any{
+			{"index": i, "id": fmt.Sprintf("call_%d", i), "type": "function", "function": map[string]any{"name": c.Name, "arguments": ""}},
+			{"index": i, "function": map[string]any{"arguments": c.Arguments[:half]}},
+			{"index": i, "function": map[string]any{"arguments": c.Arguments[half:]}},
 		}
-		if !send(map[string]any{"tool_calls": []any{map[string]any{
-			"index": 0, "function": map[string]any{"arguments": "{}"},
-		}}}, nil) {
-			return
+		for _, d := range deltas {
+			if !send(map[string]any{"tool_calls": []any{d}}, nil) {
+				return
+			}
 		}
 	}
 	if !send(map[string]any{}, finish) {

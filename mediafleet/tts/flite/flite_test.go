@@ -8,8 +8,8 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/bridgeline/bridgeline/mediafleet/internal/speechtest"
-	"github.com/bridgeline/bridgeline/mediafleet/sphinx"
+	"github.com/bridgeline/bridgeline/mediafleet/speechtest"
+	"github.com/bridgeline/bridgeline/mediafleet/speechtest/sphinx"
 )
 
 var sentences = []string{

@@ -11,9 +11,9 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/bridgeline/bridgeline/mediafleet/internal/speechtest"
 	"github.com/bridgeline/bridgeline/mediafleet/resample"
-	"github.com/bridgeline/bridgeline/mediafleet/sphinx"
+	"github.com/bridgeline/bridgeline/mediafleet/speechtest"
+	"github.com/bridgeline/bridgeline/mediafleet/speechtest/sphinx"
 	"github.com/bridgeline/bridgeline/mediafleet/tts"
 	"github.com/bridgeline/bridgeline/mediafleet/tts/espeak"
 	"github.com/bridgeline/bridgeline/mediafleet/tts/flite"

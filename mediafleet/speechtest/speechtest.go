@@ -1,6 +1,6 @@
 // Package speechtest makes test speech for the speech engines' tests: sentences spoken by
 // the flite command (pocketsphinx recognises flite's voices well, espeak-ng's badly), and
-// the sample where speech starts.
+// the sample where speech starts. Its sphinx package checks what was heard.
 package speechtest
 
 import (

@@ -1,6 +1,7 @@
-// Package sphinx recognises speech offline with CMU PocketSphinx (the
-// pocketsphinx_continuous command and its US English model). Tests use it to check that
-// what a caller heard is the words the assistant was meant to say.
+// Package sphinx is a test oracle: it recognises speech offline with CMU PocketSphinx
+// (the pocketsphinx_continuous command and its US English model) against a closed set of
+// sentences, so that tests check that what a caller heard is the words that were meant
+// to be said. The worker's own recogniser is mediafleet/stt.
 package sphinx
 
 import (
@@ -95,20 +96,9 @@ func Choose(ctx context.Context, pcm []int16, sentences []string) (string, error
 	return run(ctx, dir, pcm, "-jsgf", gram)
 }
 
-// Transcribe recognises pcm (16 kHz mono) with the general English language model.
-// Expect rough text: the model is small and synthetic voices are far from its training.
-func Transcribe(ctx context.Context, pcm []int16) (string, error) {
-	dir, err := os.MkdirTemp("", "sphinx")
-	if err != nil {
-		return "", err
-	}
-	defer os.RemoveAll(dir)
-	return run(ctx, dir, pcm)
-}
-
 func run(ctx context.Context, dir string, pcm []int16, args ...string) (string, error) {
 	wav := filepath.Join(dir, "audio.wav")
-	if err := os.WriteFile(wav, WAV(pcm, Rate), 0o600); err != nil {
+	if err := os.WriteFile(wav, tts.EncodeWAV(tts.PCM{Rate: Rate, Samples: pcm}), 0o600); err != nil {
 		return "", err
 	}
 	args = append([]string{"-infile", wav, "-logfn", os.DevNull}, args...)
@@ -121,6 +111,3 @@ func run(ctx context.Context, dir string, pcm []int16, args ...string) (string, 
 	}
 	return strings.Join(strings.Fields(string(out)), " "), nil
 }
-
-// WAV wraps mono 16-bit PCM in a WAV file.
-func WAV(pcm []int16, rate int) []byte { return tts.EncodeWAV(tts.PCM{Rate: rate, Samples: pcm}) }

@@ -3,6 +3,7 @@ package sphinx
 import (
 	"context"
 	"math"
+	"strings"
 	"testing"
 
 	"github.com/bridgeline/bridgeline/mediafleet/resample"
@@ -34,7 +35,7 @@ func TestChoose(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if want := join(Words(s)); got != want {
+		if want := strings.Join(Words(s), " "); got != want {
 			t.Errorf("Choose(speech of %q) = %q, want %q", s, got, want)
 		}
 	}
@@ -51,15 +52,4 @@ func TestChooseRejectsUnknownWords(t *testing.T) {
 	if _, err := Choose(context.Background(), make([]int16, Rate), []string{"hello zzyzxqq"}); err == nil {
 		t.Error("Choose with a word outside the dictionary = nil error")
 	}
-}
-
-func join(ws []string) string {
-	s := ""
-	for i, w := range ws {
-		if i > 0 {
-			s += " "
-		}
-		s += w
-	}
-	return s
 }

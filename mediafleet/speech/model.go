@@ -1,0 +1,75 @@
+package speech
+
+import (
+	"context"
+	"encoding/json"
+)
+
+// Roles of a Message.
+const (
+	RoleSystem    = "system"
+	RoleAssistant = "assistant"
+	RoleUser      = "user"
+	// RoleTool carries the result of a tool call back to the model; ToolCallID names
+	// the call.
+	RoleTool = "tool"
+)
+
+// Message is one message of the conversation sent to the model.
+type Message struct {
+	Role    string
+	Content string
+	// ToolCalls are the tools the assistant called in this message (RoleAssistant).
+	ToolCalls []ToolCall
+	// ToolCallID is the call whose result this message is (RoleTool).
+	ToolCallID string
+}
+
+// EndCallTool is the name of the tool the conversation offers the model for hanging up:
+// the assistant finishes what it is saying, then the call ends.
+const EndCallTool = "end_call"
+
+// Tool is a function the model may call.
+type Tool struct {
+	Name        string
+	Description string
+	// Parameters is the JSON Schema (an object) of the call's arguments.
+	Parameters json.RawMessage
+}
+
+// ToolCall is the model's call of a tool, complete.
+type ToolCall struct {
+	ID   string
+	Name string
+	// Arguments is the JSON object the model wrote ("{}" without arguments).
+	Arguments string
+}
+
+// Request is one reply asked of the model.
+type Request struct {
+	// Model overrides the deployment's default model when set (a version's `model`).
+	Model    string
+	Messages []Message
+	// Tools are offered to the model.
+	Tools []Tool
+}
+
+// Model is a language model that streams its reply.
+type Model interface {
+	Stream(ctx context.Context, req Request) (Stream, error)
+}
+
+// Stream is a reply as it arrives. Cancelling the context given to Model.Stream stops it.
+type Stream interface {
+	// Next returns the next piece of the reply; io.EOF after the last.
+	Next() (Chunk, error)
+	Close() error
+}
+
+// Chunk is a piece of a streamed reply: text, or a call of one of the request's tools,
+// handed on once its arguments are complete (the text before it in the reply comes
+// first).
+type Chunk struct {
+	Text     string
+	ToolCall *ToolCall
+}
