@@ -30,11 +30,12 @@ import (
 	"github.com/bridgeline/bridgeline/mediafleet/callerbot"
 	"github.com/bridgeline/bridgeline/shared/ident"
 	"github.com/bridgeline/bridgeline/shared/platform"
+	"github.com/bridgeline/bridgeline/shared/platform/sim"
 	"github.com/bridgeline/bridgeline/shared/platform/simhook"
 )
 
-// Name is the platform name lines use.
-const Name = "sim"
+// Name is the platform name lines use (sim.Name).
+const Name = sim.Name
 
 // Handles with a scripted outcome when dialled.
 const (

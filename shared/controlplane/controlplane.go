@@ -2,7 +2,7 @@
 // assistants, lines, webhook endpoints, sessions), the customer_decides asker, the
 // sweeper and the route table, from one config.Config and the outside parts (Deps). The
 // local stack (cmd/bridgeline dev), every Lambda (functions/internal/wire) and the test
-// harness (shared/session/sessiontest) call New; what stays in each is the choice of
+// harness (e2e/harness) call New; what stays in each is the choice of
 // parts: SQLite or DynamoDB, the in-process sim or the platform gateway, the local
 // delivery worker or SQS.
 //
