@@ -24,12 +24,15 @@ import (
 	"github.com/bridgeline/bridgeline/shared/platform"
 )
 
-// phonePlatform stands for a telephone platform, which cannot run here: it only counts
-// the calls the control plane asks it to place, so a test can tell a refusal before the
-// dial from a dial.
+// phonePlatform stands for a telephone platform, which cannot run here: it dials E.164
+// numbers with live keys only, as SIP will, and only counts the calls the control plane
+// asks it to place, so a test can tell a refusal before the dial from a dial.
 type phonePlatform struct{ dials atomic.Int64 }
 
-func (p *phonePlatform) Name() string { return "pstn" }
+func (p *phonePlatform) Name() string                    { return "pstn" }
+func (p *phonePlatform) CheckHandle(handle string) error { return platform.CheckE164("pstn", handle) }
+func (p *phonePlatform) CanTransfer() bool               { return true }
+func (p *phonePlatform) TestKeys() bool                  { return false }
 func (p *phonePlatform) Dial(_ context.Context, req platform.DialRequest) (string, error) {
 	p.dials.Add(1)
 	return "pstn_" + req.CallID, nil
@@ -41,7 +44,7 @@ func (p *phonePlatform) Hangup(context.Context, string) error                   
 func TestContractSessionLimits(t *testing.T) {
 	lksdk.SetLogger(protologger.GetDiscardLogger())
 	phone := &phonePlatform{}
-	s := harness.Start(t, harness.Options{RingDelay: time.Hour, Platforms: map[string]platform.Platform{"pstn": phone}})
+	s := harness.Start(t, harness.Options{RingDelay: time.Hour, Platforms: []platform.Platform{phone}})
 	srv := httptest.NewServer(s.API.Handler())
 	t.Cleanup(srv.Close)
 	c := contracttest.New(t, srv.URL, s.APIKey, s.API.Routes())

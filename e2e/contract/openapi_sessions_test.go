@@ -19,12 +19,12 @@ import (
 	lksdk "github.com/livekit/server-sdk-go/v2"
 
 	"github.com/bridgeline/bridgeline/e2e/harness"
-	"github.com/bridgeline/bridgeline/mediafleet/platformsim"
 	"github.com/bridgeline/bridgeline/mediafleet/report"
 	"github.com/bridgeline/bridgeline/shared/httpapi"
 	"github.com/bridgeline/bridgeline/shared/httpapi/contracttest"
 	"github.com/bridgeline/bridgeline/shared/ident"
 	"github.com/bridgeline/bridgeline/shared/persona"
+	"github.com/bridgeline/bridgeline/shared/platform/sim"
 	"github.com/bridgeline/bridgeline/shared/platform/simhook"
 )
 
@@ -32,7 +32,7 @@ func TestContractSessionsAndInternalRoutes(t *testing.T) {
 	lksdk.SetLogger(protologger.GetDiscardLogger()) // the sim parties' SDK logs
 	s := harness.Start(t, harness.Options{})
 	api := *s.API
-	api.Extra = append(slices.Clone(s.API.Extra), httpapi.Passthrough("sim", s.Sim.Handler(), platformsim.Patterns...)...)
+	api.Extra = append(slices.Clone(s.API.Extra), httpapi.Passthrough(sim.Name, s.Sim.Handler(), sim.Patterns...)...)
 	srv := httptest.NewServer(api.Handler())
 	t.Cleanup(srv.Close)
 	c := contracttest.New(t, srv.URL, s.APIKey, api.Routes())

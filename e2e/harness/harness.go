@@ -37,6 +37,7 @@ import (
 	"github.com/bridgeline/bridgeline/shared/httpapi"
 	"github.com/bridgeline/bridgeline/shared/line"
 	"github.com/bridgeline/bridgeline/shared/platform"
+	"github.com/bridgeline/bridgeline/shared/platform/sim"
 	"github.com/bridgeline/bridgeline/shared/platform/simhook"
 	"github.com/bridgeline/bridgeline/shared/rtc"
 	"github.com/bridgeline/bridgeline/shared/rtc/lkapi"
@@ -68,8 +69,8 @@ type Options struct {
 	WrapRooms func(session.Rooms) session.Rooms
 	// MaxConcurrentSessions is an account's limit of live sessions (0: the default, 20).
 	MaxConcurrentSessions int
-	// Platforms are calling platforms beside the sim, by name.
-	Platforms map[string]platform.Platform
+	// Platforms are calling platforms beside the sim.
+	Platforms []platform.Platform
 }
 
 // Stack is a running control plane on real parts. A Tenant of it is a copy whose API key,
@@ -214,10 +215,7 @@ func New(opts Options) (_ *Stack, err error) {
 	if opts.MaxConcurrentSessions > 0 {
 		cfg.MaxConcurrentSessions = opts.MaxConcurrentSessions
 	}
-	platforms := map[string]platform.Platform{platformsim.Name: simulator}
-	for name, p := range opts.Platforms {
-		platforms[name] = p
-	}
+	platforms := append([]platform.Platform{simulator}, opts.Platforms...)
 	var svcRooms session.Rooms = rooms
 	if opts.WrapRooms != nil {
 		svcRooms = opts.WrapRooms(rooms)
@@ -277,7 +275,7 @@ func (s *Stack) addAccount(ctx context.Context, name string, handles [2]string) 
 	lines := line.Service{Store: s.Store, Assistants: s.Store, Now: time.Now}
 	byHandle := map[string]line.Line{}
 	for _, h := range handles {
-		l, err := lines.Provision(ctx, acct.ID, platformsim.Name, h, "line "+h)
+		l, err := lines.Provision(ctx, acct.ID, sim.Name, h, "line "+h)
 		if err != nil {
 			return err
 		}

@@ -151,9 +151,12 @@ func TestCreateFaults(t *testing.T) {
 	st := harness.Start(t, harness.Options{RingDelay: time.Hour})
 	tn := st.Tenant(t)
 	f := &faults{dials: map[string][]string{}}
+	platforms, err := platform.NewRegistry(countingPlatform{st.Sim, f})
+	if err != nil {
+		t.Fatal(err)
+	}
 	svc := &session.Service{Records: faultyRecords{st.Store, f}, Lines: st.Store, Assistants: st.Store, Accounts: st.Store,
-		Rooms: faultyRooms{st.RTC, f}, Platforms: map[string]platform.Platform{platformsim.Name: countingPlatform{st.Sim, f}},
-		Now: time.Now}
+		Rooms: faultyRooms{st.RTC, f}, Platforms: platforms, Now: time.Now}
 	api := &httpapi.API{Accounts: st.Store, Idempotency: st.Store, Now: time.Now,
 		Assistants: &assistant.Service{Store: st.Store, Now: time.Now},
 		Lines:      &line.Service{Store: st.Store, Assistants: st.Store, Now: time.Now},

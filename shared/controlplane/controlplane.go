@@ -45,10 +45,10 @@ type Deps struct {
 	// LiveKit verifies LiveKit's webhooks (rtc.Client); nil: that receiver answers 401.
 	// The persona workers' reports are verified with cfg.PersonaReportSecret instead.
 	LiveKit httpapi.LiveKitVerifier
-	// Platforms are the calling-platform adapters by name (the in-process sim, or the
-	// platform gateway's client); SimSecret verifies the sim's notifications (empty leaves
-	// the platform-sim route out).
-	Platforms map[string]platform.Platform
+	// Platforms are the calling-platform adapters (the in-process sim, or the platform
+	// gateway's client), each registered under its own name; SimSecret verifies the sim's
+	// notifications (empty leaves the platform-sim route out).
+	Platforms []platform.Platform
 	SimSecret string
 	// NotificationReplays keeps the ids of the platform notifications received, so a
 	// replayed one is refused: nil keeps them in this process's memory (the local
@@ -114,9 +114,9 @@ func New(cfg config.Config, deps Deps) (*ControlPlane, error) {
 	if rooms == nil {
 		rooms = NoLiveKit{Public: cfg.LiveKitPublicURL}
 	}
-	platforms := deps.Platforms
-	if platforms == nil {
-		platforms = map[string]platform.Platform{}
+	platforms, err := platform.NewRegistry(deps.Platforms...)
+	if err != nil {
+		return nil, err
 	}
 	cp := &ControlPlane{Config: cfg, Store: s}
 	cp.Accounts = &account.Service{Store: s, Now: now}

@@ -271,7 +271,7 @@ func allRoutes(t *testing.T) []httpapi.Route {
 	routes := newStack(t, nil).api.Routes()
 	routes = append(routes, (&httpapi.Sessions{}).Routes()...)
 	routes = append(routes, (&httpapi.Receivers{SimSecret: "x"}).Routes()...)
-	routes = append(routes, httpapi.Passthrough("sim", nil, sim.Patterns...)...)
+	routes = append(routes, httpapi.Passthrough(sim.Name, nil, sim.Patterns...)...)
 	return routes
 }
 

@@ -16,6 +16,7 @@ import (
 	"github.com/bridgeline/bridgeline/shared/ident"
 	"github.com/bridgeline/bridgeline/shared/listing"
 	"github.com/bridgeline/bridgeline/shared/metadata"
+	"github.com/bridgeline/bridgeline/shared/platform/sim"
 	"github.com/bridgeline/bridgeline/shared/variables"
 )
 
@@ -121,7 +122,7 @@ func (s *Service) Provision(ctx context.Context, accountID, platform, handle, na
 		return Line{}, apierr.Missing("handle")
 	}
 	if platform == "" {
-		platform = "sim"
+		platform = sim.Name
 	}
 	now := s.now()
 	l := Line{

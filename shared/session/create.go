@@ -154,7 +154,7 @@ func (s *Service) record(ctx context.Context, accountID, sessionID string, req C
 	if err != nil {
 		return recorded{}, err
 	}
-	plat, ok := s.Platforms[l.Platform]
+	plat, ok := s.Platforms.Lookup(l.Platform)
 	if !ok {
 		s.log().Error("no adapter for the line's platform", "line_id", l.ID, "platform", l.Platform)
 		return recorded{}, upstream("the line's calling platform is not available", fmt.Errorf("no adapter for platform %q", l.Platform))
@@ -167,7 +167,7 @@ func (s *Service) record(ctx context.Context, accountID, sessionID string, req C
 		}
 		ver = &v
 	}
-	if err := s.admit(ctx, req, l); err != nil {
+	if err := s.admit(ctx, req, l, plat); err != nil {
 		return recorded{}, err
 	}
 	now := s.now()

@@ -22,7 +22,7 @@ var _ platform.Handler = (*Service)(nil)
 // already acted on (a redelivery) changes nothing, except an inbound one whose session
 // was left ringing half way: that one is carried on (resumeInbound).
 func (s *Service) HandleNotification(ctx context.Context, platformName string, n platform.Notification) error {
-	plat, ok := s.Platforms[platformName]
+	plat, ok := s.Platforms.Lookup(platformName)
 	if !ok {
 		return fmt.Errorf("no adapter for platform %q", platformName)
 	}

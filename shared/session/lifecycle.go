@@ -158,7 +158,7 @@ func (s *Service) endWith(ctx context.Context, sessionID string, cond func(Sessi
 		s.markRoomPending(cleanup, ses.ID)
 	}
 	if id := platformID(c); id != "" && reason != call.ReasonRemoteHangup {
-		if plat, ok := s.Platforms[c.Platform]; ok {
+		if plat, ok := s.Platforms.Lookup(c.Platform); ok {
 			var err error
 			if c.Status == call.StatusDeclined {
 				// Never answered: the ringing call is rejected rather than hung up.

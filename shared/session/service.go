@@ -62,8 +62,9 @@ type Service struct {
 	Assistants assistant.Store
 	Accounts   account.Store
 	Rooms      Rooms
-	// Platforms are the calling platforms by name (a line's Platform).
-	Platforms map[string]platform.Platform
+	// Platforms are the calling platforms this process reaches (a line's Platform names
+	// one).
+	Platforms platform.Registry
 	// Decider runs customer_decides; nil declines those calls at once as timed out.
 	Decider Decider
 	// DecisionReserve is the time an inbound request needs after the customer's decision

@@ -240,7 +240,7 @@ func Secret(ctx context.Context, arn string) (string, error) {
 // holds it directly where there is no Secrets Manager), and PLATFORM_GATEWAY_URL, the sim
 // gateway (cmd/platform-gateway) the sim adapter drives. Without a gateway there is no
 // adapter, and creating a session answers upstream_error.
-func PlatformsFromEnv(ctx context.Context) (map[string]platform.Platform, string, error) {
+func PlatformsFromEnv(ctx context.Context) ([]platform.Platform, string, error) {
 	secret := os.Getenv("SIM_SECRET")
 	if arn := os.Getenv("SIM_SECRET_ARN"); arn != "" {
 		var err error
@@ -248,7 +248,7 @@ func PlatformsFromEnv(ctx context.Context) (map[string]platform.Platform, string
 			return nil, "", fmt.Errorf("read the sim secret: %w", err)
 		}
 	}
-	platforms := map[string]platform.Platform{}
+	var platforms []platform.Platform
 	if url := os.Getenv("PLATFORM_GATEWAY_URL"); url != "" {
 		if secret == "" {
 			return nil, "", errors.New("PLATFORM_GATEWAY_URL is set but neither SIM_SECRET_ARN nor SIM_SECRET")
@@ -257,7 +257,7 @@ func PlatformsFromEnv(ctx context.Context) (map[string]platform.Platform, string
 		if err != nil {
 			return nil, "", err
 		}
-		platforms[c.Name()] = c
+		platforms = append(platforms, c)
 	}
 	return platforms, secret, nil
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/bridgeline/bridgeline/shared/line"
 	"github.com/bridgeline/bridgeline/shared/listing"
 	"github.com/bridgeline/bridgeline/shared/metadata"
+	"github.com/bridgeline/bridgeline/shared/platform/sim"
 	"github.com/bridgeline/bridgeline/shared/session"
 )
 
@@ -97,7 +98,7 @@ func assistantMetadataRace(t *testing.T, s Store) {
 func lineMetadataRace(t *testing.T, s Store) {
 	acct, _ := newAccount(t, s)
 	svc := line.Service{Store: s, Assistants: s, Now: time.Now}
-	l, err := svc.Provision(ctx(t), acct.ID, "sim", "+1555"+ident.New("h")[5:12], "Front desk")
+	l, err := svc.Provision(ctx(t), acct.ID, sim.Name, "+1555"+ident.New("h")[5:12], "Front desk")
 	if err != nil {
 		t.Fatal(err)
 	}
