@@ -72,7 +72,7 @@ bench: deps
 	$(GO) test -run '^$$' -bench Sphinx -benchtime 10x ./mediafleet/stt
 	$(GO) test -run '^$$' -bench FirstAudio -benchtime 30x ./mediafleet/tts/flite
 	@echo "== events: event to receipt beside a bare signed POST, deliveries/s, ring to call.incoming"
-	$(GO) test -run '^$$' -bench . -benchtime 300x ./events/delivery ./events/decision
+	$(GO) test -run '^$$' -bench . -benchtime 300x ./events/delivery ./shared/decision
 	$(GO) test -run '^$$' -bench BenchmarkStackEvents -benchtime 50x ./cmd/bridgeline
 
 ## soak: the local stack under mixed API traffic with calls for SOAK_DURATION (default 2m;

@@ -5,6 +5,7 @@
 package e2e_test
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -49,5 +50,26 @@ func TestDomainTestsNeedNoCgo(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// leaves are the shared/ packages the event contract and its transport may use: helpers
+// with no domain in them.
+var leaves = []string{"shared/apierr", "shared/egress", "shared/ident", "shared/listing"}
+
+// TestEventsHoldNoDomain: events/ is the event contract and its transport (signing,
+// delivery, the relay, the AWS bus); what they deliver for (endpoints, decisions,
+// sessions) is the domain's, in shared/, which imports events/ and never the reverse.
+func TestEventsHoldNoDomain(t *testing.T) {
+	lines := functiontest.GoList(t, "-deps", "-f", "{{.ImportPath}}", "./events/...")
+	if len(lines) < 20 {
+		t.Fatalf("go list -deps ./events/... listed only %d packages: the check saw nothing", len(lines))
+	}
+	for _, path := range lines {
+		rel, ok := strings.CutPrefix(path, module)
+		if !ok || !strings.HasPrefix(rel, "shared/") || slices.Contains(leaves, rel) {
+			continue
+		}
+		t.Errorf("events/ imports %s, a domain package; declare what the transport needs in events/ and let shared/ adapt to it", rel)
 	}
 }

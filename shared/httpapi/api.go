@@ -220,15 +220,16 @@ func RequestID(ctx context.Context) string {
 	return id
 }
 
-// WithAccount marks a request as made by an account; auth middleware calls it.
-func WithAccount(ctx context.Context, a account.Account) context.Context {
-	return context.WithValue(ctx, keyAccount, a)
+// WithAccount marks a request as made by an account with a key of its; auth middleware
+// calls it.
+func WithAccount(ctx context.Context, c account.Caller) context.Context {
+	return context.WithValue(ctx, keyAccount, c)
 }
 
-// AccountFrom returns the authenticated account of the request.
-func AccountFrom(ctx context.Context) account.Account {
-	a, _ := ctx.Value(keyAccount).(account.Account)
-	return a
+// AccountFrom returns the authenticated account of the request, with its key's mode.
+func AccountFrom(ctx context.Context) account.Caller {
+	c, _ := ctx.Value(keyAccount).(account.Caller)
+	return c
 }
 
 // Passthrough mounts h as public routes of function, one per "METHOD /path" pattern: h

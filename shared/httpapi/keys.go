@@ -82,7 +82,7 @@ func (a *API) createKey(w http.ResponseWriter, r *http.Request) (int, any, error
 		return 0, nil, apierr.New(apierr.CodeAPIKeyLimit, "an account holds at most 20 API keys: revoke one first")
 	}
 	svc := account.Service{Store: a.Accounts, Now: a.now}
-	text, k, err := svc.AddKey(r.Context(), acct, liveKey(r))
+	text, k, err := svc.AddKey(r.Context(), acct, AccountFrom(r.Context()).Live)
 	if err != nil {
 		return 0, nil, err
 	}

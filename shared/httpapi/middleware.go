@@ -102,22 +102,23 @@ func (a *API) limitBody(next http.Handler, max int64) http.Handler {
 // revoked key is refused from the request after its revocation on.
 func (a *API) KeyAuth(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		acct, _, err := authorizeKey(r.Context(), a.Accounts, r.Header.Get("Authorization"), a.now())
+		acct, k, err := authorizeKey(r.Context(), a.Accounts, r.Header.Get("Authorization"), a.now())
 		if err != nil {
 			a.writeError(w, r, err)
 			return
 		}
-		Authenticated(w, r, acct, next)
+		Authenticated(w, r, account.Caller{Account: acct, Live: k.Live()}, next)
 	})
 }
 
-// Authenticated hands a request on as made by acct. Auth middlewares call it once they
-// have found the account, by key locally or from the Lambda authorizer's context.
-func Authenticated(w http.ResponseWriter, r *http.Request, acct account.Account, next http.Handler) {
+// Authenticated hands a request on as made by c. Auth middlewares call it once they
+// have found the account and its key's mode, by key locally or from the Lambda
+// authorizer's context.
+func Authenticated(w http.ResponseWriter, r *http.Request, c account.Caller, next http.Handler) {
 	if rec, ok := w.(*statusRecorder); ok {
-		rec.account = acct.ID
+		rec.account = c.ID
 	}
-	next.ServeHTTP(w, r.WithContext(WithAccount(r.Context(), acct)))
+	next.ServeHTTP(w, r.WithContext(WithAccount(r.Context(), c)))
 }
 
 func bearer(r *http.Request) (string, bool) {

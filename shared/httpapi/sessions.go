@@ -173,7 +173,7 @@ func (h *Sessions) create(w http.ResponseWriter, r *http.Request) (int, any, err
 	if req.LineID != "" && !ident.Valid("line", req.LineID) {
 		return 0, nil, invalidID("line_id", "line")
 	}
-	created, err := h.Service.Create(withKeyMode(r), AccountFrom(r.Context()).ID, req)
+	created, err := h.Service.Create(r.Context(), AccountFrom(r.Context()), req)
 	if errors.Is(err, session.ErrDialAttempted) {
 		// The party may be ringing: a retry replays this answer rather than dial again.
 		KeepIdempotent(r.Context())

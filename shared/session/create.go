@@ -8,6 +8,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/bridgeline/bridgeline/shared/account"
 	"github.com/bridgeline/bridgeline/shared/apierr"
 	"github.com/bridgeline/bridgeline/shared/assistant"
 	"github.com/bridgeline/bridgeline/shared/call"
@@ -101,7 +102,7 @@ var ErrDialAttempted = errors.New("session: the dial was attempted")
 // no_line when the account has none; assistant_archived, assistant_not_published;
 // upstream_unavailable when LiveKit or the platform failed (the session is then failed;
 // once the dial was attempted the error also wraps ErrDialAttempted).
-func (s *Service) Create(ctx context.Context, accountID string, req CreateRequest) (Created, error) {
+func (s *Service) Create(ctx context.Context, caller account.Caller, req CreateRequest) (Created, error) {
 	if err := req.Validate(); err != nil {
 		return Created{}, err
 	}
@@ -110,7 +111,7 @@ func (s *Service) Create(ctx context.Context, accountID string, req CreateReques
 	sessionID := ident.New("ses")
 	roomErr := make(chan error, 1)
 	go func() { roomErr <- s.createRoom(ctx, rtc.RoomSpec{Name: sessionID}) }()
-	p, err := s.record(ctx, accountID, sessionID, req)
+	p, err := s.record(ctx, caller, sessionID, req)
 	if rerr := <-roomErr; rerr != nil {
 		s.log().Error("create room", "session_id", sessionID, "err", rerr)
 		if err != nil {
@@ -149,7 +150,8 @@ type recorded struct {
 
 // record reads the request's line and assistant version, mints the customer's token and
 // the platform party's, and saves the session and its call, ringing, at revision 1.
-func (s *Service) record(ctx context.Context, accountID, sessionID string, req CreateRequest) (recorded, error) {
+func (s *Service) record(ctx context.Context, caller account.Caller, sessionID string, req CreateRequest) (recorded, error) {
+	accountID := caller.ID
 	l, err := s.callingLine(ctx, accountID, req.LineID)
 	if err != nil {
 		return recorded{}, err
@@ -167,7 +169,7 @@ func (s *Service) record(ctx context.Context, accountID, sessionID string, req C
 		}
 		ver = &v
 	}
-	if err := s.admit(ctx, req, l, plat); err != nil {
+	if err := admit(caller.Live, req, l, plat); err != nil {
 		return recorded{}, err
 	}
 	now := s.now()

@@ -55,31 +55,17 @@ func (s *Service) declineOverLimit(ctx context.Context, plat platform.Platform, 
 }
 
 // admit checks what of a create request depends on the line it calls from: the
-// handle's form on the line's platform, and that a test key calls only through a
-// platform that takes test keys (the sim).
-func (s *Service) admit(ctx context.Context, req CreateRequest, l line.Line, plat platform.Kind) error {
+// handle's form on the line's platform, and that a test key (live false) calls only
+// through a platform that takes test keys (the sim).
+func admit(live bool, req CreateRequest, l line.Line, plat platform.Kind) error {
 	if err := plat.CheckHandle(req.PlatformHandle); err != nil {
 		return err
 	}
-	if !plat.TestKeys() && IsTestKey(ctx) {
+	if !plat.TestKeys() && !live {
 		return apierr.New(apierr.CodeLiveKeyRequired, fmt.Sprintf(
 			"sk_test_ keys place calls only through the sim platform; line %s is on %q: use an sk_live_ key", l.ID, l.Platform))
 	}
 	return nil
-}
-
-type testKeyCtx struct{}
-
-// WithTestKey marks a request as made with an sk_test_ key (the HTTP layer knows the
-// key; the service decides what it may do once the line is chosen).
-func WithTestKey(ctx context.Context) context.Context {
-	return context.WithValue(ctx, testKeyCtx{}, true)
-}
-
-// IsTestKey reports whether WithTestKey marked ctx.
-func IsTestKey(ctx context.Context) bool {
-	v, _ := ctx.Value(testKeyCtx{}).(bool)
-	return v
 }
 
 // isOverLimit reports whether err is the store's refusal of a slot.

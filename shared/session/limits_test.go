@@ -1,7 +1,6 @@
 package session
 
 import (
-	"context"
 	"strings"
 	"testing"
 
@@ -20,14 +19,13 @@ func (phone) CanTransfer() bool               { return true }
 func (phone) TestKeys() bool                  { return false }
 
 func TestAdmitTestKeys(t *testing.T) {
-	s := &Service{}
-	test, live := WithTestKey(context.Background()), context.Background()
+	const test, live = false, true
 	simLine := line.Line{ID: "line_1", Platform: sim.Name}
 	pstn := line.Line{ID: "line_2", Platform: "pstn"}
 	req := CreateRequest{PlatformHandle: "+15550100002"}
 	for _, tc := range []struct {
 		name string
-		ctx  context.Context
+		live bool
 		l    line.Line
 		kind platform.Kind
 		code string
@@ -37,16 +35,16 @@ func TestAdmitTestKeys(t *testing.T) {
 		{"live key on a phone platform", live, pstn, phone{}, ""},
 		{"test key on a phone platform", test, pstn, phone{}, apierr.CodeLiveKeyRequired},
 	} {
-		err := s.admit(tc.ctx, req, tc.l, tc.kind)
+		err := admit(tc.live, req, tc.l, tc.kind)
 		if got := limitErrCode(err); got != tc.code {
 			t.Errorf("%s: admit = %v, want code %q", tc.name, err, tc.code)
 		}
 	}
-	if e, _ := apierr.As(s.admit(test, req, pstn, phone{})); e == nil || e.Status() != 403 || !strings.Contains(e.Message, "sk_live_") {
+	if e, _ := apierr.As(admit(test, req, pstn, phone{})); e == nil || e.Status() != 403 || !strings.Contains(e.Message, "sk_live_") {
 		t.Errorf("test key on a phone platform = %v, want 403 telling to use an sk_live_ key", e)
 	}
 	// The handle's form is checked first: it is the same answer for either key.
-	if got := limitErrCode(s.admit(test, CreateRequest{PlatformHandle: "sim:alice"}, pstn, phone{})); got != apierr.CodeParameterInvalid {
+	if got := limitErrCode(admit(test, CreateRequest{PlatformHandle: "sim:alice"}, pstn, phone{})); got != apierr.CodeParameterInvalid {
 		t.Errorf("test key, sim handle on a phone line = %q, want parameter_invalid", got)
 	}
 }

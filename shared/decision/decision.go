@@ -25,7 +25,6 @@ import (
 	"github.com/bridgeline/bridgeline/shared/call"
 	"github.com/bridgeline/bridgeline/shared/ident"
 	"github.com/bridgeline/bridgeline/shared/variables"
-	"github.com/bridgeline/bridgeline/shared/webhookendpoint"
 )
 
 // OnCall lays the decision on a call record that does not show one yet, and reports
@@ -102,7 +101,7 @@ type EventLog interface {
 
 // Subscribers finds the endpoints call.incoming goes to: *webhookendpoint.Service.
 type Subscribers interface {
-	Subscribed(ctx context.Context, accountID, typ string) ([]webhookendpoint.Endpoint, error)
+	Subscribed(ctx context.Context, accountID, typ string) ([]delivery.Endpoint, error)
 }
 
 // Incoming is a ringing call on a customer_decides line.
@@ -227,7 +226,7 @@ func (a *Asker) Ask(ctx context.Context, in Incoming) (Record, error) {
 
 // post sends call.incoming to one endpoint, logs the attempt and records an answer found
 // in the response body. It reports whether it recorded the decision.
-func (a *Asker) post(ctx context.Context, callID, assistantID string, ep webhookendpoint.Endpoint, evt callevent.Event, body []byte) bool {
+func (a *Asker) post(ctx context.Context, callID, assistantID string, ep delivery.Endpoint, evt callevent.Event, body []byte) bool {
 	att, _, respBody := a.Deliverer.Post(ctx, ep, evt.ID, body)
 	att.EventID, att.AccountID, att.Number = evt.ID, evt.AccountID, 1
 	var won bool
@@ -254,7 +253,7 @@ func (a *Asker) post(ctx context.Context, callID, assistantID string, ep webhook
 		}
 	}
 	if att.Outcome == delivery.OutcomeGone {
-		if err := a.Deliverer.Endpoints.Disable(context.WithoutCancel(ctx), ep.AccountID, ep.ID, webhookendpoint.DisabledGone); err != nil {
+		if err := a.Deliverer.Endpoints.Gone(context.WithoutCancel(ctx), ep.AccountID, ep.ID); err != nil {
 			a.logger().Error("disable endpoint after 410", "endpoint_id", ep.ID, "err", err)
 		}
 	}

@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"github.com/bridgeline/bridgeline/events/callevent"
-	"github.com/bridgeline/bridgeline/events/decision"
 	"github.com/bridgeline/bridgeline/shared/apierr"
+	"github.com/bridgeline/bridgeline/shared/decision"
 )
 
 func answerBody(body string) func(http.ResponseWriter, callevent.CallIncoming) {
