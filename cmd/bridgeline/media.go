@@ -86,11 +86,11 @@ func startMedia(ctx context.Context, cfg config.Config, s store.Store, log *slog
 	}
 	cp, err := controlplane.New(cfg, controlplane.Deps{Store: s, Rooms: rooms, LiveKit: rooms,
 		Platforms: []platform.Platform{simulator}, SimSecret: secret,
-		LocalDelivery: true, Secrets: sealer, Log: log})
+		LocalDelivery: true, Secrets: sealer, Log: log,
+		Routes: httpapi.Passthrough(sim.Name, simulator.Handler(), sim.Patterns...)})
 	if err != nil {
 		return fail(err)
 	}
-	cp.API.Extra = append(cp.API.Extra, httpapi.Passthrough(sim.Name, simulator.Handler(), sim.Patterns...)...)
 	// The delivery worker sends webhooks from the outbox; its stop waits for the attempts
 	// in flight to be stored.
 	runCtx, stopRun := context.WithCancel(context.WithoutCancel(ctx))

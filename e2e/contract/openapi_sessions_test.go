@@ -9,7 +9,6 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"net/http/httptest"
-	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -31,8 +30,7 @@ import (
 func TestContractSessionsAndInternalRoutes(t *testing.T) {
 	lksdk.SetLogger(protologger.GetDiscardLogger()) // the sim parties' SDK logs
 	s := harness.Start(t, harness.Options{})
-	api := *s.API
-	api.Extra = append(slices.Clone(s.API.Extra), httpapi.Passthrough(sim.Name, s.Sim.Handler(), sim.Patterns...)...)
+	api := s.API.With(httpapi.Passthrough(sim.Name, s.Sim.Handler(), sim.Patterns...)...)
 	srv := httptest.NewServer(api.Handler())
 	t.Cleanup(srv.Close)
 	c := contracttest.New(t, srv.URL, s.APIKey, api.Routes())

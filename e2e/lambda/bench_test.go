@@ -19,6 +19,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -231,9 +232,12 @@ func BenchmarkLocalStack(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	api := &httpapi.API{Accounts: store, Assistants: assistants, Idempotency: store,
-		Lines: &line.Service{Store: store, Assistants: store, Now: time.Now}, Now: time.Now,
-		Log: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	api, err := httpapi.New(store, store, slices.Concat((&httpapi.Assistants{Service: assistants}).Routes(),
+		(&httpapi.Lines{Service: &line.Service{Store: store, Assistants: store, Now: time.Now}}).Routes()),
+		httpapi.WithLog(slog.New(slog.NewTextHandler(io.Discard, nil))))
+	if err != nil {
+		b.Fatal(err)
+	}
 	h := api.Handler()
 	for _, rq := range benchRequests {
 		b.Run(rq.fn, func(b *testing.B) {

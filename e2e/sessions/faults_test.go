@@ -19,10 +19,8 @@ import (
 	"github.com/bridgeline/bridgeline/e2e/harness"
 	"github.com/bridgeline/bridgeline/events/callevent"
 	"github.com/bridgeline/bridgeline/mediafleet/platformsim"
-	"github.com/bridgeline/bridgeline/shared/assistant"
 	"github.com/bridgeline/bridgeline/shared/call"
 	"github.com/bridgeline/bridgeline/shared/httpapi"
-	"github.com/bridgeline/bridgeline/shared/line"
 	"github.com/bridgeline/bridgeline/shared/listing"
 	"github.com/bridgeline/bridgeline/shared/platform"
 	"github.com/bridgeline/bridgeline/shared/rtc"
@@ -155,13 +153,18 @@ func TestCreateFaults(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	svc := &session.Service{Records: faultyRecords{st.Store, f}, Lines: st.Store, Assistants: st.Store, Accounts: st.Store,
-		Rooms: faultyRooms{st.RTC, f}, Platforms: platforms, Now: time.Now}
-	api := &httpapi.API{Accounts: st.Store, Idempotency: st.Store, Now: time.Now,
-		Assistants: &assistant.Service{Store: st.Store, Now: time.Now},
-		Lines:      &line.Service{Store: st.Store, Assistants: st.Store, Now: time.Now},
-		Limiter:    httpapi.NewLimiter(0, 1)}
-	api.Extra = append(api.Extra, (&httpapi.Sessions{Service: svc}).Routes()...)
+	newService := func(opts ...session.Option) *session.Service {
+		svc, err := session.New(faultyRecords{st.Store, f}, faultyRooms{st.RTC, f}, append(opts, session.WithPlatforms(platforms))...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return svc
+	}
+	svc := newService()
+	api, err := httpapi.New(st.Store, st.Store, (&httpapi.Sessions{Service: svc}).Routes(), httpapi.WithLimiter(httpapi.NewLimiter(0, 1)))
+	if err != nil {
+		t.Fatal(err)
+	}
 	srv := httptest.NewServer(api.Handler())
 	defer srv.Close()
 
@@ -301,8 +304,7 @@ func TestCreateFaults(t *testing.T) {
 	// The sweeper alone (its ring timeout made immediate, where production waits
 	// RingTimeout) fails what a lost answer or a retry left ringing and deletes its
 	// room. Every room CreateRoom made in any case is then gone: no orphan.
-	svc.RingTimeout = time.Nanosecond
-	if _, err := svc.Sweep(context.Background()); err != nil {
+	if _, err := newService(session.WithRingTimeout(time.Nanosecond)).Sweep(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	cfg := st.LiveKit.Config()

@@ -85,11 +85,10 @@ func ctx(t *testing.T) context.Context {
 // Lambda's limit; GET .../versions pages through all n, newest first; and a replay of the
 // last publish (the largest response an idempotent route stores) returns the same bytes.
 func boundedAssistantResponses(t *testing.T, s Store, n int) {
-	api := &httpapi.API{
-		Accounts: s, Idempotency: s, Now: time.Now,
-		Log:        slog.New(slog.NewTextHandler(io.Discard, nil)),
-		Assistants: &assistant.Service{Store: s, Now: time.Now},
-		Lines:      &line.Service{Store: s, Assistants: s, Now: time.Now},
+	api, err := httpapi.New(s, s, (&httpapi.Assistants{Service: &assistant.Service{Store: s, Now: time.Now}}).Routes(),
+		httpapi.WithLog(slog.New(slog.NewTextHandler(io.Discard, nil))))
+	if err != nil {
+		t.Fatal(err)
 	}
 	srv := httptest.NewServer(api.Handler())
 	defer srv.Close()

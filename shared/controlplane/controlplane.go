@@ -17,6 +17,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"slices"
 	"time"
 
 	"github.com/bridgeline/bridgeline/events/callevent"
@@ -65,6 +66,12 @@ type Deps struct {
 	// Secrets seals webhook signing secrets at rest (secretbox: a key file locally, KMS
 	// on AWS); nil stores them in clear (tests).
 	Secrets webhookendpoint.Sealer
+	// RateLimiter is the per-account request limit: nil is an in-process one at
+	// cfg.RateLimit and cfg.RateBurst (the local stack); Lambdas share one in DynamoDB
+	// (or httpapi.Unlimited).
+	RateLimiter httpapi.RateLimiter
+	// Routes are served beside the control plane's own (the local stack's sim pages).
+	Routes []httpapi.Route
 	// Log receives the control plane's logs (nil: discarded); Now is the clock (nil:
 	// time.Now).
 	Log *slog.Logger
@@ -112,7 +119,7 @@ func New(cfg config.Config, deps Deps) (*ControlPlane, error) {
 	}
 	rooms := deps.Rooms
 	if rooms == nil {
-		rooms = NoLiveKit{Public: cfg.LiveKitPublicURL}
+		rooms = session.NoRooms{Public: cfg.LiveKitPublicURL}
 	}
 	platforms, err := platform.NewRegistry(deps.Platforms...)
 	if err != nil {
@@ -143,26 +150,36 @@ func New(cfg config.Config, deps Deps) (*ControlPlane, error) {
 		redeliver = noRedelivery{}
 	}
 
-	cp.Sessions = &session.Service{Records: s, Lines: s, Assistants: s, Accounts: s, Rooms: rooms,
-		Platforms: platforms, Decider: cp.Asker, Notify: notify, DecisionReserve: deps.DecisionReserve,
-		MaxDuration: cfg.MaxSession, DispatchTimeout: cfg.AssistantDispatchTimeout, Log: log, Now: now,
-		MaxConcurrentSessions: cfg.MaxConcurrentSessions}
+	sessionOpts := []session.Option{session.WithPlatforms(platforms), session.WithDecider(cp.Asker),
+		session.WithDecisionReserve(deps.DecisionReserve), session.WithMaxDuration(cfg.MaxSession),
+		session.WithDispatchTimeout(cfg.AssistantDispatchTimeout), session.WithMaxConcurrentSessions(cfg.MaxConcurrentSessions),
+		session.WithLog(log), session.WithClock(now)}
+	if notify != nil {
+		sessionOpts = append(sessionOpts, session.WithWriteNotify(notify))
+	}
+	if cp.Sessions, err = session.New(s, rooms, sessionOpts...); err != nil {
+		return nil, err
+	}
 
-	var extra []httpapi.Route
-	extra = append(extra, (&httpapi.Webhooks{Endpoints: cp.Endpoints, Events: s, Redeliver: redeliver}).Routes()...)
-	extra = append(extra, (&httpapi.CallAnswers{Decisions: s, Calls: s, Now: now}).Routes()...)
-	extra = append(extra, (&httpapi.Sessions{Service: cp.Sessions}).Routes()...)
-	extra = append(extra, (&httpapi.Receivers{Sessions: cp.Sessions, RTC: deps.LiveKit,
-		ReportSecret: cfg.PersonaReportSecret, SimSecret: deps.SimSecret, Replays: deps.NotificationReplays, Now: now}).Routes()...)
-	cp.API = &httpapi.API{
-		Accounts:    s,
-		Assistants:  cp.Assistants,
-		Lines:       cp.Lines,
-		Idempotency: s,
-		Limiter:     httpapi.NewLimiter(cfg.RateLimit, cfg.RateBurst),
-		Log:         log,
-		Now:         now,
-		Extra:       extra,
+	routes := slices.Concat(
+		(&httpapi.Assistants{Service: cp.Assistants}).Routes(),
+		(&httpapi.Lines{Service: cp.Lines}).Routes(),
+		(&httpapi.Keys{Accounts: s, Now: now}).Routes(),
+		(&httpapi.Webhooks{Endpoints: cp.Endpoints, Events: s, Redeliver: redeliver}).Routes(),
+		(&httpapi.CallAnswers{Decisions: s, Calls: s, Now: now}).Routes(),
+		(&httpapi.Sessions{Service: cp.Sessions}).Routes(),
+		(&httpapi.Receivers{Sessions: cp.Sessions, RTC: deps.LiveKit, ReportSecret: cfg.PersonaReportSecret,
+			SimSecret: deps.SimSecret, Replays: deps.NotificationReplays, Now: now}).Routes(),
+		deps.Routes,
+	)
+	limiter := deps.RateLimiter
+	if limiter == nil {
+		limiter = httpapi.NewLimiter(cfg.RateLimit, cfg.RateBurst)
+	}
+	cp.API, err = httpapi.New(s, s, routes, httpapi.WithLimiter(limiter),
+		httpapi.WithLog(log), httpapi.WithClock(now))
+	if err != nil {
+		return nil, err
 	}
 	return cp, nil
 }

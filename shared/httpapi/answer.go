@@ -14,7 +14,7 @@ import (
 )
 
 // CallAnswers serves POST /v1/calls/{id}/answer, the API way to decide a ringing call on
-// a customer_decides line. Plug its Routes into API.Extra.
+// a customer_decides line..
 type CallAnswers struct {
 	Decisions decision.Store
 	// Calls reads the call record answered to a decline. Nil: Decisions, when the same

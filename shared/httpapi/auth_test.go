@@ -35,7 +35,10 @@ func TestKeyModeOnTheCaller(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	api := &httpapi.API{Accounts: s}
+	api, err := httpapi.New(s, s, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
 	var got account.Caller
 	record := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		got = httpapi.AccountFrom(r.Context())

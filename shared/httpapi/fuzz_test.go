@@ -54,22 +54,22 @@ func newFuzzEnv(f *testing.F) *fuzzEnv {
 	ctx := context.Background()
 	name, prompt, greeting, avatar := "Ada", "Be kind.", "Hi, I'm Ada.", persona.Avatars[0].ID
 	full := assistant.Fields{Name: &name, SystemPrompt: &prompt, Greeting: &greeting, AvatarID: &avatar}
-	pub, err := st.api.Assistants.Create(ctx, st.acctID, full)
+	pub, err := st.assistants.Create(ctx, st.acctID, full)
 	if err != nil {
 		f.Fatal(err)
 	}
-	if pub, err = st.api.Assistants.Publish(ctx, st.acctID, pub.ID); err != nil {
+	if pub, err = st.assistants.Publish(ctx, st.acctID, pub.ID); err != nil {
 		f.Fatal(err)
 	}
-	draft, err := st.api.Assistants.Create(ctx, st.acctID, assistant.Fields{Name: &name})
+	draft, err := st.assistants.Create(ctx, st.acctID, assistant.Fields{Name: &name})
 	if err != nil {
 		f.Fatal(err)
 	}
-	arch, err := st.api.Assistants.Create(ctx, st.acctID, full)
+	arch, err := st.assistants.Create(ctx, st.acctID, full)
 	if err != nil {
 		f.Fatal(err)
 	}
-	if _, err := st.api.Assistants.Archive(ctx, st.acctID, arch.ID); err != nil {
+	if _, err := st.assistants.Archive(ctx, st.acctID, arch.ID); err != nil {
 		f.Fatal(err)
 	}
 	hookURL := "http://127.0.0.1:9/hooks" // never called: no delivery worker runs here

@@ -14,7 +14,6 @@ import (
 	"time"
 
 	callrec "github.com/bridgeline/bridgeline/shared/call"
-	"github.com/bridgeline/bridgeline/shared/controlplane"
 	"github.com/bridgeline/bridgeline/shared/httpapi"
 	"github.com/bridgeline/bridgeline/shared/httpapi/contracttest"
 	"github.com/bridgeline/bridgeline/shared/ident"
@@ -23,11 +22,14 @@ import (
 
 func TestContractMetadata(t *testing.T) {
 	st := newStack(t, nil)
-	svc := &session.Service{Records: st.store, Rooms: controlplane.NoLiveKit{Public: "ws://127.0.0.1:7880"}}
-	st.api.Extra = append(st.api.Extra, (&httpapi.Sessions{Service: svc}).Routes()...)
-	srv := httptest.NewServer(st.api.Handler())
+	svc, err := session.New(st.store, session.NoRooms{Public: "ws://127.0.0.1:7880"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	api := st.api.With((&httpapi.Sessions{Service: svc}).Routes()...)
+	srv := httptest.NewServer(api.Handler())
 	t.Cleanup(srv.Close)
-	c := &contract{Contract: contracttest.New(t, srv.URL, st.key, st.api.Routes()), st: st}
+	c := &contract{Contract: contracttest.New(t, srv.URL, st.key, api.Routes()), st: st}
 	other := []string{"Authorization", "Bearer " + st.otherKey}
 
 	// A session and its call, as POST /v1/sessions writes them.

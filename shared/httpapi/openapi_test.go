@@ -45,16 +45,17 @@ import (
 // stack is the real handler stack on a SQLite store, with every route that can be built
 // here: the core routes, the webhook endpoint and event routes, and the call answer.
 type stack struct {
-	store    *sqlite.Store
-	api      *httpapi.API
-	handler  http.Handler
-	endpts   *webhookendpoint.Service
-	worker   *delivery.Worker
-	accounts *account.Service
-	key      string // the account's API key
-	otherKey string // another account's key
-	acctID   string
-	lineID   string
+	store      *sqlite.Store
+	api        *httpapi.API
+	assistants *assistant.Service
+	handler    http.Handler
+	endpts     *webhookendpoint.Service
+	worker     *delivery.Worker
+	accounts   *account.Service
+	key        string // the account's API key
+	otherKey   string // another account's key
+	acctID     string
+	lineID     string
 }
 
 func newStack(tb testing.TB, limiter *httpapi.Limiter) *stack {
@@ -68,11 +69,11 @@ func newStack(tb testing.TB, limiter *httpapi.Limiter) *stack {
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
 	eps := &webhookendpoint.Service{Store: s, Destinations: egress.Policy{AllowLoopback: true}, Now: time.Now}
 	hooks := &httpapi.Webhooks{Endpoints: eps, Events: s, Redeliver: &delivery.OutboxRedeliverer{Outbox: s}}
-	api := &httpapi.API{
-		Accounts: s, Idempotency: s, Limiter: limiter, Now: time.Now, Log: quiet,
-		Assistants: &assistant.Service{Store: s, HostedVoices: []string{"alloy", "nova"}, Now: time.Now},
-		Lines:      &line.Service{Store: s, Assistants: s, Now: time.Now},
-		Extra:      append(hooks.Routes(), (&httpapi.CallAnswers{Decisions: s, Now: time.Now}).Routes()...),
+	assistants := &assistant.Service{Store: s, HostedVoices: []string{"alloy", "nova"}, Now: time.Now}
+	api, err := httpapi.New(s, s, slices.Concat(coreRoutes(s, assistants.HostedVoices), hooks.Routes(),
+		(&httpapi.CallAnswers{Decisions: s, Now: time.Now}).Routes()), httpapi.WithLimiter(limiter), httpapi.WithLog(quiet))
+	if err != nil {
+		tb.Fatal(err)
 	}
 	accts := &account.Service{Store: s, Now: time.Now}
 	a, key, err := accts.Create(ctx, "Acme", false)
@@ -83,12 +84,12 @@ func newStack(tb testing.TB, limiter *httpapi.Limiter) *stack {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	l, err := api.Lines.Provision(ctx, a.ID, "sim", "+15550100001", "Main")
+	l, err := (&line.Service{Store: s, Assistants: s, Now: time.Now}).Provision(ctx, a.ID, sim.Name, "+15550100001", "Main")
 	if err != nil {
 		tb.Fatal(err)
 	}
 	w := &delivery.Worker{Outbox: s, Log: s, Subscribers: eps, Deliverer: &delivery.Deliverer{Endpoints: eps, Client: delivery.NewClient(egress.Policy{AllowLoopback: true})}, Logger: quiet}
-	return &stack{store: s, api: api, handler: api.Handler(), endpts: eps, worker: w, accounts: accts,
+	return &stack{store: s, api: api, assistants: assistants, handler: api.Handler(), endpts: eps, worker: w, accounts: accts,
 		key: key, otherKey: other, acctID: a.ID, lineID: l.ID}
 }
 

@@ -20,7 +20,7 @@ type Redeliverer interface {
 	Redeliver(ctx context.Context, evt callevent.Event, endpointIDs []string) error
 }
 
-// Webhooks serves webhook endpoints and the event log. Plug its Routes into API.Extra.
+// Webhooks serves webhook endpoints and the event log..
 type Webhooks struct {
 	Endpoints *webhookendpoint.Service
 	Events    delivery.Log

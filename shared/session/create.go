@@ -106,7 +106,7 @@ func (s *Service) Create(ctx context.Context, caller account.Caller, req CreateR
 	if err := req.Validate(); err != nil {
 		return Created{}, err
 	}
-	ctx, cancel := context.WithTimeout(ctx, s.createTimeout())
+	ctx, cancel := context.WithTimeout(ctx, s.set.CreateTimeout)
 	defer cancel()
 	sessionID := ident.New("ses")
 	roomErr := make(chan error, 1)
@@ -136,7 +136,7 @@ func (s *Service) Create(ctx context.Context, caller account.Caller, req CreateR
 		s.end(context.WithoutCancel(ctx), ses.ID, StatusFailed, call.ReasonPlatformError, call.EndedBySystem)
 		return Created{}, fmt.Errorf("%w: %w", upstream("the calling platform could not place the call", err), ErrDialAttempted)
 	}
-	return Created{Session: ses, Call: c, Token: p.token, RTCURL: s.Rooms.PublicURL()}, nil
+	return Created{Session: ses, Call: c, Token: p.token, RTCURL: s.rooms.PublicURL()}, nil
 }
 
 // recorded is a new session saved ringing, with what its dial needs.
@@ -156,7 +156,7 @@ func (s *Service) record(ctx context.Context, caller account.Caller, sessionID s
 	if err != nil {
 		return recorded{}, err
 	}
-	plat, ok := s.Platforms.Lookup(l.Platform)
+	plat, ok := s.set.Platforms.Lookup(l.Platform)
 	if !ok {
 		s.log().Error("no adapter for the line's platform", "line_id", l.ID, "platform", l.Platform)
 		return recorded{}, upstream("the line's calling platform is not available", fmt.Errorf("no adapter for platform %q", l.Platform))
@@ -208,7 +208,7 @@ func (s *Service) record(ctx context.Context, caller account.Caller, sessionID s
 func (s *Service) discard(ctx context.Context, sessionID, callID string) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 	defer cancel()
-	if err := s.Records.DiscardSession(ctx, sessionID, callID); err != nil {
+	if err := s.records.DiscardSession(ctx, sessionID, callID); err != nil {
 		s.log().Error("discard the records of a failed create", "session_id", sessionID, "err", err)
 	}
 }
@@ -216,11 +216,11 @@ func (s *Service) discard(ctx context.Context, sessionID, callID string) {
 // callingLine is the line a session calls from: the given one, or the account's oldest.
 func (s *Service) callingLine(ctx context.Context, accountID, lineID string) (line.Line, error) {
 	if lineID != "" {
-		l, err := s.Lines.GetLine(ctx, lineID)
+		l, err := s.lines.GetLine(ctx, lineID)
 		return apierr.Owned(l, l.AccountID, err, accountID,
 			apierr.Param(apierr.CodeResourceNotFound, "line_id", fmt.Sprintf("no such line: %q", lineID)))
 	}
-	l, err := s.Lines.FirstLine(ctx, accountID)
+	l, err := s.lines.FirstLine(ctx, accountID)
 	if errors.Is(err, apierr.ErrNotFound) {
 		return line.Line{}, apierr.New(apierr.CodeNoLine, "the account has no line to call from; ask the operator to provision one")
 	}
@@ -232,7 +232,7 @@ func (s *Service) callingLine(ctx context.Context, accountID, lineID string) (li
 
 func (s *Service) createRoom(ctx context.Context, spec rtc.RoomSpec) error {
 	spec.EmptyTimeout, spec.DepartureTimeout, spec.MaxParticipants = RoomEmptyTimeout, RoomDepartureTimeout, RoomMaxParticipants
-	_, err := s.Rooms.CreateRoom(ctx, spec)
+	_, err := s.rooms.CreateRoom(ctx, spec)
 	return err
 }
 
@@ -240,7 +240,7 @@ func (s *Service) createRoom(ctx context.Context, spec rtc.RoomSpec) error {
 func (s *Service) deleteRoom(room string) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	if err := s.Rooms.DeleteRoom(ctx, room); err != nil {
+	if err := s.rooms.DeleteRoom(ctx, room); err != nil {
 		s.log().Error("delete room", "session_id", room, "err", err)
 	}
 }
@@ -248,10 +248,10 @@ func (s *Service) deleteRoom(room string) {
 // partyRoom is where the platform bridges its party: a SIP-kind participant named after
 // its handle.
 func (s *Service) partyRoom(room, handle string) (platform.Room, error) {
-	tok, err := s.Rooms.ParticipantToken(rtc.Grant{Room: room, Identity: platform.ParticipantIdentity, Name: handle,
+	tok, err := s.rooms.ParticipantToken(rtc.Grant{Room: room, Identity: platform.ParticipantIdentity, Name: handle,
 		Kind: rtc.KindSIP})
 	if err != nil {
 		return platform.Room{}, err
 	}
-	return platform.Room{URL: s.Rooms.PublicURL(), Token: tok.JWT}, nil
+	return platform.Room{URL: s.rooms.PublicURL(), Token: tok.JWT}, nil
 }

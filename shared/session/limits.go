@@ -36,14 +36,10 @@ const DefaultMaxConcurrentSessions = 20
 var ErrConcurrentLimit = apierr.New(apierr.CodeConcurrentSessionLimit,
 	"the account has as many live sessions as its limit allows; a new one can start once one of them ends")
 
-func (s *Service) maxConcurrentSessions() int {
-	return orDefault(s.MaxConcurrentSessions, DefaultMaxConcurrentSessions)
-}
-
 // saveNew writes a new session and its call, taking one of the account's slots.
 func (s *Service) saveNew(ctx context.Context, ses *Session, c call.Call) error {
 	ses.Slot = true
-	return s.Records.CreateSession(ctx, *ses, c, nil, s.maxConcurrentSessions())
+	return s.records.CreateSession(ctx, *ses, c, nil, s.set.MaxConcurrentSessions)
 }
 
 // declineOverLimit declines an inbound call whose session was refused a slot: the call

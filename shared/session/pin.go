@@ -18,7 +18,7 @@ func (s *Service) lineVersion(ctx context.Context, l line.Line) (assistant.Versi
 	if l.VersionID == "" {
 		return s.activeVersion(ctx, l.AccountID, l.AssistantID, "assistant_id")
 	}
-	found, err := s.Assistants.GetAssistant(ctx, l.AssistantID)
+	found, err := s.assistants.GetAssistant(ctx, l.AssistantID)
 	a, err := apierr.Owned(found, found.AccountID, err, l.AccountID,
 		apierr.Param(apierr.CodeResourceNotFound, "assistant_id", fmt.Sprintf("no such assistant: %q", l.AssistantID)))
 	if err != nil {
@@ -27,7 +27,7 @@ func (s *Service) lineVersion(ctx context.Context, l line.Line) (assistant.Versi
 	if a.Status == assistant.StatusArchived {
 		return assistant.Version{}, apierr.Param(apierr.CodeAssistantArchived, "assistant_id", fmt.Sprintf("assistant %s is archived", a.ID))
 	}
-	v, err := s.Assistants.GetVersion(ctx, l.VersionID)
+	v, err := s.assistants.GetVersion(ctx, l.VersionID)
 	if errors.Is(err, apierr.ErrNotFound) || err == nil && v.AssistantID != "" && v.AssistantID != a.ID {
 		return assistant.Version{}, apierr.Param(apierr.CodeResourceNotFound, "version_id",
 			fmt.Sprintf("line %s pins version %s, which assistant %s does not have", l.ID, l.VersionID, a.ID))

@@ -162,12 +162,8 @@ func New(ctx context.Context, function string, lk LiveKit) (*controlplane.Contro
 		}
 		deps.Rooms, deps.LiveKit = parts.Rooms, parts.Verifier
 	}
-	cp, err := controlplane.New(cfg, deps)
-	if err != nil {
-		return nil, err
-	}
-	cp.API.Limiter = RateLimiter(s, cfg)
-	return cp, nil
+	deps.RateLimiter = RateLimiter(s, cfg)
+	return controlplane.New(cfg, deps)
 }
 
 // RateLimiter is the per-account limit every instance of every /v1 function shares, in
@@ -176,7 +172,7 @@ func New(ctx context.Context, function string, lk LiveKit) (*controlplane.Contro
 // (an internal receiver) has none.
 func RateLimiter(s *dynamo.Store, cfg config.Config) httpapi.RateLimiter {
 	if s.Tables().Name(dynamo.RateLimits) == "" || cfg.RateLimit == 0 {
-		return nil
+		return httpapi.Unlimited
 	}
 	return &dynamo.RateLimiter{Store: s, Rate: cfg.RateLimit, Burst: cfg.RateBurst}
 }

@@ -20,8 +20,7 @@ import (
 // SessionStore is what sessions and calls need of a store, plus reading an event back
 // to check it was written with the change that caused it.
 type SessionStore interface {
-	session.Store
-	call.Store
+	session.Stores
 	GetEvent(ctx context.Context, id string) (callevent.Event, error)
 }
 
