@@ -163,7 +163,7 @@ func (s *Service) record(ctx context.Context, caller account.Caller, sessionID s
 	}
 	var ver *assistant.Version
 	if req.Mode == ModeAssistant {
-		v, err := s.activeVersion(ctx, accountID, req.AssistantID, "assistant_id")
+		v, err := assistant.CallVersion(ctx, s.assistants, accountID, req.AssistantID, "")
 		if err != nil {
 			return recorded{}, err
 		}

@@ -17,28 +17,6 @@ import (
 	"github.com/bridgeline/bridgeline/shared/variables"
 )
 
-// activeVersion returns the snapshot of the assistant's active version.
-func (s *Service) activeVersion(ctx context.Context, accountID, assistantID, param string) (assistant.Version, error) {
-	found, err := s.assistants.GetAssistant(ctx, assistantID)
-	a, err := apierr.Owned(found, found.AccountID, err, accountID,
-		apierr.Param(apierr.CodeResourceNotFound, param, fmt.Sprintf("no such assistant: %q", assistantID)))
-	if err != nil {
-		return assistant.Version{}, err
-	}
-	if a.Status == assistant.StatusArchived {
-		return assistant.Version{}, apierr.Param(apierr.CodeAssistantArchived, param, fmt.Sprintf("assistant %s is archived", assistantID))
-	}
-	v, ok := a.ActiveVersion()
-	if !ok {
-		return assistant.Version{}, apierr.Param(apierr.CodeAssistantNotPublished, param,
-			fmt.Sprintf("assistant %s has no published version; publish it first", assistantID))
-	}
-	if v.AssistantID == "" {
-		v.AssistantID = a.ID
-	}
-	return v, nil
-}
-
 // job is the dispatch metadata for an assistant call: the version fixed now.
 func (s *Service) job(ctx context.Context, c call.Call, v assistant.Version, answeredAt time.Time) (string, error) {
 	acct, err := s.accounts.GetAccount(ctx, c.AccountID)

@@ -2,13 +2,13 @@ package session
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
 	"github.com/bridgeline/bridgeline/events/callevent"
 	"github.com/bridgeline/bridgeline/shared/apierr"
 	"github.com/bridgeline/bridgeline/shared/call"
+	"github.com/bridgeline/bridgeline/shared/retry"
 )
 
 // Get returns the account's session.
@@ -36,55 +36,56 @@ func (s *Service) Delete(ctx context.Context, accountID, id string) (Session, er
 // mutate applies change to a session and its call and saves them, conditionally, reading
 // again when another writer got there first. change reports whether it changed anything.
 func (s *Service) mutate(ctx context.Context, sessionID string, change func(*Session, *call.Call) ([]callevent.Event, bool, error)) (Session, call.Call, error) {
-	for attempt := 0; ; attempt++ {
+	var outS Session
+	var outC call.Call
+	err := retry.OnConflict(func() error {
 		ses, err := s.records.GetSession(ctx, sessionID)
 		if err != nil {
-			return Session{}, call.Call{}, fmt.Errorf("get session %s: %w", sessionID, err)
+			return fmt.Errorf("get session %s: %w", sessionID, err)
 		}
 		c, err := s.records.GetCall(ctx, ses.CallID)
 		if err != nil {
-			return Session{}, call.Call{}, fmt.Errorf("get call %s: %w", ses.CallID, err)
+			return fmt.Errorf("get call %s: %w", ses.CallID, err)
 		}
 		evts, changed, err := change(&ses, &c)
 		if err != nil || !changed {
-			return ses, c, err
+			outS, outC = ses, c
+			return err
 		}
-		err = s.records.SaveSession(ctx, ses, c, evts)
-		if err == nil {
-			ses.Revision++
-			c.Revision++
-			s.notify(evts)
-			return ses, c, nil
+		if err := s.records.SaveSession(ctx, ses, c, evts); err != nil {
+			return fmt.Errorf("save session %s: %w", sessionID, err)
 		}
-		if !errors.Is(err, apierr.ErrConflict) || attempt >= 32 {
-			return Session{}, call.Call{}, fmt.Errorf("save session %s: %w", sessionID, err)
-		}
-		backoff(attempt)
-	}
+		ses.Revision++
+		c.Revision++
+		s.notify(evts)
+		outS, outC = ses, c
+		return nil
+	})
+	return outS, outC, err
 }
 
 // mutateCall is mutate for a call on its own (one that never got a session).
 func (s *Service) mutateCall(ctx context.Context, callID string, change func(*call.Call) ([]callevent.Event, bool, error)) (call.Call, error) {
-	for attempt := 0; ; attempt++ {
+	var out call.Call
+	err := retry.OnConflict(func() error {
 		c, err := s.records.GetCall(ctx, callID)
 		if err != nil {
-			return call.Call{}, fmt.Errorf("get call %s: %w", callID, err)
+			return fmt.Errorf("get call %s: %w", callID, err)
 		}
 		evts, changed, err := change(&c)
 		if err != nil || !changed {
-			return c, err
+			out = c
+			return err
 		}
-		err = s.records.SaveCall(ctx, c, evts)
-		if err == nil {
-			c.Revision++
-			s.notify(evts)
-			return c, nil
+		if err := s.records.SaveCall(ctx, c, evts); err != nil {
+			return fmt.Errorf("save call %s: %w", callID, err)
 		}
-		if !errors.Is(err, apierr.ErrConflict) || attempt >= 32 {
-			return call.Call{}, fmt.Errorf("save call %s: %w", callID, err)
-		}
-		backoff(attempt)
-	}
+		c.Revision++
+		s.notify(evts)
+		out = c
+		return nil
+	})
+	return out, err
 }
 
 // end finishes a session and its call once: status ended (or failed), the reason, who

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"math/rand/v2"
 	"time"
 
 	"github.com/bridgeline/bridgeline/events/callevent"
@@ -284,8 +283,4 @@ func newEventID() string { return ident.New("evt") }
 
 func upstream(msg string, err error) error {
 	return fmt.Errorf("%w: %v", apierr.New(apierr.CodeUpstreamUnavailable, msg), err)
-}
-
-func backoff(attempt int) {
-	time.Sleep(time.Duration(rand.IntN(1+min(attempt, 10))) * time.Millisecond)
 }

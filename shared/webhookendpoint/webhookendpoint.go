@@ -8,7 +8,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math/rand/v2"
 	"net/url"
 	"slices"
 	"strings"
@@ -22,6 +21,7 @@ import (
 	"github.com/bridgeline/bridgeline/shared/egress"
 	"github.com/bridgeline/bridgeline/shared/ident"
 	"github.com/bridgeline/bridgeline/shared/listing"
+	"github.com/bridgeline/bridgeline/shared/retry"
 )
 
 // Statuses.
@@ -295,23 +295,22 @@ func (s *Service) Gone(ctx context.Context, accountID, id string) error {
 // modify reads, changes and conditionally writes the endpoint, reading again when another
 // write got there first.
 func (s *Service) modify(ctx context.Context, accountID, id string, change func(*Endpoint)) (Endpoint, error) {
-	for attempt := 0; ; attempt++ {
+	var out Endpoint
+	err := retry.OnConflict(func() error {
 		e, err := s.Get(ctx, accountID, id)
 		if err != nil {
-			return Endpoint{}, err
+			return err
 		}
 		change(&e)
 		e.UpdatedAt = s.now()
-		err = s.Store.UpdateWebhookEndpoint(ctx, e)
-		if err == nil {
-			e.Revision++
-			return e, nil
+		if err := s.Store.UpdateWebhookEndpoint(ctx, e); err != nil {
+			return fmt.Errorf("update webhook endpoint %s: %w", id, err)
 		}
-		if !errors.Is(err, apierr.ErrConflict) || attempt >= 32 {
-			return Endpoint{}, fmt.Errorf("update webhook endpoint %s: %w", id, err)
-		}
-		time.Sleep(time.Duration(rand.IntN(1+min(attempt, 10))) * time.Millisecond)
-	}
+		e.Revision++
+		out = e
+		return nil
+	})
+	return out, err
 }
 
 func (s *Service) now() time.Time {
