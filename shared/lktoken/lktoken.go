@@ -32,8 +32,11 @@ type VideoGrant struct {
 	CanPublish     *bool  `json:"canPublish,omitempty"`
 	CanSubscribe   *bool  `json:"canSubscribe,omitempty"`
 	CanPublishData *bool  `json:"canPublishData,omitempty"`
-	Hidden         bool   `json:"hidden,omitempty"`
-	Agent          bool   `json:"agent,omitempty"`
+	// CanUpdateOwnMetadata lets the participant set its own metadata and attributes
+	// (LiveKit's SIP bridge does, for the call's status).
+	CanUpdateOwnMetadata *bool `json:"canUpdateOwnMetadata,omitempty"`
+	Hidden               bool  `json:"hidden,omitempty"`
+	Agent                bool  `json:"agent,omitempty"`
 }
 
 // SIPGrant is LiveKit's SIP grant: Admin manages trunks and dispatch rules, Call places

@@ -76,8 +76,11 @@ type Grant struct {
 	// SubscribeOnly mints a watcher's token: it may subscribe, but neither publish tracks
 	// nor send data (canPublish and canPublishData false).
 	SubscribeOnly bool
-	Attributes    map[string]string
-	Metadata      string
+	// UpdateOwnMetadata lets the participant set its own metadata and attributes: a
+	// platform's party only (LiveKit's SIP bridge publishes the call's status so).
+	UpdateOwnMetadata bool
+	Attributes        map[string]string
+	Metadata          string
 }
 
 // Token is a minted participant token.

@@ -246,12 +246,13 @@ func (s *Service) deleteRoom(room string) {
 }
 
 // partyRoom is where the platform bridges its party: a SIP-kind participant named after
-// its handle.
+// its handle, that may set its own attributes (LiveKit's SIP bridge joins with the call's
+// sip.* attributes and updates sip.callStatus).
 func (s *Service) partyRoom(room, handle string) (platform.Room, error) {
 	tok, err := s.rooms.ParticipantToken(rtc.Grant{Room: room, Identity: platform.ParticipantIdentity, Name: handle,
-		Kind: rtc.KindSIP})
+		Kind: rtc.KindSIP, UpdateOwnMetadata: true})
 	if err != nil {
 		return platform.Room{}, err
 	}
-	return platform.Room{URL: s.rooms.PublicURL(), Token: tok.JWT}, nil
+	return platform.Room{URL: s.rooms.PublicURL(), Token: tok.JWT, Name: room}, nil
 }

@@ -270,6 +270,9 @@ func (c *Client) ParticipantToken(g rtc.Grant) (rtc.Token, error) {
 		// livekit-server.
 		Video: &lktoken.VideoGrant{RoomJoin: true, Room: g.Room, CanPublish: &publish, CanSubscribe: &yes, CanPublishData: &publish},
 	}
+	if g.UpdateOwnMetadata {
+		claims.Video.CanUpdateOwnMetadata = &yes
+	}
 	// exp is whole seconds: expires_at is taken from the same truncated instant, so it is
 	// the token's exp claim exactly.
 	now := time.Now().Truncate(time.Second)
