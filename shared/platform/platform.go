@@ -93,6 +93,18 @@ type Platform interface {
 	Hangup(ctx context.Context, platformCallID string) error
 }
 
+// DialChecker is a platform that checks, before a session's room and records are made,
+// that a line can place a call at all (a SIP line's trunk needs an outbound side): an
+// error is the API's answer.
+type DialChecker interface {
+	CheckDial(ctx context.Context, lineID string) error
+}
+
+// AudioOnly is a platform whose calls carry no video (SIP): a session on it is audio.
+type AudioOnly interface {
+	AudioOnly() bool
+}
+
 // Transferer is a platform whose calls can be handed on to another party (Kind's
 // CanTransfer is true): SIP, by REFER.
 type Transferer interface {

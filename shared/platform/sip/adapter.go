@@ -44,14 +44,26 @@ type Adapter struct {
 	LiveKit  LiveKit
 	Calls    Calls
 	Outbound OutboundTrunk
+	// Dialable checks, before anything is made, that a line can place calls (its trunk
+	// has an outbound side); nil: every line can.
+	Dialable func(ctx context.Context, lineID string) error
 	// RingTimeout bounds an outbound call's ringing (zero: the bridge's 80 s).
 	RingTimeout time.Duration
 }
 
 var (
-	_ platform.Platform   = (*Adapter)(nil)
-	_ platform.Transferer = (*Adapter)(nil)
+	_ platform.Platform    = (*Adapter)(nil)
+	_ platform.Transferer  = (*Adapter)(nil)
+	_ platform.DialChecker = (*Adapter)(nil)
 )
+
+// CheckDial implements platform.DialChecker.
+func (a *Adapter) CheckDial(ctx context.Context, lineID string) error {
+	if a.Dialable == nil {
+		return nil
+	}
+	return a.Dialable(ctx, lineID)
+}
 
 // CallMetadata is the participant metadata of a dialled call: Bridgeline's call id, which
 // the gateway reads from the bridge's join token to name the call in its notifications.

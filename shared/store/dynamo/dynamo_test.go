@@ -170,6 +170,10 @@ func TestLiveSessionConformance(t *testing.T) {
 	storetest.RunLiveSessions(t, func(t *testing.T) storetest.LiveSessionStore { return newStore(t) })
 }
 
+func TestSIPTrunkConformance(t *testing.T) {
+	storetest.RunSIPTrunks(t, func(t *testing.T) storetest.SIPTrunkStore { return newStore(t) })
+}
+
 func TestSessionLimitConformance(t *testing.T) {
 	storetest.RunSessionLimits(t, func(t *testing.T) storetest.SessionLimitStore { return newStore(t) })
 }
