@@ -74,9 +74,11 @@ func PresentSession(s session.Session, rtcURL string) SessionJSON {
 
 // CallJSON is the call record object.
 type CallJSON struct {
-	ID             string           `json:"id"`
-	Object         string           `json:"object"`
-	Direction      string           `json:"direction"`
+	ID        string `json:"id"`
+	Object    string `json:"object"`
+	Direction string `json:"direction"`
+	// Platform is the calling platform the call is on (sim, sip).
+	Platform       string           `json:"platform"`
 	LineID         *string          `json:"line_id"`
 	From           string           `json:"from"`
 	To             string           `json:"to"`
@@ -104,6 +106,17 @@ type CallJSON struct {
 	// Variables are the values the assistant's placeholders were rendered with
 	// (assistant calls only; null otherwise).
 	Variables map[string]string `json:"variables"`
+	// Transfer is the call's latest hand-over to another party; null when it had none.
+	Transfer *TransferJSON `json:"transfer"`
+}
+
+// TransferJSON is a call's transfer.
+type TransferJSON struct {
+	To          string  `json:"to"`
+	Status      string  `json:"status"`
+	RequestedAt Time    `json:"requested_at"`
+	By          string  `json:"by"`
+	Failure     *string `json:"failure"`
 }
 
 // PresentCall maps a call record to its object. Transcript is an array for assistant
@@ -130,8 +143,16 @@ func PresentCall(c call.Call) CallJSON {
 		AnsweredAt: TimePtr(c.AnsweredAt), EndedAt: TimePtr(c.EndedAt), DurationMS: c.DurationMS,
 		EndReason: StringOrNull(c.EndReason), EndedBy: StringOrNull(c.EndedBy), Decision: StringOrNull(c.Decision),
 		DecisionSource: StringOrNull(c.DecisionSource), Transcript: transcript, Metrics: c.Metrics,
-		AssistantReport: report, Metadata: c.Metadata.OrEmpty(), Variables: vars,
+		AssistantReport: report, Metadata: c.Metadata.OrEmpty(), Variables: vars, Platform: c.Platform,
+		Transfer: presentTransfer(c.Transfer),
 	}
+}
+
+func presentTransfer(t *call.Transfer) *TransferJSON {
+	if t == nil {
+		return nil
+	}
+	return &TransferJSON{To: t.To, Status: t.Status, RequestedAt: Time(t.RequestedAt), By: t.By, Failure: StringOrNull(t.Failure)}
 }
 
 func (h *Sessions) create(w http.ResponseWriter, r *http.Request) (int, any, error) {
