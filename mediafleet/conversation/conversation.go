@@ -54,6 +54,9 @@ const (
 	DefaultSTTTimeout = 5 * time.Second
 	// DefaultMaxClause flushes a clause this long without a sentence end to speech.
 	DefaultMaxClause = 160
+	// DefaultKeyGap ends a turn of keys pressed (no speech) once none follows for this
+	// long: a caller keying a number pauses between keys longer than between words.
+	DefaultKeyGap = 1500 * time.Millisecond
 
 	// Apology is said when the model fails or times out; the call goes on listening.
 	Apology = "Sorry, I had a problem there. Could you say that again?"
@@ -89,6 +92,7 @@ type Config struct {
 	FirstTokenTimeout time.Duration // default DefaultFirstTokenTimeout
 	STTTimeout        time.Duration // default DefaultSTTTimeout
 	MaxClause         int           // default DefaultMaxClause characters
+	KeyGap            time.Duration // default DefaultKeyGap
 	Log               *slog.Logger
 }
 
@@ -116,6 +120,7 @@ func New(cfg Config) (*Engine, error) {
 	def(&cfg.Confirm, DefaultConfirm)
 	def(&cfg.FirstTokenTimeout, DefaultFirstTokenTimeout)
 	def(&cfg.STTTimeout, DefaultSTTTimeout)
+	def(&cfg.KeyGap, DefaultKeyGap)
 	if cfg.MaxClause <= 0 {
 		cfg.MaxClause = DefaultMaxClause
 	}
@@ -176,12 +181,17 @@ type session struct {
 	turn   openTurn
 	floor  floor
 	cur    *reply // the reply being thought or spoken
+	// keys are keys pressed with no caller turn open: a turn of their own once the caller
+	// stops pressing (keyGap).
+	keys   []speech.Key
+	keyGap *time.Timer
 }
 
 // openTurn is the caller's turn being transcribed.
 type openTurn struct {
 	onset   time.Time
 	interim string // the interim words published last
+	keys    []string
 }
 
 // floor is who speaks when the caller talks over the assistant. The assistant pauses at
@@ -204,6 +214,13 @@ func (s *session) run(ctx context.Context) error {
 		}
 	}()
 	audio := s.line.Audio()
+	var keys <-chan speech.Key
+	if kp, ok := s.line.(speech.Keypad); ok {
+		keys = kp.Keys()
+	}
+	s.keyGap = time.NewTimer(time.Hour)
+	s.keyGap.Stop()
+	defer s.keyGap.Stop()
 	for {
 		var replied <-chan replyMsg
 		if s.cur != nil {
@@ -212,6 +229,10 @@ func (s *session) run(ctx context.Context) error {
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
+		case k := <-keys:
+			s.keyPressed(k)
+		case <-s.keyGap.C:
+			s.keysDone(ctx)
 		case f := <-audio:
 			for _, m := range s.listen.hear(f, time.Now()) {
 				if err := s.handle(ctx, m); err != nil {
@@ -315,6 +336,10 @@ func (s *session) turnEnded(ctx context.Context, m turnEnded) error {
 		s.log.Warn("transcription failed", "err", err)
 		s.line.Publish(speech.Failure{Kind: speech.STTError})
 	}
+	if len(s.turn.keys) > 0 { // keys pressed while the caller spoke are in the turn
+		text = strings.TrimSpace(text + " " + keyTexts(s.turn.keys))
+		err = nil
+	}
 	if text == "" && err == nil {
 		// Noise, or a cough over the assistant: it goes on where it paused.
 		s.closeTurn(text, m)
@@ -336,6 +361,59 @@ func (s *session) turnEnded(ctx context.Context, m turnEnded) error {
 	s.history = append(s.history, speech.Message{Role: speech.RoleUser, Content: text})
 	s.startReply(ctx, tm, "")
 	return nil
+}
+
+// keyPressed takes a key the caller pressed: it joins the caller's turn under way, or
+// starts (or extends) a turn of keys, which interrupts the assistant at once.
+func (s *session) keyPressed(k speech.Key) {
+	if s.listen.inSpeech {
+		s.turn.keys = append(s.turn.keys, k.Digit)
+		return
+	}
+	if len(s.keys) == 0 && (s.cur != nil || s.line.Speaking()) {
+		s.line.Publish(speech.BargeIn{})
+		if s.cur != nil {
+			s.cur.cancel()
+			s.finishReply(s.waitReply(), true)
+		}
+		s.line.CutAll()
+		s.line.Resume()
+		s.floor = floor{}
+	}
+	s.keys = append(s.keys, k)
+	s.keyGap.Reset(s.cfg.KeyGap)
+}
+
+// keysDone closes a turn of keys: the caller's words are the keys (KeyText each), and
+// the model answers them.
+func (s *session) keysDone(ctx context.Context) {
+	if len(s.keys) == 0 {
+		return
+	}
+	digits := make([]string, len(s.keys))
+	for i, k := range s.keys {
+		digits[i] = k.Digit
+	}
+	first, last := s.keys[0].At, s.keys[len(s.keys)-1].At
+	s.keys = nil
+	text := keyTexts(digits)
+	s.line.Publish(speech.Words{Speaker: speech.Caller, Text: text, Final: true, Start: first, End: last})
+	if s.cur != nil { // a reply to speech that ended meanwhile: the keys come after it
+		s.cur.cancel()
+		s.finishReply(s.waitReply(), true)
+	}
+	s.history = append(s.history, speech.Message{Role: speech.RoleUser, Content: text})
+	now := time.Now()
+	s.startReply(ctx, speech.TurnTiming{LastSpeech: last, Decided: now, Transcribed: now}, "")
+}
+
+// keyTexts is keys as they read in a turn: "[pressed 1] [pressed #]".
+func keyTexts(digits []string) string {
+	parts := make([]string, len(digits))
+	for i, d := range digits {
+		parts[i] = speech.KeyText(d)
+	}
+	return strings.Join(parts, " ")
 }
 
 // closeTurn publishes the caller's final words, if the turn had any.

@@ -599,3 +599,35 @@ func TestSpeechPastTheMaximumTurnDoesNotCancelTheAnswer(t *testing.T) {
 		}
 	})
 }
+
+// TestKeysMakeATurn: keys pressed with no speech are the caller's turn once the caller
+// stops pressing (the key gap), as "[pressed 1] [pressed #]", answered by the model and
+// kept in the transcript; a key pressed while the caller speaks joins that turn.
+func TestKeysMakeATurn(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := start(t, llmtest.Reply{Text: "Thank you."}, nil, "when do you open")
+		h.feed(t, 0, 400*time.Millisecond)
+		h.line.keys <- speech.Key{Digit: "1", At: time.Now()}
+		h.feed(t, 0, 500*time.Millisecond)
+		h.line.keys <- speech.Key{Digit: "#", At: time.Now()}
+		h.feed(t, 0, 2*time.Second)
+		h.eventually(t, "the keys answered", func() bool { return len(h.turns()) == 2 })
+		turns := h.turns()
+		if turns[0].Speaker != "caller" || turns[0].Text != "[pressed 1] [pressed #]" || turns[0].StartMS < 400 || turns[0].EndMS < 900 {
+			t.Errorf("caller turn %+v, want both keys, from the first to the last", turns[0])
+		}
+		reqs := h.srv.Requests()
+		if len(reqs) != 1 || reqs[0].Messages[len(reqs[0].Messages)-1] != (llmtest.Message{Role: "user", Content: "[pressed 1] [pressed #]"}) {
+			t.Errorf("requests %+v, want one ending with the keys as the caller's words", reqs)
+		}
+
+		h.feed(t, speechLevel, 400*time.Millisecond)
+		h.line.keys <- speech.Key{Digit: "5", At: time.Now()}
+		h.feed(t, speechLevel, 400*time.Millisecond)
+		h.feed(t, 0, time.Second)
+		h.eventually(t, "the spoken turn with its key answered", func() bool { return len(h.turns()) == 4 })
+		if got := h.turns()[2]; got.Speaker != "caller" || got.Text != "when do you open [pressed 5]" {
+			t.Errorf("caller turn %+v, want the words and the key pressed while speaking", got)
+		}
+	})
+}

@@ -41,7 +41,14 @@ type Call struct {
 	c *call
 }
 
-var _ speech.Line = (*Call)(nil)
+var (
+	_ speech.Line   = (*Call)(nil)
+	_ speech.Keypad = (*Call)(nil)
+)
+
+// Keys delivers the keys the caller presses (a phone's DTMF through LiveKit's SIP
+// bridge).
+func (k *Call) Keys() <-chan speech.Key { return k.c.keys }
 
 // Job is the dispatch the call runs with (version snapshot, brand, caller).
 func (k *Call) Job() persona.Job { return k.c.job }
