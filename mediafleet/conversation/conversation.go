@@ -58,6 +58,11 @@ const (
 	// long: a caller keying a number pauses between keys longer than between words.
 	DefaultKeyGap = 1500 * time.Millisecond
 
+	// HandOver is said before a transfer when the model gave no sentence of its own.
+	HandOver = "One moment please, I am transferring your call."
+	// TransferFailed is said when a transfer did not go through; the call goes on.
+	TransferFailed = "I am sorry, I could not transfer your call. Can I help you with anything else?"
+
 	// Apology is said when the model fails or times out; the call goes on listening.
 	Apology = "Sorry, I had a problem there. Could you say that again?"
 	// Missed is said when the recogniser fails.
@@ -73,6 +78,25 @@ var endCallTool = speech.Tool{
 	Description: "End the phone call. Call it when the conversation is over (the caller said goodbye " +
 		"or asked to hang up), after saying goodbye.",
 	Parameters: json.RawMessage(`{"type":"object","properties":{}}`),
+}
+
+// transferCallTool is how transferring is offered to the model: one of the version's
+// destinations, described.
+func transferCallTool(ds []persona.TransferDestination) speech.Tool {
+	var desc strings.Builder
+	desc.WriteString("Transfer the phone call to a person or another line. First tell the caller in one short " +
+		"sentence that you are transferring them, then call this tool. Destinations:")
+	tos := make([]string, len(ds))
+	for i, d := range ds {
+		tos[i] = d.To
+		fmt.Fprintf(&desc, " %s: %s.", d.To, d.Description)
+	}
+	params, _ := json.Marshal(map[string]any{
+		"type": "object", "required": []string{"destination"},
+		"properties": map[string]any{"destination": map[string]any{"type": "string", "enum": tos,
+			"description": "where to transfer the call"}},
+	})
+	return speech.Tool{Name: speech.TransferCallTool, Description: desc.String(), Parameters: params}
 }
 
 // Config is what every call's conversation shares: the engines, loaded once when the
@@ -240,8 +264,18 @@ func (s *session) run(ctx context.Context) error {
 				}
 			}
 		case m := <-replied:
-			if done, ok := s.replyMsg(m); ok && s.finishReply(done.res, false) {
-				return nil // the model ended the call and its goodbye played
+			done, ok := s.replyMsg(m)
+			if !ok {
+				break
+			}
+			res := done.res
+			if s.finishReply(res, false) {
+				if res.transferTo == "" {
+					return nil // the model ended the call and its goodbye played
+				}
+				if s.transfer(ctx, res.transferTo) {
+					return nil // transferred: the caller is with the destination
+				}
 			}
 		}
 	}
@@ -361,6 +395,27 @@ func (s *session) turnEnded(ctx context.Context, m turnEnded) error {
 	s.history = append(s.history, speech.Message{Role: speech.RoleUser, Content: text})
 	s.startReply(ctx, tm, "")
 	return nil
+}
+
+// transfer hands the call to to, after the handover sentence played; it reports whether
+// the call went. A transfer that fails is said to the caller, and the call goes on.
+func (s *session) transfer(ctx context.Context, to string) bool {
+	tl, ok := s.line.(speech.Transferrer)
+	var err error
+	if !ok {
+		err = errors.New("the line cannot transfer calls")
+	} else {
+		err = tl.Transfer(ctx, to)
+	}
+	if err == nil {
+		return true
+	}
+	if ctx.Err() != nil {
+		return true // the call ended meanwhile
+	}
+	s.log.Warn("transfer failed", "to", to, "err", err)
+	s.startReply(ctx, speech.TurnTiming{}, TransferFailed)
+	return false
 }
 
 // keyPressed takes a key the caller pressed: it joins the caller's turn under way, or

@@ -207,6 +207,23 @@ type line struct {
 	framesSent int
 	events     []speech.Event
 	record     *conversation.Record
+	transfers  []string
+	// transferErr is what Transfer answers.
+	transferErr error
+}
+
+// Transfer records a transfer (speech.Transferrer).
+func (l *line) Transfer(_ context.Context, to string) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.transfers = append(l.transfers, to)
+	return l.transferErr
+}
+
+func (l *line) transferred() []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return append([]string(nil), l.transfers...)
 }
 
 func newLine() *line {

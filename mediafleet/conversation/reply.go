@@ -2,6 +2,7 @@ package conversation
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"io"
 	"log/slog"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/bridgeline/bridgeline/mediafleet/speech"
 	"github.com/bridgeline/bridgeline/mediafleet/tts"
+	"github.com/bridgeline/bridgeline/shared/persona"
 )
 
 // A reply is two stages in goroutines of their own. The generation streams the model's
@@ -39,10 +41,12 @@ func (replyDone) replyMsg()       {}
 type replyResult struct {
 	timing    speech.TurnTiming // the caller turn it answers, and its stages
 	sentences []speech.Said
-	endCall   bool // the model called end_call
-	llm       time.Duration
-	tts       []time.Duration
-	errs      []speech.FailureKind // failures recovered from
+	endCall   bool // the model called end_call, or transfer_call (transferTo)
+	// transferTo is the destination of the model's transfer_call.
+	transferTo string
+	llm        time.Duration
+	tts        []time.Duration
+	errs       []speech.FailureKind // failures recovered from
 }
 
 var errFirstToken = errors.New("no first token in time")
@@ -54,9 +58,13 @@ func (s *session) startReply(ctx context.Context, tm speech.TurnTiming, fixed st
 	s.cur = r
 	g := &generation{
 		cfg: s.cfg, log: s.log, line: s.line, synth: s.cfg.Voices(s.voice),
-		queued: make(chan speech.Said, 8), res: replyResult{timing: tm},
+		queued: make(chan speech.Said, 8), res: replyResult{timing: tm}, destinations: s.version.TransferDestinations,
 	}
-	req := speech.Request{Model: s.version.Model, Messages: append([]speech.Message(nil), s.history...), Tools: []speech.Tool{endCallTool}}
+	tools := []speech.Tool{endCallTool}
+	if len(s.version.TransferDestinations) > 0 {
+		tools = append(tools, transferCallTool(s.version.TransferDestinations))
+	}
+	req := speech.Request{Model: s.version.Model, Messages: append([]speech.Message(nil), s.history...), Tools: tools}
 	result := make(chan replyResult, 1)
 	go func() {
 		defer close(g.queued)
@@ -129,6 +137,8 @@ type generation struct {
 	synth  tts.Synthesizer
 	queued chan speech.Said
 	res    replyResult
+	// destinations are where transfer_call may go.
+	destinations []persona.TransferDestination
 }
 
 // think streams the model's reply and speaks it sentence by sentence.
@@ -170,7 +180,14 @@ func (g *generation) think(ctx context.Context, req speech.Request) {
 			fail(err)
 			return
 		}
-		if c.ToolCall != nil && c.ToolCall.Name != speech.EndCallTool {
+		if c.ToolCall != nil && c.ToolCall.Name == speech.TransferCallTool {
+			to, ok := g.destination(c.ToolCall.Arguments)
+			if !ok {
+				g.log.Warn("model called transfer_call with no listed destination", "arguments", c.ToolCall.Arguments)
+				continue
+			}
+			g.res.transferTo = to
+		} else if c.ToolCall != nil && c.ToolCall.Name != speech.EndCallTool {
 			g.log.Warn("model called a tool it was not offered", "tool", c.ToolCall.Name)
 			continue
 		}
@@ -191,11 +208,31 @@ func (g *generation) think(ctx context.Context, req speech.Request) {
 	if rest := sp.flush(); rest != "" {
 		g.say(ctx, rest)
 	}
+	if g.res.transferTo != "" && len(g.res.sentences) == 0 {
+		g.say(ctx, HandOver) // the caller is told before the line changes
+	}
 	if first && !g.res.endCall && ctx.Err() == nil {
 		// A model that says nothing would leave the caller in silence.
 		g.res.errs = append(g.res.errs, speech.LLMError)
 		g.say(ctx, Apology)
 	}
+}
+
+// destination reads transfer_call's arguments: the destination, when it is one of the
+// version's.
+func (g *generation) destination(args string) (string, bool) {
+	var a struct {
+		Destination string `json:"destination"`
+	}
+	if json.Unmarshal([]byte(args), &a) != nil {
+		return "", false
+	}
+	for _, d := range g.destinations {
+		if d.To == a.Destination {
+			return d.To, true
+		}
+	}
+	return "", false
 }
 
 // say synthesizes one sentence, queues it on the line and hands it to the playout.

@@ -51,6 +51,12 @@ type Reporter interface {
 	Send(ctx context.Context, r persona.Report) error
 }
 
+// Transferer asks the control plane to transfer a call (report.Client does): a Reporter
+// that is one lets the assistant's transfer_call tool work.
+type Transferer interface {
+	Transfer(ctx context.Context, req persona.TransferRequest) error
+}
+
 // Config is what every call of a worker shares.
 type Config struct {
 	Width, Height int // video frame size; default 640x360

@@ -1,6 +1,7 @@
 package speech
 
 import (
+	"context"
 	"strings"
 	"time"
 
@@ -134,3 +135,10 @@ type Key struct {
 
 // KeyText is how a key reads in the caller's turn, to the model and in the transcript.
 func KeyText(digit string) string { return "[pressed " + digit + "]" }
+
+// Transferrer is a Line whose call can be handed to another party (a SIP call, by
+// REFER): Transfer returns once the destination answered (the caller then leaves the
+// line), or with the failure, the call going on.
+type Transferrer interface {
+	Transfer(ctx context.Context, to string) error
+}

@@ -65,6 +65,9 @@ func (h *Receivers) Routes() []Route {
 		// limit applies, not the customer API's 256 KiB.
 		{Function: "persona-report", Method: http.MethodPost, Pattern: persona.ReportPath, Public: true,
 			MaxBody: persona.MaxReportBytes, Handler: h.report},
+		// The assistant's transfer_call tool: the worker asks, signed as its reports are.
+		{Function: "persona-report", Method: http.MethodPost, Pattern: persona.TransferPath, Public: true,
+			Handler: h.transfer},
 	}
 	if h.SimSecret != "" {
 		routes = append(routes, Route{Function: "platform-sim", Method: http.MethodPost, Pattern: simhook.Path, Public: true,
@@ -189,6 +192,25 @@ func (h *Receivers) report(w http.ResponseWriter, r *http.Request) (int, any, er
 		return 0, nil, err
 	}
 	return http.StatusOK, receivedJSON{true}, nil
+}
+
+// transfer hands a worker's call to one of its assistant's transfer destinations: 200
+// with {"transferred": true} once the destination answered, else the transfer's error
+// (transfer_failed: the call goes on, and the worker says so to the caller).
+func (h *Receivers) transfer(w http.ResponseWriter, r *http.Request) (int, any, error) {
+	req, err := persona.VerifyTransfer(r, h.ReportSecret)
+	switch {
+	case errors.Is(err, persona.ErrReportTooLarge):
+		return 0, nil, apierr.New(apierr.CodeBodyTooLarge, "transfer request too large")
+	case errors.Is(err, persona.ErrReportMalformed):
+		return 0, nil, apierr.New(apierr.CodeInvalidJSON, "malformed transfer request")
+	case err != nil:
+		return 0, nil, apierr.New(apierr.CodeAPIKeyInvalid, "transfer request signature invalid")
+	}
+	if err := h.Sessions.AssistantTransfer(r.Context(), req.CallID, req.To); err != nil {
+		return 0, nil, err
+	}
+	return http.StatusOK, map[string]bool{"transferred": true}, nil
 }
 
 func (h *Receivers) now() time.Time {

@@ -30,6 +30,7 @@ func (h *Sessions) Routes() []Route {
 		{Function: "calls-list", Method: http.MethodGet, Pattern: "/v1/calls", Handler: h.listCalls},
 		{Function: "calls-get", Method: http.MethodGet, Pattern: "/v1/calls/{id}", Handler: h.getCall},
 		{Function: "calls-update", Method: http.MethodPatch, Pattern: "/v1/calls/{id}", Handler: h.updateCall},
+		{Function: "calls-transfer", Method: http.MethodPost, Pattern: "/v1/calls/{id}/transfer", Handler: h.transferCall},
 	}
 }
 
@@ -238,6 +239,28 @@ func (h *Sessions) update(w http.ResponseWriter, r *http.Request) (int, any, err
 
 func (h *Sessions) updateCall(w http.ResponseWriter, r *http.Request) (int, any, error) {
 	return patchMetadata(r, h.Service.Calls().Get, h.Service.UpdateCallMetadata, func(c call.Call) any { return PresentCall(c) })
+}
+
+// transferCall hands a live call to another number or SIP URI: 200 with the call, ended
+// with end_reason transferred, once the destination answered.
+func (h *Sessions) transferCall(w http.ResponseWriter, r *http.Request) (int, any, error) {
+	if err := Query(r); err != nil {
+		return 0, nil, err
+	}
+	var body struct {
+		To Nullable[string] `json:"to"`
+	}
+	if err := Decode(r, &body, false); err != nil {
+		return 0, nil, err
+	}
+	if body.To.Ptr() == nil || *body.To.Ptr() == "" {
+		return 0, nil, apierr.Missing("to")
+	}
+	c, err := h.Service.Transfer(r.Context(), AccountFrom(r.Context()).ID, r.PathValue("id"), *body.To.Ptr(), session.TransferBy(false))
+	if err != nil {
+		return 0, nil, err
+	}
+	return http.StatusOK, PresentCall(c), nil
 }
 
 // patchMetadata answers a PATCH whose one field is metadata: the record of the path's id

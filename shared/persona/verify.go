@@ -63,24 +63,9 @@ var (
 // ReportSubject, whose sha256 claim is the base64 SHA-256 of the raw body. It consumes
 // and closes the body. An empty secret verifies nothing.
 func VerifyReport(r *http.Request, secret string) (Report, error) {
-	defer r.Body.Close()
-	body, err := io.ReadAll(io.LimitReader(r.Body, MaxReportBytes+1))
+	body, err := verifySigned(r, secret)
 	if err != nil {
-		return Report{}, fmt.Errorf("%w: %v", ErrReportMalformed, err)
-	}
-	if len(body) > MaxReportBytes {
-		return Report{}, ErrReportTooLarge
-	}
-	token := r.Header.Get("Authorization")
-	if strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(token), "Bearer ")) == "" {
-		return Report{}, ErrReportUnsigned
-	}
-	if len(secret) < MinReportSecret {
-		return Report{}, ErrReportSignature
-	}
-	c, err := lktoken.VerifyBody(token, body, lktoken.KeyPair(ReportIssuer, secret))
-	if err != nil || c.Subject != ReportSubject {
-		return Report{}, ErrReportSignature
+		return Report{}, err
 	}
 	var rep Report
 	if err := json.Unmarshal(body, &rep); err != nil {
@@ -90,4 +75,46 @@ func VerifyReport(r *http.Request, secret string) (Report, error) {
 		return Report{}, fmt.Errorf("%w: kind and call_id are required", ErrReportMalformed)
 	}
 	return rep, nil
+}
+
+// VerifyTransfer reads a worker's transfer request (TransferPath), signed as reports
+// are; its errors are VerifyReport's.
+func VerifyTransfer(r *http.Request, secret string) (TransferRequest, error) {
+	body, err := verifySigned(r, secret)
+	if err != nil {
+		return TransferRequest{}, err
+	}
+	var req TransferRequest
+	if err := json.Unmarshal(body, &req); err != nil {
+		return TransferRequest{}, fmt.Errorf("%w: %v", ErrReportMalformed, err)
+	}
+	if req.CallID == "" || req.To == "" {
+		return TransferRequest{}, fmt.Errorf("%w: call_id and to are required", ErrReportMalformed)
+	}
+	return req, nil
+}
+
+// verifySigned reads r's body (at most MaxReportBytes) and checks its SignReport
+// signature.
+func verifySigned(r *http.Request, secret string) ([]byte, error) {
+	defer r.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(r.Body, MaxReportBytes+1))
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrReportMalformed, err)
+	}
+	if len(body) > MaxReportBytes {
+		return nil, ErrReportTooLarge
+	}
+	token := r.Header.Get("Authorization")
+	if strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(token), "Bearer ")) == "" {
+		return nil, ErrReportUnsigned
+	}
+	if len(secret) < MinReportSecret {
+		return nil, ErrReportSignature
+	}
+	c, err := lktoken.VerifyBody(token, body, lktoken.KeyPair(ReportIssuer, secret))
+	if err != nil || c.Subject != ReportSubject {
+		return nil, ErrReportSignature
+	}
+	return body, nil
 }

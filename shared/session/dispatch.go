@@ -30,7 +30,8 @@ func (s *Service) job(ctx context.Context, c call.Call, v assistant.Version, ans
 		// values fixed on the call when it was answered.
 		Version: persona.Version{AssistantID: v.AssistantID, ID: v.ID, Number: v.Number, Name: v.Name,
 			SystemPrompt: variables.Render(v.SystemPrompt, c.Variables), Greeting: variables.Render(v.Greeting, c.Variables), AvatarID: v.AvatarID,
-			Framing: persona.Framing{Shot: v.Framing.Shot, Position: v.Framing.Position}, Voice: v.Voice, Model: v.Model}}
+			Framing: persona.Framing{Shot: v.Framing.Shot, Position: v.Framing.Position}, Voice: v.Voice, Model: v.Model,
+			TransferDestinations: v.TransferDestinations}}
 	b, err := json.Marshal(j)
 	return string(b), err
 }

@@ -3,6 +3,7 @@ package storetest
 import (
 	"errors"
 	"fmt"
+	"reflect"
 	"sort"
 	"sync"
 	"testing"
@@ -70,7 +71,7 @@ var assistantCases = map[string]func(*testing.T, Store){
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got.Name != "Ada" || got.Draft != a.Draft || got.Status != assistant.StatusActive || len(got.Versions) != 0 {
+		if got.Name != "Ada" || !reflect.DeepEqual(got.Draft, a.Draft) || got.Status != assistant.StatusActive || len(got.Versions) != 0 {
 			t.Errorf("GetAssistant = %+v, want %+v", got, a)
 		}
 		if !got.CreatedAt.Equal(a.CreatedAt) {
