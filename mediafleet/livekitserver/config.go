@@ -34,6 +34,14 @@ type Config struct {
 	// makes it a range instead.
 	RTCUDPPort    int
 	RTCUDPPortEnd int
+	// FullICE runs the server as a full ICE agent, livekit-server's default, instead of
+	// ICE lite (rtc.use_ice_lite). Only the join benchmarks set it, as their baseline. A
+	// full agent controls every subscriber connection, the one a join waits for; when
+	// the client's first connectivity check reaches it before the client's trickled
+	// candidate, pion/ice v4.2.2 (what livekit-server v1.11.0 is built with) keeps the
+	// pair peer-reflexive and nominates it only after PrflxAcceptanceMinWait, 1 s. With
+	// ICE lite the client nominates, at once (README, Performance).
+	FullICE bool
 
 	// WebhookURLs receive LiveKit's webhooks, signed with APIKey.
 	WebhookURLs []string
@@ -109,6 +117,7 @@ type rtcYAML struct {
 	UDPPort                 string   `yaml:"udp_port"`
 	NodeIP                  string   `yaml:"node_ip"`
 	UseExternalIP           bool     `yaml:"use_external_ip"`
+	UseICELite              bool     `yaml:"use_ice_lite"`
 	EnableLoopbackCandidate bool     `yaml:"enable_loopback_candidate"`
 	STUNServers             []string `yaml:"stun_servers"`
 }
@@ -164,6 +173,9 @@ func (c Config) YAML() ([]byte, error) {
 			UseExternalIP:           false,
 			EnableLoopbackCandidate: true,
 			STUNServers:             []string{net.JoinHostPort(c.Host, fmt.Sprint(c.RTCUDPPort))},
+			// ICE lite: the server only answers checks and every client nominates its
+			// pair, so no join waits on the server's peer-reflexive timer (FullICE).
+			UseICELite: !c.FullICE,
 		},
 		Room: roomYAML{
 			// Off everywhere: a token for an ended call must not bring its room back.

@@ -42,6 +42,7 @@ func TestConfigYAML(t *testing.T) {
 			UDPPort     string   `yaml:"udp_port"`
 			TCPPort     int      `yaml:"tcp_port"`
 			STUNServers []string `yaml:"stun_servers"`
+			UseICELite  *bool    `yaml:"use_ice_lite"`
 		} `yaml:"rtc"`
 		BindAddresses []string `yaml:"bind_addresses"`
 	}
@@ -67,6 +68,21 @@ func TestConfigYAML(t *testing.T) {
 	// Without a STUN server of its own, livekit-server sends clients public ones.
 	if len(got.RTC.STUNServers) != 1 || got.RTC.STUNServers[0] != "127.0.0.1:7882" {
 		t.Errorf("rtc.stun_servers = %v, want [127.0.0.1:7882]", got.RTC.STUNServers)
+	}
+	// A full ICE agent makes joins wait a second on its peer-reflexive timer (FullICE).
+	if got.RTC.UseICELite == nil || !*got.RTC.UseICELite {
+		t.Errorf("rtc.use_ice_lite = %v, want true", got.RTC.UseICELite)
+	}
+	cfg.FullICE = true
+	if b, err = cfg.YAML(); err != nil {
+		t.Fatal(err)
+	}
+	got.RTC.UseICELite = nil
+	if err := yaml.Unmarshal(b, &got); err != nil {
+		t.Fatal(err)
+	}
+	if got.RTC.UseICELite == nil || *got.RTC.UseICELite {
+		t.Errorf("FullICE: rtc.use_ice_lite = %v, want false", got.RTC.UseICELite)
 	}
 }
 
