@@ -75,6 +75,10 @@ func (c Config) Validate() error {
 		return errors.New("livekit: negative port")
 	case c.RTCUDPPortEnd != 0 && c.RTCUDPPortEnd <= c.RTCUDPPort:
 		return errors.New("livekit: udp port range end must be above its start")
+	case c.Host != "" && net.ParseIP(c.Host) == nil:
+		// It is also the ICE candidate's address (node_ip) and the one address the
+		// media sockets listen on (rtc.ips).
+		return fmt.Errorf("livekit: host %q is not an IP address", c.Host)
 	}
 	for _, u := range c.WebhookURLs {
 		if !strings.HasPrefix(u, "http://") && !strings.HasPrefix(u, "https://") {
@@ -120,6 +124,11 @@ type rtcYAML struct {
 	UseICELite              bool     `yaml:"use_ice_lite"`
 	EnableLoopbackCandidate bool     `yaml:"enable_loopback_candidate"`
 	STUNServers             []string `yaml:"stun_servers"`
+	IPs                     ipsYAML  `yaml:"ips"`
+}
+
+type ipsYAML struct {
+	Includes []string `yaml:"includes"`
 }
 
 type roomYAML struct {
@@ -173,6 +182,13 @@ func (c Config) YAML() ([]byte, error) {
 			UseExternalIP:           false,
 			EnableLoopbackCandidate: true,
 			STUNServers:             []string{net.JoinHostPort(c.Host, fmt.Sprint(c.RTCUDPPort))},
+			// Sockets on the bind address only. Otherwise the server listens on every
+			// local address, node_ip rewrites each IPv4 one's candidate to the bind
+			// address, and which socket owns that one candidate follows a map's order,
+			// fixed per process: in four of eleven starts here it was another address's
+			// socket, the checks clients sent to the bind address went unanswered, and
+			// the connections went over IPv6 after the clients' 200 ms check tick.
+			IPs: ipsYAML{Includes: []string{hostCIDR(c.Host)}},
 			// ICE lite: the server only answers checks and every client nominates its
 			// pair, so no join waits on the server's peer-reflexive timer (FullICE).
 			UseICELite: !c.FullICE,
@@ -195,4 +211,12 @@ func (c Config) YAML() ([]byte, error) {
 		y.Redis = &redisYAML{Address: c.RedisAddress, Password: c.RedisPassword}
 	}
 	return yaml.Marshal(y)
+}
+
+// hostCIDR is the single-address network of host, an IP address (Validate).
+func hostCIDR(host string) string {
+	if net.ParseIP(host).To4() == nil {
+		return host + "/128"
+	}
+	return host + "/32"
 }
