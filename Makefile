@@ -62,6 +62,8 @@ bench: deps
 	$(GO) test -run '^$$' -bench BenchmarkAPIRoundTrip -benchtime 1000x ./shared/session/
 	@echo "== each Lambda: binary size and cold start beside the local stack serving the same request"
 	$(MAKE) bench-functions
+	@echo "== a customer client's join to a session's room (connected, first remote track) on livekit-server with ICE lite beside its default full ICE"
+	$(GO) test -run '^$$' -bench BenchmarkJoin -benchtime 40x ./mediafleet/livekitserver/
 	@echo "== persona worker: answer to connecting screen and greeting, beside LiveKit's bare dispatch"
 	$(GO) test -run '^$$' -bench Answer -benchtime 10x ./mediafleet/worker
 	$(GO) test -run '^$$' -bench AvatarFrame -benchtime 300x ./mediafleet/vp8
