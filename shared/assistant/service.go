@@ -343,8 +343,8 @@ func validDestinations(ds []persona.TransferDestination) error {
 	}
 	seen := map[string]bool{}
 	for i, d := range ds {
-		if err := platform.CheckDestination(fmt.Sprintf("%s[%d].to", param, i), d.To); err != nil {
-			return err
+		if err := platform.CheckDestination(d.To); err != nil {
+			return apierr.Invalid(fmt.Sprintf("%s[%d].to", param, i), fmt.Sprintf("%s[%d].to must be %v", param, i, err))
 		}
 		if seen[d.To] {
 			return apierr.Invalid(param, fmt.Sprintf("%s names %s twice", param, d.To))

@@ -13,13 +13,16 @@ var e164 = regexp.MustCompile(`^\+[1-9][0-9]{7,14}$`)
 // optional port, and optional parameters, on one line.
 var sipURI = regexp.MustCompile(`^sips?:[^@\s<>"]{1,128}@[A-Za-z0-9.\-\[\]:]{1,255}(;[^\s<>"]{0,255})?$`)
 
+// ErrNotDestination is CheckDestination's refusal.
+var ErrNotDestination = errors.New("an E.164 number (+15550100002) or a SIP URI (sip:agent@pbx.example.com)")
+
 // CheckDestination checks where a call may be transferred: an E.164 number or a SIP URI
-// (sip:agent@pbx.example.com); else parameter_invalid on param.
-func CheckDestination(param, to string) error {
+// (sip:agent@pbx.example.com); else ErrNotDestination.
+func CheckDestination(to string) error {
 	if IsE164(to) || (len(to) <= 512 && sipURI.MatchString(to)) {
 		return nil
 	}
-	return apierr.Invalid(param, param+" must be an E.164 number (+15550100002) or a SIP URI (sip:agent@pbx.example.com)")
+	return ErrNotDestination
 }
 
 // IsE164 reports whether handle is an E.164 number (+15550100002).

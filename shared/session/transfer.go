@@ -25,8 +25,8 @@ const TransferTimeout = 40 * time.Second
 // and its record keeps the failed transfer); upstream_unavailable when the platform did
 // not answer.
 func (s *Service) Transfer(ctx context.Context, accountID, callID, to, by string) (call.Call, error) {
-	if err := platform.CheckDestination("to", to); err != nil {
-		return call.Call{}, err
+	if err := platform.CheckDestination(to); err != nil {
+		return call.Call{}, apierr.Invalid("to", "to must be "+err.Error())
 	}
 	c, err := s.records.GetCall(ctx, callID)
 	if c, err = apierr.Owned(c, c.AccountID, err, accountID, apierr.NotFound("call", callID)); err != nil {

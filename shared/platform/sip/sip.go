@@ -42,7 +42,7 @@ var _ platform.Kind = Kind{}
 func (Kind) Name() string { return Name }
 
 // CheckHandle accepts an E.164 number.
-func (Kind) CheckHandle(handle string) error { return platform.CheckE164(Name, handle) }
+func (Kind) CheckHandle(handle string) error { return platform.CheckE164(handle) }
 
 // CanTransfer is true: a SIP call can be referred to another number or URI.
 func (Kind) CanTransfer() bool { return true }
