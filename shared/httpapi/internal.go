@@ -67,7 +67,7 @@ func (h *Receivers) Routes() []Route {
 		{Function: "persona-report", Method: http.MethodPost, Pattern: persona.ReportPath, Public: true,
 			MaxBody: persona.MaxReportBytes, Handler: h.report},
 		// The assistant's transfer_call tool: the worker asks, signed as its reports are.
-		{Function: "persona-report", Method: http.MethodPost, Pattern: persona.TransferPath, Public: true,
+		{Function: "persona-transfer", Method: http.MethodPost, Pattern: persona.TransferPath, Public: true,
 			Handler: h.transfer},
 	}
 	if h.SimSecret != "" {
