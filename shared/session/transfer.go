@@ -104,6 +104,10 @@ func (s *Service) AssistantTransfer(ctx context.Context, callID, to string) erro
 	if err != nil {
 		return fmt.Errorf("get session %s: %w", c.SessionID, err)
 	}
+	if ses.VersionID == "" {
+		// Not an assistant's call: no version lists where it may go.
+		return apierr.Invalid("call_id", fmt.Sprintf("call %s runs no assistant version, so it has no transfer destinations", callID))
+	}
 	v, err := s.assistants.GetVersion(ctx, ses.VersionID)
 	if err != nil {
 		return fmt.Errorf("get version %s: %w", ses.VersionID, err)
