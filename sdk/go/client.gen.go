@@ -4039,7 +4039,11 @@ type Greeting = string
 
 // InboundMode `assistant`: the assigned assistant answers (a call with none assigned is
 // declined); `customer_decides`: `call.incoming` asks the customer; `disabled`:
-// calls are declined.
+// calls are declined. On a SIP line the caller hears ringing until the call is
+// answered (an assistant line's assistant, or the customer's client, publishing
+// audio in the room); a declined call (`decline`, a decision timeout that
+// declines, `disabled`, no assistant, the concurrent-session limit) is refused with
+// SIP 486 Busy Here, never answered.
 //
 // Examples: assistant
 type InboundMode string
