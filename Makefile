@@ -93,6 +93,8 @@ bench: deps
 	$(GO) test -run '^$$' -bench FirstAudio -benchtime 30x ./mediafleet/tts/flite
 	@echo "== SIP bridge: INVITE to SIP participant joined, livekit-sip CPU and memory per call beside idle"
 	$(GO) test -run '^$$' -bench SIPInboundCall -benchtime 5x ./e2e/sipengine/
+	@echo "== a phone call through the whole stack: INVITE to greeting, end of the question to the reply at a baresip phone, beside a sim (WebRTC) caller; livekit-sip CPU per call"
+	$(GO) test -run '^$$' -bench BenchmarkSIPCall -benchtime 12x -timeout 30m ./e2e/sip/
 	@echo "== events: event to receipt beside a bare signed POST, deliveries/s, ring to call.incoming"
 	$(GO) test -run '^$$' -bench . -benchtime 300x ./events/delivery ./shared/decision
 	$(GO) test -run '^$$' -bench BenchmarkStackEvents -benchtime 50x ./cmd/bridgeline

@@ -17,7 +17,7 @@ import (
 )
 
 // incoming waits for the call.incoming of a call to the line and returns the call's id.
-func (r *rig) incoming(t *testing.T, lineID string, after map[string]bool) string {
+func (r *rig) incoming(t testing.TB, lineID string, after map[string]bool) string {
 	t.Helper()
 	var id string
 	harness.WaitFor(t, 30*time.Second, "call.incoming", func() bool {
@@ -43,7 +43,7 @@ func (r *rig) incoming(t *testing.T, lineID string, after map[string]bool) strin
 
 // receiver is a webhook endpoint of call.incoming that acknowledges it and leaves the
 // decision to POST /v1/calls/{id}/answer; removed after the test.
-func (r *rig) receiver(t *testing.T) *eventtest.Receiver {
+func (r *rig) receiver(t testing.TB) *eventtest.Receiver {
 	t.Helper()
 	recv := eventtest.NewReceiver(t)
 	var ep struct {

@@ -57,7 +57,7 @@ type rig struct {
 }
 
 // theRig starts the package's stack on first use (skipped under -short).
-func theRig(t *testing.T) *rig {
+func theRig(t testing.TB) *rig {
 	t.Helper()
 	harness.SkipShort(t)
 	pkg.once.Do(func() {
@@ -87,7 +87,7 @@ func theRig(t *testing.T) *rig {
 }
 
 // worker runs a persona worker answering from the fake model, for the test.
-func (r *rig) worker(t *testing.T, mod func(*worker.Config)) {
+func (r *rig) worker(t testing.TB, mod func(*worker.Config)) {
 	t.Helper()
 	model, err := llm.New(llm.Config{BaseURL: r.fake.URL(), APIKey: "test-key", Model: "fake-model"})
 	if err != nil {
@@ -97,7 +97,7 @@ func (r *rig) worker(t *testing.T, mod func(*worker.Config)) {
 }
 
 // do sends a request with the account's live key and decodes the answer into out.
-func (r *rig) do(t *testing.T, method, path string, body, out any) int {
+func (r *rig) do(t testing.TB, method, path string, body, out any) int {
 	t.Helper()
 	status, raw, err := r.st.Request(method, path, body, r.liveKey)
 	if err != nil {
@@ -163,7 +163,7 @@ func str(p *string) string {
 
 // trunk makes a trunk taking calls from this machine (127.0.0.1) and dialling outbound
 // (when given: a phone's address) over UDP.
-func (r *rig) trunk(t *testing.T, outbound string) trunkObj {
+func (r *rig) trunk(t testing.TB, outbound string) trunkObj {
 	t.Helper()
 	body := map[string]any{"name": "test trunk", "inbound": map[string]any{"allowed_addresses": []string{"127.0.0.1"}}}
 	if outbound != "" {
@@ -175,7 +175,7 @@ func (r *rig) trunk(t *testing.T, outbound string) trunkObj {
 }
 
 // line makes a SIP line for handle on trunk with the given settings.
-func (r *rig) line(t *testing.T, handle, trunkID string, settings map[string]any) lineObj {
+func (r *rig) line(t testing.TB, handle, trunkID string, settings map[string]any) lineObj {
 	t.Helper()
 	body := map[string]any{"platform": "sip", "handle": handle, "sip_trunk_id": trunkID}
 	for k, v := range settings {
@@ -193,7 +193,7 @@ func (r *rig) line(t *testing.T, handle, trunkID string, settings map[string]any
 }
 
 // assistant publishes an assistant with greeting.
-func (r *rig) assistant(t *testing.T, greeting string, extra map[string]any) assistantObj {
+func (r *rig) assistant(t testing.TB, greeting string, extra map[string]any) assistantObj {
 	t.Helper()
 	body := map[string]any{"name": "Front desk", "system_prompt": "Answer the phone.", "greeting": greeting, "avatar_id": "ava_theo"}
 	for k, v := range extra {
@@ -206,7 +206,7 @@ func (r *rig) assistant(t *testing.T, greeting string, extra map[string]any) ass
 }
 
 // phone starts a baresip phone for the test.
-func (r *rig) phone(t *testing.T, cfg sipphone.Config) *sipphone.Phone {
+func (r *rig) phone(t testing.TB, cfg sipphone.Config) *sipphone.Phone {
 	t.Helper()
 	cfg.Dir = t.TempDir()
 	p, err := sipphone.Start(context.Background(), cfg)
@@ -226,7 +226,7 @@ func (r *rig) phone(t *testing.T, cfg sipphone.Config) *sipphone.Phone {
 func (r *rig) dialURI(handle string) string { return "sip:" + handle + "@" + r.st.SIP.SIPAddr() }
 
 // callOf waits for the call record of the line's latest call.
-func (r *rig) callOf(t *testing.T, lineID string, cond func(recordObj) bool) recordObj {
+func (r *rig) callOf(t testing.TB, lineID string, cond func(recordObj) bool) recordObj {
 	t.Helper()
 	var c recordObj
 	harness.WaitFor(t, 30*time.Second, "the line's call record", func() bool {
@@ -243,7 +243,7 @@ func (r *rig) callOf(t *testing.T, lineID string, cond func(recordObj) bool) rec
 }
 
 // record reads a call record.
-func (r *rig) record(t *testing.T, id string) recordObj {
+func (r *rig) record(t testing.TB, id string) recordObj {
 	t.Helper()
 	var c recordObj
 	harness.Must(t, r.do(t, http.MethodGet, "/v1/calls/"+id, nil, &c), http.StatusOK, "GET call")
@@ -251,7 +251,7 @@ func (r *rig) record(t *testing.T, id string) recordObj {
 }
 
 // ended waits for the call's call.ended, exactly once, and returns the record.
-func (r *rig) ended(t *testing.T, callID string) (recordObj, callevent.Event) {
+func (r *rig) ended(t testing.TB, callID string) (recordObj, callevent.Event) {
 	t.Helper()
 	harness.WaitFor(t, 30*time.Second, "call.ended", func() bool {
 		var list struct {
@@ -286,7 +286,7 @@ type spoken struct {
 	start, end time.Duration // from the start of the file
 }
 
-func speechWAV(t *testing.T, parts ...part) (string, []spoken) {
+func speechWAV(t testing.TB, parts ...part) (string, []spoken) {
 	t.Helper()
 	var pcm []int16
 	var said []spoken
@@ -341,7 +341,7 @@ func sounds(pcm []int16) []sound {
 }
 
 // heardSentence recognises which of sentences a stretch of a recording holds ("" none).
-func heardSentence(t *testing.T, pcm []int16, s sound, sentences ...string) string {
+func heardSentence(t testing.TB, pcm []int16, s sound, sentences ...string) string {
 	t.Helper()
 	from, to := int(s.start.Seconds()*sipphone.Rate), int(s.end.Seconds()*sipphone.Rate)
 	to = min(to+sipphone.Rate/5, len(pcm))
