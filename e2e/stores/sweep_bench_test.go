@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"path/filepath"
 	"sort"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -55,11 +56,40 @@ func (m *meteredStore) take() int {
 }
 
 // ddbMeter counts DynamoDB requests and the capacity units they consumed (each request
-// asks for ReturnConsumedCapacity TOTAL, as the client on AWS may).
+// asks for ReturnConsumedCapacity INDEXES).
 type ddbMeter struct {
 	mu        sync.Mutex
 	requests  int
 	read, wrt float64
+	// parts are the units by table and index ("calls", "calls/by_account"), reads and
+	// writes together.
+	parts map[string]float64
+}
+
+// note adds cc's units by table and index; m.mu held.
+func (m *ddbMeter) note(cc types.ConsumedCapacity) {
+	if m.parts == nil {
+		m.parts = map[string]float64{}
+	}
+	table := aws.ToString(cc.TableName)
+	if i := strings.Index(table, "-"); i >= 0 {
+		table = table[i+1:] // the test's prefix
+	}
+	if cc.Table != nil {
+		m.parts[table] += aws.ToFloat64(cc.Table.CapacityUnits)
+	}
+	for ix, c := range cc.GlobalSecondaryIndexes {
+		m.parts[table+"/"+ix] += aws.ToFloat64(c.CapacityUnits)
+	}
+}
+
+// takeParts returns the units by table and index since the last call, and forgets them.
+func (m *ddbMeter) takeParts() map[string]float64 {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	p := m.parts
+	m.parts = nil
+	return p
 }
 
 func (m *ddbMeter) add(ccs ...*types.ConsumedCapacity) {
@@ -70,6 +100,7 @@ func (m *ddbMeter) add(ccs ...*types.ConsumedCapacity) {
 		if cc == nil {
 			continue
 		}
+		m.note(*cc)
 		m.read += aws.ToFloat64(cc.ReadCapacityUnits)
 		m.wrt += aws.ToFloat64(cc.WriteCapacityUnits)
 		if cc.ReadCapacityUnits == nil && cc.WriteCapacityUnits == nil {
@@ -88,10 +119,11 @@ func (m *ddbMeter) take() (requests int, read, write float64) {
 	return
 }
 
-// option asks every request for its consumed capacity and counts it.
+// option asks every request for its consumed capacity, by table and index, and counts
+// it.
 func (m *ddbMeter) option(stack *middleware.Stack) error {
 	return stack.Initialize.Add(middleware.InitializeMiddlewareFunc("meter", func(ctx context.Context, in middleware.InitializeInput, next middleware.InitializeHandler) (middleware.InitializeOutput, middleware.Metadata, error) {
-		total := types.ReturnConsumedCapacityTotal
+		total := types.ReturnConsumedCapacityIndexes
 		switch p := in.Parameters.(type) {
 		case *dynamodb.QueryInput:
 			p.ReturnConsumedCapacity = total
@@ -136,6 +168,7 @@ func (m *ddbMeter) addWrites(ccs []types.ConsumedCapacity) {
 	defer m.mu.Unlock()
 	m.requests++
 	for _, cc := range ccs {
+		m.note(cc)
 		m.wrt += aws.ToFloat64(cc.CapacityUnits)
 	}
 }
@@ -167,7 +200,7 @@ func (doneRooms) DeleteRoom(context.Context, string) error { return nil }
 // sweep read each tick before this index. It reports each tick's time, the sessions it
 // read, and on DynamoDB its requests and consumed capacity units.
 //
-//	go test -run '^$' -bench BenchmarkSweep -benchtime 20x -timeout 30m ./e2e/stores/
+//	go test -run '^$' -bench BenchmarkSweep -benchtime 10x -timeout 30m ./e2e/stores/
 func BenchmarkSweep(b *testing.B) {
 	stores := []struct {
 		name string
