@@ -20,8 +20,8 @@ import (
 
 // Store is every domain store in one: accounts and keys, assistants, lines, idempotency
 // records, webhook endpoints, the event log with its delivery attempts and outbox,
-// customer_decides decisions, sessions (with the sweeper's live index) and calls, SIP
-// trunks and the SIP lines on them.
+// customer_decides decisions, sessions (with the sweep index) and calls, SIP trunks and
+// the SIP lines on them.
 type Store interface {
 	account.Store
 	assistant.Store
@@ -33,7 +33,7 @@ type Store interface {
 	decision.Store
 	decision.EventLog
 	session.Store
-	session.LiveStore
+	session.SweepIndex
 	call.Store
 	siptrunk.Store
 	siptrunk.LineStore
