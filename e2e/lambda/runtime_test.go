@@ -93,6 +93,8 @@ func newStack(t testing.TB) *stack {
 		s.logical[name] = table.LogicalID()
 	}
 	s.refs["MaxSessionMinutes"] = "60"
+	s.refs["SIPPublicHost"] = "sip.example.test"
+	s.refs["SIPPublicPort"] = "5061"
 	s.refs["MaxConcurrentSessions"] = "20"
 	s.refs["AssistantDispatchTimeoutSeconds"] = "15"
 	return s
@@ -469,6 +471,9 @@ func TestFunctionsUnderLambdaRuntime(t *testing.T) {
 		`{"name":"Provider","inbound":{"allowed_addresses":["203.0.113.0/24"]},"outbound":{"address":"sip.example.com","transport":"udp","username":"bridgeline","password":"s3cret-pass"}}`),
 		http.StatusCreated)
 	trID, _ := tr["id"].(string)
+	if tr["origination_uri"] != "sip:sip.example.test:5061" {
+		t.Errorf("trunk origination_uri = %v, want sip:sip.example.test:5061 (SIPPublicHost, SIPPublicPort)", tr["origination_uri"])
+	}
 	if out, _ := tr["outbound"].(map[string]any); out["password_set"] != true || strings.Contains(fmt.Sprint(tr), "s3cret-pass") {
 		t.Errorf("trunk = %v, want its password set and never shown", tr)
 	}
