@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/bridgeline/bridgeline/events/callevent"
+	"github.com/bridgeline/bridgeline/shared/call"
 	"github.com/bridgeline/bridgeline/shared/decision"
 	"github.com/bridgeline/bridgeline/shared/httpapi"
 	"github.com/bridgeline/bridgeline/shared/httpapi/contracttest"
@@ -405,6 +406,25 @@ func TestContractCallAnswer(t *testing.T) {
 	c.OK("POST", declined, `{"action":"decline"}`, 200)
 	c.FailValid("POST", ring(time.Now().Add(-time.Second)), `{"action":"accept"}`, 409, "call_not_answerable")
 	c.FailValid("POST", "/v1/calls/"+ident.New("call")+"/answer", `{"action":"accept"}`, 404, "resource_not_found")
+	// A call GET finds but nobody is asked about (outbound, or inbound on an assistant
+	// line) is not answerable, and the message says what the call is; another account's
+	// call stays unknown.
+	for _, k := range []struct{ direction, status string }{
+		{call.Outbound, call.StatusActive}, {call.Outbound, call.StatusEnded}, {call.Inbound, call.StatusEnded},
+	} {
+		cr := call.Call{ID: ident.New("call"), AccountID: c.st.acctID, Direction: k.direction, LineID: c.st.lineID,
+			From: "+15550100001", To: "+15550100002", Media: "video", Status: k.status, Platform: "sim",
+			PlatformCallID: ident.New("sim"), StartedAt: time.Now().UTC()}
+		if err := c.st.store.SaveCall(ctx, cr, nil); err != nil {
+			t.Fatal(err)
+		}
+		r := c.FailValid("POST", "/v1/calls/"+cr.ID+"/answer", `{"action":"accept"}`, 409, "call_not_answerable")
+		msg, _ := r.Body["error"].(map[string]any)["message"].(string)
+		if !strings.Contains(msg, k.direction) || !strings.Contains(msg, "status is "+k.status) {
+			t.Errorf("answer %s %s call: message %q names neither direction nor status", k.direction, k.status, msg)
+		}
+		c.FailValid("POST", "/v1/calls/"+cr.ID+"/answer", `{"action":"accept"}`, 404, "resource_not_found", "Authorization", "Bearer "+c.st.otherKey)
+	}
 	c.FailValid("POST", accepted, `{"action":"accept"}`, 404, "resource_not_found", "Authorization", "Bearer "+c.st.otherKey)
 	c.Fail("POST", declined, `{}`, 400, "parameter_missing")
 	c.Fail("POST", declined, `{"action":"maybe"}`, 400, "parameter_invalid")
