@@ -5739,8 +5739,10 @@ type ClientInterface interface {
 	// 400 `parameter_missing` or `parameter_invalid` (`action`; `assistant` on a line
 	// that had no assistant when the call rang; `variables` without `action: assistant`
 	// or out of bounds, naming `variables` or `variables[<name>]`);
-	// 404 `resource_not_found` for a call that is not this account's ringing
-	// customer_decides call.
+	// 409 `call_not_answerable` also for a call of this account that has no answer to
+	// make (outbound, or inbound on a line that did not ask): its message names the
+	// call's direction and status, as `GET /v1/calls/{id}` shows them.
+	// 404 `resource_not_found` for an id that is not a call of this account.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -5759,8 +5761,10 @@ type ClientInterface interface {
 	// 400 `parameter_missing` or `parameter_invalid` (`action`; `assistant` on a line
 	// that had no assistant when the call rang; `variables` without `action: assistant`
 	// or out of bounds, naming `variables` or `variables[<name>]`);
-	// 404 `resource_not_found` for a call that is not this account's ringing
-	// customer_decides call.
+	// 409 `call_not_answerable` also for a call of this account that has no answer to
+	// make (outbound, or inbound on a line that did not ask): its message names the
+	// call's direction and status, as `GET /v1/calls/{id}` shows them.
+	// 404 `resource_not_found` for an id that is not a call of this account.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -6728,8 +6732,10 @@ func (c *BaseClient) UpdateCall(ctx context.Context, id CallID, body UpdateCallJ
 // 400 `parameter_missing` or `parameter_invalid` (`action`; `assistant` on a line
 // that had no assistant when the call rang; `variables` without `action: assistant`
 // or out of bounds, naming `variables` or `variables[<name>]`);
-// 404 `resource_not_found` for a call that is not this account's ringing
-// customer_decides call.
+// 409 `call_not_answerable` also for a call of this account that has no answer to
+// make (outbound, or inbound on a line that did not ask): its message names the
+// call's direction and status, as `GET /v1/calls/{id}` shows them.
+// 404 `resource_not_found` for an id that is not a call of this account.
 //
 // Takes any type of body and a specified content type.
 //
@@ -6758,8 +6764,10 @@ func (c *BaseClient) AnswerCallWithBody(ctx context.Context, id CallID, params *
 // 400 `parameter_missing` or `parameter_invalid` (`action`; `assistant` on a line
 // that had no assistant when the call rang; `variables` without `action: assistant`
 // or out of bounds, naming `variables` or `variables[<name>]`);
-// 404 `resource_not_found` for a call that is not this account's ringing
-// customer_decides call.
+// 409 `call_not_answerable` also for a call of this account that has no answer to
+// make (outbound, or inbound on a line that did not ask): its message names the
+// call's direction and status, as `GET /v1/calls/{id}` shows them.
+// 404 `resource_not_found` for an id that is not a call of this account.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -10036,8 +10044,10 @@ type ClientWithResponsesInterface interface {
 	// 400 `parameter_missing` or `parameter_invalid` (`action`; `assistant` on a line
 	// that had no assistant when the call rang; `variables` without `action: assistant`
 	// or out of bounds, naming `variables` or `variables[<name>]`);
-	// 404 `resource_not_found` for a call that is not this account's ringing
-	// customer_decides call.
+	// 409 `call_not_answerable` also for a call of this account that has no answer to
+	// make (outbound, or inbound on a line that did not ask): its message names the
+	// call's direction and status, as `GET /v1/calls/{id}` shows them.
+	// 404 `resource_not_found` for an id that is not a call of this account.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -10056,8 +10066,10 @@ type ClientWithResponsesInterface interface {
 	// 400 `parameter_missing` or `parameter_invalid` (`action`; `assistant` on a line
 	// that had no assistant when the call rang; `variables` without `action: assistant`
 	// or out of bounds, naming `variables` or `variables[<name>]`);
-	// 404 `resource_not_found` for a call that is not this account's ringing
-	// customer_decides call.
+	// 409 `call_not_answerable` also for a call of this account that has no answer to
+	// make (outbound, or inbound on a line that did not ask): its message names the
+	// call's direction and status, as `GET /v1/calls/{id}` shows them.
+	// 404 `resource_not_found` for an id that is not a call of this account.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -16923,8 +16935,10 @@ func (c *ClientWithResponses) UpdateCallWithResponse(ctx context.Context, id Cal
 // 400 `parameter_missing` or `parameter_invalid` (`action`; `assistant` on a line
 // that had no assistant when the call rang; `variables` without `action: assistant`
 // or out of bounds, naming `variables` or `variables[<name>]`);
-// 404 `resource_not_found` for a call that is not this account's ringing
-// customer_decides call.
+// 409 `call_not_answerable` also for a call of this account that has no answer to
+// make (outbound, or inbound on a line that did not ask): its message names the
+// call's direction and status, as `GET /v1/calls/{id}` shows them.
+// 404 `resource_not_found` for an id that is not a call of this account.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -16949,8 +16963,10 @@ func (c *ClientWithResponses) AnswerCallWithBodyWithResponse(ctx context.Context
 // 400 `parameter_missing` or `parameter_invalid` (`action`; `assistant` on a line
 // that had no assistant when the call rang; `variables` without `action: assistant`
 // or out of bounds, naming `variables` or `variables[<name>]`);
-// 404 `resource_not_found` for a call that is not this account's ringing
-// customer_decides call.
+// 409 `call_not_answerable` also for a call of this account that has no answer to
+// make (outbound, or inbound on a line that did not ask): its message names the
+// call's direction and status, as `GET /v1/calls/{id}` shows them.
+// 404 `resource_not_found` for an id that is not a call of this account.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //

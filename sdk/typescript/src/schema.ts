@@ -556,8 +556,10 @@ export interface paths {
          *     400 `parameter_missing` or `parameter_invalid` (`action`; `assistant` on a line
          *     that had no assistant when the call rang; `variables` without `action: assistant`
          *     or out of bounds, naming `variables` or `variables[<name>]`);
-         *     404 `resource_not_found` for a call that is not this account's ringing
-         *     customer_decides call.
+         *     409 `call_not_answerable` also for a call of this account that has no answer to
+         *     make (outbound, or inbound on a line that did not ask): its message names the
+         *     call's direction and status, as `GET /v1/calls/{id}` shows them.
+         *     404 `resource_not_found` for an id that is not a call of this account.
          */
         post: operations["answerCall"];
         delete?: never;
