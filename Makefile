@@ -92,6 +92,8 @@ bench: deps
 	@echo "== persona worker: answer to connecting screen and greeting, beside LiveKit's bare dispatch; sim audio calls' greeting with ICE lite beside full ICE"
 	$(GO) test -run '^$$' -bench Answer -benchtime 40x ./mediafleet/worker
 	$(GO) test -run '^$$' -bench AvatarFrame -benchtime 300x ./mediafleet/vp8
+	@echo "== a caller on the sim's /sim/ page (headless Chromium): answer to greeting beside the sim's bot caller, call for call"
+	$(GO) test -run '^$$' -bench BenchmarkSimPageGreeting -benchtime 10x ./examples/simcaller/
 	@echo "== conversation on the whole stack (real VAD, STT, TTS; fake model at 0 and 300 ms first token): caller's end of speech to the reply heard beside its floor, barge-in, greeting; then concurrent calls per worker"
 	$(GO) test -run '^$$' -bench 'BenchmarkConversation$$' -benchtime 20x -timeout 30m ./e2e/sessions/
 	$(GO) test -run '^$$' -bench BenchmarkConversationCapacity -benchtime 1x -timeout 30m ./e2e/sessions/
