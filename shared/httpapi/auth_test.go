@@ -23,29 +23,13 @@ import (
 // authorizer, whose context LambdaAuth reads. No handler looks at the header again.
 func TestKeyModeOnTheCaller(t *testing.T) {
 	ctx := context.Background()
-	s, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "auth.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Close() })
-	accts := &account.Service{Store: s, Now: time.Now}
-	acct, testKey, err := accts.Create(ctx, "Acme", false)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s, accts, api, acct, testKey := newAuthEnv(t)
 	liveKey, _, err := accts.AddKey(ctx, acct.ID, true)
 	if err != nil {
 		t.Fatal(err)
 	}
-	api, err := httpapi.New(s, s, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
 	var got account.Caller
-	record := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		got = httpapi.AccountFrom(r.Context())
-		w.WriteHeader(http.StatusNoContent)
-	})
+	record := recordCaller(&got)
 	authorize := httpapi.AuthorizerHandler(s)
 	for _, tc := range []struct {
 		name, key string
@@ -93,24 +77,9 @@ func TestKeyModeOnTheCaller(t *testing.T) {
 // it, and on AWS that 401 comes from the function with the same message.
 func TestKeyInTheAuthorizationHeader(t *testing.T) {
 	ctx := context.Background()
-	s, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "auth.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Close() })
-	acct, key, err := (&account.Service{Store: s, Now: time.Now}).Create(ctx, "Acme", false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	api, err := httpapi.New(s, s, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s, _, api, acct, key := newAuthEnv(t)
 	var got account.Caller
-	record := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		got = httpapi.AccountFrom(r.Context())
-		w.WriteHeader(http.StatusNoContent)
-	})
+	record := recordCaller(&got)
 	basic := func(userpass string) string { return "Basic " + base64.StdEncoding.EncodeToString([]byte(userpass)) }
 	authorize := httpapi.AuthorizerHandler(s)
 	for _, tc := range []struct {
@@ -177,4 +146,32 @@ func checkAuth(t *testing.T, who string, status int, body string, got account.Ca
 	if got.ID != "" {
 		t.Errorf("%s: authenticated %q on a refused header", who, got.ID)
 	}
+}
+
+// newAuthEnv is a store with one account and its test key, and the API over it.
+func newAuthEnv(t *testing.T) (*sqlite.Store, *account.Service, *httpapi.API, account.Account, string) {
+	t.Helper()
+	s, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "auth.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	accts := &account.Service{Store: s, Now: time.Now}
+	acct, key, err := accts.Create(context.Background(), "Acme", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	api, err := httpapi.New(s, s, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s, accts, api, acct, key
+}
+
+// recordCaller is a handler that keeps the caller a request was authenticated as.
+func recordCaller(got *account.Caller) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		*got = httpapi.AccountFrom(r.Context())
+		w.WriteHeader(http.StatusNoContent)
+	})
 }
