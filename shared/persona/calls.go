@@ -82,7 +82,7 @@ const MaxToolResponseBytes = 16 << 10
 // name, the arguments the model gave, and the result or the error, with how long it took.
 type ToolUse struct {
 	Name       string          `json:"name"`
-	Arguments  json.RawMessage `json:"arguments"`
+	Arguments  json.RawMessage `json:"arguments,omitempty"`
 	Result     json.RawMessage `json:"result,omitempty"`
 	Error      *ToolError      `json:"error,omitempty"`
 	DurationMS int64           `json:"duration_ms"`
