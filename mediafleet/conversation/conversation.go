@@ -166,7 +166,13 @@ type RunOption func(*session)
 
 // AnsweredAt is when the call was answered: the version's max_duration_seconds counts
 // from it (default: from Run).
-func AnsweredAt(t time.Time) RunOption { return func(s *session) { s.answered = t } }
+func AnsweredAt(t time.Time) RunOption {
+	return func(s *session) {
+		if !t.IsZero() {
+			s.answered = t
+		}
+	}
+}
 
 // Run holds the conversation of version v on line, after its greeting, until ctx ends
 // (the call is over: it returns ctx's error), the model ends the call and its goodbye
