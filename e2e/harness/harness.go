@@ -71,6 +71,9 @@ type Options struct {
 	MaxConcurrentSessions int
 	// Platforms are calling platforms beside the sim.
 	Platforms []platform.Platform
+	// ToolClient posts the assistants' tool calls (default: the local stack's egress
+	// rules, loopback allowed).
+	ToolClient *http.Client
 }
 
 // Stack is a running control plane on real parts. A Tenant of it is a copy whose API key,
@@ -221,7 +224,7 @@ func New(opts Options) (_ *Stack, err error) {
 		svcRooms = opts.WrapRooms(rooms)
 	}
 	cp, err := controlplane.New(cfg, controlplane.Deps{Store: st, Rooms: svcRooms, LiveKit: rooms,
-		Platforms: platforms, SimSecret: "sim-test-secret", Log: log})
+		Platforms: platforms, SimSecret: "sim-test-secret", ToolClient: opts.ToolClient, Log: log})
 	if err != nil {
 		return nil, err
 	}
