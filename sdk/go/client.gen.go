@@ -4716,9 +4716,10 @@ type ToolName = string
 // Examples: {"properties":{"order_id":{"description":"The order number the caller gives.","type":"string"}},"required":["order_id"],"type":"object"}
 type ToolParameters = map[string]interface{}
 
-// ToolUse One call of a tool, where it falls among the spoken turns: the turn's `start_ms`
-// is when the model called it, `end_ms` when the answer (or the error) came. A
-// trimmed turn (`text_trimmed`) keeps the name, the error and the duration only.
+// ToolUse One call of a tool, placed among the spoken turns where its answer came: the
+// turn's `start_ms` is when the model called it, `end_ms` when the answer (or the
+// error) came. A trimmed turn (`text_trimmed`) keeps the name, the error and the
+// duration only.
 //
 // Examples: {"arguments":{"order_id":"6735"},"duration_ms":182,"name":"lookup_order","result":{"eta":"Friday","status":"shipped"}}
 type ToolUse struct {
@@ -6294,7 +6295,9 @@ type ClientInterface interface {
 	//
 	// Snapshots the draft into the next numbered, immutable version and makes it the
 	// active one. 422 `draft_incomplete` names the first of `name`, `system_prompt`,
-	// `greeting`, `avatar_id` that is blank or unknown; 409 `assistant_archived`.
+	// `greeting`, `avatar_id` that is blank or unknown, or `tool_secret` for a draft
+	// with tools on an assistant that has no tool secret yet (see
+	// `rotate_tool_secret`); 409 `assistant_archived`.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -6305,7 +6308,9 @@ type ClientInterface interface {
 	//
 	// Snapshots the draft into the next numbered, immutable version and makes it the
 	// active one. 422 `draft_incomplete` names the first of `name`, `system_prompt`,
-	// `greeting`, `avatar_id` that is blank or unknown; 409 `assistant_archived`.
+	// `greeting`, `avatar_id` that is blank or unknown, or `tool_secret` for a draft
+	// with tools on an assistant that has no tool secret yet (see
+	// `rotate_tool_secret`); 409 `assistant_archived`.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -6318,7 +6323,7 @@ type ClientInterface interface {
 	// the previous one keeps signing beside it for 24 h (each request then carries both
 	// signatures), and a second rotation inside those 24 h drops the oldest. An
 	// assistant created before tools existed has none until its first rotation, and
-	// publishing tools needs one (400 `draft_incomplete` on `tool_secret`).
+	// publishing tools needs one (422 `draft_incomplete` on `tool_secret`).
 	// 409 `assistant_archived` for an archived assistant.
 	//
 	// Takes any type of body and a specified content type.
@@ -6332,7 +6337,7 @@ type ClientInterface interface {
 	// the previous one keeps signing beside it for 24 h (each request then carries both
 	// signatures), and a second rotation inside those 24 h drops the oldest. An
 	// assistant created before tools existed has none until its first rotation, and
-	// publishing tools needs one (400 `draft_incomplete` on `tool_secret`).
+	// publishing tools needs one (422 `draft_incomplete` on `tool_secret`).
 	// 409 `assistant_archived` for an archived assistant.
 	//
 	// Takes a body of the `application/json` content type.
@@ -7231,7 +7236,9 @@ func (c *BaseClient) DuplicateAssistant(ctx context.Context, id AssistantPathID,
 //
 // Snapshots the draft into the next numbered, immutable version and makes it the
 // active one. 422 `draft_incomplete` names the first of `name`, `system_prompt`,
-// `greeting`, `avatar_id` that is blank or unknown; 409 `assistant_archived`.
+// `greeting`, `avatar_id` that is blank or unknown, or `tool_secret` for a draft
+// with tools on an assistant that has no tool secret yet (see
+// `rotate_tool_secret`); 409 `assistant_archived`.
 //
 // Takes any type of body and a specified content type.
 //
@@ -7252,7 +7259,9 @@ func (c *BaseClient) PublishAssistantWithBody(ctx context.Context, id AssistantP
 //
 // Snapshots the draft into the next numbered, immutable version and makes it the
 // active one. 422 `draft_incomplete` names the first of `name`, `system_prompt`,
-// `greeting`, `avatar_id` that is blank or unknown; 409 `assistant_archived`.
+// `greeting`, `avatar_id` that is blank or unknown, or `tool_secret` for a draft
+// with tools on an assistant that has no tool secret yet (see
+// `rotate_tool_secret`); 409 `assistant_archived`.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -7275,7 +7284,7 @@ func (c *BaseClient) PublishAssistant(ctx context.Context, id AssistantPathID, p
 // the previous one keeps signing beside it for 24 h (each request then carries both
 // signatures), and a second rotation inside those 24 h drops the oldest. An
 // assistant created before tools existed has none until its first rotation, and
-// publishing tools needs one (400 `draft_incomplete` on `tool_secret`).
+// publishing tools needs one (422 `draft_incomplete` on `tool_secret`).
 // 409 `assistant_archived` for an archived assistant.
 //
 // Takes any type of body and a specified content type.
@@ -7299,7 +7308,7 @@ func (c *BaseClient) RotateAssistantToolSecretWithBody(ctx context.Context, id A
 // the previous one keeps signing beside it for 24 h (each request then carries both
 // signatures), and a second rotation inside those 24 h drops the oldest. An
 // assistant created before tools existed has none until its first rotation, and
-// publishing tools needs one (400 `draft_incomplete` on `tool_secret`).
+// publishing tools needs one (422 `draft_incomplete` on `tool_secret`).
 // 409 `assistant_archived` for an archived assistant.
 //
 // Takes a body of the `application/json` content type.
@@ -10721,7 +10730,9 @@ type ClientWithResponsesInterface interface {
 	//
 	// Snapshots the draft into the next numbered, immutable version and makes it the
 	// active one. 422 `draft_incomplete` names the first of `name`, `system_prompt`,
-	// `greeting`, `avatar_id` that is blank or unknown; 409 `assistant_archived`.
+	// `greeting`, `avatar_id` that is blank or unknown, or `tool_secret` for a draft
+	// with tools on an assistant that has no tool secret yet (see
+	// `rotate_tool_secret`); 409 `assistant_archived`.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -10732,7 +10743,9 @@ type ClientWithResponsesInterface interface {
 	//
 	// Snapshots the draft into the next numbered, immutable version and makes it the
 	// active one. 422 `draft_incomplete` names the first of `name`, `system_prompt`,
-	// `greeting`, `avatar_id` that is blank or unknown; 409 `assistant_archived`.
+	// `greeting`, `avatar_id` that is blank or unknown, or `tool_secret` for a draft
+	// with tools on an assistant that has no tool secret yet (see
+	// `rotate_tool_secret`); 409 `assistant_archived`.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -10745,7 +10758,7 @@ type ClientWithResponsesInterface interface {
 	// the previous one keeps signing beside it for 24 h (each request then carries both
 	// signatures), and a second rotation inside those 24 h drops the oldest. An
 	// assistant created before tools existed has none until its first rotation, and
-	// publishing tools needs one (400 `draft_incomplete` on `tool_secret`).
+	// publishing tools needs one (422 `draft_incomplete` on `tool_secret`).
 	// 409 `assistant_archived` for an archived assistant.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
@@ -10759,7 +10772,7 @@ type ClientWithResponsesInterface interface {
 	// the previous one keeps signing beside it for 24 h (each request then carries both
 	// signatures), and a second rotation inside those 24 h drops the oldest. An
 	// assistant created before tools existed has none until its first rotation, and
-	// publishing tools needs one (400 `draft_incomplete` on `tool_secret`).
+	// publishing tools needs one (422 `draft_incomplete` on `tool_secret`).
 	// 409 `assistant_archived` for an archived assistant.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
@@ -17768,7 +17781,9 @@ func (c *ClientWithResponses) DuplicateAssistantWithResponse(ctx context.Context
 //
 // Snapshots the draft into the next numbered, immutable version and makes it the
 // active one. 422 `draft_incomplete` names the first of `name`, `system_prompt`,
-// `greeting`, `avatar_id` that is blank or unknown; 409 `assistant_archived`.
+// `greeting`, `avatar_id` that is blank or unknown, or `tool_secret` for a draft
+// with tools on an assistant that has no tool secret yet (see
+// `rotate_tool_secret`); 409 `assistant_archived`.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -17785,7 +17800,9 @@ func (c *ClientWithResponses) PublishAssistantWithBodyWithResponse(ctx context.C
 //
 // Snapshots the draft into the next numbered, immutable version and makes it the
 // active one. 422 `draft_incomplete` names the first of `name`, `system_prompt`,
-// `greeting`, `avatar_id` that is blank or unknown; 409 `assistant_archived`.
+// `greeting`, `avatar_id` that is blank or unknown, or `tool_secret` for a draft
+// with tools on an assistant that has no tool secret yet (see
+// `rotate_tool_secret`); 409 `assistant_archived`.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -17804,7 +17821,7 @@ func (c *ClientWithResponses) PublishAssistantWithResponse(ctx context.Context, 
 // the previous one keeps signing beside it for 24 h (each request then carries both
 // signatures), and a second rotation inside those 24 h drops the oldest. An
 // assistant created before tools existed has none until its first rotation, and
-// publishing tools needs one (400 `draft_incomplete` on `tool_secret`).
+// publishing tools needs one (422 `draft_incomplete` on `tool_secret`).
 // 409 `assistant_archived` for an archived assistant.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
@@ -17824,7 +17841,7 @@ func (c *ClientWithResponses) RotateAssistantToolSecretWithBodyWithResponse(ctx 
 // the previous one keeps signing beside it for 24 h (each request then carries both
 // signatures), and a second rotation inside those 24 h drops the oldest. An
 // assistant created before tools existed has none until its first rotation, and
-// publishing tools needs one (400 `draft_incomplete` on `tool_secret`).
+// publishing tools needs one (422 `draft_incomplete` on `tool_secret`).
 // 409 `assistant_archived` for an archived assistant.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).

@@ -115,7 +115,9 @@ export interface paths {
          * Publish the draft as a new version
          * @description Snapshots the draft into the next numbered, immutable version and makes it the
          *     active one. 422 `draft_incomplete` names the first of `name`, `system_prompt`,
-         *     `greeting`, `avatar_id` that is blank or unknown; 409 `assistant_archived`.
+         *     `greeting`, `avatar_id` that is blank or unknown, or `tool_secret` for a draft
+         *     with tools on an assistant that has no tool secret yet (see
+         *     `rotate_tool_secret`); 409 `assistant_archived`.
          */
         post: operations["publishAssistant"];
         delete?: never;
@@ -248,7 +250,7 @@ export interface paths {
          *     the previous one keeps signing beside it for 24 h (each request then carries both
          *     signatures), and a second rotation inside those 24 h drops the oldest. An
          *     assistant created before tools existed has none until its first rotation, and
-         *     publishing tools needs one (400 `draft_incomplete` on `tool_secret`).
+         *     publishing tools needs one (422 `draft_incomplete` on `tool_secret`).
          *     409 `assistant_archived` for an archived assistant.
          */
         post: operations["rotateAssistantToolSecret"];
@@ -3909,9 +3911,10 @@ export interface components {
             tool?: components["schemas"]["ToolUse"];
         };
         /**
-         * @description One call of a tool, where it falls among the spoken turns: the turn's `start_ms`
-         *     is when the model called it, `end_ms` when the answer (or the error) came. A
-         *     trimmed turn (`text_trimmed`) keeps the name, the error and the duration only.
+         * @description One call of a tool, placed among the spoken turns where its answer came: the
+         *     turn's `start_ms` is when the model called it, `end_ms` when the answer (or the
+         *     error) came. A trimmed turn (`text_trimmed`) keeps the name, the error and the
+         *     duration only.
          * @example {
          *       "name": "lookup_order",
          *       "arguments": {
