@@ -17,6 +17,8 @@ import (
 	"time"
 
 	"github.com/bridgeline/bridgeline/e2e/harness"
+	"github.com/bridgeline/bridgeline/events/callevent"
+	"github.com/bridgeline/bridgeline/events/eventtest"
 	"github.com/bridgeline/bridgeline/mediafleet/conversation"
 	"github.com/bridgeline/bridgeline/mediafleet/llm"
 	"github.com/bridgeline/bridgeline/mediafleet/llm/llmtest"
@@ -137,8 +139,9 @@ const qOrder = "Where is my order?"
 // sim caller asking, the fake OpenAI-compatible model calling the assistant's tools, the
 // control plane posting them to a real HTTP receiver that verifies each with the SDK's
 // webhook.Verify. Then a slow tool (the filler, once), a failing one and one whose name
-// resolves to an internal address (refused, no connection). The account listens to
-// call.transcript, so each final turn is in the event log as it happens.
+// resolves to an internal address (refused, no connection). The account's endpoint
+// listens to call.answered and call.transcript: each call's answer and each final turn
+// are delivered to it, signed with the endpoint's secret, as they happen.
 func TestToolsEndToEnd(t *testing.T) {
 	st := tenant(t)
 	eng := realEngines(t)
@@ -150,8 +153,13 @@ func TestToolsEndToEnd(t *testing.T) {
 	}
 	st.StartWorker(t, nil, worker.Options{NewVAD: eng.NewVAD, Recognizer: eng.Recognizer, Voices: eng.Voices.Voices(), Model: model})
 	rcv := startToolReceiver(t)
-	harness.Must(t, st.Do(t, http.MethodPost, "/v1/webhook_endpoints", map[string]any{"url": rcv.URL + "/hooks",
-		"events": []string{"call.transcript"}}, nil), http.StatusCreated, "create the endpoint")
+	hooks := eventtest.NewReceiver(t)
+	var ep struct {
+		Secret string `json:"secret"`
+	}
+	harness.Must(t, st.Do(t, http.MethodPost, "/v1/webhook_endpoints", map[string]any{"url": hooks.URL,
+		"events": []string{"call.answered", "call.transcript"}}, &ep), http.StatusCreated, "create the endpoint")
+	hooks.SetSecret(ep.Secret)
 
 	tool := func(name, path string) map[string]any {
 		return map[string]any{"name": name, "description": "Finds an order by its number.", "url": path,
@@ -181,11 +189,13 @@ func TestToolsEndToEnd(t *testing.T) {
 	// requests.
 	ask := func(t *testing.T, toolName string) (recordObj, []llmtest.Request) {
 		t.Helper()
+		var askedAgain atomic.Value // time.Time: the model got the tool's answer
 		fake.SetReplies(func(req llmtest.Request) llmtest.Reply {
 			last := req.Messages[len(req.Messages)-1]
 			if last.Role != "tool" {
 				return llmtest.Reply{Text: "Let me look.", ToolCalls: []llmtest.ToolCall{{Name: toolName, Arguments: `{"order_id":"6735"}`}}}
 			}
+			askedAgain.Store(time.Now())
 			var r struct{ Status, Day string }
 			if json.Unmarshal([]byte(last.Content), &r) != nil || r.Status == "" {
 				return llmtest.Reply{Text: "Sorry, I cannot look that up right now."}
@@ -194,9 +204,11 @@ func TestToolsEndToEnd(t *testing.T) {
 		})
 		before := len(fake.Requests())
 		c := placeConvCall(t, st)
-		q := c.say(qOrder)
+		c.say(qOrder)
 		harness.WaitFor(t, 30*time.Second, "the model asked again with the tool's answer", func() bool { return len(fake.Requests()) >= before+2 })
-		reply := c.heardAfter(q.End, "the reply at the caller")
+		// The reply built from the answer sounds after the model got it (what sounded
+		// before, "Let me look." and the filler, came from the first reply).
+		reply := c.heardAfter(askedAgain.Load().(time.Time), "the reply at the caller")
 		harness.WaitFor(t, 30*time.Second, "the last reply to end", func() bool {
 			ss := c.bot.Sounds()
 			last := ss[len(ss)-1]
@@ -252,40 +264,53 @@ func TestToolsEndToEnd(t *testing.T) {
 		if tt.Tool.Name != "lookup_order" || string(tt.Tool.Result) != `{"status":"shipped","day":"Friday"}` || tt.Tool.Error != nil {
 			t.Errorf("tool turn %+v", tt.Tool)
 		}
-		if m := r.Metrics; m.ToolCalls == nil || *m.ToolCalls != 1 || *m.ToolErrors != 0 || m.ToolMS == nil {
-			t.Errorf("metrics %+v, want one tool call", m)
+		// One call of the tool: tool_ms's p50 and p95 are its duration.
+		if m := r.Metrics; m.ToolCalls == nil || *m.ToolCalls != 1 || m.ToolErrors == nil || *m.ToolErrors != 0 || m.ToolMS == nil ||
+			m.ToolMS.P50 != tt.Tool.DurationMS || m.ToolMS.P95 != tt.Tool.DurationMS {
+			t.Errorf("metrics %+v (tool_ms %+v), want one tool call of %d ms without error", m, m.ToolMS, tt.Tool.DurationMS)
 		} else {
 			t.Logf("tool call: %d ms from the model's call to the answer (worker, control plane, receiver)", m.ToolMS.P50)
 		}
-		// call.transcript: every spoken turn of the record, in the event log, numbered.
-		var events struct {
-			Data []struct {
-				Data struct {
-					CallID   string `json:"call_id"`
-					Sequence int    `json:"sequence"`
-					Speaker  string `json:"speaker"`
-					Text     string `json:"text"`
-				} `json:"data"`
-			} `json:"data"`
+		// call.answered, once, delivered to the endpoint: the assistant handled the call.
+		var answered callevent.CallAnswered
+		_ = json.Unmarshal(hooks.WaitFor(t, callevent.TypeCallAnswered, 10*time.Second, eventtest.ForCall(r.ID)).Event.Data, &answered)
+		if answered.HandledBy != call.HandledByAssistant || answered.SessionID != str(r.SessionID) || answered.AnsweredAt.IsZero() {
+			t.Errorf("call.answered %+v, want the assistant's answer of the session", answered)
 		}
-		harness.Must(t, st.Do(t, http.MethodGet, "/v1/events?type=call.transcript&limit=100", nil, &events), http.StatusOK, "GET events")
-		var texts, want []string
-		seqs := map[int]bool{}
-		for _, e := range events.Data {
-			if e.Data.CallID == r.ID {
-				texts = append(texts, e.Data.Speaker+": "+e.Data.Text)
-				seqs[e.Data.Sequence] = true
-			}
-		}
+		eventtest.ExactlyOnce(t, st.Store, st.AccountID, callevent.TypeCallAnswered, r.ID)
+		// call.transcript: every spoken turn of the record delivered, numbered 1, 2, ...
+		var want []string
 		for _, tn := range r.Turns {
 			if tn.Speaker != persona.SpeakerTool {
-				want = append(want, tn.Speaker+": "+tn.Text)
+				want = append(want, fmt.Sprintf("%s: %s [%d-%d]", tn.Speaker, tn.Text, tn.StartMS, tn.EndMS))
 			}
 		}
+		var texts []string
+		seqs := map[int]bool{}
+		harness.WaitFor(t, 20*time.Second, "every turn delivered as call.transcript", func() bool {
+			texts, seqs = nil, map[int]bool{}
+			for _, g := range hooks.Events(callevent.TypeCallTranscript) {
+				var d callevent.CallTranscript
+				if json.Unmarshal(g.Event.Data, &d) == nil && d.CallID == r.ID && !seqs[d.Sequence] {
+					texts = append(texts, fmt.Sprintf("%s: %s [%d-%d]", d.Speaker, d.Text, d.StartMS, d.EndMS))
+					seqs[d.Sequence] = true
+				}
+			}
+			return len(texts) >= len(want)
+		})
 		slices.Sort(texts)
 		slices.Sort(want)
-		if !slices.Equal(texts, want) || len(seqs) != len(want) {
-			t.Errorf("call.transcript events %q (sequences %v), want one per spoken turn %q", texts, seqs, want)
+		if !slices.Equal(texts, want) {
+			t.Errorf("call.transcript deliveries %q, want one per spoken turn %q", texts, want)
+		}
+		for i := 1; i <= len(want); i++ {
+			if !seqs[i] {
+				t.Errorf("call.transcript sequences %v, want 1 to %d", seqs, len(want))
+				break
+			}
+		}
+		if rej := hooks.Rejected(); len(rej) != 0 {
+			t.Errorf("the endpoint rejected %d deliveries: %v", len(rej), rej)
 		}
 	})
 
@@ -303,8 +328,12 @@ func TestToolsEndToEnd(t *testing.T) {
 		if said := lastSaid(r); said != "Your order is packed, it arrives on Monday." {
 			t.Errorf("last said %q, want the answer from the slow tool", said)
 		}
-		if tt := toolTurn(t, r); tt.Tool.DurationMS < 2500 || tt.Tool.Error != nil {
+		tt := toolTurn(t, r)
+		if tt.Tool.DurationMS < 2500 || tt.Tool.Error != nil {
 			t.Errorf("tool turn %+v, want the 2.5 s call's result", tt.Tool)
+		}
+		if m := r.Metrics; m.ToolMS == nil || m.ToolMS.P50 != tt.Tool.DurationMS || m.ToolMS.P95 != tt.Tool.DurationMS || *m.ToolErrors != 0 {
+			t.Errorf("metrics: tool_ms %+v, tool_errors %v; want the slow call's %d ms, no error", m.ToolMS, m.ToolErrors, tt.Tool.DurationMS)
 		}
 	})
 
@@ -321,8 +350,9 @@ func TestToolsEndToEnd(t *testing.T) {
 		if said := lastSaid(r); said != "Sorry, I cannot look that up right now." {
 			t.Errorf("last said %q, want the model's words about the error", said)
 		}
-		if m := r.Metrics; m.ToolErrors == nil || *m.ToolErrors != 1 {
-			t.Errorf("metrics %+v, want one tool error", m)
+		if m := r.Metrics; m.ToolCalls == nil || *m.ToolCalls != 1 || m.ToolErrors == nil || *m.ToolErrors != 1 || m.ToolMS == nil ||
+			m.ToolMS.P95 != tt.Tool.DurationMS {
+			t.Errorf("metrics %+v, want one tool call, an error, its duration in tool_ms", m)
 		}
 	})
 
@@ -336,6 +366,9 @@ func TestToolsEndToEnd(t *testing.T) {
 			}
 			if said := lastSaid(r); said != "Sorry, I cannot look that up right now." {
 				t.Errorf("last said %q, want the model's words about the error", said)
+			}
+			if m := r.Metrics; m.ToolErrors == nil || *m.ToolErrors != 1 {
+				t.Errorf("metrics %+v, want the refusal counted as a tool error", m)
 			}
 			if n := ssrfDials.Load(); n != 0 {
 				t.Errorf("%d connections let through to the internal addresses, want 0", n)
