@@ -44,6 +44,10 @@ var sessionCases = map[string]func(*testing.T, SessionStore){
 	"metadata updates race other writes, no loss": sessionMetadataRace,
 	"discard removes a first save, nothing later": sessionDiscard,
 	"an event queued on its own is written once":  queuedEventOnce,
+	// listfilters.go
+	"calls list: every filter combination, paged both ways":      callListFilters,
+	"calls list: a status change moves the call between filters": callListStatusChange,
+	"sessions list: by status, paged both ways":                  sessionListByStatus,
 }
 
 // queuedEventOnce: QueueEvent writes an event with no record change (call.transcript),
