@@ -80,10 +80,11 @@ func (s *Service) RotateToolSecret(ctx context.Context, accountID, id string) (A
 
 // ToolSigningSecrets are the secrets a request to the assistant's tools is signed with,
 // in clear: the current one, and the previous one while its overlap lasts. Errors:
-// resource_not_found; draft_incomplete (tool_secret) when the assistant has none.
+// resource_not_found; draft_incomplete (tool_secret) when the assistant has none. It reads
+// the assistant's head only (every tool call of a call asks), never its versions.
 func (s *Service) ToolSigningSecrets(ctx context.Context, accountID, id string) ([]string, error) {
-	a, err := s.Get(ctx, accountID, id)
-	if err != nil {
+	a, err := s.Store.GetAssistantHead(ctx, id)
+	if a, err = apierr.Owned(a, a.AccountID, err, accountID, apierr.NotFound("assistant", id)); err != nil {
 		return nil, err
 	}
 	if a.ToolSecret.Secret == "" {

@@ -314,4 +314,10 @@ func callSettings(t *testing.T, s Store) {
 	if err != nil || len(both) != 2 || both[0] != rotated.ToolSecret.Secret || both[1] != first[0] {
 		t.Errorf("after rotation ToolSigningSecrets = %v, %v; want the new one, then the old one", both, err)
 	}
+	if _, err := svc.ToolSigningSecrets(ctx(t), "acct_other", a.ID); !apierr.Is(err, apierr.CodeResourceNotFound) {
+		t.Errorf("ToolSigningSecrets for another account = %v, want resource_not_found", err)
+	}
+	if _, err := svc.ToolSigningSecrets(ctx(t), acct.ID, "asst_nope"); !apierr.Is(err, apierr.CodeResourceNotFound) {
+		t.Errorf("ToolSigningSecrets of an unknown assistant = %v, want resource_not_found", err)
+	}
 }
