@@ -415,7 +415,12 @@ func TestCallLimitsEndToEnd(t *testing.T) {
 			asked := time.Duration(r.Turns[1].StartMS-r.Turns[0].EndMS) * time.Millisecond
 			ended := time.Duration(*r.DurationMS-r.Turns[1].EndMS) * time.Millisecond
 			t.Logf("asked %v after the greeting, ended %v after the question (%v after the caller went quiet)", asked, ended, time.Since(quietFrom).Round(time.Second))
-			if asked < 10*time.Second || asked > 11*time.Second || ended < 10*time.Second || ended > 12*time.Second {
+			// The 10 s count from when the question's last frame leaves the queue, up
+			// to 20 ms before the turn's end in the record (seen: 9.995 s), and the
+			// call's end is on the control plane's clock: 100 ms below 10 s is allowed;
+			// the simulated clock's test (conversation.TestIdleAsksThenHangsUp) holds
+			// the exact timing.
+			if asked < 10*time.Second || asked > 11*time.Second || ended < 9900*time.Millisecond || ended > 12*time.Second {
 				t.Errorf("asked %v after the greeting, ended %v after the question; want 10 s each", asked, ended)
 			}
 		}
