@@ -141,6 +141,13 @@ func (d *Deliverer) send(ctx context.Context, ep webhookendpoint.Endpoint, msgID
 	start := d.now()
 	a := Attempt{ID: ident.New("watt"), EndpointID: ep.ID, URL: ep.URL, StartedAt: start, Outcome: OutcomeFailed}
 	finish := func() { a.DurationMS = d.now().Sub(start).Milliseconds() }
+	if err := egress.CanonicalURL(ep.URL); err != nil {
+		// A host some client reads as an address (0xa9fea9fe) is a name to Go's resolver,
+		// which could answer it: an endpoint stored before the create-time check is never
+		// looked up.
+		a.Error = ErrorBlockedDestination
+		return a, nil, nil
+	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, ep.URL, bytes.NewReader(body))
 	if err != nil {
 		a.Error = "invalid url"

@@ -187,3 +187,34 @@ func TestSSRFMatrixAtDial(t *testing.T) {
 		}
 	})
 }
+
+// TestNonCanonicalHostsBlockedAtDial: an endpoint whose host is not written canonically
+// (stored before the create-time check) is never resolved nor reached, even where a DNS
+// server answers that name with an address the policy lets through (loopback, allowed
+// here): the attempt is blocked_destination with no status and no duration.
+func TestNonCanonicalHostsBlockedAtDial(t *testing.T) {
+	rcv := startCountingReceiver(t)
+	names := map[string]netip.Addr{}
+	for _, h := range []string{"0xa9fea9fe", "2852039166", "169.254.43518", "hooks.example.254"} {
+		names[h+"."] = netip.MustParseAddr("127.0.0.1")
+	}
+	dns := startDNS(t, names)
+	local := &delivery.Deliverer{Client: delivery.NewClientDialer(egress.Policy{AllowLoopback: true}.Dialer(dns.resolver()))}
+	for name := range names {
+		host := strings.TrimSuffix(name, ".")
+		t.Run(host, func(t *testing.T) {
+			ep := webhookendpoint.Endpoint{ID: "whep_1", URL: fmt.Sprintf("http://%s:%d/hooks", host, rcv.port),
+				Secret: "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw", Status: webhookendpoint.StatusEnabled}
+			before := rcv.accepts.Load()
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			a, _, _ := local.Post(ctx, ep, "evt_1", []byte(`{}`))
+			if a.Error != delivery.ErrorBlockedDestination || a.StatusCode != 0 || a.DurationMS != 0 {
+				t.Errorf("attempt error %q status %d duration %d ms, want %q, 0, 0", a.Error, a.StatusCode, a.DurationMS, delivery.ErrorBlockedDestination)
+			}
+			if got := rcv.accepts.Load() - before; got != 0 {
+				t.Errorf("receiver accepted %d connections, want 0", got)
+			}
+		})
+	}
+}

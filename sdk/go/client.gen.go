@@ -6069,7 +6069,13 @@ type ClientInterface interface {
 	// `events`), `parameter_unknown` (`status` cannot be set on create),
 	// `url_not_allowed` (`url`: its host is a literal loopback, private, link-local,
 	// CGNAT, unique-local, multicast or unspecified address, an IPv4-mapped form of one,
-	// or `localhost`; or the request's key is `sk_live_` and the URL is not https); 409
+	// or `localhost`; or it is not written the one way every client reads alike: a
+	// host must be a DNS name in ASCII (an internationalised name in its `xn--` form)
+	// whose last label is not a number, an IPv4 address as four decimal numbers 0-255
+	// without leading zeros, or an IPv6 address in brackets without a zone, so
+	// `http://0xa9fea9fe/`, `http://2852039166/`, `http://169.254.43518/` and
+	// percent-encoded hosts are refused; or the request's key is `sk_live_` and the URL
+	// is not https); 409
 	// `webhook_endpoint_limit_reached` when the account already has 16 endpoints.
 	//
 	// Takes any type of body and a specified content type.
@@ -6084,7 +6090,13 @@ type ClientInterface interface {
 	// `events`), `parameter_unknown` (`status` cannot be set on create),
 	// `url_not_allowed` (`url`: its host is a literal loopback, private, link-local,
 	// CGNAT, unique-local, multicast or unspecified address, an IPv4-mapped form of one,
-	// or `localhost`; or the request's key is `sk_live_` and the URL is not https); 409
+	// or `localhost`; or it is not written the one way every client reads alike: a
+	// host must be a DNS name in ASCII (an internationalised name in its `xn--` form)
+	// whose last label is not a number, an IPv4 address as four decimal numbers 0-255
+	// without leading zeros, or an IPv6 address in brackets without a zone, so
+	// `http://0xa9fea9fe/`, `http://2852039166/`, `http://169.254.43518/` and
+	// percent-encoded hosts are refused; or the request's key is `sk_live_` and the URL
+	// is not https); 409
 	// `webhook_endpoint_limit_reached` when the account already has 16 endpoints.
 	//
 	// Takes a body of the `application/json` content type.
@@ -7288,7 +7300,13 @@ func (c *BaseClient) ListWebhookEndpoints(ctx context.Context, params *ListWebho
 // `events`), `parameter_unknown` (`status` cannot be set on create),
 // `url_not_allowed` (`url`: its host is a literal loopback, private, link-local,
 // CGNAT, unique-local, multicast or unspecified address, an IPv4-mapped form of one,
-// or `localhost`; or the request's key is `sk_live_` and the URL is not https); 409
+// or `localhost`; or it is not written the one way every client reads alike: a
+// host must be a DNS name in ASCII (an internationalised name in its `xn--` form)
+// whose last label is not a number, an IPv4 address as four decimal numbers 0-255
+// without leading zeros, or an IPv6 address in brackets without a zone, so
+// `http://0xa9fea9fe/`, `http://2852039166/`, `http://169.254.43518/` and
+// percent-encoded hosts are refused; or the request's key is `sk_live_` and the URL
+// is not https); 409
 // `webhook_endpoint_limit_reached` when the account already has 16 endpoints.
 //
 // Takes any type of body and a specified content type.
@@ -7313,7 +7331,13 @@ func (c *BaseClient) CreateWebhookEndpointWithBody(ctx context.Context, params *
 // `events`), `parameter_unknown` (`status` cannot be set on create),
 // `url_not_allowed` (`url`: its host is a literal loopback, private, link-local,
 // CGNAT, unique-local, multicast or unspecified address, an IPv4-mapped form of one,
-// or `localhost`; or the request's key is `sk_live_` and the URL is not https); 409
+// or `localhost`; or it is not written the one way every client reads alike: a
+// host must be a DNS name in ASCII (an internationalised name in its `xn--` form)
+// whose last label is not a number, an IPv4 address as four decimal numbers 0-255
+// without leading zeros, or an IPv6 address in brackets without a zone, so
+// `http://0xa9fea9fe/`, `http://2852039166/`, `http://169.254.43518/` and
+// percent-encoded hosts are refused; or the request's key is `sk_live_` and the URL
+// is not https); 409
 // `webhook_endpoint_limit_reached` when the account already has 16 endpoints.
 //
 // Takes a body of the `application/json` content type.
@@ -10384,7 +10408,13 @@ type ClientWithResponsesInterface interface {
 	// `events`), `parameter_unknown` (`status` cannot be set on create),
 	// `url_not_allowed` (`url`: its host is a literal loopback, private, link-local,
 	// CGNAT, unique-local, multicast or unspecified address, an IPv4-mapped form of one,
-	// or `localhost`; or the request's key is `sk_live_` and the URL is not https); 409
+	// or `localhost`; or it is not written the one way every client reads alike: a
+	// host must be a DNS name in ASCII (an internationalised name in its `xn--` form)
+	// whose last label is not a number, an IPv4 address as four decimal numbers 0-255
+	// without leading zeros, or an IPv6 address in brackets without a zone, so
+	// `http://0xa9fea9fe/`, `http://2852039166/`, `http://169.254.43518/` and
+	// percent-encoded hosts are refused; or the request's key is `sk_live_` and the URL
+	// is not https); 409
 	// `webhook_endpoint_limit_reached` when the account already has 16 endpoints.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
@@ -10399,7 +10429,13 @@ type ClientWithResponsesInterface interface {
 	// `events`), `parameter_unknown` (`status` cannot be set on create),
 	// `url_not_allowed` (`url`: its host is a literal loopback, private, link-local,
 	// CGNAT, unique-local, multicast or unspecified address, an IPv4-mapped form of one,
-	// or `localhost`; or the request's key is `sk_live_` and the URL is not https); 409
+	// or `localhost`; or it is not written the one way every client reads alike: a
+	// host must be a DNS name in ASCII (an internationalised name in its `xn--` form)
+	// whose last label is not a number, an IPv4 address as four decimal numbers 0-255
+	// without leading zeros, or an IPv6 address in brackets without a zone, so
+	// `http://0xa9fea9fe/`, `http://2852039166/`, `http://169.254.43518/` and
+	// percent-encoded hosts are refused; or the request's key is `sk_live_` and the URL
+	// is not https); 409
 	// `webhook_endpoint_limit_reached` when the account already has 16 endpoints.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
@@ -17409,7 +17445,13 @@ func (c *ClientWithResponses) ListWebhookEndpointsWithResponse(ctx context.Conte
 // `events`), `parameter_unknown` (`status` cannot be set on create),
 // `url_not_allowed` (`url`: its host is a literal loopback, private, link-local,
 // CGNAT, unique-local, multicast or unspecified address, an IPv4-mapped form of one,
-// or `localhost`; or the request's key is `sk_live_` and the URL is not https); 409
+// or `localhost`; or it is not written the one way every client reads alike: a
+// host must be a DNS name in ASCII (an internationalised name in its `xn--` form)
+// whose last label is not a number, an IPv4 address as four decimal numbers 0-255
+// without leading zeros, or an IPv6 address in brackets without a zone, so
+// `http://0xa9fea9fe/`, `http://2852039166/`, `http://169.254.43518/` and
+// percent-encoded hosts are refused; or the request's key is `sk_live_` and the URL
+// is not https); 409
 // `webhook_endpoint_limit_reached` when the account already has 16 endpoints.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
@@ -17430,7 +17472,13 @@ func (c *ClientWithResponses) CreateWebhookEndpointWithBodyWithResponse(ctx cont
 // `events`), `parameter_unknown` (`status` cannot be set on create),
 // `url_not_allowed` (`url`: its host is a literal loopback, private, link-local,
 // CGNAT, unique-local, multicast or unspecified address, an IPv4-mapped form of one,
-// or `localhost`; or the request's key is `sk_live_` and the URL is not https); 409
+// or `localhost`; or it is not written the one way every client reads alike: a
+// host must be a DNS name in ASCII (an internationalised name in its `xn--` form)
+// whose last label is not a number, an IPv4 address as four decimal numbers 0-255
+// without leading zeros, or an IPv6 address in brackets without a zone, so
+// `http://0xa9fea9fe/`, `http://2852039166/`, `http://169.254.43518/` and
+// percent-encoded hosts are refused; or the request's key is `sk_live_` and the URL
+// is not https); 409
 // `webhook_endpoint_limit_reached` when the account already has 16 endpoints.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).

@@ -386,11 +386,12 @@ func ValidURL(raw string) error {
 	return nil
 }
 
-// AllowedURL refuses, with 400 url_not_allowed, a well-formed URL whose host is a literal
-// internal address (loopback unless dest allows it, private, link-local, CGNAT,
-// unique-local, multicast, unspecified, or an IPv4-mapped form of those), and a plain
-// http URL given with a live key. Host names are checked again at every dial, after
-// resolution (egress.Policy.Control).
+// AllowedURL refuses, with 400 url_not_allowed, a well-formed URL whose host is not
+// written canonically (egress.CanonicalHost: no hex, octal, decimal or short IPv4 forms,
+// no IPv6 zone, no percent-encoding) or is a literal internal address (loopback unless
+// dest allows it, private, link-local, CGNAT, unique-local, multicast, unspecified, or
+// an IPv4-mapped form of those), and a plain http URL given with a live key. Host names
+// are checked again at every dial, after resolution (egress.Policy.Control).
 func AllowedURL(dest egress.Policy, raw string, liveKey bool) error {
 	u, err := url.Parse(raw)
 	if err != nil {
@@ -399,7 +400,11 @@ func AllowedURL(dest egress.Policy, raw string, liveKey bool) error {
 	if liveKey && u.Scheme != "https" {
 		return apierr.Param(apierr.CodeURLNotAllowed, "url", "a live key's webhook endpoints must use https")
 	}
-	if err := dest.CheckHost(u.Hostname()); err != nil {
+	switch err := dest.CheckURL(raw); {
+	case errors.Is(err, egress.ErrNotCanonical):
+		return apierr.Param(apierr.CodeURLNotAllowed, "url",
+			"url's host must be a DNS name in ASCII, an IPv4 address in dotted decimal (four numbers 0-255) or an IPv6 address without a zone")
+	case err != nil:
 		return apierr.Param(apierr.CodeURLNotAllowed, "url",
 			"url must not point at a loopback, private, link-local or other internal address")
 	}

@@ -74,6 +74,36 @@ func TestInternalURLsRefusedAtCreate(t *testing.T) {
 	}
 }
 
+// TestNonCanonicalHostsRefusedAtCreate: a URL whose host some client would read as an
+// address other than what Go's dialer reads (http://0xa9fea9fe/hook and
+// http://2852039166/hook are 169.254.169.254 to a browser, curl or a proxy, and names to
+// Go) is refused on create and on update, with either key mode and loopback allowed or
+// not, before anything is stored (the Service has no store: reaching it would panic).
+func TestNonCanonicalHostsRefusedAtCreate(t *testing.T) {
+	for _, tc := range egress.NonCanonical {
+		t.Run(tc.Form, func(t *testing.T) {
+			for _, svc := range []*Service{{}, {Destinations: egress.Policy{AllowLoopback: true}}} {
+				for _, scheme := range []string{"http", "https"} {
+					u := scheme + "://" + tc.Addr + "/hook"
+					_, err := svc.Create(context.Background(), "acct_1", Input{URL: &u})
+					if e, ok := apierr.As(err); !ok || e.Status() != 400 || e.Param != "url" {
+						t.Errorf("Create(%s) = %v, want 400 on url", u, err)
+					}
+					_, err = svc.Update(context.Background(), "acct_1", "whep_1", Input{URL: &u})
+					if e, ok := apierr.As(err); !ok || e.Status() != 400 || e.Param != "url" {
+						t.Errorf("Update(%s) = %v, want 400 on url", u, err)
+					}
+				}
+			}
+		})
+	}
+	for _, u := range []string{"http://0xa9fea9fe/hook", "http://2852039166/hook"} {
+		if _, err := (&Service{}).Create(context.Background(), "acct_1", Input{URL: &u}); !apierr.Is(err, apierr.CodeURLNotAllowed) {
+			t.Errorf("Create(%s) = %v, want %s", u, err, apierr.CodeURLNotAllowed)
+		}
+	}
+}
+
 func TestAllowedURL(t *testing.T) {
 	tests := []struct {
 		name, url string

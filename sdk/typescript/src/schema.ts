@@ -640,7 +640,13 @@ export interface paths {
          *     `events`), `parameter_unknown` (`status` cannot be set on create),
          *     `url_not_allowed` (`url`: its host is a literal loopback, private, link-local,
          *     CGNAT, unique-local, multicast or unspecified address, an IPv4-mapped form of one,
-         *     or `localhost`; or the request's key is `sk_live_` and the URL is not https); 409
+         *     or `localhost`; or it is not written the one way every client reads alike: a
+         *     host must be a DNS name in ASCII (an internationalised name in its `xn--` form)
+         *     whose last label is not a number, an IPv4 address as four decimal numbers 0-255
+         *     without leading zeros, or an IPv6 address in brackets without a zone, so
+         *     `http://0xa9fea9fe/`, `http://2852039166/`, `http://169.254.43518/` and
+         *     percent-encoded hosts are refused; or the request's key is `sk_live_` and the URL
+         *     is not https); 409
          *     `webhook_endpoint_limit_reached` when the account already has 16 endpoints.
          */
         post: operations["createWebhookEndpoint"];
