@@ -58,16 +58,16 @@ fuzz:
 ## bench: the benchmarks, each beside its baseline in the same run
 bench: deps
 	@echo "== POST /v1/sessions through the HTTP stack beside bare LiveKit CreateRoom + token mint"
-	$(GO) test -run '^$$' -bench BenchmarkSessionCreate -benchtime 1000x ./shared/session/
-	$(GO) test -run '^$$' -bench BenchmarkAPIRoundTrip -benchtime 1000x ./shared/session/
+	$(GO) test -run '^$$' -bench BenchmarkSessionCreate -benchtime 1000x ./e2e/sessions/
+	$(GO) test -run '^$$' -bench BenchmarkAPIRoundTrip -benchtime 1000x ./e2e/sessions/
 	@echo "== each Lambda: binary size and cold start beside the local stack serving the same request"
 	$(MAKE) bench-functions
 	@echo "== persona worker: answer to connecting screen and greeting, beside LiveKit's bare dispatch"
 	$(GO) test -run '^$$' -bench Answer -benchtime 10x ./mediafleet/worker
 	$(GO) test -run '^$$' -bench AvatarFrame -benchtime 300x ./mediafleet/vp8
 	@echo "== conversation on the whole stack (real VAD, STT, TTS; fake model at 0 and 300 ms first token): caller's end of speech to the reply heard beside its floor, barge-in, greeting; then concurrent calls per worker"
-	$(GO) test -run '^$$' -bench 'BenchmarkConversation$$' -benchtime 20x -timeout 30m ./shared/session/
-	$(GO) test -run '^$$' -bench BenchmarkConversationCapacity -benchtime 1x -timeout 30m ./shared/session/
+	$(GO) test -run '^$$' -bench 'BenchmarkConversation$$' -benchtime 20x -timeout 30m ./e2e/sessions/
+	$(GO) test -run '^$$' -bench BenchmarkConversationCapacity -benchtime 1x -timeout 30m ./e2e/sessions/
 	@echo "== speech engines: VAD per 32 ms window beside its float conversion, pocketsphinx end of turn streamed beside decoding the turn at its end, flite first audio beside the flite command"
 	$(GO) test -run '^$$' -bench Window -benchtime 2000x ./mediafleet/vad
 	$(GO) test -run '^$$' -bench Sphinx -benchtime 10x ./mediafleet/stt
@@ -75,7 +75,7 @@ bench: deps
 	@echo "== SIP bridge: INVITE to SIP participant joined, livekit-sip CPU and memory per call beside idle"
 	$(GO) test -run '^$$' -bench SIPInboundCall -benchtime 5x ./e2e/sipengine/
 	@echo "== events: event to receipt beside a bare signed POST, deliveries/s, ring to call.incoming"
-	$(GO) test -run '^$$' -bench . -benchtime 300x ./events/delivery ./events/decision
+	$(GO) test -run '^$$' -bench . -benchtime 300x ./events/delivery ./shared/decision
 	$(GO) test -run '^$$' -bench BenchmarkStackEvents -benchtime 50x ./cmd/bridgeline
 
 ## soak: the local stack under mixed API traffic with calls for SOAK_DURATION (default 2m;

@@ -89,4 +89,4 @@ BENCH_BASELINE ?= 3f19d26
 bench-functions:
 	@base="$$(mktemp -d)"; trap 'rm -rf "$$base"' EXIT; \
 	git archive --format=tar $(BENCH_BASELINE) | tar -x -C "$$base" && \
-	BENCH_BASELINE_SRC="$$base" $(GO) test -run '^$$' -bench . -benchtime 5x -timeout 60m ./functions/
+	BENCH_BASELINE_SRC="$$base" $(GO) test -run '^$$' -bench . -benchtime 5x -timeout 60m ./e2e/lambda/

@@ -6,12 +6,11 @@ package functions_test
 // counts.
 
 import (
-	"context"
-	"os/exec"
 	"slices"
 	"strings"
 	"testing"
-	"time"
+
+	"github.com/bridgeline/bridgeline/functions/functiontest"
 )
 
 // liveKitFunctions are the functions that talk to LiveKit (rooms, dispatch, tokens, or
@@ -24,24 +23,17 @@ var liveKitFunctions = []string{
 // heavy are the module paths a function without LiveKit must not link.
 var heavy = []string{"github.com/livekit/", "google.golang.org/grpc", "github.com/redis/", "github.com/google/cel-go", "cel.dev/"}
 
-// goList runs go list in the repository root and returns its lines.
-func goList(t *testing.T, args ...string) []string {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, "go", append([]string{"list"}, args...)...)
-	cmd.Dir = ".."
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("go list %v: %v", args, err)
-	}
-	return strings.Split(strings.TrimSpace(string(out)), "\n")
-}
-
 // TestShippedBinariesLinkNoTestCode: nothing under cmd/ or functions/ links the testing
-// package or a test helper package (one whose name ends in "test", like storetest).
+// package or a test helper package (one whose name ends in "test", like storetest), apart
+// from functions/functiontest, the test helper of this folder's own tests.
 func TestShippedBinariesLinkNoTestCode(t *testing.T) {
-	lines := goList(t, "-deps", "-f", "{{.ImportPath}} {{.Standard}}", "./cmd/...", "./functions/...")
+	roots := []string{"./cmd/..."}
+	for _, p := range functiontest.GoList(t, "./functions/...") {
+		if !strings.HasSuffix(p, "/functiontest") {
+			roots = append(roots, p)
+		}
+	}
+	lines := functiontest.GoList(t, append([]string{"-deps", "-f", "{{.ImportPath}} {{.Standard}}"}, roots...)...)
 	if len(lines) < 100 {
 		t.Fatalf("go list -deps listed only %d packages: the check saw nothing", len(lines))
 	}
@@ -61,14 +53,14 @@ func TestShippedBinariesLinkNoTestCode(t *testing.T) {
 // gRPC, Redis or CEL package; each function in it links the LiveKit client (else it
 // belongs out of the list), which is lkhttp's: no function links livekit/protocol.
 func TestLiveKitOnlyWhereNeeded(t *testing.T) {
-	names := functionNames(t)
+	names := functiontest.Names(t)
 	for _, n := range liveKitFunctions {
 		if !slices.Contains(names, n) {
 			t.Errorf("liveKitFunctions names %s, which is no function", n)
 		}
 	}
 	deps := map[string][]string{}
-	for _, l := range goList(t, "-f", "{{.ImportPath}} {{join .Deps \" \"}}", "./functions/...") {
+	for _, l := range functiontest.GoList(t, "-f", "{{.ImportPath}} {{join .Deps \" \"}}", "./functions/...") {
 		f := strings.Fields(l)
 		if name, ok := strings.CutPrefix(f[0], "github.com/bridgeline/bridgeline/functions/"); ok && !strings.Contains(name, "/") {
 			deps[name] = f[1:]

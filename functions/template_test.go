@@ -21,6 +21,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/bridgeline/bridgeline/functions/functiontest"
 	"github.com/bridgeline/bridgeline/functions/internal/grantgen/grants"
 	"github.com/bridgeline/bridgeline/functions/internal/wire"
 	"github.com/bridgeline/bridgeline/shared/httpapi"
@@ -46,7 +47,7 @@ type apiEvent struct {
 func apiEvents(t *testing.T, name string) []apiEvent {
 	t.Helper()
 	var out []apiEvent
-	evs, _ := functionResource(t, name).Properties["Events"].(map[string]any)
+	evs, _ := functiontest.Resource(t, name).Properties["Events"].(map[string]any)
 	for _, e := range evs {
 		e := e.(map[string]any)
 		if e["Type"] != "HttpApi" {
@@ -69,7 +70,7 @@ func apiEvents(t *testing.T, name string) []apiEvent {
 // of its name, whose template resource carries exactly that route; each function folder
 // has a template resource; nothing else is routed.
 func TestEveryRouteHasOneFunction(t *testing.T) {
-	tpl := loadTemplate(t)
+	tpl := functiontest.Template(t)
 	routed := map[string]bool{}
 	for _, r := range routeTable(t) {
 		key := r.Method + " " + r.Pattern
@@ -89,10 +90,10 @@ func TestEveryRouteHasOneFunction(t *testing.T) {
 			t.Errorf("route %s: no functions/%s/main.go", key, r.Function)
 		}
 	}
-	names := functionNames(t)
+	names := functiontest.Names(t)
 	for _, name := range names {
 		// One route or one event source each; the authorizer is API Gateway's own.
-		evs, _ := functionResource(t, name).Properties["Events"].(map[string]any)
+		evs, _ := functiontest.Resource(t, name).Properties["Events"].(map[string]any)
 		if want := 1; name == "authorizer" && len(evs) != 0 || name != "authorizer" && len(evs) != want {
 			t.Errorf("%s has %d events in template.yaml, want one route or event source", name, len(evs))
 		}
@@ -100,7 +101,7 @@ func TestEveryRouteHasOneFunction(t *testing.T) {
 	for id, r := range tpl.ResourcesOfType("AWS::Serverless::Function") {
 		code, _ := r.Properties["CodeUri"].(string)
 		name := strings.TrimPrefix(code, "functions/")
-		if !slices.Contains(names, name) || logicalID(name) != id {
+		if !slices.Contains(names, name) || functiontest.LogicalID(name) != id {
 			t.Errorf("%s: CodeUri %q is not a functions/<name> folder named like the resource", id, code)
 		}
 		if md := r.Metadata; md["BuildMethod"] != "makefile" || md["ContextPath"] != "." || md["ProjectRootDirectory"] != "." {
@@ -201,7 +202,7 @@ func TestBuildTargets(t *testing.T) {
 	for _, m := range re.FindAllStringSubmatch(string(b), -1) {
 		targets[m[1]] = m[2]
 	}
-	for id, r := range loadTemplate(t).ResourcesOfType("AWS::Serverless::Function") {
+	for id, r := range functiontest.Template(t).ResourcesOfType("AWS::Serverless::Function") {
 		want := strings.TrimPrefix(fmt.Sprint(r.Properties["CodeUri"]), "functions/")
 		if got, ok := targets[id]; !ok || got != want {
 			t.Errorf("build.mk: build-%s builds %q, want functions/%s", id, got, want)
@@ -216,7 +217,7 @@ func TestBuildTargets(t *testing.T) {
 // TestTablesMatchTheStore: template.yaml declares each table of dynamo.Definitions with
 // the same keys, indexes, TTL and stream, on-demand, with point-in-time recovery.
 func TestTablesMatchTheStore(t *testing.T) {
-	tpl := loadTemplate(t)
+	tpl := functiontest.Template(t)
 	declared := tpl.ResourcesOfType("AWS::DynamoDB::Table")
 	for _, d := range dynamo.Definitions {
 		id := d.Table.LogicalID()
@@ -245,7 +246,7 @@ func TestTablesMatchTheStore(t *testing.T) {
 			attrs = append(attrs, *a.AttributeName+":"+string(a.AttributeType))
 		}
 		var gotAttrs []string
-		for _, a := range list(p["AttributeDefinitions"]) {
+		for _, a := range functiontest.Maps(p["AttributeDefinitions"]) {
 			gotAttrs = append(gotAttrs, fmt.Sprintf("%v:%v", a["AttributeName"], a["AttributeType"]))
 		}
 		sort.Strings(gotAttrs)
@@ -254,7 +255,7 @@ func TestTablesMatchTheStore(t *testing.T) {
 		}
 		keys := func(ks any) string {
 			var out []string
-			for _, k := range list(ks) {
+			for _, k := range functiontest.Maps(ks) {
 				out = append(out, fmt.Sprintf("%v:%v", k["AttributeName"], k["KeyType"]))
 			}
 			return strings.Join(out, ",")
@@ -267,7 +268,7 @@ func TestTablesMatchTheStore(t *testing.T) {
 			t.Errorf("%s: key schema %s, want %s", id, got, strings.Join(wantKeys, ","))
 		}
 		gotIdx := map[string]string{}
-		for _, ix := range list(p["GlobalSecondaryIndexes"]) {
+		for _, ix := range functiontest.Maps(p["GlobalSecondaryIndexes"]) {
 			proj, _ := ix["Projection"].(map[string]any)
 			gotIdx[fmt.Sprint(ix["IndexName"])] = keys(ix["KeySchema"]) + " " + fmt.Sprint(proj["ProjectionType"])
 		}
@@ -299,17 +300,6 @@ func TestTablesMatchTheStore(t *testing.T) {
 	}
 }
 
-func list(v any) []map[string]any {
-	var out []map[string]any
-	s, _ := v.([]any)
-	for _, e := range s {
-		if m, ok := e.(map[string]any); ok {
-			out = append(out, m)
-		}
-	}
-	return out
-}
-
 // TestGrantsMatchEnvironmentAndRoutes: each function is granted exactly the tables
 // wire.Tables says it uses, and given the name of each (TABLE_*); every function has an
 // entry, and the map names no function that does not exist. The runtime test checks the
@@ -319,7 +309,7 @@ func TestGrantsMatchEnvironmentAndRoutes(t *testing.T) {
 	for _, tb := range dynamo.AllTables {
 		byID[tb.LogicalID()] = tb
 	}
-	names := functionNames(t)
+	names := functiontest.Names(t)
 	for name := range wire.Tables {
 		if !slices.Contains(names, name) {
 			t.Errorf("wire.Tables names %s, which is no function", name)
@@ -340,14 +330,14 @@ func TestGrantsMatchEnvironmentAndRoutes(t *testing.T) {
 			want[tb.LogicalID()] = true
 		}
 		granted := map[string]bool{}
-		for table, actions := range dynamoGrants(t, name) {
+		for table, actions := range functiontest.DynamoGrants(t, name) {
 			granted[table] = true
 			if want := wire.Actions(name, byID[table]); !slices.Equal(actions, want) {
 				t.Errorf("%s: granted %v on %s, but wire.Actions says %v (go run ./functions/internal/grantgen)", name, actions, table, want)
 			}
 		}
 		env := map[string]bool{}
-		eachIn(functionResource(t, name).Properties, "Environment", "Variables", func(k string, v any) {
+		functiontest.EachIn(functiontest.Resource(t, name).Properties, "Environment", "Variables", func(k string, v any) {
 			if strings.HasPrefix(k, "TABLE_") {
 				ref, _ := v.(map[string]any)["Ref"].(string)
 				if tb, ok := byID[ref]; !ok || tb.EnvVar() != k {
@@ -380,15 +370,15 @@ func TestGrantsAreGenerated(t *testing.T) {
 	if got != string(b) {
 		t.Error("template.yaml's DynamoDB grants differ from wire.Tables and wire.Writes: run go run ./functions/internal/grantgen")
 	}
-	for _, name := range functionNames(t) {
-		for _, p := range policies(t, name) {
+	for _, name := range functiontest.Names(t) {
+		for _, p := range functiontest.Policies(t, name) {
 			for kind := range p {
 				if strings.HasPrefix(kind, "DynamoDB") {
 					t.Errorf("%s: %s: grant DynamoDB actions through wire.Writes instead", name, kind)
 				}
 			}
 		}
-		for table, actions := range dynamoGrants(t, name) {
+		for table, actions := range functiontest.DynamoGrants(t, name) {
 			for _, a := range actions {
 				if a == "dynamodb:Scan" || a == "dynamodb:DeleteTable" || strings.HasSuffix(a, "*") {
 					t.Errorf("%s: %s on %s", name, a, table)
@@ -398,81 +388,9 @@ func TestGrantsAreGenerated(t *testing.T) {
 	}
 }
 
-// samTemplateActions are the actions of SAM's DynamoDB policy templates
-// (policy_templates.json), for a function still granted through one.
-var samTemplateActions = map[string][]string{
-	"DynamoDBReadPolicy": {"dynamodb:GetItem", "dynamodb:Scan", "dynamodb:Query", "dynamodb:BatchGetItem", "dynamodb:DescribeTable"},
-	"DynamoDBCrudPolicy": {"dynamodb:GetItem", "dynamodb:Scan", "dynamodb:Query", "dynamodb:BatchGetItem", "dynamodb:DescribeTable",
-		"dynamodb:DeleteItem", "dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:BatchWriteItem", "dynamodb:ConditionCheckItem"},
-}
-
-// dynamoGrants reads a function's DynamoDB grants from template.yaml: per table (its
-// logical id), the actions granted on it, from explicit statements (whose resources are
-// the table's ARN and its indexes') or SAM's policy templates.
-func dynamoGrants(t *testing.T, name string) map[string][]string {
-	t.Helper()
-	out := map[string][]string{}
-	for _, p := range policies(t, name) {
-		for kind, args := range p {
-			if acts, ok := samTemplateActions[kind]; ok {
-				ref, _ := args.(map[string]any)["TableName"].(map[string]any)["Ref"].(string)
-				out[ref] = append(out[ref], acts...)
-			}
-		}
-		for _, st := range list(p["Statement"]) {
-			var actions []string
-			for _, a := range asList(st["Action"]) {
-				if s, _ := a.(string); strings.HasPrefix(s, "dynamodb:") {
-					actions = append(actions, s)
-				}
-			}
-			if len(actions) == 0 {
-				continue
-			}
-			tables := map[string]bool{}
-			for _, r := range asList(st["Resource"]) {
-				m, _ := r.(map[string]any)
-				switch {
-				case m["Fn::GetAtt"] != nil:
-					parts, _ := m["Fn::GetAtt"].([]any)
-					if len(parts) == 2 && parts[1] == "Arn" {
-						tables[fmt.Sprint(parts[0])] = true
-						continue
-					}
-				case m["Fn::Sub"] != nil:
-					sub, _ := m["Fn::Sub"].(string)
-					if id, ok := strings.CutSuffix(strings.TrimPrefix(sub, "${"), ".Arn}/index/*"); ok && strings.HasPrefix(sub, "${") {
-						tables[id] = true
-						continue
-					}
-				}
-				t.Errorf("%s: DynamoDB statement on %v, not a table's ARN or its indexes", name, r)
-			}
-			if len(tables) != 1 {
-				t.Errorf("%s: a DynamoDB statement on %d tables, want one (%v)", name, len(tables), st)
-			}
-			for table := range tables {
-				out[table] = append(out[table], actions...)
-			}
-		}
-	}
-	return out
-}
-
-// asList is v as a list: a YAML list, or a single value.
-func asList(v any) []any {
-	if l, ok := v.([]any); ok {
-		return l
-	}
-	if v == nil {
-		return nil
-	}
-	return []any{v}
-}
-
 // TestTemplateShape: the settings the design card asks for.
 func TestTemplateShape(t *testing.T) {
-	tpl := loadTemplate(t)
+	tpl := functiontest.Template(t)
 	fn, _ := tpl.Globals["Function"].(map[string]any)
 	if fn["Runtime"] != "provided.al2023" || fmt.Sprint(fn["Architectures"]) != "[arm64]" || fn["Handler"] != "bootstrap" {
 		t.Errorf("Globals.Function = %v, want provided.al2023 on arm64 with handler bootstrap", fn)
@@ -510,8 +428,8 @@ func TestTemplateShape(t *testing.T) {
 	}
 	// Functions never get the LiveKit secret in their configuration: they read it from
 	// Secrets Manager.
-	for _, name := range functionNames(t) {
-		eachIn(functionResource(t, name).Properties, "Environment", "Variables", func(k string, v any) {
+	for _, name := range functiontest.Names(t) {
+		functiontest.EachIn(functiontest.Resource(t, name).Properties, "Environment", "Variables", func(k string, v any) {
 			if b, _ := json.Marshal(v); strings.Contains(string(b), "LiveKitAPISecret") {
 				t.Errorf("%s: %s carries the LiveKit API secret", name, k)
 			}
@@ -576,7 +494,7 @@ func TestImportGraph(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	var roots []string
-	for _, n := range functionNames(t) {
+	for _, n := range functiontest.Names(t) {
 		roots = append(roots, "github.com/bridgeline/bridgeline/functions/"+n)
 	}
 	for _, cgo := range []string{"0", "1"} {
@@ -635,7 +553,7 @@ func TestImportGraph(t *testing.T) {
 // Fn::Or): a PersonaReportSecret equal to LiveKitAPISecret fails an assertion, so the
 // stack is not created; distinct secrets pass every rule.
 func TestRulesRefuseTheLiveKitSecretAsReportSecret(t *testing.T) {
-	tpl := loadTemplate(t)
+	tpl := functiontest.Template(t)
 	params := map[string]string{}
 	for name, p := range tpl.Parameters {
 		if d, ok := p["Default"]; ok {
@@ -651,7 +569,7 @@ func TestRulesRefuseTheLiveKitSecretAsReportSecret(t *testing.T) {
 			if cond, ok := rule["RuleCondition"]; ok && !evalRule(t, cond, params) {
 				continue
 			}
-			for _, a := range asList(rule["Assertions"]) {
+			for _, a := range functiontest.AsList(rule["Assertions"]) {
 				if m, _ := a.(map[string]any); !evalRule(t, m["Assert"], params) {
 					failed = append(failed, name)
 				}
@@ -680,7 +598,7 @@ func evalRule(t *testing.T, v any, params map[string]string) bool {
 	}
 	m, _ := v.(map[string]any)
 	for fn, arg := range m {
-		args := asList(arg)
+		args := functiontest.AsList(arg)
 		switch fn {
 		case "Fn::Equals":
 			return len(args) == 2 && val(args[0]) == val(args[1])

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/bridgeline/bridgeline/events/delivery"
+	"github.com/bridgeline/bridgeline/functions/functiontest"
 	"github.com/bridgeline/bridgeline/functions/internal/wire"
 	"github.com/bridgeline/bridgeline/shared/line"
 	"github.com/bridgeline/bridgeline/shared/session"
@@ -42,18 +43,18 @@ var outboundCalls = map[string]outbound{
 // builds, plus the AWS calls and the margin to answer (a 502 when a dependency is down);
 // functions behind the HTTP API fit in API Gateway's 30 s.
 func TestFunctionTimeoutsCoverOutboundCalls(t *testing.T) {
-	tpl := loadTemplate(t)
+	tpl := functiontest.Template(t)
 	global, _ := tpl.Globals["Function"].(map[string]any)["Timeout"].(float64)
-	for _, name := range functionNames(t) {
+	for _, name := range functiontest.Names(t) {
 		t.Run(name, func(t *testing.T) {
-			r := functionResource(t, name)
+			r := functiontest.Resource(t, name)
 			secs, ok := r.Properties["Timeout"].(float64)
 			if !ok {
 				secs = global
 			}
 			timeout := time.Duration(secs) * time.Second
 			env := map[string]bool{}
-			eachIn(r.Properties, "Environment", "Variables", func(k string, _ any) { env[k] = true })
+			functiontest.EachIn(r.Properties, "Environment", "Variables", func(k string, _ any) { env[k] = true })
 			calls, listed := outboundCalls[name]
 			if !listed && (env["LIVEKIT_CREDENTIALS_ARN"] || env["PLATFORM_GATEWAY_URL"]) {
 				t.Fatalf("%s can call LiveKit or the platform gateway but outboundCalls does not say which calls it makes", name)

@@ -16,6 +16,7 @@ import (
 	"github.com/bridgeline/bridgeline/shared/config"
 	"github.com/bridgeline/bridgeline/shared/httpapi"
 	"github.com/bridgeline/bridgeline/shared/line"
+	"github.com/bridgeline/bridgeline/shared/platform/sim"
 )
 
 // admin runs operator commands against the same store the stack uses; they work while
@@ -42,7 +43,7 @@ func adminTo(ctx context.Context, args []string, out io.Writer) error {
 	name := fs.String("name", "", "name")
 	acct := fs.String("account", "", "account id (acct_...)")
 	handle := fs.String("handle", "", "line handle, e.g. +15550100003")
-	platform := fs.String("platform", "sim", "calling platform of the line")
+	platform := fs.String("platform", sim.Name, "calling platform of the line")
 	live := fs.Bool("live", false, "make an sk_live_ key instead of sk_test_")
 	keyID := fs.String("key", "", "API key id (key_...)")
 	maxSessions := fs.String("max-concurrent-sessions", "", "the account's own limit of live sessions (0-10000), or default")

@@ -18,6 +18,7 @@ import (
 	"github.com/bridgeline/bridgeline/shared/apierr"
 	"github.com/bridgeline/bridgeline/shared/config"
 	"github.com/bridgeline/bridgeline/shared/line"
+	"github.com/bridgeline/bridgeline/shared/platform/sim"
 	"github.com/bridgeline/bridgeline/shared/store"
 )
 
@@ -147,7 +148,7 @@ func bootstrapDev(ctx context.Context, cfg config.Config, s store.Store, out *os
 	}
 	lines := line.Service{Store: s, Assistants: s, Now: time.Now}
 	for i, h := range devHandles {
-		if _, err := lines.Provision(ctx, a.ID, "sim", h, fmt.Sprintf("Dev line %d", i+1)); err != nil && !apierr.Is(err, apierr.CodeConflict) {
+		if _, err := lines.Provision(ctx, a.ID, sim.Name, h, fmt.Sprintf("Dev line %d", i+1)); err != nil && !apierr.Is(err, apierr.CodeConflict) {
 			return fmt.Errorf("provision dev line %s: %w", h, err)
 		}
 	}

@@ -20,6 +20,7 @@ import (
 	"github.com/bridgeline/bridgeline/shared/controlplane"
 	"github.com/bridgeline/bridgeline/shared/httpapi"
 	"github.com/bridgeline/bridgeline/shared/platform"
+	"github.com/bridgeline/bridgeline/shared/platform/sim"
 	"github.com/bridgeline/bridgeline/shared/platform/simhook"
 	"github.com/bridgeline/bridgeline/shared/rtc"
 	"github.com/bridgeline/bridgeline/shared/rtc/lkapi"
@@ -127,12 +128,12 @@ func startMedia(ctx context.Context, cfg config.Config, s store.Store, log *slog
 		return fail(fmt.Errorf("webhook secrets key: %w", err))
 	}
 	cp, err := controlplane.New(cfg, controlplane.Deps{Store: s, Rooms: rooms, LiveKit: rooms,
-		Platforms: map[string]platform.Platform{platformsim.Name: simulator}, SimSecret: secret,
-		LocalDelivery: true, Secrets: sealer, Log: log})
+		Platforms: []platform.Platform{simulator}, SimSecret: secret,
+		LocalDelivery: true, Secrets: sealer, Log: log,
+		Routes: httpapi.Passthrough(sim.Name, simulator.Handler(), sim.Patterns...)})
 	if err != nil {
 		return fail(err)
 	}
-	cp.API.Extra = append(cp.API.Extra, httpapi.Passthrough("sim", simulator.Handler(), platformsim.Patterns...)...)
 	// The delivery worker sends webhooks from the outbox; its stop waits for the attempts
 	// in flight to be stored.
 	runCtx, stopRun := context.WithCancel(context.WithoutCancel(ctx))

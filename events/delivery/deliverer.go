@@ -17,7 +17,6 @@ import (
 	"github.com/bridgeline/bridgeline/events/webhook"
 	"github.com/bridgeline/bridgeline/shared/egress"
 	"github.com/bridgeline/bridgeline/shared/ident"
-	"github.com/bridgeline/bridgeline/shared/webhookendpoint"
 )
 
 // Timeout bounds one attempt, from dialling to the end of the response headers.
@@ -31,13 +30,6 @@ const ErrorBlockedDestination = "blocked_destination"
 
 // UserAgent identifies Bridgeline's webhook requests.
 const UserAgent = "Bridgeline-Webhooks/1"
-
-// Endpoints is what a Deliverer needs of the endpoint rules: *webhookendpoint.Service.
-type Endpoints interface {
-	// Signing returns the endpoint with its secrets opened (they are stored sealed).
-	Signing(ctx context.Context, accountID, id string) (webhookendpoint.Endpoint, error)
-	Disable(ctx context.Context, accountID, id, reason string) error
-}
 
 // Deliverer makes one attempt at a time and decides what comes next. It keeps no state:
 // the caller stores the Attempt it returns (with the delivery's new state, when it has one).
@@ -95,7 +87,7 @@ func (d *Deliverer) Attempt(ctx context.Context, evt callevent.Event, endpointID
 		}
 		return Attempt{}, false, err
 	}
-	if ep.Status != webhookendpoint.StatusEnabled {
+	if !ep.Enabled {
 		return Attempt{}, false, nil
 	}
 	body, err := Body(evt)
@@ -106,7 +98,7 @@ func (d *Deliverer) Attempt(ctx context.Context, evt callevent.Event, endpointID
 	a.EventID, a.AccountID, a.Number = evt.ID, evt.AccountID, n
 	switch a.Outcome {
 	case OutcomeGone:
-		if err := d.Endpoints.Disable(ctx, ep.AccountID, ep.ID, webhookendpoint.DisabledGone); err != nil {
+		if err := d.Endpoints.Gone(ctx, ep.AccountID, ep.ID); err != nil {
 			return a, true, fmt.Errorf("disable endpoint %s after 410: %w", ep.ID, err)
 		}
 	case OutcomeFailed:
@@ -124,11 +116,11 @@ func (d *Deliverer) Attempt(ctx context.Context, evt callevent.Event, endpointID
 
 // Post sends body to ep once, signed with the endpoint's current secrets, and classifies
 // the answer. It is also how call.incoming is posted, with its own deadline in ctx.
-func (d *Deliverer) Post(ctx context.Context, ep webhookendpoint.Endpoint, msgID string, body []byte) (Attempt, *http.Response, []byte) {
+func (d *Deliverer) Post(ctx context.Context, ep Endpoint, msgID string, body []byte) (Attempt, *http.Response, []byte) {
 	return d.send(ctx, ep, msgID, body, 64<<10)
 }
 
-func (d *Deliverer) post(ctx context.Context, ep webhookendpoint.Endpoint, msgID string, body []byte) (Attempt, time.Duration) {
+func (d *Deliverer) post(ctx context.Context, ep Endpoint, msgID string, body []byte) (Attempt, time.Duration) {
 	a, resp, _ := d.send(ctx, ep, msgID, body, 0)
 	if resp == nil {
 		return a, 0
@@ -137,7 +129,7 @@ func (d *Deliverer) post(ctx context.Context, ep webhookendpoint.Endpoint, msgID
 }
 
 // send makes the request and reads up to keep bytes of the response body.
-func (d *Deliverer) send(ctx context.Context, ep webhookendpoint.Endpoint, msgID string, body []byte, keep int64) (Attempt, *http.Response, []byte) {
+func (d *Deliverer) send(ctx context.Context, ep Endpoint, msgID string, body []byte, keep int64) (Attempt, *http.Response, []byte) {
 	start := d.now()
 	a := Attempt{ID: ident.New("watt"), EndpointID: ep.ID, URL: ep.URL, StartedAt: start, Outcome: OutcomeFailed}
 	finish := func() { a.DurationMS = d.now().Sub(start).Milliseconds() }

@@ -15,7 +15,6 @@ import (
 
 	"github.com/bridgeline/bridgeline/events/delivery"
 	"github.com/bridgeline/bridgeline/shared/egress"
-	"github.com/bridgeline/bridgeline/shared/webhookendpoint"
 )
 
 // dnsServer is an authoritative DNS server on 127.0.0.1 (UDP) that answers A and AAAA
@@ -149,8 +148,8 @@ func TestSSRFMatrixAtDial(t *testing.T) {
 		if strings.Contains(host, ":") {
 			host = "[" + host + "]"
 		}
-		ep := webhookendpoint.Endpoint{ID: "whep_1", URL: fmt.Sprintf("http://%s:%d/hooks", host, rcv.port),
-			Secret: "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw", Status: webhookendpoint.StatusEnabled}
+		ep := delivery.Endpoint{ID: "whep_1", URL: fmt.Sprintf("http://%s:%d/hooks", host, rcv.port),
+			Secret: "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw", Enabled: true}
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
 		a, _, _ := d.Post(ctx, ep, "evt_1", []byte(`{}`))
@@ -203,8 +202,8 @@ func TestNonCanonicalHostsBlockedAtDial(t *testing.T) {
 	for name := range names {
 		host := strings.TrimSuffix(name, ".")
 		t.Run(host, func(t *testing.T) {
-			ep := webhookendpoint.Endpoint{ID: "whep_1", URL: fmt.Sprintf("http://%s:%d/hooks", host, rcv.port),
-				Secret: "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw", Status: webhookendpoint.StatusEnabled}
+			ep := delivery.Endpoint{ID: "whep_1", URL: fmt.Sprintf("http://%s:%d/hooks", host, rcv.port),
+				Secret: "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw", Enabled: true}
 			before := rcv.accepts.Load()
 			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 			defer cancel()

@@ -12,13 +12,7 @@ import (
 	"github.com/bridgeline/bridgeline/events/callevent"
 	"github.com/bridgeline/bridgeline/shared/apierr"
 	"github.com/bridgeline/bridgeline/shared/ident"
-	"github.com/bridgeline/bridgeline/shared/webhookendpoint"
 )
-
-// Subscribers finds the endpoints an event goes to: *webhookendpoint.Service.
-type Subscribers interface {
-	Subscribed(ctx context.Context, accountID, typ string) ([]webhookendpoint.Endpoint, error)
-}
 
 // Worker is the local delivery loop: it fans new outbox events out into deliveries, one
 // per subscribed endpoint, and makes each delivery's attempts when they fall due. All its

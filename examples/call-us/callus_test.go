@@ -16,9 +16,9 @@ import (
 	protologger "github.com/livekit/protocol/logger"
 	lksdk "github.com/livekit/server-sdk-go/v2"
 
+	"github.com/bridgeline/bridgeline/e2e/harness"
 	"github.com/bridgeline/bridgeline/examples/internal/browser"
 	"github.com/bridgeline/bridgeline/mediafleet/platformsim"
-	"github.com/bridgeline/bridgeline/shared/session/sessiontest"
 )
 
 func TestMain(m *testing.M) {
@@ -69,7 +69,7 @@ type sessionObj struct {
 // example's backend in front of it and the page in headless Chromium.
 func TestCallUs(t *testing.T) {
 	sdk := browser.ClientSDK(t)
-	st := sessiontest.Start(t, sessiontest.Options{})
+	st := harness.Start(t, harness.Options{})
 	srv := NewServer(Config{APIURL: st.URL, APIKey: st.APIKey, Handle: deskHandle, Media: "video", ClientSDK: sdk},
 		slog.New(slog.DiscardHandler))
 	backend := httptest.NewServer(srv.Handler())
@@ -108,7 +108,7 @@ func TestCallUs(t *testing.T) {
 	session := func(t *testing.T, id string) sessionObj {
 		t.Helper()
 		var s sessionObj
-		sessiontest.Must(t, st.Do(t, "GET", "/v1/sessions/"+id, nil, &s), 200, "get session")
+		harness.Must(t, st.Do(t, "GET", "/v1/sessions/"+id, nil, &s), 200, "get session")
 		return s
 	}
 
@@ -123,7 +123,7 @@ func TestCallUs(t *testing.T) {
 			t.Errorf("session status = %q, want active", s.Status)
 		}
 		// The other party sees and hears the page's fake camera and microphone.
-		sessiontest.WaitFor(t, 15*time.Second, "the sim party to decode the page's video and hear it", func() bool {
+		harness.WaitFor(t, 15*time.Second, "the sim party to decode the page's video and hear it", func() bool {
 			c, ok := st.Sim.ByCallID(s.CallID)
 			return ok && c.Frames > 0 && c.Heard
 		})
@@ -133,11 +133,11 @@ func TestCallUs(t *testing.T) {
 
 		p.Click("#hangup")
 		p.WaitFor("the page to show the end", `document.body.dataset.state === 'ended'`, 10*time.Second, nil)
-		sessiontest.WaitFor(t, 10*time.Second, "the session to end", func() bool { return session(t, ji.SessionID).Status == "ended" })
+		harness.WaitFor(t, 10*time.Second, "the session to end", func() bool { return session(t, ji.SessionID).Status == "ended" })
 		if s := session(t, ji.SessionID); s.EndReason == nil || *s.EndReason != "deleted" {
 			t.Errorf("end_reason = %v, want deleted", s.EndReason)
 		}
-		sessiontest.WaitFor(t, 10*time.Second, "the sim party to leave", func() bool {
+		harness.WaitFor(t, 10*time.Second, "the sim party to leave", func() bool {
 			c, ok := st.Sim.ByCallID(s.CallID)
 			return ok && c.Status == platformsim.StatusEnded
 		})
@@ -146,7 +146,7 @@ func TestCallUs(t *testing.T) {
 	t.Run("DELETE from the API disconnects the page", func(t *testing.T) {
 		p := p.For(t)
 		ji, _ := call(t, p)
-		sessiontest.Must(t, st.Do(t, "DELETE", "/v1/sessions/"+ji.SessionID, nil, nil), 200, "delete session")
+		harness.Must(t, st.Do(t, "DELETE", "/v1/sessions/"+ji.SessionID, nil, nil), 200, "delete session")
 		var reason string
 		p.WaitFor("the page to see the disconnect", `document.body.dataset.state === 'ended' && window.callUs.disconnectReason`, 10*time.Second, &reason)
 		if reason != "ROOM_DELETED" {

@@ -14,7 +14,7 @@ import (
 	protologger "github.com/livekit/protocol/logger"
 	lksdk "github.com/livekit/server-sdk-go/v2"
 
-	"github.com/bridgeline/bridgeline/shared/session/sessiontest"
+	"github.com/bridgeline/bridgeline/e2e/harness"
 )
 
 // syncBuffer is an io.Writer the SDK's callbacks and the test share.
@@ -53,7 +53,7 @@ func run(t *testing.T, rtcURL, token string) *syncBuffer {
 
 func waitLines(t *testing.T, out *syncBuffer, lines ...string) {
 	t.Helper()
-	sessiontest.WaitFor(t, 20*time.Second, strings.Join(lines, ", "), func() bool {
+	harness.WaitFor(t, 20*time.Second, strings.Join(lines, ", "), func() bool {
 		got := out.String()
 		for _, l := range lines {
 			if !strings.Contains(got, l) {
@@ -69,14 +69,14 @@ func waitLines(t *testing.T, out *syncBuffer, lines ...string) {
 // one beside it and cannot publish; the first sees the second join under its name.
 func TestJoinSnippet(t *testing.T) {
 	lksdk.SetLogger(protologger.GetDiscardLogger())
-	s := sessiontest.Start(t, sessiontest.Options{})
+	s := harness.Start(t, harness.Options{})
 	var created struct {
 		ID                  string `json:"id"`
 		RTCURL              string `json:"rtc_url"`
 		ParticipantToken    string `json:"participant_token"`
 		ParticipantIdentity string `json:"participant_identity"`
 	}
-	sessiontest.Must(t, s.Do(t, http.MethodPost, "/v1/sessions", map[string]any{"platform_handle": "+15557654321", "media": "video"}, &created),
+	harness.Must(t, s.Do(t, http.MethodPost, "/v1/sessions", map[string]any{"platform_handle": "+15557654321", "media": "video"}, &created),
 		http.StatusCreated, "POST /v1/sessions")
 	first := run(t, created.RTCURL, created.ParticipantToken)
 	waitLines(t, first,
@@ -91,7 +91,7 @@ func TestJoinSnippet(t *testing.T) {
 		ParticipantToken    string `json:"participant_token"`
 		ParticipantIdentity string `json:"participant_identity"`
 	}
-	sessiontest.Must(t, s.Do(t, http.MethodPost, "/v1/sessions/"+created.ID+"/tokens", map[string]any{"name": "Supervisor", "watch_only": true}, &watch),
+	harness.Must(t, s.Do(t, http.MethodPost, "/v1/sessions/"+created.ID+"/tokens", map[string]any{"name": "Supervisor", "watch_only": true}, &watch),
 		http.StatusCreated, "POST tokens")
 	second := run(t, created.RTCURL, watch.ParticipantToken)
 	waitLines(t, second,

@@ -10,12 +10,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/bridgeline/bridgeline/e2e/harness"
 	"github.com/bridgeline/bridgeline/examples/internal/browser"
 	"github.com/bridgeline/bridgeline/mediafleet/engines"
 	"github.com/bridgeline/bridgeline/mediafleet/speechtest/sphinx"
 	"github.com/bridgeline/bridgeline/mediafleet/worker"
 	"github.com/bridgeline/bridgeline/shared/persona"
-	"github.com/bridgeline/bridgeline/shared/session/sessiontest"
 )
 
 // A person asks an assistant a question from the sim's page: Chromium's fake microphone
@@ -30,7 +30,7 @@ func TestAskAssistantFromPage(t *testing.T) {
 		t.Fatalf("load the speech engines: %v", err)
 	}
 	t.Cleanup(func() { eng.Close() }) // after the worker, stopped by an earlier cleanup
-	st := sessiontest.Start(t, sessiontest.Options{})
+	st := harness.Start(t, harness.Options{})
 	st.StartWorker(t, func(c *worker.Config) { c.MaxJobs = 1 },
 		worker.Options{NewVAD: eng.NewVAD, Recognizer: eng.Recognizer, Voices: eng.Voices.Voices()})
 
@@ -38,11 +38,11 @@ func TestAskAssistantFromPage(t *testing.T) {
 	var asst struct {
 		ID string `json:"id"`
 	}
-	sessiontest.Must(t, st.Do(t, "POST", "/v1/assistants", map[string]any{
+	harness.Must(t, st.Do(t, "POST", "/v1/assistants", map[string]any{
 		"name": "Front desk", "system_prompt": "You answer calls for Test Co.", "greeting": greeting, "avatar_id": "ava_theo",
 	}, &asst), 201, "create assistant")
-	sessiontest.Must(t, st.Do(t, "POST", "/v1/assistants/"+asst.ID+"/publish", nil, nil), 201, "publish")
-	sessiontest.Must(t, st.Do(t, "POST", "/v1/lines/"+st.Lines[sessiontest.Line1].ID+"/assign",
+	harness.Must(t, st.Do(t, "POST", "/v1/assistants/"+asst.ID+"/publish", nil, nil), 201, "publish")
+	harness.Must(t, st.Do(t, "POST", "/v1/lines/"+st.Lines[harness.Line1].ID+"/assign",
 		map[string]string{"assistant_id": asst.ID}, nil), 200, "assign")
 
 	// The microphone starts when the page joins the room; the greeting (under two
@@ -51,7 +51,7 @@ func TestAskAssistantFromPage(t *testing.T) {
 	const question = "What time do you open tomorrow?"
 	wav := QuestionWAV(t, question, 4*time.Second)
 	b := browser.Launch(t, browser.FakeMicrophone(wav))
-	p := b.Open(st.URL + "/sim/?to=" + url.QueryEscape(sessiontest.Line1))
+	p := b.Open(st.URL + "/sim/?to=" + url.QueryEscape(harness.Line1))
 	p.Eval(`document.getElementById('media').value = 'audio'`, nil)
 	p.Click("#call")
 	p.WaitFor("the page to join the room", `document.body.dataset.state === 'connected'`, 30*time.Second, nil)

@@ -17,11 +17,11 @@ import (
 	protologger "github.com/livekit/protocol/logger"
 	lksdk "github.com/livekit/server-sdk-go/v2"
 
+	"github.com/bridgeline/bridgeline/e2e/harness"
 	"github.com/bridgeline/bridgeline/examples/internal/browser"
 	"github.com/bridgeline/bridgeline/mediafleet/avatar"
 	"github.com/bridgeline/bridgeline/mediafleet/platformsim"
 	"github.com/bridgeline/bridgeline/mediafleet/worker"
-	"github.com/bridgeline/bridgeline/shared/session/sessiontest"
 )
 
 func TestMain(m *testing.M) {
@@ -104,7 +104,7 @@ func rgbOf(t *testing.T, hex string) [3]uint8 {
 // greeting, and hangs up; the call record is complete.
 func TestCallAssistantFromPage(t *testing.T) {
 	browser.Setup(t)
-	st := sessiontest.Start(t, sessiontest.Options{})
+	st := harness.Start(t, harness.Options{})
 	st.StartWorker(t, func(c *worker.Config) {
 		c.MaxJobs = 1
 		// Chromium on a loaded 2-core CI machine may present its first video frame well
@@ -118,12 +118,12 @@ func TestCallAssistantFromPage(t *testing.T) {
 	var asst struct {
 		ID string `json:"id"`
 	}
-	sessiontest.Must(t, st.Do(t, "POST", "/v1/assistants", map[string]any{
+	harness.Must(t, st.Do(t, "POST", "/v1/assistants", map[string]any{
 		"name": "Front desk", "system_prompt": "You answer calls for Test Co.", "greeting": "Hello, thanks for calling Test Co.",
 		"avatar_id": avatarID, "framing": map[string]string{"shot": "medium", "position": "center"},
 	}, &asst), 201, "create assistant")
-	sessiontest.Must(t, st.Do(t, "POST", "/v1/assistants/"+asst.ID+"/publish", nil, nil), 201, "publish")
-	sessiontest.Must(t, st.Do(t, "POST", "/v1/lines/"+st.Lines[sessiontest.Line1].ID+"/assign",
+	harness.Must(t, st.Do(t, "POST", "/v1/assistants/"+asst.ID+"/publish", nil, nil), 201, "publish")
+	harness.Must(t, st.Do(t, "POST", "/v1/lines/"+st.Lines[harness.Line1].ID+"/assign",
 		map[string]string{"assistant_id": asst.ID}, nil), 200, "assign")
 	acct, err := st.Store.GetAccount(context.Background(), st.AccountID)
 	if err != nil {
@@ -135,7 +135,7 @@ func TestCallAssistantFromPage(t *testing.T) {
 
 	b := browser.Launch(t)
 	start := time.Now()
-	p := b.Open(st.URL + "/sim/?to=" + url.QueryEscape(sessiontest.Line1))
+	p := b.Open(st.URL + "/sim/?to=" + url.QueryEscape(harness.Line1))
 	p.Eval(frameWatch, nil)
 	p.Click("#call")
 	p.WaitFor("the page to join the room", `document.body.dataset.state === 'connected'`, 30*time.Second, nil)
@@ -191,7 +191,7 @@ func TestCallAssistantFromPage(t *testing.T) {
 	// Hang up from the page.
 	p.Click("#hangup")
 	p.WaitFor("the page to show the end", `document.body.dataset.state === 'ended'`, 10*time.Second, nil)
-	sessiontest.WaitFor(t, 15*time.Second, "the sim call to end", func() bool {
+	harness.WaitFor(t, 15*time.Second, "the sim call to end", func() bool {
 		c, err := st.Sim.Get(simCallID)
 		return err == nil && c.Status == platformsim.StatusEnded && c.EndedBy == platformsim.EndedByRemote
 	})

@@ -10,8 +10,9 @@ import (
 	"github.com/aws/aws-lambda-go/lambda"
 
 	"github.com/bridgeline/bridgeline/events/awsbus"
-	"github.com/bridgeline/bridgeline/functions/internal/relay"
+	"github.com/bridgeline/bridgeline/events/relay"
 	"github.com/bridgeline/bridgeline/functions/internal/wire"
+	"github.com/bridgeline/bridgeline/shared/store/dynamo"
 )
 
 func main() {
@@ -21,6 +22,6 @@ func main() {
 		fmt.Fprintln(os.Stderr, "event-relay: EVENT_BUS_NAME and AWS configuration are required:", err)
 		os.Exit(1)
 	}
-	r := &relay.Relay{Publisher: &awsbus.Publisher{Client: eb, BusName: bus}, Logger: wire.Logger().With("function", "event-relay")}
+	r := relay.New(&awsbus.Publisher{Client: eb, BusName: bus}, dynamo.EventFromStream, wire.Logger().With("function", "event-relay"))
 	lambda.Start(r.Handle)
 }

@@ -1,13 +1,7 @@
 package platformsim
 
-// Patterns are the net/http patterns of the sim's HTTP API and its browser caller page,
-// all served by the Simulator's Handler. The local stack mounts them as public routes (no
-// API key) outside /v1 (httpapi.Passthrough); the sim writes its own responses: its
-// JSON, and the page's HTML and scripts. A plain list, so the sim depends on no HTTP
-// layer of the control plane.
-var Patterns = []string{
-	"POST /sim/calls", "GET /sim/calls",
-	"GET /sim/calls/{id}", "POST /sim/calls/{id}/hangup",
-	"POST /sim/calls/{id}/joined", "POST /sim/calls/{id}/say",
-	"GET /sim/{$}", "GET /sim/page/{file}",
-}
+import "github.com/bridgeline/bridgeline/shared/platform/sim"
+
+// Patterns are the net/http patterns the Sim's Handler serves (sim.Patterns: the control
+// plane's route table lists them without linking the sim).
+var Patterns = sim.Patterns

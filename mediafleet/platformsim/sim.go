@@ -30,17 +30,18 @@ import (
 	"github.com/bridgeline/bridgeline/mediafleet/callerbot"
 	"github.com/bridgeline/bridgeline/shared/ident"
 	"github.com/bridgeline/bridgeline/shared/platform"
+	"github.com/bridgeline/bridgeline/shared/platform/sim"
 	"github.com/bridgeline/bridgeline/shared/platform/simhook"
 )
 
-// Name is the platform name lines use.
-const Name = "sim"
+// Name is the platform name lines use (sim.Name).
+const Name = sim.Name
 
 // Handles with a scripted outcome when dialled.
 const (
-	HandleBusy     = "sim:busy"
-	HandleNoAnswer = "sim:no_answer"
-	HandleFailed   = "sim:failed"
+	HandleBusy     = sim.HandleBusy
+	HandleNoAnswer = sim.HandleNoAnswer
+	HandleFailed   = sim.HandleFailed
 )
 
 // Call statuses.
@@ -151,6 +152,8 @@ type call struct {
 
 // Sim is the simulated platform. It implements platform.Platform.
 type Sim struct {
+	sim.Kind // the sim's name, handles and abilities, as the control plane knows them
+
 	cfg Config
 	log *slog.Logger
 
@@ -200,9 +203,6 @@ func New(cfg Config) (*Sim, error) {
 	return &Sim{cfg: cfg, log: log.With("component", "sim"), ctx: ctx, stop: stop, calls: map[string]*call{},
 		dialled: map[string]*call{}}, nil
 }
-
-// Name is "sim".
-func (s *Sim) Name() string { return Name }
 
 // PlaceRequest places an inbound call on a line's handle.
 type PlaceRequest struct {

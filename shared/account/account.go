@@ -43,6 +43,17 @@ type Key struct {
 	RevokedAt *time.Time `json:"revoked_at,omitempty"`
 }
 
+// Caller is the account an API request was authenticated as, with the mode of the key
+// that made it. The auth middleware finds both once, from the key (locally) or from the
+// authorizer's context (on AWS), and every handler reads them from here.
+type Caller struct {
+	Account
+	// Live is true for an sk_live_ key: live keys place calls on every platform and
+	// their webhook endpoints must use https; test keys place calls only through a
+	// platform that takes them (the sim).
+	Live bool
+}
+
 // Revoked reports whether the key was revoked.
 func (k Key) Revoked() bool { return k.RevokedAt != nil }
 

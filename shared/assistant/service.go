@@ -2,9 +2,7 @@ package assistant
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"math/rand/v2"
 	"slices"
 	"strings"
 	"time"
@@ -15,6 +13,7 @@ import (
 	"github.com/bridgeline/bridgeline/shared/listing"
 	"github.com/bridgeline/bridgeline/shared/metadata"
 	"github.com/bridgeline/bridgeline/shared/persona"
+	"github.com/bridgeline/bridgeline/shared/retry"
 )
 
 // Field limits, in characters. They are part of the contract in openapi.yaml.
@@ -24,9 +23,6 @@ const (
 	MaxGreetingLen     = 2000
 	MaxModelLen        = 128
 )
-
-// maxAttempts bounds the read-check-write loop of a conditional update under contention.
-const maxAttempts = 64
 
 // Fields is the draft content a create or a patch carries; nil means "not given".
 type Fields struct {
@@ -133,24 +129,25 @@ func (s *Service) Update(ctx context.Context, accountID, id string, f Fields) (A
 // Concurrent publishes each get their own number, with no gap: a publish that loses the
 // race for a number reads again and takes the next one.
 func (s *Service) Publish(ctx context.Context, accountID, id string) (Assistant, error) {
-	for attempt := 0; ; attempt++ {
+	var out Assistant
+	err := retry.OnConflict(func() error {
 		a, err := s.Get(ctx, accountID, id)
 		if err != nil {
-			return Assistant{}, err
+			return err
 		}
 		if a.Status == StatusArchived {
-			return Assistant{}, archived(id)
+			return archived(id)
 		}
 		if err := a.Draft.complete(a.Name); err != nil {
-			return Assistant{}, err
+			return err
 		}
 		if err := validVoice(a.Draft.Voice, s.Voices()); err != nil {
 			// The deployment stopped offering the draft's voice (TTS_VOICES changed).
-			return Assistant{}, err
+			return err
 		}
 		names, err := a.Draft.placeholders()
 		if err != nil {
-			return Assistant{}, err
+			return err
 		}
 		now := s.now()
 		v := Version{
@@ -163,17 +160,15 @@ func (s *Service) Publish(ctx context.Context, accountID, id string) (Assistant,
 		next.VersionCount = v.Number
 		next.ActiveVersionID = v.ID
 		next.UpdatedAt = now
-		err = s.Store.PublishVersion(ctx, next, v)
-		if err == nil {
-			next.Revision++
-			next.Versions = append(append([]Version(nil), a.Versions...), v)
-			return next, nil
+		if err := s.Store.PublishVersion(ctx, next, v); err != nil {
+			return fmt.Errorf("publish %s: %w", id, err)
 		}
-		if !errors.Is(err, apierr.ErrConflict) || attempt >= maxAttempts {
-			return Assistant{}, fmt.Errorf("publish %s: %w", id, err)
-		}
-		backoff(attempt)
-	}
+		next.Revision++
+		next.Versions = append(append([]Version(nil), a.Versions...), v)
+		out = next
+		return nil
+	})
+	return out, err
 }
 
 // withNamedVersion applies apply to an assistant that is not archived and the version the
@@ -242,39 +237,35 @@ func (s *Service) Archive(ctx context.Context, accountID, id string) (Assistant,
 // mutate reads the assistant, applies change, and writes it conditionally, reading again
 // when another write got there first.
 func (s *Service) mutate(ctx context.Context, accountID, id string, change func(*Assistant) error) (Assistant, error) {
-	for attempt := 0; ; attempt++ {
+	var out Assistant
+	err := retry.OnConflict(func() error {
 		a, err := s.Get(ctx, accountID, id)
 		if err != nil {
-			return Assistant{}, err
+			return err
 		}
 		before := a.Status
 		if err := change(&a); err != nil {
-			return Assistant{}, err
+			return err
 		}
 		if before == StatusArchived && a.Status == StatusArchived {
-			return a, nil // archive of an archived assistant changes nothing
+			out = a // archive of an archived assistant changes nothing
+			return nil
 		}
 		a.UpdatedAt = s.now()
-		err = s.Store.UpdateAssistant(ctx, a)
-		if err == nil {
-			a.Revision++
-			return a, nil
+		if err := s.Store.UpdateAssistant(ctx, a); err != nil {
+			return fmt.Errorf("update assistant %s: %w", id, err)
 		}
-		if !errors.Is(err, apierr.ErrConflict) || attempt >= maxAttempts {
-			return Assistant{}, fmt.Errorf("update assistant %s: %w", id, err)
-		}
-		backoff(attempt)
-	}
+		a.Revision++
+		out = a
+		return nil
+	})
+	return out, err
 }
 
 func (s *Service) now() time.Time { return s.Now().UTC().Truncate(time.Millisecond) }
 
 func archived(id string) error {
 	return apierr.New(apierr.CodeAssistantArchived, fmt.Sprintf("assistant %s is archived and read-only", id))
-}
-
-func backoff(attempt int) {
-	time.Sleep(time.Duration(rand.IntN(1+min(attempt, 10))) * time.Millisecond)
 }
 
 func (f Fields) validate(voices []persona.Voice) error {

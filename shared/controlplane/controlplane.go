@@ -2,7 +2,7 @@
 // assistants, lines, webhook endpoints, sessions), the customer_decides asker, the
 // sweeper and the route table, from one config.Config and the outside parts (Deps). The
 // local stack (cmd/bridgeline dev), every Lambda (functions/internal/wire) and the test
-// harness (shared/session/sessiontest) call New; what stays in each is the choice of
+// harness (e2e/harness) call New; what stays in each is the choice of
 // parts: SQLite or DynamoDB, the in-process sim or the platform gateway, the local
 // delivery worker or SQS.
 //
@@ -17,14 +17,15 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"slices"
 	"time"
 
 	"github.com/bridgeline/bridgeline/events/callevent"
-	"github.com/bridgeline/bridgeline/events/decision"
 	"github.com/bridgeline/bridgeline/events/delivery"
 	"github.com/bridgeline/bridgeline/shared/account"
 	"github.com/bridgeline/bridgeline/shared/assistant"
 	"github.com/bridgeline/bridgeline/shared/config"
+	"github.com/bridgeline/bridgeline/shared/decision"
 	"github.com/bridgeline/bridgeline/shared/httpapi"
 	"github.com/bridgeline/bridgeline/shared/line"
 	"github.com/bridgeline/bridgeline/shared/platform"
@@ -45,10 +46,10 @@ type Deps struct {
 	// LiveKit verifies LiveKit's webhooks (rtc.Client); nil: that receiver answers 401.
 	// The persona workers' reports are verified with cfg.PersonaReportSecret instead.
 	LiveKit httpapi.LiveKitVerifier
-	// Platforms are the calling-platform adapters by name (the in-process sim, or the
-	// platform gateway's client); SimSecret verifies the sim's notifications (empty leaves
-	// the platform-sim route out).
-	Platforms map[string]platform.Platform
+	// Platforms are the calling-platform adapters (the in-process sim, or the platform
+	// gateway's client), each registered under its own name; SimSecret verifies the sim's
+	// notifications (empty leaves the platform-sim route out).
+	Platforms []platform.Platform
 	SimSecret string
 	// NotificationReplays keeps the ids of the platform notifications received, so a
 	// replayed one is refused: nil keeps them in this process's memory (the local
@@ -65,6 +66,12 @@ type Deps struct {
 	// Secrets seals webhook signing secrets at rest (secretbox: a key file locally, KMS
 	// on AWS); nil stores them in clear (tests).
 	Secrets webhookendpoint.Sealer
+	// RateLimiter is the per-account request limit: nil is an in-process one at
+	// cfg.RateLimit and cfg.RateBurst (the local stack); Lambdas share one in DynamoDB
+	// (or httpapi.Unlimited).
+	RateLimiter httpapi.RateLimiter
+	// Routes are served beside the control plane's own (the local stack's sim pages).
+	Routes []httpapi.Route
 	// Log receives the control plane's logs (nil: discarded); Now is the clock (nil:
 	// time.Now).
 	Log *slog.Logger
@@ -112,11 +119,11 @@ func New(cfg config.Config, deps Deps) (*ControlPlane, error) {
 	}
 	rooms := deps.Rooms
 	if rooms == nil {
-		rooms = NoLiveKit{Public: cfg.LiveKitPublicURL}
+		rooms = session.NoRooms{Public: cfg.LiveKitPublicURL}
 	}
-	platforms := deps.Platforms
-	if platforms == nil {
-		platforms = map[string]platform.Platform{}
+	platforms, err := platform.NewRegistry(deps.Platforms...)
+	if err != nil {
+		return nil, err
 	}
 	cp := &ControlPlane{Config: cfg, Store: s}
 	cp.Accounts = &account.Service{Store: s, Now: now}
@@ -143,26 +150,36 @@ func New(cfg config.Config, deps Deps) (*ControlPlane, error) {
 		redeliver = noRedelivery{}
 	}
 
-	cp.Sessions = &session.Service{Records: s, Lines: s, Assistants: s, Accounts: s, Rooms: rooms,
-		Platforms: platforms, Decider: cp.Asker, Notify: notify, DecisionReserve: deps.DecisionReserve,
-		MaxDuration: cfg.MaxSession, DispatchTimeout: cfg.AssistantDispatchTimeout, Log: log, Now: now,
-		MaxConcurrentSessions: cfg.MaxConcurrentSessions}
+	sessionOpts := []session.Option{session.WithPlatforms(platforms), session.WithDecider(cp.Asker),
+		session.WithDecisionReserve(deps.DecisionReserve), session.WithMaxDuration(cfg.MaxSession),
+		session.WithDispatchTimeout(cfg.AssistantDispatchTimeout), session.WithMaxConcurrentSessions(cfg.MaxConcurrentSessions),
+		session.WithLog(log), session.WithClock(now)}
+	if notify != nil {
+		sessionOpts = append(sessionOpts, session.WithWriteNotify(notify))
+	}
+	if cp.Sessions, err = session.New(s, rooms, sessionOpts...); err != nil {
+		return nil, err
+	}
 
-	var extra []httpapi.Route
-	extra = append(extra, (&httpapi.Webhooks{Endpoints: cp.Endpoints, Events: s, Redeliver: redeliver}).Routes()...)
-	extra = append(extra, (&httpapi.CallAnswers{Decisions: s, Calls: s, Now: now}).Routes()...)
-	extra = append(extra, (&httpapi.Sessions{Service: cp.Sessions}).Routes()...)
-	extra = append(extra, (&httpapi.Receivers{Sessions: cp.Sessions, RTC: deps.LiveKit,
-		ReportSecret: cfg.PersonaReportSecret, SimSecret: deps.SimSecret, Replays: deps.NotificationReplays, Now: now}).Routes()...)
-	cp.API = &httpapi.API{
-		Accounts:    s,
-		Assistants:  cp.Assistants,
-		Lines:       cp.Lines,
-		Idempotency: s,
-		Limiter:     httpapi.NewLimiter(cfg.RateLimit, cfg.RateBurst),
-		Log:         log,
-		Now:         now,
-		Extra:       extra,
+	routes := slices.Concat(
+		(&httpapi.Assistants{Service: cp.Assistants}).Routes(),
+		(&httpapi.Lines{Service: cp.Lines}).Routes(),
+		(&httpapi.Keys{Accounts: s, Now: now}).Routes(),
+		(&httpapi.Webhooks{Endpoints: cp.Endpoints, Events: s, Redeliver: redeliver}).Routes(),
+		(&httpapi.CallAnswers{Decisions: s, Calls: s, Now: now}).Routes(),
+		(&httpapi.Sessions{Service: cp.Sessions}).Routes(),
+		(&httpapi.Receivers{Sessions: cp.Sessions, RTC: deps.LiveKit, ReportSecret: cfg.PersonaReportSecret,
+			SimSecret: deps.SimSecret, Replays: deps.NotificationReplays, Now: now}).Routes(),
+		deps.Routes,
+	)
+	limiter := deps.RateLimiter
+	if limiter == nil {
+		limiter = httpapi.NewLimiter(cfg.RateLimit, cfg.RateBurst)
+	}
+	cp.API, err = httpapi.New(s, s, routes, httpapi.WithLimiter(limiter),
+		httpapi.WithLog(log), httpapi.WithClock(now))
+	if err != nil {
+		return nil, err
 	}
 	return cp, nil
 }

@@ -48,17 +48,19 @@ func TestConfigReachesTheServices(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if cp.Sessions.MaxDuration != cfg.MaxSession || cp.Sessions.DispatchTimeout != cfg.AssistantDispatchTimeout {
-		t.Errorf("session service limits = %v, %v; want %v, %v", cp.Sessions.MaxDuration, cp.Sessions.DispatchTimeout, cfg.MaxSession, cfg.AssistantDispatchTimeout)
+	set := cp.Sessions.Settings()
+	if set.MaxDuration != cfg.MaxSession || set.DispatchTimeout != cfg.AssistantDispatchTimeout || set.MaxConcurrentSessions != cfg.MaxConcurrentSessions {
+		t.Errorf("session service limits = %v, %v, %d; want %v, %v, %d", set.MaxDuration, set.DispatchTimeout, set.MaxConcurrentSessions,
+			cfg.MaxSession, cfg.AssistantDispatchTimeout, cfg.MaxConcurrentSessions)
 	}
 	if len(cp.Assistants.HostedVoices) != 1 || cp.Assistants.HostedVoices[0] != "nova" {
 		t.Errorf("assistant service hosted voices = %v, want [nova]", cp.Assistants.HostedVoices)
 	}
-	if cp.Delivery == nil || cp.Sessions.Notify == nil {
-		t.Errorf("LocalDelivery: worker %v, session notify set %v; want both", cp.Delivery, cp.Sessions.Notify != nil)
+	if cp.Delivery == nil || set.OnWrite == nil {
+		t.Errorf("LocalDelivery: worker %v, session notify set %v; want both", cp.Delivery, set.OnWrite != nil)
 	}
-	if cp.Sessions.Rooms.PublicURL() != cfg.LiveKitPublicURL {
-		t.Errorf("rooms without LiveKit: rtc_url %q, want %q", cp.Sessions.Rooms.PublicURL(), cfg.LiveKitPublicURL)
+	if cp.Sessions.PublicURL() != cfg.LiveKitPublicURL {
+		t.Errorf("rooms without LiveKit: rtc_url %q, want %q", cp.Sessions.PublicURL(), cfg.LiveKitPublicURL)
 	}
 }
 

@@ -8,13 +8,13 @@ import (
 	"time"
 
 	"github.com/bridgeline/bridgeline/events/callevent"
-	"github.com/bridgeline/bridgeline/events/decision"
 	"github.com/bridgeline/bridgeline/shared/apierr"
 	"github.com/bridgeline/bridgeline/shared/call"
+	"github.com/bridgeline/bridgeline/shared/decision"
 )
 
 // CallAnswers serves POST /v1/calls/{id}/answer, the API way to decide a ringing call on
-// a customer_decides line. Plug its Routes into API.Extra.
+// a customer_decides line..
 type CallAnswers struct {
 	Decisions decision.Store
 	// Calls reads the call record answered to a decline. Nil: Decisions, when the same

@@ -7,6 +7,7 @@ package httpapi
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -17,28 +18,77 @@ import (
 
 	"github.com/bridgeline/bridgeline/shared/account"
 	"github.com/bridgeline/bridgeline/shared/apierr"
-	"github.com/bridgeline/bridgeline/shared/assistant"
 	"github.com/bridgeline/bridgeline/shared/idempotency"
-	"github.com/bridgeline/bridgeline/shared/line"
 )
 
 // MaxBodyBytes is the largest request body accepted (413 past it), unless the route
 // sets its own MaxBody.
 const MaxBodyBytes = 256 << 10
 
-// API holds what the handlers use. Build it once, in main, with every dependency.
+// API is the route table and the middleware every request passes (request id, body
+// limit, API-key auth, rate limit, idempotency). New builds it; each resource's handlers
+// are a route group of their own (Assistants, Lines, Keys, Webhooks, CallAnswers,
+// Sessions, Receivers) whose Routes it serves.
 type API struct {
-	Accounts    account.Store
-	Assistants  *assistant.Service
-	Lines       *line.Service
-	Idempotency idempotency.Store
-	// Limiter limits each account's request rate; nil turns limiting off.
-	Limiter RateLimiter
-	Log     *slog.Logger
-	Now     func() time.Time
-	// Extra routes of packages that plug into the API (sessions, calls, webhooks, the
-	// simulated platform, internal receivers).
-	Extra []Route
+	accounts    account.Store
+	idempotency idempotency.Store
+	routes      []Route
+	settings
+}
+
+// settings are what an Option sets; New starts from defaults().
+type settings struct {
+	// limiter limits each account's request rate; nil (the default) turns limiting off.
+	limiter RateLimiter
+	logger  *slog.Logger
+	clock   func() time.Time
+}
+
+func defaults() settings { return settings{logger: slog.Default(), clock: time.Now} }
+
+// Option sets one of the API's settings; the ones not given keep their defaults.
+type Option func(*settings)
+
+// WithLimiter limits each account's request rate (default: no limit).
+func WithLimiter(l RateLimiter) Option { return func(s *settings) { s.limiter = l } }
+
+// WithLog receives the API's logs (default slog.Default()).
+func WithLog(l *slog.Logger) Option {
+	return func(s *settings) {
+		if l != nil {
+			s.logger = l
+		}
+	}
+}
+
+// WithClock is the API's clock (default time.Now).
+func WithClock(now func() time.Time) Option {
+	return func(s *settings) {
+		if now != nil {
+			s.clock = now
+		}
+	}
+}
+
+// New is the API serving routes, authenticating API keys against accounts and keeping
+// the Idempotency-Key records in idempotency.
+func New(accounts account.Store, idempotency idempotency.Store, routes []Route, opts ...Option) (*API, error) {
+	if accounts == nil || idempotency == nil {
+		return nil, errors.New("httpapi: New needs the accounts and the idempotency store")
+	}
+	a := &API{accounts: accounts, idempotency: idempotency, routes: slices.Clone(routes), settings: defaults()}
+	for _, o := range opts {
+		o(&a.settings)
+	}
+	return a, nil
+}
+
+// With is a copy of the API that serves routes as well (the local stack mounts the sim's
+// pages this way).
+func (a *API) With(routes ...Route) *API {
+	c := *a
+	c.routes = slices.Concat(a.routes, routes)
+	return &c
 }
 
 // Route is one endpoint: in the AWS shape, one Lambda function.
@@ -66,10 +116,8 @@ type Route struct {
 // means the handler wrote the response itself.
 type HandlerFunc func(w http.ResponseWriter, r *http.Request) (int, any, error)
 
-// Routes is the whole route table, core routes first.
-func (a *API) Routes() []Route {
-	return slices.Concat(a.coreRoutes(), a.keyRoutes(), a.Extra)
-}
+// Routes is the whole route table.
+func (a *API) Routes() []Route { return slices.Clone(a.routes) }
 
 // Handler serves every route with API-key auth: the local stack.
 func (a *API) Handler() http.Handler {
@@ -193,19 +241,9 @@ func (a *API) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	}})
 }
 
-func (a *API) log() *slog.Logger {
-	if a.Log != nil {
-		return a.Log
-	}
-	return slog.Default()
-}
+func (a *API) log() *slog.Logger { return a.logger }
 
-func (a *API) now() time.Time {
-	if a.Now != nil {
-		return a.Now()
-	}
-	return time.Now()
-}
+func (a *API) now() time.Time { return a.clock() }
 
 type ctxKey int
 
@@ -220,15 +258,16 @@ func RequestID(ctx context.Context) string {
 	return id
 }
 
-// WithAccount marks a request as made by an account; auth middleware calls it.
-func WithAccount(ctx context.Context, a account.Account) context.Context {
-	return context.WithValue(ctx, keyAccount, a)
+// WithAccount marks a request as made by an account with a key of its; auth middleware
+// calls it.
+func WithAccount(ctx context.Context, c account.Caller) context.Context {
+	return context.WithValue(ctx, keyAccount, c)
 }
 
-// AccountFrom returns the authenticated account of the request.
-func AccountFrom(ctx context.Context) account.Account {
-	a, _ := ctx.Value(keyAccount).(account.Account)
-	return a
+// AccountFrom returns the authenticated account of the request, with its key's mode.
+func AccountFrom(ctx context.Context) account.Caller {
+	c, _ := ctx.Value(keyAccount).(account.Caller)
+	return c
 }
 
 // Passthrough mounts h as public routes of function, one per "METHOD /path" pattern: h

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -19,6 +20,7 @@ import (
 	"github.com/bridgeline/bridgeline/shared/assistant"
 	"github.com/bridgeline/bridgeline/shared/httpapi"
 	"github.com/bridgeline/bridgeline/shared/line"
+	"github.com/bridgeline/bridgeline/shared/platform/sim"
 	"github.com/bridgeline/bridgeline/shared/store/sqlite"
 )
 
@@ -50,6 +52,14 @@ func (s *syncBuffer) String() string {
 	return s.b.String()
 }
 
+// coreRoutes are the assistant, line and API key routes on s (voices: hosted voices).
+func coreRoutes(s *sqlite.Store, voices []string) []httpapi.Route {
+	return slices.Concat(
+		(&httpapi.Assistants{Service: &assistant.Service{Store: s, HostedVoices: voices, Now: time.Now}}).Routes(),
+		(&httpapi.Lines{Service: &line.Service{Store: s, Assistants: s, Now: time.Now}}).Routes(),
+		(&httpapi.Keys{Accounts: s, Now: time.Now}).Routes())
+}
+
 func newEnv(t *testing.T, limiter *httpapi.Limiter) *env {
 	t.Helper()
 	ctx := context.Background()
@@ -59,11 +69,9 @@ func newEnv(t *testing.T, limiter *httpapi.Limiter) *env {
 	}
 	t.Cleanup(func() { s.Close() })
 	logs := &syncBuffer{}
-	api := &httpapi.API{
-		Accounts: s, Idempotency: s, Limiter: limiter, Now: time.Now,
-		Log:        slog.New(slog.NewJSONHandler(logs, nil)),
-		Assistants: &assistant.Service{Store: s, Now: time.Now},
-		Lines:      &line.Service{Store: s, Assistants: s, Now: time.Now},
+	api, err := httpapi.New(s, s, coreRoutes(s, nil), httpapi.WithLimiter(limiter), httpapi.WithLog(slog.New(slog.NewJSONHandler(logs, nil))))
+	if err != nil {
+		t.Fatal(err)
 	}
 	srv := httptest.NewServer(api.Handler())
 	t.Cleanup(srv.Close)
@@ -71,7 +79,7 @@ func newEnv(t *testing.T, limiter *httpapi.Limiter) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	l, err := api.Lines.Provision(ctx, a.ID, "sim", "+15550100001", "Main")
+	l, err := (&line.Service{Store: s, Assistants: s, Now: time.Now}).Provision(ctx, a.ID, sim.Name, "+15550100001", "Main")
 	if err != nil {
 		t.Fatal(err)
 	}

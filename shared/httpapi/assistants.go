@@ -113,7 +113,31 @@ func (f assistantBody) fields(current persona.Framing) (assistant.Fields, error)
 	return out, nil
 }
 
-func (a *API) createAssistant(w http.ResponseWriter, r *http.Request) (int, any, error) {
+// Assistants serves /v1/assistants and the catalogues an assistant picks from
+// (/v1/avatars, /v1/voices).
+type Assistants struct {
+	Service *assistant.Service
+}
+
+// Routes are the assistant, avatar and voice routes, one Lambda function each.
+func (h *Assistants) Routes() []Route {
+	return []Route{
+		{Function: "assistants-list", Method: http.MethodGet, Pattern: "/v1/assistants", Handler: h.listAssistants},
+		{Function: "assistants-create", Method: http.MethodPost, Pattern: "/v1/assistants", Handler: h.createAssistant},
+		{Function: "assistants-get", Method: http.MethodGet, Pattern: "/v1/assistants/{id}", Handler: h.getAssistant},
+		{Function: "assistants-versions-list", Method: http.MethodGet, Pattern: "/v1/assistants/{id}/versions", Handler: h.listAssistantVersions},
+		{Function: "assistants-update", Method: http.MethodPatch, Pattern: "/v1/assistants/{id}", Handler: h.updateAssistant},
+		{Function: "assistants-publish", Method: http.MethodPost, Pattern: "/v1/assistants/{id}/publish", Handler: h.publishAssistant},
+		{Function: "assistants-activate", Method: http.MethodPost, Pattern: "/v1/assistants/{id}/activate", Handler: h.activateAssistant},
+		{Function: "assistants-draft-restore", Method: http.MethodPost, Pattern: "/v1/assistants/{id}/draft/restore", Handler: h.restoreAssistantDraft},
+		{Function: "assistants-duplicate", Method: http.MethodPost, Pattern: "/v1/assistants/{id}/duplicate", Handler: h.duplicateAssistant},
+		{Function: "assistants-archive", Method: http.MethodPost, Pattern: "/v1/assistants/{id}/archive", Handler: h.archiveAssistant},
+		{Function: "avatars-list", Method: http.MethodGet, Pattern: "/v1/avatars", Handler: h.listAvatars},
+		{Function: "voices-list", Method: http.MethodGet, Pattern: "/v1/voices", Handler: h.listVoices},
+	}
+}
+
+func (h *Assistants) createAssistant(w http.ResponseWriter, r *http.Request) (int, any, error) {
 	var body assistantBody
 	if err := Decode(r, &body, false); err != nil {
 		return 0, nil, err
@@ -125,19 +149,19 @@ func (a *API) createAssistant(w http.ResponseWriter, r *http.Request) (int, any,
 	if f.Metadata, err = metadataOnCreate(body.Metadata); err != nil {
 		return 0, nil, err
 	}
-	as, err := a.Assistants.Create(r.Context(), AccountFrom(r.Context()).ID, f)
+	as, err := h.Service.Create(r.Context(), AccountFrom(r.Context()).ID, f)
 	if err != nil {
 		return 0, nil, err
 	}
 	return http.StatusCreated, PresentAssistant(as), nil
 }
 
-func (a *API) listAssistants(w http.ResponseWriter, r *http.Request) (int, any, error) {
+func (h *Assistants) listAssistants(w http.ResponseWriter, r *http.Request) (int, any, error) {
 	q, err := ListQuery(r, "asst", "status")
 	if err != nil {
 		return 0, nil, err
 	}
-	list, err := a.Assistants.List(r.Context(), AccountFrom(r.Context()).ID,
+	list, err := h.Service.List(r.Context(), AccountFrom(r.Context()).ID,
 		assistant.ListQuery{Query: q, Status: r.URL.Query().Get("status")})
 	if err != nil {
 		return 0, nil, err
@@ -145,30 +169,30 @@ func (a *API) listAssistants(w http.ResponseWriter, r *http.Request) (int, any, 
 	return http.StatusOK, NewBoundedList(list, q, PresentAssistant), nil
 }
 
-func (a *API) listAssistantVersions(w http.ResponseWriter, r *http.Request) (int, any, error) {
+func (h *Assistants) listAssistantVersions(w http.ResponseWriter, r *http.Request) (int, any, error) {
 	q, err := ListQuery(r, "ver")
 	if err != nil {
 		return 0, nil, err
 	}
-	list, err := a.Assistants.ListVersions(r.Context(), AccountFrom(r.Context()).ID, r.PathValue("id"), q)
+	list, err := h.Service.ListVersions(r.Context(), AccountFrom(r.Context()).ID, r.PathValue("id"), q)
 	if err != nil {
 		return 0, nil, err
 	}
 	return http.StatusOK, NewBoundedList(list, q, PresentVersion), nil
 }
 
-func (a *API) getAssistant(w http.ResponseWriter, r *http.Request) (int, any, error) {
+func (h *Assistants) getAssistant(w http.ResponseWriter, r *http.Request) (int, any, error) {
 	if err := Query(r); err != nil {
 		return 0, nil, err
 	}
-	as, err := a.Assistants.Get(r.Context(), AccountFrom(r.Context()).ID, r.PathValue("id"))
+	as, err := h.Service.Get(r.Context(), AccountFrom(r.Context()).ID, r.PathValue("id"))
 	if err != nil {
 		return 0, nil, err
 	}
 	return http.StatusOK, PresentAssistant(as), nil
 }
 
-func (a *API) updateAssistant(w http.ResponseWriter, r *http.Request) (int, any, error) {
+func (h *Assistants) updateAssistant(w http.ResponseWriter, r *http.Request) (int, any, error) {
 	var body assistantBody
 	if err := Decode(r, &body, false); err != nil {
 		return 0, nil, err
@@ -177,7 +201,7 @@ func (a *API) updateAssistant(w http.ResponseWriter, r *http.Request) (int, any,
 	current := persona.DefaultFraming
 	if body.Framing.Set {
 		// A partial framing merges into the current one.
-		cur, err := a.Assistants.Get(r.Context(), acct, id)
+		cur, err := h.Service.Get(r.Context(), acct, id)
 		if err != nil {
 			return 0, nil, err
 		}
@@ -188,39 +212,39 @@ func (a *API) updateAssistant(w http.ResponseWriter, r *http.Request) (int, any,
 		return 0, nil, err
 	}
 	f.Metadata = metadataOnUpdate(body.Metadata)
-	as, err := a.Assistants.Update(r.Context(), acct, id, f)
+	as, err := h.Service.Update(r.Context(), acct, id, f)
 	if err != nil {
 		return 0, nil, err
 	}
 	return http.StatusOK, PresentAssistant(as), nil
 }
 
-func (a *API) publishAssistant(w http.ResponseWriter, r *http.Request) (int, any, error) {
+func (h *Assistants) publishAssistant(w http.ResponseWriter, r *http.Request) (int, any, error) {
 	if err := Decode(r, &struct{}{}, true); err != nil {
 		return 0, nil, err
 	}
-	as, err := a.Assistants.Publish(r.Context(), AccountFrom(r.Context()).ID, r.PathValue("id"))
+	as, err := h.Service.Publish(r.Context(), AccountFrom(r.Context()).ID, r.PathValue("id"))
 	if err != nil {
 		return 0, nil, err
 	}
 	return http.StatusCreated, PresentAssistant(as), nil
 }
 
-func (a *API) activateAssistant(w http.ResponseWriter, r *http.Request) (int, any, error) {
+func (h *Assistants) activateAssistant(w http.ResponseWriter, r *http.Request) (int, any, error) {
 	var body struct {
 		VersionID string `json:"version_id"`
 	}
 	if err := Decode(r, &body, false); err != nil {
 		return 0, nil, err
 	}
-	as, err := a.Assistants.Activate(r.Context(), AccountFrom(r.Context()).ID, r.PathValue("id"), body.VersionID)
+	as, err := h.Service.Activate(r.Context(), AccountFrom(r.Context()).ID, r.PathValue("id"), body.VersionID)
 	if err != nil {
 		return 0, nil, err
 	}
 	return http.StatusOK, PresentAssistant(as), nil
 }
 
-func (a *API) restoreAssistantDraft(w http.ResponseWriter, r *http.Request) (int, any, error) {
+func (h *Assistants) restoreAssistantDraft(w http.ResponseWriter, r *http.Request) (int, any, error) {
 	var body struct {
 		VersionID string `json:"version_id"`
 	}
@@ -230,14 +254,14 @@ func (a *API) restoreAssistantDraft(w http.ResponseWriter, r *http.Request) (int
 	if body.VersionID != "" && !ident.Valid("ver", body.VersionID) {
 		return 0, nil, invalidID("version_id", "ver")
 	}
-	as, err := a.Assistants.RestoreDraft(r.Context(), AccountFrom(r.Context()).ID, r.PathValue("id"), body.VersionID)
+	as, err := h.Service.RestoreDraft(r.Context(), AccountFrom(r.Context()).ID, r.PathValue("id"), body.VersionID)
 	if err != nil {
 		return 0, nil, err
 	}
 	return http.StatusOK, PresentAssistant(as), nil
 }
 
-func (a *API) duplicateAssistant(w http.ResponseWriter, r *http.Request) (int, any, error) {
+func (h *Assistants) duplicateAssistant(w http.ResponseWriter, r *http.Request) (int, any, error) {
 	var body struct {
 		Name Nullable[string] `json:"name"`
 	}
@@ -247,25 +271,25 @@ func (a *API) duplicateAssistant(w http.ResponseWriter, r *http.Request) (int, a
 	if err := body.Name.NotNull("name"); err != nil {
 		return 0, nil, err
 	}
-	as, err := a.Assistants.Duplicate(r.Context(), AccountFrom(r.Context()).ID, r.PathValue("id"), body.Name.Ptr())
+	as, err := h.Service.Duplicate(r.Context(), AccountFrom(r.Context()).ID, r.PathValue("id"), body.Name.Ptr())
 	if err != nil {
 		return 0, nil, err
 	}
 	return http.StatusCreated, PresentAssistant(as), nil
 }
 
-func (a *API) archiveAssistant(w http.ResponseWriter, r *http.Request) (int, any, error) {
+func (h *Assistants) archiveAssistant(w http.ResponseWriter, r *http.Request) (int, any, error) {
 	if err := Decode(r, &struct{}{}, true); err != nil {
 		return 0, nil, err
 	}
-	as, err := a.Assistants.Archive(r.Context(), AccountFrom(r.Context()).ID, r.PathValue("id"))
+	as, err := h.Service.Archive(r.Context(), AccountFrom(r.Context()).ID, r.PathValue("id"))
 	if err != nil {
 		return 0, nil, err
 	}
 	return http.StatusOK, PresentAssistant(as), nil
 }
 
-func (a *API) listAvatars(w http.ResponseWriter, r *http.Request) (int, any, error) {
+func (h *Assistants) listAvatars(w http.ResponseWriter, r *http.Request) (int, any, error) {
 	if err := Query(r); err != nil {
 		return 0, nil, err
 	}
@@ -304,11 +328,11 @@ type VoiceJSON struct {
 	DefaultForAvatars []string `json:"default_for_avatars"`
 }
 
-func (a *API) listVoices(w http.ResponseWriter, r *http.Request) (int, any, error) {
+func (h *Assistants) listVoices(w http.ResponseWriter, r *http.Request) (int, any, error) {
 	if err := Query(r); err != nil {
 		return 0, nil, err
 	}
-	voices := a.Assistants.Voices()
+	voices := h.Service.Voices()
 	out := make([]VoiceJSON, 0, len(voices))
 	for _, v := range voices {
 		out = append(out, VoiceJSON{ID: v.ID, Object: "voice", Engine: v.Engine, Name: v.Name,

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"testing"
 
+	"github.com/bridgeline/bridgeline/shared/httpapi/contracttest"
 	"github.com/bridgeline/bridgeline/shared/persona"
 )
 
@@ -32,7 +33,7 @@ func TestAvatarsDocumentedAsServed(t *testing.T) {
 		}
 	}
 
-	doc := loadSpec(t)
+	doc := contracttest.LoadSpec(t)
 	example := doc.Paths.Value("/v1/avatars").Get.Responses.Status(200).Value.Content.Get("application/json").Example
 	if !sameJSON(t, example, served) {
 		t.Errorf("openapi.yaml's GET /v1/avatars example\n%s\nwant what the API serves\n%s", mustJSON(t, example), r.raw)

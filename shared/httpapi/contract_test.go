@@ -10,39 +10,28 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"sort"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
-	"github.com/getkin/kin-openapi/openapi3"
-
 	"github.com/bridgeline/bridgeline/events/callevent"
-	"github.com/bridgeline/bridgeline/events/decision"
+	"github.com/bridgeline/bridgeline/shared/decision"
 	"github.com/bridgeline/bridgeline/shared/httpapi"
+	"github.com/bridgeline/bridgeline/shared/httpapi/contracttest"
 	"github.com/bridgeline/bridgeline/shared/idempotency"
 	"github.com/bridgeline/bridgeline/shared/ident"
 	"github.com/bridgeline/bridgeline/shared/persona"
 	"github.com/bridgeline/bridgeline/shared/store/sqlite"
 )
 
-// contract is one test's client: it sends requests to a stack, validates every exchange
-// against the document, and records which operation answered which status.
+// contract is one test's client on the real handler stack (newStack): the contract
+// checks of contracttest, with the stack behind them.
 type contract struct {
-	t      *testing.T
-	doc    *openapi3.T
-	base   string // the server's URL
-	key    string // the API key requests carry
-	routes []httpapi.Route
-	st     *stack // the stack behind base, when newContract built it
-
-	mu   sync.Mutex
-	seen map[string]map[int]bool // routeKey -> statuses validated
+	*contracttest.Contract
+	st *stack
 }
 
 func newContract(t *testing.T, limiter *httpapi.Limiter) *contract {
@@ -50,130 +39,27 @@ func newContract(t *testing.T, limiter *httpapi.Limiter) *contract {
 	st := newStack(t, limiter)
 	srv := httptest.NewServer(st.handler)
 	t.Cleanup(srv.Close)
-	return &contract{t: t, doc: loadSpec(t), base: srv.URL, key: st.key, routes: st.api.Routes(), st: st,
-		seen: map[string]map[int]bool{}}
-}
-
-// call is one request and what it must get.
-type call struct {
-	method, path, body string
-	headers            []string // name, value pairs; an empty value removes the header
-	status             int
-	code               string // the error code of a 4xx/5xx
-	// valid says the request itself is valid by the document (the server accepts it, or
-	// refuses it for a reason the document cannot express, such as an unknown id).
-	valid bool
-}
-
-type reply struct {
-	status int
-	header http.Header
-	raw    []byte
-	body   map[string]any
-}
-
-func (r reply) str(key string) string {
-	s, _ := r.body[key].(string)
-	return s
-}
-
-func (c *contract) do(k call) reply {
-	c.t.Helper()
-	req, err := http.NewRequest(k.method, c.base+k.path, strings.NewReader(k.body))
-	if err != nil {
-		c.t.Fatal(err)
-	}
-	req.Header.Set("Authorization", "Bearer "+c.key)
-	if k.body != "" {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	for i := 0; i+1 < len(k.headers); i += 2 {
-		if k.headers[i+1] == "" {
-			req.Header.Del(k.headers[i])
-		} else {
-			req.Header.Set(k.headers[i], k.headers[i+1])
-		}
-	}
-	ctx := context.Background()
-	if k.valid {
-		if err := checkRequest(ctx, c.doc, req, []byte(k.body)); err != nil {
-			c.t.Errorf("%s %s %s: the document refuses a request the server should accept: %v", k.method, k.path, k.body, err)
-		}
-	}
-	res, err := http.DefaultClient.Do(req)
-	if err != nil {
-		c.t.Fatal(err)
-	}
-	raw, err := io.ReadAll(res.Body)
-	res.Body.Close()
-	if err != nil {
-		c.t.Fatal(err)
-	}
-	r := reply{status: res.StatusCode, header: res.Header, raw: raw}
-	json.Unmarshal(raw, &r.body)
-	if r.status != k.status {
-		c.t.Errorf("%s %s %.200s = %d %.300s, want %d", k.method, k.path, k.body, r.status, raw, k.status)
-		return r
-	}
-	if k.code != "" {
-		e, _ := r.body["error"].(map[string]any)
-		if e["code"] != k.code {
-			c.t.Errorf("%s %s %.200s: code %v, want %s (%s)", k.method, k.path, k.body, e["code"], k.code, raw)
-		}
-	}
-	if err := checkResponse(ctx, c.doc, req, []byte(k.body), r.status, r.header, raw); err != nil {
-		c.t.Errorf("%s %s %.200s = %d %.300s: response breaks the contract: %v", k.method, k.path, k.body, r.status, raw, err)
-		return r
-	}
-	if route, _, err := findOperation(c.doc, k.method, req.URL.Path); err == nil {
-		c.mu.Lock()
-		key := routeKey(route.Method, route.Path)
-		if c.seen[key] == nil {
-			c.seen[key] = map[int]bool{}
-		}
-		c.seen[key][r.status] = true
-		c.mu.Unlock()
-	}
-	return r
-}
-
-// ok sends a valid request that must succeed with status.
-func (c *contract) ok(method, path, body string, status int, headers ...string) reply {
-	c.t.Helper()
-	return c.do(call{method: method, path: path, body: body, headers: headers, status: status, valid: true})
-}
-
-// fail sends a request that must fail with status and code.
-func (c *contract) fail(method, path, body string, status int, code string, headers ...string) reply {
-	c.t.Helper()
-	return c.do(call{method: method, path: path, body: body, headers: headers, status: status, code: code})
-}
-
-// failValid sends a request the document accepts that the server must still refuse
-// (an unknown id, a state rule).
-func (c *contract) failValid(method, path, body string, status int, code string, headers ...string) reply {
-	c.t.Helper()
-	return c.do(call{method: method, path: path, body: body, headers: headers, status: status, code: code, valid: true})
+	return &contract{Contract: contracttest.New(t, srv.URL, st.key, st.api.Routes()), st: st}
 }
 
 // emit writes an event into the store's outbox as a state change would.
 func (c *contract) emit(typ string, data any) string {
-	c.t.Helper()
+	c.T.Helper()
 	raw, err := json.Marshal(data)
 	if err != nil {
-		c.t.Fatal(err)
+		c.T.Fatal(err)
 	}
 	evt := callevent.Event{ID: ident.New("evt"), AccountID: c.st.acctID, Type: typ, CreatedAt: time.Now().UTC(), Data: raw}
 	ctx := context.Background()
 	tx, err := c.st.store.DB().BeginTx(ctx, nil)
 	if err != nil {
-		c.t.Fatal(err)
+		c.T.Fatal(err)
 	}
 	if err := sqlite.InsertEvents(ctx, tx, []callevent.Event{evt}); err != nil {
-		c.t.Fatal(err)
+		c.T.Fatal(err)
 	}
 	if err := tx.Commit(); err != nil {
-		c.t.Fatal(err)
+		c.T.Fatal(err)
 	}
 	return evt.ID
 }
@@ -183,16 +69,16 @@ func TestContractAssistantsAndLines(t *testing.T) {
 	unknownAsst, unknownLine := ident.New("asst"), ident.New("line")
 
 	full := `{"name":"Ada","system_prompt":"Be kind.","greeting":"Hi, I'm Ada.","avatar_id":"ava_iris","framing":{"shot":"close_up"}}`
-	first := c.ok("POST", "/v1/assistants", full, 201, "Idempotency-Key", "create-ada")
-	ada := first.str("id")
-	again := c.ok("POST", "/v1/assistants", full, 201, "Idempotency-Key", "create-ada")
-	if again.header.Get("Idempotent-Replayed") != "true" || string(again.raw) != string(first.raw) {
-		t.Errorf("replay: Idempotent-Replayed %q, body %s, want the first body %s", again.header.Get("Idempotent-Replayed"), again.raw, first.raw)
+	first := c.OK("POST", "/v1/assistants", full, 201, "Idempotency-Key", "create-ada")
+	ada := first.Str("id")
+	again := c.OK("POST", "/v1/assistants", full, 201, "Idempotency-Key", "create-ada")
+	if again.Header.Get("Idempotent-Replayed") != "true" || string(again.Raw) != string(first.Raw) {
+		t.Errorf("replay: Idempotent-Replayed %q, body %s, want the first body %s", again.Header.Get("Idempotent-Replayed"), again.Raw, first.Raw)
 	}
-	c.failValid("POST", "/v1/assistants", `{"name":"Eve"}`, 422, "idempotency_key_reused", "Idempotency-Key", "create-ada")
-	c.fail("POST", "/v1/assistants", `{"name":"Eve"}`, 400, "idempotency_key_invalid", "Idempotency-Key", strings.Repeat("k", 256))
-	draft := c.ok("POST", "/v1/assistants", `{"name":"Draft only"}`, 201).str("id")
-	c.ok("POST", "/v1/assistants", `{"name":"Empty strings","system_prompt":"","greeting":"","avatar_id":""}`, 201)
+	c.FailValid("POST", "/v1/assistants", `{"name":"Eve"}`, 422, "idempotency_key_reused", "Idempotency-Key", "create-ada")
+	c.Fail("POST", "/v1/assistants", `{"name":"Eve"}`, 400, "idempotency_key_invalid", "Idempotency-Key", strings.Repeat("k", 256))
+	draft := c.OK("POST", "/v1/assistants", `{"name":"Draft only"}`, 201).Str("id")
+	c.OK("POST", "/v1/assistants", `{"name":"Empty strings","system_prompt":"","greeting":"","avatar_id":""}`, 201)
 
 	for _, k := range []struct{ body, code string }{
 		{`{"name":`, "invalid_json"},
@@ -212,109 +98,109 @@ func TestContractAssistantsAndLines(t *testing.T) {
 		{`{"name":"a","model":"` + strings.Repeat("m", 129) + `"}`, "parameter_invalid"},
 		{`{"name":"a","model":"gpt 4"}`, "parameter_invalid"},
 	} {
-		c.fail("POST", "/v1/assistants", k.body, 400, k.code)
+		c.Fail("POST", "/v1/assistants", k.body, 400, k.code)
 	}
-	c.failValid("POST", "/v1/assistants", `{"name":"a","avatar_id":"ava_nope"}`, 400, "parameter_invalid")
-	c.failValid("POST", "/v1/assistants", `{"name":"a","voice":"hosted-echo"}`, 400, "parameter_invalid")
-	c.fail("POST", "/v1/assistants", `{"name":"`+strings.Repeat("a", httpapi.MaxBodyBytes)+`"}`, 413, "body_too_large")
-	c.fail("POST", "/v1/assistants", `{"name":"a"}`, 415, "unsupported_media_type", "Content-Type", "text/plain")
-	c.fail("GET", "/v1/assistants", "", 401, "api_key_missing", "Authorization", "")
-	c.fail("GET", "/v1/assistants", "", 401, "api_key_invalid", "Authorization", "Bearer sk_test_0000000000000000000000000000")
+	c.FailValid("POST", "/v1/assistants", `{"name":"a","avatar_id":"ava_nope"}`, 400, "parameter_invalid")
+	c.FailValid("POST", "/v1/assistants", `{"name":"a","voice":"hosted-echo"}`, 400, "parameter_invalid")
+	c.Fail("POST", "/v1/assistants", `{"name":"`+strings.Repeat("a", httpapi.MaxBodyBytes)+`"}`, 413, "body_too_large")
+	c.Fail("POST", "/v1/assistants", `{"name":"a"}`, 415, "unsupported_media_type", "Content-Type", "text/plain")
+	c.Fail("GET", "/v1/assistants", "", 401, "api_key_missing", "Authorization", "")
+	c.Fail("GET", "/v1/assistants", "", 401, "api_key_invalid", "Authorization", "Bearer sk_test_0000000000000000000000000000")
 
 	// Lists and gets.
-	list := c.ok("GET", "/v1/assistants?limit=2", "", 200)
-	if list.body["has_more"] != true || len(list.body["data"].([]any)) != 2 {
-		t.Errorf("limit=2 of 3 = %s", list.raw)
+	list := c.OK("GET", "/v1/assistants?limit=2", "", 200)
+	if list.Body["has_more"] != true || len(list.Body["data"].([]any)) != 2 {
+		t.Errorf("limit=2 of 3 = %s", list.Raw)
 	}
-	c.ok("GET", "/v1/assistants?status=all&starting_after="+ada, "", 200)
-	c.ok("GET", "/v1/assistants?status=archived", "", 200)
-	c.fail("GET", "/v1/assistants?limit=0", "", 400, "parameter_invalid")
-	c.fail("GET", "/v1/assistants?limit=101", "", 400, "parameter_invalid")
-	c.fail("GET", "/v1/assistants?status=gone", "", 400, "parameter_invalid")
-	c.fail("GET", "/v1/assistants?starting_after=line_x", "", 400, "parameter_invalid")
-	c.fail("GET", "/v1/assistants?colour=red", "", 400, "parameter_unknown")
-	c.ok("GET", "/v1/assistants/"+ada, "", 200)
-	c.failValid("GET", "/v1/assistants/"+unknownAsst, "", 404, "resource_not_found")
-	c.fail("GET", "/v1/assistants/"+ada+"?expand=versions", "", 400, "parameter_unknown")
+	c.OK("GET", "/v1/assistants?status=all&starting_after="+ada, "", 200)
+	c.OK("GET", "/v1/assistants?status=archived", "", 200)
+	c.Fail("GET", "/v1/assistants?limit=0", "", 400, "parameter_invalid")
+	c.Fail("GET", "/v1/assistants?limit=101", "", 400, "parameter_invalid")
+	c.Fail("GET", "/v1/assistants?status=gone", "", 400, "parameter_invalid")
+	c.Fail("GET", "/v1/assistants?starting_after=line_x", "", 400, "parameter_invalid")
+	c.Fail("GET", "/v1/assistants?colour=red", "", 400, "parameter_unknown")
+	c.OK("GET", "/v1/assistants/"+ada, "", 200)
+	c.FailValid("GET", "/v1/assistants/"+unknownAsst, "", 404, "resource_not_found")
+	c.Fail("GET", "/v1/assistants/"+ada+"?expand=versions", "", 400, "parameter_unknown")
 
 	// Draft edits.
-	r := c.ok("PATCH", "/v1/assistants/"+ada, `{"greeting":"Hello again.","framing":{"position":"left"}}`, 200)
-	if fr, _ := r.body["draft"].(map[string]any)["framing"].(map[string]any); fr["shot"] != "close_up" || fr["position"] != "left" {
+	r := c.OK("PATCH", "/v1/assistants/"+ada, `{"greeting":"Hello again.","framing":{"position":"left"}}`, 200)
+	if fr, _ := r.Body["draft"].(map[string]any)["framing"].(map[string]any); fr["shot"] != "close_up" || fr["position"] != "left" {
 		t.Errorf("partial framing PATCH = %v, want close_up/left", fr)
 	}
-	c.ok("PATCH", "/v1/assistants/"+ada, `{}`, 200)
-	c.fail("PATCH", "/v1/assistants/"+ada, `{"name":null}`, 400, "parameter_invalid")
-	c.fail("PATCH", "/v1/assistants/"+ada, `{"draft":{}}`, 400, "parameter_unknown")
-	c.fail("PATCH", "/v1/assistants/"+ada, ``, 400, "invalid_json")
-	c.failValid("PATCH", "/v1/assistants/"+unknownAsst, `{"name":"x"}`, 404, "resource_not_found")
+	c.OK("PATCH", "/v1/assistants/"+ada, `{}`, 200)
+	c.Fail("PATCH", "/v1/assistants/"+ada, `{"name":null}`, 400, "parameter_invalid")
+	c.Fail("PATCH", "/v1/assistants/"+ada, `{"draft":{}}`, 400, "parameter_unknown")
+	c.Fail("PATCH", "/v1/assistants/"+ada, ``, 400, "invalid_json")
+	c.FailValid("PATCH", "/v1/assistants/"+unknownAsst, `{"name":"x"}`, 404, "resource_not_found")
 
 	// Publish, activate, duplicate.
-	v1 := c.ok("POST", "/v1/assistants/"+ada+"/publish", "", 201)
-	c.ok("POST", "/v1/assistants/"+ada+"/publish", "{}", 201)
-	vs, _ := v1.body["versions"].([]any)
+	v1 := c.OK("POST", "/v1/assistants/"+ada+"/publish", "", 201)
+	c.OK("POST", "/v1/assistants/"+ada+"/publish", "{}", 201)
+	vs, _ := v1.Body["versions"].([]any)
 	if len(vs) != 1 {
-		t.Fatalf("publish versions = %s", v1.raw)
+		t.Fatalf("publish versions = %s", v1.Raw)
 	}
 	ver1 := vs[0].(map[string]any)["id"].(string)
-	c.failValid("POST", "/v1/assistants/"+draft+"/publish", "", 422, "draft_incomplete")
-	c.failValid("POST", "/v1/assistants/"+unknownAsst+"/publish", "", 404, "resource_not_found")
-	c.fail("POST", "/v1/assistants/"+ada+"/publish", `{"force":true}`, 400, "parameter_unknown")
-	c.ok("POST", "/v1/assistants/"+ada+"/activate", `{"version_id":"`+ver1+`"}`, 200)
-	c.fail("POST", "/v1/assistants/"+ada+"/activate", `{}`, 400, "parameter_missing")
-	c.failValid("POST", "/v1/assistants/"+ada+"/activate", `{"version_id":"`+ident.New("ver")+`"}`, 404, "resource_not_found")
-	c.ok("POST", "/v1/assistants/"+ada+"/duplicate", "", 201)
-	c.ok("POST", "/v1/assistants/"+ada+"/duplicate", `{"name":"Ada 2"}`, 201)
+	c.FailValid("POST", "/v1/assistants/"+draft+"/publish", "", 422, "draft_incomplete")
+	c.FailValid("POST", "/v1/assistants/"+unknownAsst+"/publish", "", 404, "resource_not_found")
+	c.Fail("POST", "/v1/assistants/"+ada+"/publish", `{"force":true}`, 400, "parameter_unknown")
+	c.OK("POST", "/v1/assistants/"+ada+"/activate", `{"version_id":"`+ver1+`"}`, 200)
+	c.Fail("POST", "/v1/assistants/"+ada+"/activate", `{}`, 400, "parameter_missing")
+	c.FailValid("POST", "/v1/assistants/"+ada+"/activate", `{"version_id":"`+ident.New("ver")+`"}`, 404, "resource_not_found")
+	c.OK("POST", "/v1/assistants/"+ada+"/duplicate", "", 201)
+	c.OK("POST", "/v1/assistants/"+ada+"/duplicate", `{"name":"Ada 2"}`, 201)
 	// A voice (local or hosted) and a model go from the draft into the version and into a
 	// duplicate's draft; empty strings clear them.
-	c.ok("PATCH", "/v1/assistants/"+ada, `{"voice":"hosted-nova","model":"meta-llama/Llama-3.1-8B-Instruct"}`, 200)
-	voiced := c.ok("POST", "/v1/assistants/"+ada+"/publish", "", 201)
-	vs, _ = voiced.body["versions"].([]any)
+	c.OK("PATCH", "/v1/assistants/"+ada, `{"voice":"hosted-nova","model":"meta-llama/Llama-3.1-8B-Instruct"}`, 200)
+	voiced := c.OK("POST", "/v1/assistants/"+ada+"/publish", "", 201)
+	vs, _ = voiced.Body["versions"].([]any)
 	if v := vs[len(vs)-1].(map[string]any); v["voice"] != "hosted-nova" || v["model"] != "meta-llama/Llama-3.1-8B-Instruct" {
 		t.Errorf("published version = %v, want the draft's voice and model", v)
 	}
-	dup := c.ok("POST", "/v1/assistants/"+ada+"/duplicate", "", 201)
-	if d := dup.body["draft"].(map[string]any); d["voice"] != "hosted-nova" || d["model"] != "meta-llama/Llama-3.1-8B-Instruct" {
+	dup := c.OK("POST", "/v1/assistants/"+ada+"/duplicate", "", 201)
+	if d := dup.Body["draft"].(map[string]any); d["voice"] != "hosted-nova" || d["model"] != "meta-llama/Llama-3.1-8B-Instruct" {
 		t.Errorf("duplicate's draft = %v, want the voice and model copied", d)
 	}
-	cleared := c.ok("PATCH", "/v1/assistants/"+ada, `{"voice":"flite-rms","model":""}`, 200)
-	if d := cleared.body["draft"].(map[string]any); d["voice"] != "flite-rms" || d["model"] != "" {
+	cleared := c.OK("PATCH", "/v1/assistants/"+ada, `{"voice":"flite-rms","model":""}`, 200)
+	if d := cleared.Body["draft"].(map[string]any); d["voice"] != "flite-rms" || d["model"] != "" {
 		t.Errorf("draft after PATCH = %v, want voice flite-rms and no model", d)
 	}
-	c.fail("POST", "/v1/assistants/"+ada+"/duplicate", `{"name":""}`, 400, "parameter_invalid")
+	c.Fail("POST", "/v1/assistants/"+ada+"/duplicate", `{"name":""}`, 400, "parameter_invalid")
 
 	// Restore the draft from version 1: its content comes back, versions stay.
-	restored := c.ok("POST", "/v1/assistants/"+ada+"/draft/restore", `{"version_id":"`+ver1+`"}`, 200)
-	if d := restored.body["draft"].(map[string]any); d["greeting"] != "Hello again." || d["voice"] != "" || d["model"] != "" {
+	restored := c.OK("POST", "/v1/assistants/"+ada+"/draft/restore", `{"version_id":"`+ver1+`"}`, 200)
+	if d := restored.Body["draft"].(map[string]any); d["greeting"] != "Hello again." || d["voice"] != "" || d["model"] != "" {
 		t.Errorf("restored draft = %v, want version 1's greeting without voice or model", d)
 	}
-	if vc := restored.body["version_count"]; vc != float64(3) {
+	if vc := restored.Body["version_count"]; vc != float64(3) {
 		t.Errorf("after restore version_count = %v, want 3", vc)
 	}
-	c.fail("POST", "/v1/assistants/"+ada+"/draft/restore", `{}`, 400, "parameter_missing")
-	c.fail("POST", "/v1/assistants/"+ada+"/draft/restore", `{"version_id":"asst_1"}`, 400, "parameter_invalid")
-	c.fail("POST", "/v1/assistants/"+ada+"/draft/restore", `{"version_id":"`+ver1+`","greeting":"x"}`, 400, "parameter_unknown")
-	c.failValid("POST", "/v1/assistants/"+ada+"/draft/restore", `{"version_id":"`+ident.New("ver")+`"}`, 404, "resource_not_found")
-	c.failValid("POST", "/v1/assistants/"+unknownAsst+"/draft/restore", `{"version_id":"`+ver1+`"}`, 404, "resource_not_found")
+	c.Fail("POST", "/v1/assistants/"+ada+"/draft/restore", `{}`, 400, "parameter_missing")
+	c.Fail("POST", "/v1/assistants/"+ada+"/draft/restore", `{"version_id":"asst_1"}`, 400, "parameter_invalid")
+	c.Fail("POST", "/v1/assistants/"+ada+"/draft/restore", `{"version_id":"`+ver1+`","greeting":"x"}`, 400, "parameter_unknown")
+	c.FailValid("POST", "/v1/assistants/"+ada+"/draft/restore", `{"version_id":"`+ident.New("ver")+`"}`, 404, "resource_not_found")
+	c.FailValid("POST", "/v1/assistants/"+unknownAsst+"/draft/restore", `{"version_id":"`+ver1+`"}`, 404, "resource_not_found")
 
 	// Versions, newest first, paged.
-	if r := c.ok("GET", "/v1/assistants/"+ada+"/versions?limit=1", "", 200); r.body["has_more"] != true {
-		t.Errorf("versions?limit=1 = %s, want has_more", r.raw)
+	if r := c.OK("GET", "/v1/assistants/"+ada+"/versions?limit=1", "", 200); r.Body["has_more"] != true {
+		t.Errorf("versions?limit=1 = %s, want has_more", r.Raw)
 	}
-	c.ok("GET", "/v1/assistants/"+ada+"/versions?starting_after="+ver1, "", 200)
-	c.fail("GET", "/v1/assistants/"+ada+"/versions?starting_after=asst_x", "", 400, "parameter_invalid")
-	c.fail("GET", "/v1/assistants/"+ada+"/versions?limit=0", "", 400, "parameter_invalid")
-	c.failValid("GET", "/v1/assistants/"+unknownAsst+"/versions", "", 404, "resource_not_found")
-	c.failValid("POST", "/v1/assistants/"+unknownAsst+"/duplicate", "", 404, "resource_not_found")
+	c.OK("GET", "/v1/assistants/"+ada+"/versions?starting_after="+ver1, "", 200)
+	c.Fail("GET", "/v1/assistants/"+ada+"/versions?starting_after=asst_x", "", 400, "parameter_invalid")
+	c.Fail("GET", "/v1/assistants/"+ada+"/versions?limit=0", "", 400, "parameter_invalid")
+	c.FailValid("GET", "/v1/assistants/"+unknownAsst+"/versions", "", 404, "resource_not_found")
+	c.FailValid("POST", "/v1/assistants/"+unknownAsst+"/duplicate", "", 404, "resource_not_found")
 
 	// Avatars.
-	c.ok("GET", "/v1/avatars", "", 200)
-	c.fail("GET", "/v1/avatars?limit=1", "", 400, "parameter_unknown")
+	c.OK("GET", "/v1/avatars", "", 200)
+	c.Fail("GET", "/v1/avatars?limit=1", "", 400, "parameter_unknown")
 
 	// Voices: the local ones, then this deployment's hosted ones (alloy, nova).
-	voices := c.ok("GET", "/v1/voices", "", 200)
+	voices := c.OK("GET", "/v1/voices", "", 200)
 	var ids []string
 	defaults := map[string]string{}
-	for _, v := range voices.body["data"].([]any) {
+	for _, v := range voices.Body["data"].([]any) {
 		v := v.(map[string]any)
 		ids = append(ids, v["id"].(string))
 		for _, a := range v["default_for_avatars"].([]any) {
@@ -329,67 +215,67 @@ func TestContractAssistantsAndLines(t *testing.T) {
 			t.Errorf("avatar %s: default voice %q in GET /v1/voices, want %q", av.ID, defaults[av.ID], persona.AvatarVoices[av.ID])
 		}
 	}
-	c.fail("GET", "/v1/voices?limit=1", "", 400, "parameter_unknown")
+	c.Fail("GET", "/v1/voices?limit=1", "", 400, "parameter_unknown")
 
 	// Lines.
-	c.ok("GET", "/v1/lines", "", 200)
-	c.ok("GET", "/v1/lines?limit=1&starting_after="+c.st.lineID, "", 200)
-	c.fail("GET", "/v1/lines?starting_after=asst_x", "", 400, "parameter_invalid")
-	c.ok("GET", "/v1/lines/"+c.st.lineID, "", 200)
-	c.failValid("GET", "/v1/lines/"+unknownLine, "", 404, "resource_not_found")
+	c.OK("GET", "/v1/lines", "", 200)
+	c.OK("GET", "/v1/lines?limit=1&starting_after="+c.st.lineID, "", 200)
+	c.Fail("GET", "/v1/lines?starting_after=asst_x", "", 400, "parameter_invalid")
+	c.OK("GET", "/v1/lines/"+c.st.lineID, "", 200)
+	c.FailValid("GET", "/v1/lines/"+unknownLine, "", 404, "resource_not_found")
 	line := "/v1/lines/" + c.st.lineID
-	c.failValid("POST", line+"/assign", `{"assistant_id":"`+draft+`"}`, 409, "assistant_not_published")
-	c.failValid("POST", line+"/assign", `{"assistant_id":"`+unknownAsst+`"}`, 404, "resource_not_found")
-	c.fail("POST", line+"/assign", `{}`, 400, "parameter_missing")
-	c.failValid("POST", "/v1/lines/"+unknownLine+"/assign", `{"assistant_id":"`+ada+`"}`, 404, "resource_not_found")
+	c.FailValid("POST", line+"/assign", `{"assistant_id":"`+draft+`"}`, 409, "assistant_not_published")
+	c.FailValid("POST", line+"/assign", `{"assistant_id":"`+unknownAsst+`"}`, 404, "resource_not_found")
+	c.Fail("POST", line+"/assign", `{}`, 400, "parameter_missing")
+	c.FailValid("POST", "/v1/lines/"+unknownLine+"/assign", `{"assistant_id":"`+ada+`"}`, 404, "resource_not_found")
 	// A version pin: assign with version_id, PATCH it, and the ways a pin is refused.
-	if r := c.ok("POST", line+"/assign", `{"assistant_id":"`+ada+`","version_id":"`+ver1+`"}`, 200); r.str("version_id") != ver1 {
-		t.Errorf("assign with version_id = %s, want version_id %s", r.raw, ver1)
+	if r := c.OK("POST", line+"/assign", `{"assistant_id":"`+ada+`","version_id":"`+ver1+`"}`, 200); r.Str("version_id") != ver1 {
+		t.Errorf("assign with version_id = %s, want version_id %s", r.Raw, ver1)
 	}
-	if r := c.ok("PATCH", line, `{"version_id":null}`, 200); r.body["version_id"] != nil {
-		t.Errorf("unpin = %s, want version_id null", r.raw)
+	if r := c.OK("PATCH", line, `{"version_id":null}`, 200); r.Body["version_id"] != nil {
+		t.Errorf("unpin = %s, want version_id null", r.Raw)
 	}
-	if r := c.ok("PATCH", line, `{"version_id":"`+ver1+`"}`, 200); r.str("version_id") != ver1 {
-		t.Errorf("PATCH version_id = %s, want %s", r.raw, ver1)
+	if r := c.OK("PATCH", line, `{"version_id":"`+ver1+`"}`, 200); r.Str("version_id") != ver1 {
+		t.Errorf("PATCH version_id = %s, want %s", r.Raw, ver1)
 	}
-	dupVer := c.ok("POST", "/v1/assistants/"+c.ok("POST", "/v1/assistants/"+ada+"/duplicate", "", 201).str("id")+"/publish", "", 201).str("active_version_id")
-	c.failValid("PATCH", line, `{"version_id":"`+dupVer+`"}`, 400, "parameter_invalid")
-	c.failValid("POST", line+"/assign", `{"assistant_id":"`+ada+`","version_id":"`+ident.New("ver")+`"}`, 404, "resource_not_found")
-	c.fail("POST", line+"/assign", `{"assistant_id":"`+ada+`","version_id":"asst_1"}`, 400, "parameter_invalid")
-	c.fail("PATCH", line, `{"version_id":""}`, 400, "parameter_invalid")
-	if r := c.ok("POST", line+"/assign", `{"assistant_id":"`+ada+`"}`, 200); r.str("assistant_id") != ada || r.body["version_id"] != nil {
-		t.Errorf("assign = %s, want the assistant without a pin", r.raw)
+	dupVer := c.OK("POST", "/v1/assistants/"+c.OK("POST", "/v1/assistants/"+ada+"/duplicate", "", 201).Str("id")+"/publish", "", 201).Str("active_version_id")
+	c.FailValid("PATCH", line, `{"version_id":"`+dupVer+`"}`, 400, "parameter_invalid")
+	c.FailValid("POST", line+"/assign", `{"assistant_id":"`+ada+`","version_id":"`+ident.New("ver")+`"}`, 404, "resource_not_found")
+	c.Fail("POST", line+"/assign", `{"assistant_id":"`+ada+`","version_id":"asst_1"}`, 400, "parameter_invalid")
+	c.Fail("PATCH", line, `{"version_id":""}`, 400, "parameter_invalid")
+	if r := c.OK("POST", line+"/assign", `{"assistant_id":"`+ada+`"}`, 200); r.Str("assistant_id") != ada || r.Body["version_id"] != nil {
+		t.Errorf("assign = %s, want the assistant without a pin", r.Raw)
 	}
-	c.failValid("POST", "/v1/assistants/"+ada+"/archive", "", 409, "assistant_in_use")
-	c.ok("PATCH", line, `{"name":"Front desk","inbound_mode":"customer_decides","decision_timeout_seconds":5,"on_decision_timeout":"assistant","assistant_id":null}`, 200)
-	c.ok("PATCH", line, `{"assistant_id":"`+ada+`"}`, 200)
-	c.ok("PATCH", line, `{"assistant_id":null}`, 200)
-	c.failValid("PATCH", line, `{"assistant_id":"`+draft+`"}`, 409, "assistant_not_published")
-	c.fail("PATCH", line, `{"decision_timeout_seconds":31}`, 400, "parameter_invalid")
-	c.fail("PATCH", line, `{"decision_timeout_seconds":"5"}`, 400, "parameter_invalid")
-	c.fail("PATCH", line, `{"inbound_mode":"maybe"}`, 400, "parameter_invalid")
-	c.fail("PATCH", line, `{"inbound_mode":null}`, 400, "parameter_invalid")
-	c.fail("PATCH", line, `{"handle":"+1555"}`, 400, "parameter_unknown")
-	c.failValid("PATCH", "/v1/lines/"+unknownLine, `{"name":"x"}`, 404, "resource_not_found")
+	c.FailValid("POST", "/v1/assistants/"+ada+"/archive", "", 409, "assistant_in_use")
+	c.OK("PATCH", line, `{"name":"Front desk","inbound_mode":"customer_decides","decision_timeout_seconds":5,"on_decision_timeout":"assistant","assistant_id":null}`, 200)
+	c.OK("PATCH", line, `{"assistant_id":"`+ada+`"}`, 200)
+	c.OK("PATCH", line, `{"assistant_id":null}`, 200)
+	c.FailValid("PATCH", line, `{"assistant_id":"`+draft+`"}`, 409, "assistant_not_published")
+	c.Fail("PATCH", line, `{"decision_timeout_seconds":31}`, 400, "parameter_invalid")
+	c.Fail("PATCH", line, `{"decision_timeout_seconds":"5"}`, 400, "parameter_invalid")
+	c.Fail("PATCH", line, `{"inbound_mode":"maybe"}`, 400, "parameter_invalid")
+	c.Fail("PATCH", line, `{"inbound_mode":null}`, 400, "parameter_invalid")
+	c.Fail("PATCH", line, `{"handle":"+1555"}`, 400, "parameter_unknown")
+	c.FailValid("PATCH", "/v1/lines/"+unknownLine, `{"name":"x"}`, 404, "resource_not_found")
 
 	// Archive and what an archived assistant refuses.
-	if r := c.ok("POST", "/v1/assistants/"+ada+"/archive", "", 200); r.str("status") != "archived" {
-		t.Errorf("archive = %s", r.raw)
+	if r := c.OK("POST", "/v1/assistants/"+ada+"/archive", "", 200); r.Str("status") != "archived" {
+		t.Errorf("archive = %s", r.Raw)
 	}
-	c.ok("POST", "/v1/assistants/"+ada+"/archive", "{}", 200)
-	c.failValid("POST", "/v1/assistants/"+unknownAsst+"/archive", "", 404, "resource_not_found")
-	c.fail("POST", "/v1/assistants/"+ada+"/archive", `[]`, 400, "invalid_json")
-	c.failValid("PATCH", "/v1/assistants/"+ada, `{"name":"x"}`, 409, "assistant_archived")
-	c.failValid("POST", "/v1/assistants/"+ada+"/publish", "", 409, "assistant_archived")
-	c.failValid("POST", "/v1/assistants/"+ada+"/activate", `{"version_id":"`+ver1+`"}`, 409, "assistant_archived")
-	c.failValid("POST", "/v1/assistants/"+ada+"/draft/restore", `{"version_id":"`+ver1+`"}`, 409, "assistant_archived")
-	c.failValid("POST", line+"/assign", `{"assistant_id":"`+ada+`"}`, 409, "assistant_archived")
+	c.OK("POST", "/v1/assistants/"+ada+"/archive", "{}", 200)
+	c.FailValid("POST", "/v1/assistants/"+unknownAsst+"/archive", "", 404, "resource_not_found")
+	c.Fail("POST", "/v1/assistants/"+ada+"/archive", `[]`, 400, "invalid_json")
+	c.FailValid("PATCH", "/v1/assistants/"+ada, `{"name":"x"}`, 409, "assistant_archived")
+	c.FailValid("POST", "/v1/assistants/"+ada+"/publish", "", 409, "assistant_archived")
+	c.FailValid("POST", "/v1/assistants/"+ada+"/activate", `{"version_id":"`+ver1+`"}`, 409, "assistant_archived")
+	c.FailValid("POST", "/v1/assistants/"+ada+"/draft/restore", `{"version_id":"`+ver1+`"}`, 409, "assistant_archived")
+	c.FailValid("POST", line+"/assign", `{"assistant_id":"`+ada+`"}`, 409, "assistant_archived")
 
 	// Another account's ids are 404s.
 	other := []string{"Authorization", "Bearer " + c.st.otherKey}
-	c.failValid("GET", "/v1/assistants/"+draft, "", 404, "resource_not_found", other...)
-	c.failValid("GET", line, "", 404, "resource_not_found", other...)
-	c.failValid("PATCH", line, `{"name":"stolen"}`, 404, "resource_not_found", other...)
+	c.FailValid("GET", "/v1/assistants/"+draft, "", 404, "resource_not_found", other...)
+	c.FailValid("GET", line, "", 404, "resource_not_found", other...)
+	c.FailValid("PATCH", line, `{"name":"stolen"}`, 404, "resource_not_found", other...)
 
 	// A request with this Idempotency-Key still running: 409, nothing changes.
 	body := `{"name":"Held"}`
@@ -400,17 +286,17 @@ func TestContractAssistantsAndLines(t *testing.T) {
 	}, now); err != nil || !inserted {
 		t.Fatalf("hold an idempotency key: inserted=%v err=%v", inserted, err)
 	}
-	c.failValid("POST", "/v1/assistants", body, 409, "idempotency_key_in_use", "Idempotency-Key", "held")
+	c.FailValid("POST", "/v1/assistants", body, 409, "idempotency_key_in_use", "Idempotency-Key", "held")
 
 	// Routing answers before auth.
-	r = c.fail("PUT", "/v1/assistants", "", 405, "method_not_allowed", "Authorization", "")
-	if r.header.Get("Allow") != "GET, POST" {
-		t.Errorf("Allow = %q, want GET, POST", r.header.Get("Allow"))
+	r = c.Fail("PUT", "/v1/assistants", "", 405, "method_not_allowed", "Authorization", "")
+	if r.Header.Get("Allow") != "GET, POST" {
+		t.Errorf("Allow = %q, want GET, POST", r.Header.Get("Allow"))
 	}
-	c.fail("DELETE", "/v1/assistants/"+ada, "", 405, "method_not_allowed")
-	c.fail("GET", "/v1/nope", "", 404, "route_not_found", "Authorization", "")
+	c.Fail("DELETE", "/v1/assistants/"+ada, "", 405, "method_not_allowed")
+	c.Fail("GET", "/v1/nope", "", 404, "route_not_found", "Authorization", "")
 
-	c.requireCoverage(prefixed("/v1/assistants", "/v1/avatars", "/v1/voices", "/v1/lines"))
+	c.RequireCoverage(contracttest.Prefixed("/v1/assistants", "/v1/avatars", "/v1/voices", "/v1/lines"))
 }
 
 func TestContractWebhookEndpointsAndEvents(t *testing.T) {
@@ -422,10 +308,10 @@ func TestContractWebhookEndpointsAndEvents(t *testing.T) {
 	t.Cleanup(receiver.Close)
 	unknownEp, unknownEvt := ident.New("whep"), ident.New("evt")
 
-	created := c.ok("POST", "/v1/webhook_endpoints", `{"url":"`+receiver.URL+`/hooks","events":["call.ended","call.answered"],"description":"prod"}`, 201)
-	ep := created.str("id")
-	c.ok("POST", "/v1/webhook_endpoints", `{"url":"https://example.test/all"}`, 201)
-	c.ok("POST", "/v1/webhook_endpoints", `{"url":"https://example.test/star","events":["*"]}`, 201)
+	created := c.OK("POST", "/v1/webhook_endpoints", `{"url":"`+receiver.URL+`/hooks","events":["call.ended","call.answered"],"description":"prod"}`, 201)
+	ep := created.Str("id")
+	c.OK("POST", "/v1/webhook_endpoints", `{"url":"https://example.test/all"}`, 201)
+	c.OK("POST", "/v1/webhook_endpoints", `{"url":"https://example.test/star","events":["*"]}`, 201)
 	for _, k := range []struct{ body, code string }{
 		{`{}`, "parameter_missing"},
 		{`{"url":"ftp://example.test/"}`, "parameter_invalid"},
@@ -435,25 +321,25 @@ func TestContractWebhookEndpointsAndEvents(t *testing.T) {
 		{`{"url":"https://example.test/","status":"disabled"}`, "parameter_unknown"},
 		{`{"url":"https://example.test/","secret":"whsec_x"}`, "parameter_unknown"},
 	} {
-		c.fail("POST", "/v1/webhook_endpoints", k.body, 400, k.code)
+		c.Fail("POST", "/v1/webhook_endpoints", k.body, 400, k.code)
 	}
-	c.failValid("POST", "/v1/webhook_endpoints", `{"url":"https://u:p@example.test/"}`, 400, "parameter_invalid")
+	c.FailValid("POST", "/v1/webhook_endpoints", `{"url":"https://u:p@example.test/"}`, 400, "parameter_invalid")
 
-	c.ok("GET", "/v1/webhook_endpoints", "", 200)
-	c.ok("GET", "/v1/webhook_endpoints?limit=1&starting_after="+ep, "", 200)
-	c.fail("GET", "/v1/webhook_endpoints?starting_after=evt_1", "", 400, "parameter_invalid")
-	if r := c.ok("GET", "/v1/webhook_endpoints/"+ep, "", 200); strings.Contains(string(r.raw), "whsec_") {
-		t.Errorf("GET shows a secret: %s", r.raw)
+	c.OK("GET", "/v1/webhook_endpoints", "", 200)
+	c.OK("GET", "/v1/webhook_endpoints?limit=1&starting_after="+ep, "", 200)
+	c.Fail("GET", "/v1/webhook_endpoints?starting_after=evt_1", "", 400, "parameter_invalid")
+	if r := c.OK("GET", "/v1/webhook_endpoints/"+ep, "", 200); strings.Contains(string(r.Raw), "whsec_") {
+		t.Errorf("GET shows a secret: %s", r.Raw)
 	}
-	c.failValid("GET", "/v1/webhook_endpoints/"+unknownEp, "", 404, "resource_not_found")
-	c.ok("PATCH", "/v1/webhook_endpoints/"+ep, `{"description":"production","events":["call.ended","call.incoming","call.answered"]}`, 200)
-	c.fail("PATCH", "/v1/webhook_endpoints/"+ep, `{"status":"paused"}`, 400, "parameter_invalid")
-	c.failValid("PATCH", "/v1/webhook_endpoints/"+unknownEp, `{"status":"enabled"}`, 404, "resource_not_found")
-	rot := c.ok("POST", "/v1/webhook_endpoints/"+ep+"/rotate_secret", "", 200)
-	if rot.str("secret") == created.str("secret") || rot.body["previous_secret_expires_at"] == nil {
-		t.Errorf("rotate = %s", rot.raw)
+	c.FailValid("GET", "/v1/webhook_endpoints/"+unknownEp, "", 404, "resource_not_found")
+	c.OK("PATCH", "/v1/webhook_endpoints/"+ep, `{"description":"production","events":["call.ended","call.incoming","call.answered"]}`, 200)
+	c.Fail("PATCH", "/v1/webhook_endpoints/"+ep, `{"status":"paused"}`, 400, "parameter_invalid")
+	c.FailValid("PATCH", "/v1/webhook_endpoints/"+unknownEp, `{"status":"enabled"}`, 404, "resource_not_found")
+	rot := c.OK("POST", "/v1/webhook_endpoints/"+ep+"/rotate_secret", "", 200)
+	if rot.Str("secret") == created.Str("secret") || rot.Body["previous_secret_expires_at"] == nil {
+		t.Errorf("rotate = %s", rot.Raw)
 	}
-	c.failValid("POST", "/v1/webhook_endpoints/"+unknownEp+"/rotate_secret", "", 404, "resource_not_found")
+	c.FailValid("POST", "/v1/webhook_endpoints/"+unknownEp+"/rotate_secret", "", 404, "resource_not_found")
 
 	// Events, delivered for real so the attempts are real.
 	answeredAt := time.Now().UTC()
@@ -469,29 +355,29 @@ func TestContractWebhookEndpointsAndEvents(t *testing.T) {
 	if _, err := c.st.worker.RunOnce(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	c.ok("GET", "/v1/events", "", 200)
-	c.ok("GET", "/v1/events?type=call.ended&limit=1", "", 200)
-	c.ok("GET", "/v1/events?starting_after="+ended, "", 200)
-	c.fail("GET", "/v1/events?type=call.bogus", "", 400, "parameter_invalid")
-	c.fail("GET", "/v1/events?starting_after=whep_1", "", 400, "parameter_invalid")
-	if r := c.ok("GET", "/v1/events/"+ended, "", 200); len(r.body["attempts"].([]any)) == 0 {
-		t.Errorf("event has no attempts after delivery: %s", r.raw)
+	c.OK("GET", "/v1/events", "", 200)
+	c.OK("GET", "/v1/events?type=call.ended&limit=1", "", 200)
+	c.OK("GET", "/v1/events?starting_after="+ended, "", 200)
+	c.Fail("GET", "/v1/events?type=call.bogus", "", 400, "parameter_invalid")
+	c.Fail("GET", "/v1/events?starting_after=whep_1", "", 400, "parameter_invalid")
+	if r := c.OK("GET", "/v1/events/"+ended, "", 200); len(r.Body["attempts"].([]any)) == 0 {
+		t.Errorf("event has no attempts after delivery: %s", r.Raw)
 	}
-	c.failValid("GET", "/v1/events/"+unknownEvt, "", 404, "resource_not_found")
-	c.ok("POST", "/v1/events/"+ended+"/redeliver", "", 202)
-	c.ok("POST", "/v1/events/"+ended+"/redeliver", `{"endpoint_id":"`+ep+`"}`, 202)
-	c.failValid("POST", "/v1/events/"+ended+"/redeliver", `{"endpoint_id":"`+unknownEp+`"}`, 404, "resource_not_found")
-	c.failValid("POST", "/v1/events/"+incoming+"/redeliver", "", 409, "event_not_redeliverable")
-	c.failValid("POST", "/v1/events/"+unknownEvt+"/redeliver", "", 404, "resource_not_found")
-	c.fail("POST", "/v1/events/"+ended+"/redeliver", `{"endpoint":"x"}`, 400, "parameter_unknown")
+	c.FailValid("GET", "/v1/events/"+unknownEvt, "", 404, "resource_not_found")
+	c.OK("POST", "/v1/events/"+ended+"/redeliver", "", 202)
+	c.OK("POST", "/v1/events/"+ended+"/redeliver", `{"endpoint_id":"`+ep+`"}`, 202)
+	c.FailValid("POST", "/v1/events/"+ended+"/redeliver", `{"endpoint_id":"`+unknownEp+`"}`, 404, "resource_not_found")
+	c.FailValid("POST", "/v1/events/"+incoming+"/redeliver", "", 409, "event_not_redeliverable")
+	c.FailValid("POST", "/v1/events/"+unknownEvt+"/redeliver", "", 404, "resource_not_found")
+	c.Fail("POST", "/v1/events/"+ended+"/redeliver", `{"endpoint":"x"}`, 400, "parameter_unknown")
 
-	c.ok("PATCH", "/v1/webhook_endpoints/"+ep, `{"status":"disabled"}`, 200)
-	c.failValid("POST", "/v1/events/"+ended+"/redeliver", `{"endpoint_id":"`+ep+`"}`, 409, "webhook_endpoint_disabled")
-	c.ok("DELETE", "/v1/webhook_endpoints/"+ep, "", 200)
-	c.failValid("DELETE", "/v1/webhook_endpoints/"+ep, "", 404, "resource_not_found")
-	c.fail("DELETE", "/v1/webhook_endpoints/"+unknownEp+"?force=1", "", 400, "parameter_unknown")
+	c.OK("PATCH", "/v1/webhook_endpoints/"+ep, `{"status":"disabled"}`, 200)
+	c.FailValid("POST", "/v1/events/"+ended+"/redeliver", `{"endpoint_id":"`+ep+`"}`, 409, "webhook_endpoint_disabled")
+	c.OK("DELETE", "/v1/webhook_endpoints/"+ep, "", 200)
+	c.FailValid("DELETE", "/v1/webhook_endpoints/"+ep, "", 404, "resource_not_found")
+	c.Fail("DELETE", "/v1/webhook_endpoints/"+unknownEp+"?force=1", "", 400, "parameter_unknown")
 
-	c.requireCoverage(prefixed("/v1/webhook_endpoints", "/v1/events"))
+	c.RequireCoverage(contracttest.Prefixed("/v1/webhook_endpoints", "/v1/events"))
 }
 
 func TestContractCallAnswer(t *testing.T) {
@@ -510,20 +396,20 @@ func TestContractCallAnswer(t *testing.T) {
 		return "/v1/calls/" + callID + "/answer"
 	}
 	accepted := ring(time.Now().Add(time.Minute))
-	if r := c.ok("POST", accepted, `{"action":"accept"}`, 201); r.str("participant_token") == "" {
-		t.Errorf("accept = %s", r.raw)
+	if r := c.OK("POST", accepted, `{"action":"accept"}`, 201); r.Str("participant_token") == "" {
+		t.Errorf("accept = %s", r.Raw)
 	}
-	c.ok("POST", accepted, `{"action":"accept"}`, 201)
-	c.failValid("POST", accepted, `{"action":"decline"}`, 409, "call_already_answered")
+	c.OK("POST", accepted, `{"action":"accept"}`, 201)
+	c.FailValid("POST", accepted, `{"action":"decline"}`, 409, "call_already_answered")
 	declined := ring(time.Now().Add(time.Minute))
-	c.ok("POST", declined, `{"action":"decline"}`, 200)
-	c.failValid("POST", ring(time.Now().Add(-time.Second)), `{"action":"accept"}`, 409, "call_not_answerable")
-	c.failValid("POST", "/v1/calls/"+ident.New("call")+"/answer", `{"action":"accept"}`, 404, "resource_not_found")
-	c.failValid("POST", accepted, `{"action":"accept"}`, 404, "resource_not_found", "Authorization", "Bearer "+c.st.otherKey)
-	c.fail("POST", declined, `{}`, 400, "parameter_missing")
-	c.fail("POST", declined, `{"action":"maybe"}`, 400, "parameter_invalid")
-	c.fail("POST", declined, `{"action":"accept","reason":"x"}`, 400, "parameter_unknown")
-	c.requireCoverage(prefixed("/v1/calls/{id}/answer"))
+	c.OK("POST", declined, `{"action":"decline"}`, 200)
+	c.FailValid("POST", ring(time.Now().Add(-time.Second)), `{"action":"accept"}`, 409, "call_not_answerable")
+	c.FailValid("POST", "/v1/calls/"+ident.New("call")+"/answer", `{"action":"accept"}`, 404, "resource_not_found")
+	c.FailValid("POST", accepted, `{"action":"accept"}`, 404, "resource_not_found", "Authorization", "Bearer "+c.st.otherKey)
+	c.Fail("POST", declined, `{}`, 400, "parameter_missing")
+	c.Fail("POST", declined, `{"action":"maybe"}`, 400, "parameter_invalid")
+	c.Fail("POST", declined, `{"action":"accept","reason":"x"}`, 400, "parameter_unknown")
+	c.RequireCoverage(contracttest.Prefixed("/v1/calls/{id}/answer"))
 }
 
 // TestContractFieldNamesAreExact: API.md refuses unknown fields so typos are caught, at
@@ -540,10 +426,10 @@ func TestContractFieldNamesAreExact(t *testing.T) {
 		{"PATCH", "/v1/lines/" + c.st.lineID, `{"Inbound_Mode":"disabled"}`},
 		{"POST", "/v1/webhook_endpoints", `{"URL":"https://example.test/"}`},
 	} {
-		c.fail(k.method, k.path, k.body, 400, "parameter_unknown")
+		c.Fail(k.method, k.path, k.body, 400, "parameter_unknown")
 	}
-	if r := c.ok("GET", "/v1/assistants", "", 200); len(r.body["data"].([]any)) != 0 {
-		t.Errorf("refused bodies created assistants: %s", r.raw)
+	if r := c.OK("GET", "/v1/assistants", "", 200); len(r.Body["data"].([]any)) != 0 {
+		t.Errorf("refused bodies created assistants: %s", r.Raw)
 	}
 }
 
@@ -551,57 +437,21 @@ func TestContractFieldNamesAreExact(t *testing.T) {
 // or a failing store produce.
 func TestContractRateLimitAndInternalError(t *testing.T) {
 	c := newContract(t, httpapi.NewLimiter(0.001, 1))
-	c.ok("GET", "/v1/lines", "", 200)
-	r := c.fail("GET", "/v1/lines", "", 429, "rate_limited")
-	if r.header.Get("Retry-After") == "" {
-		t.Errorf("429 without Retry-After: %v", r.header)
+	c.OK("GET", "/v1/lines", "", 200)
+	r := c.Fail("GET", "/v1/lines", "", 429, "rate_limited")
+	if r.Header.Get("Retry-After") == "" {
+		t.Errorf("429 without Retry-After: %v", r.Header)
 	}
 
 	broken := newContract(t, nil)
 	broken.st.store.Close()
-	for _, k := range []call{
-		{method: "GET", path: "/v1/assistants", status: 500, code: "internal_error"},
-		{method: "POST", path: "/v1/assistants", body: `{"name":"x"}`, status: 500, code: "internal_error"},
+	for _, k := range []contracttest.Call{
+		{Method: "GET", Path: "/v1/assistants", Status: 500, Code: "internal_error"},
+		{Method: "POST", Path: "/v1/assistants", Body: `{"name":"x"}`, Status: 500, Code: "internal_error"},
 	} {
-		r := broken.do(k)
-		if msg := r.body["error"].(map[string]any)["message"]; msg != "internal error" {
+		r := broken.Do(k)
+		if msg := r.Body["error"].(map[string]any)["message"]; msg != "internal error" {
 			t.Errorf("500 message = %q, want only \"internal error\"", msg)
 		}
-	}
-}
-
-// prefixed matches patterns that start with one of prefixes.
-func prefixed(prefixes ...string) func(string) bool {
-	return func(p string) bool {
-		for _, pre := range prefixes {
-			if strings.HasPrefix(p, pre) {
-				return true
-			}
-		}
-		return false
-	}
-}
-
-// requireCoverage fails unless every route whose pattern matches answered at least one
-// validated success and one validated error.
-func (c *contract) requireCoverage(match func(pattern string) bool) {
-	c.t.Helper()
-	var missing []string
-	for _, rt := range c.routes {
-		if !match(rt.Pattern) {
-			continue
-		}
-		var okSeen, errSeen bool
-		for s := range c.seen[routeKey(rt.Method, rt.Pattern)] {
-			okSeen = okSeen || s < 300
-			errSeen = errSeen || s >= 400
-		}
-		if !okSeen || !errSeen {
-			missing = append(missing, fmt.Sprintf("%s %s (success %v, error %v)", rt.Method, rt.Pattern, okSeen, errSeen))
-		}
-	}
-	sort.Strings(missing)
-	if len(missing) > 0 {
-		c.t.Errorf("routes not covered by a validated success and error:\n%s", strings.Join(missing, "\n"))
 	}
 }

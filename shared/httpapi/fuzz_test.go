@@ -32,8 +32,9 @@ import (
 	"github.com/getkin/kin-openapi/openapi3"
 
 	"github.com/bridgeline/bridgeline/events/callevent"
-	"github.com/bridgeline/bridgeline/events/decision"
 	"github.com/bridgeline/bridgeline/shared/assistant"
+	"github.com/bridgeline/bridgeline/shared/decision"
+	"github.com/bridgeline/bridgeline/shared/httpapi/contracttest"
 	"github.com/bridgeline/bridgeline/shared/ident"
 	"github.com/bridgeline/bridgeline/shared/persona"
 	"github.com/bridgeline/bridgeline/shared/store/sqlite"
@@ -53,22 +54,22 @@ func newFuzzEnv(f *testing.F) *fuzzEnv {
 	ctx := context.Background()
 	name, prompt, greeting, avatar := "Ada", "Be kind.", "Hi, I'm Ada.", persona.Avatars[0].ID
 	full := assistant.Fields{Name: &name, SystemPrompt: &prompt, Greeting: &greeting, AvatarID: &avatar}
-	pub, err := st.api.Assistants.Create(ctx, st.acctID, full)
+	pub, err := st.assistants.Create(ctx, st.acctID, full)
 	if err != nil {
 		f.Fatal(err)
 	}
-	if pub, err = st.api.Assistants.Publish(ctx, st.acctID, pub.ID); err != nil {
+	if pub, err = st.assistants.Publish(ctx, st.acctID, pub.ID); err != nil {
 		f.Fatal(err)
 	}
-	draft, err := st.api.Assistants.Create(ctx, st.acctID, assistant.Fields{Name: &name})
+	draft, err := st.assistants.Create(ctx, st.acctID, assistant.Fields{Name: &name})
 	if err != nil {
 		f.Fatal(err)
 	}
-	arch, err := st.api.Assistants.Create(ctx, st.acctID, full)
+	arch, err := st.assistants.Create(ctx, st.acctID, full)
 	if err != nil {
 		f.Fatal(err)
 	}
-	if _, err := st.api.Assistants.Archive(ctx, st.acctID, arch.ID); err != nil {
+	if _, err := st.assistants.Archive(ctx, st.acctID, arch.ID); err != nil {
 		f.Fatal(err)
 	}
 	hookURL := "http://127.0.0.1:9/hooks" // never called: no delivery worker runs here
@@ -94,7 +95,7 @@ func newFuzzEnv(f *testing.F) *fuzzEnv {
 	if err := countWrites(ctx, st.store.DB()); err != nil {
 		f.Fatal(err)
 	}
-	return &fuzzEnv{st: st, doc: loadSpec(f), subst: strings.NewReplacer(
+	return &fuzzEnv{st: st, doc: contracttest.LoadSpec(f), subst: strings.NewReplacer(
 		"$ASST", pub.ID, "$DRAFT", draft.ID, "$ARCH", arch.ID, "$VER", pub.ActiveVersionID,
 		"$LINE", st.lineID, "$WHEP", ep.ID, "$EVT", evt.ID, "$CALL", callID,
 	)}
@@ -180,7 +181,7 @@ func (e *fuzzEnv) send(t *testing.T, method, path string, body []byte, contentTy
 		t.Fatalf("%s %s %q = %d %s: a request body must never cause a server error", method, path, body, res.StatusCode, raw)
 	}
 	ctx := context.Background()
-	if err := checkResponse(ctx, e.doc, req, body, res.StatusCode, res.Header, raw); err != nil {
+	if err := contracttest.CheckResponse(ctx, e.doc, req, body, res.StatusCode, res.Header, raw); err != nil {
 		t.Fatalf("%s %s %q = %d %s: %v", method, path, body, res.StatusCode, raw, err)
 	}
 	if res.StatusCode >= 400 {
@@ -189,7 +190,7 @@ func (e *fuzzEnv) send(t *testing.T, method, path string, body []byte, contentTy
 		}
 		return
 	}
-	if err := checkRequest(ctx, e.doc, req, body); err != nil {
+	if err := contracttest.CheckRequest(ctx, e.doc, req, body); err != nil {
 		t.Fatalf("%s %s %q = %d: the server accepted a request openapi.yaml refuses: %v", method, path, body, res.StatusCode, err)
 	}
 }

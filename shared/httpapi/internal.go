@@ -8,6 +8,7 @@ import (
 
 	"github.com/bridgeline/bridgeline/shared/apierr"
 	"github.com/bridgeline/bridgeline/shared/persona"
+	"github.com/bridgeline/bridgeline/shared/platform/sim"
 	"github.com/bridgeline/bridgeline/shared/platform/simhook"
 	"github.com/bridgeline/bridgeline/shared/rtc"
 	"github.com/bridgeline/bridgeline/shared/session"
@@ -116,7 +117,7 @@ func (h *Receivers) sim(w http.ResponseWriter, r *http.Request) (int, any, error
 			h.Replays.Release(context.WithoutCancel(ctx), n.ID)
 		}
 	}()
-	if err := h.Sessions.HandleNotification(ctx, "sim", n); err != nil {
+	if err := h.Sessions.HandleNotification(ctx, sim.Name, n); err != nil {
 		return 0, nil, err
 	}
 	handled = true

@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/bridgeline/bridgeline/shared/account"
 	"github.com/bridgeline/bridgeline/shared/apierr"
@@ -15,12 +16,18 @@ import (
 // server's key one at a time, few enough that the listing needs no pages.
 const MaxAPIKeys = 20
 
-// keyRoutes are the API key endpoints.
-func (a *API) keyRoutes() []Route {
+// Keys serves /v1/api_keys over the accounts' key records.
+type Keys struct {
+	Accounts account.Store
+	Now      func() time.Time
+}
+
+// Routes are the API key routes, one Lambda function each.
+func (h *Keys) Routes() []Route {
 	return []Route{
-		{Function: "api-keys-list", Method: http.MethodGet, Pattern: "/v1/api_keys", Handler: a.listKeys},
-		{Function: "api-keys-create", Method: http.MethodPost, Pattern: "/v1/api_keys", Handler: a.createKey},
-		{Function: "api-keys-delete", Method: http.MethodDelete, Pattern: "/v1/api_keys/{id}", Handler: a.revokeKey},
+		{Function: "api-keys-list", Method: http.MethodGet, Pattern: "/v1/api_keys", Handler: h.listKeys},
+		{Function: "api-keys-create", Method: http.MethodPost, Pattern: "/v1/api_keys", Handler: h.createKey},
+		{Function: "api-keys-delete", Method: http.MethodDelete, Pattern: "/v1/api_keys/{id}", Handler: h.revokeKey},
 	}
 }
 
@@ -49,12 +56,12 @@ func PresentKey(k account.Key) KeyJSON {
 
 // listKeys pages through the account's keys, newest first, as every list does; the
 // store reads them all (at most MaxAPIKeys) and the page is cut here.
-func (a *API) listKeys(w http.ResponseWriter, r *http.Request) (int, any, error) {
+func (h *Keys) listKeys(w http.ResponseWriter, r *http.Request) (int, any, error) {
 	q, err := ListQuery(r, "key")
 	if err != nil {
 		return 0, nil, err
 	}
-	keys, err := a.Accounts.ListKeys(r.Context(), AccountFrom(r.Context()).ID)
+	keys, err := h.Accounts.ListKeys(r.Context(), AccountFrom(r.Context()).ID)
 	if err != nil {
 		return 0, nil, err
 	}
@@ -65,7 +72,7 @@ func (a *API) listKeys(w http.ResponseWriter, r *http.Request) (int, any, error)
 
 // createKey makes a key of the same mode as the key that asks: a test key cannot make a
 // live one.
-func (a *API) createKey(w http.ResponseWriter, r *http.Request) (int, any, error) {
+func (h *Keys) createKey(w http.ResponseWriter, r *http.Request) (int, any, error) {
 	if err := Query(r); err != nil {
 		return 0, nil, err
 	}
@@ -74,15 +81,15 @@ func (a *API) createKey(w http.ResponseWriter, r *http.Request) (int, any, error
 		return 0, nil, err
 	}
 	acct := AccountFrom(r.Context()).ID
-	keys, err := a.Accounts.ListKeys(r.Context(), acct)
+	keys, err := h.Accounts.ListKeys(r.Context(), acct)
 	if err != nil {
 		return 0, nil, err
 	}
 	if len(keys) >= MaxAPIKeys {
 		return 0, nil, apierr.New(apierr.CodeAPIKeyLimit, "an account holds at most 20 API keys: revoke one first")
 	}
-	svc := account.Service{Store: a.Accounts, Now: a.now}
-	text, k, err := svc.AddKey(r.Context(), acct, liveKey(r))
+	svc := account.Service{Store: h.Accounts, Now: h.Now}
+	text, k, err := svc.AddKey(r.Context(), acct, AccountFrom(r.Context()).Live)
 	if err != nil {
 		return 0, nil, err
 	}
@@ -91,7 +98,7 @@ func (a *API) createKey(w http.ResponseWriter, r *http.Request) (int, any, error
 	return http.StatusCreated, j, nil
 }
 
-func (a *API) revokeKey(w http.ResponseWriter, r *http.Request) (int, any, error) {
+func (h *Keys) revokeKey(w http.ResponseWriter, r *http.Request) (int, any, error) {
 	if err := Query(r); err != nil {
 		return 0, nil, err
 	}
@@ -104,7 +111,7 @@ func (a *API) revokeKey(w http.ResponseWriter, r *http.Request) (int, any, error
 	// A revoke that collided with another write of the same account is tried again; the
 	// second try sees the other's outcome.
 	for range 3 {
-		k, err = a.Accounts.RevokeKey(r.Context(), AccountFrom(r.Context()).ID, id, a.now())
+		k, err = h.Accounts.RevokeKey(r.Context(), AccountFrom(r.Context()).ID, id, h.Now())
 		if !errors.Is(err, apierr.ErrConflict) {
 			break
 		}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/bridgeline/bridgeline/shared/account"
+	"github.com/bridgeline/bridgeline/shared/httpapi/contracttest"
 )
 
 // TestContractAPIKeys: keys are made (shown once), listed without their text, revoked
@@ -17,65 +18,65 @@ import (
 // stack), revoked idempotently, and an account never loses its last key.
 func TestContractAPIKeys(t *testing.T) {
 	c := newContract(t, nil)
-	made := c.do(call{method: "POST", path: "/v1/api_keys", body: `{}`, status: 201, valid: true})
-	text, id := made.str("key"), made.str("id")
-	if !strings.HasPrefix(text, "sk_test_") || made.str("mode") != "test" || made.str("last4") != text[len(text)-4:] || made.str("prefix") != text[:12] {
-		t.Fatalf("created key = %s, want an sk_test_ key with its prefix and last four", made.raw)
+	made := c.Do(contracttest.Call{Method: "POST", Path: "/v1/api_keys", Body: `{}`, Status: 201, Valid: true})
+	text, id := made.Str("key"), made.Str("id")
+	if !strings.HasPrefix(text, "sk_test_") || made.Str("mode") != "test" || made.Str("last4") != text[len(text)-4:] || made.Str("prefix") != text[:12] {
+		t.Fatalf("created key = %s, want an sk_test_ key with its prefix and last four", made.Raw)
 	}
-	c.do(call{method: "POST", path: "/v1/api_keys", body: `{"mode":"live"}`, status: 400, code: "parameter_unknown"})
+	c.Do(contracttest.Call{Method: "POST", Path: "/v1/api_keys", Body: `{"mode":"live"}`, Status: 400, Code: "parameter_unknown"})
 
-	list := c.do(call{method: "GET", path: "/v1/api_keys", status: 200, valid: true})
-	data := list.body["data"].([]any)
+	list := c.Do(contracttest.Call{Method: "GET", Path: "/v1/api_keys", Status: 200, Valid: true})
+	data := list.Body["data"].([]any)
 	if len(data) != 2 || data[0].(map[string]any)["id"] != id {
-		t.Fatalf("list = %s, want the new key first of two", list.raw)
+		t.Fatalf("list = %s, want the new key first of two", list.Raw)
 	}
-	if strings.Contains(string(list.raw), text) || strings.Contains(string(list.raw), `"key"`) {
-		t.Errorf("list = %s: it shows a key's text", list.raw)
+	if strings.Contains(string(list.Raw), text) || strings.Contains(string(list.Raw), `"key"`) {
+		t.Errorf("list = %s: it shows a key's text", list.Raw)
 	}
-	page := c.do(call{method: "GET", path: "/v1/api_keys?limit=1", status: 200, valid: true})
-	if page.body["has_more"] != true {
-		t.Errorf("limit=1 page = %s, want has_more", page.raw)
+	page := c.Do(contracttest.Call{Method: "GET", Path: "/v1/api_keys?limit=1", Status: 200, Valid: true})
+	if page.Body["has_more"] != true {
+		t.Errorf("limit=1 page = %s, want has_more", page.Raw)
 	}
-	c.do(call{method: "GET", path: "/v1/api_keys?starting_after=whep_01jd3f4g5h6j7k8m9n0p1q2r3t", status: 400, code: "parameter_invalid"})
+	c.Do(contracttest.Call{Method: "GET", Path: "/v1/api_keys?starting_after=whep_01jd3f4g5h6j7k8m9n0p1q2r3t", Status: 400, Code: "parameter_invalid"})
 
 	// The new key works, and its use is recorded.
 	as := func(key string) []string { return []string{"Authorization", "Bearer " + key} }
-	c.do(call{method: "GET", path: "/v1/lines", headers: as(text), status: 200, valid: true})
-	used := c.do(call{method: "GET", path: "/v1/api_keys", status: 200, valid: true})
-	if used.body["data"].([]any)[0].(map[string]any)["last_used_at"] == nil {
-		t.Errorf("list after a use = %s, want last_used_at set", used.raw)
+	c.Do(contracttest.Call{Method: "GET", Path: "/v1/lines", Headers: as(text), Status: 200, Valid: true})
+	used := c.Do(contracttest.Call{Method: "GET", Path: "/v1/api_keys", Status: 200, Valid: true})
+	if used.Body["data"].([]any)[0].(map[string]any)["last_used_at"] == nil {
+		t.Errorf("list after a use = %s, want last_used_at set", used.Raw)
 	}
 
 	// Another account cannot see or revoke it.
-	c.do(call{method: "DELETE", path: "/v1/api_keys/" + id, headers: as(c.st.otherKey), status: 404, code: "resource_not_found"})
+	c.Do(contracttest.Call{Method: "DELETE", Path: "/v1/api_keys/" + id, Headers: as(c.st.otherKey), Status: 404, Code: "resource_not_found"})
 
 	// Revoked: the very next request with it is refused.
 	start := time.Now()
-	rev := c.do(call{method: "DELETE", path: "/v1/api_keys/" + id, status: 200, valid: true})
-	if rev.body["revoked_at"] == nil {
-		t.Fatalf("revoke = %s, want revoked_at", rev.raw)
+	rev := c.Do(contracttest.Call{Method: "DELETE", Path: "/v1/api_keys/" + id, Status: 200, Valid: true})
+	if rev.Body["revoked_at"] == nil {
+		t.Fatalf("revoke = %s, want revoked_at", rev.Raw)
 	}
-	r := c.do(call{method: "GET", path: "/v1/lines", headers: as(text), status: 401, code: "api_key_invalid"})
+	r := c.Do(contracttest.Call{Method: "GET", Path: "/v1/lines", Headers: as(text), Status: 401, Code: "api_key_invalid"})
 	t.Logf("key revoked: %.3f s until 401 (local stack)", time.Since(start).Seconds())
-	if msg := r.body["error"].(map[string]any)["message"]; msg != "this API key was revoked" {
+	if msg := r.Body["error"].(map[string]any)["message"]; msg != "this API key was revoked" {
 		t.Errorf("revoked key's 401 message = %v", msg)
 	}
-	again := c.do(call{method: "DELETE", path: "/v1/api_keys/" + id, status: 200, valid: true})
-	if again.body["revoked_at"] != rev.body["revoked_at"] {
-		t.Errorf("second revoke = %s, want the first revocation unchanged (%v)", again.raw, rev.body["revoked_at"])
+	again := c.Do(contracttest.Call{Method: "DELETE", Path: "/v1/api_keys/" + id, Status: 200, Valid: true})
+	if again.Body["revoked_at"] != rev.Body["revoked_at"] {
+		t.Errorf("second revoke = %s, want the first revocation unchanged (%v)", again.Raw, rev.Body["revoked_at"])
 	}
 
 	// The last key stays.
-	list = c.do(call{method: "GET", path: "/v1/api_keys", status: 200, valid: true})
-	if data := list.body["data"].([]any); len(data) != 1 {
-		t.Fatalf("list after revoke = %s, want one key", list.raw)
+	list = c.Do(contracttest.Call{Method: "GET", Path: "/v1/api_keys", Status: 200, Valid: true})
+	if data := list.Body["data"].([]any); len(data) != 1 {
+		t.Fatalf("list after revoke = %s, want one key", list.Raw)
 	}
-	last := list.body["data"].([]any)[0].(map[string]any)["id"].(string)
-	c.do(call{method: "DELETE", path: "/v1/api_keys/" + last, status: 409, code: "last_api_key"})
-	c.do(call{method: "DELETE", path: "/v1/api_keys/key_01jd3f4g5h6j7k8m9n0p1q2r3t", status: 404, code: "resource_not_found", valid: true})
-	c.do(call{method: "GET", path: "/v1/lines", status: 200})
+	last := list.Body["data"].([]any)[0].(map[string]any)["id"].(string)
+	c.Do(contracttest.Call{Method: "DELETE", Path: "/v1/api_keys/" + last, Status: 409, Code: "last_api_key"})
+	c.Do(contracttest.Call{Method: "DELETE", Path: "/v1/api_keys/key_01jd3f4g5h6j7k8m9n0p1q2r3t", Status: 404, Code: "resource_not_found", Valid: true})
+	c.Do(contracttest.Call{Method: "GET", Path: "/v1/lines", Status: 200})
 
-	c.requireCoverage(func(p string) bool { return strings.HasPrefix(p, "/v1/api_keys") })
+	c.RequireCoverage(func(p string) bool { return strings.HasPrefix(p, "/v1/api_keys") })
 }
 
 // TestRevokeRaceKeepsOneKey: accounts with two keys revoke both at once over HTTP, each

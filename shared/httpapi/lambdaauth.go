@@ -32,6 +32,7 @@ const (
 	AuthorizerAccountID   = "account_id"
 	AuthorizerAccountName = "account_name"
 	AuthorizerBrandColor  = "account_brand_color"
+	AuthorizerLiveKey     = "key_live" // true for an sk_live_ key
 	AuthorizerErrorCode   = "auth_error"
 	AuthorizerRevoked     = "key_revoked"
 )
@@ -96,7 +97,7 @@ func AuthorizerHandler(accounts account.Store) func(context.Context, events.APIG
 		if header == "" && len(req.IdentitySource) > 0 {
 			header = req.IdentitySource[0]
 		}
-		acct, _, err := authorizeKey(ctx, accounts, header, time.Now())
+		acct, k, err := authorizeKey(ctx, accounts, header, time.Now())
 		if err == errRevoked {
 			return events.APIGatewayV2CustomAuthorizerSimpleResponse{
 				IsAuthorized: true,
@@ -115,6 +116,7 @@ func AuthorizerHandler(accounts account.Store) func(context.Context, events.APIG
 				AuthorizerAccountID:   acct.ID,
 				AuthorizerAccountName: acct.Name,
 				AuthorizerBrandColor:  acct.BrandColor,
+				AuthorizerLiveKey:     k.Live(),
 			},
 		}, nil
 	}
@@ -148,6 +150,7 @@ func (a *API) LambdaAuth(next http.Handler) http.Handler {
 		}
 		name, _ := lambdaCtx[AuthorizerAccountName].(string)
 		color, _ := lambdaCtx[AuthorizerBrandColor].(string)
-		Authenticated(w, r, account.Account{ID: id, Name: name, BrandColor: color}, next)
+		live, _ := lambdaCtx[AuthorizerLiveKey].(bool)
+		Authenticated(w, r, account.Caller{Account: account.Account{ID: id, Name: name, BrandColor: color}, Live: live}, next)
 	})
 }

@@ -47,30 +47,45 @@ func variablesOrEmpty(m map[string]string) map[string]string {
 	return m
 }
 
-func (a *API) listLines(w http.ResponseWriter, r *http.Request) (int, any, error) {
+// Lines serves /v1/lines.
+type Lines struct {
+	Service *line.Service
+}
+
+// Routes are the line routes, one Lambda function each.
+func (h *Lines) Routes() []Route {
+	return []Route{
+		{Function: "lines-list", Method: http.MethodGet, Pattern: "/v1/lines", Handler: h.listLines},
+		{Function: "lines-get", Method: http.MethodGet, Pattern: "/v1/lines/{id}", Handler: h.getLine},
+		{Function: "lines-update", Method: http.MethodPatch, Pattern: "/v1/lines/{id}", Handler: h.updateLine},
+		{Function: "lines-assign", Method: http.MethodPost, Pattern: "/v1/lines/{id}/assign", Handler: h.assignLine},
+	}
+}
+
+func (h *Lines) listLines(w http.ResponseWriter, r *http.Request) (int, any, error) {
 	q, err := ListQuery(r, "line")
 	if err != nil {
 		return 0, nil, err
 	}
-	list, err := a.Lines.List(r.Context(), AccountFrom(r.Context()).ID, q)
+	list, err := h.Service.List(r.Context(), AccountFrom(r.Context()).ID, q)
 	if err != nil {
 		return 0, nil, err
 	}
 	return http.StatusOK, NewList(list, q, PresentLine), nil
 }
 
-func (a *API) getLine(w http.ResponseWriter, r *http.Request) (int, any, error) {
+func (h *Lines) getLine(w http.ResponseWriter, r *http.Request) (int, any, error) {
 	if err := Query(r); err != nil {
 		return 0, nil, err
 	}
-	l, err := a.Lines.Get(r.Context(), AccountFrom(r.Context()).ID, r.PathValue("id"))
+	l, err := h.Service.Get(r.Context(), AccountFrom(r.Context()).ID, r.PathValue("id"))
 	if err != nil {
 		return 0, nil, err
 	}
 	return http.StatusOK, PresentLine(l), nil
 }
 
-func (a *API) assignLine(w http.ResponseWriter, r *http.Request) (int, any, error) {
+func (h *Lines) assignLine(w http.ResponseWriter, r *http.Request) (int, any, error) {
 	var body struct {
 		AssistantID string           `json:"assistant_id"`
 		VersionID   Nullable[string] `json:"version_id"`
@@ -84,7 +99,7 @@ func (a *API) assignLine(w http.ResponseWriter, r *http.Request) (int, any, erro
 	if err := versionParam(body.VersionID); err != nil {
 		return 0, nil, err
 	}
-	l, err := a.Lines.Update(r.Context(), AccountFrom(r.Context()).ID, r.PathValue("id"),
+	l, err := h.Service.Update(r.Context(), AccountFrom(r.Context()).ID, r.PathValue("id"),
 		line.Update{AssistantID: &body.AssistantID, VersionID: body.VersionID.Ptr()})
 	if err != nil {
 		return 0, nil, err
@@ -92,7 +107,7 @@ func (a *API) assignLine(w http.ResponseWriter, r *http.Request) (int, any, erro
 	return http.StatusOK, PresentLine(l), nil
 }
 
-func (a *API) updateLine(w http.ResponseWriter, r *http.Request) (int, any, error) {
+func (h *Lines) updateLine(w http.ResponseWriter, r *http.Request) (int, any, error) {
 	var body struct {
 		Name                   Nullable[string] `json:"name"`
 		InboundMode            Nullable[string] `json:"inbound_mode"`
@@ -129,7 +144,7 @@ func (a *API) updateLine(w http.ResponseWriter, r *http.Request) (int, any, erro
 	if body.Variables.Set {
 		u.Variables = &body.Variables.Value // null decodes as a nil map: cleared
 	}
-	l, err := a.Lines.Update(r.Context(), AccountFrom(r.Context()).ID, r.PathValue("id"), u)
+	l, err := h.Service.Update(r.Context(), AccountFrom(r.Context()).ID, r.PathValue("id"), u)
 	if err != nil {
 		return 0, nil, err
 	}

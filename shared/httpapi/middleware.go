@@ -102,22 +102,23 @@ func (a *API) limitBody(next http.Handler, max int64) http.Handler {
 // revoked key is refused from the request after its revocation on.
 func (a *API) KeyAuth(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		acct, _, err := authorizeKey(r.Context(), a.Accounts, r.Header.Get("Authorization"), a.now())
+		acct, k, err := authorizeKey(r.Context(), a.accounts, r.Header.Get("Authorization"), a.now())
 		if err != nil {
 			a.writeError(w, r, err)
 			return
 		}
-		Authenticated(w, r, acct, next)
+		Authenticated(w, r, account.Caller{Account: acct, Live: k.Live()}, next)
 	})
 }
 
-// Authenticated hands a request on as made by acct. Auth middlewares call it once they
-// have found the account, by key locally or from the Lambda authorizer's context.
-func Authenticated(w http.ResponseWriter, r *http.Request, acct account.Account, next http.Handler) {
+// Authenticated hands a request on as made by c. Auth middlewares call it once they
+// have found the account and its key's mode, by key locally or from the Lambda
+// authorizer's context.
+func Authenticated(w http.ResponseWriter, r *http.Request, c account.Caller, next http.Handler) {
 	if rec, ok := w.(*statusRecorder); ok {
-		rec.account = acct.ID
+		rec.account = c.ID
 	}
-	next.ServeHTTP(w, r.WithContext(WithAccount(r.Context(), acct)))
+	next.ServeHTTP(w, r.WithContext(WithAccount(r.Context(), c)))
 }
 
 func bearer(r *http.Request) (string, bool) {
@@ -141,11 +142,11 @@ type RateLimiter interface {
 // fails lets the request through: the limit guards capacity, and refusing every request
 // while its store is unwell would turn a slow counter into an outage.
 func (a *API) rateLimited(next http.Handler) http.Handler {
-	if a.Limiter == nil {
+	if a.limiter == nil {
 		return next
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		ok, wait, err := a.Limiter.Take(r.Context(), AccountFrom(r.Context()).ID, a.now())
+		ok, wait, err := a.limiter.Take(r.Context(), AccountFrom(r.Context()).ID, a.now())
 		if err != nil {
 			a.log().WarnContext(r.Context(), "rate limiter", "request_id", RequestID(r.Context()), "error", err.Error())
 		} else if !ok {
@@ -175,6 +176,10 @@ type bucket struct {
 func NewLimiter(rate, burst float64) *Limiter {
 	return &Limiter{Rate: rate, Burst: burst, buckets: map[string]*bucket{}}
 }
+
+// Unlimited is a RateLimiter that allows every request (a function given no shared
+// limit).
+var Unlimited RateLimiter = (*Limiter)(nil)
 
 // Take is Allow as a RateLimiter: the wait is until the next token. A nil Limiter allows
 // everything.
@@ -233,7 +238,7 @@ func (a *API) idempotent(next http.Handler, omit []string) http.Handler {
 		acct := AccountFrom(r.Context()).ID
 		rec := idempotency.Record{AccountID: acct, Key: key, RequestHash: hex.EncodeToString(sum[:]),
 			CreatedAt: now, ExpiresAt: now.Add(idempotency.Retention)}
-		got, inserted, err := a.Idempotency.BeginIdempotent(r.Context(), rec, now)
+		got, inserted, err := a.idempotency.BeginIdempotent(r.Context(), rec, now)
 		if err != nil {
 			a.writeError(w, r, fmt.Errorf("idempotency begin: %w", err))
 			return
@@ -260,15 +265,15 @@ func (a *API) idempotent(next http.Handler, omit []string) http.Handler {
 		defer func() {
 			// A panic or a server error leaves the key free for a retry.
 			if v := recover(); v != nil {
-				a.Idempotency.ReleaseIdempotent(r.Context(), acct, key)
+				a.idempotency.ReleaseIdempotent(r.Context(), acct, key)
 				panic(v)
 			}
 		}()
 		next.ServeHTTP(cap, r)
 		if (cap.status >= 500 || cap.status == http.StatusTooManyRequests) && !*keep {
-			err = a.Idempotency.ReleaseIdempotent(r.Context(), acct, key)
+			err = a.idempotency.ReleaseIdempotent(r.Context(), acct, key)
 		} else {
-			err = a.Idempotency.CompleteIdempotent(r.Context(), acct, key, cap.status, omitFields(cap.buf.Bytes(), omit))
+			err = a.idempotency.CompleteIdempotent(r.Context(), acct, key, cap.status, omitFields(cap.buf.Bytes(), omit))
 		}
 		if err != nil {
 			a.log().ErrorContext(r.Context(), "idempotency record", "request_id", RequestID(r.Context()), "error", err.Error())

@@ -3,13 +3,12 @@ package httpapi_test
 // The contract's own checks: openapi.yaml loads and validates as OpenAPI 3.1, its paths
 // and the route table agree in both directions, and its error schemas agree with
 // shared/apierr. contract_test.go drives the real handlers against it; fuzz_test.go
-// throws arbitrary bodies at them. This file also holds the helpers both use.
+// throws arbitrary bodies at them. This file also holds the handler stack both use
+// (newStack); the exchanges are validated by shared/httpapi/contracttest.
 
 import (
-	"bytes"
 	"cmp"
 	"context"
-	"encoding/json"
 	"fmt"
 	"go/ast"
 	"go/parser"
@@ -17,7 +16,6 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
-	"net/url"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -25,97 +23,39 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/getkin/kin-openapi/openapi3"
-	"github.com/getkin/kin-openapi/openapi3filter"
-	"github.com/getkin/kin-openapi/routers"
 
 	"github.com/bridgeline/bridgeline/events/delivery"
-	"github.com/bridgeline/bridgeline/mediafleet/platformsim"
 	"github.com/bridgeline/bridgeline/shared/account"
 	"github.com/bridgeline/bridgeline/shared/apierr"
 	"github.com/bridgeline/bridgeline/shared/assistant"
 	"github.com/bridgeline/bridgeline/shared/egress"
 	"github.com/bridgeline/bridgeline/shared/httpapi"
+	"github.com/bridgeline/bridgeline/shared/httpapi/contracttest"
 	"github.com/bridgeline/bridgeline/shared/line"
+	"github.com/bridgeline/bridgeline/shared/platform/sim"
 	"github.com/bridgeline/bridgeline/shared/store/sqlite"
 	"github.com/bridgeline/bridgeline/shared/webhookendpoint"
 	"gopkg.in/yaml.v3"
 )
 
-// specPath is openapi.yaml (the customer contract) at the repository root, seen from this
-// package's directory; internalSpecPath is openapi-internal.yaml, the routes that are not
-// for customers (LiveKit's, the workers' and the platform's receivers, the sim), which
-// borrows the contract's components by reference.
-const (
-	specPath         = "../../openapi.yaml"
-	internalSpecPath = "../../openapi-internal.yaml"
-)
-
-// loadSpec loads and validates both documents and returns the contract with the internal
-// document's paths added, so that the route table is held to the two files together. Each
-// caller gets its own copy, so a test may change it (its servers) without touching
-// another's.
-var textDecoders sync.Once
-
-func loadSpec(tb testing.TB) *openapi3.T {
-	tb.Helper()
-	// The sim's caller page serves HTML and scripts: their bodies are checked as text.
-	textDecoders.Do(func() {
-		for _, ct := range []string{"text/html", "text/javascript", "text/css"} {
-			openapi3filter.RegisterBodyDecoder(ct, openapi3filter.FileBodyDecoder)
-		}
-	})
-	doc := loadDoc(tb, specPath)
-	internal := loadDoc(tb, internalSpecPath)
-	for path, item := range internal.Paths.Map() {
-		if doc.Paths.Value(path) != nil {
-			tb.Fatalf("%s is in both %s and %s", path, specPath, internalSpecPath)
-		}
-		doc.Paths.Set(path, item)
-	}
-	return doc
-}
-
-// customerSpec loads openapi.yaml alone.
-func customerSpec(tb testing.TB) *openapi3.T {
-	tb.Helper()
-	return loadDoc(tb, specPath)
-}
-
-func loadDoc(tb testing.TB, path string) *openapi3.T {
-	tb.Helper()
-	loader := openapi3.NewLoader()
-	loader.IsExternalRefsAllowed = true
-	doc, err := loader.LoadFromFile(path)
-	if err != nil {
-		tb.Fatalf("load %s: %v", path, err)
-	}
-	if !doc.IsOpenAPI31OrLater() {
-		tb.Fatalf("%s is OpenAPI %s, want 3.1", path, doc.OpenAPI)
-	}
-	if err := doc.Validate(loader.Context); err != nil {
-		tb.Fatalf("validate %s: %v", path, err)
-	}
-	return doc
-}
-
 // stack is the real handler stack on a SQLite store, with every route that can be built
 // here: the core routes, the webhook endpoint and event routes, and the call answer.
 type stack struct {
-	store    *sqlite.Store
-	api      *httpapi.API
-	handler  http.Handler
-	endpts   *webhookendpoint.Service
-	worker   *delivery.Worker
-	accounts *account.Service
-	key      string // the account's API key
-	otherKey string // another account's key
-	acctID   string
-	lineID   string
+	store      *sqlite.Store
+	api        *httpapi.API
+	assistants *assistant.Service
+	handler    http.Handler
+	endpts     *webhookendpoint.Service
+	worker     *delivery.Worker
+	accounts   *account.Service
+	key        string // the account's API key
+	otherKey   string // another account's key
+	acctID     string
+	lineID     string
 }
 
 func newStack(tb testing.TB, limiter *httpapi.Limiter) *stack {
@@ -129,11 +69,11 @@ func newStack(tb testing.TB, limiter *httpapi.Limiter) *stack {
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
 	eps := &webhookendpoint.Service{Store: s, Destinations: egress.Policy{AllowLoopback: true}, Now: time.Now}
 	hooks := &httpapi.Webhooks{Endpoints: eps, Events: s, Redeliver: &delivery.OutboxRedeliverer{Outbox: s}}
-	api := &httpapi.API{
-		Accounts: s, Idempotency: s, Limiter: limiter, Now: time.Now, Log: quiet,
-		Assistants: &assistant.Service{Store: s, HostedVoices: []string{"alloy", "nova"}, Now: time.Now},
-		Lines:      &line.Service{Store: s, Assistants: s, Now: time.Now},
-		Extra:      append(hooks.Routes(), (&httpapi.CallAnswers{Decisions: s, Now: time.Now}).Routes()...),
+	assistants := &assistant.Service{Store: s, HostedVoices: []string{"alloy", "nova"}, Now: time.Now}
+	api, err := httpapi.New(s, s, slices.Concat(coreRoutes(s, assistants.HostedVoices), hooks.Routes(),
+		(&httpapi.CallAnswers{Decisions: s, Now: time.Now}).Routes()), httpapi.WithLimiter(limiter), httpapi.WithLog(quiet))
+	if err != nil {
+		tb.Fatal(err)
 	}
 	accts := &account.Service{Store: s, Now: time.Now}
 	a, key, err := accts.Create(ctx, "Acme", false)
@@ -144,178 +84,17 @@ func newStack(tb testing.TB, limiter *httpapi.Limiter) *stack {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	l, err := api.Lines.Provision(ctx, a.ID, "sim", "+15550100001", "Main")
+	l, err := (&line.Service{Store: s, Assistants: s, Now: time.Now}).Provision(ctx, a.ID, sim.Name, "+15550100001", "Main")
 	if err != nil {
 		tb.Fatal(err)
 	}
 	w := &delivery.Worker{Outbox: s, Log: s, Subscribers: eps, Deliverer: &delivery.Deliverer{Endpoints: eps, Client: delivery.NewClient(egress.Policy{AllowLoopback: true})}, Logger: quiet}
-	return &stack{store: s, api: api, handler: api.Handler(), endpts: eps, worker: w, accounts: accts,
+	return &stack{store: s, api: api, assistants: assistants, handler: api.Handler(), endpts: eps, worker: w, accounts: accts,
 		key: key, otherKey: other, acctID: a.ID, lineID: l.ID}
 }
 
-// findOperation finds the path template and operation of the document that serve method
-// and path, as net/http's ServeMux would: a literal segment beats a {wildcard}. It
-// returns the method-not-allowed and not-found cases as errors.
-func findOperation(doc *openapi3.T, method, path string) (*routers.Route, map[string]string, error) {
-	var best string
-	var bestParams map[string]string
-	bestLiterals := -1
-	for _, tmpl := range doc.Paths.InMatchingOrder() {
-		params, literals, ok := matchTemplate(tmpl, path)
-		if ok && literals > bestLiterals {
-			best, bestParams, bestLiterals = tmpl, params, literals
-		}
-	}
-	if best == "" {
-		return nil, nil, routers.ErrPathNotFound
-	}
-	item := doc.Paths.Value(best)
-	op := item.GetOperation(method)
-	if op == nil {
-		return nil, nil, routers.ErrMethodNotAllowed
-	}
-	return &routers.Route{Spec: doc, Path: best, PathItem: item, Method: method, Operation: op}, bestParams, nil
-}
-
-func matchTemplate(tmpl, path string) (map[string]string, int, bool) {
-	ts, ps := strings.Split(tmpl, "/"), strings.Split(path, "/")
-	if len(ts) != len(ps) {
-		return nil, 0, false
-	}
-	params := map[string]string{}
-	literals := 0
-	for i, t := range ts {
-		if strings.HasPrefix(t, "{") && strings.HasSuffix(t, "}") {
-			if ps[i] == "" {
-				return nil, 0, false
-			}
-			v, err := url.PathUnescape(ps[i])
-			if err != nil {
-				return nil, 0, false
-			}
-			params[t[1:len(t)-1]] = v
-			continue
-		}
-		if t != ps[i] {
-			return nil, 0, false
-		}
-		literals++
-	}
-	return params, literals, true
-}
-
-// checkResponse validates a real response (status, headers, body) against the document.
-// req is the request that got it; its body is read from reqBody. The checks beyond the
-// validator's: every response has Request-Id, and every error body's request_id is it.
-func checkResponse(ctx context.Context, doc *openapi3.T, req *http.Request, reqBody []byte, status int, header http.Header, body []byte) error {
-	if !strings.HasPrefix(header.Get("Request-Id"), "req_") {
-		return fmt.Errorf("no Request-Id header")
-	}
-	if status >= 400 && !strings.HasPrefix(req.URL.Path, "/sim/") { // the sim API has its own error shape
-		var e struct {
-			Error struct {
-				RequestID string `json:"request_id"`
-			} `json:"error"`
-		}
-		if err := json.Unmarshal(body, &e); err != nil {
-			return fmt.Errorf("error body is not JSON: %v", err)
-		}
-		if e.Error.RequestID != header.Get("Request-Id") && header.Get("Idempotent-Replayed") != "true" {
-			return fmt.Errorf("error.request_id %q is not the Request-Id header %q", e.Error.RequestID, header.Get("Request-Id"))
-		}
-	}
-	route, params, err := findOperation(doc, req.Method, req.URL.Path)
-	switch err {
-	case nil:
-	case routers.ErrMethodNotAllowed:
-		return checkComponentResponse(doc, "MethodNotAllowed", http.StatusMethodNotAllowed, status, header, body)
-	case routers.ErrPathNotFound:
-		return checkComponentResponse(doc, "RouteNotFound", http.StatusNotFound, status, header, body)
-	default:
-		return err
-	}
-	in := &openapi3filter.ResponseValidationInput{
-		RequestValidationInput: &openapi3filter.RequestValidationInput{
-			Request: cloneRequest(req, reqBody), PathParams: params, Route: route,
-		},
-		Status:  status,
-		Header:  header,
-		Body:    io.NopCloser(bytes.NewReader(body)),
-		Options: &openapi3filter.Options{IncludeResponseStatus: true, MultiError: true},
-	}
-	if err := openapi3filter.ValidateResponse(ctx, in); err != nil {
-		return fmt.Errorf("%s %s: %w", route.Method, route.Path, err)
-	}
-	return nil
-}
-
-// checkRequest validates a request against the document, for requests that the server is
-// expected (or found) to accept.
-func checkRequest(ctx context.Context, doc *openapi3.T, req *http.Request, reqBody []byte) error {
-	route, params, err := findOperation(doc, req.Method, req.URL.Path)
-	if err != nil {
-		return err
-	}
-	in := &openapi3filter.RequestValidationInput{
-		Request: cloneRequest(req, reqBody), PathParams: params, Route: route,
-		Options: &openapi3filter.Options{AuthenticationFunc: openapi3filter.NoopAuthenticationFunc, MultiError: true},
-	}
-	return openapi3filter.ValidateRequest(ctx, in)
-}
-
-// cloneRequest copies req with body for the validator. A body of only whitespace is sent
-// as none: the server reads it as an absent body, as the document says.
-func cloneRequest(req *http.Request, body []byte) *http.Request {
-	if len(bytes.TrimSpace(body)) == 0 {
-		body = nil
-	}
-	c := req.Clone(context.Background())
-	c.Body = io.NopCloser(bytes.NewReader(body))
-	c.ContentLength = int64(len(body))
-	if len(body) > 0 && c.Header.Get("Content-Type") == "" {
-		c.Header.Set("Content-Type", "application/json")
-	}
-	return c
-}
-
-// checkComponentResponse validates a response the routing answers (404 of an unknown
-// path, 405 of an unserved method) against the named components.responses entry.
-func checkComponentResponse(doc *openapi3.T, name string, want, status int, header http.Header, body []byte) error {
-	if status != want {
-		return fmt.Errorf("status %d for a %s response, want %d", status, name, want)
-	}
-	ref := doc.Components.Responses[name]
-	if ref == nil || ref.Value == nil {
-		return fmt.Errorf("components.responses.%s is missing", name)
-	}
-	for h, hr := range ref.Value.Headers {
-		if hr.Value.Required && header.Get(h) == "" {
-			return fmt.Errorf("%s: header %s missing", name, h)
-		}
-	}
-	var v any
-	if err := json.Unmarshal(body, &v); err != nil {
-		return fmt.Errorf("%s: body is not JSON: %v", name, err)
-	}
-	mt := ref.Value.Content.Get(header.Get("Content-Type"))
-	if mt == nil {
-		return fmt.Errorf("%s: Content-Type %q not documented", name, header.Get("Content-Type"))
-	}
-	if err := mt.Schema.Value.VisitJSON(v, openapi3.EnableJSONSchema2020(), openapi3.MultiErrors()); err != nil {
-		return fmt.Errorf("%s: %v", name, err)
-	}
-	return nil
-}
-
-// routeKey is how a route and a document operation are matched.
-// routeKey names a route as openapi.yaml's paths do: ServeMux's exact-match marker {$}
-// is the plain path there.
-func routeKey(method, pattern string) string {
-	return method + " " + strings.TrimSuffix(pattern, "{$}")
-}
-
 func TestOpenAPIDocumentIsValid(t *testing.T) {
-	doc := loadSpec(t)
+	doc := contracttest.LoadSpec(t)
 	if doc.Info == nil || !strings.Contains(doc.Info.Description, "x-bridgeline-function") {
 		t.Errorf("info.description must say that x-bridgeline-function is the function name")
 	}
@@ -327,7 +106,7 @@ func TestOpenAPIDocumentIsValid(t *testing.T) {
 // schemas that let new fields through while request schemas stay strict; an example on
 // every operation and schema and a description on every property.
 func TestCustomerContract(t *testing.T) {
-	doc := customerSpec(t)
+	doc := contracttest.CustomerSpec(t)
 	methodName := regexp.MustCompile(`^[a-z]+[A-Z][A-Za-z]*$`)
 	seen := map[string]string{}
 	for path, item := range doc.Paths.Map() {
@@ -335,7 +114,7 @@ func TestCustomerContract(t *testing.T) {
 			t.Errorf("%s: only /v1 routes belong in the customer contract", path)
 		}
 		for method, op := range item.Operations() {
-			name := routeKey(method, path)
+			name := contracttest.RouteKey(method, path)
 			if !methodName.MatchString(op.OperationID) {
 				t.Errorf("%s: operationId %q is not a lowerCamelCase verb and noun", name, op.OperationID)
 			}
@@ -370,7 +149,7 @@ func TestCustomerContract(t *testing.T) {
 // description. It reads the YAML itself because a loaded document resolves $ref and so
 // loses a description written beside one.
 func TestCustomerContractDocumented(t *testing.T) {
-	b, err := os.ReadFile(specPath)
+	b, err := os.ReadFile(contracttest.SpecPath)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -447,10 +226,10 @@ func checkOpen(t *testing.T, where string, ref *openapi3.SchemaRef, seen map[*op
 // route is a documented operation with the same method and path and operationId =
 // Function, and every documented path and method is a route.
 func TestOpenAPIMatchesRouteTable(t *testing.T) {
-	doc := loadSpec(t)
+	doc := contracttest.LoadSpec(t)
 	routes := map[string]httpapi.Route{}
 	for _, r := range allRoutes(t) {
-		k := routeKey(r.Method, r.Pattern)
+		k := contracttest.RouteKey(r.Method, r.Pattern)
 		if _, dup := routes[k]; dup {
 			t.Errorf("route %s is in the table twice", k)
 		}
@@ -459,7 +238,7 @@ func TestOpenAPIMatchesRouteTable(t *testing.T) {
 	ops := map[string]*openapi3.Operation{}
 	for path, item := range doc.Paths.Map() {
 		for method, op := range item.Operations() {
-			ops[routeKey(method, path)] = op
+			ops[contracttest.RouteKey(method, path)] = op
 		}
 	}
 	for k, r := range routes {
@@ -493,7 +272,7 @@ func allRoutes(t *testing.T) []httpapi.Route {
 	routes := newStack(t, nil).api.Routes()
 	routes = append(routes, (&httpapi.Sessions{}).Routes()...)
 	routes = append(routes, (&httpapi.Receivers{SimSecret: "x"}).Routes()...)
-	routes = append(routes, httpapi.Passthrough("sim", nil, platformsim.Patterns...)...)
+	routes = append(routes, httpapi.Passthrough(sim.Name, nil, sim.Patterns...)...)
 	return routes
 }
 
@@ -511,10 +290,10 @@ func operationFunction(op *openapi3.Operation) string {
 // the list parameters on lists, Retry-After on 429, and the errors the middleware can
 // answer before any handler runs.
 func TestOpenAPIOperationsFollowConventions(t *testing.T) {
-	doc := loadSpec(t)
+	doc := contracttest.LoadSpec(t)
 	for path, item := range doc.Paths.Map() {
 		for method, op := range item.Operations() {
-			name := routeKey(method, path)
+			name := contracttest.RouteKey(method, path)
 			public := slices.Contains(op.Tags, "internal")
 			for code, ref := range op.Responses.Map() {
 				if ref.Value == nil || ref.Value.Headers["Request-Id"] == nil || !ref.Value.Headers["Request-Id"].Value.Required {
@@ -599,7 +378,7 @@ func hasErrorSchema(r *openapi3.Response, sim bool) bool {
 // the document's ErrorCode lists exactly those, and that the error schema of each code's
 // status admits the code with its type.
 func TestOpenAPIErrorCodesMatchApierr(t *testing.T) {
-	doc := loadSpec(t)
+	doc := contracttest.LoadSpec(t)
 	codes := apierrCodes(t)
 	var documented []string
 	for _, v := range doc.Components.Schemas["ErrorCode"].Value.Enum {

@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/bridgeline/bridgeline/shared/httpapi"
 	"github.com/bridgeline/bridgeline/shared/store/sqlite"
@@ -33,7 +32,10 @@ func TestPassthroughRoutesAreServedByTheirHandler(t *testing.T) {
 			t.Errorf("route %s %s: function %q public %v, want own and public", rt.Method, rt.Pattern, rt.Function, rt.Public)
 		}
 	}
-	api := &httpapi.API{Accounts: s, Idempotency: s, Now: time.Now, Extra: routes}
+	api, err := httpapi.New(s, s, routes)
+	if err != nil {
+		t.Fatal(err)
+	}
 	srv := httptest.NewServer(api.Handler())
 	t.Cleanup(srv.Close)
 

@@ -13,18 +13,9 @@ import (
 	"github.com/bridgeline/bridgeline/shared/session"
 )
 
-// Sessions serves /v1/sessions and /v1/calls. Plug its Routes into API.Extra.
+// Sessions serves /v1/sessions and /v1/calls.
 type Sessions struct {
 	Service *session.Service
-	// Calls serves the call reads; nil reads the session service's records.
-	Calls *call.Reader
-}
-
-func (h *Sessions) calls() call.Reader {
-	if h.Calls != nil {
-		return *h.Calls
-	}
-	return call.Reader{Store: h.Service.Records}
 }
 
 // Routes are the session and call routes, one Lambda function each.
@@ -173,7 +164,7 @@ func (h *Sessions) create(w http.ResponseWriter, r *http.Request) (int, any, err
 	if req.LineID != "" && !ident.Valid("line", req.LineID) {
 		return 0, nil, invalidID("line_id", "line")
 	}
-	created, err := h.Service.Create(withKeyMode(r), AccountFrom(r.Context()).ID, req)
+	created, err := h.Service.Create(r.Context(), AccountFrom(r.Context()), req)
 	if errors.Is(err, session.ErrDialAttempted) {
 		// The party may be ringing: a retry replays this answer rather than dial again.
 		KeepIdempotent(r.Context())
@@ -198,7 +189,7 @@ func (h *Sessions) list(w http.ResponseWriter, r *http.Request) (int, any, error
 	if err != nil {
 		return 0, nil, err
 	}
-	url := h.Service.Rooms.PublicURL()
+	url := h.Service.PublicURL()
 	return http.StatusOK, NewList(list, q.Query, func(s session.Session) SessionJSON { return PresentSession(s, url) }), nil
 }
 
@@ -210,7 +201,7 @@ func (h *Sessions) get(w http.ResponseWriter, r *http.Request) (int, any, error)
 	if err != nil {
 		return 0, nil, err
 	}
-	return http.StatusOK, PresentSession(s, h.Service.Rooms.PublicURL()), nil
+	return http.StatusOK, PresentSession(s, h.Service.PublicURL()), nil
 }
 
 // updateBody is the body of PATCH /v1/sessions/{id} and /v1/calls/{id}: metadata is
@@ -221,11 +212,11 @@ type updateBody struct {
 
 func (h *Sessions) update(w http.ResponseWriter, r *http.Request) (int, any, error) {
 	return patchMetadata(r, h.Service.Get, h.Service.UpdateMetadata,
-		func(s session.Session) any { return PresentSession(s, h.Service.Rooms.PublicURL()) })
+		func(s session.Session) any { return PresentSession(s, h.Service.PublicURL()) })
 }
 
 func (h *Sessions) updateCall(w http.ResponseWriter, r *http.Request) (int, any, error) {
-	return patchMetadata(r, h.calls().Get, h.Service.UpdateCallMetadata, func(c call.Call) any { return PresentCall(c) })
+	return patchMetadata(r, h.Service.Calls().Get, h.Service.UpdateCallMetadata, func(c call.Call) any { return PresentCall(c) })
 }
 
 // patchMetadata answers a PATCH whose one field is metadata: the record of the path's id
@@ -261,7 +252,7 @@ func (h *Sessions) delete(w http.ResponseWriter, r *http.Request) (int, any, err
 	if err != nil {
 		return 0, nil, err
 	}
-	return http.StatusOK, PresentSession(s, h.Service.Rooms.PublicURL()), nil
+	return http.StatusOK, PresentSession(s, h.Service.PublicURL()), nil
 }
 
 // SessionTokenJSON is the answer of POST /v1/sessions/{id}/tokens: the session payload
@@ -302,7 +293,7 @@ func (h *Sessions) token(w http.ResponseWriter, r *http.Request) (int, any, erro
 		return 0, nil, err
 	}
 	return http.StatusCreated, SessionTokenJSON{AcceptedSessionJSON: AcceptedSessionJSON{SessionID: s.ID, CallID: s.CallID,
-		RTCURL: h.Service.Rooms.PublicURL(), ParticipantToken: tok.JWT, ParticipantIdentity: tok.Identity,
+		RTCURL: h.Service.PublicURL(), ParticipantToken: tok.JWT, ParticipantIdentity: tok.Identity,
 		ExpiresAt: Time(tok.ExpiresAt)}, ParticipantName: tok.Name, WatchOnly: tok.WatchOnly}, nil
 }
 
@@ -311,7 +302,7 @@ func (h *Sessions) listCalls(w http.ResponseWriter, r *http.Request) (int, any, 
 	if err != nil {
 		return 0, nil, err
 	}
-	list, err := h.calls().List(r.Context(), AccountFrom(r.Context()).ID, cq)
+	list, err := h.Service.Calls().List(r.Context(), AccountFrom(r.Context()).ID, cq)
 	if err != nil {
 		return 0, nil, err
 	}
@@ -322,7 +313,7 @@ func (h *Sessions) getCall(w http.ResponseWriter, r *http.Request) (int, any, er
 	if err := Query(r); err != nil {
 		return 0, nil, err
 	}
-	c, err := h.calls().Get(r.Context(), AccountFrom(r.Context()).ID, r.PathValue("id"))
+	c, err := h.Service.Calls().Get(r.Context(), AccountFrom(r.Context()).ID, r.PathValue("id"))
 	if err != nil {
 		return 0, nil, err
 	}

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net/http"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/bridgeline/bridgeline/events/callevent"
@@ -21,7 +20,7 @@ type Redeliverer interface {
 	Redeliver(ctx context.Context, evt callevent.Event, endpointIDs []string) error
 }
 
-// Webhooks serves webhook endpoints and the event log. Plug its Routes into API.Extra.
+// Webhooks serves webhook endpoints and the event log..
 type Webhooks struct {
 	Endpoints *webhookendpoint.Service
 	Events    delivery.Log
@@ -120,8 +119,9 @@ func (h *Webhooks) createEndpoint(w http.ResponseWriter, r *http.Request) (int, 
 	if err != nil {
 		return 0, nil, err
 	}
-	in.LiveKey = liveKey(r)
-	e, err := h.Endpoints.Create(r.Context(), AccountFrom(r.Context()).ID, in)
+	caller := AccountFrom(r.Context())
+	in.LiveKey = caller.Live
+	e, err := h.Endpoints.Create(r.Context(), caller.ID, in)
 	if err != nil {
 		return 0, nil, err
 	}
@@ -160,8 +160,9 @@ func (h *Webhooks) updateEndpoint(w http.ResponseWriter, r *http.Request) (int, 
 	if err != nil {
 		return 0, nil, err
 	}
-	in.LiveKey = liveKey(r)
-	e, err := h.Endpoints.Update(r.Context(), AccountFrom(r.Context()).ID, r.PathValue("id"), in)
+	caller := AccountFrom(r.Context())
+	in.LiveKey = caller.Live
+	e, err := h.Endpoints.Update(r.Context(), caller.ID, r.PathValue("id"), in)
 	if err != nil {
 		return 0, nil, err
 	}
@@ -344,12 +345,4 @@ func (h *Webhooks) redeliver(w http.ResponseWriter, r *http.Request) (int, any, 
 		return 0, nil, err
 	}
 	return http.StatusAccepted, j, nil
-}
-
-// liveKey reports whether the request was made with a live key (sk_live_). The header is
-// there on both paths: the local stack checks it itself, and API Gateway passes it on to
-// the function after its authorizer accepted it.
-func liveKey(r *http.Request) bool {
-	key, ok := bearer(r)
-	return ok && strings.HasPrefix(key, "sk_live_")
 }

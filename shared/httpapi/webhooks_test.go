@@ -9,21 +9,20 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/bridgeline/bridgeline/events/callevent"
-	"github.com/bridgeline/bridgeline/events/decision"
 	"github.com/bridgeline/bridgeline/events/delivery"
 	"github.com/bridgeline/bridgeline/events/webhook"
 	"github.com/bridgeline/bridgeline/shared/account"
-	"github.com/bridgeline/bridgeline/shared/assistant"
+	"github.com/bridgeline/bridgeline/shared/decision"
 	"github.com/bridgeline/bridgeline/shared/egress"
 	"github.com/bridgeline/bridgeline/shared/httpapi"
 	"github.com/bridgeline/bridgeline/shared/ident"
-	"github.com/bridgeline/bridgeline/shared/line"
 	"github.com/bridgeline/bridgeline/shared/store/sqlite"
 	"github.com/bridgeline/bridgeline/shared/webhookendpoint"
 )
@@ -58,11 +57,10 @@ func newHookEnvWith(t *testing.T, dest egress.Policy) *hookEnv {
 	w := &delivery.Worker{Outbox: s, Log: s, Subscribers: eps, Deliverer: d, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
 	hooks := &httpapi.Webhooks{Endpoints: eps, Events: s, Redeliver: &delivery.OutboxRedeliverer{Outbox: s}}
 	logs := &syncBuffer{}
-	api := &httpapi.API{
-		Accounts: s, Idempotency: s, Now: time.Now, Log: slog.New(slog.NewJSONHandler(logs, nil)),
-		Assistants: &assistant.Service{Store: s, Now: time.Now},
-		Lines:      &line.Service{Store: s, Assistants: s, Now: time.Now},
-		Extra:      append(hooks.Routes(), (&httpapi.CallAnswers{Decisions: s}).Routes()...),
+	api, err := httpapi.New(s, s, slices.Concat(coreRoutes(s, nil), hooks.Routes(), (&httpapi.CallAnswers{Decisions: s}).Routes()),
+		httpapi.WithLog(slog.New(slog.NewJSONHandler(logs, nil))))
+	if err != nil {
+		t.Fatal(err)
 	}
 	srv := httptest.NewServer(api.Handler())
 	t.Cleanup(srv.Close)

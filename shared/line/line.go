@@ -6,7 +6,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math/rand/v2"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -16,6 +15,8 @@ import (
 	"github.com/bridgeline/bridgeline/shared/ident"
 	"github.com/bridgeline/bridgeline/shared/listing"
 	"github.com/bridgeline/bridgeline/shared/metadata"
+	"github.com/bridgeline/bridgeline/shared/platform/sim"
+	"github.com/bridgeline/bridgeline/shared/retry"
 	"github.com/bridgeline/bridgeline/shared/variables"
 )
 
@@ -121,7 +122,7 @@ func (s *Service) Provision(ctx context.Context, accountID, platform, handle, na
 		return Line{}, apierr.Missing("handle")
 	}
 	if platform == "" {
-		platform = "sim"
+		platform = sim.Name
 	}
 	now := s.now()
 	l := Line{
@@ -162,10 +163,11 @@ func (s *Service) Update(ctx context.Context, accountID, id string, u Update) (L
 	if err := u.validate(); err != nil {
 		return Line{}, err
 	}
-	for attempt := 0; ; attempt++ {
+	var out Line
+	err := retry.OnConflict(func() error {
 		l, err := s.Get(ctx, accountID, id)
 		if err != nil {
-			return Line{}, err
+			return err
 		}
 		var change *AssistantChange
 		var to *assistant.Assistant
@@ -173,51 +175,31 @@ func (s *Service) Update(ctx context.Context, accountID, id string, u Update) (L
 		case u.UnassignAssistant && l.AssistantID != "":
 			change = &AssistantChange{From: l.AssistantID}
 		case u.AssistantID != nil:
-			a, err := s.assignable(ctx, accountID, *u.AssistantID)
+			a, err := assistant.Runnable(ctx, s.Assistants, accountID, *u.AssistantID)
 			if err != nil {
-				return Line{}, err
+				return err
 			}
 			change = &AssistantChange{From: l.AssistantID, To: a.ID, ToRevision: a.Revision}
 			to = &a
 		}
 		if err := u.apply(&l); err != nil {
-			return Line{}, err
+			return err
 		}
 		if change != nil {
 			l.AssistantID = change.To
 		}
 		if err := s.pinVersion(ctx, accountID, &l, u, to); err != nil {
-			return Line{}, err
+			return err
 		}
 		l.UpdatedAt = s.now()
-		err = s.Store.UpdateLine(ctx, l, change)
-		if err == nil {
-			l.Revision++
-			return l, nil
+		if err := s.Store.UpdateLine(ctx, l, change); err != nil {
+			return fmt.Errorf("update line %s: %w", id, err)
 		}
-		if !errors.Is(err, apierr.ErrConflict) || attempt >= 64 {
-			return Line{}, fmt.Errorf("update line %s: %w", id, err)
-		}
-		time.Sleep(time.Duration(rand.IntN(1+min(attempt, 10))) * time.Millisecond)
-	}
-}
-
-// assignable reads the assistant and checks it may be assigned.
-func (s *Service) assignable(ctx context.Context, accountID, id string) (assistant.Assistant, error) {
-	found, err := s.Assistants.GetAssistant(ctx, id)
-	a, err := apierr.Owned(found, found.AccountID, err, accountID,
-		apierr.Param(apierr.CodeResourceNotFound, "assistant_id", fmt.Sprintf("no such assistant: %q", id)))
-	if err != nil {
-		return a, err
-	}
-	if a.Status == assistant.StatusArchived {
-		return a, apierr.Param(apierr.CodeAssistantArchived, "assistant_id", fmt.Sprintf("assistant %s is archived", id))
-	}
-	if a.ActiveVersionID == "" {
-		return a, apierr.Param(apierr.CodeAssistantNotPublished, "assistant_id",
-			fmt.Sprintf("assistant %s has no published version; publish it first", id))
-	}
-	return a, nil
+		l.Revision++
+		out = l
+		return nil
+	})
+	return out, err
 }
 
 func (s *Service) now() time.Time { return s.Now().UTC().Truncate(time.Millisecond) }

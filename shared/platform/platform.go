@@ -1,7 +1,14 @@
-// Package platform is the control plane's view of a calling platform: the adapter it
-// drives (dial a handle into a room, answer or reject an inbound call, hang up) and the
-// notifications a platform sends back about its calls. Each platform (sim, later real
-// ones) implements Platform and turns its own webhooks into Notifications.
+// Package platform is the control plane's view of a calling platform: what the platform
+// is (its Kind: name, the handles it dials, whether it can transfer, which keys may place
+// calls through it), the adapter the control plane drives (dial a handle into a room,
+// answer or reject an inbound call, hang up), the Registry of the adapters a process has,
+// and the notifications a platform sends back about its calls.
+//
+// Each platform is one implementation: its Kind in a package of its own (shared/platform/sim
+// for the simulated platform; SIP trunks and browser callers are the next), embedded in
+// each of its adapters (the in-process sim and the platform gateway's client both embed
+// sim.Kind). The control plane asks a line's platform through its Kind and never compares
+// platform names, so a new platform adds a type, not branches.
 package platform
 
 import (
@@ -46,10 +53,28 @@ type DialRequest struct {
 	Room   Room
 }
 
-// Platform is a calling platform's adapter.
-type Platform interface {
-	// Name is the platform's name as lines record it ("sim").
+// Kind is what a calling platform is, apart from its calls: the rules the control plane
+// applies to a line on it before anything is dialled.
+type Kind interface {
+	// Name is the platform's name as lines record it ("sim"); it is the wire name too
+	// (a call's platform, the notification route's).
 	Name() string
+	// CheckHandle returns nil when the platform dials handle (a session's
+	// platform_handle), else a parameter_invalid error on platform_handle that names the
+	// forms it dials. A platform that places no calls refuses every handle.
+	CheckHandle(handle string) error
+	// CanTransfer reports whether a call on the platform can be handed on to another
+	// party (SIP's REFER); the sim cannot.
+	CanTransfer() bool
+	// TestKeys reports whether sk_test_ keys may place calls through the platform: only
+	// where no real call leaves (the sim). Elsewhere a call is placed only with an
+	// sk_live_ key (live_key_required).
+	TestKeys() bool
+}
+
+// Platform is a calling platform's adapter: its Kind and the calls it places.
+type Platform interface {
+	Kind
 	// Dial places a call and returns the platform's id for it. The outcome comes later
 	// as a Notification (answered, no_answer, busy or failed). Dial is idempotent on
 	// req.CallID: a second Dial with a call id already dialled returns the first's

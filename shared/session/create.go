@@ -8,6 +8,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/bridgeline/bridgeline/shared/account"
 	"github.com/bridgeline/bridgeline/shared/apierr"
 	"github.com/bridgeline/bridgeline/shared/assistant"
 	"github.com/bridgeline/bridgeline/shared/call"
@@ -101,16 +102,16 @@ var ErrDialAttempted = errors.New("session: the dial was attempted")
 // no_line when the account has none; assistant_archived, assistant_not_published;
 // upstream_unavailable when LiveKit or the platform failed (the session is then failed;
 // once the dial was attempted the error also wraps ErrDialAttempted).
-func (s *Service) Create(ctx context.Context, accountID string, req CreateRequest) (Created, error) {
+func (s *Service) Create(ctx context.Context, caller account.Caller, req CreateRequest) (Created, error) {
 	if err := req.Validate(); err != nil {
 		return Created{}, err
 	}
-	ctx, cancel := context.WithTimeout(ctx, s.createTimeout())
+	ctx, cancel := context.WithTimeout(ctx, s.set.CreateTimeout)
 	defer cancel()
 	sessionID := ident.New("ses")
 	roomErr := make(chan error, 1)
 	go func() { roomErr <- s.createRoom(ctx, rtc.RoomSpec{Name: sessionID}) }()
-	p, err := s.record(ctx, accountID, sessionID, req)
+	p, err := s.record(ctx, caller, sessionID, req)
 	if rerr := <-roomErr; rerr != nil {
 		s.log().Error("create room", "session_id", sessionID, "err", rerr)
 		if err != nil {
@@ -135,7 +136,7 @@ func (s *Service) Create(ctx context.Context, accountID string, req CreateReques
 		s.end(context.WithoutCancel(ctx), ses.ID, StatusFailed, call.ReasonPlatformError, call.EndedBySystem)
 		return Created{}, fmt.Errorf("%w: %w", upstream("the calling platform could not place the call", err), ErrDialAttempted)
 	}
-	return Created{Session: ses, Call: c, Token: p.token, RTCURL: s.Rooms.PublicURL()}, nil
+	return Created{Session: ses, Call: c, Token: p.token, RTCURL: s.rooms.PublicURL()}, nil
 }
 
 // recorded is a new session saved ringing, with what its dial needs.
@@ -149,25 +150,26 @@ type recorded struct {
 
 // record reads the request's line and assistant version, mints the customer's token and
 // the platform party's, and saves the session and its call, ringing, at revision 1.
-func (s *Service) record(ctx context.Context, accountID, sessionID string, req CreateRequest) (recorded, error) {
+func (s *Service) record(ctx context.Context, caller account.Caller, sessionID string, req CreateRequest) (recorded, error) {
+	accountID := caller.ID
 	l, err := s.callingLine(ctx, accountID, req.LineID)
 	if err != nil {
 		return recorded{}, err
 	}
-	plat, ok := s.Platforms[l.Platform]
+	plat, ok := s.set.Platforms.Lookup(l.Platform)
 	if !ok {
 		s.log().Error("no adapter for the line's platform", "line_id", l.ID, "platform", l.Platform)
 		return recorded{}, upstream("the line's calling platform is not available", fmt.Errorf("no adapter for platform %q", l.Platform))
 	}
 	var ver *assistant.Version
 	if req.Mode == ModeAssistant {
-		v, err := s.activeVersion(ctx, accountID, req.AssistantID, "assistant_id")
+		v, err := assistant.CallVersion(ctx, s.assistants, accountID, req.AssistantID, "")
 		if err != nil {
 			return recorded{}, err
 		}
 		ver = &v
 	}
-	if err := s.admit(ctx, req, l); err != nil {
+	if err := admit(caller.Live, req, l, plat); err != nil {
 		return recorded{}, err
 	}
 	now := s.now()
@@ -206,7 +208,7 @@ func (s *Service) record(ctx context.Context, accountID, sessionID string, req C
 func (s *Service) discard(ctx context.Context, sessionID, callID string) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 	defer cancel()
-	if err := s.Records.DiscardSession(ctx, sessionID, callID); err != nil {
+	if err := s.records.DiscardSession(ctx, sessionID, callID); err != nil {
 		s.log().Error("discard the records of a failed create", "session_id", sessionID, "err", err)
 	}
 }
@@ -214,11 +216,11 @@ func (s *Service) discard(ctx context.Context, sessionID, callID string) {
 // callingLine is the line a session calls from: the given one, or the account's oldest.
 func (s *Service) callingLine(ctx context.Context, accountID, lineID string) (line.Line, error) {
 	if lineID != "" {
-		l, err := s.Lines.GetLine(ctx, lineID)
+		l, err := s.lines.GetLine(ctx, lineID)
 		return apierr.Owned(l, l.AccountID, err, accountID,
 			apierr.Param(apierr.CodeResourceNotFound, "line_id", fmt.Sprintf("no such line: %q", lineID)))
 	}
-	l, err := s.Lines.FirstLine(ctx, accountID)
+	l, err := s.lines.FirstLine(ctx, accountID)
 	if errors.Is(err, apierr.ErrNotFound) {
 		return line.Line{}, apierr.New(apierr.CodeNoLine, "the account has no line to call from; ask the operator to provision one")
 	}
@@ -230,7 +232,7 @@ func (s *Service) callingLine(ctx context.Context, accountID, lineID string) (li
 
 func (s *Service) createRoom(ctx context.Context, spec rtc.RoomSpec) error {
 	spec.EmptyTimeout, spec.DepartureTimeout, spec.MaxParticipants = RoomEmptyTimeout, RoomDepartureTimeout, RoomMaxParticipants
-	_, err := s.Rooms.CreateRoom(ctx, spec)
+	_, err := s.rooms.CreateRoom(ctx, spec)
 	return err
 }
 
@@ -238,7 +240,7 @@ func (s *Service) createRoom(ctx context.Context, spec rtc.RoomSpec) error {
 func (s *Service) deleteRoom(room string) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	if err := s.Rooms.DeleteRoom(ctx, room); err != nil {
+	if err := s.rooms.DeleteRoom(ctx, room); err != nil {
 		s.log().Error("delete room", "session_id", room, "err", err)
 	}
 }
@@ -246,10 +248,10 @@ func (s *Service) deleteRoom(room string) {
 // partyRoom is where the platform bridges its party: a SIP-kind participant named after
 // its handle.
 func (s *Service) partyRoom(room, handle string) (platform.Room, error) {
-	tok, err := s.Rooms.ParticipantToken(rtc.Grant{Room: room, Identity: platform.ParticipantIdentity, Name: handle,
+	tok, err := s.rooms.ParticipantToken(rtc.Grant{Room: room, Identity: platform.ParticipantIdentity, Name: handle,
 		Kind: rtc.KindSIP})
 	if err != nil {
 		return platform.Room{}, err
 	}
-	return platform.Room{URL: s.Rooms.PublicURL(), Token: tok.JWT}, nil
+	return platform.Room{URL: s.rooms.PublicURL(), Token: tok.JWT}, nil
 }

@@ -7,9 +7,9 @@ import (
 	"time"
 
 	"github.com/bridgeline/bridgeline/events/callevent"
-	"github.com/bridgeline/bridgeline/events/decision"
 	"github.com/bridgeline/bridgeline/shared/apierr"
 	"github.com/bridgeline/bridgeline/shared/call"
+	"github.com/bridgeline/bridgeline/shared/decision"
 	"github.com/bridgeline/bridgeline/shared/line"
 	"github.com/bridgeline/bridgeline/shared/platform"
 	"github.com/bridgeline/bridgeline/shared/rtc"
@@ -42,15 +42,15 @@ func (s *Service) customerDecides(ctx context.Context, plat platform.Platform, c
 		return fmt.Errorf("record inbound call: %w", err)
 	}
 	rec := decision.Record{Decision: decision.Timeout}
-	if s.Decider != nil {
+	if s.set.Decider != nil {
 		timeout := time.Duration(l.DecisionTimeoutSeconds) * time.Second
 		if timeout <= 0 {
 			timeout = line.DefaultDecisionTimeout * time.Second
 		}
 		timeout = s.decisionWait(ctx, timeout)
-		rec, err = s.Decider.Ask(ctx, decision.Incoming{AccountID: c.AccountID, CallID: c.ID, LineID: l.ID,
+		rec, err = s.set.Decider.Ask(ctx, decision.Incoming{AccountID: c.AccountID, CallID: c.ID, LineID: l.ID,
 			From: c.From, To: c.To, Media: c.Media, Timeout: timeout,
-			Session: callevent.Session{SessionID: ses.ID, CallID: c.ID, RTCURL: s.Rooms.PublicURL(),
+			Session: callevent.Session{SessionID: ses.ID, CallID: c.ID, RTCURL: s.rooms.PublicURL(),
 				ParticipantToken: tok.JWT, ParticipantIdentity: tok.Identity, ExpiresAt: tok.ExpiresAt},
 			Metadata: c.Metadata, LineMetadata: l.Metadata, AssistantID: l.AssistantID})
 		if err != nil {
@@ -83,10 +83,10 @@ func (s *Service) customerDecides(ctx context.Context, plat platform.Platform, c
 // so that DecisionReserve is left before the request's deadline (at least a second).
 func (s *Service) decisionWait(ctx context.Context, timeout time.Duration) time.Duration {
 	dl, ok := ctx.Deadline()
-	if !ok || s.DecisionReserve <= 0 {
+	if !ok || s.set.DecisionReserve <= 0 {
 		return timeout
 	}
-	if left := dl.Sub(s.now()) - s.DecisionReserve; left < timeout {
+	if left := dl.Sub(s.now()) - s.set.DecisionReserve; left < timeout {
 		return max(left, time.Second)
 	}
 	return timeout

@@ -24,7 +24,7 @@ func TestDecisionWait(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			s := &Service{DecisionReserve: tc.reserve, Now: func() time.Time { return now }}
+			s := &Service{set: Settings{DecisionReserve: tc.reserve, Now: func() time.Time { return now }}}
 			ctx := context.Background()
 			if tc.deadline > 0 {
 				var cancel context.CancelFunc

@@ -17,31 +17,9 @@ import (
 	"github.com/bridgeline/bridgeline/shared/variables"
 )
 
-// activeVersion returns the snapshot of the assistant's active version.
-func (s *Service) activeVersion(ctx context.Context, accountID, assistantID, param string) (assistant.Version, error) {
-	found, err := s.Assistants.GetAssistant(ctx, assistantID)
-	a, err := apierr.Owned(found, found.AccountID, err, accountID,
-		apierr.Param(apierr.CodeResourceNotFound, param, fmt.Sprintf("no such assistant: %q", assistantID)))
-	if err != nil {
-		return assistant.Version{}, err
-	}
-	if a.Status == assistant.StatusArchived {
-		return assistant.Version{}, apierr.Param(apierr.CodeAssistantArchived, param, fmt.Sprintf("assistant %s is archived", assistantID))
-	}
-	v, ok := a.ActiveVersion()
-	if !ok {
-		return assistant.Version{}, apierr.Param(apierr.CodeAssistantNotPublished, param,
-			fmt.Sprintf("assistant %s has no published version; publish it first", assistantID))
-	}
-	if v.AssistantID == "" {
-		v.AssistantID = a.ID
-	}
-	return v, nil
-}
-
 // job is the dispatch metadata for an assistant call: the version fixed now.
 func (s *Service) job(ctx context.Context, c call.Call, v assistant.Version, answeredAt time.Time) (string, error) {
-	acct, err := s.Accounts.GetAccount(ctx, c.AccountID)
+	acct, err := s.accounts.GetAccount(ctx, c.AccountID)
 	if err != nil {
 		return "", fmt.Errorf("get account %s: %w", c.AccountID, err)
 	}
@@ -64,7 +42,7 @@ func (s *Service) job(ctx context.Context, c call.Call, v assistant.Version, ans
 // once, by the write that answered the call. A dispatch that fails ends the session with
 // assistant_unavailable; one LiveKit drops silently is the dispatch watchdog's (Sweep).
 func (s *Service) dispatchAssistant(ctx context.Context, ses Session, c call.Call) error {
-	v, err := s.Assistants.GetVersion(ctx, ses.VersionID)
+	v, err := s.assistants.GetVersion(ctx, ses.VersionID)
 	if err != nil {
 		return fmt.Errorf("get version %s: %w", ses.VersionID, err)
 	}
@@ -77,7 +55,7 @@ func (s *Service) dispatchAssistant(ctx context.Context, ses Session, c call.Cal
 	}
 	job, err := s.job(ctx, c, v, answeredAt)
 	if err == nil {
-		err = s.Rooms.Dispatch(ctx, ses.ID, rtc.AgentDispatch{AgentName: persona.AgentName, Metadata: job})
+		err = s.rooms.Dispatch(ctx, ses.ID, rtc.AgentDispatch{AgentName: persona.AgentName, Metadata: job})
 	}
 	if err != nil {
 		s.log().Error("dispatch assistant", "session_id", ses.ID, "err", err)

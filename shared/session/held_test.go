@@ -31,7 +31,10 @@ func TestHeldCallEnded(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
-	svc := &session.Service{Records: st, Lines: st, Assistants: st, Accounts: st, Now: time.Now}
+	svc, err := session.New(st, session.NoRooms{})
+	if err != nil {
+		t.Fatal(err)
+	}
 	acct := ident.New("acct")
 	turns := []persona.Turn{{Speaker: persona.SpeakerAssistant, Text: "Hello there.", StartMS: 800, EndMS: 1900}}
 	final := func(c call.Call) persona.Report {

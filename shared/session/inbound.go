@@ -7,9 +7,9 @@ import (
 	"time"
 
 	"github.com/bridgeline/bridgeline/events/callevent"
-	"github.com/bridgeline/bridgeline/events/decision"
 	"github.com/bridgeline/bridgeline/shared/apierr"
 	"github.com/bridgeline/bridgeline/shared/call"
+	"github.com/bridgeline/bridgeline/shared/decision"
 	"github.com/bridgeline/bridgeline/shared/ident"
 	"github.com/bridgeline/bridgeline/shared/line"
 	"github.com/bridgeline/bridgeline/shared/platform"
@@ -22,7 +22,7 @@ var _ platform.Handler = (*Service)(nil)
 // already acted on (a redelivery) changes nothing, except an inbound one whose session
 // was left ringing half way: that one is carried on (resumeInbound).
 func (s *Service) HandleNotification(ctx context.Context, platformName string, n platform.Notification) error {
-	plat, ok := s.Platforms[platformName]
+	plat, ok := s.set.Platforms.Lookup(platformName)
 	if !ok {
 		return fmt.Errorf("no adapter for platform %q", platformName)
 	}
@@ -66,7 +66,7 @@ func (s *Service) HandleNotification(ctx context.Context, platformName string, n
 // platform knows it, else by the platform's.
 func (s *Service) platformCall(ctx context.Context, platformName string, n platform.Notification) (call.Call, error) {
 	if n.CallID != "" {
-		c, err := s.Records.GetCall(ctx, n.CallID)
+		c, err := s.records.GetCall(ctx, n.CallID)
 		if err == nil && c.Platform == platformName {
 			return c, nil
 		}
@@ -74,15 +74,15 @@ func (s *Service) platformCall(ctx context.Context, platformName string, n platf
 			return call.Call{}, err
 		}
 	}
-	return s.Records.CallByPlatformID(ctx, platformName, n.PlatformCallID)
+	return s.records.CallByPlatformID(ctx, platformName, n.PlatformCallID)
 }
 
 // inbound routes a call that arrived on a line by the line's inbound_mode.
 func (s *Service) inbound(ctx context.Context, plat platform.Platform, n platform.Notification) error {
-	if prev, err := s.Records.CallByPlatformID(ctx, plat.Name(), n.PlatformCallID); err == nil {
+	if prev, err := s.records.CallByPlatformID(ctx, plat.Name(), n.PlatformCallID); err == nil {
 		return s.resumeInbound(ctx, plat, prev) // redelivered
 	}
-	l, err := s.Lines.LineByHandle(ctx, plat.Name(), n.To)
+	l, err := s.lines.LineByHandle(ctx, plat.Name(), n.To)
 	if errors.Is(err, apierr.ErrNotFound) {
 		s.log().Warn("inbound call to an unknown handle", "platform", plat.Name(), "to", n.To)
 		return ignoreGone(plat.Reject(ctx, n.PlatformCallID, "no such line"))
@@ -133,7 +133,7 @@ func (s *Service) resumeInbound(ctx context.Context, plat platform.Platform, c c
 	if c.SessionID == "" || c.Over() {
 		return nil
 	}
-	ses, err := s.Records.GetSession(ctx, c.SessionID)
+	ses, err := s.records.GetSession(ctx, c.SessionID)
 	if err != nil {
 		return fmt.Errorf("get session %s: %w", c.SessionID, err)
 	}
@@ -151,7 +151,7 @@ func (s *Service) resumeInbound(ctx context.Context, plat platform.Platform, c c
 	case c.Decision == decision.Decline:
 		return s.declineSession(ctx, ses.ID, call.ReasonDeclined, call.EndedByCustomer)
 	}
-	l, err := s.Lines.GetLine(ctx, c.LineID)
+	l, err := s.lines.GetLine(ctx, c.LineID)
 	if err != nil {
 		return fmt.Errorf("get line %s: %w", c.LineID, err)
 	}
@@ -186,7 +186,7 @@ func (s *Service) resumeBridge(ctx context.Context, plat platform.Platform, ses 
 // decline records an inbound call that is not taken and rejects it on the platform.
 func (s *Service) decline(ctx context.Context, plat platform.Platform, c call.Call, reason string) error {
 	evt, _ := c.End(call.StatusDeclined, reason, call.EndedBySystem, s.now(), newEventID)
-	if err := s.Records.SaveCall(ctx, c, []callevent.Event{evt}); err != nil {
+	if err := s.records.SaveCall(ctx, c, []callevent.Event{evt}); err != nil {
 		if errors.Is(err, apierr.ErrConflict) {
 			return nil // a concurrent delivery of the same notification recorded it
 		}

@@ -2,24 +2,24 @@ package session
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
 	"github.com/bridgeline/bridgeline/events/callevent"
 	"github.com/bridgeline/bridgeline/shared/apierr"
 	"github.com/bridgeline/bridgeline/shared/call"
+	"github.com/bridgeline/bridgeline/shared/retry"
 )
 
 // Get returns the account's session.
 func (s *Service) Get(ctx context.Context, accountID, id string) (Session, error) {
-	ses, err := s.Records.GetSession(ctx, id)
+	ses, err := s.records.GetSession(ctx, id)
 	return apierr.Owned(ses, ses.AccountID, err, accountID, apierr.NotFound("session", id))
 }
 
 // List returns a page of the account's sessions, newest first.
 func (s *Service) List(ctx context.Context, accountID string, q ListQuery) ([]Session, error) {
-	return s.Records.ListSessions(ctx, accountID, q)
+	return s.records.ListSessions(ctx, accountID, q)
 }
 
 // Delete ends the session: the room is deleted (everyone in it is disconnected and its
@@ -36,55 +36,56 @@ func (s *Service) Delete(ctx context.Context, accountID, id string) (Session, er
 // mutate applies change to a session and its call and saves them, conditionally, reading
 // again when another writer got there first. change reports whether it changed anything.
 func (s *Service) mutate(ctx context.Context, sessionID string, change func(*Session, *call.Call) ([]callevent.Event, bool, error)) (Session, call.Call, error) {
-	for attempt := 0; ; attempt++ {
-		ses, err := s.Records.GetSession(ctx, sessionID)
+	var outS Session
+	var outC call.Call
+	err := retry.OnConflict(func() error {
+		ses, err := s.records.GetSession(ctx, sessionID)
 		if err != nil {
-			return Session{}, call.Call{}, fmt.Errorf("get session %s: %w", sessionID, err)
+			return fmt.Errorf("get session %s: %w", sessionID, err)
 		}
-		c, err := s.Records.GetCall(ctx, ses.CallID)
+		c, err := s.records.GetCall(ctx, ses.CallID)
 		if err != nil {
-			return Session{}, call.Call{}, fmt.Errorf("get call %s: %w", ses.CallID, err)
+			return fmt.Errorf("get call %s: %w", ses.CallID, err)
 		}
 		evts, changed, err := change(&ses, &c)
 		if err != nil || !changed {
-			return ses, c, err
+			outS, outC = ses, c
+			return err
 		}
-		err = s.Records.SaveSession(ctx, ses, c, evts)
-		if err == nil {
-			ses.Revision++
-			c.Revision++
-			s.notify(evts)
-			return ses, c, nil
+		if err := s.records.SaveSession(ctx, ses, c, evts); err != nil {
+			return fmt.Errorf("save session %s: %w", sessionID, err)
 		}
-		if !errors.Is(err, apierr.ErrConflict) || attempt >= 32 {
-			return Session{}, call.Call{}, fmt.Errorf("save session %s: %w", sessionID, err)
-		}
-		backoff(attempt)
-	}
+		ses.Revision++
+		c.Revision++
+		s.notify(evts)
+		outS, outC = ses, c
+		return nil
+	})
+	return outS, outC, err
 }
 
 // mutateCall is mutate for a call on its own (one that never got a session).
 func (s *Service) mutateCall(ctx context.Context, callID string, change func(*call.Call) ([]callevent.Event, bool, error)) (call.Call, error) {
-	for attempt := 0; ; attempt++ {
-		c, err := s.Records.GetCall(ctx, callID)
+	var out call.Call
+	err := retry.OnConflict(func() error {
+		c, err := s.records.GetCall(ctx, callID)
 		if err != nil {
-			return call.Call{}, fmt.Errorf("get call %s: %w", callID, err)
+			return fmt.Errorf("get call %s: %w", callID, err)
 		}
 		evts, changed, err := change(&c)
 		if err != nil || !changed {
-			return c, err
+			out = c
+			return err
 		}
-		err = s.Records.SaveCall(ctx, c, evts)
-		if err == nil {
-			c.Revision++
-			s.notify(evts)
-			return c, nil
+		if err := s.records.SaveCall(ctx, c, evts); err != nil {
+			return fmt.Errorf("save call %s: %w", callID, err)
 		}
-		if !errors.Is(err, apierr.ErrConflict) || attempt >= 32 {
-			return call.Call{}, fmt.Errorf("save call %s: %w", callID, err)
-		}
-		backoff(attempt)
-	}
+		c.Revision++
+		s.notify(evts)
+		out = c
+		return nil
+	})
+	return out, err
 }
 
 // end finishes a session and its call once: status ended (or failed), the reason, who
@@ -135,7 +136,7 @@ func (s *Service) endWith(ctx context.Context, sessionID string, cond func(Sessi
 			case awaitsReport(*ses, *c):
 				// The worker is still to send its transcript: call.ended waits for it
 				// (HandleReport), or for Sweep once the wait is over.
-				due := now.Add(s.reportWait())
+				due := now.Add(s.set.ReportWait)
 				ses.ReportDueAt = &due
 			case ses.Mode == ModeAssistant && c.AssistantReport == "":
 				c.AssistantReport = call.ReportMissing // no worker ever reported
@@ -157,7 +158,7 @@ func (s *Service) endWith(ctx context.Context, sessionID string, cond func(Sessi
 	// table for good (docs/deploy.md, "Memory"), which a delete that comes first meets
 	// whenever a session ends during its party's join.
 	s.endPlatformLeg(cleanup, c, reason)
-	if err := s.Rooms.DeleteRoom(cleanup, ses.ID); err != nil {
+	if err := s.rooms.DeleteRoom(cleanup, ses.ID); err != nil {
 		// The call record is complete; Sweep deletes the room again until it is gone (and
 		// the room's own timeouts close it meanwhile).
 		s.log().Error("delete room", "session_id", ses.ID, "err", err)
@@ -171,7 +172,7 @@ func (s *Service) endWith(ctx context.Context, sessionID string, cond func(Sessi
 // platform ends a call whose room is gone.
 func (s *Service) endPlatformLeg(ctx context.Context, c call.Call, reason string) {
 	if id := platformID(c); id != "" && reason != call.ReasonRemoteHangup {
-		if plat, ok := s.Platforms[c.Platform]; ok {
+		if plat, ok := s.set.Platforms.Lookup(c.Platform); ok {
 			var err error
 			if c.Status == call.StatusDeclined {
 				// Never answered: the ringing call is rejected rather than hung up.
@@ -225,8 +226,6 @@ func (s *Service) markRoomPending(ctx context.Context, sessionID string) {
 func awaitsReport(ses Session, c call.Call) bool {
 	return ses.Mode == ModeAssistant && ses.AssistantSeenAt != nil && c.AssistantReport != call.ReportReceived
 }
-
-func (s *Service) reportWait() time.Duration { return orDefault(s.ReportWait, DefaultReportWait) }
 
 // callStatus is the call's final status for a session's.
 func callStatus(sessionStatus, reason string) string {

@@ -20,8 +20,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"regexp"
-	"strings"
 
 	"github.com/bridgeline/bridgeline/shared/apierr"
 	"github.com/bridgeline/bridgeline/shared/call"
@@ -38,18 +36,10 @@ const DefaultMaxConcurrentSessions = 20
 var ErrConcurrentLimit = apierr.New(apierr.CodeConcurrentSessionLimit,
 	"the account has as many live sessions as its limit allows; a new one can start once one of them ends")
 
-// SimPlatform is the simulated platform's name (mediafleet/platformsim.Name), the only
-// platform sk_test_ keys may place calls through.
-const SimPlatform = "sim"
-
-func (s *Service) maxConcurrentSessions() int {
-	return orDefault(s.MaxConcurrentSessions, DefaultMaxConcurrentSessions)
-}
-
 // saveNew writes a new session and its call, taking one of the account's slots.
 func (s *Service) saveNew(ctx context.Context, ses *Session, c call.Call) error {
 	ses.Slot = true
-	return s.Records.CreateSession(ctx, *ses, c, nil, s.maxConcurrentSessions())
+	return s.records.CreateSession(ctx, *ses, c, nil, s.set.MaxConcurrentSessions)
 }
 
 // declineOverLimit declines an inbound call whose session was refused a slot: the call
@@ -61,57 +51,17 @@ func (s *Service) declineOverLimit(ctx context.Context, plat platform.Platform, 
 }
 
 // admit checks what of a create request depends on the line it calls from: the
-// handle's form on the line's platform, and that a test key calls only through the sim.
-func (s *Service) admit(ctx context.Context, req CreateRequest, l line.Line) error {
-	if err := ValidateHandle(l.Platform, req.PlatformHandle); err != nil {
+// handle's form on the line's platform, and that a test key (live false) calls only
+// through a platform that takes test keys (the sim).
+func admit(live bool, req CreateRequest, l line.Line, plat platform.Kind) error {
+	if err := plat.CheckHandle(req.PlatformHandle); err != nil {
 		return err
 	}
-	if l.Platform != SimPlatform && IsTestKey(ctx) {
+	if !plat.TestKeys() && !live {
 		return apierr.New(apierr.CodeLiveKeyRequired, fmt.Sprintf(
 			"sk_test_ keys place calls only through the sim platform; line %s is on %q: use an sk_live_ key", l.ID, l.Platform))
 	}
 	return nil
-}
-
-var (
-	// e164 is an international phone number: +, a country code that does not start with
-	// 0, and 8 to 15 digits in all.
-	e164 = regexp.MustCompile(`^\+[1-9][0-9]{7,14}$`)
-	// simName is a sim party's name after "sim:" (the scripted sim:busy, sim:no_answer,
-	// sim:failed among them).
-	simName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
-)
-
-// ValidateHandle checks a platform_handle against the forms the platform dials: on the
-// sim, an E.164 number or "sim:<name>" (1-64 letters, digits, '.', '_' or '-', starting
-// with a letter or digit); on every other (telephone) platform, an E.164 number.
-func ValidateHandle(platformName, handle string) error {
-	if e164.MatchString(handle) {
-		return nil
-	}
-	if platformName == SimPlatform {
-		if name, ok := strings.CutPrefix(handle, "sim:"); ok && simName.MatchString(name) {
-			return nil
-		}
-		return apierr.Invalid("platform_handle", "platform_handle on the sim platform must be an E.164 number "+
-			"(+ and 8-15 digits, e.g. +15550100002) or sim:<name> (1-64 letters, digits, '.', '_' or '-', e.g. sim:alice)")
-	}
-	return apierr.Invalid("platform_handle", fmt.Sprintf(
-		"platform_handle on the %s platform must be an E.164 number: + and 8-15 digits, e.g. +15550100002", platformName))
-}
-
-type testKeyCtx struct{}
-
-// WithTestKey marks a request as made with an sk_test_ key (the HTTP layer knows the
-// key; the service decides what it may do once the line is chosen).
-func WithTestKey(ctx context.Context) context.Context {
-	return context.WithValue(ctx, testKeyCtx{}, true)
-}
-
-// IsTestKey reports whether WithTestKey marked ctx.
-func IsTestKey(ctx context.Context) bool {
-	v, _ := ctx.Value(testKeyCtx{}).(bool)
-	return v
 }
 
 // isOverLimit reports whether err is the store's refusal of a slot.

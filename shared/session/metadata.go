@@ -51,7 +51,7 @@ func (s *Service) UpdateCallMetadata(ctx context.Context, accountID, id string, 
 	if err := p.Validate(); err != nil {
 		return call.Call{}, err
 	}
-	c, err := s.Records.GetCall(ctx, id)
+	c, err := s.records.GetCall(ctx, id)
 	if _, err := apierr.Owned(c, c.AccountID, err, accountID, apierr.NotFound("call", id)); err != nil {
 		return call.Call{}, err
 	}

@@ -44,7 +44,7 @@ func (s *Service) HandleLiveKit(ctx context.Context, ev rtc.WebhookEvent) error 
 			p.DisconnectReason == rtc.DisconnectDuplicateIdentity {
 			return nil
 		}
-		ses, err := s.Records.GetSession(ctx, room)
+		ses, err := s.records.GetSession(ctx, room)
 		if errors.Is(err, apierr.ErrNotFound) {
 			return nil
 		}
@@ -68,14 +68,14 @@ func (s *Service) HandleLiveKit(ctx context.Context, ev rtc.WebhookEvent) error 
 		if !IsCustomerIdentity(p.Identity) || p.Kind != rtc.KindStandard || !p.CanPublish {
 			return nil
 		}
-		ses, err := s.Records.GetSession(ctx, room)
+		ses, err := s.records.GetSession(ctx, room)
 		if errors.Is(err, apierr.ErrNotFound) {
 			return nil
 		}
 		if err != nil || ses.Mode != ModeAssistant || ses.Over() {
 			return err
 		}
-		return s.Rooms.SubscribeOnly(ctx, room, p.Identity)
+		return s.rooms.SubscribeOnly(ctx, room, p.Identity)
 	case rtc.EventRoomFinished:
 		_, _, _, err := s.endIf(ctx, room, live, StatusEnded, call.ReasonRoomClosed, call.EndedBySystem)
 		if errors.Is(err, apierr.ErrNotFound) {
@@ -94,7 +94,7 @@ func (s *Service) HandleLiveKit(ctx context.Context, ev rtc.WebhookEvent) error 
 // transcript the record lacks, and sends the call.ended that waited for it (endIf holds
 // it), in the same write. Reports are idempotent: a redelivery changes nothing.
 func (s *Service) HandleReport(ctx context.Context, rep persona.Report) error {
-	c, err := s.Records.GetCall(ctx, rep.CallID)
+	c, err := s.records.GetCall(ctx, rep.CallID)
 	if errors.Is(err, apierr.ErrNotFound) {
 		return apierr.NotFound("call", rep.CallID)
 	}

@@ -2,17 +2,17 @@ package session
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
-	"math/rand/v2"
 	"time"
 
 	"github.com/bridgeline/bridgeline/events/callevent"
-	"github.com/bridgeline/bridgeline/events/decision"
 	"github.com/bridgeline/bridgeline/shared/account"
 	"github.com/bridgeline/bridgeline/shared/apierr"
 	"github.com/bridgeline/bridgeline/shared/assistant"
 	"github.com/bridgeline/bridgeline/shared/call"
+	"github.com/bridgeline/bridgeline/shared/decision"
 	"github.com/bridgeline/bridgeline/shared/ident"
 	"github.com/bridgeline/bridgeline/shared/line"
 	"github.com/bridgeline/bridgeline/shared/platform"
@@ -55,15 +55,30 @@ const (
 	RoomMaxParticipants = 6
 )
 
-// Service runs sessions and calls. Build it once with every dependency.
+// Stores are what the service reads and writes: one store (store.Store) is all of them.
+type Stores interface {
+	Records
+	line.Store
+	assistant.Store
+	account.Store
+}
+
+// Service runs sessions and calls. New builds it.
 type Service struct {
-	Records    Records
-	Lines      line.Store
-	Assistants assistant.Store
-	Accounts   account.Store
-	Rooms      Rooms
-	// Platforms are the calling platforms by name (a line's Platform).
-	Platforms map[string]platform.Platform
+	records    Records
+	lines      line.Store
+	assistants assistant.Store
+	accounts   account.Store
+	rooms      Rooms
+	set        Settings
+}
+
+// Settings are the service's optional parts and limits: what an Option sets, from
+// defaults(), every default in one place.
+type Settings struct {
+	// Platforms are the calling platforms this process reaches (a line's Platform names
+	// one); none by default: a create on any line answers upstream_unavailable.
+	Platforms platform.Registry
 	// Decider runs customer_decides; nil declines those calls at once as timed out.
 	Decider Decider
 	// DecisionReserve is the time an inbound request needs after the customer's decision
@@ -72,37 +87,35 @@ type Service struct {
 	// still answers; a line's longer decision_timeout_seconds is cut short there. Zero
 	// waits the line's whole timeout.
 	DecisionReserve time.Duration
-	// Notify, when set, is called after a write that queued events (wakes the local
+	// OnWrite, when set, is called after a write that queued events (wakes the local
 	// delivery worker).
-	Notify func()
+	OnWrite func()
 	// MaxDuration is the longest a session lives, from its creation; Sweep ends longer
-	// ones with max_duration. Zero means DefaultMaxDuration.
+	// ones with max_duration.
 	MaxDuration time.Duration
-	// DispatchTimeout bounds the time from an assistant call's answer to the first report
-	// of a persona worker; Sweep fails calls past it with assistant_unavailable
-	// (livekit-server drops a dispatch silently when no worker is free). Zero means
-	// DefaultDispatchTimeout.
+	// DispatchTimeout bounds the time from an assistant call's answer to the first
+	// report of a persona worker; Sweep fails calls past it with assistant_unavailable
+	// (livekit-server drops a dispatch silently when no worker is free).
 	DispatchTimeout time.Duration
 	// ReportWait is how long call.ended of an assistant call that ended before its
-	// worker's final report waits for that report; then Sweep sends it without (the record
-	// reads assistant_report: missing). Zero means DefaultReportWait.
+	// worker's final report waits for that report; then Sweep sends it without (the
+	// record reads assistant_report: missing).
 	ReportWait time.Duration
 	// RingTimeout is how long a session may ring; Sweep fails one ringing longer (its
 	// platform's no_answer never came, or a create or an inbound call crashed half way).
-	// Zero means DefaultRingTimeout.
 	RingTimeout time.Duration
 	// CreateTimeout bounds Create (LiveKit, the store and the dial together), so that a
-	// slow dependency answers 502 well before a Lambda's 10 s timeout. Zero means
-	// DefaultCreateTimeout.
+	// slow dependency answers 502 well before a Lambda's 10 s timeout.
 	CreateTimeout time.Duration
-	Log           *slog.Logger
-	Now           func() time.Time
 	// MaxConcurrentSessions is an account's limit of live sessions unless the account
-	// has its own (limits.go). Zero means DefaultMaxConcurrentSessions.
+	// has its own (limits.go).
 	MaxConcurrentSessions int
+	// Log receives the service's logs; Now is its clock.
+	Log *slog.Logger
+	Now func() time.Time
 }
 
-// Defaults of the service's limits.
+// Defaults of the service's settings.
 const (
 	DefaultMaxDuration     = 60 * time.Minute
 	DefaultDispatchTimeout = 15 * time.Second
@@ -116,46 +129,158 @@ const (
 	DefaultCreateTimeout = 6 * time.Second
 )
 
-// orDefault is a Service setting, or its default when the setting is left zero.
-func orDefault[T int | time.Duration](v, def T) T {
-	if v > 0 {
-		return v
+func defaults() Settings {
+	return Settings{
+		MaxDuration:           DefaultMaxDuration,
+		DispatchTimeout:       DefaultDispatchTimeout,
+		ReportWait:            DefaultReportWait,
+		RingTimeout:           DefaultRingTimeout,
+		CreateTimeout:         DefaultCreateTimeout,
+		MaxConcurrentSessions: DefaultMaxConcurrentSessions,
+		Log:                   slog.Default(),
+		Now:                   time.Now,
 	}
-	return def
 }
 
-func (s *Service) ringTimeout() time.Duration { return orDefault(s.RingTimeout, DefaultRingTimeout) }
+// Option sets one of the service's settings; the ones not given keep their defaults.
+type Option func(*Settings) error
 
-func (s *Service) createTimeout() time.Duration {
-	return orDefault(s.CreateTimeout, DefaultCreateTimeout)
+// WithPlatforms are the calling platforms the service dials through and takes calls
+// from.
+func WithPlatforms(r platform.Registry) Option {
+	return func(s *Settings) error { s.Platforms = r; return nil }
 }
+
+// WithDecider runs customer_decides (*decision.Asker); without one those calls are
+// declined at once as timed out.
+func WithDecider(d Decider) Option {
+	return func(s *Settings) error { s.Decider = d; return nil }
+}
+
+// WithDecisionReserve keeps d of an inbound request's deadline for after the customer's
+// decision (Lambdas, whose requests have one). Without it the wait is the line's whole
+// timeout.
+func WithDecisionReserve(d time.Duration) Option {
+	return func(s *Settings) error { return nonNegative("decision reserve", d, &s.DecisionReserve) }
+}
+
+// WithWriteNotify calls f after each write that queued events (the local delivery
+// worker's wake-up).
+func WithWriteNotify(f func()) Option {
+	return func(s *Settings) error { s.OnWrite = f; return nil }
+}
+
+// WithMaxDuration is the longest a session lives (default DefaultMaxDuration).
+func WithMaxDuration(d time.Duration) Option {
+	return func(s *Settings) error { return positive("max duration", d, &s.MaxDuration) }
+}
+
+// WithDispatchTimeout bounds an assistant call's wait for its persona worker (default
+// DefaultDispatchTimeout).
+func WithDispatchTimeout(d time.Duration) Option {
+	return func(s *Settings) error { return positive("dispatch timeout", d, &s.DispatchTimeout) }
+}
+
+// WithReportWait is how long call.ended waits for an ended assistant call's final report
+// (default DefaultReportWait).
+func WithReportWait(d time.Duration) Option {
+	return func(s *Settings) error { return positive("report wait", d, &s.ReportWait) }
+}
+
+// WithRingTimeout is how long a session may ring (default DefaultRingTimeout).
+func WithRingTimeout(d time.Duration) Option {
+	return func(s *Settings) error { return positive("ring timeout", d, &s.RingTimeout) }
+}
+
+// WithCreateTimeout bounds Create (default DefaultCreateTimeout).
+func WithCreateTimeout(d time.Duration) Option {
+	return func(s *Settings) error { return positive("create timeout", d, &s.CreateTimeout) }
+}
+
+// WithMaxConcurrentSessions is an account's limit of live sessions unless the account
+// has its own (default DefaultMaxConcurrentSessions).
+func WithMaxConcurrentSessions(n int) Option {
+	return func(s *Settings) error {
+		if n <= 0 {
+			return fmt.Errorf("session: max concurrent sessions %d, want at least 1", n)
+		}
+		s.MaxConcurrentSessions = n
+		return nil
+	}
+}
+
+// WithLog receives the service's logs (default slog.Default()).
+func WithLog(l *slog.Logger) Option {
+	return func(s *Settings) error {
+		if l != nil {
+			s.Log = l
+		}
+		return nil
+	}
+}
+
+// WithClock is the service's clock (default time.Now).
+func WithClock(now func() time.Time) Option {
+	return func(s *Settings) error {
+		if now != nil {
+			s.Now = now
+		}
+		return nil
+	}
+}
+
+func positive(what string, d time.Duration, to *time.Duration) error {
+	if d <= 0 {
+		return fmt.Errorf("session: %s %v, want more than zero", what, d)
+	}
+	*to = d
+	return nil
+}
+
+func nonNegative(what string, d time.Duration, to *time.Duration) error {
+	if d < 0 {
+		return fmt.Errorf("session: %s %v, want zero or more", what, d)
+	}
+	*to = d
+	return nil
+}
+
+// New builds the service over its stores and LiveKit (rooms; NoRooms in a process that
+// never talks to LiveKit). Every other part is an Option with its default in defaults().
+func New(stores Stores, rooms Rooms, opts ...Option) (*Service, error) {
+	if stores == nil || rooms == nil {
+		return nil, errors.New("session: New needs the stores and the rooms")
+	}
+	s := &Service{records: stores, lines: stores, assistants: stores, accounts: stores, rooms: rooms, set: defaults()}
+	for _, o := range opts {
+		if err := o(&s.set); err != nil {
+			return nil, err
+		}
+	}
+	return s, nil
+}
+
+// PublicURL is LiveKit's address as clients reach it (rtc_url).
+func (s *Service) PublicURL() string { return s.rooms.PublicURL() }
+
+// Calls reads the account's call records.
+func (s *Service) Calls() call.Reader { return call.Reader{Store: s.records} }
+
+// Settings are what the service runs with.
+func (s *Service) Settings() Settings { return s.set }
 
 func (s *Service) notify(evts []callevent.Event) {
-	if len(evts) > 0 && s.Notify != nil {
-		s.Notify()
+	if len(evts) > 0 && s.set.OnWrite != nil {
+		s.set.OnWrite()
 	}
 }
 
-func (s *Service) now() time.Time {
-	if s.Now != nil {
-		return s.Now().UTC().Truncate(time.Millisecond)
-	}
-	return time.Now().UTC().Truncate(time.Millisecond)
-}
+func (s *Service) now() time.Time { return s.set.Now().UTC().Truncate(time.Millisecond) }
 
-func (s *Service) log() *slog.Logger {
-	if s.Log != nil {
-		return s.Log
-	}
-	return slog.Default()
-}
+func (s *Service) log() *slog.Logger { return s.set.Log }
 
 func newEventID() string { return ident.New("evt") }
 
 func upstream(msg string, err error) error {
 	return fmt.Errorf("%w: %v", apierr.New(apierr.CodeUpstreamUnavailable, msg), err)
-}
-
-func backoff(attempt int) {
-	time.Sleep(time.Duration(rand.IntN(1+min(attempt, 10))) * time.Millisecond)
 }

@@ -39,12 +39,12 @@ const sweepPage = 100
 // The local stack runs it every second (RunSweeper); on AWS a scheduled function runs it.
 // The Records store must implement LiveStore.
 func (s *Service) Sweep(ctx context.Context) (int, error) {
-	ls, ok := s.Records.(LiveStore)
+	ls, ok := s.records.(LiveStore)
 	if !ok {
-		return 0, fmt.Errorf("sweep: store %T does not list live sessions", s.Records)
+		return 0, fmt.Errorf("sweep: store %T does not list live sessions", s.records)
 	}
 	now := s.now()
-	maxDur, dispatch, ring := s.maxDuration(), s.dispatchTimeout(), s.ringTimeout()
+	maxDur, dispatch, ring := s.set.MaxDuration, s.set.DispatchTimeout, s.set.RingTimeout
 	ended := 0
 	var errs []error
 	after := ""
@@ -122,7 +122,7 @@ func (s *Service) releaseEnded(ctx context.Context, sessionID string, now time.T
 // deletePendingRoom deletes the room of an ended session again and, once LiveKit
 // confirms it is gone, clears RoomPending.
 func (s *Service) deletePendingRoom(ctx context.Context, sessionID string) error {
-	if err := s.Rooms.DeleteRoom(ctx, sessionID); err != nil {
+	if err := s.rooms.DeleteRoom(ctx, sessionID); err != nil {
 		return err
 	}
 	_, _, err := s.mutate(ctx, sessionID, func(ses *Session, _ *call.Call) ([]callevent.Event, bool, error) {
@@ -186,10 +186,4 @@ func (s *Service) SweepHandler(window, every time.Duration) func(context.Context
 		s.RunSweeper(ctx, every)
 		return nil
 	}
-}
-
-func (s *Service) maxDuration() time.Duration { return orDefault(s.MaxDuration, DefaultMaxDuration) }
-
-func (s *Service) dispatchTimeout() time.Duration {
-	return orDefault(s.DispatchTimeout, DefaultDispatchTimeout)
 }

@@ -122,7 +122,7 @@ func (s *Service) customerToken(room, mode string, req TokenRequest) (Token, err
 	if name == "" {
 		name = DefaultParticipantName
 	}
-	tok, err := s.Rooms.ParticipantToken(rtc.Grant{Room: room, Identity: NewCustomerIdentity(), Name: name, SubscribeOnly: watch})
+	tok, err := s.rooms.ParticipantToken(rtc.Grant{Room: room, Identity: NewCustomerIdentity(), Name: name, SubscribeOnly: watch})
 	if err != nil {
 		return Token{}, err
 	}
@@ -133,7 +133,7 @@ func (s *Service) customerToken(room, mode string, req TokenRequest) (Token, err
 // the room, asking LiveKit (which sends participant_left once the participant is gone
 // from the room, so the last of two leaving together finds neither).
 func (s *Service) otherCustomerPresent(ctx context.Context, room, leaving string) (bool, error) {
-	ps, err := s.Rooms.Participants(ctx, room)
+	ps, err := s.rooms.Participants(ctx, room)
 	if err != nil {
 		return false, err
 	}
@@ -154,7 +154,7 @@ func (s *Service) otherCustomerPresent(ctx context.Context, room, leaving string
 // The clients are changed concurrently: the whole takes about two LiveKit calls, however
 // many clients there are.
 func (s *Service) watchOnly(ctx context.Context, room string) error {
-	ps, err := s.Rooms.Participants(ctx, room)
+	ps, err := s.rooms.Participants(ctx, room)
 	if err != nil {
 		return err
 	}
@@ -165,7 +165,7 @@ func (s *Service) watchOnly(ctx context.Context, room string) error {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				errs[i] = s.Rooms.SubscribeOnly(ctx, room, p.Identity)
+				errs[i] = s.rooms.SubscribeOnly(ctx, room, p.Identity)
 			}()
 		}
 	}

@@ -6,11 +6,11 @@
 package store
 
 import (
-	"github.com/bridgeline/bridgeline/events/decision"
 	"github.com/bridgeline/bridgeline/events/delivery"
 	"github.com/bridgeline/bridgeline/shared/account"
 	"github.com/bridgeline/bridgeline/shared/assistant"
 	"github.com/bridgeline/bridgeline/shared/call"
+	"github.com/bridgeline/bridgeline/shared/decision"
 	"github.com/bridgeline/bridgeline/shared/idempotency"
 	"github.com/bridgeline/bridgeline/shared/line"
 	"github.com/bridgeline/bridgeline/shared/session"

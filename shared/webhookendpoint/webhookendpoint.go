@@ -8,7 +8,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math/rand/v2"
 	"net/url"
 	"slices"
 	"strings"
@@ -16,11 +15,13 @@ import (
 	"unicode/utf8"
 
 	"github.com/bridgeline/bridgeline/events/callevent"
+	"github.com/bridgeline/bridgeline/events/delivery"
 	"github.com/bridgeline/bridgeline/events/webhook"
 	"github.com/bridgeline/bridgeline/shared/apierr"
 	"github.com/bridgeline/bridgeline/shared/egress"
 	"github.com/bridgeline/bridgeline/shared/ident"
 	"github.com/bridgeline/bridgeline/shared/listing"
+	"github.com/bridgeline/bridgeline/shared/retry"
 )
 
 // Statuses.
@@ -66,14 +67,11 @@ func (e Endpoint) Subscribed(typ string) bool {
 	return len(e.Events) == 0 || slices.Contains(e.Events, typ)
 }
 
-// SigningSecrets are the secrets that sign a message sent at now: the current one, and
-// the previous one until its overlap ends.
-func (e Endpoint) SigningSecrets(now time.Time) []string {
-	s := []string{e.Secret}
-	if e.PreviousSecret != "" && now.Before(e.PreviousSecretExpiresAt) {
-		s = append(s, e.PreviousSecret)
-	}
-	return s
+// Target is the endpoint as delivery sends to it: its URL, whether it is enabled, and
+// its secrets as this record holds them (opened by Signing and Subscribed).
+func (e Endpoint) Target() delivery.Endpoint {
+	return delivery.Endpoint{ID: e.ID, AccountID: e.AccountID, URL: e.URL, Enabled: e.Status == StatusEnabled,
+		Secret: e.Secret, PreviousSecret: e.PreviousSecret, PreviousSecretExpiresAt: e.PreviousSecretExpiresAt}
 }
 
 // Store keeps webhook endpoints.
@@ -195,13 +193,17 @@ func (s *Service) open(ctx context.Context, e Endpoint) (Endpoint, error) {
 	return e, nil
 }
 
-// Signing returns the account's endpoint with its secrets opened: for the deliverers.
-func (s *Service) Signing(ctx context.Context, accountID, id string) (Endpoint, error) {
+// Signing returns the account's endpoint with its secrets opened, as delivery sends to
+// it: for the deliverers (delivery.Endpoints).
+func (s *Service) Signing(ctx context.Context, accountID, id string) (delivery.Endpoint, error) {
 	e, err := s.Get(ctx, accountID, id)
 	if err != nil {
-		return Endpoint{}, err
+		return delivery.Endpoint{}, err
 	}
-	return s.open(ctx, e)
+	if e, err = s.open(ctx, e); err != nil {
+		return delivery.Endpoint{}, err
+	}
+	return e.Target(), nil
 }
 
 // Get returns the account's endpoint, secrets as stored (sealed), or not-found for any
@@ -217,19 +219,19 @@ func (s *Service) List(ctx context.Context, accountID string, q listing.Query) (
 }
 
 // Subscribed returns the account's enabled endpoints that want events of type typ, with
-// their secrets opened for signing.
-func (s *Service) Subscribed(ctx context.Context, accountID, typ string) ([]Endpoint, error) {
+// their secrets opened for signing (delivery.Subscribers).
+func (s *Service) Subscribed(ctx context.Context, accountID, typ string) ([]delivery.Endpoint, error) {
 	all, err := s.Store.ListWebhookEndpoints(ctx, accountID, listing.Query{Limit: MaxPerAccount * 2})
 	if err != nil {
 		return nil, fmt.Errorf("list webhook endpoints: %w", err)
 	}
-	var out []Endpoint
+	var out []delivery.Endpoint
 	for _, e := range all {
 		if e.Status == StatusEnabled && e.Subscribed(typ) {
 			if e, err = s.open(ctx, e); err != nil {
 				return nil, err
 			}
-			out = append(out, e)
+			out = append(out, e.Target())
 		}
 	}
 	return out, nil
@@ -278,11 +280,11 @@ func (s *Service) RotateSecret(ctx context.Context, accountID, id string) (Endpo
 	return e, nil
 }
 
-// Disable turns the endpoint off (a receiver's 410 Gone). Disabling a missing endpoint is
-// not an error: it was deleted meanwhile.
-func (s *Service) Disable(ctx context.Context, accountID, id, reason string) error {
+// Gone disables an endpoint whose receiver answered 410 Gone (delivery.Endpoints).
+// Disabling a missing endpoint is not an error: it was deleted meanwhile.
+func (s *Service) Gone(ctx context.Context, accountID, id string) error {
 	_, err := s.modify(ctx, accountID, id, func(e *Endpoint) {
-		e.Status, e.DisabledReason = StatusDisabled, reason
+		e.Status, e.DisabledReason = StatusDisabled, DisabledGone
 	})
 	if apierr.Is(err, apierr.CodeResourceNotFound) {
 		return nil
@@ -293,23 +295,22 @@ func (s *Service) Disable(ctx context.Context, accountID, id, reason string) err
 // modify reads, changes and conditionally writes the endpoint, reading again when another
 // write got there first.
 func (s *Service) modify(ctx context.Context, accountID, id string, change func(*Endpoint)) (Endpoint, error) {
-	for attempt := 0; ; attempt++ {
+	var out Endpoint
+	err := retry.OnConflict(func() error {
 		e, err := s.Get(ctx, accountID, id)
 		if err != nil {
-			return Endpoint{}, err
+			return err
 		}
 		change(&e)
 		e.UpdatedAt = s.now()
-		err = s.Store.UpdateWebhookEndpoint(ctx, e)
-		if err == nil {
-			e.Revision++
-			return e, nil
+		if err := s.Store.UpdateWebhookEndpoint(ctx, e); err != nil {
+			return fmt.Errorf("update webhook endpoint %s: %w", id, err)
 		}
-		if !errors.Is(err, apierr.ErrConflict) || attempt >= 32 {
-			return Endpoint{}, fmt.Errorf("update webhook endpoint %s: %w", id, err)
-		}
-		time.Sleep(time.Duration(rand.IntN(1+min(attempt, 10))) * time.Millisecond)
-	}
+		e.Revision++
+		out = e
+		return nil
+	})
+	return out, err
 }
 
 func (s *Service) now() time.Time {

@@ -38,10 +38,13 @@ func TestSubscribedAndSigningSecrets(t *testing.T) {
 	if !all.Subscribed("call.incoming") || !some.Subscribed("call.ended") || some.Subscribed("call.incoming") {
 		t.Error("Subscribed: an empty filter takes every type, a list only its own")
 	}
-	if got := some.SigningSecrets(now); len(got) != 2 || got[0] != "new" || got[1] != "old" {
+	if (Endpoint{Status: StatusEnabled}).Target().Enabled != true || (Endpoint{Status: StatusDisabled}).Target().Enabled {
+		t.Error("Target().Enabled is Status == enabled")
+	}
+	if got := some.Target().SigningSecrets(now); len(got) != 2 || got[0] != "new" || got[1] != "old" {
 		t.Errorf("SigningSecrets during the overlap = %v, want [new old]", got)
 	}
-	if got := some.SigningSecrets(now.Add(2 * time.Hour)); len(got) != 1 || got[0] != "new" {
+	if got := some.Target().SigningSecrets(now.Add(2 * time.Hour)); len(got) != 1 || got[0] != "new" {
 		t.Errorf("SigningSecrets after the overlap = %v, want [new]", got)
 	}
 }

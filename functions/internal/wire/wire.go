@@ -197,12 +197,8 @@ func New(ctx context.Context, function string, lk LiveKit) (*controlplane.Contro
 		}
 		deps.Rooms, deps.LiveKit = parts.Rooms, parts.Verifier
 	}
-	cp, err := controlplane.New(cfg, deps)
-	if err != nil {
-		return nil, err
-	}
-	cp.API.Limiter = RateLimiter(s, cfg)
-	return cp, nil
+	deps.RateLimiter = RateLimiter(s, cfg)
+	return controlplane.New(cfg, deps)
 }
 
 // RateLimiter is the per-account limit every instance of every /v1 function shares, in
@@ -211,7 +207,7 @@ func New(ctx context.Context, function string, lk LiveKit) (*controlplane.Contro
 // (an internal receiver) has none.
 func RateLimiter(s *dynamo.Store, cfg config.Config) httpapi.RateLimiter {
 	if s.Tables().Name(dynamo.RateLimits) == "" || cfg.RateLimit == 0 {
-		return nil
+		return httpapi.Unlimited
 	}
 	return &dynamo.RateLimiter{Store: s, Rate: cfg.RateLimit, Burst: cfg.RateBurst}
 }
@@ -275,7 +271,7 @@ func Secret(ctx context.Context, arn string) (string, error) {
 // holds it directly where there is no Secrets Manager), and PLATFORM_GATEWAY_URL, the sim
 // gateway (cmd/platform-gateway) the sim adapter drives. Without a gateway there is no
 // adapter, and creating a session answers upstream_error.
-func PlatformsFromEnv(ctx context.Context) (map[string]platform.Platform, string, error) {
+func PlatformsFromEnv(ctx context.Context) ([]platform.Platform, string, error) {
 	secret := os.Getenv("SIM_SECRET")
 	if arn := os.Getenv("SIM_SECRET_ARN"); arn != "" {
 		var err error
@@ -283,7 +279,7 @@ func PlatformsFromEnv(ctx context.Context) (map[string]platform.Platform, string
 			return nil, "", fmt.Errorf("read the sim secret: %w", err)
 		}
 	}
-	platforms := map[string]platform.Platform{}
+	var platforms []platform.Platform
 	if url := os.Getenv("PLATFORM_GATEWAY_URL"); url != "" {
 		if secret == "" {
 			return nil, "", errors.New("PLATFORM_GATEWAY_URL is set but neither SIM_SECRET_ARN nor SIM_SECRET")
@@ -292,7 +288,7 @@ func PlatformsFromEnv(ctx context.Context) (map[string]platform.Platform, string
 		if err != nil {
 			return nil, "", err
 		}
-		platforms[c.Name()] = c
+		platforms = append(platforms, c)
 	}
 	return platforms, secret, nil
 }

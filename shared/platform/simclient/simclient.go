@@ -17,11 +17,9 @@ import (
 	"time"
 
 	"github.com/bridgeline/bridgeline/shared/platform"
+	"github.com/bridgeline/bridgeline/shared/platform/sim"
 	"github.com/bridgeline/bridgeline/shared/platform/simhook"
 )
-
-// Name is the platform's name, the sim's (sim.Name).
-const Name = "sim"
 
 // Config configures a Client.
 type Config struct {
@@ -35,7 +33,8 @@ type Config struct {
 
 // Client is a platform.Platform over a sim gateway.
 type Client struct {
-	cfg Config
+	sim.Kind // the sim's name, handles and abilities
+	cfg      Config
 }
 
 var _ platform.Platform = (*Client)(nil)
@@ -51,9 +50,6 @@ func New(cfg Config) (*Client, error) {
 	}
 	return &Client{cfg: cfg}, nil
 }
-
-// Name is "sim".
-func (c *Client) Name() string { return Name }
 
 // Dial implements platform.Platform.
 func (c *Client) Dial(ctx context.Context, req platform.DialRequest) (string, error) {

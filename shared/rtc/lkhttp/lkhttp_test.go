@@ -12,7 +12,7 @@ import (
 
 // TestDecodeWebhook reads webhook bodies encoded by protobuf's own JSON encoder (as
 // livekit-server encodes them) in each of its forms: JSON names or proto names, enum names
-// or numbers. shared/rtc/lkapi's tests check real deliveries from livekit-server.
+// or numbers. e2e/livekit checks real deliveries from livekit-server.
 func TestDecodeWebhook(t *testing.T) {
 	left := &livekit.WebhookEvent{Event: "participant_left", Id: "EV_1", CreatedAt: 1700000000,
 		Room: &livekit.Room{Sid: "RM_1", Name: "ses_1", MaxParticipants: 6},

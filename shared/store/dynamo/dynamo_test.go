@@ -16,8 +16,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/bridgeline/bridgeline/events/callevent"
-	"github.com/bridgeline/bridgeline/events/decision"
 	"github.com/bridgeline/bridgeline/shared/apierr"
+	"github.com/bridgeline/bridgeline/shared/decision"
 	"github.com/bridgeline/bridgeline/shared/ident"
 	"github.com/bridgeline/bridgeline/shared/listing"
 	"github.com/bridgeline/bridgeline/shared/store/dynamo"
@@ -27,30 +27,8 @@ import (
 
 func TestMain(m *testing.M) { os.Exit(dynamolocal.Main(m)) }
 
-// newStore opens a Store on fresh tables (a unique prefix per test) in DynamoDB Local
-// and deletes them when the test ends.
-func newStore(t *testing.T) *dynamo.Store {
-	t.Helper()
-	endpoint := dynamolocal.Endpoint(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	prefix := strings.ToLower(ident.New("t")) + "-"
-	s, err := dynamo.Open(ctx, dynamo.Config{Tables: dynamo.TablesWithPrefix(prefix), Endpoint: endpoint, Region: "us-east-1"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := s.CreateTables(ctx); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-		defer cancel()
-		if err := s.DeleteTables(ctx); err != nil {
-			t.Errorf("DeleteTables: %v", err)
-		}
-	})
-	return s
-}
+// newStore opens a Store on fresh tables in DynamoDB Local (dynamolocal.NewStore).
+func newStore(t *testing.T) *dynamo.Store { return dynamolocal.NewStore(t) }
 
 func TestConformance(t *testing.T) {
 	storetest.Run(t, func(t *testing.T) storetest.Store { return newStore(t) })
@@ -224,11 +202,4 @@ func TestEveryConformanceSuiteRuns(t *testing.T) {
 	if found == 0 {
 		t.Error("found no storetest.Run* suites")
 	}
-}
-
-// TestBoundedAssistantResponses: the same on DynamoDB Local, with fewer publishes (each
-// reads every version back); 24 at the field limits are 3.2 MB of versions, and the
-// largest publish response is stored, in parts, as an idempotency record.
-func TestBoundedAssistantResponses(t *testing.T) {
-	storetest.BoundedAssistantResponses(t, newStore(t), 24)
 }

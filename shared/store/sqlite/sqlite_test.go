@@ -45,17 +45,6 @@ func TestDataSurvivesReopen(t *testing.T) {
 	}
 }
 
-// TestBoundedAssistantResponses: 80 publishes, the count that made GET /v1/assistants/{id}
-// 6.5 MB, stay within Lambda's response limit on SQLite.
-func TestBoundedAssistantResponses(t *testing.T) {
-	s, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "bounded.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	storetest.BoundedAssistantResponses(t, s, 80)
-}
-
 // TestCheckpointerCopiesTheLog: commits leave the log to the background checkpointer
 // (SQLite's own checkpoint inside a commit is off), which copies it into the database
 // file within a few CheckpointEvery; closing the last connection empties the log.

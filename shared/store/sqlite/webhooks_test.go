@@ -5,7 +5,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/bridgeline/bridgeline/events/decision"
+	"github.com/bridgeline/bridgeline/shared/decision"
 	"github.com/bridgeline/bridgeline/shared/store/sqlite"
 	"github.com/bridgeline/bridgeline/shared/store/storetest"
 )

@@ -8,9 +8,9 @@ import (
 	"time"
 
 	"github.com/bridgeline/bridgeline/events/callevent"
-	"github.com/bridgeline/bridgeline/events/decision"
 	"github.com/bridgeline/bridgeline/events/delivery"
 	"github.com/bridgeline/bridgeline/shared/apierr"
+	"github.com/bridgeline/bridgeline/shared/decision"
 	"github.com/bridgeline/bridgeline/shared/ident"
 	"github.com/bridgeline/bridgeline/shared/listing"
 )

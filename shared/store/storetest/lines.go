@@ -11,6 +11,7 @@ import (
 	"github.com/bridgeline/bridgeline/shared/assistant"
 	"github.com/bridgeline/bridgeline/shared/line"
 	"github.com/bridgeline/bridgeline/shared/listing"
+	"github.com/bridgeline/bridgeline/shared/platform/sim"
 )
 
 func services(s Store) (*assistant.Service, *line.Service) {
@@ -22,18 +23,18 @@ var lineCases = map[string]func(*testing.T, Store){
 	"a handle is provisioned once and found by handle": func(t *testing.T, s Store) {
 		acct, _ := newAccount(t, s)
 		_, lines := services(s)
-		l, err := lines.Provision(ctx(t), acct.ID, "sim", "+15550100001", "Front desk")
+		l, err := lines.Provision(ctx(t), acct.ID, sim.Name, "+15550100001", "Front desk")
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := lines.Provision(ctx(t), acct.ID, "sim", "+15550100001", "again"); !apierr.Is(err, apierr.CodeConflict) {
+		if _, err := lines.Provision(ctx(t), acct.ID, sim.Name, "+15550100001", "again"); !apierr.Is(err, apierr.CodeConflict) {
 			t.Errorf("Provision(dup) err = %v, want conflict", err)
 		}
-		got, err := s.LineByHandle(ctx(t), "sim", "+15550100001")
+		got, err := s.LineByHandle(ctx(t), sim.Name, "+15550100001")
 		if err != nil || got.ID != l.ID {
 			t.Errorf("LineByHandle = %v, %v; want %s", got.ID, err, l.ID)
 		}
-		if _, err := s.LineByHandle(ctx(t), "sim", "+15550100009"); !errors.Is(err, apierr.ErrNotFound) {
+		if _, err := s.LineByHandle(ctx(t), sim.Name, "+15550100009"); !errors.Is(err, apierr.ErrNotFound) {
 			t.Errorf("LineByHandle(unknown) err = %v, want ErrNotFound", err)
 		}
 		list, err := s.ListLines(ctx(t), acct.ID, listing.Query{Limit: 10})
@@ -49,7 +50,7 @@ var lineCases = map[string]func(*testing.T, Store){
 		}
 		var first line.Line
 		for i := range 3 {
-			l, err := lines.Provision(ctx(t), acct.ID, "sim", fmt.Sprintf("+1555010%04d", 100+i), "")
+			l, err := lines.Provision(ctx(t), acct.ID, sim.Name, fmt.Sprintf("+1555010%04d", 100+i), "")
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -59,7 +60,7 @@ var lineCases = map[string]func(*testing.T, Store){
 		}
 		// Another account's older line is not this account's.
 		other, _ := newAccount(t, s)
-		if _, err := lines.Provision(ctx(t), other.ID, "sim", "+15550100999", ""); err != nil {
+		if _, err := lines.Provision(ctx(t), other.ID, sim.Name, "+15550100999", ""); err != nil {
 			t.Fatal(err)
 		}
 		got, err := s.FirstLine(ctx(t), acct.ID)
@@ -70,7 +71,7 @@ var lineCases = map[string]func(*testing.T, Store){
 	"assignment needs a published active assistant and blocks archive": func(t *testing.T, s Store) {
 		acct, _ := newAccount(t, s)
 		assistants, lines := services(s)
-		l, _ := lines.Provision(ctx(t), acct.ID, "sim", "+15550100002", "")
+		l, _ := lines.Provision(ctx(t), acct.ID, sim.Name, "+15550100002", "")
 		a, _ := assistants.Create(ctx(t), acct.ID, completeFields("Ada"))
 		if _, err := lines.Assign(ctx(t), acct.ID, l.ID, a.ID); !apierr.Is(err, apierr.CodeAssistantNotPublished) {
 			t.Fatalf("Assign(unpublished) err = %v, want assistant_not_published", err)
@@ -100,7 +101,7 @@ var lineCases = map[string]func(*testing.T, Store){
 		acct, _ := newAccount(t, s)
 		assistants, lines := services(s)
 		for round := range 4 {
-			l, _ := lines.Provision(ctx(t), acct.ID, "sim", "+1555020000"+string(rune('0'+round)), "")
+			l, _ := lines.Provision(ctx(t), acct.ID, sim.Name, "+1555020000"+string(rune('0'+round)), "")
 			a, _ := assistants.Create(ctx(t), acct.ID, completeFields("Ada"))
 			if _, err := assistants.Publish(ctx(t), acct.ID, a.ID); err != nil {
 				t.Fatal(err)
@@ -124,7 +125,7 @@ var lineCases = map[string]func(*testing.T, Store){
 	"reassigning moves the count between assistants": func(t *testing.T, s Store) {
 		acct, _ := newAccount(t, s)
 		assistants, lines := services(s)
-		l, _ := lines.Provision(ctx(t), acct.ID, "sim", "+15550100003", "")
+		l, _ := lines.Provision(ctx(t), acct.ID, sim.Name, "+15550100003", "")
 		a, _ := assistants.Create(ctx(t), acct.ID, completeFields("A"))
 		b, _ := assistants.Create(ctx(t), acct.ID, completeFields("B"))
 		assistants.Publish(ctx(t), acct.ID, a.ID)
@@ -144,7 +145,7 @@ var lineCases = map[string]func(*testing.T, Store){
 	"a stale line update conflicts": func(t *testing.T, s Store) {
 		acct, _ := newAccount(t, s)
 		_, lines := services(s)
-		l, _ := lines.Provision(ctx(t), acct.ID, "sim", "+15550100004", "")
+		l, _ := lines.Provision(ctx(t), acct.ID, sim.Name, "+15550100004", "")
 		fresh := l
 		fresh.Name = "fresh"
 		if err := s.UpdateLine(ctx(t), fresh, nil); err != nil {

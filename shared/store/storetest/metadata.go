@@ -15,6 +15,7 @@ import (
 	"github.com/bridgeline/bridgeline/shared/line"
 	"github.com/bridgeline/bridgeline/shared/listing"
 	"github.com/bridgeline/bridgeline/shared/metadata"
+	"github.com/bridgeline/bridgeline/shared/platform/sim"
 	"github.com/bridgeline/bridgeline/shared/session"
 )
 
@@ -97,7 +98,7 @@ func assistantMetadataRace(t *testing.T, s Store) {
 func lineMetadataRace(t *testing.T, s Store) {
 	acct, _ := newAccount(t, s)
 	svc := line.Service{Store: s, Assistants: s, Now: time.Now}
-	l, err := svc.Provision(ctx(t), acct.ID, "sim", "+1555"+ident.New("h")[5:12], "Front desk")
+	l, err := svc.Provision(ctx(t), acct.ID, sim.Name, "+1555"+ident.New("h")[5:12], "Front desk")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -171,7 +172,7 @@ func sessionMetadataRoundTrip(t *testing.T, s SessionStore) {
 	}
 	checkMeta(t, "GetCall", gotC.Metadata, ses.Metadata)
 
-	svc := &session.Service{Records: s}
+	svc := newSessionService(t, s)
 	if _, err := svc.UpdateMetadata(ctx(t), acct, ses.ID, metadata.Patch{Set: map[string]string{"agent": "sam"}}); err != nil {
 		t.Fatal(err)
 	}
@@ -211,7 +212,7 @@ func sessionMetadataRace(t *testing.T, s SessionStore) {
 	if err := s.SaveSession(ctx(t), ses, c, nil); err != nil {
 		t.Fatal(err)
 	}
-	svc := &session.Service{Records: s}
+	svc := newSessionService(t, s)
 	var answered sync.Once
 	race(t, func(i int) error {
 		if i%2 == 0 {
@@ -311,4 +312,15 @@ func checkMeta(t *testing.T, what string, got, want metadata.Metadata) {
 func isNotFound(err error) bool {
 	e, ok := apierr.As(err)
 	return ok && e.Code == apierr.CodeResourceNotFound
+}
+
+// newSessionService is the session service over s, with no LiveKit: the metadata cases
+// read and write records only.
+func newSessionService(t *testing.T, s SessionStore) *session.Service {
+	t.Helper()
+	svc, err := session.New(s, session.NoRooms{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return svc
 }

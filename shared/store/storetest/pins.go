@@ -6,6 +6,7 @@ import (
 	"github.com/bridgeline/bridgeline/shared/apierr"
 	"github.com/bridgeline/bridgeline/shared/assistant"
 	"github.com/bridgeline/bridgeline/shared/line"
+	"github.com/bridgeline/bridgeline/shared/platform/sim"
 )
 
 // pinCases: a line's pinned version (version_id) and a draft restored from a version.
@@ -13,7 +14,7 @@ var pinCases = map[string]func(*testing.T, Store){
 	"a line pins a version of its assistant, and reads it back": func(t *testing.T, s Store) {
 		acct, _ := newAccount(t, s)
 		assistants, lines := services(s)
-		l, _ := lines.Provision(ctx(t), acct.ID, "sim", "+15550100301", "")
+		l, _ := lines.Provision(ctx(t), acct.ID, sim.Name, "+15550100301", "")
 		a, _ := assistants.Create(ctx(t), acct.ID, completeFields("Ada"))
 		v1, err := assistants.Publish(ctx(t), acct.ID, a.ID)
 		if err != nil {
@@ -31,7 +32,7 @@ var pinCases = map[string]func(*testing.T, Store){
 		if err != nil || stored.VersionID != pin {
 			t.Fatalf("GetLine = version %q, %v; want %s", stored.VersionID, err, pin)
 		}
-		byHandle, _ := s.LineByHandle(ctx(t), "sim", "+15550100301")
+		byHandle, _ := s.LineByHandle(ctx(t), sim.Name, "+15550100301")
 		if byHandle.VersionID != pin {
 			t.Errorf("LineByHandle version = %q, want %s", byHandle.VersionID, pin)
 		}
@@ -51,7 +52,7 @@ var pinCases = map[string]func(*testing.T, Store){
 		acct, _ := newAccount(t, s)
 		otherAcct, _ := newAccount(t, s)
 		assistants, lines := services(s)
-		l, _ := lines.Provision(ctx(t), acct.ID, "sim", "+15550100302", "")
+		l, _ := lines.Provision(ctx(t), acct.ID, sim.Name, "+15550100302", "")
 		a, _ := assistants.Create(ctx(t), acct.ID, completeFields("A"))
 		b, _ := assistants.Create(ctx(t), acct.ID, completeFields("B"))
 		foreign, _ := assistants.Create(ctx(t), otherAcct.ID, completeFields("Foreign"))

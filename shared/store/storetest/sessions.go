@@ -13,14 +13,14 @@ import (
 	"github.com/bridgeline/bridgeline/shared/call"
 	"github.com/bridgeline/bridgeline/shared/ident"
 	"github.com/bridgeline/bridgeline/shared/listing"
+	"github.com/bridgeline/bridgeline/shared/platform/sim"
 	"github.com/bridgeline/bridgeline/shared/session"
 )
 
 // SessionStore is what sessions and calls need of a store, plus reading an event back
 // to check it was written with the change that caused it.
 type SessionStore interface {
-	session.Store
-	call.Store
+	session.Stores
 	GetEvent(ctx context.Context, id string) (callevent.Event, error)
 }
 
@@ -51,7 +51,7 @@ func newSessionPair(accountID string) (session.Session, call.Call) {
 		Media: "video", PlatformHandle: "+15557654321", Status: session.StatusRinging, CreatedAt: now}
 	c := call.Call{ID: ident.New("call"), AccountID: accountID, Direction: call.Outbound, LineID: "line_1",
 		From: "+15550100001", To: "+15557654321", Media: "video", Status: call.StatusRinging,
-		HandledBy: call.HandledByCustomer, SessionID: ses.ID, Platform: "sim", StartedAt: now}
+		HandledBy: call.HandledByCustomer, SessionID: ses.ID, Platform: sim.Name, StartedAt: now}
 	ses.CallID = c.ID
 	return ses, c
 }
@@ -236,14 +236,14 @@ func callByPlatformID(t *testing.T, s SessionStore) {
 	if err := s.SaveCall(ctx(t), c, nil); err != nil {
 		t.Fatal(err)
 	}
-	got, err := s.CallByPlatformID(ctx(t), "sim", "simcall_1")
+	got, err := s.CallByPlatformID(ctx(t), sim.Name, "simcall_1")
 	if err != nil || got.ID != c.ID {
 		t.Fatalf("CallByPlatformID = %v, %v; want %s", got.ID, err, c.ID)
 	}
 	if _, err := s.CallByPlatformID(ctx(t), "other", "simcall_1"); !errors.Is(err, apierr.ErrNotFound) {
 		t.Errorf("CallByPlatformID(other platform) = %v, want ErrNotFound", err)
 	}
-	if _, err := s.CallByPlatformID(ctx(t), "sim", ""); !errors.Is(err, apierr.ErrNotFound) {
+	if _, err := s.CallByPlatformID(ctx(t), sim.Name, ""); !errors.Is(err, apierr.ErrNotFound) {
 		t.Errorf("CallByPlatformID(empty) = %v, want ErrNotFound", err)
 	}
 	_, dup := newSessionPair(acct)
@@ -268,7 +268,7 @@ func callByPlatformID(t *testing.T, s SessionStore) {
 	if err := s.SaveCall(ctx(t), late, nil); err != nil {
 		t.Fatal(err)
 	}
-	if got, err := s.CallByPlatformID(ctx(t), "sim", "simcall_2"); err != nil || got.ID != late.ID {
+	if got, err := s.CallByPlatformID(ctx(t), sim.Name, "simcall_2"); err != nil || got.ID != late.ID {
 		t.Errorf("CallByPlatformID(learnt later) = %v, %v", got.ID, err)
 	}
 }

@@ -6,11 +6,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/bridgeline/bridgeline/events/decision"
 	"github.com/bridgeline/bridgeline/shared/apierr"
 	"github.com/bridgeline/bridgeline/shared/assistant"
+	"github.com/bridgeline/bridgeline/shared/decision"
 	"github.com/bridgeline/bridgeline/shared/ident"
 	"github.com/bridgeline/bridgeline/shared/line"
+	"github.com/bridgeline/bridgeline/shared/platform/sim"
 )
 
 // versionVariables: a version stores the placeholder names its text uses, and a
@@ -46,7 +47,7 @@ func versionVariables(t *testing.T, s Store) {
 func lineVariables(t *testing.T, s Store) {
 	acct, _ := newAccount(t, s)
 	_, lines := services(s)
-	l, err := lines.Provision(ctx(t), acct.ID, "sim", "+15550100007", "")
+	l, err := lines.Provision(ctx(t), acct.ID, sim.Name, "+15550100007", "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -62,7 +63,7 @@ func lineVariables(t *testing.T, s Store) {
 	if _, err := lines.Update(ctx(t), acct.ID, l.ID, line.Update{Variables: &replaced}); err != nil {
 		t.Fatal(err)
 	}
-	if got, _ := s.LineByHandle(ctx(t), "sim", l.Handle); !maps.Equal(got.Variables, replaced) {
+	if got, _ := s.LineByHandle(ctx(t), sim.Name, l.Handle); !maps.Equal(got.Variables, replaced) {
 		t.Errorf("LineByHandle.Variables = %v, want %v (replaced whole)", got.Variables, replaced)
 	}
 	bad := map[string]string{"first name": "x"}

@@ -14,6 +14,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"net"
 	"net/http"
@@ -25,6 +26,9 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/bridgeline/bridgeline/shared/ident"
+	"github.com/bridgeline/bridgeline/shared/store/dynamo"
 )
 
 // EnvEndpoint names the variable that points tests at an already running DynamoDB
@@ -171,8 +175,12 @@ var (
 // Main runs a test binary with DynamoDB Local: it uses $DYNAMODB_ENDPOINT when set, else
 // starts the jar, runs the tests, and stops it. It returns the exit code for os.Exit.
 // Failing to start is reported by Endpoint in each test that needs it, so tests that do
-// not need DynamoDB still run.
+// not need DynamoDB still run. Under -short it starts nothing (Endpoint skips).
 func Main(m *testing.M) int {
+	flag.Parse()
+	if testing.Short() {
+		return m.Run()
+	}
 	if ep := os.Getenv(EnvEndpoint); ep != "" {
 		mainEndpoint = ep
 		return m.Run()
@@ -191,9 +199,12 @@ func Main(m *testing.M) int {
 
 // Endpoint returns the DynamoDB endpoint that Main found or started. Without one, the
 // test is skipped on a developer's machine and fails in CI (CI=true), where DynamoDB
-// Local must run.
+// Local must run. Under -short (`make check`, which starts no server) it skips.
 func Endpoint(t testing.TB) string {
 	t.Helper()
+	if testing.Short() {
+		t.Skip("-short: needs DynamoDB Local")
+	}
 	mainMu.Lock()
 	defer mainMu.Unlock()
 	if mainEndpoint != "" {
@@ -208,4 +219,29 @@ func Endpoint(t testing.TB) string {
 	}
 	t.Skipf("no DynamoDB Local (set %s or install it with: bash scripts/dynamodb-local.sh install): %s", EnvEndpoint, why)
 	return ""
+}
+
+// NewStore opens a dynamo.Store on fresh tables (a unique prefix per test) in the
+// DynamoDB Local that Main found or started, and deletes them when the test ends.
+func NewStore(t testing.TB) *dynamo.Store {
+	t.Helper()
+	endpoint := Endpoint(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	prefix := strings.ToLower(ident.New("t")) + "-"
+	s, err := dynamo.Open(ctx, dynamo.Config{Tables: dynamo.TablesWithPrefix(prefix), Endpoint: endpoint, Region: "us-east-1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.CreateTables(ctx); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		if err := s.DeleteTables(ctx); err != nil {
+			t.Errorf("DeleteTables: %v", err)
+		}
+	})
+	return s
 }
