@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"mime"
 	"net/http"
 	"runtime/debug"
 	"strconv"
@@ -85,17 +86,23 @@ func (a *API) limitBody(next http.Handler, max int64) http.Handler {
 			a.writeError(w, r, apierr.New(apierr.CodeInvalidJSON, "could not read the request body"))
 			return
 		}
-		if len(bytes.TrimSpace(body)) > 0 && strings.HasPrefix(r.URL.Path, "/v1/") {
-			ct := r.Header.Get("Content-Type")
-			if ct != "" && !strings.HasPrefix(strings.ToLower(ct), "application/json") {
-				a.writeError(w, r, apierr.New(apierr.CodeUnsupportedMediaType, "request bodies must be application/json"))
-				return
-			}
+		if len(bytes.TrimSpace(body)) > 0 && strings.HasPrefix(r.URL.Path, "/v1/") && !jsonMediaType(r.Header.Get("Content-Type")) {
+			a.writeError(w, r, apierr.New(apierr.CodeUnsupportedMediaType,
+				"a request body must be sent with Content-Type: application/json"))
+			return
 		}
 		r.Body = io.NopCloser(bytes.NewReader(body))
 		r.ContentLength = int64(len(body))
 		next.ServeHTTP(w, r)
 	})
+}
+
+// jsonMediaType reports whether a Content-Type header is application/json (any case,
+// with or without parameters such as charset). A missing one is not: a body is JSON only
+// when its sender says so, as the README and openapi.yaml promise.
+func jsonMediaType(ct string) bool {
+	mt, _, err := mime.ParseMediaType(ct)
+	return err == nil && mt == "application/json"
 }
 
 // KeyAuth authenticates `Authorization: Bearer sk_...` against the stored key hashes. A

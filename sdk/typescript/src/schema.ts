@@ -3998,7 +3998,7 @@ export interface components {
                 "application/json": components["schemas"]["Error413"];
             };
         };
-        /** @description `unsupported_media_type`: a body was sent with a Content-Type other than application/json. */
+        /** @description `unsupported_media_type`: a body was sent without Content-Type: application/json (another type, or none). */
         UnsupportedMediaType: {
             headers: {
                 "Request-Id": components["headers"]["Request-Id"];
