@@ -71,6 +71,10 @@ type Options struct {
 	MaxConcurrentSessions int
 	// Platforms are calling platforms beside the sim.
 	Platforms []platform.Platform
+	// Delivery runs the local webhook delivery worker over the store's outbox, as the
+	// local stack does (events reach endpoints, redeliveries work); off, events stay in
+	// the outbox and POST /v1/events/{id}/redeliver has no delivery path.
+	Delivery bool
 }
 
 // Stack is a running control plane on real parts. A Tenant of it is a copy whose API key,
@@ -221,9 +225,18 @@ func New(opts Options) (_ *Stack, err error) {
 		svcRooms = opts.WrapRooms(rooms)
 	}
 	cp, err := controlplane.New(cfg, controlplane.Deps{Store: st, Rooms: svcRooms, LiveKit: rooms,
-		Platforms: platforms, SimSecret: "sim-test-secret", Log: log})
+		Platforms: platforms, SimSecret: "sim-test-secret", Log: log, LocalDelivery: opts.Delivery})
 	if err != nil {
 		return nil, err
+	}
+	if opts.Delivery {
+		deliverCtx, stopDelivery := context.WithCancel(context.Background())
+		delivered := make(chan struct{})
+		go func() {
+			defer close(delivered)
+			cp.RunDelivery(deliverCtx)
+		}()
+		sh.closers = append(sh.closers, func() { stopDelivery(); <-delivered })
 	}
 	svc, api := cp.Sessions, cp.API
 	apiHandler, simHandler := api.Handler(), simulator.Handler()

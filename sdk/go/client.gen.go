@@ -2225,8 +2225,10 @@ type ApiKeyWithSecret struct {
 	// Examples: key_01jd3f4g5h6j7k8m9n0p1q2r3t
 	Id ApiKeyID `json:"id"`
 
-	// Key The key itself, for `Authorization: Bearer`. Shown only here.
-	Key string `json:"key"`
+	// Key The key itself, for `Authorization: Bearer`. Shown only here, in the first answer: Bridgeline keeps
+	// only its SHA-256, so an idempotent replay of this request (`Idempotent-Replayed: true`) answers the
+	// same object without `key`.
+	Key *string `json:"key,omitempty"`
 
 	// Last4 The key's last 4 characters; null for keys made before they were kept.
 	Last4 *string `json:"last4"`
@@ -4149,7 +4151,7 @@ type SessionCreated struct {
 	// Examples: customer-7k2m9q4x8c1v5b3n
 	ParticipantIdentity ParticipantIdentity `json:"participant_identity"`
 
-	// ParticipantToken A LiveKit JWT for this one room; the only credential that may reach a browser.
+	// ParticipantToken A LiveKit JWT for this one room; the only credential that may reach a browser. Never kept for an idempotent replay, which answers a fresh token for the session (its own identity and expiry).
 	ParticipantToken string `json:"participant_token"`
 
 	// PlatformHandle The number or handle dialled.
@@ -4252,7 +4254,7 @@ type SessionToken struct {
 	// ParticipantName The participant's display name in the room.
 	ParticipantName string `json:"participant_name"`
 
-	// ParticipantToken A LiveKit token for this one room; the only credential that may reach a browser.
+	// ParticipantToken A LiveKit token for this one room; the only credential that may reach a browser. Never kept for an idempotent replay, which answers a fresh token for the session (its own identity and expiry).
 	ParticipantToken string `json:"participant_token"`
 
 	// RtcUrl The LiveKit URL to connect to (`wss://` in production, `ws://127.0.0.1:7880` locally).
@@ -5434,7 +5436,10 @@ type ClientInterface interface {
 	//
 	// A new key of the same mode as the key that asks (an `sk_test_` key makes an
 	// `sk_test_` key, an `sk_live_` key an `sk_live_` one). The answer holds the key
-	// itself in `key`, shown this once: only its SHA-256 is kept. 409
+	// itself in `key`, shown this once: only its SHA-256 is kept, and an idempotent
+	// replay of the request (`Idempotent-Replayed: true`) answers the same object without
+	// `key` (a client that lost the first answer revokes that key by its `id` and makes
+	// another). 409
 	// `api_key_limit_reached` when the account already holds 20 keys.
 	//
 	// Takes any type of body and a specified content type.
@@ -5446,7 +5451,10 @@ type ClientInterface interface {
 	//
 	// A new key of the same mode as the key that asks (an `sk_test_` key makes an
 	// `sk_test_` key, an `sk_live_` key an `sk_live_` one). The answer holds the key
-	// itself in `key`, shown this once: only its SHA-256 is kept. 409
+	// itself in `key`, shown this once: only its SHA-256 is kept, and an idempotent
+	// replay of the request (`Idempotent-Replayed: true`) answers the same object without
+	// `key` (a client that lost the first answer revokes that key by its `id` and makes
+	// another). 409
 	// `api_key_limit_reached` when the account already holds 20 keys.
 	//
 	// Takes a body of the `application/json` content type.
@@ -6185,7 +6193,10 @@ func (c *BaseClient) ListApiKeys(ctx context.Context, params *ListApiKeysParams,
 //
 // A new key of the same mode as the key that asks (an `sk_test_` key makes an
 // `sk_test_` key, an `sk_live_` key an `sk_live_` one). The answer holds the key
-// itself in `key`, shown this once: only its SHA-256 is kept. 409
+// itself in `key`, shown this once: only its SHA-256 is kept, and an idempotent
+// replay of the request (`Idempotent-Replayed: true`) answers the same object without
+// `key` (a client that lost the first answer revokes that key by its `id` and makes
+// another). 409
 // `api_key_limit_reached` when the account already holds 20 keys.
 //
 // Takes any type of body and a specified content type.
@@ -6207,7 +6218,10 @@ func (c *BaseClient) CreateApiKeyWithBody(ctx context.Context, params *CreateApi
 //
 // A new key of the same mode as the key that asks (an `sk_test_` key makes an
 // `sk_test_` key, an `sk_live_` key an `sk_live_` one). The answer holds the key
-// itself in `key`, shown this once: only its SHA-256 is kept. 409
+// itself in `key`, shown this once: only its SHA-256 is kept, and an idempotent
+// replay of the request (`Idempotent-Replayed: true`) answers the same object without
+// `key` (a client that lost the first answer revokes that key by its `id` and makes
+// another). 409
 // `api_key_limit_reached` when the account already holds 20 keys.
 //
 // Takes a body of the `application/json` content type.
@@ -9741,7 +9755,10 @@ type ClientWithResponsesInterface interface {
 	//
 	// A new key of the same mode as the key that asks (an `sk_test_` key makes an
 	// `sk_test_` key, an `sk_live_` key an `sk_live_` one). The answer holds the key
-	// itself in `key`, shown this once: only its SHA-256 is kept. 409
+	// itself in `key`, shown this once: only its SHA-256 is kept, and an idempotent
+	// replay of the request (`Idempotent-Replayed: true`) answers the same object without
+	// `key` (a client that lost the first answer revokes that key by its `id` and makes
+	// another). 409
 	// `api_key_limit_reached` when the account already holds 20 keys.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
@@ -9753,7 +9770,10 @@ type ClientWithResponsesInterface interface {
 	//
 	// A new key of the same mode as the key that asks (an `sk_test_` key makes an
 	// `sk_test_` key, an `sk_live_` key an `sk_live_` one). The answer holds the key
-	// itself in `key`, shown this once: only its SHA-256 is kept. 409
+	// itself in `key`, shown this once: only its SHA-256 is kept, and an idempotent
+	// replay of the request (`Idempotent-Replayed: true`) answers the same object without
+	// `key` (a client that lost the first answer revokes that key by its `id` and makes
+	// another). 409
 	// `api_key_limit_reached` when the account already holds 20 keys.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
@@ -16490,7 +16510,10 @@ func (c *ClientWithResponses) ListApiKeysWithResponse(ctx context.Context, param
 //
 // A new key of the same mode as the key that asks (an `sk_test_` key makes an
 // `sk_test_` key, an `sk_live_` key an `sk_live_` one). The answer holds the key
-// itself in `key`, shown this once: only its SHA-256 is kept. 409
+// itself in `key`, shown this once: only its SHA-256 is kept, and an idempotent
+// replay of the request (`Idempotent-Replayed: true`) answers the same object without
+// `key` (a client that lost the first answer revokes that key by its `id` and makes
+// another). 409
 // `api_key_limit_reached` when the account already holds 20 keys.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
@@ -16508,7 +16531,10 @@ func (c *ClientWithResponses) CreateApiKeyWithBodyWithResponse(ctx context.Conte
 //
 // A new key of the same mode as the key that asks (an `sk_test_` key makes an
 // `sk_test_` key, an `sk_live_` key an `sk_live_` one). The answer holds the key
-// itself in `key`, shown this once: only its SHA-256 is kept. 409
+// itself in `key`, shown this once: only its SHA-256 is kept, and an idempotent
+// replay of the request (`Idempotent-Replayed: true`) answers the same object without
+// `key` (a client that lost the first answer revokes that key by its `id` and makes
+// another). 409
 // `api_key_limit_reached` when the account already holds 20 keys.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).

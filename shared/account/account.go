@@ -52,6 +52,9 @@ type Caller struct {
 	// their webhook endpoints must use https; test keys place calls only through a
 	// platform that takes them (the sim).
 	Live bool
+	// KeyID is the id of the API key that made the request: an Idempotency-Key is
+	// replayed only to the key that first used it.
+	KeyID string
 }
 
 // Revoked reports whether the key was revoked.

@@ -26,7 +26,8 @@ type Keys struct {
 func (h *Keys) Routes() []Route {
 	return []Route{
 		{Function: "api-keys-list", Method: http.MethodGet, Pattern: "/v1/api_keys", Handler: h.listKeys},
-		{Function: "api-keys-create", Method: http.MethodPost, Pattern: "/v1/api_keys", Handler: h.createKey},
+		// The key is shown in the first answer only: a replay answers without it.
+		{Function: "api-keys-create", Method: http.MethodPost, Pattern: "/v1/api_keys", ReplayOmits: []string{"key"}, Handler: h.createKey},
 		{Function: "api-keys-delete", Method: http.MethodDelete, Pattern: "/v1/api_keys/{id}", Handler: h.revokeKey},
 	}
 }

@@ -584,7 +584,10 @@ export interface paths {
          * Make an API key
          * @description A new key of the same mode as the key that asks (an `sk_test_` key makes an
          *     `sk_test_` key, an `sk_live_` key an `sk_live_` one). The answer holds the key
-         *     itself in `key`, shown this once: only its SHA-256 is kept. 409
+         *     itself in `key`, shown this once: only its SHA-256 is kept, and an idempotent
+         *     replay of the request (`Idempotent-Replayed: true`) answers the same object without
+         *     `key` (a client that lost the first answer revokes that key by its `id` and makes
+         *     another). 409
          *     `api_key_limit_reached` when the account already holds 20 keys.
          */
         post: operations["createApiKey"];
@@ -2122,8 +2125,12 @@ export interface components {
             prefix: string;
             /** @description The key's last 4 characters; null for keys made before they were kept. */
             last4: string | null;
-            /** @description The key itself, for `Authorization: Bearer`. Shown only here. */
-            key: string;
+            /**
+             * @description The key itself, for `Authorization: Bearer`. Shown only here, in the first answer: Bridgeline keeps
+             *     only its SHA-256, so an idempotent replay of this request (`Idempotent-Replayed: true`) answers the
+             *     same object without `key`.
+             */
+            key?: string;
             /** @description When it was made. */
             created_at: components["schemas"]["Timestamp"];
             /** @description When it last authenticated a request, to the minute (null if never). */
@@ -3352,7 +3359,7 @@ export interface components {
             version_id: string | null;
             /** @description The LiveKit URL to connect to (`wss://` in production, `ws://127.0.0.1:7880` locally). */
             rtc_url: string;
-            /** @description A LiveKit JWT for this one room; the only credential that may reach a browser. */
+            /** @description A LiveKit JWT for this one room; the only credential that may reach a browser. Never kept for an idempotent replay, which answers a fresh token for the session (its own identity and expiry). */
             participant_token: string;
             /** @description The token's own LiveKit identity (see docs/joining.md). */
             participant_identity: components["schemas"]["ParticipantIdentity"];
@@ -3828,7 +3835,7 @@ export interface components {
             call_id: string;
             /** @description The LiveKit URL to connect to (`wss://` in production, `ws://127.0.0.1:7880` locally). */
             rtc_url: string;
-            /** @description A LiveKit token for this one room; the only credential that may reach a browser. */
+            /** @description A LiveKit token for this one room; the only credential that may reach a browser. Never kept for an idempotent replay, which answers a fresh token for the session (its own identity and expiry). */
             participant_token: string;
             /** @description The token's own LiveKit identity. */
             participant_identity: components["schemas"]["ParticipantIdentity"];
