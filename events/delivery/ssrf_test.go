@@ -217,3 +217,34 @@ func TestNonCanonicalHostsBlockedAtDial(t *testing.T) {
 		})
 	}
 }
+
+// TestPlainHTTPRefusedAtDial: an endpoint stored with a plain http URL (before every
+// endpoint had to be https) gets nothing sent: the attempt is https_required, with no
+// status and no duration, and the name is not even looked up. Loopback receivers stay
+// reachable over http where the policy lets loopback through (the local stack).
+func TestPlainHTTPRefusedAtDial(t *testing.T) {
+	rcv := startCountingReceiver(t)
+	post := func(d *delivery.Deliverer, url string) delivery.Attempt {
+		ep := delivery.Endpoint{ID: "whep_1", URL: url, Secret: "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw", Enabled: true}
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		a, _, _ := d.Post(ctx, ep, "evt_1", []byte(`{}`))
+		return a
+	}
+	local := &delivery.Deliverer{Client: delivery.NewClient(egress.Policy{AllowLoopback: true})}
+	strict := &delivery.Deliverer{Client: delivery.NewClient(egress.Policy{})}
+	for _, d := range []*delivery.Deliverer{local, strict} {
+		if a := post(d, "http://hooks.example.com/in"); a.Error != delivery.ErrorHTTPSRequired || a.StatusCode != 0 || a.DurationMS != 0 {
+			t.Errorf("http to a public name: attempt error %q status %d duration %d ms, want %q, 0, 0", a.Error, a.StatusCode, a.DurationMS, delivery.ErrorHTTPSRequired)
+		}
+	}
+	if a := post(strict, fmt.Sprintf("http://127.0.0.1:%d/hooks", rcv.port)); a.Error != delivery.ErrorBlockedDestination {
+		t.Errorf("http to loopback, loopback refused: attempt error %q, want %q", a.Error, delivery.ErrorBlockedDestination)
+	}
+	if a := post(local, fmt.Sprintf("http://127.0.0.1:%d/hooks", rcv.port)); a.Outcome != delivery.OutcomeSucceeded {
+		t.Errorf("http to loopback, loopback allowed: attempt = %+v, want succeeded", a)
+	}
+	if got := rcv.accepts.Load(); got != 1 {
+		t.Errorf("receiver accepted %d connections, want 1 (the allowed loopback one)", got)
+	}
+}

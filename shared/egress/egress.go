@@ -118,6 +118,22 @@ func (p Policy) Dialer(r *net.Resolver) *net.Dialer {
 	return &net.Dialer{Timeout: 5 * time.Second, Resolver: r, Control: p.Control}
 }
 
+// PlainHTTP reports whether an unencrypted (http) request may go to host: only to a
+// loopback receiver (localhost, or a loopback address written as one) when the policy
+// lets loopback through, as on the local stack. Everything else Bridgeline sends signed
+// goes over https.
+func (p Policy) PlainHTTP(host string) bool {
+	if !p.AllowLoopback {
+		return false
+	}
+	h := strings.ToLower(strings.TrimSuffix(strings.TrimPrefix(host, "["), "]"))
+	if h == "localhost" || strings.HasSuffix(h, ".localhost") {
+		return true
+	}
+	ip, err := netip.ParseAddr(h)
+	return err == nil && ip.Zone() == "" && ip.Unmap().IsLoopback() && CanonicalHost(host) == nil
+}
+
 // CheckURL is the create-time check of every URL a customer gives (webhook endpoints,
 // and the tools' and SIP trunks' addresses as they come): its host, as written in raw,
 // must pass CheckHost. Call it at create and at every update; the dial-time check

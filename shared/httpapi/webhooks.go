@@ -119,9 +119,7 @@ func (h *Webhooks) createEndpoint(w http.ResponseWriter, r *http.Request) (int, 
 	if err != nil {
 		return 0, nil, err
 	}
-	caller := AccountFrom(r.Context())
-	in.LiveKey = caller.Live
-	e, err := h.Endpoints.Create(r.Context(), caller.ID, in)
+	e, err := h.Endpoints.Create(r.Context(), AccountFrom(r.Context()).ID, in)
 	if err != nil {
 		return 0, nil, err
 	}
@@ -160,9 +158,7 @@ func (h *Webhooks) updateEndpoint(w http.ResponseWriter, r *http.Request) (int, 
 	if err != nil {
 		return 0, nil, err
 	}
-	caller := AccountFrom(r.Context())
-	in.LiveKey = caller.Live
-	e, err := h.Endpoints.Update(r.Context(), caller.ID, r.PathValue("id"), in)
+	e, err := h.Endpoints.Update(r.Context(), AccountFrom(r.Context()).ID, r.PathValue("id"), in)
 	if err != nil {
 		return 0, nil, err
 	}

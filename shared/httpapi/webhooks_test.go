@@ -383,9 +383,17 @@ func TestWebhookSSRFOverHTTP(t *testing.T) {
 	if err := h.store.AddKey(context.Background(), account.KeyFromText(h.acctID, live, time.Now())); err != nil {
 		t.Fatal(err)
 	}
-	r = h.do("POST", "/v1/webhook_endpoints", `{"url":"http://hooks.example.com/in"}`, "Authorization", "Bearer "+live)
-	if r.status != 400 || r.body["error"].(map[string]any)["code"] != "url_not_allowed" {
-		t.Errorf("live key, http URL = %d %s, want 400 url_not_allowed", r.status, r.raw)
+	// Plain http is refused whatever the key's mode: a test key's endpoint receives the
+	// account's live events too (call.incoming with its room token).
+	for name, key := range map[string]string{"live key": live, "test key": h.key} {
+		r = h.do("POST", "/v1/webhook_endpoints", `{"url":"http://hooks.example.com/in"}`, "Authorization", "Bearer "+key)
+		if r.status != 400 || r.body["error"].(map[string]any)["code"] != "url_not_allowed" {
+			t.Errorf("%s, http URL = %d %s, want 400 url_not_allowed", name, r.status, r.raw)
+		}
+		r = h.do("PATCH", "/v1/webhook_endpoints/"+id, `{"url":"http://hooks.example.com/in"}`, "Authorization", "Bearer "+key)
+		if r.status != 400 || r.body["error"].(map[string]any)["code"] != "url_not_allowed" {
+			t.Errorf("%s, update to an http URL = %d %s, want 400 url_not_allowed", name, r.status, r.raw)
+		}
 	}
 
 	// An endpoint stored pointing inside, as one made before this check was.

@@ -95,9 +95,6 @@ type Input struct {
 	Description *string
 	Events      *[]string
 	Status      *string
-	// LiveKey is set when the request came with an sk_live_ key: a live endpoint's URL
-	// must be https, so signed events never cross the internet in clear text.
-	LiveKey bool
 }
 
 // Sealer seals signing secrets for storage and opens them to sign
@@ -329,7 +326,7 @@ func (in Input) validate(dest egress.Policy) error {
 		if err := ValidURL(*in.URL); err != nil {
 			return err
 		}
-		if err := AllowedURL(dest, *in.URL, in.LiveKey); err != nil {
+		if err := AllowedURL(dest, *in.URL); err != nil {
 			return err
 		}
 	}
@@ -370,8 +367,8 @@ func (in Input) apply(e *Endpoint) {
 }
 
 // ValidURL checks an endpoint URL: absolute http(s) with a host, no credentials, at most
-// 2048 bytes. Plain http is allowed for test keys so local receivers work (AllowedURL
-// holds live keys to https); where the URL may point is AllowedURL's job.
+// 2048 bytes. Where the URL may point, and when plain http may be used, is AllowedURL's
+// job.
 func ValidURL(raw string) error {
 	u, err := url.Parse(raw)
 	switch {
@@ -391,15 +388,20 @@ func ValidURL(raw string) error {
 // written canonically (egress.CanonicalHost: no hex, octal, decimal or short IPv4 forms,
 // no IPv6 zone, no percent-encoding) or is a literal internal address (loopback unless
 // dest allows it, private, link-local, CGNAT, unique-local, multicast, unspecified, or
-// an IPv4-mapped form of those), and a plain http URL given with a live key. Host names
-// are checked again at every dial, after resolution (egress.Policy.Control).
-func AllowedURL(dest egress.Policy, raw string, liveKey bool) error {
+// an IPv4-mapped form of those), and a plain http URL whatever the key's mode: events
+// have no mode, so every endpoint of an account receives its live calls' events,
+// call.incoming with its room's participant token among them. Plain http is only for
+// a loopback receiver where dest lets loopback through (the local stack). Host names
+// are checked again at every dial, after resolution (egress.Policy.Control), and the
+// scheme at every request (delivery.NewClient).
+func AllowedURL(dest egress.Policy, raw string) error {
 	u, err := url.Parse(raw)
 	if err != nil {
 		return apierr.Invalid("url", "url must be an absolute http or https URL")
 	}
-	if liveKey && u.Scheme != "https" {
-		return apierr.Param(apierr.CodeURLNotAllowed, "url", "a live key's webhook endpoints must use https")
+	if u.Scheme != "https" && !dest.PlainHTTP(u.Hostname()) {
+		return apierr.Param(apierr.CodeURLNotAllowed, "url",
+			"url must use https: every endpoint receives the account's live events (plain http only to a loopback receiver on a local stack)")
 	}
 	switch err := dest.CheckURL(raw); {
 	case errors.Is(err, egress.ErrNotCanonical):

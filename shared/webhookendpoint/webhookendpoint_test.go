@@ -107,29 +107,36 @@ func TestNonCanonicalHostsRefusedAtCreate(t *testing.T) {
 	}
 }
 
+// TestAllowedURL: every endpoint is https whatever the key's mode (events have no
+// mode: each endpoint receives the account's live calls' events), except a loopback
+// receiver where the policy lets loopback through (the local stack).
 func TestAllowedURL(t *testing.T) {
+	local := egress.Policy{AllowLoopback: true}
 	tests := []struct {
 		name, url string
-		live      bool
 		dest      egress.Policy
 		wantCode  string // "" for allowed
 	}{
-		{"public https live", "https://hooks.example.com/x", true, egress.Policy{}, ""},
-		{"public http test", "http://hooks.example.com/x", false, egress.Policy{}, ""},
-		{"http with live key", "http://hooks.example.com/x", true, egress.Policy{}, apierr.CodeURLNotAllowed},
-		{"localhost strict", "http://localhost:9000/x", false, egress.Policy{}, apierr.CodeURLNotAllowed},
-		{"localhost allowed locally", "http://localhost:9000/x", false, egress.Policy{AllowLoopback: true}, ""},
-		{"loopback allowed locally", "http://127.0.0.1:9000/x", false, egress.Policy{AllowLoopback: true}, ""},
-		{"metadata even locally", "http://169.254.169.254/latest/meta-data", false, egress.Policy{AllowLoopback: true}, apierr.CodeURLNotAllowed},
+		{"public https", "https://hooks.example.com/x", egress.Policy{}, ""},
+		{"public https locally", "https://hooks.example.com/x", local, ""},
+		{"public http", "http://hooks.example.com/x", egress.Policy{}, apierr.CodeURLNotAllowed},
+		{"public http locally", "http://hooks.example.com/x", local, apierr.CodeURLNotAllowed},
+		{"localhost strict", "http://localhost:9000/x", egress.Policy{}, apierr.CodeURLNotAllowed},
+		{"localhost allowed locally", "http://localhost:9000/x", local, ""},
+		{"loopback allowed locally", "http://127.0.0.1:9000/x", local, ""},
+		{"v6 loopback allowed locally", "http://[::1]:9000/x", local, ""},
+		{"loopback https locally", "https://127.0.0.1:9000/x", local, ""},
+		{"a name of loopback over http", "http://loopback.hooks.example/x", local, apierr.CodeURLNotAllowed},
+		{"metadata even locally", "http://169.254.169.254/latest/meta-data", local, apierr.CodeURLNotAllowed},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			err := AllowedURL(tc.dest, tc.url, tc.live)
+			err := AllowedURL(tc.dest, tc.url)
 			switch {
 			case tc.wantCode == "" && err != nil:
-				t.Errorf("AllowedURL(%q, live=%v) = %v, want nil", tc.url, tc.live, err)
+				t.Errorf("AllowedURL(%q) = %v, want nil", tc.url, err)
 			case tc.wantCode != "" && !apierr.Is(err, tc.wantCode):
-				t.Errorf("AllowedURL(%q, live=%v) = %v, want %s", tc.url, tc.live, err, tc.wantCode)
+				t.Errorf("AllowedURL(%q) = %v, want %s", tc.url, err, tc.wantCode)
 			}
 		})
 	}
