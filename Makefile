@@ -10,7 +10,7 @@ BIN := bin
 # take 8-15 s per target here.
 FUZZTIME ?= 10000x
 
-.PHONY: run run-dynamodb test bench build deps lint unit fuzz clean image soak
+.PHONY: run run-dynamodb test bench build deps lint gofmt check unit fuzz clean image soak
 
 include build.mk
 
@@ -43,9 +43,26 @@ deps:
 lint:
 	bash scripts/check-openapi.sh
 	bash scripts/check-sdk.sh
-	@bad="$$(gofmt -l $$(git ls-files '*.go'))"; if [ -n "$$bad" ]; then echo "gofmt needed:"; echo "$$bad"; exit 1; fi
+	$(MAKE) --no-print-directory gofmt
 	$(GO) vet ./...
 
+## gofmt: fails naming every Go file gofmt would change
+gofmt:
+	@bad="$$(gofmt -l $$(git ls-files '*.go'))"; if [ -n "$$bad" ]; then echo "gofmt needed:"; echo "$$bad"; exit 1; fi
+
+## check: the quick loop while you work: gofmt, go vet, and every test that needs no
+## server, with -short: each test that starts livekit-server, DynamoDB Local, moto, node,
+## Chromium or cfn-lint skips itself, and CHECK_LEAVE's packages are left out
+check: gofmt
+	$(GO) vet ./...
+	$(GO) test -short -count=1 $$($(GO) list ./... | grep -Ev '$(CHECK_LEAVE)')
+
+# CHECK_LEAVE are the packages make check leaves to make unit: the whole-stack tests
+# (e2e/), the speech engines' (stt, tts, sphinx: real recognition and synthesis, minutes
+# of CPU on two cores) and the persona worker's (livekit-server from its TestMain).
+CHECK_LEAVE := /e2e/|/mediafleet/(stt|tts|sphinx|worker)(/|$$)
+
+## unit: every test, the stack tests too, with -race (CI)
 unit:
 	$(GO) test -race -count=1 -timeout 40m ./...
 
@@ -62,8 +79,10 @@ bench: deps
 	$(GO) test -run '^$$' -bench BenchmarkAPIRoundTrip -benchtime 1000x ./e2e/sessions/
 	@echo "== each Lambda: binary size and cold start beside the local stack serving the same request"
 	$(MAKE) bench-functions
-	@echo "== persona worker: answer to connecting screen and greeting, beside LiveKit's bare dispatch"
-	$(GO) test -run '^$$' -bench Answer -benchtime 10x ./mediafleet/worker
+	@echo "== a customer client's join to a session's room (connected, first remote track) on livekit-server with ICE lite beside its default full ICE"
+	$(GO) test -run '^$$' -bench BenchmarkJoin -benchtime 40x ./mediafleet/livekitserver/
+	@echo "== persona worker: answer to connecting screen and greeting, beside LiveKit's bare dispatch; sim audio calls' greeting with ICE lite beside full ICE"
+	$(GO) test -run '^$$' -bench Answer -benchtime 40x ./mediafleet/worker
 	$(GO) test -run '^$$' -bench AvatarFrame -benchtime 300x ./mediafleet/vp8
 	@echo "== conversation on the whole stack (real VAD, STT, TTS; fake model at 0 and 300 ms first token): caller's end of speech to the reply heard beside its floor, barge-in, greeting; then concurrent calls per worker"
 	$(GO) test -run '^$$' -bench 'BenchmarkConversation$$' -benchtime 20x -timeout 30m ./e2e/sessions/
