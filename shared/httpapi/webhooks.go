@@ -3,6 +3,7 @@ package httpapi
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"slices"
@@ -332,6 +333,13 @@ func (h *Webhooks) redeliver(w http.ResponseWriter, r *http.Request) (int, any, 
 		if len(ids) == 0 {
 			return 0, nil, apierr.New(apierr.CodeNoSubscribedEndpoint, fmt.Sprintf("no enabled webhook endpoint is subscribed to %s", e.Type))
 		}
+	}
+	switch err := h.Events.CountRedelivery(ctx, e.ID, delivery.MaxRedeliveries); {
+	case errors.Is(err, apierr.ErrConflict):
+		return 0, nil, apierr.New(apierr.CodeEventNotRedeliverable, fmt.Sprintf(
+			"the event was redelivered %d times already, the most one event may be", delivery.MaxRedeliveries))
+	case err != nil:
+		return 0, nil, fmt.Errorf("count redelivery of %s: %w", e.ID, err)
 	}
 	if err := h.Redeliver.Redeliver(ctx, e, ids); err != nil {
 		return 0, nil, fmt.Errorf("redeliver %s: %w", e.ID, err)

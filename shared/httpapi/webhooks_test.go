@@ -467,3 +467,29 @@ func TestSecretNotKeptInIdempotencyRecord(t *testing.T) {
 		}
 	}
 }
+
+// TestRedeliveryCapped: an event is redelivered at most delivery.MaxRedeliveries times;
+// the next request is 409 event_not_redeliverable and queues nothing, so the event's
+// attempts stay bounded and redeliver is no amplifier of signed POSTs.
+func TestRedeliveryCapped(t *testing.T) {
+	h := newHookEnv(t)
+	if r := h.do("POST", "/v1/webhook_endpoints", `{"url":"`+h.receiver()+`"}`); r.status != 201 {
+		t.Fatalf("create = %d %s", r.status, r.raw)
+	}
+	evt := h.emit(callevent.TypeCallEnded)
+	h.deliver()
+	for i := range delivery.MaxRedeliveries {
+		if r := h.do("POST", "/v1/events/"+evt.ID+"/redeliver", ""); r.status != 202 {
+			t.Fatalf("redeliver %d = %d %s", i+1, r.status, r.raw)
+		}
+	}
+	h.deliver()
+	r := h.do("POST", "/v1/events/"+evt.ID+"/redeliver", "")
+	if r.status != 409 || errCode(r) != "event_not_redeliverable" {
+		t.Errorf("redeliver %d = %d %s, want 409 event_not_redeliverable", delivery.MaxRedeliveries+1, r.status, r.raw)
+	}
+	h.deliver()
+	if _, _, n := h.last(); n != 1+delivery.MaxRedeliveries {
+		t.Errorf("receiver got %d requests, want %d", n, 1+delivery.MaxRedeliveries)
+	}
+}

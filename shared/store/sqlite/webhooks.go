@@ -151,6 +151,20 @@ func (s *Store) GetEvent(ctx context.Context, id string) (callevent.Event, error
 	return e, err
 }
 
+// eventRedeliveriesSchema counts each event's redeliveries (CountRedelivery).
+const eventRedeliveriesSchema = `
+ALTER TABLE events ADD COLUMN redeliveries INTEGER NOT NULL DEFAULT 0;
+`
+
+// CountRedelivery counts one redelivery of the event, unless it has max already: one
+// conditional UPDATE, so concurrent requests cannot pass max together.
+func (s *Store) CountRedelivery(ctx context.Context, eventID string, max int) error {
+	return s.tx(ctx, func(tx *sql.Tx) error {
+		return mustChange(tx.ExecContext(ctx,
+			`UPDATE events SET redeliveries = redeliveries + 1 WHERE id = ? AND redeliveries < ?`, eventID, max))
+	})
+}
+
 // ListEvents lists an account's events newest first, of one type when typ is set.
 func (s *Store) ListEvents(ctx context.Context, accountID, typ string, q listing.Query) ([]callevent.Event, error) {
 	where, args := `account_id = ?`, []any{accountID}
