@@ -90,15 +90,11 @@ func (h *Keys) createKey(w http.ResponseWriter, r *http.Request) (int, any, erro
 		return 0, nil, err
 	}
 	acct := AccountFrom(r.Context()).ID
-	keys, err := h.Accounts.ListKeys(r.Context(), acct)
-	if err != nil {
-		return 0, nil, err
-	}
-	if len(keys) >= MaxAPIKeys {
+	svc := account.Service{Store: h.Accounts, Now: h.now, MaxKeys: MaxAPIKeys}
+	text, k, err := svc.AddKey(r.Context(), acct, AccountFrom(r.Context()).Live)
+	if errors.Is(err, account.ErrKeyLimit) {
 		return 0, nil, apierr.New(apierr.CodeAPIKeyLimit, "an account holds at most 20 API keys: revoke one first")
 	}
-	svc := account.Service{Store: h.Accounts, Now: h.now}
-	text, k, err := svc.AddKey(r.Context(), acct, AccountFrom(r.Context()).Live)
 	if err != nil {
 		return 0, nil, err
 	}

@@ -401,7 +401,7 @@ func TestWebhookSSRFOverHTTP(t *testing.T) {
 	now := time.Now().UTC()
 	ep := webhookendpoint.Endpoint{ID: ident.New("whep"), AccountID: h.acctID, URL: inside, Status: webhookendpoint.StatusEnabled,
 		Secret: "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw", Events: []string{callevent.TypeCallEnded}, Revision: 1, CreatedAt: now, UpdatedAt: now}
-	if err := h.store.CreateWebhookEndpoint(ctx, ep); err != nil {
+	if err := h.store.CreateWebhookEndpoint(ctx, ep, webhookendpoint.MaxPerAccount); err != nil {
 		t.Fatal(err)
 	}
 	evt := h.emit(callevent.TypeCallEnded)

@@ -81,13 +81,19 @@ func (e Endpoint) Target() delivery.Endpoint {
 // is conditional on e.Revision (the revision read) and returns apierr.ErrConflict when the
 // record moved or is gone, and stores e with Revision+1.
 type Store interface {
-	CreateWebhookEndpoint(ctx context.Context, e Endpoint) error
+	// CreateWebhookEndpoint inserts e if its account has fewer than max endpoints, else
+	// returns ErrLimit: the count and the insert are one atomic step, so concurrent
+	// creates cannot pass max together.
+	CreateWebhookEndpoint(ctx context.Context, e Endpoint, max int) error
 	GetWebhookEndpoint(ctx context.Context, id string) (Endpoint, error)
 	// ListWebhookEndpoints returns up to q.Limit+1 endpoints of the account, newest first.
 	ListWebhookEndpoints(ctx context.Context, accountID string, q listing.Query) ([]Endpoint, error)
 	UpdateWebhookEndpoint(ctx context.Context, e Endpoint) error
 	DeleteWebhookEndpoint(ctx context.Context, id string) error
 }
+
+// ErrLimit is a create refused because the account has its maximum of endpoints.
+var ErrLimit = errors.New("webhookendpoint: the account has its maximum of endpoints")
 
 // Input is a create request or a PATCH: nil fields are left alone (create needs URL).
 type Input struct {
@@ -150,7 +156,11 @@ func (s *Service) Create(ctx context.Context, accountID string, in Input) (Endpo
 	e := Endpoint{ID: ident.New(IDPrefix), AccountID: accountID, Status: StatusEnabled, Secret: sealed,
 		Events: []string{}, Revision: 1, CreatedAt: now, UpdatedAt: now}
 	in.apply(&e)
-	if err := s.Store.CreateWebhookEndpoint(ctx, e); err != nil {
+	switch err := s.Store.CreateWebhookEndpoint(ctx, e, MaxPerAccount); {
+	case errors.Is(err, ErrLimit):
+		return Endpoint{}, apierr.New(apierr.CodeWebhookEndpointLimit,
+			fmt.Sprintf("an account can have at most %d webhook endpoints; delete one first", MaxPerAccount))
+	case err != nil:
 		return Endpoint{}, fmt.Errorf("create webhook endpoint: %w", err)
 	}
 	e.Secret = secret
@@ -218,9 +228,9 @@ func (s *Service) List(ctx context.Context, accountID string, q listing.Query) (
 // Subscribed returns the account's enabled endpoints that want events of type typ, with
 // their secrets opened for signing (delivery.Subscribers).
 func (s *Service) Subscribed(ctx context.Context, accountID, typ string) ([]delivery.Endpoint, error) {
-	all, err := s.Store.ListWebhookEndpoints(ctx, accountID, listing.Query{Limit: MaxPerAccount * 2})
+	all, err := s.all(ctx, accountID)
 	if err != nil {
-		return nil, fmt.Errorf("list webhook endpoints: %w", err)
+		return nil, err
 	}
 	var out []delivery.Endpoint
 	for _, e := range all {
@@ -232,6 +242,30 @@ func (s *Service) Subscribed(ctx context.Context, accountID, typ string) ([]deli
 		}
 	}
 	return out, nil
+}
+
+// all reads every endpoint of the account, page by page: an account may hold more than
+// MaxPerAccount (endpoints made before the cap held under concurrency), and every one
+// subscribed gets its events.
+func (s *Service) all(ctx context.Context, accountID string) ([]Endpoint, error) {
+	const page = 100
+	var out []Endpoint
+	q := listing.Query{Limit: page}
+	for {
+		es, err := s.Store.ListWebhookEndpoints(ctx, accountID, q)
+		if err != nil {
+			return nil, fmt.Errorf("list webhook endpoints: %w", err)
+		}
+		more := len(es) > page
+		if more {
+			es = es[:page]
+		}
+		out = append(out, es...)
+		if !more || len(es) == 0 {
+			return out, nil
+		}
+		q.StartingAfter = es[len(es)-1].ID
+	}
 }
 
 // Update applies a PATCH. Setting status back to enabled clears the disabled reason, so an

@@ -72,7 +72,7 @@ var Writes = map[string]map[dynamo.Table]Access{
 	"webhook-endpoints-create":        {dynamo.Idempotency: idempotent, dynamo.WebhookEndpoints: Write, dynamo.RateLimits: Write},
 	"webhook-endpoints-get":           {dynamo.RateLimits: Write},
 	"webhook-endpoints-update":        {dynamo.WebhookEndpoints: Write, dynamo.RateLimits: Write},
-	"webhook-endpoints-delete":        {dynamo.WebhookEndpoints: Delete, dynamo.RateLimits: Write},
+	"webhook-endpoints-delete":        {dynamo.WebhookEndpoints: Write | Delete, dynamo.RateLimits: Write}, // the account's endpoint count
 	"webhook-endpoints-rotate-secret": {dynamo.Idempotency: idempotent, dynamo.WebhookEndpoints: Write, dynamo.RateLimits: Write},
 	"events-list":                     {dynamo.RateLimits: Write},
 	"events-get":                      {dynamo.RateLimits: Write},

@@ -56,15 +56,26 @@ CREATE TABLE webhook_attempts (
 CREATE INDEX webhook_attempts_by_event ON webhook_attempts (event_id, id);
 `
 
-// CreateWebhookEndpoint inserts an endpoint.
-func (s *Store) CreateWebhookEndpoint(ctx context.Context, e webhookendpoint.Endpoint) error {
-	_, err := s.exec(ctx,
-		`INSERT INTO webhook_endpoints (id, account_id, revision, doc) VALUES (?, ?, ?, ?)`,
-		e.ID, e.AccountID, e.Revision, mustJSON(e))
+// CreateWebhookEndpoint inserts an endpoint while its account has fewer than max (one
+// statement: the count and the insert are atomic).
+func (s *Store) CreateWebhookEndpoint(ctx context.Context, e webhookendpoint.Endpoint, max int) error {
+	res, err := s.exec(ctx,
+		`INSERT INTO webhook_endpoints (id, account_id, revision, doc)
+		 SELECT ?1, ?2, ?3, ?4
+		 WHERE (SELECT count(*) FROM webhook_endpoints WHERE account_id = ?2) < ?5`,
+		e.ID, e.AccountID, e.Revision, mustJSON(e), max)
 	if isUnique(err) {
 		return apierr.ErrConflict
 	}
-	return err
+	if err != nil {
+		return err
+	}
+	if n, err := res.RowsAffected(); err != nil {
+		return err
+	} else if n == 0 {
+		return webhookendpoint.ErrLimit
+	}
+	return nil
 }
 
 // GetWebhookEndpoint reads an endpoint.
