@@ -7,15 +7,20 @@
 #     the pages load), at the exact versions pinned in examples/internal/browser's
 #     package.json and package-lock.json, into .cache/node. npm ci checks every package
 #     against the lock's integrity hash; install scripts are not run.
+# With --page, only what the local stack's /sim/ page serves (livekit-client; node and npm
+# to install it): no Chromium, which only the tests drive (`make run` uses --page).
 # Idempotent and quick when everything is there; test packages may call it in parallel.
 set -euo pipefail
+page_only=false
+if [ "${1:-}" = "--page" ]; then page_only=true; fi
 root="$(cd "$(dirname "$0")/.." && pwd)"
 src="$root/examples/internal/browser"
 dest="$root/.cache/node"
 
 pkgs=(chromium fonts-liberation)
+if $page_only; then pkgs=(); fi
 missing=()
-for p in "${pkgs[@]}"; do
+for p in "${pkgs[@]+"${pkgs[@]}"}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
 command -v node >/dev/null || missing+=(nodejs)

@@ -8,6 +8,7 @@ import (
 	"github.com/bridgeline/bridgeline/events/callevent"
 	"github.com/bridgeline/bridgeline/shared/apierr"
 	"github.com/bridgeline/bridgeline/shared/call"
+	"github.com/bridgeline/bridgeline/shared/platform"
 	"github.com/bridgeline/bridgeline/shared/retry"
 )
 
@@ -178,7 +179,7 @@ func (s *Service) endPlatformLeg(ctx context.Context, c call.Call, reason string
 			var err error
 			if c.Status == call.StatusDeclined {
 				// Never answered: the ringing call is rejected rather than hung up.
-				err = ignoreGone(plat.Reject(ctx, id, reason))
+				err = ignoreGone(platform.RejectCall(ctx, plat, id, c.ID, reason))
 			} else {
 				err = plat.Hangup(ctx, id)
 			}
