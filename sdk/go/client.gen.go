@@ -2363,8 +2363,10 @@ type ApiKeyWithSecret struct {
 	// Examples: key_01jd3f4g5h6j7k8m9n0p1q2r3t
 	Id ApiKeyID `json:"id"`
 
-	// Key The key itself, for `Authorization: Bearer`. Shown only here.
-	Key string `json:"key"`
+	// Key The key itself, for `Authorization: Bearer`. Shown only here, in the first answer: Bridgeline keeps
+	// only its SHA-256, so an idempotent replay of this request (`Idempotent-Replayed: true`) answers the
+	// same object without `key`.
+	Key *string `json:"key,omitempty"`
 
 	// Last4 The key's last 4 characters; null for keys made before they were kept.
 	Last4 *string `json:"last4"`
@@ -4504,7 +4506,7 @@ type SessionCreated struct {
 	// Examples: customer-7k2m9q4x8c1v5b3n
 	ParticipantIdentity ParticipantIdentity `json:"participant_identity"`
 
-	// ParticipantToken A LiveKit JWT for this one room; the only credential that may reach a browser.
+	// ParticipantToken A LiveKit JWT for this one room; the only credential that may reach a browser. Never kept for an idempotent replay, which answers a fresh token for the session (its own identity and expiry).
 	ParticipantToken string `json:"participant_token"`
 
 	// PlatformHandle The number or handle dialled.
@@ -4607,7 +4609,7 @@ type SessionToken struct {
 	// ParticipantName The participant's display name in the room.
 	ParticipantName string `json:"participant_name"`
 
-	// ParticipantToken A LiveKit token for this one room; the only credential that may reach a browser.
+	// ParticipantToken A LiveKit token for this one room; the only credential that may reach a browser. Never kept for an idempotent replay, which answers a fresh token for the session (its own identity and expiry).
 	ParticipantToken string `json:"participant_token"`
 
 	// RtcUrl The LiveKit URL to connect to (`wss://` in production, `ws://127.0.0.1:7880` locally).
@@ -6101,7 +6103,10 @@ type ClientInterface interface {
 	//
 	// A new key of the same mode as the key that asks (an `sk_test_` key makes an
 	// `sk_test_` key, an `sk_live_` key an `sk_live_` one). The answer holds the key
-	// itself in `key`, shown this once: only its SHA-256 is kept. 409
+	// itself in `key`, shown this once: only its SHA-256 is kept, and an idempotent
+	// replay of the request (`Idempotent-Replayed: true`) answers the same object without
+	// `key` (a client that lost the first answer revokes that key by its `id` and makes
+	// another). 409
 	// `api_key_limit_reached` when the account already holds 20 keys.
 	//
 	// Takes any type of body and a specified content type.
@@ -6113,7 +6118,10 @@ type ClientInterface interface {
 	//
 	// A new key of the same mode as the key that asks (an `sk_test_` key makes an
 	// `sk_test_` key, an `sk_live_` key an `sk_live_` one). The answer holds the key
-	// itself in `key`, shown this once: only its SHA-256 is kept. 409
+	// itself in `key`, shown this once: only its SHA-256 is kept, and an idempotent
+	// replay of the request (`Idempotent-Replayed: true`) answers the same object without
+	// `key` (a client that lost the first answer revokes that key by its `id` and makes
+	// another). 409
 	// `api_key_limit_reached` when the account already holds 20 keys.
 	//
 	// Takes a body of the `application/json` content type.
@@ -6780,7 +6788,13 @@ type ClientInterface interface {
 	// `events`), `parameter_unknown` (`status` cannot be set on create),
 	// `url_not_allowed` (`url`: its host is a literal loopback, private, link-local,
 	// CGNAT, unique-local, multicast or unspecified address, an IPv4-mapped form of one,
-	// or `localhost`; or the request's key is `sk_live_` and the URL is not https); 409
+	// or `localhost`; or it is not written the one way every client reads alike: a
+	// host must be a DNS name in ASCII (an internationalised name in its `xn--` form)
+	// whose last label is not a number, an IPv4 address as four decimal numbers 0-255
+	// without leading zeros, or an IPv6 address in brackets without a zone, so
+	// `http://0xa9fea9fe/`, `http://2852039166/`, `http://169.254.43518/` and
+	// percent-encoded hosts are refused; or the request's key is `sk_live_` and the URL
+	// is not https); 409
 	// `webhook_endpoint_limit_reached` when the account already has 16 endpoints.
 	//
 	// Takes any type of body and a specified content type.
@@ -6795,7 +6809,13 @@ type ClientInterface interface {
 	// `events`), `parameter_unknown` (`status` cannot be set on create),
 	// `url_not_allowed` (`url`: its host is a literal loopback, private, link-local,
 	// CGNAT, unique-local, multicast or unspecified address, an IPv4-mapped form of one,
-	// or `localhost`; or the request's key is `sk_live_` and the URL is not https); 409
+	// or `localhost`; or it is not written the one way every client reads alike: a
+	// host must be a DNS name in ASCII (an internationalised name in its `xn--` form)
+	// whose last label is not a number, an IPv4 address as four decimal numbers 0-255
+	// without leading zeros, or an IPv6 address in brackets without a zone, so
+	// `http://0xa9fea9fe/`, `http://2852039166/`, `http://169.254.43518/` and
+	// percent-encoded hosts are refused; or the request's key is `sk_live_` and the URL
+	// is not https); 409
 	// `webhook_endpoint_limit_reached` when the account already has 16 endpoints.
 	//
 	// Takes a body of the `application/json` content type.
@@ -6884,7 +6904,10 @@ func (c *BaseClient) ListApiKeys(ctx context.Context, params *ListApiKeysParams,
 //
 // A new key of the same mode as the key that asks (an `sk_test_` key makes an
 // `sk_test_` key, an `sk_live_` key an `sk_live_` one). The answer holds the key
-// itself in `key`, shown this once: only its SHA-256 is kept. 409
+// itself in `key`, shown this once: only its SHA-256 is kept, and an idempotent
+// replay of the request (`Idempotent-Replayed: true`) answers the same object without
+// `key` (a client that lost the first answer revokes that key by its `id` and makes
+// another). 409
 // `api_key_limit_reached` when the account already holds 20 keys.
 //
 // Takes any type of body and a specified content type.
@@ -6906,7 +6929,10 @@ func (c *BaseClient) CreateApiKeyWithBody(ctx context.Context, params *CreateApi
 //
 // A new key of the same mode as the key that asks (an `sk_test_` key makes an
 // `sk_test_` key, an `sk_live_` key an `sk_live_` one). The answer holds the key
-// itself in `key`, shown this once: only its SHA-256 is kept. 409
+// itself in `key`, shown this once: only its SHA-256 is kept, and an idempotent
+// replay of the request (`Idempotent-Replayed: true`) answers the same object without
+// `key` (a client that lost the first answer revokes that key by its `id` and makes
+// another). 409
 // `api_key_limit_reached` when the account already holds 20 keys.
 //
 // Takes a body of the `application/json` content type.
@@ -8063,7 +8089,13 @@ func (c *BaseClient) ListWebhookEndpoints(ctx context.Context, params *ListWebho
 // `events`), `parameter_unknown` (`status` cannot be set on create),
 // `url_not_allowed` (`url`: its host is a literal loopback, private, link-local,
 // CGNAT, unique-local, multicast or unspecified address, an IPv4-mapped form of one,
-// or `localhost`; or the request's key is `sk_live_` and the URL is not https); 409
+// or `localhost`; or it is not written the one way every client reads alike: a
+// host must be a DNS name in ASCII (an internationalised name in its `xn--` form)
+// whose last label is not a number, an IPv4 address as four decimal numbers 0-255
+// without leading zeros, or an IPv6 address in brackets without a zone, so
+// `http://0xa9fea9fe/`, `http://2852039166/`, `http://169.254.43518/` and
+// percent-encoded hosts are refused; or the request's key is `sk_live_` and the URL
+// is not https); 409
 // `webhook_endpoint_limit_reached` when the account already has 16 endpoints.
 //
 // Takes any type of body and a specified content type.
@@ -8088,7 +8120,13 @@ func (c *BaseClient) CreateWebhookEndpointWithBody(ctx context.Context, params *
 // `events`), `parameter_unknown` (`status` cannot be set on create),
 // `url_not_allowed` (`url`: its host is a literal loopback, private, link-local,
 // CGNAT, unique-local, multicast or unspecified address, an IPv4-mapped form of one,
-// or `localhost`; or the request's key is `sk_live_` and the URL is not https); 409
+// or `localhost`; or it is not written the one way every client reads alike: a
+// host must be a DNS name in ASCII (an internationalised name in its `xn--` form)
+// whose last label is not a number, an IPv4 address as four decimal numbers 0-255
+// without leading zeros, or an IPv6 address in brackets without a zone, so
+// `http://0xa9fea9fe/`, `http://2852039166/`, `http://169.254.43518/` and
+// percent-encoded hosts are refused; or the request's key is `sk_live_` and the URL
+// is not https); 409
 // `webhook_endpoint_limit_reached` when the account already has 16 endpoints.
 //
 // Takes a body of the `application/json` content type.
@@ -10554,7 +10592,10 @@ type ClientWithResponsesInterface interface {
 	//
 	// A new key of the same mode as the key that asks (an `sk_test_` key makes an
 	// `sk_test_` key, an `sk_live_` key an `sk_live_` one). The answer holds the key
-	// itself in `key`, shown this once: only its SHA-256 is kept. 409
+	// itself in `key`, shown this once: only its SHA-256 is kept, and an idempotent
+	// replay of the request (`Idempotent-Replayed: true`) answers the same object without
+	// `key` (a client that lost the first answer revokes that key by its `id` and makes
+	// another). 409
 	// `api_key_limit_reached` when the account already holds 20 keys.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
@@ -10566,7 +10607,10 @@ type ClientWithResponsesInterface interface {
 	//
 	// A new key of the same mode as the key that asks (an `sk_test_` key makes an
 	// `sk_test_` key, an `sk_live_` key an `sk_live_` one). The answer holds the key
-	// itself in `key`, shown this once: only its SHA-256 is kept. 409
+	// itself in `key`, shown this once: only its SHA-256 is kept, and an idempotent
+	// replay of the request (`Idempotent-Replayed: true`) answers the same object without
+	// `key` (a client that lost the first answer revokes that key by its `id` and makes
+	// another). 409
 	// `api_key_limit_reached` when the account already holds 20 keys.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
@@ -11265,7 +11309,13 @@ type ClientWithResponsesInterface interface {
 	// `events`), `parameter_unknown` (`status` cannot be set on create),
 	// `url_not_allowed` (`url`: its host is a literal loopback, private, link-local,
 	// CGNAT, unique-local, multicast or unspecified address, an IPv4-mapped form of one,
-	// or `localhost`; or the request's key is `sk_live_` and the URL is not https); 409
+	// or `localhost`; or it is not written the one way every client reads alike: a
+	// host must be a DNS name in ASCII (an internationalised name in its `xn--` form)
+	// whose last label is not a number, an IPv4 address as four decimal numbers 0-255
+	// without leading zeros, or an IPv6 address in brackets without a zone, so
+	// `http://0xa9fea9fe/`, `http://2852039166/`, `http://169.254.43518/` and
+	// percent-encoded hosts are refused; or the request's key is `sk_live_` and the URL
+	// is not https); 409
 	// `webhook_endpoint_limit_reached` when the account already has 16 endpoints.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
@@ -11280,7 +11330,13 @@ type ClientWithResponsesInterface interface {
 	// `events`), `parameter_unknown` (`status` cannot be set on create),
 	// `url_not_allowed` (`url`: its host is a literal loopback, private, link-local,
 	// CGNAT, unique-local, multicast or unspecified address, an IPv4-mapped form of one,
-	// or `localhost`; or the request's key is `sk_live_` and the URL is not https); 409
+	// or `localhost`; or it is not written the one way every client reads alike: a
+	// host must be a DNS name in ASCII (an internationalised name in its `xn--` form)
+	// whose last label is not a number, an IPv4 address as four decimal numbers 0-255
+	// without leading zeros, or an IPv6 address in brackets without a zone, so
+	// `http://0xa9fea9fe/`, `http://2852039166/`, `http://169.254.43518/` and
+	// percent-encoded hosts are refused; or the request's key is `sk_live_` and the URL
+	// is not https); 409
 	// `webhook_endpoint_limit_reached` when the account already has 16 endpoints.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
@@ -17515,7 +17571,10 @@ func (c *ClientWithResponses) ListApiKeysWithResponse(ctx context.Context, param
 //
 // A new key of the same mode as the key that asks (an `sk_test_` key makes an
 // `sk_test_` key, an `sk_live_` key an `sk_live_` one). The answer holds the key
-// itself in `key`, shown this once: only its SHA-256 is kept. 409
+// itself in `key`, shown this once: only its SHA-256 is kept, and an idempotent
+// replay of the request (`Idempotent-Replayed: true`) answers the same object without
+// `key` (a client that lost the first answer revokes that key by its `id` and makes
+// another). 409
 // `api_key_limit_reached` when the account already holds 20 keys.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
@@ -17533,7 +17592,10 @@ func (c *ClientWithResponses) CreateApiKeyWithBodyWithResponse(ctx context.Conte
 //
 // A new key of the same mode as the key that asks (an `sk_test_` key makes an
 // `sk_test_` key, an `sk_live_` key an `sk_live_` one). The answer holds the key
-// itself in `key`, shown this once: only its SHA-256 is kept. 409
+// itself in `key`, shown this once: only its SHA-256 is kept, and an idempotent
+// replay of the request (`Idempotent-Replayed: true`) answers the same object without
+// `key` (a client that lost the first answer revokes that key by its `id` and makes
+// another). 409
 // `api_key_limit_reached` when the account already holds 20 keys.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
@@ -18526,7 +18588,13 @@ func (c *ClientWithResponses) ListWebhookEndpointsWithResponse(ctx context.Conte
 // `events`), `parameter_unknown` (`status` cannot be set on create),
 // `url_not_allowed` (`url`: its host is a literal loopback, private, link-local,
 // CGNAT, unique-local, multicast or unspecified address, an IPv4-mapped form of one,
-// or `localhost`; or the request's key is `sk_live_` and the URL is not https); 409
+// or `localhost`; or it is not written the one way every client reads alike: a
+// host must be a DNS name in ASCII (an internationalised name in its `xn--` form)
+// whose last label is not a number, an IPv4 address as four decimal numbers 0-255
+// without leading zeros, or an IPv6 address in brackets without a zone, so
+// `http://0xa9fea9fe/`, `http://2852039166/`, `http://169.254.43518/` and
+// percent-encoded hosts are refused; or the request's key is `sk_live_` and the URL
+// is not https); 409
 // `webhook_endpoint_limit_reached` when the account already has 16 endpoints.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
@@ -18547,7 +18615,13 @@ func (c *ClientWithResponses) CreateWebhookEndpointWithBodyWithResponse(ctx cont
 // `events`), `parameter_unknown` (`status` cannot be set on create),
 // `url_not_allowed` (`url`: its host is a literal loopback, private, link-local,
 // CGNAT, unique-local, multicast or unspecified address, an IPv4-mapped form of one,
-// or `localhost`; or the request's key is `sk_live_` and the URL is not https); 409
+// or `localhost`; or it is not written the one way every client reads alike: a
+// host must be a DNS name in ASCII (an internationalised name in its `xn--` form)
+// whose last label is not a number, an IPv4 address as four decimal numbers 0-255
+// without leading zeros, or an IPv6 address in brackets without a zone, so
+// `http://0xa9fea9fe/`, `http://2852039166/`, `http://169.254.43518/` and
+// percent-encoded hosts are refused; or the request's key is `sk_live_` and the URL
+// is not https); 409
 // `webhook_endpoint_limit_reached` when the account already has 16 endpoints.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
