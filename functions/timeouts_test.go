@@ -8,6 +8,7 @@ import (
 	"github.com/bridgeline/bridgeline/events/delivery"
 	"github.com/bridgeline/bridgeline/functions/functiontest"
 	"github.com/bridgeline/bridgeline/functions/internal/wire"
+	"github.com/bridgeline/bridgeline/shared/assistant"
 	"github.com/bridgeline/bridgeline/shared/line"
 	"github.com/bridgeline/bridgeline/shared/session"
 )
@@ -24,6 +25,7 @@ type outbound struct {
 	webhook           bool          // one webhook attempt per message, concurrently (delivery.Timeout)
 	window            time.Duration // a scheduled function's working window
 	decision          bool          // waits for a customer's decision (customer_decides)
+	tool              bool          // one request to a customer's tool, bounded by its timeout_ms
 	why               string
 }
 
@@ -46,6 +48,7 @@ var outboundCalls = map[string]outbound{
 	"lines-delete":      {liveKit: 6, why: "siptrunk.Sync of the line's trunk"},
 	"persona-transfer":  {liveKit: 2, why: "TransferSIPParticipant, then RemoveParticipant or DeleteRoom as the call ends"},
 	"calls-transfer":    {liveKit: 2, why: "TransferSIPParticipant, then RemoveParticipant or DeleteRoom as the call ends"},
+	"persona-tool":      {tool: true, why: "one request to the customer's tool, at most assistant.MaxToolTimeoutMS"},
 }
 
 // Each function's Timeout covers the outbound calls it makes with the clients wire
@@ -72,6 +75,9 @@ func TestFunctionTimeoutsCoverOutboundCalls(t *testing.T) {
 				calls.window + wire.AWSAllowance + wire.AnswerMargin
 			if calls.webhook {
 				need += delivery.Timeout
+			}
+			if calls.tool {
+				need += assistant.MaxToolTimeoutMS * time.Millisecond
 			}
 			if calls.decision {
 				// The wait is cut to leave DecisionReserve before the deadline; the

@@ -11,81 +11,10 @@ import (
 	"testing"
 	"time"
 
-	"golang.org/x/net/dns/dnsmessage"
-
 	"github.com/bridgeline/bridgeline/events/delivery"
 	"github.com/bridgeline/bridgeline/shared/egress"
+	"github.com/bridgeline/bridgeline/shared/egress/egresstest"
 )
-
-// dnsServer is an authoritative DNS server on 127.0.0.1 (UDP) that answers A and AAAA
-// queries from a fixed table, so a name can resolve to an internal address through the
-// real Go resolver, without /etc/hosts.
-type dnsServer struct {
-	conn  net.PacketConn
-	names map[string]netip.Addr // fully qualified, lower case
-}
-
-func startDNS(t *testing.T, names map[string]netip.Addr) *dnsServer {
-	t.Helper()
-	c, err := net.ListenPacket("udp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := &dnsServer{conn: c, names: names}
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		s.serve()
-	}()
-	t.Cleanup(func() { c.Close(); <-done })
-	return s
-}
-
-func (s *dnsServer) serve() {
-	buf := make([]byte, 1500)
-	for {
-		n, from, err := s.conn.ReadFrom(buf)
-		if err != nil {
-			return // closed
-		}
-		var p dnsmessage.Parser
-		h, err := p.Start(buf[:n])
-		if err != nil {
-			continue
-		}
-		q, err := p.Question()
-		if err != nil {
-			continue
-		}
-		b := dnsmessage.NewBuilder(nil, dnsmessage.Header{ID: h.ID, Response: true, Authoritative: true})
-		b.EnableCompression()
-		_ = b.StartQuestions()
-		_ = b.Question(q)
-		_ = b.StartAnswers()
-		addr, ok := s.names[strings.ToLower(q.Name.String())]
-		rh := dnsmessage.ResourceHeader{Name: q.Name, Class: dnsmessage.ClassINET, TTL: 1}
-		switch {
-		case ok && q.Type == dnsmessage.TypeA && addr.Is4():
-			_ = b.AResource(rh, dnsmessage.AResource{A: addr.As4()})
-		case ok && q.Type == dnsmessage.TypeAAAA && !addr.Is4():
-			_ = b.AAAAResource(rh, dnsmessage.AAAAResource{AAAA: addr.As16()})
-		}
-		msg, err := b.Finish()
-		if err != nil {
-			continue
-		}
-		_, _ = s.conn.WriteTo(msg, from)
-	}
-}
-
-// resolver is a Go resolver that asks only this server.
-func (s *dnsServer) resolver() *net.Resolver {
-	addr := s.conn.LocalAddr().String()
-	return &net.Resolver{PreferGo: true, Dial: func(ctx context.Context, _, _ string) (net.Conn, error) {
-		var d net.Dialer
-		return d.DialContext(ctx, "udp", addr)
-	}}
-}
 
 // countingReceiver is a webhook receiver on 127.0.0.1 that counts the TCP connections it
 // accepts, the figure that proves a refused destination was never reached.
@@ -141,9 +70,9 @@ func TestSSRFMatrixAtDial(t *testing.T) {
 		names[name+"."] = netip.MustParseAddr(tc.Addr)
 		hostOf[tc.Form] = name
 	}
-	dns := startDNS(t, names)
-	strict := &delivery.Deliverer{Client: delivery.NewClientDialer(egress.Policy{}.Dialer(dns.resolver()))}
-	local := &delivery.Deliverer{Client: delivery.NewClientDialer(egress.Policy{AllowLoopback: true}.Dialer(dns.resolver()))}
+	dns := egresstest.StartDNS(t, names)
+	strict := &delivery.Deliverer{Client: delivery.NewClientDialer(egress.Policy{}.Dialer(dns.Resolver()))}
+	local := &delivery.Deliverer{Client: delivery.NewClientDialer(egress.Policy{AllowLoopback: true}.Dialer(dns.Resolver()))}
 	post := func(d *delivery.Deliverer, host string) delivery.Attempt {
 		if strings.Contains(host, ":") {
 			host = "[" + host + "]"
@@ -185,4 +114,66 @@ func TestSSRFMatrixAtDial(t *testing.T) {
 			t.Errorf("receiver accepted %d connections, want 1", got)
 		}
 	})
+}
+
+// TestNonCanonicalHostsBlockedAtDial: an endpoint whose host is not written canonically
+// (stored before the create-time check) is never resolved nor reached, even where a DNS
+// server answers that name with an address the policy lets through (loopback, allowed
+// here): the attempt is blocked_destination with no status and no duration.
+func TestNonCanonicalHostsBlockedAtDial(t *testing.T) {
+	rcv := startCountingReceiver(t)
+	names := map[string]netip.Addr{}
+	for _, h := range []string{"0xa9fea9fe", "2852039166", "169.254.43518", "hooks.example.254"} {
+		names[h+"."] = netip.MustParseAddr("127.0.0.1")
+	}
+	dns := egresstest.StartDNS(t, names)
+	local := &delivery.Deliverer{Client: delivery.NewClientDialer(egress.Policy{AllowLoopback: true}.Dialer(dns.Resolver()))}
+	for name := range names {
+		host := strings.TrimSuffix(name, ".")
+		t.Run(host, func(t *testing.T) {
+			ep := delivery.Endpoint{ID: "whep_1", URL: fmt.Sprintf("http://%s:%d/hooks", host, rcv.port),
+				Secret: "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw", Enabled: true}
+			before := rcv.accepts.Load()
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			a, _, _ := local.Post(ctx, ep, "evt_1", []byte(`{}`))
+			if a.Error != delivery.ErrorBlockedDestination || a.StatusCode != 0 || a.DurationMS != 0 {
+				t.Errorf("attempt error %q status %d duration %d ms, want %q, 0, 0", a.Error, a.StatusCode, a.DurationMS, delivery.ErrorBlockedDestination)
+			}
+			if got := rcv.accepts.Load() - before; got != 0 {
+				t.Errorf("receiver accepted %d connections, want 0", got)
+			}
+		})
+	}
+}
+
+// TestPlainHTTPRefusedAtDial: an endpoint stored with a plain http URL (before every
+// endpoint had to be https) gets nothing sent: the attempt is https_required, with no
+// status and no duration, and the name is not even looked up. Loopback receivers stay
+// reachable over http where the policy lets loopback through (the local stack).
+func TestPlainHTTPRefusedAtDial(t *testing.T) {
+	rcv := startCountingReceiver(t)
+	post := func(d *delivery.Deliverer, url string) delivery.Attempt {
+		ep := delivery.Endpoint{ID: "whep_1", URL: url, Secret: "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw", Enabled: true}
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		a, _, _ := d.Post(ctx, ep, "evt_1", []byte(`{}`))
+		return a
+	}
+	local := &delivery.Deliverer{Client: delivery.NewClient(egress.Policy{AllowLoopback: true})}
+	strict := &delivery.Deliverer{Client: delivery.NewClient(egress.Policy{})}
+	for _, d := range []*delivery.Deliverer{local, strict} {
+		if a := post(d, "http://hooks.example.com/in"); a.Error != delivery.ErrorHTTPSRequired || a.StatusCode != 0 || a.DurationMS != 0 {
+			t.Errorf("http to a public name: attempt error %q status %d duration %d ms, want %q, 0, 0", a.Error, a.StatusCode, a.DurationMS, delivery.ErrorHTTPSRequired)
+		}
+	}
+	if a := post(strict, fmt.Sprintf("http://127.0.0.1:%d/hooks", rcv.port)); a.Error != delivery.ErrorBlockedDestination {
+		t.Errorf("http to loopback, loopback refused: attempt error %q, want %q", a.Error, delivery.ErrorBlockedDestination)
+	}
+	if a := post(local, fmt.Sprintf("http://127.0.0.1:%d/hooks", rcv.port)); a.Outcome != delivery.OutcomeSucceeded {
+		t.Errorf("http to loopback, loopback allowed: attempt = %+v, want succeeded", a)
+	}
+	if got := rcv.accepts.Load(); got != 1 {
+		t.Errorf("receiver accepted %d connections, want 1 (the allowed loopback one)", got)
+	}
 }

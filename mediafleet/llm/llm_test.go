@@ -110,6 +110,9 @@ func TestClientStreams(t *testing.T) {
 			if got.Model != tt.wantModel || !got.Stream || got.Auth != "Bearer sk-test" {
 				t.Errorf("request model %q stream %v auth %q, want %q true Bearer sk-test", got.Model, got.Stream, got.Auth, tt.wantModel)
 			}
+			if got.MaxTokens != llm.DefaultMaxTokens {
+				t.Errorf("request max_tokens = %d, want the per-reply cap %d", got.MaxTokens, llm.DefaultMaxTokens)
+			}
 			if len(got.Tools) != len(tt.req.Tools) {
 				t.Errorf("%d tools offered, want %d", len(got.Tools), len(tt.req.Tools))
 			}
@@ -122,7 +125,12 @@ func TestClientStreams(t *testing.T) {
 				t.Fatalf("server got %d messages, want %d", len(got.Messages), len(tt.req.Messages))
 			}
 			for i, m := range tt.req.Messages {
-				if got.Messages[i] != (llmtest.Message{Role: m.Role, Content: m.Content, ToolCallID: m.ToolCallID}) {
+				var calls []string
+				for _, tc := range m.ToolCalls {
+					calls = append(calls, tc.Name+"("+tc.Arguments+")")
+				}
+				want := llmtest.Message{Role: m.Role, Content: m.Content, ToolCallID: m.ToolCallID, ToolCalls: llmtest.Calls(strings.Join(calls, "; "))}
+				if got.Messages[i] != want {
 					t.Errorf("message %d = %+v, want %+v", i, got.Messages[i], m)
 				}
 			}

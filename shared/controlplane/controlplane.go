@@ -34,6 +34,7 @@ import (
 	"github.com/bridgeline/bridgeline/shared/session"
 	"github.com/bridgeline/bridgeline/shared/siptrunk"
 	"github.com/bridgeline/bridgeline/shared/store"
+	"github.com/bridgeline/bridgeline/shared/toolcall"
 	"github.com/bridgeline/bridgeline/shared/webhookendpoint"
 )
 
@@ -82,6 +83,10 @@ type Deps struct {
 	// cfg.RateLimit and cfg.RateBurst (the local stack); Lambdas share one in DynamoDB
 	// (or httpapi.Unlimited).
 	RateLimiter httpapi.RateLimiter
+	// ToolClient posts the assistants' tool calls to the customers' URLs: nil is
+	// toolcall.NewClient(cfg.Webhooks), the egress rules of webhook deliveries (tests
+	// give one whose resolver answers internal addresses).
+	ToolClient *http.Client
 	// Routes are served beside the control plane's own (the local stack's sim pages).
 	Routes []httpapi.Route
 	// Log receives the control plane's logs (nil: discarded); Now is the clock (nil:
@@ -112,6 +117,8 @@ type ControlPlane struct {
 	// Delivery is the local outbox worker (Deps.LocalDelivery), nil otherwise; run it
 	// with RunDelivery.
 	Delivery *delivery.Worker
+	// Tools runs the persona workers' tool calls.
+	Tools *toolcall.Service
 }
 
 // New validates cfg and builds the control plane over deps.
@@ -137,7 +144,8 @@ func New(cfg config.Config, deps Deps) (*ControlPlane, error) {
 	}
 	cp := &ControlPlane{Config: cfg, Store: s}
 	cp.Accounts = &account.Service{Store: s, Now: now}
-	cp.Assistants = &assistant.Service{Store: s, HostedVoices: cfg.HostedVoices, Now: now}
+	cp.Assistants = &assistant.Service{Store: s, HostedVoices: cfg.HostedVoices, Secrets: deps.Secrets,
+		Destinations: cfg.Webhooks, MaxCallDuration: cfg.MaxSession, Now: now}
 	cp.Lines = &line.Service{Store: s, Assistants: s, Now: now}
 	cp.Trunks = &siptrunk.Service{Store: s, Lines: s, LineRules: cp.Lines, Calls: s, Secrets: deps.Secrets,
 		Origination: siptrunk.Origination{Host: cfg.SIPPublicHost, Port: cfg.SIPPublicPort}, Log: log, Now: now}
@@ -175,13 +183,19 @@ func New(cfg config.Config, deps Deps) (*ControlPlane, error) {
 	sessionOpts := []session.Option{session.WithPlatforms(platforms), session.WithDecider(cp.Asker),
 		session.WithDecisionReserve(deps.DecisionReserve), session.WithMaxDuration(cfg.MaxSession),
 		session.WithDispatchTimeout(cfg.AssistantDispatchTimeout), session.WithMaxConcurrentSessions(cfg.MaxConcurrentSessions),
-		session.WithLog(log), session.WithClock(now)}
+		session.WithSubscriptions(cp.Endpoints), session.WithLog(log), session.WithClock(now)}
 	if notify != nil {
 		sessionOpts = append(sessionOpts, session.WithWriteNotify(notify))
 	}
 	if cp.Sessions, err = session.New(s, rooms, sessionOpts...); err != nil {
 		return nil, err
 	}
+
+	toolClient := deps.ToolClient
+	if toolClient == nil {
+		toolClient = toolcall.NewClient(cfg.Webhooks)
+	}
+	cp.Tools = &toolcall.Service{Records: s, Secrets: cp.Assistants, Client: toolClient, Log: log, Now: now}
 
 	routes := slices.Concat(
 		(&httpapi.Assistants{Service: cp.Assistants}).Routes(),
@@ -192,7 +206,7 @@ func New(cfg config.Config, deps Deps) (*ControlPlane, error) {
 		(&httpapi.CallAnswers{Decisions: s, Calls: s, Now: now}).Routes(),
 		(&httpapi.Sessions{Service: cp.Sessions}).Routes(),
 		(&httpapi.Receivers{Sessions: cp.Sessions, RTC: deps.LiveKit, ReportSecret: cfg.PersonaReportSecret,
-			SimSecret: deps.SimSecret, SIPSecret: deps.SIPSecret, Replays: deps.NotificationReplays, Now: now}).Routes(),
+			Tools: cp.Tools, SimSecret: deps.SimSecret, SIPSecret: deps.SIPSecret, Replays: deps.NotificationReplays, Now: now}).Routes(),
 		deps.Routes,
 	)
 	limiter := deps.RateLimiter
