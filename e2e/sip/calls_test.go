@@ -235,6 +235,15 @@ func TestOutbound(t *testing.T) {
 	r.fake.SetReplies(script(llmtest.Reply{Text: "Thank you, goodbye.", EndCall: true}))
 	wav, _ := speechWAV(t, part{pause: 6 * time.Second}, part{say: "Yes, that is fine."}, part{pause: 10 * time.Second})
 	callee := r.phone(t, sipphone.Config{Number: "+15557650031", Speak: wav, AutoAnswer: true})
+	// An outbound address inside the deployment is refused as webhook and tool URLs are
+	// (the stack allows loopback, as a local stack does; a private address, never).
+	for _, internal := range []string{"10.0.0.7:5060", "169.254.169.254", "[fd00::1]:5060"} {
+		status, raw, err := r.st.Request(http.MethodPost, "/v1/sip_trunks", map[string]any{"name": "internal",
+			"outbound": map[string]any{"address": internal}}, r.liveKey)
+		if err != nil || status != http.StatusBadRequest || !strings.Contains(string(raw), `"url_not_allowed"`) {
+			t.Errorf("POST /v1/sip_trunks with outbound.address %s = %d %s, %v; want 400 url_not_allowed", internal, status, raw, err)
+		}
+	}
 	tr := r.trunk(t, callee.Address())
 	a := r.assistant(t, greeting, nil)
 	l := r.line(t, "+15550170031", tr.ID, map[string]any{"assistant_id": a.ID})

@@ -7443,7 +7443,9 @@ type ClientInterface interface {
 	// `allowed_addresses` (IPv4 or IPv6 addresses or CIDRs the provider signals from)
 	// and/or with digest credentials `username` + `password`, at least one of the two;
 	// a call from anywhere else never reaches a room and leaves no call record.
-	// `outbound` says where sessions dial out: `address` as `host[:port]`, `transport`
+	// `outbound` says where sessions dial out: `address` as `host[:port]` (a host that
+	// is a literal loopback, private, link-local or other internal address is 400
+	// `url_not_allowed`, as for webhook and tool URLs), `transport`
 	// `udp` (the default), `tcp` or `tls`, and optional credentials. At least one side
 	// is given. Passwords are sealed at rest and never shown again (`password_set`).
 	// The answer's `origination_uri` is where the provider must send the trunk's calls
@@ -7461,7 +7463,9 @@ type ClientInterface interface {
 	// `allowed_addresses` (IPv4 or IPv6 addresses or CIDRs the provider signals from)
 	// and/or with digest credentials `username` + `password`, at least one of the two;
 	// a call from anywhere else never reaches a room and leaves no call record.
-	// `outbound` says where sessions dial out: `address` as `host[:port]`, `transport`
+	// `outbound` says where sessions dial out: `address` as `host[:port]` (a host that
+	// is a literal loopback, private, link-local or other internal address is 400
+	// `url_not_allowed`, as for webhook and tool URLs), `transport`
 	// `udp` (the default), `tcp` or `tls`, and optional credentials. At least one side
 	// is given. Passwords are sealed at rest and never shown again (`password_set`).
 	// The answer's `origination_uri` is where the provider must send the trunk's calls
@@ -8951,7 +8955,9 @@ func (c *BaseClient) ListSipTrunks(ctx context.Context, params *ListSipTrunksPar
 // `allowed_addresses` (IPv4 or IPv6 addresses or CIDRs the provider signals from)
 // and/or with digest credentials `username` + `password`, at least one of the two;
 // a call from anywhere else never reaches a room and leaves no call record.
-// `outbound` says where sessions dial out: `address` as `host[:port]`, `transport`
+// `outbound` says where sessions dial out: `address` as `host[:port]` (a host that
+// is a literal loopback, private, link-local or other internal address is 400
+// `url_not_allowed`, as for webhook and tool URLs), `transport`
 // `udp` (the default), `tcp` or `tls`, and optional credentials. At least one side
 // is given. Passwords are sealed at rest and never shown again (`password_set`).
 // The answer's `origination_uri` is where the provider must send the trunk's calls
@@ -8979,7 +8985,9 @@ func (c *BaseClient) CreateSipTrunkWithBody(ctx context.Context, params *CreateS
 // `allowed_addresses` (IPv4 or IPv6 addresses or CIDRs the provider signals from)
 // and/or with digest credentials `username` + `password`, at least one of the two;
 // a call from anywhere else never reaches a room and leaves no call record.
-// `outbound` says where sessions dial out: `address` as `host[:port]`, `transport`
+// `outbound` says where sessions dial out: `address` as `host[:port]` (a host that
+// is a literal loopback, private, link-local or other internal address is 400
+// `url_not_allowed`, as for webhook and tool URLs), `transport`
 // `udp` (the default), `tcp` or `tls`, and optional credentials. At least one side
 // is given. Passwords are sealed at rest and never shown again (`password_set`).
 // The answer's `origination_uri` is where the provider must send the trunk's calls
@@ -12817,7 +12825,9 @@ type ClientWithResponsesInterface interface {
 	// `allowed_addresses` (IPv4 or IPv6 addresses or CIDRs the provider signals from)
 	// and/or with digest credentials `username` + `password`, at least one of the two;
 	// a call from anywhere else never reaches a room and leaves no call record.
-	// `outbound` says where sessions dial out: `address` as `host[:port]`, `transport`
+	// `outbound` says where sessions dial out: `address` as `host[:port]` (a host that
+	// is a literal loopback, private, link-local or other internal address is 400
+	// `url_not_allowed`, as for webhook and tool URLs), `transport`
 	// `udp` (the default), `tcp` or `tls`, and optional credentials. At least one side
 	// is given. Passwords are sealed at rest and never shown again (`password_set`).
 	// The answer's `origination_uri` is where the provider must send the trunk's calls
@@ -12835,7 +12845,9 @@ type ClientWithResponsesInterface interface {
 	// `allowed_addresses` (IPv4 or IPv6 addresses or CIDRs the provider signals from)
 	// and/or with digest credentials `username` + `password`, at least one of the two;
 	// a call from anywhere else never reaches a room and leaves no call record.
-	// `outbound` says where sessions dial out: `address` as `host[:port]`, `transport`
+	// `outbound` says where sessions dial out: `address` as `host[:port]` (a host that
+	// is a literal loopback, private, link-local or other internal address is 400
+	// `url_not_allowed`, as for webhook and tool URLs), `transport`
 	// `udp` (the default), `tcp` or `tls`, and optional credentials. At least one side
 	// is given. Passwords are sealed at rest and never shown again (`password_set`).
 	// The answer's `origination_uri` is where the provider must send the trunk's calls
@@ -21598,7 +21610,9 @@ func (c *ClientWithResponses) ListSipTrunksWithResponse(ctx context.Context, par
 // `allowed_addresses` (IPv4 or IPv6 addresses or CIDRs the provider signals from)
 // and/or with digest credentials `username` + `password`, at least one of the two;
 // a call from anywhere else never reaches a room and leaves no call record.
-// `outbound` says where sessions dial out: `address` as `host[:port]`, `transport`
+// `outbound` says where sessions dial out: `address` as `host[:port]` (a host that
+// is a literal loopback, private, link-local or other internal address is 400
+// `url_not_allowed`, as for webhook and tool URLs), `transport`
 // `udp` (the default), `tcp` or `tls`, and optional credentials. At least one side
 // is given. Passwords are sealed at rest and never shown again (`password_set`).
 // The answer's `origination_uri` is where the provider must send the trunk's calls
@@ -21622,7 +21636,9 @@ func (c *ClientWithResponses) CreateSipTrunkWithBodyWithResponse(ctx context.Con
 // `allowed_addresses` (IPv4 or IPv6 addresses or CIDRs the provider signals from)
 // and/or with digest credentials `username` + `password`, at least one of the two;
 // a call from anywhere else never reaches a room and leaves no call record.
-// `outbound` says where sessions dial out: `address` as `host[:port]`, `transport`
+// `outbound` says where sessions dial out: `address` as `host[:port]` (a host that
+// is a literal loopback, private, link-local or other internal address is 400
+// `url_not_allowed`, as for webhook and tool URLs), `transport`
 // `udp` (the default), `tcp` or `tls`, and optional credentials. At least one side
 // is given. Passwords are sealed at rest and never shown again (`password_set`).
 // The answer's `origination_uri` is where the provider must send the trunk's calls

@@ -148,7 +148,7 @@ func New(cfg config.Config, deps Deps) (*ControlPlane, error) {
 		Destinations: cfg.Webhooks, MaxCallDuration: cfg.MaxSession, Now: now}
 	cp.Lines = &line.Service{Store: s, Assistants: s, Now: now}
 	cp.Trunks = &siptrunk.Service{Store: s, Lines: s, LineRules: cp.Lines, Calls: s, Secrets: deps.Secrets,
-		Origination: siptrunk.Origination{Host: cfg.SIPPublicHost, Port: cfg.SIPPublicPort}, Log: log, Now: now}
+		Origination: siptrunk.Origination{Host: cfg.SIPPublicHost, Port: cfg.SIPPublicPort}, Destinations: cfg.Webhooks, Log: log, Now: now}
 	plats := deps.Platforms
 	if deps.SIP != nil {
 		cp.Trunks.LiveKit = deps.SIP

@@ -5,11 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"slices"
 	"time"
 
 	"github.com/bridgeline/bridgeline/shared/apierr"
 	"github.com/bridgeline/bridgeline/shared/call"
+	"github.com/bridgeline/bridgeline/shared/egress"
 	"github.com/bridgeline/bridgeline/shared/ident"
 	"github.com/bridgeline/bridgeline/shared/line"
 	"github.com/bridgeline/bridgeline/shared/listing"
@@ -58,8 +60,12 @@ type Service struct {
 	LiveKit LiveKit
 	// Origination is where providers send calls (shown on every trunk).
 	Origination Origination
-	Log         *slog.Logger
-	Now         func() time.Time
+	// Destinations are the egress rules an outbound address must pass (a literal
+	// loopback, private or other internal address is refused at create and update, as
+	// webhook and tool URLs are); the zero Policy refuses them all.
+	Destinations egress.Policy
+	Log          *slog.Logger
+	Now          func() time.Time
 }
 
 // Origination is the deployment's SIP address: what a provider's origination URI names.
@@ -89,6 +95,9 @@ func (s *Service) Create(ctx context.Context, accountID string, in Input) (Trunk
 	if err := in.validate(); err != nil {
 		return Trunk{}, err
 	}
+	if err := s.allowedOutbound(in); err != nil {
+		return Trunk{}, err
+	}
 	for side, p := range map[string]*string{"inbound": inboundPassword(in.Inbound), "outbound": outboundPassword(in.Outbound)} {
 		if p == nil && userOf(side, in) != "" {
 			return Trunk{}, apierr.Param(apierr.CodeParameterMissing, side+".password", side+".username needs "+side+".password")
@@ -104,6 +113,24 @@ func (s *Service) Create(ctx context.Context, accountID string, in Input) (Trunk
 	}
 	s.syncAfterWrite(ctx, t.ID)
 	return t, nil
+}
+
+// allowedOutbound refuses, with 400 url_not_allowed, an outbound address whose host is a
+// literal internal address (egress.Policy.CheckHost): the SIP bridge would dial it from
+// inside the deployment. A name is taken as given.
+func (s *Service) allowedOutbound(in Input) error {
+	if in.Outbound == nil {
+		return nil
+	}
+	host := in.Outbound.Address
+	if h, _, err := net.SplitHostPort(host); err == nil {
+		host = h
+	}
+	if err := s.Destinations.CheckHost(host); err != nil {
+		return apierr.Param(apierr.CodeURLNotAllowed, "outbound.address",
+			"outbound.address must not be a loopback, private, link-local or other internal address")
+	}
+	return nil
 }
 
 func inboundPassword(in *InboundInput) *string {
@@ -145,6 +172,9 @@ func (s *Service) List(ctx context.Context, accountID string, q listing.Query) (
 // first, then brings LiveKit in step.
 func (s *Service) Update(ctx context.Context, accountID, id string, in Input) (Trunk, error) {
 	if err := in.validate(); err != nil {
+		return Trunk{}, err
+	}
+	if err := s.allowedOutbound(in); err != nil {
 		return Trunk{}, err
 	}
 	var out Trunk

@@ -733,7 +733,9 @@ export interface paths {
          *     `allowed_addresses` (IPv4 or IPv6 addresses or CIDRs the provider signals from)
          *     and/or with digest credentials `username` + `password`, at least one of the two;
          *     a call from anywhere else never reaches a room and leaves no call record.
-         *     `outbound` says where sessions dial out: `address` as `host[:port]`, `transport`
+         *     `outbound` says where sessions dial out: `address` as `host[:port]` (a host that
+         *     is a literal loopback, private, link-local or other internal address is 400
+         *     `url_not_allowed`, as for webhook and tool URLs), `transport`
          *     `udp` (the default), `tcp` or `tls`, and optional credentials. At least one side
          *     is given. Passwords are sealed at rest and never shown again (`password_set`).
          *     The answer's `origination_uri` is where the provider must send the trunk's calls
