@@ -258,6 +258,10 @@ func (h *Sessions) transferCall(w http.ResponseWriter, r *http.Request) (int, an
 		return 0, nil, err
 	}
 	if body.To.Ptr() == nil || *body.To.Ptr() == "" {
+		// Another account's call is not found, whatever the body says.
+		if _, err := h.Service.Calls().Get(r.Context(), AccountFrom(r.Context()).ID, r.PathValue("id")); err != nil {
+			return 0, nil, err
+		}
 		return 0, nil, apierr.Missing("to")
 	}
 	c, err := h.Service.Transfer(r.Context(), AccountFrom(r.Context()).ID, r.PathValue("id"), *body.To.Ptr(), session.TransferBy(false))
