@@ -37,6 +37,7 @@ deps:
 	bash scripts/install-speech-models.sh >/dev/null
 	bash scripts/dynamodb-local.sh install >/dev/null
 	bash scripts/install-browser.sh >/dev/null
+	bash scripts/build-join-page.sh >/dev/null
 
 ## lint: the contract (openapi.yaml, openapi-internal.yaml) validates, the clients generated
 ## from it match sdk/ and compile (scripts/check-sdk.sh), gofmt and go vet

@@ -8,14 +8,17 @@
 #     package.json and package-lock.json, into .cache/node. npm ci checks every package
 #     against the lock's integrity hash; install scripts are not run.
 # Idempotent and quick when everything is there; test packages may call it in parallel.
+# BROWSER_NPM_ONLY=1 installs the npm packages only (what building the hosted join page's
+# bundle needs: scripts/build-join-page.sh), no browser.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 src="$root/examples/internal/browser"
 dest="$root/.cache/node"
 
 pkgs=(chromium fonts-liberation)
+if [ "${BROWSER_NPM_ONLY:-}" = 1 ]; then pkgs=(); fi
 missing=()
-for p in "${pkgs[@]}"; do
+for p in ${pkgs[@]+"${pkgs[@]}"}; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
 command -v node >/dev/null || missing+=(nodejs)
