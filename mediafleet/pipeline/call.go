@@ -74,12 +74,17 @@ func (k *Call) Resume() { k.c.speaker.resume() }
 // CutAll drops all queued speech, the greeting included.
 func (k *Call) CutAll() { k.c.speaker.cutAll() }
 
-// Publish keeps what the conversation tells in the call's record: the ended report's
-// transcript and metrics.
+// Publish keeps what the conversation tells in the call's record (the ended report's
+// transcript and metrics) and sends each side's words to the room as live captions
+// (captions.go).
 func (k *Call) Publish(e speech.Event) {
 	k.c.mu.Lock()
 	k.c.record.Add(e)
+	caps := k.c.captions
 	k.c.mu.Unlock()
+	if w, ok := e.(speech.Words); ok && caps != nil {
+		caps.add(w)
+	}
 }
 
 // Say speaks text in the call's voice and records the turn. It returns when the speech
