@@ -61,6 +61,8 @@ const (
 	// ReasonConcurrentSessionLimit: an inbound call declined because its account had as
 	// many live sessions as its limit allows.
 	ReasonConcurrentSessionLimit = "concurrent_session_limit"
+	// ReasonJoinTimeout: a web call whose client never joined its room in time.
+	ReasonJoinTimeout = "join_timeout"
 )
 
 // Who ended a call.

@@ -167,7 +167,7 @@ func New(cfg config.Config, deps Deps) (*ControlPlane, error) {
 		(&httpapi.Keys{Accounts: s, Now: now}).Routes(),
 		(&httpapi.Webhooks{Endpoints: cp.Endpoints, Events: s, Redeliver: redeliver}).Routes(),
 		(&httpapi.CallAnswers{Decisions: s, Calls: s, Now: now}).Routes(),
-		(&httpapi.Sessions{Service: cp.Sessions}).Routes(),
+		(&httpapi.Sessions{Service: cp.Sessions, JoinPageURL: cfg.JoinPageURL}).Routes(),
 		(&httpapi.Receivers{Sessions: cp.Sessions, RTC: deps.LiveKit, ReportSecret: cfg.PersonaReportSecret,
 			SimSecret: deps.SimSecret, Replays: deps.NotificationReplays, Now: now}).Routes(),
 		deps.Routes,

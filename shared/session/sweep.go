@@ -20,6 +20,8 @@ const sweepPage = 100
 //     report from any persona worker yet. livekit-server drops an agent dispatch
 //     without a word when no worker is free (a refused job request is only logged:
 //     pkg/agent/client.go, v1.8.4 and v1.11.0 alike), so silence is the only sign;
+//   - join_timeout: a web call whose caller has not joined JoinTimeout after it was
+//     created (webcall.go);
 //   - no_answer: a session still ringing RingTimeout after it was created. The
 //     platform's own outcome never came, or a create or an inbound call's routing
 //     crashed half way.
@@ -44,7 +46,7 @@ func (s *Service) Sweep(ctx context.Context) (int, error) {
 		return 0, fmt.Errorf("sweep: store %T does not list live sessions", s.records)
 	}
 	now := s.now()
-	maxDur, dispatch, ring := s.set.MaxDuration, s.set.DispatchTimeout, s.set.RingTimeout
+	maxDur, dispatch, ring, join := s.set.MaxDuration, s.set.DispatchTimeout, s.set.RingTimeout, s.set.JoinTimeout
 	ended := 0
 	var errs []error
 	after := ""
@@ -81,6 +83,9 @@ func (s *Service) Sweep(ctx context.Context) (int, error) {
 			case unattended(ses, now, dispatch):
 				status, reason = StatusFailed, call.ReasonAssistantUnavailable
 				cond = func(ses Session, _ call.Call) bool { return unattended(ses, now, dispatch) }
+			case joinTimedOut(ses, now, join):
+				status, reason = StatusFailed, call.ReasonJoinTimeout
+				cond = func(ses Session, _ call.Call) bool { return joinTimedOut(ses, now, join) }
 			case ringingTooLong(ses, now, ring):
 				status, reason = StatusFailed, call.ReasonNoAnswer
 				cond = func(ses Session, _ call.Call) bool { return ringingTooLong(ses, now, ring) }
