@@ -63,8 +63,10 @@ bench: deps
 	$(GO) test -run '^$$' -bench BenchmarkAPIRoundTrip -benchtime 1000x ./e2e/sessions/
 	@echo "== each Lambda: binary size and cold start beside the local stack serving the same request"
 	$(MAKE) bench-functions
-	@echo "== persona worker: answer to connecting screen and greeting, beside LiveKit's bare dispatch"
-	$(GO) test -run '^$$' -bench Answer -benchtime 10x ./mediafleet/worker
+	@echo "== a customer client's join to a session's room (connected, first remote track) on livekit-server with ICE lite beside its default full ICE"
+	$(GO) test -run '^$$' -bench BenchmarkJoin -benchtime 40x ./mediafleet/livekitserver/
+	@echo "== persona worker: answer to connecting screen and greeting, beside LiveKit's bare dispatch; sim audio calls' greeting with ICE lite beside full ICE"
+	$(GO) test -run '^$$' -bench Answer -benchtime 40x ./mediafleet/worker
 	$(GO) test -run '^$$' -bench AvatarFrame -benchtime 300x ./mediafleet/vp8
 	@echo "== conversation on the whole stack (real VAD, STT, TTS; fake model at 0 and 300 ms first token): caller's end of speech to the reply heard beside its floor, barge-in, greeting; then concurrent calls per worker"
 	$(GO) test -run '^$$' -bench 'BenchmarkConversation$$' -benchtime 20x -timeout 30m ./e2e/sessions/

@@ -97,6 +97,7 @@ type liveKitConfig struct {
 		PortRangeStart int  `yaml:"port_range_start"`
 		PortRangeEnd   int  `yaml:"port_range_end"`
 		UseExternalIP  bool `yaml:"use_external_ip"`
+		UseICELite     bool `yaml:"use_ice_lite"`
 	} `yaml:"rtc"`
 	Redis struct {
 		Address string `yaml:"address"`
@@ -153,6 +154,10 @@ func TestFleetSettings(t *testing.T) {
 	}
 	if !conf.RTC.UseExternalIP || conf.RTC.TCPPort == 0 || conf.RTC.PortRangeStart == 0 || conf.RTC.PortRangeEnd <= conf.RTC.PortRangeStart {
 		t.Errorf("rtc = %+v, want a UDP port range, a TCP fallback port and the node's public address", conf.RTC)
+	}
+	// A full ICE agent makes one join in several wait a second (livekitserver.Config.FullICE).
+	if !conf.RTC.UseICELite {
+		t.Error("rtc.use_ice_lite must be true: the clients nominate, with no peer-reflexive wait")
 	}
 	if !conf.TURN.Enabled || !conf.TURN.ExternalTLS || conf.TURN.TLSPort == 0 {
 		t.Errorf("turn = %+v, want TURN with TLS terminated at the load balancer", conf.TURN)

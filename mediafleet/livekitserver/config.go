@@ -34,6 +34,14 @@ type Config struct {
 	// makes it a range instead.
 	RTCUDPPort    int
 	RTCUDPPortEnd int
+	// FullICE runs the server as a full ICE agent, livekit-server's default, instead of
+	// ICE lite (rtc.use_ice_lite). Only the join benchmarks set it, as their baseline. A
+	// full agent controls every subscriber connection, the one a join waits for; when
+	// the client's first connectivity check reaches it before the client's trickled
+	// candidate, pion/ice v4.2.2 (what livekit-server v1.11.0 is built with) keeps the
+	// pair peer-reflexive and nominates it only after PrflxAcceptanceMinWait, 1 s. With
+	// ICE lite the client nominates, at once (README, Performance).
+	FullICE bool
 
 	// WebhookURLs receive LiveKit's webhooks, signed with APIKey.
 	WebhookURLs []string
@@ -67,6 +75,10 @@ func (c Config) Validate() error {
 		return errors.New("livekit: negative port")
 	case c.RTCUDPPortEnd != 0 && c.RTCUDPPortEnd <= c.RTCUDPPort:
 		return errors.New("livekit: udp port range end must be above its start")
+	case c.Host != "" && net.ParseIP(c.Host) == nil:
+		// It is also the ICE candidate's address (node_ip) and the one address the
+		// media sockets listen on (rtc.ips).
+		return fmt.Errorf("livekit: host %q is not an IP address", c.Host)
 	}
 	for _, u := range c.WebhookURLs {
 		if !strings.HasPrefix(u, "http://") && !strings.HasPrefix(u, "https://") {
@@ -109,8 +121,14 @@ type rtcYAML struct {
 	UDPPort                 string   `yaml:"udp_port"`
 	NodeIP                  string   `yaml:"node_ip"`
 	UseExternalIP           bool     `yaml:"use_external_ip"`
+	UseICELite              bool     `yaml:"use_ice_lite"`
 	EnableLoopbackCandidate bool     `yaml:"enable_loopback_candidate"`
 	STUNServers             []string `yaml:"stun_servers"`
+	IPs                     ipsYAML  `yaml:"ips"`
+}
+
+type ipsYAML struct {
+	Includes []string `yaml:"includes"`
 }
 
 type roomYAML struct {
@@ -164,6 +182,16 @@ func (c Config) YAML() ([]byte, error) {
 			UseExternalIP:           false,
 			EnableLoopbackCandidate: true,
 			STUNServers:             []string{net.JoinHostPort(c.Host, fmt.Sprint(c.RTCUDPPort))},
+			// Sockets on the bind address only. Otherwise the server listens on every
+			// local address, node_ip rewrites each IPv4 one's candidate to the bind
+			// address, and which socket owns that one candidate follows a map's order,
+			// fixed per process: in four of eleven starts here it was another address's
+			// socket, the checks clients sent to the bind address went unanswered, and
+			// the connections went over IPv6 after the clients' 200 ms check tick.
+			IPs: ipsYAML{Includes: []string{hostCIDR(c.Host)}},
+			// ICE lite: the server only answers checks and every client nominates its
+			// pair, so no join waits on the server's peer-reflexive timer (FullICE).
+			UseICELite: !c.FullICE,
 		},
 		Room: roomYAML{
 			// Off everywhere: a token for an ended call must not bring its room back.
@@ -183,4 +211,12 @@ func (c Config) YAML() ([]byte, error) {
 		y.Redis = &redisYAML{Address: c.RedisAddress, Password: c.RedisPassword}
 	}
 	return yaml.Marshal(y)
+}
+
+// hostCIDR is the single-address network of host, an IP address (Validate).
+func hostCIDR(host string) string {
+	if net.ParseIP(host).To4() == nil {
+		return host + "/128"
+	}
+	return host + "/32"
 }

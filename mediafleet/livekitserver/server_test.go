@@ -42,6 +42,10 @@ func TestConfigYAML(t *testing.T) {
 			UDPPort     string   `yaml:"udp_port"`
 			TCPPort     int      `yaml:"tcp_port"`
 			STUNServers []string `yaml:"stun_servers"`
+			UseICELite  *bool    `yaml:"use_ice_lite"`
+			IPs         struct {
+				Includes []string `yaml:"includes"`
+			} `yaml:"ips"`
 		} `yaml:"rtc"`
 		BindAddresses []string `yaml:"bind_addresses"`
 	}
@@ -68,6 +72,25 @@ func TestConfigYAML(t *testing.T) {
 	if len(got.RTC.STUNServers) != 1 || got.RTC.STUNServers[0] != "127.0.0.1:7882" {
 		t.Errorf("rtc.stun_servers = %v, want [127.0.0.1:7882]", got.RTC.STUNServers)
 	}
+	// Media sockets on the bind address only: the one candidate is its own socket's.
+	if len(got.RTC.IPs.Includes) != 1 || got.RTC.IPs.Includes[0] != "127.0.0.1/32" {
+		t.Errorf("rtc.ips.includes = %v, want [127.0.0.1/32]", got.RTC.IPs.Includes)
+	}
+	// A full ICE agent makes joins wait a second on its peer-reflexive timer (FullICE).
+	if got.RTC.UseICELite == nil || !*got.RTC.UseICELite {
+		t.Errorf("rtc.use_ice_lite = %v, want true", got.RTC.UseICELite)
+	}
+	cfg.FullICE = true
+	if b, err = cfg.YAML(); err != nil {
+		t.Fatal(err)
+	}
+	got.RTC.UseICELite = nil
+	if err := yaml.Unmarshal(b, &got); err != nil {
+		t.Fatal(err)
+	}
+	if got.RTC.UseICELite == nil || *got.RTC.UseICELite {
+		t.Errorf("FullICE: rtc.use_ice_lite = %v, want false", got.RTC.UseICELite)
+	}
 }
 
 func TestConfigValidate(t *testing.T) {
@@ -80,6 +103,7 @@ func TestConfigValidate(t *testing.T) {
 		{"short secret", func(c *livekitserver.Config) { c.APISecret = "short" }},
 		{"bad range", func(c *livekitserver.Config) { c.RTCUDPPort, c.RTCUDPPortEnd = 50000, 40000 }},
 		{"bad webhook", func(c *livekitserver.Config) { c.WebhookURLs = []string{"ftp://x"} }},
+		{"host name", func(c *livekitserver.Config) { c.Host = "localhost" }},
 	}
 	if err := ok.Validate(); err != nil {
 		t.Fatalf("Validate(valid) = %v", err)

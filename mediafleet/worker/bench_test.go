@@ -15,6 +15,8 @@ import (
 
 	"github.com/bridgeline/bridgeline/mediafleet/agent"
 	"github.com/bridgeline/bridgeline/mediafleet/callerbot"
+	"github.com/bridgeline/bridgeline/mediafleet/livekitserver"
+	"github.com/bridgeline/bridgeline/mediafleet/livekitserver/livekittest"
 	"github.com/bridgeline/bridgeline/mediafleet/worker"
 	"github.com/bridgeline/bridgeline/shared/persona"
 )
@@ -29,12 +31,19 @@ import (
 //     (first frame / first audio sent)
 //
 // and, as the floor, LiveKit's bare agent dispatch with a worker that only joins
-// (bare-dispatch-ms). Each value is the median over the iterations; p95 beside it.
+// (bare-dispatch-ms). audio is the sim's audio call (the party joins with its tone,
+// quiet once the assistant is in): greeting-ms, dispatch-ms and caller-joined-ms (the
+// caller's connect call returned), on the livekit-server the stack runs (ICE lite) and,
+// call for call in the same run, on one running livekit-server's default full ICE agent
+// (full-ice-*: the baseline, whose joins wait a second on pion's peer-reflexive
+// nomination timer whenever a client's first check beats its trickled candidate). Each
+// value is the median over the iterations; p95 beside it.
 //
-//	go test -run '^$' -bench Answer -benchtime 10x ./mediafleet/worker
+//	go test -run '^$' -bench Answer -benchtime 40x ./mediafleet/worker
 func BenchmarkAnswer(b *testing.B) {
 	b.Run("bare-dispatch", benchBareDispatch)
 	b.Run("persona", benchPersona)
+	b.Run("audio", benchAudio)
 }
 
 type samples map[string][]float64
@@ -118,7 +127,7 @@ func benchPersona(b *testing.B) {
 		job.AnsweredAt = time.Now().UTC()
 		token := e.call("room-"+job.CallID, job)
 		tone := callerbot.Tone(200)
-		bot, err := callerbot.Join(context.Background(), callerbot.Options{URL: lk.URL, Token: token, Audio: &tone, OnFrame: sc.see})
+		bot, err := callerbot.Join(context.Background(), callerbot.Options{URL: e.lk.URL, Token: token, Audio: &tone, OnFrame: sc.see})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -148,4 +157,50 @@ func benchPersona(b *testing.B) {
 
 func workerOptionsJoined(joined chan<- time.Time) worker.Options {
 	return worker.Options{OnJoined: func(_ persona.Job, at time.Time) { joined <- at }}
+}
+
+func benchAudio(b *testing.B) {
+	type target struct {
+		prefix string
+		e      *env
+		joined chan time.Time
+	}
+	baseline := livekittest.Start(b, livekitserver.Config{FullICE: true})
+	var targets []*target
+	for _, t := range []struct {
+		prefix string
+		srv    lkServer
+	}{{"", lk}, {"full-ice-", serverOf(baseline)}} {
+		tg := &target{prefix: t.prefix, e: newEnvOn(b, t.srv), joined: make(chan time.Time, 1)}
+		tg.e.startWorkerWith(nil, workerOptionsJoined(tg.joined))
+		targets = append(targets, tg)
+	}
+	s := samples{}
+	i := 0
+	for warm := true; warm || b.Loop(); warm = false { // one warm-up call each, as above
+		i++
+		for k := range targets {
+			tg := targets[(i+k)%len(targets)] // alternate which server goes first
+			job := testJob(fmt.Sprintf("call_audio_%d_%d", i, k), "audio", "ava_maya")
+			job.AnsweredAt = time.Now().UTC()
+			token := tg.e.call("room-"+job.CallID, job)
+			tone := callerbot.Tone(440)
+			bot, err := callerbot.Join(context.Background(), callerbot.Options{URL: tg.e.lk.URL, Token: token, Audio: &tone, QuietForAgents: true})
+			if err != nil {
+				b.Fatal(err)
+			}
+			inRoom := time.Now()
+			joinedAt := wait(b, tg.joined, "persona worker join")
+			eventually(b, 15*time.Second, "greeting audio", func() bool { return !bot.FirstSound().IsZero() })
+			bot.Leave()
+			tg.e.reportsUntilEnded(job.CallID, 20*time.Second)
+			if warm {
+				continue
+			}
+			s.add(tg.prefix+"greeting", bot.FirstSound().Sub(job.AnsweredAt))
+			s.add(tg.prefix+"dispatch", joinedAt.Sub(job.AnsweredAt))
+			s.add(tg.prefix+"caller-joined", inRoom.Sub(job.AnsweredAt))
+		}
+	}
+	s.report(b)
 }

@@ -28,11 +28,14 @@ import (
 	"github.com/bridgeline/bridgeline/shared/persona"
 )
 
-// One livekit-server serves the package; each test registers its workers under its own
-// agent name, so tests never take each other's jobs.
-var lk struct {
+// lkServer is where a livekit-server answers and the keys it takes.
+type lkServer struct {
 	URL, HTTPURL, APIKey, APISecret string
 }
+
+// One livekit-server serves the package; each test registers its workers under its own
+// agent name, so tests never take each other's jobs.
+var lk lkServer
 
 func TestMain(m *testing.M) {
 	lksdk.SetLogger(protoLogger.GetDiscardLogger())
@@ -52,9 +55,12 @@ func runMain(m *testing.M) int {
 		defer cancel()
 		_ = srv.Stop(ctx)
 	}()
-	lk.URL, lk.HTTPURL = srv.WSURL(), srv.HTTPURL()
-	lk.APIKey, lk.APISecret = srv.Config().APIKey, srv.Config().APISecret
+	lk = serverOf(srv)
 	return m.Run()
+}
+
+func serverOf(srv *livekitserver.Server) lkServer {
+	return lkServer{URL: srv.WSURL(), HTTPURL: srv.HTTPURL(), APIKey: srv.Config().APIKey, APISecret: srv.Config().APISecret}
 }
 
 var seq atomic.Int64
@@ -63,6 +69,7 @@ var seq atomic.Int64
 // control plane's verifier, and a fresh agent name.
 type env struct {
 	t         testing.TB
+	lk        lkServer
 	agentName string
 	rooms     *lksdk.RoomServiceClient
 	api       *httptest.Server
@@ -73,11 +80,15 @@ type env struct {
 // testReportSecret signs the workers' reports (PERSONA_REPORT_SECRET).
 const testReportSecret = "worker-test-report-secret-0123456789"
 
-func newEnv(t testing.TB) *env {
+func newEnv(t testing.TB) *env { return newEnvOn(t, lk) }
+
+// newEnvOn is newEnv on another livekit-server.
+func newEnvOn(t testing.TB, srv lkServer) *env {
 	e := &env{
 		t:         t,
+		lk:        srv,
 		agentName: fmt.Sprintf("persona-test-%d", seq.Add(1)),
-		rooms:     lksdk.NewRoomServiceClient(lk.HTTPURL, lk.APIKey, lk.APISecret),
+		rooms:     lksdk.NewRoomServiceClient(srv.HTTPURL, srv.APIKey, srv.APISecret),
 		reports:   make(chan persona.Report, 64),
 	}
 	mux := http.NewServeMux()
@@ -103,7 +114,7 @@ func newEnv(t testing.TB) *env {
 
 func (e *env) config(mod func(*worker.Config)) worker.Config {
 	cfg := worker.Defaults()
-	cfg.LiveKitURL, cfg.APIKey, cfg.APISecret = lk.URL, lk.APIKey, lk.APISecret
+	cfg.LiveKitURL, cfg.APIKey, cfg.APISecret = e.lk.URL, e.lk.APIKey, e.lk.APISecret
 	cfg.ControlPlane, cfg.ReportSecret = e.api.URL, testReportSecret
 	cfg.AgentName = e.agentName
 	cfg.MaxJobs = 2
@@ -168,14 +179,10 @@ func (e *env) call(room string, job persona.Job) string {
 	e.t.Cleanup(func() {
 		_, _ = e.rooms.DeleteRoom(context.Background(), &livekit.DeleteRoomRequest{Room: room})
 	})
-	return callerToken(e.t, room, job.CallerIdentity)
-}
-
-func callerToken(t testing.TB, room, identity string) string {
-	tok, err := auth.NewAccessToken(lk.APIKey, lk.APISecret).SetIdentity(identity).
+	tok, err := auth.NewAccessToken(e.lk.APIKey, e.lk.APISecret).SetIdentity(job.CallerIdentity).
 		SetVideoGrant(&auth.VideoGrant{RoomJoin: true, Room: room}).SetValidFor(10 * time.Minute).ToJWT()
 	if err != nil {
-		t.Fatal(err)
+		e.t.Fatal(err)
 	}
 	return tok
 }
