@@ -313,12 +313,38 @@ func truthy(v json.RawMessage) bool {
 	return true
 }
 
+// SetViewport resizes the page's window (a phone's screen: 390x844).
+func (p *Page) SetViewport(width, height int) {
+	p.t.Helper()
+	if err := p.b.do("viewport", map[string]any{"page": p.n, "width": width, "height": height}, 10*time.Second, nil); err != nil {
+		p.fatalf("viewport %dx%d: %v", width, height, err)
+	}
+}
+
 // Screenshot saves a PNG of the page at path.
 func (p *Page) Screenshot(path string) {
 	p.t.Helper()
 	if err := p.b.do("screenshot", map[string]any{"page": p.n, "path": path}, 20*time.Second, nil); err != nil {
 		p.fatalf("screenshot: %v", err)
 	}
+}
+
+// Request is a request a page made: its URL (as the browser sent it), the kind of
+// resource, and the Referer it carried.
+type Request struct {
+	URL     string `json:"url"`
+	Type    string `json:"type"`
+	Referer string `json:"referer"`
+}
+
+// Requests returns every request the page made so far.
+func (p *Page) Requests() []Request {
+	p.t.Helper()
+	var out []Request
+	if err := p.b.do("requests", map[string]any{"page": p.n}, 10*time.Second, &out); err != nil {
+		p.fatalf("requests: %v", err)
+	}
+	return out
 }
 
 // Logs returns the page's console lines and uncaught errors so far.

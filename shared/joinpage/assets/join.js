@@ -215,6 +215,7 @@
     $('mic-hint').hidden = true;
     // Made inside the click, so the browser lets it play.
     state.audio = state.audio || new (window.AudioContext || window.webkitAudioContext)();
+    $('placeholder-text').textContent = 'Connecting…';
     setState('starting', 'Waiting for the microphone…');
     let tracks;
     try {
@@ -272,7 +273,7 @@
     $('hangup').hidden = false;
     $('mute').hidden = false;
     $('meter').hidden = false;
-    if (!state.video) $('placeholder-text').textContent = 'On the call.';
+    $('placeholder-text').textContent = state.video ? 'The assistant is joining…' : 'On the call.';
     setState('connected', 'Connected. Say hello when the assistant has greeted you.');
   }
 
