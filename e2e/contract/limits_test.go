@@ -126,6 +126,9 @@ func TestContractSessionLimits(t *testing.T) {
 		return declined == 2
 	})
 
+	// A web call takes a place like any session.
+	c.Fail("POST", "/v1/sessions", `{"mode":"assistant","assistant_id":"`+asst+`"}`, 429, "concurrent_session_limit")
+
 	// Test keys call only through the sim; a live key calls through any platform, each
 	// in the forms that platform dials.
 	own(nil)

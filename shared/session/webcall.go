@@ -69,11 +69,13 @@ func (s *Service) joinDeadline(ses Session) time.Time { return ses.CreatedAt.Add
 // mints the caller's token and saves the session and its call, ringing, at revision 1.
 func (s *Service) recordWebCall(ctx context.Context, caller account.Caller, sessionID string, req CreateRequest) (recorded, error) {
 	accountID := caller.ID
-	l, err := s.callingLine(ctx, accountID, req.LineID)
+	// The assistant first: it is what a web call is about (another account's is 404 even
+	// to an account without a line).
+	v, err := assistant.CallVersion(ctx, s.assistants, accountID, req.AssistantID, "")
 	if err != nil {
 		return recorded{}, err
 	}
-	v, err := assistant.CallVersion(ctx, s.assistants, accountID, req.AssistantID, "")
+	l, err := s.callingLine(ctx, accountID, req.LineID)
 	if err != nil {
 		return recorded{}, err
 	}
