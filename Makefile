@@ -71,6 +71,8 @@ bench: deps
 	@echo "== conversation on the whole stack (real VAD, STT, TTS; fake model at 0 and 300 ms first token): caller's end of speech to the reply heard beside its floor, barge-in, greeting; then concurrent calls per worker"
 	$(GO) test -run '^$$' -bench 'BenchmarkConversation$$' -benchtime 20x -timeout 30m ./e2e/sessions/
 	$(GO) test -run '^$$' -bench BenchmarkConversationCapacity -benchtime 1x -timeout 30m ./e2e/sessions/
+	@echo "== web calls beside sim calls to the same assistant: caller in the room to the greeting heard, end of the question to the reply heard (audio and video)"
+	$(GO) test -run '^$$' -bench BenchmarkWebCall -benchtime 10x -timeout 30m ./e2e/sessions/
 	@echo "== speech engines: VAD per 32 ms window beside its float conversion, pocketsphinx end of turn streamed beside decoding the turn at its end, flite first audio beside the flite command"
 	$(GO) test -run '^$$' -bench Window -benchtime 2000x ./mediafleet/vad
 	$(GO) test -run '^$$' -bench Sphinx -benchtime 10x ./mediafleet/stt
