@@ -132,7 +132,9 @@ func segments(cs []caption) []segment {
 }
 
 // micSID is the sid of a participant's microphone track.
-func micSID(p interface{ TrackPublications() []lksdk.TrackPublication }) string {
+func micSID(p interface {
+	TrackPublications() []lksdk.TrackPublication
+}) string {
 	for _, tp := range p.TrackPublications() {
 		if tp.Source() == livekit.TrackSource_MICROPHONE {
 			return tp.SID()
