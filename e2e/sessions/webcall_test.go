@@ -3,7 +3,9 @@ package sessions_test
 import (
 	"context"
 	"encoding/json"
+	"log/slog"
 	"net/http"
+	"net/http/httptest"
 	"slices"
 	"strings"
 	"sync"
@@ -22,9 +24,12 @@ import (
 	"github.com/bridgeline/bridgeline/mediafleet/pipeline"
 	"github.com/bridgeline/bridgeline/mediafleet/worker"
 	"github.com/bridgeline/bridgeline/shared/call"
+	"github.com/bridgeline/bridgeline/shared/httpapi"
 	"github.com/bridgeline/bridgeline/shared/listing"
 	"github.com/bridgeline/bridgeline/shared/lktoken"
 	"github.com/bridgeline/bridgeline/shared/persona"
+	"github.com/bridgeline/bridgeline/shared/rtc"
+	"github.com/bridgeline/bridgeline/shared/session"
 )
 
 // webCreated is POST /v1/sessions's answer to a web call.
@@ -462,4 +467,54 @@ func TestWebCallRules(t *testing.T) {
 			}
 		}
 	})
+}
+
+// noDispatch is LiveKit refusing every agent dispatch.
+type noDispatch struct{ session.Rooms }
+
+func (noDispatch) Dispatch(context.Context, string, rtc.AgentDispatch) error { return errInjected }
+
+// TestWebCallDispatchRefused: a web call whose assistant LiveKit refuses to dispatch is
+// 502 upstream_unavailable, and the session it recorded is failed with
+// assistant_unavailable, its room deleted: nothing waits for a caller.
+func TestWebCallDispatchRefused(t *testing.T) {
+	st := tenant(t)
+	var a assistantObj
+	harness.Must(t, st.Do(t, http.MethodPost, "/v1/assistants", map[string]any{"name": "Desk", "system_prompt": "Help.",
+		"greeting": "Hello.", "avatar_id": "ava_maya"}, &a), http.StatusCreated, "create assistant")
+	harness.Must(t, st.Do(t, http.MethodPost, "/v1/assistants/"+a.ID+"/publish", nil, nil), http.StatusCreated, "publish")
+	svc, err := session.New(st.Store, noDispatch{st.RTC}, session.WithLog(slog.New(slog.DiscardHandler)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	api, err := httpapi.New(st.Store, st.Store, (&httpapi.Sessions{Service: svc}).Routes(), httpapi.WithLimiter(httpapi.NewLimiter(0, 1)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(api.Handler())
+	t.Cleanup(srv.Close)
+	body := strings.NewReader(`{"mode":"assistant","assistant_id":"` + a.ID + `"}`)
+	req, _ := http.NewRequest(http.MethodPost, srv.URL+"/v1/sessions", body)
+	req.Header.Set("Authorization", "Bearer "+st.APIKey)
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var e struct{ Error struct{ Code string } }
+	json.NewDecoder(resp.Body).Decode(&e)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusBadGateway || e.Error.Code != "upstream_unavailable" {
+		t.Fatalf("web call with the dispatch refused = %d %s, want 502 upstream_unavailable", resp.StatusCode, e.Error.Code)
+	}
+	all, err := svc.List(context.Background(), st.AccountID, session.ListQuery{Query: listing.Query{Limit: 1}})
+	if err != nil || len(all) != 1 {
+		t.Fatalf("sessions = %v, %v; want the one recorded", all, err)
+	}
+	if s := all[0]; !s.WebCall() || s.Status != session.StatusFailed || s.EndReason != call.ReasonAssistantUnavailable {
+		t.Errorf("session = %+v, want the web call failed with assistant_unavailable", s)
+	}
+	if ps, err := st.RTC.ListParticipants(context.Background(), all[0].ID); err == nil && len(ps) > 0 {
+		t.Errorf("the failed web call's room still has %d participants", len(ps))
+	}
 }

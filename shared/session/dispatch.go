@@ -49,9 +49,16 @@ func (s *Service) job(ctx context.Context, ses Session, c call.Call, v assistant
 // answered the call (a web call's create). A dispatch that fails ends the session with
 // assistant_unavailable; one LiveKit drops silently is the dispatch watchdog's (Sweep).
 func (s *Service) dispatchAssistant(ctx context.Context, ses Session, c call.Call) error {
+	_, err := s.tryDispatch(ctx, ses, c)
+	return err
+}
+
+// tryDispatch is dispatchAssistant that also reports whether LiveKit took the dispatch:
+// a refused one ends the session, and the error is then the end's (nil when it ended).
+func (s *Service) tryDispatch(ctx context.Context, ses Session, c call.Call) (bool, error) {
 	v, err := s.assistants.GetVersion(ctx, ses.VersionID)
 	if err != nil {
-		return fmt.Errorf("get version %s: %w", ses.VersionID, err)
+		return false, fmt.Errorf("get version %s: %w", ses.VersionID, err)
 	}
 	if v.AssistantID == "" {
 		v.AssistantID = ses.AssistantID
@@ -70,9 +77,9 @@ func (s *Service) dispatchAssistant(ctx context.Context, ses Session, c call.Cal
 	if err != nil {
 		s.log().Error("dispatch assistant", "session_id", ses.ID, "err", err)
 		_, _, err = s.end(ctx, ses.ID, StatusFailed, call.ReasonAssistantUnavailable, call.EndedBySystem)
-		return err
+		return false, err
 	}
-	return nil
+	return true, nil
 }
 
 // calleeAnswered marks an outbound session answered (answered dispatches its assistant).

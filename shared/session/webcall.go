@@ -25,6 +25,7 @@ package session
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -124,7 +125,10 @@ func (s *Service) callerToken(ses Session, acct account.Account) (Token, error) 
 // (assistant_unavailable): nothing was dialled, so the error does not wrap
 // ErrDialAttempted and a retry may create the call again.
 func (s *Service) startWebCall(ctx context.Context, p recorded) (Created, error) {
-	if err := s.dispatchAssistant(ctx, p.ses, p.call); err != nil {
+	if ok, err := s.tryDispatch(ctx, p.ses, p.call); !ok {
+		if err == nil {
+			err = errors.New("LiveKit refused the assistant's dispatch; the session failed")
+		}
 		return Created{}, upstream("the media service could not start the assistant", err)
 	}
 	return Created{Session: p.ses, Call: p.call, Token: p.token, RTCURL: s.rooms.PublicURL()}, nil
