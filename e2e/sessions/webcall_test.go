@@ -474,16 +474,12 @@ type noDispatch struct{ session.Rooms }
 
 func (noDispatch) Dispatch(context.Context, string, rtc.AgentDispatch) error { return errInjected }
 
-// TestWebCallDispatchRefused: a web call whose assistant LiveKit refuses to dispatch is
-// 502 upstream_unavailable, and the session it recorded is failed with
-// assistant_unavailable, its room deleted: nothing waits for a caller.
-func TestWebCallDispatchRefused(t *testing.T) {
-	st := tenant(t)
-	var a assistantObj
-	harness.Must(t, st.Do(t, http.MethodPost, "/v1/assistants", map[string]any{"name": "Desk", "system_prompt": "Help.",
-		"greeting": "Hello.", "avatar_id": "ava_maya"}, &a), http.StatusCreated, "create assistant")
-	harness.Must(t, st.Do(t, http.MethodPost, "/v1/assistants/"+a.ID+"/publish", nil, nil), http.StatusCreated, "publish")
-	svc, err := session.New(st.Store, noDispatch{st.RTC}, session.WithLog(slog.New(slog.DiscardHandler)))
+// ownSessions is the API's sessions routes on a session service of the test's own (its
+// rooms and options), over the stack's store: what a test must change of the service
+// that the shared stack cannot. It answers web creates as the stack's API does.
+func ownSessions(t *testing.T, st *harness.Stack, rooms session.Rooms, opts ...session.Option) (*session.Service, func(body string) (int, string)) {
+	t.Helper()
+	svc, err := session.New(st.Store, rooms, append([]session.Option{session.WithLog(slog.New(slog.DiscardHandler))}, opts...)...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -493,19 +489,41 @@ func TestWebCallDispatchRefused(t *testing.T) {
 	}
 	srv := httptest.NewServer(api.Handler())
 	t.Cleanup(srv.Close)
-	body := strings.NewReader(`{"mode":"assistant","assistant_id":"` + a.ID + `"}`)
-	req, _ := http.NewRequest(http.MethodPost, srv.URL+"/v1/sessions", body)
-	req.Header.Set("Authorization", "Bearer "+st.APIKey)
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
+	create := func(body string) (int, string) {
+		t.Helper()
+		req, _ := http.NewRequest(http.MethodPost, srv.URL+"/v1/sessions", strings.NewReader(body))
+		req.Header.Set("Authorization", "Bearer "+st.APIKey)
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var out struct {
+			ID    string
+			Error struct{ Code string }
+		}
+		json.NewDecoder(resp.Body).Decode(&out)
+		if out.Error.Code != "" {
+			return resp.StatusCode, out.Error.Code
+		}
+		return resp.StatusCode, out.ID
 	}
-	var e struct{ Error struct{ Code string } }
-	json.NewDecoder(resp.Body).Decode(&e)
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusBadGateway || e.Error.Code != "upstream_unavailable" {
-		t.Fatalf("web call with the dispatch refused = %d %s, want 502 upstream_unavailable", resp.StatusCode, e.Error.Code)
+	return svc, create
+}
+
+// TestWebCallDispatchRefused: a web call whose assistant LiveKit refuses to dispatch is
+// 502 upstream_unavailable, and the session it recorded is failed with
+// assistant_unavailable, its room deleted: nothing waits for a caller.
+func TestWebCallDispatchRefused(t *testing.T) {
+	st := tenant(t)
+	var a assistantObj
+	harness.Must(t, st.Do(t, http.MethodPost, "/v1/assistants", map[string]any{"name": "Desk", "system_prompt": "Help.",
+		"greeting": "Hello.", "avatar_id": "ava_maya"}, &a), http.StatusCreated, "create assistant")
+	harness.Must(t, st.Do(t, http.MethodPost, "/v1/assistants/"+a.ID+"/publish", nil, nil), http.StatusCreated, "publish")
+	svc, create := ownSessions(t, st, noDispatch{st.RTC})
+	if status, code := create(`{"mode":"assistant","assistant_id":"` + a.ID + `"}`); status != http.StatusBadGateway || code != "upstream_unavailable" {
+		t.Fatalf("web call with the dispatch refused = %d %s, want 502 upstream_unavailable", status, code)
 	}
 	all, err := svc.List(context.Background(), st.AccountID, session.ListQuery{Query: listing.Query{Limit: 1}})
 	if err != nil || len(all) != 1 {
@@ -516,5 +534,55 @@ func TestWebCallDispatchRefused(t *testing.T) {
 	}
 	if ps, err := st.RTC.ListParticipants(context.Background(), all[0].ID); err == nil && len(ps) > 0 {
 		t.Errorf("the failed web call's room still has %d participants", len(ps))
+	}
+}
+
+// TestWebCallNobodyJoins: on the whole stack, a web call whose client never joins: the
+// persona worker is dispatched at the create and waits in the room; once the join timeout
+// has passed, the sweep fails the session with join_timeout and deletes the room, the
+// worker's job ends, and call.ended goes out once (the worker's own report of the end
+// changes nothing). The service here has a 2 s join timeout; the stack's is a minute.
+func TestWebCallNobodyJoins(t *testing.T) {
+	st := tenant(t)
+	w := st.StartWorker(t, nil, worker.Options{})
+	a := publishAssistant(t, st, "Desk", "Hello.", "ava_maya")
+	const joinTimeout = 2 * time.Second
+	svc, create := ownSessions(t, st, st.RTC, session.WithJoinTimeout(joinTimeout))
+	status, id := create(`{"mode":"assistant","assistant_id":"` + a.ID + `","media":"audio"}`)
+	if status != http.StatusCreated {
+		t.Fatalf("web call = %d %s, want 201", status, id)
+	}
+	ses := getSession(t, st, id)
+	created, err := time.Parse(time.RFC3339Nano, ses.CreatedAt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	harness.WaitFor(t, 15*time.Second, "the worker in the room", func() bool { return w.Calls() == 1 })
+	ctx := context.Background()
+	if _, err := svc.Sweep(ctx); err != nil {
+		t.Fatal(err)
+	}
+	early := time.Now() // the sweep ran before this
+	if s := getSession(t, st, id); early.Before(created.Add(joinTimeout)) && s.Status != "ringing" {
+		t.Fatalf("swept %v after its creation, before the join timeout: %+v", early.Sub(created), s)
+	}
+	time.Sleep(time.Until(created.Add(joinTimeout)))
+	if _, err := svc.Sweep(ctx); err != nil {
+		t.Fatal(err)
+	}
+	s := getSession(t, st, id)
+	if s.Status != "failed" || str(s.EndReason) != call.ReasonJoinTimeout {
+		t.Fatalf("session after the join timeout = %+v, want failed with join_timeout", s)
+	}
+	harness.WaitFor(t, 15*time.Second, "the worker's job to end", func() bool { return w.Calls() == 0 })
+	waitEvent(t, st, callevent.TypeCallEnded, ses.CallID)
+	time.Sleep(time.Second) // the worker's report, had it ended the call again
+	eventtest.ExactlyOnce(t, st.Store, st.AccountID, callevent.TypeCallEnded, ses.CallID)
+	c := webRecordOf(t, st, ses.CallID)
+	if c.Status != call.StatusFailed || str(c.EndReason) != call.ReasonJoinTimeout || str(c.EndedBy) != call.EndedBySystem || c.AnsweredAt != nil {
+		t.Errorf("record = %+v, want failed, join_timeout, by the system, never answered", c)
+	}
+	if ps, err := st.RTC.ListParticipants(ctx, id); err == nil && len(ps) > 0 {
+		t.Errorf("the room of the call nobody joined still has %d participants", len(ps))
 	}
 }
