@@ -10,7 +10,7 @@ BIN := bin
 # take 8-15 s per target here.
 FUZZTIME ?= 10000x
 
-.PHONY: run run-dynamodb test bench build deps lint unit fuzz clean image soak
+.PHONY: run run-dynamodb test bench build deps lint gofmt check unit fuzz clean image soak
 
 include build.mk
 
@@ -44,9 +44,26 @@ deps:
 lint:
 	bash scripts/check-openapi.sh
 	bash scripts/check-sdk.sh
-	@bad="$$(gofmt -l $$(git ls-files '*.go'))"; if [ -n "$$bad" ]; then echo "gofmt needed:"; echo "$$bad"; exit 1; fi
+	$(MAKE) --no-print-directory gofmt
 	$(GO) vet ./...
 
+## gofmt: fails naming every Go file gofmt would change
+gofmt:
+	@bad="$$(gofmt -l $$(git ls-files '*.go'))"; if [ -n "$$bad" ]; then echo "gofmt needed:"; echo "$$bad"; exit 1; fi
+
+## check: the quick loop while you work: gofmt, go vet, and every test that needs no
+## server, with -short: each test that starts livekit-server, DynamoDB Local, moto, node,
+## Chromium or cfn-lint skips itself, and CHECK_LEAVE's packages are left out
+check: gofmt
+	$(GO) vet ./...
+	$(GO) test -short -count=1 $$($(GO) list ./... | grep -Ev '$(CHECK_LEAVE)')
+
+# CHECK_LEAVE are the packages make check leaves to make unit: the whole-stack tests
+# (e2e/), the speech engines' (stt, tts, sphinx: real recognition and synthesis, minutes
+# of CPU on two cores) and the persona worker's (livekit-server from its TestMain).
+CHECK_LEAVE := /e2e/|/mediafleet/(stt|tts|sphinx|worker)(/|$$)
+
+## unit: every test, the stack tests too, with -race (CI)
 unit:
 	$(GO) test -race -count=1 -timeout 40m ./...
 

@@ -439,6 +439,9 @@ func TestTemplateShape(t *testing.T) {
 
 // TestCFNLint runs cfn-lint (with AWS's SAM translator) on template.yaml and infra/.
 func TestCFNLint(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: cfn-lint takes about a minute; make test runs it")
+	}
 	bin, err := exec.LookPath("cfn-lint")
 	if err != nil {
 		if os.Getenv("CI") == "true" {

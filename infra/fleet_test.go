@@ -296,6 +296,9 @@ func TestStacksConnect(t *testing.T) {
 // livekit-server: it must parse it (the server rejects unknown keys) and go on to dial
 // Redis over TLS, where this test's unreachable address stops it.
 func TestServerAcceptsFleetConfig(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: runs livekit-server")
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
 	out, err := exec.CommandContext(ctx, "bash", "../scripts/build-livekit-server.sh").Output()

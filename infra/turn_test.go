@@ -557,6 +557,9 @@ func withoutEnv(env []string, name string) []string {
 // LIVEKIT_SERVER_VERSION).
 func livekitServerBin(t *testing.T) string {
 	t.Helper()
+	if testing.Short() {
+		t.Skip("-short: runs livekit-server")
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
 	out, err := exec.CommandContext(ctx, "bash", "../scripts/build-livekit-server.sh").Output()

@@ -132,6 +132,9 @@ func localFile(t *testing.T, root, src string) string {
 
 func stage(t *testing.T, d dockerfile) string {
 	t.Helper()
+	if testing.Short() {
+		t.Skip("-short: builds the image's binaries with cgo")
+	}
 	repo, err := livekitserver.RepoRoot()
 	if err != nil {
 		t.Fatal(err)

@@ -30,7 +30,7 @@ import (
 type phonePlatform struct{ dials atomic.Int64 }
 
 func (p *phonePlatform) Name() string                    { return "pstn" }
-func (p *phonePlatform) CheckHandle(handle string) error { return platform.CheckE164("pstn", handle) }
+func (p *phonePlatform) CheckHandle(handle string) error { return platform.CheckE164(handle) }
 func (p *phonePlatform) CanTransfer() bool               { return true }
 func (p *phonePlatform) TestKeys() bool                  { return false }
 func (p *phonePlatform) Dial(_ context.Context, req platform.DialRequest) (string, error) {

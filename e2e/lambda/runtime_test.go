@@ -786,6 +786,9 @@ func ringingInbound(accountID, lineID string, now time.Time) (session.Session, c
 // parse (or is out of range) refuses to start, and its log says which variable is wrong,
 // instead of running with the default (as the sweeper once did).
 func TestMalformedSettingStopsTheFunction(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: builds every function")
+	}
 	for _, tc := range []struct{ name, fn, value string }{
 		{"not a number, the sweeper", "session-sweeper", "ten"},
 		{"out of range, the sweeper", "session-sweeper", "0"},

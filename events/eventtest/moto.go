@@ -15,9 +15,13 @@ import (
 
 // StartMoto runs moto's server mode (the AWS emulator: SQS, EventBridge, DynamoDB and
 // its streams, Secrets Manager) on a free loopback port for the test's lifetime and
-// returns its URL. Without moto_server the test is skipped, except in CI.
+// returns its URL. Without moto_server the test is skipped, except in CI; under -short
+// (`make check`, which starts no server) it is skipped too.
 func StartMoto(t testing.TB) string {
 	t.Helper()
+	if testing.Short() {
+		t.Skip("-short: needs moto_server")
+	}
 	bin, err := exec.LookPath("moto_server")
 	if err != nil {
 		if os.Getenv("CI") == "true" {

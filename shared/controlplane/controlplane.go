@@ -41,12 +41,12 @@ import (
 type Deps struct {
 	// Store keeps every record (store/sqlite or store/dynamo).
 	Store store.Store
-	// Rooms is LiveKit as the session service uses it (rtc.Client); nil: rooms that only
-	// know the configured rtc_url and refuse everything else (a function that never
-	// talks to LiveKit).
+	// Rooms is LiveKit as the session service uses it (lkhttp.Client on AWS,
+	// lkapi.Client locally); nil: session.NoRooms, which only knows the configured rtc_url
+	// and refuses everything else (a function that never talks to LiveKit).
 	Rooms session.Rooms
-	// LiveKit verifies LiveKit's webhooks (rtc.Client); nil: that receiver answers 401.
-	// The persona workers' reports are verified with cfg.PersonaReportSecret instead.
+	// LiveKit verifies LiveKit's webhooks (the same client); nil: that receiver answers
+	// 401. The persona workers' reports are verified with cfg.PersonaReportSecret instead.
 	LiveKit httpapi.LiveKitVerifier
 	// Platforms are the calling-platform adapters (the in-process sim, or the platform
 	// gateway's client), each registered under its own name; SimSecret verifies the sim's

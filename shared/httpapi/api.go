@@ -83,8 +83,8 @@ func New(accounts account.Store, idempotency idempotency.Store, routes []Route, 
 	return a, nil
 }
 
-// With is a copy of the API that serves routes as well (the local stack mounts the sim's
-// pages this way).
+// With is a copy of the API that serves routes as well (a test adds the sim's pages or
+// the session routes to a stack this way).
 func (a *API) With(routes ...Route) *API {
 	c := *a
 	c.routes = slices.Concat(a.routes, routes)
@@ -272,7 +272,8 @@ func AccountFrom(ctx context.Context) account.Caller {
 
 // Passthrough mounts h as public routes of function, one per "METHOD /path" pattern: h
 // writes its own responses (a status of 0 from the route's handler). The local stack
-// mounts the simulated platform's API this way (mediafleet/platformsim.Patterns).
+// mounts the simulated platform's API this way (sim.Patterns, through
+// controlplane.Deps.Routes).
 func Passthrough(function string, h http.Handler, patterns ...string) []Route {
 	own := func(w http.ResponseWriter, r *http.Request) (int, any, error) {
 		h.ServeHTTP(w, r)

@@ -38,7 +38,8 @@ type Receivers struct {
 	Now     func() time.Time
 }
 
-// LiveKitVerifier verifies livekit-server's webhooks: *lkapi.Client. An interface, so
+// LiveKitVerifier verifies livekit-server's webhooks: *lkhttp.Client (or the lkapi one
+// that wraps it locally). An interface, so
 // that the HTTP layer links no LiveKit package.
 type LiveKitVerifier interface {
 	ReceiveWebhook(r *http.Request) (rtc.WebhookEvent, error)

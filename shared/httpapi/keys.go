@@ -19,7 +19,15 @@ const MaxAPIKeys = 20
 // Keys serves /v1/api_keys over the accounts' key records.
 type Keys struct {
 	Accounts account.Store
-	Now      func() time.Time
+	// Now is the clock (nil: time.Now).
+	Now func() time.Time
+}
+
+func (h *Keys) now() time.Time {
+	if h.Now != nil {
+		return h.Now()
+	}
+	return time.Now()
 }
 
 // Routes are the API key routes, one Lambda function each.
@@ -88,7 +96,7 @@ func (h *Keys) createKey(w http.ResponseWriter, r *http.Request) (int, any, erro
 	if len(keys) >= MaxAPIKeys {
 		return 0, nil, apierr.New(apierr.CodeAPIKeyLimit, "an account holds at most 20 API keys: revoke one first")
 	}
-	svc := account.Service{Store: h.Accounts, Now: h.Now}
+	svc := account.Service{Store: h.Accounts, Now: h.now}
 	text, k, err := svc.AddKey(r.Context(), acct, AccountFrom(r.Context()).Live)
 	if err != nil {
 		return 0, nil, err
@@ -111,7 +119,7 @@ func (h *Keys) revokeKey(w http.ResponseWriter, r *http.Request) (int, any, erro
 	// A revoke that collided with another write of the same account is tried again; the
 	// second try sees the other's outcome.
 	for range 3 {
-		k, err = h.Accounts.RevokeKey(r.Context(), AccountFrom(r.Context()).ID, id, h.Now())
+		k, err = h.Accounts.RevokeKey(r.Context(), AccountFrom(r.Context()).ID, id, h.now())
 		if !errors.Is(err, apierr.ErrConflict) {
 			break
 		}

@@ -37,20 +37,14 @@ const (
 	AuthorizerRevoked     = "key_revoked"
 )
 
-// Authorize finds the account an Authorization header's API key belongs to. A missing,
-// malformed, unknown or revoked key is an *apierr.Error (401); anything else is an
-// internal error.
-func Authorize(ctx context.Context, accounts account.Store, authorization string) (account.Account, error) {
-	acct, _, err := authorizeKey(ctx, accounts, authorization, time.Now())
-	return acct, err
-}
-
 // errRevoked is the answer to a revoked key: still api_key_invalid, with a message that
 // says why.
 var errRevoked = apierr.New(apierr.CodeAPIKeyInvalid, "this API key was revoked")
 
-// authorizeKey is Authorize that also returns the key, and records its use when the
-// stored last use is older than account.TouchEvery.
+// authorizeKey finds the account and the key an Authorization header's API key belongs
+// to, and records the key's use when the stored last use is older than
+// account.TouchEvery. A missing, malformed, unknown or revoked key is an *apierr.Error
+// (401); anything else is an internal error.
 func authorizeKey(ctx context.Context, accounts account.Store, authorization string, now time.Time) (account.Account, account.Key, error) {
 	r := &http.Request{Header: http.Header{"Authorization": {authorization}}}
 	text, ok := bearer(r)

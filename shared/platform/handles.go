@@ -1,10 +1,8 @@
 package platform
 
 import (
-	"fmt"
+	"errors"
 	"regexp"
-
-	"github.com/bridgeline/bridgeline/shared/apierr"
 )
 
 // e164 is an international phone number: +, a country code that does not start with 0,
@@ -14,12 +12,13 @@ var e164 = regexp.MustCompile(`^\+[1-9][0-9]{7,14}$`)
 // IsE164 reports whether handle is an E.164 number (+15550100002).
 func IsE164(handle string) bool { return e164.MatchString(handle) }
 
-// CheckE164 is CheckHandle of a telephone platform, which dials E.164 numbers only: nil
-// for one, else parameter_invalid on platform_handle naming the platform and the form.
-func CheckE164(platformName, handle string) error {
+// ErrNotE164 is CheckE164's refusal.
+var ErrNotE164 = errors.New("an E.164 number: + and 8-15 digits, e.g. +15550100002")
+
+// CheckE164 is CheckHandle of a telephone platform, which dials E.164 numbers only.
+func CheckE164(handle string) error {
 	if IsE164(handle) {
 		return nil
 	}
-	return apierr.Invalid("platform_handle", fmt.Sprintf(
-		"platform_handle on the %s platform must be an E.164 number: + and 8-15 digits, e.g. +15550100002", platformName))
+	return ErrNotE164
 }

@@ -60,8 +60,9 @@ type Kind interface {
 	// (a call's platform, the notification route's).
 	Name() string
 	// CheckHandle returns nil when the platform dials handle (a session's
-	// platform_handle), else a parameter_invalid error on platform_handle that names the
-	// forms it dials. A platform that places no calls refuses every handle.
+	// platform_handle), else an error whose text names the forms it dials, as the end of
+	// "platform_handle on the <name> platform must be ..." (CheckE164's: "an E.164
+	// number: ..."). A platform that places no calls refuses every handle.
 	CheckHandle(handle string) error
 	// CanTransfer reports whether a call on the platform can be handed on to another
 	// party (SIP's REFER); the sim cannot.

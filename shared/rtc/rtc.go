@@ -1,8 +1,9 @@
 // Package rtc is the control plane's vocabulary for LiveKit, without LiveKit: the room
 // to create, the agent job to dispatch, the participant token to mint and the webhook
-// event received, as plain types. The client that speaks LiveKit's API is
-// shared/rtc/lkapi; everything that only needs these types (shared/session, the HTTP
-// layer) links no LiveKit package.
+// event received, as plain types. The clients that speak LiveKit's API are
+// shared/rtc/lkhttp (the Lambdas', with no LiveKit package) and shared/rtc/lkapi (the
+// local stack's and the tools', lkhttp plus protobuf-typed calls); everything that only
+// needs these types (shared/session, the HTTP layer) links no LiveKit package.
 package rtc
 
 import (

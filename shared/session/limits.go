@@ -55,7 +55,7 @@ func (s *Service) declineOverLimit(ctx context.Context, plat platform.Platform, 
 // through a platform that takes test keys (the sim).
 func admit(live bool, req CreateRequest, l line.Line, plat platform.Kind) error {
 	if err := plat.CheckHandle(req.PlatformHandle); err != nil {
-		return err
+		return apierr.Invalid("platform_handle", fmt.Sprintf("platform_handle on the %s platform must be %v", plat.Name(), err))
 	}
 	return keyAdmitted(live, plat, "line "+l.ID+" is on "+fmt.Sprintf("%q", l.Platform))
 }

@@ -14,7 +14,7 @@ import (
 type phone struct{}
 
 func (phone) Name() string                    { return "pstn" }
-func (phone) CheckHandle(handle string) error { return platform.CheckE164("pstn", handle) }
+func (phone) CheckHandle(handle string) error { return platform.CheckE164(handle) }
 func (phone) CanTransfer() bool               { return true }
 func (phone) TestKeys() bool                  { return false }
 
@@ -42,6 +42,21 @@ func TestAdmitTestKeys(t *testing.T) {
 	}
 	if e, _ := apierr.As(admit(test, req, pstn, phone{})); e == nil || e.Status() != 403 || !strings.Contains(e.Message, "sk_live_") {
 		t.Errorf("test key on a phone platform = %v, want 403 telling to use an sk_live_ key", e)
+	}
+	// A handle the line's platform does not dial: parameter_invalid on platform_handle,
+	// naming the platform and the forms it dials.
+	for _, tc := range []struct {
+		kind platform.Kind
+		want string
+	}{
+		{sim.Kind{}, "platform_handle on the sim platform must be an E.164 number (+ and 8-15 digits, e.g. +15550100002) " +
+			"or sim:<name> (1-64 letters, digits, '.', '_' or '-', e.g. sim:alice)"},
+		{phone{}, "platform_handle on the pstn platform must be an E.164 number: + and 8-15 digits, e.g. +15550100002"},
+	} {
+		err := admit(live, CreateRequest{PlatformHandle: "alice"}, pstn, tc.kind)
+		if e, ok := apierr.As(err); !ok || e.Code != apierr.CodeParameterInvalid || e.Param != "platform_handle" || e.Message != tc.want {
+			t.Errorf("handle alice on %s = %v, want parameter_invalid on platform_handle: %q", tc.kind.Name(), err, tc.want)
+		}
 	}
 	// The handle's form is checked first: it is the same answer for either key.
 	if got := limitErrCode(admit(test, CreateRequest{PlatformHandle: "sim:alice"}, pstn, phone{})); got != apierr.CodeParameterInvalid {

@@ -25,7 +25,8 @@ type Records interface {
 	call.Store
 }
 
-// Rooms is what the service needs of LiveKit: *lkapi.Client.
+// Rooms is what the service needs of LiveKit: *lkhttp.Client (the Lambdas), *lkapi.Client
+// (the local stack, which adds protobuf-typed calls), NoRooms where there is none.
 type Rooms interface {
 	CreateRoom(ctx context.Context, spec rtc.RoomSpec) (rtc.Room, error)
 	DeleteRoom(ctx context.Context, name string) error

@@ -99,9 +99,6 @@ func (s *Server) Close() error {
 	return err
 }
 
-// InitErrors delivers the function's init error, if it posts one.
-func (s *Server) InitErrors() <-chan InitError { return s.initErr }
-
 // Invoke hands payload to the function's next poll and waits for its result.
 func (s *Server) Invoke(ctx context.Context, payload []byte) (Result, error) {
 	inv := &invocation{

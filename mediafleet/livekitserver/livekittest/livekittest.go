@@ -16,8 +16,12 @@ import (
 // URLs and timeouts; its keys, ports and Dir are filled in when empty. The server is
 // stopped in t.Cleanup: drained for up to a second (livekit-server looks for remaining
 // participants only every 5 s, and a test has no use for a long drain), then forced.
+// Under -short (`make check`, which starts no server) it skips the test instead.
 func Start(t testing.TB, cfg livekitserver.Config) *livekitserver.Server {
 	t.Helper()
+	if testing.Short() {
+		t.Skip("-short: needs livekit-server")
+	}
 	if cfg.APIKey == "" {
 		cfg.APIKey = "APItest" + randHex(6)
 		cfg.APISecret = randHex(32)

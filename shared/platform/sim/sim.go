@@ -6,10 +6,10 @@
 package sim
 
 import (
+	"errors"
 	"regexp"
 	"strings"
 
-	"github.com/bridgeline/bridgeline/shared/apierr"
 	"github.com/bridgeline/bridgeline/shared/platform"
 )
 
@@ -47,9 +47,11 @@ func (Kind) CheckHandle(handle string) error {
 	if name, ok := strings.CutPrefix(handle, HandlePrefix); ok && partyName.MatchString(name) {
 		return nil
 	}
-	return apierr.Invalid("platform_handle", "platform_handle on the sim platform must be an E.164 number "+
-		"(+ and 8-15 digits, e.g. +15550100002) or sim:<name> (1-64 letters, digits, '.', '_' or '-', e.g. sim:alice)")
+	return errHandle
 }
+
+var errHandle = errors.New("an E.164 number (+ and 8-15 digits, e.g. +15550100002) or sim:<name> " +
+	"(1-64 letters, digits, '.', '_' or '-', e.g. sim:alice)")
 
 // CanTransfer is false: a sim call stays in its room.
 func (Kind) CanTransfer() bool { return false }

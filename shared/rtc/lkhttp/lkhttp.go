@@ -93,9 +93,6 @@ func (c *Client) PublicURL() string { return c.cfg.PublicURL }
 // TokenTTL is the configured participant token lifetime.
 func (c *Client) TokenTTL() time.Duration { return c.cfg.TokenTTL }
 
-// KeyProvider knows the fleet's key; it verifies LiveKit webhooks and worker reports.
-func (c *Client) KeyProvider() lktoken.Keys { return c.keys }
-
 // twirpError is a Twirp error answer ({"code": "not_found", "msg": ...}).
 type twirpError struct {
 	Status int

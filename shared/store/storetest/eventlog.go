@@ -33,6 +33,8 @@ var eventLogCases = map[string]func(*testing.T, EventLogStore){
 	"record get round trip":      eventRoundTrip,
 	"list newest first, by type": eventList,
 	"get unknown":                eventUnknown,
+	// listfilters.go
+	"list by type and creation time, paged both ways": eventListFilters,
 }
 
 func newEvent(accountID, typ string) callevent.Event {

@@ -17,13 +17,7 @@ import (
 // filter, the event type and creation-time filters, and paging with ending_before. The
 // expected answer is worked out from the records written, with the same rules the
 // API documents: every filter set must match, created bounds are inclusive id bounds.
-
-func init() {
-	sessionCases["calls list: every filter combination, paged both ways"] = callListFilters
-	sessionCases["calls list: a status change moves the call between filters"] = callListStatusChange
-	sessionCases["sessions list: by status, paged both ways"] = sessionListByStatus
-	eventLogCases["list by type and creation time, paged both ways"] = eventListFilters
-}
+// RunSessions and RunEventLog list them beside their other cases.
 
 // pageAll pages through a list with limit 2, forwards with starting_after and then
 // backwards with ending_before from the oldest item, and checks both walks give want.

@@ -43,6 +43,10 @@ var sessionCases = map[string]func(*testing.T, SessionStore){
 	"session and call metadata, updated apart":    sessionMetadataRoundTrip,
 	"metadata updates race other writes, no loss": sessionMetadataRace,
 	"discard removes a first save, nothing later": sessionDiscard,
+	// listfilters.go
+	"calls list: every filter combination, paged both ways":      callListFilters,
+	"calls list: a status change moves the call between filters": callListStatusChange,
+	"sessions list: by status, paged both ways":                  sessionListByStatus,
 }
 
 func newSessionPair(accountID string) (session.Session, call.Call) {

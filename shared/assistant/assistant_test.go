@@ -1,0 +1,194 @@
+package assistant_test
+
+import (
+	"context"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/bridgeline/bridgeline/shared/apierr"
+	"github.com/bridgeline/bridgeline/shared/assistant"
+	"github.com/bridgeline/bridgeline/shared/ident"
+	"github.com/bridgeline/bridgeline/shared/persona"
+	"github.com/bridgeline/bridgeline/shared/store/sqlite"
+)
+
+// newService is the assistant service on a fresh SQLite store.
+func newService(t *testing.T) (*assistant.Service, *sqlite.Store) {
+	t.Helper()
+	st, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "assistants.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	return &assistant.Service{Store: st, HostedVoices: []string{"nova"}, Now: time.Now}, st
+}
+
+func ptr[T any](v T) *T { return &v }
+
+// complete are draft fields that can be published.
+func complete(name string) assistant.Fields {
+	return assistant.Fields{Name: ptr(name), SystemPrompt: ptr("Be kind."), Greeting: ptr("Hello {{caller_name|there}}."),
+		AvatarID: ptr(persona.Avatars[0].ID)}
+}
+
+// wantCode fails unless err is the apierr with code on param ("" code: no error).
+func wantCode(t *testing.T, what string, err error, code, param string) {
+	t.Helper()
+	if code == "" {
+		if err != nil {
+			t.Errorf("%s = %v, want no error", what, err)
+		}
+		return
+	}
+	e, ok := apierr.As(err)
+	if !ok || e.Code != code || e.Param != param {
+		t.Errorf("%s = %v, want %s on %q", what, err, code, param)
+	}
+}
+
+// TestFieldRules: what a create or a patch may carry.
+func TestFieldRules(t *testing.T) {
+	svc, _ := newService(t)
+	acct := ident.New("acct")
+	for _, tc := range []struct {
+		name        string
+		fields      assistant.Fields
+		code, param string
+	}{
+		{"a name alone", assistant.Fields{Name: ptr("Ada")}, "", ""},
+		{"every field", complete("Ada"), "", ""},
+		{"blank name", assistant.Fields{Name: ptr("  ")}, apierr.CodeParameterInvalid, "name"},
+		{"name at the limit", assistant.Fields{Name: ptr(strings.Repeat("n", assistant.MaxNameLen))}, "", ""},
+		{"name past the limit", assistant.Fields{Name: ptr(strings.Repeat("n", assistant.MaxNameLen+1))}, apierr.CodeParameterInvalid, "name"},
+		{"name of runes at the limit", assistant.Fields{Name: ptr(strings.Repeat("é", assistant.MaxNameLen))}, "", ""},
+		{"name not UTF-8", assistant.Fields{Name: ptr("A\xffda")}, apierr.CodeParameterInvalid, "name"},
+		{"system prompt past the limit", assistant.Fields{Name: ptr("A"), SystemPrompt: ptr(strings.Repeat("p", assistant.MaxSystemPromptLen+1))}, apierr.CodeParameterInvalid, "system_prompt"},
+		{"greeting past the limit", assistant.Fields{Name: ptr("A"), Greeting: ptr(strings.Repeat("g", assistant.MaxGreetingLen+1))}, apierr.CodeParameterInvalid, "greeting"},
+		{"unknown avatar", assistant.Fields{Name: ptr("A"), AvatarID: ptr("ava_nope")}, apierr.CodeParameterInvalid, "avatar_id"},
+		{"empty avatar: none yet", assistant.Fields{Name: ptr("A"), AvatarID: ptr("")}, "", ""},
+		{"unknown shot", assistant.Fields{Name: ptr("A"), Framing: &persona.Framing{Shot: "huge", Position: persona.PositionLeft}}, apierr.CodeParameterInvalid, "framing.shot"},
+		{"unknown position", assistant.Fields{Name: ptr("A"), Framing: &persona.Framing{Shot: persona.ShotWide, Position: "up"}}, apierr.CodeParameterInvalid, "framing.position"},
+		{"a hosted voice offered", assistant.Fields{Name: ptr("A"), Voice: ptr("hosted-nova")}, "", ""},
+		{"a hosted voice not offered", assistant.Fields{Name: ptr("A"), Voice: ptr("hosted-echo")}, apierr.CodeParameterInvalid, "voice"},
+		{"a model name", assistant.Fields{Name: ptr("A"), Model: ptr("meta-llama/Llama-3.1-8B-Instruct")}, "", ""},
+		{"a model with a space", assistant.Fields{Name: ptr("A"), Model: ptr("gpt 4")}, apierr.CodeParameterInvalid, "model"},
+		{"a model past the limit", assistant.Fields{Name: ptr("A"), Model: ptr(strings.Repeat("m", assistant.MaxModelLen+1))}, apierr.CodeParameterInvalid, "model"},
+	} {
+		_, err := svc.Create(context.Background(), acct, tc.fields)
+		wantCode(t, tc.name, err, tc.code, tc.param)
+	}
+}
+
+// TestPublishRules: a draft publishes once it has a name, a system prompt, a greeting
+// and a known avatar; versions are numbered from 1 and the new one is active; an
+// archived assistant publishes nothing.
+func TestPublishRules(t *testing.T) {
+	svc, _ := newService(t)
+	ctx, acct := context.Background(), ident.New("acct")
+	for _, tc := range []struct {
+		name  string
+		edit  func(*assistant.Fields)
+		param string // the missing part; "" publishes
+	}{
+		{"complete", func(*assistant.Fields) {}, ""},
+		{"no system prompt", func(f *assistant.Fields) { f.SystemPrompt = ptr(" ") }, "system_prompt"},
+		{"no greeting", func(f *assistant.Fields) { f.Greeting = nil }, "greeting"},
+		{"no avatar", func(f *assistant.Fields) { f.AvatarID = nil }, "avatar_id"},
+	} {
+		f := complete("Ada")
+		tc.edit(&f)
+		a, err := svc.Create(ctx, acct, f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := svc.Publish(ctx, acct, a.ID)
+		if tc.param != "" {
+			wantCode(t, tc.name, err, apierr.CodeDraftIncomplete, tc.param)
+			continue
+		}
+		v, ok := got.ActiveVersion()
+		if err != nil || !ok || v.Number != 1 || got.VersionCount != 1 {
+			t.Errorf("%s: Publish = %+v, %v; want version 1 active", tc.name, got, err)
+		}
+		if names := v.VariableNames(); len(names) != 1 || names[0] != "caller_name" {
+			t.Errorf("%s: version variables = %v, want [caller_name]", tc.name, names)
+		}
+		again, _ := svc.Publish(ctx, acct, a.ID)
+		if v2, _ := again.ActiveVersion(); v2.Number != 2 {
+			t.Errorf("%s: second publish made version %d, want 2", tc.name, v2.Number)
+		}
+		if _, err := svc.Archive(ctx, acct, a.ID); err != nil {
+			t.Fatal(err)
+		}
+		_, err = svc.Publish(ctx, acct, a.ID)
+		wantCode(t, tc.name+", archived", err, apierr.CodeAssistantArchived, "")
+	}
+	_, err := svc.Publish(ctx, ident.New("acct"), ident.New("asst"))
+	wantCode(t, "unknown assistant", err, apierr.CodeResourceNotFound, "id")
+}
+
+// TestCanRunACall: the one rule of whether an assistant can run a call (Runnable,
+// CallVersion): the account's own, not archived, with a published version active, or the
+// pinned version of it.
+func TestCanRunACall(t *testing.T) {
+	svc, st := newService(t)
+	ctx, acct := context.Background(), ident.New("acct")
+	create := func(name string, publish, archive bool) assistant.Assistant {
+		t.Helper()
+		a, err := svc.Create(ctx, acct, complete(name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if publish {
+			if a, err = svc.Publish(ctx, acct, a.ID); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if archive {
+			if a, err = svc.Archive(ctx, acct, a.ID); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return a
+	}
+	published := create("Published", true, false)
+	v1, _ := published.ActiveVersion()
+	if _, err := svc.Publish(ctx, acct, published.ID); err != nil { // v2 is active now
+		t.Fatal(err)
+	}
+	draft := create("Draft", false, false)
+	archived := create("Archived", true, true)
+	other := create("Other", true, false)
+	otherVersion, _ := other.ActiveVersion()
+	unknown := ident.New("asst")
+
+	for _, tc := range []struct {
+		name        string
+		account, id string
+		pinned      string
+		wantNumber  int // the version the call runs, when it can
+		code, param string
+	}{
+		{"published: the active version", acct, published.ID, "", 2, "", ""},
+		{"published, pinned to version 1", acct, published.ID, v1.ID, 1, "", ""},
+		{"never published", acct, draft.ID, "", 0, apierr.CodeAssistantNotPublished, "assistant_id"},
+		{"archived", acct, archived.ID, "", 0, apierr.CodeAssistantArchived, "assistant_id"},
+		{"archived, pinned", acct, archived.ID, v1.ID, 0, apierr.CodeAssistantArchived, "assistant_id"},
+		{"unknown", acct, unknown, "", 0, apierr.CodeResourceNotFound, "assistant_id"},
+		{"another account's", ident.New("acct"), published.ID, "", 0, apierr.CodeResourceNotFound, "assistant_id"},
+		{"pinned to another assistant's version", acct, published.ID, otherVersion.ID, 0, apierr.CodeResourceNotFound, "version_id"},
+		{"pinned to an unknown version", acct, published.ID, ident.New("ver"), 0, apierr.CodeResourceNotFound, "version_id"},
+	} {
+		v, err := assistant.CallVersion(ctx, st, tc.account, tc.id, tc.pinned)
+		wantCode(t, "CallVersion: "+tc.name, err, tc.code, tc.param)
+		if err == nil && (v.Number != tc.wantNumber || v.AssistantID != tc.id) {
+			t.Errorf("CallVersion: %s = version %d of %s, want %d of %s", tc.name, v.Number, v.AssistantID, tc.wantNumber, tc.id)
+		}
+		if tc.pinned == "" {
+			_, err := assistant.Runnable(ctx, st, tc.account, tc.id)
+			wantCode(t, "Runnable: "+tc.name, err, tc.code, tc.param)
+		}
+	}
+}
