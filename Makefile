@@ -96,6 +96,12 @@ bench: deps
 	$(GO) test -run '^$$' -bench FirstAudio -benchtime 30x ./mediafleet/tts/flite
 	@echo "== SIP bridge: INVITE to SIP participant joined, livekit-sip CPU and memory per call beside idle"
 	$(GO) test -run '^$$' -bench SIPInboundCall -benchtime 5x ./e2e/sipengine/
+	@echo "== session sweeper: one tick with 100, 1,000 and 10,000 live sessions on SQLite and DynamoDB Local (idle, ending 10) beside reading every live session (the sweep before its due index)"
+	$(GO) test -run '^$$' -bench BenchmarkSweep -benchtime 10x -timeout 30m ./e2e/stores/
+	@echo "== DynamoDB requests and capacity units of one inbound assistant call (DynamoDB Local), and of a minute of the idle sweeper"
+	$(GO) test -run '^$$' -bench BenchmarkCallCapacity -benchtime 20x ./e2e/stores/
+	@echo "== local delivery worker: one claim with 100 and 10,000 webhook endpoints, nothing due"
+	$(GO) test -run '^$$' -bench BenchmarkClaimDueDeliveries -benchtime 200x ./shared/store/sqlite/
 	@echo "== events: event to receipt beside a bare signed POST, deliveries/s, ring to call.incoming"
 	$(GO) test -run '^$$' -bench . -benchtime 300x ./events/delivery ./shared/decision
 	$(GO) test -run '^$$' -bench BenchmarkStackEvents -benchtime 50x ./cmd/bridgeline

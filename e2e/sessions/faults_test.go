@@ -82,7 +82,7 @@ func (r faultyRooms) ParticipantToken(g rtc.Grant) (rtc.Token, error) {
 	return r.Rooms.ParticipantToken(g)
 }
 
-// faultyRecords is the real store with SaveSession broken on demand; LiveSessions and
+// faultyRecords is the real store with SaveSession broken on demand; DueSessions and
 // the rest are the store's own.
 type faultyRecords struct {
 	*sqlite.Store
@@ -301,10 +301,11 @@ func TestCreateFaults(t *testing.T) {
 		t.Errorf("rooms made by the request with an unknown line = %d, want 1 (made beside the reads, then deleted)", got-roomsBeforeUnknown)
 	}
 
-	// The sweeper alone (its ring timeout made immediate, where production waits
-	// RingTimeout) fails what a lost answer or a retry left ringing and deletes its
-	// room. Every room CreateRoom made in any case is then gone: no orphan.
-	if _, err := newService(session.WithRingTimeout(time.Nanosecond)).Sweep(context.Background()); err != nil {
+	// The sweeper alone (its clock moved on by the ring timeout, which production waits)
+	// fails what a lost answer or a retry left ringing and deletes its room. Every room
+	// CreateRoom made in any case is then gone: no orphan.
+	later := func() time.Time { return time.Now().Add(session.DefaultRingTimeout) }
+	if _, err := newService(session.WithClock(later)).Sweep(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	cfg := st.LiveKit.Config()

@@ -34,7 +34,7 @@ import (
 //
 //	go test -run '^$' -bench BenchmarkWebCall -benchtime 10x -timeout 30m ./e2e/sessions/
 func BenchmarkWebCall(b *testing.B) {
-	st, _, _, _ := benchStack(b)
+	st, _, _, _, _ := benchStack(b)
 	asst := benchAssistant(b, st)
 	for _, media := range []string{"audio", "video"} {
 		b.Run(media, func(b *testing.B) {

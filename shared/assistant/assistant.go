@@ -123,6 +123,10 @@ type Store interface {
 	CreateAssistant(ctx context.Context, a Assistant) error
 	// GetAssistant returns the assistant with its versions, oldest first.
 	GetAssistant(ctx context.Context, id string) (Assistant, error)
+	// GetAssistantHead returns the assistant without its versions (Versions nil): one
+	// read however many versions it has, for what needs one version (CallVersion, on
+	// every call).
+	GetAssistantHead(ctx context.Context, id string) (Assistant, error)
 	// ListAssistants returns up to Limit+1 assistants of the account, newest first.
 	ListAssistants(ctx context.Context, accountID string, q ListQuery) ([]Assistant, error)
 	// UpdateAssistant writes a (without its versions) if the stored revision is

@@ -14,7 +14,7 @@ import (
 // Errors, on assistant_id: resource_not_found, assistant_archived,
 // assistant_not_published.
 func Runnable(ctx context.Context, st Store, accountID, id string) (Assistant, error) {
-	a, err := callable(ctx, st, accountID, id)
+	a, err := callable(ctx, st.GetAssistant, accountID, id)
 	if err != nil {
 		return a, err
 	}
@@ -29,24 +29,41 @@ func Runnable(ctx context.Context, st Store, accountID, id string) (Assistant, e
 // Runnable checks it; a pinned version must be one of the assistant's
 // (resource_not_found on version_id), and needs no active one beside it. The version's
 // AssistantID is always set.
+//
+// It reads the assistant without its versions and the one version it runs, so a call
+// costs the same reads whether the assistant was published once or a thousand times.
 func CallVersion(ctx context.Context, st Store, accountID, id, pinned string) (Version, error) {
+	a, err := callable(ctx, st.GetAssistantHead, accountID, id)
+	if err != nil {
+		return Version{}, err
+	}
 	if pinned == "" {
-		a, err := Runnable(ctx, st, accountID, id)
-		if err != nil {
-			return Version{}, err
-		}
-		v, ok := a.ActiveVersion()
-		if !ok {
+		if a.ActiveVersionID == "" {
 			return Version{}, notPublished(id)
+		}
+		v, err := st.GetVersion(ctx, a.ActiveVersionID)
+		if errors.Is(err, apierr.ErrNotFound) {
+			// Just published: a store whose version lookup lags its writes (DynamoDB's
+			// index) has it in the assistant's own, consistent, read.
+			full, ferr := st.GetAssistant(ctx, id)
+			if ferr != nil {
+				return Version{}, fmt.Errorf("get assistant %s: %w", id, ferr)
+			}
+			var ok bool
+			if v, ok = full.ActiveVersion(); ok {
+				err = nil
+			}
+		}
+		if errors.Is(err, apierr.ErrNotFound) || err == nil && v.AssistantID != "" && v.AssistantID != a.ID {
+			return Version{}, notPublished(id)
+		}
+		if err != nil {
+			return Version{}, fmt.Errorf("get version %s: %w", a.ActiveVersionID, err)
 		}
 		if v.AssistantID == "" {
 			v.AssistantID = a.ID
 		}
 		return v, nil
-	}
-	a, err := callable(ctx, st, accountID, id)
-	if err != nil {
-		return Version{}, err
 	}
 	v, err := st.GetVersion(ctx, pinned)
 	if errors.Is(err, apierr.ErrNotFound) || err == nil && v.AssistantID != "" && v.AssistantID != a.ID {
@@ -62,9 +79,9 @@ func CallVersion(ctx context.Context, st Store, accountID, id, pinned string) (V
 	return v, nil
 }
 
-// callable reads the account's assistant and checks it is not archived.
-func callable(ctx context.Context, st Store, accountID, id string) (Assistant, error) {
-	found, err := st.GetAssistant(ctx, id)
+// callable reads the account's assistant with get and checks it is not archived.
+func callable(ctx context.Context, get func(context.Context, string) (Assistant, error), accountID, id string) (Assistant, error) {
+	found, err := get(ctx, id)
 	a, err := apierr.Owned(found, found.AccountID, err, accountID,
 		apierr.Param(apierr.CodeResourceNotFound, "assistant_id", fmt.Sprintf("no such assistant: %q", id)))
 	if err != nil {

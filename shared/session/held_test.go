@@ -66,7 +66,7 @@ func TestHeldCallEnded(t *testing.T) {
 		return ses, c
 	}
 	// check: one call.ended with the end's data; the record's report state; the session
-	// no longer held nor in the sweeper's list.
+	// no longer held nor in the sweep index.
 	check := func(t *testing.T, ses session.Session, c call.Call, report string, wantTurns int) {
 		t.Helper()
 		evt := eventtest.ExactlyOnce(t, st, acct, callevent.TypeCallEnded, c.ID)
@@ -90,13 +90,13 @@ func TestHeldCallEnded(t *testing.T) {
 		if s.Held() {
 			t.Errorf("session still held after call.ended: due %v", s.ReportDueAt)
 		}
-		live, err := st.LiveSessions(ctx, "", 1000)
+		due, err := st.DueSessions(ctx, time.Now().Add(24*time.Hour), session.DueKey{}, 1000)
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, l := range live {
+		for _, l := range due {
 			if l.ID == ses.ID {
-				t.Errorf("released session %s is still in LiveSessions", ses.ID)
+				t.Errorf("released session %s is still in the sweep index", ses.ID)
 			}
 		}
 	}

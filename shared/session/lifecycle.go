@@ -35,6 +35,7 @@ func (s *Service) Delete(ctx context.Context, accountID, id string) (Session, er
 
 // mutate applies change to a session and its call and saves them, conditionally, reading
 // again when another writer got there first. change reports whether it changed anything.
+// Every write gives the session its SweepAt (sweepAt), in the same write.
 func (s *Service) mutate(ctx context.Context, sessionID string, change func(*Session, *call.Call) ([]callevent.Event, bool, error)) (Session, call.Call, error) {
 	var outS Session
 	var outC call.Call
@@ -52,6 +53,7 @@ func (s *Service) mutate(ctx context.Context, sessionID string, change func(*Ses
 			outS, outC = ses, c
 			return err
 		}
+		ses.SweepAt = s.sweepAt(ses)
 		if err := s.records.SaveSession(ctx, ses, c, evts); err != nil {
 			return fmt.Errorf("save session %s: %w", sessionID, err)
 		}

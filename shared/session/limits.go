@@ -39,6 +39,7 @@ var ErrConcurrentLimit = apierr.New(apierr.CodeConcurrentSessionLimit,
 // saveNew writes a new session and its call, taking one of the account's slots.
 func (s *Service) saveNew(ctx context.Context, ses *Session, c call.Call) error {
 	ses.Slot = true
+	ses.SweepAt = s.sweepAt(*ses)
 	return s.records.CreateSession(ctx, *ses, c, nil, s.set.MaxConcurrentSessions)
 }
 

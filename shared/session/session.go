@@ -60,12 +60,19 @@ type Session struct {
 	// ReportDueAt is set on an assistant session that ended before its worker's final
 	// report came: call.ended is held until the report comes (HandleReport) or this time
 	// passes (Sweep), so that a customer who reads the record on call.ended finds the
-	// whole transcript. The session stays in LiveSessions while it is set.
+	// whole transcript. The session stays in the sweep index while it is set.
 	ReportDueAt *time.Time `json:"report_due_at,omitempty"`
 	// RoomPending is set on an ended session whose room LiveKit did not confirm deleted;
-	// Sweep deletes it again until it is gone. The session stays in LiveSessions while
+	// Sweep deletes it again until it is gone. The session stays in the sweep index while
 	// it is set.
 	RoomPending bool `json:"room_pending,omitempty"`
+	// SweepAt is when Sweep next has something to check on the session: the earliest of
+	// the limits it can still reach (ring timeout, dispatch timeout, maximum duration),
+	// its held call.ended's ReportDueAt, or its end while its room is still to be
+	// deleted. The Service sets it at every write from the session as written and its
+	// own settings (sweepAt), so a session keeps the limits in force when it was last
+	// written. Stores index it while the session is Live (Due).
+	SweepAt *time.Time `json:"sweep_at,omitempty"`
 	// Slot is set while the session holds one of its account's concurrent-session slots
 	// (limits.go): CreateSession sets it, and the store clears it, giving the slot back,
 	// in the write that ends the session.
@@ -85,9 +92,37 @@ type Session struct {
 func (s Session) WebCall() bool { return s.Caller != "" }
 
 // Live reports whether the sweeper still has work on the session: it has not ended, its
-// call.ended is held, or its room is still to be deleted. Stores keep LiveSessions' index
-// by it.
+// call.ended is held, or its room is still to be deleted. Stores keep the sweep index
+// (SweepIndex) by it.
 func (s Session) Live() bool { return !s.Over() || s.Held() || s.RoomPending }
+
+// DueKey is a session's place in the sweep index: its due time, then its id.
+type DueKey struct {
+	At time.Time
+	ID string
+}
+
+// Due is the session's key in the sweep index, and false when it has no place there
+// (not Live). A Live session without SweepAt (written before the index existed, or by a
+// writer that does not set it) is due at once, at the zero time: the sweeper then looks
+// at it and writes its SweepAt.
+func (s Session) Due() (DueKey, bool) {
+	if !s.Live() {
+		return DueKey{}, false
+	}
+	if s.SweepAt == nil {
+		return DueKey{ID: s.ID}, true
+	}
+	return DueKey{At: s.SweepAt.UTC(), ID: s.ID}, true
+}
+
+// Before orders keys by time, then id.
+func (k DueKey) Before(o DueKey) bool {
+	if !k.At.Equal(o.At) {
+		return k.At.Before(o.At)
+	}
+	return k.ID < o.ID
+}
 
 // Held reports whether the session's call.ended waits for its worker's final report.
 func (s Session) Held() bool { return s.ReportDueAt != nil }
@@ -126,13 +161,15 @@ type Store interface {
 	CreateSession(ctx context.Context, s Session, c call.Call, evts []callevent.Event, defaultLimit int) error
 }
 
-// LiveStore finds the sessions that have not ended, across accounts, for Sweep. It is
-// separate from Store so that a store can keep sessions before it keeps this index.
+// SweepIndex finds the sessions whose sweep time has come, across accounts, for Sweep, so
+// that a tick reads what is due and not every live session. It is separate from Store so
+// that a store can keep sessions before it keeps this index.
 //
-// LiveSessions returns up to limit sessions the sweeper still has work on (Live), whose id
-// is above afterID ("" for the start), oldest first: those whose status is ringing or
-// active, those whose call.ended is held (Held), and those whose room is still to be
-// deleted (RoomPending). A session saved not Live leaves the list in the same write.
-type LiveStore interface {
-	LiveSessions(ctx context.Context, afterID string, limit int) ([]Session, error)
+// DueSessions returns up to limit Live sessions whose Due key is at or before now and
+// after the key after (the zero DueKey: from the start), in key order. A write that
+// changes a session's Due key, or takes it out of Live, moves it in the index in the same
+// write; the index may lag a write by the store's own index delay (DynamoDB's global
+// secondary indexes), so the sweeper checks each session again as it writes.
+type SweepIndex interface {
+	DueSessions(ctx context.Context, now time.Time, after DueKey, limit int) ([]Session, error)
 }

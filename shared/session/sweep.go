@@ -10,7 +10,7 @@ import (
 	"github.com/bridgeline/bridgeline/shared/call"
 )
 
-// sweepPage is how many live sessions Sweep reads at a time.
+// sweepPage is how many due sessions Sweep reads at a time.
 const sweepPage = 100
 
 // Sweep ends the live sessions that are past a limit:
@@ -33,31 +33,39 @@ const sweepPage = 100
 // report once ReportWait is over without it (the record then reads assistant_report:
 // missing); that is not counted as an end.
 //
+// It reads only the sessions whose SweepAt has come (SweepIndex), so a tick costs what is
+// due, not what is live. A due session none of the above applies to (written under other
+// settings, or before the index existed) gets its SweepAt written again as this service
+// computes it.
+//
 // Each end is conditional on the session as it stands when the end is written, through
 // the same path as every other end: a session that ended meanwhile, or whose worker
 // reported meanwhile, is left alone, and call.ended is written once. Sweep returns how
 // many sessions it ended.
 //
 // The local stack runs it every second (RunSweeper); on AWS a scheduled function runs it.
-// The Records store must implement LiveStore.
+// The Records store must implement SweepIndex.
 func (s *Service) Sweep(ctx context.Context) (int, error) {
-	ls, ok := s.records.(LiveStore)
+	idx, ok := s.records.(SweepIndex)
 	if !ok {
-		return 0, fmt.Errorf("sweep: store %T does not list live sessions", s.records)
+		return 0, fmt.Errorf("sweep: store %T keeps no sweep index", s.records)
 	}
 	now := s.now()
 	maxDur, dispatch, ring, join := s.set.MaxDuration, s.set.DispatchTimeout, s.set.RingTimeout, s.set.JoinTimeout
 	ended := 0
 	var errs []error
-	after := ""
+	var after DueKey
 	for {
-		page, err := ls.LiveSessions(ctx, after, sweepPage)
+		page, err := idx.DueSessions(ctx, now, after, sweepPage)
 		if err != nil {
-			return ended, errors.Join(append(errs, fmt.Errorf("sweep: list live sessions: %w", err))...)
+			return ended, errors.Join(append(errs, fmt.Errorf("sweep: list due sessions: %w", err))...)
 		}
 		for _, ses := range page {
-			after = ses.ID
-			if reportOverdue(ses, now) {
+			if k, ok := ses.Due(); ok {
+				after = k
+			}
+			switch {
+			case reportOverdue(ses, now):
 				did, err := s.releaseEnded(ctx, ses.ID, now)
 				if err != nil {
 					errs = append(errs, fmt.Errorf("sweep: release call.ended of %s: %w", ses.ID, err))
@@ -65,12 +73,9 @@ func (s *Service) Sweep(ctx context.Context) (int, error) {
 					s.log().Warn("call.ended sent without the worker's final report", "session_id", ses.ID, "call_id", ses.CallID)
 				}
 				continue
-			}
-			if ses.Over() {
-				if ses.RoomPending {
-					if err := s.deletePendingRoom(ctx, ses.ID); err != nil {
-						errs = append(errs, fmt.Errorf("sweep: delete room of %s: %w", ses.ID, err))
-					}
+			case ses.Over() && ses.RoomPending:
+				if err := s.deletePendingRoom(ctx, ses.ID); err != nil {
+					errs = append(errs, fmt.Errorf("sweep: delete room of %s: %w", ses.ID, err))
 				}
 				continue
 			}
@@ -90,6 +95,9 @@ func (s *Service) Sweep(ctx context.Context) (int, error) {
 				status, reason = StatusFailed, call.ReasonNoAnswer
 				cond = func(ses Session, _ call.Call) bool { return ringingTooLong(ses, now, ring) }
 			default:
+				if err := s.reschedule(ctx, ses.ID); err != nil {
+					errs = append(errs, fmt.Errorf("sweep: reschedule %s: %w", ses.ID, err))
+				}
 				continue
 			}
 			_, _, did, err := s.endIf(ctx, ses.ID, cond, status, reason, call.EndedBySystem)
@@ -106,6 +114,56 @@ func (s *Service) Sweep(ctx context.Context) (int, error) {
 			return ended, errors.Join(errs...)
 		}
 	}
+}
+
+// sweepAt is when Sweep next has something to check on ses as it is about to be
+// written (Session.SweepAt): the earliest of the limits a live session can still reach
+// under this service's settings, its held call.ended's due time, and, for an ended
+// session whose room is still to be deleted, its end (due at once). Nil when the sweeper
+// has nothing left to do on it.
+func (s *Service) sweepAt(ses Session) *time.Time {
+	var at *time.Time
+	earliest := func(t time.Time) {
+		if at == nil || t.Before(*at) {
+			at = &t
+		}
+	}
+	if ses.Held() {
+		earliest(*ses.ReportDueAt)
+	}
+	if ses.Over() && ses.RoomPending {
+		if ses.EndedAt != nil {
+			earliest(*ses.EndedAt)
+		} else {
+			earliest(ses.CreatedAt)
+		}
+	}
+	if !ses.Over() {
+		earliest(ses.CreatedAt.Add(s.set.MaxDuration))
+		if ses.Status == StatusRinging {
+			earliest(ses.CreatedAt.Add(s.set.RingTimeout))
+		}
+		if ses.Mode == ModeAssistant && ses.Status == StatusActive && ses.AnsweredAt != nil && ses.AssistantSeenAt == nil {
+			earliest(ses.AnsweredAt.Add(s.set.DispatchTimeout))
+		}
+	}
+	return at
+}
+
+// reschedule writes a session's SweepAt again (mutate sets it) when it is not what this
+// service computes: Sweep found it due with nothing to do.
+func (s *Service) reschedule(ctx context.Context, sessionID string) error {
+	_, _, err := s.mutate(ctx, sessionID, func(ses *Session, _ *call.Call) ([]callevent.Event, bool, error) {
+		return nil, !sameTime(ses.SweepAt, s.sweepAt(*ses)), nil
+	})
+	return err
+}
+
+func sameTime(a, b *time.Time) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	return a.Equal(*b)
 }
 
 // releaseEnded writes the held call.ended of a session whose worker's final report is

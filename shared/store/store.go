@@ -19,7 +19,7 @@ import (
 
 // Store is every domain store in one: accounts and keys, assistants, lines, idempotency
 // records, webhook endpoints, the event log with its delivery attempts and outbox,
-// customer_decides decisions, sessions (with the sweeper's live index) and calls.
+// customer_decides decisions, sessions (with the sweep index) and calls.
 type Store interface {
 	account.Store
 	assistant.Store
@@ -31,6 +31,6 @@ type Store interface {
 	decision.Store
 	decision.EventLog
 	session.Store
-	session.LiveStore
+	session.SweepIndex
 	call.Store
 }

@@ -229,8 +229,8 @@ func Sweeper(ctx context.Context, lk LiveKit) (func(context.Context) error, erro
 	return cp.SweepHandler(sweepTick), nil
 }
 
-// sweepTick is how often the AWS sweeper sweeps: one query per shard of the live index
-// each tick.
+// sweepTick is how often the AWS sweeper sweeps: one query per shard of the sessions'
+// due index each tick, returning only the sessions due.
 const sweepTick = 2 * time.Second
 
 // Secret reads a Secrets Manager secret's string (once, at start).

@@ -6,15 +6,15 @@
 package llmtest
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/bridgeline/bridgeline/mediafleet/internal/pipenet"
 )
 
 // Reply is what the server answers to one request.
@@ -104,14 +104,14 @@ func New(reply Reply) *Server {
 // it and Close it inside the test's bubble.
 func NewPiped(reply Reply) *Server {
 	s := &Server{quit: make(chan struct{}), replies: func(Request) Reply { return reply }}
-	l := &pipeListener{conns: make(chan net.Conn), closed: make(chan struct{})}
+	l := pipenet.New("llmtest")
 	srv := &http.Server{Handler: http.HandlerFunc(s.serve)}
 	served := make(chan struct{})
 	go func() {
 		defer close(served)
 		_ = srv.Serve(l)
 	}()
-	tr := &http.Transport{DialContext: l.dial}
+	tr := &http.Transport{DialContext: l.Dial}
 	s.url, s.client = "http://llmtest.invalid", &http.Client{Transport: tr}
 	s.stop = func() {
 		srv.Close()
@@ -133,46 +133,6 @@ func (s *Server) Close() {
 	close(s.quit)
 	s.stop()
 }
-
-// pipeListener hands the server the far ends of the pipes its dial makes.
-type pipeListener struct {
-	conns  chan net.Conn
-	closed chan struct{}
-	once   sync.Once
-}
-
-func (l *pipeListener) dial(ctx context.Context, _, _ string) (net.Conn, error) {
-	client, server := net.Pipe()
-	select {
-	case l.conns <- server:
-		return client, nil
-	case <-l.closed:
-		return nil, net.ErrClosed
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	}
-}
-
-func (l *pipeListener) Accept() (net.Conn, error) {
-	select {
-	case c := <-l.conns:
-		return c, nil
-	case <-l.closed:
-		return nil, net.ErrClosed
-	}
-}
-
-func (l *pipeListener) Close() error {
-	l.once.Do(func() { close(l.closed) })
-	return nil
-}
-
-func (l *pipeListener) Addr() net.Addr { return pipeAddr{} }
-
-type pipeAddr struct{}
-
-func (pipeAddr) Network() string { return "pipe" }
-func (pipeAddr) String() string  { return "llmtest" }
 
 // SetDelays sets the delay before the first token and between tokens.
 func (s *Server) SetDelays(first, perToken time.Duration) {

@@ -58,6 +58,11 @@ func (s *Store) GetAssistant(ctx context.Context, id string) (assistant.Assistan
 	return a, err
 }
 
+// GetAssistantHead reads an assistant without its versions, strongly consistent.
+func (s *Store) GetAssistantHead(ctx context.Context, id string) (assistant.Assistant, error) {
+	return getDoc[assistant.Assistant](ctx, s, Assistants, item{"id": str(id)})
+}
+
 // versionsOf lists an assistant's versions by number.
 func (s *Store) versionsOf(ctx context.Context, assistantID string, consistent bool) ([]assistant.Version, error) {
 	name, err := s.table(Versions)

@@ -166,8 +166,8 @@ func TestSessionConformance(t *testing.T) {
 	storetest.RunSessions(t, func(t *testing.T) storetest.SessionStore { return newStore(t) })
 }
 
-func TestLiveSessionConformance(t *testing.T) {
-	storetest.RunLiveSessions(t, func(t *testing.T) storetest.LiveSessionStore { return newStore(t) })
+func TestSweepIndexConformance(t *testing.T) {
+	storetest.RunSweepIndex(t, func(t *testing.T) storetest.SweepIndexStore { return newStore(t) })
 }
 
 func TestSessionLimitConformance(t *testing.T) {

@@ -70,8 +70,8 @@ func (s *Store) waitIndexActive(ctx context.Context, table, index string) error 
 }
 
 // BackfillListKeys gives the calls and sessions written before the list filter indexes
-// existed the keys of those indexes (a one-off after deploying them: `bridgeline admin
-// indexes backfill`). It scans both tables, which is what a migration may do and a list
+// and the sweep index existed the keys of those indexes (a one-off after deploying them:
+// `bridgeline admin indexes backfill`). It scans both tables, which is what a migration may do and a list
 // may not, and sets the keys with a condition on the revision read, so a record written
 // meanwhile (which has its keys already) is left alone. It returns how many it updated.
 func (s *Store) BackfillListKeys(ctx context.Context) (int, error) {
@@ -102,6 +102,7 @@ func (s *Store) BackfillListKeys(ctx context.Context) (int, error) {
 						return n, err
 					}
 					addSessionFilterKeys(keys, ses)
+					addSweepKeys(keys, ses)
 				}
 				done, err := s.setMissingKeys(ctx, name, it, keys)
 				if err != nil {

@@ -18,13 +18,14 @@ import (
 )
 
 // TestOldTablesGetTheFilterIndexesAndBackfill: tables made before the list filter
-// indexes (as a deployed stack or a DynamoDB Local data file has them) get the indexes
-// from CreateTables, and BackfillListKeys makes the records written before them
-// listable by the filters.
+// indexes and the sweep index (as a deployed stack or a DynamoDB Local data file has
+// them) get the indexes from CreateTables, and BackfillListKeys makes the records
+// written before them listable by the filters, and a live session due to the sweeper at
+// once.
 func TestOldTablesGetTheFilterIndexesAndBackfill(t *testing.T) {
 	s := newStore(t)
 	ctx := context.Background()
-	// Make the tables as they were: without the filter indexes.
+	// Make the tables as they were: without the filter indexes and the due index.
 	for _, tbl := range []dynamo.Table{dynamo.Calls, dynamo.Sessions} {
 		name := s.Tables().Name(tbl)
 		if _, err := s.Client().DeleteTable(ctx, &dynamodb.DeleteTableInput{TableName: aws.String(name)}); err != nil {
@@ -37,7 +38,7 @@ func TestOldTablesGetTheFilterIndexesAndBackfill(t *testing.T) {
 		in := d.CreateTableInput(name)
 		in.GlobalSecondaryIndexes = slices.DeleteFunc(in.GlobalSecondaryIndexes, func(ix types.GlobalSecondaryIndex) bool {
 			n := aws.ToString(ix.IndexName)
-			return n != "by_account" && n != "by_account_line" && n != "by_account_session" && n != "live"
+			return n != "by_account" && n != "by_account_line" && n != "by_account_session"
 		})
 		used := map[string]bool{"id": true}
 		for _, ix := range in.GlobalSecondaryIndexes {
@@ -58,15 +59,25 @@ func TestOldTablesGetTheFilterIndexesAndBackfill(t *testing.T) {
 	c := call.Call{ID: ident.New("call"), AccountID: acct, Direction: call.Inbound, Status: call.StatusEnded,
 		LineID: ident.New("line"), AssistantID: ident.New("asst"), SessionID: ses.ID, StartedAt: time.Now()}
 	ses.CallID = c.ID
-	if err := s.SaveSession(ctx, ses, c, nil); err != nil {
-		t.Fatal(err)
-	}
-	for _, tbl := range []dynamo.Table{dynamo.Calls, dynamo.Sessions} {
-		_, err := s.Client().UpdateItem(ctx, &dynamodb.UpdateItemInput{TableName: aws.String(s.Tables().Name(tbl)),
-			Key:              map[string]types.AttributeValue{"id": &types.AttributeValueMemberS{Value: map[dynamo.Table]string{dynamo.Calls: c.ID, dynamo.Sessions: ses.ID}[tbl]}},
-			UpdateExpression: aws.String("REMOVE account_state, account_line_state, account_assistant, account_assistant_state, account_line_assistant_state, account_status")})
-		if err != nil {
+	// And a live one: the old code gave it its shard, but no due key.
+	live := session.Session{ID: ident.New("ses"), AccountID: acct, Status: session.StatusRinging, CreatedAt: time.Now()}
+	liveCall := call.Call{ID: ident.New("call"), AccountID: acct, Direction: call.Outbound, Status: call.StatusRinging,
+		SessionID: live.ID, StartedAt: time.Now()}
+	live.CallID = liveCall.ID
+	for _, p := range []struct {
+		ses session.Session
+		c   call.Call
+	}{{ses, c}, {live, liveCall}} {
+		if err := s.SaveSession(ctx, p.ses, p.c, nil); err != nil {
 			t.Fatal(err)
+		}
+		for _, tbl := range []dynamo.Table{dynamo.Calls, dynamo.Sessions} {
+			_, err := s.Client().UpdateItem(ctx, &dynamodb.UpdateItemInput{TableName: aws.String(s.Tables().Name(tbl)),
+				Key:              map[string]types.AttributeValue{"id": &types.AttributeValueMemberS{Value: map[dynamo.Table]string{dynamo.Calls: p.c.ID, dynamo.Sessions: p.ses.ID}[tbl]}},
+				UpdateExpression: aws.String("REMOVE account_state, account_line_state, account_assistant, account_assistant_state, account_line_assistant_state, account_status, sweep_due")})
+			if err != nil {
+				t.Fatal(err)
+			}
 		}
 	}
 
@@ -77,9 +88,15 @@ func TestOldTablesGetTheFilterIndexesAndBackfill(t *testing.T) {
 	if got, err := s.ListCalls(ctx, acct, q); err != nil || len(got) != 0 {
 		t.Fatalf("ListCalls before the backfill = %d calls, %v; want none (no keys yet)", len(got), err)
 	}
+	if got, err := s.DueSessions(ctx, time.Now(), session.DueKey{}, 10); err != nil || len(got) != 0 {
+		t.Fatalf("DueSessions before the backfill = %d, %v; want none (no key yet)", len(got), err)
+	}
 	n, err := s.BackfillListKeys(ctx)
-	if err != nil || n != 2 {
-		t.Fatalf("BackfillListKeys = %d, %v; want 2 records", n, err)
+	if err != nil || n != 4 {
+		t.Fatalf("BackfillListKeys = %d, %v; want 4 records", n, err)
+	}
+	if got, err := s.DueSessions(ctx, time.Time{}, session.DueKey{}, 10); err != nil || len(got) != 1 || got[0].ID != live.ID {
+		t.Errorf("DueSessions(the zero time) after the backfill = %d, %v; want the live session, due at once", len(got), err)
 	}
 	if got, err := s.ListCalls(ctx, acct, q); err != nil || len(got) != 1 || got[0].ID != c.ID {
 		t.Errorf("ListCalls after the backfill = %v, %v; want [%s]", got, err, c.ID)

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
@@ -20,13 +21,13 @@ import (
 )
 
 var (
-	_ session.Store     = (*Store)(nil)
-	_ session.LiveStore = (*Store)(nil)
-	_ call.Store        = (*Store)(nil)
+	_ session.Store      = (*Store)(nil)
+	_ session.SweepIndex = (*Store)(nil)
+	_ call.Store         = (*Store)(nil)
 )
 
-// liveShards spreads the sweeper's index of live sessions over this many index
-// partitions, so session writes do not all land on one.
+// liveShards spreads the sweep index (session.SweepIndex, the "due" index) over this
+// many index partitions, so session writes do not all land on one.
 const liveShards = 8
 
 func liveShard(id string) string {
@@ -53,17 +54,28 @@ func sessionItem(s session.Session) item {
 	s.Revision++
 	s.Slot = s.HoldsSlot() // the write that ends a session gives its slot back (slotRelease)
 	it := docItem(s, item{"id": str(s.ID), "account_id": str(s.AccountID)})
-	// Sparse: a session is in the live index until a write gives it a final status and
-	// releases its held call.ended.
-	if s.Live() {
-		it["live_shard"] = str(liveShard(s.ID))
-	}
+	addSweepKeys(it, s)
 	if s.Slot {
 		it["slot"] = &types.AttributeValueMemberBOOL{Value: true}
 	}
 	addSessionFilterKeys(it, s)
 	return it
 }
+
+// addSweepKeys gives a Live session its keys in the sweep index: its shard, and
+// sweep_due, its Due key as text ("<due time>#<id>", timeLayout), which sorts in key
+// order. Sparse: a session that is not Live has neither, and leaves the index in the
+// write that ends it.
+func addSweepKeys(it item, s session.Session) {
+	k, ok := s.Due()
+	if !ok {
+		return
+	}
+	it["live_shard"] = str(liveShard(s.ID))
+	it["sweep_due"] = str(dueText(k))
+}
+
+func dueText(k session.DueKey) string { return k.At.UTC().Format(timeLayout) + "#" + k.ID }
 
 func callItem(c call.Call) item {
 	c.Revision++
@@ -200,48 +212,68 @@ func (s *Store) ListSessions(ctx context.Context, accountID string, q session.Li
 	return decodeAll[session.Session](items)
 }
 
-// LiveSessions returns up to limit sessions still ringing or active or held, across accounts,
-// oldest first, with ids above afterID: one query per shard of the live index, merged.
-func (s *Store) LiveSessions(ctx context.Context, afterID string, limit int) ([]session.Session, error) {
+// DueSessions returns up to limit Live sessions due at or before now, after the key
+// after, in key order: one key-range query per shard of the due index (live_shard,
+// sweep_due), merged. A tick with nothing due costs liveShards empty queries, however
+// many sessions are live.
+func (s *Store) DueSessions(ctx context.Context, now time.Time, after session.DueKey, limit int) ([]session.Session, error) {
 	name, err := s.table(Sessions)
 	if err != nil {
 		return nil, err
 	}
-	var all []session.Session
+	// Every key of a session due at now is below "<now>$" ('$' follows '#').
+	hi := now.UTC().Format(timeLayout) + "$"
+	lo := ""
+	if after != (session.DueKey{}) {
+		lo = dueText(after)
+	}
+	type due struct {
+		key string
+		ses session.Session
+	}
+	var all []due
 	for shard := range liveShards {
 		in := &dynamodb.QueryInput{
 			TableName:                 name,
-			IndexName:                 aws.String("live"),
-			KeyConditionExpression:    aws.String("live_shard = :s"),
-			ExpressionAttributeValues: item{":s": str("live#" + strconv.Itoa(shard))},
-			Limit:                     aws.Int32(int32(limit)),
+			IndexName:                 aws.String("due"),
+			KeyConditionExpression:    aws.String("live_shard = :s AND sweep_due <= :hi"),
+			ExpressionAttributeValues: item{":s": str("live#" + strconv.Itoa(shard)), ":hi": str(hi)},
+			Limit:                     aws.Int32(int32(limit + 1)), // the key after itself may come back
 		}
-		if afterID != "" {
-			in.KeyConditionExpression = aws.String("live_shard = :s AND id > :after")
-			in.ExpressionAttributeValues[":after"] = str(afterID)
+		if lo != "" {
+			// BETWEEN is inclusive: the session at after itself is dropped below.
+			in.KeyConditionExpression = aws.String("live_shard = :s AND sweep_due BETWEEN :lo AND :hi")
+			in.ExpressionAttributeValues[":lo"] = str(lo)
 		}
 		for n := 0; n < limit; {
 			page, err := s.db.Query(ctx, in)
 			if err != nil {
-				return nil, fmt.Errorf("live sessions: %w", err)
+				return nil, fmt.Errorf("due sessions: %w", err)
 			}
-			got, err := decodeAll[session.Session](page.Items)
-			if err != nil {
-				return nil, err
+			for _, it := range page.Items {
+				key := getS(it, "sweep_due")
+				if key <= lo {
+					continue
+				}
+				ses, err := fromDoc[session.Session](it)
+				if err != nil {
+					return nil, err
+				}
+				all = append(all, due{key, ses})
+				n++
 			}
-			all = append(all, got...)
-			n += len(got)
 			if page.LastEvaluatedKey == nil {
 				break
 			}
 			in.ExclusiveStartKey = page.LastEvaluatedKey
 		}
 	}
-	slices.SortFunc(all, func(a, b session.Session) int { return strings.Compare(a.ID, b.ID) })
-	if len(all) > limit {
-		all = all[:limit]
+	slices.SortFunc(all, func(a, b due) int { return strings.Compare(a.key, b.key) })
+	out := make([]session.Session, 0, min(len(all), limit))
+	for _, d := range all[:min(len(all), limit)] {
+		out = append(out, d.ses)
 	}
-	return all, nil
+	return out, nil
 }
 
 // SaveCall writes a call and the events of the change in one transaction.

@@ -163,8 +163,9 @@ var Definitions = []Definition{
 	{Table: CallDecisions, Partition: strAttr("call_id"), TTLAttribute: "ttl"},
 	{Table: Sessions, Partition: idAttr, Indexes: []Index{
 		{Name: "by_account", Partition: strAttr("account_id"), Sort: &idAttr},
-		// Sparse, sharded: the sessions not over yet, for the sweeper.
-		{Name: "live", Partition: strAttr("live_shard"), Sort: &idAttr},
+		// Sparse, sharded: the sessions the sweeper still has work on, by due time
+		// ("<time>#<id>"), so a sweep reads only what is due (session.SweepIndex).
+		{Name: "due", Partition: strAttr("live_shard"), Sort: &Attribute{"sweep_due", types.ScalarAttributeTypeS}},
 		// GET /v1/sessions?status= (account#status).
 		{Name: "by_account_status", Partition: strAttr("account_status"), Sort: &idAttr},
 	}},

@@ -36,6 +36,11 @@ func (s *Store) GetAssistant(ctx context.Context, id string) (assistant.Assistan
 	return a, err
 }
 
+// GetAssistantHead reads an assistant without its versions.
+func (s *Store) GetAssistantHead(ctx context.Context, id string) (assistant.Assistant, error) {
+	return getDoc[assistant.Assistant](ctx, s.db, `SELECT doc FROM assistants WHERE id = ?`, id)
+}
+
 // ListAssistants lists an account's assistants newest first, with their versions.
 func (s *Store) ListAssistants(ctx context.Context, accountID string, q assistant.ListQuery) ([]assistant.Assistant, error) {
 	status := q.Status

@@ -31,7 +31,7 @@ func (s *Store) CreateSession(ctx context.Context, ses session.Session, c call.C
 	return s.tx(ctx, func(tx *sql.Tx) error {
 		ses.Revision = 1
 		res, err := tx.ExecContext(ctx, insertWithinLimit,
-			ses.ID, ses.AccountID, ses.Revision, liveFlag(ses), mustJSON(ses), defaultLimit)
+			ses.ID, ses.AccountID, ses.Revision, sweepDue(ses), mustJSON(ses), defaultLimit)
 		if isUnique(err) {
 			return apierr.ErrConflict
 		}
@@ -54,7 +54,7 @@ func (s *Store) CreateSession(ctx context.Context, ses session.Session, c call.C
 // that hold one are fewer than its own limit (its doc's max_concurrent_sessions) or,
 // without one, the default (?6): the check and the insert are one statement.
 const insertWithinLimit = `
-INSERT INTO sessions (id, account_id, revision, live, slot, doc)
+INSERT INTO sessions (id, account_id, revision, sweep_due, slot, doc)
 SELECT ?1, ?2, ?3, ?4, 1, ?5
 WHERE (SELECT count(*) FROM sessions WHERE account_id = ?2 AND slot = 1) <
 	COALESCE((SELECT json_extract(CAST(doc AS TEXT), '$.max_concurrent_sessions') FROM accounts WHERE id = ?2), ?6)`

@@ -78,6 +78,7 @@ CREATE INDEX events_by_account ON events (account_id, id);
 	{"0007_api_key_ids", apiKeyIDsSchema},                       // accounts.go
 	{"0008_limits_session_slots", sessionSlotsSchema},           // limits.go
 	{"0008_filters_list_indexes", filtersListIndexesSchema},     // listpage.go
+	{"0009_sweep_due", sweepDueSchema},                          // sessions.go
 }
 
 func (s *Store) migrate(ctx context.Context) error {

@@ -20,8 +20,8 @@ func TestSessionConformance(t *testing.T) {
 	})
 }
 
-func TestLiveSessionConformance(t *testing.T) {
-	storetest.RunLiveSessions(t, func(t *testing.T) storetest.LiveSessionStore {
+func TestSweepIndexConformance(t *testing.T) {
+	storetest.RunSweepIndex(t, func(t *testing.T) storetest.SweepIndexStore {
 		s, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "test.db"))
 		if err != nil {
 			t.Fatal(err)

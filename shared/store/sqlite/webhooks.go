@@ -221,45 +221,38 @@ CREATE INDEX webhook_deliveries_by_endpoint ON webhook_deliveries (endpoint_id, 
 
 // ClaimDueDeliveries marks due, unclaimed, pending deliveries as in flight, within lim
 // (in all, per endpoint, per account), endpoints with the longest-waiting delivery first.
-// Each endpoint is one indexed query.
+// The endpoints come from the due deliveries; each endpoint's are then one indexed query.
 func (s *Store) ClaimDueDeliveries(ctx context.Context, now time.Time, lim delivery.ClaimLimits) ([]delivery.Delivery, error) {
 	var out []delivery.Delivery
 	err := s.tx(ctx, func(tx *sql.Tx) error {
 		at := now.UTC().Format(timeLayout)
-		rows, err := tx.QueryContext(ctx, `SELECT id, account_id FROM webhook_endpoints`)
+		// The endpoints with a delivery due, from the due deliveries alone (the partial
+		// index webhook_deliveries_due): a claim costs what is due, not a read of every
+		// customer's endpoints. A delivery whose endpoint was deleted has none to join.
+		rows, err := tx.QueryContext(ctx, `SELECT d.endpoint_id, e.account_id, min(d.next_attempt_at)
+			FROM webhook_deliveries d INDEXED BY webhook_deliveries_due JOIN webhook_endpoints e ON e.id = d.endpoint_id
+			WHERE d.state = 'pending' AND d.claimed_at IS NULL AND d.next_attempt_at <= ?
+			GROUP BY d.endpoint_id`, at)
 		if err != nil {
 			return err
 		}
 		type due struct {
 			id, account, first string
 		}
-		var eps []due
+		var dues []due
 		for rows.Next() {
 			var d due
-			if err := rows.Scan(&d.id, &d.account); err != nil {
+			if err := rows.Scan(&d.id, &d.account, &d.first); err != nil {
 				rows.Close()
 				return err
 			}
-			eps = append(eps, d)
+			if lim.Room(d.id, d.account, 0, 0) > 0 {
+				dues = append(dues, d)
+			}
 		}
 		rows.Close()
 		if err := rows.Err(); err != nil {
 			return err
-		}
-		var dues []due
-		for _, d := range eps {
-			if lim.Room(d.id, d.account, 0, 0) <= 0 {
-				continue
-			}
-			var first sql.NullString
-			if err := tx.QueryRowContext(ctx, `SELECT min(next_attempt_at) FROM webhook_deliveries
-				WHERE endpoint_id = ? AND state = 'pending' AND claimed_at IS NULL`, d.id).Scan(&first); err != nil {
-				return err
-			}
-			if first.Valid && first.String <= at {
-				d.first = first.String
-				dues = append(dues, d)
-			}
 		}
 		slices.SortFunc(dues, func(a, b due) int { return strings.Compare(a.first, b.first) })
 		out = nil

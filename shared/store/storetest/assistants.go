@@ -22,6 +22,44 @@ func completeFields(name string) assistant.Fields {
 }
 
 var assistantCases = map[string]func(*testing.T, Store){
+	"the head is the assistant without its versions; a call runs the active version": func(t *testing.T, s Store) {
+		acct, _ := newAccount(t, s)
+		svc := assistant.Service{Store: s, Now: time.Now}
+		a, err := svc.Create(ctx(t), acct.ID, completeFields("Ada"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := assistant.CallVersion(ctx(t), s, acct.ID, a.ID, ""); !apierr.Is(err, apierr.CodeAssistantNotPublished) {
+			t.Errorf("CallVersion before any publish = %v, want assistant_not_published", err)
+		}
+		for range 3 {
+			if a, err = svc.Publish(ctx(t), acct.ID, a.ID); err != nil {
+				t.Fatal(err)
+			}
+		}
+		full, err := s.GetAssistant(ctx(t), a.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if a, err = svc.Activate(ctx(t), acct.ID, a.ID, full.Versions[0].ID); err != nil {
+			t.Fatal(err)
+		}
+		head, err := s.GetAssistantHead(ctx(t), a.ID)
+		if err != nil || head.Versions != nil || head.ActiveVersionID != full.Versions[0].ID || head.VersionCount != 3 ||
+			head.Revision != a.Revision || head.Name != "Ada" {
+			t.Fatalf("GetAssistantHead = %+v, %v; want Ada without versions, revision %d, version 1 active of 3", head, err, a.Revision)
+		}
+		v, err := assistant.CallVersion(ctx(t), s, acct.ID, a.ID, "")
+		if err != nil || v.ID != full.Versions[0].ID || v.Number != 1 || v.AssistantID != a.ID {
+			t.Errorf("CallVersion = %+v, %v; want version 1, the one activated", v, err)
+		}
+		if _, err := assistant.CallVersion(ctx(t), s, "acct_other", a.ID, ""); !apierr.Is(err, apierr.CodeResourceNotFound) {
+			t.Errorf("CallVersion for another account = %v, want resource_not_found", err)
+		}
+		if _, err := s.GetAssistantHead(ctx(t), "asst_nope"); !errors.Is(err, apierr.ErrNotFound) {
+			t.Errorf("GetAssistantHead(unknown) = %v, want ErrNotFound", err)
+		}
+	},
 	"a version lists its placeholder names; malformed ones are refused": versionVariables,
 	"voice and model go from the draft into each version, and GetVersion reads them": func(t *testing.T, s Store) {
 		acct, _ := newAccount(t, s)

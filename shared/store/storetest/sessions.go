@@ -350,102 +350,146 @@ func ids(cs []call.Call) []string {
 	return out
 }
 
-// LiveSessionStore is a SessionStore with the sweeper's index of live sessions.
-type LiveSessionStore interface {
+// SweepIndexStore is a SessionStore with the sweep index.
+type SweepIndexStore interface {
 	SessionStore
-	session.LiveStore
+	session.SweepIndex
 }
 
-// RunLiveSessions runs the session.LiveStore cases against a fresh store.
-func RunLiveSessions(t *testing.T, newStore func(t *testing.T) LiveSessionStore) {
-	t.Run("live sessions across accounts, oldest first, paged; an end leaves at once", func(t *testing.T) {
-		s := newStore(t)
-		var live []string
-		var pairs []struct {
-			ses session.Session
-			c   call.Call
-		}
-		for i := range 5 {
-			ses, c := newSessionPair(ident.New("acct")) // each its own account
-			if i%2 == 1 {
-				ses.Status, c.Status = session.StatusActive, call.StatusActive
-			}
-			if err := s.SaveSession(ctx(t), ses, c, nil); err != nil {
-				t.Fatal(err)
-			}
-			ses.Revision, c.Revision = 1, 1
-			live = append(live, ses.ID)
-			pairs = append(pairs, struct {
-				ses session.Session
-				c   call.Call
-			}{ses, c})
-		}
-		// One that is over from the start never shows.
-		done, doneCall := newSessionPair(ident.New("acct"))
-		done.Status, doneCall.Status = session.StatusFailed, call.StatusFailed
-		if err := s.SaveSession(ctx(t), done, doneCall, nil); err != nil {
-			t.Fatal(err)
-		}
-
-		got, err := s.LiveSessions(ctx(t), "", 100)
-		if err != nil || !slices.Equal(sessionIDs(got), live) {
-			t.Fatalf("LiveSessions = %v, %v; want %v", sessionIDs(got), err, live)
-		}
-		first, err := s.LiveSessions(ctx(t), "", 2)
-		if err != nil || !slices.Equal(sessionIDs(first), live[:2]) {
-			t.Fatalf("LiveSessions(limit 2) = %v, %v; want %v", sessionIDs(first), err, live[:2])
-		}
-		rest, err := s.LiveSessions(ctx(t), live[1], 100)
-		if err != nil || !slices.Equal(sessionIDs(rest), live[2:]) {
-			t.Fatalf("LiveSessions(after %s) = %v, %v; want %v", live[1], sessionIDs(rest), err, live[2:])
-		}
-
-		// Ending (or failing) a session takes it off the list in the same write.
-		at := time.Now().UTC().Truncate(time.Millisecond)
-		for i, status := range map[int]string{1: session.StatusEnded, 2: session.StatusFailed} {
-			p := pairs[i]
-			p.ses.Status, p.ses.EndedAt = status, &at
-			evt, _ := p.c.End(call.StatusEnded, call.ReasonMaxDuration, call.EndedBySystem, at, func() string { return ident.New("evt") })
-			if err := s.SaveSession(ctx(t), p.ses, p.c, []callevent.Event{evt}); err != nil {
-				t.Fatal(err)
-			}
-		}
-		got, err = s.LiveSessions(ctx(t), "", 100)
-		want := []string{live[0], live[3], live[4]}
-		if err != nil || !slices.Equal(sessionIDs(got), want) {
-			t.Fatalf("after two ends, LiveSessions = %v, %v; want %v", sessionIDs(got), err, want)
-		}
-		if got[0].Status != session.StatusRinging || got[1].Status != session.StatusActive {
-			t.Errorf("live statuses = %s, %s; want ringing, active", got[0].Status, got[1].Status)
-		}
-	})
-
-	t.Run("an ended session whose call.ended is held stays listed until released", func(t *testing.T) {
-		s := newStore(t)
+// RunSweepIndex runs the session.SweepIndex cases against a fresh store.
+func RunSweepIndex(t *testing.T, newStore func(t *testing.T) SweepIndexStore) {
+	base := time.Now().UTC().Truncate(time.Millisecond)
+	at := func(d time.Duration) *time.Time { t := base.Add(d); return &t }
+	// save writes a new session (each in its own account) due at due, or without a due
+	// time when due is nil.
+	save := func(t *testing.T, s SweepIndexStore, status string, due *time.Time) (session.Session, call.Call) {
+		t.Helper()
 		ses, c := newSessionPair(ident.New("acct"))
+		if status != session.StatusRinging {
+			ses.Status, c.Status = status, call.StatusActive
+		}
+		if ses.Over() {
+			ses.EndedAt, c.Status = &base, call.StatusFailed
+		}
+		ses.SweepAt = due
 		if err := s.SaveSession(ctx(t), ses, c, nil); err != nil {
 			t.Fatal(err)
 		}
 		ses.Revision, c.Revision = 1, 1
-		at := time.Now().UTC().Truncate(time.Millisecond)
-		due := at.Add(3 * time.Second)
-		ses.Status, ses.EndedAt, ses.ReportDueAt = session.StatusEnded, &at, &due
-		c.End(call.StatusEnded, call.ReasonDeleted, call.EndedByCustomer, at, func() string { return ident.New("evt") })
+		return ses, c
+	}
+	due := func(t *testing.T, s SweepIndexStore, now time.Time, after session.DueKey, limit int) []string {
+		t.Helper()
+		got, err := s.DueSessions(ctx(t), now, after, limit)
+		if err != nil {
+			t.Fatalf("DueSessions: %v", err)
+		}
+		return sessionIDs(got)
+	}
+
+	t.Run("due sessions across accounts by due time then id, up to now inclusive, paged; a write moves them", func(t *testing.T) {
+		s := newStore(t)
+		// Saved in an order unlike their due order; two share a due time.
+		later, _ := save(t, s, session.StatusActive, at(40*time.Second))
+		third, _ := save(t, s, session.StatusRinging, at(20*time.Second))
+		first, firstCall := save(t, s, session.StatusActive, at(-time.Minute))
+		tieA, _ := save(t, s, session.StatusActive, at(10*time.Second))
+		tieB, _ := save(t, s, session.StatusRinging, at(10*time.Second))
+		if tieB.ID < tieA.ID {
+			tieA, tieB = tieB, tieA
+		}
+		unset, _ := save(t, s, session.StatusActive, nil)    // no due time yet: due at once
+		save(t, s, session.StatusFailed, at(-2*time.Minute)) // over: never in the index
+		end, endCall := save(t, s, session.StatusActive, at(15*time.Second))
+
+		want := []string{unset.ID, first.ID, tieA.ID, tieB.ID, end.ID, third.ID}
+		if got := due(t, s, base.Add(20*time.Second), session.DueKey{}, 100); !slices.Equal(got, want) {
+			t.Fatalf("DueSessions(now+20s) = %v, want %v (a session due exactly at now included; the one due at +40s not)", got, want)
+		}
+		if got := due(t, s, base.Add(-time.Hour), session.DueKey{}, 100); !slices.Equal(got, []string{unset.ID}) {
+			t.Errorf("DueSessions(an hour ago) = %v, want only the session without a due time %v", got, unset.ID)
+		}
+		// Paged by the last key: every session once, in order.
+		var paged []string
+		after := session.DueKey{}
+		for range 10 {
+			page, err := s.DueSessions(ctx(t), base.Add(20*time.Second), after, 2)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(page) > 2 {
+				t.Fatalf("DueSessions(limit 2) returned %d", len(page))
+			}
+			paged = append(paged, sessionIDs(page)...)
+			if len(page) < 2 {
+				break
+			}
+			after, _ = page[len(page)-1].Due()
+		}
+		if !slices.Equal(paged, want) {
+			t.Fatalf("DueSessions in pages of 2 = %v, want %v", paged, want)
+		}
+		// After the first of the two that share a due time: the second, not the first.
+		k, _ := tieA.Due()
+		if got := due(t, s, base.Add(20*time.Second), k, 1); !slices.Equal(got, []string{tieB.ID}) {
+			t.Errorf("DueSessions(after %v, limit 1) = %v, want [%s]", k, got, tieB.ID)
+		}
+
+		// A write that moves the due time later moves the session; an end takes it out,
+		// in the same write.
+		first.SweepAt = at(time.Hour)
+		if err := s.SaveSession(ctx(t), first, firstCall, nil); err != nil {
+			t.Fatal(err)
+		}
+		end.Status, end.EndedAt, end.SweepAt = session.StatusEnded, &base, nil
+		evt, _ := endCall.End(call.StatusEnded, call.ReasonMaxDuration, call.EndedBySystem, base, func() string { return ident.New("evt") })
+		if err := s.SaveSession(ctx(t), end, endCall, []callevent.Event{evt}); err != nil {
+			t.Fatal(err)
+		}
+		want = []string{unset.ID, tieA.ID, tieB.ID, third.ID}
+		if got := due(t, s, base.Add(20*time.Second), session.DueKey{}, 100); !slices.Equal(got, want) {
+			t.Fatalf("after a later due time and an end, DueSessions = %v, want %v", got, want)
+		}
+		want = []string{unset.ID, tieA.ID, tieB.ID, third.ID, later.ID, first.ID}
+		got, err := s.DueSessions(ctx(t), base.Add(2*time.Hour), session.DueKey{}, 100)
+		if err != nil || !slices.Equal(sessionIDs(got), want) || !got[5].SweepAt.Equal(*at(time.Hour)) {
+			t.Errorf("DueSessions(in two hours) = %v, %v; want %v, the moved one last with its due time", sessionIDs(got), err, want)
+		}
+	})
+
+	t.Run("an ended session stays while its call.ended is held or its room pending, until cleared", func(t *testing.T) {
+		s := newStore(t)
+		ses, c := save(t, s, session.StatusRinging, at(90*time.Second))
+		reportDue := base.Add(3 * time.Second)
+		ses.Status, ses.EndedAt, ses.ReportDueAt, ses.SweepAt = session.StatusEnded, &base, &reportDue, &reportDue
+		c.End(call.StatusEnded, call.ReasonDeleted, call.EndedByCustomer, base, func() string { return ident.New("evt") })
 		if err := s.SaveSession(ctx(t), ses, c, nil); err != nil {
 			t.Fatal(err)
 		}
 		ses.Revision, c.Revision = 2, 2
-		got, err := s.LiveSessions(ctx(t), "", 100)
-		if err != nil || len(got) != 1 || got[0].ID != ses.ID || !got[0].Held() || !got[0].ReportDueAt.Equal(due) {
-			t.Fatalf("LiveSessions = %+v, %v; want the held session %s due %v", got, err, ses.ID, due)
+		if got := due(t, s, base.Add(time.Second), session.DueKey{}, 100); len(got) != 0 {
+			t.Errorf("DueSessions before the report is due = %v, want none", got)
 		}
-		ses.ReportDueAt = nil
+		got, err := s.DueSessions(ctx(t), reportDue, session.DueKey{}, 100)
+		if err != nil || len(got) != 1 || got[0].ID != ses.ID || !got[0].Held() || !got[0].ReportDueAt.Equal(reportDue) {
+			t.Fatalf("DueSessions(report due) = %v, %v; want the held session %s", sessionIDs(got), err, ses.ID)
+		}
+		// Released, but its room still to be deleted: due at its end.
+		ses.ReportDueAt, ses.RoomPending, ses.SweepAt = nil, true, &base
 		c.AssistantReport = call.ReportMissing
-		if err := s.SaveSession(ctx(t), ses, c, []callevent.Event{c.EndedEvent(ident.New("evt"), at)}); err != nil {
+		if err := s.SaveSession(ctx(t), ses, c, []callevent.Event{c.EndedEvent(ident.New("evt"), base)}); err != nil {
 			t.Fatal(err)
 		}
-		if got, err := s.LiveSessions(ctx(t), "", 100); err != nil || len(got) != 0 {
-			t.Fatalf("after the release, LiveSessions = %v, %v; want none", sessionIDs(got), err)
+		ses.Revision, c.Revision = 3, 3
+		if got := due(t, s, base, session.DueKey{}, 100); !slices.Equal(got, []string{ses.ID}) {
+			t.Fatalf("DueSessions with the room pending = %v, want [%s]", got, ses.ID)
+		}
+		ses.RoomPending, ses.SweepAt = false, nil
+		if err := s.SaveSession(ctx(t), ses, c, nil); err != nil {
+			t.Fatal(err)
+		}
+		if got := due(t, s, base.Add(24*time.Hour), session.DueKey{}, 100); len(got) != 0 {
+			t.Fatalf("after the room is gone, DueSessions = %v, want none", got)
 		}
 		if got, err := s.GetCall(ctx(t), c.ID); err != nil || got.AssistantReport != call.ReportMissing {
 			t.Errorf("GetCall = %+v, %v; want assistant_report missing", got, err)
