@@ -142,6 +142,9 @@ func (s *Service) sweepAt(ses Session) *time.Time {
 		earliest(ses.CreatedAt.Add(s.set.MaxDuration))
 		if ses.Status == StatusRinging {
 			earliest(ses.CreatedAt.Add(s.set.RingTimeout))
+			if ses.WebCall() {
+				earliest(s.joinDeadline(ses))
+			}
 		}
 		if ses.Mode == ModeAssistant && ses.Status == StatusActive && ses.AnsweredAt != nil && ses.AssistantSeenAt == nil {
 			earliest(ses.AnsweredAt.Add(s.set.DispatchTimeout))

@@ -89,6 +89,10 @@ func TestWebCallJoinTimeout(t *testing.T) {
 	sweepAt(45*time.Second - time.Millisecond)
 	if s := status(waiting.ID); s.Status != session.StatusRinging {
 		t.Fatalf("a web call was swept before its join timeout: %+v", s)
+	} else if s.SweepAt == nil || !s.SweepAt.Equal(t0.Add(45*time.Second)) {
+		// The sweep reads only what is due: a waiting web call is due at its join
+		// deadline, before the ring timeout.
+		t.Errorf("a waiting web call's SweepAt = %v, want its join deadline %v", s.SweepAt, t0.Add(45*time.Second))
 	}
 	sweepAt(45 * time.Second)
 	s := status(waiting.ID)
