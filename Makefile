@@ -1,6 +1,9 @@
-# Bridgeline. The two commands a newcomer needs are `make run` and `make test`; both
-# install what they need first (Debian packages, the pinned livekit-server build,
-# DynamoDB Local) and skip what is already there.
+# Bridgeline. The two commands a newcomer needs are `make run` and `make test`; each
+# installs what it needs first and skips what is already there: `make run` the SQLite
+# stack's (deps-run: Debian packages, the pinned livekit-server and livekit-sip builds,
+# speech models, the /sim/ page's livekit-client and the join page's bundle), `make
+# run-dynamodb` that and DynamoDB Local, `make test` everything (deps: DynamoDB Local,
+# Chromium and playwright-core too).
 SHELL := /bin/bash
 GO ?= go
 BIN := bin
@@ -10,18 +13,19 @@ BIN := bin
 # take 8-15 s per target here.
 FUZZTIME ?= 10000x
 
-.PHONY: run run-dynamodb test bench build deps lint gofmt check unit fuzz clean image soak
+.PHONY: run run-dynamodb test bench build deps deps-run lint gofmt check unit fuzz clean image soak
 
 include build.mk
 
 ## run: the whole local stack in the foreground (API :8080, LiveKit :7880, sim, a persona worker)
-run: deps
+run: deps-run
 	$(GO) build -o $(BIN)/bridgeline ./cmd/bridgeline
 	$(GO) build -o $(BIN)/persona-worker ./cmd/persona-worker
 	WEBHOOK_ALLOW_LOOPBACK=1 exec $(BIN)/bridgeline dev
 
 ## run-dynamodb: the same stack on DynamoDB Local (in memory: a fresh dev account each start)
-run-dynamodb: deps
+run-dynamodb: deps-run
+	bash scripts/dynamodb-local.sh install >/dev/null
 	$(GO) build -o $(BIN)/bridgeline ./cmd/bridgeline
 	ep="$$(bash scripts/dynamodb-local.sh start)"; trap 'bash scripts/dynamodb-local.sh stop' EXIT; \
 	DYNAMODB_ENDPOINT="$$ep" WEBHOOK_ALLOW_LOOPBACK=1 $(BIN)/bridgeline dev --store dynamodb
@@ -29,15 +33,20 @@ run-dynamodb: deps
 ## test: everything CI checks
 test: deps lint unit fuzz
 
-## deps: install and build what run and test use (idempotent)
-deps:
+## deps-run: install and build what the local stack runs (idempotent)
+deps-run:
 	bash scripts/install-media-deps.sh
 	bash scripts/build-livekit-server.sh >/dev/null
 	bash scripts/build-livekit-sip.sh >/dev/null
 	bash scripts/install-speech-models.sh >/dev/null
+	bash scripts/install-browser.sh --page >/dev/null
+	bash scripts/build-join-page.sh >/dev/null
+
+## deps: install and build what run and test use (idempotent): deps-run, DynamoDB Local,
+## and the Chromium the browser tests drive
+deps: deps-run
 	bash scripts/dynamodb-local.sh install >/dev/null
 	bash scripts/install-browser.sh >/dev/null
-	bash scripts/build-join-page.sh >/dev/null
 
 ## lint: the contract (openapi.yaml, openapi-internal.yaml) validates, the clients generated
 ## from it match sdk/ and compile (scripts/check-sdk.sh), gofmt and go vet
@@ -85,6 +94,8 @@ bench: deps
 	@echo "== persona worker: answer to connecting screen and greeting, beside LiveKit's bare dispatch; sim audio calls' greeting with ICE lite beside full ICE"
 	$(GO) test -run '^$$' -bench Answer -benchtime 40x ./mediafleet/worker
 	$(GO) test -run '^$$' -bench AvatarFrame -benchtime 300x ./mediafleet/vp8
+	@echo "== a caller on the sim's /sim/ page (headless Chromium): answer to greeting beside the sim's bot caller, call for call"
+	$(GO) test -run '^$$' -bench BenchmarkSimPageGreeting -benchtime 10x ./examples/simcaller/
 	@echo "== conversation on the whole stack (real VAD, STT, TTS; fake model at 0 and 300 ms first token): caller's end of speech to the reply heard beside its floor, barge-in, greeting; then concurrent calls per worker"
 	$(GO) test -run '^$$' -bench 'BenchmarkConversation$$' -benchtime 20x -timeout 30m ./e2e/sessions/
 	$(GO) test -run '^$$' -bench BenchmarkConversationCapacity -benchtime 1x -timeout 30m ./e2e/sessions/

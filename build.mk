@@ -24,7 +24,7 @@ FUNCTIONS := $(sort $(patsubst functions/%/main.go,%,$(wildcard functions/*/main
 ## join-page-bundle: the hosted join page's livekit-client bundle, which join-page embeds
 ## (npm only: no browser is installed for it)
 join-page-bundle:
-	BROWSER_NPM_ONLY=1 bash scripts/build-join-page.sh >/dev/null
+	bash scripts/build-join-page.sh >/dev/null
 
 ## build: a bootstrap per function for provided.al2023 on arm64
 build: join-page-bundle

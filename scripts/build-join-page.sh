@@ -3,11 +3,11 @@
 # at the version pinned in examples/internal/browser's package files and installed from
 # npm by scripts/install-browser.sh (npm ci against the lock's integrity hashes), copied
 # to shared/joinpage/assets/livekit-client.js, where the page's Go package embeds it
-# (git ignores the copy). The local stack and the join-page function serve it; make run,
-# make test and make build run this first. Idempotent; prints the bundle's path.
+# (git ignores the copy). The local stack and the join-page function serve it; make run
+# (deps-run), make test and make build run this first. Idempotent; prints the bundle's path.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
-modules="$(bash "$root/scripts/install-browser.sh")"
+modules="$(bash "$root/scripts/install-browser.sh" --page)"
 pkg="$modules/livekit-client"
 want="$(node -e 'console.log(require(process.argv[1]).dependencies["livekit-client"])' "$root/examples/internal/browser/package.json")"
 got="$(node -e 'console.log(require(process.argv[1]).version)' "$pkg/package.json")"

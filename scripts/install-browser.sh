@@ -7,18 +7,21 @@
 #     the pages load), at the exact versions pinned in examples/internal/browser's
 #     package.json and package-lock.json, into .cache/node. npm ci checks every package
 #     against the lock's integrity hash; install scripts are not run.
+# With --page, only what the local stack's pages serve (livekit-client for the /sim/ page
+# and the hosted join page's bundle; node and npm to install it): no Chromium, which only
+# the tests drive (`make run` and scripts/build-join-page.sh use --page).
 # Idempotent and quick when everything is there; test packages may call it in parallel.
-# BROWSER_NPM_ONLY=1 installs the npm packages only (what building the hosted join page's
-# bundle needs: scripts/build-join-page.sh), no browser.
 set -euo pipefail
+page_only=false
+if [ "${1:-}" = "--page" ]; then page_only=true; fi
 root="$(cd "$(dirname "$0")/.." && pwd)"
 src="$root/examples/internal/browser"
 dest="$root/.cache/node"
 
 pkgs=(chromium fonts-liberation)
-if [ "${BROWSER_NPM_ONLY:-}" = 1 ]; then pkgs=(); fi
+if $page_only; then pkgs=(); fi
 missing=()
-for p in ${pkgs[@]+"${pkgs[@]}"}; do
+for p in "${pkgs[@]+"${pkgs[@]}"}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
 command -v node >/dev/null || missing+=(nodejs)

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"syscall"
 	"testing"
@@ -18,9 +19,10 @@ import (
 
 // TestDocs runs the customer docs as a reader would: every ```sh block of the page,
 // top to bottom, in one bash with `set -euo pipefail`, against a fresh local stack
-// (livekit-server, SQLite, the sim). The pages write the stack's default addresses
-// (127.0.0.1:8080 for the API, 127.0.0.1:9000 for the sample receiver); the test swaps
-// in the ports it picked, so it runs beside a `make run`. A command that fails, or a
+// (livekit-server, SQLite, the sim). The pages take the API from $API and the sample
+// receiver's address from $HOOKS_ADDR (defaults 127.0.0.1:8080 and 127.0.0.1:9000); the
+// test sets both to the ports it picked, as a reader on other ports would, so it runs
+// beside a `make run`. A command that fails, or a
 // check written in the page (`[ "$STATUS" = answered ]`, a grep), fails the test; the
 // outputs each page promises are checked after.
 func TestDocs(t *testing.T) {
@@ -70,10 +72,7 @@ func TestDocs(t *testing.T) {
 			s.start()
 			receiver := fmt.Sprintf("127.0.0.1:%d", livekittest.FreePort(t, "tcp"))
 			script := strings.Join(blocks, "\n")
-			script = strings.ReplaceAll(script, "http://127.0.0.1:8080", s.api)
-			script = strings.ReplaceAll(script, "127.0.0.1:9000", receiver)
-
-			out := runDocScript(t, script, s.key)
+			out := runDocScript(t, script, s.key, "API="+s.api, "HOOKS_ADDR="+receiver)
 			for _, w := range tc.want {
 				if !strings.Contains(out, w) {
 					t.Errorf("output lacks %q", w)
@@ -89,13 +88,13 @@ func TestDocs(t *testing.T) {
 // runDocScript runs script in bash at the repository root with KEY set, in its own
 // process group (a page starts its receiver in the background), and kills the group
 // when it ends.
-func runDocScript(t *testing.T, script, key string) string {
+func runDocScript(t *testing.T, script, key string, env ...string) string {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "bash", "-c", "set -euo pipefail\n"+script)
 	cmd.Dir = filepath.Join("..", "..")
-	cmd.Env = append(os.Environ(), "KEY="+key)
+	cmd.Env = append(append(os.Environ(), "KEY="+key), env...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
@@ -142,5 +141,43 @@ func TestShellBlocks(t *testing.T) {
 	want := []string{"echo one\necho two", "  echo three"}
 	if fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("shellBlocks = %q, want %q", got, want)
+	}
+}
+
+// TestDocSnippetsTakeTheirAddresses: every shell snippet of the README and docs/ works on
+// other ports as pasted: the API is $API (or BRIDGELINE_API_URL) and the sample
+// receiver $HOOKS_ADDR, the default addresses appearing only as ${VAR:-default}; and a
+// curl whose URL has brackets (created[gte]=...) passes -g, without which curl reads
+// them as a range and fails.
+func TestDocSnippetsTakeTheirAddresses(t *testing.T) {
+	pages, err := filepath.Glob(filepath.Join("..", "..", "docs", "*.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pages = append(pages, filepath.Join("..", "..", "README.md"))
+	hardcoded := regexp.MustCompile(`127\.0\.0\.1:(8080|9000)|localhost:(8080|9000)`)
+	defaulted := regexp.MustCompile(`\$\{[A-Z_]+:-[^}]*\}`)
+	bracketURL := regexp.MustCompile(`curl [^\n]*\?[^ \n]*\[`)
+	for _, page := range pages {
+		src, err := os.ReadFile(page)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, block := range shellBlocks(string(src)) {
+			for _, line := range strings.Split(block, "\n") {
+				if hardcoded.MatchString(defaulted.ReplaceAllString(line, "")) {
+					t.Errorf("%s: a snippet hard-codes an address; use $API, $HOOKS_ADDR or ${VAR:-default}:\n  %s", filepath.Base(page), line)
+				}
+				if bracketURL.MatchString(line) && !strings.Contains(line, "curl -g") {
+					t.Errorf("%s: a curl with brackets in its URL needs -g:\n  %s", filepath.Base(page), line)
+				}
+			}
+		}
+		// Prose names a command's URL too (`curl -s "$API/v1/calls?created[gte]=..."`).
+		for _, m := range bracketURL.FindAllString(string(src), -1) {
+			if !strings.Contains(m, "curl -g") {
+				t.Errorf("%s: a curl with brackets in its URL needs -g: %s", filepath.Base(page), m)
+			}
+		}
 	}
 }

@@ -12,17 +12,10 @@ import (
 
 const usage = `usage:
   bridgeline dev [--store sqlite|dynamodb]    run the local stack in the foreground
-  bridgeline admin account create --name N    create an account; prints {"account_id", "api_key"}
-  bridgeline admin account limits A [--max-concurrent-sessions N|default]
-                                              show or set the account's own limit of live sessions
-  bridgeline admin key create --account A     add an API key to an account; prints it once
-  bridgeline admin key list --account A       the account's keys (ids, prefixes, last four; never the key)
-  bridgeline admin key revoke --account A --key K  revoke a key (refused for the account's last key)
-  bridgeline admin line add --account A --handle H [--platform sim] [--name N]
-                                              provision a line
-  bridgeline admin events replay --queue URL [--to URL] [--bus NAME]
-                                              put an AWS failure queue's events back on the
-                                              event path (docs/deploy.md)
+  bridgeline admin COMMAND [flags]            operator commands on the stack's store:
+                                              account create, account limits, key create,
+                                              key list, key revoke, line add, indexes backfill,
+                                              events replay (bridgeline admin --help)
 Settings come from the environment; see README.md.`
 
 func main() {

@@ -28,8 +28,17 @@ func eventsReplay(ctx context.Context, args []string, out io.Writer) error {
 	queue := fs.String("queue", "", "URL of the failure queue to replay (RelayFailureQueueURL, BusDeadLetterQueueURL or DeliveryDeadLetterQueueURL)")
 	to := fs.String("to", os.Getenv("DELIVERY_QUEUE_URL"), "URL of the delivery queue (the stack's DeliveryQueueURL output; DELIVERY_QUEUE_URL)")
 	bus := fs.String("bus", os.Getenv("EVENT_BUS_NAME"), "the event bus, for the relay's failures (the stack's EventBusName output; EVENT_BUS_NAME)")
-	if err := fs.Parse(args); err != nil {
-		return err
+	fs.SetOutput(io.Discard) // errors are returned; --help prints below
+	if err := fs.Parse(args); errors.Is(err, flag.ErrHelp) {
+		fmt.Fprintln(out, "usage: bridgeline admin events replay --queue URL [--to URL] [--bus NAME]")
+		fs.SetOutput(out)
+		fs.PrintDefaults()
+		return nil
+	} else if err != nil {
+		return fmt.Errorf("admin events replay: %w (--help lists its flags)", err)
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("admin events replay: unexpected argument %q (--help lists its flags)", fs.Arg(0))
 	}
 	if *queue == "" || *to == "" {
 		return errors.New("admin events replay: --queue and --to (or DELIVERY_QUEUE_URL) are required")

@@ -130,6 +130,8 @@ func TestInboundCustomerDecides(t *testing.T) {
 	sc = waitSimCall(t, st, sc.ID, platformsim.StatusRejected)
 	if c := callOf(t, st, sc); c.Status != call.StatusDeclined || str(c.EndReason) != call.ReasonDecisionTimeout {
 		t.Errorf("unasked call = %+v, want declined, decision_timeout", c)
+	} else if sc.CallID != c.ID {
+		t.Errorf("the declined sim call names call %q, want %q (/sim/calls/{id} shows call_id)", sc.CallID, c.ID)
 	}
 
 	recv := incomingReceiver(t, st)

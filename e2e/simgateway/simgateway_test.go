@@ -202,8 +202,19 @@ func TestGateway(t *testing.T) {
 	if err := e.client.Reject(ctx, rej.ID, "no assistant"); err != nil {
 		t.Fatal(err)
 	}
-	if c, _ := e.sim.Get(rej.ID); c.Status != platformsim.StatusRejected || c.Reason != "no assistant" {
-		t.Errorf("rejected call = %+v, want rejected with the reason", c)
+	if c, _ := e.sim.Get(rej.ID); c.Status != platformsim.StatusRejected || c.Reason != "no assistant" || c.CallID != "" {
+		t.Errorf("rejected call = %+v, want rejected with the reason and no call id", c)
+	}
+	// Rejected naming Bridgeline's call: the sim call shows it, as an answered one does.
+	named, err := e.sim.Place(platformsim.PlaceRequest{From: "+15550100003", To: "+15550109999", Media: platform.MediaAudio})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := platform.RejectCall(ctx, e.client, named.ID, "call_declined", "decision_timeout"); err != nil {
+		t.Fatal(err)
+	}
+	if c, _ := e.sim.Get(named.ID); c.Status != platformsim.StatusRejected || c.CallID != "call_declined" {
+		t.Errorf("call rejected with its call id = %+v, want rejected naming call_declined", c)
 	}
 	if err := e.client.Reject(ctx, "simcall_nope", ""); !errors.Is(err, platform.ErrUnknownCall) {
 		t.Errorf("Reject(unknown) = %v, want ErrUnknownCall", err)

@@ -42,7 +42,7 @@ func (s *Sim) GatewayHandler() http.Handler {
 	mux.HandleFunc("POST "+simhook.RejectPath, func(w http.ResponseWriter, r *http.Request) {
 		var b simhook.RejectBody
 		if s.readControl(w, r, &b) {
-			s.writeControl(w, s.Reject(r.Context(), b.PlatformCallID, b.Reason))
+			s.writeControl(w, s.RejectCall(r.Context(), b.PlatformCallID, b.CallID, b.Reason))
 		}
 	})
 	mux.HandleFunc("POST "+simhook.HangupPath, func(w http.ResponseWriter, r *http.Request) {

@@ -314,11 +314,21 @@ func (s *Sim) Answer(ctx context.Context, platformCallID, callID string, room pl
 
 // Reject implements platform.Platform.
 func (s *Sim) Reject(ctx context.Context, platformCallID, reason string) error {
+	return s.RejectCall(ctx, platformCallID, "", reason)
+}
+
+// RejectCall implements platform.CallRejecter: the rejected call shows Bridgeline's call
+// id (callID; none when the control plane recorded no call, such as a call to an
+// unknown handle).
+func (s *Sim) RejectCall(ctx context.Context, platformCallID, callID, reason string) error {
 	s.mu.Lock()
 	c := s.calls[platformCallID]
 	if c == nil || c.Direction != "inbound" || c.Status != StatusRinging || c.bridging {
 		s.mu.Unlock()
 		return platform.ErrUnknownCall
+	}
+	if callID != "" {
+		c.CallID = callID
 	}
 	s.mu.Unlock()
 	s.finish(platformCallID, StatusRejected, EndedByBridgeline, "", reason)

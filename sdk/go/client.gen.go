@@ -3832,6 +3832,9 @@ type Line struct {
 
 	// VersionId The version of the assistant pinned for the line's calls; null: each call runs the assistant's active version.
 	VersionId *string `json:"version_id"`
+
+	// Warnings Only in the answer to `POST /v1/lines/{id}/assign`, and only when there is something to say: what the assignment did that you may not expect (see `Warning`).
+	Warnings *[]Warning `json:"warnings,omitempty"`
 }
 
 // LineObject The kind of object: always `line`.
@@ -4416,6 +4419,17 @@ type VoiceListHasMore bool
 
 // VoiceListObject The kind of object: always `list`.
 type VoiceListObject string
+
+// Warning A note on a request that succeeded.
+//
+// Examples: {"code":"inbound_mode_not_assistant","message":"the line's inbound_mode is customer_decides: ..."}
+type Warning struct {
+	// Code The stable, machine-readable reason. `inbound_mode_not_assistant`: the line's `inbound_mode` is not `assistant`, so its assistant does not answer every call. New codes may be added.
+	Code string `json:"code"`
+
+	// Message For people; never parse it.
+	Message string `json:"message"`
+}
 
 // WebhookEndpoint Examples: {"created_at":"2026-11-22T07:00:00.123Z","description":"Production receiver","disabled_reason":null,"events":["*"],"id":"whep_01jd3f4g5h6j7k8m9n0p1q2r3t","object":"webhook_endpoint","previous_secret_expires_at":null,"status":"enabled","updated_at":"2026-11-22T07:00:00.123Z","url":"https://example.com/hooks/bridgeline"}
 type WebhookEndpoint struct {
@@ -5761,8 +5775,10 @@ type ClientInterface interface {
 	// 400 `parameter_missing` or `parameter_invalid` (`action`; `assistant` on a line
 	// that had no assistant when the call rang; `variables` without `action: assistant`
 	// or out of bounds, naming `variables` or `variables[<name>]`);
-	// 404 `resource_not_found` for a call that is not this account's ringing
-	// customer_decides call.
+	// 409 `call_not_answerable` also for a call of this account that has no answer to
+	// make (outbound, or inbound on a line that did not ask): its message names the
+	// call's direction and status, as `GET /v1/calls/{id}` shows them.
+	// 404 `resource_not_found` for an id that is not a call of this account.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -5781,8 +5797,10 @@ type ClientInterface interface {
 	// 400 `parameter_missing` or `parameter_invalid` (`action`; `assistant` on a line
 	// that had no assistant when the call rang; `variables` without `action: assistant`
 	// or out of bounds, naming `variables` or `variables[<name>]`);
-	// 404 `resource_not_found` for a call that is not this account's ringing
-	// customer_decides call.
+	// 409 `call_not_answerable` also for a call of this account that has no answer to
+	// make (outbound, or inbound on a line that did not ask): its message names the
+	// call's direction and status, as `GET /v1/calls/{id}` shows them.
+	// 404 `resource_not_found` for an id that is not a call of this account.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -5896,6 +5914,10 @@ type ClientInterface interface {
 	// a `ver_` id); 404 `resource_not_found` for the line (`param: id`), the assistant
 	// (`param: assistant_id`) or a version the account does not have
 	// (`param: version_id`); 409 `assistant_archived` or `assistant_not_published`.
+	// The assistant is assigned whatever the line's `inbound_mode`; when that is not
+	// `assistant` (`customer_decides` asks your `call.incoming` endpoint first,
+	// `disabled` declines every call), the answer carries a `warnings` entry
+	// `inbound_mode_not_assistant` saying so, and how to change it.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -5911,6 +5933,10 @@ type ClientInterface interface {
 	// a `ver_` id); 404 `resource_not_found` for the line (`param: id`), the assistant
 	// (`param: assistant_id`) or a version the account does not have
 	// (`param: version_id`); 409 `assistant_archived` or `assistant_not_published`.
+	// The assistant is assigned whatever the line's `inbound_mode`; when that is not
+	// `assistant` (`customer_decides` asks your `call.incoming` endpoint first,
+	// `disabled` declines every call), the answer carries a `warnings` entry
+	// `inbound_mode_not_assistant` saying so, and how to change it.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -6758,8 +6784,10 @@ func (c *BaseClient) UpdateCall(ctx context.Context, id CallID, body UpdateCallJ
 // 400 `parameter_missing` or `parameter_invalid` (`action`; `assistant` on a line
 // that had no assistant when the call rang; `variables` without `action: assistant`
 // or out of bounds, naming `variables` or `variables[<name>]`);
-// 404 `resource_not_found` for a call that is not this account's ringing
-// customer_decides call.
+// 409 `call_not_answerable` also for a call of this account that has no answer to
+// make (outbound, or inbound on a line that did not ask): its message names the
+// call's direction and status, as `GET /v1/calls/{id}` shows them.
+// 404 `resource_not_found` for an id that is not a call of this account.
 //
 // Takes any type of body and a specified content type.
 //
@@ -6788,8 +6816,10 @@ func (c *BaseClient) AnswerCallWithBody(ctx context.Context, id CallID, params *
 // 400 `parameter_missing` or `parameter_invalid` (`action`; `assistant` on a line
 // that had no assistant when the call rang; `variables` without `action: assistant`
 // or out of bounds, naming `variables` or `variables[<name>]`);
-// 404 `resource_not_found` for a call that is not this account's ringing
-// customer_decides call.
+// 409 `call_not_answerable` also for a call of this account that has no answer to
+// make (outbound, or inbound on a line that did not ask): its message names the
+// call's direction and status, as `GET /v1/calls/{id}` shows them.
+// 404 `resource_not_found` for an id that is not a call of this account.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -6993,6 +7023,10 @@ func (c *BaseClient) UpdateLine(ctx context.Context, id LinePathID, body UpdateL
 // a `ver_` id); 404 `resource_not_found` for the line (`param: id`), the assistant
 // (`param: assistant_id`) or a version the account does not have
 // (`param: version_id`); 409 `assistant_archived` or `assistant_not_published`.
+// The assistant is assigned whatever the line's `inbound_mode`; when that is not
+// `assistant` (`customer_decides` asks your `call.incoming` endpoint first,
+// `disabled` declines every call), the answer carries a `warnings` entry
+// `inbound_mode_not_assistant` saying so, and how to change it.
 //
 // Takes any type of body and a specified content type.
 //
@@ -7018,6 +7052,10 @@ func (c *BaseClient) AssignLineAssistantWithBody(ctx context.Context, id LinePat
 // a `ver_` id); 404 `resource_not_found` for the line (`param: id`), the assistant
 // (`param: assistant_id`) or a version the account does not have
 // (`param: version_id`); 409 `assistant_archived` or `assistant_not_published`.
+// The assistant is assigned whatever the line's `inbound_mode`; when that is not
+// `assistant` (`customer_decides` asks your `call.incoming` endpoint first,
+// `disabled` declines every call), the answer carries a `warnings` entry
+// `inbound_mode_not_assistant` saying so, and how to change it.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -10074,8 +10112,10 @@ type ClientWithResponsesInterface interface {
 	// 400 `parameter_missing` or `parameter_invalid` (`action`; `assistant` on a line
 	// that had no assistant when the call rang; `variables` without `action: assistant`
 	// or out of bounds, naming `variables` or `variables[<name>]`);
-	// 404 `resource_not_found` for a call that is not this account's ringing
-	// customer_decides call.
+	// 409 `call_not_answerable` also for a call of this account that has no answer to
+	// make (outbound, or inbound on a line that did not ask): its message names the
+	// call's direction and status, as `GET /v1/calls/{id}` shows them.
+	// 404 `resource_not_found` for an id that is not a call of this account.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -10094,8 +10134,10 @@ type ClientWithResponsesInterface interface {
 	// 400 `parameter_missing` or `parameter_invalid` (`action`; `assistant` on a line
 	// that had no assistant when the call rang; `variables` without `action: assistant`
 	// or out of bounds, naming `variables` or `variables[<name>]`);
-	// 404 `resource_not_found` for a call that is not this account's ringing
-	// customer_decides call.
+	// 409 `call_not_answerable` also for a call of this account that has no answer to
+	// make (outbound, or inbound on a line that did not ask): its message names the
+	// call's direction and status, as `GET /v1/calls/{id}` shows them.
+	// 404 `resource_not_found` for an id that is not a call of this account.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -10217,6 +10259,10 @@ type ClientWithResponsesInterface interface {
 	// a `ver_` id); 404 `resource_not_found` for the line (`param: id`), the assistant
 	// (`param: assistant_id`) or a version the account does not have
 	// (`param: version_id`); 409 `assistant_archived` or `assistant_not_published`.
+	// The assistant is assigned whatever the line's `inbound_mode`; when that is not
+	// `assistant` (`customer_decides` asks your `call.incoming` endpoint first,
+	// `disabled` declines every call), the answer carries a `warnings` entry
+	// `inbound_mode_not_assistant` saying so, and how to change it.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -10232,6 +10278,10 @@ type ClientWithResponsesInterface interface {
 	// a `ver_` id); 404 `resource_not_found` for the line (`param: id`), the assistant
 	// (`param: assistant_id`) or a version the account does not have
 	// (`param: version_id`); 409 `assistant_archived` or `assistant_not_published`.
+	// The assistant is assigned whatever the line's `inbound_mode`; when that is not
+	// `assistant` (`customer_decides` asks your `call.incoming` endpoint first,
+	// `disabled` declines every call), the answer carries a `warnings` entry
+	// `inbound_mode_not_assistant` saying so, and how to change it.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -16969,8 +17019,10 @@ func (c *ClientWithResponses) UpdateCallWithResponse(ctx context.Context, id Cal
 // 400 `parameter_missing` or `parameter_invalid` (`action`; `assistant` on a line
 // that had no assistant when the call rang; `variables` without `action: assistant`
 // or out of bounds, naming `variables` or `variables[<name>]`);
-// 404 `resource_not_found` for a call that is not this account's ringing
-// customer_decides call.
+// 409 `call_not_answerable` also for a call of this account that has no answer to
+// make (outbound, or inbound on a line that did not ask): its message names the
+// call's direction and status, as `GET /v1/calls/{id}` shows them.
+// 404 `resource_not_found` for an id that is not a call of this account.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -16995,8 +17047,10 @@ func (c *ClientWithResponses) AnswerCallWithBodyWithResponse(ctx context.Context
 // 400 `parameter_missing` or `parameter_invalid` (`action`; `assistant` on a line
 // that had no assistant when the call rang; `variables` without `action: assistant`
 // or out of bounds, naming `variables` or `variables[<name>]`);
-// 404 `resource_not_found` for a call that is not this account's ringing
-// customer_decides call.
+// 409 `call_not_answerable` also for a call of this account that has no answer to
+// make (outbound, or inbound on a line that did not ask): its message names the
+// call's direction and status, as `GET /v1/calls/{id}` shows them.
+// 404 `resource_not_found` for an id that is not a call of this account.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -17172,6 +17226,10 @@ func (c *ClientWithResponses) UpdateLineWithResponse(ctx context.Context, id Lin
 // a `ver_` id); 404 `resource_not_found` for the line (`param: id`), the assistant
 // (`param: assistant_id`) or a version the account does not have
 // (`param: version_id`); 409 `assistant_archived` or `assistant_not_published`.
+// The assistant is assigned whatever the line's `inbound_mode`; when that is not
+// `assistant` (`customer_decides` asks your `call.incoming` endpoint first,
+// `disabled` declines every call), the answer carries a `warnings` entry
+// `inbound_mode_not_assistant` saying so, and how to change it.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -17193,6 +17251,10 @@ func (c *ClientWithResponses) AssignLineAssistantWithBodyWithResponse(ctx contex
 // a `ver_` id); 404 `resource_not_found` for the line (`param: id`), the assistant
 // (`param: assistant_id`) or a version the account does not have
 // (`param: version_id`); 409 `assistant_archived` or `assistant_not_published`.
+// The assistant is assigned whatever the line's `inbound_mode`; when that is not
+// `assistant` (`customer_decides` asks your `call.incoming` endpoint first,
+// `disabled` declines every call), the answer carries a `warnings` entry
+// `inbound_mode_not_assistant` saying so, and how to change it.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //

@@ -64,6 +64,9 @@ func (c *CallAnswers) answer(w http.ResponseWriter, r *http.Request) (int, any, 
 	}
 	acct := AccountFrom(r.Context()).ID
 	rec, err := decision.Answer(r.Context(), c.Decisions, acct, r.PathValue("id"), body, now().UTC())
+	if apierr.Is(err, apierr.CodeResourceNotFound) {
+		return 0, nil, c.notRinging(r.Context(), acct, r.PathValue("id"), err)
+	}
 	if err != nil {
 		return 0, nil, err
 	}
@@ -75,14 +78,42 @@ func (c *CallAnswers) answer(w http.ResponseWriter, r *http.Request) (int, any, 
 	return c.declined(r.Context(), acct, rec)
 }
 
+// notRinging explains a call with no decision to make: a call of the account that GET
+// finds (outbound, or inbound on a line that did not ask the customer) is 409
+// call_not_answerable naming its direction and status; anything else stays notFound.
+func (c *CallAnswers) notRinging(ctx context.Context, accountID, callID string, notFound error) error {
+	calls := c.calls()
+	if calls == nil {
+		return notFound
+	}
+	cr, err := calls.GetCall(ctx, callID)
+	if errors.Is(err, apierr.ErrNotFound) || (err == nil && cr.AccountID != accountID) {
+		return notFound
+	}
+	if err != nil {
+		return fmt.Errorf("get call %s: %w", callID, err)
+	}
+	why := "only a ringing inbound call on a customer_decides line can be answered"
+	if cr.Direction == call.Outbound {
+		why = "an outbound call is never answered through the API"
+	}
+	return apierr.New(apierr.CodeCallNotAnswerable, fmt.Sprintf("call %s is %s and its status is %s: %s",
+		callID, cr.Direction, cr.Status, why))
+}
+
+func (c *CallAnswers) calls() CallReader {
+	if c.Calls != nil {
+		return c.Calls
+	}
+	calls, _ := c.Decisions.(CallReader)
+	return calls
+}
+
 // declined answers a decline with the call object. The call may not show the decision
 // yet (the ringing flow records it on the call once it sees the answer), so the
 // decision record's is laid over it.
 func (c *CallAnswers) declined(ctx context.Context, accountID string, rec decision.Record) (int, any, error) {
-	calls := c.Calls
-	if calls == nil {
-		calls, _ = c.Decisions.(CallReader)
-	}
+	calls := c.calls()
 	short := decidedCallJSON{ID: rec.CallID, Object: "call", Decision: rec.Decision, DecisionSource: rec.Source}
 	if calls == nil {
 		return http.StatusOK, short, nil

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/bridgeline/bridgeline/events/callevent"
+	"github.com/bridgeline/bridgeline/shared/call"
 	"github.com/bridgeline/bridgeline/shared/decision"
 	"github.com/bridgeline/bridgeline/shared/httpapi"
 	"github.com/bridgeline/bridgeline/shared/httpapi/contracttest"
@@ -245,7 +246,36 @@ func TestContractAssistantsAndLines(t *testing.T) {
 	c.Fail("PATCH", line, `{"version_id":""}`, 400, "parameter_invalid")
 	if r := c.OK("POST", line+"/assign", `{"assistant_id":"`+ada+`"}`, 200); r.Str("assistant_id") != ada || r.Body["version_id"] != nil {
 		t.Errorf("assign = %s, want the assistant without a pin", r.Raw)
+	} else if _, ok := r.Body["warnings"]; ok {
+		t.Errorf("assign on an assistant line = %s, want no warnings", r.Raw)
 	}
+	// Assigned on a line that does not let the assistant answer every call: assigned,
+	// with a warning that names the mode and the PATCH that changes it; GET has none.
+	for _, k := range []struct{ patch, says string }{
+		{`{"inbound_mode":"customer_decides","on_decision_timeout":"decline"}`, "inbound_mode is customer_decides"},
+		{`{"inbound_mode":"customer_decides","on_decision_timeout":"assistant"}`, "nobody answers before answer_by"},
+		{`{"inbound_mode":"disabled"}`, "inbound_mode is disabled"},
+	} {
+		c.OK("PATCH", line, k.patch, 200)
+		r := c.OK("POST", line+"/assign", `{"assistant_id":"`+ada+`"}`, 200)
+		ws, _ := r.Body["warnings"].([]any)
+		w, _ := func() (map[string]any, bool) {
+			if len(ws) != 1 {
+				return nil, false
+			}
+			m, ok := ws[0].(map[string]any)
+			return m, ok
+		}()
+		msg, _ := w["message"].(string)
+		if r.Str("assistant_id") != ada || w["code"] != "inbound_mode_not_assistant" || !strings.Contains(msg, k.says) ||
+			!strings.Contains(msg, `{"inbound_mode": "assistant"}`) {
+			t.Errorf("assign after %s = %s, want the assistant and one inbound_mode_not_assistant warning saying %q", k.patch, r.Raw, k.says)
+		}
+		if g := c.OK("GET", line, "", 200); g.Body["warnings"] != nil {
+			t.Errorf("GET line = %s, want no warnings", g.Raw)
+		}
+	}
+	c.OK("PATCH", line, `{"inbound_mode":"assistant","on_decision_timeout":"decline"}`, 200)
 	c.FailValid("POST", "/v1/assistants/"+ada+"/archive", "", 409, "assistant_in_use")
 	c.OK("PATCH", line, `{"name":"Front desk","inbound_mode":"customer_decides","decision_timeout_seconds":5,"on_decision_timeout":"assistant","assistant_id":null}`, 200)
 	c.OK("PATCH", line, `{"assistant_id":"`+ada+`"}`, 200)
@@ -405,6 +435,25 @@ func TestContractCallAnswer(t *testing.T) {
 	c.OK("POST", declined, `{"action":"decline"}`, 200)
 	c.FailValid("POST", ring(time.Now().Add(-time.Second)), `{"action":"accept"}`, 409, "call_not_answerable")
 	c.FailValid("POST", "/v1/calls/"+ident.New("call")+"/answer", `{"action":"accept"}`, 404, "resource_not_found")
+	// A call GET finds but nobody is asked about (outbound, or inbound on an assistant
+	// line) is not answerable, and the message says what the call is; another account's
+	// call stays unknown.
+	for _, k := range []struct{ direction, status string }{
+		{call.Outbound, call.StatusActive}, {call.Outbound, call.StatusEnded}, {call.Inbound, call.StatusEnded},
+	} {
+		cr := call.Call{ID: ident.New("call"), AccountID: c.st.acctID, Direction: k.direction, LineID: c.st.lineID,
+			From: "+15550100001", To: "+15550100002", Media: "video", Status: k.status, Platform: "sim",
+			PlatformCallID: ident.New("sim"), StartedAt: time.Now().UTC()}
+		if err := c.st.store.SaveCall(ctx, cr, nil); err != nil {
+			t.Fatal(err)
+		}
+		r := c.FailValid("POST", "/v1/calls/"+cr.ID+"/answer", `{"action":"accept"}`, 409, "call_not_answerable")
+		msg, _ := r.Body["error"].(map[string]any)["message"].(string)
+		if !strings.Contains(msg, k.direction) || !strings.Contains(msg, "status is "+k.status) {
+			t.Errorf("answer %s %s call: message %q names neither direction nor status", k.direction, k.status, msg)
+		}
+		c.FailValid("POST", "/v1/calls/"+cr.ID+"/answer", `{"action":"accept"}`, 404, "resource_not_found", "Authorization", "Bearer "+c.st.otherKey)
+	}
 	c.FailValid("POST", accepted, `{"action":"accept"}`, 404, "resource_not_found", "Authorization", "Bearer "+c.st.otherKey)
 	c.Fail("POST", declined, `{}`, 400, "parameter_missing")
 	c.Fail("POST", declined, `{"action":"maybe"}`, 400, "parameter_invalid")

@@ -35,6 +35,9 @@ const (
 	AuthorizerLiveKey     = "key_live" // true for an sk_live_ key
 	AuthorizerErrorCode   = "auth_error"
 	AuthorizerRevoked     = "key_revoked"
+	// AuthorizerErrorMessage is the 401's message when the header holds no key in a form
+	// the API takes (a bare key, another scheme): the function says how to send it.
+	AuthorizerErrorMessage = "auth_message"
 )
 
 // errRevoked is the answer to a revoked key: still api_key_invalid, with a message that
@@ -46,10 +49,9 @@ var errRevoked = apierr.New(apierr.CodeAPIKeyInvalid, "this API key was revoked"
 // account.TouchEvery. A missing, malformed, unknown or revoked key is an *apierr.Error
 // (401); anything else is an internal error.
 func authorizeKey(ctx context.Context, accounts account.Store, authorization string, now time.Time) (account.Account, account.Key, error) {
-	r := &http.Request{Header: http.Header{"Authorization": {authorization}}}
-	text, ok := bearer(r)
-	if !ok {
-		return account.Account{}, account.Key{}, apierr.New(apierr.CodeAPIKeyMissing, "no API key: send it as `Authorization: Bearer sk_...`")
+	text, err := keyFrom(authorization)
+	if err != nil {
+		return account.Account{}, account.Key{}, err
 	}
 	if !account.WellFormed(text) {
 		return account.Account{}, account.Key{}, apierr.New(apierr.CodeAPIKeyInvalid, "invalid API key")
@@ -79,6 +81,9 @@ func authorizeKey(ctx context.Context, accounts account.Store, authorization str
 //   - A revoked key is allowed with AuthorizerErrorCode in the context, so the function
 //     answers the documented 401 ("this API key was revoked"): revoked keys are a few
 //     known ones, not a flood.
+//   - A header with no key in a form the API takes (a bare key, another scheme) is
+//     allowed with api_key_missing and AuthorizerErrorMessage in the context, so the
+//     function answers the 401 that says how to send the key.
 //   - A malformed or unknown key is denied: API Gateway answers 403 {"message":"Forbidden"}
 //     itself and caches the deny, so a client guessing keys reaches no function and, per
 //     header, the authorizer once per cache period.
@@ -96,6 +101,14 @@ func AuthorizerHandler(accounts account.Store) func(context.Context, events.APIG
 			return events.APIGatewayV2CustomAuthorizerSimpleResponse{
 				IsAuthorized: true,
 				Context:      map[string]any{AuthorizerErrorCode: apierr.CodeAPIKeyInvalid, AuthorizerRevoked: true},
+			}, nil
+		}
+		if e, ok := apierr.As(err); ok && e.Code == apierr.CodeAPIKeyMissing {
+			// A header that holds no key in a form the API takes (a bare key, another
+			// scheme) reaches the function, which answers 401 saying how to send it.
+			return events.APIGatewayV2CustomAuthorizerSimpleResponse{
+				IsAuthorized: true,
+				Context:      map[string]any{AuthorizerErrorCode: apierr.CodeAPIKeyMissing, AuthorizerErrorMessage: e.Message},
 			}, nil
 		}
 		if _, ok := apierr.As(err); ok {
@@ -131,6 +144,9 @@ func (a *API) LambdaAuth(next http.Handler) http.Handler {
 			}
 			if code == apierr.CodeAPIKeyMissing {
 				msg = "no API key: send it as `Authorization: Bearer sk_...`"
+				if m, _ := lambdaCtx[AuthorizerErrorMessage].(string); m != "" {
+					msg = m
+				}
 			} else {
 				code = apierr.CodeAPIKeyInvalid
 			}

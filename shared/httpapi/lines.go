@@ -27,6 +27,38 @@ type LineJSON struct {
 	Metadata metadata.Metadata `json:"metadata"`
 	// Variables are the line's default variables; {} for none.
 	Variables map[string]string `json:"variables"`
+	// Warnings are only in the answer to POST /v1/lines/{id}/assign: what the change did
+	// that the caller may not expect.
+	Warnings []Warning `json:"warnings,omitempty"`
+}
+
+// Warning is a note on a request that succeeded: a stable code and a message for people.
+type Warning struct {
+	Code    string `json:"code"`
+	Message string `json:"message"`
+}
+
+// WarningInboundModeNotAssistant: the line was assigned an assistant, but its
+// inbound_mode does not let the assistant answer every call.
+const WarningInboundModeNotAssistant = "inbound_mode_not_assistant"
+
+// assignWarnings says when an assigned assistant will not answer the line's calls as
+// they come in.
+func assignWarnings(l line.Line) []Warning {
+	switch l.InboundMode {
+	case line.ModeCustomerDecides:
+		then := "takes only the calls you answer with `assistant`"
+		if l.OnDecisionTimeout == line.TimeoutAssistant {
+			then += " and those nobody answers before answer_by"
+		}
+		return []Warning{{Code: WarningInboundModeNotAssistant, Message: "the line's inbound_mode is customer_decides: each call " +
+			"goes to your call.incoming endpoint first, and the assistant " + then +
+			". PATCH /v1/lines/" + l.ID + ` {"inbound_mode": "assistant"} to have it answer every call.`}}
+	case line.ModeDisabled:
+		return []Warning{{Code: WarningInboundModeNotAssistant, Message: "the line's inbound_mode is disabled: it declines every call, " +
+			"and the assistant answers none. PATCH /v1/lines/" + l.ID + ` {"inbound_mode": "assistant"} to have it answer them.`}}
+	}
+	return nil
 }
 
 // PresentLine maps a line to its JSON object.
@@ -104,7 +136,9 @@ func (h *Lines) assignLine(w http.ResponseWriter, r *http.Request) (int, any, er
 	if err != nil {
 		return 0, nil, err
 	}
-	return http.StatusOK, PresentLine(l), nil
+	out := PresentLine(l)
+	out.Warnings = assignWarnings(l)
+	return http.StatusOK, out, nil
 }
 
 func (h *Lines) updateLine(w http.ResponseWriter, r *http.Request) (int, any, error) {

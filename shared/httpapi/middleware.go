@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
+	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -98,7 +99,8 @@ func (a *API) limitBody(next http.Handler, max int64) http.Handler {
 	})
 }
 
-// KeyAuth authenticates `Authorization: Bearer sk_...` against the stored key hashes. A
+// KeyAuth authenticates the key of `Authorization: Bearer sk_...` (or HTTP Basic with the
+// key as the user name) against the stored key hashes. A
 // revoked key is refused from the request after its revocation on.
 func (a *API) KeyAuth(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -121,13 +123,35 @@ func Authenticated(w http.ResponseWriter, r *http.Request, c account.Caller, nex
 	next.ServeHTTP(w, r.WithContext(WithAccount(r.Context(), c)))
 }
 
-func bearer(r *http.Request) (string, bool) {
-	h := r.Header.Get("Authorization")
-	scheme, token, ok := strings.Cut(h, " ")
-	if !ok || !strings.EqualFold(scheme, "Bearer") || strings.TrimSpace(token) == "" {
-		return "", false
+// keyFrom reads the API key from an Authorization header: `Bearer <key>`, or HTTP Basic
+// with the key as the user name and no password (`curl -u sk_test_...:`, as Stripe
+// takes it). No header, another scheme or a bare key is api_key_missing with a message
+// that says how to send it.
+func keyFrom(authorization string) (string, error) {
+	h := strings.TrimSpace(authorization)
+	if h == "" {
+		return "", apierr.New(apierr.CodeAPIKeyMissing, "no API key: send it as `Authorization: Bearer sk_...`")
 	}
-	return strings.TrimSpace(token), true
+	scheme, rest, _ := strings.Cut(h, " ")
+	rest = strings.TrimSpace(rest)
+	switch {
+	case strings.EqualFold(scheme, "Bearer") && rest != "":
+		return rest, nil
+	case strings.EqualFold(scheme, "Basic") && rest != "":
+		raw, err := base64.StdEncoding.DecodeString(rest)
+		if err != nil {
+			return "", apierr.New(apierr.CodeAPIKeyMissing, "the Basic credentials are not base64: use `Authorization: Bearer sk_...`, or the key as the user name (`curl -u sk_...:`)")
+		}
+		user, _, _ := strings.Cut(string(raw), ":")
+		if user == "" {
+			return "", apierr.New(apierr.CodeAPIKeyMissing, "no API key in the Basic credentials: the key is the user name, the password empty (`curl -u sk_...:`)")
+		}
+		return user, nil
+	case rest == "" && strings.HasPrefix(scheme, "sk_"):
+		return "", apierr.New(apierr.CodeAPIKeyMissing, "the Authorization header holds a bare key: use `Authorization: Bearer sk_...`")
+	default:
+		return "", apierr.New(apierr.CodeAPIKeyMissing, "no API key: use `Authorization: Bearer sk_...`")
+	}
 }
 
 // RateLimiter decides whether an account may make one more request now, and if not,

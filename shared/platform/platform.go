@@ -91,6 +91,21 @@ type Platform interface {
 	Hangup(ctx context.Context, platformCallID string) error
 }
 
+// CallRejecter is a Platform that keeps which Bridgeline call it was told to reject (the
+// sim shows it on /sim/calls/{id}, as it shows an answered call's). RejectCall uses it.
+type CallRejecter interface {
+	RejectCall(ctx context.Context, platformCallID, callID, reason string) error
+}
+
+// RejectCall rejects a ringing inbound call, naming Bridgeline's call (callID, empty when
+// no call was recorded) to a platform that keeps it.
+func RejectCall(ctx context.Context, p Platform, platformCallID, callID, reason string) error {
+	if r, ok := p.(CallRejecter); ok {
+		return r.RejectCall(ctx, platformCallID, callID, reason)
+	}
+	return p.Reject(ctx, platformCallID, reason)
+}
+
 // ErrUnknownCall is what Answer and Reject return for a call the platform does not have
 // or that is no longer ringing.
 var ErrUnknownCall = errors.New("platform: no such ringing call")

@@ -115,7 +115,7 @@ func (s *Service) answerWithAssistant(ctx context.Context, plat platform.Platfor
 	if err := s.createRoom(ctx, rtc.RoomSpec{Name: ses.ID}); err != nil {
 		s.log().Error("create room", "session_id", ses.ID, "err", err)
 		_, _, endErr := s.end(ctx, ses.ID, StatusFailed, call.ReasonPlatformError, call.EndedBySystem)
-		return errors.Join(ignoreGone(plat.Reject(ctx, c.PlatformCallID, "media unavailable")), endErr)
+		return errors.Join(ignoreGone(platform.RejectCall(ctx, plat, c.PlatformCallID, c.ID, "media unavailable")), endErr)
 	}
 	return s.bridge(ctx, plat, ses, c, nil)
 }

@@ -193,7 +193,7 @@ func (s *Service) decline(ctx context.Context, plat platform.Platform, c call.Ca
 		return fmt.Errorf("record declined call: %w", err)
 	}
 	s.notify([]callevent.Event{evt})
-	return ignoreGone(plat.Reject(ctx, c.PlatformCallID, reason))
+	return ignoreGone(platform.RejectCall(ctx, plat, c.PlatformCallID, c.ID, reason))
 }
 
 // bridge has the platform put the caller into the session's room and marks the call

@@ -8,6 +8,7 @@ import (
 	"github.com/bridgeline/bridgeline/events/callevent"
 	"github.com/bridgeline/bridgeline/shared/apierr"
 	"github.com/bridgeline/bridgeline/shared/call"
+	"github.com/bridgeline/bridgeline/shared/platform"
 	"github.com/bridgeline/bridgeline/shared/retry"
 )
 
@@ -165,7 +166,7 @@ func (s *Service) endWith(ctx context.Context, sessionID string, cond func(Sessi
 			var err error
 			if c.Status == call.StatusDeclined {
 				// Never answered: the ringing call is rejected rather than hung up.
-				err = ignoreGone(plat.Reject(cleanup, id, reason))
+				err = ignoreGone(platform.RejectCall(cleanup, plat, id, c.ID, reason))
 			} else {
 				err = plat.Hangup(cleanup, id)
 			}

@@ -1,10 +1,14 @@
 package browser_test
 
 import (
+	"bufio"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -49,5 +53,58 @@ func TestDriver(t *testing.T) {
 	p.Screenshot(shot)
 	if fi, err := os.Stat(shot); err != nil || fi.Size() == 0 {
 		t.Errorf("screenshot %s: %v", shot, err)
+	}
+}
+
+// TestDriverTakesRelativePaths: driver.mjs run by hand, from the repository root, with the
+// node_modules folder and the profile given relative to it, launches Chromium and
+// answers, then exits cleanly when its input closes.
+func TestDriverTakesRelativePaths(t *testing.T) {
+	modules := browser.Setup(t)
+	root, err := browser.Root()
+	if err != nil {
+		t.Fatal(err)
+	}
+	relModules, err := filepath.Rel(root, modules)
+	if err != nil {
+		t.Fatal(err)
+	}
+	profile, err := filepath.Rel(root, filepath.Join(t.TempDir(), "profile"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if filepath.IsAbs(relModules) || filepath.IsAbs(profile) {
+		t.Fatalf("want relative paths, got %s and %s", relModules, profile)
+	}
+	cmd := exec.Command("node", filepath.Join("examples", "internal", "browser", "driver.mjs"), relModules, profile)
+	cmd.Dir = root
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	lines := bufio.NewScanner(stdout)
+	fmt.Fprintln(in, `{"id":1,"op":"open","url":"about:blank"}`)
+	for _, want := range []string{`{"id":0,"value":"ready"}`, `{"id":1,"value":0}`} {
+		if !lines.Scan() {
+			in.Close()
+			cmd.Wait()
+			t.Fatalf("driver with relative paths stopped before %s; stderr:\n%s", want, stderr.String())
+		}
+		if lines.Text() != want {
+			t.Errorf("driver answered %s, want %s; stderr:\n%s", lines.Text(), want, stderr.String())
+		}
+	}
+	in.Close()
+	if err := cmd.Wait(); err != nil {
+		t.Errorf("driver exit: %v; stderr:\n%s", err, stderr.String())
 	}
 }

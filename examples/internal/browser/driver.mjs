@@ -3,6 +3,7 @@
 // each with one JSON line on stdout, {"id", "value"} or {"id", "error"}, in order.
 //
 // usage: node driver.mjs <node_modules folder> <fresh user data dir> [JSON array of extra Chromium arguments]
+// (either folder absolute or relative to the working directory)
 //
 // Commands: open {url} -> page number; click, fill {page, selector[, value]};
 // eval {page, expr} -> the expression's JSON value (a promise is awaited);
@@ -13,11 +14,15 @@ import { createRequire } from 'node:module';
 import path from 'node:path';
 import readline from 'node:readline';
 
-const [modules, userDataDir, extraArgs] = process.argv.slice(2);
-if (!modules || !userDataDir) {
+const [modulesArg, userDataDirArg, extraArgs] = process.argv.slice(2);
+if (!modulesArg || !userDataDirArg) {
   console.error('usage: node driver.mjs <node_modules> <user-data-dir>');
   process.exit(2);
 }
+// Either folder may be given relative to the working directory: createRequire takes only
+// an absolute path (or a file: URL), so both are resolved first.
+const modules = path.resolve(modulesArg);
+const userDataDir = path.resolve(userDataDirArg);
 const { chromium } = createRequire(path.join(modules, 'driver.cjs'))('playwright-core');
 
 // Everything stays on this machine: no background or component traffic, no STUN from

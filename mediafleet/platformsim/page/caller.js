@@ -48,15 +48,15 @@
     }
   }
 
-  // waitForRoom polls the sim call until Bridgeline answers it (it carries the room), for
-  // at most a minute. It returns null when the call ended first.
+  // waitForRoom polls the sim call every 100 ms until Bridgeline answers it (it carries
+  // the room), for at most a minute. It returns null when the call ended first.
   async function waitForRoom(id) {
-    for (let i = 0; i < 240; i++) {
+    for (let i = 0; i < 600; i++) {
       const call = await api('GET', `/sim/calls/${id}`);
       showCall(call);
       if (call.room) return call;
       if (final(call)) return null;
-      await sleep(250);
+      await sleep(100);
     }
     throw new Error('the line did not answer within a minute');
   }
@@ -94,6 +94,11 @@
     }
   }
 
+  // join connects to the room, then captures the microphone (and camera) and publishes
+  // them. The assistant greets once it has decoded the caller's audio, so nothing waits
+  // in between: one capture for both tracks, both published and playback started side
+  // by side. The microphone starts only once the room is connected (a caller's first
+  // words are not spoken into a call that is not there yet).
   async function join(call, media) {
     const room = new LK.Room({ adaptiveStream: false, dynacast: false });
     state.room = room;
@@ -102,17 +107,22 @@
       .on(LK.RoomEvent.TrackUnsubscribed, (track) => track.detach())
       .on(LK.RoomEvent.Disconnected, () => finish('The call ended.'));
     await room.connect(call.room.rtc_url, call.room.participant_token, { rtcConfig: rtcConfigFor(call.room.rtc_url) });
-    await room.startAudio();
-    if (media === 'video') {
-      await room.localParticipant.enableCameraAndMicrophone();
-      const cam = room.localParticipant.getTrackPublication(LK.Track.Source.Camera);
-      if (cam && cam.track) {
-        cam.track.attach($('self-view'));
-        $('self-view').dataset.live = '1';
-      }
-    } else {
-      await room.localParticipant.setMicrophoneEnabled(true);
+    performance.mark('sim:connected');
+    const localTracks = LK.createLocalTracks({ audio: true, video: media === 'video' });
+    state.localTracks = localTracks;
+    const tracks = await localTracks;
+    const mic = tracks.filter((t) => t.kind === 'audio');
+    const cam = tracks.filter((t) => t.kind === 'video');
+    await Promise.all([
+      room.startAudio(),
+      ...mic.map((t) => room.localParticipant.publishTrack(t)),
+      ...cam.map((t) => room.localParticipant.publishTrack(t)),
+    ]);
+    if (cam.length > 0) {
+      cam[0].attach($('self-view'));
+      $('self-view').dataset.live = '1';
     }
+    performance.mark('sim:published');
     showCall(await api('POST', `/sim/calls/${call.id}/joined`));
     setState('connected', 'Connected.');
   }
@@ -141,6 +151,9 @@
     const room = state.room;
     state.room = null;
     if (room) room.disconnect();
+    // Captured tracks stop with the call, published or not (the line may refuse it).
+    if (state.localTracks) state.localTracks.then((ts) => ts.forEach((t) => t.stop()), () => {});
+    state.localTracks = null;
     delete $('self-view').dataset.live;
     $('remote-video').srcObject = null;
     $('audio-sink').replaceChildren();
@@ -160,20 +173,23 @@
     const media = $('media').value;
     // Created inside the click, so the browser lets it play.
     state.audio = state.audio || new AudioContext();
-    Object.assign(state, { call: null, room: null, level: 0, peak: 0, ended: null });
+    Object.assign(state, { call: null, room: null, localTracks: null, level: 0, peak: 0, ended: null });
     $('call').disabled = true;
     $('hangup').disabled = false;
     $('record').hidden = true;
     $('call-id').textContent = '(once answered)';
     setState('ringing', 'Ringing…');
     try {
+      performance.mark('sim:click');
       const placed = await api('POST', '/sim/calls', { from: $('from').value, to: $('to').value, media, party: 'browser' });
+      performance.mark('sim:placed');
       showCall(placed);
       const call = await waitForRoom(placed.id);
       if (!call) {
         finish(`The line did not take the call (${state.call.status}${state.call.reason ? ': ' + state.call.reason : ''}).`, true);
         return;
       }
+      performance.mark('sim:answered');
       setState('joining', 'Answered; joining the room…');
       await join(call, media);
       watch(call.id);

@@ -355,6 +355,10 @@ export interface paths {
          *     a `ver_` id); 404 `resource_not_found` for the line (`param: id`), the assistant
          *     (`param: assistant_id`) or a version the account does not have
          *     (`param: version_id`); 409 `assistant_archived` or `assistant_not_published`.
+         *     The assistant is assigned whatever the line's `inbound_mode`; when that is not
+         *     `assistant` (`customer_decides` asks your `call.incoming` endpoint first,
+         *     `disabled` declines every call), the answer carries a `warnings` entry
+         *     `inbound_mode_not_assistant` saying so, and how to change it.
          */
         post: operations["assignLineAssistant"];
         delete?: never;
@@ -560,8 +564,10 @@ export interface paths {
          *     400 `parameter_missing` or `parameter_invalid` (`action`; `assistant` on a line
          *     that had no assistant when the call rang; `variables` without `action: assistant`
          *     or out of bounds, naming `variables` or `variables[<name>]`);
-         *     404 `resource_not_found` for a call that is not this account's ringing
-         *     customer_decides call.
+         *     409 `call_not_answerable` also for a call of this account that has no answer to
+         *     make (outbound, or inbound on a line that did not ask): its message names the
+         *     call's direction and status, as `GET /v1/calls/{id}` shows them.
+         *     404 `resource_not_found` for an id that is not a call of this account.
          */
         post: operations["answerCall"];
         delete?: never;
@@ -1913,6 +1919,21 @@ export interface components {
             metadata: components["schemas"]["Metadata"];
             /** @description The line's default values for its assistant's placeholders; a call's own values win over them. `{}` for none. */
             variables: components["schemas"]["Variables"];
+            /** @description Only in the answer to `POST /v1/lines/{id}/assign`, and only when there is something to say: what the assignment did that you may not expect (see `Warning`). */
+            warnings?: components["schemas"]["Warning"][];
+        };
+        /**
+         * @description A note on a request that succeeded.
+         * @example {
+         *       "code": "inbound_mode_not_assistant",
+         *       "message": "the line's inbound_mode is customer_decides: ..."
+         *     }
+         */
+        Warning: {
+            /** @description The stable, machine-readable reason. `inbound_mode_not_assistant`: the line's `inbound_mode` is not `assistant`, so its assistant does not answer every call. New codes may be added. */
+            code: string;
+            /** @description For people; never parse it. */
+            message: string;
         };
         /**
          * @example {
@@ -5354,7 +5375,7 @@ export interface operations {
                      *       "handle": "+15550100001",
                      *       "platform": "sim",
                      *       "name": "Front desk",
-                     *       "inbound_mode": "assistant",
+                     *       "inbound_mode": "customer_decides",
                      *       "assistant_id": "asst_01jd3f4g5h6j7k8m9n0p1q2r3t",
                      *       "version_id": null,
                      *       "decision_timeout_seconds": 10,
@@ -5366,7 +5387,13 @@ export interface operations {
                      *       },
                      *       "metadata": {
                      *         "team": "sales"
-                     *       }
+                     *       },
+                     *       "warnings": [
+                     *         {
+                     *           "code": "inbound_mode_not_assistant",
+                     *           "message": "the line's inbound_mode is customer_decides: each call goes to your call.incoming endpoint first, and the assistant takes only the calls you answer with `assistant`. PATCH /v1/lines/line_01jd3f4g5h6j7k8m9n0p1q2r3t {\"inbound_mode\": \"assistant\"} to have it answer every call."
+                     *         }
+                     *       ]
                      *     }
                      */
                     "application/json": components["schemas"]["Line"];

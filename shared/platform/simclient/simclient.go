@@ -73,7 +73,12 @@ func (c *Client) Answer(ctx context.Context, platformCallID, callID string, room
 
 // Reject implements platform.Platform.
 func (c *Client) Reject(ctx context.Context, platformCallID, reason string) error {
-	return c.post(ctx, simhook.RejectPath, simhook.RejectBody{PlatformCallID: platformCallID, Reason: reason}, nil)
+	return c.RejectCall(ctx, platformCallID, "", reason)
+}
+
+// RejectCall implements platform.CallRejecter: the gateway's sim keeps the call id.
+func (c *Client) RejectCall(ctx context.Context, platformCallID, callID, reason string) error {
+	return c.post(ctx, simhook.RejectPath, simhook.RejectBody{PlatformCallID: platformCallID, CallID: callID, Reason: reason}, nil)
 }
 
 // Hangup implements platform.Platform.

@@ -55,6 +55,7 @@ type AnswerBody struct {
 // RejectBody declines a ringing inbound call.
 type RejectBody struct {
 	PlatformCallID string `json:"platform_call_id"`
+	CallID         string `json:"call_id,omitempty"` // Bridgeline's call, when one was recorded
 	Reason         string `json:"reason,omitempty"`
 }
 
