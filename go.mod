@@ -26,6 +26,7 @@ require (
 	github.com/pion/rtp v1.10.2
 	github.com/pion/turn/v5 v5.0.9
 	github.com/pion/webrtc/v4 v4.2.15
+	github.com/santhosh-tekuri/jsonschema/v6 v6.0.3
 	github.com/sashabaranov/go-openai v1.43.0
 	github.com/twitchtv/twirp v8.1.3+incompatible
 	github.com/yalue/onnxruntime_go v1.27.0
@@ -104,7 +105,6 @@ require (
 	github.com/puzpuzpuz/xsync/v4 v4.5.0 // indirect
 	github.com/redis/go-redis/v9 v9.20.0 // indirect
 	github.com/remyoudompheng/bigfft v0.0.0-20230129092748-24d4a6f8daec // indirect
-	github.com/santhosh-tekuri/jsonschema/v6 v6.0.3 // indirect
 	github.com/wlynxg/anet v0.0.5 // indirect
 	github.com/zeebo/xxh3 v1.1.0 // indirect
 	go.opentelemetry.io/otel v1.44.0 // indirect

@@ -8,6 +8,7 @@ import (
 	"github.com/bridgeline/bridgeline/events/delivery"
 	"github.com/bridgeline/bridgeline/functions/functiontest"
 	"github.com/bridgeline/bridgeline/functions/internal/wire"
+	"github.com/bridgeline/bridgeline/shared/assistant"
 	"github.com/bridgeline/bridgeline/shared/line"
 	"github.com/bridgeline/bridgeline/shared/session"
 )
@@ -24,6 +25,7 @@ type outbound struct {
 	webhook           bool          // one webhook attempt per message, concurrently (delivery.Timeout)
 	window            time.Duration // a scheduled function's working window
 	decision          bool          // waits for a customer's decision (customer_decides)
+	tool              bool          // one request to a customer's tool, bounded by its timeout_ms
 	why               string
 }
 
@@ -37,6 +39,7 @@ var outboundCalls = map[string]outbound{
 	"platform-sim": {liveKit: 1, decision: true,
 		why: "CreateRoom, the customer's decision, then wire.DecisionReserve (bridge or end the call; a handover to the assistant adds session.WatchOnlyTimeout)"},
 	"webhook-deliver": {webhook: true, why: "one attempt per message, messages and endpoints concurrently"},
+	"persona-tool":    {tool: true, why: "one request to the customer's tool, at most assistant.MaxToolTimeoutMS"},
 }
 
 // Each function's Timeout covers the outbound calls it makes with the clients wire
@@ -63,6 +66,9 @@ func TestFunctionTimeoutsCoverOutboundCalls(t *testing.T) {
 				calls.window + wire.AWSAllowance + wire.AnswerMargin
 			if calls.webhook {
 				need += delivery.Timeout
+			}
+			if calls.tool {
+				need += assistant.MaxToolTimeoutMS * time.Millisecond
 			}
 			if calls.decision {
 				// The wait is cut to leave DecisionReserve before the deadline; the

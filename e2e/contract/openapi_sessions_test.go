@@ -210,6 +210,27 @@ func TestContractSessionsAndInternalRoutes(t *testing.T) {
 	c.OK("POST", persona.ReportPath, long, 200, "Authorization", reportSigned(t, s.ReportSecret, long))
 	tooLong := `{"kind":"` + persona.ReportConnecting + `","call_id":"` + callID + `","x":"` + strings.Repeat("x", persona.MaxReportBytes) + `"}`
 	c.Fail("POST", persona.ReportPath, tooLong, 413, "body_too_large", "Authorization", reportSigned(t, s.ReportSecret, tooLong))
+	// A turn report (call.transcript) and one without its turn.
+	turnRep := `{"kind":"` + persona.ReportTurn + `","call_id":"` + callID + `","session_id":"` + ses + `","at":"` + time.Now().UTC().Format(time.RFC3339Nano) +
+		`","metrics":{},"sequence":1,"turn":{"speaker":"caller","text":"hello","start_ms":10,"end_ms":900}}`
+	c.OK("POST", persona.ReportPath, turnRep, 200, "Authorization", reportSigned(t, s.ReportSecret, turnRep))
+	noTurn := `{"kind":"` + persona.ReportTurn + `","call_id":"` + callID + `","metrics":{},"sequence":2}`
+	c.Fail("POST", persona.ReportPath, noTurn, 400, "parameter_invalid", "Authorization", reportSigned(t, s.ReportSecret, noTurn))
+	// Tool requests: signed under their own subject. This call runs no assistant, so the
+	// tool call is refused for the model (200 with an error); a report's token never
+	// passes here, nor an unknown call.
+	toolReq := `{"call_id":"` + callID + `","tool_call_id":"call_0","name":"lookup_order","arguments":{"order_id":"6735"}}`
+	if r := c.OK("POST", persona.ToolPath, toolReq, 200, "Authorization", toolSigned(t, s.ReportSecret, toolReq)); !strings.Contains(string(r.Raw), `"code":"unknown_tool"`) {
+		t.Errorf("tool request of a call without an assistant = %s, want unknown_tool", r.Raw)
+	}
+	unknownTool := strings.Replace(toolReq, callID, ident.New("call"), 1)
+	c.FailValid("POST", persona.ToolPath, unknownTool, 404, "resource_not_found", "Authorization", toolSigned(t, s.ReportSecret, unknownTool))
+	c.Fail("POST", persona.ToolPath, toolReq, 401, "api_key_invalid", "Authorization", "")
+	c.Fail("POST", persona.ToolPath, toolReq, 401, "api_key_invalid", "Authorization", reportSigned(t, s.ReportSecret, toolReq))
+	c.Fail("POST", persona.ReportPath, rep, 401, "api_key_invalid", "Authorization", toolSigned(t, s.ReportSecret, rep))
+	c.Fail("POST", persona.ToolPath, `{"call_id":""}`, 400, "invalid_json", "Authorization", toolSigned(t, s.ReportSecret, `{"call_id":""}`))
+	bigTool := `{"call_id":"` + callID + `","name":"x","arguments":{"x":"` + strings.Repeat("x", persona.MaxToolRequestBytes) + `"}}`
+	c.Fail("POST", persona.ToolPath, bigTool, 413, "body_too_large", "Authorization", toolSigned(t, s.ReportSecret, bigTool))
 	c.Fail("POST", simhook.Path, `{}`, 401, "api_key_invalid", "Authorization", "")
 	c.Fail("POST", simhook.Path, `nope`, 400, "invalid_json", "Authorization", "",
 		simhook.Header, simhook.SignNotification("sim-test-secret", []byte(`nope`), time.Now()))
@@ -331,6 +352,16 @@ func lkReportSigned(t *testing.T, key, secret, body string) string {
 func reportSigned(t *testing.T, secret, body string) string {
 	t.Helper()
 	h, err := report.Sign([]byte(body), secret)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h
+}
+
+// toolSigned is the Authorization header a persona worker puts on a tool request.
+func toolSigned(t *testing.T, secret, body string) string {
+	t.Helper()
+	h, err := persona.SignToolRequest([]byte(body), secret, time.Now())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -72,6 +72,12 @@ type Options struct {
 	MaxConcurrentSessions int
 	// Platforms are calling platforms beside the sim.
 	Platforms []platform.Platform
+	// ToolClient posts the assistants' tool calls (default: the local stack's egress
+	// rules, loopback allowed).
+	ToolClient *http.Client
+	// LocalDelivery runs the local stack's webhook delivery worker, so the tests'
+	// endpoints get the events they subscribe to (call.incoming is asked either way).
+	LocalDelivery bool
 }
 
 // Stack is a running control plane on real parts. A Tenant of it is a copy whose API key,
@@ -222,7 +228,7 @@ func New(opts Options) (_ *Stack, err error) {
 		svcRooms = opts.WrapRooms(rooms)
 	}
 	cp, err := controlplane.New(cfg, controlplane.Deps{Store: st, Rooms: svcRooms, LiveKit: rooms,
-		Platforms: platforms, SimSecret: "sim-test-secret", Log: log, JoinPage: assets.FS})
+		Platforms: platforms, SimSecret: "sim-test-secret", ToolClient: opts.ToolClient, LocalDelivery: opts.LocalDelivery, Log: log, JoinPage: assets.FS})
 	if err != nil {
 		return nil, err
 	}
@@ -250,6 +256,16 @@ func New(opts Options) (_ *Stack, err error) {
 		cp.RunSweeper(sweepCtx, every)
 	}()
 	sh.closers = append(sh.closers, func() { stopSweep(); <-swept })
+	if cp.Delivery != nil {
+		delivered := make(chan struct{})
+		go func() {
+			defer close(delivered)
+			if err := cp.RunDelivery(sweepCtx); err != nil && sweepCtx.Err() == nil {
+				log.Error("webhook delivery worker", "err", err)
+			}
+		}()
+		sh.closers = append(sh.closers, func() { stopSweep(); <-delivered })
+	}
 
 	*s = Stack{URL: srv.URL, Store: st, LiveKit: lk, RTC: rooms, Sim: simulator, Service: svc, API: api,
 		Client: &http.Client{Timeout: 60 * time.Second}, ReportSecret: cfg.PersonaReportSecret, shared: sh}

@@ -56,7 +56,7 @@ func tenant(t *testing.T) *harness.Stack {
 	t.Helper()
 	harness.SkipShort(t)
 	pkg.once.Do(func() {
-		pkg.stack, pkg.err = harness.New(harness.Options{DispatchTimeout: testDispatchTimeout})
+		pkg.stack, pkg.err = harness.New(harness.Options{DispatchTimeout: testDispatchTimeout, ToolClient: toolClient(), LocalDelivery: true})
 	})
 	if pkg.err != nil {
 		t.Fatalf("start the shared stack: %v", pkg.err)

@@ -140,6 +140,9 @@ type hook struct {
 	errs    []error
 	secret  string
 	respond func(n int) int
+	// bodies and headers are every request's, in order.
+	bodies  [][]byte
+	headers []http.Header
 }
 
 func newHook(t *testing.T, respond func(n int) int) *hook {
@@ -153,6 +156,7 @@ func newHook(t *testing.T, respond func(n int) int) *hook {
 		}
 		id := r.Header.Get(webhook.HeaderID)
 		h.ids = append(h.ids, id)
+		h.bodies, h.headers = append(h.bodies, body), append(h.headers, r.Header.Clone())
 		status := h.respond(len(h.ids))
 		if status < 300 {
 			h.okIDs[id] = true

@@ -13,6 +13,9 @@ const (
 	TypeCallIncoming = "call.incoming" // posted synchronously; the customer's answer decides the call
 	TypeCallAnswered = "call.answered"
 	TypeCallEnded    = "call.ended"
+	// TypeCallTranscript is one final turn of an assistant call, either side, as it
+	// happens; written only while an enabled endpoint of the account subscribes to it.
+	TypeCallTranscript = "call.transcript"
 )
 
 // Event is the envelope: {"id", "type", "created_at", "data"}. AccountID routes it to the
@@ -90,6 +93,26 @@ type CallAnswered struct {
 	AnsweredAt     time.Time `json:"answered_at"`
 	Decision       string    `json:"decision,omitempty"`
 	DecisionSource string    `json:"decision_source,omitempty"`
+	// Metadata is the call's metadata ({} for none).
+	Metadata map[string]string `json:"metadata"`
+}
+
+// CallTranscript is the data of call.transcript: one final turn of an assistant call,
+// the caller's or the assistant's, sent as the turn ends. Sequence numbers a call's
+// turns in the order they became final (1, 2, ...): deliveries may arrive out of order,
+// and start_ms orders them as spoken. The greeting is the assistant's first turn.
+type CallTranscript struct {
+	CallID    string `json:"call_id"`
+	SessionID string `json:"session_id,omitempty"`
+	LineID    string `json:"line_id,omitempty"`
+	Direction string `json:"direction"`
+	Sequence  int    `json:"sequence"`
+	Speaker   string `json:"speaker"` // caller | assistant
+	// Text is what was said; an interrupted assistant turn holds only what the caller heard.
+	Text        string `json:"text"`
+	StartMS     int64  `json:"start_ms"` // offsets from answer
+	EndMS       int64  `json:"end_ms"`
+	Interrupted bool   `json:"interrupted"`
 	// Metadata is the call's metadata ({} for none).
 	Metadata map[string]string `json:"metadata"`
 }

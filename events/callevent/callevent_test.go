@@ -18,6 +18,7 @@ func TestGoldenPayloads(t *testing.T) {
 		{"call.ended.json", &CallEnded{}},
 		{"call.incoming.json", &CallIncoming{}},
 		{"call.answered.json", &CallAnswered{}},
+		{"call.transcript.json", &CallTranscript{}},
 	} {
 		t.Run(tc.file, func(t *testing.T) {
 			golden, err := os.ReadFile(filepath.Join("testdata", tc.file))
@@ -66,6 +67,7 @@ func TestMetadataIsAlwaysAnObject(t *testing.T) {
 			[]string{`"metadata":{"a":"1"}`, `"session_metadata":{"b":"2"}`}, nil},
 		{"ended, never in a session", CallEnded{CallID: "call_1"}, []string{`"metadata":{}`}, []string{"session_metadata"}},
 		{"answered", CallAnswered{CallID: "call_1"}, []string{`"metadata":{}`}, nil},
+		{"transcript", CallTranscript{CallID: "call_1"}, []string{`"metadata":{}`, `"interrupted":false`}, nil},
 		{"incoming", CallIncoming{CallID: "call_1"}, []string{`"metadata":{}`, `"line_metadata":{}`}, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -98,6 +98,24 @@ func (c CallIncoming) MarshalJSON() ([]byte, error) {
 	}{c.CallID, c.LineID, c.From, c.To, c.Media, ms(c.AnswerBy), c.Session, orEmpty(c.Metadata), orEmpty(c.LineMetadata)})
 }
 
+// MarshalJSON writes the data with its metadata as an object ({} for none).
+func (c CallTranscript) MarshalJSON() ([]byte, error) {
+	return json.Marshal(struct {
+		CallID      string            `json:"call_id"`
+		SessionID   string            `json:"session_id,omitempty"`
+		LineID      string            `json:"line_id,omitempty"`
+		Direction   string            `json:"direction"`
+		Sequence    int               `json:"sequence"`
+		Speaker     string            `json:"speaker"`
+		Text        string            `json:"text"`
+		StartMS     int64             `json:"start_ms"`
+		EndMS       int64             `json:"end_ms"`
+		Interrupted bool              `json:"interrupted"`
+		Metadata    map[string]string `json:"metadata"`
+	}{c.CallID, c.SessionID, c.LineID, c.Direction, c.Sequence, c.Speaker, c.Text, c.StartMS, c.EndMS, c.Interrupted,
+		orEmpty(c.Metadata)})
+}
+
 // MarshalJSON writes the payload with its expiry in the API's format.
 func (s Session) MarshalJSON() ([]byte, error) {
 	return json.Marshal(struct {

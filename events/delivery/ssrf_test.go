@@ -11,81 +11,10 @@ import (
 	"testing"
 	"time"
 
-	"golang.org/x/net/dns/dnsmessage"
-
 	"github.com/bridgeline/bridgeline/events/delivery"
 	"github.com/bridgeline/bridgeline/shared/egress"
+	"github.com/bridgeline/bridgeline/shared/egress/egresstest"
 )
-
-// dnsServer is an authoritative DNS server on 127.0.0.1 (UDP) that answers A and AAAA
-// queries from a fixed table, so a name can resolve to an internal address through the
-// real Go resolver, without /etc/hosts.
-type dnsServer struct {
-	conn  net.PacketConn
-	names map[string]netip.Addr // fully qualified, lower case
-}
-
-func startDNS(t *testing.T, names map[string]netip.Addr) *dnsServer {
-	t.Helper()
-	c, err := net.ListenPacket("udp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := &dnsServer{conn: c, names: names}
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		s.serve()
-	}()
-	t.Cleanup(func() { c.Close(); <-done })
-	return s
-}
-
-func (s *dnsServer) serve() {
-	buf := make([]byte, 1500)
-	for {
-		n, from, err := s.conn.ReadFrom(buf)
-		if err != nil {
-			return // closed
-		}
-		var p dnsmessage.Parser
-		h, err := p.Start(buf[:n])
-		if err != nil {
-			continue
-		}
-		q, err := p.Question()
-		if err != nil {
-			continue
-		}
-		b := dnsmessage.NewBuilder(nil, dnsmessage.Header{ID: h.ID, Response: true, Authoritative: true})
-		b.EnableCompression()
-		_ = b.StartQuestions()
-		_ = b.Question(q)
-		_ = b.StartAnswers()
-		addr, ok := s.names[strings.ToLower(q.Name.String())]
-		rh := dnsmessage.ResourceHeader{Name: q.Name, Class: dnsmessage.ClassINET, TTL: 1}
-		switch {
-		case ok && q.Type == dnsmessage.TypeA && addr.Is4():
-			_ = b.AResource(rh, dnsmessage.AResource{A: addr.As4()})
-		case ok && q.Type == dnsmessage.TypeAAAA && !addr.Is4():
-			_ = b.AAAAResource(rh, dnsmessage.AAAAResource{AAAA: addr.As16()})
-		}
-		msg, err := b.Finish()
-		if err != nil {
-			continue
-		}
-		_, _ = s.conn.WriteTo(msg, from)
-	}
-}
-
-// resolver is a Go resolver that asks only this server.
-func (s *dnsServer) resolver() *net.Resolver {
-	addr := s.conn.LocalAddr().String()
-	return &net.Resolver{PreferGo: true, Dial: func(ctx context.Context, _, _ string) (net.Conn, error) {
-		var d net.Dialer
-		return d.DialContext(ctx, "udp", addr)
-	}}
-}
 
 // countingReceiver is a webhook receiver on 127.0.0.1 that counts the TCP connections it
 // accepts, the figure that proves a refused destination was never reached.
@@ -141,9 +70,9 @@ func TestSSRFMatrixAtDial(t *testing.T) {
 		names[name+"."] = netip.MustParseAddr(tc.Addr)
 		hostOf[tc.Form] = name
 	}
-	dns := startDNS(t, names)
-	strict := &delivery.Deliverer{Client: delivery.NewClientDialer(egress.Policy{}.Dialer(dns.resolver()))}
-	local := &delivery.Deliverer{Client: delivery.NewClientDialer(egress.Policy{AllowLoopback: true}.Dialer(dns.resolver()))}
+	dns := egresstest.StartDNS(t, names)
+	strict := &delivery.Deliverer{Client: delivery.NewClientDialer(egress.Policy{}.Dialer(dns.Resolver()))}
+	local := &delivery.Deliverer{Client: delivery.NewClientDialer(egress.Policy{AllowLoopback: true}.Dialer(dns.Resolver()))}
 	post := func(d *delivery.Deliverer, host string) delivery.Attempt {
 		if strings.Contains(host, ":") {
 			host = "[" + host + "]"

@@ -59,7 +59,32 @@ const (
 	Apology = "Sorry, I had a problem there. Could you say that again?"
 	// Missed is said when the recogniser fails.
 	Missed = "Sorry, I didn't catch that. Could you say it again?"
+
+	// DefaultFillerAfter is how long a tool call runs before the caller hears Filler.
+	DefaultFillerAfter = time.Second
+	// DefaultMaxToolRounds bounds how often one reply asks the model again with tool
+	// results.
+	DefaultMaxToolRounds = 4
+	// DefaultIdleTimeout is a version's idle timeout when it names none.
+	DefaultIdleTimeout = 30 * time.Second
+	// DefaultStillThereWait is how long after StillThere the call waits for the caller
+	// before it ends (silence_timeout).
+	DefaultStillThereWait = 10 * time.Second
+
+	// Filler is said, once per round of tool calls, when the tools take over FillerAfter.
+	Filler = "One moment."
+	// StillThere is asked after a version's idle timeout of silence.
+	StillThere = "Are you still there?"
+	// TimeUp is said when the call reaches the version's max_duration_seconds.
+	TimeUp = "I'm sorry, we've reached the time limit for this call. Thank you for calling. Goodbye."
 )
+
+// HangUp is the error Run returns when the conversation itself ended the call for a
+// reason of its own: persona.EndSilenceTimeout or persona.EndMaxDuration (a model's
+// end_call is a nil error, as before).
+type HangUp struct{ Reason string }
+
+func (h *HangUp) Error() string { return "conversation: hung up: " + h.Reason }
 
 // TurnTiming is speech.TurnTiming, under the name the stack benchmark knows it by.
 type TurnTiming = speech.TurnTiming
@@ -89,6 +114,9 @@ type Config struct {
 	FirstTokenTimeout time.Duration // default DefaultFirstTokenTimeout
 	STTTimeout        time.Duration // default DefaultSTTTimeout
 	MaxClause         int           // default DefaultMaxClause characters
+	FillerAfter       time.Duration // default DefaultFillerAfter
+	MaxToolRounds     int           // default DefaultMaxToolRounds
+	StillThereWait    time.Duration // default DefaultStillThereWait
 	Log               *slog.Logger
 }
 
@@ -116,8 +144,13 @@ func New(cfg Config) (*Engine, error) {
 	def(&cfg.Confirm, DefaultConfirm)
 	def(&cfg.FirstTokenTimeout, DefaultFirstTokenTimeout)
 	def(&cfg.STTTimeout, DefaultSTTTimeout)
+	def(&cfg.FillerAfter, DefaultFillerAfter)
+	def(&cfg.StillThereWait, DefaultStillThereWait)
 	if cfg.MaxClause <= 0 {
 		cfg.MaxClause = DefaultMaxClause
+	}
+	if cfg.MaxToolRounds <= 0 {
+		cfg.MaxToolRounds = DefaultMaxToolRounds
 	}
 	if cfg.MaxTurn <= cfg.EndOfTurn {
 		return nil, fmt.Errorf("conversation: max turn %v must be longer than the end-of-turn silence %v", cfg.MaxTurn, cfg.EndOfTurn)
@@ -128,10 +161,28 @@ func New(cfg Config) (*Engine, error) {
 	return &Engine{cfg: cfg}, nil
 }
 
+// RunOption sets how one call's conversation runs.
+type RunOption func(*session)
+
+// AnsweredAt is when the call was answered: the version's max_duration_seconds counts
+// from it (default: from Run).
+func AnsweredAt(t time.Time) RunOption {
+	return func(s *session) {
+		if !t.IsZero() {
+			s.answered = t
+		}
+	}
+}
+
 // Run holds the conversation of version v on line, after its greeting, until ctx ends
-// (the call is over: it returns ctx's error) or the model ends the call and its goodbye
-// has played (nil). It returns another error only when it could not start.
-func (e *Engine) Run(ctx context.Context, line speech.Line, v persona.Version) error {
+// (the call is over: it returns ctx's error), the model ends the call and its goodbye
+// has played (nil), or the conversation hangs up for a reason of its own (*HangUp: the
+// caller stayed silent, the version's longest call was reached). It returns another
+// error only when it could not start.
+//
+// The version's tools are offered to the model beside end_call when line can run them
+// (speech.ToolRunner).
+func (e *Engine) Run(ctx context.Context, line speech.Line, v persona.Version, opts ...RunOption) error {
 	vad, err := e.cfg.NewVAD()
 	if err != nil {
 		return fmt.Errorf("conversation: vad: %w", err)
@@ -146,6 +197,20 @@ func (e *Engine) Run(ctx context.Context, line speech.Line, v persona.Version) e
 		cfg: &e.cfg, log: e.cfg.Log, line: line, tr: tr, version: v, voice: persona.VoiceFor(v),
 		listen: listener{vad: vad, threshold: e.cfg.Threshold, endOfTurn: samples(e.cfg.EndOfTurn),
 			maxTurn: samples(e.cfg.MaxTurn), padding: samples(e.cfg.Padding), log: e.cfg.Log},
+	}
+	s.answered, s.idleFor = time.Now(), DefaultIdleTimeout
+	if v.IdleTimeoutSeconds > 0 {
+		s.idleFor = time.Duration(v.IdleTimeoutSeconds) * time.Second
+	}
+	s.tools = []speech.Tool{endCallTool}
+	if r, ok := line.(speech.ToolRunner); ok && len(v.Tools) > 0 {
+		s.runner = r
+		for _, t := range v.Tools {
+			s.tools = append(s.tools, speech.Tool{Name: t.Name, Description: t.Description, Parameters: t.Parameters})
+		}
+	}
+	for _, o := range opts {
+		o(s)
 	}
 	if v.SystemPrompt != "" {
 		s.history = append(s.history, speech.Message{Role: speech.RoleSystem, Content: v.SystemPrompt})
@@ -176,6 +241,21 @@ type session struct {
 	turn   openTurn
 	floor  floor
 	cur    *reply // the reply being thought or spoken
+
+	// tools are offered to the model (end_call and the version's); runner runs the
+	// version's, nil when the line cannot.
+	tools  []speech.Tool
+	runner speech.ToolRunner
+
+	answered time.Time // max_duration_seconds counts from here
+	// idleFor is the version's idle timeout; idleSince is when the call last went
+	// quiet (nobody speaking, no reply under way); asked says StillThere was asked.
+	idleFor   time.Duration
+	idleSince time.Time
+	asked     bool
+	// closing is the reason the conversation is hanging up, set while its last words
+	// (TimeUp) play; the call ends when they are over.
+	closing string
 }
 
 // openTurn is the caller's turn being transcribed.
@@ -204,6 +284,13 @@ func (s *session) run(ctx context.Context) error {
 		}
 	}()
 	audio := s.line.Audio()
+	var timeUp <-chan time.Time
+	if m := s.version.MaxDurationSeconds; m > 0 {
+		t := time.NewTimer(time.Until(s.answered.Add(time.Duration(m) * time.Second)))
+		defer t.Stop()
+		timeUp = t.C
+	}
+	s.idleSince = time.Now()
 	for {
 		var replied <-chan replyMsg
 		if s.cur != nil {
@@ -213,21 +300,78 @@ func (s *session) run(ctx context.Context) error {
 		case <-ctx.Done():
 			return ctx.Err()
 		case f := <-audio:
-			for _, m := range s.listen.hear(f, time.Now()) {
+			now := time.Now()
+			for _, m := range s.listen.hear(f, now) {
 				if err := s.handle(ctx, m); err != nil {
 					return err
 				}
 			}
+			if err := s.checkIdle(ctx, now); err != nil {
+				return err
+			}
 		case m := <-replied:
-			if done, ok := s.replyMsg(m); ok && s.finishReply(done.res, false) {
+			done, ok := s.replyMsg(m)
+			if !ok {
+				break
+			}
+			if s.finishReply(done.res, false) {
 				return nil // the model ended the call and its goodbye played
 			}
+			if s.closing != "" {
+				return &HangUp{Reason: s.closing} // the last words are over
+			}
+		case <-timeUp:
+			timeUp = nil
+			s.close(ctx, persona.EndMaxDuration, TimeUp)
 		}
 	}
 }
 
+// checkIdle follows the call's silence, at each frame of caller audio (the line sends
+// them, silence included, every 20 ms): after the version's idle timeout with nobody
+// speaking and no reply under way, it asks whether the caller is still there, once; a
+// caller silent for StillThereWait after the question is gone (silence_timeout). Any
+// speech from the caller starts the count again.
+func (s *session) checkIdle(ctx context.Context, now time.Time) error {
+	if s.closing != "" {
+		return nil
+	}
+	if s.listen.inSpeech || s.cur != nil || s.line.Speaking() {
+		s.idleSince = now
+		return nil
+	}
+	quiet := now.Sub(s.idleSince)
+	switch {
+	case !s.asked && quiet >= s.idleFor:
+		s.asked = true
+		s.idleSince = now
+		s.startReply(ctx, speech.TurnTiming{}, StillThere)
+	case s.asked && quiet >= s.cfg.StillThereWait:
+		return &HangUp{Reason: persona.EndSilenceTimeout}
+	}
+	return nil
+}
+
+// close hangs up for reason after saying last: what is under way stops (what the
+// caller heard of it is recorded), last is said, and the call ends once it has played.
+// The caller's speech no longer interrupts.
+func (s *session) close(ctx context.Context, reason, last string) {
+	s.closing = reason
+	if s.cur != nil {
+		s.cur.cancel()
+		s.finishReply(s.waitReply(), false)
+	}
+	s.line.CutAll()
+	s.line.Resume()
+	s.floor = floor{}
+	s.startReply(ctx, speech.TurnTiming{}, last)
+}
+
 // handle takes one message of the listener.
 func (s *session) handle(ctx context.Context, m heard) error {
+	if s.closing != "" {
+		return nil // hanging up: the last words play out
+	}
 	switch m := m.(type) {
 	case speechStarted:
 		s.speechStarted(m)
@@ -243,6 +387,7 @@ func (s *session) handle(ctx context.Context, m heard) error {
 // assistant at once.
 func (s *session) speechStarted(m speechStarted) {
 	s.turn = openTurn{onset: m.onset}
+	s.asked = false // the caller is there
 	if err := s.tr.Begin(); err != nil {
 		s.log.Warn("transcriber begin", "err", err)
 	}

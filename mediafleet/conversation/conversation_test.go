@@ -46,6 +46,13 @@ func start(t *testing.T, reply llmtest.Reply, mod func(*conversation.Config), te
 
 func startWith(t *testing.T, reply llmtest.Reply, mod func(*conversation.Config), rec *recognizer) *harness {
 	t.Helper()
+	return startCall(t, reply, mod, rec, version, nil)
+}
+
+// startCall is startWith for version v on a line that runs its tools with tools (nil: a
+// line that cannot run tools).
+func startCall(t *testing.T, reply llmtest.Reply, mod func(*conversation.Config), rec *recognizer, v persona.Version, tools func(context.Context, speech.ToolCall) speech.ToolResult) *harness {
+	t.Helper()
 	h := &harness{line: newLine(), rec: rec, syn: &synth{}, srv: llmtest.NewPiped(reply), stopped: make(chan struct{})}
 	model, err := llm.New(llm.Config{BaseURL: h.srv.URL(), Model: "default-model", HTTPClient: h.srv.Client()})
 	if err != nil {
@@ -78,9 +85,13 @@ func startWith(t *testing.T, reply llmtest.Reply, mod func(*conversation.Config)
 		defer close(played)
 		h.line.play(playing)
 	}()
+	var on speech.Line = h.line
+	if tools != nil {
+		on = toolLine{line: h.line, run: tools}
+	}
 	go func() {
 		defer close(h.stopped)
-		h.err = e.Run(ctx, h.line, version)
+		h.err = e.Run(ctx, on, v)
 	}()
 	h.hangUp = func() {
 		cancel()

@@ -1,6 +1,7 @@
 package conversation
 
 import (
+	"encoding/json"
 	"slices"
 	"time"
 
@@ -23,6 +24,8 @@ type Record struct {
 	response, bargeStop, stt, llm, ttsLat []time.Duration
 	errors                                int
 	lastError                             speech.FailureKind
+	toolCalls, toolErrors                 int
+	toolTook                              []time.Duration
 }
 
 // NewRecord starts the record of a call answered at answered: transcript offsets count
@@ -48,13 +51,7 @@ func (r *Record) Add(e speech.Event) {
 			r.callerTurns++
 		}
 		t := r.Turn(e)
-		// After every turn that started no later: the greeting's words come when it
-		// ends, the caller's turns over it may come first.
-		i := len(r.turns)
-		for i > 0 && r.turns[i-1].StartMS > t.StartMS {
-			i--
-		}
-		r.turns = slices.Insert(r.turns, i, t)
+		r.insertAt(t, t.StartMS)
 		return
 	case speech.Answered:
 		r.response = append(r.response, e.Timing.Response())
@@ -69,6 +66,16 @@ func (r *Record) Add(e speech.Event) {
 		case speech.BargeInStop:
 			r.bargeStop = append(r.bargeStop, e.Took)
 		}
+	case speech.ToolUsed:
+		r.toolCalls++
+		if e.Result.Err != nil {
+			r.toolErrors++
+		}
+		r.toolTook = append(r.toolTook, e.End.Sub(e.Start))
+		// Where its answer came: after what the assistant began saying before the
+		// model's call reached the line (the call goes out as that speech starts).
+		t := r.ToolTurn(e)
+		r.insertAt(t, t.EndMS)
 	case speech.BargeIn:
 		r.bargeIns++
 	case speech.Failure:
@@ -76,6 +83,42 @@ func (r *Record) Add(e speech.Event) {
 		r.lastError = e.Kind
 	}
 	r.measured = true
+}
+
+// insertAt puts t after every turn that started no later than at (its start, or a tool
+// call's end): the greeting's words come when it ends, the caller's turns over it may
+// come first.
+func (r *Record) insertAt(t persona.Turn, at int64) {
+	i := len(r.turns)
+	for i > 0 && r.turns[i-1].StartMS > at {
+		i--
+	}
+	r.turns = slices.Insert(r.turns, i, t)
+}
+
+// ToolTurn is the transcript's turn for a tool call: speaker tool, from the model's call
+// to the answer, with what was asked and what came back. Arguments that are not a JSON
+// object are recorded as {} (the error says why the call failed).
+func (r *Record) ToolTurn(e speech.ToolUsed) persona.Turn {
+	args := json.RawMessage(e.Call.Arguments)
+	if !isObject(args) {
+		args = json.RawMessage("{}")
+	}
+	use := &persona.ToolUse{Name: e.Call.Name, Arguments: args, DurationMS: e.End.Sub(e.Start).Milliseconds()}
+	if e.Result.Err != nil {
+		use.Error = &persona.ToolError{Code: e.Result.Err.Code, Message: e.Result.Err.Message}
+	} else {
+		use.Result = e.Result.Result
+		if len(use.Result) == 0 {
+			use.Result = json.RawMessage("null")
+		}
+	}
+	return persona.Turn{Speaker: persona.SpeakerTool, StartMS: r.Offset(e.Start), EndMS: r.Offset(e.End), Tool: use}
+}
+
+func isObject(b []byte) bool {
+	var m map[string]json.RawMessage
+	return json.Unmarshal(b, &m) == nil && m != nil
 }
 
 // Transcript is the transcript so far.
@@ -96,6 +139,10 @@ func (r *Record) Metrics(m *persona.Metrics) {
 	m.Errors = nil
 	if r.errors > 0 {
 		m.Errors = &persona.ErrorCount{Count: r.errors, LastKind: string(r.lastError)}
+	}
+	if r.toolCalls > 0 {
+		calls, errs := r.toolCalls, r.toolErrors
+		m.ToolCalls, m.ToolErrors, m.ToolMS = &calls, &errs, percentiles(r.toolTook)
 	}
 }
 

@@ -52,3 +52,66 @@ func TestRecord(t *testing.T) {
 		t.Errorf("metrics %+v", m)
 	}
 }
+
+// TestRecordToolCalls: each tool call is a tool turn placed where its answer came, with
+// what was asked and what came back (an error instead of a result, arguments that are
+// not an object kept as {}), and the metrics count the calls and the errors and give
+// tool_ms as nearest-rank p50/p95 over every call of the call. A call without tool calls
+// reports none of the three.
+func TestRecordToolCalls(t *testing.T) {
+	answered := time.Unix(1000, 0)
+	at := func(ms int) time.Time { return answered.Add(time.Duration(ms) * time.Millisecond) }
+	r := conversation.NewRecord(answered)
+	r.Add(speech.Words{Speaker: speech.Caller, Text: "where is my order", Final: true, Start: at(0), End: at(800)})
+	var m persona.Metrics
+	r.Metrics(&m)
+	if m.ToolCalls != nil || m.ToolErrors != nil || m.ToolMS != nil {
+		t.Fatalf("metrics %+v before any tool call, want no tool figures", m)
+	}
+	// Twenty calls of 100, 200, ... 2000 ms, one after the other from 1 s; every
+	// fifth fails.
+	var wantTools []persona.ToolUse
+	for i := 1; i <= 20; i++ {
+		start := 1000 + 3000*(i-1)
+		e := speech.ToolUsed{Call: speech.ToolCall{Name: "lookup_order", Arguments: `{"n":1}`}, Start: at(start), End: at(start + 100*i)}
+		use := persona.ToolUse{Name: "lookup_order", DurationMS: int64(100 * i)}
+		switch {
+		case i%5 == 0:
+			e.Result.Err = &speech.ToolError{Code: persona.ToolErrTimeout, Message: "no answer"}
+			use.Error = &persona.ToolError{Code: persona.ToolErrTimeout, Message: "no answer"}
+		case i == 1:
+			e.Call.Arguments = `["not", "an", "object"]`
+			e.Result.Result = []byte(`{"status":"shipped"}`)
+		default:
+			e.Result.Result = []byte(`{"status":"shipped"}`)
+		}
+		r.Add(e)
+		wantTools = append(wantTools, use)
+	}
+	r.Metrics(&m)
+	if m.ToolCalls == nil || *m.ToolCalls != 20 || m.ToolErrors == nil || *m.ToolErrors != 4 {
+		t.Errorf("tool_calls %v tool_errors %v, want 20 and 4", m.ToolCalls, m.ToolErrors)
+	}
+	if m.ToolMS == nil || *m.ToolMS != (persona.Percentiles{P50: 1000, P95: 1900}) {
+		t.Errorf("tool_ms %+v, want p50 1000 and p95 1900", m.ToolMS)
+	}
+	turns := r.Transcript()
+	if len(turns) != 21 || turns[0].Speaker != "caller" {
+		t.Fatalf("transcript %+v, want the caller's turn then the 20 tool calls", turns)
+	}
+	for i, tn := range turns[1:] {
+		w := wantTools[i]
+		if tn.Speaker != persona.SpeakerTool || tn.Tool == nil || tn.Tool.Name != w.Name || tn.Tool.DurationMS != w.DurationMS ||
+			tn.EndMS-tn.StartMS != w.DurationMS || (tn.Tool.Error == nil) != (w.Error == nil) || (w.Error != nil && *tn.Tool.Error != *w.Error) {
+			t.Errorf("tool turn %d: %+v (%+v), want %+v", i, tn, tn.Tool, w)
+			continue
+		}
+		wantArgs, wantResult := `{"n":1}`, `{"status":"shipped"}`
+		if i == 0 {
+			wantArgs = `{}`
+		}
+		if string(tn.Tool.Arguments) != wantArgs || (w.Error == nil && string(tn.Tool.Result) != wantResult) || (w.Error != nil && tn.Tool.Result != nil) {
+			t.Errorf("tool turn %d: arguments %s result %s", i, tn.Tool.Arguments, tn.Tool.Result)
+		}
+	}
+}

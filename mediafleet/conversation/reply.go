@@ -6,6 +6,7 @@ import (
 	"io"
 	"log/slog"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/bridgeline/bridgeline/mediafleet/speech"
@@ -39,10 +40,28 @@ func (replyDone) replyMsg()       {}
 type replyResult struct {
 	timing    speech.TurnTiming // the caller turn it answers, and its stages
 	sentences []speech.Said
-	endCall   bool // the model called end_call
-	llm       time.Duration
-	tts       []time.Duration
-	errs      []speech.FailureKind // failures recovered from
+	// rounds are the model requests of the reply, in order: more than one when the model
+	// called the customer's tools and was asked again with their results. A fixed reply
+	// has none (its sentences are one round).
+	rounds  []round
+	endCall bool // the model called end_call
+	llm     time.Duration
+	tts     []time.Duration
+	errs    []speech.FailureKind // failures recovered from
+}
+
+// round is one model request of a reply: the sentences it queued, sentences[from:to]
+// (a filler said while its tools ran included), and the tool calls it ended with.
+type round struct {
+	from, to int
+	tools    []toolUse
+}
+
+// toolUse is one call of a customer's tool and how it went.
+type toolUse struct {
+	call       speech.ToolCall
+	result     speech.ToolResult
+	start, end time.Time
 }
 
 var errFirstToken = errors.New("no first token in time")
@@ -56,14 +75,14 @@ func (s *session) startReply(ctx context.Context, tm speech.TurnTiming, fixed st
 		cfg: s.cfg, log: s.log, line: s.line, synth: s.cfg.Voices(s.voice),
 		queued: make(chan speech.Said, 8), res: replyResult{timing: tm},
 	}
-	req := speech.Request{Model: s.version.Model, Messages: append([]speech.Message(nil), s.history...), Tools: []speech.Tool{endCallTool}}
+	req := speech.Request{Model: s.version.Model, Messages: append([]speech.Message(nil), s.history...), Tools: s.tools}
 	result := make(chan replyResult, 1)
 	go func() {
 		defer close(g.queued)
 		if fixed != "" {
 			g.say(rctx, fixed)
 		} else {
-			g.think(rctx, req)
+			g.think(rctx, req, s.runner)
 		}
 		result <- g.res
 	}()
@@ -131,17 +150,55 @@ type generation struct {
 	res    replyResult
 }
 
-// think streams the model's reply and speaks it sentence by sentence.
-func (g *generation) think(ctx context.Context, req speech.Request) {
+// think streams the model's reply and speaks it sentence by sentence. When the reply
+// ends with calls of the customer's tools, it runs them (runner), saying a filler if
+// they take long, and asks the model again with their results, up to MaxToolRounds
+// times.
+func (g *generation) think(ctx context.Context, req speech.Request, runner speech.ToolRunner) {
+	for n := 0; ; n++ {
+		from := len(g.res.sentences)
+		calls, ok := g.stream(ctx, req, n == 0, from)
+		switch {
+		case !ok, g.res.endCall, len(calls) == 0, ctx.Err() != nil:
+			g.res.rounds = append(g.res.rounds, round{from: from, to: len(g.res.sentences)})
+			return
+		case runner == nil || n >= g.cfg.MaxToolRounds:
+			// Tools the line cannot run, or a model that keeps calling them: say so
+			// rather than loop or go silent.
+			g.log.Warn("model keeps calling tools; giving up on this turn", "rounds", n+1)
+			g.res.errs = append(g.res.errs, speech.LLMError)
+			g.say(ctx, Apology)
+			g.res.rounds = append(g.res.rounds, round{from: from, to: len(g.res.sentences)})
+			return
+		}
+		uses := g.runTools(ctx, runner, calls)
+		g.res.rounds = append(g.res.rounds, round{from: from, to: len(g.res.sentences), tools: uses})
+		if ctx.Err() != nil {
+			return
+		}
+		// Ask again with what was said and what the tools answered.
+		req.Messages = append(req.Messages, speech.Message{Role: speech.RoleAssistant,
+			Content: saidText(g.res.sentences[from:]), ToolCalls: calls})
+		for _, u := range uses {
+			req.Messages = append(req.Messages, speech.Message{Role: speech.RoleTool, ToolCallID: u.call.ID, Content: u.result.Content()})
+		}
+	}
+}
+
+// stream asks the model once and speaks its text as it streams; it returns the calls of
+// the customer's tools the reply ends with. ok is false when the model failed (the
+// apology was said if this request had said nothing yet: from is where its sentences
+// start). The first request of a reply stamps its first token.
+func (g *generation) stream(ctx context.Context, req speech.Request, firstRequest bool, from int) (calls []speech.ToolCall, ok bool) {
 	tctx, tcancel := context.WithCancelCause(ctx)
 	defer tcancel(nil)
 	start := time.Now()
 	timer := time.AfterFunc(g.cfg.FirstTokenTimeout, func() { tcancel(errFirstToken) })
 	defer timer.Stop()
 
-	fail := func(err error) {
+	fail := func(err error) ([]speech.ToolCall, bool) {
 		if ctx.Err() != nil {
-			return // barge-in or the call ended: not a failure
+			return nil, false // barge-in or the call ended: not a failure
 		}
 		kind := speech.LLMError
 		if errors.Is(context.Cause(tctx), errFirstToken) {
@@ -149,16 +206,20 @@ func (g *generation) think(ctx context.Context, req speech.Request) {
 		}
 		g.log.Warn("model failed", "kind", kind, "err", err)
 		g.res.errs = append(g.res.errs, kind)
-		if len(g.res.sentences) == 0 {
+		if len(g.res.sentences) == from {
 			g.say(ctx, Apology)
 		}
+		return nil, false
 	}
 	stream, err := g.cfg.Model.Stream(tctx, req)
 	if err != nil {
-		fail(err)
-		return
+		return fail(err)
 	}
 	defer stream.Close()
+	offered := map[string]bool{}
+	for _, t := range req.Tools {
+		offered[t.Name] = true
+	}
 	sp := splitter{maxLen: g.cfg.MaxClause}
 	first := true
 	for {
@@ -167,24 +228,31 @@ func (g *generation) think(ctx context.Context, req speech.Request) {
 			break
 		}
 		if err != nil {
-			fail(err)
-			return
+			return fail(err)
 		}
-		if c.ToolCall != nil && c.ToolCall.Name != speech.EndCallTool {
+		if c.ToolCall != nil && !offered[c.ToolCall.Name] {
 			g.log.Warn("model called a tool it was not offered", "tool", c.ToolCall.Name)
 			continue
 		}
 		if first && (c.Text != "" || c.ToolCall != nil) {
 			first = false
 			timer.Stop()
-			g.res.timing.FirstToken = time.Now()
-			g.res.llm = g.res.timing.FirstToken.Sub(start)
+			if firstRequest {
+				g.res.timing.FirstToken = time.Now()
+				g.res.llm = g.res.timing.FirstToken.Sub(start)
+			}
 		}
 		for _, sent := range sp.add(c.Text) {
 			g.say(ctx, sent)
 		}
-		if c.ToolCall != nil {
+		switch {
+		case c.ToolCall == nil:
+		case c.ToolCall.Name == speech.EndCallTool:
 			g.res.endCall = true
+		default:
+			calls = append(calls, *c.ToolCall)
+		}
+		if g.res.endCall {
 			break // finish what is being said, then hang up
 		}
 	}
@@ -196,6 +264,67 @@ func (g *generation) think(ctx context.Context, req speech.Request) {
 		g.res.errs = append(g.res.errs, speech.LLMError)
 		g.say(ctx, Apology)
 	}
+	return calls, true
+}
+
+// runTools runs the tool calls of one model reply, together, and returns when every one
+// is over. Should they still run FillerAfter after they started, and once what the
+// reply already queued has played, the filler is said: once for the lot.
+func (g *generation) runTools(ctx context.Context, runner speech.ToolRunner, calls []speech.ToolCall) []toolUse {
+	uses := make([]toolUse, len(calls))
+	done := make(chan struct{})
+	start := time.Now()
+	go func() {
+		defer close(done)
+		var wg sync.WaitGroup
+		for i, c := range calls {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				res := runner.RunTool(ctx, c)
+				uses[i] = toolUse{call: c, result: res, start: start, end: time.Now()}
+			}()
+		}
+		wg.Wait()
+	}()
+	filler := time.NewTimer(g.cfg.FillerAfter)
+	defer filler.Stop()
+	var playing <-chan struct{}
+	for {
+		select {
+		case <-done:
+			return uses
+		case <-filler.C:
+			if n := len(g.res.sentences); n > 0 {
+				if pb := g.res.sentences[n-1].Playback; !closedChan(pb.Done()) {
+					playing = pb.Done() // the caller is still hearing the reply: after it
+					continue
+				}
+			}
+			g.say(ctx, Filler)
+		case <-playing:
+			playing = nil
+			g.say(ctx, Filler)
+		}
+	}
+}
+
+func closedChan(c <-chan struct{}) bool {
+	select {
+	case <-c:
+		return true
+	default:
+		return false
+	}
+}
+
+// saidText is the text of sentences as queued, one after the other.
+func saidText(sentences []speech.Said) string {
+	parts := make([]string, 0, len(sentences))
+	for _, s := range sentences {
+		parts = append(parts, s.Text)
+	}
+	return strings.Join(parts, " ")
 }
 
 // say synthesizes one sentence, queues it on the line and hands it to the playout.
@@ -228,11 +357,12 @@ func (g *generation) say(ctx context.Context, text string) {
 }
 
 // finishReply records a finished or cancelled reply: the assistant's words as the caller
-// heard them (interrupted when a barge-in cut them), the history the model sees next, and
-// the figures. It reports whether the call should now end (end_call, fully said).
+// heard them (interrupted when a barge-in cut them), a turn for each model request of it
+// with the tool calls between them, the history the model sees next, and the figures.
+// It reports whether the call should now end (end_call, fully said).
 func (s *session) finishReply(res replyResult, bargeIn bool) bool {
 	s.cur = nil
-	w, _, cut := speech.HeardWords(res.sentences)
+	_, _, cut := speech.HeardWords(res.sentences)
 	if len(res.sentences) > 0 {
 		if p := res.sentences[0].Playback.Progress(); p.Played > 0 && !res.timing.Decided.IsZero() {
 			tm := res.timing
@@ -249,10 +379,33 @@ func (s *session) finishReply(res replyResult, bargeIn bool) bool {
 	for _, k := range res.errs {
 		s.line.Publish(speech.Failure{Kind: k})
 	}
-	if w.Text != "" {
-		w.Final, w.Interrupted = true, bargeIn && cut
-		s.line.Publish(w)
-		s.history = append(s.history, speech.Message{Role: speech.RoleAssistant, Content: w.Text})
+	rounds := res.rounds
+	if len(rounds) == 0 {
+		rounds = []round{{from: 0, to: len(res.sentences)}} // a fixed reply
+	}
+	for _, r := range rounds {
+		w, _, rcut := speech.HeardWords(res.sentences[r.from:r.to])
+		if w.Text != "" {
+			w.Final, w.Interrupted = true, bargeIn && rcut
+			s.line.Publish(w)
+		}
+		for _, u := range r.tools {
+			s.line.Publish(speech.ToolUsed{Call: u.call, Result: u.result, Start: u.start, End: u.end})
+		}
+		switch {
+		case len(r.tools) > 0:
+			// The model sees its calls answered, whatever the caller heard around them.
+			calls := make([]speech.ToolCall, len(r.tools))
+			for i, u := range r.tools {
+				calls[i] = u.call
+			}
+			s.history = append(s.history, speech.Message{Role: speech.RoleAssistant, Content: w.Text, ToolCalls: calls})
+			for _, u := range r.tools {
+				s.history = append(s.history, speech.Message{Role: speech.RoleTool, ToolCallID: u.call.ID, Content: u.result.Content()})
+			}
+		case w.Text != "":
+			s.history = append(s.history, speech.Message{Role: speech.RoleAssistant, Content: w.Text})
+		}
 	}
 	return res.endCall && !cut
 }

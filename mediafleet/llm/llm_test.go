@@ -122,7 +122,12 @@ func TestClientStreams(t *testing.T) {
 				t.Fatalf("server got %d messages, want %d", len(got.Messages), len(tt.req.Messages))
 			}
 			for i, m := range tt.req.Messages {
-				if got.Messages[i] != (llmtest.Message{Role: m.Role, Content: m.Content, ToolCallID: m.ToolCallID}) {
+				var calls []string
+				for _, tc := range m.ToolCalls {
+					calls = append(calls, tc.Name+"("+tc.Arguments+")")
+				}
+				want := llmtest.Message{Role: m.Role, Content: m.Content, ToolCallID: m.ToolCallID, ToolCalls: llmtest.Calls(strings.Join(calls, "; "))}
+				if got.Messages[i] != want {
 					t.Errorf("message %d = %+v, want %+v", i, got.Messages[i], m)
 				}
 			}

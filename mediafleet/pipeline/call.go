@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"time"
 
@@ -41,7 +42,10 @@ type Call struct {
 	c *call
 }
 
-var _ speech.Line = (*Call)(nil)
+var (
+	_ speech.Line       = (*Call)(nil)
+	_ speech.ToolRunner = (*Call)(nil)
+)
 
 // Job is the dispatch the call runs with (version snapshot, brand, caller).
 func (k *Call) Job() persona.Job { return k.c.job }
@@ -76,16 +80,69 @@ func (k *Call) CutAll() { k.c.speaker.cutAll() }
 
 // Publish keeps what the conversation tells in the call's record (the ended report's
 // transcript and metrics) and sends each side's words to the room as live captions
-// (captions.go).
+// (captions.go). When the job asks for it (an endpoint of the account listens to
+// call.transcript), each final turn of either side is also reported as it happens.
 func (k *Call) Publish(e speech.Event) {
 	k.c.mu.Lock()
 	k.c.record.Add(e)
 	caps := k.c.captions
+	w, words := e.(speech.Words)
+	final := words && w.Final && w.Text != "" && k.c.job.TranscriptEvents
+	var rep persona.Report
+	if final {
+		k.c.turns++
+		t := k.c.record.Turn(w)
+		rep = persona.Report{Kind: persona.ReportTurn, CallID: k.c.job.CallID, SessionID: k.c.job.SessionID,
+			At: time.Now().UTC(), Turn: &t, Sequence: k.c.turns}
+	}
 	k.c.mu.Unlock()
-	if w, ok := e.(speech.Words); ok && caps != nil {
+	if words && caps != nil {
 		caps.add(w)
 	}
+	if final {
+		k.c.enqueue(rep)
+	}
 }
+
+// RunTool runs one call of the version's tools through the control plane
+// (speech.ToolRunner), waiting the tool's timeout and a margin for the hop. The answer
+// (a result or the tool's error) goes to the model; when the control plane gives none,
+// or ctx ends first (a barge-in: interrupted), the model is told that instead.
+func (k *Call) RunTool(ctx context.Context, tc speech.ToolCall) speech.ToolResult {
+	fail := func(code, msg string) speech.ToolResult {
+		return speech.ToolResult{Err: &speech.ToolError{Code: code, Message: msg}}
+	}
+	tools := k.c.r.cfg.Tools
+	if tools == nil {
+		return fail(persona.ToolErrUnavailable, "tools cannot be called from here")
+	}
+	wait := time.Duration(5000) * time.Millisecond
+	for _, t := range k.c.job.Version.Tools {
+		if t.Name == tc.Name && t.TimeoutMS > 0 {
+			wait = time.Duration(t.TimeoutMS) * time.Millisecond
+		}
+	}
+	cctx, cancel := context.WithTimeout(ctx, wait+toolHopMargin)
+	defer cancel()
+	res, err := tools.CallTool(cctx, persona.ToolRequest{CallID: k.c.job.CallID, ToolCallID: tc.ID, Name: tc.Name,
+		Arguments: json.RawMessage(tc.Arguments)})
+	switch {
+	case err == nil && res.Error != nil:
+		return fail(res.Error.Code, res.Error.Message)
+	case err == nil:
+		return speech.ToolResult{Result: res.Result}
+	case ctx.Err() != nil:
+		return fail(persona.ToolErrInterrupted, "the caller spoke before the answer came")
+	case cctx.Err() != nil:
+		return fail(persona.ToolErrTimeout, "no answer in time")
+	}
+	k.c.log.Warn("tool call not made", "tool", tc.Name, "err", err)
+	return fail(persona.ToolErrUnavailable, "the tool could not be called")
+}
+
+// toolHopMargin is what the worker adds to a tool's timeout for the control plane's
+// reads and the two hops.
+const toolHopMargin = 3 * time.Second
 
 // Say speaks text in the call's voice and records the turn. It returns when the speech
 // has played, or early when ctx ends, cutting the rest (barge-in): the recorded turn then

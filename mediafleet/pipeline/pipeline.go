@@ -50,6 +50,12 @@ type Reporter interface {
 	Send(ctx context.Context, r persona.Report) error
 }
 
+// ToolCaller asks the control plane to run a tool call of a call (report.Client does):
+// the worker holds neither the customer's URL nor the secret that signs the request.
+type ToolCaller interface {
+	CallTool(ctx context.Context, req persona.ToolRequest) (persona.ToolResponse, error)
+}
+
 // Config is what every call of a worker shares.
 type Config struct {
 	Width, Height int // video frame size; default 640x360
@@ -67,7 +73,9 @@ type Config struct {
 	// ends).
 	Conversation Conversation
 	Reporter     Reporter
-	Log          *slog.Logger
+	// Tools runs the calls' tool calls; nil: a tool call fails as unavailable.
+	Tools ToolCaller
+	Log   *slog.Logger
 	// OnJoined, when set, is told when a call's worker has joined its room (benchmarks).
 	OnJoined func(job persona.Job, at time.Time)
 }
@@ -160,6 +168,7 @@ type call struct {
 
 	mu         sync.Mutex
 	audioSID   string               // our audio track's sid, which the assistant's captions name
+	turns      int                  // final turns reported (ReportTurn)
 	metrics    persona.Metrics      // the call's own: connecting screen and greeting
 	record     *conversation.Record // the transcript and the conversation's metrics
 	ours       map[string]bool      // sids of the tracks we published
@@ -168,6 +177,8 @@ type call struct {
 	subsOK     chan struct{}
 	subsOnce   sync.Once
 	finished   bool // no media loop starts after finish began
+	// reportsClosed: the ended report is queued, the last one.
+	reportsClosed bool
 }
 
 func newCall(r *Runner, lk agent.Job, job persona.Job) *call {
@@ -177,10 +188,11 @@ func newCall(r *Runner, lk agent.Job, job persona.Job) *call {
 	}
 	c := &call{
 		r: r, lk: lk, job: job, answered: answered,
-		log:         r.cfg.Log.With("call_id", job.CallID, "room", lk.Room, "job_id", lk.ID),
-		video:       job.Media != "audio",
-		ended:       make(chan string, 1),
-		reports:     make(chan persona.Report, 16),
+		log:   r.cfg.Log.With("call_id", job.CallID, "room", lk.Room, "job_id", lk.ID),
+		video: job.Media != "audio",
+		ended: make(chan string, 1),
+		// Room for every turn report of a long call while the control plane is slow.
+		reports:     make(chan persona.Report, 256),
 		reportsDone: make(chan struct{}),
 		listener:    newListener(),
 		record:      conversation.NewRecord(answered),
@@ -240,10 +252,22 @@ func (c *call) report(kind string) {
 	c.mu.Lock()
 	rep := persona.Report{Kind: kind, CallID: c.job.CallID, SessionID: c.job.SessionID, At: time.Now().UTC(), Metrics: c.metricsLocked()}
 	c.mu.Unlock()
+	c.enqueue(rep)
+}
+
+// enqueue queues a report for sendReports without waiting; once the ended report is
+// queued, nothing more is.
+func (c *call) enqueue(rep persona.Report) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.reportsClosed {
+		c.log.Warn("report after the call's end; dropping", "kind", rep.Kind)
+		return
+	}
 	select {
 	case c.reports <- rep:
 	default:
-		c.log.Warn("report queue full; dropping", "kind", kind)
+		c.log.Warn("report queue full; dropping", "kind", rep.Kind)
 	}
 }
 
@@ -571,7 +595,11 @@ func (c *call) converse(ctx context.Context) ending {
 		stopConversation()
 		return *c.cancelled(ctx)
 	case err := <-done:
-		if err != nil && convCtx.Err() == nil {
+		var hungUp *conversation.HangUp
+		switch {
+		case errors.As(err, &hungUp):
+			return ending{reason: hungUp.Reason} // silence_timeout, max_duration
+		case err != nil && convCtx.Err() == nil:
 			return *failed(fmt.Errorf("conversation: %w", err))
 		}
 		return ending{reason: EndAssistantHangup}
@@ -698,6 +726,9 @@ func (c *call) finish(reason string) persona.Report {
 	c.mu.Unlock()
 	c.log.Info("call ended", "reason", reason)
 
+	c.mu.Lock()
+	c.reportsClosed = true
+	c.mu.Unlock()
 	c.reports <- rep
 	close(c.reports)
 	select {

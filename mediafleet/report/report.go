@@ -125,6 +125,45 @@ func (c *Client) post(ctx context.Context, hc *http.Client, url string, body []b
 	}
 }
 
+// CallTool asks the control plane to run one tool call (persona.ToolPath) and returns its
+// answer: the result, or the tool's error for the model. It is sent once, never retried:
+// the customer's tool may act. ctx bounds the wait (the tool's timeout and a margin); an
+// error means the control plane gave no answer.
+func (c *Client) CallTool(ctx context.Context, req persona.ToolRequest) (persona.ToolResponse, error) {
+	body, err := json.Marshal(req)
+	if err != nil {
+		return persona.ToolResponse{}, fmt.Errorf("encode tool request: %w", err)
+	}
+	authz, err := persona.SignToolRequest(body, c.Secret, time.Now())
+	if err != nil {
+		return persona.ToolResponse{}, err
+	}
+	hreq, err := http.NewRequestWithContext(ctx, http.MethodPost, strings.TrimSuffix(c.BaseURL, "/")+persona.ToolPath, bytes.NewReader(body))
+	if err != nil {
+		return persona.ToolResponse{}, err
+	}
+	hreq.Header.Set("Content-Type", "application/json")
+	hreq.Header.Set("Authorization", authz)
+	hc := c.HTTP
+	if hc == nil {
+		hc = http.DefaultClient // ctx bounds it
+	}
+	resp, err := hc.Do(hreq)
+	if err != nil {
+		return persona.ToolResponse{}, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		msg, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
+		return persona.ToolResponse{}, fmt.Errorf("tool request: HTTP %d: %s", resp.StatusCode, strings.TrimSpace(string(msg)))
+	}
+	var out persona.ToolResponse
+	if err := json.NewDecoder(io.LimitReader(resp.Body, 2*persona.MaxToolResponseBytes)).Decode(&out); err != nil {
+		return persona.ToolResponse{}, fmt.Errorf("tool request: answer: %w", err)
+	}
+	return out, nil
+}
+
 // errTooLarge is a 413 answer: the report must shrink before it is sent again.
 var errTooLarge = errors.New("report too large")
 
@@ -144,6 +183,15 @@ func trim(r persona.Report, max int) ([]byte, int, error) {
 		// after each turn would be quadratic in a long call), then encode to be sure.
 		size := len(body)
 		for ; size > max && i < len(turns); i++ {
+			if tu := turns[i].Tool; tu != nil && (tu.Arguments != nil || tu.Result != nil) {
+				// A tool call keeps its name, error and duration.
+				size -= len(tu.Arguments) + len(tu.Result)
+				kept := *tu
+				kept.Arguments, kept.Result = nil, nil
+				turns[i].Tool, turns[i].TextTrimmed = &kept, true
+				trimmed++
+				continue
+			}
 			if turns[i].Text == "" {
 				continue
 			}

@@ -1,11 +1,14 @@
 package report
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/base64"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -213,5 +216,80 @@ func TestTrimFailsWhenNothingLeftToDrop(t *testing.T) {
 	rep := persona.Report{Kind: persona.ReportEnded, CallID: "call_1", Transcript: []persona.Turn{{Speaker: "caller", Text: "hi"}}}
 	if _, _, err := trim(rep, 10); err == nil {
 		t.Errorf("trim to 10 bytes = nil error, want one: the report cannot fit")
+	}
+}
+
+// TestCallToolIsVerifiedAndSentOnce: a tool request verifies as a tool request and never
+// as a report (its own subject), is sent once even when the answer is a 5xx (a tool may
+// act), and its answer comes back as it was.
+func TestCallToolIsVerifiedAndSentOnce(t *testing.T) {
+	var calls atomic.Int32
+	var fail atomic.Bool
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		calls.Add(1)
+		if r.URL.Path != persona.ToolPath {
+			http.NotFound(w, r)
+			return
+		}
+		if fail.Load() {
+			w.WriteHeader(http.StatusBadGateway)
+			return
+		}
+		body, _ := io.ReadAll(r.Body)
+		asReport := r.Clone(context.Background())
+		asReport.Body = io.NopCloser(bytes.NewReader(body))
+		if _, err := persona.VerifyReport(asReport, secret); !errors.Is(err, persona.ErrReportSignature) {
+			t.Errorf("a tool request verified as a report: %v", err)
+		}
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		req, err := persona.VerifyToolRequest(r, secret)
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusUnauthorized)
+			return
+		}
+		if req.CallID != "call_1" || req.Name != "lookup_order" || string(req.Arguments) != `{"order_id":"6735"}` {
+			t.Errorf("tool request %+v", req)
+		}
+		fmt.Fprint(w, `{"result":{"status":"shipped"},"status_code":200,"duration_ms":12}`)
+	}))
+	defer srv.Close()
+	c := &Client{BaseURL: srv.URL, Secret: secret}
+	req := persona.ToolRequest{CallID: "call_1", ToolCallID: "call_0", Name: "lookup_order", Arguments: []byte(`{"order_id":"6735"}`)}
+	res, err := c.CallTool(context.Background(), req)
+	if err != nil || string(res.Result) != `{"status":"shipped"}` || res.Error != nil || res.DurationMS != 12 {
+		t.Fatalf("CallTool = %+v, %v", res, err)
+	}
+	fail.Store(true)
+	if _, err := c.CallTool(context.Background(), req); err == nil {
+		t.Fatal("CallTool of a 502 succeeded")
+	}
+	if n := calls.Load(); n != 2 {
+		t.Errorf("%d requests for two tool calls, want no retry", n)
+	}
+}
+
+// TestTrimDropsToolPayloads: a long call's report sheds its oldest tool calls' arguments
+// and results too, keeping their name, error and duration.
+func TestTrimDropsToolPayloads(t *testing.T) {
+	big := []byte(`{"blob":"` + strings.Repeat("x", 4000) + `"}`)
+	rep := persona.Report{Kind: persona.ReportEnded, CallID: "call_1", Transcript: []persona.Turn{
+		{Speaker: persona.SpeakerTool, StartMS: 10, EndMS: 20, Tool: &persona.ToolUse{Name: "lookup_order", Arguments: big, Result: big, DurationMS: 10}},
+		{Speaker: persona.SpeakerAssistant, Text: "Shipped.", StartMS: 30, EndMS: 40},
+	}}
+	body, n, err := trim(rep, 2000)
+	if err != nil || n != 1 {
+		t.Fatalf("trim = %d turns, %v", n, err)
+	}
+	var got persona.Report
+	if err := json.Unmarshal(body, &got); err != nil {
+		t.Fatal(err)
+	}
+	tu := got.Transcript[0].Tool
+	if tu == nil || tu.Name != "lookup_order" || tu.Arguments != nil || tu.Result != nil || tu.DurationMS != 10 || !got.Transcript[0].TextTrimmed ||
+		got.Transcript[1].Text != "Shipped." {
+		t.Errorf("trimmed transcript %+v (tool %+v)", got.Transcript, tu)
+	}
+	if rep.Transcript[0].Tool.Arguments == nil {
+		t.Error("trim changed the report it was given")
 	}
 }

@@ -95,6 +95,17 @@ const (
 // Failure is told of each failure the conversation recovered from.
 type Failure struct{ Kind FailureKind }
 
+// ToolUsed is told of each call of a customer's tool, once it is over: what the model
+// asked, what came back, and when (Start: the model's call; End: the answer or the
+// error).
+type ToolUsed struct {
+	Call       ToolCall
+	Result     ToolResult
+	Start, End time.Time
+}
+
+func (ToolUsed) event() {}
+
 func (Words) event()    {}
 func (Answered) event() {}
 func (Latency) event()  {}

@@ -73,3 +73,37 @@ type Chunk struct {
 	Text     string
 	ToolCall *ToolCall
 }
+
+// ToolRunner is a Line whose call can run the customer's tools: the persona worker's asks
+// the control plane, which posts to the customer's server. The conversation offers a
+// version's tools to the model only on such a line.
+type ToolRunner interface {
+	// RunTool runs one call of a tool and returns how it went; it never fails otherwise.
+	// Cancelling ctx (a barge-in, the call ending) abandons the call.
+	RunTool(ctx context.Context, call ToolCall) ToolResult
+}
+
+// ToolResult is how one tool call went: Result (JSON) or Err.
+type ToolResult struct {
+	Result json.RawMessage
+	Err    *ToolError
+}
+
+// ToolError is why a tool call brought no result; the model is told it.
+type ToolError struct {
+	Code    string
+	Message string
+}
+
+// Content is what the model is told as the tool's message: the result, or the error as
+// {"error": {"code", "message"}}.
+func (r ToolResult) Content() string {
+	if r.Err != nil {
+		b, _ := json.Marshal(map[string]any{"error": map[string]string{"code": r.Err.Code, "message": r.Err.Message}})
+		return string(b)
+	}
+	if len(r.Result) == 0 {
+		return "null"
+	}
+	return string(r.Result)
+}

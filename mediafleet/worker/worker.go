@@ -40,6 +40,9 @@ type Worker struct {
 // caller wait for it.
 type Options struct {
 	Reporter pipeline.Reporter // default: report.Client to cfg.ControlPlane
+	// Tools runs the customer's tool calls; default the same report.Client (the control
+	// plane's tool route).
+	Tools pipeline.ToolCaller
 	// Conversation replaces the real-time conversation built from the engines below.
 	Conversation pipeline.Conversation
 	// NewVAD makes a call's voice activity detector (Silero VAD: its ONNX session loaded
@@ -72,9 +75,14 @@ func New(cfg Config, opts Options, log *slog.Logger) (*Worker, error) {
 		log = slog.Default()
 	}
 	w := &Worker{cfg: cfg, log: log}
+	client := &report.Client{BaseURL: cfg.ControlPlane, Secret: cfg.ReportSecret, Log: log}
 	rep := opts.Reporter
 	if rep == nil {
-		rep = &report.Client{BaseURL: cfg.ControlPlane, Secret: cfg.ReportSecret, Log: log}
+		rep = client
+	}
+	tools := opts.Tools
+	if tools == nil {
+		tools = client
 	}
 	voices := opts.Voices
 	if voices == nil {
@@ -92,7 +100,7 @@ func New(cfg Config, opts Options, log *slog.Logger) (*Worker, error) {
 	runner, err := pipeline.New(pipeline.Config{
 		Width: cfg.Width, Height: cfg.Height, FPS: cfg.FPS, VideoKbps: cfg.VideoKbps,
 		VerifyTimeout: cfg.VerifyTimeout, ConnectingDwell: cfg.ConnectingDwell, Voices: voices, Conversation: conv,
-		Reporter: rep, Log: log, OnJoined: opts.OnJoined,
+		Reporter: rep, Tools: tools, Log: log, OnJoined: opts.OnJoined,
 	})
 	if err != nil {
 		return nil, err
@@ -180,7 +188,7 @@ func (c conversing) Converse(ctx context.Context, call *pipeline.Call) error {
 	if c.onTurn != nil {
 		line = turnStamps{Call: call, onTurn: c.onTurn}
 	}
-	return c.e.Run(ctx, line, call.Job().Version)
+	return c.e.Run(ctx, line, call.Job().Version, conversation.AnsweredAt(call.Job().AnsweredAt))
 }
 
 // turnStamps is the call as a line that also tells Options.OnTurn each answered turn.

@@ -589,6 +589,7 @@ const (
 	CallEndedDataEndReasonPlatformError          CallEndedDataEndReason = "platform_error"
 	CallEndedDataEndReasonRemoteHangup           CallEndedDataEndReason = "remote_hangup"
 	CallEndedDataEndReasonRoomClosed             CallEndedDataEndReason = "room_closed"
+	CallEndedDataEndReasonSilenceTimeout         CallEndedDataEndReason = "silence_timeout"
 )
 
 // Valid indicates whether the value is a known member of the CallEndedDataEndReason enum.
@@ -629,6 +630,8 @@ func (e CallEndedDataEndReason) Valid() bool {
 	case CallEndedDataEndReasonRemoteHangup:
 		return true
 	case CallEndedDataEndReasonRoomClosed:
+		return true
+	case CallEndedDataEndReasonSilenceTimeout:
 		return true
 	default:
 		return false
@@ -878,6 +881,102 @@ func (e CallStatus) Valid() bool {
 	}
 }
 
+// Defines values for CallTranscriptDataDirection.
+const (
+	CallTranscriptDataDirectionInbound  CallTranscriptDataDirection = "inbound"
+	CallTranscriptDataDirectionOutbound CallTranscriptDataDirection = "outbound"
+)
+
+// Valid indicates whether the value is a known member of the CallTranscriptDataDirection enum.
+func (e CallTranscriptDataDirection) Valid() bool {
+	switch e {
+	case CallTranscriptDataDirectionInbound:
+		return true
+	case CallTranscriptDataDirectionOutbound:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for CallTranscriptDataSpeaker.
+const (
+	CallTranscriptDataSpeakerAssistant CallTranscriptDataSpeaker = "assistant"
+	CallTranscriptDataSpeakerCaller    CallTranscriptDataSpeaker = "caller"
+)
+
+// Valid indicates whether the value is a known member of the CallTranscriptDataSpeaker enum.
+func (e CallTranscriptDataSpeaker) Valid() bool {
+	switch e {
+	case CallTranscriptDataSpeakerAssistant:
+		return true
+	case CallTranscriptDataSpeakerCaller:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for CallTranscriptEventObject.
+const (
+	CallTranscriptEventObjectEvent CallTranscriptEventObject = "event"
+)
+
+// Valid indicates whether the value is a known member of the CallTranscriptEventObject enum.
+func (e CallTranscriptEventObject) Valid() bool {
+	switch e {
+	case CallTranscriptEventObjectEvent:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for CallTranscriptEventType.
+const (
+	CallTranscriptEventTypeCallTranscript CallTranscriptEventType = "call.transcript"
+)
+
+// Valid indicates whether the value is a known member of the CallTranscriptEventType enum.
+func (e CallTranscriptEventType) Valid() bool {
+	switch e {
+	case CallTranscriptEventTypeCallTranscript:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for CallTranscriptEventWithAttemptsObject.
+const (
+	CallTranscriptEventWithAttemptsObjectEvent CallTranscriptEventWithAttemptsObject = "event"
+)
+
+// Valid indicates whether the value is a known member of the CallTranscriptEventWithAttemptsObject enum.
+func (e CallTranscriptEventWithAttemptsObject) Valid() bool {
+	switch e {
+	case CallTranscriptEventWithAttemptsObjectEvent:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for CallTranscriptEventWithAttemptsType.
+const (
+	CallTranscriptEventWithAttemptsTypeCallTranscript CallTranscriptEventWithAttemptsType = "call.transcript"
+)
+
+// Valid indicates whether the value is a known member of the CallTranscriptEventWithAttemptsType enum.
+func (e CallTranscriptEventWithAttemptsType) Valid() bool {
+	switch e {
+	case CallTranscriptEventWithAttemptsTypeCallTranscript:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for DecidedCallDecision.
 const (
 	DecidedCallDecisionAccept    DecidedCallDecision = "accept"
@@ -986,6 +1085,7 @@ const (
 	EndReasonPlatformError          EndReason = "platform_error"
 	EndReasonRemoteHangup           EndReason = "remote_hangup"
 	EndReasonRoomClosed             EndReason = "room_closed"
+	EndReasonSilenceTimeout         EndReason = "silence_timeout"
 )
 
 // Valid indicates whether the value is a known member of the EndReason enum.
@@ -1028,6 +1128,8 @@ func (e EndReason) Valid() bool {
 	case EndReasonRemoteHangup:
 		return true
 	case EndReasonRoomClosed:
+		return true
+	case EndReasonSilenceTimeout:
 		return true
 	default:
 		return false
@@ -1507,9 +1609,10 @@ func (e EventListObject) Valid() bool {
 
 // Defines values for EventType.
 const (
-	EventTypeCallAnswered EventType = "call.answered"
-	EventTypeCallEnded    EventType = "call.ended"
-	EventTypeCallIncoming EventType = "call.incoming"
+	EventTypeCallAnswered   EventType = "call.answered"
+	EventTypeCallEnded      EventType = "call.ended"
+	EventTypeCallIncoming   EventType = "call.incoming"
+	EventTypeCallTranscript EventType = "call.transcript"
 )
 
 // Valid indicates whether the value is a known member of the EventType enum.
@@ -1520,6 +1623,8 @@ func (e EventType) Valid() bool {
 	case EventTypeCallEnded:
 		return true
 	case EventTypeCallIncoming:
+		return true
+	case EventTypeCallTranscript:
 		return true
 	default:
 		return false
@@ -1833,6 +1938,7 @@ func (e TurnInterrupted) Valid() bool {
 const (
 	TurnSpeakerAssistant TurnSpeaker = "assistant"
 	TurnSpeakerCaller    TurnSpeaker = "caller"
+	TurnSpeakerTool      TurnSpeaker = "tool"
 )
 
 // Valid indicates whether the value is a known member of the TurnSpeaker enum.
@@ -1841,6 +1947,8 @@ func (e TurnSpeaker) Valid() bool {
 	case TurnSpeakerAssistant:
 		return true
 	case TurnSpeakerCaller:
+		return true
+	case TurnSpeakerTool:
 		return true
 	default:
 		return false
@@ -2156,6 +2264,36 @@ func (e CallIncomingJSONBodyType) Valid() bool {
 	}
 }
 
+// Defines values for CallTranscriptJSONBodyType.
+const (
+	CallTranscriptJSONBodyTypeCallTranscript CallTranscriptJSONBodyType = "call.transcript"
+)
+
+// Valid indicates whether the value is a known member of the CallTranscriptJSONBodyType enum.
+func (e CallTranscriptJSONBodyType) Valid() bool {
+	switch e {
+	case CallTranscriptJSONBodyTypeCallTranscript:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ToolCallJSONBodyObject.
+const (
+	ToolCall ToolCallJSONBodyObject = "tool_call"
+)
+
+// Valid indicates whether the value is a known member of the ToolCallJSONBodyObject enum.
+func (e ToolCallJSONBodyObject) Valid() bool {
+	switch e {
+	case ToolCall:
+		return true
+	default:
+		return false
+	}
+}
+
 // ApiKey An API key, without the key itself.
 //
 // Examples: {"created_at":"2026-11-22T07:00:00.123Z","id":"key_01jd3f4g5h6j7k8m9n0p1q2r3t","last4":"x9Qz","last_used_at":"2026-11-22T07:05:00.123Z","mode":"test","object":"api_key","prefix":"sk_test_Ab3d","revoked_at":null}
@@ -2263,7 +2401,7 @@ type ApiKeyWithSecretMode string
 // ApiKeyWithSecretObject The kind of object: always `api_key`.
 type ApiKeyWithSecretObject string
 
-// Assistant Examples: {"active_version_id":"ver_01jd3f4g5h6j7k8m9n0p1q2r3t","created_at":"2026-11-22T07:00:00.123Z","draft":{"avatar_id":"ava_iris","framing":{"position":"left","shot":"close_up"},"greeting":"Hello, Acme Dental, how can I help?","model":"gpt-4o-mini","system_prompt":"You are the front desk of Acme Dental. Be brief and kind.","voice":"alloy"},"has_more_versions":false,"id":"asst_01jd3f4g5h6j7k8m9n0p1q2r3t","metadata":{"team":"front-desk"},"name":"Front desk","object":"assistant","status":"active","updated_at":"2026-11-22T07:00:00.123Z","version_count":1,"versions":[{"avatar_id":"ava_iris","framing":{"position":"left","shot":"close_up"},"greeting":"Hello, Acme Dental, how can I help?","id":"ver_01jd3f4g5h6j7k8m9n0p1q2r3t","model":"gpt-4o-mini","name":"Front desk","number":1,"object":"assistant_version","published_at":"2026-11-22T07:00:00.123Z","system_prompt":"You are the front desk of Acme Dental. Be brief and kind.","variables":[],"voice":"alloy"}]}
+// Assistant Examples: {"active_version_id":"ver_01jd3f4g5h6j7k8m9n0p1q2r3t","created_at":"2026-11-22T07:00:00.123Z","draft":{"avatar_id":"ava_iris","framing":{"position":"left","shot":"close_up"},"greeting":"Hello, Acme Dental, how can I help?","idle_timeout_seconds":30,"max_duration_seconds":null,"model":"gpt-4o-mini","system_prompt":"You are the front desk of Acme Dental. Be brief and kind.","tools":[],"voice":"alloy"},"has_more_versions":false,"id":"asst_01jd3f4g5h6j7k8m9n0p1q2r3t","metadata":{"team":"front-desk"},"name":"Front desk","object":"assistant","status":"active","updated_at":"2026-11-22T07:00:00.123Z","version_count":1,"versions":[{"avatar_id":"ava_iris","framing":{"position":"left","shot":"close_up"},"greeting":"Hello, Acme Dental, how can I help?","id":"ver_01jd3f4g5h6j7k8m9n0p1q2r3t","idle_timeout_seconds":30,"max_duration_seconds":null,"model":"gpt-4o-mini","name":"Front desk","number":1,"object":"assistant_version","published_at":"2026-11-22T07:00:00.123Z","system_prompt":"You are the front desk of Acme Dental. Be brief and kind.","tools":[],"variables":[],"voice":"alloy"}]}
 type Assistant struct {
 	// ActiveVersionId The version the next inbound call uses; null until the first publish.
 	ActiveVersionId *string `json:"active_version_id"`
@@ -2275,7 +2413,7 @@ type Assistant struct {
 
 	// Draft The editable working copy, published into versions.
 	//
-	// Examples: {"avatar_id":"ava_iris","framing":{"position":"left","shot":"close_up"},"greeting":"Hello, Acme Dental, how can I help?","model":"gpt-4o-mini","system_prompt":"You are the front desk of Acme Dental. Be brief and kind.","voice":"alloy"}
+	// Examples: {"avatar_id":"ava_iris","framing":{"position":"left","shot":"close_up"},"greeting":"Hello, Acme Dental, how can I help?","idle_timeout_seconds":30,"max_duration_seconds":null,"model":"gpt-4o-mini","system_prompt":"You are the front desk of Acme Dental. Be brief and kind.","tools":[],"voice":"alloy"}
 	Draft Draft `json:"draft"`
 
 	// HasMoreVersions True when `versions` leaves older versions out (more than 10 were published).
@@ -2299,6 +2437,13 @@ type Assistant struct {
 
 	// Status `active`, or `archived` (read-only).
 	Status AssistantStatus `json:"status"`
+
+	// ToolSecret The secret that signs the requests to the assistant's tools
+	// (`whsec_<base64>`, Standard Webhooks, as webhook endpoints' secrets): present
+	// only in the response that made it (create, duplicate, `rotate_tool_secret`),
+	// shown this once. Verify tool calls with it (`webhook.Verify` of the Go SDK,
+	// `verifyWebhook` of the TypeScript SDK).
+	ToolSecret *string `json:"tool_secret,omitempty"`
 
 	// UpdatedAt When it last changed.
 	//
@@ -2326,7 +2471,7 @@ type AssistantActivate struct {
 	VersionId string `json:"version_id"`
 }
 
-// AssistantCreate Examples: {"avatar_id":"ava_iris","framing":{"position":"left","shot":"close_up"},"greeting":"Hello, Acme Dental, how can I help?","metadata":{"team":"front-desk"},"model":"gpt-4o-mini","name":"Front desk","system_prompt":"You are the front desk of Acme Dental. Be brief and kind.","voice":"alloy"}
+// AssistantCreate Examples: {"avatar_id":"ava_iris","framing":{"position":"left","shot":"close_up"},"greeting":"Hello, Acme Dental, how can I help?","idle_timeout_seconds":30,"max_duration_seconds":900,"metadata":{"team":"front-desk"},"model":"gpt-4o-mini","name":"Front desk","system_prompt":"You are the front desk of Acme Dental. Be brief and kind.","tools":[{"description":"Finds an order by its number and says where it is.","name":"lookup_order","parameters":{"properties":{"order_id":{"description":"The order number the caller gives.","type":"string"}},"required":["order_id"],"type":"object"},"timeout_ms":5000,"url":"https://example.com/bridgeline/tools/lookup_order"}],"voice":"alloy"}
 type AssistantCreate struct {
 	// AvatarId An `id` from `GET /v1/avatars`; empty for none yet.
 	//
@@ -2342,6 +2487,16 @@ type AssistantCreate struct {
 	//
 	// Examples: Hello {{caller_name|there}}, Acme Dental, how can I help?
 	Greeting *Greeting `json:"greeting,omitempty"`
+
+	// IdleTimeoutSeconds The caller's silence before the assistant asks whether they are still there (10-600, default 30).
+	//
+	// Examples: 30
+	IdleTimeoutSeconds *IdleTimeoutSeconds `json:"idle_timeout_seconds,omitempty"`
+
+	// MaxDurationSeconds The longest a call lasts from its answer; null for the deployment's limit only.
+	//
+	// Examples: 900
+	MaxDurationSeconds *MaxDurationSeconds `json:"max_duration_seconds,omitempty"`
 
 	// Metadata Your own key-value pairs (at most 50; see `Metadata`). A key given `""` is not stored. `null` is refused.
 	//
@@ -2362,6 +2517,11 @@ type AssistantCreate struct {
 	//
 	// Examples: You are the front desk of Acme Dental. Be brief and kind.
 	SystemPrompt *SystemPrompt `json:"system_prompt,omitempty"`
+
+	// Tools The tools the model may call (the whole list).
+	//
+	// Examples: [{"description":"Finds an order by its number and says where it is.","name":"lookup_order","parameters":{"properties":{"order_id":{"type":"string"}},"required":["order_id"],"type":"object"},"url":"https://example.com/bridgeline/tools/lookup_order"}]
+	Tools *ToolsInput `json:"tools,omitempty"`
 
 	// Voice An `id` from `GET /v1/voices`; empty for the avatar's default voice.
 	//
@@ -2390,7 +2550,7 @@ type AssistantDuplicate struct {
 // AssistantID Examples: asst_01jd3f4g5h6j7k8m9n0p1q2r3t
 type AssistantID = string
 
-// AssistantList Examples: {"data":[{"active_version_id":"ver_01jd3f4g5h6j7k8m9n0p1q2r3t","created_at":"2026-11-22T07:00:00.123Z","draft":{"avatar_id":"ava_iris","framing":{"position":"left","shot":"close_up"},"greeting":"Hello, Acme Dental, how can I help?","model":"gpt-4o-mini","system_prompt":"You are the front desk of Acme Dental. Be brief and kind.","voice":"alloy"},"has_more_versions":false,"id":"asst_01jd3f4g5h6j7k8m9n0p1q2r3t","metadata":{"team":"front-desk"},"name":"Front desk","object":"assistant","status":"active","updated_at":"2026-11-22T07:00:00.123Z","version_count":1,"versions":[{"avatar_id":"ava_iris","framing":{"position":"left","shot":"close_up"},"greeting":"Hello, Acme Dental, how can I help?","id":"ver_01jd3f4g5h6j7k8m9n0p1q2r3t","model":"gpt-4o-mini","name":"Front desk","number":1,"object":"assistant_version","published_at":"2026-11-22T07:00:00.123Z","system_prompt":"You are the front desk of Acme Dental. Be brief and kind.","variables":[],"voice":"alloy"}]}],"has_more":false,"object":"list"}
+// AssistantList Examples: {"data":[{"active_version_id":"ver_01jd3f4g5h6j7k8m9n0p1q2r3t","created_at":"2026-11-22T07:00:00.123Z","draft":{"avatar_id":"ava_iris","framing":{"position":"left","shot":"close_up"},"greeting":"Hello, Acme Dental, how can I help?","idle_timeout_seconds":30,"max_duration_seconds":null,"model":"gpt-4o-mini","system_prompt":"You are the front desk of Acme Dental. Be brief and kind.","tools":[],"voice":"alloy"},"has_more_versions":false,"id":"asst_01jd3f4g5h6j7k8m9n0p1q2r3t","metadata":{"team":"front-desk"},"name":"Front desk","object":"assistant","status":"active","updated_at":"2026-11-22T07:00:00.123Z","version_count":1,"versions":[{"avatar_id":"ava_iris","framing":{"position":"left","shot":"close_up"},"greeting":"Hello, Acme Dental, how can I help?","id":"ver_01jd3f4g5h6j7k8m9n0p1q2r3t","idle_timeout_seconds":30,"max_duration_seconds":null,"model":"gpt-4o-mini","name":"Front desk","number":1,"object":"assistant_version","published_at":"2026-11-22T07:00:00.123Z","system_prompt":"You are the front desk of Acme Dental. Be brief and kind.","tools":[],"variables":[],"voice":"alloy"}]}],"has_more":false,"object":"list"}
 type AssistantList struct {
 	// Data The page of items, newest first.
 	Data []Assistant `json:"data"`
@@ -2410,7 +2570,7 @@ type AssistantListObject string
 // Examples: Front desk
 type AssistantName = string
 
-// AssistantUpdate Examples: {"avatar_id":"ava_iris","framing":{"position":"left","shot":"close_up"},"greeting":"Hello, Acme Dental, how can I help?","metadata":{"team":"front-desk"},"model":"gpt-4o-mini","name":"Front desk","system_prompt":"You are the front desk of Acme Dental. Be brief and kind.","voice":"alloy"}
+// AssistantUpdate Examples: {"avatar_id":"ava_iris","framing":{"position":"left","shot":"close_up"},"greeting":"Hello, Acme Dental, how can I help?","idle_timeout_seconds":30,"max_duration_seconds":900,"metadata":{"team":"front-desk"},"model":"gpt-4o-mini","name":"Front desk","system_prompt":"You are the front desk of Acme Dental. Be brief and kind.","tools":[{"description":"Finds an order by its number and says where it is.","name":"lookup_order","parameters":{"properties":{"order_id":{"description":"The order number the caller gives.","type":"string"}},"required":["order_id"],"type":"object"},"timeout_ms":5000,"url":"https://example.com/bridgeline/tools/lookup_order"}],"voice":"alloy"}
 type AssistantUpdate struct {
 	// AvatarId An `id` from `GET /v1/avatars`; empty for none yet.
 	//
@@ -2426,6 +2586,16 @@ type AssistantUpdate struct {
 	//
 	// Examples: Hello {{caller_name|there}}, Acme Dental, how can I help?
 	Greeting *Greeting `json:"greeting,omitempty"`
+
+	// IdleTimeoutSeconds The caller's silence before the assistant asks whether they are still there (10-600, default 30).
+	//
+	// Examples: 30
+	IdleTimeoutSeconds *IdleTimeoutSeconds `json:"idle_timeout_seconds,omitempty"`
+
+	// MaxDurationSeconds The longest a call lasts from its answer; null for the deployment's limit only.
+	//
+	// Examples: 900
+	MaxDurationSeconds *MaxDurationSeconds `json:"max_duration_seconds,omitempty"`
 
 	// Metadata Changes the metadata: see `MetadataUpdate`.
 	//
@@ -2447,6 +2617,11 @@ type AssistantUpdate struct {
 	// Examples: You are the front desk of Acme Dental. Be brief and kind.
 	SystemPrompt *SystemPrompt `json:"system_prompt,omitempty"`
 
+	// Tools The tools the model may call (the whole list).
+	//
+	// Examples: [{"description":"Finds an order by its number and says where it is.","name":"lookup_order","parameters":{"properties":{"order_id":{"type":"string"}},"required":["order_id"],"type":"object"},"url":"https://example.com/bridgeline/tools/lookup_order"}]
+	Tools *ToolsInput `json:"tools,omitempty"`
+
 	// Voice An `id` from `GET /v1/voices`; empty for the avatar's default voice.
 	//
 	// Examples: alloy
@@ -2455,7 +2630,7 @@ type AssistantUpdate struct {
 
 // AssistantVersion An immutable published snapshot of the draft.
 //
-// Examples: {"avatar_id":"ava_iris","framing":{"position":"left","shot":"close_up"},"greeting":"Hello, Acme Dental, how can I help?","id":"ver_01jd3f4g5h6j7k8m9n0p1q2r3t","model":"gpt-4o-mini","name":"Front desk","number":1,"object":"assistant_version","published_at":"2026-11-22T07:00:00.123Z","system_prompt":"You are the front desk of Acme Dental. Be brief and kind.","variables":[],"voice":"alloy"}
+// Examples: {"avatar_id":"ava_iris","framing":{"position":"left","shot":"close_up"},"greeting":"Hello, Acme Dental, how can I help?","id":"ver_01jd3f4g5h6j7k8m9n0p1q2r3t","idle_timeout_seconds":30,"max_duration_seconds":null,"model":"gpt-4o-mini","name":"Front desk","number":1,"object":"assistant_version","published_at":"2026-11-22T07:00:00.123Z","system_prompt":"You are the front desk of Acme Dental. Be brief and kind.","tools":[],"variables":[],"voice":"alloy"}
 type AssistantVersion struct {
 	// AvatarId An `id` from `GET /v1/avatars`; empty for none yet.
 	AvatarId string `json:"avatar_id"`
@@ -2472,6 +2647,16 @@ type AssistantVersion struct {
 	//
 	// Examples: ver_01jd3f4g5h6j7k8m9n0p1q2r3t
 	Id VersionID `json:"id"`
+
+	// IdleTimeoutSeconds The caller's silence before the assistant asks whether they are still there.
+	//
+	// Examples: 30
+	IdleTimeoutSeconds IdleTimeoutSeconds `json:"idle_timeout_seconds"`
+
+	// MaxDurationSeconds The longest a call lasts from its answer; null for the deployment's limit only.
+	//
+	// Examples: 900
+	MaxDurationSeconds *MaxDurationSeconds `json:"max_duration_seconds"`
 
 	// Model The language model the assistant thinks with; empty for the deployment's.
 	//
@@ -2495,6 +2680,9 @@ type AssistantVersion struct {
 	// SystemPrompt The instructions the language model runs with.
 	SystemPrompt string `json:"system_prompt"`
 
+	// Tools The tools the model may call, beside the built-in `end_call`; `[]` for none.
+	Tools []Tool `json:"tools"`
+
 	// Variables The names of the placeholders the greeting and system prompt use, sorted; `[]` for none.
 	Variables []string `json:"variables"`
 
@@ -2507,7 +2695,7 @@ type AssistantVersion struct {
 // AssistantVersionObject The kind of object: always `assistant_version`.
 type AssistantVersionObject string
 
-// AssistantVersionList Examples: {"data":[{"avatar_id":"ava_iris","framing":{"position":"left","shot":"close_up"},"greeting":"Hello, Acme Dental, how can I help?","id":"ver_01jd3f4g5h6j7k8m9n0p1q2r3t","model":"gpt-4o-mini","name":"Front desk","number":1,"object":"assistant_version","published_at":"2026-11-22T07:00:00.123Z","system_prompt":"You are the front desk of Acme Dental. Be brief and kind.","variables":[],"voice":"alloy"}],"has_more":false,"object":"list"}
+// AssistantVersionList Examples: {"data":[{"avatar_id":"ava_iris","framing":{"position":"left","shot":"close_up"},"greeting":"Hello, Acme Dental, how can I help?","id":"ver_01jd3f4g5h6j7k8m9n0p1q2r3t","idle_timeout_seconds":30,"max_duration_seconds":null,"model":"gpt-4o-mini","name":"Front desk","number":1,"object":"assistant_version","published_at":"2026-11-22T07:00:00.123Z","system_prompt":"You are the front desk of Acme Dental. Be brief and kind.","tools":[],"variables":[],"voice":"alloy"}],"has_more":false,"object":"list"}
 type AssistantVersionList struct {
 	// Data The page of versions, newest first.
 	Data []AssistantVersion `json:"data"`
@@ -2568,7 +2756,7 @@ type AvatarListObject string
 
 // Call The call record.
 //
-// Examples: {"answered_at":"2026-11-22T07:00:00.123Z","assistant_id":"asst_01jd3f4g5h6j7k8m9n0p1q2r3t","assistant_report":"received","decision":"accept","decision_source":"webhook_response","direction":"inbound","duration_ms":59000,"end_reason":"deleted","ended_at":"2026-11-22T07:00:00.123Z","ended_by":"customer","from":"+15550100009","handled_by":"assistant","id":"call_01jd3f4g5h6j7k8m9n0p1q2r3t","line_id":"line_01jd3f4g5h6j7k8m9n0p1q2r3t","media":"video","metadata":{"order_id":"6735"},"metrics":{"barge_in_stop_ms":{"p50":1,"p95":1},"barge_ins":1,"connecting_screen_ms":1,"errors":{"count":1,"last_kind":"llm_timeout"},"first_greeting_audio_ms":1,"llm_first_token_ms":{"p50":1,"p95":1},"response_ms":{"p50":1,"p95":1},"stt_final_ms":{"p50":1,"p95":1},"tts_first_audio_ms":{"p50":1,"p95":1},"turns":1},"object":"call","platform":"sim","session_id":"ses_01jd3f4g5h6j7k8m9n0p1q2r3t","started_at":"2026-11-22T07:00:00.123Z","status":"ended","to":"+15550100001","transcript":[{"end_ms":2400,"interrupted":true,"speaker":"assistant","start_ms":300,"text":"Hello, Acme Dental, how can I help?"}],"variables":{"caller_name":"Ada"},"version_id":"ver_01jd3f4g5h6j7k8m9n0p1q2r3t"}
+// Examples: {"answered_at":"2026-11-22T07:00:00.123Z","assistant_id":"asst_01jd3f4g5h6j7k8m9n0p1q2r3t","assistant_report":"received","decision":"accept","decision_source":"webhook_response","direction":"inbound","duration_ms":59000,"end_reason":"deleted","ended_at":"2026-11-22T07:00:00.123Z","ended_by":"customer","from":"+15550100009","handled_by":"assistant","id":"call_01jd3f4g5h6j7k8m9n0p1q2r3t","line_id":"line_01jd3f4g5h6j7k8m9n0p1q2r3t","media":"video","metadata":{"order_id":"6735"},"metrics":{"barge_in_stop_ms":{"p50":1,"p95":1},"barge_ins":1,"connecting_screen_ms":1,"errors":{"count":1,"last_kind":"llm_timeout"},"first_greeting_audio_ms":1,"llm_first_token_ms":{"p50":1,"p95":1},"response_ms":{"p50":1,"p95":1},"stt_final_ms":{"p50":1,"p95":1},"tool_calls":1,"tool_errors":0,"tool_ms":{"p50":182,"p95":182},"tts_first_audio_ms":{"p50":1,"p95":1},"turns":1},"object":"call","platform":"sim","session_id":"ses_01jd3f4g5h6j7k8m9n0p1q2r3t","started_at":"2026-11-22T07:00:00.123Z","status":"ended","to":"+15550100001","transcript":[{"end_ms":2400,"interrupted":true,"speaker":"assistant","start_ms":300,"text":"Hello, Acme Dental, how can I help?"}],"variables":{"caller_name":"Ada"},"version_id":"ver_01jd3f4g5h6j7k8m9n0p1q2r3t"}
 type Call struct {
 	// AnsweredAt When the call was answered; null until then.
 	//
@@ -2640,7 +2828,7 @@ type Call struct {
 
 	// Metrics Assistant calls only; null otherwise.
 	//
-	// Examples: {"barge_in_stop_ms":{"p50":1,"p95":1},"barge_ins":1,"connecting_screen_ms":1,"errors":{"count":1,"last_kind":"llm_timeout"},"first_greeting_audio_ms":1,"llm_first_token_ms":{"p50":1,"p95":1},"response_ms":{"p50":1,"p95":1},"stt_final_ms":{"p50":1,"p95":1},"tts_first_audio_ms":{"p50":1,"p95":1},"turns":1}
+	// Examples: {"barge_in_stop_ms":{"p50":1,"p95":1},"barge_ins":1,"connecting_screen_ms":1,"errors":{"count":1,"last_kind":"llm_timeout"},"first_greeting_audio_ms":1,"llm_first_token_ms":{"p50":1,"p95":1},"response_ms":{"p50":1,"p95":1},"stt_final_ms":{"p50":1,"p95":1},"tool_calls":1,"tool_errors":0,"tool_ms":{"p50":182,"p95":182},"tts_first_audio_ms":{"p50":1,"p95":1},"turns":1}
 	Metrics *CallMetrics `json:"metrics"`
 
 	// Object The kind of object: always `call`.
@@ -3123,7 +3311,7 @@ type CallIncomingEventWithAttemptsObject string
 // CallIncomingEventWithAttemptsType The event type; it says which schema `data` has.
 type CallIncomingEventWithAttemptsType string
 
-// CallList Examples: {"data":[{"answered_at":"2026-11-22T07:00:00.123Z","assistant_id":"asst_01jd3f4g5h6j7k8m9n0p1q2r3t","assistant_report":"received","decision":"accept","decision_source":"webhook_response","direction":"inbound","duration_ms":59000,"end_reason":"deleted","ended_at":"2026-11-22T07:00:00.123Z","ended_by":"customer","from":"+15550100009","handled_by":"assistant","id":"call_01jd3f4g5h6j7k8m9n0p1q2r3t","line_id":"line_01jd3f4g5h6j7k8m9n0p1q2r3t","media":"video","metadata":{"order_id":"6735"},"metrics":{"barge_in_stop_ms":{"p50":1,"p95":1},"barge_ins":1,"connecting_screen_ms":1,"errors":{"count":1,"last_kind":"llm_timeout"},"first_greeting_audio_ms":1,"llm_first_token_ms":{"p50":1,"p95":1},"response_ms":{"p50":1,"p95":1},"stt_final_ms":{"p50":1,"p95":1},"tts_first_audio_ms":{"p50":1,"p95":1},"turns":1},"object":"call","platform":"sim","session_id":"ses_01jd3f4g5h6j7k8m9n0p1q2r3t","started_at":"2026-11-22T07:00:00.123Z","status":"ended","to":"+15550100001","transcript":[{"end_ms":2400,"interrupted":true,"speaker":"assistant","start_ms":300,"text":"Hello, Acme Dental, how can I help?"}],"variables":{"caller_name":"Ada"},"version_id":"ver_01jd3f4g5h6j7k8m9n0p1q2r3t"}],"has_more":false,"object":"list"}
+// CallList Examples: {"data":[{"answered_at":"2026-11-22T07:00:00.123Z","assistant_id":"asst_01jd3f4g5h6j7k8m9n0p1q2r3t","assistant_report":"received","decision":"accept","decision_source":"webhook_response","direction":"inbound","duration_ms":59000,"end_reason":"deleted","ended_at":"2026-11-22T07:00:00.123Z","ended_by":"customer","from":"+15550100009","handled_by":"assistant","id":"call_01jd3f4g5h6j7k8m9n0p1q2r3t","line_id":"line_01jd3f4g5h6j7k8m9n0p1q2r3t","media":"video","metadata":{"order_id":"6735"},"metrics":{"barge_in_stop_ms":{"p50":1,"p95":1},"barge_ins":1,"connecting_screen_ms":1,"errors":{"count":1,"last_kind":"llm_timeout"},"first_greeting_audio_ms":1,"llm_first_token_ms":{"p50":1,"p95":1},"response_ms":{"p50":1,"p95":1},"stt_final_ms":{"p50":1,"p95":1},"tool_calls":1,"tool_errors":0,"tool_ms":{"p50":182,"p95":182},"tts_first_audio_ms":{"p50":1,"p95":1},"turns":1},"object":"call","platform":"sim","session_id":"ses_01jd3f4g5h6j7k8m9n0p1q2r3t","started_at":"2026-11-22T07:00:00.123Z","status":"ended","to":"+15550100001","transcript":[{"end_ms":2400,"interrupted":true,"speaker":"assistant","start_ms":300,"text":"Hello, Acme Dental, how can I help?"}],"variables":{"caller_name":"Ada"},"version_id":"ver_01jd3f4g5h6j7k8m9n0p1q2r3t"}],"has_more":false,"object":"list"}
 type CallList struct {
 	// Data The page of items, newest first.
 	Data []Call `json:"data"`
@@ -3143,7 +3331,7 @@ type CallListObject string
 // the rest are over the conversation's turns. Null on a call that is not an
 // assistant's.
 //
-// Examples: {"barge_in_stop_ms":{"p50":1,"p95":1},"barge_ins":1,"connecting_screen_ms":1,"errors":{"count":1,"last_kind":"llm_timeout"},"first_greeting_audio_ms":1,"llm_first_token_ms":{"p50":1,"p95":1},"response_ms":{"p50":1,"p95":1},"stt_final_ms":{"p50":1,"p95":1},"tts_first_audio_ms":{"p50":1,"p95":1},"turns":1}
+// Examples: {"barge_in_stop_ms":{"p50":1,"p95":1},"barge_ins":1,"connecting_screen_ms":1,"errors":{"count":1,"last_kind":"llm_timeout"},"first_greeting_audio_ms":1,"llm_first_token_ms":{"p50":1,"p95":1},"response_ms":{"p50":1,"p95":1},"stt_final_ms":{"p50":1,"p95":1},"tool_calls":1,"tool_errors":0,"tool_ms":{"p50":182,"p95":182},"tts_first_audio_ms":{"p50":1,"p95":1},"turns":1}
 type CallMetrics struct {
 	// BargeInStopMs The caller's speech onset to the assistant's audio stopping.
 	//
@@ -3183,6 +3371,17 @@ type CallMetrics struct {
 	// Examples: {"p50":1,"p95":1}
 	SttFinalMs *Percentiles `json:"stt_final_ms,omitempty"`
 
+	// ToolCalls How many calls of the assistant's tools the model made.
+	ToolCalls *int `json:"tool_calls,omitempty"`
+
+	// ToolErrors How many of them brought no result (the model was told the error; the transcript's `tool` turn says which).
+	ToolErrors *int `json:"tool_errors,omitempty"`
+
+	// ToolMs A tool call's request to its answer (or its error).
+	//
+	// Examples: {"p50":1,"p95":1}
+	ToolMs *Percentiles `json:"tool_ms,omitempty"`
+
 	// TtsFirstAudioMs A sentence handed to speech synthesis to its first audio.
 	//
 	// Examples: {"p50":1,"p95":1}
@@ -3196,6 +3395,129 @@ type CallMetrics struct {
 //
 // Examples: ended
 type CallStatus string
+
+// CallTranscriptData One final turn of an assistant call, the caller's or the assistant's, as it ends
+// (the greeting included; tool calls are not turns here). `sequence` numbers a
+// call's turns in the order they became final; deliveries may arrive out of order,
+// and `start_ms` orders them as spoken. The call record's `transcript` has them all
+// once `call.ended` is sent; the last turn's event may come after `call.ended`.
+//
+// Examples: {"call_id":"call_01jd3f4g5h6j7k8m9n0p1q2r3t","direction":"inbound","end_ms":9414,"interrupted":false,"line_id":"line_01jd3f4g5h6j7k8m9n0p1q2r3t","metadata":{"order_id":"6735"},"sequence":2,"session_id":"ses_01jd3f4g5h6j7k8m9n0p1q2r3t","speaker":"caller","start_ms":7202,"text":"where is my order"}
+type CallTranscriptData struct {
+	// CallId The call's id.
+	//
+	// Examples: call_01jd3f4g5h6j7k8m9n0p1q2r3t
+	CallId CallID `json:"call_id"`
+
+	// Direction `inbound` (a call to a line) or `outbound` (a session dialling out).
+	Direction CallTranscriptDataDirection `json:"direction"`
+
+	// EndMs End of the turn, in milliseconds from the answer.
+	EndMs int `json:"end_ms"`
+
+	// Interrupted True on an assistant turn the caller talked over (barge-in).
+	Interrupted bool `json:"interrupted"`
+
+	// LineId The line the call came in on or went out from.
+	//
+	// Examples: line_01jd3f4g5h6j7k8m9n0p1q2r3t
+	LineId *LineID `json:"line_id,omitempty"`
+
+	// Metadata The call's metadata; `{}` for none.
+	//
+	// Examples: {"customer":"cus_9s6XKzkNRiz8i3","order_id":"6735"}
+	Metadata Metadata `json:"metadata"`
+
+	// Sequence The turn's number among the call's `call.transcript` events, from 1; with `call_id` it names the turn.
+	Sequence int `json:"sequence"`
+
+	// SessionId The hosted session the call is bridged into.
+	//
+	// Examples: ses_01jd3f4g5h6j7k8m9n0p1q2r3t
+	SessionId *SessionID `json:"session_id,omitempty"`
+
+	// Speaker Who spoke the turn.
+	Speaker CallTranscriptDataSpeaker `json:"speaker"`
+
+	// StartMs Start of the turn, in milliseconds from the answer.
+	StartMs int `json:"start_ms"`
+
+	// Text What was said; for an interrupted assistant turn, only what the caller heard.
+	Text string `json:"text"`
+}
+
+// CallTranscriptDataDirection `inbound` (a call to a line) or `outbound` (a session dialling out).
+type CallTranscriptDataDirection string
+
+// CallTranscriptDataSpeaker Who spoke the turn.
+type CallTranscriptDataSpeaker string
+
+// CallTranscriptEvent A `call.transcript` event.
+//
+// Examples: {"created_at":"2026-11-22T07:00:00.123Z","data":{"call_id":"call_01jd3f4g5h6j7k8m9n0p1q2r3t","direction":"inbound","end_ms":9414,"interrupted":false,"line_id":"line_01jd3f4g5h6j7k8m9n0p1q2r3t","metadata":{"order_id":"6735"},"sequence":2,"session_id":"ses_01jd3f4g5h6j7k8m9n0p1q2r3t","speaker":"caller","start_ms":7202,"text":"where is my order"},"id":"evt_01jd3f4g5h6j7k8m9n0p1q2r3t","object":"event","type":"call.transcript"}
+type CallTranscriptEvent struct {
+	// CreatedAt When the event happened.
+	//
+	// Examples: 2026-11-22T07:00:00.123Z
+	CreatedAt Timestamp `json:"created_at"`
+
+	// Data The event's data, as sent to the endpoints (see `webhooks`).
+	//
+	// Examples: {"call_id":"call_01jd3f4g5h6j7k8m9n0p1q2r3t","direction":"inbound","end_ms":9414,"interrupted":false,"line_id":"line_01jd3f4g5h6j7k8m9n0p1q2r3t","metadata":{"order_id":"6735"},"sequence":2,"session_id":"ses_01jd3f4g5h6j7k8m9n0p1q2r3t","speaker":"caller","start_ms":7202,"text":"where is my order"}
+	Data CallTranscriptData `json:"data"`
+
+	// Id The event's id; the `webhook-id` of every delivery.
+	//
+	// Examples: evt_01jd3f4g5h6j7k8m9n0p1q2r3t
+	Id EventID `json:"id"`
+
+	// Object Always `event`.
+	Object CallTranscriptEventObject `json:"object"`
+
+	// Type The event type; it says which schema `data` has.
+	Type CallTranscriptEventType `json:"type"`
+}
+
+// CallTranscriptEventObject Always `event`.
+type CallTranscriptEventObject string
+
+// CallTranscriptEventType The event type; it says which schema `data` has.
+type CallTranscriptEventType string
+
+// CallTranscriptEventWithAttempts A `call.transcript` event with its delivery attempts.
+//
+// Examples: {"attempts":[{"attempt":1,"attempted_at":"2026-11-22T07:00:00.123Z","duration_ms":59000,"endpoint_id":"whep_01jd3f4g5h6j7k8m9n0p1q2r3t","error":null,"id":"watt_01jd3f4g5h6j7k8m9n0p1q2r3t","next_attempt_at":null,"object":"event_attempt","outcome":"succeeded","status_code":200,"url":"https://example.com/hooks/bridgeline"}],"created_at":"2026-11-22T07:00:00.123Z","data":{"call_id":"call_01jd3f4g5h6j7k8m9n0p1q2r3t","direction":"inbound","end_ms":9414,"interrupted":false,"line_id":"line_01jd3f4g5h6j7k8m9n0p1q2r3t","metadata":{"order_id":"6735"},"sequence":2,"session_id":"ses_01jd3f4g5h6j7k8m9n0p1q2r3t","speaker":"caller","start_ms":7202,"text":"where is my order"},"id":"evt_01jd3f4g5h6j7k8m9n0p1q2r3t","object":"event","type":"call.transcript"}
+type CallTranscriptEventWithAttempts struct {
+	// Attempts Every delivery attempt of the event, oldest first.
+	Attempts []EventAttempt `json:"attempts"`
+
+	// CreatedAt When the event happened.
+	//
+	// Examples: 2026-11-22T07:00:00.123Z
+	CreatedAt Timestamp `json:"created_at"`
+
+	// Data The event's data, as sent to the endpoints (see `webhooks`).
+	//
+	// Examples: {"call_id":"call_01jd3f4g5h6j7k8m9n0p1q2r3t","direction":"inbound","end_ms":9414,"interrupted":false,"line_id":"line_01jd3f4g5h6j7k8m9n0p1q2r3t","metadata":{"order_id":"6735"},"sequence":2,"session_id":"ses_01jd3f4g5h6j7k8m9n0p1q2r3t","speaker":"caller","start_ms":7202,"text":"where is my order"}
+	Data CallTranscriptData `json:"data"`
+
+	// Id The event's id; the `webhook-id` of every delivery.
+	//
+	// Examples: evt_01jd3f4g5h6j7k8m9n0p1q2r3t
+	Id EventID `json:"id"`
+
+	// Object Always `event`.
+	Object CallTranscriptEventWithAttemptsObject `json:"object"`
+
+	// Type The event type; it says which schema `data` has.
+	Type CallTranscriptEventWithAttemptsType `json:"type"`
+}
+
+// CallTranscriptEventWithAttemptsObject Always `event`.
+type CallTranscriptEventWithAttemptsObject string
+
+// CallTranscriptEventWithAttemptsType The event type; it says which schema `data` has.
+type CallTranscriptEventWithAttemptsType string
 
 // CallUpdate What `PATCH /v1/calls/{id}` changes. Only metadata; `{}` changes nothing.
 //
@@ -3260,7 +3582,7 @@ type DeletedWebhookEndpointObject string
 
 // Draft The editable working copy.
 //
-// Examples: {"avatar_id":"ava_iris","framing":{"position":"left","shot":"close_up"},"greeting":"Hello, Acme Dental, how can I help?","model":"gpt-4o-mini","system_prompt":"You are the front desk of Acme Dental. Be brief and kind.","voice":"alloy"}
+// Examples: {"avatar_id":"ava_iris","framing":{"position":"left","shot":"close_up"},"greeting":"Hello, Acme Dental, how can I help?","idle_timeout_seconds":30,"max_duration_seconds":null,"model":"gpt-4o-mini","system_prompt":"You are the front desk of Acme Dental. Be brief and kind.","tools":[],"voice":"alloy"}
 type Draft struct {
 	// AvatarId An `id` from `GET /v1/avatars`; empty for none yet.
 	AvatarId string `json:"avatar_id"`
@@ -3273,6 +3595,16 @@ type Draft struct {
 	// Greeting What the assistant says first.
 	Greeting string `json:"greeting"`
 
+	// IdleTimeoutSeconds The caller's silence before the assistant asks whether they are still there.
+	//
+	// Examples: 30
+	IdleTimeoutSeconds IdleTimeoutSeconds `json:"idle_timeout_seconds"`
+
+	// MaxDurationSeconds The longest a call lasts from its answer; null for the deployment's limit only.
+	//
+	// Examples: 900
+	MaxDurationSeconds *MaxDurationSeconds `json:"max_duration_seconds"`
+
 	// Model The language model the assistant thinks with; empty for the deployment's.
 	//
 	// Examples: gpt-4o-mini
@@ -3280,6 +3612,9 @@ type Draft struct {
 
 	// SystemPrompt The instructions the language model runs with.
 	SystemPrompt string `json:"system_prompt"`
+
+	// Tools The tools the model may call, beside the built-in `end_call`; `[]` for none.
+	Tools []Tool `json:"tools"`
 
 	// Voice An `id` from `GET /v1/voices`; empty for the avatar's default voice.
 	//
@@ -3768,6 +4103,14 @@ type FramingPatch struct {
 // Examples: Hello {{caller_name|there}}, Acme Dental, how can I help?
 type Greeting = string
 
+// IdleTimeoutSeconds After this much silence from the caller (nobody speaking, no reply or tool call
+// under way), the assistant asks once whether they are still there; if the caller
+// says nothing within 10 s of the question, the call ends with `end_reason:
+// silence_timeout`. Default 30.
+//
+// Examples: 30
+type IdleTimeoutSeconds = int
+
 // InboundMode `assistant`: the assigned assistant answers (a call with none assigned is
 // declined); `customer_decides`: `call.incoming` asks the customer; `disabled`:
 // calls are declined.
@@ -3906,6 +4249,15 @@ type LineUpdate struct {
 	// VersionId A version of the line's assistant (the one this request assigns, if any) to pin for its calls, or null to unpin (each call then runs the active version). Setting `assistant_id` without `version_id` unpins.
 	VersionId *string `json:"version_id,omitempty"`
 }
+
+// MaxDurationSeconds The longest a call of this version lasts, from its answer: then the assistant
+// says the time is up and hangs up, `end_reason: max_duration`, `ended_by:
+// assistant`. At least 10 and at most the deployment's limit (`MAX_SESSION_MINUTES`,
+// 60 minutes by default, which every session keeps from its creation). Null: the
+// deployment's limit only.
+//
+// Examples: 900
+type MaxDurationSeconds = int
 
 // Metadata Your own key-value pairs on a session, call, assistant or line, to find your
 // records from Bridgeline's (an order id, a customer id, a team), as Stripe's
@@ -4322,6 +4674,112 @@ type SystemPrompt = string
 // Timestamp Examples: 2026-11-22T07:00:00.123Z
 type Timestamp = time.Time
 
+// Tool A function on your server the model may call during a call. Bridgeline posts the
+// call to `url` (see the `tool.call` webhook: the body, the signature with the
+// assistant's `tool_secret`, and what to answer).
+//
+// Examples: {"description":"Finds an order by its number and says where it is.","name":"lookup_order","parameters":{"properties":{"order_id":{"description":"The order number the caller gives.","type":"string"}},"required":["order_id"],"type":"object"},"timeout_ms":5000,"url":"https://example.com/bridgeline/tools/lookup_order"}
+type Tool struct {
+	// Description What the tool does and when to use it, for the model.
+	Description string `json:"description"`
+
+	// Name The tool's name as the model calls it.
+	//
+	// Examples: lookup_order
+	Name ToolName `json:"name"`
+
+	// Parameters The JSON Schema of the arguments.
+	//
+	// Examples: {"properties":{"order_id":{"description":"The order number the caller gives.","type":"string"}},"required":["order_id"],"type":"object"}
+	Parameters ToolParameters `json:"parameters"`
+
+	// TimeoutMs How long Bridgeline waits for your answer, in milliseconds.
+	TimeoutMs int `json:"timeout_ms"`
+
+	// Url Where the calls are posted.
+	Url string `json:"url"`
+}
+
+// ToolInput A tool as given in a create or an update.
+//
+// Examples: {"description":"Finds an order by its number and says where it is.","name":"lookup_order","parameters":{"properties":{"order_id":{"type":"string"}},"required":["order_id"],"type":"object"},"url":"https://example.com/bridgeline/tools/lookup_order"}
+type ToolInput struct {
+	// Description What the tool does and when to use it, for the model; at most 1,000 characters.
+	Description *string `json:"description,omitempty"`
+
+	// Name The tool's name as the model calls it.
+	//
+	// Examples: lookup_order
+	Name ToolName `json:"name"`
+
+	// Parameters The JSON Schema of the arguments; omitted or null for none.
+	Parameters *ToolParameters `json:"parameters,omitempty"`
+
+	// TimeoutMs How long to wait for your answer, in milliseconds; default 5000.
+	TimeoutMs *int `json:"timeout_ms,omitempty"`
+
+	// Url Where the calls are posted: an absolute http or https URL with no credentials,
+	// whose host is not a literal internal address (400 `url_not_allowed`; a host
+	// name is checked again at every request, after DNS resolution, as for webhook
+	// endpoints). A request made with a live key (`sk_live_`) must give https.
+	//
+	//
+	// Examples: https://example.com/hooks/bridgeline
+	Url WebhookURL `json:"url"`
+}
+
+// ToolName The tool's name as the model calls it; unique in the assistant, and not a built-in tool's (`end_call`, `transfer_call`).
+//
+// Examples: lookup_order
+type ToolName = string
+
+// ToolParameters The JSON Schema of the arguments: an object schema (`"type": "object"` at the
+// top), checked as JSON Schema (2020-12 unless its `$schema` names an earlier
+// draft) when saved, at most 8 KiB of JSON, and the tools' parameters at most 32 KiB
+// together. `$ref` may point inside the schema only. Omitted or null: no arguments.
+//
+// Examples: {"properties":{"order_id":{"description":"The order number the caller gives.","type":"string"}},"required":["order_id"],"type":"object"}
+type ToolParameters = map[string]interface{}
+
+// ToolUse One call of a tool, placed among the spoken turns where its answer came: the
+// turn's `start_ms` is when the model called it, `end_ms` when the answer (or the
+// error) came. A trimmed turn (`text_trimmed`) keeps the name, the error and the
+// duration only.
+//
+// Examples: {"arguments":{"order_id":"6735"},"duration_ms":182,"name":"lookup_order","result":{"eta":"Friday","status":"shipped"}}
+type ToolUse struct {
+	// Arguments The arguments the model gave (`{}` when what it wrote was not a JSON object: the error then says so).
+	Arguments *map[string]interface{} `json:"arguments,omitempty"`
+
+	// DurationMs From the request to the answer, in milliseconds.
+	DurationMs int `json:"duration_ms"`
+
+	// Error Why there is no result; absent on success. The model is told the same.
+	Error *struct {
+		// Code `timeout` (no answer within `timeout_ms`), `http_status` (a non-2xx),
+		// `unreachable`, `blocked_destination` (the URL resolved to an internal
+		// address: no connection was made), `response_too_large` (over 16 KiB),
+		// `invalid_response` (not JSON), `invalid_arguments` (the model's arguments
+		// were not a JSON object), `interrupted` (the caller talked over the wait),
+		// `unavailable`, `no_tool_secret`, `unknown_tool`, `call_not_live`.
+		Code string `json:"code"`
+
+		// Message What went wrong, in a sentence.
+		Message string `json:"message"`
+	} `json:"error,omitempty"`
+
+	// Name The tool's name.
+	Name string `json:"name"`
+
+	// Result Your answer, as the model got it (the value of `result` when you answered `{"result": ...}`); absent on an error.
+	Result interface{} `json:"result,omitempty"`
+}
+
+// ToolsInput The whole list of tools (an update replaces it; `[]` removes them all); at most 16, names unique.
+//
+// Examples: [{"description":"Finds an order by its number and says where it is.","name":"lookup_order","parameters":{"properties":{"order_id":{"type":"string"}},"required":["order_id"],"type":"object"},"url":"https://example.com/bridgeline/tools/lookup_order"}]
+type ToolsInput = []ToolInput
+
 // Turn Examples: {"end_ms":2400,"interrupted":true,"speaker":"assistant","start_ms":300,"text":"Hello, Acme Dental, how can I help?"}
 type Turn struct {
 	// EndMs End of the turn, in milliseconds from the answer.
@@ -4330,7 +4788,7 @@ type Turn struct {
 	// Interrupted Present (true) on an assistant turn the caller talked over (barge-in); absent otherwise.
 	Interrupted *TurnInterrupted `json:"interrupted,omitempty"`
 
-	// Speaker Who spoke the turn.
+	// Speaker Who spoke the turn; `tool` for a call of one of the assistant's tools (then `text` is empty and `tool` says what happened).
 	Speaker TurnSpeaker `json:"speaker"`
 
 	// StartMs Offset from the answer.
@@ -4341,12 +4799,17 @@ type Turn struct {
 
 	// TextTrimmed Present (true) when the turn's `text` was dropped (it is then empty) so that the final report of a very long call fitted the size limit; the oldest turns' text goes first. Absent otherwise.
 	TextTrimmed *TurnTextTrimmed `json:"text_trimmed,omitempty"`
+
+	// Tool On a turn of speaker `tool` only.
+	//
+	// Examples: {"arguments":{"order_id":"6735"},"duration_ms":182,"name":"lookup_order","result":{"eta":"Friday","status":"shipped"}}
+	Tool *ToolUse `json:"tool,omitempty"`
 }
 
 // TurnInterrupted Present (true) on an assistant turn the caller talked over (barge-in); absent otherwise.
 type TurnInterrupted bool
 
-// TurnSpeaker Who spoke the turn.
+// TurnSpeaker Who spoke the turn; `tool` for a call of one of the assistant's tools (then `text` is empty and `tool` says what happened).
 type TurnSpeaker string
 
 // TurnTextTrimmed Present (true) when the turn's `text` was dropped (it is then empty) so that the final report of a very long call fitted the size limit; the oldest turns' text goes first. Absent otherwise.
@@ -4776,6 +5239,12 @@ type PublishAssistantParams struct {
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
+// RotateAssistantToolSecretParams defines parameters for RotateAssistantToolSecret.
+type RotateAssistantToolSecretParams struct {
+	// IdempotencyKey Makes the POST safe to retry. See the conventions in the description.
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
+
 // ListAssistantVersionsParams defines parameters for ListAssistantVersions.
 type ListAssistantVersionsParams struct {
 	// Limit Page size.
@@ -5044,6 +5513,109 @@ type CallIncomingParams struct {
 // CallIncomingJSONBodyType defines parameters for CallIncoming.
 type CallIncomingJSONBodyType string
 
+// CallTranscriptJSONBody defines parameters for CallTranscript.
+type CallTranscriptJSONBody struct {
+	// CreatedAt When the event happened.
+	//
+	// Examples: 2026-11-22T07:00:00.123Z
+	CreatedAt Timestamp `json:"created_at"`
+
+	// Data The event's data.
+	//
+	// Examples: {"call_id":"call_01jd3f4g5h6j7k8m9n0p1q2r3t","direction":"inbound","end_ms":9414,"interrupted":false,"line_id":"line_01jd3f4g5h6j7k8m9n0p1q2r3t","metadata":{"order_id":"6735"},"sequence":2,"session_id":"ses_01jd3f4g5h6j7k8m9n0p1q2r3t","speaker":"caller","start_ms":7202,"text":"where is my order"}
+	Data CallTranscriptData `json:"data"`
+
+	// Id The event's id, as in the `webhook-id` header.
+	//
+	// Examples: evt_01jd3f4g5h6j7k8m9n0p1q2r3t
+	Id EventID `json:"id"`
+
+	// Type Always `call.transcript` here.
+	Type CallTranscriptJSONBodyType `json:"type"`
+}
+
+// CallTranscriptParams defines parameters for CallTranscript.
+type CallTranscriptParams struct {
+	// WebhookId The event id; the same on every attempt and redelivery, so receivers can deduplicate.
+	WebhookId EventID `json:"webhook-id"`
+
+	// WebhookTimestamp Unix time in seconds when the attempt was signed.
+	WebhookTimestamp int `json:"webhook-timestamp"`
+
+	// WebhookSignature Space-separated `v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<body>">`,
+	// one per secret currently signing (two during a rotation's overlap).
+	WebhookSignature string `json:"webhook-signature"`
+}
+
+// CallTranscriptJSONBodyType defines parameters for CallTranscript.
+type CallTranscriptJSONBodyType string
+
+// ToolCallJSONBody defines parameters for ToolCall.
+type ToolCallJSONBody struct {
+	// Arguments The arguments the model gave: a JSON object (not checked against `parameters`: treat it as input).
+	Arguments map[string]interface{} `json:"arguments"`
+
+	// AssistantId The assistant whose tool it is.
+	//
+	// Examples: asst_01jd3f4g5h6j7k8m9n0p1q2r3t
+	AssistantId AssistantID `json:"assistant_id"`
+
+	// CallId The call.
+	//
+	// Examples: call_01jd3f4g5h6j7k8m9n0p1q2r3t
+	CallId CallID `json:"call_id"`
+
+	// CreatedAt When the request was made.
+	//
+	// Examples: 2026-11-22T07:00:00.123Z
+	CreatedAt Timestamp `json:"created_at"`
+
+	// Id The request's id, as in the `webhook-id` header; log it beside your action.
+	Id string `json:"id"`
+
+	// LineId The line the call came in on or went out from; empty for none.
+	LineId string `json:"line_id"`
+
+	// Metadata The session's metadata; `{}` for none.
+	//
+	// Examples: {"customer":"cus_9s6XKzkNRiz8i3","order_id":"6735"}
+	Metadata Metadata `json:"metadata"`
+
+	// Object Always `tool_call`.
+	Object ToolCallJSONBodyObject `json:"object"`
+
+	// SessionId The call's hosted session.
+	SessionId string `json:"session_id"`
+
+	// Tool The tool's name.
+	Tool string `json:"tool"`
+
+	// Variables The values the call's greeting and prompt were rendered with; `{}` for none.
+	Variables map[string]string `json:"variables"`
+
+	// VersionId The version the call runs.
+	//
+	// Examples: ver_01jd3f4g5h6j7k8m9n0p1q2r3t
+	VersionId VersionID `json:"version_id"`
+}
+
+// ToolCallParams defines parameters for ToolCall.
+type ToolCallParams struct {
+	// WebhookId The request's id (`tcall_...`), as in the body's `id`.
+	WebhookId string `json:"webhook-id"`
+
+	// WebhookTimestamp Unix time in seconds when the request was signed.
+	WebhookTimestamp int `json:"webhook-timestamp"`
+
+	// WebhookSignature Space-separated `v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<body>">`
+	// keyed with the assistant's `tool_secret`, one per secret currently signing (two
+	// during a rotation's overlap).
+	WebhookSignature string `json:"webhook-signature"`
+}
+
+// ToolCallJSONBodyObject defines parameters for ToolCall.
+type ToolCallJSONBodyObject string
+
 // CreateApiKeyJSONRequestBody defines body for CreateApiKey for application/json ContentType.
 type CreateApiKeyJSONRequestBody = EmptyObject
 
@@ -5067,6 +5639,9 @@ type DuplicateAssistantJSONRequestBody = AssistantDuplicate
 
 // PublishAssistantJSONRequestBody defines body for PublishAssistant for application/json ContentType.
 type PublishAssistantJSONRequestBody = EmptyObject
+
+// RotateAssistantToolSecretJSONRequestBody defines body for RotateAssistantToolSecret for application/json ContentType.
+type RotateAssistantToolSecretJSONRequestBody = EmptyObject
 
 // UpdateCallJSONRequestBody defines body for UpdateCall for application/json ContentType.
 type UpdateCallJSONRequestBody = CallUpdate
@@ -5109,6 +5684,12 @@ type CallEndedJSONRequestBody CallEndedJSONBody
 
 // CallIncomingJSONRequestBody defines body for CallIncoming for application/json ContentType.
 type CallIncomingJSONRequestBody CallIncomingJSONBody
+
+// CallTranscriptJSONRequestBody defines body for CallTranscript for application/json ContentType.
+type CallTranscriptJSONRequestBody CallTranscriptJSONBody
+
+// ToolCallJSONRequestBody defines body for ToolCall for application/json ContentType.
+type ToolCallJSONRequestBody ToolCallJSONBody
 
 // AsCallIncomingEvent returns the union data inside the Event as a CallIncomingEvent
 func (t Event) AsCallIncomingEvent() (CallIncomingEvent, error) {
@@ -5212,6 +5793,40 @@ func (t *Event) MergeCallEndedEvent(v CallEndedEvent) error {
 	return err
 }
 
+// AsCallTranscriptEvent returns the union data inside the Event as a CallTranscriptEvent
+func (t Event) AsCallTranscriptEvent() (CallTranscriptEvent, error) {
+	var body CallTranscriptEvent
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromCallTranscriptEvent overwrites any union data inside the Event as the provided CallTranscriptEvent
+func (t *Event) FromCallTranscriptEvent(v CallTranscriptEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"call.transcript"}`))
+	t.union = b
+	return err
+}
+
+// MergeCallTranscriptEvent performs a merge with any union data inside the Event, using the provided CallTranscriptEvent
+func (t *Event) MergeCallTranscriptEvent(v CallTranscriptEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"call.transcript"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
 func (t Event) Discriminator() (string, error) {
 	var discriminator struct {
 		Discriminator string `json:"type"`
@@ -5232,6 +5847,8 @@ func (t Event) ValueByDiscriminator() (interface{}, error) {
 		return t.AsCallEndedEvent()
 	case "call.incoming":
 		return t.AsCallIncomingEvent()
+	case "call.transcript":
+		return t.AsCallTranscriptEvent()
 	default:
 		return nil, errors.New("unknown discriminator value: " + discriminator)
 	}
@@ -5349,6 +5966,40 @@ func (t *EventWithAttempts) MergeCallEndedEventWithAttempts(v CallEndedEventWith
 	return err
 }
 
+// AsCallTranscriptEventWithAttempts returns the union data inside the EventWithAttempts as a CallTranscriptEventWithAttempts
+func (t EventWithAttempts) AsCallTranscriptEventWithAttempts() (CallTranscriptEventWithAttempts, error) {
+	var body CallTranscriptEventWithAttempts
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromCallTranscriptEventWithAttempts overwrites any union data inside the EventWithAttempts as the provided CallTranscriptEventWithAttempts
+func (t *EventWithAttempts) FromCallTranscriptEventWithAttempts(v CallTranscriptEventWithAttempts) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"call.transcript"}`))
+	t.union = b
+	return err
+}
+
+// MergeCallTranscriptEventWithAttempts performs a merge with any union data inside the EventWithAttempts, using the provided CallTranscriptEventWithAttempts
+func (t *EventWithAttempts) MergeCallTranscriptEventWithAttempts(v CallTranscriptEventWithAttempts) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"call.transcript"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
 func (t EventWithAttempts) Discriminator() (string, error) {
 	var discriminator struct {
 		Discriminator string `json:"type"`
@@ -5369,6 +6020,8 @@ func (t EventWithAttempts) ValueByDiscriminator() (interface{}, error) {
 		return t.AsCallEndedEventWithAttempts()
 	case "call.incoming":
 		return t.AsCallIncomingEventWithAttempts()
+	case "call.transcript":
+		return t.AsCallTranscriptEventWithAttempts()
 	default:
 		return nil, errors.New("unknown discriminator value: " + discriminator)
 	}
@@ -5678,7 +6331,9 @@ type ClientInterface interface {
 	//
 	// Snapshots the draft into the next numbered, immutable version and makes it the
 	// active one. 422 `draft_incomplete` names the first of `name`, `system_prompt`,
-	// `greeting`, `avatar_id` that is blank or unknown; 409 `assistant_archived`.
+	// `greeting`, `avatar_id` that is blank or unknown, or `tool_secret` for a draft
+	// with tools on an assistant that has no tool secret yet (see
+	// `rotate_tool_secret`); 409 `assistant_archived`.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -5689,12 +6344,42 @@ type ClientInterface interface {
 	//
 	// Snapshots the draft into the next numbered, immutable version and makes it the
 	// active one. 422 `draft_incomplete` names the first of `name`, `system_prompt`,
-	// `greeting`, `avatar_id` that is blank or unknown; 409 `assistant_archived`.
+	// `greeting`, `avatar_id` that is blank or unknown, or `tool_secret` for a draft
+	// with tools on an assistant that has no tool secret yet (see
+	// `rotate_tool_secret`); 409 `assistant_archived`.
 	//
 	// Takes a body of the `application/json` content type.
 	//
 	// Corresponds with POST /v1/assistants/{id}/publish (the `PublishAssistant` operationId).
 	PublishAssistant(ctx context.Context, id AssistantPathID, params *PublishAssistantParams, body PublishAssistantJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// RotateAssistantToolSecretWithBody Rotate the tool secret
+	//
+	// A new secret for the assistant's tool calls, in `tool_secret`, shown this once;
+	// the previous one keeps signing beside it for 24 h (each request then carries both
+	// signatures), and a second rotation inside those 24 h drops the oldest. An
+	// assistant created before tools existed has none until its first rotation, and
+	// publishing tools needs one (422 `draft_incomplete` on `tool_secret`).
+	// 409 `assistant_archived` for an archived assistant.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v1/assistants/{id}/rotate_tool_secret (the `RotateAssistantToolSecret` operationId).
+	RotateAssistantToolSecretWithBody(ctx context.Context, id AssistantPathID, params *RotateAssistantToolSecretParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// RotateAssistantToolSecret Rotate the tool secret
+	//
+	// A new secret for the assistant's tool calls, in `tool_secret`, shown this once;
+	// the previous one keeps signing beside it for 24 h (each request then carries both
+	// signatures), and a second rotation inside those 24 h drops the oldest. An
+	// assistant created before tools existed has none until its first rotation, and
+	// publishing tools needs one (422 `draft_incomplete` on `tool_secret`).
+	// 409 `assistant_archived` for an archived assistant.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v1/assistants/{id}/rotate_tool_secret (the `RotateAssistantToolSecret` operationId).
+	RotateAssistantToolSecret(ctx context.Context, id AssistantPathID, params *RotateAssistantToolSecretParams, body RotateAssistantToolSecretJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ListAssistantVersions List an assistant's versions
 	//
@@ -6607,7 +7292,9 @@ func (c *BaseClient) DuplicateAssistant(ctx context.Context, id AssistantPathID,
 //
 // Snapshots the draft into the next numbered, immutable version and makes it the
 // active one. 422 `draft_incomplete` names the first of `name`, `system_prompt`,
-// `greeting`, `avatar_id` that is blank or unknown; 409 `assistant_archived`.
+// `greeting`, `avatar_id` that is blank or unknown, or `tool_secret` for a draft
+// with tools on an assistant that has no tool secret yet (see
+// `rotate_tool_secret`); 409 `assistant_archived`.
 //
 // Takes any type of body and a specified content type.
 //
@@ -6628,13 +7315,63 @@ func (c *BaseClient) PublishAssistantWithBody(ctx context.Context, id AssistantP
 //
 // Snapshots the draft into the next numbered, immutable version and makes it the
 // active one. 422 `draft_incomplete` names the first of `name`, `system_prompt`,
-// `greeting`, `avatar_id` that is blank or unknown; 409 `assistant_archived`.
+// `greeting`, `avatar_id` that is blank or unknown, or `tool_secret` for a draft
+// with tools on an assistant that has no tool secret yet (see
+// `rotate_tool_secret`); 409 `assistant_archived`.
 //
 // Takes a body of the `application/json` content type.
 //
 // Corresponds with POST /v1/assistants/{id}/publish (the `PublishAssistant` operationId).
 func (c *BaseClient) PublishAssistant(ctx context.Context, id AssistantPathID, params *PublishAssistantParams, body PublishAssistantJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewPublishAssistantRequest(c.Server, id, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// RotateAssistantToolSecretWithBody Rotate the tool secret
+//
+// A new secret for the assistant's tool calls, in `tool_secret`, shown this once;
+// the previous one keeps signing beside it for 24 h (each request then carries both
+// signatures), and a second rotation inside those 24 h drops the oldest. An
+// assistant created before tools existed has none until its first rotation, and
+// publishing tools needs one (422 `draft_incomplete` on `tool_secret`).
+// 409 `assistant_archived` for an archived assistant.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v1/assistants/{id}/rotate_tool_secret (the `RotateAssistantToolSecret` operationId).
+func (c *BaseClient) RotateAssistantToolSecretWithBody(ctx context.Context, id AssistantPathID, params *RotateAssistantToolSecretParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewRotateAssistantToolSecretRequestWithBody(c.Server, id, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// RotateAssistantToolSecret Rotate the tool secret
+//
+// A new secret for the assistant's tool calls, in `tool_secret`, shown this once;
+// the previous one keeps signing beside it for 24 h (each request then carries both
+// signatures), and a second rotation inside those 24 h drops the oldest. An
+// assistant created before tools existed has none until its first rotation, and
+// publishing tools needs one (422 `draft_incomplete` on `tool_secret`).
+// 409 `assistant_archived` for an archived assistant.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v1/assistants/{id}/rotate_tool_secret (the `RotateAssistantToolSecret` operationId).
+func (c *BaseClient) RotateAssistantToolSecret(ctx context.Context, id AssistantPathID, params *RotateAssistantToolSecretParams, body RotateAssistantToolSecretJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewRotateAssistantToolSecretRequest(c.Server, id, params, body)
 	if err != nil {
 		return nil, err
 	}
@@ -8194,6 +8931,68 @@ func NewPublishAssistantRequestWithBody(server string, id AssistantPathID, param
 	}
 
 	operationPath := fmt.Sprintf("/v1/assistants/%s/publish", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.IdempotencyKey != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Idempotency-Key", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewRotateAssistantToolSecretRequest calls the generic RotateAssistantToolSecret builder with application/json body
+func NewRotateAssistantToolSecretRequest(server string, id AssistantPathID, params *RotateAssistantToolSecretParams, body RotateAssistantToolSecretJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewRotateAssistantToolSecretRequestWithBody(server, id, params, "application/json", bodyReader)
+}
+
+// NewRotateAssistantToolSecretRequestWithBody constructs an http.Request for the RotateAssistantToolSecret method, with any body, and a specified content type
+func NewRotateAssistantToolSecretRequestWithBody(server string, id AssistantPathID, params *RotateAssistantToolSecretParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/assistants/%s/rotate_tool_secret", pathParam0)
 	if operationPath[0] == '/' {
 		operationPath = "." + operationPath
 	}
@@ -10007,7 +10806,9 @@ type ClientWithResponsesInterface interface {
 	//
 	// Snapshots the draft into the next numbered, immutable version and makes it the
 	// active one. 422 `draft_incomplete` names the first of `name`, `system_prompt`,
-	// `greeting`, `avatar_id` that is blank or unknown; 409 `assistant_archived`.
+	// `greeting`, `avatar_id` that is blank or unknown, or `tool_secret` for a draft
+	// with tools on an assistant that has no tool secret yet (see
+	// `rotate_tool_secret`); 409 `assistant_archived`.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -10018,12 +10819,42 @@ type ClientWithResponsesInterface interface {
 	//
 	// Snapshots the draft into the next numbered, immutable version and makes it the
 	// active one. 422 `draft_incomplete` names the first of `name`, `system_prompt`,
-	// `greeting`, `avatar_id` that is blank or unknown; 409 `assistant_archived`.
+	// `greeting`, `avatar_id` that is blank or unknown, or `tool_secret` for a draft
+	// with tools on an assistant that has no tool secret yet (see
+	// `rotate_tool_secret`); 409 `assistant_archived`.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /v1/assistants/{id}/publish (the `PublishAssistant` operationId).
 	PublishAssistantWithResponse(ctx context.Context, id AssistantPathID, params *PublishAssistantParams, body PublishAssistantJSONRequestBody, reqEditors ...RequestEditorFn) (*PublishAssistantResponse, error)
+
+	// RotateAssistantToolSecretWithBodyWithResponse Rotate the tool secret
+	//
+	// A new secret for the assistant's tool calls, in `tool_secret`, shown this once;
+	// the previous one keeps signing beside it for 24 h (each request then carries both
+	// signatures), and a second rotation inside those 24 h drops the oldest. An
+	// assistant created before tools existed has none until its first rotation, and
+	// publishing tools needs one (422 `draft_incomplete` on `tool_secret`).
+	// 409 `assistant_archived` for an archived assistant.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/assistants/{id}/rotate_tool_secret (the `RotateAssistantToolSecret` operationId).
+	RotateAssistantToolSecretWithBodyWithResponse(ctx context.Context, id AssistantPathID, params *RotateAssistantToolSecretParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*RotateAssistantToolSecretResponse, error)
+
+	// RotateAssistantToolSecretWithResponse Rotate the tool secret
+	//
+	// A new secret for the assistant's tool calls, in `tool_secret`, shown this once;
+	// the previous one keeps signing beside it for 24 h (each request then carries both
+	// signatures), and a second rotation inside those 24 h drops the oldest. An
+	// assistant created before tools existed has none until its first rotation, and
+	// publishing tools needs one (422 `draft_incomplete` on `tool_secret`).
+	// 409 `assistant_archived` for an archived assistant.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/assistants/{id}/rotate_tool_secret (the `RotateAssistantToolSecret` operationId).
+	RotateAssistantToolSecretWithResponse(ctx context.Context, id AssistantPathID, params *RotateAssistantToolSecretParams, body RotateAssistantToolSecretJSONRequestBody, reqEditors ...RequestEditorFn) (*RotateAssistantToolSecretResponse, error)
 
 	// ListAssistantVersionsWithResponse List an assistant's versions
 	//
@@ -12525,6 +13356,186 @@ func (r PublishAssistantResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r PublishAssistantResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// RotateAssistantToolSecretResponse200Headers the declared response headers of an HTTP 200 response for RotateAssistantToolSecret
+type RotateAssistantToolSecretResponse200Headers struct {
+	IdempotentReplayed *string
+	RequestId          RequestID
+}
+
+// RotateAssistantToolSecretResponse400Headers the declared response headers of an HTTP 400 response for RotateAssistantToolSecret
+type RotateAssistantToolSecretResponse400Headers struct {
+	IdempotentReplayed *string
+	RequestId          RequestID
+}
+
+// RotateAssistantToolSecretResponse401Headers the declared response headers of an HTTP 401 response for RotateAssistantToolSecret
+type RotateAssistantToolSecretResponse401Headers struct {
+	RequestId RequestID
+}
+
+// RotateAssistantToolSecretResponse404Headers the declared response headers of an HTTP 404 response for RotateAssistantToolSecret
+type RotateAssistantToolSecretResponse404Headers struct {
+	IdempotentReplayed *string
+	RequestId          RequestID
+}
+
+// RotateAssistantToolSecretResponse409Headers the declared response headers of an HTTP 409 response for RotateAssistantToolSecret
+type RotateAssistantToolSecretResponse409Headers struct {
+	IdempotentReplayed *string
+	RequestId          RequestID
+}
+
+// RotateAssistantToolSecretResponse413Headers the declared response headers of an HTTP 413 response for RotateAssistantToolSecret
+type RotateAssistantToolSecretResponse413Headers struct {
+	RequestId RequestID
+}
+
+// RotateAssistantToolSecretResponse415Headers the declared response headers of an HTTP 415 response for RotateAssistantToolSecret
+type RotateAssistantToolSecretResponse415Headers struct {
+	RequestId RequestID
+}
+
+// RotateAssistantToolSecretResponse422Headers the declared response headers of an HTTP 422 response for RotateAssistantToolSecret
+type RotateAssistantToolSecretResponse422Headers struct {
+	IdempotentReplayed *string
+	RequestId          RequestID
+}
+
+// RotateAssistantToolSecretResponse429Headers the declared response headers of an HTTP 429 response for RotateAssistantToolSecret
+type RotateAssistantToolSecretResponse429Headers struct {
+	RequestId  RequestID
+	RetryAfter int
+}
+
+// RotateAssistantToolSecretResponse500Headers the declared response headers of an HTTP 500 response for RotateAssistantToolSecret
+type RotateAssistantToolSecretResponse500Headers struct {
+	RequestId RequestID
+}
+
+type RotateAssistantToolSecretResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *Assistant
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequestPost
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFoundPost
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *ConflictPost
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *PayloadTooLarge
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *UnsupportedMediaType
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *UnprocessablePost
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *RotateAssistantToolSecretResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *RotateAssistantToolSecretResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *RotateAssistantToolSecretResponse401Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *RotateAssistantToolSecretResponse404Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *RotateAssistantToolSecretResponse409Headers
+	// Headers413 the parsed response headers for an HTTP 413 response
+	Headers413 *RotateAssistantToolSecretResponse413Headers
+	// Headers415 the parsed response headers for an HTTP 415 response
+	Headers415 *RotateAssistantToolSecretResponse415Headers
+	// Headers422 the parsed response headers for an HTTP 422 response
+	Headers422 *RotateAssistantToolSecretResponse422Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *RotateAssistantToolSecretResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *RotateAssistantToolSecretResponse500Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r RotateAssistantToolSecretResponse) GetJSON200() *Assistant {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r RotateAssistantToolSecretResponse) GetJSON400() *BadRequestPost {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r RotateAssistantToolSecretResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r RotateAssistantToolSecretResponse) GetJSON404() *NotFoundPost {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r RotateAssistantToolSecretResponse) GetJSON409() *ConflictPost {
+	return r.JSON409
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r RotateAssistantToolSecretResponse) GetJSON413() *PayloadTooLarge {
+	return r.JSON413
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r RotateAssistantToolSecretResponse) GetJSON415() *UnsupportedMediaType {
+	return r.JSON415
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r RotateAssistantToolSecretResponse) GetJSON422() *UnprocessablePost {
+	return r.JSON422
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r RotateAssistantToolSecretResponse) GetJSON429() *RateLimited {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r RotateAssistantToolSecretResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r RotateAssistantToolSecretResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r RotateAssistantToolSecretResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r RotateAssistantToolSecretResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r RotateAssistantToolSecretResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -16866,7 +17877,9 @@ func (c *ClientWithResponses) DuplicateAssistantWithResponse(ctx context.Context
 //
 // Snapshots the draft into the next numbered, immutable version and makes it the
 // active one. 422 `draft_incomplete` names the first of `name`, `system_prompt`,
-// `greeting`, `avatar_id` that is blank or unknown; 409 `assistant_archived`.
+// `greeting`, `avatar_id` that is blank or unknown, or `tool_secret` for a draft
+// with tools on an assistant that has no tool secret yet (see
+// `rotate_tool_secret`); 409 `assistant_archived`.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -16883,7 +17896,9 @@ func (c *ClientWithResponses) PublishAssistantWithBodyWithResponse(ctx context.C
 //
 // Snapshots the draft into the next numbered, immutable version and makes it the
 // active one. 422 `draft_incomplete` names the first of `name`, `system_prompt`,
-// `greeting`, `avatar_id` that is blank or unknown; 409 `assistant_archived`.
+// `greeting`, `avatar_id` that is blank or unknown, or `tool_secret` for a draft
+// with tools on an assistant that has no tool secret yet (see
+// `rotate_tool_secret`); 409 `assistant_archived`.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -16894,6 +17909,46 @@ func (c *ClientWithResponses) PublishAssistantWithResponse(ctx context.Context, 
 		return nil, err
 	}
 	return ParsePublishAssistantResponse(rsp)
+}
+
+// RotateAssistantToolSecretWithBodyWithResponse Rotate the tool secret
+//
+// A new secret for the assistant's tool calls, in `tool_secret`, shown this once;
+// the previous one keeps signing beside it for 24 h (each request then carries both
+// signatures), and a second rotation inside those 24 h drops the oldest. An
+// assistant created before tools existed has none until its first rotation, and
+// publishing tools needs one (422 `draft_incomplete` on `tool_secret`).
+// 409 `assistant_archived` for an archived assistant.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/assistants/{id}/rotate_tool_secret (the `RotateAssistantToolSecret` operationId).
+func (c *ClientWithResponses) RotateAssistantToolSecretWithBodyWithResponse(ctx context.Context, id AssistantPathID, params *RotateAssistantToolSecretParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*RotateAssistantToolSecretResponse, error) {
+	rsp, err := c.RotateAssistantToolSecretWithBody(ctx, id, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseRotateAssistantToolSecretResponse(rsp)
+}
+
+// RotateAssistantToolSecretWithResponse Rotate the tool secret
+//
+// A new secret for the assistant's tool calls, in `tool_secret`, shown this once;
+// the previous one keeps signing beside it for 24 h (each request then carries both
+// signatures), and a second rotation inside those 24 h drops the oldest. An
+// assistant created before tools existed has none until its first rotation, and
+// publishing tools needs one (422 `draft_incomplete` on `tool_secret`).
+// 409 `assistant_archived` for an archived assistant.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/assistants/{id}/rotate_tool_secret (the `RotateAssistantToolSecret` operationId).
+func (c *ClientWithResponses) RotateAssistantToolSecretWithResponse(ctx context.Context, id AssistantPathID, params *RotateAssistantToolSecretParams, body RotateAssistantToolSecretJSONRequestBody, reqEditors ...RequestEditorFn) (*RotateAssistantToolSecretResponse, error) {
+	rsp, err := c.RotateAssistantToolSecret(ctx, id, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseRotateAssistantToolSecretResponse(rsp)
 }
 
 // ListAssistantVersionsWithResponse List an assistant's versions
@@ -20060,6 +21115,240 @@ func ParsePublishAssistantResponse(rsp *http.Response) (*PublishAssistantRespons
 		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers PublishAssistantResponse500Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers500 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseRotateAssistantToolSecretResponse parses an HTTP response from a RotateAssistantToolSecretWithResponse call
+func ParseRotateAssistantToolSecretResponse(rsp *http.Response) (*RotateAssistantToolSecretResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &RotateAssistantToolSecretResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest Assistant
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequestPost
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFoundPost
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest ConflictPost
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest PayloadTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest UnsupportedMediaType
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest UnprocessablePost
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers RotateAssistantToolSecretResponse200Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers RotateAssistantToolSecretResponse400Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers RotateAssistantToolSecretResponse401Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 404:
+		var headers RotateAssistantToolSecretResponse404Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 409:
+		var headers RotateAssistantToolSecretResponse409Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers409 = &headers
+	case rsp.StatusCode == 413:
+		var headers RotateAssistantToolSecretResponse413Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers413 = &headers
+	case rsp.StatusCode == 415:
+		var headers RotateAssistantToolSecretResponse415Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers415 = &headers
+	case rsp.StatusCode == 422:
+		var headers RotateAssistantToolSecretResponse422Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers422 = &headers
+	case rsp.StatusCode == 429:
+		var headers RotateAssistantToolSecretResponse429Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers RotateAssistantToolSecretResponse500Headers
 		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
 			var value RequestID
 			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -24872,6 +26161,16 @@ type WebhookInitiatorInterface interface {
 	CallIncomingWithBody(ctx context.Context, targetURL string, params *CallIncomingParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	CallIncoming(ctx context.Context, targetURL string, params *CallIncomingParams, body CallIncomingJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CallTranscriptWithBody fires the call.transcript webhook with any body
+	CallTranscriptWithBody(ctx context.Context, targetURL string, params *CallTranscriptParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	CallTranscript(ctx context.Context, targetURL string, params *CallTranscriptParams, body CallTranscriptJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ToolCallWithBody fires the tool.call webhook with any body
+	ToolCallWithBody(ctx context.Context, targetURL string, params *ToolCallParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	ToolCall(ctx context.Context, targetURL string, params *ToolCallParams, body ToolCallJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 }
 
 func (p *WebhookInitiator) CallAnsweredWithBody(ctx context.Context, targetURL string, params *CallAnsweredParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -24936,6 +26235,54 @@ func (p *WebhookInitiator) CallIncomingWithBody(ctx context.Context, targetURL s
 
 func (p *WebhookInitiator) CallIncoming(ctx context.Context, targetURL string, params *CallIncomingParams, body CallIncomingJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewCallIncomingWebhookRequest(targetURL, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := p.applyWebhookEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return p.Client.Do(req)
+}
+
+func (p *WebhookInitiator) CallTranscriptWithBody(ctx context.Context, targetURL string, params *CallTranscriptParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCallTranscriptWebhookRequestWithBody(targetURL, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := p.applyWebhookEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return p.Client.Do(req)
+}
+
+func (p *WebhookInitiator) CallTranscript(ctx context.Context, targetURL string, params *CallTranscriptParams, body CallTranscriptJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCallTranscriptWebhookRequest(targetURL, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := p.applyWebhookEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return p.Client.Do(req)
+}
+
+func (p *WebhookInitiator) ToolCallWithBody(ctx context.Context, targetURL string, params *ToolCallParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewToolCallWebhookRequestWithBody(targetURL, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := p.applyWebhookEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return p.Client.Do(req)
+}
+
+func (p *WebhookInitiator) ToolCall(ctx context.Context, targetURL string, params *ToolCallParams, body ToolCallJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewToolCallWebhookRequest(targetURL, params, body)
 	if err != nil {
 		return nil, err
 	}
@@ -25081,6 +26428,128 @@ func NewCallIncomingWebhookRequest(targetURL string, params *CallIncomingParams,
 
 // NewCallIncomingWebhookRequestWithBody builds a POST request for the call.incoming webhook with any body
 func NewCallIncomingWebhookRequestWithBody(targetURL string, params *CallIncomingParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+	_ = err
+
+	reqURL, err := url.Parse(targetURL)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, reqURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		var headerParam0 string
+
+		headerParam0, err = runtime.StyleParamWithOptions("simple", false, "webhook-id", params.WebhookId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("webhook-id", headerParam0)
+
+		var headerParam1 string
+
+		headerParam1, err = runtime.StyleParamWithOptions("simple", false, "webhook-timestamp", params.WebhookTimestamp, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "integer", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("webhook-timestamp", headerParam1)
+
+		var headerParam2 string
+
+		headerParam2, err = runtime.StyleParamWithOptions("simple", false, "webhook-signature", params.WebhookSignature, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("webhook-signature", headerParam2)
+
+	}
+	return req, nil
+}
+
+// NewCallTranscriptWebhookRequest builds a application/json POST request for the call.transcript webhook
+func NewCallTranscriptWebhookRequest(targetURL string, params *CallTranscriptParams, body CallTranscriptJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewCallTranscriptWebhookRequestWithBody(targetURL, params, "application/json", bodyReader)
+}
+
+// NewCallTranscriptWebhookRequestWithBody builds a POST request for the call.transcript webhook with any body
+func NewCallTranscriptWebhookRequestWithBody(targetURL string, params *CallTranscriptParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+	_ = err
+
+	reqURL, err := url.Parse(targetURL)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, reqURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		var headerParam0 string
+
+		headerParam0, err = runtime.StyleParamWithOptions("simple", false, "webhook-id", params.WebhookId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("webhook-id", headerParam0)
+
+		var headerParam1 string
+
+		headerParam1, err = runtime.StyleParamWithOptions("simple", false, "webhook-timestamp", params.WebhookTimestamp, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "integer", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("webhook-timestamp", headerParam1)
+
+		var headerParam2 string
+
+		headerParam2, err = runtime.StyleParamWithOptions("simple", false, "webhook-signature", params.WebhookSignature, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("webhook-signature", headerParam2)
+
+	}
+	return req, nil
+}
+
+// NewToolCallWebhookRequest builds a application/json POST request for the tool.call webhook
+func NewToolCallWebhookRequest(targetURL string, params *ToolCallParams, body ToolCallJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewToolCallWebhookRequestWithBody(targetURL, params, "application/json", bodyReader)
+}
+
+// NewToolCallWebhookRequestWithBody builds a POST request for the tool.call webhook with any body
+func NewToolCallWebhookRequestWithBody(targetURL string, params *ToolCallParams, contentType string, body io.Reader) (*http.Request, error) {
 	var err error
 	_ = err
 

@@ -6,8 +6,8 @@ import (
 	"time"
 )
 
-// WebhookEvent is one event, typed: a *CallIncomingEvent, *CallAnsweredEvent or
-// *CallEndedEvent, or an *UnknownEvent for a type newer than this SDK (types are added
+// WebhookEvent is one event, typed: a *CallIncomingEvent, *CallAnsweredEvent,
+// *CallEndedEvent or *CallTranscriptEvent, or an *UnknownEvent for a type newer than this SDK (types are added
 // without a version change: acknowledge them). webhook.Parse reads a delivery into one,
 // Event.Parse a listed event, and Client.Events yields them. Switch on it with pointer
 // cases; a case without the * does not compile, as the value types are not events:
@@ -59,6 +59,13 @@ func (e *CallEndedEvent) EventType() string { return string(e.Type) }
 func (*CallEndedEvent) webhookEvent()       {}
 
 // EventID is the event's id.
+func (e *CallTranscriptEvent) EventID() string { return e.Id }
+
+// EventType is "call.transcript".
+func (e *CallTranscriptEvent) EventType() string { return string(e.Type) }
+func (*CallTranscriptEvent) webhookEvent()       {}
+
+// EventID is the event's id.
 func (e *UnknownEvent) EventID() string { return e.Id }
 
 // EventType is the event's type.
@@ -82,6 +89,8 @@ func (e Event) Parse() (WebhookEvent, error) {
 		v = &CallAnsweredEvent{}
 	case string(EventTypeCallEnded):
 		v = &CallEndedEvent{}
+	case string(EventTypeCallTranscript):
+		v = &CallTranscriptEvent{}
 	default:
 		v = &UnknownEvent{}
 	}

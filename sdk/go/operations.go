@@ -81,6 +81,17 @@ func (c *Client) ArchiveAssistant(ctx context.Context, id string, opts ...Reques
 	return answer(r.HTTPResponse, r.Body, r.JSON200)
 }
 
+// RotateAssistantToolSecret gives the assistant a new tool secret, in this answer only
+// (ToolSecret); the old one keeps signing its tool calls beside it for 24 h, so verify
+// with both meanwhile (POST /v1/assistants/{id}/rotate_tool_secret).
+func (c *Client) RotateAssistantToolSecret(ctx context.Context, id string, opts ...RequestEditorFn) (*Assistant, error) {
+	r, err := c.Generated.RotateAssistantToolSecretWithResponse(ctx, id, nil, EmptyObject{}, opts...)
+	if err != nil {
+		return nil, err
+	}
+	return answer(r.HTTPResponse, r.Body, r.JSON200)
+}
+
 // RestoreAssistantDraft replaces the draft with a copy of a version
 // (POST /v1/assistants/{id}/draft/restore).
 func (c *Client) RestoreAssistantDraft(ctx context.Context, id string, body AssistantDraftRestore, opts ...RequestEditorFn) (*Assistant, error) {

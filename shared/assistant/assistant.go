@@ -43,6 +43,8 @@ type Draft struct {
 	// Model names the language model the persona uses, overriding the fleet's LLM_MODEL;
 	// empty means the fleet's default.
 	Model string `json:"model"`
+	// CallSettings: tools, idle timeout, maximum duration (tools.go).
+	CallSettings
 }
 
 // Version is an immutable published snapshot.
@@ -62,6 +64,8 @@ type Version struct {
 	// prompt use, sorted (shared/variables). Versions published before variables existed
 	// have none stored: VariableNames reads them from the text.
 	Variables []string `json:"variables,omitempty"`
+	// CallSettings are the draft's, as published (tools.go).
+	CallSettings
 }
 
 // VariableNames are the names of the placeholders the version uses, sorted; never nil.
@@ -91,6 +95,8 @@ type Assistant struct {
 	// Metadata is the customer's key-value pairs (shared/metadata); not part of the
 	// draft or of any version.
 	Metadata metadata.Metadata `json:"metadata,omitempty"`
+	// ToolSecret signs the requests to the assistant's tools (toolsecret.go).
+	ToolSecret
 	// Revision increases on every write; writes are conditional on the revision read.
 	Revision  int64     `json:"revision"`
 	CreatedAt time.Time `json:"created_at"`

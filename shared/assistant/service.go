@@ -9,6 +9,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/bridgeline/bridgeline/shared/apierr"
+	"github.com/bridgeline/bridgeline/shared/egress"
 	"github.com/bridgeline/bridgeline/shared/ident"
 	"github.com/bridgeline/bridgeline/shared/listing"
 	"github.com/bridgeline/bridgeline/shared/metadata"
@@ -36,6 +37,21 @@ type Fields struct {
 	// Metadata changes the assistant's metadata (on create, the whole of it); nil leaves
 	// it alone.
 	Metadata *metadata.Patch
+	// Calls change the call settings (tools, idle timeout, maximum duration); nil leaves
+	// them alone.
+	Calls *CallFields
+	// LiveKey is set when the request came with an sk_live_ key: a tool's URL must then
+	// be https.
+	LiveKey bool
+}
+
+// CallFields are the call settings a create or a patch carries; nil means "not given".
+type CallFields struct {
+	Tools              *[]Tool
+	IdleTimeoutSeconds *int
+	// MaxDurationSeconds sets the limit; ClearMaxDuration (null given) removes it.
+	MaxDurationSeconds *int
+	ClearMaxDuration   bool
 }
 
 // Service applies the assistant rules on top of a Store.
@@ -44,7 +60,15 @@ type Service struct {
 	// HostedVoices are the hosted speech API's voices the deployment offers (TTS_VOICES),
 	// beside persona.LocalVoices; a draft's voice must be one of Voices().
 	HostedVoices []string
-	Now          func() time.Time
+	// Secrets seals the tool secrets at rest; nil stores them in clear (unit tests only).
+	Secrets Sealer
+	// Destinations says where a tool's URL may point, as for webhook endpoints
+	// (WEBHOOK_ALLOW_LOOPBACK).
+	Destinations egress.Policy
+	// MaxCallDuration is the deployment's longest call (MAX_SESSION_MINUTES): the most a
+	// version's max_duration_seconds may say. Zero: 24 hours.
+	MaxCallDuration time.Duration
+	Now             func() time.Time
 }
 
 // Voices is the catalogue of voices a draft may name.
@@ -55,13 +79,18 @@ func (s *Service) Create(ctx context.Context, accountID string, f Fields) (Assis
 	if f.Name == nil {
 		return Assistant{}, apierr.Missing("name")
 	}
-	if err := f.validate(s.Voices()); err != nil {
+	if err := s.check(&f); err != nil {
+		return Assistant{}, err
+	}
+	plain, sealed, err := s.newToolSecret(ctx)
+	if err != nil {
 		return Assistant{}, err
 	}
 	now := s.now()
 	a := Assistant{
 		ID: ident.New("asst"), AccountID: accountID, Status: StatusActive,
-		Draft: Draft{Framing: persona.DefaultFraming}, Revision: 1, CreatedAt: now, UpdatedAt: now,
+		Draft:      Draft{Framing: persona.DefaultFraming, CallSettings: CallSettings{IdleTimeoutSeconds: DefaultIdleTimeoutSeconds}},
+		ToolSecret: ToolSecret{Secret: sealed}, Revision: 1, CreatedAt: now, UpdatedAt: now,
 	}
 	if err := f.apply(&a); err != nil {
 		return Assistant{}, err
@@ -72,7 +101,46 @@ func (s *Service) Create(ctx context.Context, accountID string, f Fields) (Assis
 	if err := s.Store.CreateAssistant(ctx, a); err != nil {
 		return Assistant{}, fmt.Errorf("create assistant: %w", err)
 	}
+	// The one time the secret is in clear outside the signer: the create's response.
+	a.ToolSecret.Secret = plain
 	return a, nil
+}
+
+// check validates f and normalises its tools (parameters compacted, defaults filled).
+func (s *Service) check(f *Fields) error {
+	if err := f.validate(s.Voices()); err != nil {
+		return err
+	}
+	c := f.Calls
+	if c == nil {
+		return nil
+	}
+	if c.Tools != nil {
+		tools, err := validTools(*c.Tools, toolRules{dest: s.Destinations, liveKey: f.LiveKey})
+		if err != nil {
+			return err
+		}
+		c.Tools = &tools
+	}
+	if c.IdleTimeoutSeconds != nil {
+		if err := validIdleTimeout(*c.IdleTimeoutSeconds); err != nil {
+			return err
+		}
+	}
+	if c.MaxDurationSeconds != nil {
+		if err := validMaxDuration(*c.MaxDurationSeconds, s.maxCall()); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// maxCall is the deployment's longest call.
+func (s *Service) maxCall() time.Duration {
+	if s.MaxCallDuration <= 0 {
+		return 24 * time.Hour
+	}
+	return s.MaxCallDuration
 }
 
 // Get returns the account's assistant, or a not-found error for any other id.
@@ -108,7 +176,7 @@ func (s *Service) List(ctx context.Context, accountID string, q ListQuery) ([]As
 
 // Update edits the draft.
 func (s *Service) Update(ctx context.Context, accountID, id string, f Fields) (Assistant, error) {
-	if err := f.validate(s.Voices()); err != nil {
+	if err := s.check(&f); err != nil {
 		return Assistant{}, err
 	}
 	return s.mutate(ctx, accountID, id, func(a *Assistant) error {
@@ -149,12 +217,19 @@ func (s *Service) Publish(ctx context.Context, accountID, id string) (Assistant,
 		if err != nil {
 			return err
 		}
+		if len(a.Draft.Tools) > 0 && a.ToolSecret.Secret == "" {
+			return noToolSecret(a.ID)
+		}
+		if m := a.Draft.MaxDurationSeconds; m != nil && *m > int(s.maxCall()/time.Second) {
+			// The deployment's limit went down since the draft was saved.
+			return validMaxDuration(*m, s.maxCall())
+		}
 		now := s.now()
 		v := Version{
 			ID: ident.New("ver"), AssistantID: a.ID, Number: a.VersionCount + 1, PublishedAt: now,
 			Name: a.Name, SystemPrompt: a.Draft.SystemPrompt, Greeting: a.Draft.Greeting,
 			AvatarID: a.Draft.AvatarID, Framing: a.Draft.Framing, Voice: a.Draft.Voice, Model: a.Draft.Model,
-			Variables: names,
+			Variables: names, CallSettings: a.Draft.CallSettings,
 		}
 		next := a
 		next.VersionCount = v.Number
@@ -213,9 +288,14 @@ func (s *Service) Duplicate(ctx context.Context, accountID, id string, name *str
 		n = *name
 	}
 	d := src.Draft
+	calls := &CallFields{Tools: &d.Tools, MaxDurationSeconds: d.MaxDurationSeconds}
+	if d.IdleTimeoutSeconds != 0 {
+		calls.IdleTimeoutSeconds = &d.IdleTimeoutSeconds
+	}
+	// The copy gets a tool secret of its own, shown in the response.
 	return s.Create(ctx, accountID, Fields{
 		Name: &n, SystemPrompt: &d.SystemPrompt, Greeting: &d.Greeting, AvatarID: &d.AvatarID, Framing: &d.Framing,
-		Voice: &d.Voice, Model: &d.Model,
+		Voice: &d.Voice, Model: &d.Model, Calls: calls,
 	})
 }
 
@@ -375,6 +455,21 @@ func (f Fields) apply(a *Assistant) error {
 	}
 	if f.Model != nil {
 		a.Draft.Model = *f.Model
+	}
+	if c := f.Calls; c != nil {
+		if c.Tools != nil {
+			a.Draft.Tools = *c.Tools
+		}
+		if c.IdleTimeoutSeconds != nil {
+			a.Draft.IdleTimeoutSeconds = *c.IdleTimeoutSeconds
+		}
+		if c.MaxDurationSeconds != nil {
+			m := *c.MaxDurationSeconds
+			a.Draft.MaxDurationSeconds = &m
+		}
+		if c.ClearMaxDuration {
+			a.Draft.MaxDurationSeconds = nil
+		}
 	}
 	if f.Metadata != nil {
 		m, err := f.Metadata.Apply(a.Metadata)

@@ -63,6 +63,9 @@ const (
 	ReasonConcurrentSessionLimit = "concurrent_session_limit"
 	// ReasonJoinTimeout: a web call whose client never joined its room in time.
 	ReasonJoinTimeout = "join_timeout"
+	// ReasonSilenceTimeout: the caller stayed silent for the version's
+	// idle_timeout_seconds, was asked whether they were still there, and said nothing.
+	ReasonSilenceTimeout = "silence_timeout"
 )
 
 // Who ended a call.
@@ -201,6 +204,15 @@ func (c Call) AnsweredEvent(eventID string) callevent.Event {
 	})
 }
 
+// TranscriptEvent is the call.transcript event of one final turn of the call, the
+// sequence-th the worker reported.
+func (c Call) TranscriptEvent(eventID string, at time.Time, sequence int, t persona.Turn) callevent.Event {
+	return c.event(callevent.TypeCallTranscript, eventID, at, callevent.CallTranscript{
+		CallID: c.ID, SessionID: c.SessionID, LineID: c.LineID, Direction: c.Direction, Sequence: sequence,
+		Speaker: t.Speaker, Text: t.Text, StartMS: t.StartMS, EndMS: t.EndMS, Interrupted: t.Interrupted, Metadata: c.Metadata,
+	})
+}
+
 func (c Call) event(typ, id string, at time.Time, data any) callevent.Event {
 	return callevent.Event{ID: id, AccountID: c.AccountID, Type: typ, CreatedAt: at, Data: mustJSON(data)}
 }
@@ -235,9 +247,12 @@ func (q ListQuery) Matches(c Call) bool {
 // c.Revision is 0 (apierr.ErrConflict if its id or platform call id exists) and otherwise
 // updates it only if the stored revision is still c.Revision (apierr.ErrConflict if not);
 // the stored revision becomes c.Revision+1. evts are written to the event outbox in the
-// same transaction.
+// same transaction. QueueEvent returns apierr.ErrConflict for an event id it has.
 type Store interface {
 	SaveCall(ctx context.Context, c Call, evts []callevent.Event) error
+	// QueueEvent writes an event that goes with no change of a record (call.transcript)
+	// to the event outbox, once: apierr.ErrConflict when its id is there already.
+	QueueEvent(ctx context.Context, evt callevent.Event) error
 	GetCall(ctx context.Context, id string) (Call, error)
 	CallByPlatformID(ctx context.Context, platform, platformCallID string) (Call, error)
 	// ListCalls returns up to Limit+1 calls of the account, newest first.

@@ -34,6 +34,7 @@ import (
 	"github.com/bridgeline/bridgeline/shared/platform/simhook"
 	"github.com/bridgeline/bridgeline/shared/session"
 	"github.com/bridgeline/bridgeline/shared/store"
+	"github.com/bridgeline/bridgeline/shared/toolcall"
 	"github.com/bridgeline/bridgeline/shared/webhookendpoint"
 )
 
@@ -72,6 +73,10 @@ type Deps struct {
 	// cfg.RateLimit and cfg.RateBurst (the local stack); Lambdas share one in DynamoDB
 	// (or httpapi.Unlimited).
 	RateLimiter httpapi.RateLimiter
+	// ToolClient posts the assistants' tool calls to the customers' URLs: nil is
+	// toolcall.NewClient(cfg.Webhooks), the egress rules of webhook deliveries (tests
+	// give one whose resolver answers internal addresses).
+	ToolClient *http.Client
 	// Routes are served beside the control plane's own (the local stack's sim pages).
 	Routes []httpapi.Route
 	// JoinPage holds the hosted join page's files (shared/joinpage/assets.FS): given by
@@ -104,6 +109,8 @@ type ControlPlane struct {
 	// Delivery is the local outbox worker (Deps.LocalDelivery), nil otherwise; run it
 	// with RunDelivery.
 	Delivery *delivery.Worker
+	// Tools runs the persona workers' tool calls.
+	Tools *toolcall.Service
 }
 
 // New validates cfg and builds the control plane over deps.
@@ -133,7 +140,8 @@ func New(cfg config.Config, deps Deps) (*ControlPlane, error) {
 	}
 	cp := &ControlPlane{Config: cfg, Store: s}
 	cp.Accounts = &account.Service{Store: s, Now: now}
-	cp.Assistants = &assistant.Service{Store: s, HostedVoices: cfg.HostedVoices, Now: now}
+	cp.Assistants = &assistant.Service{Store: s, HostedVoices: cfg.HostedVoices, Secrets: deps.Secrets,
+		Destinations: cfg.Webhooks, MaxCallDuration: cfg.MaxSession, Now: now}
 	cp.Lines = &line.Service{Store: s, Assistants: s, Now: now}
 	cp.Endpoints = &webhookendpoint.Service{Store: s, Secrets: deps.Secrets, Destinations: cfg.Webhooks}
 	cp.Deliverer = &delivery.Deliverer{Endpoints: cp.Endpoints, Client: delivery.NewClient(cfg.Webhooks)}
@@ -159,7 +167,7 @@ func New(cfg config.Config, deps Deps) (*ControlPlane, error) {
 	sessionOpts := []session.Option{session.WithPlatforms(platforms), session.WithDecider(cp.Asker),
 		session.WithDecisionReserve(deps.DecisionReserve), session.WithMaxDuration(cfg.MaxSession),
 		session.WithDispatchTimeout(cfg.AssistantDispatchTimeout), session.WithMaxConcurrentSessions(cfg.MaxConcurrentSessions),
-		session.WithLog(log), session.WithClock(now)}
+		session.WithSubscriptions(cp.Endpoints), session.WithLog(log), session.WithClock(now)}
 	if notify != nil {
 		sessionOpts = append(sessionOpts, session.WithWriteNotify(notify))
 	}
@@ -171,6 +179,12 @@ func New(cfg config.Config, deps Deps) (*ControlPlane, error) {
 	if err != nil {
 		return nil, err
 	}
+	toolClient := deps.ToolClient
+	if toolClient == nil {
+		toolClient = toolcall.NewClient(cfg.Webhooks)
+	}
+	cp.Tools = &toolcall.Service{Records: s, Secrets: cp.Assistants, Client: toolClient, Log: log, Now: now}
+
 	routes := slices.Concat(
 		(&httpapi.Assistants{Service: cp.Assistants}).Routes(),
 		(&httpapi.Lines{Service: cp.Lines}).Routes(),
@@ -180,7 +194,7 @@ func New(cfg config.Config, deps Deps) (*ControlPlane, error) {
 		(&httpapi.Sessions{Service: cp.Sessions, JoinPageURL: cfg.JoinPageURL}).Routes(),
 		httpapi.Passthrough("join-page", page, joinpage.Patterns...),
 		(&httpapi.Receivers{Sessions: cp.Sessions, RTC: deps.LiveKit, ReportSecret: cfg.PersonaReportSecret,
-			SimSecret: deps.SimSecret, Replays: deps.NotificationReplays, Now: now}).Routes(),
+			Tools: cp.Tools, SimSecret: deps.SimSecret, Replays: deps.NotificationReplays, Now: now}).Routes(),
 		deps.Routes,
 	)
 	limiter := deps.RateLimiter

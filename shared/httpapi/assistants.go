@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"encoding/json"
 	"net/http"
 
 	"github.com/bridgeline/bridgeline/shared/assistant"
@@ -11,11 +12,11 @@ import (
 
 // AssistantJSON is the assistant object.
 type AssistantJSON struct {
-	ID     string          `json:"id"`
-	Object string          `json:"object"`
-	Name   string          `json:"name"`
-	Status string          `json:"status"`
-	Draft  assistant.Draft `json:"draft"`
+	ID     string    `json:"id"`
+	Object string    `json:"object"`
+	Name   string    `json:"name"`
+	Status string    `json:"status"`
+	Draft  DraftJSON `json:"draft"`
 	// Versions are the newest assistant.ObjectVersions, oldest first.
 	Versions []VersionJSON `json:"versions"`
 	// VersionCount is how many versions were published; HasMoreVersions says Versions
@@ -27,6 +28,35 @@ type AssistantJSON struct {
 	UpdatedAt       Time    `json:"updated_at"`
 	// Metadata is the customer's key-value pairs, {} for none.
 	Metadata metadata.Metadata `json:"metadata"`
+	// ToolSecret is in the responses that made it (create, duplicate, rotate_tool_secret)
+	// and in no other.
+	ToolSecret *string `json:"tool_secret,omitempty"`
+}
+
+// DraftJSON is the draft as the assistant object shows it: the stored draft with every
+// call setting present, defaults filled in.
+type DraftJSON struct {
+	assistant.Draft
+	CallSettingsJSON
+}
+
+// CallSettingsJSON are a draft's or a version's call settings, each always present: the
+// tools ([] for none), idle_timeout_seconds (its default for records written before it
+// existed) and max_duration_seconds (null: the deployment's limit only). Being shallower
+// than the stored fields, they replace them in the JSON.
+type CallSettingsJSON struct {
+	Tools              []assistant.Tool `json:"tools"`
+	IdleTimeoutSeconds int              `json:"idle_timeout_seconds"`
+	MaxDurationSeconds *int             `json:"max_duration_seconds"`
+}
+
+// PresentCallSettings maps call settings to their JSON.
+func PresentCallSettings(c assistant.CallSettings) CallSettingsJSON {
+	tools := c.Tools
+	if tools == nil {
+		tools = []assistant.Tool{}
+	}
+	return CallSettingsJSON{Tools: tools, IdleTimeoutSeconds: int(c.IdleTimeout().Seconds()), MaxDurationSeconds: c.MaxDurationSeconds}
 }
 
 // VersionJSON is the assistant version object.
@@ -44,13 +74,15 @@ type VersionJSON struct {
 	Model        string          `json:"model"`
 	// Variables are the placeholder names the greeting and system prompt use.
 	Variables []string `json:"variables"`
+	CallSettingsJSON
 }
 
 // PresentAssistant maps an assistant to its JSON object.
 func PresentAssistant(a assistant.Assistant) AssistantJSON {
 	newest := a.NewestVersions(assistant.ObjectVersions)
 	out := AssistantJSON{
-		ID: a.ID, Object: "assistant", Name: a.Name, Status: a.Status, Draft: a.Draft,
+		ID: a.ID, Object: "assistant", Name: a.Name, Status: a.Status,
+		Draft:    DraftJSON{Draft: a.Draft, CallSettingsJSON: PresentCallSettings(a.Draft.CallSettings)},
 		Versions: make([]VersionJSON, 0, len(newest)), VersionCount: len(a.Versions),
 		HasMoreVersions: len(newest) < len(a.Versions), ActiveVersionID: StringOrNull(a.ActiveVersionID),
 		CreatedAt: Time(a.CreatedAt), UpdatedAt: Time(a.UpdatedAt), Metadata: a.Metadata.OrEmpty(),
@@ -66,7 +98,7 @@ func PresentVersion(v assistant.Version) VersionJSON {
 	return VersionJSON{
 		ID: v.ID, Object: "assistant_version", Number: v.Number, PublishedAt: Time(v.PublishedAt),
 		Name: v.Name, SystemPrompt: v.SystemPrompt, Greeting: v.Greeting, AvatarID: v.AvatarID, Framing: v.Framing,
-		Voice: v.Voice, Model: v.Model, Variables: v.VariableNames(),
+		Voice: v.Voice, Model: v.Model, Variables: v.VariableNames(), CallSettingsJSON: PresentCallSettings(v.CallSettings),
 	}
 }
 
@@ -80,7 +112,21 @@ type assistantBody struct {
 	Voice        Nullable[string]      `json:"voice"`
 	Model        Nullable[string]      `json:"model"`
 
+	Tools              Nullable[[]toolBody] `json:"tools"`
+	IdleTimeoutSeconds Nullable[int]        `json:"idle_timeout_seconds"`
+	// MaxDurationSeconds may be null: the deployment's limit only.
+	MaxDurationSeconds Nullable[int] `json:"max_duration_seconds"`
+
 	Metadata Nullable[metadataParam] `json:"metadata"`
+}
+
+// toolBody is one tool of a draft's tools: the whole list is given each time.
+type toolBody struct {
+	Name        string          `json:"name"`
+	Description string          `json:"description"`
+	Parameters  json.RawMessage `json:"parameters"`
+	URL         string          `json:"url"`
+	TimeoutMS   int             `json:"timeout_ms"`
 }
 
 // framingBody lets a PATCH give only shot or only position.
@@ -93,6 +139,7 @@ func (f assistantBody) fields(current persona.Framing) (assistant.Fields, error)
 	for _, err := range []error{
 		f.Name.NotNull("name"), f.SystemPrompt.NotNull("system_prompt"), f.Greeting.NotNull("greeting"),
 		f.AvatarID.NotNull("avatar_id"), f.Framing.NotNull("framing"), f.Voice.NotNull("voice"), f.Model.NotNull("model"),
+		f.Tools.NotNull("tools"), f.IdleTimeoutSeconds.NotNull("idle_timeout_seconds"),
 	} {
 		if err != nil {
 			return assistant.Fields{}, err
@@ -109,6 +156,18 @@ func (f assistantBody) fields(current persona.Framing) (assistant.Fields, error)
 			merged.Position = *fr.Position
 		}
 		out.Framing = &merged
+	}
+	if f.Tools.Set || f.IdleTimeoutSeconds.Set || f.MaxDurationSeconds.Set {
+		c := &assistant.CallFields{IdleTimeoutSeconds: f.IdleTimeoutSeconds.Ptr(), MaxDurationSeconds: f.MaxDurationSeconds.Ptr(),
+			ClearMaxDuration: f.MaxDurationSeconds.Null}
+		if f.Tools.Set {
+			tools := make([]assistant.Tool, len(f.Tools.Value))
+			for i, t := range f.Tools.Value {
+				tools[i] = assistant.Tool(t)
+			}
+			c.Tools = &tools
+		}
+		out.Calls = c
 	}
 	return out, nil
 }
@@ -132,6 +191,7 @@ func (h *Assistants) Routes() []Route {
 		{Function: "assistants-draft-restore", Method: http.MethodPost, Pattern: "/v1/assistants/{id}/draft/restore", Handler: h.restoreAssistantDraft},
 		{Function: "assistants-duplicate", Method: http.MethodPost, Pattern: "/v1/assistants/{id}/duplicate", Handler: h.duplicateAssistant},
 		{Function: "assistants-archive", Method: http.MethodPost, Pattern: "/v1/assistants/{id}/archive", Handler: h.archiveAssistant},
+		{Function: "assistants-rotate-tool-secret", Method: http.MethodPost, Pattern: "/v1/assistants/{id}/rotate_tool_secret", Handler: h.rotateToolSecret},
 		{Function: "avatars-list", Method: http.MethodGet, Pattern: "/v1/avatars", Handler: h.listAvatars},
 		{Function: "voices-list", Method: http.MethodGet, Pattern: "/v1/voices", Handler: h.listVoices},
 	}
@@ -149,11 +209,33 @@ func (h *Assistants) createAssistant(w http.ResponseWriter, r *http.Request) (in
 	if f.Metadata, err = metadataOnCreate(body.Metadata); err != nil {
 		return 0, nil, err
 	}
-	as, err := h.Service.Create(r.Context(), AccountFrom(r.Context()).ID, f)
+	caller := AccountFrom(r.Context())
+	f.LiveKey = caller.Live
+	as, err := h.Service.Create(r.Context(), caller.ID, f)
 	if err != nil {
 		return 0, nil, err
 	}
-	return http.StatusCreated, PresentAssistant(as), nil
+	return http.StatusCreated, withToolSecret(as), nil
+}
+
+// withToolSecret is the assistant object of a response that made its tool secret, which
+// as holds in clear: the one time the customer sees it.
+func withToolSecret(as assistant.Assistant) AssistantJSON {
+	out := PresentAssistant(as)
+	secret := as.ToolSecret.Secret
+	out.ToolSecret = &secret
+	return out
+}
+
+func (h *Assistants) rotateToolSecret(w http.ResponseWriter, r *http.Request) (int, any, error) {
+	if err := Decode(r, &struct{}{}, true); err != nil {
+		return 0, nil, err
+	}
+	as, err := h.Service.RotateToolSecret(r.Context(), AccountFrom(r.Context()).ID, r.PathValue("id"))
+	if err != nil {
+		return 0, nil, err
+	}
+	return http.StatusOK, withToolSecret(as), nil
 }
 
 func (h *Assistants) listAssistants(w http.ResponseWriter, r *http.Request) (int, any, error) {
@@ -212,6 +294,7 @@ func (h *Assistants) updateAssistant(w http.ResponseWriter, r *http.Request) (in
 		return 0, nil, err
 	}
 	f.Metadata = metadataOnUpdate(body.Metadata)
+	f.LiveKey = AccountFrom(r.Context()).Live
 	as, err := h.Service.Update(r.Context(), acct, id, f)
 	if err != nil {
 		return 0, nil, err
@@ -275,7 +358,7 @@ func (h *Assistants) duplicateAssistant(w http.ResponseWriter, r *http.Request) 
 	if err != nil {
 		return 0, nil, err
 	}
-	return http.StatusCreated, PresentAssistant(as), nil
+	return http.StatusCreated, withToolSecret(as), nil
 }
 
 func (h *Assistants) archiveAssistant(w http.ResponseWriter, r *http.Request) (int, any, error) {

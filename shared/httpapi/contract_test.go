@@ -288,6 +288,41 @@ func TestContractAssistantsAndLines(t *testing.T) {
 	c.Fail("PATCH", line, `{"handle":"+1555"}`, 400, "parameter_unknown")
 	c.FailValid("PATCH", "/v1/lines/"+unknownLine, `{"name":"x"}`, 404, "resource_not_found")
 
+	// Tools, the call settings and the tool secret: shown by the create and each
+	// rotation only, never by a read.
+	tooled := c.OK("POST", "/v1/assistants", `{"name":"Tooled","system_prompt":"Help.","greeting":"Hi.","avatar_id":"ava_iris",`+
+		`"tools":[{"name":"lookup_order","description":"Finds an order.","url":"https://example.com/tools",`+
+		`"parameters":{"type":"object","properties":{"order_id":{"type":"string"}},"required":["order_id"]}}],`+
+		`"idle_timeout_seconds":45,"max_duration_seconds":600}`, 201)
+	firstSecret := tooled.Str("tool_secret")
+	if !strings.HasPrefix(firstSecret, "whsec_") {
+		t.Errorf("create = %s, want a tool_secret", tooled.Raw)
+	}
+	tooledPath := "/v1/assistants/" + tooled.Str("id")
+	if r := c.OK("GET", tooledPath, "", 200); r.Body["tool_secret"] != nil ||
+		!strings.Contains(string(r.Raw), `"timeout_ms":5000`) || !strings.Contains(string(r.Raw), `"idle_timeout_seconds":45`) {
+		t.Errorf("GET = %s, want the tools with their default timeout and no tool_secret", r.Raw)
+	}
+	if r := c.OK("POST", tooledPath+"/rotate_tool_secret", "", 200); r.Str("tool_secret") == "" || r.Str("tool_secret") == firstSecret {
+		t.Errorf("rotate_tool_secret = %s, want a new tool_secret", r.Raw)
+	}
+	c.FailValid("POST", "/v1/assistants/"+unknownAsst+"/rotate_tool_secret", "", 404, "resource_not_found")
+	if r := c.OK("POST", tooledPath+"/publish", "", 201); !strings.Contains(string(r.Raw), `"tools":[{"name":"lookup_order"`) {
+		t.Errorf("publish = %s, want the tools in the version", r.Raw)
+	}
+	c.Fail("PATCH", tooledPath, `{"tools":[{"name":"end_call","url":"https://example.com/"}]}`, 400, "parameter_invalid")
+	if r := c.Fail("PATCH", tooledPath, `{"tools":[{"name":"x","url":"https://example.com/","headers":{}}]}`, 400, "parameter_unknown"); !strings.Contains(string(r.Raw), `"param":"tools[0].headers"`) {
+		t.Errorf("unknown tool field = %s, want param tools[0].headers", r.Raw)
+	}
+	c.Fail("PATCH", tooledPath, `{"tools":[{"name":"x","url":"http://169.254.169.254/latest"}]}`, 400, "url_not_allowed")
+	c.Fail("PATCH", tooledPath, `{"tools":[{"name":"x","url":"https://example.com/","parameters":{"type":"object","required":7}}]}`, 400, "parameter_invalid")
+	c.Fail("PATCH", tooledPath, `{"tools":null}`, 400, "parameter_invalid")
+	c.Fail("PATCH", tooledPath, `{"idle_timeout_seconds":5}`, 400, "parameter_invalid")
+	c.Fail("PATCH", tooledPath, `{"max_duration_seconds":86401}`, 400, "parameter_invalid")
+	if r := c.OK("PATCH", tooledPath, `{"tools":[],"max_duration_seconds":null}`, 200); !strings.Contains(string(r.Raw), `"tools":[],"idle_timeout_seconds":45,"max_duration_seconds":null`) {
+		t.Errorf("PATCH = %s, want no tools and no limit in the draft", r.Raw)
+	}
+
 	// Archive and what an archived assistant refuses.
 	if r := c.OK("POST", "/v1/assistants/"+ada+"/archive", "", 200); r.Str("status") != "archived" {
 		t.Errorf("archive = %s", r.Raw)

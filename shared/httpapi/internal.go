@@ -12,6 +12,7 @@ import (
 	"github.com/bridgeline/bridgeline/shared/platform/simhook"
 	"github.com/bridgeline/bridgeline/shared/rtc"
 	"github.com/bridgeline/bridgeline/shared/session"
+	"github.com/bridgeline/bridgeline/shared/toolcall"
 )
 
 // LiveKitWebhookPath is where livekit-server sends its webhooks.
@@ -30,6 +31,9 @@ type Receivers struct {
 	// not the LiveKit API secret that livekit-server and every worker also hold. Empty
 	// answers every report 401.
 	ReportSecret string
+	// Tools runs the workers' tool calls (persona.ToolPath), verified with ReportSecret
+	// like their reports; nil leaves the route out.
+	Tools *toolcall.Service
 	// SimSecret verifies the sim's notifications; empty leaves the sim route out.
 	SimSecret string
 	// Replays keeps the ids of accepted notifications, so that a replayed one is refused
@@ -60,6 +64,11 @@ func (h *Receivers) Routes() []Route {
 		// limit applies, not the customer API's 256 KiB.
 		{Function: "persona-report", Method: http.MethodPost, Pattern: persona.ReportPath, Public: true,
 			MaxBody: persona.MaxReportBytes, Handler: h.report},
+	}
+	if h.Tools != nil {
+		// The answer waits for the customer's tool (at most 20 s, its timeout_ms).
+		routes = append(routes, Route{Function: "persona-tool", Method: http.MethodPost, Pattern: persona.ToolPath, Public: true,
+			MaxBody: persona.MaxToolRequestBytes, Handler: h.tool})
 	}
 	if h.SimSecret != "" {
 		routes = append(routes, Route{Function: "platform-sim", Method: http.MethodPost, Pattern: simhook.Path, Public: true,
@@ -142,6 +151,23 @@ func (h *Receivers) report(w http.ResponseWriter, r *http.Request) (int, any, er
 		return 0, nil, err
 	}
 	return http.StatusOK, receivedJSON{true}, nil
+}
+
+func (h *Receivers) tool(w http.ResponseWriter, r *http.Request) (int, any, error) {
+	req, err := persona.VerifyToolRequest(r, h.ReportSecret)
+	switch {
+	case errors.Is(err, persona.ErrReportTooLarge):
+		return 0, nil, apierr.New(apierr.CodeBodyTooLarge, "tool request too large")
+	case errors.Is(err, persona.ErrReportMalformed):
+		return 0, nil, apierr.New(apierr.CodeInvalidJSON, "malformed tool request")
+	case err != nil:
+		return 0, nil, apierr.New(apierr.CodeAPIKeyInvalid, "tool request signature invalid")
+	}
+	res, err := h.Tools.Call(r.Context(), req)
+	if err != nil {
+		return 0, nil, err
+	}
+	return http.StatusOK, res, nil
 }
 
 func (h *Receivers) now() time.Time {

@@ -39,6 +39,7 @@ import (
 	"github.com/bridgeline/bridgeline/shared/line"
 	"github.com/bridgeline/bridgeline/shared/platform/sim"
 	"github.com/bridgeline/bridgeline/shared/store/sqlite"
+	"github.com/bridgeline/bridgeline/shared/toolcall"
 	"github.com/bridgeline/bridgeline/shared/webhookendpoint"
 	"gopkg.in/yaml.v3"
 )
@@ -272,7 +273,7 @@ func TestOpenAPIMatchesRouteTable(t *testing.T) {
 func allRoutes(t *testing.T) []httpapi.Route {
 	routes := newStack(t, nil).api.Routes()
 	routes = append(routes, (&httpapi.Sessions{}).Routes()...)
-	routes = append(routes, (&httpapi.Receivers{SimSecret: "x"}).Routes()...)
+	routes = append(routes, (&httpapi.Receivers{SimSecret: "x", Tools: &toolcall.Service{}}).Routes()...)
 	routes = append(routes, httpapi.Passthrough(sim.Name, nil, sim.Patterns...)...)
 	routes = append(routes, httpapi.Passthrough("join-page", nil, joinpage.Patterns...)...)
 	return routes

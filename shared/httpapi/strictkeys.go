@@ -19,6 +19,20 @@ func checkKeys(body []byte, t reflect.Type, prefix string) error {
 	if inner, ok := nullableInner(t); ok {
 		t = inner
 	}
+	if t.Kind() == reflect.Slice && t.Elem().Kind() == reflect.Struct {
+		// A list of objects (an assistant's tools): each item's keys, named tools[2].url.
+		var items []json.RawMessage
+		if err := json.Unmarshal(body, &items); err != nil {
+			return nil // not a list here: the decoder reports the type error
+		}
+		base := strings.TrimSuffix(prefix, ".")
+		for i, raw := range items {
+			if err := checkKeys(raw, t.Elem(), fmt.Sprintf("%s[%d].", base, i)); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
 	if t.Kind() != reflect.Struct {
 		return nil
 	}

@@ -5,6 +5,7 @@ package ident
 
 import (
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/binary"
 	"strings"
 	"sync"
@@ -114,4 +115,17 @@ func Time(prefix, id string) (time.Time, bool) {
 	}
 	// 26 characters hold 130 bits; the top two are zero for every id New makes.
 	return time.UnixMilli(int64(hi >> 16)), true
+}
+
+// Derived returns an id with t's millisecond and 80 bits of key's SHA-256 in place of the
+// random part: the same key at the same time always gives the same id, so a retried
+// write of one thing (a worker's report, delivered twice) finds its own first write
+// instead of adding a second. Keys must name what they stand for uniquely (a call's id
+// and a sequence number); such ids sort by t like any other.
+func Derived(prefix string, t time.Time, key string) string {
+	sum := sha256.Sum256([]byte(prefix + "\x00" + key))
+	var raw [16]byte
+	binary.BigEndian.PutUint64(raw[:8], uint64(max(t.UnixMilli(), 0))<<16)
+	copy(raw[6:], sum[:10])
+	return prefix + "_" + encode(raw)
 }

@@ -74,3 +74,20 @@ func TestFloorCeil(t *testing.T) {
 		t.Errorf("Time(Floor(%v)) = %v", at, got)
 	}
 }
+
+func TestDerived(t *testing.T) {
+	at := time.UnixMilli(1_790_000_000_123)
+	a := Derived("evt", at, "call_1#3")
+	if a != Derived("evt", at, "call_1#3") {
+		t.Fatal("Derived is not stable")
+	}
+	if a == Derived("evt", at, "call_1#4") || a == Derived("evt", at.Add(time.Millisecond), "call_1#3") {
+		t.Fatal("Derived gave one id for two keys or two times")
+	}
+	if !Valid("evt", a) {
+		t.Fatalf("Derived = %q, not a valid id", a)
+	}
+	if got, _ := Time("evt", a); !got.Equal(at) {
+		t.Errorf("Time(Derived) = %v, want %v", got, at)
+	}
+}

@@ -54,6 +54,8 @@ type Version struct {
 	Voice string `json:"voice,omitempty"`
 	// Model overrides the deployment's LLM_MODEL for this version; empty means the default.
 	Model string `json:"model,omitempty"`
+	// CallSettings: tools, idle timeout, maximum duration (calls.go).
+	CallSettings
 }
 
 // Brand is what the connecting screen shows.
@@ -79,6 +81,10 @@ type Job struct {
 	// joins (AnsweredAt is zero): the transcript's offsets and the first metrics count
 	// from then.
 	JoinBy time.Time `json:"join_by,omitzero"`
+	// TranscriptEvents says an enabled webhook endpoint of the account subscribed to
+	// call.transcript when the call was answered: the worker then reports each final
+	// turn as it happens (ReportTurn). Otherwise it sends none, and no event is written.
+	TranscriptEvents bool `json:"transcript_events,omitempty"`
 }
 
 // WebCall reports whether the job is a web call's (JoinBy).
@@ -90,6 +96,9 @@ const (
 	ReportMediaVerified = "media_verified"    // caller audio decoded and caller subscribed to our tracks
 	ReportGreeting      = "greeting_started"  // first greeting audio published
 	ReportEnded         = "ended"             // the worker left the call
+	// ReportTurn carries one final turn (Report.Turn) as it happens, for call.transcript;
+	// it changes nothing on the call record (the ended report's transcript does).
+	ReportTurn = "turn"
 )
 
 // Why a worker left a call (Report.EndReason of ReportEnded).
@@ -102,6 +111,12 @@ const (
 	EndWorkerShutdown  = "worker_shutdown"  // the worker's drain timed out
 	EndError           = "error"            // the worker failed
 	EndCallerAbsent    = "caller_absent"    // a web call's caller did not join by the job's JoinBy
+	// EndSilenceTimeout: the caller said nothing for the version's idle timeout, was
+	// asked whether they were still there, and said nothing again.
+	EndSilenceTimeout = "silence_timeout"
+	// EndMaxDuration: the call reached the version's max_duration_seconds; the assistant
+	// said so and hung up.
+	EndMaxDuration = "max_duration"
 )
 
 // Turn is one utterance of the conversation.
@@ -117,12 +132,17 @@ type Turn struct {
 	// final report of a very long call fits the control plane's size limit; the oldest
 	// turns go first, and their speaker and timing stay.
 	TextTrimmed bool `json:"text_trimmed,omitempty"`
+	// Tool is the tool call of a turn of speaker "tool" (Text is ""); a trimmed one keeps
+	// its name, error and duration but not its arguments and result.
+	Tool *ToolUse `json:"tool,omitempty"`
 }
 
 // Speakers of a Turn.
 const (
 	SpeakerAssistant = "assistant"
 	SpeakerCaller    = "caller"
+	// SpeakerTool marks a tool call in the transcript, in order among the spoken turns.
+	SpeakerTool = "tool"
 )
 
 // Metrics are measured by the worker. The first two are offsets from answer; the
@@ -146,6 +166,11 @@ type Metrics struct {
 	TTSFirstAudioMS *Percentiles `json:"tts_first_audio_ms,omitempty"`
 	// Errors counts model, speech and synthesis failures the call recovered from.
 	Errors *ErrorCount `json:"errors,omitempty"`
+	// ToolCalls counts the calls of the customer's tools, ToolErrors those that brought
+	// no result (told to the model as errors); ToolMS is how long each took.
+	ToolCalls  *int         `json:"tool_calls,omitempty"`
+	ToolErrors *int         `json:"tool_errors,omitempty"`
+	ToolMS     *Percentiles `json:"tool_ms,omitempty"`
 }
 
 // Percentiles summarise a duration measured once per turn, in milliseconds.
@@ -170,4 +195,8 @@ type Report struct {
 	EndReason  string  `json:"end_reason,omitempty"`
 	Metrics    Metrics `json:"metrics"`
 	Transcript []Turn  `json:"transcript,omitempty"`
+	// Turn and Sequence are set on ReportTurn: the final turn, and its number among the
+	// call's turn reports (1, 2, ...), which names its call.transcript event.
+	Turn     *Turn `json:"turn,omitempty"`
+	Sequence int   `json:"sequence,omitempty"`
 }

@@ -36,9 +36,37 @@ func (s *Service) job(ctx context.Context, ses Session, c call.Call, v assistant
 		// values fixed on the call when it was answered.
 		Version: persona.Version{AssistantID: v.AssistantID, ID: v.ID, Number: v.Number, Name: v.Name,
 			SystemPrompt: variables.Render(v.SystemPrompt, c.Variables), Greeting: variables.Render(v.Greeting, c.Variables), AvatarID: v.AvatarID,
-			Framing: persona.Framing{Shot: v.Framing.Shot, Position: v.Framing.Position}, Voice: v.Voice, Model: v.Model}}
+			Framing: persona.Framing{Shot: v.Framing.Shot, Position: v.Framing.Position}, Voice: v.Voice, Model: v.Model,
+			CallSettings: callSettings(v.CallSettings)},
+		TranscriptEvents: s.wantsTranscript(ctx, c.AccountID)}
 	b, err := json.Marshal(j)
 	return string(b), err
+}
+
+// callSettings are a version's call settings as its worker runs them: the tools without
+// their URLs (the worker asks the control plane to call one: persona.ToolPath).
+func callSettings(c assistant.CallSettings) persona.CallSettings {
+	out := persona.CallSettings{IdleTimeoutSeconds: int(c.IdleTimeout() / time.Second)}
+	if c.MaxDurationSeconds != nil {
+		out.MaxDurationSeconds = *c.MaxDurationSeconds
+	}
+	for _, t := range c.Tools {
+		out.Tools = append(out.Tools, persona.Tool{Name: t.Name, Description: t.Description, Parameters: t.Parameters, TimeoutMS: t.TimeoutMS})
+	}
+	return out
+}
+
+// wantsTranscript: an enabled endpoint of the account subscribes to call.transcript now.
+// A failed read only costs this call its transcript events; it never fails the call.
+func (s *Service) wantsTranscript(ctx context.Context, accountID string) bool {
+	if s.set.Subscriptions == nil {
+		return false
+	}
+	ok, err := s.set.Subscriptions.Wants(ctx, accountID, callevent.TypeCallTranscript)
+	if err != nil {
+		s.log().Error("read call.transcript subscriptions; the call sends none", "account_id", accountID, "err", err)
+	}
+	return ok
 }
 
 // dispatchAssistant asks LiveKit for the assistant's job in an answered assistant

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"reflect"
 
 	"github.com/bridgeline/bridgeline/events/callevent"
@@ -113,6 +114,9 @@ func (s *Service) HandleReport(ctx context.Context, rep persona.Report) error {
 	if err != nil {
 		return err
 	}
+	if rep.Kind == persona.ReportTurn {
+		return s.transcribed(ctx, c, rep)
+	}
 	if c.SessionID == "" {
 		_, err := s.mutateCall(ctx, c.ID, func(c *call.Call) ([]callevent.Event, bool, error) { return nil, applyReport(c, rep), nil })
 		return err
@@ -142,6 +146,32 @@ func (s *Service) HandleReport(ctx context.Context, rep persona.Report) error {
 	return err
 }
 
+// transcribed writes the call.transcript event of a turn report: to the outbox on its own,
+// with no change to the call record (the ended report brings the whole transcript), so a
+// turn costs one write. Its id is derived from the call and the turn's sequence number,
+// so a redelivered report finds its event written and adds none. A turn that is not a
+// caller's or an assistant's, or that comes without its data, is refused.
+func (s *Service) transcribed(ctx context.Context, c call.Call, rep persona.Report) error {
+	t := rep.Turn
+	if t == nil || rep.Sequence < 1 || t.Speaker != persona.SpeakerCaller && t.Speaker != persona.SpeakerAssistant {
+		return apierr.Invalid("turn", "a turn report needs a caller or assistant turn and a sequence from 1")
+	}
+	at := rep.At
+	if at.IsZero() {
+		at = s.now()
+	}
+	evt := c.TranscriptEvent(ident.Derived("evt", at, fmt.Sprintf("%s#%d", c.ID, rep.Sequence)), at, rep.Sequence, *t)
+	err := s.records.QueueEvent(ctx, evt)
+	if errors.Is(err, apierr.ErrConflict) {
+		return nil // a redelivered report: its event is written
+	}
+	if err != nil {
+		return fmt.Errorf("queue call.transcript of %s: %w", c.ID, err)
+	}
+	s.notify([]callevent.Event{evt})
+	return nil
+}
+
 // reportEnd is how a worker's end reason ends a call that is still live.
 func reportEnd(workerReason string) (status, reason, by string) {
 	switch workerReason {
@@ -159,6 +189,11 @@ func reportEnd(workerReason string) (status, reason, by string) {
 	case persona.EndCallerAbsent:
 		// A web call's client never came: the sweeper's join timeout, seen by the worker.
 		return StatusFailed, call.ReasonJoinTimeout, call.EndedBySystem
+	case persona.EndSilenceTimeout:
+		return StatusEnded, call.ReasonSilenceTimeout, call.EndedByAssistant
+	case persona.EndMaxDuration:
+		// The version's limit: the assistant said so and hung up.
+		return StatusEnded, call.ReasonMaxDuration, call.EndedByAssistant
 	}
 	// worker_shutdown, error, and reasons newer than this code.
 	return StatusEnded, call.ReasonAssistantError, call.EndedByAssistant

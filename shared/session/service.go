@@ -45,6 +45,13 @@ type Decider interface {
 	Ask(ctx context.Context, in decision.Incoming) (decision.Record, error)
 }
 
+// Subscriptions says whether an account listens to an event type at all:
+// *webhookendpoint.Service. An event produced once per turn (call.transcript) is made
+// only for accounts that do.
+type Subscriptions interface {
+	Wants(ctx context.Context, accountID, typ string) (bool, error)
+}
+
 // Room settings every session room gets.
 const (
 	// RoomEmptyTimeout closes a room nobody ever joined.
@@ -114,6 +121,9 @@ type Settings struct {
 	// MaxConcurrentSessions is an account's limit of live sessions unless the account
 	// has its own (limits.go).
 	MaxConcurrentSessions int
+	// Subscriptions decides, when an assistant call is dispatched, whether its worker
+	// reports turns for call.transcript; nil: never.
+	Subscriptions Subscriptions
 	// Log receives the service's logs; Now is its clock.
 	Log *slog.Logger
 	Now func() time.Time
@@ -218,6 +228,12 @@ func WithMaxConcurrentSessions(n int) Option {
 		s.MaxConcurrentSessions = n
 		return nil
 	}
+}
+
+// WithSubscriptions lets assistant calls of accounts subscribed to call.transcript
+// report their turns as they happen (default: no call.transcript at all).
+func WithSubscriptions(sub Subscriptions) Option {
+	return func(s *Settings) error { s.Subscriptions = sub; return nil }
 }
 
 // WithLog receives the service's logs (default slog.Default()).

@@ -237,6 +237,22 @@ func (s *Service) Subscribed(ctx context.Context, accountID, typ string) ([]deli
 	return out, nil
 }
 
+// Wants reports whether an enabled endpoint of the account subscribes to typ, without
+// opening any secret: for deciding whether to produce an event at all (call.transcript,
+// one per turn, is written only when someone listens).
+func (s *Service) Wants(ctx context.Context, accountID, typ string) (bool, error) {
+	all, err := s.Store.ListWebhookEndpoints(ctx, accountID, listing.Query{Limit: MaxPerAccount * 2})
+	if err != nil {
+		return false, fmt.Errorf("list webhook endpoints: %w", err)
+	}
+	for _, e := range all {
+		if e.Status == StatusEnabled && e.Subscribed(typ) {
+			return true, nil
+		}
+	}
+	return false, nil
+}
+
 // Update applies a PATCH. Setting status back to enabled clears the disabled reason, so an
 // endpoint turned off by a 410 can be turned on again.
 func (s *Service) Update(ctx context.Context, accountID, id string, in Input) (Endpoint, error) {
@@ -322,7 +338,8 @@ func (s *Service) now() time.Time {
 }
 
 // EventTypes are the types an endpoint can subscribe to.
-var EventTypes = []string{callevent.TypeCallIncoming, callevent.TypeCallAnswered, callevent.TypeCallEnded}
+var EventTypes = []string{callevent.TypeCallIncoming, callevent.TypeCallAnswered, callevent.TypeCallEnded,
+	callevent.TypeCallTranscript}
 
 func (in Input) validate(dest egress.Policy) error {
 	if in.URL != nil {

@@ -22,8 +22,10 @@ var Tables = map[string][]dynamo.Table{
 	"assistants-draft-restore": {dynamo.Assistants, dynamo.Idempotency, dynamo.Versions, dynamo.RateLimits},
 	"assistants-duplicate":     {dynamo.Assistants, dynamo.Idempotency, dynamo.Versions, dynamo.RateLimits},
 	"assistants-archive":       {dynamo.Assistants, dynamo.Idempotency, dynamo.Versions, dynamo.RateLimits},
-	"avatars-list":             {dynamo.RateLimits},
-	"voices-list":              {dynamo.RateLimits},
+	// It seals the new tool secret (KMS) and writes it; the assistant is read with its versions.
+	"assistants-rotate-tool-secret": {dynamo.Assistants, dynamo.Idempotency, dynamo.Versions, dynamo.RateLimits},
+	"avatars-list":                  {dynamo.RateLimits},
+	"voices-list":                   {dynamo.RateLimits},
 
 	"api-keys-list":   {dynamo.APIKeys, dynamo.RateLimits},
 	"api-keys-create": {dynamo.Accounts, dynamo.APIKeys, dynamo.Idempotency, dynamo.RateLimits},
@@ -66,6 +68,9 @@ var Tables = map[string][]dynamo.Table{
 	"platform-sim": {dynamo.Accounts, dynamo.Assistants, dynamo.CallDecisions, dynamo.CallPlatformIDs, dynamo.Calls,
 		dynamo.Events, dynamo.Idempotency, dynamo.LineHandles, dynamo.Lines, dynamo.Sessions, dynamo.Versions, dynamo.WebhookAttempts,
 		dynamo.WebhookEndpoints},
-	"persona-report":  {dynamo.CallPlatformIDs, dynamo.Calls, dynamo.Events, dynamo.Sessions},
+	"persona-report": {dynamo.CallPlatformIDs, dynamo.Calls, dynamo.Events, dynamo.Sessions},
+	// It reads the call, its session and version, and the assistant's sealed tool secret;
+	// it writes nothing.
+	"persona-tool":    {dynamo.Assistants, dynamo.Calls, dynamo.Sessions, dynamo.Versions},
 	"session-sweeper": {dynamo.CallPlatformIDs, dynamo.Calls, dynamo.Events, dynamo.Sessions},
 }

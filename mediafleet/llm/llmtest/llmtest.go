@@ -37,6 +37,32 @@ type Message struct {
 	Role       string `json:"role"`
 	Content    string `json:"content"`
 	ToolCallID string `json:"tool_call_id,omitempty"` // the call a tool message answers
+	// ToolCalls are an assistant message's tool calls, as name(arguments) joined by "; ".
+	ToolCalls Calls `json:"tool_calls,omitempty"`
+}
+
+// Calls are the tool calls of an assistant message, written name(arguments) and joined
+// by "; ": a string, so that a Message compares with ==.
+type Calls string
+
+// UnmarshalJSON reads Chat Completions' tool_calls list.
+func (c *Calls) UnmarshalJSON(b []byte) error {
+	var list []struct {
+		ID       string `json:"id"`
+		Function struct {
+			Name      string `json:"name"`
+			Arguments string `json:"arguments"`
+		} `json:"function"`
+	}
+	if err := json.Unmarshal(b, &list); err != nil {
+		return err
+	}
+	parts := make([]string, len(list))
+	for i, tc := range list {
+		parts[i] = tc.Function.Name + "(" + tc.Function.Arguments + ")"
+	}
+	*c = Calls(strings.Join(parts, "; "))
+	return nil
 }
 
 // ToolCall is a tool call of a Reply.

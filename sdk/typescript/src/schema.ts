@@ -115,7 +115,9 @@ export interface paths {
          * Publish the draft as a new version
          * @description Snapshots the draft into the next numbered, immutable version and makes it the
          *     active one. 422 `draft_incomplete` names the first of `name`, `system_prompt`,
-         *     `greeting`, `avatar_id` that is blank or unknown; 409 `assistant_archived`.
+         *     `greeting`, `avatar_id` that is blank or unknown, or `tool_secret` for a draft
+         *     with tools on an assistant that has no tool secret yet (see
+         *     `rotate_tool_secret`); 409 `assistant_archived`.
          */
         post: operations["publishAssistant"];
         delete?: never;
@@ -224,6 +226,34 @@ export interface paths {
          *     assistant answers 200 and changes nothing.
          */
         post: operations["archiveAssistant"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/assistants/{id}/rotate_tool_secret": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The assistant's id. */
+                id: components["parameters"]["AssistantPathID"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Rotate the tool secret
+         * @description A new secret for the assistant's tool calls, in `tool_secret`, shown this once;
+         *     the previous one keeps signing beside it for 24 h (each request then carries both
+         *     signatures), and a second rotation inside those 24 h drops the oldest. An
+         *     assistant created before tools existed has none until its first rotation, and
+         *     publishing tools needs one (422 `draft_incomplete` on `tool_secret`).
+         *     409 `assistant_archived` for an archived assistant.
+         */
+        post: operations["rotateAssistantToolSecret"];
         delete?: never;
         options?: never;
         head?: never;
@@ -853,6 +883,63 @@ export interface webhooks {
         patch?: never;
         trace?: never;
     };
+    "call.transcript": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A turn of an assistant call ended
+         * @description One final turn, the caller's or the assistant's, as it happens: a few per minute of
+         *     conversation. It is produced only for calls answered while an enabled endpoint of
+         *     the account subscribes to it (`events` listing it, or `["*"]`), so an account that
+         *     does not listen pays nothing for it; an endpoint that subscribes during a call gets
+         *     the turns of later calls.
+         */
+        post: operations["callTranscript"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "tool.call": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * The model called one of an assistant's tools
+         * @description Not an event: posted to the tool's own `url` (not to webhook endpoints) when the
+         *     model calls the tool during a call, once (never retried: a tool may act), signed
+         *     per Standard Webhooks with the assistant's `tool_secret`, so `webhook.Verify` (Go
+         *     SDK) and `verifyWebhook` (TypeScript SDK) check it as they check events. The
+         *     control plane makes the request, not the media fleet: the persona worker never
+         *     holds the secret or the URL. Bridgeline waits the tool's `timeout_ms` (default
+         *     5 s, at most 20 s) for a 2xx whose body is any JSON (or `{"result": ...}`, whose
+         *     `result` is then what the model gets; an empty body is `null`), at most 16 KiB.
+         *     Anything else (a timeout, a non-2xx, a 3xx: redirects are not followed, an
+         *     unreachable or internal address, a longer or non-JSON body) is told to the model
+         *     as an error, which it turns into words; the call never goes silent. Waiting over
+         *     a second, the assistant says "One moment." (once per call of a tool). A caller who
+         *     talks over the wait cancels it (the request is closed). Each call is in the call
+         *     record's `transcript` (speaker `tool`) and counted in its `metrics`.
+         */
+        post: operations["toolCall"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export interface components {
     schemas: {
@@ -1392,6 +1479,28 @@ export interface components {
          *       },
          *       "voice": "alloy",
          *       "model": "gpt-4o-mini",
+         *       "tools": [
+         *         {
+         *           "name": "lookup_order",
+         *           "description": "Finds an order by its number and says where it is.",
+         *           "parameters": {
+         *             "type": "object",
+         *             "properties": {
+         *               "order_id": {
+         *                 "type": "string",
+         *                 "description": "The order number the caller gives."
+         *               }
+         *             },
+         *             "required": [
+         *               "order_id"
+         *             ]
+         *           },
+         *           "url": "https://example.com/bridgeline/tools/lookup_order",
+         *           "timeout_ms": 5000
+         *         }
+         *       ],
+         *       "idle_timeout_seconds": 30,
+         *       "max_duration_seconds": 900,
          *       "metadata": {
          *         "team": "front-desk"
          *       }
@@ -1412,6 +1521,12 @@ export interface components {
             voice?: components["schemas"]["VoiceField"];
             /** @description The language model the assistant thinks with; empty for the deployment's. */
             model?: components["schemas"]["ModelField"];
+            /** @description The tools the model may call (the whole list). */
+            tools?: components["schemas"]["ToolsInput"];
+            /** @description The caller's silence before the assistant asks whether they are still there (10-600, default 30). */
+            idle_timeout_seconds?: components["schemas"]["IdleTimeoutSeconds"];
+            /** @description The longest a call lasts from its answer; null for the deployment's limit only. */
+            max_duration_seconds?: components["schemas"]["MaxDurationSeconds"];
             /** @description Your own key-value pairs (at most 50; see `Metadata`). A key given `""` is not stored. `null` is refused. */
             metadata?: components["schemas"]["Metadata"];
         };
@@ -1427,6 +1542,28 @@ export interface components {
          *       },
          *       "voice": "alloy",
          *       "model": "gpt-4o-mini",
+         *       "tools": [
+         *         {
+         *           "name": "lookup_order",
+         *           "description": "Finds an order by its number and says where it is.",
+         *           "parameters": {
+         *             "type": "object",
+         *             "properties": {
+         *               "order_id": {
+         *                 "type": "string",
+         *                 "description": "The order number the caller gives."
+         *               }
+         *             },
+         *             "required": [
+         *               "order_id"
+         *             ]
+         *           },
+         *           "url": "https://example.com/bridgeline/tools/lookup_order",
+         *           "timeout_ms": 5000
+         *         }
+         *       ],
+         *       "idle_timeout_seconds": 30,
+         *       "max_duration_seconds": 900,
          *       "metadata": {
          *         "team": "front-desk"
          *       }
@@ -1447,9 +1584,149 @@ export interface components {
             voice?: components["schemas"]["VoiceField"];
             /** @description The language model the assistant thinks with; empty for the deployment's. */
             model?: components["schemas"]["ModelField"];
+            /** @description The tools the model may call (the whole list). */
+            tools?: components["schemas"]["ToolsInput"];
+            /** @description The caller's silence before the assistant asks whether they are still there (10-600, default 30). */
+            idle_timeout_seconds?: components["schemas"]["IdleTimeoutSeconds"];
+            /** @description The longest a call lasts from its answer; null for the deployment's limit only. */
+            max_duration_seconds?: components["schemas"]["MaxDurationSeconds"];
             /** @description Changes the metadata: see `MetadataUpdate`. */
             metadata?: components["schemas"]["MetadataUpdate"];
         };
+        /**
+         * @description The tool's name as the model calls it; unique in the assistant, and not a built-in tool's (`end_call`, `transfer_call`).
+         * @example lookup_order
+         */
+        ToolName: string;
+        /**
+         * @description The JSON Schema of the arguments: an object schema (`"type": "object"` at the
+         *     top), checked as JSON Schema (2020-12 unless its `$schema` names an earlier
+         *     draft) when saved, at most 8 KiB of JSON, and the tools' parameters at most 32 KiB
+         *     together. `$ref` may point inside the schema only. Omitted or null: no arguments.
+         * @example {
+         *       "type": "object",
+         *       "properties": {
+         *         "order_id": {
+         *           "type": "string",
+         *           "description": "The order number the caller gives."
+         *         }
+         *       },
+         *       "required": [
+         *         "order_id"
+         *       ]
+         *     }
+         */
+        ToolParameters: Record<string, never>;
+        /**
+         * @description A function on your server the model may call during a call. Bridgeline posts the
+         *     call to `url` (see the `tool.call` webhook: the body, the signature with the
+         *     assistant's `tool_secret`, and what to answer).
+         * @example {
+         *       "name": "lookup_order",
+         *       "description": "Finds an order by its number and says where it is.",
+         *       "parameters": {
+         *         "type": "object",
+         *         "properties": {
+         *           "order_id": {
+         *             "type": "string",
+         *             "description": "The order number the caller gives."
+         *           }
+         *         },
+         *         "required": [
+         *           "order_id"
+         *         ]
+         *       },
+         *       "url": "https://example.com/bridgeline/tools/lookup_order",
+         *       "timeout_ms": 5000
+         *     }
+         */
+        Tool: {
+            /** @description The tool's name as the model calls it. */
+            name: components["schemas"]["ToolName"];
+            /** @description What the tool does and when to use it, for the model. */
+            description: string;
+            /** @description The JSON Schema of the arguments. */
+            parameters: components["schemas"]["ToolParameters"];
+            /** @description Where the calls are posted. */
+            url: string;
+            /** @description How long Bridgeline waits for your answer, in milliseconds. */
+            timeout_ms: number;
+        };
+        /**
+         * @description A tool as given in a create or an update.
+         * @example {
+         *       "name": "lookup_order",
+         *       "description": "Finds an order by its number and says where it is.",
+         *       "parameters": {
+         *         "type": "object",
+         *         "properties": {
+         *           "order_id": {
+         *             "type": "string"
+         *           }
+         *         },
+         *         "required": [
+         *           "order_id"
+         *         ]
+         *       },
+         *       "url": "https://example.com/bridgeline/tools/lookup_order"
+         *     }
+         */
+        ToolInput: {
+            /** @description The tool's name as the model calls it. */
+            name: components["schemas"]["ToolName"];
+            /** @description What the tool does and when to use it, for the model; at most 1,000 characters. */
+            description?: string;
+            /** @description The JSON Schema of the arguments; omitted or null for none. */
+            parameters?: components["schemas"]["ToolParameters"] | null;
+            /**
+             * @description Where the calls are posted: an absolute http or https URL with no credentials,
+             *     whose host is not a literal internal address (400 `url_not_allowed`; a host
+             *     name is checked again at every request, after DNS resolution, as for webhook
+             *     endpoints). A request made with a live key (`sk_live_`) must give https.
+             */
+            url: components["schemas"]["WebhookURL"];
+            /** @description How long to wait for your answer, in milliseconds; default 5000. */
+            timeout_ms?: number;
+        };
+        /**
+         * @description The whole list of tools (an update replaces it; `[]` removes them all); at most 16, names unique.
+         * @example [
+         *       {
+         *         "name": "lookup_order",
+         *         "description": "Finds an order by its number and says where it is.",
+         *         "parameters": {
+         *           "type": "object",
+         *           "properties": {
+         *             "order_id": {
+         *               "type": "string"
+         *             }
+         *           },
+         *           "required": [
+         *             "order_id"
+         *           ]
+         *         },
+         *         "url": "https://example.com/bridgeline/tools/lookup_order"
+         *       }
+         *     ]
+         */
+        ToolsInput: components["schemas"]["ToolInput"][];
+        /**
+         * @description After this much silence from the caller (nobody speaking, no reply or tool call
+         *     under way), the assistant asks once whether they are still there; if the caller
+         *     says nothing within 10 s of the question, the call ends with `end_reason:
+         *     silence_timeout`. Default 30.
+         * @example 30
+         */
+        IdleTimeoutSeconds: number;
+        /**
+         * @description The longest a call of this version lasts, from its answer: then the assistant
+         *     says the time is up and hangs up, `end_reason: max_duration`, `ended_by:
+         *     assistant`. At least 10 and at most the deployment's limit (`MAX_SESSION_MINUTES`,
+         *     60 minutes by default, which every session keeps from its creation). Null: the
+         *     deployment's limit only.
+         * @example 900
+         */
+        MaxDurationSeconds: number | null;
         /**
          * @description The editable working copy.
          * @example {
@@ -1461,7 +1738,10 @@ export interface components {
          *         "position": "left"
          *       },
          *       "voice": "alloy",
-         *       "model": "gpt-4o-mini"
+         *       "model": "gpt-4o-mini",
+         *       "tools": [],
+         *       "idle_timeout_seconds": 30,
+         *       "max_duration_seconds": null
          *     }
          */
         Draft: {
@@ -1477,6 +1757,12 @@ export interface components {
             voice: components["schemas"]["VoiceField"];
             /** @description The language model the assistant thinks with; empty for the deployment's. */
             model: components["schemas"]["ModelField"];
+            /** @description The tools the model may call, beside the built-in `end_call`; `[]` for none. */
+            tools: components["schemas"]["Tool"][];
+            /** @description The caller's silence before the assistant asks whether they are still there. */
+            idle_timeout_seconds: components["schemas"]["IdleTimeoutSeconds"];
+            /** @description The longest a call lasts from its answer; null for the deployment's limit only. */
+            max_duration_seconds: components["schemas"]["MaxDurationSeconds"];
         };
         /**
          * @description Values for an assistant's `{{name}}` placeholders, by name. At most 50; each name
@@ -1506,7 +1792,10 @@ export interface components {
          *       },
          *       "voice": "alloy",
          *       "model": "gpt-4o-mini",
-         *       "variables": []
+         *       "variables": [],
+         *       "tools": [],
+         *       "idle_timeout_seconds": 30,
+         *       "max_duration_seconds": null
          *     }
          */
         AssistantVersion: {
@@ -1537,6 +1826,12 @@ export interface components {
             model: components["schemas"]["ModelField"];
             /** @description The names of the placeholders the greeting and system prompt use, sorted; `[]` for none. */
             variables: string[];
+            /** @description The tools the model may call, beside the built-in `end_call`; `[]` for none. */
+            tools: components["schemas"]["Tool"][];
+            /** @description The caller's silence before the assistant asks whether they are still there. */
+            idle_timeout_seconds: components["schemas"]["IdleTimeoutSeconds"];
+            /** @description The longest a call lasts from its answer; null for the deployment's limit only. */
+            max_duration_seconds: components["schemas"]["MaxDurationSeconds"];
         };
         /**
          * @example {
@@ -1553,7 +1848,10 @@ export interface components {
          *           "position": "left"
          *         },
          *         "voice": "alloy",
-         *         "model": "gpt-4o-mini"
+         *         "model": "gpt-4o-mini",
+         *         "tools": [],
+         *         "idle_timeout_seconds": 30,
+         *         "max_duration_seconds": null
          *       },
          *       "versions": [
          *         {
@@ -1571,7 +1869,10 @@ export interface components {
          *           },
          *           "voice": "alloy",
          *           "model": "gpt-4o-mini",
-         *           "variables": []
+         *           "variables": [],
+         *           "tools": [],
+         *           "idle_timeout_seconds": 30,
+         *           "max_duration_seconds": null
          *         }
          *       ],
          *       "version_count": 1,
@@ -1615,6 +1916,14 @@ export interface components {
             updated_at: components["schemas"]["Timestamp"];
             /** @description Your own key-value pairs on the assistant; `{}` for none. See `Metadata`. */
             metadata: components["schemas"]["Metadata"];
+            /**
+             * @description The secret that signs the requests to the assistant's tools
+             *     (`whsec_<base64>`, Standard Webhooks, as webhook endpoints' secrets): present
+             *     only in the response that made it (create, duplicate, `rotate_tool_secret`),
+             *     shown this once. Verify tool calls with it (`webhook.Verify` of the Go SDK,
+             *     `verifyWebhook` of the TypeScript SDK).
+             */
+            tool_secret?: string;
         };
         /**
          * @example {
@@ -1634,7 +1943,10 @@ export interface components {
          *               "position": "left"
          *             },
          *             "voice": "alloy",
-         *             "model": "gpt-4o-mini"
+         *             "model": "gpt-4o-mini",
+         *             "tools": [],
+         *             "idle_timeout_seconds": 30,
+         *             "max_duration_seconds": null
          *           },
          *           "versions": [
          *             {
@@ -1652,7 +1964,10 @@ export interface components {
          *               },
          *               "voice": "alloy",
          *               "model": "gpt-4o-mini",
-         *               "variables": []
+         *               "variables": [],
+         *               "tools": [],
+         *               "idle_timeout_seconds": 30,
+         *               "max_duration_seconds": null
          *             }
          *           ],
          *           "version_count": 1,
@@ -1698,7 +2013,10 @@ export interface components {
          *           },
          *           "voice": "alloy",
          *           "model": "gpt-4o-mini",
-         *           "variables": []
+         *           "variables": [],
+         *           "tools": [],
+         *           "idle_timeout_seconds": 30,
+         *           "max_duration_seconds": null
          *         }
          *       ],
          *       "has_more": false
@@ -2020,14 +2338,14 @@ export interface components {
          * @example call.incoming
          * @enum {string}
          */
-        EventType: "call.incoming" | "call.answered" | "call.ended";
+        EventType: "call.incoming" | "call.answered" | "call.ended" | "call.transcript";
         /**
          * @description Event types the endpoint wants; `["*"]` for every type.
          * @example [
          *       "*"
          *     ]
          */
-        EventSubscription: ("*" | "call.incoming" | "call.answered" | "call.ended")[];
+        EventSubscription: ("*" | "call.incoming" | "call.answered" | "call.ended" | "call.transcript")[];
         /**
          * @description An absolute http or https URL with a host and no credentials.
          * @example https://example.com/hooks/bridgeline
@@ -2368,7 +2686,7 @@ export interface components {
          *       }
          *     }
          */
-        Event: components["schemas"]["CallIncomingEvent"] | components["schemas"]["CallAnsweredEvent"] | components["schemas"]["CallEndedEvent"];
+        Event: components["schemas"]["CallIncomingEvent"] | components["schemas"]["CallAnsweredEvent"] | components["schemas"]["CallEndedEvent"] | components["schemas"]["CallTranscriptEvent"];
         /**
          * @description A `call.incoming` event.
          * @example {
@@ -2595,7 +2913,7 @@ export interface components {
          *       ]
          *     }
          */
-        EventWithAttempts: components["schemas"]["CallIncomingEventWithAttempts"] | components["schemas"]["CallAnsweredEventWithAttempts"] | components["schemas"]["CallEndedEventWithAttempts"];
+        EventWithAttempts: components["schemas"]["CallIncomingEventWithAttempts"] | components["schemas"]["CallAnsweredEventWithAttempts"] | components["schemas"]["CallEndedEventWithAttempts"] | components["schemas"]["CallTranscriptEventWithAttempts"];
         /**
          * @description A `call.incoming` event with its delivery attempts.
          * @example {
@@ -2779,6 +3097,107 @@ export interface components {
             created_at: components["schemas"]["Timestamp"];
             /** @description The event's data, as sent to the endpoints (see `webhooks`). */
             data: components["schemas"]["CallEndedData"];
+            /** @description Every delivery attempt of the event, oldest first. */
+            attempts: components["schemas"]["EventAttempt"][];
+        };
+        /**
+         * @description A `call.transcript` event.
+         * @example {
+         *       "id": "evt_01jd3f4g5h6j7k8m9n0p1q2r3t",
+         *       "object": "event",
+         *       "type": "call.transcript",
+         *       "created_at": "2026-11-22T07:00:00.123Z",
+         *       "data": {
+         *         "call_id": "call_01jd3f4g5h6j7k8m9n0p1q2r3t",
+         *         "session_id": "ses_01jd3f4g5h6j7k8m9n0p1q2r3t",
+         *         "line_id": "line_01jd3f4g5h6j7k8m9n0p1q2r3t",
+         *         "direction": "inbound",
+         *         "sequence": 2,
+         *         "speaker": "caller",
+         *         "text": "where is my order",
+         *         "start_ms": 7202,
+         *         "end_ms": 9414,
+         *         "interrupted": false,
+         *         "metadata": {
+         *           "order_id": "6735"
+         *         }
+         *       }
+         *     }
+         */
+        CallTranscriptEvent: {
+            /** @description The event's id; the `webhook-id` of every delivery. */
+            id: components["schemas"]["EventID"];
+            /**
+             * @description Always `event`.
+             * @enum {string}
+             */
+            object: "event";
+            /**
+             * @description The event type; it says which schema `data` has. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            type: "call.transcript";
+            /** @description When the event happened. */
+            created_at: components["schemas"]["Timestamp"];
+            /** @description The event's data, as sent to the endpoints (see `webhooks`). */
+            data: components["schemas"]["CallTranscriptData"];
+        };
+        /**
+         * @description A `call.transcript` event with its delivery attempts.
+         * @example {
+         *       "id": "evt_01jd3f4g5h6j7k8m9n0p1q2r3t",
+         *       "object": "event",
+         *       "type": "call.transcript",
+         *       "created_at": "2026-11-22T07:00:00.123Z",
+         *       "data": {
+         *         "call_id": "call_01jd3f4g5h6j7k8m9n0p1q2r3t",
+         *         "session_id": "ses_01jd3f4g5h6j7k8m9n0p1q2r3t",
+         *         "line_id": "line_01jd3f4g5h6j7k8m9n0p1q2r3t",
+         *         "direction": "inbound",
+         *         "sequence": 2,
+         *         "speaker": "caller",
+         *         "text": "where is my order",
+         *         "start_ms": 7202,
+         *         "end_ms": 9414,
+         *         "interrupted": false,
+         *         "metadata": {
+         *           "order_id": "6735"
+         *         }
+         *       },
+         *       "attempts": [
+         *         {
+         *           "id": "watt_01jd3f4g5h6j7k8m9n0p1q2r3t",
+         *           "object": "event_attempt",
+         *           "endpoint_id": "whep_01jd3f4g5h6j7k8m9n0p1q2r3t",
+         *           "url": "https://example.com/hooks/bridgeline",
+         *           "attempt": 1,
+         *           "attempted_at": "2026-11-22T07:00:00.123Z",
+         *           "duration_ms": 59000,
+         *           "status_code": 200,
+         *           "outcome": "succeeded",
+         *           "error": null,
+         *           "next_attempt_at": null
+         *         }
+         *       ]
+         *     }
+         */
+        CallTranscriptEventWithAttempts: {
+            /** @description The event's id; the `webhook-id` of every delivery. */
+            id: components["schemas"]["EventID"];
+            /**
+             * @description Always `event`.
+             * @enum {string}
+             */
+            object: "event";
+            /**
+             * @description The event type; it says which schema `data` has. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            type: "call.transcript";
+            /** @description When the event happened. */
+            created_at: components["schemas"]["Timestamp"];
+            /** @description The event's data, as sent to the endpoints (see `webhooks`). */
+            data: components["schemas"]["CallTranscriptData"];
             /** @description Every delivery attempt of the event, oldest first. */
             attempts: components["schemas"]["EventAttempt"][];
         };
@@ -3006,7 +3425,7 @@ export interface components {
              * @description Why it ended; null while it lasts.
              * @enum {string}
              */
-            end_reason: "deleted" | "remote_hangup" | "participant_left" | "no_answer" | "busy" | "platform_error" | "max_duration" | "line_disabled" | "no_assistant" | "declined" | "decision_timeout" | "media_failed" | "assistant_error" | "room_closed" | "assistant_hangup" | "assistant_unavailable" | "concurrent_session_limit" | "join_timeout";
+            end_reason: "deleted" | "remote_hangup" | "participant_left" | "no_answer" | "busy" | "platform_error" | "max_duration" | "line_disabled" | "no_assistant" | "declined" | "decision_timeout" | "media_failed" | "assistant_error" | "room_closed" | "assistant_hangup" | "assistant_unavailable" | "concurrent_session_limit" | "join_timeout" | "silence_timeout";
             /**
              * @description Which side ended the call; null while it lasts.
              * @enum {string}
@@ -3016,6 +3435,58 @@ export interface components {
             metadata?: components["schemas"]["Metadata"];
             /** @description The metadata of the call's session as the call ended; `{}` for none. Absent, as `session_id` is, for a call that never had a session (one declined at the line). */
             session_metadata?: components["schemas"]["Metadata"];
+        };
+        /**
+         * @description One final turn of an assistant call, the caller's or the assistant's, as it ends
+         *     (the greeting included; tool calls are not turns here). `sequence` numbers a
+         *     call's turns in the order they became final; deliveries may arrive out of order,
+         *     and `start_ms` orders them as spoken. The call record's `transcript` has them all
+         *     once `call.ended` is sent; the last turn's event may come after `call.ended`.
+         * @example {
+         *       "call_id": "call_01jd3f4g5h6j7k8m9n0p1q2r3t",
+         *       "session_id": "ses_01jd3f4g5h6j7k8m9n0p1q2r3t",
+         *       "line_id": "line_01jd3f4g5h6j7k8m9n0p1q2r3t",
+         *       "direction": "inbound",
+         *       "sequence": 2,
+         *       "speaker": "caller",
+         *       "text": "where is my order",
+         *       "start_ms": 7202,
+         *       "end_ms": 9414,
+         *       "interrupted": false,
+         *       "metadata": {
+         *         "order_id": "6735"
+         *       }
+         *     }
+         */
+        CallTranscriptData: {
+            /** @description The call's id. */
+            call_id: components["schemas"]["CallID"];
+            /** @description The hosted session the call is bridged into. */
+            session_id?: components["schemas"]["SessionID"];
+            /** @description The line the call came in on or went out from. */
+            line_id?: components["schemas"]["LineID"];
+            /**
+             * @description `inbound` (a call to a line) or `outbound` (a session dialling out).
+             * @enum {string}
+             */
+            direction: "inbound" | "outbound";
+            /** @description The turn's number among the call's `call.transcript` events, from 1; with `call_id` it names the turn. */
+            sequence: number;
+            /**
+             * @description Who spoke the turn.
+             * @enum {string}
+             */
+            speaker: "caller" | "assistant";
+            /** @description What was said; for an interrupted assistant turn, only what the caller heard. */
+            text: string;
+            /** @description Start of the turn, in milliseconds from the answer. */
+            start_ms: number;
+            /** @description End of the turn, in milliseconds from the answer. */
+            end_ms: number;
+            /** @description True on an assistant turn the caller talked over (barge-in). */
+            interrupted: boolean;
+            /** @description The call's metadata; `{}` for none. */
+            metadata: components["schemas"]["Metadata"];
         };
         /**
          * @description Which published version becomes the active one.
@@ -3241,7 +3712,7 @@ export interface components {
          * @example deleted
          * @enum {string|null}
          */
-        EndReason: "deleted" | "remote_hangup" | "participant_left" | "no_answer" | "busy" | "platform_error" | "max_duration" | "line_disabled" | "no_assistant" | "declined" | "decision_timeout" | "media_failed" | "assistant_error" | "room_closed" | "assistant_hangup" | "assistant_unavailable" | "concurrent_session_limit" | "join_timeout" | null;
+        EndReason: "deleted" | "remote_hangup" | "participant_left" | "no_answer" | "busy" | "platform_error" | "max_duration" | "line_disabled" | "no_assistant" | "declined" | "decision_timeout" | "media_failed" | "assistant_error" | "room_closed" | "assistant_hangup" | "assistant_unavailable" | "concurrent_session_limit" | "join_timeout" | "silence_timeout" | null;
         /**
          * @description A hosted session, as GET and DELETE show it (without a token).
          * @example {
@@ -3454,10 +3925,10 @@ export interface components {
          */
         Turn: {
             /**
-             * @description Who spoke the turn.
+             * @description Who spoke the turn; `tool` for a call of one of the assistant's tools (then `text` is empty and `tool` says what happened).
              * @enum {string}
              */
-            speaker: "assistant" | "caller";
+            speaker: "assistant" | "caller" | "tool";
             /** @description What was said; for an interrupted assistant turn, only what the caller heard. */
             text: string;
             /** @description Offset from the answer. */
@@ -3474,6 +3945,49 @@ export interface components {
              * @enum {boolean}
              */
             text_trimmed?: true;
+            /** @description On a turn of speaker `tool` only. */
+            tool?: components["schemas"]["ToolUse"];
+        };
+        /**
+         * @description One call of a tool, placed among the spoken turns where its answer came: the
+         *     turn's `start_ms` is when the model called it, `end_ms` when the answer (or the
+         *     error) came. A trimmed turn (`text_trimmed`) keeps the name, the error and the
+         *     duration only.
+         * @example {
+         *       "name": "lookup_order",
+         *       "arguments": {
+         *         "order_id": "6735"
+         *       },
+         *       "result": {
+         *         "status": "shipped",
+         *         "eta": "Friday"
+         *       },
+         *       "duration_ms": 182
+         *     }
+         */
+        ToolUse: {
+            /** @description The tool's name. */
+            name: string;
+            /** @description The arguments the model gave (`{}` when what it wrote was not a JSON object: the error then says so). */
+            arguments?: Record<string, never>;
+            /** @description Your answer, as the model got it (the value of `result` when you answered `{"result": ...}`); absent on an error. */
+            result?: unknown;
+            /** @description Why there is no result; absent on success. The model is told the same. */
+            error?: {
+                /**
+                 * @description `timeout` (no answer within `timeout_ms`), `http_status` (a non-2xx),
+                 *     `unreachable`, `blocked_destination` (the URL resolved to an internal
+                 *     address: no connection was made), `response_too_large` (over 16 KiB),
+                 *     `invalid_response` (not JSON), `invalid_arguments` (the model's arguments
+                 *     were not a JSON object), `interrupted` (the caller talked over the wait),
+                 *     `unavailable`, `no_tool_secret`, `unknown_tool`, `call_not_live`.
+                 */
+                code: string;
+                /** @description What went wrong, in a sentence. */
+                message: string;
+            };
+            /** @description From the request to the answer, in milliseconds. */
+            duration_ms: number;
         };
         /**
          * @description A duration measured once per turn, over the call, in milliseconds.
@@ -3521,6 +4035,12 @@ export interface components {
          *       "errors": {
          *         "count": 1,
          *         "last_kind": "llm_timeout"
+         *       },
+         *       "tool_calls": 1,
+         *       "tool_errors": 0,
+         *       "tool_ms": {
+         *         "p50": 182,
+         *         "p95": 182
          *       }
          *     }
          */
@@ -3550,6 +4070,12 @@ export interface components {
                 /** @description The last failure: llm_error, llm_timeout, stt_error or tts_error. */
                 last_kind: string;
             };
+            /** @description How many calls of the assistant's tools the model made. */
+            tool_calls?: number;
+            /** @description How many of them brought no result (the model was told the error; the transcript's `tool` turn says which). */
+            tool_errors?: number;
+            /** @description A tool call's request to its answer (or its error). */
+            tool_ms?: components["schemas"]["Percentiles"];
         } | null;
         /**
          * @description The call record.
@@ -3612,6 +4138,12 @@ export interface components {
          *         "errors": {
          *           "count": 1,
          *           "last_kind": "llm_timeout"
+         *         },
+         *         "tool_calls": 1,
+         *         "tool_errors": 0,
+         *         "tool_ms": {
+         *           "p50": 182,
+         *           "p95": 182
          *         }
          *       },
          *       "assistant_report": "received",
@@ -3780,6 +4312,12 @@ export interface components {
          *             "errors": {
          *               "count": 1,
          *               "last_kind": "llm_timeout"
+         *             },
+         *             "tool_calls": 1,
+         *             "tool_errors": 0,
+         *             "tool_ms": {
+         *               "p50": 182,
+         *               "p95": 182
          *             }
          *           },
          *           "assistant_report": "received",
@@ -4212,7 +4750,10 @@ export interface operations {
                      *               "position": "left"
                      *             },
                      *             "voice": "alloy",
-                     *             "model": "gpt-4o-mini"
+                     *             "model": "gpt-4o-mini",
+                     *             "tools": [],
+                     *             "idle_timeout_seconds": 30,
+                     *             "max_duration_seconds": null
                      *           },
                      *           "versions": [
                      *             {
@@ -4230,7 +4771,10 @@ export interface operations {
                      *               },
                      *               "voice": "alloy",
                      *               "model": "gpt-4o-mini",
-                     *               "variables": []
+                     *               "variables": [],
+                     *               "tools": [],
+                     *               "idle_timeout_seconds": 30,
+                     *               "max_duration_seconds": null
                      *             }
                      *           ],
                      *           "version_count": 1,
@@ -4281,6 +4825,28 @@ export interface operations {
                  *       },
                  *       "voice": "alloy",
                  *       "model": "gpt-4o-mini",
+                 *       "tools": [
+                 *         {
+                 *           "name": "lookup_order",
+                 *           "description": "Finds an order by its number and says where it is.",
+                 *           "parameters": {
+                 *             "type": "object",
+                 *             "properties": {
+                 *               "order_id": {
+                 *                 "type": "string",
+                 *                 "description": "The order number the caller gives."
+                 *               }
+                 *             },
+                 *             "required": [
+                 *               "order_id"
+                 *             ]
+                 *           },
+                 *           "url": "https://example.com/bridgeline/tools/lookup_order",
+                 *           "timeout_ms": 5000
+                 *         }
+                 *       ],
+                 *       "idle_timeout_seconds": 30,
+                 *       "max_duration_seconds": 900,
                  *       "metadata": {
                  *         "team": "front-desk"
                  *       }
@@ -4313,7 +4879,10 @@ export interface operations {
                      *           "position": "left"
                      *         },
                      *         "voice": "alloy",
-                     *         "model": "gpt-4o-mini"
+                     *         "model": "gpt-4o-mini",
+                     *         "tools": [],
+                     *         "idle_timeout_seconds": 30,
+                     *         "max_duration_seconds": null
                      *       },
                      *       "versions": [
                      *         {
@@ -4331,7 +4900,10 @@ export interface operations {
                      *           },
                      *           "voice": "alloy",
                      *           "model": "gpt-4o-mini",
-                     *           "variables": []
+                     *           "variables": [],
+                     *           "tools": [],
+                     *           "idle_timeout_seconds": 30,
+                     *           "max_duration_seconds": null
                      *         }
                      *       ],
                      *       "version_count": 1,
@@ -4341,7 +4913,8 @@ export interface operations {
                      *       "updated_at": "2026-11-22T07:00:00.123Z",
                      *       "metadata": {
                      *         "team": "front-desk"
-                     *       }
+                     *       },
+                     *       "tool_secret": "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
                      *     }
                      */
                     "application/json": components["schemas"]["Assistant"];
@@ -4391,7 +4964,10 @@ export interface operations {
                      *           "position": "left"
                      *         },
                      *         "voice": "alloy",
-                     *         "model": "gpt-4o-mini"
+                     *         "model": "gpt-4o-mini",
+                     *         "tools": [],
+                     *         "idle_timeout_seconds": 30,
+                     *         "max_duration_seconds": null
                      *       },
                      *       "versions": [
                      *         {
@@ -4409,7 +4985,10 @@ export interface operations {
                      *           },
                      *           "voice": "alloy",
                      *           "model": "gpt-4o-mini",
-                     *           "variables": []
+                     *           "variables": [],
+                     *           "tools": [],
+                     *           "idle_timeout_seconds": 30,
+                     *           "max_duration_seconds": null
                      *         }
                      *       ],
                      *       "version_count": 1,
@@ -4458,6 +5037,28 @@ export interface operations {
                  *       },
                  *       "voice": "alloy",
                  *       "model": "gpt-4o-mini",
+                 *       "tools": [
+                 *         {
+                 *           "name": "lookup_order",
+                 *           "description": "Finds an order by its number and says where it is.",
+                 *           "parameters": {
+                 *             "type": "object",
+                 *             "properties": {
+                 *               "order_id": {
+                 *                 "type": "string",
+                 *                 "description": "The order number the caller gives."
+                 *               }
+                 *             },
+                 *             "required": [
+                 *               "order_id"
+                 *             ]
+                 *           },
+                 *           "url": "https://example.com/bridgeline/tools/lookup_order",
+                 *           "timeout_ms": 5000
+                 *         }
+                 *       ],
+                 *       "idle_timeout_seconds": 30,
+                 *       "max_duration_seconds": 900,
                  *       "metadata": {
                  *         "team": "front-desk"
                  *       }
@@ -4489,7 +5090,10 @@ export interface operations {
                      *           "position": "left"
                      *         },
                      *         "voice": "alloy",
-                     *         "model": "gpt-4o-mini"
+                     *         "model": "gpt-4o-mini",
+                     *         "tools": [],
+                     *         "idle_timeout_seconds": 30,
+                     *         "max_duration_seconds": null
                      *       },
                      *       "versions": [
                      *         {
@@ -4507,7 +5111,10 @@ export interface operations {
                      *           },
                      *           "voice": "alloy",
                      *           "model": "gpt-4o-mini",
-                     *           "variables": []
+                     *           "variables": [],
+                     *           "tools": [],
+                     *           "idle_timeout_seconds": 30,
+                     *           "max_duration_seconds": null
                      *         }
                      *       ],
                      *       "version_count": 1,
@@ -4578,7 +5185,10 @@ export interface operations {
                      *           },
                      *           "voice": "alloy",
                      *           "model": "gpt-4o-mini",
-                     *           "variables": []
+                     *           "variables": [],
+                     *           "tools": [],
+                     *           "idle_timeout_seconds": 30,
+                     *           "max_duration_seconds": null
                      *         }
                      *       ],
                      *       "has_more": false
@@ -4639,7 +5249,10 @@ export interface operations {
                      *           "position": "left"
                      *         },
                      *         "voice": "alloy",
-                     *         "model": "gpt-4o-mini"
+                     *         "model": "gpt-4o-mini",
+                     *         "tools": [],
+                     *         "idle_timeout_seconds": 30,
+                     *         "max_duration_seconds": null
                      *       },
                      *       "versions": [
                      *         {
@@ -4657,7 +5270,10 @@ export interface operations {
                      *           },
                      *           "voice": "alloy",
                      *           "model": "gpt-4o-mini",
-                     *           "variables": []
+                     *           "variables": [],
+                     *           "tools": [],
+                     *           "idle_timeout_seconds": 30,
+                     *           "max_duration_seconds": null
                      *         }
                      *       ],
                      *       "version_count": 1,
@@ -4731,7 +5347,10 @@ export interface operations {
                      *           "position": "left"
                      *         },
                      *         "voice": "alloy",
-                     *         "model": "gpt-4o-mini"
+                     *         "model": "gpt-4o-mini",
+                     *         "tools": [],
+                     *         "idle_timeout_seconds": 30,
+                     *         "max_duration_seconds": null
                      *       },
                      *       "versions": [
                      *         {
@@ -4749,7 +5368,10 @@ export interface operations {
                      *           },
                      *           "voice": "alloy",
                      *           "model": "gpt-4o-mini",
-                     *           "variables": []
+                     *           "variables": [],
+                     *           "tools": [],
+                     *           "idle_timeout_seconds": 30,
+                     *           "max_duration_seconds": null
                      *         }
                      *       ],
                      *       "version_count": 1,
@@ -4823,7 +5445,10 @@ export interface operations {
                      *           "position": "left"
                      *         },
                      *         "voice": "alloy",
-                     *         "model": "gpt-4o-mini"
+                     *         "model": "gpt-4o-mini",
+                     *         "tools": [],
+                     *         "idle_timeout_seconds": 30,
+                     *         "max_duration_seconds": null
                      *       },
                      *       "versions": [
                      *         {
@@ -4841,7 +5466,10 @@ export interface operations {
                      *           },
                      *           "voice": "alloy",
                      *           "model": "gpt-4o-mini",
-                     *           "variables": []
+                     *           "variables": [],
+                     *           "tools": [],
+                     *           "idle_timeout_seconds": 30,
+                     *           "max_duration_seconds": null
                      *         }
                      *       ],
                      *       "version_count": 1,
@@ -4915,7 +5543,10 @@ export interface operations {
                      *           "position": "left"
                      *         },
                      *         "voice": "alloy",
-                     *         "model": "gpt-4o-mini"
+                     *         "model": "gpt-4o-mini",
+                     *         "tools": [],
+                     *         "idle_timeout_seconds": 30,
+                     *         "max_duration_seconds": null
                      *       },
                      *       "versions": [
                      *         {
@@ -4933,7 +5564,10 @@ export interface operations {
                      *           },
                      *           "voice": "alloy",
                      *           "model": "gpt-4o-mini",
-                     *           "variables": []
+                     *           "variables": [],
+                     *           "tools": [],
+                     *           "idle_timeout_seconds": 30,
+                     *           "max_duration_seconds": null
                      *         }
                      *       ],
                      *       "version_count": 1,
@@ -4943,7 +5577,8 @@ export interface operations {
                      *       "updated_at": "2026-11-22T07:00:00.123Z",
                      *       "metadata": {
                      *         "team": "front-desk"
-                     *       }
+                     *       },
+                     *       "tool_secret": "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
                      *     }
                      */
                     "application/json": components["schemas"]["Assistant"];
@@ -5003,7 +5638,10 @@ export interface operations {
                      *           "position": "left"
                      *         },
                      *         "voice": "alloy",
-                     *         "model": "gpt-4o-mini"
+                     *         "model": "gpt-4o-mini",
+                     *         "tools": [],
+                     *         "idle_timeout_seconds": 30,
+                     *         "max_duration_seconds": null
                      *       },
                      *       "versions": [
                      *         {
@@ -5021,7 +5659,10 @@ export interface operations {
                      *           },
                      *           "voice": "alloy",
                      *           "model": "gpt-4o-mini",
-                     *           "variables": []
+                     *           "variables": [],
+                     *           "tools": [],
+                     *           "idle_timeout_seconds": 30,
+                     *           "max_duration_seconds": null
                      *         }
                      *       ],
                      *       "version_count": 1,
@@ -5032,6 +5673,101 @@ export interface operations {
                      *       "metadata": {
                      *         "team": "front-desk"
                      *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Assistant"];
+                };
+            };
+            400: components["responses"]["BadRequestPost"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFoundPost"];
+            409: components["responses"]["ConflictPost"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["UnprocessablePost"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    rotateAssistantToolSecret: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes the POST safe to retry. See the conventions in the description. */
+                "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
+            };
+            path: {
+                /** @description The assistant's id. */
+                id: components["parameters"]["AssistantPathID"];
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                /** @example {} */
+                "application/json": components["schemas"]["EmptyObject"];
+            };
+        };
+        responses: {
+            /** @description The assistant with its new tool secret. */
+            200: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "asst_01jd3f4g5h6j7k8m9n0p1q2r3t",
+                     *       "object": "assistant",
+                     *       "name": "Front desk",
+                     *       "status": "active",
+                     *       "draft": {
+                     *         "system_prompt": "You are the front desk of Acme Dental. Be brief and kind.",
+                     *         "greeting": "Hello, Acme Dental, how can I help?",
+                     *         "avatar_id": "ava_iris",
+                     *         "framing": {
+                     *           "shot": "close_up",
+                     *           "position": "left"
+                     *         },
+                     *         "voice": "alloy",
+                     *         "model": "gpt-4o-mini",
+                     *         "tools": [],
+                     *         "idle_timeout_seconds": 30,
+                     *         "max_duration_seconds": null
+                     *       },
+                     *       "versions": [
+                     *         {
+                     *           "id": "ver_01jd3f4g5h6j7k8m9n0p1q2r3t",
+                     *           "object": "assistant_version",
+                     *           "number": 1,
+                     *           "published_at": "2026-11-22T07:00:00.123Z",
+                     *           "name": "Front desk",
+                     *           "system_prompt": "You are the front desk of Acme Dental. Be brief and kind.",
+                     *           "greeting": "Hello, Acme Dental, how can I help?",
+                     *           "avatar_id": "ava_iris",
+                     *           "framing": {
+                     *             "shot": "close_up",
+                     *             "position": "left"
+                     *           },
+                     *           "voice": "alloy",
+                     *           "model": "gpt-4o-mini",
+                     *           "variables": [],
+                     *           "tools": [],
+                     *           "idle_timeout_seconds": 30,
+                     *           "max_duration_seconds": null
+                     *         }
+                     *       ],
+                     *       "version_count": 1,
+                     *       "has_more_versions": false,
+                     *       "active_version_id": "ver_01jd3f4g5h6j7k8m9n0p1q2r3t",
+                     *       "created_at": "2026-11-22T07:00:00.123Z",
+                     *       "updated_at": "2026-11-22T07:00:00.123Z",
+                     *       "metadata": {
+                     *         "team": "front-desk"
+                     *       },
+                     *       "tool_secret": "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
                      *     }
                      */
                     "application/json": components["schemas"]["Assistant"];
@@ -5895,6 +6631,12 @@ export interface operations {
                      *             "errors": {
                      *               "count": 1,
                      *               "last_kind": "llm_timeout"
+                     *             },
+                     *             "tool_calls": 1,
+                     *             "tool_errors": 0,
+                     *             "tool_ms": {
+                     *               "p50": 182,
+                     *               "p95": 182
                      *             }
                      *           },
                      *           "assistant_report": "received",
@@ -5999,6 +6741,12 @@ export interface operations {
                      *         "errors": {
                      *           "count": 1,
                      *           "last_kind": "llm_timeout"
+                     *         },
+                     *         "tool_calls": 1,
+                     *         "tool_errors": 0,
+                     *         "tool_ms": {
+                     *           "p50": 182,
+                     *           "p95": 182
                      *         }
                      *       },
                      *       "assistant_report": "received",
@@ -6112,6 +6860,12 @@ export interface operations {
                      *         "errors": {
                      *           "count": 1,
                      *           "last_kind": "llm_timeout"
+                     *         },
+                     *         "tool_calls": 1,
+                     *         "tool_errors": 0,
+                     *         "tool_ms": {
+                     *           "p50": 182,
+                     *           "p95": 182
                      *         }
                      *       },
                      *       "assistant_report": "received",
@@ -7062,6 +7816,140 @@ export interface operations {
         responses: {
             200: components["responses"]["WebhookAcknowledged"];
             410: components["responses"]["WebhookGone"];
+        };
+    };
+    callTranscript: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id; the same on every attempt and redelivery, so receivers can deduplicate. */
+                "webhook-id": components["schemas"]["EventID"];
+                /** @description Unix time in seconds when the attempt was signed. */
+                "webhook-timestamp": number;
+                /**
+                 * @description Space-separated `v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<body>">`,
+                 *     one per secret currently signing (two during a rotation's overlap).
+                 */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description The event's id, as in the `webhook-id` header. */
+                    id: components["schemas"]["EventID"];
+                    /**
+                     * @description Always `call.transcript` here.
+                     * @enum {string}
+                     */
+                    type: "call.transcript";
+                    /** @description When the event happened. */
+                    created_at: components["schemas"]["Timestamp"];
+                    /** @description The event's data. */
+                    data: components["schemas"]["CallTranscriptData"];
+                };
+            };
+        };
+        responses: {
+            200: components["responses"]["WebhookAcknowledged"];
+            410: components["responses"]["WebhookGone"];
+        };
+    };
+    toolCall: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The request's id (`tcall_...`), as in the body's `id`. */
+                "webhook-id": string;
+                /** @description Unix time in seconds when the request was signed. */
+                "webhook-timestamp": number;
+                /**
+                 * @description Space-separated `v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<body>">`
+                 *     keyed with the assistant's `tool_secret`, one per secret currently signing (two
+                 *     during a rotation's overlap).
+                 */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "id": "tcall_01jd3f4g5h6j7k8m9n0p1q2r3t",
+                 *       "object": "tool_call",
+                 *       "created_at": "2026-11-22T07:00:00.123Z",
+                 *       "tool": "lookup_order",
+                 *       "arguments": {
+                 *         "order_id": "6735"
+                 *       },
+                 *       "call_id": "call_01jd3f4g5h6j7k8m9n0p1q2r3t",
+                 *       "assistant_id": "asst_01jd3f4g5h6j7k8m9n0p1q2r3t",
+                 *       "version_id": "ver_01jd3f4g5h6j7k8m9n0p1q2r3t",
+                 *       "line_id": "line_01jd3f4g5h6j7k8m9n0p1q2r3t",
+                 *       "session_id": "ses_01jd3f4g5h6j7k8m9n0p1q2r3t",
+                 *       "metadata": {
+                 *         "order_id": "6735"
+                 *       },
+                 *       "variables": {
+                 *         "caller_name": "Ada"
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    /** @description The request's id, as in the `webhook-id` header; log it beside your action. */
+                    id: string;
+                    /**
+                     * @description Always `tool_call`.
+                     * @enum {string}
+                     */
+                    object: "tool_call";
+                    /** @description When the request was made. */
+                    created_at: components["schemas"]["Timestamp"];
+                    /** @description The tool's name. */
+                    tool: string;
+                    /** @description The arguments the model gave: a JSON object (not checked against `parameters`: treat it as input). */
+                    arguments: Record<string, never>;
+                    /** @description The call. */
+                    call_id: components["schemas"]["CallID"];
+                    /** @description The assistant whose tool it is. */
+                    assistant_id: components["schemas"]["AssistantID"];
+                    /** @description The version the call runs. */
+                    version_id: components["schemas"]["VersionID"];
+                    /** @description The line the call came in on or went out from; empty for none. */
+                    line_id: string;
+                    /** @description The call's hosted session. */
+                    session_id: string;
+                    /** @description The session's metadata; `{}` for none. */
+                    metadata: components["schemas"]["Metadata"];
+                    /** @description The values the call's greeting and prompt were rendered with; `{}` for none. */
+                    variables: {
+                        [key: string]: string;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Your answer, any JSON (2xx); `{"result": ...}` hands the model the value of `result`. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "result": {
+                     *         "status": "shipped",
+                     *         "eta": "Friday"
+                     *       }
+                     *     }
+                     */
+                    "application/json": unknown;
+                };
+            };
         };
     };
 }

@@ -10,7 +10,8 @@ type Schemas = components["schemas"];
 export type WebhookEvent =
   | { id: string; type: "call.incoming"; created_at: string; data: Schemas["CallIncomingData"] }
   | { id: string; type: "call.answered"; created_at: string; data: Schemas["CallAnsweredData"] }
-  | { id: string; type: "call.ended"; created_at: string; data: Schemas["CallEndedData"] };
+  | { id: string; type: "call.ended"; created_at: string; data: Schemas["CallEndedData"] }
+  | { id: string; type: "call.transcript"; created_at: string; data: Schemas["CallTranscriptData"] };
 
 export class WebhookVerificationError extends Error {}
 
@@ -59,7 +60,7 @@ export function verifyWebhook(
  */
 export function parseEvent(body: string): { known: true; event: WebhookEvent } | { known: false; type: string } {
   const v = JSON.parse(body) as { type?: unknown };
-  if (v.type === "call.incoming" || v.type === "call.answered" || v.type === "call.ended") {
+  if (v.type === "call.incoming" || v.type === "call.answered" || v.type === "call.ended" || v.type === "call.transcript") {
     return { known: true, event: v as WebhookEvent };
   }
   return { known: false, type: String(v.type) };

@@ -16,6 +16,8 @@ export function describe(event: Schemas["Event"]): string {
       return `${event.data.call_id} answered at ${event.data.answered_at} (${event.data.handled_by})`;
     case "call.ended":
       return `${event.data.call_id} ended: ${event.data.end_reason} after ${event.data.duration_ms} ms`;
+    case "call.transcript":
+      return `${event.data.call_id} #${event.data.sequence} ${event.data.speaker}: ${event.data.text}`;
   }
 }
 

@@ -289,6 +289,20 @@ func (s *Store) SaveCall(ctx context.Context, c call.Call, evts []callevent.Even
 	return err
 }
 
+// QueueEvent writes evt to the events table on its own (the outbox, or the stream on
+// AWS); an id that exists is ErrConflict.
+func (s *Store) QueueEvent(ctx context.Context, evt callevent.Event) error {
+	put, err := s.EventPut(evt)
+	if err != nil {
+		return err
+	}
+	_, err = s.db.PutItem(ctx, putItem(put.Put))
+	if err = conflict(err); err != nil && !errors.Is(err, apierr.ErrConflict) {
+		return fmt.Errorf("queue event %s: %w", evt.ID, err)
+	}
+	return err
+}
+
 // GetCall reads a call record.
 func (s *Store) GetCall(ctx context.Context, id string) (call.Call, error) {
 	return getDoc[call.Call](ctx, s, Calls, item{"id": str(id)})

@@ -68,6 +68,17 @@ func saveCall(ctx context.Context, tx *sql.Tx, c call.Call) error {
 	return mustChange(res, err)
 }
 
+// QueueEvent writes evt to the outbox on its own; an id that exists is ErrConflict.
+func (s *Store) QueueEvent(ctx context.Context, evt callevent.Event) error {
+	return s.tx(ctx, func(tx *sql.Tx) error {
+		err := InsertEvents(ctx, tx, []callevent.Event{evt})
+		if isUnique(err) {
+			return apierr.ErrConflict
+		}
+		return err
+	})
+}
+
 // GetCall reads a call.
 func (s *Store) GetCall(ctx context.Context, id string) (call.Call, error) {
 	return getDoc[call.Call](ctx, s.db, `SELECT doc FROM calls WHERE id = ?`, id)

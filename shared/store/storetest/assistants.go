@@ -1,8 +1,10 @@
 package storetest
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
 	"sort"
 	"sync"
 	"testing"
@@ -22,6 +24,7 @@ func completeFields(name string) assistant.Fields {
 }
 
 var assistantCases = map[string]func(*testing.T, Store){
+	"call settings (tools, idle timeout, maximum duration) go from the draft into each version; the tool secret is kept and rotates": callSettings,
 	"the head is the assistant without its versions; a call runs the active version": func(t *testing.T, s Store) {
 		acct, _ := newAccount(t, s)
 		svc := assistant.Service{Store: s, Now: time.Now}
@@ -108,7 +111,7 @@ var assistantCases = map[string]func(*testing.T, Store){
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got.Name != "Ada" || got.Draft != a.Draft || got.Status != assistant.StatusActive || len(got.Versions) != 0 {
+		if got.Name != "Ada" || !reflect.DeepEqual(got.Draft, a.Draft) || got.Status != assistant.StatusActive || len(got.Versions) != 0 {
 			t.Errorf("GetAssistant = %+v, want %+v", got, a)
 		}
 		if !got.CreatedAt.Equal(a.CreatedAt) {
@@ -269,4 +272,52 @@ var assistantCases = map[string]func(*testing.T, Store){
 			t.Errorf("CreateAssistant(dup) err = %v, want ErrConflict", err)
 		}
 	},
+}
+
+func callSettings(t *testing.T, s Store) {
+	acct, _ := newAccount(t, s)
+	svc := assistant.Service{Store: s, Now: time.Now}
+	f := completeFields("Ada")
+	tools := []assistant.Tool{{Name: "lookup_order", Description: "Finds an order.", URL: "https://example.com/tools/order",
+		Parameters: json.RawMessage(`{"type":"object","properties":{"order_id":{"type":"string"}},"required":["order_id"]}`)}}
+	idle, most := 45, 300
+	f.Calls = &assistant.CallFields{Tools: &tools, IdleTimeoutSeconds: &idle, MaxDurationSeconds: &most}
+	a, err := svc.Create(ctx(t), acct.ID, f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.ToolSecret.Secret == "" {
+		t.Fatal("a new assistant has no tool secret")
+	}
+	a, err = svc.Publish(ctx(t), acct.ID, a.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, err := s.GetVersion(ctx(t), a.ActiveVersionID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := assistant.CallSettings{Tools: tools, IdleTimeoutSeconds: 45, MaxDurationSeconds: &most}
+	want.Tools[0].TimeoutMS = assistant.DefaultToolTimeoutMS
+	if !reflect.DeepEqual(v.CallSettings, want) {
+		t.Errorf("version's call settings = %+v, want %+v", v.CallSettings, want)
+	}
+	first, err := svc.ToolSigningSecrets(ctx(t), acct.ID, a.ID)
+	if err != nil || len(first) != 1 {
+		t.Fatalf("ToolSigningSecrets = %v, %v; want the one secret", first, err)
+	}
+	rotated, err := svc.RotateToolSecret(ctx(t), acct.ID, a.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	both, err := svc.ToolSigningSecrets(ctx(t), acct.ID, a.ID)
+	if err != nil || len(both) != 2 || both[0] != rotated.ToolSecret.Secret || both[1] != first[0] {
+		t.Errorf("after rotation ToolSigningSecrets = %v, %v; want the new one, then the old one", both, err)
+	}
+	if _, err := svc.ToolSigningSecrets(ctx(t), "acct_other", a.ID); !apierr.Is(err, apierr.CodeResourceNotFound) {
+		t.Errorf("ToolSigningSecrets for another account = %v, want resource_not_found", err)
+	}
+	if _, err := svc.ToolSigningSecrets(ctx(t), acct.ID, "asst_nope"); !apierr.Is(err, apierr.CodeResourceNotFound) {
+		t.Errorf("ToolSigningSecrets of an unknown assistant = %v, want resource_not_found", err)
+	}
 }

@@ -1,6 +1,7 @@
 package storetest
 
 import (
+	"reflect"
 	"testing"
 
 	"github.com/bridgeline/bridgeline/shared/apierr"
@@ -123,7 +124,7 @@ var pinCases = map[string]func(*testing.T, Store){
 				got.Draft, got.ActiveVersionID, len(got.Versions))
 		}
 		stored, _ := s.GetAssistant(ctx(t), a.ID)
-		if stored.Draft != v1.Versions[0].Draft() {
+		if !reflect.DeepEqual(stored.Draft, v1.Versions[0].Draft()) {
 			t.Errorf("stored draft = %+v, want %+v", stored.Draft, v1.Versions[0].Draft())
 		}
 		other, _ := assistants.Create(ctx(t), acct.ID, completeFields("Other"))

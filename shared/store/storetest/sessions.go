@@ -43,10 +43,34 @@ var sessionCases = map[string]func(*testing.T, SessionStore){
 	"session and call metadata, updated apart":    sessionMetadataRoundTrip,
 	"metadata updates race other writes, no loss": sessionMetadataRace,
 	"discard removes a first save, nothing later": sessionDiscard,
+	"an event queued on its own is written once":  queuedEventOnce,
 	// listfilters.go
 	"calls list: every filter combination, paged both ways":      callListFilters,
 	"calls list: a status change moves the call between filters": callListStatusChange,
 	"sessions list: by status, paged both ways":                  sessionListByStatus,
+}
+
+// queuedEventOnce: QueueEvent writes an event with no record change (call.transcript),
+// and a retry of the same event (same id) is ErrConflict, not a second copy.
+func queuedEventOnce(t *testing.T, s SessionStore) {
+	acct := ident.New("acct")
+	at := time.Now().UTC().Truncate(time.Millisecond)
+	evt := callevent.Event{ID: ident.Derived("evt", at, "call_1#1"), AccountID: acct, Type: callevent.TypeCallTranscript,
+		CreatedAt: at, Data: []byte(`{"call_id":"call_1","sequence":1}`)}
+	if err := s.QueueEvent(ctx(t), evt); err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.GetEvent(ctx(t), evt.ID)
+	if err != nil || got.Type != evt.Type || got.AccountID != acct || string(got.Data) != string(evt.Data) || !got.CreatedAt.Equal(at) {
+		t.Fatalf("GetEvent = %+v, %v; want %+v", got, err, evt)
+	}
+	evt.Data = []byte(`{"call_id":"call_1","sequence":1,"again":true}`)
+	if err := s.QueueEvent(ctx(t), evt); !errors.Is(err, apierr.ErrConflict) {
+		t.Fatalf("QueueEvent of the same id again = %v, want ErrConflict", err)
+	}
+	if got, _ := s.GetEvent(ctx(t), evt.ID); string(got.Data) != `{"call_id":"call_1","sequence":1}` {
+		t.Errorf("the retry overwrote the event: %s", got.Data)
+	}
 }
 
 func newSessionPair(accountID string) (session.Session, call.Call) {

@@ -1,0 +1,24 @@
+// Command persona-tool is the Lambda for POST /internal/persona/tool: the same handler as the local
+// stack. The route takes no API key: the handler verifies the persona worker's signature, then
+// posts the tool call to the customer's URL, signed with the assistant's tool secret.
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+
+	"github.com/aws/aws-lambda-go/lambda"
+	"github.com/awslabs/aws-lambda-go-api-proxy/httpadapter"
+
+	"github.com/bridgeline/bridgeline/functions/internal/wire"
+)
+
+func main() {
+	h, err := wire.Handler(context.Background(), "persona-tool", nil)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "persona-tool:", err)
+		os.Exit(1)
+	}
+	lambda.Start(httpadapter.NewV2(h).ProxyWithContext)
+}

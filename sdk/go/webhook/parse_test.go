@@ -1,0 +1,29 @@
+package webhook_test
+
+import (
+	"testing"
+
+	bridgeline "github.com/bridgeline/bridgeline/sdk/go"
+	"github.com/bridgeline/bridgeline/sdk/go/webhook"
+)
+
+// TestParseTranscript: a call.transcript delivery (the service's golden payload) parses
+// into its typed event, speaker and times included.
+func TestParseTranscript(t *testing.T) {
+	body := `{"id":"evt_01jd3f4g5h6j7k8m9n0p1q2r3w","type":"call.transcript","created_at":"2026-11-22T07:00:09.412Z","data":{"call_id":"call_01jd3f4g5h6j7k8m9n0p1q2r3t","session_id":"ses_01jd3f4g5h6j7k8m9n0p1q2r3t","line_id":"line_01jd3f4g5h6j7k8m9n0p1q2r3s","direction":"inbound","sequence":2,"speaker":"caller","text":"where is my order","start_ms":7202,"end_ms":9414,"interrupted":false,"metadata":{"order_id":"6735"}}}`
+	ev, err := webhook.Parse([]byte(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr, ok := ev.(*bridgeline.CallTranscriptEvent)
+	if !ok {
+		t.Fatalf("Parse = %T, want *bridgeline.CallTranscriptEvent", ev)
+	}
+	d := tr.Data
+	if d.Sequence != 2 || d.Speaker != "caller" || d.Text != "where is my order" || d.StartMs != 7202 || d.EndMs != 9414 || d.Metadata["order_id"] != "6735" {
+		t.Errorf("data = %+v", d)
+	}
+	if ev.EventID() != "evt_01jd3f4g5h6j7k8m9n0p1q2r3w" || ev.EventType() != "call.transcript" {
+		t.Errorf("id %q type %q", ev.EventID(), ev.EventType())
+	}
+}

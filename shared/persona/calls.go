@@ -1,0 +1,89 @@
+package persona
+
+import "encoding/json"
+
+// CallSettings are a version's call settings as the worker runs them: the customer's
+// tools the model may call (without their URLs: the control plane makes the requests),
+// the caller's silence before the assistant asks whether they are still there, and the
+// longest the call may last from answer.
+type CallSettings struct {
+	Tools []Tool `json:"tools,omitempty"`
+	// IdleTimeoutSeconds: 0 means the default (30 s).
+	IdleTimeoutSeconds int `json:"idle_timeout_seconds,omitempty"`
+	// MaxDurationSeconds: 0 means no limit of the version's (the deployment's stays).
+	MaxDurationSeconds int `json:"max_duration_seconds,omitempty"`
+}
+
+// Tool is a customer's tool as the model is offered it.
+type Tool struct {
+	Name        string          `json:"name"`
+	Description string          `json:"description"`
+	Parameters  json.RawMessage `json:"parameters"`
+	// TimeoutMS bounds the wait for the customer's answer.
+	TimeoutMS int `json:"timeout_ms"`
+}
+
+// ToolPath is the control plane's internal route that runs a tool call: the worker posts
+// a ToolRequest, signed like a report but under ToolSubject (SignToolRequest), and gets
+// a ToolResponse. The control plane finds the tool in the call's version, signs the
+// request to the customer's URL with the assistant's tool secret, and applies the egress
+// rules of webhook deliveries; neither the URL nor the secret ever reaches a worker.
+const ToolPath = "/internal/persona/tool"
+
+// ToolSubject is the subject of every tool request token.
+const ToolSubject = "bridgeline-persona-tool"
+
+// ToolRequest is one call of a tool by the model.
+type ToolRequest struct {
+	CallID string `json:"call_id"`
+	// ToolCallID is the model's id of the call, for the logs and the customer's request.
+	ToolCallID string          `json:"tool_call_id"`
+	Name       string          `json:"name"`
+	Arguments  json.RawMessage `json:"arguments"`
+}
+
+// ToolResponse is how a tool call went: Result (any JSON) or Error.
+type ToolResponse struct {
+	Result json.RawMessage `json:"result,omitempty"`
+	Error  *ToolError      `json:"error,omitempty"`
+	// StatusCode is the customer's HTTP status (0 when none came).
+	StatusCode int   `json:"status_code,omitempty"`
+	DurationMS int64 `json:"duration_ms"`
+}
+
+// ToolError is why a tool call has no result; the model is told it.
+type ToolError struct {
+	Code    string `json:"code"`
+	Message string `json:"message"`
+}
+
+// Codes of a ToolError.
+const (
+	ToolErrTimeout      = "timeout"             // no answer within the tool's timeout_ms
+	ToolErrStatus       = "http_status"         // the customer answered a non-2xx
+	ToolErrUnreachable  = "unreachable"         // no connection, or it broke
+	ToolErrBlocked      = "blocked_destination" // the URL resolved to an internal address
+	ToolErrTooLarge     = "response_too_large"  // the answer was over MaxToolResponseBytes
+	ToolErrInvalid      = "invalid_response"    // the answer was not JSON
+	ToolErrUnknown      = "unknown_tool"        // the version has no such tool
+	ToolErrInterrupted  = "interrupted"         // the caller talked over the wait
+	ToolErrUnavailable  = "unavailable"         // the control plane could not be asked
+	ToolErrNotSigned    = "no_tool_secret"      // the assistant has no tool secret
+	ToolErrCallNotLive  = "call_not_live"       // the call ended meanwhile
+	ToolErrBadArguments = "invalid_arguments"   // the model's arguments were not a JSON object
+)
+
+// MaxToolResponseBytes bounds the customer's answer to a tool call: a longer one is
+// ToolErrTooLarge. A spoken answer needs little; this keeps the model's context and the
+// call's transcript small.
+const MaxToolResponseBytes = 16 << 10
+
+// ToolUse is a tool call as the transcript records it (a Turn with speaker "tool"): its
+// name, the arguments the model gave, and the result or the error, with how long it took.
+type ToolUse struct {
+	Name       string          `json:"name"`
+	Arguments  json.RawMessage `json:"arguments,omitempty"`
+	Result     json.RawMessage `json:"result,omitempty"`
+	Error      *ToolError      `json:"error,omitempty"`
+	DurationMS int64           `json:"duration_ms"`
+}
