@@ -550,3 +550,73 @@ func TestImportGraph(t *testing.T) {
 		}
 	}
 }
+
+// TestRulesRefuseTheLiveKitSecretAsReportSecret evaluates the template's Rules as
+// CloudFormation does before a deploy (Ref of a parameter, Fn::Equals, Fn::Not, Fn::And,
+// Fn::Or): a PersonaReportSecret equal to LiveKitAPISecret fails an assertion, so the
+// stack is not created; distinct secrets pass every rule.
+func TestRulesRefuseTheLiveKitSecretAsReportSecret(t *testing.T) {
+	tpl := functiontest.Template(t)
+	params := map[string]string{}
+	for name, p := range tpl.Parameters {
+		if d, ok := p["Default"]; ok {
+			params[name] = fmt.Sprint(d)
+		}
+	}
+	params["AWS::Region"], params["AlarmEmail"] = "eu-west-1", "oncall@example.com"
+	const shared = "LiveKitSecretOfThirtyTwoOrMoreLetters0123"
+	failing := func(reportSecret string) []string {
+		params["LiveKitAPISecret"], params["PersonaReportSecret"] = shared, reportSecret
+		var failed []string
+		for name, rule := range tpl.Rules {
+			if cond, ok := rule["RuleCondition"]; ok && !evalRule(t, cond, params) {
+				continue
+			}
+			for _, a := range functiontest.AsList(rule["Assertions"]) {
+				if m, _ := a.(map[string]any); !evalRule(t, m["Assert"], params) {
+					failed = append(failed, name)
+				}
+			}
+		}
+		return failed
+	}
+	if got := failing(shared); len(got) == 0 {
+		t.Error("Rules pass with PersonaReportSecret equal to LiveKitAPISecret; want an assertion to fail")
+	}
+	if got := failing("another-report-secret-of-32-or-more-characters"); len(got) != 0 {
+		t.Errorf("Rules %v fail with distinct secrets and an alarm address", got)
+	}
+}
+
+// evalRule evaluates a rule condition or assertion over parameter values.
+func evalRule(t *testing.T, v any, params map[string]string) bool {
+	t.Helper()
+	val := func(v any) string {
+		if m, ok := v.(map[string]any); ok {
+			if ref, ok := m["Ref"].(string); ok {
+				return params[ref]
+			}
+		}
+		return fmt.Sprint(v)
+	}
+	m, _ := v.(map[string]any)
+	for fn, arg := range m {
+		args := functiontest.AsList(arg)
+		switch fn {
+		case "Fn::Equals":
+			return len(args) == 2 && val(args[0]) == val(args[1])
+		case "Fn::Not":
+			return len(args) == 1 && !evalRule(t, args[0], params)
+		case "Fn::And", "Fn::Or":
+			and := fn == "Fn::And"
+			for _, a := range args {
+				if evalRule(t, a, params) != and {
+					return !and
+				}
+			}
+			return and
+		}
+	}
+	t.Fatalf("rule expression %v: not evaluated by this test", v)
+	return false
+}

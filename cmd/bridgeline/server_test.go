@@ -2,6 +2,8 @@ package main
 
 import (
 	"bufio"
+	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -76,19 +78,19 @@ func TestServerTimeouts(t *testing.T) {
 
 	t.Run("headers a byte at a time", func(t *testing.T) {
 		c := dial(t)
-		fmt.Fprint(c, "GET / HTTP/1.1\r\nHost: x\r\n") // and never the blank line
+		fmt.Fprint(c, "GET / HTTP/1.1\r\nHost: 127.0.0.1\r\n") // and never the blank line
 		if took := closedWithin(t, c, to.ReadHeader+margin); took < to.ReadHeader/2 {
 			t.Errorf("closed after %v, before the header timeout %v", took, to.ReadHeader)
 		}
 	})
 	t.Run("a body that never comes", func(t *testing.T) {
 		c := dial(t)
-		fmt.Fprint(c, "POST / HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{\"a\":")
+		fmt.Fprint(c, "POST / HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{\"a\":")
 		closedWithin(t, c, to.Read+margin)
 	})
 	t.Run("an idle kept-alive connection", func(t *testing.T) {
 		c := dial(t)
-		fmt.Fprint(c, "GET / HTTP/1.1\r\nHost: x\r\n\r\n")
+		fmt.Fprint(c, "GET / HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
 		resp, err := http.ReadResponse(bufio.NewReader(c), nil)
 		if err != nil {
 			t.Fatal(err)
@@ -104,7 +106,7 @@ func TestServerTimeouts(t *testing.T) {
 	})
 	t.Run("an answer that takes too long", func(t *testing.T) {
 		c := dial(t)
-		fmt.Fprint(c, "GET /slow HTTP/1.1\r\nHost: x\r\n\r\n")
+		fmt.Fprint(c, "GET /slow HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
 		c.SetReadDeadline(time.Now().Add(to.Write + margin))
 		b, err := io.ReadAll(c)
 		var ne net.Error
@@ -127,5 +129,71 @@ func TestDefaultTimeoutsAreSet(t *testing.T) {
 	// LiveKit and the platform: the write timeout must outlast it.
 	if srv.WriteTimeout < 50*time.Second {
 		t.Errorf("write timeout %v is shorter than the longest request", srv.WriteTimeout)
+	}
+}
+
+// TestServerRefusesForeignHosts: the local server answers only requests addressed to a
+// loopback name or address. A DNS-rebinding page reaches 127.0.0.1 under its own name
+// (the dialer below stands for its DNS answer), and the browser sends that name as Host.
+func TestServerRefusesForeignHosts(t *testing.T) {
+	addr := startServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprint(w, `{"object":"list","data":[]}`)
+	}), defaultTimeouts)
+	_, port, _ := net.SplitHostPort(addr)
+	rebound := &http.Client{Transport: &http.Transport{
+		DialContext: func(ctx context.Context, network, _ string) (net.Conn, error) {
+			return (&net.Dialer{}).DialContext(ctx, network, addr) // every name resolves to us
+		},
+	}}
+	cases := []struct {
+		host string
+		want int
+	}{
+		{"127.0.0.1:" + port, http.StatusOK},
+		{"localhost:" + port, http.StatusOK},
+		{"LocalHost:" + port, http.StatusOK},
+		{"127.0.0.1", http.StatusOK},
+		{"[::1]:" + port, http.StatusOK},
+		{"127.8.9.10:" + port, http.StatusOK},
+		{"rebind.attacker.example:" + port, http.StatusMisdirectedRequest},
+		{"attacker.example", http.StatusMisdirectedRequest},
+		{"127.0.0.1.nip.io:" + port, http.StatusMisdirectedRequest},
+		{"localhost.attacker.example:" + port, http.StatusMisdirectedRequest},
+		{"2130706433:" + port, http.StatusMisdirectedRequest}, // 127.0.0.1 in decimal: a name to the browser
+		{"0x7f000001:" + port, http.StatusMisdirectedRequest},
+		{"127.1:" + port, http.StatusMisdirectedRequest},
+		{"192.0.2.10:" + port, http.StatusMisdirectedRequest},
+		{"[fe80::1%25lo]:" + port, http.StatusMisdirectedRequest},
+	}
+	for _, tc := range cases {
+		t.Run(tc.host, func(t *testing.T) {
+			req, err := http.NewRequest(http.MethodGet, "http://"+addr+"/sim/calls", nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			req.Host = tc.host
+			resp, err := rebound.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer resp.Body.Close()
+			var body struct {
+				Error struct{ Type, Code, RequestID string } `json:"error"`
+			}
+			raw, _ := io.ReadAll(resp.Body)
+			if resp.StatusCode != tc.want {
+				t.Fatalf("GET /sim/calls with Host %q = %d %s, want %d", tc.host, resp.StatusCode, raw, tc.want)
+			}
+			if tc.want == http.StatusOK {
+				return
+			}
+			if err := json.Unmarshal(raw, &body); err != nil || body.Error.Code != "host_not_allowed" ||
+				body.Error.Type != "invalid_request_error" || resp.Header.Get("Request-Id") == "" {
+				t.Errorf("refusal = %s (Request-Id %q), want the error shape with host_not_allowed", raw, resp.Header.Get("Request-Id"))
+			}
+			if strings.Contains(string(raw), `"data"`) {
+				t.Errorf("refusal carries the handler's answer: %s", raw)
+			}
+		})
 	}
 }

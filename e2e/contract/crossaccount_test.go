@@ -3,7 +3,6 @@ package contract_test
 import (
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"strings"
 	"testing"
@@ -41,26 +40,14 @@ func TestCrossAccountMatrix(t *testing.T) {
 	otherKey := harness.NewAccount(t, s)
 	do := func(key, method, path, body string) (int, map[string]any) {
 		t.Helper()
-		req, err := http.NewRequest(method, s.URL+path, strings.NewReader(body))
-		if err != nil {
-			t.Fatal(err)
-		}
-		req.Header.Set("Authorization", "Bearer "+key)
-		if body != "" {
-			req.Header.Set("Content-Type", "application/json")
-		}
+		idem := ""
 		if method == http.MethodPost {
-			req.Header.Set("Idempotency-Key", ident.New("req"))
+			idem = ident.New("req")
 		}
-		resp, err := s.Client.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		raw, _ := io.ReadAll(resp.Body)
+		status, raw, _ := request(t, s, key, method, path, body, idem)
 		var out map[string]any
 		json.Unmarshal(raw, &out)
-		return resp.StatusCode, out
+		return status, out
 	}
 	mine := func(method, path, body string, want int) map[string]any {
 		t.Helper()

@@ -28,6 +28,14 @@ const Timeout = 15 * time.Second
 // resolve elsewhere once the customer fixes it.
 const ErrorBlockedDestination = "blocked_destination"
 
+// ErrorHTTPSRequired is an attempt's error when the endpoint's URL is plain http to
+// anything but a loopback receiver the client's policy lets through (an endpoint stored
+// before every endpoint had to be https): nothing is sent, as for a blocked destination.
+const ErrorHTTPSRequired = "https_required"
+
+// errPlainHTTP is the client's refusal of such a request.
+var errPlainHTTP = errors.New("delivery: plain http to a non-loopback receiver")
+
 // UserAgent identifies Bridgeline's webhook requests.
 const UserAgent = "Bridgeline-Webhooks/1"
 
@@ -45,9 +53,29 @@ type Deliverer struct {
 
 // NewClient is the HTTP client deliveries use: Timeout per attempt, no redirects (a 3xx
 // is a failure: the customer should update the URL, and a redirect could point inside),
-// no cookies, and every connection checked against dest after DNS resolution.
+// no cookies, every connection checked against dest after DNS resolution, and plain
+// http refused except to a loopback receiver dest lets through (egress.Policy.PlainHTTP):
+// events carry participant tokens and signatures, never in clear text on a network.
 func NewClient(dest egress.Policy) *http.Client {
-	return NewClientDialer(dest.Dialer(nil))
+	c := NewClientDialer(dest.Dialer(nil))
+	c.Transport = httpsOnly{next: c.Transport, dest: dest}
+	return c
+}
+
+// httpsOnly refuses a plain http request that dest does not allow.
+type httpsOnly struct {
+	next http.RoundTripper
+	dest egress.Policy
+}
+
+func (h httpsOnly) RoundTrip(req *http.Request) (*http.Response, error) {
+	if host := req.URL.Hostname(); req.URL.Scheme != "https" && !h.dest.PlainHTTP(host) {
+		if err := h.dest.CheckHost(host); err != nil {
+			return nil, err // an internal address is a blocked destination first
+		}
+		return nil, errPlainHTTP
+	}
+	return h.next.RoundTrip(req)
 }
 
 // NewClientDialer is NewClient with a given dialer; tests give one whose resolver maps
@@ -133,6 +161,13 @@ func (d *Deliverer) send(ctx context.Context, ep Endpoint, msgID string, body []
 	start := d.now()
 	a := Attempt{ID: ident.New("watt"), EndpointID: ep.ID, URL: ep.URL, StartedAt: start, Outcome: OutcomeFailed}
 	finish := func() { a.DurationMS = d.now().Sub(start).Milliseconds() }
+	if err := egress.CanonicalURL(ep.URL); err != nil {
+		// A host some client reads as an address (0xa9fea9fe) is a name to Go's resolver,
+		// which could answer it: an endpoint stored before the create-time check is never
+		// looked up.
+		a.Error = ErrorBlockedDestination
+		return a, nil, nil
+	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, ep.URL, bytes.NewReader(body))
 	if err != nil {
 		a.Error = "invalid url"
@@ -149,7 +184,7 @@ func (d *Deliverer) send(ctx context.Context, ep Endpoint, msgID string, body []
 	resp, err := d.client().Do(req)
 	if err != nil {
 		a.Error = describe(err)
-		if !errors.Is(err, egress.ErrBlocked) {
+		if !errors.Is(err, egress.ErrBlocked) && !errors.Is(err, errPlainHTTP) {
 			// A refused destination shows no timing: how long a refusal took would
 			// tell the customer nothing, and must not hint at what is inside.
 			finish()
@@ -183,6 +218,8 @@ func describe(err error) string {
 	switch {
 	case errors.Is(err, egress.ErrBlocked):
 		return ErrorBlockedDestination
+	case errors.Is(err, errPlainHTTP):
+		return ErrorHTTPSRequired
 	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, os.ErrDeadlineExceeded),
 		errors.As(err, &ne) && ne.Timeout():
 		return "timeout"

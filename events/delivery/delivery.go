@@ -74,7 +74,16 @@ type Log interface {
 	ListDeliveryAttempts(ctx context.Context, eventID string) ([]Attempt, error)
 	// RecordDeliveryAttempt logs an attempt made outside an Outbox (the AWS path).
 	RecordDeliveryAttempt(ctx context.Context, a Attempt) error
+	// CountRedelivery counts one redelivery of the event against max, atomically: it
+	// returns apierr.ErrConflict, counting nothing, when the event has been redelivered
+	// max times already (concurrent requests cannot pass max together).
+	CountRedelivery(ctx context.Context, eventID string, max int) error
 }
+
+// MaxRedeliveries is how many times one event may be redelivered (each time to one
+// endpoint or to every subscribed one, at most 16): with it an event's attempts are
+// bounded, and POST /v1/events/{id}/redeliver is no amplifier of signed POSTs.
+const MaxRedeliveries = 10
 
 // ClaimLimits bound one claim of due deliveries. The worker passes what it already has
 // in flight, so one endpoint, or one account's endpoints, cannot take every slot: a

@@ -115,3 +115,65 @@ func TestSSRFMatrixAtDial(t *testing.T) {
 		}
 	})
 }
+
+// TestNonCanonicalHostsBlockedAtDial: an endpoint whose host is not written canonically
+// (stored before the create-time check) is never resolved nor reached, even where a DNS
+// server answers that name with an address the policy lets through (loopback, allowed
+// here): the attempt is blocked_destination with no status and no duration.
+func TestNonCanonicalHostsBlockedAtDial(t *testing.T) {
+	rcv := startCountingReceiver(t)
+	names := map[string]netip.Addr{}
+	for _, h := range []string{"0xa9fea9fe", "2852039166", "169.254.43518", "hooks.example.254"} {
+		names[h+"."] = netip.MustParseAddr("127.0.0.1")
+	}
+	dns := egresstest.StartDNS(t, names)
+	local := &delivery.Deliverer{Client: delivery.NewClientDialer(egress.Policy{AllowLoopback: true}.Dialer(dns.Resolver()))}
+	for name := range names {
+		host := strings.TrimSuffix(name, ".")
+		t.Run(host, func(t *testing.T) {
+			ep := delivery.Endpoint{ID: "whep_1", URL: fmt.Sprintf("http://%s:%d/hooks", host, rcv.port),
+				Secret: "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw", Enabled: true}
+			before := rcv.accepts.Load()
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			a, _, _ := local.Post(ctx, ep, "evt_1", []byte(`{}`))
+			if a.Error != delivery.ErrorBlockedDestination || a.StatusCode != 0 || a.DurationMS != 0 {
+				t.Errorf("attempt error %q status %d duration %d ms, want %q, 0, 0", a.Error, a.StatusCode, a.DurationMS, delivery.ErrorBlockedDestination)
+			}
+			if got := rcv.accepts.Load() - before; got != 0 {
+				t.Errorf("receiver accepted %d connections, want 0", got)
+			}
+		})
+	}
+}
+
+// TestPlainHTTPRefusedAtDial: an endpoint stored with a plain http URL (before every
+// endpoint had to be https) gets nothing sent: the attempt is https_required, with no
+// status and no duration, and the name is not even looked up. Loopback receivers stay
+// reachable over http where the policy lets loopback through (the local stack).
+func TestPlainHTTPRefusedAtDial(t *testing.T) {
+	rcv := startCountingReceiver(t)
+	post := func(d *delivery.Deliverer, url string) delivery.Attempt {
+		ep := delivery.Endpoint{ID: "whep_1", URL: url, Secret: "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw", Enabled: true}
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		a, _, _ := d.Post(ctx, ep, "evt_1", []byte(`{}`))
+		return a
+	}
+	local := &delivery.Deliverer{Client: delivery.NewClient(egress.Policy{AllowLoopback: true})}
+	strict := &delivery.Deliverer{Client: delivery.NewClient(egress.Policy{})}
+	for _, d := range []*delivery.Deliverer{local, strict} {
+		if a := post(d, "http://hooks.example.com/in"); a.Error != delivery.ErrorHTTPSRequired || a.StatusCode != 0 || a.DurationMS != 0 {
+			t.Errorf("http to a public name: attempt error %q status %d duration %d ms, want %q, 0, 0", a.Error, a.StatusCode, a.DurationMS, delivery.ErrorHTTPSRequired)
+		}
+	}
+	if a := post(strict, fmt.Sprintf("http://127.0.0.1:%d/hooks", rcv.port)); a.Error != delivery.ErrorBlockedDestination {
+		t.Errorf("http to loopback, loopback refused: attempt error %q, want %q", a.Error, delivery.ErrorBlockedDestination)
+	}
+	if a := post(local, fmt.Sprintf("http://127.0.0.1:%d/hooks", rcv.port)); a.Outcome != delivery.OutcomeSucceeded {
+		t.Errorf("http to loopback, loopback allowed: attempt = %+v, want succeeded", a)
+	}
+	if got := rcv.accepts.Load(); got != 1 {
+		t.Errorf("receiver accepted %d connections, want 1 (the allowed loopback one)", got)
+	}
+}

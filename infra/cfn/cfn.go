@@ -20,6 +20,7 @@ type Template struct {
 	Parameters map[string]map[string]any `json:"Parameters"`
 	Mappings   map[string]map[string]any `json:"Mappings"`
 	Conditions map[string]any            `json:"Conditions"`
+	Rules      map[string]map[string]any `json:"Rules"`
 	Globals    map[string]any            `json:"Globals"`
 	Resources  map[string]Resource       `json:"Resources"`
 	Outputs    map[string]map[string]any `json:"Outputs"`

@@ -26,15 +26,23 @@ type Config struct {
 	BaseURL string // e.g. https://api.openai.com/v1 or http://127.0.0.1:11434/v1; required
 	APIKey  string // sent as a bearer token; may be empty for local servers
 	Model   string // default model; a request's Model overrides it
+	// MaxTokens caps each reply (max_tokens in the request): a spoken reply is a few
+	// sentences, and no reply may run up the operator's bill. 0 means DefaultMaxTokens.
+	MaxTokens int
 	// HTTPClient carries the requests; default a client without an overall timeout (a
 	// reply streams for as long as it speaks: the caller's context bounds it).
 	HTTPClient *http.Client
 }
 
+// DefaultMaxTokens is the per-reply token cap when Config.MaxTokens is 0: about 350
+// words, minutes of speech, well past any reply a caller waits through.
+const DefaultMaxTokens = 500
+
 // Client streams replies from an OpenAI-compatible Chat Completions endpoint.
 type Client struct {
-	c     *openai.Client
-	model string
+	c         *openai.Client
+	model     string
+	maxTokens int
 }
 
 var _ speech.Model = (*Client)(nil)
@@ -54,7 +62,11 @@ func New(cfg Config) (*Client, error) {
 	} else {
 		oc.HTTPClient = &http.Client{}
 	}
-	return &Client{c: openai.NewClientWithConfig(oc), model: cfg.Model}, nil
+	maxTokens := cfg.MaxTokens
+	if maxTokens <= 0 {
+		maxTokens = DefaultMaxTokens
+	}
+	return &Client{c: openai.NewClientWithConfig(oc), model: cfg.Model, maxTokens: maxTokens}, nil
 }
 
 // Stream asks for a reply. Cancelling ctx closes the connection and stops the stream.
@@ -72,7 +84,7 @@ func (c *Client) Stream(ctx context.Context, req speech.Request) (speech.Stream,
 		}
 		msgs = append(msgs, om)
 	}
-	creq := openai.ChatCompletionRequest{Model: model, Messages: msgs, Stream: true}
+	creq := openai.ChatCompletionRequest{Model: model, Messages: msgs, Stream: true, MaxTokens: c.maxTokens}
 	for _, t := range req.Tools {
 		creq.Tools = append(creq.Tools, openai.Tool{Type: openai.ToolTypeFunction, Function: &openai.FunctionDefinition{
 			Name: t.Name, Description: t.Description, Parameters: t.Parameters,

@@ -110,6 +110,9 @@ func TestClientStreams(t *testing.T) {
 			if got.Model != tt.wantModel || !got.Stream || got.Auth != "Bearer sk-test" {
 				t.Errorf("request model %q stream %v auth %q, want %q true Bearer sk-test", got.Model, got.Stream, got.Auth, tt.wantModel)
 			}
+			if got.MaxTokens != llm.DefaultMaxTokens {
+				t.Errorf("request max_tokens = %d, want the per-reply cap %d", got.MaxTokens, llm.DefaultMaxTokens)
+			}
 			if len(got.Tools) != len(tt.req.Tools) {
 				t.Errorf("%d tools offered, want %d", len(got.Tools), len(tt.req.Tools))
 			}

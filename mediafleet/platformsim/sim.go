@@ -137,6 +137,9 @@ type call struct {
 	frames atomic.Int64
 	notes  chan platform.Notification
 	cancel context.CancelFunc // stops a pending dial or join
+	// settled is closed when the call's dial or join goroutine is over: its party is in
+	// the room, or its join ended (failed, or hung up and left). Hangup waits for it.
+	settled chan struct{}
 	// bridging is set once Bridgeline answered an inbound call, while its party joins.
 	bridging bool
 	// room and joined are a browser party's: where it joins, and closed when it has.
@@ -263,10 +266,13 @@ func (s *Sim) Dial(ctx context.Context, req platform.DialRequest) (string, error
 		return "", errors.New("sim: closed")
 	}
 	c.cancel = cancel
+	settled := make(chan struct{})
+	c.settled = settled
 	s.wg.Add(1)
 	s.mu.Unlock()
 	go func() {
 		defer s.wg.Done()
+		defer close(settled)
 		defer cancel()
 		select {
 		case <-dctx.Done():
@@ -302,10 +308,13 @@ func (s *Sim) Answer(ctx context.Context, platformCallID, callID string, room pl
 	c.CallID, c.bridging = callID, true
 	dctx, cancel := context.WithCancel(s.ctx)
 	c.cancel = cancel
+	settled := make(chan struct{})
+	c.settled = settled
 	s.wg.Add(1)
 	s.mu.Unlock()
 	go func() {
 		defer s.wg.Done()
+		defer close(settled)
 		defer cancel()
 		s.join(dctx, c, room)
 	}()
@@ -337,9 +346,33 @@ func (s *Sim) RejectCall(ctx context.Context, platformCallID, callID, reason str
 
 // Hangup implements platform.Platform: the party leaves the room. No notification is
 // sent: Bridgeline asked for it.
+//
+// It returns once the party is out of the room, up to ctx: a party still joining (the
+// LiveKit SDK's connect cannot be called off) finishes its join and leaves first.
+// Bridgeline hangs up before it deletes the room, so that no join is under way when the
+// room goes: livekit-server v1.11.0 keeps a room deleted during a participant's join
+// alive outside its room table, for good (docs/deploy.md, "Memory").
 func (s *Sim) Hangup(ctx context.Context, platformCallID string) error {
 	s.finish(platformCallID, StatusEnded, EndedByBridgeline, "", "")
-	return nil
+	s.mu.Lock()
+	c := s.calls[platformCallID]
+	if c == nil {
+		c = s.dialled[platformCallID]
+	}
+	var settled chan struct{}
+	if c != nil {
+		settled = c.settled
+	}
+	s.mu.Unlock()
+	if settled == nil {
+		return nil
+	}
+	select {
+	case <-settled:
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("sim: hang up %s: the party's join did not end: %w", platformCallID, ctx.Err())
+	}
 }
 
 // RemoteHangup is the sim party hanging up: it leaves the room and the control plane is

@@ -3,6 +3,7 @@ package platformsim_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -11,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/livekit/protocol/livekit"
 	protologger "github.com/livekit/protocol/logger"
 	lksdk "github.com/livekit/server-sdk-go/v2"
 
@@ -84,6 +86,7 @@ func (rc *receiver) wait(t *testing.T, simCallID string, n int) []platform.Notif
 }
 
 type env struct {
+	lk    *livekitserver.Server
 	rooms *lkapi.Client
 	sim   *platformsim.Sim
 	recv  *receiver
@@ -111,7 +114,7 @@ func setup(t *testing.T) env {
 	})
 	api := httptest.NewServer(s.Handler())
 	t.Cleanup(api.Close)
-	return env{rooms: rooms, sim: s, recv: recv, http: api}
+	return env{lk: lk, rooms: rooms, sim: s, recv: recv, http: api}
 }
 
 func (e env) room(t *testing.T, name string) (platform.Room, string) {
@@ -444,5 +447,64 @@ func TestEndedCallsPruned(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestHangupDuringJoinThenDeleteLeavesNoRoom is the order the control plane ends a
+// session in: the platform leg first, then the room. Each of 120 dialled calls is hung
+// up at another moment of its party's join (0 to 390 ms after the dial, the ring taking
+// 10 ms), then its room is deleted at once. livekit-server v1.11.0 keeps a room deleted
+// while a participant joins (listed, empty, never closed: docs/deploy.md, "Memory"), so
+// Hangup must return only once the party's join is over. Before it waited, 34 rooms of
+// 200 stayed listed this way.
+func TestHangupDuringJoinThenDeleteLeavesNoRoom(t *testing.T) {
+	e := setup(t)
+	cfg := e.lk.Config()
+	svc := lksdk.NewRoomServiceClient(e.lk.HTTPURL(), cfg.APIKey, cfg.APISecret)
+	const calls = 120
+	var wg sync.WaitGroup
+	errs := make(chan error, calls)
+	for i := range calls {
+		name := fmt.Sprintf("ses_join_%03d", i)
+		room, _ := e.room(t, name)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			id, err := e.sim.Dial(ctx, platform.DialRequest{CallID: "call_" + name, From: "+15550100001",
+				To: "+15557654321", Media: platform.MediaAudio, Room: room})
+			if err != nil {
+				errs <- err
+				return
+			}
+			time.Sleep(time.Duration(i%40) * 10 * time.Millisecond)
+			if err := e.sim.Hangup(ctx, id); err != nil {
+				errs <- err
+				return
+			}
+			if err := e.rooms.DeleteRoom(ctx, name); err != nil {
+				errs <- err
+			}
+		}()
+		time.Sleep(20 * time.Millisecond)
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	// A deleted room leaves the listing at once; the ones kept by the race never do.
+	time.Sleep(3 * time.Second)
+	res, err := svc.ListRooms(context.Background(), &livekit.ListRoomsRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Rooms) != 0 {
+		names := make([]string, 0, len(res.Rooms))
+		for _, r := range res.Rooms {
+			names = append(names, fmt.Sprintf("%s (%d participants)", r.Name, r.NumParticipants))
+		}
+		t.Errorf("livekit-server still lists %d of %d rooms deleted after the hang-up: %v", len(res.Rooms), calls, names)
 	}
 }

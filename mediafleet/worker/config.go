@@ -40,10 +40,11 @@ type Config struct {
 	ESpeakWPM    int    // [PERSONA_ESPEAK_WPM] default 165
 	// The language model: an OpenAI-compatible Chat Completions endpoint. Without a base
 	// URL the assistants use the built-in responder (no network).
-	LLMBaseURL string        // [LLM_BASE_URL] e.g. https://api.openai.com/v1
-	LLMAPIKey  string        // [LLM_API_KEY]
-	LLMModel   string        // [LLM_MODEL] required with LLM_BASE_URL; a version's model overrides it
-	LLMTimeout time.Duration // [LLM_TIMEOUT] request to first token; default 10s
+	LLMBaseURL   string        // [LLM_BASE_URL] e.g. https://api.openai.com/v1
+	LLMAPIKey    string        // [LLM_API_KEY]
+	LLMModel     string        // [LLM_MODEL] required with LLM_BASE_URL; a version's model overrides it
+	LLMTimeout   time.Duration // [LLM_TIMEOUT] request to first token; default 10s
+	LLMMaxTokens int           // [LLM_MAX_TOKENS] per-reply token cap (max_tokens); default llm.DefaultMaxTokens
 	// Turn-taking.
 	EndOfTurn      time.Duration // [PERSONA_END_OF_TURN] caller silence that ends a turn; default 400ms
 	MaxTurn        time.Duration // [PERSONA_MAX_TURN] longest caller turn before it is answered anyway; default 20s
@@ -135,6 +136,7 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 	str("LLM_API_KEY", &c.LLMAPIKey)
 	str("LLM_MODEL", &c.LLMModel)
 	dur("LLM_TIMEOUT", &c.LLMTimeout)
+	num("LLM_MAX_TOKENS", &c.LLMMaxTokens)
 	dur("PERSONA_END_OF_TURN", &c.EndOfTurn)
 	dur("PERSONA_MAX_TURN", &c.MaxTurn)
 	dur("PERSONA_BARGE_IN_CONFIRM", &c.BargeInConfirm)

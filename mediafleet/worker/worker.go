@@ -157,7 +157,7 @@ func newConversation(cfg Config, opts Options, voices tts.Voices, log *slog.Logg
 	switch {
 	case model != nil:
 	case cfg.LLMBaseURL != "":
-		c, err := llm.New(llm.Config{BaseURL: cfg.LLMBaseURL, APIKey: cfg.LLMAPIKey, Model: cfg.LLMModel})
+		c, err := llm.New(llm.Config{BaseURL: cfg.LLMBaseURL, APIKey: cfg.LLMAPIKey, Model: cfg.LLMModel, MaxTokens: cfg.LLMMaxTokens})
 		if err != nil {
 			return nil, err
 		}

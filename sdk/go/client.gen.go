@@ -2369,8 +2369,10 @@ type ApiKeyWithSecret struct {
 	// Examples: key_01jd3f4g5h6j7k8m9n0p1q2r3t
 	Id ApiKeyID `json:"id"`
 
-	// Key The key itself, for `Authorization: Bearer`. Shown only here.
-	Key string `json:"key"`
+	// Key The key itself, for `Authorization: Bearer`. Shown only here, in the first answer: Bridgeline keeps
+	// only its SHA-256, so an idempotent replay of this request (`Idempotent-Replayed: true`) answers the
+	// same object without `key`.
+	Key *string `json:"key,omitempty"`
 
 	// Last4 The key's last 4 characters; null for keys made before they were kept.
 	Last4 *string `json:"last4"`
@@ -4526,7 +4528,7 @@ type SessionCreated struct {
 	// Examples: customer-7k2m9q4x8c1v5b3n
 	ParticipantIdentity ParticipantIdentity `json:"participant_identity"`
 
-	// ParticipantToken A LiveKit JWT for this one room; the only credential that may reach a browser.
+	// ParticipantToken A LiveKit JWT for this one room; the only credential that may reach a browser. Never kept for an idempotent replay, which answers a fresh token for the session (its own identity and expiry).
 	ParticipantToken string `json:"participant_token"`
 
 	// PlatformHandle The number or handle dialled; empty for a web call.
@@ -4629,7 +4631,7 @@ type SessionToken struct {
 	// ParticipantName The participant's display name in the room.
 	ParticipantName string `json:"participant_name"`
 
-	// ParticipantToken A LiveKit token for this one room; the only credential that may reach a browser.
+	// ParticipantToken A LiveKit token for this one room; the only credential that may reach a browser. Never kept for an idempotent replay, which answers a fresh token for the session (its own identity and expiry).
 	ParticipantToken string `json:"participant_token"`
 
 	// RtcUrl The LiveKit URL to connect to (`wss://` in production, `ws://127.0.0.1:7880` locally).
@@ -6123,7 +6125,10 @@ type ClientInterface interface {
 	//
 	// A new key of the same mode as the key that asks (an `sk_test_` key makes an
 	// `sk_test_` key, an `sk_live_` key an `sk_live_` one). The answer holds the key
-	// itself in `key`, shown this once: only its SHA-256 is kept. 409
+	// itself in `key`, shown this once: only its SHA-256 is kept, and an idempotent
+	// replay of the request (`Idempotent-Replayed: true`) answers the same object without
+	// `key` (a client that lost the first answer revokes that key by its `id` and makes
+	// another). 409
 	// `api_key_limit_reached` when the account already holds 20 keys.
 	//
 	// Takes any type of body and a specified content type.
@@ -6135,7 +6140,10 @@ type ClientInterface interface {
 	//
 	// A new key of the same mode as the key that asks (an `sk_test_` key makes an
 	// `sk_test_` key, an `sk_live_` key an `sk_live_` one). The answer holds the key
-	// itself in `key`, shown this once: only its SHA-256 is kept. 409
+	// itself in `key`, shown this once: only its SHA-256 is kept, and an idempotent
+	// replay of the request (`Idempotent-Replayed: true`) answers the same object without
+	// `key` (a client that lost the first answer revokes that key by its `id` and makes
+	// another). 409
 	// `api_key_limit_reached` when the account already holds 20 keys.
 	//
 	// Takes a body of the `application/json` content type.
@@ -6810,7 +6818,13 @@ type ClientInterface interface {
 	// `events`), `parameter_unknown` (`status` cannot be set on create),
 	// `url_not_allowed` (`url`: its host is a literal loopback, private, link-local,
 	// CGNAT, unique-local, multicast or unspecified address, an IPv4-mapped form of one,
-	// or `localhost`; or the request's key is `sk_live_` and the URL is not https); 409
+	// or `localhost`; or it is not written the one way every client reads alike: a
+	// host must be a DNS name in ASCII (an internationalised name in its `xn--` form)
+	// whose last label is not a number, an IPv4 address as four decimal numbers 0-255
+	// without leading zeros, or an IPv6 address in brackets without a zone, so
+	// `http://0xa9fea9fe/`, `http://2852039166/`, `http://169.254.43518/` and
+	// percent-encoded hosts are refused; or the request's key is `sk_live_` and the URL
+	// is not https); 409
 	// `webhook_endpoint_limit_reached` when the account already has 16 endpoints.
 	//
 	// Takes any type of body and a specified content type.
@@ -6825,7 +6839,13 @@ type ClientInterface interface {
 	// `events`), `parameter_unknown` (`status` cannot be set on create),
 	// `url_not_allowed` (`url`: its host is a literal loopback, private, link-local,
 	// CGNAT, unique-local, multicast or unspecified address, an IPv4-mapped form of one,
-	// or `localhost`; or the request's key is `sk_live_` and the URL is not https); 409
+	// or `localhost`; or it is not written the one way every client reads alike: a
+	// host must be a DNS name in ASCII (an internationalised name in its `xn--` form)
+	// whose last label is not a number, an IPv4 address as four decimal numbers 0-255
+	// without leading zeros, or an IPv6 address in brackets without a zone, so
+	// `http://0xa9fea9fe/`, `http://2852039166/`, `http://169.254.43518/` and
+	// percent-encoded hosts are refused; or the request's key is `sk_live_` and the URL
+	// is not https); 409
 	// `webhook_endpoint_limit_reached` when the account already has 16 endpoints.
 	//
 	// Takes a body of the `application/json` content type.
@@ -6914,7 +6934,10 @@ func (c *BaseClient) ListApiKeys(ctx context.Context, params *ListApiKeysParams,
 //
 // A new key of the same mode as the key that asks (an `sk_test_` key makes an
 // `sk_test_` key, an `sk_live_` key an `sk_live_` one). The answer holds the key
-// itself in `key`, shown this once: only its SHA-256 is kept. 409
+// itself in `key`, shown this once: only its SHA-256 is kept, and an idempotent
+// replay of the request (`Idempotent-Replayed: true`) answers the same object without
+// `key` (a client that lost the first answer revokes that key by its `id` and makes
+// another). 409
 // `api_key_limit_reached` when the account already holds 20 keys.
 //
 // Takes any type of body and a specified content type.
@@ -6936,7 +6959,10 @@ func (c *BaseClient) CreateApiKeyWithBody(ctx context.Context, params *CreateApi
 //
 // A new key of the same mode as the key that asks (an `sk_test_` key makes an
 // `sk_test_` key, an `sk_live_` key an `sk_live_` one). The answer holds the key
-// itself in `key`, shown this once: only its SHA-256 is kept. 409
+// itself in `key`, shown this once: only its SHA-256 is kept, and an idempotent
+// replay of the request (`Idempotent-Replayed: true`) answers the same object without
+// `key` (a client that lost the first answer revokes that key by its `id` and makes
+// another). 409
 // `api_key_limit_reached` when the account already holds 20 keys.
 //
 // Takes a body of the `application/json` content type.
@@ -8101,7 +8127,13 @@ func (c *BaseClient) ListWebhookEndpoints(ctx context.Context, params *ListWebho
 // `events`), `parameter_unknown` (`status` cannot be set on create),
 // `url_not_allowed` (`url`: its host is a literal loopback, private, link-local,
 // CGNAT, unique-local, multicast or unspecified address, an IPv4-mapped form of one,
-// or `localhost`; or the request's key is `sk_live_` and the URL is not https); 409
+// or `localhost`; or it is not written the one way every client reads alike: a
+// host must be a DNS name in ASCII (an internationalised name in its `xn--` form)
+// whose last label is not a number, an IPv4 address as four decimal numbers 0-255
+// without leading zeros, or an IPv6 address in brackets without a zone, so
+// `http://0xa9fea9fe/`, `http://2852039166/`, `http://169.254.43518/` and
+// percent-encoded hosts are refused; or the request's key is `sk_live_` and the URL
+// is not https); 409
 // `webhook_endpoint_limit_reached` when the account already has 16 endpoints.
 //
 // Takes any type of body and a specified content type.
@@ -8126,7 +8158,13 @@ func (c *BaseClient) CreateWebhookEndpointWithBody(ctx context.Context, params *
 // `events`), `parameter_unknown` (`status` cannot be set on create),
 // `url_not_allowed` (`url`: its host is a literal loopback, private, link-local,
 // CGNAT, unique-local, multicast or unspecified address, an IPv4-mapped form of one,
-// or `localhost`; or the request's key is `sk_live_` and the URL is not https); 409
+// or `localhost`; or it is not written the one way every client reads alike: a
+// host must be a DNS name in ASCII (an internationalised name in its `xn--` form)
+// whose last label is not a number, an IPv4 address as four decimal numbers 0-255
+// without leading zeros, or an IPv6 address in brackets without a zone, so
+// `http://0xa9fea9fe/`, `http://2852039166/`, `http://169.254.43518/` and
+// percent-encoded hosts are refused; or the request's key is `sk_live_` and the URL
+// is not https); 409
 // `webhook_endpoint_limit_reached` when the account already has 16 endpoints.
 //
 // Takes a body of the `application/json` content type.
@@ -10592,7 +10630,10 @@ type ClientWithResponsesInterface interface {
 	//
 	// A new key of the same mode as the key that asks (an `sk_test_` key makes an
 	// `sk_test_` key, an `sk_live_` key an `sk_live_` one). The answer holds the key
-	// itself in `key`, shown this once: only its SHA-256 is kept. 409
+	// itself in `key`, shown this once: only its SHA-256 is kept, and an idempotent
+	// replay of the request (`Idempotent-Replayed: true`) answers the same object without
+	// `key` (a client that lost the first answer revokes that key by its `id` and makes
+	// another). 409
 	// `api_key_limit_reached` when the account already holds 20 keys.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
@@ -10604,7 +10645,10 @@ type ClientWithResponsesInterface interface {
 	//
 	// A new key of the same mode as the key that asks (an `sk_test_` key makes an
 	// `sk_test_` key, an `sk_live_` key an `sk_live_` one). The answer holds the key
-	// itself in `key`, shown this once: only its SHA-256 is kept. 409
+	// itself in `key`, shown this once: only its SHA-256 is kept, and an idempotent
+	// replay of the request (`Idempotent-Replayed: true`) answers the same object without
+	// `key` (a client that lost the first answer revokes that key by its `id` and makes
+	// another). 409
 	// `api_key_limit_reached` when the account already holds 20 keys.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
@@ -11311,7 +11355,13 @@ type ClientWithResponsesInterface interface {
 	// `events`), `parameter_unknown` (`status` cannot be set on create),
 	// `url_not_allowed` (`url`: its host is a literal loopback, private, link-local,
 	// CGNAT, unique-local, multicast or unspecified address, an IPv4-mapped form of one,
-	// or `localhost`; or the request's key is `sk_live_` and the URL is not https); 409
+	// or `localhost`; or it is not written the one way every client reads alike: a
+	// host must be a DNS name in ASCII (an internationalised name in its `xn--` form)
+	// whose last label is not a number, an IPv4 address as four decimal numbers 0-255
+	// without leading zeros, or an IPv6 address in brackets without a zone, so
+	// `http://0xa9fea9fe/`, `http://2852039166/`, `http://169.254.43518/` and
+	// percent-encoded hosts are refused; or the request's key is `sk_live_` and the URL
+	// is not https); 409
 	// `webhook_endpoint_limit_reached` when the account already has 16 endpoints.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
@@ -11326,7 +11376,13 @@ type ClientWithResponsesInterface interface {
 	// `events`), `parameter_unknown` (`status` cannot be set on create),
 	// `url_not_allowed` (`url`: its host is a literal loopback, private, link-local,
 	// CGNAT, unique-local, multicast or unspecified address, an IPv4-mapped form of one,
-	// or `localhost`; or the request's key is `sk_live_` and the URL is not https); 409
+	// or `localhost`; or it is not written the one way every client reads alike: a
+	// host must be a DNS name in ASCII (an internationalised name in its `xn--` form)
+	// whose last label is not a number, an IPv4 address as four decimal numbers 0-255
+	// without leading zeros, or an IPv6 address in brackets without a zone, so
+	// `http://0xa9fea9fe/`, `http://2852039166/`, `http://169.254.43518/` and
+	// percent-encoded hosts are refused; or the request's key is `sk_live_` and the URL
+	// is not https); 409
 	// `webhook_endpoint_limit_reached` when the account already has 16 endpoints.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
@@ -17561,7 +17617,10 @@ func (c *ClientWithResponses) ListApiKeysWithResponse(ctx context.Context, param
 //
 // A new key of the same mode as the key that asks (an `sk_test_` key makes an
 // `sk_test_` key, an `sk_live_` key an `sk_live_` one). The answer holds the key
-// itself in `key`, shown this once: only its SHA-256 is kept. 409
+// itself in `key`, shown this once: only its SHA-256 is kept, and an idempotent
+// replay of the request (`Idempotent-Replayed: true`) answers the same object without
+// `key` (a client that lost the first answer revokes that key by its `id` and makes
+// another). 409
 // `api_key_limit_reached` when the account already holds 20 keys.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
@@ -17579,7 +17638,10 @@ func (c *ClientWithResponses) CreateApiKeyWithBodyWithResponse(ctx context.Conte
 //
 // A new key of the same mode as the key that asks (an `sk_test_` key makes an
 // `sk_test_` key, an `sk_live_` key an `sk_live_` one). The answer holds the key
-// itself in `key`, shown this once: only its SHA-256 is kept. 409
+// itself in `key`, shown this once: only its SHA-256 is kept, and an idempotent
+// replay of the request (`Idempotent-Replayed: true`) answers the same object without
+// `key` (a client that lost the first answer revokes that key by its `id` and makes
+// another). 409
 // `api_key_limit_reached` when the account already holds 20 keys.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
@@ -18580,7 +18642,13 @@ func (c *ClientWithResponses) ListWebhookEndpointsWithResponse(ctx context.Conte
 // `events`), `parameter_unknown` (`status` cannot be set on create),
 // `url_not_allowed` (`url`: its host is a literal loopback, private, link-local,
 // CGNAT, unique-local, multicast or unspecified address, an IPv4-mapped form of one,
-// or `localhost`; or the request's key is `sk_live_` and the URL is not https); 409
+// or `localhost`; or it is not written the one way every client reads alike: a
+// host must be a DNS name in ASCII (an internationalised name in its `xn--` form)
+// whose last label is not a number, an IPv4 address as four decimal numbers 0-255
+// without leading zeros, or an IPv6 address in brackets without a zone, so
+// `http://0xa9fea9fe/`, `http://2852039166/`, `http://169.254.43518/` and
+// percent-encoded hosts are refused; or the request's key is `sk_live_` and the URL
+// is not https); 409
 // `webhook_endpoint_limit_reached` when the account already has 16 endpoints.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
@@ -18601,7 +18669,13 @@ func (c *ClientWithResponses) CreateWebhookEndpointWithBodyWithResponse(ctx cont
 // `events`), `parameter_unknown` (`status` cannot be set on create),
 // `url_not_allowed` (`url`: its host is a literal loopback, private, link-local,
 // CGNAT, unique-local, multicast or unspecified address, an IPv4-mapped form of one,
-// or `localhost`; or the request's key is `sk_live_` and the URL is not https); 409
+// or `localhost`; or it is not written the one way every client reads alike: a
+// host must be a DNS name in ASCII (an internationalised name in its `xn--` form)
+// whose last label is not a number, an IPv4 address as four decimal numbers 0-255
+// without leading zeros, or an IPv6 address in brackets without a zone, so
+// `http://0xa9fea9fe/`, `http://2852039166/`, `http://169.254.43518/` and
+// percent-encoded hosts are refused; or the request's key is `sk_live_` and the URL
+// is not https); 409
 // `webhook_endpoint_limit_reached` when the account already has 16 endpoints.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).

@@ -7,6 +7,7 @@ import (
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"math/big"
 	"strings"
@@ -52,6 +53,9 @@ type Caller struct {
 	// their webhook endpoints must use https; test keys place calls only through a
 	// platform that takes them (the sim).
 	Live bool
+	// KeyID is the id of the API key that made the request: an Idempotency-Key is
+	// replayed only to the key that first used it.
+	KeyID string
 }
 
 // Revoked reports whether the key was revoked.
@@ -69,6 +73,10 @@ type Store interface {
 	CreateAccount(ctx context.Context, a Account, k Key) error
 	GetAccount(ctx context.Context, id string) (Account, error)
 	AddKey(ctx context.Context, k Key) error
+	// AddKeyWithin is AddKey while the account holds fewer than max keys (not revoked),
+	// else ErrKeyLimit: the count and the insert are one atomic step, so concurrent
+	// creates cannot pass max together.
+	AddKeyWithin(ctx context.Context, k Key, max int) error
 
 	// KeyByHash reads a key, revoked or not, by its hash.
 	KeyByHash(ctx context.Context, hash string) (Key, error)
@@ -162,6 +170,8 @@ func HashKey(text string) string {
 type Service struct {
 	Store Store
 	Now   func() time.Time
+	// MaxKeys, when above 0, is how many keys (not revoked) AddKey lets an account hold.
+	MaxKeys int
 }
 
 // Create makes an account with one new key and returns the key's text.
@@ -187,14 +197,25 @@ func (s *Service) CreateWithKey(ctx context.Context, name, text string) (Account
 	return a, nil
 }
 
+// ErrKeyLimit is a key refused because its account holds its maximum of keys.
+var ErrKeyLimit = errors.New("account: the account holds its maximum of keys")
+
 // AddKey makes a new key for an existing account and returns its text (shown once) and
-// its stored form.
+// its stored form. With MaxKeys set, an account holding that many is ErrKeyLimit.
 func (s *Service) AddKey(ctx context.Context, accountID string, live bool) (string, Key, error) {
 	text, k, err := NewKey(accountID, live, s.Now().UTC())
 	if err != nil {
 		return "", Key{}, err
 	}
-	if err := s.Store.AddKey(ctx, k); err != nil {
+	if s.MaxKeys > 0 {
+		err = s.Store.AddKeyWithin(ctx, k, s.MaxKeys)
+	} else {
+		err = s.Store.AddKey(ctx, k)
+	}
+	if errors.Is(err, ErrKeyLimit) {
+		return "", Key{}, err
+	}
+	if err != nil {
 		return "", Key{}, fmt.Errorf("add key: %w", err)
 	}
 	return text, k, nil

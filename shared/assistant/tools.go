@@ -150,7 +150,7 @@ func toolURL(raw string, rules toolRules) error {
 	if err := webhookendpoint.ValidURL(raw); err != nil {
 		return err
 	}
-	if err := webhookendpoint.AllowedURL(rules.dest, raw, false); err != nil {
+	if err := webhookendpoint.AllowedHost(rules.dest, raw); err != nil {
 		return err
 	}
 	if rules.liveKey && !isHTTPS(raw) {

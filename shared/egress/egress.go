@@ -23,6 +23,9 @@ import (
 // ErrBlocked is what a refused connection returns (wrapped with the address).
 var ErrBlocked = errors.New("blocked destination")
 
+// ErrNotCanonical is CanonicalHost's refusal (wrapped with the reason).
+var ErrNotCanonical = errors.New("host not written canonically")
+
 // AllowLoopbackEnv names the environment variable that lets loopback through.
 const AllowLoopbackEnv = "WEBHOOK_ALLOW_LOOPBACK"
 
@@ -115,11 +118,43 @@ func (p Policy) Dialer(r *net.Resolver) *net.Dialer {
 	return &net.Dialer{Timeout: 5 * time.Second, Resolver: r, Control: p.Control}
 }
 
-// CheckHost refuses a URL host that is a literal internal address (or "localhost"),
-// so the customer learns at create time, not from failed deliveries. Other names are
-// checked when dialled.
+// PlainHTTP reports whether an unencrypted (http) request may go to host: only to a
+// loopback receiver (localhost, or a loopback address written as one) when the policy
+// lets loopback through, as on the local stack. Everything else Bridgeline sends signed
+// goes over https.
+func (p Policy) PlainHTTP(host string) bool {
+	if !p.AllowLoopback {
+		return false
+	}
+	h := strings.ToLower(strings.TrimSuffix(strings.TrimPrefix(host, "["), "]"))
+	if h == "localhost" || strings.HasSuffix(h, ".localhost") {
+		return true
+	}
+	ip, err := netip.ParseAddr(h)
+	return err == nil && ip.Zone() == "" && ip.Unmap().IsLoopback() && CanonicalHost(host) == nil
+}
+
+// CheckURL is the create-time check of every URL a customer gives (webhook endpoints,
+// and the tools' and SIP trunks' addresses as they come): its host, as written in raw,
+// must pass CheckHost. Call it at create and at every update; the dial-time check
+// (Control) still applies to what the name resolves to.
+func (p Policy) CheckURL(raw string) error {
+	host, err := urlHost(raw)
+	if err != nil {
+		return err
+	}
+	return p.CheckHost(host)
+}
+
+// CheckHost refuses a host that is not written canonically (CanonicalHost) or that is a
+// literal internal address (or "localhost"), so the customer learns at create time, not
+// from failed deliveries. Other names are checked when dialled. host is a bare host
+// (a SIP trunk's address) or a URL's, with or without an IPv6 address's brackets.
 func (p Policy) CheckHost(host string) error {
-	h := strings.TrimSuffix(strings.ToLower(host), ".")
+	if err := CanonicalHost(host); err != nil {
+		return err
+	}
+	h := strings.ToLower(host)
 	if h == "localhost" || strings.HasSuffix(h, ".localhost") {
 		if p.AllowLoopback {
 			return nil
@@ -167,4 +202,149 @@ var Refused = []struct {
 	{Example{"mapped metadata", "::ffff:169.254.169.254"}, false},
 	{Example{"mapped CGNAT", "::ffff:100.64.0.1"}, false},
 	{Example{"NAT64 private", "64:ff9b::a00:5"}, false},
+}
+
+// CanonicalHost refuses a host that clients could read as different addresses. Go's
+// dialer takes 0xa9fea9fe, 2852039166, 0251.0376.0251.0376 or 169.254.43518 for names
+// (and fails at DNS), while browsers, curl, other HTTP libraries and proxies read each as
+// 169.254.169.254; a host accepted here means the same to all of them. It allows:
+//
+//   - a DNS name in ASCII: labels of letters, digits and hyphens (1-63 characters, no
+//     hyphen first or last; an internationalised name in its xn-- form), at most 253
+//     characters, no trailing dot, and a last label that is not a number (all digits,
+//     or 0x and hex digits: the form URL parsers take for an IPv4 address);
+//   - an IPv4 address as four decimal numbers 0-255 without leading zeros;
+//   - an IPv6 address (in brackets or not), without a zone.
+//
+// Percent-encoding and any other character are refused. It says nothing of where the
+// host points: CheckHost does that.
+func CanonicalHost(host string) error {
+	bad := func(why string) error { return fmt.Errorf("%w: %q: %s", ErrNotCanonical, host, why) }
+	h := host
+	if strings.HasPrefix(h, "[") {
+		if !strings.HasSuffix(h, "]") {
+			return bad("unclosed bracket")
+		}
+		h = h[1 : len(h)-1]
+		if !strings.Contains(h, ":") {
+			return bad("brackets hold an IPv6 address only")
+		}
+	}
+	switch {
+	case h == "":
+		return bad("empty")
+	case strings.ContainsRune(h, '%'):
+		return bad("percent-encoding or an IPv6 zone")
+	case strings.Contains(h, ":"):
+		if ip, err := netip.ParseAddr(h); err != nil || !ip.Is6() {
+			return bad("not an IPv6 address")
+		}
+		return nil
+	case strings.Trim(h, "0123456789.") == "":
+		if ip, err := netip.ParseAddr(h); err != nil || !ip.Is4() {
+			return bad("an IPv4 address is four decimal numbers 0-255 without leading zeros")
+		}
+		return nil
+	}
+	if len(h) > 253 {
+		return bad("longer than 253 characters")
+	}
+	labels := strings.Split(h, ".")
+	for _, l := range labels {
+		if l == "" {
+			return bad("empty label (or a trailing dot)")
+		}
+		if len(l) > 63 || l[0] == '-' || l[len(l)-1] == '-' {
+			return bad("a label is 1-63 characters and neither starts nor ends with a hyphen")
+		}
+		for i := 0; i < len(l); i++ {
+			c := l[i] | 0x20 // lower case for letters
+			if !(c >= 'a' && c <= 'z') && !(l[i] >= '0' && l[i] <= '9') && l[i] != '-' {
+				return bad("a name holds ASCII letters, digits and hyphens only (xn-- for other scripts)")
+			}
+		}
+	}
+	if numericLabel(labels[len(labels)-1]) {
+		return bad("its last part is a number, which URL parsers read as an IPv4 address")
+	}
+	return nil
+}
+
+// numericLabel reports whether l is what the URL standard's "ends in a number" check
+// takes for a number: all decimal digits, or 0x followed by hex digits (or nothing).
+func numericLabel(l string) bool {
+	l = strings.ToLower(l)
+	digits := "0123456789"
+	if strings.HasPrefix(l, "0x") {
+		l, digits = l[2:], "0123456789abcdef"
+		if l == "" {
+			return true
+		}
+	}
+	return strings.Trim(l, digits) == ""
+}
+
+// CanonicalURL is CanonicalHost on the host of raw as written there (an absolute URL),
+// before any decoding: for the places that hold a URL given earlier, such as a
+// delivery about to be sent.
+func CanonicalURL(raw string) error {
+	host, err := urlHost(raw)
+	if err != nil {
+		return err
+	}
+	return CanonicalHost(host)
+}
+
+// urlHost is the host of an absolute URL exactly as raw writes it: net/url decodes
+// percent-encoding in a host, and this check is of what other clients read.
+func urlHost(raw string) (string, error) {
+	_, rest, ok := strings.Cut(raw, "://")
+	if !ok {
+		return "", fmt.Errorf("%w: %q is not an absolute URL", ErrNotCanonical, raw)
+	}
+	if i := strings.IndexAny(rest, "/?#"); i >= 0 {
+		rest = rest[:i]
+	}
+	if i := strings.LastIndex(rest, "@"); i >= 0 {
+		rest = rest[i+1:]
+	}
+	if strings.HasPrefix(rest, "[") {
+		if i := strings.Index(rest, "]"); i >= 0 {
+			return rest[:i+1], nil
+		}
+		return rest, nil
+	}
+	if i := strings.LastIndex(rest, ":"); i >= 0 {
+		rest = rest[:i]
+	}
+	return rest, nil
+}
+
+// NonCanonical is one host of each form CanonicalHost refuses; the tests of every layer
+// that takes a customer's URL run through all of them. Most are 169.254.169.254, the
+// metadata service, as some client would read them.
+var NonCanonical = []Example{
+	{"hex", "0xa9fea9fe"},
+	{"decimal", "2852039166"},
+	{"octal", "0251.0376.0251.0376"},
+	{"dotted hex", "0xa9.0xfe.0xa9.0xfe"},
+	{"mixed bases", "0xa9.254.0251.254"},
+	{"three parts", "169.254.43518"},
+	{"two parts", "169.16689662"},
+	{"leading zero", "169.254.169.0254"},
+	{"out of range part", "169.254.169.256"},
+	{"hex last label of a name", "metadata.0xfe"},
+	{"decimal last label of a name", "hooks.example.254"},
+	{"bare 0x", "hooks.0x"},
+	{"trailing dot", "2852039166."},
+	{"name with trailing dot", "hooks.example.com."},
+	{"percent-encoded", "%31%36%39.254.169.254"},
+	{"full-width digits", "\uff11\uff16\uff19.\uff12\uff15\uff14.\uff11\uff16\uff19.\uff12\uff15\uff14"},
+	{"non-ASCII name", "b\u00fccher.example"},
+	{"IPv6 zone", "[fe80::1%25eth0]"},
+	{"IPv6 zone unescaped", "[fe80::1%eth0]"},
+	{"IPv4 in brackets", "[169.254.169.254]"},
+	{"empty label", "hooks..example.com"},
+	{"underscore", "hooks_1.example.com"},
+	{"hyphen first", "-hooks.example.com"},
 }

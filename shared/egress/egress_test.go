@@ -42,7 +42,10 @@ func TestCheckHost(t *testing.T) {
 		{"name", "hooks.example.com", false, false},
 		{"public literal", "8.8.8.8", false, false},
 		{"localhost", "localhost", true, false},
-		{"sub.localhost", "api.localhost.", true, false},
+		{"sub.localhost", "api.localhost", true, false},
+		{"sub.localhost with trailing dot", "api.localhost.", true, true},
+		{"bracketed v6 loopback literal", "[::1]", true, false},
+		{"decimal metadata", "2852039166", true, true},
 		{"loopback literal", "127.0.0.1", true, false},
 		{"v6 loopback literal", "::1", true, false},
 		{"metadata", "169.254.169.254", true, true},
@@ -66,6 +69,60 @@ func TestPolicyFromEnv(t *testing.T) {
 		t.Setenv(egress.AllowLoopbackEnv, v)
 		if got := egress.PolicyFromEnv().AllowLoopback; got != want {
 			t.Errorf("%s=%q: AllowLoopback = %v, want %v", egress.AllowLoopbackEnv, v, got, want)
+		}
+	}
+}
+
+// TestCanonicalHost: every form of NonCanonical is refused, by CanonicalHost and by
+// CheckHost and CheckURL under either policy, and the usual spellings pass.
+func TestCanonicalHost(t *testing.T) {
+	for _, tc := range egress.NonCanonical {
+		t.Run(tc.Form, func(t *testing.T) {
+			if err := egress.CanonicalHost(tc.Addr); !errors.Is(err, egress.ErrNotCanonical) {
+				t.Errorf("CanonicalHost(%q) = %v, want ErrNotCanonical", tc.Addr, err)
+			}
+			for _, p := range []egress.Policy{{}, {AllowLoopback: true}} {
+				if err := p.CheckHost(tc.Addr); err == nil {
+					t.Errorf("%+v.CheckHost(%q) = nil, want a refusal", p, tc.Addr)
+				}
+				u := "https://" + tc.Addr + ":8443/hook"
+				if err := p.CheckURL(u); err == nil {
+					t.Errorf("%+v.CheckURL(%q) = nil, want a refusal", p, u)
+				}
+			}
+		})
+	}
+	for _, h := range []string{"hooks.example.com", "Hooks.Example.COM", "a", "xn--bcher-kva.example", "1.example.com",
+		"example.0x1z", "93.184.215.14", "8.8.8.8", "2606:4700::1111", "[2606:4700::1111]", "::ffff:8.8.8.8",
+		"a-b.c-d.example"} {
+		if err := egress.CanonicalHost(h); err != nil {
+			t.Errorf("CanonicalHost(%q) = %v, want nil", h, err)
+		}
+	}
+}
+
+// TestCheckURLReadsTheHostAsWritten: the host is taken from the URL's text, before the
+// decoding net/url does, past credentials and up to the port, path, query or fragment.
+func TestCheckURLReadsTheHostAsWritten(t *testing.T) {
+	for _, tc := range []struct {
+		url     string
+		refused bool
+	}{
+		{"https://hooks.example.com/x", false},
+		{"https://hooks.example.com:8443?x=1", false},
+		{"https://hooks.example.com#frag", false},
+		{"https://[2606:4700::1111]:443/x", false},
+		{"https://user:pw@hooks.example.com/x", false}, // credentials are the endpoint rules' matter
+		{"http://%31%36%39.254.169.254/latest", true},
+		{"http://0xa9fea9fe/hook", true},
+		{"http://2852039166/hook", true},
+		{"http://169.254.169.254/hook", true},
+		{"http://[fe80::1%25eth0]:80/hook", true},
+		{"http://user@0xa9fea9fe/hook", true},
+		{"hooks.example.com/x", true},
+	} {
+		if err := (egress.Policy{}).CheckURL(tc.url); (err != nil) != tc.refused {
+			t.Errorf("CheckURL(%q) = %v, want refused %v", tc.url, err, tc.refused)
 		}
 	}
 }

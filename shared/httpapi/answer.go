@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -31,7 +32,7 @@ type CallReader interface {
 // Routes is the answer route.
 func (c *CallAnswers) Routes() []Route {
 	return []Route{{Function: "calls-answer", Method: http.MethodPost, Pattern: "/v1/calls/{id}/answer",
-		Handler: c.answer}}
+		Handler: c.answer, ReplayOmits: []string{"participant_token"}, ReplayRefill: c.acceptedToken}}
 }
 
 // AcceptedSessionJSON is the session payload answered to an accept.
@@ -76,6 +77,25 @@ func (c *CallAnswers) answer(w http.ResponseWriter, r *http.Request) (int, any, 
 			ParticipantToken: s.ParticipantToken, ParticipantIdentity: s.ParticipantIdentity, ExpiresAt: Time(s.ExpiresAt)}, nil
 	}
 	return c.declined(r.Context(), acct, rec)
+}
+
+// acceptedToken completes the idempotent replay of an accept: the session's participant
+// token (the one call.incoming carried) comes from the call's decision record, not from
+// the idempotency record.
+func (c *CallAnswers) acceptedToken(r *http.Request, body map[string]json.RawMessage) error {
+	var first struct {
+		CallID string `json:"call_id"`
+	}
+	if err := json.Unmarshal(body["call_id"], &first.CallID); err != nil || first.CallID == "" {
+		return nil // not an accept's answer
+	}
+	found, err := c.Decisions.GetDecision(r.Context(), first.CallID)
+	rec, err := apierr.Owned(found, found.AccountID, err, AccountFrom(r.Context()).ID, apierr.NotFound("call", first.CallID))
+	if err != nil {
+		return err
+	}
+	body["participant_token"], err = json.Marshal(rec.Session.ParticipantToken)
+	return err
 }
 
 // notRinging explains a call with no decision to make: a call of the account that GET

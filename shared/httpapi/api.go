@@ -104,11 +104,19 @@ type Route struct {
 	// receivers whose senders have their own, larger limit (a persona worker's final
 	// report of a long call) set it, so the customer API's limit does not cut them.
 	MaxBody int64
-	// ReplayOmits are top-level response fields left out of the stored idempotent
-	// replay: a webhook endpoint's signing secret, shown once, is never kept in clear in
-	// the idempotency table. A replay answers the same status and object without them.
+	// ReplayOmits are the top-level response fields that hold a secret: they are left
+	// out of the stored idempotent replay, so the idempotency table never keeps a
+	// secret (a webhook endpoint's signing secret, a new API key, a participant token).
+	// A replay answers the same status and object without them, unless ReplayRefill
+	// puts fresh ones back. Every POST route whose answer carries a secret names it here
+	// (e2e/contract's TestIdempotencyRecordsHoldNoSecret checks each route's record).
 	ReplayOmits []string
-	Handler     HandlerFunc
+	// ReplayRefill, when set, completes a replayed 2xx answer: it gets the stored body
+	// (without ReplayOmits) and sets fresh values of the omitted fields, such as a
+	// participant token minted anew for the session the first answer made. A field it
+	// leaves unset stays out of the replay; an error is answered as the handler's would.
+	ReplayRefill func(r *http.Request, body map[string]json.RawMessage) error
+	Handler      HandlerFunc
 }
 
 // HandlerFunc serves one request and returns the status and value to write as JSON, or an
@@ -161,7 +169,7 @@ func (a *API) handler(routes []Route, auth func(http.Handler) http.Handler) http
 		for m, rt := range methods {
 			var h http.Handler = a.serve(rt)
 			if rt.Method == http.MethodPost && !rt.Public {
-				h = a.idempotent(h, rt.ReplayOmits)
+				h = a.idempotent(h, rt)
 			}
 			if !rt.Public {
 				h = auth(a.rateLimited(h))

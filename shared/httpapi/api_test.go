@@ -270,6 +270,50 @@ func TestBadInputIsRefusedAndWritesNothing(t *testing.T) {
 	}
 }
 
+// TestRequestContentType: a request body is read as JSON only when it is sent as
+// application/json; anything else, a missing Content-Type included, is 415 and writes
+// nothing. An empty (or all-whitespace) body needs no Content-Type.
+func TestRequestContentType(t *testing.T) {
+	e := newEnv(t, nil)
+	for _, tc := range []struct {
+		ct   string // "" sends none
+		want int
+	}{
+		{"application/json", 201},
+		{"application/json; charset=utf-8", 201},
+		{"Application/JSON", 201},
+		{"", 415},
+		{"application/jsonp", 415},
+		{"application/json-patch+json", 415},
+		{"text/plain", 415},
+		{"application/x-www-form-urlencoded", 415},
+		{"multipart/form-data; boundary=x", 415},
+		{"application/json; charset", 415}, // not a media type
+	} {
+		r := e.do("POST", "/v1/assistants", `{"name":"ct `+tc.ct+`"}`, "Content-Type", tc.ct)
+		if r.status != tc.want || (tc.want == 415 && errCode(r) != "unsupported_media_type") {
+			t.Errorf("POST /v1/assistants with Content-Type %q = %d %s, want %d", tc.ct, r.status, r.raw, tc.want)
+		}
+	}
+	list := e.do("GET", "/v1/assistants?status=all&limit=100", "")
+	if n := len(list.body["data"].([]any)); n != 3 {
+		t.Errorf("%d assistants written, want 3 (the application/json ones only)", n)
+	}
+	id := list.body["data"].([]any)[0].(map[string]any)["id"].(string)
+	for _, body := range []string{"", " \n"} {
+		req, _ := http.NewRequest("POST", e.srv.URL+"/v1/assistants/"+id+"/duplicate", strings.NewReader(body))
+		req.Header.Set("Authorization", "Bearer "+e.key)
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+		if res.StatusCode != 201 {
+			t.Errorf("POST duplicate with body %q and no Content-Type = %d, want 201", body, res.StatusCode)
+		}
+	}
+}
+
 func TestOtherAccountsResourcesAreNotFound(t *testing.T) {
 	e := newEnv(t, nil)
 	id := e.do("POST", "/v1/assistants", `{"name":"Mine"}`).body["id"].(string)

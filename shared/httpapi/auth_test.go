@@ -43,9 +43,10 @@ func TestKeyModeOnTheCaller(t *testing.T) {
 			req := httptest.NewRequest(http.MethodGet, "/v1/lines", nil)
 			req.Header.Set("Authorization", "Bearer "+tc.key)
 			api.KeyAuth(record).ServeHTTP(httptest.NewRecorder(), req)
-			if got.ID != acct.ID || got.Live != tc.live {
-				t.Errorf("KeyAuth: caller %s, live %v; want %s, %v", got.ID, got.Live, acct.ID, tc.live)
+			if got.ID != acct.ID || got.Live != tc.live || !strings.HasPrefix(got.KeyID, "key_") {
+				t.Errorf("KeyAuth: caller %s, live %v, key %q; want %s, %v, a key id", got.ID, got.Live, got.KeyID, acct.ID, tc.live)
 			}
+			keyID := got.KeyID
 
 			allow, err := authorize(ctx, events.APIGatewayV2CustomAuthorizerV2Request{
 				Headers: map[string]string{"authorization": "Bearer " + tc.key}})
@@ -64,8 +65,8 @@ func TestKeyModeOnTheCaller(t *testing.T) {
 					Authorizer: &events.APIGatewayV2HTTPRequestContextAuthorizerDescription{Lambda: allow.Context}}}); err != nil {
 				t.Fatal(err)
 			}
-			if got.ID != acct.ID || got.Live != tc.live {
-				t.Errorf("LambdaAuth: caller %s, live %v; want %s, %v", got.ID, got.Live, acct.ID, tc.live)
+			if got.ID != acct.ID || got.Live != tc.live || got.KeyID != keyID {
+				t.Errorf("LambdaAuth: caller %s, live %v, key %q; want %s, %v, %q", got.ID, got.Live, got.KeyID, acct.ID, tc.live, keyID)
 			}
 		})
 	}

@@ -7,8 +7,6 @@ package httpapi_test
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -18,6 +16,7 @@ import (
 	"time"
 
 	"github.com/bridgeline/bridgeline/events/callevent"
+	"github.com/bridgeline/bridgeline/shared/account"
 	"github.com/bridgeline/bridgeline/shared/call"
 	"github.com/bridgeline/bridgeline/shared/decision"
 	"github.com/bridgeline/bridgeline/shared/httpapi"
@@ -344,10 +343,14 @@ func TestContractAssistantsAndLines(t *testing.T) {
 
 	// A request with this Idempotency-Key still running: 409, nothing changes.
 	body := `{"name":"Held"}`
-	sum := sha256.Sum256([]byte("POST /v1/assistants\n" + body))
+	k, err := c.st.store.KeyByHash(context.Background(), account.HashKey(c.st.key))
+	if err != nil {
+		t.Fatal(err)
+	}
 	now := time.Now().UTC()
 	if _, inserted, err := c.st.store.BeginIdempotent(context.Background(), idempotency.Record{
-		AccountID: c.st.acctID, Key: "held", RequestHash: hex.EncodeToString(sum[:]), CreatedAt: now, ExpiresAt: now.Add(time.Hour),
+		AccountID: c.st.acctID, Key: "held", RequestHash: httpapi.IdempotencyHash("POST", "/v1/assistants", k.ID, []byte(body)),
+		CreatedAt: now, ExpiresAt: now.Add(time.Hour),
 	}, now); err != nil || !inserted {
 		t.Fatalf("hold an idempotency key: inserted=%v err=%v", inserted, err)
 	}

@@ -34,7 +34,8 @@ func (h *Keys) now() time.Time {
 func (h *Keys) Routes() []Route {
 	return []Route{
 		{Function: "api-keys-list", Method: http.MethodGet, Pattern: "/v1/api_keys", Handler: h.listKeys},
-		{Function: "api-keys-create", Method: http.MethodPost, Pattern: "/v1/api_keys", Handler: h.createKey},
+		// The key is shown in the first answer only: a replay answers without it.
+		{Function: "api-keys-create", Method: http.MethodPost, Pattern: "/v1/api_keys", ReplayOmits: []string{"key"}, Handler: h.createKey},
 		{Function: "api-keys-delete", Method: http.MethodDelete, Pattern: "/v1/api_keys/{id}", Handler: h.revokeKey},
 	}
 }
@@ -89,15 +90,11 @@ func (h *Keys) createKey(w http.ResponseWriter, r *http.Request) (int, any, erro
 		return 0, nil, err
 	}
 	acct := AccountFrom(r.Context()).ID
-	keys, err := h.Accounts.ListKeys(r.Context(), acct)
-	if err != nil {
-		return 0, nil, err
-	}
-	if len(keys) >= MaxAPIKeys {
+	svc := account.Service{Store: h.Accounts, Now: h.now, MaxKeys: MaxAPIKeys}
+	text, k, err := svc.AddKey(r.Context(), acct, AccountFrom(r.Context()).Live)
+	if errors.Is(err, account.ErrKeyLimit) {
 		return 0, nil, apierr.New(apierr.CodeAPIKeyLimit, "an account holds at most 20 API keys: revoke one first")
 	}
-	svc := account.Service{Store: h.Accounts, Now: h.now}
-	text, k, err := svc.AddKey(r.Context(), acct, AccountFrom(r.Context()).Live)
 	if err != nil {
 		return 0, nil, err
 	}

@@ -33,6 +33,7 @@ const (
 	AuthorizerAccountName = "account_name"
 	AuthorizerBrandColor  = "account_brand_color"
 	AuthorizerLiveKey     = "key_live" // true for an sk_live_ key
+	AuthorizerKeyID       = "key_id"   // the API key's id (key_...)
 	AuthorizerErrorCode   = "auth_error"
 	AuthorizerRevoked     = "key_revoked"
 	// AuthorizerErrorMessage is the 401's message when the header holds no key in a form
@@ -124,6 +125,7 @@ func AuthorizerHandler(accounts account.Store) func(context.Context, events.APIG
 				AuthorizerAccountName: acct.Name,
 				AuthorizerBrandColor:  acct.BrandColor,
 				AuthorizerLiveKey:     k.Live(),
+				AuthorizerKeyID:       k.ID,
 			},
 		}, nil
 	}
@@ -161,6 +163,7 @@ func (a *API) LambdaAuth(next http.Handler) http.Handler {
 		name, _ := lambdaCtx[AuthorizerAccountName].(string)
 		color, _ := lambdaCtx[AuthorizerBrandColor].(string)
 		live, _ := lambdaCtx[AuthorizerLiveKey].(bool)
-		Authenticated(w, r, account.Caller{Account: account.Account{ID: id, Name: name, BrandColor: color}, Live: live}, next)
+		keyID, _ := lambdaCtx[AuthorizerKeyID].(string)
+		Authenticated(w, r, account.Caller{Account: account.Account{ID: id, Name: name, BrandColor: color}, Live: live, KeyID: keyID}, next)
 	})
 }

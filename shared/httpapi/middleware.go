@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"mime"
 	"net/http"
 	"runtime/debug"
 	"strconv"
@@ -86,17 +87,23 @@ func (a *API) limitBody(next http.Handler, max int64) http.Handler {
 			a.writeError(w, r, apierr.New(apierr.CodeInvalidJSON, "could not read the request body"))
 			return
 		}
-		if len(bytes.TrimSpace(body)) > 0 && strings.HasPrefix(r.URL.Path, "/v1/") {
-			ct := r.Header.Get("Content-Type")
-			if ct != "" && !strings.HasPrefix(strings.ToLower(ct), "application/json") {
-				a.writeError(w, r, apierr.New(apierr.CodeUnsupportedMediaType, "request bodies must be application/json"))
-				return
-			}
+		if len(bytes.TrimSpace(body)) > 0 && strings.HasPrefix(r.URL.Path, "/v1/") && !jsonMediaType(r.Header.Get("Content-Type")) {
+			a.writeError(w, r, apierr.New(apierr.CodeUnsupportedMediaType,
+				"a request body must be sent with Content-Type: application/json"))
+			return
 		}
 		r.Body = io.NopCloser(bytes.NewReader(body))
 		r.ContentLength = int64(len(body))
 		next.ServeHTTP(w, r)
 	})
+}
+
+// jsonMediaType reports whether a Content-Type header is application/json (any case,
+// with or without parameters such as charset). A missing one is not: a body is JSON only
+// when its sender says so, as the README and openapi.yaml promise.
+func jsonMediaType(ct string) bool {
+	mt, _, err := mime.ParseMediaType(ct)
+	return err == nil && mt == "application/json"
 }
 
 // KeyAuth authenticates the key of `Authorization: Bearer sk_...` (or HTTP Basic with the
@@ -109,7 +116,7 @@ func (a *API) KeyAuth(next http.Handler) http.Handler {
 			a.writeError(w, r, err)
 			return
 		}
-		Authenticated(w, r, account.Caller{Account: acct, Live: k.Live()}, next)
+		Authenticated(w, r, account.Caller{Account: acct, Live: k.Live(), KeyID: k.ID}, next)
 	})
 }
 
@@ -242,8 +249,13 @@ func (l *Limiter) Allow(key string, now time.Time) bool {
 // (what it did cannot safely run twice); nor is a 429 (concurrent_session_limit: nothing
 // was written, and a retry once a session ended should run).
 //
-// The fields named in omit are removed from the stored response (see Route.ReplayOmits).
-func (a *API) idempotent(next http.Handler, omit []string) http.Handler {
+// The key is the account's, and a replay is for the API key that first used it: the
+// fingerprint covers the method, the URI, the caller's key id and the body, so another
+// key of the account (a test key that learned a live key's Idempotency-Key) gets 422.
+// The fields named in rt.ReplayOmits are removed from the stored response, and a replay
+// gets fresh ones from rt.ReplayRefill (see Route).
+func (a *API) idempotent(next http.Handler, rt Route) http.Handler {
+	omit := rt.ReplayOmits
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		key := r.Header.Get("Idempotency-Key")
 		if key == "" {
@@ -257,10 +269,10 @@ func (a *API) idempotent(next http.Handler, omit []string) http.Handler {
 		}
 		body, _ := io.ReadAll(r.Body)
 		r.Body = io.NopCloser(bytes.NewReader(body))
-		sum := sha256.Sum256([]byte(r.Method + " " + r.URL.RequestURI() + "\n" + string(body)))
+		caller := AccountFrom(r.Context())
 		now := a.now().UTC()
-		acct := AccountFrom(r.Context()).ID
-		rec := idempotency.Record{AccountID: acct, Key: key, RequestHash: hex.EncodeToString(sum[:]),
+		acct := caller.ID
+		rec := idempotency.Record{AccountID: acct, Key: key, RequestHash: IdempotencyHash(r.Method, r.URL.RequestURI(), caller.KeyID, body),
 			CreatedAt: now, ExpiresAt: now.Add(idempotency.Retention)}
 		got, inserted, err := a.idempotency.BeginIdempotent(r.Context(), rec, now)
 		if err != nil {
@@ -271,15 +283,22 @@ func (a *API) idempotent(next http.Handler, omit []string) http.Handler {
 			switch {
 			case got.RequestHash != rec.RequestHash:
 				a.writeError(w, r, apierr.Param(apierr.CodeIdempotencyKeyReused, "Idempotency-Key",
-					"this Idempotency-Key was used with a different request"))
+					"this Idempotency-Key was used with a different request, or by another API key"))
 			case got.Status == 0:
 				a.writeError(w, r, apierr.Param(apierr.CodeIdempotencyKeyInUse, "Idempotency-Key",
 					"a request with this Idempotency-Key is still in progress; retry shortly"))
 			default:
+				replay := got.Body
+				if rt.ReplayRefill != nil && got.Status < 300 {
+					if replay, err = refill(r, got.Body, rt.ReplayRefill); err != nil {
+						a.writeError(w, r, err)
+						return
+					}
+				}
 				w.Header().Set("Idempotent-Replayed", "true")
 				w.Header().Set("Content-Type", "application/json")
 				w.WriteHeader(got.Status)
-				w.Write(got.Body)
+				w.Write(replay)
 			}
 			return
 		}
@@ -303,6 +322,14 @@ func (a *API) idempotent(next http.Handler, omit []string) http.Handler {
 			a.log().ErrorContext(r.Context(), "idempotency record", "request_id", RequestID(r.Context()), "error", err.Error())
 		}
 	})
+}
+
+// IdempotencyHash is the fingerprint an Idempotency-Key's record keeps of its first
+// request: the method, the URI with its query, the id of the API key that sent it, and
+// the exact body bytes.
+func IdempotencyHash(method, requestURI, keyID string, body []byte) string {
+	sum := sha256.Sum256([]byte(method + " " + requestURI + "\nkey " + keyID + "\n" + string(body)))
+	return hex.EncodeToString(sum[:])
 }
 
 type keepKey struct{}
@@ -342,6 +369,30 @@ func printable(s string) bool {
 	return true
 }
 
+// refill runs a route's ReplayRefill over a stored answer. A stored body that is not a
+// JSON object is replayed as it is.
+func refill(r *http.Request, stored []byte, fn func(*http.Request, map[string]json.RawMessage) error) ([]byte, error) {
+	var obj map[string]json.RawMessage
+	if json.Unmarshal(stored, &obj) != nil {
+		return stored, nil
+	}
+	if err := fn(r, obj); err != nil {
+		return nil, err
+	}
+	return marshalObject(obj)
+}
+
+// marshalObject encodes a JSON object as writeJSON does (no HTML escaping), sorted by key.
+func marshalObject(obj map[string]json.RawMessage) ([]byte, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(obj); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
+}
+
 // omitFields returns the JSON object body without the named top-level fields. A body that
 // is not an object holding them (an error) is returned as it is.
 func omitFields(body []byte, omit []string) []byte {
@@ -359,7 +410,7 @@ func omitFields(body []byte, omit []string) []byte {
 	if len(obj) == n {
 		return body
 	}
-	out, err := json.Marshal(obj)
+	out, err := marshalObject(obj)
 	if err != nil {
 		return body
 	}

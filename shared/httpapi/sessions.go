@@ -2,7 +2,9 @@ package httpapi
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 
 	"github.com/bridgeline/bridgeline/shared/apierr"
@@ -25,12 +27,14 @@ type Sessions struct {
 // Routes are the session and call routes, one Lambda function each.
 func (h *Sessions) Routes() []Route {
 	return []Route{
-		{Function: "sessions-create", Method: http.MethodPost, Pattern: "/v1/sessions", Handler: h.create},
+		{Function: "sessions-create", Method: http.MethodPost, Pattern: "/v1/sessions", Handler: h.create,
+			ReplayOmits: []string{"participant_token"}, ReplayRefill: h.freshToken},
 		{Function: "sessions-list", Method: http.MethodGet, Pattern: "/v1/sessions", Handler: h.list},
 		{Function: "sessions-get", Method: http.MethodGet, Pattern: "/v1/sessions/{id}", Handler: h.get},
 		{Function: "sessions-update", Method: http.MethodPatch, Pattern: "/v1/sessions/{id}", Handler: h.update},
 		{Function: "sessions-delete", Method: http.MethodDelete, Pattern: "/v1/sessions/{id}", Handler: h.delete},
-		{Function: "sessions-tokens", Method: http.MethodPost, Pattern: "/v1/sessions/{id}/tokens", Handler: h.token},
+		{Function: "sessions-tokens", Method: http.MethodPost, Pattern: "/v1/sessions/{id}/tokens", Handler: h.token,
+			ReplayOmits: []string{"participant_token"}, ReplayRefill: h.freshToken},
 		{Function: "calls-list", Method: http.MethodGet, Pattern: "/v1/calls", Handler: h.listCalls},
 		{Function: "calls-get", Method: http.MethodGet, Pattern: "/v1/calls/{id}", Handler: h.getCall},
 		{Function: "calls-update", Method: http.MethodPatch, Pattern: "/v1/calls/{id}", Handler: h.updateCall},
@@ -306,6 +310,39 @@ func (h *Sessions) token(w http.ResponseWriter, r *http.Request) (int, any, erro
 	return http.StatusCreated, SessionTokenJSON{AcceptedSessionJSON: AcceptedSessionJSON{SessionID: s.ID, CallID: s.CallID,
 		RTCURL: h.Service.PublicURL(), ParticipantToken: tok.JWT, ParticipantIdentity: tok.Identity,
 		ExpiresAt: Time(tok.ExpiresAt)}, ParticipantName: tok.Name, WatchOnly: tok.WatchOnly}, nil
+}
+
+// freshToken completes the idempotent replay of an answer that carried a participant
+// token (a session's create, a token's mint): the idempotency record keeps no token, so
+// the replay gets a new one for the same session, of the same kind (watch-only or not,
+// the same display name), with its own identity and expiry (session.ReplayToken).
+func (h *Sessions) freshToken(r *http.Request, body map[string]json.RawMessage) error {
+	var first struct {
+		SessionID       string  `json:"session_id"`
+		WatchOnly       *bool   `json:"watch_only"`
+		ParticipantName *string `json:"participant_name"`
+	}
+	for k, v := range map[string]any{"session_id": &first.SessionID, "watch_only": &first.WatchOnly, "participant_name": &first.ParticipantName} {
+		if raw, ok := body[k]; ok {
+			if err := json.Unmarshal(raw, v); err != nil {
+				return fmt.Errorf("stored answer's %s: %w", k, err)
+			}
+		}
+	}
+	req := session.TokenRequest{WatchOnly: first.WatchOnly}
+	if first.ParticipantName != nil {
+		req.Name = *first.ParticipantName
+	}
+	tok, err := h.Service.ReplayToken(r.Context(), AccountFrom(r.Context()).ID, first.SessionID, req)
+	if err != nil {
+		return err
+	}
+	for k, v := range map[string]any{"participant_token": tok.JWT, "participant_identity": tok.Identity, "expires_at": Time(tok.ExpiresAt)} {
+		if body[k], err = json.Marshal(v); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func (h *Sessions) listCalls(w http.ResponseWriter, r *http.Request) (int, any, error) {

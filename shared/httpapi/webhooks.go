@@ -3,6 +3,7 @@ package httpapi
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"slices"
@@ -119,9 +120,7 @@ func (h *Webhooks) createEndpoint(w http.ResponseWriter, r *http.Request) (int, 
 	if err != nil {
 		return 0, nil, err
 	}
-	caller := AccountFrom(r.Context())
-	in.LiveKey = caller.Live
-	e, err := h.Endpoints.Create(r.Context(), caller.ID, in)
+	e, err := h.Endpoints.Create(r.Context(), AccountFrom(r.Context()).ID, in)
 	if err != nil {
 		return 0, nil, err
 	}
@@ -160,9 +159,7 @@ func (h *Webhooks) updateEndpoint(w http.ResponseWriter, r *http.Request) (int, 
 	if err != nil {
 		return 0, nil, err
 	}
-	caller := AccountFrom(r.Context())
-	in.LiveKey = caller.Live
-	e, err := h.Endpoints.Update(r.Context(), caller.ID, r.PathValue("id"), in)
+	e, err := h.Endpoints.Update(r.Context(), AccountFrom(r.Context()).ID, r.PathValue("id"), in)
 	if err != nil {
 		return 0, nil, err
 	}
@@ -336,6 +333,13 @@ func (h *Webhooks) redeliver(w http.ResponseWriter, r *http.Request) (int, any, 
 		if len(ids) == 0 {
 			return 0, nil, apierr.New(apierr.CodeNoSubscribedEndpoint, fmt.Sprintf("no enabled webhook endpoint is subscribed to %s", e.Type))
 		}
+	}
+	switch err := h.Events.CountRedelivery(ctx, e.ID, delivery.MaxRedeliveries); {
+	case errors.Is(err, apierr.ErrConflict):
+		return 0, nil, apierr.New(apierr.CodeEventNotRedeliverable, fmt.Sprintf(
+			"the event was redelivered %d times already, the most one event may be", delivery.MaxRedeliveries))
+	case err != nil:
+		return 0, nil, fmt.Errorf("count redelivery of %s: %w", e.ID, err)
 	}
 	if err := h.Redeliver.Redeliver(ctx, e, ids); err != nil {
 		return 0, nil, fmt.Errorf("redeliver %s: %w", e.ID, err)

@@ -383,9 +383,17 @@ func TestWebhookSSRFOverHTTP(t *testing.T) {
 	if err := h.store.AddKey(context.Background(), account.KeyFromText(h.acctID, live, time.Now())); err != nil {
 		t.Fatal(err)
 	}
-	r = h.do("POST", "/v1/webhook_endpoints", `{"url":"http://hooks.example.com/in"}`, "Authorization", "Bearer "+live)
-	if r.status != 400 || r.body["error"].(map[string]any)["code"] != "url_not_allowed" {
-		t.Errorf("live key, http URL = %d %s, want 400 url_not_allowed", r.status, r.raw)
+	// Plain http is refused whatever the key's mode: a test key's endpoint receives the
+	// account's live events too (call.incoming with its room token).
+	for name, key := range map[string]string{"live key": live, "test key": h.key} {
+		r = h.do("POST", "/v1/webhook_endpoints", `{"url":"http://hooks.example.com/in"}`, "Authorization", "Bearer "+key)
+		if r.status != 400 || r.body["error"].(map[string]any)["code"] != "url_not_allowed" {
+			t.Errorf("%s, http URL = %d %s, want 400 url_not_allowed", name, r.status, r.raw)
+		}
+		r = h.do("PATCH", "/v1/webhook_endpoints/"+id, `{"url":"http://hooks.example.com/in"}`, "Authorization", "Bearer "+key)
+		if r.status != 400 || r.body["error"].(map[string]any)["code"] != "url_not_allowed" {
+			t.Errorf("%s, update to an http URL = %d %s, want 400 url_not_allowed", name, r.status, r.raw)
+		}
 	}
 
 	// An endpoint stored pointing inside, as one made before this check was.
@@ -393,7 +401,7 @@ func TestWebhookSSRFOverHTTP(t *testing.T) {
 	now := time.Now().UTC()
 	ep := webhookendpoint.Endpoint{ID: ident.New("whep"), AccountID: h.acctID, URL: inside, Status: webhookendpoint.StatusEnabled,
 		Secret: "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw", Events: []string{callevent.TypeCallEnded}, Revision: 1, CreatedAt: now, UpdatedAt: now}
-	if err := h.store.CreateWebhookEndpoint(ctx, ep); err != nil {
+	if err := h.store.CreateWebhookEndpoint(ctx, ep, webhookendpoint.MaxPerAccount); err != nil {
 		t.Fatal(err)
 	}
 	evt := h.emit(callevent.TypeCallEnded)
@@ -457,5 +465,31 @@ func TestSecretNotKeptInIdempotencyRecord(t *testing.T) {
 		if _, has := replay.body["secret"]; has || replay.header.Get("Idempotent-Replayed") != "true" || replay.body["id"] != id {
 			t.Errorf("replay of %s = %d %s; want the same endpoint, replayed, without secret", tc.path, replay.status, replay.raw)
 		}
+	}
+}
+
+// TestRedeliveryCapped: an event is redelivered at most delivery.MaxRedeliveries times;
+// the next request is 409 event_not_redeliverable and queues nothing, so the event's
+// attempts stay bounded and redeliver is no amplifier of signed POSTs.
+func TestRedeliveryCapped(t *testing.T) {
+	h := newHookEnv(t)
+	if r := h.do("POST", "/v1/webhook_endpoints", `{"url":"`+h.receiver()+`"}`); r.status != 201 {
+		t.Fatalf("create = %d %s", r.status, r.raw)
+	}
+	evt := h.emit(callevent.TypeCallEnded)
+	h.deliver()
+	for i := range delivery.MaxRedeliveries {
+		if r := h.do("POST", "/v1/events/"+evt.ID+"/redeliver", ""); r.status != 202 {
+			t.Fatalf("redeliver %d = %d %s", i+1, r.status, r.raw)
+		}
+	}
+	h.deliver()
+	r := h.do("POST", "/v1/events/"+evt.ID+"/redeliver", "")
+	if r.status != 409 || errCode(r) != "event_not_redeliverable" {
+		t.Errorf("redeliver %d = %d %s, want 409 event_not_redeliverable", delivery.MaxRedeliveries+1, r.status, r.raw)
+	}
+	h.deliver()
+	if _, _, n := h.last(); n != 1+delivery.MaxRedeliveries {
+		t.Errorf("receiver got %d requests, want %d", n, 1+delivery.MaxRedeliveries)
 	}
 }

@@ -87,7 +87,10 @@ type Platform interface {
 	Reject(ctx context.Context, platformCallID, reason string) error
 	// Hangup ends a call, named by the platform's id or, for a dialled call, by the
 	// DialRequest's CallID (the control plane may not know the platform's id yet).
-	// Hanging up a call that already ended, or one never placed, is not an error.
+	// Hanging up a call that already ended, or one never placed, is not an error. It
+	// returns once the party is out of the call's room, a join under way included (up to
+	// ctx): the control plane deletes the room next, and livekit-server keeps a room
+	// deleted during a join (docs/deploy.md, "Memory").
 	Hangup(ctx context.Context, platformCallID string) error
 }
 

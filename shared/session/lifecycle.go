@@ -155,27 +155,39 @@ func (s *Service) endWith(ctx context.Context, sessionID string, cond func(Sessi
 	}
 	cleanup, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 	defer cancel()
+	// The platform leg ends before the room goes: a hang-up returns once the party is
+	// out of the room, its join included (platform.Platform.Hangup). livekit-server
+	// v1.11.0 keeps a room deleted while a participant joins it alive outside its room
+	// table for good (docs/deploy.md, "Memory"), which a delete that comes first meets
+	// whenever a session ends during its party's join.
+	s.endPlatformLeg(cleanup, c, reason)
 	if err := s.rooms.DeleteRoom(cleanup, ses.ID); err != nil {
 		// The call record is complete; Sweep deletes the room again until it is gone (and
 		// the room's own timeouts close it meanwhile).
 		s.log().Error("delete room", "session_id", ses.ID, "err", err)
 		s.markRoomPending(cleanup, ses.ID)
 	}
+	return ses, c, true, nil
+}
+
+// endPlatformLeg rejects (never answered) or hangs up the call's platform leg, unless
+// the remote party ended it. A failure is logged: the record is complete, and the
+// platform ends a call whose room is gone.
+func (s *Service) endPlatformLeg(ctx context.Context, c call.Call, reason string) {
 	if id := platformID(c); id != "" && reason != call.ReasonRemoteHangup {
 		if plat, ok := s.set.Platforms.Lookup(c.Platform); ok {
 			var err error
 			if c.Status == call.StatusDeclined {
 				// Never answered: the ringing call is rejected rather than hung up.
-				err = ignoreGone(platform.RejectCall(cleanup, plat, id, c.ID, reason))
+				err = ignoreGone(platform.RejectCall(ctx, plat, id, c.ID, reason))
 			} else {
-				err = plat.Hangup(cleanup, id)
+				err = plat.Hangup(ctx, id)
 			}
 			if err != nil {
 				s.log().Error("hang up", "call_id", c.ID, "err", err)
 			}
 		}
 	}
-	return ses, c, true, nil
 }
 
 // platformID is the id to hang a call up by: the platform's, or, for a dialled call whose

@@ -112,6 +112,18 @@ func (s *Service) Token(ctx context.Context, accountID, id string, req TokenRequ
 	return s.customerToken(ses.ID, ses.Mode, req)
 }
 
+// ReplayToken mints the token of an idempotent replay of an answer that carried one
+// (the idempotency record keeps no token): a fresh token for the session as Token mints
+// it, also once the session has ended, because the replayed answer had one. A token for
+// an ended session joins nothing: its room is gone and LiveKit creates no room.
+func (s *Service) ReplayToken(ctx context.Context, accountID, id string, req TokenRequest) (Token, error) {
+	ses, err := s.Get(ctx, accountID, id)
+	if err != nil {
+		return Token{}, err
+	}
+	return s.customerToken(ses.ID, ses.Mode, req)
+}
+
 // customerToken mints a customer client's token for a session room of the given mode.
 func (s *Service) customerToken(room, mode string, req TokenRequest) (Token, error) {
 	watch := mode == ModeAssistant

@@ -81,7 +81,10 @@ func (e Endpoint) Target() delivery.Endpoint {
 // is conditional on e.Revision (the revision read) and returns apierr.ErrConflict when the
 // record moved or is gone, and stores e with Revision+1.
 type Store interface {
-	CreateWebhookEndpoint(ctx context.Context, e Endpoint) error
+	// CreateWebhookEndpoint inserts e if its account has fewer than max endpoints, else
+	// returns ErrLimit: the count and the insert are one atomic step, so concurrent
+	// creates cannot pass max together.
+	CreateWebhookEndpoint(ctx context.Context, e Endpoint, max int) error
 	GetWebhookEndpoint(ctx context.Context, id string) (Endpoint, error)
 	// ListWebhookEndpoints returns up to q.Limit+1 endpoints of the account, newest first.
 	ListWebhookEndpoints(ctx context.Context, accountID string, q listing.Query) ([]Endpoint, error)
@@ -89,15 +92,15 @@ type Store interface {
 	DeleteWebhookEndpoint(ctx context.Context, id string) error
 }
 
+// ErrLimit is a create refused because the account has its maximum of endpoints.
+var ErrLimit = errors.New("webhookendpoint: the account has its maximum of endpoints")
+
 // Input is a create request or a PATCH: nil fields are left alone (create needs URL).
 type Input struct {
 	URL         *string
 	Description *string
 	Events      *[]string
 	Status      *string
-	// LiveKey is set when the request came with an sk_live_ key: a live endpoint's URL
-	// must be https, so signed events never cross the internet in clear text.
-	LiveKey bool
 }
 
 // Sealer seals signing secrets for storage and opens them to sign
@@ -153,7 +156,11 @@ func (s *Service) Create(ctx context.Context, accountID string, in Input) (Endpo
 	e := Endpoint{ID: ident.New(IDPrefix), AccountID: accountID, Status: StatusEnabled, Secret: sealed,
 		Events: []string{}, Revision: 1, CreatedAt: now, UpdatedAt: now}
 	in.apply(&e)
-	if err := s.Store.CreateWebhookEndpoint(ctx, e); err != nil {
+	switch err := s.Store.CreateWebhookEndpoint(ctx, e, MaxPerAccount); {
+	case errors.Is(err, ErrLimit):
+		return Endpoint{}, apierr.New(apierr.CodeWebhookEndpointLimit,
+			fmt.Sprintf("an account can have at most %d webhook endpoints; delete one first", MaxPerAccount))
+	case err != nil:
 		return Endpoint{}, fmt.Errorf("create webhook endpoint: %w", err)
 	}
 	e.Secret = secret
@@ -221,9 +228,9 @@ func (s *Service) List(ctx context.Context, accountID string, q listing.Query) (
 // Subscribed returns the account's enabled endpoints that want events of type typ, with
 // their secrets opened for signing (delivery.Subscribers).
 func (s *Service) Subscribed(ctx context.Context, accountID, typ string) ([]delivery.Endpoint, error) {
-	all, err := s.Store.ListWebhookEndpoints(ctx, accountID, listing.Query{Limit: MaxPerAccount * 2})
+	all, err := s.all(ctx, accountID)
 	if err != nil {
-		return nil, fmt.Errorf("list webhook endpoints: %w", err)
+		return nil, err
 	}
 	var out []delivery.Endpoint
 	for _, e := range all {
@@ -241,9 +248,9 @@ func (s *Service) Subscribed(ctx context.Context, accountID, typ string) ([]deli
 // opening any secret: for deciding whether to produce an event at all (call.transcript,
 // one per turn, is written only when someone listens).
 func (s *Service) Wants(ctx context.Context, accountID, typ string) (bool, error) {
-	all, err := s.Store.ListWebhookEndpoints(ctx, accountID, listing.Query{Limit: MaxPerAccount * 2})
+	all, err := s.all(ctx, accountID)
 	if err != nil {
-		return false, fmt.Errorf("list webhook endpoints: %w", err)
+		return false, err
 	}
 	for _, e := range all {
 		if e.Status == StatusEnabled && e.Subscribed(typ) {
@@ -251,6 +258,30 @@ func (s *Service) Wants(ctx context.Context, accountID, typ string) (bool, error
 		}
 	}
 	return false, nil
+}
+
+// all reads every endpoint of the account, page by page: an account may hold more than
+// MaxPerAccount (endpoints made before the cap held under concurrency), and every one
+// subscribed gets its events.
+func (s *Service) all(ctx context.Context, accountID string) ([]Endpoint, error) {
+	const page = 100
+	var out []Endpoint
+	q := listing.Query{Limit: page}
+	for {
+		es, err := s.Store.ListWebhookEndpoints(ctx, accountID, q)
+		if err != nil {
+			return nil, fmt.Errorf("list webhook endpoints: %w", err)
+		}
+		more := len(es) > page
+		if more {
+			es = es[:page]
+		}
+		out = append(out, es...)
+		if !more || len(es) == 0 {
+			return out, nil
+		}
+		q.StartingAfter = es[len(es)-1].ID
+	}
 }
 
 // Update applies a PATCH. Setting status back to enabled clears the disabled reason, so an
@@ -346,7 +377,7 @@ func (in Input) validate(dest egress.Policy) error {
 		if err := ValidURL(*in.URL); err != nil {
 			return err
 		}
-		if err := AllowedURL(dest, *in.URL, in.LiveKey); err != nil {
+		if err := AllowedURL(dest, *in.URL); err != nil {
 			return err
 		}
 	}
@@ -387,8 +418,8 @@ func (in Input) apply(e *Endpoint) {
 }
 
 // ValidURL checks an endpoint URL: absolute http(s) with a host, no credentials, at most
-// 2048 bytes. Plain http is allowed for test keys so local receivers work (AllowedURL
-// holds live keys to https); where the URL may point is AllowedURL's job.
+// 2048 bytes. Where the URL may point, and when plain http may be used, is AllowedURL's
+// job.
 func ValidURL(raw string) error {
 	u, err := url.Parse(raw)
 	switch {
@@ -404,20 +435,38 @@ func ValidURL(raw string) error {
 	return nil
 }
 
-// AllowedURL refuses, with 400 url_not_allowed, a well-formed URL whose host is a literal
-// internal address (loopback unless dest allows it, private, link-local, CGNAT,
-// unique-local, multicast, unspecified, or an IPv4-mapped form of those), and a plain
-// http URL given with a live key. Host names are checked again at every dial, after
-// resolution (egress.Policy.Control).
-func AllowedURL(dest egress.Policy, raw string, liveKey bool) error {
+// AllowedURL refuses, with 400 url_not_allowed, a well-formed URL whose host is not
+// written canonically (egress.CanonicalHost: no hex, octal, decimal or short IPv4 forms,
+// no IPv6 zone, no percent-encoding) or is a literal internal address (loopback unless
+// dest allows it, private, link-local, CGNAT, unique-local, multicast, unspecified, or
+// an IPv4-mapped form of those), and a plain http URL whatever the key's mode: events
+// have no mode, so every endpoint of an account receives its live calls' events,
+// call.incoming with its room's participant token among them. Plain http is only for
+// a loopback receiver where dest lets loopback through (the local stack). Host names
+// are checked again at every dial, after resolution (egress.Policy.Control), and the
+// scheme at every request (delivery.NewClient).
+func AllowedURL(dest egress.Policy, raw string) error {
 	u, err := url.Parse(raw)
 	if err != nil {
 		return apierr.Invalid("url", "url must be an absolute http or https URL")
 	}
-	if liveKey && u.Scheme != "https" {
-		return apierr.Param(apierr.CodeURLNotAllowed, "url", "a live key's webhook endpoints must use https")
+	if u.Scheme != "https" && !dest.PlainHTTP(u.Hostname()) {
+		return apierr.Param(apierr.CodeURLNotAllowed, "url",
+			"url must use https: every endpoint receives the account's live events (plain http only to a loopback receiver on a local stack)")
 	}
-	if err := dest.CheckHost(u.Hostname()); err != nil {
+	return AllowedHost(dest, raw)
+}
+
+// AllowedHost refuses, with 400 url_not_allowed, a URL whose host is not written
+// canonically or is a literal internal address: AllowedURL's host rule, without its
+// scheme rule, for URLs whose scheme rule is their own (an assistant's tools need https
+// only for live keys).
+func AllowedHost(dest egress.Policy, raw string) error {
+	switch err := dest.CheckURL(raw); {
+	case errors.Is(err, egress.ErrNotCanonical):
+		return apierr.Param(apierr.CodeURLNotAllowed, "url",
+			"url's host must be a DNS name in ASCII, an IPv4 address in dotted decimal (four numbers 0-255) or an IPv6 address without a zone")
+	case err != nil:
 		return apierr.Param(apierr.CodeURLNotAllowed, "url",
 			"url must not point at a loopback, private, link-local or other internal address")
 	}

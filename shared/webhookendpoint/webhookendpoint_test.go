@@ -77,29 +77,66 @@ func TestInternalURLsRefusedAtCreate(t *testing.T) {
 	}
 }
 
+// TestNonCanonicalHostsRefusedAtCreate: a URL whose host some client would read as an
+// address other than what Go's dialer reads (http://0xa9fea9fe/hook and
+// http://2852039166/hook are 169.254.169.254 to a browser, curl or a proxy, and names to
+// Go) is refused on create and on update, with either key mode and loopback allowed or
+// not, before anything is stored (the Service has no store: reaching it would panic).
+func TestNonCanonicalHostsRefusedAtCreate(t *testing.T) {
+	for _, tc := range egress.NonCanonical {
+		t.Run(tc.Form, func(t *testing.T) {
+			for _, svc := range []*Service{{}, {Destinations: egress.Policy{AllowLoopback: true}}} {
+				for _, scheme := range []string{"http", "https"} {
+					u := scheme + "://" + tc.Addr + "/hook"
+					_, err := svc.Create(context.Background(), "acct_1", Input{URL: &u})
+					if e, ok := apierr.As(err); !ok || e.Status() != 400 || e.Param != "url" {
+						t.Errorf("Create(%s) = %v, want 400 on url", u, err)
+					}
+					_, err = svc.Update(context.Background(), "acct_1", "whep_1", Input{URL: &u})
+					if e, ok := apierr.As(err); !ok || e.Status() != 400 || e.Param != "url" {
+						t.Errorf("Update(%s) = %v, want 400 on url", u, err)
+					}
+				}
+			}
+		})
+	}
+	for _, u := range []string{"http://0xa9fea9fe/hook", "http://2852039166/hook"} {
+		if _, err := (&Service{}).Create(context.Background(), "acct_1", Input{URL: &u}); !apierr.Is(err, apierr.CodeURLNotAllowed) {
+			t.Errorf("Create(%s) = %v, want %s", u, err, apierr.CodeURLNotAllowed)
+		}
+	}
+}
+
+// TestAllowedURL: every endpoint is https whatever the key's mode (events have no
+// mode: each endpoint receives the account's live calls' events), except a loopback
+// receiver where the policy lets loopback through (the local stack).
 func TestAllowedURL(t *testing.T) {
+	local := egress.Policy{AllowLoopback: true}
 	tests := []struct {
 		name, url string
-		live      bool
 		dest      egress.Policy
 		wantCode  string // "" for allowed
 	}{
-		{"public https live", "https://hooks.example.com/x", true, egress.Policy{}, ""},
-		{"public http test", "http://hooks.example.com/x", false, egress.Policy{}, ""},
-		{"http with live key", "http://hooks.example.com/x", true, egress.Policy{}, apierr.CodeURLNotAllowed},
-		{"localhost strict", "http://localhost:9000/x", false, egress.Policy{}, apierr.CodeURLNotAllowed},
-		{"localhost allowed locally", "http://localhost:9000/x", false, egress.Policy{AllowLoopback: true}, ""},
-		{"loopback allowed locally", "http://127.0.0.1:9000/x", false, egress.Policy{AllowLoopback: true}, ""},
-		{"metadata even locally", "http://169.254.169.254/latest/meta-data", false, egress.Policy{AllowLoopback: true}, apierr.CodeURLNotAllowed},
+		{"public https", "https://hooks.example.com/x", egress.Policy{}, ""},
+		{"public https locally", "https://hooks.example.com/x", local, ""},
+		{"public http", "http://hooks.example.com/x", egress.Policy{}, apierr.CodeURLNotAllowed},
+		{"public http locally", "http://hooks.example.com/x", local, apierr.CodeURLNotAllowed},
+		{"localhost strict", "http://localhost:9000/x", egress.Policy{}, apierr.CodeURLNotAllowed},
+		{"localhost allowed locally", "http://localhost:9000/x", local, ""},
+		{"loopback allowed locally", "http://127.0.0.1:9000/x", local, ""},
+		{"v6 loopback allowed locally", "http://[::1]:9000/x", local, ""},
+		{"loopback https locally", "https://127.0.0.1:9000/x", local, ""},
+		{"a name of loopback over http", "http://loopback.hooks.example/x", local, apierr.CodeURLNotAllowed},
+		{"metadata even locally", "http://169.254.169.254/latest/meta-data", local, apierr.CodeURLNotAllowed},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			err := AllowedURL(tc.dest, tc.url, tc.live)
+			err := AllowedURL(tc.dest, tc.url)
 			switch {
 			case tc.wantCode == "" && err != nil:
-				t.Errorf("AllowedURL(%q, live=%v) = %v, want nil", tc.url, tc.live, err)
+				t.Errorf("AllowedURL(%q) = %v, want nil", tc.url, err)
 			case tc.wantCode != "" && !apierr.Is(err, tc.wantCode):
-				t.Errorf("AllowedURL(%q, live=%v) = %v, want %s", tc.url, tc.live, err, tc.wantCode)
+				t.Errorf("AllowedURL(%q) = %v, want %s", tc.url, err, tc.wantCode)
 			}
 		})
 	}

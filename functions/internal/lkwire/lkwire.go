@@ -5,38 +5,23 @@ package lkwire
 
 import (
 	"context"
-	"encoding/json"
-	"fmt"
 	"net/http"
-	"os"
 
 	"github.com/bridgeline/bridgeline/functions/internal/wire"
 	"github.com/bridgeline/bridgeline/shared/config"
 	"github.com/bridgeline/bridgeline/shared/rtc/lkhttp"
 )
 
-// FromEnv is a wire.LiveKit: LIVEKIT_CREDENTIALS_ARN names the Secrets Manager secret
-// holding api_key and api_secret (read once at start); cfg gives LIVEKIT_URL,
-// LIVEKIT_PUBLIC_URL and TOKEN_TTL_MINUTES. Without the secret's ARN the function has no
-// LiveKit client (rooms that only know rtc_url).
-func FromEnv(ctx context.Context, cfg config.Config) (wire.LiveKitParts, error) {
-	arn := os.Getenv("LIVEKIT_CREDENTIALS_ARN")
-	if arn == "" {
+// FromEnv is a wire.LiveKit: the API key and secret wire.Config read from the Secrets
+// Manager secret LIVEKIT_CREDENTIALS_ARN names (once, at start; cfg holds them), with
+// LIVEKIT_URL, LIVEKIT_PUBLIC_URL and TOKEN_TTL_MINUTES. Without the secret's ARN the
+// function has no LiveKit client (rooms that only know rtc_url).
+func FromEnv(_ context.Context, cfg config.Config) (wire.LiveKitParts, error) {
+	if !wire.LiveKitCredentialsFromSecrets() {
 		return wire.LiveKitParts{}, nil
 	}
-	secret, err := wire.Secret(ctx, arn)
-	if err != nil {
-		return wire.LiveKitParts{}, fmt.Errorf("read LiveKit credentials: %w", err)
-	}
-	var creds struct {
-		APIKey    string `json:"api_key"`
-		APISecret string `json:"api_secret"`
-	}
-	if err := json.Unmarshal([]byte(secret), &creds); err != nil {
-		return wire.LiveKitParts{}, fmt.Errorf("LiveKit credentials secret: %w", err)
-	}
 	c, err := lkhttp.New(lkhttp.Config{URL: cfg.LiveKitURL, PublicURL: cfg.LiveKitPublicURL,
-		APIKey: creds.APIKey, APISecret: creds.APISecret, TokenTTL: cfg.TokenTTL,
+		APIKey: cfg.LiveKitAPIKey, APISecret: cfg.LiveKitSecret, TokenTTL: cfg.TokenTTL,
 		HTTPClient: &http.Client{Timeout: wire.LiveKitTimeout}})
 	if err != nil {
 		return wire.LiveKitParts{}, err

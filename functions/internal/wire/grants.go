@@ -73,11 +73,11 @@ var Writes = map[string]map[dynamo.Table]Access{
 	"webhook-endpoints-create":        {dynamo.Idempotency: idempotent, dynamo.WebhookEndpoints: Write, dynamo.RateLimits: Write},
 	"webhook-endpoints-get":           {dynamo.RateLimits: Write},
 	"webhook-endpoints-update":        {dynamo.WebhookEndpoints: Write, dynamo.RateLimits: Write},
-	"webhook-endpoints-delete":        {dynamo.WebhookEndpoints: Delete, dynamo.RateLimits: Write},
+	"webhook-endpoints-delete":        {dynamo.WebhookEndpoints: Write | Delete, dynamo.RateLimits: Write}, // the account's endpoint count
 	"webhook-endpoints-rotate-secret": {dynamo.Idempotency: idempotent, dynamo.WebhookEndpoints: Write, dynamo.RateLimits: Write},
 	"events-list":                     {dynamo.RateLimits: Write},
 	"events-get":                      {dynamo.RateLimits: Write},
-	"events-redeliver":                {dynamo.Idempotency: idempotent, dynamo.RateLimits: Write},
+	"events-redeliver":                {dynamo.Events: Write, dynamo.Idempotency: idempotent, dynamo.RateLimits: Write}, // the event counts its redeliveries
 
 	"calls-answer": {dynamo.CallDecisions: Write, dynamo.Idempotency: idempotent, dynamo.RateLimits: Write},
 	"calls-list":   {dynamo.RateLimits: Write},

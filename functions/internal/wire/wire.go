@@ -15,6 +15,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -79,20 +80,54 @@ func Logger() *slog.Logger {
 
 // Config is the control plane's configuration as a Lambda reads it: config.FromEnv, as
 // on the local stack, with what a Lambda does not run turned off (no in-process persona
-// workers), then validated. RATE_LIMIT_RPS and RATE_LIMIT_BURST mean what they mean
-// locally, but New counts them in the table every instance shares (RateLimiter) instead
-// of in-process, where an instance would see a sliver of the traffic. A malformed or
-// out-of-range variable is an error naming it, and the function refuses to start.
+// workers) and the secrets read from Secrets Manager (the LiveKit key and secret, the
+// persona report secret), then validated, so that Validate's checks across secrets
+// (the report secret is not the LiveKit secret) compare the values in use.
+// RATE_LIMIT_RPS and RATE_LIMIT_BURST mean what they mean locally, but New counts them
+// in the table every instance shares (RateLimiter) instead of in-process, where an
+// instance would see a sliver of the traffic. A malformed or out-of-range variable is an
+// error naming it, and the function refuses to start.
 func Config() (config.Config, error) {
 	cfg, err := config.FromEnv()
 	if err != nil {
 		return cfg, err
 	}
 	cfg.Store, cfg.PersonaWorkers = "dynamodb", 0
-	if cfg.PersonaReportSecret, err = reportSecret(context.Background()); err != nil {
+	ctx := context.Background()
+	if cfg.PersonaReportSecret, err = reportSecret(ctx); err != nil {
+		return cfg, err
+	}
+	if err := liveKitCredentials(ctx, &cfg); err != nil {
 		return cfg, err
 	}
 	return cfg, cfg.Validate()
+}
+
+// LiveKitCredentialsFromSecrets reports whether the function's LiveKit key and secret
+// come from Secrets Manager (LIVEKIT_CREDENTIALS_ARN, as template.yaml gives them to the
+// functions that call LiveKit or check its signatures); the others have none.
+func LiveKitCredentialsFromSecrets() bool { return os.Getenv("LIVEKIT_CREDENTIALS_ARN") != "" }
+
+// liveKitCredentials puts the LiveKit key and secret of the Secrets Manager secret
+// LIVEKIT_CREDENTIALS_ARN names (fields api_key and api_secret) into cfg.
+func liveKitCredentials(ctx context.Context, cfg *config.Config) error {
+	arn := os.Getenv("LIVEKIT_CREDENTIALS_ARN")
+	if arn == "" {
+		return nil
+	}
+	secret, err := Secret(ctx, arn)
+	if err != nil {
+		return fmt.Errorf("read LiveKit credentials: %w", err)
+	}
+	var creds struct {
+		APIKey    string `json:"api_key"`
+		APISecret string `json:"api_secret"`
+	}
+	if err := json.Unmarshal([]byte(secret), &creds); err != nil {
+		return fmt.Errorf("LiveKit credentials secret: %w", err)
+	}
+	cfg.LiveKitAPIKey, cfg.LiveKitSecret = creds.APIKey, creds.APISecret
+	return nil
 }
 
 // reportSecret is the persona workers' report secret: the string of the Secrets Manager

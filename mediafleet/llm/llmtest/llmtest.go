@@ -76,7 +76,9 @@ type Request struct {
 	Model    string    `json:"model"`
 	Messages []Message `json:"messages"`
 	Stream   bool      `json:"stream"`
-	Tools    []struct {
+	// MaxTokens is the request's max_tokens (0 when absent).
+	MaxTokens int `json:"max_tokens"`
+	Tools     []struct {
 		Type     string `json:"type"`
 		Function struct {
 			Name string `json:"name"`

@@ -624,7 +624,10 @@ export interface paths {
          * Make an API key
          * @description A new key of the same mode as the key that asks (an `sk_test_` key makes an
          *     `sk_test_` key, an `sk_live_` key an `sk_live_` one). The answer holds the key
-         *     itself in `key`, shown this once: only its SHA-256 is kept. 409
+         *     itself in `key`, shown this once: only its SHA-256 is kept, and an idempotent
+         *     replay of the request (`Idempotent-Replayed: true`) answers the same object without
+         *     `key` (a client that lost the first answer revokes that key by its `id` and makes
+         *     another). 409
          *     `api_key_limit_reached` when the account already holds 20 keys.
          */
         post: operations["createApiKey"];
@@ -680,7 +683,13 @@ export interface paths {
          *     `events`), `parameter_unknown` (`status` cannot be set on create),
          *     `url_not_allowed` (`url`: its host is a literal loopback, private, link-local,
          *     CGNAT, unique-local, multicast or unspecified address, an IPv4-mapped form of one,
-         *     or `localhost`; or the request's key is `sk_live_` and the URL is not https); 409
+         *     or `localhost`; or it is not written the one way every client reads alike: a
+         *     host must be a DNS name in ASCII (an internationalised name in its `xn--` form)
+         *     whose last label is not a number, an IPv4 address as four decimal numbers 0-255
+         *     without leading zeros, or an IPv6 address in brackets without a zone, so
+         *     `http://0xa9fea9fe/`, `http://2852039166/`, `http://169.254.43518/` and
+         *     percent-encoded hosts are refused; or the request's key is `sk_live_` and the URL
+         *     is not https); 409
          *     `webhook_endpoint_limit_reached` when the account already has 16 endpoints.
          */
         post: operations["createWebhookEndpoint"];
@@ -2459,8 +2468,12 @@ export interface components {
             prefix: string;
             /** @description The key's last 4 characters; null for keys made before they were kept. */
             last4: string | null;
-            /** @description The key itself, for `Authorization: Bearer`. Shown only here. */
-            key: string;
+            /**
+             * @description The key itself, for `Authorization: Bearer`. Shown only here, in the first answer: Bridgeline keeps
+             *     only its SHA-256, so an idempotent replay of this request (`Idempotent-Replayed: true`) answers the
+             *     same object without `key`.
+             */
+            key?: string;
             /** @description When it was made. */
             created_at: components["schemas"]["Timestamp"];
             /** @description When it last authenticated a request, to the minute (null if never). */
@@ -3844,7 +3857,7 @@ export interface components {
             version_id: string | null;
             /** @description The LiveKit URL to connect to (`wss://` in production, `ws://127.0.0.1:7880` locally). */
             rtc_url: string;
-            /** @description A LiveKit JWT for this one room; the only credential that may reach a browser. */
+            /** @description A LiveKit JWT for this one room; the only credential that may reach a browser. Never kept for an idempotent replay, which answers a fresh token for the session (its own identity and expiry). */
             participant_token: string;
             /** @description The token's own LiveKit identity (see docs/joining.md). */
             participant_identity: components["schemas"]["ParticipantIdentity"];
@@ -4405,7 +4418,7 @@ export interface components {
             call_id: string;
             /** @description The LiveKit URL to connect to (`wss://` in production, `ws://127.0.0.1:7880` locally). */
             rtc_url: string;
-            /** @description A LiveKit token for this one room; the only credential that may reach a browser. */
+            /** @description A LiveKit token for this one room; the only credential that may reach a browser. Never kept for an idempotent replay, which answers a fresh token for the session (its own identity and expiry). */
             participant_token: string;
             /** @description The token's own LiveKit identity. */
             participant_identity: components["schemas"]["ParticipantIdentity"];
@@ -4575,7 +4588,7 @@ export interface components {
                 "application/json": components["schemas"]["Error413"];
             };
         };
-        /** @description `unsupported_media_type`: a body was sent with a Content-Type other than application/json. */
+        /** @description `unsupported_media_type`: a body was sent without Content-Type: application/json (another type, or none). */
         UnsupportedMediaType: {
             headers: {
                 "Request-Id": components["headers"]["Request-Id"];

@@ -79,7 +79,16 @@ func (s *Store) GetAccount(ctx context.Context, id string) (account.Account, err
 
 // AddKey adds a key to an existing account and counts it: NotFound without the account,
 // ErrConflict when the hash is taken.
-func (s *Store) AddKey(ctx context.Context, k account.Key) error {
+func (s *Store) AddKey(ctx context.Context, k account.Key) error { return s.addKey(ctx, k, 0) }
+
+// AddKeyWithin adds a key while the account's count of active keys is below max: the
+// count's increment carries that condition, in the transaction that inserts the key.
+func (s *Store) AddKeyWithin(ctx context.Context, k account.Key, max int) error {
+	return s.addKey(ctx, k, max)
+}
+
+// addKey adds a key; max above 0 bounds the account's active keys.
+func (s *Store) addKey(ctx context.Context, k account.Key, max int) error {
 	accounts, err := s.table(Accounts)
 	if err != nil {
 		return err
@@ -91,13 +100,17 @@ func (s *Store) AddKey(ctx context.Context, k account.Key) error {
 	if err := s.countKeys(ctx, k.AccountID); err != nil {
 		return fmt.Errorf("add key to %s: %w", k.AccountID, err)
 	}
+	cond, vals := "attribute_exists(id)", item{":one": num(1)}
+	if max > 0 {
+		cond, vals[":max"] = "attribute_exists(id) AND (attribute_not_exists(#n) OR #n < :max)", num(max)
+	}
 	_, err = s.db.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: []types.TransactWriteItem{
 		{Update: &types.Update{
 			TableName: accounts, Key: item{"id": str(k.AccountID)},
 			UpdateExpression:          aws.String("ADD #n :one"),
-			ConditionExpression:       aws.String("attribute_exists(id)"),
+			ConditionExpression:       aws.String(cond),
 			ExpressionAttributeNames:  map[string]string{"#n": activeKeys},
-			ExpressionAttributeValues: item{":one": num(1)},
+			ExpressionAttributeValues: vals,
 		}},
 		{Put: &types.Put{
 			TableName: keys, Item: keyItem(k),
@@ -106,6 +119,10 @@ func (s *Store) AddKey(ctx context.Context, k account.Key) error {
 		}},
 	}})
 	if reasons := cancelReasons(err); len(reasons) == 2 && reasons[0] == "ConditionalCheckFailed" {
+		if max > 0 {
+			// The account is there (countKeys read it): its count is at max.
+			return account.ErrKeyLimit
+		}
 		return apierr.ErrNotFound
 	}
 	if err = conflict(err); err != nil && !errors.Is(err, apierr.ErrConflict) {

@@ -2,13 +2,16 @@ package dynamo
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/bridgeline/bridgeline/events/callevent"
 	"github.com/bridgeline/bridgeline/events/delivery"
+	"github.com/bridgeline/bridgeline/shared/apierr"
 	"github.com/bridgeline/bridgeline/shared/listing"
 )
 
@@ -64,6 +67,27 @@ func (s *Store) GetEvent(ctx context.Context, id string) (callevent.Event, error
 		return callevent.Event{}, err
 	}
 	return fromEventItem(it)
+}
+
+// CountRedelivery counts one redelivery of the event in its item's redeliveries, unless
+// it has max already: one conditional update, so concurrent requests cannot pass max
+// together.
+func (s *Store) CountRedelivery(ctx context.Context, eventID string, max int) error {
+	name, err := s.table(Events)
+	if err != nil {
+		return err
+	}
+	_, err = s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName:                 name,
+		Key:                       item{"id": str(eventID)},
+		UpdateExpression:          aws.String("ADD redeliveries :one"),
+		ConditionExpression:       aws.String("attribute_exists(id) AND (attribute_not_exists(redeliveries) OR redeliveries < :max)"),
+		ExpressionAttributeValues: item{":one": num(1), ":max": num(max)},
+	})
+	if err = conflict(err); err != nil && !errors.Is(err, apierr.ErrConflict) {
+		return fmt.Errorf("count redelivery of %s: %w", eventID, err)
+	}
+	return err
 }
 
 // ListEvents lists an account's events newest first, of one type when typ is set.

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
@@ -21,20 +23,60 @@ func endpointItem(e webhookendpoint.Endpoint) item {
 	return docItem(e, item{"id": str(e.ID), "account_id": str(e.AccountID), "revision": num(e.Revision)})
 }
 
-// CreateWebhookEndpoint inserts an endpoint; an existing id is ErrConflict.
-func (s *Store) CreateWebhookEndpoint(ctx context.Context, e webhookendpoint.Endpoint) error {
+// An account's webhook endpoints are counted in one item of the endpoints table (no
+// index holds it: it has no account_id):
+//
+//	id    "count#<account id>"
+//	used  how many endpoints the account has (endpoints made before the count are not
+//	      in it; the service's list check holds those)
+//
+// CreateWebhookEndpoint increments used under the condition that it is below max in the
+// transaction that inserts the endpoint; DeleteWebhookEndpoint decrements it in the one
+// that deletes it.
+
+func endpointCountKey(accountID string) item { return item{"id": str("count#" + accountID)} }
+
+// CreateWebhookEndpoint inserts an endpoint if its account has fewer than max (else
+// webhookendpoint.ErrLimit); an existing id is ErrConflict.
+func (s *Store) CreateWebhookEndpoint(ctx context.Context, e webhookendpoint.Endpoint, max int) error {
 	name, err := s.table(WebhookEndpoints)
 	if err != nil {
 		return err
 	}
-	_, err = s.db.PutItem(ctx, &dynamodb.PutItemInput{
-		TableName: name, Item: endpointItem(e),
-		ConditionExpression: aws.String("attribute_not_exists(id)"),
-	})
-	if err = conflict(err); err != nil && !errors.Is(err, apierr.ErrConflict) {
-		return fmt.Errorf("create webhook endpoint %s: %w", e.ID, err)
+	txn := []types.TransactWriteItem{
+		{Update: &types.Update{
+			TableName: name, Key: endpointCountKey(e.AccountID),
+			UpdateExpression:          aws.String("SET used = if_not_exists(used, :zero) + :one"),
+			ConditionExpression:       aws.String("attribute_not_exists(used) OR used < :max"),
+			ExpressionAttributeValues: item{":zero": num(0), ":one": num(1), ":max": num(max)},
+		}},
+		{Put: &types.Put{
+			TableName: name, Item: endpointItem(e),
+			ConditionExpression: aws.String("attribute_not_exists(id)"),
+		}},
 	}
-	return err
+	for attempt := 1; ; attempt++ {
+		_, err = s.db.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: txn})
+		reasons := cancelReasons(err)
+		switch {
+		case err == nil:
+			return nil
+		case len(reasons) > 0 && reasons[0] == "ConditionalCheckFailed":
+			return webhookendpoint.ErrLimit
+		case contended(err, reasons) && attempt < createAttempts:
+			// Another create or delete of the account holds the count: try again shortly.
+			select {
+			case <-ctx.Done():
+				return fmt.Errorf("create webhook endpoint %s: %w", e.ID, ctx.Err())
+			case <-time.After(time.Duration(rand.IntN(5*attempt)+1) * time.Millisecond):
+			}
+			continue
+		}
+		if err = conflict(err); err != nil && !errors.Is(err, apierr.ErrConflict) {
+			return fmt.Errorf("create webhook endpoint %s: %w", e.ID, err)
+		}
+		return err
+	}
 }
 
 // GetWebhookEndpoint reads an endpoint.
@@ -77,24 +119,49 @@ func (s *Store) UpdateWebhookEndpoint(ctx context.Context, e webhookendpoint.End
 	return err
 }
 
-// DeleteWebhookEndpoint deletes an endpoint; a missing one is ErrNotFound.
+// DeleteWebhookEndpoint deletes an endpoint and takes it off its account's count; a
+// missing one is ErrNotFound. A count already at zero (the endpoint was made before the
+// count) is left alone.
 func (s *Store) DeleteWebhookEndpoint(ctx context.Context, id string) error {
 	name, err := s.table(WebhookEndpoints)
 	if err != nil {
 		return err
 	}
-	_, err = s.db.DeleteItem(ctx, &dynamodb.DeleteItemInput{
+	e, err := s.GetWebhookEndpoint(ctx, id)
+	if err != nil {
+		return err
+	}
+	del := types.TransactWriteItem{Delete: &types.Delete{
 		TableName: name, Key: item{"id": str(id)},
 		ConditionExpression: aws.String("attribute_exists(id)"),
-	})
-	var ccf *types.ConditionalCheckFailedException
-	if errors.As(err, &ccf) {
-		return apierr.ErrNotFound
-	}
-	if err != nil {
+	}}
+	txn := []types.TransactWriteItem{del, {Update: &types.Update{
+		TableName: name, Key: endpointCountKey(e.AccountID),
+		UpdateExpression:          aws.String("SET used = used - :one"),
+		ConditionExpression:       aws.String("used > :zero"),
+		ExpressionAttributeValues: item{":zero": num(0), ":one": num(1)},
+	}}}
+	for attempt := 1; ; attempt++ {
+		_, err = s.db.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: txn})
+		reasons := cancelReasons(err)
+		switch {
+		case err == nil:
+			return nil
+		case len(reasons) > 0 && reasons[0] == "ConditionalCheckFailed":
+			return apierr.ErrNotFound
+		case len(reasons) > 1 && reasons[1] == "ConditionalCheckFailed":
+			txn = txn[:1] // not counted: delete it alone
+			continue
+		case contended(err, reasons) && attempt < createAttempts:
+			select {
+			case <-ctx.Done():
+				return fmt.Errorf("delete webhook endpoint %s: %w", id, ctx.Err())
+			case <-time.After(time.Duration(rand.IntN(5*attempt)+1) * time.Millisecond):
+			}
+			continue
+		}
 		return fmt.Errorf("delete webhook endpoint %s: %w", id, err)
 	}
-	return nil
 }
 
 // RecordDeliveryAttempt logs an attempt once: the first write of an attempt id wins.

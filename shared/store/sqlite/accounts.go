@@ -46,6 +46,29 @@ func (s *Store) AddKey(ctx context.Context, k account.Key) error {
 	})
 }
 
+// AddKeyWithin adds a key while the account holds fewer than max keys that are not
+// revoked: counting and inserting happen in one transaction, and the store's
+// transactions are immediate (one writer at a time).
+func (s *Store) AddKeyWithin(ctx context.Context, k account.Key, max int) error {
+	return s.tx(ctx, func(tx *sql.Tx) error {
+		var n int
+		if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM accounts WHERE id = ?`, k.AccountID).Scan(&n); err != nil {
+			return err
+		}
+		if n == 0 {
+			return apierr.ErrNotFound
+		}
+		if err := tx.QueryRowContext(ctx,
+			`SELECT count(*) FROM api_keys WHERE account_id = ? AND revoked = 0`, k.AccountID).Scan(&n); err != nil {
+			return err
+		}
+		if n >= max {
+			return account.ErrKeyLimit
+		}
+		return insertKey(ctx, tx, k)
+	})
+}
+
 func insertKey(ctx context.Context, tx *sql.Tx, k account.Key) error {
 	_, err := tx.ExecContext(ctx, `INSERT INTO api_keys (hash, account_id, id, revoked, doc) VALUES (?, ?, ?, ?, ?)`,
 		k.Hash, k.AccountID, k.ID, k.Revoked(), mustJSON(k))

@@ -32,7 +32,7 @@ func BenchmarkClaimDueDeliveries(b *testing.B) {
 			now := time.Now().UTC()
 			e := webhookendpoint.Endpoint{ID: ident.New("we"), AccountID: ident.New("acct"), URL: "https://example.com/hook",
 				Status: webhookendpoint.StatusEnabled, Revision: 1, CreatedAt: now, UpdatedAt: now}
-			if err := s.CreateWebhookEndpoint(ctx, e); err != nil {
+			if err := s.CreateWebhookEndpoint(ctx, e, webhookendpoint.MaxPerAccount); err != nil {
 				b.Fatal(err)
 			}
 		}

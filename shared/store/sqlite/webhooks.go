@@ -56,15 +56,26 @@ CREATE TABLE webhook_attempts (
 CREATE INDEX webhook_attempts_by_event ON webhook_attempts (event_id, id);
 `
 
-// CreateWebhookEndpoint inserts an endpoint.
-func (s *Store) CreateWebhookEndpoint(ctx context.Context, e webhookendpoint.Endpoint) error {
-	_, err := s.exec(ctx,
-		`INSERT INTO webhook_endpoints (id, account_id, revision, doc) VALUES (?, ?, ?, ?)`,
-		e.ID, e.AccountID, e.Revision, mustJSON(e))
+// CreateWebhookEndpoint inserts an endpoint while its account has fewer than max (one
+// statement: the count and the insert are atomic).
+func (s *Store) CreateWebhookEndpoint(ctx context.Context, e webhookendpoint.Endpoint, max int) error {
+	res, err := s.exec(ctx,
+		`INSERT INTO webhook_endpoints (id, account_id, revision, doc)
+		 SELECT ?1, ?2, ?3, ?4
+		 WHERE (SELECT count(*) FROM webhook_endpoints WHERE account_id = ?2) < ?5`,
+		e.ID, e.AccountID, e.Revision, mustJSON(e), max)
 	if isUnique(err) {
 		return apierr.ErrConflict
 	}
-	return err
+	if err != nil {
+		return err
+	}
+	if n, err := res.RowsAffected(); err != nil {
+		return err
+	} else if n == 0 {
+		return webhookendpoint.ErrLimit
+	}
+	return nil
 }
 
 // GetWebhookEndpoint reads an endpoint.
@@ -149,6 +160,20 @@ func (s *Store) GetEvent(ctx context.Context, id string) (callevent.Event, error
 		return e, apierr.ErrNotFound
 	}
 	return e, err
+}
+
+// eventRedeliveriesSchema counts each event's redeliveries (CountRedelivery).
+const eventRedeliveriesSchema = `
+ALTER TABLE events ADD COLUMN redeliveries INTEGER NOT NULL DEFAULT 0;
+`
+
+// CountRedelivery counts one redelivery of the event, unless it has max already: one
+// conditional UPDATE, so concurrent requests cannot pass max together.
+func (s *Store) CountRedelivery(ctx context.Context, eventID string, max int) error {
+	return s.tx(ctx, func(tx *sql.Tx) error {
+		return mustChange(tx.ExecContext(ctx,
+			`UPDATE events SET redeliveries = redeliveries + 1 WHERE id = ? AND redeliveries < ?`, eventID, max))
+	})
 }
 
 // ListEvents lists an account's events newest first, of one type when typ is set.

@@ -82,6 +82,48 @@ var accountCases = map[string]func(*testing.T, Store){
 			t.Errorf("the last key stopped working: revoked %v, %v", k.Revoked(), err)
 		}
 	},
+	"concurrent key creates stop at the cap": func(t *testing.T, s Store) {
+		// The account has its first key; 30 concurrent creates with a cap of 20 make
+		// exactly 19, the rest ErrKeyLimit; a revoke frees one place, taken once.
+		a, _ := newAccount(t, s)
+		const max, tries = 20, 30
+		svc := account.Service{Store: s, Now: time.Now, MaxKeys: max}
+		var wg sync.WaitGroup
+		var mu sync.Mutex
+		made, refused := 0, 0
+		for range tries {
+			wg.Go(func() {
+				_, _, err := svc.AddKey(ctx(t), a.ID, false)
+				mu.Lock()
+				defer mu.Unlock()
+				switch {
+				case err == nil:
+					made++
+				case errors.Is(err, account.ErrKeyLimit):
+					refused++
+				default:
+					t.Error(err)
+				}
+			})
+		}
+		wg.Wait()
+		if made != max-1 || refused != tries-(max-1) {
+			t.Fatalf("%d concurrent key creates, cap %d: %d made, %d refused; want %d and %d", tries, max, made, refused, max-1, tries-(max-1))
+		}
+		keys, err := s.ListKeys(ctx(t), a.ID)
+		if err != nil || len(keys) != max {
+			t.Fatalf("ListKeys = %d, %v; want %d", len(keys), err, max)
+		}
+		if _, err := s.RevokeKey(ctx(t), a.ID, keys[0].ID, time.Now()); err != nil {
+			t.Fatal(err)
+		}
+		if _, _, err := svc.AddKey(ctx(t), a.ID, false); err != nil {
+			t.Errorf("add after a revoke = %v, want a place", err)
+		}
+		if _, _, err := svc.AddKey(ctx(t), a.ID, false); !errors.Is(err, account.ErrKeyLimit) {
+			t.Errorf("add past the cap = %v, want ErrKeyLimit", err)
+		}
+	},
 	"racing revokes of the last two keys leave one": func(t *testing.T, s Store) {
 		for round := range 5 {
 			a, _ := newAccount(t, s)

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"errors"
 	"reflect"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -35,6 +37,43 @@ var eventLogCases = map[string]func(*testing.T, EventLogStore){
 	"get unknown":                eventUnknown,
 	// listfilters.go
 	"list by type and creation time, paged both ways": eventListFilters,
+	"redeliveries counted up to max, concurrently":    eventRedeliveryCap,
+}
+
+// eventRedeliveryCap: 12 concurrent counts against a max of 5 let exactly 5 through, the
+// rest conflict, and an unknown event counts nothing.
+func eventRedeliveryCap(t *testing.T, s EventLogStore) {
+	e := newEvent(ident.New("acct"), callevent.TypeCallEnded)
+	if err := s.RecordEvent(ctx(t), e); err != nil {
+		t.Fatal(err)
+	}
+	const max, tries = 5, 12
+	var wg sync.WaitGroup
+	var ok, refused atomic.Int32
+	for range tries {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			switch err := s.CountRedelivery(ctx(t), e.ID, max); {
+			case err == nil:
+				ok.Add(1)
+			case errors.Is(err, apierr.ErrConflict):
+				refused.Add(1)
+			default:
+				t.Error(err)
+			}
+		}()
+	}
+	wg.Wait()
+	if ok.Load() != max || refused.Load() != tries-max {
+		t.Errorf("%d concurrent counts, max %d: %d counted, %d refused; want %d and %d", tries, max, ok.Load(), refused.Load(), max, tries-max)
+	}
+	if err := s.CountRedelivery(ctx(t), ident.New("evt"), max); err == nil {
+		t.Error("CountRedelivery of an unknown event = nil, want an error")
+	}
+	if got, err := s.GetEvent(ctx(t), e.ID); err != nil || got.ID != e.ID {
+		t.Errorf("GetEvent after counting = %+v, %v", got, err)
+	}
 }
 
 func newEvent(accountID, typ string) callevent.Event {

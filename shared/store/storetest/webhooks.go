@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"sort"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -30,14 +32,77 @@ func RunWebhooks(t *testing.T, newStore func(t *testing.T) WebhookStore) {
 }
 
 var webhookCases = map[string]func(*testing.T, WebhookStore){
-	"create get round trip":           endpointRoundTrip,
-	"create twice conflicts":          endpointCreateConflict,
-	"update is conditional":           endpointConditionalUpdate,
-	"delete then not found":           endpointDelete,
-	"list newest first, paged":        endpointList,
-	"list is per account":             endpointListPerAccount,
-	"service rotate keeps old secret": endpointRotate,
-	"attempts oldest first, once":     attemptLog,
+	"create get round trip":                       endpointRoundTrip,
+	"create twice conflicts":                      endpointCreateConflict,
+	"update is conditional":                       endpointConditionalUpdate,
+	"delete then not found":                       endpointDelete,
+	"list newest first, paged":                    endpointList,
+	"list is per account":                         endpointListPerAccount,
+	"service rotate keeps old secret":             endpointRotate,
+	"attempts oldest first, once":                 attemptLog,
+	"endpoint cap holds under concurrent creates": endpointCapConcurrent,
+}
+
+// endpointCapConcurrent: 24 concurrent creates through the service for one account
+// (MaxPerAccount 16) make exactly 16 endpoints, the rest webhook_endpoint_limit_reached;
+// a delete frees one place, taken once; Subscribed sees all 16.
+func endpointCapConcurrent(t *testing.T, s WebhookStore) {
+	svc := webhookendpoint.Service{Store: s}
+	acct := ident.New("acct")
+	url := "https://example.test/hooks"
+	const tries = webhookendpoint.MaxPerAccount + 8
+	var wg sync.WaitGroup
+	var made, refused atomic.Int32
+	var first atomic.Value
+	for range tries {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			e, err := svc.Create(ctx(t), acct, webhookendpoint.Input{URL: &url})
+			switch {
+			case err == nil:
+				made.Add(1)
+				first.CompareAndSwap(nil, e.ID)
+			case apierr.Is(err, apierr.CodeWebhookEndpointLimit):
+				refused.Add(1)
+			default:
+				t.Error(err)
+			}
+		}()
+	}
+	wg.Wait()
+	if made.Load() != webhookendpoint.MaxPerAccount || refused.Load() != tries-webhookendpoint.MaxPerAccount {
+		t.Fatalf("%d concurrent creates: %d made, %d refused; want %d and %d", tries, made.Load(), refused.Load(),
+			webhookendpoint.MaxPerAccount, tries-webhookendpoint.MaxPerAccount)
+	}
+	all, err := s.ListWebhookEndpoints(ctx(t), acct, listing.Query{Limit: 100})
+	if err != nil || len(all) != webhookendpoint.MaxPerAccount {
+		t.Fatalf("stored %d endpoints (%v), want %d", len(all), err, webhookendpoint.MaxPerAccount)
+	}
+	if sub, err := svc.Subscribed(ctx(t), acct, "call.ended"); err != nil || len(sub) != webhookendpoint.MaxPerAccount {
+		t.Errorf("Subscribed = %d endpoints (%v), want %d", len(sub), err, webhookendpoint.MaxPerAccount)
+	}
+	if _, err := svc.Delete(ctx(t), acct, first.Load().(string)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := svc.Create(ctx(t), acct, webhookendpoint.Input{URL: &url}); err != nil {
+		t.Errorf("create after a delete = %v, want a place", err)
+	}
+	if _, err := svc.Create(ctx(t), acct, webhookendpoint.Input{URL: &url}); !apierr.Is(err, apierr.CodeWebhookEndpointLimit) {
+		t.Errorf("create past the cap after a delete and a create = %v, want webhook_endpoint_limit_reached", err)
+	}
+	// An account holding more than the cap (endpoints made before it held) has every
+	// one of them subscribed, past any one page.
+	many := ident.New("acct")
+	const n = 3*webhookendpoint.MaxPerAccount + 5
+	for range n {
+		if err := s.CreateWebhookEndpoint(ctx(t), newEndpoint(many), n); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if sub, err := svc.Subscribed(ctx(t), many, "call.ended"); err != nil || len(sub) != n {
+		t.Errorf("Subscribed over %d endpoints = %d (%v), want all", n, len(sub), err)
+	}
 }
 
 func newEndpoint(accountID string) webhookendpoint.Endpoint {
@@ -51,7 +116,7 @@ func newEndpoint(accountID string) webhookendpoint.Endpoint {
 func endpointRoundTrip(t *testing.T, s WebhookStore) {
 	e := newEndpoint(ident.New("acct"))
 	e.PreviousSecret, e.PreviousSecretExpiresAt = "whsec_b2xkLW9sZC1vbGQtb2xkLW9sZC1vbGQ=", e.CreatedAt.Add(time.Hour)
-	if err := s.CreateWebhookEndpoint(ctx(t), e); err != nil {
+	if err := s.CreateWebhookEndpoint(ctx(t), e, webhookendpoint.MaxPerAccount); err != nil {
 		t.Fatal(err)
 	}
 	got, err := s.GetWebhookEndpoint(ctx(t), e.ID)
@@ -70,17 +135,17 @@ func endpointRoundTrip(t *testing.T, s WebhookStore) {
 
 func endpointCreateConflict(t *testing.T, s WebhookStore) {
 	e := newEndpoint(ident.New("acct"))
-	if err := s.CreateWebhookEndpoint(ctx(t), e); err != nil {
+	if err := s.CreateWebhookEndpoint(ctx(t), e, webhookendpoint.MaxPerAccount); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.CreateWebhookEndpoint(ctx(t), e); !errors.Is(err, apierr.ErrConflict) {
+	if err := s.CreateWebhookEndpoint(ctx(t), e, webhookendpoint.MaxPerAccount); !errors.Is(err, apierr.ErrConflict) {
 		t.Errorf("second CreateWebhookEndpoint = %v, want ErrConflict", err)
 	}
 }
 
 func endpointConditionalUpdate(t *testing.T, s WebhookStore) {
 	e := newEndpoint(ident.New("acct"))
-	if err := s.CreateWebhookEndpoint(ctx(t), e); err != nil {
+	if err := s.CreateWebhookEndpoint(ctx(t), e, webhookendpoint.MaxPerAccount); err != nil {
 		t.Fatal(err)
 	}
 	a, b := e, e
@@ -103,7 +168,7 @@ func endpointConditionalUpdate(t *testing.T, s WebhookStore) {
 
 func endpointDelete(t *testing.T, s WebhookStore) {
 	e := newEndpoint(ident.New("acct"))
-	if err := s.CreateWebhookEndpoint(ctx(t), e); err != nil {
+	if err := s.CreateWebhookEndpoint(ctx(t), e, webhookendpoint.MaxPerAccount); err != nil {
 		t.Fatal(err)
 	}
 	if err := s.DeleteWebhookEndpoint(ctx(t), e.ID); err != nil {
@@ -122,7 +187,7 @@ func endpointList(t *testing.T, s WebhookStore) {
 	var ids []string
 	for range 5 {
 		e := newEndpoint(acct)
-		if err := s.CreateWebhookEndpoint(ctx(t), e); err != nil {
+		if err := s.CreateWebhookEndpoint(ctx(t), e, webhookendpoint.MaxPerAccount); err != nil {
 			t.Fatal(err)
 		}
 		ids = append(ids, e.ID)
@@ -147,7 +212,7 @@ func endpointList(t *testing.T, s WebhookStore) {
 func endpointListPerAccount(t *testing.T, s WebhookStore) {
 	mine, theirs := newEndpoint(ident.New("acct")), newEndpoint(ident.New("acct"))
 	for _, e := range []webhookendpoint.Endpoint{mine, theirs} {
-		if err := s.CreateWebhookEndpoint(ctx(t), e); err != nil {
+		if err := s.CreateWebhookEndpoint(ctx(t), e, webhookendpoint.MaxPerAccount); err != nil {
 			t.Fatal(err)
 		}
 	}
