@@ -35,6 +35,7 @@ import (
 	"github.com/bridgeline/bridgeline/shared/config"
 	"github.com/bridgeline/bridgeline/shared/controlplane"
 	"github.com/bridgeline/bridgeline/shared/httpapi"
+	"github.com/bridgeline/bridgeline/shared/joinpage/assets"
 	"github.com/bridgeline/bridgeline/shared/line"
 	"github.com/bridgeline/bridgeline/shared/platform"
 	"github.com/bridgeline/bridgeline/shared/platform/sim"
@@ -227,7 +228,7 @@ func New(opts Options) (_ *Stack, err error) {
 		svcRooms = opts.WrapRooms(rooms)
 	}
 	cp, err := controlplane.New(cfg, controlplane.Deps{Store: st, Rooms: svcRooms, LiveKit: rooms,
-		Platforms: platforms, SimSecret: "sim-test-secret", ToolClient: opts.ToolClient, LocalDelivery: opts.LocalDelivery, Log: log})
+		Platforms: platforms, SimSecret: "sim-test-secret", ToolClient: opts.ToolClient, LocalDelivery: opts.LocalDelivery, Log: log, JoinPage: assets.FS})
 	if err != nil {
 		return nil, err
 	}

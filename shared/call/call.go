@@ -61,6 +61,8 @@ const (
 	// ReasonConcurrentSessionLimit: an inbound call declined because its account had as
 	// many live sessions as its limit allows.
 	ReasonConcurrentSessionLimit = "concurrent_session_limit"
+	// ReasonJoinTimeout: a web call whose client never joined its room in time.
+	ReasonJoinTimeout = "join_timeout"
 	// ReasonSilenceTimeout: the caller stayed silent for the version's
 	// idle_timeout_seconds, was asked whether they were still there, and said nothing.
 	ReasonSilenceTimeout = "silence_timeout"

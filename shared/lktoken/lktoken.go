@@ -32,8 +32,11 @@ type VideoGrant struct {
 	CanPublish     *bool  `json:"canPublish,omitempty"`
 	CanSubscribe   *bool  `json:"canSubscribe,omitempty"`
 	CanPublishData *bool  `json:"canPublishData,omitempty"`
-	Hidden         bool   `json:"hidden,omitempty"`
-	Agent          bool   `json:"agent,omitempty"`
+	// CanPublishSources, when set, limits what may be published to these track sources
+	// ("camera", "microphone", "screen_share", "screen_share_audio").
+	CanPublishSources []string `json:"canPublishSources,omitempty"`
+	Hidden            bool     `json:"hidden,omitempty"`
+	Agent             bool     `json:"agent,omitempty"`
 }
 
 // SIPGrant is LiveKit's SIP grant: Admin manages trunks and dispatch rules, Call places

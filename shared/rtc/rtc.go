@@ -77,9 +77,19 @@ type Grant struct {
 	// SubscribeOnly mints a watcher's token: it may subscribe, but neither publish tracks
 	// nor send data (canPublish and canPublishData false).
 	SubscribeOnly bool
-	Attributes    map[string]string
-	Metadata      string
+	// Sources, when set, are the only track sources the participant may publish
+	// (LiveKit's names: SourceCamera, SourceMicrophone), and it may send no data: a web
+	// call's caller publishes its camera and microphone and nothing else.
+	Sources    []string
+	Attributes map[string]string
+	Metadata   string
 }
+
+// Track sources a Grant may allow, as LiveKit's canPublishSources names them.
+const (
+	SourceCamera     = "camera"
+	SourceMicrophone = "microphone"
+)
 
 // Token is a minted participant token.
 type Token struct {
