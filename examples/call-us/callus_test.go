@@ -331,7 +331,11 @@ func TestTalkToAssistant(t *testing.T) {
 	}
 }
 
-// mostWords reports whether more than half of want's words are among got's.
+// mostWords reports whether at least half of want's words are among got's: pocketsphinx
+// hears a browser's fake microphone differently from run to run (Chromium feeds the WAV
+// in real time, with gaps when the machine is busy), so the tests check that the same
+// recognised words reach the model, the captions and the record, and that they are the
+// question's, not that the recogniser heard every word.
 func mostWords(got, want string) bool {
 	have := map[string]bool{}
 	for _, w := range sphinx.Words(got) {
@@ -344,7 +348,7 @@ func mostWords(got, want string) bool {
 			n++
 		}
 	}
-	return 2*n > len(ws)
+	return n > 0 && 2*n >= len(ws)
 }
 
 func TestConfigFromEnv(t *testing.T) {

@@ -93,7 +93,11 @@ func questionWAV(t *testing.T, lead time.Duration) string {
 	return p
 }
 
-// mostWords reports whether more than half of want's words are among got's.
+// mostWords reports whether at least half of want's words are among got's: pocketsphinx
+// hears a browser's fake microphone differently from run to run (Chromium feeds the WAV
+// in real time, with gaps when the machine is busy), so the tests check that the same
+// recognised words reach the model, the captions and the record, and that they are the
+// question's, not that the recogniser heard every word.
 func mostWords(got, want string) bool {
 	have := map[string]bool{}
 	for _, w := range sphinx.Words(got) {
@@ -106,7 +110,7 @@ func mostWords(got, want string) bool {
 			n++
 		}
 	}
-	return 2*n > len(ws)
+	return n > 0 && 2*n >= len(ws)
 }
 
 // remoteMedia reads what the page receives: the assistant's video (decoded frames, size)
@@ -241,6 +245,9 @@ func TestJoinPage(t *testing.T) {
 			them = append(them, c)
 		}
 	}
+	if you[0].Text != asked.Content {
+		t.Errorf("the caller's caption %q, want the words the model was asked %q", you[0].Text, asked.Content)
+	}
 	if !mostWords(you[0].Text, question) || them[0].Text != greeting || !strings.Contains(them[1].Text, "nine in the morning") {
 		t.Errorf("captions %+v, want the greeting, the question and the answer", caps)
 	}
@@ -272,6 +279,8 @@ func TestJoinPage(t *testing.T) {
 	if rec.Platform != "web" || rec.Status != "ended" || rec.EndReason != "remote_hangup" || len(rec.Transcript) != 3 ||
 		rec.Transcript[0].Text != greeting || !mostWords(rec.Transcript[1].Text, question) || rec.Transcript[2].Text != answer {
 		t.Errorf("record on call.ended = %+v, want the web call ended by the hang-up with the greeting, the question and the answer", rec)
+	} else if rec.Transcript[1].Text != asked.Content {
+		t.Errorf("the record's caller turn %q, want the words the model was asked %q", rec.Transcript[1].Text, asked.Content)
 	}
 }
 
