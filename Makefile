@@ -1,8 +1,9 @@
 # Bridgeline. The two commands a newcomer needs are `make run` and `make test`; each
 # installs what it needs first and skips what is already there: `make run` the SQLite
 # stack's (deps-run: Debian packages, the pinned livekit-server and livekit-sip builds,
-# speech models, the /sim/ page's livekit-client), `make run-dynamodb` that and DynamoDB
-# Local, `make test` everything (deps: DynamoDB Local, Chromium and playwright-core too).
+# speech models, the /sim/ page's livekit-client and the join page's bundle), `make
+# run-dynamodb` that and DynamoDB Local, `make test` everything (deps: DynamoDB Local,
+# Chromium and playwright-core too).
 SHELL := /bin/bash
 GO ?= go
 BIN := bin
@@ -39,6 +40,7 @@ deps-run:
 	bash scripts/build-livekit-sip.sh >/dev/null
 	bash scripts/install-speech-models.sh >/dev/null
 	bash scripts/install-browser.sh --page >/dev/null
+	bash scripts/build-join-page.sh >/dev/null
 
 ## deps: install and build what run and test use (idempotent): deps-run, DynamoDB Local,
 ## and the Chromium the browser tests drive
@@ -97,6 +99,8 @@ bench: deps
 	@echo "== conversation on the whole stack (real VAD, STT, TTS; fake model at 0 and 300 ms first token): caller's end of speech to the reply heard beside its floor, barge-in, greeting; then concurrent calls per worker"
 	$(GO) test -run '^$$' -bench 'BenchmarkConversation$$' -benchtime 20x -timeout 30m ./e2e/sessions/
 	$(GO) test -run '^$$' -bench BenchmarkConversationCapacity -benchtime 1x -timeout 30m ./e2e/sessions/
+	@echo "== web calls beside sim calls to the same assistant: caller in the room to the greeting heard, end of the question to the reply heard (audio and video)"
+	$(GO) test -run '^$$' -bench BenchmarkWebCall -benchtime 10x -timeout 30m ./e2e/sessions/
 	@echo "== speech engines: VAD per 32 ms window beside its float conversion, pocketsphinx end of turn streamed beside decoding the turn at its end, flite first audio beside the flite command"
 	$(GO) test -run '^$$' -bench Window -benchtime 2000x ./mediafleet/vad
 	$(GO) test -run '^$$' -bench Sphinx -benchtime 10x ./mediafleet/stt

@@ -19,10 +19,15 @@ LAMBDA_BUILD := CGO_ENABLED=0 GOOS=$(LAMBDA_GOOS) GOARCH=$(LAMBDA_GOARCH) $(GO) 
 LAMBDA_OUT := .cache/build
 FUNCTIONS := $(sort $(patsubst functions/%/main.go,%,$(wildcard functions/*/main.go)))
 
-.PHONY: build bench-functions
+.PHONY: build bench-functions join-page-bundle
+
+## join-page-bundle: the hosted join page's livekit-client bundle, which join-page embeds
+## (npm only: no browser is installed for it)
+join-page-bundle:
+	bash scripts/build-join-page.sh >/dev/null
 
 ## build: a bootstrap per function for provided.al2023 on arm64
-build:
+build: join-page-bundle
 	@mkdir -p $(LAMBDA_OUT)/bin
 	$(LAMBDA_BUILD) -o $(LAMBDA_OUT)/bin/ $(addprefix ./functions/,$(FUNCTIONS))
 	@for f in $(FUNCTIONS); do mkdir -p $(LAMBDA_OUT)/$$f && mv $(LAMBDA_OUT)/bin/$$f $(LAMBDA_OUT)/$$f/bootstrap; done
@@ -70,6 +75,7 @@ build-SipTrunksDeleteFunction: ; $(call sam-build,sip-trunks-delete)
 build-LinesCreateFunction: ; $(call sam-build,lines-create)
 build-LinesDeleteFunction: ; $(call sam-build,lines-delete)
 build-CallsTransferFunction: ; $(call sam-build,calls-transfer)
+build-JoinPageFunction: ; $(call sam-build,join-page)
 build-LivekitWebhookFunction: ; $(call sam-build,livekit-webhook)
 build-PersonaReportFunction: ; $(call sam-build,persona-report)
 build-PersonaTransferFunction: ; $(call sam-build,persona-transfer)
@@ -90,6 +96,9 @@ build-WebhookEndpointsGetFunction: ; $(call sam-build,webhook-endpoints-get)
 build-WebhookEndpointsListFunction: ; $(call sam-build,webhook-endpoints-list)
 build-WebhookEndpointsRotateSecretFunction: ; $(call sam-build,webhook-endpoints-rotate-secret)
 build-WebhookEndpointsUpdateFunction: ; $(call sam-build,webhook-endpoints-update)
+
+# The join page embeds its bundle: built first.
+build-JoinPageFunction: join-page-bundle
 
 # BENCH_BASELINE is the commit whose functions are measured beside the current ones: the
 # last before the control plane was assembled once and the functions stopped linking

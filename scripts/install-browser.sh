@@ -7,8 +7,9 @@
 #     the pages load), at the exact versions pinned in examples/internal/browser's
 #     package.json and package-lock.json, into .cache/node. npm ci checks every package
 #     against the lock's integrity hash; install scripts are not run.
-# With --page, only what the local stack's /sim/ page serves (livekit-client; node and npm
-# to install it): no Chromium, which only the tests drive (`make run` uses --page).
+# With --page, only what the local stack's pages serve (livekit-client for the /sim/ page
+# and the hosted join page's bundle; node and npm to install it): no Chromium, which only
+# the tests drive (`make run` and scripts/build-join-page.sh use --page).
 # Idempotent and quick when everything is there; test packages may call it in parallel.
 set -euo pipefail
 page_only=false

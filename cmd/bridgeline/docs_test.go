@@ -32,6 +32,9 @@ func TestDocs(t *testing.T) {
 		want []string
 	}{
 		{"quickstart.md", []string{
+			`"watch_only": false`,
+			`"join_url": "http://127.0.0.1:`,
+			`"end_reason": "deleted"`,
 			"is active",
 			"verified call.ended",
 			"verified call.incoming",

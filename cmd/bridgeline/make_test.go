@@ -23,7 +23,7 @@ func TestMakeTargetsInstallWhatTheyNeed(t *testing.T) {
 		return string(out)
 	}
 	run, dynamo, test := plan("run"), plan("run-dynamodb"), plan("test")
-	for _, want := range []string{"build-livekit-server.sh", "install-speech-models.sh", "install-browser.sh --page"} {
+	for _, want := range []string{"build-livekit-server.sh", "install-speech-models.sh", "install-browser.sh --page", "build-join-page.sh"} {
 		for name, p := range map[string]string{"run": run, "run-dynamodb": dynamo, "test": test} {
 			if !strings.Contains(p, want) && !(name == "test" && want == "install-browser.sh --page") {
 				t.Errorf("make %s does not run %s", name, want)

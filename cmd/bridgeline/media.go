@@ -22,6 +22,7 @@ import (
 	"github.com/bridgeline/bridgeline/shared/config"
 	"github.com/bridgeline/bridgeline/shared/controlplane"
 	"github.com/bridgeline/bridgeline/shared/httpapi"
+	"github.com/bridgeline/bridgeline/shared/joinpage/assets"
 	"github.com/bridgeline/bridgeline/shared/platform"
 	"github.com/bridgeline/bridgeline/shared/platform/sim"
 	"github.com/bridgeline/bridgeline/shared/platform/simhook"
@@ -142,7 +143,7 @@ func startMedia(ctx context.Context, cfg config.Config, s store.Store, log *slog
 	}
 	deps := controlplane.Deps{Store: s, Rooms: rooms, LiveKit: rooms,
 		Platforms: []platform.Platform{simulator}, SimSecret: secret,
-		LocalDelivery: true, Secrets: sealer, Log: log,
+		LocalDelivery: true, Secrets: sealer, Log: log, JoinPage: assets.FS,
 		Routes: httpapi.Passthrough(sim.Name, simulator.Handler(), sim.Patterns...)}
 	if sipSecret != "" {
 		deps.SIP, deps.SIPSecret = rooms, sipSecret

@@ -107,6 +107,7 @@ func TestIdempotencyRecordsHoldNoSecret(t *testing.T) {
 	post("POST /v1/assistants/{id}/activate", "/v1/assistants/"+asst+"/activate", `{"version_id":"`+version+`"}`, 200)
 	post("POST /v1/assistants/{id}/draft/restore", "/v1/assistants/"+asst+"/draft/restore", `{"version_id":"`+version+`"}`, 200)
 	dup := post("POST /v1/assistants/{id}/duplicate", "/v1/assistants/"+asst+"/duplicate", "", 201)["id"].(string)
+	post("POST /v1/assistants/{id}/rotate_tool_secret", "/v1/assistants/"+asst+"/rotate_tool_secret", "", 200)
 	post("POST /v1/assistants/{id}/archive", "/v1/assistants/"+dup+"/archive", "", 200)
 	post("POST /v1/lines/{id}/assign", "/v1/lines/"+s.Lines[harness.Line2].ID+"/assign", `{"assistant_id":"`+asst+`"}`, 200)
 	post("POST /v1/api_keys", "/v1/api_keys", "", 201)
@@ -165,6 +166,9 @@ func TestIdempotencyRecordsHoldNoSecret(t *testing.T) {
 	}
 
 	omitted := map[string][]string{ // route -> secret fields its answer carries
+		"POST /v1/assistants":                           {"tool_secret"},
+		"POST /v1/assistants/{id}/duplicate":            {"tool_secret"},
+		"POST /v1/assistants/{id}/rotate_tool_secret":   {"tool_secret"},
 		"POST /v1/api_keys":                             {"key"},
 		"POST /v1/webhook_endpoints":                    {"secret"},
 		"POST /v1/webhook_endpoints/{id}/rotate_secret": {"secret"},
@@ -210,7 +214,8 @@ func TestIdempotencyRecordsHoldNoSecret(t *testing.T) {
 			t.Errorf("%s: replay = %d (replayed %q) %s, want %d and the first object", x.route, status, h.Get("Idempotent-Replayed"), raw, x.status)
 		}
 		switch x.route {
-		case "POST /v1/api_keys", "POST /v1/webhook_endpoints", "POST /v1/webhook_endpoints/{id}/rotate_secret":
+		case "POST /v1/api_keys", "POST /v1/webhook_endpoints", "POST /v1/webhook_endpoints/{id}/rotate_secret",
+			"POST /v1/assistants", "POST /v1/assistants/{id}/duplicate", "POST /v1/assistants/{id}/rotate_tool_secret":
 			f := omitted[x.route][0]
 			if _, has := again[f]; has {
 				t.Errorf("%s: the replay shows %s, shown only in the first answer", x.route, f)

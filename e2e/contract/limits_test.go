@@ -126,6 +126,15 @@ func TestContractSessionLimits(t *testing.T) {
 		return declined == 2
 	})
 
+	// A web call takes a place like any session: refused when none is free, and, given
+	// the place a session that ended freed, it holds that place against the next.
+	webCall := `{"mode":"assistant","assistant_id":"` + asst + `","media":"audio"}`
+	c.Fail("POST", "/v1/sessions", webCall, 429, "concurrent_session_limit")
+	c.OK("DELETE", "/v1/sessions/"+created[1], "", 200)
+	c.OK("POST", "/v1/sessions", webCall, 201)
+	c.Fail("POST", "/v1/sessions", `{"platform_handle":"sim:again"}`, 429, "concurrent_session_limit")
+	c.Fail("POST", "/v1/sessions", webCall, 429, "concurrent_session_limit")
+
 	// Test keys call only through the sim; a live key calls through any platform, each
 	// in the forms that platform dials.
 	own(nil)

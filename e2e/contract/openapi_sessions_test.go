@@ -135,6 +135,32 @@ func TestContractSessionsAndInternalRoutes(t *testing.T) {
 	}
 	c.FailValid("POST", "/v1/sessions/"+watched.Str("id")+"/tokens", `{"watch_only":false}`, 400, "parameter_invalid")
 	c.OK("DELETE", "/v1/sessions/"+watched.Str("id"), "", 200)
+	// A web call: no platform_handle; the caller's token publishes, join_url is the hosted
+	// page; its record is a web call's; its other tokens watch.
+	web := c.OK("POST", "/v1/sessions", `{"mode":"assistant","assistant_id":"`+watchAsst+`","media":"audio","variables":{"caller_name":"Ada"}}`, 201)
+	if web.Body["watch_only"] != false || web.Str("platform_handle") != "" || web.Str("status") != "ringing" ||
+		!strings.HasPrefix(web.Str("join_url"), srv.URL+"/join/call#token="+web.Str("participant_token")) {
+		t.Errorf("web call = %s, want the caller's publishing token, no handle, ringing, and its join_url", web.Raw)
+	}
+	if _, ok := watched.Body["join_url"]; ok {
+		t.Errorf("a dialled assistant session has a join_url: %s", watched.Raw)
+	}
+	if r := c.OK("GET", "/v1/calls/"+web.Str("call_id"), "", 200); r.Str("platform") != "web" || r.Str("direction") != "inbound" ||
+		r.Str("from") != web.Str("participant_identity") || r.Str("handled_by") != "assistant" {
+		t.Errorf("web call's record = %s, want platform web, inbound, from the caller, handled by the assistant", r.Raw)
+	}
+	if r := c.OK("POST", "/v1/sessions/"+web.Str("id")+"/tokens", "{}", 201); r.Body["watch_only"] != true {
+		t.Errorf("a web call's second token = %s, want watch_only true", r.Raw)
+	}
+	if _, ok := c.OK("GET", "/v1/sessions/"+web.Str("id"), "", 200).Body["join_url"]; ok {
+		t.Error("GET shows a web call's join_url (its token)")
+	}
+	c.Fail("POST", "/v1/sessions", `{"mode":"assistant","assistant_id":"`+watchAsst+`","platform_handle":" "}`, 400, "parameter_invalid")
+	c.FailValid("POST", "/v1/sessions", `{"mode":"assistant","assistant_id":"`+draft+`"}`, 409, "assistant_not_published")
+	c.FailValid("POST", "/v1/sessions", `{"mode":"assistant","assistant_id":"`+watchAsst+`"}`, 404, "resource_not_found", other...)
+	if r := c.OK("DELETE", "/v1/sessions/"+web.Str("id"), "", 200); r.Str("status") != "ended" || r.Str("end_reason") != "deleted" {
+		t.Errorf("DELETE of a web call = %s, want ended, deleted", r.Raw)
+	}
 	c.FailValid("POST", "/v1/sessions/"+unknownSes+"/tokens", "", 404, "resource_not_found")
 
 	// Calls.

@@ -10,6 +10,7 @@ package lambda_test
 // and every grant must have been used.
 
 import (
+	"bytes"
 	"context"
 	"encoding/base64"
 	"encoding/json"
@@ -20,6 +21,7 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -48,6 +50,7 @@ import (
 	"github.com/bridgeline/bridgeline/shared/call"
 	"github.com/bridgeline/bridgeline/shared/decision"
 	"github.com/bridgeline/bridgeline/shared/ident"
+	"github.com/bridgeline/bridgeline/shared/joinpage"
 	"github.com/bridgeline/bridgeline/shared/line"
 	"github.com/bridgeline/bridgeline/shared/session"
 	"github.com/bridgeline/bridgeline/shared/store/dynamo"
@@ -97,6 +100,7 @@ func newStack(t testing.TB) *stack {
 	s.refs["SIPPublicPort"] = "5061"
 	s.refs["MaxConcurrentSessions"] = "20"
 	s.refs["AssistantDispatchTimeoutSeconds"] = "15"
+	s.refs["JoinPageURL"] = "" // the template's default: join_url from each request's host
 	return s
 }
 
@@ -408,6 +412,10 @@ func TestFunctionsUnderLambdaRuntime(t *testing.T) {
 		`{"name":"Ada","system_prompt":"You are helpful.","greeting":"Hello!","avatar_id":"ava_maya","voice":"hosted-nova","model":"llama3.1:8b"}`)
 	a := s.expect(create, http.StatusCreated)
 	asstID := a["id"].(string)
+	if rot := s.expect(post("assistants-rotate-tool-secret", "/v1/assistants/{id}/rotate_tool_secret",
+		"/v1/assistants/"+asstID+"/rotate_tool_secret", ""), http.StatusOK); !strings.HasPrefix(fmt.Sprint(rot["tool_secret"]), "whsec_") {
+		t.Errorf("rotate_tool_secret = %v, want a whsec_ tool secret", rot)
+	}
 	if replay := s.expect(create, http.StatusCreated); replay["id"] != asstID {
 		t.Errorf("idempotent replay id = %v, want %s", replay["id"], asstID)
 	}
@@ -447,6 +455,22 @@ func TestFunctionsUnderLambdaRuntime(t *testing.T) {
 	}
 	if !voices["flite-slt"] || !voices["hosted-alloy"] || !voices["hosted-nova"] || voices["hosted-echo"] {
 		t.Errorf("voices = %v, want the local voices and hosted-alloy, hosted-nova (TTS_VOICES)", voices)
+	}
+
+	// The join page: public (no authorizer context), no tables; the page carries the
+	// deployment's rtc_url, and the livekit-client bundle is served when make built it in.
+	page := s.call(request{fn: "join-page", method: http.MethodGet, pattern: "/join/{file}", path: "/join/call"})
+	if page.status != http.StatusOK || !strings.Contains(string(page.body), `name="bridgeline-rtc-url" content="`+lk.WSURL()) ||
+		!strings.HasPrefix(page.headers["Content-Type"], "text/html") {
+		t.Errorf("GET /join/call via join-page = %d %v %.200s, want the page with LIVEKIT_PUBLIC_URL", page.status, page.headers, page.body)
+	}
+	sdk := s.call(request{fn: "join-page", method: http.MethodGet, pattern: "/join/{file}", path: "/join/" + joinpage.SDKFile})
+	built, err := os.ReadFile(filepath.Join(functiontest.Root(t), "shared", "joinpage", "assets", joinpage.SDKFile))
+	switch {
+	case err == nil && (sdk.status != http.StatusOK || !bytes.Equal(sdk.body, built)):
+		t.Errorf("GET /join/%s via join-page = %d (%d bytes), want the %d bytes make built in", joinpage.SDKFile, sdk.status, len(sdk.body), len(built))
+	case err != nil && sdk.status != http.StatusNotFound:
+		t.Errorf("GET /join/%s via join-page without the bundle built = %d, want 404 saying so", joinpage.SDKFile, sdk.status)
 	}
 
 	// Lines: list, get, assign, re-point and unassign, then archive the copy.
@@ -612,6 +636,23 @@ func TestFunctionsUnderLambdaRuntime(t *testing.T) {
 		t.Errorf("decline = %v, want the inbound call object with decision decline", declined)
 	}
 
+	// A web call through sessions-create: nothing dialled, the caller's token, join_url on
+	// the API's own host (API Gateway's Host and X-Forwarded-Proto: JoinPageURL is
+	// unset), the assistant dispatched; sessions-delete ends it. Last, so that no list above
+	// meets it.
+	web := s.expect(request{fn: "sessions-create", method: http.MethodPost, pattern: "/v1/sessions", path: "/v1/sessions",
+		body: `{"mode":"assistant","assistant_id":"` + asstID + `","media":"audio"}`, auth: auth,
+		headers: map[string]string{"Content-Type": ctJSON, "Idempotency-Key": ident.New("idem")}}, http.StatusCreated)
+	apiHost := readJSON(t, "http-api-v2-request.json")["headers"].(map[string]any)["host"]
+	if want := fmt.Sprintf("https://%s/join/call#token=%s", apiHost, web["participant_token"]); web["join_url"] != want ||
+		web["watch_only"] != false || web["platform_handle"] != "" || web["status"] != session.StatusRinging {
+		t.Errorf("web call = %v, want the caller's token, no handle, ringing, join_url %s", web, want)
+	}
+	if ended := s.expect(request{fn: "sessions-delete", method: http.MethodDelete, pattern: "/v1/sessions/{id}",
+		path: "/v1/sessions/" + web["id"].(string), auth: auth}, http.StatusOK); ended["end_reason"] != call.ReasonDeleted {
+		t.Errorf("DELETE of the web call = %v, want ended, deleted", ended)
+	}
+
 	// Every function ran, and used exactly what template.yaml grants it.
 	s.mu.Lock()
 	recs := maps.Clone(s.recs)
@@ -717,6 +758,9 @@ var partial = map[string]bool{
 	// Its writes follow a participant leaving a room, which needs a WebRTC client in
 	// the room: the local stack's end-to-end tests cover that path.
 	"livekit-webhook": true,
+	// A tool request for a call it does not know: the session, assistant and version
+	// reads of a tool that runs are covered by the local stack's TestToolsEndToEnd.
+	"persona-tool": true,
 }
 
 // checkGrants compares what a function did with its grants in template.yaml (the

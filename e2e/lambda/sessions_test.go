@@ -259,6 +259,17 @@ func (s *stack) sessionScenario(lk *livekitserver.Server, gw *gateway, acctID, l
 	if got, _ := s.store.GetSession(ctx, ses2.ID); !got.Over() {
 		t.Errorf("session after the worker's ended report = %s, want it over", got.Status)
 	}
+	// A tool request of the worker (signed under the tool subject) for a call the
+	// control plane does not know: persona-tool finds no call and runs nothing.
+	toolBody, _ := json.Marshal(persona.ToolRequest{CallID: ident.New("call"), ToolCallID: "tc_1", Name: "lookup_order",
+		Arguments: json.RawMessage(`{}`)})
+	toolAuthz, err := persona.SignToolRequest(toolBody, testReportSecret, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.expect(request{fn: "persona-tool", method: http.MethodPost, pattern: persona.ToolPath, path: persona.ToolPath,
+		body: string(toolBody), headers: map[string]string{"Content-Type": "application/json", "Authorization": toolAuthz}},
+		http.StatusNotFound)
 
 	// The scheduled sweeper ends a session past its maximum length, with call.ended.
 	old, oldCall := ses, c

@@ -69,7 +69,7 @@ func ring(t *testing.T, st *harness.Stack, media string, opts platformsim.PartyO
 }
 
 // record reads the call record over the API.
-func record(t *testing.T, st *harness.Stack, id string) recordObj {
+func record(t testing.TB, st *harness.Stack, id string) recordObj {
 	t.Helper()
 	var c recordObj
 	harness.Must(t, st.Do(t, http.MethodGet, "/v1/calls/"+id, nil, &c), http.StatusOK, "GET call")

@@ -542,14 +542,16 @@ func (s benchSamples) report(b *testing.B) {
 	}
 }
 
-// benchAssistant publishes the benchmark's assistant on the stack's first line.
-func benchAssistant(b *testing.B, st *harness.Stack) {
+// benchAssistant publishes the benchmark's assistant on the stack's first line and
+// returns its id.
+func benchAssistant(b *testing.B, st *harness.Stack) string {
 	var a assistantObj
 	harness.Must(b, st.Do(b, http.MethodPost, "/v1/assistants", map[string]any{"name": "Bench desk",
 		"system_prompt": "Answer the phone.", "greeting": greetingV1, "avatar_id": "ava_theo"}, &a), http.StatusCreated, "create assistant")
 	harness.Must(b, st.Do(b, http.MethodPost, "/v1/assistants/"+a.ID+"/publish", nil, &a), http.StatusCreated, "publish")
 	harness.Must(b, st.Do(b, http.MethodPost, "/v1/lines/"+st.Lines[st.Handles[0]].ID+"/assign",
 		map[string]any{"assistant_id": a.ID}, nil), http.StatusOK, "assign")
+	return a.ID
 }
 
 // benchRing places an audio call on the first line and waits until its party is in the

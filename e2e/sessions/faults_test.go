@@ -173,6 +173,7 @@ func TestCreateFaults(t *testing.T) {
 		req, _ := http.NewRequest(http.MethodPost, srv.URL+"/v1/sessions", bytes.NewReader(b))
 		req.Header.Set("Authorization", "Bearer "+tn.APIKey)
 		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Content-Type", "application/json")
 		req.Header.Set("Idempotency-Key", key)
 		resp, err := http.DefaultClient.Do(req)
 		if err != nil {
@@ -289,6 +290,7 @@ func TestCreateFaults(t *testing.T) {
 	b, _ := json.Marshal(map[string]any{"platform_handle": "+15557770999", "line_id": "line_01m813q4jpa7fqz94g6r8cb30d"})
 	req, _ := http.NewRequest(http.MethodPost, srv.URL+"/v1/sessions", bytes.NewReader(b))
 	req.Header.Set("Authorization", "Bearer "+tn.APIKey)
+	req.Header.Set("Content-Type", "application/json")
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)

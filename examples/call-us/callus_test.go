@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"io"
 	"log/slog"
@@ -17,8 +18,19 @@ import (
 	lksdk "github.com/livekit/server-sdk-go/v2"
 
 	"github.com/bridgeline/bridgeline/e2e/harness"
+	"github.com/bridgeline/bridgeline/events/callevent"
+	"github.com/bridgeline/bridgeline/events/eventtest"
 	"github.com/bridgeline/bridgeline/examples/internal/browser"
+	"github.com/bridgeline/bridgeline/mediafleet/avatar"
+	"github.com/bridgeline/bridgeline/mediafleet/callerbot"
+	"github.com/bridgeline/bridgeline/mediafleet/engines"
+	"github.com/bridgeline/bridgeline/mediafleet/llm"
+	"github.com/bridgeline/bridgeline/mediafleet/llm/llmtest"
 	"github.com/bridgeline/bridgeline/mediafleet/platformsim"
+	"github.com/bridgeline/bridgeline/mediafleet/speechtest/sphinx"
+	"github.com/bridgeline/bridgeline/mediafleet/worker"
+	"github.com/bridgeline/bridgeline/shared/listing"
+	"github.com/bridgeline/bridgeline/shared/persona"
 )
 
 func TestMain(m *testing.M) {
@@ -191,6 +203,134 @@ func TestCallUs(t *testing.T) {
 	})
 }
 
+// TestTalkToAssistant: "Talk to our assistant" on the customer's own page is a web call.
+// The backend creates it with the API key and hands the browser the same four fields; the
+// page (Chromium, a fake camera, a fake microphone that asks a question) joins, shows the
+// avatar and its own camera, meters its microphone, and shows captions of both sides;
+// the assistant (real speech engines, the fake OpenAI-compatible model) greets and
+// answers; Hang up ends the call, and the record read once call.ended exists holds both
+// turns.
+func TestTalkToAssistant(t *testing.T) {
+	sdk := browser.ClientSDK(t)
+	eng, err := engines.FromEnv(nil)
+	if err != nil {
+		t.Fatalf("load the speech engines: %v", err)
+	}
+	t.Cleanup(func() { eng.Close() })
+	st := harness.Start(t, harness.Options{})
+	const greeting, question, answer = "Hello, how can I help you?", "What time do you open tomorrow?", "We open at nine in the morning."
+	fake := llmtest.New(llmtest.Reply{Text: answer})
+	t.Cleanup(fake.Close)
+	model, err := llm.New(llm.Config{BaseURL: fake.URL(), APIKey: "test-key", Model: "fake-model"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st.StartWorker(t, func(c *worker.Config) { c.MaxJobs = 1 },
+		worker.Options{NewVAD: eng.NewVAD, Recognizer: eng.Recognizer, Voices: eng.Voices.Voices(), Model: model})
+	var a struct {
+		ID string `json:"id"`
+	}
+	harness.Must(t, st.Do(t, "POST", "/v1/assistants", map[string]any{"name": "Acme assistant", "system_prompt": "You answer for Acme Co.",
+		"greeting": greeting, "avatar_id": "ava_theo"}, &a), 201, "create assistant")
+	harness.Must(t, st.Do(t, "POST", "/v1/assistants/"+a.ID+"/publish", nil, nil), 201, "publish")
+
+	srv := NewServer(Config{APIURL: st.URL, APIKey: st.APIKey, AssistantID: a.ID, Media: "video", ClientSDK: sdk},
+		slog.New(slog.DiscardHandler))
+	backend := httptest.NewServer(srv.Handler())
+	t.Cleanup(backend.Close)
+	// The microphone opens when the page joins; the question comes after the greeting.
+	wav, err := callerbot.SpokenWAV(context.Background(), persona.SimCallerVoice, question, 6*time.Second, 500*time.Millisecond)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wavPath := filepath.Join(t.TempDir(), "question.wav")
+	if err := os.WriteFile(wavPath, wav, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	b := browser.Launch(t, browser.FakeMicrophone(wavPath))
+	p := b.Open(backend.URL)
+	p.Eval(`(() => {
+  window.__t0 = performance.now();
+  window.__sounds = [];
+  setInterval(() => { if (window.callUs.level > 0.02) window.__sounds.push(performance.now() - window.__t0); }, 20);
+  return true;
+})()`, nil)
+	p.Click("#assistant")
+	p.WaitFor("the page to join the web call", `document.body.dataset.state === 'connected'`, 30*time.Second, nil)
+
+	var info map[string]any
+	p.Eval(`window.callUs.session`, &info)
+	keys := make([]string, 0, len(info))
+	for k := range info {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	raw, _ := json.Marshal(info)
+	if want := []string{"expires_at", "participant_token", "rtc_url", "session_id"}; !slices.Equal(keys, want) || strings.Contains(string(raw), st.APIKey) {
+		t.Errorf("the browser got %v, want only %v and never the key", keys, want)
+	}
+	sessionID, _ := info["session_id"].(string)
+	var m media
+	p.WaitFor("the avatar's video decoded and its audio", `(async () => {
+  const m = await (`+remoteMedia+`);
+  return m.width > 0 && m.framesDecoded > 30 && m.audioEnergy > 0 && m;
+})()`, 30*time.Second, &m)
+	theo, _ := avatar.Lookup("ava_theo")
+	p.CheckVideoShows("#remote-video", filepath.Join(t.TempDir(), "talk-to-assistant.png"), theo.Backdrop)
+	var selfView bool
+	p.Eval(`document.getElementById('self-view').dataset.live === '1' && document.getElementById('self-view').videoWidth > 0`, &selfView)
+	if !selfView {
+		t.Error("the page does not show its own camera")
+	}
+
+	harness.WaitFor(t, 40*time.Second, "the model to be asked", func() bool { return len(fake.Requests()) > 0 })
+	asked := fake.Requests()[0].Messages
+	if last := asked[len(asked)-1]; last.Role != "user" || !sphinx.Half(last.Content, question) {
+		t.Errorf("the model was asked %+v, want most words of %q", last, question)
+	}
+	var repliedAt float64
+	p.WaitFor("the reply at the page", `window.__sounds.find((t) => t > 7500)`, 30*time.Second, &repliedAt)
+	var caps []struct {
+		Speaker, Text string
+		Final         bool
+	}
+	p.WaitFor("captions of both sides", `(() => {
+  const c = window.callUs.captions.map((x) => ({ speaker: x.speaker, text: x.text, final: x.final }));
+  return c.filter((x) => x.speaker === 'you' && x.final).length >= 1 && c.filter((x) => x.speaker === 'assistant' && x.final).length >= 2 && c;
+})()`, 20*time.Second, &caps)
+	t.Logf("the reply reached the page %.0f ms after the click; captions %+v", repliedAt, caps)
+	var micPeak float64
+	p.Eval(`window.callUs.micPeak`, &micPeak)
+	if micPeak < 0.01 {
+		t.Errorf("the microphone meter peaked at %.4f, want the question's level", micPeak)
+	}
+
+	p.Click("#hangup")
+	p.WaitFor("the page to show the end", `document.body.dataset.state === 'ended'`, 10*time.Second, nil)
+	var ses sessionObj
+	harness.WaitFor(t, 15*time.Second, "the session to end", func() bool {
+		harness.Must(t, st.Do(t, "GET", "/v1/sessions/"+sessionID, nil, &ses), 200, "get session")
+		return ses.Status == "ended"
+	})
+	harness.WaitFor(t, 15*time.Second, "call.ended", func() bool {
+		evs, err := st.Store.ListEvents(context.Background(), st.AccountID, callevent.TypeCallEnded, listing.Query{Limit: listing.MaxLimit})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return slices.ContainsFunc(evs, func(e callevent.Event) bool { return eventtest.ForCall(ses.CallID)(e.Data) })
+	})
+	var rec struct {
+		Platform   string         `json:"platform"`
+		EndReason  string         `json:"end_reason"`
+		Transcript []persona.Turn `json:"transcript"`
+	}
+	harness.Must(t, st.Do(t, "GET", "/v1/calls/"+ses.CallID, nil, &rec), 200, "get call")
+	if rec.Platform != "web" || rec.EndReason != "remote_hangup" || len(rec.Transcript) != 3 || rec.Transcript[0].Text != greeting ||
+		!sphinx.Half(rec.Transcript[1].Text, question) || rec.Transcript[2].Text != answer {
+		t.Errorf("record on call.ended = %+v, want the web call ended by the hang-up with the greeting, the question and the answer", rec)
+	}
+}
+
 func TestConfigFromEnv(t *testing.T) {
 	env := map[string]string{"BRIDGELINE_API_KEY": "sk_test_x", "CALL_US_HANDLE": "+1555", "LIVEKIT_CLIENT_JS": "/sdk.js"}
 	cfg, err := ConfigFromEnv(func(k string) string { return env[k] })
@@ -201,13 +341,18 @@ func TestConfigFromEnv(t *testing.T) {
 		t.Errorf("defaults = %+v", cfg)
 	}
 	for name, bad := range map[string]map[string]string{
-		"no key":    {"CALL_US_HANDLE": "+1555", "LIVEKIT_CLIENT_JS": "/sdk.js"},
-		"no handle": {"BRIDGELINE_API_KEY": "k", "LIVEKIT_CLIENT_JS": "/sdk.js"},
-		"bad media": {"BRIDGELINE_API_KEY": "k", "CALL_US_HANDLE": "+1555", "CALL_US_MEDIA": "smell", "LIVEKIT_CLIENT_JS": "/sdk.js"},
-		"bad url":   {"BRIDGELINE_API_KEY": "k", "CALL_US_HANDLE": "+1555", "BRIDGELINE_API_URL": "ftp://x", "LIVEKIT_CLIENT_JS": "/sdk.js"},
+		"no key":                  {"CALL_US_HANDLE": "+1555", "LIVEKIT_CLIENT_JS": "/sdk.js"},
+		"no handle nor assistant": {"BRIDGELINE_API_KEY": "k", "LIVEKIT_CLIENT_JS": "/sdk.js"},
+		"bad assistant id":        {"BRIDGELINE_API_KEY": "k", "CALL_US_ASSISTANT_ID": "ada", "LIVEKIT_CLIENT_JS": "/sdk.js"},
+		"bad media":               {"BRIDGELINE_API_KEY": "k", "CALL_US_HANDLE": "+1555", "CALL_US_MEDIA": "smell", "LIVEKIT_CLIENT_JS": "/sdk.js"},
+		"bad url":                 {"BRIDGELINE_API_KEY": "k", "CALL_US_HANDLE": "+1555", "BRIDGELINE_API_URL": "ftp://x", "LIVEKIT_CLIENT_JS": "/sdk.js"},
 	} {
 		if _, err := ConfigFromEnv(func(k string) string { return bad[k] }); err == nil {
 			t.Errorf("%s: no error", name)
 		}
+	}
+	assistantOnly := map[string]string{"BRIDGELINE_API_KEY": "k", "CALL_US_ASSISTANT_ID": "asst_01", "LIVEKIT_CLIENT_JS": "/sdk.js"}
+	if _, err := ConfigFromEnv(func(k string) string { return assistantOnly[k] }); err != nil {
+		t.Errorf("an assistant without a handle: %v", err)
 	}
 }

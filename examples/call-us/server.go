@@ -28,9 +28,12 @@ type Config struct {
 	APIURL string // [BRIDGELINE_API_URL] Bridgeline's API; default http://127.0.0.1:8080
 	APIKey string // [BRIDGELINE_API_KEY] your secret API key; required, never sent to a browser
 	// Handle is the platform handle each "call us" click dials: your agent, desk or bot.
-	Handle string // [CALL_US_HANDLE] required
-	LineID string // [CALL_US_LINE_ID] the line to call from; default: the account's first line
-	Media  string // [CALL_US_MEDIA] video (default) or audio
+	Handle string // [CALL_US_HANDLE]
+	// AssistantID is the Bridgeline assistant a "talk to our assistant" click puts the
+	// visitor on a web call with. At least one of Handle and AssistantID is required.
+	AssistantID string // [CALL_US_ASSISTANT_ID]
+	LineID      string // [CALL_US_LINE_ID] the line to call from; default: the account's first line
+	Media       string // [CALL_US_MEDIA] video (default) or audio
 	// ClientSDK is livekit-client's browser bundle, served to the page. Default: the one
 	// scripts/install-browser.sh installs under .cache/node.
 	ClientSDK string // [LIVEKIT_CLIENT_JS]
@@ -40,7 +43,7 @@ type Config struct {
 func ConfigFromEnv(getenv func(string) string) (Config, error) {
 	c := Config{
 		Addr: getenv("ADDR"), APIURL: getenv("BRIDGELINE_API_URL"), APIKey: getenv("BRIDGELINE_API_KEY"),
-		Handle: getenv("CALL_US_HANDLE"), LineID: getenv("CALL_US_LINE_ID"), Media: getenv("CALL_US_MEDIA"),
+		Handle: getenv("CALL_US_HANDLE"), AssistantID: getenv("CALL_US_ASSISTANT_ID"), LineID: getenv("CALL_US_LINE_ID"), Media: getenv("CALL_US_MEDIA"),
 		ClientSDK: getenv("LIVEKIT_CLIENT_JS"),
 	}
 	if c.Addr == "" {
@@ -64,8 +67,11 @@ func (c Config) Validate() error {
 	if c.APIKey == "" {
 		errs = append(errs, errors.New("BRIDGELINE_API_KEY is required"))
 	}
-	if strings.TrimSpace(c.Handle) == "" {
-		errs = append(errs, errors.New("CALL_US_HANDLE (the handle a click dials) is required"))
+	if strings.TrimSpace(c.Handle) == "" && c.AssistantID == "" {
+		errs = append(errs, errors.New("CALL_US_HANDLE (the handle \"Call us\" dials) or CALL_US_ASSISTANT_ID (the assistant \"Talk to our assistant\" puts the visitor with) is required"))
+	}
+	if c.AssistantID != "" && !strings.HasPrefix(c.AssistantID, "asst_") {
+		errs = append(errs, fmt.Errorf("CALL_US_ASSISTANT_ID %q is not an assistant id (asst_...)", c.AssistantID))
 	}
 	if c.Media != "video" && c.Media != "audio" {
 		errs = append(errs, errors.New("CALL_US_MEDIA must be video or audio"))
@@ -125,10 +131,12 @@ func NewServer(cfg Config, log *slog.Logger) *Server {
 	return &Server{cfg: cfg, api: api, log: log, ours: map[string]time.Time{}}
 }
 
-// Handler serves the page and its two API routes:
+// Handler serves the page and its API routes:
 //
-//	POST /api/call    -> Bridgeline POST /v1/sessions; answers {session_id, rtc_url, participant_token, expires_at}
-//	POST /api/hangup  {session_id} -> Bridgeline DELETE /v1/sessions/{id}
+//	POST /api/call       -> Bridgeline POST /v1/sessions dialling Handle; answers {session_id, rtc_url, participant_token, expires_at}
+//	POST /api/assistant  -> Bridgeline POST /v1/sessions, a web call with AssistantID (no handle): the same four fields,
+//	                        the token the visitor's own (it publishes camera and microphone)
+//	POST /api/hangup     {session_id} -> Bridgeline DELETE /v1/sessions/{id}
 func (s *Server) Handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /{$}", s.file("static/index.html", "text/html; charset=utf-8"))
@@ -139,6 +147,7 @@ func (s *Server) Handler() http.Handler {
 		http.ServeFile(w, r, s.cfg.ClientSDK)
 	})
 	mux.HandleFunc("POST /api/call", s.call)
+	mux.HandleFunc("POST /api/assistant", s.assistant)
 	mux.HandleFunc("POST /api/hangup", s.hangup)
 	return mux
 }
@@ -166,9 +175,30 @@ type joinInfo struct {
 }
 
 func (s *Server) call(w http.ResponseWriter, r *http.Request) {
-	req := bridgeline.SessionCreate{PlatformHandle: s.cfg.Handle}
-	media, mode := bridgeline.SessionCreateMedia(s.cfg.Media), bridgeline.SessionCreateModeHuman
-	req.Media, req.Mode = &media, &mode
+	if s.cfg.Handle == "" {
+		writeJSON(w, http.StatusNotFound, map[string]string{"error": "calls to our team are not set up here (CALL_US_HANDLE)"})
+		return
+	}
+	mode := bridgeline.SessionCreateModeHuman
+	s.start(w, r, bridgeline.SessionCreate{PlatformHandle: s.cfg.Handle, Mode: &mode})
+}
+
+// assistant starts a web call with the assistant: no handle, so Bridgeline dials nothing
+// and the visitor's browser, joining with the returned token, is the caller.
+func (s *Server) assistant(w http.ResponseWriter, r *http.Request) {
+	if s.cfg.AssistantID == "" {
+		writeJSON(w, http.StatusNotFound, map[string]string{"error": "the assistant is not set up here (CALL_US_ASSISTANT_ID)"})
+		return
+	}
+	mode := bridgeline.SessionCreateModeAssistant
+	s.start(w, r, bridgeline.SessionCreate{AssistantId: &s.cfg.AssistantID, Mode: &mode})
+}
+
+// start creates the session req describes, with the configured media and line, and
+// answers the browser the four fields joining needs.
+func (s *Server) start(w http.ResponseWriter, r *http.Request, req bridgeline.SessionCreate) {
+	media := bridgeline.SessionCreateMedia(s.cfg.Media)
+	req.Media = &media
 	if s.cfg.LineID != "" {
 		req.LineId = &s.cfg.LineID
 	}

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -15,6 +16,8 @@ import (
 	lksdk "github.com/livekit/server-sdk-go/v2"
 
 	"github.com/bridgeline/bridgeline/e2e/harness"
+	"github.com/bridgeline/bridgeline/mediafleet/callerbot"
+	"github.com/bridgeline/bridgeline/mediafleet/worker"
 )
 
 // syncBuffer is an io.Writer the SDK's callbacks and the test share.
@@ -99,6 +102,45 @@ func TestJoinSnippet(t *testing.T) {
 		"present: "+created.ParticipantIdentity+" (customer, kind STANDARD)",
 		"track: platform publishes caller-audio (audio, MICROPHONE)")
 	waitLines(t, first, "joined: "+watch.ParticipantIdentity+" (Supervisor, kind STANDARD)")
+}
+
+// TestJoinSnippetCaptions runs the snippet beside a web call: a caller (a Go client with
+// a quiet microphone) joins, and the snippet, with a watcher's token, prints the
+// assistant's greeting as it is spoken and then final, on behalf of the assistant.
+func TestJoinSnippetCaptions(t *testing.T) {
+	lksdk.SetLogger(protologger.GetDiscardLogger())
+	s := harness.Start(t, harness.Options{})
+	s.StartWorker(t, nil, worker.Options{}) // no speech engines: it greets and holds the line
+	const greeting = "Hello, thank you for calling."
+	var a struct {
+		ID string `json:"id"`
+	}
+	harness.Must(t, s.Do(t, http.MethodPost, "/v1/assistants", map[string]any{"name": "Front desk", "system_prompt": "Help.",
+		"greeting": greeting, "avatar_id": "ava_theo"}, &a), http.StatusCreated, "create assistant")
+	harness.Must(t, s.Do(t, http.MethodPost, "/v1/assistants/"+a.ID+"/publish", nil, nil), http.StatusCreated, "publish")
+	var web struct {
+		ID               string `json:"id"`
+		RTCURL           string `json:"rtc_url"`
+		ParticipantToken string `json:"participant_token"`
+	}
+	harness.Must(t, s.Do(t, http.MethodPost, "/v1/sessions", map[string]any{"mode": "assistant", "assistant_id": a.ID, "media": "audio"}, &web),
+		http.StatusCreated, "POST /v1/sessions (web call)")
+	var watch struct {
+		ParticipantToken string `json:"participant_token"`
+	}
+	harness.Must(t, s.Do(t, http.MethodPost, "/v1/sessions/"+web.ID+"/tokens", nil, &watch), http.StatusCreated, "POST tokens")
+	out := run(t, web.RTCURL, watch.ParticipantToken)
+	silence := callerbot.Silence()
+	caller, err := callerbot.Join(context.Background(), callerbot.Options{URL: web.RTCURL, Token: web.ParticipantToken, Audio: &silence})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(caller.Leave)
+	waitLines(t, out, "final=true: "+greeting)
+	got := out.String()
+	if !regexp.MustCompile(`caption: assistant-\S+ SG_[0-9a-f]+ final=false: ` + regexp.QuoteMeta(greeting)).MatchString(got) {
+		t.Errorf("the snippet printed:\n%s\nwant the greeting's caption from the assistant, first not final", got)
+	}
 }
 
 // TestGuideShowsTheSnippet: docs/joining.md's Go block is this package's join, word for

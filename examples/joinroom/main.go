@@ -1,5 +1,6 @@
 // Command joinroom joins a Bridgeline session's room with LiveKit's Go SDK and prints who
-// is there and what they publish, as docs/joining.md shows: it is the guide's Go snippet,
+// is there, what they publish and, in an assistant call, the live captions, as
+// docs/joining.md shows: it is the guide's Go snippet,
 // kept whole here so that a test runs it against the real stack.
 //
 //	go run ./examples/joinroom "$RTC_URL" "$PARTICIPANT_TOKEN"
@@ -36,7 +37,8 @@ func main() {
 // snippet: join (docs/joining.md shows from here to the end of the file)
 
 // join connects with the session's rtc_url and participant_token, reports every track it
-// receives, and leaves when ctx ends.
+// receives and, in an assistant call, the live captions of both sides, and leaves when
+// ctx ends.
 func join(ctx context.Context, rtcURL, token string, out io.Writer) error {
 	cb := lksdk.NewRoomCallback()
 	cb.OnParticipantConnected = func(p *lksdk.RemoteParticipant) {
@@ -48,8 +50,17 @@ func join(ctx context.Context, rtcURL, token string, out io.Writer) error {
 	cb.OnParticipantDisconnected = func(p *lksdk.RemoteParticipant) {
 		fmt.Fprintf(out, "left: %s\n", p.Identity())
 	}
-	room, err := lksdk.ConnectToRoomWithToken(rtcURL, token, cb) // subscribes to every track
+	room := lksdk.NewRoom(cb)
+	// Captions: LiveKit transcriptions, text streams on lk.transcription sent on behalf of
+	// who spoke; each turn of each side is one segment, and its last stream is final.
+	err := room.RegisterTextStreamHandler("lk.transcription", func(r *lksdk.TextStreamReader, identity string) {
+		a := r.Info.Attributes
+		fmt.Fprintf(out, "caption: %s %s final=%s: %s\n", identity, a["lk.segment_id"], a["lk.transcription_final"], r.ReadAll())
+	})
 	if err != nil {
+		return err
+	}
+	if err := room.JoinWithToken(rtcURL, token); err != nil { // subscribes to every track
 		return fmt.Errorf("connect: %w", err)
 	}
 	defer room.Disconnect()

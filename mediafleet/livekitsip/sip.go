@@ -86,19 +86,26 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 	return s, nil
 }
 
+// waitReady returns once livekit-sip answers OPTIONS over UDP and accepts a TCP
+// connection: it opens its TCP listener a moment after the UDP one, and a phone that
+// dials over TCP in between is refused.
 func (s *Server) waitReady(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 	for {
 		err := Options(ctx, s.SIPAddr())
 		if err == nil {
-			return nil
+			var c net.Conn
+			if c, err = (&net.Dialer{Timeout: time.Second}).DialContext(ctx, "tcp", s.SIPAddr()); err == nil {
+				c.Close()
+				return nil
+			}
 		}
 		select {
 		case <-s.proc.Done():
 			return fmt.Errorf("livekit-sip: exited before it was ready: %v", s.proc.Err())
 		case <-ctx.Done():
-			return fmt.Errorf("livekit-sip: no answer to SIP OPTIONS at %s: %v", s.SIPAddr(), err)
+			return fmt.Errorf("livekit-sip: not ready at %s (SIP OPTIONS over UDP, then TCP): %v", s.SIPAddr(), err)
 		case <-time.After(50 * time.Millisecond):
 		}
 	}

@@ -101,14 +101,16 @@ func (k *Call) Resume() { k.c.speaker.resume() }
 // CutAll drops all queued speech, the greeting included.
 func (k *Call) CutAll() { k.c.speaker.cutAll() }
 
-// Publish keeps what the conversation tells in the call's record: the ended report's
-// transcript and metrics. When the job asks for it (an endpoint of the account listens
-// to call.transcript), each final turn of either side is also reported as it happens.
+// Publish keeps what the conversation tells in the call's record (the ended report's
+// transcript and metrics) and sends each side's words to the room as live captions
+// (captions.go). When the job asks for it (an endpoint of the account listens to
+// call.transcript), each final turn of either side is also reported as it happens.
 func (k *Call) Publish(e speech.Event) {
 	k.c.mu.Lock()
 	k.c.record.Add(e)
-	w, final := e.(speech.Words)
-	final = final && w.Final && w.Text != "" && k.c.job.TranscriptEvents
+	caps := k.c.captions
+	w, words := e.(speech.Words)
+	final := words && w.Final && w.Text != "" && k.c.job.TranscriptEvents
 	var rep persona.Report
 	if final {
 		k.c.turns++
@@ -117,6 +119,9 @@ func (k *Call) Publish(e speech.Event) {
 			At: time.Now().UTC(), Turn: &t, Sequence: k.c.turns}
 	}
 	k.c.mu.Unlock()
+	if words && caps != nil {
+		caps.add(w)
+	}
 	if final {
 		k.c.enqueue(rep)
 	}

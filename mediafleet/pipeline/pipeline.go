@@ -165,10 +165,17 @@ type call struct {
 	listener *listener
 	keys     chan speech.Key // the caller's keypad: SIP DTMF packets from the caller
 	room     *lksdk.Room
+	captions *captions
 	loops    sync.WaitGroup
 	stop     context.CancelFunc
 
+	// callerIn is closed once the caller is in the room: at once, except on a web call,
+	// whose caller joins after the worker (awaitCaller).
+	callerIn   chan struct{}
+	callerOnce sync.Once
+
 	mu         sync.Mutex
+	audioSID   string               // our audio track's sid, which the assistant's captions name
 	turns      int                  // final turns reported (ReportTurn)
 	metrics    persona.Metrics      // the call's own: connecting screen and greeting
 	record     *conversation.Record // the transcript and the conversation's metrics
@@ -202,9 +209,38 @@ func newCall(r *Runner, lk agent.Job, job persona.Job) *call {
 		subscribed:  map[string]bool{},
 		requested:   map[string]bool{},
 		subsOK:      make(chan struct{}),
+		callerIn:    make(chan struct{}),
+	}
+	if !job.WebCall() {
+		c.callerOnce.Do(func() { close(c.callerIn) })
 	}
 	go c.sendReports(context.WithoutCancel(context.Background()))
 	return c
+}
+
+// callerArrived notes that the caller is in the room, once. A web call is answered then:
+// its record counts from this moment.
+func (c *call) callerArrived(at time.Time) {
+	c.callerOnce.Do(func() {
+		c.mu.Lock()
+		c.answered, c.record = at, conversation.NewRecord(at)
+		c.mu.Unlock()
+		close(c.callerIn)
+	})
+}
+
+// afterCaller runs a media loop once the caller is in the room: a web call's worker,
+// in the room before its caller, sends nothing until then. A call that ends first never
+// runs the loop, and release frees what the loop would have (its encoder).
+func (c *call) afterCaller(ctx context.Context, loop func(context.Context), release func()) {
+	c.start(ctx, func(ctx context.Context) {
+		select {
+		case <-c.callerIn:
+			loop(ctx)
+		case <-ctx.Done():
+			release()
+		}
+	})
 }
 
 func (c *call) end(reason string) {
@@ -270,6 +306,14 @@ func (c *call) run(parent context.Context) ending {
 	if err := c.join(tracks, joined); err != nil {
 		return *failed(err)
 	}
+	if c.job.WebCall() {
+		at, e := c.awaitCaller(ctx)
+		if e != nil {
+			return *e
+		}
+		// Media is verified within the bound from the caller's arrival.
+		joined = at
+	}
 	if e := c.verify(ctx, joined); e != nil {
 		return *e
 	}
@@ -325,7 +369,7 @@ func (c *call) makeTracks(ctx context.Context) (tracks, error) {
 	if c.speaker, err = newSpeaker(func(s media.Sample) error { return t.audio.WriteSample(s, nil) }); err != nil {
 		return t, err
 	}
-	t.audio.OnBind(func() { c.start(ctx, c.speaker.run) })
+	t.audio.OnBind(func() { c.afterCaller(ctx, c.speaker.run, c.speaker.enc.Close) })
 	if !c.video {
 		return t, nil
 	}
@@ -357,7 +401,7 @@ func (c *call) makeTracks(ctx context.Context) (tracks, error) {
 		return t, fmt.Errorf("video track: %w", err)
 	}
 	c.painter.out = func(s media.Sample) error { return t.video.WriteSample(s, nil) }
-	t.video.OnBind(func() { c.start(ctx, c.painter.run) })
+	t.video.OnBind(func() { c.afterCaller(ctx, c.painter.run, c.painter.enc.Close) })
 	return t, nil
 }
 
@@ -367,6 +411,11 @@ func (c *call) makeTracks(ctx context.Context) (tracks, error) {
 func (c *call) join(t tracks, joining time.Time) error {
 	cfg := c.r.cfg
 	cb := lksdk.NewRoomCallback()
+	cb.OnParticipantConnected = func(rp *lksdk.RemoteParticipant) {
+		if c.isCaller(rp) {
+			c.callerArrived(time.Now())
+		}
+	}
 	cb.OnParticipantDisconnected = func(rp *lksdk.RemoteParticipant) {
 		if c.isCaller(rp) {
 			c.end(EndCallerHangup)
@@ -412,6 +461,9 @@ func (c *call) join(t tracks, joining time.Time) error {
 		}
 		c.mu.Lock()
 		c.ours[pub.SID()] = true
+		if opts.Source == livekit.TrackSource_MICROPHONE {
+			c.audioSID = pub.SID()
+		}
 		c.mu.Unlock()
 		return nil
 	}
@@ -424,7 +476,15 @@ func (c *call) join(t tracks, joining time.Time) error {
 		return fmt.Errorf("publish audio: %w", err)
 	}
 	c.checkSubscriptions()
+	caps := newCaptions(c, room)
+	c.mu.Lock()
+	c.captions = caps
+	c.mu.Unlock()
+	c.start(context.Background(), caps.run)
 	for _, rp := range room.GetRemoteParticipants() {
+		if c.isCaller(rp) {
+			c.callerArrived(time.Now())
+		}
 		for _, tp := range rp.TrackPublications() {
 			if pub, ok := tp.(*lksdk.RemoteTrackPublication); ok {
 				c.maybeSubscribe(pub, rp)
@@ -474,6 +534,32 @@ func (c *call) verify(ctx context.Context, joined time.Time) *ending {
 		}
 	}
 	return nil
+}
+
+// callerGrace is how long past the job's JoinBy a web call's worker still waits for its
+// caller: the control plane's sweeper ends a call whose caller did not join by then (and
+// deletes its room), so this bound only matters when the control plane cannot.
+const callerGrace = 10 * time.Second
+
+// awaitCaller waits in the room for a web call's caller, until the job's JoinBy (and a
+// grace), and returns when it came: the call's answer.
+func (c *call) awaitCaller(ctx context.Context) (time.Time, *ending) {
+	bound := time.NewTimer(time.Until(c.job.JoinBy) + callerGrace)
+	defer bound.Stop()
+	select {
+	case <-c.callerIn:
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		c.log.Info("caller joined", "waited_ms", c.answered.Sub(c.lk.Offered).Milliseconds())
+		return c.answered, nil
+	case reason := <-c.ended:
+		return time.Time{}, &ending{reason: reason}
+	case <-ctx.Done():
+		return time.Time{}, c.cancelled(ctx)
+	case <-bound.C:
+		c.log.Warn("the caller did not join")
+		return time.Time{}, &ending{reason: persona.EndCallerAbsent}
+	}
 }
 
 // greet switches to the avatar and plays the greeting once it is synthesised; the
@@ -640,6 +726,12 @@ func (c *call) finish(reason string) persona.Report {
 	c.mu.Lock()
 	c.finished = true
 	c.mu.Unlock()
+	c.mu.Lock()
+	caps := c.captions
+	c.mu.Unlock()
+	if caps != nil {
+		caps.close()
+	}
 	if c.room != nil {
 		c.room.Disconnect()
 	}

@@ -223,12 +223,41 @@ func (s *Sphinx) NewTranscriber(ctx context.Context) (speech.Transcriber, error)
 type sphinxTranscriber struct {
 	s  *Sphinx
 	ps *C.ps_decoder_t // the current turn's decoder, nil between turns
+
+	// sinceHyp is how many samples were written since the turn's partial hypothesis was
+	// last read; interim is that hypothesis (Interim).
+	sinceHyp int
+	mu       sync.Mutex
+	interim  string
+}
+
+var _ speech.Interimer = (*sphinxTranscriber)(nil)
+
+// interimEvery is how much audio passes between two reads of the turn's partial
+// hypothesis (a backtrace of the search so far, well under a millisecond): live
+// captions of the caller change about three times a second.
+const interimEvery = speech.Rate * 300 / 1000
+
+// Interim is the open turn's words so far, as pocketsphinx's partial hypothesis had them
+// at the last read ("" before any word, and between turns).
+func (t *sphinxTranscriber) Interim() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.interim
+}
+
+func (t *sphinxTranscriber) setInterim(text string) {
+	t.mu.Lock()
+	t.interim = text
+	t.mu.Unlock()
 }
 
 func (t *sphinxTranscriber) Begin() error {
 	if t.ps != nil {
 		t.Abort()
 	}
+	t.sinceHyp = 0
+	t.setInterim("")
 	ps, err := t.s.get()
 	if err != nil {
 		return err
@@ -252,6 +281,13 @@ func (t *sphinxTranscriber) Write(pcm []int16) error {
 	if C.ps_process_raw(t.ps, (*C.int16)(unsafe.Pointer(&pcm[0])), C.size_t(len(pcm)), C.FALSE, C.FALSE) < 0 {
 		return errors.New("stt: pocketsphinx: cannot process audio")
 	}
+	if t.sinceHyp += len(pcm); t.sinceHyp >= interimEvery {
+		t.sinceHyp = 0
+		var score C.int32
+		if hyp := C.ps_get_hyp(t.ps, &score); hyp != nil {
+			t.setInterim(strings.Join(strings.Fields(C.GoString(hyp)), " "))
+		}
+	}
 	return nil
 }
 
@@ -261,6 +297,7 @@ func (t *sphinxTranscriber) End(ctx context.Context) (string, error) {
 		return "", errors.New("stt: End outside a turn")
 	}
 	t.ps = nil
+	t.setInterim("")
 	defer t.s.put(ps)
 	if C.ps_end_utt(ps) < 0 {
 		return "", errors.New("stt: pocketsphinx: cannot end the utterance")
@@ -279,6 +316,7 @@ func (t *sphinxTranscriber) Abort() {
 		return
 	}
 	t.ps = nil
+	t.setInterim("")
 	C.ps_end_utt(ps)
 	t.s.put(ps)
 }

@@ -361,3 +361,54 @@ func TestSphinxThroughOpus(t *testing.T) {
 		t.Errorf("word accuracy %.1f%%, want >= 80%%", 100*acc)
 	}
 }
+
+// TestSphinxInterim: while a turn streams, Interim grows with the words heard so far
+// (what live captions show of the caller), ends with most of the final text's words, and
+// is empty before the first word and after the turn.
+func TestSphinxInterim(t *testing.T) {
+	s := loadSphinx(t)
+	tr, err := s.NewTranscriber(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tr.Close()
+	ir, ok := tr.(interface{ Interim() string })
+	if !ok {
+		t.Fatal("the pocketsphinx transcriber gives no interim words")
+	}
+	q := "What time does the store open tomorrow morning?"
+	pcm := turn(speechtest.Flite(t, "awb", q))
+	if err := tr.Begin(); err != nil {
+		t.Fatal(err)
+	}
+	if got := ir.Interim(); got != "" {
+		t.Errorf("Interim before any audio = %q, want empty", got)
+	}
+	var seen []string
+	const frame = Rate / 50
+	for i := 0; i < len(pcm); i += frame {
+		if err := tr.Write(pcm[i:min(i+frame, len(pcm))]); err != nil {
+			t.Fatal(err)
+		}
+		if got := ir.Interim(); len(seen) == 0 && got != "" || len(seen) > 0 && got != seen[len(seen)-1] {
+			seen = append(seen, got)
+		}
+	}
+	final, err := tr.End(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("interim words as the turn streamed: %q; final %q", seen, final)
+	if len(seen) < 2 {
+		t.Fatalf("interim words changed %d times over a %v turn, want at least twice", len(seen), time.Duration(len(pcm))*time.Second/Rate)
+	}
+	if n := len(words(seen[0])); n >= len(words(final)) {
+		t.Errorf("first interim %q has %d words, want fewer than the final %q", seen[0], n, final)
+	}
+	if last := seen[len(seen)-1]; wordErrors(words(final), words(last)) > len(words(final))/2 {
+		t.Errorf("last interim %q is far from the final %q", last, final)
+	}
+	if got := ir.Interim(); got != "" {
+		t.Errorf("Interim after End = %q, want empty", got)
+	}
+}

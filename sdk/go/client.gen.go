@@ -579,6 +579,7 @@ const (
 	CallEndedDataEndReasonDecisionTimeout        CallEndedDataEndReason = "decision_timeout"
 	CallEndedDataEndReasonDeclined               CallEndedDataEndReason = "declined"
 	CallEndedDataEndReasonDeleted                CallEndedDataEndReason = "deleted"
+	CallEndedDataEndReasonJoinTimeout            CallEndedDataEndReason = "join_timeout"
 	CallEndedDataEndReasonLineDisabled           CallEndedDataEndReason = "line_disabled"
 	CallEndedDataEndReasonMaxDuration            CallEndedDataEndReason = "max_duration"
 	CallEndedDataEndReasonMediaFailed            CallEndedDataEndReason = "media_failed"
@@ -609,6 +610,8 @@ func (e CallEndedDataEndReason) Valid() bool {
 	case CallEndedDataEndReasonDeclined:
 		return true
 	case CallEndedDataEndReasonDeleted:
+		return true
+	case CallEndedDataEndReasonJoinTimeout:
 		return true
 	case CallEndedDataEndReasonLineDisabled:
 		return true
@@ -1131,6 +1134,7 @@ const (
 	EndReasonDecisionTimeout        EndReason = "decision_timeout"
 	EndReasonDeclined               EndReason = "declined"
 	EndReasonDeleted                EndReason = "deleted"
+	EndReasonJoinTimeout            EndReason = "join_timeout"
 	EndReasonLessThannil            EndReason = "<nil>"
 	EndReasonLineDisabled           EndReason = "line_disabled"
 	EndReasonMaxDuration            EndReason = "max_duration"
@@ -1163,6 +1167,8 @@ func (e EndReason) Valid() bool {
 	case EndReasonDeclined:
 		return true
 	case EndReasonDeleted:
+		return true
+	case EndReasonJoinTimeout:
 		return true
 	case EndReasonLessThannil:
 		return true
@@ -2977,7 +2983,7 @@ type AvatarListObject string
 
 // Call The call record.
 //
-// Examples: {"answered_at":"2026-11-22T07:00:00.123Z","assistant_id":"asst_01jd3f4g5h6j7k8m9n0p1q2r3t","assistant_report":"received","decision":"accept","decision_source":"webhook_response","direction":"inbound","duration_ms":59000,"end_reason":"deleted","ended_at":"2026-11-22T07:00:00.123Z","ended_by":"customer","from":"+15550100009","handled_by":"assistant","id":"call_01jd3f4g5h6j7k8m9n0p1q2r3t","line_id":"line_01jd3f4g5h6j7k8m9n0p1q2r3t","media":"video","metadata":{"order_id":"6735"},"metrics":{"barge_in_stop_ms":{"p50":1,"p95":1},"barge_ins":1,"connecting_screen_ms":1,"errors":{"count":1,"last_kind":"llm_timeout"},"first_greeting_audio_ms":1,"llm_first_token_ms":{"p50":1,"p95":1},"response_ms":{"p50":1,"p95":1},"stt_final_ms":{"p50":1,"p95":1},"tool_calls":1,"tool_errors":0,"tool_ms":{"p50":182,"p95":182},"tts_first_audio_ms":{"p50":1,"p95":1},"turns":1},"object":"call","session_id":"ses_01jd3f4g5h6j7k8m9n0p1q2r3t","started_at":"2026-11-22T07:00:00.123Z","status":"ended","to":"+15550100001","transcript":[{"end_ms":2400,"interrupted":true,"speaker":"assistant","start_ms":300,"text":"Hello, Acme Dental, how can I help?"}],"variables":{"caller_name":"Ada"},"version_id":"ver_01jd3f4g5h6j7k8m9n0p1q2r3t"}
+// Examples: {"answered_at":"2026-11-22T07:00:00.123Z","assistant_id":"asst_01jd3f4g5h6j7k8m9n0p1q2r3t","assistant_report":"received","decision":"accept","decision_source":"webhook_response","direction":"inbound","duration_ms":59000,"end_reason":"deleted","ended_at":"2026-11-22T07:00:00.123Z","ended_by":"customer","from":"+15550100009","handled_by":"assistant","id":"call_01jd3f4g5h6j7k8m9n0p1q2r3t","line_id":"line_01jd3f4g5h6j7k8m9n0p1q2r3t","media":"video","metadata":{"order_id":"6735"},"metrics":{"barge_in_stop_ms":{"p50":1,"p95":1},"barge_ins":1,"connecting_screen_ms":1,"errors":{"count":1,"last_kind":"llm_timeout"},"first_greeting_audio_ms":1,"llm_first_token_ms":{"p50":1,"p95":1},"response_ms":{"p50":1,"p95":1},"stt_final_ms":{"p50":1,"p95":1},"tool_calls":1,"tool_errors":0,"tool_ms":{"p50":182,"p95":182},"tts_first_audio_ms":{"p50":1,"p95":1},"turns":1},"object":"call","platform":"sim","session_id":"ses_01jd3f4g5h6j7k8m9n0p1q2r3t","started_at":"2026-11-22T07:00:00.123Z","status":"ended","to":"+15550100001","transcript":[{"end_ms":2400,"interrupted":true,"speaker":"assistant","start_ms":300,"text":"Hello, Acme Dental, how can I help?"}],"variables":{"caller_name":"Ada"},"version_id":"ver_01jd3f4g5h6j7k8m9n0p1q2r3t"}
 type Call struct {
 	// AnsweredAt When the call was answered; null until then.
 	//
@@ -3004,7 +3010,7 @@ type Call struct {
 	// DecisionSource Where the customer_decides decision came from: the `call.incoming` response body or `POST /v1/calls/{id}/answer`.
 	DecisionSource *CallDecisionSource `json:"decision_source"`
 
-	// Direction `inbound` (a call to a line) or `outbound` (a session dialling out).
+	// Direction `inbound` (a call to a line, or a web call) or `outbound` (a session dialling out).
 	//
 	// Examples: inbound
 	Direction CallDirection `json:"direction"`
@@ -3025,7 +3031,7 @@ type Call struct {
 	// EndedBy Which side ended the call; null while it lasts.
 	EndedBy *CallEndedBy `json:"ended_by"`
 
-	// From The calling party's handle.
+	// From The calling party's handle (a web call's: the caller's participant identity).
 	From string `json:"from"`
 
 	// HandledBy Who takes the call in the room: the line's `assistant`, the `customer`'s client, or `none`.
@@ -3055,8 +3061,10 @@ type Call struct {
 	// Object The kind of object: always `call`.
 	Object CallObject `json:"object"`
 
-	// Platform The calling platform the call is on (`sim`, `sip`).
-	Platform *string `json:"platform,omitempty"`
+	// Platform The calling platform the call is on: `sim` (the simulated platform), `sip` (a phone call through a SIP trunk), or `web` for a web call (the caller a client that joined with a token; see Web calls).
+	//
+	// Examples: web
+	Platform string `json:"platform"`
 
 	// SessionId The hosted session the call is bridged into.
 	SessionId *string `json:"session_id"`
@@ -3071,7 +3079,7 @@ type Call struct {
 	// Examples: ended
 	Status CallStatus `json:"status"`
 
-	// To The called party's handle.
+	// To The called party's handle (a web call's: its line's).
 	To string `json:"to"`
 
 	// Transcript Assistant calls only (an array, possibly empty); null otherwise.
@@ -3533,7 +3541,7 @@ type CallIncomingEventWithAttemptsObject string
 // CallIncomingEventWithAttemptsType The event type; it says which schema `data` has.
 type CallIncomingEventWithAttemptsType string
 
-// CallList Examples: {"data":[{"answered_at":"2026-11-22T07:00:00.123Z","assistant_id":"asst_01jd3f4g5h6j7k8m9n0p1q2r3t","assistant_report":"received","decision":"accept","decision_source":"webhook_response","direction":"inbound","duration_ms":59000,"end_reason":"deleted","ended_at":"2026-11-22T07:00:00.123Z","ended_by":"customer","from":"+15550100009","handled_by":"assistant","id":"call_01jd3f4g5h6j7k8m9n0p1q2r3t","line_id":"line_01jd3f4g5h6j7k8m9n0p1q2r3t","media":"video","metadata":{"order_id":"6735"},"metrics":{"barge_in_stop_ms":{"p50":1,"p95":1},"barge_ins":1,"connecting_screen_ms":1,"errors":{"count":1,"last_kind":"llm_timeout"},"first_greeting_audio_ms":1,"llm_first_token_ms":{"p50":1,"p95":1},"response_ms":{"p50":1,"p95":1},"stt_final_ms":{"p50":1,"p95":1},"tool_calls":1,"tool_errors":0,"tool_ms":{"p50":182,"p95":182},"tts_first_audio_ms":{"p50":1,"p95":1},"turns":1},"object":"call","session_id":"ses_01jd3f4g5h6j7k8m9n0p1q2r3t","started_at":"2026-11-22T07:00:00.123Z","status":"ended","to":"+15550100001","transcript":[{"end_ms":2400,"interrupted":true,"speaker":"assistant","start_ms":300,"text":"Hello, Acme Dental, how can I help?"}],"variables":{"caller_name":"Ada"},"version_id":"ver_01jd3f4g5h6j7k8m9n0p1q2r3t"}],"has_more":false,"object":"list"}
+// CallList Examples: {"data":[{"answered_at":"2026-11-22T07:00:00.123Z","assistant_id":"asst_01jd3f4g5h6j7k8m9n0p1q2r3t","assistant_report":"received","decision":"accept","decision_source":"webhook_response","direction":"inbound","duration_ms":59000,"end_reason":"deleted","ended_at":"2026-11-22T07:00:00.123Z","ended_by":"customer","from":"+15550100009","handled_by":"assistant","id":"call_01jd3f4g5h6j7k8m9n0p1q2r3t","line_id":"line_01jd3f4g5h6j7k8m9n0p1q2r3t","media":"video","metadata":{"order_id":"6735"},"metrics":{"barge_in_stop_ms":{"p50":1,"p95":1},"barge_ins":1,"connecting_screen_ms":1,"errors":{"count":1,"last_kind":"llm_timeout"},"first_greeting_audio_ms":1,"llm_first_token_ms":{"p50":1,"p95":1},"response_ms":{"p50":1,"p95":1},"stt_final_ms":{"p50":1,"p95":1},"tool_calls":1,"tool_errors":0,"tool_ms":{"p50":182,"p95":182},"tts_first_audio_ms":{"p50":1,"p95":1},"turns":1},"object":"call","platform":"sim","session_id":"ses_01jd3f4g5h6j7k8m9n0p1q2r3t","started_at":"2026-11-22T07:00:00.123Z","status":"ended","to":"+15550100001","transcript":[{"end_ms":2400,"interrupted":true,"speaker":"assistant","start_ms":300,"text":"Hello, Acme Dental, how can I help?"}],"variables":{"caller_name":"Ada"},"version_id":"ver_01jd3f4g5h6j7k8m9n0p1q2r3t"}],"has_more":false,"object":"list"}
 type CallList struct {
 	// Data The page of items, newest first.
 	Data []Call `json:"data"`
@@ -4684,7 +4692,7 @@ type Session struct {
 	// Examples: ses_01jd3f4g5h6j7k8m9n0p1q2r3t
 	Id SessionID `json:"id"`
 
-	// LineId The line the session dials out from.
+	// LineId The line the session dials out from (a web call's: whose variables apply).
 	//
 	// Examples: line_01jd3f4g5h6j7k8m9n0p1q2r3t
 	LineId LineID `json:"line_id"`
@@ -4703,7 +4711,7 @@ type Session struct {
 	// Object The kind of object: always `session`.
 	Object SessionObject `json:"object"`
 
-	// PlatformHandle The number or handle dialled.
+	// PlatformHandle The number or handle dialled; empty for a web call.
 	PlatformHandle string `json:"platform_handle"`
 
 	// RtcUrl The LiveKit URL to connect to.
@@ -4737,7 +4745,7 @@ type SessionCreate struct {
 	// AssistantId Required when `mode` is `assistant`, refused otherwise. `null` counts as absent.
 	AssistantId *string `json:"assistant_id,omitempty"`
 
-	// LineId The line to call from; default the account's first (oldest) line.
+	// LineId The line to call from (for a web call, the line whose default `variables` apply and whose handle its record names); default the account's first (oldest) line.
 	LineId *string `json:"line_id,omitempty"`
 
 	// Media `video` or `audio`: what the call carries.
@@ -4748,16 +4756,18 @@ type SessionCreate struct {
 	// Examples: {"customer":"cus_9s6XKzkNRiz8i3","order_id":"6735"}
 	Metadata *Metadata `json:"metadata,omitempty"`
 
-	// Mode `assistant` puts the assistant's active version in the room too.
+	// Mode `assistant` puts the assistant's active version in the room too: it answers the dialled party, or, without `platform_handle`, the client that joins (a web call).
 	Mode *SessionCreateMode `json:"mode,omitempty"`
 
-	// PlatformHandle The party to call on the line's platform. Every platform dials an E.164 number
+	// PlatformHandle Required in mode `human`; left out in mode `assistant`, the session is a web
+	// call (the client that joins with the returned token is the caller; see Web
+	// calls). The party to call on the line's platform. Every platform dials an E.164 number
 	// (`+` and 8-15 digits, the first not 0: `+15550100002`); the `sim` platform also
 	// dials `sim:<name>`, 1-64 letters, digits, `.`, `_` or `-` starting with a
 	// letter or digit (`sim:alice`; `sim:busy`, `sim:no_answer` and `sim:failed`
 	// give those outcomes). Anything else is 400 `parameter_invalid` naming the
 	// expected form; it is checked once the line, and so its platform, is known.
-	PlatformHandle string `json:"platform_handle"`
+	PlatformHandle string `json:"platform_handle,omitempty"`
 
 	// Variables Mode `assistant` only (400 `parameter_invalid` otherwise): values for the
 	// version's placeholders, over the line's default `variables`. `null` counts as
@@ -4771,7 +4781,7 @@ type SessionCreate struct {
 // SessionCreateMedia `video` or `audio`: what the call carries.
 type SessionCreateMedia string
 
-// SessionCreateMode `assistant` puts the assistant's active version in the room too.
+// SessionCreateMode `assistant` puts the assistant's active version in the room too: it answers the dialled party, or, without `platform_handle`, the client that joins (a web call).
 type SessionCreateMode string
 
 // SessionCreated The session as POST /v1/sessions answers it, with the participant token.
@@ -4816,7 +4826,16 @@ type SessionCreated struct {
 	// Examples: ses_01jd3f4g5h6j7k8m9n0p1q2r3t
 	Id SessionID `json:"id"`
 
-	// LineId The line the session dials out from.
+	// JoinUrl Web calls only (absent otherwise): the hosted join page with the caller's
+	// token in its fragment (`.../join/call#token=...`, which a browser never sends to
+	// a server). Open it, or send it to the visitor's browser, and the page joins the
+	// call: the assistant's video and voice, live captions, a microphone prompt and a
+	// hang-up button, in the account's branding. It works while the token does
+	// (`expires_at`) and the call lasts; past either it says so. Treat it like the
+	// token: it is the caller's credential.
+	JoinUrl *string `json:"join_url,omitempty"`
+
+	// LineId The line the session dials out from (a web call's: whose variables apply).
 	//
 	// Examples: line_01jd3f4g5h6j7k8m9n0p1q2r3t
 	LineId LineID `json:"line_id"`
@@ -4843,7 +4862,7 @@ type SessionCreated struct {
 	// ParticipantToken A LiveKit JWT for this one room; the only credential that may reach a browser. Never kept for an idempotent replay, which answers a fresh token for the session (its own identity and expiry).
 	ParticipantToken string `json:"participant_token"`
 
-	// PlatformHandle The number or handle dialled.
+	// PlatformHandle The number or handle dialled; empty for a web call.
 	PlatformHandle string `json:"platform_handle"`
 
 	// RtcUrl The LiveKit URL to connect to (`wss://` in production, `ws://127.0.0.1:7880` locally).
@@ -4862,7 +4881,7 @@ type SessionCreated struct {
 	// VersionId The assistant version the call runs; null when no assistant handles it.
 	VersionId *string `json:"version_id"`
 
-	// WatchOnly True when the token can only subscribe (always in `assistant` mode): it can neither publish tracks nor send data.
+	// WatchOnly True when the token can only subscribe (in `assistant` mode always, but for a web call's caller token): it can neither publish tracks nor send data.
 	WatchOnly bool `json:"watch_only"`
 }
 
@@ -7299,19 +7318,22 @@ type ClientInterface interface {
 	// that party into the room. The session starts `ringing` and becomes `active` when
 	// the party answers, or `failed` (`no_answer`, `busy`, `platform_error`).
 	// `mode: assistant` fixes the assistant's active version now (`version_id`) and dispatches it into the room when the dialled party answers; its participant token is then watch-only.
+	// `mode: assistant` without `platform_handle` is a web call (see Web calls in the introduction): no dial; the returned token is the caller's (publishes camera and microphone, subscribes, `watch_only: false`), `join_url` is the hosted page that joins with it, the assistant is dispatched now, and the session is `ringing` until the caller's client joins (then `active`), `failed` with `join_timeout` if it has not joined within 60 s.
 	// Its greeting and system prompt are rendered with `variables` over the line's defaults (see Variables).
 	// The token has its own LiveKit identity (`participant_identity`); more tokens come from `POST /v1/sessions/{id}/tokens`.
 	// Unlike the other POSTs, this one refuses unknown query parameters.
-	// 400: `parameter_missing` (`platform_handle`; `assistant_id` when `mode` is
-	// `assistant`), `parameter_invalid` (`platform_handle` not of a form the line's
-	// platform dials, `media`, `mode`, `line_id`; `assistant_id` or `variables` given
-	// with mode `human`; `variables` or `variables[<name>]` out of bounds); 403
+	// 400: `parameter_missing` (`platform_handle` when `mode` is `human`; `assistant_id`
+	// when `mode` is `assistant`), `parameter_invalid` (`platform_handle` not of a form
+	// the line's platform dials, or blank in mode `assistant`; `media`, `mode`,
+	// `line_id`; `assistant_id` or `variables` given with mode `human`; `variables` or
+	// `variables[<name>]` out of bounds); 403
 	// `live_key_required` when an `sk_test_` key calls from a line that is not on the
 	// `sim` platform; 404 `resource_not_found` (`param: line_id` or
 	// `assistant_id`); 409 `assistant_archived`, `assistant_not_published`; 422 `no_line`
 	// when the account has no line; 429 `concurrent_session_limit` when the account has
 	// as many live sessions as its limit (or `rate_limited`); 502 `upstream_unavailable`
-	// when LiveKit or the platform failed (the session is then `failed`).
+	// when LiveKit or the platform failed (the session is then `failed`; a web call
+	// whose assistant LiveKit refused to dispatch fails with `assistant_unavailable`).
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -7327,19 +7349,22 @@ type ClientInterface interface {
 	// that party into the room. The session starts `ringing` and becomes `active` when
 	// the party answers, or `failed` (`no_answer`, `busy`, `platform_error`).
 	// `mode: assistant` fixes the assistant's active version now (`version_id`) and dispatches it into the room when the dialled party answers; its participant token is then watch-only.
+	// `mode: assistant` without `platform_handle` is a web call (see Web calls in the introduction): no dial; the returned token is the caller's (publishes camera and microphone, subscribes, `watch_only: false`), `join_url` is the hosted page that joins with it, the assistant is dispatched now, and the session is `ringing` until the caller's client joins (then `active`), `failed` with `join_timeout` if it has not joined within 60 s.
 	// Its greeting and system prompt are rendered with `variables` over the line's defaults (see Variables).
 	// The token has its own LiveKit identity (`participant_identity`); more tokens come from `POST /v1/sessions/{id}/tokens`.
 	// Unlike the other POSTs, this one refuses unknown query parameters.
-	// 400: `parameter_missing` (`platform_handle`; `assistant_id` when `mode` is
-	// `assistant`), `parameter_invalid` (`platform_handle` not of a form the line's
-	// platform dials, `media`, `mode`, `line_id`; `assistant_id` or `variables` given
-	// with mode `human`; `variables` or `variables[<name>]` out of bounds); 403
+	// 400: `parameter_missing` (`platform_handle` when `mode` is `human`; `assistant_id`
+	// when `mode` is `assistant`), `parameter_invalid` (`platform_handle` not of a form
+	// the line's platform dials, or blank in mode `assistant`; `media`, `mode`,
+	// `line_id`; `assistant_id` or `variables` given with mode `human`; `variables` or
+	// `variables[<name>]` out of bounds); 403
 	// `live_key_required` when an `sk_test_` key calls from a line that is not on the
 	// `sim` platform; 404 `resource_not_found` (`param: line_id` or
 	// `assistant_id`); 409 `assistant_archived`, `assistant_not_published`; 422 `no_line`
 	// when the account has no line; 429 `concurrent_session_limit` when the account has
 	// as many live sessions as its limit (or `rate_limited`); 502 `upstream_unavailable`
-	// when LiveKit or the platform failed (the session is then `failed`).
+	// when LiveKit or the platform failed (the session is then `failed`; a web call
+	// whose assistant LiveKit refused to dispatch fails with `assistant_unavailable`).
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -7401,7 +7426,8 @@ type ClientInterface interface {
 	// holder cannot silently replace the first; a client reconnecting with its own token
 	// does replace its earlier connection. `name` sets the display name; `watch_only:
 	// true` mints a subscribe-only token. Tokens of an `assistant` session are always
-	// watch-only. A human session ends with `participant_left` when its last customer
+	// watch-only, a web call's too (its caller's token is the one `POST /v1/sessions`
+	// answered). A human session ends with `participant_left` when its last customer
 	// client leaves. How to join and what is in the room: docs/joining.md.
 	// 400 `parameter_invalid` (`name`, `watch_only`); 409 `session_ended` once the
 	// session is over. Refuses unknown query parameters.
@@ -7419,7 +7445,8 @@ type ClientInterface interface {
 	// holder cannot silently replace the first; a client reconnecting with its own token
 	// does replace its earlier connection. `name` sets the display name; `watch_only:
 	// true` mints a subscribe-only token. Tokens of an `assistant` session are always
-	// watch-only. A human session ends with `participant_left` when its last customer
+	// watch-only, a web call's too (its caller's token is the one `POST /v1/sessions`
+	// answered). A human session ends with `participant_left` when its last customer
 	// client leaves. How to join and what is in the room: docs/joining.md.
 	// 400 `parameter_invalid` (`name`, `watch_only`); 409 `session_ended` once the
 	// session is over. Refuses unknown query parameters.
@@ -8721,19 +8748,22 @@ func (c *BaseClient) ListSessions(ctx context.Context, params *ListSessionsParam
 // that party into the room. The session starts `ringing` and becomes `active` when
 // the party answers, or `failed` (`no_answer`, `busy`, `platform_error`).
 // `mode: assistant` fixes the assistant's active version now (`version_id`) and dispatches it into the room when the dialled party answers; its participant token is then watch-only.
+// `mode: assistant` without `platform_handle` is a web call (see Web calls in the introduction): no dial; the returned token is the caller's (publishes camera and microphone, subscribes, `watch_only: false`), `join_url` is the hosted page that joins with it, the assistant is dispatched now, and the session is `ringing` until the caller's client joins (then `active`), `failed` with `join_timeout` if it has not joined within 60 s.
 // Its greeting and system prompt are rendered with `variables` over the line's defaults (see Variables).
 // The token has its own LiveKit identity (`participant_identity`); more tokens come from `POST /v1/sessions/{id}/tokens`.
 // Unlike the other POSTs, this one refuses unknown query parameters.
-// 400: `parameter_missing` (`platform_handle`; `assistant_id` when `mode` is
-// `assistant`), `parameter_invalid` (`platform_handle` not of a form the line's
-// platform dials, `media`, `mode`, `line_id`; `assistant_id` or `variables` given
-// with mode `human`; `variables` or `variables[<name>]` out of bounds); 403
+// 400: `parameter_missing` (`platform_handle` when `mode` is `human`; `assistant_id`
+// when `mode` is `assistant`), `parameter_invalid` (`platform_handle` not of a form
+// the line's platform dials, or blank in mode `assistant`; `media`, `mode`,
+// `line_id`; `assistant_id` or `variables` given with mode `human`; `variables` or
+// `variables[<name>]` out of bounds); 403
 // `live_key_required` when an `sk_test_` key calls from a line that is not on the
 // `sim` platform; 404 `resource_not_found` (`param: line_id` or
 // `assistant_id`); 409 `assistant_archived`, `assistant_not_published`; 422 `no_line`
 // when the account has no line; 429 `concurrent_session_limit` when the account has
 // as many live sessions as its limit (or `rate_limited`); 502 `upstream_unavailable`
-// when LiveKit or the platform failed (the session is then `failed`).
+// when LiveKit or the platform failed (the session is then `failed`; a web call
+// whose assistant LiveKit refused to dispatch fails with `assistant_unavailable`).
 //
 // Takes any type of body and a specified content type.
 //
@@ -8759,19 +8789,22 @@ func (c *BaseClient) CreateSessionWithBody(ctx context.Context, params *CreateSe
 // that party into the room. The session starts `ringing` and becomes `active` when
 // the party answers, or `failed` (`no_answer`, `busy`, `platform_error`).
 // `mode: assistant` fixes the assistant's active version now (`version_id`) and dispatches it into the room when the dialled party answers; its participant token is then watch-only.
+// `mode: assistant` without `platform_handle` is a web call (see Web calls in the introduction): no dial; the returned token is the caller's (publishes camera and microphone, subscribes, `watch_only: false`), `join_url` is the hosted page that joins with it, the assistant is dispatched now, and the session is `ringing` until the caller's client joins (then `active`), `failed` with `join_timeout` if it has not joined within 60 s.
 // Its greeting and system prompt are rendered with `variables` over the line's defaults (see Variables).
 // The token has its own LiveKit identity (`participant_identity`); more tokens come from `POST /v1/sessions/{id}/tokens`.
 // Unlike the other POSTs, this one refuses unknown query parameters.
-// 400: `parameter_missing` (`platform_handle`; `assistant_id` when `mode` is
-// `assistant`), `parameter_invalid` (`platform_handle` not of a form the line's
-// platform dials, `media`, `mode`, `line_id`; `assistant_id` or `variables` given
-// with mode `human`; `variables` or `variables[<name>]` out of bounds); 403
+// 400: `parameter_missing` (`platform_handle` when `mode` is `human`; `assistant_id`
+// when `mode` is `assistant`), `parameter_invalid` (`platform_handle` not of a form
+// the line's platform dials, or blank in mode `assistant`; `media`, `mode`,
+// `line_id`; `assistant_id` or `variables` given with mode `human`; `variables` or
+// `variables[<name>]` out of bounds); 403
 // `live_key_required` when an `sk_test_` key calls from a line that is not on the
 // `sim` platform; 404 `resource_not_found` (`param: line_id` or
 // `assistant_id`); 409 `assistant_archived`, `assistant_not_published`; 422 `no_line`
 // when the account has no line; 429 `concurrent_session_limit` when the account has
 // as many live sessions as its limit (or `rate_limited`); 502 `upstream_unavailable`
-// when LiveKit or the platform failed (the session is then `failed`).
+// when LiveKit or the platform failed (the session is then `failed`; a web call
+// whose assistant LiveKit refused to dispatch fails with `assistant_unavailable`).
 //
 // Takes a body of the `application/json` content type.
 //
@@ -8883,7 +8916,8 @@ func (c *BaseClient) UpdateSession(ctx context.Context, id SessionPathID, body U
 // holder cannot silently replace the first; a client reconnecting with its own token
 // does replace its earlier connection. `name` sets the display name; `watch_only:
 // true` mints a subscribe-only token. Tokens of an `assistant` session are always
-// watch-only. A human session ends with `participant_left` when its last customer
+// watch-only, a web call's too (its caller's token is the one `POST /v1/sessions`
+// answered). A human session ends with `participant_left` when its last customer
 // client leaves. How to join and what is in the room: docs/joining.md.
 // 400 `parameter_invalid` (`name`, `watch_only`); 409 `session_ended` once the
 // session is over. Refuses unknown query parameters.
@@ -8911,7 +8945,8 @@ func (c *BaseClient) CreateSessionTokenWithBody(ctx context.Context, id SessionP
 // holder cannot silently replace the first; a client reconnecting with its own token
 // does replace its earlier connection. `name` sets the display name; `watch_only:
 // true` mints a subscribe-only token. Tokens of an `assistant` session are always
-// watch-only. A human session ends with `participant_left` when its last customer
+// watch-only, a web call's too (its caller's token is the one `POST /v1/sessions`
+// answered). A human session ends with `participant_left` when its last customer
 // client leaves. How to join and what is in the room: docs/joining.md.
 // 400 `parameter_invalid` (`name`, `watch_only`); 409 `session_ended` once the
 // session is over. Refuses unknown query parameters.
@@ -12675,19 +12710,22 @@ type ClientWithResponsesInterface interface {
 	// that party into the room. The session starts `ringing` and becomes `active` when
 	// the party answers, or `failed` (`no_answer`, `busy`, `platform_error`).
 	// `mode: assistant` fixes the assistant's active version now (`version_id`) and dispatches it into the room when the dialled party answers; its participant token is then watch-only.
+	// `mode: assistant` without `platform_handle` is a web call (see Web calls in the introduction): no dial; the returned token is the caller's (publishes camera and microphone, subscribes, `watch_only: false`), `join_url` is the hosted page that joins with it, the assistant is dispatched now, and the session is `ringing` until the caller's client joins (then `active`), `failed` with `join_timeout` if it has not joined within 60 s.
 	// Its greeting and system prompt are rendered with `variables` over the line's defaults (see Variables).
 	// The token has its own LiveKit identity (`participant_identity`); more tokens come from `POST /v1/sessions/{id}/tokens`.
 	// Unlike the other POSTs, this one refuses unknown query parameters.
-	// 400: `parameter_missing` (`platform_handle`; `assistant_id` when `mode` is
-	// `assistant`), `parameter_invalid` (`platform_handle` not of a form the line's
-	// platform dials, `media`, `mode`, `line_id`; `assistant_id` or `variables` given
-	// with mode `human`; `variables` or `variables[<name>]` out of bounds); 403
+	// 400: `parameter_missing` (`platform_handle` when `mode` is `human`; `assistant_id`
+	// when `mode` is `assistant`), `parameter_invalid` (`platform_handle` not of a form
+	// the line's platform dials, or blank in mode `assistant`; `media`, `mode`,
+	// `line_id`; `assistant_id` or `variables` given with mode `human`; `variables` or
+	// `variables[<name>]` out of bounds); 403
 	// `live_key_required` when an `sk_test_` key calls from a line that is not on the
 	// `sim` platform; 404 `resource_not_found` (`param: line_id` or
 	// `assistant_id`); 409 `assistant_archived`, `assistant_not_published`; 422 `no_line`
 	// when the account has no line; 429 `concurrent_session_limit` when the account has
 	// as many live sessions as its limit (or `rate_limited`); 502 `upstream_unavailable`
-	// when LiveKit or the platform failed (the session is then `failed`).
+	// when LiveKit or the platform failed (the session is then `failed`; a web call
+	// whose assistant LiveKit refused to dispatch fails with `assistant_unavailable`).
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -12703,19 +12741,22 @@ type ClientWithResponsesInterface interface {
 	// that party into the room. The session starts `ringing` and becomes `active` when
 	// the party answers, or `failed` (`no_answer`, `busy`, `platform_error`).
 	// `mode: assistant` fixes the assistant's active version now (`version_id`) and dispatches it into the room when the dialled party answers; its participant token is then watch-only.
+	// `mode: assistant` without `platform_handle` is a web call (see Web calls in the introduction): no dial; the returned token is the caller's (publishes camera and microphone, subscribes, `watch_only: false`), `join_url` is the hosted page that joins with it, the assistant is dispatched now, and the session is `ringing` until the caller's client joins (then `active`), `failed` with `join_timeout` if it has not joined within 60 s.
 	// Its greeting and system prompt are rendered with `variables` over the line's defaults (see Variables).
 	// The token has its own LiveKit identity (`participant_identity`); more tokens come from `POST /v1/sessions/{id}/tokens`.
 	// Unlike the other POSTs, this one refuses unknown query parameters.
-	// 400: `parameter_missing` (`platform_handle`; `assistant_id` when `mode` is
-	// `assistant`), `parameter_invalid` (`platform_handle` not of a form the line's
-	// platform dials, `media`, `mode`, `line_id`; `assistant_id` or `variables` given
-	// with mode `human`; `variables` or `variables[<name>]` out of bounds); 403
+	// 400: `parameter_missing` (`platform_handle` when `mode` is `human`; `assistant_id`
+	// when `mode` is `assistant`), `parameter_invalid` (`platform_handle` not of a form
+	// the line's platform dials, or blank in mode `assistant`; `media`, `mode`,
+	// `line_id`; `assistant_id` or `variables` given with mode `human`; `variables` or
+	// `variables[<name>]` out of bounds); 403
 	// `live_key_required` when an `sk_test_` key calls from a line that is not on the
 	// `sim` platform; 404 `resource_not_found` (`param: line_id` or
 	// `assistant_id`); 409 `assistant_archived`, `assistant_not_published`; 422 `no_line`
 	// when the account has no line; 429 `concurrent_session_limit` when the account has
 	// as many live sessions as its limit (or `rate_limited`); 502 `upstream_unavailable`
-	// when LiveKit or the platform failed (the session is then `failed`).
+	// when LiveKit or the platform failed (the session is then `failed`; a web call
+	// whose assistant LiveKit refused to dispatch fails with `assistant_unavailable`).
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -12781,7 +12822,8 @@ type ClientWithResponsesInterface interface {
 	// holder cannot silently replace the first; a client reconnecting with its own token
 	// does replace its earlier connection. `name` sets the display name; `watch_only:
 	// true` mints a subscribe-only token. Tokens of an `assistant` session are always
-	// watch-only. A human session ends with `participant_left` when its last customer
+	// watch-only, a web call's too (its caller's token is the one `POST /v1/sessions`
+	// answered). A human session ends with `participant_left` when its last customer
 	// client leaves. How to join and what is in the room: docs/joining.md.
 	// 400 `parameter_invalid` (`name`, `watch_only`); 409 `session_ended` once the
 	// session is over. Refuses unknown query parameters.
@@ -12799,7 +12841,8 @@ type ClientWithResponsesInterface interface {
 	// holder cannot silently replace the first; a client reconnecting with its own token
 	// does replace its earlier connection. `name` sets the display name; `watch_only:
 	// true` mints a subscribe-only token. Tokens of an `assistant` session are always
-	// watch-only. A human session ends with `participant_left` when its last customer
+	// watch-only, a web call's too (its caller's token is the one `POST /v1/sessions`
+	// answered). A human session ends with `participant_left` when its last customer
 	// client leaves. How to join and what is in the room: docs/joining.md.
 	// 400 `parameter_invalid` (`name`, `watch_only`); 409 `session_ended` once the
 	// session is over. Refuses unknown query parameters.
@@ -21406,19 +21449,22 @@ func (c *ClientWithResponses) ListSessionsWithResponse(ctx context.Context, para
 // that party into the room. The session starts `ringing` and becomes `active` when
 // the party answers, or `failed` (`no_answer`, `busy`, `platform_error`).
 // `mode: assistant` fixes the assistant's active version now (`version_id`) and dispatches it into the room when the dialled party answers; its participant token is then watch-only.
+// `mode: assistant` without `platform_handle` is a web call (see Web calls in the introduction): no dial; the returned token is the caller's (publishes camera and microphone, subscribes, `watch_only: false`), `join_url` is the hosted page that joins with it, the assistant is dispatched now, and the session is `ringing` until the caller's client joins (then `active`), `failed` with `join_timeout` if it has not joined within 60 s.
 // Its greeting and system prompt are rendered with `variables` over the line's defaults (see Variables).
 // The token has its own LiveKit identity (`participant_identity`); more tokens come from `POST /v1/sessions/{id}/tokens`.
 // Unlike the other POSTs, this one refuses unknown query parameters.
-// 400: `parameter_missing` (`platform_handle`; `assistant_id` when `mode` is
-// `assistant`), `parameter_invalid` (`platform_handle` not of a form the line's
-// platform dials, `media`, `mode`, `line_id`; `assistant_id` or `variables` given
-// with mode `human`; `variables` or `variables[<name>]` out of bounds); 403
+// 400: `parameter_missing` (`platform_handle` when `mode` is `human`; `assistant_id`
+// when `mode` is `assistant`), `parameter_invalid` (`platform_handle` not of a form
+// the line's platform dials, or blank in mode `assistant`; `media`, `mode`,
+// `line_id`; `assistant_id` or `variables` given with mode `human`; `variables` or
+// `variables[<name>]` out of bounds); 403
 // `live_key_required` when an `sk_test_` key calls from a line that is not on the
 // `sim` platform; 404 `resource_not_found` (`param: line_id` or
 // `assistant_id`); 409 `assistant_archived`, `assistant_not_published`; 422 `no_line`
 // when the account has no line; 429 `concurrent_session_limit` when the account has
 // as many live sessions as its limit (or `rate_limited`); 502 `upstream_unavailable`
-// when LiveKit or the platform failed (the session is then `failed`).
+// when LiveKit or the platform failed (the session is then `failed`; a web call
+// whose assistant LiveKit refused to dispatch fails with `assistant_unavailable`).
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -21440,19 +21486,22 @@ func (c *ClientWithResponses) CreateSessionWithBodyWithResponse(ctx context.Cont
 // that party into the room. The session starts `ringing` and becomes `active` when
 // the party answers, or `failed` (`no_answer`, `busy`, `platform_error`).
 // `mode: assistant` fixes the assistant's active version now (`version_id`) and dispatches it into the room when the dialled party answers; its participant token is then watch-only.
+// `mode: assistant` without `platform_handle` is a web call (see Web calls in the introduction): no dial; the returned token is the caller's (publishes camera and microphone, subscribes, `watch_only: false`), `join_url` is the hosted page that joins with it, the assistant is dispatched now, and the session is `ringing` until the caller's client joins (then `active`), `failed` with `join_timeout` if it has not joined within 60 s.
 // Its greeting and system prompt are rendered with `variables` over the line's defaults (see Variables).
 // The token has its own LiveKit identity (`participant_identity`); more tokens come from `POST /v1/sessions/{id}/tokens`.
 // Unlike the other POSTs, this one refuses unknown query parameters.
-// 400: `parameter_missing` (`platform_handle`; `assistant_id` when `mode` is
-// `assistant`), `parameter_invalid` (`platform_handle` not of a form the line's
-// platform dials, `media`, `mode`, `line_id`; `assistant_id` or `variables` given
-// with mode `human`; `variables` or `variables[<name>]` out of bounds); 403
+// 400: `parameter_missing` (`platform_handle` when `mode` is `human`; `assistant_id`
+// when `mode` is `assistant`), `parameter_invalid` (`platform_handle` not of a form
+// the line's platform dials, or blank in mode `assistant`; `media`, `mode`,
+// `line_id`; `assistant_id` or `variables` given with mode `human`; `variables` or
+// `variables[<name>]` out of bounds); 403
 // `live_key_required` when an `sk_test_` key calls from a line that is not on the
 // `sim` platform; 404 `resource_not_found` (`param: line_id` or
 // `assistant_id`); 409 `assistant_archived`, `assistant_not_published`; 422 `no_line`
 // when the account has no line; 429 `concurrent_session_limit` when the account has
 // as many live sessions as its limit (or `rate_limited`); 502 `upstream_unavailable`
-// when LiveKit or the platform failed (the session is then `failed`).
+// when LiveKit or the platform failed (the session is then `failed`; a web call
+// whose assistant LiveKit refused to dispatch fails with `assistant_unavailable`).
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -21548,7 +21597,8 @@ func (c *ClientWithResponses) UpdateSessionWithResponse(ctx context.Context, id 
 // holder cannot silently replace the first; a client reconnecting with its own token
 // does replace its earlier connection. `name` sets the display name; `watch_only:
 // true` mints a subscribe-only token. Tokens of an `assistant` session are always
-// watch-only. A human session ends with `participant_left` when its last customer
+// watch-only, a web call's too (its caller's token is the one `POST /v1/sessions`
+// answered). A human session ends with `participant_left` when its last customer
 // client leaves. How to join and what is in the room: docs/joining.md.
 // 400 `parameter_invalid` (`name`, `watch_only`); 409 `session_ended` once the
 // session is over. Refuses unknown query parameters.
@@ -21572,7 +21622,8 @@ func (c *ClientWithResponses) CreateSessionTokenWithBodyWithResponse(ctx context
 // holder cannot silently replace the first; a client reconnecting with its own token
 // does replace its earlier connection. `name` sets the display name; `watch_only:
 // true` mints a subscribe-only token. Tokens of an `assistant` session are always
-// watch-only. A human session ends with `participant_left` when its last customer
+// watch-only, a web call's too (its caller's token is the one `POST /v1/sessions`
+// answered). A human session ends with `participant_left` when its last customer
 // client leaves. How to join and what is in the room: docs/joining.md.
 // 400 `parameter_invalid` (`name`, `watch_only`); 409 `session_ended` once the
 // session is over. Refuses unknown query parameters.

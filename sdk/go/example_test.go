@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log"
 	"os"
+	"strings"
 	"time"
 
 	bridgeline "github.com/bridgeline/bridgeline/sdk/go"
@@ -109,6 +110,51 @@ func ExampleClient_CreateSession() {
 	// Output:
 	// joins with a token: true
 	// status: active
+	// status: ended deleted
+}
+
+// A web call: mode assistant and no PlatformHandle. Bridgeline dials nothing; the browser
+// that joins with the returned token is the caller, face to face with the assistant.
+func ExampleClient_CreateSession_webCall() {
+	ctx := context.Background()
+	c, err := bridgeline.New(os.Getenv("BRIDGELINE_API_URL"), os.Getenv("BRIDGELINE_API_KEY"), bridgeline.Options{})
+	if err != nil {
+		log.Fatal(err)
+	}
+	// A published assistant to talk to (Example shows each step).
+	a, err := c.CreateAssistant(ctx, bridgeline.AssistantCreate{Name: "Web desk",
+		SystemPrompt: bridgeline.Ptr("You are the front desk of Acme. Answer in one or two sentences."),
+		Greeting:     bridgeline.Ptr("Hello, this is Acme. How can I help?"), AvatarId: bridgeline.Ptr("ava_iris")})
+	if err != nil {
+		log.Fatal(err)
+	}
+	if a, err = c.PublishAssistant(ctx, a.Id); err != nil {
+		log.Fatal(err)
+	}
+
+	s, err := c.CreateSession(ctx, bridgeline.SessionCreate{
+		Mode:        bridgeline.Ptr(bridgeline.SessionCreateModeAssistant),
+		AssistantId: &a.Id, // and no PlatformHandle: a web call
+		Media:       bridgeline.Ptr(bridgeline.SessionCreateMediaVideo),
+		Variables:   &map[string]string{"caller_name": "Ada"},
+	})
+	if err != nil {
+		log.Fatal(err)
+	}
+	// Send the visitor's browser to *s.JoinUrl, Bridgeline's hosted page for the call
+	// (the token rides in its fragment), or hand s.RtcUrl and s.ParticipantToken to your
+	// own page: that token publishes the camera and the microphone.
+	fmt.Println("status:", s.Status, "| caller's token:", !s.WatchOnly, "| hosted page:", strings.Contains(*s.JoinUrl, "/join/call#token="))
+
+	// The call is answered when the browser joins, and ends when it leaves. Ending it
+	// from your server deletes the room at once.
+	ended, err := c.DeleteSession(ctx, s.SessionId)
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println("status:", ended.Status, *ended.EndReason)
+	// Output:
+	// status: ringing | caller's token: true | hosted page: true
 	// status: ended deleted
 }
 

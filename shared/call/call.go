@@ -64,6 +64,8 @@ const (
 	// ReasonTransferred: the call was handed to another number or SIP URI (REFER); the
 	// record's Transfer names it.
 	ReasonTransferred = "transferred"
+	// ReasonJoinTimeout: a web call whose client never joined its room in time.
+	ReasonJoinTimeout = "join_timeout"
 	// ReasonSilenceTimeout: the caller stayed silent for the version's
 	// idle_timeout_seconds, was asked whether they were still there, and said nothing.
 	ReasonSilenceTimeout = "silence_timeout"

@@ -100,6 +100,10 @@ type Config struct {
 	// Webhooks says where webhook deliveries may connect: internal addresses are refused;
 	// WEBHOOK_ALLOW_LOOPBACK=1 (set by `make run`) lets loopback receivers through.
 	Webhooks egress.Policy
+	// JoinPageURL is the hosted join page's address, the base of a web call's join_url
+	// (JOIN_PAGE_URL, http(s)); empty derives it from each request: the API's own host,
+	// path /join/call, which is where the local stack and the API on AWS serve the page.
+	JoinPageURL string
 }
 
 // Defaults is the configuration of an empty environment.
@@ -204,6 +208,7 @@ func Read(getenv func(string) string) (Config, error) {
 			c.SIPRTPPortStart, c.SIPRTPPortEnd = a, b
 		}
 	}
+	str("JOIN_PAGE_URL", &c.JoinPageURL)
 	str("LIVEKIT_URL", &c.LiveKitURL)
 	str("LIVEKIT_PUBLIC_URL", &c.LiveKitPublicURL)
 	str("LIVEKIT_API_KEY", &c.LiveKitAPIKey)
@@ -300,6 +305,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("SIP_PORT: %d is inside SIP_RTP_PORTS %d-%d", c.SIPPort, c.SIPRTPPortStart, c.SIPRTPPortEnd)
 	case !hasScheme(c.LiveKitURL, "http", "https"):
 		return fmt.Errorf("LIVEKIT_URL: not an http(s) URL: %q", c.LiveKitURL)
+	case c.JoinPageURL != "" && (!hasScheme(c.JoinPageURL, "http", "https") || strings.ContainsAny(c.JoinPageURL, "?#")):
+		return fmt.Errorf("JOIN_PAGE_URL: not an http(s) URL without a query or fragment: %q", c.JoinPageURL)
 	case !hasScheme(c.LiveKitPublicURL, "ws", "wss"):
 		return fmt.Errorf("LIVEKIT_PUBLIC_URL: not a ws(s) URL: %q", c.LiveKitPublicURL)
 	case c.LiveKitAPIKey == "":

@@ -47,6 +47,7 @@ var variableCases = map[string]struct {
 	"MAX_SESSION_MINUTES":                {"2.5", func(c Config) bool { return c.MaxSession == 150*time.Second }, "ten"},
 	"ASSISTANT_DISPATCH_TIMEOUT_SECONDS": {"40", func(c Config) bool { return c.AssistantDispatchTimeout == 40*time.Second }, "301"},
 	"MAX_CONCURRENT_SESSIONS":            {"5", func(c Config) bool { return c.MaxConcurrentSessions == 5 }, "0"},
+	"JOIN_PAGE_URL":                      {"https://call.example.com/join", func(c Config) bool { return c.JoinPageURL == "https://call.example.com/join" }, "https://call.example.com/join#x"},
 	"TTS_VOICES":                         {"alloy,nova", func(c Config) bool { return slices.Equal(c.HostedVoices, []string{"alloy", "nova"}) }, "al loy"},
 	// Not in the README's table: set by template.yaml for the AWS sweeper only.
 	"SWEEP_WINDOW_SECONDS": {"30", func(c Config) bool { return c.SweepWindow == 30*time.Second }, "never"},

@@ -15,6 +15,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"net/http"
 	"slices"
@@ -27,6 +28,7 @@ import (
 	"github.com/bridgeline/bridgeline/shared/config"
 	"github.com/bridgeline/bridgeline/shared/decision"
 	"github.com/bridgeline/bridgeline/shared/httpapi"
+	"github.com/bridgeline/bridgeline/shared/joinpage"
 	"github.com/bridgeline/bridgeline/shared/line"
 	"github.com/bridgeline/bridgeline/shared/platform"
 	"github.com/bridgeline/bridgeline/shared/platform/simhook"
@@ -89,6 +91,10 @@ type Deps struct {
 	ToolClient *http.Client
 	// Routes are served beside the control plane's own (the local stack's sim pages).
 	Routes []httpapi.Route
+	// JoinPage holds the hosted join page's files (shared/joinpage/assets.FS): given by
+	// the processes that serve the page (the local stack, the join-page function); nil
+	// answers 503 on its route, so every other function links none of it.
+	JoinPage fs.FS
 	// Log receives the control plane's logs (nil: discarded); Now is the clock (nil:
 	// time.Now).
 	Log *slog.Logger
@@ -191,6 +197,10 @@ func New(cfg config.Config, deps Deps) (*ControlPlane, error) {
 		return nil, err
 	}
 
+	page, err := joinpage.Handler(deps.JoinPage, cfg.LiveKitPublicURL)
+	if err != nil {
+		return nil, err
+	}
 	toolClient := deps.ToolClient
 	if toolClient == nil {
 		toolClient = toolcall.NewClient(cfg.Webhooks)
@@ -204,7 +214,8 @@ func New(cfg config.Config, deps Deps) (*ControlPlane, error) {
 		(&httpapi.Keys{Accounts: s, Now: now}).Routes(),
 		(&httpapi.Webhooks{Endpoints: cp.Endpoints, Events: s, Redeliver: redeliver}).Routes(),
 		(&httpapi.CallAnswers{Decisions: s, Calls: s, Now: now}).Routes(),
-		(&httpapi.Sessions{Service: cp.Sessions}).Routes(),
+		(&httpapi.Sessions{Service: cp.Sessions, JoinPageURL: cfg.JoinPageURL}).Routes(),
+		httpapi.Passthrough("join-page", page, joinpage.Patterns...),
 		(&httpapi.Receivers{Sessions: cp.Sessions, RTC: deps.LiveKit, ReportSecret: cfg.PersonaReportSecret,
 			Tools: cp.Tools, SimSecret: deps.SimSecret, SIPSecret: deps.SIPSecret, Replays: deps.NotificationReplays, Now: now}).Routes(),
 		deps.Routes,

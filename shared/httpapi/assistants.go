@@ -210,16 +210,16 @@ type Assistants struct {
 func (h *Assistants) Routes() []Route {
 	return []Route{
 		{Function: "assistants-list", Method: http.MethodGet, Pattern: "/v1/assistants", Handler: h.listAssistants},
-		{Function: "assistants-create", Method: http.MethodPost, Pattern: "/v1/assistants", Handler: h.createAssistant},
+		{Function: "assistants-create", Method: http.MethodPost, Pattern: "/v1/assistants", ReplayOmits: []string{"tool_secret"}, Handler: h.createAssistant},
 		{Function: "assistants-get", Method: http.MethodGet, Pattern: "/v1/assistants/{id}", Handler: h.getAssistant},
 		{Function: "assistants-versions-list", Method: http.MethodGet, Pattern: "/v1/assistants/{id}/versions", Handler: h.listAssistantVersions},
 		{Function: "assistants-update", Method: http.MethodPatch, Pattern: "/v1/assistants/{id}", Handler: h.updateAssistant},
 		{Function: "assistants-publish", Method: http.MethodPost, Pattern: "/v1/assistants/{id}/publish", Handler: h.publishAssistant},
 		{Function: "assistants-activate", Method: http.MethodPost, Pattern: "/v1/assistants/{id}/activate", Handler: h.activateAssistant},
 		{Function: "assistants-draft-restore", Method: http.MethodPost, Pattern: "/v1/assistants/{id}/draft/restore", Handler: h.restoreAssistantDraft},
-		{Function: "assistants-duplicate", Method: http.MethodPost, Pattern: "/v1/assistants/{id}/duplicate", Handler: h.duplicateAssistant},
+		{Function: "assistants-duplicate", Method: http.MethodPost, Pattern: "/v1/assistants/{id}/duplicate", ReplayOmits: []string{"tool_secret"}, Handler: h.duplicateAssistant},
 		{Function: "assistants-archive", Method: http.MethodPost, Pattern: "/v1/assistants/{id}/archive", Handler: h.archiveAssistant},
-		{Function: "assistants-rotate-tool-secret", Method: http.MethodPost, Pattern: "/v1/assistants/{id}/rotate_tool_secret", Handler: h.rotateToolSecret},
+		{Function: "assistants-rotate-tool-secret", Method: http.MethodPost, Pattern: "/v1/assistants/{id}/rotate_tool_secret", ReplayOmits: []string{"tool_secret"}, Handler: h.rotateToolSecret},
 		{Function: "avatars-list", Method: http.MethodGet, Pattern: "/v1/avatars", Handler: h.listAvatars},
 		{Function: "voices-list", Method: http.MethodGet, Pattern: "/v1/voices", Handler: h.listVoices},
 	}

@@ -35,6 +35,7 @@ import (
 	"github.com/bridgeline/bridgeline/shared/egress"
 	"github.com/bridgeline/bridgeline/shared/httpapi"
 	"github.com/bridgeline/bridgeline/shared/httpapi/contracttest"
+	"github.com/bridgeline/bridgeline/shared/joinpage"
 	"github.com/bridgeline/bridgeline/shared/line"
 	"github.com/bridgeline/bridgeline/shared/platform/sim"
 	"github.com/bridgeline/bridgeline/shared/store/sqlite"
@@ -275,6 +276,7 @@ func allRoutes(t *testing.T) []httpapi.Route {
 	routes = append(routes, (&httpapi.SIPTrunks{}).Routes()...) // driven by e2e/sip with real phones
 	routes = append(routes, (&httpapi.Receivers{SimSecret: "x", Tools: &toolcall.Service{}}).Routes()...)
 	routes = append(routes, httpapi.Passthrough(sim.Name, nil, sim.Patterns...)...)
+	routes = append(routes, httpapi.Passthrough("join-page", nil, joinpage.Patterns...)...)
 	return routes
 }
 

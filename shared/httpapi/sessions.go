@@ -10,6 +10,7 @@ import (
 	"github.com/bridgeline/bridgeline/shared/apierr"
 	"github.com/bridgeline/bridgeline/shared/call"
 	"github.com/bridgeline/bridgeline/shared/ident"
+	"github.com/bridgeline/bridgeline/shared/joinpage"
 	"github.com/bridgeline/bridgeline/shared/metadata"
 	"github.com/bridgeline/bridgeline/shared/persona"
 	"github.com/bridgeline/bridgeline/shared/session"
@@ -18,6 +19,9 @@ import (
 // Sessions serves /v1/sessions and /v1/calls.
 type Sessions struct {
 	Service *session.Service
+	// JoinPageURL is the hosted join page's address (JOIN_PAGE_URL); empty derives it
+	// from each request (joinpage.BaseFor).
+	JoinPageURL string
 }
 
 // Routes are the session and call routes, one Lambda function each.
@@ -55,13 +59,16 @@ type SessionJSON struct {
 	RTCURL           string  `json:"rtc_url"`
 	ParticipantToken string  `json:"participant_token,omitempty"`
 	// ParticipantIdentity and WatchOnly describe the token, beside it.
-	ParticipantIdentity string  `json:"participant_identity,omitempty"`
-	WatchOnly           *bool   `json:"watch_only,omitempty"`
-	ExpiresAt           *Time   `json:"expires_at,omitempty"`
-	EndReason           *string `json:"end_reason"`
-	CreatedAt           Time    `json:"created_at"`
-	AnsweredAt          *Time   `json:"answered_at"`
-	EndedAt             *Time   `json:"ended_at"`
+	ParticipantIdentity string `json:"participant_identity,omitempty"`
+	WatchOnly           *bool  `json:"watch_only,omitempty"`
+	ExpiresAt           *Time  `json:"expires_at,omitempty"`
+	// JoinURL is a web call's hosted join page with the caller's token in its fragment:
+	// only in the answer to POST /v1/sessions, and only for a web call.
+	JoinURL    string  `json:"join_url,omitempty"`
+	EndReason  *string `json:"end_reason"`
+	CreatedAt  Time    `json:"created_at"`
+	AnsweredAt *Time   `json:"answered_at"`
+	EndedAt    *Time   `json:"ended_at"`
 	// Metadata is the customer's key-value pairs, {} for none.
 	Metadata metadata.Metadata `json:"metadata"`
 }
@@ -82,7 +89,7 @@ type CallJSON struct {
 	ID        string `json:"id"`
 	Object    string `json:"object"`
 	Direction string `json:"direction"`
-	// Platform is the calling platform the call is on (sim, sip).
+	// Platform is the calling platform the call is on (sim, sip, web).
 	Platform       string           `json:"platform"`
 	LineID         *string          `json:"line_id"`
 	From           string           `json:"from"`
@@ -142,13 +149,13 @@ func PresentCall(c call.Call) CallJSON {
 		report = &r
 	}
 	return CallJSON{
-		ID: c.ID, Object: "call", Direction: c.Direction, LineID: StringOrNull(c.LineID), From: c.From, To: c.To,
+		ID: c.ID, Object: "call", Direction: c.Direction, Platform: c.Platform, LineID: StringOrNull(c.LineID), From: c.From, To: c.To,
 		Media: c.Media, Status: c.Status, HandledBy: c.HandledBy, AssistantID: StringOrNull(c.AssistantID),
 		VersionID: StringOrNull(c.VersionID), SessionID: StringOrNull(c.SessionID), StartedAt: Time(c.StartedAt),
 		AnsweredAt: TimePtr(c.AnsweredAt), EndedAt: TimePtr(c.EndedAt), DurationMS: c.DurationMS,
 		EndReason: StringOrNull(c.EndReason), EndedBy: StringOrNull(c.EndedBy), Decision: StringOrNull(c.Decision),
 		DecisionSource: StringOrNull(c.DecisionSource), Transcript: transcript, Metrics: c.Metrics,
-		AssistantReport: report, Metadata: c.Metadata.OrEmpty(), Variables: vars, Platform: c.Platform,
+		AssistantReport: report, Metadata: c.Metadata.OrEmpty(), Variables: vars,
 		Transfer: presentTransfer(c.Transfer),
 	}
 }
@@ -203,6 +210,9 @@ func (h *Sessions) create(w http.ResponseWriter, r *http.Request) (int, any, err
 	out.ParticipantIdentity, out.WatchOnly = created.Token.Identity, &created.Token.WatchOnly
 	exp := Time(created.Token.ExpiresAt)
 	out.ExpiresAt = &exp
+	if created.Session.WebCall() {
+		out.JoinURL = joinpage.URL(joinpage.BaseFor(h.JoinPageURL, r), created.Token.JWT)
+	}
 	return http.StatusCreated, out, nil
 }
 

@@ -35,8 +35,11 @@ type VideoGrant struct {
 	// CanUpdateOwnMetadata lets the participant set its own metadata and attributes
 	// (LiveKit's SIP bridge does, for the call's status).
 	CanUpdateOwnMetadata *bool `json:"canUpdateOwnMetadata,omitempty"`
-	Hidden               bool  `json:"hidden,omitempty"`
-	Agent                bool  `json:"agent,omitempty"`
+	// CanPublishSources, when set, limits what may be published to these track sources
+	// ("camera", "microphone", "screen_share", "screen_share_audio").
+	CanPublishSources []string `json:"canPublishSources,omitempty"`
+	Hidden            bool     `json:"hidden,omitempty"`
+	Agent             bool     `json:"agent,omitempty"`
 }
 
 // SIPGrant is LiveKit's SIP grant: Admin manages trunks and dispatch rules, Call places

@@ -92,15 +92,25 @@ type Job struct {
 	SessionID      string    `json:"session_id"`
 	AccountID      string    `json:"account_id"`
 	Media          string    `json:"media"`           // video | audio
-	CallerIdentity string    `json:"caller_identity"` // participant identity of the platform party
+	CallerIdentity string    `json:"caller_identity"` // participant identity of the caller: the platform party, or a web call's client
 	AnsweredAt     time.Time `json:"answered_at"`
 	Brand          Brand     `json:"brand"`
 	Version        Version   `json:"version"`
+	// JoinBy is set on a web call, whose caller is a client that joins the room with the
+	// token the session's create returned (no platform party). Its job is dispatched when
+	// the session is created, before the caller is there: the worker joins, makes ready,
+	// and waits for CallerIdentity until JoinBy. The call is answered when the caller
+	// joins (AnsweredAt is zero): the transcript's offsets and the first metrics count
+	// from then.
+	JoinBy time.Time `json:"join_by,omitzero"`
 	// TranscriptEvents says an enabled webhook endpoint of the account subscribed to
 	// call.transcript when the call was answered: the worker then reports each final
 	// turn as it happens (ReportTurn). Otherwise it sends none, and no event is written.
 	TranscriptEvents bool `json:"transcript_events,omitempty"`
 }
+
+// WebCall reports whether the job is a web call's (JoinBy).
+func (j Job) WebCall() bool { return !j.JoinBy.IsZero() }
 
 // Report kinds a worker sends, in the order a healthy call produces them.
 const (
@@ -122,6 +132,7 @@ const (
 	EndTerminated      = "terminated"       // LiveKit terminated the job
 	EndWorkerShutdown  = "worker_shutdown"  // the worker's drain timed out
 	EndError           = "error"            // the worker failed
+	EndCallerAbsent    = "caller_absent"    // a web call's caller did not join by the job's JoinBy
 	// EndSilenceTimeout: the caller said nothing for the version's idle timeout, was
 	// asked whether they were still there, and said nothing again.
 	EndSilenceTimeout = "silence_timeout"

@@ -80,9 +80,19 @@ type Grant struct {
 	// UpdateOwnMetadata lets the participant set its own metadata and attributes: a
 	// platform's party only (LiveKit's SIP bridge publishes the call's status so).
 	UpdateOwnMetadata bool
-	Attributes        map[string]string
-	Metadata          string
+	// Sources, when set, are the only track sources the participant may publish
+	// (LiveKit's names: SourceCamera, SourceMicrophone), and it may send no data: a web
+	// call's caller publishes its camera and microphone and nothing else.
+	Sources    []string
+	Attributes map[string]string
+	Metadata   string
 }
+
+// Track sources a Grant may allow, as LiveKit's canPublishSources names them.
+const (
+	SourceCamera     = "camera"
+	SourceMicrophone = "microphone"
+)
 
 // Token is a minted participant token.
 type Token struct {

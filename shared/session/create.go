@@ -21,11 +21,15 @@ import (
 
 // CreateRequest is POST /v1/sessions.
 type CreateRequest struct {
+	// PlatformHandle is the party to dial; empty with mode assistant is a web call
+	// (webcall.go).
 	PlatformHandle string
 	Media          string // video (default) | audio
 	Mode           string // human (default) | assistant
 	AssistantID    string // required with mode assistant
-	LineID         string // the line to call from; default the account's first line
+	// LineID is the line to call from (a web call's: whose variables apply); default the
+	// account's first line.
+	LineID string
 
 	// Metadata is the session's; its call starts with a copy.
 	Metadata metadata.Metadata
@@ -50,7 +54,14 @@ func (r *CreateRequest) Validate() error {
 	if err := metadata.Validate(r.Metadata); err != nil {
 		return err
 	}
+	if r.Mode == "" {
+		r.Mode = ModeHuman
+	}
 	switch h := r.PlatformHandle; {
+	case h == "" && r.Mode == ModeAssistant:
+		// A web call: the client that joins with the returned token is the caller.
+	case strings.TrimSpace(h) == "" && r.Mode == ModeAssistant:
+		return apierr.Invalid("platform_handle", "platform_handle must not be blank; leave it out for a web call")
 	case strings.TrimSpace(h) == "":
 		return apierr.Missing("platform_handle")
 	case len(h) > 255 || !utf8.ValidString(h) || strings.ContainsAny(h, "\x00\r\n"):
@@ -61,9 +72,6 @@ func (r *CreateRequest) Validate() error {
 	}
 	if r.Media != platform.MediaVideo && r.Media != platform.MediaAudio {
 		return apierr.Invalid("media", "media must be video or audio")
-	}
-	if r.Mode == "" {
-		r.Mode = ModeHuman
 	}
 	switch r.Mode {
 	case ModeHuman:
@@ -86,8 +94,14 @@ func (r *CreateRequest) Validate() error {
 // freeing the key as it does for other server errors.
 var ErrDialAttempted = errors.New("session: the dial was attempted")
 
+// WebCall reports whether the (validated) request is a web call: mode assistant with no
+// platform_handle.
+func (r CreateRequest) WebCall() bool { return r.Mode == ModeAssistant && r.PlatformHandle == "" }
+
 // Create makes a room named after a new session, mints the customer's token, records the
-// session and its call, and asks the line's platform to dial the handle into the room.
+// session and its call, and asks the line's platform to dial the handle into the room. A
+// web call (CreateRequest.WebCall) dials nothing: its token is the caller's, and its
+// assistant is dispatched into the room at once (webcall.go).
 //
 // LiveKit makes the room while the request's line and assistant are read, the tokens
 // minted and the records saved: the create waits for the slower of the two, not for each
@@ -112,9 +126,13 @@ func (s *Service) Create(ctx context.Context, caller account.Caller, req CreateR
 	ctx, cancel := context.WithTimeout(ctx, s.set.CreateTimeout)
 	defer cancel()
 	sessionID := ident.New("ses")
+	spec, record := rtc.RoomSpec{Name: sessionID}, s.record
+	if req.WebCall() {
+		spec.EmptyTimeout, record = s.webRoomEmptyTimeout(), s.recordWebCall
+	}
 	roomErr := make(chan error, 1)
-	go func() { roomErr <- s.createRoom(ctx, rtc.RoomSpec{Name: sessionID}) }()
-	p, err := s.record(ctx, caller, sessionID, req)
+	go func() { roomErr <- s.createRoom(ctx, spec) }()
+	p, err := record(ctx, caller, sessionID, req)
 	if rerr := <-roomErr; rerr != nil {
 		s.log().Error("create room", "session_id", sessionID, "err", rerr)
 		if err != nil {
@@ -131,6 +149,9 @@ func (s *Service) Create(ctx context.Context, caller account.Caller, req CreateR
 	}
 
 	ses, c := p.ses, p.call
+	if ses.WebCall() {
+		return s.startWebCall(ctx, p)
+	}
 	if _, err := p.plat.Dial(ctx, platform.DialRequest{CallID: c.ID, From: c.From, To: c.To, Media: c.Media, Room: p.party}); err != nil {
 		// The platform may have placed the call although its answer was lost: the
 		// session fails, the call is hung up by its Bridgeline id, and the error says a
@@ -146,9 +167,9 @@ func (s *Service) Create(ctx context.Context, caller account.Caller, req CreateR
 type recorded struct {
 	ses   Session
 	call  call.Call
-	plat  platform.Platform
-	token Token         // the customer's
-	party platform.Room // where the platform bridges the callee
+	plat  platform.Platform // nil on a web call
+	token Token             // the customer's (a web call's caller's)
+	party platform.Room     // where the platform bridges the callee
 }
 
 // record reads the request's line and assistant version, mints the customer's token and
@@ -245,7 +266,10 @@ func (s *Service) callingLine(ctx context.Context, accountID, lineID string) (li
 }
 
 func (s *Service) createRoom(ctx context.Context, spec rtc.RoomSpec) error {
-	spec.EmptyTimeout, spec.DepartureTimeout, spec.MaxParticipants = RoomEmptyTimeout, RoomDepartureTimeout, RoomMaxParticipants
+	if spec.EmptyTimeout == 0 {
+		spec.EmptyTimeout = RoomEmptyTimeout
+	}
+	spec.DepartureTimeout, spec.MaxParticipants = RoomDepartureTimeout, RoomMaxParticipants
 	_, err := s.rooms.CreateRoom(ctx, spec)
 	return err
 }

@@ -17,14 +17,20 @@ import (
 	"github.com/bridgeline/bridgeline/shared/variables"
 )
 
-// job is the dispatch metadata for an assistant call: the version fixed now.
-func (s *Service) job(ctx context.Context, c call.Call, v assistant.Version, answeredAt time.Time) (string, error) {
+// job is the dispatch metadata for an assistant call: the version fixed now. A web
+// call's job names its caller's client and when it must join by; its answer is that
+// client joining, after the dispatch (answeredAt is zero).
+func (s *Service) job(ctx context.Context, ses Session, c call.Call, v assistant.Version, answeredAt time.Time) (string, error) {
 	acct, err := s.accounts.GetAccount(ctx, c.AccountID)
 	if err != nil {
 		return "", fmt.Errorf("get account %s: %w", c.AccountID, err)
 	}
+	caller, joinBy := platform.ParticipantIdentity, time.Time{}
+	if ses.WebCall() {
+		caller, joinBy = ses.Caller, s.joinDeadline(ses)
+	}
 	j := persona.Job{CallID: c.ID, SessionID: c.SessionID, AccountID: c.AccountID, Media: c.Media,
-		CallerIdentity: platform.ParticipantIdentity, AnsweredAt: answeredAt,
+		CallerIdentity: caller, AnsweredAt: answeredAt, JoinBy: joinBy,
 		Brand: persona.Brand{Name: acct.Name, Color: acct.BrandColor},
 		// The worker gets finished text: the placeholders are rendered here, with the
 		// values fixed on the call when it was answered.
@@ -66,31 +72,42 @@ func (s *Service) wantsTranscript(ctx context.Context, accountID string) bool {
 // dispatchAssistant asks LiveKit for the assistant's job in an answered assistant
 // session's room, with the version fixed on the session: the one path every assistant
 // call takes to a persona worker (an outbound call once the callee answered, an inbound
-// call on an assistant line once bridged, a customer_decides call handed over), and only
-// once, by the write that answered the call. A dispatch that fails ends the session with
+// call on an assistant line once bridged, a customer_decides call handed over, a web
+// call as it is created, before its caller joins), and only once, by the write that
+// answered the call (a web call's create). A dispatch that fails ends the session with
 // assistant_unavailable; one LiveKit drops silently is the dispatch watchdog's (Sweep).
 func (s *Service) dispatchAssistant(ctx context.Context, ses Session, c call.Call) error {
+	_, err := s.tryDispatch(ctx, ses, c)
+	return err
+}
+
+// tryDispatch is dispatchAssistant that also reports whether LiveKit took the dispatch:
+// a refused one ends the session, and the error is then the end's (nil when it ended).
+func (s *Service) tryDispatch(ctx context.Context, ses Session, c call.Call) (bool, error) {
 	v, err := s.assistants.GetVersion(ctx, ses.VersionID)
 	if err != nil {
-		return fmt.Errorf("get version %s: %w", ses.VersionID, err)
+		return false, fmt.Errorf("get version %s: %w", ses.VersionID, err)
 	}
 	if v.AssistantID == "" {
 		v.AssistantID = ses.AssistantID
 	}
-	answeredAt := s.now()
-	if c.AnsweredAt != nil {
-		answeredAt = *c.AnsweredAt
+	var answeredAt time.Time // a web call's is its caller joining, after the dispatch
+	if !ses.WebCall() {
+		answeredAt = s.now()
+		if c.AnsweredAt != nil {
+			answeredAt = *c.AnsweredAt
+		}
 	}
-	job, err := s.job(ctx, c, v, answeredAt)
+	job, err := s.job(ctx, ses, c, v, answeredAt)
 	if err == nil {
 		err = s.rooms.Dispatch(ctx, ses.ID, rtc.AgentDispatch{AgentName: persona.AgentName, Metadata: job})
 	}
 	if err != nil {
 		s.log().Error("dispatch assistant", "session_id", ses.ID, "err", err)
 		_, _, err = s.end(ctx, ses.ID, StatusFailed, call.ReasonAssistantUnavailable, call.EndedBySystem)
-		return err
+		return false, err
 	}
-	return nil
+	return true, nil
 }
 
 // calleeAnswered marks an outbound session answered (answered dispatches its assistant).

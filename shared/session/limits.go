@@ -58,9 +58,15 @@ func admit(live bool, req CreateRequest, l line.Line, plat platform.Kind) error 
 	if err := plat.CheckHandle(req.PlatformHandle); err != nil {
 		return apierr.Invalid("platform_handle", fmt.Sprintf("platform_handle on the %s platform must be %v", plat.Name(), err))
 	}
+	return keyAdmitted(live, plat, "line "+l.ID+" is on "+fmt.Sprintf("%q", l.Platform))
+}
+
+// keyAdmitted checks that a test key (live false) places calls only through a platform
+// that takes test keys; where says where the call would go, for the error.
+func keyAdmitted(live bool, plat platform.Kind, where string) error {
 	if !plat.TestKeys() && !live {
 		return apierr.New(apierr.CodeLiveKeyRequired, fmt.Sprintf(
-			"sk_test_ keys place calls only through the sim platform; line %s is on %q: use an sk_live_ key", l.ID, l.Platform))
+			"sk_test_ keys place calls only through the sim platform; %s: use an sk_live_ key", where))
 	}
 	return nil
 }

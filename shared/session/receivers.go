@@ -17,7 +17,9 @@ import (
 
 // HandleLiveKit acts on a verified LiveKit webhook: the last customer client leaving a
 // human session ends it, a customer client joining an assistant session with a publishing
-// token is made watch-only, and a room LiveKit closed by itself ends its session.
+// token is made watch-only, and a room LiveKit closed by itself ends its session. In a
+// web call the caller's client joining answers the call and its leaving hangs up
+// (webcall.go).
 //
 // Every customer token has its own identity (customer-...), so several clients may be in
 // the room at once; the session ends when one leaves and LiveKit lists no other customer
@@ -52,6 +54,12 @@ func (s *Service) HandleLiveKit(ctx context.Context, ev rtc.WebhookEvent) error 
 		if err != nil {
 			return err
 		}
+		if ses.WebCall() && p.Identity == ses.Caller {
+			if ses.Over() {
+				return nil
+			}
+			return s.callerLeft(ctx, room)
+		}
 		if ses.Mode != ModeHuman || ses.Over() {
 			// In an assistant session the customer's clients only watch; their leaving
 			// does not hang up on the caller.
@@ -65,7 +73,8 @@ func (s *Service) HandleLiveKit(ctx context.Context, ev rtc.WebhookEvent) error 
 		return err
 	case rtc.EventParticipantJoined:
 		// A customer client that may publish joining an assistant session (with a token
-		// minted before the call went to the assistant) is made watch-only.
+		// minted before the call went to the assistant) is made watch-only; a web call's
+		// caller joining answers the call.
 		if !IsCustomerIdentity(p.Identity) || p.Kind != rtc.KindStandard || !p.CanPublish {
 			return nil
 		}
@@ -75,6 +84,9 @@ func (s *Service) HandleLiveKit(ctx context.Context, ev rtc.WebhookEvent) error 
 		}
 		if err != nil || ses.Mode != ModeAssistant || ses.Over() {
 			return err
+		}
+		if ses.WebCall() && p.Identity == ses.Caller {
+			return s.callerJoined(ctx, room)
 		}
 		return s.rooms.SubscribeOnly(ctx, room, p.Identity)
 	case rtc.EventRoomFinished:
@@ -174,6 +186,9 @@ func reportEnd(workerReason string) (status, reason, by string) {
 		return StatusEnded, call.ReasonRoomClosed, call.EndedBySystem
 	case persona.EndTerminated:
 		return StatusEnded, call.ReasonAssistantError, call.EndedBySystem
+	case persona.EndCallerAbsent:
+		// A web call's client never came: the sweeper's join timeout, seen by the worker.
+		return StatusFailed, call.ReasonJoinTimeout, call.EndedBySystem
 	case persona.EndSilenceTimeout:
 		return StatusEnded, call.ReasonSilenceTimeout, call.EndedByAssistant
 	case persona.EndMaxDuration:

@@ -115,6 +115,9 @@ type Settings struct {
 	// CreateTimeout bounds Create (LiveKit, the store and the dial together), so that a
 	// slow dependency answers 502 well before a Lambda's 10 s timeout.
 	CreateTimeout time.Duration
+	// JoinTimeout is how long a web call waits for its caller's client to join; Sweep
+	// fails one whose caller has not joined by then with join_timeout (webcall.go).
+	JoinTimeout time.Duration
 	// MaxConcurrentSessions is an account's limit of live sessions unless the account
 	// has its own (limits.go).
 	MaxConcurrentSessions int
@@ -147,6 +150,7 @@ func defaults() Settings {
 		ReportWait:            DefaultReportWait,
 		RingTimeout:           DefaultRingTimeout,
 		CreateTimeout:         DefaultCreateTimeout,
+		JoinTimeout:           DefaultJoinTimeout,
 		MaxConcurrentSessions: DefaultMaxConcurrentSessions,
 		Log:                   slog.Default(),
 		Now:                   time.Now,
@@ -206,6 +210,12 @@ func WithRingTimeout(d time.Duration) Option {
 // WithCreateTimeout bounds Create (default DefaultCreateTimeout).
 func WithCreateTimeout(d time.Duration) Option {
 	return func(s *Settings) error { return positive("create timeout", d, &s.CreateTimeout) }
+}
+
+// WithJoinTimeout is how long a web call waits for its caller (default
+// DefaultJoinTimeout).
+func WithJoinTimeout(d time.Duration) Option {
+	return func(s *Settings) error { return positive("join timeout", d, &s.JoinTimeout) }
 }
 
 // WithMaxConcurrentSessions is an account's limit of live sessions unless the account

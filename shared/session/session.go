@@ -81,7 +81,15 @@ type Session struct {
 	// Metadata is the customer's key-value pairs (shared/metadata); an outbound
 	// session's call starts with a copy.
 	Metadata metadata.Metadata `json:"metadata,omitempty"`
+	// Caller is set on a web call (webcall.go): the LiveKit identity of the client that
+	// is the caller, the one the token POST /v1/sessions returned names. Its joining
+	// answers the call and its leaving hangs up.
+	Caller string `json:"caller,omitempty"`
 }
+
+// WebCall reports whether the session is a web call: its caller is a client that joins
+// with a token, and no platform leg is dialled.
+func (s Session) WebCall() bool { return s.Caller != "" }
 
 // Live reports whether the sweeper still has work on the session: it has not ended, its
 // call.ended is held, or its room is still to be deleted. Stores keep the sweep index

@@ -20,6 +20,8 @@ const sweepPage = 100
 //     report from any persona worker yet. livekit-server drops an agent dispatch
 //     without a word when no worker is free (a refused job request is only logged:
 //     pkg/agent/client.go, v1.8.4 and v1.11.0 alike), so silence is the only sign;
+//   - join_timeout: a web call whose caller has not joined JoinTimeout after it was
+//     created (webcall.go);
 //   - no_answer: a session still ringing RingTimeout after it was created. The
 //     platform's own outcome never came, or a create or an inbound call's routing
 //     crashed half way.
@@ -49,7 +51,7 @@ func (s *Service) Sweep(ctx context.Context) (int, error) {
 		return 0, fmt.Errorf("sweep: store %T keeps no sweep index", s.records)
 	}
 	now := s.now()
-	maxDur, dispatch, ring := s.set.MaxDuration, s.set.DispatchTimeout, s.set.RingTimeout
+	maxDur, dispatch, ring, join := s.set.MaxDuration, s.set.DispatchTimeout, s.set.RingTimeout, s.set.JoinTimeout
 	ended := 0
 	var errs []error
 	var after DueKey
@@ -86,6 +88,9 @@ func (s *Service) Sweep(ctx context.Context) (int, error) {
 			case unattended(ses, now, dispatch):
 				status, reason = StatusFailed, call.ReasonAssistantUnavailable
 				cond = func(ses Session, _ call.Call) bool { return unattended(ses, now, dispatch) }
+			case joinTimedOut(ses, now, join):
+				status, reason = StatusFailed, call.ReasonJoinTimeout
+				cond = func(ses Session, _ call.Call) bool { return joinTimedOut(ses, now, join) }
 			case ringingTooLong(ses, now, ring):
 				status, reason = StatusFailed, call.ReasonNoAnswer
 				cond = func(ses Session, _ call.Call) bool { return ringingTooLong(ses, now, ring) }
@@ -137,6 +142,9 @@ func (s *Service) sweepAt(ses Session) *time.Time {
 		earliest(ses.CreatedAt.Add(s.set.MaxDuration))
 		if ses.Status == StatusRinging {
 			earliest(ses.CreatedAt.Add(s.set.RingTimeout))
+			if ses.WebCall() {
+				earliest(s.joinDeadline(ses))
+			}
 		}
 		if ses.Mode == ModeAssistant && ses.Status == StatusActive && ses.AnsweredAt != nil && ses.AssistantSeenAt == nil {
 			earliest(ses.AnsweredAt.Add(s.set.DispatchTimeout))

@@ -1,16 +1,22 @@
-// The "call us" page. A click asks our backend for a call (POST /api/call), which asks
-// Bridgeline for a hosted session and passes on only what joining needs: rtc_url,
-// participant_token, expires_at and session_id. The page joins that one room with the
-// LiveKit browser SDK, publishes camera and microphone, and shows and meters the other
-// party. Hang up asks the backend to end the session (POST /api/hangup); the room closing
-// from the other side (they hung up, or the session was deleted) ends the call here too.
-// window.callUs holds the state for whoever wants to look (tests do).
+// The "call us" page. "Call us" asks our backend for a call to our team (POST /api/call);
+// "Talk to our assistant" asks it for a web call with our Bridgeline assistant (POST
+// /api/assistant). Either way the backend asks Bridgeline for a hosted session and passes
+// on only what joining needs: rtc_url, participant_token, expires_at and session_id. The
+// page joins that one room with the LiveKit browser SDK, publishes camera and microphone,
+// shows the other side's video with ours in the corner, meters their audio and our
+// microphone, and, with the assistant, shows live captions of both sides (LiveKit's
+// lk.transcription text streams). Hang up asks the backend to end a team call (POST
+// /api/hangup); leaving a web call hangs it up. The room closing from the other side ends
+// the call here too. window.callUs holds the state for whoever wants to look (tests do).
 'use strict';
 
 (() => {
   const LK = window.LivekitClient;
   const $ = (id) => document.getElementById(id);
-  const state = { session: null, room: null, audio: null, level: 0, peak: 0, ended: null, disconnectReason: null };
+  const state = {
+    mode: null, session: null, room: null, audio: null, level: 0, peak: 0, micLevel: 0, micPeak: 0,
+    captions: [], ended: null, disconnectReason: null,
+  };
   window.callUs = state;
 
   function setState(name, text) {
@@ -36,9 +42,8 @@
     return ['127.0.0.1', 'localhost', '[::1]'].includes(host) ? { iceServers: [] } : undefined;
   }
 
-  // meter follows the other party's audio: level is the RMS of the last 20 ms or so,
-  // peak the highest level of the call.
-  function meter(mediaStreamTrack) {
+  // meter follows an audio track: onLevel gets the RMS of the last 20 ms or so, every 50 ms.
+  function meter(mediaStreamTrack, onLevel) {
     const ctx = state.audio;
     ctx.resume();
     const an = ctx.createAnalyser();
@@ -53,9 +58,7 @@
       an.getFloatTimeDomainData(buf);
       let sum = 0;
       for (const v of buf) sum += v * v;
-      state.level = Math.sqrt(sum / buf.length);
-      state.peak = Math.max(state.peak, state.level);
-      $('level').style.width = `${Math.min(100, Math.round(state.level * 400))}%`;
+      onLevel(Math.sqrt(sum / buf.length));
     }, 50);
   }
 
@@ -64,8 +67,33 @@
       track.attach($('remote-video'));
     } else if (track.kind === 'audio') {
       $('audio-sink').appendChild(track.attach());
-      meter(track.mediaStreamTrack);
+      meter(track.mediaStreamTrack, (l) => {
+        state.level = l;
+        state.peak = Math.max(state.peak, l);
+        $('level').style.width = `${Math.min(100, Math.round(l * 400))}%`;
+      });
     }
+  }
+
+  // caption shows one transcription stream: each turn of each side is one line (its
+  // lk.segment_id), replaced by the turn's newer streams until the final one.
+  function caption(reader, participant, text) {
+    const attrs = reader.info.attributes || {};
+    const segment = attrs['lk.segment_id'] || reader.info.id;
+    const final = attrs['lk.transcription_final'] === 'true';
+    const you = state.room && participant.identity === state.room.localParticipant.identity;
+    let c = state.captions.find((x) => x.segment === segment);
+    if (!c) {
+      c = { segment, speaker: you ? 'you' : 'assistant', text: '', final: false, el: document.createElement('li') };
+      c.el.className = c.speaker;
+      state.captions.push(c);
+      $('captions').appendChild(c.el);
+      while ($('captions').children.length > 5) $('captions').firstElementChild.remove();
+    }
+    if (c.final && !final) return;
+    Object.assign(c, { text, final });
+    c.el.textContent = `${you ? 'You' : 'Assistant'}: ${text}`;
+    c.el.classList.toggle('interim', !final);
   }
 
   function finish(text, failed) {
@@ -78,24 +106,34 @@
     $('remote-video').srcObject = null;
     $('audio-sink').replaceChildren();
     $('level').style.width = '0';
+    $('mic-level').style.width = '0';
     $('call').disabled = false;
+    $('assistant').disabled = false;
     $('hangup').disabled = true;
     setState(failed ? 'failed' : 'ended', text);
   }
 
-  $('call').addEventListener('click', async () => {
+  // start asks the backend for a call of mode ('call' or 'assistant') and joins it.
+  async function start(mode) {
     if (!LK) {
       setState('failed', 'The LiveKit client SDK did not load.');
       return;
     }
     // Made inside the click, so the browser lets it play.
     state.audio = state.audio || new AudioContext();
-    Object.assign(state, { session: null, room: null, level: 0, peak: 0, ended: null, disconnectReason: null, hangingUp: false });
+    Object.assign(state, {
+      mode, session: null, room: null, level: 0, peak: 0, micLevel: 0, micPeak: 0, captions: [], ended: null,
+      disconnectReason: null, hangingUp: false,
+    });
+    document.body.dataset.mode = mode;
+    $('captions').replaceChildren();
+    $('placeholder').textContent = mode === 'assistant' ? 'Our assistant appears here.' : 'Our team appears here.';
     $('call').disabled = true;
+    $('assistant').disabled = true;
     $('hangup').disabled = false;
-    setState('calling', 'Calling…');
+    setState('calling', mode === 'assistant' ? 'Connecting you to our assistant…' : 'Calling…');
     try {
-      const session = await post('/api/call');
+      const session = await post(mode === 'assistant' ? '/api/assistant' : '/api/call');
       state.session = session;
       const room = new LK.Room({ adaptiveStream: false, dynacast: false });
       state.room = room;
@@ -106,6 +144,9 @@
           state.disconnectReason = LK.DisconnectReason[reason] || String(reason);
           finish(state.hangingUp ? 'You hung up.' : 'The call ended.');
         });
+      room.registerTextStreamHandler('lk.transcription', async (reader, participant) => {
+        caption(reader, participant, await reader.readAll());
+      });
       await room.connect(session.rtc_url, session.participant_token, { rtcConfig: rtcConfigFor(session.rtc_url) });
       await room.startAudio();
       await room.localParticipant.enableCameraAndMicrophone();
@@ -114,17 +155,29 @@
         cam.track.attach($('self-view'));
         $('self-view').dataset.live = '1';
       }
+      const mic = room.localParticipant.getTrackPublication(LK.Track.Source.Microphone);
+      if (mic && mic.track) {
+        meter(mic.track.mediaStreamTrack, (l) => {
+          state.micLevel = l;
+          state.micPeak = Math.max(state.micPeak, l);
+          $('mic-level').style.width = `${Math.min(100, Math.round(l * 400))}%`;
+        });
+      }
       if (!state.ended) setState('connected', 'You are connected.');
     } catch (err) {
       finish(`The call could not start: ${err.message}`, true);
     }
-  });
+  }
+
+  $('call').addEventListener('click', () => start('call'));
+  $('assistant').addEventListener('click', () => start('assistant'));
 
   $('hangup').addEventListener('click', async () => {
     const session = state.session;
     state.hangingUp = true;
     try {
-      if (session) await post('/api/hangup', { session_id: session.session_id });
+      // A team call is ended by our backend; a web call ends when its caller leaves.
+      if (session && state.mode === 'call') await post('/api/hangup', { session_id: session.session_id });
     } catch (err) {
       // The room closing below ends the session anyway (the client left).
     } finally {

@@ -7,10 +7,15 @@ package browser
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"image"
+	"image/color"
+	"image/png"
 	"io"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -313,11 +318,95 @@ func truthy(v json.RawMessage) bool {
 	return true
 }
 
+// SetViewport resizes the page's window (a phone's screen: 390x844).
+func (p *Page) SetViewport(width, height int) {
+	p.t.Helper()
+	if err := p.b.do("viewport", map[string]any{"page": p.n, "width": width, "height": height}, 10*time.Second, nil); err != nil {
+		p.fatalf("viewport %dx%d: %v", width, height, err)
+	}
+}
+
 // Screenshot saves a PNG of the page at path.
 func (p *Page) Screenshot(path string) {
 	p.t.Helper()
 	if err := p.b.do("screenshot", map[string]any{"page": p.n, "path": path}, 20*time.Second, nil); err != nil {
 		p.fatalf("screenshot: %v", err)
+	}
+}
+
+// Request is a request a page made: its URL (as the browser sent it), the kind of
+// resource, and the Referer it carried.
+type Request struct {
+	URL     string `json:"url"`
+	Type    string `json:"type"`
+	Referer string `json:"referer"`
+}
+
+// Requests returns every request the page made so far.
+func (p *Page) Requests() []Request {
+	p.t.Helper()
+	var out []Request
+	if err := p.b.do("requests", map[string]any{"page": p.n}, 10*time.Second, &out); err != nil {
+		p.fatalf("requests: %v", err)
+	}
+	return out
+}
+
+// CheckVideoShows takes a screenshot (saved at path) and fails the test unless the video
+// element selector names is on top (nothing covers its centre) and shows a picture: not
+// one colour (a stalled or black video), and at least a fifth of it near backdrop (the
+// colour that fills most of what the video should show: an avatar's backdrop).
+func (p *Page) CheckVideoShows(selector, path string, backdrop color.Color) {
+	p.t.Helper()
+	var r struct {
+		X, Y, Width, Height float64
+		OnTop               bool
+	}
+	p.Eval(fmt.Sprintf(`(() => {
+  const v = document.querySelector(%q), r = v.getBoundingClientRect();
+  const top = document.elementFromPoint(r.x + r.width / 2, r.y + r.height / 2);
+  return { x: r.x, y: r.y, width: r.width, height: r.height, onTop: top === v };
+})()`, selector), &r)
+	if !r.OnTop {
+		p.t.Errorf("something covers %s", selector)
+	}
+	p.Screenshot(path)
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		p.t.Fatal(err)
+	}
+	img, err := png.Decode(bytes.NewReader(raw))
+	if err != nil {
+		p.t.Fatal(err)
+	}
+	rect := image.Rect(int(r.X), int(r.Y), int(r.X+r.Width), int(r.Y+r.Height)).Intersect(img.Bounds())
+	if rect.Dx() < 100 || rect.Dy() < 100 {
+		p.t.Fatalf("%s covers %v of the screenshot: too small to judge", selector, rect)
+	}
+	br, bg, bb, _ := backdrop.RGBA()
+	near := func(a, b uint32) bool { d := int(a>>8) - int(b>>8); return d < 24 && d > -24 }
+	var sum, sq float64
+	colours := map[uint32]bool{}
+	n, onBackdrop := 0, 0
+	for y := rect.Min.Y; y < rect.Max.Y; y += 2 {
+		for x := rect.Min.X; x < rect.Max.X; x += 2 {
+			cr, cg, cb, _ := img.At(x, y).RGBA()
+			l := 0.299*float64(cr>>8) + 0.587*float64(cg>>8) + 0.114*float64(cb>>8)
+			sum += l
+			sq += l * l
+			colours[(cr>>11)<<10|(cg>>11)<<5|cb>>11] = true
+			if near(cr, br) && near(cg, bg) && near(cb, bb) {
+				onBackdrop++
+			}
+			n++
+		}
+	}
+	mean := sum / float64(n)
+	sd := math.Sqrt(sq/float64(n) - mean*mean)
+	share := float64(onBackdrop) / float64(n)
+	p.t.Logf("screenshot %s: %s at %v, luminance mean %.0f sd %.1f, %d colours, %.0f%% the expected backdrop", path, selector, rect, mean, sd, len(colours), 100*share)
+	if sd < 10 || len(colours) < 20 || share < 0.2 {
+		p.t.Errorf("%s does not show the picture: luminance sd %.1f, %d colours, %.0f%% the backdrop", selector, sd, len(colours), 100*share)
 	}
 }
 

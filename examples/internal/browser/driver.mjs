@@ -7,7 +7,8 @@
 //
 // Commands: open {url} -> page number; click, fill {page, selector[, value]};
 // eval {page, expr} -> the expression's JSON value (a promise is awaited);
-// screenshot {page, path}; logs {page} -> the page's console lines and errors; close.
+// viewport {page, width, height}; screenshot {page, path}; logs {page} -> the page's console lines and errors;
+// requests {page} -> every request the page made ({url, type, referer}); close.
 
 import { createRequire } from 'node:module';
 import path from 'node:path';
@@ -49,6 +50,7 @@ const context = await chromium.launchPersistentContext(userDataDir, {
 
 const pages = [];
 const logs = [];
+const requests = [];
 function page(n) {
   const p = pages[n];
   if (!p) throw new Error(`no page ${n}`);
@@ -60,7 +62,9 @@ const ops = {
     const p = await context.newPage();
     const n = pages.push(p) - 1;
     logs[n] = [];
+    requests[n] = [];
     p.on('console', (m) => logs[n].push(`${m.type()}: ${m.text()}`));
+    p.on('request', (r) => requests[n].push({ url: r.url(), type: r.resourceType(), referer: r.headers()['referer'] || '' }));
     p.on('pageerror', (e) => logs[n].push(`pageerror: ${e.message}`));
     await p.goto(url, { waitUntil: 'load', timeout: 15000 });
     return n;
@@ -76,12 +80,19 @@ const ops = {
   async eval({ page: n, expr }) {
     return await page(n).evaluate(expr);
   },
+  async viewport({ page: n, width, height }) {
+    await page(n).setViewportSize({ width, height });
+    return null;
+  },
   async screenshot({ page: n, path: file }) {
     await page(n).screenshot({ path: file });
     return null;
   },
   async logs({ page: n }) {
     return logs[n] || [];
+  },
+  async requests({ page: n }) {
+    return requests[n] || [];
   },
   async close() {
     await context.close();

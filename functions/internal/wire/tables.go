@@ -61,6 +61,8 @@ var Tables = map[string][]dynamo.Table{
 	// A session's metadata: the session is saved with its call (SaveSession).
 	"sessions-update": {dynamo.CallPlatformIDs, dynamo.Calls, dynamo.Sessions, dynamo.RateLimits},
 
+	// The hosted join page reads and writes nothing.
+	"join-page":       {},
 	"livekit-webhook": {dynamo.CallPlatformIDs, dynamo.Calls, dynamo.Events, dynamo.Sessions},
 	// Idempotency: the ids of the notifications received (simhook.StoreReplays).
 	"platform-sim": {dynamo.Accounts, dynamo.Assistants, dynamo.CallDecisions, dynamo.CallPlatformIDs, dynamo.Calls,

@@ -18,6 +18,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"net/http"
 	"os"
@@ -168,7 +169,7 @@ type LiveKit func(ctx context.Context, cfg config.Config) (LiveKitParts, error)
 // New assembles the control plane a function serves: its configuration, its store, the
 // calling platforms (PlatformsFromEnv), LiveKit (lk; nil for none) and the delivery queue
 // (DELIVERY_QUEUE_URL, given to events-redeliver only).
-func New(ctx context.Context, function string, lk LiveKit) (*controlplane.ControlPlane, error) {
+func New(ctx context.Context, function string, lk LiveKit, opts ...func(*controlplane.Deps)) (*controlplane.ControlPlane, error) {
 	cfg, err := Config()
 	if err != nil {
 		return nil, err
@@ -204,7 +205,21 @@ func New(ctx context.Context, function string, lk LiveKit) (*controlplane.Contro
 		}
 	}
 	deps.RateLimiter = RateLimiter(s, cfg)
+	for _, o := range opts {
+		o(&deps)
+	}
 	return controlplane.New(cfg, deps)
+}
+
+// PageHandler is the join-page function's handler: the hosted join page's route
+// (shared/joinpage), serving files (shared/joinpage/assets.FS, which only that
+// function's main imports).
+func PageHandler(ctx context.Context, files fs.FS) (http.Handler, error) {
+	cp, err := New(ctx, "join-page", nil, func(d *controlplane.Deps) { d.JoinPage = files })
+	if err != nil {
+		return nil, err
+	}
+	return cp.FunctionHandler("join-page")
 }
 
 // RateLimiter is the per-account limit every instance of every /v1 function shares, in

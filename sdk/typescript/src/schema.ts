@@ -440,19 +440,22 @@ export interface paths {
          *     that party into the room. The session starts `ringing` and becomes `active` when
          *     the party answers, or `failed` (`no_answer`, `busy`, `platform_error`).
          *     `mode: assistant` fixes the assistant's active version now (`version_id`) and dispatches it into the room when the dialled party answers; its participant token is then watch-only.
+         *     `mode: assistant` without `platform_handle` is a web call (see Web calls in the introduction): no dial; the returned token is the caller's (publishes camera and microphone, subscribes, `watch_only: false`), `join_url` is the hosted page that joins with it, the assistant is dispatched now, and the session is `ringing` until the caller's client joins (then `active`), `failed` with `join_timeout` if it has not joined within 60 s.
          *     Its greeting and system prompt are rendered with `variables` over the line's defaults (see Variables).
          *     The token has its own LiveKit identity (`participant_identity`); more tokens come from `POST /v1/sessions/{id}/tokens`.
          *     Unlike the other POSTs, this one refuses unknown query parameters.
-         *     400: `parameter_missing` (`platform_handle`; `assistant_id` when `mode` is
-         *     `assistant`), `parameter_invalid` (`platform_handle` not of a form the line's
-         *     platform dials, `media`, `mode`, `line_id`; `assistant_id` or `variables` given
-         *     with mode `human`; `variables` or `variables[<name>]` out of bounds); 403
+         *     400: `parameter_missing` (`platform_handle` when `mode` is `human`; `assistant_id`
+         *     when `mode` is `assistant`), `parameter_invalid` (`platform_handle` not of a form
+         *     the line's platform dials, or blank in mode `assistant`; `media`, `mode`,
+         *     `line_id`; `assistant_id` or `variables` given with mode `human`; `variables` or
+         *     `variables[<name>]` out of bounds); 403
          *     `live_key_required` when an `sk_test_` key calls from a line that is not on the
          *     `sim` platform; 404 `resource_not_found` (`param: line_id` or
          *     `assistant_id`); 409 `assistant_archived`, `assistant_not_published`; 422 `no_line`
          *     when the account has no line; 429 `concurrent_session_limit` when the account has
          *     as many live sessions as its limit (or `rate_limited`); 502 `upstream_unavailable`
-         *     when LiveKit or the platform failed (the session is then `failed`).
+         *     when LiveKit or the platform failed (the session is then `failed`; a web call
+         *     whose assistant LiveKit refused to dispatch fails with `assistant_unavailable`).
          */
         post: operations["createSession"];
         delete?: never;
@@ -521,7 +524,8 @@ export interface paths {
          *     holder cannot silently replace the first; a client reconnecting with its own token
          *     does replace its earlier connection. `name` sets the display name; `watch_only:
          *     true` mints a subscribe-only token. Tokens of an `assistant` session are always
-         *     watch-only. A human session ends with `participant_left` when its last customer
+         *     watch-only, a web call's too (its caller's token is the one `POST /v1/sessions`
+         *     answered). A human session ends with `participant_left` when its last customer
          *     client leaves. How to join and what is in the room: docs/joining.md.
          *     400 `parameter_invalid` (`name`, `watch_only`); 409 `session_ended` once the
          *     session is over. Refuses unknown query parameters.
@@ -3920,7 +3924,7 @@ export interface components {
              * @description Why it ended; null while it lasts.
              * @enum {string}
              */
-            end_reason: "deleted" | "remote_hangup" | "participant_left" | "no_answer" | "busy" | "platform_error" | "max_duration" | "line_disabled" | "no_assistant" | "declined" | "decision_timeout" | "media_failed" | "assistant_error" | "room_closed" | "assistant_hangup" | "assistant_unavailable" | "concurrent_session_limit" | "silence_timeout";
+            end_reason: "deleted" | "remote_hangup" | "participant_left" | "no_answer" | "busy" | "platform_error" | "max_duration" | "line_disabled" | "no_assistant" | "declined" | "decision_timeout" | "media_failed" | "assistant_error" | "room_closed" | "assistant_hangup" | "assistant_unavailable" | "concurrent_session_limit" | "join_timeout" | "silence_timeout";
             /**
              * @description Which side ended the call; null while it lasts.
              * @enum {string}
@@ -4079,14 +4083,16 @@ export interface components {
          */
         SessionCreate: {
             /**
-             * @description The party to call on the line's platform. Every platform dials an E.164 number
+             * @description Required in mode `human`; left out in mode `assistant`, the session is a web
+             *     call (the client that joins with the returned token is the caller; see Web
+             *     calls). The party to call on the line's platform. Every platform dials an E.164 number
              *     (`+` and 8-15 digits, the first not 0: `+15550100002`); the `sim` platform also
              *     dials `sim:<name>`, 1-64 letters, digits, `.`, `_` or `-` starting with a
              *     letter or digit (`sim:alice`; `sim:busy`, `sim:no_answer` and `sim:failed`
              *     give those outcomes). Anything else is 400 `parameter_invalid` naming the
              *     expected form; it is checked once the line, and so its platform, is known.
              */
-            platform_handle: string;
+            platform_handle?: string;
             /**
              * @description `video` or `audio`: what the call carries.
              * @default video
@@ -4094,14 +4100,14 @@ export interface components {
              */
             media?: "video" | "audio";
             /**
-             * @description `assistant` puts the assistant's active version in the room too.
+             * @description `assistant` puts the assistant's active version in the room too: it answers the dialled party, or, without `platform_handle`, the client that joins (a web call).
              * @default human
              * @enum {string}
              */
             mode?: "human" | "assistant";
             /** @description Required when `mode` is `assistant`, refused otherwise. `null` counts as absent. */
             assistant_id?: string | null;
-            /** @description The line to call from; default the account's first (oldest) line. */
+            /** @description The line to call from (for a web call, the line whose default `variables` apply and whose handle its record names); default the account's first (oldest) line. */
             line_id?: string;
             /** @description Your own key-value pairs on the session (at most 50; see `Metadata`); its call starts with a copy, and `call.ended` echoes both. A key given `""` is not stored. `null` is refused. */
             metadata?: components["schemas"]["Metadata"];
@@ -4205,7 +4211,7 @@ export interface components {
          * @example deleted
          * @enum {string|null}
          */
-        EndReason: "deleted" | "remote_hangup" | "participant_left" | "no_answer" | "busy" | "platform_error" | "max_duration" | "line_disabled" | "no_assistant" | "declined" | "decision_timeout" | "media_failed" | "assistant_error" | "room_closed" | "assistant_hangup" | "assistant_unavailable" | "concurrent_session_limit" | "transferred" | "silence_timeout" | null;
+        EndReason: "deleted" | "remote_hangup" | "participant_left" | "no_answer" | "busy" | "platform_error" | "max_duration" | "line_disabled" | "no_assistant" | "declined" | "decision_timeout" | "media_failed" | "assistant_error" | "room_closed" | "assistant_hangup" | "assistant_unavailable" | "concurrent_session_limit" | "transferred" | "join_timeout" | "silence_timeout" | null;
         /**
          * @description A hosted session, as GET and DELETE show it (without a token).
          * @example {
@@ -4254,9 +4260,9 @@ export interface components {
              * @enum {string}
              */
             media: "video" | "audio";
-            /** @description The number or handle dialled. */
+            /** @description The number or handle dialled; empty for a web call. */
             platform_handle: string;
-            /** @description The line the session dials out from. */
+            /** @description The line the session dials out from (a web call's: whose variables apply). */
             line_id: components["schemas"]["LineID"];
             /** @description The assistant that takes the call in assistant mode; null in human mode. */
             assistant_id: string | null;
@@ -4327,9 +4333,9 @@ export interface components {
              * @enum {string}
              */
             media: "video" | "audio";
-            /** @description The number or handle dialled. */
+            /** @description The number or handle dialled; empty for a web call. */
             platform_handle: string;
-            /** @description The line the session dials out from. */
+            /** @description The line the session dials out from (a web call's: whose variables apply). */
             line_id: components["schemas"]["LineID"];
             /** @description The assistant that takes the call in assistant mode; null in human mode. */
             assistant_id: string | null;
@@ -4341,10 +4347,21 @@ export interface components {
             participant_token: string;
             /** @description The token's own LiveKit identity (see docs/joining.md). */
             participant_identity: components["schemas"]["ParticipantIdentity"];
-            /** @description True when the token can only subscribe (always in `assistant` mode): it can neither publish tracks nor send data. */
+            /** @description True when the token can only subscribe (in `assistant` mode always, but for a web call's caller token): it can neither publish tracks nor send data. */
             watch_only: boolean;
             /** @description When the participant token stops working. */
             expires_at: components["schemas"]["Timestamp"];
+            /**
+             * Format: uri
+             * @description Web calls only (absent otherwise): the hosted join page with the caller's
+             *     token in its fragment (`.../join/call#token=...`, which a browser never sends to
+             *     a server). Open it, or send it to the visitor's browser, and the page joins the
+             *     call: the assistant's video and voice, live captions, a microphone prompt and a
+             *     hang-up button, in the account's branding. It works while the token does
+             *     (`expires_at`) and the call lasts; past either it says so. Treat it like the
+             *     token: it is the caller's credential.
+             */
+            join_url?: string;
             /** @description Why it ended; null while it lasts. */
             end_reason: components["schemas"]["EndReason"];
             /** @description When it was created. */
@@ -4565,6 +4582,7 @@ export interface components {
          *       "id": "call_01jd3f4g5h6j7k8m9n0p1q2r3t",
          *       "object": "call",
          *       "direction": "inbound",
+         *       "platform": "sim",
          *       "line_id": "line_01jd3f4g5h6j7k8m9n0p1q2r3t",
          *       "from": "+15550100009",
          *       "to": "+15550100001",
@@ -4644,13 +4662,18 @@ export interface components {
              * @enum {string}
              */
             object: "call";
-            /** @description `inbound` (a call to a line) or `outbound` (a session dialling out). */
+            /** @description `inbound` (a call to a line, or a web call) or `outbound` (a session dialling out). */
             direction: components["schemas"]["CallDirection"];
+            /**
+             * @description The calling platform the call is on: `sim` (the simulated platform), `sip` (a phone call through a SIP trunk), or `web` for a web call (the caller a client that joined with a token; see Web calls).
+             * @example web
+             */
+            platform: string;
             /** @description The line the call came in on or went out from. */
             line_id: string | null;
-            /** @description The calling party's handle. */
+            /** @description The calling party's handle (a web call's: the caller's participant identity). */
             from: string;
-            /** @description The called party's handle. */
+            /** @description The called party's handle (a web call's: its line's). */
             to: string;
             /**
              * @description `video` or `audio`: what the call carries.
@@ -4724,8 +4747,6 @@ export interface components {
             variables: {
                 [key: string]: string;
             } | null;
-            /** @description The calling platform the call is on (`sim`, `sip`). */
-            platform?: string;
             /** @description The call's latest hand-over to another party; null when it had none. */
             transfer?: components["schemas"]["Transfer"] | null;
         };
@@ -4737,6 +4758,7 @@ export interface components {
          *           "id": "call_01jd3f4g5h6j7k8m9n0p1q2r3t",
          *           "object": "call",
          *           "direction": "inbound",
+         *           "platform": "sim",
          *           "line_id": "line_01jd3f4g5h6j7k8m9n0p1q2r3t",
          *           "from": "+15550100009",
          *           "to": "+15550100001",
@@ -6812,18 +6834,6 @@ export interface operations {
         };
         requestBody: {
             content: {
-                /**
-                 * @example {
-                 *       "platform_handle": "+15550100002",
-                 *       "media": "video",
-                 *       "mode": "human",
-                 *       "assistant_id": "asst_01jd3f4g5h6j7k8m9n0p1q2r3t",
-                 *       "line_id": "line_01jd3f4g5h6j7k8m9n0p1q2r3t",
-                 *       "metadata": {
-                 *         "order_id": "6735"
-                 *       }
-                 *     }
-                 */
                 "application/json": components["schemas"]["SessionCreate"];
             };
         };
@@ -7174,6 +7184,7 @@ export interface operations {
                      *           "id": "call_01jd3f4g5h6j7k8m9n0p1q2r3t",
                      *           "object": "call",
                      *           "direction": "inbound",
+                     *           "platform": "sim",
                      *           "line_id": "line_01jd3f4g5h6j7k8m9n0p1q2r3t",
                      *           "from": "+15550100009",
                      *           "to": "+15550100001",
@@ -7283,6 +7294,7 @@ export interface operations {
                      *       "id": "call_01jd3f4g5h6j7k8m9n0p1q2r3t",
                      *       "object": "call",
                      *       "direction": "inbound",
+                     *       "platform": "sim",
                      *       "line_id": "line_01jd3f4g5h6j7k8m9n0p1q2r3t",
                      *       "from": "+15550100009",
                      *       "to": "+15550100001",
@@ -7401,6 +7413,7 @@ export interface operations {
                      *       "id": "call_01jd3f4g5h6j7k8m9n0p1q2r3t",
                      *       "object": "call",
                      *       "direction": "inbound",
+                     *       "platform": "sim",
                      *       "line_id": "line_01jd3f4g5h6j7k8m9n0p1q2r3t",
                      *       "from": "+15550100009",
                      *       "to": "+15550100001",

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/livekit/protocol/auth"
+	"github.com/livekit/protocol/livekit"
 
 	"github.com/bridgeline/bridgeline/shared/rtc"
 	"github.com/bridgeline/bridgeline/shared/rtc/lkapi"
@@ -93,6 +94,27 @@ func TestParticipantTokenGrants(t *testing.T) {
 	if vg := grants.Video; vg.CanPublish == nil || *vg.CanPublish || vg.CanPublishData == nil || *vg.CanPublishData ||
 		!vg.GetCanSubscribe() || !vg.RoomJoin || vg.Room != "ses_1" || vg.RoomAdmin || vg.RoomCreate || vg.RoomList {
 		t.Errorf("watch-only grant = %+v, want join ses_1, subscribe, canPublish and canPublishData false", vg)
+	}
+	// A web call's caller: publishes its camera and microphone only, and no data, as
+	// LiveKit's own parser reads the grant.
+	caller, err := c.ParticipantToken(rtc.Grant{Room: "ses_1", Identity: "customer-caller",
+		Sources: []string{rtc.SourceCamera, rtc.SourceMicrophone}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v, err = auth.ParseAPIToken(caller.JWT); err != nil {
+		t.Fatal(err)
+	}
+	if _, grants, err = v.Verify(strings.Repeat("x", 32)); err != nil {
+		t.Fatal(err)
+	}
+	vg := grants.Video
+	if !vg.GetCanPublish() || vg.GetCanPublishData() || !vg.GetCanSubscribe() || vg.Room != "ses_1" || vg.RoomAdmin || vg.RoomCreate {
+		t.Errorf("caller grant = %+v, want join ses_1, publish and subscribe, no data, no admin", vg)
+	}
+	if !vg.GetCanPublishSource(livekit.TrackSource_CAMERA) || !vg.GetCanPublishSource(livekit.TrackSource_MICROPHONE) ||
+		vg.GetCanPublishSource(livekit.TrackSource_SCREEN_SHARE) || vg.GetCanPublishSource(livekit.TrackSource_SCREEN_SHARE_AUDIO) {
+		t.Errorf("caller may publish %v, want camera and microphone only", vg.CanPublishSources)
 	}
 	for _, ttl := range []time.Duration{30 * time.Second, 61 * time.Minute} {
 		if _, err := c.ParticipantToken(rtc.Grant{Room: "r", Identity: "i", TTL: ttl}); err == nil {

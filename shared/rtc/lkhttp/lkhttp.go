@@ -16,6 +16,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"time"
 
@@ -260,12 +261,16 @@ func (c *Client) ParticipantToken(g rtc.Grant) (rtc.Token, error) {
 		kind = rtc.KindStandard
 	}
 	yes, publish := true, !g.SubscribeOnly
+	data := publish && len(g.Sources) == 0
 	claims := lktoken.Claims{
 		RegisteredClaims: jwt.RegisteredClaims{Subject: g.Identity},
 		Name:             g.Name, Kind: string(kind), Metadata: g.Metadata, Attributes: g.Attributes,
 		// Both publish flags are written out: an absent canPublish means "allowed" to
 		// livekit-server.
-		Video: &lktoken.VideoGrant{RoomJoin: true, Room: g.Room, CanPublish: &publish, CanSubscribe: &yes, CanPublishData: &publish},
+		Video: &lktoken.VideoGrant{RoomJoin: true, Room: g.Room, CanPublish: &publish, CanSubscribe: &yes, CanPublishData: &data},
+	}
+	if publish && len(g.Sources) > 0 {
+		claims.Video.CanPublishSources = slices.Clone(g.Sources)
 	}
 	if g.UpdateOwnMetadata {
 		claims.Video.CanUpdateOwnMetadata = &yes

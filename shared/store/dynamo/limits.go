@@ -68,27 +68,44 @@ func (s *Store) CreateSession(ctx context.Context, ses session.Session, c call.C
 		return err
 	}
 	txn = append(txn, rest...)
+	// Another create or end of the account holds the counter: try again shortly.
+	return s.createCounted(ctx, txn, session.ErrConcurrentLimit, "create session "+ses.ID)
+}
+
+// createCounted runs a create whose first item takes a place on an account's counter:
+// over when that counter's condition fails, again after a short pause while another
+// transaction holds the same items (at most createAttempts times), and the put's own
+// conflict as apierr.ErrConflict.
+func (s *Store) createCounted(ctx context.Context, txn []types.TransactWriteItem, over error, what string) error {
 	for attempt := 1; ; attempt++ {
-		_, err = s.db.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: txn})
+		_, err := s.db.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: txn})
 		reasons := cancelReasons(err)
 		switch {
 		case err == nil:
 			return nil
 		case len(reasons) > 0 && reasons[0] == "ConditionalCheckFailed":
-			return session.ErrConcurrentLimit
+			return over
 		case contended(err, reasons) && attempt < createAttempts:
-			// Another create or end of the account holds the counter: try again shortly.
-			select {
-			case <-ctx.Done():
-				return fmt.Errorf("create session %s: %w", ses.ID, ctx.Err())
-			case <-time.After(time.Duration(rand.IntN(5*attempt)+1) * time.Millisecond):
+			if err := contentionPause(ctx, attempt); err != nil {
+				return fmt.Errorf("%s: %w", what, err)
 			}
 			continue
 		}
 		if err = conflict(err); err != nil && !errors.Is(err, apierr.ErrConflict) {
-			return fmt.Errorf("create session %s: %w", ses.ID, err)
+			return fmt.Errorf("%s: %w", what, err)
 		}
 		return err
+	}
+}
+
+// contentionPause waits a short random time, longer with each attempt, before a
+// transaction that met another on the same items tries again.
+func contentionPause(ctx context.Context, attempt int) error {
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-time.After(time.Duration(rand.IntN(5*attempt)+1) * time.Millisecond):
+		return nil
 	}
 }
 

@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math/rand/v2"
-	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
@@ -55,28 +53,8 @@ func (s *Store) CreateWebhookEndpoint(ctx context.Context, e webhookendpoint.End
 			ConditionExpression: aws.String("attribute_not_exists(id)"),
 		}},
 	}
-	for attempt := 1; ; attempt++ {
-		_, err = s.db.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: txn})
-		reasons := cancelReasons(err)
-		switch {
-		case err == nil:
-			return nil
-		case len(reasons) > 0 && reasons[0] == "ConditionalCheckFailed":
-			return webhookendpoint.ErrLimit
-		case contended(err, reasons) && attempt < createAttempts:
-			// Another create or delete of the account holds the count: try again shortly.
-			select {
-			case <-ctx.Done():
-				return fmt.Errorf("create webhook endpoint %s: %w", e.ID, ctx.Err())
-			case <-time.After(time.Duration(rand.IntN(5*attempt)+1) * time.Millisecond):
-			}
-			continue
-		}
-		if err = conflict(err); err != nil && !errors.Is(err, apierr.ErrConflict) {
-			return fmt.Errorf("create webhook endpoint %s: %w", e.ID, err)
-		}
-		return err
-	}
+	// Another create or delete of the account holds the count: try again shortly.
+	return s.createCounted(ctx, txn, webhookendpoint.ErrLimit, "create webhook endpoint "+e.ID)
 }
 
 // GetWebhookEndpoint reads an endpoint.
@@ -153,10 +131,8 @@ func (s *Store) DeleteWebhookEndpoint(ctx context.Context, id string) error {
 			txn = txn[:1] // not counted: delete it alone
 			continue
 		case contended(err, reasons) && attempt < createAttempts:
-			select {
-			case <-ctx.Done():
-				return fmt.Errorf("delete webhook endpoint %s: %w", id, ctx.Err())
-			case <-time.After(time.Duration(rand.IntN(5*attempt)+1) * time.Millisecond):
+			if err := contentionPause(ctx, attempt); err != nil {
+				return fmt.Errorf("delete webhook endpoint %s: %w", id, err)
 			}
 			continue
 		}

@@ -1,0 +1,371 @@
+// Package webcall holds the browser tests of web calls through the hosted join page
+// (shared/joinpage): headless Chromium (Debian's) with a fake camera and a fake
+// microphone that speaks a question opens a web call's join_url on the whole local stack
+// (examples/call-us tests the customer's own page the same way).
+package webcall
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/golang-jwt/jwt/v5"
+	protologger "github.com/livekit/protocol/logger"
+	lksdk "github.com/livekit/server-sdk-go/v2"
+
+	"github.com/bridgeline/bridgeline/e2e/harness"
+	"github.com/bridgeline/bridgeline/events/callevent"
+	"github.com/bridgeline/bridgeline/events/eventtest"
+	"github.com/bridgeline/bridgeline/examples/internal/browser"
+	"github.com/bridgeline/bridgeline/mediafleet/avatar"
+	"github.com/bridgeline/bridgeline/mediafleet/callerbot"
+	"github.com/bridgeline/bridgeline/mediafleet/engines"
+	"github.com/bridgeline/bridgeline/mediafleet/llm"
+	"github.com/bridgeline/bridgeline/mediafleet/llm/llmtest"
+	"github.com/bridgeline/bridgeline/mediafleet/speechtest/sphinx"
+	"github.com/bridgeline/bridgeline/mediafleet/worker"
+	"github.com/bridgeline/bridgeline/shared/joinpage"
+	"github.com/bridgeline/bridgeline/shared/listing"
+	"github.com/bridgeline/bridgeline/shared/lktoken"
+	"github.com/bridgeline/bridgeline/shared/persona"
+)
+
+func TestMain(m *testing.M) {
+	lksdk.SetLogger(protologger.GetDiscardLogger())
+	os.Exit(m.Run())
+}
+
+const (
+	greeting = "Hello, how can I help you?"
+	question = "What time do you open tomorrow?"
+	answer   = "We open at nine in the morning."
+)
+
+// webCall is POST /v1/sessions's answer to a web call.
+type webCall struct {
+	ID               string `json:"id"`
+	CallID           string `json:"call_id"`
+	RTCURL           string `json:"rtc_url"`
+	ParticipantToken string `json:"participant_token"`
+	JoinURL          string `json:"join_url"`
+}
+
+func createWebCall(t *testing.T, st *harness.Stack, assistantID, media string) webCall {
+	t.Helper()
+	var w webCall
+	harness.Must(t, st.Do(t, http.MethodPost, "/v1/sessions", map[string]any{"mode": "assistant", "assistant_id": assistantID,
+		"media": media}, &w), http.StatusCreated, "create a web call")
+	if w.JoinURL == "" {
+		t.Fatalf("web call %+v has no join_url", w)
+	}
+	return w
+}
+
+func publish(t *testing.T, st *harness.Stack) string {
+	t.Helper()
+	var a struct {
+		ID string `json:"id"`
+	}
+	harness.Must(t, st.Do(t, http.MethodPost, "/v1/assistants", map[string]any{"name": "Front desk", "system_prompt": "You answer calls for Test Co.",
+		"greeting": greeting, "avatar_id": "ava_iris"}, &a), http.StatusCreated, "create assistant")
+	harness.Must(t, st.Do(t, http.MethodPost, "/v1/assistants/"+a.ID+"/publish", nil, nil), http.StatusCreated, "publish")
+	return a.ID
+}
+
+// questionWAV is the question, spoken by flite in the sim caller's voice after lead of
+// silence, for Chromium's fake microphone, which starts when the page opens it (Start).
+func questionWAV(t *testing.T, lead time.Duration) string {
+	t.Helper()
+	b, err := callerbot.SpokenWAV(context.Background(), persona.SimCallerVoice, question, lead, 500*time.Millisecond)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(t.TempDir(), "question.wav")
+	if err := os.WriteFile(p, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// remoteMedia reads what the page receives: the assistant's video (decoded frames, size)
+// and audio (energy), from the tracks' own statistics.
+const remoteMedia = `(async () => {
+  const room = window.joinPage.room;
+  const v = document.getElementById('remote-video');
+  const out = { width: v.videoWidth, height: v.videoHeight, framesDecoded: 0, audioEnergy: 0 };
+  if (!room) return out;
+  for (const p of room.remoteParticipants.values()) {
+    for (const pub of p.trackPublications.values()) {
+      if (!pub.track) continue;
+      const r = await pub.track.getRTCStatsReport();
+      if (!r) continue;
+      r.forEach((s) => {
+        if (s.type !== 'inbound-rtp') return;
+        if (s.kind === 'video') out.framesDecoded += s.framesDecoded || 0;
+        if (s.kind === 'audio') out.audioEnergy += s.totalAudioEnergy || 0;
+      });
+    }
+  }
+  return out;
+})()`
+
+type media struct {
+	Width, Height int
+	FramesDecoded int     `json:"framesDecoded"`
+	AudioEnergy   float64 `json:"audioEnergy"`
+}
+
+// captionsJS lists the page's captions without their elements.
+const captionsJS = `window.joinPage.captions.map((c) => ({ segment: c.segment, speaker: c.speaker, identity: c.identity, text: c.text, final: c.final }))`
+
+type pageCaption struct {
+	Segment, Speaker, Identity, Text string
+	Final                            bool
+}
+
+// soundWatch keeps, every 20 ms, when the assistant's audio at the page is above
+// silence, in ms from now (when Start is pressed, and the fake microphone starts).
+const soundWatch = `(() => {
+  window.__t0 = performance.now();
+  window.__sounds = [];
+  setInterval(() => { if (window.joinPage.remoteLevel > 0.02) window.__sounds.push(performance.now() - window.__t0); }, 20);
+  return true;
+})()`
+
+// TestJoinPage: a visitor opens a web call's join_url in Chromium: the page shows the
+// account's branding and a Start button that asks for the microphone and the camera; the
+// assistant's video (the avatar) plays and the greeting is heard; the fake microphone
+// asks a question, the fake OpenAI-compatible model receives what the recogniser heard,
+// the reply's audio reaches the page, and captions of both sides appear; Hang up ends
+// the call, and the record read once call.ended exists holds both turns.
+func TestJoinPage(t *testing.T) {
+	browser.Setup(t)
+	eng, err := engines.FromEnv(nil)
+	if err != nil {
+		t.Fatalf("load the speech engines: %v", err)
+	}
+	t.Cleanup(func() { eng.Close() })
+	st := harness.Start(t, harness.Options{})
+	fake := llmtest.New(llmtest.Reply{Text: answer})
+	t.Cleanup(fake.Close)
+	model, err := llm.New(llm.Config{BaseURL: fake.URL(), APIKey: "test-key", Model: "fake-model"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st.StartWorker(t, func(c *worker.Config) { c.MaxJobs = 1 },
+		worker.Options{NewVAD: eng.NewVAD, Recognizer: eng.Recognizer, Voices: eng.Voices.Voices(), Model: model})
+	asst := publish(t, st)
+
+	// The greeting starts about a second after the page joins and lasts under two: the
+	// question comes six seconds after the microphone opens.
+	wav := questionWAV(t, 6*time.Second)
+	b := browser.Launch(t, browser.FakeMicrophone(wav))
+	w := createWebCall(t, st, asst, "video")
+	if !strings.HasPrefix(w.JoinURL, st.URL+joinpage.Path+"#token=") {
+		t.Fatalf("join_url %q, want the stack's own page with the token in the fragment", w.JoinURL)
+	}
+	p := b.Open(w.JoinURL)
+	p.WaitFor("the page to be ready", `document.body.dataset.state === 'ready'`, 10*time.Second, nil)
+	var shown struct {
+		Brand, Color, Hash, Hint string
+		Start                    bool
+	}
+	p.Eval(`({ brand: document.getElementById('brand').textContent,
+  color: getComputedStyle(document.documentElement).getPropertyValue('--brand').trim(),
+  hash: location.hash, hint: document.getElementById('mic-hint').textContent,
+  start: !document.getElementById('start').hidden })`, &shown)
+	if shown.Brand != "Test Co" || shown.Color != "#3b5bdb" || shown.Hash != "" || !shown.Start || !strings.Contains(shown.Hint, "microphone") {
+		t.Errorf("ready page shows %+v, want the account's name and colour, the token out of the address bar, Start and the microphone prompt", shown)
+	}
+
+	p.Eval(soundWatch, nil)
+	p.Click("#start")
+	p.WaitFor("the page to join the call", `document.body.dataset.state === 'connected'`, 30*time.Second, nil)
+	var m media
+	p.WaitFor("the assistant's video decoded and its audio", `(async () => {
+  const m = await (`+remoteMedia+`);
+  return m.width > 0 && m.framesDecoded > 30 && m.audioEnergy > 0 && m;
+})()`, 30*time.Second, &m)
+	t.Logf("the page decodes %dx%d video (%d frames), audio energy %.3g", m.Width, m.Height, m.FramesDecoded, m.AudioEnergy)
+	var greetedAt float64
+	p.WaitFor("the greeting at the page", `window.__sounds.length > 0 && window.__sounds[0]`, 20*time.Second, &greetedAt)
+	av, _ := avatar.Lookup("ava_iris")
+	p.CheckVideoShows("#remote-video", shotPath(t, "join-page.png"), av.Backdrop)
+
+	// The question: the model gets what the recogniser heard; the reply reaches the page.
+	harness.WaitFor(t, 30*time.Second, "the model to be asked", func() bool { return len(fake.Requests()) > 0 })
+	reqs := fake.Requests()
+	asked := reqs[0].Messages[len(reqs[0].Messages)-1]
+	if asked.Role != "user" || !sphinx.Half(asked.Content, question) {
+		t.Errorf("the model was asked %+v, want most words of %q", asked, question)
+	}
+	var repliedAt float64
+	p.WaitFor("the reply at the page", fmt.Sprintf(`window.__sounds.find((t) => t > %d)`, (6*time.Second+1500*time.Millisecond).Milliseconds()),
+		30*time.Second, &repliedAt)
+	t.Logf("from Start: greeting heard at %.0f ms, the reply at %.0f ms", greetedAt, repliedAt)
+
+	var caps []pageCaption
+	p.WaitFor("captions of both sides", `(() => {
+  const c = `+captionsJS+`;
+  const you = c.filter((x) => x.speaker === 'you' && x.final), them = c.filter((x) => x.speaker === 'assistant' && x.final);
+  return you.length >= 1 && them.length >= 2 && c;
+})()`, 20*time.Second, &caps)
+	t.Logf("captions: %+v", caps)
+	var you, them []pageCaption
+	for _, c := range caps {
+		if c.Speaker == "you" {
+			you = append(you, c)
+		} else {
+			them = append(them, c)
+		}
+	}
+	if you[0].Text != asked.Content {
+		t.Errorf("the caller's caption %q, want the words the model was asked %q", you[0].Text, asked.Content)
+	}
+	if !sphinx.Half(you[0].Text, question) || them[0].Text != greeting || !strings.Contains(them[1].Text, "nine in the morning") {
+		t.Errorf("captions %+v, want the greeting, the question and the answer", caps)
+	}
+	var shownLines []string
+	p.Eval(`Array.from(document.querySelectorAll('#captions li')).map((li) => li.textContent)`, &shownLines)
+	if !slices.ContainsFunc(shownLines, func(l string) bool { return strings.HasPrefix(l, "You: ") }) ||
+		!slices.ContainsFunc(shownLines, func(l string) bool { return strings.HasPrefix(l, "Front desk: ") }) {
+		t.Errorf("caption lines on the page %q, want the visitor's and the assistant's", shownLines)
+	}
+
+	// The token went to LiveKit (which it authenticates with) and to no request to the
+	// API's host: not in an address, not in a Referer.
+	for _, r := range p.Requests() {
+		if strings.HasPrefix(r.URL, st.URL) && r.Type != "document" && (strings.Contains(r.URL, w.ParticipantToken) || strings.Contains(r.Referer, w.ParticipantToken)) {
+			t.Errorf("the page sent the token to the API's host: %+v", r)
+		}
+	}
+
+	// Hang up: the call ends, and its record on call.ended holds both turns.
+	p.Click("#hangup")
+	p.WaitFor("the page to show the end", `document.body.dataset.state === 'ended'`, 10*time.Second, nil)
+	waitEnded(t, st, w.CallID)
+	var rec struct {
+		Platform, Status string
+		EndReason        string         `json:"end_reason"`
+		Transcript       []persona.Turn `json:"transcript"`
+	}
+	harness.Must(t, st.Do(t, http.MethodGet, "/v1/calls/"+w.CallID, nil, &rec), http.StatusOK, "GET call")
+	// The question may reach the record as more than one caller turn: a gap in Chromium's
+	// real-time feed of the WAV is a pause to the recogniser, which then ends the turn
+	// there (the first part is what the model was asked).
+	tr := rec.Transcript
+	asking := len(tr) >= 3 && !slices.ContainsFunc(tr[1:len(tr)-1], func(turn persona.Turn) bool { return turn.Speaker != persona.SpeakerCaller })
+	if rec.Platform != "web" || rec.Status != "ended" || rec.EndReason != "remote_hangup" || !asking ||
+		tr[0].Text != greeting || !sphinx.Half(tr[1].Text, question) || tr[len(tr)-1].Text != answer {
+		t.Errorf("record on call.ended = %+v, want the web call ended by the hang-up with the greeting, the question and the answer", rec)
+	} else if tr[1].Text != asked.Content {
+		t.Errorf("the record's first caller turn %q, want the words the model was asked %q", tr[1].Text, asked.Content)
+	}
+}
+
+// shotPath is where a screenshot goes: $SCREENSHOT_DIR to keep it, else the test's
+// temporary folder.
+func shotPath(t *testing.T, name string) string {
+	if d := os.Getenv("SCREENSHOT_DIR"); d != "" {
+		return filepath.Join(d, name)
+	}
+	return filepath.Join(t.TempDir(), name)
+}
+
+// waitEnded waits until call.ended of the call is in the store: written with the
+// worker's final report, so the record is complete then.
+func waitEnded(t *testing.T, st *harness.Stack, callID string) {
+	t.Helper()
+	harness.WaitFor(t, 15*time.Second, "call.ended", func() bool {
+		evs, err := st.Store.ListEvents(context.Background(), st.AccountID, callevent.TypeCallEnded, listing.Query{Limit: listing.MaxLimit})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return slices.ContainsFunc(evs, func(e callevent.Event) bool { return eventtest.ForCall(callID)(e.Data) })
+	})
+}
+
+// TestJoinPageSaysWhatWentWrong: a link without a token, with a malformed one, with an
+// expired one, and for a call that is over each says so, and offers no Start or offers
+// it only to fail plainly; on a phone's screen the page fits and its buttons are reachable.
+func TestJoinPageSaysWhatWentWrong(t *testing.T) {
+	browser.Setup(t)
+	st := harness.Start(t, harness.Options{})
+	asst := publish(t, st)
+	b := browser.Launch(t)
+	status := func(p *browser.Page) string {
+		var s string
+		p.Eval(`document.getElementById('status').textContent`, &s)
+		return s
+	}
+	expectFailed := func(t *testing.T, url, says string) {
+		t.Helper()
+		p := b.Open(url).For(t)
+		p.WaitFor("the page to say what went wrong", `document.body.dataset.state === 'failed'`, 10*time.Second, nil)
+		if got := status(p); !strings.Contains(got, says) {
+			t.Errorf("the page says %q, want %q", got, says)
+		}
+	}
+	t.Run("no token", func(t *testing.T) { expectFailed(t, st.URL+joinpage.Path, "carries no call") })
+	t.Run("malformed token", func(t *testing.T) {
+		expectFailed(t, joinpage.URL(st.URL+joinpage.Path, "not-a-token"), "not a valid call link")
+	})
+	t.Run("expired token", func(t *testing.T) {
+		// A real token of the stack's LiveKit key for a live web call's room, its
+		// lifetime over.
+		w := createWebCall(t, st, asst, "audio")
+		lkc := st.LiveKit.Config()
+		yes := true
+		at := time.Now().Add(-30 * time.Minute)
+		tok, err := lktoken.Sign(lkc.APIKey, lkc.APISecret, lktoken.Claims{RegisteredClaims: jwt.RegisteredClaims{Subject: "customer-expired"},
+			Video: &lktoken.VideoGrant{RoomJoin: true, Room: w.ID, CanPublish: &yes, CanSubscribe: &yes}}, at, 10*time.Minute)
+		if err != nil {
+			t.Fatal(err)
+		}
+		expectFailed(t, joinpage.URL(st.URL+joinpage.Path, tok), "expired")
+	})
+	t.Run("call over", func(t *testing.T) {
+		w := createWebCall(t, st, asst, "audio")
+		harness.Must(t, st.Do(t, http.MethodDelete, "/v1/sessions/"+w.ID, nil, nil), http.StatusOK, "DELETE")
+		p := b.Open(w.JoinURL).For(t)
+		p.WaitFor("the page to be ready", `document.body.dataset.state === 'ready'`, 10*time.Second, nil)
+		p.Click("#start")
+		p.WaitFor("the page to say the call is over", `document.body.dataset.state === 'failed'`, 20*time.Second, nil)
+		if got := status(p); got != "This call has ended." {
+			t.Errorf("the page says %q, want that the call has ended", got)
+		}
+	})
+	t.Run("a phone's screen", func(t *testing.T) {
+		w := createWebCall(t, st, asst, "video")
+		p := b.Open(w.JoinURL).For(t)
+		p.SetViewport(390, 844)
+		p.WaitFor("the page to be ready", `document.body.dataset.state === 'ready'`, 10*time.Second, nil)
+		fits := `(() => {
+  const vw = window.innerWidth, vh = window.innerHeight;
+  const inside = (id) => { const r = document.getElementById(id).getBoundingClientRect(); return r.width > 0 && r.left >= 0 && r.right <= vw && r.bottom <= vh; };
+  return { scroll: document.documentElement.scrollWidth <= vw, stage: inside('stage'), button: inside(%q) };
+})()`
+		var got struct{ Scroll, Stage, Button bool }
+		p.Eval(fmt.Sprintf(fits, "start"), &got)
+		if !got.Scroll || !got.Stage || !got.Button {
+			t.Errorf("on a 390x844 screen before the call: %+v, want no sideways scroll, the stage and Start on the screen", got)
+		}
+		p.Click("#start")
+		p.WaitFor("the page to join", `document.body.dataset.state === 'connected'`, 30*time.Second, nil)
+		p.Eval(fmt.Sprintf(fits, "hangup"), &got)
+		if !got.Scroll || !got.Stage || !got.Button {
+			t.Errorf("on a 390x844 screen in the call: %+v, want no sideways scroll, the stage and Hang up on the screen", got)
+		}
+		shot := shotPath(t, "join-page-phone.png")
+		p.Screenshot(shot)
+		t.Logf("phone screenshot: %s", shot)
+		p.Click("#hangup")
+		p.WaitFor("the page to show the end", `document.body.dataset.state === 'ended'`, 10*time.Second, nil)
+	})
+}
