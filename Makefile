@@ -122,7 +122,7 @@ bench: deps
 ## soak: the local stack under mixed API traffic with calls for SOAK_DURATION (default 2m;
 ## SOAK_DURATION=10m for the long run), loopback only, stops by itself: errors, p99 per
 ## route class, both processes' memory at start, end and once idle, rooms left; with
-## SOAK_WARMUP and SOAK_SETTLE=8m, livekit-server's growth after warm-up (README, Reliability)
+## SOAK_WARMUP and SOAK_SETTLE=8m, livekit-server's growth after warm-up (docs/reliability.md)
 SOAK_DURATION ?= 2m
 soak:
 	bash scripts/build-livekit-server.sh >/dev/null
