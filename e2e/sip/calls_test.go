@@ -79,8 +79,8 @@ func refusedAtPhone(ctx context.Context, t *testing.T, phone *sipphone.Phone, ur
 }
 
 // TestInboundRefused: a disabled line, an account at its concurrent-session limit, and a
-// customer_decides line whose customer declines all refuse a phone's call with 486 Busy
-// Here without answering it; a caller from an address the trunk does not allow never
+// customer_decides line whose customer declines or whose decision times out all refuse
+// a phone's call with 486 Busy Here without answering it; a caller from an address the trunk does not allow never
 // reaches a room and leaves no call record.
 func TestInboundRefused(t *testing.T) {
 	r := theRig(t)
@@ -129,6 +129,30 @@ func TestInboundRefused(t *testing.T) {
 		c := r.callOf(t, l.ID, nil)
 		if c.Status != call.StatusDeclined || c.From != "+15559990013" || c.To != l.Handle {
 			t.Errorf("record %+v, want the phone's call to the line, declined", c)
+		}
+	})
+
+	t.Run("the decision times out", func(t *testing.T) {
+		r.receiver(t)
+		l := r.line(t, "+15550170015", tr.ID, map[string]any{"inbound_mode": "customer_decides",
+			"decision_timeout_seconds": 2, "on_decision_timeout": "decline"})
+		phone := r.phone(t, sipphone.Config{Number: "+15559990015"})
+		start := time.Now()
+		var id string
+		refusedAtPhone(ctx, t, phone, r.dialURI(l.Handle), func() {
+			id = r.incoming(t, l.ID, nil) // call.incoming went out; nobody answers it
+		})
+		if took := time.Since(start); took < 2*time.Second {
+			t.Errorf("the phone was refused %v after dialling, before the 2 s decision timeout", took)
+		}
+		for _, e := range phone.Events() {
+			if e.Type == "CALL_ESTABLISHED" {
+				t.Errorf("the phone was answered: %+v", phone.Events())
+			}
+		}
+		c := r.record(t, id)
+		if c.Status != call.StatusDeclined || str(c.EndReason) != "decision_timeout" || c.AnsweredAt != nil {
+			t.Errorf("record %+v, want declined by the decision timeout, never answered", c)
 		}
 	})
 

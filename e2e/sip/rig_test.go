@@ -142,6 +142,7 @@ type recordObj struct {
 	Platform   string           `json:"platform"`
 	HandledBy  string           `json:"handled_by"`
 	SessionID  *string          `json:"session_id"`
+	AnsweredAt *string          `json:"answered_at"`
 	EndReason  *string          `json:"end_reason"`
 	EndedBy    *string          `json:"ended_by"`
 	Decision   *string          `json:"decision"`
