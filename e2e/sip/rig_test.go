@@ -150,8 +150,9 @@ type recordObj struct {
 	Metrics    *persona.Metrics `json:"metrics"`
 	Report     *string          `json:"assistant_report"`
 	Transfer   *struct {
-		To     string `json:"to"`
-		Status string `json:"status"`
+		To      string  `json:"to"`
+		Status  string  `json:"status"`
+		Failure *string `json:"failure"`
 	} `json:"transfer"`
 }
 
