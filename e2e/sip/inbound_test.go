@@ -10,6 +10,7 @@ import (
 	"github.com/bridgeline/bridgeline/e2e/harness"
 	"github.com/bridgeline/bridgeline/e2e/sipphone"
 	"github.com/bridgeline/bridgeline/mediafleet/llm/llmtest"
+	"github.com/bridgeline/bridgeline/mediafleet/speechtest/sphinx"
 	"github.com/bridgeline/bridgeline/shared/call"
 )
 
@@ -23,22 +24,6 @@ func script(replies ...llmtest.Reply) func(llmtest.Request) llmtest.Reply {
 		}
 		return llmtest.Reply{Text: "Sorry?"}
 	}
-}
-
-// mostWords reports whether more than half of want's words are in got.
-func mostWords(got, want string) bool {
-	have := map[string]bool{}
-	for _, w := range strings.Fields(got) {
-		have[w] = true
-	}
-	ws := strings.Fields(words(want))
-	n := 0
-	for _, w := range ws {
-		if have[w] {
-			n++
-		}
-	}
-	return 2*n > len(ws)
 }
 
 // TestInboundAssistantCall: a SIP phone calls a line made through the API on a trunk made
@@ -91,14 +76,14 @@ func TestInboundAssistantCall(t *testing.T) {
 
 	harness.WaitFor(t, 40*time.Second, "the model's first request", func() bool { return len(r.fake.Requests()) > before })
 	req := r.fake.Requests()[before]
-	if n := len(req.Messages); n != 3 || req.Messages[1].Content != greeting || !mostWords(req.Messages[2].Content, question) {
+	if n := len(req.Messages); n != 3 || req.Messages[1].Content != greeting || !sphinx.Most(req.Messages[2].Content, question) {
 		t.Errorf("the model got %+v, want the prompt, the greeting and most words of %q", req.Messages, words(question))
 	}
 	// The phone talks over the long reply (its third sentence), then waits for the answer.
 	harness.WaitFor(t, 60*time.Second, "the model's third request", func() bool { return len(r.fake.Requests()) >= before+3 })
 	third := r.fake.Requests()[before+2]
 	if m := third.Messages; len(m) < 2 || m[len(m)-2].Role != "assistant" || !strings.HasPrefix(long, m[len(m)-2].Content) ||
-		len(m[len(m)-2].Content) >= len(long) || !mostWords(m[len(m)-1].Content, overTalk) {
+		len(m[len(m)-2].Content) >= len(long) || !sphinx.Most(m[len(m)-1].Content, overTalk) {
 		t.Errorf("the third request ends %+v, want the long reply cut where the caller talked over it, then most words of %q", m, words(overTalk))
 	}
 	time.Sleep(4 * time.Second) // the last answer
