@@ -7086,14 +7086,17 @@ type ClientInterface interface {
 	// Hands a live call over to `to`, an E.164 number or a SIP URI
 	// (`sip:agent@pbx.example.com`), through its platform: on a SIP line, a SIP REFER
 	// to the caller's side, which calls the destination through its own provider. The
-	// answer comes once the destination answered: 200 with the call record, ended with
-	// `end_reason: "transferred"` and its `transfer` completed (the call has left
-	// Bridgeline). A transfer that fails (refused, unanswered within 40 s) keeps the
-	// call as it was and answers 409 `transfer_failed`, the record's `transfer` saying
-	// `failed`. 409 `transfer_not_supported` on a platform that cannot transfer (the
-	// sim); 409 `call_not_active` for a call that is not live (ringing, ended);
-	// 400 `parameter_invalid` on `to`; 502 `upstream_unavailable` when the platform did
-	// not answer.
+	// destination may ring for up to 40 s, so the answer does not wait for it: 202
+	// with the call record, its `transfer` `pending`. The outcome lands in the record
+	// (read it with `GET /v1/calls/{id}`): when the destination answers, or the
+	// caller's side leaves the call for it after the REFER, the transfer is
+	// `completed` and the call ends with `end_reason: "transferred"` (`call.ended`
+	// goes out); when the destination refuses or does not answer within 40 s, the
+	// transfer is `failed` with its `failure`, and the call goes on as it was. While a
+	// transfer is pending another is 409 `call_not_active`. 409
+	// `transfer_not_supported` on a platform that cannot transfer (the sim); 409
+	// `call_not_active` for a call that is not live (ringing, ended); 400
+	// `parameter_invalid` on `to`.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -7105,14 +7108,17 @@ type ClientInterface interface {
 	// Hands a live call over to `to`, an E.164 number or a SIP URI
 	// (`sip:agent@pbx.example.com`), through its platform: on a SIP line, a SIP REFER
 	// to the caller's side, which calls the destination through its own provider. The
-	// answer comes once the destination answered: 200 with the call record, ended with
-	// `end_reason: "transferred"` and its `transfer` completed (the call has left
-	// Bridgeline). A transfer that fails (refused, unanswered within 40 s) keeps the
-	// call as it was and answers 409 `transfer_failed`, the record's `transfer` saying
-	// `failed`. 409 `transfer_not_supported` on a platform that cannot transfer (the
-	// sim); 409 `call_not_active` for a call that is not live (ringing, ended);
-	// 400 `parameter_invalid` on `to`; 502 `upstream_unavailable` when the platform did
-	// not answer.
+	// destination may ring for up to 40 s, so the answer does not wait for it: 202
+	// with the call record, its `transfer` `pending`. The outcome lands in the record
+	// (read it with `GET /v1/calls/{id}`): when the destination answers, or the
+	// caller's side leaves the call for it after the REFER, the transfer is
+	// `completed` and the call ends with `end_reason: "transferred"` (`call.ended`
+	// goes out); when the destination refuses or does not answer within 40 s, the
+	// transfer is `failed` with its `failure`, and the call goes on as it was. While a
+	// transfer is pending another is 409 `call_not_active`. 409
+	// `transfer_not_supported` on a platform that cannot transfer (the sim); 409
+	// `call_not_active` for a call that is not live (ringing, ended); 400
+	// `parameter_invalid` on `to`.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -8356,14 +8362,17 @@ func (c *BaseClient) AnswerCall(ctx context.Context, id CallID, params *AnswerCa
 // Hands a live call over to `to`, an E.164 number or a SIP URI
 // (`sip:agent@pbx.example.com`), through its platform: on a SIP line, a SIP REFER
 // to the caller's side, which calls the destination through its own provider. The
-// answer comes once the destination answered: 200 with the call record, ended with
-// `end_reason: "transferred"` and its `transfer` completed (the call has left
-// Bridgeline). A transfer that fails (refused, unanswered within 40 s) keeps the
-// call as it was and answers 409 `transfer_failed`, the record's `transfer` saying
-// `failed`. 409 `transfer_not_supported` on a platform that cannot transfer (the
-// sim); 409 `call_not_active` for a call that is not live (ringing, ended);
-// 400 `parameter_invalid` on `to`; 502 `upstream_unavailable` when the platform did
-// not answer.
+// destination may ring for up to 40 s, so the answer does not wait for it: 202
+// with the call record, its `transfer` `pending`. The outcome lands in the record
+// (read it with `GET /v1/calls/{id}`): when the destination answers, or the
+// caller's side leaves the call for it after the REFER, the transfer is
+// `completed` and the call ends with `end_reason: "transferred"` (`call.ended`
+// goes out); when the destination refuses or does not answer within 40 s, the
+// transfer is `failed` with its `failure`, and the call goes on as it was. While a
+// transfer is pending another is 409 `call_not_active`. 409
+// `transfer_not_supported` on a platform that cannot transfer (the sim); 409
+// `call_not_active` for a call that is not live (ringing, ended); 400
+// `parameter_invalid` on `to`.
 //
 // Takes any type of body and a specified content type.
 //
@@ -8385,14 +8394,17 @@ func (c *BaseClient) TransferCallWithBody(ctx context.Context, id CallID, params
 // Hands a live call over to `to`, an E.164 number or a SIP URI
 // (`sip:agent@pbx.example.com`), through its platform: on a SIP line, a SIP REFER
 // to the caller's side, which calls the destination through its own provider. The
-// answer comes once the destination answered: 200 with the call record, ended with
-// `end_reason: "transferred"` and its `transfer` completed (the call has left
-// Bridgeline). A transfer that fails (refused, unanswered within 40 s) keeps the
-// call as it was and answers 409 `transfer_failed`, the record's `transfer` saying
-// `failed`. 409 `transfer_not_supported` on a platform that cannot transfer (the
-// sim); 409 `call_not_active` for a call that is not live (ringing, ended);
-// 400 `parameter_invalid` on `to`; 502 `upstream_unavailable` when the platform did
-// not answer.
+// destination may ring for up to 40 s, so the answer does not wait for it: 202
+// with the call record, its `transfer` `pending`. The outcome lands in the record
+// (read it with `GET /v1/calls/{id}`): when the destination answers, or the
+// caller's side leaves the call for it after the REFER, the transfer is
+// `completed` and the call ends with `end_reason: "transferred"` (`call.ended`
+// goes out); when the destination refuses or does not answer within 40 s, the
+// transfer is `failed` with its `failure`, and the call goes on as it was. While a
+// transfer is pending another is 409 `call_not_active`. 409
+// `transfer_not_supported` on a platform that cannot transfer (the sim); 409
+// `call_not_active` for a call that is not live (ringing, ended); 400
+// `parameter_invalid` on `to`.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -12466,14 +12478,17 @@ type ClientWithResponsesInterface interface {
 	// Hands a live call over to `to`, an E.164 number or a SIP URI
 	// (`sip:agent@pbx.example.com`), through its platform: on a SIP line, a SIP REFER
 	// to the caller's side, which calls the destination through its own provider. The
-	// answer comes once the destination answered: 200 with the call record, ended with
-	// `end_reason: "transferred"` and its `transfer` completed (the call has left
-	// Bridgeline). A transfer that fails (refused, unanswered within 40 s) keeps the
-	// call as it was and answers 409 `transfer_failed`, the record's `transfer` saying
-	// `failed`. 409 `transfer_not_supported` on a platform that cannot transfer (the
-	// sim); 409 `call_not_active` for a call that is not live (ringing, ended);
-	// 400 `parameter_invalid` on `to`; 502 `upstream_unavailable` when the platform did
-	// not answer.
+	// destination may ring for up to 40 s, so the answer does not wait for it: 202
+	// with the call record, its `transfer` `pending`. The outcome lands in the record
+	// (read it with `GET /v1/calls/{id}`): when the destination answers, or the
+	// caller's side leaves the call for it after the REFER, the transfer is
+	// `completed` and the call ends with `end_reason: "transferred"` (`call.ended`
+	// goes out); when the destination refuses or does not answer within 40 s, the
+	// transfer is `failed` with its `failure`, and the call goes on as it was. While a
+	// transfer is pending another is 409 `call_not_active`. 409
+	// `transfer_not_supported` on a platform that cannot transfer (the sim); 409
+	// `call_not_active` for a call that is not live (ringing, ended); 400
+	// `parameter_invalid` on `to`.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -12485,14 +12500,17 @@ type ClientWithResponsesInterface interface {
 	// Hands a live call over to `to`, an E.164 number or a SIP URI
 	// (`sip:agent@pbx.example.com`), through its platform: on a SIP line, a SIP REFER
 	// to the caller's side, which calls the destination through its own provider. The
-	// answer comes once the destination answered: 200 with the call record, ended with
-	// `end_reason: "transferred"` and its `transfer` completed (the call has left
-	// Bridgeline). A transfer that fails (refused, unanswered within 40 s) keeps the
-	// call as it was and answers 409 `transfer_failed`, the record's `transfer` saying
-	// `failed`. 409 `transfer_not_supported` on a platform that cannot transfer (the
-	// sim); 409 `call_not_active` for a call that is not live (ringing, ended);
-	// 400 `parameter_invalid` on `to`; 502 `upstream_unavailable` when the platform did
-	// not answer.
+	// destination may ring for up to 40 s, so the answer does not wait for it: 202
+	// with the call record, its `transfer` `pending`. The outcome lands in the record
+	// (read it with `GET /v1/calls/{id}`): when the destination answers, or the
+	// caller's side leaves the call for it after the REFER, the transfer is
+	// `completed` and the call ends with `end_reason: "transferred"` (`call.ended`
+	// goes out); when the destination refuses or does not answer within 40 s, the
+	// transfer is `failed` with its `failure`, and the call goes on as it was. While a
+	// transfer is pending another is 409 `call_not_active`. 409
+	// `transfer_not_supported` on a platform that cannot transfer (the sim); 409
+	// `call_not_active` for a call that is not live (ringing, ended); 400
+	// `parameter_invalid` on `to`.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -16121,8 +16139,8 @@ func (r AnswerCallResponse) ContentType() string {
 	return ""
 }
 
-// TransferCallResponse200Headers the declared response headers of an HTTP 200 response for TransferCall
-type TransferCallResponse200Headers struct {
+// TransferCallResponse202Headers the declared response headers of an HTTP 202 response for TransferCall
+type TransferCallResponse202Headers struct {
 	IdempotentReplayed *string
 	RequestId          RequestID
 }
@@ -16177,17 +16195,11 @@ type TransferCallResponse500Headers struct {
 	RequestId RequestID
 }
 
-// TransferCallResponse502Headers the declared response headers of an HTTP 502 response for TransferCall
-type TransferCallResponse502Headers struct {
-	IdempotentReplayed *string
-	RequestId          RequestID
-}
-
 type TransferCallResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
-	// JSON200 the response for an HTTP 200 `application/json` response
-	JSON200 *Call
+	// JSON202 the response for an HTTP 202 `application/json` response
+	JSON202 *Call
 	// JSON400 the response for an HTTP 400 `application/json` response
 	JSON400 *BadRequestPost
 	// JSON401 the response for an HTTP 401 `application/json` response
@@ -16206,10 +16218,8 @@ type TransferCallResponse struct {
 	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
-	// JSON502 the response for an HTTP 502 `application/json` response
-	JSON502 *Upstream
-	// Headers200 the parsed response headers for an HTTP 200 response
-	Headers200 *TransferCallResponse200Headers
+	// Headers202 the parsed response headers for an HTTP 202 response
+	Headers202 *TransferCallResponse202Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
 	Headers400 *TransferCallResponse400Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
@@ -16228,13 +16238,11 @@ type TransferCallResponse struct {
 	Headers429 *TransferCallResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *TransferCallResponse500Headers
-	// Headers502 the parsed response headers for an HTTP 502 response
-	Headers502 *TransferCallResponse502Headers
 }
 
-// GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r TransferCallResponse) GetJSON200() *Call {
-	return r.JSON200
+// GetJSON202 returns the response for an HTTP 202 `application/json` response
+func (r TransferCallResponse) GetJSON202() *Call {
+	return r.JSON202
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
@@ -16280,11 +16288,6 @@ func (r TransferCallResponse) GetJSON429() *RateLimited {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r TransferCallResponse) GetJSON500() *InternalError {
 	return r.JSON500
-}
-
-// GetJSON502 returns the response for an HTTP 502 `application/json` response
-func (r TransferCallResponse) GetJSON502() *Upstream {
-	return r.JSON502
 }
 
 // GetBody returns the raw response body bytes
@@ -21109,14 +21112,17 @@ func (c *ClientWithResponses) AnswerCallWithResponse(ctx context.Context, id Cal
 // Hands a live call over to `to`, an E.164 number or a SIP URI
 // (`sip:agent@pbx.example.com`), through its platform: on a SIP line, a SIP REFER
 // to the caller's side, which calls the destination through its own provider. The
-// answer comes once the destination answered: 200 with the call record, ended with
-// `end_reason: "transferred"` and its `transfer` completed (the call has left
-// Bridgeline). A transfer that fails (refused, unanswered within 40 s) keeps the
-// call as it was and answers 409 `transfer_failed`, the record's `transfer` saying
-// `failed`. 409 `transfer_not_supported` on a platform that cannot transfer (the
-// sim); 409 `call_not_active` for a call that is not live (ringing, ended);
-// 400 `parameter_invalid` on `to`; 502 `upstream_unavailable` when the platform did
-// not answer.
+// destination may ring for up to 40 s, so the answer does not wait for it: 202
+// with the call record, its `transfer` `pending`. The outcome lands in the record
+// (read it with `GET /v1/calls/{id}`): when the destination answers, or the
+// caller's side leaves the call for it after the REFER, the transfer is
+// `completed` and the call ends with `end_reason: "transferred"` (`call.ended`
+// goes out); when the destination refuses or does not answer within 40 s, the
+// transfer is `failed` with its `failure`, and the call goes on as it was. While a
+// transfer is pending another is 409 `call_not_active`. 409
+// `transfer_not_supported` on a platform that cannot transfer (the sim); 409
+// `call_not_active` for a call that is not live (ringing, ended); 400
+// `parameter_invalid` on `to`.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -21134,14 +21140,17 @@ func (c *ClientWithResponses) TransferCallWithBodyWithResponse(ctx context.Conte
 // Hands a live call over to `to`, an E.164 number or a SIP URI
 // (`sip:agent@pbx.example.com`), through its platform: on a SIP line, a SIP REFER
 // to the caller's side, which calls the destination through its own provider. The
-// answer comes once the destination answered: 200 with the call record, ended with
-// `end_reason: "transferred"` and its `transfer` completed (the call has left
-// Bridgeline). A transfer that fails (refused, unanswered within 40 s) keeps the
-// call as it was and answers 409 `transfer_failed`, the record's `transfer` saying
-// `failed`. 409 `transfer_not_supported` on a platform that cannot transfer (the
-// sim); 409 `call_not_active` for a call that is not live (ringing, ended);
-// 400 `parameter_invalid` on `to`; 502 `upstream_unavailable` when the platform did
-// not answer.
+// destination may ring for up to 40 s, so the answer does not wait for it: 202
+// with the call record, its `transfer` `pending`. The outcome lands in the record
+// (read it with `GET /v1/calls/{id}`): when the destination answers, or the
+// caller's side leaves the call for it after the REFER, the transfer is
+// `completed` and the call ends with `end_reason: "transferred"` (`call.ended`
+// goes out); when the destination refuses or does not answer within 40 s, the
+// transfer is `failed` with its `failure`, and the call goes on as it was. While a
+// transfer is pending another is 409 `call_not_active`. 409
+// `transfer_not_supported` on a platform that cannot transfer (the sim); 409
+// `call_not_active` for a call that is not live (ringing, ended); 400
+// `parameter_invalid` on `to`.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -25674,12 +25683,12 @@ func ParseTransferCallResponse(rsp *http.Response) (*TransferCallResponse, error
 	}
 
 	switch {
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 202:
 		var dest Call
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
-		response.JSON200 = &dest
+		response.JSON202 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
 		var dest BadRequestPost
@@ -25744,18 +25753,11 @@ func ParseTransferCallResponse(rsp *http.Response) (*TransferCallResponse, error
 		}
 		response.JSON500 = &dest
 
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 502:
-		var dest Upstream
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.JSON502 = &dest
-
 	}
 
 	switch {
-	case rsp.StatusCode == 200:
-		var headers TransferCallResponse200Headers
+	case rsp.StatusCode == 202:
+		var headers TransferCallResponse202Headers
 		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -25770,7 +25772,7 @@ func ParseTransferCallResponse(rsp *http.Response) (*TransferCallResponse, error
 			}
 			headers.RequestId = value
 		}
-		response.Headers200 = &headers
+		response.Headers202 = &headers
 	case rsp.StatusCode == 400:
 		var headers TransferCallResponse400Headers
 		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
@@ -25896,23 +25898,6 @@ func ParseTransferCallResponse(rsp *http.Response) (*TransferCallResponse, error
 			headers.RequestId = value
 		}
 		response.Headers500 = &headers
-	case rsp.StatusCode == 502:
-		var headers TransferCallResponse502Headers
-		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
-				return nil, err
-			}
-			headers.IdempotentReplayed = &value
-		}
-		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
-			var value RequestID
-			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
-				return nil, err
-			}
-			headers.RequestId = value
-		}
-		response.Headers502 = &headers
 	}
 
 	return response, nil

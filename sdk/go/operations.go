@@ -447,13 +447,14 @@ func (c *Client) DeleteLine(ctx context.Context, id string, opts ...RequestEdito
 }
 
 // TransferCall hands a live call to a number or SIP URI (POST /v1/calls/{id}/transfer)
-// and returns the call once the destination answered; transfer_failed keeps the call.
+// and returns the call at once, its transfer pending; the outcome (completed, the call
+// ended as transferred, or failed, the call going on) lands in the record (GetCall).
 func (c *Client) TransferCall(ctx context.Context, id string, body CallTransferRequest, opts ...RequestEditorFn) (*Call, error) {
 	r, err := c.Generated.TransferCallWithResponse(ctx, id, nil, body, opts...)
 	if err != nil {
 		return nil, err
 	}
-	return answer(r.HTTPResponse, r.Body, r.JSON200)
+	return answer(r.HTTPResponse, r.Body, r.JSON202)
 }
 
 // CreateSipTrunk connects a SIP provider to the account (POST /v1/sip_trunks); its

@@ -95,6 +95,9 @@ type Deps struct {
 	// the processes that serve the page (the local stack, the join-page function); nil
 	// answers 503 on its route, so every other function links none of it.
 	JoinPage fs.FS
+	// Later runs the work that goes on after a request answered (session.WithLater):
+	// nil, a goroutine; a Lambda, which stops when it answers, runs it in place.
+	Later func(task func())
 	// Log receives the control plane's logs (nil: discarded); Now is the clock (nil:
 	// time.Now).
 	Log *slog.Logger
@@ -189,7 +192,7 @@ func New(cfg config.Config, deps Deps) (*ControlPlane, error) {
 	sessionOpts := []session.Option{session.WithPlatforms(platforms), session.WithDecider(cp.Asker),
 		session.WithDecisionReserve(deps.DecisionReserve), session.WithMaxDuration(cfg.MaxSession),
 		session.WithDispatchTimeout(cfg.AssistantDispatchTimeout), session.WithMaxConcurrentSessions(cfg.MaxConcurrentSessions),
-		session.WithSubscriptions(cp.Endpoints), session.WithLog(log), session.WithClock(now)}
+		session.WithSubscriptions(cp.Endpoints), session.WithLater(deps.Later), session.WithLog(log), session.WithClock(now)}
 	if notify != nil {
 		sessionOpts = append(sessionOpts, session.WithWriteNotify(notify))
 	}

@@ -278,7 +278,8 @@ func (h *Sessions) transferCall(w http.ResponseWriter, r *http.Request) (int, an
 	if err != nil {
 		return 0, nil, err
 	}
-	return http.StatusOK, PresentCall(c), nil
+	// Accepted: the destination rings; the outcome lands in the record's transfer.
+	return http.StatusAccepted, PresentCall(c), nil
 }
 
 // patchMetadata answers a PATCH whose one field is metadata: the record of the path's id

@@ -701,14 +701,17 @@ export interface paths {
          * @description Hands a live call over to `to`, an E.164 number or a SIP URI
          *     (`sip:agent@pbx.example.com`), through its platform: on a SIP line, a SIP REFER
          *     to the caller's side, which calls the destination through its own provider. The
-         *     answer comes once the destination answered: 200 with the call record, ended with
-         *     `end_reason: "transferred"` and its `transfer` completed (the call has left
-         *     Bridgeline). A transfer that fails (refused, unanswered within 40 s) keeps the
-         *     call as it was and answers 409 `transfer_failed`, the record's `transfer` saying
-         *     `failed`. 409 `transfer_not_supported` on a platform that cannot transfer (the
-         *     sim); 409 `call_not_active` for a call that is not live (ringing, ended);
-         *     400 `parameter_invalid` on `to`; 502 `upstream_unavailable` when the platform did
-         *     not answer.
+         *     destination may ring for up to 40 s, so the answer does not wait for it: 202
+         *     with the call record, its `transfer` `pending`. The outcome lands in the record
+         *     (read it with `GET /v1/calls/{id}`): when the destination answers, or the
+         *     caller's side leaves the call for it after the REFER, the transfer is
+         *     `completed` and the call ends with `end_reason: "transferred"` (`call.ended`
+         *     goes out); when the destination refuses or does not answer within 40 s, the
+         *     transfer is `failed` with its `failure`, and the call goes on as it was. While a
+         *     transfer is pending another is 409 `call_not_active`. 409
+         *     `transfer_not_supported` on a platform that cannot transfer (the sim); 409
+         *     `call_not_active` for a call that is not live (ringing, ended); 400
+         *     `parameter_invalid` on `to`.
          */
         post: operations["transferCall"];
         delete?: never;
@@ -7749,8 +7752,8 @@ export interface operations {
             };
         };
         responses: {
-            /** @description The call, transferred. */
-            200: {
+            /** @description The call, its transfer pending. */
+            202: {
                 headers: {
                     "Request-Id": components["headers"]["Request-Id"];
                     "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
@@ -7769,7 +7772,6 @@ export interface operations {
             422: components["responses"]["UnprocessablePost"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
-            502: components["responses"]["Upstream"];
         };
     };
     listSipTrunks: {
