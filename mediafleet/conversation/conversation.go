@@ -262,6 +262,7 @@ type session struct {
 type openTurn struct {
 	onset   time.Time
 	interim string // the interim words published last
+	samples int    // the audio handed to the recogniser
 }
 
 // floor is who speaks when the caller talks over the assistant. The assistant pauses at
@@ -282,6 +283,7 @@ func (s *session) run(ctx context.Context) error {
 			s.cur.cancel()
 			s.finishReply(s.waitReply(), false)
 		}
+		s.countAudio() // a turn the call's end cut short
 	}()
 	audio := s.line.Audio()
 	var timeUp <-chan time.Time
@@ -393,6 +395,7 @@ func (s *session) speechStarted(m speechStarted) {
 	}
 	for _, a := range m.audio {
 		_ = s.tr.Write(a)
+		s.turn.samples += len(a)
 	}
 	s.publishInterim()
 	if s.cur != nil || s.line.Speaking() {
@@ -410,6 +413,7 @@ func (s *session) speechGoesOn(m speechGoesOn) {
 	if err := s.tr.Write(m.window); err != nil {
 		s.log.Warn("transcriber write", "err", err)
 	}
+	s.turn.samples += len(m.window)
 	s.publishInterim()
 	if s.floor.paused && !s.floor.confirmed && m.spoken >= samples(s.cfg.Confirm) {
 		s.floor.confirmed = true
@@ -455,6 +459,7 @@ func (s *session) turnEnded(ctx context.Context, m turnEnded) error {
 	}
 	transcribed := time.Now()
 	s.line.Publish(speech.Latency{Step: speech.STTFinal, Took: transcribed.Sub(m.at)})
+	s.countAudio()
 	text = strings.TrimSpace(text)
 	if err != nil {
 		s.log.Warn("transcription failed", "err", err)
@@ -481,6 +486,14 @@ func (s *session) turnEnded(ctx context.Context, m turnEnded) error {
 	s.history = append(s.history, speech.Message{Role: speech.RoleUser, Content: text})
 	s.startReply(ctx, tm, "")
 	return nil
+}
+
+// countAudio tells the caller audio the recogniser got in the open turn, once.
+func (s *session) countAudio() {
+	if n := s.turn.samples; n > 0 {
+		s.turn.samples = 0
+		s.line.Publish(speech.Used{STTAudio: time.Duration(n) * time.Second / speech.Rate})
+	}
 }
 
 // closeTurn publishes the caller's final words, if the turn had any.
