@@ -126,6 +126,10 @@ type Call struct {
 	// AssistantReport is ReportReceived or ReportMissing once known; "" is pending.
 	AssistantReport string `json:"assistant_report,omitempty"`
 
+	// Usage is set when the call ends (usage.go); the worker's counts come with its
+	// ended report, which may come after.
+	Usage *Usage `json:"usage,omitempty"`
+
 	// Metadata is the customer's key-value pairs (shared/metadata): a copy of its
 	// session's for an outbound call, none at first for an inbound one.
 	Metadata metadata.Metadata `json:"metadata,omitempty"`
@@ -167,6 +171,7 @@ func (c *Call) End(status, reason, by string, t time.Time, newEventID func() str
 		d = max(0, t.Sub(*c.AnsweredAt).Milliseconds())
 	}
 	c.DurationMS = &d
+	c.setUsageDuration()
 	return c.EndedEvent(newEventID(), t), true
 }
 

@@ -4091,6 +4091,40 @@ export interface components {
             tool_ms?: components["schemas"]["Percentiles"];
         } | null;
         /**
+         * @description What one call used.
+         * @example {
+         *       "duration_ms": 59000,
+         *       "billable_seconds": 59,
+         *       "stt_audio_ms": 21480,
+         *       "tts_characters": 912,
+         *       "llm_prompt_tokens": 4210,
+         *       "llm_completion_tokens": 236,
+         *       "estimated": false
+         *     }
+         */
+        CallUsage: {
+            /** @description From the answer to the end, in milliseconds (0 for a call never answered). */
+            duration_ms: number;
+            /** @description `duration_ms` rounded up per started second: 1 ms is 1 s, 1001 ms is 2 s; 0 for a call never answered. */
+            billable_seconds: number;
+            /** @description Caller audio given to the speech recogniser: the caller's turns, not the silence between them. Assistant calls only (0 otherwise). */
+            stt_audio_ms: number;
+            /** @description Characters (Unicode code points) synthesised to speech: the greeting, the replies, fillers and apologies, including sentences the caller cut off. Assistant calls only. */
+            tts_characters: number;
+            /** @description Prompt tokens over every language model request of the call (a reply with tool calls makes more than one). Assistant calls only. */
+            llm_prompt_tokens: number;
+            /** @description Completion tokens over the same requests. */
+            llm_completion_tokens: number;
+            /**
+             * @description `true` when the model did not report the tokens of at least one request
+             *     (Bridgeline asks OpenAI-compatible servers for it with
+             *     `stream_options.include_usage`): those were counted by Bridgeline at about
+             *     four characters a token, so the token figures are an estimate. A deployment
+             *     without a language model counts no tokens.
+             */
+            estimated: boolean;
+        };
+        /**
          * @description The call record.
          * @example {
          *       "id": "call_01jd3f4g5h6j7k8m9n0p1q2r3t",
@@ -4160,6 +4194,15 @@ export interface components {
          *         }
          *       },
          *       "assistant_report": "received",
+         *       "usage": {
+         *         "duration_ms": 59000,
+         *         "billable_seconds": 59,
+         *         "stt_audio_ms": 21480,
+         *         "tts_characters": 912,
+         *         "llm_prompt_tokens": 4210,
+         *         "llm_completion_tokens": 236,
+         *         "estimated": false
+         *       },
          *       "variables": {
          *         "caller_name": "Ada"
          *       },
@@ -4249,6 +4292,13 @@ export interface components {
              * @enum {string|null}
              */
             assistant_report: "pending" | "received" | "missing" | null;
+            /**
+             * @description What the call used; null until it is over. `duration_ms` and
+             *     `billable_seconds` are set when it ends; an assistant call's speech and model
+             *     counts when the persona worker's final report is in (`assistant_report:
+             *     received`), zero before. `GET /v1/usage` sums them per day.
+             */
+            usage: components["schemas"]["CallUsage"] | null;
             /** @description Your own key-value pairs on the call; `{}` for none. An outbound call starts with a copy of its session's, an inbound call with none; `PATCH /v1/calls/{id}` changes them. See `Metadata`. */
             metadata: components["schemas"]["Metadata"];
             /**
@@ -4334,6 +4384,15 @@ export interface components {
          *             }
          *           },
          *           "assistant_report": "received",
+         *           "usage": {
+         *             "duration_ms": 59000,
+         *             "billable_seconds": 59,
+         *             "stt_audio_ms": 21480,
+         *             "tts_characters": 912,
+         *             "llm_prompt_tokens": 4210,
+         *             "llm_completion_tokens": 236,
+         *             "estimated": false
+         *           },
          *           "variables": {
          *             "caller_name": "Ada"
          *           },
@@ -6653,6 +6712,15 @@ export interface operations {
                      *             }
                      *           },
                      *           "assistant_report": "received",
+                     *           "usage": {
+                     *             "duration_ms": 59000,
+                     *             "billable_seconds": 59,
+                     *             "stt_audio_ms": 21480,
+                     *             "tts_characters": 912,
+                     *             "llm_prompt_tokens": 4210,
+                     *             "llm_completion_tokens": 236,
+                     *             "estimated": false
+                     *           },
                      *           "variables": {
                      *             "caller_name": "Ada"
                      *           },
@@ -6763,6 +6831,15 @@ export interface operations {
                      *         }
                      *       },
                      *       "assistant_report": "received",
+                     *       "usage": {
+                     *         "duration_ms": 59000,
+                     *         "billable_seconds": 59,
+                     *         "stt_audio_ms": 21480,
+                     *         "tts_characters": 912,
+                     *         "llm_prompt_tokens": 4210,
+                     *         "llm_completion_tokens": 236,
+                     *         "estimated": false
+                     *       },
                      *       "variables": {
                      *         "caller_name": "Ada"
                      *       },
@@ -6882,6 +6959,15 @@ export interface operations {
                      *         }
                      *       },
                      *       "assistant_report": "received",
+                     *       "usage": {
+                     *         "duration_ms": 59000,
+                     *         "billable_seconds": 59,
+                     *         "stt_audio_ms": 21480,
+                     *         "tts_characters": 912,
+                     *         "llm_prompt_tokens": 4210,
+                     *         "llm_completion_tokens": 236,
+                     *         "estimated": false
+                     *       },
                      *       "variables": {
                      *         "caller_name": "Ada"
                      *       },
