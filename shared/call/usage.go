@@ -1,6 +1,9 @@
 package call
 
-import "github.com/bridgeline/bridgeline/shared/persona"
+import (
+	"github.com/bridgeline/bridgeline/shared/persona"
+	"github.com/bridgeline/bridgeline/shared/usage"
+)
 
 // Usage is what a call used: its length, as billed, and what its assistant's worker
 // counted (persona.Usage: zero for a call no assistant handled, or until the worker's
@@ -45,3 +48,32 @@ func (c *Call) CountUsage(w persona.Usage) {
 	c.Usage = &u
 }
 
+// Counts are the usage as the daily aggregate sums it: one call.
+func (u Usage) Counts() usage.Counts {
+	return usage.Counts{Calls: 1, DurationMS: u.DurationMS, BillableSeconds: u.BillableSeconds,
+		STTAudioMS: u.STTAudioMS, TTSCharacters: u.TTSCharacters,
+		LLMPromptTokens: u.LLMPromptTokens, LLMCompletionTokens: u.LLMCompletionTokens}
+}
+
+// TakeUsageDue returns what the call adds to its account's usage on the day it started
+// since the write that last counted it, and marks it counted (UsageCounted). A store
+// calls it on the record it writes, in the same conditional write as the record: the
+// call's first write with usage adds the call, a later report adds the difference, a
+// redelivered one nothing. ok is false when nothing is due.
+func (c *Call) TakeUsageDue() (due usage.Due, ok bool) {
+	if c.Usage == nil {
+		return usage.Due{}, false
+	}
+	now := c.Usage.Counts()
+	var before usage.Counts
+	if c.UsageCounted != nil {
+		before = *c.UsageCounted
+	}
+	d := now.Since(before)
+	counted := before.Add(d) // never below what was added
+	c.UsageCounted = &counted
+	if d == (usage.Counts{}) {
+		return usage.Due{}, false
+	}
+	return usage.Due{AccountID: c.AccountID, Date: usage.Date(c.StartedAt), Counts: d}, true
+}
