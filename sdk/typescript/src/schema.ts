@@ -516,6 +516,39 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/usage": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Usage per day
+         * @description What the account's calls used, summed per UTC day over a range of days: every
+         *     day from the day `created[gte]` falls on to the day `created[lte]` falls on, both
+         *     included and listed oldest first (a day without calls has zeros), and their total.
+         *     A call counts on the UTC day it started (its `started_at`, the time the
+         *     `created[...]` filters of `GET /v1/calls` read), once, when it is over; an
+         *     assistant call's speech and model figures are added when the persona worker's
+         *     final report is in, usually within seconds of the end, to the same day. The sums
+         *     are the calls' `usage` objects (`CallUsage`), kept in an aggregate written with
+         *     each call record, so this reads one record per day, never the calls.
+         *
+         *     Without `created[gte]`, the 30 days ending on `created[lte]`'s day; without
+         *     `created[lte]`, today (UTC). At most 92 days: a longer range is 400
+         *     `parameter_invalid` (`created[gte]`), and so is a `created[lte]` before
+         *     `created[gte]` (`created[lte]`) or a value that is not a time.
+         */
+        get: operations["getUsage"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/calls": {
         parameters: {
             query?: never;
@@ -4091,6 +4124,114 @@ export interface components {
             tool_ms?: components["schemas"]["Percentiles"];
         } | null;
         /**
+         * @description Usage summed over calls (`CallUsage` of each).
+         * @example {
+         *       "calls": 14,
+         *       "duration_ms": 812400,
+         *       "billable_seconds": 819,
+         *       "stt_audio_ms": 301220,
+         *       "tts_characters": 12880,
+         *       "llm_prompt_tokens": 58940,
+         *       "llm_completion_tokens": 3304
+         *     }
+         */
+        UsageCounts: {
+            /** @description Calls over (ended, failed or declined). */
+            calls: number;
+            /** @description The calls' `duration_ms`, summed. */
+            duration_ms: number;
+            /** @description The calls' `billable_seconds`, summed (each call rounded up on its own). */
+            billable_seconds: number;
+            /** @description Caller audio given to the speech recogniser. */
+            stt_audio_ms: number;
+            /** @description Characters synthesised to speech. */
+            tts_characters: number;
+            /** @description Language model prompt tokens (see `CallUsage.estimated`). */
+            llm_prompt_tokens: number;
+            /** @description Language model completion tokens. */
+            llm_completion_tokens: number;
+        };
+        /**
+         * @description One UTC day's usage.
+         * @example {
+         *       "date": "2026-11-22",
+         *       "calls": 14,
+         *       "duration_ms": 812400,
+         *       "billable_seconds": 819,
+         *       "stt_audio_ms": 301220,
+         *       "tts_characters": 12880,
+         *       "llm_prompt_tokens": 58940,
+         *       "llm_completion_tokens": 3304
+         *     }
+         */
+        UsageDay: components["schemas"]["UsageCounts"] & {
+            /**
+             * Format: date
+             * @description The UTC date, `YYYY-MM-DD`.
+             */
+            date: string;
+        };
+        /**
+         * @description The answer of `GET /v1/usage`.
+         * @example {
+         *       "object": "usage",
+         *       "from": "2026-11-22",
+         *       "to": "2026-11-23",
+         *       "data": [
+         *         {
+         *           "date": "2026-11-22",
+         *           "calls": 14,
+         *           "duration_ms": 812400,
+         *           "billable_seconds": 819,
+         *           "stt_audio_ms": 301220,
+         *           "tts_characters": 12880,
+         *           "llm_prompt_tokens": 58940,
+         *           "llm_completion_tokens": 3304
+         *         },
+         *         {
+         *           "date": "2026-11-23",
+         *           "calls": 0,
+         *           "duration_ms": 0,
+         *           "billable_seconds": 0,
+         *           "stt_audio_ms": 0,
+         *           "tts_characters": 0,
+         *           "llm_prompt_tokens": 0,
+         *           "llm_completion_tokens": 0
+         *         }
+         *       ],
+         *       "total": {
+         *         "calls": 14,
+         *         "duration_ms": 812400,
+         *         "billable_seconds": 819,
+         *         "stt_audio_ms": 301220,
+         *         "tts_characters": 12880,
+         *         "llm_prompt_tokens": 58940,
+         *         "llm_completion_tokens": 3304
+         *       }
+         *     }
+         */
+        UsageReport: {
+            /**
+             * @description Always `usage`.
+             * @enum {string}
+             */
+            object: "usage";
+            /**
+             * Format: date
+             * @description The range's first UTC date.
+             */
+            from: string;
+            /**
+             * Format: date
+             * @description The range's last UTC date.
+             */
+            to: string;
+            /** @description Every day of the range, oldest first. */
+            data: components["schemas"]["UsageDay"][];
+            /** @description The days summed. */
+            total: components["schemas"]["UsageCounts"];
+        };
+        /**
          * @description What one call used.
          * @example {
          *       "duration_ms": 59000,
@@ -6582,6 +6723,80 @@ export interface operations {
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["UnprocessablePost"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    getUsage: {
+        parameters: {
+            query?: {
+                /**
+                 * @description The range's first day, as the UTC day this time falls on; the same forms as the list filter (a Unix time in whole seconds or an RFC 3339 timestamp).
+                 * @example 2026-11-01T00:00:00Z
+                 */
+                "created[gte]"?: components["schemas"]["CreatedFilter"];
+                /**
+                 * @description The range's last day, as the UTC day this time falls on; default now.
+                 * @example 2026-11-30T23:59:59Z
+                 */
+                "created[lte]"?: components["schemas"]["CreatedFilter"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The range's days and their total. */
+            200: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "object": "usage",
+                     *       "from": "2026-11-22",
+                     *       "to": "2026-11-23",
+                     *       "data": [
+                     *         {
+                     *           "date": "2026-11-22",
+                     *           "calls": 14,
+                     *           "duration_ms": 812400,
+                     *           "billable_seconds": 819,
+                     *           "stt_audio_ms": 301220,
+                     *           "tts_characters": 12880,
+                     *           "llm_prompt_tokens": 58940,
+                     *           "llm_completion_tokens": 3304
+                     *         },
+                     *         {
+                     *           "date": "2026-11-23",
+                     *           "calls": 0,
+                     *           "duration_ms": 0,
+                     *           "billable_seconds": 0,
+                     *           "stt_audio_ms": 0,
+                     *           "tts_characters": 0,
+                     *           "llm_prompt_tokens": 0,
+                     *           "llm_completion_tokens": 0
+                     *         }
+                     *       ],
+                     *       "total": {
+                     *         "calls": 14,
+                     *         "duration_ms": 812400,
+                     *         "billable_seconds": 819,
+                     *         "stt_audio_ms": 301220,
+                     *         "tts_characters": 12880,
+                     *         "llm_prompt_tokens": 58940,
+                     *         "llm_completion_tokens": 3304
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["UsageReport"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
         };

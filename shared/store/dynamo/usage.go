@@ -2,13 +2,15 @@ package dynamo
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
+	"sync"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/bridgeline/bridgeline/shared/apierr"
 	"github.com/bridgeline/bridgeline/shared/usage"
 )
 
@@ -49,43 +51,41 @@ func (s *Store) usageWrite(due usage.Due) (types.TransactWriteItem, error) {
 	}}, nil
 }
 
-// UsageDays reads the account's items of the given dates by key (BatchGetItem, strongly
-// consistent), 100 keys a request.
+// UsageDays reads the account's items of the given dates by key, strongly consistent:
+// GetItem, eight at a time (at most usage.MaxDays items; the functions' read grant is
+// GetItem and Query, and no query serves a list of keys).
 func (s *Store) UsageDays(ctx context.Context, accountID string, dates []string) ([]usage.Day, error) {
-	calls, err := s.table(Calls)
-	if err != nil {
-		return nil, err
-	}
-	var out []usage.Day
-	for len(dates) > 0 {
-		n := min(len(dates), 100)
-		keys := make([]item, n)
-		for i, d := range dates[:n] {
-			keys[i] = usageKey(accountID, d)
-		}
-		dates = dates[n:]
-		req := map[string]types.KeysAndAttributes{*calls: {Keys: keys, ConsistentRead: aws.Bool(true)}}
-		for attempt := 0; len(req) > 0; attempt++ {
-			if attempt > 0 {
-				if err := contentionPause(ctx, attempt); err != nil {
-					return nil, err
-				}
-			}
-			res, err := s.db.BatchGetItem(ctx, &dynamodb.BatchGetItemInput{RequestItems: req})
-			if err != nil {
-				return nil, fmt.Errorf("usage days: %w", err)
-			}
-			for _, it := range res.Responses[*calls] {
-				if getS(it, "usage_account") != accountID {
-					continue
-				}
-				d := usage.Day{Date: getS(it, "usage_date")}
+	found := make([]*usage.Day, len(dates))
+	errs := make([]error, len(dates))
+	sem := make(chan struct{}, 8)
+	var wg sync.WaitGroup
+	for i, date := range dates {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			it, err := s.getItem(ctx, Calls, usageKey(accountID, date))
+			switch {
+			case errors.Is(err, apierr.ErrNotFound):
+			case err != nil:
+				errs[i] = fmt.Errorf("usage of %s: %w", date, err)
+			default:
+				d := usage.Day{Date: date}
 				for _, f := range d.Counts.Fields() {
 					*f.Value = getN(it, f.Name)
 				}
-				out = append(out, d)
+				found[i] = &d
 			}
-			req = res.UnprocessedKeys
+		}()
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	var out []usage.Day
+	for _, d := range found {
+		if d != nil {
+			out = append(out, *d)
 		}
 	}
 	return out, nil
