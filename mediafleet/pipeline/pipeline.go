@@ -738,9 +738,11 @@ func (c *call) finish(reason string) persona.Report {
 	c.loops.Wait()
 
 	c.mu.Lock()
+	usage := c.record.Usage()
 	rep := persona.Report{
 		Kind: persona.ReportEnded, CallID: c.job.CallID, SessionID: c.job.SessionID,
 		At: time.Now().UTC(), EndReason: reason, Metrics: c.metricsLocked(), Transcript: c.record.Transcript(),
+		Usage: &usage,
 	}
 	c.mu.Unlock()
 	c.log.Info("call ended", "reason", reason)

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/oapi-codegen/runtime"
+	openapi_types "github.com/oapi-codegen/runtime/types"
 )
 
 // Defines values for ApiKeyMode.
@@ -2186,6 +2187,21 @@ func (e TurnTextTrimmed) Valid() bool {
 	}
 }
 
+// Defines values for UsageReportObject.
+const (
+	Usage UsageReportObject = "usage"
+)
+
+// Valid indicates whether the value is a known member of the UsageReportObject enum.
+func (e UsageReportObject) Valid() bool {
+	switch e {
+	case Usage:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for VoiceEngine.
 const (
 	EspeakNg VoiceEngine = "espeak-ng"
@@ -2983,7 +2999,7 @@ type AvatarListObject string
 
 // Call The call record.
 //
-// Examples: {"answered_at":"2026-11-22T07:00:00.123Z","assistant_id":"asst_01jd3f4g5h6j7k8m9n0p1q2r3t","assistant_report":"received","decision":"accept","decision_source":"webhook_response","direction":"inbound","duration_ms":59000,"end_reason":"deleted","ended_at":"2026-11-22T07:00:00.123Z","ended_by":"customer","from":"+15550100009","handled_by":"assistant","id":"call_01jd3f4g5h6j7k8m9n0p1q2r3t","line_id":"line_01jd3f4g5h6j7k8m9n0p1q2r3t","media":"video","metadata":{"order_id":"6735"},"metrics":{"barge_in_stop_ms":{"p50":1,"p95":1},"barge_ins":1,"connecting_screen_ms":1,"errors":{"count":1,"last_kind":"llm_timeout"},"first_greeting_audio_ms":1,"llm_first_token_ms":{"p50":1,"p95":1},"response_ms":{"p50":1,"p95":1},"stt_final_ms":{"p50":1,"p95":1},"tool_calls":1,"tool_errors":0,"tool_ms":{"p50":182,"p95":182},"tts_first_audio_ms":{"p50":1,"p95":1},"turns":1},"object":"call","platform":"sim","session_id":"ses_01jd3f4g5h6j7k8m9n0p1q2r3t","started_at":"2026-11-22T07:00:00.123Z","status":"ended","to":"+15550100001","transcript":[{"end_ms":2400,"interrupted":true,"speaker":"assistant","start_ms":300,"text":"Hello, Acme Dental, how can I help?"}],"variables":{"caller_name":"Ada"},"version_id":"ver_01jd3f4g5h6j7k8m9n0p1q2r3t"}
+// Examples: {"answered_at":"2026-11-22T07:00:00.123Z","assistant_id":"asst_01jd3f4g5h6j7k8m9n0p1q2r3t","assistant_report":"received","decision":"accept","decision_source":"webhook_response","direction":"inbound","duration_ms":59000,"end_reason":"deleted","ended_at":"2026-11-22T07:00:00.123Z","ended_by":"customer","from":"+15550100009","handled_by":"assistant","id":"call_01jd3f4g5h6j7k8m9n0p1q2r3t","line_id":"line_01jd3f4g5h6j7k8m9n0p1q2r3t","media":"video","metadata":{"order_id":"6735"},"metrics":{"barge_in_stop_ms":{"p50":1,"p95":1},"barge_ins":1,"connecting_screen_ms":1,"errors":{"count":1,"last_kind":"llm_timeout"},"first_greeting_audio_ms":1,"llm_first_token_ms":{"p50":1,"p95":1},"response_ms":{"p50":1,"p95":1},"stt_final_ms":{"p50":1,"p95":1},"tool_calls":1,"tool_errors":0,"tool_ms":{"p50":182,"p95":182},"tts_first_audio_ms":{"p50":1,"p95":1},"turns":1},"object":"call","platform":"sim","session_id":"ses_01jd3f4g5h6j7k8m9n0p1q2r3t","started_at":"2026-11-22T07:00:00.123Z","status":"ended","to":"+15550100001","transcript":[{"end_ms":2400,"interrupted":true,"speaker":"assistant","start_ms":300,"text":"Hello, Acme Dental, how can I help?"}],"usage":{"billable_seconds":59,"duration_ms":59000,"estimated":false,"llm_completion_tokens":236,"llm_prompt_tokens":4210,"stt_audio_ms":21480,"tts_characters":912},"variables":{"caller_name":"Ada"},"version_id":"ver_01jd3f4g5h6j7k8m9n0p1q2r3t"}
 type Call struct {
 	// AnsweredAt When the call was answered; null until then.
 	//
@@ -3087,6 +3103,12 @@ type Call struct {
 
 	// Transfer The call's latest hand-over to another party; null when it had none.
 	Transfer *Transfer `json:"transfer,omitempty"`
+
+	// Usage What the call used; null until it is over. `duration_ms` and
+	// `billable_seconds` are set when it ends; an assistant call's speech and model
+	// counts when the persona worker's final report is in (`assistant_report:
+	// received`), zero before. `GET /v1/usage` sums them per day.
+	Usage *CallUsage `json:"usage"`
 
 	// Variables Assistant calls only; null otherwise. The values the greeting and system
 	// prompt were rendered with: for each placeholder name the version uses, the
@@ -3541,7 +3563,7 @@ type CallIncomingEventWithAttemptsObject string
 // CallIncomingEventWithAttemptsType The event type; it says which schema `data` has.
 type CallIncomingEventWithAttemptsType string
 
-// CallList Examples: {"data":[{"answered_at":"2026-11-22T07:00:00.123Z","assistant_id":"asst_01jd3f4g5h6j7k8m9n0p1q2r3t","assistant_report":"received","decision":"accept","decision_source":"webhook_response","direction":"inbound","duration_ms":59000,"end_reason":"deleted","ended_at":"2026-11-22T07:00:00.123Z","ended_by":"customer","from":"+15550100009","handled_by":"assistant","id":"call_01jd3f4g5h6j7k8m9n0p1q2r3t","line_id":"line_01jd3f4g5h6j7k8m9n0p1q2r3t","media":"video","metadata":{"order_id":"6735"},"metrics":{"barge_in_stop_ms":{"p50":1,"p95":1},"barge_ins":1,"connecting_screen_ms":1,"errors":{"count":1,"last_kind":"llm_timeout"},"first_greeting_audio_ms":1,"llm_first_token_ms":{"p50":1,"p95":1},"response_ms":{"p50":1,"p95":1},"stt_final_ms":{"p50":1,"p95":1},"tool_calls":1,"tool_errors":0,"tool_ms":{"p50":182,"p95":182},"tts_first_audio_ms":{"p50":1,"p95":1},"turns":1},"object":"call","platform":"sim","session_id":"ses_01jd3f4g5h6j7k8m9n0p1q2r3t","started_at":"2026-11-22T07:00:00.123Z","status":"ended","to":"+15550100001","transcript":[{"end_ms":2400,"interrupted":true,"speaker":"assistant","start_ms":300,"text":"Hello, Acme Dental, how can I help?"}],"variables":{"caller_name":"Ada"},"version_id":"ver_01jd3f4g5h6j7k8m9n0p1q2r3t"}],"has_more":false,"object":"list"}
+// CallList Examples: {"data":[{"answered_at":"2026-11-22T07:00:00.123Z","assistant_id":"asst_01jd3f4g5h6j7k8m9n0p1q2r3t","assistant_report":"received","decision":"accept","decision_source":"webhook_response","direction":"inbound","duration_ms":59000,"end_reason":"deleted","ended_at":"2026-11-22T07:00:00.123Z","ended_by":"customer","from":"+15550100009","handled_by":"assistant","id":"call_01jd3f4g5h6j7k8m9n0p1q2r3t","line_id":"line_01jd3f4g5h6j7k8m9n0p1q2r3t","media":"video","metadata":{"order_id":"6735"},"metrics":{"barge_in_stop_ms":{"p50":1,"p95":1},"barge_ins":1,"connecting_screen_ms":1,"errors":{"count":1,"last_kind":"llm_timeout"},"first_greeting_audio_ms":1,"llm_first_token_ms":{"p50":1,"p95":1},"response_ms":{"p50":1,"p95":1},"stt_final_ms":{"p50":1,"p95":1},"tool_calls":1,"tool_errors":0,"tool_ms":{"p50":182,"p95":182},"tts_first_audio_ms":{"p50":1,"p95":1},"turns":1},"object":"call","platform":"sim","session_id":"ses_01jd3f4g5h6j7k8m9n0p1q2r3t","started_at":"2026-11-22T07:00:00.123Z","status":"ended","to":"+15550100001","transcript":[{"end_ms":2400,"interrupted":true,"speaker":"assistant","start_ms":300,"text":"Hello, Acme Dental, how can I help?"}],"usage":{"billable_seconds":59,"duration_ms":59000,"estimated":false,"llm_completion_tokens":236,"llm_prompt_tokens":4210,"stt_audio_ms":21480,"tts_characters":912},"variables":{"caller_name":"Ada"},"version_id":"ver_01jd3f4g5h6j7k8m9n0p1q2r3t"}],"has_more":false,"object":"list"}
 type CallList struct {
 	// Data The page of items, newest first.
 	Data []Call `json:"data"`
@@ -3763,6 +3785,36 @@ type CallUpdate struct {
 	//
 	// Examples: {"agent":"","order_id":"6736"}
 	Metadata *MetadataUpdate `json:"metadata,omitempty"`
+}
+
+// CallUsage What one call used.
+//
+// Examples: {"billable_seconds":59,"duration_ms":59000,"estimated":false,"llm_completion_tokens":236,"llm_prompt_tokens":4210,"stt_audio_ms":21480,"tts_characters":912}
+type CallUsage struct {
+	// BillableSeconds `duration_ms` rounded up per started second: 1 ms is 1 s, 1001 ms is 2 s; 0 for a call never answered.
+	BillableSeconds int `json:"billable_seconds"`
+
+	// DurationMs From the answer to the end, in milliseconds (0 for a call never answered).
+	DurationMs int `json:"duration_ms"`
+
+	// Estimated `true` when the model did not report the tokens of at least one request
+	// (Bridgeline asks OpenAI-compatible servers for it with
+	// `stream_options.include_usage`): those were counted by Bridgeline at about
+	// four characters a token, so the token figures are an estimate. A deployment
+	// without a language model counts no tokens.
+	Estimated bool `json:"estimated"`
+
+	// LlmCompletionTokens Completion tokens over the same requests.
+	LlmCompletionTokens int `json:"llm_completion_tokens"`
+
+	// LlmPromptTokens Prompt tokens over every language model request of the call (a reply with tool calls makes more than one). Assistant calls only.
+	LlmPromptTokens int `json:"llm_prompt_tokens"`
+
+	// SttAudioMs Caller audio given to the speech recogniser: the caller's turns, not the silence between them. Assistant calls only (0 otherwise).
+	SttAudioMs int `json:"stt_audio_ms"`
+
+	// TtsCharacters Characters (Unicode code points) synthesised to speech: the greeting, the replies, fillers and apologies, including sentences the caller cut off. Assistant calls only.
+	TtsCharacters int `json:"tts_characters"`
 }
 
 // CreatedFilter A Unix time in whole seconds (digits only) or an RFC 3339 timestamp.
@@ -5353,6 +5405,84 @@ type TurnSpeaker string
 // TurnTextTrimmed Present (true) when the turn's `text` was dropped (it is then empty) so that the final report of a very long call fitted the size limit; the oldest turns' text goes first. Absent otherwise.
 type TurnTextTrimmed bool
 
+// UsageCounts Usage summed over calls (`CallUsage` of each).
+//
+// Examples: {"billable_seconds":819,"calls":14,"duration_ms":812400,"llm_completion_tokens":3304,"llm_prompt_tokens":58940,"stt_audio_ms":301220,"tts_characters":12880}
+type UsageCounts struct {
+	// BillableSeconds The calls' `billable_seconds`, summed (each call rounded up on its own).
+	BillableSeconds int `json:"billable_seconds"`
+
+	// Calls Calls over (ended, failed or declined).
+	Calls int `json:"calls"`
+
+	// DurationMs The calls' `duration_ms`, summed.
+	DurationMs int `json:"duration_ms"`
+
+	// LlmCompletionTokens Language model completion tokens.
+	LlmCompletionTokens int `json:"llm_completion_tokens"`
+
+	// LlmPromptTokens Language model prompt tokens (see `CallUsage.estimated`).
+	LlmPromptTokens int `json:"llm_prompt_tokens"`
+
+	// SttAudioMs Caller audio given to the speech recogniser.
+	SttAudioMs int `json:"stt_audio_ms"`
+
+	// TtsCharacters Characters synthesised to speech.
+	TtsCharacters int `json:"tts_characters"`
+}
+
+// UsageDay One UTC day's usage.
+type UsageDay struct {
+	// BillableSeconds The calls' `billable_seconds`, summed (each call rounded up on its own).
+	BillableSeconds int `json:"billable_seconds"`
+
+	// Calls Calls over (ended, failed or declined).
+	Calls int `json:"calls"`
+
+	// Date The UTC date, `YYYY-MM-DD`.
+	Date openapi_types.Date `json:"date"`
+
+	// DurationMs The calls' `duration_ms`, summed.
+	DurationMs int `json:"duration_ms"`
+
+	// LlmCompletionTokens Language model completion tokens.
+	LlmCompletionTokens int `json:"llm_completion_tokens"`
+
+	// LlmPromptTokens Language model prompt tokens (see `CallUsage.estimated`).
+	LlmPromptTokens int `json:"llm_prompt_tokens"`
+
+	// SttAudioMs Caller audio given to the speech recogniser.
+	SttAudioMs int `json:"stt_audio_ms"`
+
+	// TtsCharacters Characters synthesised to speech.
+	TtsCharacters int `json:"tts_characters"`
+}
+
+// UsageReport The answer of `GET /v1/usage`.
+//
+// Examples: {"data":[{"billable_seconds":819,"calls":14,"date":"2026-11-22","duration_ms":812400,"llm_completion_tokens":3304,"llm_prompt_tokens":58940,"stt_audio_ms":301220,"tts_characters":12880},{"billable_seconds":0,"calls":0,"date":"2026-11-23","duration_ms":0,"llm_completion_tokens":0,"llm_prompt_tokens":0,"stt_audio_ms":0,"tts_characters":0}],"from":"2026-11-22","object":"usage","to":"2026-11-23","total":{"billable_seconds":819,"calls":14,"duration_ms":812400,"llm_completion_tokens":3304,"llm_prompt_tokens":58940,"stt_audio_ms":301220,"tts_characters":12880}}
+type UsageReport struct {
+	// Data Every day of the range, oldest first.
+	Data []UsageDay `json:"data"`
+
+	// From The range's first UTC date.
+	From openapi_types.Date `json:"from"`
+
+	// Object Always `usage`.
+	Object UsageReportObject `json:"object"`
+
+	// To The range's last UTC date.
+	To openapi_types.Date `json:"to"`
+
+	// Total The days summed.
+	//
+	// Examples: {"billable_seconds":819,"calls":14,"duration_ms":812400,"llm_completion_tokens":3304,"llm_prompt_tokens":58940,"stt_audio_ms":301220,"tts_characters":12880}
+	Total UsageCounts `json:"total"`
+}
+
+// UsageReportObject Always `usage`.
+type UsageReportObject string
+
 // Variables Values for an assistant's `{{name}}` placeholders, by name. At most 50; each name
 // matches `^[A-Za-z_][A-Za-z0-9_]{0,39}$`; each value is at most 500 characters.
 //
@@ -5947,6 +6077,15 @@ type ListSipTrunksParams struct {
 type CreateSipTrunkParams struct {
 	// IdempotencyKey Makes the POST safe to retry. See the conventions in the description.
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
+
+// GetUsageParams defines parameters for GetUsage.
+type GetUsageParams struct {
+	// CreatedGte The range's first day, as the UTC day this time falls on; the same forms as the list filter (a Unix time in whole seconds or an RFC 3339 timestamp).
+	CreatedGte *CreatedFilter `form:"created[gte],omitempty" json:"created[gte],omitempty"`
+
+	// CreatedLte The range's last day, as the UTC day this time falls on; default now.
+	CreatedLte *CreatedFilter `form:"created[lte],omitempty" json:"created[lte],omitempty"`
 }
 
 // ListWebhookEndpointsParams defines parameters for ListWebhookEndpoints.
@@ -7548,6 +7687,26 @@ type ClientInterface interface {
 	// Corresponds with PATCH /v1/sip_trunks/{id} (the `UpdateSipTrunk` operationId).
 	UpdateSipTrunk(ctx context.Context, id SipTrunkPathID, body UpdateSipTrunkJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// GetUsage Usage per day
+	//
+	// What the account's calls used, summed per UTC day over a range of days: every
+	// day from the day `created[gte]` falls on to the day `created[lte]` falls on, both
+	// included and listed oldest first (a day without calls has zeros), and their total.
+	// A call counts on the UTC day it started (its `started_at`, the time the
+	// `created[...]` filters of `GET /v1/calls` read), once, when it is over; an
+	// assistant call's speech and model figures are added when the persona worker's
+	// final report is in, usually within seconds of the end, to the same day. The sums
+	// are the calls' `usage` objects (`CallUsage`), kept in an aggregate written with
+	// each call record, so this reads one record per day, never the calls.
+	//
+	// Without `created[gte]`, the 30 days ending on `created[lte]`'s day; without
+	// `created[lte]`, today (UTC). At most 92 days: a longer range is 400
+	// `parameter_invalid` (`created[gte]`), and so is a `created[lte]` before
+	// `created[gte]` (`created[lte]`) or a value that is not a time.
+	//
+	// Corresponds with GET /v1/usage (the `GetUsage` operationId).
+	GetUsage(ctx context.Context, params *GetUsageParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// ListVoices List the voices the deployment offers
 	//
 	// Every voice a draft's `voice` may name, in one page (`has_more` is false). Takes no
@@ -9124,6 +9283,36 @@ func (c *BaseClient) UpdateSipTrunkWithBody(ctx context.Context, id SipTrunkPath
 // Corresponds with PATCH /v1/sip_trunks/{id} (the `UpdateSipTrunk` operationId).
 func (c *BaseClient) UpdateSipTrunk(ctx context.Context, id SipTrunkPathID, body UpdateSipTrunkJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewUpdateSipTrunkRequest(c.Server, id, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetUsage Usage per day
+//
+// What the account's calls used, summed per UTC day over a range of days: every
+// day from the day `created[gte]` falls on to the day `created[lte]` falls on, both
+// included and listed oldest first (a day without calls has zeros), and their total.
+// A call counts on the UTC day it started (its `started_at`, the time the
+// `created[...]` filters of `GET /v1/calls` read), once, when it is over; an
+// assistant call's speech and model figures are added when the persona worker's
+// final report is in, usually within seconds of the end, to the same day. The sums
+// are the calls' `usage` objects (`CallUsage`), kept in an aggregate written with
+// each call record, so this reads one record per day, never the calls.
+//
+// Without `created[gte]`, the 30 days ending on `created[lte]`'s day; without
+// `created[lte]`, today (UTC). At most 92 days: a longer range is 400
+// `parameter_invalid` (`created[gte]`), and so is a `created[lte]` before
+// `created[gte]` (`created[lte]`) or a value that is not a time.
+//
+// Corresponds with GET /v1/usage (the `GetUsage` operationId).
+func (c *BaseClient) GetUsage(ctx context.Context, params *GetUsageParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetUsageRequest(c.Server, params)
 	if err != nil {
 		return nil, err
 	}
@@ -11689,6 +11878,72 @@ func NewUpdateSipTrunkRequestWithBody(server string, id SipTrunkPathID, contentT
 	return req, nil
 }
 
+// NewGetUsageRequest constructs an http.Request for the GetUsage method
+func NewGetUsageRequest(server string, params *GetUsageParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/usage")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.CreatedGte != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "created[gte]", *params.CreatedGte, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.CreatedLte != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "created[lte]", *params.CreatedLte, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 // NewListVoicesRequest constructs an http.Request for the ListVoices method
 func NewListVoicesRequest(server string) (*http.Request, error) {
 	var err error
@@ -12961,6 +13216,28 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with PATCH /v1/sip_trunks/{id} (the `UpdateSipTrunk` operationId).
 	UpdateSipTrunkWithResponse(ctx context.Context, id SipTrunkPathID, body UpdateSipTrunkJSONRequestBody, reqEditors ...RequestEditorFn) (*UpdateSipTrunkResponse, error)
+
+	// GetUsageWithResponse Usage per day
+	//
+	// What the account's calls used, summed per UTC day over a range of days: every
+	// day from the day `created[gte]` falls on to the day `created[lte]` falls on, both
+	// included and listed oldest first (a day without calls has zeros), and their total.
+	// A call counts on the UTC day it started (its `started_at`, the time the
+	// `created[...]` filters of `GET /v1/calls` read), once, when it is over; an
+	// assistant call's speech and model figures are added when the persona worker's
+	// final report is in, usually within seconds of the end, to the same day. The sums
+	// are the calls' `usage` objects (`CallUsage`), kept in an aggregate written with
+	// each call record, so this reads one record per day, never the calls.
+	//
+	// Without `created[gte]`, the 30 days ending on `created[lte]`'s day; without
+	// `created[lte]`, today (UTC). At most 92 days: a longer range is 400
+	// `parameter_invalid` (`created[gte]`), and so is a `created[lte]` before
+	// `created[gte]` (`created[lte]`) or a value that is not a time.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/usage (the `GetUsage` operationId).
+	GetUsageWithResponse(ctx context.Context, params *GetUsageParams, reqEditors ...RequestEditorFn) (*GetUsageResponse, error)
 
 	// ListVoicesWithResponse List the voices the deployment offers
 	//
@@ -19472,6 +19749,111 @@ func (r UpdateSipTrunkResponse) ContentType() string {
 	return ""
 }
 
+// GetUsageResponse200Headers the declared response headers of an HTTP 200 response for GetUsage
+type GetUsageResponse200Headers struct {
+	RequestId RequestID
+}
+
+// GetUsageResponse400Headers the declared response headers of an HTTP 400 response for GetUsage
+type GetUsageResponse400Headers struct {
+	RequestId RequestID
+}
+
+// GetUsageResponse401Headers the declared response headers of an HTTP 401 response for GetUsage
+type GetUsageResponse401Headers struct {
+	RequestId RequestID
+}
+
+// GetUsageResponse429Headers the declared response headers of an HTTP 429 response for GetUsage
+type GetUsageResponse429Headers struct {
+	RequestId  RequestID
+	RetryAfter int
+}
+
+// GetUsageResponse500Headers the declared response headers of an HTTP 500 response for GetUsage
+type GetUsageResponse500Headers struct {
+	RequestId RequestID
+}
+
+type GetUsageResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *UsageReport
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetUsageResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *GetUsageResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *GetUsageResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetUsageResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *GetUsageResponse500Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetUsageResponse) GetJSON200() *UsageReport {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r GetUsageResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetUsageResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r GetUsageResponse) GetJSON429() *RateLimited {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r GetUsageResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r GetUsageResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetUsageResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetUsageResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetUsageResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // ListVoicesResponse200Headers the declared response headers of an HTTP 200 response for ListVoices
 type ListVoicesResponse200Headers struct {
 	RequestId RequestID
@@ -21780,6 +22162,34 @@ func (c *ClientWithResponses) UpdateSipTrunkWithResponse(ctx context.Context, id
 		return nil, err
 	}
 	return ParseUpdateSipTrunkResponse(rsp)
+}
+
+// GetUsageWithResponse Usage per day
+//
+// What the account's calls used, summed per UTC day over a range of days: every
+// day from the day `created[gte]` falls on to the day `created[lte]` falls on, both
+// included and listed oldest first (a day without calls has zeros), and their total.
+// A call counts on the UTC day it started (its `started_at`, the time the
+// `created[...]` filters of `GET /v1/calls` read), once, when it is over; an
+// assistant call's speech and model figures are added when the persona worker's
+// final report is in, usually within seconds of the end, to the same day. The sums
+// are the calls' `usage` objects (`CallUsage`), kept in an aggregate written with
+// each call record, so this reads one record per day, never the calls.
+//
+// Without `created[gte]`, the 30 days ending on `created[lte]`'s day; without
+// `created[lte]`, today (UTC). At most 92 days: a longer range is 400
+// `parameter_invalid` (`created[gte]`), and so is a `created[lte]` before
+// `created[gte]` (`created[lte]`) or a value that is not a time.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/usage (the `GetUsage` operationId).
+func (c *ClientWithResponses) GetUsageWithResponse(ctx context.Context, params *GetUsageParams, reqEditors ...RequestEditorFn) (*GetUsageResponse, error) {
+	rsp, err := c.GetUsage(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetUsageResponse(rsp)
 }
 
 // ListVoicesWithResponse List the voices the deployment offers
@@ -29628,6 +30038,120 @@ func ParseUpdateSipTrunkResponse(rsp *http.Response) (*UpdateSipTrunkResponse, e
 		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers UpdateSipTrunkResponse500Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers500 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetUsageResponse parses an HTTP response from a GetUsageWithResponse call
+func ParseGetUsageResponse(rsp *http.Response) (*GetUsageResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetUsageResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest UsageReport
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers GetUsageResponse200Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers GetUsageResponse400Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers GetUsageResponse401Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetUsageResponse429Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers GetUsageResponse500Headers
 		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
 			var value RequestID
 			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {

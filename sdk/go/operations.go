@@ -274,6 +274,16 @@ func (c *Client) ListCalls(ctx context.Context, params *ListCallsParams, opts ..
 	return answer(r.HTTPResponse, r.Body, r.JSON200)
 }
 
+// GetUsage returns the account's usage per UTC day over a range of at most 92 days, and
+// its total (GET /v1/usage).
+func (c *Client) GetUsage(ctx context.Context, params *GetUsageParams, opts ...RequestEditorFn) (*UsageReport, error) {
+	r, err := c.Generated.GetUsageWithResponse(ctx, params, opts...)
+	if err != nil {
+		return nil, err
+	}
+	return answer(r.HTTPResponse, r.Body, r.JSON200)
+}
+
 // CallAnswer is what AnswerCall answers: Session when the call was accepted (the room's
 // session payload, for your client), Call when it was declined or handed to the
 // assistant (the call record with its decision). Exactly one is set.

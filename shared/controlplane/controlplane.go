@@ -37,6 +37,7 @@ import (
 	"github.com/bridgeline/bridgeline/shared/siptrunk"
 	"github.com/bridgeline/bridgeline/shared/store"
 	"github.com/bridgeline/bridgeline/shared/toolcall"
+	"github.com/bridgeline/bridgeline/shared/usage"
 	"github.com/bridgeline/bridgeline/shared/webhookendpoint"
 )
 
@@ -218,6 +219,7 @@ func New(cfg config.Config, deps Deps) (*ControlPlane, error) {
 		(&httpapi.Webhooks{Endpoints: cp.Endpoints, Events: s, Redeliver: redeliver}).Routes(),
 		(&httpapi.CallAnswers{Decisions: s, Calls: s, Now: now}).Routes(),
 		(&httpapi.Sessions{Service: cp.Sessions, JoinPageURL: cfg.JoinPageURL}).Routes(),
+		(&httpapi.Usage{Reader: usage.Reader{Store: s, Now: now}}).Routes(),
 		httpapi.Passthrough("join-page", page, joinpage.Patterns...),
 		(&httpapi.Receivers{Sessions: cp.Sessions, RTC: deps.LiveKit, ReportSecret: cfg.PersonaReportSecret,
 			Tools: cp.Tools, SimSecret: deps.SimSecret, SIPSecret: deps.SIPSecret, Replays: deps.NotificationReplays, Now: now}).Routes(),

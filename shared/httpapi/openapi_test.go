@@ -40,6 +40,7 @@ import (
 	"github.com/bridgeline/bridgeline/shared/platform/sim"
 	"github.com/bridgeline/bridgeline/shared/store/sqlite"
 	"github.com/bridgeline/bridgeline/shared/toolcall"
+	"github.com/bridgeline/bridgeline/shared/usage"
 	"github.com/bridgeline/bridgeline/shared/webhookendpoint"
 	"gopkg.in/yaml.v3"
 )
@@ -73,7 +74,8 @@ func newStack(tb testing.TB, limiter *httpapi.Limiter) *stack {
 	hooks := &httpapi.Webhooks{Endpoints: eps, Events: s, Redeliver: &delivery.OutboxRedeliverer{Outbox: s}}
 	assistants := &assistant.Service{Store: s, HostedVoices: []string{"alloy", "nova"}, Now: time.Now}
 	api, err := httpapi.New(s, s, slices.Concat(coreRoutes(s, assistants.HostedVoices), hooks.Routes(),
-		(&httpapi.CallAnswers{Decisions: s, Now: time.Now}).Routes()), httpapi.WithLimiter(limiter), httpapi.WithLog(quiet))
+		(&httpapi.CallAnswers{Decisions: s, Now: time.Now}).Routes(), (&httpapi.Usage{Reader: usage.Reader{Store: s}}).Routes()),
+		httpapi.WithLimiter(limiter), httpapi.WithLog(quiet))
 	if err != nil {
 		tb.Fatal(err)
 	}

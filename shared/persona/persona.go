@@ -221,4 +221,7 @@ type Report struct {
 	// call's turn reports (1, 2, ...), which names its call.transcript event.
 	Turn     *Turn `json:"turn,omitempty"`
 	Sequence int   `json:"sequence,omitempty"`
+	// Usage is set on ReportEnded: what the call used of the speech engines and the
+	// model (usage.go).
+	Usage *Usage `json:"usage,omitempty"`
 }

@@ -537,6 +537,39 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/usage": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Usage per day
+         * @description What the account's calls used, summed per UTC day over a range of days: every
+         *     day from the day `created[gte]` falls on to the day `created[lte]` falls on, both
+         *     included and listed oldest first (a day without calls has zeros), and their total.
+         *     A call counts on the UTC day it started (its `started_at`, the time the
+         *     `created[...]` filters of `GET /v1/calls` read), once, when it is over; an
+         *     assistant call's speech and model figures are added when the persona worker's
+         *     final report is in, usually within seconds of the end, to the same day. The sums
+         *     are the calls' `usage` objects (`CallUsage`), kept in an aggregate written with
+         *     each call record, so this reads one record per day, never the calls.
+         *
+         *     Without `created[gte]`, the 30 days ending on `created[lte]`'s day; without
+         *     `created[lte]`, today (UTC). At most 92 days: a longer range is 400
+         *     `parameter_invalid` (`created[gte]`), and so is a `created[lte]` before
+         *     `created[gte]` (`created[lte]`) or a value that is not a time.
+         */
+        get: operations["getUsage"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/calls": {
         parameters: {
             query?: never;
@@ -4580,6 +4613,148 @@ export interface components {
             tool_ms?: components["schemas"]["Percentiles"];
         } | null;
         /**
+         * @description Usage summed over calls (`CallUsage` of each).
+         * @example {
+         *       "calls": 14,
+         *       "duration_ms": 812400,
+         *       "billable_seconds": 819,
+         *       "stt_audio_ms": 301220,
+         *       "tts_characters": 12880,
+         *       "llm_prompt_tokens": 58940,
+         *       "llm_completion_tokens": 3304
+         *     }
+         */
+        UsageCounts: {
+            /** @description Calls over (ended, failed or declined). */
+            calls: number;
+            /** @description The calls' `duration_ms`, summed. */
+            duration_ms: number;
+            /** @description The calls' `billable_seconds`, summed (each call rounded up on its own). */
+            billable_seconds: number;
+            /** @description Caller audio given to the speech recogniser. */
+            stt_audio_ms: number;
+            /** @description Characters synthesised to speech. */
+            tts_characters: number;
+            /** @description Language model prompt tokens (see `CallUsage.estimated`). */
+            llm_prompt_tokens: number;
+            /** @description Language model completion tokens. */
+            llm_completion_tokens: number;
+        };
+        /**
+         * @description One UTC day's usage.
+         * @example {
+         *       "date": "2026-11-22",
+         *       "calls": 14,
+         *       "duration_ms": 812400,
+         *       "billable_seconds": 819,
+         *       "stt_audio_ms": 301220,
+         *       "tts_characters": 12880,
+         *       "llm_prompt_tokens": 58940,
+         *       "llm_completion_tokens": 3304
+         *     }
+         */
+        UsageDay: components["schemas"]["UsageCounts"] & {
+            /**
+             * Format: date
+             * @description The UTC date, `YYYY-MM-DD`.
+             */
+            date: string;
+        };
+        /**
+         * @description The answer of `GET /v1/usage`.
+         * @example {
+         *       "object": "usage",
+         *       "from": "2026-11-22",
+         *       "to": "2026-11-23",
+         *       "data": [
+         *         {
+         *           "date": "2026-11-22",
+         *           "calls": 14,
+         *           "duration_ms": 812400,
+         *           "billable_seconds": 819,
+         *           "stt_audio_ms": 301220,
+         *           "tts_characters": 12880,
+         *           "llm_prompt_tokens": 58940,
+         *           "llm_completion_tokens": 3304
+         *         },
+         *         {
+         *           "date": "2026-11-23",
+         *           "calls": 0,
+         *           "duration_ms": 0,
+         *           "billable_seconds": 0,
+         *           "stt_audio_ms": 0,
+         *           "tts_characters": 0,
+         *           "llm_prompt_tokens": 0,
+         *           "llm_completion_tokens": 0
+         *         }
+         *       ],
+         *       "total": {
+         *         "calls": 14,
+         *         "duration_ms": 812400,
+         *         "billable_seconds": 819,
+         *         "stt_audio_ms": 301220,
+         *         "tts_characters": 12880,
+         *         "llm_prompt_tokens": 58940,
+         *         "llm_completion_tokens": 3304
+         *       }
+         *     }
+         */
+        UsageReport: {
+            /**
+             * @description Always `usage`.
+             * @enum {string}
+             */
+            object: "usage";
+            /**
+             * Format: date
+             * @description The range's first UTC date.
+             */
+            from: string;
+            /**
+             * Format: date
+             * @description The range's last UTC date.
+             */
+            to: string;
+            /** @description Every day of the range, oldest first. */
+            data: components["schemas"]["UsageDay"][];
+            /** @description The days summed. */
+            total: components["schemas"]["UsageCounts"];
+        };
+        /**
+         * @description What one call used.
+         * @example {
+         *       "duration_ms": 59000,
+         *       "billable_seconds": 59,
+         *       "stt_audio_ms": 21480,
+         *       "tts_characters": 912,
+         *       "llm_prompt_tokens": 4210,
+         *       "llm_completion_tokens": 236,
+         *       "estimated": false
+         *     }
+         */
+        CallUsage: {
+            /** @description From the answer to the end, in milliseconds (0 for a call never answered). */
+            duration_ms: number;
+            /** @description `duration_ms` rounded up per started second: 1 ms is 1 s, 1001 ms is 2 s; 0 for a call never answered. */
+            billable_seconds: number;
+            /** @description Caller audio given to the speech recogniser: the caller's turns, not the silence between them. Assistant calls only (0 otherwise). */
+            stt_audio_ms: number;
+            /** @description Characters (Unicode code points) synthesised to speech: the greeting, the replies, fillers and apologies, including sentences the caller cut off. Assistant calls only. */
+            tts_characters: number;
+            /** @description Prompt tokens over every language model request of the call (a reply with tool calls makes more than one). Assistant calls only. */
+            llm_prompt_tokens: number;
+            /** @description Completion tokens over the same requests. */
+            llm_completion_tokens: number;
+            /**
+             * @description `true` when the model did not report the tokens of at least one request
+             *     (Bridgeline asks OpenAI-compatible servers for it with
+             *     `stream_options.include_usage`): those were counted by Bridgeline at about
+             *     four characters a token, so the token figures are an estimate. A deployment
+             *     without a language model counts no tokens.
+             */
+            estimated: boolean;
+        };
+        /**
          * @description The call record.
          * @example {
          *       "id": "call_01jd3f4g5h6j7k8m9n0p1q2r3t",
@@ -4649,6 +4824,15 @@ export interface components {
          *         }
          *       },
          *       "assistant_report": "received",
+         *       "usage": {
+         *         "duration_ms": 59000,
+         *         "billable_seconds": 59,
+         *         "stt_audio_ms": 21480,
+         *         "tts_characters": 912,
+         *         "llm_prompt_tokens": 4210,
+         *         "llm_completion_tokens": 236,
+         *         "estimated": false
+         *       },
          *       "variables": {
          *         "caller_name": "Ada"
          *       },
@@ -4738,6 +4922,13 @@ export interface components {
              * @enum {string|null}
              */
             assistant_report: "pending" | "received" | "missing" | null;
+            /**
+             * @description What the call used; null until it is over. `duration_ms` and
+             *     `billable_seconds` are set when it ends; an assistant call's speech and model
+             *     counts when the persona worker's final report is in (`assistant_report:
+             *     received`), zero before. `GET /v1/usage` sums them per day.
+             */
+            usage: components["schemas"]["CallUsage"] | null;
             /** @description Your own key-value pairs on the call; `{}` for none. An outbound call starts with a copy of its session's, an inbound call with none; `PATCH /v1/calls/{id}` changes them. See `Metadata`. */
             metadata: components["schemas"]["Metadata"];
             /**
@@ -4825,6 +5016,15 @@ export interface components {
          *             }
          *           },
          *           "assistant_report": "received",
+         *           "usage": {
+         *             "duration_ms": 59000,
+         *             "billable_seconds": 59,
+         *             "stt_audio_ms": 21480,
+         *             "tts_characters": 912,
+         *             "llm_prompt_tokens": 4210,
+         *             "llm_completion_tokens": 236,
+         *             "estimated": false
+         *           },
          *           "variables": {
          *             "caller_name": "Ada"
          *           },
@@ -7125,6 +7325,80 @@ export interface operations {
             500: components["responses"]["InternalError"];
         };
     };
+    getUsage: {
+        parameters: {
+            query?: {
+                /**
+                 * @description The range's first day, as the UTC day this time falls on; the same forms as the list filter (a Unix time in whole seconds or an RFC 3339 timestamp).
+                 * @example 2026-11-01T00:00:00Z
+                 */
+                "created[gte]"?: components["schemas"]["CreatedFilter"];
+                /**
+                 * @description The range's last day, as the UTC day this time falls on; default now.
+                 * @example 2026-11-30T23:59:59Z
+                 */
+                "created[lte]"?: components["schemas"]["CreatedFilter"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The range's days and their total. */
+            200: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "object": "usage",
+                     *       "from": "2026-11-22",
+                     *       "to": "2026-11-23",
+                     *       "data": [
+                     *         {
+                     *           "date": "2026-11-22",
+                     *           "calls": 14,
+                     *           "duration_ms": 812400,
+                     *           "billable_seconds": 819,
+                     *           "stt_audio_ms": 301220,
+                     *           "tts_characters": 12880,
+                     *           "llm_prompt_tokens": 58940,
+                     *           "llm_completion_tokens": 3304
+                     *         },
+                     *         {
+                     *           "date": "2026-11-23",
+                     *           "calls": 0,
+                     *           "duration_ms": 0,
+                     *           "billable_seconds": 0,
+                     *           "stt_audio_ms": 0,
+                     *           "tts_characters": 0,
+                     *           "llm_prompt_tokens": 0,
+                     *           "llm_completion_tokens": 0
+                     *         }
+                     *       ],
+                     *       "total": {
+                     *         "calls": 14,
+                     *         "duration_ms": 812400,
+                     *         "billable_seconds": 819,
+                     *         "stt_audio_ms": 301220,
+                     *         "tts_characters": 12880,
+                     *         "llm_prompt_tokens": 58940,
+                     *         "llm_completion_tokens": 3304
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["UsageReport"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+        };
+    };
     listCalls: {
         parameters: {
             query?: {
@@ -7251,6 +7525,15 @@ export interface operations {
                      *             }
                      *           },
                      *           "assistant_report": "received",
+                     *           "usage": {
+                     *             "duration_ms": 59000,
+                     *             "billable_seconds": 59,
+                     *             "stt_audio_ms": 21480,
+                     *             "tts_characters": 912,
+                     *             "llm_prompt_tokens": 4210,
+                     *             "llm_completion_tokens": 236,
+                     *             "estimated": false
+                     *           },
                      *           "variables": {
                      *             "caller_name": "Ada"
                      *           },
@@ -7361,6 +7644,15 @@ export interface operations {
                      *         }
                      *       },
                      *       "assistant_report": "received",
+                     *       "usage": {
+                     *         "duration_ms": 59000,
+                     *         "billable_seconds": 59,
+                     *         "stt_audio_ms": 21480,
+                     *         "tts_characters": 912,
+                     *         "llm_prompt_tokens": 4210,
+                     *         "llm_completion_tokens": 236,
+                     *         "estimated": false
+                     *       },
                      *       "variables": {
                      *         "caller_name": "Ada"
                      *       },
@@ -7480,6 +7772,15 @@ export interface operations {
                      *         }
                      *       },
                      *       "assistant_report": "received",
+                     *       "usage": {
+                     *         "duration_ms": 59000,
+                     *         "billable_seconds": 59,
+                     *         "stt_audio_ms": 21480,
+                     *         "tts_characters": 912,
+                     *         "llm_prompt_tokens": 4210,
+                     *         "llm_completion_tokens": 236,
+                     *         "estimated": false
+                     *       },
                      *       "variables": {
                      *         "caller_name": "Ada"
                      *       },
