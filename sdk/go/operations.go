@@ -140,6 +140,15 @@ func (c *Client) ListVoices(ctx context.Context, opts ...RequestEditorFn) (*Voic
 	return answer(r.HTTPResponse, r.Body, r.JSON200)
 }
 
+// ListModels returns the language models the deployment offers (GET /v1/models).
+func (c *Client) ListModels(ctx context.Context, opts ...RequestEditorFn) (*ModelList, error) {
+	r, err := c.Generated.ListModelsWithResponse(ctx, opts...)
+	if err != nil {
+		return nil, err
+	}
+	return answer(r.HTTPResponse, r.Body, r.JSON200)
+}
+
 // Lines.
 
 // ListLines returns one page of the account's lines (GET /v1/lines); Lines walks every

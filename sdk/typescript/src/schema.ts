@@ -307,6 +307,32 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/models": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the language models the deployment offers
+         * @description Every model a draft's `model` may name beside the empty default, in one page
+         *     (`has_more` is false). Takes no query parameters. The operator lists them in
+         *     `LLM_MODELS` (comma-separated names, as the fleet's OpenAI-compatible server spells
+         *     them), so customers cannot spend the operator's model budget on any model its key
+         *     reaches. An empty list (the default) means the deployment offers no choice: every
+         *     call runs on the fleet's `LLM_MODEL`, and a draft naming any model is 400. The
+         *     default model itself is not listed: a draft names it by leaving `model` empty.
+         */
+        get: operations["listModels"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/lines": {
         parameters: {
             query?: never;
@@ -427,7 +453,8 @@ export interface paths {
          *     when `mode` is `assistant`), `parameter_invalid` (`platform_handle` not of a form
          *     the line's platform dials, or blank in mode `assistant`; `media`, `mode`,
          *     `line_id`; `assistant_id` or `variables` given with mode `human`; `variables` or
-         *     `variables[<name>]` out of bounds); 403
+         *     `variables[<name>]` out of bounds, or `variables` rendering the greeting or system
+         *     prompt past its limit); 403
          *     `live_key_required` when an `sk_test_` key calls from a line that is not on the
          *     `sim` platform; 404 `resource_not_found` (`param: line_id` or
          *     `assistant_id`); 409 `assistant_archived`, `assistant_not_published`; 422 `no_line`
@@ -593,7 +620,8 @@ export interface paths {
          *     Variables), and answers like a decline: the call object, `decision: assistant`.
          *     400 `parameter_missing` or `parameter_invalid` (`action`; `assistant` on a line
          *     that had no assistant when the call rang; `variables` without `action: assistant`
-         *     or out of bounds, naming `variables` or `variables[<name>]`);
+         *     or out of bounds, naming `variables` or `variables[<name>]`, or rendering the line's
+         *     assistant's greeting or system prompt past its limit, naming `variables`);
          *     409 `call_not_answerable` also for a call of this account that has no answer to
          *     make (outbound, or inbound on a line that did not ask): its message names the
          *     call's direction and status, as `GET /v1/calls/{id}` shows them.
@@ -1434,9 +1462,10 @@ export interface components {
          */
         VoiceField: string;
         /**
-         * @description The language model the assistant thinks with, as the deployment's OpenAI-compatible
-         *     server names it (`gpt-4o-mini`, `llama3.1:8b`); it overrides the deployment's
-         *     `LLM_MODEL`. Empty: the deployment's model.
+         * @description The language model the assistant thinks with: an `id` from `GET /v1/models` (the
+         *     models the operator offers, `LLM_MODELS`), which overrides the deployment's
+         *     `LLM_MODEL`. Empty: the deployment's model. Any other name is 400
+         *     `parameter_invalid`.
          * @example gpt-4o-mini
          */
         ModelField: string;
@@ -2172,6 +2201,47 @@ export interface components {
             object: "list";
             /** @description The page of items, newest first. */
             data: components["schemas"]["Voice"][];
+            /**
+             * @description True when another page exists after this one.
+             * @enum {boolean}
+             */
+            has_more: false;
+        };
+        /**
+         * @example {
+         *       "id": "gpt-4o-mini",
+         *       "object": "model"
+         *     }
+         */
+        Model: {
+            /** @description The model's name, as a draft's `model` names it and the fleet's server knows it. */
+            id: string;
+            /**
+             * @description The kind of object: always `model`.
+             * @enum {string}
+             */
+            object: "model";
+        };
+        /**
+         * @example {
+         *       "object": "list",
+         *       "data": [
+         *         {
+         *           "id": "gpt-4o-mini",
+         *           "object": "model"
+         *         }
+         *       ],
+         *       "has_more": false
+         *     }
+         */
+        ModelList: {
+            /**
+             * @description The kind of object: always `list`.
+             * @enum {string}
+             */
+            object: "list";
+            /** @description The models, in the order the operator lists them. */
+            data: components["schemas"]["Model"][];
             /**
              * @description True when another page exists after this one.
              * @enum {boolean}
@@ -5897,6 +5967,45 @@ export interface operations {
             500: components["responses"]["InternalError"];
         };
     };
+    listModels: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The catalogue. */
+            200: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "object": "list",
+                     *       "data": [
+                     *         {
+                     *           "id": "gpt-4o-mini",
+                     *           "object": "model"
+                     *         }
+                     *       ],
+                     *       "has_more": false
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ModelList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+        };
+    };
     listLines: {
         parameters: {
             query?: {
@@ -7740,7 +7849,7 @@ export interface operations {
              *     assistant, with values for its placeholders) decides the call; an empty body
              *     acknowledges it and leaves the decision to `POST /v1/calls/{id}/answer` before
              *     `answer_by`. Any other body (an `assistant` answer on a line with no assistant,
-             *     variables out of bounds) is logged on the attempt and treated as no answer.
+             *     variables out of bounds or rendering a text past its limit) is logged on the attempt and treated as no answer.
              */
             200: {
                 headers: {
