@@ -3053,9 +3053,9 @@ type CallAnsweredEventType string
 
 // CallAnsweredEventWithAttempts A `call.answered` event with its delivery attempts.
 //
-// Examples: {"attempts":[{"attempt":1,"attempted_at":"2026-11-22T07:00:00.123Z","duration_ms":59000,"endpoint_id":"whep_01jd3f4g5h6j7k8m9n0p1q2r3t","error":null,"id":"watt_01jd3f4g5h6j7k8m9n0p1q2r3t","next_attempt_at":null,"object":"event_attempt","outcome":"succeeded","status_code":200,"url":"https://example.com/hooks/bridgeline"}],"created_at":"2026-11-22T07:00:00.123Z","data":{"answered_at":"2026-11-22T07:00:00.123Z","call_id":"call_01jd3f4g5h6j7k8m9n0p1q2r3t","decision":"accept","decision_source":"webhook_response","direction":"inbound","handled_by":"assistant","line_id":"line_01jd3f4g5h6j7k8m9n0p1q2r3t","metadata":{"order_id":"6735"},"session_id":"ses_01jd3f4g5h6j7k8m9n0p1q2r3t"},"id":"evt_01jd3f4g5h6j7k8m9n0p1q2r3t","object":"event","type":"call.answered"}
+// Examples: {"attempts":[{"attempt":1,"attempted_at":"2026-11-22T07:00:00.123Z","duration_ms":59000,"endpoint_id":"whep_01jd3f4g5h6j7k8m9n0p1q2r3t","error":null,"id":"watt_01jd3f4g5h6j7k8m9n0p1q2r3t","next_attempt_at":null,"object":"event_attempt","outcome":"succeeded","status_code":200,"url":"https://example.com/hooks/bridgeline"}],"created_at":"2026-11-22T07:00:00.123Z","data":{"answered_at":"2026-11-22T07:00:00.123Z","call_id":"call_01jd3f4g5h6j7k8m9n0p1q2r3t","decision":"accept","decision_source":"webhook_response","direction":"inbound","handled_by":"assistant","line_id":"line_01jd3f4g5h6j7k8m9n0p1q2r3t","metadata":{"order_id":"6735"},"session_id":"ses_01jd3f4g5h6j7k8m9n0p1q2r3t"},"has_more_attempts":false,"id":"evt_01jd3f4g5h6j7k8m9n0p1q2r3t","object":"event","type":"call.answered"}
 type CallAnsweredEventWithAttempts struct {
-	// Attempts Every delivery attempt of the event, oldest first.
+	// Attempts A page of the event's delivery attempts, oldest first (`GET /v1/events/{id}`'s `attempts_limit`, default 20).
 	Attempts []EventAttempt `json:"attempts"`
 
 	// CreatedAt When the event happened.
@@ -3067,6 +3067,9 @@ type CallAnsweredEventWithAttempts struct {
 	//
 	// Examples: {"answered_at":"2026-11-22T07:00:00.123Z","call_id":"call_01jd3f4g5h6j7k8m9n0p1q2r3t","decision":"accept","decision_source":"webhook_response","direction":"inbound","handled_by":"assistant","line_id":"line_01jd3f4g5h6j7k8m9n0p1q2r3t","metadata":{"order_id":"6735"},"session_id":"ses_01jd3f4g5h6j7k8m9n0p1q2r3t"}
 	Data CallAnsweredData `json:"data"`
+
+	// HasMoreAttempts True when more attempts follow this page; the next starts after the last attempt's `id` (`attempts_starting_after`).
+	HasMoreAttempts bool `json:"has_more_attempts"`
 
 	// Id The event's id; the `webhook-id` of every delivery.
 	//
@@ -3201,9 +3204,9 @@ type CallEndedEventType string
 
 // CallEndedEventWithAttempts A `call.ended` event with its delivery attempts.
 //
-// Examples: {"attempts":[{"attempt":1,"attempted_at":"2026-11-22T07:00:00.123Z","duration_ms":59000,"endpoint_id":"whep_01jd3f4g5h6j7k8m9n0p1q2r3t","error":null,"id":"watt_01jd3f4g5h6j7k8m9n0p1q2r3t","next_attempt_at":null,"object":"event_attempt","outcome":"succeeded","status_code":200,"url":"https://example.com/hooks/bridgeline"}],"created_at":"2026-11-22T07:00:00.123Z","data":{"answered_at":"2026-11-22T07:00:00.123Z","call_id":"call_01jd3f4g5h6j7k8m9n0p1q2r3t","direction":"inbound","duration_ms":59000,"end_reason":"deleted","ended_at":"2026-11-22T07:00:00.123Z","ended_by":"customer","from":"+15550100009","handled_by":"assistant","line_id":"line_01jd3f4g5h6j7k8m9n0p1q2r3t","media":"video","metadata":{"order_id":"6735"},"session_id":"ses_01jd3f4g5h6j7k8m9n0p1q2r3t","session_metadata":{"order_id":"6735"},"started_at":"2026-11-22T07:00:00.123Z","to":"+15550100001"},"id":"evt_01jd3f4g5h6j7k8m9n0p1q2r3t","object":"event","type":"call.ended"}
+// Examples: {"attempts":[{"attempt":1,"attempted_at":"2026-11-22T07:00:00.123Z","duration_ms":59000,"endpoint_id":"whep_01jd3f4g5h6j7k8m9n0p1q2r3t","error":null,"id":"watt_01jd3f4g5h6j7k8m9n0p1q2r3t","next_attempt_at":null,"object":"event_attempt","outcome":"succeeded","status_code":200,"url":"https://example.com/hooks/bridgeline"}],"created_at":"2026-11-22T07:00:00.123Z","data":{"answered_at":"2026-11-22T07:00:00.123Z","call_id":"call_01jd3f4g5h6j7k8m9n0p1q2r3t","direction":"inbound","duration_ms":59000,"end_reason":"deleted","ended_at":"2026-11-22T07:00:00.123Z","ended_by":"customer","from":"+15550100009","handled_by":"assistant","line_id":"line_01jd3f4g5h6j7k8m9n0p1q2r3t","media":"video","metadata":{"order_id":"6735"},"session_id":"ses_01jd3f4g5h6j7k8m9n0p1q2r3t","session_metadata":{"order_id":"6735"},"started_at":"2026-11-22T07:00:00.123Z","to":"+15550100001"},"has_more_attempts":false,"id":"evt_01jd3f4g5h6j7k8m9n0p1q2r3t","object":"event","type":"call.ended"}
 type CallEndedEventWithAttempts struct {
-	// Attempts Every delivery attempt of the event, oldest first.
+	// Attempts A page of the event's delivery attempts, oldest first (`GET /v1/events/{id}`'s `attempts_limit`, default 20).
 	Attempts []EventAttempt `json:"attempts"`
 
 	// CreatedAt When the event happened.
@@ -3215,6 +3218,9 @@ type CallEndedEventWithAttempts struct {
 	//
 	// Examples: {"answered_at":"2026-11-22T07:00:00.123Z","call_id":"call_01jd3f4g5h6j7k8m9n0p1q2r3t","direction":"inbound","duration_ms":59000,"end_reason":"deleted","ended_at":"2026-11-22T07:00:00.123Z","ended_by":"customer","from":"+15550100009","handled_by":"assistant","line_id":"line_01jd3f4g5h6j7k8m9n0p1q2r3t","media":"video","metadata":{"order_id":"6735"},"session_id":"ses_01jd3f4g5h6j7k8m9n0p1q2r3t","session_metadata":{"order_id":"6735"},"started_at":"2026-11-22T07:00:00.123Z","to":"+15550100001"}
 	Data CallEndedData `json:"data"`
+
+	// HasMoreAttempts True when more attempts follow this page; the next starts after the last attempt's `id` (`attempts_starting_after`).
+	HasMoreAttempts bool `json:"has_more_attempts"`
 
 	// Id The event's id; the `webhook-id` of every delivery.
 	//
@@ -3325,9 +3331,9 @@ type CallIncomingEventType string
 
 // CallIncomingEventWithAttempts A `call.incoming` event with its delivery attempts.
 //
-// Examples: {"attempts":[{"attempt":1,"attempted_at":"2026-11-22T07:00:00.123Z","duration_ms":59000,"endpoint_id":"whep_01jd3f4g5h6j7k8m9n0p1q2r3t","error":null,"id":"watt_01jd3f4g5h6j7k8m9n0p1q2r3t","next_attempt_at":null,"object":"event_attempt","outcome":"succeeded","status_code":200,"url":"https://example.com/hooks/bridgeline"}],"created_at":"2026-11-22T07:00:00.123Z","data":{"answer_by":"2026-11-22T07:00:00.123Z","call_id":"call_01jd3f4g5h6j7k8m9n0p1q2r3t","from":"+15550100009","line_id":"line_01jd3f4g5h6j7k8m9n0p1q2r3t","line_metadata":{"team":"sales"},"media":"video","metadata":{},"session":{"call_id":"call_01jd3f4g5h6j7k8m9n0p1q2r3t","expires_at":"2026-11-22T07:00:00.123Z","participant_token":"eyJhbGciOiJIUzI1NiJ9.e30.sig","rtc_url":"wss://rtc.example.com","session_id":"ses_01jd3f4g5h6j7k8m9n0p1q2r3t"},"to":"+15550100001"},"id":"evt_01jd3f4g5h6j7k8m9n0p1q2r3t","object":"event","type":"call.incoming"}
+// Examples: {"attempts":[{"attempt":1,"attempted_at":"2026-11-22T07:00:00.123Z","duration_ms":59000,"endpoint_id":"whep_01jd3f4g5h6j7k8m9n0p1q2r3t","error":null,"id":"watt_01jd3f4g5h6j7k8m9n0p1q2r3t","next_attempt_at":null,"object":"event_attempt","outcome":"succeeded","status_code":200,"url":"https://example.com/hooks/bridgeline"}],"created_at":"2026-11-22T07:00:00.123Z","data":{"answer_by":"2026-11-22T07:00:00.123Z","call_id":"call_01jd3f4g5h6j7k8m9n0p1q2r3t","from":"+15550100009","line_id":"line_01jd3f4g5h6j7k8m9n0p1q2r3t","line_metadata":{"team":"sales"},"media":"video","metadata":{},"session":{"call_id":"call_01jd3f4g5h6j7k8m9n0p1q2r3t","expires_at":"2026-11-22T07:00:00.123Z","participant_token":"eyJhbGciOiJIUzI1NiJ9.e30.sig","rtc_url":"wss://rtc.example.com","session_id":"ses_01jd3f4g5h6j7k8m9n0p1q2r3t"},"to":"+15550100001"},"has_more_attempts":false,"id":"evt_01jd3f4g5h6j7k8m9n0p1q2r3t","object":"event","type":"call.incoming"}
 type CallIncomingEventWithAttempts struct {
-	// Attempts Every delivery attempt of the event, oldest first.
+	// Attempts A page of the event's delivery attempts, oldest first (`GET /v1/events/{id}`'s `attempts_limit`, default 20).
 	Attempts []EventAttempt `json:"attempts"`
 
 	// CreatedAt When the event happened.
@@ -3339,6 +3345,9 @@ type CallIncomingEventWithAttempts struct {
 	//
 	// Examples: {"answer_by":"2026-11-22T07:00:00.123Z","call_id":"call_01jd3f4g5h6j7k8m9n0p1q2r3t","from":"+15550100009","line_id":"line_01jd3f4g5h6j7k8m9n0p1q2r3t","line_metadata":{"team":"sales"},"media":"video","metadata":{},"session":{"call_id":"call_01jd3f4g5h6j7k8m9n0p1q2r3t","expires_at":"2026-11-22T07:00:00.123Z","participant_token":"eyJhbGciOiJIUzI1NiJ9.e30.sig","rtc_url":"wss://rtc.example.com","session_id":"ses_01jd3f4g5h6j7k8m9n0p1q2r3t"},"to":"+15550100001"}
 	Data CallIncomingData `json:"data"`
+
+	// HasMoreAttempts True when more attempts follow this page; the next starts after the last attempt's `id` (`attempts_starting_after`).
+	HasMoreAttempts bool `json:"has_more_attempts"`
 
 	// Id The event's id; the `webhook-id` of every delivery.
 	//
@@ -3533,9 +3542,9 @@ type CallTranscriptEventType string
 
 // CallTranscriptEventWithAttempts A `call.transcript` event with its delivery attempts.
 //
-// Examples: {"attempts":[{"attempt":1,"attempted_at":"2026-11-22T07:00:00.123Z","duration_ms":59000,"endpoint_id":"whep_01jd3f4g5h6j7k8m9n0p1q2r3t","error":null,"id":"watt_01jd3f4g5h6j7k8m9n0p1q2r3t","next_attempt_at":null,"object":"event_attempt","outcome":"succeeded","status_code":200,"url":"https://example.com/hooks/bridgeline"}],"created_at":"2026-11-22T07:00:00.123Z","data":{"call_id":"call_01jd3f4g5h6j7k8m9n0p1q2r3t","direction":"inbound","end_ms":9414,"interrupted":false,"line_id":"line_01jd3f4g5h6j7k8m9n0p1q2r3t","metadata":{"order_id":"6735"},"sequence":2,"session_id":"ses_01jd3f4g5h6j7k8m9n0p1q2r3t","speaker":"caller","start_ms":7202,"text":"where is my order"},"id":"evt_01jd3f4g5h6j7k8m9n0p1q2r3t","object":"event","type":"call.transcript"}
+// Examples: {"attempts":[{"attempt":1,"attempted_at":"2026-11-22T07:00:00.123Z","duration_ms":59000,"endpoint_id":"whep_01jd3f4g5h6j7k8m9n0p1q2r3t","error":null,"id":"watt_01jd3f4g5h6j7k8m9n0p1q2r3t","next_attempt_at":null,"object":"event_attempt","outcome":"succeeded","status_code":200,"url":"https://example.com/hooks/bridgeline"}],"created_at":"2026-11-22T07:00:00.123Z","data":{"call_id":"call_01jd3f4g5h6j7k8m9n0p1q2r3t","direction":"inbound","end_ms":9414,"interrupted":false,"line_id":"line_01jd3f4g5h6j7k8m9n0p1q2r3t","metadata":{"order_id":"6735"},"sequence":2,"session_id":"ses_01jd3f4g5h6j7k8m9n0p1q2r3t","speaker":"caller","start_ms":7202,"text":"where is my order"},"has_more_attempts":false,"id":"evt_01jd3f4g5h6j7k8m9n0p1q2r3t","object":"event","type":"call.transcript"}
 type CallTranscriptEventWithAttempts struct {
-	// Attempts Every delivery attempt of the event, oldest first.
+	// Attempts A page of the event's delivery attempts, oldest first (`GET /v1/events/{id}`'s `attempts_limit`, default 20).
 	Attempts []EventAttempt `json:"attempts"`
 
 	// CreatedAt When the event happened.
@@ -3547,6 +3556,9 @@ type CallTranscriptEventWithAttempts struct {
 	//
 	// Examples: {"call_id":"call_01jd3f4g5h6j7k8m9n0p1q2r3t","direction":"inbound","end_ms":9414,"interrupted":false,"line_id":"line_01jd3f4g5h6j7k8m9n0p1q2r3t","metadata":{"order_id":"6735"},"sequence":2,"session_id":"ses_01jd3f4g5h6j7k8m9n0p1q2r3t","speaker":"caller","start_ms":7202,"text":"where is my order"}
 	Data CallTranscriptData `json:"data"`
+
+	// HasMoreAttempts True when more attempts follow this page; the next starts after the last attempt's `id` (`attempts_starting_after`).
+	HasMoreAttempts bool `json:"has_more_attempts"`
 
 	// Id The event's id; the `webhook-id` of every delivery.
 	//
@@ -4110,7 +4122,7 @@ type EventType string
 
 // EventWithAttempts An event with every delivery attempt; `type` says which of the variants it is.
 //
-// Examples: {"attempts":[{"attempt":1,"attempted_at":"2026-11-22T07:00:00.123Z","duration_ms":59000,"endpoint_id":"whep_01jd3f4g5h6j7k8m9n0p1q2r3t","error":null,"id":"watt_01jd3f4g5h6j7k8m9n0p1q2r3t","next_attempt_at":null,"object":"event_attempt","outcome":"succeeded","status_code":200,"url":"https://example.com/hooks/bridgeline"}],"created_at":"2026-11-22T07:00:00.123Z","data":{"answer_by":"2026-11-22T07:00:00.123Z","call_id":"call_01jd3f4g5h6j7k8m9n0p1q2r3t","from":"+15550100009","line_id":"line_01jd3f4g5h6j7k8m9n0p1q2r3t","line_metadata":{"team":"sales"},"media":"video","metadata":{},"session":{"call_id":"call_01jd3f4g5h6j7k8m9n0p1q2r3t","expires_at":"2026-11-22T07:00:00.123Z","participant_token":"eyJhbGciOiJIUzI1NiJ9.e30.sig","rtc_url":"wss://rtc.example.com","session_id":"ses_01jd3f4g5h6j7k8m9n0p1q2r3t"},"to":"+15550100001"},"id":"evt_01jd3f4g5h6j7k8m9n0p1q2r3t","object":"event","type":"call.incoming"}
+// Examples: {"attempts":[{"attempt":1,"attempted_at":"2026-11-22T07:00:00.123Z","duration_ms":59000,"endpoint_id":"whep_01jd3f4g5h6j7k8m9n0p1q2r3t","error":null,"id":"watt_01jd3f4g5h6j7k8m9n0p1q2r3t","next_attempt_at":null,"object":"event_attempt","outcome":"succeeded","status_code":200,"url":"https://example.com/hooks/bridgeline"}],"created_at":"2026-11-22T07:00:00.123Z","data":{"answer_by":"2026-11-22T07:00:00.123Z","call_id":"call_01jd3f4g5h6j7k8m9n0p1q2r3t","from":"+15550100009","line_id":"line_01jd3f4g5h6j7k8m9n0p1q2r3t","line_metadata":{"team":"sales"},"media":"video","metadata":{},"session":{"call_id":"call_01jd3f4g5h6j7k8m9n0p1q2r3t","expires_at":"2026-11-22T07:00:00.123Z","participant_token":"eyJhbGciOiJIUzI1NiJ9.e30.sig","rtc_url":"wss://rtc.example.com","session_id":"ses_01jd3f4g5h6j7k8m9n0p1q2r3t"},"to":"+15550100001"},"has_more_attempts":false,"id":"evt_01jd3f4g5h6j7k8m9n0p1q2r3t","object":"event","type":"call.incoming"}
 type EventWithAttempts struct {
 	union json.RawMessage
 }
@@ -5405,6 +5417,15 @@ type ListEventsParams struct {
 	CreatedLte *CreatedLTE `form:"created[lte],omitempty" json:"created[lte],omitempty"`
 }
 
+// GetEventParams defines parameters for GetEvent.
+type GetEventParams struct {
+	// AttemptsLimit How many attempts the page holds at most, 1-100; default 20.
+	AttemptsLimit *int `form:"attempts_limit,omitempty" json:"attempts_limit,omitempty"`
+
+	// AttemptsStartingAfter Id of the last attempt of the previous page; the page holds the attempts after it.
+	AttemptsStartingAfter *AttemptID `form:"attempts_starting_after,omitempty" json:"attempts_starting_after,omitempty"`
+}
+
 // RedeliverEventParams defines parameters for RedeliverEvent.
 type RedeliverEventParams struct {
 	// IdempotencyKey Makes the POST safe to retry. See the conventions in the description.
@@ -6587,8 +6608,14 @@ type ClientInterface interface {
 
 	// GetEvent Get an event with its delivery attempts
 	//
+	// The event with one page of its delivery attempts, oldest first: at most
+	// `attempts_limit` (default 20, at most 100). `has_more_attempts` says another page
+	// follows; ask for it with `attempts_starting_after` set to the last attempt's `id`.
+	// An event has at most 11 deliveries per endpoint (the first and 10 redeliveries),
+	// each retried on its schedule, so pages bound the answer whatever the history.
+	//
 	// Corresponds with GET /v1/events/{id} (the `GetEvent` operationId).
-	GetEvent(ctx context.Context, id EventPathID, reqEditors ...RequestEditorFn) (*http.Response, error)
+	GetEvent(ctx context.Context, id EventPathID, params *GetEventParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// RedeliverEventWithBody Send an event again
 	//
@@ -7713,9 +7740,15 @@ func (c *BaseClient) ListEvents(ctx context.Context, params *ListEventsParams, r
 
 // GetEvent Get an event with its delivery attempts
 //
+// The event with one page of its delivery attempts, oldest first: at most
+// `attempts_limit` (default 20, at most 100). `has_more_attempts` says another page
+// follows; ask for it with `attempts_starting_after` set to the last attempt's `id`.
+// An event has at most 11 deliveries per endpoint (the first and 10 redeliveries),
+// each retried on its schedule, so pages bound the answer whatever the history.
+//
 // Corresponds with GET /v1/events/{id} (the `GetEvent` operationId).
-func (c *BaseClient) GetEvent(ctx context.Context, id EventPathID, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewGetEventRequest(c.Server, id)
+func (c *BaseClient) GetEvent(ctx context.Context, id EventPathID, params *GetEventParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetEventRequest(c.Server, id, params)
 	if err != nil {
 		return nil, err
 	}
@@ -9717,7 +9750,7 @@ func NewListEventsRequest(server string, params *ListEventsParams) (*http.Reques
 }
 
 // NewGetEventRequest constructs an http.Request for the GetEvent method
-func NewGetEventRequest(server string, id EventPathID) (*http.Request, error) {
+func NewGetEventRequest(server string, id EventPathID, params *GetEventParams) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
@@ -9740,6 +9773,45 @@ func NewGetEventRequest(server string, id EventPathID) (*http.Request, error) {
 	queryURL, err := serverURL.Parse(operationPath)
 	if err != nil {
 		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.AttemptsLimit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "attempts_limit", *params.AttemptsLimit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.AttemptsStartingAfter != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "attempts_starting_after", *params.AttemptsStartingAfter, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
 	}
 
 	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
@@ -11179,10 +11251,16 @@ type ClientWithResponsesInterface interface {
 
 	// GetEventWithResponse Get an event with its delivery attempts
 	//
+	// The event with one page of its delivery attempts, oldest first: at most
+	// `attempts_limit` (default 20, at most 100). `has_more_attempts` says another page
+	// follows; ask for it with `attempts_starting_after` set to the last attempt's `id`.
+	// An event has at most 11 deliveries per endpoint (the first and 10 redeliveries),
+	// each retried on its schedule, so pages bound the answer whatever the history.
+	//
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with GET /v1/events/{id} (the `GetEvent` operationId).
-	GetEventWithResponse(ctx context.Context, id EventPathID, reqEditors ...RequestEditorFn) (*GetEventResponse, error)
+	GetEventWithResponse(ctx context.Context, id EventPathID, params *GetEventParams, reqEditors ...RequestEditorFn) (*GetEventResponse, error)
 
 	// RedeliverEventWithBodyWithResponse Send an event again
 	//
@@ -18498,11 +18576,17 @@ func (c *ClientWithResponses) ListEventsWithResponse(ctx context.Context, params
 
 // GetEventWithResponse Get an event with its delivery attempts
 //
+// The event with one page of its delivery attempts, oldest first: at most
+// `attempts_limit` (default 20, at most 100). `has_more_attempts` says another page
+// follows; ask for it with `attempts_starting_after` set to the last attempt's `id`.
+// An event has at most 11 deliveries per endpoint (the first and 10 redeliveries),
+// each retried on its schedule, so pages bound the answer whatever the history.
+//
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with GET /v1/events/{id} (the `GetEvent` operationId).
-func (c *ClientWithResponses) GetEventWithResponse(ctx context.Context, id EventPathID, reqEditors ...RequestEditorFn) (*GetEventResponse, error) {
-	rsp, err := c.GetEvent(ctx, id, reqEditors...)
+func (c *ClientWithResponses) GetEventWithResponse(ctx context.Context, id EventPathID, params *GetEventParams, reqEditors ...RequestEditorFn) (*GetEventResponse, error) {
+	rsp, err := c.GetEvent(ctx, id, params, reqEditors...)
 	if err != nil {
 		return nil, err
 	}

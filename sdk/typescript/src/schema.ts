@@ -813,7 +813,14 @@ export interface paths {
             };
             cookie?: never;
         };
-        /** Get an event with its delivery attempts */
+        /**
+         * Get an event with its delivery attempts
+         * @description The event with one page of its delivery attempts, oldest first: at most
+         *     `attempts_limit` (default 20, at most 100). `has_more_attempts` says another page
+         *     follows; ask for it with `attempts_starting_after` set to the last attempt's `id`.
+         *     An event has at most 11 deliveries per endpoint (the first and 10 redeliveries),
+         *     each retried on its schedule, so pages bound the answer whatever the history.
+         */
         get: operations["getEvent"];
         put?: never;
         post?: never;
@@ -2993,7 +3000,8 @@ export interface components {
          *           "error": null,
          *           "next_attempt_at": null
          *         }
-         *       ]
+         *       ],
+         *       "has_more_attempts": false
          *     }
          */
         EventWithAttempts: components["schemas"]["CallIncomingEventWithAttempts"] | components["schemas"]["CallAnsweredEventWithAttempts"] | components["schemas"]["CallEndedEventWithAttempts"] | components["schemas"]["CallTranscriptEventWithAttempts"];
@@ -3037,7 +3045,8 @@ export interface components {
          *           "error": null,
          *           "next_attempt_at": null
          *         }
-         *       ]
+         *       ],
+         *       "has_more_attempts": false
          *     }
          */
         CallIncomingEventWithAttempts: {
@@ -3057,8 +3066,10 @@ export interface components {
             created_at: components["schemas"]["Timestamp"];
             /** @description The event's data, as sent to the endpoints (see `webhooks`). */
             data: components["schemas"]["CallIncomingData"];
-            /** @description Every delivery attempt of the event, oldest first. */
+            /** @description A page of the event's delivery attempts, oldest first (`GET /v1/events/{id}`'s `attempts_limit`, default 20). */
             attempts: components["schemas"]["EventAttempt"][];
+            /** @description True when more attempts follow this page; the next starts after the last attempt's `id` (`attempts_starting_after`). */
+            has_more_attempts: boolean;
         };
         /**
          * @description A `call.answered` event with its delivery attempts.
@@ -3094,7 +3105,8 @@ export interface components {
          *           "error": null,
          *           "next_attempt_at": null
          *         }
-         *       ]
+         *       ],
+         *       "has_more_attempts": false
          *     }
          */
         CallAnsweredEventWithAttempts: {
@@ -3114,8 +3126,10 @@ export interface components {
             created_at: components["schemas"]["Timestamp"];
             /** @description The event's data, as sent to the endpoints (see `webhooks`). */
             data: components["schemas"]["CallAnsweredData"];
-            /** @description Every delivery attempt of the event, oldest first. */
+            /** @description A page of the event's delivery attempts, oldest first (`GET /v1/events/{id}`'s `attempts_limit`, default 20). */
             attempts: components["schemas"]["EventAttempt"][];
+            /** @description True when more attempts follow this page; the next starts after the last attempt's `id` (`attempts_starting_after`). */
+            has_more_attempts: boolean;
         };
         /**
          * @description A `call.ended` event with its delivery attempts.
@@ -3160,7 +3174,8 @@ export interface components {
          *           "error": null,
          *           "next_attempt_at": null
          *         }
-         *       ]
+         *       ],
+         *       "has_more_attempts": false
          *     }
          */
         CallEndedEventWithAttempts: {
@@ -3180,8 +3195,10 @@ export interface components {
             created_at: components["schemas"]["Timestamp"];
             /** @description The event's data, as sent to the endpoints (see `webhooks`). */
             data: components["schemas"]["CallEndedData"];
-            /** @description Every delivery attempt of the event, oldest first. */
+            /** @description A page of the event's delivery attempts, oldest first (`GET /v1/events/{id}`'s `attempts_limit`, default 20). */
             attempts: components["schemas"]["EventAttempt"][];
+            /** @description True when more attempts follow this page; the next starts after the last attempt's `id` (`attempts_starting_after`). */
+            has_more_attempts: boolean;
         };
         /**
          * @description A `call.transcript` event.
@@ -3261,7 +3278,8 @@ export interface components {
          *           "error": null,
          *           "next_attempt_at": null
          *         }
-         *       ]
+         *       ],
+         *       "has_more_attempts": false
          *     }
          */
         CallTranscriptEventWithAttempts: {
@@ -3281,8 +3299,10 @@ export interface components {
             created_at: components["schemas"]["Timestamp"];
             /** @description The event's data, as sent to the endpoints (see `webhooks`). */
             data: components["schemas"]["CallTranscriptData"];
-            /** @description Every delivery attempt of the event, oldest first. */
+            /** @description A page of the event's delivery attempts, oldest first (`GET /v1/events/{id}`'s `attempts_limit`, default 20). */
             attempts: components["schemas"]["EventAttempt"][];
+            /** @description True when more attempts follow this page; the next starts after the last attempt's `id` (`attempts_starting_after`). */
+            has_more_attempts: boolean;
         };
         /**
          * @example {
@@ -7649,7 +7669,12 @@ export interface operations {
     };
     getEvent: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description How many attempts the page holds at most, 1-100; default 20. */
+                attempts_limit?: number;
+                /** @description Id of the last attempt of the previous page; the page holds the attempts after it. */
+                attempts_starting_after?: components["schemas"]["AttemptID"];
+            };
             header?: never;
             path: {
                 /** @description The event's id. */
@@ -7659,7 +7684,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The event and every attempt to deliver it, oldest first. */
+            /** @description The event and a page of the attempts to deliver it, oldest first. */
             200: {
                 headers: {
                     "Request-Id": components["headers"]["Request-Id"];
@@ -7705,7 +7730,8 @@ export interface operations {
                      *           "error": null,
                      *           "next_attempt_at": null
                      *         }
-                     *       ]
+                     *       ],
+                     *       "has_more_attempts": false
                      *     }
                      */
                     "application/json": components["schemas"]["EventWithAttempts"];
@@ -7744,7 +7770,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description The event with its attempts so far; the new delivery is queued. */
+            /** @description The event with the first page of its attempts so far (20 at most, `has_more_attempts` when more exist; `GET /v1/events/{id}` pages them); the new delivery is queued. */
             202: {
                 headers: {
                     "Request-Id": components["headers"]["Request-Id"];
@@ -7791,7 +7817,8 @@ export interface operations {
                      *           "error": null,
                      *           "next_attempt_at": null
                      *         }
-                     *       ]
+                     *       ],
+                     *       "has_more_attempts": false
                      *     }
                      */
                     "application/json": components["schemas"]["EventWithAttempts"];
