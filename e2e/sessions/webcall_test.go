@@ -22,6 +22,7 @@ import (
 	"github.com/bridgeline/bridgeline/mediafleet/llm"
 	"github.com/bridgeline/bridgeline/mediafleet/llm/llmtest"
 	"github.com/bridgeline/bridgeline/mediafleet/pipeline"
+	"github.com/bridgeline/bridgeline/mediafleet/speechtest/sphinx"
 	"github.com/bridgeline/bridgeline/mediafleet/worker"
 	"github.com/bridgeline/bridgeline/shared/call"
 	"github.com/bridgeline/bridgeline/shared/httpapi"
@@ -220,7 +221,7 @@ func TestWebCall(t *testing.T) {
 	reply, _ := bot.SoundAfter("", asked.End)
 	t.Logf("end of the question to first reply audio: %v", reply.Start.Sub(asked.End).Round(time.Millisecond))
 	reqs := fake.Requests()
-	if len(reqs) != 1 || !mostWords(reqs[0].Messages[len(reqs[0].Messages)-1].Content, qOpen) {
+	if len(reqs) != 1 || !sphinx.Most(reqs[0].Messages[len(reqs[0].Messages)-1].Content, qOpen) {
 		t.Errorf("the model got %+v, want one request ending with the question", reqs)
 	}
 	waitQuietBot(t, bot, reply.Start, "the reply")
@@ -253,7 +254,7 @@ func TestWebCall(t *testing.T) {
 		t.Errorf("the assistant's second caption segment ends %q (final %v), want the answer %q", text, ok, answer)
 	}
 	q := mySegs[0]
-	if text, ok := q.final(); !ok || !mostWords(strings.ToLower(text), qOpen) {
+	if text, ok := q.final(); !ok || !sphinx.Most(strings.ToLower(text), qOpen) {
 		t.Errorf("the caller's caption segment ends %q (final %v), want most words of %q", text, ok, qOpen)
 	}
 	if q.interims() == 0 || q.streams[len(q.streams)-1].attrs[pipeline.AttributeFinal] != "true" {
@@ -292,7 +293,7 @@ func TestWebCall(t *testing.T) {
 		t.Errorf("record = %+v, want a web call, inbound, handled by the assistant, from the caller to the line, ended by its hang-up, report received", c)
 	}
 	if len(c.Turns) != 3 || c.Turns[0].Text != greeting || c.Turns[1].Speaker != persona.SpeakerCaller ||
-		!mostWords(c.Turns[1].Text, qOpen) || c.Turns[2].Speaker != persona.SpeakerAssistant || c.Turns[2].Text != answer {
+		!sphinx.Most(c.Turns[1].Text, qOpen) || c.Turns[2].Speaker != persona.SpeakerAssistant || c.Turns[2].Text != answer {
 		t.Errorf("transcript = %+v, want the greeting, the question and the answer", c.Turns)
 	}
 	if c.Metrics == nil || c.Metrics.FirstGreetingMS == nil || c.Metrics.ConnectingScreenMS == nil || *c.Metrics.FirstGreetingMS > 5000 {

@@ -29,6 +29,7 @@ import (
 	"github.com/bridgeline/bridgeline/mediafleet/avatar"
 	"github.com/bridgeline/bridgeline/mediafleet/conversation"
 	"github.com/bridgeline/bridgeline/mediafleet/resample"
+	"github.com/bridgeline/bridgeline/mediafleet/speech"
 	"github.com/bridgeline/bridgeline/mediafleet/tts"
 	"github.com/bridgeline/bridgeline/mediafleet/vp8"
 	"github.com/bridgeline/bridgeline/shared/persona"
@@ -48,6 +49,12 @@ const (
 // Reporter delivers reports to the control plane (report.Client does).
 type Reporter interface {
 	Send(ctx context.Context, r persona.Report) error
+}
+
+// Transferer asks the control plane to transfer a call (report.Client does): a Reporter
+// that is one lets the assistant's transfer_call tool work.
+type Transferer interface {
+	Transfer(ctx context.Context, req persona.TransferRequest) error
 }
 
 // ToolCaller asks the control plane to run a tool call of a call (report.Client does):
@@ -156,6 +163,7 @@ type call struct {
 	speaker  *speaker
 	painter  *painter
 	listener *listener
+	keys     chan speech.Key // the caller's keypad: SIP DTMF packets from the caller
 	room     *lksdk.Room
 	captions *captions
 	loops    sync.WaitGroup
@@ -195,6 +203,7 @@ func newCall(r *Runner, lk agent.Job, job persona.Job) *call {
 		reports:     make(chan persona.Report, 256),
 		reportsDone: make(chan struct{}),
 		listener:    newListener(),
+		keys:        make(chan speech.Key, 32),
 		record:      conversation.NewRecord(answered),
 		ours:        map[string]bool{},
 		subscribed:  map[string]bool{},
@@ -423,6 +432,16 @@ func (c *call) join(t tracks, joining time.Time) error {
 	}
 	cb.OnLocalTrackSubscribed = func(pub *lksdk.LocalTrackPublication, _ *lksdk.LocalParticipant) {
 		c.trackSubscribed(pub.SID())
+	}
+	cb.OnDataPacket = func(data lksdk.DataPacket, params lksdk.DataReceiveParams) {
+		// LiveKit's SIP bridge sends each key the phone presses as a SipDTMF packet.
+		if d, ok := data.(*livekit.SipDTMF); ok && d.Digit != "" && params.Sender != nil && c.isCaller(params.Sender) {
+			select {
+			case c.keys <- speech.Key{Digit: d.Digit, At: time.Now()}:
+			default:
+				c.log.Warn("caller's keys not read; dropping", "digit", d.Digit)
+			}
+		}
 	}
 
 	room, err := lksdk.ConnectToRoomWithToken(c.lk.URL, c.lk.Token, cb, lksdk.WithAutoSubscribe(false))

@@ -42,7 +42,7 @@ func (s *Service) job(ctx context.Context, ses Session, c call.Call, v assistant
 		Version: persona.Version{AssistantID: v.AssistantID, ID: v.ID, Number: v.Number, Name: v.Name,
 			SystemPrompt: prompt, Greeting: greeting, AvatarID: v.AvatarID,
 			Framing: persona.Framing{Shot: v.Framing.Shot, Position: v.Framing.Position}, Voice: v.Voice, Model: v.Model,
-			CallSettings: callSettings(v.CallSettings)},
+			TransferDestinations: v.TransferDestinations, CallSettings: callSettings(v.CallSettings)},
 		TranscriptEvents: s.wantsTranscript(ctx, c.AccountID)}
 	b, err := json.Marshal(j)
 	return string(b), err
