@@ -1788,6 +1788,51 @@ func (e LineListObject) Valid() bool {
 	}
 }
 
+// Defines values for ModelObject.
+const (
+	ModelObjectModel ModelObject = "model"
+)
+
+// Valid indicates whether the value is a known member of the ModelObject enum.
+func (e ModelObject) Valid() bool {
+	switch e {
+	case ModelObjectModel:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ModelListHasMore.
+const (
+	ModelListHasMoreFalse ModelListHasMore = false
+)
+
+// Valid indicates whether the value is a known member of the ModelListHasMore enum.
+func (e ModelListHasMore) Valid() bool {
+	switch e {
+	case ModelListHasMoreFalse:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ModelListObject.
+const (
+	ModelListObjectList ModelListObject = "list"
+)
+
+// Valid indicates whether the value is a known member of the ModelListObject enum.
+func (e ModelListObject) Valid() bool {
+	switch e {
+	case ModelListObjectList:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for OnDecisionTimeout.
 const (
 	OnDecisionTimeoutAssistant OnDecisionTimeout = "assistant"
@@ -3258,9 +3303,9 @@ type CallAnsweredEventType string
 
 // CallAnsweredEventWithAttempts A `call.answered` event with its delivery attempts.
 //
-// Examples: {"attempts":[{"attempt":1,"attempted_at":"2026-11-22T07:00:00.123Z","duration_ms":59000,"endpoint_id":"whep_01jd3f4g5h6j7k8m9n0p1q2r3t","error":null,"id":"watt_01jd3f4g5h6j7k8m9n0p1q2r3t","next_attempt_at":null,"object":"event_attempt","outcome":"succeeded","status_code":200,"url":"https://example.com/hooks/bridgeline"}],"created_at":"2026-11-22T07:00:00.123Z","data":{"answered_at":"2026-11-22T07:00:00.123Z","call_id":"call_01jd3f4g5h6j7k8m9n0p1q2r3t","decision":"accept","decision_source":"webhook_response","direction":"inbound","handled_by":"assistant","line_id":"line_01jd3f4g5h6j7k8m9n0p1q2r3t","metadata":{"order_id":"6735"},"session_id":"ses_01jd3f4g5h6j7k8m9n0p1q2r3t"},"id":"evt_01jd3f4g5h6j7k8m9n0p1q2r3t","object":"event","type":"call.answered"}
+// Examples: {"attempts":[{"attempt":1,"attempted_at":"2026-11-22T07:00:00.123Z","duration_ms":59000,"endpoint_id":"whep_01jd3f4g5h6j7k8m9n0p1q2r3t","error":null,"id":"watt_01jd3f4g5h6j7k8m9n0p1q2r3t","next_attempt_at":null,"object":"event_attempt","outcome":"succeeded","status_code":200,"url":"https://example.com/hooks/bridgeline"}],"created_at":"2026-11-22T07:00:00.123Z","data":{"answered_at":"2026-11-22T07:00:00.123Z","call_id":"call_01jd3f4g5h6j7k8m9n0p1q2r3t","decision":"accept","decision_source":"webhook_response","direction":"inbound","handled_by":"assistant","line_id":"line_01jd3f4g5h6j7k8m9n0p1q2r3t","metadata":{"order_id":"6735"},"session_id":"ses_01jd3f4g5h6j7k8m9n0p1q2r3t"},"has_more_attempts":false,"id":"evt_01jd3f4g5h6j7k8m9n0p1q2r3t","object":"event","type":"call.answered"}
 type CallAnsweredEventWithAttempts struct {
-	// Attempts Every delivery attempt of the event, oldest first.
+	// Attempts A page of the event's delivery attempts, oldest first (`GET /v1/events/{id}`'s `attempts_limit`, default 20).
 	Attempts []EventAttempt `json:"attempts"`
 
 	// CreatedAt When the event happened.
@@ -3272,6 +3317,9 @@ type CallAnsweredEventWithAttempts struct {
 	//
 	// Examples: {"answered_at":"2026-11-22T07:00:00.123Z","call_id":"call_01jd3f4g5h6j7k8m9n0p1q2r3t","decision":"accept","decision_source":"webhook_response","direction":"inbound","handled_by":"assistant","line_id":"line_01jd3f4g5h6j7k8m9n0p1q2r3t","metadata":{"order_id":"6735"},"session_id":"ses_01jd3f4g5h6j7k8m9n0p1q2r3t"}
 	Data CallAnsweredData `json:"data"`
+
+	// HasMoreAttempts True when more attempts follow this page; the next starts after the last attempt's `id` (`attempts_starting_after`).
+	HasMoreAttempts bool `json:"has_more_attempts"`
 
 	// Id The event's id; the `webhook-id` of every delivery.
 	//
@@ -3406,9 +3454,9 @@ type CallEndedEventType string
 
 // CallEndedEventWithAttempts A `call.ended` event with its delivery attempts.
 //
-// Examples: {"attempts":[{"attempt":1,"attempted_at":"2026-11-22T07:00:00.123Z","duration_ms":59000,"endpoint_id":"whep_01jd3f4g5h6j7k8m9n0p1q2r3t","error":null,"id":"watt_01jd3f4g5h6j7k8m9n0p1q2r3t","next_attempt_at":null,"object":"event_attempt","outcome":"succeeded","status_code":200,"url":"https://example.com/hooks/bridgeline"}],"created_at":"2026-11-22T07:00:00.123Z","data":{"answered_at":"2026-11-22T07:00:00.123Z","call_id":"call_01jd3f4g5h6j7k8m9n0p1q2r3t","direction":"inbound","duration_ms":59000,"end_reason":"deleted","ended_at":"2026-11-22T07:00:00.123Z","ended_by":"customer","from":"+15550100009","handled_by":"assistant","line_id":"line_01jd3f4g5h6j7k8m9n0p1q2r3t","media":"video","metadata":{"order_id":"6735"},"session_id":"ses_01jd3f4g5h6j7k8m9n0p1q2r3t","session_metadata":{"order_id":"6735"},"started_at":"2026-11-22T07:00:00.123Z","to":"+15550100001"},"id":"evt_01jd3f4g5h6j7k8m9n0p1q2r3t","object":"event","type":"call.ended"}
+// Examples: {"attempts":[{"attempt":1,"attempted_at":"2026-11-22T07:00:00.123Z","duration_ms":59000,"endpoint_id":"whep_01jd3f4g5h6j7k8m9n0p1q2r3t","error":null,"id":"watt_01jd3f4g5h6j7k8m9n0p1q2r3t","next_attempt_at":null,"object":"event_attempt","outcome":"succeeded","status_code":200,"url":"https://example.com/hooks/bridgeline"}],"created_at":"2026-11-22T07:00:00.123Z","data":{"answered_at":"2026-11-22T07:00:00.123Z","call_id":"call_01jd3f4g5h6j7k8m9n0p1q2r3t","direction":"inbound","duration_ms":59000,"end_reason":"deleted","ended_at":"2026-11-22T07:00:00.123Z","ended_by":"customer","from":"+15550100009","handled_by":"assistant","line_id":"line_01jd3f4g5h6j7k8m9n0p1q2r3t","media":"video","metadata":{"order_id":"6735"},"session_id":"ses_01jd3f4g5h6j7k8m9n0p1q2r3t","session_metadata":{"order_id":"6735"},"started_at":"2026-11-22T07:00:00.123Z","to":"+15550100001"},"has_more_attempts":false,"id":"evt_01jd3f4g5h6j7k8m9n0p1q2r3t","object":"event","type":"call.ended"}
 type CallEndedEventWithAttempts struct {
-	// Attempts Every delivery attempt of the event, oldest first.
+	// Attempts A page of the event's delivery attempts, oldest first (`GET /v1/events/{id}`'s `attempts_limit`, default 20).
 	Attempts []EventAttempt `json:"attempts"`
 
 	// CreatedAt When the event happened.
@@ -3420,6 +3468,9 @@ type CallEndedEventWithAttempts struct {
 	//
 	// Examples: {"answered_at":"2026-11-22T07:00:00.123Z","call_id":"call_01jd3f4g5h6j7k8m9n0p1q2r3t","direction":"inbound","duration_ms":59000,"end_reason":"deleted","ended_at":"2026-11-22T07:00:00.123Z","ended_by":"customer","from":"+15550100009","handled_by":"assistant","line_id":"line_01jd3f4g5h6j7k8m9n0p1q2r3t","media":"video","metadata":{"order_id":"6735"},"session_id":"ses_01jd3f4g5h6j7k8m9n0p1q2r3t","session_metadata":{"order_id":"6735"},"started_at":"2026-11-22T07:00:00.123Z","to":"+15550100001"}
 	Data CallEndedData `json:"data"`
+
+	// HasMoreAttempts True when more attempts follow this page; the next starts after the last attempt's `id` (`attempts_starting_after`).
+	HasMoreAttempts bool `json:"has_more_attempts"`
 
 	// Id The event's id; the `webhook-id` of every delivery.
 	//
@@ -3530,9 +3581,9 @@ type CallIncomingEventType string
 
 // CallIncomingEventWithAttempts A `call.incoming` event with its delivery attempts.
 //
-// Examples: {"attempts":[{"attempt":1,"attempted_at":"2026-11-22T07:00:00.123Z","duration_ms":59000,"endpoint_id":"whep_01jd3f4g5h6j7k8m9n0p1q2r3t","error":null,"id":"watt_01jd3f4g5h6j7k8m9n0p1q2r3t","next_attempt_at":null,"object":"event_attempt","outcome":"succeeded","status_code":200,"url":"https://example.com/hooks/bridgeline"}],"created_at":"2026-11-22T07:00:00.123Z","data":{"answer_by":"2026-11-22T07:00:00.123Z","call_id":"call_01jd3f4g5h6j7k8m9n0p1q2r3t","from":"+15550100009","line_id":"line_01jd3f4g5h6j7k8m9n0p1q2r3t","line_metadata":{"team":"sales"},"media":"video","metadata":{},"session":{"call_id":"call_01jd3f4g5h6j7k8m9n0p1q2r3t","expires_at":"2026-11-22T07:00:00.123Z","participant_token":"eyJhbGciOiJIUzI1NiJ9.e30.sig","rtc_url":"wss://rtc.example.com","session_id":"ses_01jd3f4g5h6j7k8m9n0p1q2r3t"},"to":"+15550100001"},"id":"evt_01jd3f4g5h6j7k8m9n0p1q2r3t","object":"event","type":"call.incoming"}
+// Examples: {"attempts":[{"attempt":1,"attempted_at":"2026-11-22T07:00:00.123Z","duration_ms":59000,"endpoint_id":"whep_01jd3f4g5h6j7k8m9n0p1q2r3t","error":null,"id":"watt_01jd3f4g5h6j7k8m9n0p1q2r3t","next_attempt_at":null,"object":"event_attempt","outcome":"succeeded","status_code":200,"url":"https://example.com/hooks/bridgeline"}],"created_at":"2026-11-22T07:00:00.123Z","data":{"answer_by":"2026-11-22T07:00:00.123Z","call_id":"call_01jd3f4g5h6j7k8m9n0p1q2r3t","from":"+15550100009","line_id":"line_01jd3f4g5h6j7k8m9n0p1q2r3t","line_metadata":{"team":"sales"},"media":"video","metadata":{},"session":{"call_id":"call_01jd3f4g5h6j7k8m9n0p1q2r3t","expires_at":"2026-11-22T07:00:00.123Z","participant_token":"eyJhbGciOiJIUzI1NiJ9.e30.sig","rtc_url":"wss://rtc.example.com","session_id":"ses_01jd3f4g5h6j7k8m9n0p1q2r3t"},"to":"+15550100001"},"has_more_attempts":false,"id":"evt_01jd3f4g5h6j7k8m9n0p1q2r3t","object":"event","type":"call.incoming"}
 type CallIncomingEventWithAttempts struct {
-	// Attempts Every delivery attempt of the event, oldest first.
+	// Attempts A page of the event's delivery attempts, oldest first (`GET /v1/events/{id}`'s `attempts_limit`, default 20).
 	Attempts []EventAttempt `json:"attempts"`
 
 	// CreatedAt When the event happened.
@@ -3544,6 +3595,9 @@ type CallIncomingEventWithAttempts struct {
 	//
 	// Examples: {"answer_by":"2026-11-22T07:00:00.123Z","call_id":"call_01jd3f4g5h6j7k8m9n0p1q2r3t","from":"+15550100009","line_id":"line_01jd3f4g5h6j7k8m9n0p1q2r3t","line_metadata":{"team":"sales"},"media":"video","metadata":{},"session":{"call_id":"call_01jd3f4g5h6j7k8m9n0p1q2r3t","expires_at":"2026-11-22T07:00:00.123Z","participant_token":"eyJhbGciOiJIUzI1NiJ9.e30.sig","rtc_url":"wss://rtc.example.com","session_id":"ses_01jd3f4g5h6j7k8m9n0p1q2r3t"},"to":"+15550100001"}
 	Data CallIncomingData `json:"data"`
+
+	// HasMoreAttempts True when more attempts follow this page; the next starts after the last attempt's `id` (`attempts_starting_after`).
+	HasMoreAttempts bool `json:"has_more_attempts"`
 
 	// Id The event's id; the `webhook-id` of every delivery.
 	//
@@ -3738,9 +3792,9 @@ type CallTranscriptEventType string
 
 // CallTranscriptEventWithAttempts A `call.transcript` event with its delivery attempts.
 //
-// Examples: {"attempts":[{"attempt":1,"attempted_at":"2026-11-22T07:00:00.123Z","duration_ms":59000,"endpoint_id":"whep_01jd3f4g5h6j7k8m9n0p1q2r3t","error":null,"id":"watt_01jd3f4g5h6j7k8m9n0p1q2r3t","next_attempt_at":null,"object":"event_attempt","outcome":"succeeded","status_code":200,"url":"https://example.com/hooks/bridgeline"}],"created_at":"2026-11-22T07:00:00.123Z","data":{"call_id":"call_01jd3f4g5h6j7k8m9n0p1q2r3t","direction":"inbound","end_ms":9414,"interrupted":false,"line_id":"line_01jd3f4g5h6j7k8m9n0p1q2r3t","metadata":{"order_id":"6735"},"sequence":2,"session_id":"ses_01jd3f4g5h6j7k8m9n0p1q2r3t","speaker":"caller","start_ms":7202,"text":"where is my order"},"id":"evt_01jd3f4g5h6j7k8m9n0p1q2r3t","object":"event","type":"call.transcript"}
+// Examples: {"attempts":[{"attempt":1,"attempted_at":"2026-11-22T07:00:00.123Z","duration_ms":59000,"endpoint_id":"whep_01jd3f4g5h6j7k8m9n0p1q2r3t","error":null,"id":"watt_01jd3f4g5h6j7k8m9n0p1q2r3t","next_attempt_at":null,"object":"event_attempt","outcome":"succeeded","status_code":200,"url":"https://example.com/hooks/bridgeline"}],"created_at":"2026-11-22T07:00:00.123Z","data":{"call_id":"call_01jd3f4g5h6j7k8m9n0p1q2r3t","direction":"inbound","end_ms":9414,"interrupted":false,"line_id":"line_01jd3f4g5h6j7k8m9n0p1q2r3t","metadata":{"order_id":"6735"},"sequence":2,"session_id":"ses_01jd3f4g5h6j7k8m9n0p1q2r3t","speaker":"caller","start_ms":7202,"text":"where is my order"},"has_more_attempts":false,"id":"evt_01jd3f4g5h6j7k8m9n0p1q2r3t","object":"event","type":"call.transcript"}
 type CallTranscriptEventWithAttempts struct {
-	// Attempts Every delivery attempt of the event, oldest first.
+	// Attempts A page of the event's delivery attempts, oldest first (`GET /v1/events/{id}`'s `attempts_limit`, default 20).
 	Attempts []EventAttempt `json:"attempts"`
 
 	// CreatedAt When the event happened.
@@ -3752,6 +3806,9 @@ type CallTranscriptEventWithAttempts struct {
 	//
 	// Examples: {"call_id":"call_01jd3f4g5h6j7k8m9n0p1q2r3t","direction":"inbound","end_ms":9414,"interrupted":false,"line_id":"line_01jd3f4g5h6j7k8m9n0p1q2r3t","metadata":{"order_id":"6735"},"sequence":2,"session_id":"ses_01jd3f4g5h6j7k8m9n0p1q2r3t","speaker":"caller","start_ms":7202,"text":"where is my order"}
 	Data CallTranscriptData `json:"data"`
+
+	// HasMoreAttempts True when more attempts follow this page; the next starts after the last attempt's `id` (`attempts_starting_after`).
+	HasMoreAttempts bool `json:"has_more_attempts"`
 
 	// Id The event's id; the `webhook-id` of every delivery.
 	//
@@ -4394,7 +4451,7 @@ type EventType string
 
 // EventWithAttempts An event with every delivery attempt; `type` says which of the variants it is.
 //
-// Examples: {"attempts":[{"attempt":1,"attempted_at":"2026-11-22T07:00:00.123Z","duration_ms":59000,"endpoint_id":"whep_01jd3f4g5h6j7k8m9n0p1q2r3t","error":null,"id":"watt_01jd3f4g5h6j7k8m9n0p1q2r3t","next_attempt_at":null,"object":"event_attempt","outcome":"succeeded","status_code":200,"url":"https://example.com/hooks/bridgeline"}],"created_at":"2026-11-22T07:00:00.123Z","data":{"answer_by":"2026-11-22T07:00:00.123Z","call_id":"call_01jd3f4g5h6j7k8m9n0p1q2r3t","from":"+15550100009","line_id":"line_01jd3f4g5h6j7k8m9n0p1q2r3t","line_metadata":{"team":"sales"},"media":"video","metadata":{},"session":{"call_id":"call_01jd3f4g5h6j7k8m9n0p1q2r3t","expires_at":"2026-11-22T07:00:00.123Z","participant_token":"eyJhbGciOiJIUzI1NiJ9.e30.sig","rtc_url":"wss://rtc.example.com","session_id":"ses_01jd3f4g5h6j7k8m9n0p1q2r3t"},"to":"+15550100001"},"id":"evt_01jd3f4g5h6j7k8m9n0p1q2r3t","object":"event","type":"call.incoming"}
+// Examples: {"attempts":[{"attempt":1,"attempted_at":"2026-11-22T07:00:00.123Z","duration_ms":59000,"endpoint_id":"whep_01jd3f4g5h6j7k8m9n0p1q2r3t","error":null,"id":"watt_01jd3f4g5h6j7k8m9n0p1q2r3t","next_attempt_at":null,"object":"event_attempt","outcome":"succeeded","status_code":200,"url":"https://example.com/hooks/bridgeline"}],"created_at":"2026-11-22T07:00:00.123Z","data":{"answer_by":"2026-11-22T07:00:00.123Z","call_id":"call_01jd3f4g5h6j7k8m9n0p1q2r3t","from":"+15550100009","line_id":"line_01jd3f4g5h6j7k8m9n0p1q2r3t","line_metadata":{"team":"sales"},"media":"video","metadata":{},"session":{"call_id":"call_01jd3f4g5h6j7k8m9n0p1q2r3t","expires_at":"2026-11-22T07:00:00.123Z","participant_token":"eyJhbGciOiJIUzI1NiJ9.e30.sig","rtc_url":"wss://rtc.example.com","session_id":"ses_01jd3f4g5h6j7k8m9n0p1q2r3t"},"to":"+15550100001"},"has_more_attempts":false,"id":"evt_01jd3f4g5h6j7k8m9n0p1q2r3t","object":"event","type":"call.incoming"}
 type EventWithAttempts struct {
 	union json.RawMessage
 }
@@ -4670,12 +4727,43 @@ type Metadata map[string]string
 // Examples: {"agent":"","order_id":"6736"}
 type MetadataUpdate map[string]string
 
-// ModelField The language model the assistant thinks with, as the deployment's OpenAI-compatible
-// server names it (`gpt-4o-mini`, `llama3.1:8b`); it overrides the deployment's
-// `LLM_MODEL`. Empty: the deployment's model.
+// Model Examples: {"id":"gpt-4o-mini","object":"model"}
+type Model struct {
+	// Id The model's name, as a draft's `model` names it and the fleet's server knows it.
+	Id string `json:"id"`
+
+	// Object The kind of object: always `model`.
+	Object ModelObject `json:"object"`
+}
+
+// ModelObject The kind of object: always `model`.
+type ModelObject string
+
+// ModelField The language model the assistant thinks with: an `id` from `GET /v1/models` (the
+// models the operator offers, `LLM_MODELS`), which overrides the deployment's
+// `LLM_MODEL`. Empty: the deployment's model. Any other name is 400
+// `parameter_invalid`.
 //
 // Examples: gpt-4o-mini
 type ModelField = string
+
+// ModelList Examples: {"data":[{"id":"gpt-4o-mini","object":"model"}],"has_more":false,"object":"list"}
+type ModelList struct {
+	// Data The models, in the order the operator lists them.
+	Data []Model `json:"data"`
+
+	// HasMore True when another page exists after this one.
+	HasMore ModelListHasMore `json:"has_more"`
+
+	// Object The kind of object: always `list`.
+	Object ModelListObject `json:"object"`
+}
+
+// ModelListHasMore True when another page exists after this one.
+type ModelListHasMore bool
+
+// ModelListObject The kind of object: always `list`.
+type ModelListObject string
 
 // NullableTimestamp Examples: 2026-11-22T07:00:00.123Z
 type NullableTimestamp = time.Time
@@ -6004,6 +6092,15 @@ type ListEventsParams struct {
 	CreatedLte *CreatedLTE `form:"created[lte],omitempty" json:"created[lte],omitempty"`
 }
 
+// GetEventParams defines parameters for GetEvent.
+type GetEventParams struct {
+	// AttemptsLimit How many attempts the page holds at most, 1-100; default 20.
+	AttemptsLimit *int `form:"attempts_limit,omitempty" json:"attempts_limit,omitempty"`
+
+	// AttemptsStartingAfter Id of the last attempt of the previous page; the page holds the attempts after it.
+	AttemptsStartingAfter *AttemptID `form:"attempts_starting_after,omitempty" json:"attempts_starting_after,omitempty"`
+}
+
 // RedeliverEventParams defines parameters for RedeliverEvent.
 type RedeliverEventParams struct {
 	// IdempotencyKey Makes the POST safe to retry. See the conventions in the description.
@@ -7187,7 +7284,8 @@ type ClientInterface interface {
 	// Variables), and answers like a decline: the call object, `decision: assistant`.
 	// 400 `parameter_missing` or `parameter_invalid` (`action`; `assistant` on a line
 	// that had no assistant when the call rang; `variables` without `action: assistant`
-	// or out of bounds, naming `variables` or `variables[<name>]`);
+	// or out of bounds, naming `variables` or `variables[<name>]`, or rendering the line's
+	// assistant's greeting or system prompt past its limit, naming `variables`);
 	// 409 `call_not_answerable` also for a call of this account that has no answer to
 	// make (outbound, or inbound on a line that did not ask): its message names the
 	// call's direction and status, as `GET /v1/calls/{id}` shows them.
@@ -7209,7 +7307,8 @@ type ClientInterface interface {
 	// Variables), and answers like a decline: the call object, `decision: assistant`.
 	// 400 `parameter_missing` or `parameter_invalid` (`action`; `assistant` on a line
 	// that had no assistant when the call rang; `variables` without `action: assistant`
-	// or out of bounds, naming `variables` or `variables[<name>]`);
+	// or out of bounds, naming `variables` or `variables[<name>]`, or rendering the line's
+	// assistant's greeting or system prompt past its limit, naming `variables`);
 	// 409 `call_not_answerable` also for a call of this account that has no answer to
 	// make (outbound, or inbound on a line that did not ask): its message names the
 	// call's direction and status, as `GET /v1/calls/{id}` shows them.
@@ -7273,8 +7372,14 @@ type ClientInterface interface {
 
 	// GetEvent Get an event with its delivery attempts
 	//
+	// The event with one page of its delivery attempts, oldest first: at most
+	// `attempts_limit` (default 20, at most 100). `has_more_attempts` says another page
+	// follows; ask for it with `attempts_starting_after` set to the last attempt's `id`.
+	// An event has at most 11 deliveries per endpoint (the first and 10 redeliveries),
+	// each retried on its schedule, so pages bound the answer whatever the history.
+	//
 	// Corresponds with GET /v1/events/{id} (the `GetEvent` operationId).
-	GetEvent(ctx context.Context, id EventPathID, reqEditors ...RequestEditorFn) (*http.Response, error)
+	GetEvent(ctx context.Context, id EventPathID, params *GetEventParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// RedeliverEventWithBody Send an event again
 	//
@@ -7447,6 +7552,19 @@ type ClientInterface interface {
 	// Corresponds with POST /v1/lines/{id}/assign (the `AssignLineAssistant` operationId).
 	AssignLineAssistant(ctx context.Context, id LinePathID, params *AssignLineAssistantParams, body AssignLineAssistantJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// ListModels List the language models the deployment offers
+	//
+	// Every model a draft's `model` may name beside the empty default, in one page
+	// (`has_more` is false). Takes no query parameters. The operator lists them in
+	// `LLM_MODELS` (comma-separated names, as the fleet's OpenAI-compatible server spells
+	// them), so customers cannot spend the operator's model budget on any model its key
+	// reaches. An empty list (the default) means the deployment offers no choice: every
+	// call runs on the fleet's `LLM_MODEL`, and a draft naming any model is 400. The
+	// default model itself is not listed: a draft names it by leaving `model` empty.
+	//
+	// Corresponds with GET /v1/models (the `ListModels` operationId).
+	ListModels(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// ListSessions List sessions
 	//
 	// The account's sessions, newest first, without participant tokens; `status` keeps those with that status now.
@@ -7471,7 +7589,8 @@ type ClientInterface interface {
 	// when `mode` is `assistant`), `parameter_invalid` (`platform_handle` not of a form
 	// the line's platform dials, or blank in mode `assistant`; `media`, `mode`,
 	// `line_id`; `assistant_id` or `variables` given with mode `human`; `variables` or
-	// `variables[<name>]` out of bounds); 403
+	// `variables[<name>]` out of bounds, or `variables` rendering the greeting or system
+	// prompt past its limit); 403
 	// `live_key_required` when an `sk_test_` key calls from a line that is not on the
 	// `sim` platform; 404 `resource_not_found` (`param: line_id` or
 	// `assistant_id`); 409 `assistant_archived`, `assistant_not_published`; 422 `no_line`
@@ -7502,7 +7621,8 @@ type ClientInterface interface {
 	// when `mode` is `assistant`), `parameter_invalid` (`platform_handle` not of a form
 	// the line's platform dials, or blank in mode `assistant`; `media`, `mode`,
 	// `line_id`; `assistant_id` or `variables` given with mode `human`; `variables` or
-	// `variables[<name>]` out of bounds); 403
+	// `variables[<name>]` out of bounds, or `variables` rendering the greeting or system
+	// prompt past its limit); 403
 	// `live_key_required` when an `sk_test_` key calls from a line that is not on the
 	// `sim` platform; 404 `resource_not_found` (`param: line_id` or
 	// `assistant_id`); 409 `assistant_archived`, `assistant_not_published`; 422 `no_line`
@@ -8463,7 +8583,8 @@ func (c *BaseClient) UpdateCall(ctx context.Context, id CallID, body UpdateCallJ
 // Variables), and answers like a decline: the call object, `decision: assistant`.
 // 400 `parameter_missing` or `parameter_invalid` (`action`; `assistant` on a line
 // that had no assistant when the call rang; `variables` without `action: assistant`
-// or out of bounds, naming `variables` or `variables[<name>]`);
+// or out of bounds, naming `variables` or `variables[<name>]`, or rendering the line's
+// assistant's greeting or system prompt past its limit, naming `variables`);
 // 409 `call_not_answerable` also for a call of this account that has no answer to
 // make (outbound, or inbound on a line that did not ask): its message names the
 // call's direction and status, as `GET /v1/calls/{id}` shows them.
@@ -8495,7 +8616,8 @@ func (c *BaseClient) AnswerCallWithBody(ctx context.Context, id CallID, params *
 // Variables), and answers like a decline: the call object, `decision: assistant`.
 // 400 `parameter_missing` or `parameter_invalid` (`action`; `assistant` on a line
 // that had no assistant when the call rang; `variables` without `action: assistant`
-// or out of bounds, naming `variables` or `variables[<name>]`);
+// or out of bounds, naming `variables` or `variables[<name>]`, or rendering the line's
+// assistant's greeting or system prompt past its limit, naming `variables`);
 // 409 `call_not_answerable` also for a call of this account that has no answer to
 // make (outbound, or inbound on a line that did not ask): its message names the
 // call's direction and status, as `GET /v1/calls/{id}` shows them.
@@ -8599,9 +8721,15 @@ func (c *BaseClient) ListEvents(ctx context.Context, params *ListEventsParams, r
 
 // GetEvent Get an event with its delivery attempts
 //
+// The event with one page of its delivery attempts, oldest first: at most
+// `attempts_limit` (default 20, at most 100). `has_more_attempts` says another page
+// follows; ask for it with `attempts_starting_after` set to the last attempt's `id`.
+// An event has at most 11 deliveries per endpoint (the first and 10 redeliveries),
+// each retried on its schedule, so pages bound the answer whatever the history.
+//
 // Corresponds with GET /v1/events/{id} (the `GetEvent` operationId).
-func (c *BaseClient) GetEvent(ctx context.Context, id EventPathID, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewGetEventRequest(c.Server, id)
+func (c *BaseClient) GetEvent(ctx context.Context, id EventPathID, params *GetEventParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetEventRequest(c.Server, id, params)
 	if err != nil {
 		return nil, err
 	}
@@ -8893,6 +9021,29 @@ func (c *BaseClient) AssignLineAssistant(ctx context.Context, id LinePathID, par
 	return c.Client.Do(req)
 }
 
+// ListModels List the language models the deployment offers
+//
+// Every model a draft's `model` may name beside the empty default, in one page
+// (`has_more` is false). Takes no query parameters. The operator lists them in
+// `LLM_MODELS` (comma-separated names, as the fleet's OpenAI-compatible server spells
+// them), so customers cannot spend the operator's model budget on any model its key
+// reaches. An empty list (the default) means the deployment offers no choice: every
+// call runs on the fleet's `LLM_MODEL`, and a draft naming any model is 400. The
+// default model itself is not listed: a draft names it by leaving `model` empty.
+//
+// Corresponds with GET /v1/models (the `ListModels` operationId).
+func (c *BaseClient) ListModels(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListModelsRequest(c.Server)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // ListSessions List sessions
 //
 // The account's sessions, newest first, without participant tokens; `status` keeps those with that status now.
@@ -8927,7 +9078,8 @@ func (c *BaseClient) ListSessions(ctx context.Context, params *ListSessionsParam
 // when `mode` is `assistant`), `parameter_invalid` (`platform_handle` not of a form
 // the line's platform dials, or blank in mode `assistant`; `media`, `mode`,
 // `line_id`; `assistant_id` or `variables` given with mode `human`; `variables` or
-// `variables[<name>]` out of bounds); 403
+// `variables[<name>]` out of bounds, or `variables` rendering the greeting or system
+// prompt past its limit); 403
 // `live_key_required` when an `sk_test_` key calls from a line that is not on the
 // `sim` platform; 404 `resource_not_found` (`param: line_id` or
 // `assistant_id`); 409 `assistant_archived`, `assistant_not_published`; 422 `no_line`
@@ -8968,7 +9120,8 @@ func (c *BaseClient) CreateSessionWithBody(ctx context.Context, params *CreateSe
 // when `mode` is `assistant`), `parameter_invalid` (`platform_handle` not of a form
 // the line's platform dials, or blank in mode `assistant`; `media`, `mode`,
 // `line_id`; `assistant_id` or `variables` given with mode `human`; `variables` or
-// `variables[<name>]` out of bounds); 403
+// `variables[<name>]` out of bounds, or `variables` rendering the greeting or system
+// prompt past its limit); 403
 // `live_key_required` when an `sk_test_` key calls from a line that is not on the
 // `sim` platform; 404 `resource_not_found` (`param: line_id` or
 // `assistant_id`); 409 `assistant_archived`, `assistant_not_published`; 422 `no_line`
@@ -10903,7 +11056,7 @@ func NewListEventsRequest(server string, params *ListEventsParams) (*http.Reques
 }
 
 // NewGetEventRequest constructs an http.Request for the GetEvent method
-func NewGetEventRequest(server string, id EventPathID) (*http.Request, error) {
+func NewGetEventRequest(server string, id EventPathID, params *GetEventParams) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
@@ -10926,6 +11079,45 @@ func NewGetEventRequest(server string, id EventPathID) (*http.Request, error) {
 	queryURL, err := serverURL.Parse(operationPath)
 	if err != nil {
 		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.AttemptsLimit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "attempts_limit", *params.AttemptsLimit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.AttemptsStartingAfter != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "attempts_starting_after", *params.AttemptsStartingAfter, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
 	}
 
 	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
@@ -11303,6 +11495,33 @@ func NewAssignLineAssistantRequestWithBody(server string, id LinePathID, params 
 			req.Header.Set("Idempotency-Key", headerParam0)
 		}
 
+	}
+
+	return req, nil
+}
+
+// NewListModelsRequest constructs an http.Request for the ListModels method
+func NewListModelsRequest(server string) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/models")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
 	}
 
 	return req, nil
@@ -12695,7 +12914,8 @@ type ClientWithResponsesInterface interface {
 	// Variables), and answers like a decline: the call object, `decision: assistant`.
 	// 400 `parameter_missing` or `parameter_invalid` (`action`; `assistant` on a line
 	// that had no assistant when the call rang; `variables` without `action: assistant`
-	// or out of bounds, naming `variables` or `variables[<name>]`);
+	// or out of bounds, naming `variables` or `variables[<name>]`, or rendering the line's
+	// assistant's greeting or system prompt past its limit, naming `variables`);
 	// 409 `call_not_answerable` also for a call of this account that has no answer to
 	// make (outbound, or inbound on a line that did not ask): its message names the
 	// call's direction and status, as `GET /v1/calls/{id}` shows them.
@@ -12717,7 +12937,8 @@ type ClientWithResponsesInterface interface {
 	// Variables), and answers like a decline: the call object, `decision: assistant`.
 	// 400 `parameter_missing` or `parameter_invalid` (`action`; `assistant` on a line
 	// that had no assistant when the call rang; `variables` without `action: assistant`
-	// or out of bounds, naming `variables` or `variables[<name>]`);
+	// or out of bounds, naming `variables` or `variables[<name>]`, or rendering the line's
+	// assistant's greeting or system prompt past its limit, naming `variables`);
 	// 409 `call_not_answerable` also for a call of this account that has no answer to
 	// make (outbound, or inbound on a line that did not ask): its message names the
 	// call's direction and status, as `GET /v1/calls/{id}` shows them.
@@ -12783,10 +13004,16 @@ type ClientWithResponsesInterface interface {
 
 	// GetEventWithResponse Get an event with its delivery attempts
 	//
+	// The event with one page of its delivery attempts, oldest first: at most
+	// `attempts_limit` (default 20, at most 100). `has_more_attempts` says another page
+	// follows; ask for it with `attempts_starting_after` set to the last attempt's `id`.
+	// An event has at most 11 deliveries per endpoint (the first and 10 redeliveries),
+	// each retried on its schedule, so pages bound the answer whatever the history.
+	//
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with GET /v1/events/{id} (the `GetEvent` operationId).
-	GetEventWithResponse(ctx context.Context, id EventPathID, reqEditors ...RequestEditorFn) (*GetEventResponse, error)
+	GetEventWithResponse(ctx context.Context, id EventPathID, params *GetEventParams, reqEditors ...RequestEditorFn) (*GetEventResponse, error)
 
 	// RedeliverEventWithBodyWithResponse Send an event again
 	//
@@ -12965,6 +13192,21 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with POST /v1/lines/{id}/assign (the `AssignLineAssistant` operationId).
 	AssignLineAssistantWithResponse(ctx context.Context, id LinePathID, params *AssignLineAssistantParams, body AssignLineAssistantJSONRequestBody, reqEditors ...RequestEditorFn) (*AssignLineAssistantResponse, error)
 
+	// ListModelsWithResponse List the language models the deployment offers
+	//
+	// Every model a draft's `model` may name beside the empty default, in one page
+	// (`has_more` is false). Takes no query parameters. The operator lists them in
+	// `LLM_MODELS` (comma-separated names, as the fleet's OpenAI-compatible server spells
+	// them), so customers cannot spend the operator's model budget on any model its key
+	// reaches. An empty list (the default) means the deployment offers no choice: every
+	// call runs on the fleet's `LLM_MODEL`, and a draft naming any model is 400. The
+	// default model itself is not listed: a draft names it by leaving `model` empty.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/models (the `ListModels` operationId).
+	ListModelsWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*ListModelsResponse, error)
+
 	// ListSessionsWithResponse List sessions
 	//
 	// The account's sessions, newest first, without participant tokens; `status` keeps those with that status now.
@@ -12991,7 +13233,8 @@ type ClientWithResponsesInterface interface {
 	// when `mode` is `assistant`), `parameter_invalid` (`platform_handle` not of a form
 	// the line's platform dials, or blank in mode `assistant`; `media`, `mode`,
 	// `line_id`; `assistant_id` or `variables` given with mode `human`; `variables` or
-	// `variables[<name>]` out of bounds); 403
+	// `variables[<name>]` out of bounds, or `variables` rendering the greeting or system
+	// prompt past its limit); 403
 	// `live_key_required` when an `sk_test_` key calls from a line that is not on the
 	// `sim` platform; 404 `resource_not_found` (`param: line_id` or
 	// `assistant_id`); 409 `assistant_archived`, `assistant_not_published`; 422 `no_line`
@@ -13022,7 +13265,8 @@ type ClientWithResponsesInterface interface {
 	// when `mode` is `assistant`), `parameter_invalid` (`platform_handle` not of a form
 	// the line's platform dials, or blank in mode `assistant`; `media`, `mode`,
 	// `line_id`; `assistant_id` or `variables` given with mode `human`; `variables` or
-	// `variables[<name>]` out of bounds); 403
+	// `variables[<name>]` out of bounds, or `variables` rendering the greeting or system
+	// prompt past its limit); 403
 	// `live_key_required` when an `sk_test_` key calls from a line that is not on the
 	// `sim` platform; 404 `resource_not_found` (`param: line_id` or
 	// `assistant_id`); 409 `assistant_archived`, `assistant_not_published`; 422 `no_line`
@@ -18018,6 +18262,139 @@ func (r AssignLineAssistantResponse) ContentType() string {
 	return ""
 }
 
+// ListModelsResponse200Headers the declared response headers of an HTTP 200 response for ListModels
+type ListModelsResponse200Headers struct {
+	RequestId RequestID
+}
+
+// ListModelsResponse400Headers the declared response headers of an HTTP 400 response for ListModels
+type ListModelsResponse400Headers struct {
+	RequestId RequestID
+}
+
+// ListModelsResponse401Headers the declared response headers of an HTTP 401 response for ListModels
+type ListModelsResponse401Headers struct {
+	RequestId RequestID
+}
+
+// ListModelsResponse413Headers the declared response headers of an HTTP 413 response for ListModels
+type ListModelsResponse413Headers struct {
+	RequestId RequestID
+}
+
+// ListModelsResponse415Headers the declared response headers of an HTTP 415 response for ListModels
+type ListModelsResponse415Headers struct {
+	RequestId RequestID
+}
+
+// ListModelsResponse429Headers the declared response headers of an HTTP 429 response for ListModels
+type ListModelsResponse429Headers struct {
+	RequestId  RequestID
+	RetryAfter int
+}
+
+// ListModelsResponse500Headers the declared response headers of an HTTP 500 response for ListModels
+type ListModelsResponse500Headers struct {
+	RequestId RequestID
+}
+
+type ListModelsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *ModelList
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *PayloadTooLarge
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *UnsupportedMediaType
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *ListModelsResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *ListModelsResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *ListModelsResponse401Headers
+	// Headers413 the parsed response headers for an HTTP 413 response
+	Headers413 *ListModelsResponse413Headers
+	// Headers415 the parsed response headers for an HTTP 415 response
+	Headers415 *ListModelsResponse415Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ListModelsResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *ListModelsResponse500Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListModelsResponse) GetJSON200() *ModelList {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r ListModelsResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r ListModelsResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r ListModelsResponse) GetJSON413() *PayloadTooLarge {
+	return r.JSON413
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r ListModelsResponse) GetJSON415() *UnsupportedMediaType {
+	return r.JSON415
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r ListModelsResponse) GetJSON429() *RateLimited {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r ListModelsResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r ListModelsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListModelsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListModelsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListModelsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // ListSessionsResponse200Headers the declared response headers of an HTTP 200 response for ListSessions
 type ListSessionsResponse200Headers struct {
 	RequestId RequestID
@@ -21444,7 +21821,8 @@ func (c *ClientWithResponses) UpdateCallWithResponse(ctx context.Context, id Cal
 // Variables), and answers like a decline: the call object, `decision: assistant`.
 // 400 `parameter_missing` or `parameter_invalid` (`action`; `assistant` on a line
 // that had no assistant when the call rang; `variables` without `action: assistant`
-// or out of bounds, naming `variables` or `variables[<name>]`);
+// or out of bounds, naming `variables` or `variables[<name>]`, or rendering the line's
+// assistant's greeting or system prompt past its limit, naming `variables`);
 // 409 `call_not_answerable` also for a call of this account that has no answer to
 // make (outbound, or inbound on a line that did not ask): its message names the
 // call's direction and status, as `GET /v1/calls/{id}` shows them.
@@ -21472,7 +21850,8 @@ func (c *ClientWithResponses) AnswerCallWithBodyWithResponse(ctx context.Context
 // Variables), and answers like a decline: the call object, `decision: assistant`.
 // 400 `parameter_missing` or `parameter_invalid` (`action`; `assistant` on a line
 // that had no assistant when the call rang; `variables` without `action: assistant`
-// or out of bounds, naming `variables` or `variables[<name>]`);
+// or out of bounds, naming `variables` or `variables[<name>]`, or rendering the line's
+// assistant's greeting or system prompt past its limit, naming `variables`);
 // 409 `call_not_answerable` also for a call of this account that has no answer to
 // make (outbound, or inbound on a line that did not ask): its message names the
 // call's direction and status, as `GET /v1/calls/{id}` shows them.
@@ -21562,11 +21941,17 @@ func (c *ClientWithResponses) ListEventsWithResponse(ctx context.Context, params
 
 // GetEventWithResponse Get an event with its delivery attempts
 //
+// The event with one page of its delivery attempts, oldest first: at most
+// `attempts_limit` (default 20, at most 100). `has_more_attempts` says another page
+// follows; ask for it with `attempts_starting_after` set to the last attempt's `id`.
+// An event has at most 11 deliveries per endpoint (the first and 10 redeliveries),
+// each retried on its schedule, so pages bound the answer whatever the history.
+//
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with GET /v1/events/{id} (the `GetEvent` operationId).
-func (c *ClientWithResponses) GetEventWithResponse(ctx context.Context, id EventPathID, reqEditors ...RequestEditorFn) (*GetEventResponse, error) {
-	rsp, err := c.GetEvent(ctx, id, reqEditors...)
+func (c *ClientWithResponses) GetEventWithResponse(ctx context.Context, id EventPathID, params *GetEventParams, reqEditors ...RequestEditorFn) (*GetEventResponse, error) {
+	rsp, err := c.GetEvent(ctx, id, params, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
@@ -21816,6 +22201,27 @@ func (c *ClientWithResponses) AssignLineAssistantWithResponse(ctx context.Contex
 	return ParseAssignLineAssistantResponse(rsp)
 }
 
+// ListModelsWithResponse List the language models the deployment offers
+//
+// Every model a draft's `model` may name beside the empty default, in one page
+// (`has_more` is false). Takes no query parameters. The operator lists them in
+// `LLM_MODELS` (comma-separated names, as the fleet's OpenAI-compatible server spells
+// them), so customers cannot spend the operator's model budget on any model its key
+// reaches. An empty list (the default) means the deployment offers no choice: every
+// call runs on the fleet's `LLM_MODEL`, and a draft naming any model is 400. The
+// default model itself is not listed: a draft names it by leaving `model` empty.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/models (the `ListModels` operationId).
+func (c *ClientWithResponses) ListModelsWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*ListModelsResponse, error) {
+	rsp, err := c.ListModels(ctx, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListModelsResponse(rsp)
+}
+
 // ListSessionsWithResponse List sessions
 //
 // The account's sessions, newest first, without participant tokens; `status` keeps those with that status now.
@@ -21848,7 +22254,8 @@ func (c *ClientWithResponses) ListSessionsWithResponse(ctx context.Context, para
 // when `mode` is `assistant`), `parameter_invalid` (`platform_handle` not of a form
 // the line's platform dials, or blank in mode `assistant`; `media`, `mode`,
 // `line_id`; `assistant_id` or `variables` given with mode `human`; `variables` or
-// `variables[<name>]` out of bounds); 403
+// `variables[<name>]` out of bounds, or `variables` rendering the greeting or system
+// prompt past its limit); 403
 // `live_key_required` when an `sk_test_` key calls from a line that is not on the
 // `sim` platform; 404 `resource_not_found` (`param: line_id` or
 // `assistant_id`); 409 `assistant_archived`, `assistant_not_published`; 422 `no_line`
@@ -21885,7 +22292,8 @@ func (c *ClientWithResponses) CreateSessionWithBodyWithResponse(ctx context.Cont
 // when `mode` is `assistant`), `parameter_invalid` (`platform_handle` not of a form
 // the line's platform dials, or blank in mode `assistant`; `media`, `mode`,
 // `line_id`; `assistant_id` or `variables` given with mode `human`; `variables` or
-// `variables[<name>]` out of bounds); 403
+// `variables[<name>]` out of bounds, or `variables` rendering the greeting or system
+// prompt past its limit); 403
 // `live_key_required` when an `sk_test_` key calls from a line that is not on the
 // `sim` platform; 404 `resource_not_found` (`param: line_id` or
 // `assistant_id`); 409 `assistant_archived`, `assistant_not_published`; 422 `no_line`
@@ -27992,6 +28400,154 @@ func ParseAssignLineAssistantResponse(rsp *http.Response) (*AssignLineAssistantR
 		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers AssignLineAssistantResponse500Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers500 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseListModelsResponse parses an HTTP response from a ListModelsWithResponse call
+func ParseListModelsResponse(rsp *http.Response) (*ListModelsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListModelsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest ModelList
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest PayloadTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest UnsupportedMediaType
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers ListModelsResponse200Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers ListModelsResponse400Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers ListModelsResponse401Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 413:
+		var headers ListModelsResponse413Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers413 = &headers
+	case rsp.StatusCode == 415:
+		var headers ListModelsResponse415Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers415 = &headers
+	case rsp.StatusCode == 429:
+		var headers ListModelsResponse429Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers ListModelsResponse500Headers
 		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
 			var value RequestID
 			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {

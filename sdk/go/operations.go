@@ -140,6 +140,15 @@ func (c *Client) ListVoices(ctx context.Context, opts ...RequestEditorFn) (*Voic
 	return answer(r.HTTPResponse, r.Body, r.JSON200)
 }
 
+// ListModels returns the language models the deployment offers (GET /v1/models).
+func (c *Client) ListModels(ctx context.Context, opts ...RequestEditorFn) (*ModelList, error) {
+	r, err := c.Generated.ListModelsWithResponse(ctx, opts...)
+	if err != nil {
+		return nil, err
+	}
+	return answer(r.HTTPResponse, r.Body, r.JSON200)
+}
+
 // Lines.
 
 // ListLines returns one page of the account's lines (GET /v1/lines); Lines walks every
@@ -322,9 +331,11 @@ func (c *Client) ListEvents(ctx context.Context, params *ListEventsParams, opts 
 	return answer(r.HTTPResponse, r.Body, r.JSON200)
 }
 
-// GetEvent returns an event with its delivery attempts (GET /v1/events/{id}).
-func (c *Client) GetEvent(ctx context.Context, id string, opts ...RequestEditorFn) (*EventWithAttempts, error) {
-	r, err := c.Generated.GetEventWithResponse(ctx, id, opts...)
+// GetEvent returns an event with a page of its delivery attempts (GET /v1/events/{id}):
+// params' AttemptsLimit and AttemptsStartingAfter page them (nil: the first 20);
+// has_more_attempts says another page follows.
+func (c *Client) GetEvent(ctx context.Context, id string, params *GetEventParams, opts ...RequestEditorFn) (*EventWithAttempts, error) {
+	r, err := c.Generated.GetEventWithResponse(ctx, id, params, opts...)
 	if err != nil {
 		return nil, err
 	}

@@ -154,7 +154,7 @@ func New(cfg config.Config, deps Deps) (*ControlPlane, error) {
 	}
 	cp := &ControlPlane{Config: cfg, Store: s}
 	cp.Accounts = &account.Service{Store: s, Now: now}
-	cp.Assistants = &assistant.Service{Store: s, HostedVoices: cfg.HostedVoices, Secrets: deps.Secrets,
+	cp.Assistants = &assistant.Service{Store: s, HostedVoices: cfg.HostedVoices, Models: cfg.Models, Secrets: deps.Secrets,
 		Destinations: cfg.Webhooks, MaxCallDuration: cfg.MaxSession, Now: now}
 	cp.Lines = &line.Service{Store: s, Assistants: s, Now: now}
 	cp.Trunks = &siptrunk.Service{Store: s, Lines: s, LineRules: cp.Lines, Calls: s, Secrets: deps.Secrets,
@@ -200,6 +200,7 @@ func New(cfg config.Config, deps Deps) (*ControlPlane, error) {
 	if cp.Sessions, err = session.New(s, rooms, sessionOpts...); err != nil {
 		return nil, err
 	}
+	cp.Asker.CheckVariables = cp.Sessions.CheckAnswerVariables
 
 	page, err := joinpage.Handler(deps.JoinPage, cfg.LiveKitPublicURL)
 	if err != nil {
@@ -217,7 +218,7 @@ func New(cfg config.Config, deps Deps) (*ControlPlane, error) {
 		(&httpapi.SIPTrunks{Service: cp.Trunks}).Routes(),
 		(&httpapi.Keys{Accounts: s, Now: now}).Routes(),
 		(&httpapi.Webhooks{Endpoints: cp.Endpoints, Events: s, Redeliver: redeliver}).Routes(),
-		(&httpapi.CallAnswers{Decisions: s, Calls: s, Now: now}).Routes(),
+		(&httpapi.CallAnswers{Decisions: s, Calls: s, CheckVariables: cp.Sessions.CheckAnswerVariables, Now: now}).Routes(),
 		(&httpapi.Sessions{Service: cp.Sessions, JoinPageURL: cfg.JoinPageURL}).Routes(),
 		(&httpapi.Usage{Reader: usage.Reader{Store: s, Now: now}}).Routes(),
 		httpapi.Passthrough("join-page", page, joinpage.Patterns...),

@@ -38,7 +38,7 @@ func TestSIPTrunkPasswordsNeverReturned(t *testing.T) {
 	trunks := &siptrunk.Service{Store: s, Lines: s, LineRules: lines, Calls: s, Secrets: box,
 		Origination: siptrunk.Origination{Host: "sip.example.test", Port: 5060}, Now: time.Now}
 	logs := &syncBuffer{}
-	api, err := httpapi.New(s, s, slices.Concat(coreRoutes(s, nil), (&httpapi.SIPTrunks{Service: trunks}).Routes()),
+	api, err := httpapi.New(s, s, slices.Concat(coreRoutes(s, nil, nil), (&httpapi.SIPTrunks{Service: trunks}).Routes()),
 		httpapi.WithLog(slog.New(slog.NewJSONHandler(logs, nil))))
 	if err != nil {
 		t.Fatal(err)

@@ -221,6 +221,9 @@ func (s *Service) record(ctx context.Context, caller account.Caller, sessionID s
 		ses.AssistantID, ses.VersionID = ver.AssistantID, ver.ID
 		c.HandledBy, c.AssistantID, c.VersionID = call.HandledByAssistant, ver.AssistantID, ver.ID
 		c.Variables = callVariables(*ver, req.Variables, l)
+		if _, _, err := ver.Rendered(c.Variables); err != nil {
+			return recorded{}, err
+		}
 	}
 	tok, err := s.customerToken(ses.ID, ses.Mode, TokenRequest{})
 	if err != nil {

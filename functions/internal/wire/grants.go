@@ -56,6 +56,7 @@ var Writes = map[string]map[dynamo.Table]Access{
 	"assistants-rotate-tool-secret": {dynamo.Assistants: Write, dynamo.Idempotency: idempotent, dynamo.RateLimits: Write},
 	"avatars-list":                  {dynamo.RateLimits: Write},
 	"voices-list":                   {dynamo.RateLimits: Write},
+	"models-list":                   {dynamo.RateLimits: Write},
 
 	"api-keys-list":   {dynamo.RateLimits: Write},
 	"api-keys-create": {dynamo.Accounts: Write, dynamo.APIKeys: Write, dynamo.Idempotency: idempotent, dynamo.RateLimits: Write},

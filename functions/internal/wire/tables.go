@@ -26,6 +26,7 @@ var Tables = map[string][]dynamo.Table{
 	"assistants-rotate-tool-secret": {dynamo.Assistants, dynamo.Idempotency, dynamo.Versions, dynamo.RateLimits},
 	"avatars-list":                  {dynamo.RateLimits},
 	"voices-list":                   {dynamo.RateLimits},
+	"models-list":                   {dynamo.RateLimits},
 
 	"api-keys-list":   {dynamo.APIKeys, dynamo.RateLimits},
 	"api-keys-create": {dynamo.Accounts, dynamo.APIKeys, dynamo.Idempotency, dynamo.RateLimits},

@@ -307,6 +307,32 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/models": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the language models the deployment offers
+         * @description Every model a draft's `model` may name beside the empty default, in one page
+         *     (`has_more` is false). Takes no query parameters. The operator lists them in
+         *     `LLM_MODELS` (comma-separated names, as the fleet's OpenAI-compatible server spells
+         *     them), so customers cannot spend the operator's model budget on any model its key
+         *     reaches. An empty list (the default) means the deployment offers no choice: every
+         *     call runs on the fleet's `LLM_MODEL`, and a draft naming any model is 400. The
+         *     default model itself is not listed: a draft names it by leaving `model` empty.
+         */
+        get: operations["listModels"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/lines": {
         parameters: {
             query?: never;
@@ -448,7 +474,8 @@ export interface paths {
          *     when `mode` is `assistant`), `parameter_invalid` (`platform_handle` not of a form
          *     the line's platform dials, or blank in mode `assistant`; `media`, `mode`,
          *     `line_id`; `assistant_id` or `variables` given with mode `human`; `variables` or
-         *     `variables[<name>]` out of bounds); 403
+         *     `variables[<name>]` out of bounds, or `variables` rendering the greeting or system
+         *     prompt past its limit); 403
          *     `live_key_required` when an `sk_test_` key calls from a line that is not on the
          *     `sim` platform; 404 `resource_not_found` (`param: line_id` or
          *     `assistant_id`); 409 `assistant_archived`, `assistant_not_published`; 422 `no_line`
@@ -647,7 +674,8 @@ export interface paths {
          *     Variables), and answers like a decline: the call object, `decision: assistant`.
          *     400 `parameter_missing` or `parameter_invalid` (`action`; `assistant` on a line
          *     that had no assistant when the call rang; `variables` without `action: assistant`
-         *     or out of bounds, naming `variables` or `variables[<name>]`);
+         *     or out of bounds, naming `variables` or `variables[<name>]`, or rendering the line's
+         *     assistant's greeting or system prompt past its limit, naming `variables`);
          *     409 `call_not_answerable` also for a call of this account that has no answer to
          *     make (outbound, or inbound on a line that did not ask): its message names the
          *     call's direction and status, as `GET /v1/calls/{id}` shows them.
@@ -943,7 +971,14 @@ export interface paths {
             };
             cookie?: never;
         };
-        /** Get an event with its delivery attempts */
+        /**
+         * Get an event with its delivery attempts
+         * @description The event with one page of its delivery attempts, oldest first: at most
+         *     `attempts_limit` (default 20, at most 100). `has_more_attempts` says another page
+         *     follows; ask for it with `attempts_starting_after` set to the last attempt's `id`.
+         *     An event has at most 11 deliveries per endpoint (the first and 10 redeliveries),
+         *     each retried on its schedule, so pages bound the answer whatever the history.
+         */
         get: operations["getEvent"];
         put?: never;
         post?: never;
@@ -1594,9 +1629,10 @@ export interface components {
          */
         VoiceField: string;
         /**
-         * @description The language model the assistant thinks with, as the deployment's OpenAI-compatible
-         *     server names it (`gpt-4o-mini`, `llama3.1:8b`); it overrides the deployment's
-         *     `LLM_MODEL`. Empty: the deployment's model.
+         * @description The language model the assistant thinks with: an `id` from `GET /v1/models` (the
+         *     models the operator offers, `LLM_MODELS`), which overrides the deployment's
+         *     `LLM_MODEL`. Empty: the deployment's model. Any other name is 400
+         *     `parameter_invalid`.
          * @example gpt-4o-mini
          */
         ModelField: string;
@@ -2340,6 +2376,47 @@ export interface components {
             object: "list";
             /** @description The page of items, newest first. */
             data: components["schemas"]["Voice"][];
+            /**
+             * @description True when another page exists after this one.
+             * @enum {boolean}
+             */
+            has_more: false;
+        };
+        /**
+         * @example {
+         *       "id": "gpt-4o-mini",
+         *       "object": "model"
+         *     }
+         */
+        Model: {
+            /** @description The model's name, as a draft's `model` names it and the fleet's server knows it. */
+            id: string;
+            /**
+             * @description The kind of object: always `model`.
+             * @enum {string}
+             */
+            object: "model";
+        };
+        /**
+         * @example {
+         *       "object": "list",
+         *       "data": [
+         *         {
+         *           "id": "gpt-4o-mini",
+         *           "object": "model"
+         *         }
+         *       ],
+         *       "has_more": false
+         *     }
+         */
+        ModelList: {
+            /**
+             * @description The kind of object: always `list`.
+             * @enum {string}
+             */
+            object: "list";
+            /** @description The models, in the order the operator lists them. */
+            data: components["schemas"]["Model"][];
             /**
              * @description True when another page exists after this one.
              * @enum {boolean}
@@ -3445,7 +3522,8 @@ export interface components {
          *           "error": null,
          *           "next_attempt_at": null
          *         }
-         *       ]
+         *       ],
+         *       "has_more_attempts": false
          *     }
          */
         EventWithAttempts: components["schemas"]["CallIncomingEventWithAttempts"] | components["schemas"]["CallAnsweredEventWithAttempts"] | components["schemas"]["CallEndedEventWithAttempts"] | components["schemas"]["CallTranscriptEventWithAttempts"];
@@ -3489,7 +3567,8 @@ export interface components {
          *           "error": null,
          *           "next_attempt_at": null
          *         }
-         *       ]
+         *       ],
+         *       "has_more_attempts": false
          *     }
          */
         CallIncomingEventWithAttempts: {
@@ -3509,8 +3588,10 @@ export interface components {
             created_at: components["schemas"]["Timestamp"];
             /** @description The event's data, as sent to the endpoints (see `webhooks`). */
             data: components["schemas"]["CallIncomingData"];
-            /** @description Every delivery attempt of the event, oldest first. */
+            /** @description A page of the event's delivery attempts, oldest first (`GET /v1/events/{id}`'s `attempts_limit`, default 20). */
             attempts: components["schemas"]["EventAttempt"][];
+            /** @description True when more attempts follow this page; the next starts after the last attempt's `id` (`attempts_starting_after`). */
+            has_more_attempts: boolean;
         };
         /**
          * @description A `call.answered` event with its delivery attempts.
@@ -3546,7 +3627,8 @@ export interface components {
          *           "error": null,
          *           "next_attempt_at": null
          *         }
-         *       ]
+         *       ],
+         *       "has_more_attempts": false
          *     }
          */
         CallAnsweredEventWithAttempts: {
@@ -3566,8 +3648,10 @@ export interface components {
             created_at: components["schemas"]["Timestamp"];
             /** @description The event's data, as sent to the endpoints (see `webhooks`). */
             data: components["schemas"]["CallAnsweredData"];
-            /** @description Every delivery attempt of the event, oldest first. */
+            /** @description A page of the event's delivery attempts, oldest first (`GET /v1/events/{id}`'s `attempts_limit`, default 20). */
             attempts: components["schemas"]["EventAttempt"][];
+            /** @description True when more attempts follow this page; the next starts after the last attempt's `id` (`attempts_starting_after`). */
+            has_more_attempts: boolean;
         };
         /**
          * @description A `call.ended` event with its delivery attempts.
@@ -3612,7 +3696,8 @@ export interface components {
          *           "error": null,
          *           "next_attempt_at": null
          *         }
-         *       ]
+         *       ],
+         *       "has_more_attempts": false
          *     }
          */
         CallEndedEventWithAttempts: {
@@ -3632,8 +3717,10 @@ export interface components {
             created_at: components["schemas"]["Timestamp"];
             /** @description The event's data, as sent to the endpoints (see `webhooks`). */
             data: components["schemas"]["CallEndedData"];
-            /** @description Every delivery attempt of the event, oldest first. */
+            /** @description A page of the event's delivery attempts, oldest first (`GET /v1/events/{id}`'s `attempts_limit`, default 20). */
             attempts: components["schemas"]["EventAttempt"][];
+            /** @description True when more attempts follow this page; the next starts after the last attempt's `id` (`attempts_starting_after`). */
+            has_more_attempts: boolean;
         };
         /**
          * @description A `call.transcript` event.
@@ -3713,7 +3800,8 @@ export interface components {
          *           "error": null,
          *           "next_attempt_at": null
          *         }
-         *       ]
+         *       ],
+         *       "has_more_attempts": false
          *     }
          */
         CallTranscriptEventWithAttempts: {
@@ -3733,8 +3821,10 @@ export interface components {
             created_at: components["schemas"]["Timestamp"];
             /** @description The event's data, as sent to the endpoints (see `webhooks`). */
             data: components["schemas"]["CallTranscriptData"];
-            /** @description Every delivery attempt of the event, oldest first. */
+            /** @description A page of the event's delivery attempts, oldest first (`GET /v1/events/{id}`'s `attempts_limit`, default 20). */
             attempts: components["schemas"]["EventAttempt"][];
+            /** @description True when more attempts follow this page; the next starts after the last attempt's `id` (`attempts_starting_after`). */
+            has_more_attempts: boolean;
         };
         /**
          * @example {
@@ -6590,6 +6680,45 @@ export interface operations {
             500: components["responses"]["InternalError"];
         };
     };
+    listModels: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The catalogue. */
+            200: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "object": "list",
+                     *       "data": [
+                     *         {
+                     *           "id": "gpt-4o-mini",
+                     *           "object": "model"
+                     *         }
+                     *       ],
+                     *       "has_more": false
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ModelList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+        };
+    };
     listLines: {
         parameters: {
             query?: {
@@ -8793,7 +8922,12 @@ export interface operations {
     };
     getEvent: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description How many attempts the page holds at most, 1-100; default 20. */
+                attempts_limit?: number;
+                /** @description Id of the last attempt of the previous page; the page holds the attempts after it. */
+                attempts_starting_after?: components["schemas"]["AttemptID"];
+            };
             header?: never;
             path: {
                 /** @description The event's id. */
@@ -8803,7 +8937,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The event and every attempt to deliver it, oldest first. */
+            /** @description The event and a page of the attempts to deliver it, oldest first. */
             200: {
                 headers: {
                     "Request-Id": components["headers"]["Request-Id"];
@@ -8849,7 +8983,8 @@ export interface operations {
                      *           "error": null,
                      *           "next_attempt_at": null
                      *         }
-                     *       ]
+                     *       ],
+                     *       "has_more_attempts": false
                      *     }
                      */
                     "application/json": components["schemas"]["EventWithAttempts"];
@@ -8888,7 +9023,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description The event with its attempts so far; the new delivery is queued. */
+            /** @description The event with the first page of its attempts so far (20 at most, `has_more_attempts` when more exist; `GET /v1/events/{id}` pages them); the new delivery is queued. */
             202: {
                 headers: {
                     "Request-Id": components["headers"]["Request-Id"];
@@ -8935,7 +9070,8 @@ export interface operations {
                      *           "error": null,
                      *           "next_attempt_at": null
                      *         }
-                     *       ]
+                     *       ],
+                     *       "has_more_attempts": false
                      *     }
                      */
                     "application/json": components["schemas"]["EventWithAttempts"];
@@ -8993,7 +9129,7 @@ export interface operations {
              *     assistant, with values for its placeholders) decides the call; an empty body
              *     acknowledges it and leaves the decision to `POST /v1/calls/{id}/answer` before
              *     `answer_by`. Any other body (an `assistant` answer on a line with no assistant,
-             *     variables out of bounds) is logged on the attempt and treated as no answer.
+             *     variables out of bounds or rendering a text past its limit) is logged on the attempt and treated as no answer.
              */
             200: {
                 headers: {
