@@ -2607,7 +2607,13 @@ export interface components {
          */
         EventSubscription: ("*" | "call.incoming" | "call.answered" | "call.ended" | "call.transcript")[];
         /**
-         * @description An absolute http or https URL with a host and no credentials.
+         * @description An absolute URL with a host and no credentials. `https` is required whatever the
+         *     key's mode (an endpoint receives every event of the account, live ones included);
+         *     plain `http` is accepted only for a loopback receiver on a local stack (`make run`).
+         *     The host must be a name or an IP address in canonical form (hex, octal, decimal and
+         *     short IPv4 forms, IPv6 zone ids, percent-encoding and non-ASCII are refused), and an
+         *     address inside the deployment is refused: 400 `url_not_allowed` at create and
+         *     update, and checked again at every delivery (such an attempt fails, nothing sent).
          * @example https://example.com/hooks/bridgeline
          */
         WebhookURL: string;
