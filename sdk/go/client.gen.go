@@ -20147,6 +20147,16 @@ type GetUsageResponse401Headers struct {
 	RequestId RequestID
 }
 
+// GetUsageResponse413Headers the declared response headers of an HTTP 413 response for GetUsage
+type GetUsageResponse413Headers struct {
+	RequestId RequestID
+}
+
+// GetUsageResponse415Headers the declared response headers of an HTTP 415 response for GetUsage
+type GetUsageResponse415Headers struct {
+	RequestId RequestID
+}
+
 // GetUsageResponse429Headers the declared response headers of an HTTP 429 response for GetUsage
 type GetUsageResponse429Headers struct {
 	RequestId  RequestID
@@ -20167,6 +20177,10 @@ type GetUsageResponse struct {
 	JSON400 *BadRequest
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *Unauthorized
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *PayloadTooLarge
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *UnsupportedMediaType
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
@@ -20177,6 +20191,10 @@ type GetUsageResponse struct {
 	Headers400 *GetUsageResponse400Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *GetUsageResponse401Headers
+	// Headers413 the parsed response headers for an HTTP 413 response
+	Headers413 *GetUsageResponse413Headers
+	// Headers415 the parsed response headers for an HTTP 415 response
+	Headers415 *GetUsageResponse415Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *GetUsageResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
@@ -20196,6 +20214,16 @@ func (r GetUsageResponse) GetJSON400() *BadRequest {
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
 func (r GetUsageResponse) GetJSON401() *Unauthorized {
 	return r.JSON401
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r GetUsageResponse) GetJSON413() *PayloadTooLarge {
+	return r.JSON413
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r GetUsageResponse) GetJSON415() *UnsupportedMediaType {
+	return r.JSON415
 }
 
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
@@ -30648,6 +30676,20 @@ func ParseGetUsageResponse(rsp *http.Response) (*GetUsageResponse, error) {
 		}
 		response.JSON401 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest PayloadTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest UnsupportedMediaType
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
 		var dest RateLimited
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -30695,6 +30737,26 @@ func ParseGetUsageResponse(rsp *http.Response) (*GetUsageResponse, error) {
 			headers.RequestId = value
 		}
 		response.Headers401 = &headers
+	case rsp.StatusCode == 413:
+		var headers GetUsageResponse413Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers413 = &headers
+	case rsp.StatusCode == 415:
+		var headers GetUsageResponse415Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers415 = &headers
 	case rsp.StatusCode == 429:
 		var headers GetUsageResponse429Headers
 		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
