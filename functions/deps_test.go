@@ -17,7 +17,7 @@ import (
 // checking its signatures): their mains pass lkwire.FromEnv to wire.
 var liveKitFunctions = []string{
 	"calls-transfer", "lines-create", "lines-delete", "livekit-webhook", "persona-report", "persona-transfer",
-	"platform-sim", "session-sweeper", "sessions-create", "sessions-delete", "sessions-tokens",
+	"platform-sim", "platform-sip", "session-sweeper", "sessions-create", "sessions-delete", "sessions-tokens",
 	"sip-trunks-create", "sip-trunks-delete", "sip-trunks-update",
 }
 

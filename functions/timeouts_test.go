@@ -38,6 +38,8 @@ var outboundCalls = map[string]outbound{
 	"session-sweeper": {liveKit: 1, window: 55 * time.Second, why: "sweeps for SWEEP_WINDOW_SECONDS; the last sweep's DeleteRoom"},
 	"platform-sim": {liveKit: 1, decision: true,
 		why: "CreateRoom, the customer's decision, then wire.DecisionReserve (bridge or end the call; a handover to the assistant adds session.WatchOnlyTimeout)"},
+	"platform-sip": {liveKit: 1, decision: true,
+		why: "as platform-sim: CreateRoom, the customer's decision, then wire.DecisionReserve; the call is answered in the reply, not by a platform call"},
 	"webhook-deliver": {webhook: true, why: "one attempt per message, messages and endpoints concurrently"},
 	// Each write to a SIP trunk or line brings LiveKit in step (siptrunk.Sync): its inbound
 	// and outbound trunks and dispatch rules listed, then at most one write to each.

@@ -102,6 +102,9 @@ var Writes = map[string]map[dynamo.Table]Access{
 	// Idempotency: the notification ids it claims, and releases when handling fails.
 	"platform-sim": {dynamo.CallDecisions: Write, dynamo.CallPlatformIDs: Write, dynamo.Calls: Write, dynamo.Events: Write,
 		dynamo.Idempotency: idempotent, dynamo.Sessions: Write, dynamo.WebhookAttempts: Write, dynamo.WebhookEndpoints: Write},
+	// As platform-sim: the SIP gateway's notifications are handled the same way.
+	"platform-sip": {dynamo.CallDecisions: Write, dynamo.CallPlatformIDs: Write, dynamo.Calls: Write, dynamo.Events: Write,
+		dynamo.Idempotency: idempotent, dynamo.Sessions: Write, dynamo.WebhookAttempts: Write, dynamo.WebhookEndpoints: Write},
 	"persona-report":   {dynamo.CallPlatformIDs: Write, dynamo.Calls: Write, dynamo.Events: Write, dynamo.Sessions: Write},
 	"persona-transfer": {dynamo.CallPlatformIDs: Write, dynamo.Calls: Write, dynamo.Events: Write, dynamo.Sessions: Write},
 	"session-sweeper":  {dynamo.CallPlatformIDs: Write, dynamo.Calls: Write, dynamo.Events: Write, dynamo.Sessions: Write},

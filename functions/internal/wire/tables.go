@@ -70,6 +70,10 @@ var Tables = map[string][]dynamo.Table{
 	"platform-sim": {dynamo.Accounts, dynamo.Assistants, dynamo.CallDecisions, dynamo.CallPlatformIDs, dynamo.Calls,
 		dynamo.Events, dynamo.Idempotency, dynamo.LineHandles, dynamo.Lines, dynamo.Sessions, dynamo.Versions, dynamo.WebhookAttempts,
 		dynamo.WebhookEndpoints},
+	// As platform-sim: an inbound call is routed by its line the same way.
+	"platform-sip": {dynamo.Accounts, dynamo.Assistants, dynamo.CallDecisions, dynamo.CallPlatformIDs, dynamo.Calls,
+		dynamo.Events, dynamo.Idempotency, dynamo.LineHandles, dynamo.Lines, dynamo.Sessions, dynamo.Versions, dynamo.WebhookAttempts,
+		dynamo.WebhookEndpoints},
 	"persona-report": {dynamo.CallPlatformIDs, dynamo.Calls, dynamo.Events, dynamo.Sessions},
 	// It reads the call, its session and version, and the assistant's sealed tool secret;
 	// it writes nothing.

@@ -193,6 +193,9 @@ func New(ctx context.Context, function string, lk LiveKit, opts ...func(*control
 	if deps.Platforms, deps.SimSecret, err = PlatformsFromEnv(ctx); err != nil {
 		return nil, err
 	}
+	if deps.SIPSecret, err = SIPSecretFromEnv(ctx); err != nil {
+		return nil, err
+	}
 	if s.Tables().Name(dynamo.Idempotency) != "" {
 		// Notification ids are claimed with a conditional put that every instance shares.
 		deps.NotificationReplays = simhook.StoreReplays{Store: s}
@@ -250,7 +253,8 @@ func Handler(ctx context.Context, function string, lk LiveKit) (http.Handler, er
 // RouteTable is the whole route table as the functions serve it (for the template tests:
 // no store or LiveKit is reached).
 func RouteTable() ([]httpapi.Route, error) {
-	cp, err := controlplane.New(config.Defaults(), controlplane.Deps{Store: dynamo.New(nil, nil), SimSecret: "route-table"})
+	cp, err := controlplane.New(config.Defaults(), controlplane.Deps{Store: dynamo.New(nil, nil), SimSecret: "route-table",
+		SIPSecret: "route-table"})
 	if err != nil {
 		return nil, err
 	}
@@ -315,6 +319,21 @@ func PlatformsFromEnv(ctx context.Context) ([]platform.Platform, string, error) 
 		platforms = append(platforms, c)
 	}
 	return platforms, secret, nil
+}
+
+// SIPSecretFromEnv reads the secret the SIP gateway (cmd/sip-gateway, beside livekit-sip
+// on the SIP fleet) signs its notifications with: the string of the Secrets Manager
+// secret SIP_SECRET_ARN names (read once at start), or SIP_SECRET where there is no
+// Secrets Manager. Only platform-sip is given it: empty leaves the SIP receiver out.
+func SIPSecretFromEnv(ctx context.Context) (string, error) {
+	if arn := os.Getenv("SIP_SECRET_ARN"); arn != "" {
+		v, err := Secret(ctx, arn)
+		if err != nil {
+			return "", fmt.Errorf("read the SIP gateway secret: %w", err)
+		}
+		return v, nil
+	}
+	return os.Getenv("SIP_SECRET"), nil
 }
 
 // SQS is an SQS client from the standard AWS configuration.

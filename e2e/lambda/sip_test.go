@@ -1,0 +1,113 @@
+package lambda_test
+
+// platform-sip under the Lambda runtime: the SIP gateway's notifications, signed as
+// mediafleet/sipgateway signs them, reach the function as API Gateway delivers them.
+
+import (
+	"encoding/json"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
+
+	"github.com/bridgeline/bridgeline/shared/call"
+	"github.com/bridgeline/bridgeline/shared/ident"
+	"github.com/bridgeline/bridgeline/shared/platform"
+	"github.com/bridgeline/bridgeline/shared/platform/simhook"
+	"github.com/bridgeline/bridgeline/shared/platform/sip"
+	"github.com/bridgeline/bridgeline/shared/session"
+)
+
+// testSIPSecret is the SIP gateway's secret, where template.yaml's SIPCredentials holds it.
+const testSIPSecret = "functions-test-sip-gateway-secret-0123456789"
+
+// withSIPSecret puts the SIP gateway's secret in Secrets Manager, as template.yaml's
+// SIPCredentials holds it (before platform-sip starts).
+func (s *stack) withSIPSecret() {
+	cfg := aws.Config{Region: "us-east-1", Credentials: credentials.NewStaticCredentialsProvider("test", "test", "")}
+	sm := secretsmanager.NewFromConfig(cfg, func(o *secretsmanager.Options) { o.BaseEndpoint = aws.String(s.motoURL) })
+	out, err := sm.CreateSecret(s.ctx, &secretsmanager.CreateSecretInput{Name: aws.String("bridgeline-test-sip"),
+		SecretString: aws.String(testSIPSecret)})
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	s.refs["SIPCredentials"] = aws.ToString(out.ARN)
+}
+
+// sipNotify posts one gateway notification to platform-sip, signed with secret as the
+// gateway signs it, and returns the function's status and body.
+func (s *stack) sipNotify(secret string, n platform.Notification) (int, []byte) {
+	body, err := json.Marshal(n)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	resp := s.call(request{fn: "platform-sip", method: http.MethodPost, pattern: sip.Path, path: sip.Path, body: string(body),
+		headers: map[string]string{"Content-Type": "application/json",
+			simhook.Header: simhook.Sign(secret, simhook.ToControlPlane, http.MethodPost, sip.Path, body, time.Now())}})
+	return resp.status, resp.body
+}
+
+// sipScenario: a SIP trunk and a SIP line with the assistant asstID, made through the
+// API; a call to the line as the gateway reports it while it holds the bridge's room
+// join: platform-sip answers with the session's room and a token for it and records the
+// call (platform sip, from, to); a replayed notification is refused, one signed with
+// another secret is 401. The gateway's hangup then ends the call as a remote hang-up.
+func (s *stack) sipScenario(auth map[string]any, asstID string) {
+	t := s.t
+	const to, from = "+15550106666", "+15550107777"
+	post := func(fn, pattern, path, body string) request {
+		return request{fn: fn, method: http.MethodPost, pattern: pattern, path: path, body: body, auth: auth,
+			headers: map[string]string{"Content-Type": "application/json", "Idempotency-Key": ident.New("idem")}}
+	}
+	tr := s.expect(post("sip-trunks-create", "/v1/sip_trunks", "/v1/sip_trunks",
+		`{"name":"Carrier","inbound":{"allowed_addresses":["198.51.100.0/24"]},"outbound":{"address":"sip.example.com","transport":"tcp"}}`),
+		http.StatusCreated)
+	s.expect(post("lines-create", "/v1/lines", "/v1/lines",
+		`{"platform":"sip","handle":"`+to+`","sip_trunk_id":"`+tr["id"].(string)+`","assistant_id":"`+asstID+`"}`), http.StatusCreated)
+
+	pcid := "SCL_" + strings.ToLower(ident.New("x")[2:14])
+	in := platform.Notification{ID: ident.New("sipevt"), Event: platform.EventInbound, PlatformCallID: pcid,
+		From: from, To: to, Media: platform.MediaAudio, At: time.Now().UTC()}
+	if st, body := s.sipNotify("another-secret-of-the-right-length-0123456789", in); st != http.StatusUnauthorized {
+		t.Errorf("notification signed with another secret = %d %s, want 401", st, body)
+	}
+	st, body := s.sipNotify(testSIPSecret, in)
+	if st != http.StatusOK {
+		t.Fatalf("inbound notification = %d %s, want 200; log:\n%s", st, body, s.proc("platform-sip").Output())
+	}
+	var reply sip.InboundReply
+	if err := json.Unmarshal(body, &reply); err != nil {
+		t.Fatal(err)
+	}
+	if reply.Answer == nil || reply.CallID == "" || reply.Answer.Token == "" || reply.Answer.Name == "" || reply.Reject != "" {
+		t.Fatalf("inbound reply = %+v, want the call answered into a room with a token", reply)
+	}
+	c, err := s.store.GetCall(s.ctx, reply.CallID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Platform != sip.Name || c.From != from || c.To != to || c.PlatformCallID != pcid || c.SessionID != reply.Answer.Name ||
+		c.Direction != call.Inbound || c.Status != call.StatusActive {
+		t.Errorf("call = %+v, want active inbound on sip from %s to %s, platform call %s, in room %s", c, from, to, pcid, reply.Answer.Name)
+	}
+	if st, _ := s.sipNotify(testSIPSecret, in); st != http.StatusConflict {
+		t.Errorf("replayed inbound notification = %d, want 409", st)
+	}
+
+	// The phone hangs up: the gateway reads the bridge's leave and says so.
+	bye := platform.Notification{ID: ident.New("sipevt"), Event: platform.EventHangup, PlatformCallID: pcid, CallID: reply.CallID,
+		From: from, To: to, Media: platform.MediaAudio, At: time.Now().UTC()}
+	if st, body := s.sipNotify(testSIPSecret, bye); st != http.StatusOK {
+		t.Fatalf("hangup notification = %d %s, want 200; log:\n%s", st, body, s.proc("platform-sip").Output())
+	}
+	ses, err := s.store.GetSession(s.ctx, reply.Answer.Name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ses.Status != session.StatusEnded || ses.EndReason != call.ReasonRemoteHangup {
+		t.Errorf("session after the hangup = %s (%s), want ended, %s", ses.Status, ses.EndReason, call.ReasonRemoteHangup)
+	}
+}
