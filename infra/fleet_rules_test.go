@@ -588,6 +588,34 @@ func TestFleetPolicies(t *testing.T) {
 				}
 			}
 		}},
+		{name: "sip gateway", tpl: sipFleet, check: sipGatewayProblems},
+		{name: "sip gateway: bridge joins LiveKit directly", tpl: sipFleet, check: sipGatewayProblems, breaks: func(tpl *cfn.Template) {
+			for _, e := range list(containerNamed(tpl, "SipTask", "livekit-sip")["Environment"]) {
+				if e["Name"] == "SIP_CONFIG" {
+					v := e["Value"].(map[string]any)
+					v["Fn::Sub"] = strings.Replace(v["Fn::Sub"].(string), "ws_url: ws://127.0.0.1:8091", "ws_url: ${LiveKitURL}", 1)
+				}
+			}
+		}},
+		{name: "sip gateway: bridge starts without it", tpl: sipFleet, check: sipGatewayProblems, breaks: func(tpl *cfn.Template) {
+			delete(containerNamed(tpl, "SipTask", "livekit-sip"), "DependsOn")
+		}},
+		{name: "sip gateway: listens on every address", tpl: sipFleet, check: sipGatewayProblems, breaks: func(tpl *cfn.Template) {
+			for _, e := range list(containerNamed(tpl, "SipTask", "sip-gateway")["Environment"]) {
+				if e["Name"] == "LISTEN_ADDR" {
+					e["Value"] = "0.0.0.0:8091"
+				}
+			}
+		}},
+		{name: "sip gateway: role cannot read the SIP secret", tpl: sipFleet, check: sipGatewayProblems, breaks: func(tpl *cfn.Template) {
+			for _, p := range list(tpl.Resources["TaskExecutionRole"].Properties["Policies"]) {
+				for _, s := range list(p["PolicyDocument"].(map[string]any)["Statement"]) {
+					if res, ok := s["Resource"].([]any); ok {
+						s["Resource"] = res[:len(res)-1]
+					}
+				}
+			}
+		}},
 		{name: "sip session link", tpl: sipFleet, check: func(f *cfn.Template) []string { return sessionLinkProblems(control, f) }},
 		{name: "session link", tpl: livekitFleet, check: func(f *cfn.Template) []string { return sessionLinkProblems(control, f) }},
 		{name: "session link: fleet drains shorter than the control plane's longest session", tpl: livekitFleet,

@@ -110,8 +110,8 @@ func TestSIPFleetSettings(t *testing.T) {
 	if conf.Redis.Password != "tok3n" || conf.Redis.Address != sipValues["RedisAddress"] || !conf.Redis.TLS.Enabled {
 		t.Errorf("redis = %+v, want the shared Redis over TLS with the appended token", conf.Redis)
 	}
-	if !conf.UseExternalIP || conf.WSURL != sipValues["LiveKitURL"] || conf.Logging.Level == "" {
-		t.Errorf("config = %+v, want the node's public address, the fleet's URL and logging.level", conf)
+	if !conf.UseExternalIP || conf.WSURL != "ws://"+gatewayListen(tpl) || conf.Logging.Level == "" {
+		t.Errorf("config = %+v, want the node's public address, the SIP gateway beside it (%s) and logging.level", conf, gatewayListen(tpl))
 	}
 	if conf.MaxCPU <= 0 || conf.MaxCPU >= 1 {
 		t.Errorf("max_cpu_utilization = %v, want a headroom below 1 on a dedicated node", conf.MaxCPU)
@@ -169,6 +169,104 @@ func TestSIPFleetSettings(t *testing.T) {
 			t.Errorf("alarm %s does not notify AlarmTopicArn", id)
 		}
 	}
+}
+
+// containerEnv is a container's plain environment: name -> value (a Ref as its name).
+func containerEnv(c map[string]any) map[string]string {
+	env := map[string]string{}
+	for _, e := range list(c["Environment"]) {
+		name, _ := e["Name"].(string)
+		switch v := e["Value"].(type) {
+		case string:
+			env[name] = v
+		case map[string]any:
+			if r := refsIn(v); len(r) == 1 {
+				env[name] = "Ref:" + r[0]
+			}
+		}
+	}
+	return env
+}
+
+// containerSecrets is a container's secrets: name -> ValueFrom as written (a Ref as
+// "Ref:<name>", a Sub as its text).
+func containerSecrets(c map[string]any) map[string]string {
+	out := map[string]string{}
+	for _, e := range list(c["Secrets"]) {
+		name, _ := e["Name"].(string)
+		switch v := e["ValueFrom"].(type) {
+		case string:
+			out[name] = v
+		case map[string]any:
+			if sub, ok := v["Fn::Sub"].(string); ok {
+				out[name] = sub
+			} else if r, ok := v["Ref"].(string); ok {
+				out[name] = "Ref:" + r
+			}
+		}
+	}
+	return out
+}
+
+// gatewayListen is the SIP gateway's LISTEN_ADDR in the SIP task.
+func gatewayListen(tpl *cfn.Template) string {
+	return containerEnv(containerNamed(tpl, "SipTask", "sip-gateway"))["LISTEN_ADDR"]
+}
+
+// sipGatewayProblems: Bridgeline's SIP gateway runs beside livekit-sip in its task, on
+// the node's loopback, and the bridge joins rooms only through it (ws_url), starting
+// after it and so stopping before it; the gateway passes joins on to the LiveKit fleet
+// with the control plane's LiveKit key and notifies the control plane, signed with the
+// SIP secret, which the task may read.
+func sipGatewayProblems(tpl *cfn.Template) []string {
+	var probs []string
+	gw := containerNamed(tpl, "SipTask", "sip-gateway")
+	if gw == nil {
+		return []string{"no sip-gateway container in SipTask"}
+	}
+	env, secrets := containerEnv(gw), containerSecrets(gw)
+	listen := env["LISTEN_ADDR"]
+	if !strings.HasPrefix(listen, "127.0.0.1:") {
+		probs = append(probs, fmt.Sprintf("sip-gateway listens on %q, want the node's loopback only", listen))
+	}
+	if fmt.Sprint(gw["Essential"]) != "true" {
+		probs = append(probs, "sip-gateway is not essential: the bridge would take calls no one routes")
+	}
+	var conf sipConfig
+	text := subVar.ReplaceAllStringFunc(sipConfigText(tpl), func(m string) string {
+		return sipValues[subVar.FindStringSubmatch(m)[1]]
+	})
+	if err := yaml.Unmarshal([]byte(text), &conf); err != nil {
+		return append(probs, fmt.Sprintf("SIP_CONFIG: %v", err))
+	}
+	if conf.WSURL != "ws://"+listen {
+		probs = append(probs, fmt.Sprintf("livekit-sip ws_url %q, want the gateway at ws://%s", conf.WSURL, listen))
+	}
+	dependsOnGateway := false
+	for _, d := range list(containerNamed(tpl, "SipTask", "livekit-sip")["DependsOn"]) {
+		dependsOnGateway = dependsOnGateway || d["ContainerName"] == "sip-gateway" && d["Condition"] == "HEALTHY"
+	}
+	if !dependsOnGateway {
+		probs = append(probs, "livekit-sip does not depend on a healthy sip-gateway (it would start, and stop, out of order)")
+	}
+	for k, want := range map[string]string{"LIVEKIT_URL": "Ref:LiveKitURL", "LIVEKIT_API_KEY": "Ref:LiveKitAPIKey",
+		"CONTROL_PLANE_URL": "Ref:ControlPlaneURL"} {
+		if env[k] != want {
+			probs = append(probs, fmt.Sprintf("sip-gateway %s = %q, want %s", k, env[k], want))
+		}
+	}
+	for k, want := range map[string]string{"LIVEKIT_API_SECRET": "${LiveKitCredentialsArn}:api_secret::", "SIP_SECRET": "Ref:SIPCredentialsArn"} {
+		if secrets[k] != want {
+			probs = append(probs, fmt.Sprintf("sip-gateway secret %s from %q, want %s", k, secrets[k], want))
+		}
+	}
+	if !containsString(refsIn(tpl.Resources["TaskExecutionRole"].Properties["Policies"]), "SIPCredentialsArn") {
+		probs = append(probs, "TaskExecutionRole cannot read SIPCredentialsArn")
+	}
+	if hc := fmt.Sprint(gw["HealthCheck"]); !strings.Contains(hc, "sip-gateway health") {
+		probs = append(probs, fmt.Sprintf("sip-gateway health check %s, want the binary's own (sip-gateway health)", hc))
+	}
+	return probs
 }
 
 // sipRedisProblems: livekit-sip reaches livekit-server's Redis over TLS with its AUTH
@@ -271,6 +369,8 @@ func TestSIPStacksConnect(t *testing.T) {
 	}{
 		{control, "template.yaml", "LiveKitCredentialsArn", "LiveKitCredentialsArn"},
 		{control, "template.yaml", "AlarmTopicArn", "AlarmTopicArn"},
+		{control, "template.yaml", "ApiURL", "ControlPlaneURL"},
+		{control, "template.yaml", "SIPCredentialsArn", "SIPCredentialsArn"},
 		{fleet, "livekit-fleet.yaml", "PublicURL", "LiveKitURL"},
 		{fleet, "livekit-fleet.yaml", "RedisAddress", "RedisAddress"},
 		{fleet, "livekit-fleet.yaml", "RedisAuthSecretArn", "RedisAuthSecretArn"},

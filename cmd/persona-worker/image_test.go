@@ -77,7 +77,7 @@ func TestMain(m *testing.M) {
 var buildDir string
 
 // binaries are the commands the image ships, by file name, with their package.
-var binaries = map[string]string{"persona-worker": ".", "platform-gateway": "../platform-gateway"}
+var binaries = map[string]string{"persona-worker": ".", "platform-gateway": "../platform-gateway", "sip-gateway": "../sip-gateway"}
 
 var (
 	buildMu    sync.Mutex

@@ -159,6 +159,24 @@ func (g *Gateway) Close() {
 	g.wg.Wait()
 }
 
+// Drain waits until the bridge's signal connections through the gateway have all
+// closed (its calls ended, or the bridge stopped), or ctx ends.
+func (g *Gateway) Drain(ctx context.Context) {
+	for {
+		g.mu.Lock()
+		n := len(g.conns)
+		g.mu.Unlock()
+		if n == 0 {
+			return
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
 // Handler serves the bridge: signal connections and their validation, and everything
 // else passed to livekit-server as it is.
 func (g *Gateway) Handler() http.Handler {
