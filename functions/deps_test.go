@@ -16,7 +16,7 @@ import (
 // liveKitFunctions are the functions that talk to LiveKit (rooms, dispatch, tokens, or
 // checking its signatures): their mains pass lkwire.FromEnv to wire.
 var liveKitFunctions = []string{
-	"calls-transfer", "lines-create", "lines-delete", "livekit-webhook", "persona-report", "persona-transfer",
+	"call-transfers", "calls-transfer", "lines-create", "lines-delete", "livekit-webhook", "persona-report", "persona-transfer",
 	"platform-sim", "platform-sip", "session-sweeper", "sessions-create", "sessions-delete", "sessions-tokens",
 	"sip-trunks-create", "sip-trunks-delete", "sip-trunks-update",
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/bridgeline/bridgeline/functions/internal/wire"
 	"github.com/bridgeline/bridgeline/shared/assistant"
 	"github.com/bridgeline/bridgeline/shared/line"
+	"github.com/bridgeline/bridgeline/shared/platform/sip"
 	"github.com/bridgeline/bridgeline/shared/session"
 )
 
@@ -23,13 +24,15 @@ const apiGatewayLimit = 30 * time.Second
 type outbound struct {
 	liveKit, platform int           // calls, each bounded by wire.LiveKitTimeout / wire.PlatformTimeout
 	webhook           bool          // one webhook attempt per message, concurrently (delivery.Timeout)
-	window            time.Duration // a scheduled function's working window
+	window            time.Duration // a scheduled function's working window, or a bounded wait of its own
 	decision          bool          // waits for a customer's decision (customer_decides)
 	tool              bool          // one request to a customer's tool, bounded by its timeout_ms
 	why               string
 }
 
 var outboundCalls = map[string]outbound{
+	// A SIP dial (the room's participants, LiveKit's outbound trunks, CreateSIPParticipant)
+	// is within session.DefaultCreateTimeout like every dial.
 	"sessions-create": {liveKit: 2, platform: 1, why: "CreateRoom, the platform's Dial, DeleteRoom when the dial fails"},
 	"sessions-delete": {liveKit: 1, platform: 1, why: "DeleteRoom, the platform's Hangup"},
 	"sessions-tokens": {why: "tokens are minted locally"},
@@ -49,8 +52,10 @@ var outboundCalls = map[string]outbound{
 	"lines-create":      {liveKit: 6, why: "siptrunk.Sync of the line's trunk"},
 	"lines-delete":      {liveKit: 6, why: "siptrunk.Sync of the line's trunk"},
 	"persona-transfer":  {liveKit: 2, why: "TransferSIPParticipant, then RemoveParticipant or DeleteRoom as the call ends"},
-	"calls-transfer":    {liveKit: 2, why: "TransferSIPParticipant, then RemoveParticipant or DeleteRoom as the call ends"},
-	"persona-tool":      {tool: true, why: "one request to the customer's tool, at most assistant.MaxToolTimeoutMS"},
+	"calls-transfer":    {liveKit: 2, why: "TransferSIPParticipant, then RemoveParticipant or DeleteRoom as the call ends (with the transfer queue: none, the job is queued)"},
+	"call-transfers": {liveKit: 2, window: session.TransferTimeout + sip.TransferSettle,
+		why: "TransferSIPParticipant, waiting up to session.TransferTimeout and sip.TransferSettle after a failed REFER, then RemoveParticipant or DeleteRoom as the call ends"},
+	"persona-tool": {tool: true, why: "one request to the customer's tool, at most assistant.MaxToolTimeoutMS"},
 }
 
 // Each function's Timeout covers the outbound calls it makes with the clients wire

@@ -125,6 +125,7 @@ func (s *stack) withBus() {
 	}
 	deliveryURL, deliveryARN := queue("bridgeline-test-delivery")
 	dlqURL, _ := queue("bridgeline-test-delivery-dlq")
+	transferURL, _ := queue("bridgeline-test-transfers")
 	if _, err := eb.CreateEventBus(s.ctx, &eventbridge.CreateEventBusInput{Name: aws.String("bridgeline-test")}); err != nil {
 		t.Fatal(err)
 	}
@@ -147,6 +148,7 @@ func (s *stack) withBus() {
 	s.refs["EventBus"] = "bridgeline-test"
 	s.refs["DeliveryQueue"] = deliveryURL
 	s.refs["DeliveryDeadLetterQueue"] = dlqURL
+	s.refs["TransferQueue"] = transferURL
 }
 
 // ruleTargets returns the delivery rule's event pattern from template.yaml, and checks
@@ -665,8 +667,8 @@ func TestFunctionsUnderLambdaRuntime(t *testing.T) {
 		t.Errorf("DELETE of the web call = %v, want ended, deleted", ended)
 	}
 
-	// A SIP call through platform-sip. Last, so that no list above meets its records and
-	// events.
+	// A SIP call through platform-sip, transferred through calls-transfer and
+	// call-transfers. Last, so that no list above meets its records and events.
 	s.withSIPSecret()
 	s.sipScenario(auth, asstID)
 
@@ -718,22 +720,25 @@ func (s *stack) relay(evt callevent.Event) {
 }
 
 // receiveDelivery takes one message off the delivery queue.
-func (s *stack) receiveDelivery() string {
+func (s *stack) receiveDelivery() string { return s.receive("DeliveryQueue") }
+
+// receive takes one message off the queue template.yaml names queue.
+func (s *stack) receive(queue string) string {
 	t := s.t
 	cfg := aws.Config{Region: "us-east-1", Credentials: credentials.NewStaticCredentialsProvider("test", "test", "")}
 	q := sqs.NewFromConfig(cfg, func(o *sqs.Options) { o.BaseEndpoint = aws.String(s.motoURL) })
 	for range 20 {
-		out, err := q.ReceiveMessage(s.ctx, &sqs.ReceiveMessageInput{QueueUrl: aws.String(s.refs["DeliveryQueue"]),
+		out, err := q.ReceiveMessage(s.ctx, &sqs.ReceiveMessageInput{QueueUrl: aws.String(s.refs[queue]),
 			MaxNumberOfMessages: 1, WaitTimeSeconds: 1})
 		if err != nil {
 			t.Fatal(err)
 		}
 		if len(out.Messages) == 1 {
-			q.DeleteMessage(s.ctx, &sqs.DeleteMessageInput{QueueUrl: aws.String(s.refs["DeliveryQueue"]), ReceiptHandle: out.Messages[0].ReceiptHandle})
+			q.DeleteMessage(s.ctx, &sqs.DeleteMessageInput{QueueUrl: aws.String(s.refs[queue]), ReceiptHandle: out.Messages[0].ReceiptHandle})
 			return *out.Messages[0].Body
 		}
 	}
-	t.Fatal("no message reached the delivery queue")
+	t.Fatalf("no message reached %s", queue)
 	return ""
 }
 
@@ -775,6 +780,10 @@ var partial = map[string]bool{
 	// which e2e/sip covers with real phones.
 	"calls-transfer":   true,
 	"persona-transfer": true,
+	// A queued transfer of a SIP call whose leg is not in its room (this livekit-server
+	// has no SIP bridge): recorded failed, so no call.ended; e2e/sip completes transfers
+	// with real phones.
+	"call-transfers": true,
 	// Its writes follow a participant leaving a room, which needs a WebRTC client in
 	// the room: the local stack's end-to-end tests cover that path.
 	"livekit-webhook": true,

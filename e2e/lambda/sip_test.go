@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
@@ -54,7 +55,10 @@ func (s *stack) sipNotify(secret string, n platform.Notification) (int, []byte) 
 // API; a call to the line as the gateway reports it while it holds the bridge's room
 // join: platform-sip answers with the session's room and a token for it and records the
 // call (platform sip, from, to); a replayed notification is refused, one signed with
-// another secret is 401. The gateway's hangup then ends the call as a remote hang-up.
+// another secret is 401. The customer transfers the call: calls-transfer answers 202 with
+// the transfer pending and queues it, call-transfers runs it and records its outcome
+// (failed here: no bridge put the call's leg in the room). The gateway's hangup then
+// ends the call as a remote hang-up.
 func (s *stack) sipScenario(auth map[string]any, asstID string) {
 	t := s.t
 	const to, from = "+15550106666", "+15550107777"
@@ -97,7 +101,39 @@ func (s *stack) sipScenario(auth map[string]any, asstID string) {
 		t.Errorf("replayed inbound notification = %d, want 409", st)
 	}
 
-	// The phone hangs up: the gateway reads the bridge's leave and says so.
+	// The transfer: 202 at once, pending, and one job on the transfer queue.
+	accepted := s.expect(post("calls-transfer", "/v1/calls/{id}/transfer", "/v1/calls/"+c.ID+"/transfer", `{"to":"+15550109999"}`),
+		http.StatusAccepted)
+	if tr, _ := accepted["transfer"].(map[string]any); tr["status"] != call.TransferPending || tr["to"] != "+15550109999" {
+		t.Errorf("transfer answer = %v, want the transfer pending to +15550109999", accepted)
+	}
+	job := s.receive("TransferQueue")
+	var queued session.TransferJob
+	if err := json.Unmarshal([]byte(job), &queued); err != nil || queued.CallID != c.ID {
+		t.Fatalf("transfer job = %s (%v), want one for call %s", job, err, c.ID)
+	}
+	ev := readJSON(t, "sqs-from-eventbridge.json")
+	ev["Records"].([]any)[0].(map[string]any)["body"] = job
+	var resp events.SQSEventResponse
+	if err := json.Unmarshal(s.invoke("call-transfers", mustJSON(t, ev)), &resp); err != nil {
+		t.Fatal(err)
+	}
+	if len(resp.BatchItemFailures) != 0 {
+		t.Errorf("call-transfers failures: %+v; log:\n%s", resp.BatchItemFailures, s.proc("call-transfers").Output())
+	}
+	after, err := s.store.GetCall(s.ctx, c.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// LiveKit finds no SIP participant in the room (no bridge joined it here): the
+	// transfer is recorded failed and the call goes on.
+	if after.Transfer == nil || after.Transfer.Status != call.TransferFailed || after.Transfer.Failure != "the call was no longer in progress" ||
+		after.Status != call.StatusActive {
+		t.Errorf("call after call-transfers = %s, transfer %+v; want active with the transfer failed (no longer in progress); log:\n%s",
+			after.Status, after.Transfer, s.proc("call-transfers").Output())
+	}
+
+	// The phone hangs up (or, transferred, its leg is gone): the gateway says so.
 	bye := platform.Notification{ID: ident.New("sipevt"), Event: platform.EventHangup, PlatformCallID: pcid, CallID: reply.CallID,
 		From: from, To: to, Media: platform.MediaAudio, At: time.Now().UTC()}
 	if st, body := s.sipNotify(testSIPSecret, bye); st != http.StatusOK {

@@ -15,7 +15,7 @@ import (
 )
 
 func main() {
-	h, err := wire.Handler(context.Background(), "sessions-create", lkwire.FromEnv)
+	h, err := wire.Handler(context.Background(), "sessions-create", lkwire.WithSIP)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "sessions-create:", err)
 		os.Exit(1)

@@ -15,7 +15,7 @@ import (
 )
 
 func main() {
-	h, err := wire.Handler(context.Background(), "sessions-delete", lkwire.FromEnv)
+	h, err := wire.Handler(context.Background(), "sessions-delete", lkwire.WithSIP)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "sessions-delete:", err)
 		os.Exit(1)

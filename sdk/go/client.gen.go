@@ -7340,7 +7340,9 @@ type ClientInterface interface {
 	// transfer is pending another is 409 `call_not_active`. 409
 	// `transfer_not_supported` on a platform that cannot transfer (the sim); 409
 	// `call_not_active` for a call that is not live (ringing, ended); 400
-	// `parameter_invalid` on `to`.
+	// `parameter_invalid` on `to`; 502 `upstream_unavailable` when the transfer could
+	// not be handed to the deployment's transfer runner (on AWS, its queue): the
+	// transfer is then recorded `failed` and the call goes on, so asking again is safe.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -7362,7 +7364,9 @@ type ClientInterface interface {
 	// transfer is pending another is 409 `call_not_active`. 409
 	// `transfer_not_supported` on a platform that cannot transfer (the sim); 409
 	// `call_not_active` for a call that is not live (ringing, ended); 400
-	// `parameter_invalid` on `to`.
+	// `parameter_invalid` on `to`; 502 `upstream_unavailable` when the transfer could
+	// not be handed to the deployment's transfer runner (on AWS, its queue): the
+	// transfer is then recorded `failed` and the call goes on, so asking again is safe.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -8659,7 +8663,9 @@ func (c *BaseClient) AnswerCall(ctx context.Context, id CallID, params *AnswerCa
 // transfer is pending another is 409 `call_not_active`. 409
 // `transfer_not_supported` on a platform that cannot transfer (the sim); 409
 // `call_not_active` for a call that is not live (ringing, ended); 400
-// `parameter_invalid` on `to`.
+// `parameter_invalid` on `to`; 502 `upstream_unavailable` when the transfer could
+// not be handed to the deployment's transfer runner (on AWS, its queue): the
+// transfer is then recorded `failed` and the call goes on, so asking again is safe.
 //
 // Takes any type of body and a specified content type.
 //
@@ -8691,7 +8697,9 @@ func (c *BaseClient) TransferCallWithBody(ctx context.Context, id CallID, params
 // transfer is pending another is 409 `call_not_active`. 409
 // `transfer_not_supported` on a platform that cannot transfer (the sim); 409
 // `call_not_active` for a call that is not live (ringing, ended); 400
-// `parameter_invalid` on `to`.
+// `parameter_invalid` on `to`; 502 `upstream_unavailable` when the transfer could
+// not be handed to the deployment's transfer runner (on AWS, its queue): the
+// transfer is then recorded `failed` and the call goes on, so asking again is safe.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -12970,7 +12978,9 @@ type ClientWithResponsesInterface interface {
 	// transfer is pending another is 409 `call_not_active`. 409
 	// `transfer_not_supported` on a platform that cannot transfer (the sim); 409
 	// `call_not_active` for a call that is not live (ringing, ended); 400
-	// `parameter_invalid` on `to`.
+	// `parameter_invalid` on `to`; 502 `upstream_unavailable` when the transfer could
+	// not be handed to the deployment's transfer runner (on AWS, its queue): the
+	// transfer is then recorded `failed` and the call goes on, so asking again is safe.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -12992,7 +13002,9 @@ type ClientWithResponsesInterface interface {
 	// transfer is pending another is 409 `call_not_active`. 409
 	// `transfer_not_supported` on a platform that cannot transfer (the sim); 409
 	// `call_not_active` for a call that is not live (ringing, ended); 400
-	// `parameter_invalid` on `to`.
+	// `parameter_invalid` on `to`; 502 `upstream_unavailable` when the transfer could
+	// not be handed to the deployment's transfer runner (on AWS, its queue): the
+	// transfer is then recorded `failed` and the call goes on, so asking again is safe.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -16722,6 +16734,12 @@ type TransferCallResponse500Headers struct {
 	RequestId RequestID
 }
 
+// TransferCallResponse502Headers the declared response headers of an HTTP 502 response for TransferCall
+type TransferCallResponse502Headers struct {
+	IdempotentReplayed *string
+	RequestId          RequestID
+}
+
 type TransferCallResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -16745,6 +16763,8 @@ type TransferCallResponse struct {
 	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
+	// JSON502 the response for an HTTP 502 `application/json` response
+	JSON502 *Upstream
 	// Headers202 the parsed response headers for an HTTP 202 response
 	Headers202 *TransferCallResponse202Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
@@ -16765,6 +16785,8 @@ type TransferCallResponse struct {
 	Headers429 *TransferCallResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *TransferCallResponse500Headers
+	// Headers502 the parsed response headers for an HTTP 502 response
+	Headers502 *TransferCallResponse502Headers
 }
 
 // GetJSON202 returns the response for an HTTP 202 `application/json` response
@@ -16815,6 +16837,11 @@ func (r TransferCallResponse) GetJSON429() *RateLimited {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r TransferCallResponse) GetJSON500() *InternalError {
 	return r.JSON500
+}
+
+// GetJSON502 returns the response for an HTTP 502 `application/json` response
+func (r TransferCallResponse) GetJSON502() *Upstream {
+	return r.JSON502
 }
 
 // GetBody returns the raw response body bytes
@@ -21917,7 +21944,9 @@ func (c *ClientWithResponses) AnswerCallWithResponse(ctx context.Context, id Cal
 // transfer is pending another is 409 `call_not_active`. 409
 // `transfer_not_supported` on a platform that cannot transfer (the sim); 409
 // `call_not_active` for a call that is not live (ringing, ended); 400
-// `parameter_invalid` on `to`.
+// `parameter_invalid` on `to`; 502 `upstream_unavailable` when the transfer could
+// not be handed to the deployment's transfer runner (on AWS, its queue): the
+// transfer is then recorded `failed` and the call goes on, so asking again is safe.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -21945,7 +21974,9 @@ func (c *ClientWithResponses) TransferCallWithBodyWithResponse(ctx context.Conte
 // transfer is pending another is 409 `call_not_active`. 409
 // `transfer_not_supported` on a platform that cannot transfer (the sim); 409
 // `call_not_active` for a call that is not live (ringing, ended); 400
-// `parameter_invalid` on `to`.
+// `parameter_invalid` on `to`; 502 `upstream_unavailable` when the transfer could
+// not be handed to the deployment's transfer runner (on AWS, its queue): the
+// transfer is then recorded `failed` and the call goes on, so asking again is safe.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -26605,6 +26636,13 @@ func ParseTransferCallResponse(rsp *http.Response) (*TransferCallResponse, error
 		}
 		response.JSON500 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 502:
+		var dest Upstream
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON502 = &dest
+
 	}
 
 	switch {
@@ -26750,6 +26788,23 @@ func ParseTransferCallResponse(rsp *http.Response) (*TransferCallResponse, error
 			headers.RequestId = value
 		}
 		response.Headers500 = &headers
+	case rsp.StatusCode == 502:
+		var headers TransferCallResponse502Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers502 = &headers
 	}
 
 	return response, nil

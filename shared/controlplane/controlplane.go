@@ -99,6 +99,10 @@ type Deps struct {
 	// Later runs the work that goes on after a request answered (session.WithLater):
 	// nil, a goroutine; a Lambda, which stops when it answers, runs it in place.
 	Later func(task func())
+	// TransferQueue takes API transfers for another process to run
+	// (session.WithTransferQueue: on AWS the call-transfers function, through SQS); nil:
+	// Later runs them.
+	TransferQueue session.TransferQueue
 	// Log receives the control plane's logs (nil: discarded); Now is the clock (nil:
 	// time.Now).
 	Log *slog.Logger
@@ -196,6 +200,9 @@ func New(cfg config.Config, deps Deps) (*ControlPlane, error) {
 		session.WithSubscriptions(cp.Endpoints), session.WithLater(deps.Later), session.WithLog(log), session.WithClock(now)}
 	if notify != nil {
 		sessionOpts = append(sessionOpts, session.WithWriteNotify(notify))
+	}
+	if deps.TransferQueue != nil {
+		sessionOpts = append(sessionOpts, session.WithTransferQueue(deps.TransferQueue))
 	}
 	if cp.Sessions, err = session.New(s, rooms, sessionOpts...); err != nil {
 		return nil, err

@@ -129,6 +129,10 @@ type Settings struct {
 	// process that stops when it answers (a Lambda) runs it in place: the request then
 	// answers once the work is done.
 	Later func(task func())
+	// TransferQueue takes API transfers for another process to run (RunTransfer): on
+	// AWS, where the API's function may not wait for a transfer's outcome. Nil: Later
+	// runs them.
+	TransferQueue TransferQueue
 	// Log receives the service's logs; Now is its clock.
 	Log *slog.Logger
 	Now func() time.Time
@@ -239,6 +243,12 @@ func WithMaxConcurrentSessions(n int) Option {
 // report their turns as they happen (default: no call.transcript at all).
 func WithSubscriptions(sub Subscriptions) Option {
 	return func(s *Settings) error { s.Subscriptions = sub; return nil }
+}
+
+// WithTransferQueue hands API transfers to q, for another process to run (RunTransfer),
+// instead of running them after the answer (default: none).
+func WithTransferQueue(q TransferQueue) Option {
+	return func(s *Settings) error { s.TransferQueue = q; return nil }
 }
 
 // WithLater runs the work that goes on after a request answered (default: a goroutine).

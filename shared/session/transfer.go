@@ -31,13 +31,71 @@ const TransferStale = TransferTimeout + 20*time.Second
 // Errors: resource_not_found; transfer_not_supported on a platform that cannot transfer
 // (the sim); call_not_active for a call that is ringing or over, or has a transfer under
 // way.
+//
+// With a TransferQueue (WithTransferQueue) the transfer is handed to it, and another
+// process runs it (RunTransfer); a transfer the queue does not take is recorded failed
+// and answered upstream_unavailable. Otherwise it runs after the answer (WithLater).
 func (s *Service) Transfer(ctx context.Context, accountID, callID, to, by string) (call.Call, error) {
 	c, run, err := s.startTransfer(ctx, accountID, callID, to, by)
 	if err != nil {
 		return call.Call{}, err
 	}
+	if q := s.set.TransferQueue; q != nil {
+		job := TransferJob{CallID: c.ID, RequestedAt: c.Transfer.RequestedAt}
+		if err := q.EnqueueTransfer(ctx, job); err != nil {
+			s.transferFailed(context.WithoutCancel(ctx), c.SessionID, c.ID, job.RequestedAt, "the transfer could not be started")
+			return call.Call{}, upstream("the transfer could not be queued", err)
+		}
+		return c, nil
+	}
 	s.later(func() { run(context.WithoutCancel(ctx)) })
 	return c, nil
+}
+
+// TransferJob names an API transfer recorded pending and not run yet: what RunTransfer
+// needs in another process.
+type TransferJob struct {
+	CallID string `json:"call_id"`
+	// RequestedAt is the pending transfer's request time, which tells it from a later one.
+	RequestedAt time.Time `json:"requested_at"`
+}
+
+// TransferQueue takes pending API transfers to run elsewhere (on AWS an SQS queue that
+// the call-transfers function reads: a transfer waits up to TransferTimeout, longer than
+// the API's function may run).
+type TransferQueue interface {
+	EnqueueTransfer(ctx context.Context, job TransferJob) error
+}
+
+// RunTransfer runs a transfer Transfer queued and records its outcome, as Transfer does
+// after its answer without a queue. A job whose transfer is no longer pending (run
+// already, or replaced by a later one) does nothing, so a redelivered job is harmless;
+// one that waited past TransferStale is recorded failed without a REFER (the caller has
+// long been told nothing happened). The error is the outcome's, as startTransfer's run
+// returns it, or a store failure.
+func (s *Service) RunTransfer(ctx context.Context, job TransferJob) error {
+	c, err := s.records.GetCall(ctx, job.CallID)
+	if errors.Is(err, apierr.ErrNotFound) {
+		s.log().Warn("queued transfer of an unknown call", "call_id", job.CallID)
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if !transferPending(c) || !c.Transfer.RequestedAt.Equal(job.RequestedAt) {
+		return nil
+	}
+	if s.now().After(job.RequestedAt.Add(TransferStale)) {
+		s.transferFailed(ctx, c.SessionID, c.ID, job.RequestedAt, "the transfer could not be started in time")
+		return nil
+	}
+	plat, _ := s.set.Platforms.Lookup(c.Platform)
+	tr, ok := plat.(platform.Transferer)
+	if !ok {
+		s.transferFailed(ctx, c.SessionID, c.ID, job.RequestedAt, "the calling platform cannot transfer calls here")
+		return fmt.Errorf("run transfer of call %s: platform %q is not registered for transfers in this process", c.ID, c.Platform)
+	}
+	return s.transferRun(tr, c.SessionID, c.PlatformCallID, c.ID, c.Transfer.To, job.RequestedAt)(ctx)
 }
 
 // startTransfer checks a transfer and records it pending; run hands the call over and
@@ -77,8 +135,29 @@ func (s *Service) startTransfer(ctx context.Context, accountID, callID, to, by s
 	if err != nil {
 		return call.Call{}, nil, err
 	}
-	sessionID, platformCallID := c.SessionID, c.PlatformCallID
-	run := func(ctx context.Context) error {
+	return c, s.transferRun(tr, c.SessionID, c.PlatformCallID, callID, to, now), nil
+}
+
+// transferFailed records a pending transfer's failure, unless it is no longer that
+// transfer (completed by the party leaving, or another transfer's); a store failure is
+// logged (the pending transfer goes stale on its own).
+func (s *Service) transferFailed(ctx context.Context, sessionID, callID string, requestedAt time.Time, failure string) {
+	_, _, err := s.mutate(ctx, sessionID, func(_ *Session, c *call.Call) ([]callevent.Event, bool, error) {
+		if !transferPending(*c) || !c.Transfer.RequestedAt.Equal(requestedAt) {
+			return nil, false, nil
+		}
+		c.Transfer.Status, c.Transfer.Failure = call.TransferFailed, failure
+		return nil, true, nil
+	})
+	if err != nil {
+		s.log().Error("record a failed transfer", "call_id", callID, "err", err)
+	}
+}
+
+// transferRun hands the call over and records the outcome: see startTransfer.
+func (s *Service) transferRun(tr platform.Transferer, sessionID, platformCallID, callID, to string, requestedAt time.Time) func(context.Context) error {
+	notActive := apierr.New(apierr.CodeCallNotActive, fmt.Sprintf("call %s is not in progress: only an answered call can be transferred", callID))
+	return func(ctx context.Context) error {
 		// Not cut short by the asker going away: the caller leaving for the destination is
 		// how a transfer completes (the worker that asked ends with the call).
 		tctx, cancel := context.WithTimeout(ctx, TransferTimeout)
@@ -96,16 +175,7 @@ func (s *Service) startTransfer(ctx context.Context, accountID, callID, to, by s
 		case !errors.Is(err, platform.ErrTransferFailed):
 			failure = "the calling platform did not answer"
 		}
-		_, _, merr := s.mutate(ctx, sessionID, func(_ *Session, c *call.Call) ([]callevent.Event, bool, error) {
-			if !transferPending(*c) || !c.Transfer.RequestedAt.Equal(now) {
-				return nil, false, nil // completed by the party leaving, or another transfer's
-			}
-			c.Transfer.Status, c.Transfer.Failure = call.TransferFailed, failure
-			return nil, true, nil
-		})
-		if merr != nil {
-			s.log().Error("record a failed transfer", "call_id", callID, "err", merr)
-		}
+		s.transferFailed(ctx, sessionID, callID, requestedAt, failure)
 		switch {
 		case errors.Is(err, platform.ErrUnknownCall):
 			return notActive
@@ -114,7 +184,6 @@ func (s *Service) startTransfer(ctx context.Context, accountID, callID, to, by s
 		}
 		return upstream("the calling platform could not transfer the call", err)
 	}
-	return c, run, nil
 }
 
 // AssistantTransfer is the assistant's transfer_call tool: the call's worker asks to hand

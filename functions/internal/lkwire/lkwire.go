@@ -31,7 +31,9 @@ func FromEnv(_ context.Context, cfg config.Config) (wire.LiveKitParts, error) {
 
 // WithSIP is FromEnv with LiveKit's SIP API too: the functions that keep LiveKit's SIP
 // trunks and dispatch rules in step with the customers' trunks and lines (and the
-// sweeper's reconcile), and calls-transfer, which refers a SIP call.
+// sweeper's reconcile), those that place (sessions-create), hang up (sessions-delete),
+// answer (platform-sip) or transfer (calls-transfer, call-transfers, persona-transfer) a
+// SIP call.
 func WithSIP(ctx context.Context, cfg config.Config) (wire.LiveKitParts, error) {
 	parts, err := FromEnv(ctx, cfg)
 	if err != nil || parts.Rooms == nil {

@@ -119,6 +119,8 @@ var Writes = map[string]map[dynamo.Table]Access{
 	"lines-create": {dynamo.Assistants: Write, dynamo.Idempotency: idempotent, dynamo.LineHandles: Write, dynamo.Lines: Write,
 		dynamo.SIPTrunks: Write, dynamo.RateLimits: Write},
 	"lines-delete": {dynamo.Assistants: Write, dynamo.LineHandles: Delete, dynamo.Lines: Delete, dynamo.SIPTrunks: Write, dynamo.RateLimits: Write},
+	// A queued API transfer run to its outcome: the call, its session, call.ended.
+	"call-transfers": {dynamo.CallPlatformIDs: Write, dynamo.Calls: Write, dynamo.Events: Write, dynamo.Sessions: Write},
 	"calls-transfer": {dynamo.CallPlatformIDs: Write, dynamo.Calls: Write, dynamo.Events: Write, dynamo.Idempotency: idempotent,
 		dynamo.Sessions: Write, dynamo.RateLimits: Write},
 }

@@ -55,7 +55,10 @@ var Tables = map[string][]dynamo.Table{
 	// A call's metadata: the call is saved whole, with the claim of its platform id.
 	"calls-update": {dynamo.CallPlatformIDs, dynamo.Calls, dynamo.RateLimits},
 
-	"sessions-create": {dynamo.Accounts, dynamo.Assistants, dynamo.CallPlatformIDs, dynamo.Calls, dynamo.Events, dynamo.Idempotency, dynamo.Lines, dynamo.Sessions, dynamo.Versions, dynamo.RateLimits},
+	// A SIP line dials through its trunk: the trunk read (has it an outbound side), the
+	// line found by its number for LiveKit's outbound trunk.
+	"sessions-create": {dynamo.Accounts, dynamo.Assistants, dynamo.CallPlatformIDs, dynamo.Calls, dynamo.Events, dynamo.Idempotency,
+		dynamo.LineHandles, dynamo.Lines, dynamo.Sessions, dynamo.SIPTrunks, dynamo.Versions, dynamo.RateLimits},
 	"sessions-list":   {dynamo.Sessions, dynamo.RateLimits},
 	"sessions-get":    {dynamo.Sessions, dynamo.RateLimits},
 	"sessions-delete": {dynamo.CallPlatformIDs, dynamo.Calls, dynamo.Events, dynamo.Sessions, dynamo.RateLimits},
@@ -89,5 +92,6 @@ var Tables = map[string][]dynamo.Table{
 	"sip-trunks-delete": {dynamo.SIPTrunks, dynamo.RateLimits},
 	"lines-create":      {dynamo.Assistants, dynamo.Idempotency, dynamo.LineHandles, dynamo.Lines, dynamo.SIPTrunks, dynamo.Versions, dynamo.RateLimits},
 	"lines-delete":      {dynamo.Assistants, dynamo.Calls, dynamo.LineHandles, dynamo.Lines, dynamo.SIPTrunks, dynamo.RateLimits},
+	"call-transfers":    {dynamo.CallPlatformIDs, dynamo.Calls, dynamo.Events, dynamo.Sessions},
 	"calls-transfer":    {dynamo.CallPlatformIDs, dynamo.Calls, dynamo.Events, dynamo.Idempotency, dynamo.Sessions, dynamo.RateLimits},
 }

@@ -179,8 +179,9 @@ func New(ctx context.Context, function string, lk LiveKit, opts ...func(*control
 		return nil, err
 	}
 	log := Logger().With("function", function)
-	// A Lambda stops when it answers: work that goes on after the answer elsewhere (an API
-	// transfer) runs in place, before it.
+	// A Lambda stops when it answers: work that goes on after the answer elsewhere runs
+	// in place, before it. An API transfer, which waits longer than API Gateway does, goes
+	// to the transfer queue instead where there is one (TRANSFER_QUEUE_URL, transfers.go).
 	deps := controlplane.Deps{Store: s, DecisionReserve: DecisionReserve, Secrets: SecretsFromEnv(), Log: log,
 		Later: func(task func()) { task() }}
 	if url := os.Getenv("DELIVERY_QUEUE_URL"); url != "" {
@@ -194,6 +195,9 @@ func New(ctx context.Context, function string, lk LiveKit, opts ...func(*control
 		return nil, err
 	}
 	if deps.SIPSecret, err = SIPSecretFromEnv(ctx); err != nil {
+		return nil, err
+	}
+	if deps.TransferQueue, err = transferQueueFromEnv(ctx); err != nil {
 		return nil, err
 	}
 	if s.Tables().Name(dynamo.Idempotency) != "" {

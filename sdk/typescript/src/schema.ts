@@ -772,7 +772,9 @@ export interface paths {
          *     transfer is pending another is 409 `call_not_active`. 409
          *     `transfer_not_supported` on a platform that cannot transfer (the sim); 409
          *     `call_not_active` for a call that is not live (ringing, ended); 400
-         *     `parameter_invalid` on `to`.
+         *     `parameter_invalid` on `to`; 502 `upstream_unavailable` when the transfer could
+         *     not be handed to the deployment's transfer runner (on AWS, its queue): the
+         *     transfer is then recorded `failed` and the call goes on, so asking again is safe.
          */
         post: operations["transferCall"];
         delete?: never;
@@ -8210,6 +8212,7 @@ export interface operations {
             422: components["responses"]["UnprocessablePost"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
+            502: components["responses"]["Upstream"];
         };
     };
     listSipTrunks: {

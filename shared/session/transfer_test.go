@@ -1,0 +1,211 @@
+package session_test
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/bridgeline/bridgeline/shared/apierr"
+	"github.com/bridgeline/bridgeline/shared/call"
+	"github.com/bridgeline/bridgeline/shared/ident"
+	"github.com/bridgeline/bridgeline/shared/platform"
+	"github.com/bridgeline/bridgeline/shared/session"
+	"github.com/bridgeline/bridgeline/shared/store/sqlite"
+)
+
+// referringPhone is a telephone platform that transfers: each Transfer is counted and
+// answers what refuse says.
+type referringPhone struct {
+	mu        sync.Mutex
+	transfers []platform.Transfer
+	refuse    bool
+}
+
+func (*referringPhone) Name() string                                 { return "pstn" }
+func (*referringPhone) CheckHandle(h string) error                   { return platform.CheckE164(h) }
+func (*referringPhone) CanTransfer() bool                            { return true }
+func (*referringPhone) TestKeys() bool                               { return false }
+func (*referringPhone) Hangup(context.Context, string) error         { return nil }
+func (*referringPhone) Reject(context.Context, string, string) error { return nil }
+func (*referringPhone) Answer(context.Context, string, string, platform.Room) error {
+	return nil
+}
+func (*referringPhone) Dial(context.Context, platform.DialRequest) (string, error) {
+	return "", errors.New("not dialling")
+}
+func (p *referringPhone) Transfer(_ context.Context, t platform.Transfer) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.transfers = append(p.transfers, t)
+	if p.refuse {
+		return platform.ErrTransferFailed
+	}
+	return nil
+}
+func (p *referringPhone) count() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return len(p.transfers)
+}
+
+// jobQueue is a TransferQueue that keeps its jobs, or refuses them.
+type jobQueue struct {
+	mu   sync.Mutex
+	jobs []session.TransferJob
+	down bool
+}
+
+func (q *jobQueue) EnqueueTransfer(_ context.Context, j session.TransferJob) error {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.down {
+		return errors.New("queue unavailable")
+	}
+	q.jobs = append(q.jobs, j)
+	return nil
+}
+
+func (q *jobQueue) take(t *testing.T) session.TransferJob {
+	t.Helper()
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if len(q.jobs) != 1 {
+		t.Fatalf("queued jobs %v, want one", q.jobs)
+	}
+	j := q.jobs[0]
+	q.jobs = nil
+	return j
+}
+
+// TestQueuedTransfer: with a TransferQueue (AWS), Transfer records the transfer pending
+// and queues it without waiting for the platform; RunTransfer (the queue's consumer)
+// refers the call and records the outcome, once however often the job comes; a job
+// the queue refused, one that waited past TransferStale and a refused REFER leave the
+// transfer failed with the call going on.
+func TestQueuedTransfer(t *testing.T) {
+	ctx := context.Background()
+	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "transfer.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	phone, queue := &referringPhone{}, &jobQueue{}
+	now := time.Date(2026, 3, 4, 5, 6, 7, 0, time.UTC)
+	reg, err := platform.NewRegistry(phone)
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc, err := session.New(st, deletingRooms{}, session.WithPlatforms(reg), session.WithTransferQueue(queue),
+		session.WithClock(func() time.Time { return now }), session.WithLog(slog.New(slog.DiscardHandler)),
+		session.WithLater(func(func()) { t.Error("a queued transfer ran in the answering process") }))
+	if err != nil {
+		t.Fatal(err)
+	}
+	const acct = "acct_transfer"
+	activeCall := func(t *testing.T) call.Call {
+		t.Helper()
+		ses := session.Session{ID: ident.New("ses"), AccountID: acct, LineID: "line_1", Mode: session.ModeHuman,
+			Media: "audio", PlatformHandle: "+15550107777", Status: session.StatusActive, CreatedAt: now}
+		c := call.Call{ID: ident.New("call"), AccountID: acct, Direction: call.Inbound, LineID: "line_1",
+			From: "+15550107777", To: "+15550108888", Media: "audio", Status: call.StatusActive, PlatformCallID: "SCL_" + ident.New("x"),
+			HandledBy: call.HandledByCustomer, SessionID: ses.ID, Platform: "pstn", StartedAt: now, AnsweredAt: &now}
+		ses.CallID = c.ID
+		if err := st.SaveSession(ctx, ses, c, nil); err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	transfer := func(t *testing.T, c call.Call) *call.Transfer {
+		t.Helper()
+		got, err := st.GetCall(ctx, c.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return got.Transfer
+	}
+
+	t.Run("queued, run once", func(t *testing.T) {
+		c := activeCall(t)
+		got, err := svc.Transfer(ctx, acct, c.ID, "+15550109999", session.TransferBy(false))
+		if err != nil || got.Transfer == nil || got.Transfer.Status != call.TransferPending {
+			t.Fatalf("Transfer = %+v, %v; want the transfer pending", got.Transfer, err)
+		}
+		if phone.count() != 0 {
+			t.Fatal("the platform was asked before the job ran")
+		}
+		job := queue.take(t)
+		if job.CallID != c.ID || !job.RequestedAt.Equal(got.Transfer.RequestedAt) {
+			t.Errorf("job = %+v, want call %s requested at %v", job, c.ID, got.Transfer.RequestedAt)
+		}
+		if err := svc.RunTransfer(ctx, job); err != nil {
+			t.Fatal(err)
+		}
+		if tr := transfer(t, c); tr.Status != call.TransferCompleted {
+			t.Errorf("transfer after the run = %+v, want completed", tr)
+		}
+		ended, _ := st.GetCall(ctx, c.ID)
+		if ended.EndReason != call.ReasonTransferred {
+			t.Errorf("call after the run = %s (%s), want ended transferred", ended.Status, ended.EndReason)
+		}
+		if err := svc.RunTransfer(ctx, job); err != nil || phone.count() != 1 {
+			t.Errorf("redelivered job = %v with %d REFERs, want nothing more done", err, phone.count())
+		}
+	})
+
+	t.Run("queue down", func(t *testing.T) {
+		c := activeCall(t)
+		queue.down = true
+		defer func() { queue.down = false }()
+		_, err := svc.Transfer(ctx, acct, c.ID, "+15550109999", session.TransferBy(false))
+		if e, ok := apierr.As(err); !ok || e.Status() != 502 {
+			t.Errorf("Transfer with the queue down = %v, want a 502", err)
+		}
+		if tr := transfer(t, c); tr == nil || tr.Status != call.TransferFailed {
+			t.Errorf("transfer = %+v, want failed (not left pending)", tr)
+		}
+	})
+
+	t.Run("stale job", func(t *testing.T) {
+		c := activeCall(t)
+		if _, err := svc.Transfer(ctx, acct, c.ID, "+15550109999", session.TransferBy(false)); err != nil {
+			t.Fatal(err)
+		}
+		job := queue.take(t)
+		before := phone.count()
+		saved := now
+		now = now.Add(session.TransferStale + time.Second)
+		defer func() { now = saved }()
+		if err := svc.RunTransfer(ctx, job); err != nil {
+			t.Fatal(err)
+		}
+		if phone.count() != before {
+			t.Error("a stale job referred the call")
+		}
+		if tr := transfer(t, c); tr.Status != call.TransferFailed {
+			t.Errorf("transfer = %+v, want failed", tr)
+		}
+	})
+
+	t.Run("refused", func(t *testing.T) {
+		c := activeCall(t)
+		if _, err := svc.Transfer(ctx, acct, c.ID, "+15550109999", session.TransferBy(false)); err != nil {
+			t.Fatal(err)
+		}
+		phone.refuse = true
+		defer func() { phone.refuse = false }()
+		err := svc.RunTransfer(ctx, queue.take(t))
+		if e, ok := apierr.As(err); !ok || e.Code != apierr.CodeTransferFailed {
+			t.Errorf("RunTransfer of a refused REFER = %v, want transfer_failed", err)
+		}
+		if tr := transfer(t, c); tr.Status != call.TransferFailed || tr.Failure == "" {
+			t.Errorf("transfer = %+v, want failed with its reason", tr)
+		}
+		if got, _ := st.GetCall(ctx, c.ID); got.Status != call.StatusActive {
+			t.Errorf("call after a refused transfer = %s, want it going on", got.Status)
+		}
+	})
+}
