@@ -369,7 +369,7 @@ func TestSIPStacksConnect(t *testing.T) {
 	}{
 		{control, "template.yaml", "LiveKitCredentialsArn", "LiveKitCredentialsArn"},
 		{control, "template.yaml", "AlarmTopicArn", "AlarmTopicArn"},
-		{control, "template.yaml", "ApiURL", "ControlPlaneURL"},
+		{control, "template.yaml", "InternalURL", "ControlPlaneURL"},
 		{control, "template.yaml", "SIPCredentialsArn", "SIPCredentialsArn"},
 		{fleet, "livekit-fleet.yaml", "PublicURL", "LiveKitURL"},
 		{fleet, "livekit-fleet.yaml", "RedisAddress", "RedisAddress"},

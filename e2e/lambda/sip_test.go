@@ -1,7 +1,8 @@
 package lambda_test
 
 // platform-sip under the Lambda runtime: the SIP gateway's notifications, signed as
-// mediafleet/sipgateway signs them, reach the function as API Gateway delivers them.
+// mediafleet/sipgateway signs them, reach the function as the private InternalApi
+// delivers them (a REST API event, payload 1.0).
 
 import (
 	"encoding/json"

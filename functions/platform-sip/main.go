@@ -1,5 +1,6 @@
-// Command platform-sip is the Lambda for POST /internal/platform/sip/events, the SIP
-// gateway's notifications (cmd/sip-gateway, beside livekit-sip on the SIP fleet): the same
+// Command platform-sip is the Lambda for POST /internal/platform/sip/events on the private
+// InternalApi (template.yaml), which only the fleets' VPC reaches: the SIP gateway's
+// notifications (cmd/sip-gateway, beside livekit-sip on the SIP fleet), with the same
 // handler as the local stack. The route takes no API key: the handler verifies the
 // gateway's signature (simhook's scheme, with the SIP secret), and answers an inbound
 // call's notification with the room to join the call into, or its refusal. It holds
@@ -24,5 +25,6 @@ func main() {
 		fmt.Fprintln(os.Stderr, "platform-sip:", err)
 		os.Exit(1)
 	}
-	lambda.Start(httpadapter.NewV2(h).ProxyWithContext)
+	// InternalApi is a REST API (payload 1.0): only those can be private.
+	lambda.Start(httpadapter.New(h).ProxyWithContext)
 }
