@@ -1,11 +1,15 @@
 package sessions_test
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"os/exec"
 	"slices"
 	"strings"
 	"sync"
@@ -586,4 +590,130 @@ func TestWebCallNobodyJoins(t *testing.T) {
 	if ps, err := st.RTC.ListParticipants(ctx, id); err == nil && len(ps) > 0 {
 		t.Errorf("the room of the call nobody joined still has %d participants", len(ps))
 	}
+}
+
+// The vanishing caller runs in a child process (this test binary again, running only
+// TestVanishingCallerProcess) so that it can be killed: no leave reaches LiveKit, the
+// signal connection and the media stop at once, as when a browser tab crashes or a phone
+// loses its network.
+const (
+	vanishURLEnv   = "BRIDGELINE_TEST_VANISH_URL"
+	vanishTokenEnv = "BRIDGELINE_TEST_VANISH_TOKEN"
+)
+
+// TestVanishingCallerProcess is the child's body: it joins as the web caller and says so
+// on stdout ("joined"), then says "heard" once the assistant's greeting reaches it (the
+// worker verified media both ways before greeting: the call is in conversation), and
+// waits to be killed. Run alone it skips.
+func TestVanishingCallerProcess(t *testing.T) {
+	url, token := os.Getenv(vanishURLEnv), os.Getenv(vanishTokenEnv)
+	if url == "" || token == "" {
+		t.Skip("the child process of TestWebCallCallerVanishes")
+	}
+	silence := callerbot.Silence()
+	b, err := callerbot.Join(context.Background(), callerbot.Options{URL: url, Token: token, Audio: &silence})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fmt.Println("joined")
+	for b.FirstSound().IsZero() {
+		time.Sleep(20 * time.Millisecond)
+	}
+	fmt.Println("heard")
+	time.Sleep(5 * time.Minute) // killed long before
+}
+
+// vanishWait bounds the wait for a vanished caller's call to end: openapi.yaml's "about
+// 20 s" (livekit-server v1.11.0 declares the caller's connection failed 15 s after its
+// last packet, pkg/rtc/transport.go, and closes the participant 5 s later,
+// disconnectCleanupDuration in pkg/rtc/participant.go) with room for a loaded machine.
+const vanishWait = 60 * time.Second
+
+// TestWebCallCallerVanishes: a web caller whose client disappears in the middle of the
+// call without leaving (its process killed) is hung up after LiveKit's departure
+// timeout: the call ends remote_hangup, the assistant leaves the room, call.ended goes
+// out once, and the room is gone.
+//
+// The kill comes once the caller heard the greeting. A caller that vanishes before the
+// worker verified media both ways has a call that never connected: the worker's own
+// bound (10 s from the caller's arrival) fails it with media_failed, or, on this
+// package's stack whose dispatch timeout is 6 s, the sweeper with assistant_unavailable;
+// either way the session is failed, never ended. Killing the caller as soon as the call
+// was active is what made an earlier version of this test wait in vain for "ended" in
+// the whole package (its session failed with assistant_unavailable 6.5 s after the kill).
+func TestWebCallCallerVanishes(t *testing.T) {
+	st := tenant(t)
+	w := st.StartWorker(t, nil, worker.Options{})
+	a := publishAssistant(t, st, "Desk", "Hello.", "ava_maya")
+	ses := createWebCall(t, st, map[string]any{"mode": "assistant", "assistant_id": a.ID, "media": "audio"})
+
+	cmd := exec.Command(os.Args[0], "-test.run=^TestVanishingCallerProcess$", "-test.count=1")
+	cmd.Env = append(os.Environ(), vanishURLEnv+"="+ses.RTCURL, vanishTokenEnv+"="+ses.ParticipantToken)
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	var waited sync.Once
+	wait := func() { waited.Do(func() { cmd.Process.Kill(); cmd.Wait() }) }
+	t.Cleanup(wait)
+	lines := make(chan string, 4)
+	go func() {
+		defer close(lines)
+		sc := bufio.NewScanner(out)
+		for sc.Scan() {
+			lines <- sc.Text()
+		}
+	}()
+	expect := func(line, what string) {
+		t.Helper()
+		timeout := time.After(60 * time.Second)
+		for {
+			select {
+			case l, ok := <-lines:
+				if !ok {
+					t.Fatalf("the caller's process ended before it %s", what)
+				}
+				if l == line {
+					return
+				}
+			case <-timeout:
+				t.Fatalf("the caller's process had not %s within 60 s", what)
+			}
+		}
+	}
+	expect("joined", "joined")
+	waitStatus(t, st, ses.ID, "active")
+	expect("heard", "heard the greeting")
+	if w.Calls() != 1 {
+		t.Fatalf("the worker runs %d calls, want 1", w.Calls())
+	}
+
+	wait() // SIGKILL: nothing of the caller's client says goodbye
+	gone := time.Now()
+	var s sessionObj
+	harness.WaitFor(t, vanishWait, "the call to be over after its caller vanished", func() bool {
+		s = getSession(t, st, ses.ID)
+		return s.Status == "ended" || s.Status == "failed"
+	})
+	took := time.Since(gone).Round(100 * time.Millisecond)
+	t.Logf("the call was over %v after its caller's process was killed", took)
+	c := webRecordOf(t, st, ses.CallID)
+	if s.Status != "ended" || str(s.EndReason) != call.ReasonRemoteHangup || str(c.EndedBy) != call.EndedByRemote || c.AnsweredAt == nil {
+		for _, ev := range st.Webhooks(ses.ID) {
+			t.Logf("LiveKit webhook %s %s (%v), %v after the kill", ev.Event, ev.GetParticipant().GetIdentity(),
+				ev.GetParticipant().GetDisconnectReason(), time.Unix(ev.CreatedAt, 0).Sub(gone).Round(time.Second))
+		}
+		t.Fatalf("session %+v, call %+v: want answered, then ended as the caller's hang-up", s, c)
+	}
+	harness.WaitFor(t, 15*time.Second, "the worker's job to end", func() bool { return w.Calls() == 0 })
+	waitEvent(t, st, callevent.TypeCallEnded, ses.CallID)
+	eventtest.ExactlyOnce(t, st.Store, st.AccountID, callevent.TypeCallEnded, ses.CallID)
+	harness.WaitFor(t, 15*time.Second, "the call's room to be gone", func() bool {
+		ps, err := st.RTC.ListParticipants(context.Background(), ses.ID)
+		return err != nil || len(ps) == 0
+	})
 }
