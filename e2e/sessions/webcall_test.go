@@ -623,30 +623,23 @@ func TestVanishingCallerProcess(t *testing.T) {
 	time.Sleep(5 * time.Minute) // killed long before
 }
 
-// vanishWait bounds the wait for a vanished caller's call to end: openapi.yaml's "about
-// 20 s" (livekit-server v1.11.0 declares the caller's connection failed 15 s after its
-// last packet, pkg/rtc/transport.go, and closes the participant 5 s later,
+// vanishWait bounds the wait for a vanished caller's call to be over: openapi.yaml's
+// "about 20 s" (livekit-server v1.11.0 declares the caller's connection failed 15 s after
+// its last packet, pkg/rtc/transport.go, and closes the participant 5 s later,
 // disconnectCleanupDuration in pkg/rtc/participant.go) with room for a loaded machine.
 const vanishWait = 60 * time.Second
 
-// TestWebCallCallerVanishes: a web caller whose client disappears in the middle of the
-// call without leaving (its process killed) is hung up after LiveKit's departure
-// timeout: the call ends remote_hangup, the assistant leaves the room, call.ended goes
-// out once, and the room is gone.
-//
-// The kill comes once the caller heard the greeting. A caller that vanishes before the
-// worker verified media both ways has a call that never connected: the worker's own
-// bound (10 s from the caller's arrival) fails it with media_failed, or, on this
-// package's stack whose dispatch timeout is 6 s, the sweeper with assistant_unavailable;
-// either way the session is failed, never ended. Killing the caller as soon as the call
-// was active is what made an earlier version of this test wait in vain for "ended" in
-// the whole package (its session failed with assistant_unavailable 6.5 s after the kill).
-func TestWebCallCallerVanishes(t *testing.T) {
-	st := tenant(t)
-	w := st.StartWorker(t, nil, worker.Options{})
-	a := publishAssistant(t, st, "Desk", "Hello.", "ava_maya")
-	ses := createWebCall(t, st, map[string]any{"mode": "assistant", "assistant_id": a.ID, "media": "audio"})
+// vanishingCaller is a web call's caller in a child process (TestVanishingCallerProcess).
+type vanishingCaller struct {
+	t     *testing.T
+	lines chan string
+	kill  func()
+}
 
+// startVanishingCaller starts the caller of ses in a child process and returns once it
+// joined the room.
+func startVanishingCaller(t *testing.T, ses webCreated) *vanishingCaller {
+	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^TestVanishingCallerProcess$", "-test.count=1")
 	cmd.Env = append(os.Environ(), vanishURLEnv+"="+ses.RTCURL, vanishTokenEnv+"="+ses.ParticipantToken)
 	out, err := cmd.StdoutPipe()
@@ -657,58 +650,133 @@ func TestWebCallCallerVanishes(t *testing.T) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	var waited sync.Once
-	wait := func() { waited.Do(func() { cmd.Process.Kill(); cmd.Wait() }) }
-	t.Cleanup(wait)
-	lines := make(chan string, 4)
+	var once sync.Once
+	c := &vanishingCaller{t: t, lines: make(chan string, 4), kill: func() { once.Do(func() { cmd.Process.Kill(); cmd.Wait() }) }}
+	t.Cleanup(c.kill)
 	go func() {
-		defer close(lines)
+		defer close(c.lines)
 		sc := bufio.NewScanner(out)
 		for sc.Scan() {
-			lines <- sc.Text()
+			c.lines <- sc.Text()
 		}
 	}()
-	expect := func(line, what string) {
-		t.Helper()
-		timeout := time.After(60 * time.Second)
-		for {
-			select {
-			case l, ok := <-lines:
-				if !ok {
-					t.Fatalf("the caller's process ended before it %s", what)
-				}
-				if l == line {
-					return
-				}
-			case <-timeout:
-				t.Fatalf("the caller's process had not %s within 60 s", what)
+	c.expect("joined", "joined")
+	return c
+}
+
+// expect waits for the child to say line.
+func (c *vanishingCaller) expect(line, what string) {
+	c.t.Helper()
+	timeout := time.After(60 * time.Second)
+	for {
+		select {
+		case l, ok := <-c.lines:
+			if !ok {
+				c.t.Fatalf("the caller's process ended before it %s", what)
 			}
+			if l == line {
+				return
+			}
+		case <-timeout:
+			c.t.Fatalf("the caller's process had not %s within 60 s", what)
 		}
 	}
-	expect("joined", "joined")
+}
+
+// vanish kills the caller's process (SIGKILL: nothing of its client says goodbye) and
+// returns when.
+func (c *vanishingCaller) vanish() time.Time {
+	c.kill()
+	return time.Now()
+}
+
+// waitOver waits until the session is over (ended or failed) and returns it and the time
+// since gone; past vanishWait it fails the test, listing LiveKit's webhooks about the
+// room.
+func waitOver(t *testing.T, st *harness.Stack, id string, gone time.Time) (sessionObj, time.Duration) {
+	t.Helper()
+	for {
+		s := getSession(t, st, id)
+		if s.Status == "ended" || s.Status == "failed" {
+			return s, time.Since(gone).Round(100 * time.Millisecond)
+		}
+		if time.Since(gone) > vanishWait {
+			for _, ev := range st.Webhooks(id) {
+				t.Logf("LiveKit webhook %s %s (%v), %v after the kill", ev.Event, ev.GetParticipant().GetIdentity(),
+					ev.GetParticipant().GetDisconnectReason(), time.Unix(ev.CreatedAt, 0).Sub(gone).Round(time.Second))
+			}
+			t.Fatalf("session %+v: not over %v after its caller vanished", s, vanishWait)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// TestWebCallCallerVanishes: a web caller whose client disappears in the middle of the
+// call without leaving (its process killed) is hung up after LiveKit's departure
+// timeout: the call ends remote_hangup, the assistant leaves the room, call.ended goes
+// out once, and the room is gone.
+//
+// The kill comes once the caller heard the greeting, so the call is in conversation. An
+// earlier version of this test killed the caller as soon as the call was active, before
+// the worker had verified media: under the whole package's load its session failed
+// (assistant_unavailable on this package's 6 s dispatch timeout, 6.5 s after the kill)
+// and the test waited 90 s for an "ended" that could not come.
+// TestWebCallCallerVanishesBeforeMedia is that case.
+func TestWebCallCallerVanishes(t *testing.T) {
+	st := tenant(t)
+	w := st.StartWorker(t, nil, worker.Options{})
+	a := publishAssistant(t, st, "Desk", "Hello.", "ava_maya")
+	ses := createWebCall(t, st, map[string]any{"mode": "assistant", "assistant_id": a.ID, "media": "audio"})
+
+	caller := startVanishingCaller(t, ses)
 	waitStatus(t, st, ses.ID, "active")
-	expect("heard", "heard the greeting")
+	caller.expect("heard", "heard the greeting")
 	if w.Calls() != 1 {
 		t.Fatalf("the worker runs %d calls, want 1", w.Calls())
 	}
-
-	wait() // SIGKILL: nothing of the caller's client says goodbye
-	gone := time.Now()
-	var s sessionObj
-	harness.WaitFor(t, vanishWait, "the call to be over after its caller vanished", func() bool {
-		s = getSession(t, st, ses.ID)
-		return s.Status == "ended" || s.Status == "failed"
-	})
-	took := time.Since(gone).Round(100 * time.Millisecond)
+	gone := caller.vanish()
+	s, took := waitOver(t, st, ses.ID, gone)
 	t.Logf("the call was over %v after its caller's process was killed", took)
 	c := webRecordOf(t, st, ses.CallID)
 	if s.Status != "ended" || str(s.EndReason) != call.ReasonRemoteHangup || str(c.EndedBy) != call.EndedByRemote || c.AnsweredAt == nil {
-		for _, ev := range st.Webhooks(ses.ID) {
-			t.Logf("LiveKit webhook %s %s (%v), %v after the kill", ev.Event, ev.GetParticipant().GetIdentity(),
-				ev.GetParticipant().GetDisconnectReason(), time.Unix(ev.CreatedAt, 0).Sub(gone).Round(time.Second))
-		}
 		t.Fatalf("session %+v, call %+v: want answered, then ended as the caller's hang-up", s, c)
 	}
+	vanishedCallCleared(t, st, w, ses)
+}
+
+// TestWebCallCallerVanishesBeforeMedia: a caller whose client vanishes as soon as it
+// joined, before the worker verified media both ways, on a stack with the deployment's
+// default dispatch timeout (15 s, past the worker's 10 s media check): the call never
+// connected and fails media_failed, ended by the assistant, within the worker's media
+// check. Should the worker verify media before the kill (a fast machine), the call is
+// the one TestWebCallCallerVanishes ends, remote_hangup; either way it is over within
+// vanishWait and never blamed on a missing assistant.
+func TestWebCallCallerVanishesBeforeMedia(t *testing.T) {
+	st := harness.Start(t, harness.Options{})
+	w := st.StartWorker(t, nil, worker.Options{})
+	a := publishAssistant(t, st, "Desk", "Hello.", "ava_maya")
+	ses := createWebCall(t, st, map[string]any{"mode": "assistant", "assistant_id": a.ID, "media": "audio"})
+
+	caller := startVanishingCaller(t, ses)
+	gone := caller.vanish()
+	s, took := waitOver(t, st, ses.ID, gone)
+	t.Logf("the call was over %v after its caller's process was killed: %s, %s", took, s.Status, str(s.EndReason))
+	c := webRecordOf(t, st, ses.CallID)
+	switch {
+	case c.AnsweredAt == nil:
+		t.Errorf("call %+v: want answered (the caller joined)", c)
+	case s.Status == "failed" && str(s.EndReason) == call.ReasonMediaFailed && str(c.EndedBy) == call.EndedByAssistant:
+	case s.Status == "ended" && str(s.EndReason) == call.ReasonRemoteHangup && str(c.EndedBy) == call.EndedByRemote:
+	default:
+		t.Errorf("session %+v, call %+v: want failed media_failed by the assistant, or ended remote_hangup", s, c)
+	}
+	vanishedCallCleared(t, st, w, ses)
+}
+
+// vanishedCallCleared checks what follows a vanished caller's end: the worker's job
+// ends, call.ended goes out once, and the room is gone.
+func vanishedCallCleared(t *testing.T, st *harness.Stack, w *harness.Worker, ses webCreated) {
+	t.Helper()
 	harness.WaitFor(t, 15*time.Second, "the worker's job to end", func() bool { return w.Calls() == 0 })
 	waitEvent(t, st, callevent.TypeCallEnded, ses.CallID)
 	eventtest.ExactlyOnce(t, st.Store, st.AccountID, callevent.TypeCallEnded, ses.CallID)
