@@ -592,6 +592,46 @@ func TestWebCallNobodyJoins(t *testing.T) {
 	}
 }
 
+// TestWebCallRoomOutlivesAnEarlyVisitor: livekit-server closes a room its departure
+// timeout after the last participant that is not an agent left (the assistant does not
+// hold it open: Room.CloseIfEmpty in v1.11.0), and LiveKit tells of a client whose
+// connection aborted before it was up only as participant_connection_aborted, never
+// participant_left. A web call's room is joined by its assistant at the create, so a
+// watcher that comes and goes before the caller, or a caller whose first connection
+// aborts (a closed tab mid-join, a network that drops), left a room that LiveKit closed
+// 10 s later: the call failed room_closed and the visitor could not join again within
+// the join timeout. A web call's room now waits as long as the join timeout: here the
+// call is still ringing past the 10 s every other room keeps and LiveKit's 5 s check,
+// and the caller joining then answers it.
+func TestWebCallRoomOutlivesAnEarlyVisitor(t *testing.T) {
+	st := tenant(t)
+	w := st.StartWorker(t, nil, worker.Options{})
+	a := publishAssistant(t, st, "Desk", "Hello.", "ava_maya")
+	ses := createWebCall(t, st, map[string]any{"mode": "assistant", "assistant_id": a.ID, "media": "audio"})
+	harness.WaitFor(t, 15*time.Second, "the worker in the room", func() bool { return w.Calls() == 1 })
+
+	var watcher tokenObj
+	harness.Must(t, st.Do(t, http.MethodPost, "/v1/sessions/"+ses.ID+"/tokens", nil, &watcher), http.StatusCreated, "POST tokens")
+	ctx := context.Background()
+	visitor, err := callerbot.Join(ctx, callerbot.Options{URL: watcher.RTCURL, Token: watcher.ParticipantToken})
+	if err != nil {
+		t.Fatal(err)
+	}
+	visitor.Leave()
+	time.Sleep(session.RoomDepartureTimeout + 6*time.Second)
+	if s := getSession(t, st, ses.ID); s.Status != "ringing" {
+		t.Fatalf("web call %v after a watcher left, its caller yet to come = %s %s, want ringing", session.RoomDepartureTimeout+6*time.Second, s.Status, str(s.EndReason))
+	}
+	silence := callerbot.Silence()
+	caller, err := callerbot.Join(ctx, callerbot.Options{URL: ses.RTCURL, Token: ses.ParticipantToken, Audio: &silence})
+	if err != nil {
+		t.Fatalf("the caller cannot join its web call's room: %v", err)
+	}
+	defer caller.Leave()
+	waitStatus(t, st, ses.ID, "active")
+	harness.Must(t, st.Do(t, http.MethodDelete, "/v1/sessions/"+ses.ID, nil, nil), http.StatusOK, "DELETE")
+}
+
 // The vanishing caller runs in a child process (this test binary again, running only
 // TestVanishingCallerProcess) so that it can be killed: no leave reaches LiveKit, the
 // signal connection and the media stop at once, as when a browser tab crashes or a phone
@@ -744,13 +784,15 @@ func TestWebCallCallerVanishes(t *testing.T) {
 	vanishedCallCleared(t, st, w, ses)
 }
 
-// TestWebCallCallerVanishesBeforeMedia: a caller whose client vanishes as soon as it
-// joined, before the worker verified media both ways, on a stack with the deployment's
-// default dispatch timeout (15 s, past the worker's 10 s media check): the call never
-// connected and fails media_failed, ended by the assistant, within the worker's media
-// check. Should the worker verify media before the kill (a fast machine), the call is
-// the one TestWebCallCallerVanishes ends, remote_hangup; either way it is over within
-// vanishWait and never blamed on a missing assistant.
+// TestWebCallCallerVanishesBeforeMedia: a caller whose client vanishes as soon as its
+// connection is up (the call answered), before the worker verified media both ways, on
+// a stack with the deployment's default dispatch timeout (15 s, past the worker's 10 s
+// media check): the call never connected and fails media_failed, ended by the
+// assistant, within the worker's media check. Should the worker verify media before the
+// kill (a fast machine), the call is the one TestWebCallCallerVanishes ends,
+// remote_hangup; either way it is over within vanishWait and never blamed on a missing
+// assistant. (A client killed before its connection was up has not joined:
+// TestWebCallRoomOutlivesAnEarlyVisitor.)
 func TestWebCallCallerVanishesBeforeMedia(t *testing.T) {
 	st := harness.Start(t, harness.Options{})
 	w := st.StartWorker(t, nil, worker.Options{})
@@ -758,6 +800,7 @@ func TestWebCallCallerVanishesBeforeMedia(t *testing.T) {
 	ses := createWebCall(t, st, map[string]any{"mode": "assistant", "assistant_id": a.ID, "media": "audio"})
 
 	caller := startVanishingCaller(t, ses)
+	waitStatus(t, st, ses.ID, "active")
 	gone := caller.vanish()
 	s, took := waitOver(t, st, ses.ID, gone)
 	t.Logf("the call was over %v after its caller's process was killed: %s, %s", took, s.Status, str(s.EndReason))
