@@ -18,9 +18,9 @@ import (
 // the same write. Nothing stays pending for good: a session whose call's analysis is
 // pending when it ends keeps AnalysisDueAt (AnalysisWait after that write) and stays in
 // the sweep index, and Sweep fails the analysis then (analysisOverdue). A call whose
-// worker never sent its ended report (call.ended released without it, or no worker took
-// the call) has its analysis failed in the write that says so, when its version asks
-// for one.
+// worker took it but never sent its ended report has its analysis failed when Sweep
+// releases its call.ended without the report (its version read then: the sweeper's
+// function may read the versions table). A call no worker ever took has no analysis.
 
 // DefaultAnalysisWait bounds the wait for a worker's analysis after the call's end: the
 // worker asks the model twice at most, a minute each (mediafleet/analysis), then sends
@@ -111,8 +111,8 @@ func (s *Service) expireAnalysis(ctx context.Context, sessionID string, now time
 
 // analysisUnavailable fails the analysis of an assistant call whose worker's ended
 // report is missing, when its version asks for one; its call.analyzed follows
-// call.ended in the same write (evts). It is called inside a write, at most once per
-// call: the version is read then. A version that cannot be read leaves the record
+// call.ended in the same write (releaseEnded). The version is read then, once per such
+// call. A version that cannot be read leaves the record
 // without an analysis (logged).
 func (s *Service) analysisUnavailable(ctx context.Context, ses Session, c *call.Call, at time.Time) []callevent.Event {
 	if ses.VersionID == "" || c.Analysis != nil {

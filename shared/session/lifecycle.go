@@ -147,7 +147,6 @@ func (s *Service) endWith(ctx context.Context, sessionID string, cond func(Sessi
 			case ses.Mode == ModeAssistant && c.AssistantReport == "":
 				c.AssistantReport = call.ReportMissing // no worker ever reported
 				evts = append(evts, evt)
-				evts = append(evts, s.analysisUnavailable(ctx, *ses, c, now)...)
 			default:
 				evts = append(evts, evt)
 			}
