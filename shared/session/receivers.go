@@ -27,6 +27,9 @@ import (
 // has not left. Should LiveKit not answer the list, the error is returned (the webhook
 // answers 500) and nothing ends: ending on a guess would cut off the clients still there.
 //
+// An assistant (kind AGENT) joining an assistant session proves a worker took the call
+// (assistantJoined), as its first report does.
+//
 // Nobody else's leaving ends anything here: the platform party's hang-up comes from its
 // platform (the sim's notification), and the assistant (kind AGENT, identity
 // assistant-<job id>) leaving is followed by its worker's report, or, when the worker died
@@ -72,6 +75,9 @@ func (s *Service) HandleLiveKit(ctx context.Context, ev rtc.WebhookEvent) error 
 			StatusEnded, call.ReasonParticipantLeft, call.EndedByCustomer)
 		return err
 	case rtc.EventParticipantJoined:
+		if p.Kind == rtc.KindAgent {
+			return s.assistantJoined(ctx, room)
+		}
 		// A customer client that may publish joining an assistant session (with a token
 		// minted before the call went to the assistant) is made watch-only; a web call's
 		// caller joining answers the call.
@@ -97,6 +103,34 @@ func (s *Service) HandleLiveKit(ctx context.Context, ev rtc.WebhookEvent) error 
 		return err
 	}
 	return nil
+}
+
+// assistantJoined records that a persona worker took an assistant call: LiveKit saw its
+// participant (kind AGENT, which only a dispatched agent has) join the call's room. It is
+// the second proof beside the worker's first report (HandleReport), on another path
+// (livekit-server's webhook, not the worker's report), so a call whose reports are
+// delayed or refused is not ended assistant_unavailable by the dispatch watchdog while
+// its assistant is in the room. A redelivered join changes nothing.
+func (s *Service) assistantJoined(ctx context.Context, room string) error {
+	ses, err := s.records.GetSession(ctx, room)
+	if errors.Is(err, apierr.ErrNotFound) {
+		return nil
+	}
+	if err != nil || ses.Mode != ModeAssistant || ses.Over() || ses.AssistantSeenAt != nil {
+		return err
+	}
+	now := s.now()
+	_, _, err = s.mutate(ctx, room, func(ses *Session, _ *call.Call) ([]callevent.Event, bool, error) {
+		if ses.Mode != ModeAssistant || ses.Over() || ses.AssistantSeenAt != nil {
+			return nil, false, nil
+		}
+		ses.AssistantSeenAt = &now
+		return nil, true, nil
+	})
+	if errors.Is(err, apierr.ErrNotFound) {
+		return nil
+	}
+	return err
 }
 
 // HandleReport applies a persona worker's report to its call. Any report is the proof
