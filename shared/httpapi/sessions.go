@@ -122,6 +122,30 @@ type CallJSON struct {
 	Variables map[string]string `json:"variables"`
 	// Transfer is the call's latest hand-over to another party; null when it had none.
 	Transfer *TransferJSON `json:"transfer"`
+	// Analysis is the post-call analysis of an assistant call whose version asks for
+	// one; null otherwise.
+	Analysis *CallAnalysisJSON `json:"analysis"`
+}
+
+// CallAnalysisJSON is a call's analysis, every field present.
+type CallAnalysisJSON struct {
+	Status         string          `json:"status"`
+	Summary        *string         `json:"summary"`
+	StructuredData json.RawMessage `json:"structured_data"`
+	Success        *bool           `json:"success"`
+	Error          *string         `json:"error"`
+}
+
+func presentCallAnalysis(a *call.Analysis) *CallAnalysisJSON {
+	if a == nil {
+		return nil
+	}
+	data := a.StructuredData
+	if len(data) == 0 {
+		data = json.RawMessage("null")
+	}
+	return &CallAnalysisJSON{Status: a.Status, Summary: StringOrNull(a.Summary), StructuredData: data, Success: a.Success,
+		Error: StringOrNull(a.Error)}
 }
 
 // TransferJSON is a call's transfer.
@@ -158,7 +182,7 @@ func PresentCall(c call.Call) CallJSON {
 		EndReason: StringOrNull(c.EndReason), EndedBy: StringOrNull(c.EndedBy), Decision: StringOrNull(c.Decision),
 		DecisionSource: StringOrNull(c.DecisionSource), Transcript: transcript, Metrics: c.Metrics,
 		AssistantReport: report, Metadata: c.Metadata.OrEmpty(), Variables: vars, Usage: c.Usage,
-		Transfer: presentTransfer(c.Transfer),
+		Transfer: presentTransfer(c.Transfer), Analysis: presentCallAnalysis(c.Analysis),
 	}
 }
 

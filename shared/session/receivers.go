@@ -148,8 +148,11 @@ func (s *Service) HandleReport(ctx context.Context, rep persona.Report) error {
 	if err != nil {
 		return err
 	}
-	if rep.Kind == persona.ReportTurn {
+	switch rep.Kind {
+	case persona.ReportTurn:
 		return s.transcribed(ctx, c, rep)
+	case persona.ReportAnalysis:
+		return s.analysed(ctx, c, rep)
 	}
 	if c.SessionID == "" {
 		_, err := s.mutateCall(ctx, c.ID, func(c *call.Call) ([]callevent.Event, bool, error) { return nil, applyReport(c, rep), nil })
@@ -237,7 +240,7 @@ func reportEnd(workerReason string) (status, reason, by string) {
 // anything changed. Once the call is over only what the record lacks is filled in. The
 // ended report is the final one: the record is then complete (ReportReceived).
 func applyReport(c *call.Call, rep persona.Report) bool {
-	before, _ := json.Marshal([]any{c.Metrics, c.Transcript, c.AssistantReport, c.Usage})
+	before, _ := json.Marshal([]any{c.Metrics, c.Transcript, c.AssistantReport, c.Usage, c.Analysis})
 	if c.Over() {
 		c.Metrics = mergeMetrics(rep.Metrics, derefMetrics(c.Metrics))
 		if len(c.Transcript) == 0 && len(rep.Transcript) > 0 {
@@ -251,11 +254,16 @@ func applyReport(c *call.Call, rep persona.Report) bool {
 	}
 	if rep.Kind == persona.ReportEnded {
 		c.AssistantReport = call.ReportReceived
-		if rep.Usage != nil {
+		if rep.Usage != nil && !c.AnalysisFinal() {
+			// Once analysed, the analysis report's usage (the ended one's and the
+			// analysis's tokens) stands; a redelivered ended report does not undo it.
 			c.CountUsage(*rep.Usage)
 		}
+		if a := rep.Analysis; a != nil && a.Status == persona.AnalysisPending && c.Analysis == nil {
+			c.Analysis = &call.Analysis{Status: persona.AnalysisPending} // the analysis report follows
+		}
 	}
-	after, _ := json.Marshal([]any{c.Metrics, c.Transcript, c.AssistantReport, c.Usage})
+	after, _ := json.Marshal([]any{c.Metrics, c.Transcript, c.AssistantReport, c.Usage, c.Analysis})
 	return string(before) != string(after)
 }
 

@@ -1111,6 +1111,30 @@ export interface webhooks {
         patch?: never;
         trace?: never;
     };
+    "call.analyzed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * An assistant call was analysed
+         * @description The post-call analysis of an assistant call whose version asks for one (the
+         *     version's `analysis`), once it is final: after the call's `call.ended`, usually
+         *     seconds later (the persona worker asks the model once the call is over), at most
+         *     about 5 minutes later (an analysis that does not come by then is `failed`). One
+         *     per call; opt-in per endpoint like every event.
+         */
+        post: operations["callAnalyzed"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "tool.call": {
         parameters: {
             query?: never;
@@ -1734,6 +1758,8 @@ export interface components {
             idle_timeout_seconds?: components["schemas"]["IdleTimeoutSeconds"];
             /** @description The longest a call lasts from its answer; null for the deployment's limit only. */
             max_duration_seconds?: components["schemas"]["MaxDurationSeconds"];
+            /** @description The post-call analysis (the whole of it); null turns it off. */
+            analysis?: components["schemas"]["AnalysisInput"] | null;
             /** @description Your own key-value pairs (at most 50; see `Metadata`). A key given `""` is not stored. `null` is refused. */
             metadata?: components["schemas"]["Metadata"];
             /** @description Where the assistant's `transfer_call` tool may hand a call over (at most 10, each `to` once); replaces the draft's, `[]` clears them. */
@@ -1799,6 +1825,8 @@ export interface components {
             idle_timeout_seconds?: components["schemas"]["IdleTimeoutSeconds"];
             /** @description The longest a call lasts from its answer; null for the deployment's limit only. */
             max_duration_seconds?: components["schemas"]["MaxDurationSeconds"];
+            /** @description The post-call analysis (the whole of it); null turns it off. */
+            analysis?: components["schemas"]["AnalysisInput"] | null;
             /** @description Changes the metadata: see `MetadataUpdate`. */
             metadata?: components["schemas"]["MetadataUpdate"];
             /** @description Where the assistant's `transfer_call` tool may hand a call over (at most 10, each `to` once); replaces the draft's, `[]` clears them. */
@@ -1939,6 +1967,91 @@ export interface components {
          */
         MaxDurationSeconds: number | null;
         /**
+         * @description What the version's model is asked once a call has ended, with the transcript and
+         *     the tool calls: a summary, data matching a JSON Schema, and whether the call met
+         *     the criteria. The persona worker, which holds the model's credentials, asks once
+         *     after its final report (so `call.ended` never waits for the model); a result that
+         *     does not match is told to the model and asked for once more, then the analysis is
+         *     `failed` with the reason. The call record's `analysis` and the `call.analyzed`
+         *     event carry the result; the analysis's tokens count in the call's `usage`.
+         * @example {
+         *       "summary": true,
+         *       "structured_data": {
+         *         "type": "object",
+         *         "properties": {
+         *           "order_id": {
+         *             "type": "string"
+         *           },
+         *           "delivered": {
+         *             "type": "boolean"
+         *           }
+         *         },
+         *         "required": [
+         *           "order_id",
+         *           "delivered"
+         *         ]
+         *       },
+         *       "success_criteria": "The caller learnt where their order is."
+         *     }
+         */
+        Analysis: {
+            /** @description Whether a short summary of the call is asked for. */
+            summary: boolean;
+            /** @description The JSON Schema (an object schema) the result's `structured_data` must match; null for none. */
+            structured_data: components["schemas"]["AnalysisSchema"] | null;
+            /** @description What a successful call achieves; the model answers `success` true or false against it. Empty for no verdict. */
+            success_criteria: string;
+        };
+        /**
+         * @description A JSON Schema for an object (`"type": "object"` at the top), checked as JSON Schema
+         *     (2020-12 unless its `$schema` names an earlier draft) when saved, at most 8 KiB of
+         *     JSON. `$ref` may point inside the schema only.
+         * @example {
+         *       "type": "object",
+         *       "properties": {
+         *         "order_id": {
+         *           "type": "string"
+         *         },
+         *         "delivered": {
+         *           "type": "boolean"
+         *         }
+         *       },
+         *       "required": [
+         *         "order_id",
+         *         "delivered"
+         *       ]
+         *     }
+         */
+        AnalysisSchema: Record<string, never>;
+        /**
+         * @description The post-call analysis as given in a create or an update: it must ask for at least
+         *     one thing (`summary` true, a `structured_data` schema, or non-blank
+         *     `success_criteria`), else 400 `parameter_invalid` on `analysis`.
+         * @example {
+         *       "summary": true,
+         *       "structured_data": {
+         *         "type": "object",
+         *         "properties": {
+         *           "order_id": {
+         *             "type": "string"
+         *           }
+         *         },
+         *         "required": [
+         *           "order_id"
+         *         ]
+         *       },
+         *       "success_criteria": "The caller learnt where their order is."
+         *     }
+         */
+        AnalysisInput: {
+            /** @description Ask for a short summary of the call; default false. */
+            summary?: boolean;
+            /** @description The JSON Schema the result's `structured_data` must match (400 on `analysis.structured_data` when it is not a valid object schema of at most 8 KiB); omitted or null for none. */
+            structured_data?: components["schemas"]["AnalysisSchema"] | null;
+            /** @description What a successful call achieves, at most 2,000 characters; omitted or empty for no verdict. */
+            success_criteria?: string;
+        };
+        /**
          * @description The editable working copy.
          * @example {
          *       "system_prompt": "You are the front desk of Acme Dental. Be brief and kind.",
@@ -1952,7 +2065,8 @@ export interface components {
          *       "model": "gpt-4o-mini",
          *       "tools": [],
          *       "idle_timeout_seconds": 30,
-         *       "max_duration_seconds": null
+         *       "max_duration_seconds": null,
+         *       "analysis": null
          *     }
          */
         Draft: {
@@ -1976,6 +2090,8 @@ export interface components {
             idle_timeout_seconds: components["schemas"]["IdleTimeoutSeconds"];
             /** @description The longest a call lasts from its answer; null for the deployment's limit only. */
             max_duration_seconds: components["schemas"]["MaxDurationSeconds"];
+            /** @description What the model is asked once a call has ended; null for no analysis. */
+            analysis: components["schemas"]["Analysis"] | null;
         };
         /**
          * @description Values for an assistant's `{{name}}` placeholders, by name. At most 50; each name
@@ -2008,7 +2124,8 @@ export interface components {
          *       "variables": [],
          *       "tools": [],
          *       "idle_timeout_seconds": 30,
-         *       "max_duration_seconds": null
+         *       "max_duration_seconds": null,
+         *       "analysis": null
          *     }
          */
         AssistantVersion: {
@@ -2047,6 +2164,8 @@ export interface components {
             idle_timeout_seconds: components["schemas"]["IdleTimeoutSeconds"];
             /** @description The longest a call lasts from its answer; null for the deployment's limit only. */
             max_duration_seconds: components["schemas"]["MaxDurationSeconds"];
+            /** @description What the model is asked once a call has ended; null for no analysis. */
+            analysis: components["schemas"]["Analysis"] | null;
         };
         /**
          * @example {
@@ -2066,7 +2185,8 @@ export interface components {
          *         "model": "gpt-4o-mini",
          *         "tools": [],
          *         "idle_timeout_seconds": 30,
-         *         "max_duration_seconds": null
+         *         "max_duration_seconds": null,
+         *         "analysis": null
          *       },
          *       "versions": [
          *         {
@@ -2087,7 +2207,8 @@ export interface components {
          *           "variables": [],
          *           "tools": [],
          *           "idle_timeout_seconds": 30,
-         *           "max_duration_seconds": null
+         *           "max_duration_seconds": null,
+         *           "analysis": null
          *         }
          *       ],
          *       "version_count": 1,
@@ -2161,7 +2282,8 @@ export interface components {
          *             "model": "gpt-4o-mini",
          *             "tools": [],
          *             "idle_timeout_seconds": 30,
-         *             "max_duration_seconds": null
+         *             "max_duration_seconds": null,
+         *             "analysis": null
          *           },
          *           "versions": [
          *             {
@@ -2182,7 +2304,8 @@ export interface components {
          *               "variables": [],
          *               "tools": [],
          *               "idle_timeout_seconds": 30,
-         *               "max_duration_seconds": null
+         *               "max_duration_seconds": null,
+         *               "analysis": null
          *             }
          *           ],
          *           "version_count": 1,
@@ -2231,7 +2354,8 @@ export interface components {
          *           "variables": [],
          *           "tools": [],
          *           "idle_timeout_seconds": 30,
-         *           "max_duration_seconds": null
+         *           "max_duration_seconds": null,
+         *           "analysis": null
          *         }
          *       ],
          *       "has_more": false
@@ -2600,14 +2724,14 @@ export interface components {
          * @example call.incoming
          * @enum {string}
          */
-        EventType: "call.incoming" | "call.answered" | "call.ended" | "call.transcript";
+        EventType: "call.incoming" | "call.answered" | "call.ended" | "call.transcript" | "call.analyzed";
         /**
          * @description Event types the endpoint wants; `["*"]` for every type.
          * @example [
          *       "*"
          *     ]
          */
-        EventSubscription: ("*" | "call.incoming" | "call.answered" | "call.ended" | "call.transcript")[];
+        EventSubscription: ("*" | "call.incoming" | "call.answered" | "call.ended" | "call.transcript" | "call.analyzed")[];
         /**
          * @description An absolute URL with a host and no credentials. `https` is required whatever the
          *     key's mode (an endpoint receives every event of the account, live ones included);
@@ -3306,7 +3430,7 @@ export interface components {
          *       }
          *     }
          */
-        Event: components["schemas"]["CallIncomingEvent"] | components["schemas"]["CallAnsweredEvent"] | components["schemas"]["CallEndedEvent"] | components["schemas"]["CallTranscriptEvent"];
+        Event: components["schemas"]["CallIncomingEvent"] | components["schemas"]["CallAnsweredEvent"] | components["schemas"]["CallEndedEvent"] | components["schemas"]["CallTranscriptEvent"] | components["schemas"]["CallAnalyzedEvent"];
         /**
          * @description A `call.incoming` event.
          * @example {
@@ -3534,7 +3658,7 @@ export interface components {
          *       "has_more_attempts": false
          *     }
          */
-        EventWithAttempts: components["schemas"]["CallIncomingEventWithAttempts"] | components["schemas"]["CallAnsweredEventWithAttempts"] | components["schemas"]["CallEndedEventWithAttempts"] | components["schemas"]["CallTranscriptEventWithAttempts"];
+        EventWithAttempts: components["schemas"]["CallIncomingEventWithAttempts"] | components["schemas"]["CallAnsweredEventWithAttempts"] | components["schemas"]["CallEndedEventWithAttempts"] | components["schemas"]["CallTranscriptEventWithAttempts"] | components["schemas"]["CallAnalyzedEventWithAttempts"];
         /**
          * @description A `call.incoming` event with its delivery attempts.
          * @example {
@@ -3835,6 +3959,104 @@ export interface components {
             has_more_attempts: boolean;
         };
         /**
+         * @description A `call.analyzed` event.
+         * @example {
+         *       "id": "evt_01jd3f4g5h6j7k8m9n0p1q2r3y",
+         *       "object": "event",
+         *       "type": "call.analyzed",
+         *       "created_at": "2026-11-22T07:02:41.187Z",
+         *       "data": {
+         *         "call_id": "call_01jd3f4g5h6j7k8m9n0p1q2r3t",
+         *         "session_id": "ses_01jd3f4g5h6j7k8m9n0p1q2r3t",
+         *         "line_id": "line_01jd3f4g5h6j7k8m9n0p1q2r3s",
+         *         "direction": "inbound",
+         *         "assistant_id": "asst_01jd3f4g5h6j7k8m9n0p1q2r3q",
+         *         "version_id": "ver_01jd3f4g5h6j7k8m9n0p1q2r3r",
+         *         "status": "completed",
+         *         "summary": "The caller asked where order 6735 is; the assistant looked it up and told them it was delivered yesterday.",
+         *         "structured_data": {
+         *           "order_id": "6735",
+         *           "delivered": true
+         *         },
+         *         "success": true,
+         *         "error": null,
+         *         "metadata": {
+         *           "order_id": "6735"
+         *         }
+         *       }
+         *     }
+         */
+        CallAnalyzedEvent: {
+            /** @description The event's id; the `webhook-id` of every delivery. */
+            id: components["schemas"]["EventID"];
+            /**
+             * @description Always `event`.
+             * @enum {string}
+             */
+            object: "event";
+            /**
+             * @description The event type; it says which schema `data` has. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            type: "call.analyzed";
+            /** @description When the event happened. */
+            created_at: components["schemas"]["Timestamp"];
+            /** @description The event's data, as sent to the endpoints (see `webhooks`). */
+            data: components["schemas"]["CallAnalyzedData"];
+        };
+        /**
+         * @description A `call.analyzed` event with its delivery attempts.
+         * @example {
+         *       "id": "evt_01jd3f4g5h6j7k8m9n0p1q2r3y",
+         *       "object": "event",
+         *       "type": "call.analyzed",
+         *       "created_at": "2026-11-22T07:02:41.187Z",
+         *       "data": {
+         *         "call_id": "call_01jd3f4g5h6j7k8m9n0p1q2r3t",
+         *         "session_id": "ses_01jd3f4g5h6j7k8m9n0p1q2r3t",
+         *         "line_id": "line_01jd3f4g5h6j7k8m9n0p1q2r3s",
+         *         "direction": "inbound",
+         *         "assistant_id": "asst_01jd3f4g5h6j7k8m9n0p1q2r3q",
+         *         "version_id": "ver_01jd3f4g5h6j7k8m9n0p1q2r3r",
+         *         "status": "completed",
+         *         "summary": "The caller asked where order 6735 is; the assistant looked it up and told them it was delivered yesterday.",
+         *         "structured_data": {
+         *           "order_id": "6735",
+         *           "delivered": true
+         *         },
+         *         "success": true,
+         *         "error": null,
+         *         "metadata": {
+         *           "order_id": "6735"
+         *         }
+         *       },
+         *       "attempts": [],
+         *       "has_more_attempts": false
+         *     }
+         */
+        CallAnalyzedEventWithAttempts: {
+            /** @description The event's id; the `webhook-id` of every delivery. */
+            id: components["schemas"]["EventID"];
+            /**
+             * @description Always `event`.
+             * @enum {string}
+             */
+            object: "event";
+            /**
+             * @description The event type; it says which schema `data` has. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            type: "call.analyzed";
+            /** @description When the event happened. */
+            created_at: components["schemas"]["Timestamp"];
+            /** @description The event's data, as sent to the endpoints (see `webhooks`). */
+            data: components["schemas"]["CallAnalyzedData"];
+            /** @description A page of the event's delivery attempts, oldest first (`GET /v1/events/{id}`'s `attempts_limit`, default 20). */
+            attempts: components["schemas"]["EventAttempt"][];
+            /** @description True when more attempts follow this page; the next starts after the last attempt's `id` (`attempts_starting_after`). */
+            has_more_attempts: boolean;
+        };
+        /**
          * @example {
          *       "object": "list",
          *       "data": [
@@ -4118,6 +4340,63 @@ export interface components {
             end_ms: number;
             /** @description True on an assistant turn the caller talked over (barge-in). */
             interrupted: boolean;
+            /** @description The call's metadata; `{}` for none. */
+            metadata: components["schemas"]["Metadata"];
+        };
+        /**
+         * @description The post-call analysis of an assistant call whose version asks for one, once it
+         *     is final (the call record's `analysis`, see `CallAnalysis`), always after the
+         *     call's `call.ended`: `completed` with what the version asked for, or `failed` or
+         *     `skipped` with `error` and every result field null.
+         * @example {
+         *       "call_id": "call_01jd3f4g5h6j7k8m9n0p1q2r3t",
+         *       "session_id": "ses_01jd3f4g5h6j7k8m9n0p1q2r3t",
+         *       "line_id": "line_01jd3f4g5h6j7k8m9n0p1q2r3s",
+         *       "direction": "inbound",
+         *       "assistant_id": "asst_01jd3f4g5h6j7k8m9n0p1q2r3q",
+         *       "version_id": "ver_01jd3f4g5h6j7k8m9n0p1q2r3r",
+         *       "status": "completed",
+         *       "summary": "The caller asked where order 6735 is; the assistant looked it up and told them it was delivered yesterday.",
+         *       "structured_data": {
+         *         "order_id": "6735",
+         *         "delivered": true
+         *       },
+         *       "success": true,
+         *       "error": null,
+         *       "metadata": {
+         *         "order_id": "6735"
+         *       }
+         *     }
+         */
+        CallAnalyzedData: {
+            /** @description The call's id. */
+            call_id: components["schemas"]["CallID"];
+            /** @description The hosted session the call is bridged into. */
+            session_id?: components["schemas"]["SessionID"];
+            /** @description The line the call came in on or went out from. */
+            line_id?: components["schemas"]["LineID"];
+            /**
+             * @description `inbound` (a call to a line, or a web call) or `outbound` (a session dialling out).
+             * @enum {string}
+             */
+            direction: "inbound" | "outbound";
+            /** @description The assistant that handled the call. */
+            assistant_id: components["schemas"]["AssistantID"];
+            /** @description The version the call ran, whose `analysis` was asked. */
+            version_id: components["schemas"]["VersionID"];
+            /**
+             * @description The analysis's final status.
+             * @enum {string}
+             */
+            status: "completed" | "failed" | "skipped";
+            /** @description A short summary of the call; null unless completed and asked for. */
+            summary: string | null;
+            /** @description Data matching the version's schema; null unless completed and asked for. */
+            structured_data: Record<string, never> | null;
+            /** @description Whether the call met the version's success criteria; null unless completed and asked for. */
+            success: boolean | null;
+            /** @description Why a failed or skipped analysis has no result; null when completed. */
+            error: string | null;
             /** @description The call's metadata; `{}` for none. */
             metadata: components["schemas"]["Metadata"];
         };
@@ -4819,6 +5098,42 @@ export interface components {
             total: components["schemas"]["UsageCounts"];
         };
         /**
+         * @description A call's post-call analysis. `pending` from the persona worker's final report
+         *     (`assistant_report: received`) until its analysis comes; then, once and for good:
+         *     `completed` with what the version asked for (`summary`, `structured_data`
+         *     matching the version's schema, `success` against its criteria); `failed` with
+         *     `error` (the model failed, or answered twice with a result that did not match; or
+         *     the worker sent no final report or no analysis within 5 minutes of the call's
+         *     end); `skipped` with `error` (the deployment has no language model configured, or
+         *     nothing was said in the call). `call.analyzed` goes out when it becomes final,
+         *     after the call's `call.ended`.
+         * @example {
+         *       "status": "completed",
+         *       "summary": "The caller asked where order 6735 is; the assistant looked it up and told them it was delivered yesterday.",
+         *       "structured_data": {
+         *         "order_id": "6735",
+         *         "delivered": true
+         *       },
+         *       "success": true,
+         *       "error": null
+         *     }
+         */
+        CallAnalysis: {
+            /**
+             * @description Where the analysis stands.
+             * @enum {string}
+             */
+            status: "pending" | "completed" | "failed" | "skipped";
+            /** @description A short summary of the call; null unless completed and asked for. */
+            summary: string | null;
+            /** @description The data the call yielded, matching the version's `analysis.structured_data` schema; null unless completed and asked for. */
+            structured_data: Record<string, never> | null;
+            /** @description Whether the call met the version's `success_criteria`; null unless completed and asked for. */
+            success: boolean | null;
+            /** @description Why a failed or skipped analysis has no result; null otherwise. */
+            error: string | null;
+        };
+        /**
          * @description What one call used.
          * @example {
          *       "duration_ms": 59000,
@@ -4936,6 +5251,16 @@ export interface components {
          *       },
          *       "metadata": {
          *         "order_id": "6735"
+         *       },
+         *       "analysis": {
+         *         "status": "completed",
+         *         "summary": "The caller asked where order 6735 is; the assistant looked it up and told them it was delivered yesterday.",
+         *         "structured_data": {
+         *           "order_id": "6735",
+         *           "delivered": true
+         *         },
+         *         "success": true,
+         *         "error": null
          *       }
          *     }
          */
@@ -5029,6 +5354,12 @@ export interface components {
             usage: components["schemas"]["CallUsage"] | null;
             /** @description Your own key-value pairs on the call; `{}` for none. An outbound call starts with a copy of its session's, an inbound call with none; `PATCH /v1/calls/{id}` changes them. See `Metadata`. */
             metadata: components["schemas"]["Metadata"];
+            /**
+             * @description The post-call analysis of an assistant call whose version asks for one (the
+             *     version's `analysis`); null for any other call, and for an assistant call no
+             *     persona worker ever took. See `CallAnalysis`.
+             */
+            analysis: components["schemas"]["CallAnalysis"] | null;
             /**
              * @description Assistant calls only; null otherwise. The values the greeting and system
              *     prompt were rendered with: for each placeholder name the version uses, the
@@ -5128,6 +5459,16 @@ export interface components {
          *           },
          *           "metadata": {
          *             "order_id": "6735"
+         *           },
+         *           "analysis": {
+         *             "status": "completed",
+         *             "summary": "The caller asked where order 6735 is; the assistant looked it up and told them it was delivered yesterday.",
+         *             "structured_data": {
+         *               "order_id": "6735",
+         *               "delivered": true
+         *             },
+         *             "success": true,
+         *             "error": null
          *           }
          *         }
          *       ],
@@ -5557,7 +5898,8 @@ export interface operations {
                      *             "model": "gpt-4o-mini",
                      *             "tools": [],
                      *             "idle_timeout_seconds": 30,
-                     *             "max_duration_seconds": null
+                     *             "max_duration_seconds": null,
+                     *             "analysis": null
                      *           },
                      *           "versions": [
                      *             {
@@ -5578,7 +5920,8 @@ export interface operations {
                      *               "variables": [],
                      *               "tools": [],
                      *               "idle_timeout_seconds": 30,
-                     *               "max_duration_seconds": null
+                     *               "max_duration_seconds": null,
+                     *               "analysis": null
                      *             }
                      *           ],
                      *           "version_count": 1,
@@ -5686,7 +6029,8 @@ export interface operations {
                      *         "model": "gpt-4o-mini",
                      *         "tools": [],
                      *         "idle_timeout_seconds": 30,
-                     *         "max_duration_seconds": null
+                     *         "max_duration_seconds": null,
+                     *         "analysis": null
                      *       },
                      *       "versions": [
                      *         {
@@ -5707,7 +6051,8 @@ export interface operations {
                      *           "variables": [],
                      *           "tools": [],
                      *           "idle_timeout_seconds": 30,
-                     *           "max_duration_seconds": null
+                     *           "max_duration_seconds": null,
+                     *           "analysis": null
                      *         }
                      *       ],
                      *       "version_count": 1,
@@ -5771,7 +6116,8 @@ export interface operations {
                      *         "model": "gpt-4o-mini",
                      *         "tools": [],
                      *         "idle_timeout_seconds": 30,
-                     *         "max_duration_seconds": null
+                     *         "max_duration_seconds": null,
+                     *         "analysis": null
                      *       },
                      *       "versions": [
                      *         {
@@ -5792,7 +6138,8 @@ export interface operations {
                      *           "variables": [],
                      *           "tools": [],
                      *           "idle_timeout_seconds": 30,
-                     *           "max_duration_seconds": null
+                     *           "max_duration_seconds": null,
+                     *           "analysis": null
                      *         }
                      *       ],
                      *       "version_count": 1,
@@ -5897,7 +6244,8 @@ export interface operations {
                      *         "model": "gpt-4o-mini",
                      *         "tools": [],
                      *         "idle_timeout_seconds": 30,
-                     *         "max_duration_seconds": null
+                     *         "max_duration_seconds": null,
+                     *         "analysis": null
                      *       },
                      *       "versions": [
                      *         {
@@ -5918,7 +6266,8 @@ export interface operations {
                      *           "variables": [],
                      *           "tools": [],
                      *           "idle_timeout_seconds": 30,
-                     *           "max_duration_seconds": null
+                     *           "max_duration_seconds": null,
+                     *           "analysis": null
                      *         }
                      *       ],
                      *       "version_count": 1,
@@ -5992,7 +6341,8 @@ export interface operations {
                      *           "variables": [],
                      *           "tools": [],
                      *           "idle_timeout_seconds": 30,
-                     *           "max_duration_seconds": null
+                     *           "max_duration_seconds": null,
+                     *           "analysis": null
                      *         }
                      *       ],
                      *       "has_more": false
@@ -6056,7 +6406,8 @@ export interface operations {
                      *         "model": "gpt-4o-mini",
                      *         "tools": [],
                      *         "idle_timeout_seconds": 30,
-                     *         "max_duration_seconds": null
+                     *         "max_duration_seconds": null,
+                     *         "analysis": null
                      *       },
                      *       "versions": [
                      *         {
@@ -6077,7 +6428,8 @@ export interface operations {
                      *           "variables": [],
                      *           "tools": [],
                      *           "idle_timeout_seconds": 30,
-                     *           "max_duration_seconds": null
+                     *           "max_duration_seconds": null,
+                     *           "analysis": null
                      *         }
                      *       ],
                      *       "version_count": 1,
@@ -6154,7 +6506,8 @@ export interface operations {
                      *         "model": "gpt-4o-mini",
                      *         "tools": [],
                      *         "idle_timeout_seconds": 30,
-                     *         "max_duration_seconds": null
+                     *         "max_duration_seconds": null,
+                     *         "analysis": null
                      *       },
                      *       "versions": [
                      *         {
@@ -6175,7 +6528,8 @@ export interface operations {
                      *           "variables": [],
                      *           "tools": [],
                      *           "idle_timeout_seconds": 30,
-                     *           "max_duration_seconds": null
+                     *           "max_duration_seconds": null,
+                     *           "analysis": null
                      *         }
                      *       ],
                      *       "version_count": 1,
@@ -6252,7 +6606,8 @@ export interface operations {
                      *         "model": "gpt-4o-mini",
                      *         "tools": [],
                      *         "idle_timeout_seconds": 30,
-                     *         "max_duration_seconds": null
+                     *         "max_duration_seconds": null,
+                     *         "analysis": null
                      *       },
                      *       "versions": [
                      *         {
@@ -6273,7 +6628,8 @@ export interface operations {
                      *           "variables": [],
                      *           "tools": [],
                      *           "idle_timeout_seconds": 30,
-                     *           "max_duration_seconds": null
+                     *           "max_duration_seconds": null,
+                     *           "analysis": null
                      *         }
                      *       ],
                      *       "version_count": 1,
@@ -6350,7 +6706,8 @@ export interface operations {
                      *         "model": "gpt-4o-mini",
                      *         "tools": [],
                      *         "idle_timeout_seconds": 30,
-                     *         "max_duration_seconds": null
+                     *         "max_duration_seconds": null,
+                     *         "analysis": null
                      *       },
                      *       "versions": [
                      *         {
@@ -6371,7 +6728,8 @@ export interface operations {
                      *           "variables": [],
                      *           "tools": [],
                      *           "idle_timeout_seconds": 30,
-                     *           "max_duration_seconds": null
+                     *           "max_duration_seconds": null,
+                     *           "analysis": null
                      *         }
                      *       ],
                      *       "version_count": 1,
@@ -6445,7 +6803,8 @@ export interface operations {
                      *         "model": "gpt-4o-mini",
                      *         "tools": [],
                      *         "idle_timeout_seconds": 30,
-                     *         "max_duration_seconds": null
+                     *         "max_duration_seconds": null,
+                     *         "analysis": null
                      *       },
                      *       "versions": [
                      *         {
@@ -6466,7 +6825,8 @@ export interface operations {
                      *           "variables": [],
                      *           "tools": [],
                      *           "idle_timeout_seconds": 30,
-                     *           "max_duration_seconds": null
+                     *           "max_duration_seconds": null,
+                     *           "analysis": null
                      *         }
                      *       ],
                      *       "version_count": 1,
@@ -6539,7 +6899,8 @@ export interface operations {
                      *         "model": "gpt-4o-mini",
                      *         "tools": [],
                      *         "idle_timeout_seconds": 30,
-                     *         "max_duration_seconds": null
+                     *         "max_duration_seconds": null,
+                     *         "analysis": null
                      *       },
                      *       "versions": [
                      *         {
@@ -6560,7 +6921,8 @@ export interface operations {
                      *           "variables": [],
                      *           "tools": [],
                      *           "idle_timeout_seconds": 30,
-                     *           "max_duration_seconds": null
+                     *           "max_duration_seconds": null,
+                     *           "analysis": null
                      *         }
                      *       ],
                      *       "version_count": 1,
@@ -7678,6 +8040,16 @@ export interface operations {
                      *           },
                      *           "metadata": {
                      *             "order_id": "6735"
+                     *           },
+                     *           "analysis": {
+                     *             "status": "completed",
+                     *             "summary": "The caller asked where order 6735 is; the assistant looked it up and told them it was delivered yesterday.",
+                     *             "structured_data": {
+                     *               "order_id": "6735",
+                     *               "delivered": true
+                     *             },
+                     *             "success": true,
+                     *             "error": null
                      *           }
                      *         }
                      *       ],
@@ -7797,6 +8169,16 @@ export interface operations {
                      *       },
                      *       "metadata": {
                      *         "order_id": "6735"
+                     *       },
+                     *       "analysis": {
+                     *         "status": "completed",
+                     *         "summary": "The caller asked where order 6735 is; the assistant looked it up and told them it was delivered yesterday.",
+                     *         "structured_data": {
+                     *           "order_id": "6735",
+                     *           "delivered": true
+                     *         },
+                     *         "success": true,
+                     *         "error": null
                      *       }
                      *     }
                      */
@@ -7925,6 +8307,16 @@ export interface operations {
                      *       },
                      *       "metadata": {
                      *         "order_id": "6735"
+                     *       },
+                     *       "analysis": {
+                     *         "status": "completed",
+                     *         "summary": "The caller asked where order 6735 is; the assistant looked it up and told them it was delivered yesterday.",
+                     *         "structured_data": {
+                     *           "order_id": "6735",
+                     *           "delivered": true
+                     *         },
+                     *         "success": true,
+                     *         "error": null
                      *       }
                      *     }
                      */
@@ -9262,6 +9654,45 @@ export interface operations {
                     created_at: components["schemas"]["Timestamp"];
                     /** @description The event's data. */
                     data: components["schemas"]["CallTranscriptData"];
+                };
+            };
+        };
+        responses: {
+            200: components["responses"]["WebhookAcknowledged"];
+            410: components["responses"]["WebhookGone"];
+        };
+    };
+    callAnalyzed: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id; the same on every attempt and redelivery, so receivers can deduplicate. */
+                "webhook-id": components["schemas"]["EventID"];
+                /** @description Unix time in seconds when the attempt was signed. */
+                "webhook-timestamp": number;
+                /**
+                 * @description Space-separated `v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<body>">`,
+                 *     one per secret currently signing (two during a rotation's overlap).
+                 */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description The event's id, as in the `webhook-id` header. */
+                    id: components["schemas"]["EventID"];
+                    /**
+                     * @description Always `call.analyzed` here.
+                     * @enum {string}
+                     */
+                    type: "call.analyzed";
+                    /** @description When the event happened. */
+                    created_at: components["schemas"]["Timestamp"];
+                    /** @description The event's data. */
+                    data: components["schemas"]["CallAnalyzedData"];
                 };
             };
         };
