@@ -1721,6 +1721,24 @@ func (e Position) Valid() bool {
 	}
 }
 
+// Defines values for Recording.
+const (
+	RecordingAudio Recording = "audio"
+	RecordingOff   Recording = "off"
+)
+
+// Valid indicates whether the value is a known member of the Recording enum.
+func (e Recording) Valid() bool {
+	switch e {
+	case RecordingAudio:
+		return true
+	case RecordingOff:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for SessionMedia.
 const (
 	SessionMediaAudio SessionMedia = "audio"
@@ -2403,7 +2421,7 @@ type ApiKeyWithSecretMode string
 // ApiKeyWithSecretObject The kind of object: always `api_key`.
 type ApiKeyWithSecretObject string
 
-// Assistant Examples: {"active_version_id":"ver_01jd3f4g5h6j7k8m9n0p1q2r3t","created_at":"2026-11-22T07:00:00.123Z","draft":{"avatar_id":"ava_iris","framing":{"position":"left","shot":"close_up"},"greeting":"Hello, Acme Dental, how can I help?","idle_timeout_seconds":30,"max_duration_seconds":null,"model":"gpt-4o-mini","system_prompt":"You are the front desk of Acme Dental. Be brief and kind.","tools":[],"voice":"alloy"},"has_more_versions":false,"id":"asst_01jd3f4g5h6j7k8m9n0p1q2r3t","metadata":{"team":"front-desk"},"name":"Front desk","object":"assistant","status":"active","updated_at":"2026-11-22T07:00:00.123Z","version_count":1,"versions":[{"avatar_id":"ava_iris","framing":{"position":"left","shot":"close_up"},"greeting":"Hello, Acme Dental, how can I help?","id":"ver_01jd3f4g5h6j7k8m9n0p1q2r3t","idle_timeout_seconds":30,"max_duration_seconds":null,"model":"gpt-4o-mini","name":"Front desk","number":1,"object":"assistant_version","published_at":"2026-11-22T07:00:00.123Z","system_prompt":"You are the front desk of Acme Dental. Be brief and kind.","tools":[],"variables":[],"voice":"alloy"}]}
+// Assistant Examples: {"active_version_id":"ver_01jd3f4g5h6j7k8m9n0p1q2r3t","created_at":"2026-11-22T07:00:00.123Z","draft":{"avatar_id":"ava_iris","framing":{"position":"left","shot":"close_up"},"greeting":"Hello, Acme Dental, how can I help?","idle_timeout_seconds":30,"max_duration_seconds":null,"model":"gpt-4o-mini","recording":"off","system_prompt":"You are the front desk of Acme Dental. Be brief and kind.","tools":[],"voice":"alloy"},"has_more_versions":false,"id":"asst_01jd3f4g5h6j7k8m9n0p1q2r3t","metadata":{"team":"front-desk"},"name":"Front desk","object":"assistant","status":"active","updated_at":"2026-11-22T07:00:00.123Z","version_count":1,"versions":[{"avatar_id":"ava_iris","framing":{"position":"left","shot":"close_up"},"greeting":"Hello, Acme Dental, how can I help?","id":"ver_01jd3f4g5h6j7k8m9n0p1q2r3t","idle_timeout_seconds":30,"max_duration_seconds":null,"model":"gpt-4o-mini","name":"Front desk","number":1,"object":"assistant_version","published_at":"2026-11-22T07:00:00.123Z","recording":"off","system_prompt":"You are the front desk of Acme Dental. Be brief and kind.","tools":[],"variables":[],"voice":"alloy"}]}
 type Assistant struct {
 	// ActiveVersionId The version the next inbound call uses; null until the first publish.
 	ActiveVersionId *string `json:"active_version_id"`
@@ -2415,7 +2433,7 @@ type Assistant struct {
 
 	// Draft The editable working copy, published into versions.
 	//
-	// Examples: {"avatar_id":"ava_iris","framing":{"position":"left","shot":"close_up"},"greeting":"Hello, Acme Dental, how can I help?","idle_timeout_seconds":30,"max_duration_seconds":null,"model":"gpt-4o-mini","system_prompt":"You are the front desk of Acme Dental. Be brief and kind.","tools":[],"voice":"alloy"}
+	// Examples: {"avatar_id":"ava_iris","framing":{"position":"left","shot":"close_up"},"greeting":"Hello, Acme Dental, how can I help?","idle_timeout_seconds":30,"max_duration_seconds":null,"model":"gpt-4o-mini","recording":"off","system_prompt":"You are the front desk of Acme Dental. Be brief and kind.","tools":[],"voice":"alloy"}
 	Draft Draft `json:"draft"`
 
 	// HasMoreVersions True when `versions` leaves older versions out (more than 10 were published).
@@ -2515,6 +2533,11 @@ type AssistantCreate struct {
 	// Examples: Front desk
 	Name AssistantName `json:"name"`
 
+	// Recording Whether calls of the versions published from this draft are recorded: `off` (default) or `audio` (see `Recording`).
+	//
+	// Examples: audio
+	Recording *Recording `json:"recording,omitempty"`
+
 	// SystemPrompt The instructions the language model runs with.
 	//
 	// Examples: You are the front desk of Acme Dental. Be brief and kind.
@@ -2552,7 +2575,7 @@ type AssistantDuplicate struct {
 // AssistantID Examples: asst_01jd3f4g5h6j7k8m9n0p1q2r3t
 type AssistantID = string
 
-// AssistantList Examples: {"data":[{"active_version_id":"ver_01jd3f4g5h6j7k8m9n0p1q2r3t","created_at":"2026-11-22T07:00:00.123Z","draft":{"avatar_id":"ava_iris","framing":{"position":"left","shot":"close_up"},"greeting":"Hello, Acme Dental, how can I help?","idle_timeout_seconds":30,"max_duration_seconds":null,"model":"gpt-4o-mini","system_prompt":"You are the front desk of Acme Dental. Be brief and kind.","tools":[],"voice":"alloy"},"has_more_versions":false,"id":"asst_01jd3f4g5h6j7k8m9n0p1q2r3t","metadata":{"team":"front-desk"},"name":"Front desk","object":"assistant","status":"active","updated_at":"2026-11-22T07:00:00.123Z","version_count":1,"versions":[{"avatar_id":"ava_iris","framing":{"position":"left","shot":"close_up"},"greeting":"Hello, Acme Dental, how can I help?","id":"ver_01jd3f4g5h6j7k8m9n0p1q2r3t","idle_timeout_seconds":30,"max_duration_seconds":null,"model":"gpt-4o-mini","name":"Front desk","number":1,"object":"assistant_version","published_at":"2026-11-22T07:00:00.123Z","system_prompt":"You are the front desk of Acme Dental. Be brief and kind.","tools":[],"variables":[],"voice":"alloy"}]}],"has_more":false,"object":"list"}
+// AssistantList Examples: {"data":[{"active_version_id":"ver_01jd3f4g5h6j7k8m9n0p1q2r3t","created_at":"2026-11-22T07:00:00.123Z","draft":{"avatar_id":"ava_iris","framing":{"position":"left","shot":"close_up"},"greeting":"Hello, Acme Dental, how can I help?","idle_timeout_seconds":30,"max_duration_seconds":null,"model":"gpt-4o-mini","recording":"off","system_prompt":"You are the front desk of Acme Dental. Be brief and kind.","tools":[],"voice":"alloy"},"has_more_versions":false,"id":"asst_01jd3f4g5h6j7k8m9n0p1q2r3t","metadata":{"team":"front-desk"},"name":"Front desk","object":"assistant","status":"active","updated_at":"2026-11-22T07:00:00.123Z","version_count":1,"versions":[{"avatar_id":"ava_iris","framing":{"position":"left","shot":"close_up"},"greeting":"Hello, Acme Dental, how can I help?","id":"ver_01jd3f4g5h6j7k8m9n0p1q2r3t","idle_timeout_seconds":30,"max_duration_seconds":null,"model":"gpt-4o-mini","name":"Front desk","number":1,"object":"assistant_version","published_at":"2026-11-22T07:00:00.123Z","recording":"off","system_prompt":"You are the front desk of Acme Dental. Be brief and kind.","tools":[],"variables":[],"voice":"alloy"}]}],"has_more":false,"object":"list"}
 type AssistantList struct {
 	// Data The page of items, newest first.
 	Data []Assistant `json:"data"`
@@ -2614,6 +2637,11 @@ type AssistantUpdate struct {
 	// Examples: Front desk
 	Name *AssistantName `json:"name,omitempty"`
 
+	// Recording Whether calls of the versions published from this draft are recorded: `off` (default) or `audio` (see `Recording`).
+	//
+	// Examples: audio
+	Recording *Recording `json:"recording,omitempty"`
+
 	// SystemPrompt The instructions the language model runs with.
 	//
 	// Examples: You are the front desk of Acme Dental. Be brief and kind.
@@ -2632,7 +2660,7 @@ type AssistantUpdate struct {
 
 // AssistantVersion An immutable published snapshot of the draft.
 //
-// Examples: {"avatar_id":"ava_iris","framing":{"position":"left","shot":"close_up"},"greeting":"Hello, Acme Dental, how can I help?","id":"ver_01jd3f4g5h6j7k8m9n0p1q2r3t","idle_timeout_seconds":30,"max_duration_seconds":null,"model":"gpt-4o-mini","name":"Front desk","number":1,"object":"assistant_version","published_at":"2026-11-22T07:00:00.123Z","system_prompt":"You are the front desk of Acme Dental. Be brief and kind.","tools":[],"variables":[],"voice":"alloy"}
+// Examples: {"avatar_id":"ava_iris","framing":{"position":"left","shot":"close_up"},"greeting":"Hello, Acme Dental, how can I help?","id":"ver_01jd3f4g5h6j7k8m9n0p1q2r3t","idle_timeout_seconds":30,"max_duration_seconds":null,"model":"gpt-4o-mini","name":"Front desk","number":1,"object":"assistant_version","published_at":"2026-11-22T07:00:00.123Z","recording":"off","system_prompt":"You are the front desk of Acme Dental. Be brief and kind.","tools":[],"variables":[],"voice":"alloy"}
 type AssistantVersion struct {
 	// AvatarId An `id` from `GET /v1/avatars`; empty for none yet.
 	AvatarId string `json:"avatar_id"`
@@ -2679,6 +2707,11 @@ type AssistantVersion struct {
 	// Examples: 2026-11-22T07:00:00.123Z
 	PublishedAt Timestamp `json:"published_at"`
 
+	// Recording Whether this version's calls are recorded (a session's own `recording` overrides it).
+	//
+	// Examples: audio
+	Recording Recording `json:"recording"`
+
 	// SystemPrompt The instructions the language model runs with.
 	SystemPrompt string `json:"system_prompt"`
 
@@ -2697,7 +2730,7 @@ type AssistantVersion struct {
 // AssistantVersionObject The kind of object: always `assistant_version`.
 type AssistantVersionObject string
 
-// AssistantVersionList Examples: {"data":[{"avatar_id":"ava_iris","framing":{"position":"left","shot":"close_up"},"greeting":"Hello, Acme Dental, how can I help?","id":"ver_01jd3f4g5h6j7k8m9n0p1q2r3t","idle_timeout_seconds":30,"max_duration_seconds":null,"model":"gpt-4o-mini","name":"Front desk","number":1,"object":"assistant_version","published_at":"2026-11-22T07:00:00.123Z","system_prompt":"You are the front desk of Acme Dental. Be brief and kind.","tools":[],"variables":[],"voice":"alloy"}],"has_more":false,"object":"list"}
+// AssistantVersionList Examples: {"data":[{"avatar_id":"ava_iris","framing":{"position":"left","shot":"close_up"},"greeting":"Hello, Acme Dental, how can I help?","id":"ver_01jd3f4g5h6j7k8m9n0p1q2r3t","idle_timeout_seconds":30,"max_duration_seconds":null,"model":"gpt-4o-mini","name":"Front desk","number":1,"object":"assistant_version","published_at":"2026-11-22T07:00:00.123Z","recording":"off","system_prompt":"You are the front desk of Acme Dental. Be brief and kind.","tools":[],"variables":[],"voice":"alloy"}],"has_more":false,"object":"list"}
 type AssistantVersionList struct {
 	// Data The page of versions, newest first.
 	Data []AssistantVersion `json:"data"`
@@ -3584,7 +3617,7 @@ type DeletedWebhookEndpointObject string
 
 // Draft The editable working copy.
 //
-// Examples: {"avatar_id":"ava_iris","framing":{"position":"left","shot":"close_up"},"greeting":"Hello, Acme Dental, how can I help?","idle_timeout_seconds":30,"max_duration_seconds":null,"model":"gpt-4o-mini","system_prompt":"You are the front desk of Acme Dental. Be brief and kind.","tools":[],"voice":"alloy"}
+// Examples: {"avatar_id":"ava_iris","framing":{"position":"left","shot":"close_up"},"greeting":"Hello, Acme Dental, how can I help?","idle_timeout_seconds":30,"max_duration_seconds":null,"model":"gpt-4o-mini","recording":"off","system_prompt":"You are the front desk of Acme Dental. Be brief and kind.","tools":[],"voice":"alloy"}
 type Draft struct {
 	// AvatarId An `id` from `GET /v1/avatars`; empty for none yet.
 	AvatarId string `json:"avatar_id"`
@@ -3611,6 +3644,11 @@ type Draft struct {
 	//
 	// Examples: gpt-4o-mini
 	Model ModelField `json:"model"`
+
+	// Recording Whether calls of versions published from this draft are recorded.
+	//
+	// Examples: audio
+	Recording Recording `json:"recording"`
 
 	// SystemPrompt The instructions the language model runs with.
 	SystemPrompt string `json:"system_prompt"`
@@ -4321,6 +4359,19 @@ type Percentiles struct {
 // Position Examples: left
 type Position string
 
+// Recording Whether an assistant call is recorded. `off` (the default): nothing is recorded.
+// `audio`: the persona worker records the call from its answer to its end as one
+// Ogg Opus file of two channels, the caller on the left and the assistant on the
+// right, on one clock (a sound at second 12 of the file was heard or said 12 s after
+// the answer), each channel a mono Opus stream of its own (channel mapping family 1,
+// 16 kHz, 48 kbit/s together: about 22 MB an hour), and stores it when the call
+// ends. What the caller says before the answer (a ringing phone) is not in it. A
+// version's `recording` applies to its calls; `recording` on `POST /v1/sessions`
+// overrides it for that session's call.
+//
+// Examples: audio
+type Recording string
+
 // RequestID Examples: req_01jd3f4g5h6j7k8m9n0p1q2r3t
 type RequestID = string
 
@@ -4437,6 +4488,14 @@ type SessionCreate struct {
 	// give those outcomes). Anything else is 400 `parameter_invalid` naming the
 	// expected form; it is checked once the line, and so its platform, is known.
 	PlatformHandle string `json:"platform_handle,omitempty"`
+
+	// Recording Mode `assistant` only (400 `parameter_invalid` otherwise): `off` or `audio`,
+	// overriding the version's `recording` for this session's call (see `Recording`).
+	// Left out: the version's.
+	//
+	//
+	// Examples: audio
+	Recording *Recording `json:"recording,omitempty"`
 
 	// Variables Mode `assistant` only (400 `parameter_invalid` otherwise): values for the
 	// version's placeholders, over the line's default `variables`. `null` counts as

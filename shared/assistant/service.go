@@ -40,6 +40,8 @@ type Fields struct {
 	// Calls change the call settings (tools, idle timeout, maximum duration); nil leaves
 	// them alone.
 	Calls *CallFields
+	// Recording is RecordingOff or RecordingAudio.
+	Recording *string
 	// LiveKey is set when the request came with an sk_live_ key: a tool's URL must then
 	// be https.
 	LiveKey bool
@@ -229,7 +231,7 @@ func (s *Service) Publish(ctx context.Context, accountID, id string) (Assistant,
 			ID: ident.New("ver"), AssistantID: a.ID, Number: a.VersionCount + 1, PublishedAt: now,
 			Name: a.Name, SystemPrompt: a.Draft.SystemPrompt, Greeting: a.Draft.Greeting,
 			AvatarID: a.Draft.AvatarID, Framing: a.Draft.Framing, Voice: a.Draft.Voice, Model: a.Draft.Model,
-			Variables: names, CallSettings: a.Draft.CallSettings,
+			Variables: names, CallSettings: a.Draft.CallSettings, Recording: a.Draft.Recording,
 		}
 		next := a
 		next.VersionCount = v.Number
@@ -288,6 +290,7 @@ func (s *Service) Duplicate(ctx context.Context, accountID, id string, name *str
 		n = *name
 	}
 	d := src.Draft
+	rec := RecordingOrOff(d.Recording)
 	calls := &CallFields{Tools: &d.Tools, MaxDurationSeconds: d.MaxDurationSeconds}
 	if d.IdleTimeoutSeconds != 0 {
 		calls.IdleTimeoutSeconds = &d.IdleTimeoutSeconds
@@ -295,7 +298,7 @@ func (s *Service) Duplicate(ctx context.Context, accountID, id string, name *str
 	// The copy gets a tool secret of its own, shown in the response.
 	return s.Create(ctx, accountID, Fields{
 		Name: &n, SystemPrompt: &d.SystemPrompt, Greeting: &d.Greeting, AvatarID: &d.AvatarID, Framing: &d.Framing,
-		Voice: &d.Voice, Model: &d.Model, Calls: calls,
+		Voice: &d.Voice, Model: &d.Model, Calls: calls, Recording: &rec,
 	})
 }
 
@@ -349,6 +352,11 @@ func archived(id string) error {
 }
 
 func (f Fields) validate(voices []persona.Voice) error {
+	if f.Recording != nil {
+		if err := ValidRecording("recording", *f.Recording); err != nil {
+			return err
+		}
+	}
 	if f.Name != nil {
 		if strings.TrimSpace(*f.Name) == "" {
 			return apierr.Invalid("name", "name must not be empty")
@@ -470,6 +478,9 @@ func (f Fields) apply(a *Assistant) error {
 		if c.ClearMaxDuration {
 			a.Draft.MaxDurationSeconds = nil
 		}
+	}
+	if f.Recording != nil {
+		a.Draft.Recording = *f.Recording
 	}
 	if f.Metadata != nil {
 		m, err := f.Metadata.Apply(a.Metadata)

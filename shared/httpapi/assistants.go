@@ -38,6 +38,8 @@ type AssistantJSON struct {
 type DraftJSON struct {
 	assistant.Draft
 	CallSettingsJSON
+	// Recording is always present: off for records written before it existed.
+	Recording string `json:"recording"`
 }
 
 // CallSettingsJSON are a draft's or a version's call settings, each always present: the
@@ -75,6 +77,8 @@ type VersionJSON struct {
 	// Variables are the placeholder names the greeting and system prompt use.
 	Variables []string `json:"variables"`
 	CallSettingsJSON
+	// Recording: off or audio.
+	Recording string `json:"recording"`
 }
 
 // PresentAssistant maps an assistant to its JSON object.
@@ -82,7 +86,8 @@ func PresentAssistant(a assistant.Assistant) AssistantJSON {
 	newest := a.NewestVersions(assistant.ObjectVersions)
 	out := AssistantJSON{
 		ID: a.ID, Object: "assistant", Name: a.Name, Status: a.Status,
-		Draft:    DraftJSON{Draft: a.Draft, CallSettingsJSON: PresentCallSettings(a.Draft.CallSettings)},
+		Draft: DraftJSON{Draft: a.Draft, CallSettingsJSON: PresentCallSettings(a.Draft.CallSettings),
+			Recording: assistant.RecordingOrOff(a.Draft.Recording)},
 		Versions: make([]VersionJSON, 0, len(newest)), VersionCount: len(a.Versions),
 		HasMoreVersions: len(newest) < len(a.Versions), ActiveVersionID: StringOrNull(a.ActiveVersionID),
 		CreatedAt: Time(a.CreatedAt), UpdatedAt: Time(a.UpdatedAt), Metadata: a.Metadata.OrEmpty(),
@@ -99,6 +104,7 @@ func PresentVersion(v assistant.Version) VersionJSON {
 		ID: v.ID, Object: "assistant_version", Number: v.Number, PublishedAt: Time(v.PublishedAt),
 		Name: v.Name, SystemPrompt: v.SystemPrompt, Greeting: v.Greeting, AvatarID: v.AvatarID, Framing: v.Framing,
 		Voice: v.Voice, Model: v.Model, Variables: v.VariableNames(), CallSettingsJSON: PresentCallSettings(v.CallSettings),
+		Recording: assistant.RecordingOrOff(v.Recording),
 	}
 }
 
@@ -116,6 +122,9 @@ type assistantBody struct {
 	IdleTimeoutSeconds Nullable[int]        `json:"idle_timeout_seconds"`
 	// MaxDurationSeconds may be null: the deployment's limit only.
 	MaxDurationSeconds Nullable[int] `json:"max_duration_seconds"`
+
+	// Recording: off or audio.
+	Recording Nullable[string] `json:"recording"`
 
 	Metadata Nullable[metadataParam] `json:"metadata"`
 }
@@ -139,14 +148,14 @@ func (f assistantBody) fields(current persona.Framing) (assistant.Fields, error)
 	for _, err := range []error{
 		f.Name.NotNull("name"), f.SystemPrompt.NotNull("system_prompt"), f.Greeting.NotNull("greeting"),
 		f.AvatarID.NotNull("avatar_id"), f.Framing.NotNull("framing"), f.Voice.NotNull("voice"), f.Model.NotNull("model"),
-		f.Tools.NotNull("tools"), f.IdleTimeoutSeconds.NotNull("idle_timeout_seconds"),
+		f.Tools.NotNull("tools"), f.IdleTimeoutSeconds.NotNull("idle_timeout_seconds"), f.Recording.NotNull("recording"),
 	} {
 		if err != nil {
 			return assistant.Fields{}, err
 		}
 	}
 	out := assistant.Fields{Name: f.Name.Ptr(), SystemPrompt: f.SystemPrompt.Ptr(), Greeting: f.Greeting.Ptr(), AvatarID: f.AvatarID.Ptr(),
-		Voice: f.Voice.Ptr(), Model: f.Model.Ptr()}
+		Voice: f.Voice.Ptr(), Model: f.Model.Ptr(), Recording: f.Recording.Ptr()}
 	if fr := f.Framing.Ptr(); fr != nil {
 		merged := current
 		if fr.Shot != nil {

@@ -160,19 +160,24 @@ func (h *Sessions) create(w http.ResponseWriter, r *http.Request) (int, any, err
 		Metadata Nullable[metadataParam] `json:"metadata"`
 		// Variables (mode assistant): null counts as absent.
 		Variables Nullable[map[string]string] `json:"variables"`
+		// Recording (mode assistant) overrides the version's: off or audio.
+		Recording Nullable[string] `json:"recording"`
 	}
 	if err := Decode(r, &body, false); err != nil {
 		return 0, nil, err
 	}
 	for _, err := range []error{body.PlatformHandle.NotNull("platform_handle"), body.Media.NotNull("media"),
-		body.Mode.NotNull("mode"), body.LineID.NotNull("line_id"), body.Metadata.NotNull("metadata")} {
+		body.Mode.NotNull("mode"), body.LineID.NotNull("line_id"), body.Metadata.NotNull("metadata"), body.Recording.NotNull("recording")} {
 		if err != nil {
 			return 0, nil, err
 		}
 	}
+	if body.Recording.Set && body.Recording.Value == "" {
+		return 0, nil, apierr.Invalid("recording", "recording must be off or audio")
+	}
 	req := session.CreateRequest{PlatformHandle: body.PlatformHandle.Value, Media: body.Media.Value, Mode: body.Mode.Value,
 		AssistantID: body.AssistantID.Value, LineID: body.LineID.Value, Metadata: metadata.Metadata(body.Metadata.Value),
-		Variables: body.Variables.Value}
+		Variables: body.Variables.Value, Recording: body.Recording.Value}
 	if req.LineID != "" && !ident.Valid("line", req.LineID) {
 		return 0, nil, invalidID("line_id", "line")
 	}

@@ -85,6 +85,10 @@ type Job struct {
 	// call.transcript when the call was answered: the worker then reports each final
 	// turn as it happens (ReportTurn). Otherwise it sends none, and no event is written.
 	TranscriptEvents bool `json:"transcript_events,omitempty"`
+	// Recording says the call is recorded (the session's recording, else the version's,
+	// is audio): the worker records both sides from the answer to the end and uploads
+	// the file when the call ends.
+	Recording bool `json:"recording,omitempty"`
 }
 
 // WebCall reports whether the job is a web call's (JoinBy).

@@ -36,6 +36,10 @@ type CreateRequest struct {
 
 	// Variables (mode assistant only) are values for the version's placeholders.
 	Variables map[string]string
+
+	// Recording (mode assistant only) overrides the version's recording: off or audio;
+	// empty keeps the version's.
+	Recording string
 }
 
 // Created is a new session with its first participant token.
@@ -81,6 +85,14 @@ func (r *CreateRequest) Validate() error {
 		}
 	default:
 		return apierr.Invalid("mode", "mode must be human or assistant")
+	}
+	if r.Recording != "" {
+		if r.Mode != ModeAssistant {
+			return apierr.Invalid("recording", "recording is only for mode assistant (a human session's room is the customer's)")
+		}
+		if err := assistant.ValidRecording("recording", r.Recording); err != nil {
+			return err
+		}
 	}
 	return r.checkVariables()
 }
@@ -204,7 +216,7 @@ func (s *Service) record(ctx context.Context, caller account.Caller, sessionID s
 		// The version is fixed now; the assistant is dispatched when the callee answers
 		// (calleeAnswered), so the persona worker's media checks do not run out while the
 		// phone rings.
-		ses.AssistantID, ses.VersionID = ver.AssistantID, ver.ID
+		ses.AssistantID, ses.VersionID, ses.Recording = ver.AssistantID, ver.ID, req.Recording
 		c.HandledBy, c.AssistantID, c.VersionID = call.HandledByAssistant, ver.AssistantID, ver.ID
 		c.Variables = callVariables(*ver, req.Variables, l)
 	}

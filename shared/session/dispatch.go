@@ -38,7 +38,8 @@ func (s *Service) job(ctx context.Context, ses Session, c call.Call, v assistant
 			SystemPrompt: variables.Render(v.SystemPrompt, c.Variables), Greeting: variables.Render(v.Greeting, c.Variables), AvatarID: v.AvatarID,
 			Framing: persona.Framing{Shot: v.Framing.Shot, Position: v.Framing.Position}, Voice: v.Voice, Model: v.Model,
 			CallSettings: callSettings(v.CallSettings)},
-		TranscriptEvents: s.wantsTranscript(ctx, c.AccountID)}
+		TranscriptEvents: s.wantsTranscript(ctx, c.AccountID),
+		Recording:        ses.RecordingOf(v) == assistant.RecordingAudio}
 	b, err := json.Marshal(j)
 	return string(b), err
 }

@@ -1536,6 +1536,8 @@ export interface components {
             idle_timeout_seconds?: components["schemas"]["IdleTimeoutSeconds"];
             /** @description The longest a call lasts from its answer; null for the deployment's limit only. */
             max_duration_seconds?: components["schemas"]["MaxDurationSeconds"];
+            /** @description Whether calls of the versions published from this draft are recorded: `off` (default) or `audio` (see `Recording`). */
+            recording?: components["schemas"]["Recording"];
             /** @description Your own key-value pairs (at most 50; see `Metadata`). A key given `""` is not stored. `null` is refused. */
             metadata?: components["schemas"]["Metadata"];
         };
@@ -1599,6 +1601,8 @@ export interface components {
             idle_timeout_seconds?: components["schemas"]["IdleTimeoutSeconds"];
             /** @description The longest a call lasts from its answer; null for the deployment's limit only. */
             max_duration_seconds?: components["schemas"]["MaxDurationSeconds"];
+            /** @description Whether calls of the versions published from this draft are recorded: `off` (default) or `audio` (see `Recording`). */
+            recording?: components["schemas"]["Recording"];
             /** @description Changes the metadata: see `MetadataUpdate`. */
             metadata?: components["schemas"]["MetadataUpdate"];
         };
@@ -1737,6 +1741,20 @@ export interface components {
          */
         MaxDurationSeconds: number | null;
         /**
+         * @description Whether an assistant call is recorded. `off` (the default): nothing is recorded.
+         *     `audio`: the persona worker records the call from its answer to its end as one
+         *     Ogg Opus file of two channels, the caller on the left and the assistant on the
+         *     right, on one clock (a sound at second 12 of the file was heard or said 12 s after
+         *     the answer), each channel a mono Opus stream of its own (channel mapping family 1,
+         *     16 kHz, 48 kbit/s together: about 22 MB an hour), and stores it when the call
+         *     ends. What the caller says before the answer (a ringing phone) is not in it. A
+         *     version's `recording` applies to its calls; `recording` on `POST /v1/sessions`
+         *     overrides it for that session's call.
+         * @example audio
+         * @enum {string}
+         */
+        Recording: "off" | "audio";
+        /**
          * @description The editable working copy.
          * @example {
          *       "system_prompt": "You are the front desk of Acme Dental. Be brief and kind.",
@@ -1750,7 +1768,8 @@ export interface components {
          *       "model": "gpt-4o-mini",
          *       "tools": [],
          *       "idle_timeout_seconds": 30,
-         *       "max_duration_seconds": null
+         *       "max_duration_seconds": null,
+         *       "recording": "off"
          *     }
          */
         Draft: {
@@ -1772,6 +1791,8 @@ export interface components {
             idle_timeout_seconds: components["schemas"]["IdleTimeoutSeconds"];
             /** @description The longest a call lasts from its answer; null for the deployment's limit only. */
             max_duration_seconds: components["schemas"]["MaxDurationSeconds"];
+            /** @description Whether calls of versions published from this draft are recorded. */
+            recording: components["schemas"]["Recording"];
         };
         /**
          * @description Values for an assistant's `{{name}}` placeholders, by name. At most 50; each name
@@ -1804,7 +1825,8 @@ export interface components {
          *       "variables": [],
          *       "tools": [],
          *       "idle_timeout_seconds": 30,
-         *       "max_duration_seconds": null
+         *       "max_duration_seconds": null,
+         *       "recording": "off"
          *     }
          */
         AssistantVersion: {
@@ -1841,6 +1863,8 @@ export interface components {
             idle_timeout_seconds: components["schemas"]["IdleTimeoutSeconds"];
             /** @description The longest a call lasts from its answer; null for the deployment's limit only. */
             max_duration_seconds: components["schemas"]["MaxDurationSeconds"];
+            /** @description Whether this version's calls are recorded (a session's own `recording` overrides it). */
+            recording: components["schemas"]["Recording"];
         };
         /**
          * @example {
@@ -1860,7 +1884,8 @@ export interface components {
          *         "model": "gpt-4o-mini",
          *         "tools": [],
          *         "idle_timeout_seconds": 30,
-         *         "max_duration_seconds": null
+         *         "max_duration_seconds": null,
+         *         "recording": "off"
          *       },
          *       "versions": [
          *         {
@@ -1881,7 +1906,8 @@ export interface components {
          *           "variables": [],
          *           "tools": [],
          *           "idle_timeout_seconds": 30,
-         *           "max_duration_seconds": null
+         *           "max_duration_seconds": null,
+         *           "recording": "off"
          *         }
          *       ],
          *       "version_count": 1,
@@ -1955,7 +1981,8 @@ export interface components {
          *             "model": "gpt-4o-mini",
          *             "tools": [],
          *             "idle_timeout_seconds": 30,
-         *             "max_duration_seconds": null
+         *             "max_duration_seconds": null,
+         *             "recording": "off"
          *           },
          *           "versions": [
          *             {
@@ -1976,7 +2003,8 @@ export interface components {
          *               "variables": [],
          *               "tools": [],
          *               "idle_timeout_seconds": 30,
-         *               "max_duration_seconds": null
+         *               "max_duration_seconds": null,
+         *               "recording": "off"
          *             }
          *           ],
          *           "version_count": 1,
@@ -2025,7 +2053,8 @@ export interface components {
          *           "variables": [],
          *           "tools": [],
          *           "idle_timeout_seconds": 30,
-         *           "max_duration_seconds": null
+         *           "max_duration_seconds": null,
+         *           "recording": "off"
          *         }
          *       ],
          *       "has_more": false
@@ -3636,6 +3665,12 @@ export interface components {
             variables?: {
                 [key: string]: string;
             } | null;
+            /**
+             * @description Mode `assistant` only (400 `parameter_invalid` otherwise): `off` or `audio`,
+             *     overriding the version's `recording` for this session's call (see `Recording`).
+             *     Left out: the version's.
+             */
+            recording?: components["schemas"]["Recording"];
         };
         /**
          * @description What `PATCH /v1/sessions/{id}` changes. Only metadata; `{}` changes nothing.
@@ -4766,7 +4801,8 @@ export interface operations {
                      *             "model": "gpt-4o-mini",
                      *             "tools": [],
                      *             "idle_timeout_seconds": 30,
-                     *             "max_duration_seconds": null
+                     *             "max_duration_seconds": null,
+                     *             "recording": "off"
                      *           },
                      *           "versions": [
                      *             {
@@ -4787,7 +4823,8 @@ export interface operations {
                      *               "variables": [],
                      *               "tools": [],
                      *               "idle_timeout_seconds": 30,
-                     *               "max_duration_seconds": null
+                     *               "max_duration_seconds": null,
+                     *               "recording": "off"
                      *             }
                      *           ],
                      *           "version_count": 1,
@@ -4895,7 +4932,8 @@ export interface operations {
                      *         "model": "gpt-4o-mini",
                      *         "tools": [],
                      *         "idle_timeout_seconds": 30,
-                     *         "max_duration_seconds": null
+                     *         "max_duration_seconds": null,
+                     *         "recording": "off"
                      *       },
                      *       "versions": [
                      *         {
@@ -4916,7 +4954,8 @@ export interface operations {
                      *           "variables": [],
                      *           "tools": [],
                      *           "idle_timeout_seconds": 30,
-                     *           "max_duration_seconds": null
+                     *           "max_duration_seconds": null,
+                     *           "recording": "off"
                      *         }
                      *       ],
                      *       "version_count": 1,
@@ -4980,7 +5019,8 @@ export interface operations {
                      *         "model": "gpt-4o-mini",
                      *         "tools": [],
                      *         "idle_timeout_seconds": 30,
-                     *         "max_duration_seconds": null
+                     *         "max_duration_seconds": null,
+                     *         "recording": "off"
                      *       },
                      *       "versions": [
                      *         {
@@ -5001,7 +5041,8 @@ export interface operations {
                      *           "variables": [],
                      *           "tools": [],
                      *           "idle_timeout_seconds": 30,
-                     *           "max_duration_seconds": null
+                     *           "max_duration_seconds": null,
+                     *           "recording": "off"
                      *         }
                      *       ],
                      *       "version_count": 1,
@@ -5106,7 +5147,8 @@ export interface operations {
                      *         "model": "gpt-4o-mini",
                      *         "tools": [],
                      *         "idle_timeout_seconds": 30,
-                     *         "max_duration_seconds": null
+                     *         "max_duration_seconds": null,
+                     *         "recording": "off"
                      *       },
                      *       "versions": [
                      *         {
@@ -5127,7 +5169,8 @@ export interface operations {
                      *           "variables": [],
                      *           "tools": [],
                      *           "idle_timeout_seconds": 30,
-                     *           "max_duration_seconds": null
+                     *           "max_duration_seconds": null,
+                     *           "recording": "off"
                      *         }
                      *       ],
                      *       "version_count": 1,
@@ -5201,7 +5244,8 @@ export interface operations {
                      *           "variables": [],
                      *           "tools": [],
                      *           "idle_timeout_seconds": 30,
-                     *           "max_duration_seconds": null
+                     *           "max_duration_seconds": null,
+                     *           "recording": "off"
                      *         }
                      *       ],
                      *       "has_more": false
@@ -5265,7 +5309,8 @@ export interface operations {
                      *         "model": "gpt-4o-mini",
                      *         "tools": [],
                      *         "idle_timeout_seconds": 30,
-                     *         "max_duration_seconds": null
+                     *         "max_duration_seconds": null,
+                     *         "recording": "off"
                      *       },
                      *       "versions": [
                      *         {
@@ -5286,7 +5331,8 @@ export interface operations {
                      *           "variables": [],
                      *           "tools": [],
                      *           "idle_timeout_seconds": 30,
-                     *           "max_duration_seconds": null
+                     *           "max_duration_seconds": null,
+                     *           "recording": "off"
                      *         }
                      *       ],
                      *       "version_count": 1,
@@ -5363,7 +5409,8 @@ export interface operations {
                      *         "model": "gpt-4o-mini",
                      *         "tools": [],
                      *         "idle_timeout_seconds": 30,
-                     *         "max_duration_seconds": null
+                     *         "max_duration_seconds": null,
+                     *         "recording": "off"
                      *       },
                      *       "versions": [
                      *         {
@@ -5384,7 +5431,8 @@ export interface operations {
                      *           "variables": [],
                      *           "tools": [],
                      *           "idle_timeout_seconds": 30,
-                     *           "max_duration_seconds": null
+                     *           "max_duration_seconds": null,
+                     *           "recording": "off"
                      *         }
                      *       ],
                      *       "version_count": 1,
@@ -5461,7 +5509,8 @@ export interface operations {
                      *         "model": "gpt-4o-mini",
                      *         "tools": [],
                      *         "idle_timeout_seconds": 30,
-                     *         "max_duration_seconds": null
+                     *         "max_duration_seconds": null,
+                     *         "recording": "off"
                      *       },
                      *       "versions": [
                      *         {
@@ -5482,7 +5531,8 @@ export interface operations {
                      *           "variables": [],
                      *           "tools": [],
                      *           "idle_timeout_seconds": 30,
-                     *           "max_duration_seconds": null
+                     *           "max_duration_seconds": null,
+                     *           "recording": "off"
                      *         }
                      *       ],
                      *       "version_count": 1,
@@ -5559,7 +5609,8 @@ export interface operations {
                      *         "model": "gpt-4o-mini",
                      *         "tools": [],
                      *         "idle_timeout_seconds": 30,
-                     *         "max_duration_seconds": null
+                     *         "max_duration_seconds": null,
+                     *         "recording": "off"
                      *       },
                      *       "versions": [
                      *         {
@@ -5580,7 +5631,8 @@ export interface operations {
                      *           "variables": [],
                      *           "tools": [],
                      *           "idle_timeout_seconds": 30,
-                     *           "max_duration_seconds": null
+                     *           "max_duration_seconds": null,
+                     *           "recording": "off"
                      *         }
                      *       ],
                      *       "version_count": 1,
@@ -5654,7 +5706,8 @@ export interface operations {
                      *         "model": "gpt-4o-mini",
                      *         "tools": [],
                      *         "idle_timeout_seconds": 30,
-                     *         "max_duration_seconds": null
+                     *         "max_duration_seconds": null,
+                     *         "recording": "off"
                      *       },
                      *       "versions": [
                      *         {
@@ -5675,7 +5728,8 @@ export interface operations {
                      *           "variables": [],
                      *           "tools": [],
                      *           "idle_timeout_seconds": 30,
-                     *           "max_duration_seconds": null
+                     *           "max_duration_seconds": null,
+                     *           "recording": "off"
                      *         }
                      *       ],
                      *       "version_count": 1,
@@ -5748,7 +5802,8 @@ export interface operations {
                      *         "model": "gpt-4o-mini",
                      *         "tools": [],
                      *         "idle_timeout_seconds": 30,
-                     *         "max_duration_seconds": null
+                     *         "max_duration_seconds": null,
+                     *         "recording": "off"
                      *       },
                      *       "versions": [
                      *         {
@@ -5769,7 +5824,8 @@ export interface operations {
                      *           "variables": [],
                      *           "tools": [],
                      *           "idle_timeout_seconds": 30,
-                     *           "max_duration_seconds": null
+                     *           "max_duration_seconds": null,
+                     *           "recording": "off"
                      *         }
                      *       ],
                      *       "version_count": 1,
