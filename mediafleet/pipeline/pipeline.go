@@ -28,7 +28,9 @@ import (
 	"github.com/bridgeline/bridgeline/mediafleet/agent"
 	"github.com/bridgeline/bridgeline/mediafleet/avatar"
 	"github.com/bridgeline/bridgeline/mediafleet/conversation"
+	"github.com/bridgeline/bridgeline/mediafleet/recording"
 	"github.com/bridgeline/bridgeline/mediafleet/resample"
+	"github.com/bridgeline/bridgeline/mediafleet/speech"
 	"github.com/bridgeline/bridgeline/mediafleet/tts"
 	"github.com/bridgeline/bridgeline/mediafleet/vp8"
 	"github.com/bridgeline/bridgeline/shared/persona"
@@ -75,7 +77,10 @@ type Config struct {
 	Reporter     Reporter
 	// Tools runs the calls' tool calls; nil: a tool call fails as unavailable.
 	Tools ToolCaller
-	Log   *slog.Logger
+	// Recordings stores the files of recorded calls (persona.Job.Recording); nil: a
+	// recorded call's ended report says it has none.
+	Recordings RecordingStore
+	Log        *slog.Logger
 	// OnJoined, when set, is told when a call's worker has joined its room (benchmarks).
 	OnJoined func(job persona.Job, at time.Time)
 }
@@ -158,8 +163,10 @@ type call struct {
 	listener *listener
 	room     *lksdk.Room
 	captions *captions
-	loops    sync.WaitGroup
-	stop     context.CancelFunc
+	// recording is the call's file while it is recorded (record.go).
+	recording callRecording
+	loops     sync.WaitGroup
+	stop      context.CancelFunc
 
 	// callerIn is closed once the caller is in the room: at once, except on a web call,
 	// whose caller joins after the worker (awaitCaller).
@@ -194,7 +201,6 @@ func newCall(r *Runner, lk agent.Job, job persona.Job) *call {
 		// Room for every turn report of a long call while the control plane is slow.
 		reports:     make(chan persona.Report, 256),
 		reportsDone: make(chan struct{}),
-		listener:    newListener(),
 		record:      conversation.NewRecord(answered),
 		ours:        map[string]bool{},
 		subscribed:  map[string]bool{},
@@ -202,6 +208,7 @@ func newCall(r *Runner, lk agent.Job, job persona.Job) *call {
 		subsOK:      make(chan struct{}),
 		callerIn:    make(chan struct{}),
 	}
+	c.listener = newListener(func(pcm []int16, at time.Time) { c.recordSide(recording.Caller, pcm, speech.Rate, at) })
 	if !job.WebCall() {
 		c.callerOnce.Do(func() { close(c.callerIn) })
 	}
@@ -305,6 +312,9 @@ func (c *call) run(parent context.Context) ending {
 		// Media is verified within the bound from the caller's arrival.
 		joined = at
 	}
+	if err := c.startRecording(); err != nil {
+		return *failed(err)
+	}
 	if e := c.verify(ctx, joined); e != nil {
 		return *e
 	}
@@ -360,6 +370,7 @@ func (c *call) makeTracks(ctx context.Context) (tracks, error) {
 	if c.speaker, err = newSpeaker(func(s media.Sample) error { return t.audio.WriteSample(s, nil) }); err != nil {
 		return t, err
 	}
+	c.speaker.tap = func(pcm []int16, at time.Time) { c.recordSide(recording.Assistant, pcm, outRate, at) }
 	t.audio.OnBind(func() { c.afterCaller(ctx, c.speaker.run, c.speaker.enc.Close) })
 	if !c.video {
 		return t, nil
@@ -717,11 +728,14 @@ func (c *call) finish(reason string) persona.Report {
 		c.room.Disconnect()
 	}
 	c.loops.Wait()
+	end := time.Now()
+	stored := c.storeRecording(end)
 
 	c.mu.Lock()
 	rep := persona.Report{
 		Kind: persona.ReportEnded, CallID: c.job.CallID, SessionID: c.job.SessionID,
-		At: time.Now().UTC(), EndReason: reason, Metrics: c.metricsLocked(), Transcript: c.record.Transcript(),
+		At: end.UTC(), EndReason: reason, Metrics: c.metricsLocked(), Transcript: c.record.Transcript(),
+		Recording: stored,
 	}
 	c.mu.Unlock()
 	c.log.Info("call ended", "reason", reason)

@@ -203,4 +203,19 @@ type Report struct {
 	// call's turn reports (1, 2, ...), which names its call.transcript event.
 	Turn     *Turn `json:"turn,omitempty"`
 	Sequence int   `json:"sequence,omitempty"`
+	// Recording is set on the ended report of a recorded call (Job.Recording): the file
+	// the worker stored, or why there is none.
+	Recording *RecordingResult `json:"recording,omitempty"`
+}
+
+// RecordingResult is a recorded call's file as the worker stored it (shared/recordings),
+// or the error that left it without one.
+type RecordingResult struct {
+	Key        string `json:"key,omitempty"`
+	Format     string `json:"format,omitempty"` // ogg_opus
+	DurationMS int64  `json:"duration_ms,omitempty"`
+	SizeBytes  int64  `json:"size_bytes,omitempty"`
+	// Error says why no file was stored (the store refused it, the call ended before
+	// its answer); empty when Key is set.
+	Error string `json:"error,omitempty"`
 }
