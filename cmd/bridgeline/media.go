@@ -23,6 +23,7 @@ import (
 	"github.com/bridgeline/bridgeline/shared/platform"
 	"github.com/bridgeline/bridgeline/shared/platform/sim"
 	"github.com/bridgeline/bridgeline/shared/platform/simhook"
+	"github.com/bridgeline/bridgeline/shared/recordings"
 	"github.com/bridgeline/bridgeline/shared/rtc"
 	"github.com/bridgeline/bridgeline/shared/rtc/lkapi"
 	"github.com/bridgeline/bridgeline/shared/secretbox"
@@ -176,7 +177,10 @@ func startMedia(ctx context.Context, cfg config.Config, s store.Store, log *slog
 			return fail(fmt.Errorf("persona worker: %w", err))
 		}
 		stops = append(stops, func() { eng.Close() })
-		opts := worker.Options{NewVAD: eng.NewVAD, Recognizer: eng.Recognizer, Voices: eng.Voices.Voices()}
+		// Recorded calls go to a folder of the data directory (shared/recordings.Folder:
+		// README, Recordings).
+		opts := worker.Options{NewVAD: eng.NewVAD, Recognizer: eng.Recognizer, Voices: eng.Voices.Voices(),
+			Recordings: &recordings.Folder{Dir: filepath.Join(cfg.DataDir, "recordings")}}
 		for i := range cfg.PersonaWorkers {
 			if err := startWorker(ctx, wcfg, opts, log.With("component", "persona-worker", "worker", i), &stops); err != nil {
 				return fail(err)
