@@ -113,6 +113,8 @@ bench: deps
 	$(GO) test -run '^$$' -bench BenchmarkCallCapacity -benchtime 20x ./e2e/stores/
 	@echo "== local delivery worker: one claim with 100 and 10,000 webhook endpoints, nothing due"
 	$(GO) test -run '^$$' -bench BenchmarkClaimDueDeliveries -benchtime 200x ./shared/store/sqlite/
+	@echo "== a phone call through the whole stack: INVITE to greeting, end of the question to the reply at a baresip phone, beside a sim (WebRTC) caller; livekit-sip CPU per call"
+	$(GO) test -run '^$$' -bench BenchmarkSIPCall -benchtime 12x -timeout 30m ./e2e/sip/
 	@echo "== events: event to receipt beside a bare signed POST, deliveries/s, ring to call.incoming"
 	$(GO) test -run '^$$' -bench . -benchtime 300x ./events/delivery ./shared/decision
 	$(GO) test -run '^$$' -bench BenchmarkStackEvents -benchtime 50x ./cmd/bridgeline
@@ -120,7 +122,7 @@ bench: deps
 ## soak: the local stack under mixed API traffic with calls for SOAK_DURATION (default 2m;
 ## SOAK_DURATION=10m for the long run), loopback only, stops by itself: errors, p99 per
 ## route class, both processes' memory at start, end and once idle, rooms left; with
-## SOAK_WARMUP and SOAK_SETTLE=8m, livekit-server's growth after warm-up (README, Reliability)
+## SOAK_WARMUP and SOAK_SETTLE=8m, livekit-server's growth after warm-up (docs/reliability.md)
 SOAK_DURATION ?= 2m
 soak:
 	bash scripts/build-livekit-server.sh >/dev/null

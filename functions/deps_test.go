@@ -16,8 +16,9 @@ import (
 // liveKitFunctions are the functions that talk to LiveKit (rooms, dispatch, tokens, or
 // checking its signatures): their mains pass lkwire.FromEnv to wire.
 var liveKitFunctions = []string{
-	"livekit-webhook", "persona-report", "platform-sim", "session-sweeper",
-	"sessions-create", "sessions-delete", "sessions-tokens",
+	"calls-transfer", "lines-create", "lines-delete", "livekit-webhook", "persona-report", "persona-transfer",
+	"platform-sim", "session-sweeper", "sessions-create", "sessions-delete", "sessions-tokens",
+	"sip-trunks-create", "sip-trunks-delete", "sip-trunks-update",
 }
 
 // heavy are the module paths a function without LiveKit must not link.

@@ -39,7 +39,16 @@ var outboundCalls = map[string]outbound{
 	"platform-sim": {liveKit: 1, decision: true,
 		why: "CreateRoom, the customer's decision, then wire.DecisionReserve (bridge or end the call; a handover to the assistant adds session.WatchOnlyTimeout)"},
 	"webhook-deliver": {webhook: true, why: "one attempt per message, messages and endpoints concurrently"},
-	"persona-tool":    {tool: true, why: "one request to the customer's tool, at most assistant.MaxToolTimeoutMS"},
+	// Each write to a SIP trunk or line brings LiveKit in step (siptrunk.Sync): its inbound
+	// and outbound trunks and dispatch rules listed, then at most one write to each.
+	"sip-trunks-create": {liveKit: 6, why: "siptrunk.Sync: three lists and up to three writes"},
+	"sip-trunks-update": {liveKit: 6, why: "siptrunk.Sync: three lists and up to three writes"},
+	"sip-trunks-delete": {liveKit: 6, why: "siptrunk.Sync: three lists and up to three deletions"},
+	"lines-create":      {liveKit: 6, why: "siptrunk.Sync of the line's trunk"},
+	"lines-delete":      {liveKit: 6, why: "siptrunk.Sync of the line's trunk"},
+	"persona-transfer":  {liveKit: 2, why: "TransferSIPParticipant, then RemoveParticipant or DeleteRoom as the call ends"},
+	"calls-transfer":    {liveKit: 2, why: "TransferSIPParticipant, then RemoveParticipant or DeleteRoom as the call ends"},
+	"persona-tool":      {tool: true, why: "one request to the customer's tool, at most assistant.MaxToolTimeoutMS"},
 }
 
 // Each function's Timeout covers the outbound calls it makes with the clients wire

@@ -93,7 +93,7 @@ func TestSoak(t *testing.T) {
 // followed by a wait until every room is gone. What bridgeline's heap keeps from the
 // second round (past the sim's bound of ended calls it keeps, reached in the first) must
 // stay under 1 MB per 1000 sessions; before the fix it kept 5 MB. livekit-server keeps
-// each room's webhook queue for 5 to 7.5 minutes whatever we do (README, Reliability),
+// each room's webhook queue for 5 to 7.5 minutes whatever we do (docs/reliability.md),
 // so its figures are reported, not asserted here.
 func TestSoakShort(t *testing.T) {
 	if os.Getenv("SOAK") != "" {
@@ -323,7 +323,7 @@ func (s *stack) load(t *testing.T, st settings, r *report) {
 // quiesce waits until livekit-server lists no room, up to wait (90 s for the soak: past
 // its 60 s empty timeout), then idles for settle. It returns the rooms still listed then: rooms that
 // livekit-server re-created for a party whose join raced the room's deletion, and that
-// it never closes (README, Reliability).
+// it never closes (docs/reliability.md).
 func (s *stack) quiesce(t *testing.T, wait, settle time.Duration) int {
 	deadline := time.Now().Add(wait)
 	left := 0

@@ -19,7 +19,8 @@ import (
 
 // TestDocs runs the customer docs as a reader would: every ```sh block of the page,
 // top to bottom, in one bash with `set -euo pipefail`, against a fresh local stack
-// (livekit-server, SQLite, the sim). The pages take the API from $API and the sample
+// (livekit-server, SQLite, the sim; a persona worker where the page talks with an
+// assistant). The pages take the API from $API and the sample
 // receiver's address from $HOOKS_ADDR (defaults 127.0.0.1:8080 and 127.0.0.1:9000); the
 // test sets both to the ports it picked, as a reader on other ports would, so it runs
 // beside a `make run`. A command that fails, or a
@@ -28,13 +29,23 @@ import (
 func TestDocs(t *testing.T) {
 	for _, tc := range []struct {
 		page string
+		// env is added to the stack's environment.
+		env []string
 		// want are lines the page's output must contain (regardless of order).
 		want []string
 	}{
-		{"quickstart.md", []string{
+		{"quickstart.md", []string{"PERSONA_WORKERS=1"}, []string{
 			`"watch_only": false`,
 			`"join_url": "http://127.0.0.1:`,
 			`"end_reason": "deleted"`,
+			// Step 2: the assistant answers the line and hears the caller's question.
+			`"inbound_mode": "assistant",`,
+			`"handled_by": "assistant",`,
+			`"assistant: Hello, this is Ada at Acme. How can I help you today?",`,
+			`"caller: `,
+			`"assistant: I heard: `,
+			// Step 5 puts the line in customer_decides and gives it back to the assistant.
+			`"inbound_mode": "customer_decides"`,
 			"is active",
 			"verified call.ended",
 			"verified call.incoming",
@@ -43,7 +54,7 @@ func TestDocs(t *testing.T) {
 			`"decision_source": "webhook_response"`,
 			`"end_reason": "remote_hangup"`,
 		}},
-		{"webhooks.md", []string{
+		{"webhooks.md", nil, []string{
 			"verified call.ended",
 			"verified call.incoming",
 			`"decision_source": "api"`,
@@ -69,6 +80,7 @@ func TestDocs(t *testing.T) {
 				t.Fatalf("%s has no sh blocks", tc.page)
 			}
 			s := newTestStack(t)
+			s.env = append(s.env, tc.env...)
 			s.start()
 			receiver := fmt.Sprintf("127.0.0.1:%d", livekittest.FreePort(t, "tcp"))
 			script := strings.Join(blocks, "\n")

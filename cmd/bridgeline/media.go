@@ -6,6 +6,8 @@ import (
 	"encoding/hex"
 	"fmt"
 	"log/slog"
+	"net"
+	"net/http"
 	"os"
 	"path/filepath"
 	"time"
@@ -15,6 +17,7 @@ import (
 	"github.com/bridgeline/bridgeline/mediafleet/livekitsip"
 	"github.com/bridgeline/bridgeline/mediafleet/platformsim"
 	"github.com/bridgeline/bridgeline/mediafleet/redisserver"
+	"github.com/bridgeline/bridgeline/mediafleet/sipgateway"
 	"github.com/bridgeline/bridgeline/mediafleet/worker"
 	"github.com/bridgeline/bridgeline/shared/config"
 	"github.com/bridgeline/bridgeline/shared/controlplane"
@@ -23,6 +26,7 @@ import (
 	"github.com/bridgeline/bridgeline/shared/platform"
 	"github.com/bridgeline/bridgeline/shared/platform/sim"
 	"github.com/bridgeline/bridgeline/shared/platform/simhook"
+	sipplatform "github.com/bridgeline/bridgeline/shared/platform/sip"
 	"github.com/bridgeline/bridgeline/shared/recordings"
 	"github.com/bridgeline/bridgeline/shared/rtc"
 	"github.com/bridgeline/bridgeline/shared/rtc/lkapi"
@@ -83,10 +87,19 @@ func startMedia(ctx context.Context, cfg config.Config, s store.Store, log *slog
 		}
 	})
 	fmt.Printf("bridgeline: livekit-server on %s (log: %s)\n", lk.WSURL(), lk.LogPath())
+	// The SIP gateway: livekit-sip joins rooms through it (its ws_url), and it asks the
+	// control plane about each inbound call. A fresh secret each start, as the sim's.
+	sipSecret := ""
 	if redis != nil {
+		sipSecret = randomHex(32)
+		gw, gwURL, err := startSIPGateway(cfg, lk.WSURL(), apiURL, sipSecret, log)
+		if err != nil {
+			return fail(err)
+		}
+		stops = append(stops, gw)
 		sip, err := livekitsip.Start(context.WithoutCancel(ctx), livekitsip.Config{
 			Binary: cfg.LiveKitSIPBinary, Dir: filepath.Join(cfg.DataDir, "livekit-sip"),
-			APIKey: cfg.LiveKitAPIKey, APISecret: cfg.LiveKitSecret, WSURL: lk.WSURL(),
+			APIKey: cfg.LiveKitAPIKey, APISecret: cfg.LiveKitSecret, WSURL: gwURL,
 			RedisAddress: redis.Addr(), RedisPassword: redis.Password(),
 			SIPPort: cfg.SIPPort, RTPPortStart: cfg.SIPRTPPortStart, RTPPortEnd: cfg.SIPRTPPortEnd,
 		})
@@ -129,10 +142,14 @@ func startMedia(ctx context.Context, cfg config.Config, s store.Store, log *slog
 	if err != nil {
 		return fail(fmt.Errorf("webhook secrets key: %w", err))
 	}
-	cp, err := controlplane.New(cfg, controlplane.Deps{Store: s, Rooms: rooms, LiveKit: rooms,
+	deps := controlplane.Deps{Store: s, Rooms: rooms, LiveKit: rooms,
 		Platforms: []platform.Platform{simulator}, SimSecret: secret,
 		LocalDelivery: true, Secrets: sealer, Log: log, JoinPage: assets.FS,
-		Routes: httpapi.Passthrough(sim.Name, simulator.Handler(), sim.Patterns...)})
+		Routes: httpapi.Passthrough(sim.Name, simulator.Handler(), sim.Patterns...)}
+	if sipSecret != "" {
+		deps.SIP, deps.SIPSecret = rooms, sipSecret
+	}
+	cp, err := controlplane.New(cfg, deps)
 	if err != nil {
 		return fail(err)
 	}
@@ -188,6 +205,30 @@ func startMedia(ctx context.Context, cfg config.Config, s store.Store, log *slog
 		}
 	}
 	return cp, stop, nil
+}
+
+// startSIPGateway serves the SIP gateway on a loopback port of its own (SIP_GATEWAY_PORT,
+// or a free one) and returns its stop and the ws:// URL livekit-sip joins rooms through.
+func startSIPGateway(cfg config.Config, liveKitURL, apiURL, secret string, log *slog.Logger) (func(), string, error) {
+	gw, err := sipgateway.New(sipgateway.Config{LiveKitURL: liveKitURL, APIKey: cfg.LiveKitAPIKey, APISecret: cfg.LiveKitSecret,
+		NotifyURL: apiURL + sipplatform.Path, Secret: secret, Log: log.With("component", "sip-gateway")})
+	if err != nil {
+		return nil, "", err
+	}
+	ln, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", cfg.SIPGatewayPort))
+	if err != nil {
+		gw.Close()
+		return nil, "", fmt.Errorf("SIP gateway: %w", err)
+	}
+	srv := &http.Server{Handler: gw.Handler(), ReadHeaderTimeout: 10 * time.Second}
+	go srv.Serve(ln)
+	stop := func() {
+		c, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		srv.Shutdown(c)
+		gw.Close()
+	}
+	return stop, "ws://" + ln.Addr().String(), nil
 }
 
 // startWorker runs one in-process persona worker until the stack stops; its stop drains

@@ -25,6 +25,8 @@ var crossAccountBodies = map[string]string{
 	"PATCH /v1/assistants/{id}":              `{"name":"stolen"}`,
 	"PATCH /v1/lines/{id}":                   `{"name":"stolen"}`,
 	"PATCH /v1/webhook_endpoints/{id}":       `{"description":"stolen"}`,
+	"PATCH /v1/sip_trunks/{id}":              `{"name":"stolen"}`,
+	"POST /v1/calls/{id}/transfer":           `{"to":"+15550107009"}`,
 	"POST /v1/calls/{id}/answer":             `{"action":"decline"}`,
 }
 
@@ -61,6 +63,7 @@ func TestCrossAccountMatrix(t *testing.T) {
 	// Account A's resources, one of each kind a /v1 path names.
 	asst := mine("POST", "/v1/assistants", `{"name":"Mine","system_prompt":"Be brief.","greeting":"Hello.","avatar_id":"ava_iris","framing":{"shot":"medium","position":"center"}}`, 201)["id"].(string)
 	version := mine("POST", "/v1/assistants/"+asst+"/publish", "", 201)["active_version_id"].(string)
+	trunk := mine("POST", "/v1/sip_trunks", `{"name":"Mine","inbound":{"allowed_addresses":["203.0.113.0/24"]}}`, 201)["id"].(string)
 	hook := mine("POST", "/v1/webhook_endpoints", `{"url":"http://127.0.0.1:9/hooks","events":["call.ended"]}`, 201)["id"].(string)
 	created := mine("POST", "/v1/sessions", `{"platform_handle":"+15550107001","media":"audio"}`, 201)
 	ses, call := created["session_id"].(string), created["call_id"].(string)
@@ -79,6 +82,7 @@ func TestCrossAccountMatrix(t *testing.T) {
 		"events":            events[0].(map[string]any)["id"].(string),
 		"sessions":          ses,
 		"calls":             call,
+		"sip_trunks":        trunk,
 	}
 
 	covered, non404 := 0, 0

@@ -148,6 +148,11 @@ func TestIdempotencyRecordsHoldNoSecret(t *testing.T) {
 	var incoming callevent.CallIncoming
 	json.Unmarshal(in.Event.Data, &incoming)
 	post("POST /v1/calls/{id}/answer", "/v1/calls/"+incoming.CallID+"/answer", `{"action":"accept"}`, 201)
+	// A SIP trunk and a line on it (no SIP bridge here: LiveKit is left alone), and a
+	// transfer, which a sim call refuses.
+	trunk := post("POST /v1/sip_trunks", "/v1/sip_trunks", `{"name":"Provider","inbound":{"allowed_addresses":["203.0.113.0/24"]}}`, 201)["id"].(string)
+	post("POST /v1/lines", "/v1/lines", `{"platform":"sip","handle":"+15550107150","sip_trunk_id":"`+trunk+`"}`, 201)
+	post("POST /v1/calls/{id}/transfer", "/v1/calls/"+incoming.CallID+"/transfer", `{"to":"+15550107151"}`, 409)
 
 	// Every POST route that takes a key was sent.
 	sent := map[string]bool{}

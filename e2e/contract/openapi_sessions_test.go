@@ -316,9 +316,11 @@ func TestContractSessionsAndInternalRoutes(t *testing.T) {
 	}
 	c.FailValid("POST", "/v1/sessions", `{"platform_handle":"+15550107779"}`, 502, "upstream_unavailable")
 
+	// A transfer needs a SIP call: e2e/sip drives persona.TransferPath with real phones
+	// (TestKeypadAndTransfer), so it is left out here.
 	c.RequireCoverage(func(p string) bool {
 		return strings.HasPrefix(p, "/v1/sessions") || p == "/v1/calls" || p == "/v1/calls/{id}" ||
-			strings.HasPrefix(p, "/internal/") || strings.HasPrefix(p, "/sim/")
+			(strings.HasPrefix(p, "/internal/") && p != persona.TransferPath) || strings.HasPrefix(p, "/sim/")
 	})
 }
 

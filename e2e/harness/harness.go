@@ -29,7 +29,10 @@ import (
 	"google.golang.org/protobuf/encoding/protojson"
 
 	"github.com/bridgeline/bridgeline/mediafleet/livekitserver"
+	"github.com/bridgeline/bridgeline/mediafleet/livekitsip"
 	"github.com/bridgeline/bridgeline/mediafleet/platformsim"
+	"github.com/bridgeline/bridgeline/mediafleet/redisserver"
+	"github.com/bridgeline/bridgeline/mediafleet/sipgateway"
 	"github.com/bridgeline/bridgeline/mediafleet/worker"
 	"github.com/bridgeline/bridgeline/shared/account"
 	"github.com/bridgeline/bridgeline/shared/config"
@@ -40,9 +43,11 @@ import (
 	"github.com/bridgeline/bridgeline/shared/platform"
 	"github.com/bridgeline/bridgeline/shared/platform/sim"
 	"github.com/bridgeline/bridgeline/shared/platform/simhook"
+	sipplatform "github.com/bridgeline/bridgeline/shared/platform/sip"
 	"github.com/bridgeline/bridgeline/shared/rtc"
 	"github.com/bridgeline/bridgeline/shared/rtc/lkapi"
 	"github.com/bridgeline/bridgeline/shared/session"
+	"github.com/bridgeline/bridgeline/shared/siptrunk"
 	"github.com/bridgeline/bridgeline/shared/store/sqlite"
 )
 
@@ -72,6 +77,10 @@ type Options struct {
 	MaxConcurrentSessions int
 	// Platforms are calling platforms beside the sim.
 	Platforms []platform.Platform
+	// SIP runs LiveKit's SIP bridge as make run does: Redis under livekit-server and
+	// livekit-sip, the SIP gateway between them, and the sip platform in the control
+	// plane (Stack.SIP).
+	SIP bool
 	// ToolClient posts the assistants' tool calls (default: the local stack's egress
 	// rules, loopback allowed).
 	ToolClient *http.Client
@@ -95,6 +104,9 @@ type Stack struct {
 	LiveKit *livekitserver.Server
 	RTC     *lkapi.Client
 	Sim     *platformsim.Sim
+	// SIP is the SIP bridge (Options.SIP); nil without it. Trunks keeps SIP trunks.
+	SIP     *livekitsip.Server
+	Trunks  *siptrunk.Service
 	Service *session.Service
 	API     *httpapi.API
 	Client  *http.Client
@@ -172,10 +184,23 @@ func New(opts Options) (_ *Stack, err error) {
 	}
 	sh.closers = append(sh.closers, func() { st.Close() })
 
-	lk, err := livekitserver.Start(context.Background(), livekitserver.Config{
+	lkcfg := livekitserver.Config{
 		Dir: filepath.Join(dir, "livekit"), APIKey: "APItest" + randHex(6), APISecret: randHex(32),
 		WebhookURLs: []string{srv.URL + httpapi.LiveKitWebhookPath}, WebhookEvents: rtc.ReceivedEvents,
-	})
+	}
+	var redis *redisserver.Server
+	if opts.SIP {
+		if redis, err = redisserver.Start(ctx, redisserver.Config{Dir: filepath.Join(dir, "redis")}); err != nil {
+			return nil, fmt.Errorf("start redis: %w", err)
+		}
+		sh.closers = append(sh.closers, func() {
+			c, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			redis.Stop(c)
+		})
+		lkcfg.RedisAddress, lkcfg.RedisPassword = redis.Addr(), redis.Password()
+	}
+	lk, err := livekitserver.Start(context.Background(), lkcfg)
 	if err != nil {
 		return nil, fmt.Errorf("start livekit-server: %w", err)
 	}
@@ -227,8 +252,17 @@ func New(opts Options) (_ *Stack, err error) {
 	if opts.WrapRooms != nil {
 		svcRooms = opts.WrapRooms(rooms)
 	}
-	cp, err := controlplane.New(cfg, controlplane.Deps{Store: st, Rooms: svcRooms, LiveKit: rooms,
-		Platforms: platforms, SimSecret: "sim-test-secret", ToolClient: opts.ToolClient, LocalDelivery: opts.LocalDelivery, Log: log, JoinPage: assets.FS})
+	deps := controlplane.Deps{Store: st, Rooms: svcRooms, LiveKit: rooms,
+		Platforms: platforms, SimSecret: "sim-test-secret", ToolClient: opts.ToolClient, LocalDelivery: opts.LocalDelivery, Log: log, JoinPage: assets.FS}
+	var sipServer *livekitsip.Server
+	if opts.SIP {
+		if sipServer, err = startSIP(ctx, sh, dir, lk, redis, srv.URL, log); err != nil {
+			return nil, err
+		}
+		cfg.SIPPublicHost, cfg.SIPPublicPort = "127.0.0.1", sipServer.Config().SIPPort
+		deps.SIP, deps.SIPSecret = rooms, sipTestSecret
+	}
+	cp, err := controlplane.New(cfg, deps)
 	if err != nil {
 		return nil, err
 	}
@@ -267,12 +301,44 @@ func New(opts Options) (_ *Stack, err error) {
 		sh.closers = append(sh.closers, func() { stopSweep(); <-delivered })
 	}
 
-	*s = Stack{URL: srv.URL, Store: st, LiveKit: lk, RTC: rooms, Sim: simulator, Service: svc, API: api,
+	*s = Stack{URL: srv.URL, Store: st, LiveKit: lk, RTC: rooms, Sim: simulator, SIP: sipServer, Trunks: cp.Trunks, Service: svc, API: api,
 		Client: &http.Client{Timeout: 60 * time.Second}, ReportSecret: cfg.PersonaReportSecret, shared: sh}
 	if err := s.addAccount(ctx, "Test Co", [2]string{Line1, Line2}); err != nil {
 		return nil, err
 	}
 	return s, nil
+}
+
+// sipTestSecret signs the SIP gateway's notifications in tests.
+const sipTestSecret = "sip-test-secret-0123456789abcdef"
+
+// startSIP runs the SIP gateway on a loopback port and livekit-sip joining rooms through
+// it, on redis with livekit-server; the gateway notifies the API at apiURL.
+func startSIP(ctx context.Context, sh *shared, dir string, lk *livekitserver.Server, redis *redisserver.Server, apiURL string, log *slog.Logger) (*livekitsip.Server, error) {
+	bin, err := livekitsip.ResolveBinary(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("livekit-sip is not available: %w", err)
+	}
+	lkc := lk.Config()
+	gw, err := sipgateway.New(sipgateway.Config{LiveKitURL: lk.WSURL(), APIKey: lkc.APIKey, APISecret: lkc.APISecret,
+		NotifyURL: apiURL + sipplatform.Path, Secret: sipTestSecret, Log: log.With("component", "sip-gateway")})
+	if err != nil {
+		return nil, err
+	}
+	gwSrv := httptest.NewServer(gw.Handler())
+	sh.closers = append(sh.closers, func() { gwSrv.CloseClientConnections(); gwSrv.Close(); gw.Close() })
+	sc, err := livekitsip.Start(context.Background(), livekitsip.Config{Binary: bin, Dir: filepath.Join(dir, "sip"),
+		APIKey: lkc.APIKey, APISecret: lkc.APISecret, WSURL: "ws://" + gwSrv.Listener.Addr().String(),
+		RedisAddress: redis.Addr(), RedisPassword: redis.Password(), LogLevel: "debug"})
+	if err != nil {
+		return nil, fmt.Errorf("start livekit-sip: %w", err)
+	}
+	sh.closers = append(sh.closers, func() {
+		c, cancel := context.WithTimeout(context.Background(), time.Second)
+		defer cancel()
+		sc.Stop(c)
+	})
+	return sc, nil
 }
 
 // Close stops everything the stack started, the last started first.

@@ -222,6 +222,22 @@ func (s *stack) sessionScenario(lk *livekitserver.Server, gw *gateway, acctID, l
 	if got, _ := s.store.GetCall(ctx, c2.ID); got.Metrics == nil || got.Metrics.ResponseMS == nil || got.Metrics.ResponseMS.P50 != 420 {
 		t.Errorf("call metrics after the report = %+v, want response p50 420", got.Metrics)
 	}
+	// A transfer of a sim call is refused (the sim cannot transfer), through the API and
+	// through the assistant's transfer_call.
+	transfer := request{fn: "calls-transfer", method: http.MethodPost, pattern: "/v1/calls/{id}/transfer", path: "/v1/calls/" + c2.ID + "/transfer",
+		body: `{"to":"+15550100009"}`, auth: auth, headers: map[string]string{"Content-Type": "application/json", "Idempotency-Key": ident.New("idem")}}
+	if resp := s.call(transfer); resp.status != http.StatusConflict {
+		t.Errorf("transfer of a sim call = %d %s, want 409", resp.status, resp.body)
+	}
+	tbody, _ := json.Marshal(persona.TransferRequest{CallID: c2.ID, To: "+15550100009"})
+	tauth, err := persona.SignReport(tbody, testReportSecret, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp := s.call(request{fn: "persona-transfer", method: http.MethodPost, pattern: persona.TransferPath, path: persona.TransferPath,
+		body: string(tbody), headers: map[string]string{"Content-Type": "application/json", "Authorization": tauth}}); resp.status != http.StatusBadRequest {
+		t.Errorf("the worker's transfer of a call that runs no assistant = %d %s, want 400", resp.status, resp.body)
+	}
 	forged := report(persona.Report{Kind: persona.ReportEnded, CallID: c2.ID, SessionID: ses2.ID, At: time.Now().UTC()})
 	forged.headers["Authorization"] = "Bearer " + strings.Repeat("x", 40)
 	if resp := s.call(forged); resp.status != http.StatusUnauthorized {

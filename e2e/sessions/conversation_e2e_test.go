@@ -15,6 +15,7 @@ import (
 	"github.com/bridgeline/bridgeline/mediafleet/llm"
 	"github.com/bridgeline/bridgeline/mediafleet/llm/llmtest"
 	"github.com/bridgeline/bridgeline/mediafleet/platformsim"
+	"github.com/bridgeline/bridgeline/mediafleet/speechtest/sphinx"
 	"github.com/bridgeline/bridgeline/mediafleet/worker"
 	"github.com/bridgeline/bridgeline/shared/call"
 	"github.com/bridgeline/bridgeline/shared/persona"
@@ -166,22 +167,6 @@ func (c *convCall) ended() recordObj {
 	return r
 }
 
-// mostWords reports whether more than half of want's words are among got's.
-func mostWords(got, want string) bool {
-	have := map[string]bool{}
-	for _, w := range strings.Fields(got) {
-		have[w] = true
-	}
-	ws := strings.Fields(sphinxWords(want))
-	n := 0
-	for _, w := range ws {
-		if have[w] {
-			n++
-		}
-	}
-	return 2*n > len(ws)
-}
-
 // transcriptString shows a transcript one turn a line, for failure messages.
 func transcriptString(turns []persona.Turn) string {
 	var b strings.Builder
@@ -246,7 +231,7 @@ func TestConversationEndToEnd(t *testing.T) {
 		req := waitRequests(t, before, 1)[0]
 		if len(req.Messages) != 3 || req.Messages[0] != (llmtest.Message{Role: "system", Content: systemPrompt}) ||
 			req.Messages[1] != (llmtest.Message{Role: "assistant", Content: greeting}) || req.Messages[2].Role != "user" ||
-			!mostWords(req.Messages[2].Content, qOpen) {
+			!sphinx.Most(req.Messages[2].Content, qOpen) {
 			t.Errorf("the model got %+v, want the system prompt, the greeting and most words of %q", req.Messages, sphinxWords(qOpen))
 		}
 		if !req.Stream || req.Model != "fake-model" || req.Auth != "Bearer test-key" || !req.HasTool(llm.EndCallTool) {
@@ -318,7 +303,7 @@ func TestConversationEndToEnd(t *testing.T) {
 		reqs := waitRequests(t, before, 2)
 		msgs := reqs[1].Messages
 		if len(msgs) != 5 || msgs[3].Role != "assistant" || msgs[3].Content == "" || !strings.HasPrefix(longReply, msgs[3].Content) ||
-			len(msgs[3].Content) >= len(longReply) || msgs[4].Role != "user" || !mostWords(msgs[4].Content, qDeliver) {
+			len(msgs[3].Content) >= len(longReply) || msgs[4].Role != "user" || !sphinx.Most(msgs[4].Content, qDeliver) {
 			t.Errorf("the second request %+v, want the reply as heard (cut) and most words of %q", msgs, sphinxWords(qDeliver))
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)

@@ -10,6 +10,7 @@ import (
 	"github.com/bridgeline/bridgeline/e2e/harness"
 	"github.com/bridgeline/bridgeline/mediafleet/llm"
 	"github.com/bridgeline/bridgeline/mediafleet/llm/llmtest"
+	"github.com/bridgeline/bridgeline/mediafleet/speechtest/sphinx"
 	"github.com/bridgeline/bridgeline/mediafleet/stt/deepgram"
 	"github.com/bridgeline/bridgeline/mediafleet/stt/deepgram/deepgramtest"
 	"github.com/bridgeline/bridgeline/mediafleet/worker"
@@ -114,7 +115,7 @@ func TestStreamingRecognitionEndToEnd(t *testing.T) {
 	srv.DropAll()
 	time.Sleep(300 * time.Millisecond) // its first attempt to connect again is refused
 	q = c.say(qDeliver)
-	if got := lastQuestion(t); !mostWords(got, qDeliver) {
+	if got := lastQuestion(t); !sphinx.Most(got, qDeliver) {
 		t.Errorf("with the service down the model got %q, want most words of %q from pocketsphinx", got, sphinxWords(qDeliver))
 	}
 	c.waitQuiet(c.heardAfter(q.End, "the third answer").Start, "the third answer")

@@ -218,7 +218,7 @@ func TestCreateFaults(t *testing.T) {
 		{name: "after the save", set: func(f *faults) { f.saveLost = true }, first: http.StatusInternalServerError, written: true},
 		{name: "after the dial", set: func(f *faults) { f.dialLost = true }, first: http.StatusBadGateway, written: true, replayed: true},
 	}
-	// figures are what each case measured, printed as the README's Reliability table.
+	// figures are what each case measured, printed as docs/reliability.md's table.
 	type figure struct {
 		first, retry int
 		replayed     bool
@@ -331,7 +331,7 @@ func TestCreateFaults(t *testing.T) {
 		t.Errorf("CreateRoom made %d rooms over %d cases and retries; the faults were not reached", len(names), len(tests))
 	}
 
-	// The README's Reliability table.
+	// docs/reliability.md's table.
 	var out strings.Builder
 	fmt.Fprintln(&out, "| Fault during POST /v1/sessions | Faulty request | Sessions it left | Retry, same Idempotency-Key | Calls placed (goal 1) | Rooms made | Orphan rooms after the sweeper (goal 0) |")
 	fmt.Fprintln(&out, "|---|---|---|---|---|---|---|")

@@ -363,7 +363,14 @@ func TestOutboundCallAndTransfer(t *testing.T) {
 		w.until(ctx, t, "callee-2 in the room", func() bool { return !w.joined["callee-2"].IsZero() })
 		if err := r.lk.TransferSIPParticipant(ctx, rtc.SIPTransfer{Room: "ses_outbound", Identity: "callee-2",
 			To: target.URI(), RingingTimeout: 15 * time.Second}); err != nil {
-			t.Fatal(err)
+			// livekit-sip v1.8.0 now and then ends its REFER transaction before it reads the
+			// phone's 202 (seen once in CI: "transaction failed to complete (0 intermediate
+			// responses)") although the phone got the REFER and follows it. What the phone
+			// does is checked below either way; any other error fails here.
+			if !strings.Contains(err.Error(), "transaction failed to complete") {
+				t.Fatal(err)
+			}
+			t.Logf("TransferSIPParticipant: %v (livekit-sip lost the phone's answer to the REFER; checking the phone)", err)
 		}
 		if ev, err := in.Next(ctx, "TRANSFER"); err != nil || !strings.Contains(ev.Param, target.Address()) {
 			t.Errorf("callee's REFER: %+v, %v; want one naming %s", ev, err, target.URI())

@@ -93,26 +93,6 @@ func questionWAV(t *testing.T, lead time.Duration) string {
 	return p
 }
 
-// mostWords reports whether at least half of want's words are among got's: pocketsphinx
-// hears a browser's fake microphone differently from run to run (Chromium feeds the WAV
-// in real time, with gaps when the machine is busy), so the tests check that the same
-// recognised words reach the model, the captions and the record, and that they are the
-// question's, not that the recogniser heard every word.
-func mostWords(got, want string) bool {
-	have := map[string]bool{}
-	for _, w := range sphinx.Words(got) {
-		have[w] = true
-	}
-	ws := sphinx.Words(want)
-	n := 0
-	for _, w := range ws {
-		if have[w] {
-			n++
-		}
-	}
-	return n > 0 && 2*n >= len(ws)
-}
-
 // remoteMedia reads what the page receives: the assistant's video (decoded frames, size)
 // and audio (energy), from the tracks' own statistics.
 const remoteMedia = `(async () => {
@@ -222,7 +202,7 @@ func TestJoinPage(t *testing.T) {
 	harness.WaitFor(t, 30*time.Second, "the model to be asked", func() bool { return len(fake.Requests()) > 0 })
 	reqs := fake.Requests()
 	asked := reqs[0].Messages[len(reqs[0].Messages)-1]
-	if asked.Role != "user" || !mostWords(asked.Content, question) {
+	if asked.Role != "user" || !sphinx.Half(asked.Content, question) {
 		t.Errorf("the model was asked %+v, want most words of %q", asked, question)
 	}
 	var repliedAt float64
@@ -248,7 +228,7 @@ func TestJoinPage(t *testing.T) {
 	if you[0].Text != asked.Content {
 		t.Errorf("the caller's caption %q, want the words the model was asked %q", you[0].Text, asked.Content)
 	}
-	if !mostWords(you[0].Text, question) || them[0].Text != greeting || !strings.Contains(them[1].Text, "nine in the morning") {
+	if !sphinx.Half(you[0].Text, question) || them[0].Text != greeting || !strings.Contains(them[1].Text, "nine in the morning") {
 		t.Errorf("captions %+v, want the greeting, the question and the answer", caps)
 	}
 	var shownLines []string
@@ -276,11 +256,16 @@ func TestJoinPage(t *testing.T) {
 		Transcript       []persona.Turn `json:"transcript"`
 	}
 	harness.Must(t, st.Do(t, http.MethodGet, "/v1/calls/"+w.CallID, nil, &rec), http.StatusOK, "GET call")
-	if rec.Platform != "web" || rec.Status != "ended" || rec.EndReason != "remote_hangup" || len(rec.Transcript) != 3 ||
-		rec.Transcript[0].Text != greeting || !mostWords(rec.Transcript[1].Text, question) || rec.Transcript[2].Text != answer {
+	// The question may reach the record as more than one caller turn: a gap in Chromium's
+	// real-time feed of the WAV is a pause to the recogniser, which then ends the turn
+	// there (the first part is what the model was asked).
+	tr := rec.Transcript
+	asking := len(tr) >= 3 && !slices.ContainsFunc(tr[1:len(tr)-1], func(turn persona.Turn) bool { return turn.Speaker != persona.SpeakerCaller })
+	if rec.Platform != "web" || rec.Status != "ended" || rec.EndReason != "remote_hangup" || !asking ||
+		tr[0].Text != greeting || !sphinx.Half(tr[1].Text, question) || tr[len(tr)-1].Text != answer {
 		t.Errorf("record on call.ended = %+v, want the web call ended by the hang-up with the greeting, the question and the answer", rec)
-	} else if rec.Transcript[1].Text != asked.Content {
-		t.Errorf("the record's caller turn %q, want the words the model was asked %q", rec.Transcript[1].Text, asked.Content)
+	} else if tr[1].Text != asked.Content {
+		t.Errorf("the record's first caller turn %q, want the words the model was asked %q", tr[1].Text, asked.Content)
 	}
 }
 

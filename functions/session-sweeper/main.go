@@ -15,7 +15,7 @@ import (
 )
 
 func main() {
-	h, err := wire.Sweeper(context.Background(), lkwire.FromEnv)
+	h, err := wire.Sweeper(context.Background(), lkwire.WithSIP)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "session-sweeper:", err)
 		os.Exit(1)

@@ -54,6 +54,14 @@ const (
 	DefaultSTTTimeout = 5 * time.Second
 	// DefaultMaxClause flushes a clause this long without a sentence end to speech.
 	DefaultMaxClause = 160
+	// DefaultKeyGap ends a turn of keys pressed (no speech) once none follows for this
+	// long: a caller keying a number pauses between keys longer than between words.
+	DefaultKeyGap = 1500 * time.Millisecond
+
+	// HandOver is said before a transfer when the model gave no sentence of its own.
+	HandOver = "One moment please, I am transferring your call."
+	// TransferFailed is said when a transfer did not go through; the call goes on.
+	TransferFailed = "I am sorry, I could not transfer your call. Can I help you with anything else?"
 
 	// Apology is said when the model fails or times out; the call goes on listening.
 	Apology = "Sorry, I had a problem there. Could you say that again?"
@@ -97,6 +105,25 @@ var endCallTool = speech.Tool{
 	Parameters: json.RawMessage(`{"type":"object","properties":{}}`),
 }
 
+// transferCallTool is how transferring is offered to the model: one of the version's
+// destinations, described.
+func transferCallTool(ds []persona.TransferDestination) speech.Tool {
+	var desc strings.Builder
+	desc.WriteString("Transfer the phone call to a person or another line. First tell the caller in one short " +
+		"sentence that you are transferring them, then call this tool. Destinations:")
+	tos := make([]string, len(ds))
+	for i, d := range ds {
+		tos[i] = d.To
+		fmt.Fprintf(&desc, " %s: %s.", d.To, d.Description)
+	}
+	params, _ := json.Marshal(map[string]any{
+		"type": "object", "required": []string{"destination"},
+		"properties": map[string]any{"destination": map[string]any{"type": "string", "enum": tos,
+			"description": "where to transfer the call"}},
+	})
+	return speech.Tool{Name: speech.TransferCallTool, Description: desc.String(), Parameters: params}
+}
+
 // Config is what every call's conversation shares: the engines, loaded once when the
 // worker starts, and the turn-taking settings.
 type Config struct {
@@ -114,6 +141,7 @@ type Config struct {
 	FirstTokenTimeout time.Duration // default DefaultFirstTokenTimeout
 	STTTimeout        time.Duration // default DefaultSTTTimeout
 	MaxClause         int           // default DefaultMaxClause characters
+	KeyGap            time.Duration // default DefaultKeyGap
 	FillerAfter       time.Duration // default DefaultFillerAfter
 	MaxToolRounds     int           // default DefaultMaxToolRounds
 	StillThereWait    time.Duration // default DefaultStillThereWait
@@ -144,6 +172,7 @@ func New(cfg Config) (*Engine, error) {
 	def(&cfg.Confirm, DefaultConfirm)
 	def(&cfg.FirstTokenTimeout, DefaultFirstTokenTimeout)
 	def(&cfg.STTTimeout, DefaultSTTTimeout)
+	def(&cfg.KeyGap, DefaultKeyGap)
 	def(&cfg.FillerAfter, DefaultFillerAfter)
 	def(&cfg.StillThereWait, DefaultStillThereWait)
 	if cfg.MaxClause <= 0 {
@@ -181,7 +210,7 @@ func AnsweredAt(t time.Time) RunOption {
 // error only when it could not start.
 //
 // The version's tools are offered to the model beside end_call when line can run them
-// (speech.ToolRunner).
+// (speech.ToolRunner), and transfer_call when the version has transfer destinations.
 func (e *Engine) Run(ctx context.Context, line speech.Line, v persona.Version, opts ...RunOption) error {
 	vad, err := e.cfg.NewVAD()
 	if err != nil {
@@ -203,6 +232,9 @@ func (e *Engine) Run(ctx context.Context, line speech.Line, v persona.Version, o
 		s.idleFor = time.Duration(v.IdleTimeoutSeconds) * time.Second
 	}
 	s.tools = []speech.Tool{endCallTool}
+	if len(v.TransferDestinations) > 0 {
+		s.tools = append(s.tools, transferCallTool(v.TransferDestinations))
+	}
 	if r, ok := line.(speech.ToolRunner); ok && len(v.Tools) > 0 {
 		s.runner = r
 		for _, t := range v.Tools {
@@ -241,6 +273,10 @@ type session struct {
 	turn   openTurn
 	floor  floor
 	cur    *reply // the reply being thought or spoken
+	// keys are keys pressed with no caller turn open: a turn of their own once the caller
+	// stops pressing (keyGap).
+	keys   []speech.Key
+	keyGap *time.Timer
 
 	// tools are offered to the model (end_call and the version's); runner runs the
 	// version's, nil when the line cannot.
@@ -262,6 +298,7 @@ type session struct {
 type openTurn struct {
 	onset   time.Time
 	interim string // the interim words published last
+	keys    []string
 }
 
 // floor is who speaks when the caller talks over the assistant. The assistant pauses at
@@ -284,6 +321,13 @@ func (s *session) run(ctx context.Context) error {
 		}
 	}()
 	audio := s.line.Audio()
+	var keys <-chan speech.Key
+	if kp, ok := s.line.(speech.Keypad); ok {
+		keys = kp.Keys()
+	}
+	s.keyGap = time.NewTimer(time.Hour)
+	s.keyGap.Stop()
+	defer s.keyGap.Stop()
 	var timeUp <-chan time.Time
 	if m := s.version.MaxDurationSeconds; m > 0 {
 		t := time.NewTimer(time.Until(s.answered.Add(time.Duration(m) * time.Second)))
@@ -299,6 +343,10 @@ func (s *session) run(ctx context.Context) error {
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
+		case k := <-keys:
+			s.keyPressed(k)
+		case <-s.keyGap.C:
+			s.keysDone(ctx)
 		case f := <-audio:
 			now := time.Now()
 			for _, m := range s.listen.hear(f, now) {
@@ -314,8 +362,14 @@ func (s *session) run(ctx context.Context) error {
 			if !ok {
 				break
 			}
-			if s.finishReply(done.res, false) {
-				return nil // the model ended the call and its goodbye played
+			res := done.res
+			if s.finishReply(res, false) {
+				if res.transferTo == "" {
+					return nil // the model ended the call and its goodbye played
+				}
+				if s.transfer(ctx, res.transferTo) {
+					return nil // transferred: the caller is with the destination
+				}
 			}
 			if s.closing != "" {
 				return &HangUp{Reason: s.closing} // the last words are over
@@ -336,7 +390,7 @@ func (s *session) checkIdle(ctx context.Context, now time.Time) error {
 	if s.closing != "" {
 		return nil
 	}
-	if s.listen.inSpeech || s.cur != nil || s.line.Speaking() {
+	if s.listen.inSpeech || s.cur != nil || s.line.Speaking() || len(s.keys) > 0 {
 		s.idleSince = now
 		return nil
 	}
@@ -460,6 +514,10 @@ func (s *session) turnEnded(ctx context.Context, m turnEnded) error {
 		s.log.Warn("transcription failed", "err", err)
 		s.line.Publish(speech.Failure{Kind: speech.STTError})
 	}
+	if len(s.turn.keys) > 0 { // keys pressed while the caller spoke are in the turn
+		text = strings.TrimSpace(text + " " + keyTexts(s.turn.keys))
+		err = nil
+	}
 	if text == "" && err == nil {
 		// Noise, or a cough over the assistant: it goes on where it paused.
 		s.closeTurn(text, m)
@@ -481,6 +539,84 @@ func (s *session) turnEnded(ctx context.Context, m turnEnded) error {
 	s.history = append(s.history, speech.Message{Role: speech.RoleUser, Content: text})
 	s.startReply(ctx, tm, "")
 	return nil
+}
+
+// transfer hands the call to to, after the handover sentence played; it reports whether
+// the call went. A transfer that fails is said to the caller, and the call goes on.
+func (s *session) transfer(ctx context.Context, to string) bool {
+	tl, ok := s.line.(speech.Transferrer)
+	var err error
+	if !ok {
+		err = errors.New("the line cannot transfer calls")
+	} else {
+		err = tl.Transfer(ctx, to)
+	}
+	if err == nil {
+		return true
+	}
+	if ctx.Err() != nil {
+		return true // the call ended meanwhile
+	}
+	s.log.Warn("transfer failed", "to", to, "err", err)
+	s.startReply(ctx, speech.TurnTiming{}, TransferFailed)
+	return false
+}
+
+// keyPressed takes a key the caller pressed: it joins the caller's turn under way, or
+// starts (or extends) a turn of keys, which interrupts the assistant at once.
+func (s *session) keyPressed(k speech.Key) {
+	if s.closing != "" {
+		return // hanging up: the last words play out
+	}
+	s.idleSince, s.asked = time.Now(), false // a key pressed: the caller is there
+	if s.listen.inSpeech {
+		s.turn.keys = append(s.turn.keys, k.Digit)
+		return
+	}
+	if len(s.keys) == 0 && (s.cur != nil || s.line.Speaking()) {
+		s.line.Publish(speech.BargeIn{})
+		if s.cur != nil {
+			s.cur.cancel()
+			s.finishReply(s.waitReply(), true)
+		}
+		s.line.CutAll()
+		s.line.Resume()
+		s.floor = floor{}
+	}
+	s.keys = append(s.keys, k)
+	s.keyGap.Reset(s.cfg.KeyGap)
+}
+
+// keysDone closes a turn of keys: the caller's words are the keys (KeyText each), and
+// the model answers them.
+func (s *session) keysDone(ctx context.Context) {
+	if len(s.keys) == 0 || s.closing != "" {
+		return
+	}
+	digits := make([]string, len(s.keys))
+	for i, k := range s.keys {
+		digits[i] = k.Digit
+	}
+	first, last := s.keys[0].At, s.keys[len(s.keys)-1].At
+	s.keys = nil
+	text := keyTexts(digits)
+	s.line.Publish(speech.Words{Speaker: speech.Caller, Text: text, Final: true, Start: first, End: last})
+	if s.cur != nil { // a reply to speech that ended meanwhile: the keys come after it
+		s.cur.cancel()
+		s.finishReply(s.waitReply(), true)
+	}
+	s.history = append(s.history, speech.Message{Role: speech.RoleUser, Content: text})
+	now := time.Now()
+	s.startReply(ctx, speech.TurnTiming{LastSpeech: last, Decided: now, Transcribed: now}, "")
+}
+
+// keyTexts is keys as they read in a turn: "[pressed 1] [pressed #]".
+func keyTexts(digits []string) string {
+	parts := make([]string, len(digits))
+	for i, d := range digits {
+		parts[i] = speech.KeyText(d)
+	}
+	return strings.Join(parts, " ")
 }
 
 // closeTurn publishes the caller's final words, if the turn had any.

@@ -49,6 +49,12 @@ func startWith(t *testing.T, reply llmtest.Reply, mod func(*conversation.Config)
 	return startCall(t, reply, mod, rec, version, nil)
 }
 
+// startVersion is startWith for a version of the test's own.
+func startVersion(t *testing.T, v persona.Version, reply llmtest.Reply, mod func(*conversation.Config), rec *recognizer) *harness {
+	t.Helper()
+	return startCall(t, reply, mod, rec, v, nil)
+}
+
 // startCall is startWith for version v on a line that runs its tools with tools (nil: a
 // line that cannot run tools).
 func startCall(t *testing.T, reply llmtest.Reply, mod func(*conversation.Config), rec *recognizer, v persona.Version, tools func(context.Context, speech.ToolCall) speech.ToolResult) *harness {
@@ -607,6 +613,93 @@ func TestSpeechPastTheMaximumTurnDoesNotCancelTheAnswer(t *testing.T) {
 		turns := h.turns()
 		if turns[1].Text != "Let me answer that first." || turns[1].Interrupted || len(h.srv.Requests()) != 1 {
 			t.Errorf("turns %+v after %d requests, want the answer in full and one request", turns, len(h.srv.Requests()))
+		}
+	})
+}
+
+// TestKeysMakeATurn: keys pressed with no speech are the caller's turn once the caller
+// stops pressing (the key gap), as "[pressed 1] [pressed #]", answered by the model and
+// kept in the transcript; a key pressed while the caller speaks joins that turn.
+func TestKeysMakeATurn(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := start(t, llmtest.Reply{Text: "Thank you."}, nil, "when do you open")
+		h.feed(t, 0, 400*time.Millisecond)
+		h.line.keys <- speech.Key{Digit: "1", At: time.Now()}
+		h.feed(t, 0, 500*time.Millisecond)
+		h.line.keys <- speech.Key{Digit: "#", At: time.Now()}
+		h.feed(t, 0, 2*time.Second)
+		h.eventually(t, "the keys answered", func() bool { return len(h.turns()) == 2 })
+		turns := h.turns()
+		if turns[0].Speaker != "caller" || turns[0].Text != "[pressed 1] [pressed #]" || turns[0].StartMS < 400 || turns[0].EndMS < 900 {
+			t.Errorf("caller turn %+v, want both keys, from the first to the last", turns[0])
+		}
+		reqs := h.srv.Requests()
+		if len(reqs) != 1 || reqs[0].Messages[len(reqs[0].Messages)-1] != (llmtest.Message{Role: "user", Content: "[pressed 1] [pressed #]"}) {
+			t.Errorf("requests %+v, want one ending with the keys as the caller's words", reqs)
+		}
+
+		h.feed(t, speechLevel, 400*time.Millisecond)
+		h.line.keys <- speech.Key{Digit: "5", At: time.Now()}
+		h.feed(t, speechLevel, 400*time.Millisecond)
+		h.feed(t, 0, time.Second)
+		h.eventually(t, "the spoken turn with its key answered", func() bool { return len(h.turns()) == 4 })
+		if got := h.turns()[2]; got.Speaker != "caller" || got.Text != "when do you open [pressed 5]" {
+			t.Errorf("caller turn %+v, want the words and the key pressed while speaking", got)
+		}
+	})
+}
+
+// TestTransferCall: with transfer destinations on the version, the model is offered
+// transfer_call; when it calls it, the assistant says its handover sentence to the end,
+// then the line transfers the call to the destination and the conversation is over. A
+// transfer that fails is said to the caller and the call goes on; a destination the
+// version does not list is not transferred to.
+func TestTransferCall(t *testing.T) {
+	v := version
+	v.TransferDestinations = []persona.TransferDestination{{To: "+15550199999", Description: "the sales team"},
+		{To: "sip:desk@pbx.example.com", Description: "the front desk"}}
+	call := func(dest string) llmtest.Reply {
+		return llmtest.Reply{Text: "Let me put you through.", ToolCalls: []llmtest.ToolCall{{Name: "transfer_call",
+			Arguments: `{"destination":"` + dest + `"}`}}}
+	}
+	synctest.Test(t, func(t *testing.T) {
+		h := startVersion(t, v, call("+15550199999"), nil, &recognizer{texts: []string{"sales please"}})
+		h.feed(t, speechLevel, 600*time.Millisecond)
+		h.feed(t, 0, 3*time.Second)
+		h.eventually(t, "the transfer", func() bool { return closed(h.stopped) })
+		if h.err != nil {
+			t.Fatalf("Run = %v, want nil (transferred)", h.err)
+		}
+		if got := h.line.transferred(); len(got) != 1 || got[0] != "+15550199999" {
+			t.Errorf("transfers %v, want one to the sales team", got)
+		}
+		if req := h.srv.Requests()[0]; !req.HasTool("transfer_call") || !req.HasTool("end_call") {
+			t.Errorf("tools offered: transfer_call %v, end_call %v; want both", req.HasTool("transfer_call"), req.HasTool("end_call"))
+		}
+		if turns := h.turns(); len(turns) != 2 || turns[1].Text != "Let me put you through." || turns[1].Interrupted {
+			t.Errorf("turns %+v, want the handover sentence in full before the transfer", turns)
+		}
+	})
+	synctest.Test(t, func(t *testing.T) {
+		h := startVersion(t, v, call("sip:desk@pbx.example.com"), nil, &recognizer{texts: []string{"the desk please"}})
+		h.line.transferErr = errors.New("busy")
+		h.feed(t, speechLevel, 600*time.Millisecond)
+		h.feed(t, 0, 8*time.Second)
+		h.eventually(t, "the failure said", func() bool {
+			turns := h.turns()
+			return len(turns) == 3 && turns[2].Text == conversation.TransferFailed
+		})
+		if closed(h.stopped) {
+			t.Error("the conversation ended after a failed transfer, want it to go on")
+		}
+	})
+	synctest.Test(t, func(t *testing.T) {
+		h := startVersion(t, v, call("+19005550000"), nil, &recognizer{texts: []string{"premium please"}})
+		h.feed(t, speechLevel, 600*time.Millisecond)
+		h.feed(t, 0, 3*time.Second)
+		h.eventually(t, "the reply", func() bool { return len(h.turns()) == 2 })
+		if got := h.line.transferred(); len(got) != 0 || closed(h.stopped) {
+			t.Errorf("transfers %v (ended %v), want none to a destination the version does not list", got, closed(h.stopped))
 		}
 	})
 }

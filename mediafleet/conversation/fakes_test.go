@@ -196,7 +196,8 @@ func (p *playback) Cut() {
 // order of the two is always the same.
 type line struct {
 	audio chan []int16
-	fed   int // samples of caller audio handed to the conversation
+	keys  chan speech.Key // the caller's keypad (speech.Keypad)
+	fed   int             // samples of caller audio handed to the conversation
 
 	mu         sync.Mutex
 	queue      []*playback
@@ -206,13 +207,31 @@ type line struct {
 	framesSent int
 	events     []speech.Event
 	record     *conversation.Record
+	transfers  []string
+	// transferErr is what Transfer answers.
+	transferErr error
+}
+
+// Transfer records a transfer (speech.Transferrer).
+func (l *line) Transfer(_ context.Context, to string) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.transfers = append(l.transfers, to)
+	return l.transferErr
+}
+
+func (l *line) transferred() []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return append([]string(nil), l.transfers...)
 }
 
 func newLine() *line {
-	return &line{audio: make(chan []int16), record: conversation.NewRecord(time.Now())}
+	return &line{audio: make(chan []int16), keys: make(chan speech.Key), record: conversation.NewRecord(time.Now())}
 }
 
-func (l *line) Audio() <-chan []int16 { return l.audio }
+func (l *line) Audio() <-chan []int16   { return l.audio }
+func (l *line) Keys() <-chan speech.Key { return l.keys }
 func (l *line) Speak(pcm tts.PCM) (speech.Playback, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()

@@ -2,6 +2,7 @@ package conversation
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"io"
 	"log/slog"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/bridgeline/bridgeline/mediafleet/speech"
 	"github.com/bridgeline/bridgeline/mediafleet/tts"
+	"github.com/bridgeline/bridgeline/shared/persona"
 )
 
 // A reply is two stages in goroutines of their own. The generation streams the model's
@@ -44,10 +46,12 @@ type replyResult struct {
 	// called the customer's tools and was asked again with their results. A fixed reply
 	// has none (its sentences are one round).
 	rounds  []round
-	endCall bool // the model called end_call
-	llm     time.Duration
-	tts     []time.Duration
-	errs    []speech.FailureKind // failures recovered from
+	endCall bool // the model called end_call, or transfer_call (transferTo)
+	// transferTo is the destination of the model's transfer_call.
+	transferTo string
+	llm        time.Duration
+	tts        []time.Duration
+	errs       []speech.FailureKind // failures recovered from
 }
 
 // round is one model request of a reply: the sentences it queued, sentences[from:to]
@@ -73,7 +77,7 @@ func (s *session) startReply(ctx context.Context, tm speech.TurnTiming, fixed st
 	s.cur = r
 	g := &generation{
 		cfg: s.cfg, log: s.log, line: s.line, synth: s.cfg.Voices(s.voice),
-		queued: make(chan speech.Said, 8), res: replyResult{timing: tm},
+		queued: make(chan speech.Said, 8), res: replyResult{timing: tm}, destinations: s.version.TransferDestinations,
 	}
 	req := speech.Request{Model: s.version.Model, Messages: append([]speech.Message(nil), s.history...), Tools: s.tools}
 	result := make(chan replyResult, 1)
@@ -148,6 +152,8 @@ type generation struct {
 	synth  tts.Synthesizer
 	queued chan speech.Said
 	res    replyResult
+	// destinations are where transfer_call may go.
+	destinations []persona.TransferDestination
 }
 
 // think streams the model's reply and speaks it sentence by sentence. When the reply
@@ -234,6 +240,14 @@ func (g *generation) stream(ctx context.Context, req speech.Request, firstReques
 			g.log.Warn("model called a tool it was not offered", "tool", c.ToolCall.Name)
 			continue
 		}
+		if c.ToolCall != nil && c.ToolCall.Name == speech.TransferCallTool {
+			to, ok := g.destination(c.ToolCall.Arguments)
+			if !ok {
+				g.log.Warn("model called transfer_call with no listed destination", "arguments", c.ToolCall.Arguments)
+				continue
+			}
+			g.res.transferTo = to
+		}
 		if first && (c.Text != "" || c.ToolCall != nil) {
 			first = false
 			timer.Stop()
@@ -247,7 +261,7 @@ func (g *generation) stream(ctx context.Context, req speech.Request, firstReques
 		}
 		switch {
 		case c.ToolCall == nil:
-		case c.ToolCall.Name == speech.EndCallTool:
+		case c.ToolCall.Name == speech.EndCallTool, c.ToolCall.Name == speech.TransferCallTool:
 			g.res.endCall = true
 		default:
 			calls = append(calls, *c.ToolCall)
@@ -258,6 +272,9 @@ func (g *generation) stream(ctx context.Context, req speech.Request, firstReques
 	}
 	if rest := sp.flush(); rest != "" {
 		g.say(ctx, rest)
+	}
+	if g.res.transferTo != "" && len(g.res.sentences) == from {
+		g.say(ctx, HandOver) // the caller is told before the line changes
 	}
 	if first && !g.res.endCall && ctx.Err() == nil {
 		// A model that says nothing would leave the caller in silence.
@@ -325,6 +342,23 @@ func saidText(sentences []speech.Said) string {
 		parts = append(parts, s.Text)
 	}
 	return strings.Join(parts, " ")
+}
+
+// destination reads transfer_call's arguments: the destination, when it is one of the
+// version's.
+func (g *generation) destination(args string) (string, bool) {
+	var a struct {
+		Destination string `json:"destination"`
+	}
+	if json.Unmarshal([]byte(args), &a) != nil {
+		return "", false
+	}
+	for _, d := range g.destinations {
+		if d.To == a.Destination {
+			return d.To, true
+		}
+	}
+	return "", false
 }
 
 // say synthesizes one sentence, queues it on the line and hands it to the playout.

@@ -40,7 +40,7 @@ type Config struct {
 	// the client's first connectivity check reaches it before the client's trickled
 	// candidate, pion/ice v4.2.2 (what livekit-server v1.11.0 is built with) keeps the
 	// pair peer-reflexive and nominates it only after PrflxAcceptanceMinWait, 1 s. With
-	// ICE lite the client nominates, at once (README, Performance).
+	// ICE lite the client nominates, at once (docs/performance.md, "Room joins").
 	FullICE bool
 
 	// WebhookURLs receive LiveKit's webhooks, signed with APIKey.

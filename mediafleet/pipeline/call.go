@@ -43,9 +43,32 @@ type Call struct {
 }
 
 var (
-	_ speech.Line       = (*Call)(nil)
-	_ speech.ToolRunner = (*Call)(nil)
+	_ speech.Line        = (*Call)(nil)
+	_ speech.Keypad      = (*Call)(nil)
+	_ speech.Transferrer = (*Call)(nil)
+	_ speech.ToolRunner  = (*Call)(nil)
 )
+
+// transferTimeout bounds a transfer: the destination rings (LiveKit's 30 s), and the
+// control plane answers.
+const transferTimeout = 45 * time.Second
+
+// Transfer has the control plane hand the call to to, one of the version's transfer
+// destinations, and returns once the destination answered. It is not cut short when the
+// call ends meanwhile: the caller leaving is how a transfer completes.
+func (k *Call) Transfer(ctx context.Context, to string) error {
+	tr, ok := k.c.r.cfg.Reporter.(Transferer)
+	if !ok {
+		return fmt.Errorf("this worker cannot transfer calls")
+	}
+	tctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), transferTimeout)
+	defer cancel()
+	return tr.Transfer(tctx, persona.TransferRequest{CallID: k.c.job.CallID, To: to})
+}
+
+// Keys delivers the keys the caller presses (a phone's DTMF through LiveKit's SIP
+// bridge).
+func (k *Call) Keys() <-chan speech.Key { return k.c.keys }
 
 // Job is the dispatch the call runs with (version snapshot, brand, caller).
 func (k *Call) Job() persona.Job { return k.c.job }

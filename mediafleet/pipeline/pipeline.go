@@ -52,6 +52,12 @@ type Reporter interface {
 	Send(ctx context.Context, r persona.Report) error
 }
 
+// Transferer asks the control plane to transfer a call (report.Client does): a Reporter
+// that is one lets the assistant's transfer_call tool work.
+type Transferer interface {
+	Transfer(ctx context.Context, req persona.TransferRequest) error
+}
+
 // ToolCaller asks the control plane to run a tool call of a call (report.Client does):
 // the worker holds neither the customer's URL nor the secret that signs the request.
 type ToolCaller interface {
@@ -161,6 +167,7 @@ type call struct {
 	speaker  *speaker
 	painter  *painter
 	listener *listener
+	keys     chan speech.Key // the caller's keypad: SIP DTMF packets from the caller
 	room     *lksdk.Room
 	captions *captions
 	// recording is the call's file while it is recorded (record.go).
@@ -201,6 +208,7 @@ func newCall(r *Runner, lk agent.Job, job persona.Job) *call {
 		// Room for every turn report of a long call while the control plane is slow.
 		reports:     make(chan persona.Report, 256),
 		reportsDone: make(chan struct{}),
+		keys:        make(chan speech.Key, 32),
 		record:      conversation.NewRecord(answered),
 		ours:        map[string]bool{},
 		subscribed:  map[string]bool{},
@@ -434,6 +442,16 @@ func (c *call) join(t tracks, joining time.Time) error {
 	}
 	cb.OnLocalTrackSubscribed = func(pub *lksdk.LocalTrackPublication, _ *lksdk.LocalParticipant) {
 		c.trackSubscribed(pub.SID())
+	}
+	cb.OnDataPacket = func(data lksdk.DataPacket, params lksdk.DataReceiveParams) {
+		// LiveKit's SIP bridge sends each key the phone presses as a SipDTMF packet.
+		if d, ok := data.(*livekit.SipDTMF); ok && d.Digit != "" && params.Sender != nil && c.isCaller(params.Sender) {
+			select {
+			case c.keys <- speech.Key{Digit: d.Digit, At: time.Now()}:
+			default:
+				c.log.Warn("caller's keys not read; dropping", "digit", d.Digit)
+			}
+		}
 	}
 
 	room, err := lksdk.ConnectToRoomWithToken(c.lk.URL, c.lk.Token, cb, lksdk.WithAutoSubscribe(false))

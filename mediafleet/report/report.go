@@ -209,3 +209,21 @@ func trim(r persona.Report, max int) ([]byte, int, error) {
 	}
 	return body, trimmed, nil
 }
+
+// Transfer asks the control plane to hand the call to one of its assistant's transfer
+// destinations (persona.TransferPath) and returns once the destination answered, or the
+// refusal (the call then goes on). It is sent once: a transfer is not repeated on a lost
+// answer, where the control plane may already have made it.
+func (c *Client) Transfer(ctx context.Context, req persona.TransferRequest) error {
+	body, err := json.Marshal(req)
+	if err != nil {
+		return err
+	}
+	hc := c.HTTP
+	if hc == nil {
+		hc = &http.Client{}
+	}
+	hc = &http.Client{Transport: hc.Transport} // a transfer waits for a phone to answer: ctx bounds it
+	_, err = c.post(ctx, hc, strings.TrimSuffix(c.BaseURL, "/")+persona.TransferPath, body)
+	return err
+}

@@ -1,6 +1,7 @@
 package speech
 
 import (
+	"context"
 	"strings"
 	"time"
 
@@ -116,4 +117,28 @@ func HeardWords(pieces []Said) (w Words, played, cut bool) {
 	}
 	w.Text = strings.Join(parts, " ")
 	return w, played, cut
+}
+
+// Keypad is a Line whose caller can press keys: a phone's DTMF, which LiveKit's SIP
+// bridge sends into the room. Keys delivers each key as it is pressed. The conversation
+// puts them in the caller's turn as KeyText: in the turn the caller is speaking, or in a
+// turn of their own once the caller stops pressing (KeyGap).
+type Keypad interface {
+	Keys() <-chan Key
+}
+
+// Key is one key pressed: 0-9, *, #, A-D.
+type Key struct {
+	Digit string
+	At    time.Time
+}
+
+// KeyText is how a key reads in the caller's turn, to the model and in the transcript.
+func KeyText(digit string) string { return "[pressed " + digit + "]" }
+
+// Transferrer is a Line whose call can be handed to another party (a SIP call, by
+// REFER): Transfer returns once the destination answered (the caller then leaves the
+// line), or with the failure, the call going on.
+type Transferrer interface {
+	Transfer(ctx context.Context, to string) error
 }

@@ -29,6 +29,11 @@ type Message struct {
 // the assistant finishes what it is saying, then the call ends.
 const EndCallTool = "end_call"
 
+// TransferCallTool is the name of the tool the conversation offers the model when the
+// version lists transfer destinations: the assistant finishes its handover sentence,
+// then the call is transferred (argument "destination", one of them).
+const TransferCallTool = "transfer_call"
+
 // Tool is a function the model may call.
 type Tool struct {
 	Name        string

@@ -1034,6 +1034,66 @@ func (e DecidedCallObject) Valid() bool {
 	}
 }
 
+// Defines values for DeletedLineDeleted.
+const (
+	DeletedLineDeletedTrue DeletedLineDeleted = true
+)
+
+// Valid indicates whether the value is a known member of the DeletedLineDeleted enum.
+func (e DeletedLineDeleted) Valid() bool {
+	switch e {
+	case DeletedLineDeletedTrue:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for DeletedLineObject.
+const (
+	DeletedLineObjectLine DeletedLineObject = "line"
+)
+
+// Valid indicates whether the value is a known member of the DeletedLineObject enum.
+func (e DeletedLineObject) Valid() bool {
+	switch e {
+	case DeletedLineObjectLine:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for DeletedSipTrunkDeleted.
+const (
+	DeletedSipTrunkDeletedTrue DeletedSipTrunkDeleted = true
+)
+
+// Valid indicates whether the value is a known member of the DeletedSipTrunkDeleted enum.
+func (e DeletedSipTrunkDeleted) Valid() bool {
+	switch e {
+	case DeletedSipTrunkDeletedTrue:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for DeletedSipTrunkObject.
+const (
+	DeletedSipTrunkObjectSipTrunk DeletedSipTrunkObject = "sip_trunk"
+)
+
+// Valid indicates whether the value is a known member of the DeletedSipTrunkObject enum.
+func (e DeletedSipTrunkObject) Valid() bool {
+	switch e {
+	case DeletedSipTrunkObjectSipTrunk:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for DeletedWebhookEndpointDeleted.
 const (
 	DeletedWebhookEndpointDeletedTrue DeletedWebhookEndpointDeleted = true
@@ -1086,6 +1146,7 @@ const (
 	EndReasonRemoteHangup           EndReason = "remote_hangup"
 	EndReasonRoomClosed             EndReason = "room_closed"
 	EndReasonSilenceTimeout         EndReason = "silence_timeout"
+	EndReasonTransferred            EndReason = "transferred"
 )
 
 // Valid indicates whether the value is a known member of the EndReason enum.
@@ -1130,6 +1191,8 @@ func (e EndReason) Valid() bool {
 	case EndReasonRoomClosed:
 		return true
 	case EndReasonSilenceTimeout:
+		return true
+	case EndReasonTransferred:
 		return true
 	default:
 		return false
@@ -1287,12 +1350,21 @@ const (
 	AssistantInUse              Error409ErrorCode = "assistant_in_use"
 	AssistantNotPublished       Error409ErrorCode = "assistant_not_published"
 	CallAlreadyAnswered         Error409ErrorCode = "call_already_answered"
+	CallNotActive               Error409ErrorCode = "call_not_active"
 	CallNotAnswerable           Error409ErrorCode = "call_not_answerable"
 	EventNotRedeliverable       Error409ErrorCode = "event_not_redeliverable"
+	HandleTaken                 Error409ErrorCode = "handle_taken"
 	IdempotencyKeyInUse         Error409ErrorCode = "idempotency_key_in_use"
 	LastApiKey                  Error409ErrorCode = "last_api_key"
+	LineInCall                  Error409ErrorCode = "line_in_call"
+	LineNotDeletable            Error409ErrorCode = "line_not_deletable"
 	NoSubscribedEndpoint        Error409ErrorCode = "no_subscribed_endpoint"
 	SessionEnded                Error409ErrorCode = "session_ended"
+	TransferFailed              Error409ErrorCode = "transfer_failed"
+	TransferNotSupported        Error409ErrorCode = "transfer_not_supported"
+	TrunkHasNoOutbound          Error409ErrorCode = "trunk_has_no_outbound"
+	TrunkInUse                  Error409ErrorCode = "trunk_in_use"
+	TrunkLineLimitReached       Error409ErrorCode = "trunk_line_limit_reached"
 	WebhookEndpointDisabled     Error409ErrorCode = "webhook_endpoint_disabled"
 	WebhookEndpointLimitReached Error409ErrorCode = "webhook_endpoint_limit_reached"
 )
@@ -1310,17 +1382,35 @@ func (e Error409ErrorCode) Valid() bool {
 		return true
 	case CallAlreadyAnswered:
 		return true
+	case CallNotActive:
+		return true
 	case CallNotAnswerable:
 		return true
 	case EventNotRedeliverable:
+		return true
+	case HandleTaken:
 		return true
 	case IdempotencyKeyInUse:
 		return true
 	case LastApiKey:
 		return true
+	case LineInCall:
+		return true
+	case LineNotDeletable:
+		return true
 	case NoSubscribedEndpoint:
 		return true
 	case SessionEnded:
+		return true
+	case TransferFailed:
+		return true
+	case TransferNotSupported:
+		return true
+	case TrunkHasNoOutbound:
+		return true
+	case TrunkInUse:
+		return true
+	case TrunkLineLimitReached:
 		return true
 	case WebhookEndpointDisabled:
 		return true
@@ -1667,6 +1757,21 @@ func (e LineObject) Valid() bool {
 	}
 }
 
+// Defines values for LineCreatePlatform.
+const (
+	Sip LineCreatePlatform = "sip"
+)
+
+// Valid indicates whether the value is a known member of the LineCreatePlatform enum.
+func (e LineCreatePlatform) Valid() bool {
+	switch e {
+	case Sip:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for LineListObject.
 const (
 	LineListObjectList LineListObject = "list"
@@ -1931,6 +2036,117 @@ func (e Shot) Valid() bool {
 	case Medium:
 		return true
 	case Wide:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for SipTrunkObject.
+const (
+	SipTrunkObjectSipTrunk SipTrunkObject = "sip_trunk"
+)
+
+// Valid indicates whether the value is a known member of the SipTrunkObject enum.
+func (e SipTrunkObject) Valid() bool {
+	switch e {
+	case SipTrunkObjectSipTrunk:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for SipTrunkListObject.
+const (
+	SipTrunkListObjectList SipTrunkListObject = "list"
+)
+
+// Valid indicates whether the value is a known member of the SipTrunkListObject enum.
+func (e SipTrunkListObject) Valid() bool {
+	switch e {
+	case SipTrunkListObjectList:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for SipTrunkOutboundTransport.
+const (
+	SipTrunkOutboundTransportTcp SipTrunkOutboundTransport = "tcp"
+	SipTrunkOutboundTransportTls SipTrunkOutboundTransport = "tls"
+	SipTrunkOutboundTransportUdp SipTrunkOutboundTransport = "udp"
+)
+
+// Valid indicates whether the value is a known member of the SipTrunkOutboundTransport enum.
+func (e SipTrunkOutboundTransport) Valid() bool {
+	switch e {
+	case SipTrunkOutboundTransportTcp:
+		return true
+	case SipTrunkOutboundTransportTls:
+		return true
+	case SipTrunkOutboundTransportUdp:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for SipTrunkOutboundInputTransport.
+const (
+	SipTrunkOutboundInputTransportTcp SipTrunkOutboundInputTransport = "tcp"
+	SipTrunkOutboundInputTransportTls SipTrunkOutboundInputTransport = "tls"
+	SipTrunkOutboundInputTransportUdp SipTrunkOutboundInputTransport = "udp"
+)
+
+// Valid indicates whether the value is a known member of the SipTrunkOutboundInputTransport enum.
+func (e SipTrunkOutboundInputTransport) Valid() bool {
+	switch e {
+	case SipTrunkOutboundInputTransportTcp:
+		return true
+	case SipTrunkOutboundInputTransportTls:
+		return true
+	case SipTrunkOutboundInputTransportUdp:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for TransferBy.
+const (
+	TransferByAssistant TransferBy = "assistant"
+	TransferByCustomer  TransferBy = "customer"
+)
+
+// Valid indicates whether the value is a known member of the TransferBy enum.
+func (e TransferBy) Valid() bool {
+	switch e {
+	case TransferByAssistant:
+		return true
+	case TransferByCustomer:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for TransferStatus.
+const (
+	TransferStatusCompleted TransferStatus = "completed"
+	TransferStatusFailed    TransferStatus = "failed"
+	TransferStatusPending   TransferStatus = "pending"
+)
+
+// Valid indicates whether the value is a known member of the TransferStatus enum.
+func (e TransferStatus) Valid() bool {
+	switch e {
+	case TransferStatusCompleted:
+		return true
+	case TransferStatusFailed:
+		return true
+	case TransferStatusPending:
 		return true
 	default:
 		return false
@@ -2548,6 +2764,9 @@ type AssistantCreate struct {
 	// Examples: [{"description":"Finds an order by its number and says where it is.","name":"lookup_order","parameters":{"properties":{"order_id":{"type":"string"}},"required":["order_id"],"type":"object"},"url":"https://example.com/bridgeline/tools/lookup_order"}]
 	Tools *ToolsInput `json:"tools,omitempty"`
 
+	// TransferDestinations Where the assistant's `transfer_call` tool may hand a call over (at most 10, each `to` once); replaces the draft's, `[]` clears them.
+	TransferDestinations *[]TransferDestinationInput `json:"transfer_destinations,omitempty"`
+
 	// Voice An `id` from `GET /v1/voices`; empty for the avatar's default voice.
 	//
 	// Examples: alloy
@@ -2652,6 +2871,9 @@ type AssistantUpdate struct {
 	// Examples: [{"description":"Finds an order by its number and says where it is.","name":"lookup_order","parameters":{"properties":{"order_id":{"type":"string"}},"required":["order_id"],"type":"object"},"url":"https://example.com/bridgeline/tools/lookup_order"}]
 	Tools *ToolsInput `json:"tools,omitempty"`
 
+	// TransferDestinations Where the assistant's `transfer_call` tool may hand a call over (at most 10, each `to` once); replaces the draft's, `[]` clears them.
+	TransferDestinations *[]TransferDestinationInput `json:"transfer_destinations,omitempty"`
+
 	// Voice An `id` from `GET /v1/voices`; empty for the avatar's default voice.
 	//
 	// Examples: alloy
@@ -2715,8 +2937,11 @@ type AssistantVersion struct {
 	// SystemPrompt The instructions the language model runs with.
 	SystemPrompt string `json:"system_prompt"`
 
-	// Tools The tools the model may call, beside the built-in `end_call`; `[]` for none.
+	// Tools The tools the model may call, beside the built-in `end_call` (and `transfer_call` when there are transfer destinations); `[]` for none.
 	Tools []Tool `json:"tools"`
+
+	// TransferDestinations Where the assistant may transfer a call (its `transfer_call` tool); `[]` for none.
+	TransferDestinations *[]TransferDestination `json:"transfer_destinations,omitempty"`
 
 	// Variables The names of the placeholders the greeting and system prompt use, sorted; `[]` for none.
 	Variables []string `json:"variables"`
@@ -2869,7 +3094,7 @@ type Call struct {
 	// Object The kind of object: always `call`.
 	Object CallObject `json:"object"`
 
-	// Platform The calling platform the call is on: `sim` (the simulated platform), `sip`, or `web` for a web call (the caller a client that joined with a token; see Web calls).
+	// Platform The calling platform the call is on: `sim` (the simulated platform), `sip` (a phone call through a SIP trunk), or `web` for a web call (the caller a client that joined with a token; see Web calls).
 	//
 	// Examples: web
 	Platform string `json:"platform"`
@@ -2892,6 +3117,9 @@ type Call struct {
 
 	// Transcript Assistant calls only (an array, possibly empty); null otherwise.
 	Transcript *[]Turn `json:"transcript"`
+
+	// Transfer The call's latest hand-over to another party; null when it had none.
+	Transfer *Transfer `json:"transfer,omitempty"`
 
 	// Variables Assistant calls only; null otherwise. The values the greeting and system
 	// prompt were rendered with: for each placeholder name the version uses, the
@@ -3554,6 +3782,12 @@ type CallTranscriptEventWithAttemptsObject string
 // CallTranscriptEventWithAttemptsType The event type; it says which schema `data` has.
 type CallTranscriptEventWithAttemptsType string
 
+// CallTransferRequest Examples: {"to":"+15550100009"}
+type CallTransferRequest struct {
+	// To An E.164 number or a SIP URI (`sip:agent@pbx.example.com`).
+	To string `json:"to"`
+}
+
 // CallUpdate What `PATCH /v1/calls/{id}` changes. Only metadata; `{}` changes nothing.
 //
 // Examples: {"metadata":{"ticket":"T-1042"}}
@@ -3594,6 +3828,46 @@ type DecidedCallDecisionSource string
 
 // DecidedCallObject The kind of object: always `call`.
 type DecidedCallObject string
+
+// DeletedLine Examples: {"deleted":true,"id":"line_01jd3f4g5h6j7k8m9n0p1q2r3t","object":"line"}
+type DeletedLine struct {
+	// Deleted Always true: the object is deleted.
+	Deleted DeletedLineDeleted `json:"deleted"`
+
+	// Id The deleted line's id.
+	//
+	// Examples: line_01jd3f4g5h6j7k8m9n0p1q2r3t
+	Id LineID `json:"id"`
+
+	// Object The kind of object: always `line`.
+	Object DeletedLineObject `json:"object"`
+}
+
+// DeletedLineDeleted Always true: the object is deleted.
+type DeletedLineDeleted bool
+
+// DeletedLineObject The kind of object: always `line`.
+type DeletedLineObject string
+
+// DeletedSipTrunk Examples: {"deleted":true,"id":"trunk_01jd3f4g5h6j7k8m9n0p1q2r3t","object":"sip_trunk"}
+type DeletedSipTrunk struct {
+	// Deleted Always true: the object is deleted.
+	Deleted DeletedSipTrunkDeleted `json:"deleted"`
+
+	// Id The deleted trunk's id.
+	//
+	// Examples: trunk_01jd3f4g5h6j7k8m9n0p1q2r3t
+	Id SipTrunkID `json:"id"`
+
+	// Object The kind of object: always `sip_trunk`.
+	Object DeletedSipTrunkObject `json:"object"`
+}
+
+// DeletedSipTrunkDeleted Always true: the object is deleted.
+type DeletedSipTrunkDeleted bool
+
+// DeletedSipTrunkObject The kind of object: always `sip_trunk`.
+type DeletedSipTrunkObject string
 
 // DeletedWebhookEndpoint Examples: {"deleted":true,"id":"whep_01jd3f4g5h6j7k8m9n0p1q2r3t","object":"webhook_endpoint"}
 type DeletedWebhookEndpoint struct {
@@ -3653,8 +3927,11 @@ type Draft struct {
 	// SystemPrompt The instructions the language model runs with.
 	SystemPrompt string `json:"system_prompt"`
 
-	// Tools The tools the model may call, beside the built-in `end_call`; `[]` for none.
+	// Tools The tools the model may call, beside the built-in `end_call` (and `transfer_call` when there are transfer destinations); `[]` for none.
 	Tools []Tool `json:"tools"`
+
+	// TransferDestinations Where the assistant may transfer a call; `[]` for none.
+	TransferDestinations *[]TransferDestination `json:"transfer_destinations,omitempty"`
 
 	// Voice An `id` from `GET /v1/voices`; empty for the avatar's default voice.
 	//
@@ -4153,7 +4430,11 @@ type IdleTimeoutSeconds = int
 
 // InboundMode `assistant`: the assigned assistant answers (a call with none assigned is
 // declined); `customer_decides`: `call.incoming` asks the customer; `disabled`:
-// calls are declined.
+// calls are declined. On a SIP line the caller hears ringing until the call is
+// answered (an assistant line's assistant, or the customer's client, publishing
+// audio in the room); a declined call (`decline`, a decision timeout that
+// declines, `disabled`, no assistant, the concurrent-session limit) is refused with
+// SIP 486 Busy Here, never answered.
 //
 // Examples: assistant
 type InboundMode string
@@ -4200,8 +4481,11 @@ type Line struct {
 	// Examples: decline
 	OnDecisionTimeout OnDecisionTimeout `json:"on_decision_timeout"`
 
-	// Platform The calling platform (`sim` on the local stack).
+	// Platform The calling platform (`sim`, the simulator; `sip`, a number on one of your SIP trunks).
 	Platform string `json:"platform"`
+
+	// SipTrunkId A SIP line's trunk; null for a line on another platform.
+	SipTrunkId *string `json:"sip_trunk_id,omitempty"`
 
 	// UpdatedAt When it last changed.
 	//
@@ -4233,6 +4517,53 @@ type LineAssign struct {
 	// VersionId Optional: a version of that assistant to pin for the line's calls. Without it (or null) each call runs the assistant's active version, and an earlier pin is cleared.
 	VersionId *string `json:"version_id,omitempty"`
 }
+
+// LineCreate Examples: {"handle":"+15550100003","name":"Front desk","platform":"sip","sip_trunk_id":"trunk_01jd3f4g5h6j7k8m9n0p1q2r3t"}
+type LineCreate struct {
+	// AssistantId An assistant to assign (same rules as assign).
+	AssistantId *string `json:"assistant_id,omitempty"`
+
+	// DecisionTimeoutSeconds customer_decides only; how long `call.incoming` waits for a decision.
+	DecisionTimeoutSeconds *int `json:"decision_timeout_seconds,omitempty"`
+
+	// Handle The number in E.164 (+ and 8-15 digits).
+	Handle string `json:"handle"`
+
+	// InboundMode How the line handles inbound calls.
+	//
+	// Examples: assistant
+	InboundMode *InboundMode `json:"inbound_mode,omitempty"`
+
+	// Metadata Your own key-value pairs on the line: see `MetadataUpdate`.
+	//
+	// Examples: {"agent":"","order_id":"6736"}
+	Metadata *MetadataUpdate `json:"metadata,omitempty"`
+
+	// Name Display name.
+	Name *string `json:"name,omitempty"`
+
+	// OnDecisionTimeout What happens to a customer_decides call nobody decides before `answer_by`.
+	//
+	// Examples: decline
+	OnDecisionTimeout *OnDecisionTimeout `json:"on_decision_timeout,omitempty"`
+
+	// Platform Always `sip`: other lines are provisioned by the operator.
+	Platform LineCreatePlatform `json:"platform"`
+
+	// SipTrunkId The trunk the number's calls come in on and go out by.
+	//
+	// Examples: trunk_01jd3f4g5h6j7k8m9n0p1q2r3t
+	SipTrunkId SipTrunkID `json:"sip_trunk_id"`
+
+	// Variables The line's default variables.
+	Variables *map[string]string `json:"variables,omitempty"`
+
+	// VersionId A version of that assistant to pin.
+	VersionId *string `json:"version_id,omitempty"`
+}
+
+// LineCreatePlatform Always `sip`: other lines are provisioned by the operator.
+type LineCreatePlatform string
 
 // LineID Examples: line_01jd3f4g5h6j7k8m9n0p1q2r3t
 type LineID = string
@@ -4727,6 +5058,161 @@ type SessionUpdate struct {
 // Shot Examples: close_up
 type Shot string
 
+// SipTrunk A SIP trunk. Passwords are never shown.
+//
+// Examples: {"created_at":"2026-11-22T07:00:00.123Z","id":"trunk_01jd3f4g5h6j7k8m9n0p1q2r3t","inbound":{"allowed_addresses":["54.172.60.0/30"],"password_set":false,"username":null},"name":"Twilio","numbers":["+15550100003"],"object":"sip_trunk","origination_uri":"sip:sip.example.com:5060","outbound":{"address":"example.pstn.twilio.com","password_set":true,"transport":"udp","username":"bridgeline"},"updated_at":"2026-11-22T07:00:00.123Z"}
+type SipTrunk struct {
+	// CreatedAt When it was created.
+	//
+	// Examples: 2026-11-22T07:00:00.123Z
+	CreatedAt Timestamp `json:"created_at"`
+
+	// Id The trunk's id.
+	//
+	// Examples: trunk_01jd3f4g5h6j7k8m9n0p1q2r3t
+	Id SipTrunkID `json:"id"`
+
+	// Inbound Which calls the trunk accepts; null when it takes no calls in.
+	Inbound *SipTrunkInbound `json:"inbound"`
+
+	// Name Display name.
+	Name string `json:"name"`
+
+	// Numbers The numbers of the trunk's lines.
+	Numbers []string `json:"numbers"`
+
+	// Object The kind of object: always `sip_trunk`.
+	Object SipTrunkObject `json:"object"`
+
+	// OriginationUri Where the provider must send the trunk's calls: the deployment's SIP host and port (`sip:host:port`).
+	OriginationUri string `json:"origination_uri"`
+
+	// Outbound Where sessions on the trunk's lines dial out; null when it dials nothing.
+	Outbound *SipTrunkOutbound `json:"outbound"`
+
+	// UpdatedAt When it last changed.
+	//
+	// Examples: 2026-11-22T07:00:00.123Z
+	UpdatedAt Timestamp `json:"updated_at"`
+}
+
+// SipTrunkObject The kind of object: always `sip_trunk`.
+type SipTrunkObject string
+
+// SipTrunkCreate Examples: {"inbound":{"allowed_addresses":["54.172.60.0/30"]},"name":"Twilio","outbound":{"address":"example.pstn.twilio.com","transport":"udp"}}
+type SipTrunkCreate struct {
+	// Inbound Which calls the trunk accepts.
+	//
+	// Examples: {"allowed_addresses":["54.172.60.0/30"]}
+	Inbound *SipTrunkInboundInput `json:"inbound,omitempty"`
+
+	// Name Display name.
+	Name *string `json:"name,omitempty"`
+
+	// Outbound Where the trunk dials out.
+	//
+	// Examples: {"address":"example.pstn.twilio.com","password":"s3cret-pass","transport":"udp","username":"bridgeline"}
+	Outbound *SipTrunkOutboundInput `json:"outbound,omitempty"`
+}
+
+// SipTrunkID Examples: trunk_01jd3f4g5h6j7k8m9n0p1q2r3t
+type SipTrunkID = string
+
+// SipTrunkInbound A trunk's inbound side.
+//
+// Examples: {"allowed_addresses":["54.172.60.0/30"],"password_set":false,"username":null}
+type SipTrunkInbound struct {
+	// AllowedAddresses Addresses or CIDRs the provider signals from; `[]` for any (then credentials are required).
+	AllowedAddresses []string `json:"allowed_addresses"`
+
+	// PasswordSet Whether a digest password is stored.
+	PasswordSet bool `json:"password_set"`
+
+	// Username The digest user calls must authenticate as; null for none.
+	Username *string `json:"username"`
+}
+
+// SipTrunkInboundInput Which calls the trunk accepts: `allowed_addresses` and/or `username` + `password`, at least one.
+//
+// Examples: {"allowed_addresses":["54.172.60.0/30"]}
+type SipTrunkInboundInput struct {
+	// AllowedAddresses IPv4 or IPv6 addresses or CIDRs the provider signals from.
+	AllowedAddresses *[]string `json:"allowed_addresses,omitempty"`
+
+	// Password Its password; never shown again. Left out on update: the stored one stays; null removes it.
+	Password *string `json:"password,omitempty"`
+
+	// Username The digest user callers authenticate as.
+	Username *string `json:"username,omitempty"`
+}
+
+// SipTrunkList Examples: {"data":[{"created_at":"2026-11-22T07:00:00.123Z","id":"trunk_01jd3f4g5h6j7k8m9n0p1q2r3t","inbound":{"allowed_addresses":["54.172.60.0/30"],"password_set":false,"username":null},"name":"Twilio","numbers":["+15550100003"],"object":"sip_trunk","origination_uri":"sip:sip.example.com:5060","outbound":{"address":"example.pstn.twilio.com","password_set":true,"transport":"udp","username":"bridgeline"},"updated_at":"2026-11-22T07:00:00.123Z"}],"has_more":false,"object":"list"}
+type SipTrunkList struct {
+	// Data The page of items, newest first.
+	Data []SipTrunk `json:"data"`
+
+	// HasMore True when another page exists after this one.
+	HasMore bool `json:"has_more"`
+
+	// Object The kind of object: always `list`.
+	Object SipTrunkListObject `json:"object"`
+}
+
+// SipTrunkListObject The kind of object: always `list`.
+type SipTrunkListObject string
+
+// SipTrunkOutbound A trunk's outbound side.
+//
+// Examples: {"address":"example.pstn.twilio.com","password_set":true,"transport":"udp","username":"bridgeline"}
+type SipTrunkOutbound struct {
+	// Address The provider's SIP host, `host[:port]`.
+	Address string `json:"address"`
+
+	// PasswordSet Whether a digest password is stored.
+	PasswordSet bool `json:"password_set"`
+
+	// Transport How calls are signalled to it.
+	Transport SipTrunkOutboundTransport `json:"transport"`
+
+	// Username The digest user the trunk authenticates as; null for none.
+	Username *string `json:"username"`
+}
+
+// SipTrunkOutboundTransport How calls are signalled to it.
+type SipTrunkOutboundTransport string
+
+// SipTrunkOutboundInput Where the trunk dials out.
+//
+// Examples: {"address":"example.pstn.twilio.com","password":"s3cret-pass","transport":"udp","username":"bridgeline"}
+type SipTrunkOutboundInput struct {
+	// Address The provider's SIP host, `host[:port]`.
+	Address string `json:"address"`
+
+	// Password Its password; never shown again. Left out on update: the stored one stays; null removes it.
+	Password *string `json:"password,omitempty"`
+
+	// Transport `udp` (default), `tcp` or `tls`.
+	Transport *SipTrunkOutboundInputTransport `json:"transport,omitempty"`
+
+	// Username The digest user the trunk authenticates as.
+	Username *string `json:"username,omitempty"`
+}
+
+// SipTrunkOutboundInputTransport `udp` (default), `tcp` or `tls`.
+type SipTrunkOutboundInputTransport string
+
+// SipTrunkUpdate Examples: {"name":"Twilio (main)"}
+type SipTrunkUpdate struct {
+	// Inbound Replaces the inbound side (a password left out stays); null removes it.
+	Inbound *SipTrunkInboundInput `json:"inbound,omitempty"`
+
+	// Name Display name.
+	Name *string `json:"name,omitempty"`
+
+	// Outbound Replaces the outbound side (a password left out stays); null removes it.
+	Outbound *SipTrunkOutboundInput `json:"outbound,omitempty"`
+}
+
 // SystemPrompt The instructions the language model runs with; may hold `{{name}}` or `{{name|default}}` placeholders (see Variables).
 //
 // Examples: You are the front desk of Acme Dental. Be brief and kind.
@@ -4840,6 +5326,56 @@ type ToolUse struct {
 //
 // Examples: [{"description":"Finds an order by its number and says where it is.","name":"lookup_order","parameters":{"properties":{"order_id":{"type":"string"}},"required":["order_id"],"type":"object"},"url":"https://example.com/bridgeline/tools/lookup_order"}]
 type ToolsInput = []ToolInput
+
+// Transfer A call's hand-over to another party.
+//
+// Examples: {"by":"customer","failure":null,"requested_at":"2026-11-22T07:00:00.123Z","status":"completed","to":"+15550100009"}
+type Transfer struct {
+	// By Who asked: `customer` (the API) or `assistant` (its `transfer_call` tool).
+	By TransferBy `json:"by"`
+
+	// Failure Why a failed transfer failed; null otherwise.
+	Failure *string `json:"failure"`
+
+	// RequestedAt When the transfer was asked for.
+	//
+	// Examples: 2026-11-22T07:00:00.123Z
+	RequestedAt Timestamp `json:"requested_at"`
+
+	// Status `pending` while the destination rings, `completed` once it answered (the call left Bridgeline), `failed` when it did not (the call went on).
+	Status TransferStatus `json:"status"`
+
+	// To The destination: an E.164 number or a SIP URI.
+	To string `json:"to"`
+}
+
+// TransferBy Who asked: `customer` (the API) or `assistant` (its `transfer_call` tool).
+type TransferBy string
+
+// TransferStatus `pending` while the destination rings, `completed` once it answered (the call left Bridgeline), `failed` when it did not (the call went on).
+type TransferStatus string
+
+// TransferDestination A destination the assistant's `transfer_call` tool may hand a call to.
+//
+// Examples: {"description":"The sales team, for orders over $1000.","to":"+15550100009"}
+type TransferDestination struct {
+	// Description What the model reads to choose it.
+	Description string `json:"description"`
+
+	// To An E.164 number or a SIP URI.
+	To string `json:"to"`
+}
+
+// TransferDestinationInput A destination the assistant's `transfer_call` tool may hand a call to.
+//
+// Examples: {"description":"The sales team, for orders over $1000.","to":"+15550100009"}
+type TransferDestinationInput struct {
+	// Description What the model reads to choose it.
+	Description *string `json:"description,omitempty"`
+
+	// To An E.164 number or a SIP URI (`sip:agent@pbx.example.com`).
+	To string `json:"to"`
+}
 
 // Turn Examples: {"end_ms":2400,"interrupted":true,"speaker":"assistant","start_ms":300,"text":"Hello, Acme Dental, how can I help?"}
 type Turn struct {
@@ -5152,6 +5688,9 @@ type LinePathID = LineID
 // SessionPathID Examples: ses_01jd3f4g5h6j7k8m9n0p1q2r3t
 type SessionPathID = SessionID
 
+// SipTrunkPathID Examples: trunk_01jd3f4g5h6j7k8m9n0p1q2r3t
+type SipTrunkPathID = SipTrunkID
+
 // WebhookEndpointPathID Examples: whep_01jd3f4g5h6j7k8m9n0p1q2r3t
 type WebhookEndpointPathID = WebhookEndpointID
 
@@ -5362,6 +5901,12 @@ type AnswerCallParams struct {
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
+// TransferCallParams defines parameters for TransferCall.
+type TransferCallParams struct {
+	// IdempotencyKey Makes the POST safe to retry. See the conventions in the description.
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
+
 // ListEventsParams defines parameters for ListEvents.
 type ListEventsParams struct {
 	// Limit Page size.
@@ -5406,6 +5951,12 @@ type ListLinesParams struct {
 	EndingBefore *LineID `form:"ending_before,omitempty" json:"ending_before,omitempty"`
 }
 
+// CreateLineParams defines parameters for CreateLine.
+type CreateLineParams struct {
+	// IdempotencyKey Makes the POST safe to retry. See the conventions in the description.
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
+
 // AssignLineAssistantParams defines parameters for AssignLineAssistant.
 type AssignLineAssistantParams struct {
 	// IdempotencyKey Makes the POST safe to retry. See the conventions in the description.
@@ -5435,6 +5986,24 @@ type CreateSessionParams struct {
 
 // CreateSessionTokenParams defines parameters for CreateSessionToken.
 type CreateSessionTokenParams struct {
+	// IdempotencyKey Makes the POST safe to retry. See the conventions in the description.
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
+
+// ListSipTrunksParams defines parameters for ListSipTrunks.
+type ListSipTrunksParams struct {
+	// Limit Page size.
+	Limit *Limit `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// StartingAfter Id of the last trunk of the previous page.
+	StartingAfter *SipTrunkID `form:"starting_after,omitempty" json:"starting_after,omitempty"`
+
+	// EndingBefore Id of the first trunk of the next page (the newer one); the page holds the trunks just before it, newest first. Not with `starting_after`.
+	EndingBefore *SipTrunkID `form:"ending_before,omitempty" json:"ending_before,omitempty"`
+}
+
+// CreateSipTrunkParams defines parameters for CreateSipTrunk.
+type CreateSipTrunkParams struct {
 	// IdempotencyKey Makes the POST safe to retry. See the conventions in the description.
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
@@ -5710,8 +6279,14 @@ type UpdateCallJSONRequestBody = CallUpdate
 // AnswerCallJSONRequestBody defines body for AnswerCall for application/json ContentType.
 type AnswerCallJSONRequestBody = CallAnswerRequest
 
+// TransferCallJSONRequestBody defines body for TransferCall for application/json ContentType.
+type TransferCallJSONRequestBody = CallTransferRequest
+
 // RedeliverEventJSONRequestBody defines body for RedeliverEvent for application/json ContentType.
 type RedeliverEventJSONRequestBody = EventRedeliver
+
+// CreateLineJSONRequestBody defines body for CreateLine for application/json ContentType.
+type CreateLineJSONRequestBody = LineCreate
 
 // UpdateLineJSONRequestBody defines body for UpdateLine for application/json ContentType.
 type UpdateLineJSONRequestBody = LineUpdate
@@ -5727,6 +6302,12 @@ type UpdateSessionJSONRequestBody = SessionUpdate
 
 // CreateSessionTokenJSONRequestBody defines body for CreateSessionToken for application/json ContentType.
 type CreateSessionTokenJSONRequestBody = SessionTokenCreate
+
+// CreateSipTrunkJSONRequestBody defines body for CreateSipTrunk for application/json ContentType.
+type CreateSipTrunkJSONRequestBody = SipTrunkCreate
+
+// UpdateSipTrunkJSONRequestBody defines body for UpdateSipTrunk for application/json ContentType.
+type UpdateSipTrunkJSONRequestBody = SipTrunkUpdate
 
 // CreateWebhookEndpointJSONRequestBody defines body for CreateWebhookEndpoint for application/json ContentType.
 type CreateWebhookEndpointJSONRequestBody = WebhookEndpointCreate
@@ -6559,6 +7140,44 @@ type ClientInterface interface {
 	// Corresponds with POST /v1/calls/{id}/answer (the `AnswerCall` operationId).
 	AnswerCall(ctx context.Context, id CallID, params *AnswerCallParams, body AnswerCallJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// TransferCallWithBody Transfer a live call to a person
+	//
+	// Hands a live call over to `to`, an E.164 number or a SIP URI
+	// (`sip:agent@pbx.example.com`), through its platform: on a SIP line, a SIP REFER
+	// to the caller's side, which calls the destination through its own provider. The
+	// answer comes once the destination answered: 200 with the call record, ended with
+	// `end_reason: "transferred"` and its `transfer` completed (the call has left
+	// Bridgeline). A transfer that fails (refused, unanswered within 40 s) keeps the
+	// call as it was and answers 409 `transfer_failed`, the record's `transfer` saying
+	// `failed`. 409 `transfer_not_supported` on a platform that cannot transfer (the
+	// sim); 409 `call_not_active` for a call that is not live (ringing, ended);
+	// 400 `parameter_invalid` on `to`; 502 `upstream_unavailable` when the platform did
+	// not answer.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v1/calls/{id}/transfer (the `TransferCall` operationId).
+	TransferCallWithBody(ctx context.Context, id CallID, params *TransferCallParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// TransferCall Transfer a live call to a person
+	//
+	// Hands a live call over to `to`, an E.164 number or a SIP URI
+	// (`sip:agent@pbx.example.com`), through its platform: on a SIP line, a SIP REFER
+	// to the caller's side, which calls the destination through its own provider. The
+	// answer comes once the destination answered: 200 with the call record, ended with
+	// `end_reason: "transferred"` and its `transfer` completed (the call has left
+	// Bridgeline). A transfer that fails (refused, unanswered within 40 s) keeps the
+	// call as it was and answers 409 `transfer_failed`, the record's `transfer` saying
+	// `failed`. 409 `transfer_not_supported` on a platform that cannot transfer (the
+	// sim); 409 `call_not_active` for a call that is not live (ringing, ended);
+	// 400 `parameter_invalid` on `to`; 502 `upstream_unavailable` when the platform did
+	// not answer.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v1/calls/{id}/transfer (the `TransferCall` operationId).
+	TransferCall(ctx context.Context, id CallID, params *TransferCallParams, body TransferCallJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// ListEvents List events
 	//
 	// Events sent to the account, newest first, without their attempts.
@@ -6607,6 +7226,53 @@ type ClientInterface interface {
 	//
 	// Corresponds with GET /v1/lines (the `ListLines` operationId).
 	ListLines(ctx context.Context, params *ListLinesParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CreateLineWithBody Add a SIP line
+	//
+	// Adds one of your phone numbers as a line on one of your SIP trunks
+	// (`platform: "sip"`; sim lines are provisioned by the operator, and any other
+	// platform is 400 `parameter_invalid` on `platform`). `handle` is the number in
+	// E.164; a number belongs to one line in the whole deployment: one any account
+	// already has is 409 `handle_taken`. `sip_trunk_id` is a trunk of the account (404
+	// `resource_not_found` with `param: sip_trunk_id` otherwise); a trunk carries at
+	// most 1000 lines (409 `trunk_line_limit_reached`). Every field `PATCH
+	// /v1/lines/{id}` takes may be given too, under its rules. The line answers calls
+	// to its number at once: Bridgeline adds it to LiveKit's SIP trunk and dispatch
+	// rule of the trunk (repaired within a minute when that step fails half way).
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v1/lines (the `CreateLine` operationId).
+	CreateLineWithBody(ctx context.Context, params *CreateLineParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CreateLine Add a SIP line
+	//
+	// Adds one of your phone numbers as a line on one of your SIP trunks
+	// (`platform: "sip"`; sim lines are provisioned by the operator, and any other
+	// platform is 400 `parameter_invalid` on `platform`). `handle` is the number in
+	// E.164; a number belongs to one line in the whole deployment: one any account
+	// already has is 409 `handle_taken`. `sip_trunk_id` is a trunk of the account (404
+	// `resource_not_found` with `param: sip_trunk_id` otherwise); a trunk carries at
+	// most 1000 lines (409 `trunk_line_limit_reached`). Every field `PATCH
+	// /v1/lines/{id}` takes may be given too, under its rules. The line answers calls
+	// to its number at once: Bridgeline adds it to LiveKit's SIP trunk and dispatch
+	// rule of the trunk (repaired within a minute when that step fails half way).
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v1/lines (the `CreateLine` operationId).
+	CreateLine(ctx context.Context, params *CreateLineParams, body CreateLineJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// DeleteLine Delete a SIP line
+	//
+	// Removes a SIP line: its number stops reaching Bridgeline (it leaves LiveKit's
+	// trunk and dispatch rule) and may be added again, by this account or another.
+	// Its call records stay. 409 `line_in_call` while a call on it is ringing or live;
+	// 409 `line_not_deletable` for a line the operator provisioned (a sim line). A
+	// second DELETE is 404.
+	//
+	// Corresponds with DELETE /v1/lines/{id} (the `DeleteLine` operationId).
+	DeleteLine(ctx context.Context, id LinePathID, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetLine Get a line
 	//
@@ -6848,6 +7514,92 @@ type ClientInterface interface {
 	//
 	// Corresponds with POST /v1/sessions/{id}/tokens (the `CreateSessionToken` operationId).
 	CreateSessionToken(ctx context.Context, id SessionPathID, params *CreateSessionTokenParams, body CreateSessionTokenJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ListSipTrunks List SIP trunks
+	//
+	// The account's SIP trunks, newest first.
+	//
+	// Corresponds with GET /v1/sip_trunks (the `ListSipTrunks` operationId).
+	ListSipTrunks(ctx context.Context, params *ListSipTrunksParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CreateSipTrunkWithBody Create a SIP trunk
+	//
+	// Connects a SIP provider (Twilio Elastic SIP Trunking, Telnyx, Vonage, Plivo, a
+	// company's PBX) to the account. `inbound` says which calls to accept: from
+	// `allowed_addresses` (IPv4 or IPv6 addresses or CIDRs the provider signals from)
+	// and/or with digest credentials `username` + `password`, at least one of the two;
+	// a call from anywhere else never reaches a room and leaves no call record.
+	// `outbound` says where sessions dial out: `address` as `host[:port]` (a host that
+	// is a literal loopback, private, link-local or other internal address is 400
+	// `url_not_allowed`, as for webhook and tool URLs), `transport`
+	// `udp` (the default), `tcp` or `tls`, and optional credentials. At least one side
+	// is given. Passwords are sealed at rest and never shown again (`password_set`).
+	// The answer's `origination_uri` is where the provider must send the trunk's calls
+	// (the deployment's SIP host and port). Add numbers with `POST /v1/lines`.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v1/sip_trunks (the `CreateSipTrunk` operationId).
+	CreateSipTrunkWithBody(ctx context.Context, params *CreateSipTrunkParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CreateSipTrunk Create a SIP trunk
+	//
+	// Connects a SIP provider (Twilio Elastic SIP Trunking, Telnyx, Vonage, Plivo, a
+	// company's PBX) to the account. `inbound` says which calls to accept: from
+	// `allowed_addresses` (IPv4 or IPv6 addresses or CIDRs the provider signals from)
+	// and/or with digest credentials `username` + `password`, at least one of the two;
+	// a call from anywhere else never reaches a room and leaves no call record.
+	// `outbound` says where sessions dial out: `address` as `host[:port]` (a host that
+	// is a literal loopback, private, link-local or other internal address is 400
+	// `url_not_allowed`, as for webhook and tool URLs), `transport`
+	// `udp` (the default), `tcp` or `tls`, and optional credentials. At least one side
+	// is given. Passwords are sealed at rest and never shown again (`password_set`).
+	// The answer's `origination_uri` is where the provider must send the trunk's calls
+	// (the deployment's SIP host and port). Add numbers with `POST /v1/lines`.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v1/sip_trunks (the `CreateSipTrunk` operationId).
+	CreateSipTrunk(ctx context.Context, params *CreateSipTrunkParams, body CreateSipTrunkJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// DeleteSipTrunk Delete a SIP trunk
+	//
+	// Removes the trunk and its objects in LiveKit. 409 `trunk_in_use` while lines
+	// still use it: delete them first. A second DELETE is 404.
+	//
+	// Corresponds with DELETE /v1/sip_trunks/{id} (the `DeleteSipTrunk` operationId).
+	DeleteSipTrunk(ctx context.Context, id SipTrunkPathID, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetSipTrunk Get a SIP trunk
+	//
+	// Corresponds with GET /v1/sip_trunks/{id} (the `GetSipTrunk` operationId).
+	GetSipTrunk(ctx context.Context, id SipTrunkPathID, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// UpdateSipTrunkWithBody Update a SIP trunk
+	//
+	// Any of `name`, `inbound` and `outbound`; absent fields are left alone. A side
+	// given replaces that side whole, except that a password left out keeps the stored
+	// one (`password: null` removes it); `inbound: null` or `outbound: null` removes
+	// the side, but a trunk keeps at least one (400 `parameter_invalid`). The trunk's
+	// lines and LiveKit's SIP trunks follow at once.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with PATCH /v1/sip_trunks/{id} (the `UpdateSipTrunk` operationId).
+	UpdateSipTrunkWithBody(ctx context.Context, id SipTrunkPathID, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// UpdateSipTrunk Update a SIP trunk
+	//
+	// Any of `name`, `inbound` and `outbound`; absent fields are left alone. A side
+	// given replaces that side whole, except that a password left out keeps the stored
+	// one (`password: null` removes it); `inbound: null` or `outbound: null` removes
+	// the side, but a trunk keeps at least one (400 `parameter_invalid`). The trunk's
+	// lines and LiveKit's SIP trunks follow at once.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with PATCH /v1/sip_trunks/{id} (the `UpdateSipTrunk` operationId).
+	UpdateSipTrunk(ctx context.Context, id SipTrunkPathID, body UpdateSipTrunkJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ListVoices List the voices the deployment offers
 	//
@@ -7658,6 +8410,64 @@ func (c *BaseClient) AnswerCall(ctx context.Context, id CallID, params *AnswerCa
 	return c.Client.Do(req)
 }
 
+// TransferCallWithBody Transfer a live call to a person
+//
+// Hands a live call over to `to`, an E.164 number or a SIP URI
+// (`sip:agent@pbx.example.com`), through its platform: on a SIP line, a SIP REFER
+// to the caller's side, which calls the destination through its own provider. The
+// answer comes once the destination answered: 200 with the call record, ended with
+// `end_reason: "transferred"` and its `transfer` completed (the call has left
+// Bridgeline). A transfer that fails (refused, unanswered within 40 s) keeps the
+// call as it was and answers 409 `transfer_failed`, the record's `transfer` saying
+// `failed`. 409 `transfer_not_supported` on a platform that cannot transfer (the
+// sim); 409 `call_not_active` for a call that is not live (ringing, ended);
+// 400 `parameter_invalid` on `to`; 502 `upstream_unavailable` when the platform did
+// not answer.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v1/calls/{id}/transfer (the `TransferCall` operationId).
+func (c *BaseClient) TransferCallWithBody(ctx context.Context, id CallID, params *TransferCallParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewTransferCallRequestWithBody(c.Server, id, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// TransferCall Transfer a live call to a person
+//
+// Hands a live call over to `to`, an E.164 number or a SIP URI
+// (`sip:agent@pbx.example.com`), through its platform: on a SIP line, a SIP REFER
+// to the caller's side, which calls the destination through its own provider. The
+// answer comes once the destination answered: 200 with the call record, ended with
+// `end_reason: "transferred"` and its `transfer` completed (the call has left
+// Bridgeline). A transfer that fails (refused, unanswered within 40 s) keeps the
+// call as it was and answers 409 `transfer_failed`, the record's `transfer` saying
+// `failed`. 409 `transfer_not_supported` on a platform that cannot transfer (the
+// sim); 409 `call_not_active` for a call that is not live (ringing, ended);
+// 400 `parameter_invalid` on `to`; 502 `upstream_unavailable` when the platform did
+// not answer.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v1/calls/{id}/transfer (the `TransferCall` operationId).
+func (c *BaseClient) TransferCall(ctx context.Context, id CallID, params *TransferCallParams, body TransferCallJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewTransferCallRequest(c.Server, id, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // ListEvents List events
 //
 // Events sent to the account, newest first, without their attempts.
@@ -7747,6 +8557,83 @@ func (c *BaseClient) RedeliverEvent(ctx context.Context, id EventPathID, params 
 // Corresponds with GET /v1/lines (the `ListLines` operationId).
 func (c *BaseClient) ListLines(ctx context.Context, params *ListLinesParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewListLinesRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CreateLineWithBody Add a SIP line
+//
+// Adds one of your phone numbers as a line on one of your SIP trunks
+// (`platform: "sip"`; sim lines are provisioned by the operator, and any other
+// platform is 400 `parameter_invalid` on `platform`). `handle` is the number in
+// E.164; a number belongs to one line in the whole deployment: one any account
+// already has is 409 `handle_taken`. `sip_trunk_id` is a trunk of the account (404
+// `resource_not_found` with `param: sip_trunk_id` otherwise); a trunk carries at
+// most 1000 lines (409 `trunk_line_limit_reached`). Every field `PATCH
+// /v1/lines/{id}` takes may be given too, under its rules. The line answers calls
+// to its number at once: Bridgeline adds it to LiveKit's SIP trunk and dispatch
+// rule of the trunk (repaired within a minute when that step fails half way).
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v1/lines (the `CreateLine` operationId).
+func (c *BaseClient) CreateLineWithBody(ctx context.Context, params *CreateLineParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreateLineRequestWithBody(c.Server, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CreateLine Add a SIP line
+//
+// Adds one of your phone numbers as a line on one of your SIP trunks
+// (`platform: "sip"`; sim lines are provisioned by the operator, and any other
+// platform is 400 `parameter_invalid` on `platform`). `handle` is the number in
+// E.164; a number belongs to one line in the whole deployment: one any account
+// already has is 409 `handle_taken`. `sip_trunk_id` is a trunk of the account (404
+// `resource_not_found` with `param: sip_trunk_id` otherwise); a trunk carries at
+// most 1000 lines (409 `trunk_line_limit_reached`). Every field `PATCH
+// /v1/lines/{id}` takes may be given too, under its rules. The line answers calls
+// to its number at once: Bridgeline adds it to LiveKit's SIP trunk and dispatch
+// rule of the trunk (repaired within a minute when that step fails half way).
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v1/lines (the `CreateLine` operationId).
+func (c *BaseClient) CreateLine(ctx context.Context, params *CreateLineParams, body CreateLineJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreateLineRequest(c.Server, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// DeleteLine Delete a SIP line
+//
+// Removes a SIP line: its number stops reaching Bridgeline (it leaves LiveKit's
+// trunk and dispatch rule) and may be added again, by this account or another.
+// Its call records stay. 409 `line_in_call` while a call on it is ringing or live;
+// 409 `line_not_deletable` for a line the operator provisioned (a sim line). A
+// second DELETE is 404.
+//
+// Corresponds with DELETE /v1/lines/{id} (the `DeleteLine` operationId).
+func (c *BaseClient) DeleteLine(ctx context.Context, id LinePathID, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewDeleteLineRequest(c.Server, id)
 	if err != nil {
 		return nil, err
 	}
@@ -8128,6 +9015,162 @@ func (c *BaseClient) CreateSessionTokenWithBody(ctx context.Context, id SessionP
 // Corresponds with POST /v1/sessions/{id}/tokens (the `CreateSessionToken` operationId).
 func (c *BaseClient) CreateSessionToken(ctx context.Context, id SessionPathID, params *CreateSessionTokenParams, body CreateSessionTokenJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewCreateSessionTokenRequest(c.Server, id, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ListSipTrunks List SIP trunks
+//
+// The account's SIP trunks, newest first.
+//
+// Corresponds with GET /v1/sip_trunks (the `ListSipTrunks` operationId).
+func (c *BaseClient) ListSipTrunks(ctx context.Context, params *ListSipTrunksParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListSipTrunksRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CreateSipTrunkWithBody Create a SIP trunk
+//
+// Connects a SIP provider (Twilio Elastic SIP Trunking, Telnyx, Vonage, Plivo, a
+// company's PBX) to the account. `inbound` says which calls to accept: from
+// `allowed_addresses` (IPv4 or IPv6 addresses or CIDRs the provider signals from)
+// and/or with digest credentials `username` + `password`, at least one of the two;
+// a call from anywhere else never reaches a room and leaves no call record.
+// `outbound` says where sessions dial out: `address` as `host[:port]` (a host that
+// is a literal loopback, private, link-local or other internal address is 400
+// `url_not_allowed`, as for webhook and tool URLs), `transport`
+// `udp` (the default), `tcp` or `tls`, and optional credentials. At least one side
+// is given. Passwords are sealed at rest and never shown again (`password_set`).
+// The answer's `origination_uri` is where the provider must send the trunk's calls
+// (the deployment's SIP host and port). Add numbers with `POST /v1/lines`.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v1/sip_trunks (the `CreateSipTrunk` operationId).
+func (c *BaseClient) CreateSipTrunkWithBody(ctx context.Context, params *CreateSipTrunkParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreateSipTrunkRequestWithBody(c.Server, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CreateSipTrunk Create a SIP trunk
+//
+// Connects a SIP provider (Twilio Elastic SIP Trunking, Telnyx, Vonage, Plivo, a
+// company's PBX) to the account. `inbound` says which calls to accept: from
+// `allowed_addresses` (IPv4 or IPv6 addresses or CIDRs the provider signals from)
+// and/or with digest credentials `username` + `password`, at least one of the two;
+// a call from anywhere else never reaches a room and leaves no call record.
+// `outbound` says where sessions dial out: `address` as `host[:port]` (a host that
+// is a literal loopback, private, link-local or other internal address is 400
+// `url_not_allowed`, as for webhook and tool URLs), `transport`
+// `udp` (the default), `tcp` or `tls`, and optional credentials. At least one side
+// is given. Passwords are sealed at rest and never shown again (`password_set`).
+// The answer's `origination_uri` is where the provider must send the trunk's calls
+// (the deployment's SIP host and port). Add numbers with `POST /v1/lines`.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v1/sip_trunks (the `CreateSipTrunk` operationId).
+func (c *BaseClient) CreateSipTrunk(ctx context.Context, params *CreateSipTrunkParams, body CreateSipTrunkJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreateSipTrunkRequest(c.Server, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// DeleteSipTrunk Delete a SIP trunk
+//
+// Removes the trunk and its objects in LiveKit. 409 `trunk_in_use` while lines
+// still use it: delete them first. A second DELETE is 404.
+//
+// Corresponds with DELETE /v1/sip_trunks/{id} (the `DeleteSipTrunk` operationId).
+func (c *BaseClient) DeleteSipTrunk(ctx context.Context, id SipTrunkPathID, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewDeleteSipTrunkRequest(c.Server, id)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetSipTrunk Get a SIP trunk
+//
+// Corresponds with GET /v1/sip_trunks/{id} (the `GetSipTrunk` operationId).
+func (c *BaseClient) GetSipTrunk(ctx context.Context, id SipTrunkPathID, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetSipTrunkRequest(c.Server, id)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// UpdateSipTrunkWithBody Update a SIP trunk
+//
+// Any of `name`, `inbound` and `outbound`; absent fields are left alone. A side
+// given replaces that side whole, except that a password left out keeps the stored
+// one (`password: null` removes it); `inbound: null` or `outbound: null` removes
+// the side, but a trunk keeps at least one (400 `parameter_invalid`). The trunk's
+// lines and LiveKit's SIP trunks follow at once.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with PATCH /v1/sip_trunks/{id} (the `UpdateSipTrunk` operationId).
+func (c *BaseClient) UpdateSipTrunkWithBody(ctx context.Context, id SipTrunkPathID, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewUpdateSipTrunkRequestWithBody(c.Server, id, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// UpdateSipTrunk Update a SIP trunk
+//
+// Any of `name`, `inbound` and `outbound`; absent fields are left alone. A side
+// given replaces that side whole, except that a password left out keeps the stored
+// one (`password: null` removes it); `inbound: null` or `outbound: null` removes
+// the side, but a trunk keeps at least one (400 `parameter_invalid`). The trunk's
+// lines and LiveKit's SIP trunks follow at once.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with PATCH /v1/sip_trunks/{id} (the `UpdateSipTrunk` operationId).
+func (c *BaseClient) UpdateSipTrunk(ctx context.Context, id SipTrunkPathID, body UpdateSipTrunkJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewUpdateSipTrunkRequest(c.Server, id, body)
 	if err != nil {
 		return nil, err
 	}
@@ -9541,6 +10584,68 @@ func NewAnswerCallRequestWithBody(server string, id CallID, params *AnswerCallPa
 	return req, nil
 }
 
+// NewTransferCallRequest calls the generic TransferCall builder with application/json body
+func NewTransferCallRequest(server string, id CallID, params *TransferCallParams, body TransferCallJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewTransferCallRequestWithBody(server, id, params, "application/json", bodyReader)
+}
+
+// NewTransferCallRequestWithBody constructs an http.Request for the TransferCall method, with any body, and a specified content type
+func NewTransferCallRequestWithBody(server string, id CallID, params *TransferCallParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/calls/%s/transfer", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.IdempotencyKey != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Idempotency-Key", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
 // NewListEventsRequest constructs an http.Request for the ListEvents method
 func NewListEventsRequest(server string, params *ListEventsParams) (*http.Request, error) {
 	var err error
@@ -9822,6 +10927,95 @@ func NewListLinesRequest(server string, params *ListLinesParams) (*http.Request,
 	}
 
 	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewCreateLineRequest calls the generic CreateLine builder with application/json body
+func NewCreateLineRequest(server string, params *CreateLineParams, body CreateLineJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewCreateLineRequestWithBody(server, params, "application/json", bodyReader)
+}
+
+// NewCreateLineRequestWithBody constructs an http.Request for the CreateLine method, with any body, and a specified content type
+func NewCreateLineRequestWithBody(server string, params *CreateLineParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/lines")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.IdempotencyKey != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Idempotency-Key", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewDeleteLineRequest constructs an http.Request for the DeleteLine method
+func NewDeleteLineRequest(server string, id LinePathID) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/lines/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodDelete, queryURL.String(), nil)
 	if err != nil {
 		return nil, err
 	}
@@ -10290,6 +11484,254 @@ func NewCreateSessionTokenRequestWithBody(server string, id SessionPathID, param
 		}
 
 	}
+
+	return req, nil
+}
+
+// NewListSipTrunksRequest constructs an http.Request for the ListSipTrunks method
+func NewListSipTrunksRequest(server string, params *ListSipTrunksParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/sip_trunks")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.StartingAfter != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "starting_after", *params.StartingAfter, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.EndingBefore != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "ending_before", *params.EndingBefore, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewCreateSipTrunkRequest calls the generic CreateSipTrunk builder with application/json body
+func NewCreateSipTrunkRequest(server string, params *CreateSipTrunkParams, body CreateSipTrunkJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewCreateSipTrunkRequestWithBody(server, params, "application/json", bodyReader)
+}
+
+// NewCreateSipTrunkRequestWithBody constructs an http.Request for the CreateSipTrunk method, with any body, and a specified content type
+func NewCreateSipTrunkRequestWithBody(server string, params *CreateSipTrunkParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/sip_trunks")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.IdempotencyKey != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Idempotency-Key", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewDeleteSipTrunkRequest constructs an http.Request for the DeleteSipTrunk method
+func NewDeleteSipTrunkRequest(server string, id SipTrunkPathID) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/sip_trunks/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodDelete, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewGetSipTrunkRequest constructs an http.Request for the GetSipTrunk method
+func NewGetSipTrunkRequest(server string, id SipTrunkPathID) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/sip_trunks/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewUpdateSipTrunkRequest calls the generic UpdateSipTrunk builder with application/json body
+func NewUpdateSipTrunkRequest(server string, id SipTrunkPathID, body UpdateSipTrunkJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewUpdateSipTrunkRequestWithBody(server, id, "application/json", bodyReader)
+}
+
+// NewUpdateSipTrunkRequestWithBody constructs an http.Request for the UpdateSipTrunk method, with any body, and a specified content type
+func NewUpdateSipTrunkRequestWithBody(server string, id SipTrunkPathID, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/sip_trunks/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPatch, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
 
 	return req, nil
 }
@@ -11078,6 +12520,44 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with POST /v1/calls/{id}/answer (the `AnswerCall` operationId).
 	AnswerCallWithResponse(ctx context.Context, id CallID, params *AnswerCallParams, body AnswerCallJSONRequestBody, reqEditors ...RequestEditorFn) (*AnswerCallResponse, error)
 
+	// TransferCallWithBodyWithResponse Transfer a live call to a person
+	//
+	// Hands a live call over to `to`, an E.164 number or a SIP URI
+	// (`sip:agent@pbx.example.com`), through its platform: on a SIP line, a SIP REFER
+	// to the caller's side, which calls the destination through its own provider. The
+	// answer comes once the destination answered: 200 with the call record, ended with
+	// `end_reason: "transferred"` and its `transfer` completed (the call has left
+	// Bridgeline). A transfer that fails (refused, unanswered within 40 s) keeps the
+	// call as it was and answers 409 `transfer_failed`, the record's `transfer` saying
+	// `failed`. 409 `transfer_not_supported` on a platform that cannot transfer (the
+	// sim); 409 `call_not_active` for a call that is not live (ringing, ended);
+	// 400 `parameter_invalid` on `to`; 502 `upstream_unavailable` when the platform did
+	// not answer.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/calls/{id}/transfer (the `TransferCall` operationId).
+	TransferCallWithBodyWithResponse(ctx context.Context, id CallID, params *TransferCallParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*TransferCallResponse, error)
+
+	// TransferCallWithResponse Transfer a live call to a person
+	//
+	// Hands a live call over to `to`, an E.164 number or a SIP URI
+	// (`sip:agent@pbx.example.com`), through its platform: on a SIP line, a SIP REFER
+	// to the caller's side, which calls the destination through its own provider. The
+	// answer comes once the destination answered: 200 with the call record, ended with
+	// `end_reason: "transferred"` and its `transfer` completed (the call has left
+	// Bridgeline). A transfer that fails (refused, unanswered within 40 s) keeps the
+	// call as it was and answers 409 `transfer_failed`, the record's `transfer` saying
+	// `failed`. 409 `transfer_not_supported` on a platform that cannot transfer (the
+	// sim); 409 `call_not_active` for a call that is not live (ringing, ended);
+	// 400 `parameter_invalid` on `to`; 502 `upstream_unavailable` when the platform did
+	// not answer.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/calls/{id}/transfer (the `TransferCall` operationId).
+	TransferCallWithResponse(ctx context.Context, id CallID, params *TransferCallParams, body TransferCallJSONRequestBody, reqEditors ...RequestEditorFn) (*TransferCallResponse, error)
+
 	// ListEventsWithResponse List events
 	//
 	// Events sent to the account, newest first, without their attempts.
@@ -11132,6 +12612,55 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with GET /v1/lines (the `ListLines` operationId).
 	ListLinesWithResponse(ctx context.Context, params *ListLinesParams, reqEditors ...RequestEditorFn) (*ListLinesResponse, error)
+
+	// CreateLineWithBodyWithResponse Add a SIP line
+	//
+	// Adds one of your phone numbers as a line on one of your SIP trunks
+	// (`platform: "sip"`; sim lines are provisioned by the operator, and any other
+	// platform is 400 `parameter_invalid` on `platform`). `handle` is the number in
+	// E.164; a number belongs to one line in the whole deployment: one any account
+	// already has is 409 `handle_taken`. `sip_trunk_id` is a trunk of the account (404
+	// `resource_not_found` with `param: sip_trunk_id` otherwise); a trunk carries at
+	// most 1000 lines (409 `trunk_line_limit_reached`). Every field `PATCH
+	// /v1/lines/{id}` takes may be given too, under its rules. The line answers calls
+	// to its number at once: Bridgeline adds it to LiveKit's SIP trunk and dispatch
+	// rule of the trunk (repaired within a minute when that step fails half way).
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/lines (the `CreateLine` operationId).
+	CreateLineWithBodyWithResponse(ctx context.Context, params *CreateLineParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateLineResponse, error)
+
+	// CreateLineWithResponse Add a SIP line
+	//
+	// Adds one of your phone numbers as a line on one of your SIP trunks
+	// (`platform: "sip"`; sim lines are provisioned by the operator, and any other
+	// platform is 400 `parameter_invalid` on `platform`). `handle` is the number in
+	// E.164; a number belongs to one line in the whole deployment: one any account
+	// already has is 409 `handle_taken`. `sip_trunk_id` is a trunk of the account (404
+	// `resource_not_found` with `param: sip_trunk_id` otherwise); a trunk carries at
+	// most 1000 lines (409 `trunk_line_limit_reached`). Every field `PATCH
+	// /v1/lines/{id}` takes may be given too, under its rules. The line answers calls
+	// to its number at once: Bridgeline adds it to LiveKit's SIP trunk and dispatch
+	// rule of the trunk (repaired within a minute when that step fails half way).
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/lines (the `CreateLine` operationId).
+	CreateLineWithResponse(ctx context.Context, params *CreateLineParams, body CreateLineJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateLineResponse, error)
+
+	// DeleteLineWithResponse Delete a SIP line
+	//
+	// Removes a SIP line: its number stops reaching Bridgeline (it leaves LiveKit's
+	// trunk and dispatch rule) and may be added again, by this account or another.
+	// Its call records stay. 409 `line_in_call` while a call on it is ringing or live;
+	// 409 `line_not_deletable` for a line the operator provisioned (a sim line). A
+	// second DELETE is 404.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with DELETE /v1/lines/{id} (the `DeleteLine` operationId).
+	DeleteLineWithResponse(ctx context.Context, id LinePathID, reqEditors ...RequestEditorFn) (*DeleteLineResponse, error)
 
 	// GetLineWithResponse Get a line
 	//
@@ -11381,6 +12910,98 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with POST /v1/sessions/{id}/tokens (the `CreateSessionToken` operationId).
 	CreateSessionTokenWithResponse(ctx context.Context, id SessionPathID, params *CreateSessionTokenParams, body CreateSessionTokenJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateSessionTokenResponse, error)
+
+	// ListSipTrunksWithResponse List SIP trunks
+	//
+	// The account's SIP trunks, newest first.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/sip_trunks (the `ListSipTrunks` operationId).
+	ListSipTrunksWithResponse(ctx context.Context, params *ListSipTrunksParams, reqEditors ...RequestEditorFn) (*ListSipTrunksResponse, error)
+
+	// CreateSipTrunkWithBodyWithResponse Create a SIP trunk
+	//
+	// Connects a SIP provider (Twilio Elastic SIP Trunking, Telnyx, Vonage, Plivo, a
+	// company's PBX) to the account. `inbound` says which calls to accept: from
+	// `allowed_addresses` (IPv4 or IPv6 addresses or CIDRs the provider signals from)
+	// and/or with digest credentials `username` + `password`, at least one of the two;
+	// a call from anywhere else never reaches a room and leaves no call record.
+	// `outbound` says where sessions dial out: `address` as `host[:port]` (a host that
+	// is a literal loopback, private, link-local or other internal address is 400
+	// `url_not_allowed`, as for webhook and tool URLs), `transport`
+	// `udp` (the default), `tcp` or `tls`, and optional credentials. At least one side
+	// is given. Passwords are sealed at rest and never shown again (`password_set`).
+	// The answer's `origination_uri` is where the provider must send the trunk's calls
+	// (the deployment's SIP host and port). Add numbers with `POST /v1/lines`.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/sip_trunks (the `CreateSipTrunk` operationId).
+	CreateSipTrunkWithBodyWithResponse(ctx context.Context, params *CreateSipTrunkParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateSipTrunkResponse, error)
+
+	// CreateSipTrunkWithResponse Create a SIP trunk
+	//
+	// Connects a SIP provider (Twilio Elastic SIP Trunking, Telnyx, Vonage, Plivo, a
+	// company's PBX) to the account. `inbound` says which calls to accept: from
+	// `allowed_addresses` (IPv4 or IPv6 addresses or CIDRs the provider signals from)
+	// and/or with digest credentials `username` + `password`, at least one of the two;
+	// a call from anywhere else never reaches a room and leaves no call record.
+	// `outbound` says where sessions dial out: `address` as `host[:port]` (a host that
+	// is a literal loopback, private, link-local or other internal address is 400
+	// `url_not_allowed`, as for webhook and tool URLs), `transport`
+	// `udp` (the default), `tcp` or `tls`, and optional credentials. At least one side
+	// is given. Passwords are sealed at rest and never shown again (`password_set`).
+	// The answer's `origination_uri` is where the provider must send the trunk's calls
+	// (the deployment's SIP host and port). Add numbers with `POST /v1/lines`.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/sip_trunks (the `CreateSipTrunk` operationId).
+	CreateSipTrunkWithResponse(ctx context.Context, params *CreateSipTrunkParams, body CreateSipTrunkJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateSipTrunkResponse, error)
+
+	// DeleteSipTrunkWithResponse Delete a SIP trunk
+	//
+	// Removes the trunk and its objects in LiveKit. 409 `trunk_in_use` while lines
+	// still use it: delete them first. A second DELETE is 404.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with DELETE /v1/sip_trunks/{id} (the `DeleteSipTrunk` operationId).
+	DeleteSipTrunkWithResponse(ctx context.Context, id SipTrunkPathID, reqEditors ...RequestEditorFn) (*DeleteSipTrunkResponse, error)
+
+	// GetSipTrunkWithResponse Get a SIP trunk
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/sip_trunks/{id} (the `GetSipTrunk` operationId).
+	GetSipTrunkWithResponse(ctx context.Context, id SipTrunkPathID, reqEditors ...RequestEditorFn) (*GetSipTrunkResponse, error)
+
+	// UpdateSipTrunkWithBodyWithResponse Update a SIP trunk
+	//
+	// Any of `name`, `inbound` and `outbound`; absent fields are left alone. A side
+	// given replaces that side whole, except that a password left out keeps the stored
+	// one (`password: null` removes it); `inbound: null` or `outbound: null` removes
+	// the side, but a trunk keeps at least one (400 `parameter_invalid`). The trunk's
+	// lines and LiveKit's SIP trunks follow at once.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PATCH /v1/sip_trunks/{id} (the `UpdateSipTrunk` operationId).
+	UpdateSipTrunkWithBodyWithResponse(ctx context.Context, id SipTrunkPathID, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*UpdateSipTrunkResponse, error)
+
+	// UpdateSipTrunkWithResponse Update a SIP trunk
+	//
+	// Any of `name`, `inbound` and `outbound`; absent fields are left alone. A side
+	// given replaces that side whole, except that a password left out keeps the stored
+	// one (`password: null` removes it); `inbound: null` or `outbound: null` removes
+	// the side, but a trunk keeps at least one (400 `parameter_invalid`). The trunk's
+	// lines and LiveKit's SIP trunks follow at once.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PATCH /v1/sip_trunks/{id} (the `UpdateSipTrunk` operationId).
+	UpdateSipTrunkWithResponse(ctx context.Context, id SipTrunkPathID, body UpdateSipTrunkJSONRequestBody, reqEditors ...RequestEditorFn) (*UpdateSipTrunkResponse, error)
 
 	// ListVoicesWithResponse List the voices the deployment offers
 	//
@@ -14559,6 +16180,201 @@ func (r AnswerCallResponse) ContentType() string {
 	return ""
 }
 
+// TransferCallResponse200Headers the declared response headers of an HTTP 200 response for TransferCall
+type TransferCallResponse200Headers struct {
+	IdempotentReplayed *string
+	RequestId          RequestID
+}
+
+// TransferCallResponse400Headers the declared response headers of an HTTP 400 response for TransferCall
+type TransferCallResponse400Headers struct {
+	IdempotentReplayed *string
+	RequestId          RequestID
+}
+
+// TransferCallResponse401Headers the declared response headers of an HTTP 401 response for TransferCall
+type TransferCallResponse401Headers struct {
+	RequestId RequestID
+}
+
+// TransferCallResponse404Headers the declared response headers of an HTTP 404 response for TransferCall
+type TransferCallResponse404Headers struct {
+	IdempotentReplayed *string
+	RequestId          RequestID
+}
+
+// TransferCallResponse409Headers the declared response headers of an HTTP 409 response for TransferCall
+type TransferCallResponse409Headers struct {
+	IdempotentReplayed *string
+	RequestId          RequestID
+}
+
+// TransferCallResponse413Headers the declared response headers of an HTTP 413 response for TransferCall
+type TransferCallResponse413Headers struct {
+	RequestId RequestID
+}
+
+// TransferCallResponse415Headers the declared response headers of an HTTP 415 response for TransferCall
+type TransferCallResponse415Headers struct {
+	RequestId RequestID
+}
+
+// TransferCallResponse422Headers the declared response headers of an HTTP 422 response for TransferCall
+type TransferCallResponse422Headers struct {
+	IdempotentReplayed *string
+	RequestId          RequestID
+}
+
+// TransferCallResponse429Headers the declared response headers of an HTTP 429 response for TransferCall
+type TransferCallResponse429Headers struct {
+	RequestId  RequestID
+	RetryAfter int
+}
+
+// TransferCallResponse500Headers the declared response headers of an HTTP 500 response for TransferCall
+type TransferCallResponse500Headers struct {
+	RequestId RequestID
+}
+
+// TransferCallResponse502Headers the declared response headers of an HTTP 502 response for TransferCall
+type TransferCallResponse502Headers struct {
+	IdempotentReplayed *string
+	RequestId          RequestID
+}
+
+type TransferCallResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *Call
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequestPost
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFoundPost
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *ConflictPost
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *PayloadTooLarge
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *UnsupportedMediaType
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *UnprocessablePost
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// JSON502 the response for an HTTP 502 `application/json` response
+	JSON502 *Upstream
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *TransferCallResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *TransferCallResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *TransferCallResponse401Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *TransferCallResponse404Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *TransferCallResponse409Headers
+	// Headers413 the parsed response headers for an HTTP 413 response
+	Headers413 *TransferCallResponse413Headers
+	// Headers415 the parsed response headers for an HTTP 415 response
+	Headers415 *TransferCallResponse415Headers
+	// Headers422 the parsed response headers for an HTTP 422 response
+	Headers422 *TransferCallResponse422Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *TransferCallResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *TransferCallResponse500Headers
+	// Headers502 the parsed response headers for an HTTP 502 response
+	Headers502 *TransferCallResponse502Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r TransferCallResponse) GetJSON200() *Call {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r TransferCallResponse) GetJSON400() *BadRequestPost {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r TransferCallResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r TransferCallResponse) GetJSON404() *NotFoundPost {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r TransferCallResponse) GetJSON409() *ConflictPost {
+	return r.JSON409
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r TransferCallResponse) GetJSON413() *PayloadTooLarge {
+	return r.JSON413
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r TransferCallResponse) GetJSON415() *UnsupportedMediaType {
+	return r.JSON415
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r TransferCallResponse) GetJSON422() *UnprocessablePost {
+	return r.JSON422
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r TransferCallResponse) GetJSON429() *RateLimited {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r TransferCallResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetJSON502 returns the response for an HTTP 502 `application/json` response
+func (r TransferCallResponse) GetJSON502() *Upstream {
+	return r.JSON502
+}
+
+// GetBody returns the raw response body bytes
+func (r TransferCallResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r TransferCallResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r TransferCallResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r TransferCallResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // ListEventsResponse200Headers the declared response headers of an HTTP 200 response for ListEvents
 type ListEventsResponse200Headers struct {
 	RequestId RequestID
@@ -15146,6 +16962,347 @@ func (r ListLinesResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r ListLinesResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// CreateLineResponse201Headers the declared response headers of an HTTP 201 response for CreateLine
+type CreateLineResponse201Headers struct {
+	IdempotentReplayed *string
+	RequestId          RequestID
+}
+
+// CreateLineResponse400Headers the declared response headers of an HTTP 400 response for CreateLine
+type CreateLineResponse400Headers struct {
+	IdempotentReplayed *string
+	RequestId          RequestID
+}
+
+// CreateLineResponse401Headers the declared response headers of an HTTP 401 response for CreateLine
+type CreateLineResponse401Headers struct {
+	RequestId RequestID
+}
+
+// CreateLineResponse404Headers the declared response headers of an HTTP 404 response for CreateLine
+type CreateLineResponse404Headers struct {
+	IdempotentReplayed *string
+	RequestId          RequestID
+}
+
+// CreateLineResponse409Headers the declared response headers of an HTTP 409 response for CreateLine
+type CreateLineResponse409Headers struct {
+	IdempotentReplayed *string
+	RequestId          RequestID
+}
+
+// CreateLineResponse413Headers the declared response headers of an HTTP 413 response for CreateLine
+type CreateLineResponse413Headers struct {
+	RequestId RequestID
+}
+
+// CreateLineResponse415Headers the declared response headers of an HTTP 415 response for CreateLine
+type CreateLineResponse415Headers struct {
+	RequestId RequestID
+}
+
+// CreateLineResponse422Headers the declared response headers of an HTTP 422 response for CreateLine
+type CreateLineResponse422Headers struct {
+	IdempotentReplayed *string
+	RequestId          RequestID
+}
+
+// CreateLineResponse429Headers the declared response headers of an HTTP 429 response for CreateLine
+type CreateLineResponse429Headers struct {
+	RequestId  RequestID
+	RetryAfter int
+}
+
+// CreateLineResponse500Headers the declared response headers of an HTTP 500 response for CreateLine
+type CreateLineResponse500Headers struct {
+	RequestId RequestID
+}
+
+type CreateLineResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON201 the response for an HTTP 201 `application/json` response
+	JSON201 *Line
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequestPost
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFoundPost
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *ConflictPost
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *PayloadTooLarge
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *UnsupportedMediaType
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *UnprocessablePost
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// Headers201 the parsed response headers for an HTTP 201 response
+	Headers201 *CreateLineResponse201Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *CreateLineResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *CreateLineResponse401Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *CreateLineResponse404Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *CreateLineResponse409Headers
+	// Headers413 the parsed response headers for an HTTP 413 response
+	Headers413 *CreateLineResponse413Headers
+	// Headers415 the parsed response headers for an HTTP 415 response
+	Headers415 *CreateLineResponse415Headers
+	// Headers422 the parsed response headers for an HTTP 422 response
+	Headers422 *CreateLineResponse422Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *CreateLineResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *CreateLineResponse500Headers
+}
+
+// GetJSON201 returns the response for an HTTP 201 `application/json` response
+func (r CreateLineResponse) GetJSON201() *Line {
+	return r.JSON201
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r CreateLineResponse) GetJSON400() *BadRequestPost {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r CreateLineResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r CreateLineResponse) GetJSON404() *NotFoundPost {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r CreateLineResponse) GetJSON409() *ConflictPost {
+	return r.JSON409
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r CreateLineResponse) GetJSON413() *PayloadTooLarge {
+	return r.JSON413
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r CreateLineResponse) GetJSON415() *UnsupportedMediaType {
+	return r.JSON415
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r CreateLineResponse) GetJSON422() *UnprocessablePost {
+	return r.JSON422
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r CreateLineResponse) GetJSON429() *RateLimited {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r CreateLineResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r CreateLineResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r CreateLineResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r CreateLineResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r CreateLineResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// DeleteLineResponse200Headers the declared response headers of an HTTP 200 response for DeleteLine
+type DeleteLineResponse200Headers struct {
+	RequestId RequestID
+}
+
+// DeleteLineResponse400Headers the declared response headers of an HTTP 400 response for DeleteLine
+type DeleteLineResponse400Headers struct {
+	RequestId RequestID
+}
+
+// DeleteLineResponse401Headers the declared response headers of an HTTP 401 response for DeleteLine
+type DeleteLineResponse401Headers struct {
+	RequestId RequestID
+}
+
+// DeleteLineResponse404Headers the declared response headers of an HTTP 404 response for DeleteLine
+type DeleteLineResponse404Headers struct {
+	RequestId RequestID
+}
+
+// DeleteLineResponse409Headers the declared response headers of an HTTP 409 response for DeleteLine
+type DeleteLineResponse409Headers struct {
+	RequestId RequestID
+}
+
+// DeleteLineResponse413Headers the declared response headers of an HTTP 413 response for DeleteLine
+type DeleteLineResponse413Headers struct {
+	RequestId RequestID
+}
+
+// DeleteLineResponse415Headers the declared response headers of an HTTP 415 response for DeleteLine
+type DeleteLineResponse415Headers struct {
+	RequestId RequestID
+}
+
+// DeleteLineResponse429Headers the declared response headers of an HTTP 429 response for DeleteLine
+type DeleteLineResponse429Headers struct {
+	RequestId  RequestID
+	RetryAfter int
+}
+
+// DeleteLineResponse500Headers the declared response headers of an HTTP 500 response for DeleteLine
+type DeleteLineResponse500Headers struct {
+	RequestId RequestID
+}
+
+type DeleteLineResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *DeletedLine
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Conflict
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *PayloadTooLarge
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *UnsupportedMediaType
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *DeleteLineResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *DeleteLineResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *DeleteLineResponse401Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *DeleteLineResponse404Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *DeleteLineResponse409Headers
+	// Headers413 the parsed response headers for an HTTP 413 response
+	Headers413 *DeleteLineResponse413Headers
+	// Headers415 the parsed response headers for an HTTP 415 response
+	Headers415 *DeleteLineResponse415Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *DeleteLineResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *DeleteLineResponse500Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r DeleteLineResponse) GetJSON200() *DeletedLine {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r DeleteLineResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r DeleteLineResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r DeleteLineResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r DeleteLineResponse) GetJSON409() *Conflict {
+	return r.JSON409
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r DeleteLineResponse) GetJSON413() *PayloadTooLarge {
+	return r.JSON413
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r DeleteLineResponse) GetJSON415() *UnsupportedMediaType {
+	return r.JSON415
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r DeleteLineResponse) GetJSON429() *RateLimited {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r DeleteLineResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r DeleteLineResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r DeleteLineResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r DeleteLineResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r DeleteLineResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -16598,6 +18755,773 @@ func (r CreateSessionTokenResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r CreateSessionTokenResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// ListSipTrunksResponse200Headers the declared response headers of an HTTP 200 response for ListSipTrunks
+type ListSipTrunksResponse200Headers struct {
+	RequestId RequestID
+}
+
+// ListSipTrunksResponse400Headers the declared response headers of an HTTP 400 response for ListSipTrunks
+type ListSipTrunksResponse400Headers struct {
+	RequestId RequestID
+}
+
+// ListSipTrunksResponse401Headers the declared response headers of an HTTP 401 response for ListSipTrunks
+type ListSipTrunksResponse401Headers struct {
+	RequestId RequestID
+}
+
+// ListSipTrunksResponse413Headers the declared response headers of an HTTP 413 response for ListSipTrunks
+type ListSipTrunksResponse413Headers struct {
+	RequestId RequestID
+}
+
+// ListSipTrunksResponse415Headers the declared response headers of an HTTP 415 response for ListSipTrunks
+type ListSipTrunksResponse415Headers struct {
+	RequestId RequestID
+}
+
+// ListSipTrunksResponse429Headers the declared response headers of an HTTP 429 response for ListSipTrunks
+type ListSipTrunksResponse429Headers struct {
+	RequestId  RequestID
+	RetryAfter int
+}
+
+// ListSipTrunksResponse500Headers the declared response headers of an HTTP 500 response for ListSipTrunks
+type ListSipTrunksResponse500Headers struct {
+	RequestId RequestID
+}
+
+type ListSipTrunksResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *SipTrunkList
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *PayloadTooLarge
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *UnsupportedMediaType
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *ListSipTrunksResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *ListSipTrunksResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *ListSipTrunksResponse401Headers
+	// Headers413 the parsed response headers for an HTTP 413 response
+	Headers413 *ListSipTrunksResponse413Headers
+	// Headers415 the parsed response headers for an HTTP 415 response
+	Headers415 *ListSipTrunksResponse415Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ListSipTrunksResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *ListSipTrunksResponse500Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListSipTrunksResponse) GetJSON200() *SipTrunkList {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r ListSipTrunksResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r ListSipTrunksResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r ListSipTrunksResponse) GetJSON413() *PayloadTooLarge {
+	return r.JSON413
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r ListSipTrunksResponse) GetJSON415() *UnsupportedMediaType {
+	return r.JSON415
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r ListSipTrunksResponse) GetJSON429() *RateLimited {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r ListSipTrunksResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r ListSipTrunksResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListSipTrunksResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListSipTrunksResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListSipTrunksResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// CreateSipTrunkResponse201Headers the declared response headers of an HTTP 201 response for CreateSipTrunk
+type CreateSipTrunkResponse201Headers struct {
+	IdempotentReplayed *string
+	RequestId          RequestID
+}
+
+// CreateSipTrunkResponse400Headers the declared response headers of an HTTP 400 response for CreateSipTrunk
+type CreateSipTrunkResponse400Headers struct {
+	IdempotentReplayed *string
+	RequestId          RequestID
+}
+
+// CreateSipTrunkResponse401Headers the declared response headers of an HTTP 401 response for CreateSipTrunk
+type CreateSipTrunkResponse401Headers struct {
+	RequestId RequestID
+}
+
+// CreateSipTrunkResponse409Headers the declared response headers of an HTTP 409 response for CreateSipTrunk
+type CreateSipTrunkResponse409Headers struct {
+	IdempotentReplayed *string
+	RequestId          RequestID
+}
+
+// CreateSipTrunkResponse413Headers the declared response headers of an HTTP 413 response for CreateSipTrunk
+type CreateSipTrunkResponse413Headers struct {
+	RequestId RequestID
+}
+
+// CreateSipTrunkResponse415Headers the declared response headers of an HTTP 415 response for CreateSipTrunk
+type CreateSipTrunkResponse415Headers struct {
+	RequestId RequestID
+}
+
+// CreateSipTrunkResponse422Headers the declared response headers of an HTTP 422 response for CreateSipTrunk
+type CreateSipTrunkResponse422Headers struct {
+	IdempotentReplayed *string
+	RequestId          RequestID
+}
+
+// CreateSipTrunkResponse429Headers the declared response headers of an HTTP 429 response for CreateSipTrunk
+type CreateSipTrunkResponse429Headers struct {
+	RequestId  RequestID
+	RetryAfter int
+}
+
+// CreateSipTrunkResponse500Headers the declared response headers of an HTTP 500 response for CreateSipTrunk
+type CreateSipTrunkResponse500Headers struct {
+	RequestId RequestID
+}
+
+type CreateSipTrunkResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON201 the response for an HTTP 201 `application/json` response
+	JSON201 *SipTrunk
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequestPost
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *ConflictPost
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *PayloadTooLarge
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *UnsupportedMediaType
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *UnprocessablePost
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// Headers201 the parsed response headers for an HTTP 201 response
+	Headers201 *CreateSipTrunkResponse201Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *CreateSipTrunkResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *CreateSipTrunkResponse401Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *CreateSipTrunkResponse409Headers
+	// Headers413 the parsed response headers for an HTTP 413 response
+	Headers413 *CreateSipTrunkResponse413Headers
+	// Headers415 the parsed response headers for an HTTP 415 response
+	Headers415 *CreateSipTrunkResponse415Headers
+	// Headers422 the parsed response headers for an HTTP 422 response
+	Headers422 *CreateSipTrunkResponse422Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *CreateSipTrunkResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *CreateSipTrunkResponse500Headers
+}
+
+// GetJSON201 returns the response for an HTTP 201 `application/json` response
+func (r CreateSipTrunkResponse) GetJSON201() *SipTrunk {
+	return r.JSON201
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r CreateSipTrunkResponse) GetJSON400() *BadRequestPost {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r CreateSipTrunkResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r CreateSipTrunkResponse) GetJSON409() *ConflictPost {
+	return r.JSON409
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r CreateSipTrunkResponse) GetJSON413() *PayloadTooLarge {
+	return r.JSON413
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r CreateSipTrunkResponse) GetJSON415() *UnsupportedMediaType {
+	return r.JSON415
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r CreateSipTrunkResponse) GetJSON422() *UnprocessablePost {
+	return r.JSON422
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r CreateSipTrunkResponse) GetJSON429() *RateLimited {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r CreateSipTrunkResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r CreateSipTrunkResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r CreateSipTrunkResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r CreateSipTrunkResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r CreateSipTrunkResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// DeleteSipTrunkResponse200Headers the declared response headers of an HTTP 200 response for DeleteSipTrunk
+type DeleteSipTrunkResponse200Headers struct {
+	RequestId RequestID
+}
+
+// DeleteSipTrunkResponse400Headers the declared response headers of an HTTP 400 response for DeleteSipTrunk
+type DeleteSipTrunkResponse400Headers struct {
+	RequestId RequestID
+}
+
+// DeleteSipTrunkResponse401Headers the declared response headers of an HTTP 401 response for DeleteSipTrunk
+type DeleteSipTrunkResponse401Headers struct {
+	RequestId RequestID
+}
+
+// DeleteSipTrunkResponse404Headers the declared response headers of an HTTP 404 response for DeleteSipTrunk
+type DeleteSipTrunkResponse404Headers struct {
+	RequestId RequestID
+}
+
+// DeleteSipTrunkResponse409Headers the declared response headers of an HTTP 409 response for DeleteSipTrunk
+type DeleteSipTrunkResponse409Headers struct {
+	RequestId RequestID
+}
+
+// DeleteSipTrunkResponse413Headers the declared response headers of an HTTP 413 response for DeleteSipTrunk
+type DeleteSipTrunkResponse413Headers struct {
+	RequestId RequestID
+}
+
+// DeleteSipTrunkResponse415Headers the declared response headers of an HTTP 415 response for DeleteSipTrunk
+type DeleteSipTrunkResponse415Headers struct {
+	RequestId RequestID
+}
+
+// DeleteSipTrunkResponse429Headers the declared response headers of an HTTP 429 response for DeleteSipTrunk
+type DeleteSipTrunkResponse429Headers struct {
+	RequestId  RequestID
+	RetryAfter int
+}
+
+// DeleteSipTrunkResponse500Headers the declared response headers of an HTTP 500 response for DeleteSipTrunk
+type DeleteSipTrunkResponse500Headers struct {
+	RequestId RequestID
+}
+
+type DeleteSipTrunkResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *DeletedSipTrunk
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Conflict
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *PayloadTooLarge
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *UnsupportedMediaType
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *DeleteSipTrunkResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *DeleteSipTrunkResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *DeleteSipTrunkResponse401Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *DeleteSipTrunkResponse404Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *DeleteSipTrunkResponse409Headers
+	// Headers413 the parsed response headers for an HTTP 413 response
+	Headers413 *DeleteSipTrunkResponse413Headers
+	// Headers415 the parsed response headers for an HTTP 415 response
+	Headers415 *DeleteSipTrunkResponse415Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *DeleteSipTrunkResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *DeleteSipTrunkResponse500Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r DeleteSipTrunkResponse) GetJSON200() *DeletedSipTrunk {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r DeleteSipTrunkResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r DeleteSipTrunkResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r DeleteSipTrunkResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r DeleteSipTrunkResponse) GetJSON409() *Conflict {
+	return r.JSON409
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r DeleteSipTrunkResponse) GetJSON413() *PayloadTooLarge {
+	return r.JSON413
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r DeleteSipTrunkResponse) GetJSON415() *UnsupportedMediaType {
+	return r.JSON415
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r DeleteSipTrunkResponse) GetJSON429() *RateLimited {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r DeleteSipTrunkResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r DeleteSipTrunkResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r DeleteSipTrunkResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r DeleteSipTrunkResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r DeleteSipTrunkResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// GetSipTrunkResponse200Headers the declared response headers of an HTTP 200 response for GetSipTrunk
+type GetSipTrunkResponse200Headers struct {
+	RequestId RequestID
+}
+
+// GetSipTrunkResponse400Headers the declared response headers of an HTTP 400 response for GetSipTrunk
+type GetSipTrunkResponse400Headers struct {
+	RequestId RequestID
+}
+
+// GetSipTrunkResponse401Headers the declared response headers of an HTTP 401 response for GetSipTrunk
+type GetSipTrunkResponse401Headers struct {
+	RequestId RequestID
+}
+
+// GetSipTrunkResponse404Headers the declared response headers of an HTTP 404 response for GetSipTrunk
+type GetSipTrunkResponse404Headers struct {
+	RequestId RequestID
+}
+
+// GetSipTrunkResponse413Headers the declared response headers of an HTTP 413 response for GetSipTrunk
+type GetSipTrunkResponse413Headers struct {
+	RequestId RequestID
+}
+
+// GetSipTrunkResponse415Headers the declared response headers of an HTTP 415 response for GetSipTrunk
+type GetSipTrunkResponse415Headers struct {
+	RequestId RequestID
+}
+
+// GetSipTrunkResponse429Headers the declared response headers of an HTTP 429 response for GetSipTrunk
+type GetSipTrunkResponse429Headers struct {
+	RequestId  RequestID
+	RetryAfter int
+}
+
+// GetSipTrunkResponse500Headers the declared response headers of an HTTP 500 response for GetSipTrunk
+type GetSipTrunkResponse500Headers struct {
+	RequestId RequestID
+}
+
+type GetSipTrunkResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *SipTrunk
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *PayloadTooLarge
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *UnsupportedMediaType
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetSipTrunkResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *GetSipTrunkResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *GetSipTrunkResponse401Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *GetSipTrunkResponse404Headers
+	// Headers413 the parsed response headers for an HTTP 413 response
+	Headers413 *GetSipTrunkResponse413Headers
+	// Headers415 the parsed response headers for an HTTP 415 response
+	Headers415 *GetSipTrunkResponse415Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetSipTrunkResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *GetSipTrunkResponse500Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetSipTrunkResponse) GetJSON200() *SipTrunk {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r GetSipTrunkResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetSipTrunkResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r GetSipTrunkResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r GetSipTrunkResponse) GetJSON413() *PayloadTooLarge {
+	return r.JSON413
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r GetSipTrunkResponse) GetJSON415() *UnsupportedMediaType {
+	return r.JSON415
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r GetSipTrunkResponse) GetJSON429() *RateLimited {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r GetSipTrunkResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r GetSipTrunkResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetSipTrunkResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetSipTrunkResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetSipTrunkResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// UpdateSipTrunkResponse200Headers the declared response headers of an HTTP 200 response for UpdateSipTrunk
+type UpdateSipTrunkResponse200Headers struct {
+	RequestId RequestID
+}
+
+// UpdateSipTrunkResponse400Headers the declared response headers of an HTTP 400 response for UpdateSipTrunk
+type UpdateSipTrunkResponse400Headers struct {
+	RequestId RequestID
+}
+
+// UpdateSipTrunkResponse401Headers the declared response headers of an HTTP 401 response for UpdateSipTrunk
+type UpdateSipTrunkResponse401Headers struct {
+	RequestId RequestID
+}
+
+// UpdateSipTrunkResponse404Headers the declared response headers of an HTTP 404 response for UpdateSipTrunk
+type UpdateSipTrunkResponse404Headers struct {
+	RequestId RequestID
+}
+
+// UpdateSipTrunkResponse409Headers the declared response headers of an HTTP 409 response for UpdateSipTrunk
+type UpdateSipTrunkResponse409Headers struct {
+	RequestId RequestID
+}
+
+// UpdateSipTrunkResponse413Headers the declared response headers of an HTTP 413 response for UpdateSipTrunk
+type UpdateSipTrunkResponse413Headers struct {
+	RequestId RequestID
+}
+
+// UpdateSipTrunkResponse415Headers the declared response headers of an HTTP 415 response for UpdateSipTrunk
+type UpdateSipTrunkResponse415Headers struct {
+	RequestId RequestID
+}
+
+// UpdateSipTrunkResponse429Headers the declared response headers of an HTTP 429 response for UpdateSipTrunk
+type UpdateSipTrunkResponse429Headers struct {
+	RequestId  RequestID
+	RetryAfter int
+}
+
+// UpdateSipTrunkResponse500Headers the declared response headers of an HTTP 500 response for UpdateSipTrunk
+type UpdateSipTrunkResponse500Headers struct {
+	RequestId RequestID
+}
+
+type UpdateSipTrunkResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *SipTrunk
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Conflict
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *PayloadTooLarge
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *UnsupportedMediaType
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *UpdateSipTrunkResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *UpdateSipTrunkResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *UpdateSipTrunkResponse401Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *UpdateSipTrunkResponse404Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *UpdateSipTrunkResponse409Headers
+	// Headers413 the parsed response headers for an HTTP 413 response
+	Headers413 *UpdateSipTrunkResponse413Headers
+	// Headers415 the parsed response headers for an HTTP 415 response
+	Headers415 *UpdateSipTrunkResponse415Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *UpdateSipTrunkResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *UpdateSipTrunkResponse500Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r UpdateSipTrunkResponse) GetJSON200() *SipTrunk {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r UpdateSipTrunkResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r UpdateSipTrunkResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r UpdateSipTrunkResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r UpdateSipTrunkResponse) GetJSON409() *Conflict {
+	return r.JSON409
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r UpdateSipTrunkResponse) GetJSON413() *PayloadTooLarge {
+	return r.JSON413
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r UpdateSipTrunkResponse) GetJSON415() *UnsupportedMediaType {
+	return r.JSON415
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r UpdateSipTrunkResponse) GetJSON429() *RateLimited {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r UpdateSipTrunkResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r UpdateSipTrunkResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r UpdateSipTrunkResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r UpdateSipTrunkResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r UpdateSipTrunkResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -18239,6 +21163,56 @@ func (c *ClientWithResponses) AnswerCallWithResponse(ctx context.Context, id Cal
 	return ParseAnswerCallResponse(rsp)
 }
 
+// TransferCallWithBodyWithResponse Transfer a live call to a person
+//
+// Hands a live call over to `to`, an E.164 number or a SIP URI
+// (`sip:agent@pbx.example.com`), through its platform: on a SIP line, a SIP REFER
+// to the caller's side, which calls the destination through its own provider. The
+// answer comes once the destination answered: 200 with the call record, ended with
+// `end_reason: "transferred"` and its `transfer` completed (the call has left
+// Bridgeline). A transfer that fails (refused, unanswered within 40 s) keeps the
+// call as it was and answers 409 `transfer_failed`, the record's `transfer` saying
+// `failed`. 409 `transfer_not_supported` on a platform that cannot transfer (the
+// sim); 409 `call_not_active` for a call that is not live (ringing, ended);
+// 400 `parameter_invalid` on `to`; 502 `upstream_unavailable` when the platform did
+// not answer.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/calls/{id}/transfer (the `TransferCall` operationId).
+func (c *ClientWithResponses) TransferCallWithBodyWithResponse(ctx context.Context, id CallID, params *TransferCallParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*TransferCallResponse, error) {
+	rsp, err := c.TransferCallWithBody(ctx, id, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseTransferCallResponse(rsp)
+}
+
+// TransferCallWithResponse Transfer a live call to a person
+//
+// Hands a live call over to `to`, an E.164 number or a SIP URI
+// (`sip:agent@pbx.example.com`), through its platform: on a SIP line, a SIP REFER
+// to the caller's side, which calls the destination through its own provider. The
+// answer comes once the destination answered: 200 with the call record, ended with
+// `end_reason: "transferred"` and its `transfer` completed (the call has left
+// Bridgeline). A transfer that fails (refused, unanswered within 40 s) keeps the
+// call as it was and answers 409 `transfer_failed`, the record's `transfer` saying
+// `failed`. 409 `transfer_not_supported` on a platform that cannot transfer (the
+// sim); 409 `call_not_active` for a call that is not live (ringing, ended);
+// 400 `parameter_invalid` on `to`; 502 `upstream_unavailable` when the platform did
+// not answer.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/calls/{id}/transfer (the `TransferCall` operationId).
+func (c *ClientWithResponses) TransferCallWithResponse(ctx context.Context, id CallID, params *TransferCallParams, body TransferCallJSONRequestBody, reqEditors ...RequestEditorFn) (*TransferCallResponse, error) {
+	rsp, err := c.TransferCall(ctx, id, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseTransferCallResponse(rsp)
+}
+
 // ListEventsWithResponse List events
 //
 // Events sent to the account, newest first, without their attempts.
@@ -18322,6 +21296,73 @@ func (c *ClientWithResponses) ListLinesWithResponse(ctx context.Context, params 
 		return nil, err
 	}
 	return ParseListLinesResponse(rsp)
+}
+
+// CreateLineWithBodyWithResponse Add a SIP line
+//
+// Adds one of your phone numbers as a line on one of your SIP trunks
+// (`platform: "sip"`; sim lines are provisioned by the operator, and any other
+// platform is 400 `parameter_invalid` on `platform`). `handle` is the number in
+// E.164; a number belongs to one line in the whole deployment: one any account
+// already has is 409 `handle_taken`. `sip_trunk_id` is a trunk of the account (404
+// `resource_not_found` with `param: sip_trunk_id` otherwise); a trunk carries at
+// most 1000 lines (409 `trunk_line_limit_reached`). Every field `PATCH
+// /v1/lines/{id}` takes may be given too, under its rules. The line answers calls
+// to its number at once: Bridgeline adds it to LiveKit's SIP trunk and dispatch
+// rule of the trunk (repaired within a minute when that step fails half way).
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/lines (the `CreateLine` operationId).
+func (c *ClientWithResponses) CreateLineWithBodyWithResponse(ctx context.Context, params *CreateLineParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateLineResponse, error) {
+	rsp, err := c.CreateLineWithBody(ctx, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCreateLineResponse(rsp)
+}
+
+// CreateLineWithResponse Add a SIP line
+//
+// Adds one of your phone numbers as a line on one of your SIP trunks
+// (`platform: "sip"`; sim lines are provisioned by the operator, and any other
+// platform is 400 `parameter_invalid` on `platform`). `handle` is the number in
+// E.164; a number belongs to one line in the whole deployment: one any account
+// already has is 409 `handle_taken`. `sip_trunk_id` is a trunk of the account (404
+// `resource_not_found` with `param: sip_trunk_id` otherwise); a trunk carries at
+// most 1000 lines (409 `trunk_line_limit_reached`). Every field `PATCH
+// /v1/lines/{id}` takes may be given too, under its rules. The line answers calls
+// to its number at once: Bridgeline adds it to LiveKit's SIP trunk and dispatch
+// rule of the trunk (repaired within a minute when that step fails half way).
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/lines (the `CreateLine` operationId).
+func (c *ClientWithResponses) CreateLineWithResponse(ctx context.Context, params *CreateLineParams, body CreateLineJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateLineResponse, error) {
+	rsp, err := c.CreateLine(ctx, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCreateLineResponse(rsp)
+}
+
+// DeleteLineWithResponse Delete a SIP line
+//
+// Removes a SIP line: its number stops reaching Bridgeline (it leaves LiveKit's
+// trunk and dispatch rule) and may be added again, by this account or another.
+// Its call records stay. 409 `line_in_call` while a call on it is ringing or live;
+// 409 `line_not_deletable` for a line the operator provisioned (a sim line). A
+// second DELETE is 404.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with DELETE /v1/lines/{id} (the `DeleteLine` operationId).
+func (c *ClientWithResponses) DeleteLineWithResponse(ctx context.Context, id LinePathID, reqEditors ...RequestEditorFn) (*DeleteLineResponse, error) {
+	rsp, err := c.DeleteLine(ctx, id, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseDeleteLineResponse(rsp)
 }
 
 // GetLineWithResponse Get a line
@@ -18655,6 +21696,140 @@ func (c *ClientWithResponses) CreateSessionTokenWithResponse(ctx context.Context
 		return nil, err
 	}
 	return ParseCreateSessionTokenResponse(rsp)
+}
+
+// ListSipTrunksWithResponse List SIP trunks
+//
+// The account's SIP trunks, newest first.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/sip_trunks (the `ListSipTrunks` operationId).
+func (c *ClientWithResponses) ListSipTrunksWithResponse(ctx context.Context, params *ListSipTrunksParams, reqEditors ...RequestEditorFn) (*ListSipTrunksResponse, error) {
+	rsp, err := c.ListSipTrunks(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListSipTrunksResponse(rsp)
+}
+
+// CreateSipTrunkWithBodyWithResponse Create a SIP trunk
+//
+// Connects a SIP provider (Twilio Elastic SIP Trunking, Telnyx, Vonage, Plivo, a
+// company's PBX) to the account. `inbound` says which calls to accept: from
+// `allowed_addresses` (IPv4 or IPv6 addresses or CIDRs the provider signals from)
+// and/or with digest credentials `username` + `password`, at least one of the two;
+// a call from anywhere else never reaches a room and leaves no call record.
+// `outbound` says where sessions dial out: `address` as `host[:port]` (a host that
+// is a literal loopback, private, link-local or other internal address is 400
+// `url_not_allowed`, as for webhook and tool URLs), `transport`
+// `udp` (the default), `tcp` or `tls`, and optional credentials. At least one side
+// is given. Passwords are sealed at rest and never shown again (`password_set`).
+// The answer's `origination_uri` is where the provider must send the trunk's calls
+// (the deployment's SIP host and port). Add numbers with `POST /v1/lines`.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/sip_trunks (the `CreateSipTrunk` operationId).
+func (c *ClientWithResponses) CreateSipTrunkWithBodyWithResponse(ctx context.Context, params *CreateSipTrunkParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateSipTrunkResponse, error) {
+	rsp, err := c.CreateSipTrunkWithBody(ctx, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCreateSipTrunkResponse(rsp)
+}
+
+// CreateSipTrunkWithResponse Create a SIP trunk
+//
+// Connects a SIP provider (Twilio Elastic SIP Trunking, Telnyx, Vonage, Plivo, a
+// company's PBX) to the account. `inbound` says which calls to accept: from
+// `allowed_addresses` (IPv4 or IPv6 addresses or CIDRs the provider signals from)
+// and/or with digest credentials `username` + `password`, at least one of the two;
+// a call from anywhere else never reaches a room and leaves no call record.
+// `outbound` says where sessions dial out: `address` as `host[:port]` (a host that
+// is a literal loopback, private, link-local or other internal address is 400
+// `url_not_allowed`, as for webhook and tool URLs), `transport`
+// `udp` (the default), `tcp` or `tls`, and optional credentials. At least one side
+// is given. Passwords are sealed at rest and never shown again (`password_set`).
+// The answer's `origination_uri` is where the provider must send the trunk's calls
+// (the deployment's SIP host and port). Add numbers with `POST /v1/lines`.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/sip_trunks (the `CreateSipTrunk` operationId).
+func (c *ClientWithResponses) CreateSipTrunkWithResponse(ctx context.Context, params *CreateSipTrunkParams, body CreateSipTrunkJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateSipTrunkResponse, error) {
+	rsp, err := c.CreateSipTrunk(ctx, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCreateSipTrunkResponse(rsp)
+}
+
+// DeleteSipTrunkWithResponse Delete a SIP trunk
+//
+// Removes the trunk and its objects in LiveKit. 409 `trunk_in_use` while lines
+// still use it: delete them first. A second DELETE is 404.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with DELETE /v1/sip_trunks/{id} (the `DeleteSipTrunk` operationId).
+func (c *ClientWithResponses) DeleteSipTrunkWithResponse(ctx context.Context, id SipTrunkPathID, reqEditors ...RequestEditorFn) (*DeleteSipTrunkResponse, error) {
+	rsp, err := c.DeleteSipTrunk(ctx, id, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseDeleteSipTrunkResponse(rsp)
+}
+
+// GetSipTrunkWithResponse Get a SIP trunk
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/sip_trunks/{id} (the `GetSipTrunk` operationId).
+func (c *ClientWithResponses) GetSipTrunkWithResponse(ctx context.Context, id SipTrunkPathID, reqEditors ...RequestEditorFn) (*GetSipTrunkResponse, error) {
+	rsp, err := c.GetSipTrunk(ctx, id, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetSipTrunkResponse(rsp)
+}
+
+// UpdateSipTrunkWithBodyWithResponse Update a SIP trunk
+//
+// Any of `name`, `inbound` and `outbound`; absent fields are left alone. A side
+// given replaces that side whole, except that a password left out keeps the stored
+// one (`password: null` removes it); `inbound: null` or `outbound: null` removes
+// the side, but a trunk keeps at least one (400 `parameter_invalid`). The trunk's
+// lines and LiveKit's SIP trunks follow at once.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PATCH /v1/sip_trunks/{id} (the `UpdateSipTrunk` operationId).
+func (c *ClientWithResponses) UpdateSipTrunkWithBodyWithResponse(ctx context.Context, id SipTrunkPathID, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*UpdateSipTrunkResponse, error) {
+	rsp, err := c.UpdateSipTrunkWithBody(ctx, id, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseUpdateSipTrunkResponse(rsp)
+}
+
+// UpdateSipTrunkWithResponse Update a SIP trunk
+//
+// Any of `name`, `inbound` and `outbound`; absent fields are left alone. A side
+// given replaces that side whole, except that a password left out keeps the stored
+// one (`password: null` removes it); `inbound: null` or `outbound: null` removes
+// the side, but a trunk keeps at least one (400 `parameter_invalid`). The trunk's
+// lines and LiveKit's SIP trunks follow at once.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PATCH /v1/sip_trunks/{id} (the `UpdateSipTrunk` operationId).
+func (c *ClientWithResponses) UpdateSipTrunkWithResponse(ctx context.Context, id SipTrunkPathID, body UpdateSipTrunkJSONRequestBody, reqEditors ...RequestEditorFn) (*UpdateSipTrunkResponse, error) {
+	rsp, err := c.UpdateSipTrunk(ctx, id, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseUpdateSipTrunkResponse(rsp)
 }
 
 // ListVoicesWithResponse List the voices the deployment offers
@@ -22544,6 +25719,264 @@ func ParseAnswerCallResponse(rsp *http.Response) (*AnswerCallResponse, error) {
 	return response, nil
 }
 
+// ParseTransferCallResponse parses an HTTP response from a TransferCallWithResponse call
+func ParseTransferCallResponse(rsp *http.Response) (*TransferCallResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &TransferCallResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest Call
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequestPost
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFoundPost
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest ConflictPost
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest PayloadTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest UnsupportedMediaType
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest UnprocessablePost
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 502:
+		var dest Upstream
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON502 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers TransferCallResponse200Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers TransferCallResponse400Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers TransferCallResponse401Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 404:
+		var headers TransferCallResponse404Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 409:
+		var headers TransferCallResponse409Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers409 = &headers
+	case rsp.StatusCode == 413:
+		var headers TransferCallResponse413Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers413 = &headers
+	case rsp.StatusCode == 415:
+		var headers TransferCallResponse415Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers415 = &headers
+	case rsp.StatusCode == 422:
+		var headers TransferCallResponse422Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers422 = &headers
+	case rsp.StatusCode == 429:
+		var headers TransferCallResponse429Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers TransferCallResponse500Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 502:
+		var headers TransferCallResponse502Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers502 = &headers
+	}
+
+	return response, nil
+}
+
 // ParseListEventsResponse parses an HTTP response from a ListEventsWithResponse call
 func ParseListEventsResponse(rsp *http.Response) (*ListEventsResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -23226,6 +26659,422 @@ func ParseListLinesResponse(rsp *http.Response) (*ListLinesResponse, error) {
 		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers ListLinesResponse500Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers500 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseCreateLineResponse parses an HTTP response from a CreateLineWithResponse call
+func ParseCreateLineResponse(rsp *http.Response) (*CreateLineResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &CreateLineResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 201:
+		var dest Line
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON201 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequestPost
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFoundPost
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest ConflictPost
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest PayloadTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest UnsupportedMediaType
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest UnprocessablePost
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 201:
+		var headers CreateLineResponse201Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers201 = &headers
+	case rsp.StatusCode == 400:
+		var headers CreateLineResponse400Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers CreateLineResponse401Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 404:
+		var headers CreateLineResponse404Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 409:
+		var headers CreateLineResponse409Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers409 = &headers
+	case rsp.StatusCode == 413:
+		var headers CreateLineResponse413Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers413 = &headers
+	case rsp.StatusCode == 415:
+		var headers CreateLineResponse415Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers415 = &headers
+	case rsp.StatusCode == 422:
+		var headers CreateLineResponse422Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers422 = &headers
+	case rsp.StatusCode == 429:
+		var headers CreateLineResponse429Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers CreateLineResponse500Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers500 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseDeleteLineResponse parses an HTTP response from a DeleteLineWithResponse call
+func ParseDeleteLineResponse(rsp *http.Response) (*DeleteLineResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &DeleteLineResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest DeletedLine
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Conflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest PayloadTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest UnsupportedMediaType
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers DeleteLineResponse200Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers DeleteLineResponse400Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers DeleteLineResponse401Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 404:
+		var headers DeleteLineResponse404Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 409:
+		var headers DeleteLineResponse409Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers409 = &headers
+	case rsp.StatusCode == 413:
+		var headers DeleteLineResponse413Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers413 = &headers
+	case rsp.StatusCode == 415:
+		var headers DeleteLineResponse415Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers415 = &headers
+	case rsp.StatusCode == 429:
+		var headers DeleteLineResponse429Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers DeleteLineResponse500Headers
 		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
 			var value RequestID
 			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -24966,6 +28815,893 @@ func ParseCreateSessionTokenResponse(rsp *http.Response) (*CreateSessionTokenRes
 		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers CreateSessionTokenResponse500Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers500 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseListSipTrunksResponse parses an HTTP response from a ListSipTrunksWithResponse call
+func ParseListSipTrunksResponse(rsp *http.Response) (*ListSipTrunksResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListSipTrunksResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest SipTrunkList
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest PayloadTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest UnsupportedMediaType
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers ListSipTrunksResponse200Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers ListSipTrunksResponse400Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers ListSipTrunksResponse401Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 413:
+		var headers ListSipTrunksResponse413Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers413 = &headers
+	case rsp.StatusCode == 415:
+		var headers ListSipTrunksResponse415Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers415 = &headers
+	case rsp.StatusCode == 429:
+		var headers ListSipTrunksResponse429Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers ListSipTrunksResponse500Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers500 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseCreateSipTrunkResponse parses an HTTP response from a CreateSipTrunkWithResponse call
+func ParseCreateSipTrunkResponse(rsp *http.Response) (*CreateSipTrunkResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &CreateSipTrunkResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 201:
+		var dest SipTrunk
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON201 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequestPost
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest ConflictPost
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest PayloadTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest UnsupportedMediaType
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest UnprocessablePost
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 201:
+		var headers CreateSipTrunkResponse201Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers201 = &headers
+	case rsp.StatusCode == 400:
+		var headers CreateSipTrunkResponse400Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers CreateSipTrunkResponse401Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 409:
+		var headers CreateSipTrunkResponse409Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers409 = &headers
+	case rsp.StatusCode == 413:
+		var headers CreateSipTrunkResponse413Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers413 = &headers
+	case rsp.StatusCode == 415:
+		var headers CreateSipTrunkResponse415Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers415 = &headers
+	case rsp.StatusCode == 422:
+		var headers CreateSipTrunkResponse422Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers422 = &headers
+	case rsp.StatusCode == 429:
+		var headers CreateSipTrunkResponse429Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers CreateSipTrunkResponse500Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers500 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseDeleteSipTrunkResponse parses an HTTP response from a DeleteSipTrunkWithResponse call
+func ParseDeleteSipTrunkResponse(rsp *http.Response) (*DeleteSipTrunkResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &DeleteSipTrunkResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest DeletedSipTrunk
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Conflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest PayloadTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest UnsupportedMediaType
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers DeleteSipTrunkResponse200Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers DeleteSipTrunkResponse400Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers DeleteSipTrunkResponse401Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 404:
+		var headers DeleteSipTrunkResponse404Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 409:
+		var headers DeleteSipTrunkResponse409Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers409 = &headers
+	case rsp.StatusCode == 413:
+		var headers DeleteSipTrunkResponse413Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers413 = &headers
+	case rsp.StatusCode == 415:
+		var headers DeleteSipTrunkResponse415Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers415 = &headers
+	case rsp.StatusCode == 429:
+		var headers DeleteSipTrunkResponse429Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers DeleteSipTrunkResponse500Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers500 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetSipTrunkResponse parses an HTTP response from a GetSipTrunkWithResponse call
+func ParseGetSipTrunkResponse(rsp *http.Response) (*GetSipTrunkResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetSipTrunkResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest SipTrunk
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest PayloadTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest UnsupportedMediaType
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers GetSipTrunkResponse200Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers GetSipTrunkResponse400Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers GetSipTrunkResponse401Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 404:
+		var headers GetSipTrunkResponse404Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 413:
+		var headers GetSipTrunkResponse413Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers413 = &headers
+	case rsp.StatusCode == 415:
+		var headers GetSipTrunkResponse415Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers415 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetSipTrunkResponse429Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers GetSipTrunkResponse500Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers500 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseUpdateSipTrunkResponse parses an HTTP response from a UpdateSipTrunkWithResponse call
+func ParseUpdateSipTrunkResponse(rsp *http.Response) (*UpdateSipTrunkResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &UpdateSipTrunkResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest SipTrunk
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Conflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest PayloadTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest UnsupportedMediaType
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers UpdateSipTrunkResponse200Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers UpdateSipTrunkResponse400Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers UpdateSipTrunkResponse401Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 404:
+		var headers UpdateSipTrunkResponse404Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 409:
+		var headers UpdateSipTrunkResponse409Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers409 = &headers
+	case rsp.StatusCode == 413:
+		var headers UpdateSipTrunkResponse413Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers413 = &headers
+	case rsp.StatusCode == 415:
+		var headers UpdateSipTrunkResponse415Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers415 = &headers
+	case rsp.StatusCode == 429:
+		var headers UpdateSipTrunkResponse429Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers UpdateSipTrunkResponse500Headers
 		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
 			var value RequestID
 			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {

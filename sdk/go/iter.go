@@ -211,3 +211,20 @@ func (c *Client) ApiKeys(ctx context.Context, params *ListApiKeysParams) *Iter[A
 		return l.Data, l.HasMore, nil
 	}, func(k ApiKey) string { return k.Id })
 }
+
+// SipTrunks walks every SIP trunk of the account (see Iter).
+func (c *Client) SipTrunks(ctx context.Context, params *ListSipTrunksParams) *Iter[SipTrunk] {
+	var p ListSipTrunksParams
+	if params != nil {
+		p = *params
+	}
+	return newIter(ctx, p.StartingAfter, p.EndingBefore, func(ctx context.Context, after *string) ([]SipTrunk, bool, error) {
+		q := p
+		q.StartingAfter = after
+		l, err := c.ListSipTrunks(ctx, &q)
+		if err != nil {
+			return nil, false, err
+		}
+		return l.Data, l.HasMore, nil
+	}, func(t SipTrunk) string { return t.Id })
+}

@@ -425,3 +425,80 @@ func (c *Client) RevokeApiKey(ctx context.Context, id string, opts ...RequestEdi
 	}
 	return answer(r.HTTPResponse, r.Body, r.JSON200)
 }
+
+// CreateLine adds one of the account's numbers as a SIP line on one of its trunks
+// (POST /v1/lines with platform "sip").
+func (c *Client) CreateLine(ctx context.Context, body LineCreate, opts ...RequestEditorFn) (*Line, error) {
+	r, err := c.Generated.CreateLineWithResponse(ctx, nil, body, opts...)
+	if err != nil {
+		return nil, err
+	}
+	return answer(r.HTTPResponse, r.Body, r.JSON201)
+}
+
+// DeleteLine removes a SIP line (DELETE /v1/lines/{id}); line_in_call while a call on it
+// is live.
+func (c *Client) DeleteLine(ctx context.Context, id string, opts ...RequestEditorFn) (*DeletedLine, error) {
+	r, err := c.Generated.DeleteLineWithResponse(ctx, id, opts...)
+	if err != nil {
+		return nil, err
+	}
+	return answer(r.HTTPResponse, r.Body, r.JSON200)
+}
+
+// TransferCall hands a live call to a number or SIP URI (POST /v1/calls/{id}/transfer)
+// and returns the call once the destination answered; transfer_failed keeps the call.
+func (c *Client) TransferCall(ctx context.Context, id string, body CallTransferRequest, opts ...RequestEditorFn) (*Call, error) {
+	r, err := c.Generated.TransferCallWithResponse(ctx, id, nil, body, opts...)
+	if err != nil {
+		return nil, err
+	}
+	return answer(r.HTTPResponse, r.Body, r.JSON200)
+}
+
+// CreateSipTrunk connects a SIP provider to the account (POST /v1/sip_trunks); its
+// passwords are never shown again.
+func (c *Client) CreateSipTrunk(ctx context.Context, body SipTrunkCreate, opts ...RequestEditorFn) (*SipTrunk, error) {
+	r, err := c.Generated.CreateSipTrunkWithResponse(ctx, nil, body, opts...)
+	if err != nil {
+		return nil, err
+	}
+	return answer(r.HTTPResponse, r.Body, r.JSON201)
+}
+
+// GetSipTrunk returns a trunk (GET /v1/sip_trunks/{id}).
+func (c *Client) GetSipTrunk(ctx context.Context, id string, opts ...RequestEditorFn) (*SipTrunk, error) {
+	r, err := c.Generated.GetSipTrunkWithResponse(ctx, id, opts...)
+	if err != nil {
+		return nil, err
+	}
+	return answer(r.HTTPResponse, r.Body, r.JSON200)
+}
+
+// UpdateSipTrunk changes a trunk (PATCH /v1/sip_trunks/{id}).
+func (c *Client) UpdateSipTrunk(ctx context.Context, id string, body SipTrunkUpdate, opts ...RequestEditorFn) (*SipTrunk, error) {
+	r, err := c.Generated.UpdateSipTrunkWithResponse(ctx, id, body, opts...)
+	if err != nil {
+		return nil, err
+	}
+	return answer(r.HTTPResponse, r.Body, r.JSON200)
+}
+
+// DeleteSipTrunk removes a trunk no line uses (DELETE /v1/sip_trunks/{id}).
+func (c *Client) DeleteSipTrunk(ctx context.Context, id string, opts ...RequestEditorFn) (*DeletedSipTrunk, error) {
+	r, err := c.Generated.DeleteSipTrunkWithResponse(ctx, id, opts...)
+	if err != nil {
+		return nil, err
+	}
+	return answer(r.HTTPResponse, r.Body, r.JSON200)
+}
+
+// ListSipTrunks returns one page of the account's trunks, newest first
+// (GET /v1/sip_trunks); SipTrunks walks every page.
+func (c *Client) ListSipTrunks(ctx context.Context, params *ListSipTrunksParams, opts ...RequestEditorFn) (*SipTrunkList, error) {
+	r, err := c.Generated.ListSipTrunksWithResponse(ctx, params, opts...)
+	if err != nil {
+		return nil, err
+	}
+	return answer(r.HTTPResponse, r.Body, r.JSON200)
+}

@@ -53,6 +53,26 @@ const (
 	// test keys place calls only through the sim.
 	CodeLiveKeyRequired = "live_key_required"
 	CodeInternal        = "internal_error"
+
+	// SIP trunks and lines, and transfers.
+	// CodeTrunkInUse: a trunk with lines on it cannot be deleted.
+	CodeTrunkInUse = "trunk_in_use"
+	// CodeTrunkLineLimit: the trunk carries as many lines as one may.
+	CodeTrunkLineLimit = "trunk_line_limit_reached"
+	// CodeTrunkNoOutbound: a line whose trunk has no outbound side places no call.
+	CodeTrunkNoOutbound = "trunk_has_no_outbound"
+	// CodeHandleTaken: the number is a line already (of this account or another).
+	CodeHandleTaken = "handle_taken"
+	// CodeLineInCall: a line with a call ringing or in progress cannot be deleted.
+	CodeLineInCall = "line_in_call"
+	// CodeLineNotDeletable: sim lines are the operator's.
+	CodeLineNotDeletable = "line_not_deletable"
+	// CodeTransferNotSupported: the call's platform cannot hand a call on (the sim).
+	CodeTransferNotSupported = "transfer_not_supported"
+	// CodeCallNotActive: the call is not in progress (ringing, or over).
+	CodeCallNotActive = "call_not_active"
+	// CodeTransferFailed: the destination refused or did not answer; the call goes on.
+	CodeTransferFailed = "transfer_failed"
 )
 
 // Error types, as API.md names them.
@@ -106,6 +126,15 @@ var table = map[string]kind{
 	CodeConcurrentSessionLimit:  {http.StatusTooManyRequests, TypeRateLimit},
 	CodeLiveKeyRequired:         {http.StatusForbidden, TypeInvalidRequest},
 	CodeInternal:                {http.StatusInternalServerError, TypeAPI},
+	CodeTrunkInUse:              {http.StatusConflict, TypeInvalidRequest},
+	CodeTrunkLineLimit:          {http.StatusConflict, TypeInvalidRequest},
+	CodeTrunkNoOutbound:         {http.StatusConflict, TypeInvalidRequest},
+	CodeHandleTaken:             {http.StatusConflict, TypeInvalidRequest},
+	CodeLineInCall:              {http.StatusConflict, TypeInvalidRequest},
+	CodeLineNotDeletable:        {http.StatusConflict, TypeInvalidRequest},
+	CodeTransferNotSupported:    {http.StatusConflict, TypeInvalidRequest},
+	CodeCallNotActive:           {http.StatusConflict, TypeInvalidRequest},
+	CodeTransferFailed:          {http.StatusConflict, TypeInvalidRequest},
 }
 
 // Error is a failure a client may see: its Message must hold nothing internal.

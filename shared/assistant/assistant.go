@@ -43,6 +43,9 @@ type Draft struct {
 	// Model names the language model the persona uses, overriding the fleet's LLM_MODEL;
 	// empty means the fleet's default.
 	Model string `json:"model"`
+	// TransferDestinations are where the assistant may transfer a SIP call (its
+	// transfer_call tool), each with a description the model reads.
+	TransferDestinations []persona.TransferDestination `json:"transfer_destinations"`
 	// CallSettings: tools, idle timeout, maximum duration (tools.go).
 	CallSettings
 	// Recording is RecordingOff or RecordingAudio (recording.go); empty is off.
@@ -62,6 +65,8 @@ type Version struct {
 	Framing      persona.Framing `json:"framing"`
 	Voice        string          `json:"voice"`
 	Model        string          `json:"model"`
+	// TransferDestinations are the draft's, fixed at publish.
+	TransferDestinations []persona.TransferDestination `json:"transfer_destinations,omitempty"`
 	// Variables are the names of the {{name}} placeholders the greeting and the system
 	// prompt use, sorted (shared/variables). Versions published before variables existed
 	// have none stored: VariableNames reads them from the text.

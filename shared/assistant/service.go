@@ -14,6 +14,7 @@ import (
 	"github.com/bridgeline/bridgeline/shared/listing"
 	"github.com/bridgeline/bridgeline/shared/metadata"
 	"github.com/bridgeline/bridgeline/shared/persona"
+	"github.com/bridgeline/bridgeline/shared/platform"
 	"github.com/bridgeline/bridgeline/shared/retry"
 )
 
@@ -34,6 +35,8 @@ type Fields struct {
 	Framing      *persona.Framing
 	Voice        *string
 	Model        *string
+	// TransferDestinations replaces the draft's (empty clears them).
+	TransferDestinations *[]persona.TransferDestination
 	// Metadata changes the assistant's metadata (on create, the whole of it); nil leaves
 	// it alone.
 	Metadata *metadata.Patch
@@ -231,7 +234,8 @@ func (s *Service) Publish(ctx context.Context, accountID, id string) (Assistant,
 			ID: ident.New("ver"), AssistantID: a.ID, Number: a.VersionCount + 1, PublishedAt: now,
 			Name: a.Name, SystemPrompt: a.Draft.SystemPrompt, Greeting: a.Draft.Greeting,
 			AvatarID: a.Draft.AvatarID, Framing: a.Draft.Framing, Voice: a.Draft.Voice, Model: a.Draft.Model,
-			Variables: names, CallSettings: a.Draft.CallSettings, Recording: a.Draft.Recording,
+			TransferDestinations: a.Draft.TransferDestinations, Variables: names, CallSettings: a.Draft.CallSettings,
+			Recording: a.Draft.Recording,
 		}
 		next := a
 		next.VersionCount = v.Number
@@ -298,7 +302,7 @@ func (s *Service) Duplicate(ctx context.Context, accountID, id string, name *str
 	// The copy gets a tool secret of its own, shown in the response.
 	return s.Create(ctx, accountID, Fields{
 		Name: &n, SystemPrompt: &d.SystemPrompt, Greeting: &d.Greeting, AvatarID: &d.AvatarID, Framing: &d.Framing,
-		Voice: &d.Voice, Model: &d.Model, Calls: calls, Recording: &rec,
+		Voice: &d.Voice, Model: &d.Model, TransferDestinations: &d.TransferDestinations, Calls: calls, Recording: &rec,
 	})
 }
 
@@ -397,6 +401,11 @@ func (f Fields) validate(voices []persona.Voice) error {
 			return err
 		}
 	}
+	if f.TransferDestinations != nil {
+		if err := validDestinations(*f.TransferDestinations); err != nil {
+			return err
+		}
+	}
 	if f.Model != nil {
 		if err := validModel(*f.Model); err != nil {
 			return err
@@ -404,6 +413,37 @@ func (f Fields) validate(voices []persona.Voice) error {
 	}
 	if f.Metadata != nil {
 		return f.Metadata.Validate()
+	}
+	return nil
+}
+
+// Bounds of transfer_destinations.
+const (
+	MaxTransferDestinations = 10
+	MaxDestinationDesc      = 300
+)
+
+// validDestinations: at most MaxTransferDestinations, each an E.164 number or a SIP URI
+// given once, with a description of 1-300 characters on one line.
+func validDestinations(ds []persona.TransferDestination) error {
+	const param = "transfer_destinations"
+	if len(ds) > MaxTransferDestinations {
+		return apierr.Invalid(param, fmt.Sprintf("%s holds at most %d destinations", param, MaxTransferDestinations))
+	}
+	seen := map[string]bool{}
+	for i, d := range ds {
+		if err := platform.CheckDestination(d.To); err != nil {
+			return apierr.Invalid(fmt.Sprintf("%s[%d].to", param, i), fmt.Sprintf("%s[%d].to must be %v", param, i, err))
+		}
+		if seen[d.To] {
+			return apierr.Invalid(param, fmt.Sprintf("%s names %s twice", param, d.To))
+		}
+		seen[d.To] = true
+		if n := utf8.RuneCountInString(d.Description); n == 0 || n > MaxDestinationDesc || !utf8.ValidString(d.Description) ||
+			strings.ContainsAny(d.Description, "\x00\r\n") {
+			return apierr.Invalid(fmt.Sprintf("%s[%d].description", param, i),
+				fmt.Sprintf("%s[%d].description must be 1-%d characters on one line: what the model is told this destination is for", param, i, MaxDestinationDesc))
+		}
 	}
 	return nil
 }
@@ -463,6 +503,12 @@ func (f Fields) apply(a *Assistant) error {
 	}
 	if f.Model != nil {
 		a.Draft.Model = *f.Model
+	}
+	if f.TransferDestinations != nil {
+		a.Draft.TransferDestinations = *f.TransferDestinations
+		if len(a.Draft.TransferDestinations) == 0 {
+			a.Draft.TransferDestinations = nil
+		}
 	}
 	if c := f.Calls; c != nil {
 		if c.Tools != nil {

@@ -61,12 +61,34 @@ const (
 	// ReasonConcurrentSessionLimit: an inbound call declined because its account had as
 	// many live sessions as its limit allows.
 	ReasonConcurrentSessionLimit = "concurrent_session_limit"
+	// ReasonTransferred: the call was handed to another number or SIP URI (REFER); the
+	// record's Transfer names it.
+	ReasonTransferred = "transferred"
 	// ReasonJoinTimeout: a web call whose client never joined its room in time.
 	ReasonJoinTimeout = "join_timeout"
 	// ReasonSilenceTimeout: the caller stayed silent for the version's
 	// idle_timeout_seconds, was asked whether they were still there, and said nothing.
 	ReasonSilenceTimeout = "silence_timeout"
 )
+
+// Transfer statuses.
+const (
+	TransferPending   = "pending"   // asked of the platform; the destination rings
+	TransferCompleted = "completed" // the destination answered: the call left Bridgeline
+	TransferFailed    = "failed"    // refused or unanswered: the call went on
+)
+
+// Transfer is the hand-over of a call to another party (POST /v1/calls/{id}/transfer or
+// the assistant's transfer_call tool).
+type Transfer struct {
+	To          string    `json:"to"`
+	Status      string    `json:"status"`
+	RequestedAt time.Time `json:"requested_at"`
+	// By is who asked: customer (the API) or assistant.
+	By string `json:"by"`
+	// Failure is why a failed transfer failed, for the record.
+	Failure string `json:"failure,omitempty"`
+}
 
 // Who ended a call.
 const (
@@ -125,6 +147,9 @@ type Call struct {
 	Metrics    *persona.Metrics `json:"metrics"`
 	// AssistantReport is ReportReceived or ReportMissing once known; "" is pending.
 	AssistantReport string `json:"assistant_report,omitempty"`
+
+	// Transfer is the call's latest transfer, if it had one.
+	Transfer *Transfer `json:"transfer,omitempty"`
 
 	// Metadata is the customer's key-value pairs (shared/metadata): a copy of its
 	// session's for an outbound call, none at first for an inbound one.

@@ -57,6 +57,15 @@ type Config struct {
 	SIPRTPPortEnd   int
 	// LiveKitSIPBinary is a livekit-sip executable (empty: the pinned build).
 	LiveKitSIPBinary string
+	// SIPPublicHost and SIPPublicPort are where SIP providers send calls: the origination
+	// URI every trunk shows (SIP_PUBLIC_HOST, default 127.0.0.1; SIP_PUBLIC_PORT, default
+	// SIP_PORT, or 5060 when it is off). On AWS: the SIP fleet's DNS name.
+	SIPPublicHost string
+	SIPPublicPort int
+	// SIPGatewayPort is the loopback port of the local stack's SIP gateway, which
+	// livekit-sip joins rooms through (SIP_GATEWAY_PORT; 0, the default, picks a free
+	// one).
+	SIPGatewayPort int
 	// PersonaReportSecret verifies the persona workers' reports (PERSONA_REPORT_SECRET):
 	// a key of the control plane and the workers only, unlike the LiveKit secret that
 	// livekit-server holds too. On AWS the persona-report function reads it from
@@ -121,7 +130,7 @@ func FromEnv() (Config, error) { return Read(os.Getenv) }
 // Read is FromEnv over any lookup (tests, a worker's local overrides).
 func Read(getenv func(string) string) (Config, error) {
 	c := Defaults()
-	c.LiveKitURL, c.LiveKitPublicURL = "", ""
+	c.LiveKitURL, c.LiveKitPublicURL, c.SIPPublicPort = "", "", 0
 	var errs []string
 	fail := func(name, what, v string) { errs = append(errs, fmt.Sprintf("%s: %s: %q", name, what, v)) }
 	str := func(name string, dst *string) {
@@ -177,6 +186,9 @@ func Read(getenv func(string) string) (Config, error) {
 	integer("LIVEKIT_RTC_UDP_PORT", &c.LiveKitUDPPort)
 	str("LIVEKIT_SERVER_BIN", &c.LiveKitBinary)
 	str("LIVEKIT_SIP_BIN", &c.LiveKitSIPBinary)
+	str("SIP_PUBLIC_HOST", &c.SIPPublicHost)
+	integer("SIP_PUBLIC_PORT", &c.SIPPublicPort)
+	integer("SIP_GATEWAY_PORT", &c.SIPGatewayPort)
 	if v := strings.TrimSpace(getenv("SIP_PORT")); strings.EqualFold(v, "off") {
 		c.SIPPort = 0
 	} else if v != "" {
@@ -234,6 +246,15 @@ func (c *Config) fill() {
 	if c.LiveKitPublicURL == "" {
 		c.LiveKitPublicURL = fmt.Sprintf("ws://127.0.0.1:%d", c.LiveKitPort)
 	}
+	if c.SIPPublicHost == "" {
+		c.SIPPublicHost = "127.0.0.1"
+	}
+	if c.SIPPublicPort == 0 {
+		c.SIPPublicPort = c.SIPPort
+		if c.SIPPublicPort == 0 {
+			c.SIPPublicPort = 5060
+		}
+	}
 }
 
 // Validate checks every setting; its error names the variable to fix.
@@ -274,6 +295,10 @@ func (c Config) Validate() error {
 		return fmt.Errorf("LIVEKIT_RTC_UDP_PORT: not a port number: %d", c.LiveKitUDPPort)
 	case c.SIPPort != 0 && badPort(c.SIPPort):
 		return fmt.Errorf("SIP_PORT: not a port number: %d", c.SIPPort)
+	case badPort(c.SIPPublicPort):
+		return fmt.Errorf("SIP_PUBLIC_PORT: not a port number: %d", c.SIPPublicPort)
+	case c.SIPGatewayPort != 0 && badPort(c.SIPGatewayPort):
+		return fmt.Errorf("SIP_GATEWAY_PORT: not a port number: %d", c.SIPGatewayPort)
 	case badPort(c.SIPRTPPortStart) || badPort(c.SIPRTPPortEnd) || c.SIPRTPPortEnd-c.SIPRTPPortStart < 1:
 		return fmt.Errorf("SIP_RTP_PORTS: not a range of ports holding at least two: %d-%d", c.SIPRTPPortStart, c.SIPRTPPortEnd)
 	case c.SIPPort != 0 && c.SIPPort >= c.SIPRTPPortStart && c.SIPPort <= c.SIPRTPPortEnd:

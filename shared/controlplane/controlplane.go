@@ -32,7 +32,9 @@ import (
 	"github.com/bridgeline/bridgeline/shared/line"
 	"github.com/bridgeline/bridgeline/shared/platform"
 	"github.com/bridgeline/bridgeline/shared/platform/simhook"
+	"github.com/bridgeline/bridgeline/shared/platform/sip"
 	"github.com/bridgeline/bridgeline/shared/session"
+	"github.com/bridgeline/bridgeline/shared/siptrunk"
 	"github.com/bridgeline/bridgeline/shared/store"
 	"github.com/bridgeline/bridgeline/shared/toolcall"
 	"github.com/bridgeline/bridgeline/shared/webhookendpoint"
@@ -54,6 +56,16 @@ type Deps struct {
 	// notifications (empty leaves the platform-sim route out).
 	Platforms []platform.Platform
 	SimSecret string
+	// SIP is LiveKit's SIP API (shared/rtc/lkhttp's Client). With it the control plane
+	// keeps LiveKit's SIP trunks and dispatch rules in step with the customers' trunks
+	// and SIP lines, and the sip platform is registered beside Platforms (its calls are
+	// placed, hung up and transferred through it). Nil: trunks and lines are kept
+	// without touching LiveKit, and no SIP call is placed (a function that never talks to
+	// LiveKit).
+	SIP SIPLiveKit
+	// SIPSecret verifies the SIP gateway's notifications (empty leaves the platform-sip
+	// route out).
+	SIPSecret string
 	// NotificationReplays keeps the ids of the platform notifications received, so a
 	// replayed one is refused: nil keeps them in this process's memory (the local
 	// stack); Lambdas share them in the idempotency table (simhook.StoreReplays).
@@ -101,6 +113,8 @@ type ControlPlane struct {
 	Lines      *line.Service
 	Endpoints  *webhookendpoint.Service
 	Sessions   *session.Service
+	// Trunks keeps SIP trunks and SIP lines, and LiveKit in step with them.
+	Trunks *siptrunk.Service
 	// Asker runs customer_decides for inbound calls.
 	Asker *decision.Asker
 	// Deliverer makes one webhook attempt (the AWS webhook-deliver function's and the
@@ -134,15 +148,23 @@ func New(cfg config.Config, deps Deps) (*ControlPlane, error) {
 	if rooms == nil {
 		rooms = session.NoRooms{Public: cfg.LiveKitPublicURL}
 	}
-	platforms, err := platform.NewRegistry(deps.Platforms...)
-	if err != nil {
-		return nil, err
-	}
 	cp := &ControlPlane{Config: cfg, Store: s}
 	cp.Accounts = &account.Service{Store: s, Now: now}
 	cp.Assistants = &assistant.Service{Store: s, HostedVoices: cfg.HostedVoices, Secrets: deps.Secrets,
 		Destinations: cfg.Webhooks, MaxCallDuration: cfg.MaxSession, Now: now}
 	cp.Lines = &line.Service{Store: s, Assistants: s, Now: now}
+	cp.Trunks = &siptrunk.Service{Store: s, Lines: s, LineRules: cp.Lines, Calls: s, Secrets: deps.Secrets,
+		Origination: siptrunk.Origination{Host: cfg.SIPPublicHost, Port: cfg.SIPPublicPort}, Destinations: cfg.Webhooks, Log: log, Now: now}
+	plats := deps.Platforms
+	if deps.SIP != nil {
+		cp.Trunks.LiveKit = deps.SIP
+		plats = append(slices.Clone(plats), &sip.Adapter{LiveKit: deps.SIP, Calls: s, Outbound: cp.Trunks.OutboundTrunk,
+			Dialable: cp.Trunks.CheckDial})
+	}
+	platforms, err := platform.NewRegistry(plats...)
+	if err != nil {
+		return nil, err
+	}
 	cp.Endpoints = &webhookendpoint.Service{Store: s, Secrets: deps.Secrets, Destinations: cfg.Webhooks}
 	cp.Deliverer = &delivery.Deliverer{Endpoints: cp.Endpoints, Client: delivery.NewClient(cfg.Webhooks)}
 
@@ -188,13 +210,14 @@ func New(cfg config.Config, deps Deps) (*ControlPlane, error) {
 	routes := slices.Concat(
 		(&httpapi.Assistants{Service: cp.Assistants}).Routes(),
 		(&httpapi.Lines{Service: cp.Lines}).Routes(),
+		(&httpapi.SIPTrunks{Service: cp.Trunks}).Routes(),
 		(&httpapi.Keys{Accounts: s, Now: now}).Routes(),
 		(&httpapi.Webhooks{Endpoints: cp.Endpoints, Events: s, Redeliver: redeliver}).Routes(),
 		(&httpapi.CallAnswers{Decisions: s, Calls: s, Now: now}).Routes(),
 		(&httpapi.Sessions{Service: cp.Sessions, JoinPageURL: cfg.JoinPageURL}).Routes(),
 		httpapi.Passthrough("join-page", page, joinpage.Patterns...),
 		(&httpapi.Receivers{Sessions: cp.Sessions, RTC: deps.LiveKit, ReportSecret: cfg.PersonaReportSecret,
-			Tools: cp.Tools, SimSecret: deps.SimSecret, Replays: deps.NotificationReplays, Now: now}).Routes(),
+			Tools: cp.Tools, SimSecret: deps.SimSecret, SIPSecret: deps.SIPSecret, Replays: deps.NotificationReplays, Now: now}).Routes(),
 		deps.Routes,
 	)
 	limiter := deps.RateLimiter
@@ -218,15 +241,55 @@ func (cp *ControlPlane) FunctionHandler(function string) (http.Handler, error) {
 	return cp.API.FunctionHandler(function, cp.API.LambdaAuth)
 }
 
-// RunSweeper sweeps every tick until ctx ends (the local stack and the tests).
+// ReconcileEvery is how often the local sweeper brings LiveKit's SIP trunks and rules in
+// step with the stored trunks (each AWS sweeper invocation does it once).
+const ReconcileEvery = 30 * time.Second
+
+// RunSweeper sweeps every tick until ctx ends (the local stack and the tests), and
+// reconciles the SIP trunks with LiveKit every ReconcileEvery.
 func (cp *ControlPlane) RunSweeper(ctx context.Context, every time.Duration) {
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		t := time.NewTicker(ReconcileEvery)
+		defer t.Stop()
+		for {
+			cp.reconcile(ctx)
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+			}
+		}
+	}()
 	cp.Sessions.RunSweeper(ctx, every)
+	<-done
 }
 
-// SweepHandler is the AWS session-sweeper's handler: each invocation sweeps every tick
-// for the configured window (SWEEP_WINDOW_SECONDS).
+// reconcile runs the SIP trunks' Reconcile once; a failure is logged (the next one
+// retries).
+func (cp *ControlPlane) reconcile(ctx context.Context) {
+	if err := cp.Trunks.Reconcile(ctx); err != nil && ctx.Err() == nil {
+		cp.Trunks.Log.Error("reconcile SIP trunks with LiveKit", "err", err)
+	}
+}
+
+// SweepHandler is the AWS session-sweeper's handler: each invocation reconciles the SIP
+// trunks with LiveKit once and sweeps every tick for the configured window
+// (SWEEP_WINDOW_SECONDS).
 func (cp *ControlPlane) SweepHandler(tick time.Duration) func(context.Context) error {
-	return cp.Sessions.SweepHandler(cp.Config.SweepWindow, tick)
+	sweep := cp.Sessions.SweepHandler(cp.Config.SweepWindow, tick)
+	return func(ctx context.Context) error {
+		cp.reconcile(ctx)
+		return sweep(ctx)
+	}
+}
+
+// SIPLiveKit is LiveKit's SIP API as the control plane uses it: trunks and dispatch
+// rules, and the calls.
+type SIPLiveKit interface {
+	siptrunk.LiveKit
+	sip.LiveKit
 }
 
 // RunDelivery runs the local delivery worker until ctx ends.

@@ -74,6 +74,8 @@ type VersionJSON struct {
 	Framing      persona.Framing `json:"framing"`
 	Voice        string          `json:"voice"`
 	Model        string          `json:"model"`
+	// TransferDestinations are where the version's assistant may transfer a call.
+	TransferDestinations []persona.TransferDestination `json:"transfer_destinations"`
 	// Variables are the placeholder names the greeting and system prompt use.
 	Variables []string `json:"variables"`
 	CallSettingsJSON
@@ -81,9 +83,18 @@ type VersionJSON struct {
 	Recording string `json:"recording"`
 }
 
+// destinationsOrEmpty presents no destinations as [].
+func destinationsOrEmpty(ds []persona.TransferDestination) []persona.TransferDestination {
+	if ds == nil {
+		return []persona.TransferDestination{}
+	}
+	return ds
+}
+
 // PresentAssistant maps an assistant to its JSON object.
 func PresentAssistant(a assistant.Assistant) AssistantJSON {
 	newest := a.NewestVersions(assistant.ObjectVersions)
+	a.Draft.TransferDestinations = destinationsOrEmpty(a.Draft.TransferDestinations)
 	out := AssistantJSON{
 		ID: a.ID, Object: "assistant", Name: a.Name, Status: a.Status,
 		Draft: DraftJSON{Draft: a.Draft, CallSettingsJSON: PresentCallSettings(a.Draft.CallSettings),
@@ -103,8 +114,8 @@ func PresentVersion(v assistant.Version) VersionJSON {
 	return VersionJSON{
 		ID: v.ID, Object: "assistant_version", Number: v.Number, PublishedAt: Time(v.PublishedAt),
 		Name: v.Name, SystemPrompt: v.SystemPrompt, Greeting: v.Greeting, AvatarID: v.AvatarID, Framing: v.Framing,
-		Voice: v.Voice, Model: v.Model, Variables: v.VariableNames(), CallSettingsJSON: PresentCallSettings(v.CallSettings),
-		Recording: assistant.RecordingOrOff(v.Recording),
+		Voice: v.Voice, Model: v.Model, Variables: v.VariableNames(), TransferDestinations: destinationsOrEmpty(v.TransferDestinations),
+		CallSettingsJSON: PresentCallSettings(v.CallSettings), Recording: assistant.RecordingOrOff(v.Recording),
 	}
 }
 
@@ -117,6 +128,8 @@ type assistantBody struct {
 	Framing      Nullable[framingBody] `json:"framing"`
 	Voice        Nullable[string]      `json:"voice"`
 	Model        Nullable[string]      `json:"model"`
+	// TransferDestinations replaces the draft's; [] clears them.
+	TransferDestinations Nullable[[]destinationBody] `json:"transfer_destinations"`
 
 	Tools              Nullable[[]toolBody] `json:"tools"`
 	IdleTimeoutSeconds Nullable[int]        `json:"idle_timeout_seconds"`
@@ -127,6 +140,12 @@ type assistantBody struct {
 	Recording Nullable[string] `json:"recording"`
 
 	Metadata Nullable[metadataParam] `json:"metadata"`
+}
+
+// destinationBody is one of transfer_destinations.
+type destinationBody struct {
+	To          string `json:"to"`
+	Description string `json:"description"`
 }
 
 // toolBody is one tool of a draft's tools: the whole list is given each time.
@@ -148,6 +167,7 @@ func (f assistantBody) fields(current persona.Framing) (assistant.Fields, error)
 	for _, err := range []error{
 		f.Name.NotNull("name"), f.SystemPrompt.NotNull("system_prompt"), f.Greeting.NotNull("greeting"),
 		f.AvatarID.NotNull("avatar_id"), f.Framing.NotNull("framing"), f.Voice.NotNull("voice"), f.Model.NotNull("model"),
+		f.TransferDestinations.NotNull("transfer_destinations"),
 		f.Tools.NotNull("tools"), f.IdleTimeoutSeconds.NotNull("idle_timeout_seconds"), f.Recording.NotNull("recording"),
 	} {
 		if err != nil {
@@ -156,6 +176,13 @@ func (f assistantBody) fields(current persona.Framing) (assistant.Fields, error)
 	}
 	out := assistant.Fields{Name: f.Name.Ptr(), SystemPrompt: f.SystemPrompt.Ptr(), Greeting: f.Greeting.Ptr(), AvatarID: f.AvatarID.Ptr(),
 		Voice: f.Voice.Ptr(), Model: f.Model.Ptr(), Recording: f.Recording.Ptr()}
+	if ds := f.TransferDestinations.Ptr(); ds != nil {
+		dests := make([]persona.TransferDestination, len(*ds))
+		for i, d := range *ds {
+			dests[i] = persona.TransferDestination{To: d.To, Description: d.Description}
+		}
+		out.TransferDestinations = &dests
+	}
 	if fr := f.Framing.Ptr(); fr != nil {
 		merged := current
 		if fr.Shot != nil {

@@ -2,14 +2,17 @@ package httpapi
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"net/http"
 	"time"
 
 	"github.com/bridgeline/bridgeline/shared/apierr"
 	"github.com/bridgeline/bridgeline/shared/persona"
+	"github.com/bridgeline/bridgeline/shared/platform"
 	"github.com/bridgeline/bridgeline/shared/platform/sim"
 	"github.com/bridgeline/bridgeline/shared/platform/simhook"
+	"github.com/bridgeline/bridgeline/shared/platform/sip"
 	"github.com/bridgeline/bridgeline/shared/rtc"
 	"github.com/bridgeline/bridgeline/shared/session"
 	"github.com/bridgeline/bridgeline/shared/toolcall"
@@ -36,6 +39,9 @@ type Receivers struct {
 	Tools *toolcall.Service
 	// SimSecret verifies the sim's notifications; empty leaves the sim route out.
 	SimSecret string
+	// SIPSecret verifies the SIP gateway's notifications (signed as the sim's are, for
+	// their own route); empty leaves the SIP route out.
+	SIPSecret string
 	// Replays keeps the ids of accepted notifications, so that a replayed one is refused
 	// (409); nil keeps them in this process's memory.
 	Replays simhook.Replays
@@ -64,6 +70,9 @@ func (h *Receivers) Routes() []Route {
 		// limit applies, not the customer API's 256 KiB.
 		{Function: "persona-report", Method: http.MethodPost, Pattern: persona.ReportPath, Public: true,
 			MaxBody: persona.MaxReportBytes, Handler: h.report},
+		// The assistant's transfer_call tool: the worker asks, signed as its reports are.
+		{Function: "persona-transfer", Method: http.MethodPost, Pattern: persona.TransferPath, Public: true,
+			Handler: h.transfer},
 	}
 	if h.Tools != nil {
 		// The answer waits for the customer's tool (at most 20 s, its timeout_ms).
@@ -73,6 +82,10 @@ func (h *Receivers) Routes() []Route {
 	if h.SimSecret != "" {
 		routes = append(routes, Route{Function: "platform-sim", Method: http.MethodPost, Pattern: simhook.Path, Public: true,
 			Handler: h.sim})
+	}
+	if h.SIPSecret != "" {
+		routes = append(routes, Route{Function: "platform-sip", Method: http.MethodPost, Pattern: sip.Path, Public: true,
+			Handler: h.sip})
 	}
 	return routes
 }
@@ -100,26 +113,67 @@ func (h *Receivers) livekit(w http.ResponseWriter, r *http.Request) (int, any, e
 }
 
 func (h *Receivers) sim(w http.ResponseWriter, r *http.Request) (int, any, error) {
-	now := h.now()
-	n, err := simhook.Verify(r, h.SimSecret, now)
-	switch {
-	case errors.Is(err, simhook.ErrMalformed):
-		return 0, nil, apierr.New(apierr.CodeInvalidJSON, "malformed sim notification")
-	case err != nil:
-		return 0, nil, apierr.New(apierr.CodeAPIKeyInvalid, "sim notification signature invalid")
-	}
-	// The id is claimed before the notification acts and released if it fails (a panic
-	// too), so the sender's redelivery of a notification that failed is handled, while a
-	// copy of one that was handled (a replay within the signature's tolerance) is refused.
-	// One another delivery holds is handled anyway: handling is idempotent, and the
-	// holder may have crashed without releasing it.
-	ctx := r.Context()
-	claim, err := h.Replays.Claim(ctx, n.ID, now)
+	body, err := simhook.VerifyBody(r, h.SimSecret, simhook.ToControlPlane, simhook.Path, h.now())
+	n, err := notification(body, err, "sim")
 	if err != nil {
 		return 0, nil, err
 	}
+	if err := h.notify(r.Context(), sim.Name, n); err != nil {
+		return 0, nil, err
+	}
+	return http.StatusOK, receivedJSON{true}, nil
+}
+
+// sip takes the SIP gateway's notifications. An inbound one is answered with what the
+// control plane decided about the call (sip.InboundReply): the gateway holds the call's
+// room join until then, and joins it into the session's room or refuses it.
+func (h *Receivers) sip(w http.ResponseWriter, r *http.Request) (int, any, error) {
+	body, err := simhook.VerifyBody(r, h.SIPSecret, simhook.ToControlPlane, sip.Path, h.now())
+	n, err := notification(body, err, "SIP")
+	if err != nil {
+		return 0, nil, err
+	}
+	if n.Event != platform.EventInbound {
+		if err := h.notify(r.Context(), sip.Name, n); err != nil {
+			return 0, nil, err
+		}
+		return http.StatusOK, receivedJSON{true}, nil
+	}
+	ctx, reply := sip.WithReply(r.Context(), n.PlatformCallID)
+	if err := h.notify(ctx, sip.Name, n); err != nil {
+		return 0, nil, err
+	}
+	return http.StatusOK, reply.Result(), nil
+}
+
+// notification decodes a verified platform notification (VerifyBody's body and error).
+func notification(body []byte, err error, from string) (platform.Notification, error) {
+	var n platform.Notification
+	switch {
+	case errors.Is(err, simhook.ErrMalformed):
+		return n, apierr.New(apierr.CodeInvalidJSON, "malformed "+from+" notification")
+	case err != nil:
+		return n, apierr.New(apierr.CodeAPIKeyInvalid, from+" notification signature invalid")
+	}
+	if json.Unmarshal(body, &n) != nil || n.ID == "" || n.Event == "" || n.PlatformCallID == "" {
+		return n, apierr.New(apierr.CodeInvalidJSON, "malformed "+from+" notification: id, event and platform_call_id are required")
+	}
+	return n, nil
+}
+
+// notify hands a verified notification to the session service once. The id is claimed
+// before the notification acts and released if it fails (a panic too), so the sender's
+// redelivery of a notification that failed is handled, while a copy of one that was
+// handled (a replay within the signature's tolerance) is refused. One another delivery
+// holds is handled anyway: handling is idempotent, and the holder may have crashed
+// without releasing it.
+func (h *Receivers) notify(ctx context.Context, platformName string, n platform.Notification) error {
+	claim, err := h.Replays.Claim(ctx, n.ID, h.now())
+	if err != nil {
+		return err
+	}
 	if claim == simhook.Handled {
-		return 0, nil, apierr.New(apierr.CodeConflict, "notification "+n.ID+" was already received")
+		return apierr.New(apierr.CodeConflict, "notification "+n.ID+" was already received")
 	}
 	handled := false
 	defer func() {
@@ -127,14 +181,11 @@ func (h *Receivers) sim(w http.ResponseWriter, r *http.Request) (int, any, error
 			h.Replays.Release(context.WithoutCancel(ctx), n.ID)
 		}
 	}()
-	if err := h.Sessions.HandleNotification(ctx, sim.Name, n); err != nil {
-		return 0, nil, err
+	if err := h.Sessions.HandleNotification(ctx, platformName, n); err != nil {
+		return err
 	}
 	handled = true
-	if err := h.Replays.Done(context.WithoutCancel(ctx), n.ID); err != nil {
-		return 0, nil, err
-	}
-	return http.StatusOK, receivedJSON{true}, nil
+	return h.Replays.Done(context.WithoutCancel(ctx), n.ID)
 }
 
 func (h *Receivers) report(w http.ResponseWriter, r *http.Request) (int, any, error) {
@@ -153,6 +204,26 @@ func (h *Receivers) report(w http.ResponseWriter, r *http.Request) (int, any, er
 	return http.StatusOK, receivedJSON{true}, nil
 }
 
+// transfer hands a worker's call to one of its assistant's transfer destinations: 200
+// with {"transferred": true} once the destination answered, else the transfer's error
+// (transfer_failed: the call goes on, and the worker says so to the caller).
+func (h *Receivers) transfer(w http.ResponseWriter, r *http.Request) (int, any, error) {
+	req, err := persona.VerifyTransfer(r, h.ReportSecret)
+	switch {
+	case errors.Is(err, persona.ErrReportTooLarge):
+		return 0, nil, apierr.New(apierr.CodeBodyTooLarge, "transfer request too large")
+	case errors.Is(err, persona.ErrReportMalformed):
+		return 0, nil, apierr.New(apierr.CodeInvalidJSON, "malformed transfer request")
+	case err != nil:
+		return 0, nil, apierr.New(apierr.CodeAPIKeyInvalid, "transfer request signature invalid")
+	}
+	if err := h.Sessions.AssistantTransfer(r.Context(), req.CallID, req.To); err != nil {
+		return 0, nil, err
+	}
+	return http.StatusOK, map[string]bool{"transferred": true}, nil
+}
+
+// tool runs one of the assistant's tools for its worker (persona.ToolPath).
 func (h *Receivers) tool(w http.ResponseWriter, r *http.Request) (int, any, error) {
 	req, err := persona.VerifyToolRequest(r, h.ReportSecret)
 	switch {

@@ -27,6 +27,8 @@ type LineJSON struct {
 	Metadata metadata.Metadata `json:"metadata"`
 	// Variables are the line's default variables; {} for none.
 	Variables map[string]string `json:"variables"`
+	// SIPTrunkID is a SIP line's trunk; null for a sim line.
+	SIPTrunkID *string `json:"sip_trunk_id"`
 	// Warnings are only in the answer to POST /v1/lines/{id}/assign: what the change did
 	// that the caller may not expect.
 	Warnings []Warning `json:"warnings,omitempty"`
@@ -67,7 +69,7 @@ func PresentLine(l line.Line) LineJSON {
 		ID: l.ID, Object: "line", Handle: l.Handle, Platform: l.Platform, Name: l.Name, InboundMode: l.InboundMode,
 		AssistantID: StringOrNull(l.AssistantID), VersionID: StringOrNull(l.VersionID), DecisionTimeoutSeconds: l.DecisionTimeoutSeconds,
 		OnDecisionTimeout: l.OnDecisionTimeout, CreatedAt: Time(l.CreatedAt), UpdatedAt: Time(l.UpdatedAt),
-		Metadata: l.Metadata.OrEmpty(), Variables: variablesOrEmpty(l.Variables),
+		Metadata: l.Metadata.OrEmpty(), Variables: variablesOrEmpty(l.Variables), SIPTrunkID: StringOrNull(l.SIPTrunkID),
 	}
 }
 
@@ -141,29 +143,30 @@ func (h *Lines) assignLine(w http.ResponseWriter, r *http.Request) (int, any, er
 	return http.StatusOK, out, nil
 }
 
-func (h *Lines) updateLine(w http.ResponseWriter, r *http.Request) (int, any, error) {
-	var body struct {
-		Name                   Nullable[string] `json:"name"`
-		InboundMode            Nullable[string] `json:"inbound_mode"`
-		DecisionTimeoutSeconds Nullable[int]    `json:"decision_timeout_seconds"`
-		OnDecisionTimeout      Nullable[string] `json:"on_decision_timeout"`
-		AssistantID            Nullable[string] `json:"assistant_id"`
-		VersionID              Nullable[string] `json:"version_id"`
+// lineFields are the line's settings as PATCH /v1/lines/{id} takes them, and POST
+// /v1/lines beside the SIP line's number and trunk.
+type lineFields struct {
+	Name                   Nullable[string] `json:"name"`
+	InboundMode            Nullable[string] `json:"inbound_mode"`
+	DecisionTimeoutSeconds Nullable[int]    `json:"decision_timeout_seconds"`
+	OnDecisionTimeout      Nullable[string] `json:"on_decision_timeout"`
+	AssistantID            Nullable[string] `json:"assistant_id"`
+	VersionID              Nullable[string] `json:"version_id"`
 
-		Metadata Nullable[metadataParam] `json:"metadata"`
-		// Variables replaces the line's defaults; null or {} clears them.
-		Variables Nullable[map[string]string] `json:"variables"`
-	}
-	if err := Decode(r, &body, false); err != nil {
-		return 0, nil, err
-	}
+	Metadata Nullable[metadataParam] `json:"metadata"`
+	// Variables replaces the line's defaults; null or {} clears them.
+	Variables Nullable[map[string]string] `json:"variables"`
+}
+
+// update is the line.Update the fields ask for.
+func (body lineFields) update() (line.Update, error) {
 	for _, err := range []error{
 		body.Name.NotNull("name"), body.InboundMode.NotNull("inbound_mode"),
 		body.DecisionTimeoutSeconds.NotNull("decision_timeout_seconds"),
 		body.OnDecisionTimeout.NotNull("on_decision_timeout"),
 	} {
 		if err != nil {
-			return 0, nil, err
+			return line.Update{}, err
 		}
 	}
 	u := line.Update{
@@ -173,10 +176,22 @@ func (h *Lines) updateLine(w http.ResponseWriter, r *http.Request) (int, any, er
 		Metadata: metadataOnUpdate(body.Metadata),
 	}
 	if err := versionParam(body.VersionID); err != nil {
-		return 0, nil, err
+		return line.Update{}, err
 	}
 	if body.Variables.Set {
 		u.Variables = &body.Variables.Value // null decodes as a nil map: cleared
+	}
+	return u, nil
+}
+
+func (h *Lines) updateLine(w http.ResponseWriter, r *http.Request) (int, any, error) {
+	var body lineFields
+	if err := Decode(r, &body, false); err != nil {
+		return 0, nil, err
+	}
+	u, err := body.update()
+	if err != nil {
+		return 0, nil, err
 	}
 	l, err := h.Service.Update(r.Context(), AccountFrom(r.Context()).ID, r.PathValue("id"), u)
 	if err != nil {

@@ -38,6 +38,7 @@ func (h *Sessions) Routes() []Route {
 		{Function: "calls-list", Method: http.MethodGet, Pattern: "/v1/calls", Handler: h.listCalls},
 		{Function: "calls-get", Method: http.MethodGet, Pattern: "/v1/calls/{id}", Handler: h.getCall},
 		{Function: "calls-update", Method: http.MethodPatch, Pattern: "/v1/calls/{id}", Handler: h.updateCall},
+		{Function: "calls-transfer", Method: http.MethodPost, Pattern: "/v1/calls/{id}/transfer", Handler: h.transferCall},
 	}
 }
 
@@ -85,9 +86,10 @@ func PresentSession(s session.Session, rtcURL string) SessionJSON {
 
 // CallJSON is the call record object.
 type CallJSON struct {
-	ID             string           `json:"id"`
-	Object         string           `json:"object"`
-	Direction      string           `json:"direction"`
+	ID        string `json:"id"`
+	Object    string `json:"object"`
+	Direction string `json:"direction"`
+	// Platform is the calling platform the call is on (sim, sip, web).
 	Platform       string           `json:"platform"`
 	LineID         *string          `json:"line_id"`
 	From           string           `json:"from"`
@@ -116,6 +118,17 @@ type CallJSON struct {
 	// Variables are the values the assistant's placeholders were rendered with
 	// (assistant calls only; null otherwise).
 	Variables map[string]string `json:"variables"`
+	// Transfer is the call's latest hand-over to another party; null when it had none.
+	Transfer *TransferJSON `json:"transfer"`
+}
+
+// TransferJSON is a call's transfer.
+type TransferJSON struct {
+	To          string  `json:"to"`
+	Status      string  `json:"status"`
+	RequestedAt Time    `json:"requested_at"`
+	By          string  `json:"by"`
+	Failure     *string `json:"failure"`
 }
 
 // PresentCall maps a call record to its object. Transcript is an array for assistant
@@ -143,7 +156,15 @@ func PresentCall(c call.Call) CallJSON {
 		EndReason: StringOrNull(c.EndReason), EndedBy: StringOrNull(c.EndedBy), Decision: StringOrNull(c.Decision),
 		DecisionSource: StringOrNull(c.DecisionSource), Transcript: transcript, Metrics: c.Metrics,
 		AssistantReport: report, Metadata: c.Metadata.OrEmpty(), Variables: vars,
+		Transfer: presentTransfer(c.Transfer),
 	}
+}
+
+func presentTransfer(t *call.Transfer) *TransferJSON {
+	if t == nil {
+		return nil
+	}
+	return &TransferJSON{To: t.To, Status: t.Status, RequestedAt: Time(t.RequestedAt), By: t.By, Failure: StringOrNull(t.Failure)}
 }
 
 func (h *Sessions) create(w http.ResponseWriter, r *http.Request) (int, any, error) {
@@ -237,6 +258,32 @@ func (h *Sessions) update(w http.ResponseWriter, r *http.Request) (int, any, err
 
 func (h *Sessions) updateCall(w http.ResponseWriter, r *http.Request) (int, any, error) {
 	return patchMetadata(r, h.Service.Calls().Get, h.Service.UpdateCallMetadata, func(c call.Call) any { return PresentCall(c) })
+}
+
+// transferCall hands a live call to another number or SIP URI: 200 with the call, ended
+// with end_reason transferred, once the destination answered.
+func (h *Sessions) transferCall(w http.ResponseWriter, r *http.Request) (int, any, error) {
+	if err := Query(r); err != nil {
+		return 0, nil, err
+	}
+	var body struct {
+		To Nullable[string] `json:"to"`
+	}
+	if err := Decode(r, &body, false); err != nil {
+		return 0, nil, err
+	}
+	if body.To.Ptr() == nil || *body.To.Ptr() == "" {
+		// Another account's call is not found, whatever the body says.
+		if _, err := h.Service.Calls().Get(r.Context(), AccountFrom(r.Context()).ID, r.PathValue("id")); err != nil {
+			return 0, nil, err
+		}
+		return 0, nil, apierr.Missing("to")
+	}
+	c, err := h.Service.Transfer(r.Context(), AccountFrom(r.Context()).ID, r.PathValue("id"), *body.To.Ptr(), session.TransferBy(false))
+	if err != nil {
+		return 0, nil, err
+	}
+	return http.StatusOK, PresentCall(c), nil
 }
 
 // patchMetadata answers a PATCH whose one field is metadata: the record of the path's id

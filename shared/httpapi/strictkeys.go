@@ -53,11 +53,20 @@ func checkKeys(body []byte, t reflect.Type, prefix string) error {
 	return nil
 }
 
-// jsonFields maps each JSON name of a struct to its field type.
+// jsonFields maps each JSON name of a struct to its field type, with the fields of an
+// embedded struct promoted as encoding/json promotes them.
 func jsonFields(t reflect.Type) map[string]reflect.Type {
 	out := map[string]reflect.Type{}
 	for i := 0; i < t.NumField(); i++ {
 		f := t.Field(i)
+		if f.Anonymous && f.Type.Kind() == reflect.Struct && f.Tag.Get("json") == "" {
+			for name, ft := range jsonFields(f.Type) {
+				if _, ok := out[name]; !ok {
+					out[name] = ft
+				}
+			}
+			continue
+		}
 		if !f.IsExported() {
 			continue
 		}

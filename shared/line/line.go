@@ -63,6 +63,10 @@ type Line struct {
 	// Variables are the line's defaults for the assistant's {{name}} placeholders: a
 	// call's own values (a session's or a call.incoming answer's) win over them.
 	Variables map[string]string `json:"variables,omitempty"`
+
+	// SIPTrunkID is the trunk a SIP line's number is on (shared/siptrunk); empty for a
+	// sim line.
+	SIPTrunkID string `json:"sip_trunk_id,omitempty"`
 }
 
 // AssistantChange moves a line's assignment. From and To are assistant ids ("" for none);
@@ -169,26 +173,8 @@ func (s *Service) Update(ctx context.Context, accountID, id string, u Update) (L
 		if err != nil {
 			return err
 		}
-		var change *AssistantChange
-		var to *assistant.Assistant
-		switch {
-		case u.UnassignAssistant && l.AssistantID != "":
-			change = &AssistantChange{From: l.AssistantID}
-		case u.AssistantID != nil:
-			a, err := assistant.Runnable(ctx, s.Assistants, accountID, *u.AssistantID)
-			if err != nil {
-				return err
-			}
-			change = &AssistantChange{From: l.AssistantID, To: a.ID, ToRevision: a.Revision}
-			to = &a
-		}
-		if err := u.apply(&l); err != nil {
-			return err
-		}
-		if change != nil {
-			l.AssistantID = change.To
-		}
-		if err := s.pinVersion(ctx, accountID, &l, u, to); err != nil {
+		change, err := s.prepare(ctx, accountID, &l, u)
+		if err != nil {
 			return err
 		}
 		l.UpdatedAt = s.now()
@@ -200,6 +186,58 @@ func (s *Service) Update(ctx context.Context, accountID, id string, u Update) (L
 		return nil
 	})
 	return out, err
+}
+
+// New is a line the account adds itself (a SIP line, POST /v1/lines): a fresh line on
+// platform with handle and the defaults, with u applied as Update applies it (the
+// assistant must be runnable, a pin must name one of its versions). It returns the line
+// and the assignment change to write with it; the caller stores both.
+func (s *Service) New(ctx context.Context, accountID, platform, handle string, u Update) (Line, *AssistantChange, error) {
+	if u.UnassignAssistant || u.UnpinVersion {
+		return Line{}, nil, apierr.Invalid("assistant_id", "a new line has no assistant or pin to remove: leave assistant_id and version_id out")
+	}
+	if err := u.validate(); err != nil {
+		return Line{}, nil, err
+	}
+	now := s.now()
+	l := Line{
+		ID: ident.New("line"), AccountID: accountID, Handle: handle, Platform: platform,
+		InboundMode: ModeAssistant, DecisionTimeoutSeconds: DefaultDecisionTimeout,
+		OnDecisionTimeout: TimeoutDecline, Revision: 1, CreatedAt: now, UpdatedAt: now,
+	}
+	change, err := s.prepare(ctx, accountID, &l, u)
+	if err != nil {
+		return Line{}, nil, err
+	}
+	return l, change, nil
+}
+
+// prepare lays a validated update on l and returns the assignment change it makes: the
+// assistant it assigns must be runnable, and a pin must name one of its versions.
+func (s *Service) prepare(ctx context.Context, accountID string, l *Line, u Update) (*AssistantChange, error) {
+	var change *AssistantChange
+	var to *assistant.Assistant
+	switch {
+	case u.UnassignAssistant && l.AssistantID != "":
+		change = &AssistantChange{From: l.AssistantID}
+	case u.AssistantID != nil:
+		a, err := assistant.Runnable(ctx, s.Assistants, accountID, *u.AssistantID)
+		if err != nil {
+			return nil, err
+		}
+		change = &AssistantChange{From: l.AssistantID, To: a.ID, ToRevision: a.Revision}
+		to = &a
+	}
+	if err := u.apply(l); err != nil {
+		return nil, err
+	}
+	if change != nil {
+		l.AssistantID = change.To
+	}
+	if err := s.pinVersion(ctx, accountID, l, u, to); err != nil {
+		return nil, err
+	}
+	return change, nil
 }
 
 func (s *Service) now() time.Time { return s.Now().UTC().Truncate(time.Millisecond) }

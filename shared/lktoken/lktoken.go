@@ -32,6 +32,9 @@ type VideoGrant struct {
 	CanPublish     *bool  `json:"canPublish,omitempty"`
 	CanSubscribe   *bool  `json:"canSubscribe,omitempty"`
 	CanPublishData *bool  `json:"canPublishData,omitempty"`
+	// CanUpdateOwnMetadata lets the participant set its own metadata and attributes
+	// (LiveKit's SIP bridge does, for the call's status).
+	CanUpdateOwnMetadata *bool `json:"canUpdateOwnMetadata,omitempty"`
 	// CanPublishSources, when set, limits what may be published to these track sources
 	// ("camera", "microphone", "screen_share", "screen_share_audio").
 	CanPublishSources []string `json:"canPublishSources,omitempty"`

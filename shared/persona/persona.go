@@ -56,6 +56,28 @@ type Version struct {
 	Model string `json:"model,omitempty"`
 	// CallSettings: tools, idle timeout, maximum duration (calls.go).
 	CallSettings
+	// TransferDestinations are where the assistant may hand the call (its transfer_call
+	// tool); none: the tool is not offered.
+	TransferDestinations []TransferDestination `json:"transfer_destinations,omitempty"`
+}
+
+// TransferDestination is a number or SIP URI an assistant may transfer a call to, with
+// what the model is told of it.
+type TransferDestination struct {
+	To          string `json:"to"`
+	Description string `json:"description"`
+}
+
+// TransferPath is where a persona worker asks the control plane to transfer its call
+// (the assistant's transfer_call tool), signed as reports are (SignReport); the answer
+// is 200 once the destination answered, else an error with its code
+// (transfer_failed: the call goes on).
+const TransferPath = "/internal/persona/transfer"
+
+// TransferRequest is the body of a transfer request.
+type TransferRequest struct {
+	CallID string `json:"call_id"`
+	To     string `json:"to"`
 }
 
 // Brand is what the connecting screen shows.

@@ -87,6 +87,23 @@ func VerifyReport(r *http.Request, secret string) (Report, error) {
 	return rep, nil
 }
 
+// VerifyTransfer reads a worker's transfer request (TransferPath), signed as reports
+// are; its errors are VerifyReport's.
+func VerifyTransfer(r *http.Request, secret string) (TransferRequest, error) {
+	body, err := verified(r, secret, ReportSubject, MaxReportBytes)
+	if err != nil {
+		return TransferRequest{}, err
+	}
+	var req TransferRequest
+	if err := json.Unmarshal(body, &req); err != nil {
+		return TransferRequest{}, fmt.Errorf("%w: %v", ErrReportMalformed, err)
+	}
+	if req.CallID == "" || req.To == "" {
+		return TransferRequest{}, fmt.Errorf("%w: call_id and to are required", ErrReportMalformed)
+	}
+	return req, nil
+}
+
 // MaxToolRequestBytes bounds a tool request body: the model's arguments.
 const MaxToolRequestBytes = 64 << 10
 

@@ -37,10 +37,13 @@ const (
 // room: one per room, so a reconnecting party replaces its earlier connection.
 const ParticipantIdentity = "platform"
 
-// Room is where a platform bridges a party: LiveKit's URL and a token for that party.
+// Room is where a platform bridges a party: LiveKit's URL and a token for that party,
+// and the room's name (a platform that asks LiveKit to bring the party in by name, as
+// LiveKit's SIP bridge does, needs it; the others join with the token).
 type Room struct {
 	URL   string
 	Token string
+	Name  string
 }
 
 // DialRequest places an outbound call.
@@ -93,6 +96,41 @@ type Platform interface {
 	// deleted during a join (docs/deploy.md, "Memory").
 	Hangup(ctx context.Context, platformCallID string) error
 }
+
+// DialChecker is a platform that checks, before a session's room and records are made,
+// that a line can place a call at all (a SIP line's trunk needs an outbound side): an
+// error is the API's answer.
+type DialChecker interface {
+	CheckDial(ctx context.Context, lineID string) error
+}
+
+// AudioOnly is a platform whose calls carry no video (SIP): a session on it is audio.
+type AudioOnly interface {
+	AudioOnly() bool
+}
+
+// Transferer is a platform whose calls can be handed on to another party (Kind's
+// CanTransfer is true): SIP, by REFER.
+type Transferer interface {
+	// Transfer asks the far end of a live call to call t.To instead, and returns once
+	// the transfer target answered (the call then leaves its room) or with the failure,
+	// the call staying as it was.
+	Transfer(ctx context.Context, t Transfer) error
+}
+
+// Transfer hands a live call over.
+type Transfer struct {
+	PlatformCallID string
+	CallID         string
+	// Room is the call's room (its session id).
+	Room string
+	// To is an E.164 number or a sip: URI.
+	To string
+}
+
+// ErrTransferFailed wraps a transfer the far end or the destination refused or did not
+// answer: the call goes on as it was.
+var ErrTransferFailed = errors.New("platform: transfer failed")
 
 // CallRejecter is a Platform that keeps which Bridgeline call it was told to reject (the
 // sim shows it on /sim/calls/{id}, as it shows an answered call's). RejectCall uses it.

@@ -77,6 +77,9 @@ type Grant struct {
 	// SubscribeOnly mints a watcher's token: it may subscribe, but neither publish tracks
 	// nor send data (canPublish and canPublishData false).
 	SubscribeOnly bool
+	// UpdateOwnMetadata lets the participant set its own metadata and attributes: a
+	// platform's party only (LiveKit's SIP bridge publishes the call's status so).
+	UpdateOwnMetadata bool
 	// Sources, when set, are the only track sources the participant may publish
 	// (LiveKit's names: SourceCamera, SourceMicrophone), and it may send no data: a web
 	// call's caller publishes its camera and microphone and nothing else.

@@ -40,6 +40,9 @@ type CreateRequest struct {
 	// Recording (mode assistant only) overrides the version's recording: off or audio;
 	// empty keeps the version's.
 	Recording string
+
+	// mediaDefaulted: Validate filled Media in (an audio-only platform makes it audio).
+	mediaDefaulted bool
 }
 
 // Created is a new session with its first participant token.
@@ -69,7 +72,7 @@ func (r *CreateRequest) Validate() error {
 		return apierr.Invalid("platform_handle", "platform_handle must be at most 255 characters on one line")
 	}
 	if r.Media == "" {
-		r.Media = platform.MediaVideo
+		r.Media, r.mediaDefaulted = platform.MediaVideo, true
 	}
 	if r.Media != platform.MediaVideo && r.Media != platform.MediaAudio {
 		return apierr.Invalid("media", "media must be video or audio")
@@ -205,6 +208,17 @@ func (s *Service) record(ctx context.Context, caller account.Caller, sessionID s
 	if err := admit(caller.Live, req, l, plat); err != nil {
 		return recorded{}, err
 	}
+	if ao, ok := plat.(platform.AudioOnly); ok && ao.AudioOnly() && req.Media != platform.MediaAudio {
+		if !req.mediaDefaulted {
+			return recorded{}, apierr.Invalid("media", fmt.Sprintf("line %s is on %s, which carries audio only: use media audio", l.ID, l.Platform))
+		}
+		req.Media = platform.MediaAudio
+	}
+	if dc, ok := plat.(platform.DialChecker); ok {
+		if err := dc.CheckDial(ctx, l.ID); err != nil {
+			return recorded{}, err
+		}
+	}
 	now := s.now()
 	ses := Session{ID: sessionID, AccountID: accountID, LineID: l.ID, Mode: req.Mode, Media: req.Media,
 		PlatformHandle: req.PlatformHandle, Status: StatusRinging, CreatedAt: now, Metadata: metadata.New(req.Metadata)}
@@ -282,12 +296,13 @@ func (s *Service) deleteRoom(room string) {
 }
 
 // partyRoom is where the platform bridges its party: a SIP-kind participant named after
-// its handle.
+// its handle, that may set its own attributes (LiveKit's SIP bridge joins with the call's
+// sip.* attributes and updates sip.callStatus).
 func (s *Service) partyRoom(room, handle string) (platform.Room, error) {
 	tok, err := s.rooms.ParticipantToken(rtc.Grant{Room: room, Identity: platform.ParticipantIdentity, Name: handle,
-		Kind: rtc.KindSIP})
+		Kind: rtc.KindSIP, UpdateOwnMetadata: true})
 	if err != nil {
 		return platform.Room{}, err
 	}
-	return platform.Room{URL: s.rooms.PublicURL(), Token: tok.JWT}, nil
+	return platform.Room{URL: s.rooms.PublicURL(), Token: tok.JWT, Name: room}, nil
 }

@@ -37,7 +37,7 @@ func (s *Service) job(ctx context.Context, ses Session, c call.Call, v assistant
 		Version: persona.Version{AssistantID: v.AssistantID, ID: v.ID, Number: v.Number, Name: v.Name,
 			SystemPrompt: variables.Render(v.SystemPrompt, c.Variables), Greeting: variables.Render(v.Greeting, c.Variables), AvatarID: v.AvatarID,
 			Framing: persona.Framing{Shot: v.Framing.Shot, Position: v.Framing.Position}, Voice: v.Voice, Model: v.Model,
-			CallSettings: callSettings(v.CallSettings)},
+			TransferDestinations: v.TransferDestinations, CallSettings: callSettings(v.CallSettings)},
 		TranscriptEvents: s.wantsTranscript(ctx, c.AccountID),
 		Recording:        ses.RecordingOf(v) == assistant.RecordingAudio}
 	b, err := json.Marshal(j)

@@ -55,6 +55,11 @@ func (s *Service) HandleNotification(ctx context.Context, platformName string, n
 	case platform.EventFailed:
 		_, _, _, err = s.endWith(ctx, c.SessionID, nil, pcid, StatusFailed, call.ReasonPlatformError, call.EndedBySystem)
 	case platform.EventHangup:
+		if transferPending(c) {
+			// The party left for the transfer's destination (SIP: after the REFER).
+			_, err = s.transferred(ctx, c.SessionID)
+			break
+		}
 		_, _, _, err = s.endWith(ctx, c.SessionID, nil, pcid, StatusEnded, call.ReasonRemoteHangup, call.EndedByRemote)
 	default:
 		s.log().Warn("unknown platform event", "platform", platformName, "event", n.Event)

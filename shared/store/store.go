@@ -14,12 +14,14 @@ import (
 	"github.com/bridgeline/bridgeline/shared/idempotency"
 	"github.com/bridgeline/bridgeline/shared/line"
 	"github.com/bridgeline/bridgeline/shared/session"
+	"github.com/bridgeline/bridgeline/shared/siptrunk"
 	"github.com/bridgeline/bridgeline/shared/webhookendpoint"
 )
 
 // Store is every domain store in one: accounts and keys, assistants, lines, idempotency
 // records, webhook endpoints, the event log with its delivery attempts and outbox,
-// customer_decides decisions, sessions (with the sweep index) and calls.
+// customer_decides decisions, sessions (with the sweep index) and calls, SIP trunks and
+// the SIP lines on them.
 type Store interface {
 	account.Store
 	assistant.Store
@@ -33,4 +35,6 @@ type Store interface {
 	session.Store
 	session.SweepIndex
 	call.Store
+	siptrunk.Store
+	siptrunk.LineStore
 }

@@ -28,3 +28,17 @@ func FromEnv(_ context.Context, cfg config.Config) (wire.LiveKitParts, error) {
 	}
 	return wire.LiveKitParts{Rooms: c, Verifier: c}, nil
 }
+
+// WithSIP is FromEnv with LiveKit's SIP API too: the functions that keep LiveKit's SIP
+// trunks and dispatch rules in step with the customers' trunks and lines (and the
+// sweeper's reconcile), and calls-transfer, which refers a SIP call.
+func WithSIP(ctx context.Context, cfg config.Config) (wire.LiveKitParts, error) {
+	parts, err := FromEnv(ctx, cfg)
+	if err != nil || parts.Rooms == nil {
+		return parts, err
+	}
+	if c, ok := parts.Rooms.(*lkhttp.Client); ok {
+		parts.SIP = c
+	}
+	return parts, nil
+}

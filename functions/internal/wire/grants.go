@@ -99,8 +99,22 @@ var Writes = map[string]map[dynamo.Table]Access{
 	// Idempotency: the notification ids it claims, and releases when handling fails.
 	"platform-sim": {dynamo.CallDecisions: Write, dynamo.CallPlatformIDs: Write, dynamo.Calls: Write, dynamo.Events: Write,
 		dynamo.Idempotency: idempotent, dynamo.Sessions: Write, dynamo.WebhookAttempts: Write, dynamo.WebhookEndpoints: Write},
-	"persona-report":  {dynamo.CallPlatformIDs: Write, dynamo.Calls: Write, dynamo.Events: Write, dynamo.Sessions: Write},
-	"session-sweeper": {dynamo.CallPlatformIDs: Write, dynamo.Calls: Write, dynamo.Events: Write, dynamo.Sessions: Write},
+	"persona-report":   {dynamo.CallPlatformIDs: Write, dynamo.Calls: Write, dynamo.Events: Write, dynamo.Sessions: Write},
+	"persona-transfer": {dynamo.CallPlatformIDs: Write, dynamo.Calls: Write, dynamo.Events: Write, dynamo.Sessions: Write},
+	"session-sweeper":  {dynamo.CallPlatformIDs: Write, dynamo.Calls: Write, dynamo.Events: Write, dynamo.Sessions: Write},
+
+	"sip-trunks-list":   {dynamo.RateLimits: Write},
+	"sip-trunks-create": {dynamo.SIPTrunks: Write, dynamo.Idempotency: idempotent, dynamo.RateLimits: Write},
+	"sip-trunks-get":    {dynamo.RateLimits: Write},
+	"sip-trunks-update": {dynamo.SIPTrunks: Write, dynamo.RateLimits: Write},
+	"sip-trunks-delete": {dynamo.SIPTrunks: Delete, dynamo.RateLimits: Write},
+	// A line and its handle are written with its trunk (and its assistant's count) in one
+	// transaction.
+	"lines-create": {dynamo.Assistants: Write, dynamo.Idempotency: idempotent, dynamo.LineHandles: Write, dynamo.Lines: Write,
+		dynamo.SIPTrunks: Write, dynamo.RateLimits: Write},
+	"lines-delete": {dynamo.Assistants: Write, dynamo.LineHandles: Delete, dynamo.Lines: Delete, dynamo.SIPTrunks: Write, dynamo.RateLimits: Write},
+	"calls-transfer": {dynamo.CallPlatformIDs: Write, dynamo.Calls: Write, dynamo.Events: Write, dynamo.Idempotency: idempotent,
+		dynamo.Sessions: Write, dynamo.RateLimits: Write},
 }
 
 // Actions are the DynamoDB actions function is granted on table t: ReadActions, and what

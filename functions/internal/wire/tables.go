@@ -71,6 +71,17 @@ var Tables = map[string][]dynamo.Table{
 	"persona-report": {dynamo.CallPlatformIDs, dynamo.Calls, dynamo.Events, dynamo.Sessions},
 	// It reads the call, its session and version, and the assistant's sealed tool secret;
 	// it writes nothing.
-	"persona-tool":    {dynamo.Assistants, dynamo.Calls, dynamo.Sessions, dynamo.Versions},
-	"session-sweeper": {dynamo.CallPlatformIDs, dynamo.Calls, dynamo.Events, dynamo.Sessions},
+	"persona-tool": {dynamo.Assistants, dynamo.Calls, dynamo.Sessions, dynamo.Versions},
+	// The assistant's transfer_call: the call, its session, the version's destinations.
+	"persona-transfer": {dynamo.CallPlatformIDs, dynamo.Calls, dynamo.Events, dynamo.Sessions, dynamo.Versions},
+	"session-sweeper":  {dynamo.CallPlatformIDs, dynamo.Calls, dynamo.Events, dynamo.Sessions, dynamo.SIPTrunks},
+
+	"sip-trunks-list":   {dynamo.SIPTrunks, dynamo.RateLimits},
+	"sip-trunks-create": {dynamo.SIPTrunks, dynamo.Idempotency, dynamo.RateLimits},
+	"sip-trunks-get":    {dynamo.SIPTrunks, dynamo.RateLimits},
+	"sip-trunks-update": {dynamo.SIPTrunks, dynamo.RateLimits},
+	"sip-trunks-delete": {dynamo.SIPTrunks, dynamo.RateLimits},
+	"lines-create":      {dynamo.Assistants, dynamo.Idempotency, dynamo.LineHandles, dynamo.Lines, dynamo.SIPTrunks, dynamo.Versions, dynamo.RateLimits},
+	"lines-delete":      {dynamo.Assistants, dynamo.Calls, dynamo.LineHandles, dynamo.Lines, dynamo.SIPTrunks, dynamo.RateLimits},
+	"calls-transfer":    {dynamo.CallPlatformIDs, dynamo.Calls, dynamo.Events, dynamo.Idempotency, dynamo.Sessions, dynamo.RateLimits},
 }

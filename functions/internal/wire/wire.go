@@ -157,6 +157,9 @@ func reportSecret(ctx context.Context) (string, error) {
 type LiveKitParts struct {
 	Rooms    session.Rooms
 	Verifier httpapi.LiveKitVerifier
+	// SIP is LiveKit's SIP API, for the functions that keep LiveKit's SIP trunks and
+	// dispatch rules in step or transfer calls (lkwire.WithSIP); nil for the others.
+	SIP controlplane.SIPLiveKit
 }
 
 // LiveKit builds a function's LiveKit client from its configuration: lkwire.FromEnv, which
@@ -197,6 +200,9 @@ func New(ctx context.Context, function string, lk LiveKit, opts ...func(*control
 			return nil, err
 		}
 		deps.Rooms, deps.LiveKit = parts.Rooms, parts.Verifier
+		if parts.SIP != nil {
+			deps.SIP = parts.SIP
+		}
 	}
 	deps.RateLimiter = RateLimiter(s, cfg)
 	for _, o := range opts {

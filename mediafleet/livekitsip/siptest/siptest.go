@@ -28,7 +28,8 @@ type Options struct {
 	// LiveKit is livekit-server's config (webhooks, timeouts); keys, ports, Dir and
 	// Redis are filled in.
 	LiveKit livekitserver.Config
-	// SIP is livekit-sip's; keys, URL, Redis, ports and Dir are filled in.
+	// SIP is livekit-sip's; keys, Redis, ports and Dir are filled in, and WSURL when
+	// empty (livekit-server's; set it to put a gateway between them).
 	SIP livekitsip.Config
 }
 
@@ -65,7 +66,10 @@ func Start(t testing.TB, opts Options) *Engine {
 	sc := opts.SIP
 	cfg := e.LiveKit.Config()
 	sc.Binary, sc.Dir = bin, dir+"/sip"
-	sc.APIKey, sc.APISecret, sc.WSURL = cfg.APIKey, cfg.APISecret, e.LiveKit.WSURL()
+	sc.APIKey, sc.APISecret = cfg.APIKey, cfg.APISecret
+	if sc.WSURL == "" {
+		sc.WSURL = e.LiveKit.WSURL()
+	}
 	sc.RedisAddress, sc.RedisPassword = e.Redis.Addr(), e.Redis.Password()
 	if sc.LogLevel == "" {
 		sc.LogLevel = "debug"

@@ -53,3 +53,23 @@ func TestChooseRejectsUnknownWords(t *testing.T) {
 		t.Error("Choose with a word outside the dictionary = nil error")
 	}
 }
+
+func TestHeardMostHalf(t *testing.T) {
+	for _, c := range []struct {
+		got, want  string
+		heard, of  int
+		most, half bool
+	}{
+		{"what time do you open tomorrow", "What time do you open tomorrow?", 6, 6, true, true},
+		{"what kind do you into are roped", "What time do you open tomorrow?", 3, 6, false, true},
+		{"what kind do", "What time do you open tomorrow?", 2, 6, false, false},
+		{"", "What time?", 0, 2, false, false},
+		{"anything", "", 0, 0, false, false},
+	} {
+		heard, of := Heard(c.got, c.want)
+		if heard != c.heard || of != c.of || Most(c.got, c.want) != c.most || Half(c.got, c.want) != c.half {
+			t.Errorf("Heard(%q, %q) = %d of %d, Most %v, Half %v; want %d of %d, %v, %v", c.got, c.want,
+				heard, of, Most(c.got, c.want), Half(c.got, c.want), c.heard, c.of, c.most, c.half)
+		}
+	}
+}

@@ -320,7 +320,20 @@ export interface paths {
          */
         get: operations["listLines"];
         put?: never;
-        post?: never;
+        /**
+         * Add a SIP line
+         * @description Adds one of your phone numbers as a line on one of your SIP trunks
+         *     (`platform: "sip"`; sim lines are provisioned by the operator, and any other
+         *     platform is 400 `parameter_invalid` on `platform`). `handle` is the number in
+         *     E.164; a number belongs to one line in the whole deployment: one any account
+         *     already has is 409 `handle_taken`. `sip_trunk_id` is a trunk of the account (404
+         *     `resource_not_found` with `param: sip_trunk_id` otherwise); a trunk carries at
+         *     most 1000 lines (409 `trunk_line_limit_reached`). Every field `PATCH
+         *     /v1/lines/{id}` takes may be given too, under its rules. The line answers calls
+         *     to its number at once: Bridgeline adds it to LiveKit's SIP trunk and dispatch
+         *     rule of the trunk (repaired within a minute when that step fails half way).
+         */
+        post: operations["createLine"];
         delete?: never;
         options?: never;
         head?: never;
@@ -341,7 +354,15 @@ export interface paths {
         get: operations["getLine"];
         put?: never;
         post?: never;
-        delete?: never;
+        /**
+         * Delete a SIP line
+         * @description Removes a SIP line: its number stops reaching Bridgeline (it leaves LiveKit's
+         *     trunk and dispatch rule) and may be added again, by this account or another.
+         *     Its call records stay. 409 `line_in_call` while a call on it is ringing or live;
+         *     409 `line_not_deletable` for a line the operator provisioned (a sim line). A
+         *     second DELETE is 404.
+         */
+        delete: operations["deleteLine"];
         options?: never;
         head?: never;
         /**
@@ -663,6 +684,107 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/calls/{id}/transfer": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The live call's id. */
+                id: components["schemas"]["CallID"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Transfer a live call to a person
+         * @description Hands a live call over to `to`, an E.164 number or a SIP URI
+         *     (`sip:agent@pbx.example.com`), through its platform: on a SIP line, a SIP REFER
+         *     to the caller's side, which calls the destination through its own provider. The
+         *     answer comes once the destination answered: 200 with the call record, ended with
+         *     `end_reason: "transferred"` and its `transfer` completed (the call has left
+         *     Bridgeline). A transfer that fails (refused, unanswered within 40 s) keeps the
+         *     call as it was and answers 409 `transfer_failed`, the record's `transfer` saying
+         *     `failed`. 409 `transfer_not_supported` on a platform that cannot transfer (the
+         *     sim); 409 `call_not_active` for a call that is not live (ringing, ended);
+         *     400 `parameter_invalid` on `to`; 502 `upstream_unavailable` when the platform did
+         *     not answer.
+         */
+        post: operations["transferCall"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/sip_trunks": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List SIP trunks
+         * @description The account's SIP trunks, newest first.
+         */
+        get: operations["listSipTrunks"];
+        put?: never;
+        /**
+         * Create a SIP trunk
+         * @description Connects a SIP provider (Twilio Elastic SIP Trunking, Telnyx, Vonage, Plivo, a
+         *     company's PBX) to the account. `inbound` says which calls to accept: from
+         *     `allowed_addresses` (IPv4 or IPv6 addresses or CIDRs the provider signals from)
+         *     and/or with digest credentials `username` + `password`, at least one of the two;
+         *     a call from anywhere else never reaches a room and leaves no call record.
+         *     `outbound` says where sessions dial out: `address` as `host[:port]` (a host that
+         *     is a literal loopback, private, link-local or other internal address is 400
+         *     `url_not_allowed`, as for webhook and tool URLs), `transport`
+         *     `udp` (the default), `tcp` or `tls`, and optional credentials. At least one side
+         *     is given. Passwords are sealed at rest and never shown again (`password_set`).
+         *     The answer's `origination_uri` is where the provider must send the trunk's calls
+         *     (the deployment's SIP host and port). Add numbers with `POST /v1/lines`.
+         */
+        post: operations["createSipTrunk"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/sip_trunks/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The SIP trunk's id. */
+                id: components["parameters"]["SipTrunkPathID"];
+            };
+            cookie?: never;
+        };
+        /** Get a SIP trunk */
+        get: operations["getSipTrunk"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete a SIP trunk
+         * @description Removes the trunk and its objects in LiveKit. 409 `trunk_in_use` while lines
+         *     still use it: delete them first. A second DELETE is 404.
+         */
+        delete: operations["deleteSipTrunk"];
+        options?: never;
+        head?: never;
+        /**
+         * Update a SIP trunk
+         * @description Any of `name`, `inbound` and `outbound`; absent fields are left alone. A side
+         *     given replaces that side whole, except that a password left out keeps the stored
+         *     one (`password: null` removes it); `inbound: null` or `outbound: null` removes
+         *     the side, but a trunk keeps at least one (400 `parameter_invalid`). The trunk's
+         *     lines and LiveKit's SIP trunks follow at once.
+         */
+        patch: operations["updateSipTrunk"];
+        trace?: never;
+    };
     "/v1/webhook_endpoints": {
         parameters: {
             query?: never;
@@ -964,6 +1086,8 @@ export interface components {
         ApiKeyID: string;
         /** @example whep_01jd3f4g5h6j7k8m9n0p1q2r3t */
         WebhookEndpointID: string;
+        /** @example trunk_01jd3f4g5h6j7k8m9n0p1q2r3t */
+        SipTrunkID: string;
         /** @example evt_01jd3f4g5h6j7k8m9n0p1q2r3t */
         EventID: string;
         /** @example watt_01jd3f4g5h6j7k8m9n0p1q2r3t */
@@ -993,7 +1117,7 @@ export interface components {
          * @example parameter_missing
          * @enum {string}
          */
-        ErrorCode: "parameter_missing" | "parameter_invalid" | "parameter_unknown" | "invalid_json" | "body_too_large" | "unsupported_media_type" | "resource_not_found" | "route_not_found" | "method_not_allowed" | "assistant_archived" | "assistant_not_published" | "assistant_in_use" | "draft_incomplete" | "session_ended" | "call_already_answered" | "call_not_answerable" | "webhook_endpoint_limit_reached" | "webhook_endpoint_disabled" | "event_not_redeliverable" | "no_subscribed_endpoint" | "no_line" | "api_key_missing" | "api_key_invalid" | "last_api_key" | "api_key_limit_reached" | "rate_limited" | "idempotency_key_reused" | "idempotency_key_in_use" | "idempotency_key_invalid" | "upstream_unavailable" | "url_not_allowed" | "concurrent_session_limit" | "live_key_required" | "internal_error";
+        ErrorCode: "parameter_missing" | "parameter_invalid" | "parameter_unknown" | "invalid_json" | "body_too_large" | "unsupported_media_type" | "resource_not_found" | "route_not_found" | "method_not_allowed" | "assistant_archived" | "assistant_not_published" | "assistant_in_use" | "draft_incomplete" | "session_ended" | "call_already_answered" | "call_not_answerable" | "webhook_endpoint_limit_reached" | "webhook_endpoint_disabled" | "event_not_redeliverable" | "no_subscribed_endpoint" | "no_line" | "api_key_missing" | "api_key_invalid" | "last_api_key" | "api_key_limit_reached" | "rate_limited" | "idempotency_key_reused" | "idempotency_key_in_use" | "idempotency_key_invalid" | "upstream_unavailable" | "url_not_allowed" | "concurrent_session_limit" | "live_key_required" | "trunk_in_use" | "trunk_line_limit_reached" | "trunk_has_no_outbound" | "handle_taken" | "line_in_call" | "line_not_deletable" | "transfer_not_supported" | "call_not_active" | "transfer_failed" | "internal_error";
         /**
          * @description The one error shape.
          * @example {
@@ -1172,7 +1296,7 @@ export interface components {
                  * @description The stable, machine-readable reason; see `ErrorCode`.
                  * @enum {string}
                  */
-                code: "assistant_archived" | "assistant_not_published" | "assistant_in_use" | "session_ended" | "call_already_answered" | "call_not_answerable" | "webhook_endpoint_limit_reached" | "webhook_endpoint_disabled" | "event_not_redeliverable" | "no_subscribed_endpoint" | "last_api_key" | "api_key_limit_reached" | "idempotency_key_in_use";
+                code: "assistant_archived" | "assistant_not_published" | "assistant_in_use" | "session_ended" | "call_already_answered" | "call_not_answerable" | "webhook_endpoint_limit_reached" | "webhook_endpoint_disabled" | "event_not_redeliverable" | "no_subscribed_endpoint" | "last_api_key" | "api_key_limit_reached" | "idempotency_key_in_use" | "trunk_in_use" | "trunk_line_limit_reached" | "trunk_has_no_outbound" | "handle_taken" | "line_in_call" | "line_not_deletable" | "transfer_not_supported" | "call_not_active" | "transfer_failed";
                 /** @description For people; never parse it. Never holds internal detail. */
                 message: string;
                 /** @description The offending field (dotted when nested), query parameter or header, when there is one. */
@@ -1540,6 +1664,8 @@ export interface components {
             recording?: components["schemas"]["Recording"];
             /** @description Your own key-value pairs (at most 50; see `Metadata`). A key given `""` is not stored. `null` is refused. */
             metadata?: components["schemas"]["Metadata"];
+            /** @description Where the assistant's `transfer_call` tool may hand a call over (at most 10, each `to` once); replaces the draft's, `[]` clears them. */
+            transfer_destinations?: components["schemas"]["TransferDestinationInput"][];
         };
         /**
          * @example {
@@ -1605,6 +1731,8 @@ export interface components {
             recording?: components["schemas"]["Recording"];
             /** @description Changes the metadata: see `MetadataUpdate`. */
             metadata?: components["schemas"]["MetadataUpdate"];
+            /** @description Where the assistant's `transfer_call` tool may hand a call over (at most 10, each `to` once); replaces the draft's, `[]` clears them. */
+            transfer_destinations?: components["schemas"]["TransferDestinationInput"][];
         };
         /**
          * @description The tool's name as the model calls it; unique in the assistant, and not a built-in tool's (`end_call`, `transfer_call`).
@@ -1785,7 +1913,9 @@ export interface components {
             voice: components["schemas"]["VoiceField"];
             /** @description The language model the assistant thinks with; empty for the deployment's. */
             model: components["schemas"]["ModelField"];
-            /** @description The tools the model may call, beside the built-in `end_call`; `[]` for none. */
+            /** @description Where the assistant may transfer a call; `[]` for none. */
+            transfer_destinations?: components["schemas"]["TransferDestination"][];
+            /** @description The tools the model may call, beside the built-in `end_call` (and `transfer_call` when there are transfer destinations); `[]` for none. */
             tools: components["schemas"]["Tool"][];
             /** @description The caller's silence before the assistant asks whether they are still there. */
             idle_timeout_seconds: components["schemas"]["IdleTimeoutSeconds"];
@@ -1857,7 +1987,9 @@ export interface components {
             model: components["schemas"]["ModelField"];
             /** @description The names of the placeholders the greeting and system prompt use, sorted; `[]` for none. */
             variables: string[];
-            /** @description The tools the model may call, beside the built-in `end_call`; `[]` for none. */
+            /** @description Where the assistant may transfer a call (its `transfer_call` tool); `[]` for none. */
+            transfer_destinations?: components["schemas"]["TransferDestination"][];
+            /** @description The tools the model may call, beside the built-in `end_call` (and `transfer_call` when there are transfer destinations); `[]` for none. */
             tools: components["schemas"]["Tool"][];
             /** @description The caller's silence before the assistant asks whether they are still there. */
             idle_timeout_seconds: components["schemas"]["IdleTimeoutSeconds"];
@@ -2210,7 +2342,11 @@ export interface components {
         /**
          * @description `assistant`: the assigned assistant answers (a call with none assigned is
          *     declined); `customer_decides`: `call.incoming` asks the customer; `disabled`:
-         *     calls are declined.
+         *     calls are declined. On a SIP line the caller hears ringing until the call is
+         *     answered (an assistant line's assistant, or the customer's client, publishing
+         *     audio in the room); a declined call (`decline`, a decision timeout that
+         *     declines, `disabled`, no assistant, the concurrent-session limit) is refused with
+         *     SIP 486 Busy Here, never answered.
          * @example assistant
          * @enum {string}
          */
@@ -2253,7 +2389,7 @@ export interface components {
             object: "line";
             /** @description The number or platform handle calls arrive on. */
             handle: string;
-            /** @description The calling platform (`sim` on the local stack). */
+            /** @description The calling platform (`sim`, the simulator; `sip`, a number on one of your SIP trunks). */
             platform: string;
             /** @description Display name. */
             name: string;
@@ -2275,6 +2411,8 @@ export interface components {
             metadata: components["schemas"]["Metadata"];
             /** @description The line's default values for its assistant's placeholders; a call's own values win over them. `{}` for none. */
             variables: components["schemas"]["Variables"];
+            /** @description A SIP line's trunk; null for a line on another platform. */
+            sip_trunk_id?: string | null;
             /** @description Only in the answer to `POST /v1/lines/{id}/assign`, and only when there is something to say: what the assignment did that you may not expect (see `Warning`). */
             warnings?: components["schemas"]["Warning"][];
         };
@@ -2699,6 +2837,354 @@ export interface components {
              * @enum {boolean}
              */
             deleted: true;
+        };
+        /**
+         * @example {
+         *       "id": "line_01jd3f4g5h6j7k8m9n0p1q2r3t",
+         *       "object": "line",
+         *       "deleted": true
+         *     }
+         */
+        DeletedLine: {
+            /** @description The deleted line's id. */
+            id: components["schemas"]["LineID"];
+            /**
+             * @description The kind of object: always `line`.
+             * @enum {string}
+             */
+            object: "line";
+            /**
+             * @description Always true: the object is deleted.
+             * @enum {boolean}
+             */
+            deleted: true;
+        };
+        /**
+         * @example {
+         *       "id": "trunk_01jd3f4g5h6j7k8m9n0p1q2r3t",
+         *       "object": "sip_trunk",
+         *       "deleted": true
+         *     }
+         */
+        DeletedSipTrunk: {
+            /** @description The deleted trunk's id. */
+            id: components["schemas"]["SipTrunkID"];
+            /**
+             * @description The kind of object: always `sip_trunk`.
+             * @enum {string}
+             */
+            object: "sip_trunk";
+            /**
+             * @description Always true: the object is deleted.
+             * @enum {boolean}
+             */
+            deleted: true;
+        };
+        /**
+         * @description A SIP trunk. Passwords are never shown.
+         * @example {
+         *       "id": "trunk_01jd3f4g5h6j7k8m9n0p1q2r3t",
+         *       "object": "sip_trunk",
+         *       "name": "Twilio",
+         *       "inbound": {
+         *         "allowed_addresses": [
+         *           "54.172.60.0/30"
+         *         ],
+         *         "username": null,
+         *         "password_set": false
+         *       },
+         *       "outbound": {
+         *         "address": "example.pstn.twilio.com",
+         *         "transport": "udp",
+         *         "username": "bridgeline",
+         *         "password_set": true
+         *       },
+         *       "numbers": [
+         *         "+15550100003"
+         *       ],
+         *       "origination_uri": "sip:sip.example.com:5060",
+         *       "created_at": "2026-11-22T07:00:00.123Z",
+         *       "updated_at": "2026-11-22T07:00:00.123Z"
+         *     }
+         */
+        SipTrunk: {
+            /** @description The trunk's id. */
+            id: components["schemas"]["SipTrunkID"];
+            /**
+             * @description The kind of object: always `sip_trunk`.
+             * @enum {string}
+             */
+            object: "sip_trunk";
+            /** @description Display name. */
+            name: string;
+            /** @description Which calls the trunk accepts; null when it takes no calls in. */
+            inbound: components["schemas"]["SipTrunkInbound"] | null;
+            /** @description Where sessions on the trunk's lines dial out; null when it dials nothing. */
+            outbound: components["schemas"]["SipTrunkOutbound"] | null;
+            /** @description The numbers of the trunk's lines. */
+            numbers: string[];
+            /** @description Where the provider must send the trunk's calls: the deployment's SIP host and port (`sip:host:port`). */
+            origination_uri: string;
+            /** @description When it was created. */
+            created_at: components["schemas"]["Timestamp"];
+            /** @description When it last changed. */
+            updated_at: components["schemas"]["Timestamp"];
+        };
+        /**
+         * @description A trunk's inbound side.
+         * @example {
+         *       "allowed_addresses": [
+         *         "54.172.60.0/30"
+         *       ],
+         *       "username": null,
+         *       "password_set": false
+         *     }
+         */
+        SipTrunkInbound: {
+            /** @description Addresses or CIDRs the provider signals from; `[]` for any (then credentials are required). */
+            allowed_addresses: string[];
+            /** @description The digest user calls must authenticate as; null for none. */
+            username: string | null;
+            /** @description Whether a digest password is stored. */
+            password_set: boolean;
+        };
+        /**
+         * @description A trunk's outbound side.
+         * @example {
+         *       "address": "example.pstn.twilio.com",
+         *       "transport": "udp",
+         *       "username": "bridgeline",
+         *       "password_set": true
+         *     }
+         */
+        SipTrunkOutbound: {
+            /** @description The provider's SIP host, `host[:port]`. */
+            address: string;
+            /**
+             * @description How calls are signalled to it.
+             * @enum {string}
+             */
+            transport: "udp" | "tcp" | "tls";
+            /** @description The digest user the trunk authenticates as; null for none. */
+            username: string | null;
+            /** @description Whether a digest password is stored. */
+            password_set: boolean;
+        };
+        /**
+         * @description Which calls the trunk accepts: `allowed_addresses` and/or `username` + `password`, at least one.
+         * @example {
+         *       "allowed_addresses": [
+         *         "54.172.60.0/30"
+         *       ]
+         *     }
+         */
+        SipTrunkInboundInput: {
+            /** @description IPv4 or IPv6 addresses or CIDRs the provider signals from. */
+            allowed_addresses?: string[];
+            /** @description The digest user callers authenticate as. */
+            username?: string;
+            /** @description Its password; never shown again. Left out on update: the stored one stays; null removes it. */
+            password?: string | null;
+        };
+        /**
+         * @description Where the trunk dials out.
+         * @example {
+         *       "address": "example.pstn.twilio.com",
+         *       "transport": "udp",
+         *       "username": "bridgeline",
+         *       "password": "s3cret-pass"
+         *     }
+         */
+        SipTrunkOutboundInput: {
+            /** @description The provider's SIP host, `host[:port]`. */
+            address: string;
+            /**
+             * @description `udp` (default), `tcp` or `tls`.
+             * @enum {string}
+             */
+            transport?: "udp" | "tcp" | "tls";
+            /** @description The digest user the trunk authenticates as. */
+            username?: string;
+            /** @description Its password; never shown again. Left out on update: the stored one stays; null removes it. */
+            password?: string | null;
+        };
+        /**
+         * @example {
+         *       "name": "Twilio",
+         *       "inbound": {
+         *         "allowed_addresses": [
+         *           "54.172.60.0/30"
+         *         ]
+         *       },
+         *       "outbound": {
+         *         "address": "example.pstn.twilio.com",
+         *         "transport": "udp"
+         *       }
+         *     }
+         */
+        SipTrunkCreate: {
+            /** @description Display name. */
+            name?: string;
+            /** @description Which calls the trunk accepts. */
+            inbound?: components["schemas"]["SipTrunkInboundInput"];
+            /** @description Where the trunk dials out. */
+            outbound?: components["schemas"]["SipTrunkOutboundInput"];
+        };
+        /**
+         * @example {
+         *       "name": "Twilio (main)"
+         *     }
+         */
+        SipTrunkUpdate: {
+            /** @description Display name. */
+            name?: string;
+            /** @description Replaces the inbound side (a password left out stays); null removes it. */
+            inbound?: components["schemas"]["SipTrunkInboundInput"] | null;
+            /** @description Replaces the outbound side (a password left out stays); null removes it. */
+            outbound?: components["schemas"]["SipTrunkOutboundInput"] | null;
+        };
+        /**
+         * @example {
+         *       "object": "list",
+         *       "data": [
+         *         {
+         *           "id": "trunk_01jd3f4g5h6j7k8m9n0p1q2r3t",
+         *           "object": "sip_trunk",
+         *           "name": "Twilio",
+         *           "inbound": {
+         *             "allowed_addresses": [
+         *               "54.172.60.0/30"
+         *             ],
+         *             "username": null,
+         *             "password_set": false
+         *           },
+         *           "outbound": {
+         *             "address": "example.pstn.twilio.com",
+         *             "transport": "udp",
+         *             "username": "bridgeline",
+         *             "password_set": true
+         *           },
+         *           "numbers": [
+         *             "+15550100003"
+         *           ],
+         *           "origination_uri": "sip:sip.example.com:5060",
+         *           "created_at": "2026-11-22T07:00:00.123Z",
+         *           "updated_at": "2026-11-22T07:00:00.123Z"
+         *         }
+         *       ],
+         *       "has_more": false
+         *     }
+         */
+        SipTrunkList: {
+            /**
+             * @description The kind of object: always `list`.
+             * @enum {string}
+             */
+            object: "list";
+            /** @description The page of items, newest first. */
+            data: components["schemas"]["SipTrunk"][];
+            /** @description True when another page exists after this one. */
+            has_more: boolean;
+        };
+        /**
+         * @example {
+         *       "platform": "sip",
+         *       "handle": "+15550100003",
+         *       "sip_trunk_id": "trunk_01jd3f4g5h6j7k8m9n0p1q2r3t",
+         *       "name": "Front desk"
+         *     }
+         */
+        LineCreate: {
+            /**
+             * @description Always `sip`: other lines are provisioned by the operator.
+             * @enum {string}
+             */
+            platform: "sip";
+            /** @description The number in E.164 (+ and 8-15 digits). */
+            handle: string;
+            /** @description The trunk the number's calls come in on and go out by. */
+            sip_trunk_id: components["schemas"]["SipTrunkID"];
+            /** @description Display name. */
+            name?: string;
+            /** @description How the line handles inbound calls. */
+            inbound_mode?: components["schemas"]["InboundMode"];
+            /** @description customer_decides only; how long `call.incoming` waits for a decision. */
+            decision_timeout_seconds?: number;
+            /** @description What happens to a customer_decides call nobody decides before `answer_by`. */
+            on_decision_timeout?: components["schemas"]["OnDecisionTimeout"];
+            /** @description An assistant to assign (same rules as assign). */
+            assistant_id?: string | null;
+            /** @description A version of that assistant to pin. */
+            version_id?: string | null;
+            /** @description Your own key-value pairs on the line: see `MetadataUpdate`. */
+            metadata?: components["schemas"]["MetadataUpdate"];
+            /** @description The line's default variables. */
+            variables?: {
+                [key: string]: string;
+            } | null;
+        };
+        /**
+         * @example {
+         *       "to": "+15550100009"
+         *     }
+         */
+        CallTransferRequest: {
+            /** @description An E.164 number or a SIP URI (`sip:agent@pbx.example.com`). */
+            to: string;
+        };
+        /**
+         * @description A call's hand-over to another party.
+         * @example {
+         *       "to": "+15550100009",
+         *       "status": "completed",
+         *       "requested_at": "2026-11-22T07:00:00.123Z",
+         *       "by": "customer",
+         *       "failure": null
+         *     }
+         */
+        Transfer: {
+            /** @description The destination: an E.164 number or a SIP URI. */
+            to: string;
+            /**
+             * @description `pending` while the destination rings, `completed` once it answered (the call left Bridgeline), `failed` when it did not (the call went on).
+             * @enum {string}
+             */
+            status: "pending" | "completed" | "failed";
+            /** @description When the transfer was asked for. */
+            requested_at: components["schemas"]["Timestamp"];
+            /**
+             * @description Who asked: `customer` (the API) or `assistant` (its `transfer_call` tool).
+             * @enum {string}
+             */
+            by: "customer" | "assistant";
+            /** @description Why a failed transfer failed; null otherwise. */
+            failure: string | null;
+        };
+        /**
+         * @description A destination the assistant's `transfer_call` tool may hand a call to.
+         * @example {
+         *       "to": "+15550100009",
+         *       "description": "The sales team, for orders over $1000."
+         *     }
+         */
+        TransferDestinationInput: {
+            /** @description An E.164 number or a SIP URI (`sip:agent@pbx.example.com`). */
+            to: string;
+            /** @description What the model reads to choose it. */
+            description?: string;
+        };
+        /**
+         * @description A destination the assistant's `transfer_call` tool may hand a call to.
+         * @example {
+         *       "to": "+15550100009",
+         *       "description": "The sales team, for orders over $1000."
+         *     }
+         */
+        TransferDestination: {
+            /** @description An E.164 number or a SIP URI. */
+            to: string;
+            /** @description What the model reads to choose it. */
+            description: string;
         };
         /**
          * @description An event as the log keeps it; `type` says which of the variants it is, and so the schema of `data`.
@@ -3760,7 +4246,7 @@ export interface components {
          * @example deleted
          * @enum {string|null}
          */
-        EndReason: "deleted" | "remote_hangup" | "participant_left" | "no_answer" | "busy" | "platform_error" | "max_duration" | "line_disabled" | "no_assistant" | "declined" | "decision_timeout" | "media_failed" | "assistant_error" | "room_closed" | "assistant_hangup" | "assistant_unavailable" | "concurrent_session_limit" | "join_timeout" | "silence_timeout" | null;
+        EndReason: "deleted" | "remote_hangup" | "participant_left" | "no_answer" | "busy" | "platform_error" | "max_duration" | "line_disabled" | "no_assistant" | "declined" | "decision_timeout" | "media_failed" | "assistant_error" | "room_closed" | "assistant_hangup" | "assistant_unavailable" | "concurrent_session_limit" | "transferred" | "join_timeout" | "silence_timeout" | null;
         /**
          * @description A hosted session, as GET and DELETE show it (without a token).
          * @example {
@@ -4214,7 +4700,7 @@ export interface components {
             /** @description `inbound` (a call to a line, or a web call) or `outbound` (a session dialling out). */
             direction: components["schemas"]["CallDirection"];
             /**
-             * @description The calling platform the call is on: `sim` (the simulated platform), `sip`, or `web` for a web call (the caller a client that joined with a token; see Web calls).
+             * @description The calling platform the call is on: `sim` (the simulated platform), `sip` (a phone call through a SIP trunk), or `web` for a web call (the caller a client that joined with a token; see Web calls).
              * @example web
              */
             platform: string;
@@ -4296,6 +4782,8 @@ export interface components {
             variables: {
                 [key: string]: string;
             } | null;
+            /** @description The call's latest hand-over to another party; null when it had none. */
+            transfer?: components["schemas"]["Transfer"] | null;
         };
         /**
          * @example {
@@ -4734,6 +5222,8 @@ export interface components {
         ApiKeyPathID: components["schemas"]["ApiKeyID"];
         /** @description The webhook endpoint's id. */
         WebhookEndpointPathID: components["schemas"]["WebhookEndpointID"];
+        /** @description The SIP trunk's id. */
+        SipTrunkPathID: components["schemas"]["SipTrunkID"];
         /** @description The session's id. */
         SessionPathID: components["schemas"]["SessionID"];
         /** @description The event's id. */
@@ -6015,6 +6505,72 @@ export interface operations {
             500: components["responses"]["InternalError"];
         };
     };
+    createLine: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes the POST safe to retry. See the conventions in the description. */
+                "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "platform": "sip",
+                 *       "handle": "+15550100003",
+                 *       "sip_trunk_id": "trunk_01jd3f4g5h6j7k8m9n0p1q2r3t",
+                 *       "name": "Front desk",
+                 *       "assistant_id": "asst_01jd3f4g5h6j7k8m9n0p1q2r3t"
+                 *     }
+                 */
+                "application/json": components["schemas"]["LineCreate"];
+            };
+        };
+        responses: {
+            /** @description The new line. */
+            201: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "line_01jd3f4g5h6j7k8m9n0p1q2r3t",
+                     *       "object": "line",
+                     *       "handle": "+15550100003",
+                     *       "platform": "sip",
+                     *       "name": "Front desk",
+                     *       "inbound_mode": "assistant",
+                     *       "assistant_id": "asst_01jd3f4g5h6j7k8m9n0p1q2r3t",
+                     *       "version_id": null,
+                     *       "decision_timeout_seconds": 10,
+                     *       "on_decision_timeout": "decline",
+                     *       "created_at": "2026-11-22T07:00:00.123Z",
+                     *       "updated_at": "2026-11-22T07:00:00.123Z",
+                     *       "variables": {},
+                     *       "metadata": {},
+                     *       "sip_trunk_id": "trunk_01jd3f4g5h6j7k8m9n0p1q2r3t"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Line"];
+                };
+            };
+            400: components["responses"]["BadRequestPost"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFoundPost"];
+            409: components["responses"]["ConflictPost"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["UnprocessablePost"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+        };
+    };
     getLine: {
         parameters: {
             query?: never;
@@ -6062,6 +6618,45 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    deleteLine: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The line's id. */
+                id: components["parameters"]["LinePathID"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The deleted line's id. */
+            200: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "line_01jd3f4g5h6j7k8m9n0p1q2r3t",
+                     *       "object": "line",
+                     *       "deleted": true
+                     *     }
+                     */
+                    "application/json": components["schemas"]["DeletedLine"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
@@ -7174,6 +7769,361 @@ export interface operations {
                      *     }
                      */
                     "application/json": components["schemas"]["ApiKey"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    transferCall: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes the POST safe to retry. See the conventions in the description. */
+                "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
+            };
+            path: {
+                /** @description The live call's id. */
+                id: components["schemas"]["CallID"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "to": "+15550100009"
+                 *     }
+                 */
+                "application/json": components["schemas"]["CallTransferRequest"];
+            };
+        };
+        responses: {
+            /** @description The call, transferred. */
+            200: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Call"];
+                };
+            };
+            400: components["responses"]["BadRequestPost"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFoundPost"];
+            409: components["responses"]["ConflictPost"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["UnprocessablePost"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            502: components["responses"]["Upstream"];
+        };
+    };
+    listSipTrunks: {
+        parameters: {
+            query?: {
+                /** @description Page size. */
+                limit?: components["parameters"]["Limit"];
+                /** @description Id of the last trunk of the previous page. */
+                starting_after?: components["schemas"]["SipTrunkID"];
+                /** @description Id of the first trunk of the next page (the newer one); the page holds the trunks just before it, newest first. Not with `starting_after`. */
+                ending_before?: components["schemas"]["SipTrunkID"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of trunks. */
+            200: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "object": "list",
+                     *       "data": [
+                     *         {
+                     *           "id": "trunk_01jd3f4g5h6j7k8m9n0p1q2r3t",
+                     *           "object": "sip_trunk",
+                     *           "name": "Twilio",
+                     *           "inbound": {
+                     *             "allowed_addresses": [
+                     *               "54.172.60.0/30"
+                     *             ],
+                     *             "username": null,
+                     *             "password_set": false
+                     *           },
+                     *           "outbound": {
+                     *             "address": "example.pstn.twilio.com",
+                     *             "transport": "udp",
+                     *             "username": "bridgeline",
+                     *             "password_set": true
+                     *           },
+                     *           "numbers": [
+                     *             "+15550100003"
+                     *           ],
+                     *           "origination_uri": "sip:sip.example.com:5060",
+                     *           "created_at": "2026-11-22T07:00:00.123Z",
+                     *           "updated_at": "2026-11-22T07:00:00.123Z"
+                     *         }
+                     *       ],
+                     *       "has_more": false
+                     *     }
+                     */
+                    "application/json": components["schemas"]["SipTrunkList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    createSipTrunk: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes the POST safe to retry. See the conventions in the description. */
+                "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "name": "Twilio",
+                 *       "inbound": {
+                 *         "allowed_addresses": [
+                 *           "54.172.60.0/30"
+                 *         ]
+                 *       },
+                 *       "outbound": {
+                 *         "address": "example.pstn.twilio.com",
+                 *         "transport": "udp",
+                 *         "username": "bridgeline",
+                 *         "password": "s3cret-pass"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["SipTrunkCreate"];
+            };
+        };
+        responses: {
+            /** @description The new trunk. */
+            201: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "trunk_01jd3f4g5h6j7k8m9n0p1q2r3t",
+                     *       "object": "sip_trunk",
+                     *       "name": "Twilio",
+                     *       "inbound": {
+                     *         "allowed_addresses": [
+                     *           "54.172.60.0/30"
+                     *         ],
+                     *         "username": null,
+                     *         "password_set": false
+                     *       },
+                     *       "outbound": {
+                     *         "address": "example.pstn.twilio.com",
+                     *         "transport": "udp",
+                     *         "username": "bridgeline",
+                     *         "password_set": true
+                     *       },
+                     *       "numbers": [
+                     *         "+15550100003"
+                     *       ],
+                     *       "origination_uri": "sip:sip.example.com:5060",
+                     *       "created_at": "2026-11-22T07:00:00.123Z",
+                     *       "updated_at": "2026-11-22T07:00:00.123Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["SipTrunk"];
+                };
+            };
+            400: components["responses"]["BadRequestPost"];
+            401: components["responses"]["Unauthorized"];
+            409: components["responses"]["ConflictPost"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["UnprocessablePost"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    getSipTrunk: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The SIP trunk's id. */
+                id: components["parameters"]["SipTrunkPathID"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The trunk. */
+            200: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "trunk_01jd3f4g5h6j7k8m9n0p1q2r3t",
+                     *       "object": "sip_trunk",
+                     *       "name": "Twilio",
+                     *       "inbound": {
+                     *         "allowed_addresses": [
+                     *           "54.172.60.0/30"
+                     *         ],
+                     *         "username": null,
+                     *         "password_set": false
+                     *       },
+                     *       "outbound": {
+                     *         "address": "example.pstn.twilio.com",
+                     *         "transport": "udp",
+                     *         "username": "bridgeline",
+                     *         "password_set": true
+                     *       },
+                     *       "numbers": [
+                     *         "+15550100003"
+                     *       ],
+                     *       "origination_uri": "sip:sip.example.com:5060",
+                     *       "created_at": "2026-11-22T07:00:00.123Z",
+                     *       "updated_at": "2026-11-22T07:00:00.123Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["SipTrunk"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    deleteSipTrunk: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The SIP trunk's id. */
+                id: components["parameters"]["SipTrunkPathID"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The deleted trunk's id. */
+            200: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "trunk_01jd3f4g5h6j7k8m9n0p1q2r3t",
+                     *       "object": "sip_trunk",
+                     *       "deleted": true
+                     *     }
+                     */
+                    "application/json": components["schemas"]["DeletedSipTrunk"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    updateSipTrunk: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The SIP trunk's id. */
+                id: components["parameters"]["SipTrunkPathID"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "name": "Twilio (main)"
+                 *     }
+                 */
+                "application/json": components["schemas"]["SipTrunkUpdate"];
+            };
+        };
+        responses: {
+            /** @description The updated trunk. */
+            200: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "trunk_01jd3f4g5h6j7k8m9n0p1q2r3t",
+                     *       "object": "sip_trunk",
+                     *       "name": "Twilio",
+                     *       "inbound": {
+                     *         "allowed_addresses": [
+                     *           "54.172.60.0/30"
+                     *         ],
+                     *         "username": null,
+                     *         "password_set": false
+                     *       },
+                     *       "outbound": {
+                     *         "address": "example.pstn.twilio.com",
+                     *         "transport": "udp",
+                     *         "username": "bridgeline",
+                     *         "password_set": true
+                     *       },
+                     *       "numbers": [
+                     *         "+15550100003"
+                     *       ],
+                     *       "origination_uri": "sip:sip.example.com:5060",
+                     *       "created_at": "2026-11-22T07:00:00.123Z",
+                     *       "updated_at": "2026-11-22T07:00:00.123Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["SipTrunk"];
                 };
             };
             400: components["responses"]["BadRequest"];

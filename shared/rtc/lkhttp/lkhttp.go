@@ -272,6 +272,9 @@ func (c *Client) ParticipantToken(g rtc.Grant) (rtc.Token, error) {
 	if publish && len(g.Sources) > 0 {
 		claims.Video.CanPublishSources = slices.Clone(g.Sources)
 	}
+	if g.UpdateOwnMetadata {
+		claims.Video.CanUpdateOwnMetadata = &yes
+	}
 	// exp is whole seconds: expires_at is taken from the same truncated instant, so it is
 	// the token's exp claim exactly.
 	now := time.Now().Truncate(time.Second)

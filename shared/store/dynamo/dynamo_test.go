@@ -170,6 +170,10 @@ func TestSweepIndexConformance(t *testing.T) {
 	storetest.RunSweepIndex(t, func(t *testing.T) storetest.SweepIndexStore { return newStore(t) })
 }
 
+func TestSIPTrunkConformance(t *testing.T) {
+	storetest.RunSIPTrunks(t, func(t *testing.T) storetest.SIPTrunkStore { return newStore(t) })
+}
+
 func TestSessionLimitConformance(t *testing.T) {
 	storetest.RunSessionLimits(t, func(t *testing.T) storetest.SessionLimitStore { return newStore(t) })
 }

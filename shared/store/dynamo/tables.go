@@ -39,6 +39,8 @@ const (
 
 	RateLimits Table = "rate_limits" // request counters per account and window (RateLimiter), TTL a minute past the window
 
+	SIPTrunks Table = "sip_trunks" // SIP trunks by id; by account, newest first; all of them, for the reconcile
+
 	// WebhookDeliveries is the local stack's delivery queue (Config.LocalOutbox); on AWS
 	// the queue is SQS, and template.yaml has no such table.
 	WebhookDeliveries Table = "webhook_deliveries"
@@ -49,7 +51,7 @@ const Retention = 30 * 24 * time.Hour
 
 // AllTables lists every table in a stable order.
 var AllTables = []Table{Accounts, APIKeys, Assistants, Versions, Lines, LineHandles, Idempotency,
-	WebhookEndpoints, Events, WebhookAttempts, CallDecisions, Sessions, Calls, CallPlatformIDs, RateLimits, WebhookDeliveries}
+	WebhookEndpoints, Events, WebhookAttempts, CallDecisions, Sessions, Calls, CallPlatformIDs, RateLimits, SIPTrunks, WebhookDeliveries}
 
 // EnvVar is the environment variable that names the table in a function's configuration
 // (TABLE_ASSISTANTS, ...).
@@ -64,6 +66,8 @@ func (t Table) LogicalID() string {
 			b.WriteString("API")
 		case "ids":
 			b.WriteString("IDs")
+		case "sip":
+			b.WriteString("SIP")
 		default:
 			b.WriteString(strings.ToUpper(part[:1]) + part[1:])
 		}
@@ -184,6 +188,11 @@ var Definitions = []Definition{
 	}},
 	{Table: CallPlatformIDs, Partition: strAttr("platform_call")},
 	{Table: RateLimits, Partition: strAttr("bucket"), TTLAttribute: "ttl"},
+	{Table: SIPTrunks, Partition: idAttr, Indexes: []Index{
+		{Name: "by_account", Partition: strAttr("account_id"), Sort: &idAttr},
+		// Every trunk, in one partition: the reconcile pages through them.
+		{Name: "all", Partition: strAttr("all"), Sort: &idAttr},
+	}},
 	{Table: WebhookDeliveries, Partition: idAttr, LocalOnly: true, Indexes: []Index{
 		// Sparse: pending deliveries nobody is attempting, by due time; and the ones
 		// in flight, by claim time.

@@ -80,6 +80,7 @@ CREATE INDEX events_by_account ON events (account_id, id);
 	{"0008_filters_list_indexes", filtersListIndexesSchema},     // listpage.go
 	{"0009_sweep_due", sweepDueSchema},                          // sessions.go
 	{"0010_event_redeliveries", eventRedeliveriesSchema},        // webhooks.go
+	{"0011_sip_trunks", sipTrunksSchema},                        // siptrunks.go
 }
 
 func (s *Store) migrate(ctx context.Context) error {

@@ -42,3 +42,14 @@ func TestEventLogConformance(t *testing.T) {
 		return s
 	})
 }
+
+func TestSIPTrunkConformance(t *testing.T) {
+	storetest.RunSIPTrunks(t, func(t *testing.T) storetest.SIPTrunkStore {
+		s, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "test.db"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { s.Close() })
+		return s
+	})
+}

@@ -1,0 +1,364 @@
+package sip_test
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/bridgeline/bridgeline/e2e/harness"
+	"github.com/bridgeline/bridgeline/e2e/sipphone"
+	"github.com/bridgeline/bridgeline/events/eventtest"
+	"github.com/bridgeline/bridgeline/mediafleet/callerbot"
+	"github.com/bridgeline/bridgeline/mediafleet/llm/llmtest"
+	"github.com/bridgeline/bridgeline/shared/call"
+)
+
+// incoming waits for the call.incoming of a call to the line and returns the call's id.
+func (r *rig) incoming(t testing.TB, lineID string, after map[string]bool) string {
+	t.Helper()
+	var id string
+	harness.WaitFor(t, 30*time.Second, "call.incoming", func() bool {
+		var list struct {
+			Data []struct {
+				Data struct {
+					CallID string `json:"call_id"`
+					LineID string `json:"line_id"`
+				} `json:"data"`
+			} `json:"data"`
+		}
+		r.do(t, http.MethodGet, "/v1/events?type=call.incoming&limit=100", nil, &list)
+		for _, e := range list.Data {
+			if e.Data.LineID == lineID && !after[e.Data.CallID] {
+				id = e.Data.CallID
+				return true
+			}
+		}
+		return false
+	})
+	return id
+}
+
+// receiver is a webhook endpoint of call.incoming that acknowledges it and leaves the
+// decision to POST /v1/calls/{id}/answer; removed after the test.
+func (r *rig) receiver(t testing.TB) *eventtest.Receiver {
+	t.Helper()
+	recv := eventtest.NewReceiver(t)
+	var ep struct {
+		ID     string `json:"id"`
+		Secret string `json:"secret"`
+	}
+	// A test key's endpoint: a live key's must use https.
+	harness.Must(t, r.st.Do(t, http.MethodPost, "/v1/webhook_endpoints", map[string]any{"url": recv.URL, "events": []string{"call.incoming"}}, &ep),
+		http.StatusCreated, "create endpoint")
+	recv.SetSecret(ep.Secret)
+	t.Cleanup(func() { r.st.Do(t, http.MethodDelete, "/v1/webhook_endpoints/"+ep.ID, nil, nil) })
+	return recv
+}
+
+// refusedAtPhone dials the line and wants the call refused with 486 Busy Here, never
+// answered.
+func refusedAtPhone(ctx context.Context, t *testing.T, phone *sipphone.Phone, uri string, during func()) {
+	t.Helper()
+	c, err := phone.Dial(ctx, uri)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if during != nil {
+		during()
+	}
+	ev, err := c.Next(ctx, "CALL_CLOSED", "CALL_ESTABLISHED")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ev.Type != "CALL_CLOSED" || ev.Status() != 486 {
+		t.Errorf("the phone saw %s %q, want the call refused with 486 Busy Here", ev.Type, ev.Param)
+	}
+}
+
+// TestInboundRefused: a disabled line, an account at its concurrent-session limit, and a
+// customer_decides line whose customer declines all refuse a phone's call with 486 Busy
+// Here without answering it; a caller from an address the trunk does not allow never
+// reaches a room and leaves no call record.
+func TestInboundRefused(t *testing.T) {
+	r := theRig(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	a := r.assistant(t, "Hello.", nil)
+	tr := r.trunk(t, "")
+
+	t.Run("disabled", func(t *testing.T) {
+		l := r.line(t, "+15550170011", tr.ID, map[string]any{"inbound_mode": "disabled"})
+		phone := r.phone(t, sipphone.Config{Number: "+15559990011"})
+		refusedAtPhone(ctx, t, phone, r.dialURI(l.Handle), nil)
+		c := r.callOf(t, l.ID, nil)
+		if c.Platform != "sip" || c.Status != call.StatusDeclined || c.SessionID != nil {
+			t.Errorf("record %+v, want a declined sip call without a session", c)
+		}
+	})
+
+	t.Run("concurrent session limit", func(t *testing.T) {
+		l := r.line(t, "+15550170012", tr.ID, map[string]any{"assistant_id": a.ID})
+		zero := 0
+		if _, err := r.st.Store.SetMaxConcurrentSessions(ctx, r.st.AccountID, &zero); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { r.st.Store.SetMaxConcurrentSessions(context.Background(), r.st.AccountID, nil) })
+		phone := r.phone(t, sipphone.Config{Number: "+15559990012"})
+		refusedAtPhone(ctx, t, phone, r.dialURI(l.Handle), nil)
+		c := r.callOf(t, l.ID, nil)
+		if c.Status != call.StatusDeclined || str(c.EndReason) != "concurrent_session_limit" || c.SessionID != nil {
+			t.Errorf("record %+v, want declined over the concurrent-session limit", c)
+		}
+	})
+
+	t.Run("the customer declines", func(t *testing.T) {
+		r.receiver(t)
+		l := r.line(t, "+15550170013", tr.ID, map[string]any{"inbound_mode": "customer_decides", "decision_timeout_seconds": 30})
+		phone := r.phone(t, sipphone.Config{Number: "+15559990013"})
+		refusedAtPhone(ctx, t, phone, r.dialURI(l.Handle), func() {
+			id := r.incoming(t, l.ID, nil)
+			var c recordObj
+			harness.Must(t, r.do(t, http.MethodPost, "/v1/calls/"+id+"/answer", map[string]any{"action": "decline"}, &c), http.StatusOK, "decline")
+			if str(c.Decision) != "decline" {
+				t.Errorf("decline answered %+v", c)
+			}
+		})
+		c := r.callOf(t, l.ID, nil)
+		if c.Status != call.StatusDeclined || c.From != "+15559990013" || c.To != l.Handle {
+			t.Errorf("record %+v, want the phone's call to the line, declined", c)
+		}
+	})
+
+	t.Run("a caller the trunk does not allow", func(t *testing.T) {
+		shut := trunkObj{}
+		harness.Must(t, r.do(t, http.MethodPost, "/v1/sip_trunks", map[string]any{"name": "provider only",
+			"inbound": map[string]any{"allowed_addresses": []string{"203.0.113.0/24"}}}, &shut), http.StatusCreated, "create trunk")
+		l := r.line(t, "+15550170014", shut.ID, map[string]any{"assistant_id": a.ID})
+		phone := r.phone(t, sipphone.Config{Number: "+15559990014"})
+		c, err := phone.Dial(ctx, r.dialURI(l.Handle))
+		if err != nil {
+			t.Fatal(err)
+		}
+		// LiveKit's bridge drops a call no trunk matches without an answer.
+		wait, stop := context.WithTimeout(ctx, 5*time.Second)
+		ev, err := c.Next(wait, "CALL_CLOSED", "CALL_ESTABLISHED")
+		stop()
+		if err == nil && ev.Type == "CALL_ESTABLISHED" {
+			t.Errorf("a call from an address the trunk does not allow was answered")
+		}
+		if err := phone.Hangup(ctx); err != nil {
+			t.Fatal(err)
+		}
+		var list struct {
+			Data []recordObj `json:"data"`
+		}
+		harness.Must(t, r.do(t, http.MethodGet, "/v1/calls?line_id="+l.ID, nil, &list), http.StatusOK, "list calls")
+		if len(list.Data) != 0 {
+			t.Errorf("calls of the line %+v, want none", list.Data)
+		}
+	})
+}
+
+// TestInboundCustomerAccepts: on a customer_decides line the phone rings while
+// call.incoming waits; accept hands the customer the session, the customer's client
+// publishing audio answers the phone, and DELETE /v1/sessions/{id} hangs it up (BYE).
+func TestInboundCustomerAccepts(t *testing.T) {
+	r := theRig(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	r.receiver(t)
+	tr := r.trunk(t, "")
+	l := r.line(t, "+15550170021", tr.ID, map[string]any{"inbound_mode": "customer_decides", "decision_timeout_seconds": 30})
+	phone := r.phone(t, sipphone.Config{Number: "+15559990021"})
+	out, err := phone.Dial(ctx, r.dialURI(l.Handle))
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := r.incoming(t, l.ID, nil)
+	for _, e := range phone.Events() {
+		if e.Type == "CALL_ESTABLISHED" {
+			t.Fatalf("the phone was answered before the decision: %+v", phone.Events())
+		}
+	}
+	var payload struct {
+		SessionID        string `json:"session_id"`
+		RTCURL           string `json:"rtc_url"`
+		ParticipantToken string `json:"participant_token"`
+	}
+	harness.Must(t, r.do(t, http.MethodPost, "/v1/calls/"+id+"/answer", map[string]any{"action": "accept"}, &payload), http.StatusCreated, "accept")
+	if payload.SessionID == "" || payload.ParticipantToken == "" {
+		t.Fatalf("accept answered %+v, want the session payload", payload)
+	}
+	tone := callerbot.Tone(440)
+	b, err := callerbot.Join(ctx, callerbot.Options{URL: payload.RTCURL, Token: payload.ParticipantToken, Audio: &tone})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Leave()
+	if ev, err := out.Next(ctx, "CALL_ESTABLISHED", "CALL_CLOSED"); err != nil || ev.Type != "CALL_ESTABLISHED" {
+		t.Fatalf("the phone after accept: %+v %v, want it answered", ev, err)
+	}
+	c := r.record(t, id)
+	if c.Status != call.StatusActive || str(c.Decision) != "accept" || c.HandledBy != call.HandledByCustomer || c.Platform != "sip" {
+		t.Errorf("record %+v, want an active call the customer accepted", c)
+	}
+	time.Sleep(2 * time.Second)
+	harness.Must(t, r.do(t, http.MethodDelete, "/v1/sessions/"+payload.SessionID, nil, nil), http.StatusOK, "DELETE session")
+	if ev, err := out.Closed(ctx); err != nil || ev.Status() != 0 {
+		t.Errorf("the phone's call after DELETE: %+v %v, want a BYE", ev, err)
+	}
+	rec, _ := r.ended(t, id)
+	if str(rec.EndReason) != "deleted" || str(rec.EndedBy) != "customer" {
+		t.Errorf("ended record %+v, want deleted by the customer", rec)
+	}
+	heard, err := phone.Heard()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := sipphone.ToneLevel(heard, 440); got < 0.05 {
+		t.Errorf("the phone heard the customer's tone at %.3f, want it", got)
+	}
+}
+
+// TestOutbound: POST /v1/sessions on a SIP line needs a live key; with one it rings a
+// listening phone through the line's trunk with the line's number as caller id, the
+// assistant greets when the phone answers, and its end_call hangs the phone up (BYE).
+func TestOutbound(t *testing.T) {
+	r := theRig(t)
+	r.worker(t, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	const greeting = "Hello, this is the front desk calling about your order."
+	r.fake.SetReplies(script(llmtest.Reply{Text: "Thank you, goodbye.", EndCall: true}))
+	wav, _ := speechWAV(t, part{pause: 6 * time.Second}, part{say: "Yes, that is fine."}, part{pause: 10 * time.Second})
+	callee := r.phone(t, sipphone.Config{Number: "+15557650031", Speak: wav, AutoAnswer: true})
+	// An outbound address inside the deployment is refused as webhook and tool URLs are
+	// (the stack allows loopback, as a local stack does; a private address, never).
+	for _, internal := range []string{"10.0.0.7:5060", "169.254.169.254", "[fd00::1]:5060"} {
+		status, raw, err := r.st.Request(http.MethodPost, "/v1/sip_trunks", map[string]any{"name": "internal",
+			"outbound": map[string]any{"address": internal}}, r.liveKey)
+		if err != nil || status != http.StatusBadRequest || !strings.Contains(string(raw), `"url_not_allowed"`) {
+			t.Errorf("POST /v1/sip_trunks with outbound.address %s = %d %s, %v; want 400 url_not_allowed", internal, status, raw, err)
+		}
+	}
+	tr := r.trunk(t, callee.Address())
+	a := r.assistant(t, greeting, nil)
+	l := r.line(t, "+15550170031", tr.ID, map[string]any{"assistant_id": a.ID})
+	body := map[string]any{"line_id": l.ID, "platform_handle": callee.Number(), "mode": "assistant", "assistant_id": a.ID}
+
+	status, raw, err := r.st.Request(http.MethodPost, "/v1/sessions", body, r.st.APIKey)
+	if err != nil || status != http.StatusForbidden || !strings.Contains(string(raw), `"live_key_required"`) {
+		t.Errorf("POST /v1/sessions on a sip line with a test key = %d %s, %v; want 403 live_key_required", status, raw, err)
+	}
+	var ses struct {
+		ID     string `json:"id"`
+		CallID string `json:"call_id"`
+	}
+	harness.Must(t, r.do(t, http.MethodPost, "/v1/sessions", body, &ses), http.StatusCreated, "POST /v1/sessions")
+	in, err := callee.Incoming(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	est, err := in.Next(ctx, "CALL_ESTABLISHED", "CALL_CLOSED")
+	if err != nil || est.Type != "CALL_ESTABLISHED" {
+		t.Fatalf("the callee: %+v %v, want the call answered", est, err)
+	}
+	if !strings.Contains(in.Peer, l.Handle) {
+		t.Errorf("the callee sees the call from %q, want the line's number %s", in.Peer, l.Handle)
+	}
+	ev, err := in.Closed(ctx)
+	if err != nil || ev.Status() != 0 {
+		t.Errorf("the callee's call: %+v %v, want the assistant's end_call as a BYE", ev, err)
+	}
+	rec, _ := r.ended(t, ses.CallID)
+	if rec.Direction != call.Outbound || rec.Platform != "sip" || rec.From != l.Handle || rec.To != callee.Number() ||
+		str(rec.EndReason) != call.ReasonAssistantHangup {
+		t.Errorf("record %+v, want an outbound sip call from the line to the phone the assistant ended", rec)
+	}
+	if len(rec.Transcript) < 2 || rec.Transcript[0].Text != greeting {
+		t.Errorf("transcript %+v, want the greeting first", rec.Transcript)
+	}
+	heard, err := callee.Heard()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if snds := sounds(heard.Samples); len(snds) == 0 || heardSentence(t, heard.Samples, snds[0], greeting, "Thank you, goodbye.") != words(greeting) {
+		t.Errorf("the callee's first sound (%v) is not the greeting", snds)
+	}
+}
+
+// TestKeypadAndTransfer: a key the caller presses reaches the model as "[pressed 1]" and
+// the transcript; the model's transfer_call to a listed destination says a handover
+// sentence and refers the phone to a second phone, which answers; the record reads
+// transferred. POST /v1/calls/{id}/transfer of the ended call is call_not_active.
+func TestKeypadAndTransfer(t *testing.T) {
+	r := theRig(t)
+	r.worker(t, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	target := r.phone(t, sipphone.Config{Number: "+15557650041", AutoAnswer: true})
+	const handover = "Let me put you through to our sales team."
+	before := len(r.fake.Requests())
+	r.fake.SetReplies(script(llmtest.Reply{Text: handover, ToolCalls: []llmtest.ToolCall{{Name: "transfer_call",
+		Arguments: `{"destination":"` + target.URI() + `"}`}}}))
+	a := r.assistant(t, "Hello, press one for sales.", map[string]any{"transfer_destinations": []map[string]any{
+		{"to": target.URI(), "description": "the sales team"}}})
+	tr := r.trunk(t, "")
+	l := r.line(t, "+15550170041", tr.ID, map[string]any{"assistant_id": a.ID})
+	phone := r.phone(t, sipphone.Config{Number: "+15559990041"})
+	out, err := phone.Dial(ctx, r.dialURI(l.Handle))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ev, err := out.Next(ctx, "CALL_ESTABLISHED", "CALL_CLOSED"); err != nil || ev.Type != "CALL_ESTABLISHED" {
+		t.Fatalf("the call: %+v %v, want it answered", ev, err)
+	}
+	c := r.callOf(t, l.ID, nil)
+	time.Sleep(5 * time.Second) // the greeting
+	if err := phone.SendDTMF(ctx, "1", 0); err != nil {
+		t.Fatal(err)
+	}
+	harness.WaitFor(t, 30*time.Second, "the model's request", func() bool { return len(r.fake.Requests()) > before })
+	req := r.fake.Requests()[before]
+	if m := req.Messages; len(m) == 0 || m[len(m)-1].Role != "user" || !strings.Contains(m[len(m)-1].Content, "[pressed 1]") {
+		t.Errorf("the model got %+v, want the caller's turn with [pressed 1]", req.Messages)
+	}
+	if ev, err := out.Next(ctx, "TRANSFER"); err != nil || !strings.Contains(ev.Param, target.Address()) {
+		t.Errorf("the phone's REFER: %+v %v, want one to %s", ev, err, target.URI())
+	}
+	moved, err := target.Incoming(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := moved.Next(ctx, "CALL_ESTABLISHED"); err != nil {
+		t.Fatal(err)
+	}
+	rec, _ := r.ended(t, c.ID)
+	if str(rec.EndReason) != "transferred" || rec.Transfer == nil || rec.Transfer.To != target.URI() || rec.Transfer.Status != "completed" {
+		t.Errorf("record end %q transfer %+v, want transferred to %s, completed", str(rec.EndReason), rec.Transfer, target.URI())
+	}
+	var texts []string
+	for _, turn := range rec.Transcript {
+		texts = append(texts, turn.Speaker+": "+turn.Text)
+	}
+	joined := strings.Join(texts, " | ")
+	if !strings.Contains(joined, "caller: [pressed 1]") || !strings.Contains(joined, "assistant: "+handover) {
+		t.Errorf("transcript %s, want the key press and the handover sentence", joined)
+	}
+	status, raw, _ := r.st.Request(http.MethodPost, "/v1/calls/"+c.ID+"/transfer", map[string]any{"to": "+15557650042"}, r.liveKey)
+	var e struct {
+		Error struct {
+			Code string `json:"code"`
+		} `json:"error"`
+	}
+	json.Unmarshal(raw, &e)
+	if status != http.StatusConflict || e.Error.Code != "call_not_active" {
+		t.Errorf("transfer of the ended call = %d %s, want 409 call_not_active", status, raw)
+	}
+	if err := phone.Hangup(ctx); err != nil {
+		t.Logf("hang up the transferred call: %v", err)
+	}
+}

@@ -1,0 +1,24 @@
+// Command lines-delete is the Lambda for DELETE /v1/lines/{id}: the same handler as the local
+// stack, behind API Gateway's authorizer.
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+
+	"github.com/aws/aws-lambda-go/lambda"
+	"github.com/awslabs/aws-lambda-go-api-proxy/httpadapter"
+
+	"github.com/bridgeline/bridgeline/functions/internal/lkwire"
+	"github.com/bridgeline/bridgeline/functions/internal/wire"
+)
+
+func main() {
+	h, err := wire.Handler(context.Background(), "lines-delete", lkwire.WithSIP)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "lines-delete:", err)
+		os.Exit(1)
+	}
+	lambda.Start(httpadapter.NewV2(h).ProxyWithContext)
+}

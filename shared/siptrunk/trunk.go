@@ -1,0 +1,251 @@
+// Package siptrunk holds SIP trunks: how a customer's own numbers reach Bridgeline (a
+// provider such as Twilio or Telnyx, or a company's PBX), and the SIP lines on them. A
+// trunk says which addresses or digest credentials inbound calls must come with, and
+// where and how outbound calls go; each SIP line is one of the customer's numbers on a
+// trunk.
+//
+// LiveKit's SIP bridge takes the calls, from what Bridgeline keeps in LiveKit for each
+// trunk (Sync): an outbound trunk, and, once the trunk has lines, an inbound trunk for
+// their numbers and a dispatch rule that names each call's room by sip.RoomPrefix.
+// Bridgeline owns the truth: every write here is followed by a Sync of its trunk, and
+// the sweeper's Reconcile repairs a Sync that failed half way (LiveKit down, a crash),
+// creating what is missing and removing what LiveKit holds for trunks that are gone.
+package siptrunk
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/netip"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/bridgeline/bridgeline/shared/apierr"
+	"github.com/bridgeline/bridgeline/shared/listing"
+	"github.com/bridgeline/bridgeline/shared/rtc"
+)
+
+// IDPrefix starts a trunk's id.
+const IDPrefix = "trunk"
+
+// Limits of a trunk's fields.
+const (
+	MaxNameLen          = 200
+	MaxAllowedAddresses = 20
+	MinPasswordLen      = 8
+	MaxPasswordLen      = 128
+	// MaxLines is how many lines one trunk may carry (LiveKit's trunk lists them).
+	MaxLines = 1000
+)
+
+// Trunk is the stored record.
+type Trunk struct {
+	ID        string    `json:"id"`
+	AccountID string    `json:"account_id"`
+	Name      string    `json:"name"`
+	Inbound   *Inbound  `json:"inbound,omitempty"`
+	Outbound  *Outbound `json:"outbound,omitempty"`
+	// Numbers are the handles of the SIP lines on the trunk, in the order they were
+	// added: the numbers LiveKit takes calls for and dials from through it.
+	Numbers   []string  `json:"numbers,omitempty"`
+	Revision  int64     `json:"revision"`
+	CreatedAt time.Time `json:"created_at"`
+	UpdatedAt time.Time `json:"updated_at"`
+}
+
+// Inbound is what a call from the provider must come with: a source address in
+// AllowedAddresses, and/or digest credentials. Password is sealed at rest.
+type Inbound struct {
+	AllowedAddresses []string `json:"allowed_addresses,omitempty"`
+	Username         string   `json:"username,omitempty"`
+	Password         string   `json:"password,omitempty"`
+}
+
+// Outbound is where calls go out: the provider's SIP address (host[:port]) and
+// transport, with optional digest credentials (Password sealed at rest).
+type Outbound struct {
+	Address   string `json:"address"`
+	Transport string `json:"transport"`
+	Username  string `json:"username,omitempty"`
+	Password  string `json:"password,omitempty"`
+}
+
+// Transports of Outbound.
+var Transports = []string{string(rtc.SIPTransportUDP), string(rtc.SIPTransportTCP), string(rtc.SIPTransportTLS)}
+
+// Store keeps trunks.
+//
+// Errors: GetTrunk returns apierr.ErrNotFound. UpdateTrunk and DeleteTrunk are
+// conditional on t.Revision (apierr.ErrConflict when it moved; the service reads again).
+// AllTrunks pages through every account's trunks by id, for Reconcile.
+type Store interface {
+	CreateTrunk(ctx context.Context, t Trunk) error
+	GetTrunk(ctx context.Context, id string) (Trunk, error)
+	// ListTrunks returns up to Limit+1 trunks of the account, newest first.
+	ListTrunks(ctx context.Context, accountID string, q listing.Query) ([]Trunk, error)
+	UpdateTrunk(ctx context.Context, t Trunk) error
+	DeleteTrunk(ctx context.Context, t Trunk) error
+	// AllTrunks returns up to limit trunks whose id is above afterID, in id order.
+	AllTrunks(ctx context.Context, afterID string, limit int) ([]Trunk, error)
+}
+
+// Input is a create's or an update's fields. On an update nil leaves a field as it is;
+// ClearInbound and ClearOutbound remove one (null).
+type Input struct {
+	Name          *string
+	Inbound       *InboundInput
+	Outbound      *OutboundInput
+	ClearInbound  bool
+	ClearOutbound bool
+}
+
+// InboundInput is inbound as a request gives it. Password may be left out on an update
+// that keeps the username: the stored one stays.
+type InboundInput struct {
+	AllowedAddresses []string
+	Username         string
+	Password         *string
+}
+
+// OutboundInput is outbound as a request gives it (Password as InboundInput's).
+type OutboundInput struct {
+	Address   string
+	Transport string
+	Username  string
+	Password  *string
+}
+
+var (
+	username = regexp.MustCompile(`^[A-Za-z0-9._~!$&'()*+,;=%-]{1,64}$`)
+	hostname = regexp.MustCompile(`^(?i)[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*$`)
+)
+
+// validate checks the input's own rules (a create's required fields are checked by
+// Create).
+func (in Input) validate() error {
+	if in.Name != nil && (utf8.RuneCountInString(*in.Name) > MaxNameLen || !utf8.ValidString(*in.Name) ||
+		strings.ContainsAny(*in.Name, "\x00\r\n")) {
+		return apierr.Invalid("name", fmt.Sprintf("name must be at most %d characters on one line", MaxNameLen))
+	}
+	if in.Inbound != nil {
+		if err := in.Inbound.validate(); err != nil {
+			return err
+		}
+	}
+	if in.Outbound != nil {
+		if err := in.Outbound.validate(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (in *InboundInput) validate() error {
+	if len(in.AllowedAddresses) > MaxAllowedAddresses {
+		return apierr.Invalid("inbound.allowed_addresses", fmt.Sprintf("inbound.allowed_addresses holds at most %d addresses", MaxAllowedAddresses))
+	}
+	for i, a := range in.AllowedAddresses {
+		p, err := parseAllowed(a)
+		if err != nil {
+			return apierr.Invalid("inbound.allowed_addresses", fmt.Sprintf("inbound.allowed_addresses[%d] %q is not an IP address or CIDR block (203.0.113.7 or 203.0.113.0/24)", i, a))
+		}
+		if p.Bits() == 0 {
+			return apierr.Invalid("inbound.allowed_addresses", fmt.Sprintf("inbound.allowed_addresses[%d] %q allows every address: give the provider's addresses, or use credentials", i, a))
+		}
+		in.AllowedAddresses[i] = p.String()
+	}
+	if err := credentials("inbound", in.Username, in.Password); err != nil {
+		return err
+	}
+	if len(in.AllowedAddresses) == 0 && in.Username == "" {
+		return apierr.Param(apierr.CodeParameterMissing, "inbound",
+			"inbound needs allowed_addresses (the provider's addresses), or username and password, or both")
+	}
+	return nil
+}
+
+// parseAllowed reads an IP address (a /32 or /128) or a CIDR block, masked.
+func parseAllowed(a string) (netip.Prefix, error) {
+	if !strings.Contains(a, "/") {
+		ip, err := netip.ParseAddr(a)
+		if err != nil || ip.Zone() != "" {
+			return netip.Prefix{}, fmt.Errorf("not an address")
+		}
+		return netip.PrefixFrom(ip, ip.BitLen()), nil
+	}
+	p, err := netip.ParsePrefix(a)
+	if err != nil {
+		return netip.Prefix{}, err
+	}
+	return p.Masked(), nil
+}
+
+func (out *OutboundInput) validate() error {
+	if out.Address == "" {
+		return apierr.Param(apierr.CodeParameterMissing, "outbound.address", "outbound.address is required: the provider's SIP host[:port]")
+	}
+	if err := checkAddress(out.Address); err != nil {
+		return apierr.Invalid("outbound.address", fmt.Sprintf("outbound.address %q %s: give the provider's SIP host[:port], e.g. example.pstn.twilio.com or sip.telnyx.com:5060", out.Address, err))
+	}
+	if out.Transport == "" {
+		out.Transport = string(rtc.SIPTransportUDP)
+	}
+	valid := false
+	for _, t := range Transports {
+		valid = valid || out.Transport == t
+	}
+	if !valid {
+		return apierr.Invalid("outbound.transport", "outbound.transport must be udp, tcp or tls")
+	}
+	return credentials("outbound", out.Username, out.Password)
+}
+
+// checkAddress accepts host[:port] with a DNS name or an IP address (IPv6 in brackets).
+func checkAddress(a string) error {
+	if strings.Contains(a, "://") || strings.HasPrefix(a, "sip:") || strings.HasPrefix(a, "sips:") {
+		return fmt.Errorf("has a scheme")
+	}
+	host, port := a, ""
+	if h, p, err := net.SplitHostPort(a); err == nil {
+		host, port = h, p
+	} else if strings.Count(a, ":") == 1 {
+		return fmt.Errorf("has a bad port")
+	}
+	if port != "" {
+		n, err := strconv.Atoi(port)
+		if err != nil || n < 1 || n > 65535 {
+			return fmt.Errorf("has a bad port")
+		}
+	}
+	if _, err := netip.ParseAddr(strings.Trim(host, "[]")); err == nil {
+		return nil
+	}
+	if len(host) > 253 || !hostname.MatchString(host) {
+		return fmt.Errorf("is not a host name or IP address")
+	}
+	return nil
+}
+
+// credentials checks a username and password given together; a nil password is left to
+// the caller (kept from the stored trunk, or missing on a create).
+func credentials(side, user string, pass *string) error {
+	if user == "" {
+		if pass != nil && *pass != "" {
+			return apierr.Param(apierr.CodeParameterMissing, side+".username", side+".password needs "+side+".username")
+		}
+		return nil
+	}
+	if !username.MatchString(user) {
+		return apierr.Invalid(side+".username", side+".username must be 1-64 characters, letters, digits and . _ ~ - and the like, no spaces or @ or :")
+	}
+	if pass != nil {
+		if n := utf8.RuneCountInString(*pass); n < MinPasswordLen || n > MaxPasswordLen || !utf8.ValidString(*pass) ||
+			strings.ContainsAny(*pass, "\x00\r\n") {
+			return apierr.Invalid(side+".password", fmt.Sprintf("%s.password must be %d-%d characters on one line", side, MinPasswordLen, MaxPasswordLen))
+		}
+	}
+	return nil
+}
