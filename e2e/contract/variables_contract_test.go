@@ -97,6 +97,18 @@ func TestContractVariables(t *testing.T) {
 		400, "parameter_invalid"); errParam(r) != "variables[caller_name]" {
 		t.Errorf("long session variable: param %q", errParam(r))
 	}
+	// Values each within bounds that would render a text past its field limit are
+	// refused at the create (issue 22, finding 3): five {{caller_name}} of 450
+	// characters make a greeting of 2,255, past 2,000.
+	repeatBody, _ := json.Marshal(map[string]any{"name": "Repeater", "greeting": strings.Repeat("{{caller_name}} ", 5),
+		"system_prompt": "Be brief.", "avatar_id": "ava_iris"})
+	repeater := c.OK("POST", "/v1/assistants", string(repeatBody), 201).Str("id")
+	c.OK("POST", "/v1/assistants/"+repeater+"/publish", "", 201)
+	wide := strings.Repeat("w", 450)
+	if r := c.FailValid("POST", "/v1/sessions", `{"platform_handle":"+15550107776","mode":"assistant","assistant_id":"`+repeater+`","variables":{"caller_name":"`+wide+`"}}`,
+		400, "parameter_invalid"); errParam(r) != "variables" || !strings.Contains(string(r.Raw), "2255 characters") {
+		t.Errorf("a session whose values render the greeting past 2000: %s, want 400 on variables saying 2255 characters", r.Raw)
+	}
 	created := c.OK("POST", "/v1/sessions", `{"platform_handle":"+15550107777","mode":"assistant","assistant_id":"`+asst+`","variables":{"caller_name":"Ada","unused":"x"}}`, 201)
 	checkVariables(t, c, s, created.Str("id"), created.Str("call_id"), map[string]string{"caller_name": "Ada", "company": "Acme"},
 		"Hello Ada, this is Acme.", "You answer for Acme. The caller is Ada.")
@@ -130,6 +142,13 @@ func TestContractVariables(t *testing.T) {
 		t.Errorf("variables with accept: param %q, want variables", errParam(r))
 	}
 	c.Fail("POST", answer, `{"action":"assistant","variables":{"caller_name":"`+long+`"}}`, 400, "parameter_invalid")
+	// An answer whose values would render the line's assistant past a field limit is
+	// refused, and the call still rings for a valid answer.
+	c.OK("POST", "/v1/lines/"+line1+"/assign", `{"assistant_id":"`+repeater+`"}`, 200)
+	if r := c.FailValid("POST", answer, `{"action":"assistant","variables":{"caller_name":"`+wide+`"}}`, 400, "parameter_invalid"); errParam(r) != "variables" {
+		t.Errorf("an answer rendering the greeting past its limit: %s, want 400 on variables", r.Raw)
+	}
+	c.OK("POST", "/v1/lines/"+line1+"/assign", `{"assistant_id":"`+asst+`"}`, 200)
 	decided := c.OK("POST", answer, `{"action":"assistant","variables":{"caller_name":"Linus"}}`, 200)
 	if decided.Str("decision") != "assistant" || decided.Str("decision_source") != "api" {
 		t.Errorf("assistant answer = %s", decided.Raw)

@@ -238,6 +238,9 @@ func New(opts Options) (_ *Stack, err error) {
 	cfg.PersonaReportSecret = randHex(32)
 	cfg.RateLimit, cfg.RateBurst = opts.RateLimit, max(1, opts.RateLimit*2)
 	cfg.Webhooks.AllowLoopback = true
+	// The models a version may name (LLM_MODELS): the tests' fake model servers answer
+	// any name, and these are the ones the tests pick.
+	cfg.Models = []string{"llama3.1:8b", "gpt-4o-mini"}
 	if opts.MaxDuration > 0 {
 		cfg.MaxSession = opts.MaxDuration
 	}

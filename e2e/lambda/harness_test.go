@@ -105,6 +105,8 @@ func templateEnv(t testing.TB, name string, refs map[string]string) []string {
 				env = append(env, k+"=test")
 			} else if ref == "TtsVoices" {
 				env = append(env, k+"="+testTTSVoices)
+			} else if ref == "LlmModels" {
+				env = append(env, k+"="+testLLMModels)
 			} else if ref == "AccountRateLimit" || ref == "AccountRateBurst" {
 				// High enough that the scenario's bursts of calls pass: the limit is
 				// counted (every function writes rate_limits) but not reached.
@@ -123,6 +125,9 @@ func templateEnv(t testing.TB, name string, refs map[string]string) []string {
 // testTTSVoices are the hosted voices the functions under test offer (the TtsVoices
 // parameter).
 const testTTSVoices = "alloy,nova"
+
+// testLLMModels are the models the functions under test offer (the LlmModels parameter).
+const testLLMModels = "llama3.1:8b,gpt-4o-mini"
 
 // access is one table touched with one IAM action (dynamodb:PutItem, ...).
 type access struct {

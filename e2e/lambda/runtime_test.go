@@ -456,6 +456,18 @@ func TestFunctionsUnderLambdaRuntime(t *testing.T) {
 	if !voices["flite-slt"] || !voices["hosted-alloy"] || !voices["hosted-nova"] || voices["hosted-echo"] {
 		t.Errorf("voices = %v, want the local voices and hosted-alloy, hosted-nova (TTS_VOICES)", voices)
 	}
+	var models []string
+	for _, m := range s.expect(get("models-list", "/v1/models", "/v1/models"), http.StatusOK)["data"].([]any) {
+		models = append(models, m.(map[string]any)["id"].(string))
+	}
+	if strings.Join(models, ",") != testLLMModels {
+		t.Errorf("models = %v, want %s (LLM_MODELS)", models, testLLMModels)
+	}
+	// A model the deployment does not offer is refused at a draft update.
+	if e := s.expect(patch("assistants-update", "/v1/assistants/{id}", "/v1/assistants/"+dupID, `{"model":"gpt-4.5-preview"}`),
+		http.StatusBadRequest)["error"].(map[string]any); e["param"] != "model" {
+		t.Errorf("an unoffered model: error %v, want on model", e)
+	}
 
 	// The join page: public (no authorizer context), no tables; the page carries the
 	// deployment's rtc_url, and the livekit-client bundle is served when make built it in.

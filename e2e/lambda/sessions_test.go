@@ -327,11 +327,20 @@ func (s *stack) sessionScenario(lk *livekitserver.Server, gw *gateway, acctID, l
 		return a, ac
 	}
 	reported, reportedCall := assistantCall()
+	worked := persona.Usage{STTAudioMS: 1500, TTSCharacters: 12, LLMPromptTokens: 40, LLMCompletionTokens: 9}
+	before := s.expect(get("usage-get", "/v1/usage", "/v1/usage"), http.StatusOK)["total"].(map[string]any)
 	s.expect(report(persona.Report{Kind: persona.ReportEnded, CallID: reportedCall.ID, SessionID: reported.ID, At: time.Now().UTC(),
-		EndReason: persona.EndRoomClosed, Transcript: []persona.Turn{{Speaker: persona.SpeakerAssistant, Text: "Hello there.", EndMS: 900}}}), http.StatusOK)
+		EndReason: persona.EndRoomClosed, Transcript: []persona.Turn{{Speaker: persona.SpeakerAssistant, Text: "Hello there.", EndMS: 900}},
+		Usage: &worked}), http.StatusOK)
 	rec := s.expect(get("calls-get", "/v1/calls/{id}", "/v1/calls/"+reportedCall.ID), http.StatusOK)
 	if n := countEnded(reportedCall.ID); n != 1 || rec["assistant_report"] != call.ReportReceived || len(rec["transcript"].([]any)) != 1 {
 		t.Errorf("after the worker's report: %d call.ended, record %v; want 1, received, the transcript", n, rec)
+	}
+	// usage-get: the report's counts are added to the day's usage, once.
+	after := s.expect(get("usage-get", "/v1/usage", "/v1/usage"), http.StatusOK)["total"].(map[string]any)
+	if d := after["tts_characters"].(float64) - before["tts_characters"].(float64); d != 12 ||
+		after["llm_prompt_tokens"].(float64)-before["llm_prompt_tokens"].(float64) != 40 || after["calls"].(float64) < 1 {
+		t.Errorf("usage before the report %v, after %v: want the report's 12 characters and 40 prompt tokens added", before, after)
 	}
 	silent, silentCall := assistantCall()
 	time.Sleep(session.DefaultReportWait)

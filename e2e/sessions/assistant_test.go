@@ -42,6 +42,8 @@ type recordObj struct {
 	Turns       []persona.Turn   `json:"-"`
 	// AssistantReport: pending, received or missing (assistant calls).
 	AssistantReport *string `json:"assistant_report"`
+	// Usage: null until the call is over.
+	Usage *call.Usage `json:"usage"`
 }
 
 // publishAssistant creates and publishes an assistant and assigns it to the tenant's

@@ -258,6 +258,27 @@ func TestConversationEndToEnd(t *testing.T) {
 			t.Logf("record: response %d ms, stt final %d ms, llm first token %d ms, tts first audio %d ms",
 				m.ResponseMS.P50, m.STTFinalMS.P50, m.LLMFirstTokenMS.P50, m.TTSFirstAudioMS.P50)
 		}
+		// Usage: the billed length from the record's duration; the greeting and the
+		// answer synthesised; the model's own token report; the caller's question heard.
+		var prompt, completion int64
+		for _, u := range fake.Usages()[before:] {
+			prompt, completion = prompt+int64(u.PromptTokens), completion+int64(u.CompletionTokens)
+		}
+		u := r.Usage
+		switch {
+		case u == nil || r.DurationMS == nil:
+			t.Errorf("usage %+v, duration %v: want both on the ended record", u, r.DurationMS)
+		case u.DurationMS != *r.DurationMS || u.BillableSeconds != call.BillableSeconds(*r.DurationMS) || u.BillableSeconds == 0:
+			t.Errorf("usage %+v, want duration %d ms billed per started second", u, *r.DurationMS)
+		case u.TTSCharacters != int64(len(greeting)+len(answer)) || u.Estimated || u.LLMPromptTokens != prompt ||
+			u.LLMCompletionTokens != completion || prompt == 0:
+			t.Errorf("usage %+v, want %d characters synthesised and the model's %d prompt, %d completion tokens",
+				u, len(greeting)+len(answer), prompt, completion)
+		case len(r.Turns) == 3 && (u.STTAudioMS < 500 || u.STTAudioMS > r.Turns[1].EndMS-r.Turns[1].StartMS+2000):
+			t.Errorf("stt_audio_ms %d, want about the question's %d ms", u.STTAudioMS, r.Turns[1].EndMS-r.Turns[1].StartMS)
+		default:
+			t.Logf("usage: %+v", *u)
+		}
 	})
 
 	t.Run("barge-in", func(t *testing.T) {

@@ -1,15 +1,11 @@
 package sessions_test
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
-	"fmt"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"os/exec"
 	"slices"
 	"strings"
 	"sync"
@@ -590,98 +586,4 @@ func TestWebCallNobodyJoins(t *testing.T) {
 	if ps, err := st.RTC.ListParticipants(ctx, id); err == nil && len(ps) > 0 {
 		t.Errorf("the room of the call nobody joined still has %d participants", len(ps))
 	}
-}
-
-// The vanishing caller runs in a child process (this test binary again, running only
-// TestVanishingCallerProcess) so that it can be killed: no leave reaches LiveKit, the
-// signal connection and the media stop at once, as when a browser tab crashes or a phone
-// loses its network.
-const (
-	vanishURLEnv   = "BRIDGELINE_TEST_VANISH_URL"
-	vanishTokenEnv = "BRIDGELINE_TEST_VANISH_TOKEN"
-)
-
-// TestVanishingCallerProcess is the child's body: it joins as the web caller, says so on
-// stdout and waits to be killed. Run alone it skips.
-func TestVanishingCallerProcess(t *testing.T) {
-	url, token := os.Getenv(vanishURLEnv), os.Getenv(vanishTokenEnv)
-	if url == "" || token == "" {
-		t.Skip("the child process of TestWebCallCallerVanishes")
-	}
-	silence := callerbot.Silence()
-	if _, err := callerbot.Join(context.Background(), callerbot.Options{URL: url, Token: token, Audio: &silence}); err != nil {
-		t.Fatal(err)
-	}
-	fmt.Println("joined")
-	time.Sleep(5 * time.Minute) // killed long before
-}
-
-// TestWebCallCallerVanishes: a web caller whose client disappears without leaving (its
-// process killed) is hung up by LiveKit's own timeout: the call ends remote_hangup, the
-// assistant leaves the room, call.ended goes out once, and the room is gone.
-func TestWebCallCallerVanishes(t *testing.T) {
-	st := tenant(t)
-	w := st.StartWorker(t, nil, worker.Options{})
-	a := publishAssistant(t, st, "Desk", "Hello.", "ava_maya")
-	ses := createWebCall(t, st, map[string]any{"mode": "assistant", "assistant_id": a.ID, "media": "audio"})
-
-	cmd := exec.Command(os.Args[0], "-test.run=^TestVanishingCallerProcess$", "-test.count=1")
-	cmd.Env = append(os.Environ(), vanishURLEnv+"="+ses.RTCURL, vanishTokenEnv+"="+ses.ParticipantToken)
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd.Stderr = os.Stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	killed := false
-	t.Cleanup(func() {
-		if !killed {
-			cmd.Process.Kill()
-		}
-		cmd.Wait()
-	})
-	joined := make(chan bool, 1)
-	go func() {
-		sc := bufio.NewScanner(out)
-		for sc.Scan() {
-			if sc.Text() == "joined" {
-				joined <- true
-			}
-		}
-		close(joined)
-	}()
-	select {
-	case ok := <-joined:
-		if !ok {
-			t.Fatal("the caller's process ended before it joined")
-		}
-	case <-time.After(60 * time.Second):
-		t.Fatal("the caller's process did not join within 60 s")
-	}
-	waitStatus(t, st, ses.ID, "active")
-	harness.WaitFor(t, 15*time.Second, "the worker in the call", func() bool { return w.Calls() == 1 })
-
-	if err := cmd.Process.Kill(); err != nil {
-		t.Fatal(err)
-	}
-	killed = true
-	gone := time.Now()
-	harness.WaitFor(t, 90*time.Second, "the call to end after its caller vanished", func() bool {
-		return getSession(t, st, ses.ID).Status == "ended"
-	})
-	t.Logf("the call ended %v after its caller's process was killed", time.Since(gone).Round(100*time.Millisecond))
-	s := getSession(t, st, ses.ID)
-	c := webRecordOf(t, st, ses.CallID)
-	if str(s.EndReason) != call.ReasonRemoteHangup || str(c.EndedBy) != call.EndedByRemote || c.AnsweredAt == nil {
-		t.Errorf("session %+v, call %+v: want answered, then ended as the caller's hang-up", s, c)
-	}
-	harness.WaitFor(t, 15*time.Second, "the worker's job to end", func() bool { return w.Calls() == 0 })
-	waitEvent(t, st, callevent.TypeCallEnded, ses.CallID)
-	eventtest.ExactlyOnce(t, st.Store, st.AccountID, callevent.TypeCallEnded, ses.CallID)
-	harness.WaitFor(t, 15*time.Second, "the call's room to be gone", func() bool {
-		ps, err := st.RTC.ListParticipants(context.Background(), ses.ID)
-		return err != nil || len(ps) == 0
-	})
 }

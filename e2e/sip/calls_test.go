@@ -58,6 +58,37 @@ func (r *rig) receiver(t testing.TB) *eventtest.Receiver {
 	return recv
 }
 
+// transferredTo waits for target to answer the transferred call and for the call's
+// record to read transferred to it, completed.
+func (r *rig) transferredTo(ctx context.Context, t *testing.T, target *sipphone.Phone, callID string) recordObj {
+	t.Helper()
+	moved, err := target.Incoming(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := moved.Next(ctx, "CALL_ESTABLISHED"); err != nil {
+		t.Fatal(err)
+	}
+	rec, _ := r.ended(t, callID)
+	if str(rec.EndReason) != "transferred" || rec.Transfer == nil || rec.Transfer.To != target.URI() || rec.Transfer.Status != "completed" {
+		t.Errorf("record end %q transfer %+v, want transferred to %s, completed", str(rec.EndReason), rec.Transfer, target.URI())
+	}
+	return rec
+}
+
+// answered dials uri and wants the call answered.
+func answered(ctx context.Context, t *testing.T, phone *sipphone.Phone, uri string) *sipphone.Call {
+	t.Helper()
+	out, err := phone.Dial(ctx, uri)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ev, err := out.Next(ctx, "CALL_ESTABLISHED", "CALL_CLOSED"); err != nil || ev.Type != "CALL_ESTABLISHED" {
+		t.Fatalf("the call: %+v %v, want it answered", ev, err)
+	}
+	return out
+}
+
 // refusedAtPhone dials the line and wants the call refused with 486 Busy Here, never
 // answered.
 func refusedAtPhone(ctx context.Context, t *testing.T, phone *sipphone.Phone, uri string, during func()) {
@@ -79,8 +110,8 @@ func refusedAtPhone(ctx context.Context, t *testing.T, phone *sipphone.Phone, ur
 }
 
 // TestInboundRefused: a disabled line, an account at its concurrent-session limit, and a
-// customer_decides line whose customer declines all refuse a phone's call with 486 Busy
-// Here without answering it; a caller from an address the trunk does not allow never
+// customer_decides line whose customer declines or whose decision times out all refuse
+// a phone's call with 486 Busy Here without answering it; a caller from an address the trunk does not allow never
 // reaches a room and leaves no call record.
 func TestInboundRefused(t *testing.T) {
 	r := theRig(t)
@@ -129,6 +160,30 @@ func TestInboundRefused(t *testing.T) {
 		c := r.callOf(t, l.ID, nil)
 		if c.Status != call.StatusDeclined || c.From != "+15559990013" || c.To != l.Handle {
 			t.Errorf("record %+v, want the phone's call to the line, declined", c)
+		}
+	})
+
+	t.Run("the decision times out", func(t *testing.T) {
+		r.receiver(t)
+		l := r.line(t, "+15550170015", tr.ID, map[string]any{"inbound_mode": "customer_decides",
+			"decision_timeout_seconds": 2, "on_decision_timeout": "decline"})
+		phone := r.phone(t, sipphone.Config{Number: "+15559990015"})
+		start := time.Now()
+		var id string
+		refusedAtPhone(ctx, t, phone, r.dialURI(l.Handle), func() {
+			id = r.incoming(t, l.ID, nil) // call.incoming went out; nobody answers it
+		})
+		if took := time.Since(start); took < 2*time.Second {
+			t.Errorf("the phone was refused %v after dialling, before the 2 s decision timeout", took)
+		}
+		for _, e := range phone.Events() {
+			if e.Type == "CALL_ESTABLISHED" {
+				t.Errorf("the phone was answered: %+v", phone.Events())
+			}
+		}
+		c := r.record(t, id)
+		if c.Status != call.StatusDeclined || str(c.EndReason) != "decision_timeout" || c.AnsweredAt != nil {
+			t.Errorf("record %+v, want declined by the decision timeout, never answered", c)
 		}
 	})
 
@@ -309,13 +364,7 @@ func TestKeypadAndTransfer(t *testing.T) {
 	tr := r.trunk(t, "")
 	l := r.line(t, "+15550170041", tr.ID, map[string]any{"assistant_id": a.ID})
 	phone := r.phone(t, sipphone.Config{Number: "+15559990041"})
-	out, err := phone.Dial(ctx, r.dialURI(l.Handle))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if ev, err := out.Next(ctx, "CALL_ESTABLISHED", "CALL_CLOSED"); err != nil || ev.Type != "CALL_ESTABLISHED" {
-		t.Fatalf("the call: %+v %v, want it answered", ev, err)
-	}
+	out := answered(ctx, t, phone, r.dialURI(l.Handle))
 	c := r.callOf(t, l.ID, nil)
 	time.Sleep(5 * time.Second) // the greeting
 	if err := phone.SendDTMF(ctx, "1", 0); err != nil {
@@ -329,17 +378,7 @@ func TestKeypadAndTransfer(t *testing.T) {
 	if ev, err := out.Next(ctx, "TRANSFER"); err != nil || !strings.Contains(ev.Param, target.Address()) {
 		t.Errorf("the phone's REFER: %+v %v, want one to %s", ev, err, target.URI())
 	}
-	moved, err := target.Incoming(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := moved.Next(ctx, "CALL_ESTABLISHED"); err != nil {
-		t.Fatal(err)
-	}
-	rec, _ := r.ended(t, c.ID)
-	if str(rec.EndReason) != "transferred" || rec.Transfer == nil || rec.Transfer.To != target.URI() || rec.Transfer.Status != "completed" {
-		t.Errorf("record end %q transfer %+v, want transferred to %s, completed", str(rec.EndReason), rec.Transfer, target.URI())
-	}
+	rec := r.transferredTo(ctx, t, target, c.ID)
 	var texts []string
 	for _, turn := range rec.Transcript {
 		texts = append(texts, turn.Speaker+": "+turn.Text)
@@ -357,6 +396,75 @@ func TestKeypadAndTransfer(t *testing.T) {
 	json.Unmarshal(raw, &e)
 	if status != http.StatusConflict || e.Error.Code != "call_not_active" {
 		t.Errorf("transfer of the ended call = %d %s, want 409 call_not_active", status, raw)
+	}
+	if err := phone.Hangup(ctx); err != nil {
+		t.Logf("hang up the transferred call: %v", err)
+	}
+}
+
+// TestAPITransfer: POST /v1/calls/{id}/transfer of a live SIP call answers 202 at once
+// with the transfer pending; a destination that refuses (a phone that turns the call
+// down) leaves the call going on, its record's transfer failed with the reason; a
+// second transfer to a phone that answers moves the caller there and the record reads
+// transferred, completed.
+func TestAPITransfer(t *testing.T) {
+	r := theRig(t)
+	r.worker(t, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	refuser := r.phone(t, sipphone.Config{Number: "+15557650051"})
+	target := r.phone(t, sipphone.Config{Number: "+15557650052", AutoAnswer: true})
+	a := r.assistant(t, "Hello, this is the front desk.", nil)
+	tr := r.trunk(t, "")
+	l := r.line(t, "+15550170051", tr.ID, map[string]any{"assistant_id": a.ID})
+	phone := r.phone(t, sipphone.Config{Number: "+15559990051"})
+	out := answered(ctx, t, phone, r.dialURI(l.Handle))
+	c := r.callOf(t, l.ID, func(c recordObj) bool { return c.Status == call.StatusActive })
+
+	transfer := func(to string) recordObj {
+		t.Helper()
+		start := time.Now()
+		var rec recordObj
+		harness.Must(t, r.do(t, http.MethodPost, "/v1/calls/"+c.ID+"/transfer", map[string]any{"to": to}, &rec), http.StatusAccepted, "transfer")
+		if took := time.Since(start); took > 5*time.Second {
+			t.Errorf("the transfer answered after %v, want at once", took)
+		}
+		if rec.Transfer == nil || rec.Transfer.To != to || rec.Transfer.Status != "pending" || rec.Status != call.StatusActive {
+			t.Errorf("the transfer answered %+v, want the active call, its transfer to %s pending", rec, to)
+		}
+		return rec
+	}
+
+	// The destination refuses: the call goes on.
+	transfer(refuser.URI())
+	status, raw, _ := r.st.Request(http.MethodPost, "/v1/calls/"+c.ID+"/transfer", map[string]any{"to": target.URI()}, r.liveKey)
+	if status != http.StatusConflict || !strings.Contains(string(raw), "call_not_active") {
+		t.Errorf("a second transfer while one is pending = %d %s, want 409 call_not_active", status, raw)
+	}
+	if _, err := refuser.Incoming(ctx); err != nil {
+		t.Fatalf("the refusing destination was not called: %v", err)
+	}
+	if err := refuser.Hangup(ctx); err != nil {
+		t.Fatal(err)
+	}
+	var failed recordObj
+	harness.WaitFor(t, 60*time.Second, "the failed transfer in the record", func() bool {
+		failed = r.record(t, c.ID)
+		return failed.Transfer != nil && failed.Transfer.Status != "pending"
+	})
+	if failed.Transfer.Status != "failed" || str(failed.Transfer.Failure) == "" || failed.Status != call.StatusActive {
+		t.Errorf("after the refusal the record is %s, transfer %+v; want the call active, the transfer failed with a reason", failed.Status, failed.Transfer)
+	}
+	for _, e := range phone.Events() {
+		if e.Type == "CALL_CLOSED" && e.CallID == out.ID { // not the phone's own refused call to the destination
+			t.Errorf("the caller's call closed after a failed transfer: %+v", phone.Events())
+		}
+	}
+
+	// The destination answers: the caller moves there.
+	transfer(target.URI())
+	if rec := r.transferredTo(ctx, t, target, c.ID); str(rec.EndedBy) != "customer" {
+		t.Errorf("the transfer ended the call by %q, want the customer (the API)", str(rec.EndedBy))
 	}
 	if err := phone.Hangup(ctx); err != nil {
 		t.Logf("hang up the transferred call: %v", err)

@@ -142,6 +142,7 @@ type recordObj struct {
 	Platform   string           `json:"platform"`
 	HandledBy  string           `json:"handled_by"`
 	SessionID  *string          `json:"session_id"`
+	AnsweredAt *string          `json:"answered_at"`
 	EndReason  *string          `json:"end_reason"`
 	EndedBy    *string          `json:"ended_by"`
 	Decision   *string          `json:"decision"`
@@ -149,8 +150,9 @@ type recordObj struct {
 	Metrics    *persona.Metrics `json:"metrics"`
 	Report     *string          `json:"assistant_report"`
 	Transfer   *struct {
-		To     string `json:"to"`
-		Status string `json:"status"`
+		To      string  `json:"to"`
+		Status  string  `json:"status"`
+		Failure *string `json:"failure"`
 	} `json:"transfer"`
 }
 

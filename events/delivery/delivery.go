@@ -72,6 +72,9 @@ type Log interface {
 	ListEvents(ctx context.Context, accountID string, typ string, q listing.Query) ([]callevent.Event, error)
 	// ListDeliveryAttempts returns the event's attempts, oldest first.
 	ListDeliveryAttempts(ctx context.Context, eventID string) ([]Attempt, error)
+	// DeliveryAttemptsPage returns up to limit of the event's attempts after the attempt
+	// startingAfter ("" from the first), oldest first, and whether more follow.
+	DeliveryAttemptsPage(ctx context.Context, eventID, startingAfter string, limit int) ([]Attempt, bool, error)
 	// RecordDeliveryAttempt logs an attempt made outside an Outbox (the AWS path).
 	RecordDeliveryAttempt(ctx context.Context, a Attempt) error
 	// CountRedelivery counts one redelivery of the event against max, atomically: it

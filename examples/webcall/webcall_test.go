@@ -244,6 +244,9 @@ func TestJoinPage(t *testing.T) {
 		if strings.HasPrefix(r.URL, st.URL) && r.Type != "document" && (strings.Contains(r.URL, w.ParticipantToken) || strings.Contains(r.Referer, w.ParticipantToken)) {
 			t.Errorf("the page sent the token to the API's host: %+v", r)
 		}
+		if strings.Contains(r.URL, "/favicon.ico") {
+			t.Errorf("the browser asked for %s (a 404): the page names its own icon", r.URL)
+		}
 	}
 
 	// Hang up: the call ends, and its record on call.ended holds both turns.

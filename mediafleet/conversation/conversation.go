@@ -298,6 +298,7 @@ type session struct {
 type openTurn struct {
 	onset   time.Time
 	interim string // the interim words published last
+	samples int    // the audio handed to the recogniser
 	keys    []string
 }
 
@@ -319,6 +320,7 @@ func (s *session) run(ctx context.Context) error {
 			s.cur.cancel()
 			s.finishReply(s.waitReply(), false)
 		}
+		s.countAudio() // a turn the call's end cut short
 	}()
 	audio := s.line.Audio()
 	var keys <-chan speech.Key
@@ -447,6 +449,7 @@ func (s *session) speechStarted(m speechStarted) {
 	}
 	for _, a := range m.audio {
 		_ = s.tr.Write(a)
+		s.turn.samples += len(a)
 	}
 	s.publishInterim()
 	if s.cur != nil || s.line.Speaking() {
@@ -464,6 +467,7 @@ func (s *session) speechGoesOn(m speechGoesOn) {
 	if err := s.tr.Write(m.window); err != nil {
 		s.log.Warn("transcriber write", "err", err)
 	}
+	s.turn.samples += len(m.window)
 	s.publishInterim()
 	if s.floor.paused && !s.floor.confirmed && m.spoken >= samples(s.cfg.Confirm) {
 		s.floor.confirmed = true
@@ -509,6 +513,7 @@ func (s *session) turnEnded(ctx context.Context, m turnEnded) error {
 	}
 	transcribed := time.Now()
 	s.line.Publish(speech.Latency{Step: speech.STTFinal, Took: transcribed.Sub(m.at)})
+	s.countAudio()
 	text = strings.TrimSpace(text)
 	if err != nil {
 		s.log.Warn("transcription failed", "err", err)
@@ -539,6 +544,14 @@ func (s *session) turnEnded(ctx context.Context, m turnEnded) error {
 	s.history = append(s.history, speech.Message{Role: speech.RoleUser, Content: text})
 	s.startReply(ctx, tm, "")
 	return nil
+}
+
+// countAudio tells the caller audio the recogniser got in the open turn, once.
+func (s *session) countAudio() {
+	if n := s.turn.samples; n > 0 {
+		s.turn.samples = 0
+		s.line.Publish(speech.Used{STTAudio: time.Duration(n) * time.Second / speech.Rate})
+	}
 }
 
 // transfer hands the call to to, after the handover sentence played; it reports whether

@@ -58,6 +58,7 @@ type recognizer struct {
 	// pre-speech padding).
 	leading []int
 	words   int // speech samples written in the open turn
+	written int // samples written over the call
 	seen    bool
 	// stall makes End wait for its context (a recogniser that never answers); stalled
 	// counts the Ends waiting.
@@ -82,6 +83,7 @@ func (r *recognizer) Begin() error {
 func (r *recognizer) Write(pcm []int16) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	r.written += len(pcm)
 	for _, v := range pcm {
 		if v != 0 {
 			r.seen = true
@@ -313,6 +315,7 @@ func (l *line) tick(now time.Time) {
 type lineState struct {
 	turns           []persona.Turn
 	metrics         persona.Metrics
+	usage           persona.Usage
 	events          []speech.Event
 	paused          bool
 	pauses, resumes int
@@ -325,6 +328,7 @@ func (l *line) state() lineState {
 	s := lineState{turns: l.record.Transcript(), events: append([]speech.Event(nil), l.events...),
 		paused: l.paused, pauses: l.pauses, resumes: l.resumes, sent: l.framesSent}
 	l.record.Metrics(&s.metrics)
+	s.usage = l.record.Usage()
 	return s
 }
 

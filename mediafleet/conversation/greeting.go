@@ -3,6 +3,7 @@ package conversation
 import (
 	"context"
 	"time"
+	"unicode/utf8"
 
 	"github.com/bridgeline/bridgeline/mediafleet/speech"
 	"github.com/bridgeline/bridgeline/mediafleet/tts"
@@ -22,6 +23,7 @@ func Greet(line speech.Line, text string, pcm tts.PCM) (*Greeting, error) {
 	if err != nil {
 		return nil, err
 	}
+	line.Publish(speech.Used{TTSCharacters: utf8.RuneCountInString(text)})
 	return &Greeting{line: line, said: speech.Said{Text: text, Playback: pb}}, nil
 }
 

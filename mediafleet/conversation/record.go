@@ -26,6 +26,10 @@ type Record struct {
 	lastError                             speech.FailureKind
 	toolCalls, toolErrors                 int
 	toolTook                              []time.Duration
+
+	// used sums what the call used (speech.Used); it is not a measurement and does not
+	// set measured.
+	used speech.Used
 }
 
 // NewRecord starts the record of a call answered at answered: transcript offsets count
@@ -76,6 +80,13 @@ func (r *Record) Add(e speech.Event) {
 		// model's call reached the line (the call goes out as that speech starts).
 		t := r.ToolTurn(e)
 		r.insertAt(t, t.EndMS)
+	case speech.Used:
+		r.used.STTAudio += e.STTAudio
+		r.used.TTSCharacters += e.TTSCharacters
+		r.used.PromptTokens += e.PromptTokens
+		r.used.CompletionTokens += e.CompletionTokens
+		r.used.Estimated = r.used.Estimated || e.Estimated
+		return
 	case speech.BargeIn:
 		r.bargeIns++
 	case speech.Failure:
@@ -119,6 +130,13 @@ func (r *Record) ToolTurn(e speech.ToolUsed) persona.Turn {
 func isObject(b []byte) bool {
 	var m map[string]json.RawMessage
 	return json.Unmarshal(b, &m) == nil && m != nil
+}
+
+// Usage is what the call used so far: the ended report's.
+func (r *Record) Usage() persona.Usage {
+	u := r.used
+	return persona.Usage{STTAudioMS: u.STTAudio.Milliseconds(), TTSCharacters: int64(u.TTSCharacters),
+		LLMPromptTokens: int64(u.PromptTokens), LLMCompletionTokens: int64(u.CompletionTokens), Estimated: u.Estimated}
 }
 
 // Transcript is the transcript so far.

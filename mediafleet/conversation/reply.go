@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/bridgeline/bridgeline/mediafleet/speech"
 	"github.com/bridgeline/bridgeline/mediafleet/tts"
@@ -52,6 +53,8 @@ type replyResult struct {
 	llm        time.Duration
 	tts        []time.Duration
 	errs       []speech.FailureKind // failures recovered from
+	// used is what the reply used: characters synthesised, the model's tokens.
+	used speech.Used
 }
 
 // round is one model request of a reply: the sentences it queued, sentences[from:to]
@@ -222,6 +225,20 @@ func (g *generation) stream(ctx context.Context, req speech.Request, firstReques
 		return fail(err)
 	}
 	defer stream.Close()
+	// The request is counted however it ends (a cut reply's prompt was read): by the
+	// model's own report, else estimated from what was sent and what came back.
+	var reported *speech.Tokens
+	var got strings.Builder
+	defer func() {
+		if reported != nil {
+			g.res.used.PromptTokens += reported.Prompt
+			g.res.used.CompletionTokens += reported.Completion
+			return
+		}
+		g.res.used.PromptTokens += speech.EstimatePrompt(req)
+		g.res.used.CompletionTokens += speech.EstimateTokens(got.String())
+		g.res.used.Estimated = true
+	}()
 	offered := map[string]bool{}
 	for _, t := range req.Tools {
 		offered[t.Name] = true
@@ -235,6 +252,13 @@ func (g *generation) stream(ctx context.Context, req speech.Request, firstReques
 		}
 		if err != nil {
 			return fail(err)
+		}
+		if c.Usage != nil {
+			reported = c.Usage
+		}
+		got.WriteString(c.Text)
+		if tc := c.ToolCall; tc != nil {
+			got.WriteString(tc.Name + tc.Arguments)
 		}
 		if c.ToolCall != nil && !offered[c.ToolCall.Name] {
 			g.log.Warn("model called a tool it was not offered", "tool", c.ToolCall.Name)
@@ -267,7 +291,12 @@ func (g *generation) stream(ctx context.Context, req speech.Request, firstReques
 			calls = append(calls, *c.ToolCall)
 		}
 		if g.res.endCall {
-			break // finish what is being said, then hang up
+			// Finish what is being said, then hang up; the usage report, which a
+			// server sends last, may be right behind.
+			if c, err := stream.Next(); err == nil && c.Usage != nil {
+				reported = c.Usage
+			}
+			break
 		}
 	}
 	if rest := sp.flush(); rest != "" {
@@ -368,6 +397,7 @@ func (g *generation) say(ctx context.Context, text string) {
 	}
 	start := time.Now()
 	pcm, err := g.synth.Synthesize(ctx, text)
+	g.res.used.TTSCharacters += utf8.RuneCountInString(text) // the synthesizer read it, whatever came of it
 	if err != nil {
 		if ctx.Err() == nil {
 			g.log.Warn("synthesis failed", "err", err)
@@ -412,6 +442,9 @@ func (s *session) finishReply(res replyResult, bargeIn bool) bool {
 	}
 	for _, k := range res.errs {
 		s.line.Publish(speech.Failure{Kind: k})
+	}
+	if res.used != (speech.Used{}) {
+		s.line.Publish(res.used)
 	}
 	rounds := res.rounds
 	if len(rounds) == 0 {

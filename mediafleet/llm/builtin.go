@@ -33,8 +33,9 @@ func (Builtin) Stream(ctx context.Context, req speech.Request) (speech.Stream, e
 
 // wordStream hands out a fixed reply a word at a time, as a model streams.
 type wordStream struct {
-	ctx   context.Context
-	words []string
+	ctx     context.Context
+	words   []string
+	counted bool // its zero usage was handed out
 }
 
 func (s *wordStream) Next() (speech.Chunk, error) {
@@ -42,6 +43,11 @@ func (s *wordStream) Next() (speech.Chunk, error) {
 		return speech.Chunk{}, err
 	}
 	if len(s.words) == 0 {
+		if !s.counted {
+			// No model: no tokens, and none to estimate.
+			s.counted = true
+			return speech.Chunk{Usage: &speech.Tokens{}}, nil
+		}
 		return speech.Chunk{}, io.EOF
 	}
 	w := s.words[0]

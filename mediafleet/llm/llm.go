@@ -84,7 +84,10 @@ func (c *Client) Stream(ctx context.Context, req speech.Request) (speech.Stream,
 		}
 		msgs = append(msgs, om)
 	}
-	creq := openai.ChatCompletionRequest{Model: model, Messages: msgs, Stream: true, MaxTokens: c.maxTokens}
+	// include_usage: the server's own token count arrives in the stream's last chunk
+	// (Chunk.Usage), for the call's usage; a server that sends none is estimated.
+	creq := openai.ChatCompletionRequest{Model: model, Messages: msgs, Stream: true, MaxTokens: c.maxTokens,
+		StreamOptions: &openai.StreamOptions{IncludeUsage: true}}
 	for _, t := range req.Tools {
 		creq.Tools = append(creq.Tools, openai.Tool{Type: openai.ToolTypeFunction, Function: &openai.FunctionDefinition{
 			Name: t.Name, Description: t.Description, Parameters: t.Parameters,
@@ -105,9 +108,9 @@ type stream struct {
 	ended   bool // the server's stream is over
 }
 
-// Next turns the stream's deltas into chunks: content as text, and each tool call once
-// its arguments are complete (the next call starts, the choice finishes, or the stream
-// ends).
+// Next turns the stream's deltas into chunks: content as text, each tool call once its
+// arguments are complete (the next call starts, the choice finishes, or the stream
+// ends), and the server's usage report.
 func (s *stream) Next() (speech.Chunk, error) {
 	for len(s.pending) == 0 {
 		if s.ended {
@@ -121,6 +124,9 @@ func (s *stream) Next() (speech.Chunk, error) {
 		}
 		if err != nil {
 			return speech.Chunk{}, fmt.Errorf("llm: stream: %w", err)
+		}
+		if u := resp.Usage; u != nil {
+			s.pending = append(s.pending, speech.Chunk{Usage: &speech.Tokens{Prompt: u.PromptTokens, Completion: u.CompletionTokens}})
 		}
 		for _, ch := range resp.Choices {
 			if ch.Delta.Content != "" {

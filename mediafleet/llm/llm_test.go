@@ -219,3 +219,69 @@ func TestBuiltinRepeatsAndSaysNoModel(t *testing.T) {
 		t.Errorf("builtin said %q, want the caller's words and that no model is configured", text)
 	}
 }
+
+// TestClientUsage: every request asks for the server's usage report
+// (stream_options.include_usage), and the client hands it on as the stream's last
+// chunk; a server that sends none gives none. The builtin responder reports zero tokens.
+func TestClientUsage(t *testing.T) {
+	req := speech.Request{Tools: []speech.Tool{endCallTool}, Messages: []speech.Message{
+		{Role: "system", Content: "You sell shoes to anyone."}, {Role: "user", Content: "do you have red ones"}}}
+	for _, noUsage := range []bool{false, true} {
+		srv := llmtest.New(llmtest.Reply{Text: "We do, in every size.", EndCall: true, NoUsage: noUsage})
+		s, err := newClient(t, srv).Stream(context.Background(), req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var usage []speech.Tokens
+		for {
+			c, err := s.Next()
+			if errors.Is(err, io.EOF) {
+				break
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if c.Usage != nil {
+				if c.Text != "" || c.ToolCall != nil {
+					t.Errorf("the usage chunk carries %q %+v", c.Text, c.ToolCall)
+				}
+				usage = append(usage, *c.Usage)
+			}
+		}
+		s.Close()
+		if reqs := srv.Requests(); len(reqs) != 1 || !reqs[0].StreamOptions.IncludeUsage {
+			t.Errorf("requests %+v: want one asking for include_usage", reqs)
+		}
+		sent := srv.Usages()
+		srv.Close()
+		if noUsage {
+			if len(usage) != 0 || len(sent) != 0 {
+				t.Errorf("no usage sent, got %+v", usage)
+			}
+			continue
+		}
+		// The fake counts the messages' words (10) and the reply's words plus 3 per call (5+3).
+		want := []speech.Tokens{{Prompt: 10, Completion: 8}}
+		if len(sent) != 1 || sent[0].PromptTokens != 10 || sent[0].CompletionTokens != 8 || !slices.Equal(usage, want) {
+			t.Errorf("usage %+v (server sent %+v), want %+v", usage, sent, want)
+		}
+	}
+
+	s, err := llm.Builtin{}.Stream(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []speech.Tokens
+	for {
+		c, err := s.Next()
+		if err != nil {
+			break
+		}
+		if c.Usage != nil {
+			got = append(got, *c.Usage)
+		}
+	}
+	if !slices.Equal(got, []speech.Tokens{{}}) {
+		t.Errorf("builtin usage %+v, want one report of zero tokens", got)
+	}
+}

@@ -750,10 +750,11 @@ func (c *call) finish(reason string) persona.Report {
 	stored := c.storeRecording(end)
 
 	c.mu.Lock()
+	usage := c.record.Usage()
 	rep := persona.Report{
 		Kind: persona.ReportEnded, CallID: c.job.CallID, SessionID: c.job.SessionID,
 		At: end.UTC(), EndReason: reason, Metrics: c.metricsLocked(), Transcript: c.record.Transcript(),
-		Recording: stored,
+		Usage: &usage, Recording: stored,
 	}
 	c.mu.Unlock()
 	c.log.Info("call ended", "reason", reason)

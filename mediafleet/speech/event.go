@@ -106,6 +106,19 @@ type ToolUsed struct {
 
 func (ToolUsed) event() {}
 
+// Used is told of what a part of the call used, as it is known: caller audio handed to
+// the recogniser (at each turn's end), characters synthesised, a model request's tokens
+// (Estimated when the model reported none and they were counted by EstimateTokens). The
+// call's record sums them for its usage.
+type Used struct {
+	STTAudio                       time.Duration
+	TTSCharacters                  int
+	PromptTokens, CompletionTokens int
+	Estimated                      bool
+}
+
+func (Used) event() {}
+
 func (Words) event()    {}
 func (Answered) event() {}
 func (Latency) event()  {}

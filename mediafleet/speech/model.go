@@ -3,6 +3,7 @@ package speech
 import (
 	"context"
 	"encoding/json"
+	"unicode/utf8"
 )
 
 // Roles of a Message.
@@ -77,6 +78,44 @@ type Stream interface {
 type Chunk struct {
 	Text     string
 	ToolCall *ToolCall
+	// Usage is the model's own count of the request's tokens, when it reports one (an
+	// OpenAI-compatible server asked for stream_options.include_usage sends it in its
+	// last chunk, without text). A reply without it is counted by EstimateTokens.
+	Usage *Tokens
+}
+
+// Tokens are a model request's tokens.
+type Tokens struct {
+	Prompt, Completion int
+}
+
+// EstimateTokens is the tokens of text by the usual rule of thumb for English with the
+// common tokenisers: about four characters a token, at least one for any text. It
+// counts a request whose model sent no usage of its own.
+func EstimateTokens(text string) int {
+	n := utf8.RuneCountInString(text)
+	if n == 0 {
+		return 0
+	}
+	return (n + 3) / 4
+}
+
+// EstimatePrompt is EstimateTokens over what a request sends: every message's text and
+// tool calls, and the tools offered (names, descriptions, parameter schemas), plus a few
+// tokens of framing per message as chat formats add.
+func EstimatePrompt(req Request) int {
+	const perMessage = 4
+	n := 0
+	for _, m := range req.Messages {
+		n += perMessage + EstimateTokens(m.Content)
+		for _, tc := range m.ToolCalls {
+			n += EstimateTokens(tc.Name) + EstimateTokens(tc.Arguments)
+		}
+	}
+	for _, t := range req.Tools {
+		n += EstimateTokens(t.Name) + EstimateTokens(t.Description) + EstimateTokens(string(t.Parameters))
+	}
+	return n
 }
 
 // ToolRunner is a Line whose call can run the customer's tools: the persona worker's asks

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/oapi-codegen/runtime"
+	openapi_types "github.com/oapi-codegen/runtime/types"
 )
 
 // Defines values for ApiKeyMode.
@@ -1787,6 +1788,51 @@ func (e LineListObject) Valid() bool {
 	}
 }
 
+// Defines values for ModelObject.
+const (
+	ModelObjectModel ModelObject = "model"
+)
+
+// Valid indicates whether the value is a known member of the ModelObject enum.
+func (e ModelObject) Valid() bool {
+	switch e {
+	case ModelObjectModel:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ModelListHasMore.
+const (
+	ModelListHasMoreFalse ModelListHasMore = false
+)
+
+// Valid indicates whether the value is a known member of the ModelListHasMore enum.
+func (e ModelListHasMore) Valid() bool {
+	switch e {
+	case ModelListHasMoreFalse:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ModelListObject.
+const (
+	ModelListObjectList ModelListObject = "list"
+)
+
+// Valid indicates whether the value is a known member of the ModelListObject enum.
+func (e ModelListObject) Valid() bool {
+	switch e {
+	case ModelListObjectList:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for OnDecisionTimeout.
 const (
 	OnDecisionTimeoutAssistant OnDecisionTimeout = "assistant"
@@ -2198,6 +2244,21 @@ const (
 func (e TurnTextTrimmed) Valid() bool {
 	switch e {
 	case TurnTextTrimmedTrue:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for UsageReportObject.
+const (
+	Usage UsageReportObject = "usage"
+)
+
+// Valid indicates whether the value is a known member of the UsageReportObject enum.
+func (e UsageReportObject) Valid() bool {
+	switch e {
+	case Usage:
 		return true
 	default:
 		return false
@@ -3016,7 +3077,7 @@ type AvatarListObject string
 
 // Call The call record.
 //
-// Examples: {"answered_at":"2026-11-22T07:00:00.123Z","assistant_id":"asst_01jd3f4g5h6j7k8m9n0p1q2r3t","assistant_report":"received","decision":"accept","decision_source":"webhook_response","direction":"inbound","duration_ms":59000,"end_reason":"deleted","ended_at":"2026-11-22T07:00:00.123Z","ended_by":"customer","from":"+15550100009","handled_by":"assistant","id":"call_01jd3f4g5h6j7k8m9n0p1q2r3t","line_id":"line_01jd3f4g5h6j7k8m9n0p1q2r3t","media":"video","metadata":{"order_id":"6735"},"metrics":{"barge_in_stop_ms":{"p50":1,"p95":1},"barge_ins":1,"connecting_screen_ms":1,"errors":{"count":1,"last_kind":"llm_timeout"},"first_greeting_audio_ms":1,"llm_first_token_ms":{"p50":1,"p95":1},"response_ms":{"p50":1,"p95":1},"stt_final_ms":{"p50":1,"p95":1},"tool_calls":1,"tool_errors":0,"tool_ms":{"p50":182,"p95":182},"tts_first_audio_ms":{"p50":1,"p95":1},"turns":1},"object":"call","platform":"sim","session_id":"ses_01jd3f4g5h6j7k8m9n0p1q2r3t","started_at":"2026-11-22T07:00:00.123Z","status":"ended","to":"+15550100001","transcript":[{"end_ms":2400,"interrupted":true,"speaker":"assistant","start_ms":300,"text":"Hello, Acme Dental, how can I help?"}],"variables":{"caller_name":"Ada"},"version_id":"ver_01jd3f4g5h6j7k8m9n0p1q2r3t"}
+// Examples: {"answered_at":"2026-11-22T07:00:00.123Z","assistant_id":"asst_01jd3f4g5h6j7k8m9n0p1q2r3t","assistant_report":"received","decision":"accept","decision_source":"webhook_response","direction":"inbound","duration_ms":59000,"end_reason":"deleted","ended_at":"2026-11-22T07:00:00.123Z","ended_by":"customer","from":"+15550100009","handled_by":"assistant","id":"call_01jd3f4g5h6j7k8m9n0p1q2r3t","line_id":"line_01jd3f4g5h6j7k8m9n0p1q2r3t","media":"video","metadata":{"order_id":"6735"},"metrics":{"barge_in_stop_ms":{"p50":1,"p95":1},"barge_ins":1,"connecting_screen_ms":1,"errors":{"count":1,"last_kind":"llm_timeout"},"first_greeting_audio_ms":1,"llm_first_token_ms":{"p50":1,"p95":1},"response_ms":{"p50":1,"p95":1},"stt_final_ms":{"p50":1,"p95":1},"tool_calls":1,"tool_errors":0,"tool_ms":{"p50":182,"p95":182},"tts_first_audio_ms":{"p50":1,"p95":1},"turns":1},"object":"call","platform":"sim","session_id":"ses_01jd3f4g5h6j7k8m9n0p1q2r3t","started_at":"2026-11-22T07:00:00.123Z","status":"ended","to":"+15550100001","transcript":[{"end_ms":2400,"interrupted":true,"speaker":"assistant","start_ms":300,"text":"Hello, Acme Dental, how can I help?"}],"usage":{"billable_seconds":59,"duration_ms":59000,"estimated":false,"llm_completion_tokens":236,"llm_prompt_tokens":4210,"stt_audio_ms":21480,"tts_characters":912},"variables":{"caller_name":"Ada"},"version_id":"ver_01jd3f4g5h6j7k8m9n0p1q2r3t"}
 type Call struct {
 	// AnsweredAt When the call was answered; null until then.
 	//
@@ -3120,6 +3181,12 @@ type Call struct {
 
 	// Transfer The call's latest hand-over to another party; null when it had none.
 	Transfer *Transfer `json:"transfer,omitempty"`
+
+	// Usage What the call used; null until it is over. `duration_ms` and
+	// `billable_seconds` are set when it ends; an assistant call's speech and model
+	// counts when the persona worker's final report is in (`assistant_report:
+	// received`), zero before. `GET /v1/usage` sums them per day.
+	Usage *CallUsage `json:"usage"`
 
 	// Variables Assistant calls only; null otherwise. The values the greeting and system
 	// prompt were rendered with: for each placeholder name the version uses, the
@@ -3269,9 +3336,9 @@ type CallAnsweredEventType string
 
 // CallAnsweredEventWithAttempts A `call.answered` event with its delivery attempts.
 //
-// Examples: {"attempts":[{"attempt":1,"attempted_at":"2026-11-22T07:00:00.123Z","duration_ms":59000,"endpoint_id":"whep_01jd3f4g5h6j7k8m9n0p1q2r3t","error":null,"id":"watt_01jd3f4g5h6j7k8m9n0p1q2r3t","next_attempt_at":null,"object":"event_attempt","outcome":"succeeded","status_code":200,"url":"https://example.com/hooks/bridgeline"}],"created_at":"2026-11-22T07:00:00.123Z","data":{"answered_at":"2026-11-22T07:00:00.123Z","call_id":"call_01jd3f4g5h6j7k8m9n0p1q2r3t","decision":"accept","decision_source":"webhook_response","direction":"inbound","handled_by":"assistant","line_id":"line_01jd3f4g5h6j7k8m9n0p1q2r3t","metadata":{"order_id":"6735"},"session_id":"ses_01jd3f4g5h6j7k8m9n0p1q2r3t"},"id":"evt_01jd3f4g5h6j7k8m9n0p1q2r3t","object":"event","type":"call.answered"}
+// Examples: {"attempts":[{"attempt":1,"attempted_at":"2026-11-22T07:00:00.123Z","duration_ms":59000,"endpoint_id":"whep_01jd3f4g5h6j7k8m9n0p1q2r3t","error":null,"id":"watt_01jd3f4g5h6j7k8m9n0p1q2r3t","next_attempt_at":null,"object":"event_attempt","outcome":"succeeded","status_code":200,"url":"https://example.com/hooks/bridgeline"}],"created_at":"2026-11-22T07:00:00.123Z","data":{"answered_at":"2026-11-22T07:00:00.123Z","call_id":"call_01jd3f4g5h6j7k8m9n0p1q2r3t","decision":"accept","decision_source":"webhook_response","direction":"inbound","handled_by":"assistant","line_id":"line_01jd3f4g5h6j7k8m9n0p1q2r3t","metadata":{"order_id":"6735"},"session_id":"ses_01jd3f4g5h6j7k8m9n0p1q2r3t"},"has_more_attempts":false,"id":"evt_01jd3f4g5h6j7k8m9n0p1q2r3t","object":"event","type":"call.answered"}
 type CallAnsweredEventWithAttempts struct {
-	// Attempts Every delivery attempt of the event, oldest first.
+	// Attempts A page of the event's delivery attempts, oldest first (`GET /v1/events/{id}`'s `attempts_limit`, default 20).
 	Attempts []EventAttempt `json:"attempts"`
 
 	// CreatedAt When the event happened.
@@ -3283,6 +3350,9 @@ type CallAnsweredEventWithAttempts struct {
 	//
 	// Examples: {"answered_at":"2026-11-22T07:00:00.123Z","call_id":"call_01jd3f4g5h6j7k8m9n0p1q2r3t","decision":"accept","decision_source":"webhook_response","direction":"inbound","handled_by":"assistant","line_id":"line_01jd3f4g5h6j7k8m9n0p1q2r3t","metadata":{"order_id":"6735"},"session_id":"ses_01jd3f4g5h6j7k8m9n0p1q2r3t"}
 	Data CallAnsweredData `json:"data"`
+
+	// HasMoreAttempts True when more attempts follow this page; the next starts after the last attempt's `id` (`attempts_starting_after`).
+	HasMoreAttempts bool `json:"has_more_attempts"`
 
 	// Id The event's id; the `webhook-id` of every delivery.
 	//
@@ -3417,9 +3487,9 @@ type CallEndedEventType string
 
 // CallEndedEventWithAttempts A `call.ended` event with its delivery attempts.
 //
-// Examples: {"attempts":[{"attempt":1,"attempted_at":"2026-11-22T07:00:00.123Z","duration_ms":59000,"endpoint_id":"whep_01jd3f4g5h6j7k8m9n0p1q2r3t","error":null,"id":"watt_01jd3f4g5h6j7k8m9n0p1q2r3t","next_attempt_at":null,"object":"event_attempt","outcome":"succeeded","status_code":200,"url":"https://example.com/hooks/bridgeline"}],"created_at":"2026-11-22T07:00:00.123Z","data":{"answered_at":"2026-11-22T07:00:00.123Z","call_id":"call_01jd3f4g5h6j7k8m9n0p1q2r3t","direction":"inbound","duration_ms":59000,"end_reason":"deleted","ended_at":"2026-11-22T07:00:00.123Z","ended_by":"customer","from":"+15550100009","handled_by":"assistant","line_id":"line_01jd3f4g5h6j7k8m9n0p1q2r3t","media":"video","metadata":{"order_id":"6735"},"session_id":"ses_01jd3f4g5h6j7k8m9n0p1q2r3t","session_metadata":{"order_id":"6735"},"started_at":"2026-11-22T07:00:00.123Z","to":"+15550100001"},"id":"evt_01jd3f4g5h6j7k8m9n0p1q2r3t","object":"event","type":"call.ended"}
+// Examples: {"attempts":[{"attempt":1,"attempted_at":"2026-11-22T07:00:00.123Z","duration_ms":59000,"endpoint_id":"whep_01jd3f4g5h6j7k8m9n0p1q2r3t","error":null,"id":"watt_01jd3f4g5h6j7k8m9n0p1q2r3t","next_attempt_at":null,"object":"event_attempt","outcome":"succeeded","status_code":200,"url":"https://example.com/hooks/bridgeline"}],"created_at":"2026-11-22T07:00:00.123Z","data":{"answered_at":"2026-11-22T07:00:00.123Z","call_id":"call_01jd3f4g5h6j7k8m9n0p1q2r3t","direction":"inbound","duration_ms":59000,"end_reason":"deleted","ended_at":"2026-11-22T07:00:00.123Z","ended_by":"customer","from":"+15550100009","handled_by":"assistant","line_id":"line_01jd3f4g5h6j7k8m9n0p1q2r3t","media":"video","metadata":{"order_id":"6735"},"session_id":"ses_01jd3f4g5h6j7k8m9n0p1q2r3t","session_metadata":{"order_id":"6735"},"started_at":"2026-11-22T07:00:00.123Z","to":"+15550100001"},"has_more_attempts":false,"id":"evt_01jd3f4g5h6j7k8m9n0p1q2r3t","object":"event","type":"call.ended"}
 type CallEndedEventWithAttempts struct {
-	// Attempts Every delivery attempt of the event, oldest first.
+	// Attempts A page of the event's delivery attempts, oldest first (`GET /v1/events/{id}`'s `attempts_limit`, default 20).
 	Attempts []EventAttempt `json:"attempts"`
 
 	// CreatedAt When the event happened.
@@ -3431,6 +3501,9 @@ type CallEndedEventWithAttempts struct {
 	//
 	// Examples: {"answered_at":"2026-11-22T07:00:00.123Z","call_id":"call_01jd3f4g5h6j7k8m9n0p1q2r3t","direction":"inbound","duration_ms":59000,"end_reason":"deleted","ended_at":"2026-11-22T07:00:00.123Z","ended_by":"customer","from":"+15550100009","handled_by":"assistant","line_id":"line_01jd3f4g5h6j7k8m9n0p1q2r3t","media":"video","metadata":{"order_id":"6735"},"session_id":"ses_01jd3f4g5h6j7k8m9n0p1q2r3t","session_metadata":{"order_id":"6735"},"started_at":"2026-11-22T07:00:00.123Z","to":"+15550100001"}
 	Data CallEndedData `json:"data"`
+
+	// HasMoreAttempts True when more attempts follow this page; the next starts after the last attempt's `id` (`attempts_starting_after`).
+	HasMoreAttempts bool `json:"has_more_attempts"`
 
 	// Id The event's id; the `webhook-id` of every delivery.
 	//
@@ -3541,9 +3614,9 @@ type CallIncomingEventType string
 
 // CallIncomingEventWithAttempts A `call.incoming` event with its delivery attempts.
 //
-// Examples: {"attempts":[{"attempt":1,"attempted_at":"2026-11-22T07:00:00.123Z","duration_ms":59000,"endpoint_id":"whep_01jd3f4g5h6j7k8m9n0p1q2r3t","error":null,"id":"watt_01jd3f4g5h6j7k8m9n0p1q2r3t","next_attempt_at":null,"object":"event_attempt","outcome":"succeeded","status_code":200,"url":"https://example.com/hooks/bridgeline"}],"created_at":"2026-11-22T07:00:00.123Z","data":{"answer_by":"2026-11-22T07:00:00.123Z","call_id":"call_01jd3f4g5h6j7k8m9n0p1q2r3t","from":"+15550100009","line_id":"line_01jd3f4g5h6j7k8m9n0p1q2r3t","line_metadata":{"team":"sales"},"media":"video","metadata":{},"session":{"call_id":"call_01jd3f4g5h6j7k8m9n0p1q2r3t","expires_at":"2026-11-22T07:00:00.123Z","participant_token":"eyJhbGciOiJIUzI1NiJ9.e30.sig","rtc_url":"wss://rtc.example.com","session_id":"ses_01jd3f4g5h6j7k8m9n0p1q2r3t"},"to":"+15550100001"},"id":"evt_01jd3f4g5h6j7k8m9n0p1q2r3t","object":"event","type":"call.incoming"}
+// Examples: {"attempts":[{"attempt":1,"attempted_at":"2026-11-22T07:00:00.123Z","duration_ms":59000,"endpoint_id":"whep_01jd3f4g5h6j7k8m9n0p1q2r3t","error":null,"id":"watt_01jd3f4g5h6j7k8m9n0p1q2r3t","next_attempt_at":null,"object":"event_attempt","outcome":"succeeded","status_code":200,"url":"https://example.com/hooks/bridgeline"}],"created_at":"2026-11-22T07:00:00.123Z","data":{"answer_by":"2026-11-22T07:00:00.123Z","call_id":"call_01jd3f4g5h6j7k8m9n0p1q2r3t","from":"+15550100009","line_id":"line_01jd3f4g5h6j7k8m9n0p1q2r3t","line_metadata":{"team":"sales"},"media":"video","metadata":{},"session":{"call_id":"call_01jd3f4g5h6j7k8m9n0p1q2r3t","expires_at":"2026-11-22T07:00:00.123Z","participant_token":"eyJhbGciOiJIUzI1NiJ9.e30.sig","rtc_url":"wss://rtc.example.com","session_id":"ses_01jd3f4g5h6j7k8m9n0p1q2r3t"},"to":"+15550100001"},"has_more_attempts":false,"id":"evt_01jd3f4g5h6j7k8m9n0p1q2r3t","object":"event","type":"call.incoming"}
 type CallIncomingEventWithAttempts struct {
-	// Attempts Every delivery attempt of the event, oldest first.
+	// Attempts A page of the event's delivery attempts, oldest first (`GET /v1/events/{id}`'s `attempts_limit`, default 20).
 	Attempts []EventAttempt `json:"attempts"`
 
 	// CreatedAt When the event happened.
@@ -3555,6 +3628,9 @@ type CallIncomingEventWithAttempts struct {
 	//
 	// Examples: {"answer_by":"2026-11-22T07:00:00.123Z","call_id":"call_01jd3f4g5h6j7k8m9n0p1q2r3t","from":"+15550100009","line_id":"line_01jd3f4g5h6j7k8m9n0p1q2r3t","line_metadata":{"team":"sales"},"media":"video","metadata":{},"session":{"call_id":"call_01jd3f4g5h6j7k8m9n0p1q2r3t","expires_at":"2026-11-22T07:00:00.123Z","participant_token":"eyJhbGciOiJIUzI1NiJ9.e30.sig","rtc_url":"wss://rtc.example.com","session_id":"ses_01jd3f4g5h6j7k8m9n0p1q2r3t"},"to":"+15550100001"}
 	Data CallIncomingData `json:"data"`
+
+	// HasMoreAttempts True when more attempts follow this page; the next starts after the last attempt's `id` (`attempts_starting_after`).
+	HasMoreAttempts bool `json:"has_more_attempts"`
 
 	// Id The event's id; the `webhook-id` of every delivery.
 	//
@@ -3574,7 +3650,7 @@ type CallIncomingEventWithAttemptsObject string
 // CallIncomingEventWithAttemptsType The event type; it says which schema `data` has.
 type CallIncomingEventWithAttemptsType string
 
-// CallList Examples: {"data":[{"answered_at":"2026-11-22T07:00:00.123Z","assistant_id":"asst_01jd3f4g5h6j7k8m9n0p1q2r3t","assistant_report":"received","decision":"accept","decision_source":"webhook_response","direction":"inbound","duration_ms":59000,"end_reason":"deleted","ended_at":"2026-11-22T07:00:00.123Z","ended_by":"customer","from":"+15550100009","handled_by":"assistant","id":"call_01jd3f4g5h6j7k8m9n0p1q2r3t","line_id":"line_01jd3f4g5h6j7k8m9n0p1q2r3t","media":"video","metadata":{"order_id":"6735"},"metrics":{"barge_in_stop_ms":{"p50":1,"p95":1},"barge_ins":1,"connecting_screen_ms":1,"errors":{"count":1,"last_kind":"llm_timeout"},"first_greeting_audio_ms":1,"llm_first_token_ms":{"p50":1,"p95":1},"response_ms":{"p50":1,"p95":1},"stt_final_ms":{"p50":1,"p95":1},"tool_calls":1,"tool_errors":0,"tool_ms":{"p50":182,"p95":182},"tts_first_audio_ms":{"p50":1,"p95":1},"turns":1},"object":"call","platform":"sim","session_id":"ses_01jd3f4g5h6j7k8m9n0p1q2r3t","started_at":"2026-11-22T07:00:00.123Z","status":"ended","to":"+15550100001","transcript":[{"end_ms":2400,"interrupted":true,"speaker":"assistant","start_ms":300,"text":"Hello, Acme Dental, how can I help?"}],"variables":{"caller_name":"Ada"},"version_id":"ver_01jd3f4g5h6j7k8m9n0p1q2r3t"}],"has_more":false,"object":"list"}
+// CallList Examples: {"data":[{"answered_at":"2026-11-22T07:00:00.123Z","assistant_id":"asst_01jd3f4g5h6j7k8m9n0p1q2r3t","assistant_report":"received","decision":"accept","decision_source":"webhook_response","direction":"inbound","duration_ms":59000,"end_reason":"deleted","ended_at":"2026-11-22T07:00:00.123Z","ended_by":"customer","from":"+15550100009","handled_by":"assistant","id":"call_01jd3f4g5h6j7k8m9n0p1q2r3t","line_id":"line_01jd3f4g5h6j7k8m9n0p1q2r3t","media":"video","metadata":{"order_id":"6735"},"metrics":{"barge_in_stop_ms":{"p50":1,"p95":1},"barge_ins":1,"connecting_screen_ms":1,"errors":{"count":1,"last_kind":"llm_timeout"},"first_greeting_audio_ms":1,"llm_first_token_ms":{"p50":1,"p95":1},"response_ms":{"p50":1,"p95":1},"stt_final_ms":{"p50":1,"p95":1},"tool_calls":1,"tool_errors":0,"tool_ms":{"p50":182,"p95":182},"tts_first_audio_ms":{"p50":1,"p95":1},"turns":1},"object":"call","platform":"sim","session_id":"ses_01jd3f4g5h6j7k8m9n0p1q2r3t","started_at":"2026-11-22T07:00:00.123Z","status":"ended","to":"+15550100001","transcript":[{"end_ms":2400,"interrupted":true,"speaker":"assistant","start_ms":300,"text":"Hello, Acme Dental, how can I help?"}],"usage":{"billable_seconds":59,"duration_ms":59000,"estimated":false,"llm_completion_tokens":236,"llm_prompt_tokens":4210,"stt_audio_ms":21480,"tts_characters":912},"variables":{"caller_name":"Ada"},"version_id":"ver_01jd3f4g5h6j7k8m9n0p1q2r3t"}],"has_more":false,"object":"list"}
 type CallList struct {
 	// Data The page of items, newest first.
 	Data []Call `json:"data"`
@@ -3749,9 +3825,9 @@ type CallTranscriptEventType string
 
 // CallTranscriptEventWithAttempts A `call.transcript` event with its delivery attempts.
 //
-// Examples: {"attempts":[{"attempt":1,"attempted_at":"2026-11-22T07:00:00.123Z","duration_ms":59000,"endpoint_id":"whep_01jd3f4g5h6j7k8m9n0p1q2r3t","error":null,"id":"watt_01jd3f4g5h6j7k8m9n0p1q2r3t","next_attempt_at":null,"object":"event_attempt","outcome":"succeeded","status_code":200,"url":"https://example.com/hooks/bridgeline"}],"created_at":"2026-11-22T07:00:00.123Z","data":{"call_id":"call_01jd3f4g5h6j7k8m9n0p1q2r3t","direction":"inbound","end_ms":9414,"interrupted":false,"line_id":"line_01jd3f4g5h6j7k8m9n0p1q2r3t","metadata":{"order_id":"6735"},"sequence":2,"session_id":"ses_01jd3f4g5h6j7k8m9n0p1q2r3t","speaker":"caller","start_ms":7202,"text":"where is my order"},"id":"evt_01jd3f4g5h6j7k8m9n0p1q2r3t","object":"event","type":"call.transcript"}
+// Examples: {"attempts":[{"attempt":1,"attempted_at":"2026-11-22T07:00:00.123Z","duration_ms":59000,"endpoint_id":"whep_01jd3f4g5h6j7k8m9n0p1q2r3t","error":null,"id":"watt_01jd3f4g5h6j7k8m9n0p1q2r3t","next_attempt_at":null,"object":"event_attempt","outcome":"succeeded","status_code":200,"url":"https://example.com/hooks/bridgeline"}],"created_at":"2026-11-22T07:00:00.123Z","data":{"call_id":"call_01jd3f4g5h6j7k8m9n0p1q2r3t","direction":"inbound","end_ms":9414,"interrupted":false,"line_id":"line_01jd3f4g5h6j7k8m9n0p1q2r3t","metadata":{"order_id":"6735"},"sequence":2,"session_id":"ses_01jd3f4g5h6j7k8m9n0p1q2r3t","speaker":"caller","start_ms":7202,"text":"where is my order"},"has_more_attempts":false,"id":"evt_01jd3f4g5h6j7k8m9n0p1q2r3t","object":"event","type":"call.transcript"}
 type CallTranscriptEventWithAttempts struct {
-	// Attempts Every delivery attempt of the event, oldest first.
+	// Attempts A page of the event's delivery attempts, oldest first (`GET /v1/events/{id}`'s `attempts_limit`, default 20).
 	Attempts []EventAttempt `json:"attempts"`
 
 	// CreatedAt When the event happened.
@@ -3763,6 +3839,9 @@ type CallTranscriptEventWithAttempts struct {
 	//
 	// Examples: {"call_id":"call_01jd3f4g5h6j7k8m9n0p1q2r3t","direction":"inbound","end_ms":9414,"interrupted":false,"line_id":"line_01jd3f4g5h6j7k8m9n0p1q2r3t","metadata":{"order_id":"6735"},"sequence":2,"session_id":"ses_01jd3f4g5h6j7k8m9n0p1q2r3t","speaker":"caller","start_ms":7202,"text":"where is my order"}
 	Data CallTranscriptData `json:"data"`
+
+	// HasMoreAttempts True when more attempts follow this page; the next starts after the last attempt's `id` (`attempts_starting_after`).
+	HasMoreAttempts bool `json:"has_more_attempts"`
 
 	// Id The event's id; the `webhook-id` of every delivery.
 	//
@@ -3796,6 +3875,36 @@ type CallUpdate struct {
 	//
 	// Examples: {"agent":"","order_id":"6736"}
 	Metadata *MetadataUpdate `json:"metadata,omitempty"`
+}
+
+// CallUsage What one call used.
+//
+// Examples: {"billable_seconds":59,"duration_ms":59000,"estimated":false,"llm_completion_tokens":236,"llm_prompt_tokens":4210,"stt_audio_ms":21480,"tts_characters":912}
+type CallUsage struct {
+	// BillableSeconds `duration_ms` rounded up per started second: 1 ms is 1 s, 1001 ms is 2 s; 0 for a call never answered.
+	BillableSeconds int `json:"billable_seconds"`
+
+	// DurationMs From the answer to the end, in milliseconds (0 for a call never answered).
+	DurationMs int `json:"duration_ms"`
+
+	// Estimated `true` when the model did not report the tokens of at least one request
+	// (Bridgeline asks OpenAI-compatible servers for it with
+	// `stream_options.include_usage`): those were counted by Bridgeline at about
+	// four characters a token, so the token figures are an estimate. A deployment
+	// without a language model counts no tokens.
+	Estimated bool `json:"estimated"`
+
+	// LlmCompletionTokens Completion tokens over the same requests.
+	LlmCompletionTokens int `json:"llm_completion_tokens"`
+
+	// LlmPromptTokens Prompt tokens over every language model request of the call (a reply with tool calls makes more than one). Assistant calls only.
+	LlmPromptTokens int `json:"llm_prompt_tokens"`
+
+	// SttAudioMs Caller audio given to the speech recogniser: the caller's turns, not the silence between them. Assistant calls only (0 otherwise).
+	SttAudioMs int `json:"stt_audio_ms"`
+
+	// TtsCharacters Characters (Unicode code points) synthesised to speech: the greeting, the replies, fillers and apologies, including sentences the caller cut off. Assistant calls only.
+	TtsCharacters int `json:"tts_characters"`
 }
 
 // CreatedFilter A Unix time in whole seconds (digits only) or an RFC 3339 timestamp.
@@ -4380,7 +4489,7 @@ type EventType string
 
 // EventWithAttempts An event with every delivery attempt; `type` says which of the variants it is.
 //
-// Examples: {"attempts":[{"attempt":1,"attempted_at":"2026-11-22T07:00:00.123Z","duration_ms":59000,"endpoint_id":"whep_01jd3f4g5h6j7k8m9n0p1q2r3t","error":null,"id":"watt_01jd3f4g5h6j7k8m9n0p1q2r3t","next_attempt_at":null,"object":"event_attempt","outcome":"succeeded","status_code":200,"url":"https://example.com/hooks/bridgeline"}],"created_at":"2026-11-22T07:00:00.123Z","data":{"answer_by":"2026-11-22T07:00:00.123Z","call_id":"call_01jd3f4g5h6j7k8m9n0p1q2r3t","from":"+15550100009","line_id":"line_01jd3f4g5h6j7k8m9n0p1q2r3t","line_metadata":{"team":"sales"},"media":"video","metadata":{},"session":{"call_id":"call_01jd3f4g5h6j7k8m9n0p1q2r3t","expires_at":"2026-11-22T07:00:00.123Z","participant_token":"eyJhbGciOiJIUzI1NiJ9.e30.sig","rtc_url":"wss://rtc.example.com","session_id":"ses_01jd3f4g5h6j7k8m9n0p1q2r3t"},"to":"+15550100001"},"id":"evt_01jd3f4g5h6j7k8m9n0p1q2r3t","object":"event","type":"call.incoming"}
+// Examples: {"attempts":[{"attempt":1,"attempted_at":"2026-11-22T07:00:00.123Z","duration_ms":59000,"endpoint_id":"whep_01jd3f4g5h6j7k8m9n0p1q2r3t","error":null,"id":"watt_01jd3f4g5h6j7k8m9n0p1q2r3t","next_attempt_at":null,"object":"event_attempt","outcome":"succeeded","status_code":200,"url":"https://example.com/hooks/bridgeline"}],"created_at":"2026-11-22T07:00:00.123Z","data":{"answer_by":"2026-11-22T07:00:00.123Z","call_id":"call_01jd3f4g5h6j7k8m9n0p1q2r3t","from":"+15550100009","line_id":"line_01jd3f4g5h6j7k8m9n0p1q2r3t","line_metadata":{"team":"sales"},"media":"video","metadata":{},"session":{"call_id":"call_01jd3f4g5h6j7k8m9n0p1q2r3t","expires_at":"2026-11-22T07:00:00.123Z","participant_token":"eyJhbGciOiJIUzI1NiJ9.e30.sig","rtc_url":"wss://rtc.example.com","session_id":"ses_01jd3f4g5h6j7k8m9n0p1q2r3t"},"to":"+15550100001"},"has_more_attempts":false,"id":"evt_01jd3f4g5h6j7k8m9n0p1q2r3t","object":"event","type":"call.incoming"}
 type EventWithAttempts struct {
 	union json.RawMessage
 }
@@ -4656,12 +4765,43 @@ type Metadata map[string]string
 // Examples: {"agent":"","order_id":"6736"}
 type MetadataUpdate map[string]string
 
-// ModelField The language model the assistant thinks with, as the deployment's OpenAI-compatible
-// server names it (`gpt-4o-mini`, `llama3.1:8b`); it overrides the deployment's
-// `LLM_MODEL`. Empty: the deployment's model.
+// Model Examples: {"id":"gpt-4o-mini","object":"model"}
+type Model struct {
+	// Id The model's name, as a draft's `model` names it and the fleet's server knows it.
+	Id string `json:"id"`
+
+	// Object The kind of object: always `model`.
+	Object ModelObject `json:"object"`
+}
+
+// ModelObject The kind of object: always `model`.
+type ModelObject string
+
+// ModelField The language model the assistant thinks with: an `id` from `GET /v1/models` (the
+// models the operator offers, `LLM_MODELS`), which overrides the deployment's
+// `LLM_MODEL`. Empty: the deployment's model. Any other name is 400
+// `parameter_invalid`.
 //
 // Examples: gpt-4o-mini
 type ModelField = string
+
+// ModelList Examples: {"data":[{"id":"gpt-4o-mini","object":"model"}],"has_more":false,"object":"list"}
+type ModelList struct {
+	// Data The models, in the order the operator lists them.
+	Data []Model `json:"data"`
+
+	// HasMore True when another page exists after this one.
+	HasMore ModelListHasMore `json:"has_more"`
+
+	// Object The kind of object: always `list`.
+	Object ModelListObject `json:"object"`
+}
+
+// ModelListHasMore True when another page exists after this one.
+type ModelListHasMore bool
+
+// ModelListObject The kind of object: always `list`.
+type ModelListObject string
 
 // NullableTimestamp Examples: 2026-11-22T07:00:00.123Z
 type NullableTimestamp = time.Time
@@ -5412,6 +5552,84 @@ type TurnSpeaker string
 // TurnTextTrimmed Present (true) when the turn's `text` was dropped (it is then empty) so that the final report of a very long call fitted the size limit; the oldest turns' text goes first. Absent otherwise.
 type TurnTextTrimmed bool
 
+// UsageCounts Usage summed over calls (`CallUsage` of each).
+//
+// Examples: {"billable_seconds":819,"calls":14,"duration_ms":812400,"llm_completion_tokens":3304,"llm_prompt_tokens":58940,"stt_audio_ms":301220,"tts_characters":12880}
+type UsageCounts struct {
+	// BillableSeconds The calls' `billable_seconds`, summed (each call rounded up on its own).
+	BillableSeconds int `json:"billable_seconds"`
+
+	// Calls Calls over (ended, failed or declined).
+	Calls int `json:"calls"`
+
+	// DurationMs The calls' `duration_ms`, summed.
+	DurationMs int `json:"duration_ms"`
+
+	// LlmCompletionTokens Language model completion tokens.
+	LlmCompletionTokens int `json:"llm_completion_tokens"`
+
+	// LlmPromptTokens Language model prompt tokens (see `CallUsage.estimated`).
+	LlmPromptTokens int `json:"llm_prompt_tokens"`
+
+	// SttAudioMs Caller audio given to the speech recogniser.
+	SttAudioMs int `json:"stt_audio_ms"`
+
+	// TtsCharacters Characters synthesised to speech.
+	TtsCharacters int `json:"tts_characters"`
+}
+
+// UsageDay One UTC day's usage.
+type UsageDay struct {
+	// BillableSeconds The calls' `billable_seconds`, summed (each call rounded up on its own).
+	BillableSeconds int `json:"billable_seconds"`
+
+	// Calls Calls over (ended, failed or declined).
+	Calls int `json:"calls"`
+
+	// Date The UTC date, `YYYY-MM-DD`.
+	Date openapi_types.Date `json:"date"`
+
+	// DurationMs The calls' `duration_ms`, summed.
+	DurationMs int `json:"duration_ms"`
+
+	// LlmCompletionTokens Language model completion tokens.
+	LlmCompletionTokens int `json:"llm_completion_tokens"`
+
+	// LlmPromptTokens Language model prompt tokens (see `CallUsage.estimated`).
+	LlmPromptTokens int `json:"llm_prompt_tokens"`
+
+	// SttAudioMs Caller audio given to the speech recogniser.
+	SttAudioMs int `json:"stt_audio_ms"`
+
+	// TtsCharacters Characters synthesised to speech.
+	TtsCharacters int `json:"tts_characters"`
+}
+
+// UsageReport The answer of `GET /v1/usage`.
+//
+// Examples: {"data":[{"billable_seconds":819,"calls":14,"date":"2026-11-22","duration_ms":812400,"llm_completion_tokens":3304,"llm_prompt_tokens":58940,"stt_audio_ms":301220,"tts_characters":12880},{"billable_seconds":0,"calls":0,"date":"2026-11-23","duration_ms":0,"llm_completion_tokens":0,"llm_prompt_tokens":0,"stt_audio_ms":0,"tts_characters":0}],"from":"2026-11-22","object":"usage","to":"2026-11-23","total":{"billable_seconds":819,"calls":14,"duration_ms":812400,"llm_completion_tokens":3304,"llm_prompt_tokens":58940,"stt_audio_ms":301220,"tts_characters":12880}}
+type UsageReport struct {
+	// Data Every day of the range, oldest first.
+	Data []UsageDay `json:"data"`
+
+	// From The range's first UTC date.
+	From openapi_types.Date `json:"from"`
+
+	// Object Always `usage`.
+	Object UsageReportObject `json:"object"`
+
+	// To The range's last UTC date.
+	To openapi_types.Date `json:"to"`
+
+	// Total The days summed.
+	//
+	// Examples: {"billable_seconds":819,"calls":14,"duration_ms":812400,"llm_completion_tokens":3304,"llm_prompt_tokens":58940,"stt_audio_ms":301220,"tts_characters":12880}
+	Total UsageCounts `json:"total"`
+}
+
+// UsageReportObject Always `usage`.
+type UsageReportObject string
+
 // Variables Values for an assistant's `{{name}}` placeholders, by name. At most 50; each name
 // matches `^[A-Za-z_][A-Za-z0-9_]{0,39}$`; each value is at most 500 characters.
 //
@@ -5652,7 +5870,13 @@ type WebhookEndpointWithSecretObject string
 // WebhookEndpointWithSecretStatus Whether events are sent to it.
 type WebhookEndpointWithSecretStatus string
 
-// WebhookURL An absolute http or https URL with a host and no credentials.
+// WebhookURL An absolute URL with a host and no credentials. `https` is required whatever the
+// key's mode (an endpoint receives every event of the account, live ones included);
+// plain `http` is accepted only for a loopback receiver on a local stack (`make run`).
+// The host must be a name or an IP address in canonical form (hex, octal, decimal and
+// short IPv4 forms, IPv6 zone ids, percent-encoding and non-ASCII are refused), and an
+// address inside the deployment is refused: 400 `url_not_allowed` at create and
+// update, and checked again at every delivery (such an attempt fails, nothing sent).
 //
 // Examples: https://example.com/hooks/bridgeline
 type WebhookURL = string
@@ -5933,6 +6157,15 @@ type ListEventsParams struct {
 	CreatedLte *CreatedLTE `form:"created[lte],omitempty" json:"created[lte],omitempty"`
 }
 
+// GetEventParams defines parameters for GetEvent.
+type GetEventParams struct {
+	// AttemptsLimit How many attempts the page holds at most, 1-100; default 20.
+	AttemptsLimit *int `form:"attempts_limit,omitempty" json:"attempts_limit,omitempty"`
+
+	// AttemptsStartingAfter Id of the last attempt of the previous page; the page holds the attempts after it.
+	AttemptsStartingAfter *AttemptID `form:"attempts_starting_after,omitempty" json:"attempts_starting_after,omitempty"`
+}
+
 // RedeliverEventParams defines parameters for RedeliverEvent.
 type RedeliverEventParams struct {
 	// IdempotencyKey Makes the POST safe to retry. See the conventions in the description.
@@ -6006,6 +6239,15 @@ type ListSipTrunksParams struct {
 type CreateSipTrunkParams struct {
 	// IdempotencyKey Makes the POST safe to retry. See the conventions in the description.
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
+
+// GetUsageParams defines parameters for GetUsage.
+type GetUsageParams struct {
+	// CreatedGte The range's first day, as the UTC day this time falls on; the same forms as the list filter (a Unix time in whole seconds or an RFC 3339 timestamp).
+	CreatedGte *CreatedFilter `form:"created[gte],omitempty" json:"created[gte],omitempty"`
+
+	// CreatedLte The range's last day, as the UTC day this time falls on; default now.
+	CreatedLte *CreatedFilter `form:"created[lte],omitempty" json:"created[lte],omitempty"`
 }
 
 // ListWebhookEndpointsParams defines parameters for ListWebhookEndpoints.
@@ -7107,7 +7349,8 @@ type ClientInterface interface {
 	// Variables), and answers like a decline: the call object, `decision: assistant`.
 	// 400 `parameter_missing` or `parameter_invalid` (`action`; `assistant` on a line
 	// that had no assistant when the call rang; `variables` without `action: assistant`
-	// or out of bounds, naming `variables` or `variables[<name>]`);
+	// or out of bounds, naming `variables` or `variables[<name>]`, or rendering the line's
+	// assistant's greeting or system prompt past its limit, naming `variables`);
 	// 409 `call_not_answerable` also for a call of this account that has no answer to
 	// make (outbound, or inbound on a line that did not ask): its message names the
 	// call's direction and status, as `GET /v1/calls/{id}` shows them.
@@ -7129,7 +7372,8 @@ type ClientInterface interface {
 	// Variables), and answers like a decline: the call object, `decision: assistant`.
 	// 400 `parameter_missing` or `parameter_invalid` (`action`; `assistant` on a line
 	// that had no assistant when the call rang; `variables` without `action: assistant`
-	// or out of bounds, naming `variables` or `variables[<name>]`);
+	// or out of bounds, naming `variables` or `variables[<name>]`, or rendering the line's
+	// assistant's greeting or system prompt past its limit, naming `variables`);
 	// 409 `call_not_answerable` also for a call of this account that has no answer to
 	// make (outbound, or inbound on a line that did not ask): its message names the
 	// call's direction and status, as `GET /v1/calls/{id}` shows them.
@@ -7145,14 +7389,17 @@ type ClientInterface interface {
 	// Hands a live call over to `to`, an E.164 number or a SIP URI
 	// (`sip:agent@pbx.example.com`), through its platform: on a SIP line, a SIP REFER
 	// to the caller's side, which calls the destination through its own provider. The
-	// answer comes once the destination answered: 200 with the call record, ended with
-	// `end_reason: "transferred"` and its `transfer` completed (the call has left
-	// Bridgeline). A transfer that fails (refused, unanswered within 40 s) keeps the
-	// call as it was and answers 409 `transfer_failed`, the record's `transfer` saying
-	// `failed`. 409 `transfer_not_supported` on a platform that cannot transfer (the
-	// sim); 409 `call_not_active` for a call that is not live (ringing, ended);
-	// 400 `parameter_invalid` on `to`; 502 `upstream_unavailable` when the platform did
-	// not answer.
+	// destination may ring for up to 40 s, so the answer does not wait for it: 202
+	// with the call record, its `transfer` `pending`. The outcome lands in the record
+	// (read it with `GET /v1/calls/{id}`): when the destination answers, or the
+	// caller's side leaves the call for it after the REFER, the transfer is
+	// `completed` and the call ends with `end_reason: "transferred"` (`call.ended`
+	// goes out); when the destination refuses or does not answer within 40 s, the
+	// transfer is `failed` with its `failure`, and the call goes on as it was. While a
+	// transfer is pending another is 409 `call_not_active`. 409
+	// `transfer_not_supported` on a platform that cannot transfer (the sim); 409
+	// `call_not_active` for a call that is not live (ringing, ended); 400
+	// `parameter_invalid` on `to`.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -7164,14 +7411,17 @@ type ClientInterface interface {
 	// Hands a live call over to `to`, an E.164 number or a SIP URI
 	// (`sip:agent@pbx.example.com`), through its platform: on a SIP line, a SIP REFER
 	// to the caller's side, which calls the destination through its own provider. The
-	// answer comes once the destination answered: 200 with the call record, ended with
-	// `end_reason: "transferred"` and its `transfer` completed (the call has left
-	// Bridgeline). A transfer that fails (refused, unanswered within 40 s) keeps the
-	// call as it was and answers 409 `transfer_failed`, the record's `transfer` saying
-	// `failed`. 409 `transfer_not_supported` on a platform that cannot transfer (the
-	// sim); 409 `call_not_active` for a call that is not live (ringing, ended);
-	// 400 `parameter_invalid` on `to`; 502 `upstream_unavailable` when the platform did
-	// not answer.
+	// destination may ring for up to 40 s, so the answer does not wait for it: 202
+	// with the call record, its `transfer` `pending`. The outcome lands in the record
+	// (read it with `GET /v1/calls/{id}`): when the destination answers, or the
+	// caller's side leaves the call for it after the REFER, the transfer is
+	// `completed` and the call ends with `end_reason: "transferred"` (`call.ended`
+	// goes out); when the destination refuses or does not answer within 40 s, the
+	// transfer is `failed` with its `failure`, and the call goes on as it was. While a
+	// transfer is pending another is 409 `call_not_active`. 409
+	// `transfer_not_supported` on a platform that cannot transfer (the sim); 409
+	// `call_not_active` for a call that is not live (ringing, ended); 400
+	// `parameter_invalid` on `to`.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -7187,8 +7437,14 @@ type ClientInterface interface {
 
 	// GetEvent Get an event with its delivery attempts
 	//
+	// The event with one page of its delivery attempts, oldest first: at most
+	// `attempts_limit` (default 20, at most 100). `has_more_attempts` says another page
+	// follows; ask for it with `attempts_starting_after` set to the last attempt's `id`.
+	// An event has at most 11 deliveries per endpoint (the first and 10 redeliveries),
+	// each retried on its schedule, so pages bound the answer whatever the history.
+	//
 	// Corresponds with GET /v1/events/{id} (the `GetEvent` operationId).
-	GetEvent(ctx context.Context, id EventPathID, reqEditors ...RequestEditorFn) (*http.Response, error)
+	GetEvent(ctx context.Context, id EventPathID, params *GetEventParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// RedeliverEventWithBody Send an event again
 	//
@@ -7361,6 +7617,19 @@ type ClientInterface interface {
 	// Corresponds with POST /v1/lines/{id}/assign (the `AssignLineAssistant` operationId).
 	AssignLineAssistant(ctx context.Context, id LinePathID, params *AssignLineAssistantParams, body AssignLineAssistantJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// ListModels List the language models the deployment offers
+	//
+	// Every model a draft's `model` may name beside the empty default, in one page
+	// (`has_more` is false). Takes no query parameters. The operator lists them in
+	// `LLM_MODELS` (comma-separated names, as the fleet's OpenAI-compatible server spells
+	// them), so customers cannot spend the operator's model budget on any model its key
+	// reaches. An empty list (the default) means the deployment offers no choice: every
+	// call runs on the fleet's `LLM_MODEL`, and a draft naming any model is 400. The
+	// default model itself is not listed: a draft names it by leaving `model` empty.
+	//
+	// Corresponds with GET /v1/models (the `ListModels` operationId).
+	ListModels(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// ListSessions List sessions
 	//
 	// The account's sessions, newest first, without participant tokens; `status` keeps those with that status now.
@@ -7385,7 +7654,8 @@ type ClientInterface interface {
 	// when `mode` is `assistant`), `parameter_invalid` (`platform_handle` not of a form
 	// the line's platform dials, or blank in mode `assistant`; `media`, `mode`,
 	// `line_id`; `assistant_id` or `variables` given with mode `human`; `variables` or
-	// `variables[<name>]` out of bounds); 403
+	// `variables[<name>]` out of bounds, or `variables` rendering the greeting or system
+	// prompt past its limit); 403
 	// `live_key_required` when an `sk_test_` key calls from a line that is not on the
 	// `sim` platform; 404 `resource_not_found` (`param: line_id` or
 	// `assistant_id`); 409 `assistant_archived`, `assistant_not_published`; 422 `no_line`
@@ -7416,7 +7686,8 @@ type ClientInterface interface {
 	// when `mode` is `assistant`), `parameter_invalid` (`platform_handle` not of a form
 	// the line's platform dials, or blank in mode `assistant`; `media`, `mode`,
 	// `line_id`; `assistant_id` or `variables` given with mode `human`; `variables` or
-	// `variables[<name>]` out of bounds); 403
+	// `variables[<name>]` out of bounds, or `variables` rendering the greeting or system
+	// prompt past its limit); 403
 	// `live_key_required` when an `sk_test_` key calls from a line that is not on the
 	// `sim` platform; 404 `resource_not_found` (`param: line_id` or
 	// `assistant_id`); 409 `assistant_archived`, `assistant_not_published`; 422 `no_line`
@@ -7600,6 +7871,26 @@ type ClientInterface interface {
 	//
 	// Corresponds with PATCH /v1/sip_trunks/{id} (the `UpdateSipTrunk` operationId).
 	UpdateSipTrunk(ctx context.Context, id SipTrunkPathID, body UpdateSipTrunkJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetUsage Usage per day
+	//
+	// What the account's calls used, summed per UTC day over a range of days: every
+	// day from the day `created[gte]` falls on to the day `created[lte]` falls on, both
+	// included and listed oldest first (a day without calls has zeros), and their total.
+	// A call counts on the UTC day it started (its `started_at`, the time the
+	// `created[...]` filters of `GET /v1/calls` read), once, when it is over; an
+	// assistant call's speech and model figures are added when the persona worker's
+	// final report is in, usually within seconds of the end, to the same day. The sums
+	// are the calls' `usage` objects (`CallUsage`), kept in an aggregate written with
+	// each call record, so this reads one record per day, never the calls.
+	//
+	// Without `created[gte]`, the 30 days ending on `created[lte]`'s day; without
+	// `created[lte]`, today (UTC). At most 92 days: a longer range is 400
+	// `parameter_invalid` (`created[gte]`), and so is a `created[lte]` before
+	// `created[gte]` (`created[lte]`) or a value that is not a time.
+	//
+	// Corresponds with GET /v1/usage (the `GetUsage` operationId).
+	GetUsage(ctx context.Context, params *GetUsageParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ListVoices List the voices the deployment offers
 	//
@@ -8357,7 +8648,8 @@ func (c *BaseClient) UpdateCall(ctx context.Context, id CallID, body UpdateCallJ
 // Variables), and answers like a decline: the call object, `decision: assistant`.
 // 400 `parameter_missing` or `parameter_invalid` (`action`; `assistant` on a line
 // that had no assistant when the call rang; `variables` without `action: assistant`
-// or out of bounds, naming `variables` or `variables[<name>]`);
+// or out of bounds, naming `variables` or `variables[<name>]`, or rendering the line's
+// assistant's greeting or system prompt past its limit, naming `variables`);
 // 409 `call_not_answerable` also for a call of this account that has no answer to
 // make (outbound, or inbound on a line that did not ask): its message names the
 // call's direction and status, as `GET /v1/calls/{id}` shows them.
@@ -8389,7 +8681,8 @@ func (c *BaseClient) AnswerCallWithBody(ctx context.Context, id CallID, params *
 // Variables), and answers like a decline: the call object, `decision: assistant`.
 // 400 `parameter_missing` or `parameter_invalid` (`action`; `assistant` on a line
 // that had no assistant when the call rang; `variables` without `action: assistant`
-// or out of bounds, naming `variables` or `variables[<name>]`);
+// or out of bounds, naming `variables` or `variables[<name>]`, or rendering the line's
+// assistant's greeting or system prompt past its limit, naming `variables`);
 // 409 `call_not_answerable` also for a call of this account that has no answer to
 // make (outbound, or inbound on a line that did not ask): its message names the
 // call's direction and status, as `GET /v1/calls/{id}` shows them.
@@ -8415,14 +8708,17 @@ func (c *BaseClient) AnswerCall(ctx context.Context, id CallID, params *AnswerCa
 // Hands a live call over to `to`, an E.164 number or a SIP URI
 // (`sip:agent@pbx.example.com`), through its platform: on a SIP line, a SIP REFER
 // to the caller's side, which calls the destination through its own provider. The
-// answer comes once the destination answered: 200 with the call record, ended with
-// `end_reason: "transferred"` and its `transfer` completed (the call has left
-// Bridgeline). A transfer that fails (refused, unanswered within 40 s) keeps the
-// call as it was and answers 409 `transfer_failed`, the record's `transfer` saying
-// `failed`. 409 `transfer_not_supported` on a platform that cannot transfer (the
-// sim); 409 `call_not_active` for a call that is not live (ringing, ended);
-// 400 `parameter_invalid` on `to`; 502 `upstream_unavailable` when the platform did
-// not answer.
+// destination may ring for up to 40 s, so the answer does not wait for it: 202
+// with the call record, its `transfer` `pending`. The outcome lands in the record
+// (read it with `GET /v1/calls/{id}`): when the destination answers, or the
+// caller's side leaves the call for it after the REFER, the transfer is
+// `completed` and the call ends with `end_reason: "transferred"` (`call.ended`
+// goes out); when the destination refuses or does not answer within 40 s, the
+// transfer is `failed` with its `failure`, and the call goes on as it was. While a
+// transfer is pending another is 409 `call_not_active`. 409
+// `transfer_not_supported` on a platform that cannot transfer (the sim); 409
+// `call_not_active` for a call that is not live (ringing, ended); 400
+// `parameter_invalid` on `to`.
 //
 // Takes any type of body and a specified content type.
 //
@@ -8444,14 +8740,17 @@ func (c *BaseClient) TransferCallWithBody(ctx context.Context, id CallID, params
 // Hands a live call over to `to`, an E.164 number or a SIP URI
 // (`sip:agent@pbx.example.com`), through its platform: on a SIP line, a SIP REFER
 // to the caller's side, which calls the destination through its own provider. The
-// answer comes once the destination answered: 200 with the call record, ended with
-// `end_reason: "transferred"` and its `transfer` completed (the call has left
-// Bridgeline). A transfer that fails (refused, unanswered within 40 s) keeps the
-// call as it was and answers 409 `transfer_failed`, the record's `transfer` saying
-// `failed`. 409 `transfer_not_supported` on a platform that cannot transfer (the
-// sim); 409 `call_not_active` for a call that is not live (ringing, ended);
-// 400 `parameter_invalid` on `to`; 502 `upstream_unavailable` when the platform did
-// not answer.
+// destination may ring for up to 40 s, so the answer does not wait for it: 202
+// with the call record, its `transfer` `pending`. The outcome lands in the record
+// (read it with `GET /v1/calls/{id}`): when the destination answers, or the
+// caller's side leaves the call for it after the REFER, the transfer is
+// `completed` and the call ends with `end_reason: "transferred"` (`call.ended`
+// goes out); when the destination refuses or does not answer within 40 s, the
+// transfer is `failed` with its `failure`, and the call goes on as it was. While a
+// transfer is pending another is 409 `call_not_active`. 409
+// `transfer_not_supported` on a platform that cannot transfer (the sim); 409
+// `call_not_active` for a call that is not live (ringing, ended); 400
+// `parameter_invalid` on `to`.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -8487,9 +8786,15 @@ func (c *BaseClient) ListEvents(ctx context.Context, params *ListEventsParams, r
 
 // GetEvent Get an event with its delivery attempts
 //
+// The event with one page of its delivery attempts, oldest first: at most
+// `attempts_limit` (default 20, at most 100). `has_more_attempts` says another page
+// follows; ask for it with `attempts_starting_after` set to the last attempt's `id`.
+// An event has at most 11 deliveries per endpoint (the first and 10 redeliveries),
+// each retried on its schedule, so pages bound the answer whatever the history.
+//
 // Corresponds with GET /v1/events/{id} (the `GetEvent` operationId).
-func (c *BaseClient) GetEvent(ctx context.Context, id EventPathID, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewGetEventRequest(c.Server, id)
+func (c *BaseClient) GetEvent(ctx context.Context, id EventPathID, params *GetEventParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetEventRequest(c.Server, id, params)
 	if err != nil {
 		return nil, err
 	}
@@ -8781,6 +9086,29 @@ func (c *BaseClient) AssignLineAssistant(ctx context.Context, id LinePathID, par
 	return c.Client.Do(req)
 }
 
+// ListModels List the language models the deployment offers
+//
+// Every model a draft's `model` may name beside the empty default, in one page
+// (`has_more` is false). Takes no query parameters. The operator lists them in
+// `LLM_MODELS` (comma-separated names, as the fleet's OpenAI-compatible server spells
+// them), so customers cannot spend the operator's model budget on any model its key
+// reaches. An empty list (the default) means the deployment offers no choice: every
+// call runs on the fleet's `LLM_MODEL`, and a draft naming any model is 400. The
+// default model itself is not listed: a draft names it by leaving `model` empty.
+//
+// Corresponds with GET /v1/models (the `ListModels` operationId).
+func (c *BaseClient) ListModels(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListModelsRequest(c.Server)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // ListSessions List sessions
 //
 // The account's sessions, newest first, without participant tokens; `status` keeps those with that status now.
@@ -8815,7 +9143,8 @@ func (c *BaseClient) ListSessions(ctx context.Context, params *ListSessionsParam
 // when `mode` is `assistant`), `parameter_invalid` (`platform_handle` not of a form
 // the line's platform dials, or blank in mode `assistant`; `media`, `mode`,
 // `line_id`; `assistant_id` or `variables` given with mode `human`; `variables` or
-// `variables[<name>]` out of bounds); 403
+// `variables[<name>]` out of bounds, or `variables` rendering the greeting or system
+// prompt past its limit); 403
 // `live_key_required` when an `sk_test_` key calls from a line that is not on the
 // `sim` platform; 404 `resource_not_found` (`param: line_id` or
 // `assistant_id`); 409 `assistant_archived`, `assistant_not_published`; 422 `no_line`
@@ -8856,7 +9185,8 @@ func (c *BaseClient) CreateSessionWithBody(ctx context.Context, params *CreateSe
 // when `mode` is `assistant`), `parameter_invalid` (`platform_handle` not of a form
 // the line's platform dials, or blank in mode `assistant`; `media`, `mode`,
 // `line_id`; `assistant_id` or `variables` given with mode `human`; `variables` or
-// `variables[<name>]` out of bounds); 403
+// `variables[<name>]` out of bounds, or `variables` rendering the greeting or system
+// prompt past its limit); 403
 // `live_key_required` when an `sk_test_` key calls from a line that is not on the
 // `sim` platform; 404 `resource_not_found` (`param: line_id` or
 // `assistant_id`); 409 `assistant_archived`, `assistant_not_published`; 422 `no_line`
@@ -9171,6 +9501,36 @@ func (c *BaseClient) UpdateSipTrunkWithBody(ctx context.Context, id SipTrunkPath
 // Corresponds with PATCH /v1/sip_trunks/{id} (the `UpdateSipTrunk` operationId).
 func (c *BaseClient) UpdateSipTrunk(ctx context.Context, id SipTrunkPathID, body UpdateSipTrunkJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewUpdateSipTrunkRequest(c.Server, id, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetUsage Usage per day
+//
+// What the account's calls used, summed per UTC day over a range of days: every
+// day from the day `created[gte]` falls on to the day `created[lte]` falls on, both
+// included and listed oldest first (a day without calls has zeros), and their total.
+// A call counts on the UTC day it started (its `started_at`, the time the
+// `created[...]` filters of `GET /v1/calls` read), once, when it is over; an
+// assistant call's speech and model figures are added when the persona worker's
+// final report is in, usually within seconds of the end, to the same day. The sums
+// are the calls' `usage` objects (`CallUsage`), kept in an aggregate written with
+// each call record, so this reads one record per day, never the calls.
+//
+// Without `created[gte]`, the 30 days ending on `created[lte]`'s day; without
+// `created[lte]`, today (UTC). At most 92 days: a longer range is 400
+// `parameter_invalid` (`created[gte]`), and so is a `created[lte]` before
+// `created[gte]` (`created[lte]`) or a value that is not a time.
+//
+// Corresponds with GET /v1/usage (the `GetUsage` operationId).
+func (c *BaseClient) GetUsage(ctx context.Context, params *GetUsageParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetUsageRequest(c.Server, params)
 	if err != nil {
 		return nil, err
 	}
@@ -10761,7 +11121,7 @@ func NewListEventsRequest(server string, params *ListEventsParams) (*http.Reques
 }
 
 // NewGetEventRequest constructs an http.Request for the GetEvent method
-func NewGetEventRequest(server string, id EventPathID) (*http.Request, error) {
+func NewGetEventRequest(server string, id EventPathID, params *GetEventParams) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
@@ -10784,6 +11144,45 @@ func NewGetEventRequest(server string, id EventPathID) (*http.Request, error) {
 	queryURL, err := serverURL.Parse(operationPath)
 	if err != nil {
 		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.AttemptsLimit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "attempts_limit", *params.AttemptsLimit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.AttemptsStartingAfter != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "attempts_starting_after", *params.AttemptsStartingAfter, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
 	}
 
 	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
@@ -11161,6 +11560,33 @@ func NewAssignLineAssistantRequestWithBody(server string, id LinePathID, params 
 			req.Header.Set("Idempotency-Key", headerParam0)
 		}
 
+	}
+
+	return req, nil
+}
+
+// NewListModelsRequest constructs an http.Request for the ListModels method
+func NewListModelsRequest(server string) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/models")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
 	}
 
 	return req, nil
@@ -11732,6 +12158,72 @@ func NewUpdateSipTrunkRequestWithBody(server string, id SipTrunkPathID, contentT
 	}
 
 	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewGetUsageRequest constructs an http.Request for the GetUsage method
+func NewGetUsageRequest(server string, params *GetUsageParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/usage")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.CreatedGte != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "created[gte]", *params.CreatedGte, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.CreatedLte != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "created[lte]", *params.CreatedLte, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
 
 	return req, nil
 }
@@ -12487,7 +12979,8 @@ type ClientWithResponsesInterface interface {
 	// Variables), and answers like a decline: the call object, `decision: assistant`.
 	// 400 `parameter_missing` or `parameter_invalid` (`action`; `assistant` on a line
 	// that had no assistant when the call rang; `variables` without `action: assistant`
-	// or out of bounds, naming `variables` or `variables[<name>]`);
+	// or out of bounds, naming `variables` or `variables[<name>]`, or rendering the line's
+	// assistant's greeting or system prompt past its limit, naming `variables`);
 	// 409 `call_not_answerable` also for a call of this account that has no answer to
 	// make (outbound, or inbound on a line that did not ask): its message names the
 	// call's direction and status, as `GET /v1/calls/{id}` shows them.
@@ -12509,7 +13002,8 @@ type ClientWithResponsesInterface interface {
 	// Variables), and answers like a decline: the call object, `decision: assistant`.
 	// 400 `parameter_missing` or `parameter_invalid` (`action`; `assistant` on a line
 	// that had no assistant when the call rang; `variables` without `action: assistant`
-	// or out of bounds, naming `variables` or `variables[<name>]`);
+	// or out of bounds, naming `variables` or `variables[<name>]`, or rendering the line's
+	// assistant's greeting or system prompt past its limit, naming `variables`);
 	// 409 `call_not_answerable` also for a call of this account that has no answer to
 	// make (outbound, or inbound on a line that did not ask): its message names the
 	// call's direction and status, as `GET /v1/calls/{id}` shows them.
@@ -12525,14 +13019,17 @@ type ClientWithResponsesInterface interface {
 	// Hands a live call over to `to`, an E.164 number or a SIP URI
 	// (`sip:agent@pbx.example.com`), through its platform: on a SIP line, a SIP REFER
 	// to the caller's side, which calls the destination through its own provider. The
-	// answer comes once the destination answered: 200 with the call record, ended with
-	// `end_reason: "transferred"` and its `transfer` completed (the call has left
-	// Bridgeline). A transfer that fails (refused, unanswered within 40 s) keeps the
-	// call as it was and answers 409 `transfer_failed`, the record's `transfer` saying
-	// `failed`. 409 `transfer_not_supported` on a platform that cannot transfer (the
-	// sim); 409 `call_not_active` for a call that is not live (ringing, ended);
-	// 400 `parameter_invalid` on `to`; 502 `upstream_unavailable` when the platform did
-	// not answer.
+	// destination may ring for up to 40 s, so the answer does not wait for it: 202
+	// with the call record, its `transfer` `pending`. The outcome lands in the record
+	// (read it with `GET /v1/calls/{id}`): when the destination answers, or the
+	// caller's side leaves the call for it after the REFER, the transfer is
+	// `completed` and the call ends with `end_reason: "transferred"` (`call.ended`
+	// goes out); when the destination refuses or does not answer within 40 s, the
+	// transfer is `failed` with its `failure`, and the call goes on as it was. While a
+	// transfer is pending another is 409 `call_not_active`. 409
+	// `transfer_not_supported` on a platform that cannot transfer (the sim); 409
+	// `call_not_active` for a call that is not live (ringing, ended); 400
+	// `parameter_invalid` on `to`.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -12544,14 +13041,17 @@ type ClientWithResponsesInterface interface {
 	// Hands a live call over to `to`, an E.164 number or a SIP URI
 	// (`sip:agent@pbx.example.com`), through its platform: on a SIP line, a SIP REFER
 	// to the caller's side, which calls the destination through its own provider. The
-	// answer comes once the destination answered: 200 with the call record, ended with
-	// `end_reason: "transferred"` and its `transfer` completed (the call has left
-	// Bridgeline). A transfer that fails (refused, unanswered within 40 s) keeps the
-	// call as it was and answers 409 `transfer_failed`, the record's `transfer` saying
-	// `failed`. 409 `transfer_not_supported` on a platform that cannot transfer (the
-	// sim); 409 `call_not_active` for a call that is not live (ringing, ended);
-	// 400 `parameter_invalid` on `to`; 502 `upstream_unavailable` when the platform did
-	// not answer.
+	// destination may ring for up to 40 s, so the answer does not wait for it: 202
+	// with the call record, its `transfer` `pending`. The outcome lands in the record
+	// (read it with `GET /v1/calls/{id}`): when the destination answers, or the
+	// caller's side leaves the call for it after the REFER, the transfer is
+	// `completed` and the call ends with `end_reason: "transferred"` (`call.ended`
+	// goes out); when the destination refuses or does not answer within 40 s, the
+	// transfer is `failed` with its `failure`, and the call goes on as it was. While a
+	// transfer is pending another is 409 `call_not_active`. 409
+	// `transfer_not_supported` on a platform that cannot transfer (the sim); 409
+	// `call_not_active` for a call that is not live (ringing, ended); 400
+	// `parameter_invalid` on `to`.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -12569,10 +13069,16 @@ type ClientWithResponsesInterface interface {
 
 	// GetEventWithResponse Get an event with its delivery attempts
 	//
+	// The event with one page of its delivery attempts, oldest first: at most
+	// `attempts_limit` (default 20, at most 100). `has_more_attempts` says another page
+	// follows; ask for it with `attempts_starting_after` set to the last attempt's `id`.
+	// An event has at most 11 deliveries per endpoint (the first and 10 redeliveries),
+	// each retried on its schedule, so pages bound the answer whatever the history.
+	//
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with GET /v1/events/{id} (the `GetEvent` operationId).
-	GetEventWithResponse(ctx context.Context, id EventPathID, reqEditors ...RequestEditorFn) (*GetEventResponse, error)
+	GetEventWithResponse(ctx context.Context, id EventPathID, params *GetEventParams, reqEditors ...RequestEditorFn) (*GetEventResponse, error)
 
 	// RedeliverEventWithBodyWithResponse Send an event again
 	//
@@ -12751,6 +13257,21 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with POST /v1/lines/{id}/assign (the `AssignLineAssistant` operationId).
 	AssignLineAssistantWithResponse(ctx context.Context, id LinePathID, params *AssignLineAssistantParams, body AssignLineAssistantJSONRequestBody, reqEditors ...RequestEditorFn) (*AssignLineAssistantResponse, error)
 
+	// ListModelsWithResponse List the language models the deployment offers
+	//
+	// Every model a draft's `model` may name beside the empty default, in one page
+	// (`has_more` is false). Takes no query parameters. The operator lists them in
+	// `LLM_MODELS` (comma-separated names, as the fleet's OpenAI-compatible server spells
+	// them), so customers cannot spend the operator's model budget on any model its key
+	// reaches. An empty list (the default) means the deployment offers no choice: every
+	// call runs on the fleet's `LLM_MODEL`, and a draft naming any model is 400. The
+	// default model itself is not listed: a draft names it by leaving `model` empty.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/models (the `ListModels` operationId).
+	ListModelsWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*ListModelsResponse, error)
+
 	// ListSessionsWithResponse List sessions
 	//
 	// The account's sessions, newest first, without participant tokens; `status` keeps those with that status now.
@@ -12777,7 +13298,8 @@ type ClientWithResponsesInterface interface {
 	// when `mode` is `assistant`), `parameter_invalid` (`platform_handle` not of a form
 	// the line's platform dials, or blank in mode `assistant`; `media`, `mode`,
 	// `line_id`; `assistant_id` or `variables` given with mode `human`; `variables` or
-	// `variables[<name>]` out of bounds); 403
+	// `variables[<name>]` out of bounds, or `variables` rendering the greeting or system
+	// prompt past its limit); 403
 	// `live_key_required` when an `sk_test_` key calls from a line that is not on the
 	// `sim` platform; 404 `resource_not_found` (`param: line_id` or
 	// `assistant_id`); 409 `assistant_archived`, `assistant_not_published`; 422 `no_line`
@@ -12808,7 +13330,8 @@ type ClientWithResponsesInterface interface {
 	// when `mode` is `assistant`), `parameter_invalid` (`platform_handle` not of a form
 	// the line's platform dials, or blank in mode `assistant`; `media`, `mode`,
 	// `line_id`; `assistant_id` or `variables` given with mode `human`; `variables` or
-	// `variables[<name>]` out of bounds); 403
+	// `variables[<name>]` out of bounds, or `variables` rendering the greeting or system
+	// prompt past its limit); 403
 	// `live_key_required` when an `sk_test_` key calls from a line that is not on the
 	// `sim` platform; 404 `resource_not_found` (`param: line_id` or
 	// `assistant_id`); 409 `assistant_archived`, `assistant_not_published`; 422 `no_line`
@@ -13002,6 +13525,28 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with PATCH /v1/sip_trunks/{id} (the `UpdateSipTrunk` operationId).
 	UpdateSipTrunkWithResponse(ctx context.Context, id SipTrunkPathID, body UpdateSipTrunkJSONRequestBody, reqEditors ...RequestEditorFn) (*UpdateSipTrunkResponse, error)
+
+	// GetUsageWithResponse Usage per day
+	//
+	// What the account's calls used, summed per UTC day over a range of days: every
+	// day from the day `created[gte]` falls on to the day `created[lte]` falls on, both
+	// included and listed oldest first (a day without calls has zeros), and their total.
+	// A call counts on the UTC day it started (its `started_at`, the time the
+	// `created[...]` filters of `GET /v1/calls` read), once, when it is over; an
+	// assistant call's speech and model figures are added when the persona worker's
+	// final report is in, usually within seconds of the end, to the same day. The sums
+	// are the calls' `usage` objects (`CallUsage`), kept in an aggregate written with
+	// each call record, so this reads one record per day, never the calls.
+	//
+	// Without `created[gte]`, the 30 days ending on `created[lte]`'s day; without
+	// `created[lte]`, today (UTC). At most 92 days: a longer range is 400
+	// `parameter_invalid` (`created[gte]`), and so is a `created[lte]` before
+	// `created[gte]` (`created[lte]`) or a value that is not a time.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/usage (the `GetUsage` operationId).
+	GetUsageWithResponse(ctx context.Context, params *GetUsageParams, reqEditors ...RequestEditorFn) (*GetUsageResponse, error)
 
 	// ListVoicesWithResponse List the voices the deployment offers
 	//
@@ -16180,8 +16725,8 @@ func (r AnswerCallResponse) ContentType() string {
 	return ""
 }
 
-// TransferCallResponse200Headers the declared response headers of an HTTP 200 response for TransferCall
-type TransferCallResponse200Headers struct {
+// TransferCallResponse202Headers the declared response headers of an HTTP 202 response for TransferCall
+type TransferCallResponse202Headers struct {
 	IdempotentReplayed *string
 	RequestId          RequestID
 }
@@ -16236,17 +16781,11 @@ type TransferCallResponse500Headers struct {
 	RequestId RequestID
 }
 
-// TransferCallResponse502Headers the declared response headers of an HTTP 502 response for TransferCall
-type TransferCallResponse502Headers struct {
-	IdempotentReplayed *string
-	RequestId          RequestID
-}
-
 type TransferCallResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
-	// JSON200 the response for an HTTP 200 `application/json` response
-	JSON200 *Call
+	// JSON202 the response for an HTTP 202 `application/json` response
+	JSON202 *Call
 	// JSON400 the response for an HTTP 400 `application/json` response
 	JSON400 *BadRequestPost
 	// JSON401 the response for an HTTP 401 `application/json` response
@@ -16265,10 +16804,8 @@ type TransferCallResponse struct {
 	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
-	// JSON502 the response for an HTTP 502 `application/json` response
-	JSON502 *Upstream
-	// Headers200 the parsed response headers for an HTTP 200 response
-	Headers200 *TransferCallResponse200Headers
+	// Headers202 the parsed response headers for an HTTP 202 response
+	Headers202 *TransferCallResponse202Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
 	Headers400 *TransferCallResponse400Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
@@ -16287,13 +16824,11 @@ type TransferCallResponse struct {
 	Headers429 *TransferCallResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *TransferCallResponse500Headers
-	// Headers502 the parsed response headers for an HTTP 502 response
-	Headers502 *TransferCallResponse502Headers
 }
 
-// GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r TransferCallResponse) GetJSON200() *Call {
-	return r.JSON200
+// GetJSON202 returns the response for an HTTP 202 `application/json` response
+func (r TransferCallResponse) GetJSON202() *Call {
+	return r.JSON202
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
@@ -16339,11 +16874,6 @@ func (r TransferCallResponse) GetJSON429() *RateLimited {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r TransferCallResponse) GetJSON500() *InternalError {
 	return r.JSON500
-}
-
-// GetJSON502 returns the response for an HTTP 502 `application/json` response
-func (r TransferCallResponse) GetJSON502() *Upstream {
-	return r.JSON502
 }
 
 // GetBody returns the raw response body bytes
@@ -17791,6 +18321,139 @@ func (r AssignLineAssistantResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r AssignLineAssistantResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// ListModelsResponse200Headers the declared response headers of an HTTP 200 response for ListModels
+type ListModelsResponse200Headers struct {
+	RequestId RequestID
+}
+
+// ListModelsResponse400Headers the declared response headers of an HTTP 400 response for ListModels
+type ListModelsResponse400Headers struct {
+	RequestId RequestID
+}
+
+// ListModelsResponse401Headers the declared response headers of an HTTP 401 response for ListModels
+type ListModelsResponse401Headers struct {
+	RequestId RequestID
+}
+
+// ListModelsResponse413Headers the declared response headers of an HTTP 413 response for ListModels
+type ListModelsResponse413Headers struct {
+	RequestId RequestID
+}
+
+// ListModelsResponse415Headers the declared response headers of an HTTP 415 response for ListModels
+type ListModelsResponse415Headers struct {
+	RequestId RequestID
+}
+
+// ListModelsResponse429Headers the declared response headers of an HTTP 429 response for ListModels
+type ListModelsResponse429Headers struct {
+	RequestId  RequestID
+	RetryAfter int
+}
+
+// ListModelsResponse500Headers the declared response headers of an HTTP 500 response for ListModels
+type ListModelsResponse500Headers struct {
+	RequestId RequestID
+}
+
+type ListModelsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *ModelList
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *PayloadTooLarge
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *UnsupportedMediaType
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *ListModelsResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *ListModelsResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *ListModelsResponse401Headers
+	// Headers413 the parsed response headers for an HTTP 413 response
+	Headers413 *ListModelsResponse413Headers
+	// Headers415 the parsed response headers for an HTTP 415 response
+	Headers415 *ListModelsResponse415Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ListModelsResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *ListModelsResponse500Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListModelsResponse) GetJSON200() *ModelList {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r ListModelsResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r ListModelsResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r ListModelsResponse) GetJSON413() *PayloadTooLarge {
+	return r.JSON413
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r ListModelsResponse) GetJSON415() *UnsupportedMediaType {
+	return r.JSON415
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r ListModelsResponse) GetJSON429() *RateLimited {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r ListModelsResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r ListModelsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListModelsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListModelsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListModelsResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -19528,6 +20191,139 @@ func (r UpdateSipTrunkResponse) ContentType() string {
 	return ""
 }
 
+// GetUsageResponse200Headers the declared response headers of an HTTP 200 response for GetUsage
+type GetUsageResponse200Headers struct {
+	RequestId RequestID
+}
+
+// GetUsageResponse400Headers the declared response headers of an HTTP 400 response for GetUsage
+type GetUsageResponse400Headers struct {
+	RequestId RequestID
+}
+
+// GetUsageResponse401Headers the declared response headers of an HTTP 401 response for GetUsage
+type GetUsageResponse401Headers struct {
+	RequestId RequestID
+}
+
+// GetUsageResponse413Headers the declared response headers of an HTTP 413 response for GetUsage
+type GetUsageResponse413Headers struct {
+	RequestId RequestID
+}
+
+// GetUsageResponse415Headers the declared response headers of an HTTP 415 response for GetUsage
+type GetUsageResponse415Headers struct {
+	RequestId RequestID
+}
+
+// GetUsageResponse429Headers the declared response headers of an HTTP 429 response for GetUsage
+type GetUsageResponse429Headers struct {
+	RequestId  RequestID
+	RetryAfter int
+}
+
+// GetUsageResponse500Headers the declared response headers of an HTTP 500 response for GetUsage
+type GetUsageResponse500Headers struct {
+	RequestId RequestID
+}
+
+type GetUsageResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *UsageReport
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *PayloadTooLarge
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *UnsupportedMediaType
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetUsageResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *GetUsageResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *GetUsageResponse401Headers
+	// Headers413 the parsed response headers for an HTTP 413 response
+	Headers413 *GetUsageResponse413Headers
+	// Headers415 the parsed response headers for an HTTP 415 response
+	Headers415 *GetUsageResponse415Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetUsageResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *GetUsageResponse500Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetUsageResponse) GetJSON200() *UsageReport {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r GetUsageResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetUsageResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r GetUsageResponse) GetJSON413() *PayloadTooLarge {
+	return r.JSON413
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r GetUsageResponse) GetJSON415() *UnsupportedMediaType {
+	return r.JSON415
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r GetUsageResponse) GetJSON429() *RateLimited {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r GetUsageResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r GetUsageResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetUsageResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetUsageResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetUsageResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // ListVoicesResponse200Headers the declared response headers of an HTTP 200 response for ListVoices
 type ListVoicesResponse200Headers struct {
 	RequestId RequestID
@@ -21118,7 +21914,8 @@ func (c *ClientWithResponses) UpdateCallWithResponse(ctx context.Context, id Cal
 // Variables), and answers like a decline: the call object, `decision: assistant`.
 // 400 `parameter_missing` or `parameter_invalid` (`action`; `assistant` on a line
 // that had no assistant when the call rang; `variables` without `action: assistant`
-// or out of bounds, naming `variables` or `variables[<name>]`);
+// or out of bounds, naming `variables` or `variables[<name>]`, or rendering the line's
+// assistant's greeting or system prompt past its limit, naming `variables`);
 // 409 `call_not_answerable` also for a call of this account that has no answer to
 // make (outbound, or inbound on a line that did not ask): its message names the
 // call's direction and status, as `GET /v1/calls/{id}` shows them.
@@ -21146,7 +21943,8 @@ func (c *ClientWithResponses) AnswerCallWithBodyWithResponse(ctx context.Context
 // Variables), and answers like a decline: the call object, `decision: assistant`.
 // 400 `parameter_missing` or `parameter_invalid` (`action`; `assistant` on a line
 // that had no assistant when the call rang; `variables` without `action: assistant`
-// or out of bounds, naming `variables` or `variables[<name>]`);
+// or out of bounds, naming `variables` or `variables[<name>]`, or rendering the line's
+// assistant's greeting or system prompt past its limit, naming `variables`);
 // 409 `call_not_answerable` also for a call of this account that has no answer to
 // make (outbound, or inbound on a line that did not ask): its message names the
 // call's direction and status, as `GET /v1/calls/{id}` shows them.
@@ -21168,14 +21966,17 @@ func (c *ClientWithResponses) AnswerCallWithResponse(ctx context.Context, id Cal
 // Hands a live call over to `to`, an E.164 number or a SIP URI
 // (`sip:agent@pbx.example.com`), through its platform: on a SIP line, a SIP REFER
 // to the caller's side, which calls the destination through its own provider. The
-// answer comes once the destination answered: 200 with the call record, ended with
-// `end_reason: "transferred"` and its `transfer` completed (the call has left
-// Bridgeline). A transfer that fails (refused, unanswered within 40 s) keeps the
-// call as it was and answers 409 `transfer_failed`, the record's `transfer` saying
-// `failed`. 409 `transfer_not_supported` on a platform that cannot transfer (the
-// sim); 409 `call_not_active` for a call that is not live (ringing, ended);
-// 400 `parameter_invalid` on `to`; 502 `upstream_unavailable` when the platform did
-// not answer.
+// destination may ring for up to 40 s, so the answer does not wait for it: 202
+// with the call record, its `transfer` `pending`. The outcome lands in the record
+// (read it with `GET /v1/calls/{id}`): when the destination answers, or the
+// caller's side leaves the call for it after the REFER, the transfer is
+// `completed` and the call ends with `end_reason: "transferred"` (`call.ended`
+// goes out); when the destination refuses or does not answer within 40 s, the
+// transfer is `failed` with its `failure`, and the call goes on as it was. While a
+// transfer is pending another is 409 `call_not_active`. 409
+// `transfer_not_supported` on a platform that cannot transfer (the sim); 409
+// `call_not_active` for a call that is not live (ringing, ended); 400
+// `parameter_invalid` on `to`.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -21193,14 +21994,17 @@ func (c *ClientWithResponses) TransferCallWithBodyWithResponse(ctx context.Conte
 // Hands a live call over to `to`, an E.164 number or a SIP URI
 // (`sip:agent@pbx.example.com`), through its platform: on a SIP line, a SIP REFER
 // to the caller's side, which calls the destination through its own provider. The
-// answer comes once the destination answered: 200 with the call record, ended with
-// `end_reason: "transferred"` and its `transfer` completed (the call has left
-// Bridgeline). A transfer that fails (refused, unanswered within 40 s) keeps the
-// call as it was and answers 409 `transfer_failed`, the record's `transfer` saying
-// `failed`. 409 `transfer_not_supported` on a platform that cannot transfer (the
-// sim); 409 `call_not_active` for a call that is not live (ringing, ended);
-// 400 `parameter_invalid` on `to`; 502 `upstream_unavailable` when the platform did
-// not answer.
+// destination may ring for up to 40 s, so the answer does not wait for it: 202
+// with the call record, its `transfer` `pending`. The outcome lands in the record
+// (read it with `GET /v1/calls/{id}`): when the destination answers, or the
+// caller's side leaves the call for it after the REFER, the transfer is
+// `completed` and the call ends with `end_reason: "transferred"` (`call.ended`
+// goes out); when the destination refuses or does not answer within 40 s, the
+// transfer is `failed` with its `failure`, and the call goes on as it was. While a
+// transfer is pending another is 409 `call_not_active`. 409
+// `transfer_not_supported` on a platform that cannot transfer (the sim); 409
+// `call_not_active` for a call that is not live (ringing, ended); 400
+// `parameter_invalid` on `to`.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -21230,11 +22034,17 @@ func (c *ClientWithResponses) ListEventsWithResponse(ctx context.Context, params
 
 // GetEventWithResponse Get an event with its delivery attempts
 //
+// The event with one page of its delivery attempts, oldest first: at most
+// `attempts_limit` (default 20, at most 100). `has_more_attempts` says another page
+// follows; ask for it with `attempts_starting_after` set to the last attempt's `id`.
+// An event has at most 11 deliveries per endpoint (the first and 10 redeliveries),
+// each retried on its schedule, so pages bound the answer whatever the history.
+//
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with GET /v1/events/{id} (the `GetEvent` operationId).
-func (c *ClientWithResponses) GetEventWithResponse(ctx context.Context, id EventPathID, reqEditors ...RequestEditorFn) (*GetEventResponse, error) {
-	rsp, err := c.GetEvent(ctx, id, reqEditors...)
+func (c *ClientWithResponses) GetEventWithResponse(ctx context.Context, id EventPathID, params *GetEventParams, reqEditors ...RequestEditorFn) (*GetEventResponse, error) {
+	rsp, err := c.GetEvent(ctx, id, params, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
@@ -21484,6 +22294,27 @@ func (c *ClientWithResponses) AssignLineAssistantWithResponse(ctx context.Contex
 	return ParseAssignLineAssistantResponse(rsp)
 }
 
+// ListModelsWithResponse List the language models the deployment offers
+//
+// Every model a draft's `model` may name beside the empty default, in one page
+// (`has_more` is false). Takes no query parameters. The operator lists them in
+// `LLM_MODELS` (comma-separated names, as the fleet's OpenAI-compatible server spells
+// them), so customers cannot spend the operator's model budget on any model its key
+// reaches. An empty list (the default) means the deployment offers no choice: every
+// call runs on the fleet's `LLM_MODEL`, and a draft naming any model is 400. The
+// default model itself is not listed: a draft names it by leaving `model` empty.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/models (the `ListModels` operationId).
+func (c *ClientWithResponses) ListModelsWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*ListModelsResponse, error) {
+	rsp, err := c.ListModels(ctx, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListModelsResponse(rsp)
+}
+
 // ListSessionsWithResponse List sessions
 //
 // The account's sessions, newest first, without participant tokens; `status` keeps those with that status now.
@@ -21516,7 +22347,8 @@ func (c *ClientWithResponses) ListSessionsWithResponse(ctx context.Context, para
 // when `mode` is `assistant`), `parameter_invalid` (`platform_handle` not of a form
 // the line's platform dials, or blank in mode `assistant`; `media`, `mode`,
 // `line_id`; `assistant_id` or `variables` given with mode `human`; `variables` or
-// `variables[<name>]` out of bounds); 403
+// `variables[<name>]` out of bounds, or `variables` rendering the greeting or system
+// prompt past its limit); 403
 // `live_key_required` when an `sk_test_` key calls from a line that is not on the
 // `sim` platform; 404 `resource_not_found` (`param: line_id` or
 // `assistant_id`); 409 `assistant_archived`, `assistant_not_published`; 422 `no_line`
@@ -21553,7 +22385,8 @@ func (c *ClientWithResponses) CreateSessionWithBodyWithResponse(ctx context.Cont
 // when `mode` is `assistant`), `parameter_invalid` (`platform_handle` not of a form
 // the line's platform dials, or blank in mode `assistant`; `media`, `mode`,
 // `line_id`; `assistant_id` or `variables` given with mode `human`; `variables` or
-// `variables[<name>]` out of bounds); 403
+// `variables[<name>]` out of bounds, or `variables` rendering the greeting or system
+// prompt past its limit); 403
 // `live_key_required` when an `sk_test_` key calls from a line that is not on the
 // `sim` platform; 404 `resource_not_found` (`param: line_id` or
 // `assistant_id`); 409 `assistant_archived`, `assistant_not_published`; 422 `no_line`
@@ -21830,6 +22663,34 @@ func (c *ClientWithResponses) UpdateSipTrunkWithResponse(ctx context.Context, id
 		return nil, err
 	}
 	return ParseUpdateSipTrunkResponse(rsp)
+}
+
+// GetUsageWithResponse Usage per day
+//
+// What the account's calls used, summed per UTC day over a range of days: every
+// day from the day `created[gte]` falls on to the day `created[lte]` falls on, both
+// included and listed oldest first (a day without calls has zeros), and their total.
+// A call counts on the UTC day it started (its `started_at`, the time the
+// `created[...]` filters of `GET /v1/calls` read), once, when it is over; an
+// assistant call's speech and model figures are added when the persona worker's
+// final report is in, usually within seconds of the end, to the same day. The sums
+// are the calls' `usage` objects (`CallUsage`), kept in an aggregate written with
+// each call record, so this reads one record per day, never the calls.
+//
+// Without `created[gte]`, the 30 days ending on `created[lte]`'s day; without
+// `created[lte]`, today (UTC). At most 92 days: a longer range is 400
+// `parameter_invalid` (`created[gte]`), and so is a `created[lte]` before
+// `created[gte]` (`created[lte]`) or a value that is not a time.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/usage (the `GetUsage` operationId).
+func (c *ClientWithResponses) GetUsageWithResponse(ctx context.Context, params *GetUsageParams, reqEditors ...RequestEditorFn) (*GetUsageResponse, error) {
+	rsp, err := c.GetUsage(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetUsageResponse(rsp)
 }
 
 // ListVoicesWithResponse List the voices the deployment offers
@@ -25733,12 +26594,12 @@ func ParseTransferCallResponse(rsp *http.Response) (*TransferCallResponse, error
 	}
 
 	switch {
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 202:
 		var dest Call
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
-		response.JSON200 = &dest
+		response.JSON202 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
 		var dest BadRequestPost
@@ -25803,18 +26664,11 @@ func ParseTransferCallResponse(rsp *http.Response) (*TransferCallResponse, error
 		}
 		response.JSON500 = &dest
 
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 502:
-		var dest Upstream
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.JSON502 = &dest
-
 	}
 
 	switch {
-	case rsp.StatusCode == 200:
-		var headers TransferCallResponse200Headers
+	case rsp.StatusCode == 202:
+		var headers TransferCallResponse202Headers
 		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -25829,7 +26683,7 @@ func ParseTransferCallResponse(rsp *http.Response) (*TransferCallResponse, error
 			}
 			headers.RequestId = value
 		}
-		response.Headers200 = &headers
+		response.Headers202 = &headers
 	case rsp.StatusCode == 400:
 		var headers TransferCallResponse400Headers
 		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
@@ -25955,23 +26809,6 @@ func ParseTransferCallResponse(rsp *http.Response) (*TransferCallResponse, error
 			headers.RequestId = value
 		}
 		response.Headers500 = &headers
-	case rsp.StatusCode == 502:
-		var headers TransferCallResponse502Headers
-		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
-				return nil, err
-			}
-			headers.IdempotentReplayed = &value
-		}
-		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
-			var value RequestID
-			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
-				return nil, err
-			}
-			headers.RequestId = value
-		}
-		response.Headers502 = &headers
 	}
 
 	return response, nil
@@ -27656,6 +28493,154 @@ func ParseAssignLineAssistantResponse(rsp *http.Response) (*AssignLineAssistantR
 		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers AssignLineAssistantResponse500Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers500 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseListModelsResponse parses an HTTP response from a ListModelsWithResponse call
+func ParseListModelsResponse(rsp *http.Response) (*ListModelsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListModelsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest ModelList
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest PayloadTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest UnsupportedMediaType
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers ListModelsResponse200Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers ListModelsResponse400Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers ListModelsResponse401Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 413:
+		var headers ListModelsResponse413Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers413 = &headers
+	case rsp.StatusCode == 415:
+		var headers ListModelsResponse415Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers415 = &headers
+	case rsp.StatusCode == 429:
+		var headers ListModelsResponse429Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers ListModelsResponse500Headers
 		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
 			var value RequestID
 			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -29702,6 +30687,154 @@ func ParseUpdateSipTrunkResponse(rsp *http.Response) (*UpdateSipTrunkResponse, e
 		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers UpdateSipTrunkResponse500Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers500 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetUsageResponse parses an HTTP response from a GetUsageWithResponse call
+func ParseGetUsageResponse(rsp *http.Response) (*GetUsageResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetUsageResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest UsageReport
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest PayloadTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest UnsupportedMediaType
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers GetUsageResponse200Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers GetUsageResponse400Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers GetUsageResponse401Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 413:
+		var headers GetUsageResponse413Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers413 = &headers
+	case rsp.StatusCode == 415:
+		var headers GetUsageResponse415Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers415 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetUsageResponse429Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers GetUsageResponse500Headers
 		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
 			var value RequestID
 			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {

@@ -140,6 +140,15 @@ func (c *Client) ListVoices(ctx context.Context, opts ...RequestEditorFn) (*Voic
 	return answer(r.HTTPResponse, r.Body, r.JSON200)
 }
 
+// ListModels returns the language models the deployment offers (GET /v1/models).
+func (c *Client) ListModels(ctx context.Context, opts ...RequestEditorFn) (*ModelList, error) {
+	r, err := c.Generated.ListModelsWithResponse(ctx, opts...)
+	if err != nil {
+		return nil, err
+	}
+	return answer(r.HTTPResponse, r.Body, r.JSON200)
+}
+
 // Lines.
 
 // ListLines returns one page of the account's lines (GET /v1/lines); Lines walks every
@@ -274,6 +283,16 @@ func (c *Client) ListCalls(ctx context.Context, params *ListCallsParams, opts ..
 	return answer(r.HTTPResponse, r.Body, r.JSON200)
 }
 
+// GetUsage returns the account's usage per UTC day over a range of at most 92 days, and
+// its total (GET /v1/usage).
+func (c *Client) GetUsage(ctx context.Context, params *GetUsageParams, opts ...RequestEditorFn) (*UsageReport, error) {
+	r, err := c.Generated.GetUsageWithResponse(ctx, params, opts...)
+	if err != nil {
+		return nil, err
+	}
+	return answer(r.HTTPResponse, r.Body, r.JSON200)
+}
+
 // CallAnswer is what AnswerCall answers: Session when the call was accepted (the room's
 // session payload, for your client), Call when it was declined or handed to the
 // assistant (the call record with its decision). Exactly one is set.
@@ -312,9 +331,11 @@ func (c *Client) ListEvents(ctx context.Context, params *ListEventsParams, opts 
 	return answer(r.HTTPResponse, r.Body, r.JSON200)
 }
 
-// GetEvent returns an event with its delivery attempts (GET /v1/events/{id}).
-func (c *Client) GetEvent(ctx context.Context, id string, opts ...RequestEditorFn) (*EventWithAttempts, error) {
-	r, err := c.Generated.GetEventWithResponse(ctx, id, opts...)
+// GetEvent returns an event with a page of its delivery attempts (GET /v1/events/{id}):
+// params' AttemptsLimit and AttemptsStartingAfter page them (nil: the first 20);
+// has_more_attempts says another page follows.
+func (c *Client) GetEvent(ctx context.Context, id string, params *GetEventParams, opts ...RequestEditorFn) (*EventWithAttempts, error) {
+	r, err := c.Generated.GetEventWithResponse(ctx, id, params, opts...)
 	if err != nil {
 		return nil, err
 	}
@@ -447,13 +468,14 @@ func (c *Client) DeleteLine(ctx context.Context, id string, opts ...RequestEdito
 }
 
 // TransferCall hands a live call to a number or SIP URI (POST /v1/calls/{id}/transfer)
-// and returns the call once the destination answered; transfer_failed keeps the call.
+// and returns the call at once, its transfer pending; the outcome (completed, the call
+// ended as transferred, or failed, the call going on) lands in the record (GetCall).
 func (c *Client) TransferCall(ctx context.Context, id string, body CallTransferRequest, opts ...RequestEditorFn) (*Call, error) {
 	r, err := c.Generated.TransferCallWithResponse(ctx, id, nil, body, opts...)
 	if err != nil {
 		return nil, err
 	}
-	return answer(r.HTTPResponse, r.Body, r.JSON200)
+	return answer(r.HTTPResponse, r.Body, r.JSON202)
 }
 
 // CreateSipTrunk connects a SIP provider to the account (POST /v1/sip_trunks); its

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/bridgeline/bridgeline/shared/apierr"
 	"github.com/bridgeline/bridgeline/shared/assistant"
@@ -22,7 +23,7 @@ func newService(t *testing.T) (*assistant.Service, *sqlite.Store) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
-	return &assistant.Service{Store: st, HostedVoices: []string{"nova"}, Now: time.Now}, st
+	return &assistant.Service{Store: st, HostedVoices: []string{"nova"}, Models: []string{"meta-llama/Llama-3.1-8B-Instruct", "gpt-4o-mini"}, Now: time.Now}, st
 }
 
 func ptr[T any](v T) *T { return &v }
@@ -72,12 +73,84 @@ func TestFieldRules(t *testing.T) {
 		{"unknown position", assistant.Fields{Name: ptr("A"), Framing: &persona.Framing{Shot: persona.ShotWide, Position: "up"}}, apierr.CodeParameterInvalid, "framing.position"},
 		{"a hosted voice offered", assistant.Fields{Name: ptr("A"), Voice: ptr("hosted-nova")}, "", ""},
 		{"a hosted voice not offered", assistant.Fields{Name: ptr("A"), Voice: ptr("hosted-echo")}, apierr.CodeParameterInvalid, "voice"},
-		{"a model name", assistant.Fields{Name: ptr("A"), Model: ptr("meta-llama/Llama-3.1-8B-Instruct")}, "", ""},
+		{"a model offered", assistant.Fields{Name: ptr("A"), Model: ptr("meta-llama/Llama-3.1-8B-Instruct")}, "", ""},
+		{"a model not offered", assistant.Fields{Name: ptr("A"), Model: ptr("gpt-4o")}, apierr.CodeParameterInvalid, "model"},
+		{"the default model", assistant.Fields{Name: ptr("A"), Model: ptr("")}, "", ""},
 		{"a model with a space", assistant.Fields{Name: ptr("A"), Model: ptr("gpt 4")}, apierr.CodeParameterInvalid, "model"},
 		{"a model past the limit", assistant.Fields{Name: ptr("A"), Model: ptr(strings.Repeat("m", assistant.MaxModelLen+1))}, apierr.CodeParameterInvalid, "model"},
 	} {
 		_, err := svc.Create(context.Background(), acct, tc.fields)
 		wantCode(t, tc.name, err, tc.code, tc.param)
+	}
+}
+
+// TestModelAllowList: a version's model is one the operator offers (LLM_MODELS) or empty,
+// at create, at every draft update and at publish (the list may shrink after the draft
+// was saved); a deployment that offers none lets no draft name a model.
+func TestModelAllowList(t *testing.T) {
+	svc, _ := newService(t)
+	ctx, acct := context.Background(), ident.New("acct")
+	f := complete("Ada")
+	f.Model = ptr("gpt-4o-mini")
+	a, err := svc.Create(ctx, acct, f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = svc.Update(ctx, acct, a.ID, assistant.Fields{Model: ptr("gpt-4.5-preview")})
+	wantCode(t, "update to a model not offered", err, apierr.CodeParameterInvalid, "model")
+	if got, _ := svc.Get(ctx, acct, a.ID); got.Draft.Model != "gpt-4o-mini" {
+		t.Errorf("draft model after a refused update = %q, want gpt-4o-mini", got.Draft.Model)
+	}
+	svc.Models = []string{"meta-llama/Llama-3.1-8B-Instruct"} // the operator drops gpt-4o-mini
+	_, err = svc.Publish(ctx, acct, a.ID)
+	wantCode(t, "publish of a model no longer offered", err, apierr.CodeParameterInvalid, "model")
+	if _, err := svc.Update(ctx, acct, a.ID, assistant.Fields{Model: ptr("meta-llama/Llama-3.1-8B-Instruct")}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := svc.Publish(ctx, acct, a.ID); err != nil {
+		t.Errorf("publish of an offered model = %v", err)
+	}
+	svc.Models = nil // no LLM_MODELS: no choice
+	_, err = svc.Create(ctx, acct, assistant.Fields{Name: ptr("B"), Model: ptr("gpt-4o-mini")})
+	wantCode(t, "a model with no list", err, apierr.CodeParameterInvalid, "model")
+	_, err = svc.Publish(ctx, acct, a.ID)
+	wantCode(t, "publish with no list", err, apierr.CodeParameterInvalid, "model")
+	if _, err := svc.Create(ctx, acct, assistant.Fields{Name: ptr("C"), Model: ptr("")}); err != nil {
+		t.Errorf("the default model with no list = %v", err)
+	}
+}
+
+// TestRenderedWithinFieldLimits: a call's values may each be within bounds and still
+// render a text past its field limit (a placeholder used many times); Rendered refuses
+// that on "variables", and RenderedWithin cuts the texts to the limits.
+func TestRenderedWithinFieldLimits(t *testing.T) {
+	v := assistant.Version{Greeting: strings.Repeat("{{a}}", 5), SystemPrompt: strings.Repeat("{{a}}", 41)}
+	for _, tc := range []struct {
+		name      string
+		value     string
+		wantParam string
+	}{
+		{"the greeting at its limit", strings.Repeat("é", assistant.MaxGreetingLen/5), ""},
+		{"the greeting past its limit", strings.Repeat("é", assistant.MaxGreetingLen/5+1), "variables"},
+		{"short values", "Ada", ""},
+	} {
+		g, p, err := v.Rendered(map[string]string{"a": tc.value})
+		if tc.wantParam == "" {
+			wantCode(t, tc.name, err, "", "")
+		} else {
+			wantCode(t, tc.name, err, apierr.CodeParameterInvalid, tc.wantParam)
+		}
+		if g != strings.Repeat(tc.value, 5) || p != strings.Repeat(tc.value, 41) {
+			t.Errorf("%s: rendered texts of %d and %d characters", tc.name, len(g), len(p))
+		}
+	}
+	// 41 values of 500 characters: a system prompt of 20,500, past 20,000.
+	_, _, err := v.Rendered(map[string]string{"a": strings.Repeat("x", 500)})
+	wantCode(t, "the system prompt past its limit", err, apierr.CodeParameterInvalid, "variables")
+	g, p, ok := v.RenderedWithin(map[string]string{"a": strings.Repeat("é", 500)})
+	if ok || utf8.RuneCountInString(g) != assistant.MaxGreetingLen || utf8.RuneCountInString(p) != assistant.MaxSystemPromptLen {
+		t.Errorf("RenderedWithin = %d, %d characters, %v; want cut to %d, %d", utf8.RuneCountInString(g), utf8.RuneCountInString(p), ok,
+			assistant.MaxGreetingLen, assistant.MaxSystemPromptLen)
 	}
 }
 

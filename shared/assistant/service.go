@@ -23,7 +23,7 @@ const (
 	MaxNameLen         = 200
 	MaxSystemPromptLen = 20000
 	MaxGreetingLen     = 2000
-	MaxModelLen        = 128
+	MaxModelLen        = persona.MaxModelLen
 )
 
 // Fields is the draft content a create or a patch carries; nil means "not given".
@@ -65,6 +65,9 @@ type Service struct {
 	// HostedVoices are the hosted speech API's voices the deployment offers (TTS_VOICES),
 	// beside persona.LocalVoices; a draft's voice must be one of Voices().
 	HostedVoices []string
+	// Models are the language models a version may name (LLM_MODELS) beside the fleet's
+	// default; empty: a version names none. GET /v1/models lists them.
+	Models []string
 	// Secrets seals the tool secrets at rest; nil stores them in clear (unit tests only).
 	Secrets Sealer
 	// Destinations says where a tool's URL may point, as for webhook endpoints
@@ -113,7 +116,7 @@ func (s *Service) Create(ctx context.Context, accountID string, f Fields) (Assis
 
 // check validates f and normalises its tools (parameters compacted, defaults filled).
 func (s *Service) check(f *Fields) error {
-	if err := f.validate(s.Voices()); err != nil {
+	if err := f.validate(s.Voices(), s.Models); err != nil {
 		return err
 	}
 	c := f.Calls
@@ -216,6 +219,10 @@ func (s *Service) Publish(ctx context.Context, accountID, id string) (Assistant,
 		}
 		if err := validVoice(a.Draft.Voice, s.Voices()); err != nil {
 			// The deployment stopped offering the draft's voice (TTS_VOICES changed).
+			return err
+		}
+		if err := validModel(a.Draft.Model, s.Models); err != nil {
+			// The deployment stopped offering the draft's model (LLM_MODELS changed).
 			return err
 		}
 		names, err := a.Draft.placeholders()
@@ -355,7 +362,7 @@ func archived(id string) error {
 	return apierr.New(apierr.CodeAssistantArchived, fmt.Sprintf("assistant %s is archived and read-only", id))
 }
 
-func (f Fields) validate(voices []persona.Voice) error {
+func (f Fields) validate(voices []persona.Voice, models []string) error {
 	if f.Recording != nil {
 		if err := ValidRecording("recording", *f.Recording); err != nil {
 			return err
@@ -407,7 +414,7 @@ func (f Fields) validate(voices []persona.Voice) error {
 		}
 	}
 	if f.Model != nil {
-		if err := validModel(*f.Model); err != nil {
+		if err := validModel(*f.Model, models); err != nil {
 			return err
 		}
 	}
@@ -461,21 +468,20 @@ func validVoice(id string, voices []persona.Voice) error {
 	return apierr.Invalid("voice", fmt.Sprintf("unknown voice %q; see GET /v1/voices", id))
 }
 
-// validModel: empty (the fleet's default) or a model name as OpenAI-compatible servers
-// spell them ("gpt-4o-mini", "llama3.1:8b", "meta-llama/Llama-3.1-8B-Instruct"): letters,
-// digits and . _ - : / @ +, at most MaxModelLen characters. The name goes into the
-// worker's requests, so nothing else (spaces, quotes, control characters) is let through.
-func validModel(m string) error {
+// validModel: empty (the fleet's default, LLM_MODEL) or one of the models the operator
+// offers (LLM_MODELS). With no list, no model can be named.
+func validModel(m string, offered []string) error {
 	if m == "" {
 		return nil
 	}
-	if len(m) > MaxModelLen {
-		return apierr.Invalid("model", fmt.Sprintf("model must be at most %d characters", MaxModelLen))
+	if p := persona.ModelNameProblem(m); p != "" {
+		return apierr.Invalid("model", "model "+p)
 	}
-	if strings.IndexFunc(m, func(r rune) bool {
-		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("._-:/@+", r))
-	}) >= 0 {
-		return apierr.Invalid("model", "model must be letters, digits and . _ - : / @ + only")
+	if !slices.Contains(offered, m) {
+		if len(offered) == 0 {
+			return apierr.Invalid("model", fmt.Sprintf("model %q is not offered: this deployment offers no model choice (LLM_MODELS is empty), so leave model empty; see GET /v1/models", m))
+		}
+		return apierr.Invalid("model", fmt.Sprintf("model %q is not offered by this deployment; see GET /v1/models", m))
 	}
 	return nil
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/bridgeline/bridgeline/shared/listing"
 	"github.com/bridgeline/bridgeline/shared/metadata"
 	"github.com/bridgeline/bridgeline/shared/persona"
+	"github.com/bridgeline/bridgeline/shared/usage"
 )
 
 // Directions.
@@ -151,6 +152,13 @@ type Call struct {
 	// Transfer is the call's latest transfer, if it had one.
 	Transfer *Transfer `json:"transfer,omitempty"`
 
+	// Usage is set when the call ends (usage.go); the worker's counts come with its
+	// ended report, which may come after.
+	Usage *Usage `json:"usage,omitempty"`
+	// UsageCounted is what the account's daily usage (shared/usage) holds of this call;
+	// nil before the first write that counted it. Internal: not in the API's object.
+	UsageCounted *usage.Counts `json:"usage_counted,omitempty"`
+
 	// Metadata is the customer's key-value pairs (shared/metadata): a copy of its
 	// session's for an outbound call, none at first for an inbound one.
 	Metadata metadata.Metadata `json:"metadata,omitempty"`
@@ -192,6 +200,7 @@ func (c *Call) End(status, reason, by string, t time.Time, newEventID func() str
 		d = max(0, t.Sub(*c.AnsweredAt).Milliseconds())
 	}
 	c.DurationMS = &d
+	c.setUsageDuration()
 	return c.EndedEvent(newEventID(), t), true
 }
 
@@ -272,7 +281,10 @@ func (q ListQuery) Matches(c Call) bool {
 // c.Revision is 0 (apierr.ErrConflict if its id or platform call id exists) and otherwise
 // updates it only if the stored revision is still c.Revision (apierr.ErrConflict if not);
 // the stored revision becomes c.Revision+1. evts are written to the event outbox in the
-// same transaction. QueueEvent returns apierr.ErrConflict for an event id it has.
+// same transaction, and so is what the call's usage adds to its account's day
+// (TakeUsageDue: a SaveCall, and a SaveSession with the call, apply it to the call they
+// write), so that a call is counted once however often its writes are retried.
+// QueueEvent returns apierr.ErrConflict for an event id it has.
 type Store interface {
 	SaveCall(ctx context.Context, c Call, evts []callevent.Event) error
 	// QueueEvent writes an event that goes with no change of a record (call.transcript)

@@ -94,6 +94,10 @@ type Config struct {
 	// offers, from TTS_VOICES (comma-separated names); GET /v1/voices lists them as
 	// hosted-<name> beside the local voices, and a draft may name them.
 	HostedVoices []string
+	// Models are the language models a version may name beside the fleet's default
+	// (LLM_MODELS, comma-separated names); GET /v1/models lists them. Empty: a version
+	// names no model, every call runs on the fleet's LLM_MODEL.
+	Models []string
 	// TTSBaseURL is the persona workers' hosted speech API; TTS_VOICES needs it when
 	// workers run in-process (on AWS it is the fleet's setting).
 	TTSBaseURL string
@@ -221,6 +225,9 @@ func Read(getenv func(string) string) (Config, error) {
 	integer("MAX_CONCURRENT_SESSIONS", &c.MaxConcurrentSessions)
 	var err error
 	if c.HostedVoices, err = persona.ParseHostedVoices(getenv("TTS_VOICES")); err != nil {
+		errs = append(errs, err.Error())
+	}
+	if c.Models, err = persona.ParseModels(getenv("LLM_MODELS")); err != nil {
 		errs = append(errs, err.Error())
 	}
 	str("TTS_BASE_URL", &c.TTSBaseURL)

@@ -49,6 +49,7 @@ var variableCases = map[string]struct {
 	"MAX_CONCURRENT_SESSIONS":            {"5", func(c Config) bool { return c.MaxConcurrentSessions == 5 }, "0"},
 	"JOIN_PAGE_URL":                      {"https://call.example.com/join", func(c Config) bool { return c.JoinPageURL == "https://call.example.com/join" }, "https://call.example.com/join#x"},
 	"TTS_VOICES":                         {"alloy,nova", func(c Config) bool { return slices.Equal(c.HostedVoices, []string{"alloy", "nova"}) }, "al loy"},
+	"LLM_MODELS":                         {"gpt-4o-mini, llama3.1:8b", func(c Config) bool { return slices.Equal(c.Models, []string{"gpt-4o-mini", "llama3.1:8b"}) }, "gpt 4o"},
 	// Not in the README's table: set by template.yaml for the AWS sweeper only.
 	"SWEEP_WINDOW_SECONDS": {"30", func(c Config) bool { return c.SweepWindow == 30*time.Second }, "never"},
 }

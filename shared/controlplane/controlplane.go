@@ -37,6 +37,7 @@ import (
 	"github.com/bridgeline/bridgeline/shared/siptrunk"
 	"github.com/bridgeline/bridgeline/shared/store"
 	"github.com/bridgeline/bridgeline/shared/toolcall"
+	"github.com/bridgeline/bridgeline/shared/usage"
 	"github.com/bridgeline/bridgeline/shared/webhookendpoint"
 )
 
@@ -95,6 +96,9 @@ type Deps struct {
 	// the processes that serve the page (the local stack, the join-page function); nil
 	// answers 503 on its route, so every other function links none of it.
 	JoinPage fs.FS
+	// Later runs the work that goes on after a request answered (session.WithLater):
+	// nil, a goroutine; a Lambda, which stops when it answers, runs it in place.
+	Later func(task func())
 	// Log receives the control plane's logs (nil: discarded); Now is the clock (nil:
 	// time.Now).
 	Log *slog.Logger
@@ -150,7 +154,7 @@ func New(cfg config.Config, deps Deps) (*ControlPlane, error) {
 	}
 	cp := &ControlPlane{Config: cfg, Store: s}
 	cp.Accounts = &account.Service{Store: s, Now: now}
-	cp.Assistants = &assistant.Service{Store: s, HostedVoices: cfg.HostedVoices, Secrets: deps.Secrets,
+	cp.Assistants = &assistant.Service{Store: s, HostedVoices: cfg.HostedVoices, Models: cfg.Models, Secrets: deps.Secrets,
 		Destinations: cfg.Webhooks, MaxCallDuration: cfg.MaxSession, Now: now}
 	cp.Lines = &line.Service{Store: s, Assistants: s, Now: now}
 	cp.Trunks = &siptrunk.Service{Store: s, Lines: s, LineRules: cp.Lines, Calls: s, Secrets: deps.Secrets,
@@ -189,13 +193,14 @@ func New(cfg config.Config, deps Deps) (*ControlPlane, error) {
 	sessionOpts := []session.Option{session.WithPlatforms(platforms), session.WithDecider(cp.Asker),
 		session.WithDecisionReserve(deps.DecisionReserve), session.WithMaxDuration(cfg.MaxSession),
 		session.WithDispatchTimeout(cfg.AssistantDispatchTimeout), session.WithMaxConcurrentSessions(cfg.MaxConcurrentSessions),
-		session.WithSubscriptions(cp.Endpoints), session.WithLog(log), session.WithClock(now)}
+		session.WithSubscriptions(cp.Endpoints), session.WithLater(deps.Later), session.WithLog(log), session.WithClock(now)}
 	if notify != nil {
 		sessionOpts = append(sessionOpts, session.WithWriteNotify(notify))
 	}
 	if cp.Sessions, err = session.New(s, rooms, sessionOpts...); err != nil {
 		return nil, err
 	}
+	cp.Asker.CheckVariables = cp.Sessions.CheckAnswerVariables
 
 	page, err := joinpage.Handler(deps.JoinPage, cfg.LiveKitPublicURL)
 	if err != nil {
@@ -213,8 +218,9 @@ func New(cfg config.Config, deps Deps) (*ControlPlane, error) {
 		(&httpapi.SIPTrunks{Service: cp.Trunks}).Routes(),
 		(&httpapi.Keys{Accounts: s, Now: now}).Routes(),
 		(&httpapi.Webhooks{Endpoints: cp.Endpoints, Events: s, Redeliver: redeliver}).Routes(),
-		(&httpapi.CallAnswers{Decisions: s, Calls: s, Now: now}).Routes(),
+		(&httpapi.CallAnswers{Decisions: s, Calls: s, CheckVariables: cp.Sessions.CheckAnswerVariables, Now: now}).Routes(),
 		(&httpapi.Sessions{Service: cp.Sessions, JoinPageURL: cfg.JoinPageURL}).Routes(),
+		(&httpapi.Usage{Reader: usage.Reader{Store: s, Now: now}}).Routes(),
 		httpapi.Passthrough("join-page", page, joinpage.Patterns...),
 		(&httpapi.Receivers{Sessions: cp.Sessions, RTC: deps.LiveKit, ReportSecret: cfg.PersonaReportSecret,
 			Tools: cp.Tools, SimSecret: deps.SimSecret, SIPSecret: deps.SIPSecret, Replays: deps.NotificationReplays, Now: now}).Routes(),

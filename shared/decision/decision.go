@@ -134,10 +134,18 @@ type Asker struct {
 	Subscribers Subscribers
 	Deliverer   *delivery.Deliverer
 	Logger      *slog.Logger
+	// CheckVariables checks an assistant answer's variables against the call's line and
+	// assistant (nil: not checked); an answer it refuses is not recorded.
+	CheckVariables VariablesCheck
 	// Poll is how often Ask looks for an API answer in the store (default 50 ms).
 	Poll time.Duration
 	Now  func() time.Time
 }
+
+// VariablesCheck checks the variables of an answer with action assistant for the call r
+// rings: the session service renders the line's assistant with them over the line's
+// defaults, and a text past its field limit is a 400 apierr (assistant.Version.Rendered).
+type VariablesCheck func(ctx context.Context, r Record, values map[string]string) error
 
 // Ask asks the customer and returns the decision once it is made: the first answer, or
 // Timeout at the deadline. With no endpoint subscribed to call.incoming nobody can be
@@ -189,7 +197,7 @@ func (a *Asker) Ask(ctx context.Context, in Incoming) (Record, error) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if a.post(askCtx, in.CallID, in.AssistantID, ep, evt, body) {
+			if a.post(askCtx, r, ep, evt, body) {
 				select {
 				case answered <- struct{}{}:
 				default:
@@ -226,7 +234,8 @@ func (a *Asker) Ask(ctx context.Context, in Incoming) (Record, error) {
 
 // post sends call.incoming to one endpoint, logs the attempt and records an answer found
 // in the response body. It reports whether it recorded the decision.
-func (a *Asker) post(ctx context.Context, callID, assistantID string, ep delivery.Endpoint, evt callevent.Event, body []byte) bool {
+func (a *Asker) post(ctx context.Context, r Record, ep delivery.Endpoint, evt callevent.Event, body []byte) bool {
+	callID := r.CallID
 	att, _, respBody := a.Deliverer.Post(ctx, ep, evt.ID, body)
 	att.EventID, att.AccountID, att.Number = evt.ID, evt.AccountID, 1
 	var won bool
@@ -238,7 +247,7 @@ func (a *Asker) post(ctx context.Context, callID, assistantID string, ep deliver
 		case err != nil || (ans.Action != Accept && ans.Action != Decline && ans.Action != Assistant):
 			att.Error = `response body is not {"action": "accept"}, {"action": "decline"} or {"action": "assistant"}; waiting for an API answer`
 		default:
-			if err := checkAnswer(ans, assistantID); err != nil {
+			if err := checkAnswer(ctx, ans, r, a.CheckVariables); err != nil {
 				att.Error = answerProblem(err) + "; waiting for an API answer"
 				break
 			}
@@ -275,17 +284,21 @@ func (a *Asker) decide(ctx context.Context, callID, decision, source string) (Re
 // checkAnswer checks an answer's action against the call and its variables: variables
 // come only with action assistant, which needs the line to have had an assistant when
 // the call rang. Errors are apierr 400s.
-func checkAnswer(ans callevent.Answer, assistantID string) error {
+// check (nil: none) is the render check of VariablesCheck.
+func checkAnswer(ctx context.Context, ans callevent.Answer, r Record, check VariablesCheck) error {
 	if ans.Action != Assistant {
 		if ans.Variables != nil {
 			return apierr.Invalid("variables", "variables are only for action assistant")
 		}
 		return nil
 	}
-	if assistantID == "" {
+	if r.AssistantID == "" {
 		return apierr.Invalid("action", "action assistant needs an assistant assigned to the call's line; assign one, or answer accept or decline")
 	}
-	return variables.CheckValues("variables", ans.Variables)
+	if err := variables.CheckValues("variables", ans.Variables); err != nil || check == nil {
+		return err
+	}
+	return check(ctx, r, ans.Variables)
 }
 
 // answerProblem is an answer error as the delivery attempt's log shows it.
@@ -302,7 +315,9 @@ func answerProblem(err error) string {
 // Errors: apierr resource_not_found for a call that is not the account's customer_decides
 // call; call_already_answered when a different answer was recorded first;
 // call_not_answerable when the deadline passed unanswered.
-func Answer(ctx context.Context, s Store, accountID, callID string, ans callevent.Answer, now time.Time) (Record, error) {
+//
+// check (nil: none) checks an assistant answer's variables (VariablesCheck).
+func Answer(ctx context.Context, s Store, accountID, callID string, ans callevent.Answer, now time.Time, check VariablesCheck) (Record, error) {
 	action := ans.Action
 	if action != Accept && action != Decline && action != Assistant {
 		if action == "" {
@@ -315,7 +330,12 @@ func Answer(ctx context.Context, s Store, accountID, callID string, ans calleven
 	if err != nil {
 		return Record{}, err
 	}
-	if err := checkAnswer(ans, r.AssistantID); err != nil {
+	if r.Decision == "" {
+		// A recorded answer replays without the check (the line may have changed since).
+		if err := checkAnswer(ctx, ans, r, check); err != nil {
+			return Record{}, err
+		}
+	} else if err := checkAnswer(ctx, ans, r, nil); err != nil {
 		return Record{}, err
 	}
 	if r.Decision == "" && now.After(r.AnswerBy) {

@@ -162,7 +162,7 @@ func TestAnswerThroughAPI(t *testing.T) {
 	e.hook(func(w http.ResponseWriter, in callevent.CallIncoming) {
 		w.WriteHeader(http.StatusAccepted)
 		go func() {
-			if _, err := decision.Answer(context.Background(), e.store, e.account, in.CallID, callevent.Answer{Action: "decline"}, time.Now()); err != nil {
+			if _, err := decision.Answer(context.Background(), e.store, e.account, in.CallID, callevent.Answer{Action: "decline"}, time.Now(), nil); err != nil {
 				t.Errorf("API answer: %v", err)
 			}
 		}()
@@ -175,16 +175,16 @@ func TestAnswerThroughAPI(t *testing.T) {
 	if r.Decision != decision.Decline || r.Source != decision.SourceAPI {
 		t.Fatalf("decision = %s from %s, want decline from api", r.Decision, r.Source)
 	}
-	if _, err := decision.Answer(context.Background(), e.store, e.account, in.CallID, callevent.Answer{Action: "accept"}, time.Now()); !apierr.Is(err, apierr.CodeCallAlreadyAnswered) {
+	if _, err := decision.Answer(context.Background(), e.store, e.account, in.CallID, callevent.Answer{Action: "accept"}, time.Now(), nil); !apierr.Is(err, apierr.CodeCallAlreadyAnswered) {
 		t.Errorf("different later answer = %v, want call_already_answered", err)
 	}
-	if _, err := decision.Answer(context.Background(), e.store, e.account, in.CallID, callevent.Answer{Action: "decline"}, time.Now()); err != nil {
+	if _, err := decision.Answer(context.Background(), e.store, e.account, in.CallID, callevent.Answer{Action: "decline"}, time.Now(), nil); err != nil {
 		t.Errorf("same answer again = %v, want success", err)
 	}
-	if _, err := decision.Answer(context.Background(), e.store, ident.New("acct"), in.CallID, callevent.Answer{Action: "decline"}, time.Now()); !apierr.Is(err, apierr.CodeResourceNotFound) {
+	if _, err := decision.Answer(context.Background(), e.store, ident.New("acct"), in.CallID, callevent.Answer{Action: "decline"}, time.Now(), nil); !apierr.Is(err, apierr.CodeResourceNotFound) {
 		t.Errorf("another account's answer = %v, want resource_not_found", err)
 	}
-	if _, err := decision.Answer(context.Background(), e.store, e.account, in.CallID, callevent.Answer{Action: "maybe"}, time.Now()); !apierr.Is(err, apierr.CodeParameterInvalid) {
+	if _, err := decision.Answer(context.Background(), e.store, e.account, in.CallID, callevent.Answer{Action: "maybe"}, time.Now(), nil); !apierr.Is(err, apierr.CodeParameterInvalid) {
 		t.Errorf("bad action = %v, want parameter_invalid", err)
 	}
 }
@@ -211,7 +211,7 @@ func TestTimeout(t *testing.T) {
 	if len(as) != 1 || as[0].Error != "timeout" {
 		t.Errorf("attempts = %+v, want one that timed out", as)
 	}
-	if _, err := decision.Answer(context.Background(), e.store, e.account, in.CallID, callevent.Answer{Action: "accept"}, time.Now()); !apierr.Is(err, apierr.CodeCallNotAnswerable) {
+	if _, err := decision.Answer(context.Background(), e.store, e.account, in.CallID, callevent.Answer{Action: "accept"}, time.Now(), nil); !apierr.Is(err, apierr.CodeCallNotAnswerable) {
 		t.Errorf("answer after the deadline = %v, want call_not_answerable", err)
 	}
 }
@@ -244,7 +244,7 @@ func TestFirstAnswerWins(t *testing.T) {
 				wg.Add(1)
 				go func() {
 					defer wg.Done()
-					_, err := decision.Answer(context.Background(), e.store, e.account, c.CallID, callevent.Answer{Action: []string{"accept", "decline"}[j%2]}, time.Now())
+					_, err := decision.Answer(context.Background(), e.store, e.account, c.CallID, callevent.Answer{Action: []string{"accept", "decline"}[j%2]}, time.Now(), nil)
 					results <- err
 				}()
 			}

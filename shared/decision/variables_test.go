@@ -42,6 +42,8 @@ func TestAssistantAnswerInWebhookResponse(t *testing.T) {
 			decision.Timeout, nil, "at most 500 characters"},
 		{"variables with accept", "asst_1", `{"action":"accept","variables":{"caller_name":"Ada"}}`,
 			decision.Timeout, nil, "only for action assistant"},
+		{"values the render check refuses", "asst_1", `{"action":"assistant","variables":{"caller_name":"long"}}`,
+			decision.Timeout, nil, "past its limit"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -49,6 +51,15 @@ func TestAssistantAnswerInWebhookResponse(t *testing.T) {
 			e.hook(answerBody(tc.body))
 			in := e.incoming(time.Second)
 			in.AssistantID = tc.assistantID
+			e.asker.CheckVariables = func(_ context.Context, r decision.Record, values map[string]string) error {
+				if r.CallID != in.CallID || r.LineID != in.LineID || r.AssistantID != tc.assistantID {
+					t.Errorf("render check of %+v, want the ringing call's record", r)
+				}
+				if values["caller_name"] == "long" {
+					return apierr.Invalid("variables", "the variables render the greeting to 2255 characters, past its limit of 2000")
+				}
+				return nil
+			}
 			r, err := e.asker.Ask(context.Background(), in)
 			if err != nil {
 				t.Fatal(err)
@@ -78,7 +89,7 @@ func TestAssistantAnswerThroughTheAPI(t *testing.T) {
 		return in.CallID
 	}
 	answer := func(callID string, a callevent.Answer) (decision.Record, error) {
-		return decision.Answer(context.Background(), e.store, e.account, callID, a, time.Now())
+		return decision.Answer(context.Background(), e.store, e.account, callID, a, time.Now(), nil)
 	}
 	none := ring("")
 	if _, err := answer(none, callevent.Answer{Action: "assistant"}); !isParam(err, "action") {

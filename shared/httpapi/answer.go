@@ -21,7 +21,10 @@ type CallAnswers struct {
 	// Calls reads the call record answered to a decline. Nil: Decisions, when the same
 	// store keeps call records (both stores do).
 	Calls CallReader
-	Now   func() time.Time
+	// CheckVariables checks an assistant answer's variables against the call's line and
+	// assistant (session.Service.CheckAnswerVariables); nil checks only the values.
+	CheckVariables decision.VariablesCheck
+	Now            func() time.Time
 }
 
 // CallReader reads call records: call.Store.
@@ -64,7 +67,7 @@ func (c *CallAnswers) answer(w http.ResponseWriter, r *http.Request) (int, any, 
 		now = c.Now
 	}
 	acct := AccountFrom(r.Context()).ID
-	rec, err := decision.Answer(r.Context(), c.Decisions, acct, r.PathValue("id"), body, now().UTC())
+	rec, err := decision.Answer(r.Context(), c.Decisions, acct, r.PathValue("id"), body, now().UTC(), c.CheckVariables)
 	if apierr.Is(err, apierr.CodeResourceNotFound) {
 		return 0, nil, c.notRinging(r.Context(), acct, r.PathValue("id"), err)
 	}

@@ -209,12 +209,12 @@ func (f assistantBody) fields(current persona.Framing) (assistant.Fields, error)
 }
 
 // Assistants serves /v1/assistants and the catalogues an assistant picks from
-// (/v1/avatars, /v1/voices).
+// (/v1/avatars, /v1/voices, /v1/models).
 type Assistants struct {
 	Service *assistant.Service
 }
 
-// Routes are the assistant, avatar and voice routes, one Lambda function each.
+// Routes are the assistant, avatar, voice and model routes, one Lambda function each.
 func (h *Assistants) Routes() []Route {
 	return []Route{
 		{Function: "assistants-list", Method: http.MethodGet, Pattern: "/v1/assistants", Handler: h.listAssistants},
@@ -230,6 +230,7 @@ func (h *Assistants) Routes() []Route {
 		{Function: "assistants-rotate-tool-secret", Method: http.MethodPost, Pattern: "/v1/assistants/{id}/rotate_tool_secret", ReplayOmits: []string{"tool_secret"}, Handler: h.rotateToolSecret},
 		{Function: "avatars-list", Method: http.MethodGet, Pattern: "/v1/avatars", Handler: h.listAvatars},
 		{Function: "voices-list", Method: http.MethodGet, Pattern: "/v1/voices", Handler: h.listVoices},
+		{Function: "models-list", Method: http.MethodGet, Pattern: "/v1/models", Handler: h.listModels},
 	}
 }
 
@@ -459,4 +460,21 @@ func (h *Assistants) listVoices(w http.ResponseWriter, r *http.Request) (int, an
 			DefaultForAvatars: persona.AvatarsVoicing(v.ID)})
 	}
 	return http.StatusOK, ListJSON[VoiceJSON]{Object: "list", Data: out}, nil
+}
+
+// ModelJSON is the model object: a language model a version's model may name.
+type ModelJSON struct {
+	ID     string `json:"id"`
+	Object string `json:"object"`
+}
+
+func (h *Assistants) listModels(w http.ResponseWriter, r *http.Request) (int, any, error) {
+	if err := Query(r); err != nil {
+		return 0, nil, err
+	}
+	out := make([]ModelJSON, 0, len(h.Service.Models))
+	for _, m := range h.Service.Models {
+		out = append(out, ModelJSON{ID: m, Object: "model"})
+	}
+	return http.StatusOK, ListJSON[ModelJSON]{Object: "list", Data: out}, nil
 }

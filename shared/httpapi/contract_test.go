@@ -107,6 +107,9 @@ func TestContractAssistantsAndLines(t *testing.T) {
 	}
 	c.FailValid("POST", "/v1/assistants", `{"name":"a","avatar_id":"ava_nope"}`, 400, "parameter_invalid")
 	c.FailValid("POST", "/v1/assistants", `{"name":"a","voice":"hosted-echo"}`, 400, "parameter_invalid")
+	// A model the operator does not offer (LLM_MODELS), at create and at a draft update.
+	c.FailValid("POST", "/v1/assistants", `{"name":"a","model":"gpt-4.5-preview"}`, 400, "parameter_invalid")
+	c.FailValid("PATCH", "/v1/assistants/"+ada, `{"model":"gpt-4.5-preview"}`, 400, "parameter_invalid")
 	c.Fail("POST", "/v1/assistants", `{"name":"`+strings.Repeat("a", httpapi.MaxBodyBytes)+`"}`, 413, "body_too_large")
 	c.Fail("POST", "/v1/assistants", `{"name":"a"}`, 415, "unsupported_media_type", "Content-Type", "text/plain")
 	c.Fail("GET", "/v1/assistants", "", 401, "api_key_missing", "Authorization", "")
@@ -221,6 +224,17 @@ func TestContractAssistantsAndLines(t *testing.T) {
 		}
 	}
 	c.Fail("GET", "/v1/voices?limit=1", "", 400, "parameter_unknown")
+
+	// Models: the ones the operator offers (LLM_MODELS), in its order.
+	models := c.OK("GET", "/v1/models", "", 200)
+	var modelIDs []string
+	for _, m := range models.Body["data"].([]any) {
+		modelIDs = append(modelIDs, m.(map[string]any)["id"].(string))
+	}
+	if strings.Join(modelIDs, ",") != "meta-llama/Llama-3.1-8B-Instruct,gpt-4o-mini" {
+		t.Errorf("models = %v, want the offered meta-llama/Llama-3.1-8B-Instruct, gpt-4o-mini", modelIDs)
+	}
+	c.Fail("GET", "/v1/models?limit=1", "", 400, "parameter_unknown")
 
 	// Lines.
 	c.OK("GET", "/v1/lines", "", 200)
@@ -392,7 +406,7 @@ func TestContractAssistantsAndLines(t *testing.T) {
 	c.Fail("DELETE", "/v1/assistants/"+ada, "", 405, "method_not_allowed")
 	c.Fail("GET", "/v1/nope", "", 404, "route_not_found", "Authorization", "")
 
-	c.RequireCoverage(contracttest.Prefixed("/v1/assistants", "/v1/avatars", "/v1/voices", "/v1/lines"))
+	c.RequireCoverage(contracttest.Prefixed("/v1/assistants", "/v1/avatars", "/v1/voices", "/v1/models", "/v1/lines"))
 }
 
 func TestContractWebhookEndpointsAndEvents(t *testing.T) {

@@ -56,11 +56,15 @@ func CreatedRange(r *http.Request, prefix string, q listing.Query) (listing.Quer
 		}
 		t, err := parseCreated(v[0])
 		if err != nil {
-			return q, apierr.Invalid(p.name, p.name+" must be a Unix time in seconds or an RFC 3339 timestamp")
+			return q, invalidCreated(p.name)
 		}
 		p.set(t)
 	}
 	return q, nil
+}
+
+func invalidCreated(name string) error {
+	return apierr.Invalid(name, name+" must be a Unix time in seconds or an RFC 3339 timestamp")
 }
 
 // parseCreated reads a Unix time in seconds (digits only) or an RFC 3339 timestamp.

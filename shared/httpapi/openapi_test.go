@@ -40,6 +40,7 @@ import (
 	"github.com/bridgeline/bridgeline/shared/platform/sim"
 	"github.com/bridgeline/bridgeline/shared/store/sqlite"
 	"github.com/bridgeline/bridgeline/shared/toolcall"
+	"github.com/bridgeline/bridgeline/shared/usage"
 	"github.com/bridgeline/bridgeline/shared/webhookendpoint"
 	"gopkg.in/yaml.v3"
 )
@@ -71,9 +72,10 @@ func newStack(tb testing.TB, limiter *httpapi.Limiter) *stack {
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
 	eps := &webhookendpoint.Service{Store: s, Destinations: egress.Policy{AllowLoopback: true}, Now: time.Now}
 	hooks := &httpapi.Webhooks{Endpoints: eps, Events: s, Redeliver: &delivery.OutboxRedeliverer{Outbox: s}}
-	assistants := &assistant.Service{Store: s, HostedVoices: []string{"alloy", "nova"}, Now: time.Now}
-	api, err := httpapi.New(s, s, slices.Concat(coreRoutes(s, assistants.HostedVoices), hooks.Routes(),
-		(&httpapi.CallAnswers{Decisions: s, Now: time.Now}).Routes()), httpapi.WithLimiter(limiter), httpapi.WithLog(quiet))
+	assistants := &assistant.Service{Store: s, HostedVoices: []string{"alloy", "nova"}, Models: []string{"meta-llama/Llama-3.1-8B-Instruct", "gpt-4o-mini"}, Now: time.Now}
+	api, err := httpapi.New(s, s, slices.Concat(coreRoutes(s, assistants.HostedVoices, assistants.Models), hooks.Routes(),
+		(&httpapi.CallAnswers{Decisions: s, Now: time.Now}).Routes(), (&httpapi.Usage{Reader: usage.Reader{Store: s}}).Routes()),
+		httpapi.WithLimiter(limiter), httpapi.WithLog(quiet))
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -343,7 +345,7 @@ func TestOpenAPIOperationsFollowConventions(t *testing.T) {
 				t.Errorf("%s: only POST takes Idempotency-Key", name)
 			}
 			if ok := op.Responses.Value("200"); ok != nil && method == http.MethodGet {
-				if mt := ok.Value.Content.Get("application/json"); mt != nil && mt.Schema != nil && mt.Schema.Value.Properties["has_more"] != nil && path != "/v1/avatars" && path != "/v1/voices" {
+				if mt := ok.Value.Content.Get("application/json"); mt != nil && mt.Schema != nil && mt.Schema.Value.Properties["has_more"] != nil && path != "/v1/avatars" && path != "/v1/voices" && path != "/v1/models" {
 					if op.Parameters.GetByInAndName("query", "limit") == nil || op.Parameters.GetByInAndName("query", "starting_after") == nil ||
 						op.Parameters.GetByInAndName("query", "ending_before") == nil {
 						t.Errorf("%s: a list without limit, starting_after and ending_before", name)

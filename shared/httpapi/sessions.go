@@ -113,6 +113,8 @@ type CallJSON struct {
 	// AssistantReport says whether the transcript and metrics are complete (assistant
 	// calls only).
 	AssistantReport *string `json:"assistant_report"`
+	// Usage is set once the call is over (null before).
+	Usage *call.Usage `json:"usage"`
 	// Metadata is the customer's key-value pairs, {} for none.
 	Metadata metadata.Metadata `json:"metadata"`
 	// Variables are the values the assistant's placeholders were rendered with
@@ -155,7 +157,7 @@ func PresentCall(c call.Call) CallJSON {
 		AnsweredAt: TimePtr(c.AnsweredAt), EndedAt: TimePtr(c.EndedAt), DurationMS: c.DurationMS,
 		EndReason: StringOrNull(c.EndReason), EndedBy: StringOrNull(c.EndedBy), Decision: StringOrNull(c.Decision),
 		DecisionSource: StringOrNull(c.DecisionSource), Transcript: transcript, Metrics: c.Metrics,
-		AssistantReport: report, Metadata: c.Metadata.OrEmpty(), Variables: vars,
+		AssistantReport: report, Metadata: c.Metadata.OrEmpty(), Variables: vars, Usage: c.Usage,
 		Transfer: presentTransfer(c.Transfer),
 	}
 }
@@ -283,7 +285,8 @@ func (h *Sessions) transferCall(w http.ResponseWriter, r *http.Request) (int, an
 	if err != nil {
 		return 0, nil, err
 	}
-	return http.StatusOK, PresentCall(c), nil
+	// Accepted: the destination rings; the outcome lands in the record's transfer.
+	return http.StatusAccepted, PresentCall(c), nil
 }
 
 // patchMetadata answers a PATCH whose one field is metadata: the record of the path's id

@@ -7,11 +7,14 @@ import (
 	"fmt"
 	"net/http"
 	"slices"
+	"strconv"
 	"time"
 
 	"github.com/bridgeline/bridgeline/events/callevent"
 	"github.com/bridgeline/bridgeline/events/delivery"
 	"github.com/bridgeline/bridgeline/shared/apierr"
+	"github.com/bridgeline/bridgeline/shared/ident"
+	"github.com/bridgeline/bridgeline/shared/listing"
 	"github.com/bridgeline/bridgeline/shared/webhookendpoint"
 )
 
@@ -204,6 +207,8 @@ type EventJSON struct {
 	CreatedAt Time            `json:"created_at"`
 	Data      json.RawMessage `json:"data"`
 	Attempts  *[]AttemptJSON  `json:"attempts,omitempty"`
+	// HasMoreAttempts says a page of attempts follows Attempts (with them only).
+	HasMoreAttempts *bool `json:"has_more_attempts,omitempty"`
 }
 
 // AttemptJSON is one delivery attempt.
@@ -262,8 +267,10 @@ func (h *Webhooks) event(ctx context.Context, id string) (callevent.Event, error
 	return apierr.Owned(e, e.AccountID, err, AccountFrom(ctx).ID, apierr.NotFound("event", id))
 }
 
-func (h *Webhooks) eventWithAttempts(ctx context.Context, e callevent.Event) (EventJSON, error) {
-	as, err := h.Events.ListDeliveryAttempts(ctx, e.ID)
+// eventWithAttempts is the event with a page of its attempts: up to limit after the
+// attempt startingAfter ("" from the first), oldest first.
+func (h *Webhooks) eventWithAttempts(ctx context.Context, e callevent.Event, startingAfter string, limit int) (EventJSON, error) {
+	as, more, err := h.Events.DeliveryAttemptsPage(ctx, e.ID, startingAfter, limit)
 	if err != nil {
 		return EventJSON{}, fmt.Errorf("attempts of %s: %w", e.ID, err)
 	}
@@ -272,19 +279,41 @@ func (h *Webhooks) eventWithAttempts(ctx context.Context, e callevent.Event) (Ev
 	for _, a := range as {
 		list = append(list, PresentAttempt(a))
 	}
-	j.Attempts = &list
+	j.Attempts, j.HasMoreAttempts = &list, &more
 	return j, nil
 }
 
+// attemptsPage reads GET /v1/events/{id}'s paging of attempts: attempts_limit (1-100,
+// default 20) and attempts_starting_after (an attempt id).
+func attemptsPage(r *http.Request) (startingAfter string, limit int, err error) {
+	if err := Query(r, "attempts_limit", "attempts_starting_after"); err != nil {
+		return "", 0, err
+	}
+	limit = listing.DefaultLimit
+	if s := r.URL.Query().Get("attempts_limit"); s != "" {
+		n, err := strconv.Atoi(s)
+		if err != nil || n < 1 || n > listing.MaxLimit {
+			return "", 0, apierr.Invalid("attempts_limit", fmt.Sprintf("attempts_limit must be an integer from 1 to %d", listing.MaxLimit))
+		}
+		limit = n
+	}
+	startingAfter = r.URL.Query().Get("attempts_starting_after")
+	if startingAfter != "" && !ident.Valid("watt", startingAfter) {
+		return "", 0, apierr.Invalid("attempts_starting_after", "attempts_starting_after must be a watt_ id")
+	}
+	return startingAfter, limit, nil
+}
+
 func (h *Webhooks) getEvent(w http.ResponseWriter, r *http.Request) (int, any, error) {
-	if err := Query(r); err != nil {
+	after, limit, err := attemptsPage(r)
+	if err != nil {
 		return 0, nil, err
 	}
 	e, err := h.event(r.Context(), r.PathValue("id"))
 	if err != nil {
 		return 0, nil, err
 	}
-	j, err := h.eventWithAttempts(r.Context(), e)
+	j, err := h.eventWithAttempts(r.Context(), e, after, limit)
 	if err != nil {
 		return 0, nil, err
 	}
@@ -344,7 +373,7 @@ func (h *Webhooks) redeliver(w http.ResponseWriter, r *http.Request) (int, any, 
 	if err := h.Redeliver.Redeliver(ctx, e, ids); err != nil {
 		return 0, nil, fmt.Errorf("redeliver %s: %w", e.ID, err)
 	}
-	j, err := h.eventWithAttempts(ctx, e)
+	j, err := h.eventWithAttempts(ctx, e, "", listing.DefaultLimit)
 	if err != nil {
 		return 0, nil, err
 	}

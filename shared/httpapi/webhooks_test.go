@@ -57,7 +57,7 @@ func newHookEnvWith(t *testing.T, dest egress.Policy) *hookEnv {
 	w := &delivery.Worker{Outbox: s, Log: s, Subscribers: eps, Deliverer: d, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
 	hooks := &httpapi.Webhooks{Endpoints: eps, Events: s, Redeliver: &delivery.OutboxRedeliverer{Outbox: s}}
 	logs := &syncBuffer{}
-	api, err := httpapi.New(s, s, slices.Concat(coreRoutes(s, nil), hooks.Routes(), (&httpapi.CallAnswers{Decisions: s}).Routes()),
+	api, err := httpapi.New(s, s, slices.Concat(coreRoutes(s, nil, nil), hooks.Routes(), (&httpapi.CallAnswers{Decisions: s}).Routes()),
 		httpapi.WithLog(slog.New(slog.NewJSONHandler(logs, nil))))
 	if err != nil {
 		t.Fatal(err)
@@ -491,5 +491,38 @@ func TestRedeliveryCapped(t *testing.T) {
 	h.deliver()
 	if _, _, n := h.last(); n != 1+delivery.MaxRedeliveries {
 		t.Errorf("receiver got %d requests, want %d", n, 1+delivery.MaxRedeliveries)
+	}
+
+	// GET /v1/events/{id} pages the attempts: 11 in pages of 5, oldest first.
+	var seen []string
+	after := ""
+	for page := 1; ; page++ {
+		r := h.do("GET", "/v1/events/"+evt.ID+"?attempts_limit=5"+after, "")
+		if r.status != 200 {
+			t.Fatalf("page %d = %d %s", page, r.status, r.raw)
+		}
+		as, _ := r.body["attempts"].([]any)
+		more, _ := r.body["has_more_attempts"].(bool)
+		if len(as) > 5 || len(as) == 0 || page > 3 {
+			t.Fatalf("page %d: %d attempts, has_more_attempts %v", page, len(as), more)
+		}
+		for _, a := range as {
+			seen = append(seen, a.(map[string]any)["id"].(string))
+		}
+		if !more {
+			break
+		}
+		after = "&attempts_starting_after=" + seen[len(seen)-1]
+	}
+	if len(seen) != 1+delivery.MaxRedeliveries || !slices.IsSorted(seen) || len(slices.Compact(slices.Clone(seen))) != len(seen) {
+		t.Errorf("paged attempts = %v, want %d distinct, oldest first", seen, 1+delivery.MaxRedeliveries)
+	}
+	if r := h.do("GET", "/v1/events/"+evt.ID, ""); len(r.body["attempts"].([]any)) != 1+delivery.MaxRedeliveries || r.body["has_more_attempts"] != false {
+		t.Errorf("default page = %s, want all %d attempts (page size 20), has_more_attempts false", r.raw, 1+delivery.MaxRedeliveries)
+	}
+	for _, q := range []string{"attempts_limit=0", "attempts_limit=101", "attempts_starting_after=evt_1", "limit=5"} {
+		if r := h.do("GET", "/v1/events/"+evt.ID+"?"+q, ""); r.status != 400 {
+			t.Errorf("GET ?%s = %d, want 400", q, r.status)
+		}
 	}
 }

@@ -151,3 +151,23 @@ func TestAssets(t *testing.T) {
 		t.Errorf("Handler(assets.FS): %v", err)
 	}
 }
+
+// TestPageNamesItsIcon: the page declares an inline icon, which the page's policy
+// (img-src data:) allows, so a browser asks the API for no /favicon.ico, a 404 in every
+// visitor's console otherwise.
+func TestPageNamesItsIcon(t *testing.T) {
+	b, err := fs.ReadFile(assets.FS, "join.html")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(b), `<link rel="icon" href="data:,">`) {
+		t.Error(`join.html declares no inline icon (<link rel="icon" href="data:,">)`)
+	}
+	h, err := joinpage.Handler(assets.FS, "wss://rtc.example.com")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp, _ := get(t, h, "/join/call"); !strings.Contains(resp.Header.Get("Content-Security-Policy"), "img-src 'self' data:") {
+		t.Errorf("Content-Security-Policy %q does not allow the inline icon", resp.Header.Get("Content-Security-Policy"))
+	}
+}

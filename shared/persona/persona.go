@@ -225,6 +225,9 @@ type Report struct {
 	// call's turn reports (1, 2, ...), which names its call.transcript event.
 	Turn     *Turn `json:"turn,omitempty"`
 	Sequence int   `json:"sequence,omitempty"`
+	// Usage is set on ReportEnded: what the call used of the speech engines and the
+	// model (usage.go).
+	Usage *Usage `json:"usage,omitempty"`
 	// Recording is set on the ended report of a recorded call (Job.Recording): the file
 	// the worker stored, or why there is none.
 	Recording *RecordingResult `json:"recording,omitempty"`

@@ -233,6 +233,9 @@ func (s *Service) record(ctx context.Context, caller account.Caller, sessionID s
 		ses.AssistantID, ses.VersionID, ses.Recording = ver.AssistantID, ver.ID, req.Recording
 		c.HandledBy, c.AssistantID, c.VersionID = call.HandledByAssistant, ver.AssistantID, ver.ID
 		c.Variables = callVariables(*ver, req.Variables, l)
+		if _, _, err := ver.Rendered(c.Variables); err != nil {
+			return recorded{}, err
+		}
 	}
 	tok, err := s.customerToken(ses.ID, ses.Mode, TokenRequest{})
 	if err != nil {

@@ -14,7 +14,6 @@ import (
 	"github.com/bridgeline/bridgeline/shared/persona"
 	"github.com/bridgeline/bridgeline/shared/platform"
 	"github.com/bridgeline/bridgeline/shared/rtc"
-	"github.com/bridgeline/bridgeline/shared/variables"
 )
 
 // job is the dispatch metadata for an assistant call: the version fixed now. A web
@@ -29,13 +28,19 @@ func (s *Service) job(ctx context.Context, ses Session, c call.Call, v assistant
 	if ses.WebCall() {
 		caller, joinBy = ses.Caller, s.joinDeadline(ses)
 	}
+	greeting, prompt, within := v.RenderedWithin(c.Variables)
+	if !within {
+		// Values checked nowhere (a line's defaults changed after the version was
+		// published) rendered past a field limit: the worker gets the texts cut to it.
+		s.log().Warn("rendered text cut to its limit", "call_id", c.ID, "version_id", v.ID)
+	}
 	j := persona.Job{CallID: c.ID, SessionID: c.SessionID, AccountID: c.AccountID, Media: c.Media,
 		CallerIdentity: caller, AnsweredAt: answeredAt, JoinBy: joinBy,
 		Brand: persona.Brand{Name: acct.Name, Color: acct.BrandColor},
 		// The worker gets finished text: the placeholders are rendered here, with the
 		// values fixed on the call when it was answered.
 		Version: persona.Version{AssistantID: v.AssistantID, ID: v.ID, Number: v.Number, Name: v.Name,
-			SystemPrompt: variables.Render(v.SystemPrompt, c.Variables), Greeting: variables.Render(v.Greeting, c.Variables), AvatarID: v.AvatarID,
+			SystemPrompt: prompt, Greeting: greeting, AvatarID: v.AvatarID,
 			Framing: persona.Framing{Shot: v.Framing.Shot, Position: v.Framing.Position}, Voice: v.Voice, Model: v.Model,
 			TransferDestinations: v.TransferDestinations, CallSettings: callSettings(v.CallSettings)},
 		TranscriptEvents: s.wantsTranscript(ctx, c.AccountID),

@@ -60,6 +60,7 @@ func (s *Service) mutate(ctx context.Context, sessionID string, change func(*Ses
 		}
 		ses.Revision++
 		c.Revision++
+		c.TakeUsageDue() // as the store wrote it
 		s.notify(evts)
 		outS, outC = ses, c
 		return nil
@@ -84,6 +85,7 @@ func (s *Service) mutateCall(ctx context.Context, callID string, change func(*ca
 			return fmt.Errorf("save call %s: %w", callID, err)
 		}
 		c.Revision++
+		c.TakeUsageDue() // as the store wrote it
 		s.notify(evts)
 		out = c
 		return nil

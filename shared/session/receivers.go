@@ -203,7 +203,7 @@ func reportEnd(workerReason string) (status, reason, by string) {
 // anything changed. Once the call is over only what the record lacks is filled in. The
 // ended report is the final one: the record is then complete (ReportReceived).
 func applyReport(c *call.Call, rep persona.Report) bool {
-	before, _ := json.Marshal([]any{c.Metrics, c.Transcript, c.AssistantReport})
+	before, _ := json.Marshal([]any{c.Metrics, c.Transcript, c.AssistantReport, c.Usage})
 	if c.Over() {
 		c.Metrics = mergeMetrics(rep.Metrics, derefMetrics(c.Metrics))
 		if len(c.Transcript) == 0 && len(rep.Transcript) > 0 {
@@ -217,8 +217,11 @@ func applyReport(c *call.Call, rep persona.Report) bool {
 	}
 	if rep.Kind == persona.ReportEnded {
 		c.AssistantReport = call.ReportReceived
+		if rep.Usage != nil {
+			c.CountUsage(*rep.Usage)
+		}
 	}
-	after, _ := json.Marshal([]any{c.Metrics, c.Transcript, c.AssistantReport})
+	after, _ := json.Marshal([]any{c.Metrics, c.Transcript, c.AssistantReport, c.Usage})
 	return string(before) != string(after)
 }
 

@@ -110,3 +110,20 @@ func TestApplyReport(t *testing.T) {
 		})
 	}
 }
+
+// TestApplyReportUsage: the ended report's usage goes into the record beside the
+// duration the end set; a redelivery changes nothing.
+func TestApplyReportUsage(t *testing.T) {
+	c := call.Call{Status: call.StatusEnded, Usage: &call.Usage{DurationMS: 4500, BillableSeconds: 5}}
+	u := persona.Usage{STTAudioMS: 1200, TTSCharacters: 80, LLMPromptTokens: 300, LLMCompletionTokens: 20}
+	if !applyReport(&c, persona.Report{Kind: persona.ReportEnded, Usage: &u}) {
+		t.Fatal("the ended report's usage changed nothing")
+	}
+	want := call.Usage{DurationMS: 4500, BillableSeconds: 5, Usage: u}
+	if c.Usage == nil || *c.Usage != want {
+		t.Fatalf("usage %+v, want %+v", c.Usage, want)
+	}
+	if applyReport(&c, persona.Report{Kind: persona.ReportEnded, Usage: &u}) {
+		t.Error("a redelivered ended report changed the record")
+	}
+}

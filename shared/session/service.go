@@ -124,6 +124,11 @@ type Settings struct {
 	// Subscriptions decides, when an assistant call is dispatched, whether its worker
 	// reports turns for call.transcript; nil: never.
 	Subscriptions Subscriptions
+	// Later runs work that goes on after a request answered (an API transfer, which
+	// waits for the destination to answer); nil runs it in a goroutine of its own. A
+	// process that stops when it answers (a Lambda) runs it in place: the request then
+	// answers once the work is done.
+	Later func(task func())
 	// Log receives the service's logs; Now is its clock.
 	Log *slog.Logger
 	Now func() time.Time
@@ -236,6 +241,11 @@ func WithSubscriptions(sub Subscriptions) Option {
 	return func(s *Settings) error { s.Subscriptions = sub; return nil }
 }
 
+// WithLater runs the work that goes on after a request answered (default: a goroutine).
+func WithLater(later func(task func())) Option {
+	return func(s *Settings) error { s.Later = later; return nil }
+}
+
 // WithLog receives the service's logs (default slog.Default()).
 func WithLog(l *slog.Logger) Option {
 	return func(s *Settings) error {
@@ -305,6 +315,15 @@ func (s *Service) notify(evts []callevent.Event) {
 func (s *Service) now() time.Time { return s.set.Now().UTC().Truncate(time.Millisecond) }
 
 func (s *Service) log() *slog.Logger { return s.set.Log }
+
+// later runs task after the request answers (Settings.Later).
+func (s *Service) later(task func()) {
+	if s.set.Later != nil {
+		s.set.Later(task)
+		return
+	}
+	go task()
+}
 
 func newEventID() string { return ident.New("evt") }
 

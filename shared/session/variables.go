@@ -6,6 +6,7 @@ import (
 	"github.com/bridgeline/bridgeline/shared/apierr"
 	"github.com/bridgeline/bridgeline/shared/assistant"
 	"github.com/bridgeline/bridgeline/shared/call"
+	"github.com/bridgeline/bridgeline/shared/decision"
 	"github.com/bridgeline/bridgeline/shared/line"
 	"github.com/bridgeline/bridgeline/shared/platform"
 	"github.com/bridgeline/bridgeline/shared/variables"
@@ -46,4 +47,25 @@ func (s *Service) handToLineAssistant(ctx context.Context, plat platform.Platfor
 // call's own values over the line's defaults, for the names v uses.
 func callVariables(v assistant.Version, values map[string]string, l line.Line) map[string]string {
 	return variables.Resolve(v.VariableNames(), values, l.Variables)
+}
+
+// CheckAnswerVariables is the decision.VariablesCheck of this service: an answer's
+// values over the line's defaults must render the line's assistant (its pinned or active
+// version) within the field limits, or the answer is a 400 on variables. A line without
+// an assistant that can take the call passes: the call is declined with no_assistant
+// when the answer is acted on.
+func (s *Service) CheckAnswerVariables(ctx context.Context, r decision.Record, values map[string]string) error {
+	l, err := s.lines.GetLine(ctx, r.LineID)
+	if err != nil {
+		return err
+	}
+	v, err := s.lineVersion(ctx, l)
+	if err != nil {
+		if _, ok := apierr.As(err); ok {
+			return nil
+		}
+		return err
+	}
+	_, _, err = v.Rendered(callVariables(v, values, l))
+	return err
 }

@@ -92,6 +92,9 @@ func (s *Service) recordWebCall(ctx context.Context, caller account.Caller, sess
 		From: identity, To: l.Handle, Media: req.Media, Status: call.StatusRinging, HandledBy: call.HandledByAssistant,
 		AssistantID: v.AssistantID, VersionID: v.ID, SessionID: ses.ID, Platform: web.Name, StartedAt: now,
 		Metadata: ses.Metadata.Clone(), Variables: callVariables(v, req.Variables, l)}
+	if _, _, err := v.Rendered(c.Variables); err != nil {
+		return recorded{}, err
+	}
 	ses.CallID = c.ID
 	tok, err := s.callerToken(ses, caller.Account)
 	if err != nil {

@@ -15,13 +15,14 @@ import (
 	"github.com/bridgeline/bridgeline/shared/line"
 	"github.com/bridgeline/bridgeline/shared/session"
 	"github.com/bridgeline/bridgeline/shared/siptrunk"
+	"github.com/bridgeline/bridgeline/shared/usage"
 	"github.com/bridgeline/bridgeline/shared/webhookendpoint"
 )
 
 // Store is every domain store in one: accounts and keys, assistants, lines, idempotency
 // records, webhook endpoints, the event log with its delivery attempts and outbox,
 // customer_decides decisions, sessions (with the sweep index) and calls, SIP trunks and
-// the SIP lines on them.
+// the SIP lines on them, and the accounts' daily usage.
 type Store interface {
 	account.Store
 	assistant.Store
@@ -37,4 +38,5 @@ type Store interface {
 	call.Store
 	siptrunk.Store
 	siptrunk.LineStore
+	usage.Store
 }

@@ -56,6 +56,7 @@ var Writes = map[string]map[dynamo.Table]Access{
 	"assistants-rotate-tool-secret": {dynamo.Assistants: Write, dynamo.Idempotency: idempotent, dynamo.RateLimits: Write},
 	"avatars-list":                  {dynamo.RateLimits: Write},
 	"voices-list":                   {dynamo.RateLimits: Write},
+	"models-list":                   {dynamo.RateLimits: Write},
 
 	"api-keys-list":   {dynamo.RateLimits: Write},
 	"api-keys-create": {dynamo.Accounts: Write, dynamo.APIKeys: Write, dynamo.Idempotency: idempotent, dynamo.RateLimits: Write},
@@ -82,6 +83,8 @@ var Writes = map[string]map[dynamo.Table]Access{
 	"calls-answer": {dynamo.CallDecisions: Write, dynamo.Idempotency: idempotent, dynamo.RateLimits: Write},
 	"calls-list":   {dynamo.RateLimits: Write},
 	"calls-get":    {dynamo.RateLimits: Write},
+	// GET /v1/usage reads the usage days, kept in the calls table (by key).
+	"usage-get": {dynamo.RateLimits: Write},
 	// A call's metadata: the call is saved whole, with the claim of its platform id.
 	"calls-update": {dynamo.CallPlatformIDs: Write, dynamo.Calls: Write, dynamo.RateLimits: Write},
 

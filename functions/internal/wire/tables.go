@@ -26,6 +26,7 @@ var Tables = map[string][]dynamo.Table{
 	"assistants-rotate-tool-secret": {dynamo.Assistants, dynamo.Idempotency, dynamo.Versions, dynamo.RateLimits},
 	"avatars-list":                  {dynamo.RateLimits},
 	"voices-list":                   {dynamo.RateLimits},
+	"models-list":                   {dynamo.RateLimits},
 
 	"api-keys-list":   {dynamo.APIKeys, dynamo.RateLimits},
 	"api-keys-create": {dynamo.Accounts, dynamo.APIKeys, dynamo.Idempotency, dynamo.RateLimits},
@@ -50,6 +51,7 @@ var Tables = map[string][]dynamo.Table{
 	"calls-answer": {dynamo.CallDecisions, dynamo.Calls, dynamo.Idempotency, dynamo.RateLimits},
 	"calls-list":   {dynamo.Calls, dynamo.RateLimits},
 	"calls-get":    {dynamo.Calls, dynamo.RateLimits},
+	"usage-get":    {dynamo.Calls, dynamo.RateLimits},
 	// A call's metadata: the call is saved whole, with the claim of its platform id.
 	"calls-update": {dynamo.CallPlatformIDs, dynamo.Calls, dynamo.RateLimits},
 

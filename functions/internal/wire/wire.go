@@ -179,7 +179,10 @@ func New(ctx context.Context, function string, lk LiveKit, opts ...func(*control
 		return nil, err
 	}
 	log := Logger().With("function", function)
-	deps := controlplane.Deps{Store: s, DecisionReserve: DecisionReserve, Secrets: SecretsFromEnv(), Log: log}
+	// A Lambda stops when it answers: work that goes on after the answer elsewhere (an API
+	// transfer) runs in place, before it.
+	deps := controlplane.Deps{Store: s, DecisionReserve: DecisionReserve, Secrets: SecretsFromEnv(), Log: log,
+		Later: func(task func()) { task() }}
 	if url := os.Getenv("DELIVERY_QUEUE_URL"); url != "" {
 		q, err := SQS(ctx)
 		if err != nil {

@@ -2,7 +2,8 @@
 // benchmarks: an httptest server on 127.0.0.1 (or on in-memory pipes: NewPiped) that
 // streams scripted replies as real server-sent events, with a configurable delay before
 // the first token and between tokens, tool calls, an error mode (5xx) and a hang mode
-// (never answers), and a record of every request it received.
+// (never answers), the usage report of stream_options.include_usage, and a record of
+// every request it received.
 package llmtest
 
 import (
@@ -30,6 +31,16 @@ type Reply struct {
 	Status int
 	// Hang never answers: the request waits until the client gives up or Close.
 	Hang bool
+	// NoUsage sends no usage report even when the request asks for one
+	// (stream_options.include_usage), as some servers do.
+	NoUsage bool
+}
+
+// Usage is a usage report the server sent: prompt tokens are the words of the request's
+// messages, completion tokens the tokens streamed (a word each) and three per tool call.
+type Usage struct {
+	PromptTokens     int `json:"prompt_tokens"`
+	CompletionTokens int `json:"completion_tokens"`
 }
 
 // Message is a message of a received request.
@@ -78,7 +89,11 @@ type Request struct {
 	Stream   bool      `json:"stream"`
 	// MaxTokens is the request's max_tokens (0 when absent).
 	MaxTokens int `json:"max_tokens"`
-	Tools     []struct {
+	// StreamOptions.IncludeUsage asks for the usage report in the last chunk.
+	StreamOptions struct {
+		IncludeUsage bool `json:"include_usage"`
+	} `json:"stream_options"`
+	Tools []struct {
 		Type     string `json:"type"`
 		Function struct {
 			Name string `json:"name"`
@@ -111,6 +126,7 @@ type Server struct {
 	replies    func(Request) Reply
 	requests   []Request
 	firstSent  []time.Time
+	usage      []Usage
 }
 
 // New starts a server on 127.0.0.1 that answers every request with reply. Close it when
@@ -184,6 +200,13 @@ func (s *Server) Requests() []Request {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return append([]Request(nil), s.requests...)
+}
+
+// Usages are the usage reports sent so far, in order.
+func (s *Server) Usages() []Usage {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]Usage(nil), s.usage...)
 }
 
 // FirstTokens are the times the first token of each streamed reply was written.
@@ -302,6 +325,23 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	}
 	if !send(map[string]any{}, finish) {
 		return
+	}
+	if req.StreamOptions.IncludeUsage && !reply.NoUsage {
+		u := Usage{CompletionTokens: len(strings.Fields(reply.Text)) + 3*len(calls)}
+		for _, m := range req.Messages {
+			u.PromptTokens += len(strings.Fields(m.Content))
+		}
+		b, _ := json.Marshal(map[string]any{
+			"id": "chatcmpl-fake", "object": "chat.completion.chunk", "created": created, "model": req.Model,
+			"choices": []any{}, "usage": map[string]any{"prompt_tokens": u.PromptTokens,
+				"completion_tokens": u.CompletionTokens, "total_tokens": u.PromptTokens + u.CompletionTokens},
+		})
+		if _, err := fmt.Fprintf(w, "data: %s\n\n", b); err != nil {
+			return
+		}
+		s.mu.Lock()
+		s.usage = append(s.usage, u)
+		s.mu.Unlock()
 	}
 	fmt.Fprint(w, "data: [DONE]\n\n")
 	if flusher != nil {

@@ -307,6 +307,32 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/models": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the language models the deployment offers
+         * @description Every model a draft's `model` may name beside the empty default, in one page
+         *     (`has_more` is false). Takes no query parameters. The operator lists them in
+         *     `LLM_MODELS` (comma-separated names, as the fleet's OpenAI-compatible server spells
+         *     them), so customers cannot spend the operator's model budget on any model its key
+         *     reaches. An empty list (the default) means the deployment offers no choice: every
+         *     call runs on the fleet's `LLM_MODEL`, and a draft naming any model is 400. The
+         *     default model itself is not listed: a draft names it by leaving `model` empty.
+         */
+        get: operations["listModels"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/lines": {
         parameters: {
             query?: never;
@@ -448,7 +474,8 @@ export interface paths {
          *     when `mode` is `assistant`), `parameter_invalid` (`platform_handle` not of a form
          *     the line's platform dials, or blank in mode `assistant`; `media`, `mode`,
          *     `line_id`; `assistant_id` or `variables` given with mode `human`; `variables` or
-         *     `variables[<name>]` out of bounds); 403
+         *     `variables[<name>]` out of bounds, or `variables` rendering the greeting or system
+         *     prompt past its limit); 403
          *     `live_key_required` when an `sk_test_` key calls from a line that is not on the
          *     `sim` platform; 404 `resource_not_found` (`param: line_id` or
          *     `assistant_id`); 409 `assistant_archived`, `assistant_not_published`; 422 `no_line`
@@ -537,6 +564,39 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/usage": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Usage per day
+         * @description What the account's calls used, summed per UTC day over a range of days: every
+         *     day from the day `created[gte]` falls on to the day `created[lte]` falls on, both
+         *     included and listed oldest first (a day without calls has zeros), and their total.
+         *     A call counts on the UTC day it started (its `started_at`, the time the
+         *     `created[...]` filters of `GET /v1/calls` read), once, when it is over; an
+         *     assistant call's speech and model figures are added when the persona worker's
+         *     final report is in, usually within seconds of the end, to the same day. The sums
+         *     are the calls' `usage` objects (`CallUsage`), kept in an aggregate written with
+         *     each call record, so this reads one record per day, never the calls.
+         *
+         *     Without `created[gte]`, the 30 days ending on `created[lte]`'s day; without
+         *     `created[lte]`, today (UTC). At most 92 days: a longer range is 400
+         *     `parameter_invalid` (`created[gte]`), and so is a `created[lte]` before
+         *     `created[gte]` (`created[lte]`) or a value that is not a time.
+         */
+        get: operations["getUsage"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/calls": {
         parameters: {
             query?: never;
@@ -614,7 +674,8 @@ export interface paths {
          *     Variables), and answers like a decline: the call object, `decision: assistant`.
          *     400 `parameter_missing` or `parameter_invalid` (`action`; `assistant` on a line
          *     that had no assistant when the call rang; `variables` without `action: assistant`
-         *     or out of bounds, naming `variables` or `variables[<name>]`);
+         *     or out of bounds, naming `variables` or `variables[<name>]`, or rendering the line's
+         *     assistant's greeting or system prompt past its limit, naming `variables`);
          *     409 `call_not_answerable` also for a call of this account that has no answer to
          *     make (outbound, or inbound on a line that did not ask): its message names the
          *     call's direction and status, as `GET /v1/calls/{id}` shows them.
@@ -701,14 +762,17 @@ export interface paths {
          * @description Hands a live call over to `to`, an E.164 number or a SIP URI
          *     (`sip:agent@pbx.example.com`), through its platform: on a SIP line, a SIP REFER
          *     to the caller's side, which calls the destination through its own provider. The
-         *     answer comes once the destination answered: 200 with the call record, ended with
-         *     `end_reason: "transferred"` and its `transfer` completed (the call has left
-         *     Bridgeline). A transfer that fails (refused, unanswered within 40 s) keeps the
-         *     call as it was and answers 409 `transfer_failed`, the record's `transfer` saying
-         *     `failed`. 409 `transfer_not_supported` on a platform that cannot transfer (the
-         *     sim); 409 `call_not_active` for a call that is not live (ringing, ended);
-         *     400 `parameter_invalid` on `to`; 502 `upstream_unavailable` when the platform did
-         *     not answer.
+         *     destination may ring for up to 40 s, so the answer does not wait for it: 202
+         *     with the call record, its `transfer` `pending`. The outcome lands in the record
+         *     (read it with `GET /v1/calls/{id}`): when the destination answers, or the
+         *     caller's side leaves the call for it after the REFER, the transfer is
+         *     `completed` and the call ends with `end_reason: "transferred"` (`call.ended`
+         *     goes out); when the destination refuses or does not answer within 40 s, the
+         *     transfer is `failed` with its `failure`, and the call goes on as it was. While a
+         *     transfer is pending another is 409 `call_not_active`. 409
+         *     `transfer_not_supported` on a platform that cannot transfer (the sim); 409
+         *     `call_not_active` for a call that is not live (ringing, ended); 400
+         *     `parameter_invalid` on `to`.
          */
         post: operations["transferCall"];
         delete?: never;
@@ -907,7 +971,14 @@ export interface paths {
             };
             cookie?: never;
         };
-        /** Get an event with its delivery attempts */
+        /**
+         * Get an event with its delivery attempts
+         * @description The event with one page of its delivery attempts, oldest first: at most
+         *     `attempts_limit` (default 20, at most 100). `has_more_attempts` says another page
+         *     follows; ask for it with `attempts_starting_after` set to the last attempt's `id`.
+         *     An event has at most 11 deliveries per endpoint (the first and 10 redeliveries),
+         *     each retried on its schedule, so pages bound the answer whatever the history.
+         */
         get: operations["getEvent"];
         put?: never;
         post?: never;
@@ -1558,9 +1629,10 @@ export interface components {
          */
         VoiceField: string;
         /**
-         * @description The language model the assistant thinks with, as the deployment's OpenAI-compatible
-         *     server names it (`gpt-4o-mini`, `llama3.1:8b`); it overrides the deployment's
-         *     `LLM_MODEL`. Empty: the deployment's model.
+         * @description The language model the assistant thinks with: an `id` from `GET /v1/models` (the
+         *     models the operator offers, `LLM_MODELS`), which overrides the deployment's
+         *     `LLM_MODEL`. Empty: the deployment's model. Any other name is 400
+         *     `parameter_invalid`.
          * @example gpt-4o-mini
          */
         ModelField: string;
@@ -2340,6 +2412,47 @@ export interface components {
             has_more: false;
         };
         /**
+         * @example {
+         *       "id": "gpt-4o-mini",
+         *       "object": "model"
+         *     }
+         */
+        Model: {
+            /** @description The model's name, as a draft's `model` names it and the fleet's server knows it. */
+            id: string;
+            /**
+             * @description The kind of object: always `model`.
+             * @enum {string}
+             */
+            object: "model";
+        };
+        /**
+         * @example {
+         *       "object": "list",
+         *       "data": [
+         *         {
+         *           "id": "gpt-4o-mini",
+         *           "object": "model"
+         *         }
+         *       ],
+         *       "has_more": false
+         *     }
+         */
+        ModelList: {
+            /**
+             * @description The kind of object: always `list`.
+             * @enum {string}
+             */
+            object: "list";
+            /** @description The models, in the order the operator lists them. */
+            data: components["schemas"]["Model"][];
+            /**
+             * @description True when another page exists after this one.
+             * @enum {boolean}
+             */
+            has_more: false;
+        };
+        /**
          * @description `assistant`: the assigned assistant answers (a call with none assigned is
          *     declined); `customer_decides`: `call.incoming` asks the customer; `disabled`:
          *     calls are declined. On a SIP line the caller hears ringing until the call is
@@ -2523,7 +2636,13 @@ export interface components {
          */
         EventSubscription: ("*" | "call.incoming" | "call.answered" | "call.ended" | "call.transcript")[];
         /**
-         * @description An absolute http or https URL with a host and no credentials.
+         * @description An absolute URL with a host and no credentials. `https` is required whatever the
+         *     key's mode (an endpoint receives every event of the account, live ones included);
+         *     plain `http` is accepted only for a loopback receiver on a local stack (`make run`).
+         *     The host must be a name or an IP address in canonical form (hex, octal, decimal and
+         *     short IPv4 forms, IPv6 zone ids, percent-encoding and non-ASCII are refused), and an
+         *     address inside the deployment is refused: 400 `url_not_allowed` at create and
+         *     update, and checked again at every delivery (such an attempt fails, nothing sent).
          * @example https://example.com/hooks/bridgeline
          */
         WebhookURL: string;
@@ -3438,7 +3557,8 @@ export interface components {
          *           "error": null,
          *           "next_attempt_at": null
          *         }
-         *       ]
+         *       ],
+         *       "has_more_attempts": false
          *     }
          */
         EventWithAttempts: components["schemas"]["CallIncomingEventWithAttempts"] | components["schemas"]["CallAnsweredEventWithAttempts"] | components["schemas"]["CallEndedEventWithAttempts"] | components["schemas"]["CallTranscriptEventWithAttempts"];
@@ -3482,7 +3602,8 @@ export interface components {
          *           "error": null,
          *           "next_attempt_at": null
          *         }
-         *       ]
+         *       ],
+         *       "has_more_attempts": false
          *     }
          */
         CallIncomingEventWithAttempts: {
@@ -3502,8 +3623,10 @@ export interface components {
             created_at: components["schemas"]["Timestamp"];
             /** @description The event's data, as sent to the endpoints (see `webhooks`). */
             data: components["schemas"]["CallIncomingData"];
-            /** @description Every delivery attempt of the event, oldest first. */
+            /** @description A page of the event's delivery attempts, oldest first (`GET /v1/events/{id}`'s `attempts_limit`, default 20). */
             attempts: components["schemas"]["EventAttempt"][];
+            /** @description True when more attempts follow this page; the next starts after the last attempt's `id` (`attempts_starting_after`). */
+            has_more_attempts: boolean;
         };
         /**
          * @description A `call.answered` event with its delivery attempts.
@@ -3539,7 +3662,8 @@ export interface components {
          *           "error": null,
          *           "next_attempt_at": null
          *         }
-         *       ]
+         *       ],
+         *       "has_more_attempts": false
          *     }
          */
         CallAnsweredEventWithAttempts: {
@@ -3559,8 +3683,10 @@ export interface components {
             created_at: components["schemas"]["Timestamp"];
             /** @description The event's data, as sent to the endpoints (see `webhooks`). */
             data: components["schemas"]["CallAnsweredData"];
-            /** @description Every delivery attempt of the event, oldest first. */
+            /** @description A page of the event's delivery attempts, oldest first (`GET /v1/events/{id}`'s `attempts_limit`, default 20). */
             attempts: components["schemas"]["EventAttempt"][];
+            /** @description True when more attempts follow this page; the next starts after the last attempt's `id` (`attempts_starting_after`). */
+            has_more_attempts: boolean;
         };
         /**
          * @description A `call.ended` event with its delivery attempts.
@@ -3605,7 +3731,8 @@ export interface components {
          *           "error": null,
          *           "next_attempt_at": null
          *         }
-         *       ]
+         *       ],
+         *       "has_more_attempts": false
          *     }
          */
         CallEndedEventWithAttempts: {
@@ -3625,8 +3752,10 @@ export interface components {
             created_at: components["schemas"]["Timestamp"];
             /** @description The event's data, as sent to the endpoints (see `webhooks`). */
             data: components["schemas"]["CallEndedData"];
-            /** @description Every delivery attempt of the event, oldest first. */
+            /** @description A page of the event's delivery attempts, oldest first (`GET /v1/events/{id}`'s `attempts_limit`, default 20). */
             attempts: components["schemas"]["EventAttempt"][];
+            /** @description True when more attempts follow this page; the next starts after the last attempt's `id` (`attempts_starting_after`). */
+            has_more_attempts: boolean;
         };
         /**
          * @description A `call.transcript` event.
@@ -3706,7 +3835,8 @@ export interface components {
          *           "error": null,
          *           "next_attempt_at": null
          *         }
-         *       ]
+         *       ],
+         *       "has_more_attempts": false
          *     }
          */
         CallTranscriptEventWithAttempts: {
@@ -3726,8 +3856,10 @@ export interface components {
             created_at: components["schemas"]["Timestamp"];
             /** @description The event's data, as sent to the endpoints (see `webhooks`). */
             data: components["schemas"]["CallTranscriptData"];
-            /** @description Every delivery attempt of the event, oldest first. */
+            /** @description A page of the event's delivery attempts, oldest first (`GET /v1/events/{id}`'s `attempts_limit`, default 20). */
             attempts: components["schemas"]["EventAttempt"][];
+            /** @description True when more attempts follow this page; the next starts after the last attempt's `id` (`attempts_starting_after`). */
+            has_more_attempts: boolean;
         };
         /**
          * @example {
@@ -4612,6 +4744,148 @@ export interface components {
             tool_ms?: components["schemas"]["Percentiles"];
         } | null;
         /**
+         * @description Usage summed over calls (`CallUsage` of each).
+         * @example {
+         *       "calls": 14,
+         *       "duration_ms": 812400,
+         *       "billable_seconds": 819,
+         *       "stt_audio_ms": 301220,
+         *       "tts_characters": 12880,
+         *       "llm_prompt_tokens": 58940,
+         *       "llm_completion_tokens": 3304
+         *     }
+         */
+        UsageCounts: {
+            /** @description Calls over (ended, failed or declined). */
+            calls: number;
+            /** @description The calls' `duration_ms`, summed. */
+            duration_ms: number;
+            /** @description The calls' `billable_seconds`, summed (each call rounded up on its own). */
+            billable_seconds: number;
+            /** @description Caller audio given to the speech recogniser. */
+            stt_audio_ms: number;
+            /** @description Characters synthesised to speech. */
+            tts_characters: number;
+            /** @description Language model prompt tokens (see `CallUsage.estimated`). */
+            llm_prompt_tokens: number;
+            /** @description Language model completion tokens. */
+            llm_completion_tokens: number;
+        };
+        /**
+         * @description One UTC day's usage.
+         * @example {
+         *       "date": "2026-11-22",
+         *       "calls": 14,
+         *       "duration_ms": 812400,
+         *       "billable_seconds": 819,
+         *       "stt_audio_ms": 301220,
+         *       "tts_characters": 12880,
+         *       "llm_prompt_tokens": 58940,
+         *       "llm_completion_tokens": 3304
+         *     }
+         */
+        UsageDay: components["schemas"]["UsageCounts"] & {
+            /**
+             * Format: date
+             * @description The UTC date, `YYYY-MM-DD`.
+             */
+            date: string;
+        };
+        /**
+         * @description The answer of `GET /v1/usage`.
+         * @example {
+         *       "object": "usage",
+         *       "from": "2026-11-22",
+         *       "to": "2026-11-23",
+         *       "data": [
+         *         {
+         *           "date": "2026-11-22",
+         *           "calls": 14,
+         *           "duration_ms": 812400,
+         *           "billable_seconds": 819,
+         *           "stt_audio_ms": 301220,
+         *           "tts_characters": 12880,
+         *           "llm_prompt_tokens": 58940,
+         *           "llm_completion_tokens": 3304
+         *         },
+         *         {
+         *           "date": "2026-11-23",
+         *           "calls": 0,
+         *           "duration_ms": 0,
+         *           "billable_seconds": 0,
+         *           "stt_audio_ms": 0,
+         *           "tts_characters": 0,
+         *           "llm_prompt_tokens": 0,
+         *           "llm_completion_tokens": 0
+         *         }
+         *       ],
+         *       "total": {
+         *         "calls": 14,
+         *         "duration_ms": 812400,
+         *         "billable_seconds": 819,
+         *         "stt_audio_ms": 301220,
+         *         "tts_characters": 12880,
+         *         "llm_prompt_tokens": 58940,
+         *         "llm_completion_tokens": 3304
+         *       }
+         *     }
+         */
+        UsageReport: {
+            /**
+             * @description Always `usage`.
+             * @enum {string}
+             */
+            object: "usage";
+            /**
+             * Format: date
+             * @description The range's first UTC date.
+             */
+            from: string;
+            /**
+             * Format: date
+             * @description The range's last UTC date.
+             */
+            to: string;
+            /** @description Every day of the range, oldest first. */
+            data: components["schemas"]["UsageDay"][];
+            /** @description The days summed. */
+            total: components["schemas"]["UsageCounts"];
+        };
+        /**
+         * @description What one call used.
+         * @example {
+         *       "duration_ms": 59000,
+         *       "billable_seconds": 59,
+         *       "stt_audio_ms": 21480,
+         *       "tts_characters": 912,
+         *       "llm_prompt_tokens": 4210,
+         *       "llm_completion_tokens": 236,
+         *       "estimated": false
+         *     }
+         */
+        CallUsage: {
+            /** @description From the answer to the end, in milliseconds (0 for a call never answered). */
+            duration_ms: number;
+            /** @description `duration_ms` rounded up per started second: 1 ms is 1 s, 1001 ms is 2 s; 0 for a call never answered. */
+            billable_seconds: number;
+            /** @description Caller audio given to the speech recogniser: the caller's turns, not the silence between them. Assistant calls only (0 otherwise). */
+            stt_audio_ms: number;
+            /** @description Characters (Unicode code points) synthesised to speech: the greeting, the replies, fillers and apologies, including sentences the caller cut off. Assistant calls only. */
+            tts_characters: number;
+            /** @description Prompt tokens over every language model request of the call (a reply with tool calls makes more than one). Assistant calls only. */
+            llm_prompt_tokens: number;
+            /** @description Completion tokens over the same requests. */
+            llm_completion_tokens: number;
+            /**
+             * @description `true` when the model did not report the tokens of at least one request
+             *     (Bridgeline asks OpenAI-compatible servers for it with
+             *     `stream_options.include_usage`): those were counted by Bridgeline at about
+             *     four characters a token, so the token figures are an estimate. A deployment
+             *     without a language model counts no tokens.
+             */
+            estimated: boolean;
+        };
+        /**
          * @description The call record.
          * @example {
          *       "id": "call_01jd3f4g5h6j7k8m9n0p1q2r3t",
@@ -4681,6 +4955,15 @@ export interface components {
          *         }
          *       },
          *       "assistant_report": "received",
+         *       "usage": {
+         *         "duration_ms": 59000,
+         *         "billable_seconds": 59,
+         *         "stt_audio_ms": 21480,
+         *         "tts_characters": 912,
+         *         "llm_prompt_tokens": 4210,
+         *         "llm_completion_tokens": 236,
+         *         "estimated": false
+         *       },
          *       "variables": {
          *         "caller_name": "Ada"
          *       },
@@ -4770,6 +5053,13 @@ export interface components {
              * @enum {string|null}
              */
             assistant_report: "pending" | "received" | "missing" | null;
+            /**
+             * @description What the call used; null until it is over. `duration_ms` and
+             *     `billable_seconds` are set when it ends; an assistant call's speech and model
+             *     counts when the persona worker's final report is in (`assistant_report:
+             *     received`), zero before. `GET /v1/usage` sums them per day.
+             */
+            usage: components["schemas"]["CallUsage"] | null;
             /** @description Your own key-value pairs on the call; `{}` for none. An outbound call starts with a copy of its session's, an inbound call with none; `PATCH /v1/calls/{id}` changes them. See `Metadata`. */
             metadata: components["schemas"]["Metadata"];
             /**
@@ -4857,6 +5147,15 @@ export interface components {
          *             }
          *           },
          *           "assistant_report": "received",
+         *           "usage": {
+         *             "duration_ms": 59000,
+         *             "billable_seconds": 59,
+         *             "stt_audio_ms": 21480,
+         *             "tts_characters": 912,
+         *             "llm_prompt_tokens": 4210,
+         *             "llm_completion_tokens": 236,
+         *             "estimated": false
+         *           },
          *           "variables": {
          *             "caller_name": "Ada"
          *           },
@@ -6443,6 +6742,45 @@ export interface operations {
             500: components["responses"]["InternalError"];
         };
     };
+    listModels: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The catalogue. */
+            200: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "object": "list",
+                     *       "data": [
+                     *         {
+                     *           "id": "gpt-4o-mini",
+                     *           "object": "model"
+                     *         }
+                     *       ],
+                     *       "has_more": false
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ModelList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+        };
+    };
     listLines: {
         parameters: {
             query?: {
@@ -7178,6 +7516,82 @@ export interface operations {
             500: components["responses"]["InternalError"];
         };
     };
+    getUsage: {
+        parameters: {
+            query?: {
+                /**
+                 * @description The range's first day, as the UTC day this time falls on; the same forms as the list filter (a Unix time in whole seconds or an RFC 3339 timestamp).
+                 * @example 2026-11-01T00:00:00Z
+                 */
+                "created[gte]"?: components["schemas"]["CreatedFilter"];
+                /**
+                 * @description The range's last day, as the UTC day this time falls on; default now.
+                 * @example 2026-11-30T23:59:59Z
+                 */
+                "created[lte]"?: components["schemas"]["CreatedFilter"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The range's days and their total. */
+            200: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "object": "usage",
+                     *       "from": "2026-11-22",
+                     *       "to": "2026-11-23",
+                     *       "data": [
+                     *         {
+                     *           "date": "2026-11-22",
+                     *           "calls": 14,
+                     *           "duration_ms": 812400,
+                     *           "billable_seconds": 819,
+                     *           "stt_audio_ms": 301220,
+                     *           "tts_characters": 12880,
+                     *           "llm_prompt_tokens": 58940,
+                     *           "llm_completion_tokens": 3304
+                     *         },
+                     *         {
+                     *           "date": "2026-11-23",
+                     *           "calls": 0,
+                     *           "duration_ms": 0,
+                     *           "billable_seconds": 0,
+                     *           "stt_audio_ms": 0,
+                     *           "tts_characters": 0,
+                     *           "llm_prompt_tokens": 0,
+                     *           "llm_completion_tokens": 0
+                     *         }
+                     *       ],
+                     *       "total": {
+                     *         "calls": 14,
+                     *         "duration_ms": 812400,
+                     *         "billable_seconds": 819,
+                     *         "stt_audio_ms": 301220,
+                     *         "tts_characters": 12880,
+                     *         "llm_prompt_tokens": 58940,
+                     *         "llm_completion_tokens": 3304
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["UsageReport"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+        };
+    };
     listCalls: {
         parameters: {
             query?: {
@@ -7304,6 +7718,15 @@ export interface operations {
                      *             }
                      *           },
                      *           "assistant_report": "received",
+                     *           "usage": {
+                     *             "duration_ms": 59000,
+                     *             "billable_seconds": 59,
+                     *             "stt_audio_ms": 21480,
+                     *             "tts_characters": 912,
+                     *             "llm_prompt_tokens": 4210,
+                     *             "llm_completion_tokens": 236,
+                     *             "estimated": false
+                     *           },
                      *           "variables": {
                      *             "caller_name": "Ada"
                      *           },
@@ -7414,6 +7837,15 @@ export interface operations {
                      *         }
                      *       },
                      *       "assistant_report": "received",
+                     *       "usage": {
+                     *         "duration_ms": 59000,
+                     *         "billable_seconds": 59,
+                     *         "stt_audio_ms": 21480,
+                     *         "tts_characters": 912,
+                     *         "llm_prompt_tokens": 4210,
+                     *         "llm_completion_tokens": 236,
+                     *         "estimated": false
+                     *       },
                      *       "variables": {
                      *         "caller_name": "Ada"
                      *       },
@@ -7533,6 +7965,15 @@ export interface operations {
                      *         }
                      *       },
                      *       "assistant_report": "received",
+                     *       "usage": {
+                     *         "duration_ms": 59000,
+                     *         "billable_seconds": 59,
+                     *         "stt_audio_ms": 21480,
+                     *         "tts_characters": 912,
+                     *         "llm_prompt_tokens": 4210,
+                     *         "llm_completion_tokens": 236,
+                     *         "estimated": false
+                     *       },
                      *       "variables": {
                      *         "caller_name": "Ada"
                      *       },
@@ -7805,8 +8246,8 @@ export interface operations {
             };
         };
         responses: {
-            /** @description The call, transferred. */
-            200: {
+            /** @description The call, its transfer pending. */
+            202: {
                 headers: {
                     "Request-Id": components["headers"]["Request-Id"];
                     "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
@@ -7825,7 +8266,6 @@ export interface operations {
             422: components["responses"]["UnprocessablePost"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
-            502: components["responses"]["Upstream"];
         };
     };
     listSipTrunks: {
@@ -8546,7 +8986,12 @@ export interface operations {
     };
     getEvent: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description How many attempts the page holds at most, 1-100; default 20. */
+                attempts_limit?: number;
+                /** @description Id of the last attempt of the previous page; the page holds the attempts after it. */
+                attempts_starting_after?: components["schemas"]["AttemptID"];
+            };
             header?: never;
             path: {
                 /** @description The event's id. */
@@ -8556,7 +9001,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The event and every attempt to deliver it, oldest first. */
+            /** @description The event and a page of the attempts to deliver it, oldest first. */
             200: {
                 headers: {
                     "Request-Id": components["headers"]["Request-Id"];
@@ -8602,7 +9047,8 @@ export interface operations {
                      *           "error": null,
                      *           "next_attempt_at": null
                      *         }
-                     *       ]
+                     *       ],
+                     *       "has_more_attempts": false
                      *     }
                      */
                     "application/json": components["schemas"]["EventWithAttempts"];
@@ -8641,7 +9087,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description The event with its attempts so far; the new delivery is queued. */
+            /** @description The event with the first page of its attempts so far (20 at most, `has_more_attempts` when more exist; `GET /v1/events/{id}` pages them); the new delivery is queued. */
             202: {
                 headers: {
                     "Request-Id": components["headers"]["Request-Id"];
@@ -8688,7 +9134,8 @@ export interface operations {
                      *           "error": null,
                      *           "next_attempt_at": null
                      *         }
-                     *       ]
+                     *       ],
+                     *       "has_more_attempts": false
                      *     }
                      */
                     "application/json": components["schemas"]["EventWithAttempts"];
@@ -8746,7 +9193,7 @@ export interface operations {
              *     assistant, with values for its placeholders) decides the call; an empty body
              *     acknowledges it and leaves the decision to `POST /v1/calls/{id}/answer` before
              *     `answer_by`. Any other body (an `assistant` answer on a line with no assistant,
-             *     variables out of bounds) is logged on the attempt and treated as no answer.
+             *     variables out of bounds or rendering a text past its limit) is logged on the attempt and treated as no answer.
              */
             200: {
                 headers: {

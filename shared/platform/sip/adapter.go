@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -160,8 +161,37 @@ func (a *Adapter) Transfer(ctx context.Context, t platform.Transfer) error {
 		return nil
 	case errors.Is(err, lkhttp.ErrNotFound):
 		return platform.ErrUnknownCall
+	case a.leftRoom(context.WithoutCancel(ctx), t.Room):
+		// livekit-sip v1.8.0 now and then ends its REFER transaction before it reads the
+		// phone's 202 ("transaction failed to complete (0 intermediate responses)") while
+		// the phone follows the REFER: the leg leaving the room is the transfer done.
+		return nil
 	case ctx.Err() != nil:
 		return err
 	}
 	return fmt.Errorf("%w: %v", platform.ErrTransferFailed, err)
+}
+
+// TransferSettle is how long a transfer LiveKit reported failed may take to show the
+// call's leg leaving its room (the phone followed the REFER).
+const TransferSettle = 3 * time.Second
+
+// leftRoom reports whether the call's participant left room within TransferSettle.
+func (a *Adapter) leftRoom(ctx context.Context, room string) bool {
+	ctx, cancel := context.WithTimeout(ctx, TransferSettle)
+	defer cancel()
+	for {
+		ps, err := a.LiveKit.Participants(ctx, room)
+		if errors.Is(err, lkhttp.ErrNotFound) {
+			return true // the room is gone with the call
+		}
+		if err == nil && !slices.ContainsFunc(ps, func(p rtc.Participant) bool { return p.Identity == platform.ParticipantIdentity }) {
+			return true
+		}
+		select {
+		case <-ctx.Done():
+			return false
+		case <-time.After(250 * time.Millisecond):
+		}
+	}
 }

@@ -166,6 +166,10 @@ func TestSessionConformance(t *testing.T) {
 	storetest.RunSessions(t, func(t *testing.T) storetest.SessionStore { return newStore(t) })
 }
 
+func TestUsageConformance(t *testing.T) {
+	storetest.RunUsage(t, func(t *testing.T) storetest.UsageStore { return newStore(t) })
+}
+
 func TestSweepIndexConformance(t *testing.T) {
 	storetest.RunSweepIndex(t, func(t *testing.T) storetest.SweepIndexStore { return newStore(t) })
 }

@@ -95,12 +95,23 @@ func callItem(c call.Call) item {
 // callWrites are the actions that save c: the call, and the claim of its platform call
 // id (which stays the call's own: a second call with the same id on the same platform
 // conflicts).
+//
+// What the call's usage brings to its account's day (call.TakeUsageDue) is added in the
+// same transaction.
 func (s *Store) callWrites(c call.Call) ([]types.TransactWriteItem, error) {
 	calls, err := s.table(Calls)
 	if err != nil {
 		return nil, err
 	}
+	due, counted := c.TakeUsageDue()
 	out := []types.TransactWriteItem{{Put: revisionPut(calls, callItem(c), c.Revision)}}
+	if counted {
+		w, err := s.usageWrite(due)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, w)
+	}
 	if c.PlatformCallID != "" {
 		ids, err := s.table(CallPlatformIDs)
 		if err != nil {

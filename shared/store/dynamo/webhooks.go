@@ -188,6 +188,43 @@ func (s *Store) ListDeliveryAttempts(ctx context.Context, eventID string) ([]del
 	return out, nil
 }
 
+// DeliveryAttemptsPage returns up to limit of an event's attempts after startingAfter,
+// oldest first (the sort key is the attempt id), and whether more follow. It reads
+// limit+1 items at most, whatever the event holds.
+func (s *Store) DeliveryAttemptsPage(ctx context.Context, eventID, startingAfter string, limit int) ([]delivery.Attempt, bool, error) {
+	name, err := s.table(WebhookAttempts)
+	if err != nil {
+		return nil, false, err
+	}
+	cond, vals := "event_id = :e", item{":e": str(eventID)}
+	if startingAfter != "" {
+		cond, vals[":a"] = cond+" AND id > :a", str(startingAfter)
+	}
+	in := &dynamodb.QueryInput{TableName: name, KeyConditionExpression: aws.String(cond),
+		ExpressionAttributeValues: vals, ConsistentRead: aws.Bool(true), Limit: aws.Int32(int32(limit + 1))}
+	var out []delivery.Attempt
+	for {
+		page, err := s.db.Query(ctx, in)
+		if err != nil {
+			return nil, false, fmt.Errorf("attempts of %s: %w", eventID, err)
+		}
+		for _, it := range page.Items {
+			a, err := fromDoc[delivery.Attempt](it)
+			if err != nil {
+				return nil, false, err
+			}
+			out = append(out, a)
+		}
+		if len(out) > limit {
+			return out[:limit], true, nil
+		}
+		if len(page.LastEvaluatedKey) == 0 {
+			return out, false, nil
+		}
+		in.ExclusiveStartKey, in.Limit = page.LastEvaluatedKey, aws.Int32(int32(limit+1-len(out)))
+	}
+}
+
 func attemptItem(a delivery.Attempt) item {
 	return docItem(a, item{"event_id": str(a.EventID), "id": str(a.ID), "ttl": num(a.StartedAt.Add(Retention).Unix())})
 }

@@ -47,7 +47,20 @@ func (s *Store) SaveCall(ctx context.Context, c call.Call, evts []callevent.Even
 	})
 }
 
+// saveCall writes c, conditional on its revision, and adds what its usage brings to its
+// account's day (call.TakeUsageDue) in the same transaction.
 func saveCall(ctx context.Context, tx *sql.Tx, c call.Call) error {
+	due, counted := c.TakeUsageDue()
+	if err := writeCall(ctx, tx, c); err != nil {
+		return err
+	}
+	if counted {
+		return addUsage(ctx, tx, due)
+	}
+	return nil
+}
+
+func writeCall(ctx context.Context, tx *sql.Tx, c call.Call) error {
 	prev := c.Revision
 	c.Revision++
 	if prev == 0 {

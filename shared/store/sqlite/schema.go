@@ -81,6 +81,7 @@ CREATE INDEX events_by_account ON events (account_id, id);
 	{"0009_sweep_due", sweepDueSchema},                          // sessions.go
 	{"0010_event_redeliveries", eventRedeliveriesSchema},        // webhooks.go
 	{"0011_sip_trunks", sipTrunksSchema},                        // siptrunks.go
+	{"0012_usage_days", usageSchema},                            // usage.go
 }
 
 func (s *Store) migrate(ctx context.Context) error {

@@ -30,3 +30,14 @@ func TestSweepIndexConformance(t *testing.T) {
 		return s
 	})
 }
+
+func TestUsageConformance(t *testing.T) {
+	storetest.RunUsage(t, func(t *testing.T) storetest.UsageStore {
+		s, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "test.db"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { s.Close() })
+		return s
+	})
+}

@@ -195,6 +195,17 @@ func (s *Store) ListDeliveryAttempts(ctx context.Context, eventID string) ([]del
 		`SELECT doc FROM webhook_attempts WHERE event_id = ? ORDER BY id`, eventID)
 }
 
+// DeliveryAttemptsPage lists up to limit of an event's attempts after startingAfter,
+// oldest first, and says whether more follow.
+func (s *Store) DeliveryAttemptsPage(ctx context.Context, eventID, startingAfter string, limit int) ([]delivery.Attempt, bool, error) {
+	as, err := listDocs[delivery.Attempt](ctx, s.db,
+		`SELECT doc FROM webhook_attempts WHERE event_id = ? AND id > ? ORDER BY id LIMIT ?`, eventID, startingAfter, limit+1)
+	if err != nil || len(as) <= limit {
+		return as, false, err
+	}
+	return as[:limit], true, nil
+}
+
 // RecordDeliveryAttempt logs an attempt; recording the same attempt twice is a no-op.
 func (s *Store) RecordDeliveryAttempt(ctx context.Context, a delivery.Attempt) error {
 	_, err := s.exec(ctx,

@@ -66,7 +66,7 @@ var assistantCases = map[string]func(*testing.T, Store){
 	"a version lists its placeholder names; malformed ones are refused": versionVariables,
 	"voice and model go from the draft into each version, and GetVersion reads them": func(t *testing.T, s Store) {
 		acct, _ := newAccount(t, s)
-		svc := assistant.Service{Store: s, HostedVoices: []string{"nova"}, Now: time.Now}
+		svc := assistant.Service{Store: s, HostedVoices: []string{"nova"}, Models: []string{"llama3.1:8b"}, Now: time.Now}
 		f := completeFields("Ada")
 		f.Voice, f.Model = ptr("hosted-nova"), ptr("llama3.1:8b")
 		a, err := svc.Create(ctx(t), acct.ID, f)

@@ -15,7 +15,7 @@ import (
 )
 
 func services(s Store) (*assistant.Service, *line.Service) {
-	return &assistant.Service{Store: s, Now: time.Now}, &line.Service{Store: s, Assistants: s, Now: time.Now}
+	return &assistant.Service{Store: s, Models: []string{"llama3.1:8b"}, Now: time.Now}, &line.Service{Store: s, Assistants: s, Now: time.Now}
 }
 
 var lineCases = map[string]func(*testing.T, Store){

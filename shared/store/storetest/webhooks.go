@@ -3,6 +3,7 @@ package storetest
 import (
 	"context"
 	"errors"
+	"slices"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -21,6 +22,7 @@ type WebhookStore interface {
 	webhookendpoint.Store
 	RecordDeliveryAttempt(ctx context.Context, a delivery.Attempt) error
 	ListDeliveryAttempts(ctx context.Context, eventID string) ([]delivery.Attempt, error)
+	DeliveryAttemptsPage(ctx context.Context, eventID, startingAfter string, limit int) ([]delivery.Attempt, bool, error)
 }
 
 // RunWebhooks runs the webhook cases, each against a fresh store from newStore. Every
@@ -282,6 +284,21 @@ func attemptLog(t *testing.T, s WebhookStore) {
 		if got[i].ID != want[i].ID || got[i].Number != i+1 || !got[i].StartedAt.Equal(want[i].StartedAt) ||
 			got[i].NextAttemptAt == nil || !got[i].NextAttemptAt.Equal(next) || got[i].Error != "HTTP 500" {
 			t.Errorf("attempt %d = %+v, want %+v", i, got[i], want[i])
+		}
+	}
+	// Pages of two: the first two and more, then the third and no more.
+	for _, pg := range []struct {
+		after string
+		want  []string
+		more  bool
+	}{{"", []string{want[0].ID, want[1].ID}, true}, {want[1].ID, []string{want[2].ID}, false}, {want[2].ID, nil, false}} {
+		page, more, err := s.DeliveryAttemptsPage(ctx(t), evt, pg.after, 2)
+		var ids []string
+		for _, a := range page {
+			ids = append(ids, a.ID)
+		}
+		if err != nil || !slices.Equal(ids, pg.want) || more != pg.more {
+			t.Errorf("DeliveryAttemptsPage(after %q, 2) = %v, more %v, %v; want %v, more %v", pg.after, ids, more, err, pg.want, pg.more)
 		}
 	}
 }
