@@ -728,7 +728,10 @@ func (c *call) greetingStarted(at time.Time) {
 }
 
 // finish leaves the room, stops the media loops (the greeting's record among them) and
-// sends the ended report.
+// sends the ended report; then it stores a recorded call's file and sends the recording
+// report, so that an upload never holds the transcript back (call.ended waits for the
+// ended report only so long). The report returned is the ended one, with the recording's
+// result beside it.
 func (c *call) finish(reason string) persona.Report {
 	if c.stop != nil {
 		c.stop()
@@ -747,14 +750,13 @@ func (c *call) finish(reason string) persona.Report {
 	}
 	c.loops.Wait()
 	end := time.Now()
-	stored := c.storeRecording(end)
 
 	c.mu.Lock()
 	usage := c.record.Usage()
 	rep := persona.Report{
 		Kind: persona.ReportEnded, CallID: c.job.CallID, SessionID: c.job.SessionID,
 		At: end.UTC(), EndReason: reason, Metrics: c.metricsLocked(), Transcript: c.record.Transcript(),
-		Usage: &usage, Recording: stored,
+		Usage: &usage,
 	}
 	c.mu.Unlock()
 	c.log.Info("call ended", "reason", reason)
@@ -763,6 +765,11 @@ func (c *call) finish(reason string) persona.Report {
 	c.reportsClosed = true
 	c.mu.Unlock()
 	c.reports <- rep
+	if stored := c.storeRecording(end); stored != nil {
+		rep.Recording = stored
+		c.reports <- persona.Report{Kind: persona.ReportRecording, CallID: c.job.CallID, SessionID: c.job.SessionID,
+			At: time.Now().UTC(), Recording: stored}
+	}
 	close(c.reports)
 	select {
 	case <-c.reportsDone:

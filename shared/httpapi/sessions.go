@@ -122,6 +122,9 @@ type CallJSON struct {
 	Variables map[string]string `json:"variables"`
 	// Transfer is the call's latest hand-over to another party; null when it had none.
 	Transfer *TransferJSON `json:"transfer"`
+	// Recording is the recording's status (pending, available, failed, deleted); null
+	// when the call is not recorded.
+	Recording *string `json:"recording"`
 }
 
 // TransferJSON is a call's transfer.
@@ -158,7 +161,7 @@ func PresentCall(c call.Call) CallJSON {
 		EndReason: StringOrNull(c.EndReason), EndedBy: StringOrNull(c.EndedBy), Decision: StringOrNull(c.Decision),
 		DecisionSource: StringOrNull(c.DecisionSource), Transcript: transcript, Metrics: c.Metrics,
 		AssistantReport: report, Metadata: c.Metadata.OrEmpty(), Variables: vars, Usage: c.Usage,
-		Transfer: presentTransfer(c.Transfer),
+		Transfer: presentTransfer(c.Transfer), Recording: StringOrNull(c.RecordingStatus()),
 	}
 }
 

@@ -125,6 +125,9 @@ const (
 	// ReportTurn carries one final turn (Report.Turn) as it happens, for call.transcript;
 	// it changes nothing on the call record (the ended report's transcript does).
 	ReportTurn = "turn"
+	// ReportRecording follows the ended report of a recorded call (Job.Recording): the
+	// file the worker stored, or why there is none (Report.Recording).
+	ReportRecording = "recording"
 )
 
 // Why a worker left a call (Report.EndReason of ReportEnded).
@@ -228,8 +231,8 @@ type Report struct {
 	// Usage is set on ReportEnded: what the call used of the speech engines and the
 	// model (usage.go).
 	Usage *Usage `json:"usage,omitempty"`
-	// Recording is set on the ended report of a recorded call (Job.Recording): the file
-	// the worker stored, or why there is none.
+	// Recording is set on ReportRecording: the file the worker stored, or why there is
+	// none.
 	Recording *RecordingResult `json:"recording,omitempty"`
 }
 

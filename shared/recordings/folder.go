@@ -22,6 +22,10 @@ import (
 // FolderPath + key + "?expires=<unix seconds>&signature=<hex HMAC-SHA256>".
 const FolderPath = "/recordings/"
 
+// FolderPatterns are Handler's routes on the local server (public: the signature is the
+// credential).
+var FolderPatterns = []string{"GET " + FolderPath + "{account}/{file}", "HEAD " + FolderPath + "{account}/{file}"}
+
 // Folder keeps recordings as files under Dir (the local stack's data directory), and
 // signs download URLs under BaseURL (the local server's public address) with Secret,
 // which Handler checks.

@@ -232,6 +232,7 @@ func (s *Service) record(ctx context.Context, caller account.Caller, sessionID s
 		// phone rings.
 		ses.AssistantID, ses.VersionID, ses.Recording = ver.AssistantID, ver.ID, req.Recording
 		c.HandledBy, c.AssistantID, c.VersionID = call.HandledByAssistant, ver.AssistantID, ver.ID
+		c.Record(ses.RecordingOf(*ver) == assistant.RecordingAudio)
 		c.Variables = callVariables(*ver, req.Variables, l)
 		if _, _, err := ver.Rendered(c.Variables); err != nil {
 			return recorded{}, err

@@ -136,6 +136,7 @@ func (s *Service) answerWithAssistant(ctx context.Context, plat platform.Platfor
 	ses := s.inboundSession(c)
 	ses.Mode, ses.AssistantID, ses.VersionID = ModeAssistant, v.AssistantID, v.ID
 	c.SessionID, c.HandledBy, c.AssistantID, c.VersionID = ses.ID, call.HandledByAssistant, v.AssistantID, v.ID
+	c.Record(ses.RecordingOf(v) == assistant.RecordingAudio)
 	// Recorded before the room exists, so the worker's first report finds the call.
 	if err := s.saveNew(ctx, &ses, c); err != nil {
 		if errors.Is(err, apierr.ErrConflict) {
@@ -165,6 +166,7 @@ func (s *Service) handToAssistant(ctx context.Context, plat platform.Platform, s
 		}
 		ses.Mode, ses.AssistantID, ses.VersionID = ModeAssistant, v.AssistantID, v.ID
 		c.HandledBy, c.AssistantID, c.VersionID = call.HandledByAssistant, v.AssistantID, v.ID
+		c.Record(ses.RecordingOf(v) == assistant.RecordingAudio)
 		c.Variables = values
 		return nil, true, nil
 	})

@@ -201,9 +201,10 @@ func reportEnd(workerReason string) (status, reason, by string) {
 
 // applyReport merges a report's metrics and transcript into the call and reports whether
 // anything changed. Once the call is over only what the record lacks is filled in. The
-// ended report is the final one: the record is then complete (ReportReceived).
+// ended report is the last one with the conversation: the record is then complete
+// (ReportReceived); a recorded call's recording report comes after it.
 func applyReport(c *call.Call, rep persona.Report) bool {
-	before, _ := json.Marshal([]any{c.Metrics, c.Transcript, c.AssistantReport, c.Usage})
+	before, _ := json.Marshal([]any{c.Metrics, c.Transcript, c.AssistantReport, c.Usage, c.Recording})
 	if c.Over() {
 		c.Metrics = mergeMetrics(rep.Metrics, derefMetrics(c.Metrics))
 		if len(c.Transcript) == 0 && len(rep.Transcript) > 0 {
@@ -221,7 +222,10 @@ func applyReport(c *call.Call, rep persona.Report) bool {
 			c.CountUsage(*rep.Usage)
 		}
 	}
-	after, _ := json.Marshal([]any{c.Metrics, c.Transcript, c.AssistantReport, c.Usage})
+	if rep.Kind == persona.ReportRecording {
+		c.RecordingReported(rep.Recording)
+	}
+	after, _ := json.Marshal([]any{c.Metrics, c.Transcript, c.AssistantReport, c.Usage, c.Recording})
 	return string(before) != string(after)
 }
 

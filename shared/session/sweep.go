@@ -180,6 +180,7 @@ func (s *Service) releaseEnded(ctx context.Context, sessionID string, now time.T
 		}
 		ses.ReportDueAt = nil
 		c.AssistantReport = call.ReportMissing
+		c.RecordingUnreported()
 		return []callevent.Event{endedEvent(*ses, *c, newEventID(), s.now())}, true, nil
 	})
 	return released && err == nil, err

@@ -95,6 +95,7 @@ func (s *Service) recordWebCall(ctx context.Context, caller account.Caller, sess
 	if _, _, err := v.Rendered(c.Variables); err != nil {
 		return recorded{}, err
 	}
+	c.Record(ses.RecordingOf(v) == assistant.RecordingAudio)
 	ses.CallID = c.ID
 	tok, err := s.callerToken(ses, caller.Account)
 	if err != nil {

@@ -781,6 +781,49 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/calls/{id}/recording": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The call's id. */
+                id: components["schemas"]["CallID"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Download a call's recording
+         * @description A URL that downloads the call's recording (see `Recording` for what the file
+         *     holds), with no API key: the URL's signature is the credential, so treat it as
+         *     one and hand it only to whom may hear the call. It works until `expires_at`, 15
+         *     minutes after the answer; after that it answers 403, and a new one is asked here.
+         *     On AWS it is an S3 presigned URL; on the local stack a URL of the local server
+         *     (`/recordings/...`). 404 `recording_not_found` when the call has no recording to
+         *     download: it was not recorded, or ended before it was answered (`recording` is
+         *     null), the file is not stored yet (`pending`: `GET /v1/calls/{id}` says when it
+         *     is `available`), recording failed (`failed`, the message says why), it was
+         *     deleted (`deleted`), or the id is not a call of this account.
+         */
+        get: operations["getCallRecording"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete a call's recording for good
+         * @description Removes the recording's file for good (no copy is kept: the bucket is not
+         *     versioned) and the record's `recording` becomes `deleted`; URLs handed out before
+         *     stop working (the local stack's at once; an S3 presigned URL finds no object).
+         *     204, with no body. Deleting a deleted recording is 204 again (and removes the
+         *     file again, should an earlier attempt have failed half way). 404
+         *     `recording_not_found` when there is no recording to delete: not recorded, not
+         *     stored yet (`pending`: delete it once it is `available`), failed, or not a call
+         *     of this account.
+         */
+        delete: operations["deleteCallRecording"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/sip_trunks": {
         parameters: {
             query?: never;
@@ -1188,7 +1231,7 @@ export interface components {
          * @example parameter_missing
          * @enum {string}
          */
-        ErrorCode: "parameter_missing" | "parameter_invalid" | "parameter_unknown" | "invalid_json" | "body_too_large" | "unsupported_media_type" | "resource_not_found" | "route_not_found" | "method_not_allowed" | "assistant_archived" | "assistant_not_published" | "assistant_in_use" | "draft_incomplete" | "session_ended" | "call_already_answered" | "call_not_answerable" | "webhook_endpoint_limit_reached" | "webhook_endpoint_disabled" | "event_not_redeliverable" | "no_subscribed_endpoint" | "no_line" | "api_key_missing" | "api_key_invalid" | "last_api_key" | "api_key_limit_reached" | "rate_limited" | "idempotency_key_reused" | "idempotency_key_in_use" | "idempotency_key_invalid" | "upstream_unavailable" | "url_not_allowed" | "concurrent_session_limit" | "live_key_required" | "trunk_in_use" | "trunk_line_limit_reached" | "trunk_has_no_outbound" | "handle_taken" | "line_in_call" | "line_not_deletable" | "transfer_not_supported" | "call_not_active" | "transfer_failed" | "internal_error";
+        ErrorCode: "parameter_missing" | "parameter_invalid" | "parameter_unknown" | "invalid_json" | "body_too_large" | "unsupported_media_type" | "resource_not_found" | "route_not_found" | "method_not_allowed" | "assistant_archived" | "assistant_not_published" | "assistant_in_use" | "draft_incomplete" | "session_ended" | "call_already_answered" | "call_not_answerable" | "webhook_endpoint_limit_reached" | "webhook_endpoint_disabled" | "event_not_redeliverable" | "no_subscribed_endpoint" | "no_line" | "api_key_missing" | "api_key_invalid" | "last_api_key" | "api_key_limit_reached" | "rate_limited" | "idempotency_key_reused" | "idempotency_key_in_use" | "idempotency_key_invalid" | "upstream_unavailable" | "url_not_allowed" | "concurrent_session_limit" | "live_key_required" | "trunk_in_use" | "trunk_line_limit_reached" | "trunk_has_no_outbound" | "handle_taken" | "line_in_call" | "line_not_deletable" | "transfer_not_supported" | "call_not_active" | "transfer_failed" | "recording_not_found" | "internal_error";
         /**
          * @description The one error shape.
          * @example {
@@ -1303,7 +1346,7 @@ export interface components {
                  * @description The stable, machine-readable reason; see `ErrorCode`.
                  * @enum {string}
                  */
-                code: "resource_not_found" | "route_not_found";
+                code: "resource_not_found" | "route_not_found" | "recording_not_found";
                 /** @description For people; never parse it. Never holds internal detail. */
                 message: string;
                 /** @description The offending field (dotted when nested), query parameter or header, when there is one. */
@@ -5074,6 +5117,59 @@ export interface components {
             } | null;
             /** @description The call's latest hand-over to another party; null when it had none. */
             transfer?: components["schemas"]["Transfer"] | null;
+            /**
+             * @description The call's recording, when its assistant records it (the version's or the
+             *     session's `recording: audio`); null when it does not, or when the call ended
+             *     before it was answered (nothing to record). `pending` while the call goes on
+             *     and until the file is stored (a few seconds after the end); `available` once
+             *     `GET /v1/calls/{id}/recording` hands out its URL; `failed` when no file was
+             *     stored (that route's 404 says why); `deleted` after
+             *     `DELETE /v1/calls/{id}/recording`.
+             */
+            recording?: components["schemas"]["RecordingStatus"] | null;
+        };
+        /**
+         * @description Where a call's recording is: `pending`, `available`, `failed` or `deleted` (see the call's `recording`).
+         * @example available
+         * @enum {string}
+         */
+        RecordingStatus: "pending" | "available" | "failed" | "deleted";
+        /**
+         * @description A recorded call's file, to download.
+         * @example {
+         *       "object": "call_recording",
+         *       "call_id": "call_01jd3f4g5h6j7k8m9n0p1q2r3t",
+         *       "url": "https://bridgeline-recordings.s3.amazonaws.com/acct_01jd3f4g5h6j7k8m9n0p1q2r3t/call_01jd3f4g5h6j7k8m9n0p1q2r3t.ogg?X-Amz-Expires=900&X-Amz-Signature=abc123",
+         *       "expires_at": "2026-11-22T07:15:00.000Z",
+         *       "duration_ms": 59000,
+         *       "size_bytes": 361472,
+         *       "format": "ogg_opus"
+         *     }
+         */
+        RecordingDownload: {
+            /**
+             * @description The kind of object: always `call_recording`.
+             * @enum {string}
+             */
+            object: "call_recording";
+            /** @description The call's id. */
+            call_id: components["schemas"]["CallID"];
+            /**
+             * Format: uri
+             * @description Downloads the file (`audio/ogg`) with no API key until `expires_at`: a credential, keep it as one.
+             */
+            url: string;
+            /** @description When the URL stops working: 15 minutes after the answer. */
+            expires_at: components["schemas"]["Timestamp"];
+            /** @description The recording's length, from the answer to the end of the call. */
+            duration_ms: number;
+            /** @description The file's size. */
+            size_bytes: number;
+            /**
+             * @description `ogg_opus`: one Ogg file, two Opus streams (the caller on the left channel, the assistant on the right; see `Recording`).
+             * @enum {string}
+             */
+            format: "ogg_opus";
         };
         /**
          * @example {
@@ -5321,6 +5417,16 @@ export interface components {
         };
         /** @description `resource_not_found`: no such id for this account (`param: id`, or the body field that names it). */
         NotFound: {
+            headers: {
+                "Request-Id": components["headers"]["Request-Id"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error404"];
+            };
+        };
+        /** @description `recording_not_found`: the call has no recording to hand out or delete, or is not a call of this account (`param: id`). */
+        RecordingNotFound: {
             headers: {
                 "Request-Id": components["headers"]["Request-Id"];
                 [name: string]: unknown;
@@ -8264,6 +8370,66 @@ export interface operations {
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["UnprocessablePost"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    getCallRecording: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The call's id. */
+                id: components["schemas"]["CallID"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The recording's download URL. */
+            200: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RecordingDownload"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["RecordingNotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    deleteCallRecording: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The call's id. */
+                id: components["schemas"]["CallID"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The recording is deleted. */
+            204: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["RecordingNotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
         };
