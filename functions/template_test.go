@@ -38,10 +38,12 @@ func routeTable(t *testing.T) []httpapi.Route {
 	return routes
 }
 
-// apiEvent is a function's HttpApi event in template.yaml.
+// apiEvent is a function's API event in template.yaml: a route of the public HttpApi,
+// or (API "InternalApi") of the private API the fleets reach the receivers through.
 type apiEvent struct {
 	Method, Path string
 	Auth         string // "" for the default authorizer, NONE for public routes
+	API          string // "HttpApi" or "InternalApi"
 }
 
 func apiEvents(t *testing.T, name string) []apiEvent {
@@ -50,21 +52,36 @@ func apiEvents(t *testing.T, name string) []apiEvent {
 	evs, _ := functiontest.Resource(t, name).Properties["Events"].(map[string]any)
 	for _, e := range evs {
 		e := e.(map[string]any)
-		if e["Type"] != "HttpApi" {
+		p, _ := e["Properties"].(map[string]any)
+		var ev apiEvent
+		switch e["Type"] {
+		case "HttpApi":
+			ev = apiEvent{Method: fmt.Sprint(p["Method"]), Path: fmt.Sprint(p["Path"]), API: "HttpApi"}
+			if a, ok := p["Auth"].(map[string]any); ok {
+				ev.Auth = fmt.Sprint(a["Authorizer"])
+			}
+			if ref, _ := p["ApiId"].(map[string]any)["Ref"].(string); ref != "HttpApi" {
+				t.Errorf("%s: HttpApi event ApiId = %v, want !Ref HttpApi", name, p["ApiId"])
+			}
+		case "Api":
+			ev = apiEvent{Method: fmt.Sprint(p["Method"]), Path: fmt.Sprint(p["Path"]), API: "InternalApi", Auth: "NONE"}
+			if ref, _ := p["RestApiId"].(map[string]any)["Ref"].(string); ref != "InternalApi" {
+				t.Errorf("%s: Api event RestApiId = %v, want !Ref InternalApi", name, p["RestApiId"])
+			}
+			if _, ok := p["Auth"]; ok {
+				t.Errorf("%s: Api event has Auth %v; InternalApi has no authorizer (its resource policy admits the fleets' VPC endpoint only)", name, p["Auth"])
+			}
+		default:
 			continue
-		}
-		p := e["Properties"].(map[string]any)
-		ev := apiEvent{Method: fmt.Sprint(p["Method"]), Path: fmt.Sprint(p["Path"])}
-		if a, ok := p["Auth"].(map[string]any); ok {
-			ev.Auth = fmt.Sprint(a["Authorizer"])
-		}
-		if ref, _ := p["ApiId"].(map[string]any)["Ref"].(string); ref != "HttpApi" {
-			t.Errorf("%s: HttpApi event ApiId = %v, want !Ref HttpApi", name, p["ApiId"])
 		}
 		out = append(out, ev)
 	}
 	return out
 }
+
+// internalRoute: the receivers of the fleets (LiveKit webhooks, platform notifications,
+// persona reports, transfers and tool calls) are under /internal/.
+func internalRoute(pattern string) bool { return strings.HasPrefix(pattern, "/internal/") }
 
 // TestEveryRouteHasOneFunction: each route of the route table is served by the function
 // of its name, whose template resource carries exactly that route; each function folder
@@ -79,9 +96,12 @@ func TestEveryRouteHasOneFunction(t *testing.T) {
 		}
 		routed[key] = true
 		evs := apiEvents(t, r.Function)
-		want := apiEvent{Method: r.Method, Path: r.Pattern}
+		want := apiEvent{Method: r.Method, Path: r.Pattern, API: "HttpApi"}
 		if r.Public {
 			want.Auth = "NONE"
+		}
+		if internalRoute(r.Pattern) {
+			want.API = "InternalApi"
 		}
 		if len(evs) != 1 || evs[0] != want {
 			t.Errorf("%s serves %s: template events %+v, want exactly %+v", r.Function, key, evs, want)
@@ -619,4 +639,96 @@ func evalRule(t *testing.T, v any, params map[string]string) bool {
 	}
 	t.Fatalf("rule expression %v: not evaluated by this test", v)
 	return false
+}
+
+// TestInternalReceiversOnlyOnThePrivateAPI (issue 22, finding 2): no /internal route is
+// on the public HTTP API, where anyone on the internet could use up its throttle and
+// have genuine reports, LiveKit webhooks and platform notifications answered 429. Each
+// is a route of InternalApi, a PRIVATE REST API associated with the stack's execute-api
+// VPC endpoint in the fleets' VPC, whose resource policy admits requests through that
+// endpoint only; the endpoint takes HTTPS from the fleets' address range only; the
+// outputs the fleets are configured from point at the private API.
+func TestInternalReceiversOnlyOnThePrivateAPI(t *testing.T) {
+	tpl := functiontest.Template(t)
+	var internal int
+	for _, r := range routeTable(t) {
+		for _, ev := range apiEvents(t, r.Function) {
+			if internalRoute(ev.Path) && ev.API != "InternalApi" {
+				t.Errorf("%s: %s %s is on the public %s (anyone can flood it); want it on InternalApi only", r.Function, ev.Method, ev.Path, ev.API)
+			}
+			if !internalRoute(ev.Path) && ev.API == "InternalApi" {
+				t.Errorf("%s: %s %s is on InternalApi, which is for /internal/ receivers only", r.Function, ev.Method, ev.Path)
+			}
+			if internalRoute(ev.Path) {
+				internal++
+			}
+		}
+	}
+	if internal < 4 {
+		t.Errorf("%d internal routes found in the template, want the LiveKit, sim and persona receivers", internal)
+	}
+	// The public API keeps no throttle settings for routes it no longer has.
+	if rs, _ := tpl.Resources["HttpApi"].Properties["RouteSettings"].(map[string]any); len(rs) > 0 {
+		for k := range rs {
+			if strings.Contains(k, "/internal/") {
+				t.Errorf("HttpApi RouteSettings still name %s", k)
+			}
+		}
+	}
+
+	api := tpl.Resources["InternalApi"]
+	if api.Type != "AWS::Serverless::Api" {
+		t.Fatalf("InternalApi is %q, want AWS::Serverless::Api (a REST API: only those can be private)", api.Type)
+	}
+	ec, _ := api.Properties["EndpointConfiguration"].(map[string]any)
+	if ec["Type"] != "PRIVATE" || fmt.Sprint(ec["VPCEndpointIds"]) != "[map[Ref:InternalEndpoint]]" {
+		t.Errorf("InternalApi EndpointConfiguration = %v, want PRIVATE, associated with InternalEndpoint", ec)
+	}
+	if _, ok := api.Properties["Auth"].(map[string]any)["DefaultAuthorizer"]; ok {
+		t.Errorf("InternalApi has a default authorizer; the receivers verify their senders' signatures")
+	}
+	// The resource policy: one Allow, only through the endpoint; no statement admits
+	// anyone else.
+	stmts := functiontest.AsList(api.Properties["Auth"].(map[string]any)["ResourcePolicy"].(map[string]any)["CustomStatements"])
+	var allows int
+	for _, s := range stmts {
+		st, _ := s.(map[string]any)
+		if st["Effect"] != "Allow" {
+			continue
+		}
+		allows++
+		cond, _ := st["Condition"].(map[string]any)["StringEquals"].(map[string]any)
+		if fmt.Sprint(cond["aws:SourceVpce"]) != "map[Ref:InternalEndpoint]" || st["Action"] != "execute-api:Invoke" {
+			t.Errorf("InternalApi allows %v, want execute-api:Invoke only with aws:SourceVpce = InternalEndpoint", st)
+		}
+	}
+	if allows != 1 {
+		t.Errorf("InternalApi resource policy has %d Allow statements, want 1", allows)
+	}
+	for _, setting := range functiontest.AsList(api.Properties["MethodSettings"]) {
+		m, _ := setting.(map[string]any)
+		if m["ThrottlingRateLimit"] == nil || m["ThrottlingBurstLimit"] == nil {
+			t.Errorf("InternalApi method setting %v has no throttle", m)
+		}
+	}
+
+	ep := tpl.Resources["InternalEndpoint"]
+	if ep.Type != "AWS::EC2::VPCEndpoint" || ep.Properties["VpcEndpointType"] != "Interface" ||
+		fmt.Sprint(ep.Properties["ServiceName"]) != "map[Fn::Sub:com.amazonaws.${AWS::Region}.execute-api]" ||
+		ep.Properties["PrivateDnsEnabled"] != false {
+		t.Errorf("InternalEndpoint = %s %v, want an execute-api interface endpoint without private DNS (the fleets still reach public API names)", ep.Type, ep.Properties)
+	}
+	sg := tpl.Resources["InternalEndpointSecurityGroup"]
+	for _, rule := range functiontest.AsList(sg.Properties["SecurityGroupIngress"]) {
+		m, _ := rule.(map[string]any)
+		if fmt.Sprint(m["CidrIp"]) != "map[Ref:FleetCidr]" || fmt.Sprint(m["FromPort"]) != "443" || fmt.Sprint(m["ToPort"]) != "443" {
+			t.Errorf("InternalEndpointSecurityGroup ingress %v, want HTTPS from FleetCidr only", m)
+		}
+	}
+	for _, name := range []string{"InternalURL", "LiveKitWebhookURL"} {
+		sub, _ := tpl.Outputs[name]["Value"].(map[string]any)["Fn::Sub"].(string)
+		if !strings.HasPrefix(sub, "https://${InternalApi}-${InternalEndpoint}.execute-api.") {
+			t.Errorf("output %s = %v, want the private API's address through InternalEndpoint", name, tpl.Outputs[name]["Value"])
+		}
+	}
 }

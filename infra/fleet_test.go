@@ -85,7 +85,7 @@ var fleetValues = map[string]string{
 	"Redis.PrimaryEndPoint.Address": "127.0.0.1",
 	"Redis.PrimaryEndPoint.Port":    "1", // nothing listens: the server stops right after its config is read
 	"LiveKitAPIKey":                 "fleetkey",
-	"ControlPlaneWebhookURL":        "https://api.example.test/internal/livekit/webhook",
+	"ControlPlaneWebhookURL":        "https://k7m2p9q4r1-vpce-0a1b2c3d4e5f60718.execute-api.us-east-1.amazonaws.com/prod/internal/livekit/webhook",
 	"DomainName":                    "media.example.test",
 	"TurnDomainName":                "turn.example.test",
 }
@@ -255,7 +255,9 @@ func TestStacksConnect(t *testing.T) {
 	}{
 		{control, "template.yaml", "LiveKitCredentialsArn", fleet, "livekit-fleet.yaml", "LiveKitCredentialsArn", ""},
 		{control, "template.yaml", "PersonaReportCredentialsArn", personas, "persona-fleet.yaml", "PersonaReportCredentialsArn", ""},
-		{control, "template.yaml", "LiveKitWebhookURL", fleet, "livekit-fleet.yaml", "ControlPlaneWebhookURL", "https://"},
+		// The fleets reach the internal receivers through the private API only.
+		{control, "template.yaml", "InternalURL", personas, "persona-fleet.yaml", "ControlPlaneURL", "https://${InternalApi}-${InternalEndpoint}."},
+		{control, "template.yaml", "LiveKitWebhookURL", fleet, "livekit-fleet.yaml", "ControlPlaneWebhookURL", "https://${InternalApi}-${InternalEndpoint}."},
 		{fleet, "livekit-fleet.yaml", "ApiURL", control, "template.yaml", "LiveKitURL", "https://"},
 		{fleet, "livekit-fleet.yaml", "PublicURL", control, "template.yaml", "LiveKitPublicURL", "wss://"},
 	}

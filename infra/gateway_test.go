@@ -112,7 +112,7 @@ func TestGatewayConnects(t *testing.T) {
 		output, param  string
 		fromTpl, toTpl map[string]map[string]any
 	}{
-		{"template.yaml", "platform-gateway.yaml", "ApiURL", "ControlPlaneURL", control.Outputs, gw.Parameters},
+		{"template.yaml", "platform-gateway.yaml", "InternalURL", "ControlPlaneURL", control.Outputs, gw.Parameters},
 		{"template.yaml", "platform-gateway.yaml", "SimCredentialsArn", "SimCredentialsArn", control.Outputs, gw.Parameters},
 		{"platform-gateway.yaml", "template.yaml", "GatewayURL", "PlatformGatewayURL", gw.Outputs, control.Parameters},
 	} {

@@ -149,15 +149,16 @@ func (g *platformGateway) byCallID(callID string) (simCall, error) {
 	return simCall{}, fmt.Errorf("the gateway has no call for %s (calls %+v)", callID, list.Data)
 }
 
-// sendNotification hands platform-sim the testdata notification event, as API Gateway
-// delivers it, signed with secret at t; it returns the function's status.
+// sendNotification hands platform-sim the testdata notification event, as the private
+// InternalApi (a REST API, payload 1.0) delivers it, signed with secret at t; it returns
+// the function's status.
 func (s *stack) sendNotification(secret string, at time.Time) int {
-	ev := readJSON(s.t, "http-api-v2-platform-sim.json")
+	ev := readJSON(s.t, "rest-api-v1-platform-sim.json")
 	if secret != "" {
-		ev["headers"].(map[string]any)["sim-signature"] = simhook.SignNotification(secret, []byte(ev["body"].(string)), at)
+		ev["headers"].(map[string]any)["Sim-Signature"] = simhook.SignNotification(secret, []byte(ev["body"].(string)), at)
 	}
-	var out events.APIGatewayV2HTTPResponse
-	if err := json.Unmarshal(s.invoke("platform-sim", mustJSON(s.t, ev)), &out); err != nil {
+	var out events.APIGatewayProxyResponse
+	if err := json.Unmarshal(s.invoke("platform-sim", mustJSON(s.t, multiValueHeaders(ev))), &out); err != nil {
 		s.t.Fatal(err)
 	}
 	return out.StatusCode

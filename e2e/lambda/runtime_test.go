@@ -238,9 +238,15 @@ func (r response) json(t testing.TB) map[string]any {
 
 // httpEvent builds the API Gateway HTTP API (payload 2.0) event of a request from
 // testdata: route key, raw path and query, headers, body, path parameter and the
-// authorizer's context.
+// authorizer's context. A request to an /internal/ receiver gets the event of the
+// private InternalApi instead (restEvent). Both answers decode as an
+// events.APIGatewayV2HTTPResponse (status, headers, body and its encoding are named
+// alike in payloads 1.0 and 2.0).
 func httpEvent(t testing.TB, rq request) []byte {
 	t.Helper()
+	if strings.HasPrefix(rq.pattern, "/internal/") {
+		return restEvent(t, rq)
+	}
 	ev := readJSON(t, "http-api-v2-request.json")
 	routeKey := rq.method + " " + rq.pattern
 	ev["routeKey"] = routeKey
@@ -278,6 +284,43 @@ func httpEvent(t testing.TB, rq request) []byte {
 	return mustJSON(t, ev)
 }
 
+// restEvent builds the REST API (payload 1.0) event the private InternalApi
+// (template.yaml) sends a receiver, from testdata: resource and path (without the
+// stage), method, headers and body, from inside the fleets' VPC through its endpoint.
+func restEvent(t testing.TB, rq request) []byte {
+	t.Helper()
+	if rq.query != "" || strings.Contains(rq.pattern, "{") {
+		t.Fatalf("%s %s: internal receivers take no query and no path parameter", rq.method, rq.pattern)
+	}
+	ev := readJSON(t, "rest-api-v1-private.json")
+	ev["resource"], ev["path"], ev["httpMethod"] = rq.pattern, rq.path, rq.method
+	rc := ev["requestContext"].(map[string]any)
+	rc["resourcePath"], rc["httpMethod"] = rq.pattern, rq.method
+	rc["path"] = "/" + rc["stage"].(string) + rq.path
+	headers := ev["headers"].(map[string]any)
+	for k, v := range rq.headers {
+		headers[http.CanonicalHeaderKey(k)] = v
+	}
+	if rq.body == "" {
+		delete(headers, "Content-Type")
+	} else {
+		ev["body"] = rq.body
+		headers["Content-Length"] = strconv.Itoa(len(rq.body))
+	}
+	return mustJSON(t, multiValueHeaders(ev))
+}
+
+// multiValueHeaders sets a REST API event's multiValueHeaders from its headers, as API
+// Gateway sends both (aws-lambda-go-api-proxy reads only the former when present).
+func multiValueHeaders(ev map[string]any) map[string]any {
+	mv := map[string]any{}
+	for k, v := range ev["headers"].(map[string]any) {
+		mv[k] = []any{v}
+	}
+	ev["multiValueHeaders"] = mv
+	return ev
+}
+
 func mustJSON(t testing.TB, v any) []byte {
 	t.Helper()
 	b, err := json.Marshal(v)
@@ -302,7 +345,15 @@ func (s *stack) call(rq request) response {
 			t.Fatal(err)
 		}
 	}
-	return response{status: out.StatusCode, headers: out.Headers, body: body}
+	headers := out.Headers
+	if len(headers) == 0 {
+		// Payload 1.0 (the private InternalApi): the adapter answers multiValueHeaders.
+		headers = map[string]string{}
+		for k, v := range out.MultiValueHeaders {
+			headers[k] = strings.Join(v, ",")
+		}
+	}
+	return response{status: out.StatusCode, headers: headers, body: body}
 }
 
 // logOf returns a function's log once it holds the response's request line (the log

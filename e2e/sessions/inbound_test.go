@@ -99,21 +99,30 @@ func dispatchedJob(t *testing.T, st *harness.Stack, room string) persona.Job {
 	t.Helper()
 	cfg := st.LiveKit.Config()
 	ds := lksdk.NewAgentDispatchServiceClient(st.LiveKit.HTTPURL(), cfg.APIKey, cfg.APISecret)
-	list, err := ds.ListDispatch(context.Background(), &livekit.ListAgentDispatchRequest{Room: room})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, d := range list.AgentDispatches {
-		if d.AgentName == persona.AgentName {
-			var j persona.Job
-			if err := json.Unmarshal([]byte(d.Metadata), &j); err != nil {
-				t.Fatalf("job metadata %q: %v", d.Metadata, err)
-			}
-			return j
+	// The dispatch is made as the session is answered; under load the listing may not
+	// show it yet, or show it before its agent name, for a moment.
+	var last []*livekit.AgentDispatch
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		list, err := ds.ListDispatch(context.Background(), &livekit.ListAgentDispatchRequest{Room: room})
+		if err != nil {
+			t.Fatal(err)
 		}
+		last = list.AgentDispatches
+		for _, d := range last {
+			if d.AgentName == persona.AgentName {
+				var j persona.Job
+				if err := json.Unmarshal([]byte(d.Metadata), &j); err != nil {
+					t.Fatalf("job metadata %q: %v", d.Metadata, err)
+				}
+				return j
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("room %s has no %s dispatch 10 s on: %v", room, persona.AgentName, last)
+		}
+		time.Sleep(100 * time.Millisecond)
 	}
-	t.Fatalf("room %s has no %s dispatch: %v", room, persona.AgentName, list.AgentDispatches)
-	return persona.Job{}
 }
 
 // TestInboundCustomerDecides: call.incoming goes to the account's endpoint with the

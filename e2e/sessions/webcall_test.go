@@ -1,11 +1,15 @@
 package sessions_test
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"os/exec"
 	"slices"
 	"strings"
 	"sync"
@@ -586,4 +590,241 @@ func TestWebCallNobodyJoins(t *testing.T) {
 	if ps, err := st.RTC.ListParticipants(ctx, id); err == nil && len(ps) > 0 {
 		t.Errorf("the room of the call nobody joined still has %d participants", len(ps))
 	}
+}
+
+// TestWebCallRoomOutlivesAnEarlyVisitor: livekit-server closes a room its departure
+// timeout after the last participant that is not an agent left (the assistant does not
+// hold it open: Room.CloseIfEmpty in v1.11.0), and LiveKit tells of a client whose
+// connection aborted before it was up only as participant_connection_aborted, never
+// participant_left. A web call's room is joined by its assistant at the create, so a
+// watcher that comes and goes before the caller, or a caller whose first connection
+// aborts (a closed tab mid-join, a network that drops), left a room that LiveKit closed
+// 10 s later: the call failed room_closed and the visitor could not join again within
+// the join timeout. A web call's room now waits as long as the join timeout: here the
+// call is still ringing past the 10 s every other room keeps and LiveKit's 5 s check,
+// and the caller joining then answers it.
+func TestWebCallRoomOutlivesAnEarlyVisitor(t *testing.T) {
+	st := tenant(t)
+	w := st.StartWorker(t, nil, worker.Options{})
+	a := publishAssistant(t, st, "Desk", "Hello.", "ava_maya")
+	ses := createWebCall(t, st, map[string]any{"mode": "assistant", "assistant_id": a.ID, "media": "audio"})
+	harness.WaitFor(t, 15*time.Second, "the worker in the room", func() bool { return w.Calls() == 1 })
+
+	var watcher tokenObj
+	harness.Must(t, st.Do(t, http.MethodPost, "/v1/sessions/"+ses.ID+"/tokens", nil, &watcher), http.StatusCreated, "POST tokens")
+	ctx := context.Background()
+	visitor, err := callerbot.Join(ctx, callerbot.Options{URL: watcher.RTCURL, Token: watcher.ParticipantToken})
+	if err != nil {
+		t.Fatal(err)
+	}
+	visitor.Leave()
+	time.Sleep(session.RoomDepartureTimeout + 6*time.Second)
+	if s := getSession(t, st, ses.ID); s.Status != "ringing" {
+		t.Fatalf("web call %v after a watcher left, its caller yet to come = %s %s, want ringing", session.RoomDepartureTimeout+6*time.Second, s.Status, str(s.EndReason))
+	}
+	silence := callerbot.Silence()
+	caller, err := callerbot.Join(ctx, callerbot.Options{URL: ses.RTCURL, Token: ses.ParticipantToken, Audio: &silence})
+	if err != nil {
+		t.Fatalf("the caller cannot join its web call's room: %v", err)
+	}
+	defer caller.Leave()
+	waitStatus(t, st, ses.ID, "active")
+	harness.Must(t, st.Do(t, http.MethodDelete, "/v1/sessions/"+ses.ID, nil, nil), http.StatusOK, "DELETE")
+}
+
+// The vanishing caller runs in a child process (this test binary again, running only
+// TestVanishingCallerProcess) so that it can be killed: no leave reaches LiveKit, the
+// signal connection and the media stop at once, as when a browser tab crashes or a phone
+// loses its network.
+const (
+	vanishURLEnv   = "BRIDGELINE_TEST_VANISH_URL"
+	vanishTokenEnv = "BRIDGELINE_TEST_VANISH_TOKEN"
+)
+
+// TestVanishingCallerProcess is the child's body: it joins as the web caller and says so
+// on stdout ("joined"), then says "heard" once the assistant's greeting reaches it (the
+// worker verified media both ways before greeting: the call is in conversation), and
+// waits to be killed. Run alone it skips.
+func TestVanishingCallerProcess(t *testing.T) {
+	url, token := os.Getenv(vanishURLEnv), os.Getenv(vanishTokenEnv)
+	if url == "" || token == "" {
+		t.Skip("the child process of TestWebCallCallerVanishes")
+	}
+	silence := callerbot.Silence()
+	b, err := callerbot.Join(context.Background(), callerbot.Options{URL: url, Token: token, Audio: &silence})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fmt.Println("joined")
+	for b.FirstSound().IsZero() {
+		time.Sleep(20 * time.Millisecond)
+	}
+	fmt.Println("heard")
+	time.Sleep(5 * time.Minute) // killed long before
+}
+
+// vanishWait bounds the wait for a vanished caller's call to be over: openapi.yaml's
+// "about 20 s" (livekit-server v1.11.0 declares the caller's connection failed 15 s after
+// its last packet, pkg/rtc/transport.go, and closes the participant 5 s later,
+// disconnectCleanupDuration in pkg/rtc/participant.go) with room for a loaded machine.
+const vanishWait = 60 * time.Second
+
+// vanishingCaller is a web call's caller in a child process (TestVanishingCallerProcess).
+type vanishingCaller struct {
+	t     *testing.T
+	lines chan string
+	kill  func()
+}
+
+// startVanishingCaller starts the caller of ses in a child process and returns once it
+// joined the room.
+func startVanishingCaller(t *testing.T, ses webCreated) *vanishingCaller {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^TestVanishingCallerProcess$", "-test.count=1")
+	cmd.Env = append(os.Environ(), vanishURLEnv+"="+ses.RTCURL, vanishTokenEnv+"="+ses.ParticipantToken)
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	var once sync.Once
+	c := &vanishingCaller{t: t, lines: make(chan string, 4), kill: func() { once.Do(func() { cmd.Process.Kill(); cmd.Wait() }) }}
+	t.Cleanup(c.kill)
+	go func() {
+		defer close(c.lines)
+		sc := bufio.NewScanner(out)
+		for sc.Scan() {
+			c.lines <- sc.Text()
+		}
+	}()
+	c.expect("joined", "joined")
+	return c
+}
+
+// expect waits for the child to say line.
+func (c *vanishingCaller) expect(line, what string) {
+	c.t.Helper()
+	timeout := time.After(60 * time.Second)
+	for {
+		select {
+		case l, ok := <-c.lines:
+			if !ok {
+				c.t.Fatalf("the caller's process ended before it %s", what)
+			}
+			if l == line {
+				return
+			}
+		case <-timeout:
+			c.t.Fatalf("the caller's process had not %s within 60 s", what)
+		}
+	}
+}
+
+// vanish kills the caller's process (SIGKILL: nothing of its client says goodbye) and
+// returns when.
+func (c *vanishingCaller) vanish() time.Time {
+	c.kill()
+	return time.Now()
+}
+
+// waitOver waits until the session is over (ended or failed) and returns it and the time
+// since gone; past vanishWait it fails the test, listing LiveKit's webhooks about the
+// room.
+func waitOver(t *testing.T, st *harness.Stack, id string, gone time.Time) (sessionObj, time.Duration) {
+	t.Helper()
+	for {
+		s := getSession(t, st, id)
+		if s.Status == "ended" || s.Status == "failed" {
+			return s, time.Since(gone).Round(100 * time.Millisecond)
+		}
+		if time.Since(gone) > vanishWait {
+			for _, ev := range st.Webhooks(id) {
+				t.Logf("LiveKit webhook %s %s (%v), %v after the kill", ev.Event, ev.GetParticipant().GetIdentity(),
+					ev.GetParticipant().GetDisconnectReason(), time.Unix(ev.CreatedAt, 0).Sub(gone).Round(time.Second))
+			}
+			t.Fatalf("session %+v: not over %v after its caller vanished", s, vanishWait)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// TestWebCallCallerVanishes: a web caller whose client disappears in the middle of the
+// call without leaving (its process killed) is hung up after LiveKit's departure
+// timeout: the call ends remote_hangup, the assistant leaves the room, call.ended goes
+// out once, and the room is gone.
+//
+// The kill comes once the caller heard the greeting, so the call is in conversation. An
+// earlier version of this test killed the caller as soon as the call was active, before
+// the worker had verified media: under the whole package's load its session failed
+// (assistant_unavailable on this package's 6 s dispatch timeout, 6.5 s after the kill)
+// and the test waited 90 s for an "ended" that could not come.
+// TestWebCallCallerVanishesBeforeMedia is that case.
+func TestWebCallCallerVanishes(t *testing.T) {
+	st := tenant(t)
+	w := st.StartWorker(t, nil, worker.Options{})
+	a := publishAssistant(t, st, "Desk", "Hello.", "ava_maya")
+	ses := createWebCall(t, st, map[string]any{"mode": "assistant", "assistant_id": a.ID, "media": "audio"})
+
+	caller := startVanishingCaller(t, ses)
+	waitStatus(t, st, ses.ID, "active")
+	caller.expect("heard", "heard the greeting")
+	if w.Calls() != 1 {
+		t.Fatalf("the worker runs %d calls, want 1", w.Calls())
+	}
+	gone := caller.vanish()
+	s, took := waitOver(t, st, ses.ID, gone)
+	t.Logf("the call was over %v after its caller's process was killed", took)
+	c := webRecordOf(t, st, ses.CallID)
+	if s.Status != "ended" || str(s.EndReason) != call.ReasonRemoteHangup || str(c.EndedBy) != call.EndedByRemote || c.AnsweredAt == nil {
+		t.Fatalf("session %+v, call %+v: want answered, then ended as the caller's hang-up", s, c)
+	}
+	vanishedCallCleared(t, st, w, ses)
+}
+
+// TestWebCallCallerVanishesBeforeMedia: a caller whose client vanishes as soon as its
+// connection is up (the call answered), before the worker verified media both ways, on
+// a stack with the deployment's default dispatch timeout (15 s, past the worker's 10 s
+// media check): the call never connected and fails media_failed, ended by the
+// assistant, within the worker's media check. Should the worker verify media before the
+// kill (a fast machine), the call is the one TestWebCallCallerVanishes ends,
+// remote_hangup; either way it is over within vanishWait and never blamed on a missing
+// assistant. (A client killed before its connection was up has not joined:
+// TestWebCallRoomOutlivesAnEarlyVisitor.)
+func TestWebCallCallerVanishesBeforeMedia(t *testing.T) {
+	st := harness.Start(t, harness.Options{})
+	w := st.StartWorker(t, nil, worker.Options{})
+	a := publishAssistant(t, st, "Desk", "Hello.", "ava_maya")
+	ses := createWebCall(t, st, map[string]any{"mode": "assistant", "assistant_id": a.ID, "media": "audio"})
+
+	caller := startVanishingCaller(t, ses)
+	waitStatus(t, st, ses.ID, "active")
+	gone := caller.vanish()
+	s, took := waitOver(t, st, ses.ID, gone)
+	t.Logf("the call was over %v after its caller's process was killed: %s, %s", took, s.Status, str(s.EndReason))
+	c := webRecordOf(t, st, ses.CallID)
+	switch {
+	case c.AnsweredAt == nil:
+		t.Errorf("call %+v: want answered (the caller joined)", c)
+	case s.Status == "failed" && str(s.EndReason) == call.ReasonMediaFailed && str(c.EndedBy) == call.EndedByAssistant:
+	case s.Status == "ended" && str(s.EndReason) == call.ReasonRemoteHangup && str(c.EndedBy) == call.EndedByRemote:
+	default:
+		t.Errorf("session %+v, call %+v: want failed media_failed by the assistant, or ended remote_hangup", s, c)
+	}
+	vanishedCallCleared(t, st, w, ses)
+}
+
+// vanishedCallCleared checks what follows a vanished caller's end: the worker's job
+// ends, call.ended goes out once, and the room is gone.
+func vanishedCallCleared(t *testing.T, st *harness.Stack, w *harness.Worker, ses webCreated) {
+	t.Helper()
+	harness.WaitFor(t, 15*time.Second, "the worker's job to end", func() bool { return w.Calls() == 0 })
+	waitEvent(t, st, callevent.TypeCallEnded, ses.CallID)
+	eventtest.ExactlyOnce(t, st.Store, st.AccountID, callevent.TypeCallEnded, ses.CallID)
+	harness.WaitFor(t, 15*time.Second, "the call's room to be gone", func() bool {
+		ps, err := st.RTC.ListParticipants(context.Background(), ses.ID)
+		return err != nil || len(ps) == 0
+	})
 }

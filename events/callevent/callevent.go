@@ -16,6 +16,9 @@ const (
 	// TypeCallTranscript is one final turn of an assistant call, either side, as it
 	// happens; written only while an enabled endpoint of the account subscribes to it.
 	TypeCallTranscript = "call.transcript"
+	// TypeCallAnalyzed is an assistant call's post-call analysis, final, after its
+	// call.ended; only for calls whose assistant version asks for an analysis.
+	TypeCallAnalyzed = "call.analyzed"
 )
 
 // Event is the envelope: {"id", "type", "created_at", "data"}. AccountID routes it to the
@@ -113,6 +116,27 @@ type CallTranscript struct {
 	StartMS     int64  `json:"start_ms"` // offsets from answer
 	EndMS       int64  `json:"end_ms"`
 	Interrupted bool   `json:"interrupted"`
+	// Metadata is the call's metadata ({} for none).
+	Metadata map[string]string `json:"metadata"`
+}
+
+// CallAnalyzed is the data of call.analyzed: the analysis the assistant version asked
+// for, final. Status completed carries what was asked (summary, structured_data matching
+// the version's schema, success against its criteria); failed and skipped carry error,
+// the reason, and no result.
+type CallAnalyzed struct {
+	CallID      string `json:"call_id"`
+	SessionID   string `json:"session_id,omitempty"`
+	LineID      string `json:"line_id,omitempty"`
+	Direction   string `json:"direction"`
+	AssistantID string `json:"assistant_id"`
+	VersionID   string `json:"version_id"`
+	Status      string `json:"status"` // completed | failed | skipped
+	// Summary, StructuredData and Success are null when not asked for or not completed.
+	Summary        *string         `json:"summary"`
+	StructuredData json.RawMessage `json:"structured_data"`
+	Success        *bool           `json:"success"`
+	Error          *string         `json:"error"`
 	// Metadata is the call's metadata ({} for none).
 	Metadata map[string]string `json:"metadata"`
 }

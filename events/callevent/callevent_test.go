@@ -19,6 +19,7 @@ func TestGoldenPayloads(t *testing.T) {
 		{"call.incoming.json", &CallIncoming{}},
 		{"call.answered.json", &CallAnswered{}},
 		{"call.transcript.json", &CallTranscript{}},
+		{"call.analyzed.json", &CallAnalyzed{}},
 	} {
 		t.Run(tc.file, func(t *testing.T) {
 			golden, err := os.ReadFile(filepath.Join("testdata", tc.file))
@@ -69,6 +70,8 @@ func TestMetadataIsAlwaysAnObject(t *testing.T) {
 		{"answered", CallAnswered{CallID: "call_1"}, []string{`"metadata":{}`}, nil},
 		{"transcript", CallTranscript{CallID: "call_1"}, []string{`"metadata":{}`, `"interrupted":false`}, nil},
 		{"incoming", CallIncoming{CallID: "call_1"}, []string{`"metadata":{}`, `"line_metadata":{}`}, nil},
+		{"analyzed, skipped", CallAnalyzed{CallID: "call_1", Status: "skipped"},
+			[]string{`"metadata":{}`, `"summary":null`, `"structured_data":null`, `"success":null`}, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			b, err := json.Marshal(tc.data)

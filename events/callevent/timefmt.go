@@ -146,3 +146,27 @@ func sessionMetadata(sessionID string, m map[string]string) *map[string]string {
 	m = orEmpty(m)
 	return &m
 }
+
+// MarshalJSON writes the data with its metadata as an object ({} for none) and every
+// part of the result present (null when absent).
+func (c CallAnalyzed) MarshalJSON() ([]byte, error) {
+	data := c.StructuredData
+	if len(data) == 0 {
+		data = json.RawMessage("null")
+	}
+	return json.Marshal(struct {
+		CallID         string            `json:"call_id"`
+		SessionID      string            `json:"session_id,omitempty"`
+		LineID         string            `json:"line_id,omitempty"`
+		Direction      string            `json:"direction"`
+		AssistantID    string            `json:"assistant_id"`
+		VersionID      string            `json:"version_id"`
+		Status         string            `json:"status"`
+		Summary        *string           `json:"summary"`
+		StructuredData json.RawMessage   `json:"structured_data"`
+		Success        *bool             `json:"success"`
+		Error          *string           `json:"error"`
+		Metadata       map[string]string `json:"metadata"`
+	}{c.CallID, c.SessionID, c.LineID, c.Direction, c.AssistantID, c.VersionID, c.Status, c.Summary, data, c.Success,
+		c.Error, orEmpty(c.Metadata)})
+}

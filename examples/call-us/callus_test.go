@@ -42,34 +42,8 @@ func TestMain(m *testing.M) {
 // and a moving test pattern.
 const deskHandle = "+15550142000"
 
-// remoteMedia reads what the page receives from the other party: the video's decoded
-// size and frames, and the audio's energy.
-const remoteMedia = `(async () => {
-  const room = window.callUs.room;
-  const v = document.getElementById('remote-video');
-  const out = { width: v.videoWidth, height: v.videoHeight, framesDecoded: 0, audioEnergy: 0, peak: window.callUs.peak };
-  if (!room) return out;
-  for (const p of room.remoteParticipants.values()) {
-    for (const pub of p.trackPublications.values()) {
-      if (!pub.track) continue;
-      const r = await pub.track.getRTCStatsReport();
-      if (!r) continue;
-      r.forEach((s) => {
-        if (s.type !== 'inbound-rtp') return;
-        if (s.kind === 'video') out.framesDecoded += s.framesDecoded || 0;
-        if (s.kind === 'audio') out.audioEnergy += s.totalAudioEnergy || 0;
-      });
-    }
-  }
-  return out;
-})()`
-
-type media struct {
-	Width, Height int
-	FramesDecoded int     `json:"framesDecoded"`
-	AudioEnergy   float64 `json:"audioEnergy"`
-	Peak          float64 `json:"peak"`
-}
+// callUsRoom is the page's livekit-client Room.
+const callUsRoom = "window.callUs.room"
 
 type sessionObj struct {
 	Status    string  `json:"status"`
@@ -90,15 +64,12 @@ func TestCallUs(t *testing.T) {
 	p := b.Open(backend.URL)
 
 	// call places a call from the page and waits until it sees and hears the other side.
-	call := func(t *testing.T, p *browser.Page) (joinInfo, media) {
+	call := func(t *testing.T, p *browser.Page) (joinInfo, browser.RemoteMedia) {
 		t.Helper()
 		p.Click("#call")
 		p.WaitFor("the page to join the room", `document.body.dataset.state === 'connected'`, 30*time.Second, nil)
-		var m media
-		p.WaitFor("decoded video and audio with energy from the other party", `(async () => {
-  const m = await (`+remoteMedia+`);
-  return m.width > 0 && m.framesDecoded > 0 && m.audioEnergy > 0 && m.peak > 0.01 && m;
-})()`, 20*time.Second, &m)
+		m := p.WaitForRemoteMedia("decoded video and audio with energy from the other party", callUsRoom, "#remote-video",
+			`m.width > 0 && m.framesDecoded > 0 && m.audioEnergy > 0 && window.callUs.peak > 0.01`, 20*time.Second)
 		var info map[string]any
 		p.Eval(`window.callUs.session`, &info)
 		keys := make([]string, 0, len(info))
@@ -270,11 +241,8 @@ func TestTalkToAssistant(t *testing.T) {
 		t.Errorf("the browser got %v, want only %v and never the key", keys, want)
 	}
 	sessionID, _ := info["session_id"].(string)
-	var m media
-	p.WaitFor("the avatar's video decoded and its audio", `(async () => {
-  const m = await (`+remoteMedia+`);
-  return m.width > 0 && m.framesDecoded > 30 && m.audioEnergy > 0 && m;
-})()`, 30*time.Second, &m)
+	p.WaitForRemoteMedia("the avatar's video decoded and its audio", callUsRoom, "#remote-video",
+		`m.width > 0 && m.framesDecoded > 30 && m.audioEnergy > 0`, 30*time.Second)
 	theo, _ := avatar.Lookup("ava_theo")
 	p.CheckVideoShows("#remote-video", filepath.Join(t.TempDir(), "talk-to-assistant.png"), theo.Backdrop)
 	var selfView bool

@@ -61,21 +61,6 @@ const frameWatch = `(() => {
   return true;
 })()`
 
-// audioEnergy sums totalAudioEnergy over the inbound audio the page receives.
-const audioEnergy = `(async () => {
-  const room = window.simCaller.room;
-  if (!room) return 0;
-  let e = 0;
-  for (const p of room.remoteParticipants.values()) {
-    for (const pub of p.audioTrackPublications.values()) {
-      if (!pub.track) continue;
-      const r = await pub.track.getRTCStatsReport();
-      if (r) r.forEach((s) => { if (s.type === 'inbound-rtp' && s.kind === 'audio') e += s.totalAudioEnergy || 0; });
-    }
-  }
-  return e;
-})()`
-
 type frame struct {
 	T    float64 `json:"t"`
 	RGB  [3]int  `json:"rgb"`
@@ -179,9 +164,7 @@ func TestCallAssistantFromPage(t *testing.T) {
 	if firstSound < frames[connectingAt].T {
 		t.Errorf("sound at %.0f ms, before the connecting screen at %.0f ms", firstSound, frames[connectingAt].T)
 	}
-	var energy float64
-	p.Eval(audioEnergy, &energy)
-	if energy <= 0 {
+	if energy := p.RemoteMedia("window.simCaller.room", "").AudioEnergy; energy <= 0 {
 		t.Errorf("totalAudioEnergy = %v, want > 0", energy)
 	}
 	shot := filepath.Join(t.TempDir(), "sim-caller.png")

@@ -93,34 +93,6 @@ func questionWAV(t *testing.T, lead time.Duration) string {
 	return p
 }
 
-// remoteMedia reads what the page receives: the assistant's video (decoded frames, size)
-// and audio (energy), from the tracks' own statistics.
-const remoteMedia = `(async () => {
-  const room = window.joinPage.room;
-  const v = document.getElementById('remote-video');
-  const out = { width: v.videoWidth, height: v.videoHeight, framesDecoded: 0, audioEnergy: 0 };
-  if (!room) return out;
-  for (const p of room.remoteParticipants.values()) {
-    for (const pub of p.trackPublications.values()) {
-      if (!pub.track) continue;
-      const r = await pub.track.getRTCStatsReport();
-      if (!r) continue;
-      r.forEach((s) => {
-        if (s.type !== 'inbound-rtp') return;
-        if (s.kind === 'video') out.framesDecoded += s.framesDecoded || 0;
-        if (s.kind === 'audio') out.audioEnergy += s.totalAudioEnergy || 0;
-      });
-    }
-  }
-  return out;
-})()`
-
-type media struct {
-	Width, Height int
-	FramesDecoded int     `json:"framesDecoded"`
-	AudioEnergy   float64 `json:"audioEnergy"`
-}
-
 // captionsJS lists the page's captions without their elements.
 const captionsJS = `window.joinPage.captions.map((c) => ({ segment: c.segment, speaker: c.speaker, identity: c.identity, text: c.text, final: c.final }))`
 
@@ -187,11 +159,8 @@ func TestJoinPage(t *testing.T) {
 	p.Eval(soundWatch, nil)
 	p.Click("#start")
 	p.WaitFor("the page to join the call", `document.body.dataset.state === 'connected'`, 30*time.Second, nil)
-	var m media
-	p.WaitFor("the assistant's video decoded and its audio", `(async () => {
-  const m = await (`+remoteMedia+`);
-  return m.width > 0 && m.framesDecoded > 30 && m.audioEnergy > 0 && m;
-})()`, 30*time.Second, &m)
+	m := p.WaitForRemoteMedia("the assistant's video decoded and its audio", "window.joinPage.room", "#remote-video",
+		`m.width > 0 && m.framesDecoded > 30 && m.audioEnergy > 0`, 30*time.Second)
 	t.Logf("the page decodes %dx%d video (%d frames), audio energy %.3g", m.Width, m.Height, m.FramesDecoded, m.AudioEnergy)
 	var greetedAt float64
 	p.WaitFor("the greeting at the page", `window.__sounds.length > 0 && window.__sounds[0]`, 20*time.Second, &greetedAt)

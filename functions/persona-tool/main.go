@@ -1,5 +1,6 @@
-// Command persona-tool is the Lambda for POST /internal/persona/tool: the same handler as the local
-// stack. The route takes no API key: the handler verifies the persona worker's signature, then
+// Command persona-tool is the Lambda for POST /internal/persona/tool on the private
+// InternalApi (template.yaml), which only the fleets' VPC reaches: the same handler as
+// the local stack. The route takes no API key: the handler verifies the persona worker's signature, then
 // posts the tool call to the customer's URL, signed with the assistant's tool secret.
 package main
 
@@ -20,5 +21,6 @@ func main() {
 		fmt.Fprintln(os.Stderr, "persona-tool:", err)
 		os.Exit(1)
 	}
-	lambda.Start(httpadapter.NewV2(h).ProxyWithContext)
+	// InternalApi is a REST API (payload 1.0): only those can be private.
+	lambda.Start(httpadapter.New(h).ProxyWithContext)
 }

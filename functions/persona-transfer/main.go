@@ -1,5 +1,6 @@
-// Command persona-transfer is the Lambda for POST /internal/persona/transfer: the same handler as the local
-// stack. The route takes no API key: the handler verifies the sender's signature.
+// Command persona-transfer is the Lambda for POST /internal/persona/transfer on the private
+// InternalApi (template.yaml), which only the fleets' VPC reaches: the same handler as
+// the local stack. The route takes no API key: the handler verifies the sender's signature.
 package main
 
 import (
@@ -20,5 +21,6 @@ func main() {
 		fmt.Fprintln(os.Stderr, "persona-transfer:", err)
 		os.Exit(1)
 	}
-	lambda.Start(httpadapter.NewV2(h).ProxyWithContext)
+	// InternalApi is a REST API (payload 1.0): only those can be private.
+	lambda.Start(httpadapter.New(h).ProxyWithContext)
 }

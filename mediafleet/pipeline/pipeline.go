@@ -758,6 +758,11 @@ func (c *call) finish(reason string) persona.Report {
 		At: end.UTC(), EndReason: reason, Metrics: c.metricsLocked(), Transcript: c.record.Transcript(),
 		Usage: &usage,
 	}
+	if c.job.Version.Analysis != nil {
+		// The worker analyses the call after this report (the worker package's Analyst),
+		// so that the call's end is never held for the model.
+		rep.Analysis = &persona.AnalysisResult{Status: persona.AnalysisPending}
+	}
 	c.mu.Unlock()
 	c.log.Info("call ended", "reason", reason)
 

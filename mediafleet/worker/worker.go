@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/bridgeline/bridgeline/mediafleet/agent"
+	"github.com/bridgeline/bridgeline/mediafleet/analysis"
 	"github.com/bridgeline/bridgeline/mediafleet/conversation"
 	"github.com/bridgeline/bridgeline/mediafleet/llm"
 	"github.com/bridgeline/bridgeline/mediafleet/pipeline"
@@ -96,9 +97,19 @@ func New(cfg Config, opts Options, log *slog.Logger) (*Worker, error) {
 		}
 		voices = EspeakVoices(cfg.ESpeakWPM)
 	}
-	conv, err := newConversation(cfg, opts, voices, log)
+	model, err := chooseModel(cfg, opts, log)
 	if err != nil {
 		return nil, err
+	}
+	conv, err := newConversation(cfg, opts, voices, model, log)
+	if err != nil {
+		return nil, err
+	}
+	// The analysis asks the model the conversation talks with; the built-in responder
+	// is no model, and its calls' analyses are skipped.
+	analyst := analysis.Analyst{}
+	if _, builtin := model.(llm.Builtin); !builtin {
+		analyst.Model = model
 	}
 	runner, err := pipeline.New(pipeline.Config{
 		Width: cfg.Width, Height: cfg.Height, FPS: cfg.FPS, VideoKbps: cfg.VideoKbps,
@@ -134,9 +145,12 @@ func New(cfg Config, opts Options, log *slog.Logger) (*Worker, error) {
 			// Without a call id nothing can be reported: fail the job for LiveKit's record.
 			return err
 		}
-		rep, err := w.runner.Run(ctx, job, pj)
+		ended, err := w.runner.Run(ctx, job, pj)
 		if onEnded != nil {
-			onEnded(rep)
+			onEnded(ended)
+		}
+		if pj.Version.Analysis != nil {
+			analyse(ctx, analyst, rep, pj, ended, log)
 		}
 		return err
 	}, log)
@@ -146,28 +160,59 @@ func New(cfg Config, opts Options, log *slog.Logger) (*Worker, error) {
 	return w, nil
 }
 
+// chooseModel is the model calls talk with and are analysed by: opts.Model, else the
+// OpenAI-compatible client of cfg.LLM*, else the built-in responder.
+func chooseModel(cfg Config, opts Options, log *slog.Logger) (speech.Model, error) {
+	switch {
+	case opts.Model != nil:
+		return opts.Model, nil
+	case cfg.LLMBaseURL != "":
+		return llm.New(llm.Config{BaseURL: cfg.LLMBaseURL, APIKey: cfg.LLMAPIKey, Model: cfg.LLMModel, MaxTokens: cfg.LLMMaxTokens})
+	}
+	log.Info("LLM_BASE_URL unset: assistants answer with the built-in responder, and calls are not analysed")
+	return llm.Builtin{}, nil
+}
+
+// analyse runs a call's analysis after its ended report and reports it
+// (persona.ReportAnalysis), with the call's usage counting the analysis's tokens. It
+// outlives a cancelled job (a drain or LiveKit's termination): the call is over, and
+// its analysis is what is left to send; it is bounded by the analyst's attempts.
+func analyse(ctx context.Context, a analysis.Analyst, r pipeline.Reporter, job persona.Job, ended persona.Report, log *slog.Logger) {
+	timeout := a.Timeout
+	if timeout <= 0 {
+		timeout = analysis.DefaultTimeout
+	}
+	actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), analysis.Attempts*timeout)
+	defer cancel()
+	start := time.Now()
+	res := a.Run(actx, job.Version, ended.Transcript)
+	var u persona.Usage
+	if ended.Usage != nil {
+		u = *ended.Usage
+	}
+	u.LLMPromptTokens += int64(res.Tokens.Prompt)
+	u.LLMCompletionTokens += int64(res.Tokens.Completion)
+	u.Estimated = u.Estimated || res.Estimated
+	rep := persona.Report{Kind: persona.ReportAnalysis, CallID: job.CallID, SessionID: job.SessionID, At: time.Now().UTC(),
+		Analysis: &res.AnalysisResult, Usage: &u}
+	log.Info("call analysed", "call_id", job.CallID, "status", res.Status, "error", res.Error, "ms", time.Since(start).Milliseconds())
+	sctx, scancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+	defer scancel()
+	if err := r.Send(sctx, rep); err != nil {
+		log.Error("analysis report not delivered", "call_id", job.CallID, "err", err)
+	}
+}
+
 // newConversation builds what runs after the greeting: opts.Conversation, else the
-// real-time conversation over the engines, else (no VAD or recogniser) holding the line.
-func newConversation(cfg Config, opts Options, voices tts.Voices, log *slog.Logger) (pipeline.Conversation, error) {
+// real-time conversation over the engines and model, else (no VAD or recogniser)
+// holding the line.
+func newConversation(cfg Config, opts Options, voices tts.Voices, model speech.Model, log *slog.Logger) (pipeline.Conversation, error) {
 	if opts.Conversation != nil {
 		return opts.Conversation, nil
 	}
 	if opts.NewVAD == nil || opts.Recognizer == nil {
 		log.Warn("no voice activity detector or recogniser given: assistants greet and hold the line without listening")
 		return pipeline.Listen{}, nil
-	}
-	model := opts.Model
-	switch {
-	case model != nil:
-	case cfg.LLMBaseURL != "":
-		c, err := llm.New(llm.Config{BaseURL: cfg.LLMBaseURL, APIKey: cfg.LLMAPIKey, Model: cfg.LLMModel, MaxTokens: cfg.LLMMaxTokens})
-		if err != nil {
-			return nil, err
-		}
-		model = c
-	default:
-		log.Info("LLM_BASE_URL unset: assistants answer with the built-in responder")
-		model = llm.Builtin{}
 	}
 	e, err := conversation.New(conversation.Config{
 		NewVAD: opts.NewVAD, Recognizer: opts.Recognizer, Model: model, Voices: voices,

@@ -375,6 +375,129 @@ func (e CallObject) Valid() bool {
 	}
 }
 
+// Defines values for CallAnalysisStatus.
+const (
+	CallAnalysisStatusCompleted CallAnalysisStatus = "completed"
+	CallAnalysisStatusFailed    CallAnalysisStatus = "failed"
+	CallAnalysisStatusPending   CallAnalysisStatus = "pending"
+	CallAnalysisStatusSkipped   CallAnalysisStatus = "skipped"
+)
+
+// Valid indicates whether the value is a known member of the CallAnalysisStatus enum.
+func (e CallAnalysisStatus) Valid() bool {
+	switch e {
+	case CallAnalysisStatusCompleted:
+		return true
+	case CallAnalysisStatusFailed:
+		return true
+	case CallAnalysisStatusPending:
+		return true
+	case CallAnalysisStatusSkipped:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for CallAnalyzedDataDirection.
+const (
+	CallAnalyzedDataDirectionInbound  CallAnalyzedDataDirection = "inbound"
+	CallAnalyzedDataDirectionOutbound CallAnalyzedDataDirection = "outbound"
+)
+
+// Valid indicates whether the value is a known member of the CallAnalyzedDataDirection enum.
+func (e CallAnalyzedDataDirection) Valid() bool {
+	switch e {
+	case CallAnalyzedDataDirectionInbound:
+		return true
+	case CallAnalyzedDataDirectionOutbound:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for CallAnalyzedDataStatus.
+const (
+	CallAnalyzedDataStatusCompleted CallAnalyzedDataStatus = "completed"
+	CallAnalyzedDataStatusFailed    CallAnalyzedDataStatus = "failed"
+	CallAnalyzedDataStatusSkipped   CallAnalyzedDataStatus = "skipped"
+)
+
+// Valid indicates whether the value is a known member of the CallAnalyzedDataStatus enum.
+func (e CallAnalyzedDataStatus) Valid() bool {
+	switch e {
+	case CallAnalyzedDataStatusCompleted:
+		return true
+	case CallAnalyzedDataStatusFailed:
+		return true
+	case CallAnalyzedDataStatusSkipped:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for CallAnalyzedEventObject.
+const (
+	CallAnalyzedEventObjectEvent CallAnalyzedEventObject = "event"
+)
+
+// Valid indicates whether the value is a known member of the CallAnalyzedEventObject enum.
+func (e CallAnalyzedEventObject) Valid() bool {
+	switch e {
+	case CallAnalyzedEventObjectEvent:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for CallAnalyzedEventType.
+const (
+	CallAnalyzedEventTypeCallAnalyzed CallAnalyzedEventType = "call.analyzed"
+)
+
+// Valid indicates whether the value is a known member of the CallAnalyzedEventType enum.
+func (e CallAnalyzedEventType) Valid() bool {
+	switch e {
+	case CallAnalyzedEventTypeCallAnalyzed:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for CallAnalyzedEventWithAttemptsObject.
+const (
+	CallAnalyzedEventWithAttemptsObjectEvent CallAnalyzedEventWithAttemptsObject = "event"
+)
+
+// Valid indicates whether the value is a known member of the CallAnalyzedEventWithAttemptsObject enum.
+func (e CallAnalyzedEventWithAttemptsObject) Valid() bool {
+	switch e {
+	case CallAnalyzedEventWithAttemptsObjectEvent:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for CallAnalyzedEventWithAttemptsType.
+const (
+	CallAnalyzedEventWithAttemptsTypeCallAnalyzed CallAnalyzedEventWithAttemptsType = "call.analyzed"
+)
+
+// Valid indicates whether the value is a known member of the CallAnalyzedEventWithAttemptsType enum.
+func (e CallAnalyzedEventWithAttemptsType) Valid() bool {
+	switch e {
+	case CallAnalyzedEventWithAttemptsTypeCallAnalyzed:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for CallAnswerRequestAction.
 const (
 	CallAnswerRequestActionAccept    CallAnswerRequestAction = "accept"
@@ -1703,6 +1826,7 @@ func (e EventListObject) Valid() bool {
 
 // Defines values for EventType.
 const (
+	EventTypeCallAnalyzed   EventType = "call.analyzed"
 	EventTypeCallAnswered   EventType = "call.answered"
 	EventTypeCallEnded      EventType = "call.ended"
 	EventTypeCallIncoming   EventType = "call.incoming"
@@ -1712,6 +1836,8 @@ const (
 // Valid indicates whether the value is a known member of the EventType enum.
 func (e EventType) Valid() bool {
 	switch e {
+	case EventTypeCallAnalyzed:
+		return true
 	case EventTypeCallAnswered:
 		return true
 	case EventTypeCallEnded:
@@ -2571,6 +2697,21 @@ func (e ListAssistantsParamsStatus) Valid() bool {
 	}
 }
 
+// Defines values for CallAnalyzedJSONBodyType.
+const (
+	CallAnalyzedJSONBodyTypeCallAnalyzed CallAnalyzedJSONBodyType = "call.analyzed"
+)
+
+// Valid indicates whether the value is a known member of the CallAnalyzedJSONBodyType enum.
+func (e CallAnalyzedJSONBodyType) Valid() bool {
+	switch e {
+	case CallAnalyzedJSONBodyTypeCallAnalyzed:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for CallAnsweredJSONBodyType.
 const (
 	CallAnsweredJSONBodyTypeCallAnswered CallAnsweredJSONBodyType = "call.answered"
@@ -2645,6 +2786,49 @@ func (e ToolCallJSONBodyObject) Valid() bool {
 		return false
 	}
 }
+
+// Analysis What the version's model is asked once a call has ended, with the transcript and
+// the tool calls: a summary, data matching a JSON Schema, and whether the call met
+// the criteria. The persona worker, which holds the model's credentials, asks once
+// after its final report (so `call.ended` never waits for the model); a result that
+// does not match is told to the model and asked for once more, then the analysis is
+// `failed` with the reason. The call record's `analysis` and the `call.analyzed`
+// event carry the result; the analysis's tokens count in the call's `usage`.
+//
+// Examples: {"structured_data":{"properties":{"delivered":{"type":"boolean"},"order_id":{"type":"string"}},"required":["order_id","delivered"],"type":"object"},"success_criteria":"The caller learnt where their order is.","summary":true}
+type Analysis struct {
+	// StructuredData The JSON Schema (an object schema) the result's `structured_data` must match; null for none.
+	StructuredData *AnalysisSchema `json:"structured_data"`
+
+	// SuccessCriteria What a successful call achieves; the model answers `success` true or false against it. Empty for no verdict.
+	SuccessCriteria string `json:"success_criteria"`
+
+	// Summary Whether a short summary of the call is asked for.
+	Summary bool `json:"summary"`
+}
+
+// AnalysisInput The post-call analysis as given in a create or an update: it must ask for at least
+// one thing (`summary` true, a `structured_data` schema, or non-blank
+// `success_criteria`), else 400 `parameter_invalid` on `analysis`.
+//
+// Examples: {"structured_data":{"properties":{"order_id":{"type":"string"}},"required":["order_id"],"type":"object"},"success_criteria":"The caller learnt where their order is.","summary":true}
+type AnalysisInput struct {
+	// StructuredData The JSON Schema the result's `structured_data` must match (400 on `analysis.structured_data` when it is not a valid object schema of at most 8 KiB); omitted or null for none.
+	StructuredData *AnalysisSchema `json:"structured_data,omitempty"`
+
+	// SuccessCriteria What a successful call achieves, at most 2,000 characters; omitted or empty for no verdict.
+	SuccessCriteria *string `json:"success_criteria,omitempty"`
+
+	// Summary Ask for a short summary of the call; default false.
+	Summary *bool `json:"summary,omitempty"`
+}
+
+// AnalysisSchema A JSON Schema for an object (`"type": "object"` at the top), checked as JSON Schema
+// (2020-12 unless its `$schema` names an earlier draft) when saved, at most 8 KiB of
+// JSON. `$ref` may point inside the schema only.
+//
+// Examples: {"properties":{"delivered":{"type":"boolean"},"order_id":{"type":"string"}},"required":["order_id","delivered"],"type":"object"}
+type AnalysisSchema = map[string]interface{}
 
 // ApiKey An API key, without the key itself.
 //
@@ -2755,7 +2939,7 @@ type ApiKeyWithSecretMode string
 // ApiKeyWithSecretObject The kind of object: always `api_key`.
 type ApiKeyWithSecretObject string
 
-// Assistant Examples: {"active_version_id":"ver_01jd3f4g5h6j7k8m9n0p1q2r3t","created_at":"2026-11-22T07:00:00.123Z","draft":{"avatar_id":"ava_iris","framing":{"position":"left","shot":"close_up"},"greeting":"Hello, Acme Dental, how can I help?","idle_timeout_seconds":30,"max_duration_seconds":null,"model":"gpt-4o-mini","recording":"off","system_prompt":"You are the front desk of Acme Dental. Be brief and kind.","tools":[],"voice":"alloy"},"has_more_versions":false,"id":"asst_01jd3f4g5h6j7k8m9n0p1q2r3t","metadata":{"team":"front-desk"},"name":"Front desk","object":"assistant","status":"active","updated_at":"2026-11-22T07:00:00.123Z","version_count":1,"versions":[{"avatar_id":"ava_iris","framing":{"position":"left","shot":"close_up"},"greeting":"Hello, Acme Dental, how can I help?","id":"ver_01jd3f4g5h6j7k8m9n0p1q2r3t","idle_timeout_seconds":30,"max_duration_seconds":null,"model":"gpt-4o-mini","name":"Front desk","number":1,"object":"assistant_version","published_at":"2026-11-22T07:00:00.123Z","recording":"off","system_prompt":"You are the front desk of Acme Dental. Be brief and kind.","tools":[],"variables":[],"voice":"alloy"}]}
+// Assistant Examples: {"active_version_id":"ver_01jd3f4g5h6j7k8m9n0p1q2r3t","created_at":"2026-11-22T07:00:00.123Z","draft":{"analysis":null,"avatar_id":"ava_iris","framing":{"position":"left","shot":"close_up"},"greeting":"Hello, Acme Dental, how can I help?","idle_timeout_seconds":30,"max_duration_seconds":null,"model":"gpt-4o-mini","recording":"off","system_prompt":"You are the front desk of Acme Dental. Be brief and kind.","tools":[],"voice":"alloy"},"has_more_versions":false,"id":"asst_01jd3f4g5h6j7k8m9n0p1q2r3t","metadata":{"team":"front-desk"},"name":"Front desk","object":"assistant","status":"active","updated_at":"2026-11-22T07:00:00.123Z","version_count":1,"versions":[{"analysis":null,"avatar_id":"ava_iris","framing":{"position":"left","shot":"close_up"},"greeting":"Hello, Acme Dental, how can I help?","id":"ver_01jd3f4g5h6j7k8m9n0p1q2r3t","idle_timeout_seconds":30,"max_duration_seconds":null,"model":"gpt-4o-mini","name":"Front desk","number":1,"object":"assistant_version","published_at":"2026-11-22T07:00:00.123Z","recording":"off","system_prompt":"You are the front desk of Acme Dental. Be brief and kind.","tools":[],"variables":[],"voice":"alloy"}]}
 type Assistant struct {
 	// ActiveVersionId The version the next inbound call uses; null until the first publish.
 	ActiveVersionId *string `json:"active_version_id"`
@@ -2767,7 +2951,7 @@ type Assistant struct {
 
 	// Draft The editable working copy, published into versions.
 	//
-	// Examples: {"avatar_id":"ava_iris","framing":{"position":"left","shot":"close_up"},"greeting":"Hello, Acme Dental, how can I help?","idle_timeout_seconds":30,"max_duration_seconds":null,"model":"gpt-4o-mini","recording":"off","system_prompt":"You are the front desk of Acme Dental. Be brief and kind.","tools":[],"voice":"alloy"}
+	// Examples: {"analysis":null,"avatar_id":"ava_iris","framing":{"position":"left","shot":"close_up"},"greeting":"Hello, Acme Dental, how can I help?","idle_timeout_seconds":30,"max_duration_seconds":null,"model":"gpt-4o-mini","recording":"off","system_prompt":"You are the front desk of Acme Dental. Be brief and kind.","tools":[],"voice":"alloy"}
 	Draft Draft `json:"draft"`
 
 	// HasMoreVersions True when `versions` leaves older versions out (more than 10 were published).
@@ -2827,6 +3011,9 @@ type AssistantActivate struct {
 
 // AssistantCreate Examples: {"avatar_id":"ava_iris","framing":{"position":"left","shot":"close_up"},"greeting":"Hello, Acme Dental, how can I help?","idle_timeout_seconds":30,"max_duration_seconds":900,"metadata":{"team":"front-desk"},"model":"gpt-4o-mini","name":"Front desk","system_prompt":"You are the front desk of Acme Dental. Be brief and kind.","tools":[{"description":"Finds an order by its number and says where it is.","name":"lookup_order","parameters":{"properties":{"order_id":{"description":"The order number the caller gives.","type":"string"}},"required":["order_id"],"type":"object"},"timeout_ms":5000,"url":"https://example.com/bridgeline/tools/lookup_order"}],"voice":"alloy"}
 type AssistantCreate struct {
+	// Analysis The post-call analysis (the whole of it); null turns it off.
+	Analysis *AnalysisInput `json:"analysis,omitempty"`
+
 	// AvatarId An `id` from `GET /v1/avatars`; empty for none yet.
 	//
 	// Examples: ava_iris
@@ -2912,7 +3099,7 @@ type AssistantDuplicate struct {
 // AssistantID Examples: asst_01jd3f4g5h6j7k8m9n0p1q2r3t
 type AssistantID = string
 
-// AssistantList Examples: {"data":[{"active_version_id":"ver_01jd3f4g5h6j7k8m9n0p1q2r3t","created_at":"2026-11-22T07:00:00.123Z","draft":{"avatar_id":"ava_iris","framing":{"position":"left","shot":"close_up"},"greeting":"Hello, Acme Dental, how can I help?","idle_timeout_seconds":30,"max_duration_seconds":null,"model":"gpt-4o-mini","recording":"off","system_prompt":"You are the front desk of Acme Dental. Be brief and kind.","tools":[],"voice":"alloy"},"has_more_versions":false,"id":"asst_01jd3f4g5h6j7k8m9n0p1q2r3t","metadata":{"team":"front-desk"},"name":"Front desk","object":"assistant","status":"active","updated_at":"2026-11-22T07:00:00.123Z","version_count":1,"versions":[{"avatar_id":"ava_iris","framing":{"position":"left","shot":"close_up"},"greeting":"Hello, Acme Dental, how can I help?","id":"ver_01jd3f4g5h6j7k8m9n0p1q2r3t","idle_timeout_seconds":30,"max_duration_seconds":null,"model":"gpt-4o-mini","name":"Front desk","number":1,"object":"assistant_version","published_at":"2026-11-22T07:00:00.123Z","recording":"off","system_prompt":"You are the front desk of Acme Dental. Be brief and kind.","tools":[],"variables":[],"voice":"alloy"}]}],"has_more":false,"object":"list"}
+// AssistantList Examples: {"data":[{"active_version_id":"ver_01jd3f4g5h6j7k8m9n0p1q2r3t","created_at":"2026-11-22T07:00:00.123Z","draft":{"analysis":null,"avatar_id":"ava_iris","framing":{"position":"left","shot":"close_up"},"greeting":"Hello, Acme Dental, how can I help?","idle_timeout_seconds":30,"max_duration_seconds":null,"model":"gpt-4o-mini","recording":"off","system_prompt":"You are the front desk of Acme Dental. Be brief and kind.","tools":[],"voice":"alloy"},"has_more_versions":false,"id":"asst_01jd3f4g5h6j7k8m9n0p1q2r3t","metadata":{"team":"front-desk"},"name":"Front desk","object":"assistant","status":"active","updated_at":"2026-11-22T07:00:00.123Z","version_count":1,"versions":[{"analysis":null,"avatar_id":"ava_iris","framing":{"position":"left","shot":"close_up"},"greeting":"Hello, Acme Dental, how can I help?","id":"ver_01jd3f4g5h6j7k8m9n0p1q2r3t","idle_timeout_seconds":30,"max_duration_seconds":null,"model":"gpt-4o-mini","name":"Front desk","number":1,"object":"assistant_version","published_at":"2026-11-22T07:00:00.123Z","recording":"off","system_prompt":"You are the front desk of Acme Dental. Be brief and kind.","tools":[],"variables":[],"voice":"alloy"}]}],"has_more":false,"object":"list"}
 type AssistantList struct {
 	// Data The page of items, newest first.
 	Data []Assistant `json:"data"`
@@ -2934,6 +3121,9 @@ type AssistantName = string
 
 // AssistantUpdate Examples: {"avatar_id":"ava_iris","framing":{"position":"left","shot":"close_up"},"greeting":"Hello, Acme Dental, how can I help?","idle_timeout_seconds":30,"max_duration_seconds":900,"metadata":{"team":"front-desk"},"model":"gpt-4o-mini","name":"Front desk","system_prompt":"You are the front desk of Acme Dental. Be brief and kind.","tools":[{"description":"Finds an order by its number and says where it is.","name":"lookup_order","parameters":{"properties":{"order_id":{"description":"The order number the caller gives.","type":"string"}},"required":["order_id"],"type":"object"},"timeout_ms":5000,"url":"https://example.com/bridgeline/tools/lookup_order"}],"voice":"alloy"}
 type AssistantUpdate struct {
+	// Analysis The post-call analysis (the whole of it); null turns it off.
+	Analysis *AnalysisInput `json:"analysis,omitempty"`
+
 	// AvatarId An `id` from `GET /v1/avatars`; empty for none yet.
 	//
 	// Examples: ava_iris
@@ -3000,8 +3190,11 @@ type AssistantUpdate struct {
 
 // AssistantVersion An immutable published snapshot of the draft.
 //
-// Examples: {"avatar_id":"ava_iris","framing":{"position":"left","shot":"close_up"},"greeting":"Hello, Acme Dental, how can I help?","id":"ver_01jd3f4g5h6j7k8m9n0p1q2r3t","idle_timeout_seconds":30,"max_duration_seconds":null,"model":"gpt-4o-mini","name":"Front desk","number":1,"object":"assistant_version","published_at":"2026-11-22T07:00:00.123Z","recording":"off","system_prompt":"You are the front desk of Acme Dental. Be brief and kind.","tools":[],"variables":[],"voice":"alloy"}
+// Examples: {"analysis":null,"avatar_id":"ava_iris","framing":{"position":"left","shot":"close_up"},"greeting":"Hello, Acme Dental, how can I help?","id":"ver_01jd3f4g5h6j7k8m9n0p1q2r3t","idle_timeout_seconds":30,"max_duration_seconds":null,"model":"gpt-4o-mini","name":"Front desk","number":1,"object":"assistant_version","published_at":"2026-11-22T07:00:00.123Z","recording":"off","system_prompt":"You are the front desk of Acme Dental. Be brief and kind.","tools":[],"variables":[],"voice":"alloy"}
 type AssistantVersion struct {
+	// Analysis What the model is asked once a call has ended; null for no analysis.
+	Analysis *Analysis `json:"analysis"`
+
 	// AvatarId An `id` from `GET /v1/avatars`; empty for none yet.
 	AvatarId string `json:"avatar_id"`
 
@@ -3073,7 +3266,7 @@ type AssistantVersion struct {
 // AssistantVersionObject The kind of object: always `assistant_version`.
 type AssistantVersionObject string
 
-// AssistantVersionList Examples: {"data":[{"avatar_id":"ava_iris","framing":{"position":"left","shot":"close_up"},"greeting":"Hello, Acme Dental, how can I help?","id":"ver_01jd3f4g5h6j7k8m9n0p1q2r3t","idle_timeout_seconds":30,"max_duration_seconds":null,"model":"gpt-4o-mini","name":"Front desk","number":1,"object":"assistant_version","published_at":"2026-11-22T07:00:00.123Z","recording":"off","system_prompt":"You are the front desk of Acme Dental. Be brief and kind.","tools":[],"variables":[],"voice":"alloy"}],"has_more":false,"object":"list"}
+// AssistantVersionList Examples: {"data":[{"analysis":null,"avatar_id":"ava_iris","framing":{"position":"left","shot":"close_up"},"greeting":"Hello, Acme Dental, how can I help?","id":"ver_01jd3f4g5h6j7k8m9n0p1q2r3t","idle_timeout_seconds":30,"max_duration_seconds":null,"model":"gpt-4o-mini","name":"Front desk","number":1,"object":"assistant_version","published_at":"2026-11-22T07:00:00.123Z","recording":"off","system_prompt":"You are the front desk of Acme Dental. Be brief and kind.","tools":[],"variables":[],"voice":"alloy"}],"has_more":false,"object":"list"}
 type AssistantVersionList struct {
 	// Data The page of versions, newest first.
 	Data []AssistantVersion `json:"data"`
@@ -3134,8 +3327,13 @@ type AvatarListObject string
 
 // Call The call record.
 //
-// Examples: {"answered_at":"2026-11-22T07:00:00.123Z","assistant_id":"asst_01jd3f4g5h6j7k8m9n0p1q2r3t","assistant_report":"received","decision":"accept","decision_source":"webhook_response","direction":"inbound","duration_ms":59000,"end_reason":"deleted","ended_at":"2026-11-22T07:00:00.123Z","ended_by":"customer","from":"+15550100009","handled_by":"assistant","id":"call_01jd3f4g5h6j7k8m9n0p1q2r3t","line_id":"line_01jd3f4g5h6j7k8m9n0p1q2r3t","media":"video","metadata":{"order_id":"6735"},"metrics":{"barge_in_stop_ms":{"p50":1,"p95":1},"barge_ins":1,"connecting_screen_ms":1,"errors":{"count":1,"last_kind":"llm_timeout"},"first_greeting_audio_ms":1,"llm_first_token_ms":{"p50":1,"p95":1},"response_ms":{"p50":1,"p95":1},"stt_final_ms":{"p50":1,"p95":1},"tool_calls":1,"tool_errors":0,"tool_ms":{"p50":182,"p95":182},"tts_first_audio_ms":{"p50":1,"p95":1},"turns":1},"object":"call","platform":"sim","session_id":"ses_01jd3f4g5h6j7k8m9n0p1q2r3t","started_at":"2026-11-22T07:00:00.123Z","status":"ended","to":"+15550100001","transcript":[{"end_ms":2400,"interrupted":true,"speaker":"assistant","start_ms":300,"text":"Hello, Acme Dental, how can I help?"}],"usage":{"billable_seconds":59,"duration_ms":59000,"estimated":false,"llm_completion_tokens":236,"llm_prompt_tokens":4210,"stt_audio_ms":21480,"tts_characters":912},"variables":{"caller_name":"Ada"},"version_id":"ver_01jd3f4g5h6j7k8m9n0p1q2r3t"}
+// Examples: {"analysis":{"error":null,"status":"completed","structured_data":{"delivered":true,"order_id":"6735"},"success":true,"summary":"The caller asked where order 6735 is; the assistant looked it up and told them it was delivered yesterday."},"answered_at":"2026-11-22T07:00:00.123Z","assistant_id":"asst_01jd3f4g5h6j7k8m9n0p1q2r3t","assistant_report":"received","decision":"accept","decision_source":"webhook_response","direction":"inbound","duration_ms":59000,"end_reason":"deleted","ended_at":"2026-11-22T07:00:00.123Z","ended_by":"customer","from":"+15550100009","handled_by":"assistant","id":"call_01jd3f4g5h6j7k8m9n0p1q2r3t","line_id":"line_01jd3f4g5h6j7k8m9n0p1q2r3t","media":"video","metadata":{"order_id":"6735"},"metrics":{"barge_in_stop_ms":{"p50":1,"p95":1},"barge_ins":1,"connecting_screen_ms":1,"errors":{"count":1,"last_kind":"llm_timeout"},"first_greeting_audio_ms":1,"llm_first_token_ms":{"p50":1,"p95":1},"response_ms":{"p50":1,"p95":1},"stt_final_ms":{"p50":1,"p95":1},"tool_calls":1,"tool_errors":0,"tool_ms":{"p50":182,"p95":182},"tts_first_audio_ms":{"p50":1,"p95":1},"turns":1},"object":"call","platform":"sim","session_id":"ses_01jd3f4g5h6j7k8m9n0p1q2r3t","started_at":"2026-11-22T07:00:00.123Z","status":"ended","to":"+15550100001","transcript":[{"end_ms":2400,"interrupted":true,"speaker":"assistant","start_ms":300,"text":"Hello, Acme Dental, how can I help?"}],"usage":{"billable_seconds":59,"duration_ms":59000,"estimated":false,"llm_completion_tokens":236,"llm_prompt_tokens":4210,"stt_audio_ms":21480,"tts_characters":912},"variables":{"caller_name":"Ada"},"version_id":"ver_01jd3f4g5h6j7k8m9n0p1q2r3t"}
 type Call struct {
+	// Analysis The post-call analysis of an assistant call whose version asks for one (the
+	// version's `analysis`); null for any other call, and for an assistant call no
+	// persona worker ever took. See `CallAnalysis`.
+	Analysis *CallAnalysis `json:"analysis"`
+
 	// AnsweredAt When the call was answered; null until then.
 	//
 	// Examples: 2026-11-22T07:00:00.123Z
@@ -3293,6 +3491,169 @@ type CallMedia string
 
 // CallObject The kind of object: always `call`.
 type CallObject string
+
+// CallAnalysis A call's post-call analysis. `pending` from the persona worker's final report
+// (`assistant_report: received`) until its analysis comes; then, once and for good:
+// `completed` with what the version asked for (`summary`, `structured_data`
+// matching the version's schema, `success` against its criteria); `failed` with
+// `error` (the model failed, or answered twice with a result that did not match; or
+// the worker sent no final report or no analysis within 5 minutes of the call's
+// end); `skipped` with `error` (the deployment has no language model configured, or
+// nothing was said in the call). `call.analyzed` goes out when it becomes final,
+// after the call's `call.ended`.
+//
+// Examples: {"error":null,"status":"completed","structured_data":{"delivered":true,"order_id":"6735"},"success":true,"summary":"The caller asked where order 6735 is; the assistant looked it up and told them it was delivered yesterday."}
+type CallAnalysis struct {
+	// Error Why a failed or skipped analysis has no result; null otherwise.
+	Error *string `json:"error"`
+
+	// Status Where the analysis stands.
+	Status CallAnalysisStatus `json:"status"`
+
+	// StructuredData The data the call yielded, matching the version's `analysis.structured_data` schema; null unless completed and asked for.
+	StructuredData *map[string]interface{} `json:"structured_data"`
+
+	// Success Whether the call met the version's `success_criteria`; null unless completed and asked for.
+	Success *bool `json:"success"`
+
+	// Summary A short summary of the call; null unless completed and asked for.
+	Summary *string `json:"summary"`
+}
+
+// CallAnalysisStatus Where the analysis stands.
+type CallAnalysisStatus string
+
+// CallAnalyzedData The post-call analysis of an assistant call whose version asks for one, once it
+// is final (the call record's `analysis`, see `CallAnalysis`), always after the
+// call's `call.ended`: `completed` with what the version asked for, or `failed` or
+// `skipped` with `error` and every result field null.
+//
+// Examples: {"assistant_id":"asst_01jd3f4g5h6j7k8m9n0p1q2r3q","call_id":"call_01jd3f4g5h6j7k8m9n0p1q2r3t","direction":"inbound","error":null,"line_id":"line_01jd3f4g5h6j7k8m9n0p1q2r3s","metadata":{"order_id":"6735"},"session_id":"ses_01jd3f4g5h6j7k8m9n0p1q2r3t","status":"completed","structured_data":{"delivered":true,"order_id":"6735"},"success":true,"summary":"The caller asked where order 6735 is; the assistant looked it up and told them it was delivered yesterday.","version_id":"ver_01jd3f4g5h6j7k8m9n0p1q2r3r"}
+type CallAnalyzedData struct {
+	// AssistantId The assistant that handled the call.
+	//
+	// Examples: asst_01jd3f4g5h6j7k8m9n0p1q2r3t
+	AssistantId AssistantID `json:"assistant_id"`
+
+	// CallId The call's id.
+	//
+	// Examples: call_01jd3f4g5h6j7k8m9n0p1q2r3t
+	CallId CallID `json:"call_id"`
+
+	// Direction `inbound` (a call to a line, or a web call) or `outbound` (a session dialling out).
+	Direction CallAnalyzedDataDirection `json:"direction"`
+
+	// Error Why a failed or skipped analysis has no result; null when completed.
+	Error *string `json:"error"`
+
+	// LineId The line the call came in on or went out from.
+	//
+	// Examples: line_01jd3f4g5h6j7k8m9n0p1q2r3t
+	LineId *LineID `json:"line_id,omitempty"`
+
+	// Metadata The call's metadata; `{}` for none.
+	//
+	// Examples: {"customer":"cus_9s6XKzkNRiz8i3","order_id":"6735"}
+	Metadata Metadata `json:"metadata"`
+
+	// SessionId The hosted session the call is bridged into.
+	//
+	// Examples: ses_01jd3f4g5h6j7k8m9n0p1q2r3t
+	SessionId *SessionID `json:"session_id,omitempty"`
+
+	// Status The analysis's final status.
+	Status CallAnalyzedDataStatus `json:"status"`
+
+	// StructuredData Data matching the version's schema; null unless completed and asked for.
+	StructuredData *map[string]interface{} `json:"structured_data"`
+
+	// Success Whether the call met the version's success criteria; null unless completed and asked for.
+	Success *bool `json:"success"`
+
+	// Summary A short summary of the call; null unless completed and asked for.
+	Summary *string `json:"summary"`
+
+	// VersionId The version the call ran, whose `analysis` was asked.
+	//
+	// Examples: ver_01jd3f4g5h6j7k8m9n0p1q2r3t
+	VersionId VersionID `json:"version_id"`
+}
+
+// CallAnalyzedDataDirection `inbound` (a call to a line, or a web call) or `outbound` (a session dialling out).
+type CallAnalyzedDataDirection string
+
+// CallAnalyzedDataStatus The analysis's final status.
+type CallAnalyzedDataStatus string
+
+// CallAnalyzedEvent A `call.analyzed` event.
+//
+// Examples: {"created_at":"2026-11-22T07:02:41.187Z","data":{"assistant_id":"asst_01jd3f4g5h6j7k8m9n0p1q2r3q","call_id":"call_01jd3f4g5h6j7k8m9n0p1q2r3t","direction":"inbound","error":null,"line_id":"line_01jd3f4g5h6j7k8m9n0p1q2r3s","metadata":{"order_id":"6735"},"session_id":"ses_01jd3f4g5h6j7k8m9n0p1q2r3t","status":"completed","structured_data":{"delivered":true,"order_id":"6735"},"success":true,"summary":"The caller asked where order 6735 is; the assistant looked it up and told them it was delivered yesterday.","version_id":"ver_01jd3f4g5h6j7k8m9n0p1q2r3r"},"id":"evt_01jd3f4g5h6j7k8m9n0p1q2r3y","object":"event","type":"call.analyzed"}
+type CallAnalyzedEvent struct {
+	// CreatedAt When the event happened.
+	//
+	// Examples: 2026-11-22T07:00:00.123Z
+	CreatedAt Timestamp `json:"created_at"`
+
+	// Data The event's data, as sent to the endpoints (see `webhooks`).
+	//
+	// Examples: {"assistant_id":"asst_01jd3f4g5h6j7k8m9n0p1q2r3q","call_id":"call_01jd3f4g5h6j7k8m9n0p1q2r3t","direction":"inbound","error":null,"line_id":"line_01jd3f4g5h6j7k8m9n0p1q2r3s","metadata":{"order_id":"6735"},"session_id":"ses_01jd3f4g5h6j7k8m9n0p1q2r3t","status":"completed","structured_data":{"delivered":true,"order_id":"6735"},"success":true,"summary":"The caller asked where order 6735 is; the assistant looked it up and told them it was delivered yesterday.","version_id":"ver_01jd3f4g5h6j7k8m9n0p1q2r3r"}
+	Data CallAnalyzedData `json:"data"`
+
+	// Id The event's id; the `webhook-id` of every delivery.
+	//
+	// Examples: evt_01jd3f4g5h6j7k8m9n0p1q2r3t
+	Id EventID `json:"id"`
+
+	// Object Always `event`.
+	Object CallAnalyzedEventObject `json:"object"`
+
+	// Type The event type; it says which schema `data` has.
+	Type CallAnalyzedEventType `json:"type"`
+}
+
+// CallAnalyzedEventObject Always `event`.
+type CallAnalyzedEventObject string
+
+// CallAnalyzedEventType The event type; it says which schema `data` has.
+type CallAnalyzedEventType string
+
+// CallAnalyzedEventWithAttempts A `call.analyzed` event with its delivery attempts.
+//
+// Examples: {"attempts":[],"created_at":"2026-11-22T07:02:41.187Z","data":{"assistant_id":"asst_01jd3f4g5h6j7k8m9n0p1q2r3q","call_id":"call_01jd3f4g5h6j7k8m9n0p1q2r3t","direction":"inbound","error":null,"line_id":"line_01jd3f4g5h6j7k8m9n0p1q2r3s","metadata":{"order_id":"6735"},"session_id":"ses_01jd3f4g5h6j7k8m9n0p1q2r3t","status":"completed","structured_data":{"delivered":true,"order_id":"6735"},"success":true,"summary":"The caller asked where order 6735 is; the assistant looked it up and told them it was delivered yesterday.","version_id":"ver_01jd3f4g5h6j7k8m9n0p1q2r3r"},"has_more_attempts":false,"id":"evt_01jd3f4g5h6j7k8m9n0p1q2r3y","object":"event","type":"call.analyzed"}
+type CallAnalyzedEventWithAttempts struct {
+	// Attempts A page of the event's delivery attempts, oldest first (`GET /v1/events/{id}`'s `attempts_limit`, default 20).
+	Attempts []EventAttempt `json:"attempts"`
+
+	// CreatedAt When the event happened.
+	//
+	// Examples: 2026-11-22T07:00:00.123Z
+	CreatedAt Timestamp `json:"created_at"`
+
+	// Data The event's data, as sent to the endpoints (see `webhooks`).
+	//
+	// Examples: {"assistant_id":"asst_01jd3f4g5h6j7k8m9n0p1q2r3q","call_id":"call_01jd3f4g5h6j7k8m9n0p1q2r3t","direction":"inbound","error":null,"line_id":"line_01jd3f4g5h6j7k8m9n0p1q2r3s","metadata":{"order_id":"6735"},"session_id":"ses_01jd3f4g5h6j7k8m9n0p1q2r3t","status":"completed","structured_data":{"delivered":true,"order_id":"6735"},"success":true,"summary":"The caller asked where order 6735 is; the assistant looked it up and told them it was delivered yesterday.","version_id":"ver_01jd3f4g5h6j7k8m9n0p1q2r3r"}
+	Data CallAnalyzedData `json:"data"`
+
+	// HasMoreAttempts True when more attempts follow this page; the next starts after the last attempt's `id` (`attempts_starting_after`).
+	HasMoreAttempts bool `json:"has_more_attempts"`
+
+	// Id The event's id; the `webhook-id` of every delivery.
+	//
+	// Examples: evt_01jd3f4g5h6j7k8m9n0p1q2r3t
+	Id EventID `json:"id"`
+
+	// Object Always `event`.
+	Object CallAnalyzedEventWithAttemptsObject `json:"object"`
+
+	// Type The event type; it says which schema `data` has.
+	Type CallAnalyzedEventWithAttemptsType `json:"type"`
+}
+
+// CallAnalyzedEventWithAttemptsObject Always `event`.
+type CallAnalyzedEventWithAttemptsObject string
+
+// CallAnalyzedEventWithAttemptsType The event type; it says which schema `data` has.
+type CallAnalyzedEventWithAttemptsType string
 
 // CallAnswerRequest The decision on a ringing customer_decides call.
 //
@@ -3716,7 +4077,7 @@ type CallIncomingEventWithAttemptsObject string
 // CallIncomingEventWithAttemptsType The event type; it says which schema `data` has.
 type CallIncomingEventWithAttemptsType string
 
-// CallList Examples: {"data":[{"answered_at":"2026-11-22T07:00:00.123Z","assistant_id":"asst_01jd3f4g5h6j7k8m9n0p1q2r3t","assistant_report":"received","decision":"accept","decision_source":"webhook_response","direction":"inbound","duration_ms":59000,"end_reason":"deleted","ended_at":"2026-11-22T07:00:00.123Z","ended_by":"customer","from":"+15550100009","handled_by":"assistant","id":"call_01jd3f4g5h6j7k8m9n0p1q2r3t","line_id":"line_01jd3f4g5h6j7k8m9n0p1q2r3t","media":"video","metadata":{"order_id":"6735"},"metrics":{"barge_in_stop_ms":{"p50":1,"p95":1},"barge_ins":1,"connecting_screen_ms":1,"errors":{"count":1,"last_kind":"llm_timeout"},"first_greeting_audio_ms":1,"llm_first_token_ms":{"p50":1,"p95":1},"response_ms":{"p50":1,"p95":1},"stt_final_ms":{"p50":1,"p95":1},"tool_calls":1,"tool_errors":0,"tool_ms":{"p50":182,"p95":182},"tts_first_audio_ms":{"p50":1,"p95":1},"turns":1},"object":"call","platform":"sim","session_id":"ses_01jd3f4g5h6j7k8m9n0p1q2r3t","started_at":"2026-11-22T07:00:00.123Z","status":"ended","to":"+15550100001","transcript":[{"end_ms":2400,"interrupted":true,"speaker":"assistant","start_ms":300,"text":"Hello, Acme Dental, how can I help?"}],"usage":{"billable_seconds":59,"duration_ms":59000,"estimated":false,"llm_completion_tokens":236,"llm_prompt_tokens":4210,"stt_audio_ms":21480,"tts_characters":912},"variables":{"caller_name":"Ada"},"version_id":"ver_01jd3f4g5h6j7k8m9n0p1q2r3t"}],"has_more":false,"object":"list"}
+// CallList Examples: {"data":[{"analysis":{"error":null,"status":"completed","structured_data":{"delivered":true,"order_id":"6735"},"success":true,"summary":"The caller asked where order 6735 is; the assistant looked it up and told them it was delivered yesterday."},"answered_at":"2026-11-22T07:00:00.123Z","assistant_id":"asst_01jd3f4g5h6j7k8m9n0p1q2r3t","assistant_report":"received","decision":"accept","decision_source":"webhook_response","direction":"inbound","duration_ms":59000,"end_reason":"deleted","ended_at":"2026-11-22T07:00:00.123Z","ended_by":"customer","from":"+15550100009","handled_by":"assistant","id":"call_01jd3f4g5h6j7k8m9n0p1q2r3t","line_id":"line_01jd3f4g5h6j7k8m9n0p1q2r3t","media":"video","metadata":{"order_id":"6735"},"metrics":{"barge_in_stop_ms":{"p50":1,"p95":1},"barge_ins":1,"connecting_screen_ms":1,"errors":{"count":1,"last_kind":"llm_timeout"},"first_greeting_audio_ms":1,"llm_first_token_ms":{"p50":1,"p95":1},"response_ms":{"p50":1,"p95":1},"stt_final_ms":{"p50":1,"p95":1},"tool_calls":1,"tool_errors":0,"tool_ms":{"p50":182,"p95":182},"tts_first_audio_ms":{"p50":1,"p95":1},"turns":1},"object":"call","platform":"sim","session_id":"ses_01jd3f4g5h6j7k8m9n0p1q2r3t","started_at":"2026-11-22T07:00:00.123Z","status":"ended","to":"+15550100001","transcript":[{"end_ms":2400,"interrupted":true,"speaker":"assistant","start_ms":300,"text":"Hello, Acme Dental, how can I help?"}],"usage":{"billable_seconds":59,"duration_ms":59000,"estimated":false,"llm_completion_tokens":236,"llm_prompt_tokens":4210,"stt_audio_ms":21480,"tts_characters":912},"variables":{"caller_name":"Ada"},"version_id":"ver_01jd3f4g5h6j7k8m9n0p1q2r3t"}],"has_more":false,"object":"list"}
 type CallList struct {
 	// Data The page of items, newest first.
 	Data []Call `json:"data"`
@@ -4066,8 +4427,11 @@ type DeletedWebhookEndpointObject string
 
 // Draft The editable working copy.
 //
-// Examples: {"avatar_id":"ava_iris","framing":{"position":"left","shot":"close_up"},"greeting":"Hello, Acme Dental, how can I help?","idle_timeout_seconds":30,"max_duration_seconds":null,"model":"gpt-4o-mini","recording":"off","system_prompt":"You are the front desk of Acme Dental. Be brief and kind.","tools":[],"voice":"alloy"}
+// Examples: {"analysis":null,"avatar_id":"ava_iris","framing":{"position":"left","shot":"close_up"},"greeting":"Hello, Acme Dental, how can I help?","idle_timeout_seconds":30,"max_duration_seconds":null,"model":"gpt-4o-mini","recording":"off","system_prompt":"You are the front desk of Acme Dental. Be brief and kind.","tools":[],"voice":"alloy"}
 type Draft struct {
+	// Analysis What the model is asked once a call has ended; null for no analysis.
+	Analysis *Analysis `json:"analysis"`
+
 	// AvatarId An `id` from `GET /v1/avatars`; empty for none yet.
 	AvatarId string `json:"avatar_id"`
 
@@ -6386,6 +6750,43 @@ type RotateWebhookEndpointSecretParams struct {
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
+// CallAnalyzedJSONBody defines parameters for CallAnalyzed.
+type CallAnalyzedJSONBody struct {
+	// CreatedAt When the event happened.
+	//
+	// Examples: 2026-11-22T07:00:00.123Z
+	CreatedAt Timestamp `json:"created_at"`
+
+	// Data The event's data.
+	//
+	// Examples: {"assistant_id":"asst_01jd3f4g5h6j7k8m9n0p1q2r3q","call_id":"call_01jd3f4g5h6j7k8m9n0p1q2r3t","direction":"inbound","error":null,"line_id":"line_01jd3f4g5h6j7k8m9n0p1q2r3s","metadata":{"order_id":"6735"},"session_id":"ses_01jd3f4g5h6j7k8m9n0p1q2r3t","status":"completed","structured_data":{"delivered":true,"order_id":"6735"},"success":true,"summary":"The caller asked where order 6735 is; the assistant looked it up and told them it was delivered yesterday.","version_id":"ver_01jd3f4g5h6j7k8m9n0p1q2r3r"}
+	Data CallAnalyzedData `json:"data"`
+
+	// Id The event's id, as in the `webhook-id` header.
+	//
+	// Examples: evt_01jd3f4g5h6j7k8m9n0p1q2r3t
+	Id EventID `json:"id"`
+
+	// Type Always `call.analyzed` here.
+	Type CallAnalyzedJSONBodyType `json:"type"`
+}
+
+// CallAnalyzedParams defines parameters for CallAnalyzed.
+type CallAnalyzedParams struct {
+	// WebhookId The event id; the same on every attempt and redelivery, so receivers can deduplicate.
+	WebhookId EventID `json:"webhook-id"`
+
+	// WebhookTimestamp Unix time in seconds when the attempt was signed.
+	WebhookTimestamp int `json:"webhook-timestamp"`
+
+	// WebhookSignature Space-separated `v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<body>">`,
+	// one per secret currently signing (two during a rotation's overlap).
+	WebhookSignature string `json:"webhook-signature"`
+}
+
+// CallAnalyzedJSONBodyType defines parameters for CallAnalyzed.
+type CallAnalyzedJSONBodyType string
+
 // CallAnsweredJSONBody defines parameters for CallAnswered.
 type CallAnsweredJSONBody struct {
 	// CreatedAt When the event happened.
@@ -6672,6 +7073,9 @@ type UpdateWebhookEndpointJSONRequestBody = WebhookEndpointUpdate
 // RotateWebhookEndpointSecretJSONRequestBody defines body for RotateWebhookEndpointSecret for application/json ContentType.
 type RotateWebhookEndpointSecretJSONRequestBody = EmptyObject
 
+// CallAnalyzedJSONRequestBody defines body for CallAnalyzed for application/json ContentType.
+type CallAnalyzedJSONRequestBody CallAnalyzedJSONBody
+
 // CallAnsweredJSONRequestBody defines body for CallAnswered for application/json ContentType.
 type CallAnsweredJSONRequestBody CallAnsweredJSONBody
 
@@ -6823,6 +7227,40 @@ func (t *Event) MergeCallTranscriptEvent(v CallTranscriptEvent) error {
 	return err
 }
 
+// AsCallAnalyzedEvent returns the union data inside the Event as a CallAnalyzedEvent
+func (t Event) AsCallAnalyzedEvent() (CallAnalyzedEvent, error) {
+	var body CallAnalyzedEvent
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromCallAnalyzedEvent overwrites any union data inside the Event as the provided CallAnalyzedEvent
+func (t *Event) FromCallAnalyzedEvent(v CallAnalyzedEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"call.analyzed"}`))
+	t.union = b
+	return err
+}
+
+// MergeCallAnalyzedEvent performs a merge with any union data inside the Event, using the provided CallAnalyzedEvent
+func (t *Event) MergeCallAnalyzedEvent(v CallAnalyzedEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"call.analyzed"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
 func (t Event) Discriminator() (string, error) {
 	var discriminator struct {
 		Discriminator string `json:"type"`
@@ -6837,6 +7275,8 @@ func (t Event) ValueByDiscriminator() (interface{}, error) {
 		return nil, err
 	}
 	switch discriminator {
+	case "call.analyzed":
+		return t.AsCallAnalyzedEvent()
 	case "call.answered":
 		return t.AsCallAnsweredEvent()
 	case "call.ended":
@@ -6996,6 +7436,40 @@ func (t *EventWithAttempts) MergeCallTranscriptEventWithAttempts(v CallTranscrip
 	return err
 }
 
+// AsCallAnalyzedEventWithAttempts returns the union data inside the EventWithAttempts as a CallAnalyzedEventWithAttempts
+func (t EventWithAttempts) AsCallAnalyzedEventWithAttempts() (CallAnalyzedEventWithAttempts, error) {
+	var body CallAnalyzedEventWithAttempts
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromCallAnalyzedEventWithAttempts overwrites any union data inside the EventWithAttempts as the provided CallAnalyzedEventWithAttempts
+func (t *EventWithAttempts) FromCallAnalyzedEventWithAttempts(v CallAnalyzedEventWithAttempts) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"call.analyzed"}`))
+	t.union = b
+	return err
+}
+
+// MergeCallAnalyzedEventWithAttempts performs a merge with any union data inside the EventWithAttempts, using the provided CallAnalyzedEventWithAttempts
+func (t *EventWithAttempts) MergeCallAnalyzedEventWithAttempts(v CallAnalyzedEventWithAttempts) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"call.analyzed"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
 func (t EventWithAttempts) Discriminator() (string, error) {
 	var discriminator struct {
 		Discriminator string `json:"type"`
@@ -7010,6 +7484,8 @@ func (t EventWithAttempts) ValueByDiscriminator() (interface{}, error) {
 		return nil, err
 	}
 	switch discriminator {
+	case "call.analyzed":
+		return t.AsCallAnalyzedEventWithAttempts()
 	case "call.answered":
 		return t.AsCallAnsweredEventWithAttempts()
 	case "call.ended":
@@ -33102,6 +33578,11 @@ func (p *WebhookInitiator) applyWebhookEditors(ctx context.Context, req *http.Re
 
 // WebhookInitiatorInterface is the interface specification for the webhook initiator.
 type WebhookInitiatorInterface interface {
+	// CallAnalyzedWithBody fires the call.analyzed webhook with any body
+	CallAnalyzedWithBody(ctx context.Context, targetURL string, params *CallAnalyzedParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	CallAnalyzed(ctx context.Context, targetURL string, params *CallAnalyzedParams, body CallAnalyzedJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// CallAnsweredWithBody fires the call.answered webhook with any body
 	CallAnsweredWithBody(ctx context.Context, targetURL string, params *CallAnsweredParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
@@ -33126,6 +33607,30 @@ type WebhookInitiatorInterface interface {
 	ToolCallWithBody(ctx context.Context, targetURL string, params *ToolCallParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	ToolCall(ctx context.Context, targetURL string, params *ToolCallParams, body ToolCallJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+}
+
+func (p *WebhookInitiator) CallAnalyzedWithBody(ctx context.Context, targetURL string, params *CallAnalyzedParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCallAnalyzedWebhookRequestWithBody(targetURL, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := p.applyWebhookEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return p.Client.Do(req)
+}
+
+func (p *WebhookInitiator) CallAnalyzed(ctx context.Context, targetURL string, params *CallAnalyzedParams, body CallAnalyzedJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCallAnalyzedWebhookRequest(targetURL, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := p.applyWebhookEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return p.Client.Do(req)
 }
 
 func (p *WebhookInitiator) CallAnsweredWithBody(ctx context.Context, targetURL string, params *CallAnsweredParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -33246,6 +33751,67 @@ func (p *WebhookInitiator) ToolCall(ctx context.Context, targetURL string, param
 		return nil, err
 	}
 	return p.Client.Do(req)
+}
+
+// NewCallAnalyzedWebhookRequest builds a application/json POST request for the call.analyzed webhook
+func NewCallAnalyzedWebhookRequest(targetURL string, params *CallAnalyzedParams, body CallAnalyzedJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewCallAnalyzedWebhookRequestWithBody(targetURL, params, "application/json", bodyReader)
+}
+
+// NewCallAnalyzedWebhookRequestWithBody builds a POST request for the call.analyzed webhook with any body
+func NewCallAnalyzedWebhookRequestWithBody(targetURL string, params *CallAnalyzedParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+	_ = err
+
+	reqURL, err := url.Parse(targetURL)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, reqURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		var headerParam0 string
+
+		headerParam0, err = runtime.StyleParamWithOptions("simple", false, "webhook-id", params.WebhookId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("webhook-id", headerParam0)
+
+		var headerParam1 string
+
+		headerParam1, err = runtime.StyleParamWithOptions("simple", false, "webhook-timestamp", params.WebhookTimestamp, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "integer", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("webhook-timestamp", headerParam1)
+
+		var headerParam2 string
+
+		headerParam2, err = runtime.StyleParamWithOptions("simple", false, "webhook-signature", params.WebhookSignature, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("webhook-signature", headerParam2)
+
+	}
+	return req, nil
 }
 
 // NewCallAnsweredWebhookRequest builds a application/json POST request for the call.answered webhook

@@ -7,7 +7,7 @@ import (
 )
 
 // WebhookEvent is one event, typed: a *CallIncomingEvent, *CallAnsweredEvent,
-// *CallEndedEvent or *CallTranscriptEvent, or an *UnknownEvent for a type newer than this SDK (types are added
+// *CallEndedEvent, *CallTranscriptEvent or *CallAnalyzedEvent, or an *UnknownEvent for a type newer than this SDK (types are added
 // without a version change: acknowledge them). webhook.Parse reads a delivery into one,
 // Event.Parse a listed event, and Client.Events yields them. Switch on it with pointer
 // cases; a case without the * does not compile, as the value types are not events:
@@ -66,6 +66,13 @@ func (e *CallTranscriptEvent) EventType() string { return string(e.Type) }
 func (*CallTranscriptEvent) webhookEvent()       {}
 
 // EventID is the event's id.
+func (e *CallAnalyzedEvent) EventID() string { return e.Id }
+
+// EventType is "call.analyzed".
+func (e *CallAnalyzedEvent) EventType() string { return string(e.Type) }
+func (*CallAnalyzedEvent) webhookEvent()       {}
+
+// EventID is the event's id.
 func (e *UnknownEvent) EventID() string { return e.Id }
 
 // EventType is the event's type.
@@ -91,6 +98,8 @@ func (e Event) Parse() (WebhookEvent, error) {
 		v = &CallEndedEvent{}
 	case string(EventTypeCallTranscript):
 		v = &CallTranscriptEvent{}
+	case string(EventTypeCallAnalyzed):
+		v = &CallAnalyzedEvent{}
 	default:
 		v = &UnknownEvent{}
 	}

@@ -57,6 +57,9 @@ type CallFields struct {
 	// MaxDurationSeconds sets the limit; ClearMaxDuration (null given) removes it.
 	MaxDurationSeconds *int
 	ClearMaxDuration   bool
+	// Analysis sets the post-call analysis; ClearAnalysis (null given) turns it off.
+	Analysis      *Analysis
+	ClearAnalysis bool
 }
 
 // Service applies the assistant rules on top of a Store.
@@ -139,6 +142,13 @@ func (s *Service) check(f *Fields) error {
 		if err := validMaxDuration(*c.MaxDurationSeconds, s.maxCall()); err != nil {
 			return err
 		}
+	}
+	if c.Analysis != nil {
+		a, err := validAnalysis(*c.Analysis)
+		if err != nil {
+			return err
+		}
+		c.Analysis = &a
 	}
 	return nil
 }
@@ -302,7 +312,7 @@ func (s *Service) Duplicate(ctx context.Context, accountID, id string, name *str
 	}
 	d := src.Draft
 	rec := RecordingOrOff(d.Recording)
-	calls := &CallFields{Tools: &d.Tools, MaxDurationSeconds: d.MaxDurationSeconds}
+	calls := &CallFields{Tools: &d.Tools, MaxDurationSeconds: d.MaxDurationSeconds, Analysis: d.Analysis}
 	if d.IdleTimeoutSeconds != 0 {
 		calls.IdleTimeoutSeconds = &d.IdleTimeoutSeconds
 	}
@@ -529,6 +539,13 @@ func (f Fields) apply(a *Assistant) error {
 		}
 		if c.ClearMaxDuration {
 			a.Draft.MaxDurationSeconds = nil
+		}
+		if c.Analysis != nil {
+			an := *c.Analysis
+			a.Draft.Analysis = &an
+		}
+		if c.ClearAnalysis {
+			a.Draft.Analysis = nil
 		}
 	}
 	if f.Recording != nil {

@@ -27,6 +27,8 @@ type CallSettings struct {
 	// MaxDurationSeconds ends the call politely (max_duration) that long after answer;
 	// nil leaves only the deployment's limit.
 	MaxDurationSeconds *int `json:"max_duration_seconds,omitempty"`
+	// Analysis is asked of the model once a call has ended (analysis.go); nil: none.
+	Analysis *Analysis `json:"analysis,omitempty"`
 }
 
 // Tool is a function on the customer's server that the model may call during a call.

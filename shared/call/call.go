@@ -162,6 +162,10 @@ type Call struct {
 	// nil before the first write that counted it. Internal: not in the API's object.
 	UsageCounted *usage.Counts `json:"usage_counted,omitempty"`
 
+	// Analysis is the post-call analysis of an assistant call whose version asks for one
+	// (analysis.go); nil for any other call.
+	Analysis *Analysis `json:"analysis,omitempty"`
+
 	// Metadata is the customer's key-value pairs (shared/metadata): a copy of its
 	// session's for an outbound call, none at first for an inbound one.
 	Metadata metadata.Metadata `json:"metadata,omitempty"`

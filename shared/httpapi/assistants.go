@@ -50,6 +50,26 @@ type CallSettingsJSON struct {
 	Tools              []assistant.Tool `json:"tools"`
 	IdleTimeoutSeconds int              `json:"idle_timeout_seconds"`
 	MaxDurationSeconds *int             `json:"max_duration_seconds"`
+	// Analysis is null when the version asks for none.
+	Analysis *AnalysisJSON `json:"analysis"`
+}
+
+// AnalysisJSON is a draft's or a version's post-call analysis, every field present.
+type AnalysisJSON struct {
+	Summary         bool            `json:"summary"`
+	StructuredData  json.RawMessage `json:"structured_data"`
+	SuccessCriteria string          `json:"success_criteria"`
+}
+
+func presentAnalysis(a *assistant.Analysis) *AnalysisJSON {
+	if a == nil {
+		return nil
+	}
+	out := AnalysisJSON{Summary: a.Summary, StructuredData: a.StructuredData, SuccessCriteria: a.SuccessCriteria}
+	if len(out.StructuredData) == 0 {
+		out.StructuredData = json.RawMessage("null")
+	}
+	return &out
 }
 
 // PresentCallSettings maps call settings to their JSON.
@@ -58,7 +78,8 @@ func PresentCallSettings(c assistant.CallSettings) CallSettingsJSON {
 	if tools == nil {
 		tools = []assistant.Tool{}
 	}
-	return CallSettingsJSON{Tools: tools, IdleTimeoutSeconds: int(c.IdleTimeout().Seconds()), MaxDurationSeconds: c.MaxDurationSeconds}
+	return CallSettingsJSON{Tools: tools, IdleTimeoutSeconds: int(c.IdleTimeout().Seconds()), MaxDurationSeconds: c.MaxDurationSeconds,
+		Analysis: presentAnalysis(c.Analysis)}
 }
 
 // VersionJSON is the assistant version object.
@@ -135,6 +156,8 @@ type assistantBody struct {
 	IdleTimeoutSeconds Nullable[int]        `json:"idle_timeout_seconds"`
 	// MaxDurationSeconds may be null: the deployment's limit only.
 	MaxDurationSeconds Nullable[int] `json:"max_duration_seconds"`
+	// Analysis may be null: no post-call analysis.
+	Analysis Nullable[analysisBody] `json:"analysis"`
 
 	// Recording: off or audio.
 	Recording Nullable[string] `json:"recording"`
@@ -155,6 +178,13 @@ type toolBody struct {
 	Parameters  json.RawMessage `json:"parameters"`
 	URL         string          `json:"url"`
 	TimeoutMS   int             `json:"timeout_ms"`
+}
+
+// analysisBody is a draft's analysis: the whole of it is given each time.
+type analysisBody struct {
+	Summary         bool            `json:"summary"`
+	StructuredData  json.RawMessage `json:"structured_data"`
+	SuccessCriteria string          `json:"success_criteria"`
 }
 
 // framingBody lets a PATCH give only shot or only position.
@@ -193,9 +223,12 @@ func (f assistantBody) fields(current persona.Framing) (assistant.Fields, error)
 		}
 		out.Framing = &merged
 	}
-	if f.Tools.Set || f.IdleTimeoutSeconds.Set || f.MaxDurationSeconds.Set {
+	if f.Tools.Set || f.IdleTimeoutSeconds.Set || f.MaxDurationSeconds.Set || f.Analysis.Set {
 		c := &assistant.CallFields{IdleTimeoutSeconds: f.IdleTimeoutSeconds.Ptr(), MaxDurationSeconds: f.MaxDurationSeconds.Ptr(),
-			ClearMaxDuration: f.MaxDurationSeconds.Null}
+			ClearMaxDuration: f.MaxDurationSeconds.Null, ClearAnalysis: f.Analysis.Null}
+		if a := f.Analysis.Ptr(); a != nil {
+			c.Analysis = &assistant.Analysis{Summary: a.Summary, StructuredData: a.StructuredData, SuccessCriteria: a.SuccessCriteria}
+		}
 		if f.Tools.Set {
 			tools := make([]assistant.Tool, len(f.Tools.Value))
 			for i, t := range f.Tools.Value {

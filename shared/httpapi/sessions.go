@@ -125,6 +125,30 @@ type CallJSON struct {
 	// Recording is the recording's status (pending, available, failed, deleted); null
 	// when the call is not recorded.
 	Recording *string `json:"recording"`
+	// Analysis is the post-call analysis of an assistant call whose version asks for
+	// one; null otherwise.
+	Analysis *CallAnalysisJSON `json:"analysis"`
+}
+
+// CallAnalysisJSON is a call's analysis, every field present.
+type CallAnalysisJSON struct {
+	Status         string          `json:"status"`
+	Summary        *string         `json:"summary"`
+	StructuredData json.RawMessage `json:"structured_data"`
+	Success        *bool           `json:"success"`
+	Error          *string         `json:"error"`
+}
+
+func presentCallAnalysis(a *call.Analysis) *CallAnalysisJSON {
+	if a == nil {
+		return nil
+	}
+	data := a.StructuredData
+	if len(data) == 0 {
+		data = json.RawMessage("null")
+	}
+	return &CallAnalysisJSON{Status: a.Status, Summary: StringOrNull(a.Summary), StructuredData: data, Success: a.Success,
+		Error: StringOrNull(a.Error)}
 }
 
 // TransferJSON is a call's transfer.
@@ -161,7 +185,7 @@ func PresentCall(c call.Call) CallJSON {
 		EndReason: StringOrNull(c.EndReason), EndedBy: StringOrNull(c.EndedBy), Decision: StringOrNull(c.Decision),
 		DecisionSource: StringOrNull(c.DecisionSource), Transcript: transcript, Metrics: c.Metrics,
 		AssistantReport: report, Metadata: c.Metadata.OrEmpty(), Variables: vars, Usage: c.Usage,
-		Transfer: presentTransfer(c.Transfer), Recording: StringOrNull(c.RecordingStatus()),
+		Transfer: presentTransfer(c.Transfer), Analysis: presentCallAnalysis(c.Analysis), Recording: StringOrNull(c.RecordingStatus()),
 	}
 }
 

@@ -12,6 +12,8 @@ type CallSettings struct {
 	IdleTimeoutSeconds int `json:"idle_timeout_seconds,omitempty"`
 	// MaxDurationSeconds: 0 means no limit of the version's (the deployment's stays).
 	MaxDurationSeconds int `json:"max_duration_seconds,omitempty"`
+	// Analysis is asked of the model after the call; nil: none.
+	Analysis *Analysis `json:"analysis,omitempty"`
 }
 
 // Tool is a customer's tool as the model is offered it.

@@ -231,6 +231,9 @@ type Report struct {
 	// Usage is set on ReportEnded: what the call used of the speech engines and the
 	// model (usage.go).
 	Usage *Usage `json:"usage,omitempty"`
+	// Analysis is set on ReportAnalysis (final), and on ReportEnded as pending when the
+	// version asks for one (analysis.go).
+	Analysis *AnalysisResult `json:"analysis,omitempty"`
 	// Recording is set on ReportRecording: the file the worker stored, or why there is
 	// none.
 	Recording *RecordingResult `json:"recording,omitempty"`

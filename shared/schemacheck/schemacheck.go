@@ -82,3 +82,56 @@ func explain(err error) string {
 	}
 	return strings.ReplaceAll(err.Error(), "urn:bridgeline:schema", "schema")
 }
+
+// Validate checks that instance (JSON) matches schema (a schema Object accepted) and
+// returns an error that says where it does not, written for a model to correct itself
+// and for the customer to read in a record.
+func Validate(schema, instance json.RawMessage) error {
+	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(schema))
+	if err != nil {
+		return errors.New("the schema is not valid JSON")
+	}
+	c := jsonschema.NewCompiler()
+	c.DefaultDraft(jsonschema.Draft2020)
+	c.UseLoader(noLoader{})
+	const url = "urn:bridgeline:schema"
+	if err := c.AddResource(url, doc); err != nil {
+		return fmt.Errorf("the schema is not valid: %s", explain(err))
+	}
+	sch, err := c.Compile(url)
+	if err != nil {
+		return fmt.Errorf("the schema is not valid: %s", explain(err))
+	}
+	v, err := jsonschema.UnmarshalJSON(bytes.NewReader(instance))
+	if err != nil {
+		return errors.New("not valid JSON")
+	}
+	if err := sch.Validate(v); err != nil {
+		var ve *jsonschema.ValidationError
+		if errors.As(err, &ve) {
+			return errors.New(mismatch(ve))
+		}
+		return err
+	}
+	return nil
+}
+
+// mismatch is a validation error's causes on one line, each with its place in the
+// instance (as at '/order_id'), without the schema's internal urn; five at most.
+func mismatch(ve *jsonschema.ValidationError) string {
+	lines := strings.Split(ve.Error(), "\n")
+	var parts []string
+	for _, l := range lines[1:] { // the first names the schema
+		l = strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(l), "- "))
+		if l != "" {
+			parts = append(parts, strings.ReplaceAll(l, "urn:bridgeline:schema", "schema"))
+		}
+	}
+	if len(parts) == 0 {
+		return "does not match the schema"
+	}
+	if len(parts) > 5 {
+		parts = append(parts[:5], fmt.Sprintf("and %d more", len(parts)-5))
+	}
+	return strings.Join(parts, "; ")
+}

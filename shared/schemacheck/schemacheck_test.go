@@ -59,3 +59,43 @@ func TestObjectSize(t *testing.T) {
 		t.Errorf("Object = %s, %v; want it compacted", got, err)
 	}
 }
+
+func TestValidate(t *testing.T) {
+	schema := json.RawMessage(`{"type":"object","properties":{"order_id":{"type":"string"},"items":{"type":"integer","minimum":1}},"required":["order_id"],"additionalProperties":false}`)
+	if _, err := schemacheck.Object(schema, 8192); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name, instance string
+		wantErr        []string // "" for a match
+	}{
+		{"matches", `{"order_id":"6735","items":2}`, nil},
+		{"missing required", `{"items":2}`, []string{"order_id", "missing"}},
+		{"wrong type", `{"order_id":6735}`, []string{"/order_id", "string"}},
+		{"extra property", `{"order_id":"1","colour":"red"}`, []string{"colour"}},
+		{"two faults", `{"order_id":1,"items":0}`, []string{"/order_id", "/items"}},
+		{"not an object", `"6735"`, []string{"object"}},
+		{"not JSON", `{"order_id":`, []string{"not valid JSON"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := schemacheck.Validate(schema, json.RawMessage(tc.instance))
+			if tc.wantErr == nil {
+				if err != nil {
+					t.Fatalf("Validate = %v, want a match", err)
+				}
+				return
+			}
+			if err == nil {
+				t.Fatalf("Validate = nil, want an error naming %q", tc.wantErr)
+			}
+			for _, w := range tc.wantErr {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("Validate = %q, want it to name %q", err, w)
+				}
+			}
+			if strings.Contains(err.Error(), "urn:") || strings.Contains(err.Error(), "\n") {
+				t.Errorf("Validate = %q: internal urn or several lines", err)
+			}
+		})
+	}
+}

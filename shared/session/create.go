@@ -140,7 +140,7 @@ func (s *Service) Create(ctx context.Context, caller account.Caller, req CreateR
 	sessionID := ident.New("ses")
 	spec, record := rtc.RoomSpec{Name: sessionID}, s.record
 	if req.WebCall() {
-		spec.EmptyTimeout, record = s.webRoomEmptyTimeout(), s.recordWebCall
+		spec.EmptyTimeout, spec.DepartureTimeout, record = s.webRoomTimeout(), s.webRoomTimeout(), s.recordWebCall
 	}
 	roomErr := make(chan error, 1)
 	go func() { roomErr <- s.createRoom(ctx, spec) }()
@@ -285,7 +285,10 @@ func (s *Service) createRoom(ctx context.Context, spec rtc.RoomSpec) error {
 	if spec.EmptyTimeout == 0 {
 		spec.EmptyTimeout = RoomEmptyTimeout
 	}
-	spec.DepartureTimeout, spec.MaxParticipants = RoomDepartureTimeout, RoomMaxParticipants
+	if spec.DepartureTimeout == 0 {
+		spec.DepartureTimeout = RoomDepartureTimeout
+	}
+	spec.MaxParticipants = RoomMaxParticipants
 	_, err := s.rooms.CreateRoom(ctx, spec)
 	return err
 }

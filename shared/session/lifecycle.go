@@ -54,6 +54,7 @@ func (s *Service) mutate(ctx context.Context, sessionID string, change func(*Ses
 			outS, outC = ses, c
 			return err
 		}
+		s.scheduleAnalysis(&ses, c)
 		ses.SweepAt = s.sweepAt(ses)
 		if err := s.records.SaveSession(ctx, ses, c, evts); err != nil {
 			return fmt.Errorf("save session %s: %w", sessionID, err)

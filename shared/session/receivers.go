@@ -27,6 +27,9 @@ import (
 // has not left. Should LiveKit not answer the list, the error is returned (the webhook
 // answers 500) and nothing ends: ending on a guess would cut off the clients still there.
 //
+// An assistant (kind AGENT) joining an assistant session proves a worker took the call
+// (assistantJoined), as its first report does.
+//
 // Nobody else's leaving ends anything here: the platform party's hang-up comes from its
 // platform (the sim's notification), and the assistant (kind AGENT, identity
 // assistant-<job id>) leaving is followed by its worker's report, or, when the worker died
@@ -72,6 +75,9 @@ func (s *Service) HandleLiveKit(ctx context.Context, ev rtc.WebhookEvent) error 
 			StatusEnded, call.ReasonParticipantLeft, call.EndedByCustomer)
 		return err
 	case rtc.EventParticipantJoined:
+		if p.Kind == rtc.KindAgent {
+			return s.assistantJoined(ctx, room)
+		}
 		// A customer client that may publish joining an assistant session (with a token
 		// minted before the call went to the assistant) is made watch-only; a web call's
 		// caller joining answers the call.
@@ -99,6 +105,34 @@ func (s *Service) HandleLiveKit(ctx context.Context, ev rtc.WebhookEvent) error 
 	return nil
 }
 
+// assistantJoined records that a persona worker took an assistant call: LiveKit saw its
+// participant (kind AGENT, which only a dispatched agent has) join the call's room. It is
+// the second proof beside the worker's first report (HandleReport), on another path
+// (livekit-server's webhook, not the worker's report), so a call whose reports are
+// delayed or refused is not ended assistant_unavailable by the dispatch watchdog while
+// its assistant is in the room. A redelivered join changes nothing.
+func (s *Service) assistantJoined(ctx context.Context, room string) error {
+	ses, err := s.records.GetSession(ctx, room)
+	if errors.Is(err, apierr.ErrNotFound) {
+		return nil
+	}
+	if err != nil || ses.Mode != ModeAssistant || ses.Over() || ses.AssistantSeenAt != nil {
+		return err
+	}
+	now := s.now()
+	_, _, err = s.mutate(ctx, room, func(ses *Session, _ *call.Call) ([]callevent.Event, bool, error) {
+		if ses.Mode != ModeAssistant || ses.Over() || ses.AssistantSeenAt != nil {
+			return nil, false, nil
+		}
+		ses.AssistantSeenAt = &now
+		return nil, true, nil
+	})
+	if errors.Is(err, apierr.ErrNotFound) {
+		return nil
+	}
+	return err
+}
+
 // HandleReport applies a persona worker's report to its call. Any report is the proof
 // that a worker took the call (the dispatch watchdog's). Metrics are merged as they come;
 // the ended report's transcript is kept. An ended report ends a call that is still live,
@@ -114,8 +148,11 @@ func (s *Service) HandleReport(ctx context.Context, rep persona.Report) error {
 	if err != nil {
 		return err
 	}
-	if rep.Kind == persona.ReportTurn {
+	switch rep.Kind {
+	case persona.ReportTurn:
 		return s.transcribed(ctx, c, rep)
+	case persona.ReportAnalysis:
+		return s.analysed(ctx, c, rep)
 	}
 	if c.SessionID == "" {
 		_, err := s.mutateCall(ctx, c.ID, func(c *call.Call) ([]callevent.Event, bool, error) { return nil, applyReport(c, rep), nil })
@@ -204,7 +241,7 @@ func reportEnd(workerReason string) (status, reason, by string) {
 // ended report is the last one with the conversation: the record is then complete
 // (ReportReceived); a recorded call's recording report comes after it.
 func applyReport(c *call.Call, rep persona.Report) bool {
-	before, _ := json.Marshal([]any{c.Metrics, c.Transcript, c.AssistantReport, c.Usage, c.Recording})
+	before, _ := json.Marshal([]any{c.Metrics, c.Transcript, c.AssistantReport, c.Usage, c.Analysis, c.Recording})
 	if c.Over() {
 		c.Metrics = mergeMetrics(rep.Metrics, derefMetrics(c.Metrics))
 		if len(c.Transcript) == 0 && len(rep.Transcript) > 0 {
@@ -218,14 +255,19 @@ func applyReport(c *call.Call, rep persona.Report) bool {
 	}
 	if rep.Kind == persona.ReportEnded {
 		c.AssistantReport = call.ReportReceived
-		if rep.Usage != nil {
+		if rep.Usage != nil && !c.AnalysisFinal() {
+			// Once analysed, the analysis report's usage (the ended one's and the
+			// analysis's tokens) stands; a redelivered ended report does not undo it.
 			c.CountUsage(*rep.Usage)
+		}
+		if a := rep.Analysis; a != nil && a.Status == persona.AnalysisPending && c.Analysis == nil {
+			c.Analysis = &call.Analysis{Status: persona.AnalysisPending} // the analysis report follows
 		}
 	}
 	if rep.Kind == persona.ReportRecording {
 		c.RecordingReported(rep.Recording)
 	}
-	after, _ := json.Marshal([]any{c.Metrics, c.Transcript, c.AssistantReport, c.Usage, c.Recording})
+	after, _ := json.Marshal([]any{c.Metrics, c.Transcript, c.AssistantReport, c.Usage, c.Analysis, c.Recording})
 	return string(before) != string(after)
 }
 

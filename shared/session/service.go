@@ -109,6 +109,9 @@ type Settings struct {
 	// worker's final report waits for that report; then Sweep sends it without (the
 	// record reads assistant_report: missing).
 	ReportWait time.Duration
+	// AnalysisWait is how long an ended call's analysis may stay pending; then Sweep
+	// fails it (analysis.go).
+	AnalysisWait time.Duration
 	// RingTimeout is how long a session may ring; Sweep fails one ringing longer (its
 	// platform's no_answer never came, or a create or an inbound call crashed half way).
 	RingTimeout time.Duration
@@ -153,6 +156,7 @@ func defaults() Settings {
 		MaxDuration:           DefaultMaxDuration,
 		DispatchTimeout:       DefaultDispatchTimeout,
 		ReportWait:            DefaultReportWait,
+		AnalysisWait:          DefaultAnalysisWait,
 		RingTimeout:           DefaultRingTimeout,
 		CreateTimeout:         DefaultCreateTimeout,
 		JoinTimeout:           DefaultJoinTimeout,

@@ -63,6 +63,10 @@ type Session struct {
 	// passes (Sweep), so that a customer who reads the record on call.ended finds the
 	// whole transcript. The session stays in the sweep index while it is set.
 	ReportDueAt *time.Time `json:"report_due_at,omitempty"`
+	// AnalysisDueAt is set on an ended session whose call's analysis is pending: Sweep
+	// fails the analysis once it passes (analysis.go). The session stays in the sweep
+	// index while it is set.
+	AnalysisDueAt *time.Time `json:"analysis_due_at,omitempty"`
 	// RoomPending is set on an ended session whose room LiveKit did not confirm deleted;
 	// Sweep deletes it again until it is gone. The session stays in the sweep index while
 	// it is set.
@@ -105,9 +109,12 @@ func (s Session) RecordingOf(v assistant.Version) string {
 func (s Session) WebCall() bool { return s.Caller != "" }
 
 // Live reports whether the sweeper still has work on the session: it has not ended, its
-// call.ended is held, or its room is still to be deleted. Stores keep the sweep index
+// call.ended is held, its room is still to be deleted, or its call's analysis is
+// awaited. Stores keep the sweep index
 // (SweepIndex) by it.
-func (s Session) Live() bool { return !s.Over() || s.Held() || s.RoomPending }
+func (s Session) Live() bool {
+	return !s.Over() || s.Held() || s.RoomPending || s.AnalysisDueAt != nil
+}
 
 // DueKey is a session's place in the sweep index: its due time, then its id.
 type DueKey struct {

@@ -73,6 +73,14 @@ func (s *Service) Sweep(ctx context.Context) (int, error) {
 					s.log().Warn("call.ended sent without the worker's final report", "session_id", ses.ID, "call_id", ses.CallID)
 				}
 				continue
+			case analysisOverdue(ses, now):
+				did, err := s.expireAnalysis(ctx, ses.ID, now)
+				if err != nil {
+					errs = append(errs, fmt.Errorf("sweep: expire the analysis of %s: %w", ses.ID, err))
+				} else if did {
+					s.log().Warn("analysis failed: none came from the worker in time", "session_id", ses.ID, "call_id", ses.CallID)
+				}
+				continue // a room still to delete is due at once on the next sweep
 			case ses.Over() && ses.RoomPending:
 				if err := s.deletePendingRoom(ctx, ses.ID); err != nil {
 					errs = append(errs, fmt.Errorf("sweep: delete room of %s: %w", ses.ID, err))
@@ -131,6 +139,9 @@ func (s *Service) sweepAt(ses Session) *time.Time {
 	if ses.Held() {
 		earliest(*ses.ReportDueAt)
 	}
+	if ses.AnalysisDueAt != nil {
+		earliest(*ses.AnalysisDueAt)
+	}
 	if ses.Over() && ses.RoomPending {
 		if ses.EndedAt != nil {
 			earliest(*ses.EndedAt)
@@ -181,7 +192,9 @@ func (s *Service) releaseEnded(ctx context.Context, sessionID string, now time.T
 		ses.ReportDueAt = nil
 		c.AssistantReport = call.ReportMissing
 		c.RecordingUnreported()
-		return []callevent.Event{endedEvent(*ses, *c, newEventID(), s.now())}, true, nil
+		at := s.now()
+		evts := []callevent.Event{endedEvent(*ses, *c, newEventID(), at)}
+		return append(evts, s.analysisUnavailable(ctx, *ses, c, at)...), true, nil
 	})
 	return released && err == nil, err
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/bridgeline/bridgeline/shared/call"
 	"github.com/bridgeline/bridgeline/shared/ident"
 	"github.com/bridgeline/bridgeline/shared/platform/sim"
+	"github.com/bridgeline/bridgeline/shared/rtc"
 	"github.com/bridgeline/bridgeline/shared/session"
 	"github.com/bridgeline/bridgeline/shared/store/sqlite"
 )
@@ -185,5 +186,85 @@ func TestSweepReadsWhatIsDue(t *testing.T) {
 	sweep(t, svc, now.Add(2*time.Second), 0, 0)
 	if got, _ := st.GetSession(ctx, gone.ID); got.RoomPending || got.SweepAt != nil {
 		t.Errorf("after the room was deleted: pending %v, due %v; want neither", got.RoomPending, got.SweepAt)
+	}
+}
+
+// TestAgentJoinProvesTheAssistant (issue 22, finding 2): a persona worker's participant
+// joining an assistant call's room (LiveKit's participant_joined, kind AGENT) is proof
+// that a worker took the call, as its first report is. A call whose reports never arrive
+// (a flood, an outage of the report path) is then not ended assistant_unavailable by the
+// dispatch watchdog; one whose assistant neither joined nor reported still is. A
+// customer's client, or a participant merely named like an assistant, proves nothing.
+func TestAgentJoinProvesTheAssistant(t *testing.T) {
+	ctx := context.Background()
+	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "join.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	t0 := time.Date(2026, 3, 4, 5, 6, 7, 0, time.UTC)
+	now := t0
+	const dispatch = 15 * time.Second
+	svc, err := session.New(st, deletingRooms{}, session.WithClock(func() time.Time { return now }),
+		session.WithLog(slog.New(slog.DiscardHandler)), session.WithDispatchTimeout(dispatch))
+	if err != nil {
+		t.Fatal(err)
+	}
+	answered := t0.Add(2 * time.Second)
+	save := func() session.Session {
+		acct := ident.New("acct")
+		ses := session.Session{ID: ident.New("ses"), AccountID: acct, Mode: session.ModeAssistant, Media: "audio",
+			PlatformHandle: "+15557654321", Status: session.StatusActive, CreatedAt: t0, AnsweredAt: &answered}
+		c := call.Call{ID: ident.New("call"), AccountID: acct, Direction: call.Outbound, Media: "audio",
+			Status: call.StatusActive, AnsweredAt: &answered, HandledBy: call.HandledByAssistant, SessionID: ses.ID,
+			Platform: sim.Name, StartedAt: t0}
+		ses.CallID = c.ID
+		if err := st.SaveSession(ctx, ses, c, nil); err != nil {
+			t.Fatal(err)
+		}
+		return ses
+	}
+	joined, unseen, customer, named := save(), save(), save(), save()
+	now = answered.Add(time.Second)
+	for _, j := range []struct {
+		room string
+		p    rtc.Participant
+	}{
+		{joined.ID, rtc.Participant{Identity: "assistant-AJ_1", Kind: rtc.KindAgent}},
+		{customer.ID, rtc.Participant{Identity: session.CustomerIdentityPrefix + "x", Kind: rtc.KindStandard}},
+		{named.ID, rtc.Participant{Identity: "assistant-AJ_2", Kind: rtc.KindStandard}},
+	} {
+		p := j.p
+		if err := svc.HandleLiveKit(ctx, rtc.WebhookEvent{Event: rtc.EventParticipantJoined, Room: j.room, Participant: &p}); err != nil {
+			t.Fatalf("participant_joined %s: %v", p.Identity, err)
+		}
+	}
+	// A redelivered join changes nothing.
+	p := rtc.Participant{Identity: "assistant-AJ_1", Kind: rtc.KindAgent}
+	if err := svc.HandleLiveKit(ctx, rtc.WebhookEvent{Event: rtc.EventParticipantJoined, Room: joined.ID, Participant: &p}); err != nil {
+		t.Fatal(err)
+	}
+	now = answered.Add(dispatch)
+	if _, err := svc.Sweep(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name, id, status, reason string
+	}{
+		{"assistant joined, no report", joined.ID, session.StatusActive, ""},
+		{"neither joined nor reported", unseen.ID, session.StatusFailed, call.ReasonAssistantUnavailable},
+		{"only a customer client joined", customer.ID, session.StatusFailed, call.ReasonAssistantUnavailable},
+		{"a standard participant named assistant-", named.ID, session.StatusFailed, call.ReasonAssistantUnavailable},
+	} {
+		got, err := st.GetSession(ctx, c.id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.Status != c.status || got.EndReason != c.reason {
+			t.Errorf("%s: after the dispatch timeout the session is %s (%s), want %s (%s)", c.name, got.Status, got.EndReason, c.status, c.reason)
+		}
+	}
+	if got, _ := st.GetSession(ctx, joined.ID); got.AssistantSeenAt == nil || !got.AssistantSeenAt.Equal(answered.Add(time.Second)) {
+		t.Errorf("joined session AssistantSeenAt = %v, want the join's time %v", got.AssistantSeenAt, answered.Add(time.Second))
 	}
 }

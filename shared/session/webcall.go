@@ -18,7 +18,9 @@ package session
 //     with remote_hangup;
 //   - the caller never joins: the sweeper fails the session JoinTimeout after its
 //     creation with join_timeout (the room outlives that wait, so LiveKit never closes it
-//     first).
+//     first: webRoomTimeout). A client whose connection aborted before it was up has not
+//     joined (LiveKit sends participant_connection_aborted, not participant_left): it
+//     may join again until then.
 //
 // DELETE, max_duration, the worker's own ends and the concurrent-session limit apply as
 // to every session.
@@ -45,7 +47,7 @@ import (
 const DefaultJoinTimeout = 60 * time.Second
 
 // webRoomSlack keeps a web call's room past its join timeout, so that the sweeper's
-// join_timeout, not LiveKit closing an empty room, ends a call nobody joined.
+// join_timeout, not LiveKit closing the room, ends a call nobody joined.
 const webRoomSlack = 30 * time.Second
 
 // WebCallerName is the display name of a web call's caller.
@@ -60,8 +62,15 @@ const (
 	AttributeBrandColor = "bridgeline.brand_color"
 )
 
-// webRoomEmptyTimeout is a web call's room's: its join timeout and the slack.
-func (s *Service) webRoomEmptyTimeout() time.Duration { return s.set.JoinTimeout + webRoomSlack }
+// webRoomTimeout is a web call's room's empty and departure timeouts: its join timeout
+// and the slack. livekit-server closes a room its departure timeout after the last
+// participant that is not an agent left (the assistant, in the room from the create,
+// does not hold it open: Room.CloseIfEmpty, v1.11.0), so with RoomDepartureTimeout a
+// watcher that came and went before the caller, or a caller whose first connection
+// aborted, had the room closed 10 s later (the call failed room_closed) and the caller
+// could not join again within its join timeout. Once the call is answered its end
+// deletes the room, so the longer wait keeps no room alive.
+func (s *Service) webRoomTimeout() time.Duration { return s.set.JoinTimeout + webRoomSlack }
 
 // joinDeadline is when a web call's caller must have joined by.
 func (s *Service) joinDeadline(ses Session) time.Time { return ses.CreatedAt.Add(s.set.JoinTimeout) }

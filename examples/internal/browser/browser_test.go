@@ -26,17 +26,21 @@ document.getElementById('go').onclick = async () => {
 };
 </script>`
 
+// servePage serves html at the returned URL until the test ends.
+func servePage(t *testing.T, html string) string {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		w.Write([]byte(html))
+	}))
+	t.Cleanup(srv.Close)
+	return srv.URL
+}
+
 // The driver opens a page, types, clicks, reads the page back, waits for the fake
 // camera's frames and takes a screenshot.
 func TestDriver(t *testing.T) {
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "text/html; charset=utf-8")
-		w.Write([]byte(testPage))
-	}))
-	defer srv.Close()
-
 	b := browser.Launch(t)
-	p := b.Open(srv.URL)
+	p := b.Open(servePage(t, testPage))
 	p.Fill("#name", "caller")
 	p.Click("#go")
 	var text string
@@ -106,5 +110,42 @@ func TestDriverTakesRelativePaths(t *testing.T) {
 	in.Close()
 	if err := cmd.Wait(); err != nil {
 		t.Errorf("driver exit: %v; stderr:\n%s", err, stderr.String())
+	}
+}
+
+// mediaPage stands in for a page in a LiveKit room: window.room is shaped as
+// livekit-client's Room (remote participants, their publications, each track's
+// getRTCStatsReport), with two participants, an unsubscribed publication, outbound and
+// other statistics to leave out; the video element shows the fake camera.
+const mediaPage = `<!doctype html>
+<title>remote media</title>
+<video id="remote" autoplay muted playsinline></video>
+<script>
+navigator.mediaDevices.getUserMedia({video: true}).then((s) => { document.getElementById('remote').srcObject = s; });
+const track = (stats) => ({ getRTCStatsReport: async () => new Map(stats.map((s, i) => [String(i), s])) });
+const participant = (pubs) => ({ trackPublications: new Map(pubs.map((p, i) => [String(i), p])) });
+window.room = { remoteParticipants: new Map([
+  ['a', participant([
+    { track: track([{ type: 'inbound-rtp', kind: 'video', framesDecoded: 30 }, { type: 'outbound-rtp', kind: 'video', framesEncoded: 99 }]) },
+    { track: track([{ type: 'inbound-rtp', kind: 'audio', totalAudioEnergy: 0.25 }, { type: 'codec' }]) },
+    { track: null },
+  ])],
+  ['b', participant([
+    { track: track([{ type: 'inbound-rtp', kind: 'video', framesDecoded: 12 }, { type: 'inbound-rtp', kind: 'audio', totalAudioEnergy: 0.5 }]) },
+  ])],
+]) };
+</script>`
+
+// RemoteMediaJS sums the inbound statistics of every subscribed remote track and reads
+// the video element's size; before the room exists, and with no video element, it
+// reads zeros.
+func TestRemoteMedia(t *testing.T) {
+	p := browser.Launch(t).Open(servePage(t, mediaPage))
+	m := p.WaitForRemoteMedia("the fake camera in the video element", "window.room", "#remote", "m.width > 0", 10*time.Second)
+	if m.Height <= 0 || m.FramesDecoded != 42 || m.AudioEnergy != 0.75 {
+		t.Errorf("remote media = %+v, want a size, 42 frames decoded and audio energy 0.75", m)
+	}
+	if got := p.RemoteMedia("window.noRoom", ""); got != (browser.RemoteMedia{}) {
+		t.Errorf("remote media without a room or a video element = %+v, want zeros", got)
 	}
 }

@@ -79,7 +79,9 @@ var Tables = map[string][]dynamo.Table{
 	"persona-tool": {dynamo.Assistants, dynamo.Calls, dynamo.Sessions, dynamo.Versions},
 	// The assistant's transfer_call: the call, its session, the version's destinations.
 	"persona-transfer": {dynamo.CallPlatformIDs, dynamo.Calls, dynamo.Events, dynamo.Sessions, dynamo.Versions},
-	"session-sweeper":  {dynamo.CallPlatformIDs, dynamo.Calls, dynamo.Events, dynamo.Sessions, dynamo.SIPTrunks},
+	// The sweeper reads the version of a call whose worker's report never came: its
+	// analysis, if the version asks for one, fails with call.ended.
+	"session-sweeper": {dynamo.CallPlatformIDs, dynamo.Calls, dynamo.Events, dynamo.Sessions, dynamo.SIPTrunks, dynamo.Versions},
 
 	"sip-trunks-list":   {dynamo.SIPTrunks, dynamo.RateLimits},
 	"sip-trunks-create": {dynamo.SIPTrunks, dynamo.Idempotency, dynamo.RateLimits},

@@ -96,7 +96,8 @@ type Request struct {
 	Tools []struct {
 		Type     string `json:"type"`
 		Function struct {
-			Name string `json:"name"`
+			Name       string          `json:"name"`
+			Parameters json.RawMessage `json:"parameters"`
 		} `json:"function"`
 	} `json:"tools"`
 	Auth string `json:"-"` // the Authorization header
@@ -110,6 +111,16 @@ func (r Request) HasTool(name string) bool {
 		}
 	}
 	return false
+}
+
+// Tool returns the parameters of the tool the request offered by that name, if it did.
+func (r Request) Tool(name string) (json.RawMessage, bool) {
+	for _, t := range r.Tools {
+		if t.Function.Name == name {
+			return t.Function.Parameters, true
+		}
+	}
+	return nil, false
 }
 
 // Server is the fake endpoint. Set its fields before requests arrive or under its

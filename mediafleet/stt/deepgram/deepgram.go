@@ -260,15 +260,20 @@ func (t *transcriber) Begin() error {
 
 // startTurn forgets the open turn, and opens the next one when open is set; t.mu held.
 func (t *transcriber) startTurn(open bool) {
+	if c := t.conn; c != nil {
+		// Audio of the last turn that neither a Finalize nor the service's own final
+		// results covered (an aborted turn) is flushed before the next turn's, so no
+		// result mixes the two.
+		covered := c.turn == t.turn && t.finalEnd >= c.turnSent-tolerance
+		uncovered := c.turnSent > 0 && !c.finalizeSent && !covered
+		c.flush = c.flush || uncovered
+	}
 	t.inTurn = open
 	t.turn++
 	t.audio = t.audio[:0]
 	t.finals, t.finalEnd, t.interim = nil, 0, ""
 	t.finalizing, t.finalized = false, make(chan struct{})
 	if c := t.conn; c != nil {
-		// Audio of the last turn that no Finalize flushed (an aborted turn) is flushed
-		// before the next turn's, so no result mixes the two.
-		c.flush = c.flush || (c.turnSent > 0 && !c.finalizeSent)
 		// The turn starts here in the stream: whatever comes back for earlier audio is
 		// the previous turn's.
 		c.turn, c.base, c.turnSent, c.finalizeSent = t.turn, c.sent, 0, false

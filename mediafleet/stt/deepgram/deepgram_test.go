@@ -182,6 +182,7 @@ func TestFinalTextComesWithTheFinalize(t *testing.T) {
 		if took := time.Since(start); took != 0 {
 			t.Errorf("End after the service's endpoint took %v, want no wait", took)
 		}
+		synctest.Wait() // whatever End set the sender to do is done
 		if f := srv.Received()[0].Finalizes; f != 1 {
 			t.Errorf("%d Finalize messages, want 1 (none for the turn already final)", f)
 		}

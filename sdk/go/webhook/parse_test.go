@@ -27,3 +27,25 @@ func TestParseTranscript(t *testing.T) {
 		t.Errorf("id %q type %q", ev.EventID(), ev.EventType())
 	}
 }
+
+// TestParseAnalyzed: a call.analyzed delivery (the service's golden payload) parses into
+// its typed event, the structured data as the customer's schema shaped it.
+func TestParseAnalyzed(t *testing.T) {
+	body := `{"id":"evt_01jd3f4g5h6j7k8m9n0p1q2r3y","type":"call.analyzed","created_at":"2026-11-22T07:02:41.187Z","data":{"call_id":"call_01jd3f4g5h6j7k8m9n0p1q2r3t","session_id":"ses_01jd3f4g5h6j7k8m9n0p1q2r3t","line_id":"line_01jd3f4g5h6j7k8m9n0p1q2r3s","direction":"inbound","assistant_id":"asst_01jd3f4g5h6j7k8m9n0p1q2r3q","version_id":"ver_01jd3f4g5h6j7k8m9n0p1q2r3r","status":"completed","summary":"The caller asked where order 6735 is; the assistant looked it up and told them it was delivered yesterday.","structured_data":{"order_id":"6735","delivered":true},"success":true,"error":null,"metadata":{"order_id":"6735"}}}`
+	ev, err := webhook.Parse([]byte(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	an, ok := ev.(*bridgeline.CallAnalyzedEvent)
+	if !ok {
+		t.Fatalf("Parse = %T, want *bridgeline.CallAnalyzedEvent", ev)
+	}
+	d := an.Data
+	if d.Status != "completed" || d.Summary == nil || d.Success == nil || !*d.Success || d.Error != nil ||
+		d.StructuredData == nil || (*d.StructuredData)["order_id"] != "6735" {
+		t.Errorf("data = %+v", d)
+	}
+	if ev.EventType() != "call.analyzed" {
+		t.Errorf("type %q", ev.EventType())
+	}
+}

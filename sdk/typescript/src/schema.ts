@@ -1152,6 +1152,30 @@ export interface webhooks {
         patch?: never;
         trace?: never;
     };
+    "call.analyzed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * An assistant call was analysed
+         * @description The post-call analysis of an assistant call whose version asks for one (the
+         *     version's `analysis`), once it is final: after the call's `call.ended`, usually
+         *     seconds later (the persona worker asks the model once the call is over), at most
+         *     about 5 minutes later (an analysis that does not come by then is `failed`). One
+         *     per call; opt-in per endpoint like every event.
+         */
+        post: operations["callAnalyzed"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "tool.call": {
         parameters: {
             query?: never;
@@ -1775,6 +1799,8 @@ export interface components {
             idle_timeout_seconds?: components["schemas"]["IdleTimeoutSeconds"];
             /** @description The longest a call lasts from its answer; null for the deployment's limit only. */
             max_duration_seconds?: components["schemas"]["MaxDurationSeconds"];
+            /** @description The post-call analysis (the whole of it); null turns it off. */
+            analysis?: components["schemas"]["AnalysisInput"] | null;
             /** @description Whether calls of the versions published from this draft are recorded: `off` (default) or `audio` (see `Recording`). */
             recording?: components["schemas"]["Recording"];
             /** @description Your own key-value pairs (at most 50; see `Metadata`). A key given `""` is not stored. `null` is refused. */
@@ -1842,6 +1868,8 @@ export interface components {
             idle_timeout_seconds?: components["schemas"]["IdleTimeoutSeconds"];
             /** @description The longest a call lasts from its answer; null for the deployment's limit only. */
             max_duration_seconds?: components["schemas"]["MaxDurationSeconds"];
+            /** @description The post-call analysis (the whole of it); null turns it off. */
+            analysis?: components["schemas"]["AnalysisInput"] | null;
             /** @description Whether calls of the versions published from this draft are recorded: `off` (default) or `audio` (see `Recording`). */
             recording?: components["schemas"]["Recording"];
             /** @description Changes the metadata: see `MetadataUpdate`. */
@@ -1984,6 +2012,91 @@ export interface components {
          */
         MaxDurationSeconds: number | null;
         /**
+         * @description What the version's model is asked once a call has ended, with the transcript and
+         *     the tool calls: a summary, data matching a JSON Schema, and whether the call met
+         *     the criteria. The persona worker, which holds the model's credentials, asks once
+         *     after its final report (so `call.ended` never waits for the model); a result that
+         *     does not match is told to the model and asked for once more, then the analysis is
+         *     `failed` with the reason. The call record's `analysis` and the `call.analyzed`
+         *     event carry the result; the analysis's tokens count in the call's `usage`.
+         * @example {
+         *       "summary": true,
+         *       "structured_data": {
+         *         "type": "object",
+         *         "properties": {
+         *           "order_id": {
+         *             "type": "string"
+         *           },
+         *           "delivered": {
+         *             "type": "boolean"
+         *           }
+         *         },
+         *         "required": [
+         *           "order_id",
+         *           "delivered"
+         *         ]
+         *       },
+         *       "success_criteria": "The caller learnt where their order is."
+         *     }
+         */
+        Analysis: {
+            /** @description Whether a short summary of the call is asked for. */
+            summary: boolean;
+            /** @description The JSON Schema (an object schema) the result's `structured_data` must match; null for none. */
+            structured_data: components["schemas"]["AnalysisSchema"] | null;
+            /** @description What a successful call achieves; the model answers `success` true or false against it. Empty for no verdict. */
+            success_criteria: string;
+        };
+        /**
+         * @description A JSON Schema for an object (`"type": "object"` at the top), checked as JSON Schema
+         *     (2020-12 unless its `$schema` names an earlier draft) when saved, at most 8 KiB of
+         *     JSON. `$ref` may point inside the schema only.
+         * @example {
+         *       "type": "object",
+         *       "properties": {
+         *         "order_id": {
+         *           "type": "string"
+         *         },
+         *         "delivered": {
+         *           "type": "boolean"
+         *         }
+         *       },
+         *       "required": [
+         *         "order_id",
+         *         "delivered"
+         *       ]
+         *     }
+         */
+        AnalysisSchema: Record<string, never>;
+        /**
+         * @description The post-call analysis as given in a create or an update: it must ask for at least
+         *     one thing (`summary` true, a `structured_data` schema, or non-blank
+         *     `success_criteria`), else 400 `parameter_invalid` on `analysis`.
+         * @example {
+         *       "summary": true,
+         *       "structured_data": {
+         *         "type": "object",
+         *         "properties": {
+         *           "order_id": {
+         *             "type": "string"
+         *           }
+         *         },
+         *         "required": [
+         *           "order_id"
+         *         ]
+         *       },
+         *       "success_criteria": "The caller learnt where their order is."
+         *     }
+         */
+        AnalysisInput: {
+            /** @description Ask for a short summary of the call; default false. */
+            summary?: boolean;
+            /** @description The JSON Schema the result's `structured_data` must match (400 on `analysis.structured_data` when it is not a valid object schema of at most 8 KiB); omitted or null for none. */
+            structured_data?: components["schemas"]["AnalysisSchema"] | null;
+            /** @description What a successful call achieves, at most 2,000 characters; omitted or empty for no verdict. */
+            success_criteria?: string;
+        };
+        /**
          * @description Whether an assistant call is recorded. `off` (the default): nothing is recorded.
          *     `audio`: the persona worker records the call from its answer to its end as one
          *     Ogg Opus file of two channels, the caller on the left and the assistant on the
@@ -2012,6 +2125,7 @@ export interface components {
          *       "tools": [],
          *       "idle_timeout_seconds": 30,
          *       "max_duration_seconds": null,
+         *       "analysis": null,
          *       "recording": "off"
          *     }
          */
@@ -2036,6 +2150,8 @@ export interface components {
             idle_timeout_seconds: components["schemas"]["IdleTimeoutSeconds"];
             /** @description The longest a call lasts from its answer; null for the deployment's limit only. */
             max_duration_seconds: components["schemas"]["MaxDurationSeconds"];
+            /** @description What the model is asked once a call has ended; null for no analysis. */
+            analysis: components["schemas"]["Analysis"] | null;
             /** @description Whether calls of versions published from this draft are recorded. */
             recording: components["schemas"]["Recording"];
         };
@@ -2071,6 +2187,7 @@ export interface components {
          *       "tools": [],
          *       "idle_timeout_seconds": 30,
          *       "max_duration_seconds": null,
+         *       "analysis": null,
          *       "recording": "off"
          *     }
          */
@@ -2110,6 +2227,8 @@ export interface components {
             idle_timeout_seconds: components["schemas"]["IdleTimeoutSeconds"];
             /** @description The longest a call lasts from its answer; null for the deployment's limit only. */
             max_duration_seconds: components["schemas"]["MaxDurationSeconds"];
+            /** @description What the model is asked once a call has ended; null for no analysis. */
+            analysis: components["schemas"]["Analysis"] | null;
             /** @description Whether this version's calls are recorded (a session's own `recording` overrides it). */
             recording: components["schemas"]["Recording"];
         };
@@ -2132,6 +2251,7 @@ export interface components {
          *         "tools": [],
          *         "idle_timeout_seconds": 30,
          *         "max_duration_seconds": null,
+         *         "analysis": null,
          *         "recording": "off"
          *       },
          *       "versions": [
@@ -2154,6 +2274,7 @@ export interface components {
          *           "tools": [],
          *           "idle_timeout_seconds": 30,
          *           "max_duration_seconds": null,
+         *           "analysis": null,
          *           "recording": "off"
          *         }
          *       ],
@@ -2229,6 +2350,7 @@ export interface components {
          *             "tools": [],
          *             "idle_timeout_seconds": 30,
          *             "max_duration_seconds": null,
+         *             "analysis": null,
          *             "recording": "off"
          *           },
          *           "versions": [
@@ -2251,6 +2373,7 @@ export interface components {
          *               "tools": [],
          *               "idle_timeout_seconds": 30,
          *               "max_duration_seconds": null,
+         *               "analysis": null,
          *               "recording": "off"
          *             }
          *           ],
@@ -2301,6 +2424,7 @@ export interface components {
          *           "tools": [],
          *           "idle_timeout_seconds": 30,
          *           "max_duration_seconds": null,
+         *           "analysis": null,
          *           "recording": "off"
          *         }
          *       ],
@@ -2670,14 +2794,14 @@ export interface components {
          * @example call.incoming
          * @enum {string}
          */
-        EventType: "call.incoming" | "call.answered" | "call.ended" | "call.transcript";
+        EventType: "call.incoming" | "call.answered" | "call.ended" | "call.transcript" | "call.analyzed";
         /**
          * @description Event types the endpoint wants; `["*"]` for every type.
          * @example [
          *       "*"
          *     ]
          */
-        EventSubscription: ("*" | "call.incoming" | "call.answered" | "call.ended" | "call.transcript")[];
+        EventSubscription: ("*" | "call.incoming" | "call.answered" | "call.ended" | "call.transcript" | "call.analyzed")[];
         /**
          * @description An absolute URL with a host and no credentials. `https` is required whatever the
          *     key's mode (an endpoint receives every event of the account, live ones included);
@@ -3376,7 +3500,7 @@ export interface components {
          *       }
          *     }
          */
-        Event: components["schemas"]["CallIncomingEvent"] | components["schemas"]["CallAnsweredEvent"] | components["schemas"]["CallEndedEvent"] | components["schemas"]["CallTranscriptEvent"];
+        Event: components["schemas"]["CallIncomingEvent"] | components["schemas"]["CallAnsweredEvent"] | components["schemas"]["CallEndedEvent"] | components["schemas"]["CallTranscriptEvent"] | components["schemas"]["CallAnalyzedEvent"];
         /**
          * @description A `call.incoming` event.
          * @example {
@@ -3604,7 +3728,7 @@ export interface components {
          *       "has_more_attempts": false
          *     }
          */
-        EventWithAttempts: components["schemas"]["CallIncomingEventWithAttempts"] | components["schemas"]["CallAnsweredEventWithAttempts"] | components["schemas"]["CallEndedEventWithAttempts"] | components["schemas"]["CallTranscriptEventWithAttempts"];
+        EventWithAttempts: components["schemas"]["CallIncomingEventWithAttempts"] | components["schemas"]["CallAnsweredEventWithAttempts"] | components["schemas"]["CallEndedEventWithAttempts"] | components["schemas"]["CallTranscriptEventWithAttempts"] | components["schemas"]["CallAnalyzedEventWithAttempts"];
         /**
          * @description A `call.incoming` event with its delivery attempts.
          * @example {
@@ -3905,6 +4029,104 @@ export interface components {
             has_more_attempts: boolean;
         };
         /**
+         * @description A `call.analyzed` event.
+         * @example {
+         *       "id": "evt_01jd3f4g5h6j7k8m9n0p1q2r3y",
+         *       "object": "event",
+         *       "type": "call.analyzed",
+         *       "created_at": "2026-11-22T07:02:41.187Z",
+         *       "data": {
+         *         "call_id": "call_01jd3f4g5h6j7k8m9n0p1q2r3t",
+         *         "session_id": "ses_01jd3f4g5h6j7k8m9n0p1q2r3t",
+         *         "line_id": "line_01jd3f4g5h6j7k8m9n0p1q2r3s",
+         *         "direction": "inbound",
+         *         "assistant_id": "asst_01jd3f4g5h6j7k8m9n0p1q2r3q",
+         *         "version_id": "ver_01jd3f4g5h6j7k8m9n0p1q2r3r",
+         *         "status": "completed",
+         *         "summary": "The caller asked where order 6735 is; the assistant looked it up and told them it was delivered yesterday.",
+         *         "structured_data": {
+         *           "order_id": "6735",
+         *           "delivered": true
+         *         },
+         *         "success": true,
+         *         "error": null,
+         *         "metadata": {
+         *           "order_id": "6735"
+         *         }
+         *       }
+         *     }
+         */
+        CallAnalyzedEvent: {
+            /** @description The event's id; the `webhook-id` of every delivery. */
+            id: components["schemas"]["EventID"];
+            /**
+             * @description Always `event`.
+             * @enum {string}
+             */
+            object: "event";
+            /**
+             * @description The event type; it says which schema `data` has. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            type: "call.analyzed";
+            /** @description When the event happened. */
+            created_at: components["schemas"]["Timestamp"];
+            /** @description The event's data, as sent to the endpoints (see `webhooks`). */
+            data: components["schemas"]["CallAnalyzedData"];
+        };
+        /**
+         * @description A `call.analyzed` event with its delivery attempts.
+         * @example {
+         *       "id": "evt_01jd3f4g5h6j7k8m9n0p1q2r3y",
+         *       "object": "event",
+         *       "type": "call.analyzed",
+         *       "created_at": "2026-11-22T07:02:41.187Z",
+         *       "data": {
+         *         "call_id": "call_01jd3f4g5h6j7k8m9n0p1q2r3t",
+         *         "session_id": "ses_01jd3f4g5h6j7k8m9n0p1q2r3t",
+         *         "line_id": "line_01jd3f4g5h6j7k8m9n0p1q2r3s",
+         *         "direction": "inbound",
+         *         "assistant_id": "asst_01jd3f4g5h6j7k8m9n0p1q2r3q",
+         *         "version_id": "ver_01jd3f4g5h6j7k8m9n0p1q2r3r",
+         *         "status": "completed",
+         *         "summary": "The caller asked where order 6735 is; the assistant looked it up and told them it was delivered yesterday.",
+         *         "structured_data": {
+         *           "order_id": "6735",
+         *           "delivered": true
+         *         },
+         *         "success": true,
+         *         "error": null,
+         *         "metadata": {
+         *           "order_id": "6735"
+         *         }
+         *       },
+         *       "attempts": [],
+         *       "has_more_attempts": false
+         *     }
+         */
+        CallAnalyzedEventWithAttempts: {
+            /** @description The event's id; the `webhook-id` of every delivery. */
+            id: components["schemas"]["EventID"];
+            /**
+             * @description Always `event`.
+             * @enum {string}
+             */
+            object: "event";
+            /**
+             * @description The event type; it says which schema `data` has. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            type: "call.analyzed";
+            /** @description When the event happened. */
+            created_at: components["schemas"]["Timestamp"];
+            /** @description The event's data, as sent to the endpoints (see `webhooks`). */
+            data: components["schemas"]["CallAnalyzedData"];
+            /** @description A page of the event's delivery attempts, oldest first (`GET /v1/events/{id}`'s `attempts_limit`, default 20). */
+            attempts: components["schemas"]["EventAttempt"][];
+            /** @description True when more attempts follow this page; the next starts after the last attempt's `id` (`attempts_starting_after`). */
+            has_more_attempts: boolean;
+        };
+        /**
          * @example {
          *       "object": "list",
          *       "data": [
@@ -4188,6 +4410,63 @@ export interface components {
             end_ms: number;
             /** @description True on an assistant turn the caller talked over (barge-in). */
             interrupted: boolean;
+            /** @description The call's metadata; `{}` for none. */
+            metadata: components["schemas"]["Metadata"];
+        };
+        /**
+         * @description The post-call analysis of an assistant call whose version asks for one, once it
+         *     is final (the call record's `analysis`, see `CallAnalysis`), always after the
+         *     call's `call.ended`: `completed` with what the version asked for, or `failed` or
+         *     `skipped` with `error` and every result field null.
+         * @example {
+         *       "call_id": "call_01jd3f4g5h6j7k8m9n0p1q2r3t",
+         *       "session_id": "ses_01jd3f4g5h6j7k8m9n0p1q2r3t",
+         *       "line_id": "line_01jd3f4g5h6j7k8m9n0p1q2r3s",
+         *       "direction": "inbound",
+         *       "assistant_id": "asst_01jd3f4g5h6j7k8m9n0p1q2r3q",
+         *       "version_id": "ver_01jd3f4g5h6j7k8m9n0p1q2r3r",
+         *       "status": "completed",
+         *       "summary": "The caller asked where order 6735 is; the assistant looked it up and told them it was delivered yesterday.",
+         *       "structured_data": {
+         *         "order_id": "6735",
+         *         "delivered": true
+         *       },
+         *       "success": true,
+         *       "error": null,
+         *       "metadata": {
+         *         "order_id": "6735"
+         *       }
+         *     }
+         */
+        CallAnalyzedData: {
+            /** @description The call's id. */
+            call_id: components["schemas"]["CallID"];
+            /** @description The hosted session the call is bridged into. */
+            session_id?: components["schemas"]["SessionID"];
+            /** @description The line the call came in on or went out from. */
+            line_id?: components["schemas"]["LineID"];
+            /**
+             * @description `inbound` (a call to a line, or a web call) or `outbound` (a session dialling out).
+             * @enum {string}
+             */
+            direction: "inbound" | "outbound";
+            /** @description The assistant that handled the call. */
+            assistant_id: components["schemas"]["AssistantID"];
+            /** @description The version the call ran, whose `analysis` was asked. */
+            version_id: components["schemas"]["VersionID"];
+            /**
+             * @description The analysis's final status.
+             * @enum {string}
+             */
+            status: "completed" | "failed" | "skipped";
+            /** @description A short summary of the call; null unless completed and asked for. */
+            summary: string | null;
+            /** @description Data matching the version's schema; null unless completed and asked for. */
+            structured_data: Record<string, never> | null;
+            /** @description Whether the call met the version's success criteria; null unless completed and asked for. */
+            success: boolean | null;
+            /** @description Why a failed or skipped analysis has no result; null when completed. */
+            error: string | null;
             /** @description The call's metadata; `{}` for none. */
             metadata: components["schemas"]["Metadata"];
         };
@@ -4895,6 +5174,42 @@ export interface components {
             total: components["schemas"]["UsageCounts"];
         };
         /**
+         * @description A call's post-call analysis. `pending` from the persona worker's final report
+         *     (`assistant_report: received`) until its analysis comes; then, once and for good:
+         *     `completed` with what the version asked for (`summary`, `structured_data`
+         *     matching the version's schema, `success` against its criteria); `failed` with
+         *     `error` (the model failed, or answered twice with a result that did not match; or
+         *     the worker sent no final report or no analysis within 5 minutes of the call's
+         *     end); `skipped` with `error` (the deployment has no language model configured, or
+         *     nothing was said in the call). `call.analyzed` goes out when it becomes final,
+         *     after the call's `call.ended`.
+         * @example {
+         *       "status": "completed",
+         *       "summary": "The caller asked where order 6735 is; the assistant looked it up and told them it was delivered yesterday.",
+         *       "structured_data": {
+         *         "order_id": "6735",
+         *         "delivered": true
+         *       },
+         *       "success": true,
+         *       "error": null
+         *     }
+         */
+        CallAnalysis: {
+            /**
+             * @description Where the analysis stands.
+             * @enum {string}
+             */
+            status: "pending" | "completed" | "failed" | "skipped";
+            /** @description A short summary of the call; null unless completed and asked for. */
+            summary: string | null;
+            /** @description The data the call yielded, matching the version's `analysis.structured_data` schema; null unless completed and asked for. */
+            structured_data: Record<string, never> | null;
+            /** @description Whether the call met the version's `success_criteria`; null unless completed and asked for. */
+            success: boolean | null;
+            /** @description Why a failed or skipped analysis has no result; null otherwise. */
+            error: string | null;
+        };
+        /**
          * @description What one call used.
          * @example {
          *       "duration_ms": 59000,
@@ -5012,6 +5327,16 @@ export interface components {
          *       },
          *       "metadata": {
          *         "order_id": "6735"
+         *       },
+         *       "analysis": {
+         *         "status": "completed",
+         *         "summary": "The caller asked where order 6735 is; the assistant looked it up and told them it was delivered yesterday.",
+         *         "structured_data": {
+         *           "order_id": "6735",
+         *           "delivered": true
+         *         },
+         *         "success": true,
+         *         "error": null
          *       }
          *     }
          */
@@ -5105,6 +5430,12 @@ export interface components {
             usage: components["schemas"]["CallUsage"] | null;
             /** @description Your own key-value pairs on the call; `{}` for none. An outbound call starts with a copy of its session's, an inbound call with none; `PATCH /v1/calls/{id}` changes them. See `Metadata`. */
             metadata: components["schemas"]["Metadata"];
+            /**
+             * @description The post-call analysis of an assistant call whose version asks for one (the
+             *     version's `analysis`); null for any other call, and for an assistant call no
+             *     persona worker ever took. See `CallAnalysis`.
+             */
+            analysis: components["schemas"]["CallAnalysis"] | null;
             /**
              * @description Assistant calls only; null otherwise. The values the greeting and system
              *     prompt were rendered with: for each placeholder name the version uses, the
@@ -5257,6 +5588,16 @@ export interface components {
          *           },
          *           "metadata": {
          *             "order_id": "6735"
+         *           },
+         *           "analysis": {
+         *             "status": "completed",
+         *             "summary": "The caller asked where order 6735 is; the assistant looked it up and told them it was delivered yesterday.",
+         *             "structured_data": {
+         *               "order_id": "6735",
+         *               "delivered": true
+         *             },
+         *             "success": true,
+         *             "error": null
          *           }
          *         }
          *       ],
@@ -5697,6 +6038,7 @@ export interface operations {
                      *             "tools": [],
                      *             "idle_timeout_seconds": 30,
                      *             "max_duration_seconds": null,
+                     *             "analysis": null,
                      *             "recording": "off"
                      *           },
                      *           "versions": [
@@ -5719,6 +6061,7 @@ export interface operations {
                      *               "tools": [],
                      *               "idle_timeout_seconds": 30,
                      *               "max_duration_seconds": null,
+                     *               "analysis": null,
                      *               "recording": "off"
                      *             }
                      *           ],
@@ -5828,6 +6171,7 @@ export interface operations {
                      *         "tools": [],
                      *         "idle_timeout_seconds": 30,
                      *         "max_duration_seconds": null,
+                     *         "analysis": null,
                      *         "recording": "off"
                      *       },
                      *       "versions": [
@@ -5850,6 +6194,7 @@ export interface operations {
                      *           "tools": [],
                      *           "idle_timeout_seconds": 30,
                      *           "max_duration_seconds": null,
+                     *           "analysis": null,
                      *           "recording": "off"
                      *         }
                      *       ],
@@ -5915,6 +6260,7 @@ export interface operations {
                      *         "tools": [],
                      *         "idle_timeout_seconds": 30,
                      *         "max_duration_seconds": null,
+                     *         "analysis": null,
                      *         "recording": "off"
                      *       },
                      *       "versions": [
@@ -5937,6 +6283,7 @@ export interface operations {
                      *           "tools": [],
                      *           "idle_timeout_seconds": 30,
                      *           "max_duration_seconds": null,
+                     *           "analysis": null,
                      *           "recording": "off"
                      *         }
                      *       ],
@@ -6043,6 +6390,7 @@ export interface operations {
                      *         "tools": [],
                      *         "idle_timeout_seconds": 30,
                      *         "max_duration_seconds": null,
+                     *         "analysis": null,
                      *         "recording": "off"
                      *       },
                      *       "versions": [
@@ -6065,6 +6413,7 @@ export interface operations {
                      *           "tools": [],
                      *           "idle_timeout_seconds": 30,
                      *           "max_duration_seconds": null,
+                     *           "analysis": null,
                      *           "recording": "off"
                      *         }
                      *       ],
@@ -6140,6 +6489,7 @@ export interface operations {
                      *           "tools": [],
                      *           "idle_timeout_seconds": 30,
                      *           "max_duration_seconds": null,
+                     *           "analysis": null,
                      *           "recording": "off"
                      *         }
                      *       ],
@@ -6205,6 +6555,7 @@ export interface operations {
                      *         "tools": [],
                      *         "idle_timeout_seconds": 30,
                      *         "max_duration_seconds": null,
+                     *         "analysis": null,
                      *         "recording": "off"
                      *       },
                      *       "versions": [
@@ -6227,6 +6578,7 @@ export interface operations {
                      *           "tools": [],
                      *           "idle_timeout_seconds": 30,
                      *           "max_duration_seconds": null,
+                     *           "analysis": null,
                      *           "recording": "off"
                      *         }
                      *       ],
@@ -6305,6 +6657,7 @@ export interface operations {
                      *         "tools": [],
                      *         "idle_timeout_seconds": 30,
                      *         "max_duration_seconds": null,
+                     *         "analysis": null,
                      *         "recording": "off"
                      *       },
                      *       "versions": [
@@ -6327,6 +6680,7 @@ export interface operations {
                      *           "tools": [],
                      *           "idle_timeout_seconds": 30,
                      *           "max_duration_seconds": null,
+                     *           "analysis": null,
                      *           "recording": "off"
                      *         }
                      *       ],
@@ -6405,6 +6759,7 @@ export interface operations {
                      *         "tools": [],
                      *         "idle_timeout_seconds": 30,
                      *         "max_duration_seconds": null,
+                     *         "analysis": null,
                      *         "recording": "off"
                      *       },
                      *       "versions": [
@@ -6427,6 +6782,7 @@ export interface operations {
                      *           "tools": [],
                      *           "idle_timeout_seconds": 30,
                      *           "max_duration_seconds": null,
+                     *           "analysis": null,
                      *           "recording": "off"
                      *         }
                      *       ],
@@ -6505,6 +6861,7 @@ export interface operations {
                      *         "tools": [],
                      *         "idle_timeout_seconds": 30,
                      *         "max_duration_seconds": null,
+                     *         "analysis": null,
                      *         "recording": "off"
                      *       },
                      *       "versions": [
@@ -6527,6 +6884,7 @@ export interface operations {
                      *           "tools": [],
                      *           "idle_timeout_seconds": 30,
                      *           "max_duration_seconds": null,
+                     *           "analysis": null,
                      *           "recording": "off"
                      *         }
                      *       ],
@@ -6602,6 +6960,7 @@ export interface operations {
                      *         "tools": [],
                      *         "idle_timeout_seconds": 30,
                      *         "max_duration_seconds": null,
+                     *         "analysis": null,
                      *         "recording": "off"
                      *       },
                      *       "versions": [
@@ -6624,6 +6983,7 @@ export interface operations {
                      *           "tools": [],
                      *           "idle_timeout_seconds": 30,
                      *           "max_duration_seconds": null,
+                     *           "analysis": null,
                      *           "recording": "off"
                      *         }
                      *       ],
@@ -6698,6 +7058,7 @@ export interface operations {
                      *         "tools": [],
                      *         "idle_timeout_seconds": 30,
                      *         "max_duration_seconds": null,
+                     *         "analysis": null,
                      *         "recording": "off"
                      *       },
                      *       "versions": [
@@ -6720,6 +7081,7 @@ export interface operations {
                      *           "tools": [],
                      *           "idle_timeout_seconds": 30,
                      *           "max_duration_seconds": null,
+                     *           "analysis": null,
                      *           "recording": "off"
                      *         }
                      *       ],
@@ -7838,6 +8200,16 @@ export interface operations {
                      *           },
                      *           "metadata": {
                      *             "order_id": "6735"
+                     *           },
+                     *           "analysis": {
+                     *             "status": "completed",
+                     *             "summary": "The caller asked where order 6735 is; the assistant looked it up and told them it was delivered yesterday.",
+                     *             "structured_data": {
+                     *               "order_id": "6735",
+                     *               "delivered": true
+                     *             },
+                     *             "success": true,
+                     *             "error": null
                      *           }
                      *         }
                      *       ],
@@ -7957,6 +8329,16 @@ export interface operations {
                      *       },
                      *       "metadata": {
                      *         "order_id": "6735"
+                     *       },
+                     *       "analysis": {
+                     *         "status": "completed",
+                     *         "summary": "The caller asked where order 6735 is; the assistant looked it up and told them it was delivered yesterday.",
+                     *         "structured_data": {
+                     *           "order_id": "6735",
+                     *           "delivered": true
+                     *         },
+                     *         "success": true,
+                     *         "error": null
                      *       }
                      *     }
                      */
@@ -8085,6 +8467,16 @@ export interface operations {
                      *       },
                      *       "metadata": {
                      *         "order_id": "6735"
+                     *       },
+                     *       "analysis": {
+                     *         "status": "completed",
+                     *         "summary": "The caller asked where order 6735 is; the assistant looked it up and told them it was delivered yesterday.",
+                     *         "structured_data": {
+                     *           "order_id": "6735",
+                     *           "delivered": true
+                     *         },
+                     *         "success": true,
+                     *         "error": null
                      *       }
                      *     }
                      */
@@ -9481,6 +9873,45 @@ export interface operations {
                     created_at: components["schemas"]["Timestamp"];
                     /** @description The event's data. */
                     data: components["schemas"]["CallTranscriptData"];
+                };
+            };
+        };
+        responses: {
+            200: components["responses"]["WebhookAcknowledged"];
+            410: components["responses"]["WebhookGone"];
+        };
+    };
+    callAnalyzed: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id; the same on every attempt and redelivery, so receivers can deduplicate. */
+                "webhook-id": components["schemas"]["EventID"];
+                /** @description Unix time in seconds when the attempt was signed. */
+                "webhook-timestamp": number;
+                /**
+                 * @description Space-separated `v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<body>">`,
+                 *     one per secret currently signing (two during a rotation's overlap).
+                 */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description The event's id, as in the `webhook-id` header. */
+                    id: components["schemas"]["EventID"];
+                    /**
+                     * @description Always `call.analyzed` here.
+                     * @enum {string}
+                     */
+                    type: "call.analyzed";
+                    /** @description When the event happened. */
+                    created_at: components["schemas"]["Timestamp"];
+                    /** @description The event's data. */
+                    data: components["schemas"]["CallAnalyzedData"];
                 };
             };
         };

@@ -11,7 +11,8 @@ export type WebhookEvent =
   | { id: string; type: "call.incoming"; created_at: string; data: Schemas["CallIncomingData"] }
   | { id: string; type: "call.answered"; created_at: string; data: Schemas["CallAnsweredData"] }
   | { id: string; type: "call.ended"; created_at: string; data: Schemas["CallEndedData"] }
-  | { id: string; type: "call.transcript"; created_at: string; data: Schemas["CallTranscriptData"] };
+  | { id: string; type: "call.transcript"; created_at: string; data: Schemas["CallTranscriptData"] }
+  | { id: string; type: "call.analyzed"; created_at: string; data: Schemas["CallAnalyzedData"] };
 
 export class WebhookVerificationError extends Error {}
 

@@ -18,6 +18,8 @@ export function describe(event: Schemas["Event"]): string {
       return `${event.data.call_id} ended: ${event.data.end_reason} after ${event.data.duration_ms} ms`;
     case "call.transcript":
       return `${event.data.call_id} #${event.data.sequence} ${event.data.speaker}: ${event.data.text}`;
+    case "call.analyzed":
+      return `${event.data.call_id} analysed: ${event.data.status} ${event.data.summary ?? event.data.error ?? ""}`;
   }
 }
 

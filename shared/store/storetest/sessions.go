@@ -13,6 +13,7 @@ import (
 	"github.com/bridgeline/bridgeline/shared/call"
 	"github.com/bridgeline/bridgeline/shared/ident"
 	"github.com/bridgeline/bridgeline/shared/listing"
+	"github.com/bridgeline/bridgeline/shared/persona"
 	"github.com/bridgeline/bridgeline/shared/platform/sim"
 	"github.com/bridgeline/bridgeline/shared/session"
 )
@@ -481,6 +482,9 @@ func RunSweepIndex(t *testing.T, newStore func(t *testing.T) SweepIndexStore) {
 		}
 	})
 
+	t.Run("an ended session stays while its call's analysis is awaited; the record keeps the analysis", func(t *testing.T) {
+		analysisAwaited(t, newStore(t), base)
+	})
 	t.Run("an ended session stays while its call.ended is held or its room pending, until cleared", func(t *testing.T) {
 		s := newStore(t)
 		ses, c := save(t, s, session.StatusRinging, at(90*time.Second))
@@ -519,6 +523,57 @@ func RunSweepIndex(t *testing.T, newStore func(t *testing.T) SweepIndexStore) {
 			t.Errorf("GetCall = %+v, %v; want assistant_report missing", got, err)
 		}
 	})
+}
+
+// analysisAwaited: an ended assistant call whose analysis is pending keeps its session
+// in the sweep index until the analysis is final, and the record keeps the analysis
+// (the structured data as given, the verdict) with its call.analyzed written in the
+// same write.
+func analysisAwaited(t *testing.T, s SweepIndexStore, base time.Time) {
+	ses, c := newSessionPair(ident.New("acct"))
+	ses.Mode, c.HandledBy = session.ModeAssistant, call.HandledByAssistant
+	ses.Status, ses.EndedAt = session.StatusEnded, &base
+	c.End(call.StatusEnded, call.ReasonAssistantHangup, call.EndedByAssistant, base, func() string { return ident.New("evt") })
+	c.AssistantReport = call.ReportReceived
+	c.Analysis = &call.Analysis{Status: persona.AnalysisPending}
+	analysisDue := base.Add(5 * time.Minute)
+	ses.AnalysisDueAt, ses.SweepAt = &analysisDue, &analysisDue
+	if err := s.SaveSession(ctx(t), ses, c, []callevent.Event{c.EndedEvent(ident.New("evt"), base)}); err != nil {
+		t.Fatal(err)
+	}
+	ses.Revision, c.Revision = 1, 1
+	got, err := s.DueSessions(ctx(t), analysisDue, session.DueKey{}, 100)
+	if err != nil || len(got) != 1 || got[0].ID != ses.ID || got[0].AnalysisDueAt == nil || !got[0].AnalysisDueAt.Equal(analysisDue) {
+		t.Fatalf("DueSessions(analysis due) = %v, %v; want the awaiting session %s", sessionIDs(got), err, ses.ID)
+	}
+	if rc, err := s.GetCall(ctx(t), c.ID); err != nil || rc.Analysis == nil || rc.Analysis.Status != persona.AnalysisPending {
+		t.Fatalf("GetCall = %+v, %v; want analysis pending", rc.Analysis, err)
+	}
+	yes := true
+	evt, ok := c.Analyse(call.Analysis{Status: persona.AnalysisCompleted, Summary: "Asked where order 6735 is.",
+		StructuredData: []byte(`{"order_id":"6735","delivered":true}`), Success: &yes}, ident.New("evt"), base.Add(3*time.Second))
+	if !ok {
+		t.Fatal("Analyse changed nothing")
+	}
+	ses.AnalysisDueAt, ses.SweepAt = nil, nil
+	if err := s.SaveSession(ctx(t), ses, c, []callevent.Event{evt}); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := s.DueSessions(ctx(t), base.Add(24*time.Hour), session.DueKey{}, 100); err != nil || len(got) != 0 {
+		t.Fatalf("after the analysis, DueSessions = %v, %v; want none", sessionIDs(got), err)
+	}
+	rc, err := s.GetCall(ctx(t), c.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := rc.Analysis
+	if a == nil || a.Status != persona.AnalysisCompleted || a.Summary != "Asked where order 6735 is." ||
+		string(a.StructuredData) != `{"order_id":"6735","delivered":true}` || a.Success == nil || !*a.Success || a.Error != "" {
+		t.Fatalf("GetCall's analysis = %+v, want the one saved", a)
+	}
+	if ev, err := s.GetEvent(ctx(t), evt.ID); err != nil || ev.Type != callevent.TypeCallAnalyzed {
+		t.Errorf("GetEvent(call.analyzed) = %+v, %v", ev, err)
+	}
 }
 
 func sessionIDs(ss []session.Session) []string {
