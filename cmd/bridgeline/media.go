@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"time"
 
 	"github.com/bridgeline/bridgeline/mediafleet/engines"
@@ -27,6 +28,7 @@ import (
 	"github.com/bridgeline/bridgeline/shared/platform/sim"
 	"github.com/bridgeline/bridgeline/shared/platform/simhook"
 	sipplatform "github.com/bridgeline/bridgeline/shared/platform/sip"
+	"github.com/bridgeline/bridgeline/shared/recordings"
 	"github.com/bridgeline/bridgeline/shared/rtc"
 	"github.com/bridgeline/bridgeline/shared/rtc/lkapi"
 	"github.com/bridgeline/bridgeline/shared/secretbox"
@@ -141,10 +143,15 @@ func startMedia(ctx context.Context, cfg config.Config, s store.Store, log *slog
 	if err != nil {
 		return fail(fmt.Errorf("webhook secrets key: %w", err))
 	}
+	// Recorded calls are kept in a folder of the data directory (shared/recordings.Folder:
+	// README, Recordings), which the persona workers write and this server serves through
+	// URLs signed with a secret fresh each start (a URL lives 15 minutes at most).
+	recs := &recordings.Folder{Dir: filepath.Join(cfg.DataDir, "recordings"), BaseURL: apiURL, Secret: []byte(randomHex(32))}
 	deps := controlplane.Deps{Store: s, Rooms: rooms, LiveKit: rooms,
 		Platforms: []platform.Platform{simulator}, SimSecret: secret,
-		LocalDelivery: true, Secrets: sealer, Log: log, JoinPage: assets.FS,
-		Routes: httpapi.Passthrough(sim.Name, simulator.Handler(), sim.Patterns...)}
+		LocalDelivery: true, Secrets: sealer, Log: log, JoinPage: assets.FS, Recordings: recs,
+		Routes: slices.Concat(httpapi.Passthrough(sim.Name, simulator.Handler(), sim.Patterns...),
+			httpapi.Passthrough("recordings-file", recs.Handler(), recordings.FolderPatterns...))}
 	if sipSecret != "" {
 		deps.SIP, deps.SIPSecret = rooms, sipSecret
 	}
@@ -193,7 +200,9 @@ func startMedia(ctx context.Context, cfg config.Config, s store.Store, log *slog
 			return fail(fmt.Errorf("persona worker: %w", err))
 		}
 		stops = append(stops, func() { eng.Close() })
-		opts := worker.Options{NewVAD: eng.NewVAD, Recognizer: eng.Recognizer, Voices: eng.Voices.Voices()}
+		// Recorded calls go to the folder this server serves (recs, above).
+		opts := worker.Options{NewVAD: eng.NewVAD, Recognizer: eng.Recognizer, Voices: eng.Voices.Voices(),
+			Recordings: recs}
 		for i := range cfg.PersonaWorkers {
 			if err := startWorker(ctx, wcfg, opts, log.With("component", "persona-worker", "worker", i), &stops); err != nil {
 				return fail(err)

@@ -13,8 +13,12 @@ import (
 	"syscall"
 	"time"
 
+	awsconfig "github.com/aws/aws-sdk-go-v2/config"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+
 	"github.com/bridgeline/bridgeline/mediafleet/engines"
 	"github.com/bridgeline/bridgeline/mediafleet/worker"
+	"github.com/bridgeline/bridgeline/shared/recordings"
 )
 
 func main() {
@@ -35,7 +39,16 @@ func main() {
 		os.Exit(2)
 	}
 	defer eng.Close()
-	w, err := worker.New(cfg, worker.Options{MetricsOut: os.Stdout, NewVAD: eng.NewVAD, Recognizer: eng.Recognizer, Voices: eng.Voices.Voices()}, log)
+	opts := worker.Options{MetricsOut: os.Stdout, NewVAD: eng.NewVAD, Recognizer: eng.Recognizer, Voices: eng.Voices.Voices()}
+	if cfg.RecordingsBucket != "" {
+		awsCfg, err := awsconfig.LoadDefaultConfig(context.Background())
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "persona-worker: AWS configuration for RECORDINGS_BUCKET: %v\n", err)
+			os.Exit(2)
+		}
+		opts.Recordings = &recordings.S3{Client: s3.NewFromConfig(awsCfg), Bucket: cfg.RecordingsBucket}
+	}
+	w, err := worker.New(cfg, opts, log)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "persona-worker: %v\n", err)
 		os.Exit(2)

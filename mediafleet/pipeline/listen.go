@@ -22,10 +22,13 @@ type listener struct {
 	decoded  atomic.Int64
 	verified chan struct{}
 	once     sync.Once
+	// tap, when set, is handed all the audio handed on, as it is (the call's recording),
+	// with the time its first sample was heard.
+	tap func(pcm []int16, at time.Time)
 }
 
-func newListener() *listener {
-	return &listener{frames: make(chan []int16, 256), verified: make(chan struct{})}
+func newListener(tap func(pcm []int16, at time.Time)) *listener {
+	return &listener{frames: make(chan []int16, 256), verified: make(chan struct{}), tap: tap}
 }
 
 // read decodes track until it ends (the caller unpublished, or the room connection
@@ -74,8 +77,12 @@ func (l *listener) read(track *webrtc.TrackRemote) {
 	}
 }
 
-// emit hands audio to the conversation, or drops it when nobody keeps up.
+// emit hands audio to the conversation, or drops it when nobody keeps up, and to the
+// recording: the audio ends now (a packet as it arrives, silence filled in up to now).
 func (l *listener) emit(pcm []int16) {
+	if l.tap != nil {
+		l.tap(pcm, time.Now().Add(-time.Duration(len(pcm))*time.Second/speech.Rate))
+	}
 	select {
 	case l.frames <- pcm:
 	default:

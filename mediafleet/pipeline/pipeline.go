@@ -28,6 +28,7 @@ import (
 	"github.com/bridgeline/bridgeline/mediafleet/agent"
 	"github.com/bridgeline/bridgeline/mediafleet/avatar"
 	"github.com/bridgeline/bridgeline/mediafleet/conversation"
+	"github.com/bridgeline/bridgeline/mediafleet/recording"
 	"github.com/bridgeline/bridgeline/mediafleet/resample"
 	"github.com/bridgeline/bridgeline/mediafleet/speech"
 	"github.com/bridgeline/bridgeline/mediafleet/tts"
@@ -82,7 +83,10 @@ type Config struct {
 	Reporter     Reporter
 	// Tools runs the calls' tool calls; nil: a tool call fails as unavailable.
 	Tools ToolCaller
-	Log   *slog.Logger
+	// Recordings stores the files of recorded calls (persona.Job.Recording); nil: a
+	// recorded call's ended report says it has none.
+	Recordings RecordingStore
+	Log        *slog.Logger
 	// OnJoined, when set, is told when a call's worker has joined its room (benchmarks).
 	OnJoined func(job persona.Job, at time.Time)
 }
@@ -166,8 +170,10 @@ type call struct {
 	keys     chan speech.Key // the caller's keypad: SIP DTMF packets from the caller
 	room     *lksdk.Room
 	captions *captions
-	loops    sync.WaitGroup
-	stop     context.CancelFunc
+	// recording is the call's file while it is recorded (record.go).
+	recording callRecording
+	loops     sync.WaitGroup
+	stop      context.CancelFunc
 
 	// callerIn is closed once the caller is in the room: at once, except on a web call,
 	// whose caller joins after the worker (awaitCaller).
@@ -202,7 +208,6 @@ func newCall(r *Runner, lk agent.Job, job persona.Job) *call {
 		// Room for every turn report of a long call while the control plane is slow.
 		reports:     make(chan persona.Report, 256),
 		reportsDone: make(chan struct{}),
-		listener:    newListener(),
 		keys:        make(chan speech.Key, 32),
 		record:      conversation.NewRecord(answered),
 		ours:        map[string]bool{},
@@ -211,6 +216,7 @@ func newCall(r *Runner, lk agent.Job, job persona.Job) *call {
 		subsOK:      make(chan struct{}),
 		callerIn:    make(chan struct{}),
 	}
+	c.listener = newListener(func(pcm []int16, at time.Time) { c.recordSide(recording.Caller, pcm, speech.Rate, at) })
 	if !job.WebCall() {
 		c.callerOnce.Do(func() { close(c.callerIn) })
 	}
@@ -314,6 +320,9 @@ func (c *call) run(parent context.Context) ending {
 		// Media is verified within the bound from the caller's arrival.
 		joined = at
 	}
+	if err := c.startRecording(); err != nil {
+		return *failed(err)
+	}
 	if e := c.verify(ctx, joined); e != nil {
 		return *e
 	}
@@ -369,6 +378,7 @@ func (c *call) makeTracks(ctx context.Context) (tracks, error) {
 	if c.speaker, err = newSpeaker(func(s media.Sample) error { return t.audio.WriteSample(s, nil) }); err != nil {
 		return t, err
 	}
+	c.speaker.tap = func(pcm []int16, at time.Time) { c.recordSide(recording.Assistant, pcm, outRate, at) }
 	t.audio.OnBind(func() { c.afterCaller(ctx, c.speaker.run, c.speaker.enc.Close) })
 	if !c.video {
 		return t, nil
@@ -718,7 +728,10 @@ func (c *call) greetingStarted(at time.Time) {
 }
 
 // finish leaves the room, stops the media loops (the greeting's record among them) and
-// sends the ended report.
+// sends the ended report; then it stores a recorded call's file and sends the recording
+// report, so that an upload never holds the transcript back (call.ended waits for the
+// ended report only so long). The report returned is the ended one, with the recording's
+// result beside it.
 func (c *call) finish(reason string) persona.Report {
 	if c.stop != nil {
 		c.stop()
@@ -736,12 +749,13 @@ func (c *call) finish(reason string) persona.Report {
 		c.room.Disconnect()
 	}
 	c.loops.Wait()
+	end := time.Now()
 
 	c.mu.Lock()
 	usage := c.record.Usage()
 	rep := persona.Report{
 		Kind: persona.ReportEnded, CallID: c.job.CallID, SessionID: c.job.SessionID,
-		At: time.Now().UTC(), EndReason: reason, Metrics: c.metricsLocked(), Transcript: c.record.Transcript(),
+		At: end.UTC(), EndReason: reason, Metrics: c.metricsLocked(), Transcript: c.record.Transcript(),
 		Usage: &usage,
 	}
 	if c.job.Version.Analysis != nil {
@@ -756,6 +770,11 @@ func (c *call) finish(reason string) persona.Report {
 	c.reportsClosed = true
 	c.mu.Unlock()
 	c.reports <- rep
+	if stored := c.storeRecording(end); stored != nil {
+		rep.Recording = stored
+		c.reports <- persona.Report{Kind: persona.ReportRecording, CallID: c.job.CallID, SessionID: c.job.SessionID,
+			At: time.Now().UTC(), Recording: stored}
+	}
 	close(c.reports)
 	select {
 	case <-c.reportsDone:

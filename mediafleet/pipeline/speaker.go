@@ -47,6 +47,9 @@ type speaker struct {
 	queue  []*utterance
 	paused bool          // barge-in: silence goes out, the queue waits where it is
 	mouth  atomic.Uint64 // float64 bits, 0..1
+	// tap, when set, is handed every frame sent, speech or silence, with the time it was
+	// sent (the call's recording). Set before run.
+	tap func(pcm []int16, at time.Time)
 }
 
 func newSpeaker(out sampleWriter) (*speaker, error) {
@@ -211,9 +214,13 @@ func (s *speaker) run(ctx context.Context) {
 	defer tick.Stop()
 	level := 0.0
 	for {
-		f := s.next(time.Now())
+		now := time.Now()
+		f := s.next(now)
 		if f == nil {
 			f = silence
+		}
+		if s.tap != nil {
+			s.tap(f, now)
 		}
 		level = smooth(level, openness(f))
 		s.mouth.Store(math.Float64bits(level))

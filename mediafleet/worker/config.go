@@ -59,6 +59,10 @@ type Config struct {
 	// ECSAgentURI is set by ECS in every task; with it the worker keeps task scale-in
 	// protection on while it has calls.
 	ECSAgentURI string // [ECS_AGENT_URI]
+	// RecordingsBucket is the S3 bucket recorded calls are put in (cmd/persona-worker
+	// builds the store); empty: recorded calls end without a file and say so. The local
+	// stack's in-process workers are given its folder store instead.
+	RecordingsBucket string // [RECORDINGS_BUCKET]
 }
 
 // Defaults returns the configuration with every default filled in.
@@ -146,6 +150,7 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 	dur("PERSONA_METRICS_INTERVAL", &c.MetricsInterval)
 	str("PERSONA_LOG_LEVEL", &c.LogLevel)
 	str("ECS_AGENT_URI", &c.ECSAgentURI)
+	str("RECORDINGS_BUCKET", &c.RecordingsBucket)
 	if err := errors.Join(errs...); err != nil {
 		return c, err
 	}

@@ -44,6 +44,9 @@ type Options struct {
 	// Tools runs the customer's tool calls; default the same report.Client (the control
 	// plane's tool route).
 	Tools pipeline.ToolCaller
+	// Recordings stores recorded calls' files (cmd/persona-worker builds it from
+	// RECORDINGS_*); nil: recorded calls end with no file and say so.
+	Recordings pipeline.RecordingStore
 	// Conversation replaces the real-time conversation built from the engines below.
 	Conversation pipeline.Conversation
 	// NewVAD makes a call's voice activity detector (Silero VAD: its ONNX session loaded
@@ -111,7 +114,7 @@ func New(cfg Config, opts Options, log *slog.Logger) (*Worker, error) {
 	runner, err := pipeline.New(pipeline.Config{
 		Width: cfg.Width, Height: cfg.Height, FPS: cfg.FPS, VideoKbps: cfg.VideoKbps,
 		VerifyTimeout: cfg.VerifyTimeout, ConnectingDwell: cfg.ConnectingDwell, Voices: voices, Conversation: conv,
-		Reporter: rep, Tools: tools, Log: log, OnJoined: opts.OnJoined,
+		Reporter: rep, Tools: tools, Recordings: opts.Recordings, Log: log, OnJoined: opts.OnJoined,
 	})
 	if err != nil {
 		return nil, err

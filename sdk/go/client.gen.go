@@ -1436,16 +1436,19 @@ func (e Error403ErrorType) Valid() bool {
 
 // Defines values for Error404ErrorCode.
 const (
-	ResourceNotFound Error404ErrorCode = "resource_not_found"
-	RouteNotFound    Error404ErrorCode = "route_not_found"
+	Error404ErrorCodeRecordingNotFound Error404ErrorCode = "recording_not_found"
+	Error404ErrorCodeResourceNotFound  Error404ErrorCode = "resource_not_found"
+	Error404ErrorCodeRouteNotFound     Error404ErrorCode = "route_not_found"
 )
 
 // Valid indicates whether the value is a known member of the Error404ErrorCode enum.
 func (e Error404ErrorCode) Valid() bool {
 	switch e {
-	case ResourceNotFound:
+	case Error404ErrorCodeRecordingNotFound:
 		return true
-	case RouteNotFound:
+	case Error404ErrorCodeResourceNotFound:
+		return true
+	case Error404ErrorCodeRouteNotFound:
 		return true
 	default:
 		return false
@@ -1992,6 +1995,78 @@ func (e Position) Valid() bool {
 	case Left:
 		return true
 	case Right:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for Recording.
+const (
+	RecordingAudio Recording = "audio"
+	RecordingOff   Recording = "off"
+)
+
+// Valid indicates whether the value is a known member of the Recording enum.
+func (e Recording) Valid() bool {
+	switch e {
+	case RecordingAudio:
+		return true
+	case RecordingOff:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for RecordingDownloadFormat.
+const (
+	OggOpus RecordingDownloadFormat = "ogg_opus"
+)
+
+// Valid indicates whether the value is a known member of the RecordingDownloadFormat enum.
+func (e RecordingDownloadFormat) Valid() bool {
+	switch e {
+	case OggOpus:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for RecordingDownloadObject.
+const (
+	CallRecording RecordingDownloadObject = "call_recording"
+)
+
+// Valid indicates whether the value is a known member of the RecordingDownloadObject enum.
+func (e RecordingDownloadObject) Valid() bool {
+	switch e {
+	case CallRecording:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for RecordingStatus.
+const (
+	RecordingStatusAvailable RecordingStatus = "available"
+	RecordingStatusDeleted   RecordingStatus = "deleted"
+	RecordingStatusFailed    RecordingStatus = "failed"
+	RecordingStatusPending   RecordingStatus = "pending"
+)
+
+// Valid indicates whether the value is a known member of the RecordingStatus enum.
+func (e RecordingStatus) Valid() bool {
+	switch e {
+	case RecordingStatusAvailable:
+		return true
+	case RecordingStatusDeleted:
+		return true
+	case RecordingStatusFailed:
+		return true
+	case RecordingStatusPending:
 		return true
 	default:
 		return false
@@ -2864,7 +2939,7 @@ type ApiKeyWithSecretMode string
 // ApiKeyWithSecretObject The kind of object: always `api_key`.
 type ApiKeyWithSecretObject string
 
-// Assistant Examples: {"active_version_id":"ver_01jd3f4g5h6j7k8m9n0p1q2r3t","created_at":"2026-11-22T07:00:00.123Z","draft":{"analysis":null,"avatar_id":"ava_iris","framing":{"position":"left","shot":"close_up"},"greeting":"Hello, Acme Dental, how can I help?","idle_timeout_seconds":30,"max_duration_seconds":null,"model":"gpt-4o-mini","system_prompt":"You are the front desk of Acme Dental. Be brief and kind.","tools":[],"voice":"alloy"},"has_more_versions":false,"id":"asst_01jd3f4g5h6j7k8m9n0p1q2r3t","metadata":{"team":"front-desk"},"name":"Front desk","object":"assistant","status":"active","updated_at":"2026-11-22T07:00:00.123Z","version_count":1,"versions":[{"analysis":null,"avatar_id":"ava_iris","framing":{"position":"left","shot":"close_up"},"greeting":"Hello, Acme Dental, how can I help?","id":"ver_01jd3f4g5h6j7k8m9n0p1q2r3t","idle_timeout_seconds":30,"max_duration_seconds":null,"model":"gpt-4o-mini","name":"Front desk","number":1,"object":"assistant_version","published_at":"2026-11-22T07:00:00.123Z","system_prompt":"You are the front desk of Acme Dental. Be brief and kind.","tools":[],"variables":[],"voice":"alloy"}]}
+// Assistant Examples: {"active_version_id":"ver_01jd3f4g5h6j7k8m9n0p1q2r3t","created_at":"2026-11-22T07:00:00.123Z","draft":{"analysis":null,"avatar_id":"ava_iris","framing":{"position":"left","shot":"close_up"},"greeting":"Hello, Acme Dental, how can I help?","idle_timeout_seconds":30,"max_duration_seconds":null,"model":"gpt-4o-mini","recording":"off","system_prompt":"You are the front desk of Acme Dental. Be brief and kind.","tools":[],"voice":"alloy"},"has_more_versions":false,"id":"asst_01jd3f4g5h6j7k8m9n0p1q2r3t","metadata":{"team":"front-desk"},"name":"Front desk","object":"assistant","status":"active","updated_at":"2026-11-22T07:00:00.123Z","version_count":1,"versions":[{"analysis":null,"avatar_id":"ava_iris","framing":{"position":"left","shot":"close_up"},"greeting":"Hello, Acme Dental, how can I help?","id":"ver_01jd3f4g5h6j7k8m9n0p1q2r3t","idle_timeout_seconds":30,"max_duration_seconds":null,"model":"gpt-4o-mini","name":"Front desk","number":1,"object":"assistant_version","published_at":"2026-11-22T07:00:00.123Z","recording":"off","system_prompt":"You are the front desk of Acme Dental. Be brief and kind.","tools":[],"variables":[],"voice":"alloy"}]}
 type Assistant struct {
 	// ActiveVersionId The version the next inbound call uses; null until the first publish.
 	ActiveVersionId *string `json:"active_version_id"`
@@ -2876,7 +2951,7 @@ type Assistant struct {
 
 	// Draft The editable working copy, published into versions.
 	//
-	// Examples: {"analysis":null,"avatar_id":"ava_iris","framing":{"position":"left","shot":"close_up"},"greeting":"Hello, Acme Dental, how can I help?","idle_timeout_seconds":30,"max_duration_seconds":null,"model":"gpt-4o-mini","system_prompt":"You are the front desk of Acme Dental. Be brief and kind.","tools":[],"voice":"alloy"}
+	// Examples: {"analysis":null,"avatar_id":"ava_iris","framing":{"position":"left","shot":"close_up"},"greeting":"Hello, Acme Dental, how can I help?","idle_timeout_seconds":30,"max_duration_seconds":null,"model":"gpt-4o-mini","recording":"off","system_prompt":"You are the front desk of Acme Dental. Be brief and kind.","tools":[],"voice":"alloy"}
 	Draft Draft `json:"draft"`
 
 	// HasMoreVersions True when `versions` leaves older versions out (more than 10 were published).
@@ -2979,6 +3054,11 @@ type AssistantCreate struct {
 	// Examples: Front desk
 	Name AssistantName `json:"name"`
 
+	// Recording Whether calls of the versions published from this draft are recorded: `off` (default) or `audio` (see `Recording`).
+	//
+	// Examples: audio
+	Recording *Recording `json:"recording,omitempty"`
+
 	// SystemPrompt The instructions the language model runs with.
 	//
 	// Examples: You are the front desk of Acme Dental. Be brief and kind.
@@ -3019,7 +3099,7 @@ type AssistantDuplicate struct {
 // AssistantID Examples: asst_01jd3f4g5h6j7k8m9n0p1q2r3t
 type AssistantID = string
 
-// AssistantList Examples: {"data":[{"active_version_id":"ver_01jd3f4g5h6j7k8m9n0p1q2r3t","created_at":"2026-11-22T07:00:00.123Z","draft":{"analysis":null,"avatar_id":"ava_iris","framing":{"position":"left","shot":"close_up"},"greeting":"Hello, Acme Dental, how can I help?","idle_timeout_seconds":30,"max_duration_seconds":null,"model":"gpt-4o-mini","system_prompt":"You are the front desk of Acme Dental. Be brief and kind.","tools":[],"voice":"alloy"},"has_more_versions":false,"id":"asst_01jd3f4g5h6j7k8m9n0p1q2r3t","metadata":{"team":"front-desk"},"name":"Front desk","object":"assistant","status":"active","updated_at":"2026-11-22T07:00:00.123Z","version_count":1,"versions":[{"analysis":null,"avatar_id":"ava_iris","framing":{"position":"left","shot":"close_up"},"greeting":"Hello, Acme Dental, how can I help?","id":"ver_01jd3f4g5h6j7k8m9n0p1q2r3t","idle_timeout_seconds":30,"max_duration_seconds":null,"model":"gpt-4o-mini","name":"Front desk","number":1,"object":"assistant_version","published_at":"2026-11-22T07:00:00.123Z","system_prompt":"You are the front desk of Acme Dental. Be brief and kind.","tools":[],"variables":[],"voice":"alloy"}]}],"has_more":false,"object":"list"}
+// AssistantList Examples: {"data":[{"active_version_id":"ver_01jd3f4g5h6j7k8m9n0p1q2r3t","created_at":"2026-11-22T07:00:00.123Z","draft":{"analysis":null,"avatar_id":"ava_iris","framing":{"position":"left","shot":"close_up"},"greeting":"Hello, Acme Dental, how can I help?","idle_timeout_seconds":30,"max_duration_seconds":null,"model":"gpt-4o-mini","recording":"off","system_prompt":"You are the front desk of Acme Dental. Be brief and kind.","tools":[],"voice":"alloy"},"has_more_versions":false,"id":"asst_01jd3f4g5h6j7k8m9n0p1q2r3t","metadata":{"team":"front-desk"},"name":"Front desk","object":"assistant","status":"active","updated_at":"2026-11-22T07:00:00.123Z","version_count":1,"versions":[{"analysis":null,"avatar_id":"ava_iris","framing":{"position":"left","shot":"close_up"},"greeting":"Hello, Acme Dental, how can I help?","id":"ver_01jd3f4g5h6j7k8m9n0p1q2r3t","idle_timeout_seconds":30,"max_duration_seconds":null,"model":"gpt-4o-mini","name":"Front desk","number":1,"object":"assistant_version","published_at":"2026-11-22T07:00:00.123Z","recording":"off","system_prompt":"You are the front desk of Acme Dental. Be brief and kind.","tools":[],"variables":[],"voice":"alloy"}]}],"has_more":false,"object":"list"}
 type AssistantList struct {
 	// Data The page of items, newest first.
 	Data []Assistant `json:"data"`
@@ -3084,6 +3164,11 @@ type AssistantUpdate struct {
 	// Examples: Front desk
 	Name *AssistantName `json:"name,omitempty"`
 
+	// Recording Whether calls of the versions published from this draft are recorded: `off` (default) or `audio` (see `Recording`).
+	//
+	// Examples: audio
+	Recording *Recording `json:"recording,omitempty"`
+
 	// SystemPrompt The instructions the language model runs with.
 	//
 	// Examples: You are the front desk of Acme Dental. Be brief and kind.
@@ -3105,7 +3190,7 @@ type AssistantUpdate struct {
 
 // AssistantVersion An immutable published snapshot of the draft.
 //
-// Examples: {"analysis":null,"avatar_id":"ava_iris","framing":{"position":"left","shot":"close_up"},"greeting":"Hello, Acme Dental, how can I help?","id":"ver_01jd3f4g5h6j7k8m9n0p1q2r3t","idle_timeout_seconds":30,"max_duration_seconds":null,"model":"gpt-4o-mini","name":"Front desk","number":1,"object":"assistant_version","published_at":"2026-11-22T07:00:00.123Z","system_prompt":"You are the front desk of Acme Dental. Be brief and kind.","tools":[],"variables":[],"voice":"alloy"}
+// Examples: {"analysis":null,"avatar_id":"ava_iris","framing":{"position":"left","shot":"close_up"},"greeting":"Hello, Acme Dental, how can I help?","id":"ver_01jd3f4g5h6j7k8m9n0p1q2r3t","idle_timeout_seconds":30,"max_duration_seconds":null,"model":"gpt-4o-mini","name":"Front desk","number":1,"object":"assistant_version","published_at":"2026-11-22T07:00:00.123Z","recording":"off","system_prompt":"You are the front desk of Acme Dental. Be brief and kind.","tools":[],"variables":[],"voice":"alloy"}
 type AssistantVersion struct {
 	// Analysis What the model is asked once a call has ended; null for no analysis.
 	Analysis *Analysis `json:"analysis"`
@@ -3155,6 +3240,11 @@ type AssistantVersion struct {
 	// Examples: 2026-11-22T07:00:00.123Z
 	PublishedAt Timestamp `json:"published_at"`
 
+	// Recording Whether this version's calls are recorded (a session's own `recording` overrides it).
+	//
+	// Examples: audio
+	Recording Recording `json:"recording"`
+
 	// SystemPrompt The instructions the language model runs with.
 	SystemPrompt string `json:"system_prompt"`
 
@@ -3176,7 +3266,7 @@ type AssistantVersion struct {
 // AssistantVersionObject The kind of object: always `assistant_version`.
 type AssistantVersionObject string
 
-// AssistantVersionList Examples: {"data":[{"analysis":null,"avatar_id":"ava_iris","framing":{"position":"left","shot":"close_up"},"greeting":"Hello, Acme Dental, how can I help?","id":"ver_01jd3f4g5h6j7k8m9n0p1q2r3t","idle_timeout_seconds":30,"max_duration_seconds":null,"model":"gpt-4o-mini","name":"Front desk","number":1,"object":"assistant_version","published_at":"2026-11-22T07:00:00.123Z","system_prompt":"You are the front desk of Acme Dental. Be brief and kind.","tools":[],"variables":[],"voice":"alloy"}],"has_more":false,"object":"list"}
+// AssistantVersionList Examples: {"data":[{"analysis":null,"avatar_id":"ava_iris","framing":{"position":"left","shot":"close_up"},"greeting":"Hello, Acme Dental, how can I help?","id":"ver_01jd3f4g5h6j7k8m9n0p1q2r3t","idle_timeout_seconds":30,"max_duration_seconds":null,"model":"gpt-4o-mini","name":"Front desk","number":1,"object":"assistant_version","published_at":"2026-11-22T07:00:00.123Z","recording":"off","system_prompt":"You are the front desk of Acme Dental. Be brief and kind.","tools":[],"variables":[],"voice":"alloy"}],"has_more":false,"object":"list"}
 type AssistantVersionList struct {
 	// Data The page of versions, newest first.
 	Data []AssistantVersion `json:"data"`
@@ -3324,6 +3414,15 @@ type Call struct {
 	//
 	// Examples: web
 	Platform string `json:"platform"`
+
+	// Recording The call's recording, when its assistant records it (the version's or the
+	// session's `recording: audio`); null when it does not, or when the call ended
+	// before it was answered (nothing to record). `pending` while the call goes on
+	// and until the file is stored (a few seconds after the end); `available` once
+	// `GET /v1/calls/{id}/recording` hands out its URL; `failed` when no file was
+	// stored (that route's 404 says why); `deleted` after
+	// `DELETE /v1/calls/{id}/recording`.
+	Recording *RecordingStatus `json:"recording,omitempty"`
 
 	// SessionId The hosted session the call is bridged into.
 	SessionId *string `json:"session_id"`
@@ -4328,7 +4427,7 @@ type DeletedWebhookEndpointObject string
 
 // Draft The editable working copy.
 //
-// Examples: {"analysis":null,"avatar_id":"ava_iris","framing":{"position":"left","shot":"close_up"},"greeting":"Hello, Acme Dental, how can I help?","idle_timeout_seconds":30,"max_duration_seconds":null,"model":"gpt-4o-mini","system_prompt":"You are the front desk of Acme Dental. Be brief and kind.","tools":[],"voice":"alloy"}
+// Examples: {"analysis":null,"avatar_id":"ava_iris","framing":{"position":"left","shot":"close_up"},"greeting":"Hello, Acme Dental, how can I help?","idle_timeout_seconds":30,"max_duration_seconds":null,"model":"gpt-4o-mini","recording":"off","system_prompt":"You are the front desk of Acme Dental. Be brief and kind.","tools":[],"voice":"alloy"}
 type Draft struct {
 	// Analysis What the model is asked once a call has ended; null for no analysis.
 	Analysis *Analysis `json:"analysis"`
@@ -4358,6 +4457,11 @@ type Draft struct {
 	//
 	// Examples: gpt-4o-mini
 	Model ModelField `json:"model"`
+
+	// Recording Whether calls of versions published from this draft are recorded.
+	//
+	// Examples: audio
+	Recording Recording `json:"recording"`
 
 	// SystemPrompt The instructions the language model runs with.
 	SystemPrompt string `json:"system_prompt"`
@@ -5156,6 +5260,60 @@ type Percentiles struct {
 // Position Examples: left
 type Position string
 
+// Recording Whether an assistant call is recorded. `off` (the default): nothing is recorded.
+// `audio`: the persona worker records the call from its answer to its end as one
+// Ogg Opus file of two channels, the caller on the left and the assistant on the
+// right, on one clock (a sound at second 12 of the file was heard or said 12 s after
+// the answer), each channel a mono Opus stream of its own (channel mapping family 1,
+// 16 kHz, 48 kbit/s together: about 22 MB an hour), and stores it when the call
+// ends. What the caller says before the answer (a ringing phone) is not in it. A
+// version's `recording` applies to its calls; `recording` on `POST /v1/sessions`
+// overrides it for that session's call.
+//
+// Examples: audio
+type Recording string
+
+// RecordingDownload A recorded call's file, to download.
+//
+// Examples: {"call_id":"call_01jd3f4g5h6j7k8m9n0p1q2r3t","duration_ms":59000,"expires_at":"2026-11-22T07:15:00.000Z","format":"ogg_opus","object":"call_recording","size_bytes":361472,"url":"https://bridgeline-recordings.s3.amazonaws.com/acct_01jd3f4g5h6j7k8m9n0p1q2r3t/call_01jd3f4g5h6j7k8m9n0p1q2r3t.ogg?X-Amz-Expires=900\u0026X-Amz-Signature=abc123"}
+type RecordingDownload struct {
+	// CallId The call's id.
+	//
+	// Examples: call_01jd3f4g5h6j7k8m9n0p1q2r3t
+	CallId CallID `json:"call_id"`
+
+	// DurationMs The recording's length, from the answer to the end of the call.
+	DurationMs int `json:"duration_ms"`
+
+	// ExpiresAt When the URL stops working: 15 minutes after the answer.
+	//
+	// Examples: 2026-11-22T07:00:00.123Z
+	ExpiresAt Timestamp `json:"expires_at"`
+
+	// Format `ogg_opus`: one Ogg file, two Opus streams (the caller on the left channel, the assistant on the right; see `Recording`).
+	Format RecordingDownloadFormat `json:"format"`
+
+	// Object The kind of object: always `call_recording`.
+	Object RecordingDownloadObject `json:"object"`
+
+	// SizeBytes The file's size.
+	SizeBytes int `json:"size_bytes"`
+
+	// Url Downloads the file (`audio/ogg`) with no API key until `expires_at`: a credential, keep it as one.
+	Url string `json:"url"`
+}
+
+// RecordingDownloadFormat `ogg_opus`: one Ogg file, two Opus streams (the caller on the left channel, the assistant on the right; see `Recording`).
+type RecordingDownloadFormat string
+
+// RecordingDownloadObject The kind of object: always `call_recording`.
+type RecordingDownloadObject string
+
+// RecordingStatus Where a call's recording is: `pending`, `available`, `failed` or `deleted` (see the call's `recording`).
+//
+// Examples: available
+type RecordingStatus string
+
 // RequestID Examples: req_01jd3f4g5h6j7k8m9n0p1q2r3t
 type RequestID = string
 
@@ -5272,6 +5430,14 @@ type SessionCreate struct {
 	// give those outcomes). Anything else is 400 `parameter_invalid` naming the
 	// expected form; it is checked once the line, and so its platform, is known.
 	PlatformHandle string `json:"platform_handle,omitempty"`
+
+	// Recording Mode `assistant` only (400 `parameter_invalid` otherwise): `off` or `audio`,
+	// overriding the version's `recording` for this session's call (see `Recording`).
+	// Left out: the version's.
+	//
+	//
+	// Examples: audio
+	Recording *Recording `json:"recording,omitempty"`
 
 	// Variables Mode `assistant` only (400 `parameter_invalid` otherwise): values for the
 	// version's placeholders, over the line's default `variables`. `null` counts as
@@ -6272,6 +6438,11 @@ type PayloadTooLarge = Error413
 //
 // Examples: {"error":{"code":"rate_limited","message":"example message","request_id":"req_01jd0000000000000000000000","type":"rate_limit_error"}}
 type RateLimited = Error429
+
+// RecordingNotFound A 404 answer: no such resource or route.
+//
+// Examples: {"error":{"code":"resource_not_found","message":"example message","request_id":"req_01jd0000000000000000000000","type":"invalid_request_error"}}
+type RecordingNotFound = Error404
 
 // SessionLimited A 429 answer: over the rate limit, or over the account's concurrent sessions.
 //
@@ -7801,6 +7972,36 @@ type ClientInterface interface {
 	// Corresponds with POST /v1/calls/{id}/answer (the `AnswerCall` operationId).
 	AnswerCall(ctx context.Context, id CallID, params *AnswerCallParams, body AnswerCallJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// DeleteCallRecording Delete a call's recording for good
+	//
+	// Removes the recording's file for good (no copy is kept: the bucket is not
+	// versioned) and the record's `recording` becomes `deleted`; URLs handed out before
+	// stop working (the local stack's at once; an S3 presigned URL finds no object).
+	// 204, with no body. Deleting a deleted recording is 204 again (and removes the
+	// file again, should an earlier attempt have failed half way). 404
+	// `recording_not_found` when there is no recording to delete: not recorded, not
+	// stored yet (`pending`: delete it once it is `available`), failed, or not a call
+	// of this account.
+	//
+	// Corresponds with DELETE /v1/calls/{id}/recording (the `DeleteCallRecording` operationId).
+	DeleteCallRecording(ctx context.Context, id CallID, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetCallRecording Download a call's recording
+	//
+	// A URL that downloads the call's recording (see `Recording` for what the file
+	// holds), with no API key: the URL's signature is the credential, so treat it as
+	// one and hand it only to whom may hear the call. It works until `expires_at`, 15
+	// minutes after the answer; after that it answers 403, and a new one is asked here.
+	// On AWS it is an S3 presigned URL; on the local stack a URL of the local server
+	// (`/recordings/...`). 404 `recording_not_found` when the call has no recording to
+	// download: it was not recorded, or ended before it was answered (`recording` is
+	// null), the file is not stored yet (`pending`: `GET /v1/calls/{id}` says when it
+	// is `available`), recording failed (`failed`, the message says why), it was
+	// deleted (`deleted`), or the id is not a call of this account.
+	//
+	// Corresponds with GET /v1/calls/{id}/recording (the `GetCallRecording` operationId).
+	GetCallRecording(ctx context.Context, id CallID, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// TransferCallWithBody Transfer a live call to a person
 	//
 	// Hands a live call over to `to`, an E.164 number or a SIP URI
@@ -9114,6 +9315,56 @@ func (c *BaseClient) AnswerCallWithBody(ctx context.Context, id CallID, params *
 // Corresponds with POST /v1/calls/{id}/answer (the `AnswerCall` operationId).
 func (c *BaseClient) AnswerCall(ctx context.Context, id CallID, params *AnswerCallParams, body AnswerCallJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewAnswerCallRequest(c.Server, id, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// DeleteCallRecording Delete a call's recording for good
+//
+// Removes the recording's file for good (no copy is kept: the bucket is not
+// versioned) and the record's `recording` becomes `deleted`; URLs handed out before
+// stop working (the local stack's at once; an S3 presigned URL finds no object).
+// 204, with no body. Deleting a deleted recording is 204 again (and removes the
+// file again, should an earlier attempt have failed half way). 404
+// `recording_not_found` when there is no recording to delete: not recorded, not
+// stored yet (`pending`: delete it once it is `available`), failed, or not a call
+// of this account.
+//
+// Corresponds with DELETE /v1/calls/{id}/recording (the `DeleteCallRecording` operationId).
+func (c *BaseClient) DeleteCallRecording(ctx context.Context, id CallID, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewDeleteCallRecordingRequest(c.Server, id)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetCallRecording Download a call's recording
+//
+// A URL that downloads the call's recording (see `Recording` for what the file
+// holds), with no API key: the URL's signature is the credential, so treat it as
+// one and hand it only to whom may hear the call. It works until `expires_at`, 15
+// minutes after the answer; after that it answers 403, and a new one is asked here.
+// On AWS it is an S3 presigned URL; on the local stack a URL of the local server
+// (`/recordings/...`). 404 `recording_not_found` when the call has no recording to
+// download: it was not recorded, or ended before it was answered (`recording` is
+// null), the file is not stored yet (`pending`: `GET /v1/calls/{id}` says when it
+// is `available`), recording failed (`failed`, the message says why), it was
+// deleted (`deleted`), or the id is not a call of this account.
+//
+// Corresponds with GET /v1/calls/{id}/recording (the `GetCallRecording` operationId).
+func (c *BaseClient) GetCallRecording(ctx context.Context, id CallID, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetCallRecordingRequest(c.Server, id)
 	if err != nil {
 		return nil, err
 	}
@@ -11369,6 +11620,74 @@ func NewAnswerCallRequestWithBody(server string, id CallID, params *AnswerCallPa
 	return req, nil
 }
 
+// NewDeleteCallRecordingRequest constructs an http.Request for the DeleteCallRecording method
+func NewDeleteCallRecordingRequest(server string, id CallID) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/calls/%s/recording", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodDelete, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewGetCallRecordingRequest constructs an http.Request for the GetCallRecording method
+func NewGetCallRecordingRequest(server string, id CallID) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/calls/%s/recording", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 // NewTransferCallRequest calls the generic TransferCall builder with application/json body
 func NewTransferCallRequest(server string, id CallID, params *TransferCallParams, body TransferCallJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
@@ -13438,6 +13757,40 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with POST /v1/calls/{id}/answer (the `AnswerCall` operationId).
 	AnswerCallWithResponse(ctx context.Context, id CallID, params *AnswerCallParams, body AnswerCallJSONRequestBody, reqEditors ...RequestEditorFn) (*AnswerCallResponse, error)
+
+	// DeleteCallRecordingWithResponse Delete a call's recording for good
+	//
+	// Removes the recording's file for good (no copy is kept: the bucket is not
+	// versioned) and the record's `recording` becomes `deleted`; URLs handed out before
+	// stop working (the local stack's at once; an S3 presigned URL finds no object).
+	// 204, with no body. Deleting a deleted recording is 204 again (and removes the
+	// file again, should an earlier attempt have failed half way). 404
+	// `recording_not_found` when there is no recording to delete: not recorded, not
+	// stored yet (`pending`: delete it once it is `available`), failed, or not a call
+	// of this account.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with DELETE /v1/calls/{id}/recording (the `DeleteCallRecording` operationId).
+	DeleteCallRecordingWithResponse(ctx context.Context, id CallID, reqEditors ...RequestEditorFn) (*DeleteCallRecordingResponse, error)
+
+	// GetCallRecordingWithResponse Download a call's recording
+	//
+	// A URL that downloads the call's recording (see `Recording` for what the file
+	// holds), with no API key: the URL's signature is the credential, so treat it as
+	// one and hand it only to whom may hear the call. It works until `expires_at`, 15
+	// minutes after the answer; after that it answers 403, and a new one is asked here.
+	// On AWS it is an S3 presigned URL; on the local stack a URL of the local server
+	// (`/recordings/...`). 404 `recording_not_found` when the call has no recording to
+	// download: it was not recorded, or ended before it was answered (`recording` is
+	// null), the file is not stored yet (`pending`: `GET /v1/calls/{id}` says when it
+	// is `available`), recording failed (`failed`, the message says why), it was
+	// deleted (`deleted`), or the id is not a call of this account.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/calls/{id}/recording (the `GetCallRecording` operationId).
+	GetCallRecordingWithResponse(ctx context.Context, id CallID, reqEditors ...RequestEditorFn) (*GetCallRecordingResponse, error)
 
 	// TransferCallWithBodyWithResponse Transfer a live call to a person
 	//
@@ -17148,6 +17501,293 @@ func (r AnswerCallResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r AnswerCallResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// DeleteCallRecordingResponse204Headers the declared response headers of an HTTP 204 response for DeleteCallRecording
+type DeleteCallRecordingResponse204Headers struct {
+	RequestId RequestID
+}
+
+// DeleteCallRecordingResponse400Headers the declared response headers of an HTTP 400 response for DeleteCallRecording
+type DeleteCallRecordingResponse400Headers struct {
+	RequestId RequestID
+}
+
+// DeleteCallRecordingResponse401Headers the declared response headers of an HTTP 401 response for DeleteCallRecording
+type DeleteCallRecordingResponse401Headers struct {
+	RequestId RequestID
+}
+
+// DeleteCallRecordingResponse404Headers the declared response headers of an HTTP 404 response for DeleteCallRecording
+type DeleteCallRecordingResponse404Headers struct {
+	RequestId RequestID
+}
+
+// DeleteCallRecordingResponse413Headers the declared response headers of an HTTP 413 response for DeleteCallRecording
+type DeleteCallRecordingResponse413Headers struct {
+	RequestId RequestID
+}
+
+// DeleteCallRecordingResponse415Headers the declared response headers of an HTTP 415 response for DeleteCallRecording
+type DeleteCallRecordingResponse415Headers struct {
+	RequestId RequestID
+}
+
+// DeleteCallRecordingResponse429Headers the declared response headers of an HTTP 429 response for DeleteCallRecording
+type DeleteCallRecordingResponse429Headers struct {
+	RequestId  RequestID
+	RetryAfter int
+}
+
+// DeleteCallRecordingResponse500Headers the declared response headers of an HTTP 500 response for DeleteCallRecording
+type DeleteCallRecordingResponse500Headers struct {
+	RequestId RequestID
+}
+
+type DeleteCallRecordingResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *RecordingNotFound
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *PayloadTooLarge
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *UnsupportedMediaType
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// Headers204 the parsed response headers for an HTTP 204 response
+	Headers204 *DeleteCallRecordingResponse204Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *DeleteCallRecordingResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *DeleteCallRecordingResponse401Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *DeleteCallRecordingResponse404Headers
+	// Headers413 the parsed response headers for an HTTP 413 response
+	Headers413 *DeleteCallRecordingResponse413Headers
+	// Headers415 the parsed response headers for an HTTP 415 response
+	Headers415 *DeleteCallRecordingResponse415Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *DeleteCallRecordingResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *DeleteCallRecordingResponse500Headers
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r DeleteCallRecordingResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r DeleteCallRecordingResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r DeleteCallRecordingResponse) GetJSON404() *RecordingNotFound {
+	return r.JSON404
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r DeleteCallRecordingResponse) GetJSON413() *PayloadTooLarge {
+	return r.JSON413
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r DeleteCallRecordingResponse) GetJSON415() *UnsupportedMediaType {
+	return r.JSON415
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r DeleteCallRecordingResponse) GetJSON429() *RateLimited {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r DeleteCallRecordingResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r DeleteCallRecordingResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r DeleteCallRecordingResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r DeleteCallRecordingResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r DeleteCallRecordingResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// GetCallRecordingResponse200Headers the declared response headers of an HTTP 200 response for GetCallRecording
+type GetCallRecordingResponse200Headers struct {
+	RequestId RequestID
+}
+
+// GetCallRecordingResponse400Headers the declared response headers of an HTTP 400 response for GetCallRecording
+type GetCallRecordingResponse400Headers struct {
+	RequestId RequestID
+}
+
+// GetCallRecordingResponse401Headers the declared response headers of an HTTP 401 response for GetCallRecording
+type GetCallRecordingResponse401Headers struct {
+	RequestId RequestID
+}
+
+// GetCallRecordingResponse404Headers the declared response headers of an HTTP 404 response for GetCallRecording
+type GetCallRecordingResponse404Headers struct {
+	RequestId RequestID
+}
+
+// GetCallRecordingResponse413Headers the declared response headers of an HTTP 413 response for GetCallRecording
+type GetCallRecordingResponse413Headers struct {
+	RequestId RequestID
+}
+
+// GetCallRecordingResponse415Headers the declared response headers of an HTTP 415 response for GetCallRecording
+type GetCallRecordingResponse415Headers struct {
+	RequestId RequestID
+}
+
+// GetCallRecordingResponse429Headers the declared response headers of an HTTP 429 response for GetCallRecording
+type GetCallRecordingResponse429Headers struct {
+	RequestId  RequestID
+	RetryAfter int
+}
+
+// GetCallRecordingResponse500Headers the declared response headers of an HTTP 500 response for GetCallRecording
+type GetCallRecordingResponse500Headers struct {
+	RequestId RequestID
+}
+
+type GetCallRecordingResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *RecordingDownload
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *RecordingNotFound
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *PayloadTooLarge
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *UnsupportedMediaType
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetCallRecordingResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *GetCallRecordingResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *GetCallRecordingResponse401Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *GetCallRecordingResponse404Headers
+	// Headers413 the parsed response headers for an HTTP 413 response
+	Headers413 *GetCallRecordingResponse413Headers
+	// Headers415 the parsed response headers for an HTTP 415 response
+	Headers415 *GetCallRecordingResponse415Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetCallRecordingResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *GetCallRecordingResponse500Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetCallRecordingResponse) GetJSON200() *RecordingDownload {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r GetCallRecordingResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetCallRecordingResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r GetCallRecordingResponse) GetJSON404() *RecordingNotFound {
+	return r.JSON404
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r GetCallRecordingResponse) GetJSON413() *PayloadTooLarge {
+	return r.JSON413
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r GetCallRecordingResponse) GetJSON415() *UnsupportedMediaType {
+	return r.JSON415
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r GetCallRecordingResponse) GetJSON429() *RateLimited {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r GetCallRecordingResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r GetCallRecordingResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetCallRecordingResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetCallRecordingResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetCallRecordingResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -22405,6 +23045,52 @@ func (c *ClientWithResponses) AnswerCallWithResponse(ctx context.Context, id Cal
 	return ParseAnswerCallResponse(rsp)
 }
 
+// DeleteCallRecordingWithResponse Delete a call's recording for good
+//
+// Removes the recording's file for good (no copy is kept: the bucket is not
+// versioned) and the record's `recording` becomes `deleted`; URLs handed out before
+// stop working (the local stack's at once; an S3 presigned URL finds no object).
+// 204, with no body. Deleting a deleted recording is 204 again (and removes the
+// file again, should an earlier attempt have failed half way). 404
+// `recording_not_found` when there is no recording to delete: not recorded, not
+// stored yet (`pending`: delete it once it is `available`), failed, or not a call
+// of this account.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with DELETE /v1/calls/{id}/recording (the `DeleteCallRecording` operationId).
+func (c *ClientWithResponses) DeleteCallRecordingWithResponse(ctx context.Context, id CallID, reqEditors ...RequestEditorFn) (*DeleteCallRecordingResponse, error) {
+	rsp, err := c.DeleteCallRecording(ctx, id, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseDeleteCallRecordingResponse(rsp)
+}
+
+// GetCallRecordingWithResponse Download a call's recording
+//
+// A URL that downloads the call's recording (see `Recording` for what the file
+// holds), with no API key: the URL's signature is the credential, so treat it as
+// one and hand it only to whom may hear the call. It works until `expires_at`, 15
+// minutes after the answer; after that it answers 403, and a new one is asked here.
+// On AWS it is an S3 presigned URL; on the local stack a URL of the local server
+// (`/recordings/...`). 404 `recording_not_found` when the call has no recording to
+// download: it was not recorded, or ended before it was answered (`recording` is
+// null), the file is not stored yet (`pending`: `GET /v1/calls/{id}` says when it
+// is `available`), recording failed (`failed`, the message says why), it was
+// deleted (`deleted`), or the id is not a call of this account.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/calls/{id}/recording (the `GetCallRecording` operationId).
+func (c *ClientWithResponses) GetCallRecordingWithResponse(ctx context.Context, id CallID, reqEditors ...RequestEditorFn) (*GetCallRecordingResponse, error) {
+	rsp, err := c.GetCallRecording(ctx, id, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetCallRecordingResponse(rsp)
+}
+
 // TransferCallWithBodyWithResponse Transfer a live call to a person
 //
 // Hands a live call over to `to`, an E.164 number or a SIP URI
@@ -27015,6 +27701,332 @@ func ParseAnswerCallResponse(rsp *http.Response) (*AnswerCallResponse, error) {
 		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers AnswerCallResponse500Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers500 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseDeleteCallRecordingResponse parses an HTTP response from a DeleteCallRecordingWithResponse call
+func ParseDeleteCallRecordingResponse(rsp *http.Response) (*DeleteCallRecordingResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &DeleteCallRecordingResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case rsp.StatusCode == 204:
+		break // No content-type
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest RecordingNotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest PayloadTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest UnsupportedMediaType
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 204:
+		var headers DeleteCallRecordingResponse204Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers204 = &headers
+	case rsp.StatusCode == 400:
+		var headers DeleteCallRecordingResponse400Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers DeleteCallRecordingResponse401Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 404:
+		var headers DeleteCallRecordingResponse404Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 413:
+		var headers DeleteCallRecordingResponse413Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers413 = &headers
+	case rsp.StatusCode == 415:
+		var headers DeleteCallRecordingResponse415Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers415 = &headers
+	case rsp.StatusCode == 429:
+		var headers DeleteCallRecordingResponse429Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers DeleteCallRecordingResponse500Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers500 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetCallRecordingResponse parses an HTTP response from a GetCallRecordingWithResponse call
+func ParseGetCallRecordingResponse(rsp *http.Response) (*GetCallRecordingResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetCallRecordingResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest RecordingDownload
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest RecordingNotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest PayloadTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest UnsupportedMediaType
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers GetCallRecordingResponse200Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers GetCallRecordingResponse400Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers GetCallRecordingResponse401Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 404:
+		var headers GetCallRecordingResponse404Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 413:
+		var headers GetCallRecordingResponse413Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers413 = &headers
+	case rsp.StatusCode == 415:
+		var headers GetCallRecordingResponse415Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers415 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetCallRecordingResponse429Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers GetCallRecordingResponse500Headers
 		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
 			var value RequestID
 			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {

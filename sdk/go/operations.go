@@ -264,6 +264,34 @@ func (c *Client) GetCall(ctx context.Context, id string, opts ...RequestEditorFn
 	return answer(r.HTTPResponse, r.Body, r.JSON200)
 }
 
+// GetCallRecording returns a download URL of the call's recording, working for 15
+// minutes (GET /v1/calls/{id}/recording); 404 recording_not_found when there is none
+// to download.
+func (c *Client) GetCallRecording(ctx context.Context, id string, opts ...RequestEditorFn) (*RecordingDownload, error) {
+	r, err := c.Generated.GetCallRecordingWithResponse(ctx, id, opts...)
+	if err != nil {
+		return nil, err
+	}
+	return answer(r.HTTPResponse, r.Body, r.JSON200)
+}
+
+// RecordingDeleted is the answer of DeleteCallRecording: the call's id (the API answers
+// 204 with no body).
+type RecordingDeleted struct{ CallID string }
+
+// DeleteCallRecording removes the call's recording for good (DELETE
+// /v1/calls/{id}/recording); deleting a deleted one succeeds again.
+func (c *Client) DeleteCallRecording(ctx context.Context, id string, opts ...RequestEditorFn) (*RecordingDeleted, error) {
+	r, err := c.Generated.DeleteCallRecordingWithResponse(ctx, id, opts...)
+	if err != nil {
+		return nil, err
+	}
+	if err := Check(r.HTTPResponse, r.Body); err != nil {
+		return nil, err
+	}
+	return &RecordingDeleted{CallID: id}, nil
+}
+
 // UpdateCall changes a call's metadata (PATCH /v1/calls/{id}).
 func (c *Client) UpdateCall(ctx context.Context, id string, body CallUpdate, opts ...RequestEditorFn) (*Call, error) {
 	r, err := c.Generated.UpdateCallWithResponse(ctx, id, body, opts...)

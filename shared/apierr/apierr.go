@@ -73,6 +73,9 @@ const (
 	CodeCallNotActive = "call_not_active"
 	// CodeTransferFailed: the destination refused or did not answer; the call goes on.
 	CodeTransferFailed = "transfer_failed"
+	// CodeRecordingNotFound: the call has no recording to hand out or delete (none, not
+	// stored yet, failed, deleted), or is not a call of this account.
+	CodeRecordingNotFound = "recording_not_found"
 )
 
 // Error types, as API.md names them.
@@ -135,6 +138,7 @@ var table = map[string]kind{
 	CodeTransferNotSupported:    {http.StatusConflict, TypeInvalidRequest},
 	CodeCallNotActive:           {http.StatusConflict, TypeInvalidRequest},
 	CodeTransferFailed:          {http.StatusConflict, TypeInvalidRequest},
+	CodeRecordingNotFound:       {http.StatusNotFound, TypeInvalidRequest},
 }
 
 // Error is a failure a client may see: its Message must hold nothing internal.

@@ -48,6 +48,8 @@ type Draft struct {
 	TransferDestinations []persona.TransferDestination `json:"transfer_destinations"`
 	// CallSettings: tools, idle timeout, maximum duration (tools.go).
 	CallSettings
+	// Recording is RecordingOff or RecordingAudio (recording.go); empty is off.
+	Recording string `json:"recording,omitempty"`
 }
 
 // Version is an immutable published snapshot.
@@ -71,6 +73,8 @@ type Version struct {
 	Variables []string `json:"variables,omitempty"`
 	// CallSettings are the draft's, as published (tools.go).
 	CallSettings
+	// Recording is the draft's, as published (recording.go); empty is off.
+	Recording string `json:"recording,omitempty"`
 }
 
 // VariableNames are the names of the placeholders the version uses, sorted; never nil.

@@ -9,7 +9,8 @@ import (
 // record).
 func (v Version) Draft() Draft {
 	return Draft{SystemPrompt: v.SystemPrompt, Greeting: v.Greeting, AvatarID: v.AvatarID, Framing: v.Framing,
-		Voice: v.Voice, Model: v.Model, TransferDestinations: v.TransferDestinations, CallSettings: v.CallSettings}
+		Voice: v.Voice, Model: v.Model, TransferDestinations: v.TransferDestinations, CallSettings: v.CallSettings,
+		Recording: v.Recording}
 }
 
 // RestoreDraft replaces the draft with the content of one of the assistant's versions, to

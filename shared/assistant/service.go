@@ -43,6 +43,8 @@ type Fields struct {
 	// Calls change the call settings (tools, idle timeout, maximum duration); nil leaves
 	// them alone.
 	Calls *CallFields
+	// Recording is RecordingOff or RecordingAudio.
+	Recording *string
 	// LiveKey is set when the request came with an sk_live_ key: a tool's URL must then
 	// be https.
 	LiveKey bool
@@ -250,6 +252,7 @@ func (s *Service) Publish(ctx context.Context, accountID, id string) (Assistant,
 			Name: a.Name, SystemPrompt: a.Draft.SystemPrompt, Greeting: a.Draft.Greeting,
 			AvatarID: a.Draft.AvatarID, Framing: a.Draft.Framing, Voice: a.Draft.Voice, Model: a.Draft.Model,
 			TransferDestinations: a.Draft.TransferDestinations, Variables: names, CallSettings: a.Draft.CallSettings,
+			Recording: a.Draft.Recording,
 		}
 		next := a
 		next.VersionCount = v.Number
@@ -308,6 +311,7 @@ func (s *Service) Duplicate(ctx context.Context, accountID, id string, name *str
 		n = *name
 	}
 	d := src.Draft
+	rec := RecordingOrOff(d.Recording)
 	calls := &CallFields{Tools: &d.Tools, MaxDurationSeconds: d.MaxDurationSeconds, Analysis: d.Analysis}
 	if d.IdleTimeoutSeconds != 0 {
 		calls.IdleTimeoutSeconds = &d.IdleTimeoutSeconds
@@ -315,7 +319,7 @@ func (s *Service) Duplicate(ctx context.Context, accountID, id string, name *str
 	// The copy gets a tool secret of its own, shown in the response.
 	return s.Create(ctx, accountID, Fields{
 		Name: &n, SystemPrompt: &d.SystemPrompt, Greeting: &d.Greeting, AvatarID: &d.AvatarID, Framing: &d.Framing,
-		Voice: &d.Voice, Model: &d.Model, TransferDestinations: &d.TransferDestinations, Calls: calls,
+		Voice: &d.Voice, Model: &d.Model, TransferDestinations: &d.TransferDestinations, Calls: calls, Recording: &rec,
 	})
 }
 
@@ -369,6 +373,11 @@ func archived(id string) error {
 }
 
 func (f Fields) validate(voices []persona.Voice, models []string) error {
+	if f.Recording != nil {
+		if err := ValidRecording("recording", *f.Recording); err != nil {
+			return err
+		}
+	}
 	if f.Name != nil {
 		if strings.TrimSpace(*f.Name) == "" {
 			return apierr.Invalid("name", "name must not be empty")
@@ -538,6 +547,9 @@ func (f Fields) apply(a *Assistant) error {
 		if c.ClearAnalysis {
 			a.Draft.Analysis = nil
 		}
+	}
+	if f.Recording != nil {
+		a.Draft.Recording = *f.Recording
 	}
 	if f.Metadata != nil {
 		m, err := f.Metadata.Apply(a.Metadata)

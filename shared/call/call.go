@@ -152,6 +152,9 @@ type Call struct {
 	// Transfer is the call's latest transfer, if it had one.
 	Transfer *Transfer `json:"transfer,omitempty"`
 
+	// Recording is set when the call's assistant records it (recording.go).
+	Recording *Recording `json:"recording,omitempty"`
+
 	// Usage is set when the call ends (usage.go); the worker's counts come with its
 	// ended report, which may come after.
 	Usage *Usage `json:"usage,omitempty"`
@@ -205,6 +208,7 @@ func (c *Call) End(status, reason, by string, t time.Time, newEventID func() str
 	}
 	c.DurationMS = &d
 	c.setUsageDuration()
+	c.recordingEnded()
 	return c.EndedEvent(newEventID(), t), true
 }
 

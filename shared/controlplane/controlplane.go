@@ -25,6 +25,7 @@ import (
 	"github.com/bridgeline/bridgeline/events/delivery"
 	"github.com/bridgeline/bridgeline/shared/account"
 	"github.com/bridgeline/bridgeline/shared/assistant"
+	"github.com/bridgeline/bridgeline/shared/call"
 	"github.com/bridgeline/bridgeline/shared/config"
 	"github.com/bridgeline/bridgeline/shared/decision"
 	"github.com/bridgeline/bridgeline/shared/httpapi"
@@ -90,6 +91,10 @@ type Deps struct {
 	// toolcall.NewClient(cfg.Webhooks), the egress rules of webhook deliveries (tests
 	// give one whose resolver answers internal addresses).
 	ToolClient *http.Client
+	// Recordings keeps the recorded calls' files (shared/recordings: an S3 bucket on AWS,
+	// a folder locally) for GET and DELETE /v1/calls/{id}/recording; nil answers those
+	// with an error once a call has a recording (a function that serves neither).
+	Recordings call.RecordingFiles
 	// Routes are served beside the control plane's own (the local stack's sim pages).
 	Routes []httpapi.Route
 	// JoinPage holds the hosted join page's files (shared/joinpage/assets.FS): given by
@@ -228,6 +233,7 @@ func New(cfg config.Config, deps Deps) (*ControlPlane, error) {
 		(&httpapi.CallAnswers{Decisions: s, Calls: s, CheckVariables: cp.Sessions.CheckAnswerVariables, Now: now}).Routes(),
 		(&httpapi.Sessions{Service: cp.Sessions, JoinPageURL: cfg.JoinPageURL}).Routes(),
 		(&httpapi.Usage{Reader: usage.Reader{Store: s, Now: now}}).Routes(),
+		(&httpapi.Recordings{Service: call.Recordings{Store: s, Files: recordingFiles(deps.Recordings), Now: now}}).Routes(),
 		httpapi.Passthrough("join-page", page, joinpage.Patterns...),
 		(&httpapi.Receivers{Sessions: cp.Sessions, RTC: deps.LiveKit, ReportSecret: cfg.PersonaReportSecret,
 			Tools: cp.Tools, SimSecret: deps.SimSecret, SIPSecret: deps.SIPSecret, Replays: deps.NotificationReplays, Now: now}).Routes(),
@@ -319,4 +325,22 @@ type noRedelivery struct{}
 
 func (noRedelivery) Redeliver(context.Context, callevent.Event, []string) error {
 	return fmt.Errorf("this process has no delivery path for redeliveries")
+}
+
+// noRecordingFiles is the recordings' store of a process given none.
+type noRecordingFiles struct{}
+
+var errNoRecordingFiles = errors.New("this process has no recordings store")
+
+func (noRecordingFiles) URL(context.Context, string, time.Duration) (string, time.Time, error) {
+	return "", time.Time{}, errNoRecordingFiles
+}
+
+func (noRecordingFiles) Delete(context.Context, string) error { return errNoRecordingFiles }
+
+func recordingFiles(f call.RecordingFiles) call.RecordingFiles {
+	if f == nil {
+		return noRecordingFiles{}
+	}
+	return f
 }

@@ -38,6 +38,8 @@ type AssistantJSON struct {
 type DraftJSON struct {
 	assistant.Draft
 	CallSettingsJSON
+	// Recording is always present: off for records written before it existed.
+	Recording string `json:"recording"`
 }
 
 // CallSettingsJSON are a draft's or a version's call settings, each always present: the
@@ -98,6 +100,8 @@ type VersionJSON struct {
 	// Variables are the placeholder names the greeting and system prompt use.
 	Variables []string `json:"variables"`
 	CallSettingsJSON
+	// Recording: off or audio.
+	Recording string `json:"recording"`
 }
 
 // destinationsOrEmpty presents no destinations as [].
@@ -114,7 +118,8 @@ func PresentAssistant(a assistant.Assistant) AssistantJSON {
 	a.Draft.TransferDestinations = destinationsOrEmpty(a.Draft.TransferDestinations)
 	out := AssistantJSON{
 		ID: a.ID, Object: "assistant", Name: a.Name, Status: a.Status,
-		Draft:    DraftJSON{Draft: a.Draft, CallSettingsJSON: PresentCallSettings(a.Draft.CallSettings)},
+		Draft: DraftJSON{Draft: a.Draft, CallSettingsJSON: PresentCallSettings(a.Draft.CallSettings),
+			Recording: assistant.RecordingOrOff(a.Draft.Recording)},
 		Versions: make([]VersionJSON, 0, len(newest)), VersionCount: len(a.Versions),
 		HasMoreVersions: len(newest) < len(a.Versions), ActiveVersionID: StringOrNull(a.ActiveVersionID),
 		CreatedAt: Time(a.CreatedAt), UpdatedAt: Time(a.UpdatedAt), Metadata: a.Metadata.OrEmpty(),
@@ -131,7 +136,7 @@ func PresentVersion(v assistant.Version) VersionJSON {
 		ID: v.ID, Object: "assistant_version", Number: v.Number, PublishedAt: Time(v.PublishedAt),
 		Name: v.Name, SystemPrompt: v.SystemPrompt, Greeting: v.Greeting, AvatarID: v.AvatarID, Framing: v.Framing,
 		Voice: v.Voice, Model: v.Model, Variables: v.VariableNames(), TransferDestinations: destinationsOrEmpty(v.TransferDestinations),
-		CallSettingsJSON: PresentCallSettings(v.CallSettings),
+		CallSettingsJSON: PresentCallSettings(v.CallSettings), Recording: assistant.RecordingOrOff(v.Recording),
 	}
 }
 
@@ -153,6 +158,9 @@ type assistantBody struct {
 	MaxDurationSeconds Nullable[int] `json:"max_duration_seconds"`
 	// Analysis may be null: no post-call analysis.
 	Analysis Nullable[analysisBody] `json:"analysis"`
+
+	// Recording: off or audio.
+	Recording Nullable[string] `json:"recording"`
 
 	Metadata Nullable[metadataParam] `json:"metadata"`
 }
@@ -190,14 +198,14 @@ func (f assistantBody) fields(current persona.Framing) (assistant.Fields, error)
 		f.Name.NotNull("name"), f.SystemPrompt.NotNull("system_prompt"), f.Greeting.NotNull("greeting"),
 		f.AvatarID.NotNull("avatar_id"), f.Framing.NotNull("framing"), f.Voice.NotNull("voice"), f.Model.NotNull("model"),
 		f.TransferDestinations.NotNull("transfer_destinations"),
-		f.Tools.NotNull("tools"), f.IdleTimeoutSeconds.NotNull("idle_timeout_seconds"),
+		f.Tools.NotNull("tools"), f.IdleTimeoutSeconds.NotNull("idle_timeout_seconds"), f.Recording.NotNull("recording"),
 	} {
 		if err != nil {
 			return assistant.Fields{}, err
 		}
 	}
 	out := assistant.Fields{Name: f.Name.Ptr(), SystemPrompt: f.SystemPrompt.Ptr(), Greeting: f.Greeting.Ptr(), AvatarID: f.AvatarID.Ptr(),
-		Voice: f.Voice.Ptr(), Model: f.Model.Ptr()}
+		Voice: f.Voice.Ptr(), Model: f.Model.Ptr(), Recording: f.Recording.Ptr()}
 	if ds := f.TransferDestinations.Ptr(); ds != nil {
 		dests := make([]persona.TransferDestination, len(*ds))
 		for i, d := range *ds {

@@ -341,6 +341,29 @@ func TestContractAssistantsAndLines(t *testing.T) {
 		t.Errorf("PATCH = %s, want no tools and no limit in the draft", r.Raw)
 	}
 
+	// Recording: off by default, published with the version, restored and duplicated
+	// with the draft (a session's own: TestSessionRecordingRefused).
+	if d := c.OK("GET", tooledPath, "", 200).Body["draft"].(map[string]any); d["recording"] != "off" {
+		t.Errorf("draft's recording = %v, want off by default", d["recording"])
+	}
+	recorded := c.OK("POST", "/v1/assistants", `{"name":"Recorded","system_prompt":"Help.","greeting":"Hi.","avatar_id":"ava_iris","recording":"audio"}`, 201)
+	recPath := "/v1/assistants/" + recorded.Str("id")
+	recVer := c.OK("POST", recPath+"/publish", "", 201)
+	if v := recVer.Body["versions"].([]any)[0].(map[string]any); v["recording"] != "audio" {
+		t.Errorf("published version's recording = %v, want audio", v["recording"])
+	}
+	if d := c.OK("PATCH", recPath, `{"recording":"off"}`, 200).Body["draft"].(map[string]any); d["recording"] != "off" {
+		t.Errorf("PATCH recording off: draft's = %v", d["recording"])
+	}
+	if d := c.OK("POST", recPath+"/draft/restore", `{"version_id":"`+recVer.Str("active_version_id")+`"}`, 200).Body["draft"].(map[string]any); d["recording"] != "audio" {
+		t.Errorf("restored draft's recording = %v, want the version's audio", d["recording"])
+	}
+	if d := c.OK("POST", recPath+"/duplicate", "", 201).Body["draft"].(map[string]any); d["recording"] != "audio" {
+		t.Errorf("duplicate's recording = %v, want audio", d["recording"])
+	}
+	c.Fail("PATCH", recPath, `{"recording":"video"}`, 400, "parameter_invalid")
+	c.Fail("PATCH", recPath, `{"recording":null}`, 400, "parameter_invalid")
+
 	// Archive and what an archived assistant refuses.
 	if r := c.OK("POST", "/v1/assistants/"+ada+"/archive", "", 200); r.Str("status") != "archived" {
 		t.Errorf("archive = %s", r.Raw)

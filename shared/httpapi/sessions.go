@@ -122,6 +122,9 @@ type CallJSON struct {
 	Variables map[string]string `json:"variables"`
 	// Transfer is the call's latest hand-over to another party; null when it had none.
 	Transfer *TransferJSON `json:"transfer"`
+	// Recording is the recording's status (pending, available, failed, deleted); null
+	// when the call is not recorded.
+	Recording *string `json:"recording"`
 	// Analysis is the post-call analysis of an assistant call whose version asks for
 	// one; null otherwise.
 	Analysis *CallAnalysisJSON `json:"analysis"`
@@ -182,7 +185,7 @@ func PresentCall(c call.Call) CallJSON {
 		EndReason: StringOrNull(c.EndReason), EndedBy: StringOrNull(c.EndedBy), Decision: StringOrNull(c.Decision),
 		DecisionSource: StringOrNull(c.DecisionSource), Transcript: transcript, Metrics: c.Metrics,
 		AssistantReport: report, Metadata: c.Metadata.OrEmpty(), Variables: vars, Usage: c.Usage,
-		Transfer: presentTransfer(c.Transfer), Analysis: presentCallAnalysis(c.Analysis),
+		Transfer: presentTransfer(c.Transfer), Analysis: presentCallAnalysis(c.Analysis), Recording: StringOrNull(c.RecordingStatus()),
 	}
 }
 
@@ -207,19 +210,24 @@ func (h *Sessions) create(w http.ResponseWriter, r *http.Request) (int, any, err
 		Metadata Nullable[metadataParam] `json:"metadata"`
 		// Variables (mode assistant): null counts as absent.
 		Variables Nullable[map[string]string] `json:"variables"`
+		// Recording (mode assistant) overrides the version's: off or audio.
+		Recording Nullable[string] `json:"recording"`
 	}
 	if err := Decode(r, &body, false); err != nil {
 		return 0, nil, err
 	}
 	for _, err := range []error{body.PlatformHandle.NotNull("platform_handle"), body.Media.NotNull("media"),
-		body.Mode.NotNull("mode"), body.LineID.NotNull("line_id"), body.Metadata.NotNull("metadata")} {
+		body.Mode.NotNull("mode"), body.LineID.NotNull("line_id"), body.Metadata.NotNull("metadata"), body.Recording.NotNull("recording")} {
 		if err != nil {
 			return 0, nil, err
 		}
 	}
+	if body.Recording.Set && body.Recording.Value == "" {
+		return 0, nil, apierr.Invalid("recording", "recording must be off or audio")
+	}
 	req := session.CreateRequest{PlatformHandle: body.PlatformHandle.Value, Media: body.Media.Value, Mode: body.Mode.Value,
 		AssistantID: body.AssistantID.Value, LineID: body.LineID.Value, Metadata: metadata.Metadata(body.Metadata.Value),
-		Variables: body.Variables.Value}
+		Variables: body.Variables.Value, Recording: body.Recording.Value}
 	if req.LineID != "" && !ident.Valid("line", req.LineID) {
 		return 0, nil, invalidID("line_id", "line")
 	}

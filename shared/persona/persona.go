@@ -107,6 +107,10 @@ type Job struct {
 	// call.transcript when the call was answered: the worker then reports each final
 	// turn as it happens (ReportTurn). Otherwise it sends none, and no event is written.
 	TranscriptEvents bool `json:"transcript_events,omitempty"`
+	// Recording says the call is recorded (the session's recording, else the version's,
+	// is audio): the worker records both sides from the answer to the end and uploads
+	// the file when the call ends.
+	Recording bool `json:"recording,omitempty"`
 }
 
 // WebCall reports whether the job is a web call's (JoinBy).
@@ -121,6 +125,9 @@ const (
 	// ReportTurn carries one final turn (Report.Turn) as it happens, for call.transcript;
 	// it changes nothing on the call record (the ended report's transcript does).
 	ReportTurn = "turn"
+	// ReportRecording follows the ended report of a recorded call (Job.Recording): the
+	// file the worker stored, or why there is none (Report.Recording).
+	ReportRecording = "recording"
 )
 
 // Why a worker left a call (Report.EndReason of ReportEnded).
@@ -227,4 +234,19 @@ type Report struct {
 	// Analysis is set on ReportAnalysis (final), and on ReportEnded as pending when the
 	// version asks for one (analysis.go).
 	Analysis *AnalysisResult `json:"analysis,omitempty"`
+	// Recording is set on ReportRecording: the file the worker stored, or why there is
+	// none.
+	Recording *RecordingResult `json:"recording,omitempty"`
+}
+
+// RecordingResult is a recorded call's file as the worker stored it (shared/recordings),
+// or the error that left it without one.
+type RecordingResult struct {
+	Key        string `json:"key,omitempty"`
+	Format     string `json:"format,omitempty"` // ogg_opus
+	DurationMS int64  `json:"duration_ms,omitempty"`
+	SizeBytes  int64  `json:"size_bytes,omitempty"`
+	// Error says why no file was stored (the store refused it, the call ended before
+	// its answer); empty when Key is set.
+	Error string `json:"error,omitempty"`
 }

@@ -37,6 +37,10 @@ type CreateRequest struct {
 	// Variables (mode assistant only) are values for the version's placeholders.
 	Variables map[string]string
 
+	// Recording (mode assistant only) overrides the version's recording: off or audio;
+	// empty keeps the version's.
+	Recording string
+
 	// mediaDefaulted: Validate filled Media in (an audio-only platform makes it audio).
 	mediaDefaulted bool
 }
@@ -84,6 +88,14 @@ func (r *CreateRequest) Validate() error {
 		}
 	default:
 		return apierr.Invalid("mode", "mode must be human or assistant")
+	}
+	if r.Recording != "" {
+		if r.Mode != ModeAssistant {
+			return apierr.Invalid("recording", "recording is only for mode assistant (a human session's room is the customer's)")
+		}
+		if err := assistant.ValidRecording("recording", r.Recording); err != nil {
+			return err
+		}
 	}
 	return r.checkVariables()
 }
@@ -218,8 +230,9 @@ func (s *Service) record(ctx context.Context, caller account.Caller, sessionID s
 		// The version is fixed now; the assistant is dispatched when the callee answers
 		// (calleeAnswered), so the persona worker's media checks do not run out while the
 		// phone rings.
-		ses.AssistantID, ses.VersionID = ver.AssistantID, ver.ID
+		ses.AssistantID, ses.VersionID, ses.Recording = ver.AssistantID, ver.ID, req.Recording
 		c.HandledBy, c.AssistantID, c.VersionID = call.HandledByAssistant, ver.AssistantID, ver.ID
+		c.Record(ses.RecordingOf(*ver) == assistant.RecordingAudio)
 		c.Variables = callVariables(*ver, req.Variables, l)
 		if _, _, err := ver.Rendered(c.Variables); err != nil {
 			return recorded{}, err

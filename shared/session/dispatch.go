@@ -43,7 +43,8 @@ func (s *Service) job(ctx context.Context, ses Session, c call.Call, v assistant
 			SystemPrompt: prompt, Greeting: greeting, AvatarID: v.AvatarID,
 			Framing: persona.Framing{Shot: v.Framing.Shot, Position: v.Framing.Position}, Voice: v.Voice, Model: v.Model,
 			TransferDestinations: v.TransferDestinations, CallSettings: callSettings(v.CallSettings)},
-		TranscriptEvents: s.wantsTranscript(ctx, c.AccountID)}
+		TranscriptEvents: s.wantsTranscript(ctx, c.AccountID),
+		Recording:        ses.RecordingOf(v) == assistant.RecordingAudio}
 	b, err := json.Marshal(j)
 	return string(b), err
 }
@@ -135,6 +136,7 @@ func (s *Service) answerWithAssistant(ctx context.Context, plat platform.Platfor
 	ses := s.inboundSession(c)
 	ses.Mode, ses.AssistantID, ses.VersionID = ModeAssistant, v.AssistantID, v.ID
 	c.SessionID, c.HandledBy, c.AssistantID, c.VersionID = ses.ID, call.HandledByAssistant, v.AssistantID, v.ID
+	c.Record(ses.RecordingOf(v) == assistant.RecordingAudio)
 	// Recorded before the room exists, so the worker's first report finds the call.
 	if err := s.saveNew(ctx, &ses, c); err != nil {
 		if errors.Is(err, apierr.ErrConflict) {
@@ -164,6 +166,7 @@ func (s *Service) handToAssistant(ctx context.Context, plat platform.Platform, s
 		}
 		ses.Mode, ses.AssistantID, ses.VersionID = ModeAssistant, v.AssistantID, v.ID
 		c.HandledBy, c.AssistantID, c.VersionID = call.HandledByAssistant, v.AssistantID, v.ID
+		c.Record(ses.RecordingOf(v) == assistant.RecordingAudio)
 		c.Variables = values
 		return nil, true, nil
 	})

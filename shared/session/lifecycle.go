@@ -146,6 +146,7 @@ func (s *Service) endWith(ctx context.Context, sessionID string, cond func(Sessi
 				ses.ReportDueAt = &due
 			case ses.Mode == ModeAssistant && c.AssistantReport == "":
 				c.AssistantReport = call.ReportMissing // no worker ever reported
+				c.RecordingUnreported()
 				evts = append(evts, evt)
 			default:
 				evts = append(evts, evt)

@@ -47,6 +47,7 @@ func (s *Service) saveNew(ctx context.Context, ses *Session, c call.Call) error 
 // is recorded without a session.
 func (s *Service) declineOverLimit(ctx context.Context, plat platform.Platform, c call.Call) error {
 	c.SessionID, c.HandledBy, c.AssistantID, c.VersionID = "", call.HandledByNone, "", ""
+	c.Record(false)
 	s.log().Warn("inbound call declined: concurrent session limit", "account_id", c.AccountID, "call_id", c.ID)
 	return s.decline(ctx, plat, c, call.ReasonConcurrentSessionLimit)
 }

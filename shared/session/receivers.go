@@ -238,9 +238,10 @@ func reportEnd(workerReason string) (status, reason, by string) {
 
 // applyReport merges a report's metrics and transcript into the call and reports whether
 // anything changed. Once the call is over only what the record lacks is filled in. The
-// ended report is the final one: the record is then complete (ReportReceived).
+// ended report is the last one with the conversation: the record is then complete
+// (ReportReceived); a recorded call's recording report comes after it.
 func applyReport(c *call.Call, rep persona.Report) bool {
-	before, _ := json.Marshal([]any{c.Metrics, c.Transcript, c.AssistantReport, c.Usage, c.Analysis})
+	before, _ := json.Marshal([]any{c.Metrics, c.Transcript, c.AssistantReport, c.Usage, c.Analysis, c.Recording})
 	if c.Over() {
 		c.Metrics = mergeMetrics(rep.Metrics, derefMetrics(c.Metrics))
 		if len(c.Transcript) == 0 && len(rep.Transcript) > 0 {
@@ -263,7 +264,10 @@ func applyReport(c *call.Call, rep persona.Report) bool {
 			c.Analysis = &call.Analysis{Status: persona.AnalysisPending} // the analysis report follows
 		}
 	}
-	after, _ := json.Marshal([]any{c.Metrics, c.Transcript, c.AssistantReport, c.Usage, c.Analysis})
+	if rep.Kind == persona.ReportRecording {
+		c.RecordingReported(rep.Recording)
+	}
+	after, _ := json.Marshal([]any{c.Metrics, c.Transcript, c.AssistantReport, c.Usage, c.Analysis, c.Recording})
 	return string(before) != string(after)
 }
 

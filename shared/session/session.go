@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/bridgeline/bridgeline/events/callevent"
+	"github.com/bridgeline/bridgeline/shared/assistant"
 	"github.com/bridgeline/bridgeline/shared/call"
 	"github.com/bridgeline/bridgeline/shared/listing"
 	"github.com/bridgeline/bridgeline/shared/metadata"
@@ -89,6 +90,18 @@ type Session struct {
 	// is the caller, the one the token POST /v1/sessions returned names. Its joining
 	// answers the call and its leaving hangs up.
 	Caller string `json:"caller,omitempty"`
+	// Recording is the recording asked for on POST /v1/sessions (off or audio), which
+	// overrides the version's; empty: the version's.
+	Recording string `json:"recording,omitempty"`
+}
+
+// RecordingOf is the recording mode of the session's call of version v: the session's
+// own, else the version's; off or audio.
+func (s Session) RecordingOf(v assistant.Version) string {
+	if s.Recording != "" {
+		return s.Recording
+	}
+	return assistant.RecordingOrOff(v.Recording)
 }
 
 // WebCall reports whether the session is a web call: its caller is a client that joins

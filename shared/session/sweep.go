@@ -191,6 +191,7 @@ func (s *Service) releaseEnded(ctx context.Context, sessionID string, now time.T
 		}
 		ses.ReportDueAt = nil
 		c.AssistantReport = call.ReportMissing
+		c.RecordingUnreported()
 		at := s.now()
 		evts := []callevent.Event{endedEvent(*ses, *c, newEventID(), at)}
 		return append(evts, s.analysisUnavailable(ctx, *ses, c, at)...), true, nil

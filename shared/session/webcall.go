@@ -96,7 +96,7 @@ func (s *Service) recordWebCall(ctx context.Context, caller account.Caller, sess
 	now := s.now()
 	ses := Session{ID: sessionID, AccountID: accountID, LineID: l.ID, Mode: ModeAssistant, Media: req.Media,
 		Status: StatusRinging, CreatedAt: now, Metadata: metadata.New(req.Metadata),
-		AssistantID: v.AssistantID, VersionID: v.ID, Caller: identity}
+		AssistantID: v.AssistantID, VersionID: v.ID, Caller: identity, Recording: req.Recording}
 	c := call.Call{ID: ident.New("call"), AccountID: accountID, Direction: call.Inbound, LineID: l.ID,
 		From: identity, To: l.Handle, Media: req.Media, Status: call.StatusRinging, HandledBy: call.HandledByAssistant,
 		AssistantID: v.AssistantID, VersionID: v.ID, SessionID: ses.ID, Platform: web.Name, StartedAt: now,
@@ -104,6 +104,7 @@ func (s *Service) recordWebCall(ctx context.Context, caller account.Caller, sess
 	if _, _, err := v.Rendered(c.Variables); err != nil {
 		return recorded{}, err
 	}
+	c.Record(ses.RecordingOf(v) == assistant.RecordingAudio)
 	ses.CallID = c.ID
 	tok, err := s.callerToken(ses, caller.Account)
 	if err != nil {

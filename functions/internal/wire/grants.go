@@ -80,9 +80,11 @@ var Writes = map[string]map[dynamo.Table]Access{
 	"events-get":                      {dynamo.RateLimits: Write},
 	"events-redeliver":                {dynamo.Events: Write, dynamo.Idempotency: idempotent, dynamo.RateLimits: Write}, // the event counts its redeliveries
 
-	"calls-answer": {dynamo.CallDecisions: Write, dynamo.Idempotency: idempotent, dynamo.RateLimits: Write},
-	"calls-list":   {dynamo.RateLimits: Write},
-	"calls-get":    {dynamo.RateLimits: Write},
+	"calls-answer":           {dynamo.CallDecisions: Write, dynamo.Idempotency: idempotent, dynamo.RateLimits: Write},
+	"calls-list":             {dynamo.RateLimits: Write},
+	"calls-get":              {dynamo.RateLimits: Write},
+	"calls-recording-get":    {dynamo.RateLimits: Write},
+	"calls-recording-delete": {dynamo.CallPlatformIDs: Write, dynamo.Calls: Write, dynamo.RateLimits: Write},
 	// GET /v1/usage reads the usage days, kept in the calls table (by key).
 	"usage-get": {dynamo.RateLimits: Write},
 	// A call's metadata: the call is saved whole, with the claim of its platform id.

@@ -51,7 +51,10 @@ var Tables = map[string][]dynamo.Table{
 	"calls-answer": {dynamo.CallDecisions, dynamo.Calls, dynamo.Idempotency, dynamo.RateLimits},
 	"calls-list":   {dynamo.Calls, dynamo.RateLimits},
 	"calls-get":    {dynamo.Calls, dynamo.RateLimits},
-	"usage-get":    {dynamo.Calls, dynamo.RateLimits},
+	// The recording routes read the call record; DELETE writes it (recording deleted).
+	"calls-recording-get":    {dynamo.Calls, dynamo.RateLimits},
+	"calls-recording-delete": {dynamo.CallPlatformIDs, dynamo.Calls, dynamo.RateLimits},
+	"usage-get":              {dynamo.Calls, dynamo.RateLimits},
 	// A call's metadata: the call is saved whole, with the claim of its platform id.
 	"calls-update": {dynamo.CallPlatformIDs, dynamo.Calls, dynamo.RateLimits},
 

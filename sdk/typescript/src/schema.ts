@@ -783,6 +783,49 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/calls/{id}/recording": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The call's id. */
+                id: components["schemas"]["CallID"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Download a call's recording
+         * @description A URL that downloads the call's recording (see `Recording` for what the file
+         *     holds), with no API key: the URL's signature is the credential, so treat it as
+         *     one and hand it only to whom may hear the call. It works until `expires_at`, 15
+         *     minutes after the answer; after that it answers 403, and a new one is asked here.
+         *     On AWS it is an S3 presigned URL; on the local stack a URL of the local server
+         *     (`/recordings/...`). 404 `recording_not_found` when the call has no recording to
+         *     download: it was not recorded, or ended before it was answered (`recording` is
+         *     null), the file is not stored yet (`pending`: `GET /v1/calls/{id}` says when it
+         *     is `available`), recording failed (`failed`, the message says why), it was
+         *     deleted (`deleted`), or the id is not a call of this account.
+         */
+        get: operations["getCallRecording"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete a call's recording for good
+         * @description Removes the recording's file for good (no copy is kept: the bucket is not
+         *     versioned) and the record's `recording` becomes `deleted`; URLs handed out before
+         *     stop working (the local stack's at once; an S3 presigned URL finds no object).
+         *     204, with no body. Deleting a deleted recording is 204 again (and removes the
+         *     file again, should an earlier attempt have failed half way). 404
+         *     `recording_not_found` when there is no recording to delete: not recorded, not
+         *     stored yet (`pending`: delete it once it is `available`), failed, or not a call
+         *     of this account.
+         */
+        delete: operations["deleteCallRecording"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/sip_trunks": {
         parameters: {
             query?: never;
@@ -1214,7 +1257,7 @@ export interface components {
          * @example parameter_missing
          * @enum {string}
          */
-        ErrorCode: "parameter_missing" | "parameter_invalid" | "parameter_unknown" | "invalid_json" | "body_too_large" | "unsupported_media_type" | "resource_not_found" | "route_not_found" | "method_not_allowed" | "assistant_archived" | "assistant_not_published" | "assistant_in_use" | "draft_incomplete" | "session_ended" | "call_already_answered" | "call_not_answerable" | "webhook_endpoint_limit_reached" | "webhook_endpoint_disabled" | "event_not_redeliverable" | "no_subscribed_endpoint" | "no_line" | "api_key_missing" | "api_key_invalid" | "last_api_key" | "api_key_limit_reached" | "rate_limited" | "idempotency_key_reused" | "idempotency_key_in_use" | "idempotency_key_invalid" | "upstream_unavailable" | "url_not_allowed" | "concurrent_session_limit" | "live_key_required" | "trunk_in_use" | "trunk_line_limit_reached" | "trunk_has_no_outbound" | "handle_taken" | "line_in_call" | "line_not_deletable" | "transfer_not_supported" | "call_not_active" | "transfer_failed" | "internal_error";
+        ErrorCode: "parameter_missing" | "parameter_invalid" | "parameter_unknown" | "invalid_json" | "body_too_large" | "unsupported_media_type" | "resource_not_found" | "route_not_found" | "method_not_allowed" | "assistant_archived" | "assistant_not_published" | "assistant_in_use" | "draft_incomplete" | "session_ended" | "call_already_answered" | "call_not_answerable" | "webhook_endpoint_limit_reached" | "webhook_endpoint_disabled" | "event_not_redeliverable" | "no_subscribed_endpoint" | "no_line" | "api_key_missing" | "api_key_invalid" | "last_api_key" | "api_key_limit_reached" | "rate_limited" | "idempotency_key_reused" | "idempotency_key_in_use" | "idempotency_key_invalid" | "upstream_unavailable" | "url_not_allowed" | "concurrent_session_limit" | "live_key_required" | "trunk_in_use" | "trunk_line_limit_reached" | "trunk_has_no_outbound" | "handle_taken" | "line_in_call" | "line_not_deletable" | "transfer_not_supported" | "call_not_active" | "transfer_failed" | "recording_not_found" | "internal_error";
         /**
          * @description The one error shape.
          * @example {
@@ -1329,7 +1372,7 @@ export interface components {
                  * @description The stable, machine-readable reason; see `ErrorCode`.
                  * @enum {string}
                  */
-                code: "resource_not_found" | "route_not_found";
+                code: "resource_not_found" | "route_not_found" | "recording_not_found";
                 /** @description For people; never parse it. Never holds internal detail. */
                 message: string;
                 /** @description The offending field (dotted when nested), query parameter or header, when there is one. */
@@ -1760,6 +1803,8 @@ export interface components {
             max_duration_seconds?: components["schemas"]["MaxDurationSeconds"];
             /** @description The post-call analysis (the whole of it); null turns it off. */
             analysis?: components["schemas"]["AnalysisInput"] | null;
+            /** @description Whether calls of the versions published from this draft are recorded: `off` (default) or `audio` (see `Recording`). */
+            recording?: components["schemas"]["Recording"];
             /** @description Your own key-value pairs (at most 50; see `Metadata`). A key given `""` is not stored. `null` is refused. */
             metadata?: components["schemas"]["Metadata"];
             /** @description Where the assistant's `transfer_call` tool may hand a call over (at most 10, each `to` once); replaces the draft's, `[]` clears them. */
@@ -1827,6 +1872,8 @@ export interface components {
             max_duration_seconds?: components["schemas"]["MaxDurationSeconds"];
             /** @description The post-call analysis (the whole of it); null turns it off. */
             analysis?: components["schemas"]["AnalysisInput"] | null;
+            /** @description Whether calls of the versions published from this draft are recorded: `off` (default) or `audio` (see `Recording`). */
+            recording?: components["schemas"]["Recording"];
             /** @description Changes the metadata: see `MetadataUpdate`. */
             metadata?: components["schemas"]["MetadataUpdate"];
             /** @description Where the assistant's `transfer_call` tool may hand a call over (at most 10, each `to` once); replaces the draft's, `[]` clears them. */
@@ -2052,6 +2099,20 @@ export interface components {
             success_criteria?: string;
         };
         /**
+         * @description Whether an assistant call is recorded. `off` (the default): nothing is recorded.
+         *     `audio`: the persona worker records the call from its answer to its end as one
+         *     Ogg Opus file of two channels, the caller on the left and the assistant on the
+         *     right, on one clock (a sound at second 12 of the file was heard or said 12 s after
+         *     the answer), each channel a mono Opus stream of its own (channel mapping family 1,
+         *     16 kHz, 48 kbit/s together: about 22 MB an hour), and stores it when the call
+         *     ends. What the caller says before the answer (a ringing phone) is not in it. A
+         *     version's `recording` applies to its calls; `recording` on `POST /v1/sessions`
+         *     overrides it for that session's call.
+         * @example audio
+         * @enum {string}
+         */
+        Recording: "off" | "audio";
+        /**
          * @description The editable working copy.
          * @example {
          *       "system_prompt": "You are the front desk of Acme Dental. Be brief and kind.",
@@ -2066,7 +2127,8 @@ export interface components {
          *       "tools": [],
          *       "idle_timeout_seconds": 30,
          *       "max_duration_seconds": null,
-         *       "analysis": null
+         *       "analysis": null,
+         *       "recording": "off"
          *     }
          */
         Draft: {
@@ -2092,6 +2154,8 @@ export interface components {
             max_duration_seconds: components["schemas"]["MaxDurationSeconds"];
             /** @description What the model is asked once a call has ended; null for no analysis. */
             analysis: components["schemas"]["Analysis"] | null;
+            /** @description Whether calls of versions published from this draft are recorded. */
+            recording: components["schemas"]["Recording"];
         };
         /**
          * @description Values for an assistant's `{{name}}` placeholders, by name. At most 50; each name
@@ -2125,7 +2189,8 @@ export interface components {
          *       "tools": [],
          *       "idle_timeout_seconds": 30,
          *       "max_duration_seconds": null,
-         *       "analysis": null
+         *       "analysis": null,
+         *       "recording": "off"
          *     }
          */
         AssistantVersion: {
@@ -2166,6 +2231,8 @@ export interface components {
             max_duration_seconds: components["schemas"]["MaxDurationSeconds"];
             /** @description What the model is asked once a call has ended; null for no analysis. */
             analysis: components["schemas"]["Analysis"] | null;
+            /** @description Whether this version's calls are recorded (a session's own `recording` overrides it). */
+            recording: components["schemas"]["Recording"];
         };
         /**
          * @example {
@@ -2186,7 +2253,8 @@ export interface components {
          *         "tools": [],
          *         "idle_timeout_seconds": 30,
          *         "max_duration_seconds": null,
-         *         "analysis": null
+         *         "analysis": null,
+         *         "recording": "off"
          *       },
          *       "versions": [
          *         {
@@ -2208,7 +2276,8 @@ export interface components {
          *           "tools": [],
          *           "idle_timeout_seconds": 30,
          *           "max_duration_seconds": null,
-         *           "analysis": null
+         *           "analysis": null,
+         *           "recording": "off"
          *         }
          *       ],
          *       "version_count": 1,
@@ -2283,7 +2352,8 @@ export interface components {
          *             "tools": [],
          *             "idle_timeout_seconds": 30,
          *             "max_duration_seconds": null,
-         *             "analysis": null
+         *             "analysis": null,
+         *             "recording": "off"
          *           },
          *           "versions": [
          *             {
@@ -2305,7 +2375,8 @@ export interface components {
          *               "tools": [],
          *               "idle_timeout_seconds": 30,
          *               "max_duration_seconds": null,
-         *               "analysis": null
+         *               "analysis": null,
+         *               "recording": "off"
          *             }
          *           ],
          *           "version_count": 1,
@@ -2355,7 +2426,8 @@ export interface components {
          *           "tools": [],
          *           "idle_timeout_seconds": 30,
          *           "max_duration_seconds": null,
-         *           "analysis": null
+         *           "analysis": null,
+         *           "recording": "off"
          *         }
          *       ],
          *       "has_more": false
@@ -4535,6 +4607,12 @@ export interface components {
             variables?: {
                 [key: string]: string;
             } | null;
+            /**
+             * @description Mode `assistant` only (400 `parameter_invalid` otherwise): `off` or `audio`,
+             *     overriding the version's `recording` for this session's call (see `Recording`).
+             *     Left out: the version's.
+             */
+            recording?: components["schemas"]["Recording"];
         };
         /**
          * @description What `PATCH /v1/sessions/{id}` changes. Only metadata; `{}` changes nothing.
@@ -5372,6 +5450,59 @@ export interface components {
             } | null;
             /** @description The call's latest hand-over to another party; null when it had none. */
             transfer?: components["schemas"]["Transfer"] | null;
+            /**
+             * @description The call's recording, when its assistant records it (the version's or the
+             *     session's `recording: audio`); null when it does not, or when the call ended
+             *     before it was answered (nothing to record). `pending` while the call goes on
+             *     and until the file is stored (a few seconds after the end); `available` once
+             *     `GET /v1/calls/{id}/recording` hands out its URL; `failed` when no file was
+             *     stored (that route's 404 says why); `deleted` after
+             *     `DELETE /v1/calls/{id}/recording`.
+             */
+            recording?: components["schemas"]["RecordingStatus"] | null;
+        };
+        /**
+         * @description Where a call's recording is: `pending`, `available`, `failed` or `deleted` (see the call's `recording`).
+         * @example available
+         * @enum {string}
+         */
+        RecordingStatus: "pending" | "available" | "failed" | "deleted";
+        /**
+         * @description A recorded call's file, to download.
+         * @example {
+         *       "object": "call_recording",
+         *       "call_id": "call_01jd3f4g5h6j7k8m9n0p1q2r3t",
+         *       "url": "https://bridgeline-recordings.s3.amazonaws.com/acct_01jd3f4g5h6j7k8m9n0p1q2r3t/call_01jd3f4g5h6j7k8m9n0p1q2r3t.ogg?X-Amz-Expires=900&X-Amz-Signature=abc123",
+         *       "expires_at": "2026-11-22T07:15:00.000Z",
+         *       "duration_ms": 59000,
+         *       "size_bytes": 361472,
+         *       "format": "ogg_opus"
+         *     }
+         */
+        RecordingDownload: {
+            /**
+             * @description The kind of object: always `call_recording`.
+             * @enum {string}
+             */
+            object: "call_recording";
+            /** @description The call's id. */
+            call_id: components["schemas"]["CallID"];
+            /**
+             * Format: uri
+             * @description Downloads the file (`audio/ogg`) with no API key until `expires_at`: a credential, keep it as one.
+             */
+            url: string;
+            /** @description When the URL stops working: 15 minutes after the answer. */
+            expires_at: components["schemas"]["Timestamp"];
+            /** @description The recording's length, from the answer to the end of the call. */
+            duration_ms: number;
+            /** @description The file's size. */
+            size_bytes: number;
+            /**
+             * @description `ogg_opus`: one Ogg file, two Opus streams (the caller on the left channel, the assistant on the right; see `Recording`).
+             * @enum {string}
+             */
+            format: "ogg_opus";
         };
         /**
          * @example {
@@ -5629,6 +5760,16 @@ export interface components {
         };
         /** @description `resource_not_found`: no such id for this account (`param: id`, or the body field that names it). */
         NotFound: {
+            headers: {
+                "Request-Id": components["headers"]["Request-Id"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error404"];
+            };
+        };
+        /** @description `recording_not_found`: the call has no recording to hand out or delete, or is not a call of this account (`param: id`). */
+        RecordingNotFound: {
             headers: {
                 "Request-Id": components["headers"]["Request-Id"];
                 [name: string]: unknown;
@@ -5899,7 +6040,8 @@ export interface operations {
                      *             "tools": [],
                      *             "idle_timeout_seconds": 30,
                      *             "max_duration_seconds": null,
-                     *             "analysis": null
+                     *             "analysis": null,
+                     *             "recording": "off"
                      *           },
                      *           "versions": [
                      *             {
@@ -5921,7 +6063,8 @@ export interface operations {
                      *               "tools": [],
                      *               "idle_timeout_seconds": 30,
                      *               "max_duration_seconds": null,
-                     *               "analysis": null
+                     *               "analysis": null,
+                     *               "recording": "off"
                      *             }
                      *           ],
                      *           "version_count": 1,
@@ -6030,7 +6173,8 @@ export interface operations {
                      *         "tools": [],
                      *         "idle_timeout_seconds": 30,
                      *         "max_duration_seconds": null,
-                     *         "analysis": null
+                     *         "analysis": null,
+                     *         "recording": "off"
                      *       },
                      *       "versions": [
                      *         {
@@ -6052,7 +6196,8 @@ export interface operations {
                      *           "tools": [],
                      *           "idle_timeout_seconds": 30,
                      *           "max_duration_seconds": null,
-                     *           "analysis": null
+                     *           "analysis": null,
+                     *           "recording": "off"
                      *         }
                      *       ],
                      *       "version_count": 1,
@@ -6117,7 +6262,8 @@ export interface operations {
                      *         "tools": [],
                      *         "idle_timeout_seconds": 30,
                      *         "max_duration_seconds": null,
-                     *         "analysis": null
+                     *         "analysis": null,
+                     *         "recording": "off"
                      *       },
                      *       "versions": [
                      *         {
@@ -6139,7 +6285,8 @@ export interface operations {
                      *           "tools": [],
                      *           "idle_timeout_seconds": 30,
                      *           "max_duration_seconds": null,
-                     *           "analysis": null
+                     *           "analysis": null,
+                     *           "recording": "off"
                      *         }
                      *       ],
                      *       "version_count": 1,
@@ -6245,7 +6392,8 @@ export interface operations {
                      *         "tools": [],
                      *         "idle_timeout_seconds": 30,
                      *         "max_duration_seconds": null,
-                     *         "analysis": null
+                     *         "analysis": null,
+                     *         "recording": "off"
                      *       },
                      *       "versions": [
                      *         {
@@ -6267,7 +6415,8 @@ export interface operations {
                      *           "tools": [],
                      *           "idle_timeout_seconds": 30,
                      *           "max_duration_seconds": null,
-                     *           "analysis": null
+                     *           "analysis": null,
+                     *           "recording": "off"
                      *         }
                      *       ],
                      *       "version_count": 1,
@@ -6342,7 +6491,8 @@ export interface operations {
                      *           "tools": [],
                      *           "idle_timeout_seconds": 30,
                      *           "max_duration_seconds": null,
-                     *           "analysis": null
+                     *           "analysis": null,
+                     *           "recording": "off"
                      *         }
                      *       ],
                      *       "has_more": false
@@ -6407,7 +6557,8 @@ export interface operations {
                      *         "tools": [],
                      *         "idle_timeout_seconds": 30,
                      *         "max_duration_seconds": null,
-                     *         "analysis": null
+                     *         "analysis": null,
+                     *         "recording": "off"
                      *       },
                      *       "versions": [
                      *         {
@@ -6429,7 +6580,8 @@ export interface operations {
                      *           "tools": [],
                      *           "idle_timeout_seconds": 30,
                      *           "max_duration_seconds": null,
-                     *           "analysis": null
+                     *           "analysis": null,
+                     *           "recording": "off"
                      *         }
                      *       ],
                      *       "version_count": 1,
@@ -6507,7 +6659,8 @@ export interface operations {
                      *         "tools": [],
                      *         "idle_timeout_seconds": 30,
                      *         "max_duration_seconds": null,
-                     *         "analysis": null
+                     *         "analysis": null,
+                     *         "recording": "off"
                      *       },
                      *       "versions": [
                      *         {
@@ -6529,7 +6682,8 @@ export interface operations {
                      *           "tools": [],
                      *           "idle_timeout_seconds": 30,
                      *           "max_duration_seconds": null,
-                     *           "analysis": null
+                     *           "analysis": null,
+                     *           "recording": "off"
                      *         }
                      *       ],
                      *       "version_count": 1,
@@ -6607,7 +6761,8 @@ export interface operations {
                      *         "tools": [],
                      *         "idle_timeout_seconds": 30,
                      *         "max_duration_seconds": null,
-                     *         "analysis": null
+                     *         "analysis": null,
+                     *         "recording": "off"
                      *       },
                      *       "versions": [
                      *         {
@@ -6629,7 +6784,8 @@ export interface operations {
                      *           "tools": [],
                      *           "idle_timeout_seconds": 30,
                      *           "max_duration_seconds": null,
-                     *           "analysis": null
+                     *           "analysis": null,
+                     *           "recording": "off"
                      *         }
                      *       ],
                      *       "version_count": 1,
@@ -6707,7 +6863,8 @@ export interface operations {
                      *         "tools": [],
                      *         "idle_timeout_seconds": 30,
                      *         "max_duration_seconds": null,
-                     *         "analysis": null
+                     *         "analysis": null,
+                     *         "recording": "off"
                      *       },
                      *       "versions": [
                      *         {
@@ -6729,7 +6886,8 @@ export interface operations {
                      *           "tools": [],
                      *           "idle_timeout_seconds": 30,
                      *           "max_duration_seconds": null,
-                     *           "analysis": null
+                     *           "analysis": null,
+                     *           "recording": "off"
                      *         }
                      *       ],
                      *       "version_count": 1,
@@ -6804,7 +6962,8 @@ export interface operations {
                      *         "tools": [],
                      *         "idle_timeout_seconds": 30,
                      *         "max_duration_seconds": null,
-                     *         "analysis": null
+                     *         "analysis": null,
+                     *         "recording": "off"
                      *       },
                      *       "versions": [
                      *         {
@@ -6826,7 +6985,8 @@ export interface operations {
                      *           "tools": [],
                      *           "idle_timeout_seconds": 30,
                      *           "max_duration_seconds": null,
-                     *           "analysis": null
+                     *           "analysis": null,
+                     *           "recording": "off"
                      *         }
                      *       ],
                      *       "version_count": 1,
@@ -6900,7 +7060,8 @@ export interface operations {
                      *         "tools": [],
                      *         "idle_timeout_seconds": 30,
                      *         "max_duration_seconds": null,
-                     *         "analysis": null
+                     *         "analysis": null,
+                     *         "recording": "off"
                      *       },
                      *       "versions": [
                      *         {
@@ -6922,7 +7083,8 @@ export interface operations {
                      *           "tools": [],
                      *           "idle_timeout_seconds": 30,
                      *           "max_duration_seconds": null,
-                     *           "analysis": null
+                     *           "analysis": null,
+                     *           "recording": "off"
                      *         }
                      *       ],
                      *       "version_count": 1,
@@ -8605,6 +8767,66 @@ export interface operations {
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
             502: components["responses"]["Upstream"];
+        };
+    };
+    getCallRecording: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The call's id. */
+                id: components["schemas"]["CallID"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The recording's download URL. */
+            200: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RecordingDownload"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["RecordingNotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    deleteCallRecording: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The call's id. */
+                id: components["schemas"]["CallID"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The recording is deleted. */
+            204: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["RecordingNotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
         };
     };
     listSipTrunks: {

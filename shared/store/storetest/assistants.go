@@ -24,7 +24,7 @@ func completeFields(name string) assistant.Fields {
 }
 
 var assistantCases = map[string]func(*testing.T, Store){
-	"call settings (tools, idle timeout, maximum duration) go from the draft into each version; the tool secret is kept and rotates": callSettings,
+	"call settings (tools, idle timeout, maximum duration) and recording go from the draft into each version; the tool secret is kept and rotates": callSettings,
 	"the head is the assistant without its versions; a call runs the active version": func(t *testing.T, s Store) {
 		acct, _ := newAccount(t, s)
 		svc := assistant.Service{Store: s, Now: time.Now}
@@ -282,6 +282,8 @@ func callSettings(t *testing.T, s Store) {
 		Parameters: json.RawMessage(`{"type":"object","properties":{"order_id":{"type":"string"}},"required":["order_id"]}`)}}
 	idle, most := 45, 300
 	f.Calls = &assistant.CallFields{Tools: &tools, IdleTimeoutSeconds: &idle, MaxDurationSeconds: &most}
+	audio := assistant.RecordingAudio
+	f.Recording = &audio
 	a, err := svc.Create(ctx(t), acct.ID, f)
 	if err != nil {
 		t.Fatal(err)
@@ -301,6 +303,9 @@ func callSettings(t *testing.T, s Store) {
 	want.Tools[0].TimeoutMS = assistant.DefaultToolTimeoutMS
 	if !reflect.DeepEqual(v.CallSettings, want) {
 		t.Errorf("version's call settings = %+v, want %+v", v.CallSettings, want)
+	}
+	if v.Recording != assistant.RecordingAudio {
+		t.Errorf("version's recording = %q, want audio", v.Recording)
 	}
 	first, err := svc.ToolSigningSecrets(ctx(t), acct.ID, a.ID)
 	if err != nil || len(first) != 1 {
