@@ -182,6 +182,13 @@ func (s *stack) sessionScenario(lk *livekitserver.Server, gw *gateway, acctID, l
 		t.Errorf("calls list = %v, want [%s]", calls, c.ID)
 	}
 	s.expect(get("calls-get", "/v1/calls/{id}", "/v1/calls/"+c.ID), http.StatusOK)
+	// A call that was not recorded has no recording to download or delete.
+	for _, rq := range []request{get("calls-recording-get", "/v1/calls/{id}/recording", "/v1/calls/"+c.ID+"/recording"),
+		{fn: "calls-recording-delete", method: http.MethodDelete, pattern: "/v1/calls/{id}/recording", path: "/v1/calls/" + c.ID + "/recording", auth: auth}} {
+		if e := s.expect(rq, http.StatusNotFound); e["error"].(map[string]any)["code"] != "recording_not_found" {
+			t.Errorf("%s %s = %v, want 404 recording_not_found", rq.method, rq.path, e)
+		}
+	}
 
 	// Metadata: the session's and the call's are each their own, changed by their PATCH.
 	patch := func(fn, pattern, path, body string) request {
