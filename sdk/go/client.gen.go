@@ -7980,8 +7980,8 @@ type ClientInterface interface {
 	// 204, with no body. Deleting a deleted recording is 204 again (and removes the
 	// file again, should an earlier attempt have failed half way). 404
 	// `recording_not_found` when there is no recording to delete: not recorded, not
-	// stored yet (`pending`: delete it once it is `available`), failed, or not a call
-	// of this account.
+	// stored yet (`pending`: delete it once it is `available`), or failed. 404
+	// `resource_not_found` when the id is not a call of this account.
 	//
 	// Corresponds with DELETE /v1/calls/{id}/recording (the `DeleteCallRecording` operationId).
 	DeleteCallRecording(ctx context.Context, id CallID, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -7997,7 +7997,8 @@ type ClientInterface interface {
 	// download: it was not recorded, or ended before it was answered (`recording` is
 	// null), the file is not stored yet (`pending`: `GET /v1/calls/{id}` says when it
 	// is `available`), recording failed (`failed`, the message says why), it was
-	// deleted (`deleted`), or the id is not a call of this account.
+	// deleted (`deleted`). 404 `resource_not_found` when the id is not a call of this
+	// account.
 	//
 	// Corresponds with GET /v1/calls/{id}/recording (the `GetCallRecording` operationId).
 	GetCallRecording(ctx context.Context, id CallID, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -9333,8 +9334,8 @@ func (c *BaseClient) AnswerCall(ctx context.Context, id CallID, params *AnswerCa
 // 204, with no body. Deleting a deleted recording is 204 again (and removes the
 // file again, should an earlier attempt have failed half way). 404
 // `recording_not_found` when there is no recording to delete: not recorded, not
-// stored yet (`pending`: delete it once it is `available`), failed, or not a call
-// of this account.
+// stored yet (`pending`: delete it once it is `available`), or failed. 404
+// `resource_not_found` when the id is not a call of this account.
 //
 // Corresponds with DELETE /v1/calls/{id}/recording (the `DeleteCallRecording` operationId).
 func (c *BaseClient) DeleteCallRecording(ctx context.Context, id CallID, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -9360,7 +9361,8 @@ func (c *BaseClient) DeleteCallRecording(ctx context.Context, id CallID, reqEdit
 // download: it was not recorded, or ended before it was answered (`recording` is
 // null), the file is not stored yet (`pending`: `GET /v1/calls/{id}` says when it
 // is `available`), recording failed (`failed`, the message says why), it was
-// deleted (`deleted`), or the id is not a call of this account.
+// deleted (`deleted`). 404 `resource_not_found` when the id is not a call of this
+// account.
 //
 // Corresponds with GET /v1/calls/{id}/recording (the `GetCallRecording` operationId).
 func (c *BaseClient) GetCallRecording(ctx context.Context, id CallID, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -13766,8 +13768,8 @@ type ClientWithResponsesInterface interface {
 	// 204, with no body. Deleting a deleted recording is 204 again (and removes the
 	// file again, should an earlier attempt have failed half way). 404
 	// `recording_not_found` when there is no recording to delete: not recorded, not
-	// stored yet (`pending`: delete it once it is `available`), failed, or not a call
-	// of this account.
+	// stored yet (`pending`: delete it once it is `available`), or failed. 404
+	// `resource_not_found` when the id is not a call of this account.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -13785,7 +13787,8 @@ type ClientWithResponsesInterface interface {
 	// download: it was not recorded, or ended before it was answered (`recording` is
 	// null), the file is not stored yet (`pending`: `GET /v1/calls/{id}` says when it
 	// is `available`), recording failed (`failed`, the message says why), it was
-	// deleted (`deleted`), or the id is not a call of this account.
+	// deleted (`deleted`). 404 `resource_not_found` when the id is not a call of this
+	// account.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -23053,8 +23056,8 @@ func (c *ClientWithResponses) AnswerCallWithResponse(ctx context.Context, id Cal
 // 204, with no body. Deleting a deleted recording is 204 again (and removes the
 // file again, should an earlier attempt have failed half way). 404
 // `recording_not_found` when there is no recording to delete: not recorded, not
-// stored yet (`pending`: delete it once it is `available`), failed, or not a call
-// of this account.
+// stored yet (`pending`: delete it once it is `available`), or failed. 404
+// `resource_not_found` when the id is not a call of this account.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -23078,7 +23081,8 @@ func (c *ClientWithResponses) DeleteCallRecordingWithResponse(ctx context.Contex
 // download: it was not recorded, or ended before it was answered (`recording` is
 // null), the file is not stored yet (`pending`: `GET /v1/calls/{id}` says when it
 // is `available`), recording failed (`failed`, the message says why), it was
-// deleted (`deleted`), or the id is not a call of this account.
+// deleted (`deleted`). 404 `resource_not_found` when the id is not a call of this
+// account.
 //
 // Returns a wrapper object for the known response body format(s).
 //

@@ -2,7 +2,6 @@ package call
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
@@ -49,16 +48,14 @@ type Download struct {
 
 func recordingNotFound(id, why string) error {
 	return &apierr.Error{Code: apierr.CodeRecordingNotFound, Param: "id",
-		Message: fmt.Sprintf("call %q has no recording to download: %s", id, why)}
+		Message: fmt.Sprintf("call %q has no recording: %s", id, why)}
 }
 
-// get reads the account's call; another account's, or none, is recording_not_found.
+// get reads the account's call; another account's, or none, is resource_not_found, as
+// on every other route of a call.
 func (s Recordings) get(ctx context.Context, accountID, id string) (Call, error) {
 	c, err := s.Store.GetCall(ctx, id)
-	if errors.Is(err, apierr.ErrNotFound) || err == nil && c.AccountID != accountID {
-		return Call{}, recordingNotFound(id, "no such call")
-	}
-	return c, err
+	return apierr.Owned(c, c.AccountID, err, accountID, apierr.NotFound("call", id))
 }
 
 // whyNot says why a call's recording cannot be downloaded or deleted.
@@ -78,8 +75,8 @@ func whyNot(c Call) string {
 }
 
 // URL hands out a download URL of the call's available recording, working for
-// RecordingURLTTL. Errors: recording_not_found (no such call for the account, or no
-// available recording).
+// RecordingURLTTL. Errors: resource_not_found (no such call for the account),
+// recording_not_found (no available recording).
 func (s Recordings) URL(ctx context.Context, accountID, id string) (Download, error) {
 	c, err := s.get(ctx, accountID, id)
 	if err != nil {
@@ -99,7 +96,8 @@ func (s Recordings) URL(ctx context.Context, accountID, id string) (Download, er
 // Delete removes the call's recording for good: the record says deleted first (so no
 // URL is handed out after), then the file goes. Deleting a deleted recording deletes its
 // file again, so a retry after a failure between the two finishes the job. Errors:
-// recording_not_found (no such call for the account; not recorded, pending or failed).
+// resource_not_found (no such call for the account), recording_not_found (not
+// recorded, pending or failed).
 func (s Recordings) Delete(ctx context.Context, accountID, id string) error {
 	var key string
 	err := retry.OnConflict(func() error {

@@ -125,7 +125,7 @@ func (rc *recordingContract) recordedCall(t *testing.T) (string, []byte) {
 // download asks for the URL (and another account cannot) and checks it serves the file.
 func (rc *recordingContract) download(t *testing.T, id string, body []byte) string {
 	t.Helper()
-	rc.other.Fail("GET", "/v1/calls/"+id+"/recording", "", 404, "recording_not_found")
+	rc.other.Fail("GET", "/v1/calls/"+id+"/recording", "", 404, "resource_not_found")
 	asked := time.Now()
 	r := rc.mine.OK("GET", "/v1/calls/"+id+"/recording", "", 200)
 	if r.Str("call_id") != id || r.Str("format") != "ogg_opus" || r.Body["duration_ms"] != float64(4200) ||
@@ -150,7 +150,7 @@ func (rc *recordingContract) download(t *testing.T, id string, body []byte) stri
 func (rc *recordingContract) deleteAndGone(t *testing.T, id string, body []byte, goneCode int) {
 	t.Helper()
 	path := "/v1/calls/" + id + "/recording"
-	rc.other.Fail("DELETE", path, "", 404, "recording_not_found")
+	rc.other.Fail("DELETE", path, "", 404, "resource_not_found")
 	u := rc.mine.OK("GET", path, "", 200).Str("url")
 	if code, got := fetch(t, u); code != http.StatusOK || !bytes.Equal(got, body) {
 		t.Fatalf("after another account's DELETE the URL answers %d", code)
@@ -167,19 +167,22 @@ func (rc *recordingContract) deleteAndGone(t *testing.T, id string, body []byte,
 	rc.mine.OK("DELETE", path, "", 204)
 }
 
-// notRecorded: a call not recorded, one whose file is pending, one that failed, and an
-// id that is no call are 404 recording_not_found on GET and DELETE.
+// notRecorded: a call not recorded, one whose file is pending and one that failed are
+// 404 recording_not_found on GET and DELETE; an id that is no call is 404
+// resource_not_found.
 func (rc *recordingContract) notRecorded(t *testing.T) {
 	t.Helper()
 	for _, id := range []string{
 		rc.saveCall(t, nil),
 		rc.saveCall(t, &call.Recording{Status: call.RecordingPending}),
 		rc.saveCall(t, &call.Recording{Status: call.RecordingFailed, Failure: "the recording could not be stored"}),
-		ident.New("call"),
 	} {
 		rc.mine.Fail("GET", "/v1/calls/"+id+"/recording", "", 404, "recording_not_found")
 		rc.mine.Fail("DELETE", "/v1/calls/"+id+"/recording", "", 404, "recording_not_found")
 	}
+	unknown := ident.New("call")
+	rc.mine.Fail("GET", "/v1/calls/"+unknown+"/recording", "", 404, "resource_not_found")
+	rc.mine.Fail("DELETE", "/v1/calls/"+unknown+"/recording", "", 404, "resource_not_found")
 }
 
 func fetch(t *testing.T, u string) (int, []byte) {

@@ -804,7 +804,8 @@ export interface paths {
          *     download: it was not recorded, or ended before it was answered (`recording` is
          *     null), the file is not stored yet (`pending`: `GET /v1/calls/{id}` says when it
          *     is `available`), recording failed (`failed`, the message says why), it was
-         *     deleted (`deleted`), or the id is not a call of this account.
+         *     deleted (`deleted`). 404 `resource_not_found` when the id is not a call of this
+         *     account.
          */
         get: operations["getCallRecording"];
         put?: never;
@@ -817,8 +818,8 @@ export interface paths {
          *     204, with no body. Deleting a deleted recording is 204 again (and removes the
          *     file again, should an earlier attempt have failed half way). 404
          *     `recording_not_found` when there is no recording to delete: not recorded, not
-         *     stored yet (`pending`: delete it once it is `available`), failed, or not a call
-         *     of this account.
+         *     stored yet (`pending`: delete it once it is `available`), or failed. 404
+         *     `resource_not_found` when the id is not a call of this account.
          */
         delete: operations["deleteCallRecording"];
         options?: never;
@@ -5768,7 +5769,7 @@ export interface components {
                 "application/json": components["schemas"]["Error404"];
             };
         };
-        /** @description `recording_not_found`: the call has no recording to hand out or delete, or is not a call of this account (`param: id`). */
+        /** @description `recording_not_found`: the call has no recording to hand out or delete (`param: id`); `resource_not_found`: the id is not a call of this account. */
         RecordingNotFound: {
             headers: {
                 "Request-Id": components["headers"]["Request-Id"];
