@@ -87,6 +87,8 @@ type Options struct {
 	// LocalDelivery runs the local stack's webhook delivery worker, so the tests'
 	// endpoints get the events they subscribe to (call.incoming is asked either way).
 	LocalDelivery bool
+	// JoinTimeout is how long a web call waits for its caller (0: the default minute).
+	JoinTimeout time.Duration
 }
 
 // Stack is a running control plane on real parts. A Tenant of it is a copy whose API key,
@@ -256,7 +258,8 @@ func New(opts Options) (_ *Stack, err error) {
 		svcRooms = opts.WrapRooms(rooms)
 	}
 	deps := controlplane.Deps{Store: st, Rooms: svcRooms, LiveKit: rooms,
-		Platforms: platforms, SimSecret: "sim-test-secret", ToolClient: opts.ToolClient, LocalDelivery: opts.LocalDelivery, Log: log, JoinPage: assets.FS}
+		Platforms: platforms, SimSecret: "sim-test-secret", ToolClient: opts.ToolClient, LocalDelivery: opts.LocalDelivery, Log: log, JoinPage: assets.FS,
+		JoinTimeout: opts.JoinTimeout}
 	var sipServer *livekitsip.Server
 	if opts.SIP {
 		if sipServer, err = startSIP(ctx, sh, dir, lk, redis, srv.URL, log); err != nil {

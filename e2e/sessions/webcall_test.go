@@ -546,17 +546,16 @@ func TestWebCallDispatchRefused(t *testing.T) {
 // persona worker is dispatched at the create and waits in the room; once the join timeout
 // has passed, the sweep fails the session with join_timeout and deletes the room, the
 // worker's job ends, and call.ended goes out once (the worker's own report of the end
-// changes nothing). The service here has a 2 s join timeout; the stack's is a minute.
+// changes nothing). This stack has a 2 s join timeout (the default is a minute), in
+// every service that writes its sessions: the worker's joining the room is written by
+// the stack's own, and the sweep index keeps the deadline its writer computed.
 func TestWebCallNobodyJoins(t *testing.T) {
-	st := tenant(t)
+	const joinTimeout = 2 * time.Second
+	st := harness.Start(t, harness.Options{JoinTimeout: joinTimeout})
 	w := st.StartWorker(t, nil, worker.Options{})
 	a := publishAssistant(t, st, "Desk", "Hello.", "ava_maya")
-	const joinTimeout = 2 * time.Second
-	svc, create := ownSessions(t, st, st.RTC, session.WithJoinTimeout(joinTimeout))
-	status, id := create(`{"mode":"assistant","assistant_id":"` + a.ID + `","media":"audio"}`)
-	if status != http.StatusCreated {
-		t.Fatalf("web call = %d %s, want 201", status, id)
-	}
+	svc := st.Service
+	id := createWebCall(t, st, map[string]any{"mode": "assistant", "assistant_id": a.ID, "media": "audio"}).ID
 	ses := getSession(t, st, id)
 	created, err := time.Parse(time.RFC3339Nano, ses.CreatedAt)
 	if err != nil {

@@ -122,6 +122,11 @@ func TestInboundAssistantCall(t *testing.T) {
 		t.Fatalf("the phone heard %d stretches of sound (%v), want the greeting, the answer and more", len(snds), snds)
 	}
 	g := snds[0]
+	for _, s := range snds[1:] {
+		if s.end < said[0].start {
+			g.end = s.end // the greeting, should a pause in it split it in two
+		}
+	}
 	if g.end > said[0].start || heardSentence(t, heard.Samples, g, greeting, answer, long) != words(greeting) {
 		t.Errorf("the phone's first sound %v..%v is not the greeting before the question at %v", g.start, g.end, said[0].start)
 	}

@@ -108,6 +108,10 @@ type Deps struct {
 	// (session.WithTransferQueue: on AWS the call-transfers function, through SQS); nil:
 	// Later runs them.
 	TransferQueue session.TransferQueue
+	// JoinTimeout is how long a web call waits for its caller (0: session's default).
+	// Tests shorten it; every process of one deployment must agree on it, since the
+	// sweep index keeps each session's deadline as the last writer computed it.
+	JoinTimeout time.Duration
 	// Log receives the control plane's logs (nil: discarded); Now is the clock (nil:
 	// time.Now).
 	Log *slog.Logger
@@ -208,6 +212,9 @@ func New(cfg config.Config, deps Deps) (*ControlPlane, error) {
 	}
 	if deps.TransferQueue != nil {
 		sessionOpts = append(sessionOpts, session.WithTransferQueue(deps.TransferQueue))
+	}
+	if deps.JoinTimeout > 0 {
+		sessionOpts = append(sessionOpts, session.WithJoinTimeout(deps.JoinTimeout))
 	}
 	if cp.Sessions, err = session.New(s, rooms, sessionOpts...); err != nil {
 		return nil, err
