@@ -62,7 +62,9 @@ func deliveredInOrder(t *testing.T, hooks *eventtest.Receiver, callID string) ca
 	t.Helper()
 	ended := hooks.WaitFor(t, callevent.TypeCallEnded, 30*time.Second, eventtest.ForCall(callID))
 	analyzed := hooks.WaitFor(t, callevent.TypeCallAnalyzed, 60*time.Second, eventtest.ForCall(callID))
-	if !ended.Event.CreatedAt.Before(analyzed.Event.CreatedAt) || analyzed.At.Before(ended.At) {
+	// Deliveries are independent (docs/webhooks.md): a quick analysis may arrive first;
+	// the events' order is their created_at.
+	if !ended.Event.CreatedAt.Before(analyzed.Event.CreatedAt) {
 		t.Errorf("call.ended created %v received %v; call.analyzed created %v received %v: want call.analyzed after",
 			ended.Event.CreatedAt, ended.At, analyzed.Event.CreatedAt, analyzed.At)
 	}
@@ -140,8 +142,19 @@ func TestAnalysisEndToEnd(t *testing.T) {
 	if last := asked[1].Messages[len(asked[1].Messages)-1]; last.Role != "tool" || !strings.Contains(last.Content, "/order_id") {
 		t.Errorf("the retry's last message %+v, want the refusal naming /order_id", last)
 	}
-	if rec.Usage == nil || r.Usage == nil || rec.Usage.LLMPromptTokens <= r.Usage.LLMPromptTokens {
-		t.Errorf("usage after the analysis %+v, at call.ended %+v: want the analysis's tokens added", rec.Usage, r.Usage)
+	// The conversation's prompt tokens, as the fake reports them (the words of each
+	// request's messages); the record read at call.ended may hold the analysis's already,
+	// when it came quickly.
+	var conversation int64
+	for _, q := range fake.Requests() {
+		if !q.HasTool(analysis.Tool) {
+			for _, m := range q.Messages {
+				conversation += int64(len(strings.Fields(m.Content)))
+			}
+		}
+	}
+	if rec.Usage == nil || r.Usage == nil || rec.Usage.LLMPromptTokens <= conversation {
+		t.Errorf("usage after the analysis %+v (at call.ended %+v), the conversation's prompt tokens %d: want the analysis's tokens added", rec.Usage, r.Usage, conversation)
 	}
 	d := deliveredInOrder(t, hooks, r.ID)
 	if d.Status != persona.AnalysisCompleted || d.Summary == nil || *d.Summary != *a.Summary || string(d.StructuredData) != string(a.StructuredData) ||

@@ -252,12 +252,20 @@ func TestTalkToAssistant(t *testing.T) {
 	}
 
 	harness.WaitFor(t, 40*time.Second, "the model to be asked", func() bool { return len(fake.Requests()) > 0 })
-	asked := fake.Requests()[0].Messages
-	if last := asked[len(asked)-1]; last.Role != "user" || !sphinx.Half(last.Content, question) {
-		t.Errorf("the model was asked %+v, want most words of %q", last, question)
-	}
 	var repliedAt float64
 	p.WaitFor("the reply at the page", `window.__sounds.find((t) => t > 7500)`, 30*time.Second, &repliedAt)
+	// A pause in Chromium's fake microphone may split the question over two caller
+	// turns: the request the reply answers holds them all.
+	reqs := fake.Requests()
+	var said []string
+	for _, m := range reqs[len(reqs)-1].Messages {
+		if m.Role == "user" {
+			said = append(said, m.Content)
+		}
+	}
+	if !sphinx.Half(strings.Join(said, " "), question) {
+		t.Errorf("the model was asked %q, want most words of %q", said, question)
+	}
 	var caps []struct {
 		Speaker, Text string
 		Final         bool
@@ -293,8 +301,15 @@ func TestTalkToAssistant(t *testing.T) {
 		Transcript []persona.Turn `json:"transcript"`
 	}
 	harness.Must(t, st.Do(t, "GET", "/v1/calls/"+ses.CallID, nil, &rec), 200, "get call")
-	if rec.Platform != "web" || rec.EndReason != "remote_hangup" || len(rec.Transcript) != 3 || rec.Transcript[0].Text != greeting ||
-		!sphinx.Half(rec.Transcript[1].Text, question) || rec.Transcript[2].Text != answer {
+	tr := rec.Transcript
+	var heard []string
+	for i := 1; i < len(tr)-1; i++ {
+		if tr[i].Speaker == "caller" {
+			heard = append(heard, tr[i].Text)
+		}
+	}
+	if rec.Platform != "web" || rec.EndReason != "remote_hangup" || len(tr) < 3 || len(heard) != len(tr)-2 || tr[0].Text != greeting ||
+		!sphinx.Half(strings.Join(heard, " "), question) || tr[len(tr)-1].Text != answer {
 		t.Errorf("record on call.ended = %+v, want the web call ended by the hang-up with the greeting, the question and the answer", rec)
 	}
 }
