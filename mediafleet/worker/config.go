@@ -34,10 +34,14 @@ type Config struct {
 	DrainTimeout time.Duration // [PERSONA_DRAIN_TIMEOUT] default 100s
 	Width        int           // [PERSONA_VIDEO_SIZE] WxH, default 640x360
 	Height       int
-	FPS          int    // [PERSONA_VIDEO_FPS] default 15
-	VideoKbps    int    // [PERSONA_VIDEO_KBPS] default 500
-	TTS          string // [PERSONA_TTS] flite (default), espeak or hosted
-	ESpeakWPM    int    // [PERSONA_ESPEAK_WPM] default 165
+	FPS          int // [PERSONA_VIDEO_FPS] default 15
+	// IdleFPS is the avatar's frame rate while nothing on it changes (between blinks,
+	// the mouth still): a still frame is not drawn and encoded again before 1/IdleFPS.
+	// PERSONA_VIDEO_FPS or more draws every frame.
+	IdleFPS   int    // [PERSONA_VIDEO_IDLE_FPS] default 5
+	VideoKbps int    // [PERSONA_VIDEO_KBPS] default 500
+	TTS       string // [PERSONA_TTS] flite (default), espeak or hosted
+	ESpeakWPM int    // [PERSONA_ESPEAK_WPM] default 165
 	// The language model: an OpenAI-compatible Chat Completions endpoint. Without a base
 	// URL the assistants use the built-in responder (no network).
 	LLMBaseURL   string        // [LLM_BASE_URL] e.g. https://api.openai.com/v1
@@ -75,6 +79,7 @@ func Defaults() Config {
 		Width:            640,
 		Height:           360,
 		FPS:              15,
+		IdleFPS:          5,
 		VideoKbps:        500,
 		TTS:              "flite",
 		ESpeakWPM:        165,
@@ -133,6 +138,7 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 		}
 	}
 	num("PERSONA_VIDEO_FPS", &c.FPS)
+	num("PERSONA_VIDEO_IDLE_FPS", &c.IdleFPS)
 	num("PERSONA_VIDEO_KBPS", &c.VideoKbps)
 	str("PERSONA_TTS", &c.TTS)
 	num("PERSONA_ESPEAK_WPM", &c.ESpeakWPM)
@@ -178,6 +184,9 @@ func (c Config) Validate() error {
 	}
 	if c.MaxJobs < 1 {
 		errs = append(errs, errors.New("PERSONA_MAX_JOBS must be at least 1"))
+	}
+	if c.IdleFPS < 1 {
+		errs = append(errs, errors.New("PERSONA_VIDEO_IDLE_FPS must be at least 1"))
 	}
 	if c.VerifyTimeout <= 0 || c.DrainTimeout < 0 {
 		errs = append(errs, errors.New("PERSONA_VERIFY_TIMEOUT must be positive and PERSONA_DRAIN_TIMEOUT not negative"))

@@ -112,7 +112,7 @@ func New(cfg Config, opts Options, log *slog.Logger) (*Worker, error) {
 		analyst.Model = model
 	}
 	runner, err := pipeline.New(pipeline.Config{
-		Width: cfg.Width, Height: cfg.Height, FPS: cfg.FPS, VideoKbps: cfg.VideoKbps,
+		Width: cfg.Width, Height: cfg.Height, FPS: cfg.FPS, IdleFPS: cfg.IdleFPS, VideoKbps: cfg.VideoKbps,
 		VerifyTimeout: cfg.VerifyTimeout, ConnectingDwell: cfg.ConnectingDwell, Voices: voices, Conversation: conv,
 		Reporter: rep, Tools: tools, Recordings: opts.Recordings, Log: log, OnJoined: opts.OnJoined,
 	})
