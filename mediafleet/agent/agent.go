@@ -60,6 +60,13 @@ type Config struct {
 	// PingInterval is how often the worker pings the server. Default 10s; a connection
 	// silent for three intervals is dropped and dialled again.
 	PingInterval time.Duration
+	// CPULoad, when set, is the worker's measured CPU use, 0..1 of what it may use
+	// (ProcessCPU). The load reported is then the larger of it and the share of job
+	// slots taken, so that LiveKit, which picks among available workers at random
+	// weighted by 1 - load, sends fewer jobs to a worker whose calls cost more than the
+	// slots say (callers talking at once, video). Jobs are still refused only past
+	// MaxJobs.
+	CPULoad func() float64
 	// OnLoad, when set, is called with every load the worker reports (for metrics).
 	OnLoad func(load float64, jobs int)
 }
@@ -152,17 +159,26 @@ func (w *Worker) Jobs() int {
 	return len(w.running)
 }
 
-// Load is the share of capacity in use, 0..1, counting offers accepted but not yet
-// assigned.
+// Load is the share of capacity in use, 0..1: the job slots taken, counting offers
+// accepted but not yet assigned, or the measured CPU (Config.CPULoad) when higher.
 func (w *Worker) Load() float64 {
 	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.loadLocked()
+	slots := w.slotsLocked()
+	w.mu.Unlock()
+	return w.withCPU(slots)
 }
 
-func (w *Worker) loadLocked() float64 {
+func (w *Worker) slotsLocked() float64 {
 	l := float64(len(w.running)+len(w.reserved)) / float64(w.cfg.MaxJobs)
 	return min(l, 1)
+}
+
+// withCPU is the load: the slots' share, or the measured CPU when higher.
+func (w *Worker) withCPU(slots float64) float64 {
+	if w.cfg.CPULoad == nil {
+		return slots
+	}
+	return min(1, max(slots, w.cfg.CPULoad()))
 }
 
 // Drain stops taking jobs: the worker reports itself full, declines every offer, and Run
@@ -437,13 +453,14 @@ func (w *Worker) send(m *livekit.WorkerMessage) {
 
 func (w *Worker) sendStatus() {
 	w.mu.Lock()
-	load := w.loadLocked()
+	slots := w.slotsLocked()
 	jobs := len(w.running)
 	st := livekit.WorkerStatus_WS_AVAILABLE
 	if w.draining || len(w.running)+len(w.reserved) >= w.cfg.MaxJobs {
 		st = livekit.WorkerStatus_WS_FULL
 	}
 	w.mu.Unlock()
+	load := w.withCPU(slots)
 	w.send(&livekit.WorkerMessage{Message: &livekit.WorkerMessage_UpdateWorker{UpdateWorker: &livekit.UpdateWorkerStatus{
 		Status: &st, Load: float32(load), JobCount: uint32(jobs),
 	}}})
