@@ -65,7 +65,8 @@ type Config struct {
 	// slots taken, so that LiveKit, which picks among available workers at random
 	// weighted by 1 - load, sends fewer jobs to a worker whose calls cost more than the
 	// slots say (callers talking at once, video). Jobs are still refused only past
-	// MaxJobs.
+	// MaxJobs: the CPU's part is capped at 0.9, since LiveKit drops a job rather than
+	// offer it to workers that all report 1.
 	CPULoad func() float64
 	// OnLoad, when set, is called with every load the worker reports (for metrics).
 	OnLoad func(load float64, jobs int)
@@ -173,12 +174,19 @@ func (w *Worker) slotsLocked() float64 {
 	return min(l, 1)
 }
 
-// withCPU is the load: the slots' share, or the measured CPU when higher.
+// maxCPULoad caps what the measured CPU adds to the load. LiveKit drops a job when every
+// available worker reports load 1 (its weights, 1 - load, sum to nothing), so a busy CPU
+// makes a worker less likely to be picked but never unpickable: only its slots make it
+// full.
+const maxCPULoad = 0.9
+
+// withCPU is the load: the slots' share, or the measured CPU (at most maxCPULoad) when
+// higher.
 func (w *Worker) withCPU(slots float64) float64 {
 	if w.cfg.CPULoad == nil {
 		return slots
 	}
-	return min(1, max(slots, w.cfg.CPULoad()))
+	return max(slots, min(maxCPULoad, w.cfg.CPULoad()))
 }
 
 // Drain stops taking jobs: the worker reports itself full, declines every offer, and Run
