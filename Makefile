@@ -94,6 +94,8 @@ bench: deps
 	@echo "== persona worker: answer to connecting screen and greeting, beside LiveKit's bare dispatch; sim audio calls' greeting with ICE lite beside full ICE"
 	$(GO) test -run '^$$' -bench Answer -benchtime 40x ./mediafleet/worker
 	$(GO) test -run '^$$' -bench AvatarFrame -benchtime 300x ./mediafleet/vp8
+	@echo "== persona worker alone (its own process, CPU from /proc): CPU per call-second while silent, caller speaking, caller listening, and memory per call, beside the idle worker; audio (pocketsphinx, Deepgram), video, video drawing every frame"
+	$(GO) test -run '^$$' -bench WorkerCPU -benchtime 1x -timeout 20m ./mediafleet/worker
 	@echo "== a caller on the sim's /sim/ page (headless Chromium): answer to greeting beside the sim's bot caller, call for call"
 	$(GO) test -run '^$$' -bench BenchmarkSimPageGreeting -benchtime 10x ./examples/simcaller/
 	@echo "== conversation on the whole stack (real VAD, STT, TTS; fake model at 0 and 300 ms first token): caller's end of speech to the reply heard beside its floor, barge-in, greeting; then concurrent calls per worker"
