@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"runtime"
 	"strconv"
 	"strings"
 	"time"
@@ -23,7 +24,7 @@ type Config struct {
 	// not the LiveKit secret, which livekit-server also holds).
 	ReportSecret  string        // [PERSONA_REPORT_SECRET] required
 	AgentName     string        // [PERSONA_AGENT_NAME] default persona.AgentName
-	MaxJobs       int           // [PERSONA_MAX_JOBS] calls at once; default 4
+	MaxJobs       int           // [PERSONA_MAX_JOBS] calls at once; default CallsPerVCPU per CPU (DefaultMaxJobs)
 	VerifyTimeout time.Duration // [PERSONA_VERIFY_TIMEOUT] join to verified media; default 10s
 	// ConnectingDwell is how long the connecting screen stays up after its keyframe reached
 	// the caller; 0 means the pipeline's default (300 ms). Not read from the environment:
@@ -69,11 +70,28 @@ type Config struct {
 	RecordingsBucket string // [RECORDINGS_BUCKET]
 }
 
+// CallsPerVCPU is how many calls a worker takes per CPU it may use when PERSONA_MAX_JOBS
+// is unset and pocketsphinx recognises the callers on the worker's CPU: from the measured
+// cost of a video call (BenchmarkWorkerCPU, docs/deploy.md), the caller speaking half
+// the time and listening the other half, at most 80% of each CPU.
+const CallsPerVCPU = 3
+
+// CallsPerVCPUHosted is the same with a hosted recogniser (STT_PROVIDER deepgram or
+// openai), which takes recognition, the largest part of a call's cost, off the worker.
+const CallsPerVCPUHosted = 5
+
+// DefaultMaxJobs is PERSONA_MAX_JOBS's default with pocketsphinx: CallsPerVCPU for each
+// CPU the process may use (GOMAXPROCS, which follows a container's CPU limit).
+func DefaultMaxJobs() int { return max(1, CallsPerVCPU*runtime.GOMAXPROCS(0)) }
+
+// DefaultMaxJobsHosted is PERSONA_MAX_JOBS's default with a hosted recogniser.
+func DefaultMaxJobsHosted() int { return max(1, CallsPerVCPUHosted*runtime.GOMAXPROCS(0)) }
+
 // Defaults returns the configuration with every default filled in.
 func Defaults() Config {
 	return Config{
 		AgentName:        persona.AgentName,
-		MaxJobs:          4,
+		MaxJobs:          DefaultMaxJobs(),
 		VerifyTimeout:    10 * time.Second,
 		DrainTimeout:     100 * time.Second,
 		Width:            640,
@@ -129,6 +147,11 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 	str("BRIDGELINE_API_URL", &c.ControlPlane)
 	str("PERSONA_REPORT_SECRET", &c.ReportSecret)
 	str("PERSONA_AGENT_NAME", &c.AgentName)
+	// The recogniser decides the default: stt.FromEnv's choice, read the same way.
+	if p := strings.TrimSpace(getenv("STT_PROVIDER")); p == "deepgram" || p == "openai" ||
+		(p == "" && strings.TrimSpace(getenv("STT_BASE_URL")) != "") {
+		c.MaxJobs = DefaultMaxJobsHosted()
+	}
 	num("PERSONA_MAX_JOBS", &c.MaxJobs)
 	dur("PERSONA_VERIFY_TIMEOUT", &c.VerifyTimeout)
 	dur("PERSONA_DRAIN_TIMEOUT", &c.DrainTimeout)
