@@ -85,17 +85,6 @@ func TestDriver(t *testing.T) {
 	}
 }
 
-// Firefox whose user refused the microphone and camera: the page's getUserMedia fails
-// with NotAllowedError, as a person's "Block" does.
-func TestFirefoxBlocksMedia(t *testing.T) {
-	p := browser.LaunchFirefox(t, browser.FirefoxBlocksMedia).Open(servePage(t, testPage))
-	var name string
-	p.Eval(`navigator.mediaDevices.getUserMedia({audio: true}).then(() => 'allowed', (e) => e.name)`, &name)
-	if name != "NotAllowedError" {
-		t.Errorf("getUserMedia in a Firefox that blocks media: %q, want NotAllowedError", name)
-	}
-}
-
 // TestDriverTakesRelativePaths: driver.mjs run by hand, from the repository root, with the
 // node_modules folder and the profile given relative to it, launches Chromium and
 // answers, then exits cleanly when its input closes.
