@@ -3,7 +3,7 @@
 # stack's (deps-run: Debian packages, the pinned livekit-server and livekit-sip builds,
 # speech models, the /sim/ page's livekit-client and the join page's bundle), `make
 # run-dynamodb` that and DynamoDB Local, `make test` everything (deps: DynamoDB Local,
-# Chromium and playwright-core too).
+# Chromium and playwright-core, Firefox ESR, PulseAudio and puppeteer-core too).
 SHELL := /bin/bash
 GO ?= go
 BIN := bin
@@ -43,10 +43,11 @@ deps-run:
 	bash scripts/build-join-page.sh >/dev/null
 
 ## deps: install and build what run and test use (idempotent): deps-run, DynamoDB Local,
-## and the Chromium the browser tests drive
+## and the Chromium and the Firefox the browser tests drive
 deps: deps-run
 	bash scripts/dynamodb-local.sh install >/dev/null
 	bash scripts/install-browser.sh >/dev/null
+	bash scripts/install-browser.sh --firefox >/dev/null
 
 ## lint: the contract (openapi.yaml, openapi-internal.yaml) validates, the clients generated
 ## from it match sdk/ and compile (scripts/check-sdk.sh), gofmt and go vet
