@@ -3,6 +3,7 @@ package call
 import (
 	"time"
 
+	"github.com/bridgeline/bridgeline/events/callevent"
 	"github.com/bridgeline/bridgeline/shared/persona"
 )
 
@@ -74,6 +75,16 @@ func (c *Call) RecordingReported(r *persona.RecordingResult) (changed, ready boo
 		return true, false
 	}
 	return false, false
+}
+
+// RecordingReadyEvent is the recording.ready event of a call whose recording is
+// available: what the file holds, never where (GET /v1/calls/{id}/recording signs a URL).
+func (c Call) RecordingReadyEvent(eventID string, at time.Time) callevent.Event {
+	r := c.Recording
+	return c.event(callevent.TypeRecordingReady, eventID, at, callevent.RecordingReady{
+		CallID: c.ID, SessionID: c.SessionID, LineID: c.LineID, Direction: c.Direction,
+		DurationMS: r.DurationMS, SizeBytes: r.SizeBytes, Format: r.Format, Metadata: c.Metadata,
+	})
 }
 
 // recordingEnded: a call that ends before it was answered has nothing recorded, so its
