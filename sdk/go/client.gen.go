@@ -3532,7 +3532,10 @@ type Call struct {
 	// and until the file is stored (a few seconds after the end); `available` once
 	// `GET /v1/calls/{id}/recording` hands out its URL; `failed` when no file was
 	// stored (that route's 404 says why); `deleted` after
-	// `DELETE /v1/calls/{id}/recording`.
+	// `DELETE /v1/calls/{id}/recording`, or once that route found the file removed
+	// by the deployment's retention (on AWS `RecordingRetentionDays` after the
+	// upload): a record says `available` until a request for the URL finds the file
+	// gone, and that request is 404 `recording_not_found` with the reason.
 	Recording *RecordingStatus `json:"recording,omitempty"`
 
 	// SessionId The hosted session the call is bridged into.
@@ -8336,8 +8339,13 @@ type ClientInterface interface {
 	// download: it was not recorded, or ended before it was answered (`recording` is
 	// null), the file is not stored yet (`pending`: `GET /v1/calls/{id}` says when it
 	// is `available`), recording failed (`failed`, the message says why), it was
-	// deleted (`deleted`). 404 `resource_not_found` when the id is not a call of this
-	// account.
+	// deleted (`deleted`), or its file is no longer stored: before handing out a URL
+	// the store is asked whether the file is still there (S3's `HeadObject`; on the
+	// local stack the folder), so a recording the deployment's retention removed (on
+	// AWS the bucket's lifecycle rule, `RecordingRetentionDays` after the upload) is
+	// never a URL to nothing: the answer is 404 `recording_not_found` saying so, and the
+	// call's `recording` says `deleted` from then on. 404 `resource_not_found` when the
+	// id is not a call of this account.
 	//
 	// Corresponds with GET /v1/calls/{id}/recording (the `GetCallRecording` operationId).
 	GetCallRecording(ctx context.Context, id CallID, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -9700,8 +9708,13 @@ func (c *BaseClient) DeleteCallRecording(ctx context.Context, id CallID, reqEdit
 // download: it was not recorded, or ended before it was answered (`recording` is
 // null), the file is not stored yet (`pending`: `GET /v1/calls/{id}` says when it
 // is `available`), recording failed (`failed`, the message says why), it was
-// deleted (`deleted`). 404 `resource_not_found` when the id is not a call of this
-// account.
+// deleted (`deleted`), or its file is no longer stored: before handing out a URL
+// the store is asked whether the file is still there (S3's `HeadObject`; on the
+// local stack the folder), so a recording the deployment's retention removed (on
+// AWS the bucket's lifecycle rule, `RecordingRetentionDays` after the upload) is
+// never a URL to nothing: the answer is 404 `recording_not_found` saying so, and the
+// call's `recording` says `deleted` from then on. 404 `resource_not_found` when the
+// id is not a call of this account.
 //
 // Corresponds with GET /v1/calls/{id}/recording (the `GetCallRecording` operationId).
 func (c *BaseClient) GetCallRecording(ctx context.Context, id CallID, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -14126,8 +14139,13 @@ type ClientWithResponsesInterface interface {
 	// download: it was not recorded, or ended before it was answered (`recording` is
 	// null), the file is not stored yet (`pending`: `GET /v1/calls/{id}` says when it
 	// is `available`), recording failed (`failed`, the message says why), it was
-	// deleted (`deleted`). 404 `resource_not_found` when the id is not a call of this
-	// account.
+	// deleted (`deleted`), or its file is no longer stored: before handing out a URL
+	// the store is asked whether the file is still there (S3's `HeadObject`; on the
+	// local stack the folder), so a recording the deployment's retention removed (on
+	// AWS the bucket's lifecycle rule, `RecordingRetentionDays` after the upload) is
+	// never a URL to nothing: the answer is 404 `recording_not_found` saying so, and the
+	// call's `recording` says `deleted` from then on. 404 `resource_not_found` when the
+	// id is not a call of this account.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -23420,8 +23438,13 @@ func (c *ClientWithResponses) DeleteCallRecordingWithResponse(ctx context.Contex
 // download: it was not recorded, or ended before it was answered (`recording` is
 // null), the file is not stored yet (`pending`: `GET /v1/calls/{id}` says when it
 // is `available`), recording failed (`failed`, the message says why), it was
-// deleted (`deleted`). 404 `resource_not_found` when the id is not a call of this
-// account.
+// deleted (`deleted`), or its file is no longer stored: before handing out a URL
+// the store is asked whether the file is still there (S3's `HeadObject`; on the
+// local stack the folder), so a recording the deployment's retention removed (on
+// AWS the bucket's lifecycle rule, `RecordingRetentionDays` after the upload) is
+// never a URL to nothing: the answer is 404 `recording_not_found` saying so, and the
+// call's `recording` says `deleted` from then on. 404 `resource_not_found` when the
+// id is not a call of this account.
 //
 // Returns a wrapper object for the known response body format(s).
 //
