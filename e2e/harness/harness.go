@@ -44,6 +44,7 @@ import (
 	"github.com/bridgeline/bridgeline/shared/platform/sim"
 	"github.com/bridgeline/bridgeline/shared/platform/simhook"
 	sipplatform "github.com/bridgeline/bridgeline/shared/platform/sip"
+	"github.com/bridgeline/bridgeline/shared/recordings"
 	"github.com/bridgeline/bridgeline/shared/rtc"
 	"github.com/bridgeline/bridgeline/shared/rtc/lkapi"
 	"github.com/bridgeline/bridgeline/shared/session"
@@ -114,6 +115,10 @@ type Stack struct {
 	Client  *http.Client
 	// ReportSecret signs the persona workers' reports (PERSONA_REPORT_SECRET).
 	ReportSecret string
+	// Recordings keeps the recorded calls' files as make run does: a folder whose signed
+	// URLs the API serves on /recordings/ (GET /v1/calls/{id}/recording hands them out).
+	// StartWorker gives it to a worker that brings no store of its own.
+	Recordings *recordings.Folder
 
 	shared *shared
 }
@@ -260,6 +265,9 @@ func New(opts Options) (_ *Stack, err error) {
 	deps := controlplane.Deps{Store: st, Rooms: svcRooms, LiveKit: rooms,
 		Platforms: platforms, SimSecret: "sim-test-secret", ToolClient: opts.ToolClient, LocalDelivery: opts.LocalDelivery, Log: log, JoinPage: assets.FS,
 		JoinTimeout: opts.JoinTimeout}
+	recs := &recordings.Folder{Dir: filepath.Join(dir, "recordings"), BaseURL: srv.URL, Secret: []byte(randHex(32))}
+	deps.Recordings = recs
+	deps.Routes = httpapi.Passthrough("recordings-file", recs.Handler(), recordings.FolderPatterns...)
 	var sipServer *livekitsip.Server
 	if opts.SIP {
 		if sipServer, err = startSIP(ctx, sh, dir, lk, redis, srv.URL, log); err != nil {
@@ -308,7 +316,7 @@ func New(opts Options) (_ *Stack, err error) {
 	}
 
 	*s = Stack{URL: srv.URL, Store: st, LiveKit: lk, RTC: rooms, Sim: simulator, SIP: sipServer, Trunks: cp.Trunks, Service: svc, API: api,
-		Client: &http.Client{Timeout: 60 * time.Second}, ReportSecret: cfg.PersonaReportSecret, shared: sh}
+		Client: &http.Client{Timeout: 60 * time.Second}, ReportSecret: cfg.PersonaReportSecret, Recordings: recs, shared: sh}
 	if err := s.addAccount(ctx, "Test Co", [2]string{Line1, Line2}); err != nil {
 		return nil, err
 	}
@@ -411,6 +419,9 @@ func (s *Stack) StartWorker(t testing.TB, mod func(*worker.Config), opts worker.
 	cfg.ReportSecret = s.ReportSecret
 	if mod != nil {
 		mod(&cfg)
+	}
+	if opts.Recordings == nil && s.Recordings != nil {
+		opts.Recordings = s.Recordings
 	}
 	w, err := worker.New(cfg, opts, s.shared.log.With("component", "persona-worker"))
 	if err != nil {

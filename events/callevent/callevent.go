@@ -19,6 +19,9 @@ const (
 	// TypeCallAnalyzed is an assistant call's post-call analysis, final, after its
 	// call.ended; only for calls whose assistant version asks for an analysis.
 	TypeCallAnalyzed = "call.analyzed"
+	// TypeRecordingReady is a recorded call's file, stored: GET /v1/calls/{id}/recording
+	// hands out its URL from then on. Once per call, whenever the file is stored.
+	TypeRecordingReady = "recording.ready"
 )
 
 // Event is the envelope: {"id", "type", "created_at", "data"}. AccountID routes it to the
@@ -137,6 +140,21 @@ type CallAnalyzed struct {
 	StructuredData json.RawMessage `json:"structured_data"`
 	Success        *bool           `json:"success"`
 	Error          *string         `json:"error"`
+	// Metadata is the call's metadata ({} for none).
+	Metadata map[string]string `json:"metadata"`
+}
+
+// RecordingReady is the data of recording.ready: a recorded call's file is stored. It
+// carries what the file holds, not where it is: GET /v1/calls/{id}/recording hands out a
+// URL of at most 15 minutes, for as long as the recording is kept.
+type RecordingReady struct {
+	CallID     string `json:"call_id"`
+	SessionID  string `json:"session_id,omitempty"`
+	LineID     string `json:"line_id,omitempty"`
+	Direction  string `json:"direction"`
+	DurationMS int64  `json:"duration_ms"`
+	SizeBytes  int64  `json:"size_bytes"`
+	Format     string `json:"format"`
 	// Metadata is the call's metadata ({} for none).
 	Metadata map[string]string `json:"metadata"`
 }

@@ -20,6 +20,7 @@ func TestGoldenPayloads(t *testing.T) {
 		{"call.answered.json", &CallAnswered{}},
 		{"call.transcript.json", &CallTranscript{}},
 		{"call.analyzed.json", &CallAnalyzed{}},
+		{"recording.ready.json", &RecordingReady{}},
 	} {
 		t.Run(tc.file, func(t *testing.T) {
 			golden, err := os.ReadFile(filepath.Join("testdata", tc.file))
@@ -72,6 +73,7 @@ func TestMetadataIsAlwaysAnObject(t *testing.T) {
 		{"incoming", CallIncoming{CallID: "call_1"}, []string{`"metadata":{}`, `"line_metadata":{}`}, nil},
 		{"analyzed, skipped", CallAnalyzed{CallID: "call_1", Status: "skipped"},
 			[]string{`"metadata":{}`, `"summary":null`, `"structured_data":null`, `"success":null`}, nil},
+		{"recording ready", RecordingReady{CallID: "call_1"}, []string{`"metadata":{}`}, []string{"url"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			b, err := json.Marshal(tc.data)

@@ -170,3 +170,17 @@ func (c CallAnalyzed) MarshalJSON() ([]byte, error) {
 	}{c.CallID, c.SessionID, c.LineID, c.Direction, c.AssistantID, c.VersionID, c.Status, c.Summary, data, c.Success,
 		c.Error, orEmpty(c.Metadata)})
 }
+
+// MarshalJSON writes the data with its metadata as an object ({} for none).
+func (r RecordingReady) MarshalJSON() ([]byte, error) {
+	return json.Marshal(struct {
+		CallID     string            `json:"call_id"`
+		SessionID  string            `json:"session_id,omitempty"`
+		LineID     string            `json:"line_id,omitempty"`
+		Direction  string            `json:"direction"`
+		DurationMS int64             `json:"duration_ms"`
+		SizeBytes  int64             `json:"size_bytes"`
+		Format     string            `json:"format"`
+		Metadata   map[string]string `json:"metadata"`
+	}{r.CallID, r.SessionID, r.LineID, r.Direction, r.DurationMS, r.SizeBytes, r.Format, orEmpty(r.Metadata)})
+}

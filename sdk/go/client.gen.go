@@ -1831,6 +1831,7 @@ const (
 	EventTypeCallEnded      EventType = "call.ended"
 	EventTypeCallIncoming   EventType = "call.incoming"
 	EventTypeCallTranscript EventType = "call.transcript"
+	EventTypeRecordingReady EventType = "recording.ready"
 )
 
 // Valid indicates whether the value is a known member of the EventType enum.
@@ -1845,6 +1846,8 @@ func (e EventType) Valid() bool {
 	case EventTypeCallIncoming:
 		return true
 	case EventTypeCallTranscript:
+		return true
+	case EventTypeRecordingReady:
 		return true
 	default:
 		return false
@@ -2021,13 +2024,13 @@ func (e Recording) Valid() bool {
 
 // Defines values for RecordingDownloadFormat.
 const (
-	OggOpus RecordingDownloadFormat = "ogg_opus"
+	RecordingDownloadFormatOggOpus RecordingDownloadFormat = "ogg_opus"
 )
 
 // Valid indicates whether the value is a known member of the RecordingDownloadFormat enum.
 func (e RecordingDownloadFormat) Valid() bool {
 	switch e {
-	case OggOpus:
+	case RecordingDownloadFormatOggOpus:
 		return true
 	default:
 		return false
@@ -2043,6 +2046,99 @@ const (
 func (e RecordingDownloadObject) Valid() bool {
 	switch e {
 	case CallRecording:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for RecordingReadyDataDirection.
+const (
+	RecordingReadyDataDirectionInbound  RecordingReadyDataDirection = "inbound"
+	RecordingReadyDataDirectionOutbound RecordingReadyDataDirection = "outbound"
+)
+
+// Valid indicates whether the value is a known member of the RecordingReadyDataDirection enum.
+func (e RecordingReadyDataDirection) Valid() bool {
+	switch e {
+	case RecordingReadyDataDirectionInbound:
+		return true
+	case RecordingReadyDataDirectionOutbound:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for RecordingReadyDataFormat.
+const (
+	RecordingReadyDataFormatOggOpus RecordingReadyDataFormat = "ogg_opus"
+)
+
+// Valid indicates whether the value is a known member of the RecordingReadyDataFormat enum.
+func (e RecordingReadyDataFormat) Valid() bool {
+	switch e {
+	case RecordingReadyDataFormatOggOpus:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for RecordingReadyEventObject.
+const (
+	RecordingReadyEventObjectEvent RecordingReadyEventObject = "event"
+)
+
+// Valid indicates whether the value is a known member of the RecordingReadyEventObject enum.
+func (e RecordingReadyEventObject) Valid() bool {
+	switch e {
+	case RecordingReadyEventObjectEvent:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for RecordingReadyEventType.
+const (
+	RecordingReadyEventTypeRecordingReady RecordingReadyEventType = "recording.ready"
+)
+
+// Valid indicates whether the value is a known member of the RecordingReadyEventType enum.
+func (e RecordingReadyEventType) Valid() bool {
+	switch e {
+	case RecordingReadyEventTypeRecordingReady:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for RecordingReadyEventWithAttemptsObject.
+const (
+	RecordingReadyEventWithAttemptsObjectEvent RecordingReadyEventWithAttemptsObject = "event"
+)
+
+// Valid indicates whether the value is a known member of the RecordingReadyEventWithAttemptsObject enum.
+func (e RecordingReadyEventWithAttemptsObject) Valid() bool {
+	switch e {
+	case RecordingReadyEventWithAttemptsObjectEvent:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for RecordingReadyEventWithAttemptsType.
+const (
+	RecordingReadyEventWithAttemptsTypeRecordingReady RecordingReadyEventWithAttemptsType = "recording.ready"
+)
+
+// Valid indicates whether the value is a known member of the RecordingReadyEventWithAttemptsType enum.
+func (e RecordingReadyEventWithAttemptsType) Valid() bool {
+	switch e {
+	case RecordingReadyEventWithAttemptsTypeRecordingReady:
 		return true
 	default:
 		return false
@@ -2772,6 +2868,21 @@ func (e CallTranscriptJSONBodyType) Valid() bool {
 	}
 }
 
+// Defines values for RecordingReadyJSONBodyType.
+const (
+	RecordingReadyJSONBodyTypeRecordingReady RecordingReadyJSONBodyType = "recording.ready"
+)
+
+// Valid indicates whether the value is a known member of the RecordingReadyJSONBodyType enum.
+func (e RecordingReadyJSONBodyType) Valid() bool {
+	switch e {
+	case RecordingReadyJSONBodyTypeRecordingReady:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for ToolCallJSONBodyObject.
 const (
 	ToolCall ToolCallJSONBodyObject = "tool_call"
@@ -3421,7 +3532,10 @@ type Call struct {
 	// and until the file is stored (a few seconds after the end); `available` once
 	// `GET /v1/calls/{id}/recording` hands out its URL; `failed` when no file was
 	// stored (that route's 404 says why); `deleted` after
-	// `DELETE /v1/calls/{id}/recording`.
+	// `DELETE /v1/calls/{id}/recording`, or once that route found the file removed
+	// by the deployment's retention (on AWS `RecordingRetentionDays` after the
+	// upload): a record says `available` until a request for the URL finds the file
+	// gone, and that request is 404 `recording_not_found` with the reason.
 	Recording *RecordingStatus `json:"recording,omitempty"`
 
 	// SessionId The hosted session the call is bridged into.
@@ -5309,6 +5423,122 @@ type RecordingDownloadFormat string
 // RecordingDownloadObject The kind of object: always `call_recording`.
 type RecordingDownloadObject string
 
+// RecordingReadyData A recorded call's file, stored: what it holds, never where it is. The call record's
+// `recording` says the same; `GET /v1/calls/{id}/recording` hands out a download URL
+// of at most 15 minutes for as long as the recording is kept (until
+// `DELETE /v1/calls/{id}/recording` or the deployment's retention removes it).
+//
+// Examples: {"call_id":"call_01jd3f4g5h6j7k8m9n0p1q2r3t","direction":"inbound","duration_ms":61234,"format":"ogg_opus","line_id":"line_01jd3f4g5h6j7k8m9n0p1q2r3s","metadata":{"order_id":"6735"},"session_id":"ses_01jd3f4g5h6j7k8m9n0p1q2r3t","size_bytes":498112}
+type RecordingReadyData struct {
+	// CallId The call's id.
+	//
+	// Examples: call_01jd3f4g5h6j7k8m9n0p1q2r3t
+	CallId CallID `json:"call_id"`
+
+	// Direction `inbound` (a call to a line, or a web call) or `outbound` (a session dialling out).
+	Direction RecordingReadyDataDirection `json:"direction"`
+
+	// DurationMs Length of the recording, in milliseconds (from the answer to the end).
+	DurationMs int `json:"duration_ms"`
+
+	// Format `ogg_opus`: Ogg Opus, two channels (the caller left, the assistant right).
+	Format RecordingReadyDataFormat `json:"format"`
+
+	// LineId The line the call came in on or went out from.
+	//
+	// Examples: line_01jd3f4g5h6j7k8m9n0p1q2r3t
+	LineId *LineID `json:"line_id,omitempty"`
+
+	// Metadata The call's metadata; `{}` for none.
+	//
+	// Examples: {"customer":"cus_9s6XKzkNRiz8i3","order_id":"6735"}
+	Metadata Metadata `json:"metadata"`
+
+	// SessionId The hosted session the call is bridged into.
+	//
+	// Examples: ses_01jd3f4g5h6j7k8m9n0p1q2r3t
+	SessionId *SessionID `json:"session_id,omitempty"`
+
+	// SizeBytes Size of the file, in bytes.
+	SizeBytes int `json:"size_bytes"`
+}
+
+// RecordingReadyDataDirection `inbound` (a call to a line, or a web call) or `outbound` (a session dialling out).
+type RecordingReadyDataDirection string
+
+// RecordingReadyDataFormat `ogg_opus`: Ogg Opus, two channels (the caller left, the assistant right).
+type RecordingReadyDataFormat string
+
+// RecordingReadyEvent A `recording.ready` event.
+//
+// Examples: {"created_at":"2026-11-22T07:02:40.412Z","data":{"call_id":"call_01jd3f4g5h6j7k8m9n0p1q2r3t","direction":"inbound","duration_ms":61234,"format":"ogg_opus","line_id":"line_01jd3f4g5h6j7k8m9n0p1q2r3s","metadata":{"order_id":"6735"},"session_id":"ses_01jd3f4g5h6j7k8m9n0p1q2r3t","size_bytes":498112},"id":"evt_01jd3f4g5h6j7k8m9n0p1q2r3z","object":"event","type":"recording.ready"}
+type RecordingReadyEvent struct {
+	// CreatedAt When the event happened.
+	//
+	// Examples: 2026-11-22T07:00:00.123Z
+	CreatedAt Timestamp `json:"created_at"`
+
+	// Data The event's data, as sent to the endpoints (see `webhooks`).
+	//
+	// Examples: {"call_id":"call_01jd3f4g5h6j7k8m9n0p1q2r3t","direction":"inbound","duration_ms":61234,"format":"ogg_opus","line_id":"line_01jd3f4g5h6j7k8m9n0p1q2r3s","metadata":{"order_id":"6735"},"session_id":"ses_01jd3f4g5h6j7k8m9n0p1q2r3t","size_bytes":498112}
+	Data RecordingReadyData `json:"data"`
+
+	// Id The event's id; the `webhook-id` of every delivery.
+	//
+	// Examples: evt_01jd3f4g5h6j7k8m9n0p1q2r3t
+	Id EventID `json:"id"`
+
+	// Object Always `event`.
+	Object RecordingReadyEventObject `json:"object"`
+
+	// Type The event type; it says which schema `data` has.
+	Type RecordingReadyEventType `json:"type"`
+}
+
+// RecordingReadyEventObject Always `event`.
+type RecordingReadyEventObject string
+
+// RecordingReadyEventType The event type; it says which schema `data` has.
+type RecordingReadyEventType string
+
+// RecordingReadyEventWithAttempts A `recording.ready` event with its delivery attempts.
+//
+// Examples: {"attempts":[],"created_at":"2026-11-22T07:02:40.412Z","data":{"call_id":"call_01jd3f4g5h6j7k8m9n0p1q2r3t","direction":"inbound","duration_ms":61234,"format":"ogg_opus","line_id":"line_01jd3f4g5h6j7k8m9n0p1q2r3s","metadata":{"order_id":"6735"},"session_id":"ses_01jd3f4g5h6j7k8m9n0p1q2r3t","size_bytes":498112},"has_more_attempts":false,"id":"evt_01jd3f4g5h6j7k8m9n0p1q2r3z","object":"event","type":"recording.ready"}
+type RecordingReadyEventWithAttempts struct {
+	// Attempts A page of the event's delivery attempts, oldest first (`GET /v1/events/{id}`'s `attempts_limit`, default 20).
+	Attempts []EventAttempt `json:"attempts"`
+
+	// CreatedAt When the event happened.
+	//
+	// Examples: 2026-11-22T07:00:00.123Z
+	CreatedAt Timestamp `json:"created_at"`
+
+	// Data The event's data, as sent to the endpoints (see `webhooks`).
+	//
+	// Examples: {"call_id":"call_01jd3f4g5h6j7k8m9n0p1q2r3t","direction":"inbound","duration_ms":61234,"format":"ogg_opus","line_id":"line_01jd3f4g5h6j7k8m9n0p1q2r3s","metadata":{"order_id":"6735"},"session_id":"ses_01jd3f4g5h6j7k8m9n0p1q2r3t","size_bytes":498112}
+	Data RecordingReadyData `json:"data"`
+
+	// HasMoreAttempts True when more attempts follow this page; the next starts after the last attempt's `id` (`attempts_starting_after`).
+	HasMoreAttempts bool `json:"has_more_attempts"`
+
+	// Id The event's id; the `webhook-id` of every delivery.
+	//
+	// Examples: evt_01jd3f4g5h6j7k8m9n0p1q2r3t
+	Id EventID `json:"id"`
+
+	// Object Always `event`.
+	Object RecordingReadyEventWithAttemptsObject `json:"object"`
+
+	// Type The event type; it says which schema `data` has.
+	Type RecordingReadyEventWithAttemptsType `json:"type"`
+}
+
+// RecordingReadyEventWithAttemptsObject Always `event`.
+type RecordingReadyEventWithAttemptsObject string
+
+// RecordingReadyEventWithAttemptsType The event type; it says which schema `data` has.
+type RecordingReadyEventWithAttemptsType string
+
 // RecordingStatus Where a call's recording is: `pending`, `available`, `failed` or `deleted` (see the call's `recording`).
 //
 // Examples: available
@@ -6935,6 +7165,43 @@ type CallTranscriptParams struct {
 // CallTranscriptJSONBodyType defines parameters for CallTranscript.
 type CallTranscriptJSONBodyType string
 
+// RecordingReadyJSONBody defines parameters for RecordingReady.
+type RecordingReadyJSONBody struct {
+	// CreatedAt When the event happened.
+	//
+	// Examples: 2026-11-22T07:00:00.123Z
+	CreatedAt Timestamp `json:"created_at"`
+
+	// Data The event's data.
+	//
+	// Examples: {"call_id":"call_01jd3f4g5h6j7k8m9n0p1q2r3t","direction":"inbound","duration_ms":61234,"format":"ogg_opus","line_id":"line_01jd3f4g5h6j7k8m9n0p1q2r3s","metadata":{"order_id":"6735"},"session_id":"ses_01jd3f4g5h6j7k8m9n0p1q2r3t","size_bytes":498112}
+	Data RecordingReadyData `json:"data"`
+
+	// Id The event's id, as in the `webhook-id` header.
+	//
+	// Examples: evt_01jd3f4g5h6j7k8m9n0p1q2r3t
+	Id EventID `json:"id"`
+
+	// Type Always `recording.ready` here.
+	Type RecordingReadyJSONBodyType `json:"type"`
+}
+
+// RecordingReadyParams defines parameters for RecordingReady.
+type RecordingReadyParams struct {
+	// WebhookId The event id; the same on every attempt and redelivery, so receivers can deduplicate.
+	WebhookId EventID `json:"webhook-id"`
+
+	// WebhookTimestamp Unix time in seconds when the attempt was signed.
+	WebhookTimestamp int `json:"webhook-timestamp"`
+
+	// WebhookSignature Space-separated `v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<body>">`,
+	// one per secret currently signing (two during a rotation's overlap).
+	WebhookSignature string `json:"webhook-signature"`
+}
+
+// RecordingReadyJSONBodyType defines parameters for RecordingReady.
+type RecordingReadyJSONBodyType string
+
 // ToolCallJSONBody defines parameters for ToolCall.
 type ToolCallJSONBody struct {
 	// Arguments The arguments the model gave: a JSON object (not checked against `parameters`: treat it as input).
@@ -7087,6 +7354,9 @@ type CallIncomingJSONRequestBody CallIncomingJSONBody
 
 // CallTranscriptJSONRequestBody defines body for CallTranscript for application/json ContentType.
 type CallTranscriptJSONRequestBody CallTranscriptJSONBody
+
+// RecordingReadyJSONRequestBody defines body for RecordingReady for application/json ContentType.
+type RecordingReadyJSONRequestBody RecordingReadyJSONBody
 
 // ToolCallJSONRequestBody defines body for ToolCall for application/json ContentType.
 type ToolCallJSONRequestBody ToolCallJSONBody
@@ -7261,6 +7531,40 @@ func (t *Event) MergeCallAnalyzedEvent(v CallAnalyzedEvent) error {
 	return err
 }
 
+// AsRecordingReadyEvent returns the union data inside the Event as a RecordingReadyEvent
+func (t Event) AsRecordingReadyEvent() (RecordingReadyEvent, error) {
+	var body RecordingReadyEvent
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromRecordingReadyEvent overwrites any union data inside the Event as the provided RecordingReadyEvent
+func (t *Event) FromRecordingReadyEvent(v RecordingReadyEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"recording.ready"}`))
+	t.union = b
+	return err
+}
+
+// MergeRecordingReadyEvent performs a merge with any union data inside the Event, using the provided RecordingReadyEvent
+func (t *Event) MergeRecordingReadyEvent(v RecordingReadyEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"recording.ready"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
 func (t Event) Discriminator() (string, error) {
 	var discriminator struct {
 		Discriminator string `json:"type"`
@@ -7285,6 +7589,8 @@ func (t Event) ValueByDiscriminator() (interface{}, error) {
 		return t.AsCallIncomingEvent()
 	case "call.transcript":
 		return t.AsCallTranscriptEvent()
+	case "recording.ready":
+		return t.AsRecordingReadyEvent()
 	default:
 		return nil, errors.New("unknown discriminator value: " + discriminator)
 	}
@@ -7470,6 +7776,40 @@ func (t *EventWithAttempts) MergeCallAnalyzedEventWithAttempts(v CallAnalyzedEve
 	return err
 }
 
+// AsRecordingReadyEventWithAttempts returns the union data inside the EventWithAttempts as a RecordingReadyEventWithAttempts
+func (t EventWithAttempts) AsRecordingReadyEventWithAttempts() (RecordingReadyEventWithAttempts, error) {
+	var body RecordingReadyEventWithAttempts
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromRecordingReadyEventWithAttempts overwrites any union data inside the EventWithAttempts as the provided RecordingReadyEventWithAttempts
+func (t *EventWithAttempts) FromRecordingReadyEventWithAttempts(v RecordingReadyEventWithAttempts) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"recording.ready"}`))
+	t.union = b
+	return err
+}
+
+// MergeRecordingReadyEventWithAttempts performs a merge with any union data inside the EventWithAttempts, using the provided RecordingReadyEventWithAttempts
+func (t *EventWithAttempts) MergeRecordingReadyEventWithAttempts(v RecordingReadyEventWithAttempts) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"recording.ready"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
 func (t EventWithAttempts) Discriminator() (string, error) {
 	var discriminator struct {
 		Discriminator string `json:"type"`
@@ -7494,6 +7834,8 @@ func (t EventWithAttempts) ValueByDiscriminator() (interface{}, error) {
 		return t.AsCallIncomingEventWithAttempts()
 	case "call.transcript":
 		return t.AsCallTranscriptEventWithAttempts()
+	case "recording.ready":
+		return t.AsRecordingReadyEventWithAttempts()
 	default:
 		return nil, errors.New("unknown discriminator value: " + discriminator)
 	}
@@ -7997,8 +8339,13 @@ type ClientInterface interface {
 	// download: it was not recorded, or ended before it was answered (`recording` is
 	// null), the file is not stored yet (`pending`: `GET /v1/calls/{id}` says when it
 	// is `available`), recording failed (`failed`, the message says why), it was
-	// deleted (`deleted`). 404 `resource_not_found` when the id is not a call of this
-	// account.
+	// deleted (`deleted`), or its file is no longer stored: before handing out a URL
+	// the store is asked whether the file is still there (S3's `HeadObject`; on the
+	// local stack the folder), so a recording the deployment's retention removed (on
+	// AWS the bucket's lifecycle rule, `RecordingRetentionDays` after the upload) is
+	// never a URL to nothing: the answer is 404 `recording_not_found` saying so, and the
+	// call's `recording` says `deleted` from then on. 404 `resource_not_found` when the
+	// id is not a call of this account.
 	//
 	// Corresponds with GET /v1/calls/{id}/recording (the `GetCallRecording` operationId).
 	GetCallRecording(ctx context.Context, id CallID, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -9361,8 +9708,13 @@ func (c *BaseClient) DeleteCallRecording(ctx context.Context, id CallID, reqEdit
 // download: it was not recorded, or ended before it was answered (`recording` is
 // null), the file is not stored yet (`pending`: `GET /v1/calls/{id}` says when it
 // is `available`), recording failed (`failed`, the message says why), it was
-// deleted (`deleted`). 404 `resource_not_found` when the id is not a call of this
-// account.
+// deleted (`deleted`), or its file is no longer stored: before handing out a URL
+// the store is asked whether the file is still there (S3's `HeadObject`; on the
+// local stack the folder), so a recording the deployment's retention removed (on
+// AWS the bucket's lifecycle rule, `RecordingRetentionDays` after the upload) is
+// never a URL to nothing: the answer is 404 `recording_not_found` saying so, and the
+// call's `recording` says `deleted` from then on. 404 `resource_not_found` when the
+// id is not a call of this account.
 //
 // Corresponds with GET /v1/calls/{id}/recording (the `GetCallRecording` operationId).
 func (c *BaseClient) GetCallRecording(ctx context.Context, id CallID, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -13787,8 +14139,13 @@ type ClientWithResponsesInterface interface {
 	// download: it was not recorded, or ended before it was answered (`recording` is
 	// null), the file is not stored yet (`pending`: `GET /v1/calls/{id}` says when it
 	// is `available`), recording failed (`failed`, the message says why), it was
-	// deleted (`deleted`). 404 `resource_not_found` when the id is not a call of this
-	// account.
+	// deleted (`deleted`), or its file is no longer stored: before handing out a URL
+	// the store is asked whether the file is still there (S3's `HeadObject`; on the
+	// local stack the folder), so a recording the deployment's retention removed (on
+	// AWS the bucket's lifecycle rule, `RecordingRetentionDays` after the upload) is
+	// never a URL to nothing: the answer is 404 `recording_not_found` saying so, and the
+	// call's `recording` says `deleted` from then on. 404 `resource_not_found` when the
+	// id is not a call of this account.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -23081,8 +23438,13 @@ func (c *ClientWithResponses) DeleteCallRecordingWithResponse(ctx context.Contex
 // download: it was not recorded, or ended before it was answered (`recording` is
 // null), the file is not stored yet (`pending`: `GET /v1/calls/{id}` says when it
 // is `available`), recording failed (`failed`, the message says why), it was
-// deleted (`deleted`). 404 `resource_not_found` when the id is not a call of this
-// account.
+// deleted (`deleted`), or its file is no longer stored: before handing out a URL
+// the store is asked whether the file is still there (S3's `HeadObject`; on the
+// local stack the folder), so a recording the deployment's retention removed (on
+// AWS the bucket's lifecycle rule, `RecordingRetentionDays` after the upload) is
+// never a URL to nothing: the answer is 404 `recording_not_found` saying so, and the
+// call's `recording` says `deleted` from then on. 404 `resource_not_found` when the
+// id is not a call of this account.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -33662,6 +34024,11 @@ type WebhookInitiatorInterface interface {
 
 	CallTranscript(ctx context.Context, targetURL string, params *CallTranscriptParams, body CallTranscriptJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// RecordingReadyWithBody fires the recording.ready webhook with any body
+	RecordingReadyWithBody(ctx context.Context, targetURL string, params *RecordingReadyParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	RecordingReady(ctx context.Context, targetURL string, params *RecordingReadyParams, body RecordingReadyJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// ToolCallWithBody fires the tool.call webhook with any body
 	ToolCallWithBody(ctx context.Context, targetURL string, params *ToolCallParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
@@ -33778,6 +34145,30 @@ func (p *WebhookInitiator) CallTranscriptWithBody(ctx context.Context, targetURL
 
 func (p *WebhookInitiator) CallTranscript(ctx context.Context, targetURL string, params *CallTranscriptParams, body CallTranscriptJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewCallTranscriptWebhookRequest(targetURL, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := p.applyWebhookEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return p.Client.Do(req)
+}
+
+func (p *WebhookInitiator) RecordingReadyWithBody(ctx context.Context, targetURL string, params *RecordingReadyParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewRecordingReadyWebhookRequestWithBody(targetURL, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := p.applyWebhookEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return p.Client.Do(req)
+}
+
+func (p *WebhookInitiator) RecordingReady(ctx context.Context, targetURL string, params *RecordingReadyParams, body RecordingReadyJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewRecordingReadyWebhookRequest(targetURL, params, body)
 	if err != nil {
 		return nil, err
 	}
@@ -34069,6 +34460,67 @@ func NewCallTranscriptWebhookRequest(targetURL string, params *CallTranscriptPar
 
 // NewCallTranscriptWebhookRequestWithBody builds a POST request for the call.transcript webhook with any body
 func NewCallTranscriptWebhookRequestWithBody(targetURL string, params *CallTranscriptParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+	_ = err
+
+	reqURL, err := url.Parse(targetURL)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, reqURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		var headerParam0 string
+
+		headerParam0, err = runtime.StyleParamWithOptions("simple", false, "webhook-id", params.WebhookId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("webhook-id", headerParam0)
+
+		var headerParam1 string
+
+		headerParam1, err = runtime.StyleParamWithOptions("simple", false, "webhook-timestamp", params.WebhookTimestamp, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "integer", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("webhook-timestamp", headerParam1)
+
+		var headerParam2 string
+
+		headerParam2, err = runtime.StyleParamWithOptions("simple", false, "webhook-signature", params.WebhookSignature, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("webhook-signature", headerParam2)
+
+	}
+	return req, nil
+}
+
+// NewRecordingReadyWebhookRequest builds a application/json POST request for the recording.ready webhook
+func NewRecordingReadyWebhookRequest(targetURL string, params *RecordingReadyParams, body RecordingReadyJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewRecordingReadyWebhookRequestWithBody(targetURL, params, "application/json", bodyReader)
+}
+
+// NewRecordingReadyWebhookRequestWithBody builds a POST request for the recording.ready webhook with any body
+func NewRecordingReadyWebhookRequestWithBody(targetURL string, params *RecordingReadyParams, contentType string, body io.Reader) (*http.Request, error) {
 	var err error
 	_ = err
 

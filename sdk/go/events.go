@@ -7,7 +7,7 @@ import (
 )
 
 // WebhookEvent is one event, typed: a *CallIncomingEvent, *CallAnsweredEvent,
-// *CallEndedEvent, *CallTranscriptEvent or *CallAnalyzedEvent, or an *UnknownEvent for a type newer than this SDK (types are added
+// *CallEndedEvent, *CallTranscriptEvent, *CallAnalyzedEvent or *RecordingReadyEvent, or an *UnknownEvent for a type newer than this SDK (types are added
 // without a version change: acknowledge them). webhook.Parse reads a delivery into one,
 // Event.Parse a listed event, and Client.Events yields them. Switch on it with pointer
 // cases; a case without the * does not compile, as the value types are not events:
@@ -73,6 +73,13 @@ func (e *CallAnalyzedEvent) EventType() string { return string(e.Type) }
 func (*CallAnalyzedEvent) webhookEvent()       {}
 
 // EventID is the event's id.
+func (e *RecordingReadyEvent) EventID() string { return e.Id }
+
+// EventType is "recording.ready".
+func (e *RecordingReadyEvent) EventType() string { return string(e.Type) }
+func (*RecordingReadyEvent) webhookEvent()       {}
+
+// EventID is the event's id.
 func (e *UnknownEvent) EventID() string { return e.Id }
 
 // EventType is the event's type.
@@ -100,6 +107,8 @@ func (e Event) Parse() (WebhookEvent, error) {
 		v = &CallTranscriptEvent{}
 	case string(EventTypeCallAnalyzed):
 		v = &CallAnalyzedEvent{}
+	case string(EventTypeRecordingReady):
+		v = &RecordingReadyEvent{}
 	default:
 		v = &UnknownEvent{}
 	}

@@ -3,6 +3,7 @@ package call
 import (
 	"time"
 
+	"github.com/bridgeline/bridgeline/events/callevent"
 	"github.com/bridgeline/bridgeline/shared/persona"
 )
 
@@ -32,6 +33,9 @@ type Recording struct {
 	// Failure is why a failed recording has no file.
 	Failure   string     `json:"failure,omitempty"`
 	DeletedAt *time.Time `json:"deleted_at,omitempty"`
+	// Gone is why a deleted recording went without a DELETE: its file was no longer in
+	// the store (RecordingGone); empty for a DELETE.
+	Gone string `json:"gone,omitempty"`
 }
 
 // RecordingStatus is the record's recording status, "" for a call not recorded.
@@ -76,6 +80,16 @@ func (c *Call) RecordingReported(r *persona.RecordingResult) (changed, ready boo
 	return false, false
 }
 
+// RecordingReadyEvent is the recording.ready event of a call whose recording is
+// available: what the file holds, never where (GET /v1/calls/{id}/recording signs a URL).
+func (c Call) RecordingReadyEvent(eventID string, at time.Time) callevent.Event {
+	r := c.Recording
+	return c.event(callevent.TypeRecordingReady, eventID, at, callevent.RecordingReady{
+		CallID: c.ID, SessionID: c.SessionID, LineID: c.LineID, Direction: c.Direction,
+		DurationMS: r.DurationMS, SizeBytes: r.SizeBytes, Format: r.Format, Metadata: c.Metadata,
+	})
+}
+
 // recordingEnded: a call that ends before it was answered has nothing recorded, so its
 // recording goes (the field is absent); the worker's report changes nothing after.
 func (c *Call) recordingEnded() {
@@ -90,6 +104,17 @@ func (c *Call) RecordingUnreported() {
 	if c.Recording != nil && c.Recording.Status == RecordingPending {
 		c.Recording = &Recording{Status: RecordingFailed, Failure: "the persona worker did not report the call's end"}
 	}
+}
+
+// RecordingGone marks an available recording whose file the store no longer holds (its
+// retention expired it, or it was removed behind the API's back) deleted at t, with why.
+// It reports whether it changed the call: false unless available with that key.
+func (c *Call) RecordingGone(key string, t time.Time, why string) bool {
+	if c.RecordingStatus() != RecordingAvailable || c.Recording.Key != key {
+		return false
+	}
+	c.Recording = &Recording{Status: RecordingDeleted, Key: key, DeletedAt: &t, Gone: why}
+	return true
 }
 
 // DeleteRecording marks the recording deleted at t and returns the key of the file to

@@ -71,3 +71,41 @@ func TestRecordingLife(t *testing.T) {
 		t.Error("Record(false) left a recording")
 	}
 }
+
+// TestRecordingGone: only an available recording with the same file becomes deleted by
+// its store's retention; a pending, failed or already deleted one, or one with another
+// file, is left alone.
+func TestRecordingGone(t *testing.T) {
+	at := time.Date(2026, 11, 27, 7, 0, 0, 0, time.UTC)
+	for _, tc := range []struct {
+		name string
+		rec  *Recording
+		key  string
+		want bool
+	}{
+		{"available", &Recording{Status: RecordingAvailable, Key: "k"}, "k", true},
+		{"another file", &Recording{Status: RecordingAvailable, Key: "k2"}, "k", false},
+		{"deleted", &Recording{Status: RecordingDeleted, Key: "k"}, "k", false},
+		{"pending", &Recording{Status: RecordingPending}, "k", false},
+		{"failed", &Recording{Status: RecordingFailed}, "k", false},
+		{"not recorded", nil, "k", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := Call{Recording: tc.rec}
+			before := c.RecordingStatus()
+			if got := c.RecordingGone(tc.key, at, RecordingExpired); got != tc.want {
+				t.Fatalf("RecordingGone = %v, want %v", got, tc.want)
+			}
+			if !tc.want {
+				if c.RecordingStatus() != before {
+					t.Errorf("status %q, want %q unchanged", c.RecordingStatus(), before)
+				}
+				return
+			}
+			r := c.Recording
+			if r.Status != RecordingDeleted || r.Gone != RecordingExpired || r.DeletedAt == nil || !r.DeletedAt.Equal(at) || r.Key != "k" {
+				t.Errorf("recording %+v, want deleted by retention at %v", r, at)
+			}
+		})
+	}
+}

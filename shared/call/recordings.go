@@ -17,6 +17,8 @@ type RecordingFiles interface {
 	URL(ctx context.Context, key string, ttl time.Duration) (string, time.Time, error)
 	// Delete removes key for good; a key that is not there is no error.
 	Delete(ctx context.Context, key string) error
+	// Exists reports whether key is stored (false once the store's retention removed it).
+	Exists(ctx context.Context, key string) (bool, error)
 }
 
 // RecordingURLTTL is how long a download URL works (at most recordings.MaxURLTTL).
@@ -69,14 +71,24 @@ func whyNot(c Call) string {
 	case RecordingFailed:
 		return "recording failed: " + c.Recording.Failure
 	case RecordingDeleted:
+		if c.Recording.Gone != "" {
+			return c.Recording.Gone
+		}
 		return "it was deleted"
 	}
 	return c.Recording.Status
 }
 
+// RecordingExpired is why a recording whose file the store no longer holds is deleted:
+// the store's retention (S3's lifecycle rule, RecordingRetentionDays) removed it, or
+// someone did behind the API's back.
+const RecordingExpired = "its file is no longer stored: the deployment's retention removed it"
+
 // URL hands out a download URL of the call's available recording, working for
-// RecordingURLTTL. Errors: resource_not_found (no such call for the account),
-// recording_not_found (no available recording).
+// RecordingURLTTL. The store is asked first whether the file is still there: one its
+// retention removed makes the record's recording deleted (with the reason) and is
+// recording_not_found, never a URL to nothing. Errors: resource_not_found (no such call
+// for the account), recording_not_found (no available recording).
 func (s Recordings) URL(ctx context.Context, accountID, id string) (Download, error) {
 	c, err := s.get(ctx, accountID, id)
 	if err != nil {
@@ -86,6 +98,13 @@ func (s Recordings) URL(ctx context.Context, accountID, id string) (Download, er
 		return Download{}, recordingNotFound(id, whyNot(c))
 	}
 	r := c.Recording
+	there, err := s.Files.Exists(ctx, r.Key)
+	if err != nil {
+		return Download{}, fmt.Errorf("look for the recording of %s: %w", id, err)
+	}
+	if !there {
+		return Download{}, s.gone(ctx, accountID, id, r.Key)
+	}
 	url, exp, err := s.Files.URL(ctx, r.Key, RecordingURLTTL)
 	if err != nil {
 		return Download{}, fmt.Errorf("sign the recording URL of %s: %w", id, err)
@@ -126,6 +145,26 @@ func (s Recordings) Delete(ctx context.Context, accountID, id string) error {
 		return fmt.Errorf("delete the recording of %s: %w", id, err)
 	}
 	return nil
+}
+
+// gone records that the available recording of call id, stored under key, is no longer
+// in the store: deleted, with RecordingExpired, in a conditional write (a DELETE or
+// another GET meanwhile leaves it as they made it), and answers recording_not_found.
+func (s Recordings) gone(ctx context.Context, accountID, id, key string) error {
+	err := retry.OnConflict(func() error {
+		c, err := s.get(ctx, accountID, id)
+		if err != nil {
+			return err
+		}
+		if !c.RecordingGone(key, s.now(), RecordingExpired) {
+			return nil
+		}
+		return s.Store.SaveCall(ctx, c, nil)
+	})
+	if err != nil {
+		return fmt.Errorf("mark the recording of %s deleted: %w", id, err)
+	}
+	return recordingNotFound(id, RecordingExpired)
 }
 
 func (s Recordings) now() time.Time {

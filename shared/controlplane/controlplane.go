@@ -345,6 +345,10 @@ func (noRecordingFiles) URL(context.Context, string, time.Duration) (string, tim
 
 func (noRecordingFiles) Delete(context.Context, string) error { return errNoRecordingFiles }
 
+func (noRecordingFiles) Exists(context.Context, string) (bool, error) {
+	return false, errNoRecordingFiles
+}
+
 func recordingFiles(f call.RecordingFiles) call.RecordingFiles {
 	if f == nil {
 		return noRecordingFiles{}

@@ -7,6 +7,9 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -44,6 +47,11 @@ func TestCallRecordingFolder(t *testing.T) {
 	ahead.Store(0)
 	rc.deleteAndGone(t, id, body, http.StatusNotFound)
 	rc.notRecorded(t)
+	rc.expired(t, func(key string) {
+		if err := os.Remove(filepath.Join(folder.Dir, filepath.FromSlash(key))); err != nil {
+			t.Fatal(err)
+		}
+	})
 }
 
 // The same on AWS's store: S3 (moto) with presigned URLs of 15 minutes (X-Amz-Expires:
@@ -68,6 +76,13 @@ func TestCallRecordingS3(t *testing.T) {
 	}
 	rc.deleteAndGone(t, id, body, http.StatusNotFound)
 	rc.notRecorded(t)
+	// The bucket's lifecycle rule (RecordingRetentionDays) removes an object as S3 does
+	// for any DeleteObject; moto does not run lifecycle rules, so the test removes it.
+	rc.expired(t, func(key string) {
+		if _, err := client.DeleteObject(t.Context(), &s3.DeleteObjectInput{Bucket: &bucket, Key: &key}); err != nil {
+			t.Fatal(err)
+		}
+	})
 }
 
 type recordingContract struct {
@@ -183,6 +198,28 @@ func (rc *recordingContract) notRecorded(t *testing.T) {
 	unknown := ident.New("call")
 	rc.mine.Fail("GET", "/v1/calls/"+unknown+"/recording", "", 404, "resource_not_found")
 	rc.mine.Fail("DELETE", "/v1/calls/"+unknown+"/recording", "", 404, "resource_not_found")
+}
+
+// expired: a recording whose file the store's retention removed (remove, behind the
+// API's back) is 404 recording_not_found on GET, never a URL to nothing, and the record
+// says deleted from then on, with the reason on every later GET; DELETE is 204.
+func (rc *recordingContract) expired(t *testing.T, remove func(key string)) {
+	t.Helper()
+	id, _ := rc.recordedCall(t)
+	path := "/v1/calls/" + id + "/recording"
+	rc.mine.OK("GET", path, "", 200)
+	remove(recordings.Key(rc.st.acctID, id))
+	for range 2 {
+		r := rc.mine.Fail("GET", path, "", 404, "recording_not_found")
+		if !strings.Contains(string(r.Raw), call.RecordingExpired) {
+			t.Errorf("GET an expired recording: %s, want the reason %q", r.Raw, call.RecordingExpired)
+		}
+		c, err := rc.st.store.GetCall(t.Context(), id)
+		if err != nil || c.RecordingStatus() != call.RecordingDeleted || c.Recording.Gone != call.RecordingExpired || c.Recording.DeletedAt == nil {
+			t.Fatalf("record after GET found the file gone: %+v, %v; want deleted, gone by retention", c.Recording, err)
+		}
+	}
+	rc.mine.OK("DELETE", path, "", 204)
 }
 
 func fetch(t *testing.T, u string) (int, []byte) {

@@ -109,6 +109,22 @@ func (f *Folder) Delete(_ context.Context, key string) error {
 	return nil
 }
 
+// Exists reports whether the file is there (the operator, or a cleanup of the data
+// directory, may have removed it).
+func (f *Folder) Exists(_ context.Context, key string) (bool, error) {
+	if err := checkKey(key); err != nil {
+		return false, err
+	}
+	_, err := os.Stat(f.path(key))
+	switch {
+	case err == nil:
+		return true, nil
+	case errors.Is(err, fs.ErrNotExist):
+		return false, nil
+	}
+	return false, fmt.Errorf("recordings: %w", err)
+}
+
 // Handler serves GET FolderPath+key for a URL that URL signed and that has not expired:
 // 403 for a bad or expired signature (as S3 answers), 404 once the file is gone.
 func (f *Folder) Handler() http.Handler {

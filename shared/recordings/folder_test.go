@@ -65,11 +65,20 @@ func TestFolder(t *testing.T) {
 		t.Error("a URL over 15 minutes was signed")
 	}
 	u, _, _ = f.URL(t.Context(), key, time.Minute)
+	if ok, err := f.Exists(t.Context(), key); err != nil || !ok {
+		t.Errorf("Exists before delete = %v, %v; want true", ok, err)
+	}
 	if err := f.Delete(t.Context(), key); err != nil {
 		t.Fatal(err)
 	}
 	if err := f.Delete(t.Context(), key); err != nil {
 		t.Errorf("second delete: %v", err)
+	}
+	if ok, err := f.Exists(t.Context(), key); err != nil || ok {
+		t.Errorf("Exists after delete = %v, %v; want false", ok, err)
+	}
+	if _, err := f.Exists(t.Context(), "../etc/passwd"); err == nil {
+		t.Error("Exists took a key Key did not make")
 	}
 	if code, _ := get(u); code != 404 {
 		t.Errorf("after delete: %d, want 404", code)

@@ -23,6 +23,9 @@ type Store interface {
 	URL(ctx context.Context, key string, ttl time.Duration) (string, time.Time, error)
 	// Delete removes key for good; a key that is not there is no error.
 	Delete(ctx context.Context, key string) error
+	// Exists reports whether key is stored: false once Delete or the store's retention
+	// (S3's lifecycle rule) removed it.
+	Exists(ctx context.Context, key string) (bool, error)
 }
 
 // MaxURLTTL is the longest a download URL works.

@@ -2,12 +2,14 @@ package recordings
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/aws/aws-sdk-go-v2/service/s3/types"
 )
 
 // S3 keeps recordings in a bucket (template.yaml's RecordingsBucket: encrypted, public
@@ -57,6 +59,24 @@ func (b *S3) URL(ctx context.Context, key string, ttl time.Duration) (string, ti
 		return "", time.Time{}, fmt.Errorf("recordings: presign %s: %w", key, err)
 	}
 	return req.URL, signed.Add(ttl), nil
+}
+
+// Exists asks S3 for the object's head (HeadObject, which s3:GetObject allows): false
+// once it is gone, deleted or expired by the bucket's lifecycle rule.
+func (b *S3) Exists(ctx context.Context, key string) (bool, error) {
+	if err := checkKey(key); err != nil {
+		return false, err
+	}
+	_, err := b.Client.HeadObject(ctx, &s3.HeadObjectInput{Bucket: &b.Bucket, Key: &key})
+	var notFound *types.NotFound
+	var noKey *types.NoSuchKey
+	switch {
+	case err == nil:
+		return true, nil
+	case errors.As(err, &notFound), errors.As(err, &noKey):
+		return false, nil
+	}
+	return false, fmt.Errorf("recordings: head %s: %w", key, err)
 }
 
 // Delete removes the object; S3 answers a key that is not there the same way.

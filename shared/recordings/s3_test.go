@@ -63,11 +63,20 @@ func TestS3(t *testing.T) {
 	if _, _, err := b.URL(t.Context(), key, MaxURLTTL+time.Second); err == nil {
 		t.Error("a URL over 15 minutes was presigned")
 	}
+	if ok, err := b.Exists(t.Context(), key); err != nil || !ok {
+		t.Errorf("Exists before delete = %v, %v; want true", ok, err)
+	}
 	if err := b.Delete(t.Context(), key); err != nil {
 		t.Fatal(err)
 	}
 	if err := b.Delete(t.Context(), key); err != nil {
 		t.Errorf("second delete: %v", err)
+	}
+	if ok, err := b.Exists(t.Context(), key); err != nil || ok {
+		t.Errorf("Exists after delete = %v, %v; want false", ok, err)
+	}
+	if _, err := b.Exists(t.Context(), "../etc/passwd"); err == nil {
+		t.Error("Exists took a key Key did not make")
 	}
 	if code, _ := get(); code != 404 {
 		t.Errorf("GET after delete: %d, want 404", code)

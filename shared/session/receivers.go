@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"time"
 
 	"github.com/bridgeline/bridgeline/events/callevent"
 	"github.com/bridgeline/bridgeline/shared/apierr"
@@ -154,18 +155,20 @@ func (s *Service) HandleReport(ctx context.Context, rep persona.Report) error {
 	case persona.ReportAnalysis:
 		return s.analysed(ctx, c, rep)
 	}
+	now := s.now()
 	if c.SessionID == "" {
-		_, err := s.mutateCall(ctx, c.ID, func(c *call.Call) ([]callevent.Event, bool, error) { return nil, applyReport(c, rep), nil })
+		_, err := s.mutateCall(ctx, c.ID, func(c *call.Call) ([]callevent.Event, bool, error) {
+			changed, evts := applyReport(c, rep, now)
+			return evts, changed, nil
+		})
 		return err
 	}
-	now := s.now()
 	if _, _, err := s.mutate(ctx, c.SessionID, func(ses *Session, c *call.Call) ([]callevent.Event, bool, error) {
-		changed := applyReport(c, rep)
+		changed, evts := applyReport(c, rep, now)
 		if ses.AssistantSeenAt == nil {
 			ses.AssistantSeenAt = &now
 			changed = true
 		}
-		var evts []callevent.Event
 		if rep.Kind == persona.ReportEnded && ses.Held() {
 			ses.ReportDueAt = nil
 			evts = append(evts, endedEvent(*ses, *c, newEventID(), now))
@@ -239,8 +242,12 @@ func reportEnd(workerReason string) (status, reason, by string) {
 // applyReport merges a report's metrics and transcript into the call and reports whether
 // anything changed. Once the call is over only what the record lacks is filled in. The
 // ended report is the last one with the conversation: the record is then complete
-// (ReportReceived); a recorded call's recording report comes after it.
-func applyReport(c *call.Call, rep persona.Report) bool {
+// (ReportReceived); a recorded call's recording report comes after it, and the one that
+// makes the recording available returns recording.ready (created at), to be written in
+// the same conditional write: a redelivered or concurrent report finds it available and
+// adds none, so the event goes out once per call.
+func applyReport(c *call.Call, rep persona.Report, at time.Time) (bool, []callevent.Event) {
+	var evts []callevent.Event
 	before, _ := json.Marshal([]any{c.Metrics, c.Transcript, c.AssistantReport, c.Usage, c.Analysis, c.Recording})
 	if c.Over() {
 		c.Metrics = mergeMetrics(rep.Metrics, derefMetrics(c.Metrics))
@@ -265,10 +272,12 @@ func applyReport(c *call.Call, rep persona.Report) bool {
 		}
 	}
 	if rep.Kind == persona.ReportRecording {
-		c.RecordingReported(rep.Recording)
+		if _, ready := c.RecordingReported(rep.Recording); ready {
+			evts = append(evts, c.RecordingReadyEvent(newEventID(), at))
+		}
 	}
 	after, _ := json.Marshal([]any{c.Metrics, c.Transcript, c.AssistantReport, c.Usage, c.Analysis, c.Recording})
-	return string(before) != string(after)
+	return string(before) != string(after), evts
 }
 
 func derefMetrics(m *persona.Metrics) persona.Metrics {

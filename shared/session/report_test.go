@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"reflect"
 	"testing"
+	"time"
 
 	"github.com/bridgeline/bridgeline/shared/call"
 	"github.com/bridgeline/bridgeline/shared/persona"
@@ -95,7 +96,7 @@ func TestApplyReport(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			c := tc.before
 			c.Status = tc.status
-			changed := applyReport(&c, tc.rep)
+			changed, _ := applyReport(&c, tc.rep, time.Time{})
 			greet := int64(0)
 			if c.Metrics != nil && c.Metrics.FirstGreetingMS != nil {
 				greet = *c.Metrics.FirstGreetingMS
@@ -116,14 +117,14 @@ func TestApplyReport(t *testing.T) {
 func TestApplyReportUsage(t *testing.T) {
 	c := call.Call{Status: call.StatusEnded, Usage: &call.Usage{DurationMS: 4500, BillableSeconds: 5}}
 	u := persona.Usage{STTAudioMS: 1200, TTSCharacters: 80, LLMPromptTokens: 300, LLMCompletionTokens: 20}
-	if !applyReport(&c, persona.Report{Kind: persona.ReportEnded, Usage: &u}) {
+	if changed, _ := applyReport(&c, persona.Report{Kind: persona.ReportEnded, Usage: &u}, time.Time{}); !changed {
 		t.Fatal("the ended report's usage changed nothing")
 	}
 	want := call.Usage{DurationMS: 4500, BillableSeconds: 5, Usage: u}
 	if c.Usage == nil || *c.Usage != want {
 		t.Fatalf("usage %+v, want %+v", c.Usage, want)
 	}
-	if applyReport(&c, persona.Report{Kind: persona.ReportEnded, Usage: &u}) {
+	if changed, _ := applyReport(&c, persona.Report{Kind: persona.ReportEnded, Usage: &u}, time.Time{}); changed {
 		t.Error("a redelivered ended report changed the record")
 	}
 }

@@ -370,7 +370,7 @@ func (s *Service) now() time.Time {
 
 // EventTypes are the types an endpoint can subscribe to.
 var EventTypes = []string{callevent.TypeCallIncoming, callevent.TypeCallAnswered, callevent.TypeCallEnded,
-	callevent.TypeCallTranscript, callevent.TypeCallAnalyzed}
+	callevent.TypeCallTranscript, callevent.TypeCallAnalyzed, callevent.TypeRecordingReady}
 
 func (in Input) validate(dest egress.Policy) error {
 	if in.URL != nil {

@@ -1,5 +1,6 @@
 // Package recwire opens the recordings bucket for the recording functions
-// (calls-recording-get, calls-recording-delete), so that only they link the S3 client.
+// (calls-recording-get, calls-recording-delete), so that only they link the S3 client,
+// and starts them (Start: what their mains share).
 package recwire
 
 import (
@@ -8,9 +9,12 @@ import (
 	"fmt"
 	"os"
 
+	"github.com/aws/aws-lambda-go/lambda"
 	awsconfig "github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/awslabs/aws-lambda-go-api-proxy/httpadapter"
 
+	"github.com/bridgeline/bridgeline/functions/internal/wire"
 	"github.com/bridgeline/bridgeline/shared/recordings"
 )
 
@@ -27,4 +31,22 @@ func FromEnv(ctx context.Context) (*recordings.S3, error) {
 	}
 	client := s3.NewFromConfig(cfg, func(o *s3.Options) { o.UsePathStyle = os.Getenv("S3_PATH_STYLE") == "true" })
 	return &recordings.S3{Client: client, Bucket: bucket}, nil
+}
+
+// Start runs a recording function under the Lambda runtime: the bucket RECORDINGS_BUCKET
+// names, the function's route on it (wire.RecordingsHandler), API Gateway's HTTP API
+// payload. It does not return; a function that cannot start exits 1, naming itself.
+func Start(function string) {
+	ctx := context.Background()
+	files, err := FromEnv(ctx)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, function+":", err)
+		os.Exit(1)
+	}
+	h, err := wire.RecordingsHandler(ctx, function, files)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, function+":", err)
+		os.Exit(1)
+	}
+	lambda.Start(httpadapter.NewV2(h).ProxyWithContext)
 }

@@ -49,3 +49,23 @@ func TestParseAnalyzed(t *testing.T) {
 		t.Errorf("type %q", ev.EventType())
 	}
 }
+
+// TestParseRecordingReady: a recording.ready delivery (the service's golden payload)
+// parses into its typed event; it carries what the file holds, and no URL.
+func TestParseRecordingReady(t *testing.T) {
+	body := `{"id":"evt_01jd3f4g5h6j7k8m9n0p1q2r3z","type":"recording.ready","created_at":"2026-11-22T07:02:40.412Z","data":{"call_id":"call_01jd3f4g5h6j7k8m9n0p1q2r3t","session_id":"ses_01jd3f4g5h6j7k8m9n0p1q2r3t","line_id":"line_01jd3f4g5h6j7k8m9n0p1q2r3s","direction":"inbound","duration_ms":61234,"size_bytes":498112,"format":"ogg_opus","metadata":{"order_id":"6735"}}}`
+	ev, err := webhook.Parse([]byte(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rr, ok := ev.(*bridgeline.RecordingReadyEvent)
+	if !ok {
+		t.Fatalf("Parse = %T, want *bridgeline.RecordingReadyEvent", ev)
+	}
+	if d := rr.Data; d.CallId != "call_01jd3f4g5h6j7k8m9n0p1q2r3t" || d.DurationMs != 61234 || d.SizeBytes != 498112 || d.Format != "ogg_opus" {
+		t.Errorf("data = %+v", d)
+	}
+	if ev.EventType() != "recording.ready" {
+		t.Errorf("type %q", ev.EventType())
+	}
+}

@@ -83,7 +83,8 @@ func Verify(h http.Header, body []byte, now time.Time, secrets ...string) error 
 
 // Parse reads a verified delivery into its typed event: a *bridgeline.CallIncomingEvent,
 // *bridgeline.CallAnsweredEvent, *bridgeline.CallEndedEvent,
-// *bridgeline.CallTranscriptEvent or *bridgeline.CallAnalyzedEvent, or, for a type this
+// *bridgeline.CallTranscriptEvent, *bridgeline.CallAnalyzedEvent or
+// *bridgeline.RecordingReadyEvent, or, for a type this
 // version does not know (types are added without a version change), a
 // *bridgeline.UnknownEvent to acknowledge. Switch on it with pointer cases (a case
 // without the * does not compile):

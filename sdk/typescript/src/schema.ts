@@ -804,8 +804,13 @@ export interface paths {
          *     download: it was not recorded, or ended before it was answered (`recording` is
          *     null), the file is not stored yet (`pending`: `GET /v1/calls/{id}` says when it
          *     is `available`), recording failed (`failed`, the message says why), it was
-         *     deleted (`deleted`). 404 `resource_not_found` when the id is not a call of this
-         *     account.
+         *     deleted (`deleted`), or its file is no longer stored: before handing out a URL
+         *     the store is asked whether the file is still there (S3's `HeadObject`; on the
+         *     local stack the folder), so a recording the deployment's retention removed (on
+         *     AWS the bucket's lifecycle rule, `RecordingRetentionDays` after the upload) is
+         *     never a URL to nothing: the answer is 404 `recording_not_found` saying so, and the
+         *     call's `recording` says `deleted` from then on. 404 `resource_not_found` when the
+         *     id is not a call of this account.
          */
         get: operations["getCallRecording"];
         put?: never;
@@ -1173,6 +1178,33 @@ export interface webhooks {
          *     per call; opt-in per endpoint like every event.
          */
         post: operations["callAnalyzed"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "recording.ready": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A call's recording is stored
+         * @description A recorded call's file is stored (the version's or the session's `recording` is
+         *     `audio`): the call record's `recording` is `available` and
+         *     `GET /v1/calls/{id}/recording` hands out a download URL from now on. After the
+         *     call's `call.ended`, usually seconds later (the persona worker uploads the file
+         *     once the call is over). The event carries what the file holds, never where it is:
+         *     ask `GET /v1/calls/{id}/recording` for a URL of at most 15 minutes. One per call,
+         *     however often the worker's report is retried; none for a recording that failed.
+         *     Opt-in per endpoint like every event.
+         */
+        post: operations["recordingReady"];
         delete?: never;
         options?: never;
         head?: never;
@@ -2797,14 +2829,14 @@ export interface components {
          * @example call.incoming
          * @enum {string}
          */
-        EventType: "call.incoming" | "call.answered" | "call.ended" | "call.transcript" | "call.analyzed";
+        EventType: "call.incoming" | "call.answered" | "call.ended" | "call.transcript" | "call.analyzed" | "recording.ready";
         /**
          * @description Event types the endpoint wants; `["*"]` for every type.
          * @example [
          *       "*"
          *     ]
          */
-        EventSubscription: ("*" | "call.incoming" | "call.answered" | "call.ended" | "call.transcript" | "call.analyzed")[];
+        EventSubscription: ("*" | "call.incoming" | "call.answered" | "call.ended" | "call.transcript" | "call.analyzed" | "recording.ready")[];
         /**
          * @description An absolute URL with a host and no credentials. `https` is required whatever the
          *     key's mode (an endpoint receives every event of the account, live ones included);
@@ -3503,7 +3535,7 @@ export interface components {
          *       }
          *     }
          */
-        Event: components["schemas"]["CallIncomingEvent"] | components["schemas"]["CallAnsweredEvent"] | components["schemas"]["CallEndedEvent"] | components["schemas"]["CallTranscriptEvent"] | components["schemas"]["CallAnalyzedEvent"];
+        Event: components["schemas"]["CallIncomingEvent"] | components["schemas"]["CallAnsweredEvent"] | components["schemas"]["CallEndedEvent"] | components["schemas"]["CallTranscriptEvent"] | components["schemas"]["CallAnalyzedEvent"] | components["schemas"]["RecordingReadyEvent"];
         /**
          * @description A `call.incoming` event.
          * @example {
@@ -3731,7 +3763,7 @@ export interface components {
          *       "has_more_attempts": false
          *     }
          */
-        EventWithAttempts: components["schemas"]["CallIncomingEventWithAttempts"] | components["schemas"]["CallAnsweredEventWithAttempts"] | components["schemas"]["CallEndedEventWithAttempts"] | components["schemas"]["CallTranscriptEventWithAttempts"] | components["schemas"]["CallAnalyzedEventWithAttempts"];
+        EventWithAttempts: components["schemas"]["CallIncomingEventWithAttempts"] | components["schemas"]["CallAnsweredEventWithAttempts"] | components["schemas"]["CallEndedEventWithAttempts"] | components["schemas"]["CallTranscriptEventWithAttempts"] | components["schemas"]["CallAnalyzedEventWithAttempts"] | components["schemas"]["RecordingReadyEventWithAttempts"];
         /**
          * @description A `call.incoming` event with its delivery attempts.
          * @example {
@@ -4130,6 +4162,90 @@ export interface components {
             has_more_attempts: boolean;
         };
         /**
+         * @description A `recording.ready` event.
+         * @example {
+         *       "id": "evt_01jd3f4g5h6j7k8m9n0p1q2r3z",
+         *       "object": "event",
+         *       "type": "recording.ready",
+         *       "created_at": "2026-11-22T07:02:40.412Z",
+         *       "data": {
+         *         "call_id": "call_01jd3f4g5h6j7k8m9n0p1q2r3t",
+         *         "session_id": "ses_01jd3f4g5h6j7k8m9n0p1q2r3t",
+         *         "line_id": "line_01jd3f4g5h6j7k8m9n0p1q2r3s",
+         *         "direction": "inbound",
+         *         "duration_ms": 61234,
+         *         "size_bytes": 498112,
+         *         "format": "ogg_opus",
+         *         "metadata": {
+         *           "order_id": "6735"
+         *         }
+         *       }
+         *     }
+         */
+        RecordingReadyEvent: {
+            /** @description The event's id; the `webhook-id` of every delivery. */
+            id: components["schemas"]["EventID"];
+            /**
+             * @description Always `event`.
+             * @enum {string}
+             */
+            object: "event";
+            /**
+             * @description The event type; it says which schema `data` has. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            type: "recording.ready";
+            /** @description When the event happened. */
+            created_at: components["schemas"]["Timestamp"];
+            /** @description The event's data, as sent to the endpoints (see `webhooks`). */
+            data: components["schemas"]["RecordingReadyData"];
+        };
+        /**
+         * @description A `recording.ready` event with its delivery attempts.
+         * @example {
+         *       "id": "evt_01jd3f4g5h6j7k8m9n0p1q2r3z",
+         *       "object": "event",
+         *       "type": "recording.ready",
+         *       "created_at": "2026-11-22T07:02:40.412Z",
+         *       "data": {
+         *         "call_id": "call_01jd3f4g5h6j7k8m9n0p1q2r3t",
+         *         "session_id": "ses_01jd3f4g5h6j7k8m9n0p1q2r3t",
+         *         "line_id": "line_01jd3f4g5h6j7k8m9n0p1q2r3s",
+         *         "direction": "inbound",
+         *         "duration_ms": 61234,
+         *         "size_bytes": 498112,
+         *         "format": "ogg_opus",
+         *         "metadata": {
+         *           "order_id": "6735"
+         *         }
+         *       },
+         *       "attempts": [],
+         *       "has_more_attempts": false
+         *     }
+         */
+        RecordingReadyEventWithAttempts: {
+            /** @description The event's id; the `webhook-id` of every delivery. */
+            id: components["schemas"]["EventID"];
+            /**
+             * @description Always `event`.
+             * @enum {string}
+             */
+            object: "event";
+            /**
+             * @description The event type; it says which schema `data` has. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            type: "recording.ready";
+            /** @description When the event happened. */
+            created_at: components["schemas"]["Timestamp"];
+            /** @description The event's data, as sent to the endpoints (see `webhooks`). */
+            data: components["schemas"]["RecordingReadyData"];
+            /** @description A page of the event's delivery attempts, oldest first (`GET /v1/events/{id}`'s `attempts_limit`, default 20). */
+            attempts: components["schemas"]["EventAttempt"][];
+            /** @description True when more attempts follow this page; the next starts after the last attempt's `id` (`attempts_starting_after`). */
+            has_more_attempts: boolean;
+        };
+        /**
          * @example {
          *       "object": "list",
          *       "data": [
@@ -4470,6 +4586,48 @@ export interface components {
             success: boolean | null;
             /** @description Why a failed or skipped analysis has no result; null when completed. */
             error: string | null;
+            /** @description The call's metadata; `{}` for none. */
+            metadata: components["schemas"]["Metadata"];
+        };
+        /**
+         * @description A recorded call's file, stored: what it holds, never where it is. The call record's
+         *     `recording` says the same; `GET /v1/calls/{id}/recording` hands out a download URL
+         *     of at most 15 minutes for as long as the recording is kept (until
+         *     `DELETE /v1/calls/{id}/recording` or the deployment's retention removes it).
+         * @example {
+         *       "call_id": "call_01jd3f4g5h6j7k8m9n0p1q2r3t",
+         *       "session_id": "ses_01jd3f4g5h6j7k8m9n0p1q2r3t",
+         *       "line_id": "line_01jd3f4g5h6j7k8m9n0p1q2r3s",
+         *       "direction": "inbound",
+         *       "duration_ms": 61234,
+         *       "size_bytes": 498112,
+         *       "format": "ogg_opus",
+         *       "metadata": {
+         *         "order_id": "6735"
+         *       }
+         *     }
+         */
+        RecordingReadyData: {
+            /** @description The call's id. */
+            call_id: components["schemas"]["CallID"];
+            /** @description The hosted session the call is bridged into. */
+            session_id?: components["schemas"]["SessionID"];
+            /** @description The line the call came in on or went out from. */
+            line_id?: components["schemas"]["LineID"];
+            /**
+             * @description `inbound` (a call to a line, or a web call) or `outbound` (a session dialling out).
+             * @enum {string}
+             */
+            direction: "inbound" | "outbound";
+            /** @description Length of the recording, in milliseconds (from the answer to the end). */
+            duration_ms: number;
+            /** @description Size of the file, in bytes. */
+            size_bytes: number;
+            /**
+             * @description `ogg_opus`: Ogg Opus, two channels (the caller left, the assistant right).
+             * @enum {string}
+             */
+            format: "ogg_opus";
             /** @description The call's metadata; `{}` for none. */
             metadata: components["schemas"]["Metadata"];
         };
@@ -5458,7 +5616,10 @@ export interface components {
              *     and until the file is stored (a few seconds after the end); `available` once
              *     `GET /v1/calls/{id}/recording` hands out its URL; `failed` when no file was
              *     stored (that route's 404 says why); `deleted` after
-             *     `DELETE /v1/calls/{id}/recording`.
+             *     `DELETE /v1/calls/{id}/recording`, or once that route found the file removed
+             *     by the deployment's retention (on AWS `RecordingRetentionDays` after the
+             *     upload): a record says `available` until a request for the URL finds the file
+             *     gone, and that request is 404 `recording_not_found` with the reason.
              */
             recording?: components["schemas"]["RecordingStatus"] | null;
         };
@@ -9916,6 +10077,45 @@ export interface operations {
                     created_at: components["schemas"]["Timestamp"];
                     /** @description The event's data. */
                     data: components["schemas"]["CallAnalyzedData"];
+                };
+            };
+        };
+        responses: {
+            200: components["responses"]["WebhookAcknowledged"];
+            410: components["responses"]["WebhookGone"];
+        };
+    };
+    recordingReady: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id; the same on every attempt and redelivery, so receivers can deduplicate. */
+                "webhook-id": components["schemas"]["EventID"];
+                /** @description Unix time in seconds when the attempt was signed. */
+                "webhook-timestamp": number;
+                /**
+                 * @description Space-separated `v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<body>">`,
+                 *     one per secret currently signing (two during a rotation's overlap).
+                 */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description The event's id, as in the `webhook-id` header. */
+                    id: components["schemas"]["EventID"];
+                    /**
+                     * @description Always `recording.ready` here.
+                     * @enum {string}
+                     */
+                    type: "recording.ready";
+                    /** @description When the event happened. */
+                    created_at: components["schemas"]["Timestamp"];
+                    /** @description The event's data. */
+                    data: components["schemas"]["RecordingReadyData"];
                 };
             };
         };
