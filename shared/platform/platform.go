@@ -147,6 +147,20 @@ func RejectCall(ctx context.Context, p Platform, platformCallID, callID, reason 
 	return p.Reject(ctx, platformCallID, reason)
 }
 
+// NotificationAnswerer is a Platform that can answer or refuse an inbound call only while
+// its inbound notification is being handled (SIP: the gateway holds the bridge's join
+// until the reply). Its customer_decides calls are decided inside the notification.
+type NotificationAnswerer interface {
+	AnswersInNotification() bool
+}
+
+// AnswersInNotification reports whether p answers inbound calls only inside their
+// notification (NotificationAnswerer).
+func AnswersInNotification(p Platform) bool {
+	a, ok := p.(NotificationAnswerer)
+	return ok && a.AnswersInNotification()
+}
+
 // ErrUnknownCall is what Answer and Reject return for a call the platform does not have
 // or that is no longer ringing.
 var ErrUnknownCall = errors.New("platform: no such ringing call")

@@ -151,6 +151,12 @@ func (s *Service) resumeInbound(ctx context.Context, plat platform.Platform, c c
 			return fmt.Errorf("create room %s: %w", ses.ID, err)
 		}
 		return s.resumeBridge(ctx, plat, ses, c)
+	case ses.DecideBy != nil:
+		// The sweeper carries the decision out; a redelivery only does it sooner.
+		if decisionDue(ses, s.now()) {
+			return s.decideNow(ctx, ses.ID, false)
+		}
+		return nil
 	case c.Decision == decision.Accept:
 		return s.resumeBridge(ctx, plat, ses, c)
 	case c.Decision == decision.Decline:

@@ -56,6 +56,8 @@ var (
 	_ platform.Platform    = (*Adapter)(nil)
 	_ platform.Transferer  = (*Adapter)(nil)
 	_ platform.DialChecker = (*Adapter)(nil)
+
+	_ platform.NotificationAnswerer = (*Adapter)(nil)
 )
 
 // CheckDial implements platform.DialChecker.
@@ -102,6 +104,10 @@ func (a *Adapter) Dial(ctx context.Context, req platform.DialRequest) (string, e
 	}
 	return p.CallID, nil
 }
+
+// AnswersInNotification is true: an inbound call is answered or refused only through the
+// Reply of its notification (platform.NotificationAnswerer).
+func (a *Adapter) AnswersInNotification() bool { return true }
 
 // Answer joins a ringing inbound call into room: it answers the notification being
 // handled. Outside one (the gateway no longer holds the call) the call is unknown.
