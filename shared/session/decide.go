@@ -36,12 +36,13 @@ func (s *Service) customerDecides(ctx context.Context, plat platform.Platform, c
 		timeout = line.DefaultDecisionTimeout * time.Second
 	}
 	answerBy := s.now().Add(timeout).UTC().Truncate(time.Millisecond)
-	async := s.set.Decider != nil && !platform.AnswersInNotification(plat)
-	if async {
+	if s.set.Decider != nil {
 		// Nothing waits for the decision: the session keeps the deadline from its first
 		// write, so the sweeper applies the line's default at answer_by, or carries out an
 		// API answer once POST /v1/calls/{id}/answer marks the session due
-		// (DecisionRecorded), whatever happens to this request.
+		// (DecisionRecorded), whatever happens to this request. (A platform that answers
+		// only inside a notification is asked to notify again, and the decision is
+		// carried out in one of those: resumeInbound.)
 		ses.DecideBy = &answerBy
 	}
 	if err := s.saveNew(ctx, &ses, c); err != nil {
@@ -62,28 +63,42 @@ func (s *Service) customerDecides(ctx context.Context, plat platform.Platform, c
 		Session: callevent.Session{SessionID: ses.ID, CallID: c.ID, RTCURL: s.rooms.PublicURL(),
 			ParticipantToken: tok.JWT, ParticipantIdentity: tok.Identity, ExpiresAt: tok.ExpiresAt},
 		Metadata: c.Metadata, LineMetadata: l.Metadata, AssistantID: l.AssistantID}
-	if !async {
-		// The platform takes the answer only as this notification's reply: wait here.
-		in.Timeout = s.decisionWait(ctx, timeout)
-		rec, err := s.set.Decider.Ask(ctx, in)
-		if err != nil {
-			s.log().Error("ask customer", "call_id", c.ID, "err", err)
-			rec = decision.Record{Decision: decision.Timeout}
-		}
-		return s.carryOut(ctx, plat, ses.ID, l, rec)
-	}
 	in.AnswerBy = answerBy
-	rec, err := s.set.Decider.Post(ctx, in, s.set.IncomingWait)
+	rec, err := s.set.Decider.Post(ctx, in, s.postWait(ctx))
 	if err != nil {
 		// The sweeper takes the call at answer_by (a missing record counts as no answer).
 		s.log().Error("ask customer", "call_id", c.ID, "err", err)
+		s.hold(ctx, plat, c.PlatformCallID)
 		return nil
 	}
 	if rec.Decision == "" {
-		return nil // the customer answers later, through the API; the sweeper carries it out
+		// The customer answers later, through the API; the sweeper (or the platform's
+		// next notification) carries it out.
+		s.hold(ctx, plat, c.PlatformCallID)
+		return nil
 	}
 	// A response body answered (or an API answer came meanwhile): carry it out now.
-	return s.decideNow(ctx, ses.ID, true)
+	return s.decideNow(ctx, ses.ID, true, true)
+}
+
+// postWait is how long call.incoming's POSTs are waited for: IncomingWait (zero: until
+// answer_by), cut so that DecisionReserve is left before the request's deadline.
+func (s *Service) postWait(ctx context.Context) time.Duration {
+	if s.set.IncomingWait <= 0 {
+		if dl, ok := ctx.Deadline(); ok {
+			return s.decisionWait(ctx, dl.Sub(s.now()))
+		}
+		return 0
+	}
+	return s.decisionWait(ctx, s.set.IncomingWait)
+}
+
+// hold has a platform that answers only inside a notification notify again about a call
+// still ringing undecided (platform.NotificationAnswerer).
+func (s *Service) hold(ctx context.Context, plat platform.Platform, platformCallID string) {
+	if h, ok := plat.(platform.NotificationAnswerer); ok {
+		h.Hold(ctx, platformCallID)
+	}
 }
 
 // decisionLease is how long a process that claimed a ringing session's decision has to
@@ -132,16 +147,28 @@ func (s *Service) DecisionRecorded(ctx context.Context, callID string) error {
 // answer_by is recorded as Timeout first (an answer that wins that race is carried out
 // instead). A session not due yet, or no longer ringing, is left as it is; now (the
 // process that rang the call, holding a decision) also claims one whose deadline nobody
-// has moved. A crash after
+// has moved. A platform that answers only inside a notification
+// (platform.NotificationAnswerer) is acted on only in one (inNotification). A crash after
 // the claim leaves the session due again when the lease ends; the sweeper then carries
 // the decision out the way a redelivered notification would (resumeInbound's calls).
-func (s *Service) decideNow(ctx context.Context, sessionID string, now bool) error {
+func (s *Service) decideNow(ctx context.Context, sessionID string, now, inNotification bool) error {
 	ses, err := s.records.GetSession(ctx, sessionID)
 	if err != nil {
 		return fmt.Errorf("get session %s: %w", sessionID, err)
 	}
 	if ses.Status != StatusRinging || ses.DecideBy == nil {
 		return nil
+	}
+	rang, err := s.records.GetCall(ctx, ses.CallID)
+	if err != nil {
+		return fmt.Errorf("get call %s: %w", ses.CallID, err)
+	}
+	plat, ok := s.set.Platforms.Lookup(rang.Platform)
+	if !ok {
+		return fmt.Errorf("no adapter for platform %q", rang.Platform)
+	}
+	if !inNotification && platform.AnswersInNotification(plat) {
+		return nil // its next notification carries the decision out
 	}
 	rec, err := s.set.Decider.Get(ctx, ses.CallID)
 	asked := err == nil
@@ -188,10 +215,6 @@ func (s *Service) decideNow(ctx context.Context, sessionID string, now bool) err
 	if err != nil || !claimed {
 		return err
 	}
-	plat, ok := s.set.Platforms.Lookup(c.Platform)
-	if !ok {
-		return fmt.Errorf("no adapter for platform %q", c.Platform)
-	}
 	l, err := s.lines.GetLine(ctx, c.LineID)
 	if err != nil {
 		return fmt.Errorf("get line %s: %w", c.LineID, err)
@@ -233,8 +256,9 @@ func (s *Service) carryOut(ctx context.Context, plat platform.Platform, sessionI
 	return s.declineSession(ctx, ses.ID, call.ReasonDecisionTimeout, call.EndedBySystem)
 }
 
-// decisionWait is how long a platform that answers inside the notification (SIP) waits
-// for the customer's decision: the line's timeout, cut so that DecisionReserve is left before the request's deadline (at least a second).
+// decisionWait is d, cut so that DecisionReserve is left before the request's deadline
+// (at least a second): what a request may wait for call.incoming's POSTs and still carry
+// a response body's decision out before it must answer (a Lambda behind API Gateway).
 func (s *Service) decisionWait(ctx context.Context, timeout time.Duration) time.Duration {
 	dl, ok := ctx.Deadline()
 	if !ok || s.set.DecisionReserve <= 0 {

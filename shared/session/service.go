@@ -42,9 +42,6 @@ type Rooms interface {
 // Decider asks the customer about an inbound call on a customer_decides line:
 // *decision.Asker.
 type Decider interface {
-	// Ask posts call.incoming and waits for the decision (a platform that answers a call
-	// only while its notification is handled: SIP).
-	Ask(ctx context.Context, in decision.Incoming) (decision.Record, error)
 	// Post posts call.incoming, waits at most wait for the POSTs, and returns the
 	// decision as it stands (pending: Decision "").
 	Post(ctx context.Context, in decision.Incoming, wait time.Duration) (decision.Record, error)
@@ -97,18 +94,17 @@ type Settings struct {
 	Platforms platform.Registry
 	// Decider runs customer_decides; nil declines those calls at once as timed out.
 	Decider Decider
-	// DecisionReserve is the time an inbound request needs after the customer's decision
-	// (bridging or ending the call). When the request has a deadline (a Lambda behind API
-	// Gateway's 30 s), the wait for the decision ends that long before it, so the request
-	// still answers; a line's longer decision_timeout_seconds is cut short there. Zero
-	// waits the line's whole timeout.
+	// DecisionReserve is the time an inbound request needs after a decision in
+	// call.incoming's response body (bridging or ending the call). When the request has
+	// a deadline (a Lambda behind API Gateway's 30 s), the wait for the POSTs
+	// (IncomingWait) ends that long before it, so the request still answers. Zero: no
+	// cut.
 	DecisionReserve time.Duration
 	// IncomingWait bounds the POSTs of call.incoming made while an inbound notification
 	// is handled: a response body that answers within it is carried out at once; later,
 	// the receiver's answer is not waited for (the customer answers through POST
 	// /v1/calls/{id}/answer) and the sweeper carries the decision out (decide.go).
-	// Default DefaultIncomingWait; zero: until the call's answer_by. Platforms that answer only inside the notification
-	// (SIP) still wait for the decision (DecisionReserve applies there).
+	// Default DefaultIncomingWait; zero: until the call's answer_by.
 	IncomingWait time.Duration
 	// OnWrite, when set, is called after a write that queued events (wakes the local
 	// delivery worker).

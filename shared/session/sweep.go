@@ -84,8 +84,8 @@ func (s *Service) Sweep(ctx context.Context) (int, error) {
 					s.log().Warn("analysis failed: none came from the worker in time", "session_id", ses.ID, "call_id", ses.CallID)
 				}
 				continue // a room still to delete is due at once on the next sweep
-			case decisionDue(ses, now):
-				if err := s.decideNow(ctx, ses.ID, false); err != nil {
+			case decisionDue(ses, now) && !ringingTooLong(ses, now, ring):
+				if err := s.decideNow(ctx, ses.ID, false, false); err != nil {
 					errs = append(errs, fmt.Errorf("sweep: carry out the decision of %s: %w", ses.ID, err))
 				}
 				continue

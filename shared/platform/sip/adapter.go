@@ -105,9 +105,13 @@ func (a *Adapter) Dial(ctx context.Context, req platform.DialRequest) (string, e
 	return p.CallID, nil
 }
 
-// AnswersInNotification is true: an inbound call is answered or refused only through the
-// Reply of its notification (platform.NotificationAnswerer).
-func (a *Adapter) AnswersInNotification() bool { return true }
+// Hold has the gateway ask again about an inbound call that rings undecided: an inbound
+// call is answered or refused only through the Reply of its notification
+// (platform.NotificationAnswerer).
+func (a *Adapter) Hold(ctx context.Context, platformCallID string) bool {
+	r := replyFor(ctx, platformCallID)
+	return r != nil && r.hold()
+}
 
 // Answer joins a ringing inbound call into room: it answers the notification being
 // handled. Outside one (the gateway no longer holds the call) the call is unknown.
