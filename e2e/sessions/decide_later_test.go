@@ -33,6 +33,16 @@ func ringUndecided(t *testing.T, st *harness.Stack, timeout int) (platformsim.Ca
 	if err := json.Unmarshal(got.Event.Data, &in); err != nil {
 		t.Fatal(err)
 	}
+	// The handler is done once the POST's attempt is logged (and it read the decision
+	// right after): an answer the test records from here on comes after it returned.
+	harness.WaitFor(t, 10*time.Second, "call.incoming's attempt logged", func() bool {
+		var evt struct {
+			Attempts []json.RawMessage `json:"attempts"`
+		}
+		st.Do(t, http.MethodGet, "/v1/events/"+got.Event.ID, nil, &evt)
+		return len(evt.Attempts) > 0
+	})
+	time.Sleep(500 * time.Millisecond)
 	ses, err := st.Store.GetSession(context.Background(), in.Session.SessionID)
 	if err != nil || ses.Status != session.StatusRinging || ses.DecideBy == nil || !ses.DecideBy.Equal(in.AnswerBy) {
 		t.Fatalf("session while the call rings = %+v, %v; want ringing, due at answer_by %s", ses, err, in.AnswerBy)
