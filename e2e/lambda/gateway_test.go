@@ -17,6 +17,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"testing"
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
@@ -149,6 +150,29 @@ func (g *platformGateway) byCallID(callID string) (simCall, error) {
 	return simCall{}, fmt.Errorf("the gateway has no call for %s (calls %+v)", callID, list.Data)
 }
 
+// place has the gateway place an inbound audio call from to (POST /sim/calls).
+func (g *platformGateway) place(t testing.TB, from, to string) simCall {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodPost, g.url+"/sim/calls",
+		strings.NewReader(`{"from":"`+from+`","to":"`+to+`","media":"audio"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Authorization", "Bearer "+gatewayAPIToken)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var placed simCall
+	json.NewDecoder(resp.Body).Decode(&placed)
+	if resp.StatusCode != http.StatusCreated || placed.ID == "" {
+		t.Fatalf("POST /sim/calls = %d %+v, want 201 and a call", resp.StatusCode, placed)
+	}
+	return placed
+}
+
 // sendNotification hands platform-sim the testdata notification event, as the private
 // InternalApi (a REST API, payload 1.0) delivers it, signed with secret at t; it returns
 // the function's status.
@@ -192,23 +216,7 @@ func (s *stack) inboundScenario(gw *gateway, lineID string, auth map[string]any)
 	goneEP := s.expect(post("webhook-endpoints-create", "/v1/webhook_endpoints", "/v1/webhook_endpoints",
 		`{"url":"`+gone.URL+`/hooks","events":["call.incoming"]}`), http.StatusCreated)
 
-	placeReq, err := http.NewRequest(http.MethodPost, gw.platform.url+"/sim/calls",
-		strings.NewReader(`{"from":"+15550142424","to":"`+handle+`","media":"audio"}`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	placeReq.Header.Set("Content-Type", "application/json")
-	placeReq.Header.Set("Authorization", "Bearer "+gatewayAPIToken)
-	resp, err := http.DefaultClient.Do(placeReq)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var placed simCall
-	json.NewDecoder(resp.Body).Decode(&placed)
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusCreated || placed.ID == "" {
-		t.Fatalf("POST /sim/calls = %d %+v, want 201 and a call", resp.StatusCode, placed)
-	}
+	placed := gw.platform.place(t, "+15550142424", handle)
 
 	got := recv.WaitFor(t, callevent.TypeCallIncoming, 30*time.Second, nil)
 	var in callevent.CallIncoming
@@ -219,6 +227,7 @@ func (s *stack) inboundScenario(gw *gateway, lineID string, auth map[string]any)
 		t.Errorf("call.incoming = %+v, want the line %s, the caller and a session payload", in, lineID)
 	}
 	var c call.Call
+	var err error
 	for deadline := time.Now().Add(30 * time.Second); ; {
 		if c, err = s.store.GetCall(s.ctx, in.CallID); err != nil {
 			t.Fatal(err)
@@ -253,4 +262,7 @@ func (s *stack) inboundScenario(gw *gateway, lineID string, auth map[string]any)
 	}
 	s.expect(request{fn: "sessions-delete", method: http.MethodDelete, pattern: "/v1/sessions/{id}",
 		path: "/v1/sessions/" + in.Session.SessionID, auth: auth}, http.StatusOK)
+	// The next scenario's calls are for its own receiver.
+	s.expect(request{fn: "webhook-endpoints-delete", method: http.MethodDelete, pattern: "/v1/webhook_endpoints/{id}",
+		path: "/v1/webhook_endpoints/" + ep["id"].(string), auth: auth}, http.StatusOK)
 }

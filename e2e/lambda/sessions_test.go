@@ -44,7 +44,9 @@ type gateway struct {
 	routes map[string]string // path -> function
 	mu     sync.Mutex
 	seen   []int // statuses the functions answered
-	srv    *httptest.Server
+	// inflight counts, per function, the invocations running now.
+	inflight map[string]int
+	srv      *httptest.Server
 	// platform is the sim platform gateway, whose notifications come through here.
 	platform *platformGateway
 }
@@ -69,7 +71,16 @@ func (g *gateway) serve(w http.ResponseWriter, r *http.Request) {
 	}
 	rq := request{fn: fn, method: r.Method, pattern: r.URL.Path, path: r.URL.Path, body: string(body), headers: headers}
 	p := g.s.proc(fn)
+	g.mu.Lock()
+	if g.inflight == nil {
+		g.inflight = map[string]int{}
+	}
+	g.inflight[fn]++
+	g.mu.Unlock()
 	res, err := p.Invoke(g.s.ctx, httpEvent(g.s.t, rq))
+	g.mu.Lock()
+	g.inflight[fn]--
+	g.mu.Unlock()
 	var out events.APIGatewayV2HTTPResponse
 	if err != nil || json.Unmarshal(res.Payload, &out) != nil {
 		http.Error(w, "function failed", http.StatusBadGateway)
@@ -80,6 +91,13 @@ func (g *gateway) serve(w http.ResponseWriter, r *http.Request) {
 	g.mu.Unlock()
 	w.WriteHeader(out.StatusCode)
 	io.WriteString(w, out.Body)
+}
+
+// running is how many invocations of fn are running now.
+func (g *gateway) running(fn string) int {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.inflight[fn]
 }
 
 func (g *gateway) statuses() []int {
@@ -362,6 +380,7 @@ func (s *stack) sessionScenario(lk *livekitserver.Server, gw *gateway, acctID, l
 
 	s.dialScenario(gw, lineID, auth)
 	s.inboundScenario(gw, lineID, auth)
+	s.decideLaterScenario(gw, lineID, auth)
 
 	// DELETE ends the session: the room goes (livekit-server says so through its
 	// webhook, to livekit-webhook), and call.ended is in the event log exactly once.

@@ -3,6 +3,7 @@ package sipgateway
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"sync"
 	"time"
 
@@ -78,12 +79,25 @@ func (g *Gateway) inbound(ctx context.Context, pcid string, claims *lktoken.Clai
 	}
 }
 
-// decide asks the control plane about an inbound call and keeps the answer.
+// decide asks the control plane about an inbound call and keeps the answer. A pending
+// reply (a customer_decides call ringing undecided) is asked again every
+// sip.PendingRetry, each time as a new notification, so that no request of the control
+// plane waits for the customer: the answer comes in one of them, until JoinWait.
 func (g *Gateway) decide(st *callState) {
 	ctx, cancel := context.WithTimeout(g.ctx, g.cfg.JoinWait)
 	defer cancel()
 	var reply sip.InboundReply
 	err := g.deliver(ctx, newNotification(platform.EventInbound, st), &reply)
+	for err == nil && reply.Pending {
+		select {
+		case <-time.After(sip.PendingRetry):
+		case <-ctx.Done():
+			err = fmt.Errorf("undecided after %s: %w", g.cfg.JoinWait, ctx.Err())
+			continue
+		}
+		reply = sip.InboundReply{}
+		err = g.deliver(ctx, newNotification(platform.EventInbound, st), &reply)
+	}
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	defer close(st.decided)

@@ -114,7 +114,11 @@ type Incoming struct {
 	Media     string
 	// Timeout is the line's decision_timeout_seconds.
 	Timeout time.Duration
-	Session callevent.Session
+	// AnswerBy, when set, is the deadline itself (Timeout is then not used): the
+	// ringing flow records it on the session before it asks, so the sweeper knows when
+	// to apply the line's no-answer default even if the asking process stops.
+	AnswerBy time.Time
+	Session  callevent.Session
 	// AssistantID is the line's assistant, "" for none: whether an assistant answer is
 	// possible.
 	AssistantID string
@@ -151,9 +155,28 @@ type VariablesCheck func(ctx context.Context, r Record, values map[string]string
 // Timeout at the deadline. With no endpoint subscribed to call.incoming nobody can be
 // asked, and the decision is Timeout at once.
 func (a *Asker) Ask(ctx context.Context, in Incoming) (Record, error) {
+	return a.ask(ctx, in, -1)
+}
+
+// Post posts call.incoming and waits for the POSTs only, each for at most wait and never
+// past answer_by, then returns the record as it stands: decided when a response body
+// answered (or an API answer came meanwhile), else pending (Decision ""), and nothing
+// waits for the decision any longer. Whoever carries the decision out reads it from the
+// Store later (session.Service's sweeper on a ringing session due). With no endpoint
+// subscribed, the decision is Timeout at once, as for Ask.
+func (a *Asker) Post(ctx context.Context, in Incoming, wait time.Duration) (Record, error) {
+	return a.ask(ctx, in, max(wait, 0))
+}
+
+// ask is Ask (post < 0) or Post (post is the wait for the POSTs; 0: until answer_by).
+func (a *Asker) ask(ctx context.Context, in Incoming, post time.Duration) (Record, error) {
 	now := a.now()
+	answerBy := in.AnswerBy
+	if answerBy.IsZero() {
+		answerBy = now.Add(in.Timeout)
+	}
 	r := Record{CallID: in.CallID, AccountID: in.AccountID, LineID: in.LineID, EventID: ident.New("evt"),
-		AnswerBy: now.Add(in.Timeout).Truncate(time.Millisecond), Session: in.Session, CreatedAt: now,
+		AnswerBy: answerBy.UTC().Truncate(time.Millisecond), Session: in.Session, CreatedAt: now,
 		AssistantID: in.AssistantID}
 	incoming := callevent.CallIncoming{CallID: in.CallID, LineID: in.LineID, From: in.From, To: in.To,
 		Media: in.Media, AnswerBy: r.AnswerBy, Session: in.Session, Metadata: in.Metadata, LineMetadata: in.LineMetadata}
@@ -188,7 +211,11 @@ func (a *Asker) Ask(ctx context.Context, in Incoming) (Record, error) {
 	if err != nil {
 		return Record{}, err
 	}
-	askCtx, cancel := context.WithDeadline(ctx, r.AnswerBy)
+	postBy := r.AnswerBy
+	if post > 0 && now.Add(post).Before(postBy) {
+		postBy = now.Add(post)
+	}
+	askCtx, cancel := context.WithDeadline(ctx, postBy)
 	defer cancel()
 	answered := make(chan struct{}, 1)
 	var wg sync.WaitGroup
@@ -204,6 +231,14 @@ func (a *Asker) Ask(ctx context.Context, in Incoming) (Record, error) {
 				}
 			}
 		}()
+	}
+	if post >= 0 {
+		wg.Wait()
+		got, err := a.Store.GetDecision(ctx, in.CallID)
+		if err != nil {
+			return Record{}, fmt.Errorf("read decision for %s: %w", in.CallID, err)
+		}
+		return got, nil
 	}
 	poll := a.Poll
 	if poll <= 0 {
@@ -270,6 +305,17 @@ func (a *Asker) post(ctx context.Context, r Record, ep delivery.Endpoint, evt ca
 		a.logger().Error("log call.incoming attempt", "event_id", evt.ID, "err", err)
 	}
 	return won
+}
+
+// Get reads a call's decision record (apierr.ErrNotFound when it has none).
+func (a *Asker) Get(ctx context.Context, callID string) (Record, error) {
+	return a.Store.GetDecision(ctx, callID)
+}
+
+// Expire records Timeout on a call whose answer_by passed with no answer, unless an
+// answer won first, and returns the record as it stands.
+func (a *Asker) Expire(ctx context.Context, callID string) (Record, error) {
+	return a.decide(ctx, callID, Timeout, "")
 }
 
 // decide records a decision and returns the record as it stands.

@@ -24,7 +24,12 @@ type CallAnswers struct {
 	// CheckVariables checks an assistant answer's variables against the call's line and
 	// assistant (session.Service.CheckAnswerVariables); nil checks only the values.
 	CheckVariables decision.VariablesCheck
-	Now            func() time.Time
+	// Decided is told the call whose decision the API recorded (or replayed), so that the
+	// decision is carried out: session.Service.DecisionRecorded marks the ringing session
+	// due for the sweeper. Nil: nothing is told (the ringing flow reads the decision at
+	// answer_by).
+	Decided func(ctx context.Context, callID string) error
+	Now     func() time.Time
 }
 
 // CallReader reads call records: call.Store.
@@ -73,6 +78,13 @@ func (c *CallAnswers) answer(w http.ResponseWriter, r *http.Request) (int, any, 
 	}
 	if err != nil {
 		return 0, nil, err
+	}
+	if c.Decided != nil {
+		// A failure answers 500 with the decision recorded: a retry replays the answer
+		// and tells again (and the sweeper would carry it out at answer_by regardless).
+		if err := c.Decided(r.Context(), rec.CallID); err != nil {
+			return 0, nil, fmt.Errorf("carry out the decision of %s: %w", rec.CallID, err)
+		}
 	}
 	if rec.Decision == decision.Accept {
 		s := rec.Session

@@ -147,6 +147,24 @@ func RejectCall(ctx context.Context, p Platform, platformCallID, callID, reason 
 	return p.Reject(ctx, platformCallID, reason)
 }
 
+// NotificationAnswerer is a Platform that can answer or refuse an inbound call only while
+// its inbound notification is being handled (SIP: the gateway holds the bridge's join
+// until the reply). A call still undecided when its notification is done is held: Hold
+// tells the sender to notify again later (a new notification), and the decision is
+// carried out in one of those.
+type NotificationAnswerer interface {
+	// Hold, inside the call's inbound notification, asks the sender to notify again;
+	// false when the call was already answered or refused in it.
+	Hold(ctx context.Context, platformCallID string) bool
+}
+
+// AnswersInNotification reports whether p answers inbound calls only inside their
+// notification (NotificationAnswerer).
+func AnswersInNotification(p Platform) bool {
+	_, ok := p.(NotificationAnswerer)
+	return ok
+}
+
 // ErrUnknownCall is what Answer and Reject return for a call the platform does not have
 // or that is no longer ringing.
 var ErrUnknownCall = errors.New("platform: no such ringing call")

@@ -151,6 +151,17 @@ func (s *Service) resumeInbound(ctx context.Context, plat platform.Platform, c c
 			return fmt.Errorf("create room %s: %w", ses.ID, err)
 		}
 		return s.resumeBridge(ctx, plat, ses, c)
+	case ses.DecideBy != nil:
+		// The sweeper carries the decision out; a redelivery only does it sooner. A
+		// platform that answers only inside a notification notifies again while the call
+		// rings (NotificationAnswerer): it is carried out here, or held once more.
+		if decisionDue(ses, s.now()) {
+			if err := s.decideNow(ctx, ses.ID, false, true); err != nil {
+				return err
+			}
+		}
+		s.hold(ctx, plat, c.PlatformCallID)
+		return nil
 	case c.Decision == decision.Accept:
 		return s.resumeBridge(ctx, plat, ses, c)
 	case c.Decision == decision.Decline:

@@ -42,7 +42,12 @@ type Rooms interface {
 // Decider asks the customer about an inbound call on a customer_decides line:
 // *decision.Asker.
 type Decider interface {
-	Ask(ctx context.Context, in decision.Incoming) (decision.Record, error)
+	// Post posts call.incoming, waits at most wait for the POSTs, and returns the
+	// decision as it stands (pending: Decision "").
+	Post(ctx context.Context, in decision.Incoming, wait time.Duration) (decision.Record, error)
+	// Get reads a call's decision; Expire records Timeout unless an answer came first.
+	Get(ctx context.Context, callID string) (decision.Record, error)
+	Expire(ctx context.Context, callID string) (decision.Record, error)
 }
 
 // Subscriptions says whether an account listens to an event type at all:
@@ -89,12 +94,18 @@ type Settings struct {
 	Platforms platform.Registry
 	// Decider runs customer_decides; nil declines those calls at once as timed out.
 	Decider Decider
-	// DecisionReserve is the time an inbound request needs after the customer's decision
-	// (bridging or ending the call). When the request has a deadline (a Lambda behind API
-	// Gateway's 30 s), the wait for the decision ends that long before it, so the request
-	// still answers; a line's longer decision_timeout_seconds is cut short there. Zero
-	// waits the line's whole timeout.
+	// DecisionReserve is the time an inbound request needs after a decision in
+	// call.incoming's response body (bridging or ending the call). When the request has
+	// a deadline (a Lambda behind API Gateway's 30 s), the wait for the POSTs
+	// (IncomingWait) ends that long before it, so the request still answers. Zero: no
+	// cut.
 	DecisionReserve time.Duration
+	// IncomingWait bounds the POSTs of call.incoming made while an inbound notification
+	// is handled: a response body that answers within it is carried out at once; later,
+	// the receiver's answer is not waited for (the customer answers through POST
+	// /v1/calls/{id}/answer) and the sweeper carries the decision out (decide.go).
+	// Default DefaultIncomingWait; zero: until the call's answer_by.
+	IncomingWait time.Duration
 	// OnWrite, when set, is called after a write that queued events (wakes the local
 	// delivery worker).
 	OnWrite func()
@@ -153,6 +164,10 @@ const (
 	// longest customer_decides wait.
 	DefaultRingTimeout   = 90 * time.Second
 	DefaultCreateTimeout = 6 * time.Second
+	// DefaultIncomingWait is how long a call.incoming response body may take to count as
+	// the answer; a slower receiver acknowledges and answers through the API. It bounds
+	// what an inbound notification holds (on AWS a platform-sim execution) per call.
+	DefaultIncomingWait = 5 * time.Second
 )
 
 func defaults() Settings {
@@ -163,6 +178,7 @@ func defaults() Settings {
 		AnalysisWait:          DefaultAnalysisWait,
 		RingTimeout:           DefaultRingTimeout,
 		CreateTimeout:         DefaultCreateTimeout,
+		IncomingWait:          DefaultIncomingWait,
 		JoinTimeout:           DefaultJoinTimeout,
 		MaxConcurrentSessions: DefaultMaxConcurrentSessions,
 		Log:                   slog.Default(),
@@ -190,6 +206,12 @@ func WithDecider(d Decider) Option {
 // timeout.
 func WithDecisionReserve(d time.Duration) Option {
 	return func(s *Settings) error { return nonNegative("decision reserve", d, &s.DecisionReserve) }
+}
+
+// WithIncomingWait bounds the call.incoming POSTs an inbound notification waits for
+// (Settings.IncomingWait, default DefaultIncomingWait; 0: until answer_by).
+func WithIncomingWait(d time.Duration) Option {
+	return func(s *Settings) error { return nonNegative("incoming wait", d, &s.IncomingWait) }
 }
 
 // WithWriteNotify calls f after each write that queued events (the local delivery

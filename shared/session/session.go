@@ -71,6 +71,11 @@ type Session struct {
 	// Sweep deletes it again until it is gone. The session stays in the sweep index while
 	// it is set.
 	RoomPending bool `json:"room_pending,omitempty"`
+	// DecideBy is set on a ringing customer_decides session whose decision is carried out
+	// by the sweeper (decide.go): the call's answer_by at first, then the time the
+	// decision was recorded through the API (due at once), or the end of a claim while
+	// one process carries it out (decisionLease). Sweep acts on it once it passes.
+	DecideBy *time.Time `json:"decide_by,omitempty"`
 	// SweepAt is when Sweep next has something to check on the session: the earliest of
 	// the limits it can still reach (ring timeout, dispatch timeout, maximum duration),
 	// its held call.ended's ReportDueAt, or its end while its room is still to be

@@ -22,6 +22,9 @@ const sweepPage = 100
 //     pkg/agent/client.go, v1.8.4 and v1.11.0 alike), so silence is the only sign;
 //   - join_timeout: a web call whose caller has not joined JoinTimeout after it was
 //     created (webcall.go);
+//   - a customer_decides call's decision (decide.go): carried out once recorded through
+//     the API (the session is then due at once), or the line's no-answer default once
+//     the call's answer_by passed unanswered;
 //   - no_answer: a session still ringing RingTimeout after it was created. The
 //     platform's own outcome never came, or a create or an inbound call's routing
 //     crashed half way.
@@ -81,6 +84,11 @@ func (s *Service) Sweep(ctx context.Context) (int, error) {
 					s.log().Warn("analysis failed: none came from the worker in time", "session_id", ses.ID, "call_id", ses.CallID)
 				}
 				continue // a room still to delete is due at once on the next sweep
+			case decisionDue(ses, now) && !ringingTooLong(ses, now, ring):
+				if err := s.decideNow(ctx, ses.ID, false, false); err != nil {
+					errs = append(errs, fmt.Errorf("sweep: carry out the decision of %s: %w", ses.ID, err))
+				}
+				continue
 			case ses.Over() && ses.RoomPending:
 				if err := s.deletePendingRoom(ctx, ses.ID); err != nil {
 					errs = append(errs, fmt.Errorf("sweep: delete room of %s: %w", ses.ID, err))
@@ -155,6 +163,9 @@ func (s *Service) sweepAt(ses Session) *time.Time {
 			earliest(ses.CreatedAt.Add(s.set.RingTimeout))
 			if ses.WebCall() {
 				earliest(s.joinDeadline(ses))
+			}
+			if ses.DecideBy != nil {
+				earliest(*ses.DecideBy)
 			}
 		}
 		if ses.Mode == ModeAssistant && ses.Status == StatusActive && ses.AnsweredAt != nil && ses.AssistantSeenAt == nil {

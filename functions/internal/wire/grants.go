@@ -80,7 +80,9 @@ var Writes = map[string]map[dynamo.Table]Access{
 	"events-get":                      {dynamo.RateLimits: Write},
 	"events-redeliver":                {dynamo.Events: Write, dynamo.Idempotency: idempotent, dynamo.RateLimits: Write}, // the event counts its redeliveries
 
-	"calls-answer":           {dynamo.CallDecisions: Write, dynamo.Idempotency: idempotent, dynamo.RateLimits: Write},
+	// The ringing session is marked due for the sweeper (saved with its call).
+	"calls-answer": {dynamo.CallDecisions: Write, dynamo.CallPlatformIDs: Write, dynamo.Calls: Write,
+		dynamo.Idempotency: idempotent, dynamo.RateLimits: Write, dynamo.Sessions: Write},
 	"calls-list":             {dynamo.RateLimits: Write},
 	"calls-get":              {dynamo.RateLimits: Write},
 	"calls-recording-get":    {dynamo.RateLimits: Write},
@@ -109,7 +111,10 @@ var Writes = map[string]map[dynamo.Table]Access{
 		dynamo.Idempotency: idempotent, dynamo.Sessions: Write, dynamo.WebhookAttempts: Write, dynamo.WebhookEndpoints: Write},
 	"persona-report":   {dynamo.CallPlatformIDs: Write, dynamo.Calls: Write, dynamo.Events: Write, dynamo.Sessions: Write},
 	"persona-transfer": {dynamo.CallPlatformIDs: Write, dynamo.Calls: Write, dynamo.Events: Write, dynamo.Sessions: Write},
-	"session-sweeper":  {dynamo.CallPlatformIDs: Write, dynamo.Calls: Write, dynamo.Events: Write, dynamo.Sessions: Write},
+	// It carries out customer_decides decisions: the timeout recorded on a decision
+	// nobody answered.
+	"session-sweeper": {dynamo.CallDecisions: Write, dynamo.CallPlatformIDs: Write, dynamo.Calls: Write, dynamo.Events: Write,
+		dynamo.Sessions: Write},
 
 	"sip-trunks-list":   {dynamo.RateLimits: Write},
 	"sip-trunks-create": {dynamo.SIPTrunks: Write, dynamo.Idempotency: idempotent, dynamo.RateLimits: Write},

@@ -47,10 +47,12 @@ var Tables = map[string][]dynamo.Table{
 	"events-get":                      {dynamo.Events, dynamo.WebhookAttempts, dynamo.RateLimits},
 	"events-redeliver":                {dynamo.Events, dynamo.Idempotency, dynamo.WebhookAttempts, dynamo.WebhookEndpoints, dynamo.RateLimits},
 
-	// A decline answers the call object, read from the calls table.
-	"calls-answer": {dynamo.CallDecisions, dynamo.Calls, dynamo.Idempotency, dynamo.RateLimits},
-	"calls-list":   {dynamo.Calls, dynamo.RateLimits},
-	"calls-get":    {dynamo.Calls, dynamo.RateLimits},
+	// A decline answers the call object, read from the calls table; the ringing session
+	// is marked due for the sweeper, which carries the decision out.
+	"calls-answer": {dynamo.CallDecisions, dynamo.CallPlatformIDs, dynamo.Calls, dynamo.Idempotency, dynamo.RateLimits,
+		dynamo.Sessions},
+	"calls-list": {dynamo.Calls, dynamo.RateLimits},
+	"calls-get":  {dynamo.Calls, dynamo.RateLimits},
 	// The recording routes read the call record; DELETE writes it (recording deleted).
 	"calls-recording-get":    {dynamo.Calls, dynamo.RateLimits},
 	"calls-recording-delete": {dynamo.CallPlatformIDs, dynamo.Calls, dynamo.RateLimits},
@@ -87,8 +89,12 @@ var Tables = map[string][]dynamo.Table{
 	// The assistant's transfer_call: the call, its session, the version's destinations.
 	"persona-transfer": {dynamo.CallPlatformIDs, dynamo.Calls, dynamo.Events, dynamo.Sessions, dynamo.Versions},
 	// The sweeper reads the version of a call whose worker's report never came: its
-	// analysis, if the version asks for one, fails with call.ended.
-	"session-sweeper": {dynamo.CallPlatformIDs, dynamo.Calls, dynamo.Events, dynamo.Sessions, dynamo.SIPTrunks, dynamo.Versions},
+	// analysis, if the version asks for one, fails with call.ended. It carries out
+	// customer_decides decisions: the decision, the line, and for a call handed to the
+	// assistant its account, assistant and version, and whether the account subscribes to
+	// call.transcript.
+	"session-sweeper": {dynamo.Accounts, dynamo.Assistants, dynamo.CallDecisions, dynamo.CallPlatformIDs, dynamo.Calls,
+		dynamo.Events, dynamo.Lines, dynamo.Sessions, dynamo.SIPTrunks, dynamo.Versions, dynamo.WebhookEndpoints},
 
 	"sip-trunks-list":   {dynamo.SIPTrunks, dynamo.RateLimits},
 	"sip-trunks-create": {dynamo.SIPTrunks, dynamo.Idempotency, dynamo.RateLimits},

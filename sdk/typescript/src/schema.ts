@@ -1081,9 +1081,11 @@ export interface webhooks {
         put?: never;
         /**
          * An inbound call rings on a customer_decides line
-         * @description Posted synchronously to every enabled endpoint subscribed to `call.incoming`,
-         *     with a deadline of the line's `decision_timeout_seconds`. The receiver decides the
-         *     call in its response body; without a decision by `answer_by` the line's
+         * @description Posted synchronously to every enabled endpoint subscribed to `call.incoming`.
+         *     The receiver decides the call in its response body within 5 seconds (or by
+         *     `answer_by`, if sooner); a receiver that needs longer acknowledges with an empty 2xx
+         *     and answers through `POST /v1/calls/{id}/answer` by `answer_by` (the line's
+         *     `decision_timeout_seconds`). Without a decision by `answer_by` the line's
          *     `on_decision_timeout` applies. Not retried and not redeliverable.
          */
         post: operations["callIncoming"];

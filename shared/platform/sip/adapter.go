@@ -56,6 +56,8 @@ var (
 	_ platform.Platform    = (*Adapter)(nil)
 	_ platform.Transferer  = (*Adapter)(nil)
 	_ platform.DialChecker = (*Adapter)(nil)
+
+	_ platform.NotificationAnswerer = (*Adapter)(nil)
 )
 
 // CheckDial implements platform.DialChecker.
@@ -101,6 +103,14 @@ func (a *Adapter) Dial(ctx context.Context, req platform.DialRequest) (string, e
 		return "", err
 	}
 	return p.CallID, nil
+}
+
+// Hold has the gateway ask again about an inbound call that rings undecided: an inbound
+// call is answered or refused only through the Reply of its notification
+// (platform.NotificationAnswerer).
+func (a *Adapter) Hold(ctx context.Context, platformCallID string) bool {
+	r := replyFor(ctx, platformCallID)
+	return r != nil && r.hold()
 }
 
 // Answer joins a ringing inbound call into room: it answers the notification being

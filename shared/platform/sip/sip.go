@@ -16,6 +16,7 @@ package sip
 import (
 	"context"
 	"sync"
+	"time"
 
 	"github.com/bridgeline/bridgeline/shared/platform"
 )
@@ -60,7 +61,14 @@ type InboundReply struct {
 	CallID   string `json:"call_id,omitempty"`
 	Answer   *Room  `json:"answer,omitempty"`
 	Reject   string `json:"reject,omitempty"`
+	// Pending: the call rings undecided (a customer_decides line); the gateway keeps
+	// holding the join and sends the inbound notification again (a new id) after
+	// PendingRetry, until an answer or a refusal comes.
+	Pending bool `json:"pending,omitempty"`
 }
+
+// PendingRetry is how long the gateway waits before it asks again about a pending call.
+const PendingRetry = time.Second
 
 // Room is platform.Room on the wire.
 type Room struct {
@@ -76,11 +84,12 @@ type Room struct {
 type Reply struct {
 	pcid string
 
-	mu     sync.Mutex
-	done   bool
-	callID string
-	room   platform.Room
-	reject string
+	mu      sync.Mutex
+	done    bool
+	pending bool
+	callID  string
+	room    platform.Room
+	reject  string
 }
 
 type replyKey struct{}
@@ -125,6 +134,17 @@ func (r *Reply) refuse(reason string) bool {
 	return true
 }
 
+// hold records that the call rings undecided; false when it was decided already.
+func (r *Reply) hold() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.done {
+		return false
+	}
+	r.pending = true
+	return true
+}
+
 // Result is the reply to send: an answer, a refusal, or (nothing decided, as for a
 // redelivery of a call already handled) a refusal saying so.
 func (r *Reply) Result() InboundReply {
@@ -136,6 +156,8 @@ func (r *Reply) Result() InboundReply {
 		out.Answer = &Room{URL: r.room.URL, Token: r.room.Token, Name: r.room.Name}
 	case r.done:
 		out.Reject = r.reject
+	case r.pending:
+		out.Pending = true
 	default:
 		out.Reject = "not answered"
 	}
