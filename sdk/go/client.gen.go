@@ -8022,6 +8022,15 @@ type ClientInterface interface {
 	// not be handed to the deployment's transfer runner (on AWS, its queue): the
 	// transfer is then recorded `failed` and the call goes on, so asking again is safe.
 	//
+	// How a failure is learnt, the same on every deployment: the API caller reads the
+	// record (`transfer.status` `failed`, `transfer.failure` saying why); no webhook
+	// event is sent for a failed transfer (the call goes on; `GET /v1/calls/{id}` after
+	// its `call.ended` shows its last transfer). The person on the
+	// phone is not left in silence: on a call an assistant handles, the assistant
+	// says that the transfer did not go through ("I am sorry, I could not transfer
+	// your call. Can I help you with anything else?") and the conversation goes on.
+	// The assistant's own `transfer_call` follows the same path.
+	//
 	// Takes any type of body and a specified content type.
 	//
 	// Corresponds with POST /v1/calls/{id}/transfer (the `TransferCall` operationId).
@@ -8045,6 +8054,15 @@ type ClientInterface interface {
 	// `parameter_invalid` on `to`; 502 `upstream_unavailable` when the transfer could
 	// not be handed to the deployment's transfer runner (on AWS, its queue): the
 	// transfer is then recorded `failed` and the call goes on, so asking again is safe.
+	//
+	// How a failure is learnt, the same on every deployment: the API caller reads the
+	// record (`transfer.status` `failed`, `transfer.failure` saying why); no webhook
+	// event is sent for a failed transfer (the call goes on; `GET /v1/calls/{id}` after
+	// its `call.ended` shows its last transfer). The person on the
+	// phone is not left in silence: on a call an assistant handles, the assistant
+	// says that the transfer did not go through ("I am sorry, I could not transfer
+	// your call. Can I help you with anything else?") and the conversation goes on.
+	// The assistant's own `transfer_call` follows the same path.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -9396,6 +9414,15 @@ func (c *BaseClient) GetCallRecording(ctx context.Context, id CallID, reqEditors
 // not be handed to the deployment's transfer runner (on AWS, its queue): the
 // transfer is then recorded `failed` and the call goes on, so asking again is safe.
 //
+// How a failure is learnt, the same on every deployment: the API caller reads the
+// record (`transfer.status` `failed`, `transfer.failure` saying why); no webhook
+// event is sent for a failed transfer (the call goes on; `GET /v1/calls/{id}` after
+// its `call.ended` shows its last transfer). The person on the
+// phone is not left in silence: on a call an assistant handles, the assistant
+// says that the transfer did not go through ("I am sorry, I could not transfer
+// your call. Can I help you with anything else?") and the conversation goes on.
+// The assistant's own `transfer_call` follows the same path.
+//
 // Takes any type of body and a specified content type.
 //
 // Corresponds with POST /v1/calls/{id}/transfer (the `TransferCall` operationId).
@@ -9429,6 +9456,15 @@ func (c *BaseClient) TransferCallWithBody(ctx context.Context, id CallID, params
 // `parameter_invalid` on `to`; 502 `upstream_unavailable` when the transfer could
 // not be handed to the deployment's transfer runner (on AWS, its queue): the
 // transfer is then recorded `failed` and the call goes on, so asking again is safe.
+//
+// How a failure is learnt, the same on every deployment: the API caller reads the
+// record (`transfer.status` `failed`, `transfer.failure` saying why); no webhook
+// event is sent for a failed transfer (the call goes on; `GET /v1/calls/{id}` after
+// its `call.ended` shows its last transfer). The person on the
+// phone is not left in silence: on a call an assistant handles, the assistant
+// says that the transfer did not go through ("I am sorry, I could not transfer
+// your call. Can I help you with anything else?") and the conversation goes on.
+// The assistant's own `transfer_call` follows the same path.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -13814,6 +13850,15 @@ type ClientWithResponsesInterface interface {
 	// not be handed to the deployment's transfer runner (on AWS, its queue): the
 	// transfer is then recorded `failed` and the call goes on, so asking again is safe.
 	//
+	// How a failure is learnt, the same on every deployment: the API caller reads the
+	// record (`transfer.status` `failed`, `transfer.failure` saying why); no webhook
+	// event is sent for a failed transfer (the call goes on; `GET /v1/calls/{id}` after
+	// its `call.ended` shows its last transfer). The person on the
+	// phone is not left in silence: on a call an assistant handles, the assistant
+	// says that the transfer did not go through ("I am sorry, I could not transfer
+	// your call. Can I help you with anything else?") and the conversation goes on.
+	// The assistant's own `transfer_call` follows the same path.
+	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /v1/calls/{id}/transfer (the `TransferCall` operationId).
@@ -13837,6 +13882,15 @@ type ClientWithResponsesInterface interface {
 	// `parameter_invalid` on `to`; 502 `upstream_unavailable` when the transfer could
 	// not be handed to the deployment's transfer runner (on AWS, its queue): the
 	// transfer is then recorded `failed` and the call goes on, so asking again is safe.
+	//
+	// How a failure is learnt, the same on every deployment: the API caller reads the
+	// record (`transfer.status` `failed`, `transfer.failure` saying why); no webhook
+	// event is sent for a failed transfer (the call goes on; `GET /v1/calls/{id}` after
+	// its `call.ended` shows its last transfer). The person on the
+	// phone is not left in silence: on a call an assistant handles, the assistant
+	// says that the transfer did not go through ("I am sorry, I could not transfer
+	// your call. Can I help you with anything else?") and the conversation goes on.
+	// The assistant's own `transfer_call` follows the same path.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -23114,6 +23168,15 @@ func (c *ClientWithResponses) GetCallRecordingWithResponse(ctx context.Context, 
 // not be handed to the deployment's transfer runner (on AWS, its queue): the
 // transfer is then recorded `failed` and the call goes on, so asking again is safe.
 //
+// How a failure is learnt, the same on every deployment: the API caller reads the
+// record (`transfer.status` `failed`, `transfer.failure` saying why); no webhook
+// event is sent for a failed transfer (the call goes on; `GET /v1/calls/{id}` after
+// its `call.ended` shows its last transfer). The person on the
+// phone is not left in silence: on a call an assistant handles, the assistant
+// says that the transfer did not go through ("I am sorry, I could not transfer
+// your call. Can I help you with anything else?") and the conversation goes on.
+// The assistant's own `transfer_call` follows the same path.
+//
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /v1/calls/{id}/transfer (the `TransferCall` operationId).
@@ -23143,6 +23206,15 @@ func (c *ClientWithResponses) TransferCallWithBodyWithResponse(ctx context.Conte
 // `parameter_invalid` on `to`; 502 `upstream_unavailable` when the transfer could
 // not be handed to the deployment's transfer runner (on AWS, its queue): the
 // transfer is then recorded `failed` and the call goes on, so asking again is safe.
+//
+// How a failure is learnt, the same on every deployment: the API caller reads the
+// record (`transfer.status` `failed`, `transfer.failure` saying why); no webhook
+// event is sent for a failed transfer (the call goes on; `GET /v1/calls/{id}` after
+// its `call.ended` shows its last transfer). The person on the
+// phone is not left in silence: on a call an assistant handles, the assistant
+// says that the transfer did not go through ("I am sorry, I could not transfer
+// your call. Can I help you with anything else?") and the conversation goes on.
+// The assistant's own `transfer_call` follows the same path.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
