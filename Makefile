@@ -3,7 +3,7 @@
 # stack's (deps-run: Debian packages, the pinned livekit-server and livekit-sip builds,
 # speech models, the /sim/ page's livekit-client and the join page's bundle), `make
 # run-dynamodb` that and DynamoDB Local, `make test` everything (deps: DynamoDB Local,
-# Chromium and playwright-core too).
+# Chromium and playwright-core, Firefox ESR, PulseAudio and puppeteer-core too).
 SHELL := /bin/bash
 GO ?= go
 BIN := bin
@@ -43,10 +43,11 @@ deps-run:
 	bash scripts/build-join-page.sh >/dev/null
 
 ## deps: install and build what run and test use (idempotent): deps-run, DynamoDB Local,
-## and the Chromium the browser tests drive
+## and the Chromium and the Firefox the browser tests drive
 deps: deps-run
 	bash scripts/dynamodb-local.sh install >/dev/null
 	bash scripts/install-browser.sh >/dev/null
+	bash scripts/install-browser.sh --firefox >/dev/null
 
 ## lint: the contract (openapi.yaml, openapi-internal.yaml) validates, the clients generated
 ## from it match sdk/ and compile (scripts/check-sdk.sh), gofmt and go vet
@@ -94,6 +95,8 @@ bench: deps
 	@echo "== persona worker: answer to connecting screen and greeting, beside LiveKit's bare dispatch; sim audio calls' greeting with ICE lite beside full ICE"
 	$(GO) test -run '^$$' -bench Answer -benchtime 40x ./mediafleet/worker
 	$(GO) test -run '^$$' -bench AvatarFrame -benchtime 300x ./mediafleet/vp8
+	@echo "== persona worker alone (its own process, CPU from /proc): CPU per call-second while silent, caller speaking, caller listening, and memory per call, beside the idle worker; audio (pocketsphinx, Deepgram), video, video drawing every frame"
+	$(GO) test -run '^$$' -bench WorkerCPU -benchtime 1x -timeout 20m ./mediafleet/worker
 	@echo "== a caller on the sim's /sim/ page (headless Chromium): answer to greeting beside the sim's bot caller, call for call"
 	$(GO) test -run '^$$' -bench BenchmarkSimPageGreeting -benchtime 10x ./examples/simcaller/
 	@echo "== conversation on the whole stack (real VAD, STT, TTS; fake model at 0 and 300 ms first token): caller's end of speech to the reply heard beside its floor, barge-in, greeting; then concurrent calls per worker"

@@ -7,9 +7,10 @@ import (
 )
 
 // TestMakeTargetsInstallWhatTheyNeed: `make run` installs what the SQLite stack runs and
-// nothing only tests or another store use (DynamoDB Local, the Chromium the browser tests
-// drive); `make run-dynamodb` adds DynamoDB Local; `make test` installs everything. Read
-// from `make -n`, which prints each target's commands without running them.
+// nothing only tests or another store use (DynamoDB Local, the Chromium and the Firefox
+// the browser tests drive); `make run-dynamodb` adds DynamoDB Local; `make test`
+// installs everything. Read from `make -n`, which prints each target's commands without
+// running them.
 func TestMakeTargetsInstallWhatTheyNeed(t *testing.T) {
 	if _, err := exec.LookPath("make"); err != nil {
 		t.Skip("no make")
@@ -33,13 +34,13 @@ func TestMakeTargetsInstallWhatTheyNeed(t *testing.T) {
 	if strings.Contains(run, "dynamodb-local.sh") {
 		t.Errorf("make run installs DynamoDB Local:\n%s", run)
 	}
-	if strings.Contains(strings.ReplaceAll(run, "install-browser.sh --page", ""), "install-browser.sh") {
-		t.Errorf("make run installs the test browser:\n%s", run)
+	if strings.Contains(strings.ReplaceAll(run, "install-browser.sh --page", ""), "install-browser.sh") || strings.Contains(run, "--firefox") {
+		t.Errorf("make run installs a test browser:\n%s", run)
 	}
 	if !strings.Contains(dynamo, "dynamodb-local.sh install") {
 		t.Errorf("make run-dynamodb does not install DynamoDB Local:\n%s", dynamo)
 	}
-	if !strings.Contains(test, "dynamodb-local.sh install") || !strings.Contains(test, "install-browser.sh >") {
-		t.Errorf("make test does not install DynamoDB Local and the test browser:\n%s", test)
+	if !strings.Contains(test, "dynamodb-local.sh install") || !strings.Contains(test, "install-browser.sh >") || !strings.Contains(test, "install-browser.sh --firefox >") {
+		t.Errorf("make test does not install DynamoDB Local and the test browsers:\n%s", test)
 	}
 }

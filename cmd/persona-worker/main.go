@@ -16,6 +16,7 @@ import (
 	awsconfig "github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 
+	"github.com/bridgeline/bridgeline/mediafleet/agent"
 	"github.com/bridgeline/bridgeline/mediafleet/engines"
 	"github.com/bridgeline/bridgeline/mediafleet/worker"
 	"github.com/bridgeline/bridgeline/shared/recordings"
@@ -39,7 +40,8 @@ func main() {
 		os.Exit(2)
 	}
 	defer eng.Close()
-	opts := worker.Options{MetricsOut: os.Stdout, NewVAD: eng.NewVAD, Recognizer: eng.Recognizer, Voices: eng.Voices.Voices()}
+	opts := worker.Options{MetricsOut: os.Stdout, NewVAD: eng.NewVAD, Recognizer: eng.Recognizer, Voices: eng.Voices.Voices(),
+		CPULoad: agent.ProcessCPU()}
 	if cfg.RecordingsBucket != "" {
 		awsCfg, err := awsconfig.LoadDefaultConfig(context.Background())
 		if err != nil {

@@ -401,8 +401,8 @@ type Worker struct {
 func (w *Worker) Stop() { w.stop() }
 
 // StartWorker runs a persona worker in this process against the stack, as `make run`
-// does, until the test ends or Stop; mod adjusts its configuration (MaxJobs 4, the default
-// verify timeout) and opts its parts. It returns once LiveKit has registered the worker.
+// does, until the test ends or Stop; mod adjusts its configuration (the default MaxJobs
+// and verify timeout) and opts its parts. It returns once LiveKit has registered the worker.
 func (s *Stack) StartWorker(t testing.TB, mod func(*worker.Config), opts worker.Options) *Worker {
 	t.Helper()
 	cfg := worker.Defaults()

@@ -51,6 +51,7 @@ import (
 	"github.com/bridgeline/bridgeline/shared/decision"
 	"github.com/bridgeline/bridgeline/shared/ident"
 	"github.com/bridgeline/bridgeline/shared/joinpage"
+	"github.com/bridgeline/bridgeline/shared/levelmeter"
 	"github.com/bridgeline/bridgeline/shared/line"
 	"github.com/bridgeline/bridgeline/shared/session"
 	"github.com/bridgeline/bridgeline/shared/store/dynamo"
@@ -541,6 +542,9 @@ func TestFunctionsUnderLambdaRuntime(t *testing.T) {
 		t.Errorf("GET /join/%s via join-page = %d (%d bytes), want the %d bytes make built in", joinpage.SDKFile, sdk.status, len(sdk.body), len(built))
 	case err != nil && sdk.status != http.StatusNotFound:
 		t.Errorf("GET /join/%s via join-page without the bundle built = %d, want 404 saying so", joinpage.SDKFile, sdk.status)
+	}
+	if m := s.call(request{fn: "join-page", method: http.MethodGet, pattern: "/join/{file}", path: "/join/" + levelmeter.File}); m.status != http.StatusOK || !bytes.Equal(m.body, levelmeter.JS) {
+		t.Errorf("GET /join/%s via join-page = %d (%d bytes), want the level meter the page loads", levelmeter.File, m.status, len(m.body))
 	}
 
 	// Lines: list, get, assign, re-point and unassign, then archive the copy.

@@ -1,7 +1,8 @@
 // Package webcall holds the browser tests of web calls through the hosted join page
 // (shared/joinpage): headless Chromium (Debian's) with a fake camera and a fake
 // microphone that speaks a question opens a web call's join_url on the whole local stack
-// (examples/call-us tests the customer's own page the same way).
+// (examples/call-us tests the customer's own page the same way), and so does Debian's
+// stock Firefox ESR, whose fake microphone is a tone (firefox_test.go).
 package webcall
 
 import (
@@ -118,21 +119,7 @@ const soundWatch = `(() => {
 // the call, and the record read once call.ended exists holds both turns.
 func TestJoinPage(t *testing.T) {
 	browser.Setup(t)
-	eng, err := engines.FromEnv(nil)
-	if err != nil {
-		t.Fatalf("load the speech engines: %v", err)
-	}
-	t.Cleanup(func() { eng.Close() })
-	st := harness.Start(t, harness.Options{})
-	fake := llmtest.New(llmtest.Reply{Text: answer})
-	t.Cleanup(fake.Close)
-	model, err := llm.New(llm.Config{BaseURL: fake.URL(), APIKey: "test-key", Model: "fake-model"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	st.StartWorker(t, func(c *worker.Config) { c.MaxJobs = 1 },
-		worker.Options{NewVAD: eng.NewVAD, Recognizer: eng.Recognizer, Voices: eng.Voices.Voices(), Model: model})
-	asst := publish(t, st)
+	st, fake, asst := assistantStack(t)
 
 	// The greeting starts about a second after the page joins and lasts under two: the
 	// question comes six seconds after the microphone opens.
@@ -143,18 +130,7 @@ func TestJoinPage(t *testing.T) {
 		t.Fatalf("join_url %q, want the stack's own page with the token in the fragment", w.JoinURL)
 	}
 	p := b.Open(w.JoinURL)
-	p.WaitFor("the page to be ready", `document.body.dataset.state === 'ready'`, 10*time.Second, nil)
-	var shown struct {
-		Brand, Color, Hash, Hint string
-		Start                    bool
-	}
-	p.Eval(`({ brand: document.getElementById('brand').textContent,
-  color: getComputedStyle(document.documentElement).getPropertyValue('--brand').trim(),
-  hash: location.hash, hint: document.getElementById('mic-hint').textContent,
-  start: !document.getElementById('start').hidden })`, &shown)
-	if shown.Brand != "Test Co" || shown.Color != "#3b5bdb" || shown.Hash != "" || !shown.Start || !strings.Contains(shown.Hint, "microphone") {
-		t.Errorf("ready page shows %+v, want the account's name and colour, the token out of the address bar, Start and the microphone prompt", shown)
-	}
+	checkReady(t, p)
 
 	p.Eval(soundWatch, nil)
 	p.Click("#start")
@@ -207,27 +183,10 @@ func TestJoinPage(t *testing.T) {
 		t.Errorf("caption lines on the page %q, want the visitor's and the assistant's", shownLines)
 	}
 
-	// The token went to LiveKit (which it authenticates with) and to no request to the
-	// API's host: not in an address, not in a Referer.
-	for _, r := range p.Requests() {
-		if strings.HasPrefix(r.URL, st.URL) && r.Type != "document" && (strings.Contains(r.URL, w.ParticipantToken) || strings.Contains(r.Referer, w.ParticipantToken)) {
-			t.Errorf("the page sent the token to the API's host: %+v", r)
-		}
-		if strings.Contains(r.URL, "/favicon.ico") {
-			t.Errorf("the browser asked for %s (a 404): the page names its own icon", r.URL)
-		}
-	}
+	checkTokenKept(t, p, st, w)
 
 	// Hang up: the call ends, and its record on call.ended holds both turns.
-	p.Click("#hangup")
-	p.WaitFor("the page to show the end", `document.body.dataset.state === 'ended'`, 10*time.Second, nil)
-	waitEnded(t, st, w.CallID)
-	var rec struct {
-		Platform, Status string
-		EndReason        string         `json:"end_reason"`
-		Transcript       []persona.Turn `json:"transcript"`
-	}
-	harness.Must(t, st.Do(t, http.MethodGet, "/v1/calls/"+w.CallID, nil, &rec), http.StatusOK, "GET call")
+	rec := hangUp(t, p, st, w)
 	// The question may reach the record as more than one caller turn: a gap in Chromium's
 	// real-time feed of the WAV is a pause to the recogniser, which then ends the turn
 	// there (the first part is what the model was asked).
@@ -238,6 +197,79 @@ func TestJoinPage(t *testing.T) {
 		t.Errorf("record on call.ended = %+v, want the web call ended by the hang-up with the greeting, the question and the answer", rec)
 	} else if tr[1].Text != asked.Content {
 		t.Errorf("the record's first caller turn %q, want the words the model was asked %q", tr[1].Text, asked.Content)
+	}
+}
+
+// callRecord is the part of GET /v1/calls/{id} the join page's tests check.
+type callRecord struct {
+	Platform, Status string
+	EndReason        string         `json:"end_reason"`
+	Transcript       []persona.Turn `json:"transcript"`
+}
+
+// hangUp presses Hang up, waits for the page to show the end and for call.ended, and
+// returns the call's record then.
+func hangUp(t *testing.T, p *browser.Page, st *harness.Stack, w webCall) callRecord {
+	t.Helper()
+	p.Click("#hangup")
+	p.WaitFor("the page to show the end", `document.body.dataset.state === 'ended'`, 10*time.Second, nil)
+	waitEnded(t, st, w.CallID)
+	var rec callRecord
+	harness.Must(t, st.Do(t, http.MethodGet, "/v1/calls/"+w.CallID, nil, &rec), http.StatusOK, "GET call")
+	return rec
+}
+
+// checkTokenKept: the token went to LiveKit (which it authenticates with) and to no
+// request to the API's host: not in an address, not in a Referer.
+func checkTokenKept(t *testing.T, p *browser.Page, st *harness.Stack, w webCall) {
+	t.Helper()
+	for _, r := range p.Requests() {
+		if strings.HasPrefix(r.URL, st.URL) && r.Type != "document" && (strings.Contains(r.URL, w.ParticipantToken) || strings.Contains(r.Referer, w.ParticipantToken)) {
+			t.Errorf("the page sent the token to the API's host: %+v", r)
+		}
+		if strings.Contains(r.URL, "/favicon.ico") {
+			t.Errorf("the browser asked for %s (a 404): the page names its own icon", r.URL)
+		}
+	}
+}
+
+// assistantStack starts the whole stack with a persona worker on the real speech
+// engines and the fake model (answering answer), and publishes the assistant the calls
+// go to.
+func assistantStack(t *testing.T) (*harness.Stack, *llmtest.Server, string) {
+	t.Helper()
+	eng, err := engines.FromEnv(nil)
+	if err != nil {
+		t.Fatalf("load the speech engines: %v", err)
+	}
+	t.Cleanup(func() { eng.Close() })
+	st := harness.Start(t, harness.Options{})
+	fake := llmtest.New(llmtest.Reply{Text: answer})
+	t.Cleanup(fake.Close)
+	model, err := llm.New(llm.Config{BaseURL: fake.URL(), APIKey: "test-key", Model: "fake-model"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st.StartWorker(t, func(c *worker.Config) { c.MaxJobs = 1 },
+		worker.Options{NewVAD: eng.NewVAD, Recognizer: eng.Recognizer, Voices: eng.Voices.Voices(), Model: model})
+	return st, fake, publish(t, st)
+}
+
+// checkReady waits for the join page to be ready, and checks it shows the account's
+// branding, the microphone prompt and Start, with the token out of the address bar.
+func checkReady(t *testing.T, p *browser.Page) {
+	t.Helper()
+	p.WaitFor("the page to be ready", `document.body.dataset.state === 'ready'`, 10*time.Second, nil)
+	var shown struct {
+		Brand, Color, Hash, Hint string
+		Start                    bool
+	}
+	p.Eval(`({ brand: document.getElementById('brand').textContent,
+  color: getComputedStyle(document.documentElement).getPropertyValue('--brand').trim(),
+  hash: location.hash, hint: document.getElementById('mic-hint').textContent,
+  start: !document.getElementById('start').hidden })`, &shown)
+	if shown.Brand != "Test Co" || shown.Color != "#3b5bdb" || shown.Hash != "" || !shown.Start || !strings.Contains(shown.Hint, "microphone") {
+		t.Errorf("ready page shows %+v, want the account's name and colour, the token out of the address bar, Start and the microphone prompt", shown)
 	}
 }
 
@@ -263,14 +295,48 @@ func waitEnded(t *testing.T, st *harness.Stack, callID string) {
 	})
 }
 
-// TestJoinPageSaysWhatWentWrong: a link without a token, with a malformed one, with an
-// expired one, and for a call that is over each says so, and offers no Start or offers
-// it only to fail plainly; on a phone's screen the page fits and its buttons are reachable.
+// TestJoinPageSaysWhatWentWrong: in Chromium and in Firefox, a link without a token,
+// with a malformed one, with an expired one, and for a call that is over each says so,
+// and offers no Start or offers it only to fail plainly; on a phone's screen the page
+// fits and its buttons are reachable. In a Firefox whose user blocked the microphone,
+// Start says so and is offered again.
 func TestJoinPageSaysWhatWentWrong(t *testing.T) {
 	browser.Setup(t)
+	browser.SetupFirefox(t)
 	st := harness.Start(t, harness.Options{})
 	asst := publish(t, st)
-	b := browser.Launch(t)
+	t.Run("chromium", func(t *testing.T) { saysWhatWentWrong(t, st, asst, "chromium", browser.Launch(t)) })
+	t.Run("firefox", func(t *testing.T) { saysWhatWentWrong(t, st, asst, "firefox", browser.LaunchFirefox(t, nil)) })
+	t.Run("firefox microphone blocked", func(t *testing.T) {
+		w := createWebCall(t, st, asst, "video")
+		p := browser.LaunchFirefox(t, browser.FirefoxBlocksMedia).Open(w.JoinURL)
+		p.WaitFor("the page to be ready", `document.body.dataset.state === 'ready'`, 10*time.Second, nil)
+		p.Click("#start")
+		p.WaitFor("the page to say the microphone is blocked", `document.body.dataset.state === 'failed'`, 10*time.Second, nil)
+		var got struct {
+			Status string
+			Start  bool
+		}
+		p.Eval(`({ status: document.getElementById('status').textContent, start: !document.getElementById('start').hidden })`, &got)
+		if !strings.Contains(got.Status, "blocked the microphone") || !got.Start {
+			t.Errorf("the page says %+v, want that the browser blocked the microphone, and Start offered again", got)
+		}
+	})
+}
+
+// fitsJS tells whether the page fits its window: no sideways scroll, and the stage and
+// the button whose id fills %q wholly on the screen.
+const fitsJS = `(() => {
+  const vw = window.innerWidth, vh = window.innerHeight;
+  const inside = (id) => { const r = document.getElementById(id).getBoundingClientRect(); return r.width > 0 && r.left >= 0 && r.right <= vw && r.bottom <= vh; };
+  return { scroll: document.documentElement.scrollWidth <= vw, stage: inside('stage'), button: inside(%q) };
+})()`
+
+type fit struct{ Scroll, Stage, Button bool }
+
+// saysWhatWentWrong runs TestJoinPageSaysWhatWentWrong's cases in b, the browser name
+// names.
+func saysWhatWentWrong(t *testing.T, st *harness.Stack, asst, name string, b *browser.Browser) {
 	status := func(p *browser.Page) string {
 		var s string
 		p.Eval(`document.getElementById('status').textContent`, &s)
@@ -318,23 +384,18 @@ func TestJoinPageSaysWhatWentWrong(t *testing.T) {
 		p := b.Open(w.JoinURL).For(t)
 		p.SetViewport(390, 844)
 		p.WaitFor("the page to be ready", `document.body.dataset.state === 'ready'`, 10*time.Second, nil)
-		fits := `(() => {
-  const vw = window.innerWidth, vh = window.innerHeight;
-  const inside = (id) => { const r = document.getElementById(id).getBoundingClientRect(); return r.width > 0 && r.left >= 0 && r.right <= vw && r.bottom <= vh; };
-  return { scroll: document.documentElement.scrollWidth <= vw, stage: inside('stage'), button: inside(%q) };
-})()`
-		var got struct{ Scroll, Stage, Button bool }
-		p.Eval(fmt.Sprintf(fits, "start"), &got)
+		var got fit
+		p.Eval(fmt.Sprintf(fitsJS, "start"), &got)
 		if !got.Scroll || !got.Stage || !got.Button {
 			t.Errorf("on a 390x844 screen before the call: %+v, want no sideways scroll, the stage and Start on the screen", got)
 		}
 		p.Click("#start")
 		p.WaitFor("the page to join", `document.body.dataset.state === 'connected'`, 30*time.Second, nil)
-		p.Eval(fmt.Sprintf(fits, "hangup"), &got)
+		p.Eval(fmt.Sprintf(fitsJS, "hangup"), &got)
 		if !got.Scroll || !got.Stage || !got.Button {
 			t.Errorf("on a 390x844 screen in the call: %+v, want no sideways scroll, the stage and Hang up on the screen", got)
 		}
-		shot := shotPath(t, "join-page-phone.png")
+		shot := shotPath(t, "join-page-phone-"+name+".png")
 		p.Screenshot(shot)
 		t.Logf("phone screenshot: %s", shot)
 		p.Click("#hangup")

@@ -60,6 +60,14 @@ type Config struct {
 	// PingInterval is how often the worker pings the server. Default 10s; a connection
 	// silent for three intervals is dropped and dialled again.
 	PingInterval time.Duration
+	// CPULoad, when set, is the worker's measured CPU use, 0..1 of what it may use
+	// (ProcessCPU). The load reported is then the larger of it and the share of job
+	// slots taken, so that LiveKit, which picks among available workers at random
+	// weighted by 1 - load, sends fewer jobs to a worker whose calls cost more than the
+	// slots say (callers talking at once, video). Jobs are still refused only past
+	// MaxJobs: the CPU's part is capped at 0.9, since LiveKit drops a job rather than
+	// offer it to workers that all report 1.
+	CPULoad func() float64
 	// OnLoad, when set, is called with every load the worker reports (for metrics).
 	OnLoad func(load float64, jobs int)
 }
@@ -152,17 +160,33 @@ func (w *Worker) Jobs() int {
 	return len(w.running)
 }
 
-// Load is the share of capacity in use, 0..1, counting offers accepted but not yet
-// assigned.
+// Load is the share of capacity in use, 0..1: the job slots taken, counting offers
+// accepted but not yet assigned, or the measured CPU (Config.CPULoad) when higher.
 func (w *Worker) Load() float64 {
 	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.loadLocked()
+	slots := w.slotsLocked()
+	w.mu.Unlock()
+	return w.withCPU(slots)
 }
 
-func (w *Worker) loadLocked() float64 {
+func (w *Worker) slotsLocked() float64 {
 	l := float64(len(w.running)+len(w.reserved)) / float64(w.cfg.MaxJobs)
 	return min(l, 1)
+}
+
+// maxCPULoad caps what the measured CPU adds to the load. LiveKit drops a job when every
+// available worker reports load 1 (its weights, 1 - load, sum to nothing), so a busy CPU
+// makes a worker less likely to be picked but never unpickable: only its slots make it
+// full.
+const maxCPULoad = 0.9
+
+// withCPU is the load: the slots' share, or the measured CPU (at most maxCPULoad) when
+// higher.
+func (w *Worker) withCPU(slots float64) float64 {
+	if w.cfg.CPULoad == nil {
+		return slots
+	}
+	return max(slots, min(maxCPULoad, w.cfg.CPULoad()))
 }
 
 // Drain stops taking jobs: the worker reports itself full, declines every offer, and Run
@@ -437,13 +461,14 @@ func (w *Worker) send(m *livekit.WorkerMessage) {
 
 func (w *Worker) sendStatus() {
 	w.mu.Lock()
-	load := w.loadLocked()
+	slots := w.slotsLocked()
 	jobs := len(w.running)
 	st := livekit.WorkerStatus_WS_AVAILABLE
 	if w.draining || len(w.running)+len(w.reserved) >= w.cfg.MaxJobs {
 		st = livekit.WorkerStatus_WS_FULL
 	}
 	w.mu.Unlock()
+	load := w.withCPU(slots)
 	w.send(&livekit.WorkerMessage{Message: &livekit.WorkerMessage_UpdateWorker{UpdateWorker: &livekit.UpdateWorkerStatus{
 		Status: &st, Load: float32(load), JobCount: uint32(jobs),
 	}}})

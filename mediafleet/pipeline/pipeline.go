@@ -70,7 +70,10 @@ type ToolCaller interface {
 type Config struct {
 	Width, Height int // video frame size; default 640x360
 	FPS           int // default 15
-	VideoKbps     int // default 500
+	// IdleFPS is the avatar's rate while nothing on it changes; default 5, FPS or more
+	// draws every frame.
+	IdleFPS   int
+	VideoKbps int // default 500
 	// VerifyTimeout bounds the time from joining the room to verified media; past it the
 	// call ends with media_failed. Default 10 s.
 	VerifyTimeout time.Duration
@@ -108,6 +111,9 @@ func New(cfg Config) (*Runner, error) {
 	}
 	if cfg.FPS <= 0 {
 		cfg.FPS = 15
+	}
+	if cfg.IdleFPS <= 0 {
+		cfg.IdleFPS = min(5, cfg.FPS)
 	}
 	if cfg.VideoKbps <= 0 {
 		cfg.VideoKbps = 500
@@ -414,7 +420,7 @@ func (c *call) makeTracks(ctx context.Context) (tracks, error) {
 		return t, err
 	}
 	c.painter = &painter{
-		w: cfg.Width, h: cfg.Height, fps: cfg.FPS, enc: enc,
+		w: cfg.Width, h: cfg.Height, fps: cfg.FPS, idleFPS: cfg.IdleFPS, enc: enc,
 		connecting: avatar.NewConnecting(c.job.Brand, cfg.Width, cfg.Height),
 		scene:      avatar.NewScene(av, c.job.Version.Framing, cfg.Width, cfg.Height),
 		mouth:      c.speaker.Mouth,

@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"context"
+	"math"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -23,7 +24,11 @@ const (
 // painter draws, encodes and sends the video track: the connecting screen until the call
 // is verified, then the avatar with its mouth following the speaker.
 type painter struct {
-	w, h, fps  int
+	w, h, fps int
+	// idleFPS is the rate the avatar is sent at while nothing on it changes (no blink, the
+	// mouth still): a still frame is neither drawn nor encoded again until 1/idleFPS
+	// after the last one sent. At fps or more, every frame is drawn.
+	idleFPS    int
 	enc        *vp8.Encoder
 	out        sampleWriter
 	connecting *avatar.Connecting
@@ -75,17 +80,48 @@ func (p *painter) run(ctx context.Context) {
 	frame := avatar.NewFrame(p.w, p.h)
 	start := time.Now()
 	var sent [2]bool
+	stillEvery := interval
+	if p.idleFPS > 0 && p.idleFPS < p.fps {
+		stillEvery = time.Second / time.Duration(p.idleFPS)
+	}
+	// The avatar frame last sent: what it showed and when.
+	var last struct {
+		ok           bool
+		blink, mouth float64
+		at           time.Time
+	}
 	for i := 0; ; i++ {
 		now := time.Now()
 		s := screen(p.show.Load())
+		draw := true
 		if s == showAvatar {
-			p.scene.Draw(frame, now.Sub(time.Unix(0, p.avatarAt.Load())), p.mouth())
+			t := now.Sub(time.Unix(0, p.avatarAt.Load()))
+			blink, mouth := avatar.Blink(t), quantizeMouth(p.mouth())
+			// The same picture as the last frame sent: skip it, unless a keyframe is due
+			// or the still rate asks for one (receivers and the SFU's stream tracker take
+			// a track that sends nothing for long as stopped).
+			if last.ok && blink == last.blink && mouth == last.mouth && !p.keyframe.Load() &&
+				now.Sub(last.at) < stillEvery-interval/2 {
+				draw = false
+			} else {
+				p.scene.Draw(frame, t, mouth)
+				last.ok, last.blink, last.mouth, last.at = true, blink, mouth, now
+			}
 		} else {
 			p.connecting.Draw(frame, now.Sub(start))
 		}
-		key := i == 0 || p.keyframe.Swap(false)
+		if !draw {
+			select {
+			case <-ctx.Done():
+				return
+			case <-tick.C:
+			}
+			continue
+		}
+		key := p.keyframe.Swap(false) || i == 0
 		data, isKey, err := p.enc.Encode(frame, now.Sub(start), key)
-		if err == nil && len(data) > 0 && p.out(media.Sample{Data: data, Duration: interval}) == nil {
+		// Timestamp: the RTP time follows the wall clock across skipped still frames.
+		if err == nil && len(data) > 0 && p.out(media.Sample{Data: data, Duration: interval, Timestamp: now}) == nil {
 			if isKey {
 				p.keyframeSent(now)
 			}
@@ -102,4 +138,10 @@ func (p *painter) run(ctx context.Context) {
 		case <-tick.C:
 		}
 	}
+}
+
+// quantizeMouth rounds the speaker's mouth opening to the 1/64 steps the avatar can show
+// apart, so that a still mouth compares equal from frame to frame.
+func quantizeMouth(m float64) float64 {
+	return math.Round(max(0, min(1, m))*64) / 64
 }

@@ -167,6 +167,8 @@ func TestPage(t *testing.T) {
 	t.Setenv(platformsim.ClientSDKEnv, sdk)
 	for _, c := range []struct{ path, typ, has string }{
 		{"/sim/", "text/html", `src="/sim/page/caller.js"`},
+		{"/sim/", "text/html", `src="/sim/page/level-meter.js"`},
+		{"/sim/page/level-meter.js", "text/javascript", "window.bridgelineLevelMeter"},
 		{"/sim/page/caller.js", "text/javascript", "party: 'browser'"},
 		{"/sim/page/style.css", "text/css", "#remote-video"},
 		{"/sim/page/livekit-client.umd.js", "text/javascript", "window.LivekitClient"},

@@ -7,11 +7,14 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+
+	"github.com/bridgeline/bridgeline/shared/levelmeter"
 )
 
 // The browser caller page: a person places a sim call to a line from it and is the
-// caller (PartyBrowser). Its files are embedded; the LiveKit client SDK it loads is
-// served from the npm package scripts/install-browser.sh installs.
+// caller (PartyBrowser). Its files are embedded, its level meter is the join page's
+// (shared/levelmeter); the LiveKit client SDK it loads is served from the npm package
+// scripts/install-browser.sh installs.
 //
 //go:embed page/index.html page/caller.js page/style.css
 var pageFiles embed.FS
@@ -36,6 +39,13 @@ func (s *Sim) pageRoutes(mux *http.ServeMux) {
 		name := r.PathValue("file")
 		if name == sdkName {
 			serveSDK(w, r)
+			return
+		}
+		if name == levelmeter.File {
+			w.Header().Set("Content-Type", "text/javascript; charset=utf-8")
+			w.Header().Set("Cache-Control", "no-store")
+			w.Header().Set("X-Content-Type-Options", "nosniff")
+			w.Write(levelmeter.JS)
 			return
 		}
 		typ, ok := pageTypes[name]

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"runtime"
 	"strconv"
 	"strings"
 	"time"
@@ -23,7 +24,7 @@ type Config struct {
 	// not the LiveKit secret, which livekit-server also holds).
 	ReportSecret  string        // [PERSONA_REPORT_SECRET] required
 	AgentName     string        // [PERSONA_AGENT_NAME] default persona.AgentName
-	MaxJobs       int           // [PERSONA_MAX_JOBS] calls at once; default 4
+	MaxJobs       int           // [PERSONA_MAX_JOBS] calls at once; default CallsPerVCPU per CPU (DefaultMaxJobs)
 	VerifyTimeout time.Duration // [PERSONA_VERIFY_TIMEOUT] join to verified media; default 10s
 	// ConnectingDwell is how long the connecting screen stays up after its keyframe reached
 	// the caller; 0 means the pipeline's default (300 ms). Not read from the environment:
@@ -34,10 +35,14 @@ type Config struct {
 	DrainTimeout time.Duration // [PERSONA_DRAIN_TIMEOUT] default 100s
 	Width        int           // [PERSONA_VIDEO_SIZE] WxH, default 640x360
 	Height       int
-	FPS          int    // [PERSONA_VIDEO_FPS] default 15
-	VideoKbps    int    // [PERSONA_VIDEO_KBPS] default 500
-	TTS          string // [PERSONA_TTS] flite (default), espeak or hosted
-	ESpeakWPM    int    // [PERSONA_ESPEAK_WPM] default 165
+	FPS          int // [PERSONA_VIDEO_FPS] default 15
+	// IdleFPS is the avatar's frame rate while nothing on it changes (between blinks,
+	// the mouth still): a still frame is not drawn and encoded again before 1/IdleFPS.
+	// PERSONA_VIDEO_FPS or more draws every frame.
+	IdleFPS   int    // [PERSONA_VIDEO_IDLE_FPS] default 5
+	VideoKbps int    // [PERSONA_VIDEO_KBPS] default 500
+	TTS       string // [PERSONA_TTS] flite (default), espeak or hosted
+	ESpeakWPM int    // [PERSONA_ESPEAK_WPM] default 165
 	// The language model: an OpenAI-compatible Chat Completions endpoint. Without a base
 	// URL the assistants use the built-in responder (no network).
 	LLMBaseURL   string        // [LLM_BASE_URL] e.g. https://api.openai.com/v1
@@ -65,16 +70,34 @@ type Config struct {
 	RecordingsBucket string // [RECORDINGS_BUCKET]
 }
 
+// CallsPerVCPU is how many calls a worker takes per CPU it may use when PERSONA_MAX_JOBS
+// is unset and pocketsphinx recognises the callers on the worker's CPU: from the measured
+// cost of a video call (BenchmarkWorkerCPU, docs/deploy.md), the caller speaking half
+// the time and listening the other half, at most 80% of each CPU.
+const CallsPerVCPU = 3
+
+// CallsPerVCPUHosted is the same with a hosted recogniser (STT_PROVIDER deepgram or
+// openai), which takes recognition, the largest part of a call's cost, off the worker.
+const CallsPerVCPUHosted = 5
+
+// DefaultMaxJobs is PERSONA_MAX_JOBS's default with pocketsphinx: CallsPerVCPU for each
+// CPU the process may use (GOMAXPROCS, which follows a container's CPU limit).
+func DefaultMaxJobs() int { return max(1, CallsPerVCPU*runtime.GOMAXPROCS(0)) }
+
+// DefaultMaxJobsHosted is PERSONA_MAX_JOBS's default with a hosted recogniser.
+func DefaultMaxJobsHosted() int { return max(1, CallsPerVCPUHosted*runtime.GOMAXPROCS(0)) }
+
 // Defaults returns the configuration with every default filled in.
 func Defaults() Config {
 	return Config{
 		AgentName:        persona.AgentName,
-		MaxJobs:          4,
+		MaxJobs:          DefaultMaxJobs(),
 		VerifyTimeout:    10 * time.Second,
 		DrainTimeout:     100 * time.Second,
 		Width:            640,
 		Height:           360,
 		FPS:              15,
+		IdleFPS:          5,
 		VideoKbps:        500,
 		TTS:              "flite",
 		ESpeakWPM:        165,
@@ -124,6 +147,11 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 	str("BRIDGELINE_API_URL", &c.ControlPlane)
 	str("PERSONA_REPORT_SECRET", &c.ReportSecret)
 	str("PERSONA_AGENT_NAME", &c.AgentName)
+	// The recogniser decides the default: stt.FromEnv's choice, read the same way.
+	if p := strings.TrimSpace(getenv("STT_PROVIDER")); p == "deepgram" || p == "openai" ||
+		(p == "" && strings.TrimSpace(getenv("STT_BASE_URL")) != "") {
+		c.MaxJobs = DefaultMaxJobsHosted()
+	}
 	num("PERSONA_MAX_JOBS", &c.MaxJobs)
 	dur("PERSONA_VERIFY_TIMEOUT", &c.VerifyTimeout)
 	dur("PERSONA_DRAIN_TIMEOUT", &c.DrainTimeout)
@@ -133,6 +161,7 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 		}
 	}
 	num("PERSONA_VIDEO_FPS", &c.FPS)
+	num("PERSONA_VIDEO_IDLE_FPS", &c.IdleFPS)
 	num("PERSONA_VIDEO_KBPS", &c.VideoKbps)
 	str("PERSONA_TTS", &c.TTS)
 	num("PERSONA_ESPEAK_WPM", &c.ESpeakWPM)
@@ -178,6 +207,9 @@ func (c Config) Validate() error {
 	}
 	if c.MaxJobs < 1 {
 		errs = append(errs, errors.New("PERSONA_MAX_JOBS must be at least 1"))
+	}
+	if c.IdleFPS < 1 {
+		errs = append(errs, errors.New("PERSONA_VIDEO_IDLE_FPS must be at least 1"))
 	}
 	if c.VerifyTimeout <= 0 || c.DrainTimeout < 0 {
 		errs = append(errs, errors.New("PERSONA_VERIFY_TIMEOUT must be positive and PERSONA_DRAIN_TIMEOUT not negative"))

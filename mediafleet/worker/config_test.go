@@ -3,6 +3,7 @@ package worker_test
 import (
 	"bytes"
 	"encoding/json"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -24,8 +25,32 @@ func TestConfigFromEnv(t *testing.T) {
 	if err != nil {
 		t.Fatalf("ConfigFromEnv(minimal) = %v", err)
 	}
-	if cfg.MaxJobs != 4 || cfg.VerifyTimeout != 10*time.Second || cfg.Width != 640 || cfg.Height != 360 {
+	if cfg.MaxJobs != worker.CallsPerVCPU*runtime.GOMAXPROCS(0) || cfg.VerifyTimeout != 10*time.Second || cfg.Width != 640 || cfg.Height != 360 {
 		t.Errorf("defaults = %+v", cfg)
+	}
+	// PERSONA_MAX_JOBS' default follows the recogniser: a hosted one takes recognition
+	// off the worker's CPU; a set value wins.
+	cpus := runtime.GOMAXPROCS(0)
+	for _, c := range []struct {
+		env  map[string]string
+		want int
+	}{
+		{map[string]string{"STT_PROVIDER": "deepgram"}, worker.CallsPerVCPUHosted * cpus},
+		{map[string]string{"STT_BASE_URL": "https://stt.example/v1"}, worker.CallsPerVCPUHosted * cpus},
+		{map[string]string{"STT_PROVIDER": "pocketsphinx"}, worker.CallsPerVCPU * cpus},
+		{map[string]string{"STT_PROVIDER": "deepgram", "PERSONA_MAX_JOBS": "7"}, 7},
+	} {
+		m := map[string]string{}
+		for k, v := range base {
+			m[k] = v
+		}
+		for k, v := range c.env {
+			m[k] = v
+		}
+		got, err := worker.ConfigFromEnv(getenv(m))
+		if err != nil || got.MaxJobs != c.want {
+			t.Errorf("ConfigFromEnv(%v): MaxJobs %d, %v; want %d", c.env, got.MaxJobs, err, c.want)
+		}
 	}
 
 	with := func(k, v string) map[string]string {

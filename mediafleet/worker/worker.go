@@ -65,6 +65,11 @@ type Options struct {
 	OnCallEnded func(persona.Report)
 	// OnJoined, when set, is told when a call's worker has joined its room.
 	OnJoined func(job persona.Job, at time.Time)
+	// CPULoad, when set, is the worker process's measured CPU, 0..1 (agent.ProcessCPU):
+	// the load reported to LiveKit is then the larger of it and the calls' share of
+	// MaxJobs. cmd/persona-worker, a process of its own, sets it; in-process workers (the
+	// local stack) share their process with the API and leave it nil.
+	CPULoad func() float64
 	// OnTurn, when set, is told the worker-side moments of each answered caller turn
 	// (the conversation's speech.Answered events); it must return at once.
 	OnTurn func(callID string, t speech.TurnTiming)
@@ -112,7 +117,7 @@ func New(cfg Config, opts Options, log *slog.Logger) (*Worker, error) {
 		analyst.Model = model
 	}
 	runner, err := pipeline.New(pipeline.Config{
-		Width: cfg.Width, Height: cfg.Height, FPS: cfg.FPS, VideoKbps: cfg.VideoKbps,
+		Width: cfg.Width, Height: cfg.Height, FPS: cfg.FPS, IdleFPS: cfg.IdleFPS, VideoKbps: cfg.VideoKbps,
 		VerifyTimeout: cfg.VerifyTimeout, ConnectingDwell: cfg.ConnectingDwell, Voices: voices, Conversation: conv,
 		Reporter: rep, Tools: tools, Recordings: opts.Recordings, Log: log, OnJoined: opts.OnJoined,
 	})
@@ -130,7 +135,7 @@ func New(cfg Config, opts Options, log *slog.Logger) (*Worker, error) {
 	w.agent, err = agent.New(agent.Config{
 		URL: cfg.LiveKitURL, APIKey: cfg.APIKey, APISecret: cfg.APISecret,
 		AgentName: cfg.AgentName, MaxJobs: cfg.MaxJobs, IdentityPrefix: "assistant-",
-		ParticipantName: participantName,
+		ParticipantName: participantName, CPULoad: opts.CPULoad,
 		OnLoad: func(load float64, jobs int) {
 			if w.emf != nil {
 				w.emf.set(load, jobs)

@@ -26,6 +26,8 @@ import (
 	"net/url"
 	"path"
 	"strings"
+
+	"github.com/bridgeline/bridgeline/shared/levelmeter"
 )
 
 // Path is where the page is served, on the API's own host; its files are beside it,
@@ -70,7 +72,8 @@ var contentTypes = map[string]string{
 }
 
 // Handler serves the page from files (join.html, join.js, join.css and SDKFile; nil
-// answers 503 to everything) and writes rtcURL, LiveKit's address as clients reach it,
+// answers 503 to everything), and the level meter the sim's page shares
+// (levelmeter.File) and writes rtcURL, LiveKit's address as clients reach it,
 // into the page. The page is never cached (a new deployment's page and scripts are
 // seen at once); nothing it serves varies with the request, and no request it gets
 // carries the token.
@@ -120,6 +123,11 @@ func Handler(files fs.FS, rtcURL string) (http.Handler, error) {
 			// Scripts and styles from this page only, connections to LiveKit only.
 			w.Header().Set("Content-Security-Policy", csp)
 			w.Write(page.Bytes())
+			return
+		}
+		if name == levelmeter.File {
+			secure(w, contentTypes[".js"])
+			w.Write(levelmeter.JS)
 			return
 		}
 		typ, ok := contentTypes[path.Ext(name)]

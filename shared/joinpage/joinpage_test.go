@@ -93,7 +93,8 @@ func TestHandler(t *testing.T) {
 		!strings.HasPrefix(resp.Header.Get("Content-Type"), "text/html") {
 		t.Errorf("page headers %v, want text/html, no-referrer, no-store", resp.Header)
 	}
-	for path, typ := range map[string]string{"/join/join.js": "text/javascript", "/join/join.css": "text/css", "/join/livekit-client.js": "text/javascript"} {
+	for path, typ := range map[string]string{"/join/join.js": "text/javascript", "/join/join.css": "text/css", "/join/livekit-client.js": "text/javascript",
+		"/join/level-meter.js": "text/javascript"} {
 		resp, _ := get(t, h, path)
 		if resp.StatusCode != 200 || !strings.HasPrefix(resp.Header.Get("Content-Type"), typ) {
 			t.Errorf("GET %s = %d %s, want 200 %s", path, resp.StatusCode, resp.Header.Get("Content-Type"), typ)
@@ -137,7 +138,7 @@ func TestAssets(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"{{.RTCURL}}", `src="/join/livekit-client.js"`, `src="/join/join.js"`, `href="/join/join.css"`} {
+	for _, want := range []string{"{{.RTCURL}}", `src="/join/livekit-client.js"`, `src="/join/level-meter.js"`, `src="/join/join.js"`, `href="/join/join.css"`} {
 		if !strings.Contains(string(page), want) {
 			t.Errorf("join.html lacks %s", want)
 		}

@@ -1,8 +1,11 @@
-// Package browser lets Go tests use a real headless Chromium (Debian's, at
-// /usr/bin/chromium) the way a person uses a page: open it, click, type, read what it
-// shows, wait for something to happen and take a screenshot. It runs driver.mjs with
-// node; the driver talks to Chromium through playwright-core. Both come from
-// scripts/install-browser.sh, which Setup runs.
+// Package browser lets Go tests use a real headless browser the way a person uses a
+// page: open it, click, type, read what it shows, wait for something to happen and take
+// a screenshot. Launch starts Chromium (Debian's, at /usr/bin/chromium) and runs
+// driver.mjs with node, which talks to it through playwright-core; LaunchFirefox starts
+// Debian's stock Firefox ESR and runs firefox.mjs, which talks to it through
+// puppeteer-core over WebDriver BiDi. Both drivers answer the same commands (serve.mjs),
+// so a Page is the same whichever browser shows it. scripts/install-browser.sh installs
+// them (--firefox the second); Setup and SetupFirefox run it.
 package browser
 
 import (
@@ -25,11 +28,14 @@ import (
 	"time"
 )
 
-var install struct {
+// installed is one install script's result, run once per test binary.
+type installed struct {
 	once    sync.Once
 	modules string
 	err     error
 }
+
+var chromium, firefox installed
 
 // Root is the repository's root: the nearest folder above the working directory that
 // holds go.mod.
@@ -51,31 +57,45 @@ func Root() (string, error) {
 }
 
 // Setup runs scripts/install-browser.sh once per test binary and returns the
-// node_modules folder it installed. Short tests skip.
+// node_modules folder it installed (playwright-core, livekit-client). Short tests skip.
 func Setup(t testing.TB) string {
+	t.Helper()
+	return chromium.run(t)
+}
+
+// SetupFirefox runs scripts/install-browser.sh --firefox once per test binary
+// (firefox-esr, pulseaudio and puppeteer-core) and returns the node_modules folder it
+// installed. Short tests skip.
+func SetupFirefox(t testing.TB) string {
+	t.Helper()
+	return firefox.run(t, "--firefox")
+}
+
+// run runs scripts/install-browser.sh with args the first time.
+func (in *installed) run(t testing.TB, args ...string) string {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("drives a real browser")
 	}
-	install.once.Do(func() {
+	in.once.Do(func() {
 		root, err := Root()
 		if err != nil {
-			install.err = err
+			in.err = err
 			return
 		}
-		cmd := exec.Command("bash", filepath.Join(root, "scripts", "install-browser.sh"))
+		cmd := exec.Command("bash", append([]string{filepath.Join(root, "scripts", "install-browser.sh")}, args...)...)
 		cmd.Stderr = os.Stderr
 		out, err := cmd.Output()
 		if err != nil {
-			install.err = fmt.Errorf("scripts/install-browser.sh: %w", err)
+			in.err = fmt.Errorf("scripts/install-browser.sh %s: %w", strings.Join(args, " "), err)
 			return
 		}
-		install.modules = strings.TrimSpace(string(out))
+		in.modules = strings.TrimSpace(string(out))
 	})
-	if install.err != nil {
-		t.Fatal(install.err)
+	if in.err != nil {
+		t.Fatal(in.err)
 	}
-	return install.modules
+	return in.modules
 }
 
 // ClientSDK is the path of livekit-client's browser bundle (UMD, global LivekitClient)
@@ -84,7 +104,8 @@ func ClientSDK(t testing.TB) string {
 	return filepath.Join(Setup(t), "livekit-client", "dist", "livekit-client.umd.js")
 }
 
-// Browser is one Chromium with a fresh profile, driven by one node process.
+// Browser is one browser (Chromium or Firefox) with a fresh profile, driven by one node
+// process.
 type Browser struct {
 	t      testing.TB
 	cmd    *exec.Cmd
@@ -99,17 +120,98 @@ type Browser struct {
 // to Chromium's command line (FakeMicrophone makes one).
 func Launch(t testing.TB, args ...string) *Browser {
 	t.Helper()
-	modules := Setup(t)
+	extra, err := json.Marshal(append([]string{}, args...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return launch(t, "chromium", "driver.mjs", Setup(t), string(extra), "")
+}
+
+// LaunchFirefox starts Firefox for the test; it is closed when the test ends. It runs
+// with Firefox's fake camera and microphone (a test picture and a 1 kHz tone), no
+// permission prompt, and sound that plays without a click, into a sound server of its
+// own (SoundServer); prefs are Firefox preferences added to those, or overriding them
+// (FirefoxBlocksMedia).
+func LaunchFirefox(t testing.TB, prefs map[string]any) *Browser {
+	t.Helper()
+	modules := SetupFirefox(t)
+	if prefs == nil {
+		prefs = map[string]any{}
+	}
+	extra, err := json.Marshal(prefs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return launch(t, "firefox", "firefox.mjs", modules, string(extra), "PULSE_SERVER="+SoundServer(t))
+}
+
+// SoundServer starts a PulseAudio server of the test's own, with one null sink (a sound
+// card that plays into nothing, in real time), and returns its address; it is stopped
+// when the test ends. Firefox on Linux plays through PulseAudio only, and without a
+// sound card its Web Audio never runs: an AudioContext stays "suspended", so a page's
+// level meters read nothing (Chromium's headless build has an audio output of its own).
+// A visitor's browser has speakers; this gives the test's Firefox some.
+func SoundServer(t testing.TB) string {
+	t.Helper()
+	// A unix socket's path is at most 107 bytes: a short folder, not t.TempDir().
+	dir, err := os.MkdirTemp("", "pulse")
+	if err != nil {
+		t.Fatal(err)
+	}
+	socket := filepath.Join(dir, "native")
+	cmd := exec.Command("pulseaudio", "-n", "--daemonize=no", "--exit-idle-time=-1", "--use-pid-file=no",
+		"--log-target=stderr", "--load=module-null-sink sink_name=bridgeline_null",
+		"--load=module-native-protocol-unix auth-anonymous=1 socket="+socket)
+	cmd.Env = append(os.Environ(), "HOME="+dir, "XDG_RUNTIME_DIR="+dir)
+	logs := &lockedWriter{}
+	cmd.Stdout, cmd.Stderr = logs, logs
+	if err := cmd.Start(); err != nil {
+		os.RemoveAll(dir)
+		t.Fatalf("start pulseaudio (scripts/install-browser.sh --firefox installs it): %v", err)
+	}
+	exited := make(chan struct{})
+	go func() { cmd.Wait(); close(exited) }()
+	t.Cleanup(func() {
+		cmd.Process.Kill()
+		<-exited
+		os.RemoveAll(dir)
+	})
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		if _, err := os.Stat(socket); err == nil {
+			return "unix:" + socket
+		}
+		select {
+		case <-exited:
+			t.Fatalf("pulseaudio exited at start:\n%s", logs.String())
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("pulseaudio made no socket within 10 s:\n%s", logs.String())
+		}
+	}
+}
+
+// FirefoxBlocksMedia are the preferences of a Firefox whose user refused the
+// microphone and the camera to every site: getUserMedia fails with NotAllowedError.
+var FirefoxBlocksMedia = map[string]any{
+	"media.navigator.permission.disabled": false,
+	"permissions.default.microphone":      2,
+	"permissions.default.camera":          2,
+}
+
+// launch runs driver (in this folder) with node; env, when set, is added to its
+// environment, which the browser inherits.
+func launch(t testing.TB, name, driver, modules, extra, env string) *Browser {
+	t.Helper()
 	root, err := Root()
 	if err != nil {
 		t.Fatal(err)
 	}
 	profile := filepath.Join(t.TempDir(), "profile")
-	extra, err := json.Marshal(append([]string{}, args...))
-	if err != nil {
-		t.Fatal(err)
+	cmd := exec.Command("node", filepath.Join(root, "examples", "internal", "browser", driver), modules, profile, extra)
+	if env != "" {
+		cmd.Env = append(os.Environ(), env)
 	}
-	cmd := exec.Command("node", filepath.Join(root, "examples", "internal", "browser", "driver.mjs"), modules, profile, string(extra))
 	in, err := cmd.StdinPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -130,7 +232,7 @@ func Launch(t testing.TB, args ...string) *Browser {
 	t.Cleanup(b.close)
 	var ready string
 	if err := b.read(0, 30*time.Second, &ready); err != nil {
-		t.Fatalf("launch chromium: %v", err)
+		t.Fatalf("launch %s: %v", name, err)
 	}
 	return b
 }
@@ -161,7 +263,7 @@ func (l *lockedWriter) String() string {
 	return l.buf.String()
 }
 
-// close asks the driver to close Chromium and waits for it, killing it past a bound.
+// close asks the driver to close the browser and waits for it, killing it past a bound.
 func (b *Browser) close() {
 	b.in.Close() // the driver closes the browser when its input ends
 	select {

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -37,26 +38,50 @@ func servePage(t *testing.T, html string) string {
 }
 
 // The driver opens a page, types, clicks, reads the page back, waits for the fake
-// camera's frames and takes a screenshot.
+// camera's frames and takes a screenshot: Chromium's (playwright-core) and Firefox's
+// (puppeteer-core over WebDriver BiDi) alike.
 func TestDriver(t *testing.T) {
-	b := browser.Launch(t)
-	p := b.Open(servePage(t, testPage))
-	p.Fill("#name", "caller")
-	p.Click("#go")
-	var text string
-	p.Eval(`document.getElementById('out').textContent`, &text)
-	if text != "hello caller" {
-		t.Errorf("text = %q, want %q", text, "hello caller")
-	}
-	var width int
-	p.WaitFor("the fake camera's frames", `document.getElementById('cam').videoWidth`, 10*time.Second, &width)
-	if width <= 0 {
-		t.Errorf("videoWidth = %d, want > 0", width)
-	}
-	shot := filepath.Join(t.TempDir(), "driver.png")
-	p.Screenshot(shot)
-	if fi, err := os.Stat(shot); err != nil || fi.Size() == 0 {
-		t.Errorf("screenshot %s: %v", shot, err)
+	for _, c := range []struct {
+		name   string
+		launch func(t *testing.T) *browser.Browser
+	}{
+		{"chromium", func(t *testing.T) *browser.Browser { return browser.Launch(t) }},
+		{"firefox", func(t *testing.T) *browser.Browser { return browser.LaunchFirefox(t, nil) }},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			url := servePage(t, testPage)
+			p := c.launch(t).Open(url)
+			p.Fill("#name", "caller")
+			p.Click("#go")
+			var text string
+			p.Eval(`document.getElementById('out').textContent`, &text)
+			if text != "hello caller" {
+				t.Errorf("text = %q, want %q", text, "hello caller")
+			}
+			var width int
+			p.WaitFor("the fake camera's frames", `document.getElementById('cam').videoWidth`, 10*time.Second, &width)
+			if width <= 0 {
+				t.Errorf("videoWidth = %d, want > 0", width)
+			}
+			var vw int
+			p.SetViewport(390, 844)
+			p.Eval(`window.innerWidth`, &vw)
+			if vw != 390 {
+				t.Errorf("innerWidth after SetViewport(390, 844) = %d", vw)
+			}
+			shot := filepath.Join(t.TempDir(), "driver.png")
+			p.Screenshot(shot)
+			if fi, err := os.Stat(shot); err != nil || fi.Size() == 0 {
+				t.Errorf("screenshot %s: %v", shot, err)
+			}
+			if reqs := p.Requests(); len(reqs) == 0 || !strings.HasPrefix(reqs[0].URL, url) {
+				t.Errorf("requests = %+v, want the page's first", reqs)
+			}
+			p.Eval(`console.log('from the page'), 1`, nil)
+			if logs := p.Logs(); !slices.Contains(logs, "log: from the page") {
+				t.Errorf("logs = %q, want the page's console line", logs)
+			}
+		})
 	}
 }
 

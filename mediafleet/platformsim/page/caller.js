@@ -61,28 +61,14 @@
     throw new Error('the line did not answer within a minute');
   }
 
-  // meter follows the line's audio with an analyser: level is the RMS of the last 20 ms
+  // meter follows the line's audio (level-meter.js): level is the RMS of the last 20 ms
   // or so, peak the highest level since the call connected.
   function meter(mediaStreamTrack) {
-    const ctx = state.audio;
-    if (!ctx) return;
-    ctx.resume();
-    const an = ctx.createAnalyser();
-    an.fftSize = 1024;
-    ctx.createMediaStreamSource(new MediaStream([mediaStreamTrack])).connect(an);
-    const buf = new Float32Array(an.fftSize);
-    const timer = setInterval(() => {
-      if (!state.room) {
-        clearInterval(timer);
-        return;
-      }
-      an.getFloatTimeDomainData(buf);
-      let sum = 0;
-      for (const v of buf) sum += v * v;
-      state.level = Math.sqrt(sum / buf.length);
-      state.peak = Math.max(state.peak, state.level);
-      $('level').style.width = `${Math.min(100, Math.round(state.level * 400))}%`;
-    }, 50);
+    window.bridgelineLevelMeter(state.audio, mediaStreamTrack, (l) => {
+      state.level = l;
+      state.peak = Math.max(state.peak, l);
+      $('level').style.width = `${Math.min(100, Math.round(l * 400))}%`;
+    }, () => !!state.room);
   }
 
   function onTrack(track) {

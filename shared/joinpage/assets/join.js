@@ -85,24 +85,9 @@
     return ['127.0.0.1', 'localhost', '[::1]'].includes(host) ? { iceServers: [] } : undefined;
   }
 
-  // meter follows an audio track's level: RMS of the last ~20 ms, and the peak.
+  // meter follows an audio track's level while the call lasts (level-meter.js).
   function meter(mediaStreamTrack, onLevel) {
-    const ctx = state.audio;
-    if (!ctx) return;
-    const an = ctx.createAnalyser();
-    an.fftSize = 1024;
-    ctx.createMediaStreamSource(new MediaStream([mediaStreamTrack])).connect(an);
-    const buf = new Float32Array(an.fftSize);
-    const timer = setInterval(() => {
-      if (!state.room) {
-        clearInterval(timer);
-        return;
-      }
-      an.getFloatTimeDomainData(buf);
-      let sum = 0;
-      for (const v of buf) sum += v * v;
-      onLevel(Math.sqrt(sum / buf.length));
-    }, 50);
+    window.bridgelineLevelMeter(state.audio, mediaStreamTrack, onLevel, () => !!state.room);
   }
 
   // Captions: one line per segment (a turn of one side), replaced by each newer stream
