@@ -51,10 +51,10 @@ var outboundCalls = map[string]outbound{
 	"sip-trunks-delete": {liveKit: 6, why: "siptrunk.Sync: three lists and up to three deletions"},
 	"lines-create":      {liveKit: 6, why: "siptrunk.Sync of the line's trunk"},
 	"lines-delete":      {liveKit: 6, why: "siptrunk.Sync of the line's trunk"},
-	"persona-transfer":  {liveKit: 2, why: "TransferSIPParticipant, then RemoveParticipant or DeleteRoom as the call ends"},
+	"persona-transfer":  {why: "none: the transfer is queued (TransferQueue), as calls-transfer's"},
 	"calls-transfer":    {liveKit: 2, why: "TransferSIPParticipant, then RemoveParticipant or DeleteRoom as the call ends (with the transfer queue: none, the job is queued)"},
 	"call-transfers": {liveKit: 2, window: session.TransferTimeout + sip.TransferSettle,
-		why: "TransferSIPParticipant, waiting up to session.TransferTimeout and sip.TransferSettle after a failed REFER, then RemoveParticipant or DeleteRoom as the call ends"},
+		why: "TransferSIPParticipant, waiting up to session.TransferTimeout and sip.TransferSettle after a failed REFER, then RemoveParticipant or DeleteRoom as the call ends, or SendData to tell the assistant of the failure"},
 	"persona-tool": {tool: true, why: "one request to the customer's tool, at most assistant.MaxToolTimeoutMS"},
 }
 

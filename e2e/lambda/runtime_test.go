@@ -467,7 +467,8 @@ func TestFunctionsUnderLambdaRuntime(t *testing.T) {
 	// Assistants: create (and its idempotent replay), list, get, edit, publish, activate,
 	// duplicate, archive.
 	create := post("assistants-create", "/v1/assistants", "/v1/assistants",
-		`{"name":"Ada","system_prompt":"You are helpful.","greeting":"Hello!","avatar_id":"ava_maya","voice":"hosted-nova","model":"llama3.1:8b"}`)
+		`{"name":"Ada","system_prompt":"You are helpful.","greeting":"Hello!","avatar_id":"ava_maya","voice":"hosted-nova","model":"llama3.1:8b",`+
+			`"transfer_destinations":[{"to":"+15550109999","description":"the front desk"}]}`)
 	a := s.expect(create, http.StatusCreated)
 	asstID := a["id"].(string)
 	if rot := s.expect(post("assistants-rotate-tool-secret", "/v1/assistants/{id}/rotate_tool_secret",
@@ -727,9 +728,10 @@ func TestFunctionsUnderLambdaRuntime(t *testing.T) {
 	}
 
 	// A SIP call through platform-sip, transferred through calls-transfer and
-	// call-transfers. Last, so that no list above meets its records and events.
+	// call-transfers, and by its assistant through persona-transfer. Last, so that no list
+	// above meets its records and events.
 	s.withSIPSecret()
-	s.sipScenario(auth, asstID)
+	s.sipScenario(lk, auth, asstID)
 
 	// Every function ran, and used exactly what template.yaml grants it.
 	s.mu.Lock()

@@ -80,6 +80,19 @@ func TestRooms(t *testing.T) {
 		default:
 		}
 	}
+	type packet struct {
+		topic, sender string
+		payload       []byte
+	}
+	packets := make(chan packet, 4)
+	cb.OnDataPacket = func(data lksdk.DataPacket, params lksdk.DataReceiveParams) {
+		if u, ok := data.(*lksdk.UserDataPacket); ok {
+			select {
+			case packets <- packet{u.Topic, params.SenderIdentity, u.Payload}:
+			default: // a packet sent again that arrived late
+			}
+		}
+	}
 	client, err := lksdk.ConnectToRoomWithToken(c.PublicURL(), tok.JWT, cb, lksdk.WithAutoSubscribe(false))
 	if err != nil {
 		t.Fatalf("join ses_a: %v", err)
@@ -93,6 +106,26 @@ func TestRooms(t *testing.T) {
 	// The same list in the control plane's own types (what the Lambdas read).
 	if got, err := c.Participants(ctx(t), "ses_a"); err != nil || len(got) != 1 || got[0] != (rtc.Participant{Identity: "customer", Kind: rtc.KindStandard, CanPublish: true}) {
 		t.Fatalf("Participants = %+v, %v; want [customer standard, may publish]", got, err)
+	}
+	// The server's data packet reaches the participant on its topic, naming no sender
+	// (how a worker tells the control plane's notices from a participant's packets). A
+	// participant that has just joined may not have its data channel open yet (under
+	// load): the packet is sent again each second until one arrives.
+	deadline := time.After(20 * time.Second)
+	for sent := false; !sent; {
+		if err := c.SendData(ctx(t), "ses_a", "bridgeline.test", []byte(`{"n":1}`)); err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case p := <-packets:
+			sent = true
+			if p.topic != "bridgeline.test" || p.sender != "" || string(p.payload) != `{"n":1}` {
+				t.Errorf("data packet = %+v, want topic bridgeline.test, no sender, the payload", p)
+			}
+		case <-time.After(time.Second):
+		case <-deadline:
+			t.Fatal("the server's data packet did not arrive")
+		}
 	}
 	// Made subscribe-only, it stays in the room and may no longer publish.
 	if err := c.SubscribeOnly(ctx(t), "ses_a", "customer"); err != nil {

@@ -404,9 +404,10 @@ func TestKeypadAndTransfer(t *testing.T) {
 
 // TestAPITransfer: POST /v1/calls/{id}/transfer of a live SIP call answers 202 at once
 // with the transfer pending; a destination that refuses (a phone that turns the call
-// down) leaves the call going on, its record's transfer failed with the reason; a
-// second transfer to a phone that answers moves the caller there and the record reads
-// transferred, completed.
+// down) leaves the call going on, its record's transfer failed with the reason, and the
+// assistant that handles the call tells the caller (the control plane's notice in the
+// room); a second transfer to a phone that answers moves the caller there and the
+// record reads transferred, completed.
 func TestAPITransfer(t *testing.T) {
 	r := theRig(t)
 	r.worker(t, nil)
@@ -460,11 +461,20 @@ func TestAPITransfer(t *testing.T) {
 			t.Errorf("the caller's call closed after a failed transfer: %+v", phone.Events())
 		}
 	}
+	time.Sleep(6 * time.Second) // the assistant says the transfer failed
 
 	// The destination answers: the caller moves there.
 	transfer(target.URI())
-	if rec := r.transferredTo(ctx, t, target, c.ID); str(rec.EndedBy) != "customer" {
+	rec := r.transferredTo(ctx, t, target, c.ID)
+	if str(rec.EndedBy) != "customer" {
 		t.Errorf("the transfer ended the call by %q, want the customer (the API)", str(rec.EndedBy))
+	}
+	var said []string
+	for _, turn := range rec.Transcript {
+		said = append(said, turn.Speaker+": "+turn.Text)
+	}
+	if joined := strings.Join(said, " | "); !strings.Contains(joined, "assistant: I am sorry, I could not transfer your call.") {
+		t.Errorf("transcript %s, want the assistant telling the caller the transfer failed", joined)
 	}
 	if err := phone.Hangup(ctx); err != nil {
 		t.Logf("hang up the transferred call: %v", err)

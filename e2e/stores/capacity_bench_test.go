@@ -34,6 +34,7 @@ func (quietRooms) ParticipantToken(g rtc.Grant) (rtc.Token, error) {
 }
 func (quietRooms) Participants(context.Context, string) ([]rtc.Participant, error) { return nil, nil }
 func (quietRooms) SubscribeOnly(context.Context, string, string) error             { return nil }
+func (quietRooms) SendData(context.Context, string, string, []byte) error          { return nil }
 
 // quietPlatform stands in for the calling platform (the sim's rules, no calls placed).
 type quietPlatform struct{ sim.Kind }

@@ -4,21 +4,8 @@
 package main
 
 import (
-	"context"
-	"fmt"
-	"os"
-
-	"github.com/aws/aws-lambda-go/lambda"
-
 	"github.com/bridgeline/bridgeline/functions/internal/lkwire"
 	"github.com/bridgeline/bridgeline/functions/internal/wire"
 )
 
-func main() {
-	h, err := wire.Sweeper(context.Background(), lkwire.WithSIP)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "session-sweeper:", err)
-		os.Exit(1)
-	}
-	lambda.Start(h)
-}
+func main() { wire.Start("session-sweeper", wire.Sweeper, lkwire.WithSIP) }

@@ -327,6 +327,10 @@ func (s *session) run(ctx context.Context) error {
 	if kp, ok := s.line.(speech.Keypad); ok {
 		keys = kp.Keys()
 	}
+	var transferFailures <-chan speech.TransferFailure
+	if tw, ok := s.line.(speech.TransferWatcher); ok {
+		transferFailures = tw.TransferFailures()
+	}
 	s.keyGap = time.NewTimer(time.Hour)
 	s.keyGap.Stop()
 	defer s.keyGap.Stop()
@@ -349,6 +353,8 @@ func (s *session) run(ctx context.Context) error {
 			s.keyPressed(k)
 		case <-s.keyGap.C:
 			s.keysDone(ctx)
+		case f := <-transferFailures:
+			s.transferFailed(ctx, f)
 		case f := <-audio:
 			now := time.Now()
 			for _, m := range s.listen.hear(f, now) {
@@ -575,6 +581,31 @@ func (s *session) transfer(ctx context.Context, to string) bool {
 	return false
 }
 
+// transferFailed tells the caller that a transfer the assistant did not wait for failed
+// (an API transfer of the call): what is being said stops, and TransferFailed is said.
+// A caller who is being hung up on hears the last words instead.
+func (s *session) transferFailed(ctx context.Context, f speech.TransferFailure) {
+	s.log.Warn("transfer failed", "to", f.To, "failure", f.Failure, "by_assistant", f.ByAssistant)
+	if s.closing != "" {
+		return
+	}
+	s.interrupt()
+	s.idleSince, s.asked = time.Now(), false
+	s.startReply(ctx, speech.TurnTiming{}, TransferFailed)
+}
+
+// interrupt stops what the assistant is saying or about to say (what the caller heard
+// of it is recorded) and gives the floor back.
+func (s *session) interrupt() {
+	if s.cur != nil {
+		s.cur.cancel()
+		s.finishReply(s.waitReply(), true)
+	}
+	s.line.CutAll()
+	s.line.Resume()
+	s.floor = floor{}
+}
+
 // keyPressed takes a key the caller pressed: it joins the caller's turn under way, or
 // starts (or extends) a turn of keys, which interrupts the assistant at once.
 func (s *session) keyPressed(k speech.Key) {
@@ -588,13 +619,7 @@ func (s *session) keyPressed(k speech.Key) {
 	}
 	if len(s.keys) == 0 && (s.cur != nil || s.line.Speaking()) {
 		s.line.Publish(speech.BargeIn{})
-		if s.cur != nil {
-			s.cur.cancel()
-			s.finishReply(s.waitReply(), true)
-		}
-		s.line.CutAll()
-		s.line.Resume()
-		s.floor = floor{}
+		s.interrupt()
 	}
 	s.keys = append(s.keys, k)
 	s.keyGap.Reset(s.cfg.KeyGap)

@@ -649,6 +649,35 @@ func TestKeysMakeATurn(t *testing.T) {
 	})
 }
 
+// TestAPITransferFailureIsSaid: the control plane's notice that a transfer the assistant
+// did not ask for failed (an API transfer of its call) cuts what the assistant is saying
+// and has it tell the caller; the call goes on and the caller is answered as before.
+func TestAPITransferFailureIsSaid(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		long := "Our roses come from three farms. Each farm grows a dozen kinds of rose. We cut them every morning at six."
+		h := startWith(t, llmtest.Reply{Text: long}, nil, &recognizer{texts: []string{"tell me about your roses", "thanks"}})
+		h.feed(t, speechLevel, 500*time.Millisecond)
+		h.feed(t, 0, 500*time.Millisecond)
+		h.eventually(t, "the answer under way", func() bool { return h.state().sent >= 50 })
+		h.line.transferFailures <- speech.TransferFailure{To: "+15550199999", Failure: "the destination refused the transfer or did not answer"}
+		h.feed(t, 0, 6*time.Second)
+		h.eventually(t, "the failure said", func() bool {
+			turns := h.turns()
+			return len(turns) == 3 && turns[2].Text == conversation.TransferFailed && !turns[2].Interrupted
+		})
+		if turns := h.turns(); !turns[1].Interrupted {
+			t.Errorf("the answer under way %+v, want it cut for the failure", turns[1])
+		}
+		h.srv.SetReply(llmtest.Reply{Text: "You are welcome."})
+		h.feed(t, speechLevel, 400*time.Millisecond)
+		h.feed(t, 0, 2*time.Second)
+		h.eventually(t, "the caller answered after", func() bool { return len(h.turns()) == 5 })
+		if closed(h.stopped) {
+			t.Error("the conversation ended after a failed transfer, want it to go on")
+		}
+	})
+}
+
 // TestTransferCall: with transfer destinations on the version, the model is offered
 // transfer_call; when it calls it, the assistant says its handover sentence to the end,
 // then the line transfers the call to the destination and the conversation is over. A

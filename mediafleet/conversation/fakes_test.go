@@ -199,7 +199,9 @@ func (p *playback) Cut() {
 type line struct {
 	audio chan []int16
 	keys  chan speech.Key // the caller's keypad (speech.Keypad)
-	fed   int             // samples of caller audio handed to the conversation
+	// transferFailures are the control plane's notices (speech.TransferWatcher).
+	transferFailures chan speech.TransferFailure
+	fed              int // samples of caller audio handed to the conversation
 
 	mu         sync.Mutex
 	queue      []*playback
@@ -229,11 +231,15 @@ func (l *line) transferred() []string {
 }
 
 func newLine() *line {
-	return &line{audio: make(chan []int16), keys: make(chan speech.Key), record: conversation.NewRecord(time.Now())}
+	return &line{audio: make(chan []int16), keys: make(chan speech.Key), transferFailures: make(chan speech.TransferFailure),
+		record: conversation.NewRecord(time.Now())}
 }
 
 func (l *line) Audio() <-chan []int16   { return l.audio }
 func (l *line) Keys() <-chan speech.Key { return l.keys }
+func (l *line) TransferFailures() <-chan speech.TransferFailure {
+	return l.transferFailures
+}
 func (l *line) Speak(pcm tts.PCM) (speech.Playback, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()

@@ -43,10 +43,11 @@ type Call struct {
 }
 
 var (
-	_ speech.Line        = (*Call)(nil)
-	_ speech.Keypad      = (*Call)(nil)
-	_ speech.Transferrer = (*Call)(nil)
-	_ speech.ToolRunner  = (*Call)(nil)
+	_ speech.Line            = (*Call)(nil)
+	_ speech.Keypad          = (*Call)(nil)
+	_ speech.Transferrer     = (*Call)(nil)
+	_ speech.TransferWatcher = (*Call)(nil)
+	_ speech.ToolRunner      = (*Call)(nil)
 )
 
 // transferTimeout bounds a transfer: the destination rings (LiveKit's 30 s), and the
@@ -55,16 +56,42 @@ const transferTimeout = 45 * time.Second
 
 // Transfer has the control plane hand the call to to, one of the version's transfer
 // destinations, and returns once the destination answered. It is not cut short when the
-// call ends meanwhile: the caller leaving is how a transfer completes.
+// call ends meanwhile: the caller leaving is how a transfer completes. Where the control
+// plane queues the transfer (AWS), it waits in the room for the outcome: the call's end
+// (ctx done: the caller left for the destination), or the control plane's notice that it
+// failed; one that never comes within transferTimeout is a failure.
 func (k *Call) Transfer(ctx context.Context, to string) error {
 	tr, ok := k.c.r.cfg.Reporter.(Transferer)
 	if !ok {
 		return fmt.Errorf("this worker cannot transfer calls")
 	}
+	start := time.Now()
 	tctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), transferTimeout)
 	defer cancel()
-	return tr.Transfer(tctx, persona.TransferRequest{CallID: k.c.job.CallID, To: to})
+	pending, err := tr.Transfer(tctx, persona.TransferRequest{CallID: k.c.job.CallID, To: to})
+	if err != nil || !pending {
+		return err
+	}
+	wait := time.NewTimer(transferTimeout - time.Since(start))
+	defer wait.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case f := <-k.c.transferFailures:
+			if f.To == to {
+				return fmt.Errorf("transfer to %s failed: %s", to, f.Failure)
+			}
+			k.c.log.Warn("notice of another transfer's failure while one is pending", "to", f.To)
+		case <-wait.C:
+			return fmt.Errorf("transfer to %s: no outcome in %v", to, transferTimeout)
+		}
+	}
 }
+
+// TransferFailures delivers the control plane's notices of the call's transfers that
+// failed (persona.TransferNotice), whoever asked for them.
+func (k *Call) TransferFailures() <-chan speech.TransferFailure { return k.c.transferFailures }
 
 // Keys delivers the keys the caller presses (a phone's DTMF through LiveKit's SIP
 // bridge).

@@ -13,6 +13,7 @@ package pipeline
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -53,9 +54,10 @@ type Reporter interface {
 }
 
 // Transferer asks the control plane to transfer a call (report.Client does): a Reporter
-// that is one lets the assistant's transfer_call tool work.
+// that is one lets the assistant's transfer_call tool work. Pending: the control plane
+// queued the transfer, whose failure comes in the room (persona.TransferNotice).
 type Transferer interface {
-	Transfer(ctx context.Context, req persona.TransferRequest) error
+	Transfer(ctx context.Context, req persona.TransferRequest) (pending bool, err error)
 }
 
 // ToolCaller asks the control plane to run a tool call of a call (report.Client does):
@@ -174,8 +176,11 @@ type call struct {
 	painter  *painter
 	listener *listener
 	keys     chan speech.Key // the caller's keypad: SIP DTMF packets from the caller
-	room     *lksdk.Room
-	captions *captions
+	// transferFailures are the control plane's notices of the call's failed transfers
+	// (persona.TransferTopic packets).
+	transferFailures chan speech.TransferFailure
+	room             *lksdk.Room
+	captions         *captions
 	// recording is the call's file while it is recorded (record.go).
 	recording callRecording
 	loops     sync.WaitGroup
@@ -212,15 +217,16 @@ func newCall(r *Runner, lk agent.Job, job persona.Job) *call {
 		video: job.Media != "audio",
 		ended: make(chan string, 1),
 		// Room for every turn report of a long call while the control plane is slow.
-		reports:     make(chan persona.Report, 256),
-		reportsDone: make(chan struct{}),
-		keys:        make(chan speech.Key, 32),
-		record:      conversation.NewRecord(answered),
-		ours:        map[string]bool{},
-		subscribed:  map[string]bool{},
-		requested:   map[string]bool{},
-		subsOK:      make(chan struct{}),
-		callerIn:    make(chan struct{}),
+		reports:          make(chan persona.Report, 256),
+		reportsDone:      make(chan struct{}),
+		keys:             make(chan speech.Key, 32),
+		transferFailures: make(chan speech.TransferFailure, 4),
+		record:           conversation.NewRecord(answered),
+		ours:             map[string]bool{},
+		subscribed:       map[string]bool{},
+		requested:        map[string]bool{},
+		subsOK:           make(chan struct{}),
+		callerIn:         make(chan struct{}),
 	}
 	c.listener = newListener(func(pcm []int16, at time.Time) { c.recordSide(recording.Caller, pcm, speech.Rate, at) })
 	if !job.WebCall() {
@@ -253,6 +259,21 @@ func (c *call) afterCaller(ctx context.Context, loop func(context.Context), rele
 			release()
 		}
 	})
+}
+
+// transferNotice takes a persona.TransferNotice of this call's failed transfer.
+func (c *call) transferNotice(payload []byte) {
+	var n persona.TransferNotice
+	if err := json.Unmarshal(payload, &n); err != nil || n.CallID != c.job.CallID || n.Status != persona.TransferFailed {
+		c.log.Warn("transfer notice ignored", "err", err, "notice_call_id", n.CallID, "status", n.Status)
+		return
+	}
+	f := speech.TransferFailure{To: n.To, Failure: n.Failure, ByAssistant: n.By == "assistant"}
+	select {
+	case c.transferFailures <- f:
+	default:
+		c.log.Warn("transfer notices not read; dropping", "to", n.To)
+	}
 }
 
 func (c *call) end(reason string) {
@@ -457,6 +478,11 @@ func (c *call) join(t tracks, joining time.Time) error {
 			default:
 				c.log.Warn("caller's keys not read; dropping", "digit", d.Digit)
 			}
+		}
+		// The control plane tells of a failed transfer through LiveKit's server API: such
+		// a packet names no sender (a participant's always does).
+		if u, ok := data.(*lksdk.UserDataPacket); ok && u.Topic == persona.TransferTopic && params.SenderIdentity == "" {
+			c.transferNotice(u.Payload)
 		}
 	}
 

@@ -68,7 +68,7 @@ func (c *Client) Send(ctx context.Context, r persona.Report) error {
 			}
 			backoff *= 2
 		}
-		retry, err := c.post(ctx, hc, url, body)
+		_, retry, err := c.post(ctx, hc, url, body)
 		if err == nil {
 			return nil
 		}
@@ -96,32 +96,32 @@ func (c *Client) Send(ctx context.Context, r persona.Report) error {
 	return fmt.Errorf("report %s %s: %w", r.CallID, r.Kind, last)
 }
 
-func (c *Client) post(ctx context.Context, hc *http.Client, url string, body []byte) (retry bool, err error) {
+func (c *Client) post(ctx context.Context, hc *http.Client, url string, body []byte) (status int, retry bool, err error) {
 	authz, err := Sign(body, c.Secret)
 	if err != nil {
-		return false, err
+		return 0, false, err
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
 	if err != nil {
-		return false, err
+		return 0, false, err
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Authorization", authz)
 	resp, err := hc.Do(req)
 	if err != nil {
-		return true, err
+		return 0, true, err
 	}
 	defer resp.Body.Close()
 	msg, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
 	switch {
 	case resp.StatusCode < 300:
-		return false, nil
+		return resp.StatusCode, false, nil
 	case resp.StatusCode == http.StatusRequestEntityTooLarge:
-		return false, fmt.Errorf("%w: HTTP 413 for %d bytes", errTooLarge, len(body))
+		return resp.StatusCode, false, fmt.Errorf("%w: HTTP 413 for %d bytes", errTooLarge, len(body))
 	case resp.StatusCode >= 500 || resp.StatusCode == http.StatusTooManyRequests:
-		return true, fmt.Errorf("HTTP %d: %s", resp.StatusCode, strings.TrimSpace(string(msg)))
+		return resp.StatusCode, true, fmt.Errorf("HTTP %d: %s", resp.StatusCode, strings.TrimSpace(string(msg)))
 	default:
-		return false, fmt.Errorf("HTTP %d: %s", resp.StatusCode, strings.TrimSpace(string(msg)))
+		return resp.StatusCode, false, fmt.Errorf("HTTP %d: %s", resp.StatusCode, strings.TrimSpace(string(msg)))
 	}
 }
 
@@ -212,18 +212,20 @@ func trim(r persona.Report, max int) ([]byte, int, error) {
 
 // Transfer asks the control plane to hand the call to one of its assistant's transfer
 // destinations (persona.TransferPath) and returns once the destination answered, or the
-// refusal (the call then goes on). It is sent once: a transfer is not repeated on a lost
-// answer, where the control plane may already have made it.
-func (c *Client) Transfer(ctx context.Context, req persona.TransferRequest) error {
+// refusal (the call then goes on); pending when the control plane queued the transfer
+// (202), whose outcome comes in the room (persona.TransferNotice). It is sent once: a
+// transfer is not repeated on a lost answer, where the control plane may already have
+// made it.
+func (c *Client) Transfer(ctx context.Context, req persona.TransferRequest) (pending bool, err error) {
 	body, err := json.Marshal(req)
 	if err != nil {
-		return err
+		return false, err
 	}
 	hc := c.HTTP
 	if hc == nil {
 		hc = &http.Client{}
 	}
 	hc = &http.Client{Transport: hc.Transport} // a transfer waits for a phone to answer: ctx bounds it
-	_, err = c.post(ctx, hc, strings.TrimSuffix(c.BaseURL, "/")+persona.TransferPath, body)
-	return err
+	status, _, err := c.post(ctx, hc, strings.TrimSuffix(c.BaseURL, "/")+persona.TransferPath, body)
+	return err == nil && status == http.StatusAccepted, err
 }

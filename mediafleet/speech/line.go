@@ -142,3 +142,17 @@ func KeyText(digit string) string { return "[pressed " + digit + "]" }
 type Transferrer interface {
 	Transfer(ctx context.Context, to string) error
 }
+
+// TransferWatcher is a Line that learns of its call's transfers that failed after they
+// were asked for: an API transfer of a call the assistant handles, which the assistant
+// did not ask for. The conversation tells the caller (TransferFailed).
+type TransferWatcher interface {
+	TransferFailures() <-chan TransferFailure
+}
+
+// TransferFailure is a transfer that did not go through; the call goes on.
+type TransferFailure struct {
+	To          string
+	Failure     string // why, as the call record says
+	ByAssistant bool   // the assistant's transfer_call asked for it (else the API)
+}

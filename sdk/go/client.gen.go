@@ -8369,6 +8369,15 @@ type ClientInterface interface {
 	// not be handed to the deployment's transfer runner (on AWS, its queue): the
 	// transfer is then recorded `failed` and the call goes on, so asking again is safe.
 	//
+	// How a failure is learnt, the same on every deployment: the API caller reads the
+	// record (`transfer.status` `failed`, `transfer.failure` saying why); no webhook
+	// event is sent for a failed transfer (the call goes on; `GET /v1/calls/{id}` after
+	// its `call.ended` shows its last transfer). The person on the
+	// phone is not left in silence: on a call an assistant handles, the assistant
+	// says that the transfer did not go through ("I am sorry, I could not transfer
+	// your call. Can I help you with anything else?") and the conversation goes on.
+	// The assistant's own `transfer_call` follows the same path.
+	//
 	// Takes any type of body and a specified content type.
 	//
 	// Corresponds with POST /v1/calls/{id}/transfer (the `TransferCall` operationId).
@@ -8392,6 +8401,15 @@ type ClientInterface interface {
 	// `parameter_invalid` on `to`; 502 `upstream_unavailable` when the transfer could
 	// not be handed to the deployment's transfer runner (on AWS, its queue): the
 	// transfer is then recorded `failed` and the call goes on, so asking again is safe.
+	//
+	// How a failure is learnt, the same on every deployment: the API caller reads the
+	// record (`transfer.status` `failed`, `transfer.failure` saying why); no webhook
+	// event is sent for a failed transfer (the call goes on; `GET /v1/calls/{id}` after
+	// its `call.ended` shows its last transfer). The person on the
+	// phone is not left in silence: on a call an assistant handles, the assistant
+	// says that the transfer did not go through ("I am sorry, I could not transfer
+	// your call. Can I help you with anything else?") and the conversation goes on.
+	// The assistant's own `transfer_call` follows the same path.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -9748,6 +9766,15 @@ func (c *BaseClient) GetCallRecording(ctx context.Context, id CallID, reqEditors
 // not be handed to the deployment's transfer runner (on AWS, its queue): the
 // transfer is then recorded `failed` and the call goes on, so asking again is safe.
 //
+// How a failure is learnt, the same on every deployment: the API caller reads the
+// record (`transfer.status` `failed`, `transfer.failure` saying why); no webhook
+// event is sent for a failed transfer (the call goes on; `GET /v1/calls/{id}` after
+// its `call.ended` shows its last transfer). The person on the
+// phone is not left in silence: on a call an assistant handles, the assistant
+// says that the transfer did not go through ("I am sorry, I could not transfer
+// your call. Can I help you with anything else?") and the conversation goes on.
+// The assistant's own `transfer_call` follows the same path.
+//
 // Takes any type of body and a specified content type.
 //
 // Corresponds with POST /v1/calls/{id}/transfer (the `TransferCall` operationId).
@@ -9781,6 +9808,15 @@ func (c *BaseClient) TransferCallWithBody(ctx context.Context, id CallID, params
 // `parameter_invalid` on `to`; 502 `upstream_unavailable` when the transfer could
 // not be handed to the deployment's transfer runner (on AWS, its queue): the
 // transfer is then recorded `failed` and the call goes on, so asking again is safe.
+//
+// How a failure is learnt, the same on every deployment: the API caller reads the
+// record (`transfer.status` `failed`, `transfer.failure` saying why); no webhook
+// event is sent for a failed transfer (the call goes on; `GET /v1/calls/{id}` after
+// its `call.ended` shows its last transfer). The person on the
+// phone is not left in silence: on a call an assistant handles, the assistant
+// says that the transfer did not go through ("I am sorry, I could not transfer
+// your call. Can I help you with anything else?") and the conversation goes on.
+// The assistant's own `transfer_call` follows the same path.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -14171,6 +14207,15 @@ type ClientWithResponsesInterface interface {
 	// not be handed to the deployment's transfer runner (on AWS, its queue): the
 	// transfer is then recorded `failed` and the call goes on, so asking again is safe.
 	//
+	// How a failure is learnt, the same on every deployment: the API caller reads the
+	// record (`transfer.status` `failed`, `transfer.failure` saying why); no webhook
+	// event is sent for a failed transfer (the call goes on; `GET /v1/calls/{id}` after
+	// its `call.ended` shows its last transfer). The person on the
+	// phone is not left in silence: on a call an assistant handles, the assistant
+	// says that the transfer did not go through ("I am sorry, I could not transfer
+	// your call. Can I help you with anything else?") and the conversation goes on.
+	// The assistant's own `transfer_call` follows the same path.
+	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /v1/calls/{id}/transfer (the `TransferCall` operationId).
@@ -14194,6 +14239,15 @@ type ClientWithResponsesInterface interface {
 	// `parameter_invalid` on `to`; 502 `upstream_unavailable` when the transfer could
 	// not be handed to the deployment's transfer runner (on AWS, its queue): the
 	// transfer is then recorded `failed` and the call goes on, so asking again is safe.
+	//
+	// How a failure is learnt, the same on every deployment: the API caller reads the
+	// record (`transfer.status` `failed`, `transfer.failure` saying why); no webhook
+	// event is sent for a failed transfer (the call goes on; `GET /v1/calls/{id}` after
+	// its `call.ended` shows its last transfer). The person on the
+	// phone is not left in silence: on a call an assistant handles, the assistant
+	// says that the transfer did not go through ("I am sorry, I could not transfer
+	// your call. Can I help you with anything else?") and the conversation goes on.
+	// The assistant's own `transfer_call` follows the same path.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -23476,6 +23530,15 @@ func (c *ClientWithResponses) GetCallRecordingWithResponse(ctx context.Context, 
 // not be handed to the deployment's transfer runner (on AWS, its queue): the
 // transfer is then recorded `failed` and the call goes on, so asking again is safe.
 //
+// How a failure is learnt, the same on every deployment: the API caller reads the
+// record (`transfer.status` `failed`, `transfer.failure` saying why); no webhook
+// event is sent for a failed transfer (the call goes on; `GET /v1/calls/{id}` after
+// its `call.ended` shows its last transfer). The person on the
+// phone is not left in silence: on a call an assistant handles, the assistant
+// says that the transfer did not go through ("I am sorry, I could not transfer
+// your call. Can I help you with anything else?") and the conversation goes on.
+// The assistant's own `transfer_call` follows the same path.
+//
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /v1/calls/{id}/transfer (the `TransferCall` operationId).
@@ -23505,6 +23568,15 @@ func (c *ClientWithResponses) TransferCallWithBodyWithResponse(ctx context.Conte
 // `parameter_invalid` on `to`; 502 `upstream_unavailable` when the transfer could
 // not be handed to the deployment's transfer runner (on AWS, its queue): the
 // transfer is then recorded `failed` and the call goes on, so asking again is safe.
+//
+// How a failure is learnt, the same on every deployment: the API caller reads the
+// record (`transfer.status` `failed`, `transfer.failure` saying why); no webhook
+// event is sent for a failed transfer (the call goes on; `GET /v1/calls/{id}` after
+// its `call.ended` shows its last transfer). The person on the
+// phone is not left in silence: on a call an assistant handles, the assistant
+// says that the transfer did not go through ("I am sorry, I could not transfer
+// your call. Can I help you with anything else?") and the conversation goes on.
+// The assistant's own `transfer_call` follows the same path.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //

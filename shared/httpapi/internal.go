@@ -205,8 +205,10 @@ func (h *Receivers) report(w http.ResponseWriter, r *http.Request) (int, any, er
 }
 
 // transfer hands a worker's call to one of its assistant's transfer destinations: 200
-// with {"transferred": true} once the destination answered, else the transfer's error
-// (transfer_failed: the call goes on, and the worker says so to the caller).
+// with {"transferred": true} once the destination answered, 202 with {"pending": true}
+// where the transfer was queued (its failure comes to the worker in the room,
+// persona.TransferNotice), else the transfer's error (transfer_failed: the call goes on,
+// and the worker says so to the caller).
 func (h *Receivers) transfer(w http.ResponseWriter, r *http.Request) (int, any, error) {
 	req, err := persona.VerifyTransfer(r, h.ReportSecret)
 	switch {
@@ -217,8 +219,12 @@ func (h *Receivers) transfer(w http.ResponseWriter, r *http.Request) (int, any, 
 	case err != nil:
 		return 0, nil, apierr.New(apierr.CodeAPIKeyInvalid, "transfer request signature invalid")
 	}
-	if err := h.Sessions.AssistantTransfer(r.Context(), req.CallID, req.To); err != nil {
+	pending, err := h.Sessions.AssistantTransfer(r.Context(), req.CallID, req.To)
+	if err != nil {
 		return 0, nil, err
+	}
+	if pending {
+		return http.StatusAccepted, map[string]bool{"pending": true}, nil
 	}
 	return http.StatusOK, map[string]bool{"transferred": true}, nil
 }

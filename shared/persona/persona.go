@@ -69,9 +69,12 @@ type TransferDestination struct {
 }
 
 // TransferPath is where a persona worker asks the control plane to transfer its call
-// (the assistant's transfer_call tool), signed as reports are (SignReport); the answer
-// is 200 once the destination answered, else an error with its code
-// (transfer_failed: the call goes on).
+// (the assistant's transfer_call tool), signed as reports are (SignReport). The answer
+// is 200 ({"transferred": true}) once the destination answered, where the control plane
+// waits for it (the local stack); 202 ({"pending": true}) where it queued the transfer
+// (AWS: a request there may not wait for a phone to ring): the worker then learns the
+// outcome in the room, the caller leaving for the destination or a TransferNotice; else
+// an error with its code (transfer_failed: the call goes on).
 const TransferPath = "/internal/persona/transfer"
 
 // TransferRequest is the body of a transfer request.
@@ -79,6 +82,29 @@ type TransferRequest struct {
 	CallID string `json:"call_id"`
 	To     string `json:"to"`
 }
+
+// TransferTopic is the topic of the data packet the control plane sends into the room
+// of a call an assistant handles when a transfer of it failed (TransferNotice): the
+// worker tells the caller, whoever asked for the transfer. LiveKit's server API sends
+// it, so the packet names no participant: one a participant sent is not a notice.
+const TransferTopic = "bridgeline.transfer"
+
+// TransferNotice is the body of a TransferTopic packet (JSON).
+type TransferNotice struct {
+	CallID string `json:"call_id"`
+	To     string `json:"to"`
+	// Status is TransferFailed (the only outcome sent: a completed transfer takes the
+	// caller out of the room).
+	Status string `json:"status"`
+	// Failure says why, as the call record's transfer does.
+	Failure string `json:"failure"`
+	// By is who asked: "assistant" (its transfer_call) or "customer" (the API).
+	By          string    `json:"by"`
+	RequestedAt time.Time `json:"requested_at"`
+}
+
+// TransferFailed is a TransferNotice's Status for a transfer that did not go through.
+const TransferFailed = "failed"
 
 // Brand is what the connecting screen shows.
 type Brand struct {

@@ -26,4 +26,5 @@ func (NoRooms) ParticipantToken(rtc.Grant) (rtc.Token, error)             { retu
 func (NoRooms) Participants(context.Context, string) ([]rtc.Participant, error) {
 	return nil, ErrNoLiveKit
 }
-func (NoRooms) SubscribeOnly(context.Context, string, string) error { return ErrNoLiveKit }
+func (NoRooms) SubscribeOnly(context.Context, string, string) error    { return ErrNoLiveKit }
+func (NoRooms) SendData(context.Context, string, string, []byte) error { return ErrNoLiveKit }

@@ -36,6 +36,9 @@ type Rooms interface {
 	Participants(ctx context.Context, room string) ([]rtc.Participant, error)
 	// SubscribeOnly takes a participant's right to publish away (nothing when absent).
 	SubscribeOnly(ctx context.Context, room, identity string) error
+	// SendData sends a reliable data packet on topic to everyone in a room, from the
+	// server (it names no participant).
+	SendData(ctx context.Context, room, topic string, data []byte) error
 	PublicURL() string
 }
 

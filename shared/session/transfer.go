@@ -2,6 +2,7 @@ package session
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -9,6 +10,7 @@ import (
 	"github.com/bridgeline/bridgeline/events/callevent"
 	"github.com/bridgeline/bridgeline/shared/apierr"
 	"github.com/bridgeline/bridgeline/shared/call"
+	"github.com/bridgeline/bridgeline/shared/persona"
 	"github.com/bridgeline/bridgeline/shared/platform"
 )
 
@@ -35,21 +37,35 @@ const TransferStale = TransferTimeout + 20*time.Second
 // With a TransferQueue (WithTransferQueue) the transfer is handed to it, and another
 // process runs it (RunTransfer); a transfer the queue does not take is recorded failed
 // and answered upstream_unavailable. Otherwise it runs after the answer (WithLater).
+//
+// A transfer that fails once under way, of a call an assistant handles, is also told to
+// the call's room (persona.TransferNotice): the assistant tells the caller, who is not
+// left in silence.
 func (s *Service) Transfer(ctx context.Context, accountID, callID, to, by string) (call.Call, error) {
-	c, run, err := s.startTransfer(ctx, accountID, callID, to, by)
+	c, run, err := s.startTransfer(ctx, accountID, callID, to, by, true)
 	if err != nil {
 		return call.Call{}, err
 	}
 	if q := s.set.TransferQueue; q != nil {
-		job := TransferJob{CallID: c.ID, RequestedAt: c.Transfer.RequestedAt}
-		if err := q.EnqueueTransfer(ctx, job); err != nil {
-			s.transferFailed(context.WithoutCancel(ctx), c.SessionID, c.ID, job.RequestedAt, "the transfer could not be started")
-			return call.Call{}, upstream("the transfer could not be queued", err)
+		if err := s.queue(ctx, q, c); err != nil {
+			return call.Call{}, err
 		}
 		return c, nil
 	}
 	s.later(func() { run(context.WithoutCancel(ctx)) })
 	return c, nil
+}
+
+// queue hands a transfer startTransfer recorded pending to the TransferQueue; a job the
+// queue refuses leaves the transfer failed (no notice: the call was not touched) and is
+// upstream_unavailable.
+func (s *Service) queue(ctx context.Context, q TransferQueue, c call.Call) error {
+	job := TransferJob{CallID: c.ID, RequestedAt: c.Transfer.RequestedAt}
+	if err := q.EnqueueTransfer(ctx, job); err != nil {
+		s.transferFailed(context.WithoutCancel(ctx), c.SessionID, c.ID, job.RequestedAt, "the transfer could not be started", false)
+		return upstream("the transfer could not be queued", err)
+	}
+	return nil
 }
 
 // TransferJob names an API transfer recorded pending and not run yet: what RunTransfer
@@ -86,23 +102,24 @@ func (s *Service) RunTransfer(ctx context.Context, job TransferJob) error {
 		return nil
 	}
 	if s.now().After(job.RequestedAt.Add(TransferStale)) {
-		s.transferFailed(ctx, c.SessionID, c.ID, job.RequestedAt, "the transfer could not be started in time")
+		s.transferFailed(ctx, c.SessionID, c.ID, job.RequestedAt, "the transfer could not be started in time", true)
 		return nil
 	}
 	plat, _ := s.set.Platforms.Lookup(c.Platform)
 	tr, ok := plat.(platform.Transferer)
 	if !ok {
-		s.transferFailed(ctx, c.SessionID, c.ID, job.RequestedAt, "the calling platform cannot transfer calls here")
+		s.transferFailed(ctx, c.SessionID, c.ID, job.RequestedAt, "the calling platform cannot transfer calls here", true)
 		return fmt.Errorf("run transfer of call %s: platform %q is not registered for transfers in this process", c.ID, c.Platform)
 	}
-	return s.transferRun(tr, c.SessionID, c.PlatformCallID, c.ID, c.Transfer.To, job.RequestedAt)(ctx)
+	return s.transferRun(tr, c.SessionID, c.PlatformCallID, c.ID, c.Transfer.To, job.RequestedAt, true)(ctx)
 }
 
 // startTransfer checks a transfer and records it pending; run hands the call over and
 // records the outcome, returning the error Transfer's callers see when it fails:
 // transfer_failed when the destination refused or did not answer, call_not_active when
-// the call left meanwhile, upstream_unavailable when the platform did not answer.
-func (s *Service) startTransfer(ctx context.Context, accountID, callID, to, by string) (call.Call, func(context.Context) error, error) {
+// the call left meanwhile, upstream_unavailable when the platform did not answer. notify
+// is transferRun's.
+func (s *Service) startTransfer(ctx context.Context, accountID, callID, to, by string, notify bool) (call.Call, func(context.Context) error, error) {
 	if err := platform.CheckDestination(to); err != nil {
 		return call.Call{}, nil, apierr.Invalid("to", "to must be "+err.Error())
 	}
@@ -135,27 +152,56 @@ func (s *Service) startTransfer(ctx context.Context, accountID, callID, to, by s
 	if err != nil {
 		return call.Call{}, nil, err
 	}
-	return c, s.transferRun(tr, c.SessionID, c.PlatformCallID, callID, to, now), nil
+	return c, s.transferRun(tr, c.SessionID, c.PlatformCallID, callID, to, now, notify), nil
 }
 
 // transferFailed records a pending transfer's failure, unless it is no longer that
 // transfer (completed by the party leaving, or another transfer's); a store failure is
-// logged (the pending transfer goes stale on its own).
-func (s *Service) transferFailed(ctx context.Context, sessionID, callID string, requestedAt time.Time, failure string) {
-	_, _, err := s.mutate(ctx, sessionID, func(_ *Session, c *call.Call) ([]callevent.Event, bool, error) {
+// logged (the pending transfer goes stale on its own). With notify, a call an assistant
+// handles is told in its room (notifyFailed).
+func (s *Service) transferFailed(ctx context.Context, sessionID, callID string, requestedAt time.Time, failure string, notify bool) {
+	recorded := false
+	_, c, err := s.mutate(ctx, sessionID, func(_ *Session, c *call.Call) ([]callevent.Event, bool, error) {
 		if !transferPending(*c) || !c.Transfer.RequestedAt.Equal(requestedAt) {
 			return nil, false, nil
 		}
 		c.Transfer.Status, c.Transfer.Failure = call.TransferFailed, failure
+		recorded = true
 		return nil, true, nil
 	})
 	if err != nil {
 		s.log().Error("record a failed transfer", "call_id", callID, "err", err)
+		return
+	}
+	if notify && recorded {
+		s.notifyFailed(ctx, sessionID, c)
+	}
+}
+
+// notifyFailed tells the room of a call an assistant handles that its transfer failed
+// (persona.TransferNotice on persona.TransferTopic): the worker says so to the caller,
+// and one waiting for its own queued transfer learns the outcome. Once: a notice that
+// does not go out is logged (the worker that asked gives up waiting on its own).
+func (s *Service) notifyFailed(ctx context.Context, room string, c call.Call) {
+	if c.HandledBy != call.HandledByAssistant || c.Transfer == nil || c.Status != call.StatusActive {
+		return
+	}
+	body, err := json.Marshal(persona.TransferNotice{CallID: c.ID, To: c.Transfer.To, Status: persona.TransferFailed,
+		Failure: c.Transfer.Failure, By: c.Transfer.By, RequestedAt: c.Transfer.RequestedAt})
+	if err == nil {
+		err = s.rooms.SendData(ctx, room, persona.TransferTopic, body)
+	}
+	if err != nil {
+		s.log().Error("tell the assistant a transfer failed", "call_id", c.ID, "err", err)
 	}
 }
 
 // transferRun hands the call over and records the outcome: see startTransfer.
-func (s *Service) transferRun(tr platform.Transferer, sessionID, platformCallID, callID, to string, requestedAt time.Time) func(context.Context) error {
+//
+// With notify, a failure is also told to the room of a call an assistant handles
+// (notifyFailed); without, the asker hears it in the error (the worker's own transfer
+// on the local stack).
+func (s *Service) transferRun(tr platform.Transferer, sessionID, platformCallID, callID, to string, requestedAt time.Time, notify bool) func(context.Context) error {
 	notActive := apierr.New(apierr.CodeCallNotActive, fmt.Sprintf("call %s is not in progress: only an answered call can be transferred", callID))
 	return func(ctx context.Context) error {
 		// Not cut short by the asker going away: the caller leaving for the destination is
@@ -175,7 +221,7 @@ func (s *Service) transferRun(tr platform.Transferer, sessionID, platformCallID,
 		case !errors.Is(err, platform.ErrTransferFailed):
 			failure = "the calling platform did not answer"
 		}
-		s.transferFailed(ctx, sessionID, callID, requestedAt, failure)
+		s.transferFailed(ctx, sessionID, callID, requestedAt, failure, notify)
 		switch {
 		case errors.Is(err, platform.ErrUnknownCall):
 			return notActive
@@ -188,41 +234,51 @@ func (s *Service) transferRun(tr platform.Transferer, sessionID, platformCallID,
 
 // AssistantTransfer is the assistant's transfer_call tool: the call's worker asks to hand
 // the call to one of the destinations its version lists (never anywhere else: the model
-// chose it, and a caller may talk a model into anything). It returns once the transfer's
-// outcome is known, with startTransfer's errors.
-func (s *Service) AssistantTransfer(ctx context.Context, callID, to string) error {
+// chose it, and a caller may talk a model into anything). Without a TransferQueue it
+// returns once the transfer's outcome is known, with startTransfer's errors. With one
+// (AWS, where a request may not wait for a phone to ring) it queues the transfer as
+// Transfer does and returns pending: the worker learns a failure from the room
+// (notifyFailed) and a success by the caller leaving; a job the queue refuses is
+// upstream_unavailable at once.
+func (s *Service) AssistantTransfer(ctx context.Context, callID, to string) (pending bool, err error) {
 	c, err := s.records.GetCall(ctx, callID)
 	if errors.Is(err, apierr.ErrNotFound) {
-		return apierr.NotFound("call", callID)
+		return false, apierr.NotFound("call", callID)
 	}
 	if err != nil {
-		return err
+		return false, err
 	}
 	ses, err := s.records.GetSession(ctx, c.SessionID)
 	if err != nil {
-		return fmt.Errorf("get session %s: %w", c.SessionID, err)
+		return false, fmt.Errorf("get session %s: %w", c.SessionID, err)
 	}
 	if ses.VersionID == "" {
 		// Not an assistant's call: no version lists where it may go.
-		return apierr.Invalid("call_id", fmt.Sprintf("call %s runs no assistant version, so it has no transfer destinations", callID))
+		return false, apierr.Invalid("call_id", fmt.Sprintf("call %s runs no assistant version, so it has no transfer destinations", callID))
 	}
 	v, err := s.assistants.GetVersion(ctx, ses.VersionID)
 	if err != nil {
-		return fmt.Errorf("get version %s: %w", ses.VersionID, err)
+		return false, fmt.Errorf("get version %s: %w", ses.VersionID, err)
 	}
 	listed := false
 	for _, d := range v.TransferDestinations {
 		listed = listed || d.To == to
 	}
 	if !listed {
-		return apierr.Invalid("to", fmt.Sprintf("%s is not one of the transfer destinations of version %s", to, v.ID))
+		return false, apierr.Invalid("to", fmt.Sprintf("%s is not one of the transfer destinations of version %s", to, v.ID))
+	}
+	c, run, err := s.startTransfer(ctx, c.AccountID, callID, to, TransferBy(true), false)
+	if err != nil {
+		return false, err
+	}
+	if q := s.set.TransferQueue; q != nil {
+		if err := s.queue(ctx, q, c); err != nil {
+			return false, err
+		}
+		return true, nil
 	}
 	// The worker waits for the outcome: on a failure its model tells the caller.
-	_, run, err := s.startTransfer(ctx, c.AccountID, callID, to, TransferBy(true))
-	if err != nil {
-		return err
-	}
-	return run(context.WithoutCancel(ctx))
+	return false, run(context.WithoutCancel(ctx))
 }
 
 // transferred ends a session whose call's transfer completed: the transfer is recorded

@@ -2,6 +2,7 @@ package session_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"log/slog"
 	"path/filepath"
@@ -12,6 +13,7 @@ import (
 	"github.com/bridgeline/bridgeline/shared/apierr"
 	"github.com/bridgeline/bridgeline/shared/call"
 	"github.com/bridgeline/bridgeline/shared/ident"
+	"github.com/bridgeline/bridgeline/shared/persona"
 	"github.com/bridgeline/bridgeline/shared/platform"
 	"github.com/bridgeline/bridgeline/shared/session"
 	"github.com/bridgeline/bridgeline/shared/store/sqlite"
@@ -81,6 +83,33 @@ func (q *jobQueue) take(t *testing.T) session.TransferJob {
 	return j
 }
 
+// notingRooms keeps the data packets sent into rooms.
+type notingRooms struct {
+	deletingRooms
+	mu   sync.Mutex
+	sent []sentData
+}
+
+type sentData struct {
+	room, topic string
+	data        []byte
+}
+
+func (r *notingRooms) SendData(_ context.Context, room, topic string, data []byte) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.sent = append(r.sent, sentData{room, topic, data})
+	return nil
+}
+
+func (r *notingRooms) take() []sentData {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	s := r.sent
+	r.sent = nil
+	return s
+}
+
 // TestQueuedTransfer: with a TransferQueue (AWS), Transfer records the transfer pending
 // and queues it without waiting for the platform; RunTransfer (the queue's consumer)
 // refers the call and records the outcome, once however often the job comes; a job
@@ -99,20 +128,22 @@ func TestQueuedTransfer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	svc, err := session.New(st, deletingRooms{}, session.WithPlatforms(reg), session.WithTransferQueue(queue),
+	rooms := &notingRooms{}
+	svc, err := session.New(st, rooms, session.WithPlatforms(reg), session.WithTransferQueue(queue),
 		session.WithClock(func() time.Time { return now }), session.WithLog(slog.New(slog.DiscardHandler)),
 		session.WithLater(func(func()) { t.Error("a queued transfer ran in the answering process") }))
 	if err != nil {
 		t.Fatal(err)
 	}
 	const acct = "acct_transfer"
+	handledBy := call.HandledByCustomer
 	activeCall := func(t *testing.T) call.Call {
 		t.Helper()
 		ses := session.Session{ID: ident.New("ses"), AccountID: acct, LineID: "line_1", Mode: session.ModeHuman,
 			Media: "audio", PlatformHandle: "+15550107777", Status: session.StatusActive, CreatedAt: now}
 		c := call.Call{ID: ident.New("call"), AccountID: acct, Direction: call.Inbound, LineID: "line_1",
 			From: "+15550107777", To: "+15550108888", Media: "audio", Status: call.StatusActive, PlatformCallID: "SCL_" + ident.New("x"),
-			HandledBy: call.HandledByCustomer, SessionID: ses.ID, Platform: "pstn", StartedAt: now, AnsweredAt: &now}
+			HandledBy: handledBy, SessionID: ses.ID, Platform: "pstn", StartedAt: now, AnsweredAt: &now}
 		ses.CallID = c.ID
 		if err := st.SaveSession(ctx, ses, c, nil); err != nil {
 			t.Fatal(err)
@@ -206,6 +237,53 @@ func TestQueuedTransfer(t *testing.T) {
 		}
 		if got, _ := st.GetCall(ctx, c.ID); got.Status != call.StatusActive {
 			t.Errorf("call after a refused transfer = %s, want it going on", got.Status)
+		}
+		if sent := rooms.take(); len(sent) != 0 {
+			t.Errorf("a failed transfer of a call the customer handles sent %v into its room, want nothing", sent)
+		}
+	})
+
+	// A call an assistant handles: the failure of a transfer under way is told in its
+	// room, for the assistant to tell the caller; a job the queue refused touched no call,
+	// and nothing is said.
+	t.Run("refused, the assistant's call", func(t *testing.T) {
+		handledBy = call.HandledByAssistant
+		defer func() { handledBy = call.HandledByCustomer }()
+		c := activeCall(t)
+		if _, err := svc.Transfer(ctx, acct, c.ID, "+15550109999", session.TransferBy(false)); err != nil {
+			t.Fatal(err)
+		}
+		phone.refuse = true
+		defer func() { phone.refuse = false }()
+		job := queue.take(t)
+		if err := svc.RunTransfer(ctx, job); err == nil {
+			t.Fatal("RunTransfer of a refused REFER succeeded")
+		}
+		sent := rooms.take()
+		if len(sent) != 1 || sent[0].room != c.SessionID || sent[0].topic != persona.TransferTopic {
+			t.Fatalf("sent into rooms %v, want one notice on %s into %s", sent, persona.TransferTopic, c.SessionID)
+		}
+		var n persona.TransferNotice
+		if err := json.Unmarshal(sent[0].data, &n); err != nil {
+			t.Fatal(err)
+		}
+		want := persona.TransferNotice{CallID: c.ID, To: "+15550109999", Status: persona.TransferFailed,
+			Failure: "the destination refused the transfer or did not answer", By: "customer", RequestedAt: job.RequestedAt}
+		if n != want {
+			t.Errorf("notice = %+v, want %+v", n, want)
+		}
+		if err := svc.RunTransfer(ctx, job); err != nil || len(rooms.take()) != 0 {
+			t.Errorf("redelivered job = %v, want nothing done and nothing said again", err)
+		}
+
+		c = activeCall(t)
+		queue.down = true
+		defer func() { queue.down = false }()
+		if _, err := svc.Transfer(ctx, acct, c.ID, "+15550109999", session.TransferBy(false)); err == nil {
+			t.Fatal("Transfer with the queue down succeeded")
+		}
+		if sent := rooms.take(); len(sent) != 0 {
+			t.Errorf("a transfer the queue refused sent %v, want nothing (the call was not touched)", sent)
 		}
 	})
 }

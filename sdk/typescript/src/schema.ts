@@ -775,6 +775,15 @@ export interface paths {
          *     `parameter_invalid` on `to`; 502 `upstream_unavailable` when the transfer could
          *     not be handed to the deployment's transfer runner (on AWS, its queue): the
          *     transfer is then recorded `failed` and the call goes on, so asking again is safe.
+         *
+         *     How a failure is learnt, the same on every deployment: the API caller reads the
+         *     record (`transfer.status` `failed`, `transfer.failure` saying why); no webhook
+         *     event is sent for a failed transfer (the call goes on; `GET /v1/calls/{id}` after
+         *     its `call.ended` shows its last transfer). The person on the
+         *     phone is not left in silence: on a call an assistant handles, the assistant
+         *     says that the transfer did not go through ("I am sorry, I could not transfer
+         *     your call. Can I help you with anything else?") and the conversation goes on.
+         *     The assistant's own `transfer_call` follows the same path.
          */
         post: operations["transferCall"];
         delete?: never;

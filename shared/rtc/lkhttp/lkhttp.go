@@ -323,6 +323,17 @@ func (c *Client) SubscribeOnly(ctx context.Context, room, identity string) error
 	return nil
 }
 
+// SendData sends a reliable data packet on topic to everyone in the room, as the server
+// (the packet names no participant). A room that does not exist is an error (LiveKit
+// answers unavailable once no node claims it, after its RPC timeout of some 3 s).
+func (c *Client) SendData(ctx context.Context, room, topic string, data []byte) error {
+	req := map[string]any{"room": room, "data": data, "kind": "RELIABLE", "topic": topic}
+	if err := c.call(ctx, "RoomService", "SendData", &lktoken.VideoGrant{RoomAdmin: true, Room: room}, req, nil); err != nil {
+		return fmt.Errorf("rtc: send data on %s to %s: %w", topic, room, err)
+	}
+	return nil
+}
+
 // ReceiveWebhook reads and verifies a LiveKit webhook: the Authorization header is a JWT
 // signed with the fleet's key whose sha256 claim is the body's SHA-256 (lktoken.VerifyBody
 // compares it in constant time). The body is read up to rtc.MaxWebhookBytes.
