@@ -127,8 +127,8 @@ func TestInboundAssistantCall(t *testing.T) {
 			g.end = s.end // the greeting, should a pause in it split it in two
 		}
 	}
-	if g.end > said[0].start || heardSentence(t, heard.Samples, g, greeting, answer, long) != words(greeting) {
-		t.Errorf("the phone's first sound %v..%v is not the greeting before the question at %v", g.start, g.end, said[0].start)
+	if got := heardSentence(t, heard.Samples, g, greeting, answer, long); g.end > said[0].start || got != words(greeting) {
+		t.Errorf("the phone's first sound %v..%v is not the greeting before the question at %v (heard %q)", g.start, g.end, said[0].start, got)
 	}
 	var ans *sound
 	for i := range snds {
