@@ -3,7 +3,6 @@ package session_test
 import (
 	"context"
 	"encoding/json"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -17,7 +16,6 @@ import (
 	"github.com/bridgeline/bridgeline/shared/listing"
 	"github.com/bridgeline/bridgeline/shared/persona"
 	"github.com/bridgeline/bridgeline/shared/session"
-	"github.com/bridgeline/bridgeline/shared/store/sqlite"
 )
 
 // TestCallAnalysis: the record's analysis from the worker's reports, on the real SQLite
@@ -27,11 +25,7 @@ import (
 // analysis; refused on a live call.
 func TestCallAnalysis(t *testing.T) {
 	ctx := context.Background()
-	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "analysis.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
+	st := openSQLite(t, "analysis.db")
 	now := time.Now().UTC().Truncate(time.Millisecond)
 	const wait = 5 * time.Minute
 	svc, err := session.New(st, deletingRooms{}, session.WithClock(func() time.Time { return now }), session.WithAnalysisWait(wait))

@@ -26,11 +26,7 @@ import (
 // cases start from a held session, on the real SQLite store, and need no media.
 func TestHeldCallEnded(t *testing.T) {
 	ctx := context.Background()
-	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "held.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
+	st := openSQLite(t, "held.db")
 	svc, err := session.New(st, session.NoRooms{})
 	if err != nil {
 		t.Fatal(err)
@@ -203,4 +199,16 @@ func decodeEnded(t *testing.T, evt callevent.Event) callevent.CallEnded {
 		t.Fatalf("call.ended data %s: %v", evt.Data, err)
 	}
 	return data
+}
+
+// openSQLite opens a fresh SQLite store named name in the test's temporary folder and
+// closes it when the test ends.
+func openSQLite(t *testing.T, name string) *sqlite.Store {
+	t.Helper()
+	st, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	return st
 }

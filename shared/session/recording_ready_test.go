@@ -3,7 +3,6 @@ package session_test
 import (
 	"context"
 	"encoding/json"
-	"path/filepath"
 	"sync"
 	"testing"
 	"time"
@@ -15,7 +14,6 @@ import (
 	"github.com/bridgeline/bridgeline/shared/listing"
 	"github.com/bridgeline/bridgeline/shared/persona"
 	"github.com/bridgeline/bridgeline/shared/session"
-	"github.com/bridgeline/bridgeline/shared/store/sqlite"
 )
 
 // TestRecordingReady: the worker's recording report with a stored file makes the
@@ -25,11 +23,7 @@ import (
 // control plane failed the recording (no report in time) writes it then, once.
 func TestRecordingReady(t *testing.T) {
 	ctx := context.Background()
-	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "ready.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
+	st := openSQLite(t, "ready.db")
 	now := time.Now().UTC().Truncate(time.Millisecond)
 	svc, err := session.New(st, deletingRooms{}, session.WithClock(func() time.Time { return now }))
 	if err != nil {

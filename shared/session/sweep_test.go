@@ -3,7 +3,6 @@ package session_test
 import (
 	"context"
 	"log/slog"
-	"path/filepath"
 	"sync"
 	"testing"
 	"time"
@@ -55,11 +54,7 @@ func (deletingRooms) DeleteRoom(context.Context, string) error { return nil }
 // still to be deleted is read at every sweep until the deletion succeeds.
 func TestSweepReadsWhatIsDue(t *testing.T) {
 	ctx := context.Background()
-	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "sweep.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
+	st := openSQLite(t, "sweep.db")
 	cs := &countingStore{Store: st}
 	t0 := time.Date(2026, 3, 4, 5, 6, 7, 0, time.UTC)
 	now := t0
@@ -197,11 +192,7 @@ func TestSweepReadsWhatIsDue(t *testing.T) {
 // customer's client, or a participant merely named like an assistant, proves nothing.
 func TestAgentJoinProvesTheAssistant(t *testing.T) {
 	ctx := context.Background()
-	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "join.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
+	st := openSQLite(t, "join.db")
 	t0 := time.Date(2026, 3, 4, 5, 6, 7, 0, time.UTC)
 	now := t0
 	const dispatch = 15 * time.Second

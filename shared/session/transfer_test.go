@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"log/slog"
-	"path/filepath"
 	"sync"
 	"testing"
 	"time"
@@ -16,7 +15,6 @@ import (
 	"github.com/bridgeline/bridgeline/shared/persona"
 	"github.com/bridgeline/bridgeline/shared/platform"
 	"github.com/bridgeline/bridgeline/shared/session"
-	"github.com/bridgeline/bridgeline/shared/store/sqlite"
 )
 
 // referringPhone is a telephone platform that transfers: each Transfer is counted and
@@ -117,11 +115,7 @@ func (r *notingRooms) take() []sentData {
 // transfer failed with the call going on.
 func TestQueuedTransfer(t *testing.T) {
 	ctx := context.Background()
-	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "transfer.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
+	st := openSQLite(t, "transfer.db")
 	phone, queue := &referringPhone{}, &jobQueue{}
 	now := time.Date(2026, 3, 4, 5, 6, 7, 0, time.UTC)
 	reg, err := platform.NewRegistry(phone)

@@ -3,7 +3,6 @@ package session_test
 import (
 	"context"
 	"log/slog"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -12,7 +11,6 @@ import (
 	"github.com/bridgeline/bridgeline/shared/persona"
 	"github.com/bridgeline/bridgeline/shared/platform/web"
 	"github.com/bridgeline/bridgeline/shared/session"
-	"github.com/bridgeline/bridgeline/shared/store/sqlite"
 )
 
 // TestWebCallJoinTimeout: a web call whose caller has not joined JoinTimeout after its
@@ -21,11 +19,7 @@ import (
 // ringing as long, are not. On the real SQLite store, on a clock the test moves.
 func TestWebCallJoinTimeout(t *testing.T) {
 	ctx := context.Background()
-	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "web.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
+	st := openSQLite(t, "web.db")
 	t0 := time.Now().UTC().Truncate(time.Millisecond)
 	now := t0
 	svc, err := session.New(st, roomsGone{}, session.WithJoinTimeout(45*time.Second),
@@ -130,11 +124,7 @@ func (roomsGone) DeleteRoom(context.Context, string) error { return nil }
 // the call as the sweeper's join timeout does.
 func TestWebCallCallerAbsent(t *testing.T) {
 	ctx := context.Background()
-	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "absent.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
+	st := openSQLite(t, "absent.db")
 	svc, err := session.New(st, session.NoRooms{}, session.WithLog(slog.New(slog.DiscardHandler)))
 	if err != nil {
 		t.Fatal(err)
