@@ -1,6 +1,7 @@
 package pipeline
 
 import (
+	"math"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -96,6 +97,16 @@ func (l *listener) emit(pcm []int16) {
 // no packet has come for fillAfter past the last packet's audio, and when a packet comes,
 // whatever its RTP timestamp says is still missing (so the audio handed on keeps the
 // caller's timing, however late the packet).
+//
+// DTX starts only after the encoder has sent a stretch of quiet audio (libopus: 200 ms
+// of inactive frames), so packets that stop while the caller is talking are late, not
+// silence: a congested network, or a busy machine (the browser's capture or this
+// process starved of CPU). Silence filled in then would be cut into the caller's words
+// (the late packets add their audio after it), and the recogniser would hear the words
+// torn apart or the turn ended in the middle (a browser test's question, "what time do
+// you open tomorrow", reached the model as "what i need you opened them are broke" with
+// 100-460 ms of filled silence inside it). So after audio above quietRMS within the
+// last dtxQuiet of audio, timeline waits stallAfter before it fills.
 type timeline struct {
 	emit func([]int16) // called with mu held, in order
 
@@ -105,6 +116,7 @@ type timeline struct {
 	lastAt  time.Time // arrival of the last packet
 	lastDur time.Duration
 	filled  int // samples of silence emitted since the last packet
+	quiet   int // samples of audio at most quietRMS received since the last louder
 }
 
 const (
@@ -117,6 +129,19 @@ const (
 	// maxGap bounds the silence a timestamp jump fills (a client that restarted its
 	// timestamps, or a long outage, is not minutes of silence).
 	maxGap = 2 * time.Second
+	// quietRMS is the level (of full scale, about -50 dBFS) at or below which a packet's
+	// audio is quiet: a browser's decoded silence and comfort noise are far below it, a
+	// voice's dips between words mostly above it.
+	quietRMS = 0.003
+	// dtxQuiet is how much quiet audio must have come last for a pause in the packets to
+	// be taken for DTX: less than the encoder sends before DTX starts (200 ms), more than
+	// the pauses between words.
+	dtxQuiet = 100 * time.Millisecond
+	// stallAfter is how long past the end of the last packet's audio timeline waits when
+	// the caller was talking: longer than the stalls of a busy machine (300-500 ms seen
+	// at load 25 on 2 cores), short enough that a caller whose audio really stops in the
+	// middle of a word (a dropped connection) still ends the turn.
+	stallAfter = time.Second
 )
 
 // packet hands on a packet's decoded audio, after the silence before it not yet filled.
@@ -137,6 +162,11 @@ func (t *timeline) packet(ts uint32, at time.Time, pcm []int16) {
 	}
 	t.started, t.lastAt, t.filled = true, at, 0
 	t.lastDur = time.Duration(len(pcm)) * time.Second / speech.Rate
+	if rms(pcm) > quietRMS {
+		t.quiet = 0
+	} else {
+		t.quiet += len(pcm)
+	}
 	t.emit(append([]int16(nil), pcm...))
 }
 
@@ -148,12 +178,29 @@ func (t *timeline) tick(now time.Time) {
 	if !t.started {
 		return
 	}
+	wait := fillAfter
+	if t.quiet < int(dtxQuiet.Seconds()*speech.Rate) {
+		wait = stallAfter // the caller was talking: the packets are late
+	}
 	quiet := now.Sub(t.lastAt) - t.lastDur
-	if quiet < fillAfter {
+	if quiet < wait {
 		return // the next packet may just be late
 	}
 	if missing := int(quiet.Seconds()*speech.Rate) - t.filled; missing > 0 {
 		t.emit(make([]int16, missing))
 		t.filled += missing
 	}
+}
+
+// rms is the level of pcm, of full scale.
+func rms(pcm []int16) float64 {
+	if len(pcm) == 0 {
+		return 0
+	}
+	var sum float64
+	for _, v := range pcm {
+		x := float64(v) / 32768
+		sum += x * x
+	}
+	return math.Sqrt(sum / float64(len(pcm)))
 }

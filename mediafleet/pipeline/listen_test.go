@@ -5,10 +5,13 @@ import (
 	"time"
 )
 
-// TestTimelineFillsSilence: packets that follow each other hand on their audio alone; a
-// DTX gap (one packet every 400 ms while the caller is quiet) is filled with silence in
-// real time once nothing has come for a while, and the rest of it when the next packet
-// shows how long it was; a late packet adds nothing.
+// TestTimelineFillsSilence: packets that follow each other hand on their audio alone;
+// packets that stop while the caller talks are late, not silence: nothing is filled in
+// before stallAfter, so the late audio joins the words before it, and a longer stall is
+// silence; a DTX gap (one packet every 400 ms while the caller is quiet, after the
+// encoder's quiet frames) is filled with silence in real time once nothing has come for
+// fillAfter, and the rest of it when the next packet shows how long it was; a late
+// packet adds nothing.
 func TestTimelineFillsSilence(t *testing.T) {
 	const frame = 320 // 20 ms at 16 kHz
 	var got []int     // lengths of what was handed on; negative for silence
@@ -25,9 +28,9 @@ func TestTimelineFillsSilence(t *testing.T) {
 			got = append(got, len(pcm))
 		}
 	}}
-	voice := make([]int16, frame)
+	voice, hush := make([]int16, frame), make([]int16, frame)
 	for i := range voice {
-		voice[i] = 1000
+		voice[i], hush[i] = 1000, 50 // 0.03 and 0.0015 of full scale
 	}
 	t0 := time.Unix(1000, 0)
 	ms := func(n int) time.Time { return t0.Add(time.Duration(n) * time.Millisecond) }
@@ -42,12 +45,27 @@ func TestTimelineFillsSilence(t *testing.T) {
 		{"the next, on time", func() { tl.packet(ticks20ms, ms(20), voice) }, []int{frame}},
 		{"a tick within the jitter allowance", func() { tl.tick(ms(90)) }, nil},
 		{"the next, 50 ms late but contiguous", func() { tl.packet(2*ticks20ms, ms(90), voice) }, []int{frame}},
-		// DTX: the caller stops talking; nothing comes for 400 ms.
-		{"a tick 60 ms past the last audio", func() { tl.tick(ms(170)) }, []int{-960}},                                    // 60 ms: 170 - (90 + 20)
-		{"a tick 20 ms later", func() { tl.tick(ms(190)) }, []int{-320}},                                                  // up to 80 ms
-		{"the DTX packet 400 ms on", func() { tl.packet(2*ticks20ms+20*ticks20ms, ms(490), voice) }, []int{-4800, frame}}, // the 380 ms gap (400 - 20 of audio) less the 80 ms filled
-		{"a reordered, older packet", func() { tl.packet(ticks20ms, ms(495), voice) }, []int{frame}},
-		{"the next after the DTX packet", func() { tl.packet(23*ticks20ms, ms(510), voice) }, []int{frame}},
+		// A stall while the caller talks: nothing comes for 500 ms, then the packets.
+		{"a tick 60 ms past the last voice", func() { tl.tick(ms(170)) }, nil},
+		{"a tick 480 ms past it", func() { tl.tick(ms(590)) }, nil},
+		{"the next, 500 ms late but contiguous", func() { tl.packet(3*ticks20ms, ms(610), voice) }, []int{frame}},
+		{"the one after, at once", func() { tl.packet(4*ticks20ms, ms(611), voice) }, []int{frame}},
+		// Audio that really stops in the middle of a word is silence after stallAfter.
+		{"a tick 980 ms past the last voice", func() { tl.tick(ms(1611)) }, nil},
+		{"a tick 1 s past it", func() { tl.tick(ms(1651)) }, []int{-16320}}, // 1020 ms: 1651 - (611 + 20)
+		{"the voice again", func() { tl.packet(5*ticks20ms+51*ticks20ms, ms(1660), voice) }, []int{frame}},
+		// The caller stops talking: the encoder sends 200 ms of quiet frames, then DTX:
+		// nothing comes for 400 ms.
+		{"quiet frames", func() {
+			for i := range 10 {
+				tl.packet(uint32(57+i)*ticks20ms, ms(1680+20*i), hush)
+			}
+		}, []int{frame, frame, frame, frame, frame, frame, frame, frame, frame, frame}},
+		{"a tick 60 ms past the last audio", func() { tl.tick(ms(1940)) }, []int{-960}},                                    // 60 ms: 1940 - (1860 + 20)
+		{"a tick 20 ms later", func() { tl.tick(ms(1960)) }, []int{-320}},                                                  // up to 80 ms
+		{"the DTX packet 400 ms on", func() { tl.packet(67*ticks20ms+19*ticks20ms, ms(2260), hush) }, []int{-4800, frame}}, // the 380 ms gap (400 - 20 of audio) less the 80 ms filled
+		{"a reordered, older packet", func() { tl.packet(ticks20ms, ms(2265), voice) }, []int{frame}},
+		{"the next after the DTX packet", func() { tl.packet(87*ticks20ms, ms(2280), voice) }, []int{frame}},
 	}
 	for _, s := range steps {
 		got = nil
