@@ -105,7 +105,7 @@ func (l *listener) emit(pcm []int16) {
 // (the late packets add their audio after it), and the recogniser would hear the words
 // torn apart or the turn ended in the middle (a browser test's question, "what time do
 // you open tomorrow", reached the model as "what i need you opened them are broke" with
-// 100-460 ms of filled silence inside it). So after audio above quietRMS within the
+// 100-860 ms of filled silence inside it). So after audio above quietRMS within the
 // last dtxQuiet of audio, timeline waits stallAfter before it fills.
 type timeline struct {
 	emit func([]int16) // called with mu held, in order
@@ -138,10 +138,10 @@ const (
 	// the pauses between words.
 	dtxQuiet = 100 * time.Millisecond
 	// stallAfter is how long past the end of the last packet's audio timeline waits when
-	// the caller was talking: longer than the stalls of a busy machine (300-500 ms seen
-	// at load 25 on 2 cores), short enough that a caller whose audio really stops in the
-	// middle of a word (a dropped connection) still ends the turn.
-	stallAfter = time.Second
+	// the caller was talking: longer than the stalls of a busy machine (up to 1.3 s seen
+	// at load 25-34 on 2 cores), short enough that a caller whose audio really stops in
+	// the middle of a word (a dropped connection) still ends the turn.
+	stallAfter = 2 * time.Second
 )
 
 // packet hands on a packet's decoded audio, after the silence before it not yet filled.

@@ -51,21 +51,21 @@ func TestTimelineFillsSilence(t *testing.T) {
 		{"the next, 500 ms late but contiguous", func() { tl.packet(3*ticks20ms, ms(610), voice) }, []int{frame}},
 		{"the one after, at once", func() { tl.packet(4*ticks20ms, ms(611), voice) }, []int{frame}},
 		// Audio that really stops in the middle of a word is silence after stallAfter.
-		{"a tick 980 ms past the last voice", func() { tl.tick(ms(1611)) }, nil},
-		{"a tick 1 s past it", func() { tl.tick(ms(1651)) }, []int{-16320}}, // 1020 ms: 1651 - (611 + 20)
-		{"the voice again", func() { tl.packet(5*ticks20ms+51*ticks20ms, ms(1660), voice) }, []int{frame}},
+		{"a tick 1980 ms past the last voice", func() { tl.tick(ms(2611)) }, nil},
+		{"a tick 2 s past it", func() { tl.tick(ms(2651)) }, []int{-32320}}, // 2020 ms: 2651 - (611 + 20)
+		{"the voice again", func() { tl.packet(5*ticks20ms+101*ticks20ms, ms(2660), voice) }, []int{frame}},
 		// The caller stops talking: the encoder sends 200 ms of quiet frames, then DTX:
 		// nothing comes for 400 ms.
 		{"quiet frames", func() {
 			for i := range 10 {
-				tl.packet(uint32(57+i)*ticks20ms, ms(1680+20*i), hush)
+				tl.packet(uint32(107+i)*ticks20ms, ms(2680+20*i), hush)
 			}
 		}, []int{frame, frame, frame, frame, frame, frame, frame, frame, frame, frame}},
-		{"a tick 60 ms past the last audio", func() { tl.tick(ms(1940)) }, []int{-960}},                                    // 60 ms: 1940 - (1860 + 20)
-		{"a tick 20 ms later", func() { tl.tick(ms(1960)) }, []int{-320}},                                                  // up to 80 ms
-		{"the DTX packet 400 ms on", func() { tl.packet(67*ticks20ms+19*ticks20ms, ms(2260), hush) }, []int{-4800, frame}}, // the 380 ms gap (400 - 20 of audio) less the 80 ms filled
-		{"a reordered, older packet", func() { tl.packet(ticks20ms, ms(2265), voice) }, []int{frame}},
-		{"the next after the DTX packet", func() { tl.packet(87*ticks20ms, ms(2280), voice) }, []int{frame}},
+		{"a tick 60 ms past the last audio", func() { tl.tick(ms(2940)) }, []int{-960}},                                     // 60 ms: 2940 - (2860 + 20)
+		{"a tick 20 ms later", func() { tl.tick(ms(2960)) }, []int{-320}},                                                   // up to 80 ms
+		{"the DTX packet 400 ms on", func() { tl.packet(117*ticks20ms+19*ticks20ms, ms(3260), hush) }, []int{-4800, frame}}, // the 380 ms gap (400 - 20 of audio) less the 80 ms filled
+		{"a reordered, older packet", func() { tl.packet(ticks20ms, ms(3265), voice) }, []int{frame}},
+		{"the next after the DTX packet", func() { tl.packet(137*ticks20ms, ms(3280), voice) }, []int{frame}},
 	}
 	for _, s := range steps {
 		got = nil
