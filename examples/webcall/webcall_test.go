@@ -29,7 +29,9 @@ import (
 	"github.com/bridgeline/bridgeline/mediafleet/engines"
 	"github.com/bridgeline/bridgeline/mediafleet/llm"
 	"github.com/bridgeline/bridgeline/mediafleet/llm/llmtest"
+	"github.com/bridgeline/bridgeline/mediafleet/speech"
 	"github.com/bridgeline/bridgeline/mediafleet/speechtest/sphinx"
+	"github.com/bridgeline/bridgeline/mediafleet/tts"
 	"github.com/bridgeline/bridgeline/mediafleet/worker"
 	"github.com/bridgeline/bridgeline/shared/joinpage"
 	"github.com/bridgeline/bridgeline/shared/listing"
@@ -79,20 +81,43 @@ func publish(t *testing.T, st *harness.Stack) string {
 	return a.ID
 }
 
-// questionWAV is the question, spoken by flite in the sim caller's voice after lead of
-// silence, for Chromium's fake microphone, which starts when the page opens it (Start).
-func questionWAV(t *testing.T, lead time.Duration) string {
+// speakWAV writes to path a WAV file for Chromium's fake microphone, which reads it from
+// the start each time the page opens the microphone: text spoken by flite in the sim
+// caller's voice after lead of silence ("": lead of silence alone). It returns when,
+// from the file's start, the speech ends.
+func speakWAV(t *testing.T, path, text string, lead time.Duration) time.Duration {
 	t.Helper()
-	b, err := callerbot.SpokenWAV(context.Background(), persona.SimCallerVoice, question, lead, 500*time.Millisecond)
+	var b []byte
+	if text == "" {
+		b = tts.EncodeWAV(tts.PCM{Rate: speech.Rate, Samples: make([]int16, int(lead.Seconds()*speech.Rate))})
+	} else {
+		var err error
+		if b, err = callerbot.SpokenWAV(context.Background(), persona.SimCallerVoice, text, lead, questionTail); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	pcm, err := tts.DecodeWAV(b)
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := filepath.Join(t.TempDir(), "question.wav")
-	if err := os.WriteFile(p, b, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return p
+	return time.Duration(len(pcm.Samples))*time.Second/time.Duration(pcm.Rate) - questionTail
 }
+
+// questionTail is the silence after the question in its WAV.
+const questionTail = 500 * time.Millisecond
+
+// askJS reopens the page's microphone (livekit-client's restartTrack: the track stops
+// and getUserMedia captures anew, published in its place), so Chromium's fake
+// microphone plays its file from the start; its value is the time on the page's
+// soundWatch clock just before.
+const askJS = `(async () => {
+  const at = performance.now() - window.__t0;
+  await window.joinPage.room.localParticipant.getTrackPublication('microphone').track.restartTrack();
+  return at;
+})()`
 
 // captionsJS lists the page's captions without their elements.
 const captionsJS = `window.joinPage.captions.map((c) => ({ segment: c.segment, speaker: c.speaker, identity: c.identity, text: c.text, final: c.final }))`
@@ -103,7 +128,7 @@ type pageCaption struct {
 }
 
 // soundWatch keeps, every 20 ms, when the assistant's audio at the page is above
-// silence, in ms from now (when Start is pressed, and the fake microphone starts).
+// silence, in ms from now (when Start is pressed).
 const soundWatch = `(() => {
   window.__t0 = performance.now();
   window.__sounds = [];
@@ -113,17 +138,20 @@ const soundWatch = `(() => {
 
 // TestJoinPage: a visitor opens a web call's join_url in Chromium: the page shows the
 // account's branding and a Start button that asks for the microphone and the camera; the
-// assistant's video (the avatar) plays and the greeting is heard; the fake microphone
-// asks a question, the fake OpenAI-compatible model receives what the recogniser heard,
-// the reply's audio reaches the page, and captions of both sides appear; Hang up ends
-// the call, and the record read once call.ended exists holds both turns.
+// assistant's video (the avatar) plays and the greeting is heard; once it is over, the
+// fake microphone asks a question, the fake OpenAI-compatible model receives what the
+// recogniser heard, the reply's audio reaches the page, and captions of both sides
+// appear; Hang up ends the call, and the record read once call.ended exists holds both
+// turns.
 func TestJoinPage(t *testing.T) {
 	browser.Setup(t)
 	st, fake, asst := assistantStack(t)
 
-	// The greeting starts about a second after the page joins and lasts under two: the
-	// question comes six seconds after the microphone opens.
-	wav := questionWAV(t, 6*time.Second)
+	// The fake microphone is silent until the greeting is over; then the visitor asks
+	// (askJS). A question at a fixed time after Start came, on a busy machine, before
+	// the greeting or over it: from Start to the greeting took 4 to 40 s at load 10-34.
+	wav := filepath.Join(t.TempDir(), "microphone.wav")
+	speakWAV(t, wav, "", time.Second)
 	b := browser.Launch(t, browser.FakeMicrophone(wav))
 	w := createWebCall(t, st, asst, "video")
 	if !strings.HasPrefix(w.JoinURL, st.URL+joinpage.Path+"#token=") {
@@ -143,7 +171,12 @@ func TestJoinPage(t *testing.T) {
 	av, _ := avatar.Lookup("ava_iris")
 	p.CheckVideoShows("#remote-video", shotPath(t, "join-page.png"), av.Backdrop)
 
-	// The question: the model gets what the recogniser heard; the reply reaches the page.
+	// The question, once the greeting has been over for 1.5 s: the model gets what the
+	// recogniser heard; the reply reaches the page.
+	p.WaitFor("the greeting to end", `performance.now() - window.__t0 - window.__sounds[window.__sounds.length - 1] > 1500`, 20*time.Second, nil)
+	spoken := speakWAV(t, wav, question, time.Second)
+	var askedAt float64
+	p.Eval(askJS, &askedAt)
 	harness.WaitFor(t, 30*time.Second, "the model to be asked", func() bool { return len(fake.Requests()) > 0 })
 	reqs := fake.Requests()
 	asked := reqs[0].Messages[len(reqs[0].Messages)-1]
@@ -151,9 +184,9 @@ func TestJoinPage(t *testing.T) {
 		t.Errorf("the model was asked %+v, want most words of %q", asked, question)
 	}
 	var repliedAt float64
-	p.WaitFor("the reply at the page", fmt.Sprintf(`window.__sounds.find((t) => t > %d)`, (6*time.Second+1500*time.Millisecond).Milliseconds()),
+	p.WaitFor("the reply at the page", fmt.Sprintf(`window.__sounds.find((t) => t > %.0f)`, askedAt+float64(spoken.Milliseconds())),
 		30*time.Second, &repliedAt)
-	t.Logf("from Start: greeting heard at %.0f ms, the reply at %.0f ms", greetedAt, repliedAt)
+	t.Logf("from Start: greeting heard at %.0f ms, the question asked at %.0f ms, the reply at %.0f ms", greetedAt, askedAt, repliedAt)
 
 	var caps []pageCaption
 	p.WaitFor("captions of both sides", `(() => {
@@ -187,9 +220,10 @@ func TestJoinPage(t *testing.T) {
 
 	// Hang up: the call ends, and its record on call.ended holds both turns.
 	rec := hangUp(t, p, st, w)
-	// The question may reach the record as more than one caller turn: a gap in Chromium's
-	// real-time feed of the WAV is a pause to the recogniser, which then ends the turn
-	// there (the first part is what the model was asked).
+	// The question may reach the record as more than one caller turn: a stall of
+	// Chromium's packets longer than the worker waits for late audio (2 s) is a pause to
+	// the recogniser, which then ends the turn there (the first part is what the model
+	// was asked).
 	tr := rec.Transcript
 	asking := len(tr) >= 3 && !slices.ContainsFunc(tr[1:len(tr)-1], func(turn persona.Turn) bool { return turn.Speaker != persona.SpeakerCaller })
 	if rec.Platform != "web" || rec.Status != "ended" || rec.EndReason != "remote_hangup" || !asking ||
@@ -251,7 +285,7 @@ func assistantStack(t *testing.T) (*harness.Stack, *llmtest.Server, string) {
 		t.Fatal(err)
 	}
 	st.StartWorker(t, func(c *worker.Config) { c.MaxJobs = 1 },
-		worker.Options{NewVAD: eng.NewVAD, Recognizer: eng.Recognizer, Voices: eng.Voices.Voices(), Model: model})
+		worker.Options{NewVAD: eng.NewVAD, Recognizer: keepTurns(t, eng.Recognizer), Voices: eng.Voices.Voices(), Model: model})
 	return st, fake, publish(t, st)
 }
 
