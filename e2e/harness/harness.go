@@ -343,7 +343,7 @@ func startSIP(ctx context.Context, sh *shared, dir string, lk *livekitserver.Ser
 	sh.closers = append(sh.closers, func() { gwSrv.CloseClientConnections(); gwSrv.Close(); gw.Close() })
 	sc, err := livekitsip.Start(context.Background(), livekitsip.Config{Binary: bin, Dir: filepath.Join(dir, "sip"),
 		APIKey: lkc.APIKey, APISecret: lkc.APISecret, WSURL: "ws://" + gwSrv.Listener.Addr().String(),
-		RedisAddress: redis.Addr(), RedisPassword: redis.Password(), LogLevel: "debug"})
+		RedisAddress: redis.Addr(), RedisPassword: redis.Password(), LogLevel: "debug", Nice: livekitsip.TestNice})
 	if err != nil {
 		return nil, fmt.Errorf("start livekit-sip: %w", err)
 	}

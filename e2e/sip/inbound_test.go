@@ -117,7 +117,9 @@ func TestInboundAssistantCall(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	keepAudio(t, "heard", heard.Samples)
 	snds := sounds(heard.Samples)
+	t.Logf("sounds at the phone: %v", snds)
 	if len(snds) < 3 {
 		t.Fatalf("the phone heard %d stretches of sound (%v), want the greeting, the answer and more", len(snds), snds)
 	}
@@ -128,7 +130,8 @@ func TestInboundAssistantCall(t *testing.T) {
 		}
 	}
 	if got := heardSentence(t, heard.Samples, g, greeting, answer, long); g.end > said[0].start || got != words(greeting) {
-		t.Errorf("the phone's first sound %v..%v is not the greeting before the question at %v (heard %q)", g.start, g.end, said[0].start, got)
+		t.Errorf("the phone's first sound %v..%v is not the greeting before the question at %v (heard %q; its level every 100 ms: %s; the bridge's audio statistics: %s)",
+			g.start, g.end, said[0].start, got, levels(heard.Samples, g), r.bridgeStats())
 	}
 	var ans *sound
 	for i := range snds {

@@ -3,6 +3,7 @@ package sip_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -360,6 +361,72 @@ func heardSentence(t testing.TB, pcm []int16, s sound, sentences ...string) stri
 		t.Fatal(err)
 	}
 	return got
+}
+
+// keepAudio keeps what a phone heard when the test fails, for a person to listen to:
+// in $SIP_TEST_KEEP_AUDIO when set (always, then), else in a folder of the system's
+// temporary directory that outlives the test; the failure log names the file.
+func keepAudio(t testing.TB, name string, pcm []int16) {
+	t.Helper()
+	dir := os.Getenv("SIP_TEST_KEEP_AUDIO")
+	t.Cleanup(func() {
+		if dir == "" && !t.Failed() {
+			return
+		}
+		d := dir
+		if d == "" {
+			var err error
+			if d, err = os.MkdirTemp("", "sip-heard-"); err != nil {
+				t.Logf("keep %s: %v", name, err)
+				return
+			}
+		} else if err := os.MkdirAll(d, 0o700); err != nil {
+			t.Logf("keep %s: %v", name, err)
+			return
+		}
+		path := filepath.Join(d, fmt.Sprintf("%s-%s-%s.wav", strings.NewReplacer("/", "_", " ", "_").Replace(t.Name()), name, time.Now().Format("150405.000")))
+		if err := os.WriteFile(path, tts.EncodeWAV(tts.PCM{Rate: sipphone.Rate, Samples: pcm}), 0o600); err != nil {
+			t.Logf("keep %s: %v", name, err)
+			return
+		}
+		t.Logf("what the phone heard (%s, %v at %d Hz): %s", name, time.Duration(len(pcm))*time.Second/sipphone.Rate, sipphone.Rate, path)
+	})
+}
+
+// bridgeStats is the audio statistics livekit-sip logged for its latest call that ended:
+// the room's track coming in (packets, gaps, late ones) and the mixer playing it to the
+// phone (late wake-ups as jumps and timing resets, restarts: 60 ms of silence each,
+// frames dropped), for a failure message about what the phone heard.
+func (r *rig) bridgeStats() string {
+	tail := r.st.SIP.LogTail(1 << 20)
+	i := strings.LastIndex(tail, `"call statistics"`)
+	if i < 0 {
+		i = strings.LastIndex(tail, "call statistics")
+	}
+	if i < 0 {
+		return "none logged"
+	}
+	var out []string
+	for _, key := range []string{`"room":{`, `"mixer":{`} {
+		if j := strings.Index(tail[i:], key); j >= 0 {
+			part := tail[i+j:]
+			if k := strings.Index(part, "}"); k >= 0 {
+				part = part[:k+1]
+			}
+			out = append(out, part)
+		}
+	}
+	return strings.Join(out, " ")
+}
+
+// levels is a sound's RMS level every 100 ms, for a failure message.
+func levels(pcm []int16, s sound) string {
+	const step = sipphone.Rate / 10
+	var b strings.Builder
+	for i := int(s.start.Seconds() * sipphone.Rate); i+step <= len(pcm) && i < int(s.end.Seconds()*sipphone.Rate); i += step {
+		fmt.Fprintf(&b, " %.0f", speechtest.RMS(pcm[i:i+step]))
+	}
+	return strings.TrimSpace(b.String())
 }
 
 // words is text as the recogniser spells it.

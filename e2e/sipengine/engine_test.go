@@ -363,10 +363,14 @@ func TestOutboundCallAndTransfer(t *testing.T) {
 		w.until(ctx, t, "callee-2 in the room", func() bool { return !w.joined["callee-2"].IsZero() })
 		if err := r.lk.TransferSIPParticipant(ctx, rtc.SIPTransfer{Room: "ses_outbound", Identity: "callee-2",
 			To: target.URI(), RingingTimeout: 15 * time.Second}); err != nil {
-			// livekit-sip v1.8.0 now and then ends its REFER transaction before it reads the
-			// phone's 202 (seen once in CI: "transaction failed to complete (0 intermediate
-			// responses)") although the phone got the REFER and follows it. What the phone
-			// does is checked below either way; any other error fails here.
+			// livekit-sip v1.8.0 loses the phone's 202 when it comes back before the bridge
+			// armed the REFER transaction's timers (its sipgo writes the request first; a
+			// phone on this machine answers within a millisecond, so a bridge descheduled
+			// right after sending is enough): "transaction failed to complete (0
+			// intermediate responses)", and the bridge gives up on the transfer (no BYE,
+			// the NOTIFYs unread) although the phone follows it. siptest runs the bridge
+			// at TestNice so that this is rare; what the phone does is checked below
+			// either way, and any other error fails here.
 			if !strings.Contains(err.Error(), "transaction failed to complete") {
 				t.Fatal(err)
 			}

@@ -9,6 +9,7 @@ import (
 	"math/big"
 	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -74,7 +75,22 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 			env = append(env, kv)
 		}
 	}
-	if s.proc, err = childproc.Start(bin, []string{"--config", confPath}, env, filepath.Join(s.cfg.Dir, "livekit-sip.log")); err != nil {
+	args := []string{"--config", confPath}
+	if cfg.Nice != 0 {
+		// nice(1) adds to the caller's niceness; the kernel's getpriority is 20-nice.
+		prio, err := syscall.Getpriority(syscall.PRIO_PROCESS, 0)
+		if err != nil {
+			return nil, fmt.Errorf("livekit-sip: niceness: %w", err)
+		}
+		if adj := cfg.Nice - (20 - prio); adj != 0 {
+			nice, err := exec.LookPath("nice")
+			if err != nil {
+				return nil, fmt.Errorf("livekit-sip: %w", err)
+			}
+			bin, args = nice, append([]string{"-n", strconv.Itoa(adj), bin}, args...)
+		}
+	}
+	if s.proc, err = childproc.Start(bin, args, env, filepath.Join(s.cfg.Dir, "livekit-sip.log")); err != nil {
 		return nil, fmt.Errorf("livekit-sip: %w", err)
 	}
 	if err := s.waitReady(ctx); err != nil {

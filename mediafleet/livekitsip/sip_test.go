@@ -3,7 +3,9 @@ package livekitsip_test
 import (
 	"context"
 	"net"
+	"os"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -111,6 +113,12 @@ func TestStartStop(t *testing.T) {
 		t.Fatalf("SIP over TCP: %v", err)
 	}
 	c.Close()
+	// siptest runs it at TestNice, where this process may raise a priority (root).
+	if prio, err := syscall.Getpriority(syscall.PRIO_PROCESS, e.SIP.PID()); err != nil {
+		t.Errorf("getpriority(livekit-sip): %v", err)
+	} else if nice := 20 - prio; os.Geteuid() == 0 && nice != livekitsip.TestNice {
+		t.Errorf("livekit-sip runs at niceness %d, want %d", nice, livekitsip.TestNice)
+	}
 	if cpu, rss := e.SIP.CPUTime(), e.SIP.RSS(); cpu <= 0 || rss < 1<<20 {
 		t.Errorf("CPUTime() = %v, RSS() = %d; want the running process's", cpu, rss)
 	}

@@ -74,6 +74,9 @@ func Start(t testing.TB, opts Options) *Engine {
 	if sc.LogLevel == "" {
 		sc.LogLevel = "debug"
 	}
+	if sc.Nice == 0 {
+		sc.Nice = livekitsip.TestNice
+	}
 	e.SIP, err = livekitsip.Start(context.Background(), sc)
 	if err != nil {
 		t.Fatal(err)

@@ -172,9 +172,15 @@ func (a *Adapter) Transfer(ctx context.Context, t platform.Transfer) error {
 	case errors.Is(err, lkhttp.ErrNotFound):
 		return platform.ErrUnknownCall
 	case a.leftRoom(context.WithoutCancel(ctx), t.Room):
-		// livekit-sip v1.8.0 now and then ends its REFER transaction before it reads the
-		// phone's 202 ("transaction failed to complete (0 intermediate responses)") while
-		// the phone follows the REFER: the leg leaving the room is the transfer done.
+		// livekit-sip v1.8.0 loses the phone's answer to the REFER when the answer comes
+		// back before the bridge has armed the transaction's timers (its sipgo writes the
+		// request first: a bridge descheduled right after sending it, a peer faster than
+		// that): the transaction ends at once, and half the time the bridge reads the end
+		// before the answer ("transaction failed to complete (0 intermediate
+		// responses)"). It then gives up on the transfer, reads no NOTIFY and never hangs
+		// its leg up, while the phone follows the REFER: the leg leaving the room (the
+		// phone or its provider hanging it up) is the transfer done; a leg that stays is
+		// reported failed, the call going on.
 		return nil
 	case ctx.Err() != nil:
 		return err
