@@ -24,13 +24,28 @@
 //	                   the repository, else ../lib/bridgeline/models/silero_vad_v5.onnx
 //	                   beside the executable's folder (the image's
 //	                   /usr/local/lib/bridgeline/models/silero_vad_v5.onnx).
+//	PERSONA_VAD_GATE_DBFS the level gate (below): windows quieter than this many dBFS
+//	                   (RMS against full scale) are not given to the model once it has
+//	                   settled on quiet; default -60, "off" runs the model on every window.
+//
+// The level gate: a call is mostly silence (the caller listens half of it), and on
+// silence the model is most of the VAD's cost (about 0.1 ms a window, 31 windows a
+// second per call). A window far below any speech (-60 dBFS RMS is 30 dB under quiet
+// speech on a line: digital silence, a muted or DTX-silent caller, a quiet room) scores
+// 0 without running the model, once the model has itself scored GateSettle such windows
+// in a row: its recurrent state has then settled on silence, so the first window with
+// sound again is scored from the same state as if every quiet window had been run, and
+// speech onset (barge-in) is found on the same window as without the gate.
 package vad
 
 import (
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"sync"
 
 	ort "github.com/yalue/onnxruntime_go"
@@ -43,6 +58,11 @@ const (
 	Window = 512
 	// contextSize is how many samples of the previous window Silero v5 sees again.
 	contextSize = 64
+	// DefaultGateDBFS is the level gate's default (PERSONA_VAD_GATE_DBFS).
+	DefaultGateDBFS = -60.0
+	// GateSettle is how many quiet windows in a row (320 ms) the model scores before the
+	// gate skips it.
+	GateSettle = 10
 )
 
 // ImageDir is where the worker image installs the runtime and the model, relative to
@@ -54,11 +74,34 @@ const ImageDir = "../lib/bridgeline"
 type Config struct {
 	LibPath   string
 	ModelPath string
+	// Gate is the level gate in dBFS, a number at most 0 ("-60"), or "off"; "" takes
+	// DefaultGateDBFS.
+	Gate string
 }
 
-// ConfigFromEnv reads ONNXRUNTIME_LIB and PERSONA_VAD_MODEL.
+// ConfigFromEnv reads ONNXRUNTIME_LIB, PERSONA_VAD_MODEL and PERSONA_VAD_GATE_DBFS.
 func ConfigFromEnv() Config {
-	return Config{LibPath: os.Getenv("ONNXRUNTIME_LIB"), ModelPath: os.Getenv("PERSONA_VAD_MODEL")}
+	return Config{LibPath: os.Getenv("ONNXRUNTIME_LIB"), ModelPath: os.Getenv("PERSONA_VAD_MODEL"),
+		Gate: os.Getenv("PERSONA_VAD_GATE_DBFS")}
+}
+
+// gateLevel turns Config.Gate into the mean square of int16 samples under which a
+// window is quiet; 0 when the gate is off.
+func gateLevel(gate string) (float64, error) {
+	dbfs := DefaultGateDBFS
+	switch g := strings.TrimSpace(gate); g {
+	case "":
+	case "off":
+		return 0, nil
+	default:
+		v, err := strconv.ParseFloat(g, 64)
+		if err != nil || v > 0 || math.IsNaN(v) || math.IsInf(v, 0) {
+			return 0, fmt.Errorf("vad: PERSONA_VAD_GATE_DBFS %q: want a level in dBFS at most 0 (e.g. -60), or off", gate)
+		}
+		dbfs = v
+	}
+	rms := 32768 * math.Pow(10, dbfs/20)
+	return rms * rms, nil
 }
 
 // DefaultLibPath is the ONNX Runtime library used when none is configured: the
@@ -124,6 +167,7 @@ func initRuntime(lib string) error {
 // runs concurrently: each Detector passes its own tensors.
 type Model struct {
 	session *ort.DynamicAdvancedSession
+	gate    float64 // the level gate's mean square; 0: off
 }
 
 // Load loads ONNX Runtime (once per process) and the model.
@@ -133,6 +177,10 @@ func Load(cfg Config) (*Model, error) {
 	}
 	if cfg.ModelPath == "" {
 		cfg.ModelPath = DefaultModelPath()
+	}
+	gate, err := gateLevel(cfg.Gate)
+	if err != nil {
+		return nil, err
 	}
 	if _, err := os.Stat(cfg.ModelPath); err != nil {
 		return nil, fmt.Errorf("vad: model: %w", err)
@@ -158,7 +206,7 @@ func Load(cfg Config) (*Model, error) {
 	if err != nil {
 		return nil, fmt.Errorf("vad: load %s: %w", cfg.ModelPath, err)
 	}
-	return &Model{session: s}, nil
+	return &Model{session: s, gate: gate}, nil
 }
 
 // Close frees the model. Detectors must be closed first.
@@ -178,11 +226,19 @@ type Detector struct {
 	sr     *ort.Tensor[int64]   // [1]: 16000
 	output *ort.Tensor[float32] // [1, 1]
 	stateN *ort.Tensor[float32] // [2, 1, 128]
+	gate   float64              // the model's level gate
+	quiet  int                  // quiet windows in a row the model scored
+	// skipped: windows the gate skipped since the model's last run; recent holds the
+	// latest GateSettle quiet windows (a ring, next is the oldest).
+	skipped int
+	recent  []int16
+	next    int
+	runs    int // windows the model scored (tests)
 }
 
 // NewDetector makes a detector with fresh state.
 func (m *Model) NewDetector() (*Detector, error) {
-	d := &Detector{m: m}
+	d := &Detector{m: m, gate: m.gate, recent: make([]int16, GateSettle*Window)}
 	var err error
 	if d.input, err = ort.NewEmptyTensor[float32](ort.NewShape(1, contextSize+Window)); err != nil {
 		return nil, fmt.Errorf("vad: tensor: %w", err)
@@ -214,7 +270,48 @@ func (d *Detector) Prob(window []int16) (float32, error) {
 	if len(window) != Window {
 		return 0, fmt.Errorf("vad: window of %d samples, want %d", len(window), Window)
 	}
+	if d.gate > 0 && meanSquare(window) < d.gate {
+		if d.quiet >= GateSettle {
+			// Skipped: only the recent quiet audio is kept, to be scored when sound comes.
+			d.skipped++
+			copy(d.recent[d.next*Window:], window)
+			d.next = (d.next + 1) % GateSettle
+			return 0, nil
+		}
+		d.quiet++
+	} else {
+		d.quiet = 0
+		if d.skipped > 0 {
+			d.resume()
+		}
+	}
+	return d.run(window)
+}
+
+// resume brings the model back after skipped windows. Fewer than GateSettle are scored
+// now, as they would have been: nothing changes but when. After more, the model's
+// recurrent state does not settle on silence (it keeps drifting for seconds), so it
+// starts again fresh and scores the last GateSettle quiet windows: the sound is scored
+// as by a new detector after that silence, which is what finds speech onsets in the
+// tests (TestDetectsSpeechOnset, TestLevelGate).
+func (d *Detector) resume() {
+	n := d.skipped
+	d.skipped = 0
+	if n >= GateSettle {
+		n = GateSettle
+		d.input.ZeroContents()
+		d.state.ZeroContents()
+	}
+	for i := GateSettle - n; i < GateSettle; i++ {
+		j := (d.next + i) % GateSettle
+		_, _ = d.run(d.recent[j*Window : (j+1)*Window])
+	}
+}
+
+// run scores the window with the model.
+func (d *Detector) run(window []int16) (float32, error) {
 	in := d.input.GetData()
+	d.runs++
 	// The context is the previous window's last 64 samples, already at the input's end.
 	copy(in[:contextSize], in[Window:])
 	for i, s := range window {
@@ -231,6 +328,16 @@ func (d *Detector) Prob(window []int16) (float32, error) {
 func (d *Detector) Reset() {
 	d.input.ZeroContents()
 	d.state.ZeroContents()
+	d.quiet, d.skipped = 0, 0
+}
+
+// meanSquare is the window's mean square, in int16 units.
+func meanSquare(w []int16) float64 {
+	var sum int64
+	for _, s := range w {
+		sum += int64(s) * int64(s)
+	}
+	return float64(sum) / float64(len(w))
 }
 
 // Close frees the detector's tensors.
