@@ -26,7 +26,7 @@
 //	                   /usr/local/lib/bridgeline/models/silero_vad_v5.onnx).
 //	PERSONA_VAD_GATE_DBFS the level gate (below): windows quieter than this many dBFS
 //	                   (RMS against full scale) are not given to the model once it has
-//	                   settled on quiet; default -60, "off" runs the model on every window.
+//	                   scored 320 ms of them; default -60, "off" runs it on every window.
 //
 // The level gate: a call is mostly silence (the caller listens half of it), and on
 // silence the model is most of the VAD's cost (about 0.5 ms a window on this machine,
