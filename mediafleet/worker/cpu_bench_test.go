@@ -35,6 +35,7 @@ import (
 const (
 	workerChildEnv   = "BENCH_WORKER_CHILD"
 	workerProfileEnv = "BENCH_WORKER_PROFILE"
+	workerCPUEnv     = "BENCH_WORKER_CPU"
 )
 
 // workerChild is cmd/persona-worker's main without the drain: SIGTERM ends the calls.
@@ -123,6 +124,10 @@ const cpuQuestion = "Hello, I would like to know at what time your office opens 
 //	go test -run '^$' -bench WorkerCPU -benchtime 1x -timeout 30m ./mediafleet/worker
 //
 // BENCH_WORKER_PROFILE=dir writes each worker's CPU profile to dir/<media>.pprof.
+// BENCH_WORKER_CPU=n pins the worker's threads to CPU n; with the test on the other CPUs
+// it shows the response at a core's worth of calls:
+//
+//	BENCH_CALLS=10 BENCH_WORKER_CPU=1 taskset -c 0 go test -run '^$' -bench 'WorkerCPU/audio-deepgram$' -benchtime 1x -timeout 30m ./mediafleet/worker
 func BenchmarkWorkerCPU(b *testing.B) {
 	k := 4
 	if v := os.Getenv("BENCH_CALLS"); v != "" {
@@ -245,6 +250,18 @@ func startWorkerProcess(b *testing.B, e *env, fake *llmtest.Server, maxJobs int,
 		}
 		_, _ = io.Copy(io.Discard, stderr)
 	}()
+	// pin puts every thread of the worker on BENCH_WORKER_CPU (run the test itself under
+	// taskset on the others, so callers and livekit-server stay off it); again once it
+	// has registered, for any thread made meanwhile by one not yet pinned.
+	pin := func() {
+		if cpu := os.Getenv(workerCPUEnv); cpu != "" {
+			if out, err := exec.Command("taskset", "-a", "-p", "-c", cpu, strconv.Itoa(cmd.Process.Pid)).CombinedOutput(); err != nil {
+				_ = cmd.Process.Kill()
+				b.Fatalf("taskset: %v\n%s", err, out)
+			}
+		}
+	}
+	pin()
 	exited := make(chan error, 1)
 	go func() { exited <- cmd.Wait() }()
 	b.Cleanup(func() {
@@ -268,6 +285,7 @@ func startWorkerProcess(b *testing.B, e *env, fake *llmtest.Server, maxJobs int,
 	case <-time.After(60 * time.Second):
 		b.Fatal("worker process did not register within 60 s")
 	}
+	pin()
 	return cmd
 }
 
