@@ -53,9 +53,9 @@ func BenchmarkRingToCallIncoming(b *testing.B) {
 		in := decision.Incoming{AccountID: acct, CallID: ident.New("call"), LineID: "line_1", From: "sim:caller",
 			To: "+15550100001", Media: "video", Timeout: 10 * time.Second}
 		start := time.Now()
-		r, err := a.Ask(ctx, in)
+		r, err := a.Post(ctx, in, 0)
 		if err != nil || r.Decision != decision.Accept {
-			b.Fatalf("Ask = %+v, %v", r, err)
+			b.Fatalf("Post = %+v, %v", r, err)
 		}
 		toDecision = append(toDecision, time.Since(start))
 		toArrival = append(toArrival, (<-arrived).Sub(start))

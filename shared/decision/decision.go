@@ -141,9 +141,7 @@ type Asker struct {
 	// CheckVariables checks an assistant answer's variables against the call's line and
 	// assistant (nil: not checked); an answer it refuses is not recorded.
 	CheckVariables VariablesCheck
-	// Poll is how often Ask looks for an API answer in the store (default 50 ms).
-	Poll time.Duration
-	Now  func() time.Time
+	Now            func() time.Time
 }
 
 // VariablesCheck checks the variables of an answer with action assistant for the call r
@@ -151,25 +149,13 @@ type Asker struct {
 // defaults, and a text past its field limit is a 400 apierr (assistant.Version.Rendered).
 type VariablesCheck func(ctx context.Context, r Record, values map[string]string) error
 
-// Ask asks the customer and returns the decision once it is made: the first answer, or
-// Timeout at the deadline. With no endpoint subscribed to call.incoming nobody can be
-// asked, and the decision is Timeout at once.
-func (a *Asker) Ask(ctx context.Context, in Incoming) (Record, error) {
-	return a.ask(ctx, in, -1)
-}
-
 // Post posts call.incoming and waits for the POSTs only, each for at most wait and never
 // past answer_by, then returns the record as it stands: decided when a response body
 // answered (or an API answer came meanwhile), else pending (Decision ""), and nothing
 // waits for the decision any longer. Whoever carries the decision out reads it from the
 // Store later (session.Service's sweeper on a ringing session due). With no endpoint
-// subscribed, the decision is Timeout at once, as for Ask.
+// subscribed, the decision is Timeout at once. A wait of 0 or less waits until answer_by.
 func (a *Asker) Post(ctx context.Context, in Incoming, wait time.Duration) (Record, error) {
-	return a.ask(ctx, in, max(wait, 0))
-}
-
-// ask is Ask (post < 0) or Post (post is the wait for the POSTs; 0: until answer_by).
-func (a *Asker) ask(ctx context.Context, in Incoming, post time.Duration) (Record, error) {
 	now := a.now()
 	answerBy := in.AnswerBy
 	if answerBy.IsZero() {
@@ -212,68 +198,33 @@ func (a *Asker) ask(ctx context.Context, in Incoming, post time.Duration) (Recor
 		return Record{}, err
 	}
 	postBy := r.AnswerBy
-	if post > 0 && now.Add(post).Before(postBy) {
-		postBy = now.Add(post)
+	if wait > 0 && now.Add(wait).Before(postBy) {
+		postBy = now.Add(wait)
 	}
 	askCtx, cancel := context.WithDeadline(ctx, postBy)
 	defer cancel()
-	answered := make(chan struct{}, 1)
 	var wg sync.WaitGroup
-	defer wg.Wait()
 	for _, ep := range eps {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if a.post(askCtx, r, ep, evt, body) {
-				select {
-				case answered <- struct{}{}:
-				default:
-				}
-			}
+			a.post(askCtx, r, ep, evt, body)
 		}()
 	}
-	if post >= 0 {
-		wg.Wait()
-		got, err := a.Store.GetDecision(ctx, in.CallID)
-		if err != nil {
-			return Record{}, fmt.Errorf("read decision for %s: %w", in.CallID, err)
-		}
-		return got, nil
+	wg.Wait()
+	got, err := a.Store.GetDecision(ctx, in.CallID)
+	if err != nil {
+		return Record{}, fmt.Errorf("read decision for %s: %w", in.CallID, err)
 	}
-	poll := a.Poll
-	if poll <= 0 {
-		poll = 50 * time.Millisecond
-	}
-	tick := time.NewTicker(poll)
-	defer tick.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return Record{}, ctx.Err()
-		case <-askCtx.Done():
-			// The deadline: Timeout, unless an answer got in first.
-			cancel()
-			return a.decide(context.WithoutCancel(ctx), in.CallID, Timeout, "")
-		case <-answered:
-		case <-tick.C:
-		}
-		got, err := a.Store.GetDecision(ctx, in.CallID)
-		if err != nil {
-			return Record{}, err
-		}
-		if got.Decision != "" {
-			return got, nil
-		}
-	}
+	return got, nil
 }
 
 // post sends call.incoming to one endpoint, logs the attempt and records an answer found
-// in the response body. It reports whether it recorded the decision.
-func (a *Asker) post(ctx context.Context, r Record, ep delivery.Endpoint, evt callevent.Event, body []byte) bool {
+// in the response body.
+func (a *Asker) post(ctx context.Context, r Record, ep delivery.Endpoint, evt callevent.Event, body []byte) {
 	callID := r.CallID
 	att, _, respBody := a.Deliverer.Post(ctx, ep, evt.ID, body)
 	att.EventID, att.AccountID, att.Number = evt.ID, evt.AccountID, 1
-	var won bool
 	if att.Outcome == delivery.OutcomeSucceeded {
 		var ans callevent.Answer
 		switch err := json.Unmarshal(respBody, &ans); {
@@ -290,7 +241,6 @@ func (a *Asker) post(ctx context.Context, r Record, ep delivery.Endpoint, evt ca
 			if err != nil {
 				a.logger().Error("record webhook answer", "event_id", evt.ID, "err", err)
 			}
-			won = w
 			if !w && err == nil && r.Decision != ans.Action {
 				att.Error = fmt.Sprintf("answer %q came after the call was decided (%s)", ans.Action, r.Decision)
 			}
@@ -304,7 +254,6 @@ func (a *Asker) post(ctx context.Context, r Record, ep delivery.Endpoint, evt ca
 	if err := a.Events.RecordDeliveryAttempt(context.WithoutCancel(ctx), att); err != nil {
 		a.logger().Error("log call.incoming attempt", "event_id", evt.ID, "err", err)
 	}
-	return won
 }
 
 // Get reads a call's decision record (apierr.ErrNotFound when it has none).

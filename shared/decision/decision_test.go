@@ -41,7 +41,7 @@ func newEnv(t *testing.T) *env {
 	eps := &webhookendpoint.Service{Store: st, Destinations: egress.Policy{AllowLoopback: true}}
 	client := delivery.NewClient(egress.Policy{AllowLoopback: true})
 	client.Timeout = 0 // the decision deadline bounds each request
-	a := &decision.Asker{Store: st, Events: st, Subscribers: eps, Poll: 10 * time.Millisecond,
+	a := &decision.Asker{Store: st, Events: st, Subscribers: eps,
 		Deliverer: &delivery.Deliverer{Endpoints: eps, Client: client},
 		Logger:    slog.New(slog.NewTextHandler(io.Discard, nil))}
 	return &env{t: t, store: st, eps: eps, asker: a, account: ident.New("acct")}
@@ -101,6 +101,23 @@ func (e *env) incoming(timeout time.Duration) decision.Incoming {
 			ParticipantToken: "token", ExpiresAt: time.Now().Add(10 * time.Minute)}}
 }
 
+// decided waits for the call's decision in the store, as the sweeper reads it.
+func (e *env) decided(callID string) decision.Record {
+	e.t.Helper()
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		r, err := e.store.GetDecision(context.Background(), callID)
+		if err != nil {
+			e.t.Fatal(err)
+		}
+		if r.Decision != "" {
+			return r
+		}
+		if time.Now().After(deadline) {
+			e.t.Fatalf("%s still undecided after 5 s", callID)
+		}
+	}
+}
+
 func answerWith(action string) func(http.ResponseWriter, callevent.CallIncoming) {
 	return func(w http.ResponseWriter, _ callevent.CallIncoming) {
 		w.Header().Set("Content-Type", "application/json")
@@ -113,7 +130,7 @@ func TestAcceptInWebhookResponse(t *testing.T) {
 	h := e.hook(answerWith("accept"))
 	in := e.incoming(5 * time.Second)
 	start := time.Now()
-	r, err := e.asker.Ask(context.Background(), in)
+	r, err := e.asker.Post(context.Background(), in, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -121,7 +138,7 @@ func TestAcceptInWebhookResponse(t *testing.T) {
 		t.Errorf("decision = %s from %s, want accept from webhook_response", r.Decision, r.Source)
 	}
 	if d := time.Since(start); d > 2*time.Second {
-		t.Errorf("Ask took %v; an answer in the response should end it at once", d)
+		t.Errorf("Post took %v; an answer in the response should end it at once", d)
 	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -168,10 +185,14 @@ func TestAnswerThroughAPI(t *testing.T) {
 		}()
 	})
 	in := e.incoming(5 * time.Second)
-	r, err := e.asker.Ask(context.Background(), in)
+	r, err := e.asker.Post(context.Background(), in, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
+	if r.Decision != "" && r.Decision != decision.Decline {
+		t.Fatalf("Post returned decision %q; the acknowledgement carried none", r.Decision)
+	}
+	r = e.decided(in.CallID)
 	if r.Decision != decision.Decline || r.Source != decision.SourceAPI {
 		t.Fatalf("decision = %s from %s, want decline from api", r.Decision, r.Source)
 	}
@@ -196,16 +217,20 @@ func TestTimeout(t *testing.T) {
 	})
 	in := e.incoming(time.Second)
 	start := time.Now()
-	r, err := e.asker.Ask(context.Background(), in)
+	r, err := e.asker.Post(context.Background(), in, 5*time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
 	took := time.Since(start)
-	if r.Decision != decision.Timeout || r.Source != "" {
-		t.Errorf("decision = %q from %q, want timeout", r.Decision, r.Source)
+	if r.Decision != "" {
+		t.Errorf("decision = %q from %q, want none yet (the POST ran out at answer_by)", r.Decision, r.Source)
 	}
 	if took < 900*time.Millisecond || took > 2500*time.Millisecond {
-		t.Errorf("Ask took %v, want about the 1 s decision timeout", took)
+		t.Errorf("Post took %v, want about the 1 s decision timeout, not the 5 s wait", took)
+	}
+	// What the sweeper does at answer_by.
+	if r, err = e.asker.Expire(context.Background(), in.CallID); err != nil || r.Decision != decision.Timeout || r.Source != "" {
+		t.Errorf("Expire = %q from %q, %v; want timeout", r.Decision, r.Source, err)
 	}
 	as, _ := e.store.ListDeliveryAttempts(context.Background(), r.EventID)
 	if len(as) != 1 || as[0].Error != "timeout" {
@@ -219,7 +244,7 @@ func TestTimeout(t *testing.T) {
 func TestNoEndpointMeansTimeoutAtOnce(t *testing.T) {
 	e := newEnv(t)
 	start := time.Now()
-	r, err := e.asker.Ask(context.Background(), e.incoming(10*time.Second))
+	r, err := e.asker.Post(context.Background(), e.incoming(10*time.Second), 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -249,7 +274,7 @@ func TestFirstAnswerWins(t *testing.T) {
 				}()
 			}
 		})
-		r, err := e.asker.Ask(context.Background(), in)
+		r, err := e.asker.Post(context.Background(), in, 0)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -257,7 +282,7 @@ func TestFirstAnswerWins(t *testing.T) {
 		close(results)
 		stored, _ := e.store.GetDecision(context.Background(), in.CallID)
 		if stored.Decision != r.Decision || (r.Decision != "accept" && r.Decision != "decline") {
-			t.Fatalf("run %d: Ask returned %s, store has %s", i, r.Decision, stored.Decision)
+			t.Fatalf("run %d: Post returned %s, store has %s", i, r.Decision, stored.Decision)
 		}
 		for err := range results {
 			if err != nil && !apierr.Is(err, apierr.CodeCallAlreadyAnswered) {

@@ -23,7 +23,7 @@ func answerBody(body string) func(http.ResponseWriter, callevent.CallIncoming) {
 // TestAssistantAnswerInWebhookResponse: {"action": "assistant", "variables": {...}} in
 // the response body decides the call with its variables; an assistant answer the call
 // cannot take (no assistant on the line, variables out of bounds) is logged on the
-// attempt and is no answer.
+// attempt and is no answer: the call stays undecided.
 func TestAssistantAnswerInWebhookResponse(t *testing.T) {
 	tests := []struct {
 		name         string
@@ -37,13 +37,13 @@ func TestAssistantAnswerInWebhookResponse(t *testing.T) {
 			decision.Assistant, map[string]string{"caller_name": "Ada"}, ""},
 		{"without variables", "asst_1", `{"action":"assistant"}`, decision.Assistant, nil, ""},
 		{"no assistant on the line", "", `{"action":"assistant","variables":{"caller_name":"Ada"}}`,
-			decision.Timeout, nil, "needs an assistant assigned"},
+			"", nil, "needs an assistant assigned"},
 		{"value too long", "asst_1", `{"action":"assistant","variables":{"caller_name":"` + strings.Repeat("x", 501) + `"}}`,
-			decision.Timeout, nil, "at most 500 characters"},
+			"", nil, "at most 500 characters"},
 		{"variables with accept", "asst_1", `{"action":"accept","variables":{"caller_name":"Ada"}}`,
-			decision.Timeout, nil, "only for action assistant"},
+			"", nil, "only for action assistant"},
 		{"values the render check refuses", "asst_1", `{"action":"assistant","variables":{"caller_name":"long"}}`,
-			decision.Timeout, nil, "past its limit"},
+			"", nil, "past its limit"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -60,7 +60,7 @@ func TestAssistantAnswerInWebhookResponse(t *testing.T) {
 				}
 				return nil
 			}
-			r, err := e.asker.Ask(context.Background(), in)
+			r, err := e.asker.Post(context.Background(), in, 0)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -302,20 +302,11 @@ func TestAnswerCallOverHTTP(t *testing.T) {
 	in := decision.Incoming{AccountID: h.acctID, CallID: callID, LineID: ident.New("line"), From: "sim:bob", To: "+15550100001",
 		Media: "video", Timeout: 10 * time.Second, Session: callevent.Session{SessionID: ident.New("ses"), CallID: callID,
 			RTCURL: "ws://127.0.0.1:7880", ParticipantToken: "jwt", ExpiresAt: time.Now().Add(10 * time.Minute)}}
-	done := make(chan decision.Record, 1)
-	go func() {
-		r, err := asker.Ask(context.Background(), in)
-		if err != nil {
-			t.Error(err)
-		}
-		done <- r
-	}()
-	deadline := time.Now().Add(5 * time.Second)
-	for _, _, n := h.last(); n == 0; _, _, n = h.last() {
-		if time.Now().After(deadline) {
-			t.Fatal("call.incoming never arrived")
-		}
-		time.Sleep(10 * time.Millisecond)
+	if rec, err := asker.Post(context.Background(), in, 5*time.Second); err != nil || rec.Decision != "" {
+		t.Fatalf("Post = %s, %v; want the call still undecided after an acknowledgement without an answer", rec.Decision, err)
+	}
+	if _, _, n := h.last(); n != 1 {
+		t.Fatalf("call.incoming deliveries = %d, want 1", n)
 	}
 	if r := h.do("POST", "/v1/calls/"+ident.New("call")+"/answer", `{"action":"accept"}`); r.status != 404 {
 		t.Errorf("answer unknown call = %d %s", r.status, r.raw)
@@ -330,9 +321,8 @@ func TestAnswerCallOverHTTP(t *testing.T) {
 	if r.status != 201 || r.body["participant_token"] != "jwt" || r.body["call_id"] != callID || r.body["rtc_url"] != "ws://127.0.0.1:7880" {
 		t.Fatalf("accept = %d %s", r.status, r.raw)
 	}
-	rec := <-done
-	if rec.Decision != "accept" || rec.Source != "api" {
-		t.Errorf("Ask returned %s from %s, want accept from api", rec.Decision, rec.Source)
+	if rec, err := asker.Get(context.Background(), callID); err != nil || rec.Decision != "accept" || rec.Source != "api" {
+		t.Errorf("recorded decision %s from %s (%v), want accept from api", rec.Decision, rec.Source, err)
 	}
 	if r := h.do("POST", "/v1/calls/"+callID+"/answer", `{"action":"decline"}`); r.status != 409 || errCode(r) != "call_already_answered" {
 		t.Errorf("second, different answer = %d %s", r.status, r.raw)
