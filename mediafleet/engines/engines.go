@@ -2,9 +2,9 @@
 // so no call waits for a model: the Silero VAD model on ONNX Runtime, the recogniser
 // (pocketsphinx decoders, or the hosted API) and the voices (flite loaded in-process).
 // Each package documents the environment it reads: vad (ONNXRUNTIME_LIB,
-// PERSONA_VAD_MODEL), stt (STT_BASE_URL, STT_API_KEY, STT_MODEL, POCKETSPHINX_MODEL_DIR,
-// PERSONA_STT_DECODERS) and tts/voices (TTS_BASE_URL, TTS_API_KEY, TTS_MODEL,
-// TTS_VOICES).
+// PERSONA_VAD_MODEL, PERSONA_VAD_GATE_DBFS), stt (STT_BASE_URL, STT_API_KEY, STT_MODEL,
+// POCKETSPHINX_MODEL_DIR, PERSONA_STT_DECODERS) and tts/voices (TTS_BASE_URL,
+// TTS_API_KEY, TTS_MODEL, TTS_VOICES).
 package engines
 
 import (

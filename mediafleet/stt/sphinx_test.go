@@ -2,15 +2,19 @@ package stt
 
 import (
 	"context"
+	"fmt"
 	"os"
+	"runtime"
 	"sort"
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 	"unicode"
 
+	"github.com/bridgeline/bridgeline/mediafleet/speech"
 	"github.com/bridgeline/bridgeline/mediafleet/speechtest"
 )
 
@@ -412,3 +416,102 @@ func TestSphinxInterim(t *testing.T) {
 		t.Errorf("Interim after End = %q, want empty", got)
 	}
 }
+
+// BenchmarkSphinxSettings weighs pocketsphinx's search settings: one decoder per
+// setting, made with those arguments after the defaults, transcribes the flite set (the
+// questions in three voices, and awb through Opus, streamed as turns), the settings
+// taking turns utterance by utterance so that the machine's load falls on all alike;
+// it reports the CPU time each decoder's thread took per second of audio (getrusage
+// RUSAGE_THREAD, not wall time) beside the word accuracy, as metrics named after the
+// setting.
+//
+//	go test -run '^$' -bench SphinxSettings -benchtime 1x -timeout 60m ./mediafleet/stt
+//
+// Each setting takes about a minute of CPU.
+func BenchmarkSphinxSettings(b *testing.B) {
+	type sample struct {
+		text string
+		pcm  []int16
+	}
+	var set []sample
+	var audio time.Duration
+	for _, voice := range []string{"awb", "slt", "rms", "awb-opus"} {
+		for _, q := range questions {
+			var pcm []int16
+			if voice == "awb-opus" {
+				pcm = speechtest.ThroughOpus(b, speechtest.Flite(b, "awb", q))
+			} else {
+				pcm = speechtest.Flite(b, voice, q)
+			}
+			pcm = turn(pcm)
+			set = append(set, sample{q, pcm})
+			audio += time.Duration(len(pcm)) * time.Second / Rate
+		}
+	}
+	type setting struct {
+		name   string
+		args   []string
+		tr     speech.Transcriber
+		cpu    time.Duration
+		errors int
+	}
+	settings := []*setting{
+		{name: "default"}, // -topn 2
+		{name: "topn4", args: []string{"-topn", "4"}}, // pocketsphinx's own, our default before
+		{name: "ds2", args: []string{"-ds", "2"}},
+		{name: "maxhmmpf3000", args: []string{"-maxhmmpf", "3000"}},
+	}
+	for _, st := range settings {
+		s, err := NewSphinx(SphinxConfig{Decoders: 1, Args: st.args})
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer s.Close()
+		if st.tr, err = s.NewTranscriber(context.Background()); err != nil {
+			b.Fatal(err)
+		}
+		defer st.tr.Close()
+	}
+	total := 0
+	for _, sm := range set {
+		total += len(words(sm.text))
+	}
+	for b.Loop() {
+		runtime.LockOSThread()
+		for _, sm := range set {
+			for _, st := range settings {
+				before := threadCPU(b)
+				if err := st.tr.Begin(); err != nil {
+					b.Fatal(err)
+				}
+				stream(b, st.tr, sm.pcm)
+				got, err := st.tr.End(context.Background())
+				if err != nil {
+					b.Fatal(err)
+				}
+				st.cpu += threadCPU(b) - before
+				st.errors += wordErrors(words(sm.text), words(got))
+			}
+		}
+		runtime.UnlockOSThread()
+	}
+	for _, st := range settings {
+		b.ReportMetric(float64(st.cpu.Microseconds())/1000/audio.Seconds()/float64(b.N), st.name+"-cpu-ms/audio-s")
+		b.ReportMetric(100*(1-float64(st.errors)/float64(total*b.N)), st.name+"-word-accuracy-%")
+		fmt.Printf("sphinx %s %q: %.1f ms of CPU per second of audio, word accuracy %.2f%% (%d errors in %d words)\n",
+			st.name, strings.Join(st.args, " "), float64(st.cpu.Microseconds())/1000/audio.Seconds()/float64(b.N),
+			100*(1-float64(st.errors)/float64(total*b.N)), st.errors, total*b.N)
+	}
+}
+
+// threadCPU is the CPU time (user + system) the calling OS thread has taken.
+func threadCPU(tb testing.TB) time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(rusageThread, &ru); err != nil {
+		tb.Fatal(err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// rusageThread is Linux's RUSAGE_THREAD.
+const rusageThread = 1

@@ -218,6 +218,27 @@ func BenchmarkWindow(b *testing.B) {
 		}
 		b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(b.N)/32000*100, "%realtime")
 	})
+	b.Run("silero-on-silence", func(b *testing.B) {
+		d := detector(b)
+		d.gate = 0
+		silence := speechtest.Silence(Window)
+		for b.Loop() {
+			if _, err := d.Prob(silence); err != nil {
+				b.Fatal(err)
+			}
+		}
+		b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(b.N)/32000*100, "%realtime")
+	})
+	b.Run("gated-silence", func(b *testing.B) {
+		d := detector(b)
+		silence := speechtest.Silence(Window)
+		for b.Loop() {
+			if _, err := d.Prob(silence); err != nil {
+				b.Fatal(err)
+			}
+		}
+		b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(b.N)/32000*100, "%realtime")
+	})
 	b.Run("baseline-convert", func(b *testing.B) {
 		buf := make([]float32, Window)
 		for i := 0; i < b.N; i++ {
@@ -271,5 +292,99 @@ func TestDefaultsInRepository(t *testing.T) {
 	}
 	if _, err := Load(Config{ModelPath: "no/such/model.onnx"}); err == nil {
 		t.Error("Load of a missing model succeeded")
+	}
+}
+
+// TestLevelGate: with the level gate, the model is not run on a long digital silence,
+// and speech after the silence is found on the same window as without the gate, or
+// sooner (barge-in's onset is kept), with no speech found in the silence.
+func TestLevelGate(t *testing.T) {
+	off, err := Load(Config{Gate: "off"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = off.Close() })
+	ungated, err := off.NewDetector()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = ungated.Close() })
+	gated := detector(t)
+	if gated.gate == 0 {
+		t.Fatal("the default detector has no level gate")
+	}
+
+	first := speechtest.ThroughOpus(t, speechtest.Flite(t, "slt", "What time does the store open tomorrow?"))
+	second := speechtest.ThroughOpus(t, speechtest.Flite(t, "awb", "Hello, I would like to book a table for two."))
+	third := speechtest.Flite(t, "rms", "Yes please.")
+	var pcm []int16
+	var starts, quiet []int // where each utterance's sound starts; its silence before
+	for _, seg := range []struct {
+		silence int
+		speech  []int16
+	}{{Rate, first}, {3 * Rate, second}, {GateSettle * Window * 3 / 2, third}} {
+		quiet = append(quiet, len(pcm))
+		pcm = speechtest.Concat(pcm, speechtest.Silence(seg.silence))
+		starts = append(starts, len(pcm)+speechtest.Onset(seg.speech))
+		pcm = speechtest.Concat(pcm, seg.speech)
+	}
+	pcm = speechtest.Concat(pcm, speechtest.Silence(Rate))
+	want := probs(t, ungated, pcm)
+	got := probs(t, gated, pcm)
+	if ungated.runs != len(want) {
+		t.Fatalf("without the gate the model ran %d times for %d windows", ungated.runs, len(want))
+	}
+	skipped := len(got) - gated.runs
+	t.Logf("%d windows, the model ran %d with the gate", len(got), gated.runs)
+	if least := len(got) / 4; skipped < least {
+		t.Errorf("the gate saved %d runs, want at least %d", skipped, least)
+	}
+	onset := func(p []float32, from int) int {
+		for i := from / Window; i < len(p); i++ {
+			if p[i] >= threshold {
+				return i
+			}
+		}
+		return -1
+	}
+	for k, start := range starts {
+		from := quiet[k] + 5*Window // the speech before has faded
+		g, w := onset(got, from), onset(want, from)
+		t.Logf("utterance %d at %v: found at window end %v with the gate, %v without", k, ms(start), ms((g+1)*Window), ms((w+1)*Window))
+		switch {
+		case g < 0:
+			t.Errorf("utterance %d: not found with the gate", k)
+		case (g+1)*Window <= start-Window:
+			t.Errorf("utterance %d at %v: speech found at %v, in the silence before it", k, ms(start), ms((g+1)*Window))
+		case w >= 0 && g > w:
+			t.Errorf("utterance %d: found at window %d with the gate, %d without", k, g, w)
+		}
+	}
+}
+
+func TestGateLevel(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		rms  float64 // 0: off
+		fail bool
+	}{
+		{"", 32.768, false},
+		{"-60", 32.768, false},
+		{" -40 ", 327.68, false},
+		{"off", 0, false},
+		{"6", 0, true},
+		{"loud", 0, true},
+		{"NaN", 0, true},
+	} {
+		ms, err := gateLevel(tc.in)
+		if tc.fail {
+			if err == nil {
+				t.Errorf("gateLevel(%q) = %v, want an error", tc.in, ms)
+			}
+			continue
+		}
+		if err != nil || math.Abs(math.Sqrt(ms)-tc.rms) > 0.01 {
+			t.Errorf("gateLevel(%q) = RMS %.2f, %v; want %.2f", tc.in, math.Sqrt(ms), err, tc.rms)
+		}
 	}
 }

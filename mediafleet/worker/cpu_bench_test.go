@@ -35,6 +35,7 @@ import (
 const (
 	workerChildEnv   = "BENCH_WORKER_CHILD"
 	workerProfileEnv = "BENCH_WORKER_PROFILE"
+	workerCPUEnv     = "BENCH_WORKER_CPU"
 )
 
 // workerChild is cmd/persona-worker's main without the drain: SIGTERM ends the calls.
@@ -79,8 +80,8 @@ func workerChild() int {
 	return 0
 }
 
-// cpuReply is the fake model's answer: long enough (about 9 s of speech) that the
-// caller is still listening when the measured window closes.
+// cpuReply is the fake model's answer: long enough (16.5 s of flite speech, three
+// sentences) that the caller is still listening when the 4 s window closes.
 const cpuReply = "Thank you for asking. We open at nine in the morning every day of the week, " +
 	"and we close at six in the evening, except on Sundays when we close at noon. " +
 	"If you need a plumber outside those hours, our emergency line is open all night, " +
@@ -102,10 +103,17 @@ const cpuQuestion = "Hello, I would like to know at what time your office opens 
 // baseline: registered, no call), then BENCH_CALLS (default 4) concurrent calls of one
 // media with both sides silent after the greeting, then two turns each: while every
 // caller speaks (5 s of flite speech: VAD and recognition), and while every caller
-// listens (the reply: synthesis, Opus and, on video, the avatar's mouth);
-// audio-deepgram is the audio call recognised by the streaming hosted recogniser
-// (deepgramtest's fake, 150 ms to the final text) instead of pocketsphinx on the
-// worker's CPU. Per call it
+// listens (the reply: synthesis, Opus and, on video, the avatar's mouth), 4 s from the
+// last caller hearing its reply begin, and the whole reply: from the end of the callers'
+// speech to the end of the last reply, the CPU sampled every 50 ms. The 4 s window
+// depends on when the replies start: the reply's later sentences are synthesised as
+// soon as its first is queued, so when the replies start together (a fast recogniser)
+// every call's synthesis falls in the window, and when they are spread (pocketsphinx,
+// turns decoded at different speeds) the earlier calls' falls before it; the whole
+// reply counts all of it every time. audio-deepgram and video-deepgram are the calls
+// recognised by the streaming hosted recogniser (deepgramtest's fake, 150 ms to the
+// final text) instead of pocketsphinx on the worker's CPU; audio-vad-ungated is the audio call with Silero run on every window
+// (PERSONA_VAD_GATE_DBFS=off), the baseline of the VAD's level gate. Per call it
 // prints the worker's CPU beyond the idle baseline as a share of one core (ms of CPU per
 // second of call), the calls a core holds at that cost, and resident memory per call;
 // also the response time at the caller (end of its speech to the reply heard) and the
@@ -113,9 +121,13 @@ const cpuQuestion = "Hello, I would like to know at what time your office opens 
 // at the full frame rate even while nothing on it changes (PERSONA_VIDEO_IDLE_FPS=15):
 // the baseline of the still-frame skip, in the same run.
 //
-//	go test -run '^$' -bench WorkerCPU -benchtime 1x -timeout 20m ./mediafleet/worker
+//	go test -run '^$' -bench WorkerCPU -benchtime 1x -timeout 30m ./mediafleet/worker
 //
 // BENCH_WORKER_PROFILE=dir writes each worker's CPU profile to dir/<media>.pprof.
+// BENCH_WORKER_CPU=n pins the worker's threads to CPU n; with the test on the other CPUs
+// it shows the response at a core's worth of calls:
+//
+//	BENCH_CALLS=10 BENCH_WORKER_CPU=1 taskset -c 0 go test -run '^$' -bench 'WorkerCPU/audio-deepgram$' -benchtime 1x -timeout 30m ./mediafleet/worker
 func BenchmarkWorkerCPU(b *testing.B) {
 	k := 4
 	if v := os.Getenv("BENCH_CALLS"); v != "" {
@@ -143,7 +155,9 @@ func BenchmarkWorkerCPU(b *testing.B) {
 	}{
 		{"audio", "audio", nil},
 		{"audio-deepgram", "audio", []string{"STT_PROVIDER=deepgram", "DEEPGRAM_API_KEY=bench-key", "DEEPGRAM_BASE_URL=" + dg.URL()}},
+		{"audio-vad-ungated", "audio", []string{"PERSONA_VAD_GATE_DBFS=off"}},
 		{"video", "video", nil},
+		{"video-deepgram", "video", []string{"STT_PROVIDER=deepgram", "DEEPGRAM_API_KEY=bench-key", "DEEPGRAM_BASE_URL=" + dg.URL()}},
 		{"video-every-frame", "video", []string{"PERSONA_VIDEO_IDLE_FPS=15"}},
 	} {
 		b.Run(c.name, func(b *testing.B) {
@@ -236,6 +250,18 @@ func startWorkerProcess(b *testing.B, e *env, fake *llmtest.Server, maxJobs int,
 		}
 		_, _ = io.Copy(io.Discard, stderr)
 	}()
+	// pin puts every thread of the worker on BENCH_WORKER_CPU (run the test itself under
+	// taskset on the others, so callers and livekit-server stay off it); again once it
+	// has registered, for any thread made meanwhile by one not yet pinned.
+	pin := func() {
+		if cpu := os.Getenv(workerCPUEnv); cpu != "" {
+			if out, err := exec.Command("taskset", "-a", "-p", "-c", cpu, strconv.Itoa(cmd.Process.Pid)).CombinedOutput(); err != nil {
+				_ = cmd.Process.Kill()
+				b.Fatalf("taskset: %v\n%s", err, out)
+			}
+		}
+	}
+	pin()
 	exited := make(chan error, 1)
 	go func() { exited <- cmd.Wait() }()
 	b.Cleanup(func() {
@@ -259,6 +285,7 @@ func startWorkerProcess(b *testing.B, e *env, fake *llmtest.Server, maxJobs int,
 	case <-time.After(60 * time.Second):
 		b.Fatal("worker process did not register within 60 s")
 	}
+	pin()
 	return cmd
 }
 
@@ -313,7 +340,7 @@ func cpuRun(b *testing.B, fake *llmtest.Server, question tts.PCM, name, media st
 	silentTo := sampleProc(b, pid)
 	peakRSS := silentTo.rssKB
 
-	var speaking, listening []float64
+	var speaking, listening, replying []float64
 	var responses []time.Duration
 	missed := 0
 	for turn := range 2 {
@@ -347,6 +374,25 @@ func cpuRun(b *testing.B, fake *llmtest.Server, question tts.PCM, name, media st
 		}
 		speaking = append(speaking, share(from, to))
 		peakRSS = max(peakRSS, to.rssKB)
+		// The whole reply: the worker's CPU sampled every 50 ms until every caller has
+		// heard its reply to the end.
+		var samples []procSample
+		var sampling sync.WaitGroup
+		stop := make(chan struct{})
+		sampling.Add(1)
+		go func() {
+			defer sampling.Done()
+			tick := time.NewTicker(50 * time.Millisecond)
+			defer tick.Stop()
+			for {
+				select {
+				case <-stop:
+					return
+				case <-tick.C:
+					samples = append(samples, sampleProc(b, pid))
+				}
+			}
+		}()
 
 		// Listening: from the last caller hearing the reply begin, 4 s of the reply.
 		var heard time.Time
@@ -381,6 +427,17 @@ func cpuRun(b *testing.B, fake *llmtest.Server, question tts.PCM, name, media st
 		for _, bot := range bots {
 			waitSilent(b, bot, 30*time.Second)
 		}
+		close(stop)
+		sampling.Wait()
+		var replyEnd time.Time
+		for _, bot := range bots {
+			if s := bot.Sounds(); len(s) > 0 && s[len(s)-1].End.After(replyEnd) {
+				replyEnd = s[len(s)-1].End
+			}
+		}
+		if i := slices.IndexFunc(samples, func(p procSample) bool { return !p.at.Before(replyEnd) }); i >= 0 {
+			replying = append(replying, share(to, samples[i]))
+		}
 	}
 	load = append(load, loadAverage())
 
@@ -388,6 +445,7 @@ func cpuRun(b *testing.B, fake *llmtest.Server, question tts.PCM, name, media st
 	silent := perCall(share(silentFrom, silentTo))
 	speak := perCall(mean(speaking))
 	listen := perCall(mean(listening))
+	reply := perCall(mean(replying))
 	rssPerCall := float64(peakRSS-idleTo.rssKB) / 1024 / float64(k)
 	slices.Sort(responses)
 	p50, p95 := 0.0, 0.0
@@ -395,13 +453,14 @@ func cpuRun(b *testing.B, fake *llmtest.Server, question tts.PCM, name, media st
 		p50 = float64(percentileOf(responses, 50).Milliseconds())
 		p95 = float64(percentileOf(responses, 95).Milliseconds())
 	}
-	fmt.Printf("worker-cpu %s: %d concurrent calls; idle worker %.1f ms CPU/s, RSS %.0f MB; per call: silent %.1f, caller speaking %.1f, caller listening %.1f ms CPU per call-second (%.1f / %.1f / %.1f calls per core); RSS +%.1f MB per call; response p50 %.0f ms p95 %.0f ms (n=%d, unanswered %d); load average %s, then %s\n",
+	fmt.Printf("worker-cpu %s: %d concurrent calls; idle worker %.1f ms CPU/s, RSS %.0f MB; per call: silent %.1f, caller speaking %.1f, caller listening %.1f ms CPU per call-second (%.1f / %.1f / %.1f calls per core); the whole reply (end of the caller's speech to the end of the reply) %.1f ms/s; RSS +%.1f MB per call; response p50 %.0f ms p95 %.0f ms (n=%d, unanswered %d); load average %s, then %s\n",
 		name, k, idle*1000, float64(idleTo.rssKB)/1024, silent, speak, listen,
-		1000/silent, 1000/speak, 1000/listen, rssPerCall, p50, p95, len(responses), missed, load[0], load[1])
+		1000/silent, 1000/speak, 1000/listen, reply, rssPerCall, p50, p95, len(responses), missed, load[0], load[1])
 	b.ReportMetric(idle*1000, "idle-cpu-ms/s")
 	b.ReportMetric(silent, "silent-cpu-ms/call-s")
 	b.ReportMetric(speak, "speaking-cpu-ms/call-s")
 	b.ReportMetric(listen, "listening-cpu-ms/call-s")
+	b.ReportMetric(reply, "reply-cpu-ms/call-s")
 	b.ReportMetric(rssPerCall, "rss-MB/call")
 	b.ReportMetric(p50, "response-ms")
 	b.ReportMetric(p95, "response-p95-ms")
