@@ -73,9 +73,17 @@ check: gofmt
 # of CPU on two cores) and the persona worker's (livekit-server from its TestMain).
 CHECK_LEAVE := /e2e/|/mediafleet/(stt|tts|sphinx|worker)(/|$$)
 
-## unit: every test, the stack tests too, with -race (CI)
+## unit: every test, the stack tests too, with -race (CI); the phone-call packages
+## (UNIT_ALONE) after the others, one at a time
 unit:
-	$(GO) test -race -count=1 -timeout 40m ./...
+	$(GO) test -race -count=1 -timeout 40m $$($(GO) list ./... | grep -Ev '$(UNIT_ALONE)')
+	$(GO) test -race -count=1 -timeout 20m -p 1 $$($(GO) list ./... | grep -E '$(UNIT_ALONE)')
+
+# UNIT_ALONE are the packages whose tests judge what a SIP phone hears through LiveKit's
+# bridge: livekit-sip v1.8.0 mixes towards the phone every 20 ms with a 5-frame buffer and
+# no jitter buffer, so with another stack package beside it on two cores its late wake-ups
+# cut 60 ms holes into the greeting the test recognises (docs/performance.md, the test loop).
+UNIT_ALONE := /e2e/(sip|sipengine)$$
 
 ## fuzz: request decoding and validation, briefly (FUZZTIME inputs each)
 fuzz:
