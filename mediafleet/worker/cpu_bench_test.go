@@ -129,14 +129,7 @@ const cpuQuestion = "Hello, I would like to know at what time your office opens 
 //
 //	BENCH_CALLS=10 BENCH_WORKER_CPU=1 taskset -c 0 go test -run '^$' -bench 'WorkerCPU/audio-deepgram$' -benchtime 1x -timeout 30m ./mediafleet/worker
 func BenchmarkWorkerCPU(b *testing.B) {
-	k := 4
-	if v := os.Getenv("BENCH_CALLS"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 {
-			b.Fatalf("BENCH_CALLS %q: want a count of calls", v)
-		}
-		k = n
-	}
+	k := benchCount(b, "BENCH_CALLS", 4)
 	question, err := callerbot.Flite(context.Background(), "slt", cpuQuestion)
 	if err != nil {
 		b.Skipf("flite: %v", err)
@@ -306,32 +299,8 @@ func cpuRun(b *testing.B, fake *llmtest.Server, question tts.PCM, name, media st
 	idleTo := sampleProc(b, pid)
 	idle := share(idleFrom, idleTo)
 
-	bots := make([]*callerbot.Bot, k)
-	var jobs []string
-	for i := range bots {
-		job := testJob(fmt.Sprintf("call_cpu_%s_%d_%d", media, seq.Add(1), i), media, "ava_maya")
-		job.AnsweredAt = time.Now().UTC()
-		token := e.call("room-"+job.CallID, job)
-		silence := callerbot.Silence()
-		bot, err := callerbot.Join(context.Background(), callerbot.Options{URL: e.lk.URL, Token: token, Audio: &silence, Video: media == "video"})
-		if err != nil {
-			b.Fatal(err)
-		}
-		bots[i] = bot
-		jobs = append(jobs, job.CallID)
-	}
-	defer func() {
-		for _, bot := range bots {
-			bot.Leave()
-		}
-		waitEnded(b, e, jobs, 30*time.Second)
-	}()
-	for _, bot := range bots {
-		eventually(b, 30*time.Second, "greeting audio", func() bool { return !bot.FirstSound().IsZero() })
-	}
-	for _, bot := range bots {
-		waitSilent(b, bot, 30*time.Second)
-	}
+	bots, hangUp := joinCallers(b, e, k, media)
+	defer hangUp()
 
 	// Silent: both sides quiet (the avatar only blinks).
 	time.Sleep(time.Second)
@@ -467,6 +436,59 @@ func cpuRun(b *testing.B, fake *llmtest.Server, question tts.PCM, name, media st
 	if missed > 0 {
 		b.Errorf("%d of %d turns went unanswered", missed, 2*k)
 	}
+}
+
+// joinCallers places k calls of media on the worker, each with a silent callerbot as
+// its caller, and waits until every caller has heard its greeting to the end. hangUp
+// has the callers leave and waits for every call's ended report.
+func joinCallers(b *testing.B, e *env, k int, media string) (bots []*callerbot.Bot, hangUp func()) {
+	b.Helper()
+	bots = make([]*callerbot.Bot, k)
+	jobs := make([]string, k)
+	hangUp = func() {
+		for _, bot := range bots {
+			if bot != nil {
+				bot.Leave()
+			}
+		}
+		waitEnded(b, e, jobs, 30*time.Second)
+	}
+	joined := false
+	defer func() {
+		if !joined { // a Fatal on the way: the callers leave all the same
+			for _, bot := range bots {
+				if bot != nil {
+					bot.Leave()
+				}
+			}
+		}
+	}()
+	for i := range bots {
+		bot, job, err := joinCaller(e, media)
+		if err != nil {
+			b.Fatal(err)
+		}
+		bots[i], jobs[i] = bot, job
+	}
+	for _, bot := range bots {
+		eventually(b, 30*time.Second, "greeting audio", func() bool { return !bot.FirstSound().IsZero() })
+	}
+	for _, bot := range bots {
+		waitSilent(b, bot, 30*time.Second)
+	}
+	joined = true
+	return bots, hangUp
+}
+
+// joinCaller places one call of media on the worker with a silent callerbot as its
+// caller, and returns the bot and the job's call id.
+func joinCaller(e *env, media string) (*callerbot.Bot, string, error) {
+	job := testJob(fmt.Sprintf("call_cpu_%s_%d", media, seq.Add(1)), media, "ava_maya")
+	job.AnsweredAt = time.Now().UTC()
+	token := e.call("room-"+job.CallID, job)
+	silence := callerbot.Silence()
+	bot, err := callerbot.Join(context.Background(), callerbot.Options{URL: e.lk.URL, Token: token, Audio: &silence, Video: media == "video"})
+	return bot, job.CallID, err
 }
 
 // waitEnded waits for the ended report of every call in ids.

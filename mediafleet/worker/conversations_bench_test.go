@@ -1,0 +1,200 @@
+package worker_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"slices"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/bridgeline/bridgeline/mediafleet/callerbot"
+	"github.com/bridgeline/bridgeline/mediafleet/llm/llmtest"
+	"github.com/bridgeline/bridgeline/mediafleet/stt/deepgram/deepgramtest"
+	"github.com/bridgeline/bridgeline/mediafleet/tts"
+)
+
+// BenchmarkWorkerConversations holds BENCH_CALLS (default 10) conversations on one
+// worker at once, as callers hold them: the callers arrive BENCH_STAGGER apart (default
+// 2 s), and each hears its greeting, asks its question (about 6 s of flite speech),
+// listens to the whole reply (about 12 s), pauses a second and asks again, BENCH_TURNS
+// times (default 3), so that at any moment some speak and others listen. BenchmarkWorkerCPU measures each
+// phase with every caller in it at once; this is the mix a worker serves. The worker
+// runs in its own process as there (BENCH_WORKER_CPU=n pins it to CPU n), recognising
+// with the streaming hosted recogniser (deepgramtest's fake, 150 ms from Finalize to
+// the final text: the response's floor is the 400 ms end of turn plus those 150 ms).
+// It prints the response (end of the caller's question to the reply heard) p50 and p95
+// and the worker's CPU from the first caller's arrival to the last reply, as a share of one core and per call, beside the
+// same conversation alone (one call) in the same run: the baseline.
+//
+//	BENCH_WORKER_CPU=1 taskset -c 0 go test -run '^$' -bench WorkerConversations -benchtime 1x -timeout 30m ./mediafleet/worker
+func BenchmarkWorkerConversations(b *testing.B) {
+	k, turns := benchCount(b, "BENCH_CALLS", 10), benchCount(b, "BENCH_TURNS", 3)
+	stagger := 2 * time.Second
+	if v := os.Getenv("BENCH_STAGGER"); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil || d < 0 {
+			b.Fatalf("BENCH_STAGGER %q: want a duration", v)
+		}
+		stagger = d
+	}
+	question, err := callerbot.Flite(context.Background(), "slt", cpuQuestion)
+	if err != nil {
+		b.Skipf("flite: %v", err)
+	}
+	fake := llmtest.New(llmtest.Reply{Text: cpuReply})
+	b.Cleanup(fake.Close)
+	dg := deepgramtest.New(deepgramtest.Config{Key: "bench-key", FinalizeDelay: 150 * time.Millisecond,
+		InterimEvery: 250 * time.Millisecond, Words: func([]int16, bool) string { return cpuQuestion }})
+	b.Cleanup(dg.Close)
+	env := []string{"STT_PROVIDER=deepgram", "DEEPGRAM_API_KEY=bench-key", "DEEPGRAM_BASE_URL=" + dg.URL()}
+	for _, media := range []string{"audio", "video"} {
+		for _, n := range []int{1, k} {
+			b.Run(fmt.Sprintf("%s-deepgram-%d", media, n), func(b *testing.B) {
+				for b.Loop() {
+					conversationsRun(b, fake, question, media, n, turns, stagger, env)
+				}
+			})
+		}
+	}
+}
+
+func benchCount(b *testing.B, name string, def int) int {
+	v := os.Getenv(name)
+	if v == "" {
+		return def
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 1 {
+		b.Fatalf("%s %q: want a count", name, v)
+	}
+	return n
+}
+
+func conversationsRun(b *testing.B, fake *llmtest.Server, question tts.PCM, media string, k, turns int, stagger time.Duration, extra []string) {
+	e := newEnv(b)
+	cmd := startWorkerProcess(b, e, fake, k, extra, "")
+	pid := cmd.Process.Pid
+	load := []string{loadAverage()}
+	time.Sleep(time.Second)
+	idleFrom := sampleProc(b, pid)
+	time.Sleep(5 * time.Second)
+	idle := share(idleFrom, sampleProc(b, pid))
+
+	var mu sync.Mutex
+	var responses []time.Duration
+	var problems []string
+	note := func(format string, args ...any) {
+		mu.Lock()
+		defer mu.Unlock()
+		problems = append(problems, fmt.Sprintf(format, args...))
+	}
+	bots := make([]*callerbot.Bot, k)
+	jobs := make([]string, k)
+	defer func() {
+		for _, bot := range bots {
+			if bot != nil {
+				bot.Leave()
+			}
+		}
+		if slices.Contains(jobs, "") {
+			return // a call never placed has no ended report to wait for
+		}
+		waitEnded(b, e, jobs, 30*time.Second)
+	}()
+	from := sampleProc(b, pid)
+	var wg sync.WaitGroup
+	for i := range bots {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			time.Sleep(time.Duration(i) * stagger)
+			bot, job, err := joinCaller(e, media)
+			if err != nil {
+				note("caller %d: join: %v", i, err)
+				return
+			}
+			mu.Lock()
+			bots[i], jobs[i] = bot, job
+			mu.Unlock()
+			if _, ok := soundAfter(bot, time.Time{}, 30*time.Second); !ok {
+				note("caller %d: no greeting within 30 s", i)
+				return
+			}
+			if !quietFor(bot, time.Second, 60*time.Second) {
+				note("caller %d: the greeting did not end within 60 s", i)
+				return
+			}
+			for turn := range turns {
+				n, err := bot.Say(cpuQuestion, question)
+				if err != nil {
+					note("caller %d turn %d: %v", i, turn, err)
+					return
+				}
+				ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+				u, err := bot.WaitSaid(ctx, n)
+				cancel()
+				if err != nil {
+					note("caller %d turn %d: the question was not said: %v", i, turn, err)
+					return
+				}
+				reply, ok := soundAfter(bot, u.End, 15*time.Second)
+				if !ok {
+					note("caller %d turn %d: no reply within 15 s", i, turn)
+					continue
+				}
+				mu.Lock()
+				responses = append(responses, reply.Start.Sub(u.End))
+				mu.Unlock()
+				if !quietFor(bot, time.Second, 60*time.Second) {
+					note("caller %d turn %d: the reply did not end within 60 s", i, turn)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	to := sampleProc(b, pid)
+	load = append(load, loadAverage())
+
+	cores := share(from, to)
+	perCall := (cores - idle) / float64(k) * 1000
+	slices.Sort(responses)
+	var p50, p95 float64
+	if len(responses) > 0 {
+		p50 = float64(percentileOf(responses, 50).Milliseconds())
+		p95 = float64(percentileOf(responses, 95).Milliseconds())
+	}
+	fmt.Printf("worker-conversations %s-deepgram: %d conversations, %d turns each, callers %v apart; response p50 %.0f ms p95 %.0f ms (n=%d of %d; floor 550 ms); the worker from the first arrival to the last reply: %.2f of a core, %.1f ms CPU per call-second beyond the idle worker's %.1f (%.1f calls per core at that cost); load average %s, then %s\n",
+		media, k, turns, stagger, p50, p95, len(responses), k*turns, cores, perCall, idle*1000, 1000/perCall, load[0], load[1])
+	b.ReportMetric(p50, "response-ms")
+	b.ReportMetric(p95, "response-p95-ms")
+	b.ReportMetric(cores, "worker-cores")
+	b.ReportMetric(perCall, "cpu-ms/call-s")
+	for _, p := range problems {
+		b.Error(p)
+	}
+}
+
+// soundAfter waits up to within for the first sound the bot hears after t.
+func soundAfter(bot *callerbot.Bot, t time.Time, within time.Duration) (callerbot.Sound, bool) {
+	for deadline := time.Now().Add(within); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		if s, ok := bot.SoundAfter("", t); ok {
+			return s, true
+		}
+	}
+	return callerbot.Sound{}, false
+}
+
+// quietFor waits up to within until the bot has heard nothing for quiet.
+func quietFor(bot *callerbot.Bot, quiet, within time.Duration) bool {
+	for deadline := time.Now().Add(within); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		s := bot.Sounds()
+		if len(s) == 0 || (!s[len(s)-1].Ongoing && time.Since(s[len(s)-1].End) > quiet) {
+			return true
+		}
+	}
+	return false
+}
