@@ -115,7 +115,10 @@ type liveKitConfig struct {
 			IncludeEvents []string `yaml:"include_events"`
 		} `yaml:"filter_params"`
 	} `yaml:"webhook"`
-	Keys map[string]string `yaml:"keys"`
+	Keys   map[string]string `yaml:"keys"`
+	Agents struct {
+		TargetLoad float64 `yaml:"target_load"`
+	} `yaml:"agents"`
 	TURN struct {
 		Enabled     bool   `yaml:"enabled"`
 		Domain      string `yaml:"domain"`
@@ -161,6 +164,11 @@ func TestFleetSettings(t *testing.T) {
 	}
 	if !conf.TURN.Enabled || !conf.TURN.ExternalTLS || conf.TURN.TLSPort == 0 {
 		t.Errorf("turn = %+v, want TURN with TLS terminated at the load balancer", conf.TURN)
+	}
+	// At LiveKit's default 0.7 a persona worker gets no job once 70% of its slots are
+	// taken (mediafleet/livekitserver.AgentTargetLoad).
+	if conf.Agents.TargetLoad != 1 {
+		t.Errorf("agents.target_load = %v, want 1", conf.Agents.TargetLoad)
 	}
 
 	// The API secret reaches the container from Secrets Manager.

@@ -113,8 +113,22 @@ type serverYAML struct {
 	Room          roomYAML          `yaml:"room"`
 	Webhook       *webhookYAML      `yaml:"webhook,omitempty"`
 	Redis         *redisYAML        `yaml:"redis,omitempty"`
+	Agents        agentsYAML        `yaml:"agents"`
 	Logging       loggingYAML       `yaml:"logging"`
 }
+
+// agentsYAML is livekit-server's agent dispatch (pkg/agent.Config).
+type agentsYAML struct {
+	TargetLoad float32 `yaml:"target_load"`
+}
+
+// AgentTargetLoad is the worker load up to which livekit-server sends a worker jobs. Its
+// default, 0.7, is LiveKit's agents' CPU threshold; our workers report the larger of
+// their job slots taken and their CPU (mediafleet/agent: 1 is full), so at 0.7 a worker
+// was sent no job once 70% of its slots were taken (a node holding PERSONA_MAX_JOBS 10
+// took 7 calls; the 8th to 10th were never dispatched). At 1 a worker takes jobs until
+// its slots are full, and it says so itself (WS_FULL).
+const AgentTargetLoad = 1.0
 
 type rtcYAML struct {
 	TCPPort                 int      `yaml:"tcp_port"`
@@ -199,6 +213,7 @@ func (c Config) YAML() ([]byte, error) {
 			EmptyTimeout:     int(c.EmptyTimeout / time.Second),
 			DepartureTimeout: int(c.DepartureTimeout / time.Second),
 		},
+		Agents:  agentsYAML{TargetLoad: AgentTargetLoad},
 		Logging: loggingYAML{Level: c.LogLevel, PionLevel: "error"},
 	}
 	if len(c.WebhookURLs) > 0 {

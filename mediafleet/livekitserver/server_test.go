@@ -48,9 +48,16 @@ func TestConfigYAML(t *testing.T) {
 			} `yaml:"ips"`
 		} `yaml:"rtc"`
 		BindAddresses []string `yaml:"bind_addresses"`
+		Agents        struct {
+			TargetLoad *float64 `yaml:"target_load"`
+		} `yaml:"agents"`
 	}
 	if err := yaml.Unmarshal(b, &got); err != nil {
 		t.Fatal(err)
+	}
+	// Jobs go to a worker until its slots are full, not until 70% of them are taken.
+	if got.Agents.TargetLoad == nil || *got.Agents.TargetLoad != 1 {
+		t.Errorf("agents.target_load = %v, want 1", got.Agents.TargetLoad)
 	}
 	if got.Room.AutoCreate == nil || *got.Room.AutoCreate {
 		t.Errorf("room.auto_create = %v, want explicit false", got.Room.AutoCreate)
