@@ -85,12 +85,7 @@ func trimSilence(pcm []int16) []int16 {
 	win := outRate / 200 // 5 ms
 	first, last := -1, -1
 	for i := 0; i+win <= len(pcm); i += win {
-		var sum float64
-		for _, v := range pcm[i : i+win] {
-			x := float64(v) / 32768
-			sum += x * x
-		}
-		if math.Sqrt(sum/float64(win)) > trimRMS {
+		if rms(pcm[i:i+win]) > trimRMS {
 			if first < 0 {
 				first = i
 			}
@@ -244,16 +239,11 @@ func (s *speaker) run(ctx context.Context) {
 
 // openness maps a frame's loudness to mouth opening.
 func openness(f []int16) float64 {
-	var sum float64
-	for _, v := range f {
-		x := float64(v) / 32768
-		sum += x * x
-	}
-	rms := math.Sqrt(sum / float64(len(f)))
-	if rms <= 0 {
+	level := rms(f)
+	if level <= 0 {
 		return 0
 	}
-	db := 20 * math.Log10(rms)
+	db := 20 * math.Log10(level)
 	return math.Max(0, math.Min(1, (db-mouthFloorD)/mouthRangeD))
 }
 
