@@ -12,7 +12,6 @@ import (
 
 	"github.com/bridgeline/bridgeline/mediafleet/callerbot"
 	"github.com/bridgeline/bridgeline/mediafleet/llm/llmtest"
-	"github.com/bridgeline/bridgeline/mediafleet/stt/deepgram/deepgramtest"
 	"github.com/bridgeline/bridgeline/mediafleet/tts"
 )
 
@@ -40,16 +39,7 @@ func BenchmarkWorkerConversations(b *testing.B) {
 		}
 		stagger = d
 	}
-	question, err := callerbot.Flite(context.Background(), "slt", cpuQuestion)
-	if err != nil {
-		b.Skipf("flite: %v", err)
-	}
-	fake := llmtest.New(llmtest.Reply{Text: cpuReply})
-	b.Cleanup(fake.Close)
-	dg := deepgramtest.New(deepgramtest.Config{Key: "bench-key", FinalizeDelay: 150 * time.Millisecond,
-		InterimEvery: 250 * time.Millisecond, Words: func([]int16, bool) string { return cpuQuestion }})
-	b.Cleanup(dg.Close)
-	env := []string{"STT_PROVIDER=deepgram", "DEEPGRAM_API_KEY=bench-key", "DEEPGRAM_BASE_URL=" + dg.URL()}
+	question, fake, env := workerBenchParts(b)
 	for _, media := range []string{"audio", "video"} {
 		for _, n := range []int{1, k} {
 			b.Run(fmt.Sprintf("%s-deepgram-%d", media, n), func(b *testing.B) {

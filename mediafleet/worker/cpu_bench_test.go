@@ -130,27 +130,16 @@ const cpuQuestion = "Hello, I would like to know at what time your office opens 
 //	BENCH_CALLS=10 BENCH_WORKER_CPU=1 taskset -c 0 go test -run '^$' -bench 'WorkerCPU/audio-deepgram$' -benchtime 1x -timeout 30m ./mediafleet/worker
 func BenchmarkWorkerCPU(b *testing.B) {
 	k := benchCount(b, "BENCH_CALLS", 4)
-	question, err := callerbot.Flite(context.Background(), "slt", cpuQuestion)
-	if err != nil {
-		b.Skipf("flite: %v", err)
-	}
-	fake := llmtest.New(llmtest.Reply{Text: cpuReply})
-	b.Cleanup(fake.Close)
-	// The streaming hosted recogniser's fake (Deepgram's live protocol on a loopback
-	// socket): the recognition then runs outside the worker, as in production with
-	// STT_PROVIDER=deepgram.
-	dg := deepgramtest.New(deepgramtest.Config{Key: "bench-key", FinalizeDelay: 150 * time.Millisecond,
-		InterimEvery: 250 * time.Millisecond, Words: func([]int16, bool) string { return cpuQuestion }})
-	b.Cleanup(dg.Close)
+	question, fake, deepgram := workerBenchParts(b)
 	for _, c := range []struct {
 		name, media string
 		env         []string
 	}{
 		{"audio", "audio", nil},
-		{"audio-deepgram", "audio", []string{"STT_PROVIDER=deepgram", "DEEPGRAM_API_KEY=bench-key", "DEEPGRAM_BASE_URL=" + dg.URL()}},
+		{"audio-deepgram", "audio", deepgram},
 		{"audio-vad-ungated", "audio", []string{"PERSONA_VAD_GATE_DBFS=off"}},
 		{"video", "video", nil},
-		{"video-deepgram", "video", []string{"STT_PROVIDER=deepgram", "DEEPGRAM_API_KEY=bench-key", "DEEPGRAM_BASE_URL=" + dg.URL()}},
+		{"video-deepgram", "video", deepgram},
 		{"video-every-frame", "video", []string{"PERSONA_VIDEO_IDLE_FPS=15"}},
 	} {
 		b.Run(c.name, func(b *testing.B) {
@@ -159,6 +148,25 @@ func BenchmarkWorkerCPU(b *testing.B) {
 			}
 		})
 	}
+}
+
+// workerBenchParts is what the worker benchmarks' calls share: the callers' question
+// (flite), the fake model answering cpuReply, and the environment that has a worker
+// recognise with the streaming hosted recogniser's fake (Deepgram's live protocol on a
+// loopback socket, 150 ms from Finalize to the final text): the recognition then runs
+// outside the worker, as in production with STT_PROVIDER=deepgram.
+func workerBenchParts(b *testing.B) (question tts.PCM, fake *llmtest.Server, deepgram []string) {
+	b.Helper()
+	question, err := callerbot.Flite(context.Background(), "slt", cpuQuestion)
+	if err != nil {
+		b.Skipf("flite: %v", err)
+	}
+	fake = llmtest.New(llmtest.Reply{Text: cpuReply})
+	b.Cleanup(fake.Close)
+	dg := deepgramtest.New(deepgramtest.Config{Key: "bench-key", FinalizeDelay: 150 * time.Millisecond,
+		InterimEvery: 250 * time.Millisecond, Words: func([]int16, bool) string { return cpuQuestion }})
+	b.Cleanup(dg.Close)
+	return question, fake, []string{"STT_PROVIDER=deepgram", "DEEPGRAM_API_KEY=bench-key", "DEEPGRAM_BASE_URL=" + dg.URL()}
 }
 
 // procSample is a process's CPU time so far and its resident memory.
