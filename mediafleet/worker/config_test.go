@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/bridgeline/bridgeline/infra/cfn"
+	"github.com/bridgeline/bridgeline/mediafleet/conversation"
 	"github.com/bridgeline/bridgeline/mediafleet/worker"
 )
 
@@ -68,13 +69,18 @@ func TestConfigFromEnv(t *testing.T) {
 	}
 	llmVars := with("LLM_BASE_URL", "http://127.0.0.1:11434/v1")
 	for k, v := range map[string]string{"LLM_MODEL": "llama3.2", "LLM_API_KEY": "sk-x", "LLM_TIMEOUT": "3s",
-		"PERSONA_END_OF_TURN": "500ms", "PERSONA_MAX_TURN": "30s", "PERSONA_BARGE_IN_CONFIRM": "250ms", "PERSONA_TTS": "espeak"} {
+		"PERSONA_END_OF_TURN": "500ms", "PERSONA_MAX_TURN": "30s", "PERSONA_BARGE_IN_CONFIRM": "250ms", "PERSONA_TTS": "espeak",
+		"PERSONA_STT_FLUSH_AFTER": "150ms"} {
 		llmVars[k] = v
 	}
 	if cfg, err := worker.ConfigFromEnv(getenv(llmVars)); err != nil || cfg.LLMBaseURL != "http://127.0.0.1:11434/v1" || cfg.LLMModel != "llama3.2" ||
 		cfg.LLMAPIKey != "sk-x" || cfg.LLMTimeout != 3*time.Second || cfg.EndOfTurn != 500*time.Millisecond ||
-		cfg.MaxTurn != 30*time.Second || cfg.BargeInConfirm != 250*time.Millisecond || cfg.TTS != "espeak" {
+		cfg.MaxTurn != 30*time.Second || cfg.BargeInConfirm != 250*time.Millisecond || cfg.TTS != "espeak" ||
+		cfg.STTFlushAfter != 150*time.Millisecond {
 		t.Errorf("conversation variables: %v, %+v", err, cfg)
+	}
+	if cfg, err := worker.ConfigFromEnv(getenv(with("PERSONA_STT_FLUSH_AFTER", "off"))); err != nil || cfg.STTFlushAfter != conversation.NoFlush {
+		t.Errorf("PERSONA_STT_FLUSH_AFTER=off: %v, %v", err, cfg.STTFlushAfter)
 	}
 	good := with("PERSONA_VIDEO_SIZE", "1280x720")
 	if cfg, err := worker.ConfigFromEnv(getenv(good)); err != nil || cfg.Width != 1280 || cfg.Height != 720 {
@@ -101,6 +107,8 @@ func TestConfigFromEnv(t *testing.T) {
 		"max turn under end":    with("PERSONA_MAX_TURN", "300ms"),
 		"max turn too long":     with("PERSONA_MAX_TURN", "10m"),
 		"barge-in confirm zero": with("PERSONA_BARGE_IN_CONFIRM", "0s"),
+		"flush at end of turn":  with("PERSONA_STT_FLUSH_AFTER", "400ms"),
+		"flush not a duration":  with("PERSONA_STT_FLUSH_AFTER", "never"),
 	} {
 		if _, err := worker.ConfigFromEnv(getenv(m)); err == nil {
 			t.Errorf("%s: ConfigFromEnv = nil error", name)
