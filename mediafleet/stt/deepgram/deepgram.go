@@ -244,11 +244,13 @@ type conn struct {
 	sent, base, turn int
 	// turnSent is how much of that turn's audio went out; finalizedTo, how much of it
 	// the connection's latest Finalize (or the final results the connection started
-	// after) covers; finalizes counts the turn's Finalize messages sent on it and
-	// answers the results marked from_finalize that came back for them.
-	turnSent           int
-	finalizedTo        int
-	finalizes, answers int
+	// after) covers, and prevFinalizedTo the one before; answered, whether a result
+	// marked from_finalize came for the latest: one whose audio ends past the one
+	// before (the service answers in order, so the earlier ones are answered, or never
+	// will be).
+	turnSent                     int
+	finalizedTo, prevFinalizedTo int
+	answered                     bool
 	// flush: an earlier turn's audio went out without its Finalize.
 	flush     bool
 	lastWrite time.Time
@@ -291,7 +293,7 @@ func (t *transcriber) startTurn(open bool) {
 		// The turn starts here in the stream: whatever comes back for earlier audio is
 		// the previous turn's.
 		c.turn, c.base, c.turnSent = t.turn, c.sent, 0
-		c.finalizedTo, c.finalizes, c.answers = 0, 0, 0
+		c.finalizedTo, c.prevFinalizedTo, c.answered = 0, 0, false
 	}
 }
 
@@ -349,7 +351,7 @@ func (t *transcriber) Abort() {
 
 // End sends Finalize once the turn's audio is out (unless a Flush's Finalize already
 // followed all of it) and waits for the turn's final words: the answer (marked
-// from_finalize) to every Finalize of the turn on the connection, or final results that
+// from_finalize) to the turn's latest Finalize on the connection, or final results that
 // cover all the audio sent. Past
 // FinalizeTimeout the final results so far and the latest interim words are the text,
 // when the service had all the turn's audio on a connection still up; otherwise the
@@ -540,7 +542,7 @@ func (t *transcriber) dial() (*conn, error) {
 	resend := min(t.finalEnd, len(t.audio))
 	// The final results cover the audio before resend: a Flush asked for later audio
 	// gets its Finalize again on this connection.
-	c.turn, c.base, c.turnSent, c.finalizedTo = t.turn, -resend, resend, resend
+	c.turn, c.base, c.turnSent, c.finalizedTo, c.prevFinalizedTo = t.turn, -resend, resend, resend, resend
 	t.interim, t.interimEnd = "", 0 // the audio after the finals is transcribed again on this connection
 	t.conn = c
 	t.mu.Unlock()
@@ -606,8 +608,7 @@ func (t *transcriber) flush(c *conn) (closing bool, err error) {
 	finalize := t.inTurn && c.turn == t.turn && c.turnSent == len(t.audio) && c.finalizedTo < c.turnSent &&
 		(t.finalizing || t.flushTo > c.finalizedTo)
 	if finalize {
-		c.finalizedTo = c.turnSent
-		c.finalizes++
+		c.prevFinalizedTo, c.finalizedTo, c.answered = c.finalizedTo, c.turnSent, false
 	}
 	idle := time.Since(c.lastWrite) >= t.r.cfg.KeepAlive
 	t.mu.Unlock()
@@ -754,22 +755,21 @@ func (t *transcriber) result(c *conn, m message) {
 	if end >= t.interimEnd-tolerance {
 		t.interim = ""
 	}
-	if m.FromFinalize {
-		c.answers++
+	if m.FromFinalize && end > c.prevFinalizedTo+tolerance {
+		c.answered = true
 	}
 	t.checkFinalLocked()
 }
 
 // checkFinalLocked ends End's wait for the turn's final words once they are all in:
 // every sample of the turn went out and either final results cover it all, or the
-// connection's latest Finalize followed all of it and every Finalize of the turn was
-// answered; t.mu held.
+// connection's latest Finalize followed all of it and was answered; t.mu held.
 func (t *transcriber) checkFinalLocked() {
 	c := t.conn
 	if !t.finalizing || c == nil || c.turn != t.turn || c.turnSent < len(t.audio) || len(t.audio) == 0 {
 		return
 	}
-	if t.finalEnd >= len(t.audio)-tolerance || (c.finalizedTo == len(t.audio) && c.answers >= c.finalizes) {
+	if t.finalEnd >= len(t.audio)-tolerance || (c.finalizedTo == len(t.audio) && c.answered) {
 		close(t.finalized)
 		t.finalizing = false
 	}

@@ -587,3 +587,37 @@ func TestDropAfterFlush(t *testing.T) {
 		}
 	})
 }
+
+// TestUnansweredFlush: the service's endpointing finalised the words just before the
+// Flush, so its Finalize has nothing left to answer (Deepgram promises no answer then).
+// The caller goes on; End waits for its own Finalize's answer only, not for the
+// finalize timeout.
+func TestUnansweredFlush(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const delay = 80 * time.Millisecond
+		srv := deepgramtest.NewPiped(deepgramtest.Config{Key: key, FinalizeDelay: delay, Endpointing: 192 * time.Millisecond})
+		defer srv.Close()
+		srv.Script("i would like", "two dozen roses")
+		tr := newTranscriber(t, newRecognizer(t, srv, nil))
+		defer tr.Close()
+		tr.Begin()
+		write(t, tr, tone(800*time.Millisecond), true)
+		write(t, tr, silence(192*time.Millisecond), true) // the endpointing's final result
+		synctest.Wait()
+		tr.(speech.Flusher).Flush()
+		synctest.Wait() // the Finalize is out before the caller goes on
+		write(t, tr, tone(608*time.Millisecond), true)
+		write(t, tr, silence(96*time.Millisecond), true)
+		start := time.Now()
+		if got := end(t, tr); got != "i would like two dozen roses" {
+			t.Errorf("turn = %q", got)
+		}
+		if took := time.Since(start); took != delay {
+			t.Errorf("End took %v, want the service's %v for its own Finalize", took, delay)
+		}
+		synctest.Wait()
+		if r := srv.Received()[0]; r.Finalizes != 2 || len(r.FinalSent) != 1 {
+			t.Errorf("%d Finalize, %d answered; want 2, 1 (the Flush's had nothing left)", r.Finalizes, len(r.FinalSent))
+		}
+	})
+}
