@@ -129,6 +129,13 @@ func TestJoinPage(t *testing.T) {
 	}
 	repliedAt := p.WaitForSoundAfter("the reply at the page", q.End(), 30*time.Second)
 	t.Logf("from Start: greeting heard at %.0f ms, the question asked at %.0f ms, the reply at %.0f ms", greetedAt, q.At, repliedAt)
+	// The microphone was silent until the question, which came on a capture opened anew
+	// (restartTrack): the visitor's level meter follows it.
+	var peak float64
+	p.Eval(`window.joinPage.peak`, &peak)
+	if peak < 0.01 {
+		t.Errorf("the microphone meter peaked at %.4f after the question, want the reopened capture metered", peak)
+	}
 
 	var caps []pageCaption
 	p.WaitFor("captions of both sides", `(() => {
