@@ -17,22 +17,23 @@ import (
 )
 
 // saying is what the sim caller is saying, for the fake recogniser: the words it hears
-// in any stretch of speech are these (the first of them, three a second, while interim).
+// in a stretch of speech are these (the first of them, three a second, while interim).
+// A final result gives the words no earlier final result of the same text gave, so a
+// question finalised in two parts (a Flush in a pause inside it) is heard once, not
+// twice.
 type saying struct {
-	mu   sync.Mutex
-	text string
+	mu    sync.Mutex
+	text  string
+	given int // words of text already in a final result
 }
 
 func (s *saying) set(text string) {
 	s.mu.Lock()
-	s.text = text
+	s.text, s.given = text, 0
 	s.mu.Unlock()
 }
 
 func (s *saying) words(audio []int16, final bool) string {
-	s.mu.Lock()
-	text := s.text
-	s.mu.Unlock()
 	loud := false
 	for _, v := range audio {
 		loud = loud || v > 300 || v < -300
@@ -40,10 +41,13 @@ func (s *saying) words(audio []int16, final bool) string {
 	if !loud {
 		return ""
 	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	w := strings.Fields(s.text)[s.given:]
 	if final {
-		return text
+		s.given += len(w)
+		return strings.Join(w, " ")
 	}
-	w := strings.Fields(text)
 	return strings.Join(w[:min(len(w), max(1, len(audio)*3/deepgramtest.Rate))], " ")
 }
 

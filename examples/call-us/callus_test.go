@@ -22,11 +22,11 @@ import (
 	"github.com/bridgeline/bridgeline/events/eventtest"
 	"github.com/bridgeline/bridgeline/examples/internal/browser"
 	"github.com/bridgeline/bridgeline/mediafleet/avatar"
-	"github.com/bridgeline/bridgeline/mediafleet/callerbot"
 	"github.com/bridgeline/bridgeline/mediafleet/engines"
 	"github.com/bridgeline/bridgeline/mediafleet/llm"
 	"github.com/bridgeline/bridgeline/mediafleet/llm/llmtest"
 	"github.com/bridgeline/bridgeline/mediafleet/platformsim"
+	"github.com/bridgeline/bridgeline/mediafleet/speechtest"
 	"github.com/bridgeline/bridgeline/mediafleet/speechtest/sphinx"
 	"github.com/bridgeline/bridgeline/mediafleet/worker"
 	"github.com/bridgeline/bridgeline/shared/listing"
@@ -176,11 +176,11 @@ func TestCallUs(t *testing.T) {
 
 // TestTalkToAssistant: "Talk to our assistant" on the customer's own page is a web call.
 // The backend creates it with the API key and hands the browser the same four fields; the
-// page (Chromium, a fake camera, a fake microphone that asks a question) joins, shows the
-// avatar and its own camera, meters its microphone, and shows captions of both sides;
-// the assistant (real speech engines, the fake OpenAI-compatible model) greets and
-// answers; Hang up ends the call, and the record read once call.ended exists holds both
-// turns.
+// page (Chromium, a fake camera, a fake microphone that asks a question once the greeting
+// is over) joins, shows the avatar and its own camera, meters its microphone (reopened to
+// ask), and shows captions of both sides; the assistant (real speech engines, the fake
+// OpenAI-compatible model) greets and answers; Hang up ends the call, and the record read
+// once call.ended exists holds both turns.
 func TestTalkToAssistant(t *testing.T) {
 	sdk := browser.ClientSDK(t)
 	eng, err := engines.FromEnv(nil)
@@ -197,7 +197,7 @@ func TestTalkToAssistant(t *testing.T) {
 		t.Fatal(err)
 	}
 	st.StartWorker(t, func(c *worker.Config) { c.MaxJobs = 1 },
-		worker.Options{NewVAD: eng.NewVAD, Recognizer: eng.Recognizer, Voices: eng.Voices.Voices(), Model: model})
+		worker.Options{NewVAD: eng.NewVAD, Recognizer: speechtest.KeepTurns(t, eng.Recognizer), Voices: eng.Voices.Voices(), Model: model})
 	var a struct {
 		ID string `json:"id"`
 	}
@@ -209,23 +209,11 @@ func TestTalkToAssistant(t *testing.T) {
 		slog.New(slog.DiscardHandler))
 	backend := httptest.NewServer(srv.Handler())
 	t.Cleanup(backend.Close)
-	// The microphone opens when the page joins; the question comes after the greeting.
-	wav, err := callerbot.SpokenWAV(context.Background(), persona.SimCallerVoice, question, 6*time.Second, 500*time.Millisecond)
-	if err != nil {
-		t.Fatal(err)
-	}
-	wavPath := filepath.Join(t.TempDir(), "question.wav")
-	if err := os.WriteFile(wavPath, wav, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	b := browser.Launch(t, browser.FakeMicrophone(wavPath))
+	// The fake microphone is silent until the greeting is over; then the visitor asks.
+	mic := browser.NewMicrophone(t)
+	b := browser.Launch(t, mic.Arg())
 	p := b.Open(backend.URL)
-	p.Eval(`(() => {
-  window.__t0 = performance.now();
-  window.__sounds = [];
-  setInterval(() => { if (window.callUs.level > 0.02) window.__sounds.push(performance.now() - window.__t0); }, 20);
-  return true;
-})()`, nil)
+	p.WatchSound("window.callUs.level")
 	p.Click("#assistant")
 	p.WaitFor("the page to join the web call", `document.body.dataset.state === 'connected'`, 30*time.Second, nil)
 
@@ -251,9 +239,12 @@ func TestTalkToAssistant(t *testing.T) {
 		t.Error("the page does not show its own camera")
 	}
 
+	// The question, once the greeting has been over for 1.5 s: the model gets what the
+	// recogniser heard; the reply reaches the page.
+	greetedAt := p.WaitForSoundAfter("the greeting at the page", 0, 20*time.Second)
+	q := mic.AskAfterGreeting(p, callUsRoom, question)
 	harness.WaitFor(t, 40*time.Second, "the model to be asked", func() bool { return len(fake.Requests()) > 0 })
-	var repliedAt float64
-	p.WaitFor("the reply at the page", `window.__sounds.find((t) => t > 7500)`, 30*time.Second, &repliedAt)
+	repliedAt := p.WaitForSoundAfter("the reply at the page", q.End(), 30*time.Second)
 	// A pause in Chromium's fake microphone may split the question over two caller
 	// turns: the request the reply answers holds them all.
 	reqs := fake.Requests()
@@ -274,7 +265,7 @@ func TestTalkToAssistant(t *testing.T) {
   const c = window.callUs.captions.map((x) => ({ speaker: x.speaker, text: x.text, final: x.final }));
   return c.filter((x) => x.speaker === 'you' && x.final).length >= 1 && c.filter((x) => x.speaker === 'assistant' && x.final).length >= 2 && c;
 })()`, 20*time.Second, &caps)
-	t.Logf("the reply reached the page %.0f ms after the click; captions %+v", repliedAt, caps)
+	t.Logf("from the click: greeting heard at %.0f ms, the question asked at %.0f ms, the reply at %.0f ms; captions %+v", greetedAt, q.At, repliedAt, caps)
 	var micPeak float64
 	p.Eval(`window.callUs.micPeak`, &micPeak)
 	if micPeak < 0.01 {

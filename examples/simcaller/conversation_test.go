@@ -1,11 +1,8 @@
 package simcaller
 
 import (
-	"encoding/binary"
 	"encoding/json"
-	"fmt"
 	"net/url"
-	"os"
 	"strings"
 	"testing"
 	"time"
@@ -13,16 +10,17 @@ import (
 	"github.com/bridgeline/bridgeline/e2e/harness"
 	"github.com/bridgeline/bridgeline/examples/internal/browser"
 	"github.com/bridgeline/bridgeline/mediafleet/engines"
+	"github.com/bridgeline/bridgeline/mediafleet/speechtest"
 	"github.com/bridgeline/bridgeline/mediafleet/speechtest/sphinx"
 	"github.com/bridgeline/bridgeline/mediafleet/worker"
 	"github.com/bridgeline/bridgeline/shared/persona"
 )
 
 // A person asks an assistant a question from the sim's page: Chromium's fake microphone
-// speaks it (flite) once the greeting is over, and the persona, on the real speech engines
-// (Silero VAD, pocketsphinx, flite) with the built-in responder of a deployment without a
-// language model, answers by repeating what it heard. The call record's transcript shows
-// the question's words and the answer after it.
+// speaks it (flite) once the greeting has been over for 1.5 s, and the persona, on the
+// real speech engines (Silero VAD, pocketsphinx, flite) with the built-in responder of a
+// deployment without a language model, answers by repeating what it heard. The call
+// record's transcript shows the question's words and the answer after it.
 func TestAskAssistantFromPage(t *testing.T) {
 	browser.Setup(t)
 	eng, err := engines.FromEnv(nil)
@@ -32,7 +30,7 @@ func TestAskAssistantFromPage(t *testing.T) {
 	t.Cleanup(func() { eng.Close() }) // after the worker, stopped by an earlier cleanup
 	st := harness.Start(t, harness.Options{})
 	st.StartWorker(t, func(c *worker.Config) { c.MaxJobs = 1 },
-		worker.Options{NewVAD: eng.NewVAD, Recognizer: eng.Recognizer, Voices: eng.Voices.Voices()})
+		worker.Options{NewVAD: eng.NewVAD, Recognizer: speechtest.KeepTurns(t, eng.Recognizer), Voices: eng.Voices.Voices()})
 
 	const greeting = "Hello, how can I help you?"
 	var asst struct {
@@ -45,14 +43,14 @@ func TestAskAssistantFromPage(t *testing.T) {
 	harness.Must(t, st.Do(t, "POST", "/v1/lines/"+st.Lines[harness.Line1].ID+"/assign",
 		map[string]string{"assistant_id": asst.ID}, nil), 200, "assign")
 
-	// The microphone starts when the page joins the room; the greeting (under two
-	// seconds) starts about a second after the answer, so four seconds of silence let it
-	// finish before the question.
+	// The fake microphone is silent until the greeting is over; then the caller asks.
 	const question = "What time do you open tomorrow?"
-	wav := QuestionWAV(t, question, 4*time.Second)
-	b := browser.Launch(t, browser.FakeMicrophone(wav))
+	mic := browser.NewMicrophone(t)
+	b := browser.Launch(t, mic.Arg())
 	p := b.Open(st.URL + "/sim/?to=" + url.QueryEscape(harness.Line1))
 	p.Eval(`document.getElementById('media').value = 'audio'`, nil)
+	// The page keeps when it hears the line (level above silence), from the click.
+	p.WatchSound("window.simCaller.level")
 	p.Click("#call")
 	p.WaitFor("the page to join the room", `document.body.dataset.state === 'connected'`, 30*time.Second, nil)
 	var simCallID string
@@ -62,19 +60,16 @@ func TestAskAssistantFromPage(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	// The page keeps when it hears the line (level above silence), from the microphone's
-	// start, about when the page joined; the question ends when the WAV's speech does.
-	p.Eval(soundWatch, nil)
-	asked := wavDuration(t, wav) - 500*time.Millisecond // lead and speech, without the WAV's 500 ms tail
-	var answeredAt float64
-	p.WaitFor("the answer at the page", fmt.Sprintf(`window.__sounds.find((t) => t > %d)`, (asked+300*time.Millisecond).Milliseconds()),
-		40*time.Second, &answeredAt)
+	// The question, once the greeting has been over for 1.5 s; the answer reaches the page.
+	greetedAt := p.WaitForSoundAfter("the greeting at the page", 0, 40*time.Second)
+	q := mic.AskAfterGreeting(p, "window.simCaller.room", question)
+	answeredAt := p.WaitForSoundAfter("the answer at the page", q.End()+300, 40*time.Second)
 	// The answer lasts a few seconds: hang up once it has been quiet for a second.
-	p.WaitFor("the end of the answer", `(() => { const s = window.__sounds; return s.length > 0 && performance.now() - window.__t0 - s[s.length-1] > 1000; })()`,
-		30*time.Second, nil)
+	p.WaitForQuiet("the end of the answer", time.Second, 30*time.Second)
 	p.Click("#hangup")
 	p.WaitFor("the page to show the end", `document.body.dataset.state === 'ended'`, 10*time.Second, nil)
-	t.Logf("the page heard the answer %.0f ms after it joined; the question ended at about %v", answeredAt, asked)
+	t.Logf("from the click: greeting heard at %.0f ms, the question asked at %.0f ms and ended at about %.0f ms, the answer heard at %.0f ms",
+		greetedAt, q.At, q.End(), answeredAt)
 
 	var rec struct {
 		Status     string         `json:"status"`
@@ -116,26 +111,4 @@ func TestAskAssistantFromPage(t *testing.T) {
 	if answer.Speaker != persona.SpeakerAssistant || answer.StartMS < caller.EndMS || !strings.Contains(answer.Text, "I heard: "+caller.Text) {
 		t.Errorf("third turn %+v, want the assistant after the caller, repeating %q", answer, caller.Text)
 	}
-}
-
-// soundWatch records, every 20 ms, when the line's audio level is above silence, in ms
-// from now (about when the page joined the room and its microphone started).
-const soundWatch = `(() => {
-  window.__t0 = performance.now();
-  window.__sounds = [];
-  setInterval(() => {
-    if (window.simCaller.level > 0.02) window.__sounds.push(performance.now() - window.__t0);
-  }, 20);
-  return true;
-})()`
-
-// wavDuration is how long a 16-bit mono WAV file plays.
-func wavDuration(t *testing.T, path string) time.Duration {
-	t.Helper()
-	b, err := os.ReadFile(path)
-	if err != nil || len(b) < 44 {
-		t.Fatalf("read %s: %v", path, err)
-	}
-	rate := binary.LittleEndian.Uint32(b[24:28])
-	return time.Duration(len(b)-44) * time.Second / time.Duration(2*rate)
 }

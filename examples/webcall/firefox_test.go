@@ -25,14 +25,13 @@ func TestJoinPageFirefox(t *testing.T) {
 	p := b.Open(w.JoinURL)
 	checkReady(t, p)
 
-	p.Eval(soundWatch, nil)
+	p.WatchSound("window.joinPage.remoteLevel")
 	p.Click("#start")
 	p.WaitFor("the page to join the call", `document.body.dataset.state === 'connected'`, 30*time.Second, nil)
 	m := p.WaitForRemoteMedia("the assistant's video decoded and its audio", "window.joinPage.room", "#remote-video",
 		`m.width > 0 && m.framesDecoded > 30 && m.audioEnergy > 0`, 30*time.Second)
 	t.Logf("Firefox decodes %dx%d video (%d frames), audio energy %.3g", m.Width, m.Height, m.FramesDecoded, m.AudioEnergy)
-	var greetedAt float64
-	p.WaitFor("the greeting at the page", `window.__sounds.length > 0 && window.__sounds[0]`, 20*time.Second, &greetedAt)
+	greetedAt := p.WaitForSoundAfter("the greeting at the page", 0, 20*time.Second)
 	t.Logf("from Start: greeting heard at %.0f ms", greetedAt)
 	av, _ := avatar.Lookup("ava_iris")
 	p.CheckVideoShows("#remote-video", shotPath(t, "join-page-firefox.png"), av.Backdrop)

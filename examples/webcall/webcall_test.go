@@ -25,13 +25,11 @@ import (
 	"github.com/bridgeline/bridgeline/events/eventtest"
 	"github.com/bridgeline/bridgeline/examples/internal/browser"
 	"github.com/bridgeline/bridgeline/mediafleet/avatar"
-	"github.com/bridgeline/bridgeline/mediafleet/callerbot"
 	"github.com/bridgeline/bridgeline/mediafleet/engines"
 	"github.com/bridgeline/bridgeline/mediafleet/llm"
 	"github.com/bridgeline/bridgeline/mediafleet/llm/llmtest"
-	"github.com/bridgeline/bridgeline/mediafleet/speech"
+	"github.com/bridgeline/bridgeline/mediafleet/speechtest"
 	"github.com/bridgeline/bridgeline/mediafleet/speechtest/sphinx"
-	"github.com/bridgeline/bridgeline/mediafleet/tts"
 	"github.com/bridgeline/bridgeline/mediafleet/worker"
 	"github.com/bridgeline/bridgeline/shared/joinpage"
 	"github.com/bridgeline/bridgeline/shared/listing"
@@ -81,44 +79,6 @@ func publish(t *testing.T, st *harness.Stack) string {
 	return a.ID
 }
 
-// speakWAV writes to path a WAV file for Chromium's fake microphone, which reads it from
-// the start each time the page opens the microphone: text spoken by flite in the sim
-// caller's voice after lead of silence ("": lead of silence alone). It returns when,
-// from the file's start, the speech ends.
-func speakWAV(t *testing.T, path, text string, lead time.Duration) time.Duration {
-	t.Helper()
-	var b []byte
-	if text == "" {
-		b = tts.EncodeWAV(tts.PCM{Rate: speech.Rate, Samples: make([]int16, int(lead.Seconds()*speech.Rate))})
-	} else {
-		var err error
-		if b, err = callerbot.SpokenWAV(context.Background(), persona.SimCallerVoice, text, lead, questionTail); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := os.WriteFile(path, b, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	pcm, err := tts.DecodeWAV(b)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return time.Duration(len(pcm.Samples))*time.Second/time.Duration(pcm.Rate) - questionTail
-}
-
-// questionTail is the silence after the question in its WAV.
-const questionTail = 500 * time.Millisecond
-
-// askJS reopens the page's microphone (livekit-client's restartTrack: the track stops
-// and getUserMedia captures anew, published in its place), so Chromium's fake
-// microphone plays its file from the start; its value is the time on the page's
-// soundWatch clock just before.
-const askJS = `(async () => {
-  const at = performance.now() - window.__t0;
-  await window.joinPage.room.localParticipant.getTrackPublication('microphone').track.restartTrack();
-  return at;
-})()`
-
 // captionsJS lists the page's captions without their elements.
 const captionsJS = `window.joinPage.captions.map((c) => ({ segment: c.segment, speaker: c.speaker, identity: c.identity, text: c.text, final: c.final }))`
 
@@ -126,15 +86,6 @@ type pageCaption struct {
 	Segment, Speaker, Identity, Text string
 	Final                            bool
 }
-
-// soundWatch keeps, every 20 ms, when the assistant's audio at the page is above
-// silence, in ms from now (when Start is pressed).
-const soundWatch = `(() => {
-  window.__t0 = performance.now();
-  window.__sounds = [];
-  setInterval(() => { if (window.joinPage.remoteLevel > 0.02) window.__sounds.push(performance.now() - window.__t0); }, 20);
-  return true;
-})()`
 
 // TestJoinPage: a visitor opens a web call's join_url in Chromium: the page shows the
 // account's branding and a Start button that asks for the microphone and the camera; the
@@ -147,12 +98,9 @@ func TestJoinPage(t *testing.T) {
 	browser.Setup(t)
 	st, fake, asst := assistantStack(t)
 
-	// The fake microphone is silent until the greeting is over; then the visitor asks
-	// (askJS). A question at a fixed time after Start came, on a busy machine, before
-	// the greeting or over it: from Start to the greeting took 4 to 40 s at load 10-34.
-	wav := filepath.Join(t.TempDir(), "microphone.wav")
-	speakWAV(t, wav, "", time.Second)
-	b := browser.Launch(t, browser.FakeMicrophone(wav))
+	// The fake microphone is silent until the greeting is over; then the visitor asks.
+	mic := browser.NewMicrophone(t)
+	b := browser.Launch(t, mic.Arg())
 	w := createWebCall(t, st, asst, "video")
 	if !strings.HasPrefix(w.JoinURL, st.URL+joinpage.Path+"#token=") {
 		t.Fatalf("join_url %q, want the stack's own page with the token in the fragment", w.JoinURL)
@@ -160,33 +108,34 @@ func TestJoinPage(t *testing.T) {
 	p := b.Open(w.JoinURL)
 	checkReady(t, p)
 
-	p.Eval(soundWatch, nil)
+	p.WatchSound("window.joinPage.remoteLevel")
 	p.Click("#start")
 	p.WaitFor("the page to join the call", `document.body.dataset.state === 'connected'`, 30*time.Second, nil)
 	m := p.WaitForRemoteMedia("the assistant's video decoded and its audio", "window.joinPage.room", "#remote-video",
 		`m.width > 0 && m.framesDecoded > 30 && m.audioEnergy > 0`, 30*time.Second)
 	t.Logf("the page decodes %dx%d video (%d frames), audio energy %.3g", m.Width, m.Height, m.FramesDecoded, m.AudioEnergy)
-	var greetedAt float64
-	p.WaitFor("the greeting at the page", `window.__sounds.length > 0 && window.__sounds[0]`, 20*time.Second, &greetedAt)
+	greetedAt := p.WaitForSoundAfter("the greeting at the page", 0, 20*time.Second)
 	av, _ := avatar.Lookup("ava_iris")
 	p.CheckVideoShows("#remote-video", shotPath(t, "join-page.png"), av.Backdrop)
 
 	// The question, once the greeting has been over for 1.5 s: the model gets what the
 	// recogniser heard; the reply reaches the page.
-	p.WaitFor("the greeting to end", `performance.now() - window.__t0 - window.__sounds[window.__sounds.length - 1] > 1500`, 20*time.Second, nil)
-	spoken := speakWAV(t, wav, question, time.Second)
-	var askedAt float64
-	p.Eval(askJS, &askedAt)
+	q := mic.AskAfterGreeting(p, "window.joinPage.room", question)
 	harness.WaitFor(t, 30*time.Second, "the model to be asked", func() bool { return len(fake.Requests()) > 0 })
 	reqs := fake.Requests()
 	asked := reqs[0].Messages[len(reqs[0].Messages)-1]
 	if asked.Role != "user" || !sphinx.Half(asked.Content, question) {
 		t.Errorf("the model was asked %+v, want most words of %q", asked, question)
 	}
-	var repliedAt float64
-	p.WaitFor("the reply at the page", fmt.Sprintf(`window.__sounds.find((t) => t > %.0f)`, askedAt+float64(spoken.Milliseconds())),
-		30*time.Second, &repliedAt)
-	t.Logf("from Start: greeting heard at %.0f ms, the question asked at %.0f ms, the reply at %.0f ms", greetedAt, askedAt, repliedAt)
+	repliedAt := p.WaitForSoundAfter("the reply at the page", q.End(), 30*time.Second)
+	t.Logf("from Start: greeting heard at %.0f ms, the question asked at %.0f ms, the reply at %.0f ms", greetedAt, q.At, repliedAt)
+	// The microphone was silent until the question, which came on a capture opened anew
+	// (restartTrack): the visitor's level meter follows it.
+	var peak float64
+	p.Eval(`window.joinPage.peak`, &peak)
+	if peak < 0.01 {
+		t.Errorf("the microphone meter peaked at %.4f after the question, want the reopened capture metered", peak)
+	}
 
 	var caps []pageCaption
 	p.WaitFor("captions of both sides", `(() => {
@@ -285,7 +234,7 @@ func assistantStack(t *testing.T) (*harness.Stack, *llmtest.Server, string) {
 		t.Fatal(err)
 	}
 	st.StartWorker(t, func(c *worker.Config) { c.MaxJobs = 1 },
-		worker.Options{NewVAD: eng.NewVAD, Recognizer: keepTurns(t, eng.Recognizer), Voices: eng.Voices.Voices(), Model: model})
+		worker.Options{NewVAD: eng.NewVAD, Recognizer: speechtest.KeepTurns(t, eng.Recognizer), Voices: eng.Voices.Voices(), Model: model})
 	return st, fake, publish(t, st)
 }
 

@@ -38,6 +38,18 @@ const (
 	// phrases), LiveKit Agents' 0.5 s adds a tenth of a second to every answer; 400 ms
 	// clears those pauses and, with a 32 ms VAD window, decides within ~430 ms.
 	DefaultEndOfTurn = 400 * time.Millisecond
+	// DefaultFlushAfter is the caller's silence after which a recogniser that can
+	// (speech.Flusher: Deepgram) is asked for the words so far, while the turn stays
+	// open: its own time to the final text (a round trip and the finalisation at the
+	// service, 150 ms in the benchmark's stand-in) then runs inside the end-of-turn
+	// silence instead of after it. 200 ms is the 7th VAD window (224 ms), which leaves
+	// 190 ms before the end-of-turn decision (the 13th, 416 ms) for the answer; a
+	// caller who goes on after such a pause costs one more Finalize and nothing else.
+	// Earlier, the flush would land in the short stops inside words and phrases too.
+	// When the end of turn is shorter than 400 ms the default is half of it.
+	DefaultFlushAfter = 200 * time.Millisecond
+	// NoFlush as Config.FlushAfter never flushes (PERSONA_STT_FLUSH_AFTER=off).
+	NoFlush time.Duration = -1
 	// DefaultMaxTurn is the longest a caller's turn runs before it is answered anyway.
 	DefaultMaxTurn = 20 * time.Second
 	// DefaultPadding is the audio before speech onset given to the recogniser: the VAD
@@ -135,6 +147,7 @@ type Config struct {
 
 	Threshold         float32       // default DefaultThreshold
 	EndOfTurn         time.Duration // default DefaultEndOfTurn
+	FlushAfter        time.Duration // default DefaultFlushAfter (or EndOfTurn/2 when shorter); NoFlush: never
 	MaxTurn           time.Duration // default DefaultMaxTurn
 	Padding           time.Duration // default DefaultPadding
 	Confirm           time.Duration // default DefaultConfirm
@@ -167,6 +180,12 @@ func New(cfg Config) (*Engine, error) {
 		}
 	}
 	def(&cfg.EndOfTurn, DefaultEndOfTurn)
+	if cfg.FlushAfter == 0 {
+		cfg.FlushAfter = min(DefaultFlushAfter, cfg.EndOfTurn/2)
+	}
+	if cfg.FlushAfter >= cfg.EndOfTurn {
+		return nil, fmt.Errorf("conversation: flush after %v must be shorter than the end-of-turn silence %v", cfg.FlushAfter, cfg.EndOfTurn)
+	}
 	def(&cfg.MaxTurn, DefaultMaxTurn)
 	def(&cfg.Padding, DefaultPadding)
 	def(&cfg.Confirm, DefaultConfirm)
@@ -300,6 +319,10 @@ type openTurn struct {
 	interim string // the interim words published last
 	samples int    // the audio handed to the recogniser
 	keys    []string
+	// flushed: the recogniser was flushed in the caller's current pause, whose later
+	// windows are held until the caller speaks again.
+	flushed bool
+	held    [][]int16
 }
 
 // floor is who speaks when the caller talks over the assistant. The assistant pauses at
@@ -470,15 +493,50 @@ func (s *session) speechStarted(m speechStarted) {
 
 // speechGoesOn takes a window of the open turn.
 func (s *session) speechGoesOn(m speechGoesOn) {
-	if err := s.tr.Write(m.window); err != nil {
-		s.log.Warn("transcriber write", "err", err)
-	}
-	s.turn.samples += len(m.window)
+	s.feed(m)
 	s.publishInterim()
 	if s.floor.paused && !s.floor.confirmed && m.spoken >= samples(s.cfg.Confirm) {
 		s.floor.confirmed = true
 		s.bargeIn()
 	}
+}
+
+// feed gives the recogniser a window of the open turn. A recogniser that can flush
+// (speech.Flusher) is flushed once per pause of the caller, at the window whose silence
+// reaches FlushAfter, and the pause's later windows are held back: when the caller
+// speaks again they go first, so the recogniser hears the whole turn in order; when the
+// pause ends the turn, it never gets them and End waits for nothing but the flush's
+// answer, which came during the pause.
+func (s *session) feed(m speechGoesOn) {
+	f, flusher := s.tr.(speech.Flusher)
+	if flusher && s.cfg.FlushAfter > 0 {
+		switch {
+		case m.silence == 0:
+			for _, w := range s.turn.held {
+				s.write(w)
+			}
+			s.turn.held, s.turn.flushed = nil, false
+		case s.turn.flushed:
+			s.turn.held = append(s.turn.held, m.window)
+			return
+		case m.silence >= samples(s.cfg.FlushAfter) && m.silence < samples(s.cfg.EndOfTurn):
+			s.write(m.window)
+			if err := f.Flush(); err != nil {
+				s.log.Warn("transcriber flush", "err", err)
+			}
+			s.turn.flushed = true
+			return
+		}
+	}
+	s.write(m.window)
+}
+
+// write hands the recogniser audio of the open turn.
+func (s *session) write(w []int16) {
+	if err := s.tr.Write(w); err != nil {
+		s.log.Warn("transcriber write", "err", err)
+	}
+	s.turn.samples += len(w)
 }
 
 // publishInterim publishes the words of the open turn when a streaming recogniser has

@@ -64,11 +64,19 @@ type recognizer struct {
 	// counts the Ends waiting.
 	stall   bool
 	stalled int
+	// With flush set it is a speech.Flusher: flushes records, per Flush, the silent
+	// samples written since the turn's latest speech sample (trailing counts them).
+	flush    bool
+	flushes  []int
+	trailing int
 }
 
 func (r *recognizer) NewTranscriber(context.Context) (speech.Transcriber, error) {
 	if r.interim {
 		return interimTranscriber{r}, nil
+	}
+	if r.flush {
+		return flushTranscriber{r}, nil
 	}
 	return r, nil
 }
@@ -93,6 +101,10 @@ func (r *recognizer) Write(pcm []int16) error {
 		}
 		if v == speechLevel {
 			r.words++
+		}
+		r.trailing++
+		if v != 0 {
+			r.trailing = 0
 		}
 	}
 	return nil
@@ -124,6 +136,16 @@ func (r *recognizer) turns() int {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return r.ends
+}
+
+// flushTranscriber is the recogniser as a speech.Flusher.
+type flushTranscriber struct{ *recognizer }
+
+func (r flushTranscriber) Flush() error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.flushes = append(r.flushes, r.trailing)
+	return nil
 }
 
 // interimTranscriber is the recogniser with interim results (speech.Interimer).

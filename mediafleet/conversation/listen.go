@@ -20,10 +20,11 @@ type speechStarted struct {
 
 // speechGoesOn: a window of the open turn, speech or the silence that may end it.
 // spoken is the turn's speech so far in samples, from onset to the end of its latest
-// speech window.
+// speech window; silence, the samples of silence since then (0 in a speech window).
 type speechGoesOn struct {
-	window []int16
-	spoken int
+	window  []int16
+	spoken  int
+	silence int
 }
 
 // turnEnded: the caller's turn is over, after enough silence or at the longest turn (the
@@ -122,7 +123,7 @@ func (l *listener) window(w []int16, at time.Time) {
 	} else {
 		l.silence += len(w)
 	}
-	l.out = append(l.out, speechGoesOn{window: w, spoken: l.spokenLen})
+	l.out = append(l.out, speechGoesOn{window: w, spoken: l.spokenLen, silence: l.silence})
 	switch {
 	case l.silence >= l.endOfTurn:
 	case l.turnLen >= l.maxTurn:

@@ -1,9 +1,12 @@
 package conversation_test
 
 import (
+	"context"
+	"errors"
 	"io"
 	"log/slog"
 	"slices"
+	"strings"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -13,17 +16,33 @@ import (
 	"github.com/bridgeline/bridgeline/mediafleet/speech"
 	"github.com/bridgeline/bridgeline/mediafleet/stt/deepgram"
 	"github.com/bridgeline/bridgeline/mediafleet/stt/deepgram/deepgramtest"
+	"github.com/bridgeline/bridgeline/mediafleet/tts"
 )
 
 // TestStreamingRecognizer: the conversation with the real Deepgram client against the
 // fake service (its wire protocol over in-memory pipes), on the simulated clock. The
 // caller's words come as interim captions while they speak; the final text comes the
-// service's own delay after the end of the turn, nothing added (stt_final); a socket
+// service's own delay after the end of the turn, nothing added (stt_final), or at the
+// end of the turn when the client was flushed in the pause before it; a socket
 // that drops in the middle of a turn loses none of it; with the service down and no
 // fallback, the turn is answered with the apology and counted as an stt_error.
 func TestStreamingRecognizer(t *testing.T) {
+	t.Run("flushed in the pause", func(t *testing.T) { testStreamingRecognizer(t, 0) })
+	t.Run("not flushed", func(t *testing.T) { testStreamingRecognizer(t, conversation.NoFlush) })
+}
+
+// testStreamingRecognizer is TestStreamingRecognizer with Config.FlushAfter flush: when
+// the client is flushed in the caller's pause (by default at 224 ms of the 416 that end
+// the turn), the service's answer comes during the pause and the final text is there
+// at the end-of-turn decision (stt_final 0); not flushed, it comes the service's delay
+// after it.
+func testStreamingRecognizer(t *testing.T, flush time.Duration) {
 	synctest.Test(t, func(t *testing.T) {
 		const delay = 120 * time.Millisecond
+		sttWant := time.Duration(0)
+		if flush == conversation.NoFlush {
+			sttWant = delay
+		}
 		srv := deepgramtest.NewPiped(deepgramtest.Config{Key: "k", FinalizeDelay: delay, InterimEvery: 200 * time.Millisecond})
 		// The scripted line's speech is speechLevel; a cough (coughLevel) has no words.
 		script := []string{"when do you open", "and on sundays"}
@@ -44,7 +63,7 @@ func TestStreamingRecognizer(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		h := startWith(t, llmtest.Reply{Text: "We open at nine."}, func(c *conversation.Config) { c.Recognizer = dg }, &recognizer{})
+		h := startWith(t, llmtest.Reply{Text: "We open at nine."}, func(c *conversation.Config) { c.Recognizer, c.FlushAfter = dg, flush }, &recognizer{})
 		t.Cleanup(srv.Close) // after the call's transcriber closed its stream
 
 		h.feed(t, 0, 300*time.Millisecond)
@@ -73,8 +92,8 @@ func TestStreamingRecognizer(t *testing.T) {
 			}
 			return out
 		}
-		if got := sttFinal(); !slices.Equal(got, []time.Duration{delay}) {
-			t.Errorf("stt_final %v, want the service's own %v", got, delay)
+		if got := sttFinal(); !slices.Equal(got, []time.Duration{sttWant}) {
+			t.Errorf("stt_final %v, want %v", got, sttWant)
 		}
 
 		// The socket drops in the middle of the next turn.
@@ -90,8 +109,8 @@ func TestStreamingRecognizer(t *testing.T) {
 		if n := len(srv.Received()); n != 2 {
 			t.Errorf("%d connections, want 2 (one dropped)", n)
 		}
-		if got := sttFinal(); !slices.Equal(got, []time.Duration{delay, delay}) {
-			t.Errorf("stt_final %v, want the service's own %v for the turn across the drop too", got, delay)
+		if got := sttFinal(); !slices.Equal(got, []time.Duration{sttWant, sttWant}) {
+			t.Errorf("stt_final %v, want %v for the turn across the drop too", got, sttWant)
 		}
 
 		// Down, no fallback: the apology.
@@ -108,4 +127,70 @@ func TestStreamingRecognizer(t *testing.T) {
 			t.Errorf("errors %+v, want the stt_error counted", m.Errors)
 		}
 	})
+}
+
+// TestFlushInPauses: with a recogniser that can flush (speech.Flusher), the conversation
+// flushes it once per pause of the caller, at the window whose silence reaches
+// FlushAfter (the 7th of 32 ms, 224 ms, for the default 200 ms), whether the caller then
+// goes on (the pause's held windows reach the recogniser before the new speech: it
+// hears the turn whole) or the pause ends the turn (the rest of the pause is never
+// sent). With FlushAfter NoFlush it is never flushed and hears every window, as a
+// recogniser that cannot flush does.
+func TestFlushInPauses(t *testing.T) {
+	const window = scriptedWindow
+	for _, tc := range []struct {
+		name    string
+		flush   time.Duration
+		flushes []int // silent samples before each Flush
+		written int   // samples the recogniser got in the turn
+	}{
+		// The turn: 8 windows of padding, 20 of speech, a pause of 10 (under the 13 that
+		// end a turn), 10 of speech, then the 13 that end it.
+		{"default", 0, []int{7 * window, 7 * window}, (8 + 20 + 10 + 10 + 7) * window},
+		{"at 100ms", 100 * time.Millisecond, []int{4 * window, 4 * window}, (8 + 20 + 10 + 10 + 4) * window},
+		{"off", conversation.NoFlush, nil, (8 + 20 + 10 + 10 + 13) * window},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				rec := &recognizer{texts: []string{"i would like two dozen roses"}, flush: true}
+				h := startWith(t, llmtest.Reply{Text: "Red ones?"}, func(c *conversation.Config) { c.FlushAfter = tc.flush }, rec)
+				h.feed(t, 0, 10*32*time.Millisecond)
+				h.feed(t, speechLevel, 20*32*time.Millisecond)
+				h.feed(t, 0, 10*32*time.Millisecond) // the line's 20 ms frames: whole windows
+				h.feed(t, speechLevel, 10*32*time.Millisecond)
+				h.feed(t, 0, 20*32*time.Millisecond)
+				h.eventually(t, "the answer", func() bool { return len(h.turns()) == 2 })
+				if got := h.turns()[0].Text; got != "i would like two dozen roses" {
+					t.Errorf("caller turn %q", got)
+				}
+				rec.mu.Lock()
+				defer rec.mu.Unlock()
+				if !slices.Equal(rec.flushes, tc.flushes) {
+					t.Errorf("Flush after %v samples of silence, want %v", rec.flushes, tc.flushes)
+				}
+				if rec.written != tc.written {
+					t.Errorf("the recogniser got %d samples (%.1f windows), want %d", rec.written, float64(rec.written)/window, tc.written)
+				}
+				if rec.words != 30*window {
+					t.Errorf("the recogniser got %d samples of speech, want all %d", rec.words, 30*window)
+				}
+			})
+		})
+	}
+}
+
+// TestFlushAfterEndOfTurn: a flush point at or past the end-of-turn silence is refused.
+func TestFlushAfterEndOfTurn(t *testing.T) {
+	_, err := conversation.New(conversation.Config{NewVAD: func() (speech.VAD, error) { return scriptedVAD{}, nil },
+		Recognizer: &recognizer{}, Model: noModel{}, Voices: func(string) tts.Synthesizer { return &synth{} },
+		EndOfTurn: 300 * time.Millisecond, FlushAfter: 300 * time.Millisecond})
+	if err == nil || !strings.Contains(err.Error(), "flush after") {
+		t.Errorf("New with FlushAfter = EndOfTurn: %v, want an error", err)
+	}
+}
+
+type noModel struct{}
+
+func (noModel) Stream(context.Context, speech.Request) (speech.Stream, error) {
+	return nil, errors.New("no model")
 }

@@ -12,7 +12,8 @@
 //     Transcriber: NewTranscriber opens the connection and keeps it alive between turns
 //     (keep-alives, reconnects), Write streams the turn's audio, End asks for the final
 //     result (Deepgram's Finalize) and waits for it; its interim results come through
-//     Interimer, which the conversation already publishes as interim caller Words;
+//     Interimer, which the conversation already publishes as interim caller Words, and
+//     it may finish the words heard so far in a pause before the turn ends (Flusher);
 //   - live captions are the Words events: interim while the caller speaks, final per
 //     turn, the assistant's words as each sentence starts playing and final when the
 //     reply ends, cut at a barge-in;
@@ -70,4 +71,16 @@ type Transcriber interface {
 type Interimer interface {
 	// Interim is the text of the open turn so far; "" before any word.
 	Interim() string
+}
+
+// Flusher is a Transcriber that can finish the words heard so far while the turn stays
+// open (Deepgram's Finalize). The conversation calls Flush once per pause of the caller,
+// part way into the silence that may end the turn, so the recogniser's own time to
+// final text runs during that silence instead of after it: when the pause does end the
+// turn, End has little or nothing left to wait for; when the caller goes on, the audio
+// after the Flush is transcribed as before and the turn's text is all of it, in order.
+type Flusher interface {
+	// Flush asks for the final words of the turn's audio written so far. It does not
+	// wait for them and does not end the turn: Write, Flush and End go on as before.
+	Flush() error
 }

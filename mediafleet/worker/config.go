@@ -54,6 +54,10 @@ type Config struct {
 	EndOfTurn      time.Duration // [PERSONA_END_OF_TURN] caller silence that ends a turn; default 400ms
 	MaxTurn        time.Duration // [PERSONA_MAX_TURN] longest caller turn before it is answered anyway; default 20s
 	BargeInConfirm time.Duration // [PERSONA_BARGE_IN_CONFIRM] talk-over that cancels a reply (shorter, wordless: resume); default 300ms
+	// STTFlushAfter is the caller's silence at which a streaming recogniser (Deepgram)
+	// finishes the words so far, before the end of turn; 0: the conversation's default
+	// (200ms, or half of PERSONA_END_OF_TURN when shorter); conversation.NoFlush: never.
+	STTFlushAfter time.Duration // [PERSONA_STT_FLUSH_AFTER] a duration, or off
 	// Metrics is "" (off) or "emf": a CloudWatch embedded-metric-format line on stdout
 	// every MetricsInterval with WorkerLoad and RunningCalls, for the fleet's autoscaling.
 	Metrics          string        // [PERSONA_METRICS]
@@ -173,6 +177,11 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 	dur("PERSONA_END_OF_TURN", &c.EndOfTurn)
 	dur("PERSONA_MAX_TURN", &c.MaxTurn)
 	dur("PERSONA_BARGE_IN_CONFIRM", &c.BargeInConfirm)
+	if v := strings.TrimSpace(getenv("PERSONA_STT_FLUSH_AFTER")); v == "off" {
+		c.STTFlushAfter = conversation.NoFlush
+	} else {
+		dur("PERSONA_STT_FLUSH_AFTER", &c.STTFlushAfter)
+	}
 	str("PERSONA_METRICS", &c.Metrics)
 	str("PERSONA_METRICS_NAMESPACE", &c.MetricsNamespace)
 	str("PERSONA_METRICS_SERVICE", &c.MetricsService)
@@ -238,6 +247,9 @@ func (c Config) Validate() error {
 	}
 	if c.MaxTurn <= c.EndOfTurn || c.MaxTurn > 2*time.Minute {
 		errs = append(errs, fmt.Errorf("PERSONA_MAX_TURN %v: want longer than PERSONA_END_OF_TURN and at most 2m", c.MaxTurn))
+	}
+	if c.STTFlushAfter != conversation.NoFlush && (c.STTFlushAfter < 0 || c.STTFlushAfter >= c.EndOfTurn) {
+		errs = append(errs, fmt.Errorf("PERSONA_STT_FLUSH_AFTER %v: want off, or shorter than PERSONA_END_OF_TURN", c.STTFlushAfter))
 	}
 	if c.BargeInConfirm < 50*time.Millisecond || c.BargeInConfirm > 2*time.Second {
 		errs = append(errs, fmt.Errorf("PERSONA_BARGE_IN_CONFIRM %v: want 50ms to 2s", c.BargeInConfirm))

@@ -3,12 +3,17 @@ package worker_test
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
+	"maps"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/bridgeline/bridgeline/infra/cfn"
+	"github.com/bridgeline/bridgeline/mediafleet/conversation"
+	"github.com/bridgeline/bridgeline/mediafleet/stt"
 	"github.com/bridgeline/bridgeline/mediafleet/worker"
 )
 
@@ -68,13 +73,18 @@ func TestConfigFromEnv(t *testing.T) {
 	}
 	llmVars := with("LLM_BASE_URL", "http://127.0.0.1:11434/v1")
 	for k, v := range map[string]string{"LLM_MODEL": "llama3.2", "LLM_API_KEY": "sk-x", "LLM_TIMEOUT": "3s",
-		"PERSONA_END_OF_TURN": "500ms", "PERSONA_MAX_TURN": "30s", "PERSONA_BARGE_IN_CONFIRM": "250ms", "PERSONA_TTS": "espeak"} {
+		"PERSONA_END_OF_TURN": "500ms", "PERSONA_MAX_TURN": "30s", "PERSONA_BARGE_IN_CONFIRM": "250ms", "PERSONA_TTS": "espeak",
+		"PERSONA_STT_FLUSH_AFTER": "150ms"} {
 		llmVars[k] = v
 	}
 	if cfg, err := worker.ConfigFromEnv(getenv(llmVars)); err != nil || cfg.LLMBaseURL != "http://127.0.0.1:11434/v1" || cfg.LLMModel != "llama3.2" ||
 		cfg.LLMAPIKey != "sk-x" || cfg.LLMTimeout != 3*time.Second || cfg.EndOfTurn != 500*time.Millisecond ||
-		cfg.MaxTurn != 30*time.Second || cfg.BargeInConfirm != 250*time.Millisecond || cfg.TTS != "espeak" {
+		cfg.MaxTurn != 30*time.Second || cfg.BargeInConfirm != 250*time.Millisecond || cfg.TTS != "espeak" ||
+		cfg.STTFlushAfter != 150*time.Millisecond {
 		t.Errorf("conversation variables: %v, %+v", err, cfg)
+	}
+	if cfg, err := worker.ConfigFromEnv(getenv(with("PERSONA_STT_FLUSH_AFTER", "off"))); err != nil || cfg.STTFlushAfter != conversation.NoFlush {
+		t.Errorf("PERSONA_STT_FLUSH_AFTER=off: %v, %v", err, cfg.STTFlushAfter)
 	}
 	good := with("PERSONA_VIDEO_SIZE", "1280x720")
 	if cfg, err := worker.ConfigFromEnv(getenv(good)); err != nil || cfg.Width != 1280 || cfg.Height != 720 {
@@ -101,6 +111,8 @@ func TestConfigFromEnv(t *testing.T) {
 		"max turn under end":    with("PERSONA_MAX_TURN", "300ms"),
 		"max turn too long":     with("PERSONA_MAX_TURN", "10m"),
 		"barge-in confirm zero": with("PERSONA_BARGE_IN_CONFIRM", "0s"),
+		"flush at end of turn":  with("PERSONA_STT_FLUSH_AFTER", "400ms"),
+		"flush not a duration":  with("PERSONA_STT_FLUSH_AFTER", "never"),
 	} {
 		if _, err := worker.ConfigFromEnv(getenv(m)); err == nil {
 			t.Errorf("%s: ConfigFromEnv = nil error", name)
@@ -128,15 +140,8 @@ func TestFleetTemplateMatchesWorker(t *testing.T) {
 		t.Fatal("no task definition")
 	}
 	vars := map[string]string{}
-	for _, key := range []string{"Environment", "Secrets"} {
-		for _, e := range container[key].([]any) {
-			m := e.(map[string]any)
-			v, ok := m["Value"].(string)
-			if !ok {
-				v = "resolved-at-deploy-time-" + m["Name"].(string) // a reference: long, one per secret
-			}
-			vars[m["Name"].(string)] = v
-		}
+	for name, v := range templateEnv(tpl, container) {
+		vars[name] = v.value
 	}
 	vars["PERSONA_MAX_JOBS"] = "8"
 	vars["LIVEKIT_URL"] = "wss://livekit.example"
@@ -164,5 +169,134 @@ func TestFleetTemplateMatchesWorker(t *testing.T) {
 		if line["WorkerLoad"] != 0.5 || line["RunningCalls"] != 4.0 || line["ServiceName"] != "svc" {
 			t.Errorf("EMF values = %v", line)
 		}
+	}
+}
+
+// envEntry is one variable of the fleet's container: its value with every parameter at
+// its default (a reference to anything else resolved to a placeholder), the parameter it
+// comes from, and the condition it is set under ("" for always).
+type envEntry struct {
+	value, param, condition string
+	secret                  bool
+}
+
+// templateEnv reads the container's Environment and Secrets; an entry under !If is
+// taken as set, with its condition beside it.
+func templateEnv(tpl *cfn.Template, container map[string]any) map[string]envEntry {
+	out := map[string]envEntry{}
+	for _, key := range []string{"Environment", "Secrets"} {
+		for _, e := range container[key].([]any) {
+			m := e.(map[string]any)
+			cond := ""
+			if branches, ok := m["Fn::If"].([]any); ok {
+				cond, m = branches[0].(string), branches[1].(map[string]any)
+			}
+			name := m["Name"].(string)
+			entry := envEntry{condition: cond, secret: key == "Secrets"}
+			switch v := m["Value"].(type) {
+			case string:
+				entry.value = v
+			case map[string]any:
+				if ref, ok := v["Ref"].(string); ok {
+					entry.param = ref
+					if p, ok := tpl.Parameters[ref]; ok {
+						entry.value = fmt.Sprint(p["Default"])
+					}
+				}
+			}
+			if sub, ok := m["ValueFrom"].(map[string]any); ok {
+				if s, ok := sub["Fn::Sub"].(string); ok {
+					entry.param = strings.TrimSuffix(strings.TrimPrefix(s, "${"), "}:api_key::")
+				} else if ref, ok := sub["Ref"].(string); ok {
+					entry.param = ref
+				}
+			}
+			if entry.value == "" && (entry.secret || entry.param != "" && tpl.Parameters[entry.param] == nil) {
+				entry.value = "resolved-at-deploy-time-" + name // a reference: long, one per secret
+			}
+			out[name] = entry
+		}
+	}
+	return out
+}
+
+// The fleet's parameters choose the assistants' model, the callers' recogniser and the
+// hosted voices, through the variables the worker reads, and each key comes from Secrets
+// Manager, granted to the task only when it is given.
+func TestFleetTemplateConfiguresModelAndSpeech(t *testing.T) {
+	tpl, err := cfn.Load("../../infra/persona-fleet.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var container map[string]any
+	var grants []any
+	for _, r := range tpl.ResourcesOfType("AWS::ECS::TaskDefinition") {
+		container = r.Properties["ContainerDefinitions"].([]any)[0].(map[string]any)
+	}
+	exec := tpl.Resources["ExecutionRole"].Properties["Policies"].([]any)[0].(map[string]any)
+	grants = exec["PolicyDocument"].(map[string]any)["Statement"].([]any)[0].(map[string]any)["Resource"].([]any)
+	env := templateEnv(tpl, container)
+	for _, want := range []struct{ variable, param, condition string }{
+		{"LLM_BASE_URL", "ModelBaseURL", ""},
+		{"LLM_MODEL", "ModelName", ""},
+		{"STT_PROVIDER", "SpeechToText", ""},
+		{"DEEPGRAM_BASE_URL", "DeepgramBaseURL", ""},
+		{"TTS_BASE_URL", "HostedSpeechBaseURL", ""},
+		{"LLM_API_KEY", "ModelCredentialsArn", "HasModelKey"},
+		{"DEEPGRAM_API_KEY", "DeepgramCredentialsArn", "HasDeepgramKey"},
+		{"TTS_API_KEY", "HostedSpeechCredentialsArn", "HasHostedSpeechKey"},
+	} {
+		got, ok := env[want.variable]
+		if !ok || got.param != want.param || got.condition != want.condition {
+			t.Errorf("%s = %+v, want from parameter %s under condition %q", want.variable, got, want.param, want.condition)
+			continue
+		}
+		if got.secret {
+			granted := slices.ContainsFunc(grants, func(g any) bool {
+				b, _ := json.Marshal(g)
+				return string(b) == fmt.Sprintf(`{"Fn::If":[%q,{"Ref":%q},{"Ref":"AWS::NoValue"}]}`, want.condition, want.param)
+			})
+			if !granted {
+				t.Errorf("%s: the execution role may not read %s (under %s): %v", want.variable, want.param, want.condition, grants)
+			}
+			if cond, ok := tpl.Conditions[want.condition]; !ok || !strings.Contains(fmt.Sprint(cond), want.param) {
+				t.Errorf("condition %s = %v, want it on %s", want.condition, cond, want.param)
+			}
+		}
+	}
+
+	base := map[string]string{}
+	for name, e := range env {
+		base[name] = e.value
+	}
+	base["LIVEKIT_URL"], base["BRIDGELINE_API_URL"] = "wss://livekit.example", "https://api.example"
+	delete(base, "PERSONA_MAX_JOBS") // CallsPerTask; the recogniser's default is checked below
+	// Every recogniser the template offers is one the worker knows, with its own default
+	// of calls per CPU.
+	perCPU := map[string]int{stt.ProviderPocketsphinx: worker.CallsPerVCPU, stt.ProviderDeepgram: worker.CallsPerVCPUHosted}
+	for _, v := range tpl.Parameters["SpeechToText"]["AllowedValues"].([]any) {
+		m := maps.Clone(base)
+		m["STT_PROVIDER"] = v.(string)
+		cfg, err := worker.ConfigFromEnv(getenv(m))
+		if n, known := perCPU[v.(string)]; err != nil || !known || cfg.MaxJobs != n*runtime.GOMAXPROCS(0) {
+			t.Errorf("SpeechToText %s: ConfigFromEnv = %d calls, %v; want a recogniser the worker knows", v, cfg.MaxJobs, err)
+		}
+	}
+	// The rule ModelNeedsName is the worker's own check: a model server without a model
+	// name does not start.
+	m := maps.Clone(base)
+	m["LLM_BASE_URL"] = "https://api.openai.com/v1"
+	if _, err := worker.ConfigFromEnv(getenv(m)); err == nil {
+		t.Error("LLM_BASE_URL without LLM_MODEL: ConfigFromEnv = nil error, the template's rule ModelNeedsName has no reason")
+	}
+	m["LLM_MODEL"] = "gpt-4o-mini"
+	if _, err := worker.ConfigFromEnv(getenv(m)); err != nil {
+		t.Errorf("a model server and name: %v", err)
+	}
+	if rule := fmt.Sprint(tpl.Rules["ModelNeedsName"]); !strings.Contains(rule, "ModelName") || !strings.Contains(rule, "ModelBaseURL") {
+		t.Errorf("rule ModelNeedsName = %s", rule)
+	}
+	if rule := fmt.Sprint(tpl.Rules["DeepgramNeedsKeyOrServer"]); !strings.Contains(rule, "DeepgramCredentialsArn") || !strings.Contains(rule, "DeepgramBaseURL") {
+		t.Errorf("rule DeepgramNeedsKeyOrServer = %s", rule)
 	}
 }

@@ -221,7 +221,7 @@ func newConversation(cfg Config, opts Options, voices tts.Voices, model speech.M
 	}
 	e, err := conversation.New(conversation.Config{
 		NewVAD: opts.NewVAD, Recognizer: opts.Recognizer, Model: model, Voices: voices,
-		EndOfTurn: cfg.EndOfTurn, MaxTurn: cfg.MaxTurn, Confirm: cfg.BargeInConfirm,
+		EndOfTurn: cfg.EndOfTurn, FlushAfter: cfg.STTFlushAfter, MaxTurn: cfg.MaxTurn, Confirm: cfg.BargeInConfirm,
 		FirstTokenTimeout: cfg.LLMTimeout, Log: log,
 	})
 	if err != nil {

@@ -42,17 +42,21 @@
     return ['127.0.0.1', 'localhost', '[::1]'].includes(host) ? { iceServers: [] } : undefined;
   }
 
-  // meter follows an audio track: onLevel gets the RMS of the last 20 ms or so, every 50 ms.
+  // meter follows an audio track: onLevel gets the RMS of the last 20 ms or so, every 50 ms,
+  // until the call ends or the function it returns is called.
   function meter(mediaStreamTrack, onLevel) {
     const ctx = state.audio;
     ctx.resume();
     const an = ctx.createAnalyser();
     an.fftSize = 1024;
-    ctx.createMediaStreamSource(new MediaStream([mediaStreamTrack])).connect(an);
+    const source = ctx.createMediaStreamSource(new MediaStream([mediaStreamTrack]));
+    source.connect(an);
     const buf = new Float32Array(an.fftSize);
+    let stopped = false;
     const timer = setInterval(() => {
-      if (!state.room) {
+      if (!state.room || stopped) {
         clearInterval(timer);
+        source.disconnect();
         return;
       }
       an.getFloatTimeDomainData(buf);
@@ -60,6 +64,7 @@
       for (const v of buf) sum += v * v;
       onLevel(Math.sqrt(sum / buf.length));
     }, 50);
+    return () => { stopped = true; };
   }
 
   function onTrack(track) {
@@ -157,10 +162,17 @@
       }
       const mic = room.localParticipant.getTrackPublication(LK.Track.Source.Microphone);
       if (mic && mic.track) {
-        meter(mic.track.mediaStreamTrack, (l) => {
+        const onMicLevel = (l) => {
           state.micLevel = l;
           state.micPeak = Math.max(state.micPeak, l);
           $('mic-level').style.width = `${Math.min(100, Math.round(l * 400))}%`;
+        };
+        let stopMeter = meter(mic.track.mediaStreamTrack, onMicLevel);
+        // The microphone may be captured anew during the call (restartTrack: another
+        // device chosen, or the capture reopened): the meter follows the new capture.
+        mic.track.on(LK.TrackEvent.Restarted, (track) => {
+          stopMeter();
+          stopMeter = meter(track.mediaStreamTrack, onMicLevel);
         });
       }
       if (!state.ended) setState('connected', 'You are connected.');

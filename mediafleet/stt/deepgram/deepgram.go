@@ -1,7 +1,8 @@
 // Package deepgram is a streaming speech.Recognizer that speaks Deepgram's live
 // transcription API: one WebSocket per call to {BaseURL}/v1/listen, the caller's audio
 // sent as linear16 frames while they speak, interim and final results coming back, a
-// Finalize message at the conversation's end of turn, KeepAlive messages between turns
+// Finalize message at the conversation's end of turn (and one earlier in the caller's
+// pause when the conversation flushes: speech.Flusher), KeepAlive messages between turns
 // and CloseStream when the call ends. Any server that speaks the same protocol
 // (Deepgram's self-hosted API, compatible servers) works through BaseURL.
 //
@@ -97,7 +98,11 @@ type Recognizer struct {
 	header http.Header
 }
 
-var _ speech.Recognizer = (*Recognizer)(nil)
+var (
+	_ speech.Recognizer = (*Recognizer)(nil)
+	_ speech.Flusher    = (*transcriber)(nil)
+	_ speech.Interimer  = (*transcriber)(nil)
+)
 
 // New checks cfg and fills its defaults.
 func New(cfg Config) (*Recognizer, error) {
@@ -214,6 +219,12 @@ type transcriber struct {
 	finals   []string
 	finalEnd int
 	interim  string
+	// interimEnd is where the interim words' audio ends, in samples of the turn: a final
+	// result of earlier audio (a Flush's, answered late) does not drop them.
+	interimEnd int
+	// flushTo: Flush asked for a Finalize once this much of the turn's audio is out (0:
+	// none asked).
+	flushTo int
 	// finalizing: End asked for the turn's final result; finalized is closed when it came.
 	finalizing bool
 	finalized  chan struct{}
@@ -231,10 +242,15 @@ type conn struct {
 	// Deepgram's start and duration are given. A sample of stream time s is sample
 	// s-base of the turn the connection carries (turn).
 	sent, base, turn int
-	// turnSent is how much of that turn's audio went out; finalizeSent, whether its
-	// Finalize did.
-	turnSent     int
-	finalizeSent bool
+	// turnSent is how much of that turn's audio went out; finalizedTo, how much of it
+	// the connection's latest Finalize (or the final results the connection started
+	// after) covers, and prevFinalizedTo the one before; answered, whether a result
+	// marked from_finalize came for the latest: one whose audio ends past the one
+	// before (the service answers in order, so the earlier ones are answered, or never
+	// will be).
+	turnSent                     int
+	finalizedTo, prevFinalizedTo int
+	answered                     bool
 	// flush: an earlier turn's audio went out without its Finalize.
 	flush     bool
 	lastWrite time.Time
@@ -265,18 +281,19 @@ func (t *transcriber) startTurn(open bool) {
 		// results covered (an aborted turn) is flushed before the next turn's, so no
 		// result mixes the two.
 		covered := c.turn == t.turn && t.finalEnd >= c.turnSent-tolerance
-		uncovered := c.turnSent > 0 && !c.finalizeSent && !covered
+		uncovered := c.turnSent > c.finalizedTo && !covered
 		c.flush = c.flush || uncovered
 	}
 	t.inTurn = open
 	t.turn++
 	t.audio = t.audio[:0]
-	t.finals, t.finalEnd, t.interim = nil, 0, ""
+	t.finals, t.finalEnd, t.interim, t.interimEnd, t.flushTo = nil, 0, "", 0, 0
 	t.finalizing, t.finalized = false, make(chan struct{})
 	if c := t.conn; c != nil {
 		// The turn starts here in the stream: whatever comes back for earlier audio is
 		// the previous turn's.
-		c.turn, c.base, c.turnSent, c.finalizeSent = t.turn, c.sent, 0, false
+		c.turn, c.base, c.turnSent = t.turn, c.sent, 0
+		c.finalizedTo, c.prevFinalizedTo, c.answered = 0, 0, false
 	}
 }
 
@@ -288,6 +305,22 @@ func (t *transcriber) Write(pcm []int16) error {
 		return errors.New("deepgram: Write outside a turn")
 	}
 	t.audio = append(t.audio, pcm...)
+	t.mu.Unlock()
+	t.poke()
+	return nil
+}
+
+// Flush has run send Finalize once the turn's audio written so far is out: the service
+// finishes those words now, while the caller's pause goes on. The turn stays open; End
+// then sends Finalize only for audio written after it, and waits only for what is still
+// to come.
+func (t *transcriber) Flush() error {
+	t.mu.Lock()
+	if !t.inTurn {
+		t.mu.Unlock()
+		return errors.New("deepgram: Flush outside a turn")
+	}
+	t.flushTo = len(t.audio)
 	t.mu.Unlock()
 	t.poke()
 	return nil
@@ -316,8 +349,10 @@ func (t *transcriber) Abort() {
 	t.mu.Unlock()
 }
 
-// End sends Finalize once the turn's audio is out and waits for the turn's final words:
-// a result marked from_finalize, or final results that cover all the audio sent. Past
+// End sends Finalize once the turn's audio is out (unless a Flush's Finalize already
+// followed all of it) and waits for the turn's final words: the answer (marked
+// from_finalize) to the turn's latest Finalize on the connection, or final results that
+// cover all the audio sent. Past
 // FinalizeTimeout the final results so far and the latest interim words are the text,
 // when the service had all the turn's audio on a connection still up; otherwise the
 // turn goes to the fallback.
@@ -505,8 +540,10 @@ func (t *transcriber) dial() (*conn, error) {
 	}
 	t.dialErr = nil
 	resend := min(t.finalEnd, len(t.audio))
-	c.turn, c.base, c.turnSent = t.turn, -resend, resend
-	t.interim = "" // the audio after the finals is transcribed again on this connection
+	// The final results cover the audio before resend: a Flush asked for later audio
+	// gets its Finalize again on this connection.
+	c.turn, c.base, c.turnSent, c.finalizedTo, c.prevFinalizedTo = t.turn, -resend, resend, resend, resend
+	t.interim, t.interimEnd = "", 0 // the audio after the finals is transcribed again on this connection
 	t.conn = c
 	t.mu.Unlock()
 	go t.read(c)
@@ -547,8 +584,9 @@ var (
 	closeStreamMsg = []byte(`{"type":"CloseStream"}`)
 )
 
-// flush sends what is pending on c: the open turn's new audio, then its Finalize once
-// all of it is out; a KeepAlive when nothing went out for a while.
+// flush sends what is pending on c: the open turn's new audio, then a Finalize once all
+// of it is out when End or a Flush asked for one that no earlier Finalize covers; a
+// KeepAlive when nothing went out for a while.
 func (t *transcriber) flush(c *conn) (closing bool, err error) {
 	t.mu.Lock()
 	if t.closing {
@@ -567,9 +605,10 @@ func (t *transcriber) flush(c *conn) (closing bool, err error) {
 		c.turnSent += len(pending)
 		c.sent += len(pending)
 	}
-	finalize := t.inTurn && t.finalizing && c.turn == t.turn && c.turnSent == len(t.audio) && !c.finalizeSent
+	finalize := t.inTurn && c.turn == t.turn && c.turnSent == len(t.audio) && c.finalizedTo < c.turnSent &&
+		(t.finalizing || t.flushTo > c.finalizedTo)
 	if finalize {
-		c.finalizeSent = true
+		c.prevFinalizedTo, c.finalizedTo, c.answered = c.finalizedTo, c.turnSent, false
 	}
 	idle := time.Since(c.lastWrite) >= t.r.cfg.KeepAlive
 	t.mu.Unlock()
@@ -706,30 +745,31 @@ func (t *transcriber) result(c *conn, m message) {
 		text = strings.TrimSpace(m.Channel.Alternatives[0].Transcript)
 	}
 	if !m.IsFinal {
-		t.interim = text
+		t.interim, t.interimEnd = text, end
 		return
 	}
 	if text != "" {
 		t.finals = append(t.finals, text)
 	}
 	t.finalEnd = max(t.finalEnd, end)
-	t.interim = ""
-	if m.FromFinalize && t.finalizing {
-		close(t.finalized)
-		t.finalizing = false
-		return
+	if end >= t.interimEnd-tolerance {
+		t.interim = ""
+	}
+	if m.FromFinalize && end > c.prevFinalizedTo+tolerance {
+		c.answered = true
 	}
 	t.checkFinalLocked()
 }
 
-// checkFinalLocked ends the wait for the turn's final words once final results cover
-// every sample of it that went out; t.mu held.
+// checkFinalLocked ends End's wait for the turn's final words once they are all in:
+// every sample of the turn went out and either final results cover it all, or the
+// connection's latest Finalize followed all of it and was answered; t.mu held.
 func (t *transcriber) checkFinalLocked() {
 	c := t.conn
 	if !t.finalizing || c == nil || c.turn != t.turn || c.turnSent < len(t.audio) || len(t.audio) == 0 {
 		return
 	}
-	if t.finalEnd >= len(t.audio)-tolerance {
+	if t.finalEnd >= len(t.audio)-tolerance || (c.finalizedTo == len(t.audio) && c.answered) {
 		close(t.finalized)
 		t.finalizing = false
 	}

@@ -410,3 +410,214 @@ func TestConfig(t *testing.T) {
 		t.Fatal("unreachable")
 	}
 }
+
+// TestFlushInAPause: the conversation flushes in the caller's pause (speech.Flusher),
+// and the caller goes on. The service finalises the words so far at once (a Finalize,
+// answered during the pause or after more speech), the stream goes on, and the turn's
+// text is every final result of it in order: no word lost, none twice.
+func TestFlushInAPause(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		delay time.Duration // the service's, from a Finalize to its answer
+		pause time.Duration // silence after the Flush before the caller goes on
+	}{
+		{"answered in the pause", 80 * time.Millisecond, 200 * time.Millisecond},
+		{"answered after more speech", 400 * time.Millisecond, 100 * time.Millisecond},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				srv := deepgramtest.NewPiped(deepgramtest.Config{Key: key, FinalizeDelay: tc.delay, InterimEvery: 100 * time.Millisecond})
+				defer srv.Close()
+				srv.Script("i would like", "two dozen roses")
+				tr := newTranscriber(t, newRecognizer(t, srv, nil))
+				defer tr.Close()
+
+				tr.Begin()
+				write(t, tr, tone(800*time.Millisecond), true)
+				write(t, tr, silence(200*time.Millisecond), true)
+				if err := tr.(speech.Flusher).Flush(); err != nil {
+					t.Fatal(err)
+				}
+				write(t, tr, silence(tc.pause), true)
+				write(t, tr, tone(600*time.Millisecond), true)
+				synctest.Wait()
+				if got := tr.(speech.Interimer).Interim(); !strings.HasPrefix(got, "i would like ") {
+					t.Errorf("Interim after more speech = %q, want the flushed words then the new ones", got)
+				}
+				write(t, tr, silence(400*time.Millisecond), true)
+				if got := end(t, tr); got != "i would like two dozen roses" {
+					t.Errorf("turn with a Flush in its pause = %q", got)
+				}
+				synctest.Wait()
+				recv := srv.Received()
+				if len(recv) != 1 || recv[0].Finalizes != 2 || len(recv[0].FinalSent) != 2 {
+					t.Errorf("%d connections; want 1 with 2 Finalize answered (the Flush's, End's): %+v", len(recv), recv)
+				}
+			})
+		})
+	}
+}
+
+// TestEndRightAfterFlush: the pause the conversation flushed in ends the turn, with no
+// audio written after the Flush (the conversation holds the pause's later windows).
+// End sends no second Finalize: once the Flush's answer is in it returns at once, and
+// while it is on its way End waits only for the rest of the service's delay.
+func TestEndRightAfterFlush(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const delay = 150 * time.Millisecond
+		srv := deepgramtest.NewPiped(deepgramtest.Config{Key: key, FinalizeDelay: delay})
+		defer srv.Close()
+		srv.Script("what time do you open", "do you deliver")
+		tr := newTranscriber(t, newRecognizer(t, srv, nil))
+		defer tr.Close()
+		f := tr.(speech.Flusher)
+
+		// The answer comes 150 ms after the Flush; the turn ends 200 ms after it.
+		tr.Begin()
+		write(t, tr, tone(time.Second), true)
+		write(t, tr, silence(224*time.Millisecond), true)
+		f.Flush()
+		time.Sleep(192 * time.Millisecond)
+		start := time.Now()
+		if got := end(t, tr); got != "what time do you open" {
+			t.Errorf("End after the Flush's answer = %q", got)
+		}
+		if took := time.Since(start); took != 0 {
+			t.Errorf("End after the Flush's answer took %v, want no wait", took)
+		}
+
+		// The turn ends 50 ms after the Flush: End waits the 100 ms left of its delay.
+		tr.Begin()
+		write(t, tr, tone(time.Second), true)
+		write(t, tr, silence(224*time.Millisecond), true)
+		f.Flush()
+		time.Sleep(50 * time.Millisecond)
+		start = time.Now()
+		if got := end(t, tr); got != "do you deliver" {
+			t.Errorf("End before the Flush's answer = %q", got)
+		}
+		if took := time.Since(start); took != delay-50*time.Millisecond {
+			t.Errorf("End before the Flush's answer took %v, want the %v left of the service's delay", took, delay-50*time.Millisecond)
+		}
+		synctest.Wait()
+		if n := srv.Received()[0].Finalizes; n != 2 {
+			t.Errorf("%d Finalize messages, want 2: one per turn, the Flush's", n)
+		}
+	})
+}
+
+// TestDropAfterFlush: the socket drops between the Flush and the end of the turn.
+// Whether the Flush's answer came before the drop or not, the turn's words are all
+// there, once: the transcriber sends again the audio no final result covers (and the
+// Finalize the Flush asked for), and with the service gone the fallback gets the
+// whole turn.
+func TestDropAfterFlush(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		answered bool // the Flush's answer came before the drop
+	}{{"answer in before the drop", true}, {"answer lost in the drop", false}} {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				srv := deepgramtest.NewPiped(deepgramtest.Config{Key: key, FinalizeDelay: 100 * time.Millisecond})
+				defer srv.Close()
+				if !tc.answered {
+					// The fake takes the flushed words off its script when it gets the
+					// Finalize; the new connection's service hears them again.
+					srv.Script("i would like")
+				}
+				srv.Script("i would like", "two dozen roses")
+				tr := newTranscriber(t, newRecognizer(t, srv, nil))
+				defer tr.Close()
+				tr.Begin()
+				write(t, tr, tone(800*time.Millisecond), true)
+				write(t, tr, silence(200*time.Millisecond), true)
+				tr.(speech.Flusher).Flush()
+				if tc.answered {
+					time.Sleep(150 * time.Millisecond)
+				} else {
+					time.Sleep(50 * time.Millisecond)
+				}
+				synctest.Wait()
+				srv.DropAll()
+				write(t, tr, tone(600*time.Millisecond), true)
+				write(t, tr, silence(400*time.Millisecond), true)
+				if got := end(t, tr); got != "i would like two dozen roses" {
+					t.Errorf("turn across a drop after a Flush = %q", got)
+				}
+				recv := srv.Received()
+				if len(recv) != 2 {
+					t.Fatalf("%d connections, want 2", len(recv))
+				}
+				resent := int((600*time.Millisecond + 400*time.Millisecond).Seconds() * speech.Rate)
+				if !tc.answered {
+					resent += int((800*time.Millisecond + 200*time.Millisecond).Seconds() * speech.Rate)
+				}
+				if recv[1].Samples != resent {
+					t.Errorf("the second connection got %d samples, want the %d no final result covered", recv[1].Samples, resent)
+				}
+			})
+		})
+	}
+
+	// The service goes down after the Flush was answered: the fallback gets the whole
+	// turn's audio, not the part after the Flush, and its text is the turn's.
+	synctest.Test(t, func(t *testing.T) {
+		srv := deepgramtest.NewPiped(deepgramtest.Config{Key: key, FinalizeDelay: 50 * time.Millisecond})
+		defer srv.Close()
+		srv.Script("i would like")
+		fb := &scripted{text: "i would like two dozen roses"}
+		tr := newTranscriber(t, newRecognizer(t, srv, func(c *deepgram.Config) { c.Fallback = fb }))
+		defer tr.Close()
+		tr.Begin()
+		write(t, tr, tone(800*time.Millisecond), true)
+		write(t, tr, silence(200*time.Millisecond), true)
+		tr.(speech.Flusher).Flush()
+		time.Sleep(100 * time.Millisecond)
+		srv.SetConfig(func(c *deepgramtest.Config) { c.Down = true })
+		srv.DropAll()
+		write(t, tr, tone(600*time.Millisecond), true)
+		write(t, tr, silence(400*time.Millisecond), true)
+		synctest.Wait()
+		if got := end(t, tr); got != "i would like two dozen roses" {
+			t.Errorf("turn with the service down after a Flush = %q, want the fallback's", got)
+		}
+		whole := int((800*time.Millisecond + 200*time.Millisecond + 600*time.Millisecond + 400*time.Millisecond).Seconds() * speech.Rate)
+		if len(fb.turns) != 1 || len(fb.turns[0]) != whole {
+			t.Errorf("the fallback got %d turns, want the whole turn's %d samples", len(fb.turns), whole)
+		}
+	})
+}
+
+// TestUnansweredFlush: the service's endpointing finalised the words just before the
+// Flush, so its Finalize has nothing left to answer (Deepgram promises no answer then).
+// The caller goes on; End waits for its own Finalize's answer only, not for the
+// finalize timeout.
+func TestUnansweredFlush(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const delay = 80 * time.Millisecond
+		srv := deepgramtest.NewPiped(deepgramtest.Config{Key: key, FinalizeDelay: delay, Endpointing: 192 * time.Millisecond})
+		defer srv.Close()
+		srv.Script("i would like", "two dozen roses")
+		tr := newTranscriber(t, newRecognizer(t, srv, nil))
+		defer tr.Close()
+		tr.Begin()
+		write(t, tr, tone(800*time.Millisecond), true)
+		write(t, tr, silence(192*time.Millisecond), true) // the endpointing's final result
+		synctest.Wait()
+		tr.(speech.Flusher).Flush()
+		synctest.Wait() // the Finalize is out before the caller goes on
+		write(t, tr, tone(608*time.Millisecond), true)
+		write(t, tr, silence(96*time.Millisecond), true)
+		start := time.Now()
+		if got := end(t, tr); got != "i would like two dozen roses" {
+			t.Errorf("turn = %q", got)
+		}
+		if took := time.Since(start); took != delay {
+			t.Errorf("End took %v, want the service's %v for its own Finalize", took, delay)
+		}
+		synctest.Wait()
+		if r := srv.Received()[0]; r.Finalizes != 2 || len(r.FinalSent) != 1 {
+			t.Errorf("%d Finalize, %d answered; want 2, 1 (the Flush's had nothing left)", r.Finalizes, len(r.FinalSent))
+		}
+	})
+}

@@ -85,9 +85,10 @@
     return ['127.0.0.1', 'localhost', '[::1]'].includes(host) ? { iceServers: [] } : undefined;
   }
 
-  // meter follows an audio track's level while the call lasts (level-meter.js).
-  function meter(mediaStreamTrack, onLevel) {
-    window.bridgelineLevelMeter(state.audio, mediaStreamTrack, onLevel, () => !!state.room);
+  // meter follows an audio track's level while the call lasts and still() holds
+  // (level-meter.js).
+  function meter(mediaStreamTrack, onLevel, still = () => true) {
+    window.bridgelineLevelMeter(state.audio, mediaStreamTrack, onLevel, () => !!state.room && still());
   }
 
   // Captions: one line per segment (a turn of one side), replaced by each newer stream
@@ -248,11 +249,19 @@
         t.attach($('self-view'));
         $('self-view').dataset.live = '1';
       } else {
-        meter(t.mediaStreamTrack, (l) => {
+        const onLevel = (l) => {
           state.level = l;
           state.peak = Math.max(state.peak, l);
           $('level').style.width = `${Math.min(100, Math.round(l * 400))}%`;
-        });
+        };
+        // The microphone may be captured anew during the call (restartTrack: another
+        // device chosen, the capture reopened): the meter follows the new capture.
+        const follow = () => {
+          const capture = t.mediaStreamTrack;
+          meter(capture, onLevel, () => t.mediaStreamTrack === capture);
+        };
+        follow();
+        t.on(LK.TrackEvent.Restarted, follow);
       }
     }
     $('hangup').hidden = false;

@@ -2,8 +2,9 @@
 // benchmarks: a WebSocket server on 127.0.0.1 (or on in-memory pipes: NewPiped) that
 // speaks the real protocol at /v1/listen: the Authorization header and the query
 // parameters checked as Deepgram checks them, linear16 audio frames in, Results messages
-// out (interim ones as audio arrives, a final one marked from_finalize a configurable
-// delay after each Finalize), KeepAlive, CloseStream (a final Metadata message, then a
+// out (interim ones as audio arrives; a final one marked from_finalize a configurable
+// delay after each Finalize, of the audio since the previous final result: a stream may
+// be finalised several times and goes on after each), KeepAlive, CloseStream (a final Metadata message, then a
 // normal close), and the 10 s idle timeout (close 1011, NET-0001). Its words come from a
 // script (the texts the test says the caller speaks, one per stretch of speech), or from
 // a function of the audio. It can drop every connection and refuse new ones, and it
@@ -390,8 +391,11 @@ func (s *Server) wordsFunc() func([]int16, bool) string {
 }
 
 // finalize answers a Finalize after the configured delay with the final result of the
-// audio since the last one. With no audio pending there is nothing to answer (Deepgram
-// does not promise a from_finalize result then).
+// audio since the last final result (the previous Finalize's, or the endpointing's):
+// is_final and from_finalize, not speech_final, which Deepgram sets only when its
+// endpointing heard the speech end. The stream goes on: audio after it is transcribed
+// as before. With no audio pending there is nothing to answer (Deepgram does not
+// promise a from_finalize result then).
 func (st *stream) finalize(timers *sync.WaitGroup) {
 	s := st.s
 	s.mu.Lock()
@@ -478,7 +482,7 @@ func results(from, n int, text string, final, fromFinalize bool) []byte {
 	}
 	b, _ := json.Marshal(map[string]any{
 		"type": "Results", "channel_index": []int{0, 1}, "start": start, "duration": dur,
-		"is_final": final, "speech_final": final, "from_finalize": fromFinalize,
+		"is_final": final, "speech_final": final && !fromFinalize, "from_finalize": fromFinalize,
 		"channel":  map[string]any{"alternatives": []any{map[string]any{"transcript": text, "confidence": 0.99, "words": words}}},
 		"metadata": map[string]any{"request_id": "fake-request", "model_uuid": "fake-model", "model_info": map[string]any{"name": "fake", "version": "0", "arch": "fake"}},
 	})

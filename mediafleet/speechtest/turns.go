@@ -1,4 +1,4 @@
-package webcall
+package speechtest
 
 import (
 	"context"
@@ -13,20 +13,12 @@ import (
 	"github.com/bridgeline/bridgeline/mediafleet/tts"
 )
 
-// keptTurns wraps the persona worker's recogniser and keeps every caller turn's audio,
-// as the recogniser got it, in a WAV file: in $TURN_AUDIO_DIR when set, else in the
-// test's temporary folder. A failing test logs the files (Log), so what the recogniser
-// heard can be listened to and recognised again.
-type keptTurns struct {
-	speech.Recognizer
-	t   *testing.T
-	dir string
-
-	mu    sync.Mutex
-	files []string
-}
-
-func keepTurns(t *testing.T, r speech.Recognizer) *keptTurns {
+// KeepTurns wraps a persona worker's recogniser and keeps every caller turn's audio, as
+// the recogniser got it, in a WAV file: in $TURN_AUDIO_DIR when set, else in the test's
+// temporary folder. A failing test (or any, with $TURN_AUDIO_DIR) logs the files and
+// what was recognised in each, so what the recogniser heard can be listened to and
+// recognised again.
+func KeepTurns(t testing.TB, r speech.Recognizer) speech.Recognizer {
 	dir := os.Getenv("TURN_AUDIO_DIR")
 	if dir == "" {
 		dir = t.TempDir()
@@ -47,6 +39,15 @@ func keepTurns(t *testing.T, r speech.Recognizer) *keptTurns {
 		}
 	})
 	return k
+}
+
+type keptTurns struct {
+	speech.Recognizer
+	t   testing.TB
+	dir string
+
+	mu    sync.Mutex
+	files []string
 }
 
 func (k *keptTurns) NewTranscriber(ctx context.Context) (speech.Transcriber, error) {
