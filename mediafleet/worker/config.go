@@ -75,10 +75,13 @@ type Config struct {
 }
 
 // CallsPerVCPU is how many calls a worker takes per CPU it may use when PERSONA_MAX_JOBS
-// is unset and pocketsphinx recognises the callers on the worker's CPU: from the measured
-// cost of a video call (BenchmarkWorkerCPU, docs/deploy.md), the caller speaking half
-// the time and listening the other half, at most 80% of each CPU.
-const CallsPerVCPU = 3
+// is unset and pocketsphinx recognises the callers on the worker's CPU: what one core
+// held with the response within its goal (BenchmarkWorkerConversations with
+// BENCH_STT=pocketsphinx: 2 audio or video conversations answered within a third of a
+// second of one alone at p95; 3 answered 1.3-2.6 s late at p50 in four runs, though the
+// worker's CPU per call-second would have allowed 4 at 80% of the core: the decoding
+// runs as the callers speak, so callers speaking at once fill the core; docs/deploy.md).
+const CallsPerVCPU = 2
 
 // CallsPerVCPUHosted is the same with a hosted recogniser (STT_PROVIDER deepgram or
 // openai), which takes recognition, the largest part of a call's cost, off the worker.
