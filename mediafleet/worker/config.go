@@ -78,7 +78,7 @@ type Config struct {
 // is unset and pocketsphinx recognises the callers on the worker's CPU: what one core
 // held with the response within its goal (BenchmarkWorkerConversations with
 // BENCH_STT=pocketsphinx: 2 audio or video conversations answered within a third of a
-// second of one alone at p95; 3 answered 1.3-2.6 s late at p50 in four runs, though the
+// second of one alone at p95; 3 answered 1.3-2.6 s late at p50 in five runs, though the
 // worker's CPU per call-second would have allowed 4 at 80% of the core: the decoding
 // runs as the callers speak, so callers speaking at once fill the core; docs/deploy.md).
 const CallsPerVCPU = 2
