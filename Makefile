@@ -108,6 +108,9 @@ bench: deps
 	@echo "== a core's worth of conversations (10, staggered, Deepgram's protocol) on one worker pinned to one CPU, the callers and livekit-server on the others: response p50/p95 and the worker's CPU, beside one conversation alone"
 	if [ "$$(nproc)" -ge 2 ]; then BENCH_WORKER_CPU=1 taskset -c 0 $(GO) test -run '^$$' -bench WorkerConversations -benchtime 1x -timeout 30m ./mediafleet/worker; \
 	else $(GO) test -run '^$$' -bench WorkerConversations -benchtime 1x -timeout 30m ./mediafleet/worker; fi
+	@echo "== the same with pocketsphinx on the worker's CPU, the offline default, at its default of 2 calls per CPU: 2 audio conversations beside one alone"
+	if [ "$$(nproc)" -ge 2 ]; then BENCH_STT=pocketsphinx BENCH_CALLS=2 BENCH_WORKER_CPU=1 taskset -c 0 $(GO) test -run '^$$' -bench 'WorkerConversations/audio' -benchtime 1x -timeout 30m ./mediafleet/worker; \
+	else BENCH_STT=pocketsphinx BENCH_CALLS=2 $(GO) test -run '^$$' -bench 'WorkerConversations/audio' -benchtime 1x -timeout 30m ./mediafleet/worker; fi
 	@echo "== a caller on the sim's /sim/ page (headless Chromium): answer to greeting beside the sim's bot caller, call for call"
 	$(GO) test -run '^$$' -bench BenchmarkSimPageGreeting -benchtime 10x ./examples/simcaller/
 	@echo "== conversation on the whole stack (real VAD, STT, TTS; fake model at 0 and 300 ms first token): caller's end of speech to the reply heard beside its floor, barge-in, greeting; then concurrent calls per worker"
