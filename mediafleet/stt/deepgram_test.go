@@ -79,12 +79,7 @@ func TestDeepgramDownFallsBackToPocketsphinx(t *testing.T) {
 	defer tr.Close()
 	time.Sleep(100 * time.Millisecond) // the first connection attempt is refused
 	q := "Is the pharmacy open on Sunday?"
-	tr.Begin()
-	stream(t, tr, turn(speechtest.Flite(t, "awb", q)))
-	got, err := tr.End(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
+	got := transcribe(t, tr, turn(speechtest.Flite(t, "awb", q)))
 	if e := wordErrors(words(q), words(got)); e > 2 {
 		t.Errorf("fallback heard %q for %q (%d word errors)", got, q, e)
 	}

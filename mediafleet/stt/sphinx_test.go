@@ -87,6 +87,21 @@ func stream(tb testing.TB, tr interface{ Write([]int16) error }, pcm []int16) {
 	}
 }
 
+// transcribe has tr transcribe one turn of pcm, streamed as the conversation streams
+// it, and returns the turn's text.
+func transcribe(tb testing.TB, tr speech.Transcriber, pcm []int16) string {
+	tb.Helper()
+	if err := tr.Begin(); err != nil {
+		tb.Fatal(err)
+	}
+	stream(tb, tr, pcm)
+	got, err := tr.End(context.Background())
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return got
+}
+
 // turn is a turn as the conversation sends it: some padding before the speech, the
 // speech, and the end-of-turn silence.
 func turn(speech []int16) []int16 {
@@ -146,14 +161,7 @@ func TestSphinxArgsReplaceDefaults(t *testing.T) {
 	}
 	defer tr.Close()
 	q := "Is the pharmacy open on Sunday?"
-	if err := tr.Begin(); err != nil {
-		t.Fatal(err)
-	}
-	stream(t, tr, turn(speechtest.Flite(t, "awb", q)))
-	got, err := tr.End(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
+	got := transcribe(t, tr, turn(speechtest.Flite(t, "awb", q)))
 	if e := wordErrors(words(q), words(got)); e > 2 {
 		t.Errorf("said %q, heard %q (%d errors)", q, got, e)
 	}
@@ -177,14 +185,7 @@ func TestSphinxAbortThenTurn(t *testing.T) {
 	tr.Abort()
 
 	q := "Is the pharmacy open on Sunday?"
-	if err := tr.Begin(); err != nil {
-		t.Fatal(err)
-	}
-	stream(t, tr, turn(speechtest.Flite(t, "awb", q)))
-	got, err := tr.End(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
+	got := transcribe(t, tr, turn(speechtest.Flite(t, "awb", q)))
 	if strings.Contains(got, "cancel") {
 		t.Errorf("after Abort the turn heard %q: the aborted words leaked in", got)
 	}
@@ -334,13 +335,7 @@ func BenchmarkSphinxStream(b *testing.B) {
 	defer tr.Close()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		if err := tr.Begin(); err != nil {
-			b.Fatal(err)
-		}
-		stream(b, tr, pcm)
-		if _, err := tr.End(context.Background()); err != nil {
-			b.Fatal(err)
-		}
+		transcribe(b, tr, pcm)
 	}
 	audio := time.Duration(len(pcm)) * time.Second / Rate
 	b.ReportMetric(float64(b.Elapsed())/float64(b.N)/float64(audio)*100, "%realtime")
@@ -380,14 +375,7 @@ func TestSphinxThroughOpus(t *testing.T) {
 	defer tr.Close()
 	var errs, total int
 	for _, q := range questions {
-		if err := tr.Begin(); err != nil {
-			t.Fatal(err)
-		}
-		stream(t, tr, turn(speechtest.ThroughOpus(t, speechtest.Flite(t, "awb", q))))
-		got, err := tr.End(context.Background())
-		if err != nil {
-			t.Fatal(err)
-		}
+		got := transcribe(t, tr, turn(speechtest.ThroughOpus(t, speechtest.Flite(t, "awb", q))))
 		errs += wordErrors(words(q), words(got))
 		total += len(words(q))
 		t.Logf("said %q, heard %q", q, got)
@@ -564,14 +552,7 @@ func BenchmarkSphinxSettings(b *testing.B) {
 		for _, sm := range set {
 			for _, st := range settings {
 				before := threadCPU(b)
-				if err := st.tr.Begin(); err != nil {
-					b.Fatal(err)
-				}
-				stream(b, st.tr, sm.pcm)
-				got, err := st.tr.End(context.Background())
-				if err != nil {
-					b.Fatal(err)
-				}
+				got := transcribe(b, st.tr, sm.pcm)
 				st.cpu += threadCPU(b) - before
 				e := wordErrors(words(sm.text), words(got))
 				st.errors += e
