@@ -104,11 +104,7 @@ func conversationsRun(b *testing.B, fake *llmtest.Server, question tts.PCM, name
 	bots := make([]*callerbot.Bot, k)
 	jobs := make([]string, k)
 	defer func() {
-		for _, bot := range bots {
-			if bot != nil {
-				bot.Leave()
-			}
-		}
+		leaveAll(bots)
 		if slices.Contains(jobs, "") {
 			return // a call never placed has no ended report to wait for
 		}
@@ -229,8 +225,7 @@ func soundAfter(bot *callerbot.Bot, t time.Time, within time.Duration) (callerbo
 // quietFor waits up to within until the bot has heard nothing for quiet.
 func quietFor(bot *callerbot.Bot, quiet, within time.Duration) bool {
 	for deadline := time.Now().Add(within); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
-		s := bot.Sounds()
-		if len(s) == 0 || (!s[len(s)-1].Ongoing && time.Since(s[len(s)-1].End) > quiet) {
+		if heardNothingFor(bot, quiet) {
 			return true
 		}
 	}

@@ -454,21 +454,13 @@ func joinCallers(b *testing.B, e *env, k int, media string) (bots []*callerbot.B
 	bots = make([]*callerbot.Bot, k)
 	jobs := make([]string, k)
 	hangUp = func() {
-		for _, bot := range bots {
-			if bot != nil {
-				bot.Leave()
-			}
-		}
+		leaveAll(bots)
 		waitEnded(b, e, jobs, 30*time.Second)
 	}
 	joined := false
 	defer func() {
 		if !joined { // a Fatal on the way: the callers leave all the same
-			for _, bot := range bots {
-				if bot != nil {
-					bot.Leave()
-				}
-			}
+			leaveAll(bots)
 		}
 	}()
 	for i := range bots {
@@ -522,14 +514,22 @@ func waitEnded(b testing.TB, e *env, ids []string, within time.Duration) {
 // waitSilent waits until the bot has heard nothing for a second.
 func waitSilent(b testing.TB, bot *callerbot.Bot, within time.Duration) {
 	b.Helper()
-	eventually(b, within, "silence", func() bool {
-		s := bot.Sounds()
-		if len(s) == 0 {
-			return true
+	eventually(b, within, "silence", func() bool { return heardNothingFor(bot, time.Second) })
+}
+
+// heardNothingFor reports whether the bot has heard no sound for the last d.
+func heardNothingFor(bot *callerbot.Bot, d time.Duration) bool {
+	s := bot.Sounds()
+	return len(s) == 0 || (!s[len(s)-1].Ongoing && time.Since(s[len(s)-1].End) > d)
+}
+
+// leaveAll has every caller placed so far leave its call.
+func leaveAll(bots []*callerbot.Bot) {
+	for _, bot := range bots {
+		if bot != nil {
+			bot.Leave()
 		}
-		last := s[len(s)-1]
-		return !last.Ongoing && time.Since(last.End) > time.Second
-	})
+	}
 }
 
 func mean(v []float64) float64 {
