@@ -13,7 +13,7 @@ BIN := bin
 # take 8-15 s per target here.
 FUZZTIME ?= 10000x
 
-.PHONY: run run-dynamodb test bench build deps deps-run lint gofmt check unit fuzz clean image soak
+.PHONY: run run-dynamodb test bench build deps deps-run lint gofmt commits check unit fuzz clean image soak
 
 include build.mk
 
@@ -50,10 +50,11 @@ deps: deps-run
 	bash scripts/install-browser.sh --firefox >/dev/null
 
 ## lint: the contract (openapi.yaml, openapi-internal.yaml) validates, the clients generated
-## from it match sdk/ and compile (scripts/check-sdk.sh), gofmt and go vet
+## from it match sdk/ and compile (scripts/check-sdk.sh), commit subjects, gofmt and go vet
 lint:
 	bash scripts/check-openapi.sh
 	bash scripts/check-sdk.sh
+	$(MAKE) --no-print-directory commits
 	$(MAKE) --no-print-directory gofmt
 	$(GO) vet ./...
 
@@ -61,10 +62,15 @@ lint:
 gofmt:
 	@bad="$$(gofmt -l $$(git ls-files '*.go'))"; if [ -n "$$bad" ]; then echo "gofmt needed:"; echo "$$bad"; exit 1; fi
 
-## check: the quick loop while you work: gofmt, go vet, and every test that needs no
+## commits: every commit since the rule began has a subject of at most 72 characters,
+## `area: what changed` (scripts/check-commits.sh; it is also a commit-msg hook)
+commits:
+	@bash scripts/check-commits.sh
+
+## check: the quick loop while you work: commit subjects, gofmt, go vet, and every test that needs no
 ## server, with -short: each test that starts livekit-server, DynamoDB Local, moto, node,
 ## Chromium or cfn-lint skips itself, and CHECK_LEAVE's packages are left out
-check: gofmt
+check: commits gofmt
 	$(GO) vet ./...
 	$(GO) test -short -count=1 $$($(GO) list ./... | grep -Ev '$(CHECK_LEAVE)')
 
