@@ -16,7 +16,7 @@ const usage = `usage:
                                               account create, account limits, key create,
                                               key list, key revoke, line add, indexes backfill,
                                               events replay (bridgeline admin --help)
-Settings come from the environment; see README.md.`
+Settings come from the environment; see docs/configuration.md.`
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)

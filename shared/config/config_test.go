@@ -11,7 +11,7 @@ import (
 	"gopkg.in/yaml.v3"
 )
 
-// variableCases give each control-plane variable of the README's configuration table a
+// variableCases give each control-plane variable of the configuration table a
 // value other than its default, what that value must become in Config, and a value
 // Validate must refuse ("" where any string is acceptable).
 var variableCases = map[string]struct {
@@ -50,22 +50,19 @@ var variableCases = map[string]struct {
 	"JOIN_PAGE_URL":                      {"https://call.example.com/join", func(c Config) bool { return c.JoinPageURL == "https://call.example.com/join" }, "https://call.example.com/join#x"},
 	"TTS_VOICES":                         {"alloy,nova", func(c Config) bool { return slices.Equal(c.HostedVoices, []string{"alloy", "nova"}) }, "al loy"},
 	"LLM_MODELS":                         {"gpt-4o-mini, llama3.1:8b", func(c Config) bool { return slices.Equal(c.Models, []string{"gpt-4o-mini", "llama3.1:8b"}) }, "gpt 4o"},
-	// Not in the README's table: set by template.yaml for the AWS sweeper only.
+	// Not in the table: set by template.yaml for the AWS sweeper only.
 	"SWEEP_WINDOW_SECONDS": {"30", func(c Config) bool { return c.SweepWindow == 30*time.Second }, "never"},
 }
 
-// readmeVariables reads the README's configuration table: each variable and its Where.
+// readmeVariables reads the configuration table (docs/configuration.md, which the README's
+// Configuration section points to): each variable and its Where.
 func readmeVariables(t *testing.T) map[string]string {
 	t.Helper()
-	b, err := os.ReadFile("../../README.md")
+	b, err := os.ReadFile("../../docs/configuration.md")
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, table, ok := strings.Cut(string(b), "## Configuration\n")
-	if !ok {
-		t.Fatal("README.md has no Configuration section")
-	}
-	table, _, _ = strings.Cut(table, "\n## ")
+	table := string(b)
 	name := regexp.MustCompile("`([A-Z][A-Z0-9_]+)`")
 	out := map[string]string{}
 	for _, row := range strings.Split(table, "\n") {
@@ -79,7 +76,7 @@ func readmeVariables(t *testing.T) map[string]string {
 		}
 	}
 	if len(out) < 10 {
-		t.Fatalf("read only %d variables from the README's table", len(out))
+		t.Fatalf("read only %d variables from docs/configuration.md's table", len(out))
 	}
 	return out
 }
@@ -89,7 +86,7 @@ func env(vars map[string]string) func(string) string {
 	return func(k string) string { return vars[k] }
 }
 
-// TestEveryVariableReachesConfig: each control-plane variable of the README (Where both
+// TestEveryVariableReachesConfig: each control-plane variable of the table (Where both
 // or local), set to a value other than its default, reaches Config through FromEnv and
 // passes Validate; a malformed value is refused with a message naming the variable.
 func TestEveryVariableReachesConfig(t *testing.T) {
@@ -98,11 +95,11 @@ func TestEveryVariableReachesConfig(t *testing.T) {
 		switch where {
 		case "both", "local":
 			if _, ok := variableCases[name]; !ok {
-				t.Errorf("README's %s (%s) has no case here", name, where)
+				t.Errorf("docs/configuration.md's %s (%s) has no case here", name, where)
 			}
 		case "worker":
 		default:
-			t.Errorf("README's %s: Where %q is not both, local or worker", name, where)
+			t.Errorf("docs/configuration.md's %s: Where %q is not both, local or worker", name, where)
 		}
 	}
 	if err := Defaults().Validate(); err != nil {
@@ -139,7 +136,7 @@ func TestEveryVariableReachesConfig(t *testing.T) {
 	}
 }
 
-// TestBothVariablesReachTheLambdas: each variable the README says both the local stack and
+// TestBothVariablesReachTheLambdas: each variable the table says both the local stack and
 // the Lambdas read is passed to a function by template.yaml.
 func TestBothVariablesReachTheLambdas(t *testing.T) {
 	b, err := os.ReadFile("../../template.yaml")
@@ -175,10 +172,10 @@ func TestBothVariablesReachTheLambdas(t *testing.T) {
 	}
 	for name, where := range readmeVariables(t) {
 		if where == "both" && !passed[name] {
-			t.Errorf("README says the Lambdas read %s, but template.yaml passes it to no function", name)
+			t.Errorf("docs/configuration.md says the Lambdas read %s, but template.yaml passes it to no function", name)
 		}
 		if where == "local" && passed[name] {
-			t.Errorf("README says only the local stack reads %s, but template.yaml passes it", name)
+			t.Errorf("docs/configuration.md says only the local stack reads %s, but template.yaml passes it", name)
 		}
 	}
 }
