@@ -44,3 +44,26 @@ func TestReadmeLayoutIsTrue(t *testing.T) {
 		}
 	}
 }
+
+// TestReadmeIsADoor: the README stays a door, at most 400 lines with no table cell over
+// 200 characters; details belong in docs/, which its tables link to.
+func TestReadmeIsADoor(t *testing.T) {
+	src, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimRight(string(src), "\n"), "\n")
+	if len(lines) > 400 {
+		t.Errorf("README.md has %d lines, want at most 400: move the details into docs/", len(lines))
+	}
+	for i, line := range lines {
+		if !strings.HasPrefix(line, "|") {
+			continue
+		}
+		for _, cell := range strings.Split(line, "|") {
+			if n := len([]rune(strings.TrimSpace(cell))); n > 200 {
+				t.Errorf("README.md:%d has a table cell of %d characters, want at most 200: %.60s...", i+1, n, strings.TrimSpace(cell))
+			}
+		}
+	}
+}
