@@ -90,7 +90,7 @@ func (e *env) startProcess(extraEnv ...string) *workerProcess {
 	cfg := e.config(nil)
 	cmd := exec.Command(bin)
 	cmd.Env = append(os.Environ(),
-		"LIVEKIT_URL="+cfg.LiveKitURL, "LIVEKIT_API_KEY="+cfg.APIKey, "LIVEKIT_API_SECRET="+cfg.APISecret,
+		"LIVEKIT_URL="+cfg.LiveKitURL,
 		"BRIDGELINE_API_URL="+cfg.ControlPlane, "PERSONA_REPORT_SECRET="+cfg.ReportSecret, "PERSONA_AGENT_NAME="+cfg.AgentName, "PERSONA_MAX_JOBS=2", "PERSONA_LOG_LEVEL=debug")
 	cmd.Env = append(cmd.Env, extraEnv...)
 	stderr, err := cmd.StderrPipe()
