@@ -33,12 +33,13 @@ type outbound struct {
 var outboundCalls = map[string]outbound{
 	// A SIP dial (the room's participants, LiveKit's outbound trunks, CreateSIPParticipant)
 	// is within session.DefaultCreateTimeout like every dial.
-	"sessions-create": {liveKit: 2, platform: 1, why: "CreateRoom, the platform's Dial, DeleteRoom when the dial fails"},
-	"sessions-delete": {liveKit: 1, platform: 1, why: "DeleteRoom, the platform's Hangup"},
-	"sessions-tokens": {why: "tokens are minted locally"},
-	"livekit-webhook": {liveKit: 2, why: "the room's participants and DeleteRoom when a customer client leaves, one permission change when one joins"},
-	"persona-report":  {liveKit: 2, why: "a dispatch retry, DeleteRoom when the session ends"},
-	"session-sweeper": {liveKit: 1, window: 55 * time.Second, why: "sweeps for SWEEP_WINDOW_SECONDS; the last sweep's DeleteRoom"},
+	"sessions-create":     {liveKit: 2, platform: 1, why: "CreateRoom, the platform's Dial, DeleteRoom when the dial fails"},
+	"sessions-delete":     {liveKit: 1, platform: 1, why: "DeleteRoom, the platform's Hangup"},
+	"sessions-tokens":     {why: "tokens are minted locally"},
+	"persona-agent-token": {why: "the registration token is minted locally"},
+	"livekit-webhook":     {liveKit: 2, why: "the room's participants and DeleteRoom when a customer client leaves, one permission change when one joins"},
+	"persona-report":      {liveKit: 2, why: "a dispatch retry, DeleteRoom when the session ends"},
+	"session-sweeper":     {liveKit: 1, window: 55 * time.Second, why: "sweeps for SWEEP_WINDOW_SECONDS; the last sweep's DeleteRoom"},
 	"platform-sim": {liveKit: 1, decision: true,
 		why: "CreateRoom, the customer's decision, then wire.DecisionReserve (bridge or end the call; a handover to the assistant adds session.WatchOnlyTimeout)"},
 	"platform-sip": {liveKit: 1, decision: true,

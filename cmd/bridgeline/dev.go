@@ -36,6 +36,13 @@ func dev(ctx context.Context, args []string) error {
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
+	if cfg.LiveKitSecret == "" {
+		// No secret given: this data folder's own, made on first start (never a default
+		// every copy of the project shares).
+		if cfg.LiveKitSecret, err = config.LocalLiveKitSecret(cfg.DataDir); err != nil {
+			return err
+		}
+	}
 	if err := cfg.Validate(); err != nil {
 		return err
 	}

@@ -53,15 +53,16 @@ func TestStackProcess(t *testing.T) {
 
 // testStack is one running local stack.
 type testStack struct {
-	t      testing.TB
-	lkPort int
-	env    []string
-	api    string
-	key    string
-	cmd    *exec.Cmd
-	log    *bytes.Buffer
-	logMu  *sync.Mutex
-	client *http.Client
+	t       testing.TB
+	lkPort  int
+	dataDir string
+	env     []string
+	api     string
+	key     string
+	cmd     *exec.Cmd
+	log     *bytes.Buffer
+	logMu   *sync.Mutex
+	client  *http.Client
 }
 
 // newTestStack picks ports and a data folder; start runs it (again, after a kill).
@@ -79,9 +80,10 @@ func newTestStack(t testing.TB) *testStack {
 	apiPort, lkPort := livekittest.FreePort(t, "tcp"), livekittest.FreePort(t, "tcp")
 	key := "sk_test_" + strconv.FormatInt(time.Now().UnixNano(), 36) + "eventsstacktest0000"
 	s := &testStack{t: t, lkPort: lkPort, api: fmt.Sprintf("http://127.0.0.1:%d", apiPort), key: key,
-		client: &http.Client{Timeout: 30 * time.Second}}
+		dataDir: filepath.Join(t.TempDir(), "data"), client: &http.Client{Timeout: 30 * time.Second}}
+	// No LIVEKIT_API_SECRET: the stack makes its data folder's own (join reads it).
 	s.env = append(os.Environ(), stackEnv+"=1", "LIVEKIT_SERVER_BIN="+bin,
-		"PORT="+strconv.Itoa(apiPort), "BRIDGELINE_DATA="+filepath.Join(t.TempDir(), "data"),
+		"PORT="+strconv.Itoa(apiPort), "BRIDGELINE_DATA="+s.dataDir,
 		"LIVEKIT_PORT="+strconv.Itoa(lkPort), "LIVEKIT_RTC_TCP_PORT="+strconv.Itoa(livekittest.FreePort(t, "tcp")),
 		"LIVEKIT_RTC_UDP_PORT="+strconv.Itoa(livekittest.FreePort(t, "udp")), "PERSONA_WORKERS=0", "DEV_API_KEY="+key,
 		"RATE_LIMIT_RPS=0",
@@ -235,11 +237,12 @@ func (s *testStack) join(url, token string) *lksdk.Room {
 	if err != nil {
 		s.t.Fatalf("join with the participant token: %v", err)
 	}
-	cfg, err := config.FromEnv()
+	// The stack's LiveKit credentials: the default key and its data folder's secret.
+	secret, err := config.LocalLiveKitSecret(s.dataDir)
 	if err != nil {
 		s.t.Fatal(err)
 	}
-	rs := lksdk.NewRoomServiceClient(fmt.Sprintf("http://127.0.0.1:%d", s.lkPort), cfg.LiveKitAPIKey, cfg.LiveKitSecret)
+	rs := lksdk.NewRoomServiceClient(fmt.Sprintf("http://127.0.0.1:%d", s.lkPort), config.Defaults().LiveKitAPIKey, secret)
 	deadline := time.Now().Add(10 * time.Second)
 	for {
 		res, err := rs.ListParticipants(context.Background(), &livekit.ListParticipantsRequest{Room: room.Name()})

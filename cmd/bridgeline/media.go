@@ -179,18 +179,11 @@ func startMedia(ctx context.Context, cfg config.Config, s store.Store, log *slog
 
 	if cfg.PersonaWorkers > 0 {
 		// The in-process workers read the same variables a deployed worker does (LLM_*,
-		// STT_*, TTS_*, PERSONA_*), except where to find LiveKit and the control plane.
-		local := map[string]string{
-			"LIVEKIT_URL": cfg.LiveKitPublicURL, "LIVEKIT_API_KEY": cfg.LiveKitAPIKey,
-			"LIVEKIT_API_SECRET": cfg.LiveKitSecret, "BRIDGELINE_API_URL": apiURL,
-			"PERSONA_REPORT_SECRET": cfg.PersonaReportSecret,
-		}
-		wcfg, err := worker.ConfigFromEnv(func(k string) string {
-			if v, ok := local[k]; ok {
-				return v
-			}
-			return os.Getenv(k)
-		})
+		// STT_*, TTS_*, PERSONA_*), except where to find LiveKit and the control plane. As
+		// a deployed worker, they hold no LiveKit secret (a LIVEKIT_API_SECRET of this
+		// process's environment is hidden from them): they get their registration token
+		// from this control plane's internal route (persona.AgentTokenPath).
+		wcfg, err := worker.ConfigFromEnv(workerGetenv(cfg, apiURL))
 		if err != nil {
 			return fail(fmt.Errorf("persona worker: %w", err))
 		}
@@ -210,6 +203,22 @@ func startMedia(ctx context.Context, cfg config.Config, s store.Store, log *slog
 		}
 	}
 	return cp, stop, nil
+}
+
+// workerGetenv is the environment the in-process persona workers read: this process's,
+// over which where LiveKit and the control plane are, the report secret, and an empty
+// LIVEKIT_API_SECRET and LIVEKIT_API_KEY.
+func workerGetenv(cfg config.Config, apiURL string) func(string) string {
+	local := map[string]string{
+		"LIVEKIT_URL": cfg.LiveKitPublicURL, "LIVEKIT_API_SECRET": "", "LIVEKIT_API_KEY": "",
+		"BRIDGELINE_API_URL": apiURL, "PERSONA_REPORT_SECRET": cfg.PersonaReportSecret,
+	}
+	return func(k string) string {
+		if v, ok := local[k]; ok {
+			return v
+		}
+		return os.Getenv(k)
+	}
 }
 
 // startSIPGateway serves the SIP gateway on a loopback port of its own (SIP_GATEWAY_PORT,

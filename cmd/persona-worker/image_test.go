@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -19,6 +21,7 @@ import (
 	"github.com/bridgeline/bridgeline/mediafleet/engines"
 	"github.com/bridgeline/bridgeline/mediafleet/livekitserver"
 	"github.com/bridgeline/bridgeline/mediafleet/vad"
+	"github.com/bridgeline/bridgeline/shared/persona"
 )
 
 // dockerfile is the image's last stage as the test reads it.
@@ -264,6 +267,22 @@ func TestImageRoot(t *testing.T) {
 		lk.Stop(sctx)
 	}()
 
+	// The control plane's token route, as it answers: the worker holds no LiveKit secret.
+	const reportSecret = "image-test-report-secret-0123456789"
+	api := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != persona.AgentTokenPath || persona.VerifyAgentTokenRequest(r, reportSecret) != nil {
+			http.Error(w, "no", http.StatusUnauthorized)
+			return
+		}
+		tok, err := persona.MintAgentToken(lk.Config().APIKey, lk.Config().APISecret, time.Now())
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusInternalServerError)
+			return
+		}
+		json.NewEncoder(w).Encode(tok)
+	}))
+	defer api.Close()
+
 	cmd := exec.CommandContext(ctx, filepath.Join(root, "usr/local/bin/persona-worker"))
 	cmd.Dir = root
 	cmd.Env = []string{
@@ -271,10 +290,8 @@ func TestImageRoot(t *testing.T) {
 		"HOME=" + root,
 		"LD_LIBRARY_PATH=" + filepath.Join(root, "usr/local/lib/bridgeline"),
 		"LIVEKIT_URL=" + lk.WSURL(),
-		"LIVEKIT_API_KEY=" + lk.Config().APIKey,
-		"LIVEKIT_API_SECRET=" + lk.Config().APISecret,
-		"BRIDGELINE_API_URL=http://127.0.0.1:9",
-		"PERSONA_REPORT_SECRET=image-test-report-secret-0123456789",
+		"BRIDGELINE_API_URL=" + api.URL,
+		"PERSONA_REPORT_SECRET=" + reportSecret,
 		"PERSONA_AGENT_NAME=image-test",
 		"PERSONA_STT_DECODERS=1",
 	}

@@ -231,6 +231,19 @@ func TestContractSessionsAndInternalRoutes(t *testing.T) {
 	c.Fail("POST", persona.ToolPath, `{"call_id":""}`, 400, "invalid_json", "Authorization", toolSigned(t, s.ReportSecret, `{"call_id":""}`))
 	bigTool := `{"call_id":"` + callID + `","name":"x","arguments":{"x":"` + strings.Repeat("x", persona.MaxToolRequestBytes) + `"}}`
 	c.Fail("POST", persona.ToolPath, bigTool, 413, "body_too_large", "Authorization", toolSigned(t, s.ReportSecret, bigTool))
+	// A worker's registration token: signed under its own subject; a report's or a tool
+	// request's token never passes, nor another key. The token carries the agent grant
+	// only and registers with this livekit-server.
+	agentSigned, err := persona.SignAgentTokenRequest(s.ReportSecret, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := c.OK("POST", persona.AgentTokenPath, `{}`, 200, "Authorization", agentSigned); !strings.Contains(string(r.Raw), `"token":"`) {
+		t.Errorf("agent token = %s, want a token", r.Raw)
+	}
+	c.Fail("POST", persona.AgentTokenPath, `{}`, 401, "api_key_invalid", "Authorization", "")
+	c.Fail("POST", persona.AgentTokenPath, `{}`, 401, "api_key_invalid", "Authorization", reportSigned(t, s.ReportSecret, `{}`))
+	c.Fail("POST", persona.AgentTokenPath, `{}`, 401, "api_key_invalid", "Authorization", toolSigned(t, s.ReportSecret, `{}`))
 	c.Fail("POST", simhook.Path, `{}`, 401, "api_key_invalid", "Authorization", "")
 	c.Fail("POST", simhook.Path, `nope`, 400, "invalid_json", "Authorization", "",
 		simhook.Header, simhook.SignNotification("sim-test-secret", []byte(`nope`), time.Now()))

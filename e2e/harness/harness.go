@@ -414,8 +414,9 @@ func (w *Worker) Stop() { w.stop() }
 func (s *Stack) StartWorker(t testing.TB, mod func(*worker.Config), opts worker.Options) *Worker {
 	t.Helper()
 	cfg := worker.Defaults()
-	lkc := s.LiveKit.Config()
-	cfg.LiveKitURL, cfg.APIKey, cfg.APISecret, cfg.ControlPlane = s.LiveKit.WSURL(), lkc.APIKey, lkc.APISecret, s.URL
+	// As a deployed worker: no LiveKit secret; its registration token comes from the
+	// control plane's route.
+	cfg.LiveKitURL, cfg.ControlPlane = s.LiveKit.WSURL(), s.URL
 	cfg.ReportSecret = s.ReportSecret
 	if mod != nil {
 		mod(&cfg)

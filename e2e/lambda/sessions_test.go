@@ -30,6 +30,7 @@ import (
 	"github.com/bridgeline/bridgeline/shared/httpapi"
 	"github.com/bridgeline/bridgeline/shared/ident"
 	"github.com/bridgeline/bridgeline/shared/listing"
+	"github.com/bridgeline/bridgeline/shared/lktoken"
 	"github.com/bridgeline/bridgeline/shared/persona"
 	"github.com/bridgeline/bridgeline/shared/platform/simhook"
 	"github.com/bridgeline/bridgeline/shared/rtc"
@@ -295,6 +296,20 @@ func (s *stack) sessionScenario(lk *livekitserver.Server, gw *gateway, acctID, l
 	s.expect(request{fn: "persona-tool", method: http.MethodPost, pattern: persona.ToolPath, path: persona.ToolPath,
 		body: string(toolBody), headers: map[string]string{"Content-Type": "application/json", "Authorization": toolAuthz}},
 		http.StatusNotFound)
+	// A worker's registration token (it holds no LiveKit secret): signed with the report
+	// secret under the agent-token subject, answered with a token whose only grant is
+	// agent, signed with the fleet's key.
+	tokAuthz, err := persona.SignAgentTokenRequest(testReportSecret, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	agentTok := s.expect(request{fn: "persona-agent-token", method: http.MethodPost, pattern: persona.AgentTokenPath,
+		path: persona.AgentTokenPath, body: string(persona.AgentTokenRequestBody()),
+		headers: map[string]string{"Content-Type": "application/json", "Authorization": tokAuthz}}, http.StatusOK)
+	tokText, _ := agentTok["token"].(string)
+	if c, err := lktoken.Verify(tokText, lktoken.KeyPair(conf.APIKey, conf.APISecret)); err != nil || c.Video == nil || !c.Video.Agent || c.Video.RoomAdmin || c.Video.Room != "" {
+		t.Errorf("persona-agent-token's token: claims %+v, %v; want the agent grant only, signed with the fleet's key", c, err)
+	}
 
 	// The scheduled sweeper ends a session past its maximum length, with call.ended.
 	old, oldCall := ses, c

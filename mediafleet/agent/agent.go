@@ -18,7 +18,6 @@ import (
 	"time"
 
 	"github.com/gorilla/websocket"
-	"github.com/livekit/protocol/auth"
 	"github.com/livekit/protocol/livekit"
 	"google.golang.org/protobuf/proto"
 )
@@ -43,9 +42,13 @@ type Handler func(ctx context.Context, job Job) error
 
 // Config configures a Worker.
 type Config struct {
-	URL       string // livekit-server URL, ws:// or wss:// (http(s) is accepted)
-	APIKey    string
-	APISecret string
+	URL string // livekit-server URL, ws:// or wss:// (http(s) is accepted)
+	// Token returns the registration token of one dial: a LiveKit access token with the
+	// agent grant. livekit-server checks it when the worker registers, so it is asked
+	// before every dial, a reconnection's too. A persona worker gets it from the
+	// control plane (Refreshing over report.Client.AgentToken) and holds no LiveKit API
+	// secret; SelfSigned is for tools and tests that run their own livekit-server.
+	Token     func(ctx context.Context) (string, error)
 	AgentName string
 	Version   string
 	// MaxJobs is how many jobs run at once; offers beyond it are declined and the worker
@@ -73,8 +76,8 @@ type Config struct {
 }
 
 func (c *Config) defaults() error {
-	if c.URL == "" || c.APIKey == "" || c.APISecret == "" {
-		return errors.New("agent: URL, APIKey and APISecret are required")
+	if c.URL == "" || c.Token == nil {
+		return errors.New("agent: URL and Token are required")
 	}
 	if c.AgentName == "" {
 		return errors.New("agent: AgentName is required")
@@ -365,10 +368,7 @@ func (w *Worker) session(ctx context.Context) (bool, error) {
 }
 
 func (w *Worker) dial(ctx context.Context) (*websocket.Conn, error) {
-	at := auth.NewAccessToken(w.cfg.APIKey, w.cfg.APISecret).
-		SetVideoGrant(&auth.VideoGrant{Agent: true}).
-		SetValidFor(time.Hour)
-	token, err := at.ToJWT()
+	token, err := w.cfg.Token(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("agent token: %w", err)
 	}

@@ -57,7 +57,7 @@ func joiningHandler(t *testing.T, jobs chan<- started, ended chan<- string) agen
 func newWorker(t *testing.T, lk *livekitserver.Server, maxJobs int, h agent.Handler) *agent.Worker {
 	t.Helper()
 	w, err := agent.New(agent.Config{
-		URL: lk.WSURL(), APIKey: lk.Config().APIKey, APISecret: lk.Config().APISecret,
+		URL: lk.WSURL(), Token: agent.SelfSigned(lk.Config().APIKey, lk.Config().APISecret),
 		AgentName: agentName, MaxJobs: maxJobs, StatusInterval: 200 * time.Millisecond,
 	}, h, slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})))
 	if err != nil {

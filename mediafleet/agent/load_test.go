@@ -72,7 +72,7 @@ func TestStatusCarriesTheLoad(t *testing.T) {
 	var cpu atomic.Value
 	cpu.Store(0.0)
 	var reported []float64
-	w, err := New(Config{URL: "ws://127.0.0.1:1", APIKey: "k", APISecret: "s", AgentName: "a", MaxJobs: 4,
+	w, err := New(Config{URL: "ws://127.0.0.1:1", Token: SelfSigned("k", "s"), AgentName: "a", MaxJobs: 4,
 		CPULoad: func() float64 { return cpu.Load().(float64) },
 		OnLoad:  func(load float64, _ int) { reported = append(reported, load) },
 	}, func(context.Context, Job) error { return nil }, slog.New(slog.DiscardHandler))

@@ -229,3 +229,44 @@ func (c *Client) Transfer(ctx context.Context, req persona.TransferRequest) (pen
 	status, _, err := c.post(ctx, hc, strings.TrimSuffix(c.BaseURL, "/")+persona.TransferPath, body)
 	return err == nil && status == http.StatusAccepted, err
 }
+
+// AgentToken asks the control plane for a registration token (persona.AgentTokenPath):
+// the worker's only way into livekit-server, since it holds no LiveKit API secret. Sent
+// once; the caller (the agent's dial) retries with its own backoff. ctx bounds it, and
+// at most 10 s.
+func (c *Client) AgentToken(ctx context.Context) (persona.AgentToken, error) {
+	authz, err := persona.SignAgentTokenRequest(c.Secret, time.Now())
+	if err != nil {
+		return persona.AgentToken{}, err
+	}
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	hreq, err := http.NewRequestWithContext(ctx, http.MethodPost, strings.TrimSuffix(c.BaseURL, "/")+persona.AgentTokenPath,
+		bytes.NewReader(persona.AgentTokenRequestBody()))
+	if err != nil {
+		return persona.AgentToken{}, err
+	}
+	hreq.Header.Set("Content-Type", "application/json")
+	hreq.Header.Set("Authorization", authz)
+	hc := c.HTTP
+	if hc == nil {
+		hc = http.DefaultClient // ctx bounds it
+	}
+	resp, err := hc.Do(hreq)
+	if err != nil {
+		return persona.AgentToken{}, fmt.Errorf("agent token: %w", err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		msg, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
+		return persona.AgentToken{}, fmt.Errorf("agent token: HTTP %d: %s", resp.StatusCode, strings.TrimSpace(string(msg)))
+	}
+	var out persona.AgentToken
+	if err := json.NewDecoder(io.LimitReader(resp.Body, 16<<10)).Decode(&out); err != nil {
+		return persona.AgentToken{}, fmt.Errorf("agent token: answer: %w", err)
+	}
+	if out.Token == "" || out.ExpiresAt.IsZero() {
+		return persona.AgentToken{}, persona.ErrNoAgentToken
+	}
+	return out, nil
+}

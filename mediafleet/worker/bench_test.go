@@ -64,7 +64,7 @@ func benchBareDispatch(b *testing.B) {
 	e := newEnv(b)
 	joined := make(chan time.Time, 1)
 	w, err := agent.New(agent.Config{
-		URL: lk.URL, APIKey: lk.APIKey, APISecret: lk.APISecret, AgentName: e.agentName, MaxJobs: 4,
+		URL: lk.URL, Token: agent.SelfSigned(lk.APIKey, lk.APISecret), AgentName: e.agentName, MaxJobs: 4,
 	}, func(ctx context.Context, job agent.Job) error {
 		gone := make(chan struct{})
 		cb := lksdk.NewRoomCallback()

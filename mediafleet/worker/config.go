@@ -16,12 +16,13 @@ import (
 // Config is the persona worker's configuration, read from the environment by
 // ConfigFromEnv (variable names in brackets).
 type Config struct {
-	LiveKitURL   string // [LIVEKIT_URL] ws(s):// address of livekit-server; required
-	APIKey       string // [LIVEKIT_API_KEY] fleet key: registers the worker with livekit-server; required
-	APISecret    string // [LIVEKIT_API_SECRET]; required
-	ControlPlane string // [BRIDGELINE_API_URL] base URL reports are posted to; required
-	// ReportSecret signs the reports (32+ characters, shared with the control plane only;
-	// not the LiveKit secret, which livekit-server also holds).
+	LiveKitURL string // [LIVEKIT_URL] ws(s):// address of livekit-server; required
+	// ControlPlane is where reports, tool calls and transfers are posted and where the
+	// worker gets its LiveKit registration token (persona.AgentTokenPath): a worker holds
+	// no LiveKit API secret, and LIVEKIT_API_SECRET in its environment is refused.
+	ControlPlane string // [BRIDGELINE_API_URL] required
+	// ReportSecret signs the reports and the token requests (32+ characters, shared with
+	// the control plane only; not the LiveKit secret, which livekit-server also holds).
 	ReportSecret  string        // [PERSONA_REPORT_SECRET] required
 	AgentName     string        // [PERSONA_AGENT_NAME] default persona.AgentName
 	MaxJobs       int           // [PERSONA_MAX_JOBS] calls at once; default CallsPerVCPU per CPU (DefaultMaxJobs)
@@ -149,8 +150,11 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 		}
 	}
 	str("LIVEKIT_URL", &c.LiveKitURL)
-	str("LIVEKIT_API_KEY", &c.APIKey)
-	str("LIVEKIT_API_SECRET", &c.APISecret)
+	if strings.TrimSpace(getenv("LIVEKIT_API_SECRET")) != "" {
+		// A worker handles untrusted audio, video, model output and tool answers: the
+		// LiveKit secret would let a compromised one administer every room and SIP trunk.
+		errs = append(errs, errors.New("LIVEKIT_API_SECRET: a persona worker must not hold the LiveKit API secret; unset it (the worker gets its registration token from BRIDGELINE_API_URL)"))
+	}
 	str("BRIDGELINE_API_URL", &c.ControlPlane)
 	str("PERSONA_REPORT_SECRET", &c.ReportSecret)
 	str("PERSONA_AGENT_NAME", &c.AgentName)
@@ -207,15 +211,11 @@ func (c Config) Validate() error {
 		}
 	}
 	req("LIVEKIT_URL", c.LiveKitURL)
-	req("LIVEKIT_API_KEY", c.APIKey)
-	req("LIVEKIT_API_SECRET", c.APISecret)
 	req("BRIDGELINE_API_URL", c.ControlPlane)
 	req("PERSONA_REPORT_SECRET", c.ReportSecret)
 	switch {
 	case c.ReportSecret != "" && len(c.ReportSecret) < persona.MinReportSecret:
 		errs = append(errs, fmt.Errorf("PERSONA_REPORT_SECRET must be at least %d characters", persona.MinReportSecret))
-	case c.ReportSecret != "" && c.ReportSecret == c.APISecret:
-		errs = append(errs, errors.New("PERSONA_REPORT_SECRET must differ from LIVEKIT_API_SECRET"))
 	}
 	if c.MaxJobs < 1 {
 		errs = append(errs, errors.New("PERSONA_MAX_JOBS must be at least 1"))

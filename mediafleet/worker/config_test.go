@@ -23,7 +23,7 @@ func getenv(m map[string]string) func(string) string {
 
 func TestConfigFromEnv(t *testing.T) {
 	base := map[string]string{
-		"LIVEKIT_URL": "ws://127.0.0.1:7880", "LIVEKIT_API_KEY": "k", "LIVEKIT_API_SECRET": "s",
+		"LIVEKIT_URL":        "ws://127.0.0.1:7880",
 		"BRIDGELINE_API_URL": "http://127.0.0.1:8080", "PERSONA_REPORT_SECRET": "report-secret-0123456789-0123456789",
 	}
 	cfg, err := worker.ConfigFromEnv(getenv(base))
@@ -118,10 +118,10 @@ func TestConfigFromEnv(t *testing.T) {
 			t.Errorf("%s: ConfigFromEnv = nil error", name)
 		}
 	}
-	// The report key must not be the LiveKit secret, which livekit-server holds too.
-	same := with("LIVEKIT_API_SECRET", base["PERSONA_REPORT_SECRET"])
-	if _, err := worker.ConfigFromEnv(getenv(same)); err == nil || !strings.Contains(err.Error(), "must differ") {
-		t.Errorf("PERSONA_REPORT_SECRET = LIVEKIT_API_SECRET: ConfigFromEnv = %v, want it refused", err)
+	// A worker holds no LiveKit API secret: one in its environment stops it at start.
+	withSecret := with("LIVEKIT_API_SECRET", "livekit-secret-0123456789-0123456789")
+	if _, err := worker.ConfigFromEnv(getenv(withSecret)); err == nil || !strings.Contains(err.Error(), "LIVEKIT_API_SECRET") {
+		t.Errorf("LIVEKIT_API_SECRET set: ConfigFromEnv = %v, want it refused", err)
 	}
 }
 
@@ -142,6 +142,16 @@ func TestFleetTemplateMatchesWorker(t *testing.T) {
 	vars := map[string]string{}
 	for name, v := range templateEnv(tpl, container) {
 		vars[name] = v.value
+	}
+	// The workers hold no LiveKit credentials: their registration tokens come from the
+	// control plane (persona.AgentTokenPath), and the stack cannot even name the secret.
+	for _, name := range []string{"LIVEKIT_API_SECRET", "LIVEKIT_API_KEY"} {
+		if _, ok := vars[name]; ok {
+			t.Errorf("the fleet passes %s to its workers", name)
+		}
+	}
+	if _, ok := tpl.Parameters["LiveKitCredentialsArn"]; ok {
+		t.Error("the fleet takes LiveKitCredentialsArn: its workers need no LiveKit secret")
 	}
 	vars["PERSONA_MAX_JOBS"] = "8"
 	vars["LIVEKIT_URL"] = "wss://livekit.example"

@@ -214,7 +214,7 @@ func startWorkerProcess(b *testing.B, e *env, fake *llmtest.Server, maxJobs int,
 	cmd := exec.Command(os.Args[0])
 	cmd.Env = append(os.Environ(),
 		workerChildEnv+"=1",
-		"LIVEKIT_URL="+e.lk.URL, "LIVEKIT_API_KEY="+e.lk.APIKey, "LIVEKIT_API_SECRET="+e.lk.APISecret,
+		"LIVEKIT_URL="+e.lk.URL,
 		"BRIDGELINE_API_URL="+e.api.URL, "PERSONA_REPORT_SECRET="+testReportSecret,
 		"PERSONA_AGENT_NAME="+e.agentName, "PERSONA_MAX_JOBS="+strconv.Itoa(maxJobs),
 		"PERSONA_STT_DECODERS="+strconv.Itoa(maxJobs),

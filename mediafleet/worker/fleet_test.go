@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -89,8 +90,11 @@ func (e *env) startProcess(extraEnv ...string) *workerProcess {
 	}
 	cfg := e.config(nil)
 	cmd := exec.Command(bin)
-	cmd.Env = append(os.Environ(),
-		"LIVEKIT_URL="+cfg.LiveKitURL, "LIVEKIT_API_KEY="+cfg.APIKey, "LIVEKIT_API_SECRET="+cfg.APISecret,
+	// The worker process gets no LiveKit key or secret, as on the fleet: its
+	// registration token comes from the control plane (checked once it registered).
+	cmd.Env = slices.DeleteFunc(os.Environ(), func(kv string) bool { return strings.HasPrefix(kv, "LIVEKIT_API_") })
+	cmd.Env = append(cmd.Env,
+		"LIVEKIT_URL="+cfg.LiveKitURL,
 		"BRIDGELINE_API_URL="+cfg.ControlPlane, "PERSONA_REPORT_SECRET="+cfg.ReportSecret, "PERSONA_AGENT_NAME="+cfg.AgentName, "PERSONA_MAX_JOBS=2", "PERSONA_LOG_LEVEL=debug")
 	cmd.Env = append(cmd.Env, extraEnv...)
 	stderr, err := cmd.StderrPipe()
@@ -98,6 +102,7 @@ func (e *env) startProcess(extraEnv ...string) *workerProcess {
 		e.t.Fatal(err)
 	}
 	cmd.Stdout = io.Discard
+	before := e.tokens.Load()
 	if err := cmd.Start(); err != nil {
 		e.t.Fatal(err)
 	}
@@ -129,6 +134,14 @@ func (e *env) startProcess(extraEnv ...string) *workerProcess {
 		}
 	})
 	p.waitLog(e.t, "registered")
+	if e.tokens.Load() == before {
+		e.t.Fatal("the worker process registered without asking the control plane for its token")
+	}
+	for _, kv := range cmd.Env {
+		if strings.HasPrefix(kv, "LIVEKIT_API_SECRET=") {
+			e.t.Fatalf("the worker process's environment holds %s", kv)
+		}
+	}
 	return p
 }
 

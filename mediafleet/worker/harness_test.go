@@ -80,6 +80,8 @@ type env struct {
 	api       *httptest.Server
 	reports   chan persona.Report
 	rejected  atomic.Int32
+	// tokens counts the registration tokens handed out.
+	tokens atomic.Int32
 }
 
 // testReportSecret signs the workers' reports (PERSONA_REPORT_SECRET).
@@ -107,6 +109,23 @@ func newEnvOn(t testing.TB, srv lkServer) *env {
 		e.reports <- rep
 		w.WriteHeader(http.StatusNoContent)
 	})
+	// The worker's registration token, as the control plane mints it: the worker is
+	// given no LiveKit secret.
+	mux.HandleFunc("POST "+persona.AgentTokenPath, func(w http.ResponseWriter, r *http.Request) {
+		if err := persona.VerifyAgentTokenRequest(r, testReportSecret); err != nil {
+			e.rejected.Add(1)
+			http.Error(w, err.Error(), http.StatusUnauthorized)
+			return
+		}
+		tok, err := persona.MintAgentToken(srv.APIKey, srv.APISecret, time.Now())
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusInternalServerError)
+			return
+		}
+		e.tokens.Add(1)
+		w.Header().Set("Content-Type", "application/json")
+		json.NewEncoder(w).Encode(tok)
+	})
 	e.api = httptest.NewServer(mux)
 	t.Cleanup(func() {
 		e.api.Close()
@@ -119,7 +138,7 @@ func newEnvOn(t testing.TB, srv lkServer) *env {
 
 func (e *env) config(mod func(*worker.Config)) worker.Config {
 	cfg := worker.Defaults()
-	cfg.LiveKitURL, cfg.APIKey, cfg.APISecret = e.lk.URL, e.lk.APIKey, e.lk.APISecret
+	cfg.LiveKitURL = e.lk.URL
 	cfg.ControlPlane, cfg.ReportSecret = e.api.URL, testReportSecret
 	cfg.AgentName = e.agentName
 	cfg.MaxJobs = 2

@@ -132,8 +132,14 @@ func New(cfg Config, opts Options, log *slog.Logger) (*Worker, error) {
 		w.protect = newProtector(cfg.ECSAgentURI, log)
 	}
 	onEnded := opts.OnCallEnded
+	// The registration token comes from the control plane (persona.AgentTokenPath),
+	// kept until it nears its end: the worker holds no LiveKit API secret.
+	token := agent.Refreshing(func(ctx context.Context) (string, time.Time, error) {
+		t, err := client.AgentToken(ctx)
+		return t.Token, t.ExpiresAt, err
+	}, persona.AgentTokenRefresh)
 	w.agent, err = agent.New(agent.Config{
-		URL: cfg.LiveKitURL, APIKey: cfg.APIKey, APISecret: cfg.APISecret,
+		URL: cfg.LiveKitURL, Token: token,
 		AgentName: cfg.AgentName, MaxJobs: cfg.MaxJobs, IdentityPrefix: "assistant-",
 		ParticipantName: participantName, CPULoad: opts.CPULoad,
 		OnLoad: func(load float64, jobs int) {

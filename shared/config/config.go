@@ -48,7 +48,10 @@ type Config struct {
 	LiveKitURL       string // how the control plane reaches LiveKit's API (http://...)
 	LiveKitPublicURL string // rtc_url handed to clients (ws:// locally, wss:// in production)
 	LiveKitAPIKey    string
-	LiveKitSecret    string
+	// LiveKitSecret signs every LiveKit token (LIVEKIT_API_SECRET). It has no default:
+	// the local stack makes one per data folder on first start (LocalLiveKitSecret), a
+	// Lambda reads its own from Secrets Manager, and Validate refuses PublicDevSecret.
+	LiveKitSecret string
 	// SIPPort is where the local stack's SIP bridge (livekit-sip) takes SIP over UDP and
 	// TCP on 127.0.0.1 (SIP_PORT, default 5060); 0 (SIP_PORT=off) runs no SIP bridge and
 	// no Redis. SIPRTPPortStart-SIPRTPPortEnd is its media range (SIP_RTP_PORTS).
@@ -117,7 +120,7 @@ func Defaults() Config {
 		RateLimit: 25, RateBurst: 50, TokenTTL: 10 * time.Minute,
 		LiveKitPort: 7880, LiveKitTCPPort: 7881, LiveKitUDPPort: 7882,
 		SIPPort: 5060, SIPRTPPortStart: 10000, SIPRTPPortEnd: 10199,
-		LiveKitAPIKey: "devkey", LiveKitSecret: "bridgeline-dev-secret-change-me-0123456789",
+		LiveKitAPIKey:       "devkey",
 		PersonaReportSecret: "bridgeline-dev-report-secret-change-me-012345",
 		PersonaWorkers:      1, MaxSession: 60 * time.Minute, AssistantDispatchTimeout: 15 * time.Second,
 		SweepWindow: 60 * time.Second, MaxConcurrentSessions: 20,
@@ -318,7 +321,9 @@ func (c Config) Validate() error {
 		return fmt.Errorf("LIVEKIT_PUBLIC_URL: not a ws(s) URL: %q", c.LiveKitPublicURL)
 	case c.LiveKitAPIKey == "":
 		return fmt.Errorf("LIVEKIT_API_KEY: must not be empty")
-	case len(c.LiveKitSecret) < 32:
+	case c.LiveKitSecret == PublicDevSecret:
+		return fmt.Errorf("LIVEKIT_API_SECRET: is the public default %q that older releases shipped; unset it (the local stack then makes its own in %s) or set one of your own", PublicDevSecret, LiveKitSecretFileName)
+	case c.LiveKitSecret != "" && len(c.LiveKitSecret) < 32:
 		return fmt.Errorf("LIVEKIT_API_SECRET: must be at least 32 characters")
 	case len(c.PersonaReportSecret) < persona.MinReportSecret:
 		return fmt.Errorf("PERSONA_REPORT_SECRET: must be at least %d characters", persona.MinReportSecret)

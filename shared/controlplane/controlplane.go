@@ -31,6 +31,7 @@ import (
 	"github.com/bridgeline/bridgeline/shared/httpapi"
 	"github.com/bridgeline/bridgeline/shared/joinpage"
 	"github.com/bridgeline/bridgeline/shared/line"
+	"github.com/bridgeline/bridgeline/shared/persona"
 	"github.com/bridgeline/bridgeline/shared/platform"
 	"github.com/bridgeline/bridgeline/shared/platform/simhook"
 	"github.com/bridgeline/bridgeline/shared/platform/sip"
@@ -244,7 +245,7 @@ func New(cfg config.Config, deps Deps) (*ControlPlane, error) {
 		(&httpapi.Recordings{Service: call.Recordings{Store: s, Files: recordingFiles(deps.Recordings), Now: now}}).Routes(),
 		httpapi.Passthrough("join-page", page, joinpage.Patterns...),
 		(&httpapi.Receivers{Sessions: cp.Sessions, RTC: deps.LiveKit, ReportSecret: cfg.PersonaReportSecret,
-			Tools: cp.Tools, SimSecret: deps.SimSecret, SIPSecret: deps.SIPSecret, Replays: deps.NotificationReplays, Now: now}).Routes(),
+			AgentTokens: agentTokens(cfg), Tools: cp.Tools, SimSecret: deps.SimSecret, SIPSecret: deps.SIPSecret, Replays: deps.NotificationReplays, Now: now}).Routes(),
 		deps.Routes,
 	)
 	limiter := deps.RateLimiter
@@ -355,4 +356,15 @@ func recordingFiles(f call.RecordingFiles) call.RecordingFiles {
 		return noRecordingFiles{}
 	}
 	return f
+}
+
+// agentTokens mints the persona workers' registration tokens with the LiveKit key and
+// secret of cfg; nil without them (a function given no LiveKit credentials).
+func agentTokens(cfg config.Config) func(time.Time) (persona.AgentToken, error) {
+	if cfg.LiveKitAPIKey == "" || cfg.LiveKitSecret == "" {
+		return nil
+	}
+	return func(now time.Time) (persona.AgentToken, error) {
+		return persona.MintAgentToken(cfg.LiveKitAPIKey, cfg.LiveKitSecret, now)
+	}
 }

@@ -37,6 +37,11 @@ type Receivers struct {
 	// Tools runs the workers' tool calls (persona.ToolPath), verified with ReportSecret
 	// like their reports; nil leaves the route out.
 	Tools *toolcall.Service
+	// AgentTokens mints the persona workers' registration tokens (persona.AgentTokenPath,
+	// asked for signed with ReportSecret): the agent grant only, valid minutes, so that
+	// no worker holds the LiveKit API secret. Nil answers 500 (a process given no
+	// LiveKit credentials).
+	AgentTokens func(now time.Time) (persona.AgentToken, error)
 	// SimSecret verifies the sim's notifications; empty leaves the sim route out.
 	SimSecret string
 	// SIPSecret verifies the SIP gateway's notifications (signed as the sim's are, for
@@ -73,6 +78,9 @@ func (h *Receivers) Routes() []Route {
 		// The assistant's transfer_call tool: the worker asks, signed as its reports are.
 		{Function: "persona-transfer", Method: http.MethodPost, Pattern: persona.TransferPath, Public: true,
 			Handler: h.transfer},
+		// A worker's LiveKit registration token, instead of the LiveKit secret.
+		{Function: "persona-agent-token", Method: http.MethodPost, Pattern: persona.AgentTokenPath, Public: true,
+			Handler: h.agentToken},
 	}
 	if h.Tools != nil {
 		// The answer waits for the customer's tool (at most 20 s, its timeout_ms).
@@ -252,4 +260,26 @@ func (h *Receivers) now() time.Time {
 		return h.Now()
 	}
 	return time.Now()
+}
+
+// agentToken hands a persona worker its LiveKit registration token (persona.AgentToken):
+// the request is signed with the report secret under persona.AgentTokenSubject.
+func (h *Receivers) agentToken(w http.ResponseWriter, r *http.Request) (int, any, error) {
+	err := persona.VerifyAgentTokenRequest(r, h.ReportSecret)
+	switch {
+	case errors.Is(err, persona.ErrReportTooLarge):
+		return 0, nil, apierr.New(apierr.CodeBodyTooLarge, "agent token request too large")
+	case errors.Is(err, persona.ErrReportMalformed):
+		return 0, nil, apierr.New(apierr.CodeInvalidJSON, "malformed agent token request")
+	case err != nil:
+		return 0, nil, apierr.New(apierr.CodeAPIKeyInvalid, "agent token request signature invalid")
+	}
+	if h.AgentTokens == nil {
+		return 0, nil, apierr.New(apierr.CodeInternal, "no LiveKit credentials to mint agent tokens with")
+	}
+	tok, err := h.AgentTokens(h.now())
+	if err != nil {
+		return 0, nil, err
+	}
+	return http.StatusOK, tok, nil
 }

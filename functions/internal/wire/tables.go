@@ -83,6 +83,8 @@ var Tables = map[string][]dynamo.Table{
 		dynamo.Events, dynamo.Idempotency, dynamo.LineHandles, dynamo.Lines, dynamo.Sessions, dynamo.Versions, dynamo.WebhookAttempts,
 		dynamo.WebhookEndpoints},
 	"persona-report": {dynamo.CallPlatformIDs, dynamo.Calls, dynamo.Events, dynamo.Sessions},
+	// A worker's LiveKit registration token: signed with the fleet's key, nothing stored.
+	"persona-agent-token": {},
 	// It reads the call, its session and version, and the assistant's sealed tool secret;
 	// it writes nothing.
 	"persona-tool": {dynamo.Assistants, dynamo.Calls, dynamo.Sessions, dynamo.Versions},
