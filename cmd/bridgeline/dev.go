@@ -11,13 +11,17 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"time"
 
 	"github.com/bridgeline/bridgeline/mediafleet/worker"
 	"github.com/bridgeline/bridgeline/shared/account"
 	"github.com/bridgeline/bridgeline/shared/apierr"
+	"github.com/bridgeline/bridgeline/shared/assistant"
 	"github.com/bridgeline/bridgeline/shared/config"
+	"github.com/bridgeline/bridgeline/shared/controlplane"
 	"github.com/bridgeline/bridgeline/shared/line"
+	"github.com/bridgeline/bridgeline/shared/listing"
 	"github.com/bridgeline/bridgeline/shared/platform/sim"
 	"github.com/bridgeline/bridgeline/shared/store"
 )
@@ -59,7 +63,8 @@ func dev(ctx context.Context, args []string) error {
 		return err
 	}
 	defer closeStore()
-	if err := bootstrapDev(ctx, cfg, s, os.Stdout); err != nil {
+	fresh, err := bootstrapDev(ctx, cfg, s, os.Stdout)
+	if err != nil {
 		return err
 	}
 
@@ -73,6 +78,12 @@ func dev(ctx context.Context, args []string) error {
 		return err
 	}
 	defer stopMedia()
+	if fresh != "" {
+		if err := seedDevAssistant(ctx, cp, fresh, os.Stdout); err != nil {
+			ln.Close()
+			return err
+		}
+	}
 	// bridgeline admin, run beside this process, opens the same store (stack.go).
 	removeState, err := writeStackState(cfg)
 	if err != nil {
@@ -106,12 +117,13 @@ type devState struct {
 
 // bootstrapDev makes the dev account with its key and two sim lines on first start, and
 // adds DEV_API_KEY to it when given. The key is printed only when it is made: only its
-// hash is stored.
-func bootstrapDev(ctx context.Context, cfg config.Config, s store.Store, out *os.File) error {
+// hash is stored. It returns the account's id when it made the account ("" on a later
+// start), for seedDevAssistant.
+func bootstrapDev(ctx context.Context, cfg config.Config, s store.Store, out *os.File) (string, error) {
 	// One state file per store: DynamoDB Local keeps its tables in memory, so its dev
 	// account is made again on each start, without touching the SQLite one.
 	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
-		return err
+		return "", err
 	}
 	statePath := filepath.Join(cfg.DataDir, "dev-account.json")
 	if cfg.Store != "sqlite" {
@@ -121,7 +133,7 @@ func bootstrapDev(ctx context.Context, cfg config.Config, s store.Store, out *os
 	var st devState
 	if b, err := os.ReadFile(statePath); err == nil {
 		if err := json.Unmarshal(b, &st); err != nil {
-			return fmt.Errorf("read %s: %w", statePath, err)
+			return "", fmt.Errorf("read %s: %w", statePath, err)
 		}
 	}
 	if st.AccountID != "" {
@@ -131,15 +143,15 @@ func bootstrapDev(ctx context.Context, cfg config.Config, s store.Store, out *os
 			fmt.Fprintf(out, "bridgeline: dev account %s is gone from the store; making a new one\n", st.AccountID)
 			st = devState{}
 		case err != nil:
-			return fmt.Errorf("dev account %s from %s: %w", st.AccountID, statePath, err)
+			return "", fmt.Errorf("dev account %s from %s: %w", st.AccountID, statePath, err)
 		}
 	}
 	if st.AccountID != "" {
 		if cfg.DevAPIKey != "" {
-			return ensureKey(ctx, s, st.AccountID, cfg.DevAPIKey, now)
+			return "", ensureKey(ctx, s, st.AccountID, cfg.DevAPIKey, now)
 		}
 		fmt.Fprintf(out, "bridgeline: dev account %s (its key was printed at first start; set DEV_API_KEY or run `bridgeline admin key create --account %s`)\n", st.AccountID, st.AccountID)
-		return nil
+		return "", nil
 	}
 	svcAcct := account.Service{Store: s, Now: time.Now}
 	var a account.Account
@@ -151,20 +163,20 @@ func bootstrapDev(ctx context.Context, cfg config.Config, s store.Store, out *os
 		a, text, err = svcAcct.Create(ctx, "Dev", false)
 	}
 	if err != nil {
-		return fmt.Errorf("create dev account: %w", err)
+		return "", fmt.Errorf("create dev account: %w", err)
 	}
 	lines := line.Service{Store: s, Assistants: s, Now: time.Now}
 	for i, h := range devHandles {
 		if _, err := lines.Provision(ctx, a.ID, sim.Name, h, fmt.Sprintf("Dev line %d", i+1)); err != nil && !apierr.Is(err, apierr.CodeConflict) {
-			return fmt.Errorf("provision dev line %s: %w", h, err)
+			return "", fmt.Errorf("provision dev line %s: %w", h, err)
 		}
 	}
 	b, _ := json.Marshal(devState{AccountID: a.ID})
 	if err := os.WriteFile(statePath, b, 0o600); err != nil {
-		return err
+		return "", err
 	}
 	fmt.Fprintf(out, "bridgeline: created dev account %s with sim lines %v\nbridgeline: dev API key (shown once): %s\n", a.ID, devHandles, text)
-	return nil
+	return a.ID, nil
 }
 
 // ensureKey adds a key's hash to an account unless it is there already.
@@ -181,4 +193,43 @@ func ensureKey(ctx context.Context, s store.Store, accountID, text string, now t
 		return err
 	}
 	return s.AddKey(ctx, account.KeyFromText(accountID, text, now))
+}
+
+// The assistant a fresh dev account's lines start with.
+const (
+	devAssistantName     = "Dev assistant"
+	devAssistantPrompt   = "You answer the dev lines of a local Bridgeline stack. Answer in one or two short sentences."
+	devAssistantGreeting = "Hello, this is the Bridgeline dev line. How can I help?"
+	devAssistantAvatar   = "ava_iris"
+)
+
+// seedDevAssistant gives a fresh dev account a published assistant and assigns it to
+// every dev line. The lines start in inbound_mode assistant, so without one the listing
+// would promise an assistant and every call would end no_assistant; with one, a call to
+// either line is answered from the first start (the sim caller page, a SIP phone), and
+// assigning your own assistant replaces it. It runs once the control plane is built, so
+// the assistant's tool secret is sealed as the API's are.
+func seedDevAssistant(ctx context.Context, cp *controlplane.ControlPlane, accountID string, out *os.File) error {
+	name, prompt, greeting, avatar := devAssistantName, devAssistantPrompt, devAssistantGreeting, devAssistantAvatar
+	a, err := cp.Assistants.Create(ctx, accountID, assistant.Fields{Name: &name, SystemPrompt: &prompt, Greeting: &greeting, AvatarID: &avatar})
+	if err != nil {
+		return fmt.Errorf("create the dev assistant: %w", err)
+	}
+	if _, err := cp.Assistants.Publish(ctx, accountID, a.ID); err != nil {
+		return fmt.Errorf("publish the dev assistant: %w", err)
+	}
+	ls, err := cp.Lines.List(ctx, accountID, listing.Query{Limit: 100})
+	if err != nil {
+		return fmt.Errorf("list the dev lines: %w", err)
+	}
+	for _, l := range ls {
+		if !slices.Contains(devHandles, l.Handle) {
+			continue
+		}
+		if _, err := cp.Lines.Assign(ctx, accountID, l.ID, a.ID); err != nil {
+			return fmt.Errorf("assign the dev assistant to %s: %w", l.Handle, err)
+		}
+	}
+	fmt.Fprintf(out, "bridgeline: the dev lines are answered by %q (%s); assign your own assistant to a line to replace it\n", name, a.ID)
+	return nil
 }

@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -25,7 +26,9 @@ import (
 // test sets both to the ports it picked, as a reader on other ports would, so it runs
 // beside a `make run`. A command that fails, or a
 // check written in the page (`[ "$STATUS" = answered ]`, a grep), fails the test; the
-// outputs each page promises are checked after.
+// outputs each page promises are checked after. Before that, the page runs with a
+// mistyped key, and must stop at its first request printing the API's api_key_invalid,
+// and without KEY, and must stop before any request saying to set it.
 func TestDocs(t *testing.T) {
 	for _, tc := range []struct {
 		page string
@@ -35,6 +38,8 @@ func TestDocs(t *testing.T) {
 		want []string
 	}{
 		{"quickstart.md", []string{"PERSONA_WORKERS=1"}, []string{
+			// Step 0 lists the dev lines, each answered by the stack's dev assistant.
+			" +15550100002 assistant asst_",
 			`"watch_only": false`,
 			`"join_url": "http://127.0.0.1:`,
 			`"end_reason": "deleted"`,
@@ -53,6 +58,8 @@ func TestDocs(t *testing.T) {
 			`"decision": "accept"`,
 			`"decision_source": "webhook_response"`,
 			`"end_reason": "remote_hangup"`,
+			// The endpoint goes with its receiver.
+			`"object":"webhook_endpoint","deleted":true}`,
 		}},
 		{"webhooks.md", nil, []string{
 			"verified call.ended",
@@ -63,6 +70,7 @@ func TestDocs(t *testing.T) {
 			`{"number":1,"variables":["caller_name","company"]}`,
 			`{"handled_by":"assistant","decision":"assistant","variables":{"caller_name":"Ada","company":"Acme"}}`,
 			`{"decision_source":"webhook_response","variables":{"caller_name":"Grace","company":"Acme"}}`,
+			`"object":"webhook_endpoint","deleted":true}`,
 		}},
 	} {
 		t.Run(tc.page, func(t *testing.T) {
@@ -84,7 +92,26 @@ func TestDocs(t *testing.T) {
 			s.start()
 			receiver := fmt.Sprintf("127.0.0.1:%d", livekittest.FreePort(t, "tcp"))
 			script := strings.Join(blocks, "\n")
-			out := runDocScript(t, script, s.key, "API="+s.api, "HOOKS_ADDR="+receiver)
+			env := []string{"API=" + s.api, "HOOKS_ADDR=" + receiver}
+			// A mistyped key stops the page at its first request, with the API's own
+			// error on screen: not an empty answer that later steps run on quietly.
+			out, err := runDoc(script, mistype(s.key), env...)
+			if err == nil || !keyInvalid.MatchString(out) || !strings.Contains(out, "error: 401") {
+				t.Errorf("with a mistyped key the page ran to %v, want it stopped with the API's api_key_invalid:\n%s", err, out)
+			}
+			if n := strings.Count(out, "curl: (22)"); n != 1 {
+				t.Errorf("with a mistyped key curl reported %d refused requests, want 1: the first, which stops the page", n)
+			}
+			// Without KEY the page says what to set before any request.
+			if out, err := runDoc(script, "", env...); err == nil || !strings.Contains(out, "export KEY=sk_test_") || strings.Contains(out, "curl:") {
+				t.Errorf("without KEY the page ran to %v, want it stopped before any request saying to export KEY:\n%s", err, out)
+			}
+			out = runDocScript(t, script, s.key, env...)
+			// The page cleans up after itself: no endpoint left for events to fail at
+			// once its receiver is gone.
+			if eps := s.mustDo(200, "GET", "/v1/webhook_endpoints", "")["data"].([]any); len(eps) != 0 {
+				t.Errorf("the page left %d webhook endpoints registered: %v", len(eps), eps)
+			}
 			for _, w := range tc.want {
 				if !strings.Contains(out, w) {
 					t.Errorf("output lacks %q", w)
@@ -97,30 +124,53 @@ func TestDocs(t *testing.T) {
 	}
 }
 
-// runDocScript runs script in bash at the repository root with KEY set, in its own
-// process group (a page starts its receiver in the background), and kills the group
-// when it ends.
+// keyInvalid is the API's error body for an unknown key, as jq prints it (either way).
+var keyInvalid = regexp.MustCompile(`"code": ?"api_key_invalid"`)
+
+// mistype is key with its last character changed: well formed, and no account's.
+func mistype(key string) string {
+	last := "a"
+	if strings.HasSuffix(key, "a") {
+		last = "b"
+	}
+	return key[:len(key)-1] + last
+}
+
+// runDocScript runs script as runDoc does and fails the test if it fails.
 func runDocScript(t *testing.T, script, key string, env ...string) string {
 	t.Helper()
+	out, err := runDoc(script, key, env...)
+	if err != nil {
+		t.Fatalf("the page's shell blocks failed: %v\n%s", err, out)
+	}
+	return out
+}
+
+// runDoc runs script in bash (set -euo pipefail) at the repository root with KEY set
+// (unset when key is ""), in its own process group (a page starts its receiver in the
+// background), and kills the group when it ends. It returns stdout and stderr together.
+func runDoc(script, key string, env ...string) (string, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "bash", "-c", "set -euo pipefail\n"+script)
 	cmd.Dir = filepath.Join("..", "..")
-	cmd.Env = append(append(os.Environ(), "KEY="+key), env...)
+	cmd.Env = slices.DeleteFunc(os.Environ(), func(v string) bool { return strings.HasPrefix(v, "KEY=") })
+	if key != "" {
+		cmd.Env = append(cmd.Env, "KEY="+key)
+	}
+	cmd.Env = append(cmd.Env, env...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
+		return "", err
 	}
 	defer syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	// Background jobs inherit the output pipe; once bash is done, stop waiting for them.
 	cmd.WaitDelay = time.Second
-	if err := cmd.Wait(); err != nil {
-		t.Fatalf("the page's shell blocks failed: %v\n%s", err, out.String())
-	}
-	return out.String()
+	err := cmd.Wait()
+	return out.String(), err
 }
 
 // shellBlocks returns the bodies of the ```sh fenced blocks of a Markdown page, in

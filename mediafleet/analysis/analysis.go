@@ -1,9 +1,10 @@
 // Package analysis is a persona worker's post-call analysis: once a call has ended, the
 // version's model is asked once, with the transcript and the tool calls, for what the
 // version's analysis wants (a summary, structured data matching a JSON Schema, success
-// against criteria). The answer comes as a call of one tool, submit_analysis, whose
-// parameters are built from the version's settings; a result that does not match is
-// told to the model and asked for once more, and then the analysis fails with the reason.
+// against criteria). The answer comes as a call of one tool, submit_analysis, which the
+// request forces (tool_choice) and whose parameters are built from the version's
+// settings; a result that does not match is told to the model and asked for once more,
+// and then the analysis fails with the reason.
 //
 // It runs in the media fleet, which holds the model's credentials; the control plane
 // only gets the result (persona.ReportAnalysis).
@@ -75,7 +76,9 @@ func (a Analyst) Run(ctx context.Context, v persona.Version, transcript []person
 	req := speech.Request{Model: v.Model, Messages: []speech.Message{
 		{Role: speech.RoleSystem, Content: instructions(v)},
 		{Role: speech.RoleUser, Content: "The call's transcript:\n\n" + Transcript(transcript)},
-	}, Tools: []speech.Tool{{Name: Tool, Description: "Submit the analysis of the call.", Parameters: Parameters(*want)}}}
+	}, Tools: []speech.Tool{{Name: Tool, Description: "Submit the analysis of the call.", Parameters: Parameters(*want)}},
+		// Forced: a model asked only in words may answer in prose, which fails both tries.
+		ForceTool: Tool}
 
 	var out Result
 	var last error

@@ -3,6 +3,7 @@ package analysis_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -114,6 +115,50 @@ func TestAnalysisPromptAndResult(t *testing.T) {
 	}
 }
 
+// TestAnalysisForcesItsTool: every request names submit_analysis in tool_choice, as
+// OpenAI's Chat Completions forces a function, so a model that would answer the
+// instructions in prose (as many do unless forced) still answers with the tool. The
+// fake model here is such a model: prose unless the request forces the tool.
+func TestAnalysisForcesItsTool(t *testing.T) {
+	srv := llmtest.New(llmtest.Reply{})
+	defer srv.Close()
+	srv.SetReplies(func(r llmtest.Request) llmtest.Reply {
+		if forced(r) == analysis.Tool {
+			return submit(good)
+		}
+		return llmtest.Reply{Text: "The caller asked about order 6735, which was delivered."}
+	})
+	res := analysis.Analyst{Model: client(t, srv)}.Run(context.Background(), version(), transcript())
+	if res.Status != persona.AnalysisCompleted {
+		t.Fatalf("result = %+v, want completed from the forced tool call", res.AnalysisResult)
+	}
+	reqs := srv.Requests()
+	if len(reqs) != 1 {
+		t.Fatalf("%d requests, want 1", len(reqs))
+	}
+	want := `{"type":"function","function":{"name":"` + analysis.Tool + `"}}`
+	var got, wantV any
+	json.Unmarshal(reqs[0].ToolChoice, &got)
+	json.Unmarshal([]byte(want), &wantV)
+	if fmt.Sprint(got) != fmt.Sprint(wantV) {
+		t.Errorf("tool_choice = %s, want %s", reqs[0].ToolChoice, want)
+	}
+}
+
+// forced is the function a request's tool_choice forces, or "".
+func forced(r llmtest.Request) string {
+	var c struct {
+		Type     string `json:"type"`
+		Function struct {
+			Name string `json:"name"`
+		} `json:"function"`
+	}
+	if json.Unmarshal(r.ToolChoice, &c) != nil || c.Type != "function" {
+		return ""
+	}
+	return c.Function.Name
+}
+
 // TestAnalysisRetriesOnceOnMismatch: structured data that does not match the schema is
 // told to the model (its tool call answered with the reason) and asked for once more.
 func TestAnalysisRetriesOnceOnMismatch(t *testing.T) {
@@ -135,6 +180,9 @@ func TestAnalysisRetriesOnceOnMismatch(t *testing.T) {
 	reqs := srv.Requests()
 	if len(reqs) != 2 {
 		t.Fatalf("%d requests, want 2", len(reqs))
+	}
+	if forced(reqs[1]) != analysis.Tool {
+		t.Errorf("the retry's tool_choice = %s, want %s forced", reqs[1].ToolChoice, analysis.Tool)
 	}
 	msgs := reqs[1].Messages
 	if len(msgs) != 4 {

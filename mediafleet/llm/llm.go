@@ -93,6 +93,9 @@ func (c *Client) Stream(ctx context.Context, req speech.Request) (speech.Stream,
 			Name: t.Name, Description: t.Description, Parameters: t.Parameters,
 		}})
 	}
+	if req.ForceTool != "" {
+		creq.ToolChoice = openai.ToolChoice{Type: openai.ToolTypeFunction, Function: openai.ToolFunction{Name: req.ForceTool}}
+	}
 	s, err := c.c.CreateChatCompletionStream(ctx, creq)
 	if err != nil {
 		return nil, fmt.Errorf("llm: chat completion (%s): %w", model, err)

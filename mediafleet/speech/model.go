@@ -58,6 +58,10 @@ type Request struct {
 	Messages []Message
 	// Tools are offered to the model.
 	Tools []Tool
+	// ForceTool names one of Tools the model must call (OpenAI's tool_choice naming a
+	// function); empty leaves the choice to the model. Post-call analysis forces its
+	// tool, so a model inclined to answer in prose still answers with the call.
+	ForceTool string
 }
 
 // Model is a language model that streams its reply.

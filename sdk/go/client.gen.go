@@ -5648,7 +5648,7 @@ type SessionCreate struct {
 	// Examples: {"customer":"cus_9s6XKzkNRiz8i3","order_id":"6735"}
 	Metadata *Metadata `json:"metadata,omitempty"`
 
-	// Mode `assistant` puts the assistant's active version in the room too: it answers the dialled party, or, without `platform_handle`, the client that joins (a web call).
+	// Mode `assistant` puts the assistant's active version in the room too: it answers the dialled party, or, without `platform_handle`, the client that joins (a web call). A body with an `assistant_id` and neither `mode` nor `platform_handle` is refused with `parameter_missing` on `mode`: a web call needs `mode: assistant`.
 	Mode *SessionCreateMode `json:"mode,omitempty"`
 
 	// PlatformHandle Required in mode `human`; left out in mode `assistant`, the session is a web
@@ -5681,7 +5681,7 @@ type SessionCreate struct {
 // SessionCreateMedia `video` or `audio`: what the call carries.
 type SessionCreateMedia string
 
-// SessionCreateMode `assistant` puts the assistant's active version in the room too: it answers the dialled party, or, without `platform_handle`, the client that joins (a web call).
+// SessionCreateMode `assistant` puts the assistant's active version in the room too: it answers the dialled party, or, without `platform_handle`, the client that joins (a web call). A body with an `assistant_id` and neither `mode` nor `platform_handle` is refused with `parameter_missing` on `mode`: a web call needs `mode: assistant`.
 type SessionCreateMode string
 
 // SessionCreated The session as POST /v1/sessions answers it, with the participant token.
@@ -8634,13 +8634,14 @@ type ClientInterface interface {
 	// that party into the room. The session starts `ringing` and becomes `active` when
 	// the party answers, or `failed` (`no_answer`, `busy`, `platform_error`).
 	// `mode: assistant` fixes the assistant's active version now (`version_id`) and dispatches it into the room when the dialled party answers; its participant token is then watch-only.
-	// `mode: assistant` without `platform_handle` is a web call (see Web calls in the introduction): no dial; the returned token is the caller's (publishes camera and microphone, subscribes, `watch_only: false`), `join_url` is the hosted page that joins with it, the assistant is dispatched now, and the session is `ringing` until the caller's client joins (then `active`), `failed` with `join_timeout` if it has not joined within 60 s.
+	// `mode: assistant` without `platform_handle` is a web call (see Web calls in the introduction): no dial; the returned token is the caller's (publishes camera and microphone, subscribes, `watch_only: false`), `join_url` is the hosted page that joins with it, the assistant is dispatched now, and the session is `ringing` until the caller's client joins (then `active`); if it has not joined within 60 s the session and its call end `status: failed`, `end_reason: join_timeout`, `ended_by: system`.
 	// Its greeting and system prompt are rendered with `variables` over the line's defaults (see Variables).
 	// The token has its own LiveKit identity (`participant_identity`); more tokens come from `POST /v1/sessions/{id}/tokens`.
 	// Unlike the other POSTs, this one refuses unknown query parameters.
 	// 400: `parameter_missing` (`platform_handle` when `mode` is `human`; `assistant_id`
-	// when `mode` is `assistant`), `parameter_invalid` (`platform_handle` not of a form
-	// the line's platform dials, or blank in mode `assistant`; `media`, `mode`,
+	// when `mode` is `assistant`; `mode` for a body with an `assistant_id`, no
+	// `platform_handle` and no `mode`: a web call is `mode: assistant`),
+	// `parameter_invalid` (`platform_handle` not of a form the line's platform dials, or blank in mode `assistant`; `media`, `mode`,
 	// `line_id`; `assistant_id` or `variables` given with mode `human`; `variables` or
 	// `variables[<name>]` out of bounds, or `variables` rendering the greeting or system
 	// prompt past its limit); 403
@@ -8666,13 +8667,14 @@ type ClientInterface interface {
 	// that party into the room. The session starts `ringing` and becomes `active` when
 	// the party answers, or `failed` (`no_answer`, `busy`, `platform_error`).
 	// `mode: assistant` fixes the assistant's active version now (`version_id`) and dispatches it into the room when the dialled party answers; its participant token is then watch-only.
-	// `mode: assistant` without `platform_handle` is a web call (see Web calls in the introduction): no dial; the returned token is the caller's (publishes camera and microphone, subscribes, `watch_only: false`), `join_url` is the hosted page that joins with it, the assistant is dispatched now, and the session is `ringing` until the caller's client joins (then `active`), `failed` with `join_timeout` if it has not joined within 60 s.
+	// `mode: assistant` without `platform_handle` is a web call (see Web calls in the introduction): no dial; the returned token is the caller's (publishes camera and microphone, subscribes, `watch_only: false`), `join_url` is the hosted page that joins with it, the assistant is dispatched now, and the session is `ringing` until the caller's client joins (then `active`); if it has not joined within 60 s the session and its call end `status: failed`, `end_reason: join_timeout`, `ended_by: system`.
 	// Its greeting and system prompt are rendered with `variables` over the line's defaults (see Variables).
 	// The token has its own LiveKit identity (`participant_identity`); more tokens come from `POST /v1/sessions/{id}/tokens`.
 	// Unlike the other POSTs, this one refuses unknown query parameters.
 	// 400: `parameter_missing` (`platform_handle` when `mode` is `human`; `assistant_id`
-	// when `mode` is `assistant`), `parameter_invalid` (`platform_handle` not of a form
-	// the line's platform dials, or blank in mode `assistant`; `media`, `mode`,
+	// when `mode` is `assistant`; `mode` for a body with an `assistant_id`, no
+	// `platform_handle` and no `mode`: a web call is `mode: assistant`),
+	// `parameter_invalid` (`platform_handle` not of a form the line's platform dials, or blank in mode `assistant`; `media`, `mode`,
 	// `line_id`; `assistant_id` or `variables` given with mode `human`; `variables` or
 	// `variables[<name>]` out of bounds, or `variables` rendering the greeting or system
 	// prompt past its limit); 403
@@ -10201,13 +10203,14 @@ func (c *BaseClient) ListSessions(ctx context.Context, params *ListSessionsParam
 // that party into the room. The session starts `ringing` and becomes `active` when
 // the party answers, or `failed` (`no_answer`, `busy`, `platform_error`).
 // `mode: assistant` fixes the assistant's active version now (`version_id`) and dispatches it into the room when the dialled party answers; its participant token is then watch-only.
-// `mode: assistant` without `platform_handle` is a web call (see Web calls in the introduction): no dial; the returned token is the caller's (publishes camera and microphone, subscribes, `watch_only: false`), `join_url` is the hosted page that joins with it, the assistant is dispatched now, and the session is `ringing` until the caller's client joins (then `active`), `failed` with `join_timeout` if it has not joined within 60 s.
+// `mode: assistant` without `platform_handle` is a web call (see Web calls in the introduction): no dial; the returned token is the caller's (publishes camera and microphone, subscribes, `watch_only: false`), `join_url` is the hosted page that joins with it, the assistant is dispatched now, and the session is `ringing` until the caller's client joins (then `active`); if it has not joined within 60 s the session and its call end `status: failed`, `end_reason: join_timeout`, `ended_by: system`.
 // Its greeting and system prompt are rendered with `variables` over the line's defaults (see Variables).
 // The token has its own LiveKit identity (`participant_identity`); more tokens come from `POST /v1/sessions/{id}/tokens`.
 // Unlike the other POSTs, this one refuses unknown query parameters.
 // 400: `parameter_missing` (`platform_handle` when `mode` is `human`; `assistant_id`
-// when `mode` is `assistant`), `parameter_invalid` (`platform_handle` not of a form
-// the line's platform dials, or blank in mode `assistant`; `media`, `mode`,
+// when `mode` is `assistant`; `mode` for a body with an `assistant_id`, no
+// `platform_handle` and no `mode`: a web call is `mode: assistant`),
+// `parameter_invalid` (`platform_handle` not of a form the line's platform dials, or blank in mode `assistant`; `media`, `mode`,
 // `line_id`; `assistant_id` or `variables` given with mode `human`; `variables` or
 // `variables[<name>]` out of bounds, or `variables` rendering the greeting or system
 // prompt past its limit); 403
@@ -10243,13 +10246,14 @@ func (c *BaseClient) CreateSessionWithBody(ctx context.Context, params *CreateSe
 // that party into the room. The session starts `ringing` and becomes `active` when
 // the party answers, or `failed` (`no_answer`, `busy`, `platform_error`).
 // `mode: assistant` fixes the assistant's active version now (`version_id`) and dispatches it into the room when the dialled party answers; its participant token is then watch-only.
-// `mode: assistant` without `platform_handle` is a web call (see Web calls in the introduction): no dial; the returned token is the caller's (publishes camera and microphone, subscribes, `watch_only: false`), `join_url` is the hosted page that joins with it, the assistant is dispatched now, and the session is `ringing` until the caller's client joins (then `active`), `failed` with `join_timeout` if it has not joined within 60 s.
+// `mode: assistant` without `platform_handle` is a web call (see Web calls in the introduction): no dial; the returned token is the caller's (publishes camera and microphone, subscribes, `watch_only: false`), `join_url` is the hosted page that joins with it, the assistant is dispatched now, and the session is `ringing` until the caller's client joins (then `active`); if it has not joined within 60 s the session and its call end `status: failed`, `end_reason: join_timeout`, `ended_by: system`.
 // Its greeting and system prompt are rendered with `variables` over the line's defaults (see Variables).
 // The token has its own LiveKit identity (`participant_identity`); more tokens come from `POST /v1/sessions/{id}/tokens`.
 // Unlike the other POSTs, this one refuses unknown query parameters.
 // 400: `parameter_missing` (`platform_handle` when `mode` is `human`; `assistant_id`
-// when `mode` is `assistant`), `parameter_invalid` (`platform_handle` not of a form
-// the line's platform dials, or blank in mode `assistant`; `media`, `mode`,
+// when `mode` is `assistant`; `mode` for a body with an `assistant_id`, no
+// `platform_handle` and no `mode`: a web call is `mode: assistant`),
+// `parameter_invalid` (`platform_handle` not of a form the line's platform dials, or blank in mode `assistant`; `media`, `mode`,
 // `line_id`; `assistant_id` or `variables` given with mode `human`; `variables` or
 // `variables[<name>]` out of bounds, or `variables` rendering the greeting or system
 // prompt past its limit); 403
@@ -14486,13 +14490,14 @@ type ClientWithResponsesInterface interface {
 	// that party into the room. The session starts `ringing` and becomes `active` when
 	// the party answers, or `failed` (`no_answer`, `busy`, `platform_error`).
 	// `mode: assistant` fixes the assistant's active version now (`version_id`) and dispatches it into the room when the dialled party answers; its participant token is then watch-only.
-	// `mode: assistant` without `platform_handle` is a web call (see Web calls in the introduction): no dial; the returned token is the caller's (publishes camera and microphone, subscribes, `watch_only: false`), `join_url` is the hosted page that joins with it, the assistant is dispatched now, and the session is `ringing` until the caller's client joins (then `active`), `failed` with `join_timeout` if it has not joined within 60 s.
+	// `mode: assistant` without `platform_handle` is a web call (see Web calls in the introduction): no dial; the returned token is the caller's (publishes camera and microphone, subscribes, `watch_only: false`), `join_url` is the hosted page that joins with it, the assistant is dispatched now, and the session is `ringing` until the caller's client joins (then `active`); if it has not joined within 60 s the session and its call end `status: failed`, `end_reason: join_timeout`, `ended_by: system`.
 	// Its greeting and system prompt are rendered with `variables` over the line's defaults (see Variables).
 	// The token has its own LiveKit identity (`participant_identity`); more tokens come from `POST /v1/sessions/{id}/tokens`.
 	// Unlike the other POSTs, this one refuses unknown query parameters.
 	// 400: `parameter_missing` (`platform_handle` when `mode` is `human`; `assistant_id`
-	// when `mode` is `assistant`), `parameter_invalid` (`platform_handle` not of a form
-	// the line's platform dials, or blank in mode `assistant`; `media`, `mode`,
+	// when `mode` is `assistant`; `mode` for a body with an `assistant_id`, no
+	// `platform_handle` and no `mode`: a web call is `mode: assistant`),
+	// `parameter_invalid` (`platform_handle` not of a form the line's platform dials, or blank in mode `assistant`; `media`, `mode`,
 	// `line_id`; `assistant_id` or `variables` given with mode `human`; `variables` or
 	// `variables[<name>]` out of bounds, or `variables` rendering the greeting or system
 	// prompt past its limit); 403
@@ -14518,13 +14523,14 @@ type ClientWithResponsesInterface interface {
 	// that party into the room. The session starts `ringing` and becomes `active` when
 	// the party answers, or `failed` (`no_answer`, `busy`, `platform_error`).
 	// `mode: assistant` fixes the assistant's active version now (`version_id`) and dispatches it into the room when the dialled party answers; its participant token is then watch-only.
-	// `mode: assistant` without `platform_handle` is a web call (see Web calls in the introduction): no dial; the returned token is the caller's (publishes camera and microphone, subscribes, `watch_only: false`), `join_url` is the hosted page that joins with it, the assistant is dispatched now, and the session is `ringing` until the caller's client joins (then `active`), `failed` with `join_timeout` if it has not joined within 60 s.
+	// `mode: assistant` without `platform_handle` is a web call (see Web calls in the introduction): no dial; the returned token is the caller's (publishes camera and microphone, subscribes, `watch_only: false`), `join_url` is the hosted page that joins with it, the assistant is dispatched now, and the session is `ringing` until the caller's client joins (then `active`); if it has not joined within 60 s the session and its call end `status: failed`, `end_reason: join_timeout`, `ended_by: system`.
 	// Its greeting and system prompt are rendered with `variables` over the line's defaults (see Variables).
 	// The token has its own LiveKit identity (`participant_identity`); more tokens come from `POST /v1/sessions/{id}/tokens`.
 	// Unlike the other POSTs, this one refuses unknown query parameters.
 	// 400: `parameter_missing` (`platform_handle` when `mode` is `human`; `assistant_id`
-	// when `mode` is `assistant`), `parameter_invalid` (`platform_handle` not of a form
-	// the line's platform dials, or blank in mode `assistant`; `media`, `mode`,
+	// when `mode` is `assistant`; `mode` for a body with an `assistant_id`, no
+	// `platform_handle` and no `mode`: a web call is `mode: assistant`),
+	// `parameter_invalid` (`platform_handle` not of a form the line's platform dials, or blank in mode `assistant`; `media`, `mode`,
 	// `line_id`; `assistant_id` or `variables` given with mode `human`; `variables` or
 	// `variables[<name>]` out of bounds, or `variables` rendering the greeting or system
 	// prompt past its limit); 403
@@ -23911,13 +23917,14 @@ func (c *ClientWithResponses) ListSessionsWithResponse(ctx context.Context, para
 // that party into the room. The session starts `ringing` and becomes `active` when
 // the party answers, or `failed` (`no_answer`, `busy`, `platform_error`).
 // `mode: assistant` fixes the assistant's active version now (`version_id`) and dispatches it into the room when the dialled party answers; its participant token is then watch-only.
-// `mode: assistant` without `platform_handle` is a web call (see Web calls in the introduction): no dial; the returned token is the caller's (publishes camera and microphone, subscribes, `watch_only: false`), `join_url` is the hosted page that joins with it, the assistant is dispatched now, and the session is `ringing` until the caller's client joins (then `active`), `failed` with `join_timeout` if it has not joined within 60 s.
+// `mode: assistant` without `platform_handle` is a web call (see Web calls in the introduction): no dial; the returned token is the caller's (publishes camera and microphone, subscribes, `watch_only: false`), `join_url` is the hosted page that joins with it, the assistant is dispatched now, and the session is `ringing` until the caller's client joins (then `active`); if it has not joined within 60 s the session and its call end `status: failed`, `end_reason: join_timeout`, `ended_by: system`.
 // Its greeting and system prompt are rendered with `variables` over the line's defaults (see Variables).
 // The token has its own LiveKit identity (`participant_identity`); more tokens come from `POST /v1/sessions/{id}/tokens`.
 // Unlike the other POSTs, this one refuses unknown query parameters.
 // 400: `parameter_missing` (`platform_handle` when `mode` is `human`; `assistant_id`
-// when `mode` is `assistant`), `parameter_invalid` (`platform_handle` not of a form
-// the line's platform dials, or blank in mode `assistant`; `media`, `mode`,
+// when `mode` is `assistant`; `mode` for a body with an `assistant_id`, no
+// `platform_handle` and no `mode`: a web call is `mode: assistant`),
+// `parameter_invalid` (`platform_handle` not of a form the line's platform dials, or blank in mode `assistant`; `media`, `mode`,
 // `line_id`; `assistant_id` or `variables` given with mode `human`; `variables` or
 // `variables[<name>]` out of bounds, or `variables` rendering the greeting or system
 // prompt past its limit); 403
@@ -23949,13 +23956,14 @@ func (c *ClientWithResponses) CreateSessionWithBodyWithResponse(ctx context.Cont
 // that party into the room. The session starts `ringing` and becomes `active` when
 // the party answers, or `failed` (`no_answer`, `busy`, `platform_error`).
 // `mode: assistant` fixes the assistant's active version now (`version_id`) and dispatches it into the room when the dialled party answers; its participant token is then watch-only.
-// `mode: assistant` without `platform_handle` is a web call (see Web calls in the introduction): no dial; the returned token is the caller's (publishes camera and microphone, subscribes, `watch_only: false`), `join_url` is the hosted page that joins with it, the assistant is dispatched now, and the session is `ringing` until the caller's client joins (then `active`), `failed` with `join_timeout` if it has not joined within 60 s.
+// `mode: assistant` without `platform_handle` is a web call (see Web calls in the introduction): no dial; the returned token is the caller's (publishes camera and microphone, subscribes, `watch_only: false`), `join_url` is the hosted page that joins with it, the assistant is dispatched now, and the session is `ringing` until the caller's client joins (then `active`); if it has not joined within 60 s the session and its call end `status: failed`, `end_reason: join_timeout`, `ended_by: system`.
 // Its greeting and system prompt are rendered with `variables` over the line's defaults (see Variables).
 // The token has its own LiveKit identity (`participant_identity`); more tokens come from `POST /v1/sessions/{id}/tokens`.
 // Unlike the other POSTs, this one refuses unknown query parameters.
 // 400: `parameter_missing` (`platform_handle` when `mode` is `human`; `assistant_id`
-// when `mode` is `assistant`), `parameter_invalid` (`platform_handle` not of a form
-// the line's platform dials, or blank in mode `assistant`; `media`, `mode`,
+// when `mode` is `assistant`; `mode` for a body with an `assistant_id`, no
+// `platform_handle` and no `mode`: a web call is `mode: assistant`),
+// `parameter_invalid` (`platform_handle` not of a form the line's platform dials, or blank in mode `assistant`; `media`, `mode`,
 // `line_id`; `assistant_id` or `variables` given with mode `human`; `variables` or
 // `variables[<name>]` out of bounds, or `variables` rendering the greeting or system
 // prompt past its limit); 403

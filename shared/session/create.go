@@ -58,7 +58,8 @@ func (r *CreateRequest) Validate() error {
 	if err := metadata.Validate(r.Metadata); err != nil {
 		return err
 	}
-	if r.Mode == "" {
+	modeGiven := r.Mode != ""
+	if !modeGiven {
 		r.Mode = ModeHuman
 	}
 	switch h := r.PlatformHandle; {
@@ -66,6 +67,9 @@ func (r *CreateRequest) Validate() error {
 		// A web call: the client that joins with the returned token is the caller.
 	case strings.TrimSpace(h) == "" && r.Mode == ModeAssistant:
 		return apierr.Invalid("platform_handle", "platform_handle must not be blank; leave it out for a web call")
+	case h == "" && r.AssistantID != "" && !modeGiven:
+		// An assistant and nothing to dial: a web call missing its mode.
+		return apierr.Param(apierr.CodeParameterMissing, "mode", `a web call is "mode": "assistant" with an assistant_id and no platform_handle; to dial someone, send platform_handle`)
 	case strings.TrimSpace(h) == "":
 		return apierr.Missing("platform_handle")
 	case len(h) > 255 || !utf8.ValidString(h) || strings.ContainsAny(h, "\x00\r\n"):

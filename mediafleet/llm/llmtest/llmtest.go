@@ -100,7 +100,10 @@ type Request struct {
 			Parameters json.RawMessage `json:"parameters"`
 		} `json:"function"`
 	} `json:"tools"`
-	Auth string `json:"-"` // the Authorization header
+	// ToolChoice is the request's tool_choice as sent (nil when absent): "auto", "none",
+	// "required" or {"type":"function","function":{"name":...}}.
+	ToolChoice json.RawMessage `json:"tool_choice"`
+	Auth       string          `json:"-"` // the Authorization header
 }
 
 // HasTool reports whether the request offered the tool.

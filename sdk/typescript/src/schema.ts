@@ -466,13 +466,14 @@ export interface paths {
          *     that party into the room. The session starts `ringing` and becomes `active` when
          *     the party answers, or `failed` (`no_answer`, `busy`, `platform_error`).
          *     `mode: assistant` fixes the assistant's active version now (`version_id`) and dispatches it into the room when the dialled party answers; its participant token is then watch-only.
-         *     `mode: assistant` without `platform_handle` is a web call (see Web calls in the introduction): no dial; the returned token is the caller's (publishes camera and microphone, subscribes, `watch_only: false`), `join_url` is the hosted page that joins with it, the assistant is dispatched now, and the session is `ringing` until the caller's client joins (then `active`), `failed` with `join_timeout` if it has not joined within 60 s.
+         *     `mode: assistant` without `platform_handle` is a web call (see Web calls in the introduction): no dial; the returned token is the caller's (publishes camera and microphone, subscribes, `watch_only: false`), `join_url` is the hosted page that joins with it, the assistant is dispatched now, and the session is `ringing` until the caller's client joins (then `active`); if it has not joined within 60 s the session and its call end `status: failed`, `end_reason: join_timeout`, `ended_by: system`.
          *     Its greeting and system prompt are rendered with `variables` over the line's defaults (see Variables).
          *     The token has its own LiveKit identity (`participant_identity`); more tokens come from `POST /v1/sessions/{id}/tokens`.
          *     Unlike the other POSTs, this one refuses unknown query parameters.
          *     400: `parameter_missing` (`platform_handle` when `mode` is `human`; `assistant_id`
-         *     when `mode` is `assistant`), `parameter_invalid` (`platform_handle` not of a form
-         *     the line's platform dials, or blank in mode `assistant`; `media`, `mode`,
+         *     when `mode` is `assistant`; `mode` for a body with an `assistant_id`, no
+         *     `platform_handle` and no `mode`: a web call is `mode: assistant`),
+         *     `parameter_invalid` (`platform_handle` not of a form the line's platform dials, or blank in mode `assistant`; `media`, `mode`,
          *     `line_id`; `assistant_id` or `variables` given with mode `human`; `variables` or
          *     `variables[<name>]` out of bounds, or `variables` rendering the greeting or system
          *     prompt past its limit); 403
@@ -4755,7 +4756,7 @@ export interface components {
              */
             media?: "video" | "audio";
             /**
-             * @description `assistant` puts the assistant's active version in the room too: it answers the dialled party, or, without `platform_handle`, the client that joins (a web call).
+             * @description `assistant` puts the assistant's active version in the room too: it answers the dialled party, or, without `platform_handle`, the client that joins (a web call). A body with an `assistant_id` and neither `mode` nor `platform_handle` is refused with `parameter_missing` on `mode`: a web call needs `mode: assistant`.
              * @default human
              * @enum {string}
              */
