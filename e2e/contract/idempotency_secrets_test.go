@@ -175,6 +175,7 @@ func TestIdempotencyRecordsHoldNoSecret(t *testing.T) {
 		"POST /v1/sessions":                             {"participant_token"},
 		"POST /v1/sessions/{id}/tokens":                 {"participant_token"},
 		"POST /v1/calls/{id}/answer":                    {"participant_token"},
+		"POST /v1/sip_trunks":                           {"inbound.password"},
 	}
 	records, secretsSeen, leaked := 0, 0, 0
 	for _, x := range done {
@@ -185,8 +186,18 @@ func TestIdempotencyRecordsHoldNoSecret(t *testing.T) {
 			secrets = append(secrets, m)
 		}
 		for _, f := range omitted[x.route] {
-			if v, _ := first[f].(string); v == "" {
+			obj, field := first, f
+			if top, sub, nested := strings.Cut(f, "."); nested {
+				obj, _ = first[top].(map[string]any)
+				field = sub
+			}
+			v, _ := obj[field].(string)
+			if v == "" {
 				t.Errorf("%s: the first answer has no %s: %s", x.route, f, x.raw)
+				continue
+			}
+			if !secretText.MatchString(v) {
+				secrets = append(secrets, v) // not shaped like a key: checked by its value
 			}
 		}
 		secretsSeen += len(secrets)
@@ -219,6 +230,10 @@ func TestIdempotencyRecordsHoldNoSecret(t *testing.T) {
 			f := omitted[x.route][0]
 			if _, has := again[f]; has {
 				t.Errorf("%s: the replay shows %s, shown only in the first answer", x.route, f)
+			}
+		case "POST /v1/sip_trunks":
+			if in, _ := again["inbound"].(map[string]any); in == nil || in["password"] != nil || in["password_set"] != true {
+				t.Errorf("%s: the replay's inbound %v, want password_set and no password (shown only in the first answer)", x.route, again["inbound"])
 			}
 		case "POST /v1/sessions", "POST /v1/sessions/{id}/tokens":
 			tok, _ := again["participant_token"].(string)

@@ -82,7 +82,7 @@ func (s *stack) sipScenario(lk *livekitserver.Server, auth map[string]any, asstI
 
 	pcid := "SCL_" + strings.ToLower(ident.New("x")[2:14])
 	in := platform.Notification{ID: ident.New("sipevt"), Event: platform.EventInbound, PlatformCallID: pcid,
-		From: from, To: to, Media: platform.MediaAudio, At: time.Now().UTC()}
+		From: from, To: to, Media: platform.MediaAudio, At: time.Now().UTC(), Trunk: tr["id"].(string)}
 	if st, body := s.sipNotify("another-secret-of-the-right-length-0123456789", in); st != http.StatusUnauthorized {
 		t.Errorf("notification signed with another secret = %d %s, want 401", st, body)
 	}
@@ -140,7 +140,7 @@ func (s *stack) sipScenario(lk *livekitserver.Server, auth map[string]any, asstI
 
 	// The phone hangs up (or, transferred, its leg is gone): the gateway says so.
 	bye := platform.Notification{ID: ident.New("sipevt"), Event: platform.EventHangup, PlatformCallID: pcid, CallID: reply.CallID,
-		From: from, To: to, Media: platform.MediaAudio, At: time.Now().UTC()}
+		From: from, To: to, Media: platform.MediaAudio, At: time.Now().UTC(), Trunk: tr["id"].(string)}
 	if st, body := s.sipNotify(testSIPSecret, bye); st != http.StatusOK {
 		t.Fatalf("hangup notification = %d %s, want 200; log:\n%s", st, body, s.proc("platform-sip").Output())
 	}

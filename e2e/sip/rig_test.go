@@ -119,7 +119,20 @@ type trunkObj struct {
 	ID             string   `json:"id"`
 	Numbers        []string `json:"numbers"`
 	OriginationURI string   `json:"origination_uri"`
+	Inbound        *struct {
+		Username string `json:"username"`
+		// Password is shown by the answer that generated it only.
+		Password string `json:"password"`
+	} `json:"inbound"`
 }
+
+// The inbound credentials of the rig's trunks (r.trunk): the provider's, as a customer
+// sets them, which the test phones answer the bridge's challenge with unless a test
+// gives others.
+const (
+	providerUser = "e2e-provider"
+	providerPass = "e2e-provider-password-0123456789"
+)
 
 type lineObj struct {
 	ID         string `json:"id"`
@@ -164,11 +177,13 @@ func str(p *string) string {
 	return *p
 }
 
-// trunk makes a trunk taking calls from this machine (127.0.0.1) and dialling outbound
+// trunk makes a trunk taking calls from this machine (127.0.0.1) that authenticate as
+// providerUser, and dialling outbound
 // (when given: a phone's address) over UDP.
 func (r *rig) trunk(t testing.TB, outbound string) trunkObj {
 	t.Helper()
-	body := map[string]any{"name": "test trunk", "inbound": map[string]any{"allowed_addresses": []string{"127.0.0.1"}}}
+	body := map[string]any{"name": "test trunk", "inbound": map[string]any{"allowed_addresses": []string{"127.0.0.1"},
+		"username": providerUser, "password": providerPass}}
 	if outbound != "" {
 		body["outbound"] = map[string]any{"address": outbound, "transport": "udp"}
 	}
@@ -208,10 +223,17 @@ func (r *rig) assistant(t testing.TB, greeting string, extra map[string]any) ass
 	return a
 }
 
-// phone starts a baresip phone for the test.
+// phone starts a baresip phone for the test; its calls authenticate as the rig's
+// trunks' provider unless cfg names other credentials (or noAuth).
 func (r *rig) phone(t testing.TB, cfg sipphone.Config) *sipphone.Phone {
 	t.Helper()
 	cfg.Dir = t.TempDir()
+	switch {
+	case cfg.AuthUser == noAuth:
+		cfg.AuthUser, cfg.AuthPassword = "", ""
+	case cfg.AuthUser == "":
+		cfg.AuthUser, cfg.AuthPassword = providerUser, providerPass
+	}
 	p, err := sipphone.Start(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -224,6 +246,9 @@ func (r *rig) phone(t testing.TB, cfg sipphone.Config) *sipphone.Phone {
 	})
 	return p
 }
+
+// noAuth as a phone's AuthUser: the phone answers no challenge.
+const noAuth = "-"
 
 // dialURI is a line's number at the bridge.
 func (r *rig) dialURI(handle string) string { return "sip:" + handle + "@" + r.st.SIP.SIPAddr() }

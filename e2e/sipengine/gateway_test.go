@@ -146,6 +146,10 @@ func newGatewayRig(t testing.TB) *gatewayRig {
 	return &gatewayRig{rig: r, cp: cp}
 }
 
+// gatewayTrunk is the Bridgeline trunk the test's dispatch rule names in its room prefix,
+// as siptrunk's Sync names each trunk's: the gateway tells the control plane the trunk.
+const gatewayTrunk = "trunk_01kb0000000000000000000000"
+
 // sipLine makes what Bridgeline keeps in LiveKit for a SIP line: an inbound trunk for
 // its number and a dispatch rule giving each call a room named by sip.RoomPrefix.
 func (r *gatewayRig) sipLine(ctx context.Context, t testing.TB) {
@@ -157,7 +161,7 @@ func (r *gatewayRig) sipLine(ctx context.Context, t testing.TB) {
 		t.Fatal(err)
 	}
 	if _, err := r.lk.CreateSIPDispatchRule(ctx, rtc.SIPDispatchRule{TrunkIDs: []string{r.inbound.ID},
-		RoomPrefix: sip.RoomPrefix + "line_test"}); err != nil {
+		RoomPrefix: sip.RoomPrefix + gatewayTrunk}); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -201,8 +205,9 @@ func TestGatewayInbound(t *testing.T) {
 			t.Fatal(err)
 		}
 		in, _ := r.cp.next(ctx, t, 0, platform.EventInbound)
-		if in.From != "+15559990001" || in.To != lineNumber || in.PlatformCallID == "" || in.Media != platform.MediaAudio {
-			t.Errorf("inbound notification = %+v, want from the phone to the line, audio, with the bridge's call id", in)
+		if in.From != "+15559990001" || in.To != lineNumber || in.PlatformCallID == "" || in.Media != platform.MediaAudio ||
+			in.Trunk != gatewayTrunk {
+			t.Errorf("inbound notification = %+v, want from the phone to the line, audio, on trunk %s, with the bridge's call id", in, gatewayTrunk)
 		}
 		id, joined := w.sipJoined(ctx, t)
 		if id != platform.ParticipantIdentity {

@@ -20,6 +20,7 @@ type callState struct {
 	pcid     string // the bridge's call id
 	inbound  bool
 	from, to string
+	trunk    string        // inbound: the Bridgeline trunk the call authenticated as
 	decided  chan struct{} // inbound: closed once the control plane answered
 	notes    chan platform.Notification
 
@@ -63,6 +64,7 @@ func (g *Gateway) inbound(ctx context.Context, pcid string, claims *lktoken.Clai
 	st, ok := g.calls[pcid]
 	if !ok {
 		st = g.newCall(pcid, true, claims.Attributes[rtc.AttrSIPPhoneNumber], claims.Attributes[rtc.AttrSIPTrunkNumber])
+		st.trunk = sip.TrunkOfRoom(claims.Video.Room)
 		g.calls[pcid] = st
 	}
 	g.mu.Unlock()

@@ -477,5 +477,5 @@ func (g *Gateway) deliver(ctx context.Context, n platform.Notification, out any)
 
 func newNotification(event string, st *callState) platform.Notification {
 	return platform.Notification{ID: ident.New("sipevt"), Event: event, PlatformCallID: st.pcid, CallID: st.callID,
-		From: st.from, To: st.to, Media: platform.MediaAudio, At: time.Now().UTC()}
+		From: st.from, To: st.to, Media: platform.MediaAudio, At: time.Now().UTC(), Trunk: st.trunk}
 }

@@ -5901,7 +5901,7 @@ type Shot string
 
 // SipTrunk A SIP trunk. Passwords are never shown.
 //
-// Examples: {"created_at":"2026-11-22T07:00:00.123Z","id":"trunk_01jd3f4g5h6j7k8m9n0p1q2r3t","inbound":{"allowed_addresses":["54.172.60.0/30"],"password_set":false,"username":null},"name":"Twilio","numbers":["+15550100003"],"object":"sip_trunk","origination_uri":"sip:sip.example.com:5060","outbound":{"address":"example.pstn.twilio.com","password_set":true,"transport":"udp","username":"bridgeline"},"updated_at":"2026-11-22T07:00:00.123Z"}
+// Examples: {"created_at":"2026-11-22T07:00:00.123Z","id":"trunk_01jd3f4g5h6j7k8m9n0p1q2r3t","inbound":{"allowed_addresses":["54.172.60.0/30"],"password_set":true,"username":"blq3v8k2m7x4n1p0"},"name":"Twilio","numbers":["+15550100003"],"object":"sip_trunk","origination_uri":"sip:sip.example.com:5060","outbound":{"address":"example.pstn.twilio.com","password_set":true,"transport":"udp","username":"bridgeline"},"updated_at":"2026-11-22T07:00:00.123Z"}
 type SipTrunk struct {
 	// CreatedAt When it was created.
 	//
@@ -5961,33 +5961,36 @@ type SipTrunkID = string
 
 // SipTrunkInbound A trunk's inbound side.
 //
-// Examples: {"allowed_addresses":["54.172.60.0/30"],"password_set":false,"username":null}
+// Examples: {"allowed_addresses":["54.172.60.0/30"],"password_set":true,"username":"blq3v8k2m7x4n1p0"}
 type SipTrunkInbound struct {
-	// AllowedAddresses Addresses or CIDRs the provider signals from; `[]` for any (then credentials are required).
+	// AllowedAddresses Addresses or CIDRs the provider signals from; `[]` for any.
 	AllowedAddresses []string `json:"allowed_addresses"`
+
+	// Password The inbound password Bridgeline generated, in the answer of the create or update that generated it only: store it in the provider's configuration; it is never shown again.
+	Password *string `json:"password,omitempty"`
 
 	// PasswordSet Whether a digest password is stored.
 	PasswordSet bool `json:"password_set"`
 
-	// Username The digest user calls must authenticate as; null for none.
+	// Username The digest user the provider's calls must authenticate as; null only on a trunk stored before inbound credentials were required, which takes no calls until it is given some.
 	Username *string `json:"username"`
 }
 
-// SipTrunkInboundInput Which calls the trunk accepts: `allowed_addresses` and/or `username` + `password`, at least one.
+// SipTrunkInboundInput Which calls the trunk accepts: the trunk's digest credentials (generated when left out) and, optionally, the provider's addresses.
 //
 // Examples: {"allowed_addresses":["54.172.60.0/30"]}
 type SipTrunkInboundInput struct {
 	// AllowedAddresses IPv4 or IPv6 addresses or CIDRs the provider signals from.
 	AllowedAddresses *[]string `json:"allowed_addresses,omitempty"`
 
-	// Password Its password; never shown again. Left out on update: the stored one stays; null removes it.
+	// Password Its password, 24-128 characters; never shown again. Left out: the stored one stays (with the same username), or one is generated and shown once in the answer.
 	Password *string `json:"password,omitempty"`
 
-	// Username The digest user callers authenticate as.
+	// Username The digest user the provider's calls authenticate as. Left out: the stored one stays, or one is generated.
 	Username *string `json:"username,omitempty"`
 }
 
-// SipTrunkList Examples: {"data":[{"created_at":"2026-11-22T07:00:00.123Z","id":"trunk_01jd3f4g5h6j7k8m9n0p1q2r3t","inbound":{"allowed_addresses":["54.172.60.0/30"],"password_set":false,"username":null},"name":"Twilio","numbers":["+15550100003"],"object":"sip_trunk","origination_uri":"sip:sip.example.com:5060","outbound":{"address":"example.pstn.twilio.com","password_set":true,"transport":"udp","username":"bridgeline"},"updated_at":"2026-11-22T07:00:00.123Z"}],"has_more":false,"object":"list"}
+// SipTrunkList Examples: {"data":[{"created_at":"2026-11-22T07:00:00.123Z","id":"trunk_01jd3f4g5h6j7k8m9n0p1q2r3t","inbound":{"allowed_addresses":["54.172.60.0/30"],"password_set":true,"username":"blq3v8k2m7x4n1p0"},"name":"Twilio","numbers":["+15550100003"],"object":"sip_trunk","origination_uri":"sip:sip.example.com:5060","outbound":{"address":"example.pstn.twilio.com","password_set":true,"transport":"udp","username":"bridgeline"},"updated_at":"2026-11-22T07:00:00.123Z"}],"has_more":false,"object":"list"}
 type SipTrunkList struct {
 	// Data The page of items, newest first.
 	Data []SipTrunk `json:"data"`
@@ -6044,7 +6047,7 @@ type SipTrunkOutboundInputTransport string
 
 // SipTrunkUpdate Examples: {"name":"Twilio (main)"}
 type SipTrunkUpdate struct {
-	// Inbound Replaces the inbound side (a password left out stays); null removes it.
+	// Inbound Replaces the inbound side (credentials left out stay); null removes it.
 	Inbound *SipTrunkInboundInput `json:"inbound,omitempty"`
 
 	// Name Display name.
@@ -8482,7 +8485,9 @@ type ClientInterface interface {
 	// most 1000 lines (409 `trunk_line_limit_reached`). Every field `PATCH
 	// /v1/lines/{id}` takes may be given too, under its rules. The line answers calls
 	// to its number at once: Bridgeline adds it to LiveKit's SIP trunk and dispatch
-	// rule of the trunk (repaired within a minute when that step fails half way).
+	// rule of the trunk (repaired within a minute when that step fails half way). It
+	// takes only calls that authenticate with its trunk's inbound credentials: a
+	// number claimed on a trunk whose provider does not deliver it receives nothing.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -8500,7 +8505,9 @@ type ClientInterface interface {
 	// most 1000 lines (409 `trunk_line_limit_reached`). Every field `PATCH
 	// /v1/lines/{id}` takes may be given too, under its rules. The line answers calls
 	// to its number at once: Bridgeline adds it to LiveKit's SIP trunk and dispatch
-	// rule of the trunk (repaired within a minute when that step fails half way).
+	// rule of the trunk (repaired within a minute when that step fails half way). It
+	// takes only calls that authenticate with its trunk's inbound credentials: a
+	// number claimed on a trunk whose provider does not deliver it receives nothing.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -8786,10 +8793,15 @@ type ClientInterface interface {
 	// CreateSipTrunkWithBody Create a SIP trunk
 	//
 	// Connects a SIP provider (Twilio Elastic SIP Trunking, Telnyx, Vonage, Plivo, a
-	// company's PBX) to the account. `inbound` says which calls to accept: from
-	// `allowed_addresses` (IPv4 or IPv6 addresses or CIDRs the provider signals from)
-	// and/or with digest credentials `username` + `password`, at least one of the two;
-	// a call from anywhere else never reaches a room and leaves no call record.
+	// company's PBX) to the account. `inbound` says which calls to accept: every
+	// inbound side has its own digest credentials, which the SIP bridge challenges each
+	// INVITE for (the provider must be configured with them); left out, they are
+	// generated, and this answer shows the generated `inbound.password` once (never
+	// again, nor in an idempotent replay). A password you set is at least 24
+	// characters. `allowed_addresses` (IPv4 or IPv6 addresses or CIDRs the provider
+	// signals from) optionally narrows where calls may come from. A call without the
+	// trunk's credentials, or from elsewhere, never reaches a room and leaves no call
+	// record. See docs/security.md, "Whose number it is".
 	// `outbound` says where sessions dial out: `address` as `host[:port]` (a host that
 	// is a literal loopback, private, link-local or other internal address is 400
 	// `url_not_allowed`, as for webhook and tool URLs), `transport`
@@ -8806,10 +8818,15 @@ type ClientInterface interface {
 	// CreateSipTrunk Create a SIP trunk
 	//
 	// Connects a SIP provider (Twilio Elastic SIP Trunking, Telnyx, Vonage, Plivo, a
-	// company's PBX) to the account. `inbound` says which calls to accept: from
-	// `allowed_addresses` (IPv4 or IPv6 addresses or CIDRs the provider signals from)
-	// and/or with digest credentials `username` + `password`, at least one of the two;
-	// a call from anywhere else never reaches a room and leaves no call record.
+	// company's PBX) to the account. `inbound` says which calls to accept: every
+	// inbound side has its own digest credentials, which the SIP bridge challenges each
+	// INVITE for (the provider must be configured with them); left out, they are
+	// generated, and this answer shows the generated `inbound.password` once (never
+	// again, nor in an idempotent replay). A password you set is at least 24
+	// characters. `allowed_addresses` (IPv4 or IPv6 addresses or CIDRs the provider
+	// signals from) optionally narrows where calls may come from. A call without the
+	// trunk's credentials, or from elsewhere, never reaches a room and leaves no call
+	// record. See docs/security.md, "Whose number it is".
 	// `outbound` says where sessions dial out: `address` as `host[:port]` (a host that
 	// is a literal loopback, private, link-local or other internal address is 400
 	// `url_not_allowed`, as for webhook and tool URLs), `transport`
@@ -9951,7 +9968,9 @@ func (c *BaseClient) ListLines(ctx context.Context, params *ListLinesParams, req
 // most 1000 lines (409 `trunk_line_limit_reached`). Every field `PATCH
 // /v1/lines/{id}` takes may be given too, under its rules. The line answers calls
 // to its number at once: Bridgeline adds it to LiveKit's SIP trunk and dispatch
-// rule of the trunk (repaired within a minute when that step fails half way).
+// rule of the trunk (repaired within a minute when that step fails half way). It
+// takes only calls that authenticate with its trunk's inbound credentials: a
+// number claimed on a trunk whose provider does not deliver it receives nothing.
 //
 // Takes any type of body and a specified content type.
 //
@@ -9979,7 +9998,9 @@ func (c *BaseClient) CreateLineWithBody(ctx context.Context, params *CreateLineP
 // most 1000 lines (409 `trunk_line_limit_reached`). Every field `PATCH
 // /v1/lines/{id}` takes may be given too, under its rules. The line answers calls
 // to its number at once: Bridgeline adds it to LiveKit's SIP trunk and dispatch
-// rule of the trunk (repaired within a minute when that step fails half way).
+// rule of the trunk (repaired within a minute when that step fails half way). It
+// takes only calls that authenticate with its trunk's inbound credentials: a
+// number claimed on a trunk whose provider does not deliver it receives nothing.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -10445,10 +10466,15 @@ func (c *BaseClient) ListSipTrunks(ctx context.Context, params *ListSipTrunksPar
 // CreateSipTrunkWithBody Create a SIP trunk
 //
 // Connects a SIP provider (Twilio Elastic SIP Trunking, Telnyx, Vonage, Plivo, a
-// company's PBX) to the account. `inbound` says which calls to accept: from
-// `allowed_addresses` (IPv4 or IPv6 addresses or CIDRs the provider signals from)
-// and/or with digest credentials `username` + `password`, at least one of the two;
-// a call from anywhere else never reaches a room and leaves no call record.
+// company's PBX) to the account. `inbound` says which calls to accept: every
+// inbound side has its own digest credentials, which the SIP bridge challenges each
+// INVITE for (the provider must be configured with them); left out, they are
+// generated, and this answer shows the generated `inbound.password` once (never
+// again, nor in an idempotent replay). A password you set is at least 24
+// characters. `allowed_addresses` (IPv4 or IPv6 addresses or CIDRs the provider
+// signals from) optionally narrows where calls may come from. A call without the
+// trunk's credentials, or from elsewhere, never reaches a room and leaves no call
+// record. See docs/security.md, "Whose number it is".
 // `outbound` says where sessions dial out: `address` as `host[:port]` (a host that
 // is a literal loopback, private, link-local or other internal address is 400
 // `url_not_allowed`, as for webhook and tool URLs), `transport`
@@ -10475,10 +10501,15 @@ func (c *BaseClient) CreateSipTrunkWithBody(ctx context.Context, params *CreateS
 // CreateSipTrunk Create a SIP trunk
 //
 // Connects a SIP provider (Twilio Elastic SIP Trunking, Telnyx, Vonage, Plivo, a
-// company's PBX) to the account. `inbound` says which calls to accept: from
-// `allowed_addresses` (IPv4 or IPv6 addresses or CIDRs the provider signals from)
-// and/or with digest credentials `username` + `password`, at least one of the two;
-// a call from anywhere else never reaches a room and leaves no call record.
+// company's PBX) to the account. `inbound` says which calls to accept: every
+// inbound side has its own digest credentials, which the SIP bridge challenges each
+// INVITE for (the provider must be configured with them); left out, they are
+// generated, and this answer shows the generated `inbound.password` once (never
+// again, nor in an idempotent replay). A password you set is at least 24
+// characters. `allowed_addresses` (IPv4 or IPv6 addresses or CIDRs the provider
+// signals from) optionally narrows where calls may come from. A call without the
+// trunk's credentials, or from elsewhere, never reaches a room and leaves no call
+// record. See docs/security.md, "Whose number it is".
 // `outbound` says where sessions dial out: `address` as `host[:port]` (a host that
 // is a literal loopback, private, link-local or other internal address is 400
 // `url_not_allowed`, as for webhook and tool URLs), `transport`
@@ -14330,7 +14361,9 @@ type ClientWithResponsesInterface interface {
 	// most 1000 lines (409 `trunk_line_limit_reached`). Every field `PATCH
 	// /v1/lines/{id}` takes may be given too, under its rules. The line answers calls
 	// to its number at once: Bridgeline adds it to LiveKit's SIP trunk and dispatch
-	// rule of the trunk (repaired within a minute when that step fails half way).
+	// rule of the trunk (repaired within a minute when that step fails half way). It
+	// takes only calls that authenticate with its trunk's inbound credentials: a
+	// number claimed on a trunk whose provider does not deliver it receives nothing.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -14348,7 +14381,9 @@ type ClientWithResponsesInterface interface {
 	// most 1000 lines (409 `trunk_line_limit_reached`). Every field `PATCH
 	// /v1/lines/{id}` takes may be given too, under its rules. The line answers calls
 	// to its number at once: Bridgeline adds it to LiveKit's SIP trunk and dispatch
-	// rule of the trunk (repaired within a minute when that step fails half way).
+	// rule of the trunk (repaired within a minute when that step fails half way). It
+	// takes only calls that authenticate with its trunk's inbound credentials: a
+	// number claimed on a trunk whose provider does not deliver it receives nothing.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -14648,10 +14683,15 @@ type ClientWithResponsesInterface interface {
 	// CreateSipTrunkWithBodyWithResponse Create a SIP trunk
 	//
 	// Connects a SIP provider (Twilio Elastic SIP Trunking, Telnyx, Vonage, Plivo, a
-	// company's PBX) to the account. `inbound` says which calls to accept: from
-	// `allowed_addresses` (IPv4 or IPv6 addresses or CIDRs the provider signals from)
-	// and/or with digest credentials `username` + `password`, at least one of the two;
-	// a call from anywhere else never reaches a room and leaves no call record.
+	// company's PBX) to the account. `inbound` says which calls to accept: every
+	// inbound side has its own digest credentials, which the SIP bridge challenges each
+	// INVITE for (the provider must be configured with them); left out, they are
+	// generated, and this answer shows the generated `inbound.password` once (never
+	// again, nor in an idempotent replay). A password you set is at least 24
+	// characters. `allowed_addresses` (IPv4 or IPv6 addresses or CIDRs the provider
+	// signals from) optionally narrows where calls may come from. A call without the
+	// trunk's credentials, or from elsewhere, never reaches a room and leaves no call
+	// record. See docs/security.md, "Whose number it is".
 	// `outbound` says where sessions dial out: `address` as `host[:port]` (a host that
 	// is a literal loopback, private, link-local or other internal address is 400
 	// `url_not_allowed`, as for webhook and tool URLs), `transport`
@@ -14668,10 +14708,15 @@ type ClientWithResponsesInterface interface {
 	// CreateSipTrunkWithResponse Create a SIP trunk
 	//
 	// Connects a SIP provider (Twilio Elastic SIP Trunking, Telnyx, Vonage, Plivo, a
-	// company's PBX) to the account. `inbound` says which calls to accept: from
-	// `allowed_addresses` (IPv4 or IPv6 addresses or CIDRs the provider signals from)
-	// and/or with digest credentials `username` + `password`, at least one of the two;
-	// a call from anywhere else never reaches a room and leaves no call record.
+	// company's PBX) to the account. `inbound` says which calls to accept: every
+	// inbound side has its own digest credentials, which the SIP bridge challenges each
+	// INVITE for (the provider must be configured with them); left out, they are
+	// generated, and this answer shows the generated `inbound.password` once (never
+	// again, nor in an idempotent replay). A password you set is at least 24
+	// characters. `allowed_addresses` (IPv4 or IPv6 addresses or CIDRs the provider
+	// signals from) optionally narrows where calls may come from. A call without the
+	// trunk's credentials, or from elsewhere, never reaches a room and leaves no call
+	// record. See docs/security.md, "Whose number it is".
 	// `outbound` says where sessions dial out: `address` as `host[:port]` (a host that
 	// is a literal loopback, private, link-local or other internal address is 400
 	// `url_not_allowed`, as for webhook and tool URLs), `transport`
@@ -23697,7 +23742,9 @@ func (c *ClientWithResponses) ListLinesWithResponse(ctx context.Context, params 
 // most 1000 lines (409 `trunk_line_limit_reached`). Every field `PATCH
 // /v1/lines/{id}` takes may be given too, under its rules. The line answers calls
 // to its number at once: Bridgeline adds it to LiveKit's SIP trunk and dispatch
-// rule of the trunk (repaired within a minute when that step fails half way).
+// rule of the trunk (repaired within a minute when that step fails half way). It
+// takes only calls that authenticate with its trunk's inbound credentials: a
+// number claimed on a trunk whose provider does not deliver it receives nothing.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -23721,7 +23768,9 @@ func (c *ClientWithResponses) CreateLineWithBodyWithResponse(ctx context.Context
 // most 1000 lines (409 `trunk_line_limit_reached`). Every field `PATCH
 // /v1/lines/{id}` takes may be given too, under its rules. The line answers calls
 // to its number at once: Bridgeline adds it to LiveKit's SIP trunk and dispatch
-// rule of the trunk (repaired within a minute when that step fails half way).
+// rule of the trunk (repaired within a minute when that step fails half way). It
+// takes only calls that authenticate with its trunk's inbound credentials: a
+// number claimed on a trunk whose provider does not deliver it receives nothing.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -24129,10 +24178,15 @@ func (c *ClientWithResponses) ListSipTrunksWithResponse(ctx context.Context, par
 // CreateSipTrunkWithBodyWithResponse Create a SIP trunk
 //
 // Connects a SIP provider (Twilio Elastic SIP Trunking, Telnyx, Vonage, Plivo, a
-// company's PBX) to the account. `inbound` says which calls to accept: from
-// `allowed_addresses` (IPv4 or IPv6 addresses or CIDRs the provider signals from)
-// and/or with digest credentials `username` + `password`, at least one of the two;
-// a call from anywhere else never reaches a room and leaves no call record.
+// company's PBX) to the account. `inbound` says which calls to accept: every
+// inbound side has its own digest credentials, which the SIP bridge challenges each
+// INVITE for (the provider must be configured with them); left out, they are
+// generated, and this answer shows the generated `inbound.password` once (never
+// again, nor in an idempotent replay). A password you set is at least 24
+// characters. `allowed_addresses` (IPv4 or IPv6 addresses or CIDRs the provider
+// signals from) optionally narrows where calls may come from. A call without the
+// trunk's credentials, or from elsewhere, never reaches a room and leaves no call
+// record. See docs/security.md, "Whose number it is".
 // `outbound` says where sessions dial out: `address` as `host[:port]` (a host that
 // is a literal loopback, private, link-local or other internal address is 400
 // `url_not_allowed`, as for webhook and tool URLs), `transport`
@@ -24155,10 +24209,15 @@ func (c *ClientWithResponses) CreateSipTrunkWithBodyWithResponse(ctx context.Con
 // CreateSipTrunkWithResponse Create a SIP trunk
 //
 // Connects a SIP provider (Twilio Elastic SIP Trunking, Telnyx, Vonage, Plivo, a
-// company's PBX) to the account. `inbound` says which calls to accept: from
-// `allowed_addresses` (IPv4 or IPv6 addresses or CIDRs the provider signals from)
-// and/or with digest credentials `username` + `password`, at least one of the two;
-// a call from anywhere else never reaches a room and leaves no call record.
+// company's PBX) to the account. `inbound` says which calls to accept: every
+// inbound side has its own digest credentials, which the SIP bridge challenges each
+// INVITE for (the provider must be configured with them); left out, they are
+// generated, and this answer shows the generated `inbound.password` once (never
+// again, nor in an idempotent replay). A password you set is at least 24
+// characters. `allowed_addresses` (IPv4 or IPv6 addresses or CIDRs the provider
+// signals from) optionally narrows where calls may come from. A call without the
+// trunk's credentials, or from elsewhere, never reaches a room and leaves no call
+// record. See docs/security.md, "Whose number it is".
 // `outbound` says where sessions dial out: `address` as `host[:port]` (a host that
 // is a literal loopback, private, link-local or other internal address is 400
 // `url_not_allowed`, as for webhook and tool URLs), `transport`

@@ -109,7 +109,8 @@ type Route struct {
 	// secret (a webhook endpoint's signing secret, a new API key, a participant token).
 	// A replay answers the same status and object without them, unless ReplayRefill
 	// puts fresh ones back. Every POST route whose answer carries a secret names it here
-	// (e2e/contract's TestIdempotencyRecordsHoldNoSecret checks each route's record).
+	// (e2e/contract's TestIdempotencyRecordsHoldNoSecret checks each route's record);
+	// "object.field" names a field of a top-level object.
 	ReplayOmits []string
 	// ReplayRefill, when set, completes a replayed 2xx answer: it gets the stored body
 	// (without ReplayOmits) and sets fresh values of the omitted fields, such as a

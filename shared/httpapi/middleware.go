@@ -393,8 +393,9 @@ func marshalObject(obj map[string]json.RawMessage) ([]byte, error) {
 	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
 }
 
-// omitFields returns the JSON object body without the named top-level fields. A body that
-// is not an object holding them (an error) is returned as it is.
+// omitFields returns the JSON object body without the named top-level fields (or
+// "object.field", a field of a top-level object). A body that is not an object holding
+// them (an error) is returned as it is.
 func omitFields(body []byte, omit []string) []byte {
 	if len(omit) == 0 {
 		return body
@@ -403,11 +404,31 @@ func omitFields(body []byte, omit []string) []byte {
 	if json.Unmarshal(body, &obj) != nil {
 		return body
 	}
-	n := len(obj)
+	changed := false
 	for _, f := range omit {
-		delete(obj, f)
+		if top, sub, nested := strings.Cut(f, "."); nested {
+			// One level down: "inbound.password" is the password in the inbound object.
+			var inner map[string]json.RawMessage
+			if json.Unmarshal(obj[top], &inner) != nil {
+				continue
+			}
+			if _, ok := inner[sub]; !ok {
+				continue
+			}
+			delete(inner, sub)
+			raw, err := marshalObject(inner)
+			if err != nil {
+				return body
+			}
+			obj[top], changed = raw, true
+			continue
+		}
+		if _, ok := obj[f]; ok {
+			delete(obj, f)
+			changed = true
+		}
 	}
-	if len(obj) == n {
+	if !changed {
 		return body
 	}
 	out, err := marshalObject(obj)

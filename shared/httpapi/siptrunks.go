@@ -16,7 +16,7 @@ type SIPTrunks struct {
 func (h *SIPTrunks) Routes() []Route {
 	return []Route{
 		{Function: "sip-trunks-list", Method: http.MethodGet, Pattern: "/v1/sip_trunks", Handler: h.list},
-		{Function: "sip-trunks-create", Method: http.MethodPost, Pattern: "/v1/sip_trunks", Handler: h.create},
+		{Function: "sip-trunks-create", Method: http.MethodPost, Pattern: "/v1/sip_trunks", ReplayOmits: []string{"inbound.password"}, Handler: h.create},
 		{Function: "sip-trunks-get", Method: http.MethodGet, Pattern: "/v1/sip_trunks/{id}", Handler: h.get},
 		{Function: "sip-trunks-update", Method: http.MethodPatch, Pattern: "/v1/sip_trunks/{id}", Handler: h.update},
 		{Function: "sip-trunks-delete", Method: http.MethodDelete, Pattern: "/v1/sip_trunks/{id}", Handler: h.delete},
@@ -46,6 +46,9 @@ type TrunkInboundJSON struct {
 	AllowedAddresses []string `json:"allowed_addresses"`
 	Username         *string  `json:"username"`
 	PasswordSet      bool     `json:"password_set"`
+	// Password is the inbound password Bridgeline generated, shown in the answer of the
+	// write that generated it and never again.
+	Password *string `json:"password,omitempty"`
 }
 
 // TrunkOutboundJSON is a trunk's outbound side.
@@ -69,6 +72,9 @@ func (h *SIPTrunks) PresentTrunk(t siptrunk.Trunk) TrunkJSON {
 			addrs = []string{}
 		}
 		out.Inbound = &TrunkInboundJSON{AllowedAddresses: addrs, Username: StringOrNull(in.Username), PasswordSet: in.Password != ""}
+		if in.NewPassword != "" {
+			out.Inbound.Password = &in.NewPassword
+		}
 	}
 	if o := t.Outbound; o != nil {
 		out.Outbound = &TrunkOutboundJSON{Address: o.Address, Transport: o.Transport, Username: StringOrNull(o.Username),

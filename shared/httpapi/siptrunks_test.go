@@ -51,7 +51,7 @@ func TestSIPTrunkPasswordsNeverReturned(t *testing.T) {
 	}
 	e := &env{t: t, srv: srv, store: s, key: key, acctID: a.ID, logs: logs}
 
-	const inPass, outPass, newPass = "in-pass-7f3a9c", "out-pass-52be81", "new-pass-c0ffee"
+	const inPass, outPass, newPass = "in-pass-7f3a9c-0123456789ab", "out-pass-52be81", "new-pass-c0ffee"
 	var seen []resp
 	check := func(what string, r resp, status int) resp {
 		t.Helper()

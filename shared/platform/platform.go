@@ -183,6 +183,10 @@ type Notification struct {
 	Media  string    `json:"media,omitempty"`
 	Reason string    `json:"reason,omitempty"` // detail of failed
 	At     time.Time `json:"at"`
+	// Trunk is, on a SIP inbound call, the Bridgeline trunk whose credentials the call
+	// authenticated with (the bridge dispatched it by that trunk's rule): the call is
+	// for To's line only when the line is on this trunk.
+	Trunk string `json:"trunk,omitempty"`
 }
 
 // Handler is what the control plane does with a platform's notifications.

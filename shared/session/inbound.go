@@ -95,6 +95,14 @@ func (s *Service) inbound(ctx context.Context, plat platform.Platform, n platfor
 	if err != nil {
 		return fmt.Errorf("line for %s: %w", n.To, err)
 	}
+	if l.SIPTrunkID != n.Trunk {
+		// A SIP line takes only the calls that authenticated as its own trunk: a call a
+		// stale LiveKit trunk of another account's (a number moved between trunks, its
+		// sync not done yet) let in is not this line's.
+		s.log().Warn("inbound call on another trunk than its line's", "platform", plat.Name(), "line_id", l.ID,
+			"line_trunk", l.SIPTrunkID, "call_trunk", n.Trunk)
+		return ignoreGone(plat.Reject(ctx, n.PlatformCallID, "no such line"))
+	}
 	media := n.Media
 	if media != platform.MediaAudio {
 		media = platform.MediaVideo

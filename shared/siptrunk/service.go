@@ -98,7 +98,8 @@ func (s *Service) Create(ctx context.Context, accountID string, in Input) (Trunk
 	if err := s.allowedOutbound(in); err != nil {
 		return Trunk{}, err
 	}
-	for side, p := range map[string]*string{"inbound": inboundPassword(in.Inbound), "outbound": outboundPassword(in.Outbound)} {
+	// An inbound side's credentials left out are generated (apply).
+	for side, p := range map[string]*string{"outbound": outboundPassword(in.Outbound)} {
 		if p == nil && userOf(side, in) != "" {
 			return Trunk{}, apierr.Param(apierr.CodeParameterMissing, side+".password", side+".username needs "+side+".password")
 		}
@@ -131,13 +132,6 @@ func (s *Service) allowedOutbound(in Input) error {
 			"outbound.address must not be a loopback, private, link-local or other internal address")
 	}
 	return nil
-}
-
-func inboundPassword(in *InboundInput) *string {
-	if in == nil {
-		return nil
-	}
-	return in.Password
 }
 
 func outboundPassword(out *OutboundInput) *string {
@@ -243,11 +237,9 @@ func (s *Service) apply(ctx context.Context, t *Trunk, in Input) error {
 	}
 	if in.Inbound != nil {
 		next := &Inbound{AllowedAddresses: slices.Clone(in.Inbound.AllowedAddresses), Username: in.Inbound.Username}
-		pass, err := s.password(ctx, "inbound", in.Inbound.Username, in.Inbound.Password, t.Inbound.user(), t.Inbound.pass())
-		if err != nil {
+		if err := s.inboundCredentials(ctx, next, in.Inbound.Password, t.Inbound); err != nil {
 			return err
 		}
-		next.Password = pass
 		t.Inbound = next
 	}
 	if in.Outbound != nil {
@@ -278,6 +270,49 @@ func (in *Inbound) pass() string {
 		return ""
 	}
 	return in.Password
+}
+
+// inboundCredentials gives next (an inbound side being written over old) its digest
+// credentials: a username left out is old's, or a generated one; a password left out is
+// old's when the username is old's, or else a generated one, which next.NewPassword
+// carries in clear for the answer to show once. Every inbound side has credentials: the
+// bridge challenges each INVITE for them, so only the provider given them reaches the
+// trunk's lines (docs/security.md, "Whose number it is").
+func (s *Service) inboundCredentials(ctx context.Context, next *Inbound, given *string, old *Inbound) error {
+	if next.Username == "" {
+		next.Username = old.user()
+	}
+	if next.Username == "" {
+		u, err := generate(GeneratedUsernameLen, lowerAlnum)
+		if err != nil {
+			return err
+		}
+		next.Username = "bl" + u
+	}
+	if given == nil && next.Username == old.user() && old.pass() != "" {
+		next.Password = old.pass()
+		return nil
+	}
+	plain := ""
+	if given != nil {
+		plain = *given
+	} else {
+		p, err := generate(GeneratedPasswordLen, alnum)
+		if err != nil {
+			return err
+		}
+		plain, next.NewPassword = p, p
+	}
+	if s.Secrets == nil {
+		next.Password = plain
+		return nil
+	}
+	sealed, err := s.Secrets.Seal(ctx, plain)
+	if err != nil {
+		return fmt.Errorf("seal inbound password: %w", err)
+	}
+	next.Password = sealed
+	return nil
 }
 
 // password is the sealed password of a side: the new one sealed, or the stored one when

@@ -299,7 +299,7 @@ func ptr[T any](v T) *T { return &v }
 // full is a trunk with both sides and credentials on both.
 func full() siptrunk.Input {
 	return siptrunk.Input{Name: ptr("Acme on Twilio"),
-		Inbound: &siptrunk.InboundInput{AllowedAddresses: []string{"54.172.60.0/30", "54.244.51.7"}, Username: "acme-in", Password: ptr("inbound-secret-1")},
+		Inbound: &siptrunk.InboundInput{AllowedAddresses: []string{"54.172.60.0/30", "54.244.51.7"}, Username: "acme-in", Password: ptr("inbound-secret-1-of-24-chars")},
 		Outbound: &siptrunk.OutboundInput{Address: "acme.pstn.twilio.com", Transport: "tls", Username: "acme-out",
 			Password: ptr("outbound-secret-1")}}
 }
@@ -337,16 +337,14 @@ func TestTrunkValidation(t *testing.T) {
 		{"null side on create", siptrunk.Input{Inbound: in(addrs, "", nil), ClearOutbound: true}, apierr.CodeParameterInvalid, "inbound", false},
 		{"name too long", siptrunk.Input{Name: &long, Inbound: in(addrs, "", nil)}, apierr.CodeParameterInvalid, "name", true},
 		{"name on two lines", siptrunk.Input{Name: ptr("a\nb"), Inbound: in(addrs, "", nil)}, apierr.CodeParameterInvalid, "name", true},
-		{"inbound with nothing", siptrunk.Input{Inbound: in(nil, "", nil)}, apierr.CodeParameterMissing, "inbound", true},
 		{"inbound address not an address", siptrunk.Input{Inbound: in([]string{"acme.example"}, "", nil)}, apierr.CodeParameterInvalid, "inbound.allowed_addresses", true},
 		{"inbound address with a zone", siptrunk.Input{Inbound: in([]string{"fe80::1%eth0"}, "", nil)}, apierr.CodeParameterInvalid, "inbound.allowed_addresses", true},
 		{"inbound allows everyone", siptrunk.Input{Inbound: in([]string{"0.0.0.0/0"}, "", nil)}, apierr.CodeParameterInvalid, "inbound.allowed_addresses", true},
 		{"inbound allows everyone (v6)", siptrunk.Input{Inbound: in([]string{"::/0"}, "", nil)}, apierr.CodeParameterInvalid, "inbound.allowed_addresses", true},
 		{"too many addresses", siptrunk.Input{Inbound: in(many, "", nil)}, apierr.CodeParameterInvalid, "inbound.allowed_addresses", true},
-		{"inbound password without username", siptrunk.Input{Inbound: in(addrs, "", ptr("long-enough-1"))}, apierr.CodeParameterMissing, "inbound.username", true},
-		{"inbound username without password", siptrunk.Input{Inbound: in(nil, "acme", nil)}, apierr.CodeParameterMissing, "inbound.password", false},
 		{"inbound username with @", siptrunk.Input{Inbound: in(nil, "acme@example", ptr("long-enough-1"))}, apierr.CodeParameterInvalid, "inbound.username", true},
 		{"inbound password too short", siptrunk.Input{Inbound: in(nil, "acme", ptr("short"))}, apierr.CodeParameterInvalid, "inbound.password", true},
+		{"inbound password of 23 characters", siptrunk.Input{Inbound: in(nil, "acme", ptr(strings.Repeat("p", siptrunk.MinInboundPasswordLen-1)))}, apierr.CodeParameterInvalid, "inbound.password", true},
 		{"inbound password on two lines", siptrunk.Input{Inbound: in(nil, "acme", ptr("long-enough\r\n1"))}, apierr.CodeParameterInvalid, "inbound.password", true},
 		{"outbound without address", siptrunk.Input{Outbound: out("", "udp", "", nil)}, apierr.CodeParameterMissing, "outbound.address", true},
 		{"outbound address with a scheme", siptrunk.Input{Outbound: out("sip:acme.pstn.twilio.com", "udp", "", nil)}, apierr.CodeParameterInvalid, "outbound.address", true},
@@ -547,7 +545,7 @@ func TestLineRules(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkInStep(t, r.lk, tr, true, true, a.Handle, b.Handle)
-	if in, _, _ := r.lk.of(tr.ID); len(in) == 1 && (in[0].AuthPassword != "inbound-secret-1" || !slices.Equal(in[0].AllowedAddresses, []string{"54.172.60.0/30", "54.244.51.7/32"})) {
+	if in, _, _ := r.lk.of(tr.ID); len(in) == 1 && (in[0].AuthPassword != "inbound-secret-1-of-24-chars" || !slices.Equal(in[0].AllowedAddresses, []string{"54.172.60.0/30", "54.244.51.7/32"})) {
 		t.Errorf("LiveKit's inbound trunk %+v: want the credentials in clear and the addresses", in[0])
 	}
 

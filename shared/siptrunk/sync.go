@@ -264,7 +264,10 @@ func (s *Service) desired(ctx context.Context, id string, want *Trunk) (*rtc.SIP
 	numbers := slices.Clone(want.Numbers)
 	slices.Sort(numbers)
 	var in *rtc.SIPInboundTrunk
-	if want.Inbound != nil && len(numbers) > 0 {
+	// An inbound side without credentials (stored before they were required) gets no
+	// inbound trunk: its numbers take no calls rather than calls anyone in its allowed
+	// addresses could place.
+	if want.Inbound != nil && len(numbers) > 0 && want.Inbound.Username != "" && want.Inbound.Password != "" {
 		pass, err := s.open(ctx, want.Inbound.Password)
 		if err != nil {
 			return nil, nil, fmt.Errorf("open inbound password: %w", err)
@@ -272,7 +275,10 @@ func (s *Service) desired(ctx context.Context, id string, want *Trunk) (*rtc.SIP
 		addrs := slices.Clone(want.Inbound.AllowedAddresses)
 		slices.Sort(addrs)
 		// The numbers make the trunk specific to the lines on it: a call to another
-		// number from the same provider matches another customer's trunk, or none.
+		// number from the same provider matches another customer's trunk, or none. The
+		// bridge picks the trunk by the called number (and source address) first, then
+		// challenges the INVITE for that trunk's credentials: a call reaches these
+		// numbers only when it authenticates as this trunk.
 		in = &rtc.SIPInboundTrunk{Name: "bridgeline " + id, Metadata: tagOf(id), Numbers: numbers,
 			AllowedAddresses: addrs, AuthUsername: want.Inbound.Username, AuthPassword: pass}
 	}

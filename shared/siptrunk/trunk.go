@@ -14,6 +14,7 @@ package siptrunk
 
 import (
 	"context"
+	"crypto/rand"
 	"fmt"
 	"net"
 	"net/netip"
@@ -37,6 +38,14 @@ const (
 	MaxAllowedAddresses = 20
 	MinPasswordLen      = 8
 	MaxPasswordLen      = 128
+	// MinInboundPasswordLen is the shortest inbound password a customer may set: the
+	// bridge's SIP port is open to the internet, so it must resist guessing.
+	MinInboundPasswordLen = 24
+	// GeneratedPasswordLen is the length of an inbound password Bridgeline generates
+	// (letters and digits: about 190 bits).
+	GeneratedPasswordLen = 32
+	// GeneratedUsernameLen is the length of a generated inbound username after its "bl".
+	GeneratedUsernameLen = 14
 	// MaxLines is how many lines one trunk may carry (LiveKit's trunk lists them).
 	MaxLines = 1000
 )
@@ -56,12 +65,18 @@ type Trunk struct {
 	UpdatedAt time.Time `json:"updated_at"`
 }
 
-// Inbound is what a call from the provider must come with: a source address in
-// AllowedAddresses, and/or digest credentials. Password is sealed at rest.
+// Inbound is what a call from the provider must come with: the trunk's own digest
+// credentials, which the bridge challenges every INVITE for, and, when AllowedAddresses
+// is set, a source address in it. Password is sealed at rest. A trunk stored before
+// inbound credentials were required may lack them: its numbers take no calls until it is
+// given some (see desired).
 type Inbound struct {
 	AllowedAddresses []string `json:"allowed_addresses,omitempty"`
 	Username         string   `json:"username,omitempty"`
 	Password         string   `json:"password,omitempty"`
+	// NewPassword is the inbound password in clear when Bridgeline generated it in this
+	// write: the API shows it in that answer only. Never stored.
+	NewPassword string `json:"-"`
 }
 
 // Outbound is where calls go out: the provider's SIP address (host[:port]) and
@@ -102,8 +117,9 @@ type Input struct {
 	ClearOutbound bool
 }
 
-// InboundInput is inbound as a request gives it. Password may be left out on an update
-// that keeps the username: the stored one stays.
+// InboundInput is inbound as a request gives it. Username and Password may be left out:
+// the stored ones stay (the password only with its username), and a trunk without them
+// gets generated ones (the password shown once, in Inbound.NewPassword).
 type InboundInput struct {
 	AllowedAddresses []string
 	Username         string
@@ -157,12 +173,22 @@ func (in *InboundInput) validate() error {
 		}
 		in.AllowedAddresses[i] = p.String()
 	}
-	if err := credentials("inbound", in.Username, in.Password); err != nil {
-		return err
+	return inboundCredentials(in.Username, in.Password)
+}
+
+// inboundCredentials checks the inbound username and password a request gives, each
+// optional (kept or generated): a password a customer sets must be as hard to guess as a
+// generated one.
+func inboundCredentials(user string, pass *string) error {
+	if user != "" && !username.MatchString(user) {
+		return apierr.Invalid("inbound.username", "inbound.username must be 1-64 characters, letters, digits and . _ ~ - and the like, no spaces or @ or :")
 	}
-	if len(in.AllowedAddresses) == 0 && in.Username == "" {
-		return apierr.Param(apierr.CodeParameterMissing, "inbound",
-			"inbound needs allowed_addresses (the provider's addresses), or username and password, or both")
+	if pass != nil {
+		if n := utf8.RuneCountInString(*pass); n < MinInboundPasswordLen || n > MaxPasswordLen || !utf8.ValidString(*pass) ||
+			strings.ContainsAny(*pass, "\x00\r\n") {
+			return apierr.Invalid("inbound.password", fmt.Sprintf(
+				"inbound.password must be %d-%d characters on one line (leave it out and Bridgeline generates one)", MinInboundPasswordLen, MaxPasswordLen))
+		}
 	}
 	return nil
 }
@@ -248,4 +274,27 @@ func credentials(side, user string, pass *string) error {
 		}
 	}
 	return nil
+}
+
+const (
+	alnum      = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
+	lowerAlnum = "abcdefghijklmnopqrstuvwxyz0123456789"
+)
+
+// generate returns n characters drawn uniformly from alphabet by crypto/rand.
+func generate(n int, alphabet string) (string, error) {
+	out := make([]byte, 0, n)
+	limit := 256 - 256%len(alphabet) // bytes at or above it would bias the draw
+	buf := make([]byte, 2*n)
+	for len(out) < n {
+		if _, err := rand.Read(buf); err != nil {
+			return "", fmt.Errorf("generate inbound credentials: %w", err)
+		}
+		for _, b := range buf {
+			if int(b) < limit && len(out) < n {
+				out = append(out, alphabet[int(b)%len(alphabet)])
+			}
+		}
+	}
+	return string(out), nil
 }

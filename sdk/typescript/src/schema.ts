@@ -357,7 +357,9 @@ export interface paths {
          *     most 1000 lines (409 `trunk_line_limit_reached`). Every field `PATCH
          *     /v1/lines/{id}` takes may be given too, under its rules. The line answers calls
          *     to its number at once: Bridgeline adds it to LiveKit's SIP trunk and dispatch
-         *     rule of the trunk (repaired within a minute when that step fails half way).
+         *     rule of the trunk (repaired within a minute when that step fails half way). It
+         *     takes only calls that authenticate with its trunk's inbound credentials: a
+         *     number claimed on a trunk whose provider does not deliver it receives nothing.
          */
         post: operations["createLine"];
         delete?: never;
@@ -858,10 +860,15 @@ export interface paths {
         /**
          * Create a SIP trunk
          * @description Connects a SIP provider (Twilio Elastic SIP Trunking, Telnyx, Vonage, Plivo, a
-         *     company's PBX) to the account. `inbound` says which calls to accept: from
-         *     `allowed_addresses` (IPv4 or IPv6 addresses or CIDRs the provider signals from)
-         *     and/or with digest credentials `username` + `password`, at least one of the two;
-         *     a call from anywhere else never reaches a room and leaves no call record.
+         *     company's PBX) to the account. `inbound` says which calls to accept: every
+         *     inbound side has its own digest credentials, which the SIP bridge challenges each
+         *     INVITE for (the provider must be configured with them); left out, they are
+         *     generated, and this answer shows the generated `inbound.password` once (never
+         *     again, nor in an idempotent replay). A password you set is at least 24
+         *     characters. `allowed_addresses` (IPv4 or IPv6 addresses or CIDRs the provider
+         *     signals from) optionally narrows where calls may come from. A call without the
+         *     trunk's credentials, or from elsewhere, never reaches a room and leaves no call
+         *     record. See docs/security.md, "Whose number it is".
          *     `outbound` says where sessions dial out: `address` as `host[:port]` (a host that
          *     is a literal loopback, private, link-local or other internal address is 400
          *     `url_not_allowed`, as for webhook and tool URLs), `transport`
@@ -3223,8 +3230,8 @@ export interface components {
          *         "allowed_addresses": [
          *           "54.172.60.0/30"
          *         ],
-         *         "username": null,
-         *         "password_set": false
+         *         "username": "blq3v8k2m7x4n1p0",
+         *         "password_set": true
          *       },
          *       "outbound": {
          *         "address": "example.pstn.twilio.com",
@@ -3269,17 +3276,19 @@ export interface components {
          *       "allowed_addresses": [
          *         "54.172.60.0/30"
          *       ],
-         *       "username": null,
-         *       "password_set": false
+         *       "username": "blq3v8k2m7x4n1p0",
+         *       "password_set": true
          *     }
          */
         SipTrunkInbound: {
-            /** @description Addresses or CIDRs the provider signals from; `[]` for any (then credentials are required). */
+            /** @description Addresses or CIDRs the provider signals from; `[]` for any. */
             allowed_addresses: string[];
-            /** @description The digest user calls must authenticate as; null for none. */
+            /** @description The digest user the provider's calls must authenticate as; null only on a trunk stored before inbound credentials were required, which takes no calls until it is given some. */
             username: string | null;
             /** @description Whether a digest password is stored. */
             password_set: boolean;
+            /** @description The inbound password Bridgeline generated, in the answer of the create or update that generated it only: store it in the provider's configuration; it is never shown again. */
+            password?: string;
         };
         /**
          * @description A trunk's outbound side.
@@ -3304,7 +3313,7 @@ export interface components {
             password_set: boolean;
         };
         /**
-         * @description Which calls the trunk accepts: `allowed_addresses` and/or `username` + `password`, at least one.
+         * @description Which calls the trunk accepts: the trunk's digest credentials (generated when left out) and, optionally, the provider's addresses.
          * @example {
          *       "allowed_addresses": [
          *         "54.172.60.0/30"
@@ -3314,9 +3323,9 @@ export interface components {
         SipTrunkInboundInput: {
             /** @description IPv4 or IPv6 addresses or CIDRs the provider signals from. */
             allowed_addresses?: string[];
-            /** @description The digest user callers authenticate as. */
+            /** @description The digest user the provider's calls authenticate as. Left out: the stored one stays, or one is generated. */
             username?: string;
-            /** @description Its password; never shown again. Left out on update: the stored one stays; null removes it. */
+            /** @description Its password, 24-128 characters; never shown again. Left out: the stored one stays (with the same username), or one is generated and shown once in the answer. */
             password?: string | null;
         };
         /**
@@ -3371,7 +3380,7 @@ export interface components {
         SipTrunkUpdate: {
             /** @description Display name. */
             name?: string;
-            /** @description Replaces the inbound side (a password left out stays); null removes it. */
+            /** @description Replaces the inbound side (credentials left out stay); null removes it. */
             inbound?: components["schemas"]["SipTrunkInboundInput"] | null;
             /** @description Replaces the outbound side (a password left out stays); null removes it. */
             outbound?: components["schemas"]["SipTrunkOutboundInput"] | null;
@@ -3388,8 +3397,8 @@ export interface components {
          *             "allowed_addresses": [
          *               "54.172.60.0/30"
          *             ],
-         *             "username": null,
-         *             "password_set": false
+         *             "username": "blq3v8k2m7x4n1p0",
+         *             "password_set": true
          *           },
          *           "outbound": {
          *             "address": "example.pstn.twilio.com",
@@ -9038,8 +9047,8 @@ export interface operations {
                      *             "allowed_addresses": [
                      *               "54.172.60.0/30"
                      *             ],
-                     *             "username": null,
-                     *             "password_set": false
+                     *             "username": "blq3v8k2m7x4n1p0",
+                     *             "password_set": true
                      *           },
                      *           "outbound": {
                      *             "address": "example.pstn.twilio.com",
@@ -9118,8 +9127,9 @@ export interface operations {
                      *         "allowed_addresses": [
                      *           "54.172.60.0/30"
                      *         ],
-                     *         "username": null,
-                     *         "password_set": false
+                     *         "username": "blq3v8k2m7x4n1p0",
+                     *         "password_set": true,
+                     *         "password": "Vh3kQ9zLm2XcT7pR4sWb8nYd6JfA1gEu"
                      *       },
                      *       "outbound": {
                      *         "address": "example.pstn.twilio.com",
@@ -9176,8 +9186,8 @@ export interface operations {
                      *         "allowed_addresses": [
                      *           "54.172.60.0/30"
                      *         ],
-                     *         "username": null,
-                     *         "password_set": false
+                     *         "username": "blq3v8k2m7x4n1p0",
+                     *         "password_set": true
                      *       },
                      *       "outbound": {
                      *         "address": "example.pstn.twilio.com",
@@ -9281,8 +9291,8 @@ export interface operations {
                      *         "allowed_addresses": [
                      *           "54.172.60.0/30"
                      *         ],
-                     *         "username": null,
-                     *         "password_set": false
+                     *         "username": "blq3v8k2m7x4n1p0",
+                     *         "password_set": true
                      *       },
                      *       "outbound": {
                      *         "address": "example.pstn.twilio.com",

@@ -15,8 +15,11 @@ package sip
 
 import (
 	"context"
+	"strings"
 	"sync"
 	"time"
+
+	"github.com/bridgeline/bridgeline/shared/ident"
 
 	"github.com/bridgeline/bridgeline/shared/platform"
 )
@@ -28,10 +31,30 @@ const Name = "sip"
 const Path = "/internal/platform/sip/events"
 
 // RoomPrefix starts the room name of every dispatch rule Bridgeline keeps in LiveKit
-// (<RoomPrefix><line id>_<caller>_<random>): a join for such a room is an inbound call
+// (<RoomPrefix><trunk id>_<caller>_<random>): a join for such a room is an inbound call
 // the control plane has not routed yet. No such room is ever created; the gateway joins
 // the call into its session's room instead.
 const RoomPrefix = "sipin-"
+
+// TrunkOfRoom is the Bridgeline trunk id an inbound call's room names
+// (<RoomPrefix><trunk id>_...), "" when it names none. Each trunk's dispatch rule takes
+// only the calls its own inbound trunk matched and authenticated.
+func TrunkOfRoom(room string) string {
+	rest, ok := strings.CutPrefix(room, RoomPrefix)
+	if !ok {
+		return ""
+	}
+	const prefix = "trunk_"
+	if !strings.HasPrefix(rest, prefix) {
+		return ""
+	}
+	id, _, _ := strings.Cut(rest[len(prefix):], "_")
+	id = prefix + id
+	if !ident.Valid("trunk", id) {
+		return ""
+	}
+	return id
+}
 
 // Kind is SIP's platform.Kind: it dials E.164 numbers through the line's trunk, can
 // transfer (REFER), and needs sk_live_ keys (a real phone rings).
