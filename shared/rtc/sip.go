@@ -12,6 +12,16 @@ const (
 	SIPTransportTLS SIPTransport = "tls"
 )
 
+// SIPMediaEncryption is whether a trunk's calls carry SRTP (livekit.SIPMediaEncryption).
+type SIPMediaEncryption string
+
+// Media encryption settings: plain RTP, SRTP when the other side takes it, SRTP only.
+const (
+	SIPEncryptDisable SIPMediaEncryption = "disable"
+	SIPEncryptAllow   SIPMediaEncryption = "allow"
+	SIPEncryptRequire SIPMediaEncryption = "require"
+)
+
 // SIPInboundTrunk is what LiveKit's SIP bridge accepts calls from: a provider's
 // addresses and/or digest credentials, for some called numbers. A call that matches no
 // trunk (wrong source address, wrong or missing credentials, unknown number) is refused
@@ -35,6 +45,8 @@ type SIPInboundTrunk struct {
 	// bridge's defaults.
 	RingingTimeout  time.Duration
 	MaxCallDuration time.Duration
+	// MediaEncryption is SRTP on the trunk's calls ("": the bridge's default, disable).
+	MediaEncryption SIPMediaEncryption
 }
 
 // SIPOutboundTrunk is how LiveKit's SIP bridge dials out through a provider.
@@ -50,6 +62,8 @@ type SIPOutboundTrunk struct {
 	Numbers      []string
 	AuthUsername string
 	AuthPassword string
+	// MediaEncryption is SRTP on the trunk's calls ("": the bridge's default, disable).
+	MediaEncryption SIPMediaEncryption
 }
 
 // SIPDispatchRule says which room an accepted inbound call joins: Room (one named room,

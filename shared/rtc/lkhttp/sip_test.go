@@ -83,24 +83,29 @@ func sipServer(t *testing.T, wires map[string]sipWire) *lkhttp.Client {
 func TestSIPTrunks(t *testing.T) {
 	ctx := context.Background()
 	in := rtc.SIPInboundTrunk{Name: "acme", Numbers: []string{"+15550100001"}, AllowedAddresses: []string{"203.0.113.0/24"},
-		AuthUsername: "acme", AuthPassword: "s3cret", RingingTimeout: 20 * time.Second, MaxCallDuration: 90 * time.Minute}
+		AuthUsername: "acme", AuthPassword: "s3cret", RingingTimeout: 20 * time.Second, MaxCallDuration: 90 * time.Minute,
+		MediaEncryption: rtc.SIPEncryptAllow}
 	storedIn := &livekit.SIPInboundTrunkInfo{SipTrunkId: "ST_in", Name: "acme", Numbers: in.Numbers,
 		AllowedAddresses: in.AllowedAddresses, AuthUsername: "acme", AuthPassword: "s3cret",
-		RingingTimeout: durationpb.New(20 * time.Second), MaxCallDuration: durationpb.New(90 * time.Minute)}
+		RingingTimeout: durationpb.New(20 * time.Second), MaxCallDuration: durationpb.New(90 * time.Minute),
+		MediaEncryption: livekit.SIPMediaEncryption_SIP_MEDIA_ENCRYPT_ALLOW}
 	checkIn := func(t *testing.T, got *livekit.SIPInboundTrunkInfo) {
 		if got.GetName() != "acme" || !reflect.DeepEqual(got.GetNumbers(), in.Numbers) || !reflect.DeepEqual(got.GetAllowedAddresses(), in.AllowedAddresses) ||
 			got.GetAuthUsername() != "acme" || got.GetAuthPassword() != "s3cret" ||
-			got.GetRingingTimeout().AsDuration() != 20*time.Second || got.GetMaxCallDuration().AsDuration() != 90*time.Minute {
+			got.GetRingingTimeout().AsDuration() != 20*time.Second || got.GetMaxCallDuration().AsDuration() != 90*time.Minute ||
+			got.GetMediaEncryption() != livekit.SIPMediaEncryption_SIP_MEDIA_ENCRYPT_ALLOW {
 			t.Errorf("inbound trunk sent = %v", got)
 		}
 	}
 	out := rtc.SIPOutboundTrunk{Name: "acme out", Address: "sip.example.com:5061", Transport: rtc.SIPTransportTLS,
-		Numbers: []string{"+15550100001"}, AuthUsername: "u", AuthPassword: "p"}
+		Numbers: []string{"+15550100001"}, AuthUsername: "u", AuthPassword: "p", MediaEncryption: rtc.SIPEncryptRequire}
 	storedOut := &livekit.SIPOutboundTrunkInfo{SipTrunkId: "ST_out", Name: "acme out", Address: out.Address,
-		Transport: livekit.SIPTransport_SIP_TRANSPORT_TLS, Numbers: out.Numbers, AuthUsername: "u", AuthPassword: "p"}
+		Transport: livekit.SIPTransport_SIP_TRANSPORT_TLS, Numbers: out.Numbers, AuthUsername: "u", AuthPassword: "p",
+		MediaEncryption: livekit.SIPMediaEncryption_SIP_MEDIA_ENCRYPT_REQUIRE}
 	checkOut := func(t *testing.T, got *livekit.SIPOutboundTrunkInfo) {
 		if got.GetAddress() != out.Address || got.GetTransport() != livekit.SIPTransport_SIP_TRANSPORT_TLS ||
-			!reflect.DeepEqual(got.GetNumbers(), out.Numbers) || got.GetAuthUsername() != "u" || got.GetAuthPassword() != "p" {
+			!reflect.DeepEqual(got.GetNumbers(), out.Numbers) || got.GetAuthUsername() != "u" || got.GetAuthPassword() != "p" ||
+			got.GetMediaEncryption() != livekit.SIPMediaEncryption_SIP_MEDIA_ENCRYPT_REQUIRE {
 			t.Errorf("outbound trunk sent = %v", got)
 		}
 	}
@@ -166,7 +171,8 @@ func TestSIPTrunks(t *testing.T) {
 	if err := c.DeleteSIPTrunk(ctx, "ST_gone"); err != nil {
 		t.Errorf("DeleteSIPTrunk(gone) = %v, want nil", err)
 	}
-	for _, bad := range []rtc.SIPOutboundTrunk{{Address: "sip:x.example.com"}, {Address: ""}, {Address: "x.example.com", Transport: "sctp"}} {
+	for _, bad := range []rtc.SIPOutboundTrunk{{Address: "sip:x.example.com"}, {Address: ""}, {Address: "x.example.com", Transport: "sctp"},
+		{Address: "x.example.com", MediaEncryption: "sometimes"}} {
 		if _, err := c.CreateSIPOutboundTrunk(ctx, bad); err == nil {
 			t.Errorf("CreateSIPOutboundTrunk(%+v) = nil error", bad)
 		}
