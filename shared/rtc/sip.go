@@ -80,10 +80,25 @@ type SIPDispatchRule struct {
 	Attributes map[string]string
 }
 
+// SIPOutboundConfig is an outbound trunk given with one call (CreateSIPParticipant's
+// trunk) instead of one LiveKit stores: the credentials stay with the caller.
+type SIPOutboundConfig struct {
+	// Address is the provider's SIP host[:port] (no sip: prefix).
+	Address      string
+	Transport    SIPTransport
+	AuthUsername string
+	AuthPassword string
+	// MediaEncryption is SRTP on the call ("": disable).
+	MediaEncryption SIPMediaEncryption
+}
+
 // SIPCall asks LiveKit's SIP bridge to dial a number through an outbound trunk and bring
 // the callee into a room as a participant.
 type SIPCall struct {
+	// TrunkID is a stored outbound trunk, or Trunk the trunk for this call alone (then
+	// From is required): one of the two.
 	TrunkID string
+	Trunk   *SIPOutboundConfig
 	// To is the number (or SIP user) to dial; From the caller id, one of the trunk's
 	// numbers (empty: the trunk's choice).
 	To   string

@@ -525,12 +525,26 @@ func TestPasswordsSealedAndKept(t *testing.T) {
 		t.Errorf("the stored trunk holds a password in clear, or is not the trunk: %s", raw)
 	}
 	in, out, _ := r.lk.of(tr.ID)
-	if len(out) != 1 || out[0].AuthPassword != "outbound-secret-1" || out[0].AuthUsername != "acme-out" {
-		t.Fatalf("LiveKit's outbound trunk %+v, want the credentials in clear", out)
+	if len(out) != 1 || out[0].AuthPassword != "" || out[0].AuthUsername != "" {
+		t.Fatalf("LiveKit's outbound trunk %+v, want no credentials: each dial carries them", out)
 	}
 	if len(in) != 0 {
 		t.Errorf("a trunk with no lines has %d inbound trunks in LiveKit, want none", len(in))
 	}
+	// A dial gets the credentials in clear, for that call alone.
+	l := mustLine(t, r, tr, "+15550100061")
+	dial := func(pass string) {
+		t.Helper()
+		c, err := r.svc.OutboundConfig(ctx, l.Handle)
+		if err != nil || c.AuthUsername != "acme-out" || c.AuthPassword != pass || c.Address != "acme.pstn.twilio.com" ||
+			c.Transport != rtc.SIPTransportTLS || c.MediaEncryption != rtc.SIPEncryptAllow {
+			t.Errorf("OutboundConfig = %+v, %v; want acme-out / %s to acme.pstn.twilio.com over tls, SRTP allowed", c, err, pass)
+		}
+		if _, out, _ := r.lk.of(tr.ID); len(out) != 1 || out[0].AuthPassword != "" {
+			t.Errorf("LiveKit's outbound trunk %+v holds a password", out)
+		}
+	}
+	dial("outbound-secret-1")
 
 	// Keep the passwords: the same usernames, no password, the outbound side still going
 	// where it went (a move needs the password: TestOutboundMoveNeedsPassword).
@@ -544,9 +558,7 @@ func TestPasswordsSealedAndKept(t *testing.T) {
 	if up.Inbound.Password != stored.Inbound.Password || up.Outbound.Password != stored.Outbound.Password {
 		t.Error("an update leaving the passwords out did not keep the stored ones")
 	}
-	if _, out, _ := r.lk.of(tr.ID); len(out) != 1 || out[0].AuthPassword != "outbound-secret-1" || out[0].Address != "acme.pstn.twilio.com" {
-		t.Errorf("LiveKit's outbound trunk after the update %+v", out)
-	}
+	dial("outbound-secret-1")
 	// A new username without a password is refused: the old password is not the new user's.
 	other := full()
 	other.Outbound.Username, other.Outbound.Password = "someone-else", nil
@@ -562,15 +574,15 @@ func TestPasswordsSealedAndKept(t *testing.T) {
 	if up2.Outbound.Password == up.Outbound.Password || !secretbox.Sealed(up2.Outbound.Password) {
 		t.Error("a new outbound password was not sealed anew")
 	}
-	if _, out, _ := r.lk.of(tr.ID); len(out) != 1 || out[0].AuthPassword != "outbound-secret-2" {
-		t.Errorf("LiveKit's outbound trunk after the new password %+v", out)
-	}
-	// Dropping the outbound side removes it, here and in LiveKit.
+	dial("outbound-secret-2")
+	// Dropping the outbound side removes it, here and in LiveKit; a dial is refused.
 	up3, err := r.svc.Update(ctx, r.acct, tr.ID, siptrunk.Input{ClearOutbound: true})
 	if err != nil || up3.Outbound != nil {
 		t.Fatalf("Update(outbound null) = %+v, %v", up3.Outbound, err)
 	}
-	checkInStep(t, r.lk, up3, true, false)
+	checkInStep(t, r.lk, up3, true, false, l.Handle)
+	_, err = r.svc.OutboundConfig(ctx, l.Handle)
+	checkParamErr(t, "OutboundConfig without an outbound side", err, apierr.CodeTrunkNoOutbound, "line_id")
 }
 
 // TestLineRules: a SIP line is checked (platform, E.164 handle, the account's own trunk),
@@ -942,7 +954,11 @@ func TestOutboundMoveNeedsPassword(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, out, _ := r.lk.of(tr.ID); len(out) != 1 || out[0].Address != "acme2.pstn.twilio.com" || out[0].AuthPassword != "outbound-secret-9" {
+	l := mustLine(t, r, up, "+15550100071")
+	if c, err := r.svc.OutboundConfig(ctx, l.Handle); err != nil || c.Address != "acme2.pstn.twilio.com" || c.AuthPassword != "outbound-secret-9" {
+		t.Errorf("a dial after the move goes to %+v, %v", c, err)
+	}
+	if _, out, _ := r.lk.of(tr.ID); len(out) != 1 || out[0].Address != "acme2.pstn.twilio.com" {
 		t.Errorf("LiveKit's outbound trunk after the move: %+v", out)
 	}
 	// Without credentials there is no password to carry: a move needs none.
@@ -986,6 +1002,8 @@ func TestOutboundHostCheckedAtSyncAndDial(t *testing.T) {
 	checkParamErr(t, "CheckDial", r.svc.CheckDial(ctx, l.ID), apierr.CodeURLNotAllowed, "line_id")
 	_, err = r.svc.OutboundTrunk(ctx, l.Handle)
 	checkParamErr(t, "OutboundTrunk", err, apierr.CodeURLNotAllowed, "line_id")
+	_, err = r.svc.OutboundConfig(ctx, l.Handle)
+	checkParamErr(t, "OutboundConfig", err, apierr.CodeURLNotAllowed, "line_id")
 	if _, out, _ := r.lk.of(tr.ID); len(out) != 0 {
 		t.Errorf("a refused dial made the outbound trunk again: %+v", out)
 	}

@@ -294,13 +294,11 @@ func (s *Service) desired(ctx context.Context, id string, want *Trunk) (*rtc.SIP
 	}
 	var out *rtc.SIPOutboundTrunk
 	if want.Outbound != nil {
-		pass, err := s.open(ctx, want.Outbound.Password)
-		if err != nil {
-			return nil, nil, fmt.Errorf("open outbound password: %w", err)
-		}
+		// No credentials: a dial carries them (OutboundConfig), so LiveKit, and whoever
+		// holds its API secret, never has the outbound password.
 		out = &rtc.SIPOutboundTrunk{Name: "bridgeline " + id, Metadata: tagOf(id), Address: want.Outbound.Address,
 			Transport: rtc.SIPTransport(want.Outbound.Transport), Numbers: numbers,
-			AuthUsername: want.Outbound.Username, AuthPassword: pass, MediaEncryption: rtc.SIPMediaEncryption(want.Encryption())}
+			MediaEncryption: rtc.SIPMediaEncryption(want.Encryption())}
 	}
 	return in, out, nil
 }
@@ -357,6 +355,34 @@ func (s *Service) OutboundTrunk(ctx context.Context, from string) (string, error
 		}
 	}
 	return "", fmt.Errorf("LiveKit has no outbound trunk for %s (trunk %s)", from, l.SIPTrunkID)
+}
+
+// OutboundConfig is the trunk a call from the SIP line whose number is from dials
+// through, its password open (sip.Adapter's OutboundConfig): given to LiveKit with that
+// call alone, so the outbound trunk LiveKit stores holds no password. The host is
+// checked again first (checkOutbound).
+func (s *Service) OutboundConfig(ctx context.Context, from string) (rtc.SIPOutboundConfig, error) {
+	l, err := s.Lines.LineByHandle(ctx, sip.Name, from)
+	if err != nil {
+		return rtc.SIPOutboundConfig{}, fmt.Errorf("line %s: %w", from, err)
+	}
+	t, err := s.Store.GetTrunk(ctx, l.SIPTrunkID)
+	if err != nil {
+		return rtc.SIPOutboundConfig{}, fmt.Errorf("trunk of line %s: %w", l.ID, err)
+	}
+	if t.Outbound == nil {
+		return rtc.SIPOutboundConfig{}, apierr.Param(apierr.CodeTrunkNoOutbound, "line_id",
+			fmt.Sprintf("line %s is on sip trunk %s, which has no outbound side", l.ID, t.ID))
+	}
+	if err := s.checkOutbound(ctx, "line_id", t.Outbound.Address); err != nil {
+		return rtc.SIPOutboundConfig{}, err
+	}
+	pass, err := s.open(ctx, t.Outbound.Password)
+	if err != nil {
+		return rtc.SIPOutboundConfig{}, fmt.Errorf("open outbound password of trunk %s: %w", t.ID, err)
+	}
+	return rtc.SIPOutboundConfig{Address: t.Outbound.Address, Transport: rtc.SIPTransport(t.Outbound.Transport),
+		AuthUsername: t.Outbound.Username, AuthPassword: pass, MediaEncryption: rtc.SIPMediaEncryption(t.Encryption())}, nil
 }
 
 // checkDestination checks, at dial time, that the trunk's outbound host still resolves

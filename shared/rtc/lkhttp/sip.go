@@ -414,12 +414,34 @@ func (c *Client) DeleteSIPDispatchRule(ctx context.Context, id string) error {
 // WaitUntilAnswered it returns once the callee answered, or with the SIP failure (busy,
 // no answer within RingingTimeout, rejected): the error then carries LiveKit's reason.
 func (c *Client) CreateSIPParticipant(ctx context.Context, call rtc.SIPCall) (rtc.SIPParticipant, error) {
-	if call.TrunkID == "" || call.To == "" || call.Room == "" {
-		return rtc.SIPParticipant{}, errors.New("rtc: a SIP call needs a trunk, a number and a room")
+	if (call.TrunkID == "") == (call.Trunk == nil) || call.To == "" || call.Room == "" {
+		return rtc.SIPParticipant{}, errors.New("rtc: a SIP call needs a trunk (an id or one for the call), a number and a room")
 	}
 	req := map[string]any{
-		"sip_trunk_id": call.TrunkID, "sip_call_to": call.To, "room_name": call.Room,
+		"sip_call_to": call.To, "room_name": call.Room,
 		"wait_until_answered": call.WaitUntilAnswered,
+	}
+	if t := call.Trunk; t != nil {
+		// livekit.SIPOutboundConfig: LiveKit stores nothing of it.
+		if call.From == "" {
+			return rtc.SIPParticipant{}, errors.New("rtc: a SIP call with its own trunk needs a caller number")
+		}
+		trunk, err := outboundToJSON(rtc.SIPOutboundTrunk{Address: t.Address, Transport: t.Transport, MediaEncryption: t.MediaEncryption})
+		if err != nil {
+			return rtc.SIPParticipant{}, err
+		}
+		config := map[string]string{"hostname": trunk.Address}
+		for k, v := range map[string]string{"transport": trunk.Transport, "auth_username": t.AuthUsername, "auth_password": t.AuthPassword} {
+			if v != "" {
+				config[k] = v
+			}
+		}
+		req["trunk"] = config
+		if trunk.MediaEncryption != "" {
+			req["media_encryption"] = trunk.MediaEncryption
+		}
+	} else {
+		req["sip_trunk_id"] = call.TrunkID
 	}
 	for k, v := range map[string]string{"sip_number": call.From, "participant_identity": call.Identity,
 		"participant_name": call.Name, "participant_metadata": call.Metadata, "dtmf": call.DTMF,
@@ -441,7 +463,11 @@ func (c *Client) CreateSIPParticipant(ctx context.Context, call rtc.SIPCall) (rt
 		SIPCallID           string `json:"sipcallid"`
 	}
 	if err := c.callAs(ctx, c.slow(), sipService, "CreateSIPParticipant", sipCall, req, &out); err != nil {
-		return rtc.SIPParticipant{}, fmt.Errorf("rtc: dial %s through %s: %w", call.To, call.TrunkID, sipErr(err))
+		through := call.TrunkID
+		if call.Trunk != nil {
+			through = call.Trunk.Address
+		}
+		return rtc.SIPParticipant{}, fmt.Errorf("rtc: dial %s through %s: %w", call.To, through, sipErr(err))
 	}
 	return rtc.SIPParticipant{ParticipantID: out.ParticipantID, Identity: out.ParticipantIdentity,
 		Room: out.RoomName, CallID: out.SIPCallID}, nil

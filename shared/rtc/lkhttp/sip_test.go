@@ -259,6 +259,15 @@ func TestSIPCalls(t *testing.T) {
 		RingingTimeout: 1500 * time.Millisecond}); err != nil {
 		t.Error(err)
 	}
+	for _, bad := range []rtc.SIPCall{
+		{TrunkID: "ST_out", Trunk: &rtc.SIPOutboundConfig{Address: "sip.example.com"}, To: "+1", From: "+2", Room: "r"},
+		{Trunk: &rtc.SIPOutboundConfig{Address: "sip.example.com"}, To: "+1", Room: "r"},
+		{Trunk: &rtc.SIPOutboundConfig{Address: "sip:sip.example.com"}, To: "+1", From: "+2", Room: "r"},
+	} {
+		if _, err := c.CreateSIPParticipant(ctx, bad); err == nil {
+			t.Errorf("CreateSIPParticipant(%+v) = nil error", bad)
+		}
+	}
 	if _, err := c.CreateSIPParticipant(ctx, rtc.SIPCall{To: "+1"}); err == nil {
 		t.Error("CreateSIPParticipant without a trunk = nil error")
 	}
@@ -274,5 +283,31 @@ func TestSIPNotFound(t *testing.T) {
 	_, err := c.UpdateSIPInboundTrunk(context.Background(), rtc.SIPInboundTrunk{ID: "ST_gone", Numbers: []string{"+15550100001"}})
 	if !errors.Is(err, lkhttp.ErrNotFound) {
 		t.Errorf("UpdateSIPInboundTrunk(gone) = %v, want ErrNotFound", err)
+	}
+}
+
+// TestSIPCallWithItsOwnTrunk: a call given its trunk sends it as CreateSIPParticipant's
+// trunk (livekit.SIPOutboundConfig, credentials included) with its media encryption,
+// and no stored trunk's id.
+func TestSIPCallWithItsOwnTrunk(t *testing.T) {
+	ctx := context.Background()
+	c := sipServer(t, map[string]sipWire{
+		"CreateSIPParticipant": {req: &livekit.CreateSIPParticipantRequest{},
+			answer: &livekit.SIPParticipantInfo{ParticipantId: "PA_2", ParticipantIdentity: "callee", RoomName: "ses_2", SipCallId: "SCL_2"},
+			check: func(t *testing.T, m proto.Message) {
+				r := m.(*livekit.CreateSIPParticipantRequest)
+				tr := r.GetTrunk()
+				if r.GetSipTrunkId() != "" || tr.GetHostname() != "acme.pstn.twilio.com:5061" || tr.GetTransport() != livekit.SIPTransport_SIP_TRANSPORT_TLS ||
+					tr.GetAuthUsername() != "acme-out" || tr.GetAuthPassword() != "s3cret-pass" || r.GetSipNumber() != "+15550100001" ||
+					r.GetMediaEncryption() != livekit.SIPMediaEncryption_SIP_MEDIA_ENCRYPT_ALLOW {
+					t.Errorf("CreateSIPParticipant sent = %v", r)
+				}
+			}},
+	})
+	p, err := c.CreateSIPParticipant(ctx, rtc.SIPCall{Trunk: &rtc.SIPOutboundConfig{Address: "acme.pstn.twilio.com:5061",
+		Transport: rtc.SIPTransportTLS, AuthUsername: "acme-out", AuthPassword: "s3cret-pass", MediaEncryption: rtc.SIPEncryptAllow},
+		To: "+15557654321", From: "+15550100001", Room: "ses_2", Identity: "callee"})
+	if err != nil || p.CallID != "SCL_2" {
+		t.Errorf("CreateSIPParticipant = %+v, %v", p, err)
 	}
 }
