@@ -1325,12 +1325,13 @@ func (e EndReason) Valid() bool {
 
 // Defines values for Error400ErrorCode.
 const (
-	IdempotencyKeyInvalid Error400ErrorCode = "idempotency_key_invalid"
-	InvalidJson           Error400ErrorCode = "invalid_json"
-	ParameterInvalid      Error400ErrorCode = "parameter_invalid"
-	ParameterMissing      Error400ErrorCode = "parameter_missing"
-	ParameterUnknown      Error400ErrorCode = "parameter_unknown"
-	UrlNotAllowed         Error400ErrorCode = "url_not_allowed"
+	IdempotencyKeyInvalid    Error400ErrorCode = "idempotency_key_invalid"
+	InvalidJson              Error400ErrorCode = "invalid_json"
+	OutboundPasswordRequired Error400ErrorCode = "outbound_password_required"
+	ParameterInvalid         Error400ErrorCode = "parameter_invalid"
+	ParameterMissing         Error400ErrorCode = "parameter_missing"
+	ParameterUnknown         Error400ErrorCode = "parameter_unknown"
+	UrlNotAllowed            Error400ErrorCode = "url_not_allowed"
 )
 
 // Valid indicates whether the value is a known member of the Error400ErrorCode enum.
@@ -1339,6 +1340,8 @@ func (e Error400ErrorCode) Valid() bool {
 	case IdempotencyKeyInvalid:
 		return true
 	case InvalidJson:
+		return true
+	case OutboundPasswordRequired:
 		return true
 	case ParameterInvalid:
 		return true
@@ -2361,6 +2364,27 @@ func (e Shot) Valid() bool {
 	case Medium:
 		return true
 	case Wide:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for SipMediaEncryption.
+const (
+	Allow   SipMediaEncryption = "allow"
+	Disable SipMediaEncryption = "disable"
+	Require SipMediaEncryption = "require"
+)
+
+// Valid indicates whether the value is a known member of the SipMediaEncryption enum.
+func (e SipMediaEncryption) Valid() bool {
+	switch e {
+	case Allow:
+		return true
+	case Disable:
+		return true
+	case Require:
 		return true
 	default:
 		return false
@@ -5899,9 +5923,14 @@ type SessionUpdate struct {
 // Shot Examples: close_up
 type Shot string
 
+// SipMediaEncryption SRTP on a trunk's calls: `disable` (plain RTP), `allow` (SRTP when the other side offers or accepts it), `require` (SRTP or no call).
+//
+// Examples: allow
+type SipMediaEncryption string
+
 // SipTrunk A SIP trunk. Passwords are never shown.
 //
-// Examples: {"created_at":"2026-11-22T07:00:00.123Z","id":"trunk_01jd3f4g5h6j7k8m9n0p1q2r3t","inbound":{"allowed_addresses":["54.172.60.0/30"],"password_set":false,"username":null},"name":"Twilio","numbers":["+15550100003"],"object":"sip_trunk","origination_uri":"sip:sip.example.com:5060","outbound":{"address":"example.pstn.twilio.com","password_set":true,"transport":"udp","username":"bridgeline"},"updated_at":"2026-11-22T07:00:00.123Z"}
+// Examples: {"created_at":"2026-11-22T07:00:00.123Z","id":"trunk_01jd3f4g5h6j7k8m9n0p1q2r3t","inbound":{"allowed_addresses":["54.172.60.0/30"],"password_set":false,"username":null},"media_encryption":"disable","name":"Twilio","numbers":["+15550100003"],"object":"sip_trunk","origination_uri":"sip:sip.example.com:5060","outbound":{"address":"example.pstn.twilio.com","password_set":true,"transport":"udp","username":"bridgeline"},"updated_at":"2026-11-22T07:00:00.123Z"}
 type SipTrunk struct {
 	// CreatedAt When it was created.
 	//
@@ -5915,6 +5944,11 @@ type SipTrunk struct {
 
 	// Inbound Which calls the trunk accepts; null when it takes no calls in.
 	Inbound *SipTrunkInbound `json:"inbound"`
+
+	// MediaEncryption SRTP on the trunk's calls: `disable`, `allow` (when the other side takes it) or `require`.
+	//
+	// Examples: allow
+	MediaEncryption SipMediaEncryption `json:"media_encryption"`
 
 	// Name Display name.
 	Name string `json:"name"`
@@ -5946,6 +5980,11 @@ type SipTrunkCreate struct {
 	//
 	// Examples: {"allowed_addresses":["54.172.60.0/30"]}
 	Inbound *SipTrunkInboundInput `json:"inbound,omitempty"`
+
+	// MediaEncryption SRTP on the trunk's calls; left out: `allow` when `outbound.transport` is `tls`, else `disable`.
+	//
+	// Examples: allow
+	MediaEncryption *SipMediaEncryption `json:"media_encryption,omitempty"`
 
 	// Name Display name.
 	Name *string `json:"name,omitempty"`
@@ -5987,7 +6026,7 @@ type SipTrunkInboundInput struct {
 	Username *string `json:"username,omitempty"`
 }
 
-// SipTrunkList Examples: {"data":[{"created_at":"2026-11-22T07:00:00.123Z","id":"trunk_01jd3f4g5h6j7k8m9n0p1q2r3t","inbound":{"allowed_addresses":["54.172.60.0/30"],"password_set":false,"username":null},"name":"Twilio","numbers":["+15550100003"],"object":"sip_trunk","origination_uri":"sip:sip.example.com:5060","outbound":{"address":"example.pstn.twilio.com","password_set":true,"transport":"udp","username":"bridgeline"},"updated_at":"2026-11-22T07:00:00.123Z"}],"has_more":false,"object":"list"}
+// SipTrunkList Examples: {"data":[{"created_at":"2026-11-22T07:00:00.123Z","id":"trunk_01jd3f4g5h6j7k8m9n0p1q2r3t","inbound":{"allowed_addresses":["54.172.60.0/30"],"password_set":false,"username":null},"media_encryption":"disable","name":"Twilio","numbers":["+15550100003"],"object":"sip_trunk","origination_uri":"sip:sip.example.com:5060","outbound":{"address":"example.pstn.twilio.com","password_set":true,"transport":"udp","username":"bridgeline"},"updated_at":"2026-11-22T07:00:00.123Z"}],"has_more":false,"object":"list"}
 type SipTrunkList struct {
 	// Data The page of items, newest first.
 	Data []SipTrunk `json:"data"`
@@ -6029,7 +6068,7 @@ type SipTrunkOutboundInput struct {
 	// Address The provider's SIP host, `host[:port]`.
 	Address string `json:"address"`
 
-	// Password Its password; never shown again. Left out on update: the stored one stays; null removes it.
+	// Password Its password; never shown again. Left out on update: the stored one stays, unless `address` or `transport` changes (400 `outbound_password_required`); null removes it.
 	Password *string `json:"password,omitempty"`
 
 	// Transport `udp` (default), `tcp` or `tls`.
@@ -6046,6 +6085,11 @@ type SipTrunkOutboundInputTransport string
 type SipTrunkUpdate struct {
 	// Inbound Replaces the inbound side (a password left out stays); null removes it.
 	Inbound *SipTrunkInboundInput `json:"inbound,omitempty"`
+
+	// MediaEncryption SRTP on the trunk's calls.
+	//
+	// Examples: allow
+	MediaEncryption *SipMediaEncryption `json:"media_encryption,omitempty"`
 
 	// Name Display name.
 	Name *string `json:"name,omitempty"`
@@ -6698,6 +6742,11 @@ type UnsupportedMediaType = Error415
 //
 // Examples: {"error":{"code":"upstream_unavailable","message":"example message","request_id":"req_01jd0000000000000000000000","type":"upstream_error"}}
 type Upstream = Error502
+
+// UpstreamLookup A 502 answer: the media fleet or the calling platform failed.
+//
+// Examples: {"error":{"code":"upstream_unavailable","message":"example message","request_id":"req_01jd0000000000000000000000","type":"upstream_error"}}
+type UpstreamLookup = Error502
 
 // ListApiKeysParams defines parameters for ListApiKeys.
 type ListApiKeysParams struct {
@@ -8788,11 +8837,26 @@ type ClientInterface interface {
 	// `allowed_addresses` (IPv4 or IPv6 addresses or CIDRs the provider signals from)
 	// and/or with digest credentials `username` + `password`, at least one of the two;
 	// a call from anywhere else never reaches a room and leaves no call record.
-	// `outbound` says where sessions dial out: `address` as `host[:port]` (a host that
-	// is a literal loopback, private, link-local or other internal address is 400
-	// `url_not_allowed`, as for webhook and tool URLs), `transport`
-	// `udp` (the default), `tcp` or `tls`, and optional credentials. At least one side
-	// is given. Passwords are sealed at rest and never shown again (`password_set`).
+	// `allowed_addresses` are public: a block holding loopback, private, link-local or
+	// other internal addresses is 400 `url_not_allowed`, and one entry wider than a /8
+	// (IPv4) or a /32 (IPv6), or entries covering more than that together (such as
+	// `0.0.0.0/1` + `128.0.0.0/1`), are 400 `parameter_invalid`: give the provider's
+	// addresses, or use credentials.
+	// `outbound` says where sessions dial out: `address` as `host[:port]`, `transport`
+	// `udp` (the default), `tcp` or `tls`, and optional credentials. The host is
+	// resolved and every address it names is checked with the egress rules of webhook
+	// and tool URLs: a host that is, or resolves to, a loopback, private, link-local or
+	// other internal address (`169.254.169.254.nip.io`) is 400 `url_not_allowed`, a
+	// name that does not resolve is 400 `parameter_invalid`, a lookup that fails is 502
+	// `upstream_unavailable`. The check runs again whenever the trunk is synced to the
+	// SIP bridge and before each call is placed: a name that later points inside the
+	// deployment dials nothing. `media_encryption` is SRTP on the trunk's calls, both
+	// ways: `disable` (plain RTP), `allow` (SRTP when the other side offers or accepts
+	// it, plain RTP otherwise) or `require` (SRTP or no call). Left out it is `allow`
+	// when `outbound.transport` is `tls` (the SRTP keys travel inside the TLS
+	// signalling) and `disable` otherwise (over udp or tcp the keys would travel in
+	// clear beside the media, and plain RTP is what every provider takes); it is not
+	// changed afterwards by a change of transport. At least one side is given. Passwords are sealed at rest and never shown again (`password_set`).
 	// The answer's `origination_uri` is where the provider must send the trunk's calls
 	// (the deployment's SIP host and port). Add numbers with `POST /v1/lines`.
 	//
@@ -8808,11 +8872,26 @@ type ClientInterface interface {
 	// `allowed_addresses` (IPv4 or IPv6 addresses or CIDRs the provider signals from)
 	// and/or with digest credentials `username` + `password`, at least one of the two;
 	// a call from anywhere else never reaches a room and leaves no call record.
-	// `outbound` says where sessions dial out: `address` as `host[:port]` (a host that
-	// is a literal loopback, private, link-local or other internal address is 400
-	// `url_not_allowed`, as for webhook and tool URLs), `transport`
-	// `udp` (the default), `tcp` or `tls`, and optional credentials. At least one side
-	// is given. Passwords are sealed at rest and never shown again (`password_set`).
+	// `allowed_addresses` are public: a block holding loopback, private, link-local or
+	// other internal addresses is 400 `url_not_allowed`, and one entry wider than a /8
+	// (IPv4) or a /32 (IPv6), or entries covering more than that together (such as
+	// `0.0.0.0/1` + `128.0.0.0/1`), are 400 `parameter_invalid`: give the provider's
+	// addresses, or use credentials.
+	// `outbound` says where sessions dial out: `address` as `host[:port]`, `transport`
+	// `udp` (the default), `tcp` or `tls`, and optional credentials. The host is
+	// resolved and every address it names is checked with the egress rules of webhook
+	// and tool URLs: a host that is, or resolves to, a loopback, private, link-local or
+	// other internal address (`169.254.169.254.nip.io`) is 400 `url_not_allowed`, a
+	// name that does not resolve is 400 `parameter_invalid`, a lookup that fails is 502
+	// `upstream_unavailable`. The check runs again whenever the trunk is synced to the
+	// SIP bridge and before each call is placed: a name that later points inside the
+	// deployment dials nothing. `media_encryption` is SRTP on the trunk's calls, both
+	// ways: `disable` (plain RTP), `allow` (SRTP when the other side offers or accepts
+	// it, plain RTP otherwise) or `require` (SRTP or no call). Left out it is `allow`
+	// when `outbound.transport` is `tls` (the SRTP keys travel inside the TLS
+	// signalling) and `disable` otherwise (over udp or tcp the keys would travel in
+	// clear beside the media, and plain RTP is what every provider takes); it is not
+	// changed afterwards by a change of transport. At least one side is given. Passwords are sealed at rest and never shown again (`password_set`).
 	// The answer's `origination_uri` is where the provider must send the trunk's calls
 	// (the deployment's SIP host and port). Add numbers with `POST /v1/lines`.
 	//
@@ -8839,8 +8918,12 @@ type ClientInterface interface {
 	// Any of `name`, `inbound` and `outbound`; absent fields are left alone. A side
 	// given replaces that side whole, except that a password left out keeps the stored
 	// one (`password: null` removes it); `inbound: null` or `outbound: null` removes
-	// the side, but a trunk keeps at least one (400 `parameter_invalid`). The trunk's
-	// lines and LiveKit's SIP trunks follow at once.
+	// the side, but a trunk keeps at least one (400 `parameter_invalid`). Moving the
+	// outbound side to another `address` (host or port) or `transport` while it keeps
+	// its username needs `outbound.password` in the same request (400
+	// `outbound_password_required`, and nothing is changed): the stored password is
+	// only sent where it was given for. Addresses are checked as on create. The
+	// trunk's lines and LiveKit's SIP trunks follow at once.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -8852,8 +8935,12 @@ type ClientInterface interface {
 	// Any of `name`, `inbound` and `outbound`; absent fields are left alone. A side
 	// given replaces that side whole, except that a password left out keeps the stored
 	// one (`password: null` removes it); `inbound: null` or `outbound: null` removes
-	// the side, but a trunk keeps at least one (400 `parameter_invalid`). The trunk's
-	// lines and LiveKit's SIP trunks follow at once.
+	// the side, but a trunk keeps at least one (400 `parameter_invalid`). Moving the
+	// outbound side to another `address` (host or port) or `transport` while it keeps
+	// its username needs `outbound.password` in the same request (400
+	// `outbound_password_required`, and nothing is changed): the stored password is
+	// only sent where it was given for. Addresses are checked as on create. The
+	// trunk's lines and LiveKit's SIP trunks follow at once.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -10445,11 +10532,26 @@ func (c *BaseClient) ListSipTrunks(ctx context.Context, params *ListSipTrunksPar
 // `allowed_addresses` (IPv4 or IPv6 addresses or CIDRs the provider signals from)
 // and/or with digest credentials `username` + `password`, at least one of the two;
 // a call from anywhere else never reaches a room and leaves no call record.
-// `outbound` says where sessions dial out: `address` as `host[:port]` (a host that
-// is a literal loopback, private, link-local or other internal address is 400
-// `url_not_allowed`, as for webhook and tool URLs), `transport`
-// `udp` (the default), `tcp` or `tls`, and optional credentials. At least one side
-// is given. Passwords are sealed at rest and never shown again (`password_set`).
+// `allowed_addresses` are public: a block holding loopback, private, link-local or
+// other internal addresses is 400 `url_not_allowed`, and one entry wider than a /8
+// (IPv4) or a /32 (IPv6), or entries covering more than that together (such as
+// `0.0.0.0/1` + `128.0.0.0/1`), are 400 `parameter_invalid`: give the provider's
+// addresses, or use credentials.
+// `outbound` says where sessions dial out: `address` as `host[:port]`, `transport`
+// `udp` (the default), `tcp` or `tls`, and optional credentials. The host is
+// resolved and every address it names is checked with the egress rules of webhook
+// and tool URLs: a host that is, or resolves to, a loopback, private, link-local or
+// other internal address (`169.254.169.254.nip.io`) is 400 `url_not_allowed`, a
+// name that does not resolve is 400 `parameter_invalid`, a lookup that fails is 502
+// `upstream_unavailable`. The check runs again whenever the trunk is synced to the
+// SIP bridge and before each call is placed: a name that later points inside the
+// deployment dials nothing. `media_encryption` is SRTP on the trunk's calls, both
+// ways: `disable` (plain RTP), `allow` (SRTP when the other side offers or accepts
+// it, plain RTP otherwise) or `require` (SRTP or no call). Left out it is `allow`
+// when `outbound.transport` is `tls` (the SRTP keys travel inside the TLS
+// signalling) and `disable` otherwise (over udp or tcp the keys would travel in
+// clear beside the media, and plain RTP is what every provider takes); it is not
+// changed afterwards by a change of transport. At least one side is given. Passwords are sealed at rest and never shown again (`password_set`).
 // The answer's `origination_uri` is where the provider must send the trunk's calls
 // (the deployment's SIP host and port). Add numbers with `POST /v1/lines`.
 //
@@ -10475,11 +10577,26 @@ func (c *BaseClient) CreateSipTrunkWithBody(ctx context.Context, params *CreateS
 // `allowed_addresses` (IPv4 or IPv6 addresses or CIDRs the provider signals from)
 // and/or with digest credentials `username` + `password`, at least one of the two;
 // a call from anywhere else never reaches a room and leaves no call record.
-// `outbound` says where sessions dial out: `address` as `host[:port]` (a host that
-// is a literal loopback, private, link-local or other internal address is 400
-// `url_not_allowed`, as for webhook and tool URLs), `transport`
-// `udp` (the default), `tcp` or `tls`, and optional credentials. At least one side
-// is given. Passwords are sealed at rest and never shown again (`password_set`).
+// `allowed_addresses` are public: a block holding loopback, private, link-local or
+// other internal addresses is 400 `url_not_allowed`, and one entry wider than a /8
+// (IPv4) or a /32 (IPv6), or entries covering more than that together (such as
+// `0.0.0.0/1` + `128.0.0.0/1`), are 400 `parameter_invalid`: give the provider's
+// addresses, or use credentials.
+// `outbound` says where sessions dial out: `address` as `host[:port]`, `transport`
+// `udp` (the default), `tcp` or `tls`, and optional credentials. The host is
+// resolved and every address it names is checked with the egress rules of webhook
+// and tool URLs: a host that is, or resolves to, a loopback, private, link-local or
+// other internal address (`169.254.169.254.nip.io`) is 400 `url_not_allowed`, a
+// name that does not resolve is 400 `parameter_invalid`, a lookup that fails is 502
+// `upstream_unavailable`. The check runs again whenever the trunk is synced to the
+// SIP bridge and before each call is placed: a name that later points inside the
+// deployment dials nothing. `media_encryption` is SRTP on the trunk's calls, both
+// ways: `disable` (plain RTP), `allow` (SRTP when the other side offers or accepts
+// it, plain RTP otherwise) or `require` (SRTP or no call). Left out it is `allow`
+// when `outbound.transport` is `tls` (the SRTP keys travel inside the TLS
+// signalling) and `disable` otherwise (over udp or tcp the keys would travel in
+// clear beside the media, and plain RTP is what every provider takes); it is not
+// changed afterwards by a change of transport. At least one side is given. Passwords are sealed at rest and never shown again (`password_set`).
 // The answer's `origination_uri` is where the provider must send the trunk's calls
 // (the deployment's SIP host and port). Add numbers with `POST /v1/lines`.
 //
@@ -10536,8 +10653,12 @@ func (c *BaseClient) GetSipTrunk(ctx context.Context, id SipTrunkPathID, reqEdit
 // Any of `name`, `inbound` and `outbound`; absent fields are left alone. A side
 // given replaces that side whole, except that a password left out keeps the stored
 // one (`password: null` removes it); `inbound: null` or `outbound: null` removes
-// the side, but a trunk keeps at least one (400 `parameter_invalid`). The trunk's
-// lines and LiveKit's SIP trunks follow at once.
+// the side, but a trunk keeps at least one (400 `parameter_invalid`). Moving the
+// outbound side to another `address` (host or port) or `transport` while it keeps
+// its username needs `outbound.password` in the same request (400
+// `outbound_password_required`, and nothing is changed): the stored password is
+// only sent where it was given for. Addresses are checked as on create. The
+// trunk's lines and LiveKit's SIP trunks follow at once.
 //
 // Takes any type of body and a specified content type.
 //
@@ -10559,8 +10680,12 @@ func (c *BaseClient) UpdateSipTrunkWithBody(ctx context.Context, id SipTrunkPath
 // Any of `name`, `inbound` and `outbound`; absent fields are left alone. A side
 // given replaces that side whole, except that a password left out keeps the stored
 // one (`password: null` removes it); `inbound: null` or `outbound: null` removes
-// the side, but a trunk keeps at least one (400 `parameter_invalid`). The trunk's
-// lines and LiveKit's SIP trunks follow at once.
+// the side, but a trunk keeps at least one (400 `parameter_invalid`). Moving the
+// outbound side to another `address` (host or port) or `transport` while it keeps
+// its username needs `outbound.password` in the same request (400
+// `outbound_password_required`, and nothing is changed): the stored password is
+// only sent where it was given for. Addresses are checked as on create. The
+// trunk's lines and LiveKit's SIP trunks follow at once.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -14646,11 +14771,26 @@ type ClientWithResponsesInterface interface {
 	// `allowed_addresses` (IPv4 or IPv6 addresses or CIDRs the provider signals from)
 	// and/or with digest credentials `username` + `password`, at least one of the two;
 	// a call from anywhere else never reaches a room and leaves no call record.
-	// `outbound` says where sessions dial out: `address` as `host[:port]` (a host that
-	// is a literal loopback, private, link-local or other internal address is 400
-	// `url_not_allowed`, as for webhook and tool URLs), `transport`
-	// `udp` (the default), `tcp` or `tls`, and optional credentials. At least one side
-	// is given. Passwords are sealed at rest and never shown again (`password_set`).
+	// `allowed_addresses` are public: a block holding loopback, private, link-local or
+	// other internal addresses is 400 `url_not_allowed`, and one entry wider than a /8
+	// (IPv4) or a /32 (IPv6), or entries covering more than that together (such as
+	// `0.0.0.0/1` + `128.0.0.0/1`), are 400 `parameter_invalid`: give the provider's
+	// addresses, or use credentials.
+	// `outbound` says where sessions dial out: `address` as `host[:port]`, `transport`
+	// `udp` (the default), `tcp` or `tls`, and optional credentials. The host is
+	// resolved and every address it names is checked with the egress rules of webhook
+	// and tool URLs: a host that is, or resolves to, a loopback, private, link-local or
+	// other internal address (`169.254.169.254.nip.io`) is 400 `url_not_allowed`, a
+	// name that does not resolve is 400 `parameter_invalid`, a lookup that fails is 502
+	// `upstream_unavailable`. The check runs again whenever the trunk is synced to the
+	// SIP bridge and before each call is placed: a name that later points inside the
+	// deployment dials nothing. `media_encryption` is SRTP on the trunk's calls, both
+	// ways: `disable` (plain RTP), `allow` (SRTP when the other side offers or accepts
+	// it, plain RTP otherwise) or `require` (SRTP or no call). Left out it is `allow`
+	// when `outbound.transport` is `tls` (the SRTP keys travel inside the TLS
+	// signalling) and `disable` otherwise (over udp or tcp the keys would travel in
+	// clear beside the media, and plain RTP is what every provider takes); it is not
+	// changed afterwards by a change of transport. At least one side is given. Passwords are sealed at rest and never shown again (`password_set`).
 	// The answer's `origination_uri` is where the provider must send the trunk's calls
 	// (the deployment's SIP host and port). Add numbers with `POST /v1/lines`.
 	//
@@ -14666,11 +14806,26 @@ type ClientWithResponsesInterface interface {
 	// `allowed_addresses` (IPv4 or IPv6 addresses or CIDRs the provider signals from)
 	// and/or with digest credentials `username` + `password`, at least one of the two;
 	// a call from anywhere else never reaches a room and leaves no call record.
-	// `outbound` says where sessions dial out: `address` as `host[:port]` (a host that
-	// is a literal loopback, private, link-local or other internal address is 400
-	// `url_not_allowed`, as for webhook and tool URLs), `transport`
-	// `udp` (the default), `tcp` or `tls`, and optional credentials. At least one side
-	// is given. Passwords are sealed at rest and never shown again (`password_set`).
+	// `allowed_addresses` are public: a block holding loopback, private, link-local or
+	// other internal addresses is 400 `url_not_allowed`, and one entry wider than a /8
+	// (IPv4) or a /32 (IPv6), or entries covering more than that together (such as
+	// `0.0.0.0/1` + `128.0.0.0/1`), are 400 `parameter_invalid`: give the provider's
+	// addresses, or use credentials.
+	// `outbound` says where sessions dial out: `address` as `host[:port]`, `transport`
+	// `udp` (the default), `tcp` or `tls`, and optional credentials. The host is
+	// resolved and every address it names is checked with the egress rules of webhook
+	// and tool URLs: a host that is, or resolves to, a loopback, private, link-local or
+	// other internal address (`169.254.169.254.nip.io`) is 400 `url_not_allowed`, a
+	// name that does not resolve is 400 `parameter_invalid`, a lookup that fails is 502
+	// `upstream_unavailable`. The check runs again whenever the trunk is synced to the
+	// SIP bridge and before each call is placed: a name that later points inside the
+	// deployment dials nothing. `media_encryption` is SRTP on the trunk's calls, both
+	// ways: `disable` (plain RTP), `allow` (SRTP when the other side offers or accepts
+	// it, plain RTP otherwise) or `require` (SRTP or no call). Left out it is `allow`
+	// when `outbound.transport` is `tls` (the SRTP keys travel inside the TLS
+	// signalling) and `disable` otherwise (over udp or tcp the keys would travel in
+	// clear beside the media, and plain RTP is what every provider takes); it is not
+	// changed afterwards by a change of transport. At least one side is given. Passwords are sealed at rest and never shown again (`password_set`).
 	// The answer's `origination_uri` is where the provider must send the trunk's calls
 	// (the deployment's SIP host and port). Add numbers with `POST /v1/lines`.
 	//
@@ -14701,8 +14856,12 @@ type ClientWithResponsesInterface interface {
 	// Any of `name`, `inbound` and `outbound`; absent fields are left alone. A side
 	// given replaces that side whole, except that a password left out keeps the stored
 	// one (`password: null` removes it); `inbound: null` or `outbound: null` removes
-	// the side, but a trunk keeps at least one (400 `parameter_invalid`). The trunk's
-	// lines and LiveKit's SIP trunks follow at once.
+	// the side, but a trunk keeps at least one (400 `parameter_invalid`). Moving the
+	// outbound side to another `address` (host or port) or `transport` while it keeps
+	// its username needs `outbound.password` in the same request (400
+	// `outbound_password_required`, and nothing is changed): the stored password is
+	// only sent where it was given for. Addresses are checked as on create. The
+	// trunk's lines and LiveKit's SIP trunks follow at once.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -14714,8 +14873,12 @@ type ClientWithResponsesInterface interface {
 	// Any of `name`, `inbound` and `outbound`; absent fields are left alone. A side
 	// given replaces that side whole, except that a password left out keeps the stored
 	// one (`password: null` removes it); `inbound: null` or `outbound: null` removes
-	// the side, but a trunk keeps at least one (400 `parameter_invalid`). The trunk's
-	// lines and LiveKit's SIP trunks follow at once.
+	// the side, but a trunk keeps at least one (400 `parameter_invalid`). Moving the
+	// outbound side to another `address` (host or port) or `transport` while it keeps
+	// its username needs `outbound.password` in the same request (400
+	// `outbound_password_required`, and nothing is changed): the stored password is
+	// only sent where it was given for. Addresses are checked as on create. The
+	// trunk's lines and LiveKit's SIP trunks follow at once.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -21105,6 +21268,12 @@ type CreateSipTrunkResponse500Headers struct {
 	RequestId RequestID
 }
 
+// CreateSipTrunkResponse502Headers the declared response headers of an HTTP 502 response for CreateSipTrunk
+type CreateSipTrunkResponse502Headers struct {
+	IdempotentReplayed *string
+	RequestId          RequestID
+}
+
 type CreateSipTrunkResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -21126,6 +21295,8 @@ type CreateSipTrunkResponse struct {
 	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
+	// JSON502 the response for an HTTP 502 `application/json` response
+	JSON502 *UpstreamLookup
 	// Headers201 the parsed response headers for an HTTP 201 response
 	Headers201 *CreateSipTrunkResponse201Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
@@ -21144,6 +21315,8 @@ type CreateSipTrunkResponse struct {
 	Headers429 *CreateSipTrunkResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *CreateSipTrunkResponse500Headers
+	// Headers502 the parsed response headers for an HTTP 502 response
+	Headers502 *CreateSipTrunkResponse502Headers
 }
 
 // GetJSON201 returns the response for an HTTP 201 `application/json` response
@@ -21189,6 +21362,11 @@ func (r CreateSipTrunkResponse) GetJSON429() *RateLimited {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r CreateSipTrunkResponse) GetJSON500() *InternalError {
 	return r.JSON500
+}
+
+// GetJSON502 returns the response for an HTTP 502 `application/json` response
+func (r CreateSipTrunkResponse) GetJSON502() *UpstreamLookup {
+	return r.JSON502
 }
 
 // GetBody returns the raw response body bytes
@@ -21574,6 +21752,12 @@ type UpdateSipTrunkResponse500Headers struct {
 	RequestId RequestID
 }
 
+// UpdateSipTrunkResponse502Headers the declared response headers of an HTTP 502 response for UpdateSipTrunk
+type UpdateSipTrunkResponse502Headers struct {
+	IdempotentReplayed *string
+	RequestId          RequestID
+}
+
 type UpdateSipTrunkResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -21595,6 +21779,8 @@ type UpdateSipTrunkResponse struct {
 	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
+	// JSON502 the response for an HTTP 502 `application/json` response
+	JSON502 *UpstreamLookup
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *UpdateSipTrunkResponse200Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
@@ -21613,6 +21799,8 @@ type UpdateSipTrunkResponse struct {
 	Headers429 *UpdateSipTrunkResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *UpdateSipTrunkResponse500Headers
+	// Headers502 the parsed response headers for an HTTP 502 response
+	Headers502 *UpdateSipTrunkResponse502Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -21658,6 +21846,11 @@ func (r UpdateSipTrunkResponse) GetJSON429() *RateLimited {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r UpdateSipTrunkResponse) GetJSON500() *InternalError {
 	return r.JSON500
+}
+
+// GetJSON502 returns the response for an HTTP 502 `application/json` response
+func (r UpdateSipTrunkResponse) GetJSON502() *UpstreamLookup {
+	return r.JSON502
 }
 
 // GetBody returns the raw response body bytes
@@ -24125,11 +24318,26 @@ func (c *ClientWithResponses) ListSipTrunksWithResponse(ctx context.Context, par
 // `allowed_addresses` (IPv4 or IPv6 addresses or CIDRs the provider signals from)
 // and/or with digest credentials `username` + `password`, at least one of the two;
 // a call from anywhere else never reaches a room and leaves no call record.
-// `outbound` says where sessions dial out: `address` as `host[:port]` (a host that
-// is a literal loopback, private, link-local or other internal address is 400
-// `url_not_allowed`, as for webhook and tool URLs), `transport`
-// `udp` (the default), `tcp` or `tls`, and optional credentials. At least one side
-// is given. Passwords are sealed at rest and never shown again (`password_set`).
+// `allowed_addresses` are public: a block holding loopback, private, link-local or
+// other internal addresses is 400 `url_not_allowed`, and one entry wider than a /8
+// (IPv4) or a /32 (IPv6), or entries covering more than that together (such as
+// `0.0.0.0/1` + `128.0.0.0/1`), are 400 `parameter_invalid`: give the provider's
+// addresses, or use credentials.
+// `outbound` says where sessions dial out: `address` as `host[:port]`, `transport`
+// `udp` (the default), `tcp` or `tls`, and optional credentials. The host is
+// resolved and every address it names is checked with the egress rules of webhook
+// and tool URLs: a host that is, or resolves to, a loopback, private, link-local or
+// other internal address (`169.254.169.254.nip.io`) is 400 `url_not_allowed`, a
+// name that does not resolve is 400 `parameter_invalid`, a lookup that fails is 502
+// `upstream_unavailable`. The check runs again whenever the trunk is synced to the
+// SIP bridge and before each call is placed: a name that later points inside the
+// deployment dials nothing. `media_encryption` is SRTP on the trunk's calls, both
+// ways: `disable` (plain RTP), `allow` (SRTP when the other side offers or accepts
+// it, plain RTP otherwise) or `require` (SRTP or no call). Left out it is `allow`
+// when `outbound.transport` is `tls` (the SRTP keys travel inside the TLS
+// signalling) and `disable` otherwise (over udp or tcp the keys would travel in
+// clear beside the media, and plain RTP is what every provider takes); it is not
+// changed afterwards by a change of transport. At least one side is given. Passwords are sealed at rest and never shown again (`password_set`).
 // The answer's `origination_uri` is where the provider must send the trunk's calls
 // (the deployment's SIP host and port). Add numbers with `POST /v1/lines`.
 //
@@ -24151,11 +24359,26 @@ func (c *ClientWithResponses) CreateSipTrunkWithBodyWithResponse(ctx context.Con
 // `allowed_addresses` (IPv4 or IPv6 addresses or CIDRs the provider signals from)
 // and/or with digest credentials `username` + `password`, at least one of the two;
 // a call from anywhere else never reaches a room and leaves no call record.
-// `outbound` says where sessions dial out: `address` as `host[:port]` (a host that
-// is a literal loopback, private, link-local or other internal address is 400
-// `url_not_allowed`, as for webhook and tool URLs), `transport`
-// `udp` (the default), `tcp` or `tls`, and optional credentials. At least one side
-// is given. Passwords are sealed at rest and never shown again (`password_set`).
+// `allowed_addresses` are public: a block holding loopback, private, link-local or
+// other internal addresses is 400 `url_not_allowed`, and one entry wider than a /8
+// (IPv4) or a /32 (IPv6), or entries covering more than that together (such as
+// `0.0.0.0/1` + `128.0.0.0/1`), are 400 `parameter_invalid`: give the provider's
+// addresses, or use credentials.
+// `outbound` says where sessions dial out: `address` as `host[:port]`, `transport`
+// `udp` (the default), `tcp` or `tls`, and optional credentials. The host is
+// resolved and every address it names is checked with the egress rules of webhook
+// and tool URLs: a host that is, or resolves to, a loopback, private, link-local or
+// other internal address (`169.254.169.254.nip.io`) is 400 `url_not_allowed`, a
+// name that does not resolve is 400 `parameter_invalid`, a lookup that fails is 502
+// `upstream_unavailable`. The check runs again whenever the trunk is synced to the
+// SIP bridge and before each call is placed: a name that later points inside the
+// deployment dials nothing. `media_encryption` is SRTP on the trunk's calls, both
+// ways: `disable` (plain RTP), `allow` (SRTP when the other side offers or accepts
+// it, plain RTP otherwise) or `require` (SRTP or no call). Left out it is `allow`
+// when `outbound.transport` is `tls` (the SRTP keys travel inside the TLS
+// signalling) and `disable` otherwise (over udp or tcp the keys would travel in
+// clear beside the media, and plain RTP is what every provider takes); it is not
+// changed afterwards by a change of transport. At least one side is given. Passwords are sealed at rest and never shown again (`password_set`).
 // The answer's `origination_uri` is where the provider must send the trunk's calls
 // (the deployment's SIP host and port). Add numbers with `POST /v1/lines`.
 //
@@ -24204,8 +24427,12 @@ func (c *ClientWithResponses) GetSipTrunkWithResponse(ctx context.Context, id Si
 // Any of `name`, `inbound` and `outbound`; absent fields are left alone. A side
 // given replaces that side whole, except that a password left out keeps the stored
 // one (`password: null` removes it); `inbound: null` or `outbound: null` removes
-// the side, but a trunk keeps at least one (400 `parameter_invalid`). The trunk's
-// lines and LiveKit's SIP trunks follow at once.
+// the side, but a trunk keeps at least one (400 `parameter_invalid`). Moving the
+// outbound side to another `address` (host or port) or `transport` while it keeps
+// its username needs `outbound.password` in the same request (400
+// `outbound_password_required`, and nothing is changed): the stored password is
+// only sent where it was given for. Addresses are checked as on create. The
+// trunk's lines and LiveKit's SIP trunks follow at once.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -24223,8 +24450,12 @@ func (c *ClientWithResponses) UpdateSipTrunkWithBodyWithResponse(ctx context.Con
 // Any of `name`, `inbound` and `outbound`; absent fields are left alone. A side
 // given replaces that side whole, except that a password left out keeps the stored
 // one (`password: null` removes it); `inbound: null` or `outbound: null` removes
-// the side, but a trunk keeps at least one (400 `parameter_invalid`). The trunk's
-// lines and LiveKit's SIP trunks follow at once.
+// the side, but a trunk keeps at least one (400 `parameter_invalid`). Moving the
+// outbound side to another `address` (host or port) or `transport` while it keeps
+// its username needs `outbound.password` in the same request (400
+// `outbound_password_required`, and nothing is changed): the stored password is
+// only sent where it was given for. Addresses are checked as on create. The
+// trunk's lines and LiveKit's SIP trunks follow at once.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -31960,6 +32191,13 @@ func ParseCreateSipTrunkResponse(rsp *http.Response) (*CreateSipTrunkResponse, e
 		}
 		response.JSON500 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 502:
+		var dest UpstreamLookup
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON502 = &dest
+
 	}
 
 	switch {
@@ -32088,6 +32326,23 @@ func ParseCreateSipTrunkResponse(rsp *http.Response) (*CreateSipTrunkResponse, e
 			headers.RequestId = value
 		}
 		response.Headers500 = &headers
+	case rsp.StatusCode == 502:
+		var headers CreateSipTrunkResponse502Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers502 = &headers
 	}
 
 	return response, nil
@@ -32517,6 +32772,13 @@ func ParseUpdateSipTrunkResponse(rsp *http.Response) (*UpdateSipTrunkResponse, e
 		}
 		response.JSON500 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 502:
+		var dest UpstreamLookup
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON502 = &dest
+
 	}
 
 	switch {
@@ -32617,6 +32879,23 @@ func ParseUpdateSipTrunkResponse(rsp *http.Response) (*UpdateSipTrunkResponse, e
 			headers.RequestId = value
 		}
 		response.Headers500 = &headers
+	case rsp.StatusCode == 502:
+		var headers UpdateSipTrunkResponse502Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers502 = &headers
 	}
 
 	return response, nil
