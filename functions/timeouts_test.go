@@ -31,7 +31,7 @@ type outbound struct {
 }
 
 var outboundCalls = map[string]outbound{
-	// A SIP dial (the room's participants, LiveKit's outbound trunks, CreateSIPParticipant)
+	// A SIP dial (the room's participants, CreateSIPParticipant with the trunk for the call)
 	// is within session.DefaultCreateTimeout like every dial.
 	"sessions-create":     {liveKit: 2, platform: 1, why: "CreateRoom, the platform's Dial, DeleteRoom when the dial fails"},
 	"sessions-delete":     {liveKit: 1, platform: 1, why: "DeleteRoom, the platform's Hangup"},

@@ -9,9 +9,11 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"net/netip"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"strings"
 	"testing"
@@ -355,6 +357,74 @@ func sipAddressProblems(tpl *cfn.Template) []string {
 	return probs
 }
 
+// TestSIPNodesEgress: the SIP nodes reach the internet (any provider, any port) and, of
+// their VPC, only Redis and the control plane's internal API endpoint: no egress rule
+// covers an address of a range a VPC's CIDR comes from, the rules with a CIDR cover
+// every other IPv4 address, and the rules naming a security group are those two, on
+// their ports. The bridge dials whatever a trunk's host resolves to when it dials.
+func TestSIPNodesEgress(t *testing.T) {
+	tpl := load(t, "sip-fleet.yaml")
+	vpcRanges := []netip.Prefix{netip.MustParsePrefix("10.0.0.0/8"), netip.MustParsePrefix("172.16.0.0/12"),
+		netip.MustParsePrefix("192.168.0.0/16"), netip.MustParsePrefix("100.64.0.0/10"), netip.MustParsePrefix("198.18.0.0/15")}
+	var blocks []netip.Prefix
+	groups := map[string]string{}
+	rules := list(tpl.Resources["NodeSecurityGroup"].Properties["SecurityGroupEgress"])
+	if len(rules) == 0 || len(rules) > 60 {
+		t.Fatalf("node security group has %d egress rules, want some and at most 60 (the default quota)", len(rules))
+	}
+	for _, r := range rules {
+		if _, ok := r["CidrIpv6"]; ok {
+			t.Errorf("egress rule %v: IPv6 is not needed", r)
+		}
+		if g, ok := r["DestinationSecurityGroupId"]; ok {
+			groups[fmt.Sprint(g)] = fmt.Sprintf("%v/%v-%v", r["IpProtocol"], r["FromPort"], r["ToPort"])
+			continue
+		}
+		p, err := netip.ParsePrefix(fmt.Sprint(r["CidrIp"]))
+		if err != nil || fmt.Sprint(r["IpProtocol"]) != "-1" {
+			t.Errorf("egress rule %v: want all protocols to a CIDR", r)
+			continue
+		}
+		for _, v := range vpcRanges {
+			if p.Overlaps(v) {
+				t.Errorf("egress rule %s reaches %s, where the VPC may be", p, v)
+			}
+		}
+		blocks = append(blocks, p)
+	}
+	want := map[string]string{"map[Ref:RedisSecurityGroupId]": "tcp/6379-6379", "map[Ref:InternalEndpointSecurityGroupId]": "tcp/443-443"}
+	if !reflect.DeepEqual(groups, want) {
+		t.Errorf("egress to security groups %v, want %v", groups, want)
+	}
+	// Every IPv4 address outside the VPC ranges is covered: count addresses (the blocks
+	// must not overlap, or the count would lie).
+	var total uint64
+	for i, p := range blocks {
+		for _, q := range blocks[i+1:] {
+			if p.Overlaps(q) {
+				t.Errorf("egress blocks %s and %s overlap", p, q)
+			}
+		}
+		total += 1 << (32 - p.Bits())
+	}
+	var vpc uint64
+	for _, v := range vpcRanges {
+		vpc += 1 << (32 - v.Bits())
+	}
+	if total+vpc != 1<<32 {
+		t.Errorf("egress blocks cover %d addresses, want all %d outside the VPC ranges", total, 1<<32-vpc)
+	}
+	for _, a := range []string{"54.172.60.1", "8.8.8.8", "198.51.100.7", "203.0.113.9"} {
+		covered := false
+		for _, p := range blocks {
+			covered = covered || p.Contains(netip.MustParseAddr(a))
+		}
+		if !covered {
+			t.Errorf("a provider at %s is not reachable", a)
+		}
+	}
+}
+
 // TestSIPStacksConnect: the parameters docs/deploy.md tells operators to copy into the
 // SIP stack exist as outputs on the other side.
 func TestSIPStacksConnect(t *testing.T) {
@@ -371,6 +441,7 @@ func TestSIPStacksConnect(t *testing.T) {
 		{control, "template.yaml", "AlarmTopicArn", "AlarmTopicArn"},
 		{control, "template.yaml", "InternalURL", "ControlPlaneURL"},
 		{control, "template.yaml", "SIPCredentialsArn", "SIPCredentialsArn"},
+		{control, "template.yaml", "InternalEndpointSecurityGroupId", "InternalEndpointSecurityGroupId"},
 		{fleet, "livekit-fleet.yaml", "PublicURL", "LiveKitURL"},
 		{fleet, "livekit-fleet.yaml", "RedisAddress", "RedisAddress"},
 		{fleet, "livekit-fleet.yaml", "RedisAuthSecretArn", "RedisAuthSecretArn"},

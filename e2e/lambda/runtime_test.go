@@ -566,7 +566,7 @@ func TestFunctionsUnderLambdaRuntime(t *testing.T) {
 	// to LiveKit fails, is logged, and is left to the sweeper's reconcile); a trunk that
 	// carries a line cannot go.
 	tr := s.expect(post("sip-trunks-create", "/v1/sip_trunks", "/v1/sip_trunks",
-		`{"name":"Provider","inbound":{"allowed_addresses":["203.0.113.0/24"]},"outbound":{"address":"sip.example.com","transport":"udp","username":"bridgeline","password":"s3cret-pass"}}`),
+		`{"name":"Provider","inbound":{"allowed_addresses":["203.0.113.0/24"]},"outbound":{"address":"198.51.100.20","transport":"udp","username":"bridgeline","password":"s3cret-pass"}}`),
 		http.StatusCreated)
 	trID, _ := tr["id"].(string)
 	if tr["origination_uri"] != "sip:sip.example.test:5061" {

@@ -75,7 +75,7 @@ func (s *stack) sipScenario(lk *livekitserver.Server, auth map[string]any, asstI
 			headers: map[string]string{"Content-Type": "application/json", "Idempotency-Key": ident.New("idem")}}
 	}
 	tr := s.expect(post("sip-trunks-create", "/v1/sip_trunks", "/v1/sip_trunks",
-		`{"name":"Carrier","inbound":{"allowed_addresses":["198.51.100.0/24"]},"outbound":{"address":"sip.example.com","transport":"tcp"}}`),
+		`{"name":"Carrier","inbound":{"allowed_addresses":["198.51.100.0/24"]},"outbound":{"address":"198.51.100.20","transport":"tcp"}}`),
 		http.StatusCreated)
 	s.expect(post("lines-create", "/v1/lines", "/v1/lines",
 		`{"platform":"sip","handle":"`+to+`","sip_trunk_id":"`+tr["id"].(string)+`","assistant_id":"`+asstID+`"}`), http.StatusCreated)

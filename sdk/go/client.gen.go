@@ -1325,12 +1325,13 @@ func (e EndReason) Valid() bool {
 
 // Defines values for Error400ErrorCode.
 const (
-	IdempotencyKeyInvalid Error400ErrorCode = "idempotency_key_invalid"
-	InvalidJson           Error400ErrorCode = "invalid_json"
-	ParameterInvalid      Error400ErrorCode = "parameter_invalid"
-	ParameterMissing      Error400ErrorCode = "parameter_missing"
-	ParameterUnknown      Error400ErrorCode = "parameter_unknown"
-	UrlNotAllowed         Error400ErrorCode = "url_not_allowed"
+	IdempotencyKeyInvalid    Error400ErrorCode = "idempotency_key_invalid"
+	InvalidJson              Error400ErrorCode = "invalid_json"
+	OutboundPasswordRequired Error400ErrorCode = "outbound_password_required"
+	ParameterInvalid         Error400ErrorCode = "parameter_invalid"
+	ParameterMissing         Error400ErrorCode = "parameter_missing"
+	ParameterUnknown         Error400ErrorCode = "parameter_unknown"
+	UrlNotAllowed            Error400ErrorCode = "url_not_allowed"
 )
 
 // Valid indicates whether the value is a known member of the Error400ErrorCode enum.
@@ -1339,6 +1340,8 @@ func (e Error400ErrorCode) Valid() bool {
 	case IdempotencyKeyInvalid:
 		return true
 	case InvalidJson:
+		return true
+	case OutboundPasswordRequired:
 		return true
 	case ParameterInvalid:
 		return true
@@ -2361,6 +2364,27 @@ func (e Shot) Valid() bool {
 	case Medium:
 		return true
 	case Wide:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for SipMediaEncryption.
+const (
+	Allow   SipMediaEncryption = "allow"
+	Disable SipMediaEncryption = "disable"
+	Require SipMediaEncryption = "require"
+)
+
+// Valid indicates whether the value is a known member of the SipMediaEncryption enum.
+func (e SipMediaEncryption) Valid() bool {
+	switch e {
+	case Allow:
+		return true
+	case Disable:
+		return true
+	case Require:
 		return true
 	default:
 		return false
@@ -5899,9 +5923,14 @@ type SessionUpdate struct {
 // Shot Examples: close_up
 type Shot string
 
+// SipMediaEncryption SRTP on a trunk's calls: `disable` (plain RTP), `allow` (SRTP when the other side offers or accepts it), `require` (SRTP or no call).
+//
+// Examples: allow
+type SipMediaEncryption string
+
 // SipTrunk A SIP trunk. Passwords are never shown.
 //
-// Examples: {"created_at":"2026-11-22T07:00:00.123Z","id":"trunk_01jd3f4g5h6j7k8m9n0p1q2r3t","inbound":{"allowed_addresses":["54.172.60.0/30"],"password_set":true,"username":"blq3v8k2m7x4n1p0"},"name":"Twilio","numbers":["+15550100003"],"object":"sip_trunk","origination_uri":"sip:sip.example.com:5060","outbound":{"address":"example.pstn.twilio.com","password_set":true,"transport":"udp","username":"bridgeline"},"updated_at":"2026-11-22T07:00:00.123Z"}
+// Examples: {"created_at":"2026-11-22T07:00:00.123Z","id":"trunk_01jd3f4g5h6j7k8m9n0p1q2r3t","inbound":{"allowed_addresses":["54.172.60.0/30"],"password_set":true,"username":"blq3v8k2m7x4n1p0"},"media_encryption":"disable","name":"Twilio","numbers":["+15550100003"],"object":"sip_trunk","origination_uri":"sip:sip.example.com:5060","outbound":{"address":"example.pstn.twilio.com","password_set":true,"transport":"udp","username":"bridgeline"},"updated_at":"2026-11-22T07:00:00.123Z"}
 type SipTrunk struct {
 	// CreatedAt When it was created.
 	//
@@ -5915,6 +5944,11 @@ type SipTrunk struct {
 
 	// Inbound Which calls the trunk accepts; null when it takes no calls in.
 	Inbound *SipTrunkInbound `json:"inbound"`
+
+	// MediaEncryption SRTP on the trunk's calls: `disable`, `allow` (when the other side takes it) or `require`.
+	//
+	// Examples: allow
+	MediaEncryption SipMediaEncryption `json:"media_encryption"`
 
 	// Name Display name.
 	Name string `json:"name"`
@@ -5946,6 +5980,11 @@ type SipTrunkCreate struct {
 	//
 	// Examples: {"allowed_addresses":["54.172.60.0/30"]}
 	Inbound *SipTrunkInboundInput `json:"inbound,omitempty"`
+
+	// MediaEncryption SRTP on the trunk's calls; left out: `allow` when `outbound.transport` is `tls`, else `disable`.
+	//
+	// Examples: allow
+	MediaEncryption *SipMediaEncryption `json:"media_encryption,omitempty"`
 
 	// Name Display name.
 	Name *string `json:"name,omitempty"`
@@ -5990,7 +6029,7 @@ type SipTrunkInboundInput struct {
 	Username *string `json:"username,omitempty"`
 }
 
-// SipTrunkList Examples: {"data":[{"created_at":"2026-11-22T07:00:00.123Z","id":"trunk_01jd3f4g5h6j7k8m9n0p1q2r3t","inbound":{"allowed_addresses":["54.172.60.0/30"],"password_set":true,"username":"blq3v8k2m7x4n1p0"},"name":"Twilio","numbers":["+15550100003"],"object":"sip_trunk","origination_uri":"sip:sip.example.com:5060","outbound":{"address":"example.pstn.twilio.com","password_set":true,"transport":"udp","username":"bridgeline"},"updated_at":"2026-11-22T07:00:00.123Z"}],"has_more":false,"object":"list"}
+// SipTrunkList Examples: {"data":[{"created_at":"2026-11-22T07:00:00.123Z","id":"trunk_01jd3f4g5h6j7k8m9n0p1q2r3t","inbound":{"allowed_addresses":["54.172.60.0/30"],"password_set":true,"username":"blq3v8k2m7x4n1p0"},"media_encryption":"disable","name":"Twilio","numbers":["+15550100003"],"object":"sip_trunk","origination_uri":"sip:sip.example.com:5060","outbound":{"address":"example.pstn.twilio.com","password_set":true,"transport":"udp","username":"bridgeline"},"updated_at":"2026-11-22T07:00:00.123Z"}],"has_more":false,"object":"list"}
 type SipTrunkList struct {
 	// Data The page of items, newest first.
 	Data []SipTrunk `json:"data"`
@@ -6032,7 +6071,7 @@ type SipTrunkOutboundInput struct {
 	// Address The provider's SIP host, `host[:port]`.
 	Address string `json:"address"`
 
-	// Password Its password; never shown again. Left out on update: the stored one stays; null removes it.
+	// Password Its password; never shown again. Left out on update: the stored one stays, unless `address` or `transport` changes (400 `outbound_password_required`); null removes it.
 	Password *string `json:"password,omitempty"`
 
 	// Transport `udp` (default), `tcp` or `tls`.
@@ -6049,6 +6088,11 @@ type SipTrunkOutboundInputTransport string
 type SipTrunkUpdate struct {
 	// Inbound Replaces the inbound side (credentials left out stay); null removes it.
 	Inbound *SipTrunkInboundInput `json:"inbound,omitempty"`
+
+	// MediaEncryption SRTP on the trunk's calls.
+	//
+	// Examples: allow
+	MediaEncryption *SipMediaEncryption `json:"media_encryption,omitempty"`
 
 	// Name Display name.
 	Name *string `json:"name,omitempty"`
@@ -6701,6 +6745,11 @@ type UnsupportedMediaType = Error415
 //
 // Examples: {"error":{"code":"upstream_unavailable","message":"example message","request_id":"req_01jd0000000000000000000000","type":"upstream_error"}}
 type Upstream = Error502
+
+// UpstreamLookup A 502 answer: the media fleet or the calling platform failed.
+//
+// Examples: {"error":{"code":"upstream_unavailable","message":"example message","request_id":"req_01jd0000000000000000000000","type":"upstream_error"}}
+type UpstreamLookup = Error502
 
 // ListApiKeysParams defines parameters for ListApiKeys.
 type ListApiKeysParams struct {
@@ -8802,11 +8851,28 @@ type ClientInterface interface {
 	// signals from) optionally narrows where calls may come from. A call without the
 	// trunk's credentials, or from elsewhere, never reaches a room and leaves no call
 	// record. See docs/security.md, "Whose number it is".
-	// `outbound` says where sessions dial out: `address` as `host[:port]` (a host that
-	// is a literal loopback, private, link-local or other internal address is 400
-	// `url_not_allowed`, as for webhook and tool URLs), `transport`
-	// `udp` (the default), `tcp` or `tls`, and optional credentials. At least one side
-	// is given. Passwords are sealed at rest and never shown again (`password_set`).
+	// `allowed_addresses` are public: a block holding loopback, private, link-local or
+	// other internal addresses is 400 `url_not_allowed`, and one entry wider than a /8
+	// (IPv4) or a /32 (IPv6), or entries covering more than that together (such as
+	// `0.0.0.0/1` + `128.0.0.0/1`), are 400 `parameter_invalid`: give the provider's
+	// addresses, or rely on the credentials.
+	// `outbound` says where sessions dial out: `address` as `host[:port]`, `transport`
+	// `udp` (the default), `tcp` or `tls`, and optional credentials. The host is
+	// resolved and every address it names is checked with the egress rules of webhook
+	// and tool URLs: a host that is, or resolves to, a loopback, private, link-local or
+	// other internal address (`169.254.169.254.nip.io`) is 400 `url_not_allowed`, a
+	// name that does not resolve is 400 `parameter_invalid`, a lookup that fails is 502
+	// `upstream_unavailable`. The check runs again whenever the trunk is synced to the
+	// SIP bridge and before each call is placed: a name that later points inside the
+	// deployment dials nothing. `media_encryption` is SRTP on the trunk's calls, both
+	// ways: `disable` (plain RTP), `allow` (SRTP when the other side offers or accepts
+	// it, plain RTP otherwise) or `require` (SRTP or no call). Left out it is `allow`
+	// when `outbound.transport` is `tls` (the SRTP keys travel inside the TLS
+	// signalling) and `disable` otherwise (over udp or tcp the keys would travel in
+	// clear beside the media, and plain RTP is what every provider takes); it is not
+	// changed afterwards by a change of transport. At least one side is given.
+	// Passwords are sealed at rest and
+	// never shown again (`password_set`).
 	// The answer's `origination_uri` is where the provider must send the trunk's calls
 	// (the deployment's SIP host and port). Add numbers with `POST /v1/lines`.
 	//
@@ -8827,11 +8893,28 @@ type ClientInterface interface {
 	// signals from) optionally narrows where calls may come from. A call without the
 	// trunk's credentials, or from elsewhere, never reaches a room and leaves no call
 	// record. See docs/security.md, "Whose number it is".
-	// `outbound` says where sessions dial out: `address` as `host[:port]` (a host that
-	// is a literal loopback, private, link-local or other internal address is 400
-	// `url_not_allowed`, as for webhook and tool URLs), `transport`
-	// `udp` (the default), `tcp` or `tls`, and optional credentials. At least one side
-	// is given. Passwords are sealed at rest and never shown again (`password_set`).
+	// `allowed_addresses` are public: a block holding loopback, private, link-local or
+	// other internal addresses is 400 `url_not_allowed`, and one entry wider than a /8
+	// (IPv4) or a /32 (IPv6), or entries covering more than that together (such as
+	// `0.0.0.0/1` + `128.0.0.0/1`), are 400 `parameter_invalid`: give the provider's
+	// addresses, or rely on the credentials.
+	// `outbound` says where sessions dial out: `address` as `host[:port]`, `transport`
+	// `udp` (the default), `tcp` or `tls`, and optional credentials. The host is
+	// resolved and every address it names is checked with the egress rules of webhook
+	// and tool URLs: a host that is, or resolves to, a loopback, private, link-local or
+	// other internal address (`169.254.169.254.nip.io`) is 400 `url_not_allowed`, a
+	// name that does not resolve is 400 `parameter_invalid`, a lookup that fails is 502
+	// `upstream_unavailable`. The check runs again whenever the trunk is synced to the
+	// SIP bridge and before each call is placed: a name that later points inside the
+	// deployment dials nothing. `media_encryption` is SRTP on the trunk's calls, both
+	// ways: `disable` (plain RTP), `allow` (SRTP when the other side offers or accepts
+	// it, plain RTP otherwise) or `require` (SRTP or no call). Left out it is `allow`
+	// when `outbound.transport` is `tls` (the SRTP keys travel inside the TLS
+	// signalling) and `disable` otherwise (over udp or tcp the keys would travel in
+	// clear beside the media, and plain RTP is what every provider takes); it is not
+	// changed afterwards by a change of transport. At least one side is given.
+	// Passwords are sealed at rest and
+	// never shown again (`password_set`).
 	// The answer's `origination_uri` is where the provider must send the trunk's calls
 	// (the deployment's SIP host and port). Add numbers with `POST /v1/lines`.
 	//
@@ -8858,8 +8941,12 @@ type ClientInterface interface {
 	// Any of `name`, `inbound` and `outbound`; absent fields are left alone. A side
 	// given replaces that side whole, except that a password left out keeps the stored
 	// one (`password: null` removes it); `inbound: null` or `outbound: null` removes
-	// the side, but a trunk keeps at least one (400 `parameter_invalid`). The trunk's
-	// lines and LiveKit's SIP trunks follow at once.
+	// the side, but a trunk keeps at least one (400 `parameter_invalid`). Moving the
+	// outbound side to another `address` (host or port) or `transport` while it keeps
+	// its username needs `outbound.password` in the same request (400
+	// `outbound_password_required`, and nothing is changed): the stored password is
+	// only sent where it was given for. Addresses are checked as on create. The
+	// trunk's lines and LiveKit's SIP trunks follow at once.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -8871,8 +8958,12 @@ type ClientInterface interface {
 	// Any of `name`, `inbound` and `outbound`; absent fields are left alone. A side
 	// given replaces that side whole, except that a password left out keeps the stored
 	// one (`password: null` removes it); `inbound: null` or `outbound: null` removes
-	// the side, but a trunk keeps at least one (400 `parameter_invalid`). The trunk's
-	// lines and LiveKit's SIP trunks follow at once.
+	// the side, but a trunk keeps at least one (400 `parameter_invalid`). Moving the
+	// outbound side to another `address` (host or port) or `transport` while it keeps
+	// its username needs `outbound.password` in the same request (400
+	// `outbound_password_required`, and nothing is changed): the stored password is
+	// only sent where it was given for. Addresses are checked as on create. The
+	// trunk's lines and LiveKit's SIP trunks follow at once.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -10475,11 +10566,28 @@ func (c *BaseClient) ListSipTrunks(ctx context.Context, params *ListSipTrunksPar
 // signals from) optionally narrows where calls may come from. A call without the
 // trunk's credentials, or from elsewhere, never reaches a room and leaves no call
 // record. See docs/security.md, "Whose number it is".
-// `outbound` says where sessions dial out: `address` as `host[:port]` (a host that
-// is a literal loopback, private, link-local or other internal address is 400
-// `url_not_allowed`, as for webhook and tool URLs), `transport`
-// `udp` (the default), `tcp` or `tls`, and optional credentials. At least one side
-// is given. Passwords are sealed at rest and never shown again (`password_set`).
+// `allowed_addresses` are public: a block holding loopback, private, link-local or
+// other internal addresses is 400 `url_not_allowed`, and one entry wider than a /8
+// (IPv4) or a /32 (IPv6), or entries covering more than that together (such as
+// `0.0.0.0/1` + `128.0.0.0/1`), are 400 `parameter_invalid`: give the provider's
+// addresses, or rely on the credentials.
+// `outbound` says where sessions dial out: `address` as `host[:port]`, `transport`
+// `udp` (the default), `tcp` or `tls`, and optional credentials. The host is
+// resolved and every address it names is checked with the egress rules of webhook
+// and tool URLs: a host that is, or resolves to, a loopback, private, link-local or
+// other internal address (`169.254.169.254.nip.io`) is 400 `url_not_allowed`, a
+// name that does not resolve is 400 `parameter_invalid`, a lookup that fails is 502
+// `upstream_unavailable`. The check runs again whenever the trunk is synced to the
+// SIP bridge and before each call is placed: a name that later points inside the
+// deployment dials nothing. `media_encryption` is SRTP on the trunk's calls, both
+// ways: `disable` (plain RTP), `allow` (SRTP when the other side offers or accepts
+// it, plain RTP otherwise) or `require` (SRTP or no call). Left out it is `allow`
+// when `outbound.transport` is `tls` (the SRTP keys travel inside the TLS
+// signalling) and `disable` otherwise (over udp or tcp the keys would travel in
+// clear beside the media, and plain RTP is what every provider takes); it is not
+// changed afterwards by a change of transport. At least one side is given.
+// Passwords are sealed at rest and
+// never shown again (`password_set`).
 // The answer's `origination_uri` is where the provider must send the trunk's calls
 // (the deployment's SIP host and port). Add numbers with `POST /v1/lines`.
 //
@@ -10510,11 +10618,28 @@ func (c *BaseClient) CreateSipTrunkWithBody(ctx context.Context, params *CreateS
 // signals from) optionally narrows where calls may come from. A call without the
 // trunk's credentials, or from elsewhere, never reaches a room and leaves no call
 // record. See docs/security.md, "Whose number it is".
-// `outbound` says where sessions dial out: `address` as `host[:port]` (a host that
-// is a literal loopback, private, link-local or other internal address is 400
-// `url_not_allowed`, as for webhook and tool URLs), `transport`
-// `udp` (the default), `tcp` or `tls`, and optional credentials. At least one side
-// is given. Passwords are sealed at rest and never shown again (`password_set`).
+// `allowed_addresses` are public: a block holding loopback, private, link-local or
+// other internal addresses is 400 `url_not_allowed`, and one entry wider than a /8
+// (IPv4) or a /32 (IPv6), or entries covering more than that together (such as
+// `0.0.0.0/1` + `128.0.0.0/1`), are 400 `parameter_invalid`: give the provider's
+// addresses, or rely on the credentials.
+// `outbound` says where sessions dial out: `address` as `host[:port]`, `transport`
+// `udp` (the default), `tcp` or `tls`, and optional credentials. The host is
+// resolved and every address it names is checked with the egress rules of webhook
+// and tool URLs: a host that is, or resolves to, a loopback, private, link-local or
+// other internal address (`169.254.169.254.nip.io`) is 400 `url_not_allowed`, a
+// name that does not resolve is 400 `parameter_invalid`, a lookup that fails is 502
+// `upstream_unavailable`. The check runs again whenever the trunk is synced to the
+// SIP bridge and before each call is placed: a name that later points inside the
+// deployment dials nothing. `media_encryption` is SRTP on the trunk's calls, both
+// ways: `disable` (plain RTP), `allow` (SRTP when the other side offers or accepts
+// it, plain RTP otherwise) or `require` (SRTP or no call). Left out it is `allow`
+// when `outbound.transport` is `tls` (the SRTP keys travel inside the TLS
+// signalling) and `disable` otherwise (over udp or tcp the keys would travel in
+// clear beside the media, and plain RTP is what every provider takes); it is not
+// changed afterwards by a change of transport. At least one side is given.
+// Passwords are sealed at rest and
+// never shown again (`password_set`).
 // The answer's `origination_uri` is where the provider must send the trunk's calls
 // (the deployment's SIP host and port). Add numbers with `POST /v1/lines`.
 //
@@ -10571,8 +10696,12 @@ func (c *BaseClient) GetSipTrunk(ctx context.Context, id SipTrunkPathID, reqEdit
 // Any of `name`, `inbound` and `outbound`; absent fields are left alone. A side
 // given replaces that side whole, except that a password left out keeps the stored
 // one (`password: null` removes it); `inbound: null` or `outbound: null` removes
-// the side, but a trunk keeps at least one (400 `parameter_invalid`). The trunk's
-// lines and LiveKit's SIP trunks follow at once.
+// the side, but a trunk keeps at least one (400 `parameter_invalid`). Moving the
+// outbound side to another `address` (host or port) or `transport` while it keeps
+// its username needs `outbound.password` in the same request (400
+// `outbound_password_required`, and nothing is changed): the stored password is
+// only sent where it was given for. Addresses are checked as on create. The
+// trunk's lines and LiveKit's SIP trunks follow at once.
 //
 // Takes any type of body and a specified content type.
 //
@@ -10594,8 +10723,12 @@ func (c *BaseClient) UpdateSipTrunkWithBody(ctx context.Context, id SipTrunkPath
 // Any of `name`, `inbound` and `outbound`; absent fields are left alone. A side
 // given replaces that side whole, except that a password left out keeps the stored
 // one (`password: null` removes it); `inbound: null` or `outbound: null` removes
-// the side, but a trunk keeps at least one (400 `parameter_invalid`). The trunk's
-// lines and LiveKit's SIP trunks follow at once.
+// the side, but a trunk keeps at least one (400 `parameter_invalid`). Moving the
+// outbound side to another `address` (host or port) or `transport` while it keeps
+// its username needs `outbound.password` in the same request (400
+// `outbound_password_required`, and nothing is changed): the stored password is
+// only sent where it was given for. Addresses are checked as on create. The
+// trunk's lines and LiveKit's SIP trunks follow at once.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -14692,11 +14825,28 @@ type ClientWithResponsesInterface interface {
 	// signals from) optionally narrows where calls may come from. A call without the
 	// trunk's credentials, or from elsewhere, never reaches a room and leaves no call
 	// record. See docs/security.md, "Whose number it is".
-	// `outbound` says where sessions dial out: `address` as `host[:port]` (a host that
-	// is a literal loopback, private, link-local or other internal address is 400
-	// `url_not_allowed`, as for webhook and tool URLs), `transport`
-	// `udp` (the default), `tcp` or `tls`, and optional credentials. At least one side
-	// is given. Passwords are sealed at rest and never shown again (`password_set`).
+	// `allowed_addresses` are public: a block holding loopback, private, link-local or
+	// other internal addresses is 400 `url_not_allowed`, and one entry wider than a /8
+	// (IPv4) or a /32 (IPv6), or entries covering more than that together (such as
+	// `0.0.0.0/1` + `128.0.0.0/1`), are 400 `parameter_invalid`: give the provider's
+	// addresses, or rely on the credentials.
+	// `outbound` says where sessions dial out: `address` as `host[:port]`, `transport`
+	// `udp` (the default), `tcp` or `tls`, and optional credentials. The host is
+	// resolved and every address it names is checked with the egress rules of webhook
+	// and tool URLs: a host that is, or resolves to, a loopback, private, link-local or
+	// other internal address (`169.254.169.254.nip.io`) is 400 `url_not_allowed`, a
+	// name that does not resolve is 400 `parameter_invalid`, a lookup that fails is 502
+	// `upstream_unavailable`. The check runs again whenever the trunk is synced to the
+	// SIP bridge and before each call is placed: a name that later points inside the
+	// deployment dials nothing. `media_encryption` is SRTP on the trunk's calls, both
+	// ways: `disable` (plain RTP), `allow` (SRTP when the other side offers or accepts
+	// it, plain RTP otherwise) or `require` (SRTP or no call). Left out it is `allow`
+	// when `outbound.transport` is `tls` (the SRTP keys travel inside the TLS
+	// signalling) and `disable` otherwise (over udp or tcp the keys would travel in
+	// clear beside the media, and plain RTP is what every provider takes); it is not
+	// changed afterwards by a change of transport. At least one side is given.
+	// Passwords are sealed at rest and
+	// never shown again (`password_set`).
 	// The answer's `origination_uri` is where the provider must send the trunk's calls
 	// (the deployment's SIP host and port). Add numbers with `POST /v1/lines`.
 	//
@@ -14717,11 +14867,28 @@ type ClientWithResponsesInterface interface {
 	// signals from) optionally narrows where calls may come from. A call without the
 	// trunk's credentials, or from elsewhere, never reaches a room and leaves no call
 	// record. See docs/security.md, "Whose number it is".
-	// `outbound` says where sessions dial out: `address` as `host[:port]` (a host that
-	// is a literal loopback, private, link-local or other internal address is 400
-	// `url_not_allowed`, as for webhook and tool URLs), `transport`
-	// `udp` (the default), `tcp` or `tls`, and optional credentials. At least one side
-	// is given. Passwords are sealed at rest and never shown again (`password_set`).
+	// `allowed_addresses` are public: a block holding loopback, private, link-local or
+	// other internal addresses is 400 `url_not_allowed`, and one entry wider than a /8
+	// (IPv4) or a /32 (IPv6), or entries covering more than that together (such as
+	// `0.0.0.0/1` + `128.0.0.0/1`), are 400 `parameter_invalid`: give the provider's
+	// addresses, or rely on the credentials.
+	// `outbound` says where sessions dial out: `address` as `host[:port]`, `transport`
+	// `udp` (the default), `tcp` or `tls`, and optional credentials. The host is
+	// resolved and every address it names is checked with the egress rules of webhook
+	// and tool URLs: a host that is, or resolves to, a loopback, private, link-local or
+	// other internal address (`169.254.169.254.nip.io`) is 400 `url_not_allowed`, a
+	// name that does not resolve is 400 `parameter_invalid`, a lookup that fails is 502
+	// `upstream_unavailable`. The check runs again whenever the trunk is synced to the
+	// SIP bridge and before each call is placed: a name that later points inside the
+	// deployment dials nothing. `media_encryption` is SRTP on the trunk's calls, both
+	// ways: `disable` (plain RTP), `allow` (SRTP when the other side offers or accepts
+	// it, plain RTP otherwise) or `require` (SRTP or no call). Left out it is `allow`
+	// when `outbound.transport` is `tls` (the SRTP keys travel inside the TLS
+	// signalling) and `disable` otherwise (over udp or tcp the keys would travel in
+	// clear beside the media, and plain RTP is what every provider takes); it is not
+	// changed afterwards by a change of transport. At least one side is given.
+	// Passwords are sealed at rest and
+	// never shown again (`password_set`).
 	// The answer's `origination_uri` is where the provider must send the trunk's calls
 	// (the deployment's SIP host and port). Add numbers with `POST /v1/lines`.
 	//
@@ -14752,8 +14919,12 @@ type ClientWithResponsesInterface interface {
 	// Any of `name`, `inbound` and `outbound`; absent fields are left alone. A side
 	// given replaces that side whole, except that a password left out keeps the stored
 	// one (`password: null` removes it); `inbound: null` or `outbound: null` removes
-	// the side, but a trunk keeps at least one (400 `parameter_invalid`). The trunk's
-	// lines and LiveKit's SIP trunks follow at once.
+	// the side, but a trunk keeps at least one (400 `parameter_invalid`). Moving the
+	// outbound side to another `address` (host or port) or `transport` while it keeps
+	// its username needs `outbound.password` in the same request (400
+	// `outbound_password_required`, and nothing is changed): the stored password is
+	// only sent where it was given for. Addresses are checked as on create. The
+	// trunk's lines and LiveKit's SIP trunks follow at once.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -14765,8 +14936,12 @@ type ClientWithResponsesInterface interface {
 	// Any of `name`, `inbound` and `outbound`; absent fields are left alone. A side
 	// given replaces that side whole, except that a password left out keeps the stored
 	// one (`password: null` removes it); `inbound: null` or `outbound: null` removes
-	// the side, but a trunk keeps at least one (400 `parameter_invalid`). The trunk's
-	// lines and LiveKit's SIP trunks follow at once.
+	// the side, but a trunk keeps at least one (400 `parameter_invalid`). Moving the
+	// outbound side to another `address` (host or port) or `transport` while it keeps
+	// its username needs `outbound.password` in the same request (400
+	// `outbound_password_required`, and nothing is changed): the stored password is
+	// only sent where it was given for. Addresses are checked as on create. The
+	// trunk's lines and LiveKit's SIP trunks follow at once.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -21156,6 +21331,12 @@ type CreateSipTrunkResponse500Headers struct {
 	RequestId RequestID
 }
 
+// CreateSipTrunkResponse502Headers the declared response headers of an HTTP 502 response for CreateSipTrunk
+type CreateSipTrunkResponse502Headers struct {
+	IdempotentReplayed *string
+	RequestId          RequestID
+}
+
 type CreateSipTrunkResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -21177,6 +21358,8 @@ type CreateSipTrunkResponse struct {
 	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
+	// JSON502 the response for an HTTP 502 `application/json` response
+	JSON502 *UpstreamLookup
 	// Headers201 the parsed response headers for an HTTP 201 response
 	Headers201 *CreateSipTrunkResponse201Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
@@ -21195,6 +21378,8 @@ type CreateSipTrunkResponse struct {
 	Headers429 *CreateSipTrunkResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *CreateSipTrunkResponse500Headers
+	// Headers502 the parsed response headers for an HTTP 502 response
+	Headers502 *CreateSipTrunkResponse502Headers
 }
 
 // GetJSON201 returns the response for an HTTP 201 `application/json` response
@@ -21240,6 +21425,11 @@ func (r CreateSipTrunkResponse) GetJSON429() *RateLimited {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r CreateSipTrunkResponse) GetJSON500() *InternalError {
 	return r.JSON500
+}
+
+// GetJSON502 returns the response for an HTTP 502 `application/json` response
+func (r CreateSipTrunkResponse) GetJSON502() *UpstreamLookup {
+	return r.JSON502
 }
 
 // GetBody returns the raw response body bytes
@@ -21625,6 +21815,12 @@ type UpdateSipTrunkResponse500Headers struct {
 	RequestId RequestID
 }
 
+// UpdateSipTrunkResponse502Headers the declared response headers of an HTTP 502 response for UpdateSipTrunk
+type UpdateSipTrunkResponse502Headers struct {
+	IdempotentReplayed *string
+	RequestId          RequestID
+}
+
 type UpdateSipTrunkResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -21646,6 +21842,8 @@ type UpdateSipTrunkResponse struct {
 	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
+	// JSON502 the response for an HTTP 502 `application/json` response
+	JSON502 *UpstreamLookup
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *UpdateSipTrunkResponse200Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
@@ -21664,6 +21862,8 @@ type UpdateSipTrunkResponse struct {
 	Headers429 *UpdateSipTrunkResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *UpdateSipTrunkResponse500Headers
+	// Headers502 the parsed response headers for an HTTP 502 response
+	Headers502 *UpdateSipTrunkResponse502Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -21709,6 +21909,11 @@ func (r UpdateSipTrunkResponse) GetJSON429() *RateLimited {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r UpdateSipTrunkResponse) GetJSON500() *InternalError {
 	return r.JSON500
+}
+
+// GetJSON502 returns the response for an HTTP 502 `application/json` response
+func (r UpdateSipTrunkResponse) GetJSON502() *UpstreamLookup {
+	return r.JSON502
 }
 
 // GetBody returns the raw response body bytes
@@ -24187,11 +24392,28 @@ func (c *ClientWithResponses) ListSipTrunksWithResponse(ctx context.Context, par
 // signals from) optionally narrows where calls may come from. A call without the
 // trunk's credentials, or from elsewhere, never reaches a room and leaves no call
 // record. See docs/security.md, "Whose number it is".
-// `outbound` says where sessions dial out: `address` as `host[:port]` (a host that
-// is a literal loopback, private, link-local or other internal address is 400
-// `url_not_allowed`, as for webhook and tool URLs), `transport`
-// `udp` (the default), `tcp` or `tls`, and optional credentials. At least one side
-// is given. Passwords are sealed at rest and never shown again (`password_set`).
+// `allowed_addresses` are public: a block holding loopback, private, link-local or
+// other internal addresses is 400 `url_not_allowed`, and one entry wider than a /8
+// (IPv4) or a /32 (IPv6), or entries covering more than that together (such as
+// `0.0.0.0/1` + `128.0.0.0/1`), are 400 `parameter_invalid`: give the provider's
+// addresses, or rely on the credentials.
+// `outbound` says where sessions dial out: `address` as `host[:port]`, `transport`
+// `udp` (the default), `tcp` or `tls`, and optional credentials. The host is
+// resolved and every address it names is checked with the egress rules of webhook
+// and tool URLs: a host that is, or resolves to, a loopback, private, link-local or
+// other internal address (`169.254.169.254.nip.io`) is 400 `url_not_allowed`, a
+// name that does not resolve is 400 `parameter_invalid`, a lookup that fails is 502
+// `upstream_unavailable`. The check runs again whenever the trunk is synced to the
+// SIP bridge and before each call is placed: a name that later points inside the
+// deployment dials nothing. `media_encryption` is SRTP on the trunk's calls, both
+// ways: `disable` (plain RTP), `allow` (SRTP when the other side offers or accepts
+// it, plain RTP otherwise) or `require` (SRTP or no call). Left out it is `allow`
+// when `outbound.transport` is `tls` (the SRTP keys travel inside the TLS
+// signalling) and `disable` otherwise (over udp or tcp the keys would travel in
+// clear beside the media, and plain RTP is what every provider takes); it is not
+// changed afterwards by a change of transport. At least one side is given.
+// Passwords are sealed at rest and
+// never shown again (`password_set`).
 // The answer's `origination_uri` is where the provider must send the trunk's calls
 // (the deployment's SIP host and port). Add numbers with `POST /v1/lines`.
 //
@@ -24218,11 +24440,28 @@ func (c *ClientWithResponses) CreateSipTrunkWithBodyWithResponse(ctx context.Con
 // signals from) optionally narrows where calls may come from. A call without the
 // trunk's credentials, or from elsewhere, never reaches a room and leaves no call
 // record. See docs/security.md, "Whose number it is".
-// `outbound` says where sessions dial out: `address` as `host[:port]` (a host that
-// is a literal loopback, private, link-local or other internal address is 400
-// `url_not_allowed`, as for webhook and tool URLs), `transport`
-// `udp` (the default), `tcp` or `tls`, and optional credentials. At least one side
-// is given. Passwords are sealed at rest and never shown again (`password_set`).
+// `allowed_addresses` are public: a block holding loopback, private, link-local or
+// other internal addresses is 400 `url_not_allowed`, and one entry wider than a /8
+// (IPv4) or a /32 (IPv6), or entries covering more than that together (such as
+// `0.0.0.0/1` + `128.0.0.0/1`), are 400 `parameter_invalid`: give the provider's
+// addresses, or rely on the credentials.
+// `outbound` says where sessions dial out: `address` as `host[:port]`, `transport`
+// `udp` (the default), `tcp` or `tls`, and optional credentials. The host is
+// resolved and every address it names is checked with the egress rules of webhook
+// and tool URLs: a host that is, or resolves to, a loopback, private, link-local or
+// other internal address (`169.254.169.254.nip.io`) is 400 `url_not_allowed`, a
+// name that does not resolve is 400 `parameter_invalid`, a lookup that fails is 502
+// `upstream_unavailable`. The check runs again whenever the trunk is synced to the
+// SIP bridge and before each call is placed: a name that later points inside the
+// deployment dials nothing. `media_encryption` is SRTP on the trunk's calls, both
+// ways: `disable` (plain RTP), `allow` (SRTP when the other side offers or accepts
+// it, plain RTP otherwise) or `require` (SRTP or no call). Left out it is `allow`
+// when `outbound.transport` is `tls` (the SRTP keys travel inside the TLS
+// signalling) and `disable` otherwise (over udp or tcp the keys would travel in
+// clear beside the media, and plain RTP is what every provider takes); it is not
+// changed afterwards by a change of transport. At least one side is given.
+// Passwords are sealed at rest and
+// never shown again (`password_set`).
 // The answer's `origination_uri` is where the provider must send the trunk's calls
 // (the deployment's SIP host and port). Add numbers with `POST /v1/lines`.
 //
@@ -24271,8 +24510,12 @@ func (c *ClientWithResponses) GetSipTrunkWithResponse(ctx context.Context, id Si
 // Any of `name`, `inbound` and `outbound`; absent fields are left alone. A side
 // given replaces that side whole, except that a password left out keeps the stored
 // one (`password: null` removes it); `inbound: null` or `outbound: null` removes
-// the side, but a trunk keeps at least one (400 `parameter_invalid`). The trunk's
-// lines and LiveKit's SIP trunks follow at once.
+// the side, but a trunk keeps at least one (400 `parameter_invalid`). Moving the
+// outbound side to another `address` (host or port) or `transport` while it keeps
+// its username needs `outbound.password` in the same request (400
+// `outbound_password_required`, and nothing is changed): the stored password is
+// only sent where it was given for. Addresses are checked as on create. The
+// trunk's lines and LiveKit's SIP trunks follow at once.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -24290,8 +24533,12 @@ func (c *ClientWithResponses) UpdateSipTrunkWithBodyWithResponse(ctx context.Con
 // Any of `name`, `inbound` and `outbound`; absent fields are left alone. A side
 // given replaces that side whole, except that a password left out keeps the stored
 // one (`password: null` removes it); `inbound: null` or `outbound: null` removes
-// the side, but a trunk keeps at least one (400 `parameter_invalid`). The trunk's
-// lines and LiveKit's SIP trunks follow at once.
+// the side, but a trunk keeps at least one (400 `parameter_invalid`). Moving the
+// outbound side to another `address` (host or port) or `transport` while it keeps
+// its username needs `outbound.password` in the same request (400
+// `outbound_password_required`, and nothing is changed): the stored password is
+// only sent where it was given for. Addresses are checked as on create. The
+// trunk's lines and LiveKit's SIP trunks follow at once.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -32027,6 +32274,13 @@ func ParseCreateSipTrunkResponse(rsp *http.Response) (*CreateSipTrunkResponse, e
 		}
 		response.JSON500 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 502:
+		var dest UpstreamLookup
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON502 = &dest
+
 	}
 
 	switch {
@@ -32155,6 +32409,23 @@ func ParseCreateSipTrunkResponse(rsp *http.Response) (*CreateSipTrunkResponse, e
 			headers.RequestId = value
 		}
 		response.Headers500 = &headers
+	case rsp.StatusCode == 502:
+		var headers CreateSipTrunkResponse502Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers502 = &headers
 	}
 
 	return response, nil
@@ -32584,6 +32855,13 @@ func ParseUpdateSipTrunkResponse(rsp *http.Response) (*UpdateSipTrunkResponse, e
 		}
 		response.JSON500 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 502:
+		var dest UpstreamLookup
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON502 = &dest
+
 	}
 
 	switch {
@@ -32684,6 +32962,23 @@ func ParseUpdateSipTrunkResponse(rsp *http.Response) (*UpdateSipTrunkResponse, e
 			headers.RequestId = value
 		}
 		response.Headers500 = &headers
+	case rsp.StatusCode == 502:
+		var headers UpdateSipTrunkResponse502Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers502 = &headers
 	}
 
 	return response, nil

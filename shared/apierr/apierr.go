@@ -61,6 +61,9 @@ const (
 	CodeTrunkLineLimit = "trunk_line_limit_reached"
 	// CodeTrunkNoOutbound: a line whose trunk has no outbound side places no call.
 	CodeTrunkNoOutbound = "trunk_has_no_outbound"
+	// CodeOutboundPassword: a trunk's outbound address or transport changes without its
+	// password: the stored one is not sent to a new destination.
+	CodeOutboundPassword = "outbound_password_required"
 	// CodeHandleTaken: the number is a line already (of this account or another).
 	CodeHandleTaken = "handle_taken"
 	// CodeLineInCall: a line with a call ringing or in progress cannot be deleted.
@@ -133,6 +136,7 @@ var table = map[string]kind{
 	CodeTrunkLineLimit:          {http.StatusConflict, TypeInvalidRequest},
 	CodeTrunkNoOutbound:         {http.StatusConflict, TypeInvalidRequest},
 	CodeHandleTaken:             {http.StatusConflict, TypeInvalidRequest},
+	CodeOutboundPassword:        {http.StatusBadRequest, TypeInvalidRequest},
 	CodeLineInCall:              {http.StatusConflict, TypeInvalidRequest},
 	CodeLineNotDeletable:        {http.StatusConflict, TypeInvalidRequest},
 	CodeTransferNotSupported:    {http.StatusConflict, TypeInvalidRequest},

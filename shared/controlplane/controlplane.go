@@ -176,7 +176,7 @@ func New(cfg config.Config, deps Deps) (*ControlPlane, error) {
 	plats := deps.Platforms
 	if deps.SIP != nil {
 		cp.Trunks.LiveKit = deps.SIP
-		plats = append(slices.Clone(plats), &sip.Adapter{LiveKit: deps.SIP, Calls: s, Outbound: cp.Trunks.OutboundTrunk,
+		plats = append(slices.Clone(plats), &sip.Adapter{LiveKit: deps.SIP, Calls: s, Outbound: cp.Trunks.OutboundTrunk, OutboundConfig: cp.Trunks.OutboundConfig,
 			Dialable: cp.Trunks.CheckDial})
 	}
 	platforms, err := platform.NewRegistry(plats...)

@@ -10,6 +10,7 @@
 package egress
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net"
@@ -166,6 +167,101 @@ func (p Policy) CheckHost(host string) error {
 		return nil // a name: checked at dial time
 	}
 	return p.Check(ip.WithZone(""))
+}
+
+// internalRanges are the ranges Check refuses through netip's predicates, as prefixes,
+// with the reason Check gives: CheckPrefix tests a block against them.
+var internalRanges = []struct {
+	prefix netip.Prefix
+	reason string
+}{
+	{netip.MustParsePrefix("127.0.0.0/8"), "loopback"},
+	{netip.MustParsePrefix("::1/128"), "loopback"},
+	{netip.MustParsePrefix("::/128"), "unspecified"},
+	{netip.MustParsePrefix("10.0.0.0/8"), "private"},
+	{netip.MustParsePrefix("172.16.0.0/12"), "private"},
+	{netip.MustParsePrefix("192.168.0.0/16"), "private"},
+	{netip.MustParsePrefix("fc00::/7"), "private"},
+	{netip.MustParsePrefix("169.254.0.0/16"), "link-local"},
+	{netip.MustParsePrefix("fe80::/10"), "link-local"},
+	{netip.MustParsePrefix("224.0.0.0/4"), "multicast"},
+	{netip.MustParsePrefix("ff00::/8"), "multicast"},
+	{netip.MustParsePrefix("::ffff:0:0/96"), "IPv4-mapped (give the IPv4 form)"},
+	{nat64, "NAT64 (give the IPv4 form)"},
+}
+
+// CheckPrefix is Check for a block of addresses (an inbound allow-list entry): it
+// returns ErrBlocked, wrapped with the reason, when any address of pr is one Check
+// refuses. An IPv4-mapped block (::ffff:a.b.c.d/96+n) is checked as its IPv4 block.
+func (p Policy) CheckPrefix(pr netip.Prefix) error {
+	if !pr.IsValid() {
+		return fmt.Errorf("%w: invalid block", ErrBlocked)
+	}
+	pr = pr.Masked()
+	if a := pr.Addr(); a.Is4In6() && pr.Bits() >= 96 {
+		pr = netip.PrefixFrom(a.Unmap(), pr.Bits()-96)
+	}
+	for _, r := range internalRanges {
+		if r.reason == "loopback" && p.AllowLoopback {
+			if r.prefix.Bits() <= pr.Bits() && r.prefix.Contains(pr.Addr()) {
+				return nil // a loopback block, on the local stack
+			}
+			continue
+		}
+		if pr.Overlaps(r.prefix) {
+			return fmt.Errorf("%w: %s holds %s addresses (%s)", ErrBlocked, pr, r.reason, r.prefix)
+		}
+	}
+	for _, r := range extraBlocked {
+		if pr.Overlaps(r) {
+			return fmt.Errorf("%w: %s holds reserved addresses (%s)", ErrBlocked, pr, r)
+		}
+	}
+	return nil
+}
+
+// Resolver looks a name up (*net.Resolver does).
+type Resolver interface {
+	LookupNetIP(ctx context.Context, network, host string) ([]netip.Addr, error)
+}
+
+// ErrNoAddress is CheckName's answer for a name that has no address.
+var ErrNoAddress = errors.New("name has no address")
+
+// CheckName resolves host (a bare host, as CheckHost takes it) with r (nil: the
+// system's resolver) and refuses it when any address it resolves to is refused by Check:
+// for the destinations Bridgeline does not dial itself (a SIP trunk's provider, which
+// LiveKit's SIP bridge dials), so the Control of a Dialer cannot apply. A literal address
+// is CheckHost's. ErrNoAddress when the name does not exist; another error when the
+// lookup failed.
+func (p Policy) CheckName(ctx context.Context, r Resolver, host string) error {
+	if err := p.CheckHost(host); err != nil {
+		return err
+	}
+	h := strings.ToLower(host)
+	if _, err := netip.ParseAddr(strings.TrimSuffix(strings.TrimPrefix(h, "["), "]")); err == nil {
+		return nil // literal: CheckHost checked it
+	}
+	if h == "localhost" || strings.HasSuffix(h, ".localhost") {
+		return nil // allowed by CheckHost (loopback allowed)
+	}
+	if r == nil {
+		r = net.DefaultResolver
+	}
+	addrs, err := r.LookupNetIP(ctx, "ip", h)
+	var dnsErr *net.DNSError
+	if errors.As(err, &dnsErr) && dnsErr.IsNotFound || err == nil && len(addrs) == 0 {
+		return fmt.Errorf("%w: %s", ErrNoAddress, host)
+	}
+	if err != nil {
+		return fmt.Errorf("resolve %s: %w", host, err)
+	}
+	for _, a := range addrs {
+		if err := p.Check(a.WithZone("")); err != nil {
+			return fmt.Errorf("%s resolves to %s: %w", host, a, err)
+		}
+	}
+	return nil
 }
 
 // Example is one address of a refused form.

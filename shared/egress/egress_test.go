@@ -1,7 +1,9 @@
 package egress_test
 
 import (
+	"context"
 	"errors"
+	"net"
 	"net/netip"
 	"testing"
 
@@ -123,6 +125,83 @@ func TestCheckURLReadsTheHostAsWritten(t *testing.T) {
 	} {
 		if err := (egress.Policy{}).CheckURL(tc.url); (err != nil) != tc.refused {
 			t.Errorf("CheckURL(%q) = %v, want refused %v", tc.url, err, tc.refused)
+		}
+	}
+}
+
+// TestCheckPrefix: a block is refused when it holds any address Check refuses: each
+// refused form as a single address and inside a wider block; loopback blocks pass with
+// AllowLoopback only; public blocks pass.
+func TestCheckPrefix(t *testing.T) {
+	for _, tc := range egress.Refused {
+		ip := netip.MustParseAddr(tc.Addr)
+		single := netip.PrefixFrom(ip, ip.BitLen())
+		wider, _ := ip.Prefix(ip.BitLen() - 4)
+		for _, p := range []netip.Prefix{single, wider} {
+			if err := (egress.Policy{}).CheckPrefix(p); !errors.Is(err, egress.ErrBlocked) {
+				t.Errorf("%s: Policy{}.CheckPrefix(%s) = %v, want ErrBlocked", tc.Form, p, err)
+			}
+		}
+		err := egress.Policy{AllowLoopback: true}.CheckPrefix(single)
+		if tc.Loopback != (err == nil) {
+			t.Errorf("%s: Policy{AllowLoopback}.CheckPrefix(%s) = %v, want refused %v", tc.Form, single, err, !tc.Loopback)
+		}
+	}
+	for _, b := range []string{"172.0.0.0/8", "168.0.0.0/6", "2000::/4", "fc00::/6"} { // hold an internal range
+		if err := (egress.Policy{AllowLoopback: true}).CheckPrefix(netip.MustParsePrefix(b)); !errors.Is(err, egress.ErrBlocked) {
+			t.Errorf("CheckPrefix(%s) = %v, want ErrBlocked", b, err)
+		}
+	}
+	for _, b := range []string{"54.172.60.0/30", "8.8.8.8/32", "172.32.0.0/11", "2600:1f18::/32", "::ffff:54.172.60.0/126"} {
+		if err := (egress.Policy{}).CheckPrefix(netip.MustParsePrefix(b)); err != nil {
+			t.Errorf("CheckPrefix(%s) = %v, want nil", b, err)
+		}
+	}
+}
+
+type names map[string][]string
+
+func (n names) LookupNetIP(_ context.Context, _, host string) ([]netip.Addr, error) {
+	addrs, ok := n[host]
+	if !ok {
+		return nil, &net.DNSError{Err: "no such host", Name: host, IsNotFound: true}
+	}
+	var out []netip.Addr
+	for _, a := range addrs {
+		out = append(out, netip.MustParseAddr(a))
+	}
+	return out, nil
+}
+
+// TestCheckName: a name is refused when any address it resolves to is refused; one that
+// does not exist is ErrNoAddress; literals are CheckHost's.
+func TestCheckName(t *testing.T) {
+	ctx := context.Background()
+	r := names{"169.254.169.254.nip.io": {"169.254.169.254"}, "sip.example.org": {"54.172.60.1", "2600:1f18::1"},
+		"half.example.org": {"54.172.60.1", "10.0.0.1"}, "local.example.org": {"127.0.0.1"}}
+	for _, tc := range []struct {
+		host        string
+		strict, dev error // want, without and with AllowLoopback
+	}{
+		{"sip.example.org", nil, nil},
+		{"54.172.60.1", nil, nil},
+		{"169.254.169.254.nip.io", egress.ErrBlocked, egress.ErrBlocked},
+		{"half.example.org", egress.ErrBlocked, egress.ErrBlocked},
+		{"local.example.org", egress.ErrBlocked, nil},
+		{"127.0.0.1", egress.ErrBlocked, nil},
+		{"localhost", egress.ErrBlocked, nil},
+		{"10.1.2.3", egress.ErrBlocked, egress.ErrBlocked},
+		{"0xa9fea9fe", egress.ErrNotCanonical, egress.ErrNotCanonical},
+		{"nowhere.example.org", egress.ErrNoAddress, egress.ErrNoAddress},
+	} {
+		for _, p := range []struct {
+			policy egress.Policy
+			want   error
+		}{{egress.Policy{}, tc.strict}, {egress.Policy{AllowLoopback: true}, tc.dev}} {
+			err := p.policy.CheckName(ctx, r, tc.host)
+			if (p.want == nil) != (err == nil) || p.want != nil && !errors.Is(err, p.want) {
+				t.Errorf("%+v.CheckName(%s) = %v, want %v", p.policy, tc.host, err, p.want)
+			}
 		}
 	}
 }

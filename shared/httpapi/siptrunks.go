@@ -33,6 +33,8 @@ type TrunkJSON struct {
 	Name     string             `json:"name"`
 	Inbound  *TrunkInboundJSON  `json:"inbound"`
 	Outbound *TrunkOutboundJSON `json:"outbound"`
+	// MediaEncryption is SRTP on the trunk's calls: disable, allow or require.
+	MediaEncryption string `json:"media_encryption"`
 	// Numbers are the trunk's SIP lines' numbers.
 	Numbers []string `json:"numbers"`
 	// OriginationURI is where the provider sends the trunk's calls (sip:host:port).
@@ -61,8 +63,8 @@ type TrunkOutboundJSON struct {
 
 // PresentTrunk maps a trunk to its JSON object, without its passwords.
 func (h *SIPTrunks) PresentTrunk(t siptrunk.Trunk) TrunkJSON {
-	out := TrunkJSON{ID: t.ID, Object: "sip_trunk", Name: t.Name, Numbers: t.Numbers, OriginationURI: h.Service.Origination.URI(),
-		CreatedAt: Time(t.CreatedAt), UpdatedAt: Time(t.UpdatedAt)}
+	out := TrunkJSON{ID: t.ID, Object: "sip_trunk", Name: t.Name, MediaEncryption: t.Encryption(), Numbers: t.Numbers,
+		OriginationURI: h.Service.Origination.URI(), CreatedAt: Time(t.CreatedAt), UpdatedAt: Time(t.UpdatedAt)}
 	if out.Numbers == nil {
 		out.Numbers = []string{}
 	}
@@ -88,6 +90,9 @@ type trunkBody struct {
 	Name     Nullable[string]       `json:"name"`
 	Inbound  Nullable[inboundBody]  `json:"inbound"`
 	Outbound Nullable[outboundBody] `json:"outbound"`
+	// MediaEncryption: disable, allow or require; left out of a create, the default
+	// (siptrunk.DefaultEncryption).
+	MediaEncryption Nullable[string] `json:"media_encryption"`
 }
 
 type inboundBody struct {
@@ -107,7 +112,10 @@ func (b trunkBody) input() (siptrunk.Input, error) {
 	if err := b.Name.NotNull("name"); err != nil {
 		return siptrunk.Input{}, err
 	}
-	in := siptrunk.Input{Name: b.Name.Ptr(), ClearInbound: b.Inbound.Null, ClearOutbound: b.Outbound.Null}
+	if err := b.MediaEncryption.NotNull("media_encryption"); err != nil {
+		return siptrunk.Input{}, err
+	}
+	in := siptrunk.Input{Name: b.Name.Ptr(), MediaEncryption: b.MediaEncryption.Ptr(), ClearInbound: b.Inbound.Null, ClearOutbound: b.Outbound.Null}
 	if v := b.Inbound.Ptr(); v != nil {
 		in.Inbound = &siptrunk.InboundInput{AllowedAddresses: v.AllowedAddresses, Username: v.Username, Password: v.Password}
 	}

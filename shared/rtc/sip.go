@@ -12,6 +12,16 @@ const (
 	SIPTransportTLS SIPTransport = "tls"
 )
 
+// SIPMediaEncryption is whether a trunk's calls carry SRTP (livekit.SIPMediaEncryption).
+type SIPMediaEncryption string
+
+// Media encryption settings: plain RTP, SRTP when the other side takes it, SRTP only.
+const (
+	SIPEncryptDisable SIPMediaEncryption = "disable"
+	SIPEncryptAllow   SIPMediaEncryption = "allow"
+	SIPEncryptRequire SIPMediaEncryption = "require"
+)
+
 // SIPInboundTrunk is what LiveKit's SIP bridge accepts calls from: a provider's
 // addresses and/or digest credentials, for some called numbers. A call that matches no
 // trunk (wrong source address, wrong or missing credentials, unknown number) is refused
@@ -35,6 +45,8 @@ type SIPInboundTrunk struct {
 	// bridge's defaults.
 	RingingTimeout  time.Duration
 	MaxCallDuration time.Duration
+	// MediaEncryption is SRTP on the trunk's calls ("": the bridge's default, disable).
+	MediaEncryption SIPMediaEncryption
 }
 
 // SIPOutboundTrunk is how LiveKit's SIP bridge dials out through a provider.
@@ -50,6 +62,8 @@ type SIPOutboundTrunk struct {
 	Numbers      []string
 	AuthUsername string
 	AuthPassword string
+	// MediaEncryption is SRTP on the trunk's calls ("": the bridge's default, disable).
+	MediaEncryption SIPMediaEncryption
 }
 
 // SIPDispatchRule says which room an accepted inbound call joins: Room (one named room,
@@ -66,10 +80,25 @@ type SIPDispatchRule struct {
 	Attributes map[string]string
 }
 
+// SIPOutboundConfig is an outbound trunk given with one call (CreateSIPParticipant's
+// trunk) instead of one LiveKit stores: the credentials stay with the caller.
+type SIPOutboundConfig struct {
+	// Address is the provider's SIP host[:port] (no sip: prefix).
+	Address      string
+	Transport    SIPTransport
+	AuthUsername string
+	AuthPassword string
+	// MediaEncryption is SRTP on the call ("": disable).
+	MediaEncryption SIPMediaEncryption
+}
+
 // SIPCall asks LiveKit's SIP bridge to dial a number through an outbound trunk and bring
 // the callee into a room as a participant.
 type SIPCall struct {
+	// TrunkID is a stored outbound trunk, or Trunk the trunk for this call alone (then
+	// From is required): one of the two.
 	TrunkID string
+	Trunk   *SIPOutboundConfig
 	// To is the number (or SIP user) to dial; From the caller id, one of the trunk's
 	// numbers (empty: the trunk's choice).
 	To   string

@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"net/netip"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/bridgeline/bridgeline/shared/apierr"
@@ -60,12 +62,17 @@ type Service struct {
 	LiveKit LiveKit
 	// Origination is where providers send calls (shown on every trunk).
 	Origination Origination
-	// Destinations are the egress rules an outbound address must pass (a literal
-	// loopback, private or other internal address is refused at create and update, as
-	// webhook and tool URLs are); the zero Policy refuses them all.
+	// Destinations are the egress rules a trunk's addresses must pass: an outbound
+	// address's host, resolved, at create, update, Sync and each dial (egress.CheckName),
+	// and each inbound allowed block (egress.CheckPrefix): no loopback, private,
+	// link-local or other internal address, as for webhook and tool URLs. The zero
+	// Policy refuses them all; the local stack's (WEBHOOK_ALLOW_LOOPBACK) lets loopback
+	// through.
 	Destinations egress.Policy
-	Log          *slog.Logger
-	Now          func() time.Time
+	// Resolver looks outbound host names up; nil is the system's.
+	Resolver egress.Resolver
+	Log      *slog.Logger
+	Now      func() time.Time
 }
 
 // Origination is the deployment's SIP address: what a provider's origination URI names.
@@ -95,8 +102,12 @@ func (s *Service) Create(ctx context.Context, accountID string, in Input) (Trunk
 	if err := in.validate(); err != nil {
 		return Trunk{}, err
 	}
-	if err := s.allowedOutbound(in); err != nil {
+	if err := s.allowedAddresses(ctx, in); err != nil {
 		return Trunk{}, err
+	}
+	if in.MediaEncryption == nil {
+		enc := DefaultEncryption(in.Outbound)
+		in.MediaEncryption = &enc
 	}
 	// An inbound side's credentials left out are generated (apply).
 	for side, p := range map[string]*string{"outbound": outboundPassword(in.Outbound)} {
@@ -116,22 +127,61 @@ func (s *Service) Create(ctx context.Context, accountID string, in Input) (Trunk
 	return t, nil
 }
 
-// allowedOutbound refuses, with 400 url_not_allowed, an outbound address whose host is a
-// literal internal address (egress.Policy.CheckHost): the SIP bridge would dial it from
-// inside the deployment. A name is taken as given.
-func (s *Service) allowedOutbound(in Input) error {
+// allowedAddresses refuses, with 400 url_not_allowed, an outbound address whose host is,
+// or resolves to, an internal address (checkOutbound), and an inbound allowed block that
+// holds one (egress.Policy.CheckPrefix): the SIP bridge would dial, or take calls from,
+// inside the deployment.
+func (s *Service) allowedAddresses(ctx context.Context, in Input) error {
+	if in.Inbound != nil {
+		for i, a := range in.Inbound.AllowedAddresses {
+			p, err := netip.ParsePrefix(a) // validate stored the masked CIDR
+			if err != nil {
+				return apierr.Invalid("inbound.allowed_addresses", fmt.Sprintf("inbound.allowed_addresses[%d] %q is not a CIDR block", i, a))
+			}
+			if err := s.Destinations.CheckPrefix(p); err != nil {
+				return apierr.Param(apierr.CodeURLNotAllowed, "inbound.allowed_addresses", fmt.Sprintf(
+					"inbound.allowed_addresses[%d] %q holds loopback, private, link-local or other internal addresses (%s): give the provider's public addresses",
+					i, a, reason(err)))
+			}
+		}
+	}
 	if in.Outbound == nil {
 		return nil
 	}
-	host := in.Outbound.Address
+	return s.checkOutbound(ctx, "outbound.address", in.Outbound.Address)
+}
+
+// checkOutbound resolves an outbound address's host and checks every address it names
+// with the egress rules (egress.Policy.CheckName): 400 url_not_allowed when one is
+// internal, 400 parameter_invalid when the name does not exist, 502
+// upstream_unavailable when the lookup failed. param names the field in the error.
+func (s *Service) checkOutbound(ctx context.Context, param, address string) error {
+	host := address
 	if h, _, err := net.SplitHostPort(host); err == nil {
 		host = h
 	}
-	if err := s.Destinations.CheckHost(host); err != nil {
-		return apierr.Param(apierr.CodeURLNotAllowed, "outbound.address",
-			"outbound.address must not be a loopback, private, link-local or other internal address")
+	err := s.Destinations.CheckName(ctx, s.Resolver, host)
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, egress.ErrBlocked), errors.Is(err, egress.ErrNotCanonical):
+		return apierr.Param(apierr.CodeURLNotAllowed, param, fmt.Sprintf(
+			"outbound.address %q must not be, or resolve to, a loopback, private, link-local or other internal address (%s)", address, reason(err)))
+	case errors.Is(err, egress.ErrNoAddress):
+		return apierr.Invalid(param, fmt.Sprintf("outbound.address %q: the host name does not resolve: give the provider's SIP host", address))
+	default:
+		s.log().Warn("SIP trunk host lookup failed", "host", host, "err", err)
+		return apierr.New(apierr.CodeUpstreamUnavailable, fmt.Sprintf("outbound.address %q could not be resolved just now: try again", address))
 	}
-	return nil
+}
+
+// reason is an egress refusal without its sentinel's words.
+func reason(err error) string {
+	r := err.Error()
+	for _, sentinel := range []error{egress.ErrBlocked, egress.ErrNotCanonical} {
+		r = strings.ReplaceAll(r, sentinel.Error()+": ", "")
+	}
+	return r
 }
 
 func outboundPassword(out *OutboundInput) *string {
@@ -168,7 +218,7 @@ func (s *Service) Update(ctx context.Context, accountID, id string, in Input) (T
 	if err := in.validate(); err != nil {
 		return Trunk{}, err
 	}
-	if err := s.allowedOutbound(in); err != nil {
+	if err := s.allowedAddresses(ctx, in); err != nil {
 		return Trunk{}, err
 	}
 	var out Trunk
@@ -229,6 +279,9 @@ func (s *Service) apply(ctx context.Context, t *Trunk, in Input) error {
 	if in.Name != nil {
 		t.Name = *in.Name
 	}
+	if in.MediaEncryption != nil {
+		t.MediaEncryption = *in.MediaEncryption
+	}
 	if in.ClearInbound {
 		t.Inbound = nil
 	}
@@ -247,6 +300,14 @@ func (s *Service) apply(ctx context.Context, t *Trunk, in Input) error {
 		var oldUser, oldPass string
 		if t.Outbound != nil {
 			oldUser, oldPass = t.Outbound.Username, t.Outbound.Password
+			// The stored password goes only where it was given for: sending it to
+			// another host or over another transport needs it again.
+			moved := !strings.EqualFold(t.Outbound.Address, in.Outbound.Address) || t.Outbound.Transport != in.Outbound.Transport
+			if moved && oldPass != "" && in.Outbound.Username != "" && in.Outbound.Password == nil {
+				return apierr.Param(apierr.CodeOutboundPassword, "outbound.password", fmt.Sprintf(
+					"changing outbound.address or outbound.transport (from %s over %s to %s over %s) needs outbound.password in the same request: the stored password is only sent where it was given for",
+					t.Outbound.Address, t.Outbound.Transport, in.Outbound.Address, in.Outbound.Transport))
+			}
 		}
 		pass, err := s.password(ctx, "outbound", in.Outbound.Username, in.Outbound.Password, oldUser, oldPass)
 		if err != nil {
@@ -470,7 +531,7 @@ func (s *Service) CheckDial(ctx context.Context, lineID string) error {
 	if t.Outbound == nil {
 		return apierr.Param(apierr.CodeTrunkNoOutbound, "line_id", fmt.Sprintf("line %s is on sip trunk %s, which has no outbound side: add one (PATCH /v1/sip_trunks/%s) to place calls", l.ID, t.ID, t.ID))
 	}
-	return nil
+	return s.checkOutbound(ctx, "line_id", t.Outbound.Address)
 }
 
 func (s *Service) now() time.Time { return s.Now().UTC().Truncate(time.Millisecond) }

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net"
+	"net/netip"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -14,6 +16,7 @@ import (
 
 	"github.com/bridgeline/bridgeline/shared/apierr"
 	"github.com/bridgeline/bridgeline/shared/call"
+	"github.com/bridgeline/bridgeline/shared/egress"
 	"github.com/bridgeline/bridgeline/shared/ident"
 	"github.com/bridgeline/bridgeline/shared/line"
 	"github.com/bridgeline/bridgeline/shared/listing"
@@ -271,7 +274,56 @@ type rig struct {
 	svc  *siptrunk.Service
 	lk   *bridge
 	db   *sqlite.Store
+	dns  *zone
 	acct string
+}
+
+// zone is DNS held in memory (egress.Resolver): the names the tests' trunks use, some
+// pointing inside a deployment. A name it does not hold does not exist; down makes every
+// lookup fail as a resolver that does not answer does.
+type zone struct {
+	mu    sync.Mutex
+	names map[string][]string
+	down  bool
+}
+
+func newZone() *zone {
+	return &zone{names: map[string][]string{
+		"acme.pstn.twilio.com":      {"54.172.60.10"},
+		"acme2.pstn.twilio.com":     {"54.172.60.11", "2600:1f18::11"},
+		"acme.sip.telnyx.com":       {"192.76.120.10"},
+		"sip.telnyx.com":            {"192.76.120.11"},
+		"pbx.example.test":          {"198.51.100.40"},
+		"169.254.169.254.nip.io":    {"169.254.169.254"},
+		"pbx.corp.example":          {"10.20.0.5"},
+		"mixed.example":             {"54.172.60.12", "172.16.3.4"},
+		"v6-internal.example":       {"fd00::5"},
+		"localhost.nip.io":          {"127.0.0.1"},
+		"acme-rebound.pstn.example": {"54.172.60.13"},
+	}}
+}
+
+func (z *zone) set(name string, addrs ...string) {
+	z.mu.Lock()
+	defer z.mu.Unlock()
+	z.names[name] = addrs
+}
+
+func (z *zone) LookupNetIP(_ context.Context, _, host string) ([]netip.Addr, error) {
+	z.mu.Lock()
+	defer z.mu.Unlock()
+	if z.down {
+		return nil, &net.DNSError{Err: "i/o timeout", Name: host, IsTimeout: true}
+	}
+	addrs, ok := z.names[host]
+	if !ok {
+		return nil, &net.DNSError{Err: "no such host", Name: host, IsNotFound: true}
+	}
+	var out []netip.Addr
+	for _, a := range addrs {
+		out = append(out, netip.MustParseAddr(a))
+	}
+	return out, nil
 }
 
 func newRig(t *testing.T) *rig {
@@ -289,9 +341,10 @@ func newRig(t *testing.T) *rig {
 	}
 	lk := newBridge()
 	lines := &line.Service{Store: db, Assistants: db, Now: time.Now}
+	dns := newZone()
 	svc := &siptrunk.Service{Store: db, Lines: db, LineRules: lines, Calls: db, Secrets: key, LiveKit: lk,
-		Origination: siptrunk.Origination{Host: "sip.example.test", Port: 5060}, Now: time.Now}
-	return &rig{svc: svc, lk: lk, db: db, acct: ident.New("acct")}
+		Origination: siptrunk.Origination{Host: "sip.example.test", Port: 5060}, Resolver: dns, Now: time.Now}
+	return &rig{svc: svc, lk: lk, db: db, dns: dns, acct: ident.New("acct")}
 }
 
 func ptr[T any](v T) *T { return &v }
@@ -357,6 +410,28 @@ func TestTrunkValidation(t *testing.T) {
 		{"outbound private", siptrunk.Input{Outbound: out("10.1.2.3", "udp", "", nil)}, apierr.CodeURLNotAllowed, "outbound.address", true},
 		{"outbound metadata address", siptrunk.Input{Outbound: out("169.254.169.254:5060", "tcp", "", nil)}, apierr.CodeURLNotAllowed, "outbound.address", true},
 		{"outbound v6 loopback", siptrunk.Input{Outbound: out("[::1]:5060", "udp", "", nil)}, apierr.CodeURLNotAllowed, "outbound.address", true},
+		{"outbound name resolving to the metadata address", siptrunk.Input{Outbound: out("169.254.169.254.nip.io:80", "udp", "", nil)}, apierr.CodeURLNotAllowed, "outbound.address", true},
+		{"outbound name resolving to a private address", siptrunk.Input{Outbound: out("pbx.corp.example", "tcp", "", nil)}, apierr.CodeURLNotAllowed, "outbound.address", true},
+		{"outbound name with one private address among public ones", siptrunk.Input{Outbound: out("mixed.example:5060", "udp", "", nil)}, apierr.CodeURLNotAllowed, "outbound.address", true},
+		{"outbound name resolving to a unique-local v6 address", siptrunk.Input{Outbound: out("v6-internal.example", "udp", "", nil)}, apierr.CodeURLNotAllowed, "outbound.address", true},
+		{"outbound name resolving to loopback", siptrunk.Input{Outbound: out("localhost.nip.io", "udp", "", nil)}, apierr.CodeURLNotAllowed, "outbound.address", true},
+		{"outbound localhost", siptrunk.Input{Outbound: out("localhost:5060", "udp", "", nil)}, apierr.CodeURLNotAllowed, "outbound.address", true},
+		{"outbound hex address", siptrunk.Input{Outbound: out("0xa9fea9fe", "udp", "", nil)}, apierr.CodeURLNotAllowed, "outbound.address", true},
+		{"outbound name that does not resolve", siptrunk.Input{Outbound: out("no-such-host.example", "udp", "", nil)}, apierr.CodeParameterInvalid, "outbound.address", true},
+		{"inbound loopback", siptrunk.Input{Inbound: in([]string{"127.0.0.1"}, "", nil)}, apierr.CodeURLNotAllowed, "inbound.allowed_addresses", true},
+		{"inbound v6 loopback", siptrunk.Input{Inbound: in([]string{"::1"}, "", nil)}, apierr.CodeURLNotAllowed, "inbound.allowed_addresses", true},
+		{"inbound private", siptrunk.Input{Inbound: in([]string{"54.172.60.0/30", "10.0.0.0/16"}, "", nil)}, apierr.CodeURLNotAllowed, "inbound.allowed_addresses", true},
+		{"inbound private 172.16/12", siptrunk.Input{Inbound: in([]string{"172.20.1.1"}, "", nil)}, apierr.CodeURLNotAllowed, "inbound.allowed_addresses", true},
+		{"inbound link-local", siptrunk.Input{Inbound: in([]string{"169.254.0.0/16"}, "", nil)}, apierr.CodeURLNotAllowed, "inbound.allowed_addresses", true},
+		{"inbound block holding a private range", siptrunk.Input{Inbound: in([]string{"172.0.0.0/8"}, "", nil)}, apierr.CodeURLNotAllowed, "inbound.allowed_addresses", true},
+		{"inbound unique-local v6", siptrunk.Input{Inbound: in([]string{"fd00::/64"}, "", nil)}, apierr.CodeURLNotAllowed, "inbound.allowed_addresses", true},
+		{"inbound mapped private", siptrunk.Input{Inbound: in([]string{"::ffff:10.0.0.5"}, "", nil)}, apierr.CodeURLNotAllowed, "inbound.allowed_addresses", true},
+		{"inbound two halves of the Internet", siptrunk.Input{Inbound: in([]string{"0.0.0.0/1", "128.0.0.0/1"}, "", nil)}, apierr.CodeParameterInvalid, "inbound.allowed_addresses", true},
+		{"inbound wider than a /8", siptrunk.Input{Inbound: in([]string{"54.0.0.0/7"}, "", nil)}, apierr.CodeParameterInvalid, "inbound.allowed_addresses", true},
+		{"inbound union wider than a /8", siptrunk.Input{Inbound: in([]string{"54.0.0.0/9", "54.128.0.0/9", "52.0.0.0/9"}, "", nil)}, apierr.CodeParameterInvalid, "inbound.allowed_addresses", true},
+		{"inbound v6 wider than a /32", siptrunk.Input{Inbound: in([]string{"2600::/16"}, "", nil)}, apierr.CodeParameterInvalid, "inbound.allowed_addresses", true},
+		{"inbound v6 union wider than a /32", siptrunk.Input{Inbound: in([]string{"2600:1f18::/32", "2600:1f19::/32"}, "", nil)}, apierr.CodeParameterInvalid, "inbound.allowed_addresses", true},
+		{"media encryption unknown", siptrunk.Input{MediaEncryption: ptr("srtp"), Inbound: in(addrs, "", nil)}, apierr.CodeParameterInvalid, "media_encryption", true},
 		{"outbound username without password", siptrunk.Input{Outbound: out("sip.telnyx.com", "udp", "acme", nil)}, apierr.CodeParameterMissing, "outbound.password", false},
 		{"outbound password too long", siptrunk.Input{Outbound: out("sip.telnyx.com", "udp", "acme", ptr(strings.Repeat("p", siptrunk.MaxPasswordLen+1)))}, apierr.CodeParameterInvalid, "outbound.password", true},
 		{"update drops both sides", siptrunk.Input{ClearInbound: true, ClearOutbound: true}, apierr.CodeParameterInvalid, "inbound", true},
@@ -399,12 +474,13 @@ func TestTrunkNormalises(t *testing.T) {
 	r := newRig(t)
 	ctx := context.Background()
 	tr, err := r.svc.Create(ctx, r.acct, siptrunk.Input{
-		Inbound:  &siptrunk.InboundInput{AllowedAddresses: []string{"54.172.60.3/30", "2001:db8::7", "198.51.100.9"}},
+		Inbound:  &siptrunk.InboundInput{AllowedAddresses: []string{"54.172.60.3/30", "2600:1f18::7", "198.51.100.9", "54.0.0.0/9", "54.0.0.0/10"}},
 		Outbound: &siptrunk.OutboundInput{Address: "[2600:1f18::1]:5061"}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := []string{"54.172.60.0/30", "2001:db8::7/128", "198.51.100.9/32"}; !slices.Equal(tr.Inbound.AllowedAddresses, want) {
+	// A /9 and a block inside it are half a /8 together: accepted.
+	if want := []string{"54.172.60.0/30", "2600:1f18::7/128", "198.51.100.9/32", "54.0.0.0/9", "54.0.0.0/10"}; !slices.Equal(tr.Inbound.AllowedAddresses, want) {
 		t.Errorf("allowed addresses %v, want %v", tr.Inbound.AllowedAddresses, want)
 	}
 	if tr.Outbound.Transport != "udp" {
@@ -447,17 +523,32 @@ func TestPasswordsSealedAndKept(t *testing.T) {
 		t.Errorf("the stored trunk holds a password in clear, or is not the trunk: %s", raw)
 	}
 	in, out, _ := r.lk.of(tr.ID)
-	if len(out) != 1 || out[0].AuthPassword != "outbound-secret-1" || out[0].AuthUsername != "acme-out" {
-		t.Fatalf("LiveKit's outbound trunk %+v, want the credentials in clear", out)
+	if len(out) != 1 || out[0].AuthPassword != "" || out[0].AuthUsername != "" {
+		t.Fatalf("LiveKit's outbound trunk %+v, want no credentials: each dial carries them", out)
 	}
 	if len(in) != 0 {
 		t.Errorf("a trunk with no lines has %d inbound trunks in LiveKit, want none", len(in))
 	}
+	// A dial gets the credentials in clear, for that call alone.
+	l := mustLine(t, r, tr, "+15550100061")
+	dial := func(pass string) {
+		t.Helper()
+		c, err := r.svc.OutboundConfig(ctx, l.Handle)
+		if err != nil || c.AuthUsername != "acme-out" || c.AuthPassword != pass || c.Address != "acme.pstn.twilio.com" ||
+			c.Transport != rtc.SIPTransportTLS || c.MediaEncryption != rtc.SIPEncryptAllow {
+			t.Errorf("OutboundConfig = %+v, %v; want acme-out / %s to acme.pstn.twilio.com over tls, SRTP allowed", c, err, pass)
+		}
+		if _, out, _ := r.lk.of(tr.ID); len(out) != 1 || out[0].AuthPassword != "" {
+			t.Errorf("LiveKit's outbound trunk %+v holds a password", out)
+		}
+	}
+	dial("outbound-secret-1")
 
-	// Keep the passwords: the same usernames, no password.
+	// Keep the passwords: the same usernames, no password, the outbound side still going
+	// where it went (a move needs the password: TestOutboundMoveNeedsPassword).
 	keep := full()
 	keep.Inbound.Password, keep.Outbound.Password = nil, nil
-	keep.Outbound.Address = "acme2.pstn.twilio.com"
+	keep.Inbound.AllowedAddresses = []string{"54.172.60.0/30"}
 	up, err := r.svc.Update(ctx, r.acct, tr.ID, keep)
 	if err != nil {
 		t.Fatal(err)
@@ -465,9 +556,7 @@ func TestPasswordsSealedAndKept(t *testing.T) {
 	if up.Inbound.Password != stored.Inbound.Password || up.Outbound.Password != stored.Outbound.Password {
 		t.Error("an update leaving the passwords out did not keep the stored ones")
 	}
-	if _, out, _ := r.lk.of(tr.ID); len(out) != 1 || out[0].AuthPassword != "outbound-secret-1" || out[0].Address != "acme2.pstn.twilio.com" {
-		t.Errorf("LiveKit's outbound trunk after the update %+v", out)
-	}
+	dial("outbound-secret-1")
 	// A new username without a password is refused: the old password is not the new user's.
 	other := full()
 	other.Outbound.Username, other.Outbound.Password = "someone-else", nil
@@ -483,15 +572,15 @@ func TestPasswordsSealedAndKept(t *testing.T) {
 	if up2.Outbound.Password == up.Outbound.Password || !secretbox.Sealed(up2.Outbound.Password) {
 		t.Error("a new outbound password was not sealed anew")
 	}
-	if _, out, _ := r.lk.of(tr.ID); len(out) != 1 || out[0].AuthPassword != "outbound-secret-2" {
-		t.Errorf("LiveKit's outbound trunk after the new password %+v", out)
-	}
-	// Dropping the outbound side removes it, here and in LiveKit.
+	dial("outbound-secret-2")
+	// Dropping the outbound side removes it, here and in LiveKit; a dial is refused.
 	up3, err := r.svc.Update(ctx, r.acct, tr.ID, siptrunk.Input{ClearOutbound: true})
 	if err != nil || up3.Outbound != nil {
 		t.Fatalf("Update(outbound null) = %+v, %v", up3.Outbound, err)
 	}
-	checkInStep(t, r.lk, up3, true, false)
+	checkInStep(t, r.lk, up3, true, false, l.Handle)
+	_, err = r.svc.OutboundConfig(ctx, l.Handle)
+	checkParamErr(t, "OutboundConfig without an outbound side", err, apierr.CodeTrunkNoOutbound, "line_id")
 }
 
 // TestLineRules: a SIP line is checked (platform, E.164 handle, the account's own trunk),
@@ -816,4 +905,204 @@ func mustLine(t *testing.T, r *rig, tr siptrunk.Trunk, handle string) line.Line 
 		t.Fatal(err)
 	}
 	return l
+}
+
+// TestOutboundMoveNeedsPassword: an update that sends the outbound side to another
+// address or over another transport must give the password again
+// (outbound_password_required); nothing is stored and LiveKit is not touched. The same
+// address and transport keep the stored password, and a move with the password works.
+func TestOutboundMoveNeedsPassword(t *testing.T) {
+	r := newRig(t)
+	ctx := context.Background()
+	tr, err := r.svc.Create(ctx, r.acct, full())
+	if err != nil {
+		t.Fatal(err)
+	}
+	move := func(addr, transport string, pass *string) siptrunk.Input {
+		return siptrunk.Input{Outbound: &siptrunk.OutboundInput{Address: addr, Transport: transport, Username: "acme-out", Password: pass}}
+	}
+	for _, tc := range []struct {
+		name string
+		in   siptrunk.Input
+	}{
+		{"another host", move("acme2.pstn.twilio.com", "tls", nil)},
+		{"another port", move("acme.pstn.twilio.com:5080", "tls", nil)},
+		{"another transport", move("acme.pstn.twilio.com", "udp", nil)},
+		{"transport left out (udp)", move("acme.pstn.twilio.com", "", nil)},
+	} {
+		r.lk.calls = nil
+		_, err := r.svc.Update(ctx, r.acct, tr.ID, tc.in)
+		checkParamErr(t, "Update to "+tc.name+" without the password", err, apierr.CodeOutboundPassword, "outbound.password")
+		if len(r.lk.calls) != 0 {
+			t.Errorf("%s: a refused update reached LiveKit: %v", tc.name, r.lk.calls)
+		}
+	}
+	if got, _ := r.svc.Get(ctx, r.acct, tr.ID); got.Revision != tr.Revision || got.Outbound.Address != "acme.pstn.twilio.com" || got.Outbound.Transport != "tls" {
+		t.Errorf("a refused move changed the trunk: %+v", got.Outbound)
+	}
+	if _, out, _ := r.lk.of(tr.ID); len(out) != 1 || out[0].Address != "acme.pstn.twilio.com" {
+		t.Errorf("LiveKit's outbound trunk after refused moves: %+v", out)
+	}
+	// The same address (other case) and transport keep the password.
+	if _, err := r.svc.Update(ctx, r.acct, tr.ID, move("ACME.pstn.twilio.com", "tls", nil)); err != nil {
+		t.Errorf("Update keeping address and transport without the password = %v", err)
+	}
+	// A move with the password goes through, and LiveKit dials the new host with it.
+	up, err := r.svc.Update(ctx, r.acct, tr.ID, move("acme2.pstn.twilio.com", "udp", ptr("outbound-secret-9")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := mustLine(t, r, up, "+15550100071")
+	if c, err := r.svc.OutboundConfig(ctx, l.Handle); err != nil || c.Address != "acme2.pstn.twilio.com" || c.AuthPassword != "outbound-secret-9" {
+		t.Errorf("a dial after the move goes to %+v, %v", c, err)
+	}
+	if _, out, _ := r.lk.of(tr.ID); len(out) != 1 || out[0].Address != "acme2.pstn.twilio.com" {
+		t.Errorf("LiveKit's outbound trunk after the move: %+v", out)
+	}
+	// Without credentials there is no password to carry: a move needs none.
+	if _, err := r.svc.Update(ctx, r.acct, up.ID, siptrunk.Input{Outbound: &siptrunk.OutboundInput{Address: "acme2.pstn.twilio.com", Transport: "udp"}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.svc.Update(ctx, r.acct, up.ID, siptrunk.Input{Outbound: &siptrunk.OutboundInput{Address: "acme.sip.telnyx.com", Transport: "tcp"}}); err != nil {
+		t.Errorf("a move of an outbound side without credentials = %v", err)
+	}
+}
+
+// TestOutboundHostCheckedAtSyncAndDial: a name that passed at create and later resolves
+// inside the deployment loses its LiveKit outbound trunk at the next Sync (Reconcile),
+// and a dial through it (CheckDial, OutboundTrunk) is refused with url_not_allowed; a
+// lookup that fails leaves LiveKit's trunk alone. Pointing the name back outside
+// restores it.
+func TestOutboundHostCheckedAtSyncAndDial(t *testing.T) {
+	r := newRig(t)
+	ctx := context.Background()
+	in := full()
+	in.Outbound.Address = "acme-rebound.pstn.example:5060"
+	tr, err := r.svc.Create(ctx, r.acct, in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := mustLine(t, r, tr, "+15550100041")
+	if _, out, _ := r.lk.of(tr.ID); len(out) != 1 {
+		t.Fatalf("LiveKit holds %d outbound trunks, want 1", len(out))
+	}
+	if err := r.svc.CheckDial(ctx, l.ID); err != nil {
+		t.Fatalf("CheckDial = %v", err)
+	}
+
+	r.dns.set("acme-rebound.pstn.example", "169.254.169.254")
+	if err := r.svc.Reconcile(ctx); err != nil {
+		t.Fatalf("Reconcile = %v", err)
+	}
+	if in, out, rules := r.lk.of(tr.ID); len(out) != 0 || len(in) != 1 || len(rules) != 1 {
+		t.Errorf("after the name moved inside: LiveKit holds %d outbound, %d inbound, %d rules; want 0, 1, 1", len(out), len(in), len(rules))
+	}
+	checkParamErr(t, "CheckDial", r.svc.CheckDial(ctx, l.ID), apierr.CodeURLNotAllowed, "line_id")
+	_, err = r.svc.OutboundTrunk(ctx, l.Handle)
+	checkParamErr(t, "OutboundTrunk", err, apierr.CodeURLNotAllowed, "line_id")
+	_, err = r.svc.OutboundConfig(ctx, l.Handle)
+	checkParamErr(t, "OutboundConfig", err, apierr.CodeURLNotAllowed, "line_id")
+	if _, out, _ := r.lk.of(tr.ID); len(out) != 0 {
+		t.Errorf("a refused dial made the outbound trunk again: %+v", out)
+	}
+
+	r.dns.set("acme-rebound.pstn.example", "54.172.60.13")
+	id, err := r.svc.OutboundTrunk(ctx, l.Handle)
+	if err != nil || id == "" {
+		t.Fatalf("OutboundTrunk after the name came back = %q, %v", id, err)
+	}
+	// A resolver that does not answer: Sync reports it and keeps LiveKit's trunk.
+	r.dns.mu.Lock()
+	r.dns.down = true
+	r.dns.mu.Unlock()
+	if err := r.svc.Sync(ctx, tr.ID); err == nil {
+		t.Error("Sync with DNS down = nil, want the lookup's error")
+	}
+	if _, out, _ := r.lk.of(tr.ID); len(out) != 1 || out[0].ID != id {
+		t.Errorf("with DNS down LiveKit's outbound trunk changed: %+v, want %s kept", out, id)
+	}
+	_, err = r.svc.Update(ctx, r.acct, tr.ID, siptrunk.Input{Name: ptr("renamed"), Outbound: in.Outbound})
+	var e *apierr.Error
+	if !errors.As(err, &e) || e.Code != apierr.CodeUpstreamUnavailable {
+		t.Errorf("Update with DNS down = %v, want upstream_unavailable", err)
+	}
+}
+
+// TestLocalStackAllowsLoopback: with the local stack's policy (WEBHOOK_ALLOW_LOOPBACK)
+// a trunk on 127.0.0.1 both ways is accepted, as e2e/sip's are; private addresses stay
+// refused.
+func TestLocalStackAllowsLoopback(t *testing.T) {
+	r := newRig(t)
+	r.svc.Destinations = egress.Policy{AllowLoopback: true}
+	ctx := context.Background()
+	tr, err := r.svc.Create(ctx, r.acct, siptrunk.Input{
+		Inbound:  &siptrunk.InboundInput{AllowedAddresses: []string{"127.0.0.1/32"}},
+		Outbound: &siptrunk.OutboundInput{Address: "127.0.0.1:5062", Transport: "udp"}})
+	if err != nil {
+		t.Fatalf("a loopback trunk on the local stack: %v", err)
+	}
+	if _, err := r.svc.Update(ctx, r.acct, tr.ID, siptrunk.Input{Outbound: &siptrunk.OutboundInput{Address: "localhost.nip.io:5062"}}); err != nil {
+		t.Errorf("a name resolving to loopback on the local stack: %v", err)
+	}
+	for _, bad := range []siptrunk.Input{
+		{Inbound: &siptrunk.InboundInput{AllowedAddresses: []string{"192.168.1.0/24"}}},
+		{Outbound: &siptrunk.OutboundInput{Address: "pbx.corp.example"}},
+		{Outbound: &siptrunk.OutboundInput{Address: "169.254.169.254.nip.io"}},
+	} {
+		_, err := r.svc.Create(ctx, r.acct, bad)
+		var e *apierr.Error
+		if !errors.As(err, &e) || e.Code != apierr.CodeURLNotAllowed {
+			t.Errorf("Create(%+v) on the local stack = %v, want url_not_allowed", bad, err)
+		}
+	}
+}
+
+// TestMediaEncryption: a trunk's media_encryption reaches LiveKit's inbound and outbound
+// trunks; left out, it is allow over TLS and disable otherwise; an update changes it and
+// LiveKit follows; a trunk stored before the setting reads as disable.
+func TestMediaEncryption(t *testing.T) {
+	r := newRig(t)
+	ctx := context.Background()
+	tls, err := r.svc.Create(ctx, r.acct, full()) // outbound over tls
+	if err != nil {
+		t.Fatal(err)
+	}
+	udpIn := full()
+	udpIn.Outbound.Transport = "udp"
+	udp, err := r.svc.Create(ctx, r.acct, udpIn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	inboundOnly, err := r.svc.Create(ctx, r.acct, siptrunk.Input{Inbound: &siptrunk.InboundInput{AllowedAddresses: []string{"54.172.60.0/30"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	explicit := full()
+	explicit.MediaEncryption = ptr(siptrunk.EncryptRequire)
+	req, err := r.svc.Create(ctx, r.acct, explicit)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		tr   siptrunk.Trunk
+		want string
+	}{{tls, "allow"}, {udp, "disable"}, {inboundOnly, "disable"}, {req, "require"}} {
+		if tc.tr.Encryption() != tc.want {
+			t.Errorf("trunk %s: media encryption %q, want %q", tc.tr.Name, tc.tr.Encryption(), tc.want)
+		}
+	}
+	mustLine(t, r, req, "+15550100051")
+	in, out, _ := r.lk.of(req.ID)
+	if len(in) != 1 || len(out) != 1 || in[0].MediaEncryption != rtc.SIPEncryptRequire || out[0].MediaEncryption != rtc.SIPEncryptRequire {
+		t.Fatalf("LiveKit's trunks of a require trunk: in %+v out %+v", in, out)
+	}
+	if _, err := r.svc.Update(ctx, r.acct, req.ID, siptrunk.Input{MediaEncryption: ptr(siptrunk.EncryptAllow)}); err != nil {
+		t.Fatal(err)
+	}
+	if in, out, _ := r.lk.of(req.ID); in[0].MediaEncryption != rtc.SIPEncryptAllow || out[0].MediaEncryption != rtc.SIPEncryptAllow {
+		t.Errorf("after the update LiveKit's trunks encrypt %q and %q, want allow", in[0].MediaEncryption, out[0].MediaEncryption)
+	}
+	if (siptrunk.Trunk{}).Encryption() != siptrunk.EncryptDisable {
+		t.Error("a trunk stored without the setting does not read as disable")
+	}
 }

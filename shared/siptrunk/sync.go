@@ -191,8 +191,23 @@ func (s *Service) converge(ctx context.Context, id string, want *Trunk, h *held)
 	if err != nil {
 		return err
 	}
-	// Outbound trunk.
 	var errs []error
+	if wantOut != nil {
+		// The provider's host is resolved and checked again: a name that now points
+		// inside the deployment loses its LiveKit trunk (no call can go there); a lookup
+		// that failed leaves LiveKit's as it is, for the next Sync.
+		if err := s.checkOutbound(ctx, "outbound.address", wantOut.Address); err != nil {
+			if e, ok := apierr.As(err); ok && e.Code == apierr.CodeURLNotAllowed {
+				s.log().Error("SIP trunk's outbound host is internal: its LiveKit outbound trunk is removed", "trunk_id", id, "err", err)
+				wantOut = nil
+			} else {
+				errs = append(errs, fmt.Errorf("outbound host of trunk %s: %w", id, err))
+				h = &held{in: h.in, rules: h.rules} // keep LiveKit's outbound trunk as it is
+				wantOut = nil
+			}
+		}
+	}
+	// Outbound trunk.
 	keepOut := ""
 	for i, have := range h.out {
 		if wantOut == nil || i > 0 {
@@ -280,29 +295,38 @@ func (s *Service) desired(ctx context.Context, id string, want *Trunk) (*rtc.SIP
 		// challenges the INVITE for that trunk's credentials: a call reaches these
 		// numbers only when it authenticates as this trunk.
 		in = &rtc.SIPInboundTrunk{Name: "bridgeline " + id, Metadata: tagOf(id), Numbers: numbers,
-			AllowedAddresses: addrs, AuthUsername: want.Inbound.Username, AuthPassword: pass}
+			AllowedAddresses: addrs, AuthUsername: want.Inbound.Username, AuthPassword: pass,
+			MediaEncryption: rtc.SIPMediaEncryption(want.Encryption())}
 	}
 	var out *rtc.SIPOutboundTrunk
 	if want.Outbound != nil {
-		pass, err := s.open(ctx, want.Outbound.Password)
-		if err != nil {
-			return nil, nil, fmt.Errorf("open outbound password: %w", err)
-		}
+		// No credentials: a dial carries them (OutboundConfig), so LiveKit, and whoever
+		// holds its API secret, never has the outbound password.
 		out = &rtc.SIPOutboundTrunk{Name: "bridgeline " + id, Metadata: tagOf(id), Address: want.Outbound.Address,
 			Transport: rtc.SIPTransport(want.Outbound.Transport), Numbers: numbers,
-			AuthUsername: want.Outbound.Username, AuthPassword: pass}
+			MediaEncryption: rtc.SIPMediaEncryption(want.Encryption())}
 	}
 	return in, out, nil
 }
 
 func sameInbound(a, b rtc.SIPInboundTrunk) bool {
 	return sameSet(a.Numbers, b.Numbers) && sameSet(a.AllowedAddresses, b.AllowedAddresses) &&
-		a.AuthUsername == b.AuthUsername && a.AuthPassword == b.AuthPassword && a.Name == b.Name && len(a.AllowedNumbers) == 0
+		a.AuthUsername == b.AuthUsername && a.AuthPassword == b.AuthPassword && a.Name == b.Name && len(a.AllowedNumbers) == 0 &&
+		encryption(a.MediaEncryption) == encryption(b.MediaEncryption)
 }
 
 func sameOutbound(a, b rtc.SIPOutboundTrunk) bool {
 	return sameSet(a.Numbers, b.Numbers) && strings.EqualFold(a.Address, b.Address) && a.Transport == b.Transport &&
-		a.AuthUsername == b.AuthUsername && a.AuthPassword == b.AuthPassword && a.Name == b.Name
+		a.AuthUsername == b.AuthUsername && a.AuthPassword == b.AuthPassword && a.Name == b.Name &&
+		encryption(a.MediaEncryption) == encryption(b.MediaEncryption)
+}
+
+// encryption reads LiveKit's unset media encryption as what it is, disable.
+func encryption(e rtc.SIPMediaEncryption) rtc.SIPMediaEncryption {
+	if e == "" {
+		return rtc.SIPEncryptDisable
+	}
+	return e
 }
 
 func sameSet(a, b []string) bool {
@@ -319,6 +343,9 @@ func (s *Service) OutboundTrunk(ctx context.Context, from string) (string, error
 	if err != nil {
 		return "", fmt.Errorf("line %s: %w", from, err)
 	}
+	if err := s.checkDestination(ctx, l.SIPTrunkID); err != nil {
+		return "", err
+	}
 	for attempt := 0; attempt < 2; attempt++ {
 		outs, err := s.LiveKit.ListSIPOutboundTrunks(ctx)
 		if err != nil {
@@ -334,6 +361,48 @@ func (s *Service) OutboundTrunk(ctx context.Context, from string) (string, error
 		}
 	}
 	return "", fmt.Errorf("LiveKit has no outbound trunk for %s (trunk %s)", from, l.SIPTrunkID)
+}
+
+// OutboundConfig is the trunk a call from the SIP line whose number is from dials
+// through, its password open (sip.Adapter's OutboundConfig): given to LiveKit with that
+// call alone, so the outbound trunk LiveKit stores holds no password. The host is
+// checked again first (checkOutbound).
+func (s *Service) OutboundConfig(ctx context.Context, from string) (rtc.SIPOutboundConfig, error) {
+	l, err := s.Lines.LineByHandle(ctx, sip.Name, from)
+	if err != nil {
+		return rtc.SIPOutboundConfig{}, fmt.Errorf("line %s: %w", from, err)
+	}
+	t, err := s.Store.GetTrunk(ctx, l.SIPTrunkID)
+	if err != nil {
+		return rtc.SIPOutboundConfig{}, fmt.Errorf("trunk of line %s: %w", l.ID, err)
+	}
+	if t.Outbound == nil {
+		return rtc.SIPOutboundConfig{}, apierr.Param(apierr.CodeTrunkNoOutbound, "line_id",
+			fmt.Sprintf("line %s is on sip trunk %s, which has no outbound side", l.ID, t.ID))
+	}
+	if err := s.checkOutbound(ctx, "line_id", t.Outbound.Address); err != nil {
+		return rtc.SIPOutboundConfig{}, err
+	}
+	pass, err := s.open(ctx, t.Outbound.Password)
+	if err != nil {
+		return rtc.SIPOutboundConfig{}, fmt.Errorf("open outbound password of trunk %s: %w", t.ID, err)
+	}
+	return rtc.SIPOutboundConfig{Address: t.Outbound.Address, Transport: rtc.SIPTransport(t.Outbound.Transport),
+		AuthUsername: t.Outbound.Username, AuthPassword: pass, MediaEncryption: rtc.SIPMediaEncryption(t.Encryption())}, nil
+}
+
+// checkDestination checks, at dial time, that the trunk's outbound host still resolves
+// to addresses the egress rules allow (checkOutbound): DNS may have changed since the
+// trunk was written.
+func (s *Service) checkDestination(ctx context.Context, trunkID string) error {
+	t, err := s.Store.GetTrunk(ctx, trunkID)
+	if err != nil {
+		return fmt.Errorf("trunk %s: %w", trunkID, err)
+	}
+	if t.Outbound == nil {
+		return nil // CheckDial refuses it
+	}
+	return s.checkOutbound(ctx, "line_id", t.Outbound.Address)
 }
 
 func isNotFound(err error) bool { return errors.Is(err, apierr.ErrNotFound) }

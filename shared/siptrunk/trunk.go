@@ -16,9 +16,11 @@ import (
 	"context"
 	"crypto/rand"
 	"fmt"
+	"math/big"
 	"net"
 	"net/netip"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -57,6 +59,9 @@ type Trunk struct {
 	Name      string    `json:"name"`
 	Inbound   *Inbound  `json:"inbound,omitempty"`
 	Outbound  *Outbound `json:"outbound,omitempty"`
+	// MediaEncryption is SRTP on the trunk's calls, both ways (one of MediaEncryptions);
+	// "" (a trunk stored before the setting) is EncryptDisable.
+	MediaEncryption string `json:"media_encryption,omitempty"`
 	// Numbers are the handles of the SIP lines on the trunk, in the order they were
 	// added: the numbers LiveKit takes calls for and dials from through it.
 	Numbers   []string  `json:"numbers,omitempty"`
@@ -91,6 +96,37 @@ type Outbound struct {
 // Transports of Outbound.
 var Transports = []string{string(rtc.SIPTransportUDP), string(rtc.SIPTransportTCP), string(rtc.SIPTransportTLS)}
 
+// Media encryption settings (LiveKit's SIPMediaEncryption): plain RTP only, SRTP when
+// the other side offers or accepts it, or SRTP only (a call that cannot is refused).
+const (
+	EncryptDisable = string(rtc.SIPEncryptDisable)
+	EncryptAllow   = string(rtc.SIPEncryptAllow)
+	EncryptRequire = string(rtc.SIPEncryptRequire)
+)
+
+// MediaEncryptions are the values of Trunk.MediaEncryption.
+var MediaEncryptions = []string{EncryptDisable, EncryptAllow, EncryptRequire}
+
+// Encryption is the trunk's media encryption ("" read as EncryptDisable).
+func (t Trunk) Encryption() string {
+	if t.MediaEncryption == "" {
+		return EncryptDisable
+	}
+	return t.MediaEncryption
+}
+
+// DefaultEncryption is a new trunk's media encryption when the request names none:
+// EncryptAllow when its outbound side signals over TLS (the SRTP keys SDP carries are
+// then encrypted too, and a provider without SRTP still gets plain RTP), EncryptDisable
+// otherwise (over udp or tcp the keys would travel in clear beside the media they
+// protect, and plain RTP is what every provider takes).
+func DefaultEncryption(out *OutboundInput) string {
+	if out != nil && out.Transport == string(rtc.SIPTransportTLS) {
+		return EncryptAllow
+	}
+	return EncryptDisable
+}
+
 // Store keeps trunks.
 //
 // Errors: GetTrunk returns apierr.ErrNotFound. UpdateTrunk and DeleteTrunk are
@@ -110,11 +146,13 @@ type Store interface {
 // Input is a create's or an update's fields. On an update nil leaves a field as it is;
 // ClearInbound and ClearOutbound remove one (null).
 type Input struct {
-	Name          *string
-	Inbound       *InboundInput
-	Outbound      *OutboundInput
-	ClearInbound  bool
-	ClearOutbound bool
+	Name     *string
+	Inbound  *InboundInput
+	Outbound *OutboundInput
+	// MediaEncryption is one of MediaEncryptions; nil on a create is DefaultEncryption.
+	MediaEncryption *string
+	ClearInbound    bool
+	ClearOutbound   bool
 }
 
 // InboundInput is inbound as a request gives it. Username and Password may be left out:
@@ -156,6 +194,9 @@ func (in Input) validate() error {
 			return err
 		}
 	}
+	if in.MediaEncryption != nil && !slices.Contains(MediaEncryptions, *in.MediaEncryption) {
+		return apierr.Invalid("media_encryption", "media_encryption must be disable, allow or require (SRTP)")
+	}
 	return nil
 }
 
@@ -171,7 +212,13 @@ func (in *InboundInput) validate() error {
 		if p.Bits() == 0 {
 			return apierr.Invalid("inbound.allowed_addresses", fmt.Sprintf("inbound.allowed_addresses[%d] %q allows every address: give the provider's addresses, or use credentials", i, a))
 		}
+		if widest := widestBits(p.Addr()); p.Bits() < widest {
+			return apierr.Invalid("inbound.allowed_addresses", fmt.Sprintf("inbound.allowed_addresses[%d] %q is wider than a /%d: give the provider's addresses, or use credentials", i, a, widest))
+		}
 		in.AllowedAddresses[i] = p.String()
+	}
+	if v4, v6 := span(in.AllowedAddresses); v4.Cmp(maxSpan(32)) > 0 || v6.Cmp(maxSpan(128)) > 0 {
+		return apierr.Invalid("inbound.allowed_addresses", fmt.Sprintf("inbound.allowed_addresses together cover more addresses than a /%d (IPv4) or a /%d (IPv6): give the provider's addresses, or use credentials", MinAllowedBits4, MinAllowedBits6))
 	}
 	return inboundCredentials(in.Username, in.Password)
 }
@@ -191,6 +238,62 @@ func inboundCredentials(user string, pass *string) error {
 		}
 	}
 	return nil
+}
+
+// The widest block inbound.allowed_addresses may name, and the most addresses its entries
+// may cover together: a /8 for IPv4 (0.0.0.0/1 + 128.0.0.0/1 is the whole Internet in two
+// entries), a /32 for IPv6 (a whole provider's allocation). A provider's signalling
+// addresses are a few small blocks.
+const (
+	MinAllowedBits4 = 8
+	MinAllowedBits6 = 32
+)
+
+func widestBits(a netip.Addr) int {
+	if a.Is4() {
+		return MinAllowedBits4
+	}
+	return MinAllowedBits6
+}
+
+// maxSpan is how many addresses the widest allowed block of a family (of bitLen bits)
+// holds.
+func maxSpan(bitLen int) *big.Int {
+	if bitLen == 32 {
+		return new(big.Int).Lsh(big.NewInt(1), 32-MinAllowedBits4)
+	}
+	return new(big.Int).Lsh(big.NewInt(1), uint(128-MinAllowedBits6))
+}
+
+// span is how many distinct IPv4 and IPv6 addresses the blocks (masked CIDRs) cover
+// together: two blocks are nested or apart, so a block inside another counts once.
+func span(blocks []string) (v4, v6 *big.Int) {
+	v4, v6 = new(big.Int), new(big.Int)
+	var ps []netip.Prefix
+	for _, b := range blocks {
+		if p, err := netip.ParsePrefix(b); err == nil {
+			ps = append(ps, p)
+		}
+	}
+	for i, p := range ps {
+		nested := false
+		for j, q := range ps {
+			if i != j && q.Bits() <= p.Bits() && q.Contains(p.Addr()) && (q.Bits() < p.Bits() || j < i) {
+				nested = true // inside q (or a copy of an earlier one)
+				break
+			}
+		}
+		if nested {
+			continue
+		}
+		n := new(big.Int).Lsh(big.NewInt(1), uint(p.Addr().BitLen()-p.Bits()))
+		if p.Addr().Is4() {
+			v4.Add(v4, n)
+		} else {
+			v6.Add(v6, n)
+		}
+	}
+	return v4, v6
 }
 
 // parseAllowed reads an IP address (a /32 or /128) or a CIDR block, masked.

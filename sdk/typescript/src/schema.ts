@@ -869,11 +869,28 @@ export interface paths {
          *     signals from) optionally narrows where calls may come from. A call without the
          *     trunk's credentials, or from elsewhere, never reaches a room and leaves no call
          *     record. See docs/security.md, "Whose number it is".
-         *     `outbound` says where sessions dial out: `address` as `host[:port]` (a host that
-         *     is a literal loopback, private, link-local or other internal address is 400
-         *     `url_not_allowed`, as for webhook and tool URLs), `transport`
-         *     `udp` (the default), `tcp` or `tls`, and optional credentials. At least one side
-         *     is given. Passwords are sealed at rest and never shown again (`password_set`).
+         *     `allowed_addresses` are public: a block holding loopback, private, link-local or
+         *     other internal addresses is 400 `url_not_allowed`, and one entry wider than a /8
+         *     (IPv4) or a /32 (IPv6), or entries covering more than that together (such as
+         *     `0.0.0.0/1` + `128.0.0.0/1`), are 400 `parameter_invalid`: give the provider's
+         *     addresses, or rely on the credentials.
+         *     `outbound` says where sessions dial out: `address` as `host[:port]`, `transport`
+         *     `udp` (the default), `tcp` or `tls`, and optional credentials. The host is
+         *     resolved and every address it names is checked with the egress rules of webhook
+         *     and tool URLs: a host that is, or resolves to, a loopback, private, link-local or
+         *     other internal address (`169.254.169.254.nip.io`) is 400 `url_not_allowed`, a
+         *     name that does not resolve is 400 `parameter_invalid`, a lookup that fails is 502
+         *     `upstream_unavailable`. The check runs again whenever the trunk is synced to the
+         *     SIP bridge and before each call is placed: a name that later points inside the
+         *     deployment dials nothing. `media_encryption` is SRTP on the trunk's calls, both
+         *     ways: `disable` (plain RTP), `allow` (SRTP when the other side offers or accepts
+         *     it, plain RTP otherwise) or `require` (SRTP or no call). Left out it is `allow`
+         *     when `outbound.transport` is `tls` (the SRTP keys travel inside the TLS
+         *     signalling) and `disable` otherwise (over udp or tcp the keys would travel in
+         *     clear beside the media, and plain RTP is what every provider takes); it is not
+         *     changed afterwards by a change of transport. At least one side is given.
+         *     Passwords are sealed at rest and
+         *     never shown again (`password_set`).
          *     The answer's `origination_uri` is where the provider must send the trunk's calls
          *     (the deployment's SIP host and port). Add numbers with `POST /v1/lines`.
          */
@@ -911,8 +928,12 @@ export interface paths {
          * @description Any of `name`, `inbound` and `outbound`; absent fields are left alone. A side
          *     given replaces that side whole, except that a password left out keeps the stored
          *     one (`password: null` removes it); `inbound: null` or `outbound: null` removes
-         *     the side, but a trunk keeps at least one (400 `parameter_invalid`). The trunk's
-         *     lines and LiveKit's SIP trunks follow at once.
+         *     the side, but a trunk keeps at least one (400 `parameter_invalid`). Moving the
+         *     outbound side to another `address` (host or port) or `transport` while it keeps
+         *     its username needs `outbound.password` in the same request (400
+         *     `outbound_password_required`, and nothing is changed): the stored password is
+         *     only sent where it was given for. Addresses are checked as on create. The
+         *     trunk's lines and LiveKit's SIP trunks follow at once.
          */
         patch: operations["updateSipTrunk"];
         trace?: never;
@@ -1309,7 +1330,7 @@ export interface components {
          * @example parameter_missing
          * @enum {string}
          */
-        ErrorCode: "parameter_missing" | "parameter_invalid" | "parameter_unknown" | "invalid_json" | "body_too_large" | "unsupported_media_type" | "resource_not_found" | "route_not_found" | "method_not_allowed" | "assistant_archived" | "assistant_not_published" | "assistant_in_use" | "draft_incomplete" | "session_ended" | "call_already_answered" | "call_not_answerable" | "webhook_endpoint_limit_reached" | "webhook_endpoint_disabled" | "event_not_redeliverable" | "no_subscribed_endpoint" | "no_line" | "api_key_missing" | "api_key_invalid" | "last_api_key" | "api_key_limit_reached" | "rate_limited" | "idempotency_key_reused" | "idempotency_key_in_use" | "idempotency_key_invalid" | "upstream_unavailable" | "url_not_allowed" | "concurrent_session_limit" | "live_key_required" | "trunk_in_use" | "trunk_line_limit_reached" | "trunk_has_no_outbound" | "handle_taken" | "line_in_call" | "line_not_deletable" | "transfer_not_supported" | "call_not_active" | "transfer_failed" | "recording_not_found" | "internal_error";
+        ErrorCode: "parameter_missing" | "parameter_invalid" | "parameter_unknown" | "invalid_json" | "body_too_large" | "unsupported_media_type" | "resource_not_found" | "route_not_found" | "method_not_allowed" | "assistant_archived" | "assistant_not_published" | "assistant_in_use" | "draft_incomplete" | "session_ended" | "call_already_answered" | "call_not_answerable" | "webhook_endpoint_limit_reached" | "webhook_endpoint_disabled" | "event_not_redeliverable" | "no_subscribed_endpoint" | "no_line" | "api_key_missing" | "api_key_invalid" | "last_api_key" | "api_key_limit_reached" | "rate_limited" | "idempotency_key_reused" | "idempotency_key_in_use" | "idempotency_key_invalid" | "upstream_unavailable" | "url_not_allowed" | "concurrent_session_limit" | "live_key_required" | "trunk_in_use" | "trunk_line_limit_reached" | "trunk_has_no_outbound" | "handle_taken" | "outbound_password_required" | "line_in_call" | "line_not_deletable" | "transfer_not_supported" | "call_not_active" | "transfer_failed" | "recording_not_found" | "internal_error";
         /**
          * @description The one error shape.
          * @example {
@@ -1360,7 +1381,7 @@ export interface components {
                  * @description The stable, machine-readable reason; see `ErrorCode`.
                  * @enum {string}
                  */
-                code: "parameter_missing" | "parameter_invalid" | "parameter_unknown" | "invalid_json" | "idempotency_key_invalid" | "url_not_allowed";
+                code: "parameter_missing" | "parameter_invalid" | "parameter_unknown" | "invalid_json" | "idempotency_key_invalid" | "url_not_allowed" | "outbound_password_required";
                 /** @description For people; never parse it. Never holds internal detail. */
                 message: string;
                 /** @description The offending field (dotted when nested), query parameter or header, when there is one. */
@@ -3239,6 +3260,7 @@ export interface components {
          *         "username": "bridgeline",
          *         "password_set": true
          *       },
+         *       "media_encryption": "disable",
          *       "numbers": [
          *         "+15550100003"
          *       ],
@@ -3261,6 +3283,8 @@ export interface components {
             inbound: components["schemas"]["SipTrunkInbound"] | null;
             /** @description Where sessions on the trunk's lines dial out; null when it dials nothing. */
             outbound: components["schemas"]["SipTrunkOutbound"] | null;
+            /** @description SRTP on the trunk's calls: `disable`, `allow` (when the other side takes it) or `require`. */
+            media_encryption: components["schemas"]["SipMediaEncryption"];
             /** @description The numbers of the trunk's lines. */
             numbers: string[];
             /** @description Where the provider must send the trunk's calls: the deployment's SIP host and port (`sip:host:port`). */
@@ -3347,7 +3371,7 @@ export interface components {
             transport?: "udp" | "tcp" | "tls";
             /** @description The digest user the trunk authenticates as. */
             username?: string;
-            /** @description Its password; never shown again. Left out on update: the stored one stays; null removes it. */
+            /** @description Its password; never shown again. Left out on update: the stored one stays, unless `address` or `transport` changes (400 `outbound_password_required`); null removes it. */
             password?: string | null;
         };
         /**
@@ -3371,7 +3395,15 @@ export interface components {
             inbound?: components["schemas"]["SipTrunkInboundInput"];
             /** @description Where the trunk dials out. */
             outbound?: components["schemas"]["SipTrunkOutboundInput"];
+            /** @description SRTP on the trunk's calls; left out: `allow` when `outbound.transport` is `tls`, else `disable`. */
+            media_encryption?: components["schemas"]["SipMediaEncryption"];
         };
+        /**
+         * @description SRTP on a trunk's calls: `disable` (plain RTP), `allow` (SRTP when the other side offers or accepts it), `require` (SRTP or no call).
+         * @example allow
+         * @enum {string}
+         */
+        SipMediaEncryption: "disable" | "allow" | "require";
         /**
          * @example {
          *       "name": "Twilio (main)"
@@ -3384,6 +3416,8 @@ export interface components {
             inbound?: components["schemas"]["SipTrunkInboundInput"] | null;
             /** @description Replaces the outbound side (a password left out stays); null removes it. */
             outbound?: components["schemas"]["SipTrunkOutboundInput"] | null;
+            /** @description SRTP on the trunk's calls. */
+            media_encryption?: components["schemas"]["SipMediaEncryption"];
         };
         /**
          * @example {
@@ -3406,6 +3440,7 @@ export interface components {
          *             "username": "bridgeline",
          *             "password_set": true
          *           },
+         *           "media_encryption": "disable",
          *           "numbers": [
          *             "+15550100003"
          *           ],
@@ -6101,6 +6136,17 @@ export interface components {
         };
         /** @description `upstream_unavailable`: LiveKit or the calling platform failed. A session recorded before the failure is `failed` and its room deleted. */
         Upstream: {
+            headers: {
+                "Request-Id": components["headers"]["Request-Id"];
+                "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error502"];
+            };
+        };
+        /** @description `upstream_unavailable`: the outbound host name could not be looked up just now; nothing was changed: try again. */
+        UpstreamLookup: {
             headers: {
                 "Request-Id": components["headers"]["Request-Id"];
                 "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
@@ -9056,6 +9102,7 @@ export interface operations {
                      *             "username": "bridgeline",
                      *             "password_set": true
                      *           },
+                     *           "media_encryption": "disable",
                      *           "numbers": [
                      *             "+15550100003"
                      *           ],
@@ -9137,6 +9184,7 @@ export interface operations {
                      *         "username": "bridgeline",
                      *         "password_set": true
                      *       },
+                     *       "media_encryption": "disable",
                      *       "numbers": [
                      *         "+15550100003"
                      *       ],
@@ -9156,6 +9204,7 @@ export interface operations {
             422: components["responses"]["UnprocessablePost"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
+            502: components["responses"]["UpstreamLookup"];
         };
     };
     getSipTrunk: {
@@ -9195,6 +9244,7 @@ export interface operations {
                      *         "username": "bridgeline",
                      *         "password_set": true
                      *       },
+                     *       "media_encryption": "disable",
                      *       "numbers": [
                      *         "+15550100003"
                      *       ],
@@ -9300,6 +9350,7 @@ export interface operations {
                      *         "username": "bridgeline",
                      *         "password_set": true
                      *       },
+                     *       "media_encryption": "disable",
                      *       "numbers": [
                      *         "+15550100003"
                      *       ],
@@ -9319,6 +9370,7 @@ export interface operations {
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
+            502: components["responses"]["UpstreamLookup"];
         };
     };
     listWebhookEndpoints: {

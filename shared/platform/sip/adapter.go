@@ -35,6 +35,11 @@ type Calls interface {
 // is from (the trunk of that SIP line), making it in LiveKit if it is missing.
 type OutboundTrunk func(ctx context.Context, from string) (string, error)
 
+// OutboundConfig returns the trunk a call from the line whose number is from dials
+// through, credentials included, to give LiveKit with that call alone: LiveKit then
+// stores no password.
+type OutboundConfig func(ctx context.Context, from string) (rtc.SIPOutboundConfig, error)
+
 // Adapter is the control plane's platform.Platform for SIP lines. Inbound calls are
 // answered or refused through the Reply of the notification being handled (WithReply);
 // outbound calls are placed with CreateSIPParticipant through the line's trunk; a call is
@@ -45,6 +50,8 @@ type Adapter struct {
 	LiveKit  LiveKit
 	Calls    Calls
 	Outbound OutboundTrunk
+	// OutboundConfig, when set, is used instead of Outbound: each dial carries its trunk.
+	OutboundConfig OutboundConfig
 	// Dialable checks, before anything is made, that a line can place calls (its trunk
 	// has an outbound side); nil: every line can.
 	Dialable func(ctx context.Context, lineID string) error
@@ -91,14 +98,24 @@ func (a *Adapter) Dial(ctx context.Context, req platform.DialRequest) (string, e
 			return "", nil // dialled already
 		}
 	}
-	trunk, err := a.Outbound(ctx, req.From)
-	if err != nil {
-		return "", fmt.Errorf("sip: outbound trunk of %s: %w", req.From, err)
-	}
 	meta, _ := json.Marshal(CallMetadata{CallID: req.CallID})
-	p, err := a.LiveKit.CreateSIPParticipant(ctx, rtc.SIPCall{TrunkID: trunk, To: req.To, From: req.From,
+	call := rtc.SIPCall{To: req.To, From: req.From,
 		Room: req.Room.Name, Identity: platform.ParticipantIdentity, Name: req.To, Metadata: string(meta),
-		RingingTimeout: a.RingTimeout})
+		RingingTimeout: a.RingTimeout}
+	if a.OutboundConfig != nil {
+		trunk, err := a.OutboundConfig(ctx, req.From)
+		if err != nil {
+			return "", fmt.Errorf("sip: outbound trunk of %s: %w", req.From, err)
+		}
+		call.Trunk = &trunk
+	} else {
+		trunk, err := a.Outbound(ctx, req.From)
+		if err != nil {
+			return "", fmt.Errorf("sip: outbound trunk of %s: %w", req.From, err)
+		}
+		call.TrunkID = trunk
+	}
+	p, err := a.LiveKit.CreateSIPParticipant(ctx, call)
 	if err != nil {
 		return "", err
 	}

@@ -66,34 +66,38 @@ type inboundTrunkJSON struct {
 	AuthPassword     string   `json:"auth_password,omitempty"`
 	RingingTimeout   string   `json:"ringing_timeout,omitempty"`
 	MaxCallDuration  string   `json:"max_call_duration,omitempty"`
+	MediaEncryption  string   `json:"media_encryption,omitempty"`
 }
 
 // inboundTrunkIn is the same message as LiveKit answers it (folded names).
 type inboundTrunkIn struct {
-	SIPTrunkID       string   `json:"siptrunkid"`
-	Name             string   `json:"name"`
-	Metadata         string   `json:"metadata"`
-	Numbers          []string `json:"numbers"`
-	AllowedAddresses []string `json:"allowedaddresses"`
-	AllowedNumbers   []string `json:"allowednumbers"`
-	AuthUsername     string   `json:"authusername"`
-	AuthPassword     string   `json:"authpassword"`
-	RingingTimeout   string   `json:"ringingtimeout"`
-	MaxCallDuration  string   `json:"maxcallduration"`
+	SIPTrunkID       string          `json:"siptrunkid"`
+	Name             string          `json:"name"`
+	Metadata         string          `json:"metadata"`
+	Numbers          []string        `json:"numbers"`
+	AllowedAddresses []string        `json:"allowedaddresses"`
+	AllowedNumbers   []string        `json:"allowednumbers"`
+	AuthUsername     string          `json:"authusername"`
+	AuthPassword     string          `json:"authpassword"`
+	RingingTimeout   string          `json:"ringingtimeout"`
+	MaxCallDuration  string          `json:"maxcallduration"`
+	MediaEncryption  json.RawMessage `json:"mediaencryption"`
 }
 
 func inboundToJSON(t rtc.SIPInboundTrunk) inboundTrunkJSON {
 	return inboundTrunkJSON{Name: t.Name, Metadata: t.Metadata, Numbers: t.Numbers,
 		AllowedAddresses: t.AllowedAddresses, AllowedNumbers: t.AllowedNumbers,
 		AuthUsername: t.AuthUsername, AuthPassword: t.AuthPassword,
-		RingingTimeout: protoDuration(t.RingingTimeout), MaxCallDuration: protoDuration(t.MaxCallDuration)}
+		RingingTimeout: protoDuration(t.RingingTimeout), MaxCallDuration: protoDuration(t.MaxCallDuration),
+		MediaEncryption: encryptions[t.MediaEncryption]}
 }
 
 func (t inboundTrunkIn) trunk() rtc.SIPInboundTrunk {
 	return rtc.SIPInboundTrunk{ID: t.SIPTrunkID, Name: t.Name, Metadata: t.Metadata, Numbers: nonEmpty(t.Numbers),
 		AllowedAddresses: nonEmpty(t.AllowedAddresses), AllowedNumbers: nonEmpty(t.AllowedNumbers),
 		AuthUsername: t.AuthUsername, AuthPassword: t.AuthPassword,
-		RingingTimeout: parseProtoDuration(t.RingingTimeout), MaxCallDuration: parseProtoDuration(t.MaxCallDuration)}
+		RingingTimeout: parseProtoDuration(t.RingingTimeout), MaxCallDuration: parseProtoDuration(t.MaxCallDuration),
+		MediaEncryption: encryptionOf(t.MediaEncryption)}
 }
 
 // outboundTrunkJSON is livekit.SIPOutboundTrunkInfo.
@@ -106,17 +110,20 @@ type outboundTrunkJSON struct {
 	Numbers      []string `json:"numbers"`
 	AuthUsername string   `json:"auth_username,omitempty"`
 	AuthPassword string   `json:"auth_password,omitempty"`
+	// MediaEncryption is livekit.SIPMediaEncryption's name.
+	MediaEncryption string `json:"media_encryption,omitempty"`
 }
 
 type outboundTrunkIn struct {
-	SIPTrunkID   string          `json:"siptrunkid"`
-	Name         string          `json:"name"`
-	Metadata     string          `json:"metadata"`
-	Address      string          `json:"address"`
-	Transport    json.RawMessage `json:"transport"`
-	Numbers      []string        `json:"numbers"`
-	AuthUsername string          `json:"authusername"`
-	AuthPassword string          `json:"authpassword"`
+	SIPTrunkID      string          `json:"siptrunkid"`
+	Name            string          `json:"name"`
+	Metadata        string          `json:"metadata"`
+	Address         string          `json:"address"`
+	Transport       json.RawMessage `json:"transport"`
+	Numbers         []string        `json:"numbers"`
+	AuthUsername    string          `json:"authusername"`
+	AuthPassword    string          `json:"authpassword"`
+	MediaEncryption json.RawMessage `json:"mediaencryption"`
 }
 
 // transports maps rtc's names to livekit.SIPTransport's, and sipTransportNumbers the
@@ -124,7 +131,26 @@ type outboundTrunkIn struct {
 var (
 	transports          = map[rtc.SIPTransport]string{rtc.SIPTransportUDP: "SIP_TRANSPORT_UDP", rtc.SIPTransportTCP: "SIP_TRANSPORT_TCP", rtc.SIPTransportTLS: "SIP_TRANSPORT_TLS"}
 	sipTransportNumbers = map[int]string{0: "SIP_TRANSPORT_AUTO", 1: "SIP_TRANSPORT_UDP", 2: "SIP_TRANSPORT_TCP", 3: "SIP_TRANSPORT_TLS"}
+	// encryptions maps rtc's media encryption to livekit.SIPMediaEncryption's names
+	// ("" sends none: the bridge's default, disable), encryptionNumbers the enum's numbers.
+	encryptions = map[rtc.SIPMediaEncryption]string{rtc.SIPEncryptDisable: "SIP_MEDIA_ENCRYPT_DISABLE",
+		rtc.SIPEncryptAllow: "SIP_MEDIA_ENCRYPT_ALLOW", rtc.SIPEncryptRequire: "SIP_MEDIA_ENCRYPT_REQUIRE"}
+	encryptionNumbers = map[int]string{0: "SIP_MEDIA_ENCRYPT_DISABLE", 1: "SIP_MEDIA_ENCRYPT_ALLOW", 2: "SIP_MEDIA_ENCRYPT_REQUIRE"}
 )
+
+// encryptionOf reads LiveKit's media encryption (a name or a number; absent is disable).
+func encryptionOf(raw json.RawMessage) rtc.SIPMediaEncryption {
+	if len(raw) == 0 || string(raw) == "null" {
+		return rtc.SIPEncryptDisable
+	}
+	name := enumName(raw, encryptionNumbers)
+	for k, v := range encryptions {
+		if v == name {
+			return k
+		}
+	}
+	return rtc.SIPEncryptDisable
+}
 
 func outboundToJSON(t rtc.SIPOutboundTrunk) (outboundTrunkJSON, error) {
 	if t.Address == "" || strings.HasPrefix(strings.ToLower(t.Address), "sip:") {
@@ -137,13 +163,18 @@ func outboundToJSON(t rtc.SIPOutboundTrunk) (outboundTrunkJSON, error) {
 			return outboundTrunkJSON{}, fmt.Errorf("rtc: transport %q is not udp, tcp or tls", t.Transport)
 		}
 	}
+	enc, ok := encryptions[t.MediaEncryption]
+	if !ok && t.MediaEncryption != "" {
+		return outboundTrunkJSON{}, fmt.Errorf("rtc: media encryption %q is not disable, allow or require", t.MediaEncryption)
+	}
 	return outboundTrunkJSON{Name: t.Name, Metadata: t.Metadata, Address: t.Address, Transport: tr,
-		Numbers: t.Numbers, AuthUsername: t.AuthUsername, AuthPassword: t.AuthPassword}, nil
+		Numbers: t.Numbers, AuthUsername: t.AuthUsername, AuthPassword: t.AuthPassword, MediaEncryption: enc}, nil
 }
 
 func (t outboundTrunkIn) trunk() rtc.SIPOutboundTrunk {
 	out := rtc.SIPOutboundTrunk{ID: t.SIPTrunkID, Name: t.Name, Metadata: t.Metadata, Address: t.Address,
-		Numbers: nonEmpty(t.Numbers), AuthUsername: t.AuthUsername, AuthPassword: t.AuthPassword}
+		Numbers: nonEmpty(t.Numbers), AuthUsername: t.AuthUsername, AuthPassword: t.AuthPassword,
+		MediaEncryption: encryptionOf(t.MediaEncryption)}
 	name := enumName(t.Transport, sipTransportNumbers)
 	for k, v := range transports {
 		if v == name {
@@ -383,12 +414,34 @@ func (c *Client) DeleteSIPDispatchRule(ctx context.Context, id string) error {
 // WaitUntilAnswered it returns once the callee answered, or with the SIP failure (busy,
 // no answer within RingingTimeout, rejected): the error then carries LiveKit's reason.
 func (c *Client) CreateSIPParticipant(ctx context.Context, call rtc.SIPCall) (rtc.SIPParticipant, error) {
-	if call.TrunkID == "" || call.To == "" || call.Room == "" {
-		return rtc.SIPParticipant{}, errors.New("rtc: a SIP call needs a trunk, a number and a room")
+	if (call.TrunkID == "") == (call.Trunk == nil) || call.To == "" || call.Room == "" {
+		return rtc.SIPParticipant{}, errors.New("rtc: a SIP call needs a trunk (an id or one for the call), a number and a room")
 	}
 	req := map[string]any{
-		"sip_trunk_id": call.TrunkID, "sip_call_to": call.To, "room_name": call.Room,
+		"sip_call_to": call.To, "room_name": call.Room,
 		"wait_until_answered": call.WaitUntilAnswered,
+	}
+	if t := call.Trunk; t != nil {
+		// livekit.SIPOutboundConfig: LiveKit stores nothing of it.
+		if call.From == "" {
+			return rtc.SIPParticipant{}, errors.New("rtc: a SIP call with its own trunk needs a caller number")
+		}
+		trunk, err := outboundToJSON(rtc.SIPOutboundTrunk{Address: t.Address, Transport: t.Transport, MediaEncryption: t.MediaEncryption})
+		if err != nil {
+			return rtc.SIPParticipant{}, err
+		}
+		config := map[string]string{"hostname": trunk.Address}
+		for k, v := range map[string]string{"transport": trunk.Transport, "auth_username": t.AuthUsername, "auth_password": t.AuthPassword} {
+			if v != "" {
+				config[k] = v
+			}
+		}
+		req["trunk"] = config
+		if trunk.MediaEncryption != "" {
+			req["media_encryption"] = trunk.MediaEncryption
+		}
+	} else {
+		req["sip_trunk_id"] = call.TrunkID
 	}
 	for k, v := range map[string]string{"sip_number": call.From, "participant_identity": call.Identity,
 		"participant_name": call.Name, "participant_metadata": call.Metadata, "dtmf": call.DTMF,
@@ -410,7 +463,11 @@ func (c *Client) CreateSIPParticipant(ctx context.Context, call rtc.SIPCall) (rt
 		SIPCallID           string `json:"sipcallid"`
 	}
 	if err := c.callAs(ctx, c.slow(), sipService, "CreateSIPParticipant", sipCall, req, &out); err != nil {
-		return rtc.SIPParticipant{}, fmt.Errorf("rtc: dial %s through %s: %w", call.To, call.TrunkID, sipErr(err))
+		through := call.TrunkID
+		if call.Trunk != nil {
+			through = call.Trunk.Address
+		}
+		return rtc.SIPParticipant{}, fmt.Errorf("rtc: dial %s through %s: %w", call.To, through, sipErr(err))
 	}
 	return rtc.SIPParticipant{ParticipantID: out.ParticipantID, Identity: out.ParticipantIdentity,
 		Room: out.RoomName, CallID: out.SIPCallID}, nil

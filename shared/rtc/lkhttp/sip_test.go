@@ -83,24 +83,29 @@ func sipServer(t *testing.T, wires map[string]sipWire) *lkhttp.Client {
 func TestSIPTrunks(t *testing.T) {
 	ctx := context.Background()
 	in := rtc.SIPInboundTrunk{Name: "acme", Numbers: []string{"+15550100001"}, AllowedAddresses: []string{"203.0.113.0/24"},
-		AuthUsername: "acme", AuthPassword: "s3cret", RingingTimeout: 20 * time.Second, MaxCallDuration: 90 * time.Minute}
+		AuthUsername: "acme", AuthPassword: "s3cret", RingingTimeout: 20 * time.Second, MaxCallDuration: 90 * time.Minute,
+		MediaEncryption: rtc.SIPEncryptAllow}
 	storedIn := &livekit.SIPInboundTrunkInfo{SipTrunkId: "ST_in", Name: "acme", Numbers: in.Numbers,
 		AllowedAddresses: in.AllowedAddresses, AuthUsername: "acme", AuthPassword: "s3cret",
-		RingingTimeout: durationpb.New(20 * time.Second), MaxCallDuration: durationpb.New(90 * time.Minute)}
+		RingingTimeout: durationpb.New(20 * time.Second), MaxCallDuration: durationpb.New(90 * time.Minute),
+		MediaEncryption: livekit.SIPMediaEncryption_SIP_MEDIA_ENCRYPT_ALLOW}
 	checkIn := func(t *testing.T, got *livekit.SIPInboundTrunkInfo) {
 		if got.GetName() != "acme" || !reflect.DeepEqual(got.GetNumbers(), in.Numbers) || !reflect.DeepEqual(got.GetAllowedAddresses(), in.AllowedAddresses) ||
 			got.GetAuthUsername() != "acme" || got.GetAuthPassword() != "s3cret" ||
-			got.GetRingingTimeout().AsDuration() != 20*time.Second || got.GetMaxCallDuration().AsDuration() != 90*time.Minute {
+			got.GetRingingTimeout().AsDuration() != 20*time.Second || got.GetMaxCallDuration().AsDuration() != 90*time.Minute ||
+			got.GetMediaEncryption() != livekit.SIPMediaEncryption_SIP_MEDIA_ENCRYPT_ALLOW {
 			t.Errorf("inbound trunk sent = %v", got)
 		}
 	}
 	out := rtc.SIPOutboundTrunk{Name: "acme out", Address: "sip.example.com:5061", Transport: rtc.SIPTransportTLS,
-		Numbers: []string{"+15550100001"}, AuthUsername: "u", AuthPassword: "p"}
+		Numbers: []string{"+15550100001"}, AuthUsername: "u", AuthPassword: "p", MediaEncryption: rtc.SIPEncryptRequire}
 	storedOut := &livekit.SIPOutboundTrunkInfo{SipTrunkId: "ST_out", Name: "acme out", Address: out.Address,
-		Transport: livekit.SIPTransport_SIP_TRANSPORT_TLS, Numbers: out.Numbers, AuthUsername: "u", AuthPassword: "p"}
+		Transport: livekit.SIPTransport_SIP_TRANSPORT_TLS, Numbers: out.Numbers, AuthUsername: "u", AuthPassword: "p",
+		MediaEncryption: livekit.SIPMediaEncryption_SIP_MEDIA_ENCRYPT_REQUIRE}
 	checkOut := func(t *testing.T, got *livekit.SIPOutboundTrunkInfo) {
 		if got.GetAddress() != out.Address || got.GetTransport() != livekit.SIPTransport_SIP_TRANSPORT_TLS ||
-			!reflect.DeepEqual(got.GetNumbers(), out.Numbers) || got.GetAuthUsername() != "u" || got.GetAuthPassword() != "p" {
+			!reflect.DeepEqual(got.GetNumbers(), out.Numbers) || got.GetAuthUsername() != "u" || got.GetAuthPassword() != "p" ||
+			got.GetMediaEncryption() != livekit.SIPMediaEncryption_SIP_MEDIA_ENCRYPT_REQUIRE {
 			t.Errorf("outbound trunk sent = %v", got)
 		}
 	}
@@ -166,7 +171,8 @@ func TestSIPTrunks(t *testing.T) {
 	if err := c.DeleteSIPTrunk(ctx, "ST_gone"); err != nil {
 		t.Errorf("DeleteSIPTrunk(gone) = %v, want nil", err)
 	}
-	for _, bad := range []rtc.SIPOutboundTrunk{{Address: "sip:x.example.com"}, {Address: ""}, {Address: "x.example.com", Transport: "sctp"}} {
+	for _, bad := range []rtc.SIPOutboundTrunk{{Address: "sip:x.example.com"}, {Address: ""}, {Address: "x.example.com", Transport: "sctp"},
+		{Address: "x.example.com", MediaEncryption: "sometimes"}} {
 		if _, err := c.CreateSIPOutboundTrunk(ctx, bad); err == nil {
 			t.Errorf("CreateSIPOutboundTrunk(%+v) = nil error", bad)
 		}
@@ -253,6 +259,15 @@ func TestSIPCalls(t *testing.T) {
 		RingingTimeout: 1500 * time.Millisecond}); err != nil {
 		t.Error(err)
 	}
+	for _, bad := range []rtc.SIPCall{
+		{TrunkID: "ST_out", Trunk: &rtc.SIPOutboundConfig{Address: "sip.example.com"}, To: "+1", From: "+2", Room: "r"},
+		{Trunk: &rtc.SIPOutboundConfig{Address: "sip.example.com"}, To: "+1", Room: "r"},
+		{Trunk: &rtc.SIPOutboundConfig{Address: "sip:sip.example.com"}, To: "+1", From: "+2", Room: "r"},
+	} {
+		if _, err := c.CreateSIPParticipant(ctx, bad); err == nil {
+			t.Errorf("CreateSIPParticipant(%+v) = nil error", bad)
+		}
+	}
 	if _, err := c.CreateSIPParticipant(ctx, rtc.SIPCall{To: "+1"}); err == nil {
 		t.Error("CreateSIPParticipant without a trunk = nil error")
 	}
@@ -268,5 +283,31 @@ func TestSIPNotFound(t *testing.T) {
 	_, err := c.UpdateSIPInboundTrunk(context.Background(), rtc.SIPInboundTrunk{ID: "ST_gone", Numbers: []string{"+15550100001"}})
 	if !errors.Is(err, lkhttp.ErrNotFound) {
 		t.Errorf("UpdateSIPInboundTrunk(gone) = %v, want ErrNotFound", err)
+	}
+}
+
+// TestSIPCallWithItsOwnTrunk: a call given its trunk sends it as CreateSIPParticipant's
+// trunk (livekit.SIPOutboundConfig, credentials included) with its media encryption,
+// and no stored trunk's id.
+func TestSIPCallWithItsOwnTrunk(t *testing.T) {
+	ctx := context.Background()
+	c := sipServer(t, map[string]sipWire{
+		"CreateSIPParticipant": {req: &livekit.CreateSIPParticipantRequest{},
+			answer: &livekit.SIPParticipantInfo{ParticipantId: "PA_2", ParticipantIdentity: "callee", RoomName: "ses_2", SipCallId: "SCL_2"},
+			check: func(t *testing.T, m proto.Message) {
+				r := m.(*livekit.CreateSIPParticipantRequest)
+				tr := r.GetTrunk()
+				if r.GetSipTrunkId() != "" || tr.GetHostname() != "acme.pstn.twilio.com:5061" || tr.GetTransport() != livekit.SIPTransport_SIP_TRANSPORT_TLS ||
+					tr.GetAuthUsername() != "acme-out" || tr.GetAuthPassword() != "s3cret-pass" || r.GetSipNumber() != "+15550100001" ||
+					r.GetMediaEncryption() != livekit.SIPMediaEncryption_SIP_MEDIA_ENCRYPT_ALLOW {
+					t.Errorf("CreateSIPParticipant sent = %v", r)
+				}
+			}},
+	})
+	p, err := c.CreateSIPParticipant(ctx, rtc.SIPCall{Trunk: &rtc.SIPOutboundConfig{Address: "acme.pstn.twilio.com:5061",
+		Transport: rtc.SIPTransportTLS, AuthUsername: "acme-out", AuthPassword: "s3cret-pass", MediaEncryption: rtc.SIPEncryptAllow},
+		To: "+15557654321", From: "+15550100001", Room: "ses_2", Identity: "callee"})
+	if err != nil || p.CallID != "SCL_2" {
+		t.Errorf("CreateSIPParticipant = %+v, %v", p, err)
 	}
 }
