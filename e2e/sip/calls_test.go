@@ -494,3 +494,43 @@ func TestAPITransfer(t *testing.T) {
 		t.Logf("hang up the transferred call: %v", err)
 	}
 }
+
+// TestTransferOverTCP: three calls that come in over TCP, each transferred through the
+// API to a phone that answers. Every transfer ends the same, whether or not livekit-sip
+// lost the phone's answer to the REFER (docs/deploy.md): the phone reaches the
+// destination, the record reads transferred, completed (with LiveKit's error in
+// reported_error when it lost the answer), call.ended comes within endedWithin, and the
+// caller's call to the bridge is hung up (the bridge never does so after a lost answer:
+// Bridgeline does).
+func TestTransferOverTCP(t *testing.T) {
+	r := theRig(t)
+	r.worker(t, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+	target := r.phone(t, sipphone.Config{Number: "+15557650061", AutoAnswer: true})
+	a := r.assistant(t, "Hello, this is the front desk.", nil)
+	tr := r.trunk(t, "")
+	l := r.line(t, "+15550170061", tr.ID, map[string]any{"assistant_id": a.ID})
+	phone := r.phone(t, sipphone.Config{Number: "+15559990061"})
+	lost := 0
+	seen := map[string]bool{}
+	for i := range 3 {
+		out := answered(ctx, t, phone, r.dialURI(l.Handle)+";transport=tcp")
+		c := r.callOf(t, l.ID, func(c recordObj) bool { return !seen[c.ID] && c.Status == call.StatusActive })
+		seen[c.ID] = true
+		var rec recordObj
+		harness.Must(t, r.do(t, http.MethodPost, "/v1/calls/"+c.ID+"/transfer", map[string]any{"to": target.URI()}, &rec),
+			http.StatusAccepted, "transfer")
+		rec = r.transferredTo(ctx, t, target, c.ID)
+		if str(rec.Transfer.ReportedError) != "" {
+			lost++
+		}
+		if _, err := out.Closed(ctx); err != nil {
+			t.Fatalf("transfer %d: the caller's call to the bridge was not hung up: %v", i+1, err)
+		}
+		if err := target.Hangup(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Logf("%d of 3 transfers went through with the bridge's answer lost", lost)
+}

@@ -178,8 +178,7 @@ func (a *Adapter) Transfer(ctx context.Context, t platform.Transfer) error {
 		// livekit-sip v1.8.0 loses the phone's answer to the REFER when the answer comes
 		// back before the bridge has armed the transaction's timers (its sipgo writes the
 		// request first: a bridge descheduled right after sending it, a peer faster than
-		// that; by our reading of its library, over TCP at any load): the transaction
-		// ends at once, and half the time the bridge reads the end before the answer
+		// that): the transaction ends at once, and half the time the bridge reads the end before the answer
 		// ("transaction failed to complete (0 intermediate responses)"). It then gives
 		// up on the transfer: it reads none of the phone's NOTIFYs and never hangs its
 		// leg up, while the phone, which got the REFER and answered it, follows it and
