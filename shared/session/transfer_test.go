@@ -287,6 +287,18 @@ func TestQueuedTransfer(t *testing.T) {
 		if sent := rooms.take(); len(sent) != 0 {
 			t.Errorf("a failed transfer of a call the customer handles sent %v into its room, want nothing", sent)
 		}
+		// The leg leaving afterwards (the platform's hang-up) ends the call at once.
+		if err := svc.HandleNotification(ctx, "pstn", platform.Notification{ID: ident.New("ntf"), Event: platform.EventHangup,
+			PlatformCallID: c.PlatformCallID}); err != nil {
+			t.Fatal(err)
+		}
+		if got, _ := st.GetCall(ctx, c.ID); got.Status != call.StatusEnded || got.EndReason != call.ReasonRemoteHangup ||
+			got.Transfer == nil || got.Transfer.Status != call.TransferFailed {
+			t.Errorf("call after the leg left = %s (%s), transfer %+v; want ended by the hang-up, the transfer still failed", got.Status, got.EndReason, got.Transfer)
+		}
+		if ses, _ := st.GetSession(ctx, c.SessionID); !ses.Over() {
+			t.Errorf("session %s after the leg left, want it over", ses.Status)
+		}
 	})
 
 	// A call an assistant handles: the failure of a transfer under way is told in its
