@@ -233,6 +233,30 @@ func TestQueuedTransfer(t *testing.T) {
 		}
 	})
 
+	// The party's leg leaves while the transfer is pending (the platform's hang-up comes
+	// before its answer to the REFER): the transfer is completed and the call ends as
+	// transferred, once; the job that comes later does nothing.
+	t.Run("leg left while pending", func(t *testing.T) {
+		c := activeCall(t)
+		if _, err := svc.Transfer(ctx, acct, c.ID, "+15550109999", session.TransferBy(false)); err != nil {
+			t.Fatal(err)
+		}
+		job := queue.take(t)
+		if err := svc.HandleNotification(ctx, "pstn", platform.Notification{ID: ident.New("ntf"), Event: platform.EventHangup,
+			PlatformCallID: c.PlatformCallID}); err != nil {
+			t.Fatal(err)
+		}
+		got, _ := st.GetCall(ctx, c.ID)
+		if got.Status != call.StatusEnded || got.EndReason != call.ReasonTransferred || got.Transfer == nil ||
+			got.Transfer.Status != call.TransferCompleted || got.Transfer.ReportedError != "" {
+			t.Errorf("call after the leg left = %s (%s), transfer %+v; want ended transferred, completed", got.Status, got.EndReason, got.Transfer)
+		}
+		before := phone.count()
+		if err := svc.RunTransfer(ctx, job); err != nil || phone.count() != before {
+			t.Errorf("the job after the call ended = %v with %d REFERs, want nothing done", err, phone.count()-before)
+		}
+	})
+
 	t.Run("queue down", func(t *testing.T) {
 		c := activeCall(t)
 		queue.down = true
