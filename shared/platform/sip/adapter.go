@@ -178,12 +178,12 @@ func (a *Adapter) Transfer(ctx context.Context, t platform.Transfer) error {
 		// livekit-sip v1.8.0 loses the phone's answer to the REFER when the answer comes
 		// back before the bridge has armed the transaction's timers (its sipgo writes the
 		// request first: a bridge descheduled right after sending it, a peer faster than
-		// that): the transaction ends at once, and half the time the bridge reads the end before the answer
-		// ("transaction failed to complete (0 intermediate responses)"). It then gives
-		// up on the transfer: it reads none of the phone's NOTIFYs and never hangs its
-		// leg up, while the phone, which got the REFER and answered it, follows it and
-		// waits for the transferor's BYE (baresip does; RFC 5589 leaves the BYE to the
-		// transferor). Nobody else would ever end that leg, and nothing tells whether
+		// that): the transaction ends at once, and half the time the bridge reads the
+		// end before the answer ("transaction failed to complete (0 intermediate
+		// responses)"). It then gives up on the transfer: it reads none of the phone's
+		// NOTIFYs and never hangs its leg up, while the phone, which got the REFER and
+		// answered it, follows it and waits for the transferor's BYE (baresip does; RFC
+		// 5589 leaves the BYE to the transferor). Nobody else would ever end that leg, and nothing tells whether
 		// the destination answered: Bridgeline completes the transfer as a blind one
 		// (the call ends as transferred, which hangs the leg up) and keeps the error.
 		return &platform.TransferReported{Err: err}
