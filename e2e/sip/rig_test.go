@@ -167,6 +167,8 @@ type recordObj struct {
 		To      string  `json:"to"`
 		Status  string  `json:"status"`
 		Failure *string `json:"failure"`
+		// ReportedError: LiveKit reported an error for a transfer that went through.
+		ReportedError *string `json:"reported_error"`
 	} `json:"transfer"`
 }
 

@@ -15,10 +15,12 @@ package sipphone
 import (
 	"bufio"
 	"context"
+	"crypto/rand"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"math/big"
 	"net"
 	"os"
 	"os/exec"
@@ -169,15 +171,24 @@ func (p *Phone) writeFolder() error {
 	if err != nil {
 		return err
 	}
-	sipPort, err := freeSIPPort()
-	if err != nil {
-		return err
-	}
-	ctrl, err := freeTCPPort()
-	if err != nil {
-		return err
-	}
+	// Every port below Linux's ephemeral range, as FreeUDPRange's: a port the kernel
+	// handed out for a moment is free to hand out again, to any process's outgoing
+	// connection, before baresip binds it (seen beside other tests: "ctrl_tcp: failed to
+	// listen on TCP 127.0.0.1:40343 (Address already in use)"). None is another's.
 	rtp, err := livekitsip.FreeUDPRange(20)
+	if err != nil {
+		return err
+	}
+	taken := func(port int) bool { return port >= rtp && port < rtp+20 }
+	sipPort, err := freePort(func(port int) bool {
+		return !taken(port) && !taken(port+1) && tcpFree(port) && udpFree(port) && tcpFree(port+1)
+	})
+	if err != nil {
+		return err
+	}
+	ctrl, err := freePort(func(port int) bool {
+		return !taken(port) && port != sipPort && port != sipPort+1 && tcpFree(port)
+	})
 	if err != nil {
 		return err
 	}
@@ -610,29 +621,36 @@ func (p *Phone) removeTmp() {
 	}
 }
 
-// freeSIPPort is a port free on 127.0.0.1 for UDP and TCP whose next port is free for
-// TCP too: baresip opens SIP over TLS one port above sip_listen.
-func freeSIPPort() (int, error) {
-	for range 50 {
-		port, err := livekitsip.FreeSIPPort("127.0.0.1")
+// freePort is a port of 20000-32767 (below Linux's ephemeral ports) for which ok holds.
+func freePort(ok func(port int) bool) (int, error) {
+	const lo, hi = 20000, 32767
+	for range 200 {
+		n, err := rand.Int(rand.Reader, big.NewInt(hi-lo))
 		if err != nil {
 			return 0, err
 		}
-		if port < 65535 {
-			if l, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port+1))); err == nil {
-				l.Close()
-				return port, nil
-			}
+		if port := lo + int(n.Int64()); ok(port) {
+			return port, nil
 		}
 	}
-	return 0, errors.New("sipphone: no free SIP port")
+	return 0, errors.New("sipphone: no free port")
 }
 
-func freeTCPPort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+// tcpFree and udpFree report whether 127.0.0.1:port can be bound now.
+func tcpFree(port int) bool {
+	l, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)))
 	if err != nil {
-		return 0, err
+		return false
 	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
+	l.Close()
+	return true
+}
+
+func udpFree(port int) bool {
+	l, err := net.ListenPacket("udp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)))
+	if err != nil {
+		return false
+	}
+	l.Close()
+	return true
 }

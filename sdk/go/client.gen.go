@@ -6217,13 +6217,16 @@ type ToolsInput = []ToolInput
 
 // Transfer A call's hand-over to another party.
 //
-// Examples: {"by":"customer","failure":null,"requested_at":"2026-11-22T07:00:00.123Z","status":"completed","to":"+15550100009"}
+// Examples: {"by":"customer","failure":null,"reported_error":null,"requested_at":"2026-11-22T07:00:00.123Z","status":"completed","to":"+15550100009"}
 type Transfer struct {
 	// By Who asked: `customer` (the API) or `assistant` (its `transfer_call` tool).
 	By TransferBy `json:"by"`
 
 	// Failure Why a failed transfer failed; null otherwise.
 	Failure *string `json:"failure"`
+
+	// ReportedError For a `completed` transfer, the error the calling platform reported although the caller left for the destination (SIP: the bridge lost the phone's answer to the REFER, and Bridgeline completed the transfer as a blind one, hanging up its leg; or the leg left the room after the error); null for a clean transfer and otherwise.
+	ReportedError *string `json:"reported_error"`
 
 	// RequestedAt When the transfer was asked for.
 	//

@@ -89,6 +89,11 @@ type Transfer struct {
 	By string `json:"by"`
 	// Failure is why a failed transfer failed, for the record.
 	Failure string `json:"failure,omitempty"`
+	// ReportedError is the error the platform reported for a transfer that completed
+	// anyway (platform.TransferReported): the party's leg left for the destination
+	// after it, or the platform lost the far end's answer to the REFER. Empty for a
+	// clean transfer.
+	ReportedError string `json:"reported_error,omitempty"`
 }
 
 // Who ended a call.

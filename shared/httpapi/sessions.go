@@ -158,6 +158,8 @@ type TransferJSON struct {
 	RequestedAt Time    `json:"requested_at"`
 	By          string  `json:"by"`
 	Failure     *string `json:"failure"`
+	// ReportedError is what the platform reported for a transfer that completed anyway.
+	ReportedError *string `json:"reported_error"`
 }
 
 // PresentCall maps a call record to its object. Transcript is an array for assistant
@@ -193,7 +195,8 @@ func presentTransfer(t *call.Transfer) *TransferJSON {
 	if t == nil {
 		return nil
 	}
-	return &TransferJSON{To: t.To, Status: t.Status, RequestedAt: Time(t.RequestedAt), By: t.By, Failure: StringOrNull(t.Failure)}
+	return &TransferJSON{To: t.To, Status: t.Status, RequestedAt: Time(t.RequestedAt), By: t.By, Failure: StringOrNull(t.Failure),
+		ReportedError: StringOrNull(t.ReportedError)}
 }
 
 func (h *Sessions) create(w http.ResponseWriter, r *http.Request) (int, any, error) {

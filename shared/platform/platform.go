@@ -114,7 +114,9 @@ type AudioOnly interface {
 type Transferer interface {
 	// Transfer asks the far end of a live call to call t.To instead, and returns once
 	// the transfer target answered (the call then leaves its room) or with the failure,
-	// the call staying as it was.
+	// the call staying as it was. A *TransferReported error is a transfer that went
+	// through although the platform reported an error: the call is to end as
+	// transferred, the error kept in the record.
 	Transfer(ctx context.Context, t Transfer) error
 }
 
@@ -127,6 +129,20 @@ type Transfer struct {
 	// To is an E.164 number or a sip: URI.
 	To string
 }
+
+// TransferReported is a transfer that went through although the platform reported Err:
+// the party's leg left its room after the error, or the platform lost the far end's
+// answer to the transfer request and will not act on the outcome (Transferer.Transfer).
+// The call ends as transferred, and its record keeps Err (transfer.reported_error).
+type TransferReported struct {
+	Err error
+}
+
+func (e *TransferReported) Error() string {
+	return "platform: transfer went through despite: " + e.Err.Error()
+}
+
+func (e *TransferReported) Unwrap() error { return e.Err }
 
 // ErrTransferFailed wraps a transfer the far end or the destination refused or did not
 // answer: the call goes on as it was.

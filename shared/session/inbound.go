@@ -57,7 +57,7 @@ func (s *Service) HandleNotification(ctx context.Context, platformName string, n
 	case platform.EventHangup:
 		if transferPending(c) {
 			// The party left for the transfer's destination (SIP: after the REFER).
-			_, err = s.transferred(ctx, c.SessionID)
+			_, err = s.transferred(ctx, c.SessionID, time.Time{}, "")
 			break
 		}
 		_, _, _, err = s.endWith(ctx, c.SessionID, nil, pcid, StatusEnded, call.ReasonRemoteHangup, call.EndedByRemote)

@@ -209,8 +209,16 @@ func (s *Service) transferRun(tr platform.Transferer, sessionID, platformCallID,
 		tctx, cancel := context.WithTimeout(ctx, TransferTimeout)
 		defer cancel()
 		err := tr.Transfer(tctx, platform.Transfer{PlatformCallID: platformCallID, CallID: callID, Room: sessionID, To: to})
-		if err == nil {
-			_, err = s.transferred(ctx, sessionID)
+		var reported *platform.TransferReported
+		if err == nil || errors.As(err, &reported) {
+			// The transfer went through: the call ends as transferred, and one the
+			// platform reported an error for says which in its record.
+			var rerr string
+			if reported != nil {
+				rerr = reported.Err.Error()
+				s.log().Warn("transfer went through despite the platform's error", "call_id", callID, "to", to, "err", reported.Err)
+			}
+			_, err = s.transferred(ctx, sessionID, requestedAt, rerr)
 			return err
 		}
 		s.log().Warn("transfer failed", "call_id", callID, "to", to, "err", err)
@@ -285,14 +293,16 @@ func (s *Service) AssistantTransfer(ctx context.Context, callID, to string) (pen
 // completed and the call ends with end_reason transferred, by whoever asked for it. It
 // is the transfer's own end when the platform answered, and the end of a call whose
 // party left while its transfer was pending (the platform's hang-up notification may
-// come before its answer to the transfer).
-func (s *Service) transferred(ctx context.Context, sessionID string) (call.Call, error) {
+// come before its answer to the transfer). reported is the error the platform reported
+// for a transfer that went through anyway (platform.TransferReported), kept as the
+// record's reported_error; requestedAt names the transfer (zero: whichever is pending).
+func (s *Service) transferred(ctx context.Context, sessionID string, requestedAt time.Time, reported string) (call.Call, error) {
 	by := call.EndedByCustomer
 	_, c, err := s.mutate(ctx, sessionID, func(_ *Session, c *call.Call) ([]callevent.Event, bool, error) {
-		if c.Transfer == nil || c.Transfer.Status != call.TransferPending {
+		if !transferPending(*c) || (!requestedAt.IsZero() && !c.Transfer.RequestedAt.Equal(requestedAt)) {
 			return nil, false, nil
 		}
-		c.Transfer.Status = call.TransferCompleted
+		c.Transfer.Status, c.Transfer.ReportedError = call.TransferCompleted, reported
 		return nil, true, nil
 	})
 	if err != nil {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"log/slog"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -23,13 +24,29 @@ type referringPhone struct {
 	mu        sync.Mutex
 	transfers []platform.Transfer
 	refuse    bool
+	// reported: the transfer goes through with this error reported (the leg left the
+	// room after LiveKit's error, or the bridge lost the phone's answer to the REFER).
+	reported error
+	hangups  []string // platform call ids hung up
+}
+
+func (p *referringPhone) Hangup(_ context.Context, id string) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.hangups = append(p.hangups, id)
+	return nil
+}
+
+func (p *referringPhone) hungUp(id string) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return slices.Contains(p.hangups, id)
 }
 
 func (*referringPhone) Name() string                                 { return "pstn" }
 func (*referringPhone) CheckHandle(h string) error                   { return platform.CheckE164(h) }
 func (*referringPhone) CanTransfer() bool                            { return true }
 func (*referringPhone) TestKeys() bool                               { return false }
-func (*referringPhone) Hangup(context.Context, string) error         { return nil }
 func (*referringPhone) Reject(context.Context, string, string) error { return nil }
 func (*referringPhone) Answer(context.Context, string, string, platform.Room) error {
 	return nil
@@ -43,6 +60,9 @@ func (p *referringPhone) Transfer(_ context.Context, t platform.Transfer) error 
 	p.transfers = append(p.transfers, t)
 	if p.refuse {
 		return platform.ErrTransferFailed
+	}
+	if p.reported != nil {
+		return &platform.TransferReported{Err: p.reported}
 	}
 	return nil
 }
@@ -169,8 +189,8 @@ func TestQueuedTransfer(t *testing.T) {
 		if err := svc.RunTransfer(ctx, job); err != nil {
 			t.Fatal(err)
 		}
-		if tr := transfer(t, c); tr.Status != call.TransferCompleted {
-			t.Errorf("transfer after the run = %+v, want completed", tr)
+		if tr := transfer(t, c); tr.Status != call.TransferCompleted || tr.ReportedError != "" {
+			t.Errorf("transfer after the run = %+v, want completed, no error reported", tr)
 		}
 		ended, _ := st.GetCall(ctx, c.ID)
 		if ended.EndReason != call.ReasonTransferred {
@@ -178,6 +198,62 @@ func TestQueuedTransfer(t *testing.T) {
 		}
 		if err := svc.RunTransfer(ctx, job); err != nil || phone.count() != 1 {
 			t.Errorf("redelivered job = %v with %d REFERs, want nothing more done", err, phone.count())
+		}
+	})
+
+	// The platform reported an error, yet the party left for the destination: the
+	// transfer is completed, the call ends as transferred (its leg hung up), and the
+	// record keeps the error.
+	t.Run("went through despite a reported error", func(t *testing.T) {
+		c := activeCall(t)
+		if _, err := svc.Transfer(ctx, acct, c.ID, "+15550109999", session.TransferBy(false)); err != nil {
+			t.Fatal(err)
+		}
+		const lost = "rtc: transfer: transaction failed to complete (0 intermediate responses)"
+		phone.reported = errors.New(lost)
+		defer func() { phone.reported = nil }()
+		if err := svc.RunTransfer(ctx, queue.take(t)); err != nil {
+			t.Fatalf("RunTransfer = %v, want the transfer completed", err)
+		}
+		got, _ := st.GetCall(ctx, c.ID)
+		if got.Transfer == nil || got.Transfer.Status != call.TransferCompleted || got.Transfer.ReportedError != lost || got.Transfer.Failure != "" {
+			t.Errorf("transfer = %+v, want completed with the reported error %q", got.Transfer, lost)
+		}
+		if got.Status != call.StatusEnded || got.EndReason != call.ReasonTransferred || got.EndedBy != call.EndedByCustomer {
+			t.Errorf("call = %s (%s by %s), want ended transferred by the customer", got.Status, got.EndReason, got.EndedBy)
+		}
+		if ses, _ := st.GetSession(ctx, c.SessionID); !ses.Over() {
+			t.Errorf("session %s after the transfer, want it over", ses.Status)
+		}
+		if !phone.hungUp(c.PlatformCallID) {
+			t.Error("the call's leg was not hung up (the bridge that lost the answer never does)")
+		}
+		if sent := rooms.take(); len(sent) != 0 {
+			t.Errorf("a completed transfer sent %v into the room, want no failure notice", sent)
+		}
+	})
+
+	// The party's leg leaves while the transfer is pending (the platform's hang-up comes
+	// before its answer to the REFER): the transfer is completed and the call ends as
+	// transferred, once; the job that comes later does nothing.
+	t.Run("leg left while pending", func(t *testing.T) {
+		c := activeCall(t)
+		if _, err := svc.Transfer(ctx, acct, c.ID, "+15550109999", session.TransferBy(false)); err != nil {
+			t.Fatal(err)
+		}
+		job := queue.take(t)
+		if err := svc.HandleNotification(ctx, "pstn", platform.Notification{ID: ident.New("ntf"), Event: platform.EventHangup,
+			PlatformCallID: c.PlatformCallID}); err != nil {
+			t.Fatal(err)
+		}
+		got, _ := st.GetCall(ctx, c.ID)
+		if got.Status != call.StatusEnded || got.EndReason != call.ReasonTransferred || got.Transfer == nil ||
+			got.Transfer.Status != call.TransferCompleted || got.Transfer.ReportedError != "" {
+			t.Errorf("call after the leg left = %s (%s), transfer %+v; want ended transferred, completed", got.Status, got.EndReason, got.Transfer)
+		}
+		before := phone.count()
+		if err := svc.RunTransfer(ctx, job); err != nil || phone.count() != before {
+			t.Errorf("the job after the call ended = %v with %d REFERs, want nothing done", err, phone.count()-before)
 		}
 	})
 
@@ -234,6 +310,18 @@ func TestQueuedTransfer(t *testing.T) {
 		}
 		if sent := rooms.take(); len(sent) != 0 {
 			t.Errorf("a failed transfer of a call the customer handles sent %v into its room, want nothing", sent)
+		}
+		// The leg leaving afterwards (the platform's hang-up) ends the call at once.
+		if err := svc.HandleNotification(ctx, "pstn", platform.Notification{ID: ident.New("ntf"), Event: platform.EventHangup,
+			PlatformCallID: c.PlatformCallID}); err != nil {
+			t.Fatal(err)
+		}
+		if got, _ := st.GetCall(ctx, c.ID); got.Status != call.StatusEnded || got.EndReason != call.ReasonRemoteHangup ||
+			got.Transfer == nil || got.Transfer.Status != call.TransferFailed {
+			t.Errorf("call after the leg left = %s (%s), transfer %+v; want ended by the hang-up, the transfer still failed", got.Status, got.EndReason, got.Transfer)
+		}
+		if ses, _ := st.GetSession(ctx, c.SessionID); !ses.Over() {
+			t.Errorf("session %s after the leg left, want it over", ses.Status)
 		}
 	})
 

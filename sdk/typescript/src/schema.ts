@@ -3516,7 +3516,8 @@ export interface components {
          *       "status": "completed",
          *       "requested_at": "2026-11-22T07:00:00.123Z",
          *       "by": "customer",
-         *       "failure": null
+         *       "failure": null,
+         *       "reported_error": null
          *     }
          */
         Transfer: {
@@ -3536,6 +3537,8 @@ export interface components {
             by: "customer" | "assistant";
             /** @description Why a failed transfer failed; null otherwise. */
             failure: string | null;
+            /** @description For a `completed` transfer, the error the calling platform reported although the caller left for the destination (SIP: the bridge lost the phone's answer to the REFER, and Bridgeline completed the transfer as a blind one, hanging up its leg; or the leg left the room after the error); null for a clean transfer and otherwise. */
+            reported_error: string | null;
         };
         /**
          * @description A destination the assistant's `transfer_call` tool may hand a call to.

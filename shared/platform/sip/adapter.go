@@ -176,33 +176,56 @@ func (a *Adapter) call(ctx context.Context, platformCallID string) (call.Call, e
 // Transfer refers the call's far end to t.To (a sip: URI, or an E.164 number as tel:) and
 // returns once the destination answered. A refused or unanswered transfer is
 // platform.ErrTransferFailed, the call going on; a call no longer in its room is
-// platform.ErrUnknownCall.
+// platform.ErrUnknownCall. A transfer that went through although LiveKit reported an
+// error is a *platform.TransferReported: the far end's answer to the REFER lost by the
+// bridge (answerLost), or the leg leaving the room within TransferSettle of the error.
 func (a *Adapter) Transfer(ctx context.Context, t platform.Transfer) error {
 	to := t.To
 	if !strings.HasPrefix(to, "sip:") && !strings.HasPrefix(to, "sips:") {
 		to = "tel:" + to
 	}
+	start := time.Now()
 	err := a.LiveKit.TransferSIPParticipant(ctx, rtc.SIPTransfer{Room: t.Room, Identity: platform.ParticipantIdentity, To: to})
 	switch {
 	case err == nil:
 		return nil
 	case errors.Is(err, lkhttp.ErrNotFound):
 		return platform.ErrUnknownCall
-	case a.leftRoom(context.WithoutCancel(ctx), t.Room):
+	case answerLost(err, time.Since(start)):
 		// livekit-sip v1.8.0 loses the phone's answer to the REFER when the answer comes
 		// back before the bridge has armed the transaction's timers (its sipgo writes the
 		// request first: a bridge descheduled right after sending it, a peer faster than
-		// that): the transaction ends at once, and half the time the bridge reads the end
-		// before the answer ("transaction failed to complete (0 intermediate
-		// responses)"). It then gives up on the transfer, reads no NOTIFY and never hangs
-		// its leg up, while the phone follows the REFER: the leg leaving the room (the
-		// phone or its provider hanging it up) is the transfer done; a leg that stays is
-		// reported failed, the call going on.
-		return nil
+		// that): the transaction ends at once, and half the time the bridge reads the
+		// end before the answer ("transaction failed to complete (0 intermediate
+		// responses)"). It then gives up on the transfer: it reads none of the phone's
+		// NOTIFYs and never hangs its leg up, while the phone, which got the REFER and
+		// answered it, follows it and waits for the transferor's BYE (baresip does; RFC
+		// 5589 leaves the BYE to the transferor). Nobody else would ever end that leg, and nothing tells whether
+		// the destination answered: Bridgeline completes the transfer as a blind one
+		// (the call ends as transferred, which hangs the leg up) and keeps the error.
+		return &platform.TransferReported{Err: err}
+	case a.leftRoom(context.WithoutCancel(ctx), t.Room):
+		// The leg left the room after the error: the phone or its provider hung it up
+		// for the destination.
+		return &platform.TransferReported{Err: err}
 	case ctx.Err() != nil:
 		return err
 	}
 	return fmt.Errorf("%w: %v", platform.ErrTransferFailed, err)
+}
+
+// referTimerB is when a REFER the far end never answers times out in livekit-sip (its
+// sipgo's Timer B, 64 T1 = 32 s); lostAnswerBefore is comfortably before it.
+const (
+	referTimerB      = 32 * time.Second
+	lostAnswerBefore = referTimerB / 2
+)
+
+// answerLost reports whether err, which TransferSIPParticipant returned after took, is
+// livekit-sip ending the REFER's transaction with no answer read long before the
+// transaction could time out: the far end answered and the bridge lost the answer.
+func answerLost(err error, took time.Duration) bool {
+	return took < lostAnswerBefore && strings.Contains(err.Error(), "transaction failed to complete (0 intermediate responses)")
 }
 
 // TransferSettle is how long a transfer LiveKit reported failed may take to show the
