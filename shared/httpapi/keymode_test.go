@@ -207,11 +207,15 @@ func TestEveryRouteDeclaresAKeyPolicy(t *testing.T) {
 		table[contracttest.RouteKey(r.Method, r.Pattern)] = r
 	}
 	doc := contracttest.LoadSpec(t)
-	type op struct{ method, path string }
+	type op struct {
+		method, path string
+		documents403 bool // the operation lists 403 live_key_required
+	}
 	var ops, deletes []op
 	for path, item := range doc.Paths.Map() {
-		for method := range item.Operations() {
-			o := op{method, path}
+		for method, oper := range item.Operations() {
+			r403 := oper.Responses.Value("403")
+			o := op{method, path, r403 != nil && r403.Ref == "#/components/responses/LiveKeyRequired"}
 			if method == http.MethodDelete {
 				deletes = append(deletes, o) // last: a live key's delete ends what others need
 			} else {
@@ -237,6 +241,9 @@ func TestEveryRouteDeclaresAKeyPolicy(t *testing.T) {
 		}
 		route := rt.Method + " " + rt.Pattern
 		checked[rt.Keys.Mode]++
+		if mayRefuse := rt.Keys.Mode != httpapi.TestKeysAllowed; mayRefuse != o.documents403 {
+			t.Errorf("%s: %v, but openapi.yaml lists 403 live_key_required = %v", key, rt.Keys.Mode, o.documents403)
+		}
 		switch rt.Keys.Mode {
 		case httpapi.KeyModeUndeclared:
 			t.Errorf("%s: declares no key rule (Route.Keys): say whether a test key may use it", key)
