@@ -16,6 +16,8 @@ package httpapi_test
 import (
 	"context"
 	"fmt"
+	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -71,7 +73,9 @@ func newModeStack(t *testing.T) *modeStack {
 	if err != nil {
 		t.Fatal(err)
 	}
-	svc, err := session.New(st.store, rooms, session.WithPlatforms(reg), session.WithCreateTimeout(2*time.Second))
+	// A transfer runs in its request (as in a Lambda), so none outlives the test.
+	svc, err := session.New(st.store, rooms, session.WithPlatforms(reg), session.WithCreateTimeout(2*time.Second),
+		session.WithLater(func(task func()) { task() }), session.WithLog(slog.New(slog.NewTextHandler(io.Discard, nil))))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -431,5 +435,40 @@ func TestRevokingALiveKeyTakesALiveKey(t *testing.T) {
 	}
 	if r := m.test.do("DELETE", "/v1/api_keys/"+testID, ""); r.status != 200 {
 		t.Errorf("test key revoking a test key = %d %s", r.status, r.raw)
+	}
+}
+
+// TestKeyRuleFailsClosed: a route that declares no rule takes live keys only, and a
+// route that declares its resource decides yet answers a test key without asking the
+// rule is a 500, not a pass.
+func TestKeyRuleFailsClosed(t *testing.T) {
+	st := newStack(t, nil)
+	ok := func(w http.ResponseWriter, r *http.Request) (int, any, error) {
+		return http.StatusOK, map[string]bool{"ok": true}, nil
+	}
+	api := st.api.With(
+		httpapi.Route{Function: "undeclared", Method: http.MethodGet, Pattern: "/v1/undeclared", Handler: ok},
+		httpapi.Route{Function: "unasked", Method: http.MethodGet, Pattern: "/v1/unasked", Keys: httpapi.LiveForRealResource(), Handler: ok},
+		httpapi.Route{Function: "open", Method: http.MethodGet, Pattern: "/v1/open", Keys: httpapi.TestKeys(), Handler: ok})
+	srv := httptest.NewServer(api.Handler())
+	t.Cleanup(srv.Close)
+	liveKey, _, err := (&account.Service{Store: st.store, Now: time.Now}).AddKey(context.Background(), st.acctID, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	test := &env{t: t, srv: srv, key: st.key}
+	live := &env{t: t, srv: srv, key: liveKey}
+	liveKeyRefusal(t, "test key on an undeclared route", test.do("GET", "/v1/undeclared", ""), "GET /v1/undeclared", "declares no test-mode rule")
+	if r := live.do("GET", "/v1/undeclared", ""); r.status != 200 {
+		t.Errorf("live key on an undeclared route = %d %s", r.status, r.raw)
+	}
+	if r := test.do("GET", "/v1/unasked", ""); r.status != 500 || errCode(r) != "internal_error" {
+		t.Errorf("test key on a route whose handler never asked the rule = %d %s, want 500", r.status, r.raw)
+	}
+	if r := live.do("GET", "/v1/unasked", ""); r.status != 200 {
+		t.Errorf("live key on that route = %d %s", r.status, r.raw)
+	}
+	if r := test.do("GET", "/v1/open", ""); r.status != 200 {
+		t.Errorf("test key on a test-key route = %d %s", r.status, r.raw)
 	}
 }
