@@ -15187,6 +15187,12 @@ type RevokeApiKeyResponse401Headers struct {
 	RequestId RequestID
 }
 
+// RevokeApiKeyResponse403Headers the declared response headers of an HTTP 403 response for RevokeApiKey
+type RevokeApiKeyResponse403Headers struct {
+	IdempotentReplayed *string
+	RequestId          RequestID
+}
+
 // RevokeApiKeyResponse404Headers the declared response headers of an HTTP 404 response for RevokeApiKey
 type RevokeApiKeyResponse404Headers struct {
 	RequestId RequestID
@@ -15227,6 +15233,8 @@ type RevokeApiKeyResponse struct {
 	JSON400 *BadRequest
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *LiveKeyRequired
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *NotFound
 	// JSON409 the response for an HTTP 409 `application/json` response
@@ -15245,6 +15253,8 @@ type RevokeApiKeyResponse struct {
 	Headers400 *RevokeApiKeyResponse400Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *RevokeApiKeyResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *RevokeApiKeyResponse403Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *RevokeApiKeyResponse404Headers
 	// Headers409 the parsed response headers for an HTTP 409 response
@@ -15272,6 +15282,11 @@ func (r RevokeApiKeyResponse) GetJSON400() *BadRequest {
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
 func (r RevokeApiKeyResponse) GetJSON401() *Unauthorized {
 	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r RevokeApiKeyResponse) GetJSON403() *LiveKeyRequired {
+	return r.JSON403
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
@@ -15956,6 +15971,12 @@ type ActivateAssistantVersionResponse401Headers struct {
 	RequestId RequestID
 }
 
+// ActivateAssistantVersionResponse403Headers the declared response headers of an HTTP 403 response for ActivateAssistantVersion
+type ActivateAssistantVersionResponse403Headers struct {
+	IdempotentReplayed *string
+	RequestId          RequestID
+}
+
 // ActivateAssistantVersionResponse404Headers the declared response headers of an HTTP 404 response for ActivateAssistantVersion
 type ActivateAssistantVersionResponse404Headers struct {
 	IdempotentReplayed *string
@@ -16004,6 +16025,8 @@ type ActivateAssistantVersionResponse struct {
 	JSON400 *BadRequestPost
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *LiveKeyRequired
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *NotFoundPost
 	// JSON409 the response for an HTTP 409 `application/json` response
@@ -16024,6 +16047,8 @@ type ActivateAssistantVersionResponse struct {
 	Headers400 *ActivateAssistantVersionResponse400Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *ActivateAssistantVersionResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *ActivateAssistantVersionResponse403Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *ActivateAssistantVersionResponse404Headers
 	// Headers409 the parsed response headers for an HTTP 409 response
@@ -16053,6 +16078,11 @@ func (r ActivateAssistantVersionResponse) GetJSON400() *BadRequestPost {
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
 func (r ActivateAssistantVersionResponse) GetJSON401() *Unauthorized {
 	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r ActivateAssistantVersionResponse) GetJSON403() *LiveKeyRequired {
+	return r.JSON403
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
@@ -16676,6 +16706,12 @@ type PublishAssistantResponse401Headers struct {
 	RequestId RequestID
 }
 
+// PublishAssistantResponse403Headers the declared response headers of an HTTP 403 response for PublishAssistant
+type PublishAssistantResponse403Headers struct {
+	IdempotentReplayed *string
+	RequestId          RequestID
+}
+
 // PublishAssistantResponse404Headers the declared response headers of an HTTP 404 response for PublishAssistant
 type PublishAssistantResponse404Headers struct {
 	IdempotentReplayed *string
@@ -16724,6 +16760,8 @@ type PublishAssistantResponse struct {
 	JSON400 *BadRequestPost
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *LiveKeyRequired
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *NotFoundPost
 	// JSON409 the response for an HTTP 409 `application/json` response
@@ -16744,6 +16782,8 @@ type PublishAssistantResponse struct {
 	Headers400 *PublishAssistantResponse400Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *PublishAssistantResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *PublishAssistantResponse403Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *PublishAssistantResponse404Headers
 	// Headers409 the parsed response headers for an HTTP 409 response
@@ -16773,6 +16813,11 @@ func (r PublishAssistantResponse) GetJSON400() *BadRequestPost {
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
 func (r PublishAssistantResponse) GetJSON401() *Unauthorized {
 	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r PublishAssistantResponse) GetJSON403() *LiveKeyRequired {
+	return r.JSON403
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
@@ -17594,6 +17639,12 @@ type UpdateCallResponse401Headers struct {
 	RequestId RequestID
 }
 
+// UpdateCallResponse403Headers the declared response headers of an HTTP 403 response for UpdateCall
+type UpdateCallResponse403Headers struct {
+	IdempotentReplayed *string
+	RequestId          RequestID
+}
+
 // UpdateCallResponse404Headers the declared response headers of an HTTP 404 response for UpdateCall
 type UpdateCallResponse404Headers struct {
 	RequestId RequestID
@@ -17629,6 +17680,8 @@ type UpdateCallResponse struct {
 	JSON400 *BadRequest
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *LiveKeyRequired
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *NotFound
 	// JSON413 the response for an HTTP 413 `application/json` response
@@ -17645,6 +17698,8 @@ type UpdateCallResponse struct {
 	Headers400 *UpdateCallResponse400Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *UpdateCallResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *UpdateCallResponse403Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *UpdateCallResponse404Headers
 	// Headers413 the parsed response headers for an HTTP 413 response
@@ -17670,6 +17725,11 @@ func (r UpdateCallResponse) GetJSON400() *BadRequest {
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
 func (r UpdateCallResponse) GetJSON401() *Unauthorized {
 	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r UpdateCallResponse) GetJSON403() *LiveKeyRequired {
+	return r.JSON403
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
@@ -17749,6 +17809,12 @@ type AnswerCallResponse401Headers struct {
 	RequestId RequestID
 }
 
+// AnswerCallResponse403Headers the declared response headers of an HTTP 403 response for AnswerCall
+type AnswerCallResponse403Headers struct {
+	IdempotentReplayed *string
+	RequestId          RequestID
+}
+
 // AnswerCallResponse404Headers the declared response headers of an HTTP 404 response for AnswerCall
 type AnswerCallResponse404Headers struct {
 	IdempotentReplayed *string
@@ -17799,6 +17865,8 @@ type AnswerCallResponse struct {
 	JSON400 *BadRequestPost
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *LiveKeyRequired
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *NotFoundPost
 	// JSON409 the response for an HTTP 409 `application/json` response
@@ -17821,6 +17889,8 @@ type AnswerCallResponse struct {
 	Headers400 *AnswerCallResponse400Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *AnswerCallResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *AnswerCallResponse403Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *AnswerCallResponse404Headers
 	// Headers409 the parsed response headers for an HTTP 409 response
@@ -17855,6 +17925,11 @@ func (r AnswerCallResponse) GetJSON400() *BadRequestPost {
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
 func (r AnswerCallResponse) GetJSON401() *Unauthorized {
 	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r AnswerCallResponse) GetJSON403() *LiveKeyRequired {
+	return r.JSON403
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
@@ -17936,6 +18011,12 @@ type DeleteCallRecordingResponse401Headers struct {
 	RequestId RequestID
 }
 
+// DeleteCallRecordingResponse403Headers the declared response headers of an HTTP 403 response for DeleteCallRecording
+type DeleteCallRecordingResponse403Headers struct {
+	IdempotentReplayed *string
+	RequestId          RequestID
+}
+
 // DeleteCallRecordingResponse404Headers the declared response headers of an HTTP 404 response for DeleteCallRecording
 type DeleteCallRecordingResponse404Headers struct {
 	RequestId RequestID
@@ -17969,6 +18050,8 @@ type DeleteCallRecordingResponse struct {
 	JSON400 *BadRequest
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *LiveKeyRequired
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *RecordingNotFound
 	// JSON413 the response for an HTTP 413 `application/json` response
@@ -17985,6 +18068,8 @@ type DeleteCallRecordingResponse struct {
 	Headers400 *DeleteCallRecordingResponse400Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *DeleteCallRecordingResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *DeleteCallRecordingResponse403Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *DeleteCallRecordingResponse404Headers
 	// Headers413 the parsed response headers for an HTTP 413 response
@@ -18005,6 +18090,11 @@ func (r DeleteCallRecordingResponse) GetJSON400() *BadRequest {
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
 func (r DeleteCallRecordingResponse) GetJSON401() *Unauthorized {
 	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r DeleteCallRecordingResponse) GetJSON403() *LiveKeyRequired {
+	return r.JSON403
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
@@ -18225,6 +18315,12 @@ type TransferCallResponse401Headers struct {
 	RequestId RequestID
 }
 
+// TransferCallResponse403Headers the declared response headers of an HTTP 403 response for TransferCall
+type TransferCallResponse403Headers struct {
+	IdempotentReplayed *string
+	RequestId          RequestID
+}
+
 // TransferCallResponse404Headers the declared response headers of an HTTP 404 response for TransferCall
 type TransferCallResponse404Headers struct {
 	IdempotentReplayed *string
@@ -18279,6 +18375,8 @@ type TransferCallResponse struct {
 	JSON400 *BadRequestPost
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *LiveKeyRequired
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *NotFoundPost
 	// JSON409 the response for an HTTP 409 `application/json` response
@@ -18301,6 +18399,8 @@ type TransferCallResponse struct {
 	Headers400 *TransferCallResponse400Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *TransferCallResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *TransferCallResponse403Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *TransferCallResponse404Headers
 	// Headers409 the parsed response headers for an HTTP 409 response
@@ -18332,6 +18432,11 @@ func (r TransferCallResponse) GetJSON400() *BadRequestPost {
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
 func (r TransferCallResponse) GetJSON401() *Unauthorized {
 	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r TransferCallResponse) GetJSON403() *LiveKeyRequired {
+	return r.JSON403
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
@@ -19013,6 +19118,12 @@ type CreateLineResponse401Headers struct {
 	RequestId RequestID
 }
 
+// CreateLineResponse403Headers the declared response headers of an HTTP 403 response for CreateLine
+type CreateLineResponse403Headers struct {
+	IdempotentReplayed *string
+	RequestId          RequestID
+}
+
 // CreateLineResponse404Headers the declared response headers of an HTTP 404 response for CreateLine
 type CreateLineResponse404Headers struct {
 	IdempotentReplayed *string
@@ -19061,6 +19172,8 @@ type CreateLineResponse struct {
 	JSON400 *BadRequestPost
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *LiveKeyRequired
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *NotFoundPost
 	// JSON409 the response for an HTTP 409 `application/json` response
@@ -19081,6 +19194,8 @@ type CreateLineResponse struct {
 	Headers400 *CreateLineResponse400Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *CreateLineResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *CreateLineResponse403Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *CreateLineResponse404Headers
 	// Headers409 the parsed response headers for an HTTP 409 response
@@ -19110,6 +19225,11 @@ func (r CreateLineResponse) GetJSON400() *BadRequestPost {
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
 func (r CreateLineResponse) GetJSON401() *Unauthorized {
 	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r CreateLineResponse) GetJSON403() *LiveKeyRequired {
+	return r.JSON403
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
@@ -19191,6 +19311,12 @@ type DeleteLineResponse401Headers struct {
 	RequestId RequestID
 }
 
+// DeleteLineResponse403Headers the declared response headers of an HTTP 403 response for DeleteLine
+type DeleteLineResponse403Headers struct {
+	IdempotentReplayed *string
+	RequestId          RequestID
+}
+
 // DeleteLineResponse404Headers the declared response headers of an HTTP 404 response for DeleteLine
 type DeleteLineResponse404Headers struct {
 	RequestId RequestID
@@ -19231,6 +19357,8 @@ type DeleteLineResponse struct {
 	JSON400 *BadRequest
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *LiveKeyRequired
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *NotFound
 	// JSON409 the response for an HTTP 409 `application/json` response
@@ -19249,6 +19377,8 @@ type DeleteLineResponse struct {
 	Headers400 *DeleteLineResponse400Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *DeleteLineResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *DeleteLineResponse403Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *DeleteLineResponse404Headers
 	// Headers409 the parsed response headers for an HTTP 409 response
@@ -19276,6 +19406,11 @@ func (r DeleteLineResponse) GetJSON400() *BadRequest {
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
 func (r DeleteLineResponse) GetJSON401() *Unauthorized {
 	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r DeleteLineResponse) GetJSON403() *LiveKeyRequired {
+	return r.JSON403
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
@@ -19499,6 +19634,12 @@ type UpdateLineResponse401Headers struct {
 	RequestId RequestID
 }
 
+// UpdateLineResponse403Headers the declared response headers of an HTTP 403 response for UpdateLine
+type UpdateLineResponse403Headers struct {
+	IdempotentReplayed *string
+	RequestId          RequestID
+}
+
 // UpdateLineResponse404Headers the declared response headers of an HTTP 404 response for UpdateLine
 type UpdateLineResponse404Headers struct {
 	RequestId RequestID
@@ -19539,6 +19680,8 @@ type UpdateLineResponse struct {
 	JSON400 *BadRequest
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *LiveKeyRequired
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *NotFound
 	// JSON409 the response for an HTTP 409 `application/json` response
@@ -19557,6 +19700,8 @@ type UpdateLineResponse struct {
 	Headers400 *UpdateLineResponse400Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *UpdateLineResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *UpdateLineResponse403Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *UpdateLineResponse404Headers
 	// Headers409 the parsed response headers for an HTTP 409 response
@@ -19584,6 +19729,11 @@ func (r UpdateLineResponse) GetJSON400() *BadRequest {
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
 func (r UpdateLineResponse) GetJSON401() *Unauthorized {
 	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r UpdateLineResponse) GetJSON403() *LiveKeyRequired {
+	return r.JSON403
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
@@ -19662,6 +19812,12 @@ type AssignLineAssistantResponse401Headers struct {
 	RequestId RequestID
 }
 
+// AssignLineAssistantResponse403Headers the declared response headers of an HTTP 403 response for AssignLineAssistant
+type AssignLineAssistantResponse403Headers struct {
+	IdempotentReplayed *string
+	RequestId          RequestID
+}
+
 // AssignLineAssistantResponse404Headers the declared response headers of an HTTP 404 response for AssignLineAssistant
 type AssignLineAssistantResponse404Headers struct {
 	IdempotentReplayed *string
@@ -19710,6 +19866,8 @@ type AssignLineAssistantResponse struct {
 	JSON400 *BadRequestPost
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *LiveKeyRequired
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *NotFoundPost
 	// JSON409 the response for an HTTP 409 `application/json` response
@@ -19730,6 +19888,8 @@ type AssignLineAssistantResponse struct {
 	Headers400 *AssignLineAssistantResponse400Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *AssignLineAssistantResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *AssignLineAssistantResponse403Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *AssignLineAssistantResponse404Headers
 	// Headers409 the parsed response headers for an HTTP 409 response
@@ -19759,6 +19919,11 @@ func (r AssignLineAssistantResponse) GetJSON400() *BadRequestPost {
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
 func (r AssignLineAssistantResponse) GetJSON401() *Unauthorized {
 	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r AssignLineAssistantResponse) GetJSON403() *LiveKeyRequired {
+	return r.JSON403
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
@@ -20316,6 +20481,12 @@ type DeleteSessionResponse401Headers struct {
 	RequestId RequestID
 }
 
+// DeleteSessionResponse403Headers the declared response headers of an HTTP 403 response for DeleteSession
+type DeleteSessionResponse403Headers struct {
+	IdempotentReplayed *string
+	RequestId          RequestID
+}
+
 // DeleteSessionResponse404Headers the declared response headers of an HTTP 404 response for DeleteSession
 type DeleteSessionResponse404Headers struct {
 	RequestId RequestID
@@ -20351,6 +20522,8 @@ type DeleteSessionResponse struct {
 	JSON400 *BadRequest
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *LiveKeyRequired
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *NotFound
 	// JSON413 the response for an HTTP 413 `application/json` response
@@ -20367,6 +20540,8 @@ type DeleteSessionResponse struct {
 	Headers400 *DeleteSessionResponse400Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *DeleteSessionResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *DeleteSessionResponse403Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *DeleteSessionResponse404Headers
 	// Headers413 the parsed response headers for an HTTP 413 response
@@ -20392,6 +20567,11 @@ func (r DeleteSessionResponse) GetJSON400() *BadRequest {
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
 func (r DeleteSessionResponse) GetJSON401() *Unauthorized {
 	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r DeleteSessionResponse) GetJSON403() *LiveKeyRequired {
+	return r.JSON403
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
@@ -20610,6 +20790,12 @@ type UpdateSessionResponse401Headers struct {
 	RequestId RequestID
 }
 
+// UpdateSessionResponse403Headers the declared response headers of an HTTP 403 response for UpdateSession
+type UpdateSessionResponse403Headers struct {
+	IdempotentReplayed *string
+	RequestId          RequestID
+}
+
 // UpdateSessionResponse404Headers the declared response headers of an HTTP 404 response for UpdateSession
 type UpdateSessionResponse404Headers struct {
 	RequestId RequestID
@@ -20645,6 +20831,8 @@ type UpdateSessionResponse struct {
 	JSON400 *BadRequest
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *LiveKeyRequired
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *NotFound
 	// JSON413 the response for an HTTP 413 `application/json` response
@@ -20661,6 +20849,8 @@ type UpdateSessionResponse struct {
 	Headers400 *UpdateSessionResponse400Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *UpdateSessionResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *UpdateSessionResponse403Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *UpdateSessionResponse404Headers
 	// Headers413 the parsed response headers for an HTTP 413 response
@@ -20686,6 +20876,11 @@ func (r UpdateSessionResponse) GetJSON400() *BadRequest {
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
 func (r UpdateSessionResponse) GetJSON401() *Unauthorized {
 	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r UpdateSessionResponse) GetJSON403() *LiveKeyRequired {
+	return r.JSON403
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
@@ -20759,6 +20954,12 @@ type CreateSessionTokenResponse401Headers struct {
 	RequestId RequestID
 }
 
+// CreateSessionTokenResponse403Headers the declared response headers of an HTTP 403 response for CreateSessionToken
+type CreateSessionTokenResponse403Headers struct {
+	IdempotentReplayed *string
+	RequestId          RequestID
+}
+
 // CreateSessionTokenResponse404Headers the declared response headers of an HTTP 404 response for CreateSessionToken
 type CreateSessionTokenResponse404Headers struct {
 	IdempotentReplayed *string
@@ -20807,6 +21008,8 @@ type CreateSessionTokenResponse struct {
 	JSON400 *BadRequestPost
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *LiveKeyRequired
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *NotFoundPost
 	// JSON409 the response for an HTTP 409 `application/json` response
@@ -20827,6 +21030,8 @@ type CreateSessionTokenResponse struct {
 	Headers400 *CreateSessionTokenResponse400Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *CreateSessionTokenResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *CreateSessionTokenResponse403Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *CreateSessionTokenResponse404Headers
 	// Headers409 the parsed response headers for an HTTP 409 response
@@ -20856,6 +21061,11 @@ func (r CreateSessionTokenResponse) GetJSON400() *BadRequestPost {
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
 func (r CreateSessionTokenResponse) GetJSON401() *Unauthorized {
 	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r CreateSessionTokenResponse) GetJSON403() *LiveKeyRequired {
+	return r.JSON403
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
@@ -20937,6 +21147,12 @@ type ListSipTrunksResponse401Headers struct {
 	RequestId RequestID
 }
 
+// ListSipTrunksResponse403Headers the declared response headers of an HTTP 403 response for ListSipTrunks
+type ListSipTrunksResponse403Headers struct {
+	IdempotentReplayed *string
+	RequestId          RequestID
+}
+
 // ListSipTrunksResponse413Headers the declared response headers of an HTTP 413 response for ListSipTrunks
 type ListSipTrunksResponse413Headers struct {
 	RequestId RequestID
@@ -20967,6 +21183,8 @@ type ListSipTrunksResponse struct {
 	JSON400 *BadRequest
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *LiveKeyRequired
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *PayloadTooLarge
 	// JSON415 the response for an HTTP 415 `application/json` response
@@ -20981,6 +21199,8 @@ type ListSipTrunksResponse struct {
 	Headers400 *ListSipTrunksResponse400Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *ListSipTrunksResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *ListSipTrunksResponse403Headers
 	// Headers413 the parsed response headers for an HTTP 413 response
 	Headers413 *ListSipTrunksResponse413Headers
 	// Headers415 the parsed response headers for an HTTP 415 response
@@ -21004,6 +21224,11 @@ func (r ListSipTrunksResponse) GetJSON400() *BadRequest {
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
 func (r ListSipTrunksResponse) GetJSON401() *Unauthorized {
 	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r ListSipTrunksResponse) GetJSON403() *LiveKeyRequired {
+	return r.JSON403
 }
 
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
@@ -21072,6 +21297,12 @@ type CreateSipTrunkResponse401Headers struct {
 	RequestId RequestID
 }
 
+// CreateSipTrunkResponse403Headers the declared response headers of an HTTP 403 response for CreateSipTrunk
+type CreateSipTrunkResponse403Headers struct {
+	IdempotentReplayed *string
+	RequestId          RequestID
+}
+
 // CreateSipTrunkResponse409Headers the declared response headers of an HTTP 409 response for CreateSipTrunk
 type CreateSipTrunkResponse409Headers struct {
 	IdempotentReplayed *string
@@ -21114,6 +21345,8 @@ type CreateSipTrunkResponse struct {
 	JSON400 *BadRequestPost
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *LiveKeyRequired
 	// JSON409 the response for an HTTP 409 `application/json` response
 	JSON409 *ConflictPost
 	// JSON413 the response for an HTTP 413 `application/json` response
@@ -21132,6 +21365,8 @@ type CreateSipTrunkResponse struct {
 	Headers400 *CreateSipTrunkResponse400Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *CreateSipTrunkResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *CreateSipTrunkResponse403Headers
 	// Headers409 the parsed response headers for an HTTP 409 response
 	Headers409 *CreateSipTrunkResponse409Headers
 	// Headers413 the parsed response headers for an HTTP 413 response
@@ -21159,6 +21394,11 @@ func (r CreateSipTrunkResponse) GetJSON400() *BadRequestPost {
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
 func (r CreateSipTrunkResponse) GetJSON401() *Unauthorized {
 	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r CreateSipTrunkResponse) GetJSON403() *LiveKeyRequired {
+	return r.JSON403
 }
 
 // GetJSON409 returns the response for an HTTP 409 `application/json` response
@@ -21235,6 +21475,12 @@ type DeleteSipTrunkResponse401Headers struct {
 	RequestId RequestID
 }
 
+// DeleteSipTrunkResponse403Headers the declared response headers of an HTTP 403 response for DeleteSipTrunk
+type DeleteSipTrunkResponse403Headers struct {
+	IdempotentReplayed *string
+	RequestId          RequestID
+}
+
 // DeleteSipTrunkResponse404Headers the declared response headers of an HTTP 404 response for DeleteSipTrunk
 type DeleteSipTrunkResponse404Headers struct {
 	RequestId RequestID
@@ -21275,6 +21521,8 @@ type DeleteSipTrunkResponse struct {
 	JSON400 *BadRequest
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *LiveKeyRequired
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *NotFound
 	// JSON409 the response for an HTTP 409 `application/json` response
@@ -21293,6 +21541,8 @@ type DeleteSipTrunkResponse struct {
 	Headers400 *DeleteSipTrunkResponse400Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *DeleteSipTrunkResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *DeleteSipTrunkResponse403Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *DeleteSipTrunkResponse404Headers
 	// Headers409 the parsed response headers for an HTTP 409 response
@@ -21320,6 +21570,11 @@ func (r DeleteSipTrunkResponse) GetJSON400() *BadRequest {
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
 func (r DeleteSipTrunkResponse) GetJSON401() *Unauthorized {
 	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r DeleteSipTrunkResponse) GetJSON403() *LiveKeyRequired {
+	return r.JSON403
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
@@ -21396,6 +21651,12 @@ type GetSipTrunkResponse401Headers struct {
 	RequestId RequestID
 }
 
+// GetSipTrunkResponse403Headers the declared response headers of an HTTP 403 response for GetSipTrunk
+type GetSipTrunkResponse403Headers struct {
+	IdempotentReplayed *string
+	RequestId          RequestID
+}
+
 // GetSipTrunkResponse404Headers the declared response headers of an HTTP 404 response for GetSipTrunk
 type GetSipTrunkResponse404Headers struct {
 	RequestId RequestID
@@ -21431,6 +21692,8 @@ type GetSipTrunkResponse struct {
 	JSON400 *BadRequest
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *LiveKeyRequired
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *NotFound
 	// JSON413 the response for an HTTP 413 `application/json` response
@@ -21447,6 +21710,8 @@ type GetSipTrunkResponse struct {
 	Headers400 *GetSipTrunkResponse400Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *GetSipTrunkResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *GetSipTrunkResponse403Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *GetSipTrunkResponse404Headers
 	// Headers413 the parsed response headers for an HTTP 413 response
@@ -21472,6 +21737,11 @@ func (r GetSipTrunkResponse) GetJSON400() *BadRequest {
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
 func (r GetSipTrunkResponse) GetJSON401() *Unauthorized {
 	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r GetSipTrunkResponse) GetJSON403() *LiveKeyRequired {
+	return r.JSON403
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
@@ -21543,6 +21813,12 @@ type UpdateSipTrunkResponse401Headers struct {
 	RequestId RequestID
 }
 
+// UpdateSipTrunkResponse403Headers the declared response headers of an HTTP 403 response for UpdateSipTrunk
+type UpdateSipTrunkResponse403Headers struct {
+	IdempotentReplayed *string
+	RequestId          RequestID
+}
+
 // UpdateSipTrunkResponse404Headers the declared response headers of an HTTP 404 response for UpdateSipTrunk
 type UpdateSipTrunkResponse404Headers struct {
 	RequestId RequestID
@@ -21583,6 +21859,8 @@ type UpdateSipTrunkResponse struct {
 	JSON400 *BadRequest
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *LiveKeyRequired
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *NotFound
 	// JSON409 the response for an HTTP 409 `application/json` response
@@ -21601,6 +21879,8 @@ type UpdateSipTrunkResponse struct {
 	Headers400 *UpdateSipTrunkResponse400Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *UpdateSipTrunkResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *UpdateSipTrunkResponse403Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *UpdateSipTrunkResponse404Headers
 	// Headers409 the parsed response headers for an HTTP 409 response
@@ -21628,6 +21908,11 @@ func (r UpdateSipTrunkResponse) GetJSON400() *BadRequest {
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
 func (r UpdateSipTrunkResponse) GetJSON401() *Unauthorized {
 	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r UpdateSipTrunkResponse) GetJSON403() *LiveKeyRequired {
+	return r.JSON403
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
@@ -24847,6 +25132,13 @@ func ParseRevokeApiKeyResponse(rsp *http.Response) (*RevokeApiKeyResponse, error
 		}
 		response.JSON401 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest LiveKeyRequired
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
 		var dest NotFound
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -24922,6 +25214,23 @@ func ParseRevokeApiKeyResponse(rsp *http.Response) (*RevokeApiKeyResponse, error
 			headers.RequestId = value
 		}
 		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers RevokeApiKeyResponse403Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers403 = &headers
 	case rsp.StatusCode == 404:
 		var headers RevokeApiKeyResponse404Headers
 		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
@@ -25734,6 +26043,13 @@ func ParseActivateAssistantVersionResponse(rsp *http.Response) (*ActivateAssista
 		}
 		response.JSON401 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest LiveKeyRequired
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
 		var dest NotFoundPost
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -25830,6 +26146,23 @@ func ParseActivateAssistantVersionResponse(rsp *http.Response) (*ActivateAssista
 			headers.RequestId = value
 		}
 		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers ActivateAssistantVersionResponse403Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers403 = &headers
 	case rsp.StatusCode == 404:
 		var headers ActivateAssistantVersionResponse404Headers
 		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
@@ -26670,6 +27003,13 @@ func ParsePublishAssistantResponse(rsp *http.Response) (*PublishAssistantRespons
 		}
 		response.JSON401 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest LiveKeyRequired
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
 		var dest NotFoundPost
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -26766,6 +27106,23 @@ func ParsePublishAssistantResponse(rsp *http.Response) (*PublishAssistantRespons
 			headers.RequestId = value
 		}
 		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers PublishAssistantResponse403Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers403 = &headers
 	case rsp.StatusCode == 404:
 		var headers PublishAssistantResponse404Headers
 		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
@@ -27764,6 +28121,13 @@ func ParseUpdateCallResponse(rsp *http.Response) (*UpdateCallResponse, error) {
 		}
 		response.JSON401 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest LiveKeyRequired
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
 		var dest NotFound
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -27832,6 +28196,23 @@ func ParseUpdateCallResponse(rsp *http.Response) (*UpdateCallResponse, error) {
 			headers.RequestId = value
 		}
 		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers UpdateCallResponse403Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers403 = &headers
 	case rsp.StatusCode == 404:
 		var headers UpdateCallResponse404Headers
 		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
@@ -27935,6 +28316,13 @@ func ParseAnswerCallResponse(rsp *http.Response) (*AnswerCallResponse, error) {
 			return nil, err
 		}
 		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest LiveKeyRequired
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
 		var dest NotFoundPost
@@ -28049,6 +28437,23 @@ func ParseAnswerCallResponse(rsp *http.Response) (*AnswerCallResponse, error) {
 			headers.RequestId = value
 		}
 		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers AnswerCallResponse403Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers403 = &headers
 	case rsp.StatusCode == 404:
 		var headers AnswerCallResponse404Headers
 		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
@@ -28183,6 +28588,13 @@ func ParseDeleteCallRecordingResponse(rsp *http.Response) (*DeleteCallRecordingR
 		}
 		response.JSON401 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest LiveKeyRequired
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
 		var dest RecordingNotFound
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -28251,6 +28663,23 @@ func ParseDeleteCallRecordingResponse(rsp *http.Response) (*DeleteCallRecordingR
 			headers.RequestId = value
 		}
 		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers DeleteCallRecordingResponse403Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers403 = &headers
 	case rsp.StatusCode == 404:
 		var headers DeleteCallRecordingResponse404Headers
 		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
@@ -28513,6 +28942,13 @@ func ParseTransferCallResponse(rsp *http.Response) (*TransferCallResponse, error
 		}
 		response.JSON401 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest LiveKeyRequired
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
 		var dest NotFoundPost
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -28616,6 +29052,23 @@ func ParseTransferCallResponse(rsp *http.Response) (*TransferCallResponse, error
 			headers.RequestId = value
 		}
 		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers TransferCallResponse403Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers403 = &headers
 	case rsp.StatusCode == 404:
 		var headers TransferCallResponse404Headers
 		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
@@ -29466,6 +29919,13 @@ func ParseCreateLineResponse(rsp *http.Response) (*CreateLineResponse, error) {
 		}
 		response.JSON401 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest LiveKeyRequired
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
 		var dest NotFoundPost
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -29562,6 +30022,23 @@ func ParseCreateLineResponse(rsp *http.Response) (*CreateLineResponse, error) {
 			headers.RequestId = value
 		}
 		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers CreateLineResponse403Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers403 = &headers
 	case rsp.StatusCode == 404:
 		var headers CreateLineResponse404Headers
 		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
@@ -29700,6 +30177,13 @@ func ParseDeleteLineResponse(rsp *http.Response) (*DeleteLineResponse, error) {
 		}
 		response.JSON401 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest LiveKeyRequired
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
 		var dest NotFound
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -29775,6 +30259,23 @@ func ParseDeleteLineResponse(rsp *http.Response) (*DeleteLineResponse, error) {
 			headers.RequestId = value
 		}
 		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers DeleteLineResponse403Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers403 = &headers
 	case rsp.StatusCode == 404:
 		var headers DeleteLineResponse404Headers
 		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
@@ -30047,6 +30548,13 @@ func ParseUpdateLineResponse(rsp *http.Response) (*UpdateLineResponse, error) {
 		}
 		response.JSON401 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest LiveKeyRequired
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
 		var dest NotFound
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -30122,6 +30630,23 @@ func ParseUpdateLineResponse(rsp *http.Response) (*UpdateLineResponse, error) {
 			headers.RequestId = value
 		}
 		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers UpdateLineResponse403Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers403 = &headers
 	case rsp.StatusCode == 404:
 		var headers UpdateLineResponse404Headers
 		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
@@ -30229,6 +30754,13 @@ func ParseAssignLineAssistantResponse(rsp *http.Response) (*AssignLineAssistantR
 		}
 		response.JSON401 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest LiveKeyRequired
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
 		var dest NotFoundPost
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -30325,6 +30857,23 @@ func ParseAssignLineAssistantResponse(rsp *http.Response) (*AssignLineAssistantR
 			headers.RequestId = value
 		}
 		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers AssignLineAssistantResponse403Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers403 = &headers
 	case rsp.StatusCode == 404:
 		var headers AssignLineAssistantResponse404Headers
 		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
@@ -31041,6 +31590,13 @@ func ParseDeleteSessionResponse(rsp *http.Response) (*DeleteSessionResponse, err
 		}
 		response.JSON401 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest LiveKeyRequired
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
 		var dest NotFound
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -31109,6 +31665,23 @@ func ParseDeleteSessionResponse(rsp *http.Response) (*DeleteSessionResponse, err
 			headers.RequestId = value
 		}
 		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers DeleteSessionResponse403Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers403 = &headers
 	case rsp.StatusCode == 404:
 		var headers DeleteSessionResponse404Headers
 		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
@@ -31371,6 +31944,13 @@ func ParseUpdateSessionResponse(rsp *http.Response) (*UpdateSessionResponse, err
 		}
 		response.JSON401 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest LiveKeyRequired
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
 		var dest NotFound
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -31439,6 +32019,23 @@ func ParseUpdateSessionResponse(rsp *http.Response) (*UpdateSessionResponse, err
 			headers.RequestId = value
 		}
 		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers UpdateSessionResponse403Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers403 = &headers
 	case rsp.StatusCode == 404:
 		var headers UpdateSessionResponse404Headers
 		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
@@ -31536,6 +32133,13 @@ func ParseCreateSessionTokenResponse(rsp *http.Response) (*CreateSessionTokenRes
 		}
 		response.JSON401 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest LiveKeyRequired
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
 		var dest NotFoundPost
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -31632,6 +32236,23 @@ func ParseCreateSessionTokenResponse(rsp *http.Response) (*CreateSessionTokenRes
 			headers.RequestId = value
 		}
 		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers CreateSessionTokenResponse403Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers403 = &headers
 	case rsp.StatusCode == 404:
 		var headers CreateSessionTokenResponse404Headers
 		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
@@ -31770,6 +32391,13 @@ func ParseListSipTrunksResponse(rsp *http.Response) (*ListSipTrunksResponse, err
 		}
 		response.JSON401 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest LiveKeyRequired
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
 		var dest PayloadTooLarge
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -31831,6 +32459,23 @@ func ParseListSipTrunksResponse(rsp *http.Response) (*ListSipTrunksResponse, err
 			headers.RequestId = value
 		}
 		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers ListSipTrunksResponse403Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers403 = &headers
 	case rsp.StatusCode == 413:
 		var headers ListSipTrunksResponse413Headers
 		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
@@ -31917,6 +32562,13 @@ func ParseCreateSipTrunkResponse(rsp *http.Response) (*CreateSipTrunkResponse, e
 			return nil, err
 		}
 		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest LiveKeyRequired
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
 		var dest ConflictPost
@@ -32007,6 +32659,23 @@ func ParseCreateSipTrunkResponse(rsp *http.Response) (*CreateSipTrunkResponse, e
 			headers.RequestId = value
 		}
 		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers CreateSipTrunkResponse403Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers403 = &headers
 	case rsp.StatusCode == 409:
 		var headers CreateSipTrunkResponse409Headers
 		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
@@ -32128,6 +32797,13 @@ func ParseDeleteSipTrunkResponse(rsp *http.Response) (*DeleteSipTrunkResponse, e
 		}
 		response.JSON401 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest LiveKeyRequired
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
 		var dest NotFound
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -32203,6 +32879,23 @@ func ParseDeleteSipTrunkResponse(rsp *http.Response) (*DeleteSipTrunkResponse, e
 			headers.RequestId = value
 		}
 		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers DeleteSipTrunkResponse403Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers403 = &headers
 	case rsp.StatusCode == 404:
 		var headers DeleteSipTrunkResponse404Headers
 		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
@@ -32310,6 +33003,13 @@ func ParseGetSipTrunkResponse(rsp *http.Response) (*GetSipTrunkResponse, error) 
 		}
 		response.JSON401 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest LiveKeyRequired
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
 		var dest NotFound
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -32378,6 +33078,23 @@ func ParseGetSipTrunkResponse(rsp *http.Response) (*GetSipTrunkResponse, error) 
 			headers.RequestId = value
 		}
 		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers GetSipTrunkResponse403Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers403 = &headers
 	case rsp.StatusCode == 404:
 		var headers GetSipTrunkResponse404Headers
 		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
@@ -32475,6 +33192,13 @@ func ParseUpdateSipTrunkResponse(rsp *http.Response) (*UpdateSipTrunkResponse, e
 		}
 		response.JSON401 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest LiveKeyRequired
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
 		var dest NotFound
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -32550,6 +33274,23 @@ func ParseUpdateSipTrunkResponse(rsp *http.Response) (*UpdateSipTrunkResponse, e
 			headers.RequestId = value
 		}
 		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers UpdateSipTrunkResponse403Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers403 = &headers
 	case rsp.StatusCode == 404:
 		var headers UpdateSipTrunkResponse404Headers
 		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {

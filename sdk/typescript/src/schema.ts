@@ -6068,7 +6068,7 @@ export interface components {
                 "application/json": components["schemas"]["Error429"];
             };
         };
-        /** @description `live_key_required`: an `sk_test_` key asked for a call on a platform other than the sim. */
+        /** @description `live_key_required`: an `sk_test_` key asked for something that reaches a real network (a SIP trunk or SIP line, a call, session or line on a real platform, an assistant such a line runs, an `sk_live_` key); the message names the route and why. See Test mode. */
         LiveKeyRequired: {
             headers: {
                 "Request-Id": components["headers"]["Request-Id"];
@@ -6772,6 +6772,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequestPost"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["LiveKeyRequired"];
             404: components["responses"]["NotFoundPost"];
             409: components["responses"]["ConflictPost"];
             413: components["responses"]["PayloadTooLarge"];
@@ -6874,6 +6875,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequestPost"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["LiveKeyRequired"];
             404: components["responses"]["NotFoundPost"];
             409: components["responses"]["ConflictPost"];
             413: components["responses"]["PayloadTooLarge"];
@@ -7543,6 +7545,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequestPost"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["LiveKeyRequired"];
             404: components["responses"]["NotFoundPost"];
             409: components["responses"]["ConflictPost"];
             413: components["responses"]["PayloadTooLarge"];
@@ -7636,6 +7639,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["LiveKeyRequired"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
@@ -7709,6 +7713,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["LiveKeyRequired"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
@@ -7782,6 +7787,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequestPost"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["LiveKeyRequired"];
             404: components["responses"]["NotFoundPost"];
             409: components["responses"]["ConflictPost"];
             413: components["responses"]["PayloadTooLarge"];
@@ -8027,6 +8033,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["LiveKeyRequired"];
             404: components["responses"]["NotFound"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
@@ -8093,6 +8100,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["LiveKeyRequired"];
             404: components["responses"]["NotFound"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
@@ -8150,6 +8158,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequestPost"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["LiveKeyRequired"];
             404: components["responses"]["NotFoundPost"];
             409: components["responses"]["ConflictPost"];
             413: components["responses"]["PayloadTooLarge"];
@@ -8660,6 +8669,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["LiveKeyRequired"];
             404: components["responses"]["NotFound"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
@@ -8739,6 +8749,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequestPost"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["LiveKeyRequired"];
             404: components["responses"]["NotFoundPost"];
             409: components["responses"]["ConflictPost"];
             413: components["responses"]["PayloadTooLarge"];
@@ -8887,6 +8898,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["LiveKeyRequired"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
@@ -8932,6 +8944,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequestPost"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["LiveKeyRequired"];
             404: components["responses"]["NotFoundPost"];
             409: components["responses"]["ConflictPost"];
             413: components["responses"]["PayloadTooLarge"];
@@ -8995,6 +9008,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["LiveKeyRequired"];
             404: components["responses"]["RecordingNotFound"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
@@ -9062,6 +9076,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["LiveKeyRequired"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
@@ -9139,6 +9154,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequestPost"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["LiveKeyRequired"];
             409: components["responses"]["ConflictPost"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
@@ -9197,6 +9213,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["LiveKeyRequired"];
             404: components["responses"]["NotFound"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
@@ -9235,6 +9252,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["LiveKeyRequired"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
@@ -9302,6 +9320,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["LiveKeyRequired"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
