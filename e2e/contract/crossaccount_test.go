@@ -1,16 +1,20 @@
 package contract_test
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	protologger "github.com/livekit/protocol/logger"
 	lksdk "github.com/livekit/server-sdk-go/v2"
 
 	"github.com/bridgeline/bridgeline/e2e/harness"
+	"github.com/bridgeline/bridgeline/shared/account"
+	"github.com/bridgeline/bridgeline/shared/httpapi"
 	"github.com/bridgeline/bridgeline/shared/ident"
 )
 
@@ -40,6 +44,19 @@ func TestCrossAccountMatrix(t *testing.T) {
 	lksdk.SetLogger(protologger.GetDiscardLogger())
 	s := harness.Start(t, harness.Options{})
 	otherKey := harness.NewAccount(t, s)
+	// The SIP trunk and line routes take live keys only (httpapi.LiveKeyOnly): A makes
+	// its trunk with a live key, and B sends those routes with a live key of its own
+	// (with a test key B gets 403 live_key_required whatever the id, which tells nothing
+	// either).
+	accts := &account.Service{Store: s.Store, Now: time.Now}
+	liveA, _, err := accts.AddKey(context.Background(), s.AccountID, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, otherLive, err := accts.Create(context.Background(), "Other Live Co", true)
+	if err != nil {
+		t.Fatal(err)
+	}
 	do := func(key, method, path, body string) (int, map[string]any) {
 		t.Helper()
 		idem := ""
@@ -63,7 +80,11 @@ func TestCrossAccountMatrix(t *testing.T) {
 	// Account A's resources, one of each kind a /v1 path names.
 	asst := mine("POST", "/v1/assistants", `{"name":"Mine","system_prompt":"Be brief.","greeting":"Hello.","avatar_id":"ava_iris","framing":{"shot":"medium","position":"center"}}`, 201)["id"].(string)
 	version := mine("POST", "/v1/assistants/"+asst+"/publish", "", 201)["active_version_id"].(string)
-	trunk := mine("POST", "/v1/sip_trunks", `{"name":"Mine","inbound":{"allowed_addresses":["203.0.113.0/24"]}}`, 201)["id"].(string)
+	created0, trunkOut := do(liveA, "POST", "/v1/sip_trunks", `{"name":"Mine","inbound":{"allowed_addresses":["203.0.113.0/24"]}}`)
+	if created0 != 201 {
+		t.Fatalf("account A: POST /v1/sip_trunks = %d %v", created0, trunkOut)
+	}
+	trunk := trunkOut["id"].(string)
 	hook := mine("POST", "/v1/webhook_endpoints", `{"url":"http://127.0.0.1:9/hooks","events":["call.ended"]}`, 201)["id"].(string)
 	created := mine("POST", "/v1/sessions", `{"platform_handle":"+15550107001","media":"audio"}`, 201)
 	ses, call := created["session_id"].(string), created["call_id"].(string)
@@ -106,7 +127,11 @@ func TestCrossAccountMatrix(t *testing.T) {
 			body = `{}`
 		}
 		covered++
-		status, out := do(otherKey, r.Method, path, body)
+		key := otherKey
+		if r.Keys.Mode == httpapi.LiveKeyOnly {
+			key = otherLive
+		}
+		status, out := do(key, r.Method, path, body)
 		code, _ := out["error"].(map[string]any)["code"].(string)
 		if status != http.StatusNotFound || code != "resource_not_found" {
 			non404++

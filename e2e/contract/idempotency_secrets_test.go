@@ -53,6 +53,7 @@ func request(t *testing.T, s *harness.Stack, key, method, path, body, idem strin
 // exchange is one idempotent request as the test sent it and what it got back.
 type exchange struct {
 	route, path, body, key string
+	apiKey                 string // the API key that sent it
 	status                 int
 	raw                    []byte
 }
@@ -78,10 +79,18 @@ func TestIdempotencyRecordsHoldNoSecret(t *testing.T) {
 		return request(t, s, key, method, path, body, idem)
 	}
 	var done []exchange
+	// The SIP trunk and line routes take live keys only: sent with one of the account's.
+	sipKey, _, err := (&account.Service{Store: s.Store, Now: time.Now}).AddKey(ctx, s.AccountID, true)
+	if err != nil {
+		t.Fatal(err)
+	}
 	post := func(route, path, body string, want int) map[string]any {
 		t.Helper()
-		x := exchange{route: route, path: path, body: body, key: ident.New("idem")}
-		x.status, x.raw, _ = send(s.APIKey, http.MethodPost, path, body, x.key)
+		x := exchange{route: route, path: path, body: body, key: ident.New("idem"), apiKey: s.APIKey}
+		if strings.HasPrefix(route, "POST /v1/sip_trunks") || route == "POST /v1/lines" {
+			x.apiKey = sipKey
+		}
+		x.status, x.raw, _ = send(x.apiKey, http.MethodPost, path, body, x.key)
 		if x.status != want {
 			t.Fatalf("POST %s = %d %s, want %d", path, x.status, x.raw, want)
 		}
@@ -218,7 +227,7 @@ func TestIdempotencyRecordsHoldNoSecret(t *testing.T) {
 		}
 
 		// The replay: the same key and body, the same object; secrets left out or fresh.
-		status, raw, h := send(s.APIKey, http.MethodPost, x.path, x.body, x.key)
+		status, raw, h := send(x.apiKey, http.MethodPost, x.path, x.body, x.key)
 		var again map[string]any
 		json.Unmarshal(raw, &again)
 		if status != x.status || h.Get("Idempotent-Replayed") != "true" || again["id"] != first["id"] || again["session_id"] != first["session_id"] {

@@ -564,9 +564,19 @@ func TestFunctionsUnderLambdaRuntime(t *testing.T) {
 	}
 	// A SIP trunk and a SIP line on it (this livekit-server has no SIP bridge: the sync
 	// to LiveKit fails, is logged, and is left to the sweeper's reconcile); a trunk that
-	// carries a line cannot go.
-	tr := s.expect(post("sip-trunks-create", "/v1/sip_trunks", "/v1/sip_trunks",
-		`{"name":"Provider","inbound":{"allowed_addresses":["203.0.113.0/24"]},"outbound":{"address":"198.51.100.20","transport":"udp","username":"bridgeline","password":"s3cret-pass"}}`),
+	// carries a line cannot go. SIP routes take live keys only: the test key is refused
+	// by the function itself, and the account's live key goes on.
+	liveKey, _, err := (&account.Service{Store: s.store, Now: time.Now}).AddKey(ctx, acct.ID, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	liveAuth := s.authorize("Bearer " + liveKey).Context
+	live := func(rq request) request { rq.auth = liveAuth; return rq }
+	if code := s.expect(get("sip-trunks-list", "/v1/sip_trunks", "/v1/sip_trunks"), http.StatusForbidden)["error"].(map[string]any)["code"]; code != "live_key_required" {
+		t.Errorf("test key listing SIP trunks: code %v, want live_key_required", code)
+	}
+	tr := s.expect(live(post("sip-trunks-create", "/v1/sip_trunks", "/v1/sip_trunks",
+		`{"name":"Provider","inbound":{"allowed_addresses":["203.0.113.0/24"]},"outbound":{"address":"198.51.100.20","transport":"udp","username":"bridgeline","password":"s3cret-pass"}}`)),
 		http.StatusCreated)
 	trID, _ := tr["id"].(string)
 	if tr["origination_uri"] != "sip:sip.example.test:5061" {
@@ -575,20 +585,20 @@ func TestFunctionsUnderLambdaRuntime(t *testing.T) {
 	if out, _ := tr["outbound"].(map[string]any); out["password_set"] != true || strings.Contains(fmt.Sprint(tr), "s3cret-pass") {
 		t.Errorf("trunk = %v, want its password set and never shown", tr)
 	}
-	s.expect(get("sip-trunks-list", "/v1/sip_trunks", "/v1/sip_trunks"), http.StatusOK)
-	s.expect(get("sip-trunks-get", "/v1/sip_trunks/{id}", "/v1/sip_trunks/"+trID), http.StatusOK)
-	s.expect(patch("sip-trunks-update", "/v1/sip_trunks/{id}", "/v1/sip_trunks/"+trID, `{"name":"Provider (main)"}`), http.StatusOK)
-	sipLine := s.expect(post("lines-create", "/v1/lines", "/v1/lines",
-		`{"platform":"sip","handle":"+15550108888","sip_trunk_id":"`+trID+`","assistant_id":"`+asstID+`"}`), http.StatusCreated)
+	s.expect(live(get("sip-trunks-list", "/v1/sip_trunks", "/v1/sip_trunks")), http.StatusOK)
+	s.expect(live(get("sip-trunks-get", "/v1/sip_trunks/{id}", "/v1/sip_trunks/"+trID)), http.StatusOK)
+	s.expect(live(patch("sip-trunks-update", "/v1/sip_trunks/{id}", "/v1/sip_trunks/"+trID, `{"name":"Provider (main)"}`)), http.StatusOK)
+	sipLine := s.expect(live(post("lines-create", "/v1/lines", "/v1/lines",
+		`{"platform":"sip","handle":"+15550108888","sip_trunk_id":"`+trID+`","assistant_id":"`+asstID+`"}`)), http.StatusCreated)
 	if sipLine["sip_trunk_id"] != trID || sipLine["platform"] != "sip" {
 		t.Errorf("SIP line = %v, want one on %s", sipLine, trID)
 	}
 	remove := func(fn, pattern, path string) request {
 		return request{fn: fn, method: http.MethodDelete, pattern: pattern, path: path, auth: auth}
 	}
-	s.expect(remove("sip-trunks-delete", "/v1/sip_trunks/{id}", "/v1/sip_trunks/"+trID), http.StatusConflict)
-	s.expect(remove("lines-delete", "/v1/lines/{id}", "/v1/lines/"+sipLine["id"].(string)), http.StatusOK)
-	s.expect(remove("sip-trunks-delete", "/v1/sip_trunks/{id}", "/v1/sip_trunks/"+trID), http.StatusOK)
+	s.expect(live(remove("sip-trunks-delete", "/v1/sip_trunks/{id}", "/v1/sip_trunks/"+trID)), http.StatusConflict)
+	s.expect(live(remove("lines-delete", "/v1/lines/{id}", "/v1/lines/"+sipLine["id"].(string))), http.StatusOK)
+	s.expect(live(remove("sip-trunks-delete", "/v1/sip_trunks/{id}", "/v1/sip_trunks/"+trID)), http.StatusOK)
 
 	archived := s.expect(post("assistants-archive", "/v1/assistants/{id}/archive", "/v1/assistants/"+dupID+"/archive", ""), http.StatusOK)
 	if archived["status"] != "archived" {
@@ -731,7 +741,7 @@ func TestFunctionsUnderLambdaRuntime(t *testing.T) {
 	// call-transfers, and by its assistant through persona-transfer. Last, so that no list
 	// above meets its records and events.
 	s.withSIPSecret()
-	s.sipScenario(lk, auth, asstID)
+	s.sipScenario(lk, liveAuth, asstID)
 
 	// Every function ran, and used exactly what template.yaml grants it.
 	s.mu.Lock()

@@ -436,6 +436,24 @@ func TestAPITransfer(t *testing.T) {
 	out := answered(ctx, t, phone, r.dialURI(l.Handle))
 	c := r.callOf(t, l.ID, func(c recordObj) bool { return c.Status == call.StatusActive })
 
+	// The account's test key can neither transfer the live phone call (toll fraud: issue
+	// 30) nor join it: 403 live_key_required, and the call goes on untouched.
+	refused := map[string]string{"/v1/calls/" + c.ID + "/transfer": `{"to":"` + target.URI() + `"}`}
+	if c.SessionID != nil {
+		refused["/v1/sessions/"+*c.SessionID+"/tokens"] = `{}`
+	}
+	for path, body := range refused {
+		var v map[string]any
+		json.Unmarshal([]byte(body), &v)
+		status, raw, _ := r.st.Request(http.MethodPost, path, v, r.st.APIKey)
+		if status != http.StatusForbidden || !strings.Contains(string(raw), `"live_key_required"`) || !strings.Contains(string(raw), "sip platform") {
+			t.Errorf("POST %s with the test key = %d %s, want 403 live_key_required naming the sip platform", path, status, raw)
+		}
+	}
+	if rec := r.record(t, c.ID); rec.Transfer != nil || rec.Status != call.StatusActive {
+		t.Errorf("after the test key's transfer the call is %s, transfer %+v; want it active with none", rec.Status, rec.Transfer)
+	}
+
 	transfer := func(to string) recordObj {
 		t.Helper()
 		start := time.Now()

@@ -15416,6 +15416,12 @@ type RevokeApiKeyResponse401Headers struct {
 	RequestId RequestID
 }
 
+// RevokeApiKeyResponse403Headers the declared response headers of an HTTP 403 response for RevokeApiKey
+type RevokeApiKeyResponse403Headers struct {
+	IdempotentReplayed *string
+	RequestId          RequestID
+}
+
 // RevokeApiKeyResponse404Headers the declared response headers of an HTTP 404 response for RevokeApiKey
 type RevokeApiKeyResponse404Headers struct {
 	RequestId RequestID
@@ -15456,6 +15462,8 @@ type RevokeApiKeyResponse struct {
 	JSON400 *BadRequest
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *LiveKeyRequired
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *NotFound
 	// JSON409 the response for an HTTP 409 `application/json` response
@@ -15474,6 +15482,8 @@ type RevokeApiKeyResponse struct {
 	Headers400 *RevokeApiKeyResponse400Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *RevokeApiKeyResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *RevokeApiKeyResponse403Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *RevokeApiKeyResponse404Headers
 	// Headers409 the parsed response headers for an HTTP 409 response
@@ -15501,6 +15511,11 @@ func (r RevokeApiKeyResponse) GetJSON400() *BadRequest {
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
 func (r RevokeApiKeyResponse) GetJSON401() *Unauthorized {
 	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r RevokeApiKeyResponse) GetJSON403() *LiveKeyRequired {
+	return r.JSON403
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
@@ -16185,6 +16200,12 @@ type ActivateAssistantVersionResponse401Headers struct {
 	RequestId RequestID
 }
 
+// ActivateAssistantVersionResponse403Headers the declared response headers of an HTTP 403 response for ActivateAssistantVersion
+type ActivateAssistantVersionResponse403Headers struct {
+	IdempotentReplayed *string
+	RequestId          RequestID
+}
+
 // ActivateAssistantVersionResponse404Headers the declared response headers of an HTTP 404 response for ActivateAssistantVersion
 type ActivateAssistantVersionResponse404Headers struct {
 	IdempotentReplayed *string
@@ -16233,6 +16254,8 @@ type ActivateAssistantVersionResponse struct {
 	JSON400 *BadRequestPost
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *LiveKeyRequired
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *NotFoundPost
 	// JSON409 the response for an HTTP 409 `application/json` response
@@ -16253,6 +16276,8 @@ type ActivateAssistantVersionResponse struct {
 	Headers400 *ActivateAssistantVersionResponse400Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *ActivateAssistantVersionResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *ActivateAssistantVersionResponse403Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *ActivateAssistantVersionResponse404Headers
 	// Headers409 the parsed response headers for an HTTP 409 response
@@ -16282,6 +16307,11 @@ func (r ActivateAssistantVersionResponse) GetJSON400() *BadRequestPost {
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
 func (r ActivateAssistantVersionResponse) GetJSON401() *Unauthorized {
 	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r ActivateAssistantVersionResponse) GetJSON403() *LiveKeyRequired {
+	return r.JSON403
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
@@ -16905,6 +16935,12 @@ type PublishAssistantResponse401Headers struct {
 	RequestId RequestID
 }
 
+// PublishAssistantResponse403Headers the declared response headers of an HTTP 403 response for PublishAssistant
+type PublishAssistantResponse403Headers struct {
+	IdempotentReplayed *string
+	RequestId          RequestID
+}
+
 // PublishAssistantResponse404Headers the declared response headers of an HTTP 404 response for PublishAssistant
 type PublishAssistantResponse404Headers struct {
 	IdempotentReplayed *string
@@ -16953,6 +16989,8 @@ type PublishAssistantResponse struct {
 	JSON400 *BadRequestPost
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *LiveKeyRequired
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *NotFoundPost
 	// JSON409 the response for an HTTP 409 `application/json` response
@@ -16973,6 +17011,8 @@ type PublishAssistantResponse struct {
 	Headers400 *PublishAssistantResponse400Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *PublishAssistantResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *PublishAssistantResponse403Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *PublishAssistantResponse404Headers
 	// Headers409 the parsed response headers for an HTTP 409 response
@@ -17002,6 +17042,11 @@ func (r PublishAssistantResponse) GetJSON400() *BadRequestPost {
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
 func (r PublishAssistantResponse) GetJSON401() *Unauthorized {
 	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r PublishAssistantResponse) GetJSON403() *LiveKeyRequired {
+	return r.JSON403
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
@@ -17823,6 +17868,12 @@ type UpdateCallResponse401Headers struct {
 	RequestId RequestID
 }
 
+// UpdateCallResponse403Headers the declared response headers of an HTTP 403 response for UpdateCall
+type UpdateCallResponse403Headers struct {
+	IdempotentReplayed *string
+	RequestId          RequestID
+}
+
 // UpdateCallResponse404Headers the declared response headers of an HTTP 404 response for UpdateCall
 type UpdateCallResponse404Headers struct {
 	RequestId RequestID
@@ -17858,6 +17909,8 @@ type UpdateCallResponse struct {
 	JSON400 *BadRequest
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *LiveKeyRequired
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *NotFound
 	// JSON413 the response for an HTTP 413 `application/json` response
@@ -17874,6 +17927,8 @@ type UpdateCallResponse struct {
 	Headers400 *UpdateCallResponse400Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *UpdateCallResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *UpdateCallResponse403Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *UpdateCallResponse404Headers
 	// Headers413 the parsed response headers for an HTTP 413 response
@@ -17899,6 +17954,11 @@ func (r UpdateCallResponse) GetJSON400() *BadRequest {
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
 func (r UpdateCallResponse) GetJSON401() *Unauthorized {
 	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r UpdateCallResponse) GetJSON403() *LiveKeyRequired {
+	return r.JSON403
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
@@ -17978,6 +18038,12 @@ type AnswerCallResponse401Headers struct {
 	RequestId RequestID
 }
 
+// AnswerCallResponse403Headers the declared response headers of an HTTP 403 response for AnswerCall
+type AnswerCallResponse403Headers struct {
+	IdempotentReplayed *string
+	RequestId          RequestID
+}
+
 // AnswerCallResponse404Headers the declared response headers of an HTTP 404 response for AnswerCall
 type AnswerCallResponse404Headers struct {
 	IdempotentReplayed *string
@@ -18028,6 +18094,8 @@ type AnswerCallResponse struct {
 	JSON400 *BadRequestPost
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *LiveKeyRequired
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *NotFoundPost
 	// JSON409 the response for an HTTP 409 `application/json` response
@@ -18050,6 +18118,8 @@ type AnswerCallResponse struct {
 	Headers400 *AnswerCallResponse400Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *AnswerCallResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *AnswerCallResponse403Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *AnswerCallResponse404Headers
 	// Headers409 the parsed response headers for an HTTP 409 response
@@ -18084,6 +18154,11 @@ func (r AnswerCallResponse) GetJSON400() *BadRequestPost {
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
 func (r AnswerCallResponse) GetJSON401() *Unauthorized {
 	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r AnswerCallResponse) GetJSON403() *LiveKeyRequired {
+	return r.JSON403
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
@@ -18165,6 +18240,12 @@ type DeleteCallRecordingResponse401Headers struct {
 	RequestId RequestID
 }
 
+// DeleteCallRecordingResponse403Headers the declared response headers of an HTTP 403 response for DeleteCallRecording
+type DeleteCallRecordingResponse403Headers struct {
+	IdempotentReplayed *string
+	RequestId          RequestID
+}
+
 // DeleteCallRecordingResponse404Headers the declared response headers of an HTTP 404 response for DeleteCallRecording
 type DeleteCallRecordingResponse404Headers struct {
 	RequestId RequestID
@@ -18198,6 +18279,8 @@ type DeleteCallRecordingResponse struct {
 	JSON400 *BadRequest
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *LiveKeyRequired
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *RecordingNotFound
 	// JSON413 the response for an HTTP 413 `application/json` response
@@ -18214,6 +18297,8 @@ type DeleteCallRecordingResponse struct {
 	Headers400 *DeleteCallRecordingResponse400Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *DeleteCallRecordingResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *DeleteCallRecordingResponse403Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *DeleteCallRecordingResponse404Headers
 	// Headers413 the parsed response headers for an HTTP 413 response
@@ -18234,6 +18319,11 @@ func (r DeleteCallRecordingResponse) GetJSON400() *BadRequest {
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
 func (r DeleteCallRecordingResponse) GetJSON401() *Unauthorized {
 	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r DeleteCallRecordingResponse) GetJSON403() *LiveKeyRequired {
+	return r.JSON403
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
@@ -18454,6 +18544,12 @@ type TransferCallResponse401Headers struct {
 	RequestId RequestID
 }
 
+// TransferCallResponse403Headers the declared response headers of an HTTP 403 response for TransferCall
+type TransferCallResponse403Headers struct {
+	IdempotentReplayed *string
+	RequestId          RequestID
+}
+
 // TransferCallResponse404Headers the declared response headers of an HTTP 404 response for TransferCall
 type TransferCallResponse404Headers struct {
 	IdempotentReplayed *string
@@ -18508,6 +18604,8 @@ type TransferCallResponse struct {
 	JSON400 *BadRequestPost
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *LiveKeyRequired
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *NotFoundPost
 	// JSON409 the response for an HTTP 409 `application/json` response
@@ -18530,6 +18628,8 @@ type TransferCallResponse struct {
 	Headers400 *TransferCallResponse400Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *TransferCallResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *TransferCallResponse403Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *TransferCallResponse404Headers
 	// Headers409 the parsed response headers for an HTTP 409 response
@@ -18561,6 +18661,11 @@ func (r TransferCallResponse) GetJSON400() *BadRequestPost {
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
 func (r TransferCallResponse) GetJSON401() *Unauthorized {
 	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r TransferCallResponse) GetJSON403() *LiveKeyRequired {
+	return r.JSON403
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
@@ -19242,6 +19347,12 @@ type CreateLineResponse401Headers struct {
 	RequestId RequestID
 }
 
+// CreateLineResponse403Headers the declared response headers of an HTTP 403 response for CreateLine
+type CreateLineResponse403Headers struct {
+	IdempotentReplayed *string
+	RequestId          RequestID
+}
+
 // CreateLineResponse404Headers the declared response headers of an HTTP 404 response for CreateLine
 type CreateLineResponse404Headers struct {
 	IdempotentReplayed *string
@@ -19290,6 +19401,8 @@ type CreateLineResponse struct {
 	JSON400 *BadRequestPost
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *LiveKeyRequired
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *NotFoundPost
 	// JSON409 the response for an HTTP 409 `application/json` response
@@ -19310,6 +19423,8 @@ type CreateLineResponse struct {
 	Headers400 *CreateLineResponse400Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *CreateLineResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *CreateLineResponse403Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *CreateLineResponse404Headers
 	// Headers409 the parsed response headers for an HTTP 409 response
@@ -19339,6 +19454,11 @@ func (r CreateLineResponse) GetJSON400() *BadRequestPost {
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
 func (r CreateLineResponse) GetJSON401() *Unauthorized {
 	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r CreateLineResponse) GetJSON403() *LiveKeyRequired {
+	return r.JSON403
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
@@ -19420,6 +19540,12 @@ type DeleteLineResponse401Headers struct {
 	RequestId RequestID
 }
 
+// DeleteLineResponse403Headers the declared response headers of an HTTP 403 response for DeleteLine
+type DeleteLineResponse403Headers struct {
+	IdempotentReplayed *string
+	RequestId          RequestID
+}
+
 // DeleteLineResponse404Headers the declared response headers of an HTTP 404 response for DeleteLine
 type DeleteLineResponse404Headers struct {
 	RequestId RequestID
@@ -19460,6 +19586,8 @@ type DeleteLineResponse struct {
 	JSON400 *BadRequest
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *LiveKeyRequired
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *NotFound
 	// JSON409 the response for an HTTP 409 `application/json` response
@@ -19478,6 +19606,8 @@ type DeleteLineResponse struct {
 	Headers400 *DeleteLineResponse400Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *DeleteLineResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *DeleteLineResponse403Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *DeleteLineResponse404Headers
 	// Headers409 the parsed response headers for an HTTP 409 response
@@ -19505,6 +19635,11 @@ func (r DeleteLineResponse) GetJSON400() *BadRequest {
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
 func (r DeleteLineResponse) GetJSON401() *Unauthorized {
 	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r DeleteLineResponse) GetJSON403() *LiveKeyRequired {
+	return r.JSON403
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
@@ -19728,6 +19863,12 @@ type UpdateLineResponse401Headers struct {
 	RequestId RequestID
 }
 
+// UpdateLineResponse403Headers the declared response headers of an HTTP 403 response for UpdateLine
+type UpdateLineResponse403Headers struct {
+	IdempotentReplayed *string
+	RequestId          RequestID
+}
+
 // UpdateLineResponse404Headers the declared response headers of an HTTP 404 response for UpdateLine
 type UpdateLineResponse404Headers struct {
 	RequestId RequestID
@@ -19768,6 +19909,8 @@ type UpdateLineResponse struct {
 	JSON400 *BadRequest
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *LiveKeyRequired
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *NotFound
 	// JSON409 the response for an HTTP 409 `application/json` response
@@ -19786,6 +19929,8 @@ type UpdateLineResponse struct {
 	Headers400 *UpdateLineResponse400Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *UpdateLineResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *UpdateLineResponse403Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *UpdateLineResponse404Headers
 	// Headers409 the parsed response headers for an HTTP 409 response
@@ -19813,6 +19958,11 @@ func (r UpdateLineResponse) GetJSON400() *BadRequest {
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
 func (r UpdateLineResponse) GetJSON401() *Unauthorized {
 	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r UpdateLineResponse) GetJSON403() *LiveKeyRequired {
+	return r.JSON403
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
@@ -19891,6 +20041,12 @@ type AssignLineAssistantResponse401Headers struct {
 	RequestId RequestID
 }
 
+// AssignLineAssistantResponse403Headers the declared response headers of an HTTP 403 response for AssignLineAssistant
+type AssignLineAssistantResponse403Headers struct {
+	IdempotentReplayed *string
+	RequestId          RequestID
+}
+
 // AssignLineAssistantResponse404Headers the declared response headers of an HTTP 404 response for AssignLineAssistant
 type AssignLineAssistantResponse404Headers struct {
 	IdempotentReplayed *string
@@ -19939,6 +20095,8 @@ type AssignLineAssistantResponse struct {
 	JSON400 *BadRequestPost
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *LiveKeyRequired
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *NotFoundPost
 	// JSON409 the response for an HTTP 409 `application/json` response
@@ -19959,6 +20117,8 @@ type AssignLineAssistantResponse struct {
 	Headers400 *AssignLineAssistantResponse400Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *AssignLineAssistantResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *AssignLineAssistantResponse403Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *AssignLineAssistantResponse404Headers
 	// Headers409 the parsed response headers for an HTTP 409 response
@@ -19988,6 +20148,11 @@ func (r AssignLineAssistantResponse) GetJSON400() *BadRequestPost {
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
 func (r AssignLineAssistantResponse) GetJSON401() *Unauthorized {
 	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r AssignLineAssistantResponse) GetJSON403() *LiveKeyRequired {
+	return r.JSON403
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
@@ -20545,6 +20710,12 @@ type DeleteSessionResponse401Headers struct {
 	RequestId RequestID
 }
 
+// DeleteSessionResponse403Headers the declared response headers of an HTTP 403 response for DeleteSession
+type DeleteSessionResponse403Headers struct {
+	IdempotentReplayed *string
+	RequestId          RequestID
+}
+
 // DeleteSessionResponse404Headers the declared response headers of an HTTP 404 response for DeleteSession
 type DeleteSessionResponse404Headers struct {
 	RequestId RequestID
@@ -20580,6 +20751,8 @@ type DeleteSessionResponse struct {
 	JSON400 *BadRequest
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *LiveKeyRequired
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *NotFound
 	// JSON413 the response for an HTTP 413 `application/json` response
@@ -20596,6 +20769,8 @@ type DeleteSessionResponse struct {
 	Headers400 *DeleteSessionResponse400Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *DeleteSessionResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *DeleteSessionResponse403Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *DeleteSessionResponse404Headers
 	// Headers413 the parsed response headers for an HTTP 413 response
@@ -20621,6 +20796,11 @@ func (r DeleteSessionResponse) GetJSON400() *BadRequest {
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
 func (r DeleteSessionResponse) GetJSON401() *Unauthorized {
 	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r DeleteSessionResponse) GetJSON403() *LiveKeyRequired {
+	return r.JSON403
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
@@ -20839,6 +21019,12 @@ type UpdateSessionResponse401Headers struct {
 	RequestId RequestID
 }
 
+// UpdateSessionResponse403Headers the declared response headers of an HTTP 403 response for UpdateSession
+type UpdateSessionResponse403Headers struct {
+	IdempotentReplayed *string
+	RequestId          RequestID
+}
+
 // UpdateSessionResponse404Headers the declared response headers of an HTTP 404 response for UpdateSession
 type UpdateSessionResponse404Headers struct {
 	RequestId RequestID
@@ -20874,6 +21060,8 @@ type UpdateSessionResponse struct {
 	JSON400 *BadRequest
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *LiveKeyRequired
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *NotFound
 	// JSON413 the response for an HTTP 413 `application/json` response
@@ -20890,6 +21078,8 @@ type UpdateSessionResponse struct {
 	Headers400 *UpdateSessionResponse400Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *UpdateSessionResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *UpdateSessionResponse403Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *UpdateSessionResponse404Headers
 	// Headers413 the parsed response headers for an HTTP 413 response
@@ -20915,6 +21105,11 @@ func (r UpdateSessionResponse) GetJSON400() *BadRequest {
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
 func (r UpdateSessionResponse) GetJSON401() *Unauthorized {
 	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r UpdateSessionResponse) GetJSON403() *LiveKeyRequired {
+	return r.JSON403
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
@@ -20988,6 +21183,12 @@ type CreateSessionTokenResponse401Headers struct {
 	RequestId RequestID
 }
 
+// CreateSessionTokenResponse403Headers the declared response headers of an HTTP 403 response for CreateSessionToken
+type CreateSessionTokenResponse403Headers struct {
+	IdempotentReplayed *string
+	RequestId          RequestID
+}
+
 // CreateSessionTokenResponse404Headers the declared response headers of an HTTP 404 response for CreateSessionToken
 type CreateSessionTokenResponse404Headers struct {
 	IdempotentReplayed *string
@@ -21036,6 +21237,8 @@ type CreateSessionTokenResponse struct {
 	JSON400 *BadRequestPost
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *LiveKeyRequired
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *NotFoundPost
 	// JSON409 the response for an HTTP 409 `application/json` response
@@ -21056,6 +21259,8 @@ type CreateSessionTokenResponse struct {
 	Headers400 *CreateSessionTokenResponse400Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *CreateSessionTokenResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *CreateSessionTokenResponse403Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *CreateSessionTokenResponse404Headers
 	// Headers409 the parsed response headers for an HTTP 409 response
@@ -21085,6 +21290,11 @@ func (r CreateSessionTokenResponse) GetJSON400() *BadRequestPost {
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
 func (r CreateSessionTokenResponse) GetJSON401() *Unauthorized {
 	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r CreateSessionTokenResponse) GetJSON403() *LiveKeyRequired {
+	return r.JSON403
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
@@ -21166,6 +21376,12 @@ type ListSipTrunksResponse401Headers struct {
 	RequestId RequestID
 }
 
+// ListSipTrunksResponse403Headers the declared response headers of an HTTP 403 response for ListSipTrunks
+type ListSipTrunksResponse403Headers struct {
+	IdempotentReplayed *string
+	RequestId          RequestID
+}
+
 // ListSipTrunksResponse413Headers the declared response headers of an HTTP 413 response for ListSipTrunks
 type ListSipTrunksResponse413Headers struct {
 	RequestId RequestID
@@ -21196,6 +21412,8 @@ type ListSipTrunksResponse struct {
 	JSON400 *BadRequest
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *LiveKeyRequired
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *PayloadTooLarge
 	// JSON415 the response for an HTTP 415 `application/json` response
@@ -21210,6 +21428,8 @@ type ListSipTrunksResponse struct {
 	Headers400 *ListSipTrunksResponse400Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *ListSipTrunksResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *ListSipTrunksResponse403Headers
 	// Headers413 the parsed response headers for an HTTP 413 response
 	Headers413 *ListSipTrunksResponse413Headers
 	// Headers415 the parsed response headers for an HTTP 415 response
@@ -21233,6 +21453,11 @@ func (r ListSipTrunksResponse) GetJSON400() *BadRequest {
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
 func (r ListSipTrunksResponse) GetJSON401() *Unauthorized {
 	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r ListSipTrunksResponse) GetJSON403() *LiveKeyRequired {
+	return r.JSON403
 }
 
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
@@ -21301,6 +21526,12 @@ type CreateSipTrunkResponse401Headers struct {
 	RequestId RequestID
 }
 
+// CreateSipTrunkResponse403Headers the declared response headers of an HTTP 403 response for CreateSipTrunk
+type CreateSipTrunkResponse403Headers struct {
+	IdempotentReplayed *string
+	RequestId          RequestID
+}
+
 // CreateSipTrunkResponse409Headers the declared response headers of an HTTP 409 response for CreateSipTrunk
 type CreateSipTrunkResponse409Headers struct {
 	IdempotentReplayed *string
@@ -21349,6 +21580,8 @@ type CreateSipTrunkResponse struct {
 	JSON400 *BadRequestPost
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *LiveKeyRequired
 	// JSON409 the response for an HTTP 409 `application/json` response
 	JSON409 *ConflictPost
 	// JSON413 the response for an HTTP 413 `application/json` response
@@ -21369,6 +21602,8 @@ type CreateSipTrunkResponse struct {
 	Headers400 *CreateSipTrunkResponse400Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *CreateSipTrunkResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *CreateSipTrunkResponse403Headers
 	// Headers409 the parsed response headers for an HTTP 409 response
 	Headers409 *CreateSipTrunkResponse409Headers
 	// Headers413 the parsed response headers for an HTTP 413 response
@@ -21398,6 +21633,11 @@ func (r CreateSipTrunkResponse) GetJSON400() *BadRequestPost {
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
 func (r CreateSipTrunkResponse) GetJSON401() *Unauthorized {
 	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r CreateSipTrunkResponse) GetJSON403() *LiveKeyRequired {
+	return r.JSON403
 }
 
 // GetJSON409 returns the response for an HTTP 409 `application/json` response
@@ -21479,6 +21719,12 @@ type DeleteSipTrunkResponse401Headers struct {
 	RequestId RequestID
 }
 
+// DeleteSipTrunkResponse403Headers the declared response headers of an HTTP 403 response for DeleteSipTrunk
+type DeleteSipTrunkResponse403Headers struct {
+	IdempotentReplayed *string
+	RequestId          RequestID
+}
+
 // DeleteSipTrunkResponse404Headers the declared response headers of an HTTP 404 response for DeleteSipTrunk
 type DeleteSipTrunkResponse404Headers struct {
 	RequestId RequestID
@@ -21519,6 +21765,8 @@ type DeleteSipTrunkResponse struct {
 	JSON400 *BadRequest
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *LiveKeyRequired
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *NotFound
 	// JSON409 the response for an HTTP 409 `application/json` response
@@ -21537,6 +21785,8 @@ type DeleteSipTrunkResponse struct {
 	Headers400 *DeleteSipTrunkResponse400Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *DeleteSipTrunkResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *DeleteSipTrunkResponse403Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *DeleteSipTrunkResponse404Headers
 	// Headers409 the parsed response headers for an HTTP 409 response
@@ -21564,6 +21814,11 @@ func (r DeleteSipTrunkResponse) GetJSON400() *BadRequest {
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
 func (r DeleteSipTrunkResponse) GetJSON401() *Unauthorized {
 	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r DeleteSipTrunkResponse) GetJSON403() *LiveKeyRequired {
+	return r.JSON403
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
@@ -21640,6 +21895,12 @@ type GetSipTrunkResponse401Headers struct {
 	RequestId RequestID
 }
 
+// GetSipTrunkResponse403Headers the declared response headers of an HTTP 403 response for GetSipTrunk
+type GetSipTrunkResponse403Headers struct {
+	IdempotentReplayed *string
+	RequestId          RequestID
+}
+
 // GetSipTrunkResponse404Headers the declared response headers of an HTTP 404 response for GetSipTrunk
 type GetSipTrunkResponse404Headers struct {
 	RequestId RequestID
@@ -21675,6 +21936,8 @@ type GetSipTrunkResponse struct {
 	JSON400 *BadRequest
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *LiveKeyRequired
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *NotFound
 	// JSON413 the response for an HTTP 413 `application/json` response
@@ -21691,6 +21954,8 @@ type GetSipTrunkResponse struct {
 	Headers400 *GetSipTrunkResponse400Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *GetSipTrunkResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *GetSipTrunkResponse403Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *GetSipTrunkResponse404Headers
 	// Headers413 the parsed response headers for an HTTP 413 response
@@ -21716,6 +21981,11 @@ func (r GetSipTrunkResponse) GetJSON400() *BadRequest {
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
 func (r GetSipTrunkResponse) GetJSON401() *Unauthorized {
 	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r GetSipTrunkResponse) GetJSON403() *LiveKeyRequired {
+	return r.JSON403
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
@@ -21787,6 +22057,12 @@ type UpdateSipTrunkResponse401Headers struct {
 	RequestId RequestID
 }
 
+// UpdateSipTrunkResponse403Headers the declared response headers of an HTTP 403 response for UpdateSipTrunk
+type UpdateSipTrunkResponse403Headers struct {
+	IdempotentReplayed *string
+	RequestId          RequestID
+}
+
 // UpdateSipTrunkResponse404Headers the declared response headers of an HTTP 404 response for UpdateSipTrunk
 type UpdateSipTrunkResponse404Headers struct {
 	RequestId RequestID
@@ -21833,6 +22109,8 @@ type UpdateSipTrunkResponse struct {
 	JSON400 *BadRequest
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *LiveKeyRequired
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *NotFound
 	// JSON409 the response for an HTTP 409 `application/json` response
@@ -21853,6 +22131,8 @@ type UpdateSipTrunkResponse struct {
 	Headers400 *UpdateSipTrunkResponse400Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *UpdateSipTrunkResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *UpdateSipTrunkResponse403Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *UpdateSipTrunkResponse404Headers
 	// Headers409 the parsed response headers for an HTTP 409 response
@@ -21882,6 +22162,11 @@ func (r UpdateSipTrunkResponse) GetJSON400() *BadRequest {
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
 func (r UpdateSipTrunkResponse) GetJSON401() *Unauthorized {
 	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r UpdateSipTrunkResponse) GetJSON403() *LiveKeyRequired {
+	return r.JSON403
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
@@ -25164,6 +25449,13 @@ func ParseRevokeApiKeyResponse(rsp *http.Response) (*RevokeApiKeyResponse, error
 		}
 		response.JSON401 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest LiveKeyRequired
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
 		var dest NotFound
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -25239,6 +25531,23 @@ func ParseRevokeApiKeyResponse(rsp *http.Response) (*RevokeApiKeyResponse, error
 			headers.RequestId = value
 		}
 		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers RevokeApiKeyResponse403Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers403 = &headers
 	case rsp.StatusCode == 404:
 		var headers RevokeApiKeyResponse404Headers
 		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
@@ -26051,6 +26360,13 @@ func ParseActivateAssistantVersionResponse(rsp *http.Response) (*ActivateAssista
 		}
 		response.JSON401 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest LiveKeyRequired
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
 		var dest NotFoundPost
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -26147,6 +26463,23 @@ func ParseActivateAssistantVersionResponse(rsp *http.Response) (*ActivateAssista
 			headers.RequestId = value
 		}
 		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers ActivateAssistantVersionResponse403Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers403 = &headers
 	case rsp.StatusCode == 404:
 		var headers ActivateAssistantVersionResponse404Headers
 		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
@@ -26987,6 +27320,13 @@ func ParsePublishAssistantResponse(rsp *http.Response) (*PublishAssistantRespons
 		}
 		response.JSON401 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest LiveKeyRequired
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
 		var dest NotFoundPost
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -27083,6 +27423,23 @@ func ParsePublishAssistantResponse(rsp *http.Response) (*PublishAssistantRespons
 			headers.RequestId = value
 		}
 		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers PublishAssistantResponse403Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers403 = &headers
 	case rsp.StatusCode == 404:
 		var headers PublishAssistantResponse404Headers
 		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
@@ -28081,6 +28438,13 @@ func ParseUpdateCallResponse(rsp *http.Response) (*UpdateCallResponse, error) {
 		}
 		response.JSON401 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest LiveKeyRequired
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
 		var dest NotFound
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -28149,6 +28513,23 @@ func ParseUpdateCallResponse(rsp *http.Response) (*UpdateCallResponse, error) {
 			headers.RequestId = value
 		}
 		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers UpdateCallResponse403Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers403 = &headers
 	case rsp.StatusCode == 404:
 		var headers UpdateCallResponse404Headers
 		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
@@ -28252,6 +28633,13 @@ func ParseAnswerCallResponse(rsp *http.Response) (*AnswerCallResponse, error) {
 			return nil, err
 		}
 		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest LiveKeyRequired
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
 		var dest NotFoundPost
@@ -28366,6 +28754,23 @@ func ParseAnswerCallResponse(rsp *http.Response) (*AnswerCallResponse, error) {
 			headers.RequestId = value
 		}
 		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers AnswerCallResponse403Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers403 = &headers
 	case rsp.StatusCode == 404:
 		var headers AnswerCallResponse404Headers
 		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
@@ -28500,6 +28905,13 @@ func ParseDeleteCallRecordingResponse(rsp *http.Response) (*DeleteCallRecordingR
 		}
 		response.JSON401 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest LiveKeyRequired
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
 		var dest RecordingNotFound
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -28568,6 +28980,23 @@ func ParseDeleteCallRecordingResponse(rsp *http.Response) (*DeleteCallRecordingR
 			headers.RequestId = value
 		}
 		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers DeleteCallRecordingResponse403Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers403 = &headers
 	case rsp.StatusCode == 404:
 		var headers DeleteCallRecordingResponse404Headers
 		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
@@ -28830,6 +29259,13 @@ func ParseTransferCallResponse(rsp *http.Response) (*TransferCallResponse, error
 		}
 		response.JSON401 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest LiveKeyRequired
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
 		var dest NotFoundPost
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -28933,6 +29369,23 @@ func ParseTransferCallResponse(rsp *http.Response) (*TransferCallResponse, error
 			headers.RequestId = value
 		}
 		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers TransferCallResponse403Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers403 = &headers
 	case rsp.StatusCode == 404:
 		var headers TransferCallResponse404Headers
 		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
@@ -29783,6 +30236,13 @@ func ParseCreateLineResponse(rsp *http.Response) (*CreateLineResponse, error) {
 		}
 		response.JSON401 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest LiveKeyRequired
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
 		var dest NotFoundPost
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -29879,6 +30339,23 @@ func ParseCreateLineResponse(rsp *http.Response) (*CreateLineResponse, error) {
 			headers.RequestId = value
 		}
 		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers CreateLineResponse403Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers403 = &headers
 	case rsp.StatusCode == 404:
 		var headers CreateLineResponse404Headers
 		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
@@ -30017,6 +30494,13 @@ func ParseDeleteLineResponse(rsp *http.Response) (*DeleteLineResponse, error) {
 		}
 		response.JSON401 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest LiveKeyRequired
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
 		var dest NotFound
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -30092,6 +30576,23 @@ func ParseDeleteLineResponse(rsp *http.Response) (*DeleteLineResponse, error) {
 			headers.RequestId = value
 		}
 		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers DeleteLineResponse403Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers403 = &headers
 	case rsp.StatusCode == 404:
 		var headers DeleteLineResponse404Headers
 		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
@@ -30364,6 +30865,13 @@ func ParseUpdateLineResponse(rsp *http.Response) (*UpdateLineResponse, error) {
 		}
 		response.JSON401 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest LiveKeyRequired
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
 		var dest NotFound
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -30439,6 +30947,23 @@ func ParseUpdateLineResponse(rsp *http.Response) (*UpdateLineResponse, error) {
 			headers.RequestId = value
 		}
 		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers UpdateLineResponse403Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers403 = &headers
 	case rsp.StatusCode == 404:
 		var headers UpdateLineResponse404Headers
 		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
@@ -30546,6 +31071,13 @@ func ParseAssignLineAssistantResponse(rsp *http.Response) (*AssignLineAssistantR
 		}
 		response.JSON401 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest LiveKeyRequired
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
 		var dest NotFoundPost
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -30642,6 +31174,23 @@ func ParseAssignLineAssistantResponse(rsp *http.Response) (*AssignLineAssistantR
 			headers.RequestId = value
 		}
 		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers AssignLineAssistantResponse403Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers403 = &headers
 	case rsp.StatusCode == 404:
 		var headers AssignLineAssistantResponse404Headers
 		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
@@ -31358,6 +31907,13 @@ func ParseDeleteSessionResponse(rsp *http.Response) (*DeleteSessionResponse, err
 		}
 		response.JSON401 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest LiveKeyRequired
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
 		var dest NotFound
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -31426,6 +31982,23 @@ func ParseDeleteSessionResponse(rsp *http.Response) (*DeleteSessionResponse, err
 			headers.RequestId = value
 		}
 		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers DeleteSessionResponse403Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers403 = &headers
 	case rsp.StatusCode == 404:
 		var headers DeleteSessionResponse404Headers
 		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
@@ -31688,6 +32261,13 @@ func ParseUpdateSessionResponse(rsp *http.Response) (*UpdateSessionResponse, err
 		}
 		response.JSON401 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest LiveKeyRequired
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
 		var dest NotFound
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -31756,6 +32336,23 @@ func ParseUpdateSessionResponse(rsp *http.Response) (*UpdateSessionResponse, err
 			headers.RequestId = value
 		}
 		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers UpdateSessionResponse403Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers403 = &headers
 	case rsp.StatusCode == 404:
 		var headers UpdateSessionResponse404Headers
 		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
@@ -31853,6 +32450,13 @@ func ParseCreateSessionTokenResponse(rsp *http.Response) (*CreateSessionTokenRes
 		}
 		response.JSON401 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest LiveKeyRequired
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
 		var dest NotFoundPost
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -31949,6 +32553,23 @@ func ParseCreateSessionTokenResponse(rsp *http.Response) (*CreateSessionTokenRes
 			headers.RequestId = value
 		}
 		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers CreateSessionTokenResponse403Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers403 = &headers
 	case rsp.StatusCode == 404:
 		var headers CreateSessionTokenResponse404Headers
 		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
@@ -32087,6 +32708,13 @@ func ParseListSipTrunksResponse(rsp *http.Response) (*ListSipTrunksResponse, err
 		}
 		response.JSON401 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest LiveKeyRequired
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
 		var dest PayloadTooLarge
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -32148,6 +32776,23 @@ func ParseListSipTrunksResponse(rsp *http.Response) (*ListSipTrunksResponse, err
 			headers.RequestId = value
 		}
 		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers ListSipTrunksResponse403Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers403 = &headers
 	case rsp.StatusCode == 413:
 		var headers ListSipTrunksResponse413Headers
 		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
@@ -32234,6 +32879,13 @@ func ParseCreateSipTrunkResponse(rsp *http.Response) (*CreateSipTrunkResponse, e
 			return nil, err
 		}
 		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest LiveKeyRequired
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
 		var dest ConflictPost
@@ -32331,6 +32983,23 @@ func ParseCreateSipTrunkResponse(rsp *http.Response) (*CreateSipTrunkResponse, e
 			headers.RequestId = value
 		}
 		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers CreateSipTrunkResponse403Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers403 = &headers
 	case rsp.StatusCode == 409:
 		var headers CreateSipTrunkResponse409Headers
 		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
@@ -32469,6 +33138,13 @@ func ParseDeleteSipTrunkResponse(rsp *http.Response) (*DeleteSipTrunkResponse, e
 		}
 		response.JSON401 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest LiveKeyRequired
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
 		var dest NotFound
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -32544,6 +33220,23 @@ func ParseDeleteSipTrunkResponse(rsp *http.Response) (*DeleteSipTrunkResponse, e
 			headers.RequestId = value
 		}
 		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers DeleteSipTrunkResponse403Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers403 = &headers
 	case rsp.StatusCode == 404:
 		var headers DeleteSipTrunkResponse404Headers
 		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
@@ -32651,6 +33344,13 @@ func ParseGetSipTrunkResponse(rsp *http.Response) (*GetSipTrunkResponse, error) 
 		}
 		response.JSON401 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest LiveKeyRequired
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
 		var dest NotFound
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -32719,6 +33419,23 @@ func ParseGetSipTrunkResponse(rsp *http.Response) (*GetSipTrunkResponse, error) 
 			headers.RequestId = value
 		}
 		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers GetSipTrunkResponse403Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers403 = &headers
 	case rsp.StatusCode == 404:
 		var headers GetSipTrunkResponse404Headers
 		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
@@ -32816,6 +33533,13 @@ func ParseUpdateSipTrunkResponse(rsp *http.Response) (*UpdateSipTrunkResponse, e
 		}
 		response.JSON401 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest LiveKeyRequired
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
 		var dest NotFound
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -32898,6 +33622,23 @@ func ParseUpdateSipTrunkResponse(rsp *http.Response) (*UpdateSipTrunkResponse, e
 			headers.RequestId = value
 		}
 		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers UpdateSipTrunkResponse403Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers403 = &headers
 	case rsp.StatusCode == 404:
 		var headers UpdateSipTrunkResponse404Headers
 		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {

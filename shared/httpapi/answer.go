@@ -39,7 +39,7 @@ type CallReader interface {
 
 // Routes is the answer route.
 func (c *CallAnswers) Routes() []Route {
-	return []Route{{Function: "calls-answer", Method: http.MethodPost, Pattern: "/v1/calls/{id}/answer",
+	return []Route{{Function: "calls-answer", Method: http.MethodPost, Pattern: "/v1/calls/{id}/answer", Keys: LiveForRealResource(),
 		Handler: c.answer, ReplayOmits: []string{"participant_token"}, ReplayRefill: c.acceptedToken}}
 }
 
@@ -72,6 +72,9 @@ func (c *CallAnswers) answer(w http.ResponseWriter, r *http.Request) (int, any, 
 		now = c.Now
 	}
 	acct := AccountFrom(r.Context()).ID
+	if err := c.liveKeyForCall(r, acct); err != nil {
+		return 0, nil, err
+	}
 	rec, err := decision.Answer(r.Context(), c.Decisions, acct, r.PathValue("id"), body, now().UTC(), c.CheckVariables)
 	if apierr.Is(err, apierr.CodeResourceNotFound) {
 		return 0, nil, c.notRinging(r.Context(), acct, r.PathValue("id"), err)
@@ -92,6 +95,26 @@ func (c *CallAnswers) answer(w http.ResponseWriter, r *http.Request) (int, any, 
 			ParticipantToken: s.ParticipantToken, ParticipantIdentity: s.ParticipantIdentity, ExpiresAt: Time(s.ExpiresAt)}, nil
 	}
 	return c.declined(r.Context(), acct, rec)
+}
+
+// liveKeyForCall asks the key rule about the path's call: answering a call on a real
+// platform (accepting it into a room, handing it to an assistant, declining it) takes a
+// live key. A call the account does not have is left to the answer's own 404.
+func (c *CallAnswers) liveKeyForCall(r *http.Request, accountID string) error {
+	return requireLiveKey(r, func() (liveResource, error) {
+		calls := c.calls()
+		if calls == nil {
+			return liveResource{true, "the call's platform cannot be read here"}, nil
+		}
+		cr, err := calls.GetCall(r.Context(), r.PathValue("id"))
+		if errors.Is(err, apierr.ErrNotFound) || (err == nil && cr.AccountID != accountID) {
+			return notLive, nil
+		}
+		if err != nil {
+			return notLive, fmt.Errorf("get call %s: %w", r.PathValue("id"), err)
+		}
+		return onPlatform("call "+cr.ID, cr.Platform), nil
+	})
 }
 
 // acceptedToken completes the idempotent replay of an accept: the session's participant

@@ -117,7 +117,10 @@ type Route struct {
 	// participant token minted anew for the session the first answer made. A field it
 	// leaves unset stays out of the replay; an error is answered as the handler's would.
 	ReplayRefill func(r *http.Request, body map[string]json.RawMessage) error
-	Handler      HandlerFunc
+	// Keys is which API keys the route takes: whether an sk_test_ key may use it
+	// (keymode.go). Every route that takes a key declares it; Public routes take none.
+	Keys    KeyPolicy
+	Handler HandlerFunc
 }
 
 // HandlerFunc serves one request and returns the status and value to write as JSON, or an
@@ -173,7 +176,7 @@ func (a *API) handler(routes []Route, auth func(http.Handler) http.Handler) http
 				h = a.idempotent(h, rt)
 			}
 			if !rt.Public {
-				h = auth(a.rateLimited(h))
+				h = auth(a.rateLimited(a.keyMode(rt, h)))
 			}
 			handlers[m] = a.limitBody(h, rt.MaxBody)
 		}
@@ -198,6 +201,11 @@ func (a *API) handler(routes []Route, auth func(http.Handler) http.Handler) http
 func (a *API) serve(rt Route) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		status, body, err := rt.Handler(w, r)
+		if err == nil && keyRuleUnasked(r) {
+			// A LiveKeyForRealResource route answered a test key without asking
+			// requireLiveKey: the route's handler forgot the rule.
+			err = fmt.Errorf("%s %s answered an sk_test_ key without checking its resource (requireLiveKey)", rt.Method, rt.Pattern)
+		}
 		if err != nil {
 			a.writeError(w, r, err)
 			return

@@ -1,11 +1,15 @@
 package httpapi
 
 import (
+	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 
 	"github.com/bridgeline/bridgeline/shared/assistant"
 	"github.com/bridgeline/bridgeline/shared/ident"
+	"github.com/bridgeline/bridgeline/shared/line"
+	"github.com/bridgeline/bridgeline/shared/listing"
 	"github.com/bridgeline/bridgeline/shared/metadata"
 	"github.com/bridgeline/bridgeline/shared/persona"
 )
@@ -245,25 +249,35 @@ func (f assistantBody) fields(current persona.Framing) (assistant.Fields, error)
 // (/v1/avatars, /v1/voices, /v1/models).
 type Assistants struct {
 	Service *assistant.Service
+	// Lines lists the account's lines, for the key rule of publish and activate (which
+	// change what a line following the active version runs). Nil: Service.Store, when
+	// it lists lines too (both stores do); else a test key may publish or activate only
+	// an assistant no line is assigned.
+	Lines LineLister
+}
+
+// LineLister lists an account's lines, newest first (line.Store).
+type LineLister interface {
+	ListLines(ctx context.Context, accountID string, q listing.Query) ([]line.Line, error)
 }
 
 // Routes are the assistant, avatar, voice and model routes, one Lambda function each.
 func (h *Assistants) Routes() []Route {
 	return []Route{
-		{Function: "assistants-list", Method: http.MethodGet, Pattern: "/v1/assistants", Handler: h.listAssistants},
-		{Function: "assistants-create", Method: http.MethodPost, Pattern: "/v1/assistants", ReplayOmits: []string{"tool_secret"}, Handler: h.createAssistant},
-		{Function: "assistants-get", Method: http.MethodGet, Pattern: "/v1/assistants/{id}", Handler: h.getAssistant},
-		{Function: "assistants-versions-list", Method: http.MethodGet, Pattern: "/v1/assistants/{id}/versions", Handler: h.listAssistantVersions},
-		{Function: "assistants-update", Method: http.MethodPatch, Pattern: "/v1/assistants/{id}", Handler: h.updateAssistant},
-		{Function: "assistants-publish", Method: http.MethodPost, Pattern: "/v1/assistants/{id}/publish", Handler: h.publishAssistant},
-		{Function: "assistants-activate", Method: http.MethodPost, Pattern: "/v1/assistants/{id}/activate", Handler: h.activateAssistant},
-		{Function: "assistants-draft-restore", Method: http.MethodPost, Pattern: "/v1/assistants/{id}/draft/restore", Handler: h.restoreAssistantDraft},
-		{Function: "assistants-duplicate", Method: http.MethodPost, Pattern: "/v1/assistants/{id}/duplicate", ReplayOmits: []string{"tool_secret"}, Handler: h.duplicateAssistant},
-		{Function: "assistants-archive", Method: http.MethodPost, Pattern: "/v1/assistants/{id}/archive", Handler: h.archiveAssistant},
-		{Function: "assistants-rotate-tool-secret", Method: http.MethodPost, Pattern: "/v1/assistants/{id}/rotate_tool_secret", ReplayOmits: []string{"tool_secret"}, Handler: h.rotateToolSecret},
-		{Function: "avatars-list", Method: http.MethodGet, Pattern: "/v1/avatars", Handler: h.listAvatars},
-		{Function: "voices-list", Method: http.MethodGet, Pattern: "/v1/voices", Handler: h.listVoices},
-		{Function: "models-list", Method: http.MethodGet, Pattern: "/v1/models", Handler: h.listModels},
+		{Function: "assistants-list", Method: http.MethodGet, Pattern: "/v1/assistants", Keys: TestKeys(), Handler: h.listAssistants},
+		{Function: "assistants-create", Method: http.MethodPost, Pattern: "/v1/assistants", Keys: TestKeys(), ReplayOmits: []string{"tool_secret"}, Handler: h.createAssistant},
+		{Function: "assistants-get", Method: http.MethodGet, Pattern: "/v1/assistants/{id}", Keys: TestKeys(), Handler: h.getAssistant},
+		{Function: "assistants-versions-list", Method: http.MethodGet, Pattern: "/v1/assistants/{id}/versions", Keys: TestKeys(), Handler: h.listAssistantVersions},
+		{Function: "assistants-update", Method: http.MethodPatch, Pattern: "/v1/assistants/{id}", Keys: TestKeys(), Handler: h.updateAssistant},
+		{Function: "assistants-publish", Method: http.MethodPost, Pattern: "/v1/assistants/{id}/publish", Keys: LiveForRealResource(), Handler: h.publishAssistant},
+		{Function: "assistants-activate", Method: http.MethodPost, Pattern: "/v1/assistants/{id}/activate", Keys: LiveForRealResource(), Handler: h.activateAssistant},
+		{Function: "assistants-draft-restore", Method: http.MethodPost, Pattern: "/v1/assistants/{id}/draft/restore", Keys: TestKeys(), Handler: h.restoreAssistantDraft},
+		{Function: "assistants-duplicate", Method: http.MethodPost, Pattern: "/v1/assistants/{id}/duplicate", Keys: TestKeys(), ReplayOmits: []string{"tool_secret"}, Handler: h.duplicateAssistant},
+		{Function: "assistants-archive", Method: http.MethodPost, Pattern: "/v1/assistants/{id}/archive", Keys: TestKeys(), Handler: h.archiveAssistant},
+		{Function: "assistants-rotate-tool-secret", Method: http.MethodPost, Pattern: "/v1/assistants/{id}/rotate_tool_secret", Keys: TestKeys(), ReplayOmits: []string{"tool_secret"}, Handler: h.rotateToolSecret},
+		{Function: "avatars-list", Method: http.MethodGet, Pattern: "/v1/avatars", Keys: TestKeys(), Handler: h.listAvatars},
+		{Function: "voices-list", Method: http.MethodGet, Pattern: "/v1/voices", Keys: TestKeys(), Handler: h.listVoices},
+		{Function: "models-list", Method: http.MethodGet, Pattern: "/v1/models", Keys: TestKeys(), Handler: h.listModels},
 	}
 }
 
@@ -376,6 +390,9 @@ func (h *Assistants) publishAssistant(w http.ResponseWriter, r *http.Request) (i
 	if err := Decode(r, &struct{}{}, true); err != nil {
 		return 0, nil, err
 	}
+	if err := h.liveKeyForActiveVersion(r); err != nil {
+		return 0, nil, err
+	}
 	as, err := h.Service.Publish(r.Context(), AccountFrom(r.Context()).ID, r.PathValue("id"))
 	if err != nil {
 		return 0, nil, err
@@ -390,11 +407,56 @@ func (h *Assistants) activateAssistant(w http.ResponseWriter, r *http.Request) (
 	if err := Decode(r, &body, false); err != nil {
 		return 0, nil, err
 	}
+	if err := h.liveKeyForActiveVersion(r); err != nil {
+		return 0, nil, err
+	}
 	as, err := h.Service.Activate(r.Context(), AccountFrom(r.Context()).ID, r.PathValue("id"), body.VersionID)
 	if err != nil {
 		return 0, nil, err
 	}
 	return http.StatusOK, PresentAssistant(as), nil
+}
+
+// liveKeyForActiveVersion asks the key rule about the path's assistant for publish and
+// activate, which change its active version: the assistant is live when a line on a
+// real platform runs its active version (assigned with no version pinned), since the
+// change decides what that line's callers reach (its prompt, its transfer
+// destinations). A line that pins a version is not changed by either.
+func (h *Assistants) liveKeyForActiveVersion(r *http.Request) error {
+	return requireLiveKey(r, func() (liveResource, error) {
+		ctx, acct := r.Context(), AccountFrom(r.Context()).ID
+		a, err := h.Service.Get(ctx, acct, r.PathValue("id"))
+		if err != nil || a.AssignedLines == 0 {
+			return notLive, err
+		}
+		lines := h.Lines
+		if lines == nil {
+			lines, _ = h.Service.Store.(LineLister)
+		}
+		if lines == nil {
+			return liveResource{true, fmt.Sprintf("assistant %s is assigned to %d line(s), which this API cannot read to tell "+
+				"whether a real network reaches them", a.ID, a.AssignedLines)}, nil
+		}
+		q := listing.Query{Limit: 100}
+		for {
+			page, err := lines.ListLines(ctx, acct, q)
+			if err != nil {
+				return notLive, fmt.Errorf("lines of account %s: %w", acct, err)
+			}
+			for _, l := range page[:min(len(page), q.Limit)] {
+				if l.AssistantID != a.ID || l.VersionID != "" {
+					continue
+				}
+				if res := onPlatform("line "+l.ID+", which runs the assistant's active version,", l.Platform); res.live {
+					return res, nil
+				}
+			}
+			if len(page) <= q.Limit {
+				return notLive, nil
+			}
+			q.StartingAfter = page[q.Limit-1].ID
+		}
+	})
 }
 
 func (h *Assistants) restoreAssistantDraft(w http.ResponseWriter, r *http.Request) (int, any, error) {

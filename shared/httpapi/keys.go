@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"errors"
+	"fmt"
 	"net/http"
 	"slices"
 	"strings"
@@ -33,10 +34,10 @@ func (h *Keys) now() time.Time {
 // Routes are the API key routes, one Lambda function each.
 func (h *Keys) Routes() []Route {
 	return []Route{
-		{Function: "api-keys-list", Method: http.MethodGet, Pattern: "/v1/api_keys", Handler: h.listKeys},
+		{Function: "api-keys-list", Method: http.MethodGet, Pattern: "/v1/api_keys", Keys: TestKeys(), Handler: h.listKeys},
 		// The key is shown in the first answer only: a replay answers without it.
-		{Function: "api-keys-create", Method: http.MethodPost, Pattern: "/v1/api_keys", ReplayOmits: []string{"key"}, Handler: h.createKey},
-		{Function: "api-keys-delete", Method: http.MethodDelete, Pattern: "/v1/api_keys/{id}", Handler: h.revokeKey},
+		{Function: "api-keys-create", Method: http.MethodPost, Pattern: "/v1/api_keys", Keys: TestKeys(), ReplayOmits: []string{"key"}, Handler: h.createKey},
+		{Function: "api-keys-delete", Method: http.MethodDelete, Pattern: "/v1/api_keys/{id}", Keys: LiveForRealResource(), Handler: h.revokeKey},
 	}
 }
 
@@ -103,6 +104,25 @@ func (h *Keys) createKey(w http.ResponseWriter, r *http.Request) (int, any, erro
 	return http.StatusCreated, j, nil
 }
 
+// liveKeyForKey asks the key rule about the key a revoke names: a live key is revoked
+// with a live key only, so a leaked test key cannot cut the account's production off.
+// A key the account does not have is left to the revoke's own 404.
+func (h *Keys) liveKeyForKey(r *http.Request, id string) error {
+	return requireLiveKey(r, func() (liveResource, error) {
+		k, err := h.Accounts.GetKey(r.Context(), AccountFrom(r.Context()).ID, id)
+		if errors.Is(err, apierr.ErrNotFound) {
+			return notLive, nil
+		}
+		if err != nil {
+			return notLive, fmt.Errorf("get key %s: %w", id, err)
+		}
+		if !k.Live() {
+			return notLive, nil
+		}
+		return liveResource{true, "key " + id + " is an sk_live_ key, which only a live key may revoke"}, nil
+	})
+}
+
 func (h *Keys) revokeKey(w http.ResponseWriter, r *http.Request) (int, any, error) {
 	if err := Query(r); err != nil {
 		return 0, nil, err
@@ -110,6 +130,9 @@ func (h *Keys) revokeKey(w http.ResponseWriter, r *http.Request) (int, any, erro
 	id := r.PathValue("id")
 	if !strings.HasPrefix(id, "key_") {
 		return 0, nil, apierr.NotFound("api_key", id)
+	}
+	if err := h.liveKeyForKey(r, id); err != nil {
+		return 0, nil, err
 	}
 	var k account.Key
 	var err error

@@ -89,10 +89,10 @@ type Lines struct {
 // Routes are the line routes, one Lambda function each.
 func (h *Lines) Routes() []Route {
 	return []Route{
-		{Function: "lines-list", Method: http.MethodGet, Pattern: "/v1/lines", Handler: h.listLines},
-		{Function: "lines-get", Method: http.MethodGet, Pattern: "/v1/lines/{id}", Handler: h.getLine},
-		{Function: "lines-update", Method: http.MethodPatch, Pattern: "/v1/lines/{id}", Handler: h.updateLine},
-		{Function: "lines-assign", Method: http.MethodPost, Pattern: "/v1/lines/{id}/assign", Handler: h.assignLine},
+		{Function: "lines-list", Method: http.MethodGet, Pattern: "/v1/lines", Keys: TestKeys(), Handler: h.listLines},
+		{Function: "lines-get", Method: http.MethodGet, Pattern: "/v1/lines/{id}", Keys: TestKeys(), Handler: h.getLine},
+		{Function: "lines-update", Method: http.MethodPatch, Pattern: "/v1/lines/{id}", Keys: LiveForRealResource(), Handler: h.updateLine},
+		{Function: "lines-assign", Method: http.MethodPost, Pattern: "/v1/lines/{id}/assign", Keys: LiveForRealResource(), Handler: h.assignLine},
 	}
 }
 
@@ -131,6 +131,9 @@ func (h *Lines) assignLine(w http.ResponseWriter, r *http.Request) (int, any, er
 		return 0, nil, apierr.Missing("assistant_id")
 	}
 	if err := versionParam(body.VersionID); err != nil {
+		return 0, nil, err
+	}
+	if err := h.liveKeyForLine(r); err != nil {
 		return 0, nil, err
 	}
 	l, err := h.Service.Update(r.Context(), AccountFrom(r.Context()).ID, r.PathValue("id"),
@@ -193,11 +196,27 @@ func (h *Lines) updateLine(w http.ResponseWriter, r *http.Request) (int, any, er
 	if err != nil {
 		return 0, nil, err
 	}
+	if err := h.liveKeyForLine(r); err != nil {
+		return 0, nil, err
+	}
 	l, err := h.Service.Update(r.Context(), AccountFrom(r.Context()).ID, r.PathValue("id"), u)
 	if err != nil {
 		return 0, nil, err
 	}
 	return http.StatusOK, PresentLine(l), nil
+}
+
+// liveKeyForLine asks the key rule about the path's line: a line on a real platform
+// (SIP) is changed with a live key only, whatever the change (its settings, its
+// assistant, the version it runs).
+func (h *Lines) liveKeyForLine(r *http.Request) error {
+	return requireLiveKey(r, func() (liveResource, error) {
+		l, err := h.Service.Get(r.Context(), AccountFrom(r.Context()).ID, r.PathValue("id"))
+		if err != nil {
+			return liveResource{}, err
+		}
+		return onPlatform("line "+l.ID, l.Platform), nil
+	})
 }
 
 // versionParam checks a version_id's form: a ver_ id (null is for the caller to allow).

@@ -1,8 +1,11 @@
 package httpapi
 
 import (
+	"errors"
+	"fmt"
 	"net/http"
 
+	"github.com/bridgeline/bridgeline/shared/apierr"
 	"github.com/bridgeline/bridgeline/shared/call"
 )
 
@@ -15,8 +18,8 @@ type Recordings struct {
 // Routes are the recording routes, one Lambda function each.
 func (h *Recordings) Routes() []Route {
 	return []Route{
-		{Function: "calls-recording-get", Method: http.MethodGet, Pattern: "/v1/calls/{id}/recording", Handler: h.get},
-		{Function: "calls-recording-delete", Method: http.MethodDelete, Pattern: "/v1/calls/{id}/recording", Handler: h.delete},
+		{Function: "calls-recording-get", Method: http.MethodGet, Pattern: "/v1/calls/{id}/recording", Keys: TestKeys(), Handler: h.get},
+		{Function: "calls-recording-delete", Method: http.MethodDelete, Pattern: "/v1/calls/{id}/recording", Keys: LiveForRealResource(), Handler: h.delete},
 	}
 }
 
@@ -52,6 +55,19 @@ func (h *Recordings) delete(w http.ResponseWriter, r *http.Request) (int, any, e
 		return 0, nil, err
 	}
 	if err := DecodeEmpty(r); err != nil {
+		return 0, nil, err
+	}
+	if err := requireLiveKey(r, func() (liveResource, error) {
+		c, err := h.Service.Store.GetCall(r.Context(), r.PathValue("id"))
+		if errors.Is(err, apierr.ErrNotFound) || (err == nil && c.AccountID != AccountFrom(r.Context()).ID) {
+			return notLive, nil // the delete's own 404
+		}
+		if err != nil {
+			return notLive, fmt.Errorf("get call %s: %w", r.PathValue("id"), err)
+		}
+		// A real call's recording is live data: a test key does not delete it.
+		return onPlatform("call "+c.ID, c.Platform), nil
+	}); err != nil {
 		return 0, nil, err
 	}
 	if err := h.Service.Delete(r.Context(), AccountFrom(r.Context()).ID, r.PathValue("id")); err != nil {

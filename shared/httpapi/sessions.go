@@ -13,6 +13,7 @@ import (
 	"github.com/bridgeline/bridgeline/shared/joinpage"
 	"github.com/bridgeline/bridgeline/shared/metadata"
 	"github.com/bridgeline/bridgeline/shared/persona"
+	"github.com/bridgeline/bridgeline/shared/platform"
 	"github.com/bridgeline/bridgeline/shared/session"
 )
 
@@ -27,18 +28,18 @@ type Sessions struct {
 // Routes are the session and call routes, one Lambda function each.
 func (h *Sessions) Routes() []Route {
 	return []Route{
-		{Function: "sessions-create", Method: http.MethodPost, Pattern: "/v1/sessions", Handler: h.create,
+		{Function: "sessions-create", Method: http.MethodPost, Pattern: "/v1/sessions", Keys: LiveForRealResource(), Handler: h.create,
 			ReplayOmits: []string{"participant_token"}, ReplayRefill: h.freshToken},
-		{Function: "sessions-list", Method: http.MethodGet, Pattern: "/v1/sessions", Handler: h.list},
-		{Function: "sessions-get", Method: http.MethodGet, Pattern: "/v1/sessions/{id}", Handler: h.get},
-		{Function: "sessions-update", Method: http.MethodPatch, Pattern: "/v1/sessions/{id}", Handler: h.update},
-		{Function: "sessions-delete", Method: http.MethodDelete, Pattern: "/v1/sessions/{id}", Handler: h.delete},
-		{Function: "sessions-tokens", Method: http.MethodPost, Pattern: "/v1/sessions/{id}/tokens", Handler: h.token,
+		{Function: "sessions-list", Method: http.MethodGet, Pattern: "/v1/sessions", Keys: TestKeys(), Handler: h.list},
+		{Function: "sessions-get", Method: http.MethodGet, Pattern: "/v1/sessions/{id}", Keys: TestKeys(), Handler: h.get},
+		{Function: "sessions-update", Method: http.MethodPatch, Pattern: "/v1/sessions/{id}", Keys: LiveForRealResource(), Handler: h.update},
+		{Function: "sessions-delete", Method: http.MethodDelete, Pattern: "/v1/sessions/{id}", Keys: LiveForRealResource(), Handler: h.delete},
+		{Function: "sessions-tokens", Method: http.MethodPost, Pattern: "/v1/sessions/{id}/tokens", Keys: LiveForRealResource(), Handler: h.token,
 			ReplayOmits: []string{"participant_token"}, ReplayRefill: h.freshToken},
-		{Function: "calls-list", Method: http.MethodGet, Pattern: "/v1/calls", Handler: h.listCalls},
-		{Function: "calls-get", Method: http.MethodGet, Pattern: "/v1/calls/{id}", Handler: h.getCall},
-		{Function: "calls-update", Method: http.MethodPatch, Pattern: "/v1/calls/{id}", Handler: h.updateCall},
-		{Function: "calls-transfer", Method: http.MethodPost, Pattern: "/v1/calls/{id}/transfer", Handler: h.transferCall},
+		{Function: "calls-list", Method: http.MethodGet, Pattern: "/v1/calls", Keys: TestKeys(), Handler: h.listCalls},
+		{Function: "calls-get", Method: http.MethodGet, Pattern: "/v1/calls/{id}", Keys: TestKeys(), Handler: h.getCall},
+		{Function: "calls-update", Method: http.MethodPatch, Pattern: "/v1/calls/{id}", Keys: LiveForRealResource(), Handler: h.updateCall},
+		{Function: "calls-transfer", Method: http.MethodPost, Pattern: "/v1/calls/{id}/transfer", Keys: LiveForRealResource(), Handler: h.transferCall},
 	}
 }
 
@@ -230,7 +231,10 @@ func (h *Sessions) create(w http.ResponseWriter, r *http.Request) (int, any, err
 	}
 	req := session.CreateRequest{PlatformHandle: body.PlatformHandle.Value, Media: body.Media.Value, Mode: body.Mode.Value,
 		AssistantID: body.AssistantID.Value, LineID: body.LineID.Value, Metadata: metadata.Metadata(body.Metadata.Value),
-		Variables: body.Variables.Value, Recording: body.Recording.Value}
+		Variables: body.Variables.Value, Recording: body.Recording.Value,
+		KeyRule: func(kind platform.Kind, what string) error {
+			return requireLiveKey(r, func() (liveResource, error) { return onKind(what, kind), nil })
+		}}
 	if req.LineID != "" && !ident.Valid("line", req.LineID) {
 		return 0, nil, invalidID("line_id", "line")
 	}
@@ -284,11 +288,17 @@ type updateBody struct {
 }
 
 func (h *Sessions) update(w http.ResponseWriter, r *http.Request) (int, any, error) {
+	if err := h.liveKeyForSession(r); err != nil {
+		return 0, nil, err
+	}
 	return patchMetadata(r, h.Service.Get, h.Service.UpdateMetadata,
 		func(s session.Session) any { return PresentSession(s, h.Service.PublicURL()) })
 }
 
 func (h *Sessions) updateCall(w http.ResponseWriter, r *http.Request) (int, any, error) {
+	if err := h.liveKeyForCall(r); err != nil {
+		return 0, nil, err
+	}
 	return patchMetadata(r, h.Service.Calls().Get, h.Service.UpdateCallMetadata, func(c call.Call) any { return PresentCall(c) })
 }
 
@@ -304,6 +314,9 @@ func (h *Sessions) transferCall(w http.ResponseWriter, r *http.Request) (int, an
 	if err := Decode(r, &body, false); err != nil {
 		return 0, nil, err
 	}
+	if err := h.liveKeyForCall(r); err != nil {
+		return 0, nil, err
+	}
 	if body.To.Ptr() == nil || *body.To.Ptr() == "" {
 		// Another account's call is not found, whatever the body says.
 		if _, err := h.Service.Calls().Get(r.Context(), AccountFrom(r.Context()).ID, r.PathValue("id")); err != nil {
@@ -317,6 +330,37 @@ func (h *Sessions) transferCall(w http.ResponseWriter, r *http.Request) (int, an
 	}
 	// Accepted: the destination rings; the outcome lands in the record's transfer.
 	return http.StatusAccepted, PresentCall(c), nil
+}
+
+// liveKeyForCall asks the key rule about the path's call: a call on a real platform
+// (SIP) is changed with a live key only (its metadata, a transfer).
+func (h *Sessions) liveKeyForCall(r *http.Request) error {
+	return requireLiveKey(r, func() (liveResource, error) {
+		c, err := h.Service.Calls().Get(r.Context(), AccountFrom(r.Context()).ID, r.PathValue("id"))
+		if err != nil {
+			return liveResource{}, err
+		}
+		return onPlatform("call "+c.ID, c.Platform), nil
+	})
+}
+
+// liveKeyForSession asks the key rule about the path's session, by its call's platform
+// (a web call's session is on the web platform whatever its line's): a session on a
+// real platform is changed, ended or joined (a new participant token) with a live key
+// only.
+func (h *Sessions) liveKeyForSession(r *http.Request) error {
+	return requireLiveKey(r, func() (liveResource, error) {
+		acct := AccountFrom(r.Context()).ID
+		s, err := h.Service.Get(r.Context(), acct, r.PathValue("id"))
+		if err != nil {
+			return liveResource{}, err
+		}
+		c, err := h.Service.Calls().Get(r.Context(), acct, s.CallID)
+		if err != nil {
+			return liveResource{}, fmt.Errorf("call %s of session %s: %w", s.CallID, s.ID, err)
+		}
+		return onPlatform("session "+s.ID+"'s call", c.Platform), nil
+	})
 }
 
 // patchMetadata answers a PATCH whose one field is metadata: the record of the path's id
@@ -346,6 +390,9 @@ func (h *Sessions) delete(w http.ResponseWriter, r *http.Request) (int, any, err
 		return 0, nil, err
 	}
 	if err := DecodeEmpty(r); err != nil {
+		return 0, nil, err
+	}
+	if err := h.liveKeyForSession(r); err != nil {
 		return 0, nil, err
 	}
 	s, err := h.Service.Delete(r.Context(), AccountFrom(r.Context()).ID, r.PathValue("id"))
@@ -381,6 +428,9 @@ func (h *Sessions) token(w http.ResponseWriter, r *http.Request) (int, any, erro
 	}
 	if body.Name.Set && body.Name.Value == "" {
 		return 0, nil, apierr.Invalid("name", "name must not be empty; leave it out for the default")
+	}
+	if err := h.liveKeyForSession(r); err != nil {
+		return 0, nil, err
 	}
 	acct := AccountFrom(r.Context()).ID
 	id := r.PathValue("id")

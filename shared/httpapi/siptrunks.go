@@ -12,9 +12,11 @@ type SIPTrunks struct {
 	Service *siptrunk.Service
 }
 
-// Routes are the trunk and SIP line routes, one Lambda function each.
+// Routes are the trunk and SIP line routes, one Lambda function each. Every one takes
+// live keys only, reads included: a trunk is only ever on the real phone network, and
+// its addresses and usernames are half of the provider's credential.
 func (h *SIPTrunks) Routes() []Route {
-	return []Route{
+	return withKeys(LiveOnly(sipNetwork), []Route{
 		{Function: "sip-trunks-list", Method: http.MethodGet, Pattern: "/v1/sip_trunks", Handler: h.list},
 		{Function: "sip-trunks-create", Method: http.MethodPost, Pattern: "/v1/sip_trunks", ReplayOmits: []string{"inbound.password"}, Handler: h.create},
 		{Function: "sip-trunks-get", Method: http.MethodGet, Pattern: "/v1/sip_trunks/{id}", Handler: h.get},
@@ -22,7 +24,7 @@ func (h *SIPTrunks) Routes() []Route {
 		{Function: "sip-trunks-delete", Method: http.MethodDelete, Pattern: "/v1/sip_trunks/{id}", Handler: h.delete},
 		{Function: "lines-create", Method: http.MethodPost, Pattern: "/v1/lines", Handler: h.createLine},
 		{Function: "lines-delete", Method: http.MethodDelete, Pattern: "/v1/lines/{id}", Handler: h.deleteLine},
-	}
+	})
 }
 
 // TrunkJSON is the sip_trunk object. Passwords are never shown: password_set says one is

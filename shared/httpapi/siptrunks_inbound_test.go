@@ -46,7 +46,7 @@ func TestSIPTrunkInboundPasswordShownOnce(t *testing.T) {
 	}
 	srv := httptest.NewServer(api.Handler())
 	t.Cleanup(srv.Close)
-	a, key, err := (&account.Service{Store: s, Now: time.Now}).Create(ctx, "Acme", false)
+	a, key, err := (&account.Service{Store: s, Now: time.Now}).Create(ctx, "Acme", true) // trunks take live keys only
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -185,7 +185,7 @@ func newTrunkEnv(t *testing.T) *env {
 	}
 	srv := httptest.NewServer(api.Handler())
 	t.Cleanup(srv.Close)
-	a, key, err := (&account.Service{Store: s, Now: time.Now}).Create(ctx, "Acme", false)
+	a, key, err := (&account.Service{Store: s, Now: time.Now}).Create(ctx, "Acme", true) // trunks take live keys only
 	if err != nil {
 		t.Fatal(err)
 	}

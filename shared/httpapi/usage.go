@@ -15,7 +15,7 @@ type Usage struct {
 
 // Routes is the usage route.
 func (h *Usage) Routes() []Route {
-	return []Route{{Function: "usage-get", Method: http.MethodGet, Pattern: "/v1/usage", Handler: h.get}}
+	return []Route{{Function: "usage-get", Method: http.MethodGet, Pattern: "/v1/usage", Keys: TestKeys(), Handler: h.get}}
 }
 
 // UsageJSON is the answer of GET /v1/usage.

@@ -34,15 +34,15 @@ type Webhooks struct {
 // Routes are the webhook endpoint and event routes, one Lambda function each.
 func (h *Webhooks) Routes() []Route {
 	return []Route{
-		{Function: "webhook-endpoints-list", Method: http.MethodGet, Pattern: "/v1/webhook_endpoints", Handler: h.listEndpoints},
-		{Function: "webhook-endpoints-create", Method: http.MethodPost, Pattern: "/v1/webhook_endpoints", ReplayOmits: []string{"secret"}, Handler: h.createEndpoint},
-		{Function: "webhook-endpoints-get", Method: http.MethodGet, Pattern: "/v1/webhook_endpoints/{id}", Handler: h.getEndpoint},
-		{Function: "webhook-endpoints-update", Method: http.MethodPatch, Pattern: "/v1/webhook_endpoints/{id}", Handler: h.updateEndpoint},
-		{Function: "webhook-endpoints-delete", Method: http.MethodDelete, Pattern: "/v1/webhook_endpoints/{id}", Handler: h.deleteEndpoint},
-		{Function: "webhook-endpoints-rotate-secret", Method: http.MethodPost, Pattern: "/v1/webhook_endpoints/{id}/rotate_secret", ReplayOmits: []string{"secret"}, Handler: h.rotateSecret},
-		{Function: "events-list", Method: http.MethodGet, Pattern: "/v1/events", Handler: h.listEvents},
-		{Function: "events-get", Method: http.MethodGet, Pattern: "/v1/events/{id}", Handler: h.getEvent},
-		{Function: "events-redeliver", Method: http.MethodPost, Pattern: "/v1/events/{id}/redeliver", Handler: h.redeliver},
+		{Function: "webhook-endpoints-list", Method: http.MethodGet, Pattern: "/v1/webhook_endpoints", Keys: TestKeys(), Handler: h.listEndpoints},
+		{Function: "webhook-endpoints-create", Method: http.MethodPost, Pattern: "/v1/webhook_endpoints", Keys: TestKeys(), ReplayOmits: []string{"secret"}, Handler: h.createEndpoint},
+		{Function: "webhook-endpoints-get", Method: http.MethodGet, Pattern: "/v1/webhook_endpoints/{id}", Keys: TestKeys(), Handler: h.getEndpoint},
+		{Function: "webhook-endpoints-update", Method: http.MethodPatch, Pattern: "/v1/webhook_endpoints/{id}", Keys: TestKeys(), Handler: h.updateEndpoint},
+		{Function: "webhook-endpoints-delete", Method: http.MethodDelete, Pattern: "/v1/webhook_endpoints/{id}", Keys: TestKeys(), Handler: h.deleteEndpoint},
+		{Function: "webhook-endpoints-rotate-secret", Method: http.MethodPost, Pattern: "/v1/webhook_endpoints/{id}/rotate_secret", Keys: TestKeys(), ReplayOmits: []string{"secret"}, Handler: h.rotateSecret},
+		{Function: "events-list", Method: http.MethodGet, Pattern: "/v1/events", Keys: TestKeys(), Handler: h.listEvents},
+		{Function: "events-get", Method: http.MethodGet, Pattern: "/v1/events/{id}", Keys: TestKeys(), Handler: h.getEvent},
+		{Function: "events-redeliver", Method: http.MethodPost, Pattern: "/v1/events/{id}/redeliver", Keys: TestKeys(), Handler: h.redeliver},
 	}
 }
 

@@ -76,6 +76,12 @@ type Kind interface {
 	TestKeys() bool
 }
 
+// Networked is a Kind whose calls reach a real network (TestKeys false) and names it,
+// for the API's live_key_required message ("... which reaches the real phone network").
+type Networked interface {
+	Network() string
+}
+
 // Platform is a calling platform's adapter: its Kind and the calls it places.
 type Platform interface {
 	Kind

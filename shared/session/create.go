@@ -41,6 +41,12 @@ type CreateRequest struct {
 	// empty keeps the version's.
 	Recording string
 
+	// KeyRule decides whether the caller's key may place the call through the platform
+	// of kind (what names where the call would go, for the error): the API's route rule
+	// (httpapi's requireLiveKey). Nil: the caller's key mode against kind.TestKeys
+	// (keyAdmitted), for callers other than the API.
+	KeyRule func(kind platform.Kind, what string) error
+
 	// mediaDefaulted: Validate filled Media in (an audio-only platform makes it audio).
 	mediaDefaulted bool
 }

@@ -59,15 +59,19 @@ func admit(live bool, req CreateRequest, l line.Line, plat platform.Kind) error 
 	if err := plat.CheckHandle(req.PlatformHandle); err != nil {
 		return apierr.Invalid("platform_handle", fmt.Sprintf("platform_handle on the %s platform must be %v", plat.Name(), err))
 	}
-	return keyAdmitted(live, plat, "line "+l.ID+" is on "+fmt.Sprintf("%q", l.Platform))
+	return req.keyAdmitted(live, plat, "line "+l.ID)
 }
 
-// keyAdmitted checks that a test key (live false) places calls only through a platform
-// that takes test keys; where says where the call would go, for the error.
-func keyAdmitted(live bool, plat platform.Kind, where string) error {
+// keyAdmitted checks that the caller's key may place a call through plat: the request's
+// KeyRule when it has one (the API's), else that a test key (live false) calls only
+// through a platform that takes test keys. what names where the call would go.
+func (req CreateRequest) keyAdmitted(live bool, plat platform.Kind, what string) error {
+	if req.KeyRule != nil {
+		return req.KeyRule(plat, what)
+	}
 	if !plat.TestKeys() && !live {
 		return apierr.New(apierr.CodeLiveKeyRequired, fmt.Sprintf(
-			"sk_test_ keys place calls only through the sim platform; %s: use an sk_live_ key", where))
+			"sk_test_ keys place calls only through the sim platform; %s is on %q: use an sk_live_ key", what, plat.Name()))
 	}
 	return nil
 }

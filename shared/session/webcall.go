@@ -89,7 +89,7 @@ func (s *Service) recordWebCall(ctx context.Context, caller account.Caller, sess
 	if err != nil {
 		return recorded{}, err
 	}
-	if err := keyAdmitted(caller.Live, web.Kind{}, "web calls"); err != nil {
+	if err := req.keyAdmitted(caller.Live, web.Kind{}, "a web call"); err != nil {
 		return recorded{}, err
 	}
 	identity := NewCustomerIdentity()

@@ -6116,7 +6116,7 @@ export interface components {
                 "application/json": components["schemas"]["Error429"];
             };
         };
-        /** @description `live_key_required`: an `sk_test_` key asked for a call on a platform other than the sim. */
+        /** @description `live_key_required`: an `sk_test_` key asked for something that reaches a real network (a SIP trunk or SIP line, a call, session or line on a real platform, an assistant such a line runs, an `sk_live_` key); the message names the route and why. See Test mode. */
         LiveKeyRequired: {
             headers: {
                 "Request-Id": components["headers"]["Request-Id"];
@@ -6831,6 +6831,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequestPost"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["LiveKeyRequired"];
             404: components["responses"]["NotFoundPost"];
             409: components["responses"]["ConflictPost"];
             413: components["responses"]["PayloadTooLarge"];
@@ -6933,6 +6934,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequestPost"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["LiveKeyRequired"];
             404: components["responses"]["NotFoundPost"];
             409: components["responses"]["ConflictPost"];
             413: components["responses"]["PayloadTooLarge"];
@@ -7602,6 +7604,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequestPost"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["LiveKeyRequired"];
             404: components["responses"]["NotFoundPost"];
             409: components["responses"]["ConflictPost"];
             413: components["responses"]["PayloadTooLarge"];
@@ -7695,6 +7698,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["LiveKeyRequired"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
@@ -7768,6 +7772,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["LiveKeyRequired"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
@@ -7841,6 +7846,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequestPost"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["LiveKeyRequired"];
             404: components["responses"]["NotFoundPost"];
             409: components["responses"]["ConflictPost"];
             413: components["responses"]["PayloadTooLarge"];
@@ -8086,6 +8092,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["LiveKeyRequired"];
             404: components["responses"]["NotFound"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
@@ -8152,6 +8159,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["LiveKeyRequired"];
             404: components["responses"]["NotFound"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
@@ -8209,6 +8217,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequestPost"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["LiveKeyRequired"];
             404: components["responses"]["NotFoundPost"];
             409: components["responses"]["ConflictPost"];
             413: components["responses"]["PayloadTooLarge"];
@@ -8719,6 +8728,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["LiveKeyRequired"];
             404: components["responses"]["NotFound"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
@@ -8798,6 +8808,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequestPost"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["LiveKeyRequired"];
             404: components["responses"]["NotFoundPost"];
             409: components["responses"]["ConflictPost"];
             413: components["responses"]["PayloadTooLarge"];
@@ -8946,6 +8957,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["LiveKeyRequired"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
@@ -8991,6 +9003,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequestPost"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["LiveKeyRequired"];
             404: components["responses"]["NotFoundPost"];
             409: components["responses"]["ConflictPost"];
             413: components["responses"]["PayloadTooLarge"];
@@ -9054,6 +9067,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["LiveKeyRequired"];
             404: components["responses"]["RecordingNotFound"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
@@ -9122,6 +9136,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["LiveKeyRequired"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
@@ -9201,6 +9216,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequestPost"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["LiveKeyRequired"];
             409: components["responses"]["ConflictPost"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
@@ -9261,6 +9277,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["LiveKeyRequired"];
             404: components["responses"]["NotFound"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
@@ -9299,6 +9316,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["LiveKeyRequired"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
@@ -9367,6 +9385,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["LiveKeyRequired"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];

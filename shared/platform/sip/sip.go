@@ -74,6 +74,9 @@ func (Kind) CanTransfer() bool { return true }
 // TestKeys is false: a call through a trunk reaches a real phone.
 func (Kind) TestKeys() bool { return false }
 
+// Network is what a SIP call reaches.
+func (Kind) Network() string { return "the real phone network" }
+
 // AudioOnly is true: LiveKit's SIP bridge carries no video.
 func (Kind) AudioOnly() bool { return true }
 
