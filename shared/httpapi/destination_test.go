@@ -67,8 +67,8 @@ func (p *phoneNet) reached(to string) bool {
 type roomMaker struct{ session.NoRooms }
 
 func (roomMaker) CreateRoom(context.Context, rtc.RoomSpec) (rtc.Room, error) { return rtc.Room{}, nil }
-func (roomMaker) DeleteRoom(context.Context, string) error                  { return nil }
-func (roomMaker) SendData(context.Context, string, string, []byte) error    { return nil }
+func (roomMaker) DeleteRoom(context.Context, string) error                   { return nil }
+func (roomMaker) SendData(context.Context, string, string, []byte) error     { return nil }
 func (roomMaker) ParticipantToken(g rtc.Grant) (rtc.Token, error) {
 	return rtc.Token{JWT: "jwt-" + g.Identity, Identity: g.Identity, ExpiresAt: time.Now().Add(time.Hour)}, nil
 }
