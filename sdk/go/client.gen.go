@@ -1406,12 +1406,15 @@ func (e Error401ErrorType) Valid() bool {
 
 // Defines values for Error403ErrorCode.
 const (
-	Error403ErrorCodeLiveKeyRequired Error403ErrorCode = "live_key_required"
+	Error403ErrorCodeDestinationNotAllowed Error403ErrorCode = "destination_not_allowed"
+	Error403ErrorCodeLiveKeyRequired       Error403ErrorCode = "live_key_required"
 )
 
 // Valid indicates whether the value is a known member of the Error403ErrorCode enum.
 func (e Error403ErrorCode) Valid() bool {
 	switch e {
+	case Error403ErrorCodeDestinationNotAllowed:
+		return true
 	case Error403ErrorCodeLiveKeyRequired:
 		return true
 	default:
@@ -5094,6 +5097,9 @@ type InboundMode string
 
 // Line Examples: {"assistant_id":"asst_01jd3f4g5h6j7k8m9n0p1q2r3t","created_at":"2026-11-22T07:00:00.123Z","decision_timeout_seconds":10,"handle":"+15550100001","id":"line_01jd3f4g5h6j7k8m9n0p1q2r3t","inbound_mode":"assistant","metadata":{"team":"sales"},"name":"Front desk","object":"line","on_decision_timeout":"decline","platform":"sim","updated_at":"2026-11-22T07:00:00.123Z","variables":{"company":"Acme Dental"},"version_id":null}
 type Line struct {
+	// AllowedDestinationCountries The ISO 3166-1 alpha-2 codes of the countries the line may dial and transfer to on a real network; null: the account's list (set by the operator), else the country of the line's own number. `[]` allows none. Premium-rate and shared-cost ranges are refused whatever it says.
+	AllowedDestinationCountries *[]string `json:"allowed_destination_countries,omitempty"`
+
 	// AssistantId The assistant that handles the calls; null for none.
 	AssistantId *string `json:"assistant_id"`
 
@@ -5173,6 +5179,11 @@ type LineAssign struct {
 
 // LineCreate Examples: {"handle":"+15550100003","name":"Front desk","platform":"sip","sip_trunk_id":"trunk_01jd3f4g5h6j7k8m9n0p1q2r3t"}
 type LineCreate struct {
+	// AllowedDestinationCountries Replaces the countries the line may dial and transfer to: ISO 3166-1 alpha-2 codes (any case; each a country with an E.164 country code), `[]` for none, or null to go back to the default (the account's list, else the country of the line's own number).
+	//
+	// Examples: ["US","GB"]
+	AllowedDestinationCountries *[]string `json:"allowed_destination_countries,omitempty"`
+
 	// AssistantId An assistant to assign (same rules as assign).
 	AssistantId *string `json:"assistant_id,omitempty"`
 
@@ -5238,6 +5249,11 @@ type LineListObject string
 
 // LineUpdate Examples: {"assistant_id":"asst_01jd3f4g5h6j7k8m9n0p1q2r3t","decision_timeout_seconds":10,"inbound_mode":"assistant","metadata":{"team":"sales"},"name":"Front desk","on_decision_timeout":"decline","variables":{"company":"Acme Dental"}}
 type LineUpdate struct {
+	// AllowedDestinationCountries Replaces the countries the line may dial and transfer to: ISO 3166-1 alpha-2 codes (any case; each a country with an E.164 country code), `[]` for none, or null to go back to the default (the account's list, else the country of the line's own number).
+	//
+	// Examples: ["US","GB"]
+	AllowedDestinationCountries *[]string `json:"allowed_destination_countries,omitempty"`
+
 	// AssistantId An assistant id to assign (same rules as assign), or null to unassign.
 	AssistantId *string `json:"assistant_id,omitempty"`
 
@@ -6255,7 +6271,7 @@ type TurnTextTrimmed bool
 
 // UsageCounts Usage summed over calls (`CallUsage` of each).
 //
-// Examples: {"billable_seconds":819,"calls":14,"duration_ms":812400,"llm_completion_tokens":3304,"llm_prompt_tokens":58940,"stt_audio_ms":301220,"tts_characters":12880}
+// Examples: {"billable_seconds":819,"calls":14,"duration_ms":812400,"llm_completion_tokens":3304,"llm_prompt_tokens":58940,"outbound_duration_ms":0,"stt_audio_ms":301220,"transfers":0,"tts_characters":12880}
 type UsageCounts struct {
 	// BillableSeconds The calls' `billable_seconds`, summed (each call rounded up on its own).
 	BillableSeconds int `json:"billable_seconds"`
@@ -6272,8 +6288,14 @@ type UsageCounts struct {
 	// LlmPromptTokens Language model prompt tokens (see `CallUsage.estimated`).
 	LlmPromptTokens int `json:"llm_prompt_tokens"`
 
+	// OutboundDurationMs The `duration_ms` of the outbound calls placed on a real network (not the sim, not web calls), summed: with `transfers`, what the daily outbound minutes cap counts.
+	OutboundDurationMs int `json:"outbound_duration_ms"`
+
 	// SttAudioMs Caller audio given to the speech recogniser.
 	SttAudioMs int `json:"stt_audio_ms"`
+
+	// Transfers Calls handed to another party (completed transfers); each counts 10 minutes against the daily outbound minutes cap, since no platform reports the transferred leg's length.
+	Transfers int `json:"transfers"`
 
 	// TtsCharacters Characters synthesised to speech.
 	TtsCharacters int `json:"tts_characters"`
@@ -6299,8 +6321,14 @@ type UsageDay struct {
 	// LlmPromptTokens Language model prompt tokens (see `CallUsage.estimated`).
 	LlmPromptTokens int `json:"llm_prompt_tokens"`
 
+	// OutboundDurationMs The `duration_ms` of the outbound calls placed on a real network (not the sim, not web calls), summed: with `transfers`, what the daily outbound minutes cap counts.
+	OutboundDurationMs int `json:"outbound_duration_ms"`
+
 	// SttAudioMs Caller audio given to the speech recogniser.
 	SttAudioMs int `json:"stt_audio_ms"`
+
+	// Transfers Calls handed to another party (completed transfers); each counts 10 minutes against the daily outbound minutes cap, since no platform reports the transferred leg's length.
+	Transfers int `json:"transfers"`
 
 	// TtsCharacters Characters synthesised to speech.
 	TtsCharacters int `json:"tts_characters"`
@@ -6308,7 +6336,7 @@ type UsageDay struct {
 
 // UsageReport The answer of `GET /v1/usage`.
 //
-// Examples: {"data":[{"billable_seconds":819,"calls":14,"date":"2026-11-22","duration_ms":812400,"llm_completion_tokens":3304,"llm_prompt_tokens":58940,"stt_audio_ms":301220,"tts_characters":12880},{"billable_seconds":0,"calls":0,"date":"2026-11-23","duration_ms":0,"llm_completion_tokens":0,"llm_prompt_tokens":0,"stt_audio_ms":0,"tts_characters":0}],"from":"2026-11-22","object":"usage","to":"2026-11-23","total":{"billable_seconds":819,"calls":14,"duration_ms":812400,"llm_completion_tokens":3304,"llm_prompt_tokens":58940,"stt_audio_ms":301220,"tts_characters":12880}}
+// Examples: {"data":[{"billable_seconds":819,"calls":14,"date":"2026-11-22","duration_ms":812400,"llm_completion_tokens":3304,"llm_prompt_tokens":58940,"outbound_duration_ms":0,"stt_audio_ms":301220,"transfers":0,"tts_characters":12880},{"billable_seconds":0,"calls":0,"date":"2026-11-23","duration_ms":0,"llm_completion_tokens":0,"llm_prompt_tokens":0,"outbound_duration_ms":0,"stt_audio_ms":0,"transfers":0,"tts_characters":0}],"from":"2026-11-22","object":"usage","to":"2026-11-23","total":{"billable_seconds":819,"calls":14,"duration_ms":812400,"llm_completion_tokens":3304,"llm_prompt_tokens":58940,"outbound_duration_ms":0,"stt_audio_ms":301220,"transfers":0,"tts_characters":12880}}
 type UsageReport struct {
 	// Data Every day of the range, oldest first.
 	Data []UsageDay `json:"data"`
@@ -6324,7 +6352,7 @@ type UsageReport struct {
 
 	// Total The days summed.
 	//
-	// Examples: {"billable_seconds":819,"calls":14,"duration_ms":812400,"llm_completion_tokens":3304,"llm_prompt_tokens":58940,"stt_audio_ms":301220,"tts_characters":12880}
+	// Examples: {"billable_seconds":819,"calls":14,"duration_ms":812400,"llm_completion_tokens":3304,"llm_prompt_tokens":58940,"outbound_duration_ms":0,"stt_audio_ms":301220,"transfers":0,"tts_characters":12880}
 	Total UsageCounts `json:"total"`
 }
 
@@ -6638,6 +6666,11 @@ type Conflict = Error409
 //
 // Examples: {"error":{"code":"assistant_archived","message":"example message","request_id":"req_01jd0000000000000000000000","type":"invalid_request_error"}}
 type ConflictPost = Error409
+
+// DestinationNotAllowed A 403 answer: the key may not do this.
+//
+// Examples: {"error":{"code":"live_key_required","message":"example message","request_id":"req_01jd0000000000000000000000","type":"invalid_request_error"}}
+type DestinationNotAllowed = Error403
 
 // InternalError A 500 answer: the detail is in the server log under the request id.
 //
@@ -8153,7 +8186,11 @@ type ClientInterface interface {
 	// active one. 422 `draft_incomplete` names the first of `name`, `system_prompt`,
 	// `greeting`, `avatar_id` that is blank or unknown, or `tool_secret` for a draft
 	// with tools on an assistant that has no tool secret yet (see
-	// `rotate_tool_secret`); 409 `assistant_archived`.
+	// `rotate_tool_secret`); 409 `assistant_archived`; 403 `destination_not_allowed`
+	// (`param: transfer_destinations[<i>].to`) for a transfer destination in a
+	// premium-rate or shared-cost range or a country code no country holds (refused
+	// whatever a line allows; a line's countries and the daily cap are checked at each
+	// transfer).
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -8166,7 +8203,11 @@ type ClientInterface interface {
 	// active one. 422 `draft_incomplete` names the first of `name`, `system_prompt`,
 	// `greeting`, `avatar_id` that is blank or unknown, or `tool_secret` for a draft
 	// with tools on an assistant that has no tool secret yet (see
-	// `rotate_tool_secret`); 409 `assistant_archived`.
+	// `rotate_tool_secret`); 409 `assistant_archived`; 403 `destination_not_allowed`
+	// (`param: transfer_destinations[<i>].to`) for a transfer destination in a
+	// premium-rate or shared-cost range or a country code no country holds (refused
+	// whatever a line allows; a line's countries and the daily cap are checked at each
+	// transfer).
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -8365,7 +8406,11 @@ type ClientInterface interface {
 	// transfer is pending another is 409 `call_not_active`. 409
 	// `transfer_not_supported` on a platform that cannot transfer (the sim); 409
 	// `call_not_active` for a call that is not live (ringing, ended); 400
-	// `parameter_invalid` on `to`; 502 `upstream_unavailable` when the transfer could
+	// `parameter_invalid` on `to`; 403 `destination_not_allowed` when the call's line
+	// may not reach `to` (a premium or shared-cost range, a country the line does not
+	// allow, the account's daily outbound minutes used up; a SIP URI is checked by its
+	// user part when that is an E.164 number, refused when it is a longer number in
+	// another form); 502 `upstream_unavailable` when the transfer could
 	// not be handed to the deployment's transfer runner (on AWS, its queue): the
 	// transfer is then recorded `failed` and the call goes on, so asking again is safe.
 	//
@@ -8398,7 +8443,11 @@ type ClientInterface interface {
 	// transfer is pending another is 409 `call_not_active`. 409
 	// `transfer_not_supported` on a platform that cannot transfer (the sim); 409
 	// `call_not_active` for a call that is not live (ringing, ended); 400
-	// `parameter_invalid` on `to`; 502 `upstream_unavailable` when the transfer could
+	// `parameter_invalid` on `to`; 403 `destination_not_allowed` when the call's line
+	// may not reach `to` (a premium or shared-cost range, a country the line does not
+	// allow, the account's daily outbound minutes used up; a SIP URI is checked by its
+	// user part when that is an E.164 number, refused when it is a longer number in
+	// another form); 502 `upstream_unavailable` when the transfer could
 	// not be handed to the deployment's transfer runner (on AWS, its queue): the
 	// transfer is then recorded `failed` and the call goes on, so asking again is safe.
 	//
@@ -8645,7 +8694,10 @@ type ClientInterface interface {
 	// `variables[<name>]` out of bounds, or `variables` rendering the greeting or system
 	// prompt past its limit); 403
 	// `live_key_required` when an `sk_test_` key calls from a line that is not on the
-	// `sim` platform; 404 `resource_not_found` (`param: line_id` or
+	// `sim` platform, `destination_not_allowed` when the line may not call
+	// `platform_handle` (a premium or shared-cost range, a country the line does not
+	// allow, the account's daily outbound minutes used up; sim lines place no real
+	// call and are not checked); 404 `resource_not_found` (`param: line_id` or
 	// `assistant_id`); 409 `assistant_archived`, `assistant_not_published`; 422 `no_line`
 	// when the account has no line; 429 `concurrent_session_limit` when the account has
 	// as many live sessions as its limit (or `rate_limited`); 502 `upstream_unavailable`
@@ -8677,7 +8729,10 @@ type ClientInterface interface {
 	// `variables[<name>]` out of bounds, or `variables` rendering the greeting or system
 	// prompt past its limit); 403
 	// `live_key_required` when an `sk_test_` key calls from a line that is not on the
-	// `sim` platform; 404 `resource_not_found` (`param: line_id` or
+	// `sim` platform, `destination_not_allowed` when the line may not call
+	// `platform_handle` (a premium or shared-cost range, a country the line does not
+	// allow, the account's daily outbound minutes used up; sim lines place no real
+	// call and are not checked); 404 `resource_not_found` (`param: line_id` or
 	// `assistant_id`); 409 `assistant_archived`, `assistant_not_published`; 422 `no_line`
 	// when the account has no line; 429 `concurrent_session_limit` when the account has
 	// as many live sessions as its limit (or `rate_limited`); 502 `upstream_unavailable`
@@ -9410,7 +9465,11 @@ func (c *BaseClient) DuplicateAssistant(ctx context.Context, id AssistantPathID,
 // active one. 422 `draft_incomplete` names the first of `name`, `system_prompt`,
 // `greeting`, `avatar_id` that is blank or unknown, or `tool_secret` for a draft
 // with tools on an assistant that has no tool secret yet (see
-// `rotate_tool_secret`); 409 `assistant_archived`.
+// `rotate_tool_secret`); 409 `assistant_archived`; 403 `destination_not_allowed`
+// (`param: transfer_destinations[<i>].to`) for a transfer destination in a
+// premium-rate or shared-cost range or a country code no country holds (refused
+// whatever a line allows; a line's countries and the daily cap are checked at each
+// transfer).
 //
 // Takes any type of body and a specified content type.
 //
@@ -9433,7 +9492,11 @@ func (c *BaseClient) PublishAssistantWithBody(ctx context.Context, id AssistantP
 // active one. 422 `draft_incomplete` names the first of `name`, `system_prompt`,
 // `greeting`, `avatar_id` that is blank or unknown, or `tool_secret` for a draft
 // with tools on an assistant that has no tool secret yet (see
-// `rotate_tool_secret`); 409 `assistant_archived`.
+// `rotate_tool_secret`); 409 `assistant_archived`; 403 `destination_not_allowed`
+// (`param: transfer_destinations[<i>].to`) for a transfer destination in a
+// premium-rate or shared-cost range or a country code no country holds (refused
+// whatever a line allows; a line's countries and the daily cap are checked at each
+// transfer).
 //
 // Takes a body of the `application/json` content type.
 //
@@ -9762,7 +9825,11 @@ func (c *BaseClient) GetCallRecording(ctx context.Context, id CallID, reqEditors
 // transfer is pending another is 409 `call_not_active`. 409
 // `transfer_not_supported` on a platform that cannot transfer (the sim); 409
 // `call_not_active` for a call that is not live (ringing, ended); 400
-// `parameter_invalid` on `to`; 502 `upstream_unavailable` when the transfer could
+// `parameter_invalid` on `to`; 403 `destination_not_allowed` when the call's line
+// may not reach `to` (a premium or shared-cost range, a country the line does not
+// allow, the account's daily outbound minutes used up; a SIP URI is checked by its
+// user part when that is an E.164 number, refused when it is a longer number in
+// another form); 502 `upstream_unavailable` when the transfer could
 // not be handed to the deployment's transfer runner (on AWS, its queue): the
 // transfer is then recorded `failed` and the call goes on, so asking again is safe.
 //
@@ -9805,7 +9872,11 @@ func (c *BaseClient) TransferCallWithBody(ctx context.Context, id CallID, params
 // transfer is pending another is 409 `call_not_active`. 409
 // `transfer_not_supported` on a platform that cannot transfer (the sim); 409
 // `call_not_active` for a call that is not live (ringing, ended); 400
-// `parameter_invalid` on `to`; 502 `upstream_unavailable` when the transfer could
+// `parameter_invalid` on `to`; 403 `destination_not_allowed` when the call's line
+// may not reach `to` (a premium or shared-cost range, a country the line does not
+// allow, the account's daily outbound minutes used up; a SIP URI is checked by its
+// user part when that is an E.164 number, refused when it is a longer number in
+// another form); 502 `upstream_unavailable` when the transfer could
 // not be handed to the deployment's transfer runner (on AWS, its queue): the
 // transfer is then recorded `failed` and the call goes on, so asking again is safe.
 //
@@ -10212,7 +10283,10 @@ func (c *BaseClient) ListSessions(ctx context.Context, params *ListSessionsParam
 // `variables[<name>]` out of bounds, or `variables` rendering the greeting or system
 // prompt past its limit); 403
 // `live_key_required` when an `sk_test_` key calls from a line that is not on the
-// `sim` platform; 404 `resource_not_found` (`param: line_id` or
+// `sim` platform, `destination_not_allowed` when the line may not call
+// `platform_handle` (a premium or shared-cost range, a country the line does not
+// allow, the account's daily outbound minutes used up; sim lines place no real
+// call and are not checked); 404 `resource_not_found` (`param: line_id` or
 // `assistant_id`); 409 `assistant_archived`, `assistant_not_published`; 422 `no_line`
 // when the account has no line; 429 `concurrent_session_limit` when the account has
 // as many live sessions as its limit (or `rate_limited`); 502 `upstream_unavailable`
@@ -10254,7 +10328,10 @@ func (c *BaseClient) CreateSessionWithBody(ctx context.Context, params *CreateSe
 // `variables[<name>]` out of bounds, or `variables` rendering the greeting or system
 // prompt past its limit); 403
 // `live_key_required` when an `sk_test_` key calls from a line that is not on the
-// `sim` platform; 404 `resource_not_found` (`param: line_id` or
+// `sim` platform, `destination_not_allowed` when the line may not call
+// `platform_handle` (a premium or shared-cost range, a country the line does not
+// allow, the account's daily outbound minutes used up; sim lines place no real
+// call and are not checked); 404 `resource_not_found` (`param: line_id` or
 // `assistant_id`); 409 `assistant_archived`, `assistant_not_published`; 422 `no_line`
 // when the account has no line; 429 `concurrent_session_limit` when the account has
 // as many live sessions as its limit (or `rate_limited`); 502 `upstream_unavailable`
@@ -13979,7 +14056,11 @@ type ClientWithResponsesInterface interface {
 	// active one. 422 `draft_incomplete` names the first of `name`, `system_prompt`,
 	// `greeting`, `avatar_id` that is blank or unknown, or `tool_secret` for a draft
 	// with tools on an assistant that has no tool secret yet (see
-	// `rotate_tool_secret`); 409 `assistant_archived`.
+	// `rotate_tool_secret`); 409 `assistant_archived`; 403 `destination_not_allowed`
+	// (`param: transfer_destinations[<i>].to`) for a transfer destination in a
+	// premium-rate or shared-cost range or a country code no country holds (refused
+	// whatever a line allows; a line's countries and the daily cap are checked at each
+	// transfer).
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -13992,7 +14073,11 @@ type ClientWithResponsesInterface interface {
 	// active one. 422 `draft_incomplete` names the first of `name`, `system_prompt`,
 	// `greeting`, `avatar_id` that is blank or unknown, or `tool_secret` for a draft
 	// with tools on an assistant that has no tool secret yet (see
-	// `rotate_tool_secret`); 409 `assistant_archived`.
+	// `rotate_tool_secret`); 409 `assistant_archived`; 403 `destination_not_allowed`
+	// (`param: transfer_destinations[<i>].to`) for a transfer destination in a
+	// premium-rate or shared-cost range or a country code no country holds (refused
+	// whatever a line allows; a line's countries and the daily cap are checked at each
+	// transfer).
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -14203,7 +14288,11 @@ type ClientWithResponsesInterface interface {
 	// transfer is pending another is 409 `call_not_active`. 409
 	// `transfer_not_supported` on a platform that cannot transfer (the sim); 409
 	// `call_not_active` for a call that is not live (ringing, ended); 400
-	// `parameter_invalid` on `to`; 502 `upstream_unavailable` when the transfer could
+	// `parameter_invalid` on `to`; 403 `destination_not_allowed` when the call's line
+	// may not reach `to` (a premium or shared-cost range, a country the line does not
+	// allow, the account's daily outbound minutes used up; a SIP URI is checked by its
+	// user part when that is an E.164 number, refused when it is a longer number in
+	// another form); 502 `upstream_unavailable` when the transfer could
 	// not be handed to the deployment's transfer runner (on AWS, its queue): the
 	// transfer is then recorded `failed` and the call goes on, so asking again is safe.
 	//
@@ -14236,7 +14325,11 @@ type ClientWithResponsesInterface interface {
 	// transfer is pending another is 409 `call_not_active`. 409
 	// `transfer_not_supported` on a platform that cannot transfer (the sim); 409
 	// `call_not_active` for a call that is not live (ringing, ended); 400
-	// `parameter_invalid` on `to`; 502 `upstream_unavailable` when the transfer could
+	// `parameter_invalid` on `to`; 403 `destination_not_allowed` when the call's line
+	// may not reach `to` (a premium or shared-cost range, a country the line does not
+	// allow, the account's daily outbound minutes used up; a SIP URI is checked by its
+	// user part when that is an E.164 number, refused when it is a longer number in
+	// another form); 502 `upstream_unavailable` when the transfer could
 	// not be handed to the deployment's transfer runner (on AWS, its queue): the
 	// transfer is then recorded `failed` and the call goes on, so asking again is safe.
 	//
@@ -14497,7 +14590,10 @@ type ClientWithResponsesInterface interface {
 	// `variables[<name>]` out of bounds, or `variables` rendering the greeting or system
 	// prompt past its limit); 403
 	// `live_key_required` when an `sk_test_` key calls from a line that is not on the
-	// `sim` platform; 404 `resource_not_found` (`param: line_id` or
+	// `sim` platform, `destination_not_allowed` when the line may not call
+	// `platform_handle` (a premium or shared-cost range, a country the line does not
+	// allow, the account's daily outbound minutes used up; sim lines place no real
+	// call and are not checked); 404 `resource_not_found` (`param: line_id` or
 	// `assistant_id`); 409 `assistant_archived`, `assistant_not_published`; 422 `no_line`
 	// when the account has no line; 429 `concurrent_session_limit` when the account has
 	// as many live sessions as its limit (or `rate_limited`); 502 `upstream_unavailable`
@@ -14529,7 +14625,10 @@ type ClientWithResponsesInterface interface {
 	// `variables[<name>]` out of bounds, or `variables` rendering the greeting or system
 	// prompt past its limit); 403
 	// `live_key_required` when an `sk_test_` key calls from a line that is not on the
-	// `sim` platform; 404 `resource_not_found` (`param: line_id` or
+	// `sim` platform, `destination_not_allowed` when the line may not call
+	// `platform_handle` (a premium or shared-cost range, a country the line does not
+	// allow, the account's daily outbound minutes used up; sim lines place no real
+	// call and are not checked); 404 `resource_not_found` (`param: line_id` or
 	// `assistant_id`); 409 `assistant_archived`, `assistant_not_published`; 422 `no_line`
 	// when the account has no line; 429 `concurrent_session_limit` when the account has
 	// as many live sessions as its limit (or `rate_limited`); 502 `upstream_unavailable`
@@ -16676,6 +16775,12 @@ type PublishAssistantResponse401Headers struct {
 	RequestId RequestID
 }
 
+// PublishAssistantResponse403Headers the declared response headers of an HTTP 403 response for PublishAssistant
+type PublishAssistantResponse403Headers struct {
+	IdempotentReplayed *string
+	RequestId          RequestID
+}
+
 // PublishAssistantResponse404Headers the declared response headers of an HTTP 404 response for PublishAssistant
 type PublishAssistantResponse404Headers struct {
 	IdempotentReplayed *string
@@ -16724,6 +16829,8 @@ type PublishAssistantResponse struct {
 	JSON400 *BadRequestPost
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *DestinationNotAllowed
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *NotFoundPost
 	// JSON409 the response for an HTTP 409 `application/json` response
@@ -16744,6 +16851,8 @@ type PublishAssistantResponse struct {
 	Headers400 *PublishAssistantResponse400Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *PublishAssistantResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *PublishAssistantResponse403Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *PublishAssistantResponse404Headers
 	// Headers409 the parsed response headers for an HTTP 409 response
@@ -16773,6 +16882,11 @@ func (r PublishAssistantResponse) GetJSON400() *BadRequestPost {
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
 func (r PublishAssistantResponse) GetJSON401() *Unauthorized {
 	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r PublishAssistantResponse) GetJSON403() *DestinationNotAllowed {
+	return r.JSON403
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
@@ -18225,6 +18339,12 @@ type TransferCallResponse401Headers struct {
 	RequestId RequestID
 }
 
+// TransferCallResponse403Headers the declared response headers of an HTTP 403 response for TransferCall
+type TransferCallResponse403Headers struct {
+	IdempotentReplayed *string
+	RequestId          RequestID
+}
+
 // TransferCallResponse404Headers the declared response headers of an HTTP 404 response for TransferCall
 type TransferCallResponse404Headers struct {
 	IdempotentReplayed *string
@@ -18279,6 +18399,8 @@ type TransferCallResponse struct {
 	JSON400 *BadRequestPost
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *DestinationNotAllowed
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *NotFoundPost
 	// JSON409 the response for an HTTP 409 `application/json` response
@@ -18301,6 +18423,8 @@ type TransferCallResponse struct {
 	Headers400 *TransferCallResponse400Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *TransferCallResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *TransferCallResponse403Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *TransferCallResponse404Headers
 	// Headers409 the parsed response headers for an HTTP 409 response
@@ -18332,6 +18456,11 @@ func (r TransferCallResponse) GetJSON400() *BadRequestPost {
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
 func (r TransferCallResponse) GetJSON401() *Unauthorized {
 	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r TransferCallResponse) GetJSON403() *DestinationNotAllowed {
+	return r.JSON403
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
@@ -23218,7 +23347,11 @@ func (c *ClientWithResponses) DuplicateAssistantWithResponse(ctx context.Context
 // active one. 422 `draft_incomplete` names the first of `name`, `system_prompt`,
 // `greeting`, `avatar_id` that is blank or unknown, or `tool_secret` for a draft
 // with tools on an assistant that has no tool secret yet (see
-// `rotate_tool_secret`); 409 `assistant_archived`.
+// `rotate_tool_secret`); 409 `assistant_archived`; 403 `destination_not_allowed`
+// (`param: transfer_destinations[<i>].to`) for a transfer destination in a
+// premium-rate or shared-cost range or a country code no country holds (refused
+// whatever a line allows; a line's countries and the daily cap are checked at each
+// transfer).
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -23237,7 +23370,11 @@ func (c *ClientWithResponses) PublishAssistantWithBodyWithResponse(ctx context.C
 // active one. 422 `draft_incomplete` names the first of `name`, `system_prompt`,
 // `greeting`, `avatar_id` that is blank or unknown, or `tool_secret` for a draft
 // with tools on an assistant that has no tool secret yet (see
-// `rotate_tool_secret`); 409 `assistant_archived`.
+// `rotate_tool_secret`); 409 `assistant_archived`; 403 `destination_not_allowed`
+// (`param: transfer_destinations[<i>].to`) for a transfer destination in a
+// premium-rate or shared-cost range or a country code no country holds (refused
+// whatever a line allows; a line's countries and the daily cap are checked at each
+// transfer).
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -23526,7 +23663,11 @@ func (c *ClientWithResponses) GetCallRecordingWithResponse(ctx context.Context, 
 // transfer is pending another is 409 `call_not_active`. 409
 // `transfer_not_supported` on a platform that cannot transfer (the sim); 409
 // `call_not_active` for a call that is not live (ringing, ended); 400
-// `parameter_invalid` on `to`; 502 `upstream_unavailable` when the transfer could
+// `parameter_invalid` on `to`; 403 `destination_not_allowed` when the call's line
+// may not reach `to` (a premium or shared-cost range, a country the line does not
+// allow, the account's daily outbound minutes used up; a SIP URI is checked by its
+// user part when that is an E.164 number, refused when it is a longer number in
+// another form); 502 `upstream_unavailable` when the transfer could
 // not be handed to the deployment's transfer runner (on AWS, its queue): the
 // transfer is then recorded `failed` and the call goes on, so asking again is safe.
 //
@@ -23565,7 +23706,11 @@ func (c *ClientWithResponses) TransferCallWithBodyWithResponse(ctx context.Conte
 // transfer is pending another is 409 `call_not_active`. 409
 // `transfer_not_supported` on a platform that cannot transfer (the sim); 409
 // `call_not_active` for a call that is not live (ringing, ended); 400
-// `parameter_invalid` on `to`; 502 `upstream_unavailable` when the transfer could
+// `parameter_invalid` on `to`; 403 `destination_not_allowed` when the call's line
+// may not reach `to` (a premium or shared-cost range, a country the line does not
+// allow, the account's daily outbound minutes used up; a SIP URI is checked by its
+// user part when that is an E.164 number, refused when it is a longer number in
+// another form); 502 `upstream_unavailable` when the transfer could
 // not be handed to the deployment's transfer runner (on AWS, its queue): the
 // transfer is then recorded `failed` and the call goes on, so asking again is safe.
 //
@@ -23922,7 +24067,10 @@ func (c *ClientWithResponses) ListSessionsWithResponse(ctx context.Context, para
 // `variables[<name>]` out of bounds, or `variables` rendering the greeting or system
 // prompt past its limit); 403
 // `live_key_required` when an `sk_test_` key calls from a line that is not on the
-// `sim` platform; 404 `resource_not_found` (`param: line_id` or
+// `sim` platform, `destination_not_allowed` when the line may not call
+// `platform_handle` (a premium or shared-cost range, a country the line does not
+// allow, the account's daily outbound minutes used up; sim lines place no real
+// call and are not checked); 404 `resource_not_found` (`param: line_id` or
 // `assistant_id`); 409 `assistant_archived`, `assistant_not_published`; 422 `no_line`
 // when the account has no line; 429 `concurrent_session_limit` when the account has
 // as many live sessions as its limit (or `rate_limited`); 502 `upstream_unavailable`
@@ -23960,7 +24108,10 @@ func (c *ClientWithResponses) CreateSessionWithBodyWithResponse(ctx context.Cont
 // `variables[<name>]` out of bounds, or `variables` rendering the greeting or system
 // prompt past its limit); 403
 // `live_key_required` when an `sk_test_` key calls from a line that is not on the
-// `sim` platform; 404 `resource_not_found` (`param: line_id` or
+// `sim` platform, `destination_not_allowed` when the line may not call
+// `platform_handle` (a premium or shared-cost range, a country the line does not
+// allow, the account's daily outbound minutes used up; sim lines place no real
+// call and are not checked); 404 `resource_not_found` (`param: line_id` or
 // `assistant_id`); 409 `assistant_archived`, `assistant_not_published`; 422 `no_line`
 // when the account has no line; 429 `concurrent_session_limit` when the account has
 // as many live sessions as its limit (or `rate_limited`); 502 `upstream_unavailable`
@@ -26670,6 +26821,13 @@ func ParsePublishAssistantResponse(rsp *http.Response) (*PublishAssistantRespons
 		}
 		response.JSON401 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest DestinationNotAllowed
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
 		var dest NotFoundPost
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -26766,6 +26924,23 @@ func ParsePublishAssistantResponse(rsp *http.Response) (*PublishAssistantRespons
 			headers.RequestId = value
 		}
 		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers PublishAssistantResponse403Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers403 = &headers
 	case rsp.StatusCode == 404:
 		var headers PublishAssistantResponse404Headers
 		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
@@ -28513,6 +28688,13 @@ func ParseTransferCallResponse(rsp *http.Response) (*TransferCallResponse, error
 		}
 		response.JSON401 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest DestinationNotAllowed
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
 		var dest NotFoundPost
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -28616,6 +28798,23 @@ func ParseTransferCallResponse(rsp *http.Response) (*TransferCallResponse, error
 			headers.RequestId = value
 		}
 		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers TransferCallResponse403Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers403 = &headers
 	case rsp.StatusCode == 404:
 		var headers TransferCallResponse404Headers
 		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
