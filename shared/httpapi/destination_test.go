@@ -23,6 +23,7 @@ import (
 	"github.com/bridgeline/bridgeline/shared/httpapi"
 	"github.com/bridgeline/bridgeline/shared/ident"
 	"github.com/bridgeline/bridgeline/shared/line"
+	"github.com/bridgeline/bridgeline/shared/persona"
 	"github.com/bridgeline/bridgeline/shared/platform"
 	"github.com/bridgeline/bridgeline/shared/rtc"
 	"github.com/bridgeline/bridgeline/shared/session"
@@ -90,7 +91,9 @@ func TestDestinationPolicy(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	api, err := httpapi.New(s, s, slices.Concat(coreRoutes(s, nil, nil), (&httpapi.Sessions{Service: svc}).Routes()),
+	const reportSecret = "persona-report-secret-for-the-destination-test"
+	api, err := httpapi.New(s, s, slices.Concat(coreRoutes(s, nil, nil), (&httpapi.Sessions{Service: svc}).Routes(),
+		(&httpapi.Receivers{Sessions: svc, ReportSecret: reportSecret}).Routes()),
 		httpapi.WithLog(slog.New(slog.DiscardHandler)))
 	if err != nil {
 		t.Fatal(err)
@@ -156,6 +159,45 @@ func TestDestinationPolicy(t *testing.T) {
 	refused("transfer to +44 9", transfer("+449012345678"), "+449012345678", "premium-rate or shared-cost")
 	refused("transfer to FR", transfer("+33142685300"), "+33142685300", "is in FR")
 	refused("transfer to a SIP URI's premium number", transfer("sip:+979123456789@sip.example.com"), "sip:+979123456789@sip.example.com", "premium")
+
+	// The assistant's transfer_call: its version lists a French number (publishable: not
+	// premium), which the US line may not reach at transfer time; a premium destination
+	// is not published at all.
+	if r := e.do("POST", "/v1/assistants", `{"name":"Ada","system_prompt":"Be kind.","greeting":"Hi.","avatar_id":"ava_iris",
+		"transfer_destinations":[{"to":"+88299123456","description":"the desk"}]}`); r.status != 201 {
+		t.Fatalf("create assistant: %d %s", r.status, r.raw)
+	} else {
+		refused("publish a premium destination", e.do("POST", "/v1/assistants/"+r.body["id"].(string)+"/publish", ""),
+			"+88299123456", "premium-rate or shared-cost")
+	}
+	r := e.do("POST", "/v1/assistants", `{"name":"Ada","system_prompt":"Be kind.","greeting":"Hi.","avatar_id":"ava_iris",
+		"transfer_destinations":[{"to":"+33142685300","description":"the Paris desk"}]}`)
+	if r.status != 201 {
+		t.Fatalf("create assistant: %d %s", r.status, r.raw)
+	}
+	pub := e.do("POST", "/v1/assistants/"+r.body["id"].(string)+"/publish", "")
+	if pub.status != 201 {
+		t.Fatalf("publish: %d %s", pub.status, pub.raw)
+	}
+	versions, _ := pub.body["versions"].([]any)
+	ver, _ := versions[len(versions)-1].(map[string]any)["id"].(string)
+	aSes := session.Session{ID: ident.New("ses"), AccountID: a.ID, LineID: l.ID, Mode: session.ModeAssistant, Media: "audio",
+		PlatformHandle: "+15550107778", Status: session.StatusActive, CreatedAt: now, AnsweredAt: &now,
+		AssistantID: r.body["id"].(string), VersionID: ver}
+	aCall := call.Call{ID: ident.New("call"), AccountID: a.ID, Direction: call.Inbound, LineID: l.ID, From: aSes.PlatformHandle,
+		To: l.Handle, Media: "audio", Status: call.StatusActive, HandledBy: call.HandledByAssistant, AssistantID: aSes.AssistantID,
+		VersionID: ver, SessionID: aSes.ID, Platform: "pstn", PlatformCallID: "PC_assistant", StartedAt: now, AnsweredAt: &now}
+	aSes.CallID = aCall.ID
+	if err := s.SaveSession(ctx, aSes, aCall, nil); err != nil {
+		t.Fatal(err)
+	}
+	body := `{"call_id":"` + aCall.ID + `","to":"+33142685300"}`
+	sig, err := persona.SignReport([]byte(body), reportSecret, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	refused("the assistant's transfer_call to FR", e.do("POST", persona.TransferPath, body, "Authorization", sig),
+		"+33142685300", "is in FR")
 
 	// The daily cap: the operator gives the account 5 minutes; the call above has been
 	// under way for 6, so the next session is refused, and still once the call ended
