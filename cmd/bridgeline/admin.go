@@ -42,8 +42,9 @@ type adminCommand struct {
 var adminCommands = []adminCommand{
 	{name: "account create", args: "--name NAME [--live]", summary: `create an account and its first key; prints {"account_id", "api_key"}`,
 		flags: []string{"name", "live"}, required: []string{"name"}},
-	{name: "account limits", args: "ACCT [--max-concurrent-sessions N|default]", summary: "show or set the account's own limit of live sessions",
-		flags: []string{"account", "max-concurrent-sessions"}, required: []string{"account"}, positional: "account"},
+	{name: "account limits", args: "ACCT [--max-concurrent-sessions N|default] [--daily-outbound-minutes N|default] [--allowed-destination-countries US,GB|none|default]",
+		summary: "show or set the account's own limit of live sessions and its outbound policy (daily minutes, destination countries)",
+		flags:   []string{"account", "max-concurrent-sessions", "daily-outbound-minutes", "allowed-destination-countries"}, required: []string{"account"}, positional: "account"},
 	{name: "key create", args: "--account ACCT [--live]", summary: "add an API key to an account; prints it once",
 		flags: []string{"account", "live"}, required: []string{"account"}},
 	{name: "key list", args: "--account ACCT", summary: "the account's keys (ids, prefixes, last four; never the key)",
@@ -116,6 +117,12 @@ func adminTo(ctx context.Context, args []string, out io.Writer) error {
 		"key": func() { fs.String("key", "", "the API key's id (key_...)") },
 		"max-concurrent-sessions": func() {
 			fs.String("max-concurrent-sessions", "", "the account's own limit of live sessions (0-10000), or default for MAX_CONCURRENT_SESSIONS")
+		},
+		"daily-outbound-minutes": func() {
+			fs.String("daily-outbound-minutes", "", "the account's own cap of outbound minutes (calls and transfers on real networks) per UTC day (0-1000000), or default")
+		},
+		"allowed-destination-countries": func() {
+			fs.String("allowed-destination-countries", "", "the countries the account's lines may call unless a line sets its own: ISO codes (US,GB), none, or default (each line's own country)")
 		},
 	}
 	for _, f := range cmd.flags {
@@ -226,7 +233,8 @@ func adminTo(ctx context.Context, args []string, out io.Writer) error {
 		}
 		return enc.Encode(map[string]any{"account_id": k.AccountID, "key_id": k.ID, "revoked_at": k.RevokedAt})
 	case "account limits":
-		return accountLimits(ctx, s, cfg, acct, str("max-concurrent-sessions"), enc)
+		return accountLimits(ctx, s, cfg, acct, limitFlags{sessions: str("max-concurrent-sessions"),
+			minutes: str("daily-outbound-minutes"), countries: str("allowed-destination-countries")}, enc)
 	case "line add":
 		if err := accountExists(); err != nil {
 			return err

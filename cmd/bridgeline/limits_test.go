@@ -80,3 +80,59 @@ func TestAdminAccountLimits(t *testing.T) {
 		t.Errorf("account limits --max-concurrent-sessions default = %v, %v; want 20, no own limit, 2 live", got, err)
 	}
 }
+
+// TestAdminAccountOutboundPolicy: the operator sets an account's daily outbound minutes
+// and its allowed destination countries (shared/destination), which the store keeps in
+// the account, and puts them back to the defaults; bad values are refused naming the flag.
+func TestAdminAccountOutboundPolicy(t *testing.T) {
+	data := t.TempDir()
+	t.Setenv("BRIDGELINE_DATA", data)
+	t.Setenv("BRIDGELINE_STORE", "sqlite")
+	ctx := context.Background()
+	run := func(args ...string) (map[string]any, error) {
+		var out bytes.Buffer
+		err := adminTo(ctx, args, &out)
+		var obj map[string]any
+		json.Unmarshal(out.Bytes(), &obj)
+		return obj, err
+	}
+	acct, err := run("account", "create", "--name", "Outbound Co")
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := acct["account_id"].(string)
+	got, err := run("account", "limits", id)
+	if err != nil || got["daily_outbound_minutes"] != float64(session.DefaultDailyOutboundMinutes) ||
+		got["own_daily_outbound_minutes"] != nil || got["allowed_destination_countries"] != nil {
+		t.Fatalf("account limits = %v, %v; want the default cap and no countries of its own", got, err)
+	}
+	got, err = run("account", "limits", id, "--daily-outbound-minutes", "90", "--allowed-destination-countries", "us,GB")
+	if err != nil || got["daily_outbound_minutes"] != 90.0 || got["own_daily_outbound_minutes"] != 90.0 {
+		t.Fatalf("set the cap = %v, %v", got, err)
+	}
+	if cs, _ := got["allowed_destination_countries"].([]any); len(cs) != 2 || cs[0] != "GB" || cs[1] != "US" {
+		t.Errorf("allowed_destination_countries = %v, want [GB US]", got["allowed_destination_countries"])
+	}
+	s, err := sqlite.Open(ctx, filepath.Join(data, "bridgeline.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := s.GetAccount(ctx, id)
+	s.Close()
+	if err != nil || a.DailyOutboundMinutes == nil || *a.DailyOutboundMinutes != 90 || strings.Join(a.AllowedDestinationCountries, ",") != "GB,US" {
+		t.Fatalf("stored account = %+v, %v; want the cap 90 and GB,US", a.Outbound, err)
+	}
+	got, err = run("account", "limits", id, "--allowed-destination-countries", "none")
+	if cs, ok := got["allowed_destination_countries"].([]any); err != nil || !ok || len(cs) != 0 {
+		t.Errorf("--allowed-destination-countries none = %v, %v; want []", got, err)
+	}
+	got, err = run("account", "limits", id, "--daily-outbound-minutes", "default", "--allowed-destination-countries", "default")
+	if err != nil || got["own_daily_outbound_minutes"] != nil || got["allowed_destination_countries"] != nil {
+		t.Errorf("back to the defaults = %v, %v", got, err)
+	}
+	for flag, bad := range map[string]string{"--daily-outbound-minutes": "-5", "--allowed-destination-countries": "UK"} {
+		if _, err := run("account", "limits", id, flag, bad); err == nil || !strings.Contains(err.Error(), strings.TrimPrefix(flag, "--")) {
+			t.Errorf("%s %s: err = %v, want a refusal naming the flag", flag, bad, err)
+		}
+	}
+}

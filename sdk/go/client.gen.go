@@ -1409,12 +1409,15 @@ func (e Error401ErrorType) Valid() bool {
 
 // Defines values for Error403ErrorCode.
 const (
-	Error403ErrorCodeLiveKeyRequired Error403ErrorCode = "live_key_required"
+	Error403ErrorCodeDestinationNotAllowed Error403ErrorCode = "destination_not_allowed"
+	Error403ErrorCodeLiveKeyRequired       Error403ErrorCode = "live_key_required"
 )
 
 // Valid indicates whether the value is a known member of the Error403ErrorCode enum.
 func (e Error403ErrorCode) Valid() bool {
 	switch e {
+	case Error403ErrorCodeDestinationNotAllowed:
+		return true
 	case Error403ErrorCodeLiveKeyRequired:
 		return true
 	default:
@@ -5118,6 +5121,9 @@ type InboundMode string
 
 // Line Examples: {"assistant_id":"asst_01jd3f4g5h6j7k8m9n0p1q2r3t","created_at":"2026-11-22T07:00:00.123Z","decision_timeout_seconds":10,"handle":"+15550100001","id":"line_01jd3f4g5h6j7k8m9n0p1q2r3t","inbound_mode":"assistant","metadata":{"team":"sales"},"name":"Front desk","object":"line","on_decision_timeout":"decline","platform":"sim","updated_at":"2026-11-22T07:00:00.123Z","variables":{"company":"Acme Dental"},"version_id":null}
 type Line struct {
+	// AllowedDestinationCountries The ISO 3166-1 alpha-2 codes of the countries the line may dial and transfer to on a real network; null: the account's list (set by the operator), else the country of the line's own number. `[]` allows none. Premium-rate and shared-cost ranges are refused whatever it says.
+	AllowedDestinationCountries *[]string `json:"allowed_destination_countries,omitempty"`
+
 	// AssistantId The assistant that handles the calls; null for none.
 	AssistantId *string `json:"assistant_id"`
 
@@ -5197,6 +5203,11 @@ type LineAssign struct {
 
 // LineCreate Examples: {"handle":"+15550100003","name":"Front desk","platform":"sip","sip_trunk_id":"trunk_01jd3f4g5h6j7k8m9n0p1q2r3t"}
 type LineCreate struct {
+	// AllowedDestinationCountries Replaces the countries the line may dial and transfer to: ISO 3166-1 alpha-2 codes (any case; each a country with an E.164 country code), `[]` for none, or null to go back to the default (the account's list, else the country of the line's own number).
+	//
+	// Examples: ["US","GB"]
+	AllowedDestinationCountries *[]string `json:"allowed_destination_countries,omitempty"`
+
 	// AssistantId An assistant to assign (same rules as assign).
 	AssistantId *string `json:"assistant_id,omitempty"`
 
@@ -5262,6 +5273,11 @@ type LineListObject string
 
 // LineUpdate Examples: {"assistant_id":"asst_01jd3f4g5h6j7k8m9n0p1q2r3t","decision_timeout_seconds":10,"inbound_mode":"assistant","metadata":{"team":"sales"},"name":"Front desk","on_decision_timeout":"decline","variables":{"company":"Acme Dental"}}
 type LineUpdate struct {
+	// AllowedDestinationCountries Replaces the countries the line may dial and transfer to: ISO 3166-1 alpha-2 codes (any case; each a country with an E.164 country code), `[]` for none, or null to go back to the default (the account's list, else the country of the line's own number).
+	//
+	// Examples: ["US","GB"]
+	AllowedDestinationCountries *[]string `json:"allowed_destination_countries,omitempty"`
+
 	// AssistantId An assistant id to assign (same rules as assign), or null to unassign.
 	AssistantId *string `json:"assistant_id,omitempty"`
 
@@ -6305,7 +6321,7 @@ type TurnTextTrimmed bool
 
 // UsageCounts Usage summed over calls (`CallUsage` of each).
 //
-// Examples: {"billable_seconds":819,"calls":14,"duration_ms":812400,"llm_completion_tokens":3304,"llm_prompt_tokens":58940,"stt_audio_ms":301220,"tts_characters":12880}
+// Examples: {"billable_seconds":819,"calls":14,"duration_ms":812400,"llm_completion_tokens":3304,"llm_prompt_tokens":58940,"outbound_duration_ms":0,"stt_audio_ms":301220,"transfers":0,"tts_characters":12880}
 type UsageCounts struct {
 	// BillableSeconds The calls' `billable_seconds`, summed (each call rounded up on its own).
 	BillableSeconds int `json:"billable_seconds"`
@@ -6322,8 +6338,14 @@ type UsageCounts struct {
 	// LlmPromptTokens Language model prompt tokens (see `CallUsage.estimated`).
 	LlmPromptTokens int `json:"llm_prompt_tokens"`
 
+	// OutboundDurationMs The `duration_ms` of the outbound calls placed on a real network (not the sim, not web calls), summed: with `transfers`, what the daily outbound minutes cap counts.
+	OutboundDurationMs int `json:"outbound_duration_ms"`
+
 	// SttAudioMs Caller audio given to the speech recogniser.
 	SttAudioMs int `json:"stt_audio_ms"`
+
+	// Transfers Calls handed to another party (completed transfers); each counts 10 minutes against the daily outbound minutes cap, since no platform reports the transferred leg's length.
+	Transfers int `json:"transfers"`
 
 	// TtsCharacters Characters synthesised to speech.
 	TtsCharacters int `json:"tts_characters"`
@@ -6349,8 +6371,14 @@ type UsageDay struct {
 	// LlmPromptTokens Language model prompt tokens (see `CallUsage.estimated`).
 	LlmPromptTokens int `json:"llm_prompt_tokens"`
 
+	// OutboundDurationMs The `duration_ms` of the outbound calls placed on a real network (not the sim, not web calls), summed: with `transfers`, what the daily outbound minutes cap counts.
+	OutboundDurationMs int `json:"outbound_duration_ms"`
+
 	// SttAudioMs Caller audio given to the speech recogniser.
 	SttAudioMs int `json:"stt_audio_ms"`
+
+	// Transfers Calls handed to another party (completed transfers); each counts 10 minutes against the daily outbound minutes cap, since no platform reports the transferred leg's length.
+	Transfers int `json:"transfers"`
 
 	// TtsCharacters Characters synthesised to speech.
 	TtsCharacters int `json:"tts_characters"`
@@ -6358,7 +6386,7 @@ type UsageDay struct {
 
 // UsageReport The answer of `GET /v1/usage`.
 //
-// Examples: {"data":[{"billable_seconds":819,"calls":14,"date":"2026-11-22","duration_ms":812400,"llm_completion_tokens":3304,"llm_prompt_tokens":58940,"stt_audio_ms":301220,"tts_characters":12880},{"billable_seconds":0,"calls":0,"date":"2026-11-23","duration_ms":0,"llm_completion_tokens":0,"llm_prompt_tokens":0,"stt_audio_ms":0,"tts_characters":0}],"from":"2026-11-22","object":"usage","to":"2026-11-23","total":{"billable_seconds":819,"calls":14,"duration_ms":812400,"llm_completion_tokens":3304,"llm_prompt_tokens":58940,"stt_audio_ms":301220,"tts_characters":12880}}
+// Examples: {"data":[{"billable_seconds":819,"calls":14,"date":"2026-11-22","duration_ms":812400,"llm_completion_tokens":3304,"llm_prompt_tokens":58940,"outbound_duration_ms":0,"stt_audio_ms":301220,"transfers":0,"tts_characters":12880},{"billable_seconds":0,"calls":0,"date":"2026-11-23","duration_ms":0,"llm_completion_tokens":0,"llm_prompt_tokens":0,"outbound_duration_ms":0,"stt_audio_ms":0,"transfers":0,"tts_characters":0}],"from":"2026-11-22","object":"usage","to":"2026-11-23","total":{"billable_seconds":819,"calls":14,"duration_ms":812400,"llm_completion_tokens":3304,"llm_prompt_tokens":58940,"outbound_duration_ms":0,"stt_audio_ms":301220,"transfers":0,"tts_characters":12880}}
 type UsageReport struct {
 	// Data Every day of the range, oldest first.
 	Data []UsageDay `json:"data"`
@@ -6374,7 +6402,7 @@ type UsageReport struct {
 
 	// Total The days summed.
 	//
-	// Examples: {"billable_seconds":819,"calls":14,"duration_ms":812400,"llm_completion_tokens":3304,"llm_prompt_tokens":58940,"stt_audio_ms":301220,"tts_characters":12880}
+	// Examples: {"billable_seconds":819,"calls":14,"duration_ms":812400,"llm_completion_tokens":3304,"llm_prompt_tokens":58940,"outbound_duration_ms":0,"stt_audio_ms":301220,"transfers":0,"tts_characters":12880}
 	Total UsageCounts `json:"total"`
 }
 
@@ -8208,7 +8236,11 @@ type ClientInterface interface {
 	// active one. 422 `draft_incomplete` names the first of `name`, `system_prompt`,
 	// `greeting`, `avatar_id` that is blank or unknown, or `tool_secret` for a draft
 	// with tools on an assistant that has no tool secret yet (see
-	// `rotate_tool_secret`); 409 `assistant_archived`.
+	// `rotate_tool_secret`); 409 `assistant_archived`; 403 `destination_not_allowed`
+	// (`param: transfer_destinations[<i>].to`) for a transfer destination in a
+	// premium-rate or shared-cost range or a country code no country holds (refused
+	// whatever a line allows; a line's countries and the daily cap are checked at each
+	// transfer).
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -8221,7 +8253,11 @@ type ClientInterface interface {
 	// active one. 422 `draft_incomplete` names the first of `name`, `system_prompt`,
 	// `greeting`, `avatar_id` that is blank or unknown, or `tool_secret` for a draft
 	// with tools on an assistant that has no tool secret yet (see
-	// `rotate_tool_secret`); 409 `assistant_archived`.
+	// `rotate_tool_secret`); 409 `assistant_archived`; 403 `destination_not_allowed`
+	// (`param: transfer_destinations[<i>].to`) for a transfer destination in a
+	// premium-rate or shared-cost range or a country code no country holds (refused
+	// whatever a line allows; a line's countries and the daily cap are checked at each
+	// transfer).
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -8420,7 +8456,11 @@ type ClientInterface interface {
 	// transfer is pending another is 409 `call_not_active`. 409
 	// `transfer_not_supported` on a platform that cannot transfer (the sim); 409
 	// `call_not_active` for a call that is not live (ringing, ended); 400
-	// `parameter_invalid` on `to`; 502 `upstream_unavailable` when the transfer could
+	// `parameter_invalid` on `to`; 403 `destination_not_allowed` when the call's line
+	// may not reach `to` (a premium or shared-cost range, a country the line does not
+	// allow, the account's daily outbound minutes used up; a SIP URI is checked by its
+	// user part when that is an E.164 number, refused when it is a longer number in
+	// another form); 502 `upstream_unavailable` when the transfer could
 	// not be handed to the deployment's transfer runner (on AWS, its queue): the
 	// transfer is then recorded `failed` and the call goes on, so asking again is safe.
 	//
@@ -8453,7 +8493,11 @@ type ClientInterface interface {
 	// transfer is pending another is 409 `call_not_active`. 409
 	// `transfer_not_supported` on a platform that cannot transfer (the sim); 409
 	// `call_not_active` for a call that is not live (ringing, ended); 400
-	// `parameter_invalid` on `to`; 502 `upstream_unavailable` when the transfer could
+	// `parameter_invalid` on `to`; 403 `destination_not_allowed` when the call's line
+	// may not reach `to` (a premium or shared-cost range, a country the line does not
+	// allow, the account's daily outbound minutes used up; a SIP URI is checked by its
+	// user part when that is an E.164 number, refused when it is a longer number in
+	// another form); 502 `upstream_unavailable` when the transfer could
 	// not be handed to the deployment's transfer runner (on AWS, its queue): the
 	// transfer is then recorded `failed` and the call goes on, so asking again is safe.
 	//
@@ -8705,7 +8749,10 @@ type ClientInterface interface {
 	// `variables[<name>]` out of bounds, or `variables` rendering the greeting or system
 	// prompt past its limit); 403
 	// `live_key_required` when an `sk_test_` key calls from a line that is not on the
-	// `sim` platform; 404 `resource_not_found` (`param: line_id` or
+	// `sim` platform, `destination_not_allowed` when the line may not call
+	// `platform_handle` (a premium or shared-cost range, a country the line does not
+	// allow, the account's daily outbound minutes used up; sim lines place no real
+	// call and are not checked); 404 `resource_not_found` (`param: line_id` or
 	// `assistant_id`); 409 `assistant_archived`, `assistant_not_published`; 422 `no_line`
 	// when the account has no line; 429 `concurrent_session_limit` when the account has
 	// as many live sessions as its limit (or `rate_limited`); 502 `upstream_unavailable`
@@ -8738,7 +8785,10 @@ type ClientInterface interface {
 	// `variables[<name>]` out of bounds, or `variables` rendering the greeting or system
 	// prompt past its limit); 403
 	// `live_key_required` when an `sk_test_` key calls from a line that is not on the
-	// `sim` platform; 404 `resource_not_found` (`param: line_id` or
+	// `sim` platform, `destination_not_allowed` when the line may not call
+	// `platform_handle` (a premium or shared-cost range, a country the line does not
+	// allow, the account's daily outbound minutes used up; sim lines place no real
+	// call and are not checked); 404 `resource_not_found` (`param: line_id` or
 	// `assistant_id`); 409 `assistant_archived`, `assistant_not_published`; 422 `no_line`
 	// when the account has no line; 429 `concurrent_session_limit` when the account has
 	// as many live sessions as its limit (or `rate_limited`); 502 `upstream_unavailable`
@@ -9523,7 +9573,11 @@ func (c *BaseClient) DuplicateAssistant(ctx context.Context, id AssistantPathID,
 // active one. 422 `draft_incomplete` names the first of `name`, `system_prompt`,
 // `greeting`, `avatar_id` that is blank or unknown, or `tool_secret` for a draft
 // with tools on an assistant that has no tool secret yet (see
-// `rotate_tool_secret`); 409 `assistant_archived`.
+// `rotate_tool_secret`); 409 `assistant_archived`; 403 `destination_not_allowed`
+// (`param: transfer_destinations[<i>].to`) for a transfer destination in a
+// premium-rate or shared-cost range or a country code no country holds (refused
+// whatever a line allows; a line's countries and the daily cap are checked at each
+// transfer).
 //
 // Takes any type of body and a specified content type.
 //
@@ -9546,7 +9600,11 @@ func (c *BaseClient) PublishAssistantWithBody(ctx context.Context, id AssistantP
 // active one. 422 `draft_incomplete` names the first of `name`, `system_prompt`,
 // `greeting`, `avatar_id` that is blank or unknown, or `tool_secret` for a draft
 // with tools on an assistant that has no tool secret yet (see
-// `rotate_tool_secret`); 409 `assistant_archived`.
+// `rotate_tool_secret`); 409 `assistant_archived`; 403 `destination_not_allowed`
+// (`param: transfer_destinations[<i>].to`) for a transfer destination in a
+// premium-rate or shared-cost range or a country code no country holds (refused
+// whatever a line allows; a line's countries and the daily cap are checked at each
+// transfer).
 //
 // Takes a body of the `application/json` content type.
 //
@@ -9875,7 +9933,11 @@ func (c *BaseClient) GetCallRecording(ctx context.Context, id CallID, reqEditors
 // transfer is pending another is 409 `call_not_active`. 409
 // `transfer_not_supported` on a platform that cannot transfer (the sim); 409
 // `call_not_active` for a call that is not live (ringing, ended); 400
-// `parameter_invalid` on `to`; 502 `upstream_unavailable` when the transfer could
+// `parameter_invalid` on `to`; 403 `destination_not_allowed` when the call's line
+// may not reach `to` (a premium or shared-cost range, a country the line does not
+// allow, the account's daily outbound minutes used up; a SIP URI is checked by its
+// user part when that is an E.164 number, refused when it is a longer number in
+// another form); 502 `upstream_unavailable` when the transfer could
 // not be handed to the deployment's transfer runner (on AWS, its queue): the
 // transfer is then recorded `failed` and the call goes on, so asking again is safe.
 //
@@ -9918,7 +9980,11 @@ func (c *BaseClient) TransferCallWithBody(ctx context.Context, id CallID, params
 // transfer is pending another is 409 `call_not_active`. 409
 // `transfer_not_supported` on a platform that cannot transfer (the sim); 409
 // `call_not_active` for a call that is not live (ringing, ended); 400
-// `parameter_invalid` on `to`; 502 `upstream_unavailable` when the transfer could
+// `parameter_invalid` on `to`; 403 `destination_not_allowed` when the call's line
+// may not reach `to` (a premium or shared-cost range, a country the line does not
+// allow, the account's daily outbound minutes used up; a SIP URI is checked by its
+// user part when that is an E.164 number, refused when it is a longer number in
+// another form); 502 `upstream_unavailable` when the transfer could
 // not be handed to the deployment's transfer runner (on AWS, its queue): the
 // transfer is then recorded `failed` and the call goes on, so asking again is safe.
 //
@@ -10330,7 +10396,10 @@ func (c *BaseClient) ListSessions(ctx context.Context, params *ListSessionsParam
 // `variables[<name>]` out of bounds, or `variables` rendering the greeting or system
 // prompt past its limit); 403
 // `live_key_required` when an `sk_test_` key calls from a line that is not on the
-// `sim` platform; 404 `resource_not_found` (`param: line_id` or
+// `sim` platform, `destination_not_allowed` when the line may not call
+// `platform_handle` (a premium or shared-cost range, a country the line does not
+// allow, the account's daily outbound minutes used up; sim lines place no real
+// call and are not checked); 404 `resource_not_found` (`param: line_id` or
 // `assistant_id`); 409 `assistant_archived`, `assistant_not_published`; 422 `no_line`
 // when the account has no line; 429 `concurrent_session_limit` when the account has
 // as many live sessions as its limit (or `rate_limited`); 502 `upstream_unavailable`
@@ -10373,7 +10442,10 @@ func (c *BaseClient) CreateSessionWithBody(ctx context.Context, params *CreateSe
 // `variables[<name>]` out of bounds, or `variables` rendering the greeting or system
 // prompt past its limit); 403
 // `live_key_required` when an `sk_test_` key calls from a line that is not on the
-// `sim` platform; 404 `resource_not_found` (`param: line_id` or
+// `sim` platform, `destination_not_allowed` when the line may not call
+// `platform_handle` (a premium or shared-cost range, a country the line does not
+// allow, the account's daily outbound minutes used up; sim lines place no real
+// call and are not checked); 404 `resource_not_found` (`param: line_id` or
 // `assistant_id`); 409 `assistant_archived`, `assistant_not_published`; 422 `no_line`
 // when the account has no line; 429 `concurrent_session_limit` when the account has
 // as many live sessions as its limit (or `rate_limited`); 502 `upstream_unavailable`
@@ -14150,7 +14222,11 @@ type ClientWithResponsesInterface interface {
 	// active one. 422 `draft_incomplete` names the first of `name`, `system_prompt`,
 	// `greeting`, `avatar_id` that is blank or unknown, or `tool_secret` for a draft
 	// with tools on an assistant that has no tool secret yet (see
-	// `rotate_tool_secret`); 409 `assistant_archived`.
+	// `rotate_tool_secret`); 409 `assistant_archived`; 403 `destination_not_allowed`
+	// (`param: transfer_destinations[<i>].to`) for a transfer destination in a
+	// premium-rate or shared-cost range or a country code no country holds (refused
+	// whatever a line allows; a line's countries and the daily cap are checked at each
+	// transfer).
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -14163,7 +14239,11 @@ type ClientWithResponsesInterface interface {
 	// active one. 422 `draft_incomplete` names the first of `name`, `system_prompt`,
 	// `greeting`, `avatar_id` that is blank or unknown, or `tool_secret` for a draft
 	// with tools on an assistant that has no tool secret yet (see
-	// `rotate_tool_secret`); 409 `assistant_archived`.
+	// `rotate_tool_secret`); 409 `assistant_archived`; 403 `destination_not_allowed`
+	// (`param: transfer_destinations[<i>].to`) for a transfer destination in a
+	// premium-rate or shared-cost range or a country code no country holds (refused
+	// whatever a line allows; a line's countries and the daily cap are checked at each
+	// transfer).
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -14374,7 +14454,11 @@ type ClientWithResponsesInterface interface {
 	// transfer is pending another is 409 `call_not_active`. 409
 	// `transfer_not_supported` on a platform that cannot transfer (the sim); 409
 	// `call_not_active` for a call that is not live (ringing, ended); 400
-	// `parameter_invalid` on `to`; 502 `upstream_unavailable` when the transfer could
+	// `parameter_invalid` on `to`; 403 `destination_not_allowed` when the call's line
+	// may not reach `to` (a premium or shared-cost range, a country the line does not
+	// allow, the account's daily outbound minutes used up; a SIP URI is checked by its
+	// user part when that is an E.164 number, refused when it is a longer number in
+	// another form); 502 `upstream_unavailable` when the transfer could
 	// not be handed to the deployment's transfer runner (on AWS, its queue): the
 	// transfer is then recorded `failed` and the call goes on, so asking again is safe.
 	//
@@ -14407,7 +14491,11 @@ type ClientWithResponsesInterface interface {
 	// transfer is pending another is 409 `call_not_active`. 409
 	// `transfer_not_supported` on a platform that cannot transfer (the sim); 409
 	// `call_not_active` for a call that is not live (ringing, ended); 400
-	// `parameter_invalid` on `to`; 502 `upstream_unavailable` when the transfer could
+	// `parameter_invalid` on `to`; 403 `destination_not_allowed` when the call's line
+	// may not reach `to` (a premium or shared-cost range, a country the line does not
+	// allow, the account's daily outbound minutes used up; a SIP URI is checked by its
+	// user part when that is an E.164 number, refused when it is a longer number in
+	// another form); 502 `upstream_unavailable` when the transfer could
 	// not be handed to the deployment's transfer runner (on AWS, its queue): the
 	// transfer is then recorded `failed` and the call goes on, so asking again is safe.
 	//
@@ -14673,7 +14761,10 @@ type ClientWithResponsesInterface interface {
 	// `variables[<name>]` out of bounds, or `variables` rendering the greeting or system
 	// prompt past its limit); 403
 	// `live_key_required` when an `sk_test_` key calls from a line that is not on the
-	// `sim` platform; 404 `resource_not_found` (`param: line_id` or
+	// `sim` platform, `destination_not_allowed` when the line may not call
+	// `platform_handle` (a premium or shared-cost range, a country the line does not
+	// allow, the account's daily outbound minutes used up; sim lines place no real
+	// call and are not checked); 404 `resource_not_found` (`param: line_id` or
 	// `assistant_id`); 409 `assistant_archived`, `assistant_not_published`; 422 `no_line`
 	// when the account has no line; 429 `concurrent_session_limit` when the account has
 	// as many live sessions as its limit (or `rate_limited`); 502 `upstream_unavailable`
@@ -14706,7 +14797,10 @@ type ClientWithResponsesInterface interface {
 	// `variables[<name>]` out of bounds, or `variables` rendering the greeting or system
 	// prompt past its limit); 403
 	// `live_key_required` when an `sk_test_` key calls from a line that is not on the
-	// `sim` platform; 404 `resource_not_found` (`param: line_id` or
+	// `sim` platform, `destination_not_allowed` when the line may not call
+	// `platform_handle` (a premium or shared-cost range, a country the line does not
+	// allow, the account's daily outbound minutes used up; sim lines place no real
+	// call and are not checked); 404 `resource_not_found` (`param: line_id` or
 	// `assistant_id`); 409 `assistant_archived`, `assistant_not_published`; 422 `no_line`
 	// when the account has no line; 429 `concurrent_session_limit` when the account has
 	// as many live sessions as its limit (or `rate_limited`); 502 `upstream_unavailable`
@@ -23762,7 +23856,11 @@ func (c *ClientWithResponses) DuplicateAssistantWithResponse(ctx context.Context
 // active one. 422 `draft_incomplete` names the first of `name`, `system_prompt`,
 // `greeting`, `avatar_id` that is blank or unknown, or `tool_secret` for a draft
 // with tools on an assistant that has no tool secret yet (see
-// `rotate_tool_secret`); 409 `assistant_archived`.
+// `rotate_tool_secret`); 409 `assistant_archived`; 403 `destination_not_allowed`
+// (`param: transfer_destinations[<i>].to`) for a transfer destination in a
+// premium-rate or shared-cost range or a country code no country holds (refused
+// whatever a line allows; a line's countries and the daily cap are checked at each
+// transfer).
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -23781,7 +23879,11 @@ func (c *ClientWithResponses) PublishAssistantWithBodyWithResponse(ctx context.C
 // active one. 422 `draft_incomplete` names the first of `name`, `system_prompt`,
 // `greeting`, `avatar_id` that is blank or unknown, or `tool_secret` for a draft
 // with tools on an assistant that has no tool secret yet (see
-// `rotate_tool_secret`); 409 `assistant_archived`.
+// `rotate_tool_secret`); 409 `assistant_archived`; 403 `destination_not_allowed`
+// (`param: transfer_destinations[<i>].to`) for a transfer destination in a
+// premium-rate or shared-cost range or a country code no country holds (refused
+// whatever a line allows; a line's countries and the daily cap are checked at each
+// transfer).
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -24070,7 +24172,11 @@ func (c *ClientWithResponses) GetCallRecordingWithResponse(ctx context.Context, 
 // transfer is pending another is 409 `call_not_active`. 409
 // `transfer_not_supported` on a platform that cannot transfer (the sim); 409
 // `call_not_active` for a call that is not live (ringing, ended); 400
-// `parameter_invalid` on `to`; 502 `upstream_unavailable` when the transfer could
+// `parameter_invalid` on `to`; 403 `destination_not_allowed` when the call's line
+// may not reach `to` (a premium or shared-cost range, a country the line does not
+// allow, the account's daily outbound minutes used up; a SIP URI is checked by its
+// user part when that is an E.164 number, refused when it is a longer number in
+// another form); 502 `upstream_unavailable` when the transfer could
 // not be handed to the deployment's transfer runner (on AWS, its queue): the
 // transfer is then recorded `failed` and the call goes on, so asking again is safe.
 //
@@ -24109,7 +24215,11 @@ func (c *ClientWithResponses) TransferCallWithBodyWithResponse(ctx context.Conte
 // transfer is pending another is 409 `call_not_active`. 409
 // `transfer_not_supported` on a platform that cannot transfer (the sim); 409
 // `call_not_active` for a call that is not live (ringing, ended); 400
-// `parameter_invalid` on `to`; 502 `upstream_unavailable` when the transfer could
+// `parameter_invalid` on `to`; 403 `destination_not_allowed` when the call's line
+// may not reach `to` (a premium or shared-cost range, a country the line does not
+// allow, the account's daily outbound minutes used up; a SIP URI is checked by its
+// user part when that is an E.164 number, refused when it is a longer number in
+// another form); 502 `upstream_unavailable` when the transfer could
 // not be handed to the deployment's transfer runner (on AWS, its queue): the
 // transfer is then recorded `failed` and the call goes on, so asking again is safe.
 //
@@ -24471,7 +24581,10 @@ func (c *ClientWithResponses) ListSessionsWithResponse(ctx context.Context, para
 // `variables[<name>]` out of bounds, or `variables` rendering the greeting or system
 // prompt past its limit); 403
 // `live_key_required` when an `sk_test_` key calls from a line that is not on the
-// `sim` platform; 404 `resource_not_found` (`param: line_id` or
+// `sim` platform, `destination_not_allowed` when the line may not call
+// `platform_handle` (a premium or shared-cost range, a country the line does not
+// allow, the account's daily outbound minutes used up; sim lines place no real
+// call and are not checked); 404 `resource_not_found` (`param: line_id` or
 // `assistant_id`); 409 `assistant_archived`, `assistant_not_published`; 422 `no_line`
 // when the account has no line; 429 `concurrent_session_limit` when the account has
 // as many live sessions as its limit (or `rate_limited`); 502 `upstream_unavailable`
@@ -24510,7 +24623,10 @@ func (c *ClientWithResponses) CreateSessionWithBodyWithResponse(ctx context.Cont
 // `variables[<name>]` out of bounds, or `variables` rendering the greeting or system
 // prompt past its limit); 403
 // `live_key_required` when an `sk_test_` key calls from a line that is not on the
-// `sim` platform; 404 `resource_not_found` (`param: line_id` or
+// `sim` platform, `destination_not_allowed` when the line may not call
+// `platform_handle` (a premium or shared-cost range, a country the line does not
+// allow, the account's daily outbound minutes used up; sim lines place no real
+// call and are not checked); 404 `resource_not_found` (`param: line_id` or
 // `assistant_id`); 409 `assistant_archived`, `assistant_not_published`; 422 `no_line`
 // when the account has no line; 429 `concurrent_session_limit` when the account has
 // as many live sessions as its limit (or `rate_limited`); 502 `upstream_unavailable`

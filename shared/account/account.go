@@ -27,6 +27,21 @@ type Account struct {
 	// operator (`bridgeline admin account limits`); nil is the deployment's
 	// MAX_CONCURRENT_SESSIONS.
 	MaxConcurrentSessions *int `json:"max_concurrent_sessions,omitempty"`
+	// Outbound is where the account's lines may call on a real network, set by the
+	// operator (`bridgeline admin account limits`).
+	Outbound
+}
+
+// Outbound is an account's destination policy (shared/destination): set by the operator
+// only, so a leaked API key cannot raise it.
+type Outbound struct {
+	// AllowedDestinationCountries are the ISO 3166-1 alpha-2 codes of the countries the
+	// account's lines may call when a line sets none of its own; nil: each line's own
+	// country (from its number).
+	AllowedDestinationCountries []string `json:"allowed_destination_countries"`
+	// DailyOutboundMinutes caps the minutes of outbound calls and transfers the account
+	// places on real networks per UTC day; nil: the deployment's default.
+	DailyOutboundMinutes *int `json:"daily_outbound_minutes,omitempty"`
 }
 
 // Key is an API key as stored: its hash, never its text.

@@ -79,6 +79,10 @@ const (
 	// CodeRecordingNotFound: the call has no recording to hand out or delete (none, not
 	// stored yet, failed, deleted), or is not a call of this account.
 	CodeRecordingNotFound = "recording_not_found"
+	// CodeDestinationNotAllowed: a dial or transfer to a real network that the
+	// destination policy refuses (shared/destination): a country the line may not call, a
+	// premium-rate or shared-cost range, or the account's daily outbound minutes used up.
+	CodeDestinationNotAllowed = "destination_not_allowed"
 )
 
 // Error types, as API.md names them.
@@ -143,6 +147,7 @@ var table = map[string]kind{
 	CodeCallNotActive:           {http.StatusConflict, TypeInvalidRequest},
 	CodeTransferFailed:          {http.StatusConflict, TypeInvalidRequest},
 	CodeRecordingNotFound:       {http.StatusNotFound, TypeInvalidRequest},
+	CodeDestinationNotAllowed:   {http.StatusForbidden, TypeInvalidRequest},
 }
 
 // Error is a failure a client may see: its Message must hold nothing internal.

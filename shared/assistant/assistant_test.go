@@ -265,3 +265,35 @@ func TestCanRunACall(t *testing.T) {
 		}
 	}
 }
+
+// TestPublishRefusesPremiumTransferDestinations: a transfer destination in a premium-rate
+// or shared-cost range (as an E.164 number or a SIP URI's user) is 403
+// destination_not_allowed at publish, whatever a line would allow; an ordinary number
+// publishes (its country is checked at each transfer, against the call's line).
+func TestPublishRefusesPremiumTransferDestinations(t *testing.T) {
+	svc, _ := newService(t)
+	ctx, acct := context.Background(), ident.New("acct")
+	for to, refused := range map[string]bool{
+		"+88299123456":                      true,
+		"+449012345678":                     true,
+		"sip:+979123456789@sip.example.com": true,
+		"+15550100009":                      false,
+		"sip:agent@pbx.example.com":         false,
+	} {
+		f := complete("Ada")
+		ds := []persona.TransferDestination{{To: to, Description: "the front desk"}}
+		f.TransferDestinations = &ds
+		a, err := svc.Create(ctx, acct, f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = svc.Publish(ctx, acct, a.ID)
+		if !refused {
+			if err != nil {
+				t.Errorf("publish with %s: %v, want published", to, err)
+			}
+			continue
+		}
+		wantCode(t, "publish with "+to, err, apierr.CodeDestinationNotAllowed, "transfer_destinations[0].to")
+	}
+}

@@ -9,6 +9,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/bridgeline/bridgeline/shared/apierr"
+	"github.com/bridgeline/bridgeline/shared/destination"
 	"github.com/bridgeline/bridgeline/shared/egress"
 	"github.com/bridgeline/bridgeline/shared/ident"
 	"github.com/bridgeline/bridgeline/shared/listing"
@@ -241,6 +242,13 @@ func (s *Service) Publish(ctx context.Context, accountID, id string) (Assistant,
 		}
 		if len(a.Draft.Tools) > 0 && a.ToolSecret.Secret == "" {
 			return noToolSecret(a.ID)
+		}
+		for i, d := range a.Draft.TransferDestinations {
+			// A premium or shared-cost range is refused whatever a line allows; the
+			// line's countries and the daily cap are checked at each transfer.
+			if err := destination.Always(fmt.Sprintf("transfer_destinations[%d].to", i), d.To); err != nil {
+				return err
+			}
 		}
 		if m := a.Draft.MaxDurationSeconds; m != nil && *m > int(s.maxCall()/time.Second) {
 			// The deployment's limit went down since the draft was saved.

@@ -138,6 +138,10 @@ type Call struct {
 	// Platform and PlatformCallID name the call on its calling platform.
 	Platform       string `json:"platform"`
 	PlatformCallID string `json:"platform_call_id"`
+	// OnNetwork: the call was dialled on a real telephone network (an outbound call on a
+	// platform that is not the sim), so its length counts against the account's daily
+	// outbound minutes (usage.Counts.OutboundDurationMS). Internal: not in the API's object.
+	OnNetwork bool `json:"on_network,omitempty"`
 
 	StartedAt  time.Time  `json:"started_at"`
 	AnsweredAt *time.Time `json:"answered_at"`

@@ -65,6 +65,12 @@ func (c *Call) TakeUsageDue() (due usage.Due, ok bool) {
 		return usage.Due{}, false
 	}
 	now := c.Usage.Counts()
+	if c.OnNetwork && c.Direction == Outbound {
+		now.OutboundDurationMS = c.Usage.DurationMS
+	}
+	if c.EndReason == ReasonTransferred && c.Transfer != nil && c.Transfer.Status == TransferCompleted {
+		now.Transfers = 1
+	}
 	var before usage.Counts
 	if c.UsageCounted != nil {
 		before = *c.UsageCounted

@@ -29,6 +29,9 @@ type LineJSON struct {
 	Variables map[string]string `json:"variables"`
 	// SIPTrunkID is a SIP line's trunk; null for a sim line.
 	SIPTrunkID *string `json:"sip_trunk_id"`
+	// AllowedDestinationCountries is the line's own list of the countries it may call
+	// (ISO 3166-1 alpha-2); null: the account's, else its own number's country.
+	AllowedDestinationCountries []string `json:"allowed_destination_countries"`
 	// Warnings are only in the answer to POST /v1/lines/{id}/assign: what the change did
 	// that the caller may not expect.
 	Warnings []Warning `json:"warnings,omitempty"`
@@ -70,6 +73,7 @@ func PresentLine(l line.Line) LineJSON {
 		AssistantID: StringOrNull(l.AssistantID), VersionID: StringOrNull(l.VersionID), DecisionTimeoutSeconds: l.DecisionTimeoutSeconds,
 		OnDecisionTimeout: l.OnDecisionTimeout, CreatedAt: Time(l.CreatedAt), UpdatedAt: Time(l.UpdatedAt),
 		Metadata: l.Metadata.OrEmpty(), Variables: variablesOrEmpty(l.Variables), SIPTrunkID: StringOrNull(l.SIPTrunkID),
+		AllowedDestinationCountries: l.AllowedDestinationCountries,
 	}
 }
 
@@ -159,6 +163,9 @@ type lineFields struct {
 	Metadata Nullable[metadataParam] `json:"metadata"`
 	// Variables replaces the line's defaults; null or {} clears them.
 	Variables Nullable[map[string]string] `json:"variables"`
+	// AllowedDestinationCountries replaces the line's list; null goes back to the
+	// default (the account's list, else the line's own country).
+	AllowedDestinationCountries Nullable[[]string] `json:"allowed_destination_countries"`
 }
 
 // update is the line.Update the fields ask for.
@@ -184,6 +191,7 @@ func (body lineFields) update() (line.Update, error) {
 	if body.Variables.Set {
 		u.Variables = &body.Variables.Value // null decodes as a nil map: cleared
 	}
+	u.AllowedDestinationCountries, u.DefaultDestinationCountries = body.AllowedDestinationCountries.Ptr(), body.AllowedDestinationCountries.Null
 	return u, nil
 }
 

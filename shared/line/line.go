@@ -12,6 +12,7 @@ import (
 
 	"github.com/bridgeline/bridgeline/shared/apierr"
 	"github.com/bridgeline/bridgeline/shared/assistant"
+	"github.com/bridgeline/bridgeline/shared/destination"
 	"github.com/bridgeline/bridgeline/shared/ident"
 	"github.com/bridgeline/bridgeline/shared/listing"
 	"github.com/bridgeline/bridgeline/shared/metadata"
@@ -67,6 +68,11 @@ type Line struct {
 	// SIPTrunkID is the trunk a SIP line's number is on (shared/siptrunk); empty for a
 	// sim line.
 	SIPTrunkID string `json:"sip_trunk_id,omitempty"`
+
+	// AllowedDestinationCountries are the ISO 3166-1 alpha-2 codes of the countries the
+	// line may dial and transfer to (shared/destination); nil: its account's list, else
+	// the country of its own number. Empty (not nil) allows none.
+	AllowedDestinationCountries []string `json:"allowed_destination_countries"`
 }
 
 // AssistantChange moves a line's assignment. From and To are assistant ids ("" for none);
@@ -111,6 +117,10 @@ type Update struct {
 	Metadata     *metadata.Patch
 	// Variables replaces the line's default variables when not nil (empty clears them).
 	Variables *map[string]string
+	// AllowedDestinationCountries replaces the line's list when not nil;
+	// DefaultDestinationCountries clears it (back to the account's or its own country).
+	AllowedDestinationCountries *[]string
+	DefaultDestinationCountries bool
 }
 
 // Service applies the line rules.
@@ -282,6 +292,11 @@ func (u Update) validate() error {
 	if u.VersionID != nil && u.UnassignAssistant {
 		return apierr.Invalid("version_id", "version_id cannot be pinned while assistant_id is unassigned")
 	}
+	if u.AllowedDestinationCountries != nil {
+		if _, err := destination.ParseCountries("allowed_destination_countries", *u.AllowedDestinationCountries); err != nil {
+			return err
+		}
+	}
 	if u.Metadata != nil {
 		return u.Metadata.Validate()
 	}
@@ -308,6 +323,13 @@ func (u Update) apply(l *Line) error {
 		if len(l.Variables) == 0 {
 			l.Variables = nil
 		}
+	}
+	switch {
+	case u.DefaultDestinationCountries:
+		l.AllowedDestinationCountries = nil
+	case u.AllowedDestinationCountries != nil:
+		// validate parsed them already.
+		l.AllowedDestinationCountries, _ = destination.ParseCountries("allowed_destination_countries", *u.AllowedDestinationCountries)
 	}
 	if u.Metadata != nil {
 		m, err := u.Metadata.Apply(l.Metadata)

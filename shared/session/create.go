@@ -218,6 +218,12 @@ func (s *Service) record(ctx context.Context, caller account.Caller, sessionID s
 	if err := admit(caller.Live, req, l, plat); err != nil {
 		return recorded{}, err
 	}
+	onNetwork := !plat.TestKeys() // the sim places no real call (outbound.go)
+	if onNetwork {
+		if err := s.checkDestination(ctx, accountID, l, "platform_handle", req.PlatformHandle); err != nil {
+			return recorded{}, err
+		}
+	}
 	if ao, ok := plat.(platform.AudioOnly); ok && ao.AudioOnly() && req.Media != platform.MediaAudio {
 		if !req.mediaDefaulted {
 			return recorded{}, apierr.Invalid("media", fmt.Sprintf("line %s is on %s, which carries audio only: use media audio", l.ID, l.Platform))
@@ -234,7 +240,8 @@ func (s *Service) record(ctx context.Context, caller account.Caller, sessionID s
 		PlatformHandle: req.PlatformHandle, Status: StatusRinging, CreatedAt: now, Metadata: metadata.New(req.Metadata)}
 	c := call.Call{ID: ident.New("call"), AccountID: accountID, Direction: call.Outbound, LineID: l.ID,
 		From: l.Handle, To: req.PlatformHandle, Media: req.Media, Status: call.StatusRinging,
-		HandledBy: call.HandledByCustomer, SessionID: ses.ID, Platform: l.Platform, StartedAt: now, Metadata: ses.Metadata.Clone()}
+		HandledBy: call.HandledByCustomer, SessionID: ses.ID, Platform: l.Platform, OnNetwork: onNetwork, StartedAt: now,
+		Metadata: ses.Metadata.Clone()}
 	ses.CallID = c.ID
 	if ver != nil {
 		// The version is fixed now; the assistant is dispatched when the callee answers

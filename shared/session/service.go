@@ -17,6 +17,7 @@ import (
 	"github.com/bridgeline/bridgeline/shared/line"
 	"github.com/bridgeline/bridgeline/shared/platform"
 	"github.com/bridgeline/bridgeline/shared/rtc"
+	"github.com/bridgeline/bridgeline/shared/usage"
 )
 
 // Records is where sessions and calls are kept: one store implements both.
@@ -77,6 +78,7 @@ type Stores interface {
 	line.Store
 	assistant.Store
 	account.Store
+	usage.Store
 }
 
 // Service runs sessions and calls. New builds it.
@@ -85,6 +87,7 @@ type Service struct {
 	lines      line.Store
 	assistants assistant.Store
 	accounts   account.Store
+	usage      usage.Store
 	rooms      Rooms
 	set        Settings
 }
@@ -138,6 +141,9 @@ type Settings struct {
 	// MaxConcurrentSessions is an account's limit of live sessions unless the account
 	// has its own (limits.go).
 	MaxConcurrentSessions int
+	// DailyOutboundMinutes caps an account's outbound minutes on real networks per UTC
+	// day unless the account has its own cap (outbound.go).
+	DailyOutboundMinutes int
 	// Subscriptions decides, when an assistant call is dispatched, whether its worker
 	// reports turns for call.transcript; nil: never.
 	Subscriptions Subscriptions
@@ -184,6 +190,7 @@ func defaults() Settings {
 		IncomingWait:          DefaultIncomingWait,
 		JoinTimeout:           DefaultJoinTimeout,
 		MaxConcurrentSessions: DefaultMaxConcurrentSessions,
+		DailyOutboundMinutes:  DefaultDailyOutboundMinutes,
 		Log:                   slog.Default(),
 		Now:                   time.Now,
 	}
@@ -254,6 +261,18 @@ func WithCreateTimeout(d time.Duration) Option {
 // DefaultJoinTimeout).
 func WithJoinTimeout(d time.Duration) Option {
 	return func(s *Settings) error { return positive("join timeout", d, &s.JoinTimeout) }
+}
+
+// WithDailyOutboundMinutes is an account's cap of outbound minutes per UTC day unless
+// the account has its own (default DefaultDailyOutboundMinutes; 0 allows none).
+func WithDailyOutboundMinutes(n int) Option {
+	return func(s *Settings) error {
+		if n < 0 {
+			return fmt.Errorf("session: daily outbound minutes %d, want at least 0", n)
+		}
+		s.DailyOutboundMinutes = n
+		return nil
+	}
 }
 
 // WithMaxConcurrentSessions is an account's limit of live sessions unless the account
@@ -327,7 +346,7 @@ func New(stores Stores, rooms Rooms, opts ...Option) (*Service, error) {
 	if stores == nil || rooms == nil {
 		return nil, errors.New("session: New needs the stores and the rooms")
 	}
-	s := &Service{records: stores, lines: stores, assistants: stores, accounts: stores, rooms: rooms, set: defaults()}
+	s := &Service{records: stores, lines: stores, assistants: stores, accounts: stores, usage: stores, rooms: rooms, set: defaults()}
 	for _, o := range opts {
 		if err := o(&s.set); err != nil {
 			return nil, err

@@ -137,6 +137,16 @@ func (s *Service) startTransfer(ctx context.Context, accountID, callID, to, by s
 	if c.SessionID == "" || c.Status != call.StatusActive {
 		return call.Call{}, nil, notActive
 	}
+	if !plat.TestKeys() {
+		// The destination is dialled on a real network: where the call's line may call.
+		l, err := s.lines.GetLine(ctx, c.LineID)
+		if err != nil {
+			return call.Call{}, nil, fmt.Errorf("get line %s of call %s: %w", c.LineID, c.ID, err)
+		}
+		if err := s.checkDestination(ctx, accountID, l, "to", to); err != nil {
+			return call.Call{}, nil, err
+		}
+	}
 	now := s.now()
 	_, c, err = s.mutate(ctx, c.SessionID, func(ses *Session, c *call.Call) ([]callevent.Event, bool, error) {
 		if ses.Over() || c.Status != call.StatusActive {

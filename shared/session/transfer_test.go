@@ -6,13 +6,16 @@ import (
 	"errors"
 	"log/slog"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/bridgeline/bridgeline/shared/account"
 	"github.com/bridgeline/bridgeline/shared/apierr"
 	"github.com/bridgeline/bridgeline/shared/call"
 	"github.com/bridgeline/bridgeline/shared/ident"
+	"github.com/bridgeline/bridgeline/shared/line"
 	"github.com/bridgeline/bridgeline/shared/persona"
 	"github.com/bridgeline/bridgeline/shared/platform"
 	"github.com/bridgeline/bridgeline/shared/session"
@@ -150,6 +153,16 @@ func TestQueuedTransfer(t *testing.T) {
 		t.Fatal(err)
 	}
 	const acct = "acct_transfer"
+	// The account and the calls' line: a transfer reads the line's destination policy
+	// (a US number, so the US destinations below are allowed).
+	if err := st.CreateAccount(ctx, account.Account{ID: acct, Name: "Transfers", CreatedAt: now},
+		account.KeyFromText(acct, "sk_live_"+strings.Repeat("t", 24), now)); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.CreateLine(ctx, line.Line{ID: "line_1", AccountID: acct, Handle: "+15550108888", Platform: "pstn",
+		Revision: 1, CreatedAt: now, UpdatedAt: now}); err != nil {
+		t.Fatal(err)
+	}
 	handledBy := call.HandledByCustomer
 	activeCall := func(t *testing.T) call.Call {
 		t.Helper()

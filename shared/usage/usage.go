@@ -22,6 +22,11 @@ type Counts struct {
 	TTSCharacters       int64 `json:"tts_characters"`
 	LLMPromptTokens     int64 `json:"llm_prompt_tokens"`
 	LLMCompletionTokens int64 `json:"llm_completion_tokens"`
+	// OutboundDurationMS is the length of the outbound calls placed on a real telephone
+	// network (not the sim, not web calls): what the daily outbound minutes cap counts.
+	OutboundDurationMS int64 `json:"outbound_duration_ms"`
+	// Transfers is how many calls were handed to another party (completed transfers).
+	Transfers int64 `json:"transfers"`
 }
 
 // Field is one count and its name (the JSON name: the stores' column or attribute).
@@ -36,6 +41,7 @@ func (c *Counts) Fields() []Field {
 		{"calls", &c.Calls}, {"duration_ms", &c.DurationMS}, {"billable_seconds", &c.BillableSeconds},
 		{"stt_audio_ms", &c.STTAudioMS}, {"tts_characters", &c.TTSCharacters},
 		{"llm_prompt_tokens", &c.LLMPromptTokens}, {"llm_completion_tokens", &c.LLMCompletionTokens},
+		{"outbound_duration_ms", &c.OutboundDurationMS}, {"transfers", &c.Transfers},
 	}
 }
 

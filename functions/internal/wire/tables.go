@@ -88,8 +88,10 @@ var Tables = map[string][]dynamo.Table{
 	// It reads the call, its session and version, and the assistant's sealed tool secret;
 	// it writes nothing.
 	"persona-tool": {dynamo.Assistants, dynamo.Calls, dynamo.Sessions, dynamo.Versions},
-	// The assistant's transfer_call: the call, its session, the version's destinations.
-	"persona-transfer": {dynamo.CallPlatformIDs, dynamo.Calls, dynamo.Events, dynamo.Sessions, dynamo.Versions},
+	// The assistant's transfer_call: the call, its session, the version's destinations;
+	// the destination policy (shared/destination): the call's line, its account, the
+	// day's usage and live calls (in the calls table).
+	"persona-transfer": {dynamo.Accounts, dynamo.CallPlatformIDs, dynamo.Calls, dynamo.Events, dynamo.Lines, dynamo.Sessions, dynamo.Versions},
 	// The sweeper reads the version of a call whose worker's report never came: its
 	// analysis, if the version asks for one, fails with call.ended. It carries out
 	// customer_decides decisions: the decision, the line, and for a call handed to the
@@ -106,5 +108,7 @@ var Tables = map[string][]dynamo.Table{
 	"lines-create":      {dynamo.Assistants, dynamo.Idempotency, dynamo.LineHandles, dynamo.Lines, dynamo.SIPTrunks, dynamo.Versions, dynamo.RateLimits},
 	"lines-delete":      {dynamo.Assistants, dynamo.Calls, dynamo.LineHandles, dynamo.Lines, dynamo.SIPTrunks, dynamo.RateLimits},
 	"call-transfers":    {dynamo.CallPlatformIDs, dynamo.Calls, dynamo.Events, dynamo.Sessions},
-	"calls-transfer":    {dynamo.CallPlatformIDs, dynamo.Calls, dynamo.Events, dynamo.Idempotency, dynamo.Sessions, dynamo.RateLimits},
+	// The destination policy reads the call's line and its account (shared/destination).
+	"calls-transfer": {dynamo.Accounts, dynamo.CallPlatformIDs, dynamo.Calls, dynamo.Events, dynamo.Idempotency, dynamo.Lines,
+		dynamo.Sessions, dynamo.RateLimits},
 }

@@ -117,7 +117,11 @@ export interface paths {
          *     active one. 422 `draft_incomplete` names the first of `name`, `system_prompt`,
          *     `greeting`, `avatar_id` that is blank or unknown, or `tool_secret` for a draft
          *     with tools on an assistant that has no tool secret yet (see
-         *     `rotate_tool_secret`); 409 `assistant_archived`.
+         *     `rotate_tool_secret`); 409 `assistant_archived`; 403 `destination_not_allowed`
+         *     (`param: transfer_destinations[<i>].to`) for a transfer destination in a
+         *     premium-rate or shared-cost range or a country code no country holds (refused
+         *     whatever a line allows; a line's countries and the daily cap are checked at each
+         *     transfer).
          */
         post: operations["publishAssistant"];
         delete?: never;
@@ -480,7 +484,10 @@ export interface paths {
          *     `variables[<name>]` out of bounds, or `variables` rendering the greeting or system
          *     prompt past its limit); 403
          *     `live_key_required` when an `sk_test_` key calls from a line that is not on the
-         *     `sim` platform; 404 `resource_not_found` (`param: line_id` or
+         *     `sim` platform, `destination_not_allowed` when the line may not call
+         *     `platform_handle` (a premium or shared-cost range, a country the line does not
+         *     allow, the account's daily outbound minutes used up; sim lines place no real
+         *     call and are not checked); 404 `resource_not_found` (`param: line_id` or
          *     `assistant_id`); 409 `assistant_archived`, `assistant_not_published`; 422 `no_line`
          *     when the account has no line; 429 `concurrent_session_limit` when the account has
          *     as many live sessions as its limit (or `rate_limited`); 502 `upstream_unavailable`
@@ -775,7 +782,11 @@ export interface paths {
          *     transfer is pending another is 409 `call_not_active`. 409
          *     `transfer_not_supported` on a platform that cannot transfer (the sim); 409
          *     `call_not_active` for a call that is not live (ringing, ended); 400
-         *     `parameter_invalid` on `to`; 502 `upstream_unavailable` when the transfer could
+         *     `parameter_invalid` on `to`; 403 `destination_not_allowed` when the call's line
+         *     may not reach `to` (a premium or shared-cost range, a country the line does not
+         *     allow, the account's daily outbound minutes used up; a SIP URI is checked by its
+         *     user part when that is an E.164 number, refused when it is a longer number in
+         *     another form); 502 `upstream_unavailable` when the transfer could
          *     not be handed to the deployment's transfer runner (on AWS, its queue): the
          *     transfer is then recorded `failed` and the call goes on, so asking again is safe.
          *
@@ -1330,7 +1341,7 @@ export interface components {
          * @example parameter_missing
          * @enum {string}
          */
-        ErrorCode: "parameter_missing" | "parameter_invalid" | "parameter_unknown" | "invalid_json" | "body_too_large" | "unsupported_media_type" | "resource_not_found" | "route_not_found" | "method_not_allowed" | "assistant_archived" | "assistant_not_published" | "assistant_in_use" | "draft_incomplete" | "session_ended" | "call_already_answered" | "call_not_answerable" | "webhook_endpoint_limit_reached" | "webhook_endpoint_disabled" | "event_not_redeliverable" | "no_subscribed_endpoint" | "no_line" | "api_key_missing" | "api_key_invalid" | "last_api_key" | "api_key_limit_reached" | "rate_limited" | "idempotency_key_reused" | "idempotency_key_in_use" | "idempotency_key_invalid" | "upstream_unavailable" | "url_not_allowed" | "concurrent_session_limit" | "live_key_required" | "trunk_in_use" | "trunk_line_limit_reached" | "trunk_has_no_outbound" | "handle_taken" | "outbound_password_required" | "line_in_call" | "line_not_deletable" | "transfer_not_supported" | "call_not_active" | "transfer_failed" | "recording_not_found" | "internal_error";
+        ErrorCode: "parameter_missing" | "parameter_invalid" | "parameter_unknown" | "invalid_json" | "body_too_large" | "unsupported_media_type" | "resource_not_found" | "route_not_found" | "method_not_allowed" | "assistant_archived" | "assistant_not_published" | "assistant_in_use" | "draft_incomplete" | "session_ended" | "call_already_answered" | "call_not_answerable" | "webhook_endpoint_limit_reached" | "webhook_endpoint_disabled" | "event_not_redeliverable" | "no_subscribed_endpoint" | "no_line" | "api_key_missing" | "api_key_invalid" | "last_api_key" | "api_key_limit_reached" | "rate_limited" | "idempotency_key_reused" | "idempotency_key_in_use" | "idempotency_key_invalid" | "upstream_unavailable" | "url_not_allowed" | "concurrent_session_limit" | "live_key_required" | "trunk_in_use" | "trunk_line_limit_reached" | "trunk_has_no_outbound" | "handle_taken" | "outbound_password_required" | "line_in_call" | "line_not_deletable" | "transfer_not_supported" | "call_not_active" | "transfer_failed" | "recording_not_found" | "destination_not_allowed" | "internal_error";
         /**
          * @description The one error shape.
          * @example {
@@ -1637,7 +1648,7 @@ export interface components {
                  * @description The stable, machine-readable reason; see `ErrorCode`.
                  * @enum {string}
                  */
-                code: "live_key_required";
+                code: "live_key_required" | "destination_not_allowed";
                 /** @description For people; never parse it. Never holds internal detail. */
                 message: string;
                 /** @description The offending field (dotted when nested), query parameter or header, when there is one. */
@@ -2768,6 +2779,8 @@ export interface components {
             variables: components["schemas"]["Variables"];
             /** @description A SIP line's trunk; null for a line on another platform. */
             sip_trunk_id?: string | null;
+            /** @description The ISO 3166-1 alpha-2 codes of the countries the line may dial and transfer to on a real network; null: the account's list (set by the operator), else the country of the line's own number. `[]` allows none. Premium-rate and shared-cost ranges are refused whatever it says. */
+            allowed_destination_countries?: string[] | null;
             /** @description Only in the answer to `POST /v1/lines/{id}/assign`, and only when there is something to say: what the assignment did that you may not expect (see `Warning`). */
             warnings?: components["schemas"]["Warning"][];
         };
@@ -2825,6 +2838,14 @@ export interface components {
             variables?: {
                 [key: string]: string;
             } | null;
+            /**
+             * @description Replaces the countries the line may dial and transfer to: ISO 3166-1 alpha-2 codes (any case; each a country with an E.164 country code), `[]` for none, or null to go back to the default (the account's list, else the country of the line's own number).
+             * @example [
+             *       "US",
+             *       "GB"
+             *     ]
+             */
+            allowed_destination_countries?: string[] | null;
         };
         /**
          * @example {
@@ -3493,6 +3514,14 @@ export interface components {
             assistant_id?: string | null;
             /** @description A version of that assistant to pin. */
             version_id?: string | null;
+            /**
+             * @description Replaces the countries the line may dial and transfer to: ISO 3166-1 alpha-2 codes (any case; each a country with an E.164 country code), `[]` for none, or null to go back to the default (the account's list, else the country of the line's own number).
+             * @example [
+             *       "US",
+             *       "GB"
+             *     ]
+             */
+            allowed_destination_countries?: string[] | null;
             /** @description Your own key-value pairs on the line: see `MetadataUpdate`. */
             metadata?: components["schemas"]["MetadataUpdate"];
             /** @description The line's default variables. */
@@ -5294,7 +5323,9 @@ export interface components {
          *       "stt_audio_ms": 301220,
          *       "tts_characters": 12880,
          *       "llm_prompt_tokens": 58940,
-         *       "llm_completion_tokens": 3304
+         *       "llm_completion_tokens": 3304,
+         *       "outbound_duration_ms": 0,
+         *       "transfers": 0
          *     }
          */
         UsageCounts: {
@@ -5312,6 +5343,10 @@ export interface components {
             llm_prompt_tokens: number;
             /** @description Language model completion tokens. */
             llm_completion_tokens: number;
+            /** @description The `duration_ms` of the outbound calls placed on a real network (not the sim, not web calls), summed: with `transfers`, what the daily outbound minutes cap counts. */
+            outbound_duration_ms: number;
+            /** @description Calls handed to another party (completed transfers); each counts 10 minutes against the daily outbound minutes cap, since no platform reports the transferred leg's length. */
+            transfers: number;
         };
         /**
          * @description One UTC day's usage.
@@ -5323,7 +5358,9 @@ export interface components {
          *       "stt_audio_ms": 301220,
          *       "tts_characters": 12880,
          *       "llm_prompt_tokens": 58940,
-         *       "llm_completion_tokens": 3304
+         *       "llm_completion_tokens": 3304,
+         *       "outbound_duration_ms": 0,
+         *       "transfers": 0
          *     }
          */
         UsageDay: components["schemas"]["UsageCounts"] & {
@@ -5348,7 +5385,9 @@ export interface components {
          *           "stt_audio_ms": 301220,
          *           "tts_characters": 12880,
          *           "llm_prompt_tokens": 58940,
-         *           "llm_completion_tokens": 3304
+         *           "llm_completion_tokens": 3304,
+         *           "outbound_duration_ms": 0,
+         *           "transfers": 0
          *         },
          *         {
          *           "date": "2026-11-23",
@@ -5358,7 +5397,9 @@ export interface components {
          *           "stt_audio_ms": 0,
          *           "tts_characters": 0,
          *           "llm_prompt_tokens": 0,
-         *           "llm_completion_tokens": 0
+         *           "llm_completion_tokens": 0,
+         *           "outbound_duration_ms": 0,
+         *           "transfers": 0
          *         }
          *       ],
          *       "total": {
@@ -5368,7 +5409,9 @@ export interface components {
          *         "stt_audio_ms": 301220,
          *         "tts_characters": 12880,
          *         "llm_prompt_tokens": 58940,
-         *         "llm_completion_tokens": 3304
+         *         "llm_completion_tokens": 3304,
+         *         "outbound_duration_ms": 0,
+         *         "transfers": 0
          *       }
          *     }
          */
@@ -6116,8 +6159,19 @@ export interface components {
                 "application/json": components["schemas"]["Error429"];
             };
         };
-        /** @description `live_key_required`: an `sk_test_` key asked for something that reaches a real network (a SIP trunk or SIP line, a call, session or line on a real platform, an assistant such a line runs, an `sk_live_` key); the message names the route and why. See Test mode. */
+        /** @description `live_key_required`: an `sk_test_` key asked for something that reaches a real network (a SIP trunk or SIP line, a call, session or line on a real platform, an assistant such a line runs, an `sk_live_` key); the message names the route and why. See Test mode. A route that dials or transfers (`POST /v1/sessions`, `POST /v1/calls/{id}/transfer`, an assistant's publish) also answers `destination_not_allowed` (see `DestinationNotAllowed`). */
         LiveKeyRequired: {
+            headers: {
+                "Request-Id": components["headers"]["Request-Id"];
+                "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error403"];
+            };
+        };
+        /** @description `destination_not_allowed`: the number is not one the call's line may reach on a real network, and the message names it and the rule: a premium-rate or shared-cost range (refused whatever the policy: docs/security.md lists them), a country code no country holds, a country not among the line's allowed destination countries (`allowed_destination_countries`; by default the country of the line's own number), or the account's daily outbound minutes used up (outbound calls and transfers on real networks per UTC day; the operator sets the cap). */
+        DestinationNotAllowed: {
             headers: {
                 "Request-Id": components["headers"]["Request-Id"];
                 "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
@@ -8268,7 +8322,9 @@ export interface operations {
                      *           "stt_audio_ms": 301220,
                      *           "tts_characters": 12880,
                      *           "llm_prompt_tokens": 58940,
-                     *           "llm_completion_tokens": 3304
+                     *           "llm_completion_tokens": 3304,
+                     *           "outbound_duration_ms": 0,
+                     *           "transfers": 0
                      *         },
                      *         {
                      *           "date": "2026-11-23",
@@ -8278,7 +8334,9 @@ export interface operations {
                      *           "stt_audio_ms": 0,
                      *           "tts_characters": 0,
                      *           "llm_prompt_tokens": 0,
-                     *           "llm_completion_tokens": 0
+                     *           "llm_completion_tokens": 0,
+                     *           "outbound_duration_ms": 0,
+                     *           "transfers": 0
                      *         }
                      *       ],
                      *       "total": {
@@ -8288,7 +8346,9 @@ export interface operations {
                      *         "stt_audio_ms": 301220,
                      *         "tts_characters": 12880,
                      *         "llm_prompt_tokens": 58940,
-                     *         "llm_completion_tokens": 3304
+                     *         "llm_completion_tokens": 3304,
+                     *         "outbound_duration_ms": 0,
+                     *         "transfers": 0
                      *       }
                      *     }
                      */

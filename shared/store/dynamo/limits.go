@@ -218,3 +218,31 @@ func (s *Store) SetMaxConcurrentSessions(ctx context.Context, accountID string, 
 	}
 	return a, nil
 }
+
+// SetOutbound sets the account's destination policy (shared/destination) in its doc,
+// conditional on the doc read, so a concurrent change of the account is not lost.
+func (s *Store) SetOutbound(ctx context.Context, accountID string, o account.Outbound) (account.Account, error) {
+	accounts, err := s.table(Accounts)
+	if err != nil {
+		return account.Account{}, err
+	}
+	it, err := s.getItem(ctx, Accounts, item{"id": str(accountID)})
+	if err != nil {
+		return account.Account{}, err
+	}
+	a, err := fromDoc[account.Account](it)
+	if err != nil {
+		return account.Account{}, err
+	}
+	a.Outbound = o
+	_, err = s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName: accounts, Key: item{"id": str(accountID)},
+		UpdateExpression:          aws.String("SET doc = :doc"),
+		ConditionExpression:       aws.String("doc = :old"),
+		ExpressionAttributeValues: item{":doc": docItem(a, item{})["doc"], ":old": it["doc"]},
+	})
+	if err = conflict(err); err != nil {
+		return account.Account{}, fmt.Errorf("set outbound policy of %s: %w", accountID, err)
+	}
+	return a, nil
+}

@@ -81,3 +81,19 @@ func (s *Store) SetMaxConcurrentSessions(ctx context.Context, accountID string, 
 	})
 	return a, err
 }
+
+// SetOutbound sets the account's destination policy (shared/destination) and returns
+// the account.
+func (s *Store) SetOutbound(ctx context.Context, accountID string, o account.Outbound) (account.Account, error) {
+	var a account.Account
+	err := s.tx(ctx, func(tx *sql.Tx) error {
+		var err error
+		if a, err = getDoc[account.Account](ctx, tx, `SELECT doc FROM accounts WHERE id = ?`, accountID); err != nil {
+			return err
+		}
+		a.Outbound = o
+		_, err = tx.ExecContext(ctx, `UPDATE accounts SET doc = ? WHERE id = ?`, mustJSON(a), accountID)
+		return err
+	})
+	return a, err
+}

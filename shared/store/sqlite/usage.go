@@ -28,6 +28,13 @@ CREATE TABLE usage_days (
 );
 `
 
+// usageOutboundSchema adds what the daily outbound minutes cap counts
+// (shared/destination): the outbound calls on real networks and the transfers.
+const usageOutboundSchema = `
+ALTER TABLE usage_days ADD COLUMN outbound_duration_ms INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE usage_days ADD COLUMN transfers INTEGER NOT NULL DEFAULT 0;
+`
+
 // addUsage adds due to its account's day, in tx.
 func addUsage(ctx context.Context, tx *sql.Tx, due usage.Due) error {
 	fields := due.Counts.Fields()

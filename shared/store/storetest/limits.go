@@ -21,6 +21,8 @@ type SessionLimitStore interface {
 	account.Store
 	SetMaxConcurrentSessions(ctx context.Context, accountID string, limit *int) (account.Account, error)
 	SessionSlotsInUse(ctx context.Context, accountID string) (int, error)
+	// SetOutbound sets the account's destination policy (shared/destination).
+	SetOutbound(ctx context.Context, accountID string, o account.Outbound) (account.Account, error)
 }
 
 // RunSessionLimits runs the concurrent-session limit cases, each against a fresh store.
@@ -36,6 +38,33 @@ var sessionLimitCases = map[string]func(*testing.T, SessionLimitStore){
 	"the account's own limit wins over the default":                       limitOwn,
 	"accounts are counted apart":                                          limitPerAccount,
 	"a discarded create gives its slot back":                              limitDiscard,
+	"the account's outbound policy is kept, with its other settings":      limitOutbound,
+}
+
+func limitOutbound(t *testing.T, s SessionLimitStore) {
+	a, _ := newLimitAccount(t, s)
+	if _, err := s.SetMaxConcurrentSessions(ctx(t), a.ID, ptr(3)); err != nil {
+		t.Fatal(err)
+	}
+	o := account.Outbound{AllowedDestinationCountries: []string{"GB", "US"}, DailyOutboundMinutes: ptr(90)}
+	if _, err := s.SetOutbound(ctx(t), a.ID, o); err != nil {
+		t.Fatal(err)
+	}
+	read, err := s.GetAccount(ctx(t), a.ID)
+	if err != nil || read.DailyOutboundMinutes == nil || *read.DailyOutboundMinutes != 90 || len(read.AllowedDestinationCountries) != 2 ||
+		read.MaxConcurrentSessions == nil || *read.MaxConcurrentSessions != 3 || read.Name != a.Name {
+		t.Fatalf("GetAccount after SetOutbound = %+v, %v; want the policy, the limit 3 and the name kept", read, err)
+	}
+	// An empty list (no country) is kept apart from none (the default).
+	if _, err := s.SetOutbound(ctx(t), a.ID, account.Outbound{AllowedDestinationCountries: []string{}}); err != nil {
+		t.Fatal(err)
+	}
+	if read, err := s.GetAccount(ctx(t), a.ID); err != nil || read.AllowedDestinationCountries == nil || read.DailyOutboundMinutes != nil {
+		t.Errorf("after SetOutbound([]) = %+v, %v; want an empty list, not nil, and the default cap", read.Outbound, err)
+	}
+	if _, err := s.SetOutbound(ctx(t), "acct_01m813q4jpa7fqz94g6r8cb30d", o); !errors.Is(err, apierr.ErrNotFound) {
+		t.Errorf("SetOutbound(unknown account) = %v, want ErrNotFound", err)
+	}
 }
 
 func limitDiscard(t *testing.T, s SessionLimitStore) {

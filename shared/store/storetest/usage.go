@@ -31,7 +31,50 @@ func RunUsage(t *testing.T, newStore func(t *testing.T) UsageStore) {
 }
 
 var usageCases = map[string]func(*testing.T, UsageStore){
-	"concurrent call ends and reports count each call once": usageConcurrentEnds,
+	"concurrent call ends and reports count each call once":   usageConcurrentEnds,
+	"outbound minutes on a network and transfers are counted": usageOutbound,
+}
+
+// usageOutbound: what the daily outbound minutes cap reads (shared/destination): an
+// outbound call dialled on a real network adds its length to outbound_duration_ms, a sim
+// call does not, and a call that ended transferred counts one transfer; each once.
+func usageOutbound(t *testing.T, s UsageStore) {
+	acct := ident.New("acct")
+	start := time.Date(2026, 11, 24, 10, 0, 0, 0, time.UTC)
+	for i, tc := range []struct {
+		onNetwork   bool
+		transferred bool
+	}{{true, false}, {false, false}, {true, true}} {
+		ses, c := newSessionPair(acct)
+		c.StartedAt, c.OnNetwork = start, tc.onNetwork
+		c.Answer(start)
+		if err := s.SaveSession(ctx(t), ses, c, nil); err != nil {
+			t.Fatal(err)
+		}
+		reason := call.ReasonRemoteHangup
+		if tc.transferred {
+			reason = call.ReasonTransferred
+		}
+		for range 2 { // the second write finds nothing more to count
+			err := rewrite(ctx(t), s, ses.ID, c.ID, func(c *call.Call) bool {
+				if tc.transferred {
+					c.Transfer = &call.Transfer{To: "+15550109999", Status: call.TransferCompleted, RequestedAt: start, By: "customer"}
+				}
+				c.End(call.StatusEnded, reason, call.EndedByRemote, start.Add(time.Duration(i+1)*time.Minute), func() string { return ident.New("evt") })
+				return true
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	days, err := s.UsageDays(ctx(t), acct, []string{usage.Date(start)})
+	if err != nil || len(days) != 1 {
+		t.Fatalf("UsageDays = %+v, %v", days, err)
+	}
+	if d := days[0]; d.OutboundDurationMS != (1+3)*60000 || d.Transfers != 1 || d.DurationMS != (1+2+3)*60000 || d.Calls != 3 {
+		t.Errorf("day = %+v; want outbound 4 min (the sim call apart), 1 transfer, 6 min in all, 3 calls", d.Counts)
+	}
 }
 
 // rewrite is the services' read, change, conditional write, retried on a conflict: a
