@@ -76,6 +76,9 @@ const (
 	// CodeRecordingNotFound: the call has no recording to hand out or delete (none, not
 	// stored yet, failed, deleted), or is not a call of this account.
 	CodeRecordingNotFound = "recording_not_found"
+	// CodeCallInProgress: the call is live, or its assistant's final report or analysis
+	// is still awaited: its data cannot be deleted yet.
+	CodeCallInProgress = "call_in_progress"
 )
 
 // Error types, as API.md names them.
@@ -139,6 +142,7 @@ var table = map[string]kind{
 	CodeCallNotActive:           {http.StatusConflict, TypeInvalidRequest},
 	CodeTransferFailed:          {http.StatusConflict, TypeInvalidRequest},
 	CodeRecordingNotFound:       {http.StatusNotFound, TypeInvalidRequest},
+	CodeCallInProgress:          {http.StatusConflict, TypeInvalidRequest},
 }
 
 // Error is a failure a client may see: its Message must hold nothing internal.

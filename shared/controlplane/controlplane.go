@@ -26,6 +26,7 @@ import (
 	"github.com/bridgeline/bridgeline/shared/account"
 	"github.com/bridgeline/bridgeline/shared/assistant"
 	"github.com/bridgeline/bridgeline/shared/call"
+	"github.com/bridgeline/bridgeline/shared/erasure"
 	"github.com/bridgeline/bridgeline/shared/config"
 	"github.com/bridgeline/bridgeline/shared/decision"
 	"github.com/bridgeline/bridgeline/shared/httpapi"
@@ -242,6 +243,7 @@ func New(cfg config.Config, deps Deps) (*ControlPlane, error) {
 		(&httpapi.Sessions{Service: cp.Sessions, JoinPageURL: cfg.JoinPageURL}).Routes(),
 		(&httpapi.Usage{Reader: usage.Reader{Store: s, Now: now}}).Routes(),
 		(&httpapi.Recordings{Service: call.Recordings{Store: s, Files: recordingFiles(deps.Recordings), Now: now}}).Routes(),
+		(&httpapi.CallErasure{Service: erasure.Service{Store: s, Files: recordingFiles(deps.Recordings), Now: now, Log: log}}).Routes(),
 		httpapi.Passthrough("join-page", page, joinpage.Patterns...),
 		(&httpapi.Receivers{Sessions: cp.Sessions, RTC: deps.LiveKit, ReportSecret: cfg.PersonaReportSecret,
 			Tools: cp.Tools, SimSecret: deps.SimSecret, SIPSecret: deps.SIPSecret, Replays: deps.NotificationReplays, Now: now}).Routes(),

@@ -276,6 +276,8 @@ func applyReport(c *call.Call, rep persona.Report, at time.Time) (bool, []callev
 			evts = append(evts, c.RecordingReadyEvent(newEventID(), at))
 		}
 	}
+	// A call whose data was deleted keeps none a late report brings.
+	c.RedactAgain()
 	after, _ := json.Marshal([]any{c.Metrics, c.Transcript, c.AssistantReport, c.Usage, c.Analysis, c.Recording})
 	return string(before) != string(after), evts
 }

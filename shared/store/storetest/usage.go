@@ -32,6 +32,7 @@ func RunUsage(t *testing.T, newStore func(t *testing.T) UsageStore) {
 
 var usageCases = map[string]func(*testing.T, UsageStore){
 	"concurrent call ends and reports count each call once": usageConcurrentEnds,
+	"a redacted call keeps its usage, counted once":         usageRedactedCall,
 }
 
 // rewrite is the services' read, change, conditional write, retried on a conflict: a
