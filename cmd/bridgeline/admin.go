@@ -44,6 +44,8 @@ var adminCommands = []adminCommand{
 		flags: []string{"name", "live"}, required: []string{"name"}},
 	{name: "account limits", args: "ACCT [--max-concurrent-sessions N|default]", summary: "show or set the account's own limit of live sessions",
 		flags: []string{"account", "max-concurrent-sessions"}, required: []string{"account"}, positional: "account"},
+	{name: "account retention", args: "ACCT [--days N|off]", summary: "show or set how many days the account's calls keep their numbers, transcripts and recordings (default: off, kept)",
+		flags: []string{"account", "days"}, required: []string{"account"}, positional: "account"},
 	{name: "key create", args: "--account ACCT [--live]", summary: "add an API key to an account; prints it once",
 		flags: []string{"account", "live"}, required: []string{"account"}},
 	{name: "key list", args: "--account ACCT", summary: "the account's keys (ids, prefixes, last four; never the key)",
@@ -114,6 +116,9 @@ func adminTo(ctx context.Context, args []string, out io.Writer) error {
 			fs.Bool("live", false, "make an sk_live_ key instead of sk_test_ (live keys may use every calling platform)")
 		},
 		"key": func() { fs.String("key", "", "the API key's id (key_...)") },
+		"days": func() {
+			fs.String("days", "", "days after a call's start when its data is deleted (0-3650), or off to keep it (the default)")
+		},
 		"max-concurrent-sessions": func() {
 			fs.String("max-concurrent-sessions", "", "the account's own limit of live sessions (0-10000), or default for MAX_CONCURRENT_SESSIONS")
 		},
@@ -227,6 +232,8 @@ func adminTo(ctx context.Context, args []string, out io.Writer) error {
 		return enc.Encode(map[string]any{"account_id": k.AccountID, "key_id": k.ID, "revoked_at": k.RevokedAt})
 	case "account limits":
 		return accountLimits(ctx, s, cfg, acct, str("max-concurrent-sessions"), enc)
+	case "account retention":
+		return accountRetention(ctx, s, cfg, acct, str("days"), enc)
 	case "line add":
 		if err := accountExists(); err != nil {
 			return err
