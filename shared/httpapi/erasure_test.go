@@ -48,11 +48,11 @@ func TestDeleteCallData(t *testing.T) {
 			PlatformCallID: ident.New("simc"), StartedAt: at, AnsweredAt: &at,
 			Transcript:      []persona.Turn{{Speaker: persona.SpeakerCaller, Text: "call me back on 555 010 0009"}},
 			AssistantReport: call.ReportReceived, Variables: map[string]string{"caller_name": "Ada"},
-			Transfer:        &call.Transfer{To: "+15550100042", Status: call.TransferFailed, RequestedAt: at, By: "customer", Failure: "+15550100042 busy"},
-			Analysis:        &call.Analysis{Status: persona.AnalysisCompleted, Summary: "Ada wants a call back", Success: &yes},
-			Recording:       &call.Recording{Status: call.RecordingAvailable, Key: key, Format: "ogg_opus", SizeBytes: int64(len(body))},
-			Metadata:        metadata.Metadata{"order_id": "6735", "callback": "+15550100009"},
-			Usage:           &call.Usage{DurationMS: 4200, BillableSeconds: 5}}
+			Transfer:  &call.Transfer{To: "+15550100042", Status: call.TransferFailed, RequestedAt: at, By: "customer", Failure: "+15550100042 busy"},
+			Analysis:  &call.Analysis{Status: persona.AnalysisCompleted, Summary: "Ada wants a call back", Success: &yes},
+			Recording: &call.Recording{Status: call.RecordingAvailable, Key: key, Format: "ogg_opus", SizeBytes: int64(len(body))},
+			Metadata:  metadata.Metadata{"order_id": "6735", "callback": "+15550100009"},
+			Usage:     &call.Usage{DurationMS: 4200, BillableSeconds: 5}}
 		ses := session.Session{ID: ident.New("ses"), AccountID: st.acctID, CallID: c.ID, LineID: st.lineID,
 			Mode: session.ModeAssistant, Media: "audio", PlatformHandle: "+15550100009", Status: status, CreatedAt: at,
 			Metadata: metadata.Metadata{"crm": "+15550100009", "order_id": "6735"}}
