@@ -1,6 +1,12 @@
 package redact
 
-import "testing"
+import (
+	"bytes"
+	"errors"
+	"log/slog"
+	"strings"
+	"testing"
+)
 
 func TestNumber(t *testing.T) {
 	for _, tc := range []struct{ name, in, want string }{
@@ -36,5 +42,25 @@ func TestNumbers(t *testing.T) {
 				t.Errorf("Numbers(%q) = %q, want %q", tc.in, got, tc.want)
 			}
 		})
+	}
+}
+
+// A log line through Handler holds no full number: not in the message, a string field,
+// an error's text, a group or a logger's own attributes; ids and counts stay.
+func TestHandlerMasksNumbers(t *testing.T) {
+	var buf bytes.Buffer
+	log := slog.New(Handler(slog.NewJSONHandler(&buf, nil))).With("line", "+15550100001")
+	log.Info("call from +15550100009", "to", "sip:+15550100003@trunk.example", "err", errors.New("refer to 15550100042 refused"),
+		slog.Group("transfer", "destination", "+447700900123"), "call_id", "call_01jd3f4g5h6j7k8m9n0p1q2r3t", "size", 12345678)
+	out := buf.String()
+	for _, full := range []string{"15550100001", "15550100009", "15550100003", "15550100042", "447700900123"} {
+		if strings.Contains(out, full) {
+			t.Errorf("log line holds %s: %s", full, out)
+		}
+	}
+	for _, kept := range []string{"***0001", "***0009", "***0003", "***0042", "***0123", "call_01jd3f4g5h6j7k8m9n0p1q2r3t", `"size":12345678`} {
+		if !strings.Contains(out, kept) {
+			t.Errorf("log line lacks %s: %s", kept, out)
+		}
 	}
 }
