@@ -13,6 +13,7 @@ import (
 	"github.com/bridgeline/bridgeline/shared/call"
 	"github.com/bridgeline/bridgeline/shared/ident"
 	"github.com/bridgeline/bridgeline/shared/persona"
+	"github.com/bridgeline/bridgeline/shared/recordings/reckey"
 	"github.com/bridgeline/bridgeline/shared/rtc"
 )
 
@@ -148,6 +149,12 @@ func (s *Service) HandleReport(ctx context.Context, rep persona.Report) error {
 	}
 	if err != nil {
 		return err
+	}
+	if r := rep.Recording; r != nil && r.Key != "" && r.Key != reckey.For(c.AccountID, c.ID) {
+		// A worker names only the file of its own call: a key elsewhere (another call's,
+		// another account's) would hand that file out under this call's URL.
+		return apierr.Invalid("recording.key", fmt.Sprintf("the recording of call %s is kept under %q, not %q",
+			c.ID, reckey.For(c.AccountID, c.ID), r.Key))
 	}
 	switch rep.Kind {
 	case persona.ReportTurn:
