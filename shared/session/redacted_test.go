@@ -49,6 +49,10 @@ func TestReportAfterRedaction(t *testing.T) {
 		if err := svc.HandleReport(ctx, rep); err != nil {
 			t.Fatalf("report %s: %v", rep.Kind, err)
 		}
+		if got, err := st.GetCall(ctx, c.ID); err != nil || got.Transcript != nil || got.Recording.Key != "" ||
+			got.Analysis != nil && got.Analysis.Summary != "" {
+			t.Errorf("redacted call after the %s report = %+v (%v), want nothing the report brought", rep.Kind, got, err)
+		}
 	}
 	got, err := st.GetCall(ctx, c.ID)
 	if err != nil {
