@@ -35,7 +35,8 @@ func Number(s string) string {
 
 // numberRun is a run of 7 to 15 digits (E.164's longest), with an optional "+" before
 // it, that is not part of a longer word: an id such as call_01jd3f4g5h... has no run of
-// seven digits, a phone number in a SIP URI, a JSON field or a log line's text does.
+// seven digits between letters, a phone number in a SIP URI, a JSON field, an
+// identifier made from it or a log line's text does.
 // Separators inside a number ("+1 555-010-0003") are not joined: each part is shorter
 // than seven digits, and a date or a time would match them too.
 var numberRun = regexp.MustCompile(`\+?[0-9]{7,15}`)
@@ -69,8 +70,11 @@ func Numbers(text string) string {
 // HasNumber reports whether text holds a phone number as Numbers sees one.
 func HasNumber(text string) bool { return Numbers(text) != text }
 
+// isWordByte: a letter or digit next to a run makes it part of a longer word (an id, a
+// hash). An underscore does not: identifiers built from a number ("sip_+15550100003",
+// livekit-sip's room and participant names) hold it whole.
 func isWordByte(c byte) bool {
-	return c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c == '_'
+	return c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'
 }
 
 func lastDigits(s string, n int) string {
