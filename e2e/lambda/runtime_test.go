@@ -848,9 +848,6 @@ var partial = map[string]bool{
 	// A call with no recording: 404 recording_not_found, nothing marked deleted. A
 	// recorded call needs a persona worker (TestRecordingEndToEnd in e2e/sessions).
 	"calls-recording-delete": true,
-	// A call with no recording: nothing to remove from the bucket. DELETE of a recorded
-	// call's data removes its file (shared/erasure's tests, on a folder).
-	"calls-delete": true,
 	// Its writes follow a participant leaving a room, which needs a WebRTC client in
 	// the room: the local stack's end-to-end tests cover that path.
 	"livekit-webhook": true,
