@@ -45,6 +45,8 @@ var adminCommands = []adminCommand{
 	{name: "account limits", args: "ACCT [--max-concurrent-sessions N|default] [--daily-outbound-minutes N|default] [--allowed-destination-countries US,GB|none|default]",
 		summary: "show or set the account's own limit of live sessions and its outbound policy (daily minutes, destination countries)",
 		flags:   []string{"account", "max-concurrent-sessions", "daily-outbound-minutes", "allowed-destination-countries"}, required: []string{"account"}, positional: "account"},
+	{name: "account retention", args: "ACCT [--days N|off]", summary: "show or set how many days the account's calls keep their numbers, transcripts and recordings (default: off, kept)",
+		flags: []string{"account", "days"}, required: []string{"account"}, positional: "account"},
 	{name: "key create", args: "--account ACCT [--live]", summary: "add an API key to an account; prints it once",
 		flags: []string{"account", "live"}, required: []string{"account"}},
 	{name: "key list", args: "--account ACCT", summary: "the account's keys (ids, prefixes, last four; never the key)",
@@ -115,6 +117,9 @@ func adminTo(ctx context.Context, args []string, out io.Writer) error {
 			fs.Bool("live", false, "make an sk_live_ key instead of sk_test_ (live keys may use every calling platform)")
 		},
 		"key": func() { fs.String("key", "", "the API key's id (key_...)") },
+		"days": func() {
+			fs.String("days", "", "days after a call's start when its data is deleted (0-3650), or off to keep it (the default)")
+		},
 		"max-concurrent-sessions": func() {
 			fs.String("max-concurrent-sessions", "", "the account's own limit of live sessions (0-10000), or default for MAX_CONCURRENT_SESSIONS")
 		},
@@ -235,6 +240,8 @@ func adminTo(ctx context.Context, args []string, out io.Writer) error {
 	case "account limits":
 		return accountLimits(ctx, s, cfg, acct, limitFlags{sessions: str("max-concurrent-sessions"),
 			minutes: str("daily-outbound-minutes"), countries: str("allowed-destination-countries")}, enc)
+	case "account retention":
+		return accountRetention(ctx, s, cfg, acct, str("days"), enc)
 	case "line add":
 		if err := accountExists(); err != nil {
 			return err

@@ -23,6 +23,7 @@ import (
 	"github.com/bridgeline/bridgeline/shared/line"
 	"github.com/bridgeline/bridgeline/shared/listing"
 	"github.com/bridgeline/bridgeline/shared/platform/sim"
+	"github.com/bridgeline/bridgeline/shared/redact"
 	"github.com/bridgeline/bridgeline/shared/store"
 )
 
@@ -50,7 +51,7 @@ func dev(ctx context.Context, args []string) error {
 	if err := cfg.Validate(); err != nil {
 		return err
 	}
-	log := slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	log := slog.New(redact.Handler(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo})))
 	// The LiveKit SDK (sim parties, persona workers) logs warnings and up, into log; its
 	// default writes every connection step to stderr.
 	worker.SetSDKLogger(log)

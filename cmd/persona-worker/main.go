@@ -20,6 +20,7 @@ import (
 	"github.com/bridgeline/bridgeline/mediafleet/engines"
 	"github.com/bridgeline/bridgeline/mediafleet/worker"
 	"github.com/bridgeline/bridgeline/shared/recordings"
+	"github.com/bridgeline/bridgeline/shared/redact"
 )
 
 func main() {
@@ -30,7 +31,7 @@ func main() {
 	}
 	var level slog.Level
 	_ = level.UnmarshalText([]byte(cfg.LogLevel))
-	log := slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
+	log := slog.New(redact.Handler(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: level})))
 	worker.SetSDKLogger(log)
 
 	// The speech engines load before the worker registers, so no call waits for a model.

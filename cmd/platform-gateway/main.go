@@ -32,10 +32,11 @@ import (
 
 	"github.com/bridgeline/bridgeline/mediafleet/platformsim"
 	"github.com/bridgeline/bridgeline/shared/platform/simhook"
+	"github.com/bridgeline/bridgeline/shared/redact"
 )
 
 func main() {
-	log := slog.New(slog.NewJSONHandler(os.Stderr, nil))
+	log := slog.New(redact.Handler(slog.NewJSONHandler(os.Stderr, nil)))
 	if err := run(log); err != nil {
 		fmt.Fprintln(os.Stderr, "platform-gateway:", err)
 		os.Exit(1)

@@ -36,6 +36,7 @@ import (
 
 	"github.com/bridgeline/bridgeline/mediafleet/sipgateway"
 	"github.com/bridgeline/bridgeline/shared/platform/sip"
+	"github.com/bridgeline/bridgeline/shared/redact"
 )
 
 // defaultListen is where the bridge on the same host reaches the gateway.
@@ -49,7 +50,7 @@ func main() {
 		}
 		return
 	}
-	log := slog.New(slog.NewJSONHandler(os.Stderr, nil))
+	log := slog.New(redact.Handler(slog.NewJSONHandler(os.Stderr, nil)))
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if err := run(ctx, os.Getenv, log, func(addr, notify string) {

@@ -417,6 +417,18 @@ func (s *stack) sessionScenario(lk *livekitserver.Server, gw *gateway, acctID, l
 	if n != 1 {
 		t.Errorf("call.ended events for %s: %d, want 1", c.ID, n)
 	}
+	// DELETE /v1/calls/{id}: the ended call's numbers go, its record stays for billing;
+	// a second DELETE answers the same.
+	for range 2 {
+		red := s.expect(request{fn: "calls-delete", method: http.MethodDelete, pattern: "/v1/calls/{id}",
+			path: "/v1/calls/" + c.ID, auth: auth}, http.StatusOK)
+		if red["redacted_at"] == nil || red["from"] != "" || red["to"] != "" || red["status"] != call.StatusEnded || red["id"] != c.ID {
+			t.Errorf("DELETE /v1/calls/%s = %v, want the ended record, redacted, without its numbers", c.ID, red)
+		}
+	}
+	if got, err := s.store.GetSession(ctx, ses.ID); err != nil || got.PlatformHandle != "" {
+		t.Errorf("session of the deleted call: handle %q (%v), want none", got.PlatformHandle, err)
+	}
 	deadline := time.Now().Add(20 * time.Second)
 	for {
 		ok := false

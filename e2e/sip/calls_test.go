@@ -142,6 +142,12 @@ func TestInboundRefused(t *testing.T) {
 		if c.Platform != "sip" || c.Status != call.StatusDeclined || c.SessionID != nil {
 			t.Errorf("record %+v, want a declined sip call without a session", c)
 		}
+		// livekit-sip logged the call at info level; its relay masked every number.
+		if tail := r.st.SIP.LogTail(1 << 20); strings.Contains(tail, "5559990011") || strings.Contains(tail, "5550170011") {
+			t.Errorf("livekit-sip's log holds a full number of the call:\n%s", tail)
+		} else if !strings.Contains(tail, "***0011") {
+			t.Errorf("livekit-sip's log shows no masked number of the call (did it log the call?):\n%s", tail)
+		}
 	})
 
 	t.Run("concurrent session limit", func(t *testing.T) {

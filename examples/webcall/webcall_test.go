@@ -111,6 +111,12 @@ func TestJoinPage(t *testing.T) {
 	p.WatchSound("window.joinPage.remoteLevel")
 	p.Click("#start")
 	p.WaitFor("the page to join the call", `document.body.dataset.state === 'connected'`, 30*time.Second, nil)
+	// LiveKit accepted the token: the page shows the account's name from it now.
+	var brandName string
+	p.Eval(`document.getElementById('brand').textContent`, &brandName)
+	if brandName != "Test Co" {
+		t.Errorf("in the call the page names %q, want the account's name Test Co", brandName)
+	}
 	m := p.WaitForRemoteMedia("the assistant's video decoded and its audio", "window.joinPage.room", "#remote-video",
 		`m.width > 0 && m.framesDecoded > 30 && m.audioEnergy > 0`, 30*time.Second)
 	t.Logf("the page decodes %dx%d video (%d frames), audio energy %.3g", m.Width, m.Height, m.FramesDecoded, m.AudioEnergy)
@@ -238,8 +244,9 @@ func assistantStack(t *testing.T) (*harness.Stack, *llmtest.Server, string) {
 	return st, fake, publish(t, st)
 }
 
-// checkReady waits for the join page to be ready, and checks it shows the account's
-// branding, the microphone prompt and Start, with the token out of the address bar.
+// checkReady waits for the join page to be ready, and checks it shows no name yet (the
+// token is not verified before LiveKit accepts it), the microphone prompt and Start,
+// with the token out of the address bar.
 func checkReady(t *testing.T, p *browser.Page) {
 	t.Helper()
 	p.WaitFor("the page to be ready", `document.body.dataset.state === 'ready'`, 10*time.Second, nil)
@@ -251,8 +258,8 @@ func checkReady(t *testing.T, p *browser.Page) {
   color: getComputedStyle(document.documentElement).getPropertyValue('--brand').trim(),
   hash: location.hash, hint: document.getElementById('mic-hint').textContent,
   start: !document.getElementById('start').hidden })`, &shown)
-	if shown.Brand != "Test Co" || shown.Color != "#3b5bdb" || shown.Hash != "" || !shown.Start || !strings.Contains(shown.Hint, "microphone") {
-		t.Errorf("ready page shows %+v, want the account's name and colour, the token out of the address bar, Start and the microphone prompt", shown)
+	if shown.Brand != "Call" || shown.Hash != "" || !shown.Start || !strings.Contains(shown.Hint, "microphone") {
+		t.Errorf("ready page shows %+v, want no name before the token is verified, the token out of the address bar, Start and the microphone prompt", shown)
 	}
 }
 
@@ -350,6 +357,36 @@ func saysWhatWentWrong(t *testing.T, st *harness.Stack, asst, name string, b *br
 			t.Fatal(err)
 		}
 		expectFailed(t, joinpage.URL(st.URL+joinpage.Path, tok), "expired")
+	})
+	t.Run("forged token", func(t *testing.T) {
+		// A token for a live web call's room, signed with a secret that is not the
+		// stack's, naming another business: the page never shows that name, before
+		// Start or after LiveKit refused the token.
+		w := createWebCall(t, st, asst, "audio")
+		yes := true
+		tok, err := lktoken.Sign(st.LiveKit.Config().APIKey, strings.Repeat("x", 32), lktoken.Claims{
+			RegisteredClaims: jwt.RegisteredClaims{Subject: "customer-forged"},
+			Video:            &lktoken.VideoGrant{RoomJoin: true, Room: w.ID, CanPublish: &yes, CanSubscribe: &yes},
+			Attributes:       map[string]string{"bridgeline.brand_name": "Evil Bank", "bridgeline.brand_color": "#ff0000"}},
+			time.Now(), 10*time.Minute)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := b.Open(joinpage.URL(st.URL+joinpage.Path, tok)).For(t)
+		p.WaitFor("the page to be ready", `document.body.dataset.state === 'ready'`, 10*time.Second, nil)
+		shown := func() (name, title string) {
+			var got struct{ Name, Title string }
+			p.Eval(`({ name: document.getElementById('brand').textContent, title: document.title })`, &got)
+			return got.Name, got.Title
+		}
+		if n, title := shown(); n != "Call" || strings.Contains(title, "Evil") {
+			t.Errorf("before Start the page names %q (title %q), want no name from an unverified token", n, title)
+		}
+		p.Click("#start")
+		p.WaitFor("the page to fail to join", `document.body.dataset.state === 'failed'`, 20*time.Second, nil)
+		if n, title := shown(); n != "Call" || strings.Contains(title, "Evil") {
+			t.Errorf("after LiveKit refused the token the page names %q (title %q), want no name", n, title)
+		}
 	})
 	t.Run("call over", func(t *testing.T) {
 		w := createWebCall(t, st, asst, "audio")

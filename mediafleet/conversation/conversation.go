@@ -29,6 +29,7 @@ import (
 	"github.com/bridgeline/bridgeline/mediafleet/speech"
 	"github.com/bridgeline/bridgeline/mediafleet/tts"
 	"github.com/bridgeline/bridgeline/shared/persona"
+	"github.com/bridgeline/bridgeline/shared/redact"
 )
 
 // Defaults of Config.
@@ -634,7 +635,7 @@ func (s *session) transfer(ctx context.Context, to string) bool {
 	if ctx.Err() != nil {
 		return true // the call ended meanwhile
 	}
-	s.log.Warn("transfer failed", "to", to, "err", err)
+	s.log.Warn("transfer failed", "to", redact.Number(to), "err", err)
 	s.startReply(ctx, speech.TurnTiming{}, TransferFailed)
 	return false
 }
@@ -643,7 +644,7 @@ func (s *session) transfer(ctx context.Context, to string) bool {
 // (an API transfer of the call): what is being said stops, and TransferFailed is said.
 // A caller who is being hung up on hears the last words instead.
 func (s *session) transferFailed(ctx context.Context, f speech.TransferFailure) {
-	s.log.Warn("transfer failed", "to", f.To, "failure", f.Failure, "by_assistant", f.ByAssistant)
+	s.log.Warn("transfer failed", "to", redact.Number(f.To), "failure", f.Failure, "by_assistant", f.ByAssistant)
 	if s.closing != "" {
 		return
 	}

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/bridgeline/bridgeline/mediafleet/internal/childproc"
+	"github.com/bridgeline/bridgeline/shared/redact"
 )
 
 // Server is a running livekit-sip process.
@@ -90,7 +91,10 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 			bin, args = nice, append([]string{"-n", strconv.Itoa(adj), bin}, args...)
 		}
 	}
-	if s.proc, err = childproc.Start(bin, args, env, filepath.Join(s.cfg.Dir, "livekit-sip.log")); err != nil {
+	// livekit-sip logs the numbers of every call at info level (fromUser, toUser, the
+	// SIP URIs): each line is masked (redact.Numbers) before it reaches the log, which
+	// keeps its warnings and errors, where a level cut-off would lose them.
+	if s.proc, err = childproc.StartFiltered(bin, args, env, filepath.Join(s.cfg.Dir, "livekit-sip.log"), redact.Numbers); err != nil {
 		return nil, fmt.Errorf("livekit-sip: %w", err)
 	}
 	if err := s.waitReady(ctx); err != nil {

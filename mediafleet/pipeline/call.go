@@ -10,6 +10,7 @@ import (
 	"github.com/bridgeline/bridgeline/mediafleet/speech"
 	"github.com/bridgeline/bridgeline/mediafleet/tts"
 	"github.com/bridgeline/bridgeline/shared/persona"
+	"github.com/bridgeline/bridgeline/shared/redact"
 )
 
 // Conversation is what happens on a call after the greeting. The real-time conversation
@@ -82,7 +83,7 @@ func (k *Call) Transfer(ctx context.Context, to string) error {
 			if f.To == to {
 				return fmt.Errorf("transfer to %s failed: %s", to, f.Failure)
 			}
-			k.c.log.Warn("notice of another transfer's failure while one is pending", "to", f.To)
+			k.c.log.Warn("notice of another transfer's failure while one is pending", "to", redact.Number(f.To))
 		case <-wait.C:
 			return fmt.Errorf("transfer to %s: no outcome in %v", to, transferTimeout)
 		}

@@ -35,6 +35,7 @@ import (
 	"github.com/bridgeline/bridgeline/mediafleet/tts"
 	"github.com/bridgeline/bridgeline/mediafleet/vp8"
 	"github.com/bridgeline/bridgeline/shared/persona"
+	"github.com/bridgeline/bridgeline/shared/redact"
 )
 
 // End reasons a worker reports; the contract defines them.
@@ -272,7 +273,7 @@ func (c *call) transferNotice(payload []byte) {
 	select {
 	case c.transferFailures <- f:
 	default:
-		c.log.Warn("transfer notices not read; dropping", "to", n.To)
+		c.log.Warn("transfer notices not read; dropping", "to", redact.Number(n.To))
 	}
 }
 

@@ -12,6 +12,7 @@ import (
 	"github.com/bridgeline/bridgeline/shared/lktoken"
 	"github.com/bridgeline/bridgeline/shared/platform"
 	"github.com/bridgeline/bridgeline/shared/platform/sip"
+	"github.com/bridgeline/bridgeline/shared/redact"
 	"github.com/bridgeline/bridgeline/shared/rtc"
 )
 
@@ -105,10 +106,10 @@ func (g *Gateway) decide(st *callState) {
 	defer close(st.decided)
 	switch {
 	case err != nil:
-		g.log.Error("inbound call not routed", "platform_call_id", st.pcid, "to", st.to, "err", err)
+		g.log.Error("inbound call not routed", "platform_call_id", st.pcid, "to", redact.Number(st.to), "err", err)
 		st.reject = "the control plane did not answer"
 	case reply.Answer == nil:
-		g.log.Info("inbound call refused", "platform_call_id", st.pcid, "to", st.to, "reason", reply.Reject)
+		g.log.Info("inbound call refused", "platform_call_id", st.pcid, "to", redact.Number(st.to), "reason", reply.Reject)
 		st.reject = reply.Reject
 	default:
 		g.log.Info("inbound call answered", "platform_call_id", st.pcid, "call_id", reply.CallID, "room", reply.Answer.Name)

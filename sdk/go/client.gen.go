@@ -1483,6 +1483,7 @@ const (
 	AssistantInUse              Error409ErrorCode = "assistant_in_use"
 	AssistantNotPublished       Error409ErrorCode = "assistant_not_published"
 	CallAlreadyAnswered         Error409ErrorCode = "call_already_answered"
+	CallInProgress              Error409ErrorCode = "call_in_progress"
 	CallNotActive               Error409ErrorCode = "call_not_active"
 	CallNotAnswerable           Error409ErrorCode = "call_not_answerable"
 	EventNotRedeliverable       Error409ErrorCode = "event_not_redeliverable"
@@ -1514,6 +1515,8 @@ func (e Error409ErrorCode) Valid() bool {
 	case AssistantNotPublished:
 		return true
 	case CallAlreadyAnswered:
+		return true
+	case CallInProgress:
 		return true
 	case CallNotActive:
 		return true
@@ -3564,6 +3567,17 @@ type Call struct {
 	// upload): a record says `available` until a request for the URL finds the file
 	// gone, and that request is 404 `recording_not_found` with the reason.
 	Recording *RecordingStatus `json:"recording,omitempty"`
+
+	// RedactedAt When the call's data was deleted (`DELETE /v1/calls/{id}`, or the account's
+	// call retention); null while the record keeps it. A redacted record keeps its
+	// ids, times, status, end reason, metrics and usage; `from`, `to` and the
+	// transfer's `to` are empty, `transcript` and `variables` are null or empty, the
+	// analysis keeps only its `status`, `recording` is `deleted`, and metadata values
+	// holding a phone number are gone.
+	//
+	//
+	// Examples: 2026-11-22T07:00:00.123Z
+	RedactedAt *NullableTimestamp `json:"redacted_at,omitempty"`
 
 	// SessionId The hosted session the call is bridged into.
 	SessionId *string `json:"session_id"`
@@ -8322,6 +8336,26 @@ type ClientInterface interface {
 	// Corresponds with GET /v1/calls (the `ListCalls` operationId).
 	ListCalls(ctx context.Context, params *ListCallsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// DeleteCall Delete a call's data
+	//
+	// Deletes for good what the call record keeps of the people on the call: the
+	// numbers (`from`, `to`, the transfer's destination, and metadata values that hold
+	// a phone number), the transcript, the rendered variables, the analysis's content
+	// and the recording (its file too). The record stays, for billing and support:
+	// ids, times, status, end reason, metrics and usage, with `redacted_at` set. The
+	// call's session loses its `platform_handle` and numbered metadata the same way.
+	// 200 with the redacted record; a second DELETE answers the same. 409
+	// `call_in_progress` while the call rings or lasts (end it first with
+	// `DELETE /v1/sessions/{id}`: a deletion does not hang up on anyone) or, for a
+	// moment after an assistant call ended, while its final report or analysis is
+	// still awaited (retry after `call.ended` or `call.analyzed`). Events already
+	// delivered keep what they carried. 404 `resource_not_found` when the id is not a
+	// call of this account. A call on a real platform (SIP) is deleted with an `sk_live_`
+	// key only (403 `live_key_required`), as its recording is.
+	//
+	// Corresponds with DELETE /v1/calls/{id} (the `DeleteCall` operationId).
+	DeleteCall(ctx context.Context, id CallID, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// GetCall Get a call record
 	//
 	// Corresponds with GET /v1/calls/{id} (the `GetCall` operationId).
@@ -9719,6 +9753,36 @@ func (c *BaseClient) ListAvatars(ctx context.Context, reqEditors ...RequestEdito
 // Corresponds with GET /v1/calls (the `ListCalls` operationId).
 func (c *BaseClient) ListCalls(ctx context.Context, params *ListCallsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewListCallsRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// DeleteCall Delete a call's data
+//
+// Deletes for good what the call record keeps of the people on the call: the
+// numbers (`from`, `to`, the transfer's destination, and metadata values that hold
+// a phone number), the transcript, the rendered variables, the analysis's content
+// and the recording (its file too). The record stays, for billing and support:
+// ids, times, status, end reason, metrics and usage, with `redacted_at` set. The
+// call's session loses its `platform_handle` and numbered metadata the same way.
+// 200 with the redacted record; a second DELETE answers the same. 409
+// `call_in_progress` while the call rings or lasts (end it first with
+// `DELETE /v1/sessions/{id}`: a deletion does not hang up on anyone) or, for a
+// moment after an assistant call ended, while its final report or analysis is
+// still awaited (retry after `call.ended` or `call.analyzed`). Events already
+// delivered keep what they carried. 404 `resource_not_found` when the id is not a
+// call of this account. A call on a real platform (SIP) is deleted with an `sk_live_`
+// key only (403 `live_key_required`), as its recording is.
+//
+// Corresponds with DELETE /v1/calls/{id} (the `DeleteCall` operationId).
+func (c *BaseClient) DeleteCall(ctx context.Context, id CallID, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewDeleteCallRequest(c.Server, id)
 	if err != nil {
 		return nil, err
 	}
@@ -12110,6 +12174,40 @@ func NewListCallsRequest(server string, params *ListCallsParams) (*http.Request,
 	return req, nil
 }
 
+// NewDeleteCallRequest constructs an http.Request for the DeleteCall method
+func NewDeleteCallRequest(server string, id CallID) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/calls/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodDelete, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 // NewGetCallRequest constructs an http.Request for the GetCall method
 func NewGetCallRequest(server string, id CallID) (*http.Request, error) {
 	var err error
@@ -14313,6 +14411,28 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with GET /v1/calls (the `ListCalls` operationId).
 	ListCallsWithResponse(ctx context.Context, params *ListCallsParams, reqEditors ...RequestEditorFn) (*ListCallsResponse, error)
+
+	// DeleteCallWithResponse Delete a call's data
+	//
+	// Deletes for good what the call record keeps of the people on the call: the
+	// numbers (`from`, `to`, the transfer's destination, and metadata values that hold
+	// a phone number), the transcript, the rendered variables, the analysis's content
+	// and the recording (its file too). The record stays, for billing and support:
+	// ids, times, status, end reason, metrics and usage, with `redacted_at` set. The
+	// call's session loses its `platform_handle` and numbered metadata the same way.
+	// 200 with the redacted record; a second DELETE answers the same. 409
+	// `call_in_progress` while the call rings or lasts (end it first with
+	// `DELETE /v1/sessions/{id}`: a deletion does not hang up on anyone) or, for a
+	// moment after an assistant call ended, while its final report or analysis is
+	// still awaited (retry after `call.ended` or `call.analyzed`). Events already
+	// delivered keep what they carried. 404 `resource_not_found` when the id is not a
+	// call of this account. A call on a real platform (SIP) is deleted with an `sk_live_`
+	// key only (403 `live_key_required`), as its recording is.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with DELETE /v1/calls/{id} (the `DeleteCall` operationId).
+	DeleteCallWithResponse(ctx context.Context, id CallID, reqEditors ...RequestEditorFn) (*DeleteCallResponse, error)
 
 	// GetCallWithResponse Get a call record
 	//
@@ -17794,6 +17914,182 @@ func (r ListCallsResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r ListCallsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// DeleteCallResponse200Headers the declared response headers of an HTTP 200 response for DeleteCall
+type DeleteCallResponse200Headers struct {
+	RequestId RequestID
+}
+
+// DeleteCallResponse400Headers the declared response headers of an HTTP 400 response for DeleteCall
+type DeleteCallResponse400Headers struct {
+	RequestId RequestID
+}
+
+// DeleteCallResponse401Headers the declared response headers of an HTTP 401 response for DeleteCall
+type DeleteCallResponse401Headers struct {
+	RequestId RequestID
+}
+
+// DeleteCallResponse403Headers the declared response headers of an HTTP 403 response for DeleteCall
+type DeleteCallResponse403Headers struct {
+	IdempotentReplayed *string
+	RequestId          RequestID
+}
+
+// DeleteCallResponse404Headers the declared response headers of an HTTP 404 response for DeleteCall
+type DeleteCallResponse404Headers struct {
+	RequestId RequestID
+}
+
+// DeleteCallResponse409Headers the declared response headers of an HTTP 409 response for DeleteCall
+type DeleteCallResponse409Headers struct {
+	RequestId RequestID
+}
+
+// DeleteCallResponse413Headers the declared response headers of an HTTP 413 response for DeleteCall
+type DeleteCallResponse413Headers struct {
+	RequestId RequestID
+}
+
+// DeleteCallResponse415Headers the declared response headers of an HTTP 415 response for DeleteCall
+type DeleteCallResponse415Headers struct {
+	RequestId RequestID
+}
+
+// DeleteCallResponse429Headers the declared response headers of an HTTP 429 response for DeleteCall
+type DeleteCallResponse429Headers struct {
+	RequestId  RequestID
+	RetryAfter int
+}
+
+// DeleteCallResponse500Headers the declared response headers of an HTTP 500 response for DeleteCall
+type DeleteCallResponse500Headers struct {
+	RequestId RequestID
+}
+
+type DeleteCallResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *Call
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *LiveKeyRequired
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Conflict
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *PayloadTooLarge
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *UnsupportedMediaType
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *DeleteCallResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *DeleteCallResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *DeleteCallResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *DeleteCallResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *DeleteCallResponse404Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *DeleteCallResponse409Headers
+	// Headers413 the parsed response headers for an HTTP 413 response
+	Headers413 *DeleteCallResponse413Headers
+	// Headers415 the parsed response headers for an HTTP 415 response
+	Headers415 *DeleteCallResponse415Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *DeleteCallResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *DeleteCallResponse500Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r DeleteCallResponse) GetJSON200() *Call {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r DeleteCallResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r DeleteCallResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r DeleteCallResponse) GetJSON403() *LiveKeyRequired {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r DeleteCallResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r DeleteCallResponse) GetJSON409() *Conflict {
+	return r.JSON409
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r DeleteCallResponse) GetJSON413() *PayloadTooLarge {
+	return r.JSON413
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r DeleteCallResponse) GetJSON415() *UnsupportedMediaType {
+	return r.JSON415
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r DeleteCallResponse) GetJSON429() *RateLimited {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r DeleteCallResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r DeleteCallResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r DeleteCallResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r DeleteCallResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r DeleteCallResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -23990,6 +24286,34 @@ func (c *ClientWithResponses) ListCallsWithResponse(ctx context.Context, params 
 	return ParseListCallsResponse(rsp)
 }
 
+// DeleteCallWithResponse Delete a call's data
+//
+// Deletes for good what the call record keeps of the people on the call: the
+// numbers (`from`, `to`, the transfer's destination, and metadata values that hold
+// a phone number), the transcript, the rendered variables, the analysis's content
+// and the recording (its file too). The record stays, for billing and support:
+// ids, times, status, end reason, metrics and usage, with `redacted_at` set. The
+// call's session loses its `platform_handle` and numbered metadata the same way.
+// 200 with the redacted record; a second DELETE answers the same. 409
+// `call_in_progress` while the call rings or lasts (end it first with
+// `DELETE /v1/sessions/{id}`: a deletion does not hang up on anyone) or, for a
+// moment after an assistant call ended, while its final report or analysis is
+// still awaited (retry after `call.ended` or `call.analyzed`). Events already
+// delivered keep what they carried. 404 `resource_not_found` when the id is not a
+// call of this account. A call on a real platform (SIP) is deleted with an `sk_live_`
+// key only (403 `live_key_required`), as its recording is.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with DELETE /v1/calls/{id} (the `DeleteCall` operationId).
+func (c *ClientWithResponses) DeleteCallWithResponse(ctx context.Context, id CallID, reqEditors ...RequestEditorFn) (*DeleteCallResponse, error) {
+	rsp, err := c.DeleteCall(ctx, id, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseDeleteCallResponse(rsp)
+}
+
 // GetCallWithResponse Get a call record
 //
 // Returns a wrapper object for the known response body format(s).
@@ -28341,6 +28665,212 @@ func ParseListCallsResponse(rsp *http.Response) (*ListCallsResponse, error) {
 		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers ListCallsResponse500Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers500 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseDeleteCallResponse parses an HTTP response from a DeleteCallWithResponse call
+func ParseDeleteCallResponse(rsp *http.Response) (*DeleteCallResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &DeleteCallResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest Call
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest LiveKeyRequired
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Conflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest PayloadTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest UnsupportedMediaType
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers DeleteCallResponse200Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers DeleteCallResponse400Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers DeleteCallResponse401Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers DeleteCallResponse403Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers DeleteCallResponse404Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 409:
+		var headers DeleteCallResponse409Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers409 = &headers
+	case rsp.StatusCode == 413:
+		var headers DeleteCallResponse413Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers413 = &headers
+	case rsp.StatusCode == 415:
+		var headers DeleteCallResponse415Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers415 = &headers
+	case rsp.StatusCode == 429:
+		var headers DeleteCallResponse429Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers DeleteCallResponse500Headers
 		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
 			var value RequestID
 			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {

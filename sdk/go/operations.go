@@ -264,6 +264,16 @@ func (c *Client) GetCall(ctx context.Context, id string, opts ...RequestEditorFn
 	return answer(r.HTTPResponse, r.Body, r.JSON200)
 }
 
+// DeleteCall deletes the call's data for good and returns the record, redacted
+// (DELETE /v1/calls/{id}); 409 call_in_progress while the call is live.
+func (c *Client) DeleteCall(ctx context.Context, id string, opts ...RequestEditorFn) (*Call, error) {
+	r, err := c.Generated.DeleteCallWithResponse(ctx, id, opts...)
+	if err != nil {
+		return nil, err
+	}
+	return answer(r.HTTPResponse, r.Body, r.JSON200)
+}
+
 // GetCallRecording returns a download URL of the call's recording, working for 15
 // minutes (GET /v1/calls/{id}/recording); 404 recording_not_found when there is none
 // to download.

@@ -30,6 +30,14 @@ type Account struct {
 	// Outbound is where the account's lines may call on a real network, set by the
 	// operator (`bridgeline admin account limits`).
 	Outbound
+	// CallRetentionDays is how long the account's calls keep their data (numbers,
+	// transcript, analysis, recording) after they started: past it the retention job
+	// (shared/erasure, Retain) deletes it as DELETE /v1/calls/{id} does. Set by the
+	// operator (`bridgeline admin account retention`); nil keeps it (the default).
+	CallRetentionDays *int `json:"call_retention_days,omitempty"`
+	// RetainedThrough is how far the retention job got: every call created before it
+	// was redacted (or is live and waits below the mark). Nil: not yet run.
+	RetainedThrough *time.Time `json:"retained_through,omitempty"`
 }
 
 // Outbound is an account's destination policy (shared/destination): set by the operator

@@ -83,6 +83,9 @@ const (
 	// destination policy refuses (shared/destination): a country the line may not call, a
 	// premium-rate or shared-cost range, or the account's daily outbound minutes used up.
 	CodeDestinationNotAllowed = "destination_not_allowed"
+	// CodeCallInProgress: the call is live, or its assistant's final report or analysis
+	// is still awaited: its data cannot be deleted yet.
+	CodeCallInProgress = "call_in_progress"
 )
 
 // Error types, as API.md names them.
@@ -148,6 +151,7 @@ var table = map[string]kind{
 	CodeTransferFailed:          {http.StatusConflict, TypeInvalidRequest},
 	CodeRecordingNotFound:       {http.StatusNotFound, TypeInvalidRequest},
 	CodeDestinationNotAllowed:   {http.StatusForbidden, TypeInvalidRequest},
+	CodeCallInProgress:          {http.StatusConflict, TypeInvalidRequest},
 }
 
 // Error is a failure a client may see: its Message must hold nothing internal.

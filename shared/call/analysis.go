@@ -29,6 +29,7 @@ func (c *Call) Analyse(res Analysis, eventID string, at time.Time) (callevent.Ev
 	}
 	r := res
 	c.Analysis = &r
+	c.RedactAgain() // a redacted call's analysis keeps its status only, in the event too
 	return c.AnalyzedEvent(eventID, at), true
 }
 

@@ -187,6 +187,10 @@ type Call struct {
 	// session's or a call.incoming answer's) or else the line's default; names with
 	// neither are absent (their placeholders rendered their defaults).
 	Variables map[string]string `json:"variables,omitempty"`
+
+	// RedactedAt is when the call's data was deleted (Redact): DELETE /v1/calls/{id} or
+	// the account's retention. Nil while the record keeps it.
+	RedactedAt *time.Time `json:"redacted_at,omitempty"`
 }
 
 // Over reports whether the call reached a final status.

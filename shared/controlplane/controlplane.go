@@ -28,6 +28,7 @@ import (
 	"github.com/bridgeline/bridgeline/shared/call"
 	"github.com/bridgeline/bridgeline/shared/config"
 	"github.com/bridgeline/bridgeline/shared/decision"
+	"github.com/bridgeline/bridgeline/shared/erasure"
 	"github.com/bridgeline/bridgeline/shared/httpapi"
 	"github.com/bridgeline/bridgeline/shared/joinpage"
 	"github.com/bridgeline/bridgeline/shared/line"
@@ -143,6 +144,9 @@ type ControlPlane struct {
 	Delivery *delivery.Worker
 	// Tools runs the persona workers' tool calls.
 	Tools *toolcall.Service
+	// Erasure deletes calls' data: DELETE /v1/calls/{id}, and the accounts' retention
+	// (RunSweeper runs it where the store keeps retention settings).
+	Erasure erasure.Service
 }
 
 // New validates cfg and builds the control plane over deps.
@@ -232,6 +236,7 @@ func New(cfg config.Config, deps Deps) (*ControlPlane, error) {
 	}
 	cp.Tools = &toolcall.Service{Records: s, Secrets: cp.Assistants, Client: toolClient, Log: log, Now: now}
 
+	cp.Erasure = erasure.Service{Store: s, Files: recordingFiles(deps.Recordings), Now: now, Log: log}
 	routes := slices.Concat(
 		(&httpapi.Assistants{Service: cp.Assistants}).Routes(),
 		(&httpapi.Lines{Service: cp.Lines}).Routes(),
@@ -243,6 +248,7 @@ func New(cfg config.Config, deps Deps) (*ControlPlane, error) {
 		(&httpapi.Sessions{Service: cp.Sessions, JoinPageURL: cfg.JoinPageURL}).Routes(),
 		(&httpapi.Usage{Reader: usage.Reader{Store: s, Now: now}}).Routes(),
 		(&httpapi.Recordings{Service: call.Recordings{Store: s, Files: recordingFiles(deps.Recordings), Now: now}}).Routes(),
+		(&httpapi.CallErasure{Service: cp.Erasure}).Routes(),
 		httpapi.Passthrough("join-page", page, joinpage.Patterns...),
 		(&httpapi.Receivers{Sessions: cp.Sessions, RTC: deps.LiveKit, ReportSecret: cfg.PersonaReportSecret,
 			AgentTokens: agentTokens(cfg), Tools: cp.Tools, SimSecret: deps.SimSecret, SIPSecret: deps.SIPSecret, Replays: deps.NotificationReplays, Now: now}).Routes(),
@@ -273,9 +279,22 @@ func (cp *ControlPlane) FunctionHandler(function string) (http.Handler, error) {
 // step with the stored trunks (each AWS sweeper invocation does it once).
 const ReconcileEvery = 30 * time.Second
 
-// RunSweeper sweeps every tick until ctx ends (the local stack and the tests), and
-// reconciles the SIP trunks with LiveKit every ReconcileEvery.
+// RetainEvery is how often the local sweeper runs the accounts' call retention
+// (erasure.Service.Retain).
+const RetainEvery = time.Minute
+
+// RunSweeper sweeps every tick until ctx ends (the local stack and the tests), reconciles
+// the SIP trunks with LiveKit every ReconcileEvery, and runs the accounts' call retention
+// every RetainEvery where the store keeps retention settings.
 func (cp *ControlPlane) RunSweeper(ctx context.Context, every time.Duration) {
+	if rs, ok := cp.Store.(erasure.RetentionStore); ok {
+		retained := make(chan struct{})
+		defer func() { <-retained }()
+		go func() {
+			defer close(retained)
+			cp.Erasure.RunRetention(ctx, rs, RetainEvery)
+		}()
+	}
 	done := make(chan struct{})
 	go func() {
 		defer close(done)

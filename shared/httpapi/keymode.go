@@ -25,6 +25,7 @@ import (
 	"net/http"
 
 	"github.com/bridgeline/bridgeline/shared/apierr"
+	"github.com/bridgeline/bridgeline/shared/call"
 	"github.com/bridgeline/bridgeline/shared/platform"
 	"github.com/bridgeline/bridgeline/shared/platform/sim"
 	"github.com/bridgeline/bridgeline/shared/platform/sip"
@@ -190,4 +191,20 @@ func requireLiveKey(r *http.Request, resource func() (liveResource, error)) erro
 func keyRuleUnasked(r *http.Request) bool {
 	rule, _ := r.Context().Value(keyRuleCtx{}).(*keyRule)
 	return rule != nil && rule.policy.Mode == LiveKeyForRealResource && !rule.asked && !AccountFrom(r.Context()).Live
+}
+
+// liveKeyForStoredCall asks the key rule about the path's call, read with get: a call on
+// a real platform takes a live key; a call the account does not have is left to the
+// route's own 404.
+func liveKeyForStoredCall(r *http.Request, get func(context.Context, string) (call.Call, error)) error {
+	return requireLiveKey(r, func() (liveResource, error) {
+		c, err := get(r.Context(), r.PathValue("id"))
+		if errors.Is(err, apierr.ErrNotFound) || (err == nil && c.AccountID != AccountFrom(r.Context()).ID) {
+			return notLive, nil
+		}
+		if err != nil {
+			return notLive, fmt.Errorf("get call %s: %w", r.PathValue("id"), err)
+		}
+		return onPlatform("call "+c.ID, c.Platform), nil
+	})
 }

@@ -26,6 +26,7 @@ import (
 
 	"github.com/bridgeline/bridgeline/shared/account"
 	"github.com/bridgeline/bridgeline/shared/call"
+	"github.com/bridgeline/bridgeline/shared/erasure"
 	"github.com/bridgeline/bridgeline/shared/httpapi"
 	"github.com/bridgeline/bridgeline/shared/httpapi/contracttest"
 	"github.com/bridgeline/bridgeline/shared/ident"
@@ -80,7 +81,8 @@ func newModeStack(t *testing.T) *modeStack {
 		t.Fatal(err)
 	}
 	api := st.api.With(slicesOf((&httpapi.Sessions{Service: svc}).Routes(), (&httpapi.SIPTrunks{Service: trunks}).Routes(),
-		(&httpapi.Recordings{Service: call.Recordings{Store: st.store, Now: time.Now}}).Routes())...)
+		(&httpapi.Recordings{Service: call.Recordings{Store: st.store, Now: time.Now}}).Routes(),
+		(&httpapi.CallErasure{Service: erasure.Service{Store: st.store, Now: time.Now}}).Routes())...)
 	srv := httptest.NewServer(api.Handler())
 	t.Cleanup(srv.Close)
 	liveKey, _, err := (&account.Service{Store: st.store, Now: time.Now}).AddKey(ctx, st.acctID, true)

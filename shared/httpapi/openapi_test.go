@@ -275,8 +275,9 @@ func TestOpenAPIMatchesRouteTable(t *testing.T) {
 func allRoutes(t *testing.T) []httpapi.Route {
 	routes := newStack(t, nil).api.Routes()
 	routes = append(routes, (&httpapi.Sessions{}).Routes()...)
-	routes = append(routes, (&httpapi.SIPTrunks{}).Routes()...)  // driven by e2e/sip with real phones
-	routes = append(routes, (&httpapi.Recordings{}).Routes()...) // recording_routes_test.go
+	routes = append(routes, (&httpapi.SIPTrunks{}).Routes()...)   // driven by e2e/sip with real phones
+	routes = append(routes, (&httpapi.Recordings{}).Routes()...)  // recording_routes_test.go
+	routes = append(routes, (&httpapi.CallErasure{}).Routes()...) // erasure_test.go
 	routes = append(routes, (&httpapi.Receivers{SimSecret: "x", Tools: &toolcall.Service{}}).Routes()...)
 	routes = append(routes, httpapi.Passthrough(sim.Name, nil, sim.Patterns...)...)
 	routes = append(routes, httpapi.Passthrough("join-page", nil, joinpage.Patterns...)...)

@@ -1,11 +1,8 @@
 package httpapi
 
 import (
-	"errors"
-	"fmt"
 	"net/http"
 
-	"github.com/bridgeline/bridgeline/shared/apierr"
 	"github.com/bridgeline/bridgeline/shared/call"
 )
 
@@ -57,17 +54,8 @@ func (h *Recordings) delete(w http.ResponseWriter, r *http.Request) (int, any, e
 	if err := DecodeEmpty(r); err != nil {
 		return 0, nil, err
 	}
-	if err := requireLiveKey(r, func() (liveResource, error) {
-		c, err := h.Service.Store.GetCall(r.Context(), r.PathValue("id"))
-		if errors.Is(err, apierr.ErrNotFound) || (err == nil && c.AccountID != AccountFrom(r.Context()).ID) {
-			return notLive, nil // the delete's own 404
-		}
-		if err != nil {
-			return notLive, fmt.Errorf("get call %s: %w", r.PathValue("id"), err)
-		}
-		// A real call's recording is live data: a test key does not delete it.
-		return onPlatform("call "+c.ID, c.Platform), nil
-	}); err != nil {
+	// A real call's recording is live data: a test key does not delete it.
+	if err := liveKeyForStoredCall(r, h.Service.Store.GetCall); err != nil {
 		return 0, nil, err
 	}
 	if err := h.Service.Delete(r.Context(), AccountFrom(r.Context()).ID, r.PathValue("id")); err != nil {

@@ -129,6 +129,9 @@ type CallJSON struct {
 	// Analysis is the post-call analysis of an assistant call whose version asks for
 	// one; null otherwise.
 	Analysis *CallAnalysisJSON `json:"analysis"`
+	// RedactedAt is when the call's data was deleted (DELETE /v1/calls/{id} or the
+	// account's retention); null while the record keeps it.
+	RedactedAt *Time `json:"redacted_at"`
 }
 
 // CallAnalysisJSON is a call's analysis, every field present.
@@ -189,6 +192,7 @@ func PresentCall(c call.Call) CallJSON {
 		DecisionSource: StringOrNull(c.DecisionSource), Transcript: transcript, Metrics: c.Metrics,
 		AssistantReport: report, Metadata: c.Metadata.OrEmpty(), Variables: vars, Usage: c.Usage,
 		Transfer: presentTransfer(c.Transfer), Analysis: presentCallAnalysis(c.Analysis), Recording: StringOrNull(c.RecordingStatus()),
+		RedactedAt: TimePtr(c.RedactedAt),
 	}
 }
 

@@ -5,8 +5,10 @@
 // join_url is the page's address with the participant token in its fragment
 // (URL): a browser never sends a fragment to a server, so the token reaches no server's
 // log, the page's included. The page reads the token's claims itself (its room, its
-// expiry, the account's branding, which the session service puts in the caller's token
-// attributes), says what went wrong on an expired token or an ended call, asks for the
+// expiry) and shows the account's branding (which the session service puts in the
+// caller's token attributes) only once LiveKit accepted the token, from the attributes
+// LiveKit gives the joined participant, never from claims it could not verify; it says
+// what went wrong on an expired token or an ended call, asks for the
 // microphone, and joins LiveKit at the rtc_url its server gives it (never one from the
 // link, so a crafted link cannot send a visitor's microphone elsewhere).
 //

@@ -13,6 +13,8 @@ import (
 	"io"
 	"regexp"
 	"time"
+
+	"github.com/bridgeline/bridgeline/shared/recordings/reckey"
 )
 
 // Store keeps recordings by key.
@@ -36,8 +38,9 @@ const ContentType = "audio/ogg"
 
 var keyPattern = regexp.MustCompile(`^[a-z]+_[0-9a-z]{26}/[a-z]+_[0-9a-z]{26}\.ogg$`)
 
-// Key is where a call's recording is kept: under its account, named by the call.
-func Key(accountID, callID string) string { return accountID + "/" + callID + ".ogg" }
+// Key is where a call's recording is kept: under its account, named by the call
+// (reckey.For owns the rule).
+func Key(accountID, callID string) string { return reckey.For(accountID, callID) }
 
 // ErrBadKey is a key that Key did not make.
 var ErrBadKey = errors.New("recordings: not a recording key")

@@ -13,6 +13,7 @@ import (
 	"github.com/bridgeline/bridgeline/shared/ident"
 	"github.com/bridgeline/bridgeline/shared/line"
 	"github.com/bridgeline/bridgeline/shared/platform"
+	"github.com/bridgeline/bridgeline/shared/redact"
 	"github.com/bridgeline/bridgeline/shared/rtc"
 )
 
@@ -89,7 +90,7 @@ func (s *Service) inbound(ctx context.Context, plat platform.Platform, n platfor
 	}
 	l, err := s.lines.LineByHandle(ctx, plat.Name(), n.To)
 	if errors.Is(err, apierr.ErrNotFound) {
-		s.log().Warn("inbound call to an unknown handle", "platform", plat.Name(), "to", n.To)
+		s.log().Warn("inbound call to an unknown handle", "platform", plat.Name(), "to", redact.Number(n.To))
 		return ignoreGone(plat.Reject(ctx, n.PlatformCallID, "no such line"))
 	}
 	if err != nil {

@@ -13,6 +13,7 @@ import (
 	"github.com/bridgeline/bridgeline/shared/call"
 	"github.com/bridgeline/bridgeline/shared/ident"
 	"github.com/bridgeline/bridgeline/shared/persona"
+	"github.com/bridgeline/bridgeline/shared/recordings/reckey"
 	"github.com/bridgeline/bridgeline/shared/rtc"
 )
 
@@ -149,6 +150,12 @@ func (s *Service) HandleReport(ctx context.Context, rep persona.Report) error {
 	if err != nil {
 		return err
 	}
+	if r := rep.Recording; r != nil && r.Key != "" && r.Key != reckey.For(c.AccountID, c.ID) {
+		// A worker names only the file of its own call: a key elsewhere (another call's,
+		// another account's) would hand that file out under this call's URL.
+		return apierr.Invalid("recording.key", fmt.Sprintf("the recording of call %s is kept under %q, not %q",
+			c.ID, reckey.For(c.AccountID, c.ID), r.Key))
+	}
 	switch rep.Kind {
 	case persona.ReportTurn:
 		return s.transcribed(ctx, c, rep)
@@ -276,6 +283,8 @@ func applyReport(c *call.Call, rep persona.Report, at time.Time) (bool, []callev
 			evts = append(evts, c.RecordingReadyEvent(newEventID(), at))
 		}
 	}
+	// A call whose data was deleted keeps none a late report brings.
+	c.RedactAgain()
 	after, _ := json.Marshal([]any{c.Metrics, c.Transcript, c.AssistantReport, c.Usage, c.Analysis, c.Recording})
 	return string(before) != string(after), evts
 }

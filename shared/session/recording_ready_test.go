@@ -3,12 +3,14 @@ package session_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/bridgeline/bridgeline/events/callevent"
 	"github.com/bridgeline/bridgeline/events/eventtest"
+	"github.com/bridgeline/bridgeline/shared/apierr"
 	"github.com/bridgeline/bridgeline/shared/call"
 	"github.com/bridgeline/bridgeline/shared/ident"
 	"github.com/bridgeline/bridgeline/shared/listing"
@@ -77,6 +79,24 @@ func TestRecordingReady(t *testing.T) {
 		}
 		return got.RecordingStatus()
 	}
+
+	t.Run("another call's key is refused", func(t *testing.T) {
+		c, victim := ended(t), ended(t)
+		for _, key := range []string{acct + "/" + victim.ID + ".ogg", ident.New("acct") + "/" + c.ID + ".ogg", "../" + c.ID + ".ogg"} {
+			rep := stored(c)
+			rep.Recording.Key = key
+			var ae *apierr.Error
+			if err := svc.HandleReport(ctx, rep); !errors.As(err, &ae) || ae.Code != apierr.CodeParameterInvalid || ae.Param != "recording.key" {
+				t.Errorf("report naming key %q = %v, want parameter_invalid on recording.key", key, err)
+			}
+		}
+		if s := status(t, c); s != call.RecordingPending {
+			t.Errorf("recording after the refused reports %q, want still pending", s)
+		}
+		if n := readyCount(t, c); n != 0 {
+			t.Errorf("recording.ready after the refused reports: %d, want none", n)
+		}
+	})
 
 	t.Run("stored, redelivered", func(t *testing.T) {
 		c := ended(t)

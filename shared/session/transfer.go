@@ -12,6 +12,7 @@ import (
 	"github.com/bridgeline/bridgeline/shared/call"
 	"github.com/bridgeline/bridgeline/shared/persona"
 	"github.com/bridgeline/bridgeline/shared/platform"
+	"github.com/bridgeline/bridgeline/shared/redact"
 )
 
 // TransferTimeout bounds a transfer: the destination rings (LiveKit waits 30 s for it).
@@ -231,7 +232,7 @@ func (s *Service) transferRun(tr platform.Transferer, sessionID, platformCallID,
 			_, err = s.transferred(ctx, sessionID, requestedAt, rerr)
 			return err
 		}
-		s.log().Warn("transfer failed", "call_id", callID, "to", to, "err", err)
+		s.log().Warn("transfer failed", "call_id", callID, "to", redact.Number(to), "err", err)
 		failure := "the destination refused the transfer or did not answer"
 		switch {
 		case errors.Is(err, platform.ErrUnknownCall):

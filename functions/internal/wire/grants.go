@@ -87,6 +87,7 @@ var Writes = map[string]map[dynamo.Table]Access{
 	"calls-get":              {dynamo.RateLimits: Write},
 	"calls-recording-get":    {dynamo.RateLimits: Write},
 	"calls-recording-delete": {dynamo.CallPlatformIDs: Write, dynamo.Calls: Write, dynamo.RateLimits: Write},
+	"calls-delete":           {dynamo.CallPlatformIDs: Write, dynamo.Calls: Write, dynamo.Sessions: Write, dynamo.RateLimits: Write},
 	// GET /v1/usage reads the usage days, kept in the calls table (by key).
 	"usage-get": {dynamo.RateLimits: Write},
 	// A call's metadata: the call is saved whole, with the claim of its platform id.

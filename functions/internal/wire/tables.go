@@ -56,7 +56,9 @@ var Tables = map[string][]dynamo.Table{
 	// The recording routes read the call record; DELETE writes it (recording deleted).
 	"calls-recording-get":    {dynamo.Calls, dynamo.RateLimits},
 	"calls-recording-delete": {dynamo.CallPlatformIDs, dynamo.Calls, dynamo.RateLimits},
-	"usage-get":              {dynamo.Calls, dynamo.RateLimits},
+	// DELETE /v1/calls/{id} writes the call redacted, with its session (its number).
+	"calls-delete": {dynamo.CallPlatformIDs, dynamo.Calls, dynamo.Sessions, dynamo.RateLimits},
+	"usage-get":    {dynamo.Calls, dynamo.RateLimits},
 	// A call's metadata: the call is saved whole, with the claim of its platform id.
 	"calls-update": {dynamo.CallPlatformIDs, dynamo.Calls, dynamo.RateLimits},
 

@@ -39,6 +39,7 @@ import (
 	"github.com/bridgeline/bridgeline/shared/platform"
 	"github.com/bridgeline/bridgeline/shared/platform/simclient"
 	"github.com/bridgeline/bridgeline/shared/platform/simhook"
+	"github.com/bridgeline/bridgeline/shared/redact"
 	"github.com/bridgeline/bridgeline/shared/secretbox"
 	"github.com/bridgeline/bridgeline/shared/session"
 	"github.com/bridgeline/bridgeline/shared/store/dynamo"
@@ -75,7 +76,7 @@ func Store(ctx context.Context) (*dynamo.Store, error) {
 
 // Logger is the functions' logger: JSON lines to stderr, which Lambda sends to CloudWatch.
 func Logger() *slog.Logger {
-	return slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	return slog.New(redact.Handler(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo})))
 }
 
 // Config is the control plane's configuration as a Lambda reads it: config.FromEnv, as

@@ -6,6 +6,7 @@
 package childproc
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -30,6 +31,15 @@ type Process struct {
 // Start runs bin with args, its standard output and error appended to a new file at
 // logPath (0600). env nil keeps the parent's environment.
 func Start(bin string, args []string, env []string, logPath string) (*Process, error) {
+	return StartFiltered(bin, args, env, logPath, nil)
+}
+
+// StartFiltered is Start with every line of the child's output passed through filter
+// before it reaches the log (nil: written as it comes). The lines go through a pipe that
+// this process reads, so nothing the child prints reaches the file unfiltered; the
+// process counts as exited (Done) once the child has exited and its last line is
+// written.
+func StartFiltered(bin string, args []string, env []string, logPath string, filter func(string) string) (*Process, error) {
 	logFile, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o600)
 	if err != nil {
 		return nil, err
@@ -38,18 +48,57 @@ func Start(bin string, args []string, env []string, logPath string) (*Process, e
 	cmd := exec.Command(bin, args...)
 	cmd.Env = env
 	cmd.Stdout, cmd.Stderr = logFile, logFile
+	var pr, pw *os.File
+	if filter != nil {
+		if pr, pw, err = os.Pipe(); err != nil {
+			logFile.Close()
+			return nil, err
+		}
+		cmd.Stdout, cmd.Stderr = pw, pw
+	}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	if err := cmd.Start(); err != nil {
 		logFile.Close()
+		if pr != nil {
+			pr.Close()
+			pw.Close()
+		}
 		return nil, fmt.Errorf("start %s: %w", bin, err)
+	}
+	copied := make(chan struct{})
+	if filter != nil {
+		pw.Close() // the child holds its own copy; EOF comes when it exits
+		go func() {
+			defer close(copied)
+			defer pr.Close()
+			CopyLines(logFile, pr, filter)
+		}()
+	} else {
+		close(copied)
 	}
 	p := &Process{cmd: cmd, done: make(chan struct{}), logPath: logPath}
 	go func() {
 		p.waitErr = cmd.Wait()
+		<-copied
 		logFile.Close()
 		close(p.done)
 	}()
 	return p, nil
+}
+
+// CopyLines writes each line read from r to w through filter, until r ends (a last line
+// without a newline is written too).
+func CopyLines(w io.Writer, r io.Reader, filter func(string) string) {
+	br := bufio.NewReaderSize(r, 64<<10)
+	for {
+		line, err := br.ReadString('\n')
+		if line != "" {
+			io.WriteString(w, filter(line))
+		}
+		if err != nil {
+			return
+		}
+	}
 }
 
 // Done is closed when the process has exited.

@@ -644,7 +644,24 @@ export interface paths {
         get: operations["getCall"];
         put?: never;
         post?: never;
-        delete?: never;
+        /**
+         * Delete a call's data
+         * @description Deletes for good what the call record keeps of the people on the call: the
+         *     numbers (`from`, `to`, the transfer's destination, and metadata values that hold
+         *     a phone number), the transcript, the rendered variables, the analysis's content
+         *     and the recording (its file too). The record stays, for billing and support:
+         *     ids, times, status, end reason, metrics and usage, with `redacted_at` set. The
+         *     call's session loses its `platform_handle` and numbered metadata the same way.
+         *     200 with the redacted record; a second DELETE answers the same. 409
+         *     `call_in_progress` while the call rings or lasts (end it first with
+         *     `DELETE /v1/sessions/{id}`: a deletion does not hang up on anyone) or, for a
+         *     moment after an assistant call ended, while its final report or analysis is
+         *     still awaited (retry after `call.ended` or `call.analyzed`). Events already
+         *     delivered keep what they carried. 404 `resource_not_found` when the id is not a
+         *     call of this account. A call on a real platform (SIP) is deleted with an `sk_live_`
+         *     key only (403 `live_key_required`), as its recording is.
+         */
+        delete: operations["deleteCall"];
         options?: never;
         head?: never;
         /**
@@ -1341,7 +1358,7 @@ export interface components {
          * @example parameter_missing
          * @enum {string}
          */
-        ErrorCode: "parameter_missing" | "parameter_invalid" | "parameter_unknown" | "invalid_json" | "body_too_large" | "unsupported_media_type" | "resource_not_found" | "route_not_found" | "method_not_allowed" | "assistant_archived" | "assistant_not_published" | "assistant_in_use" | "draft_incomplete" | "session_ended" | "call_already_answered" | "call_not_answerable" | "webhook_endpoint_limit_reached" | "webhook_endpoint_disabled" | "event_not_redeliverable" | "no_subscribed_endpoint" | "no_line" | "api_key_missing" | "api_key_invalid" | "last_api_key" | "api_key_limit_reached" | "rate_limited" | "idempotency_key_reused" | "idempotency_key_in_use" | "idempotency_key_invalid" | "upstream_unavailable" | "url_not_allowed" | "concurrent_session_limit" | "live_key_required" | "trunk_in_use" | "trunk_line_limit_reached" | "trunk_has_no_outbound" | "handle_taken" | "outbound_password_required" | "line_in_call" | "line_not_deletable" | "transfer_not_supported" | "call_not_active" | "transfer_failed" | "recording_not_found" | "destination_not_allowed" | "internal_error";
+        ErrorCode: "parameter_missing" | "parameter_invalid" | "parameter_unknown" | "invalid_json" | "body_too_large" | "unsupported_media_type" | "resource_not_found" | "route_not_found" | "method_not_allowed" | "assistant_archived" | "assistant_not_published" | "assistant_in_use" | "draft_incomplete" | "session_ended" | "call_already_answered" | "call_not_answerable" | "webhook_endpoint_limit_reached" | "webhook_endpoint_disabled" | "event_not_redeliverable" | "no_subscribed_endpoint" | "no_line" | "api_key_missing" | "api_key_invalid" | "last_api_key" | "api_key_limit_reached" | "rate_limited" | "idempotency_key_reused" | "idempotency_key_in_use" | "idempotency_key_invalid" | "upstream_unavailable" | "url_not_allowed" | "concurrent_session_limit" | "live_key_required" | "trunk_in_use" | "trunk_line_limit_reached" | "trunk_has_no_outbound" | "handle_taken" | "outbound_password_required" | "line_in_call" | "line_not_deletable" | "transfer_not_supported" | "call_not_active" | "transfer_failed" | "recording_not_found" | "destination_not_allowed" | "call_in_progress" | "internal_error";
         /**
          * @description The one error shape.
          * @example {
@@ -1520,7 +1537,7 @@ export interface components {
                  * @description The stable, machine-readable reason; see `ErrorCode`.
                  * @enum {string}
                  */
-                code: "assistant_archived" | "assistant_not_published" | "assistant_in_use" | "session_ended" | "call_already_answered" | "call_not_answerable" | "webhook_endpoint_limit_reached" | "webhook_endpoint_disabled" | "event_not_redeliverable" | "no_subscribed_endpoint" | "last_api_key" | "api_key_limit_reached" | "idempotency_key_in_use" | "trunk_in_use" | "trunk_line_limit_reached" | "trunk_has_no_outbound" | "handle_taken" | "line_in_call" | "line_not_deletable" | "transfer_not_supported" | "call_not_active" | "transfer_failed";
+                code: "assistant_archived" | "assistant_not_published" | "assistant_in_use" | "session_ended" | "call_already_answered" | "call_not_answerable" | "webhook_endpoint_limit_reached" | "webhook_endpoint_disabled" | "event_not_redeliverable" | "no_subscribed_endpoint" | "last_api_key" | "api_key_limit_reached" | "idempotency_key_in_use" | "trunk_in_use" | "trunk_line_limit_reached" | "trunk_has_no_outbound" | "handle_taken" | "line_in_call" | "line_not_deletable" | "transfer_not_supported" | "call_not_active" | "transfer_failed" | "call_in_progress";
                 /** @description For people; never parse it. Never holds internal detail. */
                 message: string;
                 /** @description The offending field (dotted when nested), query parameter or header, when there is one. */
@@ -5724,6 +5741,15 @@ export interface components {
              *     gone, and that request is 404 `recording_not_found` with the reason.
              */
             recording?: components["schemas"]["RecordingStatus"] | null;
+            /**
+             * @description When the call's data was deleted (`DELETE /v1/calls/{id}`, or the account's
+             *     call retention); null while the record keeps it. A redacted record keeps its
+             *     ids, times, status, end reason, metrics and usage; `from`, `to` and the
+             *     transfer's `to` are empty, `transcript` and `variables` are null or empty, the
+             *     analysis keeps only its `status`, `recording` is `deleted`, and metadata values
+             *     holding a phone number are gone.
+             */
+            redacted_at?: components["schemas"]["NullableTimestamp"];
         };
         /**
          * @description Where a call's recording is: `pending`, `available`, `failed` or `deleted` (see the call's `recording`).
@@ -8651,6 +8677,89 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    deleteCall: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The call's id. */
+                id: components["schemas"]["CallID"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The call record, redacted. */
+            200: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "call_01jd3f4g5h6j7k8m9n0p1q2r3t",
+                     *       "object": "call",
+                     *       "direction": "inbound",
+                     *       "platform": "sim",
+                     *       "line_id": "line_01jd3f4g5h6j7k8m9n0p1q2r3t",
+                     *       "from": "",
+                     *       "to": "",
+                     *       "media": "video",
+                     *       "status": "ended",
+                     *       "handled_by": "assistant",
+                     *       "assistant_id": "asst_01jd3f4g5h6j7k8m9n0p1q2r3t",
+                     *       "version_id": "ver_01jd3f4g5h6j7k8m9n0p1q2r3t",
+                     *       "session_id": "ses_01jd3f4g5h6j7k8m9n0p1q2r3t",
+                     *       "started_at": "2026-11-22T07:00:00.123Z",
+                     *       "answered_at": "2026-11-22T07:00:00.123Z",
+                     *       "ended_at": "2026-11-22T07:00:00.123Z",
+                     *       "duration_ms": 59000,
+                     *       "end_reason": "deleted",
+                     *       "ended_by": "customer",
+                     *       "decision": null,
+                     *       "decision_source": null,
+                     *       "transcript": [],
+                     *       "metrics": null,
+                     *       "assistant_report": "received",
+                     *       "usage": {
+                     *         "duration_ms": 59000,
+                     *         "billable_seconds": 59,
+                     *         "stt_audio_ms": 21480,
+                     *         "tts_characters": 912,
+                     *         "llm_prompt_tokens": 4210,
+                     *         "llm_completion_tokens": 236,
+                     *         "estimated": false
+                     *       },
+                     *       "variables": {},
+                     *       "metadata": {
+                     *         "order_id": "6735"
+                     *       },
+                     *       "analysis": {
+                     *         "status": "completed",
+                     *         "summary": null,
+                     *         "structured_data": null,
+                     *         "success": null,
+                     *         "error": null
+                     *       },
+                     *       "recording": "deleted",
+                     *       "redacted_at": "2026-11-23T07:00:00.123Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Call"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["LiveKeyRequired"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];

@@ -1,7 +1,8 @@
 // Bridgeline's hosted join page: a web call's caller meets the assistant here. The
 // participant token comes in the address's fragment (#token=...), which the browser never
-// sends to a server; the page reads its claims itself (room, expiry, the account's
-// branding), asks for the microphone (and the camera on a video call) when the visitor
+// sends to a server; the page reads its unverified claims itself (room, expiry) and shows
+// the account's branding only once LiveKit verified the token (the attributes LiveKit
+// gives the joined participant), asks for the microphone (and the camera on a video call) when the visitor
 // presses Start, joins LiveKit at the rtc_url its server wrote into the page, shows the
 // assistant's video, plays its voice, shows live captions of both sides (LiveKit's
 // lk.transcription text streams) and hangs up. window.joinPage holds the state for
@@ -64,8 +65,12 @@
     }
   }
 
-  function brand(c) {
-    const attrs = c.attributes || {};
+  // brand shows the account's name and colour from the attributes of the participant
+  // LiveKit let in: the token's signature was checked then. Claims the page decoded
+  // itself are never shown: anyone can forge an unsigned token with any name, so a
+  // crafted link could otherwise dress the page as another business.
+  function brand(participant) {
+    const attrs = (participant && participant.attributes) || {};
     const name = attrs['bridgeline.brand_name'];
     const color = attrs['bridgeline.brand_color'];
     if (name) {
@@ -241,6 +246,7 @@
       fail(connectError(e, c), e);
       return;
     }
+    brand(room.localParticipant); // LiveKit accepted the token: its branding is the account's
     await room.startAudio().catch(() => {});
     for (const p of room.remoteParticipants.values()) if (p.name) $('who').textContent = `with ${p.name}`;
     for (const t of tracks) {
@@ -292,7 +298,6 @@
       return;
     }
     state.claims = { room: c.video.room, identity: c.sub, exp: c.exp };
-    brand(c);
     if (c.exp && Date.now() / 1000 >= c.exp) {
       fail(`This call link expired at ${clock(c.exp)}. Ask for a new one.`);
       return;

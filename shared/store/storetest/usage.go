@@ -33,6 +33,7 @@ func RunUsage(t *testing.T, newStore func(t *testing.T) UsageStore) {
 var usageCases = map[string]func(*testing.T, UsageStore){
 	"concurrent call ends and reports count each call once":   usageConcurrentEnds,
 	"outbound minutes on a network and transfers are counted": usageOutbound,
+	"a redacted call keeps its usage, counted once":           usageRedactedCall,
 }
 
 // usageOutbound: what the daily outbound minutes cap reads (shared/destination): an
