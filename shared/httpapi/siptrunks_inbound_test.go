@@ -1,21 +1,10 @@
 package httpapi_test
 
 import (
-	"context"
-	"log/slog"
-	"net/http/httptest"
-	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
-	"time"
 
-	"github.com/bridgeline/bridgeline/shared/account"
-	"github.com/bridgeline/bridgeline/shared/httpapi"
-	"github.com/bridgeline/bridgeline/shared/line"
-	"github.com/bridgeline/bridgeline/shared/secretbox"
 	"github.com/bridgeline/bridgeline/shared/siptrunk"
-	"github.com/bridgeline/bridgeline/shared/store/sqlite"
 )
 
 // TestSIPTrunkInboundPasswordShownOnce: a trunk created without inbound credentials gets
@@ -24,33 +13,7 @@ import (
 // the create's idempotent replay, or the log. An inbound password shorter than 24
 // characters is refused.
 func TestSIPTrunkInboundPasswordShownOnce(t *testing.T) {
-	ctx := context.Background()
-	dir := t.TempDir()
-	s, err := sqlite.Open(ctx, filepath.Join(dir, "api.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Close() })
-	box, err := secretbox.OpenKeyFile(filepath.Join(dir, "secret.key"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	lines := &line.Service{Store: s, Assistants: s, Now: time.Now}
-	trunks := &siptrunk.Service{Store: s, Lines: s, LineRules: lines, Calls: s, Secrets: box,
-		Origination: siptrunk.Origination{Host: "sip.example.test", Port: 5060}, Now: time.Now}
-	logs := &syncBuffer{}
-	api, err := httpapi.New(s, s, slices.Concat(coreRoutes(s, nil, nil), (&httpapi.SIPTrunks{Service: trunks}).Routes()),
-		httpapi.WithLog(slog.New(slog.NewJSONHandler(logs, nil))))
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(api.Handler())
-	t.Cleanup(srv.Close)
-	a, key, err := (&account.Service{Store: s, Now: time.Now}).Create(ctx, "Acme", true) // trunks take live keys only
-	if err != nil {
-		t.Fatal(err)
-	}
-	e := &env{t: t, srv: srv, store: s, key: key, acctID: a.ID, logs: logs}
+	e := newTrunkEnv(t)
 
 	body := `{"name":"Acme on Twilio","inbound":{"allowed_addresses":["54.172.60.0/30"]}}`
 	made := e.do("POST", "/v1/sip_trunks", body, "Idempotency-Key", "trunk-gen-1")
@@ -81,7 +44,7 @@ func TestSIPTrunkInboundPasswordShownOnce(t *testing.T) {
 	if later[0].header.Get("Idempotent-Replayed") != "true" {
 		t.Errorf("the second create was not a replay: %v", later[0].header)
 	}
-	if strings.Contains(logs.String(), pass) {
+	if strings.Contains(e.logs.String(), pass) {
 		t.Error("the log holds the generated password")
 	}
 	short := e.do("PATCH", "/v1/sip_trunks/"+id, `{"inbound":{"password":"`+strings.Repeat("x", siptrunk.MinInboundPasswordLen-1)+`"}}`)
