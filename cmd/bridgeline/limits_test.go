@@ -16,21 +16,28 @@ import (
 	"github.com/bridgeline/bridgeline/shared/store/sqlite"
 )
 
-// TestAdminAccountLimits: an operator gives an account its own limit of live sessions,
-// which the store then holds creates to, and puts it back to the default.
-func TestAdminAccountLimits(t *testing.T) {
+// adminOnSQLite runs admin commands against a SQLite store in a folder of the test's own,
+// each answer decoded: the data folder and the runner.
+func adminOnSQLite(t *testing.T) (string, func(args ...string) (map[string]any, error)) {
+	t.Helper()
 	data := t.TempDir()
 	t.Setenv("BRIDGELINE_DATA", data)
 	t.Setenv("BRIDGELINE_STORE", "sqlite")
-	t.Setenv("MAX_CONCURRENT_SESSIONS", "")
-	ctx := context.Background()
-	run := func(args ...string) (map[string]any, error) {
+	return data, func(args ...string) (map[string]any, error) {
 		var out bytes.Buffer
-		err := adminTo(ctx, args, &out)
+		err := adminTo(context.Background(), args, &out)
 		var obj map[string]any
 		json.Unmarshal(out.Bytes(), &obj)
 		return obj, err
 	}
+}
+
+// TestAdminAccountLimits: an operator gives an account its own limit of live sessions,
+// which the store then holds creates to, and puts it back to the default.
+func TestAdminAccountLimits(t *testing.T) {
+	t.Setenv("MAX_CONCURRENT_SESSIONS", "")
+	data, run := adminOnSQLite(t)
+	ctx := context.Background()
 	acct, err := run("account", "create", "--name", "Limits Co")
 	if err != nil {
 		t.Fatal(err)
@@ -85,17 +92,8 @@ func TestAdminAccountLimits(t *testing.T) {
 // and its allowed destination countries (shared/destination), which the store keeps in
 // the account, and puts them back to the defaults; bad values are refused naming the flag.
 func TestAdminAccountOutboundPolicy(t *testing.T) {
-	data := t.TempDir()
-	t.Setenv("BRIDGELINE_DATA", data)
-	t.Setenv("BRIDGELINE_STORE", "sqlite")
+	data, run := adminOnSQLite(t)
 	ctx := context.Background()
-	run := func(args ...string) (map[string]any, error) {
-		var out bytes.Buffer
-		err := adminTo(ctx, args, &out)
-		var obj map[string]any
-		json.Unmarshal(out.Bytes(), &obj)
-		return obj, err
-	}
 	acct, err := run("account", "create", "--name", "Outbound Co")
 	if err != nil {
 		t.Fatal(err)

@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -22,17 +21,8 @@ import (
 // recording file too) and leaves its live call, another account's call and, after the
 // operator turns retention off, everything.
 func TestAdminAccountRetention(t *testing.T) {
-	data := t.TempDir()
-	t.Setenv("BRIDGELINE_DATA", data)
-	t.Setenv("BRIDGELINE_STORE", "sqlite")
+	data, run := adminOnSQLite(t)
 	ctx := context.Background()
-	run := func(args ...string) (map[string]any, error) {
-		var out bytes.Buffer
-		err := adminTo(ctx, args, &out)
-		var obj map[string]any
-		json.Unmarshal(out.Bytes(), &obj)
-		return obj, err
-	}
 	acct, err := run("account", "create", "--name", "Retention Co")
 	if err != nil {
 		t.Fatal(err)
