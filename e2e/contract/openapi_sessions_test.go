@@ -302,6 +302,11 @@ func TestContractSessionsAndInternalRoutes(t *testing.T) {
 	// An ended session's and call's metadata can still change.
 	c.OK("PATCH", "/v1/sessions/"+ses, `{"metadata":{"outcome":"sold"}}`, 200)
 	c.OK("PATCH", "/v1/calls/"+callID, `{"metadata":{"outcome":"sold"}}`, 200)
+	// An ended call's data can be deleted: the record stays, its numbers gone.
+	c.FailValid("DELETE", "/v1/calls/"+ident.New("call"), "", 404, "resource_not_found")
+	if r := c.OK("DELETE", "/v1/calls/"+callID, "", 200); r.Str("redacted_at") == "" || r.Str("from") != "" || r.Str("id") != callID {
+		t.Errorf("DELETE /v1/calls/%s = %s, want the record redacted", callID, r.Raw)
+	}
 
 	// The browser caller: the page, its files, and a browser party on an assistant line,
 	// which gets the room once the line answers and then says it joined.

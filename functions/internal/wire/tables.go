@@ -69,7 +69,7 @@ var Tables = map[string][]dynamo.Table{
 	"sessions-list":   {dynamo.Sessions, dynamo.RateLimits},
 	"sessions-get":    {dynamo.Sessions, dynamo.RateLimits},
 	"sessions-delete": {dynamo.CallPlatformIDs, dynamo.Calls, dynamo.Events, dynamo.Sessions, dynamo.RateLimits},
-	"sessions-tokens": {dynamo.Idempotency, dynamo.Sessions, dynamo.RateLimits},
+	"sessions-tokens": {dynamo.Calls, dynamo.Idempotency, dynamo.Sessions, dynamo.RateLimits},
 	// A session's metadata: the session is saved with its call (SaveSession).
 	"sessions-update": {dynamo.CallPlatformIDs, dynamo.Calls, dynamo.Sessions, dynamo.RateLimits},
 
