@@ -138,9 +138,20 @@ func (c *Client) CallTool(ctx context.Context, req persona.ToolRequest) (persona
 	if err != nil {
 		return persona.ToolResponse{}, err
 	}
-	hreq, err := http.NewRequestWithContext(ctx, http.MethodPost, strings.TrimSuffix(c.BaseURL, "/")+persona.ToolPath, bytes.NewReader(body))
-	if err != nil {
+	var out persona.ToolResponse
+	if err := c.postJSON(ctx, persona.ToolPath, authz, body, 2*persona.MaxToolResponseBytes, &out, "tool request"); err != nil {
 		return persona.ToolResponse{}, err
+	}
+	return out, nil
+}
+
+// postJSON posts body, signed with authz, to the control plane's path once and decodes
+// its 200 answer, read up to limit bytes, into out; what names the request in errors.
+// ctx bounds it: the client's own timeout is not added.
+func (c *Client) postJSON(ctx context.Context, path, authz string, body []byte, limit int64, out any, what string) error {
+	hreq, err := http.NewRequestWithContext(ctx, http.MethodPost, strings.TrimSuffix(c.BaseURL, "/")+path, bytes.NewReader(body))
+	if err != nil {
+		return err
 	}
 	hreq.Header.Set("Content-Type", "application/json")
 	hreq.Header.Set("Authorization", authz)
@@ -150,18 +161,17 @@ func (c *Client) CallTool(ctx context.Context, req persona.ToolRequest) (persona
 	}
 	resp, err := hc.Do(hreq)
 	if err != nil {
-		return persona.ToolResponse{}, err
+		return fmt.Errorf("%s: %w", what, err)
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
 		msg, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
-		return persona.ToolResponse{}, fmt.Errorf("tool request: HTTP %d: %s", resp.StatusCode, strings.TrimSpace(string(msg)))
+		return fmt.Errorf("%s: HTTP %d: %s", what, resp.StatusCode, strings.TrimSpace(string(msg)))
 	}
-	var out persona.ToolResponse
-	if err := json.NewDecoder(io.LimitReader(resp.Body, 2*persona.MaxToolResponseBytes)).Decode(&out); err != nil {
-		return persona.ToolResponse{}, fmt.Errorf("tool request: answer: %w", err)
+	if err := json.NewDecoder(io.LimitReader(resp.Body, limit)).Decode(out); err != nil {
+		return fmt.Errorf("%s: answer: %w", what, err)
 	}
-	return out, nil
+	return nil
 }
 
 // errTooLarge is a 413 answer: the report must shrink before it is sent again.
@@ -241,29 +251,9 @@ func (c *Client) AgentToken(ctx context.Context) (persona.AgentToken, error) {
 	}
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	hreq, err := http.NewRequestWithContext(ctx, http.MethodPost, strings.TrimSuffix(c.BaseURL, "/")+persona.AgentTokenPath,
-		bytes.NewReader(persona.AgentTokenRequestBody()))
-	if err != nil {
-		return persona.AgentToken{}, err
-	}
-	hreq.Header.Set("Content-Type", "application/json")
-	hreq.Header.Set("Authorization", authz)
-	hc := c.HTTP
-	if hc == nil {
-		hc = http.DefaultClient // ctx bounds it
-	}
-	resp, err := hc.Do(hreq)
-	if err != nil {
-		return persona.AgentToken{}, fmt.Errorf("agent token: %w", err)
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		msg, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
-		return persona.AgentToken{}, fmt.Errorf("agent token: HTTP %d: %s", resp.StatusCode, strings.TrimSpace(string(msg)))
-	}
 	var out persona.AgentToken
-	if err := json.NewDecoder(io.LimitReader(resp.Body, 16<<10)).Decode(&out); err != nil {
-		return persona.AgentToken{}, fmt.Errorf("agent token: answer: %w", err)
+	if err := c.postJSON(ctx, persona.AgentTokenPath, authz, persona.AgentTokenRequestBody(), 16<<10, &out, "agent token"); err != nil {
+		return persona.AgentToken{}, err
 	}
 	if out.Token == "" || out.ExpiresAt.IsZero() {
 		return persona.AgentToken{}, persona.ErrNoAgentToken
