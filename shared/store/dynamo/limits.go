@@ -190,11 +190,7 @@ func (s *Store) SetMaxConcurrentSessions(ctx context.Context, accountID string, 
 	if err != nil {
 		return account.Account{}, err
 	}
-	it, err := s.getItem(ctx, Accounts, item{"id": str(accountID)})
-	if err != nil {
-		return account.Account{}, err
-	}
-	a, err := fromDoc[account.Account](it)
+	a, old, err := s.accountDoc(ctx, accountID)
 	if err != nil {
 		return account.Account{}, err
 	}
@@ -205,12 +201,7 @@ func (s *Store) SetMaxConcurrentSessions(ctx context.Context, accountID string, 
 		counter.ExpressionAttributeValues = item{":max": num(*limit)}
 	}
 	_, err = s.db.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: []types.TransactWriteItem{
-		{Update: &types.Update{
-			TableName: accounts, Key: item{"id": str(accountID)},
-			UpdateExpression:          aws.String("SET doc = :doc"),
-			ConditionExpression:       aws.String("doc = :old"),
-			ExpressionAttributeValues: item{":doc": docItem(a, item{})["doc"], ":old": it["doc"]},
-		}},
+		{Update: accountDocUpdate(accounts, a, old)},
 		{Update: counter},
 	}})
 	if err = conflict(err); err != nil {
@@ -226,23 +217,42 @@ func (s *Store) SetOutbound(ctx context.Context, accountID string, o account.Out
 	if err != nil {
 		return account.Account{}, err
 	}
-	it, err := s.getItem(ctx, Accounts, item{"id": str(accountID)})
-	if err != nil {
-		return account.Account{}, err
-	}
-	a, err := fromDoc[account.Account](it)
+	a, old, err := s.accountDoc(ctx, accountID)
 	if err != nil {
 		return account.Account{}, err
 	}
 	a.Outbound = o
-	_, err = s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
-		TableName: accounts, Key: item{"id": str(accountID)},
-		UpdateExpression:          aws.String("SET doc = :doc"),
-		ConditionExpression:       aws.String("doc = :old"),
-		ExpressionAttributeValues: item{":doc": docItem(a, item{})["doc"], ":old": it["doc"]},
-	})
+	u := accountDocUpdate(accounts, a, old)
+	_, err = s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{TableName: u.TableName, Key: u.Key,
+		UpdateExpression: u.UpdateExpression, ConditionExpression: u.ConditionExpression,
+		ExpressionAttributeValues: u.ExpressionAttributeValues})
 	if err = conflict(err); err != nil {
 		return account.Account{}, fmt.Errorf("set outbound policy of %s: %w", accountID, err)
 	}
 	return a, nil
+}
+
+// accountDoc reads the account's doc: the account, and the stored doc itself for
+// accountDocUpdate's condition.
+func (s *Store) accountDoc(ctx context.Context, accountID string) (account.Account, types.AttributeValue, error) {
+	it, err := s.getItem(ctx, Accounts, item{"id": str(accountID)})
+	if err != nil {
+		return account.Account{}, nil, err
+	}
+	a, err := fromDoc[account.Account](it)
+	if err != nil {
+		return account.Account{}, nil, err
+	}
+	return a, it["doc"], nil
+}
+
+// accountDocUpdate writes a as its account's doc, on condition that the doc is still old
+// (accountDoc's): a concurrent change of the account is not lost.
+func accountDocUpdate(table *string, a account.Account, old types.AttributeValue) *types.Update {
+	return &types.Update{
+		TableName: table, Key: item{"id": str(a.ID)},
+		UpdateExpression:          aws.String("SET doc = :doc"),
+		ConditionExpression:       aws.String("doc = :old"),
+		ExpressionAttributeValues: item{":doc": docItem(a, item{})["doc"], ":old": old},
+	}
 }
