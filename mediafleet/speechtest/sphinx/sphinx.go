@@ -126,8 +126,15 @@ func Choose(ctx context.Context, pcm []int16, sentences []string) (string, error
 	if err := os.WriteFile(gram, []byte(grammar), 0o600); err != nil {
 		return "", err
 	}
-	return run(ctx, dir, pcm, "-jsgf", gram)
+	return run(ctx, dir, pcm, append([]string{"-jsgf", gram}, wideBeams...)...)
 }
+
+// wideBeams keep every path of the closed grammar alive to its end. With the command's
+// default beams, a sentence heard over a phone line (8 kHz, G.711) was recognised or
+// missed ("") depending on where its window began and ended by 20 ms, because the
+// right path was pruned at a pause; with these it is found at every window, and a
+// tone, noise and sentences outside the set still match none.
+var wideBeams = []string{"-beam", "1e-80", "-pbeam", "1e-80", "-wbeam", "1e-60"}
 
 func run(ctx context.Context, dir string, pcm []int16, args ...string) (string, error) {
 	wav := filepath.Join(dir, "audio.wav")

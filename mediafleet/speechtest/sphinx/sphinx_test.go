@@ -3,10 +3,12 @@ package sphinx
 import (
 	"context"
 	"math"
+	"os"
 	"strings"
 	"testing"
 
 	"github.com/bridgeline/bridgeline/mediafleet/resample"
+	"github.com/bridgeline/bridgeline/mediafleet/tts"
 	"github.com/bridgeline/bridgeline/mediafleet/tts/espeak"
 )
 
@@ -70,6 +72,40 @@ func TestHeardMostHalf(t *testing.T) {
 		if heard != c.heard || of != c.of || Most(c.got, c.want) != c.most || Half(c.got, c.want) != c.half {
 			t.Errorf("Heard(%q, %q) = %d of %d, Most %v, Half %v; want %d of %d, %v, %v", c.got, c.want,
 				heard, of, Most(c.got, c.want), Half(c.got, c.want), c.heard, c.of, c.most, c.half)
+		}
+	}
+}
+
+// TestChooseOverAPhoneLine: the greeting as a SIP phone heard it (flite, through
+// livekit-sip, PCMU at 8 kHz; testdata/greeting-heard.wav, 3.8 s) is recognised whatever
+// window around it a test cuts, as e2e/sip's tests cut windows from sound levels.
+func TestChooseOverAPhoneLine(t *testing.T) {
+	b, err := os.ReadFile("testdata/greeting-heard.wav")
+	if err != nil {
+		t.Fatal(err)
+	}
+	heard, err := tts.DecodeWAV(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	set := []string{
+		"Hello, thank you for calling. How can I help you?",
+		"We open at nine in the morning.",
+		"Thank you for asking. Our shop is on the corner of the main street, next to the bakery.",
+	}
+	const ms = 8 // samples per millisecond at 8 kHz
+	for _, w := range [][2]int{{0, 3500}, {0, 3600}, {40, 3500}, {80, 3660}, {80, 3800}, {120, 3600}} {
+		from, to := w[0], w[1]
+		pcm, err := resample.Mono(heard.Samples[from*ms:to*ms], heard.Rate, Rate)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := Choose(context.Background(), pcm, set)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := strings.Join(Words(set[0]), " "); got != want {
+			t.Errorf("Choose(the heard greeting from %d ms to %d ms) = %q, want %q", from, to, got, want)
 		}
 	}
 }
