@@ -109,6 +109,8 @@ bench: deps
 	@echo "== persona worker: answer to connecting screen and greeting, beside LiveKit's bare dispatch; sim audio calls' greeting with ICE lite beside full ICE"
 	$(GO) test -run '^$$' -bench Answer -benchtime 40x ./mediafleet/worker
 	$(GO) test -run '^$$' -bench AvatarFrame -benchtime 300x ./mediafleet/vp8
+	@echo "== the offline recogniser's word errors on the flite question set, clean and with babble or street noise at 10 dB SNR, noise suppression off beside on"
+	$(GO) test -run '^$$' -bench NoiseSuppression -benchtime 1x -timeout 30m ./mediafleet/stt/
 	@echo "== persona worker alone (its own process, CPU from /proc): CPU per call-second while silent, caller speaking, caller listening, and memory per call, beside the idle worker; audio (pocketsphinx, Deepgram), video, video drawing every frame"
 	$(GO) test -run '^$$' -bench WorkerCPU -benchtime 1x -timeout 20m ./mediafleet/worker
 	@echo "== a core's worth of conversations (10, staggered, Deepgram's protocol) on one worker pinned to one CPU, the callers and livekit-server on the others: response p50/p95 and the worker's CPU, beside one conversation alone"

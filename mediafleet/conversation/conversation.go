@@ -141,10 +141,13 @@ func transferCallTool(ds []persona.TransferDestination) speech.Tool {
 // worker starts, and the turn-taking settings.
 type Config struct {
 	// NewVAD makes a call's voice activity detector (it keeps per-call state).
-	NewVAD     func() (speech.VAD, error)
-	Recognizer speech.Recognizer
-	Model      speech.Model
-	Voices     tts.Voices
+	NewVAD func() (speech.VAD, error)
+	// NewSuppressor makes a call's noise suppression, which the caller's audio passes
+	// before the VAD and the recogniser unless the version turns it off; nil: none.
+	NewSuppressor func() (speech.Suppressor, error)
+	Recognizer    speech.Recognizer
+	Model         speech.Model
+	Voices        tts.Voices
 
 	Threshold         float32       // default DefaultThreshold
 	EndOfTurn         time.Duration // default DefaultEndOfTurn
@@ -242,8 +245,17 @@ func (e *Engine) Run(ctx context.Context, line speech.Line, v persona.Version, o
 		return fmt.Errorf("conversation: transcriber: %w", err)
 	}
 	defer tr.Close()
+	var quiet speech.Suppressor
+	if e.cfg.NewSuppressor != nil && !v.NoiseSuppressionOff {
+		// Before the VAD and the recogniser: what the caller's room sounds like is
+		// neither speech nor words. The call's recording keeps the audio as it came.
+		if quiet, err = e.cfg.NewSuppressor(); err != nil {
+			return fmt.Errorf("conversation: noise suppression: %w", err)
+		}
+		defer quiet.Close()
+	}
 	s := &session{
-		cfg: &e.cfg, log: e.cfg.Log, line: line, tr: tr, version: v, voice: persona.VoiceFor(v),
+		cfg: &e.cfg, log: e.cfg.Log, line: line, tr: tr, version: v, voice: persona.VoiceFor(v), quiet: quiet,
 		listen: listener{vad: vad, threshold: e.cfg.Threshold, endOfTurn: samples(e.cfg.EndOfTurn),
 			maxTurn: samples(e.cfg.MaxTurn), padding: samples(e.cfg.Padding), log: e.cfg.Log},
 	}
@@ -289,6 +301,7 @@ type session struct {
 	voice   string
 	history []speech.Message
 
+	quiet  speech.Suppressor // nil: none (the version turned it off, or no Config.NewSuppressor)
 	listen listener
 	turn   openTurn
 	floor  floor
@@ -381,6 +394,9 @@ func (s *session) run(ctx context.Context) error {
 			s.transferFailed(ctx, f)
 		case f := <-audio:
 			now := time.Now()
+			if s.quiet != nil {
+				f = s.quiet.Process(f)
+			}
 			for _, m := range s.listen.hear(f, now) {
 				if err := s.handle(ctx, m); err != nil {
 					return err

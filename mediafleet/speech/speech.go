@@ -42,6 +42,14 @@ type VAD interface {
 	Close() error
 }
 
+// Suppressor takes noise out of the caller's audio, in pieces of any length, handing
+// back as many samples as it is given (a stream that may run a little late). It keeps
+// state (its estimate of the noise), so each call has its own.
+type Suppressor interface {
+	Process(pcm []int16) []int16
+	Close()
+}
+
 // Recognizer makes a Transcriber per call; it holds what calls share (a loaded model, a
 // pool of decoders, an API's configuration).
 type Recognizer interface {

@@ -15,6 +15,7 @@ import (
 	"github.com/bridgeline/bridgeline/mediafleet/agent"
 	"github.com/bridgeline/bridgeline/mediafleet/analysis"
 	"github.com/bridgeline/bridgeline/mediafleet/conversation"
+	"github.com/bridgeline/bridgeline/mediafleet/denoise"
 	"github.com/bridgeline/bridgeline/mediafleet/llm"
 	"github.com/bridgeline/bridgeline/mediafleet/pipeline"
 	"github.com/bridgeline/bridgeline/mediafleet/report"
@@ -217,6 +218,10 @@ func analyse(ctx context.Context, a analysis.Analyst, r pipeline.Reporter, job p
 // newConversation builds what runs after the greeting: opts.Conversation, else the
 // real-time conversation over the engines and model, else (no VAD or recogniser)
 // holding the line.
+// newSuppressor is a call's noise suppression: speexdsp's preprocessor at its default
+// depth (mediafleet/denoise).
+func newSuppressor() (speech.Suppressor, error) { return denoise.New(speech.Rate, 0) }
+
 func newConversation(cfg Config, opts Options, voices tts.Voices, model speech.Model, log *slog.Logger) (pipeline.Conversation, error) {
 	if opts.Conversation != nil {
 		return opts.Conversation, nil
@@ -226,7 +231,7 @@ func newConversation(cfg Config, opts Options, voices tts.Voices, model speech.M
 		return pipeline.Listen{}, nil
 	}
 	e, err := conversation.New(conversation.Config{
-		NewVAD: opts.NewVAD, Recognizer: opts.Recognizer, Model: model, Voices: voices,
+		NewVAD: opts.NewVAD, NewSuppressor: newSuppressor, Recognizer: opts.Recognizer, Model: model, Voices: voices,
 		EndOfTurn: cfg.EndOfTurn, FlushAfter: cfg.STTFlushAfter, MaxTurn: cfg.MaxTurn, Confirm: cfg.BargeInConfirm,
 		FirstTokenTimeout: cfg.LLMTimeout, Log: log,
 	})

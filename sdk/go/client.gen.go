@@ -3080,7 +3080,7 @@ type ApiKeyWithSecretMode string
 // ApiKeyWithSecretObject The kind of object: always `api_key`.
 type ApiKeyWithSecretObject string
 
-// Assistant Examples: {"active_version_id":"ver_01jd3f4g5h6j7k8m9n0p1q2r3t","created_at":"2026-11-22T07:00:00.123Z","draft":{"analysis":null,"avatar_id":"ava_iris","framing":{"position":"left","shot":"close_up"},"greeting":"Hello, Acme Dental, how can I help?","idle_timeout_seconds":30,"max_duration_seconds":null,"model":"gpt-4o-mini","recording":"off","system_prompt":"You are the front desk of Acme Dental. Be brief and kind.","tools":[],"voice":"alloy"},"has_more_versions":false,"id":"asst_01jd3f4g5h6j7k8m9n0p1q2r3t","metadata":{"team":"front-desk"},"name":"Front desk","object":"assistant","status":"active","updated_at":"2026-11-22T07:00:00.123Z","version_count":1,"versions":[{"analysis":null,"avatar_id":"ava_iris","framing":{"position":"left","shot":"close_up"},"greeting":"Hello, Acme Dental, how can I help?","id":"ver_01jd3f4g5h6j7k8m9n0p1q2r3t","idle_timeout_seconds":30,"max_duration_seconds":null,"model":"gpt-4o-mini","name":"Front desk","number":1,"object":"assistant_version","published_at":"2026-11-22T07:00:00.123Z","recording":"off","system_prompt":"You are the front desk of Acme Dental. Be brief and kind.","tools":[],"variables":[],"voice":"alloy"}]}
+// Assistant Examples: {"active_version_id":"ver_01jd3f4g5h6j7k8m9n0p1q2r3t","created_at":"2026-11-22T07:00:00.123Z","draft":{"analysis":null,"avatar_id":"ava_iris","framing":{"position":"left","shot":"close_up"},"greeting":"Hello, Acme Dental, how can I help?","idle_timeout_seconds":30,"max_duration_seconds":null,"model":"gpt-4o-mini","noise_suppression":true,"recording":"off","system_prompt":"You are the front desk of Acme Dental. Be brief and kind.","tools":[],"voice":"alloy"},"has_more_versions":false,"id":"asst_01jd3f4g5h6j7k8m9n0p1q2r3t","metadata":{"team":"front-desk"},"name":"Front desk","object":"assistant","status":"active","updated_at":"2026-11-22T07:00:00.123Z","version_count":1,"versions":[{"analysis":null,"avatar_id":"ava_iris","framing":{"position":"left","shot":"close_up"},"greeting":"Hello, Acme Dental, how can I help?","id":"ver_01jd3f4g5h6j7k8m9n0p1q2r3t","idle_timeout_seconds":30,"max_duration_seconds":null,"model":"gpt-4o-mini","name":"Front desk","noise_suppression":true,"number":1,"object":"assistant_version","published_at":"2026-11-22T07:00:00.123Z","recording":"off","system_prompt":"You are the front desk of Acme Dental. Be brief and kind.","tools":[],"variables":[],"voice":"alloy"}]}
 type Assistant struct {
 	// ActiveVersionId The version the next inbound call uses; null until the first publish.
 	ActiveVersionId *string `json:"active_version_id"`
@@ -3092,7 +3092,7 @@ type Assistant struct {
 
 	// Draft The editable working copy, published into versions.
 	//
-	// Examples: {"analysis":null,"avatar_id":"ava_iris","framing":{"position":"left","shot":"close_up"},"greeting":"Hello, Acme Dental, how can I help?","idle_timeout_seconds":30,"max_duration_seconds":null,"model":"gpt-4o-mini","recording":"off","system_prompt":"You are the front desk of Acme Dental. Be brief and kind.","tools":[],"voice":"alloy"}
+	// Examples: {"analysis":null,"avatar_id":"ava_iris","framing":{"position":"left","shot":"close_up"},"greeting":"Hello, Acme Dental, how can I help?","idle_timeout_seconds":30,"max_duration_seconds":null,"model":"gpt-4o-mini","noise_suppression":true,"recording":"off","system_prompt":"You are the front desk of Acme Dental. Be brief and kind.","tools":[],"voice":"alloy"}
 	Draft Draft `json:"draft"`
 
 	// HasMoreVersions True when `versions` leaves older versions out (more than 10 were published).
@@ -3195,6 +3195,9 @@ type AssistantCreate struct {
 	// Examples: Front desk
 	Name AssistantName `json:"name"`
 
+	// NoiseSuppression Whether the caller's audio passes noise suppression before speech detection and recognition (default true; the call's recording keeps the audio as it came).
+	NoiseSuppression *bool `json:"noise_suppression,omitempty"`
+
 	// Recording Whether calls of the versions published from this draft are recorded: `off` (default) or `audio` (see `Recording`).
 	//
 	// Examples: audio
@@ -3240,7 +3243,7 @@ type AssistantDuplicate struct {
 // AssistantID Examples: asst_01jd3f4g5h6j7k8m9n0p1q2r3t
 type AssistantID = string
 
-// AssistantList Examples: {"data":[{"active_version_id":"ver_01jd3f4g5h6j7k8m9n0p1q2r3t","created_at":"2026-11-22T07:00:00.123Z","draft":{"analysis":null,"avatar_id":"ava_iris","framing":{"position":"left","shot":"close_up"},"greeting":"Hello, Acme Dental, how can I help?","idle_timeout_seconds":30,"max_duration_seconds":null,"model":"gpt-4o-mini","recording":"off","system_prompt":"You are the front desk of Acme Dental. Be brief and kind.","tools":[],"voice":"alloy"},"has_more_versions":false,"id":"asst_01jd3f4g5h6j7k8m9n0p1q2r3t","metadata":{"team":"front-desk"},"name":"Front desk","object":"assistant","status":"active","updated_at":"2026-11-22T07:00:00.123Z","version_count":1,"versions":[{"analysis":null,"avatar_id":"ava_iris","framing":{"position":"left","shot":"close_up"},"greeting":"Hello, Acme Dental, how can I help?","id":"ver_01jd3f4g5h6j7k8m9n0p1q2r3t","idle_timeout_seconds":30,"max_duration_seconds":null,"model":"gpt-4o-mini","name":"Front desk","number":1,"object":"assistant_version","published_at":"2026-11-22T07:00:00.123Z","recording":"off","system_prompt":"You are the front desk of Acme Dental. Be brief and kind.","tools":[],"variables":[],"voice":"alloy"}]}],"has_more":false,"object":"list"}
+// AssistantList Examples: {"data":[{"active_version_id":"ver_01jd3f4g5h6j7k8m9n0p1q2r3t","created_at":"2026-11-22T07:00:00.123Z","draft":{"analysis":null,"avatar_id":"ava_iris","framing":{"position":"left","shot":"close_up"},"greeting":"Hello, Acme Dental, how can I help?","idle_timeout_seconds":30,"max_duration_seconds":null,"model":"gpt-4o-mini","noise_suppression":true,"recording":"off","system_prompt":"You are the front desk of Acme Dental. Be brief and kind.","tools":[],"voice":"alloy"},"has_more_versions":false,"id":"asst_01jd3f4g5h6j7k8m9n0p1q2r3t","metadata":{"team":"front-desk"},"name":"Front desk","object":"assistant","status":"active","updated_at":"2026-11-22T07:00:00.123Z","version_count":1,"versions":[{"analysis":null,"avatar_id":"ava_iris","framing":{"position":"left","shot":"close_up"},"greeting":"Hello, Acme Dental, how can I help?","id":"ver_01jd3f4g5h6j7k8m9n0p1q2r3t","idle_timeout_seconds":30,"max_duration_seconds":null,"model":"gpt-4o-mini","name":"Front desk","noise_suppression":true,"number":1,"object":"assistant_version","published_at":"2026-11-22T07:00:00.123Z","recording":"off","system_prompt":"You are the front desk of Acme Dental. Be brief and kind.","tools":[],"variables":[],"voice":"alloy"}]}],"has_more":false,"object":"list"}
 type AssistantList struct {
 	// Data The page of items, newest first.
 	Data []Assistant `json:"data"`
@@ -3305,6 +3308,9 @@ type AssistantUpdate struct {
 	// Examples: Front desk
 	Name *AssistantName `json:"name,omitempty"`
 
+	// NoiseSuppression Whether the caller's audio passes noise suppression before speech detection and recognition (default true; the call's recording keeps the audio as it came).
+	NoiseSuppression *bool `json:"noise_suppression,omitempty"`
+
 	// Recording Whether calls of the versions published from this draft are recorded: `off` (default) or `audio` (see `Recording`).
 	//
 	// Examples: audio
@@ -3331,7 +3337,7 @@ type AssistantUpdate struct {
 
 // AssistantVersion An immutable published snapshot of the draft.
 //
-// Examples: {"analysis":null,"avatar_id":"ava_iris","framing":{"position":"left","shot":"close_up"},"greeting":"Hello, Acme Dental, how can I help?","id":"ver_01jd3f4g5h6j7k8m9n0p1q2r3t","idle_timeout_seconds":30,"max_duration_seconds":null,"model":"gpt-4o-mini","name":"Front desk","number":1,"object":"assistant_version","published_at":"2026-11-22T07:00:00.123Z","recording":"off","system_prompt":"You are the front desk of Acme Dental. Be brief and kind.","tools":[],"variables":[],"voice":"alloy"}
+// Examples: {"analysis":null,"avatar_id":"ava_iris","framing":{"position":"left","shot":"close_up"},"greeting":"Hello, Acme Dental, how can I help?","id":"ver_01jd3f4g5h6j7k8m9n0p1q2r3t","idle_timeout_seconds":30,"max_duration_seconds":null,"model":"gpt-4o-mini","name":"Front desk","noise_suppression":true,"number":1,"object":"assistant_version","published_at":"2026-11-22T07:00:00.123Z","recording":"off","system_prompt":"You are the front desk of Acme Dental. Be brief and kind.","tools":[],"variables":[],"voice":"alloy"}
 type AssistantVersion struct {
 	// Analysis What the model is asked once a call has ended; null for no analysis.
 	Analysis *Analysis `json:"analysis"`
@@ -3370,6 +3376,9 @@ type AssistantVersion struct {
 	// Name Display name.
 	Name string `json:"name"`
 
+	// NoiseSuppression Whether the caller's audio passes noise suppression before speech detection and recognition.
+	NoiseSuppression bool `json:"noise_suppression"`
+
 	// Number 1, 2, 3... with no gap.
 	Number int `json:"number"`
 
@@ -3407,7 +3416,7 @@ type AssistantVersion struct {
 // AssistantVersionObject The kind of object: always `assistant_version`.
 type AssistantVersionObject string
 
-// AssistantVersionList Examples: {"data":[{"analysis":null,"avatar_id":"ava_iris","framing":{"position":"left","shot":"close_up"},"greeting":"Hello, Acme Dental, how can I help?","id":"ver_01jd3f4g5h6j7k8m9n0p1q2r3t","idle_timeout_seconds":30,"max_duration_seconds":null,"model":"gpt-4o-mini","name":"Front desk","number":1,"object":"assistant_version","published_at":"2026-11-22T07:00:00.123Z","recording":"off","system_prompt":"You are the front desk of Acme Dental. Be brief and kind.","tools":[],"variables":[],"voice":"alloy"}],"has_more":false,"object":"list"}
+// AssistantVersionList Examples: {"data":[{"analysis":null,"avatar_id":"ava_iris","framing":{"position":"left","shot":"close_up"},"greeting":"Hello, Acme Dental, how can I help?","id":"ver_01jd3f4g5h6j7k8m9n0p1q2r3t","idle_timeout_seconds":30,"max_duration_seconds":null,"model":"gpt-4o-mini","name":"Front desk","noise_suppression":true,"number":1,"object":"assistant_version","published_at":"2026-11-22T07:00:00.123Z","recording":"off","system_prompt":"You are the front desk of Acme Dental. Be brief and kind.","tools":[],"variables":[],"voice":"alloy"}],"has_more":false,"object":"list"}
 type AssistantVersionList struct {
 	// Data The page of versions, newest first.
 	Data []AssistantVersion `json:"data"`
@@ -4582,7 +4591,7 @@ type DeletedWebhookEndpointObject string
 
 // Draft The editable working copy.
 //
-// Examples: {"analysis":null,"avatar_id":"ava_iris","framing":{"position":"left","shot":"close_up"},"greeting":"Hello, Acme Dental, how can I help?","idle_timeout_seconds":30,"max_duration_seconds":null,"model":"gpt-4o-mini","recording":"off","system_prompt":"You are the front desk of Acme Dental. Be brief and kind.","tools":[],"voice":"alloy"}
+// Examples: {"analysis":null,"avatar_id":"ava_iris","framing":{"position":"left","shot":"close_up"},"greeting":"Hello, Acme Dental, how can I help?","idle_timeout_seconds":30,"max_duration_seconds":null,"model":"gpt-4o-mini","noise_suppression":true,"recording":"off","system_prompt":"You are the front desk of Acme Dental. Be brief and kind.","tools":[],"voice":"alloy"}
 type Draft struct {
 	// Analysis What the model is asked once a call has ended; null for no analysis.
 	Analysis *Analysis `json:"analysis"`
@@ -4612,6 +4621,9 @@ type Draft struct {
 	//
 	// Examples: gpt-4o-mini
 	Model ModelField `json:"model"`
+
+	// NoiseSuppression Whether the caller's audio passes noise suppression before speech detection and recognition.
+	NoiseSuppression bool `json:"noise_suppression"`
 
 	// Recording Whether calls of versions published from this draft are recorded.
 	//

@@ -61,6 +61,8 @@ type CallFields struct {
 	// Analysis sets the post-call analysis; ClearAnalysis (null given) turns it off.
 	Analysis      *Analysis
 	ClearAnalysis bool
+	// NoiseSuppression turns the caller's noise suppression on or off.
+	NoiseSuppression *bool
 }
 
 // Service applies the assistant rules on top of a Store.
@@ -320,7 +322,8 @@ func (s *Service) Duplicate(ctx context.Context, accountID, id string, name *str
 	}
 	d := src.Draft
 	rec := RecordingOrOff(d.Recording)
-	calls := &CallFields{Tools: &d.Tools, MaxDurationSeconds: d.MaxDurationSeconds, Analysis: d.Analysis}
+	suppress := !d.NoiseSuppressionOff
+	calls := &CallFields{Tools: &d.Tools, MaxDurationSeconds: d.MaxDurationSeconds, Analysis: d.Analysis, NoiseSuppression: &suppress}
 	if d.IdleTimeoutSeconds != 0 {
 		calls.IdleTimeoutSeconds = &d.IdleTimeoutSeconds
 	}
@@ -554,6 +557,9 @@ func (f Fields) apply(a *Assistant) error {
 		}
 		if c.ClearAnalysis {
 			a.Draft.Analysis = nil
+		}
+		if c.NoiseSuppression != nil {
+			a.Draft.NoiseSuppressionOff = !*c.NoiseSuppression
 		}
 	}
 	if f.Recording != nil {

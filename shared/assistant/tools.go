@@ -29,6 +29,9 @@ type CallSettings struct {
 	MaxDurationSeconds *int `json:"max_duration_seconds,omitempty"`
 	// Analysis is asked of the model once a call has ended (analysis.go); nil: none.
 	Analysis *Analysis `json:"analysis,omitempty"`
+	// NoiseSuppressionOff turns off the caller's noise suppression (noise_suppression:
+	// false); it is on by default, so records written before it existed keep it on.
+	NoiseSuppressionOff bool `json:"noise_suppression_off,omitempty"`
 }
 
 // Tool is a function on the customer's server that the model may call during a call.

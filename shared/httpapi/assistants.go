@@ -56,6 +56,8 @@ type CallSettingsJSON struct {
 	MaxDurationSeconds *int             `json:"max_duration_seconds"`
 	// Analysis is null when the version asks for none.
 	Analysis *AnalysisJSON `json:"analysis"`
+	// NoiseSuppression: the caller's audio passes noise suppression (on by default).
+	NoiseSuppression bool `json:"noise_suppression"`
 }
 
 // AnalysisJSON is a draft's or a version's post-call analysis, every field present.
@@ -83,7 +85,7 @@ func PresentCallSettings(c assistant.CallSettings) CallSettingsJSON {
 		tools = []assistant.Tool{}
 	}
 	return CallSettingsJSON{Tools: tools, IdleTimeoutSeconds: int(c.IdleTimeout().Seconds()), MaxDurationSeconds: c.MaxDurationSeconds,
-		Analysis: presentAnalysis(c.Analysis)}
+		Analysis: presentAnalysis(c.Analysis), NoiseSuppression: !c.NoiseSuppressionOff}
 }
 
 // VersionJSON is the assistant version object.
@@ -162,6 +164,8 @@ type assistantBody struct {
 	MaxDurationSeconds Nullable[int] `json:"max_duration_seconds"`
 	// Analysis may be null: no post-call analysis.
 	Analysis Nullable[analysisBody] `json:"analysis"`
+	// NoiseSuppression: true or false.
+	NoiseSuppression Nullable[bool] `json:"noise_suppression"`
 
 	// Recording: off or audio.
 	Recording Nullable[string] `json:"recording"`
@@ -203,6 +207,7 @@ func (f assistantBody) fields(current persona.Framing) (assistant.Fields, error)
 		f.AvatarID.NotNull("avatar_id"), f.Framing.NotNull("framing"), f.Voice.NotNull("voice"), f.Model.NotNull("model"),
 		f.TransferDestinations.NotNull("transfer_destinations"),
 		f.Tools.NotNull("tools"), f.IdleTimeoutSeconds.NotNull("idle_timeout_seconds"), f.Recording.NotNull("recording"),
+		f.NoiseSuppression.NotNull("noise_suppression"),
 	} {
 		if err != nil {
 			return assistant.Fields{}, err
@@ -227,9 +232,9 @@ func (f assistantBody) fields(current persona.Framing) (assistant.Fields, error)
 		}
 		out.Framing = &merged
 	}
-	if f.Tools.Set || f.IdleTimeoutSeconds.Set || f.MaxDurationSeconds.Set || f.Analysis.Set {
+	if f.Tools.Set || f.IdleTimeoutSeconds.Set || f.MaxDurationSeconds.Set || f.Analysis.Set || f.NoiseSuppression.Set {
 		c := &assistant.CallFields{IdleTimeoutSeconds: f.IdleTimeoutSeconds.Ptr(), MaxDurationSeconds: f.MaxDurationSeconds.Ptr(),
-			ClearMaxDuration: f.MaxDurationSeconds.Null, ClearAnalysis: f.Analysis.Null}
+			ClearMaxDuration: f.MaxDurationSeconds.Null, ClearAnalysis: f.Analysis.Null, NoiseSuppression: f.NoiseSuppression.Ptr()}
 		if a := f.Analysis.Ptr(); a != nil {
 			c.Analysis = &assistant.Analysis{Summary: a.Summary, StructuredData: a.StructuredData, SuccessCriteria: a.SuccessCriteria}
 		}

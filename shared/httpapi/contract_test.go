@@ -341,6 +341,19 @@ func TestContractAssistantsAndLines(t *testing.T) {
 		t.Errorf("PATCH = %s, want no tools and no limit in the draft", r.Raw)
 	}
 
+	// Noise suppression: on by default, turned off and on by PATCH, never null.
+	if d := c.OK("GET", tooledPath, "", 200).Body["draft"].(map[string]any); d["noise_suppression"] != true {
+		t.Errorf("draft's noise_suppression = %v, want true by default", d["noise_suppression"])
+	}
+	if d := c.OK("PATCH", tooledPath, `{"noise_suppression":false}`, 200).Body["draft"].(map[string]any); d["noise_suppression"] != false || d["idle_timeout_seconds"] != float64(45) {
+		t.Errorf("draft after noise_suppression false = %v, want it off and the other settings kept", d)
+	}
+	c.Fail("PATCH", tooledPath, `{"noise_suppression":null}`, 400, "parameter_invalid")
+	c.Fail("PATCH", tooledPath, `{"noise_suppression":"off"}`, 400, "parameter_invalid")
+	if d := c.OK("PATCH", tooledPath, `{"noise_suppression":true}`, 200).Body["draft"].(map[string]any); d["noise_suppression"] != true {
+		t.Errorf("draft after noise_suppression true = %v, want it on", d["noise_suppression"])
+	}
+
 	// Recording: off by default, published with the version, restored and duplicated
 	// with the draft (a session's own: TestSessionRecordingRefused).
 	if d := c.OK("GET", tooledPath, "", 200).Body["draft"].(map[string]any); d["recording"] != "off" {

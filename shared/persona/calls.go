@@ -14,6 +14,9 @@ type CallSettings struct {
 	MaxDurationSeconds int `json:"max_duration_seconds,omitempty"`
 	// Analysis is asked of the model after the call; nil: none.
 	Analysis *Analysis `json:"analysis,omitempty"`
+	// NoiseSuppressionOff: the caller's audio reaches the VAD and the recogniser as it
+	// came. Off by default, so a job without it suppresses noise.
+	NoiseSuppressionOff bool `json:"noise_suppression_off,omitempty"`
 }
 
 // Tool is a customer's tool as the model is offered it.

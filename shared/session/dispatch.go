@@ -52,7 +52,8 @@ func (s *Service) job(ctx context.Context, ses Session, c call.Call, v assistant
 // callSettings are a version's call settings as its worker runs them: the tools without
 // their URLs (the worker asks the control plane to call one: persona.ToolPath).
 func callSettings(c assistant.CallSettings) persona.CallSettings {
-	out := persona.CallSettings{IdleTimeoutSeconds: int(c.IdleTimeout() / time.Second), Analysis: c.Analysis}
+	out := persona.CallSettings{IdleTimeoutSeconds: int(c.IdleTimeout() / time.Second), Analysis: c.Analysis,
+		NoiseSuppressionOff: c.NoiseSuppressionOff}
 	if c.MaxDurationSeconds != nil {
 		out.MaxDurationSeconds = *c.MaxDurationSeconds
 	}

@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/bridgeline/bridgeline/shared/assistant"
 	"github.com/bridgeline/bridgeline/shared/call"
 	"github.com/bridgeline/bridgeline/shared/persona"
 )
@@ -134,5 +135,16 @@ func TestPlatformID(t *testing.T) {
 				t.Errorf("platformID = %q, want %q", got, tc.want)
 			}
 		})
+	}
+}
+
+// TestCallSettingsNoiseSuppression: a version's noise_suppression reaches its worker's
+// job, and a job without the field (a version from before it) suppresses noise.
+func TestCallSettingsNoiseSuppression(t *testing.T) {
+	if got := callSettings(assistant.CallSettings{}); got.NoiseSuppressionOff {
+		t.Error("a version with noise suppression on gave a job with it off")
+	}
+	if got := callSettings(assistant.CallSettings{NoiseSuppressionOff: true}); !got.NoiseSuppressionOff {
+		t.Error("a version with noise suppression off gave a job with it on")
 	}
 }

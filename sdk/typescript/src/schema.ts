@@ -1906,6 +1906,8 @@ export interface components {
             analysis?: components["schemas"]["AnalysisInput"] | null;
             /** @description Whether calls of the versions published from this draft are recorded: `off` (default) or `audio` (see `Recording`). */
             recording?: components["schemas"]["Recording"];
+            /** @description Whether the caller's audio passes noise suppression before speech detection and recognition (default true; the call's recording keeps the audio as it came). */
+            noise_suppression?: boolean;
             /** @description Your own key-value pairs (at most 50; see `Metadata`). A key given `""` is not stored. `null` is refused. */
             metadata?: components["schemas"]["Metadata"];
             /** @description Where the assistant's `transfer_call` tool may hand a call over (at most 10, each `to` once); replaces the draft's, `[]` clears them. */
@@ -1975,6 +1977,8 @@ export interface components {
             analysis?: components["schemas"]["AnalysisInput"] | null;
             /** @description Whether calls of the versions published from this draft are recorded: `off` (default) or `audio` (see `Recording`). */
             recording?: components["schemas"]["Recording"];
+            /** @description Whether the caller's audio passes noise suppression before speech detection and recognition (default true; the call's recording keeps the audio as it came). */
+            noise_suppression?: boolean;
             /** @description Changes the metadata: see `MetadataUpdate`. */
             metadata?: components["schemas"]["MetadataUpdate"];
             /** @description Where the assistant's `transfer_call` tool may hand a call over (at most 10, each `to` once); replaces the draft's, `[]` clears them. */
@@ -2229,7 +2233,8 @@ export interface components {
          *       "idle_timeout_seconds": 30,
          *       "max_duration_seconds": null,
          *       "analysis": null,
-         *       "recording": "off"
+         *       "recording": "off",
+         *       "noise_suppression": true
          *     }
          */
         Draft: {
@@ -2257,6 +2262,8 @@ export interface components {
             analysis: components["schemas"]["Analysis"] | null;
             /** @description Whether calls of versions published from this draft are recorded. */
             recording: components["schemas"]["Recording"];
+            /** @description Whether the caller's audio passes noise suppression before speech detection and recognition. */
+            noise_suppression: boolean;
         };
         /**
          * @description Values for an assistant's `{{name}}` placeholders, by name. At most 50; each name
@@ -2291,7 +2298,8 @@ export interface components {
          *       "idle_timeout_seconds": 30,
          *       "max_duration_seconds": null,
          *       "analysis": null,
-         *       "recording": "off"
+         *       "recording": "off",
+         *       "noise_suppression": true
          *     }
          */
         AssistantVersion: {
@@ -2334,6 +2342,8 @@ export interface components {
             analysis: components["schemas"]["Analysis"] | null;
             /** @description Whether this version's calls are recorded (a session's own `recording` overrides it). */
             recording: components["schemas"]["Recording"];
+            /** @description Whether the caller's audio passes noise suppression before speech detection and recognition. */
+            noise_suppression: boolean;
         };
         /**
          * @example {
@@ -2355,7 +2365,8 @@ export interface components {
          *         "idle_timeout_seconds": 30,
          *         "max_duration_seconds": null,
          *         "analysis": null,
-         *         "recording": "off"
+         *         "recording": "off",
+         *         "noise_suppression": true
          *       },
          *       "versions": [
          *         {
@@ -2378,7 +2389,8 @@ export interface components {
          *           "idle_timeout_seconds": 30,
          *           "max_duration_seconds": null,
          *           "analysis": null,
-         *           "recording": "off"
+         *           "recording": "off",
+         *           "noise_suppression": true
          *         }
          *       ],
          *       "version_count": 1,
@@ -2454,7 +2466,8 @@ export interface components {
          *             "idle_timeout_seconds": 30,
          *             "max_duration_seconds": null,
          *             "analysis": null,
-         *             "recording": "off"
+         *             "recording": "off",
+         *             "noise_suppression": true
          *           },
          *           "versions": [
          *             {
@@ -2477,7 +2490,8 @@ export interface components {
          *               "idle_timeout_seconds": 30,
          *               "max_duration_seconds": null,
          *               "analysis": null,
-         *               "recording": "off"
+         *               "recording": "off",
+         *               "noise_suppression": true
          *             }
          *           ],
          *           "version_count": 1,
@@ -2528,7 +2542,8 @@ export interface components {
          *           "idle_timeout_seconds": 30,
          *           "max_duration_seconds": null,
          *           "analysis": null,
-         *           "recording": "off"
+         *           "recording": "off",
+         *           "noise_suppression": true
          *         }
          *       ],
          *       "has_more": false
@@ -6353,7 +6368,8 @@ export interface operations {
                      *             "idle_timeout_seconds": 30,
                      *             "max_duration_seconds": null,
                      *             "analysis": null,
-                     *             "recording": "off"
+                     *             "recording": "off",
+                     *             "noise_suppression": true
                      *           },
                      *           "versions": [
                      *             {
@@ -6376,7 +6392,8 @@ export interface operations {
                      *               "idle_timeout_seconds": 30,
                      *               "max_duration_seconds": null,
                      *               "analysis": null,
-                     *               "recording": "off"
+                     *               "recording": "off",
+                     *               "noise_suppression": true
                      *             }
                      *           ],
                      *           "version_count": 1,
@@ -6486,7 +6503,8 @@ export interface operations {
                      *         "idle_timeout_seconds": 30,
                      *         "max_duration_seconds": null,
                      *         "analysis": null,
-                     *         "recording": "off"
+                     *         "recording": "off",
+                     *         "noise_suppression": true
                      *       },
                      *       "versions": [
                      *         {
@@ -6509,7 +6527,8 @@ export interface operations {
                      *           "idle_timeout_seconds": 30,
                      *           "max_duration_seconds": null,
                      *           "analysis": null,
-                     *           "recording": "off"
+                     *           "recording": "off",
+                     *           "noise_suppression": true
                      *         }
                      *       ],
                      *       "version_count": 1,
@@ -6575,7 +6594,8 @@ export interface operations {
                      *         "idle_timeout_seconds": 30,
                      *         "max_duration_seconds": null,
                      *         "analysis": null,
-                     *         "recording": "off"
+                     *         "recording": "off",
+                     *         "noise_suppression": true
                      *       },
                      *       "versions": [
                      *         {
@@ -6598,7 +6618,8 @@ export interface operations {
                      *           "idle_timeout_seconds": 30,
                      *           "max_duration_seconds": null,
                      *           "analysis": null,
-                     *           "recording": "off"
+                     *           "recording": "off",
+                     *           "noise_suppression": true
                      *         }
                      *       ],
                      *       "version_count": 1,
@@ -6705,7 +6726,8 @@ export interface operations {
                      *         "idle_timeout_seconds": 30,
                      *         "max_duration_seconds": null,
                      *         "analysis": null,
-                     *         "recording": "off"
+                     *         "recording": "off",
+                     *         "noise_suppression": true
                      *       },
                      *       "versions": [
                      *         {
@@ -6728,7 +6750,8 @@ export interface operations {
                      *           "idle_timeout_seconds": 30,
                      *           "max_duration_seconds": null,
                      *           "analysis": null,
-                     *           "recording": "off"
+                     *           "recording": "off",
+                     *           "noise_suppression": true
                      *         }
                      *       ],
                      *       "version_count": 1,
@@ -6804,7 +6827,8 @@ export interface operations {
                      *           "idle_timeout_seconds": 30,
                      *           "max_duration_seconds": null,
                      *           "analysis": null,
-                     *           "recording": "off"
+                     *           "recording": "off",
+                     *           "noise_suppression": true
                      *         }
                      *       ],
                      *       "has_more": false
@@ -6870,7 +6894,8 @@ export interface operations {
                      *         "idle_timeout_seconds": 30,
                      *         "max_duration_seconds": null,
                      *         "analysis": null,
-                     *         "recording": "off"
+                     *         "recording": "off",
+                     *         "noise_suppression": true
                      *       },
                      *       "versions": [
                      *         {
@@ -6893,7 +6918,8 @@ export interface operations {
                      *           "idle_timeout_seconds": 30,
                      *           "max_duration_seconds": null,
                      *           "analysis": null,
-                     *           "recording": "off"
+                     *           "recording": "off",
+                     *           "noise_suppression": true
                      *         }
                      *       ],
                      *       "version_count": 1,
@@ -6973,7 +6999,8 @@ export interface operations {
                      *         "idle_timeout_seconds": 30,
                      *         "max_duration_seconds": null,
                      *         "analysis": null,
-                     *         "recording": "off"
+                     *         "recording": "off",
+                     *         "noise_suppression": true
                      *       },
                      *       "versions": [
                      *         {
@@ -6996,7 +7023,8 @@ export interface operations {
                      *           "idle_timeout_seconds": 30,
                      *           "max_duration_seconds": null,
                      *           "analysis": null,
-                     *           "recording": "off"
+                     *           "recording": "off",
+                     *           "noise_suppression": true
                      *         }
                      *       ],
                      *       "version_count": 1,
@@ -7076,7 +7104,8 @@ export interface operations {
                      *         "idle_timeout_seconds": 30,
                      *         "max_duration_seconds": null,
                      *         "analysis": null,
-                     *         "recording": "off"
+                     *         "recording": "off",
+                     *         "noise_suppression": true
                      *       },
                      *       "versions": [
                      *         {
@@ -7099,7 +7128,8 @@ export interface operations {
                      *           "idle_timeout_seconds": 30,
                      *           "max_duration_seconds": null,
                      *           "analysis": null,
-                     *           "recording": "off"
+                     *           "recording": "off",
+                     *           "noise_suppression": true
                      *         }
                      *       ],
                      *       "version_count": 1,
@@ -7178,7 +7208,8 @@ export interface operations {
                      *         "idle_timeout_seconds": 30,
                      *         "max_duration_seconds": null,
                      *         "analysis": null,
-                     *         "recording": "off"
+                     *         "recording": "off",
+                     *         "noise_suppression": true
                      *       },
                      *       "versions": [
                      *         {
@@ -7201,7 +7232,8 @@ export interface operations {
                      *           "idle_timeout_seconds": 30,
                      *           "max_duration_seconds": null,
                      *           "analysis": null,
-                     *           "recording": "off"
+                     *           "recording": "off",
+                     *           "noise_suppression": true
                      *         }
                      *       ],
                      *       "version_count": 1,
@@ -7277,7 +7309,8 @@ export interface operations {
                      *         "idle_timeout_seconds": 30,
                      *         "max_duration_seconds": null,
                      *         "analysis": null,
-                     *         "recording": "off"
+                     *         "recording": "off",
+                     *         "noise_suppression": true
                      *       },
                      *       "versions": [
                      *         {
@@ -7300,7 +7333,8 @@ export interface operations {
                      *           "idle_timeout_seconds": 30,
                      *           "max_duration_seconds": null,
                      *           "analysis": null,
-                     *           "recording": "off"
+                     *           "recording": "off",
+                     *           "noise_suppression": true
                      *         }
                      *       ],
                      *       "version_count": 1,
@@ -7375,7 +7409,8 @@ export interface operations {
                      *         "idle_timeout_seconds": 30,
                      *         "max_duration_seconds": null,
                      *         "analysis": null,
-                     *         "recording": "off"
+                     *         "recording": "off",
+                     *         "noise_suppression": true
                      *       },
                      *       "versions": [
                      *         {
@@ -7398,7 +7433,8 @@ export interface operations {
                      *           "idle_timeout_seconds": 30,
                      *           "max_duration_seconds": null,
                      *           "analysis": null,
-                     *           "recording": "off"
+                     *           "recording": "off",
+                     *           "noise_suppression": true
                      *         }
                      *       ],
                      *       "version_count": 1,
