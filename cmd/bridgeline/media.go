@@ -117,7 +117,7 @@ func startMedia(ctx context.Context, cfg config.Config, s store.Store, log *slog
 		})
 		fmt.Printf("bridgeline: SIP bridge (livekit-sip) on %s, UDP and TCP; RTP %d-%d (log: %s)\n",
 			sip.SIPAddr(), cfg.SIPRTPPortStart, cfg.SIPRTPPortEnd, sip.LogPath())
-		fmt.Printf("bridgeline: a SIP phone on this machine calls a SIP line as sip:<line number>@%s (README: Call a line from a SIP phone)\n", sip.SIPAddr())
+		fmt.Printf("bridgeline: a SIP phone on this machine calls a SIP line as sip:<line number>@%s; bash scripts/sip-phone.sh makes one and calls it (docs/guide.md: Call a line from a SIP phone)\n", sip.SIPAddr())
 	}
 
 	rooms, err := lkapi.New(lkapi.Config{URL: cfg.LiveKitURL, PublicURL: cfg.LiveKitPublicURL,

@@ -49,13 +49,14 @@ func TestGoSDKExamples(t *testing.T) {
 	}
 }
 
-// TestTypeScriptSDKPackage installs the TypeScript SDK as a customer does, from the
-// tarball `npm pack` makes, into an empty project with typescript and @types/node at the
-// SDK's pinned versions; compiles every example of the README it ships with
-// `tsc --strict` (the browser one with the DOM library and no Node types, the CommonJS
-// one checked as JavaScript against the require declarations); and runs them against a
-// fresh stack with this machine's node and with Node 18, the oldest the package supports,
-// checking what they print against what the API holds.
+// TestTypeScriptSDKPackage installs the TypeScript SDK as a customer does, by the recipe
+// of its README ("Run these examples", run verbatim from an empty folder: npm init, the
+// tarball `npm pack` makes, typescript and @types/node at the versions package.json pins,
+// its tsconfig.json and `npx tsc`); compiles every example of the README it ships with it
+// (the browser one with the DOM library and no Node types, the CommonJS one checked as
+// JavaScript against the require declarations); and runs them against a fresh stack with
+// this machine's node and with Node 18, the oldest the package supports, checking what
+// they print against what the API holds.
 func TestTypeScriptSDKPackage(t *testing.T) {
 	s := newTestStack(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
@@ -78,8 +79,26 @@ func TestTypeScriptSDKPackage(t *testing.T) {
 		t.Fatal(err)
 	}
 
+	// The project: the README's recipe (its "Run these examples" section), run verbatim
+	// from an empty folder. The recipe is taken from this repository's README: the
+	// installed one is read below and must be the same.
+	recipe, err := os.ReadFile(filepath.Join(root, "sdk", "typescript", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	setup := readmeSection(string(recipe), "## Run these examples")
+	shell := fencedBlocks(setup, "sh")
+	conf := fencedBlocks(setup, "jsonc")
+	if len(shell) != 2 || len(conf) != 1 || !strings.HasPrefix(conf[0], "// tsconfig.json\n") {
+		t.Fatalf("the README's \"Run these examples\" wants two sh blocks (install, compile) and a tsconfig.json block, has:\n%s", setup)
+	}
+	// The versions it pins are the ones the package is built and checked with.
+	for _, pin := range []string{"typescript@" + sdk.DevDependencies["typescript"], "@types/node@" + sdk.DevDependencies["@types/node"]} {
+		if !strings.Contains(shell[0], " "+pin) {
+			t.Errorf("the README's install pins no %s (package.json's devDependencies):\n%s", pin, shell[0])
+		}
+	}
 	proj := t.TempDir()
-	writeFile(t, filepath.Join(proj, "package.json"), `{"name": "readme-examples", "private": true, "type": "module"}`)
 	run := func(env []string, name string, args ...string) string {
 		t.Helper()
 		cmd := exec.CommandContext(ctx, name, args...)
@@ -91,8 +110,8 @@ func TestTypeScriptSDKPackage(t *testing.T) {
 		}
 		return string(out)
 	}
-	run(nil, "npm", "install", "--no-audit", "--no-fund", "--prefer-offline", "--loglevel=error", tarball,
-		"typescript@"+sdk.DevDependencies["typescript"], "@types/node@"+sdk.DevDependencies["@types/node"])
+	run([]string{"BRIDGELINE_SDK_TGZ=" + tarball}, "bash", "-euo", "pipefail", "-c", shell[0])
+	writeFile(t, filepath.Join(proj, "tsconfig.json"), conf[0])
 	installed := filepath.Join(proj, "node_modules", "@bridgeline", "sdk")
 	var pkg struct {
 		Version string `json:"version"`
@@ -117,27 +136,31 @@ func TestTypeScriptSDKPackage(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if string(readme) != string(recipe) {
+		t.Fatal("the packed README differs from sdk/typescript/README.md: pack again")
+	}
 	files := exampleFiles(string(readme))
-	for _, f := range []string{"assistant.ts", "session.ts", "paging.ts", "endpoint.ts", "receiver.ts", "commonjs.cjs", "page.ts"} {
+	for _, f := range []string{"assistant.ts", "session.ts", "webcall.ts", "paging.ts", "endpoint.ts", "receiver.ts", "commonjs.cjs", "page.ts"} {
 		if files[f] == "" {
 			t.Fatalf("the README has no %s example (has %v)", f, keys(files))
 		}
 	}
-	var node []string
+	if files["tsconfig.json"] != "" {
+		t.Fatal("the README's tsconfig.json is not an example")
+	}
 	for name, src := range files {
 		writeFile(t, filepath.Join(proj, name), src)
-		if name != "page.ts" {
-			node = append(node, name)
-		}
 	}
-	// One run for the Node examples, the CommonJS one checked as JavaScript (so against
-	// the require declarations) and emitted beside the others.
-	tsc := filepath.Join(proj, "node_modules", ".bin", "tsc")
-	run(nil, tsc, append([]string{"--strict", "--allowJs", "--checkJs", "--target", "es2022", "--module", "nodenext", "--types", "node",
-		"--outDir", "out"}, node...)...)
+	// The README's compile step, verbatim, with its tsconfig.json: every Node example
+	// (page.ts excluded) into out/.
+	run(nil, "bash", "-euo", "pipefail", "-c", shell[1])
+	// The CommonJS one runs as it is: checked as JavaScript against the require
+	// declarations.
+	run(nil, filepath.Join(proj, "node_modules", ".bin", "tsc"), "--noEmit", "--strict", "--allowJs", "--checkJs", "--target", "es2022",
+		"--module", "nodenext", "--types", "node", "commonjs.cjs")
 	writeFile(t, filepath.Join(proj, "tsconfig.browser.json"),
 		`{"compilerOptions": {"strict": true, "noEmit": true, "target": "es2022", "module": "nodenext", "lib": ["es2022", "dom"], "types": []}, "files": ["page.ts"]}`)
-	run(nil, tsc, "--project", "tsconfig.browser.json")
+	run(nil, filepath.Join(proj, "node_modules", ".bin", "tsc"), "--project", "tsconfig.browser.json")
 
 	// Run them against the stack, as the README says, with this machine's node and with
 	// the oldest the package supports (engines.node).
@@ -188,7 +211,19 @@ func TestTypeScriptSDKPackage(t *testing.T) {
 			t.Errorf("%s paging.ts's errors printed:\n%s", node, got)
 		}
 
-		got = run(env, node, "out/commonjs.cjs")
+		got = run(env, node, "out/webcall.js")
+		wm := regexp.MustCompile(`web call (ses_\w+): ended, deleted\n`).FindStringSubmatch(got)
+		if wm == nil || !strings.Contains(got, "web call "+wm[1]+": ringing, caller's token true, hosted page true\n") {
+			t.Fatalf("%s webcall.ts printed:\n%s", node, got)
+		}
+		ses := s.mustDo(200, "GET", "/v1/sessions/"+wm[1], "")
+		call := s.mustDo(200, "GET", "/v1/calls/"+ses["call_id"].(string), "")
+		if ses["status"] != "ended" || ses["end_reason"] != "deleted" || call["platform"] != "web" || call["handled_by"] != "assistant" ||
+			call["assistant_id"] != ses["assistant_id"] {
+			t.Errorf("the web call webcall.ts made: session %v, call %v", ses, call)
+		}
+
+		got = run(env, node, "commonjs.cjs")
 		if !strings.Contains(got, "line +15550100001: inbound_mode assistant\n") {
 			t.Errorf("%s commonjs.cjs printed:\n%s", node, got)
 		}
@@ -249,6 +284,27 @@ try { createBridgeline({ baseUrl: "https://api.example.com", apiKey: "sk_live_x"
 			t.Fatalf("receiver.ts printed no verified call.ended for %s within 30 s", m[1])
 		}
 	}
+}
+
+// readmeSection is md's section under heading, up to the next heading of its level.
+func readmeSection(md, heading string) string {
+	_, rest, ok := strings.Cut(md, "\n"+heading+"\n")
+	if !ok {
+		return ""
+	}
+	if i := strings.Index(rest, "\n## "); i >= 0 {
+		rest = rest[:i]
+	}
+	return rest
+}
+
+// fencedBlocks returns the contents of md's ```lang blocks, in order.
+func fencedBlocks(md, lang string) []string {
+	var out []string
+	for _, m := range regexp.MustCompile("(?s)```"+regexp.QuoteMeta(lang)+"\n(.*?)```").FindAllStringSubmatch(md, -1) {
+		out = append(out, m[1])
+	}
+	return out
 }
 
 // exampleFiles returns the README's ```ts and ```js blocks by the file their first line
