@@ -572,7 +572,7 @@ func (s *session) weigh(spoken int) {
 		}
 		return
 	}
-	switch s.rules.judge(s.turn.interim, s.interruption) {
+	switch s.rules.judge(s.turn.interim, s.interruption, false) {
 	case cutIn:
 		s.bargeIn()
 	case backchannel:
@@ -693,7 +693,7 @@ func (s *session) turnEnded(ctx context.Context, m turnEnded) error {
 		return nil
 	}
 	if held && err == nil && len(s.turn.keys) == 0 && !s.interruption.off &&
-		s.rules.judge(text, s.interruption) == backchannel {
+		s.rules.judge(text, s.interruption, true) == backchannel {
 		// An acknowledgement over the assistant: it goes on; the words are marked, and
 		// no turn.
 		s.line.Publish(speech.Words{Speaker: speech.Caller, Text: text, Final: true, Start: m.onset, End: m.lastSpeech, Backchannel: true})

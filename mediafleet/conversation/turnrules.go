@@ -125,7 +125,10 @@ func newInterruptRule(in *persona.Interruption) interruptRule {
 // cut in; so do minWords words that are not acknowledgements, or more words than an
 // acknowledgement has; acknowledgements alone (and fewer than minWords other words)
 // are a backchannel.
-func (r *turnRules) judge(text string, in interruptRule) verdict {
+//
+// final says text is the turn's final words; interim words that may yet grow into an
+// acknowledgement ("I" of "I see") are undecided.
+func (r *turnRules) judge(text string, in interruptRule, final bool) verdict {
 	ws := tokens(text)
 	if len(ws) == 0 {
 		return undecided
@@ -139,6 +142,9 @@ func (r *turnRules) judge(text string, in interruptRule) verdict {
 			return cutIn
 		}
 		n := max(matchAt(ws, i, r.acknowledgements), matchAt(ws, i, in.extra))
+		if n == 0 && !final && (prefixOf(ws[i:], r.acknowledgements) || prefixOf(ws[i:], in.extra)) {
+			return undecided // "I" of "I see", as interim words have it: wait for the next
+		}
 		if n == 0 {
 			other++
 			n = 1
@@ -160,6 +166,16 @@ func matchAt(ws []string, i int, phrases [][]string) int {
 		}
 	}
 	return best
+}
+
+// prefixOf says whether ws is a proper prefix of one of phrases.
+func prefixOf(ws []string, phrases [][]string) bool {
+	for _, p := range phrases {
+		if len(ws) < len(p) && equal(ws, p[:len(ws)]) {
+			return true
+		}
+	}
+	return false
 }
 
 func equal(a, b []string) bool {

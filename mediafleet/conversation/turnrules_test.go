@@ -33,8 +33,11 @@ func TestJudge(t *testing.T) {
 		{"lovely flowers", tuned, backchannel},
 		{"stop", tuned, cutIn},
 	}
+	if got := en.judge("I", def, false); got != undecided {
+		t.Errorf("interim judge(\"I\") = %v, want undecided: it may become \"I see\"", got)
+	}
 	for _, tt := range tests {
-		if got := en.judge(tt.text, tt.rule); got != tt.want {
+		if got := en.judge(tt.text, tt.rule, true); got != tt.want {
 			t.Errorf("judge(%q, %+v) = %v, want %v", tt.text, tt.rule, got, tt.want)
 		}
 	}

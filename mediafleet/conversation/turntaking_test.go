@@ -1,6 +1,11 @@
 package conversation_test
 
 import (
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"testing/synctest"
@@ -279,4 +284,197 @@ func TestFinishedSentenceAnsweredSooner(t *testing.T) {
 			})
 		})
 	}
+}
+
+// turnFigures are the turn-taking figures of the scripted calls of TestTurnTaking.
+type turnFigures struct {
+	// DecisionMS is the silence from the end of a finished sentence to the end-of-turn
+	// decision, ReplyMS to the reply's first frame sent (the scripted model and voice
+	// take next to nothing); p50 over the finished sentences.
+	DecisionMS, ReplyMS int64
+	// PausesCut of Pauses mid-sentence pauses ended the turn.
+	Pauses, PausesCut int
+	// BackchannelsCut of Backchannels acknowledgements over a reply cancelled it.
+	Backchannels, BackchannelsCut int
+	// Recovered of Sounds sounds without words over a reply let it play to its end.
+	Sounds, Recovered int
+}
+
+// finishedSentences are caller turns whose words end a sentence or question, with the
+// recogniser's punctuation or without it.
+var finishedSentences = []string{
+	"When do you open?", "I'd like to order roses.", "Do you deliver on Sundays?", "How much are the tulips?",
+	"Thank you, that's all.", "what time do you close", "can I pay by card",
+}
+
+// midSentencePauses are turns the caller pauses in: the words before the pause, after
+// it, and the pause.
+var midSentencePauses = []struct {
+	before, after string
+	pause         time.Duration
+}{
+	{"I'd like to book a", "table for two.", 500 * time.Millisecond},
+	{"I'd like to book a", "table for two.", 700 * time.Millisecond},
+	{"I'd like to book a", "table for two.", 1000 * time.Millisecond},
+	{"my number is four one five", "five five one two.", 600 * time.Millisecond},
+	{"my number is four one five", "five five one two.", 900 * time.Millisecond},
+	{"can I order some roses and", "tulips?", 700 * time.Millisecond},
+	{"I'm calling about my order from", "last Tuesday.", 800 * time.Millisecond},
+	{"the delivery should go to", "twelve Elm Street.", 600 * time.Millisecond},
+	{"I'd like red roses", "and white tulips.", 600 * time.Millisecond},
+	{"um", "do you have lilies?", 700 * time.Millisecond},
+}
+
+var backchannelWords = []string{"uh-huh", "yeah", "right", "okay", "mm-hmm", "I see"}
+
+var soundsWithoutWords = []time.Duration{200 * time.Millisecond, 400 * time.Millisecond, 700 * time.Millisecond, 1200 * time.Millisecond}
+
+// runTurnTaking runs the scripted calls, by words or (baseline) by the fixed silence
+// with interruption off: the rules before turn-taking by words.
+func runTurnTaking(t *testing.T, baseline bool) turnFigures {
+	var f turnFigures
+	v := version
+	mod := func(c *conversation.Config) {}
+	if baseline {
+		v.Interruption = &persona.Interruption{Mode: persona.InterruptionOff}
+		mod = func(c *conversation.Config) { c.FixedEndOfTurn = true }
+	}
+	var decided, replied []time.Duration
+	for _, text := range finishedSentences {
+		t.Run("finished/"+text, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				h := startVersion(t, v, llmtest.Reply{Text: "Sure."}, mod, &recognizer{texts: []string{text}, interim: true})
+				h.feed(t, 0, 96*time.Millisecond)
+				h.feed(t, speechLevel, time.Duration(len(strings.Fields(text)))*100*time.Millisecond+20*time.Millisecond)
+				h.eventually(t, "answer", func() bool { return len(h.turns()) == 2 })
+				for _, a := range eventsOf[speech.Answered](h.state().events) {
+					decided = append(decided, a.Timing.Decided.Sub(a.Timing.LastSpeech))
+					replied = append(replied, a.Timing.Response())
+				}
+			})
+		})
+	}
+	f.DecisionMS, f.ReplyMS = median(decided).Milliseconds(), median(replied).Milliseconds()
+	for _, p := range midSentencePauses {
+		t.Run("pause/"+p.before, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				whole := p.before + " " + p.after
+				h := startVersion(t, v, llmtest.Reply{Text: "Sure."}, mod, &recognizer{texts: []string{whole, p.after}, interim: true})
+				h.feed(t, 0, 96*time.Millisecond)
+				h.feed(t, speechLevel, time.Duration(len(strings.Fields(p.before)))*100*time.Millisecond)
+				h.feed(t, 0, p.pause)
+				h.feed(t, speechLevel, time.Duration(len(strings.Fields(p.after)))*100*time.Millisecond)
+				h.feed(t, 0, 2*time.Second)
+				f.Pauses++
+				if h.rec.turns() > 1 {
+					f.PausesCut++
+					t.Logf("cut after %q", p.before)
+				}
+			})
+		})
+	}
+	for _, w := range backchannelWords {
+		t.Run("backchannel/"+w, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				h := startVersion(t, v, llmtest.Reply{Text: longReply}, mod, &recognizer{texts: []string{"tell me about roses", w}, interim: true})
+				overReply(t, h, speechLevel, time.Duration(len(strings.Fields(w)))*100*time.Millisecond+300*time.Millisecond, 600*time.Millisecond)
+				h.feed(t, 0, 6*time.Second)
+				f.Backchannels++
+				if count(h.metrics().BargeIns) > 0 {
+					f.BackchannelsCut++
+				}
+			})
+		})
+	}
+	for _, d := range soundsWithoutWords {
+		t.Run("sound/"+d.String(), func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				h := startVersion(t, v, llmtest.Reply{Text: longReply}, mod, &recognizer{texts: []string{"tell me about roses"}})
+				overReply(t, h, coughLevel, d, 600*time.Millisecond)
+				h.feed(t, 0, 6*time.Second)
+				f.Sounds++
+				if tu := h.turns(); len(tu) == 2 && tu[1].Text == longReply {
+					f.Recovered++
+				}
+			})
+		})
+	}
+	return f
+}
+
+func median(d []time.Duration) time.Duration {
+	if len(d) == 0 {
+		return 0
+	}
+	s := slices.Clone(d)
+	slices.Sort(s)
+	return s[(len(s)-1)/2]
+}
+
+// TestTurnTaking runs the scripted calls of the benchmark both ways: by words, a
+// finished sentence is answered sooner than after the fixed silence, no pause after
+// unfinished words ends the turn, no acknowledgement cancels a reply, and every sound
+// without words lets it go on; the fixed rules do worse on each. With
+// TURNTAKING_FIGURES set it writes both sets of figures there as JSON
+// (BenchmarkTurnTaking reads them).
+func TestTurnTaking(t *testing.T) {
+	var now, before turnFigures
+	t.Run("by words", func(t *testing.T) { now = runTurnTaking(t, false) })
+	t.Run("fixed", func(t *testing.T) { before = runTurnTaking(t, true) })
+	if now.DecisionMS >= before.DecisionMS || now.DecisionMS > 260 {
+		t.Errorf("decision after a finished sentence %d ms (fixed: %d), want at most 260 and less than fixed", now.DecisionMS, before.DecisionMS)
+	}
+	// One pause of the set follows words that could end the turn ("I'd like red
+	// roses" ... "and white tulips"): no rule on words keeps it, only the fixed silence
+	// (or a model) could.
+	if now.PausesCut > 1 || now.PausesCut >= before.PausesCut {
+		t.Errorf("%d of %d mid-sentence pauses cut (fixed: %d), want at most the one after complete-looking words", now.PausesCut, now.Pauses, before.PausesCut)
+	}
+	if now.BackchannelsCut != 0 || before.BackchannelsCut != before.Backchannels {
+		t.Errorf("backchannels cut a reply %d times (fixed: %d of %d), want none", now.BackchannelsCut, before.BackchannelsCut, before.Backchannels)
+	}
+	if now.Recovered != now.Sounds || before.Recovered >= now.Recovered {
+		t.Errorf("%d of %d sounds without words recovered (fixed: %d), want all", now.Recovered, now.Sounds, before.Recovered)
+	}
+	if path := os.Getenv("TURNTAKING_FIGURES"); path != "" {
+		b, _ := json.Marshal(map[string]turnFigures{"words": now, "fixed": before})
+		if err := os.WriteFile(path, b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkTurnTaking reports the figures of TestTurnTaking's scripted calls, by words
+// and by the fixed rules, side by side. The calls run on testing/synctest's simulated
+// clock, which needs a test: the benchmark runs TestTurnTaking in a child process of the
+// test binary and reads its figures.
+func BenchmarkTurnTaking(b *testing.B) {
+	path := filepath.Join(b.TempDir(), "figures.json")
+	var got map[string]turnFigures
+	for b.Loop() {
+		cmd := exec.Command(os.Args[0], "-test.run", "^TestTurnTaking$", "-test.count", "1")
+		cmd.Env = append(os.Environ(), "TURNTAKING_FIGURES="+path)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			b.Fatalf("TestTurnTaking: %v\n%s", err, out)
+		}
+		raw, err := os.ReadFile(path)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := json.Unmarshal(raw, &got); err != nil {
+			b.Fatal(err)
+		}
+	}
+	now, before := got["words"], got["fixed"]
+	b.ReportMetric(float64(now.DecisionMS), "eot-ms-p50")
+	b.ReportMetric(float64(before.DecisionMS), "fixed-eot-ms-p50")
+	b.ReportMetric(float64(now.ReplyMS), "reply-ms-p50")
+	b.ReportMetric(float64(before.ReplyMS), "fixed-reply-ms-p50")
+	b.ReportMetric(100*float64(now.PausesCut)/float64(max(1, now.Pauses)), "pauses-cut-%")
+	b.ReportMetric(100*float64(before.PausesCut)/float64(max(1, before.Pauses)), "fixed-pauses-cut-%")
+	b.ReportMetric(float64(now.BackchannelsCut), "backchannels-cancelled")
+	b.ReportMetric(float64(before.BackchannelsCut), "fixed-backchannels-cancelled")
+	b.ReportMetric(float64(now.Recovered), "false-interruptions-recovered")
+	b.ReportMetric(float64(before.Recovered), "fixed-false-interruptions-recovered")
+	b.Logf("by words %+v; fixed %+v", now, before)
 }
