@@ -61,6 +61,10 @@ type CallFields struct {
 	// Analysis sets the post-call analysis; ClearAnalysis (null given) turns it off.
 	Analysis      *Analysis
 	ClearAnalysis bool
+	// Interruption sets the interruption settings; ClearInterruption (null given)
+	// brings back the default.
+	Interruption      *persona.Interruption
+	ClearInterruption bool
 }
 
 // Service applies the assistant rules on top of a Store.
@@ -150,6 +154,13 @@ func (s *Service) check(f *Fields) error {
 			return err
 		}
 		c.Analysis = &a
+	}
+	if c.Interruption != nil {
+		in, err := validInterruption(*c.Interruption)
+		if err != nil {
+			return err
+		}
+		c.Interruption = &in
 	}
 	return nil
 }
@@ -320,7 +331,7 @@ func (s *Service) Duplicate(ctx context.Context, accountID, id string, name *str
 	}
 	d := src.Draft
 	rec := RecordingOrOff(d.Recording)
-	calls := &CallFields{Tools: &d.Tools, MaxDurationSeconds: d.MaxDurationSeconds, Analysis: d.Analysis}
+	calls := &CallFields{Tools: &d.Tools, MaxDurationSeconds: d.MaxDurationSeconds, Analysis: d.Analysis, Interruption: d.Interruption}
 	if d.IdleTimeoutSeconds != 0 {
 		calls.IdleTimeoutSeconds = &d.IdleTimeoutSeconds
 	}
@@ -554,6 +565,13 @@ func (f Fields) apply(a *Assistant) error {
 		}
 		if c.ClearAnalysis {
 			a.Draft.Analysis = nil
+		}
+		if c.Interruption != nil {
+			in := *c.Interruption
+			a.Draft.Interruption = &in
+		}
+		if c.ClearInterruption {
+			a.Draft.Interruption = nil
 		}
 	}
 	if f.Recording != nil {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/bridgeline/bridgeline/shared/apierr"
 	"github.com/bridgeline/bridgeline/shared/egress"
+	"github.com/bridgeline/bridgeline/shared/persona"
 	"github.com/bridgeline/bridgeline/shared/schemacheck"
 	"github.com/bridgeline/bridgeline/shared/webhookendpoint"
 )
@@ -29,6 +30,9 @@ type CallSettings struct {
 	MaxDurationSeconds *int `json:"max_duration_seconds,omitempty"`
 	// Analysis is asked of the model once a call has ended (analysis.go); nil: none.
 	Analysis *Analysis `json:"analysis,omitempty"`
+	// Interruption tunes how the caller's speech over the assistant is taken
+	// (interruption.go); nil: the default.
+	Interruption *persona.Interruption `json:"interruption,omitempty"`
 }
 
 // Tool is a function on the customer's server that the model may call during a call.

@@ -56,6 +56,25 @@ type CallSettingsJSON struct {
 	MaxDurationSeconds *int             `json:"max_duration_seconds"`
 	// Analysis is null when the version asks for none.
 	Analysis *AnalysisJSON `json:"analysis"`
+	// Interruption is always present, defaults filled in.
+	Interruption InterruptionJSON `json:"interruption"`
+}
+
+// InterruptionJSON is a draft's or a version's interruption settings, every field
+// present.
+type InterruptionJSON struct {
+	Mode             string   `json:"mode"`
+	MinWords         int      `json:"min_words"`
+	Acknowledgements []string `json:"acknowledgements"`
+}
+
+func presentInterruption(c assistant.CallSettings) InterruptionJSON {
+	in := c.InterruptionOf()
+	out := InterruptionJSON{Mode: in.Mode, MinWords: in.MinWords, Acknowledgements: in.Acknowledgements}
+	if out.Acknowledgements == nil {
+		out.Acknowledgements = []string{}
+	}
+	return out
 }
 
 // AnalysisJSON is a draft's or a version's post-call analysis, every field present.
@@ -83,7 +102,7 @@ func PresentCallSettings(c assistant.CallSettings) CallSettingsJSON {
 		tools = []assistant.Tool{}
 	}
 	return CallSettingsJSON{Tools: tools, IdleTimeoutSeconds: int(c.IdleTimeout().Seconds()), MaxDurationSeconds: c.MaxDurationSeconds,
-		Analysis: presentAnalysis(c.Analysis)}
+		Analysis: presentAnalysis(c.Analysis), Interruption: presentInterruption(c)}
 }
 
 // VersionJSON is the assistant version object.
@@ -162,6 +181,8 @@ type assistantBody struct {
 	MaxDurationSeconds Nullable[int] `json:"max_duration_seconds"`
 	// Analysis may be null: no post-call analysis.
 	Analysis Nullable[analysisBody] `json:"analysis"`
+	// Interruption may be null: the default.
+	Interruption Nullable[interruptionBody] `json:"interruption"`
 
 	// Recording: off or audio.
 	Recording Nullable[string] `json:"recording"`
@@ -189,6 +210,13 @@ type analysisBody struct {
 	Summary         bool            `json:"summary"`
 	StructuredData  json.RawMessage `json:"structured_data"`
 	SuccessCriteria string          `json:"success_criteria"`
+}
+
+// interruptionBody is a draft's interruption settings: the whole of them each time.
+type interruptionBody struct {
+	Mode             string   `json:"mode"`
+	MinWords         int      `json:"min_words"`
+	Acknowledgements []string `json:"acknowledgements"`
 }
 
 // framingBody lets a PATCH give only shot or only position.
@@ -227,9 +255,12 @@ func (f assistantBody) fields(current persona.Framing) (assistant.Fields, error)
 		}
 		out.Framing = &merged
 	}
-	if f.Tools.Set || f.IdleTimeoutSeconds.Set || f.MaxDurationSeconds.Set || f.Analysis.Set {
+	if f.Tools.Set || f.IdleTimeoutSeconds.Set || f.MaxDurationSeconds.Set || f.Analysis.Set || f.Interruption.Set {
 		c := &assistant.CallFields{IdleTimeoutSeconds: f.IdleTimeoutSeconds.Ptr(), MaxDurationSeconds: f.MaxDurationSeconds.Ptr(),
-			ClearMaxDuration: f.MaxDurationSeconds.Null, ClearAnalysis: f.Analysis.Null}
+			ClearMaxDuration: f.MaxDurationSeconds.Null, ClearAnalysis: f.Analysis.Null, ClearInterruption: f.Interruption.Null}
+		if in := f.Interruption.Ptr(); in != nil {
+			c.Interruption = &persona.Interruption{Mode: in.Mode, MinWords: in.MinWords, Acknowledgements: in.Acknowledgements}
+		}
 		if a := f.Analysis.Ptr(); a != nil {
 			c.Analysis = &assistant.Analysis{Summary: a.Summary, StructuredData: a.StructuredData, SuccessCriteria: a.SuccessCriteria}
 		}

@@ -53,6 +53,10 @@ func (s *Service) job(ctx context.Context, ses Session, c call.Call, v assistant
 // their URLs (the worker asks the control plane to call one: persona.ToolPath).
 func callSettings(c assistant.CallSettings) persona.CallSettings {
 	out := persona.CallSettings{IdleTimeoutSeconds: int(c.IdleTimeout() / time.Second), Analysis: c.Analysis}
+	if c.Interruption != nil {
+		in := c.InterruptionOf()
+		out.Interruption = &in
+	}
 	if c.MaxDurationSeconds != nil {
 		out.MaxDurationSeconds = *c.MaxDurationSeconds
 	}

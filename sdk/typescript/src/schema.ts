@@ -1902,6 +1902,8 @@ export interface components {
             idle_timeout_seconds?: components["schemas"]["IdleTimeoutSeconds"];
             /** @description The longest a call lasts from its answer; null for the deployment's limit only. */
             max_duration_seconds?: components["schemas"]["MaxDurationSeconds"];
+            /** @description How the caller's speech over the assistant is taken (the whole of it); null brings back the default. */
+            interruption?: components["schemas"]["InterruptionInput"] | null;
             /** @description The post-call analysis (the whole of it); null turns it off. */
             analysis?: components["schemas"]["AnalysisInput"] | null;
             /** @description Whether calls of the versions published from this draft are recorded: `off` (default) or `audio` (see `Recording`). */
@@ -1971,6 +1973,8 @@ export interface components {
             idle_timeout_seconds?: components["schemas"]["IdleTimeoutSeconds"];
             /** @description The longest a call lasts from its answer; null for the deployment's limit only. */
             max_duration_seconds?: components["schemas"]["MaxDurationSeconds"];
+            /** @description How the caller's speech over the assistant is taken (the whole of it); null brings back the default. */
+            interruption?: components["schemas"]["InterruptionInput"] | null;
             /** @description The post-call analysis (the whole of it); null turns it off. */
             analysis?: components["schemas"]["AnalysisInput"] | null;
             /** @description Whether calls of the versions published from this draft are recorded: `off` (default) or `audio` (see `Recording`). */
@@ -2200,6 +2204,59 @@ export interface components {
             success_criteria?: string;
         };
         /**
+         * @description How the caller's speech over the assistant is taken. `adaptive` (the default):
+         *     the assistant pauses at the caller's first sound and the words decide, as the
+         *     recogniser hears them: a short acknowledgement ("uh-huh", "yeah", "right",
+         *     "okay", "mm-hmm", or one of `acknowledgements`) lets the reply go on at once,
+         *     and is marked `backchannel` in the transcript without being a turn; a stop word
+         *     ("wait", "stop", "hold on"), a question, or `min_words` other words cut the
+         *     reply; a sound that holds no words (a cough, a door) lets it resume where it
+         *     stopped (counted in the metrics' `false_interruptions`). `off`: any speech over
+         *     the assistant longer than 300 ms, or with words, cuts the reply for good.
+         * @example {
+         *       "mode": "adaptive",
+         *       "min_words": 1,
+         *       "acknowledgements": []
+         *     }
+         */
+        Interruption: {
+            /**
+             * @description `adaptive` or `off`.
+             * @enum {string}
+             */
+            mode: "adaptive" | "off";
+            /** @description How many words other than acknowledgements cut the reply. */
+            min_words: number;
+            /** @description Words or short phrases taken as acknowledgements beside the built-in ones, lower case. */
+            acknowledgements: string[];
+        };
+        /**
+         * @description The interruption settings as given in a create or an update (see
+         *     `Interruption`). `mode` defaults to `adaptive`, `min_words` to 1 (at most 10);
+         *     at most 20 `acknowledgements`, each 1-4 words of at most 40 characters. Anything
+         *     else is 400 `parameter_invalid` on `interruption.mode`, `interruption.min_words`
+         *     or `interruption.acknowledgements`.
+         * @example {
+         *       "mode": "adaptive",
+         *       "min_words": 2,
+         *       "acknowledgements": [
+         *         "gotcha",
+         *         "sure thing"
+         *       ]
+         *     }
+         */
+        InterruptionInput: {
+            /**
+             * @description `adaptive` (default) or `off`.
+             * @enum {string}
+             */
+            mode?: "adaptive" | "off";
+            /** @description How many words other than acknowledgements cut the reply (1-10, default 1). */
+            min_words?: number;
+            /** @description Extra acknowledgement words or phrases. */
+            acknowledgements?: string[];
+        };
+        /**
          * @description Whether an assistant call is recorded. `off` (the default): nothing is recorded.
          *     `audio`: the persona worker records the call from its answer to its end as one
          *     Ogg Opus file of two channels, the caller on the left and the assistant on the
@@ -2229,7 +2286,12 @@ export interface components {
          *       "idle_timeout_seconds": 30,
          *       "max_duration_seconds": null,
          *       "analysis": null,
-         *       "recording": "off"
+         *       "recording": "off",
+         *       "interruption": {
+         *         "mode": "adaptive",
+         *         "min_words": 1,
+         *         "acknowledgements": []
+         *       }
          *     }
          */
         Draft: {
@@ -2257,6 +2319,8 @@ export interface components {
             analysis: components["schemas"]["Analysis"] | null;
             /** @description Whether calls of versions published from this draft are recorded. */
             recording: components["schemas"]["Recording"];
+            /** @description How the caller's speech over the assistant is taken. */
+            interruption: components["schemas"]["Interruption"];
         };
         /**
          * @description Values for an assistant's `{{name}}` placeholders, by name. At most 50; each name
@@ -2291,7 +2355,12 @@ export interface components {
          *       "idle_timeout_seconds": 30,
          *       "max_duration_seconds": null,
          *       "analysis": null,
-         *       "recording": "off"
+         *       "recording": "off",
+         *       "interruption": {
+         *         "mode": "adaptive",
+         *         "min_words": 1,
+         *         "acknowledgements": []
+         *       }
          *     }
          */
         AssistantVersion: {
@@ -2334,6 +2403,8 @@ export interface components {
             analysis: components["schemas"]["Analysis"] | null;
             /** @description Whether this version's calls are recorded (a session's own `recording` overrides it). */
             recording: components["schemas"]["Recording"];
+            /** @description How the caller's speech over the assistant is taken. */
+            interruption: components["schemas"]["Interruption"];
         };
         /**
          * @example {
@@ -2355,7 +2426,12 @@ export interface components {
          *         "idle_timeout_seconds": 30,
          *         "max_duration_seconds": null,
          *         "analysis": null,
-         *         "recording": "off"
+         *         "recording": "off",
+         *         "interruption": {
+         *           "mode": "adaptive",
+         *           "min_words": 1,
+         *           "acknowledgements": []
+         *         }
          *       },
          *       "versions": [
          *         {
@@ -2378,7 +2454,12 @@ export interface components {
          *           "idle_timeout_seconds": 30,
          *           "max_duration_seconds": null,
          *           "analysis": null,
-         *           "recording": "off"
+         *           "recording": "off",
+         *           "interruption": {
+         *             "mode": "adaptive",
+         *             "min_words": 1,
+         *             "acknowledgements": []
+         *           }
          *         }
          *       ],
          *       "version_count": 1,
@@ -2454,7 +2535,12 @@ export interface components {
          *             "idle_timeout_seconds": 30,
          *             "max_duration_seconds": null,
          *             "analysis": null,
-         *             "recording": "off"
+         *             "recording": "off",
+         *             "interruption": {
+         *               "mode": "adaptive",
+         *               "min_words": 1,
+         *               "acknowledgements": []
+         *             }
          *           },
          *           "versions": [
          *             {
@@ -2477,7 +2563,12 @@ export interface components {
          *               "idle_timeout_seconds": 30,
          *               "max_duration_seconds": null,
          *               "analysis": null,
-         *               "recording": "off"
+         *               "recording": "off",
+         *               "interruption": {
+         *                 "mode": "adaptive",
+         *                 "min_words": 1,
+         *                 "acknowledgements": []
+         *               }
          *             }
          *           ],
          *           "version_count": 1,
@@ -2528,7 +2619,12 @@ export interface components {
          *           "idle_timeout_seconds": 30,
          *           "max_duration_seconds": null,
          *           "analysis": null,
-         *           "recording": "off"
+         *           "recording": "off",
+         *           "interruption": {
+         *             "mode": "adaptive",
+         *             "min_words": 1,
+         *             "acknowledgements": []
+         *           }
          *         }
          *       ],
          *       "has_more": false
@@ -4634,6 +4730,11 @@ export interface components {
             end_ms: number;
             /** @description True on an assistant turn the caller talked over (barge-in). */
             interrupted: boolean;
+            /**
+             * @description Present (true) on caller words said over the assistant that did not take the floor ("uh-huh"); no answer followed them.
+             * @enum {boolean}
+             */
+            backchannel?: true;
             /** @description The call's metadata; `{}` for none. */
             metadata: components["schemas"]["Metadata"];
         };
@@ -5195,6 +5296,11 @@ export interface components {
              */
             interrupted?: true;
             /**
+             * @description Present (true) on caller words said over the assistant that did not take the floor ("uh-huh", see `Interruption`); the reply went on and the model did not answer them. Absent otherwise.
+             * @enum {boolean}
+             */
+            backchannel?: true;
+            /**
              * @description Present (true) when the turn's `text` was dropped (it is then empty) so that the final report of a very long call fitted the size limit; the oldest turns' text goes first. Absent otherwise.
              * @enum {boolean}
              */
@@ -5295,7 +5401,10 @@ export interface components {
          *       "tool_ms": {
          *         "p50": 182,
          *         "p95": 182
-         *       }
+         *       },
+         *       "backchannels": 1,
+         *       "false_interruptions": 0,
+         *       "mid_sentence_waits": 1
          *     }
          */
         CallMetrics: {
@@ -5330,6 +5439,12 @@ export interface components {
             tool_errors?: number;
             /** @description A tool call's request to its answer (or its error). */
             tool_ms?: components["schemas"]["Percentiles"];
+            /** @description How many of the caller's acknowledgements over the assistant ("uh-huh") let its reply go on (see `Interruption`). */
+            backchannels?: number;
+            /** @description How many sounds over the assistant longer than 300 ms held no words (a cough, a door) and let its reply resume where it stopped. */
+            false_interruptions?: number;
+            /** @description How many of the caller's pauses after unfinished words ("I'd like to book a") outlasted the usual end-of-turn silence and did not end the turn. */
+            mid_sentence_waits?: number;
         } | null;
         /**
          * @description Usage summed over calls (`CallUsage` of each).
@@ -6353,7 +6468,12 @@ export interface operations {
                      *             "idle_timeout_seconds": 30,
                      *             "max_duration_seconds": null,
                      *             "analysis": null,
-                     *             "recording": "off"
+                     *             "recording": "off",
+                     *             "interruption": {
+                     *               "mode": "adaptive",
+                     *               "min_words": 1,
+                     *               "acknowledgements": []
+                     *             }
                      *           },
                      *           "versions": [
                      *             {
@@ -6376,7 +6496,12 @@ export interface operations {
                      *               "idle_timeout_seconds": 30,
                      *               "max_duration_seconds": null,
                      *               "analysis": null,
-                     *               "recording": "off"
+                     *               "recording": "off",
+                     *               "interruption": {
+                     *                 "mode": "adaptive",
+                     *                 "min_words": 1,
+                     *                 "acknowledgements": []
+                     *               }
                      *             }
                      *           ],
                      *           "version_count": 1,
@@ -6486,7 +6611,12 @@ export interface operations {
                      *         "idle_timeout_seconds": 30,
                      *         "max_duration_seconds": null,
                      *         "analysis": null,
-                     *         "recording": "off"
+                     *         "recording": "off",
+                     *         "interruption": {
+                     *           "mode": "adaptive",
+                     *           "min_words": 1,
+                     *           "acknowledgements": []
+                     *         }
                      *       },
                      *       "versions": [
                      *         {
@@ -6509,7 +6639,12 @@ export interface operations {
                      *           "idle_timeout_seconds": 30,
                      *           "max_duration_seconds": null,
                      *           "analysis": null,
-                     *           "recording": "off"
+                     *           "recording": "off",
+                     *           "interruption": {
+                     *             "mode": "adaptive",
+                     *             "min_words": 1,
+                     *             "acknowledgements": []
+                     *           }
                      *         }
                      *       ],
                      *       "version_count": 1,
@@ -6575,7 +6710,12 @@ export interface operations {
                      *         "idle_timeout_seconds": 30,
                      *         "max_duration_seconds": null,
                      *         "analysis": null,
-                     *         "recording": "off"
+                     *         "recording": "off",
+                     *         "interruption": {
+                     *           "mode": "adaptive",
+                     *           "min_words": 1,
+                     *           "acknowledgements": []
+                     *         }
                      *       },
                      *       "versions": [
                      *         {
@@ -6598,7 +6738,12 @@ export interface operations {
                      *           "idle_timeout_seconds": 30,
                      *           "max_duration_seconds": null,
                      *           "analysis": null,
-                     *           "recording": "off"
+                     *           "recording": "off",
+                     *           "interruption": {
+                     *             "mode": "adaptive",
+                     *             "min_words": 1,
+                     *             "acknowledgements": []
+                     *           }
                      *         }
                      *       ],
                      *       "version_count": 1,
@@ -6705,7 +6850,12 @@ export interface operations {
                      *         "idle_timeout_seconds": 30,
                      *         "max_duration_seconds": null,
                      *         "analysis": null,
-                     *         "recording": "off"
+                     *         "recording": "off",
+                     *         "interruption": {
+                     *           "mode": "adaptive",
+                     *           "min_words": 1,
+                     *           "acknowledgements": []
+                     *         }
                      *       },
                      *       "versions": [
                      *         {
@@ -6728,7 +6878,12 @@ export interface operations {
                      *           "idle_timeout_seconds": 30,
                      *           "max_duration_seconds": null,
                      *           "analysis": null,
-                     *           "recording": "off"
+                     *           "recording": "off",
+                     *           "interruption": {
+                     *             "mode": "adaptive",
+                     *             "min_words": 1,
+                     *             "acknowledgements": []
+                     *           }
                      *         }
                      *       ],
                      *       "version_count": 1,
@@ -6804,7 +6959,12 @@ export interface operations {
                      *           "idle_timeout_seconds": 30,
                      *           "max_duration_seconds": null,
                      *           "analysis": null,
-                     *           "recording": "off"
+                     *           "recording": "off",
+                     *           "interruption": {
+                     *             "mode": "adaptive",
+                     *             "min_words": 1,
+                     *             "acknowledgements": []
+                     *           }
                      *         }
                      *       ],
                      *       "has_more": false
@@ -6870,7 +7030,12 @@ export interface operations {
                      *         "idle_timeout_seconds": 30,
                      *         "max_duration_seconds": null,
                      *         "analysis": null,
-                     *         "recording": "off"
+                     *         "recording": "off",
+                     *         "interruption": {
+                     *           "mode": "adaptive",
+                     *           "min_words": 1,
+                     *           "acknowledgements": []
+                     *         }
                      *       },
                      *       "versions": [
                      *         {
@@ -6893,7 +7058,12 @@ export interface operations {
                      *           "idle_timeout_seconds": 30,
                      *           "max_duration_seconds": null,
                      *           "analysis": null,
-                     *           "recording": "off"
+                     *           "recording": "off",
+                     *           "interruption": {
+                     *             "mode": "adaptive",
+                     *             "min_words": 1,
+                     *             "acknowledgements": []
+                     *           }
                      *         }
                      *       ],
                      *       "version_count": 1,
@@ -6973,7 +7143,12 @@ export interface operations {
                      *         "idle_timeout_seconds": 30,
                      *         "max_duration_seconds": null,
                      *         "analysis": null,
-                     *         "recording": "off"
+                     *         "recording": "off",
+                     *         "interruption": {
+                     *           "mode": "adaptive",
+                     *           "min_words": 1,
+                     *           "acknowledgements": []
+                     *         }
                      *       },
                      *       "versions": [
                      *         {
@@ -6996,7 +7171,12 @@ export interface operations {
                      *           "idle_timeout_seconds": 30,
                      *           "max_duration_seconds": null,
                      *           "analysis": null,
-                     *           "recording": "off"
+                     *           "recording": "off",
+                     *           "interruption": {
+                     *             "mode": "adaptive",
+                     *             "min_words": 1,
+                     *             "acknowledgements": []
+                     *           }
                      *         }
                      *       ],
                      *       "version_count": 1,
@@ -7076,7 +7256,12 @@ export interface operations {
                      *         "idle_timeout_seconds": 30,
                      *         "max_duration_seconds": null,
                      *         "analysis": null,
-                     *         "recording": "off"
+                     *         "recording": "off",
+                     *         "interruption": {
+                     *           "mode": "adaptive",
+                     *           "min_words": 1,
+                     *           "acknowledgements": []
+                     *         }
                      *       },
                      *       "versions": [
                      *         {
@@ -7099,7 +7284,12 @@ export interface operations {
                      *           "idle_timeout_seconds": 30,
                      *           "max_duration_seconds": null,
                      *           "analysis": null,
-                     *           "recording": "off"
+                     *           "recording": "off",
+                     *           "interruption": {
+                     *             "mode": "adaptive",
+                     *             "min_words": 1,
+                     *             "acknowledgements": []
+                     *           }
                      *         }
                      *       ],
                      *       "version_count": 1,
@@ -7178,7 +7368,12 @@ export interface operations {
                      *         "idle_timeout_seconds": 30,
                      *         "max_duration_seconds": null,
                      *         "analysis": null,
-                     *         "recording": "off"
+                     *         "recording": "off",
+                     *         "interruption": {
+                     *           "mode": "adaptive",
+                     *           "min_words": 1,
+                     *           "acknowledgements": []
+                     *         }
                      *       },
                      *       "versions": [
                      *         {
@@ -7201,7 +7396,12 @@ export interface operations {
                      *           "idle_timeout_seconds": 30,
                      *           "max_duration_seconds": null,
                      *           "analysis": null,
-                     *           "recording": "off"
+                     *           "recording": "off",
+                     *           "interruption": {
+                     *             "mode": "adaptive",
+                     *             "min_words": 1,
+                     *             "acknowledgements": []
+                     *           }
                      *         }
                      *       ],
                      *       "version_count": 1,
@@ -7277,7 +7477,12 @@ export interface operations {
                      *         "idle_timeout_seconds": 30,
                      *         "max_duration_seconds": null,
                      *         "analysis": null,
-                     *         "recording": "off"
+                     *         "recording": "off",
+                     *         "interruption": {
+                     *           "mode": "adaptive",
+                     *           "min_words": 1,
+                     *           "acknowledgements": []
+                     *         }
                      *       },
                      *       "versions": [
                      *         {
@@ -7300,7 +7505,12 @@ export interface operations {
                      *           "idle_timeout_seconds": 30,
                      *           "max_duration_seconds": null,
                      *           "analysis": null,
-                     *           "recording": "off"
+                     *           "recording": "off",
+                     *           "interruption": {
+                     *             "mode": "adaptive",
+                     *             "min_words": 1,
+                     *             "acknowledgements": []
+                     *           }
                      *         }
                      *       ],
                      *       "version_count": 1,
@@ -7375,7 +7585,12 @@ export interface operations {
                      *         "idle_timeout_seconds": 30,
                      *         "max_duration_seconds": null,
                      *         "analysis": null,
-                     *         "recording": "off"
+                     *         "recording": "off",
+                     *         "interruption": {
+                     *           "mode": "adaptive",
+                     *           "min_words": 1,
+                     *           "acknowledgements": []
+                     *         }
                      *       },
                      *       "versions": [
                      *         {
@@ -7398,7 +7613,12 @@ export interface operations {
                      *           "idle_timeout_seconds": 30,
                      *           "max_duration_seconds": null,
                      *           "analysis": null,
-                     *           "recording": "off"
+                     *           "recording": "off",
+                     *           "interruption": {
+                     *             "mode": "adaptive",
+                     *             "min_words": 1,
+                     *             "acknowledgements": []
+                     *           }
                      *         }
                      *       ],
                      *       "version_count": 1,
