@@ -527,7 +527,7 @@ func (s *session) speechStarted(m speechStarted) {
 		}
 	}
 	s.publishInterim()
-	s.weigh(0)
+	s.weigh(0, 0)
 }
 
 // speechGoesOn takes a window of the open turn.
@@ -544,13 +544,14 @@ func (s *session) speechGoesOn(m speechGoesOn) {
 	}
 	s.feed(m)
 	s.publishInterim()
-	s.weigh(m.spoken)
+	s.weigh(m.spoken, m.silence)
 }
 
 // weigh decides, at each window of a turn started over the assistant, what the
 // caller's speech so far is (floor), and sets the silence that will end the turn by the
-// words so far.
-func (s *session) weigh(spoken int) {
+// words so far. spoken is the turn's speech so far, silence the caller's current pause
+// (samples).
+func (s *session) weigh(spoken, silence int) {
 	if !s.cfg.FixedEndOfTurn {
 		switch s.rules.ending(s.turn.interim) {
 		case finished:
@@ -576,6 +577,11 @@ func (s *session) weigh(spoken int) {
 	case cutIn:
 		s.bargeIn()
 	case backchannel:
+		if silence == 0 && s.floor.paused {
+			// Acknowledgements so far, but the caller is still speaking: "yeah, but..."
+			// may follow. The assistant goes on when they pause.
+			break
+		}
 		s.floor.verdict = backchannel
 		if s.floor.paused { // the assistant goes on at once
 			s.line.Resume()

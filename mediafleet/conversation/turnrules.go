@@ -126,8 +126,8 @@ func newInterruptRule(in *persona.Interruption) interruptRule {
 // acknowledgement has; acknowledgements alone (and fewer than minWords other words)
 // are a backchannel.
 //
-// final says text is the turn's final words; interim words that may yet grow into an
-// acknowledgement ("I" of "I see") are undecided.
+// final says text is the turn's final words; of interim words, the last counts only
+// when it is a stop word or an acknowledgement.
 func (r *turnRules) judge(text string, in interruptRule, final bool) verdict {
 	ws := tokens(text)
 	if len(ws) == 0 {
@@ -136,20 +136,26 @@ func (r *turnRules) judge(text string, in interruptRule, final bool) verdict {
 	if strings.HasSuffix(strings.TrimSpace(text), "?") || r.questions[ws[0]] {
 		return cutIn
 	}
-	other := 0
+	other, provisional := 0, false
 	for i := 0; i < len(ws); {
 		if n := matchAt(ws, i, r.stops); n > 0 {
 			return cutIn
 		}
 		n := max(matchAt(ws, i, r.acknowledgements), matchAt(ws, i, in.extra))
-		if n == 0 && !final && (prefixOf(ws[i:], r.acknowledgements) || prefixOf(ws[i:], in.extra)) {
-			return undecided // "I" of "I see", as interim words have it: wait for the next
+		if n == 0 && !final && i == len(ws)-1 {
+			// The last of interim words is the recogniser's guess so far ("the" becomes
+			// "yeah", "I" becomes "I see" a moment later): it counts once it is followed.
+			provisional = true
+			break
 		}
 		if n == 0 {
 			other++
 			n = 1
 		}
 		i += n
+	}
+	if provisional && other < in.minWords {
+		return undecided
 	}
 	if other >= in.minWords || len(ws) > maxBackchannel+in.minWords-1 {
 		return cutIn

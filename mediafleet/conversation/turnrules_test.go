@@ -33,8 +33,13 @@ func TestJudge(t *testing.T) {
 		{"lovely flowers", tuned, backchannel},
 		{"stop", tuned, cutIn},
 	}
-	if got := en.judge("I", def, false); got != undecided {
-		t.Errorf("interim judge(\"I\") = %v, want undecided: it may become \"I see\"", got)
+	for _, tt := range []struct {
+		text string
+		want verdict
+	}{{"I", undecided}, {"the", undecided}, {"yeah", backchannel}, {"wait", cutIn}, {"what", cutIn}, {"red ones", cutIn}, {"yeah bro", undecided}} {
+		if got := en.judge(tt.text, def, false); got != tt.want {
+			t.Errorf("interim judge(%q) = %v, want %v", tt.text, got, tt.want)
+		}
 	}
 	for _, tt := range tests {
 		if got := en.judge(tt.text, tt.rule, true); got != tt.want {

@@ -100,18 +100,23 @@ func TestBackchannelLetsTheReplyGoOn(t *testing.T) {
 	}
 }
 
-// TestBackchannelResumesWithinTheConfirmWindow: with interim words the assistant goes
-// on as soon as the acknowledgement is heard, before the confirm window is over.
-func TestBackchannelResumesWithinTheConfirmWindow(t *testing.T) {
+// TestBackchannelResumesAtThePause: with interim words the assistant goes on as soon
+// as the caller pauses after an acknowledgement, long before the end of the turn; while
+// they still speak it stays paused ("yeah, but..." may follow).
+func TestBackchannelResumesAtThePause(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		h := startWith(t, llmtest.Reply{Text: longReply}, nil, &recognizer{texts: []string{"tell me about roses", "yeah"}, interim: true})
 		h.feed(t, speechLevel, 600*time.Millisecond)
 		h.feed(t, 0, 500*time.Millisecond)
 		h.eventually(t, "reply under way", func() bool { return h.state().sent >= 50 })
 		h.line.alignToWindow(t, h.stopped)
-		h.feed(t, speechLevel, 200*time.Millisecond) // two windows' words: "yeah" by 100 ms
-		if s := h.state(); s.paused || s.resumes != 1 {
-			t.Errorf("paused %v after %d resumes, 200 ms into the caller's yeah: want resumed", s.paused, s.resumes)
+		h.feed(t, speechLevel, 200*time.Millisecond) // "yeah" by 100 ms
+		if s := h.state(); !s.paused {
+			t.Error("the assistant went on while the caller was still speaking")
+		}
+		h.feed(t, 0, 80*time.Millisecond) // the first silent window
+		if s := h.state(); s.paused || s.resumes != 1 || h.rec.turns() != 1 {
+			t.Errorf("paused %v after %d resumes, %d turns ended, 80 ms into the pause after yeah: want resumed before the turn's end", s.paused, s.resumes, h.rec.turns())
 		}
 	})
 }
