@@ -698,10 +698,11 @@ func (s *session) turnEnded(ctx context.Context, m turnEnded) error {
 		s.floor = floor{}
 		return nil
 	}
-	if held && err == nil && len(s.turn.keys) == 0 && !s.interruption.off &&
+	if held && err == nil && len(s.turn.keys) == 0 && !s.interruption.off && (s.cur != nil || s.line.Speaking()) &&
 		s.rules.judge(text, s.interruption, true) == backchannel {
 		// An acknowledgement over the assistant: it goes on; the words are marked, and
-		// no turn.
+		// no turn. Once the assistant has nothing left to say ("yes" over the end of its
+		// question), the words are a turn like any other.
 		s.line.Publish(speech.Words{Speaker: speech.Caller, Text: text, Final: true, Start: m.onset, End: m.lastSpeech, Backchannel: true})
 		s.line.Publish(speech.TurnTaking{Kind: speech.Backchanneled})
 		s.resume()

@@ -483,3 +483,25 @@ func BenchmarkTurnTaking(b *testing.B) {
 	b.ReportMetric(float64(before.Recovered), "fixed-false-interruptions-recovered")
 	b.Logf("by words %+v; fixed %+v", now, before)
 }
+
+// TestAcknowledgementAfterTheReplyIsATurn: "yes" said over the end of the assistant's
+// question, and going on after it finished, is answered: with nothing left to say, the
+// assistant's acknowledgement rule does not swallow the caller's answer.
+func TestAcknowledgementAfterTheReplyIsATurn(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := startWith(t, llmtest.Reply{Text: "Would you like roses?"}, nil, &recognizer{texts: []string{"flowers please", "yes"}, interim: true})
+		h.feed(t, speechLevel, 600*time.Millisecond)
+		h.feed(t, 0, 500*time.Millisecond)
+		h.eventually(t, "question under way", func() bool { return h.state().sent >= 15 })
+		h.srv.SetReply(llmtest.Reply{Text: "Red or white?"})
+		h.line.alignToWindow(t, h.stopped)
+		h.feed(t, speechLevel, 200*time.Millisecond) // "yes" over "roses?"
+		h.feed(t, 0, 2*time.Second)
+		if n := len(h.srv.Requests()); n != 2 {
+			t.Errorf("%d model requests, want the yes answered", n)
+		}
+		if m := h.metrics(); count(m.Backchannels) != 0 {
+			t.Errorf("%d backchannels, want none", count(m.Backchannels))
+		}
+	})
+}
