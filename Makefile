@@ -130,6 +130,8 @@ bench: deps
 	$(GO) test -run '^$$' -bench Window -benchtime 2000x ./mediafleet/vad
 	$(GO) test -run '^$$' -bench Sphinx -benchtime 10x ./mediafleet/stt
 	$(GO) test -run '^$$' -bench FirstAudio -benchtime 30x ./mediafleet/tts/flite
+	@echo "== turn-taking: scripted calls by words beside the fixed end-of-turn silence and barge-in by sound (end-of-turn silence, mid-sentence pauses cut, backchannels cancelling, false interruptions recovered)"
+	$(GO) test -run '^$$' -bench TurnTaking -benchtime 1x ./mediafleet/conversation
 	@echo "== SIP bridge: INVITE to SIP participant joined, livekit-sip CPU and memory per call beside idle"
 	$(GO) test -run '^$$' -bench SIPInboundCall -benchtime 5x ./e2e/sipengine/
 	@echo "== session sweeper: one tick with 100, 1,000 and 10,000 live sessions on SQLite and DynamoDB Local (idle, ending 10) beside reading every live session (the sweep before its due index)"

@@ -119,6 +119,8 @@ type CallTranscript struct {
 	StartMS     int64  `json:"start_ms"` // offsets from answer
 	EndMS       int64  `json:"end_ms"`
 	Interrupted bool   `json:"interrupted"`
+	// Backchannel marks caller words over the assistant that did not take the floor.
+	Backchannel bool `json:"backchannel,omitempty"`
 	// Metadata is the call's metadata ({} for none).
 	Metadata map[string]string `json:"metadata"`
 }

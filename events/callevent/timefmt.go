@@ -111,9 +111,10 @@ func (c CallTranscript) MarshalJSON() ([]byte, error) {
 		StartMS     int64             `json:"start_ms"`
 		EndMS       int64             `json:"end_ms"`
 		Interrupted bool              `json:"interrupted"`
+		Backchannel bool              `json:"backchannel,omitempty"`
 		Metadata    map[string]string `json:"metadata"`
 	}{c.CallID, c.SessionID, c.LineID, c.Direction, c.Sequence, c.Speaker, c.Text, c.StartMS, c.EndMS, c.Interrupted,
-		orEmpty(c.Metadata)})
+		c.Backchannel, orEmpty(c.Metadata)})
 }
 
 // MarshalJSON writes the payload with its expiry in the API's format.

@@ -39,6 +39,14 @@ const (
 	// phrases), LiveKit Agents' 0.5 s adds a tenth of a second to every answer; 400 ms
 	// clears those pauses and, with a 32 ms VAD window, decides within ~430 ms.
 	DefaultEndOfTurn = 400 * time.Millisecond
+	// DefaultFinishedTurn is the silence that ends a turn whose words so far end a
+	// sentence or a question (the recogniser's full stop or question mark, or the
+	// language's rules): the caller is done, and every 100 ms more is an answer later.
+	DefaultFinishedTurn = 250 * time.Millisecond
+	// DefaultUnfinishedTurn is the silence that ends a turn whose words so far stop
+	// mid-phrase ("I'd like to book a") or read out digits ("four one five"): callers
+	// pause there to think or to read, often longer than the fixed end of turn.
+	DefaultUnfinishedTurn = 1500 * time.Millisecond
 	// DefaultFlushAfter is the caller's silence after which a recogniser that can
 	// (speech.Flusher: Deepgram) is asked for the words so far, while the turn stays
 	// open: its own time to the final text (a round trip and the finalisation at the
@@ -149,8 +157,13 @@ type Config struct {
 	Model         speech.Model
 	Voices        tts.Voices
 
-	Threshold         float32       // default DefaultThreshold
-	EndOfTurn         time.Duration // default DefaultEndOfTurn
+	Threshold      float32       // default DefaultThreshold
+	EndOfTurn      time.Duration // default DefaultEndOfTurn: the turn's words say nothing (or are unknown)
+	FinishedTurn   time.Duration // default DefaultFinishedTurn (at most EndOfTurn)
+	UnfinishedTurn time.Duration // default DefaultUnfinishedTurn (at least EndOfTurn)
+	// FixedEndOfTurn ends every turn after EndOfTurn whatever its words (the rule before
+	// end of turn by words; the benchmark's baseline).
+	FixedEndOfTurn    bool
 	FlushAfter        time.Duration // default DefaultFlushAfter (or EndOfTurn/2 when shorter); NoFlush: never
 	MaxTurn           time.Duration // default DefaultMaxTurn
 	Padding           time.Duration // default DefaultPadding
@@ -190,6 +203,10 @@ func New(cfg Config) (*Engine, error) {
 	if cfg.FlushAfter >= cfg.EndOfTurn {
 		return nil, fmt.Errorf("conversation: flush after %v must be shorter than the end-of-turn silence %v", cfg.FlushAfter, cfg.EndOfTurn)
 	}
+	def(&cfg.FinishedTurn, min(DefaultFinishedTurn, cfg.EndOfTurn))
+	def(&cfg.UnfinishedTurn, max(DefaultUnfinishedTurn, cfg.EndOfTurn))
+	cfg.FinishedTurn = min(cfg.FinishedTurn, cfg.EndOfTurn)
+	cfg.UnfinishedTurn = max(cfg.UnfinishedTurn, cfg.EndOfTurn)
 	def(&cfg.MaxTurn, DefaultMaxTurn)
 	def(&cfg.Padding, DefaultPadding)
 	def(&cfg.Confirm, DefaultConfirm)
@@ -256,6 +273,7 @@ func (e *Engine) Run(ctx context.Context, line speech.Line, v persona.Version, o
 	}
 	s := &session{
 		cfg: &e.cfg, log: e.cfg.Log, line: line, tr: tr, version: v, voice: persona.VoiceFor(v), quiet: quiet,
+		rules: rulesFor(""), interruption: newInterruptRule(v.Interruption),
 		listen: listener{vad: vad, threshold: e.cfg.Threshold, endOfTurn: samples(e.cfg.EndOfTurn),
 			maxTurn: samples(e.cfg.MaxTurn), padding: samples(e.cfg.Padding), log: e.cfg.Log},
 	}
@@ -304,8 +322,12 @@ type session struct {
 	quiet  speech.Suppressor // nil: none (the version turned it off, or no Config.NewSuppressor)
 	listen listener
 	turn   openTurn
-	floor  floor
-	cur    *reply // the reply being thought or spoken
+	// rules are the version's language's turn-taking words; interruption, the
+	// version's tuning of barge-in.
+	rules        *turnRules
+	interruption interruptRule
+	floor        floor
+	cur          *reply // the reply being thought or spoken
 	// keys are keys pressed with no caller turn open: a turn of their own once the caller
 	// stops pressing (keyGap).
 	keys   []speech.Key
@@ -337,16 +359,29 @@ type openTurn struct {
 	// windows are held until the caller speaks again.
 	flushed bool
 	held    [][]int16
+	// pause is the silence (samples) of the caller's current pause, as far as it went.
+	pause int
 }
 
 // floor is who speaks when the caller talks over the assistant. The assistant pauses at
-// the caller's onset; then either the caller's speech is a barge-in (it outlasts
-// Confirm, or has words) and the reply is cancelled, or it was a cough and the speech
-// resumes where it paused.
+// the caller's onset; then the caller's words decide, as they come (a streaming
+// recogniser's interim words) or at the turn's end:
+//   - words that take the floor (a stop word, a question, words other than
+//     acknowledgements) are a barge-in: the reply is cancelled;
+//   - an acknowledgement ("uh-huh") is a backchannel: the assistant goes on at once and
+//     the words are no turn;
+//   - no words at all (a cough, a door) resume the assistant where it paused; when the
+//     sound outlasted Confirm, it counts as a false interruption.
+//
+// Until words decide, the paused reply is held, not cancelled: the caller hears the
+// same silence as after a cut, and the reply can still go on. With the version's
+// interruption off, speech that outlasts Confirm, or has words, cuts it at once.
 type floor struct {
-	paused    bool // the assistant is paused for the caller
-	live      bool // it was speaking when paused, not only about to
-	confirmed bool // the caller's speech over it outlasted Confirm
+	over      bool    // the caller's open turn started over the assistant
+	paused    bool    // the assistant is paused for the caller
+	live      bool    // it was speaking when paused, not only about to
+	confirmed bool    // the caller's speech over it outlasted Confirm
+	verdict   verdict // what the caller's words over it are, so far
 }
 
 func (s *session) run(ctx context.Context) error {
@@ -497,24 +532,81 @@ func (s *session) speechStarted(m speechStarted) {
 		_ = s.tr.Write(a)
 		s.turn.samples += len(a)
 	}
-	s.publishInterim()
+	s.listen.endOfTurn = samples(s.cfg.EndOfTurn)
+	s.floor = floor{}
 	if s.cur != nil || s.line.Speaking() {
 		live := s.line.Speaking()
 		s.line.Pause()
-		s.floor = floor{paused: true, live: live}
+		s.floor = floor{over: true, paused: true, live: live}
 		if live {
 			s.line.Publish(speech.Latency{Step: speech.BargeInStop, Took: time.Since(m.onset)})
 		}
 	}
+	s.publishInterim()
+	s.weigh(0, 0)
 }
 
 // speechGoesOn takes a window of the open turn.
 func (s *session) speechGoesOn(m speechGoesOn) {
+	if m.silence == 0 {
+		if !s.cfg.FixedEndOfTurn && s.turn.pause >= samples(s.cfg.EndOfTurn) {
+			// The caller went on after a pause the fixed silence would have ended the
+			// turn at.
+			s.line.Publish(speech.TurnTaking{Kind: speech.MidSentenceWait})
+		}
+		s.turn.pause = 0
+	} else {
+		s.turn.pause = m.silence
+	}
 	s.feed(m)
 	s.publishInterim()
-	if s.floor.paused && !s.floor.confirmed && m.spoken >= samples(s.cfg.Confirm) {
-		s.floor.confirmed = true
+	s.weigh(m.spoken, m.silence)
+}
+
+// weigh decides, at each window of a turn started over the assistant, what the
+// caller's speech so far is (floor), and sets the silence that will end the turn by the
+// words so far. spoken is the turn's speech so far, silence the caller's current pause
+// (samples).
+func (s *session) weigh(spoken, silence int) {
+	if !s.cfg.FixedEndOfTurn {
+		switch s.rules.ending(s.turn.interim) {
+		case finished:
+			s.listen.endOfTurn = samples(s.cfg.FinishedTurn)
+		case unfinished:
+			s.listen.endOfTurn = samples(s.cfg.UnfinishedTurn)
+		default:
+			s.listen.endOfTurn = samples(s.cfg.EndOfTurn)
+		}
+	}
+	if !s.floor.over || s.floor.verdict == cutIn {
+		return
+	}
+	confirmed := spoken >= samples(s.cfg.Confirm)
+	if s.interruption.off {
+		if confirmed || s.turn.interim != "" {
+			s.floor.confirmed = confirmed
+			s.bargeIn()
+		}
+		return
+	}
+	switch s.rules.judge(s.turn.interim, s.interruption, false) {
+	case cutIn:
 		s.bargeIn()
+	case backchannel:
+		if silence == 0 && s.floor.paused {
+			// Acknowledgements so far, but the caller is still speaking: "yeah, but..."
+			// may follow. The assistant goes on when they pause.
+			break
+		}
+		s.floor.verdict = backchannel
+		if s.floor.paused { // the assistant goes on at once
+			s.line.Resume()
+			s.floor.paused = false
+		}
+	default:
+		// No words yet: held while the caller makes sound; the words, or their
+		// absence at the turn's end, decide.
+		s.floor.confirmed = s.floor.confirmed || confirmed
 	}
 }
 
@@ -536,7 +628,7 @@ func (s *session) feed(m speechGoesOn) {
 		case s.turn.flushed:
 			s.turn.held = append(s.turn.held, m.window)
 			return
-		case m.silence >= samples(s.cfg.FlushAfter) && m.silence < samples(s.cfg.EndOfTurn):
+		case m.silence >= min(samples(s.cfg.FlushAfter), s.listen.endOfTurn/2) && m.silence < s.listen.endOfTurn:
 			s.write(m.window)
 			if err := f.Flush(); err != nil {
 				s.log.Warn("transcriber flush", "err", err)
@@ -569,10 +661,9 @@ func (s *session) publishInterim() {
 	}
 }
 
-// bargeIn cancels what the assistant is saying: the caller talked over it for longer
-// than a cough, or with words.
+// bargeIn cancels what the assistant is saying: the caller took the floor.
 func (s *session) bargeIn() {
-	if s.floor.live {
+	if s.floor.live && (s.cur != nil || s.line.Speaking()) {
 		s.line.Publish(speech.BargeIn{})
 	}
 	if s.cur != nil {
@@ -581,7 +672,15 @@ func (s *session) bargeIn() {
 	}
 	s.line.CutAll()
 	s.line.Resume()
-	s.floor.paused = false
+	s.floor.paused, s.floor.verdict = false, cutIn
+}
+
+// resume gives the floor back to the assistant, paused for the caller's sound.
+func (s *session) resume() {
+	if s.floor.paused {
+		s.line.Resume()
+		s.floor.paused = false
+	}
 }
 
 // turnEnded closes the caller's turn: transcribe, and answer it unless it was noise.
@@ -604,18 +703,32 @@ func (s *session) turnEnded(ctx context.Context, m turnEnded) error {
 		text = strings.TrimSpace(text + " " + keyTexts(s.turn.keys))
 		err = nil
 	}
+	held := s.floor.over && s.floor.verdict != cutIn
 	if text == "" && err == nil {
 		// Noise, or a cough over the assistant: it goes on where it paused.
 		s.closeTurn(text, m)
-		if s.floor.paused {
-			s.line.Resume()
-			s.floor.paused = false
+		if held && s.floor.confirmed && !s.interruption.off && (s.cur != nil || s.line.Speaking()) {
+			s.line.Publish(speech.TurnTaking{Kind: speech.FalseInterruption})
 		}
+		s.resume()
+		s.floor = floor{}
 		return nil
 	}
-	if s.floor.paused { // words shorter than the confirm window ("no!") still interrupt
+	if held && err == nil && len(s.turn.keys) == 0 && !s.interruption.off && (s.cur != nil || s.line.Speaking()) &&
+		s.rules.judge(text, s.interruption, true) == backchannel {
+		// An acknowledgement over the assistant: it goes on; the words are marked, and
+		// no turn. Once the assistant has nothing left to say ("yes" over the end of its
+		// question), the words are a turn like any other.
+		s.line.Publish(speech.Words{Speaker: speech.Caller, Text: text, Final: true, Start: m.onset, End: m.lastSpeech, Backchannel: true})
+		s.line.Publish(speech.TurnTaking{Kind: speech.Backchanneled})
+		s.resume()
+		s.floor = floor{}
+		return nil
+	}
+	if held { // words ("no!", "wait") take the floor
 		s.bargeIn()
 	}
+	s.floor = floor{}
 	s.closeTurn(text, m)
 	tm := speech.TurnTiming{LastSpeech: m.lastSpeech, Decided: m.at, Transcribed: transcribed}
 	if text == "" {

@@ -26,6 +26,8 @@ type Record struct {
 	lastError                             speech.FailureKind
 	toolCalls, toolErrors                 int
 	toolTook                              []time.Duration
+	// turnTaking counts the decisions of speech.TurnTaking, by kind.
+	turnTaking map[speech.TurnKind]int
 
 	// used sums what the call used (speech.Used); it is not a measurement and does not
 	// set measured.
@@ -41,7 +43,8 @@ func (r *Record) Offset(t time.Time) int64 { return t.Sub(r.answered).Millisecon
 
 // Turn is the transcript's turn for final words.
 func (r *Record) Turn(w speech.Words) persona.Turn {
-	return persona.Turn{Speaker: string(w.Speaker), Text: w.Text, StartMS: r.Offset(w.Start), EndMS: r.Offset(w.End), Interrupted: w.Interrupted}
+	return persona.Turn{Speaker: string(w.Speaker), Text: w.Text, StartMS: r.Offset(w.Start), EndMS: r.Offset(w.End),
+		Interrupted: w.Interrupted, Backchannel: w.Backchannel}
 }
 
 // Add takes one event of the conversation.
@@ -51,7 +54,7 @@ func (r *Record) Add(e speech.Event) {
 		if !e.Final {
 			return
 		}
-		if e.Speaker == speech.Caller {
+		if e.Speaker == speech.Caller && !e.Backchannel {
 			r.callerTurns++
 		}
 		t := r.Turn(e)
@@ -89,6 +92,11 @@ func (r *Record) Add(e speech.Event) {
 		return
 	case speech.BargeIn:
 		r.bargeIns++
+	case speech.TurnTaking:
+		if r.turnTaking == nil {
+			r.turnTaking = map[speech.TurnKind]int{}
+		}
+		r.turnTaking[e.Kind]++
 	case speech.Failure:
 		r.errors++
 		r.lastError = e.Kind
@@ -149,6 +157,8 @@ func (r *Record) Metrics(m *persona.Metrics) {
 	}
 	turns, barge := r.callerTurns, r.bargeIns
 	m.Turns, m.BargeIns = &turns, &barge
+	back, falseInt, waits := r.turnTaking[speech.Backchanneled], r.turnTaking[speech.FalseInterruption], r.turnTaking[speech.MidSentenceWait]
+	m.Backchannels, m.FalseInterruptions, m.MidSentenceWaits = &back, &falseInt, &waits
 	m.ResponseMS = percentiles(r.response)
 	m.BargeInStopMS = percentiles(r.bargeStop)
 	m.STTFinalMS = percentiles(r.stt)

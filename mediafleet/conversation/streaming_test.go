@@ -194,3 +194,45 @@ type noModel struct{}
 func (noModel) Stream(context.Context, speech.Request) (speech.Stream, error) {
 	return nil, errors.New("no model")
 }
+
+// TestPunctuationEndsTheTurnSooner: with the real Deepgram client against the fake
+// service, a caller turn the service punctuates as a finished sentence ("Roses,
+// please.") ends after the short silence; the same words unpunctuated say nothing of
+// their end and wait the fixed silence.
+func TestPunctuationEndsTheTurnSooner(t *testing.T) {
+	for _, tc := range []struct {
+		text string
+		want time.Duration // end of speech to the end-of-turn decision, within a frame
+	}{{"Roses, please.", 256 * time.Millisecond}, {"roses please", 416 * time.Millisecond}} {
+		t.Run(tc.text, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				srv := deepgramtest.NewPiped(deepgramtest.Config{Key: "k", FinalizeDelay: 20 * time.Millisecond, InterimEvery: 100 * time.Millisecond})
+				srv.SetConfig(func(c *deepgramtest.Config) {
+					c.Words = func(audio []int16, final bool) string {
+						if !slices.Contains(audio, speechLevel) {
+							return ""
+						}
+						return tc.text
+					}
+				})
+				dg, err := deepgram.New(deepgram.Config{APIKey: "k", BaseURL: srv.URL(), Dialer: srv.Dialer(),
+					Log: slog.New(slog.NewTextHandler(io.Discard, nil))})
+				if err != nil {
+					t.Fatal(err)
+				}
+				h := startWith(t, llmtest.Reply{Text: "Of course."}, func(c *conversation.Config) { c.Recognizer, c.FlushAfter = dg, conversation.NoFlush }, &recognizer{})
+				t.Cleanup(srv.Close)
+				h.feed(t, 0, 96*time.Millisecond)
+				h.feed(t, speechLevel, 620*time.Millisecond)
+				h.eventually(t, "the answer", func() bool { return len(h.turns()) == 2 })
+				var got []time.Duration
+				for _, a := range eventsOf[speech.Answered](h.state().events) {
+					got = append(got, a.Timing.Decided.Sub(a.Timing.LastSpeech))
+				}
+				if len(got) != 1 || got[0] < tc.want-20*time.Millisecond || got[0] > tc.want+20*time.Millisecond {
+					t.Errorf("end of speech to the end-of-turn decision %v, want %v", got, tc.want)
+				}
+			})
+		})
+	}
+}

@@ -34,6 +34,10 @@ type Words struct {
 	Start, End time.Time
 	// Interrupted marks final assistant words the caller talked over (barge-in).
 	Interrupted bool
+	// Backchannel marks final caller words said over the assistant that did not take
+	// the floor ("uh-huh", "right"): the reply went on, and they are no turn the model
+	// answers.
+	Backchannel bool
 }
 
 // Answered is told when the reply to a caller turn started playing, with the moments
@@ -79,6 +83,29 @@ type Latency struct {
 // BargeIn is told when the caller cut the assistant off: speech over it that outlasted
 // the confirmation time, or shorter speech with words.
 type BargeIn struct{}
+
+// TurnKind is a turn-taking decision TurnTaking tells.
+type TurnKind string
+
+// Turn-taking decisions.
+const (
+	// Backchanneled: the caller acknowledged over the assistant ("uh-huh"); the reply
+	// went on.
+	Backchanneled TurnKind = "backchannel"
+	// FalseInterruption: sound over the assistant outlasted the confirmation time but
+	// held no words (a cough, a door); the reply resumed where it stopped.
+	FalseInterruption TurnKind = "false_interruption"
+	// MidSentenceWait: the caller paused longer than the fixed end-of-turn silence
+	// after unfinished words ("I'd like to book a") and went on: the longer wait kept
+	// the turn whole.
+	MidSentenceWait TurnKind = "mid_sentence_wait"
+)
+
+// TurnTaking is told of each turn-taking decision that differs from deciding by sound
+// alone.
+type TurnTaking struct{ Kind TurnKind }
+
+func (TurnTaking) event() {}
 
 // FailureKind is what failed.
 type FailureKind string

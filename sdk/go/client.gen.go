@@ -1005,6 +1005,21 @@ func (e CallStatus) Valid() bool {
 	}
 }
 
+// Defines values for CallTranscriptDataBackchannel.
+const (
+	CallTranscriptDataBackchannelTrue CallTranscriptDataBackchannel = true
+)
+
+// Valid indicates whether the value is a known member of the CallTranscriptDataBackchannel enum.
+func (e CallTranscriptDataBackchannel) Valid() bool {
+	switch e {
+	case CallTranscriptDataBackchannelTrue:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for CallTranscriptDataDirection.
 const (
 	CallTranscriptDataDirectionInbound  CallTranscriptDataDirection = "inbound"
@@ -1884,6 +1899,42 @@ func (e InboundMode) Valid() bool {
 	}
 }
 
+// Defines values for InterruptionMode.
+const (
+	InterruptionModeAdaptive InterruptionMode = "adaptive"
+	InterruptionModeOff      InterruptionMode = "off"
+)
+
+// Valid indicates whether the value is a known member of the InterruptionMode enum.
+func (e InterruptionMode) Valid() bool {
+	switch e {
+	case InterruptionModeAdaptive:
+		return true
+	case InterruptionModeOff:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for InterruptionInputMode.
+const (
+	InterruptionInputModeAdaptive InterruptionInputMode = "adaptive"
+	InterruptionInputModeOff      InterruptionInputMode = "off"
+)
+
+// Valid indicates whether the value is a known member of the InterruptionInputMode enum.
+func (e InterruptionInputMode) Valid() bool {
+	switch e {
+	case InterruptionInputModeAdaptive:
+		return true
+	case InterruptionInputModeOff:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for LineObject.
 const (
 	LineObjectLine LineObject = "line"
@@ -2508,6 +2559,21 @@ func (e TransferStatus) Valid() bool {
 	}
 }
 
+// Defines values for TurnBackchannel.
+const (
+	TurnBackchannelTrue TurnBackchannel = true
+)
+
+// Valid indicates whether the value is a known member of the TurnBackchannel enum.
+func (e TurnBackchannel) Valid() bool {
+	switch e {
+	case TurnBackchannelTrue:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for TurnInterrupted.
 const (
 	TurnInterruptedTrue TurnInterrupted = true
@@ -3080,7 +3146,7 @@ type ApiKeyWithSecretMode string
 // ApiKeyWithSecretObject The kind of object: always `api_key`.
 type ApiKeyWithSecretObject string
 
-// Assistant Examples: {"active_version_id":"ver_01jd3f4g5h6j7k8m9n0p1q2r3t","created_at":"2026-11-22T07:00:00.123Z","draft":{"analysis":null,"avatar_id":"ava_iris","framing":{"position":"left","shot":"close_up"},"greeting":"Hello, Acme Dental, how can I help?","idle_timeout_seconds":30,"max_duration_seconds":null,"model":"gpt-4o-mini","noise_suppression":true,"recording":"off","system_prompt":"You are the front desk of Acme Dental. Be brief and kind.","tools":[],"voice":"alloy"},"has_more_versions":false,"id":"asst_01jd3f4g5h6j7k8m9n0p1q2r3t","metadata":{"team":"front-desk"},"name":"Front desk","object":"assistant","status":"active","updated_at":"2026-11-22T07:00:00.123Z","version_count":1,"versions":[{"analysis":null,"avatar_id":"ava_iris","framing":{"position":"left","shot":"close_up"},"greeting":"Hello, Acme Dental, how can I help?","id":"ver_01jd3f4g5h6j7k8m9n0p1q2r3t","idle_timeout_seconds":30,"max_duration_seconds":null,"model":"gpt-4o-mini","name":"Front desk","noise_suppression":true,"number":1,"object":"assistant_version","published_at":"2026-11-22T07:00:00.123Z","recording":"off","system_prompt":"You are the front desk of Acme Dental. Be brief and kind.","tools":[],"variables":[],"voice":"alloy"}]}
+// Assistant Examples: {"active_version_id":"ver_01jd3f4g5h6j7k8m9n0p1q2r3t","created_at":"2026-11-22T07:00:00.123Z","draft":{"analysis":null,"avatar_id":"ava_iris","framing":{"position":"left","shot":"close_up"},"greeting":"Hello, Acme Dental, how can I help?","idle_timeout_seconds":30,"interruption":{"acknowledgements":[],"min_words":1,"mode":"adaptive"},"max_duration_seconds":null,"model":"gpt-4o-mini","noise_suppression":true,"recording":"off","system_prompt":"You are the front desk of Acme Dental. Be brief and kind.","tools":[],"voice":"alloy"},"has_more_versions":false,"id":"asst_01jd3f4g5h6j7k8m9n0p1q2r3t","metadata":{"team":"front-desk"},"name":"Front desk","object":"assistant","status":"active","updated_at":"2026-11-22T07:00:00.123Z","version_count":1,"versions":[{"analysis":null,"avatar_id":"ava_iris","framing":{"position":"left","shot":"close_up"},"greeting":"Hello, Acme Dental, how can I help?","id":"ver_01jd3f4g5h6j7k8m9n0p1q2r3t","idle_timeout_seconds":30,"interruption":{"acknowledgements":[],"min_words":1,"mode":"adaptive"},"max_duration_seconds":null,"model":"gpt-4o-mini","name":"Front desk","noise_suppression":true,"number":1,"object":"assistant_version","published_at":"2026-11-22T07:00:00.123Z","recording":"off","system_prompt":"You are the front desk of Acme Dental. Be brief and kind.","tools":[],"variables":[],"voice":"alloy"}]}
 type Assistant struct {
 	// ActiveVersionId The version the next inbound call uses; null until the first publish.
 	ActiveVersionId *string `json:"active_version_id"`
@@ -3092,7 +3158,7 @@ type Assistant struct {
 
 	// Draft The editable working copy, published into versions.
 	//
-	// Examples: {"analysis":null,"avatar_id":"ava_iris","framing":{"position":"left","shot":"close_up"},"greeting":"Hello, Acme Dental, how can I help?","idle_timeout_seconds":30,"max_duration_seconds":null,"model":"gpt-4o-mini","noise_suppression":true,"recording":"off","system_prompt":"You are the front desk of Acme Dental. Be brief and kind.","tools":[],"voice":"alloy"}
+	// Examples: {"analysis":null,"avatar_id":"ava_iris","framing":{"position":"left","shot":"close_up"},"greeting":"Hello, Acme Dental, how can I help?","idle_timeout_seconds":30,"interruption":{"acknowledgements":[],"min_words":1,"mode":"adaptive"},"max_duration_seconds":null,"model":"gpt-4o-mini","noise_suppression":true,"recording":"off","system_prompt":"You are the front desk of Acme Dental. Be brief and kind.","tools":[],"voice":"alloy"}
 	Draft Draft `json:"draft"`
 
 	// HasMoreVersions True when `versions` leaves older versions out (more than 10 were published).
@@ -3175,6 +3241,9 @@ type AssistantCreate struct {
 	// Examples: 30
 	IdleTimeoutSeconds *IdleTimeoutSeconds `json:"idle_timeout_seconds,omitempty"`
 
+	// Interruption How the caller's speech over the assistant is taken (the whole of it); null brings back the default.
+	Interruption *InterruptionInput `json:"interruption,omitempty"`
+
 	// MaxDurationSeconds The longest a call lasts from its answer; null for the deployment's limit only.
 	//
 	// Examples: 900
@@ -3243,7 +3312,7 @@ type AssistantDuplicate struct {
 // AssistantID Examples: asst_01jd3f4g5h6j7k8m9n0p1q2r3t
 type AssistantID = string
 
-// AssistantList Examples: {"data":[{"active_version_id":"ver_01jd3f4g5h6j7k8m9n0p1q2r3t","created_at":"2026-11-22T07:00:00.123Z","draft":{"analysis":null,"avatar_id":"ava_iris","framing":{"position":"left","shot":"close_up"},"greeting":"Hello, Acme Dental, how can I help?","idle_timeout_seconds":30,"max_duration_seconds":null,"model":"gpt-4o-mini","noise_suppression":true,"recording":"off","system_prompt":"You are the front desk of Acme Dental. Be brief and kind.","tools":[],"voice":"alloy"},"has_more_versions":false,"id":"asst_01jd3f4g5h6j7k8m9n0p1q2r3t","metadata":{"team":"front-desk"},"name":"Front desk","object":"assistant","status":"active","updated_at":"2026-11-22T07:00:00.123Z","version_count":1,"versions":[{"analysis":null,"avatar_id":"ava_iris","framing":{"position":"left","shot":"close_up"},"greeting":"Hello, Acme Dental, how can I help?","id":"ver_01jd3f4g5h6j7k8m9n0p1q2r3t","idle_timeout_seconds":30,"max_duration_seconds":null,"model":"gpt-4o-mini","name":"Front desk","noise_suppression":true,"number":1,"object":"assistant_version","published_at":"2026-11-22T07:00:00.123Z","recording":"off","system_prompt":"You are the front desk of Acme Dental. Be brief and kind.","tools":[],"variables":[],"voice":"alloy"}]}],"has_more":false,"object":"list"}
+// AssistantList Examples: {"data":[{"active_version_id":"ver_01jd3f4g5h6j7k8m9n0p1q2r3t","created_at":"2026-11-22T07:00:00.123Z","draft":{"analysis":null,"avatar_id":"ava_iris","framing":{"position":"left","shot":"close_up"},"greeting":"Hello, Acme Dental, how can I help?","idle_timeout_seconds":30,"interruption":{"acknowledgements":[],"min_words":1,"mode":"adaptive"},"max_duration_seconds":null,"model":"gpt-4o-mini","noise_suppression":true,"recording":"off","system_prompt":"You are the front desk of Acme Dental. Be brief and kind.","tools":[],"voice":"alloy"},"has_more_versions":false,"id":"asst_01jd3f4g5h6j7k8m9n0p1q2r3t","metadata":{"team":"front-desk"},"name":"Front desk","object":"assistant","status":"active","updated_at":"2026-11-22T07:00:00.123Z","version_count":1,"versions":[{"analysis":null,"avatar_id":"ava_iris","framing":{"position":"left","shot":"close_up"},"greeting":"Hello, Acme Dental, how can I help?","id":"ver_01jd3f4g5h6j7k8m9n0p1q2r3t","idle_timeout_seconds":30,"interruption":{"acknowledgements":[],"min_words":1,"mode":"adaptive"},"max_duration_seconds":null,"model":"gpt-4o-mini","name":"Front desk","noise_suppression":true,"number":1,"object":"assistant_version","published_at":"2026-11-22T07:00:00.123Z","recording":"off","system_prompt":"You are the front desk of Acme Dental. Be brief and kind.","tools":[],"variables":[],"voice":"alloy"}]}],"has_more":false,"object":"list"}
 type AssistantList struct {
 	// Data The page of items, newest first.
 	Data []Assistant `json:"data"`
@@ -3287,6 +3356,9 @@ type AssistantUpdate struct {
 	//
 	// Examples: 30
 	IdleTimeoutSeconds *IdleTimeoutSeconds `json:"idle_timeout_seconds,omitempty"`
+
+	// Interruption How the caller's speech over the assistant is taken (the whole of it); null brings back the default.
+	Interruption *InterruptionInput `json:"interruption,omitempty"`
 
 	// MaxDurationSeconds The longest a call lasts from its answer; null for the deployment's limit only.
 	//
@@ -3337,7 +3409,7 @@ type AssistantUpdate struct {
 
 // AssistantVersion An immutable published snapshot of the draft.
 //
-// Examples: {"analysis":null,"avatar_id":"ava_iris","framing":{"position":"left","shot":"close_up"},"greeting":"Hello, Acme Dental, how can I help?","id":"ver_01jd3f4g5h6j7k8m9n0p1q2r3t","idle_timeout_seconds":30,"max_duration_seconds":null,"model":"gpt-4o-mini","name":"Front desk","noise_suppression":true,"number":1,"object":"assistant_version","published_at":"2026-11-22T07:00:00.123Z","recording":"off","system_prompt":"You are the front desk of Acme Dental. Be brief and kind.","tools":[],"variables":[],"voice":"alloy"}
+// Examples: {"analysis":null,"avatar_id":"ava_iris","framing":{"position":"left","shot":"close_up"},"greeting":"Hello, Acme Dental, how can I help?","id":"ver_01jd3f4g5h6j7k8m9n0p1q2r3t","idle_timeout_seconds":30,"interruption":{"acknowledgements":[],"min_words":1,"mode":"adaptive"},"max_duration_seconds":null,"model":"gpt-4o-mini","name":"Front desk","noise_suppression":true,"number":1,"object":"assistant_version","published_at":"2026-11-22T07:00:00.123Z","recording":"off","system_prompt":"You are the front desk of Acme Dental. Be brief and kind.","tools":[],"variables":[],"voice":"alloy"}
 type AssistantVersion struct {
 	// Analysis What the model is asked once a call has ended; null for no analysis.
 	Analysis *Analysis `json:"analysis"`
@@ -3362,6 +3434,11 @@ type AssistantVersion struct {
 	//
 	// Examples: 30
 	IdleTimeoutSeconds IdleTimeoutSeconds `json:"idle_timeout_seconds"`
+
+	// Interruption How the caller's speech over the assistant is taken.
+	//
+	// Examples: {"acknowledgements":[],"min_words":1,"mode":"adaptive"}
+	Interruption Interruption `json:"interruption"`
 
 	// MaxDurationSeconds The longest a call lasts from its answer; null for the deployment's limit only.
 	//
@@ -3416,7 +3493,7 @@ type AssistantVersion struct {
 // AssistantVersionObject The kind of object: always `assistant_version`.
 type AssistantVersionObject string
 
-// AssistantVersionList Examples: {"data":[{"analysis":null,"avatar_id":"ava_iris","framing":{"position":"left","shot":"close_up"},"greeting":"Hello, Acme Dental, how can I help?","id":"ver_01jd3f4g5h6j7k8m9n0p1q2r3t","idle_timeout_seconds":30,"max_duration_seconds":null,"model":"gpt-4o-mini","name":"Front desk","noise_suppression":true,"number":1,"object":"assistant_version","published_at":"2026-11-22T07:00:00.123Z","recording":"off","system_prompt":"You are the front desk of Acme Dental. Be brief and kind.","tools":[],"variables":[],"voice":"alloy"}],"has_more":false,"object":"list"}
+// AssistantVersionList Examples: {"data":[{"analysis":null,"avatar_id":"ava_iris","framing":{"position":"left","shot":"close_up"},"greeting":"Hello, Acme Dental, how can I help?","id":"ver_01jd3f4g5h6j7k8m9n0p1q2r3t","idle_timeout_seconds":30,"interruption":{"acknowledgements":[],"min_words":1,"mode":"adaptive"},"max_duration_seconds":null,"model":"gpt-4o-mini","name":"Front desk","noise_suppression":true,"number":1,"object":"assistant_version","published_at":"2026-11-22T07:00:00.123Z","recording":"off","system_prompt":"You are the front desk of Acme Dental. Be brief and kind.","tools":[],"variables":[],"voice":"alloy"}],"has_more":false,"object":"list"}
 type AssistantVersionList struct {
 	// Data The page of versions, newest first.
 	Data []AssistantVersion `json:"data"`
@@ -3554,7 +3631,7 @@ type Call struct {
 
 	// Metrics Assistant calls only; null otherwise.
 	//
-	// Examples: {"barge_in_stop_ms":{"p50":1,"p95":1},"barge_ins":1,"connecting_screen_ms":1,"errors":{"count":1,"last_kind":"llm_timeout"},"first_greeting_audio_ms":1,"llm_first_token_ms":{"p50":1,"p95":1},"response_ms":{"p50":1,"p95":1},"stt_final_ms":{"p50":1,"p95":1},"tool_calls":1,"tool_errors":0,"tool_ms":{"p50":182,"p95":182},"tts_first_audio_ms":{"p50":1,"p95":1},"turns":1}
+	// Examples: {"backchannels":1,"barge_in_stop_ms":{"p50":1,"p95":1},"barge_ins":1,"connecting_screen_ms":1,"errors":{"count":1,"last_kind":"llm_timeout"},"false_interruptions":0,"first_greeting_audio_ms":1,"llm_first_token_ms":{"p50":1,"p95":1},"mid_sentence_waits":1,"response_ms":{"p50":1,"p95":1},"stt_final_ms":{"p50":1,"p95":1},"tool_calls":1,"tool_errors":0,"tool_ms":{"p50":182,"p95":182},"tts_first_audio_ms":{"p50":1,"p95":1},"turns":1}
 	Metrics *CallMetrics `json:"metrics"`
 
 	// Object The kind of object: always `call`.
@@ -4261,8 +4338,11 @@ type CallListObject string
 // the rest are over the conversation's turns. Null on a call that is not an
 // assistant's.
 //
-// Examples: {"barge_in_stop_ms":{"p50":1,"p95":1},"barge_ins":1,"connecting_screen_ms":1,"errors":{"count":1,"last_kind":"llm_timeout"},"first_greeting_audio_ms":1,"llm_first_token_ms":{"p50":1,"p95":1},"response_ms":{"p50":1,"p95":1},"stt_final_ms":{"p50":1,"p95":1},"tool_calls":1,"tool_errors":0,"tool_ms":{"p50":182,"p95":182},"tts_first_audio_ms":{"p50":1,"p95":1},"turns":1}
+// Examples: {"backchannels":1,"barge_in_stop_ms":{"p50":1,"p95":1},"barge_ins":1,"connecting_screen_ms":1,"errors":{"count":1,"last_kind":"llm_timeout"},"false_interruptions":0,"first_greeting_audio_ms":1,"llm_first_token_ms":{"p50":1,"p95":1},"mid_sentence_waits":1,"response_ms":{"p50":1,"p95":1},"stt_final_ms":{"p50":1,"p95":1},"tool_calls":1,"tool_errors":0,"tool_ms":{"p50":182,"p95":182},"tts_first_audio_ms":{"p50":1,"p95":1},"turns":1}
 type CallMetrics struct {
+	// Backchannels How many of the caller's acknowledgements over the assistant ("uh-huh") let its reply go on (see `Interruption`).
+	Backchannels *int `json:"backchannels,omitempty"`
+
 	// BargeInStopMs The caller's speech onset to the assistant's audio stopping.
 	//
 	// Examples: {"p50":1,"p95":1}
@@ -4283,6 +4363,9 @@ type CallMetrics struct {
 		LastKind string `json:"last_kind"`
 	} `json:"errors,omitempty"`
 
+	// FalseInterruptions How many sounds over the assistant longer than 300 ms held no words (a cough, a door) and let its reply resume where it stopped.
+	FalseInterruptions *int `json:"false_interruptions,omitempty"`
+
 	// FirstGreetingAudioMs From the answer to the greeting's first audio, in milliseconds.
 	FirstGreetingAudioMs *int `json:"first_greeting_audio_ms,omitempty"`
 
@@ -4290,6 +4373,9 @@ type CallMetrics struct {
 	//
 	// Examples: {"p50":1,"p95":1}
 	LlmFirstTokenMs *Percentiles `json:"llm_first_token_ms,omitempty"`
+
+	// MidSentenceWaits How many of the caller's pauses after unfinished words ("I'd like to book a") outlasted the usual end-of-turn silence and did not end the turn.
+	MidSentenceWaits *int `json:"mid_sentence_waits,omitempty"`
 
 	// ResponseMs End of the caller's speech to the first reply audio sent.
 	//
@@ -4334,6 +4420,9 @@ type CallStatus string
 //
 // Examples: {"call_id":"call_01jd3f4g5h6j7k8m9n0p1q2r3t","direction":"inbound","end_ms":9414,"interrupted":false,"line_id":"line_01jd3f4g5h6j7k8m9n0p1q2r3t","metadata":{"order_id":"6735"},"sequence":2,"session_id":"ses_01jd3f4g5h6j7k8m9n0p1q2r3t","speaker":"caller","start_ms":7202,"text":"where is my order"}
 type CallTranscriptData struct {
+	// Backchannel Present (true) on caller words said over the assistant that did not take the floor ("uh-huh"); no answer followed them.
+	Backchannel *CallTranscriptDataBackchannel `json:"backchannel,omitempty"`
+
 	// CallId The call's id.
 	//
 	// Examples: call_01jd3f4g5h6j7k8m9n0p1q2r3t
@@ -4375,6 +4464,9 @@ type CallTranscriptData struct {
 	// Text What was said; for an interrupted assistant turn, only what the caller heard.
 	Text string `json:"text"`
 }
+
+// CallTranscriptDataBackchannel Present (true) on caller words said over the assistant that did not take the floor ("uh-huh"); no answer followed them.
+type CallTranscriptDataBackchannel bool
 
 // CallTranscriptDataDirection `inbound` (a call to a line) or `outbound` (a session dialling out).
 type CallTranscriptDataDirection string
@@ -4591,7 +4683,7 @@ type DeletedWebhookEndpointObject string
 
 // Draft The editable working copy.
 //
-// Examples: {"analysis":null,"avatar_id":"ava_iris","framing":{"position":"left","shot":"close_up"},"greeting":"Hello, Acme Dental, how can I help?","idle_timeout_seconds":30,"max_duration_seconds":null,"model":"gpt-4o-mini","noise_suppression":true,"recording":"off","system_prompt":"You are the front desk of Acme Dental. Be brief and kind.","tools":[],"voice":"alloy"}
+// Examples: {"analysis":null,"avatar_id":"ava_iris","framing":{"position":"left","shot":"close_up"},"greeting":"Hello, Acme Dental, how can I help?","idle_timeout_seconds":30,"interruption":{"acknowledgements":[],"min_words":1,"mode":"adaptive"},"max_duration_seconds":null,"model":"gpt-4o-mini","noise_suppression":true,"recording":"off","system_prompt":"You are the front desk of Acme Dental. Be brief and kind.","tools":[],"voice":"alloy"}
 type Draft struct {
 	// Analysis What the model is asked once a call has ended; null for no analysis.
 	Analysis *Analysis `json:"analysis"`
@@ -4611,6 +4703,11 @@ type Draft struct {
 	//
 	// Examples: 30
 	IdleTimeoutSeconds IdleTimeoutSeconds `json:"idle_timeout_seconds"`
+
+	// Interruption How the caller's speech over the assistant is taken.
+	//
+	// Examples: {"acknowledgements":[],"min_words":1,"mode":"adaptive"}
+	Interruption Interruption `json:"interruption"`
 
 	// MaxDurationSeconds The longest a call lasts from its answer; null for the deployment's limit only.
 	//
@@ -5144,6 +5241,52 @@ type IdleTimeoutSeconds = int
 //
 // Examples: assistant
 type InboundMode string
+
+// Interruption How the caller's speech over the assistant is taken. `adaptive` (the default):
+// the assistant pauses at the caller's first sound and the words decide, as the
+// recogniser hears them: a short acknowledgement ("uh-huh", "yeah", "right",
+// "okay", "mm-hmm", or one of `acknowledgements`) lets the reply go on at once,
+// and is marked `backchannel` in the transcript without being a turn; a stop word
+// ("wait", "stop", "hold on"), a question, or `min_words` other words cut the
+// reply; a sound that holds no words (a cough, a door) lets it resume where it
+// stopped (counted in the metrics' `false_interruptions`). `off`: any speech over
+// the assistant longer than 300 ms, or with words, cuts the reply for good.
+//
+// Examples: {"acknowledgements":[],"min_words":1,"mode":"adaptive"}
+type Interruption struct {
+	// Acknowledgements Words or short phrases taken as acknowledgements beside the built-in ones, lower case.
+	Acknowledgements []string `json:"acknowledgements"`
+
+	// MinWords How many words other than acknowledgements cut the reply.
+	MinWords int `json:"min_words"`
+
+	// Mode `adaptive` or `off`.
+	Mode InterruptionMode `json:"mode"`
+}
+
+// InterruptionMode `adaptive` or `off`.
+type InterruptionMode string
+
+// InterruptionInput The interruption settings as given in a create or an update (see
+// `Interruption`). `mode` defaults to `adaptive`, `min_words` to 1 (at most 10);
+// at most 20 `acknowledgements`, each 1-4 words of at most 40 characters. Anything
+// else is 400 `parameter_invalid` on `interruption.mode`, `interruption.min_words`
+// or `interruption.acknowledgements`.
+//
+// Examples: {"acknowledgements":["gotcha","sure thing"],"min_words":2,"mode":"adaptive"}
+type InterruptionInput struct {
+	// Acknowledgements Extra acknowledgement words or phrases.
+	Acknowledgements *[]string `json:"acknowledgements,omitempty"`
+
+	// MinWords How many words other than acknowledgements cut the reply (1-10, default 1).
+	MinWords *int `json:"min_words,omitempty"`
+
+	// Mode `adaptive` (default) or `off`.
+	Mode *InterruptionInputMode `json:"mode,omitempty"`
+}
+
+// InterruptionInputMode `adaptive` (default) or `off`.
+type InterruptionInputMode string
 
 // Line Examples: {"assistant_id":"asst_01jd3f4g5h6j7k8m9n0p1q2r3t","created_at":"2026-11-22T07:00:00.123Z","decision_timeout_seconds":10,"handle":"+15550100001","id":"line_01jd3f4g5h6j7k8m9n0p1q2r3t","inbound_mode":"assistant","metadata":{"team":"sales"},"name":"Front desk","object":"line","on_decision_timeout":"decline","platform":"sim","updated_at":"2026-11-22T07:00:00.123Z","variables":{"company":"Acme Dental"},"version_id":null}
 type Line struct {
@@ -6312,6 +6455,9 @@ type TransferDestinationInput struct {
 
 // Turn Examples: {"end_ms":2400,"interrupted":true,"speaker":"assistant","start_ms":300,"text":"Hello, Acme Dental, how can I help?"}
 type Turn struct {
+	// Backchannel Present (true) on caller words said over the assistant that did not take the floor ("uh-huh", see `Interruption`); the reply went on and the model did not answer them. Absent otherwise.
+	Backchannel *TurnBackchannel `json:"backchannel,omitempty"`
+
 	// EndMs End of the turn, in milliseconds from the answer.
 	EndMs int `json:"end_ms"`
 
@@ -6335,6 +6481,9 @@ type Turn struct {
 	// Examples: {"arguments":{"order_id":"6735"},"duration_ms":182,"name":"lookup_order","result":{"eta":"Friday","status":"shipped"}}
 	Tool *ToolUse `json:"tool,omitempty"`
 }
+
+// TurnBackchannel Present (true) on caller words said over the assistant that did not take the floor ("uh-huh", see `Interruption`); the reply went on and the model did not answer them. Absent otherwise.
+type TurnBackchannel bool
 
 // TurnInterrupted Present (true) on an assistant turn the caller talked over (barge-in); absent otherwise.
 type TurnInterrupted bool

@@ -63,6 +63,10 @@ type CallFields struct {
 	ClearAnalysis bool
 	// NoiseSuppression turns the caller's noise suppression on or off.
 	NoiseSuppression *bool
+	// Interruption sets the interruption settings; ClearInterruption (null given)
+	// brings back the default.
+	Interruption      *persona.Interruption
+	ClearInterruption bool
 }
 
 // Service applies the assistant rules on top of a Store.
@@ -152,6 +156,13 @@ func (s *Service) check(f *Fields) error {
 			return err
 		}
 		c.Analysis = &a
+	}
+	if c.Interruption != nil {
+		in, err := validInterruption(*c.Interruption)
+		if err != nil {
+			return err
+		}
+		c.Interruption = &in
 	}
 	return nil
 }
@@ -323,7 +334,8 @@ func (s *Service) Duplicate(ctx context.Context, accountID, id string, name *str
 	d := src.Draft
 	rec := RecordingOrOff(d.Recording)
 	suppress := !d.NoiseSuppressionOff
-	calls := &CallFields{Tools: &d.Tools, MaxDurationSeconds: d.MaxDurationSeconds, Analysis: d.Analysis, NoiseSuppression: &suppress}
+	calls := &CallFields{Tools: &d.Tools, MaxDurationSeconds: d.MaxDurationSeconds, Analysis: d.Analysis, Interruption: d.Interruption,
+		NoiseSuppression: &suppress}
 	if d.IdleTimeoutSeconds != 0 {
 		calls.IdleTimeoutSeconds = &d.IdleTimeoutSeconds
 	}
@@ -560,6 +572,13 @@ func (f Fields) apply(a *Assistant) error {
 		}
 		if c.NoiseSuppression != nil {
 			a.Draft.NoiseSuppressionOff = !*c.NoiseSuppression
+		}
+		if c.Interruption != nil {
+			in := *c.Interruption
+			a.Draft.Interruption = &in
+		}
+		if c.ClearInterruption {
+			a.Draft.Interruption = nil
 		}
 	}
 	if f.Recording != nil {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/bridgeline/bridgeline/shared/apierr"
 	"github.com/bridgeline/bridgeline/shared/egress"
+	"github.com/bridgeline/bridgeline/shared/persona"
 	"github.com/bridgeline/bridgeline/shared/schemacheck"
 	"github.com/bridgeline/bridgeline/shared/webhookendpoint"
 )
@@ -32,6 +33,9 @@ type CallSettings struct {
 	// NoiseSuppressionOff turns off the caller's noise suppression (noise_suppression:
 	// false); it is on by default, so records written before it existed keep it on.
 	NoiseSuppressionOff bool `json:"noise_suppression_off,omitempty"`
+	// Interruption tunes how the caller's speech over the assistant is taken
+	// (interruption.go); nil: the default.
+	Interruption *persona.Interruption `json:"interruption,omitempty"`
 }
 
 // Tool is a function on the customer's server that the model may call during a call.

@@ -264,7 +264,7 @@ func (c Call) AnsweredEvent(eventID string) callevent.Event {
 func (c Call) TranscriptEvent(eventID string, at time.Time, sequence int, t persona.Turn) callevent.Event {
 	return c.event(callevent.TypeCallTranscript, eventID, at, callevent.CallTranscript{
 		CallID: c.ID, SessionID: c.SessionID, LineID: c.LineID, Direction: c.Direction, Sequence: sequence,
-		Speaker: t.Speaker, Text: t.Text, StartMS: t.StartMS, EndMS: t.EndMS, Interrupted: t.Interrupted, Metadata: c.Metadata,
+		Speaker: t.Speaker, Text: t.Text, StartMS: t.StartMS, EndMS: t.EndMS, Interrupted: t.Interrupted, Backchannel: t.Backchannel, Metadata: c.Metadata,
 	})
 }
 

@@ -58,6 +58,25 @@ type CallSettingsJSON struct {
 	Analysis *AnalysisJSON `json:"analysis"`
 	// NoiseSuppression: the caller's audio passes noise suppression (on by default).
 	NoiseSuppression bool `json:"noise_suppression"`
+	// Interruption is always present, defaults filled in.
+	Interruption InterruptionJSON `json:"interruption"`
+}
+
+// InterruptionJSON is a draft's or a version's interruption settings, every field
+// present.
+type InterruptionJSON struct {
+	Mode             string   `json:"mode"`
+	MinWords         int      `json:"min_words"`
+	Acknowledgements []string `json:"acknowledgements"`
+}
+
+func presentInterruption(c assistant.CallSettings) InterruptionJSON {
+	in := c.InterruptionOf()
+	out := InterruptionJSON{Mode: in.Mode, MinWords: in.MinWords, Acknowledgements: in.Acknowledgements}
+	if out.Acknowledgements == nil {
+		out.Acknowledgements = []string{}
+	}
+	return out
 }
 
 // AnalysisJSON is a draft's or a version's post-call analysis, every field present.
@@ -85,7 +104,7 @@ func PresentCallSettings(c assistant.CallSettings) CallSettingsJSON {
 		tools = []assistant.Tool{}
 	}
 	return CallSettingsJSON{Tools: tools, IdleTimeoutSeconds: int(c.IdleTimeout().Seconds()), MaxDurationSeconds: c.MaxDurationSeconds,
-		Analysis: presentAnalysis(c.Analysis), NoiseSuppression: !c.NoiseSuppressionOff}
+		Analysis: presentAnalysis(c.Analysis), Interruption: presentInterruption(c), NoiseSuppression: !c.NoiseSuppressionOff}
 }
 
 // VersionJSON is the assistant version object.
@@ -166,6 +185,8 @@ type assistantBody struct {
 	Analysis Nullable[analysisBody] `json:"analysis"`
 	// NoiseSuppression: true or false.
 	NoiseSuppression Nullable[bool] `json:"noise_suppression"`
+	// Interruption may be null: the default.
+	Interruption Nullable[interruptionBody] `json:"interruption"`
 
 	// Recording: off or audio.
 	Recording Nullable[string] `json:"recording"`
@@ -193,6 +214,13 @@ type analysisBody struct {
 	Summary         bool            `json:"summary"`
 	StructuredData  json.RawMessage `json:"structured_data"`
 	SuccessCriteria string          `json:"success_criteria"`
+}
+
+// interruptionBody is a draft's interruption settings: the whole of them each time.
+type interruptionBody struct {
+	Mode             string   `json:"mode"`
+	MinWords         int      `json:"min_words"`
+	Acknowledgements []string `json:"acknowledgements"`
 }
 
 // framingBody lets a PATCH give only shot or only position.
@@ -232,9 +260,13 @@ func (f assistantBody) fields(current persona.Framing) (assistant.Fields, error)
 		}
 		out.Framing = &merged
 	}
-	if f.Tools.Set || f.IdleTimeoutSeconds.Set || f.MaxDurationSeconds.Set || f.Analysis.Set || f.NoiseSuppression.Set {
+	if f.Tools.Set || f.IdleTimeoutSeconds.Set || f.MaxDurationSeconds.Set || f.Analysis.Set || f.Interruption.Set || f.NoiseSuppression.Set {
 		c := &assistant.CallFields{IdleTimeoutSeconds: f.IdleTimeoutSeconds.Ptr(), MaxDurationSeconds: f.MaxDurationSeconds.Ptr(),
-			ClearMaxDuration: f.MaxDurationSeconds.Null, ClearAnalysis: f.Analysis.Null, NoiseSuppression: f.NoiseSuppression.Ptr()}
+			ClearMaxDuration: f.MaxDurationSeconds.Null, ClearAnalysis: f.Analysis.Null, ClearInterruption: f.Interruption.Null,
+			NoiseSuppression: f.NoiseSuppression.Ptr()}
+		if in := f.Interruption.Ptr(); in != nil {
+			c.Interruption = &persona.Interruption{Mode: in.Mode, MinWords: in.MinWords, Acknowledgements: in.Acknowledgements}
+		}
 		if a := f.Analysis.Ptr(); a != nil {
 			c.Analysis = &assistant.Analysis{Summary: a.Summary, StructuredData: a.StructuredData, SuccessCriteria: a.SuccessCriteria}
 		}

@@ -354,6 +354,36 @@ func TestContractAssistantsAndLines(t *testing.T) {
 		t.Errorf("draft after noise_suppression true = %v, want it on", d["noise_suppression"])
 	}
 
+	// Interruption: adaptive by default, set whole, normalised, published with the
+	// version, null brings back the default.
+	if d := c.OK("GET", tooledPath, "", 200).Body["draft"].(map[string]any); !reflect.DeepEqual(d["interruption"],
+		map[string]any{"mode": "adaptive", "min_words": float64(1), "acknowledgements": []any{}}) {
+		t.Errorf("draft's interruption = %v, want the default", d["interruption"])
+	}
+	if d := c.OK("PATCH", tooledPath, `{"interruption":{"min_words":2,"acknowledgements":[" Sure  Thing ","gotcha","gotcha"]}}`, 200).Body["draft"].(map[string]any); !reflect.DeepEqual(d["interruption"],
+		map[string]any{"mode": "adaptive", "min_words": float64(2), "acknowledgements": []any{"sure thing", "gotcha"}}) {
+		t.Errorf("draft's interruption = %v, want it set and normalised", d["interruption"])
+	}
+	pub := c.OK("POST", tooledPath+"/publish", "", 201)
+	var published any
+	for _, v := range pub.Body["versions"].([]any) {
+		if v := v.(map[string]any); v["id"] == pub.Str("active_version_id") {
+			published = v["interruption"]
+		}
+	}
+	if in, _ := published.(map[string]any); in == nil || in["min_words"] != float64(2) {
+		t.Errorf("published version's interruption = %v, want the draft's", published)
+	}
+	if r := c.Fail("PATCH", tooledPath, `{"interruption":{"mode":"never"}}`, 400, "parameter_invalid"); !strings.Contains(string(r.Raw), `"param":"interruption.mode"`) {
+		t.Errorf("bad mode = %s, want param interruption.mode", r.Raw)
+	}
+	c.Fail("PATCH", tooledPath, `{"interruption":{"min_words":11}}`, 400, "parameter_invalid")
+	c.Fail("PATCH", tooledPath, `{"interruption":{"acknowledgements":["one two three four five"]}}`, 400, "parameter_invalid")
+	c.Fail("PATCH", tooledPath, `{"interruption":{"mode":"off","eager":true}}`, 400, "parameter_unknown")
+	if d := c.OK("PATCH", tooledPath, `{"interruption":null}`, 200).Body["draft"].(map[string]any); d["interruption"].(map[string]any)["min_words"] != float64(1) {
+		t.Errorf("draft's interruption after null = %v, want the default", d["interruption"])
+	}
+
 	// Recording: off by default, published with the version, restored and duplicated
 	// with the draft (a session's own: TestSessionRecordingRefused).
 	if d := c.OK("GET", tooledPath, "", 200).Body["draft"].(map[string]any); d["recording"] != "off" {

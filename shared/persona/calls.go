@@ -17,6 +17,31 @@ type CallSettings struct {
 	// NoiseSuppressionOff: the caller's audio reaches the VAD and the recogniser as it
 	// came. Off by default, so a job without it suppresses noise.
 	NoiseSuppressionOff bool `json:"noise_suppression_off,omitempty"`
+	// Interruption is how the caller's speech over the assistant is taken; nil: the
+	// default (acknowledgements pass, any other word cuts the reply).
+	Interruption *Interruption `json:"interruption,omitempty"`
+}
+
+// Interruption modes.
+const (
+	// InterruptionAdaptive: a short acknowledgement over the assistant ("uh-huh",
+	// "right") lets the reply go on; stop words, a question or MinWords other words
+	// cut it; sound that turns out to hold no words lets it resume.
+	InterruptionAdaptive = "adaptive"
+	// InterruptionOff: any speech over the assistant that outlasts the confirmation
+	// time, or has words, cuts the reply for good (the rule before backchannels).
+	InterruptionOff = "off"
+)
+
+// Interruption tunes how the caller's speech over the assistant is taken.
+type Interruption struct {
+	// Mode is InterruptionAdaptive (also when empty) or InterruptionOff.
+	Mode string `json:"mode,omitempty"`
+	// MinWords is how many words other than acknowledgements cut the reply; 0 means 1.
+	MinWords int `json:"min_words,omitempty"`
+	// Acknowledgements are words or short phrases taken as acknowledgements beside the
+	// language's own ("sure thing", "gotcha").
+	Acknowledgements []string `json:"acknowledgements,omitempty"`
 }
 
 // Tool is a customer's tool as the model is offered it.

@@ -183,6 +183,9 @@ type Turn struct {
 	EndMS   int64  `json:"end_ms"`
 	// Interrupted marks an assistant turn the caller talked over (barge-in).
 	Interrupted bool `json:"interrupted,omitempty"`
+	// Backchannel marks caller words said over the assistant that did not take the floor
+	// ("uh-huh"): the reply went on, and the model was not asked to answer them.
+	Backchannel bool `json:"backchannel,omitempty"`
 	// TextTrimmed marks a turn whose text the worker dropped (Text is "") so that the
 	// final report of a very long call fits the control plane's size limit; the oldest
 	// turns go first, and their speaker and timing stay.
@@ -226,6 +229,13 @@ type Metrics struct {
 	ToolCalls  *int         `json:"tool_calls,omitempty"`
 	ToolErrors *int         `json:"tool_errors,omitempty"`
 	ToolMS     *Percentiles `json:"tool_ms,omitempty"`
+	// Backchannels counts the caller's acknowledgements over the assistant that let
+	// its reply go on; FalseInterruptions, the sounds without words over it after which
+	// it resumed; MidSentenceWaits, the caller's pauses after unfinished words that
+	// outlasted the fixed end-of-turn silence and did not end the turn.
+	Backchannels       *int `json:"backchannels,omitempty"`
+	FalseInterruptions *int `json:"false_interruptions,omitempty"`
+	MidSentenceWaits   *int `json:"mid_sentence_waits,omitempty"`
 }
 
 // Percentiles summarise a duration measured once per turn, in milliseconds.

@@ -54,6 +54,10 @@ func (s *Service) job(ctx context.Context, ses Session, c call.Call, v assistant
 func callSettings(c assistant.CallSettings) persona.CallSettings {
 	out := persona.CallSettings{IdleTimeoutSeconds: int(c.IdleTimeout() / time.Second), Analysis: c.Analysis,
 		NoiseSuppressionOff: c.NoiseSuppressionOff}
+	if c.Interruption != nil {
+		in := c.InterruptionOf()
+		out.Interruption = &in
+	}
 	if c.MaxDurationSeconds != nil {
 		out.MaxDurationSeconds = *c.MaxDurationSeconds
 	}

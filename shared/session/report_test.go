@@ -21,7 +21,7 @@ func TestMergeMetrics(t *testing.T) {
 	every := persona.Metrics{ConnectingScreenMS: i64(310), FirstGreetingMS: i64(820), Turns: n(4),
 		ResponseMS: pct(640, 910), BargeIns: n(1), BargeInStopMS: pct(120, 180), STTFinalMS: pct(60, 95),
 		LLMFirstTokenMS: pct(300, 420), TTSFirstAudioMS: pct(40, 70), Errors: &persona.ErrorCount{Count: 2, LastKind: "llm_timeout"},
-		ToolCalls: n(3), ToolErrors: n(1), ToolMS: pct(150, 1400)}
+		ToolCalls: n(3), ToolErrors: n(1), ToolMS: pct(150, 1400), Backchannels: n(5), FalseInterruptions: n(2), MidSentenceWaits: n(6)}
 	if f := reflect.ValueOf(every); func() bool {
 		for i := range f.NumField() {
 			if f.Field(i).IsNil() {

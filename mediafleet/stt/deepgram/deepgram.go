@@ -72,7 +72,9 @@ type Config struct {
 	Model, Language string
 	// Query holds further query parameters sent as they are (DEEPGRAM_QUERY, e.g.
 	// "smart_format=true&keyterm=Bridgeline"); it may not set the parameters the client
-	// owns (encoding, sample_rate, channels, interim_results).
+	// owns (encoding, sample_rate, channels, interim_results). Without punctuate or
+	// smart_format in it, the client asks for punctuate=true: the conversation ends a
+	// turn sooner after a full stop or question mark (end of turn by words).
 	Query url.Values
 	// FinalizeTimeout, KeepAlive and DialTimeout default to the constants above.
 	FinalizeTimeout time.Duration
@@ -171,6 +173,9 @@ func New(cfg Config) (*Recognizer, error) {
 	q.Set("sample_rate", strconv.Itoa(speech.Rate))
 	q.Set("channels", "1")
 	q.Set("interim_results", "true")
+	if q.Get("punctuate") == "" && q.Get("smart_format") == "" {
+		q.Set("punctuate", "true")
+	}
 	q.Set("model", cfg.Model)
 	q.Set("language", cfg.Language)
 	u.Path = strings.TrimRight(u.Path, "/") + "/v1/listen"

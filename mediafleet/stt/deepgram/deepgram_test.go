@@ -403,8 +403,12 @@ func TestConfig(t *testing.T) {
 		t.Fatal(err)
 	}
 	u, _ := url.Parse(r.URL())
-	if u.Scheme != "wss" || u.Host != "dg.example.com" || u.Path != "/base/v1/listen" || u.Query().Get("model") != deepgram.DefaultModel {
-		t.Errorf("URL = %s, want wss://dg.example.com/base/v1/listen with the default model", r.URL())
+	if u.Scheme != "wss" || u.Host != "dg.example.com" || u.Path != "/base/v1/listen" || u.Query().Get("model") != deepgram.DefaultModel ||
+		u.Query().Get("punctuate") != "true" {
+		t.Errorf("URL = %s, want wss://dg.example.com/base/v1/listen with the default model, punctuated", r.URL())
+	}
+	if r, err := deepgram.New(deepgram.Config{APIKey: "k", Query: url.Values{"punctuate": {"false"}}}); err != nil || !strings.Contains(r.URL(), "punctuate=false") {
+		t.Errorf("New with punctuate=false: %v, URL %s; want the customer's choice kept", err, r.URL())
 	}
 	if errors.Is(err, context.Canceled) {
 		t.Fatal("unreachable")

@@ -1902,6 +1902,8 @@ export interface components {
             idle_timeout_seconds?: components["schemas"]["IdleTimeoutSeconds"];
             /** @description The longest a call lasts from its answer; null for the deployment's limit only. */
             max_duration_seconds?: components["schemas"]["MaxDurationSeconds"];
+            /** @description How the caller's speech over the assistant is taken (the whole of it); null brings back the default. */
+            interruption?: components["schemas"]["InterruptionInput"] | null;
             /** @description The post-call analysis (the whole of it); null turns it off. */
             analysis?: components["schemas"]["AnalysisInput"] | null;
             /** @description Whether calls of the versions published from this draft are recorded: `off` (default) or `audio` (see `Recording`). */
@@ -1973,6 +1975,8 @@ export interface components {
             idle_timeout_seconds?: components["schemas"]["IdleTimeoutSeconds"];
             /** @description The longest a call lasts from its answer; null for the deployment's limit only. */
             max_duration_seconds?: components["schemas"]["MaxDurationSeconds"];
+            /** @description How the caller's speech over the assistant is taken (the whole of it); null brings back the default. */
+            interruption?: components["schemas"]["InterruptionInput"] | null;
             /** @description The post-call analysis (the whole of it); null turns it off. */
             analysis?: components["schemas"]["AnalysisInput"] | null;
             /** @description Whether calls of the versions published from this draft are recorded: `off` (default) or `audio` (see `Recording`). */
@@ -2204,6 +2208,59 @@ export interface components {
             success_criteria?: string;
         };
         /**
+         * @description How the caller's speech over the assistant is taken. `adaptive` (the default):
+         *     the assistant pauses at the caller's first sound and the words decide, as the
+         *     recogniser hears them: a short acknowledgement ("uh-huh", "yeah", "right",
+         *     "okay", "mm-hmm", or one of `acknowledgements`) lets the reply go on at once,
+         *     and is marked `backchannel` in the transcript without being a turn; a stop word
+         *     ("wait", "stop", "hold on"), a question, or `min_words` other words cut the
+         *     reply; a sound that holds no words (a cough, a door) lets it resume where it
+         *     stopped (counted in the metrics' `false_interruptions`). `off`: any speech over
+         *     the assistant longer than 300 ms, or with words, cuts the reply for good.
+         * @example {
+         *       "mode": "adaptive",
+         *       "min_words": 1,
+         *       "acknowledgements": []
+         *     }
+         */
+        Interruption: {
+            /**
+             * @description `adaptive` or `off`.
+             * @enum {string}
+             */
+            mode: "adaptive" | "off";
+            /** @description How many words other than acknowledgements cut the reply. */
+            min_words: number;
+            /** @description Words or short phrases taken as acknowledgements beside the built-in ones, lower case. */
+            acknowledgements: string[];
+        };
+        /**
+         * @description The interruption settings as given in a create or an update (see
+         *     `Interruption`). `mode` defaults to `adaptive`, `min_words` to 1 (at most 10);
+         *     at most 20 `acknowledgements`, each 1-4 words of at most 40 characters. Anything
+         *     else is 400 `parameter_invalid` on `interruption.mode`, `interruption.min_words`
+         *     or `interruption.acknowledgements`.
+         * @example {
+         *       "mode": "adaptive",
+         *       "min_words": 2,
+         *       "acknowledgements": [
+         *         "gotcha",
+         *         "sure thing"
+         *       ]
+         *     }
+         */
+        InterruptionInput: {
+            /**
+             * @description `adaptive` (default) or `off`.
+             * @enum {string}
+             */
+            mode?: "adaptive" | "off";
+            /** @description How many words other than acknowledgements cut the reply (1-10, default 1). */
+            min_words?: number;
+            /** @description Extra acknowledgement words or phrases. */
+            acknowledgements?: string[];
+        };
+        /**
          * @description Whether an assistant call is recorded. `off` (the default): nothing is recorded.
          *     `audio`: the persona worker records the call from its answer to its end as one
          *     Ogg Opus file of two channels, the caller on the left and the assistant on the
@@ -2234,6 +2291,11 @@ export interface components {
          *       "max_duration_seconds": null,
          *       "analysis": null,
          *       "recording": "off",
+         *       "interruption": {
+         *         "mode": "adaptive",
+         *         "min_words": 1,
+         *         "acknowledgements": []
+         *       },
          *       "noise_suppression": true
          *     }
          */
@@ -2264,6 +2326,8 @@ export interface components {
             recording: components["schemas"]["Recording"];
             /** @description Whether the caller's audio passes noise suppression before speech detection and recognition. */
             noise_suppression: boolean;
+            /** @description How the caller's speech over the assistant is taken. */
+            interruption: components["schemas"]["Interruption"];
         };
         /**
          * @description Values for an assistant's `{{name}}` placeholders, by name. At most 50; each name
@@ -2299,6 +2363,11 @@ export interface components {
          *       "max_duration_seconds": null,
          *       "analysis": null,
          *       "recording": "off",
+         *       "interruption": {
+         *         "mode": "adaptive",
+         *         "min_words": 1,
+         *         "acknowledgements": []
+         *       },
          *       "noise_suppression": true
          *     }
          */
@@ -2344,6 +2413,8 @@ export interface components {
             recording: components["schemas"]["Recording"];
             /** @description Whether the caller's audio passes noise suppression before speech detection and recognition. */
             noise_suppression: boolean;
+            /** @description How the caller's speech over the assistant is taken. */
+            interruption: components["schemas"]["Interruption"];
         };
         /**
          * @example {
@@ -2366,6 +2437,11 @@ export interface components {
          *         "max_duration_seconds": null,
          *         "analysis": null,
          *         "recording": "off",
+         *         "interruption": {
+         *           "mode": "adaptive",
+         *           "min_words": 1,
+         *           "acknowledgements": []
+         *         },
          *         "noise_suppression": true
          *       },
          *       "versions": [
@@ -2390,6 +2466,11 @@ export interface components {
          *           "max_duration_seconds": null,
          *           "analysis": null,
          *           "recording": "off",
+         *           "interruption": {
+         *             "mode": "adaptive",
+         *             "min_words": 1,
+         *             "acknowledgements": []
+         *           },
          *           "noise_suppression": true
          *         }
          *       ],
@@ -2467,6 +2548,11 @@ export interface components {
          *             "max_duration_seconds": null,
          *             "analysis": null,
          *             "recording": "off",
+         *             "interruption": {
+         *               "mode": "adaptive",
+         *               "min_words": 1,
+         *               "acknowledgements": []
+         *             },
          *             "noise_suppression": true
          *           },
          *           "versions": [
@@ -2491,6 +2577,11 @@ export interface components {
          *               "max_duration_seconds": null,
          *               "analysis": null,
          *               "recording": "off",
+         *               "interruption": {
+         *                 "mode": "adaptive",
+         *                 "min_words": 1,
+         *                 "acknowledgements": []
+         *               },
          *               "noise_suppression": true
          *             }
          *           ],
@@ -2543,6 +2634,11 @@ export interface components {
          *           "max_duration_seconds": null,
          *           "analysis": null,
          *           "recording": "off",
+         *           "interruption": {
+         *             "mode": "adaptive",
+         *             "min_words": 1,
+         *             "acknowledgements": []
+         *           },
          *           "noise_suppression": true
          *         }
          *       ],
@@ -4649,6 +4745,11 @@ export interface components {
             end_ms: number;
             /** @description True on an assistant turn the caller talked over (barge-in). */
             interrupted: boolean;
+            /**
+             * @description Present (true) on caller words said over the assistant that did not take the floor ("uh-huh"); no answer followed them.
+             * @enum {boolean}
+             */
+            backchannel?: true;
             /** @description The call's metadata; `{}` for none. */
             metadata: components["schemas"]["Metadata"];
         };
@@ -5210,6 +5311,11 @@ export interface components {
              */
             interrupted?: true;
             /**
+             * @description Present (true) on caller words said over the assistant that did not take the floor ("uh-huh", see `Interruption`); the reply went on and the model did not answer them. Absent otherwise.
+             * @enum {boolean}
+             */
+            backchannel?: true;
+            /**
              * @description Present (true) when the turn's `text` was dropped (it is then empty) so that the final report of a very long call fitted the size limit; the oldest turns' text goes first. Absent otherwise.
              * @enum {boolean}
              */
@@ -5310,7 +5416,10 @@ export interface components {
          *       "tool_ms": {
          *         "p50": 182,
          *         "p95": 182
-         *       }
+         *       },
+         *       "backchannels": 1,
+         *       "false_interruptions": 0,
+         *       "mid_sentence_waits": 1
          *     }
          */
         CallMetrics: {
@@ -5345,6 +5454,12 @@ export interface components {
             tool_errors?: number;
             /** @description A tool call's request to its answer (or its error). */
             tool_ms?: components["schemas"]["Percentiles"];
+            /** @description How many of the caller's acknowledgements over the assistant ("uh-huh") let its reply go on (see `Interruption`). */
+            backchannels?: number;
+            /** @description How many sounds over the assistant longer than 300 ms held no words (a cough, a door) and let its reply resume where it stopped. */
+            false_interruptions?: number;
+            /** @description How many of the caller's pauses after unfinished words ("I'd like to book a") outlasted the usual end-of-turn silence and did not end the turn. */
+            mid_sentence_waits?: number;
         } | null;
         /**
          * @description Usage summed over calls (`CallUsage` of each).
@@ -6369,6 +6484,11 @@ export interface operations {
                      *             "max_duration_seconds": null,
                      *             "analysis": null,
                      *             "recording": "off",
+                     *             "interruption": {
+                     *               "mode": "adaptive",
+                     *               "min_words": 1,
+                     *               "acknowledgements": []
+                     *             },
                      *             "noise_suppression": true
                      *           },
                      *           "versions": [
@@ -6393,6 +6513,11 @@ export interface operations {
                      *               "max_duration_seconds": null,
                      *               "analysis": null,
                      *               "recording": "off",
+                     *               "interruption": {
+                     *                 "mode": "adaptive",
+                     *                 "min_words": 1,
+                     *                 "acknowledgements": []
+                     *               },
                      *               "noise_suppression": true
                      *             }
                      *           ],
@@ -6504,6 +6629,11 @@ export interface operations {
                      *         "max_duration_seconds": null,
                      *         "analysis": null,
                      *         "recording": "off",
+                     *         "interruption": {
+                     *           "mode": "adaptive",
+                     *           "min_words": 1,
+                     *           "acknowledgements": []
+                     *         },
                      *         "noise_suppression": true
                      *       },
                      *       "versions": [
@@ -6528,6 +6658,11 @@ export interface operations {
                      *           "max_duration_seconds": null,
                      *           "analysis": null,
                      *           "recording": "off",
+                     *           "interruption": {
+                     *             "mode": "adaptive",
+                     *             "min_words": 1,
+                     *             "acknowledgements": []
+                     *           },
                      *           "noise_suppression": true
                      *         }
                      *       ],
@@ -6595,6 +6730,11 @@ export interface operations {
                      *         "max_duration_seconds": null,
                      *         "analysis": null,
                      *         "recording": "off",
+                     *         "interruption": {
+                     *           "mode": "adaptive",
+                     *           "min_words": 1,
+                     *           "acknowledgements": []
+                     *         },
                      *         "noise_suppression": true
                      *       },
                      *       "versions": [
@@ -6619,6 +6759,11 @@ export interface operations {
                      *           "max_duration_seconds": null,
                      *           "analysis": null,
                      *           "recording": "off",
+                     *           "interruption": {
+                     *             "mode": "adaptive",
+                     *             "min_words": 1,
+                     *             "acknowledgements": []
+                     *           },
                      *           "noise_suppression": true
                      *         }
                      *       ],
@@ -6727,6 +6872,11 @@ export interface operations {
                      *         "max_duration_seconds": null,
                      *         "analysis": null,
                      *         "recording": "off",
+                     *         "interruption": {
+                     *           "mode": "adaptive",
+                     *           "min_words": 1,
+                     *           "acknowledgements": []
+                     *         },
                      *         "noise_suppression": true
                      *       },
                      *       "versions": [
@@ -6751,6 +6901,11 @@ export interface operations {
                      *           "max_duration_seconds": null,
                      *           "analysis": null,
                      *           "recording": "off",
+                     *           "interruption": {
+                     *             "mode": "adaptive",
+                     *             "min_words": 1,
+                     *             "acknowledgements": []
+                     *           },
                      *           "noise_suppression": true
                      *         }
                      *       ],
@@ -6828,6 +6983,11 @@ export interface operations {
                      *           "max_duration_seconds": null,
                      *           "analysis": null,
                      *           "recording": "off",
+                     *           "interruption": {
+                     *             "mode": "adaptive",
+                     *             "min_words": 1,
+                     *             "acknowledgements": []
+                     *           },
                      *           "noise_suppression": true
                      *         }
                      *       ],
@@ -6895,6 +7055,11 @@ export interface operations {
                      *         "max_duration_seconds": null,
                      *         "analysis": null,
                      *         "recording": "off",
+                     *         "interruption": {
+                     *           "mode": "adaptive",
+                     *           "min_words": 1,
+                     *           "acknowledgements": []
+                     *         },
                      *         "noise_suppression": true
                      *       },
                      *       "versions": [
@@ -6919,6 +7084,11 @@ export interface operations {
                      *           "max_duration_seconds": null,
                      *           "analysis": null,
                      *           "recording": "off",
+                     *           "interruption": {
+                     *             "mode": "adaptive",
+                     *             "min_words": 1,
+                     *             "acknowledgements": []
+                     *           },
                      *           "noise_suppression": true
                      *         }
                      *       ],
@@ -7000,6 +7170,11 @@ export interface operations {
                      *         "max_duration_seconds": null,
                      *         "analysis": null,
                      *         "recording": "off",
+                     *         "interruption": {
+                     *           "mode": "adaptive",
+                     *           "min_words": 1,
+                     *           "acknowledgements": []
+                     *         },
                      *         "noise_suppression": true
                      *       },
                      *       "versions": [
@@ -7024,6 +7199,11 @@ export interface operations {
                      *           "max_duration_seconds": null,
                      *           "analysis": null,
                      *           "recording": "off",
+                     *           "interruption": {
+                     *             "mode": "adaptive",
+                     *             "min_words": 1,
+                     *             "acknowledgements": []
+                     *           },
                      *           "noise_suppression": true
                      *         }
                      *       ],
@@ -7105,6 +7285,11 @@ export interface operations {
                      *         "max_duration_seconds": null,
                      *         "analysis": null,
                      *         "recording": "off",
+                     *         "interruption": {
+                     *           "mode": "adaptive",
+                     *           "min_words": 1,
+                     *           "acknowledgements": []
+                     *         },
                      *         "noise_suppression": true
                      *       },
                      *       "versions": [
@@ -7129,6 +7314,11 @@ export interface operations {
                      *           "max_duration_seconds": null,
                      *           "analysis": null,
                      *           "recording": "off",
+                     *           "interruption": {
+                     *             "mode": "adaptive",
+                     *             "min_words": 1,
+                     *             "acknowledgements": []
+                     *           },
                      *           "noise_suppression": true
                      *         }
                      *       ],
@@ -7209,6 +7399,11 @@ export interface operations {
                      *         "max_duration_seconds": null,
                      *         "analysis": null,
                      *         "recording": "off",
+                     *         "interruption": {
+                     *           "mode": "adaptive",
+                     *           "min_words": 1,
+                     *           "acknowledgements": []
+                     *         },
                      *         "noise_suppression": true
                      *       },
                      *       "versions": [
@@ -7233,6 +7428,11 @@ export interface operations {
                      *           "max_duration_seconds": null,
                      *           "analysis": null,
                      *           "recording": "off",
+                     *           "interruption": {
+                     *             "mode": "adaptive",
+                     *             "min_words": 1,
+                     *             "acknowledgements": []
+                     *           },
                      *           "noise_suppression": true
                      *         }
                      *       ],
@@ -7310,6 +7510,11 @@ export interface operations {
                      *         "max_duration_seconds": null,
                      *         "analysis": null,
                      *         "recording": "off",
+                     *         "interruption": {
+                     *           "mode": "adaptive",
+                     *           "min_words": 1,
+                     *           "acknowledgements": []
+                     *         },
                      *         "noise_suppression": true
                      *       },
                      *       "versions": [
@@ -7334,6 +7539,11 @@ export interface operations {
                      *           "max_duration_seconds": null,
                      *           "analysis": null,
                      *           "recording": "off",
+                     *           "interruption": {
+                     *             "mode": "adaptive",
+                     *             "min_words": 1,
+                     *             "acknowledgements": []
+                     *           },
                      *           "noise_suppression": true
                      *         }
                      *       ],
@@ -7410,6 +7620,11 @@ export interface operations {
                      *         "max_duration_seconds": null,
                      *         "analysis": null,
                      *         "recording": "off",
+                     *         "interruption": {
+                     *           "mode": "adaptive",
+                     *           "min_words": 1,
+                     *           "acknowledgements": []
+                     *         },
                      *         "noise_suppression": true
                      *       },
                      *       "versions": [
@@ -7434,6 +7649,11 @@ export interface operations {
                      *           "max_duration_seconds": null,
                      *           "analysis": null,
                      *           "recording": "off",
+                     *           "interruption": {
+                     *             "mode": "adaptive",
+                     *             "min_words": 1,
+                     *             "acknowledgements": []
+                     *           },
                      *           "noise_suppression": true
                      *         }
                      *       ],

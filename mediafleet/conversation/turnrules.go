@@ -1,0 +1,266 @@
+package conversation
+
+import (
+	"strings"
+	"unicode"
+
+	"github.com/bridgeline/bridgeline/shared/persona"
+)
+
+// turnRules are a language's words for taking turns by sense: what acknowledges without
+// taking the floor, what asks the assistant to stop, what starts a question, and what a
+// sentence does not end on. A recogniser that punctuates says more (a sentence's end, a
+// question); these rules are what is left when it does not.
+type turnRules struct {
+	// acknowledgements are words and phrases that, alone, acknowledge ("uh-huh").
+	acknowledgements [][]string
+	// stops are words and phrases that ask the assistant to stop ("wait", "hold on").
+	stops [][]string
+	// questions are the words a question starts with.
+	questions map[string]bool
+	// continuations are words a sentence goes on after: articles, prepositions,
+	// conjunctions, possessives, fillers.
+	continuations map[string]bool
+	// digits are the words of digits read out one by one.
+	digits map[string]bool
+}
+
+// languageRules are the rule sets by language (BCP-47 primary subtag); a language
+// without its own gets English's. Another language is one more entry.
+var languageRules = map[string]*turnRules{
+	"en": newTurnRules(
+		[]string{"uh-huh", "uh huh", "mm-hmm", "mm hmm", "mhm", "mm", "hmm", "hm", "uh", "um", "yeah", "yeah yeah",
+			"yes", "yep", "yup", "ya", "right", "okay", "ok", "alright", "all right", "sure", "i see", "got it",
+			"cool", "great", "good", "fine", "nice", "true", "exactly", "indeed", "go on", "aha", "ah", "oh", "ooh"},
+		[]string{"wait", "stop", "hold on", "hang on", "no", "nope", "sorry", "excuse me", "pardon", "but", "actually",
+			"cancel", "one moment", "one second", "just a second", "just a moment", "enough", "shut up", "quiet"},
+		"what when where who whom whose why how which can could would will shall should do does did is are was were "+
+			"have has may might am isn't aren't don't doesn't didn't won't can't couldn't",
+		"a an the to of for in on at by with from into onto about as and or but nor so because if than that "+
+			"my your his her our their its this these those some any no every each which who whose "+
+			"i i'm i'd i'll we you he she they it's is are was were be been am "+
+			"um uh er erm like very really just also plus then and-uh",
+		"zero oh one two three four five six seven eight nine double triple",
+	),
+}
+
+func newTurnRules(acks, stops []string, questions, continuations, digits string) *turnRules {
+	r := &turnRules{questions: set(questions), continuations: set(continuations), digits: set(digits)}
+	for _, a := range acks {
+		r.acknowledgements = append(r.acknowledgements, tokens(a))
+	}
+	for _, s := range stops {
+		r.stops = append(r.stops, tokens(s))
+	}
+	return r
+}
+
+func set(words string) map[string]bool {
+	m := map[string]bool{}
+	for _, w := range strings.Fields(words) {
+		m[w] = true
+	}
+	return m
+}
+
+// rulesFor is the rule set of a BCP-47 language ("" and unknown ones: English).
+func rulesFor(language string) *turnRules {
+	primary, _, _ := strings.Cut(strings.ToLower(language), "-")
+	if r, ok := languageRules[primary]; ok {
+		return r
+	}
+	return languageRules["en"]
+}
+
+// tokens are text's words, lower case, without the punctuation around them ("Uh-huh,"
+// is "uh-huh"; "don't" stays).
+func tokens(text string) []string {
+	var out []string
+	for _, f := range strings.Fields(strings.ToLower(text)) {
+		f = strings.TrimFunc(f, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) })
+		if f != "" {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// verdict is what words over the assistant are.
+type verdict int
+
+const (
+	undecided   verdict = iota // no words yet
+	backchannel                // an acknowledgement: the reply goes on
+	cutIn                      // the caller takes the floor: the reply is cut
+)
+
+// maxBackchannel is the most words an acknowledgement has ("yeah yeah okay sure").
+const maxBackchannel = 4
+
+// interruptRule is a version's Interruption as the session applies it.
+type interruptRule struct {
+	off      bool
+	minWords int
+	extra    [][]string // the version's own acknowledgements
+}
+
+func newInterruptRule(in *persona.Interruption) interruptRule {
+	r := interruptRule{minWords: 1}
+	if in == nil {
+		return r
+	}
+	r.off = in.Mode == persona.InterruptionOff
+	if in.MinWords > 0 {
+		r.minWords = in.MinWords
+	}
+	for _, a := range in.Acknowledgements {
+		if t := tokens(a); len(t) > 0 {
+			r.extra = append(r.extra, t)
+		}
+	}
+	return r
+}
+
+// judge says what the caller's words over the assistant are: a stop word or a question
+// cut in; so do minWords words that are not acknowledgements, or more words than an
+// acknowledgement has; acknowledgements alone (and fewer than minWords other words)
+// are a backchannel.
+//
+// final says text is the turn's final words; of interim words, the last counts only
+// when it is a stop word or an acknowledgement.
+func (r *turnRules) judge(text string, in interruptRule, final bool) verdict {
+	ws := tokens(text)
+	if len(ws) == 0 {
+		return undecided
+	}
+	if strings.HasSuffix(strings.TrimSpace(text), "?") || r.questions[ws[0]] {
+		return cutIn
+	}
+	other, provisional := 0, false
+	for i := 0; i < len(ws); {
+		if n := matchAt(ws, i, r.stops); n > 0 {
+			return cutIn
+		}
+		n := max(matchAt(ws, i, r.acknowledgements), matchAt(ws, i, in.extra))
+		if n == 0 && !final && i == len(ws)-1 {
+			// The last of interim words is the recogniser's guess so far ("the" becomes
+			// "yeah", "I" becomes "I see" a moment later): it counts once it is followed.
+			provisional = true
+			break
+		}
+		if n == 0 {
+			other++
+			n = 1
+		}
+		i += n
+	}
+	if provisional && other < in.minWords {
+		return undecided
+	}
+	if other >= in.minWords || len(ws) > maxBackchannel+in.minWords-1 {
+		return cutIn
+	}
+	return backchannel
+}
+
+// matchAt is the length of the longest phrase of phrases at ws[i:], 0 for none.
+func matchAt(ws []string, i int, phrases [][]string) int {
+	best := 0
+	for _, p := range phrases {
+		if len(p) > best && i+len(p) <= len(ws) && equal(ws[i:i+len(p)], p) {
+			best = len(p)
+		}
+	}
+	return best
+}
+
+// prefixOf says whether ws is a proper prefix of one of phrases.
+func prefixOf(ws []string, phrases [][]string) bool {
+	for _, p := range phrases {
+		if len(ws) < len(p) && equal(ws, p[:len(ws)]) {
+			return true
+		}
+	}
+	return false
+}
+
+func equal(a, b []string) bool {
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return len(a) == len(b)
+}
+
+// ending is how the caller's words so far end.
+type ending int
+
+const (
+	unknownEnd ending = iota // no words, or nothing telling: the fixed silence
+	finished                 // a sentence or question is complete: a short silence
+	unfinished               // mid-phrase, or digits being read out: a longer one
+)
+
+// ending says how text, the caller's words so far, ends. The recogniser's punctuation
+// decides where it has any (a comma or dash goes on, a full stop or question mark
+// ends), except for digits read out, which go on in groups; without punctuation, the
+// last word does (an article, preposition or conjunction goes on) and a question that
+// ends on a word a sentence may end on is finished.
+func (r *turnRules) ending(text string) ending {
+	text = strings.TrimSpace(text)
+	ws := tokens(text)
+	if len(ws) == 0 {
+		return unknownEnd
+	}
+	if r.readingDigits(ws) {
+		return unfinished
+	}
+	last := text[len(text)-1]
+	switch last {
+	case '.', '!', '?':
+		if strings.HasSuffix(text, "...") {
+			return unfinished
+		}
+		return finished
+	case ',', ';', ':', '-':
+		return unfinished
+	}
+	if r.continuations[ws[len(ws)-1]] {
+		return unfinished
+	}
+	if len(ws) >= 3 && r.questions[ws[0]] {
+		return finished
+	}
+	return unknownEnd
+}
+
+// readingDigits says whether ws ends with digits read out: two or more digit words or
+// digits in a row ("four one five", "415").
+func (r *turnRules) readingDigits(ws []string) bool {
+	n := 0
+	for i := len(ws) - 1; i >= 0; i-- {
+		w := ws[i]
+		switch {
+		case r.digits[w]:
+			n++
+		case isDigits(w):
+			n += len(w)
+		default:
+			return n >= 2
+		}
+		if n >= 2 && i == 0 {
+			return true
+		}
+	}
+	return n >= 2
+}
+
+func isDigits(w string) bool {
+	for _, c := range w {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return w != ""
+}
