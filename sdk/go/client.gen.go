@@ -2994,6 +2994,8 @@ type Account struct {
 type AccountObject string
 
 // AccountLogo An account's logo.
+//
+// Examples: {"bytes":18211,"content_type":"image/png","height":256,"sha256":"6b86b273ff34fce19d6b804eff5a3f5747ada4eaa22f1d49c01e52ddb7875b4b","updated_at":"2026-11-22T07:00:00.123Z","width":256}
 type AccountLogo struct {
 	// Bytes Its size in bytes (at most 262144).
 	Bytes int `json:"bytes"`
@@ -3018,6 +3020,8 @@ type AccountLogo struct {
 type AccountLogoContentType string
 
 // AccountUpdate The branding fields to change; absent ones keep their value.
+//
+// Examples: {"brand_color":"#0a7b83","logo":"iVBORw0KGgoAAAANSUhEUgAAABAAAAAQCAIAAACQkWg2AAAAFklEQVR42mPgqm4mCTGMahjVMHw1AADhrQgQkhabYAAAAABJRU5ErkJggg==","name":"Acme Dental","support_url":"https://acme.example/help"}
 type AccountUpdate struct {
 	// BrandColor The brand colour, `#rrggbb`.
 	BrandColor *string `json:"brand_color,omitempty"`

@@ -5472,7 +5472,17 @@ export interface components {
              */
             created_at: string;
         };
-        /** @description An account's logo. */
+        /**
+         * @description An account's logo.
+         * @example {
+         *       "content_type": "image/png",
+         *       "bytes": 18211,
+         *       "width": 256,
+         *       "height": 256,
+         *       "sha256": "6b86b273ff34fce19d6b804eff5a3f5747ada4eaa22f1d49c01e52ddb7875b4b",
+         *       "updated_at": "2026-11-22T07:00:00.123Z"
+         *     }
+         */
         AccountLogo: {
             /**
              * @description Its format, known from its content.
@@ -5493,7 +5503,15 @@ export interface components {
              */
             updated_at: string;
         };
-        /** @description The branding fields to change; absent ones keep their value. */
+        /**
+         * @description The branding fields to change; absent ones keep their value.
+         * @example {
+         *       "name": "Acme Dental",
+         *       "brand_color": "#0a7b83",
+         *       "support_url": "https://acme.example/help",
+         *       "logo": "iVBORw0KGgoAAAANSUhEUgAAABAAAAAQCAIAAACQkWg2AAAAFklEQVR42mPgqm4mCTGMahjVMHw1AADhrQgQkhabYAAAAABJRU5ErkJggg=="
+         *     }
+         */
         AccountUpdate: {
             /** @description The display name: 1 to 80 characters, one line. */
             name?: string;
@@ -8565,7 +8583,7 @@ export interface operations {
                  *       "name": "Acme Dental",
                  *       "brand_color": "#0a7b83",
                  *       "support_url": "https://acme.example/help",
-                 *       "logo": "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR4nGNgYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg=="
+                 *       "logo": "iVBORw0KGgoAAAANSUhEUgAAABAAAAAQCAIAAACQkWg2AAAAFklEQVR42mPgqm4mCTGMahjVMHw1AADhrQgQkhabYAAAAABJRU5ErkJggg=="
                  *     }
                  */
                 "application/json": components["schemas"]["AccountUpdate"];
