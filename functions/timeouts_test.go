@@ -37,6 +37,7 @@ var outboundCalls = map[string]outbound{
 	"sessions-delete":     {liveKit: 1, platform: 1, why: "DeleteRoom, the platform's Hangup"},
 	"sessions-tokens":     {why: "tokens are minted locally"},
 	"persona-agent-token": {why: "the registration token is minted locally"},
+	"join-info":           {why: "the participant token is verified locally, with LiveKit's key"},
 	"livekit-webhook":     {liveKit: 2, why: "the room's participants and DeleteRoom when a customer client leaves, one permission change when one joins"},
 	"persona-report":      {liveKit: 2, why: "a dispatch retry, DeleteRoom when the session ends"},
 	"session-sweeper":     {liveKit: 1, window: 55 * time.Second, why: "sweeps for SWEEP_WINDOW_SECONDS; the last sweep's DeleteRoom"},

@@ -47,6 +47,9 @@ var adminCommands = []adminCommand{
 		flags:   []string{"account", "max-concurrent-sessions", "daily-outbound-minutes", "allowed-destination-countries"}, required: []string{"account"}, positional: "account"},
 	{name: "account retention", args: "ACCT [--days N|off]", summary: "show or set how many days the account's calls keep their numbers, transcripts and recordings (default: off, kept)",
 		flags: []string{"account", "days"}, required: []string{"account"}, positional: "account"},
+	{name: "account branding", args: "ACCT [--name NAME] [--color #rrggbb] [--logo FILE|none] [--support-url URL|none]",
+		summary: "show or set what the join page and the connecting screen show: the account's name, brand colour, logo (PNG, JPEG or WebP) and support link",
+		flags:   []string{"account", "name", "color", "logo", "support-url"}, required: []string{"account"}, positional: "account"},
 	{name: "key create", args: "--account ACCT [--live]", summary: "add an API key to an account; prints it once",
 		flags: []string{"account", "live"}, required: []string{"account"}},
 	{name: "key list", args: "--account ACCT", summary: "the account's keys (ids, prefixes, last four; never the key)",
@@ -116,7 +119,15 @@ func adminTo(ctx context.Context, args []string, out io.Writer) error {
 		"live": func() {
 			fs.Bool("live", false, "make an sk_live_ key instead of sk_test_ (live keys may use every calling platform)")
 		},
-		"key": func() { fs.String("key", "", "the API key's id (key_...)") },
+		"key":   func() { fs.String("key", "", "the API key's id (key_...)") },
+		"color": func() { fs.String("color", "", "the brand colour, #rrggbb") },
+		"logo": func() {
+			fs.String("logo", "", fmt.Sprintf("a logo file: PNG, JPEG or WebP, at most %d KiB, %d to %d pixels a side; none removes it",
+				account.MaxLogoBytes>>10, account.MinLogoPixels, account.MaxLogoPixels))
+		},
+		"support-url": func() {
+			fs.String("support-url", "", "the https page the join page links visitors to for help; none removes it")
+		},
 		"days": func() {
 			fs.String("days", "", "days after a call's start when its data is deleted (0-3650), or off to keep it (the default)")
 		},
@@ -242,6 +253,15 @@ func adminTo(ctx context.Context, args []string, out io.Writer) error {
 			minutes: str("daily-outbound-minutes"), countries: str("allowed-destination-countries")}, enc)
 	case "account retention":
 		return accountRetention(ctx, s, cfg, acct, str("days"), enc)
+	case "account branding":
+		set := map[string]*string{}
+		fs.Visit(func(f *flag.Flag) {
+			if f.Name != "account" && f.Name != "store" {
+				v := f.Value.String()
+				set[f.Name] = &v
+			}
+		})
+		return accountBranding(ctx, s, cfg, acct, set, enc)
 	case "line add":
 		if err := accountExists(); err != nil {
 			return err

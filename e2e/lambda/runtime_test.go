@@ -15,6 +15,8 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"image"
+	"image/png"
 	"io"
 	"maps"
 	"net/http"
@@ -732,6 +734,25 @@ func TestFunctionsUnderLambdaRuntime(t *testing.T) {
 		web["watch_only"] != false || web["platform_handle"] != "" || web["status"] != session.StatusRinging {
 		t.Errorf("web call = %v, want the caller's token, no handle, ringing, join_url %s", web, want)
 	}
+	// The join page's info: the token verified with the fleet's key, the account's
+	// branding (account-update set it; account-get reads it back), the call ringing.
+	logo := base64.StdEncoding.EncodeToString(testPNG(t))
+	patched := s.expect(request{fn: "account-update", method: http.MethodPatch, pattern: "/v1/account", path: "/v1/account",
+		body: `{"name":"Lambda Dental","brand_color":"#0a7b83","logo":"` + logo + `"}`, auth: auth,
+		headers: map[string]string{"Content-Type": ctJSON}}, http.StatusOK)
+	if got := s.expect(get("account-get", "/v1/account", "/v1/account"), http.StatusOK); got["name"] != "Lambda Dental" || got["logo"] == nil || patched["logo"] == nil {
+		t.Errorf("account after PATCH = %v, want the name and logo set", got)
+	}
+	info := s.expect(request{fn: "join-info", method: http.MethodPost, pattern: "/join/info", path: "/join/info",
+		body: `{"token":"` + web["participant_token"].(string) + `"}`, headers: map[string]string{"Content-Type": ctJSON}}, http.StatusOK)
+	if b, _ := info["brand"].(map[string]any); info["state"] != "ready" || b == nil || b["name"] != "Lambda Dental" ||
+		!strings.HasPrefix(fmt.Sprint(b["logo"]), "data:image/png;base64,") {
+		t.Errorf("join info = %v, want the call ready and the account's branding with its logo", info)
+	}
+	if got := s.expect(request{fn: "account-update", method: http.MethodPatch, pattern: "/v1/account", path: "/v1/account",
+		body: `{"logo":null}`, auth: auth, headers: map[string]string{"Content-Type": ctJSON}}, http.StatusOK); got["logo"] != nil {
+		t.Errorf("account after removing the logo = %v", got)
+	}
 	if ended := s.expect(request{fn: "sessions-delete", method: http.MethodDelete, pattern: "/v1/sessions/{id}",
 		path: "/v1/sessions/" + web["id"].(string), auth: auth}, http.StatusOK); ended["end_reason"] != call.ReasonDeleted {
 		t.Errorf("DELETE of the web call = %v, want ended, deleted", ended)
@@ -961,4 +982,15 @@ func TestMalformedSettingStopsTheFunction(t *testing.T) {
 			}
 		})
 	}
+}
+
+// testPNG is a small PNG logo.
+func testPNG(t *testing.T) []byte {
+	t.Helper()
+	img := image.NewRGBA(image.Rect(0, 0, 32, 32))
+	var b bytes.Buffer
+	if err := png.Encode(&b, img); err != nil {
+		t.Fatal(err)
+	}
+	return b.Bytes()
 }

@@ -244,22 +244,24 @@ func assistantStack(t *testing.T) (*harness.Stack, *llmtest.Server, string) {
 	return st, fake, publish(t, st)
 }
 
-// checkReady waits for the join page to be ready, and checks it shows no name yet (the
-// token is not verified before LiveKit accepts it), the microphone prompt and Start,
-// with the token out of the address bar.
+// checkReady waits for the join page to be ready, and checks it shows, before Start,
+// the account's name and the assistant's (from /join/info, which verified the token),
+// in the page and the tab's title, an icon of its own, the microphone prompt and
+// Start, with the token out of the address bar.
 func checkReady(t *testing.T, p *browser.Page) {
 	t.Helper()
 	p.WaitFor("the page to be ready", `document.body.dataset.state === 'ready'`, 10*time.Second, nil)
 	var shown struct {
-		Brand, Color, Hash, Hint string
-		Start                    bool
+		Brand, Who, Title, Icon, Hash, Hint string
+		Start                               bool
 	}
-	p.Eval(`({ brand: document.getElementById('brand').textContent,
-  color: getComputedStyle(document.documentElement).getPropertyValue('--brand').trim(),
+	p.Eval(`({ brand: document.getElementById('brand').textContent, who: document.getElementById('who').textContent,
+  title: document.title, icon: document.getElementById('favicon').href,
   hash: location.hash, hint: document.getElementById('mic-hint').textContent,
   start: !document.getElementById('start').hidden })`, &shown)
-	if shown.Brand != "Call" || shown.Hash != "" || !shown.Start || !strings.Contains(shown.Hint, "microphone") {
-		t.Errorf("ready page shows %+v, want no name before the token is verified, the token out of the address bar, Start and the microphone prompt", shown)
+	if shown.Brand != "Test Co" || shown.Who != "with Front desk" || shown.Title != "Test Co — Front desk" ||
+		!strings.HasPrefix(shown.Icon, "data:image/png") || shown.Hash != "" || !shown.Start || !strings.Contains(shown.Hint, "microphone") {
+		t.Errorf("ready page shows %+v, want the company and the assistant (page and title), an icon, the token out of the address bar, Start and the microphone prompt", shown)
 	}
 }
 
@@ -373,30 +375,28 @@ func saysWhatWentWrong(t *testing.T, st *harness.Stack, asst, name string, b *br
 			t.Fatal(err)
 		}
 		p := b.Open(joinpage.URL(st.URL+joinpage.Path, tok)).For(t)
-		p.WaitFor("the page to be ready", `document.body.dataset.state === 'ready'`, 10*time.Second, nil)
-		shown := func() (name, title string) {
-			var got struct{ Name, Title string }
-			p.Eval(`({ name: document.getElementById('brand').textContent, title: document.title })`, &got)
-			return got.Name, got.Title
+		// The page's server refuses the token (its signature): no name, no Start.
+		p.WaitFor("the page to refuse the link", `document.body.dataset.state === 'failed'`, 10*time.Second, nil)
+		var got struct {
+			Name, Title, Status string
+			Start               bool
 		}
-		if n, title := shown(); n != "Call" || strings.Contains(title, "Evil") {
-			t.Errorf("before Start the page names %q (title %q), want no name from an unverified token", n, title)
-		}
-		p.Click("#start")
-		p.WaitFor("the page to fail to join", `document.body.dataset.state === 'failed'`, 20*time.Second, nil)
-		if n, title := shown(); n != "Call" || strings.Contains(title, "Evil") {
-			t.Errorf("after LiveKit refused the token the page names %q (title %q), want no name", n, title)
+		p.Eval(`({ name: document.getElementById('brand').textContent, title: document.title,
+  status: document.getElementById('status').textContent, start: !document.getElementById('start').hidden })`, &got)
+		if got.Name != "Call" || strings.Contains(got.Title, "Evil") || got.Start || !strings.Contains(got.Status, "not a valid call link") {
+			t.Errorf("a forged token's page shows %+v, want no name from it, no Start, and that the link is not valid", got)
 		}
 	})
 	t.Run("call over", func(t *testing.T) {
 		w := createWebCall(t, st, asst, "audio")
 		harness.Must(t, st.Do(t, http.MethodDelete, "/v1/sessions/"+w.ID, nil, nil), http.StatusOK, "DELETE")
 		p := b.Open(w.JoinURL).For(t)
-		p.WaitFor("the page to be ready", `document.body.dataset.state === 'ready'`, 10*time.Second, nil)
-		p.Click("#start")
-		p.WaitFor("the page to say the call is over", `document.body.dataset.state === 'failed'`, 20*time.Second, nil)
-		if got := status(p); got != "This call has ended." {
-			t.Errorf("the page says %q, want that the call has ended", got)
+		// On load, with no Start to press first.
+		p.WaitFor("the page to say the call is over", `document.body.dataset.state === 'ended'`, 10*time.Second, nil)
+		var start bool
+		p.Eval(`!document.getElementById('start').hidden`, &start)
+		if got := status(p); !strings.HasPrefix(got, "This call has ended.") || start {
+			t.Errorf("the page says %q (Start shown: %v), want that the call has ended and no Start", got, start)
 		}
 	})
 	t.Run("a phone's screen", func(t *testing.T) {

@@ -18,6 +18,42 @@ import (
 	openapi_types "github.com/oapi-codegen/runtime/types"
 )
 
+// Defines values for AccountObject.
+const (
+	AccountObjectAccount AccountObject = "account"
+)
+
+// Valid indicates whether the value is a known member of the AccountObject enum.
+func (e AccountObject) Valid() bool {
+	switch e {
+	case AccountObjectAccount:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for AccountLogoContentType.
+const (
+	Imagejpeg AccountLogoContentType = "image/jpeg"
+	Imagepng  AccountLogoContentType = "image/png"
+	Imagewebp AccountLogoContentType = "image/webp"
+)
+
+// Valid indicates whether the value is a known member of the AccountLogoContentType enum.
+func (e AccountLogoContentType) Valid() bool {
+	switch e {
+	case Imagejpeg:
+		return true
+	case Imagepng:
+		return true
+	case Imagewebp:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for ApiKeyMode.
 const (
 	ApiKeyModeLive ApiKeyMode = "live"
@@ -2992,6 +3028,78 @@ func (e ToolCallJSONBodyObject) Valid() bool {
 	default:
 		return false
 	}
+}
+
+// Account The account a key belongs to, with its branding.
+//
+// Examples: {"brand_color":"#0a7b83","created_at":"2026-11-20T09:00:00.123Z","id":"acct_01jd3f4g5h6j7k8m9n0p1q2r3t","logo":{"bytes":18211,"content_type":"image/png","height":256,"sha256":"6b86b273ff34fce19d6b804eff5a3f5747ada4eaa22f1d49c01e52ddb7875b4b","updated_at":"2026-11-22T07:00:00.123Z","width":256},"name":"Acme Dental","object":"account","support_url":"https://acme.example/help"}
+type Account struct {
+	// BrandColor The brand colour, `#rrggbb`.
+	BrandColor string `json:"brand_color"`
+
+	// CreatedAt When the account was made.
+	CreatedAt time.Time `json:"created_at"`
+
+	// Id The account's id.
+	Id string `json:"id"`
+
+	// Logo The logo the join page shows (its bytes are not here); null without one.
+	Logo *AccountLogo `json:"logo"`
+
+	// Name The display name the join page, its tab and the connecting screen show.
+	Name string `json:"name"`
+
+	// Object Always `account`.
+	Object AccountObject `json:"object"`
+
+	// SupportUrl The https page the join page links visitors to for help; null: no link.
+	SupportUrl *string `json:"support_url"`
+}
+
+// AccountObject Always `account`.
+type AccountObject string
+
+// AccountLogo An account's logo.
+//
+// Examples: {"bytes":18211,"content_type":"image/png","height":256,"sha256":"6b86b273ff34fce19d6b804eff5a3f5747ada4eaa22f1d49c01e52ddb7875b4b","updated_at":"2026-11-22T07:00:00.123Z","width":256}
+type AccountLogo struct {
+	// Bytes Its size in bytes (at most 262144).
+	Bytes int `json:"bytes"`
+
+	// ContentType Its format, known from its content.
+	ContentType AccountLogoContentType `json:"content_type"`
+
+	// Height Its height in pixels.
+	Height int `json:"height"`
+
+	// Sha256 The hex SHA-256 of its bytes.
+	Sha256 string `json:"sha256"`
+
+	// UpdatedAt When it was set.
+	UpdatedAt time.Time `json:"updated_at"`
+
+	// Width Its width in pixels.
+	Width int `json:"width"`
+}
+
+// AccountLogoContentType Its format, known from its content.
+type AccountLogoContentType string
+
+// AccountUpdate The branding fields to change; absent ones keep their value.
+//
+// Examples: {"brand_color":"#0a7b83","logo":"iVBORw0KGgoAAAANSUhEUgAAABAAAAAQCAIAAACQkWg2AAAAFklEQVR42mPgqm4mCTGMahjVMHw1AADhrQgQkhabYAAAAABJRU5ErkJggg==","name":"Acme Dental","support_url":"https://acme.example/help"}
+type AccountUpdate struct {
+	// BrandColor The brand colour, `#rrggbb`.
+	BrandColor *string `json:"brand_color,omitempty"`
+
+	// Logo The logo file (PNG, JPEG or WebP, at most 256 KiB, 16 to 1024 pixels a side) in base64; null removes it.
+	Logo *string `json:"logo,omitempty"`
+
+	// Name The display name: 1 to 80 characters, one line.
+	Name *string `json:"name,omitempty"`
+
+	// SupportUrl An absolute https URL with a public host; null or empty removes it.
+	SupportUrl *string `json:"support_url,omitempty"`
 }
 
 // Analysis What the version's model is asked once a call has ended, with the transcript and
@@ -7526,6 +7634,9 @@ type ToolCallParams struct {
 // ToolCallJSONBodyObject defines parameters for ToolCall.
 type ToolCallJSONBodyObject string
 
+// UpdateAccountJSONRequestBody defines body for UpdateAccount for application/json ContentType.
+type UpdateAccountJSONRequestBody = AccountUpdate
+
 // CreateApiKeyJSONRequestBody defines body for CreateApiKey for application/json ContentType.
 type CreateApiKeyJSONRequestBody = EmptyObject
 
@@ -8182,6 +8293,61 @@ func WithRequestEditorFn(fn RequestEditorFn) ClientOption {
 
 // The interface specification for the client above.
 type ClientInterface interface {
+
+	// GetAccount The account's branding
+	//
+	// The account the key belongs to, with its branding: the display `name` and
+	// `brand_color` the hosted join page and the connecting screen of video calls show,
+	// the `logo` the join page shows (and uses as its tab's icon; without one it draws
+	// the name's initial), and the `support_url` it links visitors to. The logo's bytes
+	// are not in the answer: `logo` describes it. Test and live keys alike.
+	//
+	// Corresponds with GET /v1/account (the `GetAccount` operationId).
+	GetAccount(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// UpdateAccountWithBody Change the account's branding
+	//
+	// Changes any of `name`, `brand_color`, `support_url` and `logo`; absent fields keep
+	// their value, and a body that changes nothing is 400 `parameter_missing`. The join
+	// page of a web call shows the change on its next load; a call's connecting screen
+	// shows the branding of when the call started.
+	//
+	// `name`: 1 to 80 characters, one line. `brand_color`: `#rrggbb`. `support_url`: an
+	// absolute `https` URL whose host is public (400 `url_not_allowed` for `http` or an
+	// internal address, as for webhook URLs); `null` or `""` removes it. `logo`: the
+	// image file's bytes in base64 (`base64 -w0 logo.png`; a `data:image/...;base64,`
+	// URL is taken too), or `null` to remove it. A logo is a PNG, JPEG or WebP, known by
+	// its content and decoded whole, at most 256 KiB, each side 16 to 1024 pixels; an
+	// SVG is refused (it can carry script). Each refusal is 400 `parameter_invalid`
+	// naming the field and what to change. Test keys may change the branding: it reaches
+	// no network.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with PATCH /v1/account (the `UpdateAccount` operationId).
+	UpdateAccountWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// UpdateAccount Change the account's branding
+	//
+	// Changes any of `name`, `brand_color`, `support_url` and `logo`; absent fields keep
+	// their value, and a body that changes nothing is 400 `parameter_missing`. The join
+	// page of a web call shows the change on its next load; a call's connecting screen
+	// shows the branding of when the call started.
+	//
+	// `name`: 1 to 80 characters, one line. `brand_color`: `#rrggbb`. `support_url`: an
+	// absolute `https` URL whose host is public (400 `url_not_allowed` for `http` or an
+	// internal address, as for webhook URLs); `null` or `""` removes it. `logo`: the
+	// image file's bytes in base64 (`base64 -w0 logo.png`; a `data:image/...;base64,`
+	// URL is taken too), or `null` to remove it. A logo is a PNG, JPEG or WebP, known by
+	// its content and decoded whole, at most 256 KiB, each side 16 to 1024 pixels; an
+	// SVG is refused (it can carry script). Each refusal is 400 `parameter_invalid`
+	// naming the field and what to change. Test keys may change the branding: it reaches
+	// no network.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with PATCH /v1/account (the `UpdateAccount` operationId).
+	UpdateAccount(ctx context.Context, body UpdateAccountJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ListApiKeys List API keys
 	//
@@ -9358,6 +9524,91 @@ type ClientInterface interface {
 	//
 	// Corresponds with POST /v1/webhook_endpoints/{id}/rotate_secret (the `RotateWebhookEndpointSecret` operationId).
 	RotateWebhookEndpointSecret(ctx context.Context, id WebhookEndpointPathID, params *RotateWebhookEndpointSecretParams, body RotateWebhookEndpointSecretJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+}
+
+// GetAccount The account's branding
+//
+// The account the key belongs to, with its branding: the display `name` and
+// `brand_color` the hosted join page and the connecting screen of video calls show,
+// the `logo` the join page shows (and uses as its tab's icon; without one it draws
+// the name's initial), and the `support_url` it links visitors to. The logo's bytes
+// are not in the answer: `logo` describes it. Test and live keys alike.
+//
+// Corresponds with GET /v1/account (the `GetAccount` operationId).
+func (c *BaseClient) GetAccount(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetAccountRequest(c.Server)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// UpdateAccountWithBody Change the account's branding
+//
+// Changes any of `name`, `brand_color`, `support_url` and `logo`; absent fields keep
+// their value, and a body that changes nothing is 400 `parameter_missing`. The join
+// page of a web call shows the change on its next load; a call's connecting screen
+// shows the branding of when the call started.
+//
+// `name`: 1 to 80 characters, one line. `brand_color`: `#rrggbb`. `support_url`: an
+// absolute `https` URL whose host is public (400 `url_not_allowed` for `http` or an
+// internal address, as for webhook URLs); `null` or `""` removes it. `logo`: the
+// image file's bytes in base64 (`base64 -w0 logo.png`; a `data:image/...;base64,`
+// URL is taken too), or `null` to remove it. A logo is a PNG, JPEG or WebP, known by
+// its content and decoded whole, at most 256 KiB, each side 16 to 1024 pixels; an
+// SVG is refused (it can carry script). Each refusal is 400 `parameter_invalid`
+// naming the field and what to change. Test keys may change the branding: it reaches
+// no network.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with PATCH /v1/account (the `UpdateAccount` operationId).
+func (c *BaseClient) UpdateAccountWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewUpdateAccountRequestWithBody(c.Server, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// UpdateAccount Change the account's branding
+//
+// Changes any of `name`, `brand_color`, `support_url` and `logo`; absent fields keep
+// their value, and a body that changes nothing is 400 `parameter_missing`. The join
+// page of a web call shows the change on its next load; a call's connecting screen
+// shows the branding of when the call started.
+//
+// `name`: 1 to 80 characters, one line. `brand_color`: `#rrggbb`. `support_url`: an
+// absolute `https` URL whose host is public (400 `url_not_allowed` for `http` or an
+// internal address, as for webhook URLs); `null` or `""` removes it. `logo`: the
+// image file's bytes in base64 (`base64 -w0 logo.png`; a `data:image/...;base64,`
+// URL is taken too), or `null` to remove it. A logo is a PNG, JPEG or WebP, known by
+// its content and decoded whole, at most 256 KiB, each side 16 to 1024 pixels; an
+// SVG is refused (it can carry script). Each refusal is 400 `parameter_invalid`
+// naming the field and what to change. Test keys may change the branding: it reaches
+// no network.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with PATCH /v1/account (the `UpdateAccount` operationId).
+func (c *BaseClient) UpdateAccount(ctx context.Context, body UpdateAccountJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewUpdateAccountRequest(c.Server, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
 }
 
 // ListApiKeys List API keys
@@ -11294,6 +11545,73 @@ func (c *BaseClient) RotateWebhookEndpointSecret(ctx context.Context, id Webhook
 		return nil, err
 	}
 	return c.Client.Do(req)
+}
+
+// NewGetAccountRequest constructs an http.Request for the GetAccount method
+func NewGetAccountRequest(server string) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/account")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewUpdateAccountRequest calls the generic UpdateAccount builder with application/json body
+func NewUpdateAccountRequest(server string, body UpdateAccountJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewUpdateAccountRequestWithBody(server, "application/json", bodyReader)
+}
+
+// NewUpdateAccountRequestWithBody constructs an http.Request for the UpdateAccount method, with any body, and a specified content type
+func NewUpdateAccountRequestWithBody(server string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/account")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPatch, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
 }
 
 // NewListApiKeysRequest constructs an http.Request for the ListApiKeys method
@@ -14245,6 +14563,63 @@ func WithBaseURL(baseURL string) ClientOption {
 // ClientWithResponsesInterface is the interface specification for the client with responses above.
 type ClientWithResponsesInterface interface {
 
+	// GetAccountWithResponse The account's branding
+	//
+	// The account the key belongs to, with its branding: the display `name` and
+	// `brand_color` the hosted join page and the connecting screen of video calls show,
+	// the `logo` the join page shows (and uses as its tab's icon; without one it draws
+	// the name's initial), and the `support_url` it links visitors to. The logo's bytes
+	// are not in the answer: `logo` describes it. Test and live keys alike.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/account (the `GetAccount` operationId).
+	GetAccountWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetAccountResponse, error)
+
+	// UpdateAccountWithBodyWithResponse Change the account's branding
+	//
+	// Changes any of `name`, `brand_color`, `support_url` and `logo`; absent fields keep
+	// their value, and a body that changes nothing is 400 `parameter_missing`. The join
+	// page of a web call shows the change on its next load; a call's connecting screen
+	// shows the branding of when the call started.
+	//
+	// `name`: 1 to 80 characters, one line. `brand_color`: `#rrggbb`. `support_url`: an
+	// absolute `https` URL whose host is public (400 `url_not_allowed` for `http` or an
+	// internal address, as for webhook URLs); `null` or `""` removes it. `logo`: the
+	// image file's bytes in base64 (`base64 -w0 logo.png`; a `data:image/...;base64,`
+	// URL is taken too), or `null` to remove it. A logo is a PNG, JPEG or WebP, known by
+	// its content and decoded whole, at most 256 KiB, each side 16 to 1024 pixels; an
+	// SVG is refused (it can carry script). Each refusal is 400 `parameter_invalid`
+	// naming the field and what to change. Test keys may change the branding: it reaches
+	// no network.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PATCH /v1/account (the `UpdateAccount` operationId).
+	UpdateAccountWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*UpdateAccountResponse, error)
+
+	// UpdateAccountWithResponse Change the account's branding
+	//
+	// Changes any of `name`, `brand_color`, `support_url` and `logo`; absent fields keep
+	// their value, and a body that changes nothing is 400 `parameter_missing`. The join
+	// page of a web call shows the change on its next load; a call's connecting screen
+	// shows the branding of when the call started.
+	//
+	// `name`: 1 to 80 characters, one line. `brand_color`: `#rrggbb`. `support_url`: an
+	// absolute `https` URL whose host is public (400 `url_not_allowed` for `http` or an
+	// internal address, as for webhook URLs); `null` or `""` removes it. `logo`: the
+	// image file's bytes in base64 (`base64 -w0 logo.png`; a `data:image/...;base64,`
+	// URL is taken too), or `null` to remove it. A logo is a PNG, JPEG or WebP, known by
+	// its content and decoded whole, at most 256 KiB, each side 16 to 1024 pixels; an
+	// SVG is refused (it can carry script). Each refusal is 400 `parameter_invalid`
+	// naming the field and what to change. Test keys may change the branding: it reaches
+	// no network.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PATCH /v1/account (the `UpdateAccount` operationId).
+	UpdateAccountWithResponse(ctx context.Context, body UpdateAccountJSONRequestBody, reqEditors ...RequestEditorFn) (*UpdateAccountResponse, error)
+
 	// ListApiKeysWithResponse List API keys
 	//
 	// The account's keys that are not revoked, newest first (an account holds at most
@@ -15476,6 +15851,272 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with POST /v1/webhook_endpoints/{id}/rotate_secret (the `RotateWebhookEndpointSecret` operationId).
 	RotateWebhookEndpointSecretWithResponse(ctx context.Context, id WebhookEndpointPathID, params *RotateWebhookEndpointSecretParams, body RotateWebhookEndpointSecretJSONRequestBody, reqEditors ...RequestEditorFn) (*RotateWebhookEndpointSecretResponse, error)
+}
+
+// GetAccountResponse200Headers the declared response headers of an HTTP 200 response for GetAccount
+type GetAccountResponse200Headers struct {
+	RequestId RequestID
+}
+
+// GetAccountResponse400Headers the declared response headers of an HTTP 400 response for GetAccount
+type GetAccountResponse400Headers struct {
+	RequestId RequestID
+}
+
+// GetAccountResponse401Headers the declared response headers of an HTTP 401 response for GetAccount
+type GetAccountResponse401Headers struct {
+	RequestId RequestID
+}
+
+// GetAccountResponse413Headers the declared response headers of an HTTP 413 response for GetAccount
+type GetAccountResponse413Headers struct {
+	RequestId RequestID
+}
+
+// GetAccountResponse415Headers the declared response headers of an HTTP 415 response for GetAccount
+type GetAccountResponse415Headers struct {
+	RequestId RequestID
+}
+
+// GetAccountResponse429Headers the declared response headers of an HTTP 429 response for GetAccount
+type GetAccountResponse429Headers struct {
+	RequestId  RequestID
+	RetryAfter int
+}
+
+// GetAccountResponse500Headers the declared response headers of an HTTP 500 response for GetAccount
+type GetAccountResponse500Headers struct {
+	RequestId RequestID
+}
+
+type GetAccountResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *Account
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *PayloadTooLarge
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *UnsupportedMediaType
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetAccountResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *GetAccountResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *GetAccountResponse401Headers
+	// Headers413 the parsed response headers for an HTTP 413 response
+	Headers413 *GetAccountResponse413Headers
+	// Headers415 the parsed response headers for an HTTP 415 response
+	Headers415 *GetAccountResponse415Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetAccountResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *GetAccountResponse500Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetAccountResponse) GetJSON200() *Account {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r GetAccountResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetAccountResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r GetAccountResponse) GetJSON413() *PayloadTooLarge {
+	return r.JSON413
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r GetAccountResponse) GetJSON415() *UnsupportedMediaType {
+	return r.JSON415
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r GetAccountResponse) GetJSON429() *RateLimited {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r GetAccountResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r GetAccountResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetAccountResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetAccountResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetAccountResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// UpdateAccountResponse200Headers the declared response headers of an HTTP 200 response for UpdateAccount
+type UpdateAccountResponse200Headers struct {
+	RequestId RequestID
+}
+
+// UpdateAccountResponse400Headers the declared response headers of an HTTP 400 response for UpdateAccount
+type UpdateAccountResponse400Headers struct {
+	RequestId RequestID
+}
+
+// UpdateAccountResponse401Headers the declared response headers of an HTTP 401 response for UpdateAccount
+type UpdateAccountResponse401Headers struct {
+	RequestId RequestID
+}
+
+// UpdateAccountResponse413Headers the declared response headers of an HTTP 413 response for UpdateAccount
+type UpdateAccountResponse413Headers struct {
+	RequestId RequestID
+}
+
+// UpdateAccountResponse415Headers the declared response headers of an HTTP 415 response for UpdateAccount
+type UpdateAccountResponse415Headers struct {
+	RequestId RequestID
+}
+
+// UpdateAccountResponse429Headers the declared response headers of an HTTP 429 response for UpdateAccount
+type UpdateAccountResponse429Headers struct {
+	RequestId  RequestID
+	RetryAfter int
+}
+
+// UpdateAccountResponse500Headers the declared response headers of an HTTP 500 response for UpdateAccount
+type UpdateAccountResponse500Headers struct {
+	RequestId RequestID
+}
+
+type UpdateAccountResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *Account
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *PayloadTooLarge
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *UnsupportedMediaType
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *UpdateAccountResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *UpdateAccountResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *UpdateAccountResponse401Headers
+	// Headers413 the parsed response headers for an HTTP 413 response
+	Headers413 *UpdateAccountResponse413Headers
+	// Headers415 the parsed response headers for an HTTP 415 response
+	Headers415 *UpdateAccountResponse415Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *UpdateAccountResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *UpdateAccountResponse500Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r UpdateAccountResponse) GetJSON200() *Account {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r UpdateAccountResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r UpdateAccountResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r UpdateAccountResponse) GetJSON413() *PayloadTooLarge {
+	return r.JSON413
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r UpdateAccountResponse) GetJSON415() *UnsupportedMediaType {
+	return r.JSON415
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r UpdateAccountResponse) GetJSON429() *RateLimited {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r UpdateAccountResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r UpdateAccountResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r UpdateAccountResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r UpdateAccountResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r UpdateAccountResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
 }
 
 // ListApiKeysResponse200Headers the declared response headers of an HTTP 200 response for ListApiKeys
@@ -23969,6 +24610,81 @@ func (r RotateWebhookEndpointSecretResponse) ContentType() string {
 	return ""
 }
 
+// GetAccountWithResponse The account's branding
+//
+// The account the key belongs to, with its branding: the display `name` and
+// `brand_color` the hosted join page and the connecting screen of video calls show,
+// the `logo` the join page shows (and uses as its tab's icon; without one it draws
+// the name's initial), and the `support_url` it links visitors to. The logo's bytes
+// are not in the answer: `logo` describes it. Test and live keys alike.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/account (the `GetAccount` operationId).
+func (c *ClientWithResponses) GetAccountWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetAccountResponse, error) {
+	rsp, err := c.GetAccount(ctx, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetAccountResponse(rsp)
+}
+
+// UpdateAccountWithBodyWithResponse Change the account's branding
+//
+// Changes any of `name`, `brand_color`, `support_url` and `logo`; absent fields keep
+// their value, and a body that changes nothing is 400 `parameter_missing`. The join
+// page of a web call shows the change on its next load; a call's connecting screen
+// shows the branding of when the call started.
+//
+// `name`: 1 to 80 characters, one line. `brand_color`: `#rrggbb`. `support_url`: an
+// absolute `https` URL whose host is public (400 `url_not_allowed` for `http` or an
+// internal address, as for webhook URLs); `null` or `""` removes it. `logo`: the
+// image file's bytes in base64 (`base64 -w0 logo.png`; a `data:image/...;base64,`
+// URL is taken too), or `null` to remove it. A logo is a PNG, JPEG or WebP, known by
+// its content and decoded whole, at most 256 KiB, each side 16 to 1024 pixels; an
+// SVG is refused (it can carry script). Each refusal is 400 `parameter_invalid`
+// naming the field and what to change. Test keys may change the branding: it reaches
+// no network.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PATCH /v1/account (the `UpdateAccount` operationId).
+func (c *ClientWithResponses) UpdateAccountWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*UpdateAccountResponse, error) {
+	rsp, err := c.UpdateAccountWithBody(ctx, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseUpdateAccountResponse(rsp)
+}
+
+// UpdateAccountWithResponse Change the account's branding
+//
+// Changes any of `name`, `brand_color`, `support_url` and `logo`; absent fields keep
+// their value, and a body that changes nothing is 400 `parameter_missing`. The join
+// page of a web call shows the change on its next load; a call's connecting screen
+// shows the branding of when the call started.
+//
+// `name`: 1 to 80 characters, one line. `brand_color`: `#rrggbb`. `support_url`: an
+// absolute `https` URL whose host is public (400 `url_not_allowed` for `http` or an
+// internal address, as for webhook URLs); `null` or `""` removes it. `logo`: the
+// image file's bytes in base64 (`base64 -w0 logo.png`; a `data:image/...;base64,`
+// URL is taken too), or `null` to remove it. A logo is a PNG, JPEG or WebP, known by
+// its content and decoded whole, at most 256 KiB, each side 16 to 1024 pixels; an
+// SVG is refused (it can carry script). Each refusal is 400 `parameter_invalid`
+// naming the field and what to change. Test keys may change the branding: it reaches
+// no network.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PATCH /v1/account (the `UpdateAccount` operationId).
+func (c *ClientWithResponses) UpdateAccountWithResponse(ctx context.Context, body UpdateAccountJSONRequestBody, reqEditors ...RequestEditorFn) (*UpdateAccountResponse, error) {
+	rsp, err := c.UpdateAccount(ctx, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseUpdateAccountResponse(rsp)
+}
+
 // ListApiKeysWithResponse List API keys
 //
 // The account's keys that are not revoked, newest first (an account holds at most
@@ -25655,6 +26371,302 @@ func (c *ClientWithResponses) RotateWebhookEndpointSecretWithResponse(ctx contex
 		return nil, err
 	}
 	return ParseRotateWebhookEndpointSecretResponse(rsp)
+}
+
+// ParseGetAccountResponse parses an HTTP response from a GetAccountWithResponse call
+func ParseGetAccountResponse(rsp *http.Response) (*GetAccountResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetAccountResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest Account
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest PayloadTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest UnsupportedMediaType
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers GetAccountResponse200Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers GetAccountResponse400Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers GetAccountResponse401Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 413:
+		var headers GetAccountResponse413Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers413 = &headers
+	case rsp.StatusCode == 415:
+		var headers GetAccountResponse415Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers415 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetAccountResponse429Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers GetAccountResponse500Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers500 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseUpdateAccountResponse parses an HTTP response from a UpdateAccountWithResponse call
+func ParseUpdateAccountResponse(rsp *http.Response) (*UpdateAccountResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &UpdateAccountResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest Account
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest PayloadTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest UnsupportedMediaType
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers UpdateAccountResponse200Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers UpdateAccountResponse400Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers UpdateAccountResponse401Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 413:
+		var headers UpdateAccountResponse413Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers413 = &headers
+	case rsp.StatusCode == 415:
+		var headers UpdateAccountResponse415Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers415 = &headers
+	case rsp.StatusCode == 429:
+		var headers UpdateAccountResponse429Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers UpdateAccountResponse500Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers500 = &headers
+	}
+
+	return response, nil
 }
 
 // ParseListApiKeysResponse parses an HTTP response from a ListApiKeysWithResponse call

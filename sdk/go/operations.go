@@ -331,6 +331,26 @@ func (c *Client) GetUsage(ctx context.Context, params *GetUsageParams, opts ...R
 	return answer(r.HTTPResponse, r.Body, r.JSON200)
 }
 
+// GetAccount returns the account the key belongs to, with its branding (GET
+// /v1/account).
+func (c *Client) GetAccount(ctx context.Context, opts ...RequestEditorFn) (*Account, error) {
+	r, err := c.Generated.GetAccountWithResponse(ctx, opts...)
+	if err != nil {
+		return nil, err
+	}
+	return answer(r.HTTPResponse, r.Body, r.JSON200)
+}
+
+// UpdateAccount changes the account's branding: name, brand colour, support URL, logo
+// (the file's bytes in base64) (PATCH /v1/account).
+func (c *Client) UpdateAccount(ctx context.Context, body AccountUpdate, opts ...RequestEditorFn) (*Account, error) {
+	r, err := c.Generated.UpdateAccountWithResponse(ctx, body, opts...)
+	if err != nil {
+		return nil, err
+	}
+	return answer(r.HTTPResponse, r.Body, r.JSON200)
+}
+
 // CallAnswer is what AnswerCall answers: Session when the call was accepted (the room's
 // session payload, for your client), Call when it was declined or handed to the
 // assistant (the call record with its decision). Exactly one is set.

@@ -23,6 +23,12 @@ type Account struct {
 	Name       string    `json:"name"`
 	BrandColor string    `json:"brand_color"`
 	CreatedAt  time.Time `json:"created_at"`
+	// SupportURL is the https page the join page links a visitor to for help (PATCH
+	// /v1/account); empty: no link.
+	SupportURL string `json:"support_url,omitempty"`
+	// Logo describes the account's logo (its bytes are stored apart: GetLogo); nil: none,
+	// the join page shows the name's initial.
+	Logo *LogoInfo `json:"logo,omitempty"`
 	// MaxConcurrentSessions is the account's own limit of live sessions, set by the
 	// operator (`bridgeline admin account limits`); nil is the deployment's
 	// MAX_CONCURRENT_SESSIONS.
@@ -95,6 +101,12 @@ func (k Key) Live() bool { return strings.HasPrefix(k.Prefix, "sk_live_") }
 type Store interface {
 	CreateAccount(ctx context.Context, a Account, k Key) error
 	GetAccount(ctx context.Context, id string) (Account, error)
+	// SetBranding applies a branding change to the account (its doc and, when the
+	// change sets or removes the logo, the logo's bytes, in one atomic step) and returns
+	// the account.
+	SetBranding(ctx context.Context, accountID string, c BrandingChange) (Account, error)
+	// GetLogo reads the account's logo with its bytes: ErrNotFound when it has none.
+	GetLogo(ctx context.Context, accountID string) (Logo, error)
 	AddKey(ctx context.Context, k Key) error
 	// AddKeyWithin is AddKey while the account holds fewer than max keys (not revoked),
 	// else ErrKeyLimit: the count and the insert are one atomic step, so concurrent

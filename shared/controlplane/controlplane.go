@@ -32,6 +32,7 @@ import (
 	"github.com/bridgeline/bridgeline/shared/httpapi"
 	"github.com/bridgeline/bridgeline/shared/joinpage"
 	"github.com/bridgeline/bridgeline/shared/line"
+	"github.com/bridgeline/bridgeline/shared/lktoken"
 	"github.com/bridgeline/bridgeline/shared/persona"
 	"github.com/bridgeline/bridgeline/shared/platform"
 	"github.com/bridgeline/bridgeline/shared/platform/simhook"
@@ -250,6 +251,8 @@ func New(cfg config.Config, deps Deps) (*ControlPlane, error) {
 		(&httpapi.Recordings{Service: call.Recordings{Store: s, Files: recordingFiles(deps.Recordings), Now: now}}).Routes(),
 		(&httpapi.CallErasure{Service: cp.Erasure}).Routes(),
 		httpapi.Passthrough("join-page", page, joinpage.Patterns...),
+		httpapi.Passthrough("join-info", joinpage.InfoHandler(s, lktoken.KeyPair(cfg.LiveKitAPIKey, cfg.LiveKitSecret)), joinpage.InfoPatterns...),
+		(&httpapi.AccountSettings{Accounts: s, Destinations: cfg.Webhooks, Now: now}).Routes(),
 		(&httpapi.Receivers{Sessions: cp.Sessions, RTC: deps.LiveKit, ReportSecret: cfg.PersonaReportSecret,
 			AgentTokens: agentTokens(cfg), Tools: cp.Tools, SimSecret: deps.SimSecret, SIPSecret: deps.SIPSecret, Replays: deps.NotificationReplays, Now: now}).Routes(),
 		deps.Routes,

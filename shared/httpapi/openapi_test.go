@@ -74,7 +74,8 @@ func newStack(tb testing.TB, limiter *httpapi.Limiter) *stack {
 	hooks := &httpapi.Webhooks{Endpoints: eps, Events: s, Redeliver: &delivery.OutboxRedeliverer{Outbox: s}}
 	assistants := &assistant.Service{Store: s, HostedVoices: []string{"alloy", "nova"}, Models: []string{"meta-llama/Llama-3.1-8B-Instruct", "gpt-4o-mini"}, Now: time.Now}
 	api, err := httpapi.New(s, s, slices.Concat(coreRoutes(s, assistants.HostedVoices, assistants.Models), hooks.Routes(),
-		(&httpapi.CallAnswers{Decisions: s, Now: time.Now}).Routes(), (&httpapi.Usage{Reader: usage.Reader{Store: s}}).Routes()),
+		(&httpapi.CallAnswers{Decisions: s, Now: time.Now}).Routes(), (&httpapi.Usage{Reader: usage.Reader{Store: s}}).Routes(),
+		(&httpapi.AccountSettings{Accounts: s, Destinations: egress.Policy{}, Now: time.Now}).Routes()),
 		httpapi.WithLimiter(limiter), httpapi.WithLog(quiet))
 	if err != nil {
 		tb.Fatal(err)

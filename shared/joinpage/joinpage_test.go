@@ -161,7 +161,7 @@ func TestPageNamesItsIcon(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(string(b), `<link rel="icon" href="data:,">`) {
+	if !strings.Contains(string(b), `<link rel="icon" href="data:,"`) {
 		t.Error(`join.html declares no inline icon (<link rel="icon" href="data:,">)`)
 	}
 	h, err := joinpage.Handler(assets.FS, "wss://rtc.example.com")

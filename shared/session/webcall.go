@@ -60,6 +60,9 @@ const WebCallerName = "caller"
 const (
 	AttributeBrandName  = "bridgeline.brand_name"
 	AttributeBrandColor = "bridgeline.brand_color"
+	// AttributeAssistantName is the name the assistant joins the room with (its
+	// version's), which the join page shows before Start.
+	AttributeAssistantName = "bridgeline.assistant_name"
 )
 
 // webRoomTimeout is a web call's room's empty and departure timeouts: its join timeout
@@ -106,7 +109,7 @@ func (s *Service) recordWebCall(ctx context.Context, caller account.Caller, sess
 	}
 	c.Record(ses.RecordingOf(v) == assistant.RecordingAudio)
 	ses.CallID = c.ID
-	tok, err := s.callerToken(ses, caller.Account)
+	tok, err := s.callerToken(ses, caller.Account, v.Name)
 	if err != nil {
 		return recorded{}, err
 	}
@@ -120,13 +123,14 @@ func (s *Service) recordWebCall(ctx context.Context, caller account.Caller, sess
 // callerToken mints a web call's caller token: its one room, its own identity, the
 // camera and the microphone (the microphone only on an audio call), and the account's
 // branding as attributes.
-func (s *Service) callerToken(ses Session, acct account.Account) (Token, error) {
+func (s *Service) callerToken(ses Session, acct account.Account, assistantName string) (Token, error) {
 	sources := []string{rtc.SourceMicrophone}
 	if ses.Media == platform.MediaVideo {
 		sources = append(sources, rtc.SourceCamera)
 	}
 	tok, err := s.rooms.ParticipantToken(rtc.Grant{Room: ses.ID, Identity: ses.Caller, Name: WebCallerName, Sources: sources,
-		Attributes: map[string]string{AttributeBrandName: acct.Name, AttributeBrandColor: acct.BrandColor}})
+		Attributes: map[string]string{AttributeBrandName: acct.Name, AttributeBrandColor: acct.BrandColor,
+			AttributeAssistantName: assistantName}})
 	if err != nil {
 		return Token{}, err
 	}

@@ -89,7 +89,10 @@ var Writes = map[string]map[dynamo.Table]Access{
 	"calls-recording-delete": {dynamo.CallPlatformIDs: Write, dynamo.Calls: Write, dynamo.RateLimits: Write},
 	"calls-delete":           {dynamo.CallPlatformIDs: Write, dynamo.Calls: Write, dynamo.Sessions: Write, dynamo.RateLimits: Write},
 	// GET /v1/usage reads the usage days, kept in the calls table (by key).
-	"usage-get": {dynamo.RateLimits: Write},
+	"usage-get":   {dynamo.RateLimits: Write},
+	"account-get": {dynamo.RateLimits: Write},
+	// The doc, and the logo item beside it: put, or deleted when the logo is removed.
+	"account-update": {dynamo.Accounts: Write | Delete, dynamo.RateLimits: Write},
 	// A call's metadata: the call is saved whole, with the claim of its platform id.
 	"calls-update": {dynamo.CallPlatformIDs: Write, dynamo.Calls: Write, dynamo.RateLimits: Write},
 

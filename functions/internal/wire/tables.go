@@ -59,6 +59,9 @@ var Tables = map[string][]dynamo.Table{
 	// DELETE /v1/calls/{id} writes the call redacted, with its session (its number).
 	"calls-delete": {dynamo.CallPlatformIDs, dynamo.Calls, dynamo.Sessions, dynamo.RateLimits},
 	"usage-get":    {dynamo.Calls, dynamo.RateLimits},
+	// The account's doc; PATCH writes it with its logo item (same table).
+	"account-get":    {dynamo.Accounts, dynamo.RateLimits},
+	"account-update": {dynamo.Accounts, dynamo.RateLimits},
 	// A call's metadata: the call is saved whole, with the claim of its platform id.
 	"calls-update": {dynamo.CallPlatformIDs, dynamo.Calls, dynamo.RateLimits},
 
@@ -74,7 +77,9 @@ var Tables = map[string][]dynamo.Table{
 	"sessions-update": {dynamo.CallPlatformIDs, dynamo.Calls, dynamo.Sessions, dynamo.RateLimits},
 
 	// The hosted join page reads and writes nothing.
-	"join-page":       {},
+	"join-page": {},
+	// The join page's info: the token's session, its account and the account's logo.
+	"join-info":       {dynamo.Accounts, dynamo.Sessions},
 	"livekit-webhook": {dynamo.CallPlatformIDs, dynamo.Calls, dynamo.Events, dynamo.Sessions},
 	// Idempotency: the ids of the notifications received (simhook.StoreReplays).
 	"platform-sim": {dynamo.Accounts, dynamo.Assistants, dynamo.CallDecisions, dynamo.CallPlatformIDs, dynamo.Calls,

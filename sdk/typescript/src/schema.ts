@@ -607,6 +607,47 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/account": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The account's branding
+         * @description The account the key belongs to, with its branding: the display `name` and
+         *     `brand_color` the hosted join page and the connecting screen of video calls show,
+         *     the `logo` the join page shows (and uses as its tab's icon; without one it draws
+         *     the name's initial), and the `support_url` it links visitors to. The logo's bytes
+         *     are not in the answer: `logo` describes it. Test and live keys alike.
+         */
+        get: operations["getAccount"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /**
+         * Change the account's branding
+         * @description Changes any of `name`, `brand_color`, `support_url` and `logo`; absent fields keep
+         *     their value, and a body that changes nothing is 400 `parameter_missing`. The join
+         *     page of a web call shows the change on its next load; a call's connecting screen
+         *     shows the branding of when the call started.
+         *
+         *     `name`: 1 to 80 characters, one line. `brand_color`: `#rrggbb`. `support_url`: an
+         *     absolute `https` URL whose host is public (400 `url_not_allowed` for `http` or an
+         *     internal address, as for webhook URLs); `null` or `""` removes it. `logo`: the
+         *     image file's bytes in base64 (`base64 -w0 logo.png`; a `data:image/...;base64,`
+         *     URL is taken too), or `null` to remove it. A logo is a PNG, JPEG or WebP, known by
+         *     its content and decoded whole, at most 256 KiB, each side 16 to 1024 pixels; an
+         *     SVG is refused (it can carry script). Each refusal is 400 `parameter_invalid`
+         *     naming the field and what to change. Test keys may change the branding: it reaches
+         *     no network.
+         */
+        patch: operations["updateAccount"];
+        trace?: never;
+    };
     "/v1/calls": {
         parameters: {
             query?: never;
@@ -5518,6 +5559,100 @@ export interface components {
             date: string;
         };
         /**
+         * @description The account a key belongs to, with its branding.
+         * @example {
+         *       "id": "acct_01jd3f4g5h6j7k8m9n0p1q2r3t",
+         *       "object": "account",
+         *       "name": "Acme Dental",
+         *       "brand_color": "#0a7b83",
+         *       "support_url": "https://acme.example/help",
+         *       "logo": {
+         *         "content_type": "image/png",
+         *         "bytes": 18211,
+         *         "width": 256,
+         *         "height": 256,
+         *         "sha256": "6b86b273ff34fce19d6b804eff5a3f5747ada4eaa22f1d49c01e52ddb7875b4b",
+         *         "updated_at": "2026-11-22T07:00:00.123Z"
+         *       },
+         *       "created_at": "2026-11-20T09:00:00.123Z"
+         *     }
+         */
+        Account: {
+            /** @description The account's id. */
+            id: string;
+            /**
+             * @description Always `account`.
+             * @enum {string}
+             */
+            object: "account";
+            /** @description The display name the join page, its tab and the connecting screen show. */
+            name: string;
+            /** @description The brand colour, `#rrggbb`. */
+            brand_color: string;
+            /**
+             * Format: uri
+             * @description The https page the join page links visitors to for help; null: no link.
+             */
+            support_url: string | null;
+            /** @description The logo the join page shows (its bytes are not here); null without one. */
+            logo: components["schemas"]["AccountLogo"] | null;
+            /**
+             * Format: date-time
+             * @description When the account was made.
+             */
+            created_at: string;
+        };
+        /**
+         * @description An account's logo.
+         * @example {
+         *       "content_type": "image/png",
+         *       "bytes": 18211,
+         *       "width": 256,
+         *       "height": 256,
+         *       "sha256": "6b86b273ff34fce19d6b804eff5a3f5747ada4eaa22f1d49c01e52ddb7875b4b",
+         *       "updated_at": "2026-11-22T07:00:00.123Z"
+         *     }
+         */
+        AccountLogo: {
+            /**
+             * @description Its format, known from its content.
+             * @enum {string}
+             */
+            content_type: "image/png" | "image/jpeg" | "image/webp";
+            /** @description Its size in bytes (at most 262144). */
+            bytes: number;
+            /** @description Its width in pixels. */
+            width: number;
+            /** @description Its height in pixels. */
+            height: number;
+            /** @description The hex SHA-256 of its bytes. */
+            sha256: string;
+            /**
+             * Format: date-time
+             * @description When it was set.
+             */
+            updated_at: string;
+        };
+        /**
+         * @description The branding fields to change; absent ones keep their value.
+         * @example {
+         *       "name": "Acme Dental",
+         *       "brand_color": "#0a7b83",
+         *       "support_url": "https://acme.example/help",
+         *       "logo": "iVBORw0KGgoAAAANSUhEUgAAABAAAAAQCAIAAACQkWg2AAAAFklEQVR42mPgqm4mCTGMahjVMHw1AADhrQgQkhabYAAAAABJRU5ErkJggg=="
+         *     }
+         */
+        AccountUpdate: {
+            /** @description The display name: 1 to 80 characters, one line. */
+            name?: string;
+            /** @description The brand colour, `#rrggbb`. */
+            brand_color?: string;
+            /** @description An absolute https URL with a public host; null or empty removes it. */
+            support_url?: string | null;
+            /** @description The logo file (PNG, JPEG or WebP, at most 256 KiB, 16 to 1024 pixels a side) in base64; null removes it. */
+            logo?: string | null;
+        };
+        /**
          * @description The answer of `GET /v1/usage`.
          * @example {
          *       "object": "usage",
@@ -8635,6 +8770,108 @@ export interface operations {
                      *     }
                      */
                     "application/json": components["schemas"]["UsageReport"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    getAccount: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The account. */
+            200: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "acct_01jd3f4g5h6j7k8m9n0p1q2r3t",
+                     *       "object": "account",
+                     *       "name": "Acme Dental",
+                     *       "brand_color": "#0a7b83",
+                     *       "support_url": "https://acme.example/help",
+                     *       "logo": {
+                     *         "content_type": "image/png",
+                     *         "bytes": 18211,
+                     *         "width": 256,
+                     *         "height": 256,
+                     *         "sha256": "6b86b273ff34fce19d6b804eff5a3f5747ada4eaa22f1d49c01e52ddb7875b4b",
+                     *         "updated_at": "2026-11-22T07:00:00.123Z"
+                     *       },
+                     *       "created_at": "2026-11-20T09:00:00.123Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Account"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    updateAccount: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "name": "Acme Dental",
+                 *       "brand_color": "#0a7b83",
+                 *       "support_url": "https://acme.example/help",
+                 *       "logo": "iVBORw0KGgoAAAANSUhEUgAAABAAAAAQCAIAAACQkWg2AAAAFklEQVR42mPgqm4mCTGMahjVMHw1AADhrQgQkhabYAAAAABJRU5ErkJggg=="
+                 *     }
+                 */
+                "application/json": components["schemas"]["AccountUpdate"];
+            };
+        };
+        responses: {
+            /** @description The account as changed. */
+            200: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "acct_01jd3f4g5h6j7k8m9n0p1q2r3t",
+                     *       "object": "account",
+                     *       "name": "Acme Dental",
+                     *       "brand_color": "#0a7b83",
+                     *       "support_url": "https://acme.example/help",
+                     *       "logo": {
+                     *         "content_type": "image/png",
+                     *         "bytes": 18211,
+                     *         "width": 256,
+                     *         "height": 256,
+                     *         "sha256": "6b86b273ff34fce19d6b804eff5a3f5747ada4eaa22f1d49c01e52ddb7875b4b",
+                     *         "updated_at": "2026-11-22T07:00:00.123Z"
+                     *       },
+                     *       "created_at": "2026-11-20T09:00:00.123Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Account"];
                 };
             };
             400: components["responses"]["BadRequest"];

@@ -1,9 +1,11 @@
 // Bridgeline's hosted join page: a web call's caller meets the assistant here. The
 // participant token comes in the address's fragment (#token=...), which the browser never
-// sends to a server; the page reads its unverified claims itself (room, expiry) and shows
-// the account's branding only once LiveKit verified the token (the attributes LiveKit
-// gives the joined participant), asks for the microphone (and the camera on a video call) when the visitor
-// presses Start, joins LiveKit at the rtc_url its server wrote into the page, shows the
+// puts in an address it requests; the page reads its unverified claims itself (room,
+// expiry), then posts the token to its own server (/join/info, in the body), which
+// verifies it and answers the account's branding (name, colour, logo, support link), the
+// assistant's name and whether the call is still there: the page shows them before Start,
+// and an ended call says so at once. It asks for the microphone (and the camera on a
+// video call) when the visitor presses Start, joins LiveKit at the rtc_url its server wrote into the page, shows the
 // assistant's video, plays its voice, shows live captions of both sides (LiveKit's
 // lk.transcription text streams) and hangs up. window.joinPage holds the state for
 // whoever wants to look (tests do).
@@ -18,6 +20,7 @@
   const state = {
     state: 'loading', claims: null, room: null, video: false, captions: [], level: 0, peak: 0,
     remoteLevel: 0, remotePeak: 0, error: null, disconnectReason: null, assistant: null,
+    info: null, company: null, greeted: false,
   };
   window.joinPage = state;
 
@@ -65,19 +68,94 @@
     }
   }
 
-  // brand shows the account's name and colour from the attributes of the participant
-  // LiveKit let in: the token's signature was checked then. Claims the page decoded
-  // itself are never shown: anyone can forge an unsigned token with any name, so a
-  // crafted link could otherwise dress the page as another business.
-  function brand(participant) {
-    const attrs = (participant && participant.attributes) || {};
-    const name = attrs['bridgeline.brand_name'];
-    const color = attrs['bridgeline.brand_color'];
-    if (name) {
-      $('brand').textContent = name;
-      document.title = `Call · ${name}`;
+  // title names the company and the assistant in the tab.
+  function title() {
+    const parts = [state.company, state.assistant].filter(Boolean);
+    document.title = parts.length ? parts.join(' — ') : 'Call';
+  }
+
+  // initialIcon draws the company's initial on its colour: the tab's icon when the
+  // account has no logo.
+  function initialIcon(name, color) {
+    const c = document.createElement('canvas');
+    c.width = c.height = 64;
+    const g = c.getContext('2d');
+    g.fillStyle = color;
+    g.beginPath();
+    g.arc(32, 32, 32, 0, 2 * Math.PI);
+    g.fill();
+    g.fillStyle = '#fff';
+    g.font = 'bold 38px system-ui, sans-serif';
+    g.textAlign = 'center';
+    g.textBaseline = 'middle';
+    g.fillText(Array.from(name)[0].toUpperCase(), 32, 35);
+    return c.toDataURL('image/png');
+  }
+
+  // brand shows the account's branding as the server answered it for a token it
+  // verified (/join/info): a token the page decoded itself is never trusted for it, so
+  // a crafted link cannot dress the page as another business.
+  function brand(b) {
+    const color = /^#[0-9a-fA-F]{6}$/.test(b.color || '') ? b.color : null;
+    if (color) document.documentElement.style.setProperty('--brand', color);
+    if (b.name) {
+      state.company = b.name;
+      $('brand').textContent = b.name;
     }
-    if (/^#[0-9a-fA-F]{6}$/.test(color || '')) document.documentElement.style.setProperty('--brand', color);
+    const icon = $('favicon');
+    if (b.logo && b.logo.startsWith('data:image/')) {
+      $('logo').src = b.logo;
+      $('logo').alt = b.name || '';
+      $('logo').hidden = false;
+      $('initial').hidden = true;
+      icon.href = b.logo;
+    } else if (b.name) {
+      $('initial').textContent = Array.from(b.name)[0].toUpperCase();
+      $('initial').classList.add('initial');
+      try { icon.href = initialIcon(b.name, color || '#3b5bdb'); } catch (e) { /* no canvas: keep the blank icon */ }
+    }
+    if (b.support_url && /^https:\/\//.test(b.support_url)) {
+      $('support').href = b.support_url;
+      $('support-line').hidden = false;
+    }
+    title();
+  }
+
+  function assistantNamed(name) {
+    if (!name) return;
+    state.assistant = name;
+    $('who').textContent = `with ${name}`;
+    title();
+  }
+
+  // info asks the page's server about the link: null when it could not answer (the
+  // page then works as it did without: no branding before Start).
+  async function info(jwt) {
+    let res;
+    try {
+      res = await fetch('/join/info', {
+        method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ token: jwt }),
+        cache: 'no-store', credentials: 'omit', referrerPolicy: 'no-referrer',
+      });
+    } catch (e) {
+      console.warn('join info unavailable', e);
+      return null;
+    }
+    let body = null;
+    try { body = await res.json(); } catch (e) { body = null; }
+    if (res.ok) return body;
+    const code = body && body.error && body.error.code;
+    if (res.status === 400 || res.status === 409) return { refused: code || 'invalid' };
+    console.warn('join info answered', res.status, body);
+    return null;
+  }
+
+  // brandFromToken is brand() from the attributes LiveKit gives the joined participant,
+  // when the server could not be asked before Start: LiveKit verified the token then.
+  function brandFromToken(participant) {
+    const attrs = (participant && participant.attributes) || {};
+    brand({ name: attrs['bridgeline.brand_name'], color: attrs['bridgeline.brand_color'] });
+    assistantNamed(attrs['bridgeline.assistant_name']);
   }
 
   function clock(sec) {
@@ -116,6 +194,11 @@
     c.final = final;
     c.el.textContent = `${me ? 'You' : (state.assistant || 'Assistant')}: ${text}`;
     c.el.classList.toggle('interim', !final);
+    // "Say hello when the assistant has greeted you" is true only until it has.
+    if (!me && state.state === 'connected' && !state.greeted) {
+      state.greeted = true;
+      $('status').textContent = `On the call with ${state.assistant || 'the assistant'}.`;
+    }
   }
 
   function onTrack(track, pub, participant) {
@@ -129,10 +212,7 @@
         state.remotePeak = Math.max(state.remotePeak, l);
       });
     }
-    if (participant && participant.name) {
-      state.assistant = participant.name;
-      $('who').textContent = `with ${participant.name}`;
-    }
+    if (participant && participant.name) assistantNamed(participant.name);
   }
 
   // localMedia asks for the microphone, and the camera on a video call: a visitor who
@@ -227,9 +307,7 @@
     room
       .on(LK.RoomEvent.TrackSubscribed, onTrack)
       .on(LK.RoomEvent.TrackUnsubscribed, (track) => track.detach())
-      .on(LK.RoomEvent.ParticipantConnected, (p) => {
-        if (p.name) $('who').textContent = `with ${p.name}`;
-      })
+      .on(LK.RoomEvent.ParticipantConnected, (p) => assistantNamed(p.name))
       .on(LK.RoomEvent.Disconnected, finish);
     room.registerTextStreamHandler(TOPIC, async (reader, participant) => {
       try {
@@ -246,9 +324,9 @@
       fail(connectError(e, c), e);
       return;
     }
-    brand(room.localParticipant); // LiveKit accepted the token: its branding is the account's
+    if (!state.info) brandFromToken(room.localParticipant); // LiveKit accepted the token: its branding is the account's
     await room.startAudio().catch(() => {});
-    for (const p of room.remoteParticipants.values()) if (p.name) $('who').textContent = `with ${p.name}`;
+    for (const p of room.remoteParticipants.values()) assistantNamed(p.name);
     for (const t of tracks) {
       await room.localParticipant.publishTrack(t);
       if (t.kind === 'video') {
@@ -273,11 +351,12 @@
     $('hangup').hidden = false;
     $('mute').hidden = false;
     $('meter').hidden = false;
-    $('placeholder-text').textContent = state.video ? 'The assistant is joining…' : 'On the call.';
-    setState('connected', 'Connected. Say hello when the assistant has greeted you.');
+    $('placeholder-text').textContent = state.video ? `${state.assistant || 'The assistant'} is joining…` : 'On the call.';
+    setState('connected', state.greeted ? `On the call with ${state.assistant || 'the assistant'}.`
+      : `Connected. ${state.assistant || 'The assistant'} will greet you in a moment.`);
   }
 
-  function main() {
+  async function main() {
     const rtcURL = document.querySelector('meta[name="bridgeline-rtc-url"]').content;
     if (!LK) {
       fail('This page could not load its call software. Reload it, or try another browser.');
@@ -306,10 +385,30 @@
     state.video = sources.includes('camera');
     $('cam-hint').hidden = !state.video;
     if (!state.video) document.body.classList.add('audio-only');
-    $('placeholder-text').textContent = 'Ready when you are.';
+    setState('loading', 'Checking your link…');
+    const got = await info(jwt);
+    if (got && got.refused) {
+      fail(got.refused === 'session_ended' ? `This call link expired at ${clock(c.exp)}. Ask for a new one.` : 'This is not a valid call link.');
+      return;
+    }
+    if (got) {
+      state.info = got;
+      brand(got.brand || {});
+      assistantNamed(got.assistant);
+      if (got.state === 'ended') {
+        for (const id of ['start', 'mic-hint']) $(id).hidden = true;
+        $('placeholder').hidden = false;
+        $('placeholder-text').textContent = 'This call has ended.';
+        setState('ended', 'This call has ended. Ask for a new link to call again.');
+        return;
+      }
+    }
+    const who = state.assistant || 'The assistant';
+    $('placeholder-text').textContent = got && got.state === 'live' ? 'This call is already under way, maybe in another window.'
+      : `${who} is ready when you are.`;
     $('mic-hint').hidden = false;
     $('start').hidden = false;
-    setState('ready', 'Press Start to begin the call.');
+    setState('ready', `Press Start to talk with ${state.assistant || 'the assistant'}.`);
     $('start').addEventListener('click', () => start(jwt, c, rtcURL));
     $('hangup').addEventListener('click', () => finish(LK.DisconnectReason.CLIENT_INITIATED));
     $('mute').addEventListener('click', async () => {

@@ -297,3 +297,56 @@ func (s *Store) TouchKey(ctx context.Context, hash string, now time.Time) error 
 	}
 	return nil
 }
+
+// logoID is the key of an account's logo item, in the accounts table beside the account
+// (whose doc every authenticated request reads, so the bytes are not in it): no account
+// id starts so, and nothing scans the table.
+func logoID(accountID string) string { return "logo#" + accountID }
+
+// SetBranding changes the account's doc on condition it is the one read (a concurrent
+// change is not lost) and, in the same transaction, puts or deletes its logo item.
+func (s *Store) SetBranding(ctx context.Context, accountID string, c account.BrandingChange) (account.Account, error) {
+	accounts, err := s.table(Accounts)
+	if err != nil {
+		return account.Account{}, err
+	}
+	a, old, err := s.accountDoc(ctx, accountID)
+	if err != nil {
+		return account.Account{}, err
+	}
+	c.Apply(&a)
+	txn := []types.TransactWriteItem{{Update: accountDocUpdate(accounts, a, old)}}
+	switch {
+	case c.Logo != nil:
+		txn = append(txn, types.TransactWriteItem{Put: &types.Put{TableName: accounts, Item: item{
+			"id": str(logoID(accountID)), "content_type": str(c.Logo.ContentType),
+			"data": &types.AttributeValueMemberB{Value: c.Logo.Data}}}})
+	case c.RemoveLogo:
+		txn = append(txn, types.TransactWriteItem{Delete: &types.Delete{TableName: accounts, Key: item{"id": str(logoID(accountID))}}})
+	}
+	_, err = s.db.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: txn})
+	if err = conflict(err); err != nil {
+		return account.Account{}, fmt.Errorf("set branding of %s: %w", accountID, err)
+	}
+	return a, nil
+}
+
+// GetLogo reads the account's logo: NotFound when it has none.
+func (s *Store) GetLogo(ctx context.Context, accountID string) (account.Logo, error) {
+	a, err := s.GetAccount(ctx, accountID)
+	if err != nil {
+		return account.Logo{}, err
+	}
+	if a.Logo == nil {
+		return account.Logo{}, apierr.ErrNotFound
+	}
+	it, err := s.getItem(ctx, Accounts, item{"id": str(logoID(accountID))})
+	if err != nil {
+		return account.Logo{}, err
+	}
+	b, _ := it["data"].(*types.AttributeValueMemberB)
+	if b == nil {
+		return account.Logo{}, fmt.Errorf("dynamo: logo of %s has no data", accountID)
+	}
+	return account.Logo{LogoInfo: *a.Logo, Data: b.Value}, nil
+}

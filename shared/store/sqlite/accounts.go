@@ -168,3 +168,56 @@ func (s *Store) TouchKey(ctx context.Context, hash string, now time.Time) error 
 		return err
 	})
 }
+
+// accountLogosSchema keeps each account's logo bytes apart from its doc, which every
+// authenticated request reads.
+const accountLogosSchema = `
+CREATE TABLE account_logos (
+	account_id   TEXT PRIMARY KEY REFERENCES accounts(id),
+	content_type TEXT NOT NULL,
+	data         BLOB NOT NULL
+);
+`
+
+// SetBranding changes the account's branding, its doc and its logo in one transaction.
+func (s *Store) SetBranding(ctx context.Context, accountID string, c account.BrandingChange) (account.Account, error) {
+	var a account.Account
+	err := s.tx(ctx, func(tx *sql.Tx) error {
+		var err error
+		if a, err = getDoc[account.Account](ctx, tx, `SELECT doc FROM accounts WHERE id = ?`, accountID); err != nil {
+			return err
+		}
+		c.Apply(&a)
+		switch {
+		case c.Logo != nil:
+			_, err = tx.ExecContext(ctx, `INSERT INTO account_logos (account_id, content_type, data) VALUES (?, ?, ?)
+				ON CONFLICT (account_id) DO UPDATE SET content_type = excluded.content_type, data = excluded.data`,
+				accountID, c.Logo.ContentType, c.Logo.Data)
+		case c.RemoveLogo:
+			_, err = tx.ExecContext(ctx, `DELETE FROM account_logos WHERE account_id = ?`, accountID)
+		}
+		if err != nil {
+			return err
+		}
+		_, err = tx.ExecContext(ctx, `UPDATE accounts SET doc = ? WHERE id = ?`, mustJSON(a), accountID)
+		return err
+	})
+	return a, err
+}
+
+// GetLogo reads the account's logo: NotFound when it has none.
+func (s *Store) GetLogo(ctx context.Context, accountID string) (account.Logo, error) {
+	a, err := s.GetAccount(ctx, accountID)
+	if err != nil {
+		return account.Logo{}, err
+	}
+	var data []byte
+	err = s.db.QueryRowContext(ctx, `SELECT data FROM account_logos WHERE account_id = ?`, accountID).Scan(&data)
+	if errors.Is(err, sql.ErrNoRows) || (err == nil && a.Logo == nil) {
+		return account.Logo{}, apierr.ErrNotFound
+	}
+	if err != nil {
+		return account.Logo{}, err
+	}
+	return account.Logo{LogoInfo: *a.Logo, Data: data}, nil
+}

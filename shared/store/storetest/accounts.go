@@ -165,6 +165,48 @@ var accountCases = map[string]func(*testing.T, Store){
 			t.Errorf("KeyByHash after touch = %+v, %v; want last used %v", k, err, at)
 		}
 	},
+	"branding is set, its logo kept apart and removed": func(t *testing.T, s Store) {
+		a, key := newAccount(t, s)
+		if _, err := s.GetLogo(ctx(t), a.ID); !errors.Is(err, apierr.ErrNotFound) {
+			t.Fatalf("GetLogo(no logo) err = %v, want ErrNotFound", err)
+		}
+		data := []byte("\x89PNG\r\n\x1a\n stands in for a logo's bytes")
+		logo := account.Logo{LogoInfo: account.LogoInfo{ContentType: "image/png", Bytes: len(data), Width: 64, Height: 32,
+			SHA256: "ab12", UpdatedAt: time.Now().UTC().Truncate(time.Millisecond)}, Data: data}
+		got, err := s.SetBranding(ctx(t), a.ID, account.BrandingChange{Name: ptr("Acme Dental"), BrandColor: ptr("#0A7B83"),
+			SupportURL: ptr("https://acme.example/help"), Logo: &logo})
+		if err != nil || got.Name != "Acme Dental" || got.BrandColor != "#0a7b83" || got.SupportURL != "https://acme.example/help" ||
+			got.Logo == nil || got.Logo.SHA256 != "ab12" {
+			t.Fatalf("SetBranding = %+v, %v", got, err)
+		}
+		// Authentication reads the account as it now is (the logo's bytes stay out of it).
+		_, read, err := s.KeyAndAccount(ctx(t), account.HashKey(key))
+		if err != nil || read.Name != "Acme Dental" || read.BrandColor != "#0a7b83" || read.Logo == nil || read.Logo.Width != 64 ||
+			!read.Logo.UpdatedAt.Equal(logo.UpdatedAt) || read.CreatedAt.IsZero() {
+			t.Errorf("KeyAndAccount after SetBranding = %+v, %v", read, err)
+		}
+		l, err := s.GetLogo(ctx(t), a.ID)
+		if err != nil || string(l.Data) != string(data) || l.ContentType != "image/png" || l.Height != 32 {
+			t.Errorf("GetLogo = %+v, %v; want the bytes set", l.LogoInfo, err)
+		}
+		// A change of one field keeps the others, the logo among them.
+		got, err = s.SetBranding(ctx(t), a.ID, account.BrandingChange{SupportURL: ptr("")})
+		if err != nil || got.Name != "Acme Dental" || got.SupportURL != "" || got.Logo == nil {
+			t.Errorf("SetBranding(support_url only) = %+v, %v", got, err)
+		}
+		if _, err := s.SetBranding(ctx(t), a.ID, account.BrandingChange{RemoveLogo: true}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.GetLogo(ctx(t), a.ID); !errors.Is(err, apierr.ErrNotFound) {
+			t.Errorf("GetLogo after removal err = %v, want ErrNotFound", err)
+		}
+		if read, _ := s.GetAccount(ctx(t), a.ID); read.Logo != nil || read.Name != "Acme Dental" {
+			t.Errorf("GetAccount after logo removal = %+v", read)
+		}
+		if _, err := s.SetBranding(ctx(t), "acct_nope", account.BrandingChange{Name: ptr("x")}); !errors.Is(err, apierr.ErrNotFound) {
+			t.Errorf("SetBranding(unknown account) err = %v, want ErrNotFound", err)
+		}
+	},
 	"unknown account is not found": func(t *testing.T, s Store) {
 		if _, err := s.GetAccount(ctx(t), "acct_nope"); !errors.Is(err, apierr.ErrNotFound) {
 			t.Errorf("GetAccount err = %v, want ErrNotFound", err)
