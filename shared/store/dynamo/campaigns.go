@@ -47,22 +47,21 @@ func (s *Store) CreateCampaign(ctx context.Context, c campaign.Campaign, rs []ca
 	if err != nil {
 		return err
 	}
-	for start := 0; start < len(rs); start += 25 {
-		var reqs []types.WriteRequest
-		for _, r := range rs[start:min(start+25, len(rs))] {
+	// In transactions of 100 puts (a transaction's most): one request per 100
+	// recipients, each put conditional on a fresh id.
+	for start := 0; start < len(rs); start += 100 {
+		var txn []types.TransactWriteItem
+		for _, r := range rs[start:min(start+100, len(rs))] {
 			r.Revision = 1
-			reqs = append(reqs, types.WriteRequest{PutRequest: &types.PutRequest{Item: recipientItem(r)}})
+			txn = append(txn, types.TransactWriteItem{Put: &types.Put{TableName: recipients, Item: recipientItem(r),
+				ConditionExpression: aws.String("attribute_not_exists(id)")}})
 		}
-		pending := map[string][]types.WriteRequest{*recipients: reqs}
-		for try := 0; len(pending) > 0; try++ {
-			if try == 10 {
-				return fmt.Errorf("write recipients of %s: unprocessed after %d tries", c.ID, try)
-			}
-			out, err := s.db.BatchWriteItem(ctx, &dynamodb.BatchWriteItemInput{RequestItems: pending})
-			if err != nil {
-				return fmt.Errorf("write recipients of %s: %w", c.ID, err)
-			}
-			pending = out.UnprocessedItems
+		_, err := s.db.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: txn})
+		if err = conflict(err); err != nil && !errors.Is(err, apierr.ErrConflict) {
+			return fmt.Errorf("write recipients of %s: %w", c.ID, err)
+		}
+		if err != nil {
+			return err
 		}
 	}
 	c.Revision = 1
