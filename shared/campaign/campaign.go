@@ -214,10 +214,12 @@ type ListQuery struct {
 }
 
 // RecipientQuery pages a campaign's recipients in list order (ascending ids): Status
-// filters ("" all), After is the cursor (the last id of the previous page).
+// filters ("" all), After is the cursor (the last id of the previous page); Before (not
+// with After) asks for the recipients just before it, still in list order.
 type RecipientQuery struct {
 	Status string
 	After  string
+	Before string
 	Limit  int
 }
 
@@ -227,7 +229,9 @@ type RecipientQuery struct {
 // the campaign is readable only once every recipient is written. UpdateCampaign writes c
 // if its stored revision is still c.Revision (apierr.ErrConflict if not), with evts in
 // the event outbox in the same write; the stored revision becomes c.Revision+1.
-// ListCampaigns returns up to Limit+1 campaigns newest first. ActiveCampaigns returns
+// ListCampaigns returns up to Limit+1 campaigns newest first. ListRecipients returns up
+// to Limit+1 recipients in list order: the first ones after After, or with Before the
+// ones nearest before it (the one too many is then the first). ActiveCampaigns returns
 // up to limit campaigns with Active set, by id. UpdateRecipient writes r if its stored
 // revision is still r.Revision; ClaimRecipient does too, and only while the campaign's
 // status is running (apierr.ErrConflict otherwise): the claim of an attempt.

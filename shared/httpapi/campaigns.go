@@ -234,10 +234,17 @@ func (h *Campaigns) get(w http.ResponseWriter, r *http.Request) (int, any, error
 }
 
 func (h *Campaigns) recipients(w http.ResponseWriter, r *http.Request) (int, any, error) {
-	if err := Query(r, "limit", "starting_after", "status"); err != nil {
+	if err := Query(r, "limit", "starting_after", "ending_before", "status"); err != nil {
 		return 0, nil, err
 	}
-	q := campaign.RecipientQuery{Limit: listing.DefaultLimit, After: r.URL.Query().Get("starting_after")}
+	q := campaign.RecipientQuery{Limit: listing.DefaultLimit, After: r.URL.Query().Get("starting_after"),
+		Before: r.URL.Query().Get("ending_before")}
+	if q.After != "" && q.Before != "" {
+		return 0, nil, apierr.Invalid("ending_before", "give starting_after or ending_before, not both")
+	}
+	if q.Before != "" && !ident.Valid(campaign.RecipientIDPrefix, q.Before) {
+		return 0, nil, invalidID("ending_before", campaign.RecipientIDPrefix)
+	}
 	if s := r.URL.Query().Get("limit"); s != "" {
 		n, err := strconv.Atoi(s)
 		if err != nil || n < 1 || n > listing.MaxLimit {
@@ -257,6 +264,9 @@ func (h *Campaigns) recipients(w http.ResponseWriter, r *http.Request) (int, any
 		return 0, nil, err
 	}
 	page, more := listing.Page(list, q.Limit)
+	if q.Before != "" && len(list) > q.Limit {
+		page = list[len(list)-q.Limit:] // the one too many is the farthest from the cursor
+	}
 	out := ListJSON[RecipientJSON]{Object: "list", Data: make([]RecipientJSON, 0, len(page)), HasMore: more}
 	for _, rc := range page {
 		out.Data = append(out.Data, PresentRecipient(rc))

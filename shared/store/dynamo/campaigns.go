@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
@@ -189,6 +190,11 @@ func (s *Store) ListRecipients(ctx context.Context, campaignID string, q campaig
 		in.KeyConditionExpression = aws.String("#p = :p AND id > :after")
 		in.ExpressionAttributeValues[":after"] = str(q.After)
 	}
+	if q.Before != "" {
+		in.KeyConditionExpression = aws.String("#p = :p AND id < :before")
+		in.ExpressionAttributeValues[":before"] = str(q.Before)
+		in.ScanIndexForward = aws.Bool(false)
+	}
 	if q.Status != "" {
 		in.IndexName = aws.String("by_campaign_status")
 		in.ExpressionAttributeNames["#p"] = "campaign_status"
@@ -213,6 +219,9 @@ func (s *Store) ListRecipients(ctx context.Context, campaignID string, q campaig
 			break
 		}
 		in.ExclusiveStartKey = page.LastEvaluatedKey
+	}
+	if q.Before != "" {
+		slices.Reverse(out)
 	}
 	return out, nil
 }

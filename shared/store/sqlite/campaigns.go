@@ -3,6 +3,7 @@ package sqlite
 import (
 	"context"
 	"database/sql"
+	"slices"
 
 	"github.com/bridgeline/bridgeline/events/callevent"
 	"github.com/bridgeline/bridgeline/shared/apierr"
@@ -115,8 +116,17 @@ func (s *Store) GetRecipient(ctx context.Context, campaignID, id string) (campai
 // ListRecipients pages a campaign's recipients by id, up to Limit+1.
 func (s *Store) ListRecipients(ctx context.Context, campaignID string, q campaign.RecipientQuery) ([]campaign.Recipient, error) {
 	where, args := `campaign_id = ? AND id > ?`, []any{campaignID, q.After}
+	if q.Before != "" {
+		where, args = `campaign_id = ? AND id < ?`, []any{campaignID, q.Before}
+	}
 	if q.Status != "" {
 		where, args = where+` AND status = ?`, append(args, q.Status)
+	}
+	if q.Before != "" {
+		out, err := listDocs[campaign.Recipient](ctx, s.db, `SELECT doc FROM campaign_recipients WHERE `+where+` ORDER BY id DESC LIMIT ?`,
+			append(args, q.Limit+1)...)
+		slices.Reverse(out)
+		return out, err
 	}
 	return listDocs[campaign.Recipient](ctx, s.db, `SELECT doc FROM campaign_recipients WHERE `+where+` ORDER BY id LIMIT ?`,
 		append(args, q.Limit+1)...)
