@@ -243,6 +243,10 @@ func campaignRecipients(t *testing.T, s CampaignEvents) {
 			t.Fatalf("recipient %d is %s, want %s: list order", i, r.ID, rs[i].ID)
 		}
 	}
+	before, err := s.ListRecipients(ctx(t), c.ID, campaign.RecipientQuery{Before: rs[10].ID, Limit: 3})
+	if err != nil || len(before) != 4 || before[0].ID != rs[6].ID || before[3].ID != rs[9].ID {
+		t.Errorf("ending before the 11th = %d recipients, %v; want the 7th to the 10th in list order (one too many first)", len(before), err)
+	}
 	answered, err := s.ListRecipients(ctx(t), c.ID, campaign.RecipientQuery{Status: campaign.RecipientAnswered, Limit: 100})
 	if err != nil || len(answered) != 10 || answered[0].ID != rs[0].ID || answered[9].ID != rs[27].ID {
 		t.Errorf("status=answered = %d recipients, %v; want 10 in order", len(answered), err)
