@@ -41,6 +41,7 @@ var outboundCalls = map[string]outbound{
 	"livekit-webhook":     {liveKit: 2, why: "the room's participants and DeleteRoom when a customer client leaves, one permission change when one joins"},
 	"persona-report":      {liveKit: 2, why: "a dispatch retry, DeleteRoom when the session ends"},
 	"session-sweeper":     {liveKit: 1, window: 55 * time.Second, why: "sweeps for SWEEP_WINDOW_SECONDS; the last sweep's DeleteRoom"},
+	"campaign-runner":     {liveKit: 2, platform: 1, window: 58 * time.Second, why: "ticks for CAMPAIGN_WINDOW_SECONDS less a tick; the last tick's dials (CreateRoom, Dial, DeleteRoom)"},
 	"platform-sim": {liveKit: 1, decision: true,
 		why: "CreateRoom, the customer's decision, then wire.DecisionReserve (bridge or end the call; a handover to the assistant adds session.WatchOnlyTimeout)"},
 	"platform-sip": {liveKit: 1, decision: true,

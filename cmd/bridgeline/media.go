@@ -162,7 +162,7 @@ func startMedia(ctx context.Context, cfg config.Config, s store.Store, log *slog
 	// The delivery worker sends webhooks from the outbox; its stop waits for the attempts
 	// in flight to be stored.
 	runCtx, stopRun := context.WithCancel(context.WithoutCancel(ctx))
-	delivered, swept := make(chan struct{}), make(chan struct{})
+	delivered, swept, campaigned := make(chan struct{}), make(chan struct{}), make(chan struct{})
 	go func() {
 		defer close(delivered)
 		if err := cp.RunDelivery(runCtx); err != nil {
@@ -175,7 +175,12 @@ func startMedia(ctx context.Context, cfg config.Config, s store.Store, log *slog
 		defer close(swept)
 		cp.RunSweeper(runCtx, sweepEvery)
 	}()
-	stops = append(stops, func() { stopRun(); <-swept; <-delivered })
+	// The campaign runner dials the running campaigns' recipients (shared/campaign).
+	go func() {
+		defer close(campaigned)
+		cp.RunCampaigns(runCtx)
+	}()
+	stops = append(stops, func() { stopRun(); <-swept; <-delivered; <-campaigned })
 
 	if cfg.PersonaWorkers > 0 {
 		// The in-process workers read the same variables a deployed worker does (LLM_*,

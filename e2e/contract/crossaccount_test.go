@@ -90,6 +90,7 @@ func TestCrossAccountMatrix(t *testing.T) {
 	ses, call := created["session_id"].(string), created["call_id"].(string)
 	ended := mine("POST", "/v1/sessions", `{"platform_handle":"+15550107002","media":"audio"}`, 201)["session_id"].(string)
 	mine("DELETE", "/v1/sessions/"+ended, "", 200)
+	cmp := mine("POST", "/v1/campaigns", `{"assistant_id":"`+asst+`","recipients":[{"platform_handle":"+15550107003"}]}`, 201)["id"].(string)
 	events := mine("GET", "/v1/events", "", 200)["data"].([]any)
 	keys := mine("GET", "/v1/api_keys", "", 200)["data"].([]any)
 	if len(events) == 0 || len(keys) == 0 {
@@ -104,6 +105,7 @@ func TestCrossAccountMatrix(t *testing.T) {
 		"sessions":          ses,
 		"calls":             call,
 		"sip_trunks":        trunk,
+		"campaigns":         cmp,
 	}
 
 	covered, non404 := 0, 0
@@ -154,6 +156,9 @@ func TestCrossAccountMatrix(t *testing.T) {
 		t.Errorf("A's session after the matrix = %v, want it live", got)
 	}
 	mine("GET", "/v1/webhook_endpoints/"+hook, "", 200)
+	if got := mine("GET", "/v1/campaigns/"+cmp, "", 200); got["status"] != "draft" {
+		t.Errorf("A's campaign after the matrix = %v, want it still a draft", got)
+	}
 	if got := mine("GET", "/v1/api_keys", "", 200)["data"].([]any); len(got) != len(keys) {
 		t.Errorf("A's keys after the matrix = %d, want %d", len(got), len(keys))
 	}

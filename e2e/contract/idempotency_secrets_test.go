@@ -127,6 +127,11 @@ func TestIdempotencyRecordsHoldNoSecret(t *testing.T) {
 	post("POST /v1/webhook_endpoints/{id}/rotate_secret", "/v1/webhook_endpoints/"+hook["id"].(string)+"/rotate_secret", "", 200)
 	ses := post("POST /v1/sessions", "/v1/sessions", `{"platform_handle":"+15550107101","media":"audio"}`, 201)["session_id"].(string)
 	post("POST /v1/sessions/{id}/tokens", "/v1/sessions/"+ses+"/tokens", `{"name":"Agent Smith"}`, 201)
+	cmp := post("POST /v1/campaigns", "/v1/campaigns", `{"assistant_id":"`+asst+`","recipients":[{"platform_handle":"sim:busy"}],"settings":{"window":{"start":"00:00","end":"00:01"}}}`, 201)["id"].(string)
+	// A window open one minute a day: the steps meet no dial and no completion.
+	for _, step := range []string{"start", "pause", "resume", "cancel"} {
+		post("POST /v1/campaigns/{id}/"+step, "/v1/campaigns/"+cmp+"/"+step, "", 200)
+	}
 	if live := get("/v1/sessions/" + ses); live["status"] == "ended" {
 		t.Fatalf("session %s ended before the replays", ses)
 	}

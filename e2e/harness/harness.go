@@ -304,6 +304,12 @@ func New(opts Options) (_ *Stack, err error) {
 		cp.RunSweeper(sweepCtx, every)
 	}()
 	sh.closers = append(sh.closers, func() { stopSweep(); <-swept })
+	campaigned := make(chan struct{})
+	go func() {
+		defer close(campaigned)
+		cp.RunCampaigns(sweepCtx)
+	}()
+	sh.closers = append(sh.closers, func() { stopSweep(); <-campaigned })
 	if cp.Delivery != nil {
 		delivered := make(chan struct{})
 		go func() {

@@ -22,6 +22,9 @@ const (
 	// TypeRecordingReady is a recorded call's file, stored: GET /v1/calls/{id}/recording
 	// hands out its URL from then on. Once per call, whenever the file is stored.
 	TypeRecordingReady = "recording.ready"
+	// TypeCampaignCompleted is a campaign all of whose recipients reached a final
+	// status, with the counts per status (shared/campaign).
+	TypeCampaignCompleted = "campaign.completed"
 )
 
 // Event is the envelope: {"id", "type", "created_at", "data"}. AccountID routes it to the
@@ -58,6 +61,25 @@ type CallEnded struct {
 	// SessionMetadata is its session's metadata ({} for none); absent, like session_id,
 	// for a call that never had a session.
 	SessionMetadata map[string]string `json:"session_metadata,omitempty"`
+	// CampaignID and RecipientID name the campaign and recipient a campaign's call
+	// dialled; absent for any other call.
+	CampaignID  string `json:"campaign_id,omitempty"`
+	RecipientID string `json:"recipient_id,omitempty"`
+}
+
+// CampaignCompleted is the data of campaign.completed: every recipient of the campaign
+// reached a final status. Counts has every recipient status (pending and calling are 0).
+type CampaignCompleted struct {
+	CampaignID  string            `json:"campaign_id"`
+	Name        string            `json:"name"`
+	AssistantID string            `json:"assistant_id"`
+	VersionID   string            `json:"version_id"`
+	LineID      string            `json:"line_id"`
+	Recipients  int               `json:"recipients"`
+	Counts      map[string]int    `json:"counts"`
+	StartedAt   time.Time         `json:"started_at"`
+	CompletedAt time.Time         `json:"completed_at"`
+	Metadata    map[string]string `json:"metadata"`
 }
 
 // Session is the session payload: what a client needs to join the call's room.

@@ -62,9 +62,28 @@ func (c CallEnded) MarshalJSON() ([]byte, error) {
 		DecisionSource  string             `json:"decision_source,omitempty"`
 		Metadata        map[string]string  `json:"metadata"`
 		SessionMetadata *map[string]string `json:"session_metadata,omitempty"`
+		CampaignID      string             `json:"campaign_id,omitempty"`
+		RecipientID     string             `json:"recipient_id,omitempty"`
 	}{c.CallID, c.SessionID, c.LineID, c.Direction, c.From, c.To, c.Media, c.HandledBy, ms(c.StartedAt),
 		msPtr(c.AnsweredAt), ms(c.EndedAt), c.DurationMS, c.EndReason, c.EndedBy, c.Decision, c.DecisionSource,
-		orEmpty(c.Metadata), sessionMetadata(c.SessionID, c.SessionMetadata)})
+		orEmpty(c.Metadata), sessionMetadata(c.SessionID, c.SessionMetadata), c.CampaignID, c.RecipientID})
+}
+
+// MarshalJSON writes the data with its timestamps in the API's format.
+func (c CampaignCompleted) MarshalJSON() ([]byte, error) {
+	return json.Marshal(struct {
+		CampaignID  string            `json:"campaign_id"`
+		Name        string            `json:"name"`
+		AssistantID string            `json:"assistant_id"`
+		VersionID   string            `json:"version_id"`
+		LineID      string            `json:"line_id"`
+		Recipients  int               `json:"recipients"`
+		Counts      map[string]int    `json:"counts"`
+		StartedAt   millis            `json:"started_at"`
+		CompletedAt millis            `json:"completed_at"`
+		Metadata    map[string]string `json:"metadata"`
+	}{c.CampaignID, c.Name, c.AssistantID, c.VersionID, c.LineID, c.Recipients, c.Counts, ms(c.StartedAt), ms(c.CompletedAt),
+		orEmpty(c.Metadata)})
 }
 
 // MarshalJSON writes the data with its timestamps in the API's format.

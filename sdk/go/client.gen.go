@@ -1152,6 +1152,270 @@ func (e CallTranscriptEventWithAttemptsType) Valid() bool {
 	}
 }
 
+// Defines values for CampaignObject.
+const (
+	CampaignObjectCampaign CampaignObject = "campaign"
+)
+
+// Valid indicates whether the value is a known member of the CampaignObject enum.
+func (e CampaignObject) Valid() bool {
+	switch e {
+	case CampaignObjectCampaign:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for CampaignStatus.
+const (
+	CampaignStatusCanceled  CampaignStatus = "canceled"
+	CampaignStatusCompleted CampaignStatus = "completed"
+	CampaignStatusDraft     CampaignStatus = "draft"
+	CampaignStatusPaused    CampaignStatus = "paused"
+	CampaignStatusRunning   CampaignStatus = "running"
+)
+
+// Valid indicates whether the value is a known member of the CampaignStatus enum.
+func (e CampaignStatus) Valid() bool {
+	switch e {
+	case CampaignStatusCanceled:
+		return true
+	case CampaignStatusCompleted:
+		return true
+	case CampaignStatusDraft:
+		return true
+	case CampaignStatusPaused:
+		return true
+	case CampaignStatusRunning:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for CampaignAttemptOutcome.
+const (
+	CampaignAttemptOutcomeAnswered    CampaignAttemptOutcome = "answered"
+	CampaignAttemptOutcomeBusy        CampaignAttemptOutcome = "busy"
+	CampaignAttemptOutcomeFailed      CampaignAttemptOutcome = "failed"
+	CampaignAttemptOutcomeLessThannil CampaignAttemptOutcome = "<nil>"
+	CampaignAttemptOutcomeNoAnswer    CampaignAttemptOutcome = "no_answer"
+	CampaignAttemptOutcomeNotPlaced   CampaignAttemptOutcome = "not_placed"
+)
+
+// Valid indicates whether the value is a known member of the CampaignAttemptOutcome enum.
+func (e CampaignAttemptOutcome) Valid() bool {
+	switch e {
+	case CampaignAttemptOutcomeAnswered:
+		return true
+	case CampaignAttemptOutcomeBusy:
+		return true
+	case CampaignAttemptOutcomeFailed:
+		return true
+	case CampaignAttemptOutcomeLessThannil:
+		return true
+	case CampaignAttemptOutcomeNoAnswer:
+		return true
+	case CampaignAttemptOutcomeNotPlaced:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for CampaignCompletedEventObject.
+const (
+	CampaignCompletedEventObjectEvent CampaignCompletedEventObject = "event"
+)
+
+// Valid indicates whether the value is a known member of the CampaignCompletedEventObject enum.
+func (e CampaignCompletedEventObject) Valid() bool {
+	switch e {
+	case CampaignCompletedEventObjectEvent:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for CampaignCompletedEventType.
+const (
+	CampaignCompletedEventTypeCampaignCompleted CampaignCompletedEventType = "campaign.completed"
+)
+
+// Valid indicates whether the value is a known member of the CampaignCompletedEventType enum.
+func (e CampaignCompletedEventType) Valid() bool {
+	switch e {
+	case CampaignCompletedEventTypeCampaignCompleted:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for CampaignCompletedEventWithAttemptsObject.
+const (
+	CampaignCompletedEventWithAttemptsObjectEvent CampaignCompletedEventWithAttemptsObject = "event"
+)
+
+// Valid indicates whether the value is a known member of the CampaignCompletedEventWithAttemptsObject enum.
+func (e CampaignCompletedEventWithAttemptsObject) Valid() bool {
+	switch e {
+	case CampaignCompletedEventWithAttemptsObjectEvent:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for CampaignCompletedEventWithAttemptsType.
+const (
+	CampaignCompletedEventWithAttemptsTypeCampaignCompleted CampaignCompletedEventWithAttemptsType = "campaign.completed"
+)
+
+// Valid indicates whether the value is a known member of the CampaignCompletedEventWithAttemptsType enum.
+func (e CampaignCompletedEventWithAttemptsType) Valid() bool {
+	switch e {
+	case CampaignCompletedEventWithAttemptsTypeCampaignCompleted:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for CampaignListObject.
+const (
+	CampaignListObjectList CampaignListObject = "list"
+)
+
+// Valid indicates whether the value is a known member of the CampaignListObject enum.
+func (e CampaignListObject) Valid() bool {
+	switch e {
+	case CampaignListObjectList:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for CampaignRecipientObject.
+const (
+	CampaignRecipientObjectCampaignRecipient CampaignRecipientObject = "campaign_recipient"
+)
+
+// Valid indicates whether the value is a known member of the CampaignRecipientObject enum.
+func (e CampaignRecipientObject) Valid() bool {
+	switch e {
+	case CampaignRecipientObjectCampaignRecipient:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for CampaignRecipientStatus.
+const (
+	CampaignRecipientStatusAnswered CampaignRecipientStatus = "answered"
+	CampaignRecipientStatusBusy     CampaignRecipientStatus = "busy"
+	CampaignRecipientStatusCalling  CampaignRecipientStatus = "calling"
+	CampaignRecipientStatusCanceled CampaignRecipientStatus = "canceled"
+	CampaignRecipientStatusFailed   CampaignRecipientStatus = "failed"
+	CampaignRecipientStatusNoAnswer CampaignRecipientStatus = "no_answer"
+	CampaignRecipientStatusPending  CampaignRecipientStatus = "pending"
+)
+
+// Valid indicates whether the value is a known member of the CampaignRecipientStatus enum.
+func (e CampaignRecipientStatus) Valid() bool {
+	switch e {
+	case CampaignRecipientStatusAnswered:
+		return true
+	case CampaignRecipientStatusBusy:
+		return true
+	case CampaignRecipientStatusCalling:
+		return true
+	case CampaignRecipientStatusCanceled:
+		return true
+	case CampaignRecipientStatusFailed:
+		return true
+	case CampaignRecipientStatusNoAnswer:
+		return true
+	case CampaignRecipientStatusPending:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for CampaignRecipientListObject.
+const (
+	CampaignRecipientListObjectList CampaignRecipientListObject = "list"
+)
+
+// Valid indicates whether the value is a known member of the CampaignRecipientListObject enum.
+func (e CampaignRecipientListObject) Valid() bool {
+	switch e {
+	case CampaignRecipientListObjectList:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for CampaignRetryOn.
+const (
+	CampaignRetryOnBusy     CampaignRetryOn = "busy"
+	CampaignRetryOnFailed   CampaignRetryOn = "failed"
+	CampaignRetryOnNoAnswer CampaignRetryOn = "no_answer"
+)
+
+// Valid indicates whether the value is a known member of the CampaignRetryOn enum.
+func (e CampaignRetryOn) Valid() bool {
+	switch e {
+	case CampaignRetryOnBusy:
+		return true
+	case CampaignRetryOnFailed:
+		return true
+	case CampaignRetryOnNoAnswer:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for CampaignWindowDays.
+const (
+	Fri CampaignWindowDays = "fri"
+	Mon CampaignWindowDays = "mon"
+	Sat CampaignWindowDays = "sat"
+	Sun CampaignWindowDays = "sun"
+	Thu CampaignWindowDays = "thu"
+	Tue CampaignWindowDays = "tue"
+	Wed CampaignWindowDays = "wed"
+)
+
+// Valid indicates whether the value is a known member of the CampaignWindowDays enum.
+func (e CampaignWindowDays) Valid() bool {
+	switch e {
+	case Fri:
+		return true
+	case Mon:
+		return true
+	case Sat:
+		return true
+	case Sun:
+		return true
+	case Thu:
+		return true
+	case Tue:
+		return true
+	case Wed:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for DecidedCallDecision.
 const (
 	DecidedCallDecisionAccept    DecidedCallDecision = "accept"
@@ -1537,6 +1801,7 @@ const (
 	CallInProgress              Error409ErrorCode = "call_in_progress"
 	CallNotActive               Error409ErrorCode = "call_not_active"
 	CallNotAnswerable           Error409ErrorCode = "call_not_answerable"
+	CampaignStateInvalid        Error409ErrorCode = "campaign_state_invalid"
 	EventNotRedeliverable       Error409ErrorCode = "event_not_redeliverable"
 	HandleTaken                 Error409ErrorCode = "handle_taken"
 	IdempotencyKeyInUse         Error409ErrorCode = "idempotency_key_in_use"
@@ -1572,6 +1837,8 @@ func (e Error409ErrorCode) Valid() bool {
 	case CallNotActive:
 		return true
 	case CallNotAnswerable:
+		return true
+	case CampaignStateInvalid:
 		return true
 	case EventNotRedeliverable:
 		return true
@@ -1886,12 +2153,13 @@ func (e EventListObject) Valid() bool {
 
 // Defines values for EventType.
 const (
-	EventTypeCallAnalyzed   EventType = "call.analyzed"
-	EventTypeCallAnswered   EventType = "call.answered"
-	EventTypeCallEnded      EventType = "call.ended"
-	EventTypeCallIncoming   EventType = "call.incoming"
-	EventTypeCallTranscript EventType = "call.transcript"
-	EventTypeRecordingReady EventType = "recording.ready"
+	EventTypeCallAnalyzed      EventType = "call.analyzed"
+	EventTypeCallAnswered      EventType = "call.answered"
+	EventTypeCallEnded         EventType = "call.ended"
+	EventTypeCallIncoming      EventType = "call.incoming"
+	EventTypeCallTranscript    EventType = "call.transcript"
+	EventTypeCampaignCompleted EventType = "campaign.completed"
+	EventTypeRecordingReady    EventType = "recording.ready"
 )
 
 // Valid indicates whether the value is a known member of the EventType enum.
@@ -1906,6 +2174,8 @@ func (e EventType) Valid() bool {
 	case EventTypeCallIncoming:
 		return true
 	case EventTypeCallTranscript:
+		return true
+	case EventTypeCampaignCompleted:
 		return true
 	case EventTypeRecordingReady:
 		return true
@@ -2925,6 +3195,66 @@ func (e ListAssistantsParamsStatus) Valid() bool {
 	}
 }
 
+// Defines values for ListCampaignsParamsStatus.
+const (
+	ListCampaignsParamsStatusCanceled  ListCampaignsParamsStatus = "canceled"
+	ListCampaignsParamsStatusCompleted ListCampaignsParamsStatus = "completed"
+	ListCampaignsParamsStatusDraft     ListCampaignsParamsStatus = "draft"
+	ListCampaignsParamsStatusPaused    ListCampaignsParamsStatus = "paused"
+	ListCampaignsParamsStatusRunning   ListCampaignsParamsStatus = "running"
+)
+
+// Valid indicates whether the value is a known member of the ListCampaignsParamsStatus enum.
+func (e ListCampaignsParamsStatus) Valid() bool {
+	switch e {
+	case ListCampaignsParamsStatusCanceled:
+		return true
+	case ListCampaignsParamsStatusCompleted:
+		return true
+	case ListCampaignsParamsStatusDraft:
+		return true
+	case ListCampaignsParamsStatusPaused:
+		return true
+	case ListCampaignsParamsStatusRunning:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ListCampaignRecipientsParamsStatus.
+const (
+	ListCampaignRecipientsParamsStatusAnswered ListCampaignRecipientsParamsStatus = "answered"
+	ListCampaignRecipientsParamsStatusBusy     ListCampaignRecipientsParamsStatus = "busy"
+	ListCampaignRecipientsParamsStatusCalling  ListCampaignRecipientsParamsStatus = "calling"
+	ListCampaignRecipientsParamsStatusCanceled ListCampaignRecipientsParamsStatus = "canceled"
+	ListCampaignRecipientsParamsStatusFailed   ListCampaignRecipientsParamsStatus = "failed"
+	ListCampaignRecipientsParamsStatusNoAnswer ListCampaignRecipientsParamsStatus = "no_answer"
+	ListCampaignRecipientsParamsStatusPending  ListCampaignRecipientsParamsStatus = "pending"
+)
+
+// Valid indicates whether the value is a known member of the ListCampaignRecipientsParamsStatus enum.
+func (e ListCampaignRecipientsParamsStatus) Valid() bool {
+	switch e {
+	case ListCampaignRecipientsParamsStatusAnswered:
+		return true
+	case ListCampaignRecipientsParamsStatusBusy:
+		return true
+	case ListCampaignRecipientsParamsStatusCalling:
+		return true
+	case ListCampaignRecipientsParamsStatusCanceled:
+		return true
+	case ListCampaignRecipientsParamsStatusFailed:
+		return true
+	case ListCampaignRecipientsParamsStatusNoAnswer:
+		return true
+	case ListCampaignRecipientsParamsStatusPending:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for CallAnalyzedJSONBodyType.
 const (
 	CallAnalyzedJSONBodyTypeCallAnalyzed CallAnalyzedJSONBodyType = "call.analyzed"
@@ -3662,7 +3992,7 @@ type AvatarListObject string
 
 // Call The call record.
 //
-// Examples: {"analysis":{"error":null,"status":"completed","structured_data":{"delivered":true,"order_id":"6735"},"success":true,"summary":"The caller asked where order 6735 is; the assistant looked it up and told them it was delivered yesterday."},"answered_at":"2026-11-22T07:00:00.123Z","assistant_id":"asst_01jd3f4g5h6j7k8m9n0p1q2r3t","assistant_report":"received","decision":"accept","decision_source":"webhook_response","direction":"inbound","duration_ms":59000,"end_reason":"deleted","ended_at":"2026-11-22T07:00:00.123Z","ended_by":"customer","from":"+15550100009","handled_by":"assistant","id":"call_01jd3f4g5h6j7k8m9n0p1q2r3t","line_id":"line_01jd3f4g5h6j7k8m9n0p1q2r3t","media":"video","metadata":{"order_id":"6735"},"metrics":{"barge_in_stop_ms":{"p50":1,"p95":1},"barge_ins":1,"connecting_screen_ms":1,"errors":{"count":1,"last_kind":"llm_timeout"},"first_greeting_audio_ms":1,"llm_first_token_ms":{"p50":1,"p95":1},"response_ms":{"p50":1,"p95":1},"stt_final_ms":{"p50":1,"p95":1},"tool_calls":1,"tool_errors":0,"tool_ms":{"p50":182,"p95":182},"tts_first_audio_ms":{"p50":1,"p95":1},"turns":1},"object":"call","platform":"sim","session_id":"ses_01jd3f4g5h6j7k8m9n0p1q2r3t","started_at":"2026-11-22T07:00:00.123Z","status":"ended","to":"+15550100001","transcript":[{"end_ms":2400,"interrupted":true,"speaker":"assistant","start_ms":300,"text":"Hello, Acme Dental, how can I help?"}],"usage":{"billable_seconds":59,"duration_ms":59000,"estimated":false,"llm_completion_tokens":236,"llm_prompt_tokens":4210,"stt_audio_ms":21480,"tts_characters":912},"variables":{"caller_name":"Ada"},"version_id":"ver_01jd3f4g5h6j7k8m9n0p1q2r3t"}
+// Examples: {"analysis":{"error":null,"status":"completed","structured_data":{"delivered":true,"order_id":"6735"},"success":true,"summary":"The caller asked where order 6735 is; the assistant looked it up and told them it was delivered yesterday."},"answered_at":"2026-11-22T07:00:00.123Z","assistant_id":"asst_01jd3f4g5h6j7k8m9n0p1q2r3t","assistant_report":"received","campaign_id":null,"decision":"accept","decision_source":"webhook_response","direction":"inbound","duration_ms":59000,"end_reason":"deleted","ended_at":"2026-11-22T07:00:00.123Z","ended_by":"customer","from":"+15550100009","handled_by":"assistant","id":"call_01jd3f4g5h6j7k8m9n0p1q2r3t","line_id":"line_01jd3f4g5h6j7k8m9n0p1q2r3t","media":"video","metadata":{"order_id":"6735"},"metrics":{"barge_in_stop_ms":{"p50":1,"p95":1},"barge_ins":1,"connecting_screen_ms":1,"errors":{"count":1,"last_kind":"llm_timeout"},"first_greeting_audio_ms":1,"llm_first_token_ms":{"p50":1,"p95":1},"response_ms":{"p50":1,"p95":1},"stt_final_ms":{"p50":1,"p95":1},"tool_calls":1,"tool_errors":0,"tool_ms":{"p50":182,"p95":182},"tts_first_audio_ms":{"p50":1,"p95":1},"turns":1},"object":"call","platform":"sim","recipient_id":null,"session_id":"ses_01jd3f4g5h6j7k8m9n0p1q2r3t","started_at":"2026-11-22T07:00:00.123Z","status":"ended","to":"+15550100001","transcript":[{"end_ms":2400,"interrupted":true,"speaker":"assistant","start_ms":300,"text":"Hello, Acme Dental, how can I help?"}],"usage":{"billable_seconds":59,"duration_ms":59000,"estimated":false,"llm_completion_tokens":236,"llm_prompt_tokens":4210,"stt_audio_ms":21480,"tts_characters":912},"variables":{"caller_name":"Ada"},"version_id":"ver_01jd3f4g5h6j7k8m9n0p1q2r3t"}
 type Call struct {
 	// Analysis The post-call analysis of an assistant call whose version asks for one (the
 	// version's `analysis`); null for any other call, and for an assistant call no
@@ -3687,6 +4017,9 @@ type Call struct {
 	// it goes out when the report is in, else at most 5 s after the call ended (see
 	// the assistants section of the introduction).
 	AssistantReport *CallAssistantReport `json:"assistant_report"`
+
+	// CampaignId The campaign that placed the call; null for a call of no campaign.
+	CampaignId *string `json:"campaign_id"`
 
 	// Decision customer_decides calls only: `accept`, `decline`, `assistant` (handed to the line's assistant) or `timeout`.
 	Decision *CallDecision `json:"decision"`
@@ -3749,6 +4082,9 @@ type Call struct {
 	//
 	// Examples: web
 	Platform string `json:"platform"`
+
+	// RecipientId The campaign recipient the call dialled; null for a call of no campaign.
+	RecipientId *string `json:"recipient_id"`
 
 	// Recording The call's recording, when its assistant records it (the version's or the
 	// session's `recording: audio`); null when it does not, or when the call ended
@@ -4163,6 +4499,11 @@ type CallEndedData struct {
 	// Examples: call_01jd3f4g5h6j7k8m9n0p1q2r3t
 	CallId CallID `json:"call_id"`
 
+	// CampaignId The campaign that placed the call; absent for a call of no campaign.
+	//
+	// Examples: cmp_01jd3f4g5h6j7k8m9n0p1q2r3t
+	CampaignId *CampaignID `json:"campaign_id,omitempty"`
+
 	// Direction `inbound` (a call to a line) or `outbound` (a session dialling out).
 	Direction CallEndedDataDirection `json:"direction"`
 
@@ -4196,6 +4537,11 @@ type CallEndedData struct {
 	//
 	// Examples: {"customer":"cus_9s6XKzkNRiz8i3","order_id":"6735"}
 	Metadata *Metadata `json:"metadata,omitempty"`
+
+	// RecipientId The campaign recipient the call dialled; absent for a call of no campaign.
+	//
+	// Examples: rcp_01jd3f4g5h6j7k8m9n0p1q2r3t
+	RecipientId *CampaignRecipientID `json:"recipient_id,omitempty"`
 
 	// SessionId The hosted session the call is bridged into.
 	//
@@ -4426,7 +4772,7 @@ type CallIncomingEventWithAttemptsObject string
 // CallIncomingEventWithAttemptsType The event type; it says which schema `data` has.
 type CallIncomingEventWithAttemptsType string
 
-// CallList Examples: {"data":[{"analysis":{"error":null,"status":"completed","structured_data":{"delivered":true,"order_id":"6735"},"success":true,"summary":"The caller asked where order 6735 is; the assistant looked it up and told them it was delivered yesterday."},"answered_at":"2026-11-22T07:00:00.123Z","assistant_id":"asst_01jd3f4g5h6j7k8m9n0p1q2r3t","assistant_report":"received","decision":"accept","decision_source":"webhook_response","direction":"inbound","duration_ms":59000,"end_reason":"deleted","ended_at":"2026-11-22T07:00:00.123Z","ended_by":"customer","from":"+15550100009","handled_by":"assistant","id":"call_01jd3f4g5h6j7k8m9n0p1q2r3t","line_id":"line_01jd3f4g5h6j7k8m9n0p1q2r3t","media":"video","metadata":{"order_id":"6735"},"metrics":{"barge_in_stop_ms":{"p50":1,"p95":1},"barge_ins":1,"connecting_screen_ms":1,"errors":{"count":1,"last_kind":"llm_timeout"},"first_greeting_audio_ms":1,"llm_first_token_ms":{"p50":1,"p95":1},"response_ms":{"p50":1,"p95":1},"stt_final_ms":{"p50":1,"p95":1},"tool_calls":1,"tool_errors":0,"tool_ms":{"p50":182,"p95":182},"tts_first_audio_ms":{"p50":1,"p95":1},"turns":1},"object":"call","platform":"sim","session_id":"ses_01jd3f4g5h6j7k8m9n0p1q2r3t","started_at":"2026-11-22T07:00:00.123Z","status":"ended","to":"+15550100001","transcript":[{"end_ms":2400,"interrupted":true,"speaker":"assistant","start_ms":300,"text":"Hello, Acme Dental, how can I help?"}],"usage":{"billable_seconds":59,"duration_ms":59000,"estimated":false,"llm_completion_tokens":236,"llm_prompt_tokens":4210,"stt_audio_ms":21480,"tts_characters":912},"variables":{"caller_name":"Ada"},"version_id":"ver_01jd3f4g5h6j7k8m9n0p1q2r3t"}],"has_more":false,"object":"list"}
+// CallList Examples: {"data":[{"analysis":{"error":null,"status":"completed","structured_data":{"delivered":true,"order_id":"6735"},"success":true,"summary":"The caller asked where order 6735 is; the assistant looked it up and told them it was delivered yesterday."},"answered_at":"2026-11-22T07:00:00.123Z","assistant_id":"asst_01jd3f4g5h6j7k8m9n0p1q2r3t","assistant_report":"received","campaign_id":null,"decision":"accept","decision_source":"webhook_response","direction":"inbound","duration_ms":59000,"end_reason":"deleted","ended_at":"2026-11-22T07:00:00.123Z","ended_by":"customer","from":"+15550100009","handled_by":"assistant","id":"call_01jd3f4g5h6j7k8m9n0p1q2r3t","line_id":"line_01jd3f4g5h6j7k8m9n0p1q2r3t","media":"video","metadata":{"order_id":"6735"},"metrics":{"barge_in_stop_ms":{"p50":1,"p95":1},"barge_ins":1,"connecting_screen_ms":1,"errors":{"count":1,"last_kind":"llm_timeout"},"first_greeting_audio_ms":1,"llm_first_token_ms":{"p50":1,"p95":1},"response_ms":{"p50":1,"p95":1},"stt_final_ms":{"p50":1,"p95":1},"tool_calls":1,"tool_errors":0,"tool_ms":{"p50":182,"p95":182},"tts_first_audio_ms":{"p50":1,"p95":1},"turns":1},"object":"call","platform":"sim","recipient_id":null,"session_id":"ses_01jd3f4g5h6j7k8m9n0p1q2r3t","started_at":"2026-11-22T07:00:00.123Z","status":"ended","to":"+15550100001","transcript":[{"end_ms":2400,"interrupted":true,"speaker":"assistant","start_ms":300,"text":"Hello, Acme Dental, how can I help?"}],"usage":{"billable_seconds":59,"duration_ms":59000,"estimated":false,"llm_completion_tokens":236,"llm_prompt_tokens":4210,"stt_audio_ms":21480,"tts_characters":912},"variables":{"caller_name":"Ada"},"version_id":"ver_01jd3f4g5h6j7k8m9n0p1q2r3t"}],"has_more":false,"object":"list"}
 type CallList struct {
 	// Data The page of items, newest first.
 	Data []Call `json:"data"`
@@ -4697,6 +5043,442 @@ type CallUsage struct {
 	// TtsCharacters Characters (Unicode code points) synthesised to speech: the greeting, the replies, fillers and apologies, including sentences the caller cut off. Assistant calls only.
 	TtsCharacters int `json:"tts_characters"`
 }
+
+// Campaign An outbound campaign (docs/campaigns.md).
+//
+// Examples: {"assistant_id":"asst_01jd3f4g5h6j7k8m9n0p1q2r3t","canceled_at":null,"completed_at":null,"counts":{"answered":1,"busy":0,"calling":1,"canceled":0,"failed":0,"no_answer":0,"pending":1},"created_at":"2026-11-22T07:00:00.123Z","id":"cmp_01jd3f4g5h6j7k8m9n0p1q2r3t","line_id":"line_01jd3f4g5h6j7k8m9n0p1q2r3s","metadata":{},"name":"Renewals","object":"campaign","recipients":3,"settings":{"calls_per_second":1,"max_concurrent_calls":5,"retry":{"delay_seconds":300,"max_attempts":2,"on":["busy","failed","no_answer"]},"window":null},"started_at":"2026-11-22T07:00:10.123Z","status":"running","version_id":"ver_01jd3f4g5h6j7k8m9n0p1q2r3t"}
+type Campaign struct {
+	// AssistantId The assistant that makes the calls.
+	AssistantId string `json:"assistant_id"`
+
+	// CanceledAt When it was canceled; null unless it was.
+	//
+	// Examples: 2026-11-22T07:00:00.123Z
+	CanceledAt *NullableTimestamp `json:"canceled_at"`
+
+	// CompletedAt When its last recipient was settled; null until then.
+	//
+	// Examples: 2026-11-22T07:00:00.123Z
+	CompletedAt *NullableTimestamp `json:"completed_at"`
+
+	// Counts Recipients per status; null in lists.
+	Counts *CampaignCounts `json:"counts"`
+
+	// CreatedAt When it was created.
+	//
+	// Examples: 2026-11-22T07:00:00.123Z
+	CreatedAt Timestamp `json:"created_at"`
+
+	// Id The id.
+	//
+	// Examples: cmp_01jd3f4g5h6j7k8m9n0p1q2r3t
+	Id CampaignID `json:"id"`
+
+	// LineId The line that calls.
+	//
+	// Examples: line_01jd3f4g5h6j7k8m9n0p1q2r3t
+	LineId LineID `json:"line_id"`
+
+	// Metadata Key-value pairs for the customer's own use.
+	//
+	// Examples: {"customer":"cus_9s6XKzkNRiz8i3","order_id":"6735"}
+	Metadata Metadata `json:"metadata"`
+
+	// Name The campaign's name.
+	Name string `json:"name"`
+
+	// Object The object's type.
+	Object CampaignObject `json:"object"`
+
+	// Recipients How many recipients the campaign has.
+	Recipients int `json:"recipients"`
+
+	// Settings How the campaign calls.
+	//
+	// Examples: {"calls_per_second":1,"max_concurrent_calls":5,"retry":{"delay_seconds":300,"max_attempts":2,"on":["busy","failed","no_answer"]},"window":null}
+	Settings CampaignSettings `json:"settings"`
+
+	// StartedAt When it started.
+	//
+	// Examples: 2026-11-22T07:00:00.123Z
+	StartedAt *NullableTimestamp `json:"started_at"`
+
+	// Status draft, running, paused, completed or canceled.
+	Status CampaignStatus `json:"status"`
+
+	// VersionId The version every call runs: given at create, or pinned at start; null for a draft that names none.
+	VersionId *string `json:"version_id"`
+}
+
+// CampaignObject The object's type.
+type CampaignObject string
+
+// CampaignStatus draft, running, paused, completed or canceled.
+type CampaignStatus string
+
+// CampaignAttempt Examples: {"call_id":"call_01jd3f4g5h6j7k8m9n0p1q2r3t","end_reason":"assistant_hangup","ended_at":"2026-11-22T07:00:40.123Z","error":null,"outcome":"answered","started_at":"2026-11-22T07:00:10.123Z"}
+type CampaignAttempt struct {
+	// CallId The attempt's call; null when no call was placed.
+	CallId *string `json:"call_id"`
+
+	// EndReason The call's end_reason.
+	EndReason *string `json:"end_reason"`
+
+	// EndedAt When the attempt's call ended; null while it lasts.
+	//
+	// Examples: 2026-11-22T07:00:00.123Z
+	EndedAt *NullableTimestamp `json:"ended_at"`
+
+	// Error Why the dial was refused, when it was.
+	Error *string `json:"error"`
+
+	// Outcome answered, busy, no_answer, failed, or not_placed (claimed but never dialled; retried); null while the call lasts.
+	Outcome *CampaignAttemptOutcome `json:"outcome"`
+
+	// StartedAt When it started.
+	//
+	// Examples: 2026-11-22T07:00:00.123Z
+	StartedAt Timestamp `json:"started_at"`
+}
+
+// CampaignAttemptOutcome answered, busy, no_answer, failed, or not_placed (claimed but never dialled; retried); null while the call lasts.
+type CampaignAttemptOutcome string
+
+// CampaignCompletedData Every recipient of the campaign reached a final status. Once per campaign; a
+// canceled campaign sends none.
+//
+// Examples: {"assistant_id":"asst_01jd3f4g5h6j7k8m9n0p1q2r3t","campaign_id":"cmp_01jd3f4g5h6j7k8m9n0p1q2r3t","completed_at":"2026-11-22T07:12:00.123Z","counts":{"answered":2,"busy":1,"calling":0,"canceled":0,"failed":0,"no_answer":0,"pending":0},"line_id":"line_01jd3f4g5h6j7k8m9n0p1q2r3s","metadata":{},"name":"Renewals","recipients":3,"started_at":"2026-11-22T07:00:00.123Z","version_id":"ver_01jd3f4g5h6j7k8m9n0p1q2r3t"}
+type CampaignCompletedData struct {
+	// AssistantId The assistant that made the calls.
+	AssistantId string `json:"assistant_id"`
+
+	// CampaignId The campaign.
+	//
+	// Examples: cmp_01jd3f4g5h6j7k8m9n0p1q2r3t
+	CampaignId CampaignID `json:"campaign_id"`
+
+	// CompletedAt When its last recipient was settled.
+	//
+	// Examples: 2026-11-22T07:00:00.123Z
+	CompletedAt Timestamp `json:"completed_at"`
+
+	// Counts Recipients per final status.
+	//
+	// Examples: {"answered":2,"busy":1,"calling":0,"canceled":0,"failed":0,"no_answer":0,"pending":0}
+	Counts CampaignCounts `json:"counts"`
+
+	// LineId The line that called.
+	//
+	// Examples: line_01jd3f4g5h6j7k8m9n0p1q2r3t
+	LineId LineID `json:"line_id"`
+
+	// Metadata The campaign's metadata.
+	//
+	// Examples: {"customer":"cus_9s6XKzkNRiz8i3","order_id":"6735"}
+	Metadata Metadata `json:"metadata"`
+
+	// Name The campaign's name.
+	Name string `json:"name"`
+
+	// Recipients How many recipients the campaign had.
+	Recipients int `json:"recipients"`
+
+	// StartedAt When the campaign started.
+	//
+	// Examples: 2026-11-22T07:00:00.123Z
+	StartedAt Timestamp `json:"started_at"`
+
+	// VersionId The version every call ran.
+	VersionId string `json:"version_id"`
+}
+
+// CampaignCompletedEvent A `campaign.completed` event.
+//
+// Examples: {"created_at":"2026-11-22T07:12:00.123Z","data":{"assistant_id":"asst_01jd3f4g5h6j7k8m9n0p1q2r3t","campaign_id":"cmp_01jd3f4g5h6j7k8m9n0p1q2r3t","completed_at":"2026-11-22T07:12:00.123Z","counts":{"answered":2,"busy":1,"calling":0,"canceled":0,"failed":0,"no_answer":0,"pending":0},"line_id":"line_01jd3f4g5h6j7k8m9n0p1q2r3s","metadata":{},"name":"Renewals","recipients":3,"started_at":"2026-11-22T07:00:00.123Z","version_id":"ver_01jd3f4g5h6j7k8m9n0p1q2r3t"},"id":"evt_01jd3f4g5h6j7k8m9n0p1q2r3z","object":"event","type":"campaign.completed"}
+type CampaignCompletedEvent struct {
+	// CreatedAt When the event happened.
+	//
+	// Examples: 2026-11-22T07:00:00.123Z
+	CreatedAt Timestamp `json:"created_at"`
+
+	// Data The event's data, as sent to the endpoints (see `webhooks`).
+	//
+	// Examples: {"assistant_id":"asst_01jd3f4g5h6j7k8m9n0p1q2r3t","campaign_id":"cmp_01jd3f4g5h6j7k8m9n0p1q2r3t","completed_at":"2026-11-22T07:12:00.123Z","counts":{"answered":2,"busy":1,"calling":0,"canceled":0,"failed":0,"no_answer":0,"pending":0},"line_id":"line_01jd3f4g5h6j7k8m9n0p1q2r3s","metadata":{},"name":"Renewals","recipients":3,"started_at":"2026-11-22T07:00:00.123Z","version_id":"ver_01jd3f4g5h6j7k8m9n0p1q2r3t"}
+	Data CampaignCompletedData `json:"data"`
+
+	// Id The event's id; the `webhook-id` of every delivery.
+	//
+	// Examples: evt_01jd3f4g5h6j7k8m9n0p1q2r3t
+	Id EventID `json:"id"`
+
+	// Object Always `event`.
+	Object CampaignCompletedEventObject `json:"object"`
+
+	// Type The event type; it says which schema `data` has.
+	Type CampaignCompletedEventType `json:"type"`
+}
+
+// CampaignCompletedEventObject Always `event`.
+type CampaignCompletedEventObject string
+
+// CampaignCompletedEventType The event type; it says which schema `data` has.
+type CampaignCompletedEventType string
+
+// CampaignCompletedEventWithAttempts A `campaign.completed` event with its delivery attempts.
+//
+// Examples: {"attempts":[],"created_at":"2026-11-22T07:12:00.123Z","data":{"assistant_id":"asst_01jd3f4g5h6j7k8m9n0p1q2r3t","campaign_id":"cmp_01jd3f4g5h6j7k8m9n0p1q2r3t","completed_at":"2026-11-22T07:12:00.123Z","counts":{"answered":2,"busy":1,"calling":0,"canceled":0,"failed":0,"no_answer":0,"pending":0},"line_id":"line_01jd3f4g5h6j7k8m9n0p1q2r3s","metadata":{},"name":"Renewals","recipients":3,"started_at":"2026-11-22T07:00:00.123Z","version_id":"ver_01jd3f4g5h6j7k8m9n0p1q2r3t"},"has_more_attempts":false,"id":"evt_01jd3f4g5h6j7k8m9n0p1q2r3z","object":"event","type":"campaign.completed"}
+type CampaignCompletedEventWithAttempts struct {
+	// Attempts A page of the event's delivery attempts, oldest first (`GET /v1/events/{id}`'s `attempts_limit`, default 20).
+	Attempts []EventAttempt `json:"attempts"`
+
+	// CreatedAt When the event happened.
+	//
+	// Examples: 2026-11-22T07:00:00.123Z
+	CreatedAt Timestamp `json:"created_at"`
+
+	// Data The event's data, as sent to the endpoints (see `webhooks`).
+	//
+	// Examples: {"assistant_id":"asst_01jd3f4g5h6j7k8m9n0p1q2r3t","campaign_id":"cmp_01jd3f4g5h6j7k8m9n0p1q2r3t","completed_at":"2026-11-22T07:12:00.123Z","counts":{"answered":2,"busy":1,"calling":0,"canceled":0,"failed":0,"no_answer":0,"pending":0},"line_id":"line_01jd3f4g5h6j7k8m9n0p1q2r3s","metadata":{},"name":"Renewals","recipients":3,"started_at":"2026-11-22T07:00:00.123Z","version_id":"ver_01jd3f4g5h6j7k8m9n0p1q2r3t"}
+	Data CampaignCompletedData `json:"data"`
+
+	// HasMoreAttempts True when more attempts follow this page; the next starts after the last attempt's `id` (`attempts_starting_after`).
+	HasMoreAttempts bool `json:"has_more_attempts"`
+
+	// Id The event's id; the `webhook-id` of every delivery.
+	//
+	// Examples: evt_01jd3f4g5h6j7k8m9n0p1q2r3t
+	Id EventID `json:"id"`
+
+	// Object Always `event`.
+	Object CampaignCompletedEventWithAttemptsObject `json:"object"`
+
+	// Type The event type; it says which schema `data` has.
+	Type CampaignCompletedEventWithAttemptsType `json:"type"`
+}
+
+// CampaignCompletedEventWithAttemptsObject Always `event`.
+type CampaignCompletedEventWithAttemptsObject string
+
+// CampaignCompletedEventWithAttemptsType The event type; it says which schema `data` has.
+type CampaignCompletedEventWithAttemptsType string
+
+// CampaignCounts Recipients per status, every status present.
+//
+// Examples: {"answered":2,"busy":1,"calling":0,"canceled":0,"failed":0,"no_answer":0,"pending":0}
+type CampaignCounts struct {
+	// Answered A call connected.
+	Answered int `json:"answered"`
+
+	// Busy Final: busy on the last attempt.
+	Busy int `json:"busy"`
+
+	// Calling A call under way.
+	Calling int `json:"calling"`
+
+	// Canceled The campaign was canceled before the recipient was called.
+	Canceled int `json:"canceled"`
+
+	// Failed Final: the last attempt failed.
+	Failed int `json:"failed"`
+
+	// NoAnswer Final: unanswered on the last attempt.
+	NoAnswer int `json:"no_answer"`
+
+	// Pending Waiting for a first call or a retry.
+	Pending int `json:"pending"`
+}
+
+// CampaignCreate Examples: {"assistant_id":"asst_01jd3f4g5h6j7k8m9n0p1q2r3t","name":"Renewals","recipients":[{"platform_handle":"+15550100002"}]}
+type CampaignCreate struct {
+	// AssistantId The assistant that makes the calls.
+	AssistantId string `json:"assistant_id"`
+
+	// LineId The line that calls; default the account's first line.
+	//
+	// Examples: line_01jd3f4g5h6j7k8m9n0p1q2r3t
+	LineId *LineID `json:"line_id,omitempty"`
+
+	// Metadata Key-value pairs for the customer's own use.
+	//
+	// Examples: {"customer":"cus_9s6XKzkNRiz8i3","order_id":"6735"}
+	Metadata *Metadata `json:"metadata,omitempty"`
+
+	// Name The campaign's name.
+	Name *string `json:"name,omitempty"`
+
+	// Recipients 1 to 1,000 recipients, called in this order.
+	Recipients []CampaignRecipientInput `json:"recipients"`
+
+	// Settings How the campaign calls.
+	Settings *struct {
+		// CallsPerSecond Above 0, at most 10; default 1.
+		CallsPerSecond *float32 `json:"calls_per_second,omitempty"`
+
+		// MaxConcurrentCalls Default 5, or the account's limit if lower.
+		MaxConcurrentCalls *int `json:"max_concurrent_calls,omitempty"`
+
+		// Retry When recipients are called again.
+		//
+		// Examples: {"delay_seconds":600,"max_attempts":3,"on":["busy","no_answer"]}
+		Retry *CampaignRetry `json:"retry,omitempty"`
+
+		// Window When calls may start.
+		//
+		// Examples: {"days":["mon","tue","wed","thu","fri"],"end":"17:30","start":"09:00","time_zone":"America/New_York"}
+		Window *CampaignWindow `json:"window,omitempty"`
+	} `json:"settings,omitempty"`
+
+	// VersionId A version to pin; default the assistant's active version when the campaign starts.
+	VersionId *string `json:"version_id,omitempty"`
+}
+
+// CampaignID Examples: cmp_01jd3f4g5h6j7k8m9n0p1q2r3t
+type CampaignID = string
+
+// CampaignList Examples: {"data":[],"has_more":false,"object":"list"}
+type CampaignList struct {
+	// Data The page's items.
+	Data []Campaign `json:"data"`
+
+	// HasMore True when another page exists after this one.
+	HasMore bool `json:"has_more"`
+
+	// Object The object's type.
+	Object CampaignListObject `json:"object"`
+}
+
+// CampaignListObject The object's type.
+type CampaignListObject string
+
+// CampaignRecipient Examples: {"attempts":[],"campaign_id":"cmp_01jd3f4g5h6j7k8m9n0p1q2r3t","id":"rcp_01jd3f4g5h6j7k8m9n0p1q2r3t","metadata":{},"next_attempt_at":null,"object":"campaign_recipient","platform_handle":"+15550100002","status":"answered","variables":{}}
+type CampaignRecipient struct {
+	// Attempts The calls placed, oldest first.
+	Attempts []CampaignAttempt `json:"attempts"`
+
+	// CampaignId The recipient's campaign.
+	//
+	// Examples: cmp_01jd3f4g5h6j7k8m9n0p1q2r3t
+	CampaignId CampaignID `json:"campaign_id"`
+
+	// Id The id.
+	//
+	// Examples: rcp_01jd3f4g5h6j7k8m9n0p1q2r3t
+	Id CampaignRecipientID `json:"id"`
+
+	// Metadata Key-value pairs for the customer's own use.
+	//
+	// Examples: {"customer":"cus_9s6XKzkNRiz8i3","order_id":"6735"}
+	Metadata Metadata `json:"metadata"`
+
+	// NextAttemptAt When a pending recipient is called next; null for at once or never.
+	//
+	// Examples: 2026-11-22T07:00:00.123Z
+	NextAttemptAt *NullableTimestamp `json:"next_attempt_at"`
+
+	// Object The object's type.
+	Object CampaignRecipientObject `json:"object"`
+
+	// PlatformHandle Who is called.
+	PlatformHandle string `json:"platform_handle"`
+
+	// Status The recipient's status.
+	Status CampaignRecipientStatus `json:"status"`
+
+	// Variables Values for the assistant's placeholders.
+	Variables map[string]string `json:"variables"`
+}
+
+// CampaignRecipientObject The object's type.
+type CampaignRecipientObject string
+
+// CampaignRecipientStatus The recipient's status.
+type CampaignRecipientStatus string
+
+// CampaignRecipientID Examples: rcp_01jd3f4g5h6j7k8m9n0p1q2r3t
+type CampaignRecipientID = string
+
+// CampaignRecipientInput Examples: {"metadata":{"crm_id":"42"},"platform_handle":"+15550100002","variables":{"first_name":"Ada"}}
+type CampaignRecipientInput struct {
+	// Metadata Copied to the call's metadata.
+	//
+	// Examples: {"customer":"cus_9s6XKzkNRiz8i3","order_id":"6735"}
+	Metadata *Metadata `json:"metadata,omitempty"`
+
+	// PlatformHandle Who to call: a handle the line's platform dials (E.164 on telephone lines).
+	PlatformHandle string `json:"platform_handle"`
+
+	// Variables Values for the assistant's placeholders on this recipient's call.
+	Variables *map[string]string `json:"variables,omitempty"`
+}
+
+// CampaignRecipientList Examples: {"data":[],"has_more":false,"object":"list"}
+type CampaignRecipientList struct {
+	// Data The page's items.
+	Data []CampaignRecipient `json:"data"`
+
+	// HasMore True when another page exists after this one.
+	HasMore bool `json:"has_more"`
+
+	// Object The object's type.
+	Object CampaignRecipientListObject `json:"object"`
+}
+
+// CampaignRecipientListObject The object's type.
+type CampaignRecipientListObject string
+
+// CampaignRetry Calls per recipient at most (the first included), the delay after an attempt's end, and which outcomes are retried.
+//
+// Examples: {"delay_seconds":600,"max_attempts":3,"on":["busy","no_answer"]}
+type CampaignRetry struct {
+	// DelaySeconds 0 to 604800; default 300.
+	DelaySeconds *int `json:"delay_seconds,omitempty"`
+
+	// MaxAttempts 1 to 10; default 2.
+	MaxAttempts *int `json:"max_attempts,omitempty"`
+
+	// On Outcomes retried; default all three.
+	On *[]CampaignRetryOn `json:"on,omitempty"`
+}
+
+// CampaignRetryOn defines model for CampaignRetry.On.
+type CampaignRetryOn string
+
+// CampaignSettings Examples: {"calls_per_second":1,"max_concurrent_calls":5,"retry":{"delay_seconds":300,"max_attempts":2,"on":["busy","failed","no_answer"]},"window":null}
+type CampaignSettings struct {
+	// CallsPerSecond Calls started per second at most.
+	CallsPerSecond float32 `json:"calls_per_second"`
+
+	// MaxConcurrentCalls Calls under way at once at most (at most the account's concurrent session limit).
+	MaxConcurrentCalls int `json:"max_concurrent_calls"`
+
+	// Retry When recipients are called again.
+	//
+	// Examples: {"delay_seconds":600,"max_attempts":3,"on":["busy","no_answer"]}
+	Retry CampaignRetry `json:"retry"`
+
+	// Window The calling window; null for any time.
+	Window *CampaignWindow `json:"window"`
+}
+
+// CampaignWindow When calls may start, in `time_zone` (IANA; default UTC). Calls under way at the end are not cut off.
+//
+// Examples: {"days":["mon","tue","wed","thu","fri"],"end":"17:30","start":"09:00","time_zone":"America/New_York"}
+type CampaignWindow struct {
+	// Days Days calls may start; default every day.
+	Days *[]CampaignWindowDays `json:"days,omitempty"`
+
+	// End HH:MM after start (24:00 for midnight), default 24:00.
+	End *string `json:"end,omitempty"`
+
+	// Start HH:MM, default 00:00.
+	Start *string `json:"start,omitempty"`
+
+	// TimeZone An IANA time zone; default UTC.
+	TimeZone *string `json:"time_zone,omitempty"`
+}
+
+// CampaignWindowDays defines model for CampaignWindow.Days.
+type CampaignWindowDays string
 
 // CreatedFilter A Unix time in whole seconds (digits only) or an RFC 3339 timestamp.
 //
@@ -6949,6 +7731,9 @@ type ApiKeyPathID = ApiKeyID
 // AssistantPathID Examples: asst_01jd3f4g5h6j7k8m9n0p1q2r3t
 type AssistantPathID = AssistantID
 
+// CampaignPathID Examples: cmp_01jd3f4g5h6j7k8m9n0p1q2r3t
+type CampaignPathID = CampaignID
+
 // CreatedGTE A Unix time in whole seconds (digits only) or an RFC 3339 timestamp.
 //
 // Examples: 2026-11-22T07:00:00Z, 1795330800
@@ -7199,6 +7984,72 @@ type AnswerCallParams struct {
 
 // TransferCallParams defines parameters for TransferCall.
 type TransferCallParams struct {
+	// IdempotencyKey Makes the POST safe to retry. See the conventions in the description.
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
+
+// ListCampaignsParams defines parameters for ListCampaigns.
+type ListCampaignsParams struct {
+	// Limit Page size.
+	Limit *Limit `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// StartingAfter Id of the last campaign of the previous page.
+	StartingAfter *CampaignID `form:"starting_after,omitempty" json:"starting_after,omitempty"`
+
+	// EndingBefore Id of the first campaign of the next page (the newer one). Not with `starting_after`.
+	EndingBefore *CampaignID `form:"ending_before,omitempty" json:"ending_before,omitempty"`
+
+	// Status Only campaigns with this status.
+	Status *ListCampaignsParamsStatus `form:"status,omitempty" json:"status,omitempty"`
+}
+
+// ListCampaignsParamsStatus defines parameters for ListCampaigns.
+type ListCampaignsParamsStatus string
+
+// CreateCampaignParams defines parameters for CreateCampaign.
+type CreateCampaignParams struct {
+	// IdempotencyKey Makes the POST safe to retry. See the conventions in the description.
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
+
+// CancelCampaignParams defines parameters for CancelCampaign.
+type CancelCampaignParams struct {
+	// IdempotencyKey Makes the POST safe to retry. See the conventions in the description.
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
+
+// PauseCampaignParams defines parameters for PauseCampaign.
+type PauseCampaignParams struct {
+	// IdempotencyKey Makes the POST safe to retry. See the conventions in the description.
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
+
+// ListCampaignRecipientsParams defines parameters for ListCampaignRecipients.
+type ListCampaignRecipientsParams struct {
+	// Limit Page size.
+	Limit *Limit `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// StartingAfter Id of the last recipient of the previous page.
+	StartingAfter *CampaignRecipientID `form:"starting_after,omitempty" json:"starting_after,omitempty"`
+
+	// EndingBefore Id of the first recipient of the next page; the page holds the recipients just before it, in list order. Not with `starting_after`.
+	EndingBefore *CampaignRecipientID `form:"ending_before,omitempty" json:"ending_before,omitempty"`
+
+	// Status Only recipients with this status.
+	Status *ListCampaignRecipientsParamsStatus `form:"status,omitempty" json:"status,omitempty"`
+}
+
+// ListCampaignRecipientsParamsStatus defines parameters for ListCampaignRecipients.
+type ListCampaignRecipientsParamsStatus string
+
+// ResumeCampaignParams defines parameters for ResumeCampaign.
+type ResumeCampaignParams struct {
+	// IdempotencyKey Makes the POST safe to retry. See the conventions in the description.
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
+
+// StartCampaignParams defines parameters for StartCampaign.
+type StartCampaignParams struct {
 	// IdempotencyKey Makes the POST safe to retry. See the conventions in the description.
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
@@ -7673,6 +8524,9 @@ type AnswerCallJSONRequestBody = CallAnswerRequest
 // TransferCallJSONRequestBody defines body for TransferCall for application/json ContentType.
 type TransferCallJSONRequestBody = CallTransferRequest
 
+// CreateCampaignJSONRequestBody defines body for CreateCampaign for application/json ContentType.
+type CreateCampaignJSONRequestBody = CampaignCreate
+
 // RedeliverEventJSONRequestBody defines body for RedeliverEvent for application/json ContentType.
 type RedeliverEventJSONRequestBody = EventRedeliver
 
@@ -7934,6 +8788,40 @@ func (t *Event) MergeRecordingReadyEvent(v RecordingReadyEvent) error {
 	return err
 }
 
+// AsCampaignCompletedEvent returns the union data inside the Event as a CampaignCompletedEvent
+func (t Event) AsCampaignCompletedEvent() (CampaignCompletedEvent, error) {
+	var body CampaignCompletedEvent
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromCampaignCompletedEvent overwrites any union data inside the Event as the provided CampaignCompletedEvent
+func (t *Event) FromCampaignCompletedEvent(v CampaignCompletedEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"campaign.completed"}`))
+	t.union = b
+	return err
+}
+
+// MergeCampaignCompletedEvent performs a merge with any union data inside the Event, using the provided CampaignCompletedEvent
+func (t *Event) MergeCampaignCompletedEvent(v CampaignCompletedEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"campaign.completed"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
 func (t Event) Discriminator() (string, error) {
 	var discriminator struct {
 		Discriminator string `json:"type"`
@@ -7958,6 +8846,8 @@ func (t Event) ValueByDiscriminator() (interface{}, error) {
 		return t.AsCallIncomingEvent()
 	case "call.transcript":
 		return t.AsCallTranscriptEvent()
+	case "campaign.completed":
+		return t.AsCampaignCompletedEvent()
 	case "recording.ready":
 		return t.AsRecordingReadyEvent()
 	default:
@@ -8179,6 +9069,40 @@ func (t *EventWithAttempts) MergeRecordingReadyEventWithAttempts(v RecordingRead
 	return err
 }
 
+// AsCampaignCompletedEventWithAttempts returns the union data inside the EventWithAttempts as a CampaignCompletedEventWithAttempts
+func (t EventWithAttempts) AsCampaignCompletedEventWithAttempts() (CampaignCompletedEventWithAttempts, error) {
+	var body CampaignCompletedEventWithAttempts
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromCampaignCompletedEventWithAttempts overwrites any union data inside the EventWithAttempts as the provided CampaignCompletedEventWithAttempts
+func (t *EventWithAttempts) FromCampaignCompletedEventWithAttempts(v CampaignCompletedEventWithAttempts) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"campaign.completed"}`))
+	t.union = b
+	return err
+}
+
+// MergeCampaignCompletedEventWithAttempts performs a merge with any union data inside the EventWithAttempts, using the provided CampaignCompletedEventWithAttempts
+func (t *EventWithAttempts) MergeCampaignCompletedEventWithAttempts(v CampaignCompletedEventWithAttempts) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"campaign.completed"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
 func (t EventWithAttempts) Discriminator() (string, error) {
 	var discriminator struct {
 		Discriminator string `json:"type"`
@@ -8203,6 +9127,8 @@ func (t EventWithAttempts) ValueByDiscriminator() (interface{}, error) {
 		return t.AsCallIncomingEventWithAttempts()
 	case "call.transcript":
 		return t.AsCallTranscriptEventWithAttempts()
+	case "campaign.completed":
+		return t.AsCampaignCompletedEventWithAttempts()
 	case "recording.ready":
 		return t.AsRecordingReadyEventWithAttempts()
 	default:
@@ -8875,6 +9801,87 @@ type ClientInterface interface {
 	//
 	// Corresponds with POST /v1/calls/{id}/transfer (the `TransferCall` operationId).
 	TransferCall(ctx context.Context, id CallID, params *TransferCallParams, body TransferCallJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ListCampaigns List campaigns
+	//
+	// The account's campaigns, newest first; `counts` is null here (GET one for them).
+	//
+	// Corresponds with GET /v1/campaigns (the `ListCampaigns` operationId).
+	ListCampaigns(ctx context.Context, params *ListCampaignsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CreateCampaignWithBody Create a campaign
+	//
+	// A draft campaign: an assistant (its `version_id`, or its active version pinned
+	// when the campaign starts) calls up to 1,000 `recipients` from `line_id` (default
+	// the account's first line) once started, at most `settings.max_concurrent_calls`
+	// at once (at most the account's concurrent session limit), `calls_per_second`,
+	// within `window`, retrying the outcomes in `retry.on` after `delay_seconds`. Each
+	// call is an outbound audio assistant session whose record and `call.ended` carry
+	// `campaign_id` and `recipient_id`. A test key creates campaigns on sim lines only
+	// (403 `live_key_required`). See docs/campaigns.md.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v1/campaigns (the `CreateCampaign` operationId).
+	CreateCampaignWithBody(ctx context.Context, params *CreateCampaignParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CreateCampaign Create a campaign
+	//
+	// A draft campaign: an assistant (its `version_id`, or its active version pinned
+	// when the campaign starts) calls up to 1,000 `recipients` from `line_id` (default
+	// the account's first line) once started, at most `settings.max_concurrent_calls`
+	// at once (at most the account's concurrent session limit), `calls_per_second`,
+	// within `window`, retrying the outcomes in `retry.on` after `delay_seconds`. Each
+	// call is an outbound audio assistant session whose record and `call.ended` carry
+	// `campaign_id` and `recipient_id`. A test key creates campaigns on sim lines only
+	// (403 `live_key_required`). See docs/campaigns.md.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v1/campaigns (the `CreateCampaign` operationId).
+	CreateCampaign(ctx context.Context, params *CreateCampaignParams, body CreateCampaignJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetCampaign Get a campaign
+	//
+	// The campaign with its recipients' counts per status.
+	//
+	// Corresponds with GET /v1/campaigns/{id} (the `GetCampaign` operationId).
+	GetCampaign(ctx context.Context, id CampaignPathID, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CancelCampaign Cancel a campaign
+	//
+	// A draft, running or paused campaign places no call from now on; calls under way finish, and recipients not called are `canceled`.
+	//
+	// Corresponds with POST /v1/campaigns/{id}/cancel (the `CancelCampaign` operationId).
+	CancelCampaign(ctx context.Context, id CampaignPathID, params *CancelCampaignParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PauseCampaign Pause a campaign
+	//
+	// A running campaign places no new call from now on; calls under way finish.
+	//
+	// Corresponds with POST /v1/campaigns/{id}/pause (the `PauseCampaign` operationId).
+	PauseCampaign(ctx context.Context, id CampaignPathID, params *PauseCampaignParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ListCampaignRecipients List a campaign's recipients
+	//
+	// The recipients in list order (the order given at create), with their attempts.
+	//
+	// Corresponds with GET /v1/campaigns/{id}/recipients (the `ListCampaignRecipients` operationId).
+	ListCampaignRecipients(ctx context.Context, id CampaignPathID, params *ListCampaignRecipientsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ResumeCampaign Resume a campaign
+	//
+	// A paused campaign calls again.
+	//
+	// Corresponds with POST /v1/campaigns/{id}/resume (the `ResumeCampaign` operationId).
+	ResumeCampaign(ctx context.Context, id CampaignPathID, params *ResumeCampaignParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// StartCampaign Start a campaign
+	//
+	// A draft campaign starts calling (409 `campaign_state_invalid` otherwise); the version is pinned now unless one was given.
+	//
+	// Corresponds with POST /v1/campaigns/{id}/start (the `StartCampaign` operationId).
+	StartCampaign(ctx context.Context, id CampaignPathID, params *StartCampaignParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ListEvents List events
 	//
@@ -10478,6 +11485,177 @@ func (c *BaseClient) TransferCallWithBody(ctx context.Context, id CallID, params
 // Corresponds with POST /v1/calls/{id}/transfer (the `TransferCall` operationId).
 func (c *BaseClient) TransferCall(ctx context.Context, id CallID, params *TransferCallParams, body TransferCallJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewTransferCallRequest(c.Server, id, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ListCampaigns List campaigns
+//
+// The account's campaigns, newest first; `counts` is null here (GET one for them).
+//
+// Corresponds with GET /v1/campaigns (the `ListCampaigns` operationId).
+func (c *BaseClient) ListCampaigns(ctx context.Context, params *ListCampaignsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListCampaignsRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CreateCampaignWithBody Create a campaign
+//
+// A draft campaign: an assistant (its `version_id`, or its active version pinned
+// when the campaign starts) calls up to 1,000 `recipients` from `line_id` (default
+// the account's first line) once started, at most `settings.max_concurrent_calls`
+// at once (at most the account's concurrent session limit), `calls_per_second`,
+// within `window`, retrying the outcomes in `retry.on` after `delay_seconds`. Each
+// call is an outbound audio assistant session whose record and `call.ended` carry
+// `campaign_id` and `recipient_id`. A test key creates campaigns on sim lines only
+// (403 `live_key_required`). See docs/campaigns.md.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v1/campaigns (the `CreateCampaign` operationId).
+func (c *BaseClient) CreateCampaignWithBody(ctx context.Context, params *CreateCampaignParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreateCampaignRequestWithBody(c.Server, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CreateCampaign Create a campaign
+//
+// A draft campaign: an assistant (its `version_id`, or its active version pinned
+// when the campaign starts) calls up to 1,000 `recipients` from `line_id` (default
+// the account's first line) once started, at most `settings.max_concurrent_calls`
+// at once (at most the account's concurrent session limit), `calls_per_second`,
+// within `window`, retrying the outcomes in `retry.on` after `delay_seconds`. Each
+// call is an outbound audio assistant session whose record and `call.ended` carry
+// `campaign_id` and `recipient_id`. A test key creates campaigns on sim lines only
+// (403 `live_key_required`). See docs/campaigns.md.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v1/campaigns (the `CreateCampaign` operationId).
+func (c *BaseClient) CreateCampaign(ctx context.Context, params *CreateCampaignParams, body CreateCampaignJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreateCampaignRequest(c.Server, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetCampaign Get a campaign
+//
+// The campaign with its recipients' counts per status.
+//
+// Corresponds with GET /v1/campaigns/{id} (the `GetCampaign` operationId).
+func (c *BaseClient) GetCampaign(ctx context.Context, id CampaignPathID, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetCampaignRequest(c.Server, id)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CancelCampaign Cancel a campaign
+//
+// A draft, running or paused campaign places no call from now on; calls under way finish, and recipients not called are `canceled`.
+//
+// Corresponds with POST /v1/campaigns/{id}/cancel (the `CancelCampaign` operationId).
+func (c *BaseClient) CancelCampaign(ctx context.Context, id CampaignPathID, params *CancelCampaignParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCancelCampaignRequest(c.Server, id, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PauseCampaign Pause a campaign
+//
+// A running campaign places no new call from now on; calls under way finish.
+//
+// Corresponds with POST /v1/campaigns/{id}/pause (the `PauseCampaign` operationId).
+func (c *BaseClient) PauseCampaign(ctx context.Context, id CampaignPathID, params *PauseCampaignParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPauseCampaignRequest(c.Server, id, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ListCampaignRecipients List a campaign's recipients
+//
+// The recipients in list order (the order given at create), with their attempts.
+//
+// Corresponds with GET /v1/campaigns/{id}/recipients (the `ListCampaignRecipients` operationId).
+func (c *BaseClient) ListCampaignRecipients(ctx context.Context, id CampaignPathID, params *ListCampaignRecipientsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListCampaignRecipientsRequest(c.Server, id, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ResumeCampaign Resume a campaign
+//
+// A paused campaign calls again.
+//
+// Corresponds with POST /v1/campaigns/{id}/resume (the `ResumeCampaign` operationId).
+func (c *BaseClient) ResumeCampaign(ctx context.Context, id CampaignPathID, params *ResumeCampaignParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewResumeCampaignRequest(c.Server, id, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// StartCampaign Start a campaign
+//
+// A draft campaign starts calling (409 `campaign_state_invalid` otherwise); the version is pinned now unless one was given.
+//
+// Corresponds with POST /v1/campaigns/{id}/start (the `StartCampaign` operationId).
+func (c *BaseClient) StartCampaign(ctx context.Context, id CampaignPathID, params *StartCampaignParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewStartCampaignRequest(c.Server, id, params)
 	if err != nil {
 		return nil, err
 	}
@@ -12960,6 +14138,478 @@ func NewTransferCallRequestWithBody(server string, id CallID, params *TransferCa
 	return req, nil
 }
 
+// NewListCampaignsRequest constructs an http.Request for the ListCampaigns method
+func NewListCampaignsRequest(server string, params *ListCampaignsParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/campaigns")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.StartingAfter != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "starting_after", *params.StartingAfter, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.EndingBefore != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "ending_before", *params.EndingBefore, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Status != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "status", *params.Status, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewCreateCampaignRequest calls the generic CreateCampaign builder with application/json body
+func NewCreateCampaignRequest(server string, params *CreateCampaignParams, body CreateCampaignJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewCreateCampaignRequestWithBody(server, params, "application/json", bodyReader)
+}
+
+// NewCreateCampaignRequestWithBody constructs an http.Request for the CreateCampaign method, with any body, and a specified content type
+func NewCreateCampaignRequestWithBody(server string, params *CreateCampaignParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/campaigns")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.IdempotencyKey != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Idempotency-Key", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewGetCampaignRequest constructs an http.Request for the GetCampaign method
+func NewGetCampaignRequest(server string, id CampaignPathID) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/campaigns/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewCancelCampaignRequest constructs an http.Request for the CancelCampaign method
+func NewCancelCampaignRequest(server string, id CampaignPathID, params *CancelCampaignParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/campaigns/%s/cancel", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.IdempotencyKey != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Idempotency-Key", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewPauseCampaignRequest constructs an http.Request for the PauseCampaign method
+func NewPauseCampaignRequest(server string, id CampaignPathID, params *PauseCampaignParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/campaigns/%s/pause", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.IdempotencyKey != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Idempotency-Key", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewListCampaignRecipientsRequest constructs an http.Request for the ListCampaignRecipients method
+func NewListCampaignRecipientsRequest(server string, id CampaignPathID, params *ListCampaignRecipientsParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/campaigns/%s/recipients", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.StartingAfter != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "starting_after", *params.StartingAfter, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.EndingBefore != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "ending_before", *params.EndingBefore, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Status != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "status", *params.Status, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewResumeCampaignRequest constructs an http.Request for the ResumeCampaign method
+func NewResumeCampaignRequest(server string, id CampaignPathID, params *ResumeCampaignParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/campaigns/%s/resume", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.IdempotencyKey != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Idempotency-Key", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewStartCampaignRequest constructs an http.Request for the StartCampaign method
+func NewStartCampaignRequest(server string, id CampaignPathID, params *StartCampaignParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/campaigns/%s/start", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.IdempotencyKey != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Idempotency-Key", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
 // NewListEventsRequest constructs an http.Request for the ListEvents method
 func NewListEventsRequest(server string, params *ListEventsParams) (*http.Request, error) {
 	var err error
@@ -15168,6 +16818,101 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with POST /v1/calls/{id}/transfer (the `TransferCall` operationId).
 	TransferCallWithResponse(ctx context.Context, id CallID, params *TransferCallParams, body TransferCallJSONRequestBody, reqEditors ...RequestEditorFn) (*TransferCallResponse, error)
+
+	// ListCampaignsWithResponse List campaigns
+	//
+	// The account's campaigns, newest first; `counts` is null here (GET one for them).
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/campaigns (the `ListCampaigns` operationId).
+	ListCampaignsWithResponse(ctx context.Context, params *ListCampaignsParams, reqEditors ...RequestEditorFn) (*ListCampaignsResponse, error)
+
+	// CreateCampaignWithBodyWithResponse Create a campaign
+	//
+	// A draft campaign: an assistant (its `version_id`, or its active version pinned
+	// when the campaign starts) calls up to 1,000 `recipients` from `line_id` (default
+	// the account's first line) once started, at most `settings.max_concurrent_calls`
+	// at once (at most the account's concurrent session limit), `calls_per_second`,
+	// within `window`, retrying the outcomes in `retry.on` after `delay_seconds`. Each
+	// call is an outbound audio assistant session whose record and `call.ended` carry
+	// `campaign_id` and `recipient_id`. A test key creates campaigns on sim lines only
+	// (403 `live_key_required`). See docs/campaigns.md.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/campaigns (the `CreateCampaign` operationId).
+	CreateCampaignWithBodyWithResponse(ctx context.Context, params *CreateCampaignParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateCampaignResponse, error)
+
+	// CreateCampaignWithResponse Create a campaign
+	//
+	// A draft campaign: an assistant (its `version_id`, or its active version pinned
+	// when the campaign starts) calls up to 1,000 `recipients` from `line_id` (default
+	// the account's first line) once started, at most `settings.max_concurrent_calls`
+	// at once (at most the account's concurrent session limit), `calls_per_second`,
+	// within `window`, retrying the outcomes in `retry.on` after `delay_seconds`. Each
+	// call is an outbound audio assistant session whose record and `call.ended` carry
+	// `campaign_id` and `recipient_id`. A test key creates campaigns on sim lines only
+	// (403 `live_key_required`). See docs/campaigns.md.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/campaigns (the `CreateCampaign` operationId).
+	CreateCampaignWithResponse(ctx context.Context, params *CreateCampaignParams, body CreateCampaignJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateCampaignResponse, error)
+
+	// GetCampaignWithResponse Get a campaign
+	//
+	// The campaign with its recipients' counts per status.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/campaigns/{id} (the `GetCampaign` operationId).
+	GetCampaignWithResponse(ctx context.Context, id CampaignPathID, reqEditors ...RequestEditorFn) (*GetCampaignResponse, error)
+
+	// CancelCampaignWithResponse Cancel a campaign
+	//
+	// A draft, running or paused campaign places no call from now on; calls under way finish, and recipients not called are `canceled`.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/campaigns/{id}/cancel (the `CancelCampaign` operationId).
+	CancelCampaignWithResponse(ctx context.Context, id CampaignPathID, params *CancelCampaignParams, reqEditors ...RequestEditorFn) (*CancelCampaignResponse, error)
+
+	// PauseCampaignWithResponse Pause a campaign
+	//
+	// A running campaign places no new call from now on; calls under way finish.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/campaigns/{id}/pause (the `PauseCampaign` operationId).
+	PauseCampaignWithResponse(ctx context.Context, id CampaignPathID, params *PauseCampaignParams, reqEditors ...RequestEditorFn) (*PauseCampaignResponse, error)
+
+	// ListCampaignRecipientsWithResponse List a campaign's recipients
+	//
+	// The recipients in list order (the order given at create), with their attempts.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/campaigns/{id}/recipients (the `ListCampaignRecipients` operationId).
+	ListCampaignRecipientsWithResponse(ctx context.Context, id CampaignPathID, params *ListCampaignRecipientsParams, reqEditors ...RequestEditorFn) (*ListCampaignRecipientsResponse, error)
+
+	// ResumeCampaignWithResponse Resume a campaign
+	//
+	// A paused campaign calls again.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/campaigns/{id}/resume (the `ResumeCampaign` operationId).
+	ResumeCampaignWithResponse(ctx context.Context, id CampaignPathID, params *ResumeCampaignParams, reqEditors ...RequestEditorFn) (*ResumeCampaignResponse, error)
+
+	// StartCampaignWithResponse Start a campaign
+	//
+	// A draft campaign starts calling (409 `campaign_state_invalid` otherwise); the version is pinned now unless one was given.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/campaigns/{id}/start (the `StartCampaign` operationId).
+	StartCampaignWithResponse(ctx context.Context, id CampaignPathID, params *StartCampaignParams, reqEditors ...RequestEditorFn) (*StartCampaignResponse, error)
 
 	// ListEventsWithResponse List events
 	//
@@ -19923,6 +21668,1437 @@ func (r TransferCallResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r TransferCallResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// ListCampaignsResponse200Headers the declared response headers of an HTTP 200 response for ListCampaigns
+type ListCampaignsResponse200Headers struct {
+	RequestId RequestID
+}
+
+// ListCampaignsResponse400Headers the declared response headers of an HTTP 400 response for ListCampaigns
+type ListCampaignsResponse400Headers struct {
+	RequestId RequestID
+}
+
+// ListCampaignsResponse401Headers the declared response headers of an HTTP 401 response for ListCampaigns
+type ListCampaignsResponse401Headers struct {
+	RequestId RequestID
+}
+
+// ListCampaignsResponse404Headers the declared response headers of an HTTP 404 response for ListCampaigns
+type ListCampaignsResponse404Headers struct {
+	RequestId RequestID
+}
+
+// ListCampaignsResponse413Headers the declared response headers of an HTTP 413 response for ListCampaigns
+type ListCampaignsResponse413Headers struct {
+	RequestId RequestID
+}
+
+// ListCampaignsResponse415Headers the declared response headers of an HTTP 415 response for ListCampaigns
+type ListCampaignsResponse415Headers struct {
+	RequestId RequestID
+}
+
+// ListCampaignsResponse429Headers the declared response headers of an HTTP 429 response for ListCampaigns
+type ListCampaignsResponse429Headers struct {
+	RequestId  RequestID
+	RetryAfter int
+}
+
+// ListCampaignsResponse500Headers the declared response headers of an HTTP 500 response for ListCampaigns
+type ListCampaignsResponse500Headers struct {
+	RequestId RequestID
+}
+
+type ListCampaignsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *CampaignList
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *PayloadTooLarge
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *UnsupportedMediaType
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *ListCampaignsResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *ListCampaignsResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *ListCampaignsResponse401Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *ListCampaignsResponse404Headers
+	// Headers413 the parsed response headers for an HTTP 413 response
+	Headers413 *ListCampaignsResponse413Headers
+	// Headers415 the parsed response headers for an HTTP 415 response
+	Headers415 *ListCampaignsResponse415Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ListCampaignsResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *ListCampaignsResponse500Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListCampaignsResponse) GetJSON200() *CampaignList {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r ListCampaignsResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r ListCampaignsResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r ListCampaignsResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r ListCampaignsResponse) GetJSON413() *PayloadTooLarge {
+	return r.JSON413
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r ListCampaignsResponse) GetJSON415() *UnsupportedMediaType {
+	return r.JSON415
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r ListCampaignsResponse) GetJSON429() *RateLimited {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r ListCampaignsResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r ListCampaignsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListCampaignsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListCampaignsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListCampaignsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// CreateCampaignResponse201Headers the declared response headers of an HTTP 201 response for CreateCampaign
+type CreateCampaignResponse201Headers struct {
+	IdempotentReplayed *string
+	RequestId          RequestID
+}
+
+// CreateCampaignResponse400Headers the declared response headers of an HTTP 400 response for CreateCampaign
+type CreateCampaignResponse400Headers struct {
+	IdempotentReplayed *string
+	RequestId          RequestID
+}
+
+// CreateCampaignResponse401Headers the declared response headers of an HTTP 401 response for CreateCampaign
+type CreateCampaignResponse401Headers struct {
+	RequestId RequestID
+}
+
+// CreateCampaignResponse403Headers the declared response headers of an HTTP 403 response for CreateCampaign
+type CreateCampaignResponse403Headers struct {
+	IdempotentReplayed *string
+	RequestId          RequestID
+}
+
+// CreateCampaignResponse404Headers the declared response headers of an HTTP 404 response for CreateCampaign
+type CreateCampaignResponse404Headers struct {
+	IdempotentReplayed *string
+	RequestId          RequestID
+}
+
+// CreateCampaignResponse409Headers the declared response headers of an HTTP 409 response for CreateCampaign
+type CreateCampaignResponse409Headers struct {
+	IdempotentReplayed *string
+	RequestId          RequestID
+}
+
+// CreateCampaignResponse413Headers the declared response headers of an HTTP 413 response for CreateCampaign
+type CreateCampaignResponse413Headers struct {
+	RequestId RequestID
+}
+
+// CreateCampaignResponse415Headers the declared response headers of an HTTP 415 response for CreateCampaign
+type CreateCampaignResponse415Headers struct {
+	RequestId RequestID
+}
+
+// CreateCampaignResponse422Headers the declared response headers of an HTTP 422 response for CreateCampaign
+type CreateCampaignResponse422Headers struct {
+	IdempotentReplayed *string
+	RequestId          RequestID
+}
+
+// CreateCampaignResponse429Headers the declared response headers of an HTTP 429 response for CreateCampaign
+type CreateCampaignResponse429Headers struct {
+	RequestId  RequestID
+	RetryAfter int
+}
+
+// CreateCampaignResponse500Headers the declared response headers of an HTTP 500 response for CreateCampaign
+type CreateCampaignResponse500Headers struct {
+	RequestId RequestID
+}
+
+// CreateCampaignResponse502Headers the declared response headers of an HTTP 502 response for CreateCampaign
+type CreateCampaignResponse502Headers struct {
+	IdempotentReplayed *string
+	RequestId          RequestID
+}
+
+type CreateCampaignResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON201 the response for an HTTP 201 `application/json` response
+	JSON201 *Campaign
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequestPost
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *LiveKeyRequired
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFoundPost
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *ConflictPost
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *PayloadTooLarge
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *UnsupportedMediaType
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *UnprocessablePost
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// JSON502 the response for an HTTP 502 `application/json` response
+	JSON502 *UpstreamLookup
+	// Headers201 the parsed response headers for an HTTP 201 response
+	Headers201 *CreateCampaignResponse201Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *CreateCampaignResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *CreateCampaignResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *CreateCampaignResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *CreateCampaignResponse404Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *CreateCampaignResponse409Headers
+	// Headers413 the parsed response headers for an HTTP 413 response
+	Headers413 *CreateCampaignResponse413Headers
+	// Headers415 the parsed response headers for an HTTP 415 response
+	Headers415 *CreateCampaignResponse415Headers
+	// Headers422 the parsed response headers for an HTTP 422 response
+	Headers422 *CreateCampaignResponse422Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *CreateCampaignResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *CreateCampaignResponse500Headers
+	// Headers502 the parsed response headers for an HTTP 502 response
+	Headers502 *CreateCampaignResponse502Headers
+}
+
+// GetJSON201 returns the response for an HTTP 201 `application/json` response
+func (r CreateCampaignResponse) GetJSON201() *Campaign {
+	return r.JSON201
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r CreateCampaignResponse) GetJSON400() *BadRequestPost {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r CreateCampaignResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r CreateCampaignResponse) GetJSON403() *LiveKeyRequired {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r CreateCampaignResponse) GetJSON404() *NotFoundPost {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r CreateCampaignResponse) GetJSON409() *ConflictPost {
+	return r.JSON409
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r CreateCampaignResponse) GetJSON413() *PayloadTooLarge {
+	return r.JSON413
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r CreateCampaignResponse) GetJSON415() *UnsupportedMediaType {
+	return r.JSON415
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r CreateCampaignResponse) GetJSON422() *UnprocessablePost {
+	return r.JSON422
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r CreateCampaignResponse) GetJSON429() *RateLimited {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r CreateCampaignResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetJSON502 returns the response for an HTTP 502 `application/json` response
+func (r CreateCampaignResponse) GetJSON502() *UpstreamLookup {
+	return r.JSON502
+}
+
+// GetBody returns the raw response body bytes
+func (r CreateCampaignResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r CreateCampaignResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r CreateCampaignResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r CreateCampaignResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// GetCampaignResponse200Headers the declared response headers of an HTTP 200 response for GetCampaign
+type GetCampaignResponse200Headers struct {
+	RequestId RequestID
+}
+
+// GetCampaignResponse400Headers the declared response headers of an HTTP 400 response for GetCampaign
+type GetCampaignResponse400Headers struct {
+	RequestId RequestID
+}
+
+// GetCampaignResponse401Headers the declared response headers of an HTTP 401 response for GetCampaign
+type GetCampaignResponse401Headers struct {
+	RequestId RequestID
+}
+
+// GetCampaignResponse404Headers the declared response headers of an HTTP 404 response for GetCampaign
+type GetCampaignResponse404Headers struct {
+	RequestId RequestID
+}
+
+// GetCampaignResponse413Headers the declared response headers of an HTTP 413 response for GetCampaign
+type GetCampaignResponse413Headers struct {
+	RequestId RequestID
+}
+
+// GetCampaignResponse415Headers the declared response headers of an HTTP 415 response for GetCampaign
+type GetCampaignResponse415Headers struct {
+	RequestId RequestID
+}
+
+// GetCampaignResponse429Headers the declared response headers of an HTTP 429 response for GetCampaign
+type GetCampaignResponse429Headers struct {
+	RequestId  RequestID
+	RetryAfter int
+}
+
+// GetCampaignResponse500Headers the declared response headers of an HTTP 500 response for GetCampaign
+type GetCampaignResponse500Headers struct {
+	RequestId RequestID
+}
+
+type GetCampaignResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *Campaign
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *PayloadTooLarge
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *UnsupportedMediaType
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetCampaignResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *GetCampaignResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *GetCampaignResponse401Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *GetCampaignResponse404Headers
+	// Headers413 the parsed response headers for an HTTP 413 response
+	Headers413 *GetCampaignResponse413Headers
+	// Headers415 the parsed response headers for an HTTP 415 response
+	Headers415 *GetCampaignResponse415Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetCampaignResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *GetCampaignResponse500Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetCampaignResponse) GetJSON200() *Campaign {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r GetCampaignResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetCampaignResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r GetCampaignResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r GetCampaignResponse) GetJSON413() *PayloadTooLarge {
+	return r.JSON413
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r GetCampaignResponse) GetJSON415() *UnsupportedMediaType {
+	return r.JSON415
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r GetCampaignResponse) GetJSON429() *RateLimited {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r GetCampaignResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r GetCampaignResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetCampaignResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetCampaignResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetCampaignResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// CancelCampaignResponse200Headers the declared response headers of an HTTP 200 response for CancelCampaign
+type CancelCampaignResponse200Headers struct {
+	IdempotentReplayed *string
+	RequestId          RequestID
+}
+
+// CancelCampaignResponse400Headers the declared response headers of an HTTP 400 response for CancelCampaign
+type CancelCampaignResponse400Headers struct {
+	IdempotentReplayed *string
+	RequestId          RequestID
+}
+
+// CancelCampaignResponse401Headers the declared response headers of an HTTP 401 response for CancelCampaign
+type CancelCampaignResponse401Headers struct {
+	RequestId RequestID
+}
+
+// CancelCampaignResponse403Headers the declared response headers of an HTTP 403 response for CancelCampaign
+type CancelCampaignResponse403Headers struct {
+	IdempotentReplayed *string
+	RequestId          RequestID
+}
+
+// CancelCampaignResponse404Headers the declared response headers of an HTTP 404 response for CancelCampaign
+type CancelCampaignResponse404Headers struct {
+	IdempotentReplayed *string
+	RequestId          RequestID
+}
+
+// CancelCampaignResponse409Headers the declared response headers of an HTTP 409 response for CancelCampaign
+type CancelCampaignResponse409Headers struct {
+	IdempotentReplayed *string
+	RequestId          RequestID
+}
+
+// CancelCampaignResponse413Headers the declared response headers of an HTTP 413 response for CancelCampaign
+type CancelCampaignResponse413Headers struct {
+	RequestId RequestID
+}
+
+// CancelCampaignResponse415Headers the declared response headers of an HTTP 415 response for CancelCampaign
+type CancelCampaignResponse415Headers struct {
+	RequestId RequestID
+}
+
+// CancelCampaignResponse422Headers the declared response headers of an HTTP 422 response for CancelCampaign
+type CancelCampaignResponse422Headers struct {
+	IdempotentReplayed *string
+	RequestId          RequestID
+}
+
+// CancelCampaignResponse429Headers the declared response headers of an HTTP 429 response for CancelCampaign
+type CancelCampaignResponse429Headers struct {
+	RequestId  RequestID
+	RetryAfter int
+}
+
+// CancelCampaignResponse500Headers the declared response headers of an HTTP 500 response for CancelCampaign
+type CancelCampaignResponse500Headers struct {
+	RequestId RequestID
+}
+
+type CancelCampaignResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *Campaign
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequestPost
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *LiveKeyRequired
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFoundPost
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *ConflictPost
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *PayloadTooLarge
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *UnsupportedMediaType
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *UnprocessablePost
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *CancelCampaignResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *CancelCampaignResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *CancelCampaignResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *CancelCampaignResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *CancelCampaignResponse404Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *CancelCampaignResponse409Headers
+	// Headers413 the parsed response headers for an HTTP 413 response
+	Headers413 *CancelCampaignResponse413Headers
+	// Headers415 the parsed response headers for an HTTP 415 response
+	Headers415 *CancelCampaignResponse415Headers
+	// Headers422 the parsed response headers for an HTTP 422 response
+	Headers422 *CancelCampaignResponse422Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *CancelCampaignResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *CancelCampaignResponse500Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r CancelCampaignResponse) GetJSON200() *Campaign {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r CancelCampaignResponse) GetJSON400() *BadRequestPost {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r CancelCampaignResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r CancelCampaignResponse) GetJSON403() *LiveKeyRequired {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r CancelCampaignResponse) GetJSON404() *NotFoundPost {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r CancelCampaignResponse) GetJSON409() *ConflictPost {
+	return r.JSON409
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r CancelCampaignResponse) GetJSON413() *PayloadTooLarge {
+	return r.JSON413
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r CancelCampaignResponse) GetJSON415() *UnsupportedMediaType {
+	return r.JSON415
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r CancelCampaignResponse) GetJSON422() *UnprocessablePost {
+	return r.JSON422
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r CancelCampaignResponse) GetJSON429() *RateLimited {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r CancelCampaignResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r CancelCampaignResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r CancelCampaignResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r CancelCampaignResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r CancelCampaignResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// PauseCampaignResponse200Headers the declared response headers of an HTTP 200 response for PauseCampaign
+type PauseCampaignResponse200Headers struct {
+	IdempotentReplayed *string
+	RequestId          RequestID
+}
+
+// PauseCampaignResponse400Headers the declared response headers of an HTTP 400 response for PauseCampaign
+type PauseCampaignResponse400Headers struct {
+	IdempotentReplayed *string
+	RequestId          RequestID
+}
+
+// PauseCampaignResponse401Headers the declared response headers of an HTTP 401 response for PauseCampaign
+type PauseCampaignResponse401Headers struct {
+	RequestId RequestID
+}
+
+// PauseCampaignResponse403Headers the declared response headers of an HTTP 403 response for PauseCampaign
+type PauseCampaignResponse403Headers struct {
+	IdempotentReplayed *string
+	RequestId          RequestID
+}
+
+// PauseCampaignResponse404Headers the declared response headers of an HTTP 404 response for PauseCampaign
+type PauseCampaignResponse404Headers struct {
+	IdempotentReplayed *string
+	RequestId          RequestID
+}
+
+// PauseCampaignResponse409Headers the declared response headers of an HTTP 409 response for PauseCampaign
+type PauseCampaignResponse409Headers struct {
+	IdempotentReplayed *string
+	RequestId          RequestID
+}
+
+// PauseCampaignResponse413Headers the declared response headers of an HTTP 413 response for PauseCampaign
+type PauseCampaignResponse413Headers struct {
+	RequestId RequestID
+}
+
+// PauseCampaignResponse415Headers the declared response headers of an HTTP 415 response for PauseCampaign
+type PauseCampaignResponse415Headers struct {
+	RequestId RequestID
+}
+
+// PauseCampaignResponse422Headers the declared response headers of an HTTP 422 response for PauseCampaign
+type PauseCampaignResponse422Headers struct {
+	IdempotentReplayed *string
+	RequestId          RequestID
+}
+
+// PauseCampaignResponse429Headers the declared response headers of an HTTP 429 response for PauseCampaign
+type PauseCampaignResponse429Headers struct {
+	RequestId  RequestID
+	RetryAfter int
+}
+
+// PauseCampaignResponse500Headers the declared response headers of an HTTP 500 response for PauseCampaign
+type PauseCampaignResponse500Headers struct {
+	RequestId RequestID
+}
+
+type PauseCampaignResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *Campaign
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequestPost
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *LiveKeyRequired
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFoundPost
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *ConflictPost
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *PayloadTooLarge
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *UnsupportedMediaType
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *UnprocessablePost
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *PauseCampaignResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *PauseCampaignResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *PauseCampaignResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *PauseCampaignResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *PauseCampaignResponse404Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *PauseCampaignResponse409Headers
+	// Headers413 the parsed response headers for an HTTP 413 response
+	Headers413 *PauseCampaignResponse413Headers
+	// Headers415 the parsed response headers for an HTTP 415 response
+	Headers415 *PauseCampaignResponse415Headers
+	// Headers422 the parsed response headers for an HTTP 422 response
+	Headers422 *PauseCampaignResponse422Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *PauseCampaignResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *PauseCampaignResponse500Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r PauseCampaignResponse) GetJSON200() *Campaign {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r PauseCampaignResponse) GetJSON400() *BadRequestPost {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r PauseCampaignResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r PauseCampaignResponse) GetJSON403() *LiveKeyRequired {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r PauseCampaignResponse) GetJSON404() *NotFoundPost {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r PauseCampaignResponse) GetJSON409() *ConflictPost {
+	return r.JSON409
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r PauseCampaignResponse) GetJSON413() *PayloadTooLarge {
+	return r.JSON413
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r PauseCampaignResponse) GetJSON415() *UnsupportedMediaType {
+	return r.JSON415
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r PauseCampaignResponse) GetJSON422() *UnprocessablePost {
+	return r.JSON422
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r PauseCampaignResponse) GetJSON429() *RateLimited {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r PauseCampaignResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r PauseCampaignResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PauseCampaignResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PauseCampaignResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PauseCampaignResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// ListCampaignRecipientsResponse200Headers the declared response headers of an HTTP 200 response for ListCampaignRecipients
+type ListCampaignRecipientsResponse200Headers struct {
+	RequestId RequestID
+}
+
+// ListCampaignRecipientsResponse400Headers the declared response headers of an HTTP 400 response for ListCampaignRecipients
+type ListCampaignRecipientsResponse400Headers struct {
+	RequestId RequestID
+}
+
+// ListCampaignRecipientsResponse401Headers the declared response headers of an HTTP 401 response for ListCampaignRecipients
+type ListCampaignRecipientsResponse401Headers struct {
+	RequestId RequestID
+}
+
+// ListCampaignRecipientsResponse404Headers the declared response headers of an HTTP 404 response for ListCampaignRecipients
+type ListCampaignRecipientsResponse404Headers struct {
+	RequestId RequestID
+}
+
+// ListCampaignRecipientsResponse413Headers the declared response headers of an HTTP 413 response for ListCampaignRecipients
+type ListCampaignRecipientsResponse413Headers struct {
+	RequestId RequestID
+}
+
+// ListCampaignRecipientsResponse415Headers the declared response headers of an HTTP 415 response for ListCampaignRecipients
+type ListCampaignRecipientsResponse415Headers struct {
+	RequestId RequestID
+}
+
+// ListCampaignRecipientsResponse429Headers the declared response headers of an HTTP 429 response for ListCampaignRecipients
+type ListCampaignRecipientsResponse429Headers struct {
+	RequestId  RequestID
+	RetryAfter int
+}
+
+// ListCampaignRecipientsResponse500Headers the declared response headers of an HTTP 500 response for ListCampaignRecipients
+type ListCampaignRecipientsResponse500Headers struct {
+	RequestId RequestID
+}
+
+type ListCampaignRecipientsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *CampaignRecipientList
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *PayloadTooLarge
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *UnsupportedMediaType
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *ListCampaignRecipientsResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *ListCampaignRecipientsResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *ListCampaignRecipientsResponse401Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *ListCampaignRecipientsResponse404Headers
+	// Headers413 the parsed response headers for an HTTP 413 response
+	Headers413 *ListCampaignRecipientsResponse413Headers
+	// Headers415 the parsed response headers for an HTTP 415 response
+	Headers415 *ListCampaignRecipientsResponse415Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ListCampaignRecipientsResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *ListCampaignRecipientsResponse500Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListCampaignRecipientsResponse) GetJSON200() *CampaignRecipientList {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r ListCampaignRecipientsResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r ListCampaignRecipientsResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r ListCampaignRecipientsResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r ListCampaignRecipientsResponse) GetJSON413() *PayloadTooLarge {
+	return r.JSON413
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r ListCampaignRecipientsResponse) GetJSON415() *UnsupportedMediaType {
+	return r.JSON415
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r ListCampaignRecipientsResponse) GetJSON429() *RateLimited {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r ListCampaignRecipientsResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r ListCampaignRecipientsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListCampaignRecipientsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListCampaignRecipientsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListCampaignRecipientsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// ResumeCampaignResponse200Headers the declared response headers of an HTTP 200 response for ResumeCampaign
+type ResumeCampaignResponse200Headers struct {
+	IdempotentReplayed *string
+	RequestId          RequestID
+}
+
+// ResumeCampaignResponse400Headers the declared response headers of an HTTP 400 response for ResumeCampaign
+type ResumeCampaignResponse400Headers struct {
+	IdempotentReplayed *string
+	RequestId          RequestID
+}
+
+// ResumeCampaignResponse401Headers the declared response headers of an HTTP 401 response for ResumeCampaign
+type ResumeCampaignResponse401Headers struct {
+	RequestId RequestID
+}
+
+// ResumeCampaignResponse403Headers the declared response headers of an HTTP 403 response for ResumeCampaign
+type ResumeCampaignResponse403Headers struct {
+	IdempotentReplayed *string
+	RequestId          RequestID
+}
+
+// ResumeCampaignResponse404Headers the declared response headers of an HTTP 404 response for ResumeCampaign
+type ResumeCampaignResponse404Headers struct {
+	IdempotentReplayed *string
+	RequestId          RequestID
+}
+
+// ResumeCampaignResponse409Headers the declared response headers of an HTTP 409 response for ResumeCampaign
+type ResumeCampaignResponse409Headers struct {
+	IdempotentReplayed *string
+	RequestId          RequestID
+}
+
+// ResumeCampaignResponse413Headers the declared response headers of an HTTP 413 response for ResumeCampaign
+type ResumeCampaignResponse413Headers struct {
+	RequestId RequestID
+}
+
+// ResumeCampaignResponse415Headers the declared response headers of an HTTP 415 response for ResumeCampaign
+type ResumeCampaignResponse415Headers struct {
+	RequestId RequestID
+}
+
+// ResumeCampaignResponse422Headers the declared response headers of an HTTP 422 response for ResumeCampaign
+type ResumeCampaignResponse422Headers struct {
+	IdempotentReplayed *string
+	RequestId          RequestID
+}
+
+// ResumeCampaignResponse429Headers the declared response headers of an HTTP 429 response for ResumeCampaign
+type ResumeCampaignResponse429Headers struct {
+	RequestId  RequestID
+	RetryAfter int
+}
+
+// ResumeCampaignResponse500Headers the declared response headers of an HTTP 500 response for ResumeCampaign
+type ResumeCampaignResponse500Headers struct {
+	RequestId RequestID
+}
+
+type ResumeCampaignResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *Campaign
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequestPost
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *LiveKeyRequired
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFoundPost
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *ConflictPost
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *PayloadTooLarge
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *UnsupportedMediaType
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *UnprocessablePost
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *ResumeCampaignResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *ResumeCampaignResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *ResumeCampaignResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *ResumeCampaignResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *ResumeCampaignResponse404Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *ResumeCampaignResponse409Headers
+	// Headers413 the parsed response headers for an HTTP 413 response
+	Headers413 *ResumeCampaignResponse413Headers
+	// Headers415 the parsed response headers for an HTTP 415 response
+	Headers415 *ResumeCampaignResponse415Headers
+	// Headers422 the parsed response headers for an HTTP 422 response
+	Headers422 *ResumeCampaignResponse422Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ResumeCampaignResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *ResumeCampaignResponse500Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ResumeCampaignResponse) GetJSON200() *Campaign {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r ResumeCampaignResponse) GetJSON400() *BadRequestPost {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r ResumeCampaignResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r ResumeCampaignResponse) GetJSON403() *LiveKeyRequired {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r ResumeCampaignResponse) GetJSON404() *NotFoundPost {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r ResumeCampaignResponse) GetJSON409() *ConflictPost {
+	return r.JSON409
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r ResumeCampaignResponse) GetJSON413() *PayloadTooLarge {
+	return r.JSON413
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r ResumeCampaignResponse) GetJSON415() *UnsupportedMediaType {
+	return r.JSON415
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r ResumeCampaignResponse) GetJSON422() *UnprocessablePost {
+	return r.JSON422
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r ResumeCampaignResponse) GetJSON429() *RateLimited {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r ResumeCampaignResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r ResumeCampaignResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ResumeCampaignResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ResumeCampaignResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ResumeCampaignResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// StartCampaignResponse200Headers the declared response headers of an HTTP 200 response for StartCampaign
+type StartCampaignResponse200Headers struct {
+	IdempotentReplayed *string
+	RequestId          RequestID
+}
+
+// StartCampaignResponse400Headers the declared response headers of an HTTP 400 response for StartCampaign
+type StartCampaignResponse400Headers struct {
+	IdempotentReplayed *string
+	RequestId          RequestID
+}
+
+// StartCampaignResponse401Headers the declared response headers of an HTTP 401 response for StartCampaign
+type StartCampaignResponse401Headers struct {
+	RequestId RequestID
+}
+
+// StartCampaignResponse403Headers the declared response headers of an HTTP 403 response for StartCampaign
+type StartCampaignResponse403Headers struct {
+	IdempotentReplayed *string
+	RequestId          RequestID
+}
+
+// StartCampaignResponse404Headers the declared response headers of an HTTP 404 response for StartCampaign
+type StartCampaignResponse404Headers struct {
+	IdempotentReplayed *string
+	RequestId          RequestID
+}
+
+// StartCampaignResponse409Headers the declared response headers of an HTTP 409 response for StartCampaign
+type StartCampaignResponse409Headers struct {
+	IdempotentReplayed *string
+	RequestId          RequestID
+}
+
+// StartCampaignResponse413Headers the declared response headers of an HTTP 413 response for StartCampaign
+type StartCampaignResponse413Headers struct {
+	RequestId RequestID
+}
+
+// StartCampaignResponse415Headers the declared response headers of an HTTP 415 response for StartCampaign
+type StartCampaignResponse415Headers struct {
+	RequestId RequestID
+}
+
+// StartCampaignResponse422Headers the declared response headers of an HTTP 422 response for StartCampaign
+type StartCampaignResponse422Headers struct {
+	IdempotentReplayed *string
+	RequestId          RequestID
+}
+
+// StartCampaignResponse429Headers the declared response headers of an HTTP 429 response for StartCampaign
+type StartCampaignResponse429Headers struct {
+	RequestId  RequestID
+	RetryAfter int
+}
+
+// StartCampaignResponse500Headers the declared response headers of an HTTP 500 response for StartCampaign
+type StartCampaignResponse500Headers struct {
+	RequestId RequestID
+}
+
+type StartCampaignResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *Campaign
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequestPost
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *LiveKeyRequired
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFoundPost
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *ConflictPost
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *PayloadTooLarge
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *UnsupportedMediaType
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *UnprocessablePost
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *StartCampaignResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *StartCampaignResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *StartCampaignResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *StartCampaignResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *StartCampaignResponse404Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *StartCampaignResponse409Headers
+	// Headers413 the parsed response headers for an HTTP 413 response
+	Headers413 *StartCampaignResponse413Headers
+	// Headers415 the parsed response headers for an HTTP 415 response
+	Headers415 *StartCampaignResponse415Headers
+	// Headers422 the parsed response headers for an HTTP 422 response
+	Headers422 *StartCampaignResponse422Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *StartCampaignResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *StartCampaignResponse500Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r StartCampaignResponse) GetJSON200() *Campaign {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r StartCampaignResponse) GetJSON400() *BadRequestPost {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r StartCampaignResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r StartCampaignResponse) GetJSON403() *LiveKeyRequired {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r StartCampaignResponse) GetJSON404() *NotFoundPost {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r StartCampaignResponse) GetJSON409() *ConflictPost {
+	return r.JSON409
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r StartCampaignResponse) GetJSON413() *PayloadTooLarge {
+	return r.JSON413
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r StartCampaignResponse) GetJSON415() *UnsupportedMediaType {
+	return r.JSON415
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r StartCampaignResponse) GetJSON422() *UnprocessablePost {
+	return r.JSON422
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r StartCampaignResponse) GetJSON429() *RateLimited {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r StartCampaignResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r StartCampaignResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r StartCampaignResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r StartCampaignResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r StartCampaignResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -25442,6 +28618,155 @@ func (c *ClientWithResponses) TransferCallWithResponse(ctx context.Context, id C
 		return nil, err
 	}
 	return ParseTransferCallResponse(rsp)
+}
+
+// ListCampaignsWithResponse List campaigns
+//
+// The account's campaigns, newest first; `counts` is null here (GET one for them).
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/campaigns (the `ListCampaigns` operationId).
+func (c *ClientWithResponses) ListCampaignsWithResponse(ctx context.Context, params *ListCampaignsParams, reqEditors ...RequestEditorFn) (*ListCampaignsResponse, error) {
+	rsp, err := c.ListCampaigns(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListCampaignsResponse(rsp)
+}
+
+// CreateCampaignWithBodyWithResponse Create a campaign
+//
+// A draft campaign: an assistant (its `version_id`, or its active version pinned
+// when the campaign starts) calls up to 1,000 `recipients` from `line_id` (default
+// the account's first line) once started, at most `settings.max_concurrent_calls`
+// at once (at most the account's concurrent session limit), `calls_per_second`,
+// within `window`, retrying the outcomes in `retry.on` after `delay_seconds`. Each
+// call is an outbound audio assistant session whose record and `call.ended` carry
+// `campaign_id` and `recipient_id`. A test key creates campaigns on sim lines only
+// (403 `live_key_required`). See docs/campaigns.md.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/campaigns (the `CreateCampaign` operationId).
+func (c *ClientWithResponses) CreateCampaignWithBodyWithResponse(ctx context.Context, params *CreateCampaignParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateCampaignResponse, error) {
+	rsp, err := c.CreateCampaignWithBody(ctx, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCreateCampaignResponse(rsp)
+}
+
+// CreateCampaignWithResponse Create a campaign
+//
+// A draft campaign: an assistant (its `version_id`, or its active version pinned
+// when the campaign starts) calls up to 1,000 `recipients` from `line_id` (default
+// the account's first line) once started, at most `settings.max_concurrent_calls`
+// at once (at most the account's concurrent session limit), `calls_per_second`,
+// within `window`, retrying the outcomes in `retry.on` after `delay_seconds`. Each
+// call is an outbound audio assistant session whose record and `call.ended` carry
+// `campaign_id` and `recipient_id`. A test key creates campaigns on sim lines only
+// (403 `live_key_required`). See docs/campaigns.md.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/campaigns (the `CreateCampaign` operationId).
+func (c *ClientWithResponses) CreateCampaignWithResponse(ctx context.Context, params *CreateCampaignParams, body CreateCampaignJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateCampaignResponse, error) {
+	rsp, err := c.CreateCampaign(ctx, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCreateCampaignResponse(rsp)
+}
+
+// GetCampaignWithResponse Get a campaign
+//
+// The campaign with its recipients' counts per status.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/campaigns/{id} (the `GetCampaign` operationId).
+func (c *ClientWithResponses) GetCampaignWithResponse(ctx context.Context, id CampaignPathID, reqEditors ...RequestEditorFn) (*GetCampaignResponse, error) {
+	rsp, err := c.GetCampaign(ctx, id, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetCampaignResponse(rsp)
+}
+
+// CancelCampaignWithResponse Cancel a campaign
+//
+// A draft, running or paused campaign places no call from now on; calls under way finish, and recipients not called are `canceled`.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/campaigns/{id}/cancel (the `CancelCampaign` operationId).
+func (c *ClientWithResponses) CancelCampaignWithResponse(ctx context.Context, id CampaignPathID, params *CancelCampaignParams, reqEditors ...RequestEditorFn) (*CancelCampaignResponse, error) {
+	rsp, err := c.CancelCampaign(ctx, id, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCancelCampaignResponse(rsp)
+}
+
+// PauseCampaignWithResponse Pause a campaign
+//
+// A running campaign places no new call from now on; calls under way finish.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/campaigns/{id}/pause (the `PauseCampaign` operationId).
+func (c *ClientWithResponses) PauseCampaignWithResponse(ctx context.Context, id CampaignPathID, params *PauseCampaignParams, reqEditors ...RequestEditorFn) (*PauseCampaignResponse, error) {
+	rsp, err := c.PauseCampaign(ctx, id, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePauseCampaignResponse(rsp)
+}
+
+// ListCampaignRecipientsWithResponse List a campaign's recipients
+//
+// The recipients in list order (the order given at create), with their attempts.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/campaigns/{id}/recipients (the `ListCampaignRecipients` operationId).
+func (c *ClientWithResponses) ListCampaignRecipientsWithResponse(ctx context.Context, id CampaignPathID, params *ListCampaignRecipientsParams, reqEditors ...RequestEditorFn) (*ListCampaignRecipientsResponse, error) {
+	rsp, err := c.ListCampaignRecipients(ctx, id, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListCampaignRecipientsResponse(rsp)
+}
+
+// ResumeCampaignWithResponse Resume a campaign
+//
+// A paused campaign calls again.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/campaigns/{id}/resume (the `ResumeCampaign` operationId).
+func (c *ClientWithResponses) ResumeCampaignWithResponse(ctx context.Context, id CampaignPathID, params *ResumeCampaignParams, reqEditors ...RequestEditorFn) (*ResumeCampaignResponse, error) {
+	rsp, err := c.ResumeCampaign(ctx, id, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseResumeCampaignResponse(rsp)
+}
+
+// StartCampaignWithResponse Start a campaign
+//
+// A draft campaign starts calling (409 `campaign_state_invalid` otherwise); the version is pinned now unless one was given.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/campaigns/{id}/start (the `StartCampaign` operationId).
+func (c *ClientWithResponses) StartCampaignWithResponse(ctx context.Context, id CampaignPathID, params *StartCampaignParams, reqEditors ...RequestEditorFn) (*StartCampaignResponse, error) {
+	rsp, err := c.StartCampaign(ctx, id, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseStartCampaignResponse(rsp)
 }
 
 // ListEventsWithResponse List events
@@ -31320,6 +34645,1815 @@ func ParseTransferCallResponse(rsp *http.Response) (*TransferCallResponse, error
 			headers.RequestId = value
 		}
 		response.Headers502 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseListCampaignsResponse parses an HTTP response from a ListCampaignsWithResponse call
+func ParseListCampaignsResponse(rsp *http.Response) (*ListCampaignsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListCampaignsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest CampaignList
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest PayloadTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest UnsupportedMediaType
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers ListCampaignsResponse200Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers ListCampaignsResponse400Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers ListCampaignsResponse401Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 404:
+		var headers ListCampaignsResponse404Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 413:
+		var headers ListCampaignsResponse413Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers413 = &headers
+	case rsp.StatusCode == 415:
+		var headers ListCampaignsResponse415Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers415 = &headers
+	case rsp.StatusCode == 429:
+		var headers ListCampaignsResponse429Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers ListCampaignsResponse500Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers500 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseCreateCampaignResponse parses an HTTP response from a CreateCampaignWithResponse call
+func ParseCreateCampaignResponse(rsp *http.Response) (*CreateCampaignResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &CreateCampaignResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 201:
+		var dest Campaign
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON201 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequestPost
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest LiveKeyRequired
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFoundPost
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest ConflictPost
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest PayloadTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest UnsupportedMediaType
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest UnprocessablePost
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 502:
+		var dest UpstreamLookup
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON502 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 201:
+		var headers CreateCampaignResponse201Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers201 = &headers
+	case rsp.StatusCode == 400:
+		var headers CreateCampaignResponse400Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers CreateCampaignResponse401Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers CreateCampaignResponse403Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers CreateCampaignResponse404Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 409:
+		var headers CreateCampaignResponse409Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers409 = &headers
+	case rsp.StatusCode == 413:
+		var headers CreateCampaignResponse413Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers413 = &headers
+	case rsp.StatusCode == 415:
+		var headers CreateCampaignResponse415Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers415 = &headers
+	case rsp.StatusCode == 422:
+		var headers CreateCampaignResponse422Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers422 = &headers
+	case rsp.StatusCode == 429:
+		var headers CreateCampaignResponse429Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers CreateCampaignResponse500Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 502:
+		var headers CreateCampaignResponse502Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers502 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetCampaignResponse parses an HTTP response from a GetCampaignWithResponse call
+func ParseGetCampaignResponse(rsp *http.Response) (*GetCampaignResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetCampaignResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest Campaign
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest PayloadTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest UnsupportedMediaType
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers GetCampaignResponse200Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers GetCampaignResponse400Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers GetCampaignResponse401Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 404:
+		var headers GetCampaignResponse404Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 413:
+		var headers GetCampaignResponse413Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers413 = &headers
+	case rsp.StatusCode == 415:
+		var headers GetCampaignResponse415Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers415 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetCampaignResponse429Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers GetCampaignResponse500Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers500 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseCancelCampaignResponse parses an HTTP response from a CancelCampaignWithResponse call
+func ParseCancelCampaignResponse(rsp *http.Response) (*CancelCampaignResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &CancelCampaignResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest Campaign
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequestPost
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest LiveKeyRequired
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFoundPost
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest ConflictPost
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest PayloadTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest UnsupportedMediaType
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest UnprocessablePost
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers CancelCampaignResponse200Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers CancelCampaignResponse400Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers CancelCampaignResponse401Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers CancelCampaignResponse403Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers CancelCampaignResponse404Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 409:
+		var headers CancelCampaignResponse409Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers409 = &headers
+	case rsp.StatusCode == 413:
+		var headers CancelCampaignResponse413Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers413 = &headers
+	case rsp.StatusCode == 415:
+		var headers CancelCampaignResponse415Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers415 = &headers
+	case rsp.StatusCode == 422:
+		var headers CancelCampaignResponse422Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers422 = &headers
+	case rsp.StatusCode == 429:
+		var headers CancelCampaignResponse429Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers CancelCampaignResponse500Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers500 = &headers
+	}
+
+	return response, nil
+}
+
+// ParsePauseCampaignResponse parses an HTTP response from a PauseCampaignWithResponse call
+func ParsePauseCampaignResponse(rsp *http.Response) (*PauseCampaignResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PauseCampaignResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest Campaign
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequestPost
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest LiveKeyRequired
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFoundPost
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest ConflictPost
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest PayloadTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest UnsupportedMediaType
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest UnprocessablePost
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers PauseCampaignResponse200Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers PauseCampaignResponse400Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers PauseCampaignResponse401Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers PauseCampaignResponse403Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers PauseCampaignResponse404Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 409:
+		var headers PauseCampaignResponse409Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers409 = &headers
+	case rsp.StatusCode == 413:
+		var headers PauseCampaignResponse413Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers413 = &headers
+	case rsp.StatusCode == 415:
+		var headers PauseCampaignResponse415Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers415 = &headers
+	case rsp.StatusCode == 422:
+		var headers PauseCampaignResponse422Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers422 = &headers
+	case rsp.StatusCode == 429:
+		var headers PauseCampaignResponse429Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers PauseCampaignResponse500Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers500 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseListCampaignRecipientsResponse parses an HTTP response from a ListCampaignRecipientsWithResponse call
+func ParseListCampaignRecipientsResponse(rsp *http.Response) (*ListCampaignRecipientsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListCampaignRecipientsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest CampaignRecipientList
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest PayloadTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest UnsupportedMediaType
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers ListCampaignRecipientsResponse200Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers ListCampaignRecipientsResponse400Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers ListCampaignRecipientsResponse401Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 404:
+		var headers ListCampaignRecipientsResponse404Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 413:
+		var headers ListCampaignRecipientsResponse413Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers413 = &headers
+	case rsp.StatusCode == 415:
+		var headers ListCampaignRecipientsResponse415Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers415 = &headers
+	case rsp.StatusCode == 429:
+		var headers ListCampaignRecipientsResponse429Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers ListCampaignRecipientsResponse500Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers500 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseResumeCampaignResponse parses an HTTP response from a ResumeCampaignWithResponse call
+func ParseResumeCampaignResponse(rsp *http.Response) (*ResumeCampaignResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ResumeCampaignResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest Campaign
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequestPost
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest LiveKeyRequired
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFoundPost
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest ConflictPost
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest PayloadTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest UnsupportedMediaType
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest UnprocessablePost
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers ResumeCampaignResponse200Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers ResumeCampaignResponse400Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers ResumeCampaignResponse401Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers ResumeCampaignResponse403Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers ResumeCampaignResponse404Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 409:
+		var headers ResumeCampaignResponse409Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers409 = &headers
+	case rsp.StatusCode == 413:
+		var headers ResumeCampaignResponse413Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers413 = &headers
+	case rsp.StatusCode == 415:
+		var headers ResumeCampaignResponse415Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers415 = &headers
+	case rsp.StatusCode == 422:
+		var headers ResumeCampaignResponse422Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers422 = &headers
+	case rsp.StatusCode == 429:
+		var headers ResumeCampaignResponse429Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers ResumeCampaignResponse500Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers500 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseStartCampaignResponse parses an HTTP response from a StartCampaignWithResponse call
+func ParseStartCampaignResponse(rsp *http.Response) (*StartCampaignResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &StartCampaignResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest Campaign
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequestPost
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest LiveKeyRequired
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFoundPost
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest ConflictPost
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest PayloadTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest UnsupportedMediaType
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest UnprocessablePost
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers StartCampaignResponse200Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers StartCampaignResponse400Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers StartCampaignResponse401Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers StartCampaignResponse403Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers StartCampaignResponse404Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 409:
+		var headers StartCampaignResponse409Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers409 = &headers
+	case rsp.StatusCode == 413:
+		var headers StartCampaignResponse413Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers413 = &headers
+	case rsp.StatusCode == 415:
+		var headers StartCampaignResponse415Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers415 = &headers
+	case rsp.StatusCode == 422:
+		var headers StartCampaignResponse422Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers422 = &headers
+	case rsp.StatusCode == 429:
+		var headers StartCampaignResponse429Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers StartCampaignResponse500Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers500 = &headers
 	}
 
 	return response, nil

@@ -582,3 +582,76 @@ func (c *Client) ListSipTrunks(ctx context.Context, params *ListSipTrunksParams,
 	}
 	return answer(r.HTTPResponse, r.Body, r.JSON200)
 }
+
+// CreateCampaign makes a draft campaign (POST /v1/campaigns).
+func (c *Client) CreateCampaign(ctx context.Context, body CampaignCreate, opts ...RequestEditorFn) (*Campaign, error) {
+	r, err := c.Generated.CreateCampaignWithResponse(ctx, nil, body, opts...)
+	if err != nil {
+		return nil, err
+	}
+	return answer(r.HTTPResponse, r.Body, r.JSON201)
+}
+
+// ListCampaigns lists the account's campaigns, newest first (GET /v1/campaigns).
+func (c *Client) ListCampaigns(ctx context.Context, params *ListCampaignsParams, opts ...RequestEditorFn) (*CampaignList, error) {
+	r, err := c.Generated.ListCampaignsWithResponse(ctx, params, opts...)
+	if err != nil {
+		return nil, err
+	}
+	return answer(r.HTTPResponse, r.Body, r.JSON200)
+}
+
+// GetCampaign returns a campaign with its counts (GET /v1/campaigns/{id}).
+func (c *Client) GetCampaign(ctx context.Context, id string, opts ...RequestEditorFn) (*Campaign, error) {
+	r, err := c.Generated.GetCampaignWithResponse(ctx, id, opts...)
+	if err != nil {
+		return nil, err
+	}
+	return answer(r.HTTPResponse, r.Body, r.JSON200)
+}
+
+// ListCampaignRecipients pages a campaign's recipients in list order
+// (GET /v1/campaigns/{id}/recipients).
+func (c *Client) ListCampaignRecipients(ctx context.Context, id string, params *ListCampaignRecipientsParams, opts ...RequestEditorFn) (*CampaignRecipientList, error) {
+	r, err := c.Generated.ListCampaignRecipientsWithResponse(ctx, id, params, opts...)
+	if err != nil {
+		return nil, err
+	}
+	return answer(r.HTTPResponse, r.Body, r.JSON200)
+}
+
+// StartCampaign starts a draft campaign (POST /v1/campaigns/{id}/start).
+func (c *Client) StartCampaign(ctx context.Context, id string, opts ...RequestEditorFn) (*Campaign, error) {
+	r, err := c.Generated.StartCampaignWithResponse(ctx, id, nil, opts...)
+	if err != nil {
+		return nil, err
+	}
+	return answer(r.HTTPResponse, r.Body, r.JSON200)
+}
+
+// PauseCampaign pauses a running campaign (POST /v1/campaigns/{id}/pause).
+func (c *Client) PauseCampaign(ctx context.Context, id string, opts ...RequestEditorFn) (*Campaign, error) {
+	r, err := c.Generated.PauseCampaignWithResponse(ctx, id, nil, opts...)
+	if err != nil {
+		return nil, err
+	}
+	return answer(r.HTTPResponse, r.Body, r.JSON200)
+}
+
+// ResumeCampaign runs a paused campaign again (POST /v1/campaigns/{id}/resume).
+func (c *Client) ResumeCampaign(ctx context.Context, id string, opts ...RequestEditorFn) (*Campaign, error) {
+	r, err := c.Generated.ResumeCampaignWithResponse(ctx, id, nil, opts...)
+	if err != nil {
+		return nil, err
+	}
+	return answer(r.HTTPResponse, r.Body, r.JSON200)
+}
+
+// CancelCampaign cancels a campaign (POST /v1/campaigns/{id}/cancel).
+func (c *Client) CancelCampaign(ctx context.Context, id string, opts ...RequestEditorFn) (*Campaign, error) {
+	r, err := c.Generated.CancelCampaignWithResponse(ctx, id, nil, opts...)
+	if err != nil {
+		return nil, err
+	}
+	return answer(r.HTTPResponse, r.Body, r.JSON200)
+}

@@ -86,6 +86,9 @@ const (
 	// CodeCallInProgress: the call is live, or its assistant's final report or analysis
 	// is still awaited: its data cannot be deleted yet.
 	CodeCallInProgress = "call_in_progress"
+	// CodeCampaignState: a campaign's lifecycle step its status does not allow (start a
+	// running campaign, resume a draft).
+	CodeCampaignState = "campaign_state_invalid"
 )
 
 // Error types, as API.md names them.
@@ -152,6 +155,7 @@ var table = map[string]kind{
 	CodeRecordingNotFound:       {http.StatusNotFound, TypeInvalidRequest},
 	CodeDestinationNotAllowed:   {http.StatusForbidden, TypeInvalidRequest},
 	CodeCallInProgress:          {http.StatusConflict, TypeInvalidRequest},
+	CodeCampaignState:           {http.StatusConflict, TypeInvalidRequest},
 }
 
 // Error is a failure a client may see: its Message must hold nothing internal.

@@ -135,6 +135,11 @@ type Call struct {
 	VersionID   string `json:"version_id"`
 	SessionID   string `json:"session_id"`
 
+	// CampaignID and RecipientID name the campaign (shared/campaign) and the recipient
+	// the call dialled; empty for any other call.
+	CampaignID  string `json:"campaign_id,omitempty"`
+	RecipientID string `json:"recipient_id,omitempty"`
+
 	// Platform and PlatformCallID name the call on its calling platform.
 	Platform       string `json:"platform"`
 	PlatformCallID string `json:"platform_call_id"`
@@ -247,7 +252,7 @@ func (c Call) SessionEndedEvent(eventID string, at time.Time, sessionMetadata me
 		CallID: c.ID, SessionID: c.SessionID, LineID: c.LineID, Direction: c.Direction, From: c.From, To: c.To,
 		Media: c.Media, HandledBy: c.HandledBy, StartedAt: c.StartedAt, AnsweredAt: c.AnsweredAt, EndedAt: endedAt,
 		DurationMS: d, EndReason: c.EndReason, EndedBy: c.EndedBy, Decision: c.Decision, DecisionSource: c.DecisionSource,
-		Metadata: c.Metadata, SessionMetadata: sessionMetadata,
+		Metadata: c.Metadata, SessionMetadata: sessionMetadata, CampaignID: c.CampaignID, RecipientID: c.RecipientID,
 	})
 }
 

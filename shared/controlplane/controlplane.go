@@ -26,6 +26,7 @@ import (
 	"github.com/bridgeline/bridgeline/shared/account"
 	"github.com/bridgeline/bridgeline/shared/assistant"
 	"github.com/bridgeline/bridgeline/shared/call"
+	"github.com/bridgeline/bridgeline/shared/campaign"
 	"github.com/bridgeline/bridgeline/shared/config"
 	"github.com/bridgeline/bridgeline/shared/decision"
 	"github.com/bridgeline/bridgeline/shared/erasure"
@@ -145,6 +146,10 @@ type ControlPlane struct {
 	Delivery *delivery.Worker
 	// Tools runs the persona workers' tool calls.
 	Tools *toolcall.Service
+	// Campaigns applies the campaign rules; CampaignRunner dials their recipients
+	// (RunCampaigns locally, the campaign-runner function on AWS).
+	Campaigns      *campaign.Service
+	CampaignRunner *campaign.Runner
 	// Erasure deletes calls' data: DELETE /v1/calls/{id}, and the accounts' retention
 	// (RunSweeper runs it where the store keeps retention settings).
 	Erasure erasure.Service
@@ -212,7 +217,8 @@ func New(cfg config.Config, deps Deps) (*ControlPlane, error) {
 	sessionOpts := []session.Option{session.WithPlatforms(platforms), session.WithDecider(cp.Asker),
 		session.WithDecisionReserve(deps.DecisionReserve), session.WithMaxDuration(cfg.MaxSession),
 		session.WithDispatchTimeout(cfg.AssistantDispatchTimeout), session.WithMaxConcurrentSessions(cfg.MaxConcurrentSessions),
-		session.WithSubscriptions(cp.Endpoints), session.WithLater(deps.Later), session.WithLog(log), session.WithClock(now)}
+		session.WithSubscriptions(cp.Endpoints), session.WithLater(deps.Later), session.WithLog(log), session.WithClock(now),
+		session.WithCallEnded(cp.callEnded)}
 	if notify != nil {
 		sessionOpts = append(sessionOpts, session.WithWriteNotify(notify))
 	}
@@ -226,6 +232,9 @@ func New(cfg config.Config, deps Deps) (*ControlPlane, error) {
 		return nil, err
 	}
 	cp.Asker.CheckVariables = cp.Sessions.CheckAnswerVariables
+	cp.Campaigns = &campaign.Service{Store: s, Lines: s, Assistants: s, Accounts: s, Calls: s, Platforms: platforms,
+		MaxConcurrentSessions: cfg.MaxConcurrentSessions, Log: log, Now: now}
+	cp.CampaignRunner = &campaign.Runner{Service: cp.Campaigns, Dialer: cp.Sessions}
 
 	page, err := joinpage.Handler(deps.JoinPage, cfg.LiveKitPublicURL)
 	if err != nil {
@@ -247,6 +256,7 @@ func New(cfg config.Config, deps Deps) (*ControlPlane, error) {
 		(&httpapi.CallAnswers{Decisions: s, Calls: s, CheckVariables: cp.Sessions.CheckAnswerVariables,
 			Decided: cp.Sessions.DecisionRecorded, Now: now}).Routes(),
 		(&httpapi.Sessions{Service: cp.Sessions, JoinPageURL: cfg.JoinPageURL}).Routes(),
+		(&httpapi.Campaigns{Service: cp.Campaigns, Woken: cp.CampaignRunner.Wake}).Routes(),
 		(&httpapi.Usage{Reader: usage.Reader{Store: s, Now: now}}).Routes(),
 		(&httpapi.Recordings{Service: call.Recordings{Store: s, Files: recordingFiles(deps.Recordings), Now: now}}).Routes(),
 		(&httpapi.CallErasure{Service: cp.Erasure}).Routes(),
@@ -341,6 +351,23 @@ type SIPLiveKit interface {
 	siptrunk.LiveKit
 	sip.LiveKit
 }
+
+// callEnded settles the campaign recipient of a call that ended (a call of no campaign
+// costs nothing), and wakes this process's runner: a slot is free.
+func (cp *ControlPlane) callEnded(ctx context.Context, c call.Call) {
+	if c.CampaignID == "" || cp.Campaigns == nil {
+		return
+	}
+	cp.Campaigns.CallEnded(ctx, c)
+	cp.CampaignRunner.Wake()
+}
+
+// CampaignTick is how often the local runner works the active campaigns (and at once
+// when a campaign's call ends or a campaign starts).
+const CampaignTick = 500 * time.Millisecond
+
+// RunCampaigns runs the campaign runner until ctx ends (the local stack and the tests).
+func (cp *ControlPlane) RunCampaigns(ctx context.Context) { cp.CampaignRunner.Run(ctx, CampaignTick) }
 
 // RunDelivery runs the local delivery worker until ctx ends.
 func (cp *ControlPlane) RunDelivery(ctx context.Context) error {

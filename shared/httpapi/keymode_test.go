@@ -16,6 +16,7 @@ package httpapi_test
 import (
 	"context"
 	"fmt"
+	"github.com/bridgeline/bridgeline/shared/campaign"
 	"io"
 	"log/slog"
 	"net/http"
@@ -82,7 +83,9 @@ func newModeStack(t *testing.T) *modeStack {
 	}
 	api := st.api.With(slicesOf((&httpapi.Sessions{Service: svc}).Routes(), (&httpapi.SIPTrunks{Service: trunks}).Routes(),
 		(&httpapi.Recordings{Service: call.Recordings{Store: st.store, Now: time.Now}}).Routes(),
-		(&httpapi.CallErasure{Service: erasure.Service{Store: st.store, Now: time.Now}}).Routes())...)
+		(&httpapi.CallErasure{Service: erasure.Service{Store: st.store, Now: time.Now}}).Routes(),
+		(&httpapi.Campaigns{Service: &campaign.Service{Store: st.store, Lines: st.store, Assistants: st.store, Accounts: st.store,
+			Calls: st.store, Platforms: reg, Now: time.Now}}).Routes())...)
 	srv := httptest.NewServer(api.Handler())
 	t.Cleanup(srv.Close)
 	liveKey, _, err := (&account.Service{Store: st.store, Now: time.Now}).AddKey(ctx, st.acctID, true)
@@ -172,10 +175,17 @@ func TestEveryRouteDeclaresAKeyPolicy(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// A campaign on the SIP line (a live key's) and one on the sim line (a test key's).
+	sipCmp := m.live.do("POST", "/v1/campaigns", `{"assistant_id":"`+asstID+`","line_id":"`+m.sipLine+`","recipients":[{"platform_handle":"+15557650042"}]}`)
+	simCmp := m.test.do("POST", "/v1/campaigns", `{"assistant_id":"`+asstID+`","line_id":"`+m.lineID+`","recipients":[{"platform_handle":"sim:alice"}]}`)
+	if sipCmp.status != 201 || simCmp.status != 201 {
+		t.Fatalf("campaigns: live key on the SIP line = %d %s; test key on the sim line = %d %s", sipCmp.status, sipCmp.raw, simCmp.status, simCmp.raw)
+	}
 	// The ids each path segment names: the real-network resource of each kind.
 	real := map[string]string{"assistants": asstID, "lines": m.sipLine, "sessions": m.sipSes, "calls": m.sipCal,
-		"sip_trunks": m.trunk, "api_keys": spareKey.ID, "webhook_endpoints": "we_none", "events": "evt_none"}
-	sim := map[string]string{"sessions": m.simSes, "calls": m.simCal, "lines": m.lineID}
+		"sip_trunks": m.trunk, "api_keys": spareKey.ID, "webhook_endpoints": "we_none", "events": "evt_none",
+		"campaigns": sipCmp.body["id"].(string)}
+	sim := map[string]string{"sessions": m.simSes, "calls": m.simCal, "lines": m.lineID, "campaigns": simCmp.body["id"].(string)}
 	bodies := map[string]string{
 		"POST /v1/sessions":                 `{"line_id":"$line","platform_handle":"$handle","media":"audio"}`,
 		"PATCH /v1/sessions/{id}":           `{"metadata":{"crm_id":"42"}}`,
@@ -189,6 +199,7 @@ func TestEveryRouteDeclaresAKeyPolicy(t *testing.T) {
 		"PATCH /v1/sip_trunks/{id}":         `{"name":"Renamed"}`,
 		"POST /v1/sip_trunks":               `{"name":"Second","inbound":{"allowed_addresses":["203.0.113.0/24"]}}`,
 		"POST /v1/lines":                    `{"platform":"sip","handle":"+15550100778","sip_trunk_id":"` + m.trunk + `"}`,
+		"POST /v1/campaigns":                `{"assistant_id":"` + asstID + `","line_id":"$line","recipients":[{"platform_handle":"$handle"}]}`,
 	}
 	request := func(e *env, method, pattern string, ids map[string]string, line, handle string) resp {
 		t.Helper()

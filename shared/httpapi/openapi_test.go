@@ -279,6 +279,7 @@ func allRoutes(t *testing.T) []httpapi.Route {
 	routes = append(routes, (&httpapi.SIPTrunks{}).Routes()...)   // driven by e2e/sip with real phones
 	routes = append(routes, (&httpapi.Recordings{}).Routes()...)  // recording_routes_test.go
 	routes = append(routes, (&httpapi.CallErasure{}).Routes()...) // erasure_test.go
+	routes = append(routes, (&httpapi.Campaigns{}).Routes()...)   // campaigns_test.go, e2e/sessions
 	routes = append(routes, (&httpapi.Receivers{SimSecret: "x", Tools: &toolcall.Service{}}).Routes()...)
 	routes = append(routes, httpapi.Passthrough(sim.Name, nil, sim.Patterns...)...)
 	routes = append(routes, httpapi.Passthrough("join-page", nil, joinpage.Patterns...)...)

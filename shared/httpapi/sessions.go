@@ -91,16 +91,20 @@ type CallJSON struct {
 	Object    string `json:"object"`
 	Direction string `json:"direction"`
 	// Platform is the calling platform the call is on (sim, sip, web).
-	Platform       string           `json:"platform"`
-	LineID         *string          `json:"line_id"`
-	From           string           `json:"from"`
-	To             string           `json:"to"`
-	Media          string           `json:"media"`
-	Status         string           `json:"status"`
-	HandledBy      string           `json:"handled_by"`
-	AssistantID    *string          `json:"assistant_id"`
-	VersionID      *string          `json:"version_id"`
-	SessionID      *string          `json:"session_id"`
+	Platform    string  `json:"platform"`
+	LineID      *string `json:"line_id"`
+	From        string  `json:"from"`
+	To          string  `json:"to"`
+	Media       string  `json:"media"`
+	Status      string  `json:"status"`
+	HandledBy   string  `json:"handled_by"`
+	AssistantID *string `json:"assistant_id"`
+	VersionID   *string `json:"version_id"`
+	SessionID   *string `json:"session_id"`
+	// CampaignID and RecipientID name the campaign and recipient a campaign's call
+	// dialled; null for any other call.
+	CampaignID     *string          `json:"campaign_id"`
+	RecipientID    *string          `json:"recipient_id"`
 	StartedAt      Time             `json:"started_at"`
 	AnsweredAt     *Time            `json:"answered_at"`
 	EndedAt        *Time            `json:"ended_at"`
@@ -186,7 +190,7 @@ func PresentCall(c call.Call) CallJSON {
 	return CallJSON{
 		ID: c.ID, Object: "call", Direction: c.Direction, Platform: c.Platform, LineID: StringOrNull(c.LineID), From: c.From, To: c.To,
 		Media: c.Media, Status: c.Status, HandledBy: c.HandledBy, AssistantID: StringOrNull(c.AssistantID),
-		VersionID: StringOrNull(c.VersionID), SessionID: StringOrNull(c.SessionID), StartedAt: Time(c.StartedAt),
+		VersionID: StringOrNull(c.VersionID), SessionID: StringOrNull(c.SessionID), CampaignID: StringOrNull(c.CampaignID), RecipientID: StringOrNull(c.RecipientID), StartedAt: Time(c.StartedAt),
 		AnsweredAt: TimePtr(c.AnsweredAt), EndedAt: TimePtr(c.EndedAt), DurationMS: c.DurationMS,
 		EndReason: StringOrNull(c.EndReason), EndedBy: StringOrNull(c.EndedBy), Decision: StringOrNull(c.Decision),
 		DecisionSource: StringOrNull(c.DecisionSource), Transcript: transcript, Metrics: c.Metrics,

@@ -47,9 +47,24 @@ type CreateRequest struct {
 	// (keyAdmitted), for callers other than the API.
 	KeyRule func(kind platform.Kind, what string) error
 
+	// campaign is set by a campaign's dial (Campaign), never by the API.
+	campaign *CampaignCall
+
 	// mediaDefaulted: Validate filled Media in (an audio-only platform makes it audio).
 	mediaDefaulted bool
 }
+
+// CampaignCall is what a campaign's dial (shared/campaign) adds to a create: the
+// campaign and recipient the call's record and call.ended carry, the call's id (chosen
+// when the recipient was claimed, so that a crash between the claim and the dial can be
+// told from a dial: the record is saved before the platform is asked), and the version
+// the campaign pinned.
+type CampaignCall struct {
+	CampaignID, RecipientID, CallID, VersionID string
+}
+
+// Campaign makes the request a campaign's dial.
+func (r *CreateRequest) Campaign(c CampaignCall) { r.campaign = &c }
 
 // Created is a new session with its first participant token.
 type Created struct {
@@ -209,7 +224,11 @@ func (s *Service) record(ctx context.Context, caller account.Caller, sessionID s
 	}
 	var ver *assistant.Version
 	if req.Mode == ModeAssistant {
-		v, err := assistant.CallVersion(ctx, s.assistants, accountID, req.AssistantID, "")
+		pinned := ""
+		if req.campaign != nil {
+			pinned = req.campaign.VersionID
+		}
+		v, err := assistant.CallVersion(ctx, s.assistants, accountID, req.AssistantID, pinned)
 		if err != nil {
 			return recorded{}, err
 		}
@@ -242,6 +261,9 @@ func (s *Service) record(ctx context.Context, caller account.Caller, sessionID s
 		From: l.Handle, To: req.PlatformHandle, Media: req.Media, Status: call.StatusRinging,
 		HandledBy: call.HandledByCustomer, SessionID: ses.ID, Platform: l.Platform, OnNetwork: onNetwork, StartedAt: now,
 		Metadata: ses.Metadata.Clone()}
+	if cc := req.campaign; cc != nil {
+		c.ID, c.CampaignID, c.RecipientID = cc.CallID, cc.CampaignID, cc.RecipientID
+	}
 	ses.CallID = c.ID
 	if ver != nil {
 		// The version is fixed now; the assistant is dispatched when the callee answers

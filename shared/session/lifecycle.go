@@ -159,6 +159,10 @@ func (s *Service) endWith(ctx context.Context, sessionID string, cond func(Sessi
 	}
 	cleanup, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 	defer cancel()
+	if f := s.set.CallEnded; f != nil && c.Over() {
+		// Told after every write that leaves the call over: f ignores what it settled.
+		f(cleanup, c)
+	}
 	// The platform leg ends before the room goes: a hang-up returns once the party is
 	// out of the room, its join included (platform.Platform.Hangup). livekit-server
 	// v1.11.0 keeps a room deleted while a participant joins it alive outside its room

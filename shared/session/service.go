@@ -95,6 +95,8 @@ type Service struct {
 // Settings are the service's optional parts and limits: what an Option sets, from
 // defaults(), every default in one place.
 type Settings struct {
+	// CallEnded is told of each session's call as it ends (WithCallEnded); nil: nobody.
+	CallEnded func(context.Context, call.Call)
 	// Platforms are the calling platforms this process reaches (a line's Platform names
 	// one); none by default: a create on any line answers upstream_unavailable.
 	Platforms platform.Registry
@@ -291,6 +293,13 @@ func WithMaxConcurrentSessions(n int) Option {
 // report their turns as they happen (default: no call.transcript at all).
 func WithSubscriptions(sub Subscriptions) Option {
 	return func(s *Settings) error { s.Subscriptions = sub; return nil }
+}
+
+// WithCallEnded has f told of every session's call as the write that ends it commits
+// (shared/campaign settles its recipients with it). f runs on the ending request's path:
+// it must be quick, and its errors are its own.
+func WithCallEnded(f func(context.Context, call.Call)) Option {
+	return func(s *Settings) error { s.CallEnded = f; return nil }
 }
 
 // WithTransferQueue hands API transfers to q, for another process to run (RunTransfer),

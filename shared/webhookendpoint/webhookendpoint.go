@@ -370,7 +370,7 @@ func (s *Service) now() time.Time {
 
 // EventTypes are the types an endpoint can subscribe to.
 var EventTypes = []string{callevent.TypeCallIncoming, callevent.TypeCallAnswered, callevent.TypeCallEnded,
-	callevent.TypeCallTranscript, callevent.TypeCallAnalyzed, callevent.TypeRecordingReady}
+	callevent.TypeCallTranscript, callevent.TypeCallAnalyzed, callevent.TypeRecordingReady, callevent.TypeCampaignCompleted}
 
 func (in Input) validate(dest egress.Policy) error {
 	if in.URL != nil {

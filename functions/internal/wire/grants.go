@@ -22,9 +22,10 @@ const (
 )
 
 // ReadActions are what every function may do to each of its tables: read items and query
-// the table and its indexes. The store uses no batch, scan or condition-check request:
+// the table and its indexes, and check a condition inside a transaction (a campaign's
+// claim checks that the campaign still runs). The store uses no batch or scan request:
 // none is granted (add it here when the store starts to).
-var ReadActions = []string{"dynamodb:GetItem", "dynamodb:Query"}
+var ReadActions = []string{"dynamodb:GetItem", "dynamodb:Query", "dynamodb:ConditionCheckItem"}
 
 // WriteActions and DeleteActions are what Write and Delete add.
 var (
@@ -99,6 +100,16 @@ var Writes = map[string]map[dynamo.Table]Access{
 	// A create that fails before its dial discards the session and call it wrote.
 	"sessions-create": {dynamo.CallPlatformIDs: Write, dynamo.Calls: Write | Delete, dynamo.Events: Write,
 		dynamo.Idempotency: idempotent, dynamo.Sessions: Write | Delete, dynamo.RateLimits: Write},
+	"campaigns-create":     {dynamo.Campaigns: Write, dynamo.CampaignRecipients: Write, dynamo.Idempotency: idempotent, dynamo.RateLimits: Write},
+	"campaigns-list":       {dynamo.RateLimits: Write},
+	"campaigns-get":        {dynamo.RateLimits: Write},
+	"campaigns-recipients": {dynamo.RateLimits: Write},
+	"campaigns-start":      {dynamo.Campaigns: Write, dynamo.Idempotency: idempotent, dynamo.RateLimits: Write},
+	"campaigns-pause":      {dynamo.Campaigns: Write, dynamo.Idempotency: idempotent, dynamo.RateLimits: Write},
+	"campaigns-resume":     {dynamo.Campaigns: Write, dynamo.Idempotency: idempotent, dynamo.RateLimits: Write},
+	"campaigns-cancel":     {dynamo.Campaigns: Write, dynamo.CampaignRecipients: Write, dynamo.Idempotency: idempotent, dynamo.RateLimits: Write},
+	"campaign-runner": {dynamo.CallPlatformIDs: Write, dynamo.Calls: Write | Delete, dynamo.CampaignRecipients: Write, dynamo.Campaigns: Write,
+		dynamo.Events: Write, dynamo.Sessions: Write | Delete},
 	"sessions-list":   {dynamo.RateLimits: Write},
 	"sessions-get":    {dynamo.RateLimits: Write},
 	"sessions-delete": {dynamo.CallPlatformIDs: Write, dynamo.Calls: Write, dynamo.Events: Write, dynamo.Sessions: Write, dynamo.RateLimits: Write},

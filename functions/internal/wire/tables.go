@@ -107,6 +107,18 @@ var Tables = map[string][]dynamo.Table{
 	"session-sweeper": {dynamo.Accounts, dynamo.Assistants, dynamo.CallDecisions, dynamo.CallPlatformIDs, dynamo.Calls,
 		dynamo.Events, dynamo.Lines, dynamo.Sessions, dynamo.SIPTrunks, dynamo.Versions, dynamo.WebhookEndpoints},
 
+	"campaigns-create":     {dynamo.Accounts, dynamo.Assistants, dynamo.Campaigns, dynamo.CampaignRecipients, dynamo.Idempotency, dynamo.Lines, dynamo.Versions, dynamo.RateLimits},
+	"campaigns-list":       {dynamo.Campaigns, dynamo.RateLimits},
+	"campaigns-get":        {dynamo.Campaigns, dynamo.CampaignRecipients, dynamo.RateLimits},
+	"campaigns-recipients": {dynamo.Campaigns, dynamo.CampaignRecipients, dynamo.RateLimits},
+	"campaigns-start":      {dynamo.Assistants, dynamo.Campaigns, dynamo.CampaignRecipients, dynamo.Idempotency, dynamo.Versions, dynamo.RateLimits},
+	"campaigns-pause":      {dynamo.Campaigns, dynamo.CampaignRecipients, dynamo.Idempotency, dynamo.RateLimits},
+	"campaigns-resume":     {dynamo.Campaigns, dynamo.CampaignRecipients, dynamo.Idempotency, dynamo.RateLimits},
+	"campaigns-cancel":     {dynamo.Campaigns, dynamo.CampaignRecipients, dynamo.Idempotency, dynamo.RateLimits},
+	// The runner places sessions as sessions-create does, and settles and completes campaigns.
+	"campaign-runner": {dynamo.Accounts, dynamo.Assistants, dynamo.CallPlatformIDs, dynamo.Calls, dynamo.CampaignRecipients, dynamo.Campaigns,
+		dynamo.Events, dynamo.LineHandles, dynamo.Lines, dynamo.Sessions, dynamo.SIPTrunks, dynamo.Versions},
+
 	"sip-trunks-list":   {dynamo.SIPTrunks, dynamo.RateLimits},
 	"sip-trunks-create": {dynamo.SIPTrunks, dynamo.Idempotency, dynamo.RateLimits},
 	"sip-trunks-get":    {dynamo.SIPTrunks, dynamo.RateLimits},

@@ -22,6 +22,7 @@ import (
 	"log/slog"
 	"net/http"
 	"os"
+	"strconv"
 	"sync"
 	"time"
 
@@ -281,6 +282,26 @@ func Sweeper(ctx context.Context, lk LiveKit) (func(context.Context) error, erro
 	}
 	return cp.SweepHandler(sweepTick), nil
 }
+
+// CampaignRunner is the campaign-runner function's handler: each scheduled invocation
+// works the active campaigns every campaignTick for CAMPAIGN_WINDOW_SECONDS (default 60).
+// Its one reserved execution keeps invocations from overlapping; should two overlap
+// anyway, the campaigns' leases and the conditional claims keep each recipient's attempt
+// to one dial.
+func CampaignRunner(ctx context.Context, lk LiveKit) (func(context.Context) error, error) {
+	cp, err := New(ctx, "campaign-runner", lk)
+	if err != nil {
+		return nil, err
+	}
+	window := 60 * time.Second
+	if v, err := strconv.Atoi(os.Getenv("CAMPAIGN_WINDOW_SECONDS")); err == nil && v > 0 {
+		window = time.Duration(v) * time.Second
+	}
+	return cp.CampaignRunner.Handler(window-campaignTick, campaignTick), nil
+}
+
+// campaignTick is how often the AWS runner works the campaigns.
+const campaignTick = 2 * time.Second
 
 // sweepTick is how often the AWS sweeper sweeps: one query per shard of the sessions'
 // due index each tick, returning only the sessions due.

@@ -913,6 +913,175 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/campaigns": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List campaigns
+         * @description The account's campaigns, newest first; `counts` is null here (GET one for them).
+         */
+        get: operations["listCampaigns"];
+        put?: never;
+        /**
+         * Create a campaign
+         * @description A draft campaign: an assistant (its `version_id`, or its active version pinned
+         *     when the campaign starts) calls up to 1,000 `recipients` from `line_id` (default
+         *     the account's first line) once started, at most `settings.max_concurrent_calls`
+         *     at once (at most the account's concurrent session limit), `calls_per_second`,
+         *     within `window`, retrying the outcomes in `retry.on` after `delay_seconds`. Each
+         *     call is an outbound audio assistant session whose record and `call.ended` carry
+         *     `campaign_id` and `recipient_id`. A test key creates campaigns on sim lines only
+         *     (403 `live_key_required`). See docs/campaigns.md.
+         */
+        post: operations["createCampaign"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/campaigns/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The campaign's id. */
+                id: components["parameters"]["CampaignPathID"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Get a campaign
+         * @description The campaign with its recipients' counts per status.
+         */
+        get: operations["getCampaign"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/campaigns/{id}/recipients": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The campaign's id. */
+                id: components["parameters"]["CampaignPathID"];
+            };
+            cookie?: never;
+        };
+        /**
+         * List a campaign's recipients
+         * @description The recipients in list order (the order given at create), with their attempts.
+         */
+        get: operations["listCampaignRecipients"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/campaigns/{id}/start": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The campaign's id. */
+                id: components["parameters"]["CampaignPathID"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Start a campaign
+         * @description A draft campaign starts calling (409 `campaign_state_invalid` otherwise); the version is pinned now unless one was given.
+         */
+        post: operations["startCampaign"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/campaigns/{id}/pause": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The campaign's id. */
+                id: components["parameters"]["CampaignPathID"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Pause a campaign
+         * @description A running campaign places no new call from now on; calls under way finish.
+         */
+        post: operations["pauseCampaign"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/campaigns/{id}/resume": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The campaign's id. */
+                id: components["parameters"]["CampaignPathID"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Resume a campaign
+         * @description A paused campaign calls again.
+         */
+        post: operations["resumeCampaign"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/campaigns/{id}/cancel": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The campaign's id. */
+                id: components["parameters"]["CampaignPathID"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Cancel a campaign
+         * @description A draft, running or paused campaign places no call from now on; calls under way finish, and recipients not called are `canceled`.
+         */
+        post: operations["cancelCampaign"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/sip_trunks": {
         parameters: {
             query?: never;
@@ -1399,7 +1568,7 @@ export interface components {
          * @example parameter_missing
          * @enum {string}
          */
-        ErrorCode: "parameter_missing" | "parameter_invalid" | "parameter_unknown" | "invalid_json" | "body_too_large" | "unsupported_media_type" | "resource_not_found" | "route_not_found" | "method_not_allowed" | "assistant_archived" | "assistant_not_published" | "assistant_in_use" | "draft_incomplete" | "session_ended" | "call_already_answered" | "call_not_answerable" | "webhook_endpoint_limit_reached" | "webhook_endpoint_disabled" | "event_not_redeliverable" | "no_subscribed_endpoint" | "no_line" | "api_key_missing" | "api_key_invalid" | "last_api_key" | "api_key_limit_reached" | "rate_limited" | "idempotency_key_reused" | "idempotency_key_in_use" | "idempotency_key_invalid" | "upstream_unavailable" | "url_not_allowed" | "concurrent_session_limit" | "live_key_required" | "trunk_in_use" | "trunk_line_limit_reached" | "trunk_has_no_outbound" | "handle_taken" | "outbound_password_required" | "line_in_call" | "line_not_deletable" | "transfer_not_supported" | "call_not_active" | "transfer_failed" | "recording_not_found" | "destination_not_allowed" | "call_in_progress" | "internal_error";
+        ErrorCode: "parameter_missing" | "parameter_invalid" | "parameter_unknown" | "invalid_json" | "body_too_large" | "unsupported_media_type" | "resource_not_found" | "route_not_found" | "method_not_allowed" | "assistant_archived" | "assistant_not_published" | "assistant_in_use" | "draft_incomplete" | "session_ended" | "call_already_answered" | "call_not_answerable" | "webhook_endpoint_limit_reached" | "webhook_endpoint_disabled" | "event_not_redeliverable" | "no_subscribed_endpoint" | "no_line" | "api_key_missing" | "api_key_invalid" | "last_api_key" | "api_key_limit_reached" | "rate_limited" | "idempotency_key_reused" | "idempotency_key_in_use" | "idempotency_key_invalid" | "upstream_unavailable" | "url_not_allowed" | "concurrent_session_limit" | "live_key_required" | "trunk_in_use" | "trunk_line_limit_reached" | "trunk_has_no_outbound" | "handle_taken" | "outbound_password_required" | "line_in_call" | "line_not_deletable" | "transfer_not_supported" | "call_not_active" | "transfer_failed" | "recording_not_found" | "destination_not_allowed" | "call_in_progress" | "campaign_state_invalid" | "internal_error";
         /**
          * @description The one error shape.
          * @example {
@@ -1578,7 +1747,7 @@ export interface components {
                  * @description The stable, machine-readable reason; see `ErrorCode`.
                  * @enum {string}
                  */
-                code: "assistant_archived" | "assistant_not_published" | "assistant_in_use" | "session_ended" | "call_already_answered" | "call_not_answerable" | "webhook_endpoint_limit_reached" | "webhook_endpoint_disabled" | "event_not_redeliverable" | "no_subscribed_endpoint" | "last_api_key" | "api_key_limit_reached" | "idempotency_key_in_use" | "trunk_in_use" | "trunk_line_limit_reached" | "trunk_has_no_outbound" | "handle_taken" | "line_in_call" | "line_not_deletable" | "transfer_not_supported" | "call_not_active" | "transfer_failed" | "call_in_progress";
+                code: "assistant_archived" | "assistant_not_published" | "assistant_in_use" | "session_ended" | "call_already_answered" | "call_not_answerable" | "webhook_endpoint_limit_reached" | "webhook_endpoint_disabled" | "event_not_redeliverable" | "no_subscribed_endpoint" | "last_api_key" | "api_key_limit_reached" | "idempotency_key_in_use" | "trunk_in_use" | "trunk_line_limit_reached" | "trunk_has_no_outbound" | "handle_taken" | "line_in_call" | "line_not_deletable" | "transfer_not_supported" | "call_not_active" | "transfer_failed" | "call_in_progress" | "campaign_state_invalid";
                 /** @description For people; never parse it. Never holds internal detail. */
                 message: string;
                 /** @description The offending field (dotted when nested), query parameter or header, when there is one. */
@@ -3059,14 +3228,14 @@ export interface components {
          * @example call.incoming
          * @enum {string}
          */
-        EventType: "call.incoming" | "call.answered" | "call.ended" | "call.transcript" | "call.analyzed" | "recording.ready";
+        EventType: "call.incoming" | "call.answered" | "call.ended" | "call.transcript" | "call.analyzed" | "recording.ready" | "campaign.completed";
         /**
          * @description Event types the endpoint wants; `["*"]` for every type.
          * @example [
          *       "*"
          *     ]
          */
-        EventSubscription: ("*" | "call.incoming" | "call.answered" | "call.ended" | "call.transcript" | "call.analyzed" | "recording.ready")[];
+        EventSubscription: ("*" | "call.incoming" | "call.answered" | "call.ended" | "call.transcript" | "call.analyzed" | "recording.ready" | "campaign.completed")[];
         /**
          * @description An absolute URL with a host and no credentials. `https` is required whatever the
          *     key's mode (an endpoint receives every event of the account, live ones included);
@@ -3792,7 +3961,7 @@ export interface components {
          *       }
          *     }
          */
-        Event: components["schemas"]["CallIncomingEvent"] | components["schemas"]["CallAnsweredEvent"] | components["schemas"]["CallEndedEvent"] | components["schemas"]["CallTranscriptEvent"] | components["schemas"]["CallAnalyzedEvent"] | components["schemas"]["RecordingReadyEvent"];
+        Event: components["schemas"]["CallIncomingEvent"] | components["schemas"]["CallAnsweredEvent"] | components["schemas"]["CallEndedEvent"] | components["schemas"]["CallTranscriptEvent"] | components["schemas"]["CallAnalyzedEvent"] | components["schemas"]["RecordingReadyEvent"] | components["schemas"]["CampaignCompletedEvent"];
         /**
          * @description A `call.incoming` event.
          * @example {
@@ -4020,7 +4189,7 @@ export interface components {
          *       "has_more_attempts": false
          *     }
          */
-        EventWithAttempts: components["schemas"]["CallIncomingEventWithAttempts"] | components["schemas"]["CallAnsweredEventWithAttempts"] | components["schemas"]["CallEndedEventWithAttempts"] | components["schemas"]["CallTranscriptEventWithAttempts"] | components["schemas"]["CallAnalyzedEventWithAttempts"] | components["schemas"]["RecordingReadyEventWithAttempts"];
+        EventWithAttempts: components["schemas"]["CallIncomingEventWithAttempts"] | components["schemas"]["CallAnsweredEventWithAttempts"] | components["schemas"]["CallEndedEventWithAttempts"] | components["schemas"]["CallTranscriptEventWithAttempts"] | components["schemas"]["CallAnalyzedEventWithAttempts"] | components["schemas"]["RecordingReadyEventWithAttempts"] | components["schemas"]["CampaignCompletedEventWithAttempts"];
         /**
          * @description A `call.incoming` event with its delivery attempts.
          * @example {
@@ -4503,6 +4672,106 @@ export interface components {
             has_more_attempts: boolean;
         };
         /**
+         * @description A `campaign.completed` event.
+         * @example {
+         *       "id": "evt_01jd3f4g5h6j7k8m9n0p1q2r3z",
+         *       "object": "event",
+         *       "type": "campaign.completed",
+         *       "created_at": "2026-11-22T07:12:00.123Z",
+         *       "data": {
+         *         "campaign_id": "cmp_01jd3f4g5h6j7k8m9n0p1q2r3t",
+         *         "name": "Renewals",
+         *         "assistant_id": "asst_01jd3f4g5h6j7k8m9n0p1q2r3t",
+         *         "version_id": "ver_01jd3f4g5h6j7k8m9n0p1q2r3t",
+         *         "line_id": "line_01jd3f4g5h6j7k8m9n0p1q2r3s",
+         *         "recipients": 3,
+         *         "counts": {
+         *           "pending": 0,
+         *           "calling": 0,
+         *           "answered": 2,
+         *           "busy": 1,
+         *           "no_answer": 0,
+         *           "failed": 0,
+         *           "canceled": 0
+         *         },
+         *         "started_at": "2026-11-22T07:00:00.123Z",
+         *         "completed_at": "2026-11-22T07:12:00.123Z",
+         *         "metadata": {}
+         *       }
+         *     }
+         */
+        CampaignCompletedEvent: {
+            /** @description The event's id; the `webhook-id` of every delivery. */
+            id: components["schemas"]["EventID"];
+            /**
+             * @description Always `event`.
+             * @enum {string}
+             */
+            object: "event";
+            /**
+             * @description The event type; it says which schema `data` has. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            type: "campaign.completed";
+            /** @description When the event happened. */
+            created_at: components["schemas"]["Timestamp"];
+            /** @description The event's data, as sent to the endpoints (see `webhooks`). */
+            data: components["schemas"]["CampaignCompletedData"];
+        };
+        /**
+         * @description A `campaign.completed` event with its delivery attempts.
+         * @example {
+         *       "id": "evt_01jd3f4g5h6j7k8m9n0p1q2r3z",
+         *       "object": "event",
+         *       "type": "campaign.completed",
+         *       "created_at": "2026-11-22T07:12:00.123Z",
+         *       "data": {
+         *         "campaign_id": "cmp_01jd3f4g5h6j7k8m9n0p1q2r3t",
+         *         "name": "Renewals",
+         *         "assistant_id": "asst_01jd3f4g5h6j7k8m9n0p1q2r3t",
+         *         "version_id": "ver_01jd3f4g5h6j7k8m9n0p1q2r3t",
+         *         "line_id": "line_01jd3f4g5h6j7k8m9n0p1q2r3s",
+         *         "recipients": 3,
+         *         "counts": {
+         *           "pending": 0,
+         *           "calling": 0,
+         *           "answered": 2,
+         *           "busy": 1,
+         *           "no_answer": 0,
+         *           "failed": 0,
+         *           "canceled": 0
+         *         },
+         *         "started_at": "2026-11-22T07:00:00.123Z",
+         *         "completed_at": "2026-11-22T07:12:00.123Z",
+         *         "metadata": {}
+         *       },
+         *       "attempts": [],
+         *       "has_more_attempts": false
+         *     }
+         */
+        CampaignCompletedEventWithAttempts: {
+            /** @description The event's id; the `webhook-id` of every delivery. */
+            id: components["schemas"]["EventID"];
+            /**
+             * @description Always `event`.
+             * @enum {string}
+             */
+            object: "event";
+            /**
+             * @description The event type; it says which schema `data` has. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            type: "campaign.completed";
+            /** @description When the event happened. */
+            created_at: components["schemas"]["Timestamp"];
+            /** @description The event's data, as sent to the endpoints (see `webhooks`). */
+            data: components["schemas"]["CampaignCompletedData"];
+            /** @description A page of the event's delivery attempts, oldest first (`GET /v1/events/{id}`'s `attempts_limit`, default 20). */
+            attempts: components["schemas"]["EventAttempt"][];
+            /** @description True when more attempts follow this page; the next starts after the last attempt's `id` (`attempts_starting_after`). */
+            has_more_attempts: boolean;
+        };
+        /**
          * @example {
          *       "object": "list",
          *       "data": [
@@ -4736,6 +5005,10 @@ export interface components {
             metadata?: components["schemas"]["Metadata"];
             /** @description The metadata of the call's session as the call ended; `{}` for none. Absent, as `session_id` is, for a call that never had a session (one declined at the line). */
             session_metadata?: components["schemas"]["Metadata"];
+            /** @description The campaign that placed the call; absent for a call of no campaign. */
+            campaign_id?: components["schemas"]["CampaignID"];
+            /** @description The campaign recipient the call dialled; absent for a call of no campaign. */
+            recipient_id?: components["schemas"]["CampaignRecipientID"];
         };
         /**
          * @description One final turn of an assistant call, the caller's or the assistant's, as it ends
@@ -5788,6 +6061,394 @@ export interface components {
              */
             estimated: boolean;
         };
+        /** @example cmp_01jd3f4g5h6j7k8m9n0p1q2r3t */
+        CampaignID: string;
+        /** @example rcp_01jd3f4g5h6j7k8m9n0p1q2r3t */
+        CampaignRecipientID: string;
+        /**
+         * @description Recipients per status, every status present.
+         * @example {
+         *       "pending": 0,
+         *       "calling": 0,
+         *       "answered": 2,
+         *       "busy": 1,
+         *       "no_answer": 0,
+         *       "failed": 0,
+         *       "canceled": 0
+         *     }
+         */
+        CampaignCounts: {
+            /** @description Waiting for a first call or a retry. */
+            pending: number;
+            /** @description A call under way. */
+            calling: number;
+            /** @description A call connected. */
+            answered: number;
+            /** @description Final: busy on the last attempt. */
+            busy: number;
+            /** @description Final: unanswered on the last attempt. */
+            no_answer: number;
+            /** @description Final: the last attempt failed. */
+            failed: number;
+            /** @description The campaign was canceled before the recipient was called. */
+            canceled: number;
+        };
+        /**
+         * @description Every recipient of the campaign reached a final status. Once per campaign; a
+         *     canceled campaign sends none.
+         * @example {
+         *       "campaign_id": "cmp_01jd3f4g5h6j7k8m9n0p1q2r3t",
+         *       "name": "Renewals",
+         *       "assistant_id": "asst_01jd3f4g5h6j7k8m9n0p1q2r3t",
+         *       "version_id": "ver_01jd3f4g5h6j7k8m9n0p1q2r3t",
+         *       "line_id": "line_01jd3f4g5h6j7k8m9n0p1q2r3s",
+         *       "recipients": 3,
+         *       "counts": {
+         *         "pending": 0,
+         *         "calling": 0,
+         *         "answered": 2,
+         *         "busy": 1,
+         *         "no_answer": 0,
+         *         "failed": 0,
+         *         "canceled": 0
+         *       },
+         *       "started_at": "2026-11-22T07:00:00.123Z",
+         *       "completed_at": "2026-11-22T07:12:00.123Z",
+         *       "metadata": {}
+         *     }
+         */
+        CampaignCompletedData: {
+            /** @description The campaign. */
+            campaign_id: components["schemas"]["CampaignID"];
+            /** @description The campaign's name. */
+            name: string;
+            /** @description The assistant that made the calls. */
+            assistant_id: string;
+            /** @description The version every call ran. */
+            version_id: string;
+            /** @description The line that called. */
+            line_id: components["schemas"]["LineID"];
+            /** @description How many recipients the campaign had. */
+            recipients: number;
+            /** @description Recipients per final status. */
+            counts: components["schemas"]["CampaignCounts"];
+            /** @description When the campaign started. */
+            started_at: components["schemas"]["Timestamp"];
+            /** @description When its last recipient was settled. */
+            completed_at: components["schemas"]["Timestamp"];
+            /** @description The campaign's metadata. */
+            metadata: components["schemas"]["Metadata"];
+        };
+        /**
+         * @description When calls may start, in `time_zone` (IANA; default UTC). Calls under way at the end are not cut off.
+         * @example {
+         *       "time_zone": "America/New_York",
+         *       "days": [
+         *         "mon",
+         *         "tue",
+         *         "wed",
+         *         "thu",
+         *         "fri"
+         *       ],
+         *       "start": "09:00",
+         *       "end": "17:30"
+         *     }
+         */
+        CampaignWindow: {
+            /** @description An IANA time zone; default UTC. */
+            time_zone?: string;
+            /** @description Days calls may start; default every day. */
+            days?: ("sun" | "mon" | "tue" | "wed" | "thu" | "fri" | "sat")[];
+            /** @description HH:MM, default 00:00. */
+            start?: string;
+            /** @description HH:MM after start (24:00 for midnight), default 24:00. */
+            end?: string;
+        };
+        /**
+         * @description Calls per recipient at most (the first included), the delay after an attempt's end, and which outcomes are retried.
+         * @example {
+         *       "max_attempts": 3,
+         *       "delay_seconds": 600,
+         *       "on": [
+         *         "busy",
+         *         "no_answer"
+         *       ]
+         *     }
+         */
+        CampaignRetry: {
+            /** @description 1 to 10; default 2. */
+            max_attempts?: number;
+            /** @description 0 to 604800; default 300. */
+            delay_seconds?: number;
+            /** @description Outcomes retried; default all three. */
+            on?: ("busy" | "no_answer" | "failed")[];
+        };
+        /**
+         * @example {
+         *       "window": null,
+         *       "max_concurrent_calls": 5,
+         *       "calls_per_second": 1,
+         *       "retry": {
+         *         "max_attempts": 2,
+         *         "delay_seconds": 300,
+         *         "on": [
+         *           "busy",
+         *           "failed",
+         *           "no_answer"
+         *         ]
+         *       }
+         *     }
+         */
+        CampaignSettings: {
+            /** @description The calling window; null for any time. */
+            window: components["schemas"]["CampaignWindow"] | null;
+            /** @description Calls under way at once at most (at most the account's concurrent session limit). */
+            max_concurrent_calls: number;
+            /** @description Calls started per second at most. */
+            calls_per_second: number;
+            /** @description When recipients are called again. */
+            retry: components["schemas"]["CampaignRetry"];
+        };
+        /**
+         * @description An outbound campaign (docs/campaigns.md).
+         * @example {
+         *       "id": "cmp_01jd3f4g5h6j7k8m9n0p1q2r3t",
+         *       "object": "campaign",
+         *       "name": "Renewals",
+         *       "status": "running",
+         *       "assistant_id": "asst_01jd3f4g5h6j7k8m9n0p1q2r3t",
+         *       "version_id": "ver_01jd3f4g5h6j7k8m9n0p1q2r3t",
+         *       "line_id": "line_01jd3f4g5h6j7k8m9n0p1q2r3s",
+         *       "settings": {
+         *         "window": null,
+         *         "max_concurrent_calls": 5,
+         *         "calls_per_second": 1,
+         *         "retry": {
+         *           "max_attempts": 2,
+         *           "delay_seconds": 300,
+         *           "on": [
+         *             "busy",
+         *             "failed",
+         *             "no_answer"
+         *           ]
+         *         }
+         *       },
+         *       "recipients": 3,
+         *       "counts": {
+         *         "pending": 1,
+         *         "calling": 1,
+         *         "answered": 1,
+         *         "busy": 0,
+         *         "no_answer": 0,
+         *         "failed": 0,
+         *         "canceled": 0
+         *       },
+         *       "metadata": {},
+         *       "created_at": "2026-11-22T07:00:00.123Z",
+         *       "started_at": "2026-11-22T07:00:10.123Z",
+         *       "completed_at": null,
+         *       "canceled_at": null
+         *     }
+         */
+        Campaign: {
+            /** @description The id. */
+            id: components["schemas"]["CampaignID"];
+            /**
+             * @description The object's type.
+             * @enum {string}
+             */
+            object: "campaign";
+            /** @description The campaign's name. */
+            name: string;
+            /**
+             * @description draft, running, paused, completed or canceled.
+             * @enum {string}
+             */
+            status: "draft" | "running" | "paused" | "completed" | "canceled";
+            /** @description The assistant that makes the calls. */
+            assistant_id: string;
+            /** @description The version every call runs: given at create, or pinned at start; null for a draft that names none. */
+            version_id: string | null;
+            /** @description The line that calls. */
+            line_id: components["schemas"]["LineID"];
+            /** @description How the campaign calls. */
+            settings: components["schemas"]["CampaignSettings"];
+            /** @description How many recipients the campaign has. */
+            recipients: number;
+            /** @description Recipients per status; null in lists. */
+            counts: components["schemas"]["CampaignCounts"] | null;
+            /** @description Key-value pairs for the customer's own use. */
+            metadata: components["schemas"]["Metadata"];
+            /** @description When it was created. */
+            created_at: components["schemas"]["Timestamp"];
+            /** @description When it started. */
+            started_at: components["schemas"]["NullableTimestamp"];
+            /** @description When its last recipient was settled; null until then. */
+            completed_at: components["schemas"]["NullableTimestamp"];
+            /** @description When it was canceled; null unless it was. */
+            canceled_at: components["schemas"]["NullableTimestamp"];
+        };
+        /**
+         * @example {
+         *       "object": "list",
+         *       "data": [],
+         *       "has_more": false
+         *     }
+         */
+        CampaignList: {
+            /**
+             * @description The object's type.
+             * @enum {string}
+             */
+            object: "list";
+            /** @description The page's items. */
+            data: components["schemas"]["Campaign"][];
+            /** @description True when another page exists after this one. */
+            has_more: boolean;
+        };
+        /**
+         * @example {
+         *       "platform_handle": "+15550100002",
+         *       "variables": {
+         *         "first_name": "Ada"
+         *       },
+         *       "metadata": {
+         *         "crm_id": "42"
+         *       }
+         *     }
+         */
+        CampaignRecipientInput: {
+            /** @description Who to call: a handle the line's platform dials (E.164 on telephone lines). */
+            platform_handle: string;
+            /** @description Values for the assistant's placeholders on this recipient's call. */
+            variables?: {
+                [key: string]: string;
+            };
+            /** @description Copied to the call's metadata. */
+            metadata?: components["schemas"]["Metadata"];
+        };
+        /**
+         * @example {
+         *       "name": "Renewals",
+         *       "assistant_id": "asst_01jd3f4g5h6j7k8m9n0p1q2r3t",
+         *       "recipients": [
+         *         {
+         *           "platform_handle": "+15550100002"
+         *         }
+         *       ]
+         *     }
+         */
+        CampaignCreate: {
+            /** @description The campaign's name. */
+            name?: string;
+            /** @description The assistant that makes the calls. */
+            assistant_id: string;
+            /** @description A version to pin; default the assistant's active version when the campaign starts. */
+            version_id?: string;
+            /** @description The line that calls; default the account's first line. */
+            line_id?: components["schemas"]["LineID"];
+            /** @description 1 to 1,000 recipients, called in this order. */
+            recipients: components["schemas"]["CampaignRecipientInput"][];
+            /** @description How the campaign calls. */
+            settings?: {
+                /** @description When calls may start. */
+                window?: components["schemas"]["CampaignWindow"];
+                /** @description Default 5, or the account's limit if lower. */
+                max_concurrent_calls?: number;
+                /** @description Above 0, at most 10; default 1. */
+                calls_per_second?: number;
+                /** @description When recipients are called again. */
+                retry?: components["schemas"]["CampaignRetry"];
+            };
+            /** @description Key-value pairs for the customer's own use. */
+            metadata?: components["schemas"]["Metadata"];
+        };
+        /**
+         * @example {
+         *       "call_id": "call_01jd3f4g5h6j7k8m9n0p1q2r3t",
+         *       "started_at": "2026-11-22T07:00:10.123Z",
+         *       "ended_at": "2026-11-22T07:00:40.123Z",
+         *       "outcome": "answered",
+         *       "end_reason": "assistant_hangup",
+         *       "error": null
+         *     }
+         */
+        CampaignAttempt: {
+            /** @description The attempt's call; null when no call was placed. */
+            call_id: string | null;
+            /** @description When it started. */
+            started_at: components["schemas"]["Timestamp"];
+            /** @description When the attempt's call ended; null while it lasts. */
+            ended_at: components["schemas"]["NullableTimestamp"];
+            /**
+             * @description answered, busy, no_answer, failed, or not_placed (claimed but never dialled; retried); null while the call lasts.
+             * @enum {string|null}
+             */
+            outcome: "answered" | "busy" | "no_answer" | "failed" | "not_placed" | null;
+            /** @description The call's end_reason. */
+            end_reason: string | null;
+            /** @description Why the dial was refused, when it was. */
+            error: string | null;
+        };
+        /**
+         * @example {
+         *       "id": "rcp_01jd3f4g5h6j7k8m9n0p1q2r3t",
+         *       "object": "campaign_recipient",
+         *       "campaign_id": "cmp_01jd3f4g5h6j7k8m9n0p1q2r3t",
+         *       "platform_handle": "+15550100002",
+         *       "status": "answered",
+         *       "attempts": [],
+         *       "next_attempt_at": null,
+         *       "variables": {},
+         *       "metadata": {}
+         *     }
+         */
+        CampaignRecipient: {
+            /** @description The id. */
+            id: components["schemas"]["CampaignRecipientID"];
+            /**
+             * @description The object's type.
+             * @enum {string}
+             */
+            object: "campaign_recipient";
+            /** @description The recipient's campaign. */
+            campaign_id: components["schemas"]["CampaignID"];
+            /** @description Who is called. */
+            platform_handle: string;
+            /**
+             * @description The recipient's status.
+             * @enum {string}
+             */
+            status: "pending" | "calling" | "answered" | "busy" | "no_answer" | "failed" | "canceled";
+            /** @description The calls placed, oldest first. */
+            attempts: components["schemas"]["CampaignAttempt"][];
+            /** @description When a pending recipient is called next; null for at once or never. */
+            next_attempt_at: components["schemas"]["NullableTimestamp"];
+            /** @description Values for the assistant's placeholders. */
+            variables: {
+                [key: string]: string;
+            };
+            /** @description Key-value pairs for the customer's own use. */
+            metadata: components["schemas"]["Metadata"];
+        };
+        /**
+         * @example {
+         *       "object": "list",
+         *       "data": [],
+         *       "has_more": false
+         *     }
+         */
+        CampaignRecipientList: {
+            /**
+             * @description The object's type.
+             * @enum {string}
+             */
+            object: "list";
+            /** @description The page's items. */
+            data: components["schemas"]["CampaignRecipient"][];
+            /** @description True when another page exists after this one. */
+            has_more: boolean;
+        };
         /**
          * @description The call record.
          * @example {
@@ -5804,6 +6465,8 @@ export interface components {
          *       "assistant_id": "asst_01jd3f4g5h6j7k8m9n0p1q2r3t",
          *       "version_id": "ver_01jd3f4g5h6j7k8m9n0p1q2r3t",
          *       "session_id": "ses_01jd3f4g5h6j7k8m9n0p1q2r3t",
+         *       "campaign_id": null,
+         *       "recipient_id": null,
          *       "started_at": "2026-11-22T07:00:00.123Z",
          *       "answered_at": "2026-11-22T07:00:00.123Z",
          *       "ended_at": "2026-11-22T07:00:00.123Z",
@@ -5924,6 +6587,10 @@ export interface components {
             version_id: string | null;
             /** @description The hosted session the call is bridged into. */
             session_id: string | null;
+            /** @description The campaign that placed the call; null for a call of no campaign. */
+            campaign_id: string | null;
+            /** @description The campaign recipient the call dialled; null for a call of no campaign. */
+            recipient_id: string | null;
             /** @description When the call started ringing. */
             started_at: components["schemas"]["Timestamp"];
             /** @description When the call was answered; null until then. */
@@ -6077,6 +6744,8 @@ export interface components {
          *           "assistant_id": "asst_01jd3f4g5h6j7k8m9n0p1q2r3t",
          *           "version_id": "ver_01jd3f4g5h6j7k8m9n0p1q2r3t",
          *           "session_id": "ses_01jd3f4g5h6j7k8m9n0p1q2r3t",
+         *           "campaign_id": null,
+         *           "recipient_id": null,
          *           "started_at": "2026-11-22T07:00:00.123Z",
          *           "answered_at": "2026-11-22T07:00:00.123Z",
          *           "ended_at": "2026-11-22T07:00:00.123Z",
@@ -6547,6 +7216,8 @@ export interface components {
         ApiKeyPathID: components["schemas"]["ApiKeyID"];
         /** @description The webhook endpoint's id. */
         WebhookEndpointPathID: components["schemas"]["WebhookEndpointID"];
+        /** @description The campaign's id. */
+        CampaignPathID: components["schemas"]["CampaignID"];
         /** @description The SIP trunk's id. */
         SipTrunkPathID: components["schemas"]["SipTrunkID"];
         /** @description The session's id. */
@@ -8954,6 +9625,8 @@ export interface operations {
                      *           "assistant_id": "asst_01jd3f4g5h6j7k8m9n0p1q2r3t",
                      *           "version_id": "ver_01jd3f4g5h6j7k8m9n0p1q2r3t",
                      *           "session_id": "ses_01jd3f4g5h6j7k8m9n0p1q2r3t",
+                     *           "campaign_id": null,
+                     *           "recipient_id": null,
                      *           "started_at": "2026-11-22T07:00:00.123Z",
                      *           "answered_at": "2026-11-22T07:00:00.123Z",
                      *           "ended_at": "2026-11-22T07:00:00.123Z",
@@ -9083,6 +9756,8 @@ export interface operations {
                      *       "assistant_id": "asst_01jd3f4g5h6j7k8m9n0p1q2r3t",
                      *       "version_id": "ver_01jd3f4g5h6j7k8m9n0p1q2r3t",
                      *       "session_id": "ses_01jd3f4g5h6j7k8m9n0p1q2r3t",
+                     *       "campaign_id": null,
+                     *       "recipient_id": null,
                      *       "started_at": "2026-11-22T07:00:00.123Z",
                      *       "answered_at": "2026-11-22T07:00:00.123Z",
                      *       "ended_at": "2026-11-22T07:00:00.123Z",
@@ -9210,6 +9885,8 @@ export interface operations {
                      *       "assistant_id": "asst_01jd3f4g5h6j7k8m9n0p1q2r3t",
                      *       "version_id": "ver_01jd3f4g5h6j7k8m9n0p1q2r3t",
                      *       "session_id": "ses_01jd3f4g5h6j7k8m9n0p1q2r3t",
+                     *       "campaign_id": null,
+                     *       "recipient_id": null,
                      *       "started_at": "2026-11-22T07:00:00.123Z",
                      *       "answered_at": "2026-11-22T07:00:00.123Z",
                      *       "ended_at": "2026-11-22T07:00:00.123Z",
@@ -9304,6 +9981,8 @@ export interface operations {
                      *       "assistant_id": "asst_01jd3f4g5h6j7k8m9n0p1q2r3t",
                      *       "version_id": "ver_01jd3f4g5h6j7k8m9n0p1q2r3t",
                      *       "session_id": "ses_01jd3f4g5h6j7k8m9n0p1q2r3t",
+                     *       "campaign_id": null,
+                     *       "recipient_id": null,
                      *       "started_at": "2026-11-22T07:00:00.123Z",
                      *       "answered_at": "2026-11-22T07:00:00.123Z",
                      *       "ended_at": "2026-11-22T07:00:00.123Z",
@@ -9733,6 +10412,306 @@ export interface operations {
             404: components["responses"]["RecordingNotFound"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    listCampaigns: {
+        parameters: {
+            query?: {
+                /** @description Page size. */
+                limit?: components["parameters"]["Limit"];
+                /** @description Id of the last campaign of the previous page. */
+                starting_after?: components["schemas"]["CampaignID"];
+                /** @description Id of the first campaign of the next page (the newer one). Not with `starting_after`. */
+                ending_before?: components["schemas"]["CampaignID"];
+                /** @description Only campaigns with this status. */
+                status?: "draft" | "running" | "paused" | "completed" | "canceled";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of campaigns. */
+            200: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CampaignList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    createCampaign: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes the POST safe to retry. See the conventions in the description. */
+                "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CampaignCreate"];
+            };
+        };
+        responses: {
+            /** @description The new draft campaign. */
+            201: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Campaign"];
+                };
+            };
+            400: components["responses"]["BadRequestPost"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["LiveKeyRequired"];
+            404: components["responses"]["NotFoundPost"];
+            409: components["responses"]["ConflictPost"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["UnprocessablePost"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            502: components["responses"]["UpstreamLookup"];
+        };
+    };
+    getCampaign: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The campaign's id. */
+                id: components["parameters"]["CampaignPathID"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The campaign. */
+            200: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Campaign"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    listCampaignRecipients: {
+        parameters: {
+            query?: {
+                /** @description Page size. */
+                limit?: components["parameters"]["Limit"];
+                /** @description Id of the last recipient of the previous page. */
+                starting_after?: components["schemas"]["CampaignRecipientID"];
+                /** @description Id of the first recipient of the next page; the page holds the recipients just before it, in list order. Not with `starting_after`. */
+                ending_before?: components["schemas"]["CampaignRecipientID"];
+                /** @description Only recipients with this status. */
+                status?: "pending" | "calling" | "answered" | "busy" | "no_answer" | "failed" | "canceled";
+            };
+            header?: never;
+            path: {
+                /** @description The campaign's id. */
+                id: components["parameters"]["CampaignPathID"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of recipients. */
+            200: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CampaignRecipientList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    startCampaign: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes the POST safe to retry. See the conventions in the description. */
+                "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
+            };
+            path: {
+                /** @description The campaign's id. */
+                id: components["parameters"]["CampaignPathID"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The campaign with its counts. */
+            200: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Campaign"];
+                };
+            };
+            400: components["responses"]["BadRequestPost"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["LiveKeyRequired"];
+            404: components["responses"]["NotFoundPost"];
+            409: components["responses"]["ConflictPost"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["UnprocessablePost"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    pauseCampaign: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes the POST safe to retry. See the conventions in the description. */
+                "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
+            };
+            path: {
+                /** @description The campaign's id. */
+                id: components["parameters"]["CampaignPathID"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The campaign with its counts. */
+            200: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Campaign"];
+                };
+            };
+            400: components["responses"]["BadRequestPost"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["LiveKeyRequired"];
+            404: components["responses"]["NotFoundPost"];
+            409: components["responses"]["ConflictPost"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["UnprocessablePost"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    resumeCampaign: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes the POST safe to retry. See the conventions in the description. */
+                "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
+            };
+            path: {
+                /** @description The campaign's id. */
+                id: components["parameters"]["CampaignPathID"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The campaign with its counts. */
+            200: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Campaign"];
+                };
+            };
+            400: components["responses"]["BadRequestPost"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["LiveKeyRequired"];
+            404: components["responses"]["NotFoundPost"];
+            409: components["responses"]["ConflictPost"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["UnprocessablePost"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    cancelCampaign: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes the POST safe to retry. See the conventions in the description. */
+                "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
+            };
+            path: {
+                /** @description The campaign's id. */
+                id: components["parameters"]["CampaignPathID"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The campaign with its counts. */
+            200: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Campaign"];
+                };
+            };
+            400: components["responses"]["BadRequestPost"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["LiveKeyRequired"];
+            404: components["responses"]["NotFoundPost"];
+            409: components["responses"]["ConflictPost"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["UnprocessablePost"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
         };

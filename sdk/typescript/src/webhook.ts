@@ -13,7 +13,8 @@ export type WebhookEvent =
   | { id: string; type: "call.ended"; created_at: string; data: Schemas["CallEndedData"] }
   | { id: string; type: "call.transcript"; created_at: string; data: Schemas["CallTranscriptData"] }
   | { id: string; type: "call.analyzed"; created_at: string; data: Schemas["CallAnalyzedData"] }
-  | { id: string; type: "recording.ready"; created_at: string; data: Schemas["RecordingReadyData"] };
+  | { id: string; type: "recording.ready"; created_at: string; data: Schemas["RecordingReadyData"] }
+  | { id: string; type: "campaign.completed"; created_at: string; data: Schemas["CampaignCompletedData"] };
 
 export class WebhookVerificationError extends Error {}
 

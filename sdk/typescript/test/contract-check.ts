@@ -22,6 +22,8 @@ export function describe(event: Schemas["Event"]): string {
       return `${event.data.call_id} analysed: ${event.data.status} ${event.data.summary ?? event.data.error ?? ""}`;
     case "recording.ready":
       return `${event.data.call_id} recorded: ${event.data.duration_ms} ms, ${event.data.size_bytes} bytes of ${event.data.format}`;
+    case "campaign.completed":
+      return `${event.data.campaign_id} completed: ${event.data.counts.answered} of ${event.data.recipients} answered`;
   }
 }
 

@@ -178,6 +178,10 @@ func TestSIPTrunkConformance(t *testing.T) {
 	storetest.RunSIPTrunks(t, func(t *testing.T) storetest.SIPTrunkStore { return newStore(t) })
 }
 
+func TestCampaignConformance(t *testing.T) {
+	storetest.RunCampaigns(t, func(t *testing.T) storetest.CampaignEvents { return newStore(t) })
+}
+
 func TestSessionLimitConformance(t *testing.T) {
 	storetest.RunSessionLimits(t, func(t *testing.T) storetest.SessionLimitStore { return newStore(t) })
 }

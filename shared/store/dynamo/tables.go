@@ -41,6 +41,9 @@ const (
 
 	SIPTrunks Table = "sip_trunks" // SIP trunks by id; by account, newest first; all of them, for the reconcile
 
+	Campaigns          Table = "campaigns"           // campaigns by id; by account (and status), newest first; the active ones
+	CampaignRecipients Table = "campaign_recipients" // recipients by (campaign, id); by campaign and status
+
 	// WebhookDeliveries is the local stack's delivery queue (Config.LocalOutbox); on AWS
 	// the queue is SQS, and template.yaml has no such table.
 	WebhookDeliveries Table = "webhook_deliveries"
@@ -51,7 +54,8 @@ const Retention = 30 * 24 * time.Hour
 
 // AllTables lists every table in a stable order.
 var AllTables = []Table{Accounts, APIKeys, Assistants, Versions, Lines, LineHandles, Idempotency,
-	WebhookEndpoints, Events, WebhookAttempts, CallDecisions, Sessions, Calls, CallPlatformIDs, RateLimits, SIPTrunks, WebhookDeliveries}
+	WebhookEndpoints, Events, WebhookAttempts, CallDecisions, Sessions, Calls, CallPlatformIDs, RateLimits, SIPTrunks,
+	Campaigns, CampaignRecipients, WebhookDeliveries}
 
 // EnvVar is the environment variable that names the table in a function's configuration
 // (TABLE_ASSISTANTS, ...).
@@ -192,6 +196,18 @@ var Definitions = []Definition{
 		{Name: "by_account", Partition: strAttr("account_id"), Sort: &idAttr},
 		// Every trunk, in one partition: the reconcile pages through them.
 		{Name: "all", Partition: strAttr("all"), Sort: &idAttr},
+	}},
+	{Table: Campaigns, Partition: idAttr, Indexes: []Index{
+		{Name: "by_account", Partition: strAttr("account_id"), Sort: &idAttr},
+		{Name: "by_account_status", Partition: strAttr("account_status"), Sort: &idAttr},
+		// Sparse: the campaigns the runner has work on (running, paused, canceled with
+		// calls under way), in one partition.
+		{Name: "active", Partition: strAttr("active"), Sort: &idAttr},
+	}},
+	{Table: CampaignRecipients, Partition: strAttr("campaign_id"), Sort: &idAttr, Indexes: []Index{
+		// campaign#status: the runner's due and calling recipients, the counts, and
+		// GET /v1/campaigns/{id}/recipients?status=.
+		{Name: "by_campaign_status", Partition: strAttr("campaign_status"), Sort: &idAttr},
 	}},
 	{Table: WebhookDeliveries, Partition: idAttr, LocalOnly: true, Indexes: []Index{
 		// Sparse: pending deliveries nobody is attempting, by due time; and the ones

@@ -84,6 +84,7 @@ CREATE INDEX events_by_account ON events (account_id, id);
 	{"0012_usage_days", usageSchema},                            // usage.go
 	{"0013_usage_outbound", usageOutboundSchema},                // usage.go
 	{"0014_account_logos", accountLogosSchema},                  // accounts.go
+	{"0015_campaigns", campaignsSchema},                         // campaigns.go
 }
 
 func (s *Store) migrate(ctx context.Context) error {

@@ -53,3 +53,14 @@ func TestSIPTrunkConformance(t *testing.T) {
 		return s
 	})
 }
+
+func TestCampaignConformance(t *testing.T) {
+	storetest.RunCampaigns(t, func(t *testing.T) storetest.CampaignEvents {
+		s, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "test.db"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { s.Close() })
+		return s
+	})
+}

@@ -1,0 +1,106 @@
+package campaign_test
+
+import (
+	"context"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/bridgeline/bridgeline/shared/account"
+	"github.com/bridgeline/bridgeline/shared/call"
+	"github.com/bridgeline/bridgeline/shared/campaign"
+	"github.com/bridgeline/bridgeline/shared/ident"
+	"github.com/bridgeline/bridgeline/shared/session"
+	"github.com/bridgeline/bridgeline/shared/store/sqlite"
+)
+
+// dials records the creates a runner asks for; the session path itself is exercised by
+// e2e/sessions (TestCampaignRunsOnSim). Nothing is saved: each dial stays calling.
+type dials struct {
+	mu  sync.Mutex
+	got []session.CreateRequest
+}
+
+func (d *dials) Create(_ context.Context, _ account.Caller, req session.CreateRequest) (session.Created, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.got = append(d.got, req)
+	return session.Created{}, nil
+}
+
+func (d *dials) count() int {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return len(d.got)
+}
+
+// TestRunnerRepairsACrashOnce: a runner stopped between its claim and its dial (a
+// calling recipient whose call was never recorded) is repaired by the next runner once:
+// the attempt is settled not_placed and the recipient dialled again, once; a recipient
+// whose call was recorded and ended while no runner ran is settled from the record and
+// not dialled again.
+func TestRunnerRepairsACrashOnce(t *testing.T) {
+	ctx := context.Background()
+	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "test.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	acct, _, err := (&account.Service{Store: st, Now: time.Now}).Create(ctx, "Test Co", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now().UTC().Truncate(time.Millisecond)
+	c := campaign.Campaign{ID: ident.New(campaign.IDPrefix), AccountID: acct.ID, AssistantID: ident.New("asst"), VersionID: ident.New("ver"),
+		LineID: ident.New("line"), Platform: "sim", Status: campaign.StatusRunning, Active: true, Recipients: 2, CreatedAt: now,
+		Settings: campaign.Settings{MaxConcurrentCalls: 2, CallsPerSecond: 10,
+			Retry: campaign.Retry{MaxAttempts: 1, On: []string{campaign.OutcomeBusy}}}}
+	crashed := time.Now().Add(-2 * time.Minute)
+	lost := campaign.Recipient{ID: ident.New(campaign.RecipientIDPrefix), CampaignID: c.ID, AccountID: acct.ID,
+		PlatformHandle: "sim:alice", Status: campaign.RecipientCalling,
+		Attempts: []campaign.Attempt{{CallID: ident.New("call"), ClaimedAt: crashed}}}
+	placed := campaign.Recipient{ID: ident.New(campaign.RecipientIDPrefix), CampaignID: c.ID, AccountID: acct.ID,
+		PlatformHandle: "sim:busy", Status: campaign.RecipientCalling,
+		Attempts: []campaign.Attempt{{CallID: ident.New("call"), ClaimedAt: crashed}}}
+	if err := st.CreateCampaign(ctx, c, []campaign.Recipient{lost, placed}); err != nil {
+		t.Fatal(err)
+	}
+	// The placed attempt's call was recorded, and ended busy, while no runner ran.
+	ended := crashed.Add(time.Second)
+	cl := call.Call{ID: placed.Attempts[0].CallID, AccountID: acct.ID, Direction: call.Outbound, LineID: c.LineID, To: "sim:busy",
+		Media: "audio", Status: call.StatusFailed, EndReason: call.ReasonBusy, EndedAt: &ended, StartedAt: crashed, Platform: "sim",
+		HandledBy: call.HandledByAssistant, CampaignID: c.ID, RecipientID: placed.ID}
+	if err := st.SaveCall(ctx, cl, nil); err != nil {
+		t.Fatal(err)
+	}
+
+	d := &dials{}
+	svc := &campaign.Service{Store: st, Lines: st, Assistants: st, Accounts: st, Calls: st}
+	r := &campaign.Runner{Service: svc, Dialer: d}
+	for range 3 {
+		if err := r.Tick(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if d.count() != 1 {
+		t.Fatalf("%d dials after three ticks, want 1 (the lost attempt's recipient, once)", d.count())
+	}
+	got, _ := st.GetRecipient(ctx, c.ID, lost.ID)
+	if got.Status != campaign.RecipientCalling || len(got.Attempts) != 2 || got.Attempts[0].Outcome != campaign.OutcomeNotPlaced ||
+		got.Attempts[1].CallID == lost.Attempts[0].CallID || d.got[0].PlatformHandle != "sim:alice" {
+		t.Errorf("lost recipient = %+v, want its first attempt not_placed and a second under way with a new call id", got)
+	}
+	got, _ = st.GetRecipient(ctx, c.ID, placed.ID)
+	if got.Status != campaign.RecipientBusy || len(got.Attempts) != 1 || got.Attempts[0].Outcome != campaign.OutcomeBusy {
+		t.Errorf("placed recipient = %+v, want busy from its call record, with no retry (max_attempts 1)", got)
+	}
+	// A second runner sharing the store does not dial the claimed recipient again.
+	r2 := &campaign.Runner{Service: svc, Dialer: d}
+	if err := r2.Tick(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if d.count() != 1 {
+		t.Errorf("a second runner dialled: %d dials", d.count())
+	}
+}

@@ -1,0 +1,433 @@
+package campaign
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"maps"
+	"time"
+
+	"github.com/bridgeline/bridgeline/events/callevent"
+	"github.com/bridgeline/bridgeline/shared/account"
+	"github.com/bridgeline/bridgeline/shared/apierr"
+	"github.com/bridgeline/bridgeline/shared/assistant"
+	"github.com/bridgeline/bridgeline/shared/call"
+	"github.com/bridgeline/bridgeline/shared/ident"
+	"github.com/bridgeline/bridgeline/shared/line"
+	"github.com/bridgeline/bridgeline/shared/metadata"
+	"github.com/bridgeline/bridgeline/shared/platform"
+	"github.com/bridgeline/bridgeline/shared/session"
+)
+
+// Lines finds a campaign's line; Accounts its account's session limit.
+type (
+	Lines interface {
+		GetLine(ctx context.Context, id string) (line.Line, error)
+		FirstLine(ctx context.Context, accountID string) (line.Line, error)
+	}
+	Accounts interface {
+		GetAccount(ctx context.Context, id string) (account.Account, error)
+	}
+	// Calls reads call records (call.Store).
+	Calls interface {
+		GetCall(ctx context.Context, id string) (call.Call, error)
+	}
+	// Dialer places one outbound assistant session (session.Service.Create).
+	Dialer interface {
+		Create(ctx context.Context, caller account.Caller, req session.CreateRequest) (session.Created, error)
+	}
+)
+
+// Service applies the campaign rules (the API's routes) and settles recipients as their
+// calls end (CallEnded).
+type Service struct {
+	Store      Store
+	Lines      Lines
+	Assistants assistant.Store
+	Accounts   Accounts
+	Calls      Calls
+	Platforms  platform.Registry
+	// MaxConcurrentSessions is the deployment's limit of an account's live sessions
+	// (the account's own one wins): max_concurrent_calls may not exceed it.
+	MaxConcurrentSessions int
+	Log                   *slog.Logger
+	Now                   func() time.Time
+}
+
+func (s *Service) now() time.Time {
+	if s.Now == nil {
+		return time.Now().UTC().Truncate(time.Millisecond)
+	}
+	return s.Now().UTC().Truncate(time.Millisecond)
+}
+
+func (s *Service) log() *slog.Logger {
+	if s.Log == nil {
+		return slog.New(slog.DiscardHandler)
+	}
+	return s.Log
+}
+
+// KeyRule is the API's live-key check of a campaign's line (httpapi's requireLiveKey):
+// kind is the line's platform, what names it for the refusal.
+type KeyRule func(kind platform.Kind, what string) error
+
+// sessionLimit is the account's limit of live sessions.
+func (s *Service) sessionLimit(ctx context.Context, accountID string) (int, error) {
+	a, err := s.Accounts.GetAccount(ctx, accountID)
+	if err != nil {
+		return 0, fmt.Errorf("get account %s: %w", accountID, err)
+	}
+	if a.MaxConcurrentSessions != nil {
+		return *a.MaxConcurrentSessions, nil
+	}
+	if s.MaxConcurrentSessions > 0 {
+		return s.MaxConcurrentSessions, nil
+	}
+	return session.DefaultMaxConcurrentSessions, nil
+}
+
+// Create records a draft campaign and its recipients.
+//
+// Errors: parameter errors; resource_not_found for an unknown line, assistant or
+// version; no_line; assistant_archived, assistant_not_published; live_key_required
+// (keyRule) for a test key on a line that reaches a real network.
+func (s *Service) Create(ctx context.Context, caller account.Caller, in CreateInput, keyRule KeyRule) (Campaign, error) {
+	if err := in.validate(); err != nil {
+		return Campaign{}, err
+	}
+	accountID := caller.ID
+	l, err := s.callingLine(ctx, accountID, in.LineID)
+	if err != nil {
+		return Campaign{}, err
+	}
+	plat, ok := s.Platforms.Lookup(l.Platform)
+	if !ok {
+		return Campaign{}, apierr.New(apierr.CodeUpstreamUnavailable, "the line's calling platform is not available")
+	}
+	if keyRule != nil {
+		if err := keyRule(plat, "line "+l.ID); err != nil {
+			return Campaign{}, err
+		}
+	} else if !plat.TestKeys() && !caller.Live {
+		return Campaign{}, apierr.New(apierr.CodeLiveKeyRequired, fmt.Sprintf("sk_test_ keys run campaigns only on sim lines; line %s is on %q", l.ID, l.Platform))
+	}
+	for i, r := range in.Recipients {
+		if err := plat.CheckHandle(r.PlatformHandle); err != nil {
+			return Campaign{}, apierr.Invalid(fmt.Sprintf("recipients[%d].platform_handle", i),
+				fmt.Sprintf("platform_handle on the %s platform must be %v", plat.Name(), err))
+		}
+	}
+	// The assistant must be callable now; the version is checked, or the active one
+	// pinned, again at start.
+	if _, err := assistant.CallVersion(ctx, s.Assistants, accountID, in.AssistantID, in.VersionID); err != nil {
+		return Campaign{}, err
+	}
+	limit, err := s.sessionLimit(ctx, accountID)
+	if err != nil {
+		return Campaign{}, err
+	}
+	st := in.Settings
+	if !in.ConcurrencyGiven {
+		st.MaxConcurrentCalls = min(DefaultConcurrency, limit)
+	}
+	if st.MaxConcurrentCalls > limit {
+		return Campaign{}, apierr.Invalid("settings.max_concurrent_calls", fmt.Sprintf(
+			"max_concurrent_calls must be at most the account's limit of concurrent sessions, %d", limit))
+	}
+	now := s.now()
+	c := Campaign{ID: ident.New(IDPrefix), AccountID: accountID, Name: in.Name, AssistantID: in.AssistantID,
+		VersionID: in.VersionID, VersionGiven: in.VersionID != "", LineID: l.ID, Platform: l.Platform,
+		Status: StatusDraft, Settings: st, Live: caller.Live, Metadata: metadata.New(in.Metadata),
+		Recipients: len(in.Recipients), CreatedAt: now}
+	rs := make([]Recipient, len(in.Recipients))
+	for i, r := range in.Recipients {
+		rs[i] = Recipient{ID: ident.New(RecipientIDPrefix), CampaignID: c.ID, AccountID: accountID,
+			PlatformHandle: r.PlatformHandle, Variables: maps.Clone(r.Variables), Metadata: metadata.New(r.Metadata),
+			Status: RecipientPending}
+	}
+	if err := s.Store.CreateCampaign(ctx, c, rs); err != nil {
+		return Campaign{}, fmt.Errorf("create campaign: %w", err)
+	}
+	c.Revision = 1
+	return c, nil
+}
+
+// callingLine is the given line, or the account's oldest.
+func (s *Service) callingLine(ctx context.Context, accountID, lineID string) (line.Line, error) {
+	if lineID != "" {
+		l, err := s.Lines.GetLine(ctx, lineID)
+		return apierr.Owned(l, l.AccountID, err, accountID,
+			apierr.Param(apierr.CodeResourceNotFound, "line_id", fmt.Sprintf("no such line: %q", lineID)))
+	}
+	l, err := s.Lines.FirstLine(ctx, accountID)
+	if errors.Is(err, apierr.ErrNotFound) {
+		return line.Line{}, apierr.New(apierr.CodeNoLine, "the account has no line to call from; ask the operator to provision one")
+	}
+	if err != nil {
+		return line.Line{}, fmt.Errorf("first line: %w", err)
+	}
+	return l, nil
+}
+
+// Get reads an account's campaign.
+func (s *Service) Get(ctx context.Context, accountID, id string) (Campaign, error) {
+	if !ident.Valid(IDPrefix, id) {
+		return Campaign{}, notFound(id)
+	}
+	c, err := s.Store.GetCampaign(ctx, id)
+	return apierr.Owned(c, c.AccountID, err, accountID, notFound(id))
+}
+
+func notFound(id string) *apierr.Error {
+	return apierr.Param(apierr.CodeResourceNotFound, "id", fmt.Sprintf("no such campaign: %q", id))
+}
+
+// Counts counts the campaign's recipients per status, every status present.
+func (s *Service) Counts(ctx context.Context, id string) (map[string]int, error) {
+	got, err := s.Store.RecipientCounts(ctx, id)
+	if err != nil {
+		return nil, fmt.Errorf("count recipients of %s: %w", id, err)
+	}
+	out := make(map[string]int, len(RecipientStatuses))
+	for _, st := range RecipientStatuses {
+		out[st] = got[st]
+	}
+	return out, nil
+}
+
+// List lists an account's campaigns, newest first (up to Limit+1).
+func (s *Service) List(ctx context.Context, accountID string, q ListQuery) ([]Campaign, error) {
+	return s.Store.ListCampaigns(ctx, accountID, q)
+}
+
+// Recipients pages a campaign's recipients in list order (up to Limit+1).
+func (s *Service) Recipients(ctx context.Context, accountID, id string, q RecipientQuery) ([]Recipient, error) {
+	if _, err := s.Get(ctx, accountID, id); err != nil {
+		return nil, err
+	}
+	return s.Store.ListRecipients(ctx, id, q)
+}
+
+// invalidState is the refusal of a lifecycle step the campaign's status does not allow.
+func invalidState(c Campaign, step string) error {
+	return apierr.New(apierr.CodeCampaignState, fmt.Sprintf("campaign %s is %s: it cannot be %s", c.ID, c.Status, step))
+}
+
+// change applies fn to the stored campaign and writes it, again on a conflict.
+func (s *Service) change(ctx context.Context, accountID, id string, fn func(*Campaign) error) (Campaign, error) {
+	for range 20 {
+		c, err := s.Get(ctx, accountID, id)
+		if err != nil {
+			return Campaign{}, err
+		}
+		if err := fn(&c); err != nil {
+			return Campaign{}, err
+		}
+		err = s.Store.UpdateCampaign(ctx, c, nil)
+		if errors.Is(err, apierr.ErrConflict) {
+			continue
+		}
+		if err != nil {
+			return Campaign{}, fmt.Errorf("update campaign %s: %w", id, err)
+		}
+		c.Revision++
+		return c, nil
+	}
+	return Campaign{}, fmt.Errorf("update campaign %s: %w", id, apierr.ErrConflict)
+}
+
+// Start runs a draft campaign: the version given at create, or the assistant's active
+// one now, is pinned for every call.
+//
+// Errors: resource_not_found; campaign_state_invalid unless draft; assistant_archived,
+// assistant_not_published.
+func (s *Service) Start(ctx context.Context, accountID, id string) (Campaign, error) {
+	return s.change(ctx, accountID, id, func(c *Campaign) error {
+		if c.Status != StatusDraft {
+			return invalidState(*c, "started")
+		}
+		pinned := ""
+		if c.VersionGiven {
+			pinned = c.VersionID
+		}
+		v, err := assistant.CallVersion(ctx, s.Assistants, accountID, c.AssistantID, pinned)
+		if err != nil {
+			return err
+		}
+		now := s.now()
+		c.VersionID, c.Status, c.Active, c.StartedAt = v.ID, StatusRunning, true, &now
+		return nil
+	})
+}
+
+// Pause stops new dials of a running campaign at once; calls under way finish.
+func (s *Service) Pause(ctx context.Context, accountID, id string) (Campaign, error) {
+	return s.change(ctx, accountID, id, func(c *Campaign) error {
+		if c.Status != StatusRunning {
+			return invalidState(*c, "paused")
+		}
+		c.Status = StatusPaused
+		return nil
+	})
+}
+
+// Resume runs a paused campaign again.
+func (s *Service) Resume(ctx context.Context, accountID, id string) (Campaign, error) {
+	return s.change(ctx, accountID, id, func(c *Campaign) error {
+		if c.Status != StatusPaused {
+			return invalidState(*c, "resumed")
+		}
+		c.Status = StatusRunning
+		return nil
+	})
+}
+
+// Cancel ends a draft, running or paused campaign: no call is placed from now on, calls
+// under way finish, and recipients not called are canceled.
+func (s *Service) Cancel(ctx context.Context, accountID, id string) (Campaign, error) {
+	c, err := s.change(ctx, accountID, id, func(c *Campaign) error {
+		switch c.Status {
+		case StatusDraft, StatusRunning, StatusPaused:
+		default:
+			return invalidState(*c, "canceled")
+		}
+		now := s.now()
+		c.Status, c.CanceledAt = StatusCanceled, &now
+		// The runner clears Active once no call is under way.
+		c.Active = c.StartedAt != nil
+		return nil
+	})
+	if err != nil {
+		return c, err
+	}
+	// No claim succeeds once the status is canceled (ClaimRecipient), so the pending
+	// recipients stay pending until marked here (or by the runner, should this stop).
+	if err := s.cancelPending(ctx, c.ID); err != nil {
+		s.log().Error("cancel pending recipients", "campaign_id", c.ID, "err", err)
+	}
+	return c, nil
+}
+
+// cancelPending marks a canceled campaign's pending recipients canceled.
+func (s *Service) cancelPending(ctx context.Context, campaignID string) error {
+	q := RecipientQuery{Status: RecipientPending, Limit: 100}
+	for {
+		page, err := s.Store.ListRecipients(ctx, campaignID, q)
+		if err != nil {
+			return err
+		}
+		for _, r := range page[:min(len(page), q.Limit)] {
+			r.Status, r.NextAttemptAt = RecipientCanceled, nil
+			if err := s.Store.UpdateRecipient(ctx, r); err != nil && !errors.Is(err, apierr.ErrConflict) {
+				return err
+			}
+		}
+		if len(page) <= q.Limit {
+			return nil
+		}
+		q.After = page[q.Limit-1].ID
+	}
+}
+
+// CallEnded settles the recipient whose call c ended (session.WithCallEnded): its
+// attempt's outcome, and a retry or its final status. A call of no campaign, or one
+// already settled, changes nothing.
+func (s *Service) CallEnded(ctx context.Context, c call.Call) {
+	if c.CampaignID == "" || c.RecipientID == "" || !c.Over() {
+		return
+	}
+	if err := s.settleCall(ctx, c); err != nil {
+		s.log().Error("settle campaign recipient", "campaign_id", c.CampaignID, "recipient_id", c.RecipientID, "call_id", c.ID, "err", err)
+	}
+}
+
+func (s *Service) settleCall(ctx context.Context, c call.Call) error {
+	for range 10 {
+		cmp, err := s.Store.GetCampaign(ctx, c.CampaignID)
+		if err != nil {
+			return err
+		}
+		r, err := s.Store.GetRecipient(ctx, c.CampaignID, c.RecipientID)
+		if err != nil {
+			return err
+		}
+		a := r.Current()
+		if a == nil || a.CallID != c.ID || a.Outcome != "" {
+			return nil // settled already
+		}
+		outcome := callOutcome(c)
+		settle(cmp, &r, outcome, c.EndReason, "", endedAt(c, s.now()))
+		err = s.Store.UpdateRecipient(ctx, r)
+		if !errors.Is(err, apierr.ErrConflict) {
+			return err
+		}
+	}
+	return apierr.ErrConflict
+}
+
+func endedAt(c call.Call, now time.Time) time.Time {
+	if c.EndedAt != nil {
+		return *c.EndedAt
+	}
+	return now
+}
+
+// callOutcome is what an ended call's attempt came to.
+func callOutcome(c call.Call) string {
+	switch {
+	case c.AnsweredAt != nil:
+		return OutcomeAnswered
+	case c.EndReason == call.ReasonBusy:
+		return OutcomeBusy
+	case c.EndReason == call.ReasonNoAnswer:
+		return OutcomeNoAnswer
+	}
+	return OutcomeFailed
+}
+
+// settle records the current attempt's outcome and moves r on: answered; back to
+// pending for a retry (after the delay; at once after not_placed); or the outcome as its
+// final status. A canceled campaign retries nothing.
+func settle(cmp Campaign, r *Recipient, outcome, reason, errMsg string, at time.Time) {
+	a := &r.Attempts[len(r.Attempts)-1]
+	a.Outcome, a.EndReason, a.Error, a.EndedAt = outcome, reason, errMsg, &at
+	canceled := cmp.Status == StatusCanceled
+	switch {
+	case outcome == OutcomeAnswered:
+		r.Status, r.NextAttemptAt = RecipientAnswered, nil
+	case outcome == OutcomeNotPlaced && !canceled:
+		r.Status, r.NextAttemptAt = RecipientPending, nil
+	case outcome == OutcomeNotPlaced:
+		r.Status = RecipientCanceled
+	case !canceled && retries(cmp.Settings.Retry, outcome) && r.Placed() < cmp.Settings.Retry.MaxAttempts:
+		next := at.Add(time.Duration(cmp.Settings.Retry.DelaySeconds) * time.Second)
+		r.Status, r.NextAttemptAt = RecipientPending, &next
+	default:
+		r.Status, r.NextAttemptAt = outcome, nil
+	}
+}
+
+func retries(rt Retry, outcome string) bool {
+	for _, o := range rt.On {
+		if o == outcome {
+			return true
+		}
+	}
+	return false
+}
+
+// completedEvent is campaign.completed of c with its final counts.
+func completedEvent(c Campaign, counts map[string]int) callevent.Event {
+	data := callevent.CampaignCompleted{CampaignID: c.ID, Name: c.Name, AssistantID: c.AssistantID, VersionID: c.VersionID,
+		LineID: c.LineID, Recipients: c.Recipients, Counts: counts, Metadata: c.Metadata.OrEmpty()}
+	if c.StartedAt != nil {
+		data.StartedAt = *c.StartedAt
+	}
+	if c.CompletedAt != nil {
+		data.CompletedAt = *c.CompletedAt
+	}
+	return callevent.Event{ID: ident.New("evt"), AccountID: c.AccountID, Type: callevent.TypeCampaignCompleted,
+		CreatedAt: data.CompletedAt, Data: mustJSON(data)}
+}

@@ -1,0 +1,306 @@
+package httpapi
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"strconv"
+
+	"github.com/bridgeline/bridgeline/shared/apierr"
+	"github.com/bridgeline/bridgeline/shared/campaign"
+	"github.com/bridgeline/bridgeline/shared/ident"
+	"github.com/bridgeline/bridgeline/shared/listing"
+	"github.com/bridgeline/bridgeline/shared/metadata"
+	"github.com/bridgeline/bridgeline/shared/platform"
+)
+
+// Campaigns serves /v1/campaigns.
+type Campaigns struct {
+	Service *campaign.Service
+	// Woken is told when a campaign starts or resumes (the local runner's Wake); nil:
+	// nobody.
+	Woken func()
+}
+
+// campaignMaxBody fits 1,000 recipients with their variables and metadata.
+const campaignMaxBody = 4 << 20
+
+// Routes are the campaign routes, one Lambda function each. Reads take test keys; the
+// writes take a test key only for a campaign on a line that reaches no real network (a
+// sim line), as POST /v1/sessions does.
+func (h *Campaigns) Routes() []Route {
+	return []Route{
+		{Function: "campaigns-create", Method: http.MethodPost, Pattern: "/v1/campaigns", Keys: LiveForRealResource(), Handler: h.create, MaxBody: campaignMaxBody},
+		{Function: "campaigns-list", Method: http.MethodGet, Pattern: "/v1/campaigns", Keys: TestKeys(), Handler: h.list},
+		{Function: "campaigns-get", Method: http.MethodGet, Pattern: "/v1/campaigns/{id}", Keys: TestKeys(), Handler: h.get},
+		{Function: "campaigns-recipients", Method: http.MethodGet, Pattern: "/v1/campaigns/{id}/recipients", Keys: TestKeys(), Handler: h.recipients},
+		{Function: "campaigns-start", Method: http.MethodPost, Pattern: "/v1/campaigns/{id}/start", Keys: LiveForRealResource(), Handler: h.step(h.Service.Start, true)},
+		{Function: "campaigns-pause", Method: http.MethodPost, Pattern: "/v1/campaigns/{id}/pause", Keys: LiveForRealResource(), Handler: h.step(h.Service.Pause, false)},
+		{Function: "campaigns-resume", Method: http.MethodPost, Pattern: "/v1/campaigns/{id}/resume", Keys: LiveForRealResource(), Handler: h.step(h.Service.Resume, true)},
+		{Function: "campaigns-cancel", Method: http.MethodPost, Pattern: "/v1/campaigns/{id}/cancel", Keys: LiveForRealResource(), Handler: h.step(h.Service.Cancel, false)},
+	}
+}
+
+// CampaignJSON is the campaign object.
+type CampaignJSON struct {
+	ID          string               `json:"id"`
+	Object      string               `json:"object"`
+	Name        string               `json:"name"`
+	Status      string               `json:"status"`
+	AssistantID string               `json:"assistant_id"`
+	VersionID   *string              `json:"version_id"`
+	LineID      string               `json:"line_id"`
+	Settings    CampaignSettingsJSON `json:"settings"`
+	Recipients  int                  `json:"recipients"`
+	// Counts has every recipient status; only GET /v1/campaigns/{id} and the lifecycle
+	// routes fill it (null in lists).
+	Counts      map[string]int    `json:"counts"`
+	Metadata    metadata.Metadata `json:"metadata"`
+	CreatedAt   Time              `json:"created_at"`
+	StartedAt   *Time             `json:"started_at"`
+	CompletedAt *Time             `json:"completed_at"`
+	CanceledAt  *Time             `json:"canceled_at"`
+}
+
+// CampaignSettingsJSON is a campaign's settings, every field present.
+type CampaignSettingsJSON struct {
+	Window             *campaign.Window `json:"window"`
+	MaxConcurrentCalls int              `json:"max_concurrent_calls"`
+	CallsPerSecond     float64          `json:"calls_per_second"`
+	Retry              campaign.Retry   `json:"retry"`
+}
+
+// PresentCampaign maps a campaign to its object.
+func PresentCampaign(c campaign.Campaign, counts map[string]int) CampaignJSON {
+	return CampaignJSON{ID: c.ID, Object: "campaign", Name: c.Name, Status: c.Status, AssistantID: c.AssistantID,
+		VersionID: StringOrNull(c.VersionID), LineID: c.LineID, Recipients: c.Recipients, Counts: counts,
+		Settings: CampaignSettingsJSON{Window: c.Settings.Window, MaxConcurrentCalls: c.Settings.MaxConcurrentCalls,
+			CallsPerSecond: c.Settings.CallsPerSecond, Retry: c.Settings.Retry},
+		Metadata: c.Metadata.OrEmpty(), CreatedAt: Time(c.CreatedAt), StartedAt: TimePtr(c.StartedAt),
+		CompletedAt: TimePtr(c.CompletedAt), CanceledAt: TimePtr(c.CanceledAt)}
+}
+
+// RecipientJSON is the campaign_recipient object.
+type RecipientJSON struct {
+	ID             string            `json:"id"`
+	Object         string            `json:"object"`
+	CampaignID     string            `json:"campaign_id"`
+	PlatformHandle string            `json:"platform_handle"`
+	Status         string            `json:"status"`
+	Attempts       []CallAttemptJSON `json:"attempts"`
+	NextAttemptAt  *Time             `json:"next_attempt_at"`
+	Variables      map[string]string `json:"variables"`
+	Metadata       metadata.Metadata `json:"metadata"`
+}
+
+// CallAttemptJSON is one call to a recipient.
+type CallAttemptJSON struct {
+	CallID    *string `json:"call_id"`
+	StartedAt Time    `json:"started_at"`
+	EndedAt   *Time   `json:"ended_at"`
+	Outcome   *string `json:"outcome"`
+	EndReason *string `json:"end_reason"`
+	Error     *string `json:"error"`
+}
+
+// PresentRecipient maps a recipient to its object. An attempt that was never placed
+// (not_placed, or refused by the platform) shows no call id: there is no such call.
+func PresentRecipient(r campaign.Recipient) RecipientJSON {
+	out := RecipientJSON{ID: r.ID, Object: "campaign_recipient", CampaignID: r.CampaignID, PlatformHandle: r.PlatformHandle,
+		Status: r.Status, Attempts: make([]CallAttemptJSON, 0, len(r.Attempts)), NextAttemptAt: TimePtr(r.NextAttemptAt),
+		Variables: r.Variables, Metadata: r.Metadata.OrEmpty()}
+	if out.Variables == nil {
+		out.Variables = map[string]string{}
+	}
+	for _, a := range r.Attempts {
+		id := a.CallID
+		if a.Outcome == campaign.OutcomeNotPlaced || a.Error != "" {
+			id = ""
+		}
+		out.Attempts = append(out.Attempts, CallAttemptJSON{CallID: StringOrNull(id), StartedAt: Time(a.ClaimedAt),
+			EndedAt: TimePtr(a.EndedAt), Outcome: StringOrNull(a.Outcome), EndReason: StringOrNull(a.EndReason), Error: StringOrNull(a.Error)})
+	}
+	return out
+}
+
+type recipientBody struct {
+	PlatformHandle string            `json:"platform_handle"`
+	Variables      map[string]string `json:"variables"`
+	Metadata       metadataParam     `json:"metadata"`
+}
+
+type settingsBody struct {
+	Window             Nullable[campaign.Window] `json:"window"`
+	MaxConcurrentCalls Nullable[int]             `json:"max_concurrent_calls"`
+	CallsPerSecond     Nullable[float64]         `json:"calls_per_second"`
+	Retry              Nullable[campaign.Retry]  `json:"retry"`
+}
+
+func (h *Campaigns) create(w http.ResponseWriter, r *http.Request) (int, any, error) {
+	if err := Query(r); err != nil {
+		return 0, nil, err
+	}
+	var body struct {
+		Name        Nullable[string]          `json:"name"`
+		AssistantID Nullable[string]          `json:"assistant_id"`
+		VersionID   Nullable[string]          `json:"version_id"`
+		LineID      Nullable[string]          `json:"line_id"`
+		Recipients  Nullable[[]recipientBody] `json:"recipients"`
+		Settings    Nullable[settingsBody]    `json:"settings"`
+		Metadata    Nullable[metadataParam]   `json:"metadata"`
+	}
+	if err := Decode(r, &body, false); err != nil {
+		return 0, nil, err
+	}
+	for _, err := range []error{body.Name.NotNull("name"), body.AssistantID.NotNull("assistant_id"), body.VersionID.NotNull("version_id"),
+		body.LineID.NotNull("line_id"), body.Recipients.NotNull("recipients"), body.Settings.NotNull("settings"), body.Metadata.NotNull("metadata")} {
+		if err != nil {
+			return 0, nil, err
+		}
+	}
+	in := campaign.CreateInput{Name: body.Name.Value, AssistantID: body.AssistantID.Value, VersionID: body.VersionID.Value,
+		LineID: body.LineID.Value, Metadata: metadata.Metadata(body.Metadata.Value)}
+	if in.AssistantID != "" && !ident.Valid("asst", in.AssistantID) {
+		return 0, nil, invalidID("assistant_id", "asst")
+	}
+	if in.VersionID != "" && !ident.Valid("ver", in.VersionID) {
+		return 0, nil, invalidID("version_id", "ver")
+	}
+	if in.LineID != "" && !ident.Valid("line", in.LineID) {
+		return 0, nil, invalidID("line_id", "line")
+	}
+	for _, rb := range body.Recipients.Value {
+		in.Recipients = append(in.Recipients, campaign.RecipientInput{PlatformHandle: rb.PlatformHandle,
+			Variables: rb.Variables, Metadata: metadata.Metadata(rb.Metadata)})
+	}
+	st := body.Settings.Value
+	for _, err := range []error{st.MaxConcurrentCalls.NotNull("settings.max_concurrent_calls"),
+		st.CallsPerSecond.NotNull("settings.calls_per_second"), st.Retry.NotNull("settings.retry")} {
+		if err != nil {
+			return 0, nil, err
+		}
+	}
+	in.Settings = campaign.Settings{Window: st.Window.Ptr(), MaxConcurrentCalls: st.MaxConcurrentCalls.Value,
+		CallsPerSecond: st.CallsPerSecond.Value, Retry: st.Retry.Value}
+	in.ConcurrencyGiven, in.CPSGiven, in.RetryGiven = st.MaxConcurrentCalls.Set, st.CallsPerSecond.Set, st.Retry.Set
+	c, err := h.Service.Create(r.Context(), AccountFrom(r.Context()), in, func(kind platform.Kind, what string) error {
+		return requireLiveKey(r, func() (liveResource, error) { return onKind(what, kind), nil })
+	})
+	if err != nil {
+		return 0, nil, err
+	}
+	counts := map[string]int{}
+	for _, s := range campaign.RecipientStatuses {
+		counts[s] = 0
+	}
+	counts[campaign.RecipientPending] = c.Recipients
+	return http.StatusCreated, PresentCampaign(c, counts), nil
+}
+
+func (h *Campaigns) list(w http.ResponseWriter, r *http.Request) (int, any, error) {
+	q, err := ListQuery(r, campaign.IDPrefix, "status")
+	if err != nil {
+		return 0, nil, err
+	}
+	cq := campaign.ListQuery{Query: q}
+	if cq.Status, err = EnumParam(r, "status", campaign.Statuses); err != nil {
+		return 0, nil, err
+	}
+	list, err := h.Service.List(r.Context(), AccountFrom(r.Context()).ID, cq)
+	if err != nil {
+		return 0, nil, err
+	}
+	return http.StatusOK, NewList(list, q, func(c campaign.Campaign) CampaignJSON { return PresentCampaign(c, nil) }), nil
+}
+
+func (h *Campaigns) withCounts(ctx context.Context, c campaign.Campaign) (CampaignJSON, error) {
+	counts, err := h.Service.Counts(ctx, c.ID)
+	if err != nil {
+		return CampaignJSON{}, err
+	}
+	return PresentCampaign(c, counts), nil
+}
+
+func (h *Campaigns) get(w http.ResponseWriter, r *http.Request) (int, any, error) {
+	if err := Query(r); err != nil {
+		return 0, nil, err
+	}
+	c, err := h.Service.Get(r.Context(), AccountFrom(r.Context()).ID, r.PathValue("id"))
+	if err != nil {
+		return 0, nil, err
+	}
+	out, err := h.withCounts(r.Context(), c)
+	return http.StatusOK, out, err
+}
+
+func (h *Campaigns) recipients(w http.ResponseWriter, r *http.Request) (int, any, error) {
+	if err := Query(r, "limit", "starting_after", "ending_before", "status"); err != nil {
+		return 0, nil, err
+	}
+	q := campaign.RecipientQuery{Limit: listing.DefaultLimit, After: r.URL.Query().Get("starting_after"),
+		Before: r.URL.Query().Get("ending_before")}
+	if q.After != "" && q.Before != "" {
+		return 0, nil, apierr.Invalid("ending_before", "give starting_after or ending_before, not both")
+	}
+	if q.Before != "" && !ident.Valid(campaign.RecipientIDPrefix, q.Before) {
+		return 0, nil, invalidID("ending_before", campaign.RecipientIDPrefix)
+	}
+	if s := r.URL.Query().Get("limit"); s != "" {
+		n, err := strconv.Atoi(s)
+		if err != nil || n < 1 || n > listing.MaxLimit {
+			return 0, nil, apierr.Invalid("limit", "limit must be an integer from 1 to 100")
+		}
+		q.Limit = n
+	}
+	if q.After != "" && !ident.Valid(campaign.RecipientIDPrefix, q.After) {
+		return 0, nil, invalidID("starting_after", campaign.RecipientIDPrefix)
+	}
+	var err error
+	if q.Status, err = EnumParam(r, "status", campaign.RecipientStatuses); err != nil {
+		return 0, nil, err
+	}
+	list, err := h.Service.Recipients(r.Context(), AccountFrom(r.Context()).ID, r.PathValue("id"), q)
+	if err != nil {
+		return 0, nil, err
+	}
+	page, more := listing.Page(list, q.Limit)
+	if q.Before != "" && len(list) > q.Limit {
+		page = list[len(list)-q.Limit:] // the one too many is the farthest from the cursor
+	}
+	out := ListJSON[RecipientJSON]{Object: "list", Data: make([]RecipientJSON, 0, len(page)), HasMore: more}
+	for _, rc := range page {
+		out.Data = append(out.Data, PresentRecipient(rc))
+	}
+	return http.StatusOK, out, nil
+}
+
+// step is a lifecycle route: the key rule on the campaign's line, then fn.
+func (h *Campaigns) step(fn func(ctx context.Context, accountID, id string) (campaign.Campaign, error), wake bool) HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) (int, any, error) {
+		if err := Query(r); err != nil {
+			return 0, nil, err
+		}
+		accountID, id := AccountFrom(r.Context()).ID, r.PathValue("id")
+		if err := requireLiveKey(r, func() (liveResource, error) {
+			c, err := h.Service.Get(r.Context(), accountID, id)
+			if errors.Is(err, apierr.ErrNotFound) || apierr.Is(err, apierr.CodeResourceNotFound) {
+				return notLive, nil // the step's own 404
+			}
+			if err != nil {
+				return notLive, err
+			}
+			return onPlatform("campaign "+c.ID+"'s line "+c.LineID, c.Platform), nil
+		}); err != nil {
+			return 0, nil, err
+		}
+		c, err := fn(r.Context(), accountID, id)
+		if err != nil {
+			return 0, nil, err
+		}
+		if wake && h.Woken != nil {
+			h.Woken()
+		}
+		out, err := h.withCounts(r.Context(), c)
+		return http.StatusOK, out, err
+	}
+}

@@ -1,0 +1,97 @@
+package httpapi_test
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+)
+
+// TestCampaignValidation: POST /v1/campaigns answers bad requests with the documented
+// error and the parameter at fault, and creates nothing; the lifecycle routes refuse a
+// step the status does not allow with 409 campaign_state_invalid; the reads refuse bad
+// ids and filters.
+func TestCampaignValidation(t *testing.T) {
+	m := newModeStack(t)
+	e := m.test
+	asst := m.live.do("POST", "/v1/assistants", `{"name":"Desk","system_prompt":"Help.","greeting":"Hi.","avatar_id":"ava_iris"}`)
+	asstID, _ := asst.body["id"].(string)
+	if r := m.live.do("POST", "/v1/assistants/"+asstID+"/publish", ""); r.status != 201 {
+		t.Fatalf("publish = %d %s", r.status, r.raw)
+	}
+	body := func(recipients, settings string) string {
+		if settings == "" {
+			settings = "{}"
+		}
+		return fmt.Sprintf(`{"assistant_id":%q,"line_id":%q,"recipients":%s,"settings":%s}`, asstID, m.lineID, recipients, settings)
+	}
+	one := `[{"platform_handle":"sim:alice"}]`
+	many := "[" + strings.TrimSuffix(strings.Repeat(`{"platform_handle":"sim:alice"},`, 1001), ",") + "]"
+	for _, tc := range []struct {
+		name, body  string
+		status      int
+		code, param string
+	}{
+		{"no recipients", body(`[]`, ""), 400, "parameter_missing", "recipients"},
+		{"too many recipients", body(many, ""), 400, "parameter_invalid", "recipients"},
+		{"a handle the line cannot dial", body(`[{"platform_handle":"alice"}]`, ""), 400, "parameter_invalid", "recipients[0].platform_handle"},
+		{"a blank handle", body(`[{"platform_handle":"sim:alice"},{"platform_handle":" "}]`, ""), 400, "parameter_missing", "recipients[1].platform_handle"},
+		{"concurrency above the account's limit", body(one, `{"max_concurrent_calls":21}`), 400, "parameter_invalid", "settings.max_concurrent_calls"},
+		{"zero concurrency", body(one, `{"max_concurrent_calls":0}`), 400, "parameter_invalid", "settings.max_concurrent_calls"},
+		{"no rate", body(one, `{"calls_per_second":0}`), 400, "parameter_invalid", "settings.calls_per_second"},
+		{"too fast", body(one, `{"calls_per_second":11}`), 400, "parameter_invalid", "settings.calls_per_second"},
+		{"retry on an unknown outcome", body(one, `{"retry":{"max_attempts":2,"on":["voicemail"]}}`), 400, "parameter_invalid", "settings.retry.on"},
+		{"too many attempts", body(one, `{"retry":{"max_attempts":11}}`), 400, "parameter_invalid", "settings.retry.max_attempts"},
+		{"an unknown time zone", body(one, `{"window":{"time_zone":"Mars/Olympus"}}`), 400, "parameter_invalid", "settings.window.time_zone"},
+		{"a window that ends before it starts", body(one, `{"window":{"start":"17:00","end":"09:00"}}`), 400, "parameter_invalid", "settings.window.end"},
+		{"a bad day", body(one, `{"window":{"days":["someday"]}}`), 400, "parameter_invalid", "settings.window.days"},
+		{"no assistant", `{"recipients":` + one + `}`, 400, "parameter_missing", "assistant_id"},
+		{"an unknown assistant", `{"assistant_id":"asst_01m813q4jpa7fqz94g6r8cb30d","recipients":` + one + `}`, 404, "resource_not_found", "assistant_id"},
+		{"a malformed line", `{"assistant_id":"` + asstID + `","line_id":"nope","recipients":` + one + `}`, 400, "parameter_invalid", "line_id"},
+		{"an unknown field", `{"assistant_id":"` + asstID + `","recipients":` + one + `,"colour":"red"}`, 400, "parameter_unknown", "colour"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := e.do("POST", "/v1/campaigns", tc.body)
+			errObj, _ := r.body["error"].(map[string]any)
+			if r.status != tc.status || errCode(r) != tc.code || errObj["param"] != tc.param {
+				t.Errorf("= %d %s, want %d %s on %s", r.status, r.raw, tc.status, tc.code, tc.param)
+			}
+		})
+	}
+	if r := e.do("GET", "/v1/campaigns", ""); r.status != 200 || len(r.body["data"].([]any)) != 0 {
+		t.Fatalf("after the refused creates: %d %s, want no campaign", r.status, r.raw)
+	}
+
+	c := e.do("POST", "/v1/campaigns", body(one, `{"window":{"time_zone":"Europe/Berlin","days":["MON","fri","mon"],"start":"09:00","end":"17:30"}}`))
+	if c.status != 201 {
+		t.Fatalf("create = %d %s", c.status, c.raw)
+	}
+	id := c.body["id"].(string)
+	st := c.body["settings"].(map[string]any)
+	if w := st["window"].(map[string]any); fmt.Sprint(w["days"]) != "[mon fri]" || st["max_concurrent_calls"].(float64) != 5 ||
+		st["retry"].(map[string]any)["max_attempts"].(float64) != 2 || c.body["status"] != "draft" {
+		t.Errorf("created settings = %v, want days normalized, defaults filled in", st)
+	}
+	for _, tc := range []struct {
+		method, path string
+		status       int
+		code         string
+	}{
+		{"POST", "/v1/campaigns/" + id + "/pause", 409, "campaign_state_invalid"},
+		{"POST", "/v1/campaigns/" + id + "/resume", 409, "campaign_state_invalid"},
+		{"GET", "/v1/campaigns/cmp_01m813q4jpa7fqz94g6r8cb30d", 404, "resource_not_found"},
+		{"POST", "/v1/campaigns/cmp_01m813q4jpa7fqz94g6r8cb30d/start", 404, "resource_not_found"},
+		{"GET", "/v1/campaigns/" + id + "/recipients?status=bogus", 400, "parameter_invalid"},
+		{"GET", "/v1/campaigns/" + id + "/recipients?limit=0", 400, "parameter_invalid"},
+		{"GET", "/v1/campaigns/" + id + "/recipients?starting_after=cmp_x", 400, "parameter_invalid"},
+		{"GET", "/v1/campaigns?status=bogus", 400, "parameter_invalid"},
+		{"POST", "/v1/campaigns/" + id + "/cancel", 200, ""},
+		{"POST", "/v1/campaigns/" + id + "/start", 409, "campaign_state_invalid"},
+	} {
+		if r := e.do(tc.method, tc.path, ""); r.status != tc.status || errCode(r) != tc.code {
+			t.Errorf("%s %s = %d %s, want %d %s", tc.method, tc.path, r.status, r.raw, tc.status, tc.code)
+		}
+	}
+	if r := e.do("GET", "/v1/campaigns/"+id, ""); r.body["status"] != "canceled" || r.body["counts"].(map[string]any)["canceled"].(float64) != 1 {
+		t.Errorf("a canceled draft = %s, want its recipient canceled", r.raw)
+	}
+}
