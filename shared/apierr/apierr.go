@@ -86,6 +86,10 @@ const (
 	// CodeCallInProgress: the call is live, or its assistant's final report or analysis
 	// is still awaited: its data cannot be deleted yet.
 	CodeCallInProgress = "call_in_progress"
+	// CodeAvatarInUse: a published assistant version uses the avatar: it cannot be deleted.
+	CodeAvatarInUse = "avatar_in_use"
+	// CodeAvatarLimit: the account has as many avatars of its own as it may.
+	CodeAvatarLimit = "avatar_limit_reached"
 )
 
 // Error types, as API.md names them.
@@ -152,6 +156,8 @@ var table = map[string]kind{
 	CodeRecordingNotFound:       {http.StatusNotFound, TypeInvalidRequest},
 	CodeDestinationNotAllowed:   {http.StatusForbidden, TypeInvalidRequest},
 	CodeCallInProgress:          {http.StatusConflict, TypeInvalidRequest},
+	CodeAvatarInUse:             {http.StatusConflict, TypeInvalidRequest},
+	CodeAvatarLimit:             {http.StatusConflict, TypeInvalidRequest},
 }
 
 // Error is a failure a client may see: its Message must hold nothing internal.
