@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"image/color"
 	"image/jpeg"
+	"os"
 	"strings"
 	"testing"
 
@@ -116,5 +117,27 @@ func TestValidateBadSheets(t *testing.T) {
 				t.Errorf("got %s param %q: %s\nwant %s param %q mentioning %q", e.Code, e.Param, e.Message, c.code, c.param, c.mentioned)
 			}
 		})
+	}
+}
+
+// A WebP part (lossless, made with a stock encoder) is taken like a PNG one.
+func TestValidateWebP(t *testing.T) {
+	webp, err := os.ReadFile("testdata/mouth_half.webp")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := avatartest.Files()
+	f["mouth_half"] = webp
+	s, err := avatars.Validate(avatartest.JSON(avatartest.Manifest()), f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, _ := (avatars.Avatar{Parts: s.Parts}).Part("mouth_half")
+	if p.Format != avatars.FormatWebP || p.Width != 80 || p.Height != 40 {
+		t.Errorf("webp part %+v", p)
+	}
+	r, g, b, _ := s.Images["mouth_half"].At(40, 20).RGBA()
+	if g>>8 < 0x90 || r>>8 > 0x40 || b>>8 > 0x40 {
+		t.Errorf("webp pixel %x %x %x; want the green it was made with", r>>8, g>>8, b>>8)
 	}
 }
