@@ -9,6 +9,7 @@ import (
 	"github.com/bridgeline/bridgeline/events/delivery"
 	"github.com/bridgeline/bridgeline/shared/account"
 	"github.com/bridgeline/bridgeline/shared/assistant"
+	"github.com/bridgeline/bridgeline/shared/avatars"
 	"github.com/bridgeline/bridgeline/shared/call"
 	"github.com/bridgeline/bridgeline/shared/decision"
 	"github.com/bridgeline/bridgeline/shared/idempotency"
@@ -22,7 +23,7 @@ import (
 // Store is every domain store in one: accounts and keys, assistants, lines, idempotency
 // records, webhook endpoints, the event log with its delivery attempts and outbox,
 // customer_decides decisions, sessions (with the sweep index) and calls, SIP trunks and
-// the SIP lines on them, and the accounts' daily usage.
+// the SIP lines on them, the accounts' daily usage, and their own avatars.
 type Store interface {
 	account.Store
 	assistant.Store
@@ -39,4 +40,5 @@ type Store interface {
 	siptrunk.Store
 	siptrunk.LineStore
 	usage.Store
+	avatars.Store
 }

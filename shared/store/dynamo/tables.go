@@ -41,6 +41,8 @@ const (
 
 	SIPTrunks Table = "sip_trunks" // SIP trunks by id; by account, newest first; all of them, for the reconcile
 
+	Avatars Table = "avatars" // accounts' own avatars by id; by account, newest first
+
 	// WebhookDeliveries is the local stack's delivery queue (Config.LocalOutbox); on AWS
 	// the queue is SQS, and template.yaml has no such table.
 	WebhookDeliveries Table = "webhook_deliveries"
@@ -51,7 +53,7 @@ const Retention = 30 * 24 * time.Hour
 
 // AllTables lists every table in a stable order.
 var AllTables = []Table{Accounts, APIKeys, Assistants, Versions, Lines, LineHandles, Idempotency,
-	WebhookEndpoints, Events, WebhookAttempts, CallDecisions, Sessions, Calls, CallPlatformIDs, RateLimits, SIPTrunks, WebhookDeliveries}
+	WebhookEndpoints, Events, WebhookAttempts, CallDecisions, Sessions, Calls, CallPlatformIDs, RateLimits, SIPTrunks, Avatars, WebhookDeliveries}
 
 // EnvVar is the environment variable that names the table in a function's configuration
 // (TABLE_ASSISTANTS, ...).
@@ -192,6 +194,9 @@ var Definitions = []Definition{
 		{Name: "by_account", Partition: strAttr("account_id"), Sort: &idAttr},
 		// Every trunk, in one partition: the reconcile pages through them.
 		{Name: "all", Partition: strAttr("all"), Sort: &idAttr},
+	}},
+	{Table: Avatars, Partition: idAttr, Indexes: []Index{
+		{Name: "by_account", Partition: strAttr("account_id"), Sort: &idAttr},
 	}},
 	{Table: WebhookDeliveries, Partition: idAttr, LocalOnly: true, Indexes: []Index{
 		// Sparse: pending deliveries nobody is attempting, by due time; and the ones
