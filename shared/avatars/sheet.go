@@ -47,8 +47,8 @@ func IdlePart(i int) string { return fmt.Sprintf("idle_%d", i) }
 
 // Limits of a sheet.
 const (
-	MaxFileBytes    = 2 << 20  // one image file
-	MaxUploadBytes  = 12 << 20 // the whole multipart request
+	MaxFileBytes    = 2 << 20 // one image file
+	MaxUploadBytes  = 4 << 20 // the whole multipart request: under Lambda's 6 MB payload once base64-encoded
 	MinBaseWidth    = 256
 	MinBaseHeight   = 144
 	MaxBaseWidth    = 1920
