@@ -197,7 +197,7 @@ func Validate(manifest []byte, files map[string][]byte) (Sheet, error) {
 		}
 	}
 	s := Sheet{Name: name, Face: *m.Face, Files: files, Images: map[string]image.Image{}}
-	base, part, err := decodePart(PartBase, files[PartBase])
+	base, part, err := DecodePart(PartBase, files[PartBase])
 	if err != nil {
 		return Sheet{}, err
 	}
@@ -224,7 +224,7 @@ func Validate(manifest []byte, files map[string][]byte) (Sheet, error) {
 
 	var mouthSize image.Point
 	for _, name := range overlayParts(files) {
-		img, part, err := decodePart(name, files[name])
+		img, part, err := DecodePart(name, files[name])
 		if err != nil {
 			return Sheet{}, err
 		}
@@ -285,8 +285,8 @@ func missingHint(p string) string {
 	return fmt.Sprintf("%s is required: each of mouth_closed, mouth_half and mouth_open (PNG or WebP with transparency, all the same size) is drawn over the base as the voice gets louder", p)
 }
 
-// decodePart decodes one file after checking its size and format.
-func decodePart(name string, b []byte) (image.Image, Part, error) {
+// DecodePart decodes one file after checking its size and format.
+func DecodePart(name string, b []byte) (image.Image, Part, error) {
 	if len(b) > MaxFileBytes {
 		return nil, Part{}, apierr.Invalid(name, fmt.Sprintf("%s is %d bytes; a part may be at most %d (2 MiB): export it smaller or compress it", name, len(b), MaxFileBytes))
 	}
