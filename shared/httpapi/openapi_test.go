@@ -32,6 +32,7 @@ import (
 	"github.com/bridgeline/bridgeline/shared/account"
 	"github.com/bridgeline/bridgeline/shared/apierr"
 	"github.com/bridgeline/bridgeline/shared/assistant"
+	"github.com/bridgeline/bridgeline/shared/avatars"
 	"github.com/bridgeline/bridgeline/shared/egress"
 	"github.com/bridgeline/bridgeline/shared/httpapi"
 	"github.com/bridgeline/bridgeline/shared/httpapi/contracttest"
@@ -278,7 +279,7 @@ func allRoutes(t *testing.T) []httpapi.Route {
 	routes = append(routes, (&httpapi.SIPTrunks{}).Routes()...)   // driven by e2e/sip with real phones
 	routes = append(routes, (&httpapi.Recordings{}).Routes()...)  // recording_routes_test.go
 	routes = append(routes, (&httpapi.CallErasure{}).Routes()...) // erasure_test.go
-	routes = append(routes, (&httpapi.Receivers{SimSecret: "x", Tools: &toolcall.Service{}}).Routes()...)
+	routes = append(routes, (&httpapi.Receivers{SimSecret: "x", Tools: &toolcall.Service{}, Avatars: &avatars.Service{}}).Routes()...)
 	routes = append(routes, httpapi.Passthrough(sim.Name, nil, sim.Patterns...)...)
 	routes = append(routes, httpapi.Passthrough("join-page", nil, joinpage.Patterns...)...)
 	return routes
