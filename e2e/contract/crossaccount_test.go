@@ -104,6 +104,7 @@ func TestCrossAccountMatrix(t *testing.T) {
 		"sessions":          ses,
 		"calls":             call,
 		"sip_trunks":        trunk,
+		"avatars":           uploadAvatar(t, s, s.APIKey),
 	}
 
 	covered, non404 := 0, 0
