@@ -13,6 +13,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -24,12 +25,23 @@ import (
 
 // testFolders are the asset folders of the test stacks, by store, so a test can serve
 // the preview URLs the API signed.
-var testFolders = map[*sqlite.Store]*avatars.Folder{}
+var (
+	testFoldersMu sync.Mutex
+	testFolders   = map[*sqlite.Store]*avatars.Folder{}
+)
+
+func folderOf(s *sqlite.Store) *avatars.Folder {
+	testFoldersMu.Lock()
+	defer testFoldersMu.Unlock()
+	return testFolders[s]
+}
 
 // testAvatars is the avatar service of a test stack: its files in a temporary folder.
 func testAvatars(tb testing.TB, s *sqlite.Store) *avatars.Service {
 	f := &avatars.Folder{Dir: tb.TempDir(), BaseURL: "http://assets.invalid", Secret: bytes.Repeat([]byte("k"), 32)}
+	testFoldersMu.Lock()
 	testFolders[s] = f
+	testFoldersMu.Unlock()
 	return &avatars.Service{Store: s, Assets: f, Assistants: s, Now: time.Now}
 }
 
@@ -95,7 +107,7 @@ func TestOwnAvatarLifecycle(t *testing.T) {
 	if got.status != 200 || got.header.Get("Cache-Control") != "no-store" || got.body["previews_expire_at"] == nil {
 		t.Fatalf("GET /v1/avatars/%s = %d %s", id, got.status, got.raw)
 	}
-	folder := testFolders[e.store]
+	folder := folderOf(e.store)
 	for _, p := range got.body["parts"].([]any) {
 		part := p.(map[string]any)
 		name, _ := part["name"].(string)
@@ -169,7 +181,7 @@ func TestOwnAvatarDeleteAndScope(t *testing.T) {
 	if d := e.do("DELETE", "/v1/avatars/"+id, ""); d.status != 204 {
 		t.Fatalf("DELETE = %d %s", d.status, d.raw)
 	}
-	if n := countFiles(t, testFolders[e.store].Dir); n != 0 {
+	if n := countFiles(t, folderOf(e.store).Dir); n != 0 {
 		t.Errorf("%d files left after delete", n)
 	}
 	if g := e.do("GET", "/v1/avatars/"+id, ""); g.status != 404 || errCode(g) != "resource_not_found" {
