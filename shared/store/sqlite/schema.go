@@ -83,7 +83,7 @@ CREATE INDEX events_by_account ON events (account_id, id);
 	{"0011_sip_trunks", sipTrunksSchema},                        // siptrunks.go
 	{"0012_usage_days", usageSchema},                            // usage.go
 	{"0013_usage_outbound", usageOutboundSchema},                // usage.go
-	{"0014_avatars", avatarsSchema},                             // avatars.go
+	{"0015_avatars", avatarsSchema},                             // avatars.go
 }
 
 func (s *Store) migrate(ctx context.Context) error {
