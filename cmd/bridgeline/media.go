@@ -20,6 +20,7 @@ import (
 	"github.com/bridgeline/bridgeline/mediafleet/redisserver"
 	"github.com/bridgeline/bridgeline/mediafleet/sipgateway"
 	"github.com/bridgeline/bridgeline/mediafleet/worker"
+	"github.com/bridgeline/bridgeline/shared/avatars"
 	"github.com/bridgeline/bridgeline/shared/config"
 	"github.com/bridgeline/bridgeline/shared/controlplane"
 	"github.com/bridgeline/bridgeline/shared/httpapi"
@@ -147,11 +148,16 @@ func startMedia(ctx context.Context, cfg config.Config, s store.Store, log *slog
 	// README, Recordings), which the persona workers write and this server serves through
 	// URLs signed with a secret fresh each start (a URL lives 15 minutes at most).
 	recs := &recordings.Folder{Dir: filepath.Join(cfg.DataDir, "recordings"), BaseURL: apiURL, Secret: []byte(randomHex(32))}
+	// The accounts' own avatars' images are kept in a folder of the data directory too
+	// (shared/avatars.Folder), served through signed URLs: previews, and the persona
+	// workers' reads.
+	avatarFiles := &avatars.Folder{Dir: filepath.Join(cfg.DataDir, "avatars"), BaseURL: apiURL, Secret: []byte(randomHex(32))}
 	deps := controlplane.Deps{Store: s, Rooms: rooms, LiveKit: rooms,
 		Platforms: []platform.Platform{simulator}, SimSecret: secret,
-		LocalDelivery: true, Secrets: sealer, Log: log, JoinPage: assets.FS, Recordings: recs,
+		LocalDelivery: true, Secrets: sealer, Log: log, JoinPage: assets.FS, Recordings: recs, AvatarAssets: avatarFiles,
 		Routes: slices.Concat(httpapi.Passthrough(sim.Name, simulator.Handler(), sim.Patterns...),
-			httpapi.Passthrough("recordings-file", recs.Handler(), recordings.FolderPatterns...))}
+			httpapi.Passthrough("recordings-file", recs.Handler(), recordings.FolderPatterns...),
+			httpapi.Passthrough("avatar-assets-file", avatarFiles.Handler(), avatars.FolderPattern))}
 	if sipSecret != "" {
 		deps.SIP, deps.SIPSecret = rooms, sipSecret
 	}

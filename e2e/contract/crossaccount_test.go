@@ -106,6 +106,7 @@ func TestCrossAccountMatrix(t *testing.T) {
 		"calls":             call,
 		"sip_trunks":        trunk,
 		"campaigns":         cmp,
+		"avatars":           uploadAvatar(t, s, s.APIKey),
 	}
 
 	covered, non404 := 0, 0

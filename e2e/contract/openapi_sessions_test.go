@@ -244,6 +244,24 @@ func TestContractSessionsAndInternalRoutes(t *testing.T) {
 	c.Fail("POST", persona.AgentTokenPath, `{}`, 401, "api_key_invalid", "Authorization", "")
 	c.Fail("POST", persona.AgentTokenPath, `{}`, 401, "api_key_invalid", "Authorization", reportSigned(t, s.ReportSecret, `{}`))
 	c.Fail("POST", persona.AgentTokenPath, `{}`, 401, "api_key_invalid", "Authorization", toolSigned(t, s.ReportSecret, `{}`))
+	// An own avatar's sheet for the worker: signed under its own subject, for the job's
+	// account; another account's avatar is not found.
+	ava := uploadAvatar(t, s, s.APIKey)
+	avaReq := `{"call_id":"` + callID + `","account_id":"` + s.AccountID + `","avatar_id":"` + ava + `"}`
+	avaSigned, err := persona.SignAvatarRequest([]byte(avaReq), s.ReportSecret, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := c.OK("POST", persona.AvatarPath, avaReq, 200, "Authorization", avaSigned); !strings.Contains(string(r.Raw), `"mouth_open"`) {
+		t.Errorf("avatar sheet = %s, want its parts", r.Raw)
+	}
+	c.Fail("POST", persona.AvatarPath, avaReq, 401, "api_key_invalid", "Authorization", reportSigned(t, s.ReportSecret, avaReq))
+	otherReq := strings.Replace(avaReq, s.AccountID, ident.New("acct"), 1)
+	otherSigned, err := persona.SignAvatarRequest([]byte(otherReq), s.ReportSecret, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.FailValid("POST", persona.AvatarPath, otherReq, 404, "resource_not_found", "Authorization", otherSigned)
 	c.Fail("POST", simhook.Path, `{}`, 401, "api_key_invalid", "Authorization", "")
 	c.Fail("POST", simhook.Path, `nope`, 400, "invalid_json", "Authorization", "",
 		simhook.Header, simhook.SignNotification("sim-test-secret", []byte(`nope`), time.Now()))

@@ -19,6 +19,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -35,6 +36,7 @@ import (
 	"github.com/bridgeline/bridgeline/mediafleet/sipgateway"
 	"github.com/bridgeline/bridgeline/mediafleet/worker"
 	"github.com/bridgeline/bridgeline/shared/account"
+	"github.com/bridgeline/bridgeline/shared/avatars"
 	"github.com/bridgeline/bridgeline/shared/config"
 	"github.com/bridgeline/bridgeline/shared/controlplane"
 	"github.com/bridgeline/bridgeline/shared/httpapi"
@@ -267,7 +269,12 @@ func New(opts Options) (_ *Stack, err error) {
 		JoinTimeout: opts.JoinTimeout}
 	recs := &recordings.Folder{Dir: filepath.Join(dir, "recordings"), BaseURL: srv.URL, Secret: []byte(randHex(32))}
 	deps.Recordings = recs
-	deps.Routes = httpapi.Passthrough("recordings-file", recs.Handler(), recordings.FolderPatterns...)
+	// The accounts' own avatars' images, as make run keeps them: a folder whose signed
+	// URLs the API serves on /avatar-assets/.
+	avatarFiles := &avatars.Folder{Dir: filepath.Join(dir, "avatars"), BaseURL: srv.URL, Secret: []byte(randHex(32))}
+	deps.AvatarAssets = avatarFiles
+	deps.Routes = slices.Concat(httpapi.Passthrough("recordings-file", recs.Handler(), recordings.FolderPatterns...),
+		httpapi.Passthrough("avatar-assets-file", avatarFiles.Handler(), avatars.FolderPattern))
 	var sipServer *livekitsip.Server
 	if opts.SIP {
 		if sipServer, err = startSIP(ctx, sh, dir, lk, redis, srv.URL, log); err != nil {

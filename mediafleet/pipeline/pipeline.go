@@ -17,6 +17,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"sync"
 	"time"
 
@@ -34,6 +35,7 @@ import (
 	"github.com/bridgeline/bridgeline/mediafleet/speech"
 	"github.com/bridgeline/bridgeline/mediafleet/tts"
 	"github.com/bridgeline/bridgeline/mediafleet/vp8"
+	"github.com/bridgeline/bridgeline/shared/avatars"
 	"github.com/bridgeline/bridgeline/shared/persona"
 	"github.com/bridgeline/bridgeline/shared/redact"
 )
@@ -59,6 +61,13 @@ type Reporter interface {
 // queued the transfer, whose failure comes in the room (persona.TransferNotice).
 type Transferer interface {
 	Transfer(ctx context.Context, req persona.TransferRequest) (pending bool, err error)
+}
+
+// AvatarSheets hands out the character sheets of the accounts' own avatars
+// (report.Client does): a Reporter that is one lets a call show its account's avatar;
+// else, or when the sheet cannot be read, the call shows the default built-in.
+type AvatarSheets interface {
+	AvatarSheet(ctx context.Context, req persona.AvatarRequest) (persona.AvatarSheet, error)
 }
 
 // ToolCaller asks the control plane to run a tool call of a call (report.Client does):
@@ -99,7 +108,8 @@ type Config struct {
 
 // Runner runs calls.
 type Runner struct {
-	cfg Config
+	cfg    Config
+	sheets avatar.SheetCache
 }
 
 // New validates cfg and fills its defaults.
@@ -388,6 +398,40 @@ func (c *call) synthesizeGreeting(ctx context.Context) <-chan synthesis {
 	return out
 }
 
+// scene is what draws the call's avatar: a built-in one, the account's own character
+// sheet (read once per worker: an avatar never changes), or the default built-in when
+// the avatar is unknown or its sheet cannot be read.
+func (c *call) scene(ctx context.Context) avatar.Renderer {
+	cfg := c.r.cfg
+	id := c.job.Version.AvatarID
+	if av, ok := avatar.Lookup(id); ok {
+		return avatar.NewScene(av, c.job.Version.Framing, cfg.Width, cfg.Height)
+	}
+	if sheets, ok := cfg.Reporter.(AvatarSheets); ok && avatars.IsCustomID(id) {
+		sh, ok := c.r.sheets.Get(id)
+		if !ok {
+			lctx, cancel := context.WithTimeout(ctx, 15*time.Second)
+			defer cancel()
+			s, err := sheets.AvatarSheet(lctx, persona.AvatarRequest{CallID: c.job.CallID, AccountID: c.job.AccountID, AvatarID: id})
+			if err == nil {
+				sh, err = avatar.LoadSheet(lctx, &http.Client{}, s)
+			}
+			if err == nil {
+				c.r.sheets.Put(sh)
+				ok = true
+			} else {
+				c.log.Warn("the avatar's sheet could not be read; using the default", "avatar_id", id, "err", err)
+			}
+		}
+		if ok {
+			return avatar.NewSheetScene(sh.Avatar, sh.Images, cfg.Width, cfg.Height)
+		}
+	} else {
+		c.log.Warn("unknown avatar; using the default", "avatar_id", id)
+	}
+	return avatar.NewScene(avatar.Default(), c.job.Version.Framing, cfg.Width, cfg.Height)
+}
+
 // tracks are the tracks the call publishes; video is nil on an audio call.
 type tracks struct {
 	audio, video *lksdk.LocalTrack
@@ -411,11 +455,7 @@ func (c *call) makeTracks(ctx context.Context) (tracks, error) {
 	if !c.video {
 		return t, nil
 	}
-	av, ok := avatar.Lookup(c.job.Version.AvatarID)
-	if !ok {
-		c.log.Warn("unknown avatar; using the default", "avatar_id", c.job.Version.AvatarID)
-		av = avatar.Default()
-	}
+	scene := c.scene(ctx)
 	enc, err := vp8.NewEncoder(vp8.EncoderConfig{Width: cfg.Width, Height: cfg.Height, FPS: cfg.FPS, BitrateKbps: cfg.VideoKbps})
 	if err != nil {
 		return t, err
@@ -423,7 +463,7 @@ func (c *call) makeTracks(ctx context.Context) (tracks, error) {
 	c.painter = &painter{
 		w: cfg.Width, h: cfg.Height, fps: cfg.FPS, idleFPS: cfg.IdleFPS, enc: enc,
 		connecting: avatar.NewConnecting(c.job.Brand, cfg.Width, cfg.Height),
-		scene:      avatar.NewScene(av, c.job.Version.Framing, cfg.Width, cfg.Height),
+		scene:      scene,
 		mouth:      c.speaker.Mouth,
 		firstFrame: c.firstFrame,
 	}

@@ -32,7 +32,7 @@ type painter struct {
 	enc        *vp8.Encoder
 	out        sampleWriter
 	connecting *avatar.Connecting
-	scene      *avatar.Scene
+	scene      avatar.Renderer
 	mouth      func() float64
 	firstFrame func(at time.Time, s screen) // called once per screen, after its first frame went out
 
@@ -86,9 +86,9 @@ func (p *painter) run(ctx context.Context) {
 	}
 	// The avatar frame last sent: what it showed and when.
 	var last struct {
-		ok           bool
-		blink, mouth float64
-		at           time.Time
+		ok    bool
+		still avatar.Still
+		at    time.Time
 	}
 	for i := 0; ; i++ {
 		now := time.Now()
@@ -96,16 +96,17 @@ func (p *painter) run(ctx context.Context) {
 		draw := true
 		if s == showAvatar {
 			t := now.Sub(time.Unix(0, p.avatarAt.Load()))
-			blink, mouth := avatar.Blink(t), quantizeMouth(p.mouth())
+			mouth := quantizeMouth(p.mouth())
+			still := p.scene.Still(t, mouth)
 			// The same picture as the last frame sent: skip it, unless a keyframe is due
 			// or the still rate asks for one (receivers and the SFU's stream tracker take
 			// a track that sends nothing for long as stopped).
-			if last.ok && blink == last.blink && mouth == last.mouth && !p.keyframe.Load() &&
+			if last.ok && still == last.still && !p.keyframe.Load() &&
 				now.Sub(last.at) < stillEvery-interval/2 {
 				draw = false
 			} else {
 				p.scene.Draw(frame, t, mouth)
-				last.ok, last.blink, last.mouth, last.at = true, blink, mouth, now
+				last.ok, last.still, last.at = true, still, now
 			}
 		} else {
 			p.connecting.Draw(frame, now.Sub(start))

@@ -260,3 +260,24 @@ func (c *Client) AgentToken(ctx context.Context) (persona.AgentToken, error) {
 	}
 	return out, nil
 }
+
+// AvatarSheet asks the control plane for the character sheet of one of the call's
+// account's own avatars (persona.AvatarPath): its parts with GET URLs to read them by.
+// ctx bounds it, and at most 10 s.
+func (c *Client) AvatarSheet(ctx context.Context, req persona.AvatarRequest) (persona.AvatarSheet, error) {
+	body, err := json.Marshal(req)
+	if err != nil {
+		return persona.AvatarSheet{}, err
+	}
+	authz, err := persona.SignAvatarRequest(body, c.Secret, time.Now())
+	if err != nil {
+		return persona.AvatarSheet{}, err
+	}
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	var out persona.AvatarSheet
+	if err := c.postJSON(ctx, persona.AvatarPath, authz, body, 64<<10, &out, "avatar sheet"); err != nil {
+		return persona.AvatarSheet{}, err
+	}
+	return out, nil
+}

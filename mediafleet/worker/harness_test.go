@@ -82,6 +82,18 @@ type env struct {
 	rejected  atomic.Int32
 	// tokens counts the registration tokens handed out.
 	tokens atomic.Int32
+	// ownAvatar is the account's own avatar the control plane hands out
+	// (persona.AvatarPath), its files served by this server; nil: none.
+	ownAvatar atomic.Pointer[testAvatar]
+	// sheetReads counts the sheets handed out.
+	sheetReads atomic.Int32
+}
+
+// testAvatar is an own avatar of the test account: its id, account and sheet.
+type testAvatar struct {
+	id, accountID string
+	parts         []persona.AvatarSheetPart // URLs relative to the env's server
+	files         map[string][]byte
 }
 
 // testReportSecret signs the workers' reports (PERSONA_REPORT_SECRET).
@@ -125,6 +137,37 @@ func newEnvOn(t testing.TB, srv lkServer) *env {
 		e.tokens.Add(1)
 		w.Header().Set("Content-Type", "application/json")
 		json.NewEncoder(w).Encode(tok)
+	})
+	// An own avatar's sheet, as the control plane answers it: the parts with URLs to
+	// read them (here, this server's /test-assets/).
+	mux.HandleFunc("POST "+persona.AvatarPath, func(w http.ResponseWriter, r *http.Request) {
+		req, err := persona.VerifyAvatarRequest(r, testReportSecret)
+		if err != nil {
+			e.rejected.Add(1)
+			http.Error(w, err.Error(), http.StatusUnauthorized)
+			return
+		}
+		a := e.ownAvatar.Load()
+		if a == nil || a.id != req.AvatarID || a.accountID != req.AccountID {
+			http.Error(w, "no such avatar", http.StatusNotFound)
+			return
+		}
+		e.sheetReads.Add(1)
+		out := persona.AvatarSheet{ID: a.id, ExpiresAt: time.Now().Add(15 * time.Minute)}
+		for _, p := range a.parts {
+			p.URL = e.api.URL + "/test-assets/" + a.id + "/" + p.Name
+			out.Parts = append(out.Parts, p)
+		}
+		w.Header().Set("Content-Type", "application/json")
+		json.NewEncoder(w).Encode(out)
+	})
+	mux.HandleFunc("GET /test-assets/{id}/{part}", func(w http.ResponseWriter, r *http.Request) {
+		a := e.ownAvatar.Load()
+		if a == nil || a.id != r.PathValue("id") || a.files[r.PathValue("part")] == nil {
+			http.NotFound(w, r)
+			return
+		}
+		w.Write(a.files[r.PathValue("part")])
 	})
 	e.api = httptest.NewServer(mux)
 	t.Cleanup(func() {

@@ -213,6 +213,24 @@ func (e AssistantVersionListObject) Valid() bool {
 	}
 }
 
+// Defines values for AvatarKind.
+const (
+	BuiltIn AvatarKind = "built_in"
+	Custom  AvatarKind = "custom"
+)
+
+// Valid indicates whether the value is a known member of the AvatarKind enum.
+func (e AvatarKind) Valid() bool {
+	switch e {
+	case BuiltIn:
+		return true
+	case Custom:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for AvatarObject.
 const (
 	AvatarObjectAvatar AvatarObject = "avatar"
@@ -252,6 +270,24 @@ const (
 func (e AvatarListObject) Valid() bool {
 	switch e {
 	case AvatarListObjectList:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for AvatarPartFormat.
+const (
+	Png  AvatarPartFormat = "png"
+	Webp AvatarPartFormat = "webp"
+)
+
+// Valid indicates whether the value is a known member of the AvatarPartFormat enum.
+func (e AvatarPartFormat) Valid() bool {
+	switch e {
+	case Png:
+		return true
+	case Webp:
 		return true
 	default:
 		return false
@@ -1797,6 +1833,8 @@ const (
 	AssistantArchived           Error409ErrorCode = "assistant_archived"
 	AssistantInUse              Error409ErrorCode = "assistant_in_use"
 	AssistantNotPublished       Error409ErrorCode = "assistant_not_published"
+	AvatarInUse                 Error409ErrorCode = "avatar_in_use"
+	AvatarLimitReached          Error409ErrorCode = "avatar_limit_reached"
 	CallAlreadyAnswered         Error409ErrorCode = "call_already_answered"
 	CallInProgress              Error409ErrorCode = "call_in_progress"
 	CallNotActive               Error409ErrorCode = "call_not_active"
@@ -1829,6 +1867,10 @@ func (e Error409ErrorCode) Valid() bool {
 	case AssistantInUse:
 		return true
 	case AssistantNotPublished:
+		return true
+	case AvatarInUse:
+		return true
+	case AvatarLimitReached:
 		return true
 	case CallAlreadyAnswered:
 		return true
@@ -3949,20 +3991,38 @@ type AssistantVersionListObject string
 // AttemptID Examples: watt_01jd3f4g5h6j7k8m9n0p1q2r3t
 type AttemptID = string
 
-// Avatar Examples: {"description":"Warm and calm, short dark hair, teal top.","id":"ava_iris","name":"Iris","object":"avatar"}
+// Avatar Examples: {"description":"Warm and calm, short dark hair, teal top.","id":"ava_iris","kind":"built_in","name":"Iris","object":"avatar"}
 type Avatar struct {
+	// CreatedAt When the account uploaded it (own avatars only).
+	CreatedAt *time.Time `json:"created_at,omitempty"`
+
 	// Description What the avatar looks like and suits, for people choosing one.
 	Description string `json:"description"`
 
+	// Face Where the face is on the base image, in its pixels (own avatars only).
+	Face *AvatarRect `json:"face,omitempty"`
+
 	// Id The avatar's id.
 	Id string `json:"id"`
+
+	// Kind `built_in` (drawn by the renderer) or `custom` (the account's own character sheet).
+	Kind AvatarKind `json:"kind"`
 
 	// Name Display name.
 	Name string `json:"name"`
 
 	// Object The kind of object: always `avatar`.
 	Object AvatarObject `json:"object"`
+
+	// Parts The character sheet's images (own avatars only), base first.
+	Parts *[]AvatarPart `json:"parts,omitempty"`
+
+	// PreviewsExpireAt When the parts' `preview_url`s stop working (`GET /v1/avatars/{id}` of an own avatar only).
+	PreviewsExpireAt *time.Time `json:"previews_expire_at,omitempty"`
 }
+
+// AvatarKind `built_in` (drawn by the renderer) or `custom` (the account's own character sheet).
+type AvatarKind string
 
 // AvatarObject The kind of object: always `avatar`.
 type AvatarObject string
@@ -3972,7 +4032,7 @@ type AvatarObject string
 // Examples: ava_iris
 type AvatarIDField = string
 
-// AvatarList Examples: {"data":[{"description":"Warm and calm, short dark hair, teal top.","id":"ava_iris","name":"Iris","object":"avatar"},{"description":"Friendly and upbeat, long auburn hair, coral top.","id":"ava_maya","name":"Maya","object":"avatar"},{"description":"Steady and clear, short blond hair, navy jacket.","id":"ava_theo","name":"Theo","object":"avatar"}],"has_more":false,"object":"list"}
+// AvatarList Examples: {"data":[{"description":"Warm and calm, short dark hair, teal top.","id":"ava_iris","kind":"built_in","name":"Iris","object":"avatar"},{"description":"Friendly and upbeat, long auburn hair, coral top.","id":"ava_maya","kind":"built_in","name":"Maya","object":"avatar"},{"description":"Steady and clear, short blond hair, navy jacket.","id":"ava_theo","kind":"built_in","name":"Theo","object":"avatar"}],"has_more":false,"object":"list"}
 type AvatarList struct {
 	// Data The page of items, newest first.
 	Data []Avatar `json:"data"`
@@ -3989,6 +4049,91 @@ type AvatarListHasMore bool
 
 // AvatarListObject The kind of object: always `list`.
 type AvatarListObject string
+
+// AvatarPart Examples: {"anchor":{"x":280,"y":220},"bytes":310,"format":"png","height":40,"name":"mouth_open","width":80}
+type AvatarPart struct {
+	// Anchor Where the part's top-left sits on the base (0,0 for the base).
+	Anchor struct {
+		// X Left, in the base's pixels.
+		X int `json:"x"`
+
+		// Y Top, in the base's pixels.
+		Y int `json:"y"`
+	} `json:"anchor"`
+
+	// Bytes The file's size.
+	Bytes int `json:"bytes"`
+
+	// Format The file's format.
+	Format AvatarPartFormat `json:"format"`
+
+	// Height Height in pixels.
+	Height int `json:"height"`
+
+	// Name The part: base, mouth_closed, mouth_half, mouth_open, eyes_closed, idle_1..idle_4.
+	Name string `json:"name"`
+
+	// PreviewUrl A signed GET of the file, without an API key, until the avatar's `previews_expire_at` (`GET /v1/avatars/{id}` only).
+	PreviewUrl *string `json:"preview_url,omitempty"`
+
+	// Width Width in pixels.
+	Width int `json:"width"`
+}
+
+// AvatarPartFormat The file's format.
+type AvatarPartFormat string
+
+// AvatarRect Where the face is on the base image, in its pixels (own avatars only).
+//
+// Examples: {"height":260,"width":200,"x":220,"y":40}
+type AvatarRect struct {
+	// Height Height.
+	Height int `json:"height"`
+
+	// Width Width.
+	Width int `json:"width"`
+
+	// X Left edge.
+	X int `json:"x"`
+
+	// Y Top edge.
+	Y int `json:"y"`
+}
+
+// AvatarSheetUpload A character sheet: the `sheet` JSON field and one file per part.
+//
+// Examples: {"sheet":"{\"name\": \"Acme mascot\", \"face\": {\"x\": 220, \"y\": 40, \"width\": 200, \"height\": 260}, \"anchors\": {\"mouth_closed\": {\"x\": 280, \"y\": 220}, \"mouth_half\": {\"x\": 280, \"y\": 220}, \"mouth_open\": {\"x\": 280, \"y\": 220}, \"eyes_closed\": {\"x\": 250, \"y\": 120}}}"}
+type AvatarSheetUpload struct {
+	// Base The whole picture, opaque, mouth closed and eyes open (PNG or WebP).
+	Base openapi_types.File `json:"base"`
+
+	// EyesClosed The eyes shut, shown at each blink.
+	EyesClosed openapi_types.File `json:"eyes_closed"`
+
+	// Idle1 An optional idle frame, shown in turn while the character is still.
+	Idle1 *openapi_types.File `json:"idle_1,omitempty"`
+
+	// Idle2 An optional idle frame.
+	Idle2 *openapi_types.File `json:"idle_2,omitempty"`
+
+	// Idle3 An optional idle frame.
+	Idle3 *openapi_types.File `json:"idle_3,omitempty"`
+
+	// Idle4 An optional idle frame.
+	Idle4 *openapi_types.File `json:"idle_4,omitempty"`
+
+	// MouthClosed The mouth at rest (M, B, P, silence).
+	MouthClosed openapi_types.File `json:"mouth_closed"`
+
+	// MouthHalf The mouth half open (most consonants, E, I).
+	MouthHalf openapi_types.File `json:"mouth_half"`
+
+	// MouthOpen The mouth open (A, O).
+	MouthOpen openapi_types.File `json:"mouth_open"`
+
+	// Sheet JSON: `name` (1-80 characters), `face` {x, y, width, height} and `anchors` {part: {x, y}} for every overlay.
+	Sheet string `json:"sheet"`
+}
 
 // Call The call record.
 //
@@ -7731,6 +7876,9 @@ type ApiKeyPathID = ApiKeyID
 // AssistantPathID Examples: asst_01jd3f4g5h6j7k8m9n0p1q2r3t
 type AssistantPathID = AssistantID
 
+// AvatarPathID defines model for AvatarPathID.
+type AvatarPathID = string
+
 // CampaignPathID Examples: cmp_01jd3f4g5h6j7k8m9n0p1q2r3t
 type CampaignPathID = CampaignID
 
@@ -7936,6 +8084,12 @@ type ListAssistantVersionsParams struct {
 
 	// EndingBefore Id of the first version of the next page (the newer one); the page holds the versions just before it, newest first. Not with `starting_after`.
 	EndingBefore *VersionID `form:"ending_before,omitempty" json:"ending_before,omitempty"`
+}
+
+// CreateAvatarParams defines parameters for CreateAvatar.
+type CreateAvatarParams struct {
+	// IdempotencyKey Makes the POST safe to retry. See the conventions in the description.
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
 // ListCallsParams defines parameters for ListCalls.
@@ -8514,6 +8668,9 @@ type PublishAssistantJSONRequestBody = EmptyObject
 
 // RotateAssistantToolSecretJSONRequestBody defines body for RotateAssistantToolSecret for application/json ContentType.
 type RotateAssistantToolSecretJSONRequestBody = EmptyObject
+
+// CreateAvatarMultipartRequestBody defines body for CreateAvatar for multipart/form-data ContentType.
+type CreateAvatarMultipartRequestBody = AvatarSheetUpload
 
 // UpdateCallJSONRequestBody defines body for UpdateCall for application/json ContentType.
 type UpdateCallJSONRequestBody = CallUpdate
@@ -9572,12 +9729,62 @@ type ClientInterface interface {
 	// Corresponds with GET /v1/assistants/{id}/versions (the `ListAssistantVersions` operationId).
 	ListAssistantVersions(ctx context.Context, id AssistantPathID, params *ListAssistantVersionsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// ListAvatars List the avatar catalogue
+	// ListAvatars List the avatars
 	//
-	// The built-in avatars, in display order, in one page (`has_more` is false). Takes no query parameters.
+	// The built-in avatars, in display order, then the account's own (`kind: custom`),
+	// newest first, in one page (`has_more` is false: an account has at most 20 of its
+	// own). Takes no query parameters. Own avatars are listed without `preview_url`s
+	// (`GET /v1/avatars/{id}` gives them).
 	//
 	// Corresponds with GET /v1/avatars (the `ListAvatars` operationId).
 	ListAvatars(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CreateAvatarWithBody Upload a character sheet as an avatar of the account's own
+	//
+	// A `multipart/form-data` upload (at most 4 MiB in all) of a 2D character sheet: a
+	// `sheet` field (JSON: `name`, the `face` rectangle on the base in its pixels, and
+	// each overlay's `anchors` entry, the {x, y} of its top-left on the base) and one
+	// file field per part, each PNG or WebP of at most 2 MiB and 1920x1080: `base`
+	// (opaque, from 256x144 to 1920x1080: the whole picture, mouth closed, eyes open),
+	// `mouth_closed`, `mouth_half` and `mouth_open` (the renderer's viseme groups,
+	// picked by how loud the speech is; all the same size, inside `face`),
+	// `eyes_closed` (inside `face`, shown at each blink) and up to four idle frames
+	// `idle_1`..`idle_4` (optional; without an anchor at 0,0), shown in turn every few
+	// seconds. Overlays keep their transparency; every overlay lies inside the base.
+	// Each mistake is 400 naming the part in `param` and saying the fix:
+	// `parameter_missing` (a part, `sheet`, `sheet.face`, an anchor),
+	// `parameter_invalid` (not PNG or WebP, unreadable, too large or too small, a base
+	// with transparent pixels, a mouth outside the face or of another size, an empty
+	// shape, a face outside the base), `parameter_unknown` (a field that is no part).
+	// The avatar is immutable: a version keeps the face it was published with. 409
+	// `avatar_limit_reached` past 20 avatars of the account's own. 415 when the body
+	// is not multipart.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v1/avatars (the `CreateAvatar` operationId).
+	CreateAvatarWithBody(ctx context.Context, params *CreateAvatarParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// DeleteAvatar Delete an avatar of the account's own
+	//
+	// Removes the avatar and its files for good. 409 `avatar_in_use` while a published
+	// version of any of the account's assistants names it (a version keeps the face it
+	// was published with; a draft naming it does not hold it, and then cannot be
+	// published until it names another). 400 `parameter_invalid` for a built-in avatar.
+	// 204, with no body.
+	//
+	// Corresponds with DELETE /v1/avatars/{id} (the `DeleteAvatar` operationId).
+	DeleteAvatar(ctx context.Context, id AvatarPathID, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetAvatar Get an avatar, with preview URLs of an own one's parts
+	//
+	// A built-in avatar, or one of the account's own with each part's `preview_url`: a
+	// signed GET that works without an API key until `previews_expire_at`, 15 minutes
+	// on (ask again for fresh ones; the answer is `Cache-Control: no-store`). 404
+	// `resource_not_found` for an id that is neither built in nor the account's.
+	//
+	// Corresponds with GET /v1/avatars/{id} (the `GetAvatar` operationId).
+	GetAvatar(ctx context.Context, id AvatarPathID, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ListCalls List call records
 	//
@@ -11145,13 +11352,93 @@ func (c *BaseClient) ListAssistantVersions(ctx context.Context, id AssistantPath
 	return c.Client.Do(req)
 }
 
-// ListAvatars List the avatar catalogue
+// ListAvatars List the avatars
 //
-// The built-in avatars, in display order, in one page (`has_more` is false). Takes no query parameters.
+// The built-in avatars, in display order, then the account's own (`kind: custom`),
+// newest first, in one page (`has_more` is false: an account has at most 20 of its
+// own). Takes no query parameters. Own avatars are listed without `preview_url`s
+// (`GET /v1/avatars/{id}` gives them).
 //
 // Corresponds with GET /v1/avatars (the `ListAvatars` operationId).
 func (c *BaseClient) ListAvatars(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewListAvatarsRequest(c.Server)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CreateAvatarWithBody Upload a character sheet as an avatar of the account's own
+//
+// A `multipart/form-data` upload (at most 4 MiB in all) of a 2D character sheet: a
+// `sheet` field (JSON: `name`, the `face` rectangle on the base in its pixels, and
+// each overlay's `anchors` entry, the {x, y} of its top-left on the base) and one
+// file field per part, each PNG or WebP of at most 2 MiB and 1920x1080: `base`
+// (opaque, from 256x144 to 1920x1080: the whole picture, mouth closed, eyes open),
+// `mouth_closed`, `mouth_half` and `mouth_open` (the renderer's viseme groups,
+// picked by how loud the speech is; all the same size, inside `face`),
+// `eyes_closed` (inside `face`, shown at each blink) and up to four idle frames
+// `idle_1`..`idle_4` (optional; without an anchor at 0,0), shown in turn every few
+// seconds. Overlays keep their transparency; every overlay lies inside the base.
+// Each mistake is 400 naming the part in `param` and saying the fix:
+// `parameter_missing` (a part, `sheet`, `sheet.face`, an anchor),
+// `parameter_invalid` (not PNG or WebP, unreadable, too large or too small, a base
+// with transparent pixels, a mouth outside the face or of another size, an empty
+// shape, a face outside the base), `parameter_unknown` (a field that is no part).
+// The avatar is immutable: a version keeps the face it was published with. 409
+// `avatar_limit_reached` past 20 avatars of the account's own. 415 when the body
+// is not multipart.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v1/avatars (the `CreateAvatar` operationId).
+func (c *BaseClient) CreateAvatarWithBody(ctx context.Context, params *CreateAvatarParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreateAvatarRequestWithBody(c.Server, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// DeleteAvatar Delete an avatar of the account's own
+//
+// Removes the avatar and its files for good. 409 `avatar_in_use` while a published
+// version of any of the account's assistants names it (a version keeps the face it
+// was published with; a draft naming it does not hold it, and then cannot be
+// published until it names another). 400 `parameter_invalid` for a built-in avatar.
+// 204, with no body.
+//
+// Corresponds with DELETE /v1/avatars/{id} (the `DeleteAvatar` operationId).
+func (c *BaseClient) DeleteAvatar(ctx context.Context, id AvatarPathID, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewDeleteAvatarRequest(c.Server, id)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetAvatar Get an avatar, with preview URLs of an own one's parts
+//
+// A built-in avatar, or one of the account's own with each part's `preview_url`: a
+// signed GET that works without an API key until `previews_expire_at`, 15 minutes
+// on (ask again for fresh ones; the answer is `Cache-Control: no-store`). 404
+// `resource_not_found` for an id that is neither built in nor the account's.
+//
+// Corresponds with GET /v1/avatars/{id} (the `GetAvatar` operationId).
+func (c *BaseClient) GetAvatar(ctx context.Context, id AvatarPathID, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetAvatarRequest(c.Server, id)
 	if err != nil {
 		return nil, err
 	}
@@ -13652,6 +13939,118 @@ func NewListAvatarsRequest(server string) (*http.Request, error) {
 	}
 
 	operationPath := fmt.Sprintf("/v1/avatars")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewCreateAvatarRequestWithBody constructs an http.Request for the CreateAvatar method, with any body, and a specified content type
+func NewCreateAvatarRequestWithBody(server string, params *CreateAvatarParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/avatars")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.IdempotencyKey != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Idempotency-Key", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewDeleteAvatarRequest constructs an http.Request for the DeleteAvatar method
+func NewDeleteAvatarRequest(server string, id AvatarPathID) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/avatars/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodDelete, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewGetAvatarRequest constructs an http.Request for the GetAvatar method
+func NewGetAvatarRequest(server string, id AvatarPathID) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/avatars/%s", pathParam0)
 	if operationPath[0] == '/' {
 		operationPath = "." + operationPath
 	}
@@ -16577,14 +16976,68 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /v1/assistants/{id}/versions (the `ListAssistantVersions` operationId).
 	ListAssistantVersionsWithResponse(ctx context.Context, id AssistantPathID, params *ListAssistantVersionsParams, reqEditors ...RequestEditorFn) (*ListAssistantVersionsResponse, error)
 
-	// ListAvatarsWithResponse List the avatar catalogue
+	// ListAvatarsWithResponse List the avatars
 	//
-	// The built-in avatars, in display order, in one page (`has_more` is false). Takes no query parameters.
+	// The built-in avatars, in display order, then the account's own (`kind: custom`),
+	// newest first, in one page (`has_more` is false: an account has at most 20 of its
+	// own). Takes no query parameters. Own avatars are listed without `preview_url`s
+	// (`GET /v1/avatars/{id}` gives them).
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with GET /v1/avatars (the `ListAvatars` operationId).
 	ListAvatarsWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*ListAvatarsResponse, error)
+
+	// CreateAvatarWithBodyWithResponse Upload a character sheet as an avatar of the account's own
+	//
+	// A `multipart/form-data` upload (at most 4 MiB in all) of a 2D character sheet: a
+	// `sheet` field (JSON: `name`, the `face` rectangle on the base in its pixels, and
+	// each overlay's `anchors` entry, the {x, y} of its top-left on the base) and one
+	// file field per part, each PNG or WebP of at most 2 MiB and 1920x1080: `base`
+	// (opaque, from 256x144 to 1920x1080: the whole picture, mouth closed, eyes open),
+	// `mouth_closed`, `mouth_half` and `mouth_open` (the renderer's viseme groups,
+	// picked by how loud the speech is; all the same size, inside `face`),
+	// `eyes_closed` (inside `face`, shown at each blink) and up to four idle frames
+	// `idle_1`..`idle_4` (optional; without an anchor at 0,0), shown in turn every few
+	// seconds. Overlays keep their transparency; every overlay lies inside the base.
+	// Each mistake is 400 naming the part in `param` and saying the fix:
+	// `parameter_missing` (a part, `sheet`, `sheet.face`, an anchor),
+	// `parameter_invalid` (not PNG or WebP, unreadable, too large or too small, a base
+	// with transparent pixels, a mouth outside the face or of another size, an empty
+	// shape, a face outside the base), `parameter_unknown` (a field that is no part).
+	// The avatar is immutable: a version keeps the face it was published with. 409
+	// `avatar_limit_reached` past 20 avatars of the account's own. 415 when the body
+	// is not multipart.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/avatars (the `CreateAvatar` operationId).
+	CreateAvatarWithBodyWithResponse(ctx context.Context, params *CreateAvatarParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateAvatarResponse, error)
+
+	// DeleteAvatarWithResponse Delete an avatar of the account's own
+	//
+	// Removes the avatar and its files for good. 409 `avatar_in_use` while a published
+	// version of any of the account's assistants names it (a version keeps the face it
+	// was published with; a draft naming it does not hold it, and then cannot be
+	// published until it names another). 400 `parameter_invalid` for a built-in avatar.
+	// 204, with no body.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with DELETE /v1/avatars/{id} (the `DeleteAvatar` operationId).
+	DeleteAvatarWithResponse(ctx context.Context, id AvatarPathID, reqEditors ...RequestEditorFn) (*DeleteAvatarResponse, error)
+
+	// GetAvatarWithResponse Get an avatar, with preview URLs of an own one's parts
+	//
+	// A built-in avatar, or one of the account's own with each part's `preview_url`: a
+	// signed GET that works without an API key until `previews_expire_at`, 15 minutes
+	// on (ask again for fresh ones; the answer is `Cache-Control: no-store`). 404
+	// `resource_not_found` for an id that is neither built in nor the account's.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/avatars/{id} (the `GetAvatar` operationId).
+	GetAvatarWithResponse(ctx context.Context, id AvatarPathID, reqEditors ...RequestEditorFn) (*GetAvatarResponse, error)
 
 	// ListCallsWithResponse List call records
 	//
@@ -20328,6 +20781,472 @@ func (r ListAvatarsResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r ListAvatarsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// CreateAvatarResponse201Headers the declared response headers of an HTTP 201 response for CreateAvatar
+type CreateAvatarResponse201Headers struct {
+	IdempotentReplayed *string
+	RequestId          RequestID
+}
+
+// CreateAvatarResponse400Headers the declared response headers of an HTTP 400 response for CreateAvatar
+type CreateAvatarResponse400Headers struct {
+	IdempotentReplayed *string
+	RequestId          RequestID
+}
+
+// CreateAvatarResponse401Headers the declared response headers of an HTTP 401 response for CreateAvatar
+type CreateAvatarResponse401Headers struct {
+	RequestId RequestID
+}
+
+// CreateAvatarResponse409Headers the declared response headers of an HTTP 409 response for CreateAvatar
+type CreateAvatarResponse409Headers struct {
+	IdempotentReplayed *string
+	RequestId          RequestID
+}
+
+// CreateAvatarResponse413Headers the declared response headers of an HTTP 413 response for CreateAvatar
+type CreateAvatarResponse413Headers struct {
+	RequestId RequestID
+}
+
+// CreateAvatarResponse415Headers the declared response headers of an HTTP 415 response for CreateAvatar
+type CreateAvatarResponse415Headers struct {
+	RequestId RequestID
+}
+
+// CreateAvatarResponse422Headers the declared response headers of an HTTP 422 response for CreateAvatar
+type CreateAvatarResponse422Headers struct {
+	IdempotentReplayed *string
+	RequestId          RequestID
+}
+
+// CreateAvatarResponse429Headers the declared response headers of an HTTP 429 response for CreateAvatar
+type CreateAvatarResponse429Headers struct {
+	RequestId  RequestID
+	RetryAfter int
+}
+
+// CreateAvatarResponse500Headers the declared response headers of an HTTP 500 response for CreateAvatar
+type CreateAvatarResponse500Headers struct {
+	RequestId RequestID
+}
+
+type CreateAvatarResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON201 the response for an HTTP 201 `application/json` response
+	JSON201 *Avatar
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequestPost
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *ConflictPost
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *PayloadTooLarge
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *UnsupportedMediaType
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *UnprocessablePost
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// Headers201 the parsed response headers for an HTTP 201 response
+	Headers201 *CreateAvatarResponse201Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *CreateAvatarResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *CreateAvatarResponse401Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *CreateAvatarResponse409Headers
+	// Headers413 the parsed response headers for an HTTP 413 response
+	Headers413 *CreateAvatarResponse413Headers
+	// Headers415 the parsed response headers for an HTTP 415 response
+	Headers415 *CreateAvatarResponse415Headers
+	// Headers422 the parsed response headers for an HTTP 422 response
+	Headers422 *CreateAvatarResponse422Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *CreateAvatarResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *CreateAvatarResponse500Headers
+}
+
+// GetJSON201 returns the response for an HTTP 201 `application/json` response
+func (r CreateAvatarResponse) GetJSON201() *Avatar {
+	return r.JSON201
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r CreateAvatarResponse) GetJSON400() *BadRequestPost {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r CreateAvatarResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r CreateAvatarResponse) GetJSON409() *ConflictPost {
+	return r.JSON409
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r CreateAvatarResponse) GetJSON413() *PayloadTooLarge {
+	return r.JSON413
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r CreateAvatarResponse) GetJSON415() *UnsupportedMediaType {
+	return r.JSON415
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r CreateAvatarResponse) GetJSON422() *UnprocessablePost {
+	return r.JSON422
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r CreateAvatarResponse) GetJSON429() *RateLimited {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r CreateAvatarResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r CreateAvatarResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r CreateAvatarResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r CreateAvatarResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r CreateAvatarResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// DeleteAvatarResponse204Headers the declared response headers of an HTTP 204 response for DeleteAvatar
+type DeleteAvatarResponse204Headers struct {
+	RequestId RequestID
+}
+
+// DeleteAvatarResponse400Headers the declared response headers of an HTTP 400 response for DeleteAvatar
+type DeleteAvatarResponse400Headers struct {
+	RequestId RequestID
+}
+
+// DeleteAvatarResponse401Headers the declared response headers of an HTTP 401 response for DeleteAvatar
+type DeleteAvatarResponse401Headers struct {
+	RequestId RequestID
+}
+
+// DeleteAvatarResponse404Headers the declared response headers of an HTTP 404 response for DeleteAvatar
+type DeleteAvatarResponse404Headers struct {
+	RequestId RequestID
+}
+
+// DeleteAvatarResponse409Headers the declared response headers of an HTTP 409 response for DeleteAvatar
+type DeleteAvatarResponse409Headers struct {
+	RequestId RequestID
+}
+
+// DeleteAvatarResponse413Headers the declared response headers of an HTTP 413 response for DeleteAvatar
+type DeleteAvatarResponse413Headers struct {
+	RequestId RequestID
+}
+
+// DeleteAvatarResponse415Headers the declared response headers of an HTTP 415 response for DeleteAvatar
+type DeleteAvatarResponse415Headers struct {
+	RequestId RequestID
+}
+
+// DeleteAvatarResponse429Headers the declared response headers of an HTTP 429 response for DeleteAvatar
+type DeleteAvatarResponse429Headers struct {
+	RequestId  RequestID
+	RetryAfter int
+}
+
+// DeleteAvatarResponse500Headers the declared response headers of an HTTP 500 response for DeleteAvatar
+type DeleteAvatarResponse500Headers struct {
+	RequestId RequestID
+}
+
+type DeleteAvatarResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Conflict
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *PayloadTooLarge
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *UnsupportedMediaType
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// Headers204 the parsed response headers for an HTTP 204 response
+	Headers204 *DeleteAvatarResponse204Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *DeleteAvatarResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *DeleteAvatarResponse401Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *DeleteAvatarResponse404Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *DeleteAvatarResponse409Headers
+	// Headers413 the parsed response headers for an HTTP 413 response
+	Headers413 *DeleteAvatarResponse413Headers
+	// Headers415 the parsed response headers for an HTTP 415 response
+	Headers415 *DeleteAvatarResponse415Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *DeleteAvatarResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *DeleteAvatarResponse500Headers
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r DeleteAvatarResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r DeleteAvatarResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r DeleteAvatarResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r DeleteAvatarResponse) GetJSON409() *Conflict {
+	return r.JSON409
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r DeleteAvatarResponse) GetJSON413() *PayloadTooLarge {
+	return r.JSON413
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r DeleteAvatarResponse) GetJSON415() *UnsupportedMediaType {
+	return r.JSON415
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r DeleteAvatarResponse) GetJSON429() *RateLimited {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r DeleteAvatarResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r DeleteAvatarResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r DeleteAvatarResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r DeleteAvatarResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r DeleteAvatarResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// GetAvatarResponse200Headers the declared response headers of an HTTP 200 response for GetAvatar
+type GetAvatarResponse200Headers struct {
+	RequestId RequestID
+}
+
+// GetAvatarResponse400Headers the declared response headers of an HTTP 400 response for GetAvatar
+type GetAvatarResponse400Headers struct {
+	RequestId RequestID
+}
+
+// GetAvatarResponse401Headers the declared response headers of an HTTP 401 response for GetAvatar
+type GetAvatarResponse401Headers struct {
+	RequestId RequestID
+}
+
+// GetAvatarResponse404Headers the declared response headers of an HTTP 404 response for GetAvatar
+type GetAvatarResponse404Headers struct {
+	RequestId RequestID
+}
+
+// GetAvatarResponse413Headers the declared response headers of an HTTP 413 response for GetAvatar
+type GetAvatarResponse413Headers struct {
+	RequestId RequestID
+}
+
+// GetAvatarResponse415Headers the declared response headers of an HTTP 415 response for GetAvatar
+type GetAvatarResponse415Headers struct {
+	RequestId RequestID
+}
+
+// GetAvatarResponse429Headers the declared response headers of an HTTP 429 response for GetAvatar
+type GetAvatarResponse429Headers struct {
+	RequestId  RequestID
+	RetryAfter int
+}
+
+// GetAvatarResponse500Headers the declared response headers of an HTTP 500 response for GetAvatar
+type GetAvatarResponse500Headers struct {
+	RequestId RequestID
+}
+
+type GetAvatarResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *Avatar
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *PayloadTooLarge
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *UnsupportedMediaType
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetAvatarResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *GetAvatarResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *GetAvatarResponse401Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *GetAvatarResponse404Headers
+	// Headers413 the parsed response headers for an HTTP 413 response
+	Headers413 *GetAvatarResponse413Headers
+	// Headers415 the parsed response headers for an HTTP 415 response
+	Headers415 *GetAvatarResponse415Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetAvatarResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *GetAvatarResponse500Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetAvatarResponse) GetJSON200() *Avatar {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r GetAvatarResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetAvatarResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r GetAvatarResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r GetAvatarResponse) GetJSON413() *PayloadTooLarge {
+	return r.JSON413
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r GetAvatarResponse) GetJSON415() *UnsupportedMediaType {
+	return r.JSON415
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r GetAvatarResponse) GetJSON429() *RateLimited {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r GetAvatarResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r GetAvatarResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetAvatarResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetAvatarResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetAvatarResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -28306,9 +29225,12 @@ func (c *ClientWithResponses) ListAssistantVersionsWithResponse(ctx context.Cont
 	return ParseListAssistantVersionsResponse(rsp)
 }
 
-// ListAvatarsWithResponse List the avatar catalogue
+// ListAvatarsWithResponse List the avatars
 //
-// The built-in avatars, in display order, in one page (`has_more` is false). Takes no query parameters.
+// The built-in avatars, in display order, then the account's own (`kind: custom`),
+// newest first, in one page (`has_more` is false: an account has at most 20 of its
+// own). Takes no query parameters. Own avatars are listed without `preview_url`s
+// (`GET /v1/avatars/{id}` gives them).
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -28319,6 +29241,75 @@ func (c *ClientWithResponses) ListAvatarsWithResponse(ctx context.Context, reqEd
 		return nil, err
 	}
 	return ParseListAvatarsResponse(rsp)
+}
+
+// CreateAvatarWithBodyWithResponse Upload a character sheet as an avatar of the account's own
+//
+// A `multipart/form-data` upload (at most 4 MiB in all) of a 2D character sheet: a
+// `sheet` field (JSON: `name`, the `face` rectangle on the base in its pixels, and
+// each overlay's `anchors` entry, the {x, y} of its top-left on the base) and one
+// file field per part, each PNG or WebP of at most 2 MiB and 1920x1080: `base`
+// (opaque, from 256x144 to 1920x1080: the whole picture, mouth closed, eyes open),
+// `mouth_closed`, `mouth_half` and `mouth_open` (the renderer's viseme groups,
+// picked by how loud the speech is; all the same size, inside `face`),
+// `eyes_closed` (inside `face`, shown at each blink) and up to four idle frames
+// `idle_1`..`idle_4` (optional; without an anchor at 0,0), shown in turn every few
+// seconds. Overlays keep their transparency; every overlay lies inside the base.
+// Each mistake is 400 naming the part in `param` and saying the fix:
+// `parameter_missing` (a part, `sheet`, `sheet.face`, an anchor),
+// `parameter_invalid` (not PNG or WebP, unreadable, too large or too small, a base
+// with transparent pixels, a mouth outside the face or of another size, an empty
+// shape, a face outside the base), `parameter_unknown` (a field that is no part).
+// The avatar is immutable: a version keeps the face it was published with. 409
+// `avatar_limit_reached` past 20 avatars of the account's own. 415 when the body
+// is not multipart.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/avatars (the `CreateAvatar` operationId).
+func (c *ClientWithResponses) CreateAvatarWithBodyWithResponse(ctx context.Context, params *CreateAvatarParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateAvatarResponse, error) {
+	rsp, err := c.CreateAvatarWithBody(ctx, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCreateAvatarResponse(rsp)
+}
+
+// DeleteAvatarWithResponse Delete an avatar of the account's own
+//
+// Removes the avatar and its files for good. 409 `avatar_in_use` while a published
+// version of any of the account's assistants names it (a version keeps the face it
+// was published with; a draft naming it does not hold it, and then cannot be
+// published until it names another). 400 `parameter_invalid` for a built-in avatar.
+// 204, with no body.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with DELETE /v1/avatars/{id} (the `DeleteAvatar` operationId).
+func (c *ClientWithResponses) DeleteAvatarWithResponse(ctx context.Context, id AvatarPathID, reqEditors ...RequestEditorFn) (*DeleteAvatarResponse, error) {
+	rsp, err := c.DeleteAvatar(ctx, id, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseDeleteAvatarResponse(rsp)
+}
+
+// GetAvatarWithResponse Get an avatar, with preview URLs of an own one's parts
+//
+// A built-in avatar, or one of the account's own with each part's `preview_url`: a
+// signed GET that works without an API key until `previews_expire_at`, 15 minutes
+// on (ask again for fresh ones; the answer is `Cache-Control: no-store`). 404
+// `resource_not_found` for an id that is neither built in nor the account's.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/avatars/{id} (the `GetAvatar` operationId).
+func (c *ClientWithResponses) GetAvatarWithResponse(ctx context.Context, id AvatarPathID, reqEditors ...RequestEditorFn) (*GetAvatarResponse, error) {
+	rsp, err := c.GetAvatar(ctx, id, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetAvatarResponse(rsp)
 }
 
 // ListCallsWithResponse List call records
@@ -33015,6 +34006,559 @@ func ParseListAvatarsResponse(rsp *http.Response) (*ListAvatarsResponse, error) 
 		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers ListAvatarsResponse500Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers500 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseCreateAvatarResponse parses an HTTP response from a CreateAvatarWithResponse call
+func ParseCreateAvatarResponse(rsp *http.Response) (*CreateAvatarResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &CreateAvatarResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 201:
+		var dest Avatar
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON201 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequestPost
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest ConflictPost
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest PayloadTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest UnsupportedMediaType
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest UnprocessablePost
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 201:
+		var headers CreateAvatarResponse201Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers201 = &headers
+	case rsp.StatusCode == 400:
+		var headers CreateAvatarResponse400Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers CreateAvatarResponse401Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 409:
+		var headers CreateAvatarResponse409Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers409 = &headers
+	case rsp.StatusCode == 413:
+		var headers CreateAvatarResponse413Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers413 = &headers
+	case rsp.StatusCode == 415:
+		var headers CreateAvatarResponse415Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers415 = &headers
+	case rsp.StatusCode == 422:
+		var headers CreateAvatarResponse422Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers422 = &headers
+	case rsp.StatusCode == 429:
+		var headers CreateAvatarResponse429Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers CreateAvatarResponse500Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers500 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseDeleteAvatarResponse parses an HTTP response from a DeleteAvatarWithResponse call
+func ParseDeleteAvatarResponse(rsp *http.Response) (*DeleteAvatarResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &DeleteAvatarResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case rsp.StatusCode == 204:
+		break // No content-type
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Conflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest PayloadTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest UnsupportedMediaType
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 204:
+		var headers DeleteAvatarResponse204Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers204 = &headers
+	case rsp.StatusCode == 400:
+		var headers DeleteAvatarResponse400Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers DeleteAvatarResponse401Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 404:
+		var headers DeleteAvatarResponse404Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 409:
+		var headers DeleteAvatarResponse409Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers409 = &headers
+	case rsp.StatusCode == 413:
+		var headers DeleteAvatarResponse413Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers413 = &headers
+	case rsp.StatusCode == 415:
+		var headers DeleteAvatarResponse415Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers415 = &headers
+	case rsp.StatusCode == 429:
+		var headers DeleteAvatarResponse429Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers DeleteAvatarResponse500Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers500 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetAvatarResponse parses an HTTP response from a GetAvatarWithResponse call
+func ParseGetAvatarResponse(rsp *http.Response) (*GetAvatarResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetAvatarResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest Avatar
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest PayloadTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest UnsupportedMediaType
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers GetAvatarResponse200Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers GetAvatarResponse400Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers GetAvatarResponse401Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 404:
+		var headers GetAvatarResponse404Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 413:
+		var headers GetAvatarResponse413Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers413 = &headers
+	case rsp.StatusCode == 415:
+		var headers GetAvatarResponse415Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers415 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetAvatarResponse429Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers GetAvatarResponse500Headers
 		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
 			var value RequestID
 			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {

@@ -6,7 +6,12 @@ package bridgeline
 // argument where the contract's body is empty. Each method takes RequestEditorFns last,
 // such as WithIdempotencyKey.
 
-import "context"
+import (
+	"bytes"
+	"context"
+	"mime/multipart"
+	"sort"
+)
 
 // Assistants.
 
@@ -129,6 +134,70 @@ func (c *Client) ListAvatars(ctx context.Context, opts ...RequestEditorFn) (*Ava
 		return nil, err
 	}
 	return answer(r.HTTPResponse, r.Body, r.JSON200)
+}
+
+// AvatarSheetFiles are the files of a character sheet by part name (base, mouth_closed,
+// mouth_half, mouth_open, eyes_closed, idle_1..idle_4), each PNG or WebP.
+type AvatarSheetFiles map[string][]byte
+
+// CreateAvatar uploads a character sheet as an avatar of the account's own
+// (POST /v1/avatars, multipart/form-data): sheet is the JSON field (name, face,
+// anchors), files the images by part name.
+func (c *Client) CreateAvatar(ctx context.Context, sheet []byte, files AvatarSheetFiles, opts ...RequestEditorFn) (*Avatar, error) {
+	var body bytes.Buffer
+	mw := multipart.NewWriter(&body)
+	if err := mw.WriteField("sheet", string(sheet)); err != nil {
+		return nil, err
+	}
+	names := make([]string, 0, len(files))
+	for name := range files {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		w, err := mw.CreateFormFile(name, name)
+		if err != nil {
+			return nil, err
+		}
+		if _, err := w.Write(files[name]); err != nil {
+			return nil, err
+		}
+	}
+	if err := mw.Close(); err != nil {
+		return nil, err
+	}
+	r, err := c.Generated.CreateAvatarWithBodyWithResponse(ctx, nil, mw.FormDataContentType(), &body, opts...)
+	if err != nil {
+		return nil, err
+	}
+	return answer(r.HTTPResponse, r.Body, r.JSON201)
+}
+
+// GetAvatar returns an avatar, with preview URLs of an own one's parts that work for 15
+// minutes (GET /v1/avatars/{id}).
+func (c *Client) GetAvatar(ctx context.Context, id string, opts ...RequestEditorFn) (*Avatar, error) {
+	r, err := c.Generated.GetAvatarWithResponse(ctx, id, opts...)
+	if err != nil {
+		return nil, err
+	}
+	return answer(r.HTTPResponse, r.Body, r.JSON200)
+}
+
+// AvatarDeleted is the answer of DeleteAvatar: the avatar's id (the API answers 204 with
+// no body).
+type AvatarDeleted struct{ ID string }
+
+// DeleteAvatar removes an avatar of the account's own for good (DELETE
+// /v1/avatars/{id}); refused with avatar_in_use while a published version names it.
+func (c *Client) DeleteAvatar(ctx context.Context, id string, opts ...RequestEditorFn) (*AvatarDeleted, error) {
+	r, err := c.Generated.DeleteAvatarWithResponse(ctx, id, opts...)
+	if err != nil {
+		return nil, err
+	}
+	if err := Check(r.HTTPResponse, r.Body); err != nil {
+		return nil, err
+	}
+	return &AvatarDeleted{ID: id}, nil
 }
 
 // ListVoices returns the voices the deployment offers (GET /v1/voices).

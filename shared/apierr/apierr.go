@@ -89,6 +89,10 @@ const (
 	// CodeCampaignState: a campaign's lifecycle step its status does not allow (start a
 	// running campaign, resume a draft).
 	CodeCampaignState = "campaign_state_invalid"
+	// CodeAvatarInUse: a published assistant version uses the avatar: it cannot be deleted.
+	CodeAvatarInUse = "avatar_in_use"
+	// CodeAvatarLimit: the account has as many avatars of its own as it may.
+	CodeAvatarLimit = "avatar_limit_reached"
 )
 
 // Error types, as API.md names them.
@@ -156,6 +160,8 @@ var table = map[string]kind{
 	CodeDestinationNotAllowed:   {http.StatusForbidden, TypeInvalidRequest},
 	CodeCallInProgress:          {http.StatusConflict, TypeInvalidRequest},
 	CodeCampaignState:           {http.StatusConflict, TypeInvalidRequest},
+	CodeAvatarInUse:             {http.StatusConflict, TypeInvalidRequest},
+	CodeAvatarLimit:             {http.StatusConflict, TypeInvalidRequest},
 }
 
 // Error is a failure a client may see: its Message must hold nothing internal.

@@ -86,7 +86,41 @@ type Service struct {
 	// MaxCallDuration is the deployment's longest call (MAX_SESSION_MINUTES): the most a
 	// version's max_duration_seconds may say. Zero: 24 hours.
 	MaxCallDuration time.Duration
-	Now             func() time.Time
+	// OwnAvatars knows the accounts' own avatars (shared/avatars), which a draft may name
+	// beside the built-in catalogue; nil: only the catalogue's.
+	OwnAvatars AvatarChecker
+	Now        func() time.Time
+}
+
+// AvatarChecker reports whether id is one of the account's own avatars.
+type AvatarChecker interface {
+	Exists(ctx context.Context, accountID, id string) (bool, error)
+}
+
+// knownAvatar: a built-in avatar, or one of the account's own.
+func (s *Service) knownAvatar(ctx context.Context, accountID, id string) (bool, error) {
+	if _, ok := persona.AvatarByID(id); ok {
+		return true, nil
+	}
+	if s.OwnAvatars == nil || id == "" {
+		return false, nil
+	}
+	return s.OwnAvatars.Exists(ctx, accountID, id)
+}
+
+// checkAvatar refuses a draft's avatar_id that is neither built in nor the account's.
+func (s *Service) checkAvatar(ctx context.Context, accountID string, f Fields) error {
+	if f.AvatarID == nil || *f.AvatarID == "" {
+		return nil
+	}
+	ok, err := s.knownAvatar(ctx, accountID, *f.AvatarID)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return apierr.Invalid("avatar_id", fmt.Sprintf("unknown avatar %q; see GET /v1/avatars", *f.AvatarID))
+	}
+	return nil
 }
 
 // Voices is the catalogue of voices a draft may name.
@@ -98,6 +132,9 @@ func (s *Service) Create(ctx context.Context, accountID string, f Fields) (Assis
 		return Assistant{}, apierr.Missing("name")
 	}
 	if err := s.check(&f); err != nil {
+		return Assistant{}, err
+	}
+	if err := s.checkAvatar(ctx, accountID, f); err != nil {
 		return Assistant{}, err
 	}
 	plain, sealed, err := s.newToolSecret(ctx)
@@ -211,6 +248,9 @@ func (s *Service) Update(ctx context.Context, accountID, id string, f Fields) (A
 	if err := s.check(&f); err != nil {
 		return Assistant{}, err
 	}
+	if err := s.checkAvatar(ctx, accountID, f); err != nil {
+		return Assistant{}, err
+	}
 	return s.mutate(ctx, accountID, id, func(a *Assistant) error {
 		if a.Status == StatusArchived {
 			return archived(id)
@@ -240,6 +280,12 @@ func (s *Service) Publish(ctx context.Context, accountID, id string) (Assistant,
 		}
 		if err := a.Draft.complete(a.Name); err != nil {
 			return err
+		}
+		if ok, err := s.knownAvatar(ctx, accountID, a.Draft.AvatarID); err != nil {
+			return err
+		} else if !ok {
+			// Empty, or an avatar the account deleted after the draft named it.
+			return apierr.Param(apierr.CodeDraftIncomplete, "avatar_id", "the draft needs avatar_id before it can be published")
 		}
 		if err := validVoice(a.Draft.Voice, s.Voices()); err != nil {
 			// The deployment stopped offering the draft's voice (TTS_VOICES changed).
@@ -417,11 +463,6 @@ func (f Fields) validate(voices []persona.Voice, models []string) error {
 	if f.Greeting != nil {
 		if err := maxLen("greeting", *f.Greeting, MaxGreetingLen); err != nil {
 			return err
-		}
-	}
-	if f.AvatarID != nil && *f.AvatarID != "" {
-		if _, ok := persona.AvatarByID(*f.AvatarID); !ok {
-			return apierr.Invalid("avatar_id", fmt.Sprintf("unknown avatar %q; see GET /v1/avatars", *f.AvatarID))
 		}
 	}
 	if f.Framing != nil {
@@ -604,8 +645,8 @@ func maxLen(param, s string, n int) error {
 	return nil
 }
 
-// complete checks the draft can be published: a name, a system prompt, a greeting and a
-// known avatar.
+// complete checks the draft can be published: a name, a system prompt and a greeting
+// (the avatar is Publish's knownAvatar).
 func (d Draft) complete(name string) error {
 	incomplete := func(param string) error {
 		return apierr.Param(apierr.CodeDraftIncomplete, param, "the draft needs "+param+" before it can be published")
@@ -618,8 +659,5 @@ func (d Draft) complete(name string) error {
 	case strings.TrimSpace(d.Greeting) == "":
 		return incomplete("greeting")
 	}
-	if _, ok := persona.AvatarByID(d.AvatarID); !ok {
-		return incomplete("avatar_id")
-	}
-	return nil
+	return nil // the avatar: Publish asks knownAvatar
 }

@@ -25,6 +25,7 @@ import (
 	"github.com/bridgeline/bridgeline/events/delivery"
 	"github.com/bridgeline/bridgeline/shared/account"
 	"github.com/bridgeline/bridgeline/shared/assistant"
+	"github.com/bridgeline/bridgeline/shared/avatars"
 	"github.com/bridgeline/bridgeline/shared/call"
 	"github.com/bridgeline/bridgeline/shared/campaign"
 	"github.com/bridgeline/bridgeline/shared/config"
@@ -99,6 +100,10 @@ type Deps struct {
 	// a folder locally) for GET and DELETE /v1/calls/{id}/recording; nil answers those
 	// with an error once a call has a recording (a function that serves neither).
 	Recordings call.RecordingFiles
+	// AvatarAssets keeps the images of the accounts' own avatars (shared/avatars: an S3
+	// bucket on AWS, a folder locally); nil answers the routes that need them with an
+	// error (a function that serves none).
+	AvatarAssets avatars.Assets
 	// Routes are served beside the control plane's own (the local stack's sim pages).
 	Routes []httpapi.Route
 	// JoinPage holds the hosted join page's files (shared/joinpage/assets.FS): given by
@@ -131,6 +136,7 @@ type ControlPlane struct {
 	API        *httpapi.API
 	Accounts   *account.Service
 	Assistants *assistant.Service
+	Avatars    *avatars.Service
 	Lines      *line.Service
 	Endpoints  *webhookendpoint.Service
 	Sessions   *session.Service
@@ -180,6 +186,8 @@ func New(cfg config.Config, deps Deps) (*ControlPlane, error) {
 	cp.Accounts = &account.Service{Store: s, Now: now}
 	cp.Assistants = &assistant.Service{Store: s, HostedVoices: cfg.HostedVoices, Models: cfg.Models, Secrets: deps.Secrets,
 		Destinations: cfg.Webhooks, MaxCallDuration: cfg.MaxSession, Now: now}
+	cp.Avatars = &avatars.Service{Store: s, Assets: avatarAssets(deps.AvatarAssets), Assistants: s, Now: now}
+	cp.Assistants.OwnAvatars = cp.Avatars
 	cp.Lines = &line.Service{Store: s, Assistants: s, Now: now}
 	cp.Trunks = &siptrunk.Service{Store: s, Lines: s, LineRules: cp.Lines, Calls: s, Secrets: deps.Secrets,
 		Origination: siptrunk.Origination{Host: cfg.SIPPublicHost, Port: cfg.SIPPublicPort}, Destinations: cfg.Webhooks, Log: log, Now: now}
@@ -249,6 +257,7 @@ func New(cfg config.Config, deps Deps) (*ControlPlane, error) {
 	cp.Erasure = erasure.Service{Store: s, Files: recordingFiles(deps.Recordings), Now: now, Log: log}
 	routes := slices.Concat(
 		(&httpapi.Assistants{Service: cp.Assistants}).Routes(),
+		(&httpapi.Avatars{Service: cp.Avatars}).Routes(),
 		(&httpapi.Lines{Service: cp.Lines}).Routes(),
 		(&httpapi.SIPTrunks{Service: cp.Trunks}).Routes(),
 		(&httpapi.Keys{Accounts: s, Now: now}).Routes(),
@@ -264,7 +273,7 @@ func New(cfg config.Config, deps Deps) (*ControlPlane, error) {
 		httpapi.Passthrough("join-info", joinpage.InfoHandler(s, lktoken.KeyPair(cfg.LiveKitAPIKey, cfg.LiveKitSecret)), joinpage.InfoPatterns...),
 		(&httpapi.AccountSettings{Accounts: s, Destinations: cfg.Webhooks, Now: now}).Routes(),
 		(&httpapi.Receivers{Sessions: cp.Sessions, RTC: deps.LiveKit, ReportSecret: cfg.PersonaReportSecret,
-			AgentTokens: agentTokens(cfg), Tools: cp.Tools, SimSecret: deps.SimSecret, SIPSecret: deps.SIPSecret, Replays: deps.NotificationReplays, Now: now}).Routes(),
+			AgentTokens: agentTokens(cfg), Avatars: cp.Avatars, Tools: cp.Tools, SimSecret: deps.SimSecret, SIPSecret: deps.SIPSecret, Replays: deps.NotificationReplays, Now: now}).Routes(),
 		deps.Routes,
 	)
 	limiter := deps.RateLimiter
@@ -406,6 +415,25 @@ func recordingFiles(f call.RecordingFiles) call.RecordingFiles {
 	}
 	return f
 }
+
+func avatarAssets(a avatars.Assets) avatars.Assets {
+	if a == nil {
+		return noAvatarAssets{}
+	}
+	return a
+}
+
+// noAvatarAssets is the asset store of a process given none.
+type noAvatarAssets struct{}
+
+var errNoAvatarAssets = errors.New("this process keeps no avatar assets (AVATAR_ASSETS_BUCKET)")
+
+func (noAvatarAssets) Put(context.Context, string, []byte, string) error { return errNoAvatarAssets }
+func (noAvatarAssets) Get(context.Context, string) ([]byte, error)       { return nil, errNoAvatarAssets }
+func (noAvatarAssets) URL(context.Context, string, time.Duration) (string, time.Time, error) {
+	return "", time.Time{}, errNoAvatarAssets
+}
+func (noAvatarAssets) Delete(context.Context, string) error { return errNoAvatarAssets }
 
 // agentTokens mints the persona workers' registration tokens with the LiveKit key and
 // secret of cfg; nil without them (a function given no LiveKit credentials).

@@ -104,6 +104,8 @@ type Route struct {
 	// receivers whose senders have their own, larger limit (a persona worker's final
 	// report of a long call) set it, so the customer API's limit does not cut them.
 	MaxBody int64
+	// Multipart routes take a multipart/form-data body (an upload) instead of JSON.
+	Multipart bool
 	// ReplayOmits are the top-level response fields that hold a secret: they are left
 	// out of the stored idempotent replay, so the idempotency table never keeps a
 	// secret (a webhook endpoint's signing secret, a new API key, a participant token).
@@ -178,7 +180,7 @@ func (a *API) handler(routes []Route, auth func(http.Handler) http.Handler) http
 			if !rt.Public {
 				h = auth(a.rateLimited(a.keyMode(rt, h)))
 			}
-			handlers[m] = a.limitBody(h, rt.MaxBody)
+			handlers[m] = a.limitBody(h, rt.MaxBody, rt.Multipart)
 		}
 		mux.Handle(p, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			h, ok := handlers[r.Method]

@@ -56,9 +56,11 @@ func (s *syncBuffer) String() string {
 
 // coreRoutes are the assistant, line and API key routes on s (voices: hosted voices;
 // models: the models offered, LLM_MODELS).
-func coreRoutes(s *sqlite.Store, voices, models []string) []httpapi.Route {
+func coreRoutes(tb testing.TB, s *sqlite.Store, voices, models []string) []httpapi.Route {
+	own := testAvatars(tb, s)
 	return slices.Concat(
-		(&httpapi.Assistants{Service: &assistant.Service{Store: s, HostedVoices: voices, Models: models, Now: time.Now}}).Routes(),
+		(&httpapi.Assistants{Service: &assistant.Service{Store: s, HostedVoices: voices, Models: models, OwnAvatars: own, Now: time.Now}}).Routes(),
+		(&httpapi.Avatars{Service: own}).Routes(),
 		(&httpapi.Lines{Service: &line.Service{Store: s, Assistants: s, Now: time.Now}}).Routes(),
 		(&httpapi.Keys{Accounts: s, Now: time.Now}).Routes())
 }
@@ -72,7 +74,7 @@ func newEnv(t *testing.T, limiter *httpapi.Limiter) *env {
 	}
 	t.Cleanup(func() { s.Close() })
 	logs := &syncBuffer{}
-	api, err := httpapi.New(s, s, coreRoutes(s, nil, nil), httpapi.WithLimiter(limiter), httpapi.WithLog(slog.New(slog.NewJSONHandler(logs, nil))))
+	api, err := httpapi.New(s, s, coreRoutes(t, s, nil, nil), httpapi.WithLimiter(limiter), httpapi.WithLog(slog.New(slog.NewJSONHandler(logs, nil))))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -312,7 +312,6 @@ func (h *Assistants) Routes() []Route {
 		{Function: "assistants-duplicate", Method: http.MethodPost, Pattern: "/v1/assistants/{id}/duplicate", Keys: TestKeys(), ReplayOmits: []string{"tool_secret"}, Handler: h.duplicateAssistant},
 		{Function: "assistants-archive", Method: http.MethodPost, Pattern: "/v1/assistants/{id}/archive", Keys: TestKeys(), Handler: h.archiveAssistant},
 		{Function: "assistants-rotate-tool-secret", Method: http.MethodPost, Pattern: "/v1/assistants/{id}/rotate_tool_secret", Keys: TestKeys(), ReplayOmits: []string{"tool_secret"}, Handler: h.rotateToolSecret},
-		{Function: "avatars-list", Method: http.MethodGet, Pattern: "/v1/avatars", Keys: TestKeys(), Handler: h.listAvatars},
 		{Function: "voices-list", Method: http.MethodGet, Pattern: "/v1/voices", Keys: TestKeys(), Handler: h.listVoices},
 		{Function: "models-list", Method: http.MethodGet, Pattern: "/v1/models", Keys: TestKeys(), Handler: h.listModels},
 	}
@@ -539,31 +538,6 @@ func (h *Assistants) archiveAssistant(w http.ResponseWriter, r *http.Request) (i
 		return 0, nil, err
 	}
 	return http.StatusOK, PresentAssistant(as), nil
-}
-
-func (h *Assistants) listAvatars(w http.ResponseWriter, r *http.Request) (int, any, error) {
-	if err := Query(r); err != nil {
-		return 0, nil, err
-	}
-	out := ListJSON[AvatarJSON]{Object: "list", Data: make([]AvatarJSON, 0, len(persona.Avatars))}
-	for _, av := range persona.Avatars {
-		out.Data = append(out.Data, PresentAvatar(av))
-	}
-	return http.StatusOK, out, nil
-}
-
-// AvatarJSON is the avatar object.
-type AvatarJSON struct {
-	ID          string `json:"id"`
-	Object      string `json:"object"`
-	Name        string `json:"name"`
-	Description string `json:"description"`
-}
-
-// PresentAvatar maps a catalogue entry to its object. The description is made from the
-// same fields the worker draws the avatar with.
-func PresentAvatar(a persona.Avatar) AvatarJSON {
-	return AvatarJSON{ID: a.ID, Object: "avatar", Name: a.Name, Description: a.Description()}
 }
 
 // VoiceJSON is the voice object.

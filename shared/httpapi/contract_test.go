@@ -6,10 +6,12 @@ package httpapi_test
 // document too, so the request schemas cannot be stricter than the handlers.
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"io"
 	"maps"
+	"mime/multipart"
 	"net/http"
 	"net/http/httptest"
 	"reflect"
@@ -19,6 +21,7 @@ import (
 
 	"github.com/bridgeline/bridgeline/events/callevent"
 	"github.com/bridgeline/bridgeline/shared/account"
+	"github.com/bridgeline/bridgeline/shared/avatars/avatartest"
 	"github.com/bridgeline/bridgeline/shared/call"
 	"github.com/bridgeline/bridgeline/shared/decision"
 	"github.com/bridgeline/bridgeline/shared/httpapi"
@@ -448,6 +451,43 @@ func TestContractAssistantsAndLines(t *testing.T) {
 	}
 	c.Fail("DELETE", "/v1/assistants/"+ada, "", 405, "method_not_allowed")
 	c.Fail("GET", "/v1/nope", "", 404, "route_not_found", "Authorization", "")
+
+	// Own avatars: a character sheet upload, a read with preview URLs, a delete, and
+	// their refusals.
+	sheet := func(drop string) (string, string) {
+		var b bytes.Buffer
+		mw := multipart.NewWriter(&b)
+		m := avatartest.Manifest()
+		delete(m["anchors"].(map[string]any), drop)
+		mw.WriteField("sheet", string(avatartest.JSON(m)))
+		for name, f := range avatartest.Files() {
+			if name != drop {
+				w, _ := mw.CreateFormFile(name, name+".png")
+				w.Write(f)
+			}
+		}
+		mw.Close()
+		return b.String(), mw.FormDataContentType()
+	}
+	body, ct := sheet("")
+	own := c.OK("POST", "/v1/avatars", body, 201, "Content-Type", ct).Str("id")
+	spare := c.OK("POST", "/v1/avatars", body, 201, "Content-Type", ct).Str("id")
+	noEyes, ct2 := sheet("eyes_closed")
+	c.Fail("POST", "/v1/avatars", noEyes, 400, "parameter_missing", "Content-Type", ct2)
+	c.Fail("POST", "/v1/avatars", `{"name":"json"}`, 415, "unsupported_media_type")
+	if g := c.OK("GET", "/v1/avatars/"+own, "", 200); g.Body["previews_expire_at"] == nil {
+		t.Errorf("GET /v1/avatars/%s has no previews: %s", own, g.Raw)
+	}
+	c.OK("GET", "/v1/avatars/ava_iris", "", 200)
+	c.FailValid("GET", "/v1/avatars/"+ident.New("ava"), "", 404, "resource_not_found")
+	c.FailValid("GET", "/v1/avatars/"+own, "", 404, "resource_not_found", other...)
+	withOwn := c.OK("POST", "/v1/assistants", `{"name":"Mascot","system_prompt":"Be kind.","greeting":"Hi.","avatar_id":"`+own+`"}`, 201).Str("id")
+	c.OK("POST", "/v1/assistants/"+withOwn+"/publish", "", 201)
+	c.FailValid("DELETE", "/v1/avatars/"+own, "", 409, "avatar_in_use")
+	c.FailValid("DELETE", "/v1/avatars/ava_iris", "", 400, "parameter_invalid")
+	c.FailValid("DELETE", "/v1/avatars/"+spare, "", 404, "resource_not_found", other...)
+	c.OK("DELETE", "/v1/avatars/"+spare, "", 204)
+	c.FailValid("DELETE", "/v1/avatars/"+spare, "", 404, "resource_not_found")
 
 	c.RequireCoverage(contracttest.Prefixed("/v1/assistants", "/v1/avatars", "/v1/voices", "/v1/models", "/v1/lines"))
 }

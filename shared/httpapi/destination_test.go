@@ -92,7 +92,7 @@ func TestDestinationPolicy(t *testing.T) {
 		t.Fatal(err)
 	}
 	const reportSecret = "persona-report-secret-for-the-destination-test"
-	api, err := httpapi.New(s, s, slices.Concat(coreRoutes(s, nil, nil), (&httpapi.Sessions{Service: svc}).Routes(),
+	api, err := httpapi.New(s, s, slices.Concat(coreRoutes(t, s, nil, nil), (&httpapi.Sessions{Service: svc}).Routes(),
 		(&httpapi.Receivers{Sessions: svc, ReportSecret: reportSecret}).Routes()),
 		httpapi.WithLog(slog.New(slog.DiscardHandler)))
 	if err != nil {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/bridgeline/bridgeline/shared/apierr"
+	"github.com/bridgeline/bridgeline/shared/avatars"
 	"github.com/bridgeline/bridgeline/shared/persona"
 	"github.com/bridgeline/bridgeline/shared/platform"
 	"github.com/bridgeline/bridgeline/shared/platform/sim"
@@ -42,6 +43,9 @@ type Receivers struct {
 	// no worker holds the LiveKit API secret. Nil answers 500 (a process given no
 	// LiveKit credentials).
 	AgentTokens func(now time.Time) (persona.AgentToken, error)
+	// Avatars hands the workers the character sheets of the accounts' own avatars
+	// (persona.AvatarPath, asked for signed with ReportSecret); nil leaves the route out.
+	Avatars *avatars.Service
 	// SimSecret verifies the sim's notifications; empty leaves the sim route out.
 	SimSecret string
 	// SIPSecret verifies the SIP gateway's notifications (signed as the sim's are, for
@@ -86,6 +90,10 @@ func (h *Receivers) Routes() []Route {
 		// The answer waits for the customer's tool (at most 20 s, its timeout_ms).
 		routes = append(routes, Route{Function: "persona-tool", Method: http.MethodPost, Pattern: persona.ToolPath, Public: true,
 			MaxBody: persona.MaxToolRequestBytes, Handler: h.tool})
+	}
+	if h.Avatars != nil {
+		routes = append(routes, Route{Function: "persona-avatar", Method: http.MethodPost, Pattern: persona.AvatarPath, Public: true,
+			Handler: h.avatar})
 	}
 	if h.SimSecret != "" {
 		routes = append(routes, Route{Function: "platform-sim", Method: http.MethodPost, Pattern: simhook.Path, Public: true,
@@ -264,6 +272,35 @@ func (h *Receivers) now() time.Time {
 
 // agentToken hands a persona worker its LiveKit registration token (persona.AgentToken):
 // the request is signed with the report secret under persona.AgentTokenSubject.
+// avatar answers a worker's request for an own avatar's sheet: the parts with GET URLs
+// that live avatars.URLTTL. The avatar must be the account's.
+func (h *Receivers) avatar(w http.ResponseWriter, r *http.Request) (int, any, error) {
+	req, err := persona.VerifyAvatarRequest(r, h.ReportSecret)
+	switch {
+	case errors.Is(err, persona.ErrReportTooLarge):
+		return 0, nil, apierr.New(apierr.CodeBodyTooLarge, "avatar request too large")
+	case errors.Is(err, persona.ErrReportMalformed):
+		return 0, nil, apierr.New(apierr.CodeInvalidJSON, "malformed avatar request")
+	case err != nil:
+		return 0, nil, apierr.New(apierr.CodeAPIKeyInvalid, "avatar request signature invalid")
+	}
+	a, err := h.Avatars.Get(r.Context(), req.AccountID, req.AvatarID)
+	if err != nil {
+		return 0, nil, err
+	}
+	urls, exp, err := h.Avatars.PreviewURLs(r.Context(), a)
+	if err != nil {
+		return 0, nil, err
+	}
+	out := persona.AvatarSheet{ID: a.ID, ExpiresAt: exp}
+	for _, p := range a.Parts {
+		out.Parts = append(out.Parts, persona.AvatarSheetPart{Name: p.Name, Format: p.Format, Width: p.Width, Height: p.Height,
+			X: p.Anchor.X, Y: p.Anchor.Y, URL: urls[p.Name]})
+	}
+	w.Header().Set("Cache-Control", "no-store")
+	return http.StatusOK, out, nil
+}
+
 func (h *Receivers) agentToken(w http.ResponseWriter, r *http.Request) (int, any, error) {
 	err := persona.VerifyAgentTokenRequest(r, h.ReportSecret)
 	switch {

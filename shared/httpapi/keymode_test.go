@@ -184,7 +184,7 @@ func TestEveryRouteDeclaresAKeyPolicy(t *testing.T) {
 	// The ids each path segment names: the real-network resource of each kind.
 	real := map[string]string{"assistants": asstID, "lines": m.sipLine, "sessions": m.sipSes, "calls": m.sipCal,
 		"sip_trunks": m.trunk, "api_keys": spareKey.ID, "webhook_endpoints": "we_none", "events": "evt_none",
-		"campaigns": sipCmp.body["id"].(string)}
+		"campaigns": sipCmp.body["id"].(string), "avatars": "ava_iris"}
 	sim := map[string]string{"sessions": m.simSes, "calls": m.simCal, "lines": m.lineID, "campaigns": simCmp.body["id"].(string)}
 	bodies := map[string]string{
 		"POST /v1/sessions":                 `{"line_id":"$line","platform_handle":"$handle","media":"audio"}`,

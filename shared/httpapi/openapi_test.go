@@ -32,6 +32,7 @@ import (
 	"github.com/bridgeline/bridgeline/shared/account"
 	"github.com/bridgeline/bridgeline/shared/apierr"
 	"github.com/bridgeline/bridgeline/shared/assistant"
+	"github.com/bridgeline/bridgeline/shared/avatars"
 	"github.com/bridgeline/bridgeline/shared/egress"
 	"github.com/bridgeline/bridgeline/shared/httpapi"
 	"github.com/bridgeline/bridgeline/shared/httpapi/contracttest"
@@ -73,7 +74,7 @@ func newStack(tb testing.TB, limiter *httpapi.Limiter) *stack {
 	eps := &webhookendpoint.Service{Store: s, Destinations: egress.Policy{AllowLoopback: true}, Now: time.Now}
 	hooks := &httpapi.Webhooks{Endpoints: eps, Events: s, Redeliver: &delivery.OutboxRedeliverer{Outbox: s}}
 	assistants := &assistant.Service{Store: s, HostedVoices: []string{"alloy", "nova"}, Models: []string{"meta-llama/Llama-3.1-8B-Instruct", "gpt-4o-mini"}, Now: time.Now}
-	api, err := httpapi.New(s, s, slices.Concat(coreRoutes(s, assistants.HostedVoices, assistants.Models), hooks.Routes(),
+	api, err := httpapi.New(s, s, slices.Concat(coreRoutes(tb, s, assistants.HostedVoices, assistants.Models), hooks.Routes(),
 		(&httpapi.CallAnswers{Decisions: s, Now: time.Now}).Routes(), (&httpapi.Usage{Reader: usage.Reader{Store: s}}).Routes(),
 		(&httpapi.AccountSettings{Accounts: s, Destinations: egress.Policy{}, Now: time.Now}).Routes()),
 		httpapi.WithLimiter(limiter), httpapi.WithLog(quiet))
@@ -280,7 +281,7 @@ func allRoutes(t *testing.T) []httpapi.Route {
 	routes = append(routes, (&httpapi.Recordings{}).Routes()...)  // recording_routes_test.go
 	routes = append(routes, (&httpapi.CallErasure{}).Routes()...) // erasure_test.go
 	routes = append(routes, (&httpapi.Campaigns{}).Routes()...)   // campaigns_test.go, e2e/sessions
-	routes = append(routes, (&httpapi.Receivers{SimSecret: "x", Tools: &toolcall.Service{}}).Routes()...)
+	routes = append(routes, (&httpapi.Receivers{SimSecret: "x", Tools: &toolcall.Service{}, Avatars: &avatars.Service{}}).Routes()...)
 	routes = append(routes, httpapi.Passthrough(sim.Name, nil, sim.Patterns...)...)
 	routes = append(routes, httpapi.Passthrough("join-page", nil, joinpage.Patterns...)...)
 	return routes

@@ -178,7 +178,7 @@ func newTrunkEnv(t *testing.T) *env {
 			"attacker.example": "198.51.100.66", "169.254.169.254.nip.io": "169.254.169.254", "pbx.corp.example": "10.20.0.5"},
 		Now: time.Now}
 	logs := &syncBuffer{}
-	api, err := httpapi.New(s, s, slices.Concat(coreRoutes(s, nil, nil), (&httpapi.SIPTrunks{Service: trunks}).Routes()),
+	api, err := httpapi.New(s, s, slices.Concat(coreRoutes(t, s, nil, nil), (&httpapi.SIPTrunks{Service: trunks}).Routes()),
 		httpapi.WithLog(slog.New(slog.NewJSONHandler(logs, nil))))
 	if err != nil {
 		t.Fatal(err)

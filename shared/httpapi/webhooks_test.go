@@ -57,7 +57,7 @@ func newHookEnvWith(t *testing.T, dest egress.Policy) *hookEnv {
 	w := &delivery.Worker{Outbox: s, Log: s, Subscribers: eps, Deliverer: d, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
 	hooks := &httpapi.Webhooks{Endpoints: eps, Events: s, Redeliver: &delivery.OutboxRedeliverer{Outbox: s}}
 	logs := &syncBuffer{}
-	api, err := httpapi.New(s, s, slices.Concat(coreRoutes(s, nil, nil), hooks.Routes(), (&httpapi.CallAnswers{Decisions: s}).Routes()),
+	api, err := httpapi.New(s, s, slices.Concat(coreRoutes(t, s, nil, nil), hooks.Routes(), (&httpapi.CallAnswers{Decisions: s}).Routes()),
 		httpapi.WithLog(slog.New(slog.NewJSONHandler(logs, nil))))
 	if err != nil {
 		t.Fatal(err)

@@ -9,6 +9,7 @@ import (
 	"github.com/bridgeline/bridgeline/events/delivery"
 	"github.com/bridgeline/bridgeline/shared/account"
 	"github.com/bridgeline/bridgeline/shared/assistant"
+	"github.com/bridgeline/bridgeline/shared/avatars"
 	"github.com/bridgeline/bridgeline/shared/call"
 	"github.com/bridgeline/bridgeline/shared/campaign"
 	"github.com/bridgeline/bridgeline/shared/decision"
@@ -23,7 +24,8 @@ import (
 // Store is every domain store in one: accounts and keys, assistants, lines, idempotency
 // records, webhook endpoints, the event log with its delivery attempts and outbox,
 // customer_decides decisions, sessions (with the sweep index) and calls, SIP trunks and
-// the SIP lines on them, the accounts' daily usage, and campaigns with their recipients.
+// the SIP lines on them, the accounts' daily usage, campaigns with their recipients, and
+// the accounts' own avatars.
 type Store interface {
 	account.Store
 	assistant.Store
@@ -41,4 +43,5 @@ type Store interface {
 	siptrunk.LineStore
 	usage.Store
 	campaign.Store
+	avatars.Store
 }

@@ -56,6 +56,9 @@ var Writes = map[string]map[dynamo.Table]Access{
 	"assistants-archive":            {dynamo.Assistants: Write, dynamo.Idempotency: idempotent, dynamo.RateLimits: Write},
 	"assistants-rotate-tool-secret": {dynamo.Assistants: Write, dynamo.Idempotency: idempotent, dynamo.RateLimits: Write},
 	"avatars-list":                  {dynamo.RateLimits: Write},
+	"avatars-create":                {dynamo.Avatars: Write, dynamo.Idempotency: idempotent, dynamo.RateLimits: Write},
+	"avatars-get":                   {dynamo.RateLimits: Write},
+	"avatars-delete":                {dynamo.Avatars: Delete, dynamo.RateLimits: Write},
 	"voices-list":                   {dynamo.RateLimits: Write},
 	"models-list":                   {dynamo.RateLimits: Write},
 

@@ -13,20 +13,25 @@ var Tables = map[string][]dynamo.Table{
 	"webhook-deliver": {dynamo.WebhookEndpoints, dynamo.WebhookAttempts},
 
 	"assistants-list":          {dynamo.Assistants, dynamo.Versions, dynamo.RateLimits},
-	"assistants-create":        {dynamo.Assistants, dynamo.Idempotency, dynamo.RateLimits},
+	"assistants-create":        {dynamo.Assistants, dynamo.Avatars, dynamo.Idempotency, dynamo.RateLimits},
 	"assistants-get":           {dynamo.Assistants, dynamo.Versions, dynamo.RateLimits},
 	"assistants-versions-list": {dynamo.Assistants, dynamo.Versions, dynamo.RateLimits},
-	"assistants-update":        {dynamo.Assistants, dynamo.Versions, dynamo.RateLimits},
-	"assistants-publish":       {dynamo.Assistants, dynamo.Idempotency, dynamo.Versions, dynamo.RateLimits},
+	"assistants-update":        {dynamo.Assistants, dynamo.Avatars, dynamo.Versions, dynamo.RateLimits},
+	"assistants-publish":       {dynamo.Assistants, dynamo.Avatars, dynamo.Idempotency, dynamo.Versions, dynamo.RateLimits},
 	"assistants-activate":      {dynamo.Assistants, dynamo.Idempotency, dynamo.Versions, dynamo.RateLimits},
 	"assistants-draft-restore": {dynamo.Assistants, dynamo.Idempotency, dynamo.Versions, dynamo.RateLimits},
 	"assistants-duplicate":     {dynamo.Assistants, dynamo.Idempotency, dynamo.Versions, dynamo.RateLimits},
 	"assistants-archive":       {dynamo.Assistants, dynamo.Idempotency, dynamo.Versions, dynamo.RateLimits},
 	// It seals the new tool secret (KMS) and writes it; the assistant is read with its versions.
 	"assistants-rotate-tool-secret": {dynamo.Assistants, dynamo.Idempotency, dynamo.Versions, dynamo.RateLimits},
-	"avatars-list":                  {dynamo.RateLimits},
-	"voices-list":                   {dynamo.RateLimits},
-	"models-list":                   {dynamo.RateLimits},
+	"avatars-list":                  {dynamo.Avatars, dynamo.RateLimits},
+	// An own avatar's files are in S3 (avawire); its record in avatars. The delete reads
+	// the account's assistants and versions: a published version keeps its avatar.
+	"avatars-create": {dynamo.Avatars, dynamo.Idempotency, dynamo.RateLimits},
+	"avatars-get":    {dynamo.Avatars, dynamo.RateLimits},
+	"avatars-delete": {dynamo.Assistants, dynamo.Avatars, dynamo.Versions, dynamo.RateLimits},
+	"voices-list":    {dynamo.RateLimits},
+	"models-list":    {dynamo.RateLimits},
 
 	"api-keys-list":   {dynamo.APIKeys, dynamo.RateLimits},
 	"api-keys-create": {dynamo.Accounts, dynamo.APIKeys, dynamo.Idempotency, dynamo.RateLimits},
@@ -92,6 +97,7 @@ var Tables = map[string][]dynamo.Table{
 	"persona-report": {dynamo.CallPlatformIDs, dynamo.Calls, dynamo.Events, dynamo.Sessions},
 	// A worker's LiveKit registration token: signed with the fleet's key, nothing stored.
 	"persona-agent-token": {},
+	"persona-avatar":      {dynamo.Avatars},
 	// It reads the call, its session and version, and the assistant's sealed tool secret;
 	// it writes nothing.
 	"persona-tool": {dynamo.Assistants, dynamo.Calls, dynamo.Sessions, dynamo.Versions},

@@ -272,13 +272,71 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * List the avatar catalogue
-         * @description The built-in avatars, in display order, in one page (`has_more` is false). Takes no query parameters.
+         * List the avatars
+         * @description The built-in avatars, in display order, then the account's own (`kind: custom`),
+         *     newest first, in one page (`has_more` is false: an account has at most 20 of its
+         *     own). Takes no query parameters. Own avatars are listed without `preview_url`s
+         *     (`GET /v1/avatars/{id}` gives them).
          */
         get: operations["listAvatars"];
         put?: never;
-        post?: never;
+        /**
+         * Upload a character sheet as an avatar of the account's own
+         * @description A `multipart/form-data` upload (at most 4 MiB in all) of a 2D character sheet: a
+         *     `sheet` field (JSON: `name`, the `face` rectangle on the base in its pixels, and
+         *     each overlay's `anchors` entry, the {x, y} of its top-left on the base) and one
+         *     file field per part, each PNG or WebP of at most 2 MiB and 1920x1080: `base`
+         *     (opaque, from 256x144 to 1920x1080: the whole picture, mouth closed, eyes open),
+         *     `mouth_closed`, `mouth_half` and `mouth_open` (the renderer's viseme groups,
+         *     picked by how loud the speech is; all the same size, inside `face`),
+         *     `eyes_closed` (inside `face`, shown at each blink) and up to four idle frames
+         *     `idle_1`..`idle_4` (optional; without an anchor at 0,0), shown in turn every few
+         *     seconds. Overlays keep their transparency; every overlay lies inside the base.
+         *     Each mistake is 400 naming the part in `param` and saying the fix:
+         *     `parameter_missing` (a part, `sheet`, `sheet.face`, an anchor),
+         *     `parameter_invalid` (not PNG or WebP, unreadable, too large or too small, a base
+         *     with transparent pixels, a mouth outside the face or of another size, an empty
+         *     shape, a face outside the base), `parameter_unknown` (a field that is no part).
+         *     The avatar is immutable: a version keeps the face it was published with. 409
+         *     `avatar_limit_reached` past 20 avatars of the account's own. 415 when the body
+         *     is not multipart.
+         */
+        post: operations["createAvatar"];
         delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/avatars/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The avatar's id (built in, or the account's own). */
+                id: components["parameters"]["AvatarPathID"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Get an avatar, with preview URLs of an own one's parts
+         * @description A built-in avatar, or one of the account's own with each part's `preview_url`: a
+         *     signed GET that works without an API key until `previews_expire_at`, 15 minutes
+         *     on (ask again for fresh ones; the answer is `Cache-Control: no-store`). 404
+         *     `resource_not_found` for an id that is neither built in nor the account's.
+         */
+        get: operations["getAvatar"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete an avatar of the account's own
+         * @description Removes the avatar and its files for good. 409 `avatar_in_use` while a published
+         *     version of any of the account's assistants names it (a version keeps the face it
+         *     was published with; a draft naming it does not hold it, and then cannot be
+         *     published until it names another). 400 `parameter_invalid` for a built-in avatar.
+         *     204, with no body.
+         */
+        delete: operations["deleteAvatar"];
         options?: never;
         head?: never;
         patch?: never;
@@ -1568,7 +1626,7 @@ export interface components {
          * @example parameter_missing
          * @enum {string}
          */
-        ErrorCode: "parameter_missing" | "parameter_invalid" | "parameter_unknown" | "invalid_json" | "body_too_large" | "unsupported_media_type" | "resource_not_found" | "route_not_found" | "method_not_allowed" | "assistant_archived" | "assistant_not_published" | "assistant_in_use" | "draft_incomplete" | "session_ended" | "call_already_answered" | "call_not_answerable" | "webhook_endpoint_limit_reached" | "webhook_endpoint_disabled" | "event_not_redeliverable" | "no_subscribed_endpoint" | "no_line" | "api_key_missing" | "api_key_invalid" | "last_api_key" | "api_key_limit_reached" | "rate_limited" | "idempotency_key_reused" | "idempotency_key_in_use" | "idempotency_key_invalid" | "upstream_unavailable" | "url_not_allowed" | "concurrent_session_limit" | "live_key_required" | "trunk_in_use" | "trunk_line_limit_reached" | "trunk_has_no_outbound" | "handle_taken" | "outbound_password_required" | "line_in_call" | "line_not_deletable" | "transfer_not_supported" | "call_not_active" | "transfer_failed" | "recording_not_found" | "destination_not_allowed" | "call_in_progress" | "campaign_state_invalid" | "internal_error";
+        ErrorCode: "parameter_missing" | "parameter_invalid" | "parameter_unknown" | "invalid_json" | "body_too_large" | "unsupported_media_type" | "resource_not_found" | "route_not_found" | "method_not_allowed" | "assistant_archived" | "assistant_not_published" | "assistant_in_use" | "draft_incomplete" | "session_ended" | "call_already_answered" | "call_not_answerable" | "webhook_endpoint_limit_reached" | "webhook_endpoint_disabled" | "event_not_redeliverable" | "no_subscribed_endpoint" | "no_line" | "api_key_missing" | "api_key_invalid" | "last_api_key" | "api_key_limit_reached" | "rate_limited" | "idempotency_key_reused" | "idempotency_key_in_use" | "idempotency_key_invalid" | "upstream_unavailable" | "url_not_allowed" | "concurrent_session_limit" | "live_key_required" | "trunk_in_use" | "trunk_line_limit_reached" | "trunk_has_no_outbound" | "handle_taken" | "outbound_password_required" | "line_in_call" | "line_not_deletable" | "transfer_not_supported" | "call_not_active" | "transfer_failed" | "recording_not_found" | "destination_not_allowed" | "call_in_progress" | "campaign_state_invalid" | "avatar_in_use" | "avatar_limit_reached" | "internal_error";
         /**
          * @description The one error shape.
          * @example {
@@ -1747,7 +1805,7 @@ export interface components {
                  * @description The stable, machine-readable reason; see `ErrorCode`.
                  * @enum {string}
                  */
-                code: "assistant_archived" | "assistant_not_published" | "assistant_in_use" | "session_ended" | "call_already_answered" | "call_not_answerable" | "webhook_endpoint_limit_reached" | "webhook_endpoint_disabled" | "event_not_redeliverable" | "no_subscribed_endpoint" | "last_api_key" | "api_key_limit_reached" | "idempotency_key_in_use" | "trunk_in_use" | "trunk_line_limit_reached" | "trunk_has_no_outbound" | "handle_taken" | "line_in_call" | "line_not_deletable" | "transfer_not_supported" | "call_not_active" | "transfer_failed" | "call_in_progress" | "campaign_state_invalid";
+                code: "assistant_archived" | "assistant_not_published" | "assistant_in_use" | "session_ended" | "call_already_answered" | "call_not_answerable" | "webhook_endpoint_limit_reached" | "webhook_endpoint_disabled" | "event_not_redeliverable" | "no_subscribed_endpoint" | "last_api_key" | "api_key_limit_reached" | "idempotency_key_in_use" | "trunk_in_use" | "trunk_line_limit_reached" | "trunk_has_no_outbound" | "handle_taken" | "line_in_call" | "line_not_deletable" | "transfer_not_supported" | "call_not_active" | "transfer_failed" | "call_in_progress" | "campaign_state_invalid" | "avatar_in_use" | "avatar_limit_reached";
                 /** @description For people; never parse it. Never holds internal detail. */
                 message: string;
                 /** @description The offending field (dotted when nested), query parameter or header, when there is one. */
@@ -2870,6 +2928,7 @@ export interface components {
          * @example {
          *       "id": "ava_iris",
          *       "object": "avatar",
+         *       "kind": "built_in",
          *       "name": "Iris",
          *       "description": "Warm and calm, short dark hair, teal top."
          *     }
@@ -2882,10 +2941,143 @@ export interface components {
              * @enum {string}
              */
             object: "avatar";
+            /**
+             * @description `built_in` (drawn by the renderer) or `custom` (the account's own character sheet).
+             * @enum {string}
+             */
+            kind: "built_in" | "custom";
             /** @description Display name. */
             name: string;
             /** @description What the avatar looks like and suits, for people choosing one. */
             description: string;
+            /**
+             * Format: date-time
+             * @description When the account uploaded it (own avatars only).
+             */
+            created_at?: string;
+            /** @description Where the face is on the base image, in its pixels (own avatars only). */
+            face?: components["schemas"]["AvatarRect"];
+            /** @description The character sheet's images (own avatars only), base first. */
+            parts?: components["schemas"]["AvatarPart"][];
+            /**
+             * Format: date-time
+             * @description When the parts' `preview_url`s stop working (`GET /v1/avatars/{id}` of an own avatar only).
+             */
+            previews_expire_at?: string;
+        };
+        /**
+         * @description Where the face is on the base image, in its pixels (own avatars only).
+         * @example {
+         *       "x": 220,
+         *       "y": 40,
+         *       "width": 200,
+         *       "height": 260
+         *     }
+         */
+        AvatarRect: {
+            /** @description Left edge. */
+            x: number;
+            /** @description Top edge. */
+            y: number;
+            /** @description Width. */
+            width: number;
+            /** @description Height. */
+            height: number;
+        };
+        /**
+         * @example {
+         *       "name": "mouth_open",
+         *       "format": "png",
+         *       "width": 80,
+         *       "height": 40,
+         *       "anchor": {
+         *         "x": 280,
+         *         "y": 220
+         *       },
+         *       "bytes": 310
+         *     }
+         */
+        AvatarPart: {
+            /** @description The part: base, mouth_closed, mouth_half, mouth_open, eyes_closed, idle_1..idle_4. */
+            name: string;
+            /**
+             * @description The file's format.
+             * @enum {string}
+             */
+            format: "png" | "webp";
+            /** @description Width in pixels. */
+            width: number;
+            /** @description Height in pixels. */
+            height: number;
+            /** @description Where the part's top-left sits on the base (0,0 for the base). */
+            anchor: {
+                /** @description Left, in the base's pixels. */
+                x: number;
+                /** @description Top, in the base's pixels. */
+                y: number;
+            };
+            /** @description The file's size. */
+            bytes: number;
+            /**
+             * Format: uri
+             * @description A signed GET of the file, without an API key, until the avatar's `previews_expire_at` (`GET /v1/avatars/{id}` only).
+             */
+            preview_url?: string;
+        };
+        /**
+         * @description A character sheet: the `sheet` JSON field and one file per part.
+         * @example {
+         *       "sheet": "{\"name\": \"Acme mascot\", \"face\": {\"x\": 220, \"y\": 40, \"width\": 200, \"height\": 260}, \"anchors\": {\"mouth_closed\": {\"x\": 280, \"y\": 220}, \"mouth_half\": {\"x\": 280, \"y\": 220}, \"mouth_open\": {\"x\": 280, \"y\": 220}, \"eyes_closed\": {\"x\": 250, \"y\": 120}}}"
+         *     }
+         */
+        AvatarSheetUpload: {
+            /** @description JSON: `name` (1-80 characters), `face` {x, y, width, height} and `anchors` {part: {x, y}} for every overlay. */
+            sheet: string;
+            /**
+             * Format: binary
+             * @description The whole picture, opaque, mouth closed and eyes open (PNG or WebP).
+             */
+            base: string;
+            /**
+             * Format: binary
+             * @description The mouth at rest (M, B, P, silence).
+             */
+            mouth_closed: string;
+            /**
+             * Format: binary
+             * @description The mouth half open (most consonants, E, I).
+             */
+            mouth_half: string;
+            /**
+             * Format: binary
+             * @description The mouth open (A, O).
+             */
+            mouth_open: string;
+            /**
+             * Format: binary
+             * @description The eyes shut, shown at each blink.
+             */
+            eyes_closed: string;
+            /**
+             * Format: binary
+             * @description An optional idle frame, shown in turn while the character is still.
+             */
+            idle_1?: string;
+            /**
+             * Format: binary
+             * @description An optional idle frame.
+             */
+            idle_2?: string;
+            /**
+             * Format: binary
+             * @description An optional idle frame.
+             */
+            idle_3?: string;
+            /**
+             * Format: binary
+             * @description An optional idle frame.
+             */
+            idle_4?: string;
         };
         /**
          * @example {
@@ -2894,18 +3086,21 @@ export interface components {
          *         {
          *           "id": "ava_iris",
          *           "object": "avatar",
+         *           "kind": "built_in",
          *           "name": "Iris",
          *           "description": "Warm and calm, short dark hair, teal top."
          *         },
          *         {
          *           "id": "ava_maya",
          *           "object": "avatar",
+         *           "kind": "built_in",
          *           "name": "Maya",
          *           "description": "Friendly and upbeat, long auburn hair, coral top."
          *         },
          *         {
          *           "id": "ava_theo",
          *           "object": "avatar",
+         *           "kind": "built_in",
          *           "name": "Theo",
          *           "description": "Steady and clear, short blond hair, navy jacket."
          *         }
@@ -7218,6 +7413,8 @@ export interface components {
         WebhookEndpointPathID: components["schemas"]["WebhookEndpointID"];
         /** @description The campaign's id. */
         CampaignPathID: components["schemas"]["CampaignID"];
+        /** @description The avatar's id (built in, or the account's own). */
+        AvatarPathID: string;
         /** @description The SIP trunk's id. */
         SipTrunkPathID: components["schemas"]["SipTrunkID"];
         /** @description The session's id. */
@@ -8511,18 +8708,21 @@ export interface operations {
                      *         {
                      *           "id": "ava_iris",
                      *           "object": "avatar",
+                     *           "kind": "built_in",
                      *           "name": "Iris",
                      *           "description": "Warm and calm, short dark hair, teal top."
                      *         },
                      *         {
                      *           "id": "ava_maya",
                      *           "object": "avatar",
+                     *           "kind": "built_in",
                      *           "name": "Maya",
                      *           "description": "Friendly and upbeat, long auburn hair, coral top."
                      *         },
                      *         {
                      *           "id": "ava_theo",
                      *           "object": "avatar",
+                     *           "kind": "built_in",
                      *           "name": "Theo",
                      *           "description": "Steady and clear, short blond hair, navy jacket."
                      *         }
@@ -8535,6 +8735,279 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    createAvatar: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes the POST safe to retry. See the conventions in the description. */
+                "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "multipart/form-data": components["schemas"]["AvatarSheetUpload"];
+            };
+        };
+        responses: {
+            /** @description The new avatar (without preview URLs). */
+            201: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "ava_01jd3f4g5h6j7k8m9n0p1q2r3t",
+                     *       "object": "avatar",
+                     *       "kind": "custom",
+                     *       "name": "Acme mascot",
+                     *       "description": "Your own character sheet: 3 mouth shapes, eyes closed, 1 idle frames.",
+                     *       "created_at": "2026-11-22T07:00:00.123Z",
+                     *       "face": {
+                     *         "x": 220,
+                     *         "y": 40,
+                     *         "width": 200,
+                     *         "height": 260
+                     *       },
+                     *       "parts": [
+                     *         {
+                     *           "name": "base",
+                     *           "format": "png",
+                     *           "width": 640,
+                     *           "height": 360,
+                     *           "anchor": {
+                     *             "x": 0,
+                     *             "y": 0
+                     *           },
+                     *           "bytes": 4120
+                     *         },
+                     *         {
+                     *           "name": "mouth_closed",
+                     *           "format": "png",
+                     *           "width": 80,
+                     *           "height": 40,
+                     *           "anchor": {
+                     *             "x": 280,
+                     *             "y": 220
+                     *           },
+                     *           "bytes": 310
+                     *         },
+                     *         {
+                     *           "name": "mouth_half",
+                     *           "format": "png",
+                     *           "width": 80,
+                     *           "height": 40,
+                     *           "anchor": {
+                     *             "x": 280,
+                     *             "y": 220
+                     *           },
+                     *           "bytes": 312
+                     *         },
+                     *         {
+                     *           "name": "mouth_open",
+                     *           "format": "webp",
+                     *           "width": 80,
+                     *           "height": 40,
+                     *           "anchor": {
+                     *             "x": 280,
+                     *             "y": 220
+                     *           },
+                     *           "bytes": 298
+                     *         },
+                     *         {
+                     *           "name": "eyes_closed",
+                     *           "format": "png",
+                     *           "width": 140,
+                     *           "height": 30,
+                     *           "anchor": {
+                     *             "x": 250,
+                     *             "y": 120
+                     *           },
+                     *           "bytes": 402
+                     *         },
+                     *         {
+                     *           "name": "idle_1",
+                     *           "format": "png",
+                     *           "width": 40,
+                     *           "height": 40,
+                     *           "anchor": {
+                     *             "x": 20,
+                     *             "y": 20
+                     *           },
+                     *           "bytes": 220
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Avatar"];
+                };
+            };
+            400: components["responses"]["BadRequestPost"];
+            401: components["responses"]["Unauthorized"];
+            409: components["responses"]["ConflictPost"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["UnprocessablePost"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    getAvatar: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The avatar's id (built in, or the account's own). */
+                id: components["parameters"]["AvatarPathID"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The avatar. */
+            200: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "ava_01jd3f4g5h6j7k8m9n0p1q2r3t",
+                     *       "object": "avatar",
+                     *       "kind": "custom",
+                     *       "name": "Acme mascot",
+                     *       "description": "Your own character sheet: 3 mouth shapes, eyes closed, 1 idle frames.",
+                     *       "created_at": "2026-11-22T07:00:00.123Z",
+                     *       "face": {
+                     *         "x": 220,
+                     *         "y": 40,
+                     *         "width": 200,
+                     *         "height": 260
+                     *       },
+                     *       "parts": [
+                     *         {
+                     *           "name": "base",
+                     *           "format": "png",
+                     *           "width": 640,
+                     *           "height": 360,
+                     *           "anchor": {
+                     *             "x": 0,
+                     *             "y": 0
+                     *           },
+                     *           "bytes": 4120,
+                     *           "preview_url": "https://bridgeline-avatar-assets.s3.amazonaws.com/avatars/acct_01jd3f4g5h6j7k8m9n0p1q2r3t/ava_01jd3f4g5h6j7k8m9n0p1q2r3t/base.png?X-Amz-Expires=900&X-Amz-Signature=..."
+                     *         },
+                     *         {
+                     *           "name": "mouth_closed",
+                     *           "format": "png",
+                     *           "width": 80,
+                     *           "height": 40,
+                     *           "anchor": {
+                     *             "x": 280,
+                     *             "y": 220
+                     *           },
+                     *           "bytes": 310,
+                     *           "preview_url": "https://bridgeline-avatar-assets.s3.amazonaws.com/avatars/acct_01jd3f4g5h6j7k8m9n0p1q2r3t/ava_01jd3f4g5h6j7k8m9n0p1q2r3t/mouth_closed.png?X-Amz-Expires=900&X-Amz-Signature=..."
+                     *         },
+                     *         {
+                     *           "name": "mouth_half",
+                     *           "format": "png",
+                     *           "width": 80,
+                     *           "height": 40,
+                     *           "anchor": {
+                     *             "x": 280,
+                     *             "y": 220
+                     *           },
+                     *           "bytes": 312,
+                     *           "preview_url": "https://bridgeline-avatar-assets.s3.amazonaws.com/avatars/acct_01jd3f4g5h6j7k8m9n0p1q2r3t/ava_01jd3f4g5h6j7k8m9n0p1q2r3t/mouth_half.png?X-Amz-Expires=900&X-Amz-Signature=..."
+                     *         },
+                     *         {
+                     *           "name": "mouth_open",
+                     *           "format": "webp",
+                     *           "width": 80,
+                     *           "height": 40,
+                     *           "anchor": {
+                     *             "x": 280,
+                     *             "y": 220
+                     *           },
+                     *           "bytes": 298,
+                     *           "preview_url": "https://bridgeline-avatar-assets.s3.amazonaws.com/avatars/acct_01jd3f4g5h6j7k8m9n0p1q2r3t/ava_01jd3f4g5h6j7k8m9n0p1q2r3t/mouth_open.webp?X-Amz-Expires=900&X-Amz-Signature=..."
+                     *         },
+                     *         {
+                     *           "name": "eyes_closed",
+                     *           "format": "png",
+                     *           "width": 140,
+                     *           "height": 30,
+                     *           "anchor": {
+                     *             "x": 250,
+                     *             "y": 120
+                     *           },
+                     *           "bytes": 402,
+                     *           "preview_url": "https://bridgeline-avatar-assets.s3.amazonaws.com/avatars/acct_01jd3f4g5h6j7k8m9n0p1q2r3t/ava_01jd3f4g5h6j7k8m9n0p1q2r3t/eyes_closed.png?X-Amz-Expires=900&X-Amz-Signature=..."
+                     *         },
+                     *         {
+                     *           "name": "idle_1",
+                     *           "format": "png",
+                     *           "width": 40,
+                     *           "height": 40,
+                     *           "anchor": {
+                     *             "x": 20,
+                     *             "y": 20
+                     *           },
+                     *           "bytes": 220,
+                     *           "preview_url": "https://bridgeline-avatar-assets.s3.amazonaws.com/avatars/acct_01jd3f4g5h6j7k8m9n0p1q2r3t/ava_01jd3f4g5h6j7k8m9n0p1q2r3t/idle_1.png?X-Amz-Expires=900&X-Amz-Signature=..."
+                     *         }
+                     *       ],
+                     *       "previews_expire_at": "2026-11-22T07:15:00.000Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Avatar"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    deleteAvatar: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The avatar's id (built in, or the account's own). */
+                id: components["parameters"]["AvatarPathID"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The avatar is deleted. */
+            204: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];

@@ -215,3 +215,7 @@ func TestEveryConformanceSuiteRuns(t *testing.T) {
 		t.Error("found no storetest.Run* suites")
 	}
 }
+
+func TestAvatarConformance(t *testing.T) {
+	storetest.RunAvatars(t, func(t *testing.T) storetest.AvatarStore { return newStore(t) })
+}

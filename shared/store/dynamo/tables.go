@@ -43,6 +43,7 @@ const (
 
 	Campaigns          Table = "campaigns"           // campaigns by id; by account (and status), newest first; the active ones
 	CampaignRecipients Table = "campaign_recipients" // recipients by (campaign, id); by campaign and status
+	Avatars            Table = "avatars"             // accounts' own avatars by id; by account, newest first
 
 	// WebhookDeliveries is the local stack's delivery queue (Config.LocalOutbox); on AWS
 	// the queue is SQS, and template.yaml has no such table.
@@ -55,7 +56,7 @@ const Retention = 30 * 24 * time.Hour
 // AllTables lists every table in a stable order.
 var AllTables = []Table{Accounts, APIKeys, Assistants, Versions, Lines, LineHandles, Idempotency,
 	WebhookEndpoints, Events, WebhookAttempts, CallDecisions, Sessions, Calls, CallPlatformIDs, RateLimits, SIPTrunks,
-	Campaigns, CampaignRecipients, WebhookDeliveries}
+	Campaigns, CampaignRecipients, Avatars, WebhookDeliveries}
 
 // EnvVar is the environment variable that names the table in a function's configuration
 // (TABLE_ASSISTANTS, ...).
@@ -208,6 +209,9 @@ var Definitions = []Definition{
 		// campaign#status: the runner's due and calling recipients, the counts, and
 		// GET /v1/campaigns/{id}/recipients?status=.
 		{Name: "by_campaign_status", Partition: strAttr("campaign_status"), Sort: &idAttr},
+	}},
+	{Table: Avatars, Partition: idAttr, Indexes: []Index{
+		{Name: "by_account", Partition: strAttr("account_id"), Sort: &idAttr},
 	}},
 	{Table: WebhookDeliveries, Partition: idAttr, LocalOnly: true, Indexes: []Index{
 		// Sparse: pending deliveries nobody is attempting, by due time; and the ones

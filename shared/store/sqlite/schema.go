@@ -85,6 +85,7 @@ CREATE INDEX events_by_account ON events (account_id, id);
 	{"0013_usage_outbound", usageOutboundSchema},                // usage.go
 	{"0014_account_logos", accountLogosSchema},                  // accounts.go
 	{"0015_campaigns", campaignsSchema},                         // campaigns.go
+	{"0015_avatars", avatarsSchema},                             // avatars.go
 }
 
 func (s *Store) migrate(ctx context.Context) error {

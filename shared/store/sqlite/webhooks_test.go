@@ -64,3 +64,14 @@ func TestCampaignConformance(t *testing.T) {
 		return s
 	})
 }
+
+func TestAvatarConformance(t *testing.T) {
+	storetest.RunAvatars(t, func(t *testing.T) storetest.AvatarStore {
+		s, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "test.db"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { s.Close() })
+		return s
+	})
+}
