@@ -86,9 +86,13 @@ func (r *receiver) serve(ln net.Listener) {
 	go r.srv.Serve(ln)
 }
 
-// down closes the listener: the port refuses connections.
+// down closes the listener: the port refuses connections. The listener is closed here,
+// not only through the server: a server closed before its Serve goroutine ran closes the
+// listener later, and a connection the kernel accepted meanwhile is then reset, not
+// refused.
 func (r *receiver) down() {
 	if r.srv != nil {
+		r.ln.Close()
 		r.srv.Close()
 		r.srv = nil
 	}
