@@ -52,6 +52,7 @@ var outboundCalls = map[string]outbound{
 	"sip-trunks-create": {liveKit: 6, why: "siptrunk.Sync: three lists and up to three writes"},
 	"sip-trunks-update": {liveKit: 6, why: "siptrunk.Sync: three lists and up to three writes"},
 	"sip-trunks-delete": {liveKit: 6, why: "siptrunk.Sync: three lists and up to three deletions"},
+	"campaigns-create":  {why: "none: it reads the line's calling platform for its rules and dials nothing"},
 	"lines-create":      {liveKit: 6, why: "siptrunk.Sync of the line's trunk"},
 	"lines-delete":      {liveKit: 6, why: "siptrunk.Sync of the line's trunk"},
 	"persona-transfer":  {why: "none: the transfer is queued (TransferQueue), as calls-transfer's"},

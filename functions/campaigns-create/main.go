@@ -10,11 +10,12 @@ import (
 	"github.com/aws/aws-lambda-go/lambda"
 	"github.com/awslabs/aws-lambda-go-api-proxy/httpadapter"
 
+	"github.com/bridgeline/bridgeline/functions/internal/lkwire"
 	"github.com/bridgeline/bridgeline/functions/internal/wire"
 )
 
 func main() {
-	h, err := wire.Handler(context.Background(), "campaigns-create", nil)
+	h, err := wire.Handler(context.Background(), "campaigns-create", lkwire.WithSIP)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "campaigns-create:", err)
 		os.Exit(1)
