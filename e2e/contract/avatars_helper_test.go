@@ -3,7 +3,6 @@ package contract_test
 import (
 	"bytes"
 	"encoding/json"
-	"io"
 	"mime/multipart"
 	"net/http"
 	"testing"
@@ -12,33 +11,29 @@ import (
 	"github.com/bridgeline/bridgeline/shared/avatars/avatartest"
 )
 
-// uploadAvatar uploads the test character sheet as an avatar of key's account and
-// returns its id.
-func uploadAvatar(t *testing.T, s *harness.Stack, key string) string {
-	t.Helper()
-	var body bytes.Buffer
-	mw := multipart.NewWriter(&body)
+// avatarSheet is the test character sheet as a POST /v1/avatars body, with its content
+// type.
+func avatarSheet() (body, contentType string) {
+	var b bytes.Buffer
+	mw := multipart.NewWriter(&b)
 	mw.WriteField("sheet", string(avatartest.JSON(avatartest.Manifest())))
 	for name, f := range avatartest.Files() {
 		w, _ := mw.CreateFormFile(name, name+".png")
 		w.Write(f)
 	}
 	mw.Close()
-	req, err := http.NewRequest("POST", s.URL+"/v1/avatars", &body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.Header.Set("Authorization", "Bearer "+key)
-	req.Header.Set("Content-Type", mw.FormDataContentType())
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	raw, _ := io.ReadAll(resp.Body)
+	return b.String(), mw.FormDataContentType()
+}
+
+// uploadAvatar uploads the test character sheet as an avatar of key's account and
+// returns its id.
+func uploadAvatar(t *testing.T, s *harness.Stack, key string) string {
+	t.Helper()
+	body, ctype := avatarSheet()
+	status, raw, _ := requestAs(t, s, key, http.MethodPost, "/v1/avatars", ctype, body, "")
 	var out struct{ ID string }
-	if resp.StatusCode != 201 || json.Unmarshal(raw, &out) != nil || out.ID == "" {
-		t.Fatalf("POST /v1/avatars = %d %s", resp.StatusCode, raw)
+	if status != 201 || json.Unmarshal(raw, &out) != nil || out.ID == "" {
+		t.Fatalf("POST /v1/avatars = %d %s", status, raw)
 	}
 	return out.ID
 }
