@@ -226,7 +226,8 @@ func awsEnv(dynamoURL, motoURL string) []string {
 	}
 	if motoURL != "" {
 		env = append(env, "AWS_ENDPOINT_URL_SQS="+motoURL, "AWS_ENDPOINT_URL_EVENTBRIDGE="+motoURL,
-			"AWS_ENDPOINT_URL_SECRETS_MANAGER="+motoURL, "AWS_ENDPOINT_URL_KMS="+motoURL)
+			"AWS_ENDPOINT_URL_SECRETS_MANAGER="+motoURL, "AWS_ENDPOINT_URL_KMS="+motoURL,
+			"AWS_ENDPOINT_URL_S3="+motoURL, "S3_PATH_STYLE=true")
 	}
 	return env
 }
