@@ -360,6 +360,7 @@ func TestOutbound(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	keepAudio(t, "heard", heard.Samples)
 	if snds := sounds(heard.Samples); len(snds) == 0 || heardSentence(t, heard.Samples, snds[0], greeting, "Thank you, goodbye.") != words(greeting) {
 		t.Errorf("the callee's first sound (%v) is not the greeting", snds)
 	}
