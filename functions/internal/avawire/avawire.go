@@ -5,16 +5,14 @@ package avawire
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net/http"
 	"os"
 
 	"github.com/aws/aws-lambda-go/lambda"
-	awsconfig "github.com/aws/aws-sdk-go-v2/config"
-	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/awslabs/aws-lambda-go-api-proxy/httpadapter"
 
+	"github.com/bridgeline/bridgeline/functions/internal/s3wire"
 	"github.com/bridgeline/bridgeline/functions/internal/wire"
 	"github.com/bridgeline/bridgeline/shared/avatars"
 	"github.com/bridgeline/bridgeline/shared/controlplane"
@@ -24,15 +22,10 @@ import (
 // The endpoint is the SDK's: AWS_ENDPOINT_URL_S3 points it at moto, with
 // S3_PATH_STYLE=true.
 func FromEnv(ctx context.Context) (*avatars.S3, error) {
-	bucket := os.Getenv("AVATAR_ASSETS_BUCKET")
-	if bucket == "" {
-		return nil, errors.New("AVATAR_ASSETS_BUCKET is not set")
-	}
-	cfg, err := awsconfig.LoadDefaultConfig(ctx)
+	client, bucket, err := s3wire.Open(ctx, "AVATAR_ASSETS_BUCKET")
 	if err != nil {
-		return nil, fmt.Errorf("aws config: %w", err)
+		return nil, err
 	}
-	client := s3.NewFromConfig(cfg, func(o *s3.Options) { o.UsePathStyle = os.Getenv("S3_PATH_STYLE") == "true" })
 	return &avatars.S3{Client: client, Bucket: bucket}, nil
 }
 

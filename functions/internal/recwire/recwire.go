@@ -5,15 +5,13 @@ package recwire
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 
 	"github.com/aws/aws-lambda-go/lambda"
-	awsconfig "github.com/aws/aws-sdk-go-v2/config"
-	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/awslabs/aws-lambda-go-api-proxy/httpadapter"
 
+	"github.com/bridgeline/bridgeline/functions/internal/s3wire"
 	"github.com/bridgeline/bridgeline/functions/internal/wire"
 	"github.com/bridgeline/bridgeline/shared/recordings"
 )
@@ -21,15 +19,10 @@ import (
 // FromEnv is the bucket RECORDINGS_BUCKET names (template.yaml's RecordingsBucket). The
 // endpoint is the SDK's: AWS_ENDPOINT_URL_S3 points it at moto, with S3_PATH_STYLE=true.
 func FromEnv(ctx context.Context) (*recordings.S3, error) {
-	bucket := os.Getenv("RECORDINGS_BUCKET")
-	if bucket == "" {
-		return nil, errors.New("RECORDINGS_BUCKET is not set")
-	}
-	cfg, err := awsconfig.LoadDefaultConfig(ctx)
+	client, bucket, err := s3wire.Open(ctx, "RECORDINGS_BUCKET")
 	if err != nil {
-		return nil, fmt.Errorf("aws config: %w", err)
+		return nil, err
 	}
-	client := s3.NewFromConfig(cfg, func(o *s3.Options) { o.UsePathStyle = os.Getenv("S3_PATH_STYLE") == "true" })
 	return &recordings.S3{Client: client, Bucket: bucket}, nil
 }
 
