@@ -192,7 +192,7 @@ func TestBlinks(t *testing.T) {
 
 func TestConnectingScreen(t *testing.T) {
 	brand := persona.Brand{Name: "Acme Plumbing", Color: "#ff6a00"}
-	c := NewConnecting(brand, w, h)
+	c := NewConnecting(brand, nil, w, h)
 	a, b := NewFrame(w, h), NewFrame(w, h)
 	c.Draw(a, 0)
 	c.Draw(b, 300*time.Millisecond)
@@ -222,7 +222,7 @@ func TestParseColor(t *testing.T) {
 		}
 	}
 	// A bad colour still gives a usable screen in the default colour.
-	c := NewConnecting(persona.Brand{Name: "X", Color: "red"}, w, h)
+	c := NewConnecting(persona.Brand{Name: "X", Color: "red"}, nil, w, h)
 	dst := NewFrame(w, h)
 	c.Draw(dst, 0)
 	if !near(at(dst, 1, 1), toYCC(DefaultBrandColor), 2) {
@@ -240,7 +240,7 @@ func BenchmarkSceneDraw(b *testing.B) {
 }
 
 func BenchmarkConnectingDraw(b *testing.B) {
-	c := NewConnecting(persona.Brand{Name: "Acme", Color: "#336699"}, w, h)
+	c := NewConnecting(persona.Brand{Name: "Acme", Color: "#336699"}, nil, w, h)
 	dst := NewFrame(w, h)
 	for i := 0; b.Loop(); i++ {
 		c.Draw(dst, time.Duration(i)*66*time.Millisecond)

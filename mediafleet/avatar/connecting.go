@@ -38,7 +38,8 @@ func ParseColor(s string) (color.RGBA, bool) {
 const spinnerDots = 8
 
 // Connecting draws the branded connecting screen: the account's colour filling the frame,
-// its name, and a ring of dots with one bright dot going round once a second.
+// its logo (when it has one) centred above its name, and a ring of dots with one bright
+// dot going round once a second.
 type Connecting struct {
 	base   *image.YCbCr
 	bright ycc
@@ -48,8 +49,9 @@ type Connecting struct {
 	dot    float64
 }
 
-// NewConnecting prepares the connecting screen for brand in a w x h frame.
-func NewConnecting(brand persona.Brand, w, h int) *Connecting {
+// NewConnecting prepares the connecting screen for brand in a w x h frame; logo is the
+// account's decoded logo (DecodeLogo), nil for none.
+func NewConnecting(brand persona.Brand, logo image.Image, w, h int) *Connecting {
 	bg, ok := ParseColor(brand.Color)
 	if !ok {
 		bg = DefaultBrandColor
@@ -65,11 +67,35 @@ func NewConnecting(brand persona.Brand, w, h int) *Connecting {
 	cv := canvas{c.base}
 	cv.clear(toYCC(bg))
 	fh := float64(h)
-	if name := strings.TrimSpace(brand.Name); name != "" {
+	name := strings.TrimSpace(brand.Name)
+	if logo != nil {
+		newPatch(logo, LogoBox(logo.Bounds(), name != "", w, h), w, h).blend(c.base)
+	}
+	if name != "" {
 		drawText(cv, name, boldFont(), fh/8, 0.9*float64(w), 0.40*fh, toYCC(fg))
 	}
 	drawText(cv, "Connecting", regularFont(), fh/20, 0.9*float64(w), 0.86*fh, c.dim)
 	return c
+}
+
+// LogoBox is where a logo of size src goes on a w x h connecting screen: scaled to fit
+// (keeping its shape) a band half the frame wide, centred, above the name's line (or,
+// with no name, a taller band above the ring of dots).
+func LogoBox(src image.Rectangle, withName bool, w, h int) image.Rectangle {
+	fw, fh := float64(w), float64(h)
+	top, bottom := 0.07*fh, 0.29*fh
+	if !withName {
+		top, bottom = 0.10*fh, 0.48*fh
+	}
+	bw, bh := 0.5*fw, bottom-top
+	if src.Dx() <= 0 || src.Dy() <= 0 {
+		return image.Rectangle{}
+	}
+	scale := math.Min(bw/float64(src.Dx()), bh/float64(src.Dy()))
+	lw, lh := max(1, int(math.Round(scale*float64(src.Dx())))), max(1, int(math.Round(scale*float64(src.Dy()))))
+	x0 := (w - lw) / 2
+	y0 := int(math.Round(top + (bh-float64(lh))/2))
+	return image.Rect(x0, y0, x0+lw, y0+lh)
 }
 
 func luminance(c color.RGBA) float64 {

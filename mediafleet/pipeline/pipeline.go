@@ -462,7 +462,7 @@ func (c *call) makeTracks(ctx context.Context) (tracks, error) {
 	}
 	c.painter = &painter{
 		w: cfg.Width, h: cfg.Height, fps: cfg.FPS, idleFPS: cfg.IdleFPS, enc: enc,
-		connecting: avatar.NewConnecting(c.job.Brand, cfg.Width, cfg.Height),
+		connecting: avatar.NewConnecting(c.job.Brand, nil, cfg.Width, cfg.Height),
 		scene:      scene,
 		mouth:      c.speaker.Mouth,
 		firstFrame: c.firstFrame,

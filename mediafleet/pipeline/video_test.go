@@ -28,7 +28,7 @@ func paint(t *testing.T, idleFPS int, d time.Duration, mouth func() float64) []m
 	var out []media.Sample
 	p := &painter{
 		w: w, h: h, fps: fps, idleFPS: idleFPS, enc: enc,
-		connecting: avatar.NewConnecting(persona.Brand{Name: "Acme", Color: "#ff6a00"}, w, h),
+		connecting: avatar.NewConnecting(persona.Brand{Name: "Acme", Color: "#ff6a00"}, nil, w, h),
 		scene:      avatar.NewScene(av, persona.Framing{Shot: "medium", Position: "center"}, w, h),
 		mouth:      mouth,
 		out: func(s media.Sample) error {
