@@ -5,9 +5,13 @@ package contract_test
 // the way `bridgeline dev` serves them, every response validated against openapi.yaml.
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/base64"
+	"encoding/hex"
+	"image"
+	"image/png"
 	"net/http/httptest"
 	"strings"
 	"testing"
@@ -262,6 +266,36 @@ func TestContractSessionsAndInternalRoutes(t *testing.T) {
 		t.Fatal(err)
 	}
 	c.FailValid("POST", persona.AvatarPath, otherReq, 404, "resource_not_found", "Authorization", otherSigned)
+	// The account's logo for the connecting screen, at the same route: asked for alone
+	// (a call with a built-in avatar) or with the sheet; its file rides in the answer.
+	// An account without one gets none; a request for neither is malformed.
+	logoSigned := func(body string) string {
+		t.Helper()
+		a, err := persona.SignAvatarRequest([]byte(body), s.ReportSecret, time.Now())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return a
+	}
+	noLogoReq := `{"call_id":"` + callID + `","account_id":"` + s.AccountID + `","logo":true}`
+	if r := c.OK("POST", persona.AvatarPath, noLogoReq, 200, "Authorization", logoSigned(noLogoReq)); strings.Contains(string(r.Raw), `"logo"`) {
+		t.Errorf("logo of an account without one = %s, want none", r.Raw)
+	}
+	logoFile := contractLogoPNG(t)
+	c.OK("PATCH", "/v1/account", `{"logo":"`+base64.StdEncoding.EncodeToString(logoFile)+`"}`, 200)
+	logoSum := sha256.Sum256(logoFile)
+	wantLogo := `"logo":{"content_type":"image/png","sha256":"` + hex.EncodeToString(logoSum[:]) + `","data":"` + base64.StdEncoding.EncodeToString(logoFile) + `"}`
+	logoReq := `{"call_id":"` + callID + `","account_id":"` + s.AccountID + `","logo":true}`
+	if r := c.OK("POST", persona.AvatarPath, logoReq, 200, "Authorization", logoSigned(logoReq)); !strings.Contains(string(r.Raw), wantLogo) || r.Str("id") != "" {
+		t.Errorf("logo alone = %s, want the account's file and no sheet", r.Raw)
+	}
+	bothReq := strings.Replace(avaReq, `"}`, `","logo":true}`, 1)
+	if r := c.OK("POST", persona.AvatarPath, bothReq, 200, "Authorization", logoSigned(bothReq)); !strings.Contains(string(r.Raw), wantLogo) || !strings.Contains(string(r.Raw), `"mouth_open"`) {
+		t.Errorf("sheet and logo = %s, want both", r.Raw)
+	}
+	neitherReq := `{"call_id":"` + callID + `","account_id":"` + s.AccountID + `"}`
+	c.Fail("POST", persona.AvatarPath, neitherReq, 400, "invalid_json", "Authorization", logoSigned(neitherReq))
+	c.OK("PATCH", "/v1/account", `{"logo":null}`, 200)
 	c.Fail("POST", simhook.Path, `{}`, 401, "api_key_invalid", "Authorization", "")
 	c.Fail("POST", simhook.Path, `nope`, 400, "invalid_json", "Authorization", "",
 		simhook.Header, simhook.SignNotification("sim-test-secret", []byte(`nope`), time.Now()))
@@ -425,4 +459,18 @@ func findEvent(t *testing.T, c *contracttest.Contract, typ, callID string) map[s
 		return false
 	})
 	return found
+}
+
+// contractLogoPNG is a small logo file, as an account uploads one.
+func contractLogoPNG(t *testing.T) []byte {
+	t.Helper()
+	img := image.NewGray(image.Rect(0, 0, 32, 16))
+	for i := range img.Pix {
+		img.Pix[i] = uint8(i)
+	}
+	var b bytes.Buffer
+	if err := png.Encode(&b, img); err != nil {
+		t.Fatal(err)
+	}
+	return b.Bytes()
 }

@@ -96,6 +96,23 @@ func (s *stack) avatarScenario(acctID string, auth map[string]any) {
 	s.expect(request{fn: "avatars-get", method: http.MethodGet, pattern: "/v1/avatars/{id}", path: "/v1/avatars/" + spare, auth: auth}, http.StatusNotFound)
 }
 
+// logoScenario: the persona worker reads the account's logo for the connecting screen
+// through persona-avatar (beside the account, in the accounts table), alone, as a call
+// with a built-in avatar asks for it; wantData is the file, base64-encoded.
+func (s *stack) logoScenario(acctID, wantData string) {
+	t := s.t
+	body, _ := json.Marshal(persona.AvatarRequest{CallID: ident.New("call"), AccountID: acctID, Logo: true})
+	authz, err := persona.SignAvatarRequest(body, testReportSecret, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := s.expect(request{fn: "persona-avatar", method: http.MethodPost, pattern: persona.AvatarPath, path: persona.AvatarPath,
+		body: string(body), headers: map[string]string{"Content-Type": "application/json", "Authorization": authz}}, http.StatusOK)
+	if l, _ := got["logo"].(map[string]any); l == nil || l["data"] != wantData || l["content_type"] != "image/png" || got["id"] != "" {
+		t.Errorf("persona-avatar (logo) = %v, want the account's logo file and no sheet", got)
+	}
+}
+
 // campaignScenario: a campaign of the assistant on the sim line, created (and replayed),
 // listed, read with its counts and recipients, started, paused, resumed and canceled;
 // its window is open one minute a day, so the runner, invoked on schedule, dials

@@ -756,6 +756,7 @@ func TestFunctionsUnderLambdaRuntime(t *testing.T) {
 		!strings.HasPrefix(fmt.Sprint(b["logo"]), "data:image/png;base64,") {
 		t.Errorf("join info = %v, want the call ready and the account's branding with its logo", info)
 	}
+	s.logoScenario(acct.ID, logo)
 	if got := s.expect(request{fn: "account-update", method: http.MethodPatch, pattern: "/v1/account", path: "/v1/account",
 		body: `{"logo":null}`, auth: auth, headers: map[string]string{"Content-Type": ctJSON}}, http.StatusOK); got["logo"] != nil {
 		t.Errorf("account after removing the logo = %v", got)

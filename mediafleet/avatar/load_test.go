@@ -1,8 +1,12 @@
 package avatar_test
 
 import (
+	"bytes"
 	"context"
+	"image"
 	"image/color"
+	stddraw "image/draw"
+	"image/png"
 	"math"
 	"net/http"
 	"net/http/httptest"
@@ -13,6 +17,7 @@ import (
 
 	"github.com/bridgeline/bridgeline/mediafleet/avatar"
 	"github.com/bridgeline/bridgeline/mediafleet/report"
+	"github.com/bridgeline/bridgeline/shared/account"
 	"github.com/bridgeline/bridgeline/shared/avatars"
 	"github.com/bridgeline/bridgeline/shared/avatars/avatartest"
 	"github.com/bridgeline/bridgeline/shared/httpapi"
@@ -82,6 +87,82 @@ func TestWorkerReadsOwnAvatar(t *testing.T) {
 	}
 	bad := &report.Client{BaseURL: srv.URL, Secret: strings.Repeat("x", 32)}
 	if _, err := bad.AvatarSheet(ctx, persona.AvatarRequest{AccountID: acct, AvatarID: a.ID}); err == nil || !strings.Contains(err.Error(), "401") {
+		t.Errorf("a wrong secret: %v, want a 401", err)
+	}
+}
+
+// The worker's read of the account's logo for the connecting screen, over the real
+// route: a call with a built-in avatar asks for the logo alone; the answer carries the
+// file the account uploaded, which decodes and draws. An account without a logo gets
+// none, and a request for neither an avatar nor a logo is refused.
+func TestWorkerReadsAccountLogo(t *testing.T) {
+	ctx := context.Background()
+	s, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "cp.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	secret := strings.Repeat("r", 32)
+	svc := &avatars.Service{Store: s, Assets: &avatars.Folder{Dir: t.TempDir(), Secret: []byte(strings.Repeat("s", 32))}, Assistants: s}
+	api, err := httpapi.New(s, s, (&httpapi.Receivers{ReportSecret: secret, Avatars: svc, Logos: s}).Routes())
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(api.Handler())
+	t.Cleanup(srv.Close)
+
+	accounts := &account.Service{Store: s, Now: time.Now}
+	branded, _, err := accounts.Create(ctx, "Branded", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	plain, _, err := accounts.Create(ctx, "Plain", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	green := color.RGBA{0x10, 0xc0, 0x40, 0xff}
+	img := image.NewRGBA(image.Rect(0, 0, 120, 60))
+	stddraw.Draw(img, img.Bounds(), image.NewUniform(green), image.Point{}, stddraw.Src)
+	var file bytes.Buffer
+	if err := png.Encode(&file, img); err != nil {
+		t.Fatal(err)
+	}
+	logo, err := account.ParseLogo(file.Bytes(), time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.SetBranding(ctx, branded.ID, account.BrandingChange{Logo: &logo}); err != nil {
+		t.Fatal(err)
+	}
+
+	rc := &report.Client{BaseURL: srv.URL, Secret: secret}
+	got, err := rc.AvatarSheet(ctx, persona.AvatarRequest{CallID: ident.New("call"), AccountID: branded.ID, Logo: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Logo == nil || got.Logo.SHA256 != logo.SHA256 || got.Logo.ContentType != "image/png" || !bytes.Equal(got.Logo.Data, file.Bytes()) || got.ID != "" {
+		t.Fatalf("answer %+v, want the account's logo file and no sheet", got)
+	}
+	decoded, err := avatar.DecodeLogo(got.Logo.Data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	frame := avatar.NewFrame(640, 360)
+	avatar.NewConnecting(persona.Brand{Name: "Branded", Color: "#3b5bdb", Logo: logo.SHA256}, decoded, 640, 360).Draw(frame, 0)
+	box := avatar.LogoBox(decoded.Bounds(), true, 640, 360)
+	mid := frame.YCbCrAt(box.Min.X+box.Dx()/2, box.Min.Y+box.Dy()/2)
+	if r, g, b := color.YCbCrToRGB(mid.Y, mid.Cb, mid.Cr); math.Abs(float64(r)-float64(green.R)) > 24 || math.Abs(float64(g)-float64(green.G)) > 24 || math.Abs(float64(b)-float64(green.B)) > 24 {
+		t.Errorf("the connecting screen's logo centre is %d,%d,%d, want the logo's %v", r, g, b, green)
+	}
+
+	if got, err := rc.AvatarSheet(ctx, persona.AvatarRequest{AccountID: plain.ID, Logo: true}); err != nil || got.Logo != nil {
+		t.Errorf("an account without a logo: %+v, %v; want no logo", got, err)
+	}
+	if _, err := rc.AvatarSheet(ctx, persona.AvatarRequest{AccountID: branded.ID}); err == nil || !strings.Contains(err.Error(), "400") {
+		t.Errorf("asking for neither: %v, want a 400", err)
+	}
+	bad := &report.Client{BaseURL: srv.URL, Secret: strings.Repeat("x", 32)}
+	if _, err := bad.AvatarSheet(ctx, persona.AvatarRequest{AccountID: branded.ID, Logo: true}); err == nil || !strings.Contains(err.Error(), "401") {
 		t.Errorf("a wrong secret: %v, want a 401", err)
 	}
 }

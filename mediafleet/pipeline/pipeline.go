@@ -16,6 +16,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"image"
 	"log/slog"
 	"net/http"
 	"sync"
@@ -63,9 +64,10 @@ type Transferer interface {
 	Transfer(ctx context.Context, req persona.TransferRequest) (pending bool, err error)
 }
 
-// AvatarSheets hands out the character sheets of the accounts' own avatars
-// (report.Client does): a Reporter that is one lets a call show its account's avatar;
-// else, or when the sheet cannot be read, the call shows the default built-in.
+// AvatarSheets hands out the character sheets of the accounts' own avatars and the
+// accounts' logos (report.Client does): a Reporter that is one lets a call show its
+// account's avatar and its logo on the connecting screen; else, or when the sheet cannot
+// be read, the call shows the default built-in, and no logo.
 type AvatarSheets interface {
 	AvatarSheet(ctx context.Context, req persona.AvatarRequest) (persona.AvatarSheet, error)
 }
@@ -110,6 +112,7 @@ type Config struct {
 type Runner struct {
 	cfg    Config
 	sheets avatar.SheetCache
+	logos  avatar.LogoCache
 }
 
 // New validates cfg and fills its defaults.
@@ -398,38 +401,64 @@ func (c *call) synthesizeGreeting(ctx context.Context) <-chan synthesis {
 	return out
 }
 
-// scene is what draws the call's avatar: a built-in one, the account's own character
-// sheet (read once per worker: an avatar never changes), or the default built-in when
-// the avatar is unknown or its sheet cannot be read.
-func (c *call) scene(ctx context.Context) avatar.Renderer {
+// look is what the call's video shows: the renderer that draws its avatar (scene) and
+// the account's logo for the connecting screen (nil: none). An own avatar's sheet and a
+// logo not held yet are asked for in one request (persona.AvatarPath).
+func (c *call) look(ctx context.Context) (avatar.Renderer, image.Image) {
 	cfg := c.r.cfg
 	id := c.job.Version.AvatarID
-	if av, ok := avatar.Lookup(id); ok {
-		return avatar.NewScene(av, c.job.Version.Framing, cfg.Width, cfg.Height)
+	builtin, isBuiltin := avatar.Lookup(id)
+	own := !isBuiltin && avatars.IsCustomID(id)
+	var sh avatar.Sheet
+	haveSheet := false
+	if own {
+		sh, haveSheet = c.r.sheets.Get(id)
 	}
-	if sheets, ok := cfg.Reporter.(AvatarSheets); ok && avatars.IsCustomID(id) {
-		sh, ok := c.r.sheets.Get(id)
-		if !ok {
-			lctx, cancel := context.WithTimeout(ctx, 15*time.Second)
-			defer cancel()
-			s, err := sheets.AvatarSheet(lctx, persona.AvatarRequest{CallID: c.job.CallID, AccountID: c.job.AccountID, AvatarID: id})
-			if err == nil {
-				sh, err = avatar.LoadSheet(lctx, &http.Client{}, s)
-			}
-			if err == nil {
+	var logo image.Image
+	haveLogo := c.job.Brand.Logo == ""
+	if !haveLogo {
+		logo, haveLogo = c.r.logos.Get(c.job.AccountID, c.job.Brand.Logo)
+	}
+	sheets, canAsk := cfg.Reporter.(AvatarSheets)
+	if canAsk && ((own && !haveSheet) || !haveLogo) {
+		req := persona.AvatarRequest{CallID: c.job.CallID, AccountID: c.job.AccountID, Logo: !haveLogo}
+		// A sheet is worth waiting for; a logo alone is not, past a few seconds.
+		wait := 5 * time.Second
+		if own && !haveSheet {
+			req.AvatarID, wait = id, 15*time.Second
+		}
+		lctx, cancel := context.WithTimeout(ctx, wait)
+		s, err := sheets.AvatarSheet(lctx, req)
+		if err == nil && req.AvatarID != "" {
+			if sh, err = avatar.LoadSheet(lctx, &http.Client{}, s); err == nil {
 				c.r.sheets.Put(sh)
-				ok = true
-			} else {
-				c.log.Warn("the avatar's sheet could not be read; using the default", "avatar_id", id, "err", err)
+				haveSheet = true
 			}
 		}
-		if ok {
-			return avatar.NewSheetScene(sh.Avatar, sh.Images, cfg.Width, cfg.Height)
+		cancel()
+		if err != nil {
+			c.log.Warn("the avatar's sheet or logo could not be read", "avatar_id", req.AvatarID, "logo", req.Logo, "err", err)
 		}
-	} else {
+		if s.Logo != nil {
+			if img, err := avatar.DecodeLogo(s.Logo.Data); err != nil {
+				c.log.Warn("the account's logo does not decode; the connecting screen shows none", "err", err)
+			} else {
+				logo = img
+				c.r.logos.Put(c.job.AccountID, s.Logo.SHA256, img)
+			}
+		}
+	}
+	switch {
+	case isBuiltin:
+		return avatar.NewScene(builtin, c.job.Version.Framing, cfg.Width, cfg.Height), logo
+	case haveSheet:
+		return avatar.NewSheetScene(sh.Avatar, sh.Images, cfg.Width, cfg.Height), logo
+	case own && canAsk:
+		c.log.Warn("the avatar's sheet could not be read; using the default", "avatar_id", id)
+	default:
 		c.log.Warn("unknown avatar; using the default", "avatar_id", id)
 	}
-	return avatar.NewScene(avatar.Default(), c.job.Version.Framing, cfg.Width, cfg.Height)
+	return avatar.NewScene(avatar.Default(), c.job.Version.Framing, cfg.Width, cfg.Height), logo
 }
 
 // tracks are the tracks the call publishes; video is nil on an audio call.
@@ -455,14 +484,14 @@ func (c *call) makeTracks(ctx context.Context) (tracks, error) {
 	if !c.video {
 		return t, nil
 	}
-	scene := c.scene(ctx)
+	scene, logo := c.look(ctx)
 	enc, err := vp8.NewEncoder(vp8.EncoderConfig{Width: cfg.Width, Height: cfg.Height, FPS: cfg.FPS, BitrateKbps: cfg.VideoKbps})
 	if err != nil {
 		return t, err
 	}
 	c.painter = &painter{
 		w: cfg.Width, h: cfg.Height, fps: cfg.FPS, idleFPS: cfg.IdleFPS, enc: enc,
-		connecting: avatar.NewConnecting(c.job.Brand, nil, cfg.Width, cfg.Height),
+		connecting: avatar.NewConnecting(c.job.Brand, logo, cfg.Width, cfg.Height),
 		scene:      scene,
 		mouth:      c.speaker.Mouth,
 		firstFrame: c.firstFrame,

@@ -262,8 +262,9 @@ func (c *Client) AgentToken(ctx context.Context) (persona.AgentToken, error) {
 }
 
 // AvatarSheet asks the control plane for the character sheet of one of the call's
-// account's own avatars (persona.AvatarPath): its parts with GET URLs to read them by.
-// ctx bounds it, and at most 10 s.
+// account's own avatars (persona.AvatarPath): its parts with GET URLs to read them by;
+// and, with req.Logo, for the account's logo, whose bytes ride in the answer. ctx bounds
+// it, and at most 10 s.
 func (c *Client) AvatarSheet(ctx context.Context, req persona.AvatarRequest) (persona.AvatarSheet, error) {
 	body, err := json.Marshal(req)
 	if err != nil {
@@ -276,7 +277,7 @@ func (c *Client) AvatarSheet(ctx context.Context, req persona.AvatarRequest) (pe
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	var out persona.AvatarSheet
-	if err := c.postJSON(ctx, persona.AvatarPath, authz, body, 64<<10, &out, "avatar sheet"); err != nil {
+	if err := c.postJSON(ctx, persona.AvatarPath, authz, body, persona.MaxAvatarAnswerBytes, &out, "avatar sheet"); err != nil {
 		return persona.AvatarSheet{}, err
 	}
 	return out, nil

@@ -87,6 +87,12 @@ type env struct {
 	ownAvatar atomic.Pointer[testAvatar]
 	// sheetReads counts the sheets handed out.
 	sheetReads atomic.Int32
+	// logo is the account's logo the control plane hands out (persona.AvatarRequest's
+	// Logo); nil: none. logoReads counts the logos handed out, avatarRequests the
+	// requests at persona.AvatarPath.
+	logo           atomic.Pointer[persona.BrandLogo]
+	logoReads      atomic.Int32
+	avatarRequests atomic.Int32
 }
 
 // testAvatar is an own avatar of the test account: its id, account and sheet.
@@ -147,16 +153,24 @@ func newEnvOn(t testing.TB, srv lkServer) *env {
 			http.Error(w, err.Error(), http.StatusUnauthorized)
 			return
 		}
-		a := e.ownAvatar.Load()
-		if a == nil || a.id != req.AvatarID || a.accountID != req.AccountID {
-			http.Error(w, "no such avatar", http.StatusNotFound)
-			return
+		e.avatarRequests.Add(1)
+		out := persona.AvatarSheet{ExpiresAt: time.Now().Add(15 * time.Minute)}
+		if req.AvatarID != "" {
+			a := e.ownAvatar.Load()
+			if a == nil || a.id != req.AvatarID || a.accountID != req.AccountID {
+				http.Error(w, "no such avatar", http.StatusNotFound)
+				return
+			}
+			e.sheetReads.Add(1)
+			out.ID = a.id
+			for _, p := range a.parts {
+				p.URL = e.api.URL + "/test-assets/" + a.id + "/" + p.Name
+				out.Parts = append(out.Parts, p)
+			}
 		}
-		e.sheetReads.Add(1)
-		out := persona.AvatarSheet{ID: a.id, ExpiresAt: time.Now().Add(15 * time.Minute)}
-		for _, p := range a.parts {
-			p.URL = e.api.URL + "/test-assets/" + a.id + "/" + p.Name
-			out.Parts = append(out.Parts, p)
+		if l := e.logo.Load(); req.Logo && l != nil {
+			e.logoReads.Add(1)
+			out.Logo = l
 		}
 		w.Header().Set("Content-Type", "application/json")
 		json.NewEncoder(w).Encode(out)

@@ -19,7 +19,7 @@ import (
 // through the control plane's route and its signed URLs, and the caller's decoded frames
 // show the uploaded colours: the base's backdrop, the mouth shapes changing while the
 // greeting is spoken (closed once it ends), and the eyes closed at a blink. The sheet
-// is read once.
+// is read once, in the same request as the account's logo the job names.
 func TestVideoCallOwnAvatar(t *testing.T) {
 	e := newEnv(t)
 	sheet, err := avatars.Validate(avatartest.JSON(avatartest.Manifest()), avatartest.Files())
@@ -31,6 +31,8 @@ func TestVideoCallOwnAvatar(t *testing.T) {
 		own.parts = append(own.parts, persona.AvatarSheetPart{Name: p.Name, Format: p.Format, Width: p.Width, Height: p.Height, X: p.Anchor.X, Y: p.Anchor.Y})
 	}
 	e.ownAvatar.Store(own)
+	logo := testLogo(t)
+	e.logo.Store(logo)
 	e.startWorker(nil)
 
 	var mu sync.Mutex
@@ -64,6 +66,7 @@ func TestVideoCallOwnAvatar(t *testing.T) {
 	count := func(k string) int { mu.Lock(); defer mu.Unlock(); return seen[k] }
 
 	job := testJob("call_own_avatar", "video", own.id)
+	job.Brand.Logo = logo.SHA256
 	token := e.call("room-own-avatar", job)
 	speech, err := callerbot.Speech(context.Background(), &espeak.Synthesizer{}, "Hello.")
 	if err != nil {
@@ -90,7 +93,7 @@ func TestVideoCallOwnAvatar(t *testing.T) {
 	mu.Unlock()
 	bot.Leave()
 	e.reportsUntilEnded(job.CallID, 20*time.Second)
-	if n := e.sheetReads.Load(); n != 1 {
-		t.Errorf("the sheet was read %d times, want 1", n)
+	if n, l, asks := e.sheetReads.Load(), e.logoReads.Load(), e.avatarRequests.Load(); n != 1 || l != 1 || asks != 1 {
+		t.Errorf("the sheet was read %d times and the logo %d, in %d requests; want each once, in one", n, l, asks)
 	}
 }

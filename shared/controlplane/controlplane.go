@@ -273,7 +273,7 @@ func New(cfg config.Config, deps Deps) (*ControlPlane, error) {
 		httpapi.Passthrough("join-info", joinpage.InfoHandler(s, lktoken.KeyPair(cfg.LiveKitAPIKey, cfg.LiveKitSecret)), joinpage.InfoPatterns...),
 		(&httpapi.AccountSettings{Accounts: s, Destinations: cfg.Webhooks, Now: now}).Routes(),
 		(&httpapi.Receivers{Sessions: cp.Sessions, RTC: deps.LiveKit, ReportSecret: cfg.PersonaReportSecret,
-			AgentTokens: agentTokens(cfg), Avatars: cp.Avatars, Tools: cp.Tools, SimSecret: deps.SimSecret, SIPSecret: deps.SIPSecret, Replays: deps.NotificationReplays, Now: now}).Routes(),
+			AgentTokens: agentTokens(cfg), Avatars: cp.Avatars, Logos: s, Tools: cp.Tools, SimSecret: deps.SimSecret, SIPSecret: deps.SIPSecret, Replays: deps.NotificationReplays, Now: now}).Routes(),
 		deps.Routes,
 	)
 	limiter := deps.RateLimiter

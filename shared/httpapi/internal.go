@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/bridgeline/bridgeline/shared/account"
 	"github.com/bridgeline/bridgeline/shared/apierr"
 	"github.com/bridgeline/bridgeline/shared/avatars"
 	"github.com/bridgeline/bridgeline/shared/persona"
@@ -46,6 +47,9 @@ type Receivers struct {
 	// Avatars hands the workers the character sheets of the accounts' own avatars
 	// (persona.AvatarPath, asked for signed with ReportSecret); nil leaves the route out.
 	Avatars *avatars.Service
+	// Logos hands the workers the accounts' logos at the same route (persona.AvatarRequest's
+	// Logo), for the connecting screen; nil answers a request for one 500.
+	Logos LogoReader
 	// SimSecret verifies the sim's notifications; empty leaves the sim route out.
 	SimSecret string
 	// SIPSecret verifies the SIP gateway's notifications (signed as the sim's are, for
@@ -62,6 +66,12 @@ type Receivers struct {
 // that the HTTP layer links no LiveKit package.
 type LiveKitVerifier interface {
 	ReceiveWebhook(r *http.Request) (rtc.WebhookEvent, error)
+}
+
+// LogoReader reads an account's logo (the store does): apierr.ErrNotFound when it has
+// none.
+type LogoReader interface {
+	GetLogo(ctx context.Context, accountID string) (account.Logo, error)
 }
 
 // errNoVerifier answers signed requests to a process that cannot check them.
@@ -272,8 +282,10 @@ func (h *Receivers) now() time.Time {
 
 // agentToken hands a persona worker its LiveKit registration token (persona.AgentToken):
 // the request is signed with the report secret under persona.AgentTokenSubject.
-// avatar answers a worker's request for an own avatar's sheet: the parts with GET URLs
-// that live avatars.URLTTL. The avatar must be the account's.
+// avatar answers a worker's request for an own avatar's sheet, the parts with GET URLs
+// that live avatars.URLTTL (the avatar must be the account's), and for the account's
+// logo, which rides in the answer: it is kept in the store, not in the bucket. A call
+// with a built-in avatar asks for the logo alone; an account with no logo gets none.
 func (h *Receivers) avatar(w http.ResponseWriter, r *http.Request) (int, any, error) {
 	req, err := persona.VerifyAvatarRequest(r, h.ReportSecret)
 	switch {
@@ -284,18 +296,35 @@ func (h *Receivers) avatar(w http.ResponseWriter, r *http.Request) (int, any, er
 	case err != nil:
 		return 0, nil, apierr.New(apierr.CodeAPIKeyInvalid, "avatar request signature invalid")
 	}
-	a, err := h.Avatars.Get(r.Context(), req.AccountID, req.AvatarID)
-	if err != nil {
-		return 0, nil, err
+	out := persona.AvatarSheet{Parts: []persona.AvatarSheetPart{}, ExpiresAt: h.now().Add(avatars.URLTTL)}
+	if req.AvatarID != "" {
+		a, err := h.Avatars.Get(r.Context(), req.AccountID, req.AvatarID)
+		if err != nil {
+			return 0, nil, err
+		}
+		urls, exp, err := h.Avatars.PreviewURLs(r.Context(), a)
+		if err != nil {
+			return 0, nil, err
+		}
+		out.ID, out.ExpiresAt = a.ID, exp
+		for _, p := range a.Parts {
+			out.Parts = append(out.Parts, persona.AvatarSheetPart{Name: p.Name, Format: p.Format, Width: p.Width, Height: p.Height,
+				X: p.Anchor.X, Y: p.Anchor.Y, URL: urls[p.Name]})
+		}
 	}
-	urls, exp, err := h.Avatars.PreviewURLs(r.Context(), a)
-	if err != nil {
-		return 0, nil, err
-	}
-	out := persona.AvatarSheet{ID: a.ID, ExpiresAt: exp}
-	for _, p := range a.Parts {
-		out.Parts = append(out.Parts, persona.AvatarSheetPart{Name: p.Name, Format: p.Format, Width: p.Width, Height: p.Height,
-			X: p.Anchor.X, Y: p.Anchor.Y, URL: urls[p.Name]})
+	if req.Logo {
+		if h.Logos == nil {
+			return 0, nil, apierr.New(apierr.CodeInternal, "no account store to read logos from")
+		}
+		l, err := h.Logos.GetLogo(r.Context(), req.AccountID)
+		switch {
+		case errors.Is(err, apierr.ErrNotFound):
+			// No logo (removed since the call was dispatched): the screen shows none.
+		case err != nil:
+			return 0, nil, err
+		default:
+			out.Logo = &persona.BrandLogo{ContentType: l.ContentType, SHA256: l.SHA256, Data: l.Data}
+		}
 	}
 	w.Header().Set("Cache-Control", "no-store")
 	return http.StatusOK, out, nil

@@ -110,6 +110,10 @@ const TransferFailed = "failed"
 type Brand struct {
 	Name  string `json:"name"`
 	Color string `json:"color"` // #rrggbb
+	// Logo is the SHA-256 of the account's logo file when it has one: the worker asks
+	// for the file at AvatarPath (AvatarRequest.Logo) unless it holds that one already.
+	// The job carries only this, not the file, which is up to 256 KiB.
+	Logo string `json:"logo,omitempty"`
 }
 
 // Job is the agent dispatch metadata (JSON) for one assistant-handled call.

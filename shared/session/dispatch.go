@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/bridgeline/bridgeline/events/callevent"
+	"github.com/bridgeline/bridgeline/shared/account"
 	"github.com/bridgeline/bridgeline/shared/apierr"
 	"github.com/bridgeline/bridgeline/shared/assistant"
 	"github.com/bridgeline/bridgeline/shared/call"
@@ -36,7 +37,7 @@ func (s *Service) job(ctx context.Context, ses Session, c call.Call, v assistant
 	}
 	j := persona.Job{CallID: c.ID, SessionID: c.SessionID, AccountID: c.AccountID, Media: c.Media,
 		CallerIdentity: caller, AnsweredAt: answeredAt, JoinBy: joinBy,
-		Brand: persona.Brand{Name: acct.Name, Color: acct.BrandColor},
+		Brand: brand(acct),
 		// The worker gets finished text: the placeholders are rendered here, with the
 		// values fixed on the call when it was answered.
 		Version: persona.Version{AssistantID: v.AssistantID, ID: v.ID, Number: v.Number, Name: v.Name,
@@ -47,6 +48,16 @@ func (s *Service) job(ctx context.Context, ses Session, c call.Call, v assistant
 		Recording:        ses.RecordingOf(v) == assistant.RecordingAudio}
 	b, err := json.Marshal(j)
 	return string(b), err
+}
+
+// brand is what the connecting screen shows of the account: the logo by its hash (the
+// worker reads the file itself, persona.AvatarPath).
+func brand(acct account.Account) persona.Brand {
+	b := persona.Brand{Name: acct.Name, Color: acct.BrandColor}
+	if acct.Logo != nil {
+		b.Logo = acct.Logo.SHA256
+	}
+	return b
 }
 
 // callSettings are a version's call settings as its worker runs them: the tools without

@@ -97,7 +97,9 @@ var Tables = map[string][]dynamo.Table{
 	"persona-report": {dynamo.CallPlatformIDs, dynamo.Calls, dynamo.Events, dynamo.Sessions},
 	// A worker's LiveKit registration token: signed with the fleet's key, nothing stored.
 	"persona-agent-token": {},
-	"persona-avatar":      {dynamo.Avatars},
+	// An own avatar's sheet, and the account's logo (kept beside the account) for the
+	// connecting screen.
+	"persona-avatar": {dynamo.Accounts, dynamo.Avatars},
 	// It reads the call, its session and version, and the assistant's sealed tool secret;
 	// it writes nothing.
 	"persona-tool": {dynamo.Assistants, dynamo.Calls, dynamo.Sessions, dynamo.Versions},
