@@ -331,7 +331,7 @@ func TestImageRoot(t *testing.T) {
 // and the VAD model must be found by their defaults beside the executable and load.
 func TestEnginesFromImageRoot(t *testing.T) {
 	if os.Getenv("BRIDGELINE_IMAGE_PROBE") == "1" {
-		e, err := engines.FromEnv(nil)
+		e, err := engines.FromEnv(os.Getenv, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
