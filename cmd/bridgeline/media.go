@@ -128,7 +128,8 @@ func startMedia(ctx context.Context, cfg config.Config, s store.Store, log *slog
 	}
 	// The sim and its receiver live in this process: a fresh secret each start.
 	secret := randomHex(32)
-	simulator, err := platformsim.New(platformsim.Config{NotifyURL: apiURL + simhook.Path, Secret: secret, Log: log})
+	simulator, err := platformsim.New(platformsim.Config{NotifyURL: apiURL + simhook.Path, Secret: secret, Log: log,
+		ClientSDK: os.Getenv(platformsim.ClientSDKEnv)})
 	if err != nil {
 		return fail(err)
 	}

@@ -229,7 +229,8 @@ func New(opts Options) (_ *Stack, err error) {
 	if ring == 0 {
 		ring = 10 * time.Millisecond
 	}
-	simulator, err := platformsim.New(platformsim.Config{NotifyURL: srv.URL + simhook.Path, Secret: "sim-test-secret", RingDelay: ring, Log: log})
+	simulator, err := platformsim.New(platformsim.Config{NotifyURL: srv.URL + simhook.Path, Secret: "sim-test-secret", RingDelay: ring, Log: log,
+		ClientSDK: os.Getenv(platformsim.ClientSDKEnv)})
 	if err != nil {
 		return nil, err
 	}
