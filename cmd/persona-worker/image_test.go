@@ -257,7 +257,7 @@ func TestImageRoot(t *testing.T) {
 	root := stage(t, d)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	lk, err := livekitserver.Start(ctx, livekitserver.Config{APIKey: "APIimage", APISecret: "image-test-secret-image-test-secret-0123"})
+	lk, err := livekitserver.Start(ctx, livekitserver.Config{Binary: os.Getenv("LIVEKIT_SERVER_BIN"), APIKey: "APIimage", APISecret: "image-test-secret-image-test-secret-0123"})
 	if err != nil {
 		t.Fatal(err)
 	}
