@@ -50,13 +50,15 @@ deps: deps-run
 	bash scripts/install-browser.sh --firefox >/dev/null
 
 ## lint: the contract (openapi.yaml, openapi-internal.yaml) validates, the clients generated
-## from it match sdk/ and compile (scripts/check-sdk.sh), commit subjects, gofmt and go vet
+## from it match sdk/ and compile (scripts/check-sdk.sh), commit subjects, gofmt and go vet;
+## it prints the count of exported names nobody outside their package uses (no threshold yet)
 lint:
 	bash scripts/check-openapi.sh
 	bash scripts/check-sdk.sh
 	$(MAKE) --no-print-directory commits
 	$(MAKE) --no-print-directory gofmt
 	$(GO) vet ./...
+	bash scripts/unused-exports.sh
 
 ## gofmt: fails naming every Go file gofmt would change
 gofmt:

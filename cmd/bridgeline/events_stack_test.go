@@ -73,7 +73,7 @@ func newTestStack(t testing.TB) *testStack {
 	}
 	// The test joins rooms as the customer's client; the SDK's chatter is not wanted.
 	lksdk.SetLogger(protologger.LogRLogger(logr.Discard()))
-	bin, err := livekitserver.ResolveBinary(context.Background())
+	bin, err := livekitserver.ResolveBinary(context.Background(), os.Getenv("LIVEKIT_SERVER_BIN"))
 	if err != nil {
 		if os.Getenv("CI") == "true" {
 			t.Fatalf("livekit-server is required in CI (make deps builds it): %v", err)

@@ -128,7 +128,8 @@ func startMedia(ctx context.Context, cfg config.Config, s store.Store, log *slog
 	}
 	// The sim and its receiver live in this process: a fresh secret each start.
 	secret := randomHex(32)
-	simulator, err := platformsim.New(platformsim.Config{NotifyURL: apiURL + simhook.Path, Secret: secret, Log: log})
+	simulator, err := platformsim.New(platformsim.Config{NotifyURL: apiURL + simhook.Path, Secret: secret, Log: log,
+		ClientSDK: os.Getenv(platformsim.ClientSDKEnv)})
 	if err != nil {
 		return fail(err)
 	}
@@ -194,12 +195,14 @@ func startMedia(ctx context.Context, cfg config.Config, s store.Store, log *slog
 		// a deployed worker, they hold no LiveKit secret (a LIVEKIT_API_SECRET of this
 		// process's environment is hidden from them): they get their registration token
 		// from this control plane's internal route (persona.AgentTokenPath).
-		wcfg, err := worker.ConfigFromEnv(workerGetenv(cfg, apiURL))
+		getenv := workerGetenv(cfg, apiURL)
+		wcfg, err := worker.ConfigFromEnv(getenv)
 		if err != nil {
 			return fail(fmt.Errorf("persona worker: %w", err))
 		}
-		// The speech engines load once, before the first call, and the workers share them.
-		eng, err := engines.FromEnv(log.With("component", "speech"))
+		// The speech engines load once, before the first call, and the workers share them;
+		// they read the same environment (STT_*, TTS_*, PERSONA_VAD_*).
+		eng, err := engines.FromEnv(getenv, log.With("component", "speech"))
 		if err != nil {
 			return fail(fmt.Errorf("persona worker: %w", err))
 		}

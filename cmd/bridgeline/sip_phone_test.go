@@ -35,7 +35,7 @@ func TestSIPPhoneScript(t *testing.T) {
 			t.Skipf("%s not available", tool)
 		}
 	}
-	sipBin, err := livekitsip.ResolveBinary(ctx)
+	sipBin, err := livekitsip.ResolveBinary(ctx, os.Getenv("LIVEKIT_SIP_BIN"))
 	if err != nil {
 		if os.Getenv("CI") == "true" {
 			t.Fatalf("livekit-sip is required in CI (make deps builds it): %v", err)

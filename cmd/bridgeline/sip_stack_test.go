@@ -20,7 +20,7 @@ func TestSIPBridgeOnTheStack(t *testing.T) {
 	s := newTestStack(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
 	defer cancel()
-	bin, err := livekitsip.ResolveBinary(ctx)
+	bin, err := livekitsip.ResolveBinary(ctx, os.Getenv("LIVEKIT_SIP_BIN"))
 	if err != nil {
 		if os.Getenv("CI") == "true" {
 			t.Fatalf("livekit-sip is required in CI (make deps builds it): %v", err)

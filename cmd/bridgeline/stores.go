@@ -28,7 +28,7 @@ func openStore(ctx context.Context, cfg config.Config) (store.Store, func() erro
 		// Table names from TABLE_* (as template.yaml sets them), else bridgeline-<table>.
 		// DYNAMODB_ENDPOINT points at DynamoDB Local, whose tables are made on start;
 		// without it the SDK's own resolution applies (AWS_ENDPOINT_URL, or AWS itself).
-		tables := dynamo.TablesFromEnv()
+		tables := dynamo.TablesFromEnv(os.Getenv)
 		if len(tables) == 0 {
 			tables = dynamo.TablesWithPrefix("bridgeline-")
 		}

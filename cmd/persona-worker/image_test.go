@@ -257,7 +257,7 @@ func TestImageRoot(t *testing.T) {
 	root := stage(t, d)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	lk, err := livekitserver.Start(ctx, livekitserver.Config{APIKey: "APIimage", APISecret: "image-test-secret-image-test-secret-0123"})
+	lk, err := livekitserver.Start(ctx, livekitserver.Config{Binary: os.Getenv("LIVEKIT_SERVER_BIN"), APIKey: "APIimage", APISecret: "image-test-secret-image-test-secret-0123"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -331,7 +331,7 @@ func TestImageRoot(t *testing.T) {
 // and the VAD model must be found by their defaults beside the executable and load.
 func TestEnginesFromImageRoot(t *testing.T) {
 	if os.Getenv("BRIDGELINE_IMAGE_PROBE") == "1" {
-		e, err := engines.FromEnv(nil)
+		e, err := engines.FromEnv(os.Getenv, nil)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -35,7 +35,7 @@ func main() {
 	worker.SetSDKLogger(log)
 
 	// The speech engines load before the worker registers, so no call waits for a model.
-	eng, err := engines.FromEnv(log)
+	eng, err := engines.FromEnv(os.Getenv, log)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "persona-worker: speech engines: %v\n", err)
 		os.Exit(2)

@@ -68,7 +68,8 @@ func run(log *slog.Logger) error {
 		}
 		addr = net.JoinHostPort("127.0.0.1", port)
 	}
-	simulator, err := platformsim.New(platformsim.Config{NotifyURL: api + simhook.Path, Secret: secret, APIToken: token, RingDelay: ring, Log: log})
+	simulator, err := platformsim.New(platformsim.Config{NotifyURL: api + simhook.Path, Secret: secret, APIToken: token, RingDelay: ring, Log: log,
+		ClientSDK: os.Getenv(platformsim.ClientSDKEnv)})
 	if err != nil {
 		return err
 	}

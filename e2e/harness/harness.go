@@ -193,7 +193,7 @@ func New(opts Options) (_ *Stack, err error) {
 	}
 	sh.closers = append(sh.closers, func() { st.Close() })
 
-	lkcfg := livekitserver.Config{
+	lkcfg := livekitserver.Config{Binary: os.Getenv("LIVEKIT_SERVER_BIN"),
 		Dir: filepath.Join(dir, "livekit"), APIKey: "APItest" + randHex(6), APISecret: randHex(32),
 		WebhookURLs: []string{srv.URL + httpapi.LiveKitWebhookPath}, WebhookEvents: rtc.ReceivedEvents,
 	}
@@ -229,7 +229,8 @@ func New(opts Options) (_ *Stack, err error) {
 	if ring == 0 {
 		ring = 10 * time.Millisecond
 	}
-	simulator, err := platformsim.New(platformsim.Config{NotifyURL: srv.URL + simhook.Path, Secret: "sim-test-secret", RingDelay: ring, Log: log})
+	simulator, err := platformsim.New(platformsim.Config{NotifyURL: srv.URL + simhook.Path, Secret: "sim-test-secret", RingDelay: ring, Log: log,
+		ClientSDK: os.Getenv(platformsim.ClientSDKEnv)})
 	if err != nil {
 		return nil, err
 	}
@@ -342,7 +343,7 @@ const sipTestSecret = "sip-test-secret-0123456789abcdef"
 // startSIP runs the SIP gateway on a loopback port and livekit-sip joining rooms through
 // it, on redis with livekit-server; the gateway notifies the API at apiURL.
 func startSIP(ctx context.Context, sh *shared, dir string, lk *livekitserver.Server, redis *redisserver.Server, apiURL string, log *slog.Logger) (*livekitsip.Server, error) {
-	bin, err := livekitsip.ResolveBinary(ctx)
+	bin, err := livekitsip.ResolveBinary(ctx, os.Getenv("LIVEKIT_SIP_BIN"))
 	if err != nil {
 		return nil, fmt.Errorf("livekit-sip is not available: %w", err)
 	}

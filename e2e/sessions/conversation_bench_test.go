@@ -297,7 +297,7 @@ func benchStack(b *testing.B) (*harness.Stack, *llmtest.Server, *turnLog, time.D
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError}))
 	debug.FreeOSMemory()
 	before := rssKB()
-	eng, err := engines.FromEnv(log)
+	eng, err := engines.FromEnv(os.Getenv, log)
 	if err != nil {
 		b.Skipf("speech engines not installed (make deps): %v", err)
 	}

@@ -2,6 +2,7 @@ package sessions_test
 
 import (
 	"context"
+	"os"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -31,7 +32,7 @@ var speech struct {
 
 func realEngines(t *testing.T) *engines.Engines {
 	t.Helper()
-	speech.once.Do(func() { speech.eng, speech.err = engines.FromEnv(nil) })
+	speech.once.Do(func() { speech.eng, speech.err = engines.FromEnv(os.Getenv, nil) })
 	if speech.err != nil {
 		t.Fatalf("load the speech engines: %v", speech.err)
 	}

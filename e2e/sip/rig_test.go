@@ -67,7 +67,7 @@ func theRig(t testing.TB) *rig {
 			pkg.err = err
 			return
 		}
-		eng, err := engines.FromEnv(nil)
+		eng, err := engines.FromEnv(os.Getenv, nil)
 		if err != nil {
 			st.Close()
 			pkg.err = err

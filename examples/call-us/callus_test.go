@@ -183,7 +183,7 @@ func TestCallUs(t *testing.T) {
 // once call.ended exists holds both turns.
 func TestTalkToAssistant(t *testing.T) {
 	sdk := browser.ClientSDK(t)
-	eng, err := engines.FromEnv(nil)
+	eng, err := engines.FromEnv(os.Getenv, nil)
 	if err != nil {
 		t.Fatalf("load the speech engines: %v", err)
 	}

@@ -3,6 +3,7 @@ package simcaller
 import (
 	"encoding/json"
 	"net/url"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -23,7 +24,7 @@ import (
 // record's transcript shows the question's words and the answer after it.
 func TestAskAssistantFromPage(t *testing.T) {
 	browser.Setup(t)
-	eng, err := engines.FromEnv(nil)
+	eng, err := engines.FromEnv(os.Getenv, nil)
 	if err != nil {
 		t.Fatalf("load the speech engines: %v", err)
 	}

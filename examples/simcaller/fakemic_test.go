@@ -47,7 +47,6 @@ func QuestionWAV(t testing.TB, text string, lead time.Duration) string {
 // room, and a participant of that room hears the page's microphone say the question.
 func TestBrowserFakeMicrophoneReachesTheRoom(t *testing.T) {
 	browser.Setup(t)
-	t.Setenv(platformsim.ClientSDKEnv, browser.ClientSDK(t))
 	lk := livekittest.Start(t, livekitserver.Config{})
 	cfg := lk.Config()
 	rooms, err := lkapi.New(lkapi.Config{URL: lk.HTTPURL(), PublicURL: lk.WSURL(), APIKey: cfg.APIKey, APISecret: cfg.APISecret})
@@ -80,7 +79,7 @@ func TestBrowserFakeMicrophoneReachesTheRoom(t *testing.T) {
 		}
 	}))
 	t.Cleanup(hook.Close)
-	s, err := platformsim.New(platformsim.Config{NotifyURL: hook.URL + simhook.Path, Secret: "sim-secret"})
+	s, err := platformsim.New(platformsim.Config{NotifyURL: hook.URL + simhook.Path, Secret: "sim-secret", ClientSDK: browser.ClientSDK(t)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -227,7 +227,7 @@ func checkTokenKept(t *testing.T, p *browser.Page, st *harness.Stack, w webCall)
 // go to.
 func assistantStack(t *testing.T) (*harness.Stack, *llmtest.Server, string) {
 	t.Helper()
-	eng, err := engines.FromEnv(nil)
+	eng, err := engines.FromEnv(os.Getenv, nil)
 	if err != nil {
 		t.Fatalf("load the speech engines: %v", err)
 	}

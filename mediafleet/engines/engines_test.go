@@ -2,6 +2,7 @@ package engines
 
 import (
 	"context"
+	"os"
 	"strings"
 	"testing"
 
@@ -16,7 +17,7 @@ func TestFromEnv(t *testing.T) {
 		t.Setenv(k, "")
 	}
 	t.Setenv("PERSONA_STT_DECODERS", "1")
-	e, err := FromEnv(nil)
+	e, err := FromEnv(os.Getenv, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -69,7 +70,7 @@ func TestFromEnv(t *testing.T) {
 func TestFromEnvHostedRecognizer(t *testing.T) {
 	t.Setenv("STT_BASE_URL", "http://127.0.0.1:9/v1")
 	t.Setenv("TTS_BASE_URL", "")
-	e, err := FromEnv(nil)
+	e, err := FromEnv(os.Getenv, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -78,7 +79,7 @@ func TestFromEnvHostedRecognizer(t *testing.T) {
 		t.Errorf("recognizer %T with STT_BASE_URL set, want the hosted one", e.Recognizer)
 	}
 	t.Setenv("STT_BASE_URL", "not a url")
-	if _, err := FromEnv(nil); err == nil {
+	if _, err := FromEnv(os.Getenv, nil); err == nil {
 		t.Error("FromEnv with a bad STT_BASE_URL succeeded")
 	}
 }

@@ -17,8 +17,8 @@ import (
 // Config is what a local livekit-server needs. Zero ports are replaced by free ones when
 // the server starts.
 type Config struct {
-	// Binary is the livekit-server executable. Empty: $LIVEKIT_SERVER_BIN, else the
-	// output of scripts/build-livekit-server.sh.
+	// Binary is the livekit-server executable (the local stack's LIVEKIT_SERVER_BIN).
+	// Empty: the output of scripts/build-livekit-server.sh.
 	Binary string
 	// Dir holds the generated config and the server log. Empty: a temporary directory
 	// removed by Stop.

@@ -36,18 +36,14 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 		return nil, err
 	}
 	cfg = cfg.withDefaults()
-	bin := cfg.Binary
-	if bin == "" {
-		var err error
-		if bin, err = ResolveBinary(ctx); err != nil {
-			return nil, err
-		}
+	bin, err := ResolveBinary(ctx, cfg.Binary)
+	if err != nil {
+		return nil, err
 	}
 	if err := cfg.choosePorts(); err != nil {
 		return nil, err
 	}
 	s := &Server{cfg: cfg}
-	var err error
 	if s.cfg.Dir, s.tmpDir, err = childproc.Folder(cfg.Dir, "livekit"); err != nil {
 		return nil, fmt.Errorf("livekit: %w", err)
 	}
@@ -149,10 +145,10 @@ func (s *Server) Stop(ctx context.Context) error {
 	return nil
 }
 
-// ResolveBinary finds livekit-server: $LIVEKIT_SERVER_BIN, else the repository's build
-// script (which builds once and caches).
-func ResolveBinary(ctx context.Context) (string, error) {
-	bin, err := childproc.Resolve(ctx, "LIVEKIT_SERVER_BIN", "build-livekit-server.sh")
+// ResolveBinary finds livekit-server: bin when set (what the program read from $LIVEKIT_SERVER_BIN), else
+// the repository's build script's (which builds once and caches).
+func ResolveBinary(ctx context.Context, bin string) (string, error) {
+	bin, err := childproc.Resolve(ctx, bin, "build-livekit-server.sh")
 	if err != nil {
 		return "", fmt.Errorf("livekit: %w", err)
 	}

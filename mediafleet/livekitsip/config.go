@@ -24,8 +24,8 @@ import (
 
 // Config is what a local livekit-sip needs.
 type Config struct {
-	// Binary is the livekit-sip executable. Empty: $LIVEKIT_SIP_BIN, else the output of
-	// scripts/build-livekit-sip.sh.
+	// Binary is the livekit-sip executable (the local stack's LIVEKIT_SIP_BIN). Empty:
+	// the output of scripts/build-livekit-sip.sh.
 	Binary string
 	// Dir holds the generated config and the log. Empty: a temporary directory removed
 	// by Stop.

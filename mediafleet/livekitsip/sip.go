@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -35,12 +36,9 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 		return nil, err
 	}
 	cfg = cfg.withDefaults()
-	bin := cfg.Binary
-	if bin == "" {
-		var err error
-		if bin, err = ResolveBinary(ctx); err != nil {
-			return nil, err
-		}
+	bin, err := ResolveBinary(ctx, cfg.Binary)
+	if err != nil {
+		return nil, err
 	}
 	if cfg.SIPPort == 0 {
 		p, err := FreeSIPPort(cfg.Host)
@@ -57,7 +55,6 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 		cfg.RTPPortStart, cfg.RTPPortEnd = start, start+DefaultRTPPorts-1
 	}
 	s := &Server{cfg: cfg}
-	var err error
 	if s.cfg.Dir, s.tmpDir, err = childproc.Folder(cfg.Dir, "livekit-sip"); err != nil {
 		return nil, fmt.Errorf("livekit-sip: %w", err)
 	}
@@ -69,13 +66,9 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 	if err := os.WriteFile(confPath, body, 0o600); err != nil {
 		return nil, fmt.Errorf("livekit-sip: %w", err)
 	}
-	// SIP_CONFIG_BODY in the environment would win over --config.
-	var env []string
-	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, "SIP_CONFIG") {
-			env = append(env, kv)
-		}
-	}
+	// SIP_CONFIG_BODY in the environment would win over --config: the child gets the
+	// environment it would inherit (exec's), without it.
+	env := slices.DeleteFunc(exec.Command(bin).Environ(), func(kv string) bool { return strings.HasPrefix(kv, "SIP_CONFIG") })
 	args := []string{"--config", confPath}
 	if cfg.Nice != 0 {
 		// nice(1) adds to the caller's niceness; the kernel's getpriority is 20-nice.
@@ -207,10 +200,10 @@ func (s *Server) removeTmp() {
 	}
 }
 
-// ResolveBinary finds livekit-sip: $LIVEKIT_SIP_BIN, else the repository's build script
-// (which builds once and caches).
-func ResolveBinary(ctx context.Context) (string, error) {
-	bin, err := childproc.Resolve(ctx, "LIVEKIT_SIP_BIN", "build-livekit-sip.sh")
+// ResolveBinary finds livekit-sip: bin when set (what the program read from $LIVEKIT_SIP_BIN), else
+// the repository's build script's (which builds once and caches).
+func ResolveBinary(ctx context.Context, bin string) (string, error) {
+	bin, err := childproc.Resolve(ctx, bin, "build-livekit-sip.sh")
 	if err != nil {
 		return "", fmt.Errorf("livekit-sip: %w", err)
 	}

@@ -18,8 +18,13 @@ import (
 )
 
 func browserSim(t *testing.T) (*platformsim.Sim, *receiver, *httptest.Server) {
+	return browserSimSDK(t, "")
+}
+
+// browserSimSDK is browserSim with Config.ClientSDK set to sdk.
+func browserSimSDK(t *testing.T, sdk string) (*platformsim.Sim, *receiver, *httptest.Server) {
 	recv, url := newReceiver(t, "sim-secret")
-	s, err := platformsim.New(platformsim.Config{NotifyURL: url, Secret: "sim-secret"})
+	s, err := platformsim.New(platformsim.Config{NotifyURL: url, Secret: "sim-secret", ClientSDK: sdk})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -157,14 +162,13 @@ func TestBrowserPartyBadInput(t *testing.T) {
 }
 
 // GET /sim/ serves the caller page, its script and style, and the LiveKit SDK from
-// $LIVEKIT_CLIENT_JS (or says how to install it).
+// Config.ClientSDK ($LIVEKIT_CLIENT_JS; or says how to install it).
 func TestPage(t *testing.T) {
-	_, _, srv := browserSim(t)
 	sdk := filepath.Join(t.TempDir(), "livekit-client.umd.js")
 	if err := os.WriteFile(sdk, []byte("window.LivekitClient = {};"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	t.Setenv(platformsim.ClientSDKEnv, sdk)
+	_, _, srv := browserSimSDK(t, sdk)
 	for _, c := range []struct{ path, typ, has string }{
 		{"/sim/", "text/html", `src="/sim/page/caller.js"`},
 		{"/sim/", "text/html", `src="/sim/page/level-meter.js"`},
@@ -188,8 +192,8 @@ func TestPage(t *testing.T) {
 			t.Errorf("GET %s = %d, want 404", p, status)
 		}
 	}
-	t.Setenv(platformsim.ClientSDKEnv, filepath.Join(t.TempDir(), "missing.js"))
-	if status, b := call(t, "GET", srv.URL+"/sim/page/livekit-client.umd.js", ""); status != 404 || !bytes.Contains(b, []byte(platformsim.ClientSDKEnv)) {
+	_, _, missing := browserSimSDK(t, filepath.Join(t.TempDir(), "missing.js"))
+	if status, b := call(t, "GET", missing.URL+"/sim/page/livekit-client.umd.js", ""); status != 404 || !bytes.Contains(b, []byte(platformsim.ClientSDKEnv)) {
 		t.Errorf("missing SDK = %d %s, want 404 naming %s", status, b, platformsim.ClientSDKEnv)
 	}
 }

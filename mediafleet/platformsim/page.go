@@ -19,9 +19,8 @@ import (
 //go:embed page/index.html page/caller.js page/style.css
 var pageFiles embed.FS
 
-// ClientSDKEnv names the livekit-client browser bundle (dist/livekit-client.umd.js) the
-// page loads. Unset: the sim looks for the one scripts/install-browser.sh installs,
-// under .cache/node in the working directory or a folder above it.
+// ClientSDKEnv names the variable the programs that run the sim read Config.ClientSDK
+// from: the livekit-client browser bundle (dist/livekit-client.umd.js) the page loads.
 const ClientSDKEnv = "LIVEKIT_CLIENT_JS"
 
 const sdkName = "livekit-client.umd.js"
@@ -38,7 +37,7 @@ func (s *Sim) pageRoutes(mux *http.ServeMux) {
 	mux.HandleFunc("GET /sim/page/{file}", func(w http.ResponseWriter, r *http.Request) {
 		name := r.PathValue("file")
 		if name == sdkName {
-			serveSDK(w, r)
+			s.serveSDK(w, r)
 			return
 		}
 		if name == levelmeter.File {
@@ -69,8 +68,8 @@ func servePageFile(w http.ResponseWriter, name, typ string) {
 	w.Write(b)
 }
 
-func serveSDK(w http.ResponseWriter, r *http.Request) {
-	path, err := ClientSDKPath()
+func (s *Sim) serveSDK(w http.ResponseWriter, r *http.Request) {
+	path, err := clientSDKPath(s.cfg.ClientSDK)
 	if err != nil {
 		writeError(w, http.StatusNotFound, "resource_not_found",
 			"the LiveKit client SDK is not installed: run scripts/install-browser.sh (make run does) or set LIVEKIT_CLIENT_JS")
@@ -81,11 +80,12 @@ func serveSDK(w http.ResponseWriter, r *http.Request) {
 	http.ServeFile(w, r, path)
 }
 
-// ClientSDKPath finds the livekit-client browser bundle: $LIVEKIT_CLIENT_JS, else
-// .cache/node/node_modules/livekit-client/dist/livekit-client.umd.js in the working
-// directory or the nearest folder above it that has one.
-func ClientSDKPath() (string, error) {
-	if p := os.Getenv(ClientSDKEnv); p != "" {
+// clientSDKPath finds the livekit-client browser bundle: p (Config.ClientSDK, from
+// $LIVEKIT_CLIENT_JS), else .cache/node/node_modules/livekit-client/dist/
+// livekit-client.umd.js in the working directory or the nearest folder above it that
+// has one.
+func clientSDKPath(p string) (string, error) {
+	if p != "" {
 		if _, err := os.Stat(p); err != nil {
 			return "", errors.New("sim: " + ClientSDKEnv + ": " + err.Error())
 		}

@@ -84,6 +84,10 @@ type Config struct {
 	// reaches that API can place calls on the lines. Without it the gateway serves no
 	// /sim/ at all. The local stack's Handler, on loopback, takes none.
 	APIToken string
+	// ClientSDK is the livekit-client browser bundle the caller page loads (main reads
+	// it from ClientSDKEnv). Empty: the one scripts/install-browser.sh installs, under
+	// .cache/node in the working directory or a folder above it.
+	ClientSDK string
 }
 
 // Call is one sim call.

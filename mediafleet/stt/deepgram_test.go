@@ -2,6 +2,7 @@ package stt
 
 import (
 	"context"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -24,7 +25,7 @@ func TestDeepgramFromEnv(t *testing.T) {
 	t.Setenv("DEEPGRAM_MODEL", "nova-2-phonecall")
 	t.Setenv("DEEPGRAM_QUERY", "smart_format=true")
 	t.Setenv("STT_FALLBACK", "none")
-	r, err := FromEnv()
+	r, err := FromEnv(os.Getenv)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -52,7 +53,7 @@ func TestDeepgramFromEnv(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Setenv(tc.name, tc.value)
-			if r, err := FromEnv(); err == nil || !strings.Contains(err.Error(), tc.want) {
+			if r, err := FromEnv(os.Getenv); err == nil || !strings.Contains(err.Error(), tc.want) {
 				if r != nil {
 					r.Close()
 				}

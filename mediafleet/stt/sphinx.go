@@ -57,10 +57,10 @@ type SphinxConfig struct {
 }
 
 // SphinxConfigFromEnv reads POCKETSPHINX_MODEL_DIR (default DefaultModelDir) and
-// PERSONA_STT_DECODERS (default 2).
-func SphinxConfigFromEnv() (SphinxConfig, error) {
-	c := SphinxConfig{ModelDir: os.Getenv("POCKETSPHINX_MODEL_DIR")}
-	if s := os.Getenv("PERSONA_STT_DECODERS"); s != "" {
+// PERSONA_STT_DECODERS (default 2) through getenv (os.Getenv in main).
+func SphinxConfigFromEnv(getenv func(string) string) (SphinxConfig, error) {
+	c := SphinxConfig{ModelDir: getenv("POCKETSPHINX_MODEL_DIR")}
+	if s := getenv("PERSONA_STT_DECODERS"); s != "" {
 		n, err := strconv.Atoi(s)
 		if err != nil || n < 1 {
 			return c, fmt.Errorf("stt: PERSONA_STT_DECODERS=%q: want a positive number", s)

@@ -33,7 +33,6 @@ import (
 	"fmt"
 	"io"
 	"net/url"
-	"os"
 	"time"
 
 	"github.com/bridgeline/bridgeline/mediafleet/speech"
@@ -57,32 +56,33 @@ const (
 )
 
 // FromEnv makes the deployment's recogniser, once, when the worker starts (see the
-// package comment for the environment).
-func FromEnv() (Recognizer, error) {
-	provider := os.Getenv("STT_PROVIDER")
+// package comment for the environment), reading the variables through getenv
+// (os.Getenv in main).
+func FromEnv(getenv func(string) string) (Recognizer, error) {
+	provider := getenv("STT_PROVIDER")
 	if provider == "" {
 		provider = ProviderPocketsphinx
-		if os.Getenv("STT_BASE_URL") != "" {
+		if getenv("STT_BASE_URL") != "" {
 			provider = ProviderOpenAI
 		}
 	}
 	switch provider {
 	case ProviderPocketsphinx:
-		return sphinxFromEnv()
+		return sphinxFromEnv(getenv)
 	case ProviderOpenAI:
-		base := os.Getenv("STT_BASE_URL")
+		base := getenv("STT_BASE_URL")
 		if base == "" {
 			return nil, errors.New("stt: STT_PROVIDER=openai needs STT_BASE_URL")
 		}
-		return NewHosted(HostedConfig{BaseURL: base, APIKey: os.Getenv("STT_API_KEY"), Model: os.Getenv("STT_MODEL")})
+		return NewHosted(HostedConfig{BaseURL: base, APIKey: getenv("STT_API_KEY"), Model: getenv("STT_MODEL")})
 	case ProviderDeepgram:
-		return deepgramFromEnv()
+		return deepgramFromEnv(getenv)
 	}
 	return nil, fmt.Errorf("stt: STT_PROVIDER=%q: want pocketsphinx, openai or deepgram", provider)
 }
 
-func sphinxFromEnv() (*Sphinx, error) {
-	cfg, err := SphinxConfigFromEnv()
+func sphinxFromEnv(getenv func(string) string) (*Sphinx, error) {
+	cfg, err := SphinxConfigFromEnv(getenv)
 	if err != nil {
 		return nil, err
 	}
@@ -93,18 +93,18 @@ func sphinxFromEnv() (*Sphinx, error) {
 	return s, nil
 }
 
-// DeepgramConfigFromEnv reads the DEEPGRAM_* variables.
-func DeepgramConfigFromEnv() (deepgram.Config, error) {
-	cfg := deepgram.Config{APIKey: os.Getenv("DEEPGRAM_API_KEY"), BaseURL: os.Getenv("DEEPGRAM_BASE_URL"),
-		Model: os.Getenv("DEEPGRAM_MODEL"), Language: os.Getenv("DEEPGRAM_LANGUAGE")}
-	if q := os.Getenv("DEEPGRAM_QUERY"); q != "" {
+// DeepgramConfigFromEnv reads the DEEPGRAM_* variables through getenv.
+func DeepgramConfigFromEnv(getenv func(string) string) (deepgram.Config, error) {
+	cfg := deepgram.Config{APIKey: getenv("DEEPGRAM_API_KEY"), BaseURL: getenv("DEEPGRAM_BASE_URL"),
+		Model: getenv("DEEPGRAM_MODEL"), Language: getenv("DEEPGRAM_LANGUAGE")}
+	if q := getenv("DEEPGRAM_QUERY"); q != "" {
 		v, err := url.ParseQuery(q)
 		if err != nil {
 			return cfg, fmt.Errorf("stt: DEEPGRAM_QUERY=%q: %w", q, err)
 		}
 		cfg.Query = v
 	}
-	if s := os.Getenv("DEEPGRAM_FINALIZE_TIMEOUT"); s != "" {
+	if s := getenv("DEEPGRAM_FINALIZE_TIMEOUT"); s != "" {
 		d, err := time.ParseDuration(s)
 		if err != nil || d <= 0 || d > 5*time.Second {
 			return cfg, fmt.Errorf("stt: DEEPGRAM_FINALIZE_TIMEOUT=%q: want a duration up to 5s, like 500ms", s)
@@ -124,15 +124,15 @@ func (w withFallback) Close() error {
 	return errors.Join(w.Recognizer.Close(), w.fallback.Close())
 }
 
-func deepgramFromEnv() (Recognizer, error) {
-	cfg, err := DeepgramConfigFromEnv()
+func deepgramFromEnv(getenv func(string) string) (Recognizer, error) {
+	cfg, err := DeepgramConfigFromEnv(getenv)
 	if err != nil {
 		return nil, err
 	}
 	var fallback *Sphinx
-	switch fb := os.Getenv("STT_FALLBACK"); fb {
+	switch fb := getenv("STT_FALLBACK"); fb {
 	case "", ProviderPocketsphinx:
-		if fallback, err = sphinxFromEnv(); err != nil {
+		if fallback, err = sphinxFromEnv(getenv); err != nil {
 			return nil, fmt.Errorf("%w (STT_FALLBACK=none runs without a fallback)", err)
 		}
 		cfg.Fallback = fallback

@@ -80,10 +80,11 @@ type Config struct {
 	Gate string
 }
 
-// ConfigFromEnv reads ONNXRUNTIME_LIB, PERSONA_VAD_MODEL and PERSONA_VAD_GATE_DBFS.
-func ConfigFromEnv() Config {
-	return Config{LibPath: os.Getenv("ONNXRUNTIME_LIB"), ModelPath: os.Getenv("PERSONA_VAD_MODEL"),
-		Gate: os.Getenv("PERSONA_VAD_GATE_DBFS")}
+// ConfigFromEnv reads ONNXRUNTIME_LIB, PERSONA_VAD_MODEL and PERSONA_VAD_GATE_DBFS
+// through getenv (os.Getenv in main).
+func ConfigFromEnv(getenv func(string) string) Config {
+	return Config{LibPath: getenv("ONNXRUNTIME_LIB"), ModelPath: getenv("PERSONA_VAD_MODEL"),
+		Gate: getenv("PERSONA_VAD_GATE_DBFS")}
 }
 
 // gateLevel turns Config.Gate into the mean square of int16 samples under which a

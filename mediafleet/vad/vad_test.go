@@ -26,7 +26,7 @@ var (
 // loadModel loads the model once for the whole test binary, as the worker does.
 func loadModel(tb testing.TB) *Model {
 	tb.Helper()
-	modelOnce.Do(func() { model, modelErr = Load(ConfigFromEnv()) })
+	modelOnce.Do(func() { model, modelErr = Load(ConfigFromEnv(os.Getenv)) })
 	if modelErr != nil {
 		tb.Fatalf("Load: %v (run make deps)", modelErr)
 	}

@@ -47,7 +47,7 @@ func workerChild() int {
 	}
 	log := slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	worker.SetSDKLogger(log)
-	eng, err := engines.FromEnv(log)
+	eng, err := engines.FromEnv(os.Getenv, log)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "worker child: speech engines:", err)
 		return 2

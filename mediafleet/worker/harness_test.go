@@ -48,7 +48,7 @@ func TestMain(m *testing.M) {
 }
 
 func runMain(m *testing.M) int {
-	srv, err := livekitserver.Start(context.Background(), livekitserver.Config{
+	srv, err := livekitserver.Start(context.Background(), livekitserver.Config{Binary: os.Getenv("LIVEKIT_SERVER_BIN"),
 		APIKey: "APIpersona", APISecret: "persona-test-secret-persona-test-secret-0",
 	})
 	if err != nil {

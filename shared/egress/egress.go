@@ -15,7 +15,6 @@ import (
 	"fmt"
 	"net"
 	"net/netip"
-	"os"
 	"strings"
 	"syscall"
 	"time"
@@ -27,7 +26,8 @@ var ErrBlocked = errors.New("blocked destination")
 // ErrNotCanonical is CanonicalHost's refusal (wrapped with the reason).
 var ErrNotCanonical = errors.New("host not written canonically")
 
-// AllowLoopbackEnv names the environment variable that lets loopback through.
+// AllowLoopbackEnv names the environment variable that lets loopback through (read by
+// shared/config into Webhooks.AllowLoopback).
 const AllowLoopbackEnv = "WEBHOOK_ALLOW_LOOPBACK"
 
 // Policy says which addresses are refused. The zero Policy refuses every internal form;
@@ -35,12 +35,6 @@ const AllowLoopbackEnv = "WEBHOOK_ALLOW_LOOPBACK"
 // run on the developer's machine. Private, link-local and the other forms stay refused.
 type Policy struct {
 	AllowLoopback bool
-}
-
-// PolicyFromEnv reads WEBHOOK_ALLOW_LOOPBACK (1 or true allows loopback).
-func PolicyFromEnv() Policy {
-	v := strings.ToLower(strings.TrimSpace(os.Getenv(AllowLoopbackEnv)))
-	return Policy{AllowLoopback: v == "1" || v == "true"}
 }
 
 // Ranges that are internal but which netip's predicates do not name.

@@ -66,15 +66,6 @@ func TestCheckHost(t *testing.T) {
 	}
 }
 
-func TestPolicyFromEnv(t *testing.T) {
-	for v, want := range map[string]bool{"": false, "0": false, "1": true, "true": true, "yes": false} {
-		t.Setenv(egress.AllowLoopbackEnv, v)
-		if got := egress.PolicyFromEnv().AllowLoopback; got != want {
-			t.Errorf("%s=%q: AllowLoopback = %v, want %v", egress.AllowLoopbackEnv, v, got, want)
-		}
-	}
-}
-
 // TestCanonicalHost: every form of NonCanonical is refused, by CanonicalHost and by
 // CheckHost and CheckURL under either policy, and the usual spellings pass.
 func TestCanonicalHost(t *testing.T) {

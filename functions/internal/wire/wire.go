@@ -72,7 +72,7 @@ const (
 // The endpoint is the SDK's: AWS_ENDPOINT_URL (or AWS_ENDPOINT_URL_DYNAMODB) points it
 // at DynamoDB Local, SAM CLI or LocalStack.
 func Store(ctx context.Context) (*dynamo.Store, error) {
-	return dynamo.Open(ctx, dynamo.Config{Tables: dynamo.TablesFromEnv()})
+	return dynamo.Open(ctx, dynamo.Config{Tables: dynamo.TablesFromEnv(os.Getenv)})
 }
 
 // Logger is the functions' logger: JSON lines to stderr, which Lambda sends to CloudWatch.

@@ -190,11 +190,12 @@ func RSS(pid int) int64 {
 	return 0
 }
 
-// Resolve finds a pinned server binary: the path in the environment variable env, else
-// what the repository's scripts/<script> prints last (it builds once and caches).
-func Resolve(ctx context.Context, env, script string) (string, error) {
-	if p := os.Getenv(env); p != "" {
-		return p, nil
+// Resolve finds a pinned server binary: bin when set (the program reads it from its
+// configuration), else what the repository's scripts/<script> prints last (it builds
+// once and caches).
+func Resolve(ctx context.Context, bin, script string) (string, error) {
+	if bin != "" {
+		return bin, nil
 	}
 	root, err := RepoRoot()
 	if err != nil {

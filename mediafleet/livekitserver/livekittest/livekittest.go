@@ -6,6 +6,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"os"
 	"testing"
 	"time"
 
@@ -28,6 +29,9 @@ func Start(t testing.TB, cfg livekitserver.Config) *livekitserver.Server {
 	}
 	if cfg.Dir == "" {
 		cfg.Dir = t.TempDir()
+	}
+	if cfg.Binary == "" {
+		cfg.Binary = os.Getenv("LIVEKIT_SERVER_BIN")
 	}
 	// The process lives until Cleanup stops it, so it gets a background context.
 	s, err := livekitserver.Start(context.Background(), cfg)

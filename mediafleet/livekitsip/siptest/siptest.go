@@ -45,7 +45,7 @@ func Start(t testing.TB, opts Options) *Engine {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
 	defer cancel()
-	bin, err := livekitsip.ResolveBinary(ctx)
+	bin, err := livekitsip.ResolveBinary(ctx, os.Getenv("LIVEKIT_SIP_BIN"))
 	if err != nil {
 		need(t, "livekit-sip is not available: %v", err)
 	}

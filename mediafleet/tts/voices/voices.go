@@ -16,7 +16,6 @@ package voices
 import (
 	"fmt"
 	"log/slog"
-	"os"
 	"strings"
 	"sync"
 
@@ -47,14 +46,15 @@ type Config struct {
 	Logger *slog.Logger
 }
 
-// ConfigFromEnv reads TTS_BASE_URL, TTS_API_KEY, TTS_MODEL and TTS_VOICES.
-func ConfigFromEnv() Config {
+// ConfigFromEnv reads TTS_BASE_URL, TTS_API_KEY, TTS_MODEL and TTS_VOICES through
+// getenv (os.Getenv in main).
+func ConfigFromEnv(getenv func(string) string) Config {
 	c := Config{
-		HostedBaseURL: os.Getenv("TTS_BASE_URL"),
-		HostedAPIKey:  os.Getenv("TTS_API_KEY"),
-		HostedModel:   os.Getenv("TTS_MODEL"),
+		HostedBaseURL: getenv("TTS_BASE_URL"),
+		HostedAPIKey:  getenv("TTS_API_KEY"),
+		HostedModel:   getenv("TTS_MODEL"),
 	}
-	for _, v := range strings.Split(os.Getenv("TTS_VOICES"), ",") {
+	for _, v := range strings.Split(getenv("TTS_VOICES"), ",") {
 		if v = strings.TrimSpace(v); v != "" {
 			c.HostedVoices = append(c.HostedVoices, v)
 		}

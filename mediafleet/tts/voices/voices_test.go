@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -157,7 +158,7 @@ func TestConfigFromEnv(t *testing.T) {
 	t.Setenv("TTS_API_KEY", "k")
 	t.Setenv("TTS_MODEL", "m")
 	t.Setenv("TTS_VOICES", " nova, ,onyx ")
-	c := ConfigFromEnv()
+	c := ConfigFromEnv(os.Getenv)
 	if c.HostedBaseURL != "http://127.0.0.1:9/v1" || c.HostedAPIKey != "k" || c.HostedModel != "m" || strings.Join(c.HostedVoices, "|") != "nova|onyx" {
 		t.Errorf("ConfigFromEnv = %+v", c)
 	}

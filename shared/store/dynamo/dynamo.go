@@ -18,7 +18,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"strconv"
 	"time"
 
@@ -74,7 +73,7 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 	var clientOpts []func(*dynamodb.Options)
 	if cfg.Endpoint != "" {
 		clientOpts = append(clientOpts, func(o *dynamodb.Options) { o.BaseEndpoint = aws.String(cfg.Endpoint) })
-		if os.Getenv("AWS_ACCESS_KEY_ID") == "" {
+		if !envCredentials(awsCfg) {
 			// DynamoDB Local accepts any credentials, and a developer machine may have
 			// none: without this the SDK's chain would go asking the EC2 metadata
 			// service.
@@ -84,6 +83,18 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 	s := New(dynamodb.NewFromConfig(awsCfg, clientOpts...), cfg.Tables)
 	s.localOutbox = cfg.LocalOutbox
 	return s, nil
+}
+
+// envCredentials says whether the configuration chain found keys in the environment
+// (AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, as the SDK's environment source reads
+// them): the chain loaded them, so this package reads no variable itself.
+func envCredentials(cfg aws.Config) bool {
+	for _, src := range cfg.ConfigSources {
+		if env, ok := src.(config.EnvConfig); ok && env.Credentials.HasKeys() {
+			return true
+		}
+	}
+	return false
 }
 
 // New returns a Store on an existing client.

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"os"
 	"slices"
 	"strings"
 	"time"
@@ -95,12 +94,12 @@ func TablesWithPrefix(prefix string) Tables {
 	return ts
 }
 
-// TablesFromEnv reads the TABLE_* variables a function is given; tables it was not
-// given stay unconfigured.
-func TablesFromEnv() Tables {
+// TablesFromEnv reads the TABLE_* variables a function is given through getenv
+// (os.Getenv in main); tables it was not given stay unconfigured.
+func TablesFromEnv(getenv func(string) string) Tables {
 	ts := Tables{}
 	for _, t := range AllTables {
-		if v := os.Getenv(t.EnvVar()); v != "" {
+		if v := getenv(t.EnvVar()); v != "" {
 			ts[t] = v
 		}
 	}
