@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"crypto/rand"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -188,6 +189,11 @@ func adminTo(ctx context.Context, args []string, out io.Writer) error {
 	}
 	if adopted != "" {
 		fmt.Fprintln(os.Stderr, "bridgeline admin: using", adopted)
+	}
+	if cfg.PersonaReportSecret == "" {
+		// admin verifies no worker's report: a secret of this run only, never the data
+		// folder's (which it must not make) nor a default.
+		cfg.PersonaReportSecret = rand.Text() + rand.Text()
 	}
 	if err := cfg.Validate(); err != nil {
 		return err

@@ -259,7 +259,9 @@ func Handler(ctx context.Context, function string, lk LiveKit) (http.Handler, er
 // RouteTable is the whole route table as the functions serve it (for the template tests:
 // no store or LiveKit is reached).
 func RouteTable() ([]httpapi.Route, error) {
-	cp, err := controlplane.New(config.Defaults(), controlplane.Deps{Store: dynamo.New(nil, nil), SimSecret: "route-table",
+	cfg := config.Defaults()
+	cfg.PersonaReportSecret = "route-table-verifies-no-report-0123456789" // no request reaches it
+	cp, err := controlplane.New(cfg, controlplane.Deps{Store: dynamo.New(nil, nil), SimSecret: "route-table",
 		SIPSecret: "route-table"})
 	if err != nil {
 		return nil, err
