@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"crypto/rand"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -18,6 +19,7 @@ import (
 	"github.com/bridgeline/bridgeline/shared/line"
 	"github.com/bridgeline/bridgeline/shared/platform"
 	"github.com/bridgeline/bridgeline/shared/platform/sim"
+	"github.com/bridgeline/bridgeline/shared/siptrunk"
 )
 
 // admin runs operator commands against the same store the stack uses; they work while
@@ -58,6 +60,8 @@ var adminCommands = []adminCommand{
 		flags: []string{"account", "key"}, required: []string{"account", "key"}},
 	{name: "line add", args: "--account ACCT --handle HANDLE [--platform sim] [--name NAME]", summary: "provision a line on a calling platform this deployment runs",
 		flags: []string{"account", "handle", "platform", "name"}, required: []string{"account", "handle"}},
+	{name: "line release", args: "--handle +E164", summary: "delete the SIP line holding a number, whichever account's, so that its owner can claim it (a squatted number); refused while a call on it is live",
+		flags: []string{"handle"}, required: []string{"handle"}},
 	{name: "indexes backfill", args: "", summary: "give records written before the list filter indexes their keys (DynamoDB)"},
 	{name: "events replay", args: "--queue URL [--to URL] [--bus NAME]", summary: "put an AWS failure queue's events back on the event path (docs/deploy.md)",
 		flags: []string{"queue", "to", "bus"}, required: []string{"queue"}}, // its own flag set: replay.go
@@ -189,6 +193,11 @@ func adminTo(ctx context.Context, args []string, out io.Writer) error {
 	if adopted != "" {
 		fmt.Fprintln(os.Stderr, "bridgeline admin: using", adopted)
 	}
+	if cfg.PersonaReportSecret == "" {
+		// admin verifies no worker's report: a secret of this run only, never the data
+		// folder's (which it must not make) nor a default.
+		cfg.PersonaReportSecret = rand.Text() + rand.Text()
+	}
 	if err := cfg.Validate(); err != nil {
 		return err
 	}
@@ -272,6 +281,15 @@ func adminTo(ctx context.Context, args []string, out io.Writer) error {
 			return err
 		}
 		return enc.Encode(map[string]string{"line_id": l.ID, "account_id": l.AccountID, "platform": l.Platform, "handle": l.Handle})
+	case "line release":
+		// No LiveKit here: the running stack's sweeper takes the number off the old trunk
+		// in LiveKit at its next reconcile (30 s locally, a minute on AWS).
+		svc := siptrunk.Service{Store: s, Lines: s, Calls: s, Now: time.Now}
+		l, err := svc.ReleaseNumber(ctx, str("handle"))
+		if err != nil {
+			return fmt.Errorf("admin line release: %w", err)
+		}
+		return enc.Encode(map[string]string{"released_line_id": l.ID, "account_id": l.AccountID, "handle": l.Handle, "sip_trunk_id": l.SIPTrunkID})
 	case "indexes backfill":
 		return indexesBackfill(ctx, s, enc)
 	}

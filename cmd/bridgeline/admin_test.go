@@ -78,6 +78,18 @@ func TestAdminUsesTheRunningStacksStore(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(data, "bridgeline.db")); err == nil {
 		t.Errorf("admin made a SQLite file beside a DynamoDB stack")
 	}
+	// The account's call retention is kept on DynamoDB too (it used to be refused there),
+	// where the retention job finds it.
+	var out bytes.Buffer
+	if err := adminTo(ctx, []string{"account", "retention", id, "--days", "7"}, &out); err != nil {
+		t.Fatalf("admin account retention on DynamoDB: %v", err)
+	}
+	if a, err := ds.GetAccount(ctx, id); err != nil || a.CallRetentionDays == nil || *a.CallRetentionDays != 7 {
+		t.Errorf("account after admin account retention --days 7 = %+v, %v; want 7 days", a, err)
+	}
+	if accts, err := ds.AccountsWithRetention(ctx); err != nil || len(accts) != 1 || accts[0].ID != id {
+		t.Errorf("AccountsWithRetention = %+v, %v; want the account", accts, err)
+	}
 
 	// A stack that is gone (killed: its file stays, its process does not) is not adopted.
 	remove()

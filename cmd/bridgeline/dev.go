@@ -41,14 +41,7 @@ func dev(ctx context.Context, args []string) error {
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	if cfg.LiveKitSecret == "" {
-		// No secret given: this data folder's own, made on first start (never a default
-		// every copy of the project shares).
-		if cfg.LiveKitSecret, err = config.LocalLiveKitSecret(cfg.DataDir); err != nil {
-			return err
-		}
-	}
-	if err := cfg.Validate(); err != nil {
+	if err := localSecrets(&cfg); err != nil {
 		return err
 	}
 	log := slog.New(redact.Handler(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo})))
@@ -114,6 +107,30 @@ func dev(ctx context.Context, args []string) error {
 // devState remembers which account is the dev account across restarts.
 type devState struct {
 	AccountID string `json:"account_id"`
+}
+
+// localSecrets gives cfg the data folder's own LiveKit and persona report secrets where
+// the environment set none (made on first start, never a default every copy of the
+// project shares), then validates it: a public default set in the environment is
+// refused before anything starts or is written.
+func localSecrets(cfg *config.Config) error {
+	for _, v := range []string{cfg.LiveKitSecret, cfg.PersonaReportSecret} {
+		if v == config.PublicDevSecret || v == config.PublicDevReportSecret {
+			return cfg.Validate()
+		}
+	}
+	var err error
+	if cfg.LiveKitSecret == "" {
+		if cfg.LiveKitSecret, err = config.LocalLiveKitSecret(cfg.DataDir); err != nil {
+			return err
+		}
+	}
+	if cfg.PersonaReportSecret == "" {
+		if cfg.PersonaReportSecret, err = config.LocalReportSecret(cfg.DataDir); err != nil {
+			return err
+		}
+	}
+	return cfg.Validate()
 }
 
 // bootstrapDev makes the dev account with its key and two sim lines on first start, and

@@ -10,6 +10,7 @@ import (
 	"github.com/bridgeline/bridgeline/shared/config"
 	"github.com/bridgeline/bridgeline/shared/erasure"
 	"github.com/bridgeline/bridgeline/shared/store"
+	"github.com/bridgeline/bridgeline/shared/store/dynamo"
 	"github.com/bridgeline/bridgeline/shared/store/sqlite"
 )
 
@@ -18,7 +19,10 @@ type retentionSetter interface {
 	SetCallRetention(ctx context.Context, accountID string, days *int) (account.Account, error)
 }
 
-var _ retentionSetter = (*sqlite.Store)(nil)
+var (
+	_ retentionSetter = (*sqlite.Store)(nil)
+	_ retentionSetter = (*dynamo.Store)(nil)
+)
 
 // accountRetention shows an account's call retention, after setting it when set is
 // given: a number of days (0 deletes a call's data as soon as the retention job sees

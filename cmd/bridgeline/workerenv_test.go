@@ -15,6 +15,7 @@ import (
 func TestInProcessWorkersHoldNoLiveKitSecret(t *testing.T) {
 	secret := "stack-secret-given-0123456789-0123456789"
 	t.Setenv("LIVEKIT_API_SECRET", secret)
+	t.Setenv("PERSONA_REPORT_SECRET", "stack-report-secret-0123456789-0123456789")
 	cfg, err := config.Load()
 	if err != nil {
 		t.Fatal(err)

@@ -4,12 +4,14 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/bridgeline/bridgeline/e2e/harness"
 	"github.com/bridgeline/bridgeline/e2e/sipphone"
 	"github.com/bridgeline/bridgeline/shared/account"
+	"github.com/bridgeline/bridgeline/shared/siptrunk"
 )
 
 // TestSquattedNumberTakesNoOneElsesCalls is finding 2 of the security review: an account
@@ -20,8 +22,10 @@ import (
 // challenge and never reaches the squatter's line; a phone with no credentials neither.
 // Only a call authenticated as the squatter's own trunk reaches its line (the control
 // that the number is routed there at all). The owner's claim of the number is refused
-// while the squatter holds it (LiveKit routes a number to one trunk): docs/security.md,
-// "Whose number it is".
+// while the squatter holds it (LiveKit routes a number to one trunk), with the remedy in
+// the answer; the operator then releases the number (`bridgeline admin line release`),
+// the owner claims it, and the owner's provider's calls reach the owner's line while the
+// squatter's claim is refused: docs/security.md, "Whose number it is".
 func TestSquattedNumberTakesNoOneElsesCalls(t *testing.T) {
 	r := theRig(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
@@ -76,9 +80,10 @@ func TestSquattedNumberTakesNoOneElsesCalls(t *testing.T) {
 		})
 	})
 	own := trunkOf(owner)
-	if status := do(owner, http.MethodPost, "/v1/lines", map[string]any{"platform": "sip", "handle": number,
-		"sip_trunk_id": own.ID}, nil); status != http.StatusConflict {
-		t.Errorf("the owner's claim of the squatted number = %d, want 409 handle_taken", status)
+	if status, raw, err := r.st.Request(http.MethodPost, "/v1/lines", map[string]any{"platform": "sip", "handle": number,
+		"sip_trunk_id": own.ID}, owner.key); err != nil || status != http.StatusConflict ||
+		!strings.Contains(string(raw), "handle_taken") || !strings.Contains(string(raw), "line release") {
+		t.Errorf("the owner's claim of the squatted number = %d %s (%v), want 409 handle_taken naming the operator's release", status, raw, err)
 	}
 	calls := func() int {
 		t.Helper()
@@ -119,6 +124,44 @@ func TestSquattedNumberTakesNoOneElsesCalls(t *testing.T) {
 		refusedAtPhone(ctx, t, phone, r.dialURI(number), nil) // the disabled line's 486
 		if n := calls(); n != 1 {
 			t.Errorf("the squatter's line has %d call(s), want its own one", n)
+		}
+	})
+	t.Run("released by the operator, claimed by its owner", func(t *testing.T) {
+		// The operator's remedy as `bridgeline admin line release` runs it: the store
+		// alone, no LiveKit; the stack's sweeper takes the number off the squatter's
+		// LiveKit trunk at its next reconcile, run here at once.
+		admin := siptrunk.Service{Store: r.st.Store, Lines: r.st.Store, Calls: r.st.Store, Now: time.Now}
+		released, err := admin.ReleaseNumber(ctx, number)
+		if err != nil || released.ID != squatted.ID {
+			t.Fatalf("ReleaseNumber = %+v, %v; want the squatter's line %s", released, err, squatted.ID)
+		}
+		if err := r.st.Trunks.Reconcile(ctx); err != nil {
+			t.Fatal(err)
+		}
+		var mine lineObj
+		harness.Must(t, do(owner, http.MethodPost, "/v1/lines", map[string]any{"platform": "sip", "handle": number,
+			"sip_trunk_id": own.ID, "inbound_mode": "disabled"}, &mine), http.StatusCreated, "the owner's claim after the release")
+		t.Cleanup(func() {
+			harness.WaitFor(t, 30*time.Second, "the owner's line deleted", func() bool {
+				status := do(owner, http.MethodDelete, "/v1/lines/"+mine.ID, nil, nil)
+				return status == http.StatusOK || status == http.StatusNotFound
+			})
+		})
+		if status := do(squatter, http.MethodGet, "/v1/lines/"+squatted.ID, nil, nil); status != http.StatusNotFound {
+			t.Errorf("the squatter's line after the release = %d, want 404", status)
+		}
+		if status := do(squatter, http.MethodPost, "/v1/lines", map[string]any{"platform": "sip", "handle": number,
+			"sip_trunk_id": sq.ID}, nil); status != http.StatusConflict {
+			t.Errorf("the squatter's claim of the owner's number = %d, want 409 handle_taken", status)
+		}
+		phone := r.phone(t, sipphone.Config{Number: "+15559990064", AuthUser: own.Inbound.Username, AuthPassword: own.Inbound.Password})
+		refusedAtPhone(ctx, t, phone, r.dialURI(number), nil) // the owner's disabled line's 486: the call reached it
+		var list struct {
+			Data []recordObj `json:"data"`
+		}
+		harness.Must(t, do(owner, http.MethodGet, "/v1/calls?line_id="+mine.ID, nil, &list), http.StatusOK, "list calls")
+		if len(list.Data) != 1 {
+			t.Errorf("the owner's line has %d call(s), want the owner's provider's one", len(list.Data))
 		}
 	})
 }

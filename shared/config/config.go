@@ -72,7 +72,9 @@ type Config struct {
 	// PersonaReportSecret verifies the persona workers' reports (PERSONA_REPORT_SECRET):
 	// a key of the control plane and the workers only, unlike the LiveKit secret that
 	// livekit-server holds too. On AWS the persona-report function reads it from
-	// Secrets Manager (PERSONA_REPORT_SECRET_ARN, functions/internal/wire).
+	// Secrets Manager (PERSONA_REPORT_SECRET_ARN, functions/internal/wire). It has no
+	// default: the local stack makes one per data folder on first start
+	// (LocalReportSecret), and Validate refuses PublicDevReportSecret.
 	PersonaReportSecret string
 	// PersonaWorkers is how many persona workers the local stack runs in-process (0 for
 	// none). Lambdas run none (wire sets 0).
@@ -120,9 +122,8 @@ func Defaults() Config {
 		RateLimit: 25, RateBurst: 50, TokenTTL: 10 * time.Minute,
 		LiveKitPort: 7880, LiveKitTCPPort: 7881, LiveKitUDPPort: 7882,
 		SIPPort: 5060, SIPRTPPortStart: 10000, SIPRTPPortEnd: 10199,
-		LiveKitAPIKey:       "devkey",
-		PersonaReportSecret: "bridgeline-dev-report-secret-change-me-012345",
-		PersonaWorkers:      1, MaxSession: 60 * time.Minute, AssistantDispatchTimeout: 15 * time.Second,
+		LiveKitAPIKey:  "devkey",
+		PersonaWorkers: 1, MaxSession: 60 * time.Minute, AssistantDispatchTimeout: 15 * time.Second,
 		SweepWindow: 60 * time.Second, MaxConcurrentSessions: 20,
 	}
 	c.fill()
@@ -325,6 +326,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("LIVEKIT_API_SECRET: is the public default %q that older releases shipped; unset it (the local stack then makes its own in %s) or set one of your own", PublicDevSecret, LiveKitSecretFileName)
 	case c.LiveKitSecret != "" && len(c.LiveKitSecret) < 32:
 		return fmt.Errorf("LIVEKIT_API_SECRET: must be at least 32 characters")
+	case c.PersonaReportSecret == PublicDevReportSecret:
+		return fmt.Errorf("PERSONA_REPORT_SECRET: is the public default %q that older releases shipped; unset it (the local stack then makes its own in %s) or set one of your own", PublicDevReportSecret, ReportSecretFileName)
 	case len(c.PersonaReportSecret) < persona.MinReportSecret:
 		return fmt.Errorf("PERSONA_REPORT_SECRET: must be at least %d characters", persona.MinReportSecret)
 	case c.PersonaReportSecret == c.LiveKitSecret:

@@ -344,13 +344,26 @@ func (cp *ControlPlane) reconcile(ctx context.Context) {
 }
 
 // SweepHandler is the AWS session-sweeper's handler: each invocation reconciles the SIP
-// trunks with LiveKit once and sweeps every tick for the configured window
-// (SWEEP_WINDOW_SECONDS).
+// trunks with LiveKit once, runs the accounts' call retention once, and sweeps every
+// tick for the configured window (SWEEP_WINDOW_SECONDS).
 func (cp *ControlPlane) SweepHandler(tick time.Duration) func(context.Context) error {
 	sweep := cp.Sessions.SweepHandler(cp.Config.SweepWindow, tick)
 	return func(ctx context.Context) error {
 		cp.reconcile(ctx)
-		return sweep(ctx)
+		// The accounts' call retention, once per invocation (every minute), beside the
+		// sweep so that a long run of it delays no session's end.
+		retained := make(chan struct{})
+		go func() {
+			defer close(retained)
+			if rs, ok := cp.Store.(erasure.RetentionStore); ok {
+				if _, err := cp.Erasure.Retain(ctx, rs); err != nil && ctx.Err() == nil {
+					cp.Erasure.Log.Error("retention", "err", err)
+				}
+			}
+		}()
+		err := sweep(ctx)
+		<-retained
+		return err
 	}
 }
 

@@ -24,16 +24,23 @@ func openStore(t *testing.T) *sqlite.Store {
 	return s
 }
 
+// testConfig is the defaults with a report secret of the test's own (it has no default).
+func testConfig() config.Config {
+	cfg := config.Defaults()
+	cfg.PersonaReportSecret = strings.Repeat("r", 40)
+	return cfg
+}
+
 // TestNewRefusesABadConfig: New validates, so every process refuses a bad setting the
 // same way, naming the variable.
 func TestNewRefusesABadConfig(t *testing.T) {
-	cfg := config.Defaults()
+	cfg := testConfig()
 	cfg.MaxSession = 0
 	_, err := controlplane.New(cfg, controlplane.Deps{Store: openStore(t)})
 	if err == nil || !strings.Contains(err.Error(), "MAX_SESSION_MINUTES") {
 		t.Fatalf("New(MaxSession 0) = %v, want an error naming MAX_SESSION_MINUTES", err)
 	}
-	if _, err := controlplane.New(config.Defaults(), controlplane.Deps{}); err == nil {
+	if _, err := controlplane.New(testConfig(), controlplane.Deps{}); err == nil {
 		t.Fatal("New without a store = nil error")
 	}
 }
@@ -41,7 +48,7 @@ func TestNewRefusesABadConfig(t *testing.T) {
 // TestConfigReachesTheServices: the settings of Config are the services' (the drift this
 // package ended: Lambdas once ran without the dispatch timeout).
 func TestConfigReachesTheServices(t *testing.T) {
-	cfg := config.Defaults()
+	cfg := testConfig()
 	cfg.MaxSession, cfg.AssistantDispatchTimeout, cfg.SweepWindow = 90*time.Second, 40*time.Second, 20*time.Second
 	cfg.HostedVoices, cfg.PersonaWorkers = []string{"nova"}, 0
 	cp, err := controlplane.New(cfg, controlplane.Deps{Store: openStore(t), LocalDelivery: true})
@@ -67,7 +74,7 @@ func TestConfigReachesTheServices(t *testing.T) {
 // TestOneRouteTable: the local handler and each function's handler serve the same
 // routes: a function's handler answers its own route and no other.
 func TestOneRouteTable(t *testing.T) {
-	cp, err := controlplane.New(config.Defaults(), controlplane.Deps{Store: openStore(t), SimSecret: "s"})
+	cp, err := controlplane.New(testConfig(), controlplane.Deps{Store: openStore(t), SimSecret: "s"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -451,8 +451,15 @@ func (s *Service) CreateLine(ctx context.Context, accountID string, in LineInput
 		t.UpdatedAt = l.CreatedAt
 		err = s.Lines.CreateLineOnTrunk(ctx, l, change, t)
 		if errors.Is(err, apierr.ErrConflict) {
-			if _, herr := s.Lines.LineByHandle(ctx, sip.Name, in.Handle); herr == nil {
-				return apierr.Param(apierr.CodeHandleTaken, "handle", fmt.Sprintf("%s is a line already", in.Handle))
+			if held, herr := s.Lines.LineByHandle(ctx, sip.Name, in.Handle); herr == nil {
+				if held.AccountID == accountID {
+					return apierr.Param(apierr.CodeHandleTaken, "handle", fmt.Sprintf("%s is a line already: %s", in.Handle, held.ID))
+				}
+				// Another account's line: a number routes to one trunk (LiveKit's rule). If
+				// the number is this account's, the operator releases it (ReleaseNumber).
+				return apierr.Param(apierr.CodeHandleTaken, "handle", fmt.Sprintf(
+					"%s is a line of another account: if the number is yours, ask the operator to release it "+
+						"(bridgeline admin line release), then claim it again", in.Handle))
 			}
 		}
 		if err != nil {
@@ -502,6 +509,30 @@ func (s *Service) DeleteLine(ctx context.Context, accountID, id string) (line.Li
 	}
 	s.syncAfterWrite(ctx, trunkID)
 	return out, nil
+}
+
+// ReleaseNumber is the operator's remedy for a squatted number (docs/security.md, "Whose
+// number it is"): it deletes the SIP line that holds the number, whichever account's it
+// is, as DELETE /v1/lines/{id} would (refused while a call on it rings or is in
+// progress: line_in_call), so that the number's owner can claim it. LiveKit stops
+// routing the number to the old trunk at once when s has LiveKit, else at the
+// sweeper's next reconcile. resource_not_found when no SIP line holds the number.
+func (s *Service) ReleaseNumber(ctx context.Context, handle string) (line.Line, error) {
+	if !platform.IsE164(handle) {
+		return line.Line{}, apierr.Invalid("handle", "handle must be a number in E.164: + and 8-15 digits")
+	}
+	l, err := s.Lines.LineByHandle(ctx, sip.Name, handle)
+	if errors.Is(err, apierr.ErrNotFound) {
+		return line.Line{}, apierr.Param(apierr.CodeResourceNotFound, "handle", fmt.Sprintf("no SIP line holds %s", handle))
+	}
+	if err != nil {
+		return line.Line{}, err
+	}
+	out, err := s.DeleteLine(ctx, l.AccountID, l.ID)
+	if err == nil {
+		s.log().Info("number released by the operator", "line_id", out.ID, "account_id", out.AccountID, "sip_trunk_id", out.SIPTrunkID)
+	}
+	return out, err
 }
 
 // checkNoCall refuses when a call on the line rings or is in progress.

@@ -130,9 +130,10 @@ var Writes = map[string]map[dynamo.Table]Access{
 	"persona-report":   {dynamo.CallPlatformIDs: Write, dynamo.Calls: Write, dynamo.Events: Write, dynamo.Sessions: Write},
 	"persona-transfer": {dynamo.CallPlatformIDs: Write, dynamo.Calls: Write, dynamo.Events: Write, dynamo.Sessions: Write},
 	// It carries out customer_decides decisions: the timeout recorded on a decision
-	// nobody answered.
-	"session-sweeper": {dynamo.CallDecisions: Write, dynamo.CallPlatformIDs: Write, dynamo.Calls: Write, dynamo.Events: Write,
-		dynamo.Sessions: Write},
+	// nobody answered; and the accounts' call retention, which marks how far it got on
+	// each account.
+	"session-sweeper": {dynamo.Accounts: Write, dynamo.CallDecisions: Write, dynamo.CallPlatformIDs: Write, dynamo.Calls: Write,
+		dynamo.Events: Write, dynamo.Sessions: Write},
 
 	"sip-trunks-list":   {dynamo.RateLimits: Write},
 	"sip-trunks-create": {dynamo.SIPTrunks: Write, dynamo.Idempotency: idempotent, dynamo.RateLimits: Write},

@@ -34,6 +34,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
 	"github.com/bridgeline/bridgeline/events/awsbus"
+	"github.com/bridgeline/bridgeline/shared/call"
 	"github.com/bridgeline/bridgeline/shared/config"
 	"github.com/bridgeline/bridgeline/shared/controlplane"
 	"github.com/bridgeline/bridgeline/shared/httpapi"
@@ -259,7 +260,9 @@ func Handler(ctx context.Context, function string, lk LiveKit) (http.Handler, er
 // RouteTable is the whole route table as the functions serve it (for the template tests:
 // no store or LiveKit is reached).
 func RouteTable() ([]httpapi.Route, error) {
-	cp, err := controlplane.New(config.Defaults(), controlplane.Deps{Store: dynamo.New(nil, nil), SimSecret: "route-table",
+	cfg := config.Defaults()
+	cfg.PersonaReportSecret = "route-table-verifies-no-report-0123456789" // no request reaches it
+	cp, err := controlplane.New(cfg, controlplane.Deps{Store: dynamo.New(nil, nil), SimSecret: "route-table",
 		SIPSecret: "route-table"})
 	if err != nil {
 		return nil, err
@@ -275,8 +278,17 @@ func RouteTable() ([]httpapi.Route, error) {
 // The tick bounds how late an assistant call's held call.ended goes out when its worker's
 // final report never comes: session.DefaultReportWait (3 s) after the end, plus at most
 // one tick, is 5 s.
-func Sweeper(ctx context.Context, lk LiveKit) (func(context.Context) error, error) {
-	cp, err := New(ctx, "session-sweeper", lk)
+//
+// Each invocation also runs the accounts' call retention once, deleting recordings from
+// the store openFiles opens (recwire.FromEnv, in the function's main: only it links the
+// S3 client), once the configuration has passed, so that a malformed setting is what a
+// function that cannot start names first.
+func Sweeper(ctx context.Context, lk LiveKit, openFiles func(context.Context) (call.RecordingFiles, error)) (func(context.Context) error, error) {
+	var filesErr error
+	cp, err := New(ctx, "session-sweeper", lk, func(d *controlplane.Deps) { d.Recordings, filesErr = openFiles(ctx) })
+	if err == nil {
+		err = filesErr
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -140,7 +140,10 @@ func strAttr(name string) Attribute { return Attribute{name, types.ScalarAttribu
 
 // Definitions are the tables' shapes.
 var Definitions = []Definition{
-	{Table: Accounts, Partition: idAttr},
+	{Table: Accounts, Partition: idAttr, Indexes: []Index{
+		// Sparse: the accounts whose call retention is set (retention.go).
+		{Name: "with_retention", Partition: strAttr("retention"), Sort: &idAttr},
+	}},
 	{Table: APIKeys, Partition: strAttr("hash"), Indexes: []Index{
 		// An account's keys, oldest first (ids sort by creation time).
 		{Name: "by_account", Partition: strAttr("account_id"), Sort: &idAttr},
