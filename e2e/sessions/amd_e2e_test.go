@@ -1,0 +1,170 @@
+package sessions_test
+
+import (
+	"context"
+	"math"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/bridgeline/bridgeline/e2e/harness"
+	"github.com/bridgeline/bridgeline/mediafleet/callerbot"
+	"github.com/bridgeline/bridgeline/mediafleet/platformsim"
+	"github.com/bridgeline/bridgeline/mediafleet/speechtest/sphinx"
+	"github.com/bridgeline/bridgeline/mediafleet/tts"
+	"github.com/bridgeline/bridgeline/mediafleet/worker"
+	"github.com/bridgeline/bridgeline/shared/call"
+	"github.com/bridgeline/bridgeline/shared/persona"
+)
+
+const (
+	amdGreeting = "Hello, this is the dental office."
+	amdMessage  = "Please call the dental office back tomorrow morning."
+	amdBox      = "Hi, you have reached Ann. I can not take your call right now. Please leave a message after the tone."
+)
+
+// amdRecord is the call record with its answering-machine detection.
+type amdRecord struct {
+	Status     string         `json:"status"`
+	EndReason  *string        `json:"end_reason"`
+	Transcript []persona.Turn `json:"transcript"`
+	AMD        *struct {
+		Result      string `json:"result"`
+		DecidedAt   string `json:"decided_at"`
+		DecisionMS  int64  `json:"decision_ms"`
+		MessageLeft bool   `json:"message_left"`
+	} `json:"amd"`
+}
+
+// amdCall places an outbound assistant session with answering-machine detection and the
+// voicemail message on the sim, and returns it with its party once the party is in the
+// room.
+func amdCall(t *testing.T, st *harness.Stack, asstID string) (created, *callerbot.Bot) {
+	t.Helper()
+	s := createSession(t, st, map[string]any{"platform_handle": "+15557654399", "mode": "assistant", "assistant_id": asstID,
+		"media": "audio", "amd": map[string]any{"voicemail_message": amdMessage}})
+	var party platformsim.Call
+	harness.WaitFor(t, 20*time.Second, "the dialled party in the room", func() bool {
+		var ok bool
+		party, ok = st.Sim.ByCallID(s.CallID)
+		return ok && party.InRoom
+	})
+	bot := st.Sim.Bot(party.ID)
+	if bot == nil {
+		t.Fatalf("sim call %s has no party in the room", party.ID)
+	}
+	return s, bot
+}
+
+// TestAMDOnSim is answering-machine detection on the real stack (SQLite, livekit-server,
+// the sim, a persona worker) with the sim's party as the callee:
+//   - a voicemail box (a recorded greeting in flite's voice, then a 1 kHz beep) is
+//     decided voicemail, hears nothing of the assistant before its beep has ended, and
+//     records the voicemail message after it (pocketsphinx hears the message, not the
+//     greeting); the call ends assistant_hangup with amd voicemail and message_left;
+//   - a person ("Hello?" and a pause) is decided human and hears the greeting.
+func TestAMDOnSim(t *testing.T) {
+	st := tenant(t)
+	st.StartWorker(t, nil, worker.Options{})
+	a := publishAssistant(t, st, "Reminder desk", amdGreeting, "ava_maya")
+
+	t.Run("voicemail box", func(t *testing.T) {
+		s, bot := amdCall(t, st, a.ID)
+		box, err := callerbot.Flite(context.Background(), persona.SimCallerVoice, amdBox)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pcm := append(box.Samples, make([]int16, box.Rate*4/10)...)
+		for i := range box.Rate / 2 { // the beep: 1 kHz for 500 ms
+			pcm = append(pcm, int16(8000*math.Sin(2*math.Pi*1000*float64(i)/float64(box.Rate))))
+		}
+		i, err := bot.Say("voicemail greeting", tts.PCM{Rate: box.Rate, Samples: pcm})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		u, err := bot.WaitSaid(ctx, i)
+		if err != nil {
+			t.Fatal(err)
+		}
+		waitEnded(t, st, s.CallID)
+		var r amdRecord
+		harness.Must(t, st.Do(t, http.MethodGet, "/v1/calls/"+s.CallID, nil, &r), http.StatusOK, "GET call")
+		if r.AMD == nil || r.AMD.Result != persona.AnsweredVoicemail || !r.AMD.MessageLeft || r.AMD.DecisionMS <= 0 ||
+			str(r.EndReason) != call.ReasonAssistantHangup {
+			t.Fatalf("record: amd %+v, end_reason %q; want voicemail with the message left, assistant_hangup", r.AMD, str(r.EndReason))
+		}
+		if len(r.Transcript) != 1 || r.Transcript[0].Speaker != persona.SpeakerAssistant || r.Transcript[0].Text != amdMessage {
+			t.Errorf("transcript %+v; want the voicemail message alone (no greeting)", r.Transcript)
+		}
+		// Nothing of the assistant before the beep ended; the message after it.
+		for _, snd := range bot.Sounds() {
+			if snd.Start.Before(u.End) {
+				t.Errorf("the box heard the assistant at %v, before its beep ended at %v", snd.Start, u.End)
+			}
+		}
+		got, err := sphinx.Choose(context.Background(), bot.Heard(u.End), []string{amdMessage, amdGreeting})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got != sphinxWords(amdMessage) {
+			t.Errorf("the box recorded %q after its beep; want the voicemail message", got)
+		}
+		t.Logf("decided after %d ms; the message began %v after the beep ended", r.AMD.DecisionMS, firstSoundAfter(bot, u.End))
+	})
+
+	t.Run("person", func(t *testing.T) {
+		s, bot := amdCall(t, st, a.ID)
+		hello, err := callerbot.Flite(context.Background(), persona.SimCallerVoice, "Hello?")
+		if err != nil {
+			t.Fatal(err)
+		}
+		i, err := bot.Say("Hello?", hello)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		u, err := bot.WaitSaid(ctx, i)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var r amdRecord
+		harness.WaitFor(t, 20*time.Second, "the decision", func() bool {
+			st.Do(t, http.MethodGet, "/v1/calls/"+s.CallID, nil, &r)
+			return r.AMD != nil
+		})
+		if r.AMD.Result != persona.AnsweredHuman {
+			t.Fatalf("amd %+v; want human", r.AMD)
+		}
+		got, err := sphinx.Choose(context.Background(), waitHeard(t, bot, u.End), []string{amdMessage, amdGreeting})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got != sphinxWords(amdGreeting) {
+			t.Errorf("the person heard %q; want the greeting", got)
+		}
+		t.Logf("decided after %d ms; the greeting began %v after the person's hello ended", r.AMD.DecisionMS, firstSoundAfter(bot, u.End))
+		harness.Must(t, st.Do(t, http.MethodDelete, "/v1/sessions/"+s.ID, nil, nil), http.StatusOK, "DELETE")
+	})
+}
+
+// waitHeard waits for a sound after since followed by 800 ms of quiet, and returns the
+// audio heard from since.
+func waitHeard(t *testing.T, bot *callerbot.Bot, since time.Time) []int16 {
+	t.Helper()
+	harness.WaitFor(t, 20*time.Second, "the assistant's speech", func() bool {
+		pcm := bot.Heard(since)
+		_, ok := bot.SoundAfter("", since)
+		return ok && len(pcm) > sphinx.Rate && quiet(pcm[len(pcm)-sphinx.Rate*8/10:])
+	})
+	return bot.Heard(since)
+}
+
+func firstSoundAfter(bot *callerbot.Bot, t time.Time) time.Duration {
+	if s, ok := bot.SoundAfter("", t); ok {
+		return s.Start.Sub(t)
+	}
+	return -1
+}
