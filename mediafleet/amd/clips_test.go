@@ -4,12 +4,16 @@ import (
 	"bytes"
 	"encoding/binary"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/bridgeline/bridgeline/mediafleet/speechtest"
 )
 
 // The test clips are real audio: speech synthesised by the flite and espeak-ng commands,
@@ -58,8 +62,37 @@ func needTools(t testing.TB) {
 	}
 }
 
-// render makes a clip's audio.
+var (
+	renderedMu sync.Mutex
+	rendered   = map[string][]int16{}
+)
+
+// render makes a clip's audio, once per run of the package's tests.
 func render(t testing.TB, c clip) []int16 {
+	t.Helper()
+	key := fmt.Sprintf("%+v", c.parts)
+	renderedMu.Lock()
+	pcm, ok := rendered[key]
+	renderedMu.Unlock()
+	if !ok {
+		pcm = renderParts(t, c)
+		renderedMu.Lock()
+		rendered[key] = pcm
+		renderedMu.Unlock()
+	}
+	return slices.Clone(pcm)
+}
+
+// street is pcm with street noise (traffic, engines, tyres, a horn) under it, at snr dB
+// below the level of a spoken sentence (so a clip of silence gets the same noise as the
+// others).
+func street(t testing.TB, pcm []int16, snr float64, seed uint64) []int16 {
+	t.Helper()
+	ref := render(t, clip{parts: []part{say("flite", "slt", "Hello there, how are you today?")}})
+	return speechtest.AddNoise(pcm, speechtest.StreetNoise(len(pcm), seed), 0, speechtest.RMS(ref)/math.Pow(10, snr/20))
+}
+
+func renderParts(t testing.TB, c clip) []int16 {
 	t.Helper()
 	needTools(t)
 	dir := t.TempDir()
