@@ -21,6 +21,7 @@ const (
 	amdGreeting = "Hello, this is the dental office."
 	amdMessage  = "Please call the dental office back tomorrow morning."
 	amdBox      = "Hi, you have reached Ann. I can not take your call right now. Please leave a message after the tone."
+	amdScreen   = "Please say your name and why you are calling."
 )
 
 // amdRecord is the call record with its answering-machine detection.
@@ -57,15 +58,22 @@ func amdCall(t *testing.T, st *harness.Stack, asstID string) (created, *callerbo
 }
 
 // TestAMDOnSim is answering-machine detection on the real stack (SQLite, livekit-server,
-// the sim, a persona worker) with the sim's party as the callee:
+// the sim, a persona worker with the real speech engines: Silero VAD tells the callee's
+// speech, pocketsphinx its words) with the sim's party as the callee:
 //   - a voicemail box (a recorded greeting in flite's voice, then a 1 kHz beep) is
 //     decided voicemail, hears nothing of the assistant before its beep has ended, and
 //     records the voicemail message after it (pocketsphinx hears the message, not the
 //     greeting); the call ends assistant_hangup with amd voicemail and message_left;
-//   - a person ("Hello?" and a pause) is decided human and hears the greeting.
+//   - a person ("Hello?" and a pause) is decided human and hears the greeting;
+//   - a call-screening assistant ("Please say your name and why you are calling.") is
+//     decided screening by the recogniser's words, and hears the greeting once its
+//     prompt is over;
+//   - a callee who says nothing (the sim's party, whose test tone stops as the
+//     assistant joins) is decided silence and hears the greeting.
 func TestAMDOnSim(t *testing.T) {
 	st := tenant(t)
-	st.StartWorker(t, nil, worker.Options{})
+	eng := realEngines(t)
+	st.StartWorker(t, nil, worker.Options{NewVAD: eng.NewVAD, Recognizer: eng.Recognizer, Voices: eng.Voices.Voices()})
 	a := publishAssistant(t, st, "Reminder desk", amdGreeting, "ava_maya")
 
 	t.Run("voicemail box", func(t *testing.T) {
@@ -146,6 +154,71 @@ func TestAMDOnSim(t *testing.T) {
 			t.Errorf("the person heard %q; want the greeting", got)
 		}
 		t.Logf("decided after %d ms; the greeting began %v after the person's hello ended", r.AMD.DecisionMS, firstSoundAfter(bot, u.End))
+		harness.Must(t, st.Do(t, http.MethodDelete, "/v1/sessions/"+s.ID, nil, nil), http.StatusOK, "DELETE")
+	})
+
+	t.Run("screening", func(t *testing.T) {
+		s, bot := amdCall(t, st, a.ID)
+		prompt, err := callerbot.Flite(context.Background(), persona.SimCallerVoice, amdScreen)
+		if err != nil {
+			t.Fatal(err)
+		}
+		i, err := bot.Say("screening prompt", prompt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		u, err := bot.WaitSaid(ctx, i)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var r amdRecord
+		harness.WaitFor(t, 20*time.Second, "the decision", func() bool {
+			st.Do(t, http.MethodGet, "/v1/calls/"+s.CallID, nil, &r)
+			return r.AMD != nil
+		})
+		if r.AMD.Result != persona.AnsweredScreening {
+			t.Fatalf("amd %+v; want screening (by the recogniser's words)", r.AMD)
+		}
+		for _, snd := range bot.Sounds() {
+			if snd.Start.Before(u.End) {
+				t.Errorf("the screen heard the assistant at %v, before its prompt ended at %v", snd.Start, u.End)
+			}
+		}
+		got, err := sphinx.Choose(context.Background(), waitHeard(t, bot, u.End), []string{amdMessage, amdGreeting})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got != sphinxWords(amdGreeting) {
+			t.Errorf("the screen heard %q after its prompt; want the greeting", got)
+		}
+		t.Logf("decided after %d ms", r.AMD.DecisionMS)
+		harness.Must(t, st.Do(t, http.MethodDelete, "/v1/sessions/"+s.ID, nil, nil), http.StatusOK, "DELETE")
+	})
+
+	t.Run("silence", func(t *testing.T) {
+		s, bot := amdCall(t, st, a.ID)
+		var r amdRecord
+		harness.WaitFor(t, 20*time.Second, "the decision", func() bool {
+			st.Do(t, http.MethodGet, "/v1/calls/"+s.CallID, nil, &r)
+			return r.AMD != nil
+		})
+		if r.AMD.Result != persona.AnsweredSilence {
+			t.Fatalf("amd %+v; want silence", r.AMD)
+		}
+		decided, err := time.Parse(time.RFC3339Nano, r.AMD.DecidedAt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := sphinx.Choose(context.Background(), waitHeard(t, bot, decided.Add(-time.Second)), []string{amdMessage, amdGreeting})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got != sphinxWords(amdGreeting) {
+			t.Errorf("the silent callee heard %q; want the greeting", got)
+		}
+		t.Logf("decided after %d ms", r.AMD.DecisionMS)
 		harness.Must(t, st.Do(t, http.MethodDelete, "/v1/sessions/"+s.ID, nil, nil), http.StatusOK, "DELETE")
 	})
 }

@@ -11,9 +11,10 @@ import (
 )
 
 // Answering-machine detection (persona.Job.AMD) runs on an outbound call after media is
-// verified and before the greeting: the caller's audio goes to an amd.Detector (and, when
-// the worker has a recogniser, to a transcriber whose interim words are the detector's
-// hints) until it decides, within 3 s of the first audio.
+// verified and before the greeting: the caller's audio goes to an amd.Detector (with the
+// worker's voice activity detector telling speech, and, when the worker has a recogniser,
+// to a transcriber whose interim words are the detector's hints) until it decides,
+// within 3 s of the first audio.
 //
 //   - human, unknown: the greeting and the conversation, as on any call; the greeting
 //     was synthesised meanwhile, so it plays as soon as the decision is made (a person's
@@ -39,7 +40,18 @@ const amdHintEvery = 300 * time.Millisecond
 // detect runs the detection. It returns nil when the call goes on to the greeting, or
 // how the call ended.
 func (c *call) detect(ctx context.Context) *ending {
-	d := amd.New(amd.Config{})
+	var cfg amd.Config
+	if c.r.cfg.AMDNewVAD != nil {
+		// Speech told by Silero rather than by level: right on a street 10 dB under the
+		// callee's voice, where the level is not (mediafleet/amd's TestStreetNoise).
+		if v, err := c.r.cfg.AMDNewVAD(); err != nil {
+			c.log.Warn("amd: no voice activity detector; telling speech by level", "err", err)
+		} else {
+			defer v.Close()
+			cfg.Voice = v
+		}
+	}
+	d := amd.New(cfg)
 	var tr speech.Transcriber
 	var interim speech.Interimer
 	if rec := c.r.cfg.AMDRecognizer; rec != nil {

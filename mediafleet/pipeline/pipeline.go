@@ -102,6 +102,9 @@ type Config struct {
 	// answering-machine detection ("leave a message", "say your name"); nil: it decides
 	// from the audio alone.
 	AMDRecognizer speech.Recognizer
+	// AMDNewVAD, when set, makes the voice activity detector that tells the callee's
+	// speech for the answering-machine detection; nil: the audio's level does.
+	AMDNewVAD func() (speech.VAD, error)
 	// Recordings stores the files of recorded calls (persona.Job.Recording); nil: a
 	// recorded call's ended report says it has none.
 	Recordings RecordingStore
