@@ -2,18 +2,21 @@ package sessions_test
 
 import (
 	"context"
+	"encoding/json"
 	"math"
 	"net/http"
 	"testing"
 	"time"
 
 	"github.com/bridgeline/bridgeline/e2e/harness"
+	"github.com/bridgeline/bridgeline/events/callevent"
 	"github.com/bridgeline/bridgeline/mediafleet/callerbot"
 	"github.com/bridgeline/bridgeline/mediafleet/platformsim"
 	"github.com/bridgeline/bridgeline/mediafleet/speechtest/sphinx"
 	"github.com/bridgeline/bridgeline/mediafleet/tts"
 	"github.com/bridgeline/bridgeline/mediafleet/worker"
 	"github.com/bridgeline/bridgeline/shared/call"
+	"github.com/bridgeline/bridgeline/shared/listing"
 	"github.com/bridgeline/bridgeline/shared/persona"
 )
 
@@ -78,24 +81,7 @@ func TestAMDOnSim(t *testing.T) {
 
 	t.Run("voicemail box", func(t *testing.T) {
 		s, bot := amdCall(t, st, a.ID)
-		box, err := callerbot.Flite(context.Background(), persona.SimCallerVoice, amdBox)
-		if err != nil {
-			t.Fatal(err)
-		}
-		pcm := append(box.Samples, make([]int16, box.Rate*4/10)...)
-		for i := range box.Rate / 2 { // the beep: 1 kHz for 500 ms
-			pcm = append(pcm, int16(8000*math.Sin(2*math.Pi*1000*float64(i)/float64(box.Rate))))
-		}
-		i, err := bot.Say("voicemail greeting", tts.PCM{Rate: box.Rate, Samples: pcm})
-		if err != nil {
-			t.Fatal(err)
-		}
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		u, err := bot.WaitSaid(ctx, i)
-		if err != nil {
-			t.Fatal(err)
-		}
+		u := playBox(t, bot)
 		waitEnded(t, st, s.CallID)
 		var r amdRecord
 		harness.Must(t, st.Do(t, http.MethodGet, "/v1/calls/"+s.CallID, nil, &r), http.StatusOK, "GET call")
@@ -221,6 +207,149 @@ func TestAMDOnSim(t *testing.T) {
 		t.Logf("decided after %d ms", r.AMD.DecisionMS)
 		harness.Must(t, st.Do(t, http.MethodDelete, "/v1/sessions/"+s.ID, nil, nil), http.StatusOK, "DELETE")
 	})
+}
+
+// playBox makes the party a voicemail box: its greeting in flite's voice, then a 1 kHz
+// beep; it returns the utterance once it has gone out (End: the beep's end).
+func playBox(t *testing.T, bot *callerbot.Bot) callerbot.Utterance {
+	t.Helper()
+	return waitSaid(t, bot, startBox(t, bot))
+}
+
+// startBox queues the voicemail box's greeting and beep, and returns its index.
+func startBox(t *testing.T, bot *callerbot.Bot) int {
+	t.Helper()
+	box, err := callerbot.Flite(context.Background(), persona.SimCallerVoice, amdBox)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pcm := append(box.Samples, make([]int16, box.Rate*4/10)...)
+	for i := range box.Rate / 2 { // the beep: 1 kHz for 500 ms
+		pcm = append(pcm, int16(8000*math.Sin(2*math.Pi*1000*float64(i)/float64(box.Rate))))
+	}
+	i, err := bot.Say("voicemail greeting", tts.PCM{Rate: box.Rate, Samples: pcm})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return i
+}
+
+// waitSaid waits until the bot's i-th utterance has gone out.
+func waitSaid(t *testing.T, bot *callerbot.Bot, i int) callerbot.Utterance {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	u, err := bot.WaitSaid(ctx, i)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return u
+}
+
+// TestAMDCampaignVoicemail: a campaign (amd on by default, with a voicemail message)
+// calls a voicemail box and a person on the sim: the box's recipient ends voicemail
+// (its attempt's outcome voicemail, the message left after the beep), the person's
+// answered; the counts, GET and campaign.completed, say so, and the box's call.ended
+// carries the decision.
+func TestAMDCampaignVoicemail(t *testing.T) {
+	st := tenant(t)
+	eng := realEngines(t)
+	st.StartWorker(t, nil, worker.Options{NewVAD: eng.NewVAD, Recognizer: eng.Recognizer, Voices: eng.Voices.Voices()})
+	a := publishAssistant(t, st, "Reminder desk", amdGreeting, "ava_maya")
+	const boxHandle, personHandle = "+15557654401", "+15557654402"
+	var c campaignObj
+	harness.Must(t, st.Do(t, http.MethodPost, "/v1/campaigns", map[string]any{
+		"name": "Reminders", "assistant_id": a.ID, "line_id": st.Lines[st.Handles[0]].ID,
+		"recipients": []map[string]any{{"platform_handle": boxHandle}, {"platform_handle": personHandle}},
+		"settings": map[string]any{"max_concurrent_calls": 2, "calls_per_second": 5, "retry": map[string]any{"max_attempts": 1},
+			"amd": map[string]any{"voicemail_message": amdMessage}},
+	}, &c), http.StatusCreated, "POST /v1/campaigns")
+	harness.Must(t, st.Do(t, http.MethodPost, "/v1/campaigns/"+c.ID+"/start", nil, &c), http.StatusOK, "start")
+
+	// Each party plays its part as soon as it is in the room.
+	played := map[string]bool{}
+	var boxBot, personBot *callerbot.Bot
+	var boxSay int
+	var personID string
+	harness.WaitFor(t, 60*time.Second, "both parties in the room", func() bool {
+		for _, sc := range st.Sim.List() {
+			if played[sc.To] || !sc.InRoom || (sc.To != boxHandle && sc.To != personHandle) {
+				continue
+			}
+			bot := st.Sim.Bot(sc.ID)
+			if bot == nil {
+				continue
+			}
+			played[sc.To] = true
+			if sc.To == boxHandle {
+				boxBot, boxSay = bot, startBox(t, bot)
+				continue
+			}
+			hello, err := callerbot.Flite(context.Background(), persona.SimCallerVoice, "Hello?")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := bot.Say("Hello?", hello); err != nil {
+				t.Fatal(err)
+			}
+			personBot, personID = bot, sc.ID
+		}
+		return len(played) == 2
+	})
+	boxSaid := waitSaid(t, boxBot, boxSay)
+	// The person hangs up once the greeting has played.
+	harness.WaitFor(t, 30*time.Second, "the person heard the greeting", func() bool {
+		s, ok := personBot.SoundAfter("", time.Time{})
+		return ok && !s.Ongoing && time.Since(s.End) > 800*time.Millisecond
+	})
+	hangupSim(t, st, personID)
+	harness.WaitFor(t, 90*time.Second, "the campaign completed", func() bool {
+		harness.Must(t, st.Do(t, http.MethodGet, "/v1/campaigns/"+c.ID, nil, &c), http.StatusOK, "GET campaign")
+		return c.Status == "completed"
+	})
+	if c.Counts["voicemail"] != 1 || c.Counts["answered"] != 1 {
+		t.Errorf("counts %v; want voicemail 1, answered 1", c.Counts)
+	}
+	var page struct {
+		Data []recipientObj `json:"data"`
+	}
+	harness.Must(t, st.Do(t, http.MethodGet, "/v1/campaigns/"+c.ID+"/recipients", nil, &page), http.StatusOK, "GET recipients")
+	for _, r := range page.Data {
+		want := map[string]string{boxHandle: "voicemail", personHandle: "answered"}[r.PlatformHandle]
+		if r.Status != want || len(r.Attempts) != 1 || r.Attempts[0].Outcome == nil || *r.Attempts[0].Outcome != want {
+			t.Errorf("recipient %s: %+v; want %s", r.PlatformHandle, r, want)
+			continue
+		}
+		if r.PlatformHandle != boxHandle {
+			continue
+		}
+		callID := *r.Attempts[0].CallID
+		harness.WaitFor(t, 15*time.Second, "call.ended of the box", func() bool { return endedEventFor(t, st, callID) != nil })
+		var d callevent.CallEnded
+		if err := json.Unmarshal(endedEventFor(t, st, callID).Data, &d); err != nil {
+			t.Fatal(err)
+		}
+		if d.AMD == nil || d.AMD.Result != persona.AnsweredVoicemail || d.CampaignID != c.ID {
+			t.Errorf("call.ended of the box: amd %+v campaign %q; want voicemail, %s", d.AMD, d.CampaignID, c.ID)
+		}
+	}
+	got, err := sphinx.Choose(context.Background(), boxBot.Heard(boxSaid.End), []string{amdMessage, amdGreeting})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got != sphinxWords(amdMessage) {
+		t.Errorf("the box recorded %q after its beep; want the voicemail message", got)
+	}
+	evs, err := st.Store.ListEvents(context.Background(), st.AccountID, callevent.TypeCampaignCompleted, listing.Query{Limit: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range evs {
+		var d callevent.CampaignCompleted
+		if json.Unmarshal(e.Data, &d) == nil && d.CampaignID == c.ID && (d.Counts["voicemail"] != 1 || d.Counts["answered"] != 1) {
+			t.Errorf("campaign.completed counts %v; want voicemail 1, answered 1", d.Counts)
+		}
+	}
 }
 
 // waitHeard waits for a sound after since followed by 800 ms of quiet, and returns the
