@@ -50,6 +50,9 @@ func TestClassifiesWithinBound(t *testing.T) {
 // within 3 s, and a voicemail box's greeting end is found after its beep or in its
 // silence.
 func TestClips(t *testing.T) {
+	if testing.Short() {
+		t.Skip("44 clips rendered with flite, espeak-ng and ffmpeg (make unit)")
+	}
 	for _, c := range clips() {
 		t.Run(c.name, func(t *testing.T) {
 			pcm := render(t, c)
@@ -72,6 +75,9 @@ func TestClips(t *testing.T) {
 // quietest moments tells them all; 10 dB under, Silero VAD (Config.Voice) does. Every
 // voicemail box's greeting end is still found.
 func TestStreetNoise(t *testing.T) {
+	if testing.Short() {
+		t.Skip("44 clips rendered with flite, espeak-ng and ffmpeg, twice, and Silero (make unit)")
+	}
 	model, err := vad.Load(vad.Config{})
 	if err != nil {
 		t.Fatalf("Silero VAD: %v (run make deps)", err)
