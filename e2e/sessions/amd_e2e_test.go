@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	lksdk "github.com/livekit/server-sdk-go/v2"
+
 	"github.com/bridgeline/bridgeline/e2e/harness"
 	"github.com/bridgeline/bridgeline/events/callevent"
 	"github.com/bridgeline/bridgeline/mediafleet/callerbot"
@@ -110,6 +112,7 @@ func TestAMDOnSim(t *testing.T) {
 
 	t.Run("person", func(t *testing.T) {
 		s, bot := amdCall(t, st, a.ID)
+		waitAssistant(t, bot)
 		hello, err := callerbot.Flite(context.Background(), persona.SimCallerVoice, "Hello?")
 		if err != nil {
 			t.Fatal(err)
@@ -145,6 +148,7 @@ func TestAMDOnSim(t *testing.T) {
 
 	t.Run("screening", func(t *testing.T) {
 		s, bot := amdCall(t, st, a.ID)
+		waitAssistant(t, bot)
 		prompt, err := callerbot.Flite(context.Background(), persona.SimCallerVoice, amdScreen)
 		if err != nil {
 			t.Fatal(err)
@@ -285,6 +289,7 @@ func TestAMDCampaignVoicemail(t *testing.T) {
 				boxBot, boxSay = bot, startBox(t, bot)
 				continue
 			}
+			waitAssistant(t, bot)
 			hello, err := callerbot.Flite(context.Background(), persona.SimCallerVoice, "Hello?")
 			if err != nil {
 				t.Fatal(err)
@@ -350,6 +355,22 @@ func TestAMDCampaignVoicemail(t *testing.T) {
 			t.Errorf("campaign.completed counts %v; want voicemail 1, answered 1", d.Counts)
 		}
 	}
+}
+
+// waitAssistant waits until the assistant is in the party's room with its track
+// published, and a moment more for it to hear the party: what a callee says before the
+// worker joined is not heard (docs/campaigns.md), and a loaded machine (-race) joins late.
+func waitAssistant(t *testing.T, bot *callerbot.Bot) {
+	t.Helper()
+	harness.WaitFor(t, 20*time.Second, "the assistant in the room", func() bool {
+		for _, p := range bot.Room().GetRemoteParticipants() {
+			if p.Kind() == lksdk.ParticipantAgent && len(p.TrackPublications()) > 0 {
+				return true
+			}
+		}
+		return false
+	})
+	time.Sleep(500 * time.Millisecond)
 }
 
 // waitHeard waits for a sound after since followed by 800 ms of quiet, and returns the
