@@ -132,6 +132,8 @@ bench: deps
 	$(GO) test -run '^$$' -bench Window -benchtime 2000x ./mediafleet/vad
 	$(GO) test -run '^$$' -bench Sphinx -benchtime 10x ./mediafleet/stt
 	$(GO) test -run '^$$' -bench FirstAudio -benchtime 30x ./mediafleet/tts/flite
+	@echo "== answering-machine detection on the labelled flite and espeak-ng clips (persons, voicemail boxes with and without beeps, silence): accuracy, decision p50/p95 from the answer"
+	$(GO) test -run '^$$' -bench BenchmarkAMD -benchtime 3x ./mediafleet/amd
 	@echo "== turn-taking: scripted calls by words beside the fixed end-of-turn silence and barge-in by sound (end-of-turn silence, mid-sentence pauses cut, backchannels cancelling, false interruptions recovered)"
 	$(GO) test -run '^$$' -bench TurnTaking -benchtime 1x ./mediafleet/conversation
 	@echo "== SIP bridge: INVITE to SIP participant joined, livekit-sip CPU and memory per call beside idle"

@@ -65,6 +65,19 @@ type CallEnded struct {
 	// dialled; absent for any other call.
 	CampaignID  string `json:"campaign_id,omitempty"`
 	RecipientID string `json:"recipient_id,omitempty"`
+	// AMD is the answering-machine detection's decision, on an outbound assistant call
+	// that asked for it and got one before it ended; absent otherwise.
+	AMD *AMD `json:"amd,omitempty"`
+}
+
+// AMD is what answered an outbound call, as the answering-machine detection decided:
+// result human, voicemail, screening, silence or unknown; when, and how long after the
+// answer; and whether the voicemail message was left.
+type AMD struct {
+	Result      string    `json:"result"`
+	DecidedAt   time.Time `json:"decided_at"`
+	DecisionMS  int64     `json:"decision_ms"`
+	MessageLeft bool      `json:"message_left"`
 }
 
 // CampaignCompleted is the data of campaign.completed: every recipient of the campaign

@@ -64,9 +64,24 @@ func (c CallEnded) MarshalJSON() ([]byte, error) {
 		SessionMetadata *map[string]string `json:"session_metadata,omitempty"`
 		CampaignID      string             `json:"campaign_id,omitempty"`
 		RecipientID     string             `json:"recipient_id,omitempty"`
+		AMD             *amdJSON           `json:"amd,omitempty"`
 	}{c.CallID, c.SessionID, c.LineID, c.Direction, c.From, c.To, c.Media, c.HandledBy, ms(c.StartedAt),
 		msPtr(c.AnsweredAt), ms(c.EndedAt), c.DurationMS, c.EndReason, c.EndedBy, c.Decision, c.DecisionSource,
-		orEmpty(c.Metadata), sessionMetadata(c.SessionID, c.SessionMetadata), c.CampaignID, c.RecipientID})
+		orEmpty(c.Metadata), sessionMetadata(c.SessionID, c.SessionMetadata), c.CampaignID, c.RecipientID, amdOf(c.AMD)})
+}
+
+type amdJSON struct {
+	Result      string `json:"result"`
+	DecidedAt   millis `json:"decided_at"`
+	DecisionMS  int64  `json:"decision_ms"`
+	MessageLeft bool   `json:"message_left"`
+}
+
+func amdOf(a *AMD) *amdJSON {
+	if a == nil {
+		return nil
+	}
+	return &amdJSON{a.Result, ms(a.DecidedAt), a.DecisionMS, a.MessageLeft}
 }
 
 // MarshalJSON writes the data with its timestamps in the API's format.

@@ -99,7 +99,17 @@ func (k *Call) TransferFailures() <-chan speech.TransferFailure { return k.c.tra
 func (k *Call) Keys() <-chan speech.Key { return k.c.keys }
 
 // Job is the dispatch the call runs with (version snapshot, brand, caller).
-func (k *Call) Job() persona.Job { return k.c.job }
+func (k *Call) Job() persona.Job {
+	j := k.c.job
+	k.c.mu.Lock()
+	silent := k.c.silentAnswer
+	k.c.mu.Unlock()
+	if silent && (j.Version.IdleTimeoutSeconds <= 0 || j.Version.IdleTimeoutSeconds > silentIdle) {
+		// Answered by silence (answering-machine detection): a short idle timeout.
+		j.Version.IdleTimeoutSeconds = silentIdle
+	}
+	return j
+}
 
 // Audio delivers the caller's decoded audio: mono frames at speech.Rate, 20 ms each as
 // the caller sends them, with the silence their client did not send filled in. Frames
@@ -213,6 +223,12 @@ func (k *Call) Say(ctx context.Context, text string) (persona.Turn, error) {
 		pb.Cut()
 		<-pb.Done()
 	}
+	return k.publishSaid(text, pb), ctx.Err()
+}
+
+// publishSaid records text, spoken as pb (over: played, or cut), as an assistant turn,
+// cut to what was heard.
+func (k *Call) publishSaid(text string, pb speech.Playback) persona.Turn {
 	w, played, _ := speech.HeardWords([]speech.Said{{Text: text, Playback: pb}})
 	w.Final, w.Interrupted = true, pb.Progress().Cut
 	if !played { // cut before a single frame played
@@ -220,7 +236,7 @@ func (k *Call) Say(ctx context.Context, text string) (persona.Turn, error) {
 		w.End = w.Start
 	}
 	k.Publish(w)
-	return k.c.record.Turn(w), ctx.Err()
+	return k.c.record.Turn(w)
 }
 
 // playback is speech queued on the call's speaker.

@@ -100,6 +100,13 @@ type Config struct {
 	Reporter     Reporter
 	// Tools runs the calls' tool calls; nil: a tool call fails as unavailable.
 	Tools ToolCaller
+	// AMDRecognizer, when set, transcribes the callee's first words for the
+	// answering-machine detection ("leave a message", "say your name"); nil: it decides
+	// from the audio alone.
+	AMDRecognizer speech.Recognizer
+	// AMDNewVAD, when set, makes the voice activity detector that tells the callee's
+	// speech for the answering-machine detection; nil: the audio's level does.
+	AMDNewVAD func() (speech.VAD, error)
 	// Recordings stores the files of recorded calls (persona.Job.Recording); nil: a
 	// recorded call's ended report says it has none.
 	Recordings RecordingStore
@@ -216,6 +223,10 @@ type call struct {
 	subsOK     chan struct{}
 	subsOnce   sync.Once
 	finished   bool // no media loop starts after finish began
+	// amd is the answering-machine detection's decision (amd.go); silentAnswer, that it
+	// was silence, which shortens the conversation's idle timeout.
+	amd          *persona.AMDResult
+	silentAnswer bool
 	// reportsClosed: the ended report is queued, the last one.
 	reportsClosed bool
 }
@@ -368,6 +379,11 @@ func (c *call) run(parent context.Context) ending {
 		return *e
 	}
 	c.report(persona.ReportMediaVerified)
+	if c.job.AMD != nil && !c.job.WebCall() {
+		if e := c.detect(ctx); e != nil {
+			return *e
+		}
+	}
 	if e := c.greet(ctx, greeting); e != nil {
 		return *e
 	}
@@ -859,6 +875,10 @@ func (c *call) finish(reason string) persona.Report {
 		Kind: persona.ReportEnded, CallID: c.job.CallID, SessionID: c.job.SessionID,
 		At: end.UTC(), EndReason: reason, Metrics: c.metricsLocked(), Transcript: c.record.Transcript(),
 		Usage: &usage,
+	}
+	if c.amd != nil {
+		a := *c.amd
+		rep.AMD = &a
 	}
 	if c.job.Version.Analysis != nil {
 		// The worker analyses the call after this report (the worker package's Analyst),

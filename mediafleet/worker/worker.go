@@ -121,6 +121,7 @@ func New(cfg Config, opts Options, log *slog.Logger) (*Worker, error) {
 		Width: cfg.Width, Height: cfg.Height, FPS: cfg.FPS, IdleFPS: cfg.IdleFPS, VideoKbps: cfg.VideoKbps,
 		VerifyTimeout: cfg.VerifyTimeout, ConnectingDwell: cfg.ConnectingDwell, Voices: voices, Conversation: conv,
 		Reporter: rep, Tools: tools, Recordings: opts.Recordings, Log: log, OnJoined: opts.OnJoined,
+		AMDRecognizer: opts.Recognizer, AMDNewVAD: opts.NewVAD,
 	})
 	if err != nil {
 		return nil, err

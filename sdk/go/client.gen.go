@@ -447,6 +447,33 @@ func (e CallObject) Valid() bool {
 	}
 }
 
+// Defines values for CallAMDResult.
+const (
+	CallAMDResultHuman     CallAMDResult = "human"
+	CallAMDResultScreening CallAMDResult = "screening"
+	CallAMDResultSilence   CallAMDResult = "silence"
+	CallAMDResultUnknown   CallAMDResult = "unknown"
+	CallAMDResultVoicemail CallAMDResult = "voicemail"
+)
+
+// Valid indicates whether the value is a known member of the CallAMDResult enum.
+func (e CallAMDResult) Valid() bool {
+	switch e {
+	case CallAMDResultHuman:
+		return true
+	case CallAMDResultScreening:
+		return true
+	case CallAMDResultSilence:
+		return true
+	case CallAMDResultUnknown:
+		return true
+	case CallAMDResultVoicemail:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for CallAnalysisStatus.
 const (
 	CallAnalysisStatusCompleted CallAnalysisStatus = "completed"
@@ -1238,6 +1265,7 @@ const (
 	CampaignAttemptOutcomeLessThannil CampaignAttemptOutcome = "<nil>"
 	CampaignAttemptOutcomeNoAnswer    CampaignAttemptOutcome = "no_answer"
 	CampaignAttemptOutcomeNotPlaced   CampaignAttemptOutcome = "not_placed"
+	CampaignAttemptOutcomeVoicemail   CampaignAttemptOutcome = "voicemail"
 )
 
 // Valid indicates whether the value is a known member of the CampaignAttemptOutcome enum.
@@ -1254,6 +1282,8 @@ func (e CampaignAttemptOutcome) Valid() bool {
 	case CampaignAttemptOutcomeNoAnswer:
 		return true
 	case CampaignAttemptOutcomeNotPlaced:
+		return true
+	case CampaignAttemptOutcomeVoicemail:
 		return true
 	default:
 		return false
@@ -1352,13 +1382,14 @@ func (e CampaignRecipientObject) Valid() bool {
 
 // Defines values for CampaignRecipientStatus.
 const (
-	CampaignRecipientStatusAnswered CampaignRecipientStatus = "answered"
-	CampaignRecipientStatusBusy     CampaignRecipientStatus = "busy"
-	CampaignRecipientStatusCalling  CampaignRecipientStatus = "calling"
-	CampaignRecipientStatusCanceled CampaignRecipientStatus = "canceled"
-	CampaignRecipientStatusFailed   CampaignRecipientStatus = "failed"
-	CampaignRecipientStatusNoAnswer CampaignRecipientStatus = "no_answer"
-	CampaignRecipientStatusPending  CampaignRecipientStatus = "pending"
+	CampaignRecipientStatusAnswered  CampaignRecipientStatus = "answered"
+	CampaignRecipientStatusBusy      CampaignRecipientStatus = "busy"
+	CampaignRecipientStatusCalling   CampaignRecipientStatus = "calling"
+	CampaignRecipientStatusCanceled  CampaignRecipientStatus = "canceled"
+	CampaignRecipientStatusFailed    CampaignRecipientStatus = "failed"
+	CampaignRecipientStatusNoAnswer  CampaignRecipientStatus = "no_answer"
+	CampaignRecipientStatusPending   CampaignRecipientStatus = "pending"
+	CampaignRecipientStatusVoicemail CampaignRecipientStatus = "voicemail"
 )
 
 // Valid indicates whether the value is a known member of the CampaignRecipientStatus enum.
@@ -1377,6 +1408,8 @@ func (e CampaignRecipientStatus) Valid() bool {
 	case CampaignRecipientStatusNoAnswer:
 		return true
 	case CampaignRecipientStatusPending:
+		return true
+	case CampaignRecipientStatusVoicemail:
 		return true
 	default:
 		return false
@@ -1400,9 +1433,10 @@ func (e CampaignRecipientListObject) Valid() bool {
 
 // Defines values for CampaignRetryOn.
 const (
-	CampaignRetryOnBusy     CampaignRetryOn = "busy"
-	CampaignRetryOnFailed   CampaignRetryOn = "failed"
-	CampaignRetryOnNoAnswer CampaignRetryOn = "no_answer"
+	CampaignRetryOnBusy      CampaignRetryOn = "busy"
+	CampaignRetryOnFailed    CampaignRetryOn = "failed"
+	CampaignRetryOnNoAnswer  CampaignRetryOn = "no_answer"
+	CampaignRetryOnVoicemail CampaignRetryOn = "voicemail"
 )
 
 // Valid indicates whether the value is a known member of the CampaignRetryOn enum.
@@ -1413,6 +1447,8 @@ func (e CampaignRetryOn) Valid() bool {
 	case CampaignRetryOnFailed:
 		return true
 	case CampaignRetryOnNoAnswer:
+		return true
+	case CampaignRetryOnVoicemail:
 		return true
 	default:
 		return false
@@ -3266,13 +3302,14 @@ func (e ListCampaignsParamsStatus) Valid() bool {
 
 // Defines values for ListCampaignRecipientsParamsStatus.
 const (
-	ListCampaignRecipientsParamsStatusAnswered ListCampaignRecipientsParamsStatus = "answered"
-	ListCampaignRecipientsParamsStatusBusy     ListCampaignRecipientsParamsStatus = "busy"
-	ListCampaignRecipientsParamsStatusCalling  ListCampaignRecipientsParamsStatus = "calling"
-	ListCampaignRecipientsParamsStatusCanceled ListCampaignRecipientsParamsStatus = "canceled"
-	ListCampaignRecipientsParamsStatusFailed   ListCampaignRecipientsParamsStatus = "failed"
-	ListCampaignRecipientsParamsStatusNoAnswer ListCampaignRecipientsParamsStatus = "no_answer"
-	ListCampaignRecipientsParamsStatusPending  ListCampaignRecipientsParamsStatus = "pending"
+	ListCampaignRecipientsParamsStatusAnswered  ListCampaignRecipientsParamsStatus = "answered"
+	ListCampaignRecipientsParamsStatusBusy      ListCampaignRecipientsParamsStatus = "busy"
+	ListCampaignRecipientsParamsStatusCalling   ListCampaignRecipientsParamsStatus = "calling"
+	ListCampaignRecipientsParamsStatusCanceled  ListCampaignRecipientsParamsStatus = "canceled"
+	ListCampaignRecipientsParamsStatusFailed    ListCampaignRecipientsParamsStatus = "failed"
+	ListCampaignRecipientsParamsStatusNoAnswer  ListCampaignRecipientsParamsStatus = "no_answer"
+	ListCampaignRecipientsParamsStatusPending   ListCampaignRecipientsParamsStatus = "pending"
+	ListCampaignRecipientsParamsStatusVoicemail ListCampaignRecipientsParamsStatus = "voicemail"
 )
 
 // Valid indicates whether the value is a known member of the ListCampaignRecipientsParamsStatus enum.
@@ -3291,6 +3328,8 @@ func (e ListCampaignRecipientsParamsStatus) Valid() bool {
 	case ListCampaignRecipientsParamsStatusNoAnswer:
 		return true
 	case ListCampaignRecipientsParamsStatusPending:
+		return true
+	case ListCampaignRecipientsParamsStatusVoicemail:
 		return true
 	default:
 		return false
@@ -3400,6 +3439,37 @@ func (e ToolCallJSONBodyObject) Valid() bool {
 	default:
 		return false
 	}
+}
+
+// AMDRequest `true`, `false`, or an `AMDSettings` object.
+//
+// Examples: true
+type AMDRequest struct {
+	union json.RawMessage
+}
+
+// AMDRequest0 defines model for AMDRequest.0.
+type AMDRequest0 = bool
+
+// AMDSettings Answering-machine detection on an outbound assistant call: within 3 s of the
+// first audio after the answer the assistant's worker decides whether a person
+// (a short greeting, then a pause), a voicemail box (long continuous speech, or a
+// beep), a call-screening assistant (its words) or nobody (silence) answered. A
+// person, or an answer it cannot decide, gets the greeting; silence gets the
+// greeting with a 5 s idle timeout; a voicemail box gets `voicemail_message` once
+// its greeting is over (its beep ended, or it fell silent), then the call hangs up,
+// or is hung up on at once without a message; a screening assistant gets the
+// greeting once its prompt is over. The call's `amd` says what was decided. In a
+// request, `true` and `false` are short for `{"enabled": true}` and
+// `{"enabled": false}`. See docs/campaigns.md.
+//
+// Examples: {"enabled":true,"voicemail_message":"Hi {{first_name}}, this is Acme Dental reminding you of your appointment tomorrow at 9. Call us back on 555 0100."}
+type AMDSettings struct {
+	// Enabled Run the detection; default true in a request's object.
+	Enabled *bool `json:"enabled,omitempty"`
+
+	// VoicemailMessage What is said to a voicemail box, 1 to 1,000 characters; may use `{{name}}` placeholders, rendered with the call's variables over the line's defaults. Left out: a voicemail box is hung up on.
+	VoicemailMessage *string `json:"voicemail_message,omitempty"`
 }
 
 // Account The account a key belongs to, with its branding.
@@ -4139,6 +4209,9 @@ type AvatarSheetUpload struct {
 //
 // Examples: {"analysis":{"error":null,"status":"completed","structured_data":{"delivered":true,"order_id":"6735"},"success":true,"summary":"The caller asked where order 6735 is; the assistant looked it up and told them it was delivered yesterday."},"answered_at":"2026-11-22T07:00:00.123Z","assistant_id":"asst_01jd3f4g5h6j7k8m9n0p1q2r3t","assistant_report":"received","campaign_id":null,"decision":"accept","decision_source":"webhook_response","direction":"inbound","duration_ms":59000,"end_reason":"deleted","ended_at":"2026-11-22T07:00:00.123Z","ended_by":"customer","from":"+15550100009","handled_by":"assistant","id":"call_01jd3f4g5h6j7k8m9n0p1q2r3t","line_id":"line_01jd3f4g5h6j7k8m9n0p1q2r3t","media":"video","metadata":{"order_id":"6735"},"metrics":{"barge_in_stop_ms":{"p50":1,"p95":1},"barge_ins":1,"connecting_screen_ms":1,"errors":{"count":1,"last_kind":"llm_timeout"},"first_greeting_audio_ms":1,"llm_first_token_ms":{"p50":1,"p95":1},"response_ms":{"p50":1,"p95":1},"stt_final_ms":{"p50":1,"p95":1},"tool_calls":1,"tool_errors":0,"tool_ms":{"p50":182,"p95":182},"tts_first_audio_ms":{"p50":1,"p95":1},"turns":1},"object":"call","platform":"sim","recipient_id":null,"session_id":"ses_01jd3f4g5h6j7k8m9n0p1q2r3t","started_at":"2026-11-22T07:00:00.123Z","status":"ended","to":"+15550100001","transcript":[{"end_ms":2400,"interrupted":true,"speaker":"assistant","start_ms":300,"text":"Hello, Acme Dental, how can I help?"}],"usage":{"billable_seconds":59,"duration_ms":59000,"estimated":false,"llm_completion_tokens":236,"llm_prompt_tokens":4210,"stt_audio_ms":21480,"tts_characters":912},"variables":{"caller_name":"Ada"},"version_id":"ver_01jd3f4g5h6j7k8m9n0p1q2r3t"}
 type Call struct {
+	// Amd The answering-machine detection's decision on an outbound assistant call that asked for it (`POST /v1/sessions` `amd`, a campaign's `settings.amd`); null for any other call, and until it is decided. See `CallAMD`.
+	Amd *CallAMD `json:"amd,omitempty"`
+
 	// Analysis The post-call analysis of an assistant call whose version asks for one (the
 	// version's `analysis`); null for any other call, and for an assistant call no
 	// persona worker ever took. See `CallAnalysis`.
@@ -4321,6 +4394,28 @@ type CallMedia string
 
 // CallObject The kind of object: always `call`.
 type CallObject string
+
+// CallAMD The answering-machine detection's decision on an outbound assistant call that asked for it (see `AMDSettings`).
+//
+// Examples: {"decided_at":"2026-11-22T07:00:02.623Z","decision_ms":2500,"message_left":true,"result":"voicemail"}
+type CallAMD struct {
+	// DecidedAt When it was decided.
+	//
+	// Examples: 2026-11-22T07:00:00.123Z
+	DecidedAt Timestamp `json:"decided_at"`
+
+	// DecisionMs Milliseconds from the answer to the decision (the worker joins the call a moment after the answer, and decides within 3 s of the first audio it hears).
+	DecisionMs int `json:"decision_ms"`
+
+	// MessageLeft True when the voicemail message played to its end.
+	MessageLeft bool `json:"message_left"`
+
+	// Result What answered: `human`, `voicemail`, `screening` (a call-screening assistant, told by its words), `silence` (nothing said within 3 s), or `unknown` (speech that fits neither; treated as a person).
+	Result CallAMDResult `json:"result"`
+}
+
+// CallAMDResult What answered: `human`, `voicemail`, `screening` (a call-screening assistant, told by its words), `silence` (nothing said within 3 s), or `unknown` (speech that fits neither; treated as a person).
+type CallAMDResult string
 
 // CallAnalysis A call's post-call analysis. `pending` from the persona worker's final report
 // (`assistant_report: received`) until its analysis comes; then, once and for good:
@@ -4636,6 +4731,11 @@ type CallDirection string
 
 // CallEndedData Examples: {"answered_at":"2026-11-22T07:00:00.123Z","call_id":"call_01jd3f4g5h6j7k8m9n0p1q2r3t","direction":"inbound","duration_ms":59000,"end_reason":"deleted","ended_at":"2026-11-22T07:00:00.123Z","ended_by":"customer","from":"+15550100009","handled_by":"assistant","line_id":"line_01jd3f4g5h6j7k8m9n0p1q2r3t","media":"video","metadata":{"order_id":"6735"},"session_id":"ses_01jd3f4g5h6j7k8m9n0p1q2r3t","session_metadata":{"order_id":"6735"},"started_at":"2026-11-22T07:00:00.123Z","to":"+15550100001"}
 type CallEndedData struct {
+	// Amd The answering-machine detection's decision, on an outbound assistant call that asked for it and got one before it ended; absent otherwise.
+	//
+	// Examples: {"decided_at":"2026-11-22T07:00:02.623Z","decision_ms":2500,"message_left":true,"result":"voicemail"}
+	Amd *CallAMD `json:"amd,omitempty"`
+
 	// AnsweredAt When the call was answered; null until then.
 	AnsweredAt *time.Time `json:"answered_at"`
 
@@ -5191,7 +5291,7 @@ type CallUsage struct {
 
 // Campaign An outbound campaign (docs/campaigns.md).
 //
-// Examples: {"assistant_id":"asst_01jd3f4g5h6j7k8m9n0p1q2r3t","canceled_at":null,"completed_at":null,"counts":{"answered":1,"busy":0,"calling":1,"canceled":0,"failed":0,"no_answer":0,"pending":1},"created_at":"2026-11-22T07:00:00.123Z","id":"cmp_01jd3f4g5h6j7k8m9n0p1q2r3t","line_id":"line_01jd3f4g5h6j7k8m9n0p1q2r3s","metadata":{},"name":"Renewals","object":"campaign","recipients":3,"settings":{"calls_per_second":1,"max_concurrent_calls":5,"retry":{"delay_seconds":300,"max_attempts":2,"on":["busy","failed","no_answer"]},"window":null},"started_at":"2026-11-22T07:00:10.123Z","status":"running","version_id":"ver_01jd3f4g5h6j7k8m9n0p1q2r3t"}
+// Examples: {"assistant_id":"asst_01jd3f4g5h6j7k8m9n0p1q2r3t","canceled_at":null,"completed_at":null,"counts":{"answered":1,"busy":0,"calling":1,"canceled":0,"failed":0,"no_answer":0,"pending":1,"voicemail":0},"created_at":"2026-11-22T07:00:00.123Z","id":"cmp_01jd3f4g5h6j7k8m9n0p1q2r3t","line_id":"line_01jd3f4g5h6j7k8m9n0p1q2r3s","metadata":{},"name":"Renewals","object":"campaign","recipients":3,"settings":{"calls_per_second":1,"max_concurrent_calls":5,"retry":{"delay_seconds":300,"max_attempts":2,"on":["busy","failed","no_answer"]},"window":null},"started_at":"2026-11-22T07:00:10.123Z","status":"running","version_id":"ver_01jd3f4g5h6j7k8m9n0p1q2r3t"}
 type Campaign struct {
 	// AssistantId The assistant that makes the calls.
 	AssistantId string `json:"assistant_id"`
@@ -5277,7 +5377,7 @@ type CampaignAttempt struct {
 	// Error Why the dial was refused, when it was.
 	Error *string `json:"error"`
 
-	// Outcome answered, busy, no_answer, failed, or not_placed (claimed but never dialled; retried); null while the call lasts.
+	// Outcome answered, voicemail (answered by a voicemail box, as answering-machine detection decided), busy, no_answer, failed, or not_placed (claimed but never dialled; retried); null while the call lasts.
 	Outcome *CampaignAttemptOutcome `json:"outcome"`
 
 	// StartedAt When it started.
@@ -5286,13 +5386,13 @@ type CampaignAttempt struct {
 	StartedAt Timestamp `json:"started_at"`
 }
 
-// CampaignAttemptOutcome answered, busy, no_answer, failed, or not_placed (claimed but never dialled; retried); null while the call lasts.
+// CampaignAttemptOutcome answered, voicemail (answered by a voicemail box, as answering-machine detection decided), busy, no_answer, failed, or not_placed (claimed but never dialled; retried); null while the call lasts.
 type CampaignAttemptOutcome string
 
 // CampaignCompletedData Every recipient of the campaign reached a final status. Once per campaign; a
 // canceled campaign sends none.
 //
-// Examples: {"assistant_id":"asst_01jd3f4g5h6j7k8m9n0p1q2r3t","campaign_id":"cmp_01jd3f4g5h6j7k8m9n0p1q2r3t","completed_at":"2026-11-22T07:12:00.123Z","counts":{"answered":2,"busy":1,"calling":0,"canceled":0,"failed":0,"no_answer":0,"pending":0},"line_id":"line_01jd3f4g5h6j7k8m9n0p1q2r3s","metadata":{},"name":"Renewals","recipients":3,"started_at":"2026-11-22T07:00:00.123Z","version_id":"ver_01jd3f4g5h6j7k8m9n0p1q2r3t"}
+// Examples: {"assistant_id":"asst_01jd3f4g5h6j7k8m9n0p1q2r3t","campaign_id":"cmp_01jd3f4g5h6j7k8m9n0p1q2r3t","completed_at":"2026-11-22T07:12:00.123Z","counts":{"answered":2,"busy":1,"calling":0,"canceled":0,"failed":0,"no_answer":0,"pending":0,"voicemail":0},"line_id":"line_01jd3f4g5h6j7k8m9n0p1q2r3s","metadata":{},"name":"Renewals","recipients":3,"started_at":"2026-11-22T07:00:00.123Z","version_id":"ver_01jd3f4g5h6j7k8m9n0p1q2r3t"}
 type CampaignCompletedData struct {
 	// AssistantId The assistant that made the calls.
 	AssistantId string `json:"assistant_id"`
@@ -5309,7 +5409,7 @@ type CampaignCompletedData struct {
 
 	// Counts Recipients per final status.
 	//
-	// Examples: {"answered":2,"busy":1,"calling":0,"canceled":0,"failed":0,"no_answer":0,"pending":0}
+	// Examples: {"answered":2,"busy":1,"calling":0,"canceled":0,"failed":0,"no_answer":0,"pending":0,"voicemail":0}
 	Counts CampaignCounts `json:"counts"`
 
 	// LineId The line that called.
@@ -5339,7 +5439,7 @@ type CampaignCompletedData struct {
 
 // CampaignCompletedEvent A `campaign.completed` event.
 //
-// Examples: {"created_at":"2026-11-22T07:12:00.123Z","data":{"assistant_id":"asst_01jd3f4g5h6j7k8m9n0p1q2r3t","campaign_id":"cmp_01jd3f4g5h6j7k8m9n0p1q2r3t","completed_at":"2026-11-22T07:12:00.123Z","counts":{"answered":2,"busy":1,"calling":0,"canceled":0,"failed":0,"no_answer":0,"pending":0},"line_id":"line_01jd3f4g5h6j7k8m9n0p1q2r3s","metadata":{},"name":"Renewals","recipients":3,"started_at":"2026-11-22T07:00:00.123Z","version_id":"ver_01jd3f4g5h6j7k8m9n0p1q2r3t"},"id":"evt_01jd3f4g5h6j7k8m9n0p1q2r3z","object":"event","type":"campaign.completed"}
+// Examples: {"created_at":"2026-11-22T07:12:00.123Z","data":{"assistant_id":"asst_01jd3f4g5h6j7k8m9n0p1q2r3t","campaign_id":"cmp_01jd3f4g5h6j7k8m9n0p1q2r3t","completed_at":"2026-11-22T07:12:00.123Z","counts":{"answered":2,"busy":1,"calling":0,"canceled":0,"failed":0,"no_answer":0,"pending":0,"voicemail":0},"line_id":"line_01jd3f4g5h6j7k8m9n0p1q2r3s","metadata":{},"name":"Renewals","recipients":3,"started_at":"2026-11-22T07:00:00.123Z","version_id":"ver_01jd3f4g5h6j7k8m9n0p1q2r3t"},"id":"evt_01jd3f4g5h6j7k8m9n0p1q2r3z","object":"event","type":"campaign.completed"}
 type CampaignCompletedEvent struct {
 	// CreatedAt When the event happened.
 	//
@@ -5348,7 +5448,7 @@ type CampaignCompletedEvent struct {
 
 	// Data The event's data, as sent to the endpoints (see `webhooks`).
 	//
-	// Examples: {"assistant_id":"asst_01jd3f4g5h6j7k8m9n0p1q2r3t","campaign_id":"cmp_01jd3f4g5h6j7k8m9n0p1q2r3t","completed_at":"2026-11-22T07:12:00.123Z","counts":{"answered":2,"busy":1,"calling":0,"canceled":0,"failed":0,"no_answer":0,"pending":0},"line_id":"line_01jd3f4g5h6j7k8m9n0p1q2r3s","metadata":{},"name":"Renewals","recipients":3,"started_at":"2026-11-22T07:00:00.123Z","version_id":"ver_01jd3f4g5h6j7k8m9n0p1q2r3t"}
+	// Examples: {"assistant_id":"asst_01jd3f4g5h6j7k8m9n0p1q2r3t","campaign_id":"cmp_01jd3f4g5h6j7k8m9n0p1q2r3t","completed_at":"2026-11-22T07:12:00.123Z","counts":{"answered":2,"busy":1,"calling":0,"canceled":0,"failed":0,"no_answer":0,"pending":0,"voicemail":0},"line_id":"line_01jd3f4g5h6j7k8m9n0p1q2r3s","metadata":{},"name":"Renewals","recipients":3,"started_at":"2026-11-22T07:00:00.123Z","version_id":"ver_01jd3f4g5h6j7k8m9n0p1q2r3t"}
 	Data CampaignCompletedData `json:"data"`
 
 	// Id The event's id; the `webhook-id` of every delivery.
@@ -5371,7 +5471,7 @@ type CampaignCompletedEventType string
 
 // CampaignCompletedEventWithAttempts A `campaign.completed` event with its delivery attempts.
 //
-// Examples: {"attempts":[],"created_at":"2026-11-22T07:12:00.123Z","data":{"assistant_id":"asst_01jd3f4g5h6j7k8m9n0p1q2r3t","campaign_id":"cmp_01jd3f4g5h6j7k8m9n0p1q2r3t","completed_at":"2026-11-22T07:12:00.123Z","counts":{"answered":2,"busy":1,"calling":0,"canceled":0,"failed":0,"no_answer":0,"pending":0},"line_id":"line_01jd3f4g5h6j7k8m9n0p1q2r3s","metadata":{},"name":"Renewals","recipients":3,"started_at":"2026-11-22T07:00:00.123Z","version_id":"ver_01jd3f4g5h6j7k8m9n0p1q2r3t"},"has_more_attempts":false,"id":"evt_01jd3f4g5h6j7k8m9n0p1q2r3z","object":"event","type":"campaign.completed"}
+// Examples: {"attempts":[],"created_at":"2026-11-22T07:12:00.123Z","data":{"assistant_id":"asst_01jd3f4g5h6j7k8m9n0p1q2r3t","campaign_id":"cmp_01jd3f4g5h6j7k8m9n0p1q2r3t","completed_at":"2026-11-22T07:12:00.123Z","counts":{"answered":2,"busy":1,"calling":0,"canceled":0,"failed":0,"no_answer":0,"pending":0,"voicemail":0},"line_id":"line_01jd3f4g5h6j7k8m9n0p1q2r3s","metadata":{},"name":"Renewals","recipients":3,"started_at":"2026-11-22T07:00:00.123Z","version_id":"ver_01jd3f4g5h6j7k8m9n0p1q2r3t"},"has_more_attempts":false,"id":"evt_01jd3f4g5h6j7k8m9n0p1q2r3z","object":"event","type":"campaign.completed"}
 type CampaignCompletedEventWithAttempts struct {
 	// Attempts A page of the event's delivery attempts, oldest first (`GET /v1/events/{id}`'s `attempts_limit`, default 20).
 	Attempts []EventAttempt `json:"attempts"`
@@ -5383,7 +5483,7 @@ type CampaignCompletedEventWithAttempts struct {
 
 	// Data The event's data, as sent to the endpoints (see `webhooks`).
 	//
-	// Examples: {"assistant_id":"asst_01jd3f4g5h6j7k8m9n0p1q2r3t","campaign_id":"cmp_01jd3f4g5h6j7k8m9n0p1q2r3t","completed_at":"2026-11-22T07:12:00.123Z","counts":{"answered":2,"busy":1,"calling":0,"canceled":0,"failed":0,"no_answer":0,"pending":0},"line_id":"line_01jd3f4g5h6j7k8m9n0p1q2r3s","metadata":{},"name":"Renewals","recipients":3,"started_at":"2026-11-22T07:00:00.123Z","version_id":"ver_01jd3f4g5h6j7k8m9n0p1q2r3t"}
+	// Examples: {"assistant_id":"asst_01jd3f4g5h6j7k8m9n0p1q2r3t","campaign_id":"cmp_01jd3f4g5h6j7k8m9n0p1q2r3t","completed_at":"2026-11-22T07:12:00.123Z","counts":{"answered":2,"busy":1,"calling":0,"canceled":0,"failed":0,"no_answer":0,"pending":0,"voicemail":0},"line_id":"line_01jd3f4g5h6j7k8m9n0p1q2r3s","metadata":{},"name":"Renewals","recipients":3,"started_at":"2026-11-22T07:00:00.123Z","version_id":"ver_01jd3f4g5h6j7k8m9n0p1q2r3t"}
 	Data CampaignCompletedData `json:"data"`
 
 	// HasMoreAttempts True when more attempts follow this page; the next starts after the last attempt's `id` (`attempts_starting_after`).
@@ -5409,7 +5509,7 @@ type CampaignCompletedEventWithAttemptsType string
 
 // CampaignCounts Recipients per status, every status present.
 //
-// Examples: {"answered":2,"busy":1,"calling":0,"canceled":0,"failed":0,"no_answer":0,"pending":0}
+// Examples: {"answered":2,"busy":1,"calling":0,"canceled":0,"failed":0,"no_answer":0,"pending":0,"voicemail":0}
 type CampaignCounts struct {
 	// Answered A call connected.
 	Answered int `json:"answered"`
@@ -5431,6 +5531,9 @@ type CampaignCounts struct {
 
 	// Pending Waiting for a first call or a retry.
 	Pending int `json:"pending"`
+
+	// Voicemail Final: the last attempt reached a voicemail box (answering-machine detection); its message, if the campaign has one, was left.
+	Voicemail int `json:"voicemail"`
 }
 
 // CampaignCreate Examples: {"assistant_id":"asst_01jd3f4g5h6j7k8m9n0p1q2r3t","name":"Renewals","recipients":[{"platform_handle":"+15550100002"}]}
@@ -5456,6 +5559,11 @@ type CampaignCreate struct {
 
 	// Settings How the campaign calls.
 	Settings *struct {
+		// Amd Answering-machine detection on every call (see `AMDSettings`): default on, with no voicemail message (a voicemail box is hung up on).
+		//
+		// Examples: true
+		Amd *AMDRequest `json:"amd,omitempty"`
+
 		// CallsPerSecond Above 0, at most 10; default 1.
 		CallsPerSecond *float32 `json:"calls_per_second,omitempty"`
 
@@ -5581,7 +5689,7 @@ type CampaignRetry struct {
 	// MaxAttempts 1 to 10; default 2.
 	MaxAttempts *int `json:"max_attempts,omitempty"`
 
-	// On Outcomes retried; default all three.
+	// On Outcomes retried; default busy, no_answer and failed (voicemail only when named).
 	On *[]CampaignRetryOn `json:"on,omitempty"`
 }
 
@@ -5590,6 +5698,11 @@ type CampaignRetryOn string
 
 // CampaignSettings Examples: {"calls_per_second":1,"max_concurrent_calls":5,"retry":{"delay_seconds":300,"max_attempts":2,"on":["busy","failed","no_answer"]},"window":null}
 type CampaignSettings struct {
+	// Amd Answering-machine detection on every call (see `AMDSettings`); on by default.
+	//
+	// Examples: {"enabled":true,"voicemail_message":"Hi {{first_name}}, this is Acme Dental reminding you of your appointment tomorrow at 9. Call us back on 555 0100."}
+	Amd *AMDSettings `json:"amd,omitempty"`
+
 	// CallsPerSecond Calls started per second at most.
 	CallsPerSecond float32 `json:"calls_per_second"`
 
@@ -6878,6 +6991,14 @@ type SessionObject string
 
 // SessionCreate Examples: {"assistant_id":"asst_01jd3f4g5h6j7k8m9n0p1q2r3t","line_id":"line_01jd3f4g5h6j7k8m9n0p1q2r3t","media":"video","metadata":{"order_id":"6735"},"mode":"human","platform_handle":"+15550100002"}
 type SessionCreate struct {
+	// Amd Mode `assistant` with a `platform_handle` only (400 `parameter_invalid`
+	// otherwise): answering-machine detection on the call (see `AMDSettings`).
+	// Left out, `null` or `false`: off.
+	//
+	//
+	// Examples: true
+	Amd *AMDRequest `json:"amd,omitempty"`
+
 	// AssistantId Required when `mode` is `assistant`, refused otherwise. `null` counts as absent.
 	AssistantId *string `json:"assistant_id,omitempty"`
 
@@ -8740,6 +8861,68 @@ type RecordingReadyJSONRequestBody RecordingReadyJSONBody
 
 // ToolCallJSONRequestBody defines body for ToolCall for application/json ContentType.
 type ToolCallJSONRequestBody ToolCallJSONBody
+
+// AsAMDRequest0 returns the union data inside the AMDRequest as a AMDRequest0
+func (t AMDRequest) AsAMDRequest0() (AMDRequest0, error) {
+	var body AMDRequest0
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromAMDRequest0 overwrites any union data inside the AMDRequest as the provided AMDRequest0
+func (t *AMDRequest) FromAMDRequest0(v AMDRequest0) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeAMDRequest0 performs a merge with any union data inside the AMDRequest, using the provided AMDRequest0
+func (t *AMDRequest) MergeAMDRequest0(v AMDRequest0) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsAMDSettings returns the union data inside the AMDRequest as a AMDSettings
+func (t AMDRequest) AsAMDSettings() (AMDSettings, error) {
+	var body AMDSettings
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromAMDSettings overwrites any union data inside the AMDRequest as the provided AMDSettings
+func (t *AMDRequest) FromAMDSettings(v AMDSettings) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeAMDSettings performs a merge with any union data inside the AMDRequest, using the provided AMDSettings
+func (t *AMDRequest) MergeAMDSettings(v AMDSettings) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t AMDRequest) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *AMDRequest) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	return err
+}
 
 // AsCallIncomingEvent returns the union data inside the Event as a CallIncomingEvent
 func (t Event) AsCallIncomingEvent() (CallIncomingEvent, error) {

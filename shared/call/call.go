@@ -163,6 +163,10 @@ type Call struct {
 	// AssistantReport is ReportReceived or ReportMissing once known; "" is pending.
 	AssistantReport string `json:"assistant_report,omitempty"`
 
+	// AMD is the answering-machine detection's decision on an outbound assistant call
+	// that asked for it (persona.ReportAMD); nil for any other call, or before it.
+	AMD *persona.AMDResult `json:"amd,omitempty"`
+
 	// Transfer is the call's latest transfer, if it had one.
 	Transfer *Transfer `json:"transfer,omitempty"`
 
@@ -253,8 +257,19 @@ func (c Call) SessionEndedEvent(eventID string, at time.Time, sessionMetadata me
 		Media: c.Media, HandledBy: c.HandledBy, StartedAt: c.StartedAt, AnsweredAt: c.AnsweredAt, EndedAt: endedAt,
 		DurationMS: d, EndReason: c.EndReason, EndedBy: c.EndedBy, Decision: c.Decision, DecisionSource: c.DecisionSource,
 		Metadata: c.Metadata, SessionMetadata: sessionMetadata, CampaignID: c.CampaignID, RecipientID: c.RecipientID,
+		AMD: c.amdEvent(),
 	})
 }
+
+func (c Call) amdEvent() *callevent.AMD {
+	if c.AMD == nil {
+		return nil
+	}
+	return &callevent.AMD{Result: c.AMD.Result, DecidedAt: c.AMD.DecidedAt, DecisionMS: c.AMD.DecisionMS, MessageLeft: c.AMD.MessageLeft}
+}
+
+// Voicemail reports whether the detection found a voicemail box on the call.
+func (c Call) Voicemail() bool { return c.AMD != nil && c.AMD.Result == persona.AnsweredVoicemail }
 
 // AnsweredEvent is the call.answered event for a call just answered.
 func (c Call) AnsweredEvent(eventID string) callevent.Event {

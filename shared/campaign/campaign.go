@@ -23,6 +23,7 @@ import (
 	"github.com/bridgeline/bridgeline/shared/apierr"
 	"github.com/bridgeline/bridgeline/shared/listing"
 	"github.com/bridgeline/bridgeline/shared/metadata"
+	"github.com/bridgeline/bridgeline/shared/session"
 	"github.com/bridgeline/bridgeline/shared/variables"
 )
 
@@ -56,11 +57,14 @@ const (
 	RecipientNoAnswer = "no_answer"
 	RecipientFailed   = "failed"
 	RecipientCanceled = "canceled"
+	// RecipientVoicemail: the last call reached a voicemail box (answering-machine
+	// detection), and no retry is left.
+	RecipientVoicemail = "voicemail"
 )
 
 // RecipientStatuses are every recipient status, in the order a recipient moves.
 var RecipientStatuses = []string{RecipientPending, RecipientCalling, RecipientAnswered, RecipientBusy,
-	RecipientNoAnswer, RecipientFailed, RecipientCanceled}
+	RecipientNoAnswer, RecipientFailed, RecipientVoicemail, RecipientCanceled}
 
 // Attempt outcomes. answered, busy, no_answer and failed are a placed call's; not_placed
 // is an attempt whose call was never recorded (a crash between the claim and the dial,
@@ -71,10 +75,16 @@ const (
 	OutcomeNoAnswer  = "no_answer"
 	OutcomeFailed    = "failed"
 	OutcomeNotPlaced = "not_placed"
+	// OutcomeVoicemail: the call was answered by a voicemail box, as the
+	// answering-machine detection decided (the voicemail message, if any, was left).
+	OutcomeVoicemail = "voicemail"
 )
 
 // RetryOutcomes are the outcomes retry.on may name.
-var RetryOutcomes = []string{OutcomeBusy, OutcomeNoAnswer, OutcomeFailed}
+var RetryOutcomes = []string{OutcomeBusy, OutcomeNoAnswer, OutcomeFailed, OutcomeVoicemail}
+
+// DefaultRetryOn are the outcomes retried when retry is not given.
+var DefaultRetryOn = []string{OutcomeBusy, OutcomeNoAnswer, OutcomeFailed}
 
 // Bounds.
 const (
@@ -117,6 +127,10 @@ type Settings struct {
 	MaxConcurrentCalls int     `json:"max_concurrent_calls"`
 	CallsPerSecond     float64 `json:"calls_per_second"`
 	Retry              Retry   `json:"retry"`
+	// AMD is answering-machine detection on every call: on by default (a campaign
+	// created before it existed has it off). A voicemail box gets AMD.VoicemailMessage
+	// after its beep, or is hung up on; its attempt's outcome is voicemail.
+	AMD session.AMD `json:"amd"`
 }
 
 // Campaign is the stored campaign.
@@ -268,7 +282,9 @@ type CreateInput struct {
 	ConcurrencyGiven bool
 	// CPSGiven, RetryGiven: calls_per_second and retry were given.
 	CPSGiven, RetryGiven bool
-	Metadata             map[string]string
+	// AMDGiven: Settings.AMD was given (else it is on, with no voicemail message).
+	AMDGiven bool
+	Metadata map[string]string
 }
 
 // validate checks what needs no store, and fills the defaults (not the concurrency's,
@@ -316,7 +332,7 @@ func (in *CreateInput) validate() error {
 		return apierr.Invalid("settings.calls_per_second", fmt.Sprintf("calls_per_second must be above 0 and at most %g", MaxCallsPerSecond))
 	}
 	if !in.RetryGiven {
-		s.Retry = Retry{MaxAttempts: DefaultMaxAttempts, DelaySeconds: int(DefaultRetryDelay / time.Second), On: slices.Clone(RetryOutcomes)}
+		s.Retry = Retry{MaxAttempts: DefaultMaxAttempts, DelaySeconds: int(DefaultRetryDelay / time.Second), On: slices.Clone(DefaultRetryOn)}
 	}
 	if s.Retry.MaxAttempts < 1 || s.Retry.MaxAttempts > MaxAttempts {
 		return apierr.Invalid("settings.retry.max_attempts", fmt.Sprintf("max_attempts must be 1 to %d (calls placed per recipient, the first included)", MaxAttempts))
@@ -329,7 +345,7 @@ func (in *CreateInput) validate() error {
 	}
 	for _, o := range s.Retry.On {
 		if !slices.Contains(RetryOutcomes, o) {
-			return apierr.Invalid("settings.retry.on", "retry.on may name busy, no_answer and failed")
+			return apierr.Invalid("settings.retry.on", "retry.on may name busy, no_answer, failed and voicemail")
 		}
 	}
 	slices.Sort(s.Retry.On)
@@ -338,6 +354,12 @@ func (in *CreateInput) validate() error {
 		if err := s.Window.validate(); err != nil {
 			return err
 		}
+	}
+	if !in.AMDGiven {
+		s.AMD = session.AMD{Enabled: true}
+	}
+	if err := s.AMD.Validate("settings.amd"); err != nil {
+		return err
 	}
 	if in.ConcurrencyGiven && s.MaxConcurrentCalls < 1 {
 		return apierr.Invalid("settings.max_concurrent_calls", "max_concurrent_calls must be at least 1")

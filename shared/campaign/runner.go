@@ -366,6 +366,10 @@ func (r *Runner) place(ctx context.Context, c Campaign, caller account.Caller, r
 	a := rc.Current()
 	req := session.CreateRequest{PlatformHandle: rc.PlatformHandle, Mode: session.ModeAssistant, AssistantID: c.AssistantID, Media: platform.MediaAudio,
 		LineID: c.LineID, Metadata: rc.Metadata, Variables: rc.Variables}
+	if c.Settings.AMD.Enabled {
+		a := c.Settings.AMD
+		req.AMD = &a
+	}
 	req.Campaign(session.CampaignCall{CampaignID: c.ID, RecipientID: rc.ID, CallID: a.CallID, VersionID: c.VersionID})
 	_, err := r.Dialer.Create(ctx, caller, req)
 	if err == nil || errors.Is(err, session.ErrDialAttempted) {

@@ -377,6 +377,8 @@ func endedAt(c call.Call, now time.Time) time.Time {
 // callOutcome is what an ended call's attempt came to.
 func callOutcome(c call.Call) string {
 	switch {
+	case c.AnsweredAt != nil && c.Voicemail():
+		return OutcomeVoicemail
 	case c.AnsweredAt != nil:
 		return OutcomeAnswered
 	case c.EndReason == call.ReasonBusy:

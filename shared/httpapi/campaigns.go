@@ -12,6 +12,7 @@ import (
 	"github.com/bridgeline/bridgeline/shared/listing"
 	"github.com/bridgeline/bridgeline/shared/metadata"
 	"github.com/bridgeline/bridgeline/shared/platform"
+	"github.com/bridgeline/bridgeline/shared/session"
 )
 
 // Campaigns serves /v1/campaigns.
@@ -68,6 +69,7 @@ type CampaignSettingsJSON struct {
 	MaxConcurrentCalls int              `json:"max_concurrent_calls"`
 	CallsPerSecond     float64          `json:"calls_per_second"`
 	Retry              campaign.Retry   `json:"retry"`
+	AMD                session.AMD      `json:"amd"`
 }
 
 // PresentCampaign maps a campaign to its object.
@@ -75,7 +77,7 @@ func PresentCampaign(c campaign.Campaign, counts map[string]int) CampaignJSON {
 	return CampaignJSON{ID: c.ID, Object: "campaign", Name: c.Name, Status: c.Status, AssistantID: c.AssistantID,
 		VersionID: StringOrNull(c.VersionID), LineID: c.LineID, Recipients: c.Recipients, Counts: counts,
 		Settings: CampaignSettingsJSON{Window: c.Settings.Window, MaxConcurrentCalls: c.Settings.MaxConcurrentCalls,
-			CallsPerSecond: c.Settings.CallsPerSecond, Retry: c.Settings.Retry},
+			CallsPerSecond: c.Settings.CallsPerSecond, Retry: c.Settings.Retry, AMD: c.Settings.AMD},
 		Metadata: c.Metadata.OrEmpty(), CreatedAt: Time(c.CreatedAt), StartedAt: TimePtr(c.StartedAt),
 		CompletedAt: TimePtr(c.CompletedAt), CanceledAt: TimePtr(c.CanceledAt)}
 }
@@ -130,10 +132,11 @@ type recipientBody struct {
 }
 
 type settingsBody struct {
-	Window             Nullable[campaign.Window] `json:"window"`
-	MaxConcurrentCalls Nullable[int]             `json:"max_concurrent_calls"`
-	CallsPerSecond     Nullable[float64]         `json:"calls_per_second"`
-	Retry              Nullable[campaign.Retry]  `json:"retry"`
+	Window             Nullable[campaign.Window]  `json:"window"`
+	MaxConcurrentCalls Nullable[int]              `json:"max_concurrent_calls"`
+	CallsPerSecond     Nullable[float64]          `json:"calls_per_second"`
+	Retry              Nullable[campaign.Retry]   `json:"retry"`
+	AMD                Nullable[settingsAMDParam] `json:"amd"`
 }
 
 func (h *Campaigns) create(w http.ResponseWriter, r *http.Request) (int, any, error) {
@@ -175,7 +178,7 @@ func (h *Campaigns) create(w http.ResponseWriter, r *http.Request) (int, any, er
 	}
 	st := body.Settings.Value
 	for _, err := range []error{st.MaxConcurrentCalls.NotNull("settings.max_concurrent_calls"),
-		st.CallsPerSecond.NotNull("settings.calls_per_second"), st.Retry.NotNull("settings.retry")} {
+		st.CallsPerSecond.NotNull("settings.calls_per_second"), st.Retry.NotNull("settings.retry"), st.AMD.NotNull("settings.amd")} {
 		if err != nil {
 			return 0, nil, err
 		}
@@ -183,6 +186,9 @@ func (h *Campaigns) create(w http.ResponseWriter, r *http.Request) (int, any, er
 	in.Settings = campaign.Settings{Window: st.Window.Ptr(), MaxConcurrentCalls: st.MaxConcurrentCalls.Value,
 		CallsPerSecond: st.CallsPerSecond.Value, Retry: st.Retry.Value}
 	in.ConcurrencyGiven, in.CPSGiven, in.RetryGiven = st.MaxConcurrentCalls.Set, st.CallsPerSecond.Set, st.Retry.Set
+	if st.AMD.Set {
+		in.Settings.AMD, in.AMDGiven = st.AMD.Value.settings(), true
+	}
 	c, err := h.Service.Create(r.Context(), AccountFrom(r.Context()), in, func(kind platform.Kind, what string) error {
 		return requireLiveKey(r, func() (liveResource, error) { return onKind(what, kind), nil })
 	})

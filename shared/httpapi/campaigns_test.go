@@ -1,6 +1,7 @@
 package httpapi_test
 
 import (
+	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
@@ -39,7 +40,7 @@ func TestCampaignValidation(t *testing.T) {
 		{"zero concurrency", body(one, `{"max_concurrent_calls":0}`), 400, "parameter_invalid", "settings.max_concurrent_calls"},
 		{"no rate", body(one, `{"calls_per_second":0}`), 400, "parameter_invalid", "settings.calls_per_second"},
 		{"too fast", body(one, `{"calls_per_second":11}`), 400, "parameter_invalid", "settings.calls_per_second"},
-		{"retry on an unknown outcome", body(one, `{"retry":{"max_attempts":2,"on":["voicemail"]}}`), 400, "parameter_invalid", "settings.retry.on"},
+		{"retry on an unknown outcome", body(one, `{"retry":{"max_attempts":2,"on":["answered"]}}`), 400, "parameter_invalid", "settings.retry.on"},
 		{"too many attempts", body(one, `{"retry":{"max_attempts":11}}`), 400, "parameter_invalid", "settings.retry.max_attempts"},
 		{"an unknown time zone", body(one, `{"window":{"time_zone":"Mars/Olympus"}}`), 400, "parameter_invalid", "settings.window.time_zone"},
 		{"a window that ends before it starts", body(one, `{"window":{"start":"17:00","end":"09:00"}}`), 400, "parameter_invalid", "settings.window.end"},
@@ -48,6 +49,11 @@ func TestCampaignValidation(t *testing.T) {
 		{"an unknown assistant", `{"assistant_id":"asst_01m813q4jpa7fqz94g6r8cb30d","recipients":` + one + `}`, 404, "resource_not_found", "assistant_id"},
 		{"a malformed line", `{"assistant_id":"` + asstID + `","line_id":"nope","recipients":` + one + `}`, 400, "parameter_invalid", "line_id"},
 		{"an unknown field", `{"assistant_id":"` + asstID + `","recipients":` + one + `,"colour":"red"}`, 400, "parameter_unknown", "colour"},
+		{"amd neither boolean nor object", body(one, `{"amd":"yes"}`), 400, "parameter_invalid", "settings.amd"},
+		{"amd null", body(one, `{"amd":null}`), 400, "parameter_invalid", "settings.amd"},
+		{"amd with a blank message", body(one, `{"amd":{"voicemail_message":"  "}}`), 400, "parameter_invalid", "settings.amd.voicemail_message"},
+		{"amd with a message not a string", body(one, `{"amd":{"voicemail_message":7}}`), 400, "parameter_invalid", "settings.amd.voicemail_message"},
+		{"amd with an unknown key", body(one, `{"amd":{"beep":true}}`), 400, "parameter_unknown", "settings.amd.beep"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := e.do("POST", "/v1/campaigns", tc.body)
@@ -70,6 +76,19 @@ func TestCampaignValidation(t *testing.T) {
 	if w := st["window"].(map[string]any); fmt.Sprint(w["days"]) != "[mon fri]" || st["max_concurrent_calls"].(float64) != 5 ||
 		st["retry"].(map[string]any)["max_attempts"].(float64) != 2 || c.body["status"] != "draft" {
 		t.Errorf("created settings = %v, want days normalized, defaults filled in", st)
+	}
+	if a, _ := st["amd"].(map[string]any); a["enabled"] != true || a["voicemail_message"] != nil {
+		t.Errorf("created settings.amd = %v, want on by default with no message", st["amd"])
+	}
+	for given, want := range map[string]string{
+		`false`: `{"enabled":false}`,
+		`{"voicemail_message":"Hi {{first_name}}."}`: `{"enabled":true,"voicemail_message":"Hi {{first_name}}."}`,
+	} {
+		r := e.do("POST", "/v1/campaigns", body(one, `{"amd":`+given+`}`))
+		a, _ := json.Marshal(r.body["settings"].(map[string]any)["amd"])
+		if r.status != 201 || string(a) != want {
+			t.Errorf("settings.amd %s: %d amd %s, want %s", given, r.status, a, want)
+		}
 	}
 	for _, tc := range []struct {
 		method, path string

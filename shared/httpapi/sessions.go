@@ -133,6 +133,9 @@ type CallJSON struct {
 	// Analysis is the post-call analysis of an assistant call whose version asks for
 	// one; null otherwise.
 	Analysis *CallAnalysisJSON `json:"analysis"`
+	// AMD is the answering-machine detection's decision on an outbound assistant call
+	// that asked for it; null otherwise, and until it is made.
+	AMD *AMDJSON `json:"amd"`
 	// RedactedAt is when the call's data was deleted (DELETE /v1/calls/{id} or the
 	// account's retention); null while the record keeps it.
 	RedactedAt *Time `json:"redacted_at"`
@@ -196,7 +199,7 @@ func PresentCall(c call.Call) CallJSON {
 		DecisionSource: StringOrNull(c.DecisionSource), Transcript: transcript, Metrics: c.Metrics,
 		AssistantReport: report, Metadata: c.Metadata.OrEmpty(), Variables: vars, Usage: c.Usage,
 		Transfer: presentTransfer(c.Transfer), Analysis: presentCallAnalysis(c.Analysis), Recording: StringOrNull(c.RecordingStatus()),
-		RedactedAt: TimePtr(c.RedactedAt),
+		RedactedAt: TimePtr(c.RedactedAt), AMD: presentAMD(c.AMD),
 	}
 }
 
@@ -224,6 +227,8 @@ func (h *Sessions) create(w http.ResponseWriter, r *http.Request) (int, any, err
 		Variables Nullable[map[string]string] `json:"variables"`
 		// Recording (mode assistant) overrides the version's: off or audio.
 		Recording Nullable[string] `json:"recording"`
+		// AMD (mode assistant, outbound): answering-machine detection.
+		AMD Nullable[amdParam] `json:"amd"`
 	}
 	if err := Decode(r, &body, false); err != nil {
 		return 0, nil, err
@@ -245,6 +250,10 @@ func (h *Sessions) create(w http.ResponseWriter, r *http.Request) (int, any, err
 		}}
 	if req.LineID != "" && !ident.Valid("line", req.LineID) {
 		return 0, nil, invalidID("line_id", "line")
+	}
+	if p := body.AMD.Ptr(); p != nil {
+		a := p.settings()
+		req.AMD = &a
 	}
 	created, err := h.Service.Create(r.Context(), AccountFrom(r.Context()), req)
 	if errors.Is(err, session.ErrDialAttempted) {

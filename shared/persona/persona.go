@@ -141,6 +141,9 @@ type Job struct {
 	// is audio): the worker records both sides from the answer to the end and uploads
 	// the file when the call ends.
 	Recording bool `json:"recording,omitempty"`
+	// AMD, set on an outbound call that asked for it, runs answering-machine detection
+	// before the greeting (amd.go).
+	AMD *AMD `json:"amd,omitempty"`
 }
 
 // WebCall reports whether the job is a web call's (JoinBy).
@@ -277,6 +280,8 @@ type Report struct {
 	// Recording is set on ReportRecording: the file the worker stored, or why there is
 	// none.
 	Recording *RecordingResult `json:"recording,omitempty"`
+	// AMD is set on ReportAMD, and on ReportEnded of a call that ran the detection.
+	AMD *AMDResult `json:"amd,omitempty"`
 }
 
 // RecordingResult is a recorded call's file as the worker stored it (shared/recordings),

@@ -41,6 +41,10 @@ type CreateRequest struct {
 	// empty keeps the version's.
 	Recording string
 
+	// AMD (mode assistant with a platform_handle only) runs answering-machine detection
+	// on the call (amd.go); nil: off.
+	AMD *AMD
+
 	// KeyRule decides whether the caller's key may place the call through the platform
 	// of kind (what names where the call would go, for the error): the API's route rule
 	// (httpapi's requireLiveKey). Nil: the caller's key mode against kind.TestKeys
@@ -119,6 +123,14 @@ func (r *CreateRequest) Validate() error {
 			return apierr.Invalid("recording", "recording is only for mode assistant (a human session's room is the customer's)")
 		}
 		if err := assistant.ValidRecording("recording", r.Recording); err != nil {
+			return err
+		}
+	}
+	if r.AMD != nil {
+		if r.AMD.Enabled && (r.Mode != ModeAssistant || r.PlatformHandle == "") {
+			return apierr.Invalid("amd", "amd is only for mode assistant with a platform_handle to dial (an outbound call)")
+		}
+		if err := r.AMD.Validate("amd"); err != nil {
 			return err
 		}
 	}
@@ -270,6 +282,9 @@ func (s *Service) record(ctx context.Context, caller account.Caller, sessionID s
 		// (calleeAnswered), so the persona worker's media checks do not run out while the
 		// phone rings.
 		ses.AssistantID, ses.VersionID, ses.Recording = ver.AssistantID, ver.ID, req.Recording
+		if req.AMD != nil && req.AMD.Enabled {
+			ses.AMD = req.AMD.job(req.Variables, l.Variables)
+		}
 		c.HandledBy, c.AssistantID, c.VersionID = call.HandledByAssistant, ver.AssistantID, ver.ID
 		c.Record(ses.RecordingOf(*ver) == assistant.RecordingAudio)
 		c.Variables = callVariables(*ver, req.Variables, l)

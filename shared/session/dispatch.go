@@ -45,7 +45,7 @@ func (s *Service) job(ctx context.Context, ses Session, c call.Call, v assistant
 			Framing: persona.Framing{Shot: v.Framing.Shot, Position: v.Framing.Position}, Voice: v.Voice, Model: v.Model,
 			TransferDestinations: v.TransferDestinations, CallSettings: callSettings(v.CallSettings)},
 		TranscriptEvents: s.wantsTranscript(ctx, c.AccountID),
-		Recording:        ses.RecordingOf(v) == assistant.RecordingAudio}
+		Recording:        ses.RecordingOf(v) == assistant.RecordingAudio, AMD: ses.AMD}
 	b, err := json.Marshal(j)
 	return string(b), err
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"slices"
 	"time"
 
 	"github.com/bridgeline/bridgeline/events/callevent"
@@ -255,7 +256,7 @@ func reportEnd(workerReason string) (status, reason, by string) {
 // adds none, so the event goes out once per call.
 func applyReport(c *call.Call, rep persona.Report, at time.Time) (bool, []callevent.Event) {
 	var evts []callevent.Event
-	before, _ := json.Marshal([]any{c.Metrics, c.Transcript, c.AssistantReport, c.Usage, c.Analysis, c.Recording})
+	before, _ := json.Marshal([]any{c.Metrics, c.Transcript, c.AssistantReport, c.Usage, c.Analysis, c.Recording, c.AMD})
 	if c.Over() {
 		c.Metrics = mergeMetrics(rep.Metrics, derefMetrics(c.Metrics))
 		if len(c.Transcript) == 0 && len(rep.Transcript) > 0 {
@@ -278,6 +279,7 @@ func applyReport(c *call.Call, rep persona.Report, at time.Time) (bool, []callev
 			c.Analysis = &call.Analysis{Status: persona.AnalysisPending} // the analysis report follows
 		}
 	}
+	applyAMD(c, rep.AMD)
 	if rep.Kind == persona.ReportRecording {
 		if _, ready := c.RecordingReported(rep.Recording); ready {
 			evts = append(evts, c.RecordingReadyEvent(newEventID(), at))
@@ -285,8 +287,25 @@ func applyReport(c *call.Call, rep persona.Report, at time.Time) (bool, []callev
 	}
 	// A call whose data was deleted keeps none a late report brings.
 	c.RedactAgain()
-	after, _ := json.Marshal([]any{c.Metrics, c.Transcript, c.AssistantReport, c.Usage, c.Analysis, c.Recording})
+	after, _ := json.Marshal([]any{c.Metrics, c.Transcript, c.AssistantReport, c.Usage, c.Analysis, c.Recording, c.AMD})
 	return string(before) != string(after), evts
+}
+
+// applyAMD keeps the answering-machine detection's decision: the first one reported
+// stands (the amd report's, else the ended one's), and the ended report adds whether
+// the voicemail message was left. A result the record cannot name is dropped.
+func applyAMD(c *call.Call, a *persona.AMDResult) {
+	if a == nil || !slices.Contains(persona.AMDResults, a.Result) {
+		return
+	}
+	if c.AMD == nil {
+		v := *a
+		c.AMD = &v
+		return
+	}
+	if a.MessageLeft && !c.AMD.MessageLeft {
+		c.AMD.MessageLeft = true
+	}
 }
 
 func derefMetrics(m *persona.Metrics) persona.Metrics {

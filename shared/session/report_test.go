@@ -3,9 +3,11 @@ package session
 import (
 	"encoding/json"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/bridgeline/bridgeline/shared/apierr"
 	"github.com/bridgeline/bridgeline/shared/call"
 	"github.com/bridgeline/bridgeline/shared/persona"
 )
@@ -126,5 +128,67 @@ func TestApplyReportUsage(t *testing.T) {
 	}
 	if changed, _ := applyReport(&c, persona.Report{Kind: persona.ReportEnded, Usage: &u}, time.Time{}); changed {
 		t.Error("a redelivered ended report changed the record")
+	}
+}
+
+// TestApplyReportAMD: the detection's decision is kept from the first report that brings
+// it (the amd report, as it is made); the ended report's copy adds only whether the
+// voicemail message was left, and a redelivery changes nothing. A result the record
+// cannot name is dropped.
+func TestApplyReportAMD(t *testing.T) {
+	at := time.Date(2026, 12, 7, 8, 0, 2, 0, time.UTC)
+	c := call.Call{Status: call.StatusActive}
+	first := persona.AMDResult{Result: persona.AnsweredVoicemail, Reason: "beep", DecidedAt: at, DecisionMS: 2400}
+	if changed, _ := applyReport(&c, persona.Report{Kind: persona.ReportAMD, AMD: &first}, at); !changed || c.AMD == nil || *c.AMD != first {
+		t.Fatalf("amd report: changed %v, amd %+v", changed, c.AMD)
+	}
+	if changed, _ := applyReport(&c, persona.Report{Kind: persona.ReportAMD, AMD: &first}, at); changed {
+		t.Fatal("a redelivered amd report changed the record")
+	}
+	ended := first
+	ended.Result, ended.MessageLeft = persona.AnsweredHuman, true
+	applyReport(&c, persona.Report{Kind: persona.ReportEnded, AMD: &ended}, at)
+	if c.AMD.Result != persona.AnsweredVoicemail || !c.AMD.MessageLeft {
+		t.Fatalf("after the ended report: %+v; want the first result with message_left", c.AMD)
+	}
+	other := call.Call{Status: call.StatusActive}
+	if applyReport(&other, persona.Report{Kind: persona.ReportAMD, AMD: &persona.AMDResult{Result: "robot"}}, at); other.AMD != nil {
+		t.Fatalf("an unknown result was kept: %+v", other.AMD)
+	}
+	if ev := c.EndedEvent("evt_1", at); !strings.Contains(string(ev.Data), `"amd":{"result":"voicemail"`) {
+		t.Fatalf("call.ended data %s; want the amd decision", ev.Data)
+	}
+}
+
+// TestValidateAMD: amd is for an outbound assistant call; its voicemail message is
+// bounded and its placeholders checked; false is accepted anywhere.
+func TestValidateAMD(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		req   CreateRequest
+		param string
+	}{
+		{"outbound assistant", CreateRequest{PlatformHandle: "sim:a", Mode: ModeAssistant, AssistantID: "asst_1", AMD: &AMD{Enabled: true, VoicemailMessage: "Hi {{name}}."}}, ""},
+		{"off on a human session", CreateRequest{PlatformHandle: "sim:a", AMD: &AMD{}}, ""},
+		{"human session", CreateRequest{PlatformHandle: "sim:a", AMD: &AMD{Enabled: true}}, "amd"},
+		{"web call", CreateRequest{Mode: ModeAssistant, AssistantID: "asst_1", AMD: &AMD{Enabled: true}}, "amd"},
+		{"blank message", CreateRequest{PlatformHandle: "sim:a", Mode: ModeAssistant, AssistantID: "asst_1", AMD: &AMD{Enabled: true, VoicemailMessage: "  "}}, "amd.voicemail_message"},
+		{"long message", CreateRequest{PlatformHandle: "sim:a", Mode: ModeAssistant, AssistantID: "asst_1", AMD: &AMD{Enabled: true, VoicemailMessage: strings.Repeat("a", MaxVoicemailMessageLen+1)}}, "amd.voicemail_message"},
+		{"bad placeholder", CreateRequest{PlatformHandle: "sim:a", Mode: ModeAssistant, AssistantID: "asst_1", AMD: &AMD{Enabled: true, VoicemailMessage: "Hi {{na me}}"}}, "amd.voicemail_message"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := tc.req.Validate()
+			e, _ := apierr.As(err)
+			if tc.param == "" && err != nil || tc.param != "" && (e == nil || e.Param != tc.param) {
+				t.Fatalf("Validate = %v; want an error on %q", err, tc.param)
+			}
+		})
+	}
+	a := &AMD{Enabled: true, VoicemailMessage: "Hi {{first_name|there}}, this is {{company}}."}
+	if got := a.job(map[string]string{"first_name": "Ada"}, map[string]string{"company": "Acme", "first_name": "Bob"}); got.VoicemailMessage != "Hi Ada, this is Acme." {
+		t.Fatalf("rendered %q", got.VoicemailMessage)
+	}
+	if (&AMD{}).job(nil, nil) != nil {
+		t.Fatal("a disabled amd reached the job")
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/bridgeline/bridgeline/shared/call"
 	"github.com/bridgeline/bridgeline/shared/listing"
 	"github.com/bridgeline/bridgeline/shared/metadata"
+	"github.com/bridgeline/bridgeline/shared/persona"
 )
 
 // Modes.
@@ -98,6 +99,9 @@ type Session struct {
 	// Recording is the recording asked for on POST /v1/sessions (off or audio), which
 	// overrides the version's; empty: the version's.
 	Recording string `json:"recording,omitempty"`
+	// AMD is set on an outbound assistant session that asked for answering-machine
+	// detection: what its worker is given (the voicemail message rendered at create).
+	AMD *persona.AMD `json:"amd,omitempty"`
 }
 
 // RecordingOf is the recording mode of the session's call of version v: the session's

@@ -4887,6 +4887,7 @@ export interface components {
          *           "busy": 1,
          *           "no_answer": 0,
          *           "failed": 0,
+         *           "voicemail": 0,
          *           "canceled": 0
          *         },
          *         "started_at": "2026-11-22T07:00:00.123Z",
@@ -4934,6 +4935,7 @@ export interface components {
          *           "busy": 1,
          *           "no_answer": 0,
          *           "failed": 0,
+         *           "voicemail": 0,
          *           "canceled": 0
          *         },
          *         "started_at": "2026-11-22T07:00:00.123Z",
@@ -5204,6 +5206,8 @@ export interface components {
             campaign_id?: components["schemas"]["CampaignID"];
             /** @description The campaign recipient the call dialled; absent for a call of no campaign. */
             recipient_id?: components["schemas"]["CampaignRecipientID"];
+            /** @description The answering-machine detection's decision, on an outbound assistant call that asked for it and got one before it ended; absent otherwise. */
+            amd?: components["schemas"]["CallAMD"];
         };
         /**
          * @description One final turn of an assistant call, the caller's or the assistant's, as it ends
@@ -5502,6 +5506,12 @@ export interface components {
              *     Left out: the version's.
              */
             recording?: components["schemas"]["Recording"];
+            /**
+             * @description Mode `assistant` with a `platform_handle` only (400 `parameter_invalid`
+             *     otherwise): answering-machine detection on the call (see `AMDSettings`).
+             *     Left out, `null` or `false`: off.
+             */
+            amd?: components["schemas"]["AMDRequest"];
         };
         /**
          * @description What `PATCH /v1/sessions/{id}` changes. Only metadata; `{}` changes nothing.
@@ -6269,6 +6279,7 @@ export interface components {
          *       "busy": 1,
          *       "no_answer": 0,
          *       "failed": 0,
+         *       "voicemail": 0,
          *       "canceled": 0
          *     }
          */
@@ -6285,6 +6296,8 @@ export interface components {
             no_answer: number;
             /** @description Final: the last attempt failed. */
             failed: number;
+            /** @description Final: the last attempt reached a voicemail box (answering-machine detection); its message, if the campaign has one, was left. */
+            voicemail: number;
             /** @description The campaign was canceled before the recipient was called. */
             canceled: number;
         };
@@ -6305,6 +6318,7 @@ export interface components {
          *         "busy": 1,
          *         "no_answer": 0,
          *         "failed": 0,
+         *         "voicemail": 0,
          *         "canceled": 0
          *       },
          *       "started_at": "2026-11-22T07:00:00.123Z",
@@ -6375,8 +6389,8 @@ export interface components {
             max_attempts?: number;
             /** @description 0 to 604800; default 300. */
             delay_seconds?: number;
-            /** @description Outcomes retried; default all three. */
-            on?: ("busy" | "no_answer" | "failed")[];
+            /** @description Outcomes retried; default busy, no_answer and failed (voicemail only when named). */
+            on?: ("busy" | "no_answer" | "failed" | "voicemail")[];
         };
         /**
          * @example {
@@ -6403,6 +6417,58 @@ export interface components {
             calls_per_second: number;
             /** @description When recipients are called again. */
             retry: components["schemas"]["CampaignRetry"];
+            /** @description Answering-machine detection on every call (see `AMDSettings`); on by default. */
+            amd?: components["schemas"]["AMDSettings"];
+        };
+        /**
+         * @description Answering-machine detection on an outbound assistant call: within 3 s of the
+         *     first audio after the answer the assistant's worker decides whether a person
+         *     (a short greeting, then a pause), a voicemail box (long continuous speech, or a
+         *     beep), a call-screening assistant (its words) or nobody (silence) answered. A
+         *     person, or an answer it cannot decide, gets the greeting; silence gets the
+         *     greeting with a 5 s idle timeout; a voicemail box gets `voicemail_message` once
+         *     its greeting is over (its beep ended, or it fell silent), then the call hangs up,
+         *     or is hung up on at once without a message; a screening assistant gets the
+         *     greeting once its prompt is over. The call's `amd` says what was decided. In a
+         *     request, `true` and `false` are short for `{"enabled": true}` and
+         *     `{"enabled": false}`. See docs/campaigns.md.
+         * @example {
+         *       "enabled": true,
+         *       "voicemail_message": "Hi {{first_name}}, this is Acme Dental reminding you of your appointment tomorrow at 9. Call us back on 555 0100."
+         *     }
+         */
+        AMDSettings: {
+            /** @description Run the detection; default true in a request's object. */
+            enabled?: boolean;
+            /** @description What is said to a voicemail box, 1 to 1,000 characters; may use `{{name}}` placeholders, rendered with the call's variables over the line's defaults. Left out: a voicemail box is hung up on. */
+            voicemail_message?: string;
+        };
+        /**
+         * @description `true`, `false`, or an `AMDSettings` object.
+         * @example true
+         */
+        AMDRequest: boolean | components["schemas"]["AMDSettings"];
+        /**
+         * @description The answering-machine detection's decision on an outbound assistant call that asked for it (see `AMDSettings`).
+         * @example {
+         *       "result": "voicemail",
+         *       "decided_at": "2026-11-22T07:00:02.623Z",
+         *       "decision_ms": 2500,
+         *       "message_left": true
+         *     }
+         */
+        CallAMD: {
+            /**
+             * @description What answered: `human`, `voicemail`, `screening` (a call-screening assistant, told by its words), `silence` (nothing said within 3 s), or `unknown` (speech that fits neither; treated as a person).
+             * @enum {string}
+             */
+            result: "human" | "voicemail" | "screening" | "silence" | "unknown";
+            /** @description When it was decided. */
+            decided_at: components["schemas"]["Timestamp"];
+            /** @description Milliseconds from the answer to the decision (the worker joins the call a moment after the answer, and decides within 3 s of the first audio it hears). */
+            decision_ms: number;
+            /** @description True when the voicemail message played to its end. */
+            message_left: boolean;
         };
         /**
          * @description An outbound campaign (docs/campaigns.md).
@@ -6436,6 +6502,7 @@ export interface components {
          *         "busy": 0,
          *         "no_answer": 0,
          *         "failed": 0,
+         *         "voicemail": 0,
          *         "canceled": 0
          *       },
          *       "metadata": {},
@@ -6554,6 +6621,8 @@ export interface components {
                 calls_per_second?: number;
                 /** @description When recipients are called again. */
                 retry?: components["schemas"]["CampaignRetry"];
+                /** @description Answering-machine detection on every call (see `AMDSettings`): default on, with no voicemail message (a voicemail box is hung up on). */
+                amd?: components["schemas"]["AMDRequest"];
             };
             /** @description Key-value pairs for the customer's own use. */
             metadata?: components["schemas"]["Metadata"];
@@ -6576,10 +6645,10 @@ export interface components {
             /** @description When the attempt's call ended; null while it lasts. */
             ended_at: components["schemas"]["NullableTimestamp"];
             /**
-             * @description answered, busy, no_answer, failed, or not_placed (claimed but never dialled; retried); null while the call lasts.
+             * @description answered, voicemail (answered by a voicemail box, as answering-machine detection decided), busy, no_answer, failed, or not_placed (claimed but never dialled; retried); null while the call lasts.
              * @enum {string|null}
              */
-            outcome: "answered" | "busy" | "no_answer" | "failed" | "not_placed" | null;
+            outcome: "answered" | "voicemail" | "busy" | "no_answer" | "failed" | "not_placed" | null;
             /** @description The call's end_reason. */
             end_reason: string | null;
             /** @description Why the dial was refused, when it was. */
@@ -6614,7 +6683,7 @@ export interface components {
              * @description The recipient's status.
              * @enum {string}
              */
-            status: "pending" | "calling" | "answered" | "busy" | "no_answer" | "failed" | "canceled";
+            status: "pending" | "calling" | "answered" | "busy" | "no_answer" | "failed" | "voicemail" | "canceled";
             /** @description The calls placed, oldest first. */
             attempts: components["schemas"]["CampaignAttempt"][];
             /** @description When a pending recipient is called next; null for at once or never. */
@@ -6843,6 +6912,8 @@ export interface components {
              *     persona worker ever took. See `CallAnalysis`.
              */
             analysis: components["schemas"]["CallAnalysis"] | null;
+            /** @description The answering-machine detection's decision on an outbound assistant call that asked for it (`POST /v1/sessions` `amd`, a campaign's `settings.amd`); null for any other call, and until it is decided. See `CallAMD`. */
+            amd?: components["schemas"]["CallAMD"] | null;
             /**
              * @description Assistant calls only; null otherwise. The values the greeting and system
              *     prompt were rendered with: for each placeholder name the version uses, the
@@ -11007,7 +11078,7 @@ export interface operations {
                 /** @description Id of the first recipient of the next page; the page holds the recipients just before it, in list order. Not with `starting_after`. */
                 ending_before?: components["schemas"]["CampaignRecipientID"];
                 /** @description Only recipients with this status. */
-                status?: "pending" | "calling" | "answered" | "busy" | "no_answer" | "failed" | "canceled";
+                status?: "pending" | "calling" | "answered" | "busy" | "no_answer" | "failed" | "voicemail" | "canceled";
             };
             header?: never;
             path: {
