@@ -476,6 +476,10 @@ func (g *Gateway) deliver(ctx context.Context, n platform.Notification, out any)
 }
 
 func newNotification(event string, st *callState) platform.Notification {
+	media := platform.MediaAudio
+	if st.media == platform.MediaVideo {
+		media = platform.MediaVideo
+	}
 	return platform.Notification{ID: ident.New("sipevt"), Event: event, PlatformCallID: st.pcid, CallID: st.callID,
-		From: st.from, To: st.to, Media: platform.MediaAudio, At: time.Now().UTC(), Trunk: st.trunk}
+		From: st.from, To: st.to, Media: media, At: time.Now().UTC(), Trunk: st.trunk}
 }

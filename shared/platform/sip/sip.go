@@ -36,6 +36,11 @@ const Path = "/internal/platform/sip/events"
 // the call into its session's room instead.
 const RoomPrefix = "sipin-"
 
+// AttrMedia is the join token attribute by which a SIP bridge says what an inbound call
+// carries: "video" from the video bridge (mediafleet/sipvideo) when the phone's video was
+// taken; livekit-sip sets none (audio).
+const AttrMedia = "bridgeline.media"
+
 // TrunkOfRoom is the Bridgeline trunk id an inbound call's room names
 // (<RoomPrefix><trunk id>_...), "" when it names none. Each trunk's dispatch rule takes
 // only the calls its own inbound trunk matched and authenticated.
