@@ -289,7 +289,7 @@ func New(opts Options) (_ *Stack, err error) {
 			return nil, err
 		}
 		cfg.SIPPublicHost, cfg.SIPPublicPort = "127.0.0.1", sipServer.Config().SIPPort
-		deps.SIP, deps.SIPSecret = rooms, sipTestSecret
+		deps.SIP, deps.SIPSecret, deps.SIPVideo = rooms, sipTestSecret, sipVideo
 	}
 	cp, err := controlplane.New(cfg, deps)
 	if err != nil {

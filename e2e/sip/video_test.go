@@ -8,12 +8,15 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/bridgeline/bridgeline/e2e/harness"
 	"github.com/bridgeline/bridgeline/e2e/sipphone"
 	"github.com/bridgeline/bridgeline/mediafleet/avatar"
+	"github.com/bridgeline/bridgeline/mediafleet/callerbot"
 	"github.com/bridgeline/bridgeline/mediafleet/llm/llmtest"
 	"github.com/bridgeline/bridgeline/shared/call"
 )
@@ -195,4 +198,181 @@ func bars(img image.Image) bool {
 		}
 	}
 	return seen[0] && seen[1] && seen[2]
+}
+
+// TestHostedVideoSessionOverSIP: POST /v1/sessions with media video on a SIP line rings
+// a video phone through the video bridge; a client joined with the session's token gets
+// the phone's camera (its test picture's size) and the phone shows the client's picture,
+// from a keyframe asked for at the answer; DELETE hangs the phone up; the record is video.
+func TestHostedVideoSessionOverSIP(t *testing.T) {
+	r := theRig(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	callee := r.phone(t, sipphone.Config{Number: "+15557650061", AutoAnswer: true, Video: true})
+	tr := r.trunk(t, callee.Address())
+	l := r.line(t, "+15550170061", tr.ID, nil)
+	var ses struct {
+		ID     string `json:"id"`
+		CallID string `json:"call_id"`
+		Media  string `json:"media"`
+		RTCURL string `json:"rtc_url"`
+		Token  string `json:"participant_token"`
+	}
+	harness.Must(t, r.do(t, http.MethodPost, "/v1/sessions", map[string]any{"line_id": l.ID, "platform_handle": callee.Number(),
+		"media": "video"}, &ses), http.StatusCreated, "POST /v1/sessions")
+	if ses.Media != "video" {
+		t.Errorf("session media = %q, want video on a SIP line where the video bridge runs", ses.Media)
+	}
+	var mu sync.Mutex
+	var phoneFrames []callerbot.Frame
+	bot, err := callerbot.Join(ctx, callerbot.Options{URL: ses.RTCURL, Token: ses.Token, Video: true, OnFrame: func(f callerbot.Frame) {
+		mu.Lock()
+		phoneFrames = append(phoneFrames, f)
+		mu.Unlock()
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer bot.Leave()
+	in, err := callee.Incoming(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	est, err := in.Next(ctx, "CALL_ESTABLISHED", "CALL_CLOSED")
+	if err != nil || est.Type != "CALL_ESTABLISHED" {
+		t.Fatalf("the callee: %+v %v, want the call answered", est, err)
+	}
+	first := snapshot(ctx, t, callee, filepath.Join(t.TempDir(), "client.png"))
+	t.Logf("answer to the client's first frame at the phone: %v", first.at.Sub(est.At).Round(time.Millisecond))
+	if d := first.at.Sub(est.At); d > 1500*time.Millisecond {
+		t.Errorf("the phone showed a picture %v after the answer, want a keyframe within a second", d)
+	}
+	// The client's picture: a grey field (one bright bar sweeps across it).
+	grey := color.RGBA{}
+	grey.R, grey.G, grey.B = color.YCbCrToRGB(90, 110, 140)
+	grey.A = 255
+	if c := topCorners(first.img); bars(first.img) || !(nearRGB(c, grey) || mean(first.img) > 60 && mean(first.img) < 150) {
+		t.Errorf("the phone shows corners %v (mean %.0f), want the client's grey picture %v", c, mean(first.img), grey)
+	}
+	harness.WaitFor(t, 10*time.Second, "the phone's camera at the client", func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return len(phoneFrames) >= 5
+	})
+	mu.Lock()
+	f := phoneFrames[len(phoneFrames)-1]
+	mu.Unlock()
+	if b := f.Image.Rect; b.Dx() != 352 || b.Dy() != 288 {
+		t.Errorf("the client decodes the phone's camera at %v, want the test picture's 352x288", b)
+	}
+	// A second client's camera comes in (the newest video is shown): the phone shows it
+	// from a keyframe asked for at once.
+	var tok struct {
+		Token string `json:"participant_token"`
+	}
+	harness.Must(t, r.do(t, http.MethodPost, "/v1/sessions/"+ses.ID+"/tokens", map[string]any{}, &tok), http.StatusCreated, "POST tokens")
+	tint := [2]uint8{90, 200} // a red field
+	want := color.RGBA{A: 255}
+	want.R, want.G, want.B = color.YCbCrToRGB(90, tint[0], tint[1])
+	joined := time.Now()
+	bot2, err := callerbot.Join(ctx, callerbot.Options{URL: ses.RTCURL, Token: tok.Token, Video: true, VideoTint: tint})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer bot2.Leave()
+	var shown time.Time
+	for deadline := time.Now().Add(10 * time.Second); shown.IsZero() && time.Now().Before(deadline); {
+		f := snapshot(ctx, t, callee, filepath.Join(t.TempDir(), "second.png"))
+		if nearRGB(topCorners(f.img), want) {
+			shown = f.at
+		}
+	}
+	if shown.IsZero() {
+		t.Fatalf("the phone never showed the second client's picture %v", want)
+	}
+	t.Logf("the second client's join to its picture at the phone: %v", shown.Sub(joined).Round(time.Millisecond))
+	if d := shown.Sub(joined); d > 2*time.Second {
+		t.Errorf("the second client's picture reached the phone %v after it joined, want a keyframe asked for at once", d)
+	}
+	harness.Must(t, r.do(t, http.MethodDelete, "/v1/sessions/"+ses.ID, nil, nil), http.StatusOK, "DELETE /v1/sessions")
+	if ev, err := in.Closed(ctx); err != nil {
+		t.Errorf("the callee's call did not end: %+v %v", ev, err)
+	}
+	rec, _ := r.ended(t, ses.CallID)
+	if rec.Media != "video" || rec.Direction != call.Outbound {
+		t.Errorf("record media %q direction %q, want an outbound video call", rec.Media, rec.Direction)
+	}
+}
+
+// TestAudioOnlyPhoneOnTheVideoBridge: a phone without video calling the video bridge gets
+// an audio call with the assistant's greeting; a video session that rings a phone
+// without video is answered audio only, and the session and its record say audio.
+func TestAudioOnlyPhoneOnTheVideoBridge(t *testing.T) {
+	r := theRig(t)
+	r.worker(t, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	const greeting = "Hello, thank you for calling. How can I help you?"
+	a := r.assistant(t, greeting, nil)
+	callee := r.phone(t, sipphone.Config{Number: "+15557650071", AutoAnswer: true})
+	tr := r.trunk(t, callee.Address())
+	l := r.line(t, "+15550170071", tr.ID, map[string]any{"assistant_id": a.ID})
+
+	phone := r.phone(t, sipphone.Config{Number: "+15559990071"})
+	out, err := phone.Dial(ctx, "sip:"+l.Handle+"@"+r.st.SIPVideo.SIPAddr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if est, err := out.Next(ctx, "CALL_ESTABLISHED", "CALL_CLOSED"); err != nil || est.Type != "CALL_ESTABLISHED" {
+		t.Fatalf("the audio call to the video bridge was not answered: %+v %v", est, err)
+	}
+	c := r.callOf(t, l.ID, nil)
+	if c.Media != "audio" || c.HandledBy != call.HandledByAssistant {
+		t.Errorf("call record = %+v, want an audio call handled by the assistant", c)
+	}
+	time.Sleep(6 * time.Second) // the greeting
+	if err := phone.Hangup(ctx); err != nil {
+		t.Fatal(err)
+	}
+	r.ended(t, c.ID)
+	heard, err := phone.Heard()
+	if err != nil {
+		t.Fatal(err)
+	}
+	keepAudio(t, "audio-only-heard", heard.Samples)
+	if snds := sounds(heard.Samples); len(snds) == 0 || heardSentence(t, heard.Samples, snds[0], greeting, "Sorry?") != words(greeting) {
+		t.Errorf("the audio-only phone's first sound (of %v) is not the greeting", snds)
+	}
+
+	var ses struct {
+		ID     string `json:"id"`
+		CallID string `json:"call_id"`
+		Media  string `json:"media"`
+	}
+	harness.Must(t, r.do(t, http.MethodPost, "/v1/sessions", map[string]any{"line_id": l.ID, "platform_handle": callee.Number(),
+		"media": "video"}, &ses), http.StatusCreated, "POST /v1/sessions")
+	in, err := callee.Incoming(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if est, err := in.Next(ctx, "CALL_ESTABLISHED", "CALL_CLOSED"); err != nil || est.Type != "CALL_ESTABLISHED" {
+		t.Fatalf("the callee: %+v %v, want the call answered", est, err)
+	}
+	harness.WaitFor(t, 10*time.Second, "the session answered", func() bool {
+		var got struct {
+			Status string `json:"status"`
+			Media  string `json:"media"`
+		}
+		r.do(t, http.MethodGet, "/v1/sessions/"+ses.ID, nil, &got)
+		ses.Media = got.Media
+		return got.Status == "active"
+	})
+	if ses.Media != "audio" {
+		t.Errorf("the session rung with video and answered audio only says media %q, want audio", ses.Media)
+	}
+	harness.Must(t, r.do(t, http.MethodDelete, "/v1/sessions/"+ses.ID, nil, nil), http.StatusOK, "DELETE /v1/sessions")
+	rec, evt := r.ended(t, ses.CallID)
+	if rec.Media != "audio" || !strings.Contains(string(evt.Data), `"media":"audio"`) {
+		t.Errorf("record media %q, call.ended %s; want audio", rec.Media, evt.Data)
+	}
 }

@@ -22,7 +22,7 @@ type callState struct {
 	inbound  bool
 	from, to string
 	trunk    string        // inbound: the Bridgeline trunk the call authenticated as
-	media    string        // inbound: platform.MediaVideo from the video bridge, else audio
+	media    string        // platform.MediaVideo from the video bridge, else audio
 	decided  chan struct{} // inbound: closed once the control plane answered
 	notes    chan platform.Notification
 
@@ -140,6 +140,7 @@ func (g *Gateway) outbound(pcid string, claims *lktoken.Claims) *callState {
 	}
 	st := g.newCall(pcid, false, "", claims.Attributes[rtc.AttrSIPPhoneNumber])
 	st.callID = meta.CallID
+	st.media = claims.Attributes[sip.AttrMedia]
 	close(st.decided)
 	g.calls[pcid] = st
 	return st

@@ -336,7 +336,15 @@ func (g *Gateway) bridgeSaid(st *callState, msg []byte) {
 	}
 	switch m := req.Message.(type) {
 	case *livekit.SignalRequest_UpdateMetadata:
-		if m.UpdateMetadata.GetAttributes()[rtc.AttrSIPCallStatus] == "active" {
+		attrs := m.UpdateMetadata.GetAttributes()
+		if attrs[rtc.AttrSIPCallStatus] == "active" {
+			if media := attrs[sip.AttrMedia]; media != "" {
+				// The video bridge says what the answer carries: a phone rung with
+				// video may have answered audio only.
+				st.mu.Lock()
+				st.media = media
+				st.mu.Unlock()
+			}
 			g.answered(st)
 		}
 	case *livekit.SignalRequest_Leave:

@@ -224,7 +224,8 @@ func (b *Bridge) onInvite(req *sip.Request, tx sip.ServerTransaction) {
 		respond(sip.StatusBadRequest, "Bad Request")
 		return
 	}
-	c := &call{b: b, dlg: dlg, sipCallID: callID, pcid: "SCV_" + randHex(6), from: from, to: to, trunk: trunk, rule: rule, offer: of}
+	c := &call{b: b, srv: dlg, sipCallID: callID, pcid: "SCV_" + randHex(6), from: from, to: to, trunk: trunk, rule: rule, offer: of,
+		ended: make(chan struct{})}
 	b.mu.Lock()
 	b.calls[callID] = c
 	b.mu.Unlock()
@@ -247,6 +248,17 @@ func (b *Bridge) onInvite(req *sip.Request, tx sip.ServerTransaction) {
 }
 
 func (b *Bridge) onBye(req *sip.Request, tx sip.ServerTransaction) {
+	if h := req.CallID(); h != nil {
+		b.mu.Lock()
+		c := b.calls[h.Value()]
+		b.mu.Unlock()
+		if c != nil && c.cli != nil {
+			if err := c.cli.ReadBye(req, tx); err != nil {
+				tx.Respond(sip.NewResponseFromRequest(req, sip.StatusCallTransactionDoesNotExists, "Call/Transaction Does Not Exist", nil))
+			}
+			return
+		}
+	}
 	if err := b.dialogs.ReadBye(req, tx); err != nil {
 		tx.Respond(sip.NewResponseFromRequest(req, sip.StatusCallTransactionDoesNotExists, "Call/Transaction Does Not Exist", nil))
 	}

@@ -3,6 +3,7 @@ package sipvideo
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"net"
 	"strings"
 	"sync"
@@ -15,7 +16,6 @@ import (
 
 	"github.com/bridgeline/bridgeline/shared/lktoken"
 	sipplatform "github.com/bridgeline/bridgeline/shared/platform/sip"
-	"github.com/bridgeline/bridgeline/shared/redact"
 	"github.com/bridgeline/bridgeline/shared/rtc"
 )
 
@@ -23,10 +23,19 @@ import (
 // decides (its own bound is 40 s).
 const joinWait = 45 * time.Second
 
+// dialog is a call's SIP dialog, whichever side placed it.
+type dialog interface {
+	Context() context.Context
+	Bye(ctx context.Context) error
+	Close() error
+}
+
 // call is one bridged call.
 type call struct {
 	b         *Bridge
-	dlg       *sipgo.DialogServerSession
+	srv       *sipgo.DialogServerSession // an inbound call's
+	cli       *sipgo.DialogClientSession // a dialled call's
+	dlg       dialog                     // either, once answered
 	sipCallID string
 	pcid      string // the bridge's call id (sip.callID)
 	from, to  string
@@ -49,14 +58,13 @@ type call struct {
 
 // run joins the call's room, answers, bridges media until either side ends it.
 func (c *call) run() {
-	c.ended = make(chan struct{})
 	log := c.b.log.With("platform_call_id", c.pcid)
 	settle := func() { c.settleOnce.Do(func() { close(c.settled) }) }
 	defer settle()
 	fail := func(code int, reason string) {
-		c.dlg.Respond(code, reason, nil)
+		c.srv.Respond(code, reason, nil)
 		settle()
-		c.dlg.Close()
+		c.srv.Close()
 	}
 	var err error
 	if c.audio, err = c.b.ports.open(); err != nil {
@@ -99,7 +107,7 @@ func (c *call) run() {
 	var j joined
 	select {
 	case j = <-done:
-	case <-c.dlg.Context().Done():
+	case <-c.srv.Context().Done():
 		// The caller gave up (CANCEL) while the control plane decided.
 		log.Info("video call cancelled while ringing")
 		if j = <-done; j.room != nil {
@@ -130,7 +138,7 @@ func (c *call) run() {
 		videoPort = c.video.port
 	}
 	c.sdpAnswer = answer(c.offer, c.b.cfg.MediaIP, c.audio.port, videoPort, uint64(time.Now().UnixNano()))
-	err = c.dlg.RespondSDP(c.sdpAnswer)
+	err = c.srv.RespondSDP(c.sdpAnswer)
 	settle()
 	if err != nil {
 		log.Warn("video call: answer not sent", "err", err)
@@ -138,13 +146,18 @@ func (c *call) run() {
 		return
 	}
 	log.Info("video call answered", "room", c.room.Name(), "video", c.video != nil)
-	c.room.LocalParticipant.SetAttributes(map[string]string{rtc.AttrSIPCallStatus: "active"})
-	m.start()
+	c.dlg = c.srv
+	c.serve(m, log, "video")
+}
 
+// serve bridges an answered call's media until the phone hangs up (BYE), the room ends
+// the call (Bridgeline hung up: a BYE to the phone) or the bridge stops.
+func (c *call) serve(m *media, log *slog.Logger, media string) {
+	c.room.LocalParticipant.SetAttributes(map[string]string{rtc.AttrSIPCallStatus: "active", sipplatform.AttrMedia: media})
+	m.start()
 	select {
 	case <-c.dlg.Context().Done():
-		// BYE from the phone: the caller hung up.
-		c.end("caller hung up")
+		c.end("the phone hung up")
 		c.room.DisconnectWithReason(livekit.DisconnectReason_CLIENT_INITIATED)
 	case <-c.ended:
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
@@ -158,7 +171,10 @@ func (c *call) run() {
 		c.room.DisconnectWithReason(livekit.DisconnectReason_CLIENT_INITIATED)
 	}
 	c.dlg.Close()
-	log.Info("video call ended", "why", c.why, "from", redact.Number(c.from))
+	c.mu.Lock()
+	why := c.why
+	c.mu.Unlock()
+	log.Info("video call ended", append([]any{"why", why}, m.stats.attrs()...)...)
 }
 
 // end marks the call over for why (the first reason counts).

@@ -4,6 +4,7 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/livekit/protocol/livekit"
@@ -13,6 +14,7 @@ import (
 	"github.com/pion/rtp/codecs"
 	"github.com/pion/webrtc/v4"
 	pmedia "github.com/pion/webrtc/v4/pkg/media"
+	"github.com/pion/webrtc/v4/pkg/media/samplebuilder"
 
 	"github.com/bridgeline/bridgeline/mediafleet/opus"
 )
@@ -39,6 +41,7 @@ type media struct {
 	speakers  map[string][]int16 // decoded room audio waiting, by track
 	source    *videoSource       // the room video sent to the phone
 	phoneSSRC uint32             // the phone's video SSRC, learned from its RTP
+	firSeq    uint8              // the last FIR's sequence number
 
 	// The phone-bound video's rewriting state: continuous sequence numbers and
 	// timestamps across source switches.
@@ -48,8 +51,21 @@ type media struct {
 	vStarted bool
 	sawKey   bool
 
+	stats stats
+
 	done chan struct{}
 	wg   sync.WaitGroup
+}
+
+// stats count a call's media, logged when it ends.
+type stats struct {
+	audioIn, audioOut, videoIn, videoOut     atomic.Int64 // packets from and to the phone
+	pliToPhone, pliFromPhone, rtcpIn, keysIn atomic.Int64
+}
+
+func (s *stats) attrs() []any {
+	return []any{"audio_in", s.audioIn.Load(), "audio_out", s.audioOut.Load(), "video_in", s.videoIn.Load(),
+		"video_out", s.videoOut.Load(), "pli_to_phone", s.pliToPhone.Load(), "pli_from_phone", s.pliFromPhone.Load(), "rtcp_in", s.rtcpIn.Load(), "keyframes_in", s.keysIn.Load()}
 }
 
 // videoSource is one remote video track the phone is shown.
@@ -137,7 +153,15 @@ func (m *media) publish() error {
 }
 
 // start runs the phone's side: its audio and video into the room, the room's audio to it.
+// What the phone is shown starts at a keyframe, asked for now.
 func (m *media) start() {
+	m.mu.Lock()
+	m.sawKey = false
+	src := m.source
+	m.mu.Unlock()
+	if src != nil {
+		src.rp.WritePLI(src.track.SSRC())
+	}
 	m.spawn(m.phoneAudio)
 	m.spawn(func() { m.phoneRTCP(m.c.audio) })
 	m.spawn(m.speak)
@@ -172,6 +196,7 @@ func (m *media) phoneAudio() {
 		if pkt.PayloadType != m.c.offer.audioPT {
 			continue // telephone-event and comfort noise are not bridged
 		}
+		m.stats.audioIn.Add(1)
 		for _, b := range pkt.Payload {
 			pending = append(pending, m.law.dec(b))
 		}
@@ -256,17 +281,20 @@ func (m *media) speak() {
 		p.Payload = payload
 		if raw, err := p.Marshal(); err == nil {
 			m.c.audio.send(raw)
+			m.stats.audioOut.Add(1)
 		}
 		p.SequenceNumber++
 		p.Timestamp += frame
 	}
 }
 
-// phoneVideo passes the phone's VP8 packets into the room as they come.
+// phoneVideo passes the phone's VP8 into the room: its packets are reassembled into
+// frames, which are sent on as they are (no transcoding), packetised afresh for WebRTC.
 func (m *media) phoneVideo() {
 	buf := make([]byte, 1500)
 	var pkt rtp.Packet
 	s := m.c.video
+	sb := samplebuilder.New(256, &codecs.VP8Packet{}, 90000)
 	for {
 		n, from, err := s.rtp.ReadFromUDP(buf)
 		if err != nil {
@@ -283,9 +311,19 @@ func (m *media) phoneVideo() {
 		m.mu.Lock()
 		m.phoneSSRC = pkt.SSRC
 		m.mu.Unlock()
-		out := pkt
-		out.Extension, out.Extensions = false, nil
-		m.videoTrack.WriteRTP(&out, nil)
+		m.stats.videoIn.Add(1)
+		if isKeyframe(pkt.Payload) {
+			m.stats.keysIn.Add(1)
+		}
+		// The builder keeps what it is given: a packet of its own, off the read buffer.
+		own := &rtp.Packet{Header: pkt.Header, Payload: append([]byte(nil), pkt.Payload...)}
+		own.Extension, own.Extensions, own.CSRC = false, nil, nil
+		sb.Push(own)
+		for f := sb.Pop(); f != nil; f = sb.Pop() {
+			if len(f.Data) > 0 {
+				m.videoTrack.WriteSample(pmedia.Sample{Data: f.Data, Duration: f.Duration}, nil)
+			}
+		}
 	}
 }
 
@@ -297,6 +335,7 @@ func (m *media) phoneRTCP(s *stream) {
 		if err != nil {
 			return
 		}
+		m.stats.rtcpIn.Add(1)
 		if s == m.c.video {
 			m.fromPhoneRTCP(buf[:n])
 		}
@@ -313,6 +352,7 @@ func (m *media) fromPhoneRTCP(b []byte) {
 	for _, p := range pkts {
 		switch p.(type) {
 		case *rtcp.PictureLossIndication, *rtcp.FullIntraRequest:
+			m.stats.pliFromPhone.Add(1)
 			m.mu.Lock()
 			src := m.source
 			m.mu.Unlock()
@@ -332,10 +372,15 @@ func (m *media) fromRoomRTCP(p rtcp.Packet) {
 	}
 	m.mu.Lock()
 	ssrc := m.phoneSSRC
+	m.firSeq++
+	seq := m.firSeq
 	m.mu.Unlock()
-	raw, err := (&rtcp.PictureLossIndication{SenderSSRC: m.vSSRC, MediaSSRC: ssrc}).Marshal()
+	// Both forms: a phone may act on one only.
+	raw, err := rtcp.Marshal([]rtcp.Packet{&rtcp.PictureLossIndication{SenderSSRC: m.vSSRC, MediaSSRC: ssrc},
+		&rtcp.FullIntraRequest{SenderSSRC: m.vSSRC, MediaSSRC: ssrc, FIR: []rtcp.FIREntry{{SSRC: ssrc, SequenceNumber: seq}}}})
 	if err == nil && m.c.video != nil {
 		m.c.video.sendRTCP(raw)
+		m.stats.pliToPhone.Add(1)
 	}
 }
 
@@ -349,7 +394,6 @@ func (m *media) show(track *webrtc.TrackRemote, rp *lksdk.RemoteParticipant) {
 	m.mu.Unlock()
 	rp.WritePLI(track.SSRC())
 	lastPLI := time.Now()
-	var vp8 codecs.VP8Packet
 	for {
 		pkt, _, err := track.ReadRTP()
 		if err != nil {
@@ -368,10 +412,7 @@ func (m *media) show(track *webrtc.TrackRemote, rp *lksdk.RemoteParticipant) {
 			m.mu.Unlock()
 			return
 		}
-		key := false
-		if _, err := vp8.Unmarshal(pkt.Payload); err == nil && vp8.S == 1 && vp8.PID == 0 && len(vp8.Payload) > 0 {
-			key = vp8.Payload[0]&0x01 == 0
-		}
+		key := isKeyframe(pkt.Payload)
 		if !m.sawKey {
 			if !key {
 				m.mu.Unlock()
@@ -399,8 +440,18 @@ func (m *media) show(track *webrtc.TrackRemote, rp *lksdk.RemoteParticipant) {
 		m.mu.Unlock()
 		if raw, err := out.Marshal(); err == nil {
 			m.c.video.send(raw)
+			m.stats.videoOut.Add(1)
 		}
 	}
+}
+
+// isKeyframe says whether a VP8 RTP payload starts a keyframe.
+func isKeyframe(payload []byte) bool {
+	var vp8 codecs.VP8Packet
+	if _, err := vp8.Unmarshal(payload); err != nil || vp8.S != 1 || vp8.PID != 0 || len(vp8.Payload) == 0 {
+		return false
+	}
+	return vp8.Payload[0]&0x01 == 0
 }
 
 // isRTCP tells RTCP from RTP on a muxed port (RFC 5761: payload types 64-95 after the

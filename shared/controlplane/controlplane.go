@@ -73,6 +73,9 @@ type Deps struct {
 	// SIPSecret verifies the SIP gateway's notifications (empty leaves the platform-sip
 	// route out).
 	SIPSecret string
+	// SIPVideo is the SIP video bridge video sessions on SIP lines ring phones through
+	// (mediafleet/sipvideo in-process, or its control endpoint); nil: SIP is audio only.
+	SIPVideo sip.VideoDialer
 	// NotificationReplays keeps the ids of the platform notifications received, so a
 	// replayed one is refused: nil keeps them in this process's memory (the local
 	// stack); Lambdas share them in the idempotency table (simhook.StoreReplays).
@@ -194,7 +197,7 @@ func New(cfg config.Config, deps Deps) (*ControlPlane, error) {
 	plats := deps.Platforms
 	if deps.SIP != nil {
 		cp.Trunks.LiveKit = deps.SIP
-		plats = append(slices.Clone(plats), &sip.Adapter{LiveKit: deps.SIP, Calls: s, Outbound: cp.Trunks.OutboundTrunk, OutboundConfig: cp.Trunks.OutboundConfig,
+		plats = append(slices.Clone(plats), &sip.Adapter{LiveKit: deps.SIP, Calls: s, Video: deps.SIPVideo, Outbound: cp.Trunks.OutboundTrunk, OutboundConfig: cp.Trunks.OutboundConfig,
 			Dialable: cp.Trunks.CheckDial})
 	}
 	platforms, err := platform.NewRegistry(plats...)

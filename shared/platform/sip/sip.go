@@ -82,8 +82,13 @@ func (Kind) TestKeys() bool { return false }
 // Network is what a SIP call reaches.
 func (Kind) Network() string { return "the real phone network" }
 
-// AudioOnly is true: LiveKit's SIP bridge carries no video.
+// AudioOnly is true: LiveKit's SIP bridge carries no video (the Adapter says otherwise
+// where the video bridge runs).
 func (Kind) AudioOnly() bool { return true }
+
+// DefaultMedia is audio: a SIP session rings with a video offer only when media video is
+// asked for.
+func (Kind) DefaultMedia() string { return platform.MediaAudio }
 
 // InboundReply is the control plane's answer to an inbound notification: the room to
 // join the call into (Answer), or the refusal (Reject, a reason for the log).
