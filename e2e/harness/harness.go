@@ -15,11 +15,13 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -289,6 +291,8 @@ func New(opts Options) (_ *Stack, err error) {
 			return nil, err
 		}
 		cfg.SIPPublicHost, cfg.SIPPublicPort = "127.0.0.1", sipServer.Config().SIPPort
+		_, vport, _ := net.SplitHostPort(sipVideo.SIPAddr())
+		cfg.SIPVideoPublicPort, _ = strconv.Atoi(vport)
 		deps.SIP, deps.SIPSecret, deps.SIPVideo = rooms, sipTestSecret, sipVideo
 	}
 	cp, err := controlplane.New(cfg, deps)

@@ -41,9 +41,9 @@ func TestVideoCallFromSIPPhone(t *testing.T) {
 	harness.Must(t, r.do(t, http.MethodPatch, "/v1/account", map[string]any{"brand_color": brandHex}, nil), http.StatusOK, "brand colour")
 	a := r.assistant(t, greeting, nil)
 	tr := r.trunk(t, "")
-	l := r.line(t, "+15550170051", tr.ID, map[string]any{"assistant_id": a.ID, "name": "Video desk"})
+	l := r.line(t, "+15550170081", tr.ID, map[string]any{"assistant_id": a.ID, "name": "Video desk"})
 	wav, said := speechWAV(t, part{pause: 8 * time.Second}, part{say: question}, part{pause: 8 * time.Second})
-	phone := r.phone(t, sipphone.Config{Number: "+15559990051", Speak: wav, Video: true})
+	phone := r.phone(t, sipphone.Config{Number: "+15559990081", Speak: wav, Video: true})
 	dir := t.TempDir()
 
 	invite := time.Now()
@@ -208,9 +208,9 @@ func TestHostedVideoSessionOverSIP(t *testing.T) {
 	r := theRig(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	callee := r.phone(t, sipphone.Config{Number: "+15557650061", AutoAnswer: true, Video: true})
+	callee := r.phone(t, sipphone.Config{Number: "+15557650082", AutoAnswer: true, Video: true})
 	tr := r.trunk(t, callee.Address())
-	l := r.line(t, "+15550170061", tr.ID, nil)
+	l := r.line(t, "+15550170082", tr.ID, nil)
 	var ses struct {
 		ID     string `json:"id"`
 		CallID string `json:"call_id"`
@@ -314,11 +314,11 @@ func TestAudioOnlyPhoneOnTheVideoBridge(t *testing.T) {
 	defer cancel()
 	const greeting = "Hello, thank you for calling. How can I help you?"
 	a := r.assistant(t, greeting, nil)
-	callee := r.phone(t, sipphone.Config{Number: "+15557650071", AutoAnswer: true})
+	callee := r.phone(t, sipphone.Config{Number: "+15557650083", AutoAnswer: true})
 	tr := r.trunk(t, callee.Address())
-	l := r.line(t, "+15550170071", tr.ID, map[string]any{"assistant_id": a.ID})
+	l := r.line(t, "+15550170083", tr.ID, map[string]any{"assistant_id": a.ID})
 
-	phone := r.phone(t, sipphone.Config{Number: "+15559990071"})
+	phone := r.phone(t, sipphone.Config{Number: "+15559990083"})
 	out, err := phone.Dial(ctx, "sip:"+l.Handle+"@"+r.st.SIPVideo.SIPAddr())
 	if err != nil {
 		t.Fatal(err)

@@ -193,7 +193,8 @@ func New(cfg config.Config, deps Deps) (*ControlPlane, error) {
 	cp.Assistants.OwnAvatars = cp.Avatars
 	cp.Lines = &line.Service{Store: s, Assistants: s, Now: now}
 	cp.Trunks = &siptrunk.Service{Store: s, Lines: s, LineRules: cp.Lines, Calls: s, Secrets: deps.Secrets,
-		Origination: siptrunk.Origination{Host: cfg.SIPPublicHost, Port: cfg.SIPPublicPort}, Destinations: cfg.Webhooks, Log: log, Now: now}
+		Origination: siptrunk.Origination{Host: cfg.SIPPublicHost, Port: cfg.SIPPublicPort}, VideoOrigination: videoOrigination(cfg),
+		Destinations: cfg.Webhooks, Log: log, Now: now}
 	plats := deps.Platforms
 	if deps.SIP != nil {
 		cp.Trunks.LiveKit = deps.SIP
@@ -447,4 +448,12 @@ func agentTokens(cfg config.Config) func(time.Time) (persona.AgentToken, error) 
 	return func(now time.Time) (persona.AgentToken, error) {
 		return persona.MintAgentToken(cfg.LiveKitAPIKey, cfg.LiveKitSecret, now)
 	}
+}
+
+// videoOrigination is the SIP video bridge's public address, none when no bridge runs.
+func videoOrigination(cfg config.Config) siptrunk.Origination {
+	if cfg.SIPVideoPublicPort == 0 {
+		return siptrunk.Origination{}
+	}
+	return siptrunk.Origination{Host: cfg.SIPPublicHost, Port: cfg.SIPVideoPublicPort}
 }
