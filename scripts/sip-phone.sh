@@ -5,6 +5,7 @@
 #
 #   bash scripts/sip-phone.sh                          # says "What are your opening hours?"
 #   bash scripts/sip-phone.sh --say "Do you open on Sunday?" --seconds 25
+#   bash scripts/sip-phone.sh --video                  # a video call: the assistant's face
 #
 # What it finds or makes (docs/guide.md, "Call a line from a SIP phone"):
 #   - the key: $BRIDGELINE_API_KEY when it is an sk_live_ key, else the one this script
@@ -28,11 +29,16 @@
 #   --assistant ID   the assistant for a line this script makes
 #   --seconds N      how long the call lasts (default 20)
 #   --wait N         seconds of silence before the sentence (default 5)
+#   --video          call the SIP video bridge with video: baresip sends its test picture
+#                    (colour bars) as its camera and saves two frames it receives as PNG,
+#                    the first after the answer (the connecting screen) and one while the
+#                    assistant speaks (its avatar), in the phone's folder
 # Environment: BRIDGELINE_API_URL (default http://127.0.0.1:$PORT, PORT 8080),
 # BRIDGELINE_DATA (the stack's data folder, default data in the clone), BRIDGELINE_BIN
 # (default bin/bridgeline), SIP_PHONE_DIR (default $BRIDGELINE_DATA/sip-phone),
 # SIP_PHONE_PORT (the phone's SIP port, default 5070; baresip also takes the next one,
-# for TLS), SIP_PHONE_RTP_PORTS (default 10500-10599; not the bridge's 10000-10199).
+# for TLS, and the one after for its control socket with --video), SIP_PHONE_RTP_PORTS
+# (default 10500-10599; not the bridges' 10000-10399).
 # Needs curl, jq, flite, ffmpeg and baresip (`make run` installs them).
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
@@ -42,6 +48,7 @@ number="+15550100010"
 assistant=""
 seconds=20
 wait=5
+video=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --say) say="$2"; shift 2 ;;
@@ -49,6 +56,7 @@ while [ $# -gt 0 ]; do
     --assistant) assistant="$2"; shift 2 ;;
     --seconds) seconds="$2"; shift 2 ;;
     --wait) wait="$2"; shift 2 ;;
+    --video) video=1; shift ;;
     -h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "sip-phone: unknown option $1 (--help lists them)" >&2; exit 2 ;;
   esac
@@ -125,7 +133,12 @@ if [ -z "$trunk" ]; then
 fi
 auth_user="$(jq -r .username "$dir/trunk.json")"
 auth_pass="$(jq -r .password "$dir/trunk.json")"
-bridge="$(api GET "/v1/sip_trunks/$trunk" | jq -r .origination_uri)"
+trunk_json="$(api GET "/v1/sip_trunks/$trunk")"
+bridge="$(jq -r .origination_uri <<<"$trunk_json")"
+if [ -n "$video" ]; then
+  bridge="$(jq -r '.video_origination_uri // empty' <<<"$trunk_json")"
+  [ -n "$bridge" ] || die "the stack runs no SIP video bridge (its trunks show no video_origination_uri; is SIP_VIDEO_PORT off?)"
+fi
 bridge="${bridge#sip:}"
 
 # 3. The line, answered by an assistant.
@@ -173,13 +186,40 @@ module_app		account.so
 module_app		menu.so
 statmode_default	off
 EOF
+ctrl_port=$((phone_port + 2))
+if [ -n "$video" ]; then
+  cat >>"$dir/config" <<EOF
+module			vp8.so
+module			fakevideo.so
+module			snapshot.so
+video_source		fakevideo,nil
+video_display		fakevideo,nil
+video_size		352x288
+video_fps		15
+module_app		ctrl_tcp.so
+ctrl_tcp_listen		127.0.0.1:$ctrl_port
+EOF
+fi
 (umask 077 && printf '<sip:%s@127.0.0.1>;regint=0;auth_user=%s;auth_pass=%s\n' "$caller" "$auth_user" "$auth_pass" >"$dir/accounts")
 
 # 6. The call: baresip dials at start and quits a little after the WAV ends.
 rm -f "$dir"/rec/dump-*.wav
 before="$(api GET "/v1/calls?line_id=$line&limit=1" | jq -r '.data[0].id // ""')"
 echo "sip-phone: $caller calls sip:$number@$bridge for $seconds s, saying \"$say\""
-baresip -f "$dir" -e "/dial sip:$number@$bridge" -t "$((seconds + 3))" </dev/null >"$dir/baresip.log" 2>&1 || true
+if [ -n "$video" ]; then
+  # The first frame the phone receives is the connecting screen; a second is asked for
+  # (over baresip's control socket, a netstring) once the greeting plays.
+  rm -f "$dir/first.png" "$dir/avatar.png"
+  (
+    sleep "$(( wait > 3 ? wait - 1 : 2 ))"
+    cmd="{\"command\":\"snapshot_recv\",\"params\":\"$dir/avatar.png\"}"
+    exec 3<>"/dev/tcp/127.0.0.1/$ctrl_port" && printf '%d:%s,' "${#cmd}" "$cmd" >&3 && sleep 1
+  ) 2>/dev/null &
+  baresip -f "$dir" -e "/snapshot_recv $dir/first.png" -e "/dial sip:$number@$bridge" -t "$((seconds + 3))" </dev/null >"$dir/baresip.log" 2>&1 || true
+  wait
+else
+  baresip -f "$dir" -e "/dial sip:$number@$bridge" -t "$((seconds + 3))" </dev/null >"$dir/baresip.log" 2>&1 || true
+fi
 
 # 7. What the phone heard (its recording), and the call's record with its transcript.
 heard="$(ls -t "$dir"/rec/dump-*-dec.wav 2>/dev/null | head -n 1 || true)"
@@ -199,4 +239,10 @@ done
 # what the stack's recogniser made of the sentence.
 jq -r '"call \(.id): \(.status), \(.end_reason // "-"), \(.duration_ms // 0) ms, from \(.from) to \(.to), handled by \(.handled_by // "-") \(.assistant_id // "")",
   (.transcript // [] | .[] | "  \(.speaker): \(.text)")' <<<"$record"
+if [ -n "$video" ]; then
+  for f in first avatar; do
+    [ -s "$dir/$f.png" ] || die "the phone saved no $f.png: it received no video; baresip's log: $dir/baresip.log"
+  done
+  echo "sip-phone: what the phone saw: $dir/first.png (the connecting screen) and $dir/avatar.png (the assistant speaking); media $(jq -r .media <<<"$record")"
+fi
 echo "sip-phone: the record in full: curl -sS '$api/v1/calls/$(jq -r .id <<<"$record")' -H \"Authorization: Bearer \$KEY\" (the sk_live_ key in $dir/key)"

@@ -19,6 +19,7 @@ import (
 	"github.com/bridgeline/bridgeline/mediafleet/platformsim"
 	"github.com/bridgeline/bridgeline/mediafleet/redisserver"
 	"github.com/bridgeline/bridgeline/mediafleet/sipgateway"
+	"github.com/bridgeline/bridgeline/mediafleet/sipvideo"
 	"github.com/bridgeline/bridgeline/mediafleet/worker"
 	"github.com/bridgeline/bridgeline/shared/avatars"
 	"github.com/bridgeline/bridgeline/shared/config"
@@ -91,10 +92,11 @@ func startMedia(ctx context.Context, cfg config.Config, s store.Store, log *slog
 	fmt.Printf("bridgeline: livekit-server on %s (log: %s)\n", lk.WSURL(), lk.LogPath())
 	// The SIP gateway: livekit-sip joins rooms through it (its ws_url), and it asks the
 	// control plane about each inbound call. A fresh secret each start, as the sim's.
-	sipSecret := ""
+	sipSecret, gwURL := "", ""
 	if redis != nil {
 		sipSecret = randomHex(32)
-		gw, gwURL, err := startSIPGateway(cfg, lk.WSURL(), apiURL, sipSecret, log)
+		gw, u, err := startSIPGateway(cfg, lk.WSURL(), apiURL, sipSecret, log)
+		gwURL = u
 		if err != nil {
 			return fail(err)
 		}
@@ -161,6 +163,23 @@ func startMedia(ctx context.Context, cfg config.Config, s store.Store, log *slog
 			httpapi.Passthrough("avatar-assets-file", avatarFiles.Handler(), avatars.FolderPattern))}
 	if sipSecret != "" {
 		deps.SIP, deps.SIPSecret = rooms, sipSecret
+	}
+	if sipSecret != "" && cfg.SIPVideoPort != 0 {
+		// The SIP video bridge beside livekit-sip: phones whose calls carry video call it;
+		// video sessions on SIP lines ring through it.
+		video, err := sipvideo.Start(sipvideo.Config{SIPAddr: fmt.Sprintf("127.0.0.1:%d", cfg.SIPVideoPort),
+			RTPPortStart: cfg.SIPVideoRTPPortStart, RTPPortEnd: cfg.SIPVideoRTPPortEnd, GatewayURL: gwURL,
+			APIKey: cfg.LiveKitAPIKey, APISecret: cfg.LiveKitSecret, LiveKit: rooms, Log: log.With("component", "sip-video")})
+		if err != nil {
+			return fail(fmt.Errorf("SIP video bridge: %w (SIP_VIDEO_PORT=off runs the stack without it)", err))
+		}
+		stops = append(stops, video.Close)
+		deps.SIPVideo = video
+		if cfg.SIPVideoPublicPort == 0 {
+			cfg.SIPVideoPublicPort = cfg.SIPVideoPort
+		}
+		fmt.Printf("bridgeline: SIP video bridge on %s, UDP; RTP %d-%d: a video phone calls a SIP line as sip:<line number>@%s\n",
+			video.SIPAddr(), cfg.SIPVideoRTPPortStart, cfg.SIPVideoRTPPortEnd, video.SIPAddr())
 	}
 	cp, err := controlplane.New(cfg, deps)
 	if err != nil {

@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"image"
+	"image/png"
 	"math"
 	"os"
 	"os/exec"
@@ -49,7 +51,7 @@ func TestSIPPhoneScript(t *testing.T) {
 	// Loopback UDP ranges below the ephemeral range that are no one else's: the bridge's
 	// media, the phone's SIP port and the next (baresip's TLS), the phone's media.
 	var ranges []int
-	for len(ranges) < 3 {
+	for len(ranges) < 4 {
 		r, err := livekitsip.FreeUDPRange(40)
 		if err != nil {
 			t.Fatal(err)
@@ -62,9 +64,14 @@ func TestSIPPhoneScript(t *testing.T) {
 			ranges = append(ranges, r)
 		}
 	}
-	bridgeRTP, phonePort, phoneRTP := ranges[0], ranges[1], ranges[2]
+	bridgeRTP, phonePort, phoneRTP, videoRTP := ranges[0], ranges[1], ranges[2], ranges[3]
+	videoPort, err := livekitsip.FreeSIPPort("127.0.0.1")
+	if err != nil {
+		t.Fatal(err)
+	}
 	s.env = append(s.env, "LIVEKIT_SIP_BIN="+sipBin, "SIP_PORT="+strconv.Itoa(sipPort),
-		"SIP_RTP_PORTS="+strconv.Itoa(bridgeRTP)+"-"+strconv.Itoa(bridgeRTP+39), "PERSONA_WORKERS=1")
+		"SIP_RTP_PORTS="+strconv.Itoa(bridgeRTP)+"-"+strconv.Itoa(bridgeRTP+39), "PERSONA_WORKERS=1",
+		"SIP_VIDEO_PORT="+strconv.Itoa(videoPort), "SIP_VIDEO_RTP_PORTS="+strconv.Itoa(videoRTP)+"-"+strconv.Itoa(videoRTP+39))
 
 	// bin/bridgeline, as `make run` builds it: the script makes the live key with its
 	// admin command.
@@ -188,6 +195,56 @@ func TestSIPPhoneScript(t *testing.T) {
 	if trunks := s.mustLive(t, key).mustDo(200, "GET", "/v1/sip_trunks", "")["data"].([]any); len(trunks) != 1 {
 		t.Errorf("trunks after two runs: %v", trunks)
 	}
+
+	// A video call, as the README's "Video call from a SIP phone" runs it: the phone's
+	// first frame is the connecting screen, the second the dev assistant's avatar.
+	out = run("--video", "--seconds", "14")
+	if c := check(out); c["media"] != "video" {
+		t.Errorf("the video call's record says media %v, want video", c["media"])
+	}
+	shots := regexp.MustCompile(`what the phone saw: (\S+\.png) \(the connecting screen\) and (\S+\.png)`).FindStringSubmatch(out)
+	if shots == nil {
+		t.Fatalf("sip-phone.sh --video names no frames:\n%s", out)
+	}
+	connecting, avatarFrame := pngAt(t, shots[1]), pngAt(t, shots[2])
+	if connecting.Bounds().Dx() < 320 || avatarFrame.Bounds().Dx() < 320 {
+		t.Errorf("frames of %v and %v, want the bridge's video", connecting.Bounds(), avatarFrame.Bounds())
+	}
+	if same(connecting, avatarFrame) {
+		t.Errorf("the connecting screen and the avatar frame are the same picture")
+	}
+}
+
+// pngAt reads a PNG file.
+func pngAt(t *testing.T, path string) image.Image {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	img, err := png.Decode(f)
+	if err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	return img
+}
+
+// same says whether two frames match to within a small average difference.
+func same(a, b image.Image) bool {
+	if a.Bounds() != b.Bounds() {
+		return false
+	}
+	var diff, n float64
+	for y := a.Bounds().Min.Y; y < a.Bounds().Max.Y; y += 4 {
+		for x := a.Bounds().Min.X; x < a.Bounds().Max.X; x += 4 {
+			r1, g1, b1, _ := a.At(x, y).RGBA()
+			r2, g2, b2, _ := b.At(x, y).RGBA()
+			diff += math.Abs(float64(r1)-float64(r2)) + math.Abs(float64(g1)-float64(g2)) + math.Abs(float64(b1)-float64(b2))
+			n += 3
+		}
+	}
+	return diff/n < 4*257
 }
 
 // mustLive is s with key (the script's sk_live_ one) instead of the dev key.

@@ -15,11 +15,13 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -34,6 +36,7 @@ import (
 	"github.com/bridgeline/bridgeline/mediafleet/platformsim"
 	"github.com/bridgeline/bridgeline/mediafleet/redisserver"
 	"github.com/bridgeline/bridgeline/mediafleet/sipgateway"
+	"github.com/bridgeline/bridgeline/mediafleet/sipvideo"
 	"github.com/bridgeline/bridgeline/mediafleet/worker"
 	"github.com/bridgeline/bridgeline/shared/account"
 	"github.com/bridgeline/bridgeline/shared/avatars"
@@ -110,11 +113,14 @@ type Stack struct {
 	RTC     *lkapi.Client
 	Sim     *platformsim.Sim
 	// SIP is the SIP bridge (Options.SIP); nil without it. Trunks keeps SIP trunks.
-	SIP     *livekitsip.Server
-	Trunks  *siptrunk.Service
-	Service *session.Service
-	API     *httpapi.API
-	Client  *http.Client
+	SIP *livekitsip.Server
+	// SIPVideo is the SIP video bridge beside it (mediafleet/sipvideo): phones whose
+	// calls carry video call it.
+	SIPVideo *sipvideo.Bridge
+	Trunks   *siptrunk.Service
+	Service  *session.Service
+	API      *httpapi.API
+	Client   *http.Client
 	// ReportSecret signs the persona workers' reports (PERSONA_REPORT_SECRET).
 	ReportSecret string
 	// Recordings keeps the recorded calls' files as make run does: a folder whose signed
@@ -164,6 +170,9 @@ func New(opts Options) (_ *Stack, err error) {
 	log := opts.Log
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
+		if os.Getenv("HARNESS_LOG") != "" {
+			log = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
+		}
 	}
 	sh := &shared{log: log}
 	s := &Stack{shared: sh}
@@ -277,12 +286,15 @@ func New(opts Options) (_ *Stack, err error) {
 	deps.Routes = slices.Concat(httpapi.Passthrough("recordings-file", recs.Handler(), recordings.FolderPatterns...),
 		httpapi.Passthrough("avatar-assets-file", avatarFiles.Handler(), avatars.FolderPattern))
 	var sipServer *livekitsip.Server
+	var sipVideo *sipvideo.Bridge
 	if opts.SIP {
-		if sipServer, err = startSIP(ctx, sh, dir, lk, redis, srv.URL, log); err != nil {
+		if sipServer, sipVideo, err = startSIP(ctx, sh, dir, lk, rooms, redis, srv.URL, log); err != nil {
 			return nil, err
 		}
 		cfg.SIPPublicHost, cfg.SIPPublicPort = "127.0.0.1", sipServer.Config().SIPPort
-		deps.SIP, deps.SIPSecret = rooms, sipTestSecret
+		_, vport, _ := net.SplitHostPort(sipVideo.SIPAddr())
+		cfg.SIPVideoPublicPort, _ = strconv.Atoi(vport)
+		deps.SIP, deps.SIPSecret, deps.SIPVideo = rooms, sipTestSecret, sipVideo
 	}
 	cp, err := controlplane.New(cfg, deps)
 	if err != nil {
@@ -329,7 +341,7 @@ func New(opts Options) (_ *Stack, err error) {
 		sh.closers = append(sh.closers, func() { stopSweep(); <-delivered })
 	}
 
-	*s = Stack{URL: srv.URL, Store: st, LiveKit: lk, RTC: rooms, Sim: simulator, SIP: sipServer, Trunks: cp.Trunks, Service: svc, API: api,
+	*s = Stack{URL: srv.URL, Store: st, LiveKit: lk, RTC: rooms, Sim: simulator, SIP: sipServer, SIPVideo: sipVideo, Trunks: cp.Trunks, Service: svc, API: api,
 		Client: &http.Client{Timeout: 60 * time.Second}, ReportSecret: cfg.PersonaReportSecret, Recordings: recs, shared: sh}
 	if err := s.addAccount(ctx, "Test Co", [2]string{Line1, Line2}); err != nil {
 		return nil, err
@@ -340,33 +352,40 @@ func New(opts Options) (_ *Stack, err error) {
 // sipTestSecret signs the SIP gateway's notifications in tests.
 const sipTestSecret = "sip-test-secret-0123456789abcdef"
 
-// startSIP runs the SIP gateway on a loopback port and livekit-sip joining rooms through
-// it, on redis with livekit-server; the gateway notifies the API at apiURL.
-func startSIP(ctx context.Context, sh *shared, dir string, lk *livekitserver.Server, redis *redisserver.Server, apiURL string, log *slog.Logger) (*livekitsip.Server, error) {
+// startSIP runs the SIP gateway on a loopback port, and livekit-sip and the SIP video
+// bridge joining rooms through it, on redis with livekit-server; the gateway notifies
+// the API at apiURL.
+func startSIP(ctx context.Context, sh *shared, dir string, lk *livekitserver.Server, rooms *lkapi.Client, redis *redisserver.Server, apiURL string, log *slog.Logger) (*livekitsip.Server, *sipvideo.Bridge, error) {
 	bin, err := livekitsip.ResolveBinary(ctx, os.Getenv("LIVEKIT_SIP_BIN"))
 	if err != nil {
-		return nil, fmt.Errorf("livekit-sip is not available: %w", err)
+		return nil, nil, fmt.Errorf("livekit-sip is not available: %w", err)
 	}
 	lkc := lk.Config()
 	gw, err := sipgateway.New(sipgateway.Config{LiveKitURL: lk.WSURL(), APIKey: lkc.APIKey, APISecret: lkc.APISecret,
 		NotifyURL: apiURL + sipplatform.Path, Secret: sipTestSecret, Log: log.With("component", "sip-gateway")})
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	gwSrv := httptest.NewServer(gw.Handler())
 	sh.closers = append(sh.closers, func() { gwSrv.CloseClientConnections(); gwSrv.Close(); gw.Close() })
+	video, err := sipvideo.Start(sipvideo.Config{SIPAddr: "127.0.0.1:0", GatewayURL: "ws://" + gwSrv.Listener.Addr().String(),
+		APIKey: lkc.APIKey, APISecret: lkc.APISecret, LiveKit: rooms, Log: log.With("component", "sip-video")})
+	if err != nil {
+		return nil, nil, fmt.Errorf("start the SIP video bridge: %w", err)
+	}
+	sh.closers = append(sh.closers, video.Close)
 	sc, err := livekitsip.Start(context.Background(), livekitsip.Config{Binary: bin, Dir: filepath.Join(dir, "sip"),
 		APIKey: lkc.APIKey, APISecret: lkc.APISecret, WSURL: "ws://" + gwSrv.Listener.Addr().String(),
 		RedisAddress: redis.Addr(), RedisPassword: redis.Password(), LogLevel: "debug", Nice: livekitsip.TestNice})
 	if err != nil {
-		return nil, fmt.Errorf("start livekit-sip: %w", err)
+		return nil, nil, fmt.Errorf("start livekit-sip: %w", err)
 	}
 	sh.closers = append(sh.closers, func() {
 		c, cancel := context.WithTimeout(context.Background(), time.Second)
 		defer cancel()
 		sc.Stop(c)
 	})
-	return sc, nil
+	return sc, video, nil
 }
 
 // Close stops everything the stack started, the last started first.

@@ -56,6 +56,9 @@ type Config struct {
 	// AuthUser and AuthPassword answer a digest challenge to the calls the phone places
 	// (an inbound trunk's credentials).
 	AuthUser, AuthPassword string
+	// Video makes a video phone: it offers VP8, sends baresip's test picture (fakevideo:
+	// colour bars) as its camera, and Snapshot saves what it receives.
+	Video bool
 	// Binary is baresip; empty: baresip on PATH.
 	Binary string
 }
@@ -214,6 +217,17 @@ module_app		ctrl_tcp.so
 ctrl_tcp_listen		127.0.0.1:%d
 statmode_default	off
 `, sipPort, speak, rtp, rtp+19, rec, ctrl)
+	if p.cfg.Video {
+		conf += `module			vp8.so
+module			fakevideo.so
+module			snapshot.so
+video_source		fakevideo,nil
+video_display		fakevideo,nil
+video_size		352x288
+video_fps		15
+video_bitrate		300000
+`
+	}
 	if err := os.WriteFile(filepath.Join(p.cfg.Dir, "config"), []byte(conf), 0o600); err != nil {
 		return err
 	}
@@ -241,6 +255,13 @@ func (p *Phone) writeSpeech() (string, error) {
 	}
 	path := filepath.Join(p.cfg.Dir, "speak.wav")
 	return path, os.WriteFile(path, tts.EncodeWAV(pcm), 0o600)
+}
+
+// Snapshot asks a video phone to save the next frame it receives as a PNG at path
+// (baresip's snapshot module writes it when the frame comes).
+func (p *Phone) Snapshot(ctx context.Context, path string) error {
+	_, err := p.command(ctx, "snapshot_recv", path)
+	return err
 }
 
 // AccountLine is the phone's line in baresip's accounts file.

@@ -18,11 +18,13 @@ import (
 	"image"
 	"math"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/livekit/protocol/livekit"
 	lksdk "github.com/livekit/server-sdk-go/v2"
 	"github.com/livekit/server-sdk-go/v2/pkg/samplebuilder"
+	"github.com/pion/rtcp"
 	"github.com/pion/rtp/codecs"
 	"github.com/pion/webrtc/v4"
 	"github.com/pion/webrtc/v4/pkg/media"
@@ -77,8 +79,10 @@ type Options struct {
 	// participant of kind agent (an AI assistant) is in the room: an assistant listens,
 	// and would hear a looped tone as the caller talking.
 	QuietForAgents bool
-	// Video publishes a 320x180 camera test pattern.
-	Video bool
+	// Video publishes a 320x180 camera test pattern: a bar sweeping a grey field, or a
+	// field of VideoTint's chroma (Cb, Cr) when set, to tell two bots' pictures apart.
+	Video     bool
+	VideoTint [2]uint8
 	// OnFrame sees every decoded video frame, on the decoding goroutine.
 	OnFrame func(Frame)
 }
@@ -408,7 +412,16 @@ func (b *Bot) publishVideo() error {
 	if err != nil {
 		return err
 	}
-	track, err := lksdk.NewLocalTrack(webrtc.RTPCodecCapability{MimeType: webrtc.MimeTypeVP8, ClockRate: 90000})
+	// A subscriber's keyframe request (PLI or FIR) is answered with the next frame, as a
+	// browser's camera answers it.
+	var keyAsked atomic.Bool
+	track, err := lksdk.NewLocalTrack(webrtc.RTPCodecCapability{MimeType: webrtc.MimeTypeVP8, ClockRate: 90000},
+		lksdk.WithRTCPHandler(func(p rtcp.Packet) {
+			switch p.(type) {
+			case *rtcp.PictureLossIndication, *rtcp.FullIntraRequest:
+				keyAsked.Store(true)
+			}
+		}))
 	if err != nil {
 		enc.Close()
 		return err
@@ -419,6 +432,9 @@ func (b *Bot) publishVideo() error {
 			img := image.NewYCbCr(image.Rect(0, 0, w, h), image.YCbCrSubsampleRatio420)
 			for i := range img.Cb {
 				img.Cb[i], img.Cr[i] = 110, 140
+				if t := b.opts.VideoTint; t != ([2]uint8{}) {
+					img.Cb[i], img.Cr[i] = t[0], t[1]
+				}
 			}
 			tick := time.NewTicker(time.Second / fps)
 			defer tick.Stop()
@@ -434,7 +450,8 @@ func (b *Bot) publishVideo() error {
 						img.Y[y*img.YStride+x] = v
 					}
 				}
-				if data, _, err := enc.Encode(img, time.Since(start), i%(fps*2) == 0); err == nil && len(data) > 0 {
+				key := i%(fps*2) == 0 || keyAsked.Swap(false)
+				if data, _, err := enc.Encode(img, time.Since(start), key); err == nil && len(data) > 0 {
 					_ = track.WriteSample(media.Sample{Data: data, Duration: time.Second / fps}, nil)
 				}
 				select {

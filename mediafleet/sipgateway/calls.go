@@ -22,6 +22,7 @@ type callState struct {
 	inbound  bool
 	from, to string
 	trunk    string        // inbound: the Bridgeline trunk the call authenticated as
+	media    string        // platform.MediaVideo from the video bridge, else audio
 	decided  chan struct{} // inbound: closed once the control plane answered
 	notes    chan platform.Notification
 
@@ -66,6 +67,9 @@ func (g *Gateway) inbound(ctx context.Context, pcid string, claims *lktoken.Clai
 	if !ok {
 		st = g.newCall(pcid, true, claims.Attributes[rtc.AttrSIPPhoneNumber], claims.Attributes[rtc.AttrSIPTrunkNumber])
 		st.trunk = sip.TrunkOfRoom(claims.Video.Room)
+		if claims.Attributes[sip.AttrMedia] == platform.MediaVideo {
+			st.media = platform.MediaVideo
+		}
 		g.calls[pcid] = st
 	}
 	g.mu.Unlock()
@@ -136,6 +140,7 @@ func (g *Gateway) outbound(pcid string, claims *lktoken.Claims) *callState {
 	}
 	st := g.newCall(pcid, false, "", claims.Attributes[rtc.AttrSIPPhoneNumber])
 	st.callID = meta.CallID
+	st.media = claims.Attributes[sip.AttrMedia]
 	close(st.decided)
 	g.calls[pcid] = st
 	return st

@@ -336,7 +336,15 @@ func (g *Gateway) bridgeSaid(st *callState, msg []byte) {
 	}
 	switch m := req.Message.(type) {
 	case *livekit.SignalRequest_UpdateMetadata:
-		if m.UpdateMetadata.GetAttributes()[rtc.AttrSIPCallStatus] == "active" {
+		attrs := m.UpdateMetadata.GetAttributes()
+		if attrs[rtc.AttrSIPCallStatus] == "active" {
+			if media := attrs[sip.AttrMedia]; media != "" {
+				// The video bridge says what the answer carries: a phone rung with
+				// video may have answered audio only.
+				st.mu.Lock()
+				st.media = media
+				st.mu.Unlock()
+			}
 			g.answered(st)
 		}
 	case *livekit.SignalRequest_Leave:
@@ -476,6 +484,10 @@ func (g *Gateway) deliver(ctx context.Context, n platform.Notification, out any)
 }
 
 func newNotification(event string, st *callState) platform.Notification {
+	media := platform.MediaAudio
+	if st.media == platform.MediaVideo {
+		media = platform.MediaVideo
+	}
 	return platform.Notification{ID: ident.New("sipevt"), Event: event, PlatformCallID: st.pcid, CallID: st.callID,
-		From: st.from, To: st.to, Media: platform.MediaAudio, At: time.Now().UTC(), Trunk: st.trunk}
+		From: st.from, To: st.to, Media: media, At: time.Now().UTC(), Trunk: st.trunk}
 }

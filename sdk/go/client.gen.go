@@ -7005,7 +7005,7 @@ type SessionCreate struct {
 	// LineId The line to call from (for a web call, the line whose default `variables` apply and whose handle its record names); default the account's first (oldest) line.
 	LineId *string `json:"line_id,omitempty"`
 
-	// Media `video` or `audio`: what the call carries.
+	// Media `video` or `audio`: what the call carries. On a SIP line it defaults to `audio`; `video` rings the phone with a VP8 offer through the SIP video bridge (a trunk's `video_origination_uri`; refused where none runs). A phone that answers audio only makes the session `audio`, as its record and `call.ended` then say.
 	Media *SessionCreateMedia `json:"media,omitempty"`
 
 	// Metadata Your own key-value pairs on the session (at most 50; see `Metadata`); its call starts with a copy, and `call.ended` echoes both. A key given `""` is not stored. `null` is refused.
@@ -7043,7 +7043,7 @@ type SessionCreate struct {
 	Variables *map[string]string `json:"variables,omitempty"`
 }
 
-// SessionCreateMedia `video` or `audio`: what the call carries.
+// SessionCreateMedia `video` or `audio`: what the call carries. On a SIP line it defaults to `audio`; `video` rings the phone with a VP8 offer through the SIP video bridge (a trunk's `video_origination_uri`; refused where none runs). A phone that answers audio only makes the session `audio`, as its record and `call.ended` then say.
 type SessionCreateMedia string
 
 // SessionCreateMode `assistant` puts the assistant's active version in the room too: it answers the dialled party, or, without `platform_handle`, the client that joins (a web call). A body with an `assistant_id` and neither `mode` nor `platform_handle` is refused with `parameter_missing` on `mode`: a web call needs `mode: assistant`.
@@ -7271,7 +7271,7 @@ type SipMediaEncryption string
 
 // SipTrunk A SIP trunk. Passwords are never shown.
 //
-// Examples: {"created_at":"2026-11-22T07:00:00.123Z","id":"trunk_01jd3f4g5h6j7k8m9n0p1q2r3t","inbound":{"allowed_addresses":["54.172.60.0/30"],"password_set":true,"username":"blq3v8k2m7x4n1p0"},"media_encryption":"disable","name":"Twilio","numbers":["+15550100003"],"object":"sip_trunk","origination_uri":"sip:sip.example.com:5060","outbound":{"address":"example.pstn.twilio.com","password_set":true,"transport":"udp","username":"bridgeline"},"updated_at":"2026-11-22T07:00:00.123Z"}
+// Examples: {"created_at":"2026-11-22T07:00:00.123Z","id":"trunk_01jd3f4g5h6j7k8m9n0p1q2r3t","inbound":{"allowed_addresses":["54.172.60.0/30"],"password_set":true,"username":"blq3v8k2m7x4n1p0"},"media_encryption":"disable","name":"Twilio","numbers":["+15550100003"],"object":"sip_trunk","origination_uri":"sip:sip.example.com:5060","outbound":{"address":"example.pstn.twilio.com","password_set":true,"transport":"udp","username":"bridgeline"},"updated_at":"2026-11-22T07:00:00.123Z","video_origination_uri":"sip:sip.example.com:5080"}
 type SipTrunk struct {
 	// CreatedAt When it was created.
 	//
@@ -7310,6 +7310,9 @@ type SipTrunk struct {
 	//
 	// Examples: 2026-11-22T07:00:00.123Z
 	UpdatedAt Timestamp `json:"updated_at"`
+
+	// VideoOriginationUri Where calls that carry video (VP8) go: the SIP video bridge's host and port (`sip:host:port`). It checks the same credentials, allowed addresses and numbers as `origination_uri`, answers with the assistant's avatar or the room's video, and takes audio-only calls too. Null where no video bridge runs: SIP is then audio only, and a session's `media: "video"` on a SIP line is refused.
+	VideoOriginationUri *string `json:"video_origination_uri"`
 }
 
 // SipTrunkObject The kind of object: always `sip_trunk`.
@@ -7370,7 +7373,7 @@ type SipTrunkInboundInput struct {
 	Username *string `json:"username,omitempty"`
 }
 
-// SipTrunkList Examples: {"data":[{"created_at":"2026-11-22T07:00:00.123Z","id":"trunk_01jd3f4g5h6j7k8m9n0p1q2r3t","inbound":{"allowed_addresses":["54.172.60.0/30"],"password_set":true,"username":"blq3v8k2m7x4n1p0"},"media_encryption":"disable","name":"Twilio","numbers":["+15550100003"],"object":"sip_trunk","origination_uri":"sip:sip.example.com:5060","outbound":{"address":"example.pstn.twilio.com","password_set":true,"transport":"udp","username":"bridgeline"},"updated_at":"2026-11-22T07:00:00.123Z"}],"has_more":false,"object":"list"}
+// SipTrunkList Examples: {"data":[{"created_at":"2026-11-22T07:00:00.123Z","id":"trunk_01jd3f4g5h6j7k8m9n0p1q2r3t","inbound":{"allowed_addresses":["54.172.60.0/30"],"password_set":true,"username":"blq3v8k2m7x4n1p0"},"media_encryption":"disable","name":"Twilio","numbers":["+15550100003"],"object":"sip_trunk","origination_uri":"sip:sip.example.com:5060","outbound":{"address":"example.pstn.twilio.com","password_set":true,"transport":"udp","username":"bridgeline"},"updated_at":"2026-11-22T07:00:00.123Z","video_origination_uri":"sip:sip.example.com:5080"}],"has_more":false,"object":"list"}
 type SipTrunkList struct {
 	// Data The page of items, newest first.
 	Data []SipTrunk `json:"data"`

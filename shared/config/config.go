@@ -69,6 +69,17 @@ type Config struct {
 	// livekit-sip joins rooms through (SIP_GATEWAY_PORT; 0, the default, picks a free
 	// one).
 	SIPGatewayPort int
+	// SIPVideoPort is where the local stack's SIP video bridge (mediafleet/sipvideo) takes
+	// SIP over UDP on 127.0.0.1: phones whose calls carry video call it (SIP_VIDEO_PORT,
+	// default 5080; off runs none, and SIP stays audio only). SIPVideoRTPPortStart-End is
+	// its media range (SIP_VIDEO_RTP_PORTS, two port pairs a video call).
+	SIPVideoPort         int
+	SIPVideoRTPPortStart int
+	SIPVideoRTPPortEnd   int
+	// SIPVideoPublicPort is the video bridge's port on SIPPublicHost, which trunks show
+	// as video_origination_uri (SIP_VIDEO_PUBLIC_PORT; the local stack: SIPVideoPort
+	// while the bridge runs). 0: no video bridge, SIP is audio only.
+	SIPVideoPublicPort int
 	// PersonaReportSecret verifies the persona workers' reports (PERSONA_REPORT_SECRET):
 	// a key of the control plane and the workers only, unlike the LiveKit secret that
 	// livekit-server holds too. On AWS the persona-report function reads it from
@@ -122,6 +133,7 @@ func Defaults() Config {
 		RateLimit: 25, RateBurst: 50, TokenTTL: 10 * time.Minute,
 		LiveKitPort: 7880, LiveKitTCPPort: 7881, LiveKitUDPPort: 7882,
 		SIPPort: 5060, SIPRTPPortStart: 10000, SIPRTPPortEnd: 10199,
+		SIPVideoPort: 5080, SIPVideoRTPPortStart: 10200, SIPVideoRTPPortEnd: 10399,
 		LiveKitAPIKey:  "devkey",
 		PersonaWorkers: 1, MaxSession: 60 * time.Minute, AssistantDispatchTimeout: 15 * time.Second,
 		SweepWindow: 60 * time.Second, MaxConcurrentSessions: 20,
@@ -216,6 +228,26 @@ func Read(getenv func(string) string) (Config, error) {
 			c.SIPRTPPortStart, c.SIPRTPPortEnd = a, b
 		}
 	}
+	if v := strings.TrimSpace(getenv("SIP_VIDEO_PORT")); strings.EqualFold(v, "off") {
+		c.SIPVideoPort = 0
+	} else if v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > 65535 {
+			fail("SIP_VIDEO_PORT", "not a port number or off", v)
+		}
+		c.SIPVideoPort = n
+	}
+	if v := getenv("SIP_VIDEO_RTP_PORTS"); v != "" {
+		lo, hi, ok := strings.Cut(strings.TrimSpace(v), "-")
+		a, err1 := strconv.Atoi(lo)
+		b, err2 := strconv.Atoi(hi)
+		if !ok || err1 != nil || err2 != nil || a < 1 || b <= a+3 || b > 65535 {
+			fail("SIP_VIDEO_RTP_PORTS", "not a range like 10200-10399", v)
+		} else {
+			c.SIPVideoRTPPortStart, c.SIPVideoRTPPortEnd = a, b
+		}
+	}
+	integer("SIP_VIDEO_PUBLIC_PORT", &c.SIPVideoPublicPort)
 	str("JOIN_PAGE_URL", &c.JoinPageURL)
 	str("LIVEKIT_URL", &c.LiveKitURL)
 	str("LIVEKIT_PUBLIC_URL", &c.LiveKitPublicURL)

@@ -73,6 +73,9 @@ type Deps struct {
 	// SIPSecret verifies the SIP gateway's notifications (empty leaves the platform-sip
 	// route out).
 	SIPSecret string
+	// SIPVideo is the SIP video bridge video sessions on SIP lines ring phones through
+	// (mediafleet/sipvideo in-process, or its control endpoint); nil: SIP is audio only.
+	SIPVideo sip.VideoDialer
 	// NotificationReplays keeps the ids of the platform notifications received, so a
 	// replayed one is refused: nil keeps them in this process's memory (the local
 	// stack); Lambdas share them in the idempotency table (simhook.StoreReplays).
@@ -190,11 +193,12 @@ func New(cfg config.Config, deps Deps) (*ControlPlane, error) {
 	cp.Assistants.OwnAvatars = cp.Avatars
 	cp.Lines = &line.Service{Store: s, Assistants: s, Now: now}
 	cp.Trunks = &siptrunk.Service{Store: s, Lines: s, LineRules: cp.Lines, Calls: s, Secrets: deps.Secrets,
-		Origination: siptrunk.Origination{Host: cfg.SIPPublicHost, Port: cfg.SIPPublicPort}, Destinations: cfg.Webhooks, Log: log, Now: now}
+		Origination: siptrunk.Origination{Host: cfg.SIPPublicHost, Port: cfg.SIPPublicPort}, VideoOrigination: videoOrigination(cfg),
+		Destinations: cfg.Webhooks, Log: log, Now: now}
 	plats := deps.Platforms
 	if deps.SIP != nil {
 		cp.Trunks.LiveKit = deps.SIP
-		plats = append(slices.Clone(plats), &sip.Adapter{LiveKit: deps.SIP, Calls: s, Outbound: cp.Trunks.OutboundTrunk, OutboundConfig: cp.Trunks.OutboundConfig,
+		plats = append(slices.Clone(plats), &sip.Adapter{LiveKit: deps.SIP, Calls: s, Video: deps.SIPVideo, Outbound: cp.Trunks.OutboundTrunk, OutboundConfig: cp.Trunks.OutboundConfig,
 			Dialable: cp.Trunks.CheckDial})
 	}
 	platforms, err := platform.NewRegistry(plats...)
@@ -457,4 +461,12 @@ func agentTokens(cfg config.Config) func(time.Time) (persona.AgentToken, error) 
 	return func(now time.Time) (persona.AgentToken, error) {
 		return persona.MintAgentToken(cfg.LiveKitAPIKey, cfg.LiveKitSecret, now)
 	}
+}
+
+// videoOrigination is the SIP video bridge's public address, none when no bridge runs.
+func videoOrigination(cfg config.Config) siptrunk.Origination {
+	if cfg.SIPVideoPublicPort == 0 {
+		return siptrunk.Origination{}
+	}
+	return siptrunk.Origination{Host: cfg.SIPPublicHost, Port: cfg.SIPVideoPublicPort}
 }

@@ -41,8 +41,11 @@ type TrunkJSON struct {
 	Numbers []string `json:"numbers"`
 	// OriginationURI is where the provider sends the trunk's calls (sip:host:port).
 	OriginationURI string `json:"origination_uri"`
-	CreatedAt      Time   `json:"created_at"`
-	UpdatedAt      Time   `json:"updated_at"`
+	// VideoOriginationURI is where calls that carry video go (the SIP video bridge), null
+	// where none runs: SIP is then audio only.
+	VideoOriginationURI *string `json:"video_origination_uri"`
+	CreatedAt           Time    `json:"created_at"`
+	UpdatedAt           Time    `json:"updated_at"`
 }
 
 // TrunkInboundJSON is a trunk's inbound side.
@@ -66,7 +69,7 @@ type TrunkOutboundJSON struct {
 // PresentTrunk maps a trunk to its JSON object, without its passwords.
 func (h *SIPTrunks) PresentTrunk(t siptrunk.Trunk) TrunkJSON {
 	out := TrunkJSON{ID: t.ID, Object: "sip_trunk", Name: t.Name, MediaEncryption: t.Encryption(), Numbers: t.Numbers,
-		OriginationURI: h.Service.Origination.URI(), CreatedAt: Time(t.CreatedAt), UpdatedAt: Time(t.UpdatedAt)}
+		OriginationURI: h.Service.Origination.URI(), VideoOriginationURI: StringOrNull(h.Service.VideoOrigination.URI()), CreatedAt: Time(t.CreatedAt), UpdatedAt: Time(t.UpdatedAt)}
 	if out.Numbers == nil {
 		out.Numbers = []string{}
 	}

@@ -110,6 +110,12 @@ type DialChecker interface {
 	CheckDial(ctx context.Context, lineID string) error
 }
 
+// MediaDefaulter is a platform whose sessions, when media is not given, are of
+// DefaultMedia rather than video (SIP: a phone call is audio unless video is asked for).
+type MediaDefaulter interface {
+	DefaultMedia() string
+}
+
 // AudioOnly is a platform whose calls carry no video (SIP): a session on it is audio.
 type AudioOnly interface {
 	AudioOnly() bool

@@ -255,6 +255,9 @@ func (s *Service) record(ctx context.Context, caller account.Caller, sessionID s
 			return recorded{}, err
 		}
 	}
+	if md, ok := plat.(platform.MediaDefaulter); ok && req.mediaDefaulted {
+		req.Media = md.DefaultMedia()
+	}
 	if ao, ok := plat.(platform.AudioOnly); ok && ao.AudioOnly() && req.Media != platform.MediaAudio {
 		if !req.mediaDefaulted {
 			return recorded{}, apierr.Invalid("media", fmt.Sprintf("line %s is on %s, which carries audio only: use media audio", l.ID, l.Platform))

@@ -135,8 +135,13 @@ func (s *Service) tryDispatch(ctx context.Context, ses Session, c call.Call) (bo
 // calleeAnswered marks an outbound session answered (answered dispatches its assistant).
 // A callee who answers a session that ended meanwhile (deleted while it rang, or failed
 // when the dial's answer was lost) is hung up.
-func (s *Service) calleeAnswered(ctx context.Context, plat platform.Platform, sessionID, pcid string) error {
-	ses, c, won, err := s.answered(ctx, sessionID, func(c *call.Call) { notePlatformID(c, pcid) })
+func (s *Service) calleeAnswered(ctx context.Context, plat platform.Platform, sessionID, pcid, media string) error {
+	ses, c, won, err := s.answered(ctx, sessionID, func(c *call.Call) {
+		notePlatformID(c, pcid)
+		if media == platform.MediaAudio {
+			c.Media = platform.MediaAudio // rung with video, answered audio only
+		}
+	})
 	if err == nil && !won && ses.Over() && pcid != "" {
 		if err := ignoreGone(plat.Hangup(ctx, pcid)); err != nil {
 			s.log().Error("hang up a call answered after its session ended", "call_id", c.ID, "err", err)

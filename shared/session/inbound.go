@@ -48,7 +48,7 @@ func (s *Service) HandleNotification(ctx context.Context, platformName string, n
 	pcid := n.PlatformCallID
 	switch n.Event {
 	case platform.EventAnswered:
-		err = s.calleeAnswered(ctx, plat, c.SessionID, pcid)
+		err = s.calleeAnswered(ctx, plat, c.SessionID, pcid, n.Media)
 	case platform.EventNoAnswer:
 		_, _, _, err = s.endWith(ctx, c.SessionID, nil, pcid, StatusFailed, call.ReasonNoAnswer, call.EndedByRemote)
 	case platform.EventBusy:

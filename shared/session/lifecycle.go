@@ -270,6 +270,7 @@ func (s *Service) markAnswered(ctx context.Context, sessionID string, decided fu
 		}
 		if decided != nil {
 			decided(c)
+			ses.Media = c.Media
 		}
 		ses.Status, ses.AnsweredAt = StatusActive, &now
 		c.Answer(now)

@@ -60,8 +60,10 @@ type Service struct {
 	// LiveKit is the SIP bridge's API; nil leaves LiveKit alone (a process that only
 	// reads trunks).
 	LiveKit LiveKit
-	// Origination is where providers send calls (shown on every trunk).
-	Origination Origination
+	// Origination is where providers send calls (shown on every trunk); VideoOrigination
+	// is the SIP video bridge's address, where calls that carry video go (no Host: none).
+	Origination      Origination
+	VideoOrigination Origination
 	// Destinations are the egress rules a trunk's addresses must pass: an outbound
 	// address's host, resolved, at create, update, Sync and each dial (egress.CheckName),
 	// and each inbound allowed block (egress.CheckPrefix): no loopback, private,

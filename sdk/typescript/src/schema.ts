@@ -3819,6 +3819,7 @@ export interface components {
          *         "+15550100003"
          *       ],
          *       "origination_uri": "sip:sip.example.com:5060",
+         *       "video_origination_uri": "sip:sip.example.com:5080",
          *       "created_at": "2026-11-22T07:00:00.123Z",
          *       "updated_at": "2026-11-22T07:00:00.123Z"
          *     }
@@ -3843,6 +3844,8 @@ export interface components {
             numbers: string[];
             /** @description Where the provider must send the trunk's calls: the deployment's SIP host and port (`sip:host:port`). */
             origination_uri: string;
+            /** @description Where calls that carry video (VP8) go: the SIP video bridge's host and port (`sip:host:port`). It checks the same credentials, allowed addresses and numbers as `origination_uri`, answers with the assistant's avatar or the room's video, and takes audio-only calls too. Null where no video bridge runs: SIP is then audio only, and a session's `media: "video"` on a SIP line is refused. */
+            video_origination_uri: string | null;
             /** @description When it was created. */
             created_at: components["schemas"]["Timestamp"];
             /** @description When it last changed. */
@@ -3999,6 +4002,7 @@ export interface components {
          *             "+15550100003"
          *           ],
          *           "origination_uri": "sip:sip.example.com:5060",
+         *           "video_origination_uri": "sip:sip.example.com:5080",
          *           "created_at": "2026-11-22T07:00:00.123Z",
          *           "updated_at": "2026-11-22T07:00:00.123Z"
          *         }
@@ -5472,7 +5476,7 @@ export interface components {
              */
             platform_handle?: string;
             /**
-             * @description `video` or `audio`: what the call carries.
+             * @description `video` or `audio`: what the call carries. On a SIP line it defaults to `audio`; `video` rings the phone with a VP8 offer through the SIP video bridge (a trunk's `video_origination_uri`; refused where none runs). A phone that answers audio only makes the session `audio`, as its record and `call.ended` then say.
              * @default video
              * @enum {string}
              */
@@ -11309,6 +11313,7 @@ export interface operations {
                      *             "+15550100003"
                      *           ],
                      *           "origination_uri": "sip:sip.example.com:5060",
+                     *           "video_origination_uri": "sip:sip.example.com:5080",
                      *           "created_at": "2026-11-22T07:00:00.123Z",
                      *           "updated_at": "2026-11-22T07:00:00.123Z"
                      *         }
@@ -11392,6 +11397,7 @@ export interface operations {
                      *         "+15550100003"
                      *       ],
                      *       "origination_uri": "sip:sip.example.com:5060",
+                     *       "video_origination_uri": "sip:sip.example.com:5080",
                      *       "created_at": "2026-11-22T07:00:00.123Z",
                      *       "updated_at": "2026-11-22T07:00:00.123Z"
                      *     }
@@ -11453,6 +11459,7 @@ export interface operations {
                      *         "+15550100003"
                      *       ],
                      *       "origination_uri": "sip:sip.example.com:5060",
+                     *       "video_origination_uri": "sip:sip.example.com:5080",
                      *       "created_at": "2026-11-22T07:00:00.123Z",
                      *       "updated_at": "2026-11-22T07:00:00.123Z"
                      *     }
@@ -11561,6 +11568,7 @@ export interface operations {
                      *         "+15550100003"
                      *       ],
                      *       "origination_uri": "sip:sip.example.com:5060",
+                     *       "video_origination_uri": "sip:sip.example.com:5080",
                      *       "created_at": "2026-11-22T07:00:00.123Z",
                      *       "updated_at": "2026-11-22T07:00:00.123Z"
                      *     }

@@ -57,7 +57,14 @@ type Adapter struct {
 	Dialable func(ctx context.Context, lineID string) error
 	// RingTimeout bounds an outbound call's ringing (zero: the bridge's 80 s).
 	RingTimeout time.Duration
+	// Video, when set, is the SIP video bridge: video sessions ring the phone through it
+	// with a video offer, and SIP lines carry video. Nil: SIP is audio only.
+	Video VideoDialer
 }
+
+// AudioOnly implements platform.AudioOnly: SIP carries video only where a video bridge
+// runs.
+func (a *Adapter) AudioOnly() bool { return a.Video == nil }
 
 var (
 	_ platform.Platform    = (*Adapter)(nil)
@@ -99,6 +106,9 @@ func (a *Adapter) Dial(ctx context.Context, req platform.DialRequest) (string, e
 		}
 	}
 	meta, _ := json.Marshal(CallMetadata{CallID: req.CallID})
+	if req.Media == platform.MediaVideo && a.Video != nil {
+		return a.dialVideo(ctx, req, string(meta))
+	}
 	call := rtc.SIPCall{To: req.To, From: req.From,
 		Room: req.Room.Name, Identity: platform.ParticipantIdentity, Name: req.To, Metadata: string(meta),
 		RingingTimeout: a.RingTimeout}
@@ -120,6 +130,19 @@ func (a *Adapter) Dial(ctx context.Context, req platform.DialRequest) (string, e
 		return "", err
 	}
 	return p.CallID, nil
+}
+
+// dialVideo rings the callee through the video bridge, with the line's trunk.
+func (a *Adapter) dialVideo(ctx context.Context, req platform.DialRequest, meta string) (string, error) {
+	if a.OutboundConfig == nil {
+		return "", errors.New("sip: video calls need the trunk's configuration (OutboundConfig)")
+	}
+	trunk, err := a.OutboundConfig(ctx, req.From)
+	if err != nil {
+		return "", fmt.Errorf("sip: outbound trunk of %s: %w", req.From, err)
+	}
+	return a.Video.DialVideo(ctx, VideoCall{Trunk: trunk, To: req.To, From: req.From, Room: req.Room.Name,
+		Identity: platform.ParticipantIdentity, Name: req.To, Metadata: meta, RingingTimeout: a.RingTimeout})
 }
 
 // Hold has the gateway ask again about an inbound call that rings undecided: an inbound

@@ -36,6 +36,11 @@ const Path = "/internal/platform/sip/events"
 // the call into its session's room instead.
 const RoomPrefix = "sipin-"
 
+// AttrMedia is the join token attribute by which a SIP bridge says what an inbound call
+// carries: "video" from the video bridge (mediafleet/sipvideo) when the phone's video was
+// taken; livekit-sip sets none (audio).
+const AttrMedia = "bridgeline.media"
+
 // TrunkOfRoom is the Bridgeline trunk id an inbound call's room names
 // (<RoomPrefix><trunk id>_...), "" when it names none. Each trunk's dispatch rule takes
 // only the calls its own inbound trunk matched and authenticated.
@@ -77,8 +82,13 @@ func (Kind) TestKeys() bool { return false }
 // Network is what a SIP call reaches.
 func (Kind) Network() string { return "the real phone network" }
 
-// AudioOnly is true: LiveKit's SIP bridge carries no video.
+// AudioOnly is true: LiveKit's SIP bridge carries no video (the Adapter says otherwise
+// where the video bridge runs).
 func (Kind) AudioOnly() bool { return true }
+
+// DefaultMedia is audio: a SIP session rings with a video offer only when media video is
+// asked for.
+func (Kind) DefaultMedia() string { return platform.MediaAudio }
 
 // InboundReply is the control plane's answer to an inbound notification: the room to
 // join the call into (Answer), or the refusal (Reject, a reason for the log).
