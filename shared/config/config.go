@@ -342,6 +342,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("SIP_PUBLIC_PORT: not a port number: %d", c.SIPPublicPort)
 	case c.SIPGatewayPort != 0 && badPort(c.SIPGatewayPort):
 		return fmt.Errorf("SIP_GATEWAY_PORT: not a port number: %d", c.SIPGatewayPort)
+	case c.SIPVideoPublicPort != 0 && badPort(c.SIPVideoPublicPort):
+		return fmt.Errorf("SIP_VIDEO_PUBLIC_PORT: not a port number: %d", c.SIPVideoPublicPort)
 	case badPort(c.SIPRTPPortStart) || badPort(c.SIPRTPPortEnd) || c.SIPRTPPortEnd-c.SIPRTPPortStart < 1:
 		return fmt.Errorf("SIP_RTP_PORTS: not a range of ports holding at least two: %d-%d", c.SIPRTPPortStart, c.SIPRTPPortEnd)
 	case c.SIPPort != 0 && c.SIPPort >= c.SIPRTPPortStart && c.SIPPort <= c.SIPRTPPortEnd:
