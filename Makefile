@@ -146,6 +146,8 @@ bench: deps
 	$(GO) test -run '^$$' -bench BenchmarkClaimDueDeliveries -benchtime 200x ./shared/store/sqlite/
 	@echo "== a phone call through the whole stack: INVITE to greeting, end of the question to the reply at a baresip phone, beside a sim (WebRTC) caller; livekit-sip CPU per call"
 	$(GO) test -run '^$$' -bench BenchmarkSIPCall -benchtime 12x -timeout 30m ./e2e/sip/
+	@echo "== a video phone through the SIP video bridge to an assistant line: INVITE to the first frame, the avatar and the greeting, beside a sim (WebRTC) video call"
+	$(GO) test -run '^$$' -bench BenchmarkSIPVideoCall -benchtime 11x -timeout 30m ./e2e/sip/
 	@echo "== events: event to receipt beside a bare signed POST, deliveries/s, ring to call.incoming"
 	$(GO) test -run '^$$' -bench . -benchtime 300x ./events/delivery ./shared/decision
 	$(GO) test -run '^$$' -bench BenchmarkStackEvents -benchtime 50x ./cmd/bridgeline

@@ -3,8 +3,10 @@ package sip_test
 import (
 	"context"
 	"fmt"
+	"image/color"
 	"net/http"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -12,6 +14,7 @@ import (
 
 	"github.com/bridgeline/bridgeline/e2e/harness"
 	"github.com/bridgeline/bridgeline/e2e/sipphone"
+	"github.com/bridgeline/bridgeline/mediafleet/avatar"
 	"github.com/bridgeline/bridgeline/mediafleet/callerbot"
 	"github.com/bridgeline/bridgeline/mediafleet/llm/llmtest"
 	"github.com/bridgeline/bridgeline/mediafleet/platformsim"
@@ -170,4 +173,127 @@ func waitQuiet(bot *callerbot.Bot, start time.Time) {
 			return
 		}
 	}
+}
+
+// BenchmarkSIPVideoCall: a video phone (baresip, VP8) calls an assistant line through the
+// SIP video bridge, beside a sim video call (WebRTC) on a sim line with the same
+// assistant, call for call in the same run (make bench runs 11: the first of each is left
+// out, the worker's engines warm on it). Per platform, from the call placed (the phone's
+// INVITE; the sim's call placed): the first frame at the caller (the connecting screen),
+// and the greeting's first audio; for the phone also the first avatar frame (its
+// backdrop's colour in the frame's corners). p50 and p95.
+func BenchmarkSIPVideoCall(b *testing.B) {
+	r := theRig(b)
+	r.worker(b, nil)
+	const greeting = "Hello, thank you for calling."
+	a := r.assistant(b, greeting, nil)
+	tr := r.trunk(b, "")
+	l := r.line(b, "+15550170091", tr.ID, map[string]any{"assistant_id": a.ID})
+	simLine := r.st.Lines[harness.Line2]
+	harness.Must(b, r.do(b, http.MethodPost, "/v1/lines/"+simLine.ID+"/assign", map[string]any{"assistant_id": a.ID}, nil),
+		http.StatusOK, "assign the sim line")
+	phone := r.phone(b, sipphone.Config{Number: "+15559990091", Video: true})
+	backdrop := func() color.RGBA { av, _ := avatar.Lookup("ava_theo"); return av.Backdrop }()
+	dir := b.TempDir()
+
+	var sipFrame, sipAvatar, sipGreet, simFrame, simGreet []time.Duration
+	n := 0
+	for b.Loop() {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		first := filepath.Join(dir, fmt.Sprintf("first-%d.png", n))
+		if err := phone.Snapshot(ctx, first); err != nil {
+			b.Fatal(err)
+		}
+		invite := time.Now()
+		out, err := phone.Dial(ctx, "sip:"+l.Handle+"@"+r.st.SIPVideo.SIPAddr())
+		if err != nil {
+			b.Fatal(err)
+		}
+		est, err := out.Next(ctx, "CALL_ESTABLISHED", "CALL_CLOSED")
+		if err != nil || est.Type != "CALL_ESTABLISHED" {
+			b.Fatalf("call %d: %+v %v", n, est, err)
+		}
+		var frameAt time.Time
+		for deadline := time.Now().Add(10 * time.Second); frameAt.IsZero() && time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+			if fi, err := os.Stat(first); err == nil && fi.Size() > 0 {
+				frameAt = time.Now()
+			}
+		}
+		var avatarAt time.Time
+		for deadline := time.Now().Add(20 * time.Second); avatarAt.IsZero() && time.Now().Before(deadline); {
+			if f := snapshot(ctx, b, phone, filepath.Join(dir, "later.png")); nearRGB(topCorners(f.img), backdrop) {
+				avatarAt = f.at
+			}
+		}
+		time.Sleep(4 * time.Second) // the greeting
+		if err := phone.Hangup(ctx); err != nil {
+			b.Fatal(err)
+		}
+		if _, err := out.Closed(ctx); err != nil {
+			b.Fatal(err)
+		}
+		heard, err := phone.Heard()
+		if err != nil {
+			b.Fatal(err)
+		}
+		snds := sounds(heard.Samples)
+		if len(snds) == 0 || frameAt.IsZero() || avatarAt.IsZero() {
+			b.Fatalf("video call %d: sounds %v, first frame %v, avatar frame %v", n, snds, frameAt, avatarAt)
+		}
+
+		placed := time.Now()
+		frames := make(chan time.Time, 1)
+		sc, err := r.st.Sim.Place(platformsim.PlaceRequest{From: "+15551230091", To: simLine.Handle, Media: "video",
+			Party: platformsim.PartyOptions{OnFrame: func(f callerbot.Frame) {
+				select {
+				case frames <- f.At:
+				default:
+				}
+			}}})
+		if err != nil {
+			b.Fatal(err)
+		}
+		var bot *callerbot.Bot
+		harness.WaitFor(b, 20*time.Second, "the sim call answered", func() bool {
+			bot = r.st.Sim.Bot(sc.ID)
+			return bot != nil
+		})
+		g, ok := soundAfter(bot, placed, 20*time.Second)
+		var simFirst time.Time
+		select {
+		case simFirst = <-frames:
+		case <-time.After(10 * time.Second):
+		}
+		if !ok || simFirst.IsZero() {
+			b.Fatalf("sim call %d: greeting %v, first frame %v", n, ok, simFirst)
+		}
+		if n > 0 {
+			sipFrame = append(sipFrame, frameAt.Sub(invite))
+			sipAvatar = append(sipAvatar, avatarAt.Sub(invite))
+			sipGreet = append(sipGreet, est.At.Sub(invite)+snds[0].start)
+			simFrame = append(simFrame, simFirst.Sub(placed))
+			simGreet = append(simGreet, g.Start.Sub(placed))
+		}
+		if status, raw, err := r.st.Request(http.MethodPost, "/sim/calls/"+sc.ID+"/hangup", nil, ""); err != nil || status != http.StatusOK {
+			b.Fatalf("hang up the sim call: %d %s %v", status, raw, err)
+		}
+		cancel()
+		n++
+	}
+	if len(sipGreet) == 0 {
+		b.Fatal("run at least 2 calls (-benchtime 11x)")
+	}
+	report := func(name string, ds []time.Duration) {
+		s := slices.Clone(ds)
+		slices.Sort(s)
+		b.ReportMetric(ms(s[len(s)*50/100]), name+"-p50-ms")
+		b.ReportMetric(ms(s[min(len(s)-1, len(s)*95/100)]), name+"-p95-ms")
+	}
+	report("sip-first-frame", sipFrame)
+	report("sip-avatar-frame", sipAvatar)
+	report("sip-greeting", sipGreet)
+	report("web-first-frame", simFrame)
+	report("web-greeting", simGreet)
+	load, _ := os.ReadFile("/proc/loadavg")
+	fmt.Printf("BenchmarkSIPVideoCall: %d calls each; load average %s\n", n, strings.TrimSpace(string(load)))
 }

@@ -376,3 +376,31 @@ func TestAudioOnlyPhoneOnTheVideoBridge(t *testing.T) {
 		t.Errorf("record media %q, call.ended %s; want audio", rec.Media, evt.Data)
 	}
 }
+
+// TestVideoBridgeRefuses: the video bridge holds the audio path's rules: wrong trunk
+// credentials get 403 and no call record; a disabled line's call is refused with 486
+// without an answer, recorded declined.
+func TestVideoBridgeRefuses(t *testing.T) {
+	r := theRig(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	tr := r.trunk(t, "")
+	l := r.line(t, "+15550170084", tr.ID, map[string]any{"inbound_mode": "disabled"})
+	uri := "sip:" + l.Handle + "@" + r.st.SIPVideo.SIPAddr()
+
+	wrong := r.phone(t, sipphone.Config{Number: "+15559990084", Video: true, AuthUser: providerUser, AuthPassword: "not-the-password-0123456789"})
+	c, err := wrong.Dial(ctx, uri)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ev, err := c.Next(ctx, "CALL_CLOSED", "CALL_ESTABLISHED"); err != nil || ev.Type != "CALL_CLOSED" || ev.Status() != 403 {
+		t.Errorf("wrong credentials: the phone saw %+v %v, want 403", ev, err)
+	}
+
+	phone := r.phone(t, sipphone.Config{Number: "+15559990085", Video: true})
+	refusedAtPhone(ctx, t, phone, uri, nil)
+	rec := r.callOf(t, l.ID, nil)
+	if rec.Status != call.StatusDeclined || rec.From != "+15559990085" {
+		t.Errorf("record %+v, want the disabled line's call declined; none for the wrong credentials", rec)
+	}
+}

@@ -177,6 +177,9 @@ func (b *Bridge) Calls() int {
 
 const realm = "bridgeline"
 
+// dropped is match's answer for an INVITE that gets no response.
+const dropped = -1
+
 // onInvite authenticates a new call, answers its ringing and bridges it in the
 // background; a re-INVITE within a call is answered from that call.
 func (b *Bridge) onInvite(req *sip.Request, tx sip.ServerTransaction) {
@@ -209,6 +212,11 @@ func (b *Bridge) onInvite(req *sip.Request, tx sip.ServerTransaction) {
 	trunk, rule, status := b.match(req, from, to, src)
 	switch status {
 	case 0:
+	case dropped:
+		// No trunk takes calls from there for that number: no answer at all, as
+		// livekit-sip does, so a scanner learns nothing.
+		b.log.Info("video call dropped: no trunk matches", "from", redact.Number(from), "to", redact.Number(to), "source", src)
+		return
 	case sip.StatusUnauthorized:
 		nonce := b.newNonce()
 		chal := digest.Challenge{Realm: realm, Nonce: nonce, Algorithm: "MD5"}
@@ -306,7 +314,7 @@ func (b *Bridge) match(req *sip.Request, from, to, src string) (rtc.SIPInboundTr
 		cands = append(cands, t)
 	}
 	if len(cands) == 0 {
-		return rtc.SIPInboundTrunk{}, rtc.SIPDispatchRule{}, sip.StatusNotFound
+		return rtc.SIPInboundTrunk{}, rtc.SIPDispatchRule{}, dropped
 	}
 	var hdr sip.Header
 	if h := req.GetHeader("Authorization"); h != nil {

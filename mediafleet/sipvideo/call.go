@@ -5,7 +5,6 @@ import (
 	"errors"
 	"log/slog"
 	"net"
-	"strings"
 	"sync"
 	"time"
 
@@ -117,13 +116,9 @@ func (c *call) run() {
 	}
 	if j.err != nil {
 		// The gateway refuses a call the control plane refused (no such line, declined,
-		// busy): Busy Here, as LiveKit's SIP bridge answers it.
+		// busy) or could not route: Busy Here, as LiveKit's SIP bridge answers both.
 		log.Info("video call not joined", "err", j.err)
-		code, reason := sip.StatusBusyHere, "Busy Here"
-		if !strings.Contains(j.err.Error(), "403") && !strings.Contains(strings.ToLower(j.err.Error()), "forbidden") {
-			code, reason = sip.StatusTemporarilyUnavailable, "Temporarily Unavailable"
-		}
-		fail(code, reason)
+		fail(sip.StatusBusyHere, "Busy Here")
 		return
 	}
 	c.room = j.room
