@@ -303,39 +303,38 @@ type portPool struct {
 func (p *portPool) open() (*stream, error) {
 	if p.start <= 0 || p.end <= p.start {
 		for range 50 {
-			rtp, err := net.ListenUDP("udp", &net.UDPAddr{IP: p.ip})
-			if err != nil {
-				return nil, err
+			if s, err := p.pair(0); err == nil {
+				return s, nil
 			}
-			port := rtp.LocalAddr().(*net.UDPAddr).Port
-			rtcp, err := net.ListenUDP("udp", &net.UDPAddr{IP: p.ip, Port: port + 1})
-			if err != nil {
-				rtp.Close()
-				continue
-			}
-			return &stream{port: port, rtp: rtp, rtcp: rtcp}, nil
 		}
 		return nil, errors.New("sipvideo: no free RTP port pair")
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	span := (p.end - p.start) / 2
-	for range span {
+	for range (p.end - p.start) / 2 {
 		if p.next < p.start || p.next+1 > p.end {
 			p.next = p.start + p.start%2
 		}
 		port := p.next
 		p.next += 2
-		rtp, err := net.ListenUDP("udp", &net.UDPAddr{IP: p.ip, Port: port})
-		if err != nil {
-			continue
+		if s, err := p.pair(port); err == nil {
+			return s, nil
 		}
-		rtcp, err := net.ListenUDP("udp", &net.UDPAddr{IP: p.ip, Port: port + 1})
-		if err != nil {
-			rtp.Close()
-			continue
-		}
-		return &stream{port: port, rtp: rtp, rtcp: rtcp}, nil
 	}
 	return nil, errors.New("sipvideo: RTP port range exhausted")
+}
+
+// pair binds port for RTP (0: a free one) and the next one for RTCP.
+func (p *portPool) pair(port int) (*stream, error) {
+	rtp, err := net.ListenUDP("udp", &net.UDPAddr{IP: p.ip, Port: port})
+	if err != nil {
+		return nil, err
+	}
+	port = rtp.LocalAddr().(*net.UDPAddr).Port
+	rtcp, err := net.ListenUDP("udp", &net.UDPAddr{IP: p.ip, Port: port + 1})
+	if err != nil {
+		rtp.Close()
+		return nil, err
+	}
+	return &stream{port: port, rtp: rtp, rtcp: rtcp}, nil
 }

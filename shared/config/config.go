@@ -158,6 +158,31 @@ func Read(getenv func(string) string) (Config, error) {
 			*dst = v
 		}
 	}
+	// portOrOff reads a port, or "off" for none (0).
+	portOrOff := func(name string, dst *int) {
+		if v := strings.TrimSpace(getenv(name)); strings.EqualFold(v, "off") {
+			*dst = 0
+		} else if v != "" {
+			n, err := strconv.Atoi(v)
+			if err != nil || n < 1 {
+				fail(name, "not a port number or off", v)
+			}
+			*dst = n
+		}
+	}
+	// portRange reads a range of ports, first-last.
+	portRange := func(name, example string, first, last *int) {
+		if v := getenv(name); v != "" {
+			lo, hi, ok := strings.Cut(strings.TrimSpace(v), "-")
+			a, err1 := strconv.Atoi(lo)
+			b, err2 := strconv.Atoi(hi)
+			if !ok || err1 != nil || err2 != nil {
+				fail(name, "not a range like "+example, v)
+			} else {
+				*first, *last = a, b
+			}
+		}
+	}
 	integer := func(name string, dst *int) {
 		if v := getenv(name); v != "" {
 			n, err := strconv.Atoi(strings.TrimSpace(v))
@@ -209,44 +234,10 @@ func Read(getenv func(string) string) (Config, error) {
 	str("SIP_PUBLIC_HOST", &c.SIPPublicHost)
 	integer("SIP_PUBLIC_PORT", &c.SIPPublicPort)
 	integer("SIP_GATEWAY_PORT", &c.SIPGatewayPort)
-	if v := strings.TrimSpace(getenv("SIP_PORT")); strings.EqualFold(v, "off") {
-		c.SIPPort = 0
-	} else if v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 {
-			fail("SIP_PORT", "not a port number or off", v)
-		}
-		c.SIPPort = n
-	}
-	if v := getenv("SIP_RTP_PORTS"); v != "" {
-		lo, hi, ok := strings.Cut(strings.TrimSpace(v), "-")
-		a, err1 := strconv.Atoi(lo)
-		b, err2 := strconv.Atoi(hi)
-		if !ok || err1 != nil || err2 != nil {
-			fail("SIP_RTP_PORTS", "not a range like 10000-10199", v)
-		} else {
-			c.SIPRTPPortStart, c.SIPRTPPortEnd = a, b
-		}
-	}
-	if v := strings.TrimSpace(getenv("SIP_VIDEO_PORT")); strings.EqualFold(v, "off") {
-		c.SIPVideoPort = 0
-	} else if v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 || n > 65535 {
-			fail("SIP_VIDEO_PORT", "not a port number or off", v)
-		}
-		c.SIPVideoPort = n
-	}
-	if v := getenv("SIP_VIDEO_RTP_PORTS"); v != "" {
-		lo, hi, ok := strings.Cut(strings.TrimSpace(v), "-")
-		a, err1 := strconv.Atoi(lo)
-		b, err2 := strconv.Atoi(hi)
-		if !ok || err1 != nil || err2 != nil || a < 1 || b <= a+3 || b > 65535 {
-			fail("SIP_VIDEO_RTP_PORTS", "not a range like 10200-10399", v)
-		} else {
-			c.SIPVideoRTPPortStart, c.SIPVideoRTPPortEnd = a, b
-		}
-	}
+	portOrOff("SIP_PORT", &c.SIPPort)
+	portRange("SIP_RTP_PORTS", "10000-10199", &c.SIPRTPPortStart, &c.SIPRTPPortEnd)
+	portOrOff("SIP_VIDEO_PORT", &c.SIPVideoPort)
+	portRange("SIP_VIDEO_RTP_PORTS", "10200-10399", &c.SIPVideoRTPPortStart, &c.SIPVideoRTPPortEnd)
 	integer("SIP_VIDEO_PUBLIC_PORT", &c.SIPVideoPublicPort)
 	str("JOIN_PAGE_URL", &c.JoinPageURL)
 	str("LIVEKIT_URL", &c.LiveKitURL)
@@ -344,6 +335,10 @@ func (c Config) Validate() error {
 		return fmt.Errorf("SIP_GATEWAY_PORT: not a port number: %d", c.SIPGatewayPort)
 	case c.SIPVideoPublicPort != 0 && badPort(c.SIPVideoPublicPort):
 		return fmt.Errorf("SIP_VIDEO_PUBLIC_PORT: not a port number: %d", c.SIPVideoPublicPort)
+	case c.SIPVideoPort != 0 && badPort(c.SIPVideoPort):
+		return fmt.Errorf("SIP_VIDEO_PORT: not a port number: %d", c.SIPVideoPort)
+	case badPort(c.SIPVideoRTPPortStart) || badPort(c.SIPVideoRTPPortEnd) || c.SIPVideoRTPPortEnd-c.SIPVideoRTPPortStart < 3:
+		return fmt.Errorf("SIP_VIDEO_RTP_PORTS: not a range of ports holding at least four (a video call's two pairs): %d-%d", c.SIPVideoRTPPortStart, c.SIPVideoRTPPortEnd)
 	case badPort(c.SIPRTPPortStart) || badPort(c.SIPRTPPortEnd) || c.SIPRTPPortEnd-c.SIPRTPPortStart < 1:
 		return fmt.Errorf("SIP_RTP_PORTS: not a range of ports holding at least two: %d-%d", c.SIPRTPPortStart, c.SIPRTPPortEnd)
 	case c.SIPPort != 0 && c.SIPPort >= c.SIPRTPPortStart && c.SIPPort <= c.SIPRTPPortEnd:
