@@ -404,3 +404,39 @@ func TestVideoBridgeRefuses(t *testing.T) {
 		t.Errorf("record %+v, want the disabled line's call declined; none for the wrong credentials", rec)
 	}
 }
+
+// TestVideoCallKeypad: a key pressed on a video phone reaches the assistant's model as
+// it does from an audio phone ("[pressed 1]").
+func TestVideoCallKeypad(t *testing.T) {
+	r := theRig(t)
+	r.worker(t, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	before := len(r.fake.Requests())
+	r.fake.SetReplies(script(llmtest.Reply{Text: "Sales, of course."}))
+	a := r.assistant(t, "Hello, press one for sales.", nil)
+	tr := r.trunk(t, "")
+	l := r.line(t, "+15550170086", tr.ID, map[string]any{"assistant_id": a.ID})
+	phone := r.phone(t, sipphone.Config{Number: "+15559990086", Video: true})
+	out, err := phone.Dial(ctx, "sip:"+l.Handle+"@"+r.st.SIPVideo.SIPAddr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if est, err := out.Next(ctx, "CALL_ESTABLISHED", "CALL_CLOSED"); err != nil || est.Type != "CALL_ESTABLISHED" {
+		t.Fatalf("the video call was not answered: %+v %v", est, err)
+	}
+	c := r.callOf(t, l.ID, nil)
+	time.Sleep(5 * time.Second) // the greeting
+	if err := phone.SendDTMF(ctx, "1", 0); err != nil {
+		t.Fatal(err)
+	}
+	harness.WaitFor(t, 30*time.Second, "the model's request", func() bool { return len(r.fake.Requests()) > before })
+	req := r.fake.Requests()[before]
+	if m := req.Messages; len(m) == 0 || m[len(m)-1].Role != "user" || !strings.Contains(m[len(m)-1].Content, "[pressed 1]") {
+		t.Errorf("the model got %+v, want the caller's turn with [pressed 1]", req.Messages)
+	}
+	if err := phone.Hangup(ctx); err != nil {
+		t.Fatal(err)
+	}
+	r.ended(t, c.ID)
+}

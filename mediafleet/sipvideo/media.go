@@ -41,7 +41,9 @@ type media struct {
 	speakers  map[string][]int16 // decoded room audio waiting, by track
 	source    *videoSource       // the room video sent to the phone
 	phoneSSRC uint32             // the phone's video SSRC, learned from its RTP
-	firSeq    uint8              // the last FIR's sequence number
+	firSeq    uint8
+	lastKeyTS uint32 // the telephone-event last passed on (phoneAudio's alone)
+	keySeen   bool   // the last FIR's sequence number
 
 	// The phone-bound video's rewriting state: continuous sequence numbers and
 	// timestamps across source switches.
@@ -59,13 +61,13 @@ type media struct {
 
 // stats count a call's media, logged when it ends.
 type stats struct {
-	audioIn, audioOut, videoIn, videoOut     atomic.Int64 // packets from and to the phone
-	pliToPhone, pliFromPhone, rtcpIn, keysIn atomic.Int64
+	audioIn, audioOut, videoIn, videoOut           atomic.Int64 // packets from and to the phone
+	pliToPhone, pliFromPhone, rtcpIn, keysIn, keys atomic.Int64
 }
 
 func (s *stats) attrs() []any {
 	return []any{"audio_in", s.audioIn.Load(), "audio_out", s.audioOut.Load(), "video_in", s.videoIn.Load(),
-		"video_out", s.videoOut.Load(), "pli_to_phone", s.pliToPhone.Load(), "pli_from_phone", s.pliFromPhone.Load(), "rtcp_in", s.rtcpIn.Load(), "keyframes_in", s.keysIn.Load()}
+		"video_out", s.videoOut.Load(), "pli_to_phone", s.pliToPhone.Load(), "pli_from_phone", s.pliFromPhone.Load(), "rtcp_in", s.rtcpIn.Load(), "keyframes_in", s.keysIn.Load(), "keys", s.keys.Load()}
 }
 
 // videoSource is one remote video track the phone is shown.
@@ -193,8 +195,12 @@ func (m *media) phoneAudio() {
 			continue
 		}
 		s.latch(from)
+		if m.c.offer.dtmfPT != 0 && pkt.PayloadType == m.c.offer.dtmfPT {
+			m.keypad(&pkt)
+			continue
+		}
 		if pkt.PayloadType != m.c.offer.audioPT {
-			continue // telephone-event and comfort noise are not bridged
+			continue // comfort noise is not bridged
 		}
 		m.stats.audioIn.Add(1)
 		for _, b := range pkt.Payload {
@@ -207,6 +213,29 @@ func (m *media) phoneAudio() {
 			pending = pending[frame:]
 		}
 	}
+}
+
+// dtmfKeys are RFC 4733's events 0-15.
+const dtmfKeys = "0123456789*#ABCD"
+
+// keypad passes a key the phone pressed (an RFC 4733 telephone-event) to the room as
+// LiveKit's SIP bridge does, a SipDTMF data packet, once per key: at the event's first
+// packet with its end bit (the end is sent three times).
+func (m *media) keypad(pkt *rtp.Packet) {
+	if len(pkt.Payload) < 4 || pkt.Payload[1]&0x80 == 0 || int(pkt.Payload[0]) >= len(dtmfKeys) {
+		return
+	}
+	if m.lastKeyTS == pkt.Timestamp && m.keySeen {
+		return
+	}
+	m.lastKeyTS, m.keySeen = pkt.Timestamp, true
+	key := dtmfKeys[pkt.Payload[0]]
+	err := m.c.room.LocalParticipant.PublishDataPacket(&livekit.SipDTMF{Code: uint32(pkt.Payload[0]), Digit: string(key)},
+		lksdk.WithDataPublishReliable(true))
+	if err != nil {
+		m.log.Warn("video call: key not passed on", "err", err)
+	}
+	m.stats.keys.Add(1)
 }
 
 // hear decodes one room audio track at 8 kHz into its speaker's buffer.
