@@ -205,7 +205,7 @@ func BenchmarkSIPVideoCall(b *testing.B) {
 			b.Fatal(err)
 		}
 		invite := time.Now()
-		out, err := phone.Dial(ctx, "sip:"+l.Handle+"@"+r.st.SIPVideo.SIPAddr())
+		out, err := phone.Dial(ctx, r.videoURI(l.Handle))
 		if err != nil {
 			b.Fatal(err)
 		}

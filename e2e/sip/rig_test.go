@@ -255,6 +255,9 @@ const noAuth = "-"
 // dialURI is a line's number at the bridge.
 func (r *rig) dialURI(handle string) string { return "sip:" + handle + "@" + r.st.SIP.SIPAddr() }
 
+// videoURI is where a video phone dials a line: the SIP video bridge.
+func (r *rig) videoURI(handle string) string { return "sip:" + handle + "@" + r.st.SIPVideo.SIPAddr() }
+
 // callOf waits for the call record of the line's latest call.
 func (r *rig) callOf(t testing.TB, lineID string, cond func(recordObj) bool) recordObj {
 	t.Helper()

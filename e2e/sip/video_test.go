@@ -47,7 +47,7 @@ func TestVideoCallFromSIPPhone(t *testing.T) {
 	dir := t.TempDir()
 
 	invite := time.Now()
-	out, err := phone.Dial(ctx, "sip:"+l.Handle+"@"+r.st.SIPVideo.SIPAddr())
+	out, err := phone.Dial(ctx, r.videoURI(l.Handle))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -319,13 +319,7 @@ func TestAudioOnlyPhoneOnTheVideoBridge(t *testing.T) {
 	l := r.line(t, "+15550170083", tr.ID, map[string]any{"assistant_id": a.ID})
 
 	phone := r.phone(t, sipphone.Config{Number: "+15559990083"})
-	out, err := phone.Dial(ctx, "sip:"+l.Handle+"@"+r.st.SIPVideo.SIPAddr())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if est, err := out.Next(ctx, "CALL_ESTABLISHED", "CALL_CLOSED"); err != nil || est.Type != "CALL_ESTABLISHED" {
-		t.Fatalf("the audio call to the video bridge was not answered: %+v %v", est, err)
-	}
+	answered(ctx, t, phone, r.videoURI(l.Handle))
 	c := r.callOf(t, l.ID, nil)
 	if c.Media != "audio" || c.HandledBy != call.HandledByAssistant {
 		t.Errorf("call record = %+v, want an audio call handled by the assistant", c)
@@ -386,7 +380,7 @@ func TestVideoBridgeRefuses(t *testing.T) {
 	defer cancel()
 	tr := r.trunk(t, "")
 	l := r.line(t, "+15550170084", tr.ID, map[string]any{"inbound_mode": "disabled"})
-	uri := "sip:" + l.Handle + "@" + r.st.SIPVideo.SIPAddr()
+	uri := r.videoURI(l.Handle)
 
 	wrong := r.phone(t, sipphone.Config{Number: "+15559990084", Video: true, AuthUser: providerUser, AuthPassword: "not-the-password-0123456789"})
 	c, err := wrong.Dial(ctx, uri)
@@ -418,13 +412,7 @@ func TestVideoCallKeypad(t *testing.T) {
 	tr := r.trunk(t, "")
 	l := r.line(t, "+15550170086", tr.ID, map[string]any{"assistant_id": a.ID})
 	phone := r.phone(t, sipphone.Config{Number: "+15559990086", Video: true})
-	out, err := phone.Dial(ctx, "sip:"+l.Handle+"@"+r.st.SIPVideo.SIPAddr())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if est, err := out.Next(ctx, "CALL_ESTABLISHED", "CALL_CLOSED"); err != nil || est.Type != "CALL_ESTABLISHED" {
-		t.Fatalf("the video call was not answered: %+v %v", est, err)
-	}
+	answered(ctx, t, phone, r.videoURI(l.Handle))
 	c := r.callOf(t, l.ID, nil)
 	time.Sleep(5 * time.Second) // the greeting
 	if err := phone.SendDTMF(ctx, "1", 0); err != nil {

@@ -159,7 +159,7 @@ func (b *Bridge) Close() {
 	}
 	b.mu.Unlock()
 	for _, c := range calls {
-		c.hangup("bridge stopping")
+		c.end("bridge stopping") // a BYE to the phone
 	}
 	b.cancel()
 	b.srv.Close()

@@ -71,21 +71,20 @@ func (c *call) run() {
 		fail(sip.StatusServiceUnavailable, "Service Unavailable")
 		return
 	}
-	defer c.audio.close()
 	if c.offer.videoAddr != nil {
 		if c.video, err = c.b.ports.open(); err != nil {
 			log.Error("video call: no RTP port for video", "err", err)
+			c.audio.close()
 			fail(sip.StatusServiceUnavailable, "Service Unavailable")
 			return
 		}
-		defer c.video.close()
 	}
 	c.audio.setRemote(c.offer.audioAddr, c.offer.audioRTCP, c.offer.audioRTCPMux)
 	if c.video != nil {
 		c.video.setRemote(c.offer.videoAddr, c.offer.videoRTCP, c.offer.videoRTCPMux)
 	}
 	m := newMedia(c, log)
-	defer m.close()
+	defer m.close() // the ports too
 
 	token, err := c.joinToken()
 	if err != nil {
@@ -180,13 +179,6 @@ func (c *call) end(why string) {
 		c.mu.Unlock()
 		close(c.ended)
 	})
-}
-
-// hangup ends the call from the bridge's side (a BYE to the phone).
-func (c *call) hangup(why string) {
-	if c.ended != nil {
-		c.end(why)
-	}
 }
 
 // joinToken is the SIP participant's join token for the call's dispatch room, with the
