@@ -126,25 +126,30 @@ func newInterruptRule(in *persona.Interruption) interruptRule {
 // acknowledgement has; acknowledgements alone (and fewer than minWords other words)
 // are a backchannel.
 //
-// final says text is the turn's final words; of interim words, the last counts only
-// when it is a stop word or an acknowledgement.
+// final says text is the turn's final words. Of interim words, the last is the
+// recogniser's guess so far ("the" becomes "yeah", "I" becomes "I see", the "oh" of
+// "okay" is "no" a moment later): it counts at once only when it acknowledges, and
+// otherwise once another word follows it or the turn's final words have it. Holding a
+// lone "no" or "what" costs nothing the caller hears: the assistant is paused already.
 func (r *turnRules) judge(text string, in interruptRule, final bool) verdict {
 	ws := tokens(text)
 	if len(ws) == 0 {
 		return undecided
 	}
-	if strings.HasSuffix(strings.TrimSpace(text), "?") || r.questions[ws[0]] {
+	if strings.HasSuffix(strings.TrimSpace(text), "?") || (r.questions[ws[0]] && (final || len(ws) > 1)) {
 		return cutIn
 	}
 	other, provisional := 0, false
 	for i := 0; i < len(ws); {
 		if n := matchAt(ws, i, r.stops); n > 0 {
-			return cutIn
+			if final || i+n < len(ws) {
+				return cutIn
+			}
+			provisional = true
+			break
 		}
 		n := max(matchAt(ws, i, r.acknowledgements), matchAt(ws, i, in.extra))
 		if n == 0 && !final && i == len(ws)-1 {
-			// The last of interim words is the recogniser's guess so far ("the" becomes
-			// "yeah", "I" becomes "I see" a moment later): it counts once it is followed.
 			provisional = true
 			break
 		}

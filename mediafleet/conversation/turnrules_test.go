@@ -36,7 +36,8 @@ func TestJudge(t *testing.T) {
 	for _, tt := range []struct {
 		text string
 		want verdict
-	}{{"I", undecided}, {"the", undecided}, {"yeah", backchannel}, {"wait", cutIn}, {"what", cutIn}, {"red ones", cutIn}, {"yeah bro", undecided}} {
+	}{{"I", undecided}, {"the", undecided}, {"yeah", backchannel}, {"wait", undecided}, {"yeah no", undecided},
+		{"what", undecided}, {"no okay", cutIn}, {"wait stop", cutIn}, {"what time", cutIn}, {"red ones", cutIn}, {"yeah bro", undecided}} {
 		if got := en.judge(tt.text, def, false); got != tt.want {
 			t.Errorf("interim judge(%q) = %v, want %v", tt.text, got, tt.want)
 		}

@@ -141,18 +141,27 @@ func TestStopWordsCut(t *testing.T) {
 	}
 }
 
-// TestStopWordCutsWithinTheConfirmWindow: the interim "wait" cuts the reply before the
-// confirm window is over.
+// TestStopWordCutsWithinTheConfirmWindow: the interim "wait stop" cuts the reply before
+// the confirm window is over. The interim "wait" alone holds it (paused): a recogniser's
+// last interim word is a guess, and "oh" of "okay" may read "no" for a moment.
 func TestStopWordCutsWithinTheConfirmWindow(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		h := startWith(t, llmtest.Reply{Text: longReply}, nil, &recognizer{texts: []string{"tell me about roses", "wait stop"}, interim: true})
+		rec := &recognizer{texts: []string{"tell me about roses", "wait stop"}, interim: true}
+		h := startWith(t, llmtest.Reply{Text: longReply}, nil, rec)
 		h.feed(t, speechLevel, 600*time.Millisecond)
 		h.feed(t, 0, 500*time.Millisecond)
 		h.eventually(t, "reply under way", func() bool { return h.state().sent >= 50 })
 		h.line.alignToWindow(t, h.stopped)
-		h.feed(t, speechLevel, 200*time.Millisecond)
+		h.feed(t, speechLevel, 150*time.Millisecond)
+		if got := (interimTranscriber{rec}).Interim(); got != "wait" {
+			t.Fatalf("interim words 150 ms in: %q, want \"wait\"", got)
+		}
+		if m := h.metrics(); count(m.BargeIns) != 0 || !h.state().paused {
+			t.Errorf("150 ms into \"wait\": barge-ins %d, paused %v; want the reply held, not cut", count(m.BargeIns), h.state().paused)
+		}
+		h.feed(t, speechLevel, 120*time.Millisecond)
 		if m := h.metrics(); count(m.BargeIns) != 1 {
-			t.Errorf("barge-ins %d 200 ms into \"wait\", want 1", count(m.BargeIns))
+			t.Errorf("barge-ins %d 270 ms into \"wait stop\", want 1", count(m.BargeIns))
 		}
 	})
 }
