@@ -21,6 +21,7 @@ require (
 	github.com/getkin/kin-openapi v0.152.0
 	github.com/go-logr/logr v1.4.3
 	github.com/golang-jwt/jwt/v5 v5.3.1
+	github.com/google/pprof v0.0.0-20250317173921-a4b03ec1a45e
 	github.com/gorilla/websocket v1.5.4-0.20250319132907-e064f32e3674
 	github.com/icholy/digest v1.1.0
 	github.com/livekit/protocol v1.49.0

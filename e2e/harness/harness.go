@@ -20,6 +20,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"runtime/pprof"
 	"slices"
 	"strconv"
 	"strings"
@@ -355,6 +356,10 @@ const sipTestSecret = "sip-test-secret-0123456789abcdef"
 // startSIP runs the SIP gateway on a loopback port, and livekit-sip and the SIP video
 // bridge joining rooms through it, on redis with livekit-server; the gateway notifies
 // the API at apiURL.
+// SIPVideoLabel is the value of the profiler label "component" on the SIP video
+// bridge's goroutines.
+const SIPVideoLabel = "sip-video"
+
 func startSIP(ctx context.Context, sh *shared, dir string, lk *livekitserver.Server, rooms *lkapi.Client, redis *redisserver.Server, apiURL string, log *slog.Logger) (*livekitsip.Server, *sipvideo.Bridge, error) {
 	bin, err := livekitsip.ResolveBinary(ctx, os.Getenv("LIVEKIT_SIP_BIN"))
 	if err != nil {
@@ -368,8 +373,13 @@ func startSIP(ctx context.Context, sh *shared, dir string, lk *livekitserver.Ser
 	}
 	gwSrv := httptest.NewServer(gw.Handler())
 	sh.closers = append(sh.closers, func() { gwSrv.CloseClientConnections(); gwSrv.Close(); gw.Close() })
-	video, err := sipvideo.Start(sipvideo.Config{SIPAddr: "127.0.0.1:0", GatewayURL: "ws://" + gwSrv.Listener.Addr().String(),
-		APIKey: lkc.APIKey, APISecret: lkc.APISecret, LiveKit: rooms, Log: log.With("component", "sip-video")})
+	var video *sipvideo.Bridge
+	// The bridge's goroutines, and those they start, carry a profiler label, so that a
+	// benchmark can tell its CPU from the rest of this process's (SIPVideoLabel).
+	pprof.Do(ctx, pprof.Labels("component", SIPVideoLabel), func(context.Context) {
+		video, err = sipvideo.Start(sipvideo.Config{SIPAddr: "127.0.0.1:0", GatewayURL: "ws://" + gwSrv.Listener.Addr().String(),
+			APIKey: lkc.APIKey, APISecret: lkc.APISecret, LiveKit: rooms, Log: log.With("component", "sip-video")})
+	})
 	if err != nil {
 		return nil, nil, fmt.Errorf("start the SIP video bridge: %w", err)
 	}

@@ -1,12 +1,14 @@
 package sip_test
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"image/color"
 	"net/http"
 	"os"
 	"path/filepath"
+	"runtime/pprof"
 	"slices"
 	"strings"
 	"testing"
@@ -18,6 +20,7 @@ import (
 	"github.com/bridgeline/bridgeline/mediafleet/callerbot"
 	"github.com/bridgeline/bridgeline/mediafleet/llm/llmtest"
 	"github.com/bridgeline/bridgeline/mediafleet/platformsim"
+	"github.com/google/pprof/profile"
 )
 
 // BenchmarkSIPCall: a baresip phone calls a SIP line whose assistant answers, beside a
@@ -197,6 +200,13 @@ func BenchmarkSIPVideoCall(b *testing.B) {
 	dir := b.TempDir()
 
 	var sipFrame, sipAvatar, sipGreet, simFrame, simGreet []time.Duration
+	// The bridge's CPU over the SIP calls' time: a CPU profile of this process, the
+	// bridge's goroutines told apart by their label (harness.SIPVideoLabel).
+	var prof bytes.Buffer
+	if err := pprof.StartCPUProfile(&prof); err != nil {
+		b.Fatal(err)
+	}
+	var inCall time.Duration
 	n := 0
 	for b.Loop() {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
@@ -232,6 +242,7 @@ func BenchmarkSIPVideoCall(b *testing.B) {
 		if _, err := out.Closed(ctx); err != nil {
 			b.Fatal(err)
 		}
+		inCall += time.Since(est.At)
 		heard, err := phone.Heard()
 		if err != nil {
 			b.Fatal(err)
@@ -280,9 +291,12 @@ func BenchmarkSIPVideoCall(b *testing.B) {
 		cancel()
 		n++
 	}
+	pprof.StopCPUProfile()
 	if len(sipGreet) == 0 {
 		b.Fatal("run at least 2 calls (-benchtime 11x)")
 	}
+	bridgeCPU := labelledCPU(b, &prof, harness.SIPVideoLabel)
+	b.ReportMetric(100*bridgeCPU.Seconds()/inCall.Seconds(), "bridge-%core-per-call")
 	report := func(name string, ds []time.Duration) {
 		s := slices.Clone(ds)
 		slices.Sort(s)
@@ -296,4 +310,29 @@ func BenchmarkSIPVideoCall(b *testing.B) {
 	report("web-greeting", simGreet)
 	load, _ := os.ReadFile("/proc/loadavg")
 	fmt.Printf("BenchmarkSIPVideoCall: %d calls each; load average %s\n", n, strings.TrimSpace(string(load)))
+}
+
+// labelledCPU is the CPU time a profile's samples whose "component" label is value
+// took.
+func labelledCPU(b *testing.B, prof *bytes.Buffer, value string) time.Duration {
+	b.Helper()
+	p, err := profile.Parse(prof)
+	if err != nil {
+		b.Fatal(err)
+	}
+	i := slices.IndexFunc(p.SampleType, func(t *profile.ValueType) bool { return t.Type == "cpu" && t.Unit == "nanoseconds" })
+	if i < 0 {
+		b.Fatalf("no cpu nanoseconds in the profile's sample types %v", p.SampleType)
+	}
+	var cpu, all int64
+	for _, s := range p.Sample {
+		all += s.Value[i]
+		if slices.Contains(s.Label["component"], value) {
+			cpu += s.Value[i]
+		}
+	}
+	if cpu == 0 {
+		b.Fatalf("no CPU labelled %s in a profile of %v", value, time.Duration(all))
+	}
+	return time.Duration(cpu)
 }
