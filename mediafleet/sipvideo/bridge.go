@@ -59,7 +59,9 @@ type Config struct {
 	// TrunkCache is how long LiveKit's trunks and rules are kept between reads
 	// (default 2 s).
 	TrunkCache time.Duration
-	Log        *slog.Logger
+	// Limits bound each source address's INVITEs and failed digest answers.
+	Limits SourceLimits
+	Log    *slog.Logger
 }
 
 // Bridge is a running SIP video bridge.
@@ -76,6 +78,7 @@ type Bridge struct {
 	cancel  context.CancelFunc
 	wg      sync.WaitGroup
 	ports   *portPool
+	sources *sources
 
 	mu     sync.Mutex
 	calls  map[string]*call // by SIP Call-ID
@@ -129,7 +132,8 @@ func Start(cfg Config) (*Bridge, error) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	b := &Bridge{cfg: cfg, log: log, ua: ua, srv: srv, client: client, addr: addr, conn: conn, ctx: ctx, cancel: cancel,
-		ports: &portPool{start: cfg.RTPPortStart, end: cfg.RTPPortEnd, ip: addr.IP}, calls: map[string]*call{}, nonces: map[string]time.Time{}}
+		ports: &portPool{start: cfg.RTPPortStart, end: cfg.RTPPortEnd, ip: addr.IP}, calls: map[string]*call{}, nonces: map[string]time.Time{},
+		sources: newSources(cfg.Limits)}
 	b.dialogs = sipgo.NewDialogServerCache(client, sip.ContactHeader{Address: sip.Uri{Host: cfg.MediaIP, Port: addr.Port}})
 	srv.OnInvite(b.onInvite)
 	srv.OnAck(func(req *sip.Request, tx sip.ServerTransaction) { b.dialogs.ReadAck(req, tx) })
@@ -194,6 +198,13 @@ func (b *Bridge) onInvite(req *sip.Request, tx sip.ServerTransaction) {
 		existing.reinvite(req, tx)
 		return
 	}
+	src := req.Source()
+	if ok, logIt := b.sources.admit(src, time.Now()); !ok {
+		if logIt {
+			b.log.Warn("video calls dropped: the source is over its limits", "source", host(src))
+		}
+		return
+	}
 	respond := func(code int, reason string, hdrs ...sip.Header) {
 		res := sip.NewResponseFromRequest(req, code, reason, nil)
 		for _, h := range hdrs {
@@ -202,7 +213,6 @@ func (b *Bridge) onInvite(req *sip.Request, tx sip.ServerTransaction) {
 		tx.Respond(res)
 	}
 	from, to := userOf(req.From()), userOf(req.To())
-	src := req.Source()
 	of, err := parseOffer(req.Body())
 	if err != nil {
 		b.log.Info("video call refused: offer", "from", redact.Number(from), "err", err)
@@ -219,10 +229,17 @@ func (b *Bridge) onInvite(req *sip.Request, tx sip.ServerTransaction) {
 		return
 	case sip.StatusUnauthorized:
 		nonce := b.newNonce()
+		if nonce == "" {
+			b.log.Warn("video call dropped: too many digest challenges outstanding", "source", src)
+			return
+		}
 		chal := digest.Challenge{Realm: realm, Nonce: nonce, Algorithm: "MD5"}
 		respond(sip.StatusUnauthorized, "Unauthorized", sip.NewHeader("WWW-Authenticate", chal.String()))
 		return
 	default:
+		if status == sip.StatusForbidden {
+			b.sources.failed(src, time.Now())
+		}
 		b.log.Info("video call refused", "from", redact.Number(from), "to", redact.Number(to), "source", src, "status", status)
 		respond(status, statusText(status))
 		return
@@ -403,15 +420,25 @@ func (b *Bridge) trunks(ctx context.Context) ([]rtc.SIPInboundTrunk, []rtc.SIPDi
 // nonceTTL is how long a digest challenge may be answered.
 const nonceTTL = time.Minute
 
+// maxNonces bounds the digest challenges outstanding at once (each source's INVITEs are
+// bounded too, SourceLimits; this is for many sources at once).
+const maxNonces = 50000
+
+// newNonce is a new digest challenge's nonce, "" when maxNonces are outstanding.
 func (b *Bridge) newNonce() string {
 	n := randHex(16)
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	now := time.Now()
-	for k, at := range b.nonces {
-		if now.Sub(at) > nonceTTL {
-			delete(b.nonces, k)
+	if len(b.nonces) >= maxNonces/2 {
+		for k, at := range b.nonces {
+			if now.Sub(at) > nonceTTL {
+				delete(b.nonces, k)
+			}
 		}
+	}
+	if len(b.nonces) >= maxNonces {
+		return ""
 	}
 	b.nonces[n] = now
 	return n
