@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -312,6 +313,7 @@ func (r *rig) ended(t testing.TB, callID string) (recordObj, callevent.Event) {
 type part struct {
 	say   string
 	pause time.Duration
+	beep  time.Duration // a 1 kHz tone this long (a voicemail box's)
 }
 
 type spoken struct {
@@ -325,6 +327,12 @@ func speechWAV(t testing.TB, parts ...part) (string, []spoken) {
 	var said []spoken
 	at := func() time.Duration { return time.Duration(len(pcm)) * time.Second / sipphone.Rate }
 	for _, p := range parts {
+		if p.beep > 0 {
+			for i := range int(p.beep.Seconds() * sipphone.Rate) {
+				pcm = append(pcm, int16(8000*math.Sin(2*math.Pi*1000*float64(i)/sipphone.Rate)))
+			}
+			continue
+		}
 		if p.say == "" {
 			pcm = append(pcm, make([]int16, int(p.pause.Seconds()*sipphone.Rate))...)
 			continue

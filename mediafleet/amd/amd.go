@@ -195,10 +195,26 @@ func (d *Detector) Write(pcm []int16) {
 // Hint gives the recogniser's words so far (a partial or final transcript of the callee,
 // from the answer on). Words that name a voicemail box or a screening assistant decide
 // at the next window, if nothing was decided before.
-func (d *Detector) Hint(words string) {
-	if r := Classify(words); r != "" && d.hint == "" {
+//
+// A voicemail decision by the greeting's length alone is revised to Screening by words
+// that name a screening assistant, up to the greeting's end (the caller gives its final
+// words then): on a phone line the words of a screening prompt come later than its
+// length says "voicemail", and both wait for the greeting's end before acting, so the
+// revision costs nothing. It reports whether it revised the decision.
+func (d *Detector) Hint(words string) bool {
+	r := Classify(words)
+	if r == "" {
+		return false
+	}
+	if d.hint == "" {
 		d.hint = r
 	}
+	if r == Screening && d.dec != nil && d.dec.Result == Voicemail &&
+		(d.dec.Reason == ReasonLongGreeting || d.dec.Reason == ReasonBound) {
+		d.dec.Result, d.dec.Reason = Screening, ReasonWords
+		return true
+	}
+	return false
 }
 
 // Decision is the decision, once made.

@@ -133,6 +133,28 @@ func TestWords(t *testing.T) {
 	if dec.Result != Voicemail {
 		t.Fatalf("screening prompt without words: %+v; want a machine (voicemail)", dec)
 	}
+	// Words that come after the greeting's length decided voicemail (a phone line's
+	// delay) revise it, up to the greeting's end, where its final words come; a beep's
+	// voicemail stays.
+	late := dec.At + 300*time.Millisecond
+	if _, dec, _ = hear(pcm, "if you record your name and reason for calling", late); dec.Result != Screening || dec.Reason != ReasonWords {
+		t.Fatalf("screening words %v after a voicemail decision by length: %+v; want it revised to screening", late, dec)
+	}
+	d, _, _ := hear(pcm, "", 0) // to the greeting's end
+	if _, ok := d.Ready(); !ok || !d.Hint("say your name and why you are calling") {
+		t.Fatal("the greeting's final words at its end did not revise a voicemail by its length")
+	}
+	box := render(t, clip{parts: []part{say("flite", "slt", "Hi, this is Ann."), quiet(300 * time.Millisecond), beep(1000, 500*time.Millisecond), quiet(2 * time.Second)}})
+	d = New(Config{})
+	for i := 0; i < len(box); i += 320 {
+		d.Write(box[i:min(i+320, len(box))])
+		if dec, ok := d.Decision(); ok && dec.Reason == ReasonBeep {
+			break
+		}
+	}
+	if d.Hint("state your name") {
+		t.Fatal("a beep's voicemail revised by words")
+	}
 	for words, want := range map[string]Result{
 		"Please leave a message after the tone":       Voicemail,
 		"You've reached the voicemail of":             Voicemail,

@@ -73,6 +73,7 @@ func (c *call) detect(ctx context.Context) *ending {
 	}()
 	var (
 		decided   bool
+		revisable bool // a voicemail decision words may still turn to screening
 		message   <-chan synthesis
 		lastHint  time.Time
 		frames    = c.listener.frames
@@ -104,10 +105,13 @@ func (c *call) detect(ctx context.Context) *ending {
 			}
 			return &ending{reason: EndAssistantHangup}
 		}
-		if interim != nil && !decided && time.Since(lastHint) >= amdHintEvery {
+		if interim != nil && (!decided || revisable) && time.Since(lastHint) >= amdHintEvery {
 			lastHint = time.Now()
-			if w := interim.Interim(); w != "" {
-				d.Hint(w)
+			if w := interim.Interim(); w != "" && d.Hint(w) && decided {
+				// A screening prompt the greeting's length took for a voicemail box.
+				revisable = false
+				dec, _ := d.Decision()
+				c.decided(dec)
 			}
 		}
 		if !decided {
@@ -116,6 +120,7 @@ func (c *call) detect(ctx context.Context) *ending {
 				continue
 			}
 			decided = true
+			revisable = dec.Result == amd.Voicemail && (dec.Reason == amd.ReasonLongGreeting || dec.Reason == amd.ReasonBound)
 			c.decided(dec)
 			switch dec.Result {
 			case amd.Human, amd.Unknown:
@@ -141,6 +146,20 @@ func (c *call) detect(ctx context.Context) *ending {
 		if !ready {
 			continue
 		}
+		if revisable && tr != nil {
+			// The greeting's final words, before acting on a voicemail decided by its
+			// length: a recogniser's interim words on a phone line often miss what its
+			// final words hear ("why you are calling").
+			fctx, cancel := context.WithTimeout(ctx, amdFinalWords)
+			words, err := tr.End(fctx)
+			cancel()
+			_ = tr.Close()
+			tr = nil
+			if err == nil && d.Hint(words) {
+				dec, _ := d.Decision()
+				c.decided(dec)
+			}
+		}
 		dec, _ := d.Decision()
 		c.log.Info("amd: greeting over", "result", dec.Result, "why", why, "audio_ms", d.ReadyAt().Milliseconds())
 		if dec.Result == amd.Screening {
@@ -155,6 +174,8 @@ func (c *call) detect(ctx context.Context) *ending {
 const (
 	amdSafety  = 6 * time.Second
 	amdMaxWait = 45 * time.Second
+	// amdFinalWords bounds the wait for the greeting's final words at its end.
+	amdFinalWords = 2 * time.Second
 )
 
 // decided records and reports the decision.

@@ -293,7 +293,10 @@ func applyReport(c *call.Call, rep persona.Report, at time.Time) (bool, []callev
 
 // applyAMD keeps the answering-machine detection's decision: the first one reported
 // stands (the amd report's, else the ended one's), and the ended report adds whether
-// the voicemail message was left. A result the record cannot name is dropped.
+// the voicemail message was left. The one change a decision may make is the worker's
+// revision of a voicemail box by its greeting's length to a screening assistant by its
+// words (mediafleet/amd, Detector.Hint): it replaces the voicemail, and a redelivered
+// first report changes nothing back. A result the record cannot name is dropped.
 func applyAMD(c *call.Call, a *persona.AMDResult) {
 	if a == nil || !slices.Contains(persona.AMDResults, a.Result) {
 		return
@@ -303,10 +306,21 @@ func applyAMD(c *call.Call, a *persona.AMDResult) {
 		c.AMD = &v
 		return
 	}
+	if c.AMD.Result == persona.AnsweredVoicemail && (c.AMD.Reason == "long_greeting" || c.AMD.Reason == "bound") &&
+		a.Result == persona.AnsweredScreening && a.Reason == amdReasonWords {
+		v := *a
+		v.MessageLeft = c.AMD.MessageLeft
+		c.AMD = &v
+		return
+	}
 	if a.MessageLeft && !c.AMD.MessageLeft {
 		c.AMD.MessageLeft = true
 	}
 }
+
+// amdReasonWords is mediafleet/amd's ReasonWords: decided by the recogniser's words
+// (long_greeting and bound: by the greeting's length, the ones words may revise).
+const amdReasonWords = "words"
 
 func derefMetrics(m *persona.Metrics) persona.Metrics {
 	if m == nil {

@@ -151,6 +151,23 @@ func TestApplyReportAMD(t *testing.T) {
 	if c.AMD.Result != persona.AnsweredVoicemail || !c.AMD.MessageLeft {
 		t.Fatalf("after the ended report: %+v; want the first result with message_left", c.AMD)
 	}
+	// A voicemail decided by the greeting's length, revised by words to a screening
+	// assistant: the revision replaces it; the first report redelivered changes nothing
+	// back; words never turn a screening or a beep's voicemail into anything else.
+	byLength := call.Call{Status: call.StatusActive}
+	long := persona.AMDResult{Result: persona.AnsweredVoicemail, Reason: "long_greeting", DecidedAt: at, DecisionMS: 2700}
+	revised := persona.AMDResult{Result: persona.AnsweredScreening, Reason: "words", DecidedAt: at.Add(400 * time.Millisecond), DecisionMS: 3100}
+	applyReport(&byLength, persona.Report{Kind: persona.ReportAMD, AMD: &long}, at)
+	if changed, _ := applyReport(&byLength, persona.Report{Kind: persona.ReportAMD, AMD: &revised}, at); !changed || *byLength.AMD != revised {
+		t.Fatalf("the revision: changed %v, amd %+v; want %+v", changed, byLength.AMD, revised)
+	}
+	if changed, _ := applyReport(&byLength, persona.Report{Kind: persona.ReportAMD, AMD: &long}, at); changed {
+		t.Fatalf("the first report redelivered changed the revised record: %+v", byLength.AMD)
+	}
+	applyReport(&c, persona.Report{Kind: persona.ReportAMD, AMD: &revised}, at)
+	if c.AMD.Result != persona.AnsweredVoicemail {
+		t.Fatalf("a beep's voicemail revised by words: %+v", c.AMD)
+	}
 	other := call.Call{Status: call.StatusActive}
 	if applyReport(&other, persona.Report{Kind: persona.ReportAMD, AMD: &persona.AMDResult{Result: "robot"}}, at); other.AMD != nil {
 		t.Fatalf("an unknown result was kept: %+v", other.AMD)
