@@ -11,8 +11,8 @@ import (
 // repoPath is a path of the repository as the README writes it.
 var repoPath = regexp.MustCompile(`\b(?:cmd|functions|shared|events|mediafleet|infra|examples|sdk|docs|scripts|soak)/[A-Za-z0-9_./<>-]*[A-Za-z0-9_>]`)
 
-// TestReadmeLayoutIsTrue: every path the README's "Layout" and "Read first" sections name
-// exists, so a move that forgets the README fails here.
+// TestReadmeLayoutIsTrue: every path the README's "Layout" and "Read first" sections,
+// and docs/layout.md, name exists, so a move that forgets them fails here.
 func TestReadmeLayoutIsTrue(t *testing.T) {
 	root := filepath.Join("..", "..")
 	src, err := os.ReadFile(filepath.Join(root, "README.md"))
@@ -25,7 +25,11 @@ func TestReadmeLayoutIsTrue(t *testing.T) {
 	if start < 0 || end < 0 || !strings.Contains(text[start:start+end], "### Read first") {
 		t.Fatal("README.md has no \"## Layout\" section with \"### Read first\" before \"## On AWS\"")
 	}
-	section := text[start : start+end]
+	layout, err := os.ReadFile(filepath.Join(root, "docs", "layout.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	section := text[start:start+end] + "\n" + string(layout)
 	var paths []string
 	for _, loc := range repoPath.FindAllStringIndex(section, -1) {
 		if !strings.HasSuffix(section[:loc[0]], "../") { // beside the repository, not in it
