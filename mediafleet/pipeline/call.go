@@ -120,6 +120,10 @@ func (k *Call) Job() persona.Job {
 		// Answered by silence (answering-machine detection): a short idle timeout.
 		j.Version.IdleTimeoutSeconds = silentIdle
 	}
+	if k.c.viewer == nil {
+		// An audio call has no video to see: the model is not offered look.
+		j.Version.Vision = ""
+	}
 	return j
 }
 

@@ -257,7 +257,9 @@ func newCall(r *Runner, lk agent.Job, job persona.Job) *call {
 		callerIn:         make(chan struct{}),
 	}
 	c.listener = newListener(func(pcm []int16, at time.Time) { c.recordSide(recording.Caller, pcm, speech.Rate, at) })
-	c.viewer = newViewer(job.Version.Vision, c.log)
+	if c.video { // an audio call's caller shows nothing to see
+		c.viewer = newViewer(job.Version.Vision, c.log)
+	}
 	if !job.WebCall() {
 		c.callerOnce.Do(func() { close(c.callerIn) })
 	}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/livekit/protocol/livekit"
 
+	"github.com/bridgeline/bridgeline/mediafleet/agent"
 	"github.com/bridgeline/bridgeline/mediafleet/speech"
 	"github.com/bridgeline/bridgeline/mediafleet/vp8"
 	"github.com/bridgeline/bridgeline/shared/persona"
@@ -193,4 +194,21 @@ func TestViewerSources(t *testing.T) {
 		t.Error("vision off shows something")
 	}
 	off.Refresh()
+}
+
+// TestAudioCallSeesNothing: a vision version's audio call (a phone) watches no video and
+// runs its conversation with vision off, so the model is not offered look; its video
+// call keeps vision.
+func TestAudioCallSeesNothing(t *testing.T) {
+	r := &Runner{cfg: Config{Log: slog.New(slog.NewTextHandler(io.Discard, nil))}}
+	for media, want := range map[string]string{"audio": "", "video": persona.VisionCamera} {
+		job := persona.Job{CallID: "call_1", Media: media}
+		job.Version.Vision = persona.VisionCamera
+		c := newCall(r, agent.Job{}, job)
+		if got := (&Call{c: c}).Job().Version.Vision; got != want || (c.viewer == nil) != (want == "") {
+			t.Errorf("%s call: the conversation's vision %q (viewer %v), want %q", media, got, c.viewer != nil, want)
+		}
+		close(c.reports)
+		<-c.reportsDone
+	}
 }
