@@ -261,6 +261,8 @@ func New(opts Options) (_ *Stack, err error) {
 	// The models a version may name (LLM_MODELS): the tests' fake model servers answer
 	// any name, and these are the ones the tests pick.
 	cfg.Models = []string{"llama3.1:8b", "gpt-4o-mini"}
+	// Of them, the one that accepts images (LLM_VISION_MODELS), as a vision version needs.
+	cfg.VisionModels = []string{"gpt-4o-mini"}
 	if opts.MaxDuration > 0 {
 		cfg.MaxSession = opts.MaxDuration
 	}

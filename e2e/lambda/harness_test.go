@@ -107,6 +107,8 @@ func templateEnv(t testing.TB, name string, refs map[string]string) []string {
 				env = append(env, k+"="+testTTSVoices)
 			} else if ref == "LlmModels" {
 				env = append(env, k+"="+testLLMModels)
+			} else if ref == "LlmVisionModels" {
+				env = append(env, k+"="+testLLMVisionModels)
 			} else if ref == "AccountRateLimit" || ref == "AccountRateBurst" {
 				// High enough that the scenario's bursts of calls pass: the limit is
 				// counted (every function writes rate_limits) but not reached.
@@ -128,6 +130,10 @@ const testTTSVoices = "alloy,nova"
 
 // testLLMModels are the models the functions under test offer (the LlmModels parameter).
 const testLLMModels = "llama3.1:8b,gpt-4o-mini"
+
+// testLLMVisionModels are those of them that accept images (the LlmVisionModels
+// parameter).
+const testLLMVisionModels = "gpt-4o-mini"
 
 // access is one table touched with one IAM action (dynamodb:PutItem, ...).
 type access struct {

@@ -16,6 +16,7 @@ import (
 	"errors"
 	"fmt"
 	"image"
+	"image/color"
 	"math"
 	"sync"
 	"sync/atomic"
@@ -83,6 +84,9 @@ type Options struct {
 	// field of VideoTint's chroma (Cb, Cr) when set, to tell two bots' pictures apart.
 	Video     bool
 	VideoTint [2]uint8
+	// VideoColor, when set, makes the camera show that one colour, without the bar: a
+	// caller holding a card up to the camera.
+	VideoColor *color.RGBA
 	// OnFrame sees every decoded video frame, on the decoding goroutine.
 	OnFrame func(Frame)
 }
@@ -436,19 +440,22 @@ func (b *Bot) publishVideo() error {
 					img.Cb[i], img.Cr[i] = t[0], t[1]
 				}
 			}
+			solid := b.opts.VideoColor
+			if c := solid; c != nil {
+				yy, cb, cr := color.RGBToYCbCr(c.R, c.G, c.B)
+				for i := range img.Y {
+					img.Y[i] = yy
+				}
+				for i := range img.Cb {
+					img.Cb[i], img.Cr[i] = cb, cr
+				}
+			}
 			tick := time.NewTicker(time.Second / fps)
 			defer tick.Stop()
 			start := time.Now()
 			for i := 0; ; i++ {
-				// A bar sweeping across a grey field.
-				for y := range h {
-					for x := range w {
-						v := byte(90)
-						if ((x-i*8)%w+w)%w < 24 {
-							v = 220
-						}
-						img.Y[y*img.YStride+x] = v
-					}
+				if solid == nil {
+					sweepBar(img, i)
 				}
 				key := i%(fps*2) == 0 || keyAsked.Swap(false)
 				if data, _, err := enc.Encode(img, time.Since(start), key); err == nil && len(data) > 0 {
@@ -467,4 +474,18 @@ func (b *Bot) publishVideo() error {
 	})
 	_, err = b.room.LocalParticipant.PublishTrack(track, &lksdk.TrackPublicationOptions{Name: "caller-camera", Source: livekit.TrackSource_CAMERA, VideoWidth: w, VideoHeight: h})
 	return err
+}
+
+// sweepBar paints frame i of the test pattern's luma: a bar sweeping across a grey field.
+func sweepBar(img *image.YCbCr, i int) {
+	w, h := img.Rect.Dx(), img.Rect.Dy()
+	for y := range h {
+		for x := range w {
+			v := byte(90)
+			if ((x-i*8)%w+w)%w < 24 {
+				v = 220
+			}
+			img.Y[y*img.YStride+x] = v
+		}
+	}
 }

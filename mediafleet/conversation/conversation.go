@@ -99,6 +99,13 @@ const (
 	// DefaultStillThereWait is how long after StillThere the call waits for the caller
 	// before it ends (silence_timeout).
 	DefaultStillThereWait = 10 * time.Second
+	// DefaultFrameWait is how long, at the end of a caller turn on a version with
+	// vision, the conversation waits for a frame of the caller's video from the turn
+	// (asked for at its onset) before it asks the model with the latest older one: a
+	// key frame comes within a round trip and a frame interval, and the answer waits.
+	DefaultFrameWait = 300 * time.Millisecond
+	// DefaultLookWait bounds the look tool's wait for a fresh frame.
+	DefaultLookWait = 2 * time.Second
 
 	// Filler is said, once per round of tool calls, when the tools take over FillerAfter.
 	Filler = "One moment."
@@ -124,6 +131,20 @@ var endCallTool = speech.Tool{
 	Description: "End the phone call. Call it when the conversation is over (the caller said goodbye " +
 		"or asked to hang up), after saying goodbye.",
 	Parameters: json.RawMessage(`{"type":"object","properties":{}}`),
+}
+
+// lookTool is how a fresh picture of the caller's video is offered to the model on a
+// version with vision: no arguments; the picture follows the tool's result.
+func lookTool(mode string) speech.Tool {
+	what := map[string]string{persona.VisionCamera: "camera", persona.VisionScreen: "shared screen",
+		persona.VisionCameraAndScreen: "camera and shared screen"}[mode]
+	return speech.Tool{
+		Name: speech.LookTool,
+		Description: "Look at the caller's " + what + " right now. Each of the caller's turns already comes with " +
+			"the latest picture; call this when you need a fresh one (the caller asks you to look, or shows you " +
+			"something new). The picture follows the tool's result.",
+		Parameters: json.RawMessage(`{"type":"object","properties":{}}`),
+	}
 }
 
 // transferCallTool is how transferring is offered to the model: one of the version's
@@ -175,6 +196,8 @@ type Config struct {
 	FillerAfter       time.Duration // default DefaultFillerAfter
 	MaxToolRounds     int           // default DefaultMaxToolRounds
 	StillThereWait    time.Duration // default DefaultStillThereWait
+	FrameWait         time.Duration // default DefaultFrameWait
+	LookWait          time.Duration // default DefaultLookWait
 	Log               *slog.Logger
 }
 
@@ -215,6 +238,8 @@ func New(cfg Config) (*Engine, error) {
 	def(&cfg.KeyGap, DefaultKeyGap)
 	def(&cfg.FillerAfter, DefaultFillerAfter)
 	def(&cfg.StillThereWait, DefaultStillThereWait)
+	def(&cfg.FrameWait, DefaultFrameWait)
+	def(&cfg.LookWait, DefaultLookWait)
 	if cfg.MaxClause <= 0 {
 		cfg.MaxClause = DefaultMaxClause
 	}
@@ -251,6 +276,12 @@ func AnsweredAt(t time.Time) RunOption {
 //
 // The version's tools are offered to the model beside end_call when line can run them
 // (speech.ToolRunner), and transfer_call when the version has transfer destinations.
+//
+// On a version with vision, when line shows the caller's video (speech.Viewer), each
+// caller turn goes to the model with the latest frame of the sources the version names,
+// and the look tool is offered for a fresh one. Only the request that answers a turn
+// (and its tool rounds) carries the turn's pictures: the history keeps none, so older
+// turns' pictures are not sent again, and nothing of them outlives the request.
 func (e *Engine) Run(ctx context.Context, line speech.Line, v persona.Version, opts ...RunOption) error {
 	vad, err := e.cfg.NewVAD()
 	if err != nil {
@@ -284,6 +315,10 @@ func (e *Engine) Run(ctx context.Context, line speech.Line, v persona.Version, o
 	s.tools = []speech.Tool{endCallTool}
 	if len(v.TransferDestinations) > 0 {
 		s.tools = append(s.tools, transferCallTool(v.TransferDestinations))
+	}
+	if vw, ok := line.(speech.Viewer); ok && persona.VisionOrOff(v.Vision) != persona.VisionOff {
+		s.viewer = vw
+		s.tools = append(s.tools, lookTool(v.Vision))
 	}
 	if r, ok := line.(speech.ToolRunner); ok && len(v.Tools) > 0 {
 		s.runner = r
@@ -337,6 +372,8 @@ type session struct {
 	// version's, nil when the line cannot.
 	tools  []speech.Tool
 	runner speech.ToolRunner
+	// viewer shows the model the caller's video (the version's vision); nil: off.
+	viewer speech.Viewer
 
 	answered time.Time // max_duration_seconds counts from here
 	// idleFor is the version's idle timeout; idleSince is when the call last went
@@ -525,6 +562,9 @@ func (s *session) handle(ctx context.Context, m heard) error {
 func (s *session) speechStarted(m speechStarted) {
 	s.turn = openTurn{onset: m.onset}
 	s.asked = false // the caller is there
+	if s.viewer != nil {
+		s.viewer.Refresh() // a frame of this turn, ready when it ends
+	}
 	if err := s.tr.Begin(); err != nil {
 		s.log.Warn("transcriber begin", "err", err)
 	}
@@ -706,7 +746,7 @@ func (s *session) turnEnded(ctx context.Context, m turnEnded) error {
 	held := s.floor.over && s.floor.verdict != cutIn
 	if text == "" && err == nil {
 		// Noise, or a cough over the assistant: it goes on where it paused.
-		s.closeTurn(text, m)
+		s.closeTurn(text, m, 0)
 		if held && s.floor.confirmed && !s.interruption.off && (s.cur != nil || s.line.Speaking()) {
 			s.line.Publish(speech.TurnTaking{Kind: speech.FalseInterruption})
 		}
@@ -729,13 +769,19 @@ func (s *session) turnEnded(ctx context.Context, m turnEnded) error {
 		s.bargeIn()
 	}
 	s.floor = floor{}
-	s.closeTurn(text, m)
+	var pictures []speech.Picture
+	if text != "" && s.viewer != nil {
+		fctx, cancel := context.WithTimeout(ctx, s.cfg.FrameWait)
+		pictures = s.viewer.Pictures(fctx, s.turn.onset)
+		cancel()
+	}
+	s.closeTurn(text, m, len(pictures))
 	tm := speech.TurnTiming{LastSpeech: m.lastSpeech, Decided: m.at, Transcribed: transcribed}
 	if text == "" {
 		s.startReply(ctx, tm, Missed)
 		return nil
 	}
-	s.history = append(s.history, speech.Message{Role: speech.RoleUser, Content: text})
+	s.history = append(s.history, speech.Message{Role: speech.RoleUser, Content: text, Pictures: pictures})
 	s.startReply(ctx, tm, "")
 	return nil
 }
@@ -845,9 +891,10 @@ func keyTexts(digits []string) string {
 	return strings.Join(parts, " ")
 }
 
-// closeTurn publishes the caller's final words, if the turn had any.
-func (s *session) closeTurn(text string, m turnEnded) {
+// closeTurn publishes the caller's final words, if the turn had any, with the number of
+// pictures of the caller that go to the model with them.
+func (s *session) closeTurn(text string, m turnEnded, frames int) {
 	if text != "" {
-		s.line.Publish(speech.Words{Speaker: speech.Caller, Text: text, Final: true, Start: m.onset, End: m.lastSpeech})
+		s.line.Publish(speech.Words{Speaker: speech.Caller, Text: text, Final: true, Start: m.onset, End: m.lastSpeech, Frames: frames})
 	}
 }

@@ -59,6 +59,17 @@ func startVersion(t *testing.T, v persona.Version, reply llmtest.Reply, mod func
 // line that cannot run tools).
 func startCall(t *testing.T, reply llmtest.Reply, mod func(*conversation.Config), rec *recognizer, v persona.Version, tools func(context.Context, speech.ToolCall) speech.ToolResult) *harness {
 	t.Helper()
+	return startOn(t, reply, mod, rec, v, func(l *line) speech.Line {
+		if tools != nil {
+			return toolLine{line: l, run: tools}
+		}
+		return l
+	})
+}
+
+// startOn is startCall on the line wrap makes of the scripted one.
+func startOn(t *testing.T, reply llmtest.Reply, mod func(*conversation.Config), rec *recognizer, v persona.Version, wrap func(*line) speech.Line) *harness {
+	t.Helper()
 	h := &harness{line: newLine(), rec: rec, syn: &synth{}, srv: llmtest.NewPiped(reply), stopped: make(chan struct{})}
 	model, err := llm.New(llm.Config{BaseURL: h.srv.URL(), Model: "default-model", HTTPClient: h.srv.Client()})
 	if err != nil {
@@ -91,10 +102,7 @@ func startCall(t *testing.T, reply llmtest.Reply, mod func(*conversation.Config)
 		defer close(played)
 		h.line.play(playing)
 	}()
-	var on speech.Line = h.line
-	if tools != nil {
-		on = toolLine{line: h.line, run: tools}
-	}
+	on := wrap(h.line)
 	go func() {
 		defer close(h.stopped)
 		h.err = e.Run(ctx, on, v)

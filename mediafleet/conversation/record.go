@@ -44,7 +44,7 @@ func (r *Record) Offset(t time.Time) int64 { return t.Sub(r.answered).Millisecon
 // Turn is the transcript's turn for final words.
 func (r *Record) Turn(w speech.Words) persona.Turn {
 	return persona.Turn{Speaker: string(w.Speaker), Text: w.Text, StartMS: r.Offset(w.Start), EndMS: r.Offset(w.End),
-		Interrupted: w.Interrupted, Backchannel: w.Backchannel}
+		Interrupted: w.Interrupted, Backchannel: w.Backchannel, Frames: w.Frames}
 }
 
 // Add takes one event of the conversation.
@@ -132,7 +132,7 @@ func (r *Record) ToolTurn(e speech.ToolUsed) persona.Turn {
 			use.Result = json.RawMessage("null")
 		}
 	}
-	return persona.Turn{Speaker: persona.SpeakerTool, StartMS: r.Offset(e.Start), EndMS: r.Offset(e.End), Tool: use}
+	return persona.Turn{Speaker: persona.SpeakerTool, StartMS: r.Offset(e.Start), EndMS: r.Offset(e.End), Tool: use, Frames: e.Frames}
 }
 
 func isObject(b []byte) bool {

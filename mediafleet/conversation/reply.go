@@ -64,11 +64,13 @@ type round struct {
 	tools    []toolUse
 }
 
-// toolUse is one call of a customer's tool and how it went.
+// toolUse is one call of a customer's tool, or of look, and how it went.
 type toolUse struct {
 	call       speech.ToolCall
 	result     speech.ToolResult
 	start, end time.Time
+	// pictures are what a call of look brought, for the model only.
+	pictures []speech.Picture
 }
 
 var errFirstToken = errors.New("no first token in time")
@@ -81,8 +83,14 @@ func (s *session) startReply(ctx context.Context, tm speech.TurnTiming, fixed st
 	g := &generation{
 		cfg: s.cfg, log: s.log, line: s.line, synth: s.cfg.Voices(s.voice),
 		queued: make(chan speech.Said, 8), res: replyResult{timing: tm}, destinations: s.version.TransferDestinations,
+		viewer: s.viewer,
 	}
 	req := speech.Request{Model: s.version.Model, Messages: append([]speech.Message(nil), s.history...), Tools: s.tools}
+	// The turn's pictures go with this request (and its tool rounds) only: the history
+	// lets go of them, so a later request does not send them again.
+	for i := range s.history {
+		s.history[i].Pictures = nil
+	}
 	result := make(chan replyResult, 1)
 	go func() {
 		defer close(g.queued)
@@ -157,12 +165,15 @@ type generation struct {
 	res    replyResult
 	// destinations are where transfer_call may go.
 	destinations []persona.TransferDestination
+	// viewer answers the look tool; nil: vision is off.
+	viewer speech.Viewer
 }
 
 // think streams the model's reply and speaks it sentence by sentence. When the reply
 // ends with calls of the customer's tools, it runs them (runner), saying a filler if
 // they take long, and asks the model again with their results, up to MaxToolRounds
-// times.
+// times. A call of look is answered here: the fresh pictures follow the tool results as
+// a user message.
 func (g *generation) think(ctx context.Context, req speech.Request, runner speech.ToolRunner) {
 	for n := 0; ; n++ {
 		from := len(g.res.sentences)
@@ -171,7 +182,7 @@ func (g *generation) think(ctx context.Context, req speech.Request, runner speec
 		case !ok, g.res.endCall, len(calls) == 0, ctx.Err() != nil:
 			g.res.rounds = append(g.res.rounds, round{from: from, to: len(g.res.sentences)})
 			return
-		case runner == nil || n >= g.cfg.MaxToolRounds:
+		case (runner == nil && !onlyLooks(calls)) || n >= g.cfg.MaxToolRounds:
 			// Tools the line cannot run, or a model that keeps calling them: say so
 			// rather than loop or go silent.
 			g.log.Warn("model keeps calling tools; giving up on this turn", "rounds", n+1)
@@ -191,7 +202,63 @@ func (g *generation) think(ctx context.Context, req speech.Request, runner speec
 		for _, u := range uses {
 			req.Messages = append(req.Messages, speech.Message{Role: speech.RoleTool, ToolCallID: u.call.ID, Content: u.result.Content()})
 		}
+		for _, u := range uses {
+			if len(u.pictures) > 0 {
+				req.Messages = append(req.Messages, lookMessage(u.pictures, true))
+			}
+		}
 	}
+}
+
+// onlyLooks: every call is of the look tool, which the conversation answers itself.
+func onlyLooks(calls []speech.ToolCall) bool {
+	for _, c := range calls {
+		if c.Name != speech.LookTool {
+			return false
+		}
+	}
+	return true
+}
+
+// look answers a call of the look tool: a fresh frame of each source the version shows,
+// asked for now and waited for up to LookWait. The result tells the model the pictures
+// follow (a tool message carries no image); they go in the user message after it.
+func (g *generation) look(ctx context.Context, c speech.ToolCall) toolUse {
+	start := time.Now()
+	u := toolUse{call: c, start: start}
+	if g.viewer != nil {
+		g.viewer.Refresh()
+		lctx, cancel := context.WithTimeout(ctx, g.cfg.LookWait)
+		u.pictures = g.viewer.Pictures(lctx, start)
+		cancel()
+	}
+	u.end = time.Now()
+	if len(u.pictures) == 0 {
+		u.result = speech.ToolResult{Err: &speech.ToolError{Code: persona.ToolErrUnavailable,
+			Message: "the caller shows no picture now (camera or screen off)"}}
+		return u
+	}
+	sources := make([]string, len(u.pictures))
+	for i, p := range u.pictures {
+		sources[i] = p.Source
+	}
+	b, _ := json.Marshal(map[string]any{"pictures": sources, "note": "the pictures follow in the next message"})
+	u.result = speech.ToolResult{Result: b}
+	return u
+}
+
+// lookMessage is the user message that brings the model the pictures of a call of look;
+// in the history (sent, withPictures false) it keeps only the note that they came.
+func lookMessage(pictures []speech.Picture, withPictures bool) speech.Message {
+	sources := make([]string, len(pictures))
+	for i, p := range pictures {
+		sources[i] = p.Source
+	}
+	m := speech.Message{Role: speech.RoleUser, Content: "[the caller's " + strings.Join(sources, " and ") + ", as look showed it]"}
+	if withPictures {
+		m.Pictures = pictures
+	}
+	return m
 }
 
 // stream asks the model once and speaks its text as it streams; it returns the calls of
@@ -327,6 +394,10 @@ func (g *generation) runTools(ctx context.Context, runner speech.ToolRunner, cal
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
+				if c.Name == speech.LookTool {
+					uses[i] = g.look(ctx, c)
+					return
+				}
 				res := runner.RunTool(ctx, c)
 				uses[i] = toolUse{call: c, result: res, start: start, end: time.Now()}
 			}()
@@ -457,7 +528,7 @@ func (s *session) finishReply(res replyResult, bargeIn bool) bool {
 			s.line.Publish(w)
 		}
 		for _, u := range r.tools {
-			s.line.Publish(speech.ToolUsed{Call: u.call, Result: u.result, Start: u.start, End: u.end})
+			s.line.Publish(speech.ToolUsed{Call: u.call, Result: u.result, Start: u.start, End: u.end, Frames: len(u.pictures)})
 		}
 		switch {
 		case len(r.tools) > 0:
@@ -469,6 +540,11 @@ func (s *session) finishReply(res replyResult, bargeIn bool) bool {
 			s.history = append(s.history, speech.Message{Role: speech.RoleAssistant, Content: w.Text, ToolCalls: calls})
 			for _, u := range r.tools {
 				s.history = append(s.history, speech.Message{Role: speech.RoleTool, ToolCallID: u.call.ID, Content: u.result.Content()})
+			}
+			for _, u := range r.tools {
+				if len(u.pictures) > 0 {
+					s.history = append(s.history, lookMessage(u.pictures, false))
+				}
 			}
 		case w.Text != "":
 			s.history = append(s.history, speech.Message{Role: speech.RoleAssistant, Content: w.Text})

@@ -5,6 +5,7 @@ package llm
 
 import (
 	"context"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"io"
@@ -78,6 +79,9 @@ func (c *Client) Stream(ctx context.Context, req speech.Request) (speech.Stream,
 	msgs := make([]openai.ChatCompletionMessage, 0, len(req.Messages))
 	for _, m := range req.Messages {
 		om := openai.ChatCompletionMessage{Role: m.Role, Content: m.Content, ToolCallID: m.ToolCallID}
+		if len(m.Pictures) > 0 {
+			om.Content, om.MultiContent = "", contentParts(m)
+		}
 		for _, tc := range m.ToolCalls {
 			om.ToolCalls = append(om.ToolCalls, openai.ToolCall{ID: tc.ID, Type: openai.ToolTypeFunction,
 				Function: openai.FunctionCall{Name: tc.Name, Arguments: tc.Arguments}})
@@ -101,6 +105,21 @@ func (c *Client) Stream(ctx context.Context, req speech.Request) (speech.Stream,
 		return nil, fmt.Errorf("llm: chat completion (%s): %w", model, err)
 	}
 	return &stream{s: s}, nil
+}
+
+// contentParts are a message with pictures as Chat Completions' content parts: its text,
+// then each picture as a data URL of its JPEG (image_url), which every OpenAI-compatible
+// server that takes images reads; no server has to fetch anything.
+func contentParts(m speech.Message) []openai.ChatMessagePart {
+	parts := make([]openai.ChatMessagePart, 0, 1+len(m.Pictures))
+	if m.Content != "" {
+		parts = append(parts, openai.ChatMessagePart{Type: openai.ChatMessagePartTypeText, Text: m.Content})
+	}
+	for _, p := range m.Pictures {
+		parts = append(parts, openai.ChatMessagePart{Type: openai.ChatMessagePartTypeImageURL,
+			ImageURL: &openai.ChatMessageImageURL{URL: "data:image/jpeg;base64," + base64.StdEncoding.EncodeToString(p.JPEG)}})
+	}
+	return parts
 }
 
 type stream struct {

@@ -2,6 +2,7 @@ package llm_test
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"io"
@@ -283,5 +284,50 @@ func TestClientUsage(t *testing.T) {
 	}
 	if !slices.Equal(got, []speech.Tokens{{}}) {
 		t.Errorf("builtin usage %+v, want one report of zero tokens", got)
+	}
+}
+
+// TestClientSendsPictures: a message with pictures goes out as content parts, its text
+// then each picture as an image_url part holding the JPEG as a data URL; messages without
+// pictures keep plain string content.
+func TestClientSendsPictures(t *testing.T) {
+	srv := llmtest.New(llmtest.Reply{Text: "It is green."})
+	defer srv.Close()
+	c := newClient(t, srv)
+	jpeg1, jpeg2 := []byte{0xff, 0xd8, 0xff, 0x01}, []byte{0xff, 0xd8, 0xff, 0x02}
+	req := speech.Request{Messages: []speech.Message{
+		{Role: "system", Content: "Be kind."},
+		{Role: "user", Content: "what colour is this", Pictures: []speech.Picture{
+			{Source: speech.PictureCamera, JPEG: jpeg1}, {Source: speech.PictureScreen, JPEG: jpeg2}}},
+	}}
+	s, err := c.Stream(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if text, _, err := collect(t, s); err != nil || text != "It is green." {
+		t.Fatalf("reply %q, %v", text, err)
+	}
+	reqs := srv.Requests()
+	if len(reqs) != 1 || len(reqs[0].Messages) != 2 {
+		t.Fatalf("requests = %+v, want one with two messages", reqs)
+	}
+	if sys := reqs[0].Messages[0]; sys != (llmtest.Message{Role: "system", Content: "Be kind."}) {
+		t.Errorf("system message = %+v, want plain string content", sys)
+	}
+	u := reqs[0].Messages[1]
+	want := []string{"data:image/jpeg;base64," + base64.StdEncoding.EncodeToString(jpeg1),
+		"data:image/jpeg;base64," + base64.StdEncoding.EncodeToString(jpeg2)}
+	if u.Role != "user" || u.Content != "what colour is this" || u.Parts != 3 || !slices.Equal(u.ImageURLs(), want) {
+		t.Errorf("user message = %+v, images %v; want its text and then two image_url parts %v", u, u.ImageURLs(), want)
+	}
+}
+
+// TestPicturesCountInTheEstimate: a request's estimated prompt counts each picture.
+func TestPicturesCountInTheEstimate(t *testing.T) {
+	plain := speech.Request{Messages: []speech.Message{{Role: "user", Content: "what colour is this"}}}
+	with := speech.Request{Messages: []speech.Message{{Role: "user", Content: "what colour is this",
+		Pictures: []speech.Picture{{JPEG: []byte{1}}, {JPEG: []byte{2}}}}}}
+	if d := speech.EstimatePrompt(with) - speech.EstimatePrompt(plain); d != 2*speech.PictureTokens {
+		t.Errorf("two pictures add %d tokens to the estimate, want %d", d, 2*speech.PictureTokens)
 	}
 }

@@ -49,7 +49,19 @@ var (
 	_ speech.Transferrer     = (*Call)(nil)
 	_ speech.TransferWatcher = (*Call)(nil)
 	_ speech.ToolRunner      = (*Call)(nil)
+	_ speech.Viewer          = (*Call)(nil)
 )
+
+// Refresh asks the caller's client for fresh key frames of the video the version's
+// vision shows (speech.Viewer); nothing when vision is off.
+func (k *Call) Refresh() { k.c.viewer.Refresh() }
+
+// Pictures are the latest stills of the caller's video the version's vision shows,
+// waiting until ctx ends for ones from since (speech.Viewer); none when vision is off or
+// the caller shows nothing.
+func (k *Call) Pictures(ctx context.Context, since time.Time) []speech.Picture {
+	return k.c.viewer.Pictures(ctx, since)
+}
 
 // transferTimeout bounds a transfer: the destination rings (LiveKit's 30 s), and the
 // control plane answers.
@@ -107,6 +119,10 @@ func (k *Call) Job() persona.Job {
 	if silent && (j.Version.IdleTimeoutSeconds <= 0 || j.Version.IdleTimeoutSeconds > silentIdle) {
 		// Answered by silence (answering-machine detection): a short idle timeout.
 		j.Version.IdleTimeoutSeconds = silentIdle
+	}
+	if k.c.viewer == nil {
+		// An audio call has no video to see: the model is not offered look.
+		j.Version.Vision = ""
 	}
 	return j
 }

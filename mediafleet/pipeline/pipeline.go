@@ -196,7 +196,10 @@ type call struct {
 	speaker  *speaker
 	painter  *painter
 	listener *listener
-	keys     chan speech.Key // the caller's keypad: SIP DTMF packets from the caller
+	// viewer keeps stills of the caller's video for the model (vision.go); nil when the
+	// version's vision is off.
+	viewer *viewer
+	keys   chan speech.Key // the caller's keypad: SIP DTMF packets from the caller
 	// transferFailures are the control plane's notices of the call's failed transfers
 	// (persona.TransferTopic packets).
 	transferFailures chan speech.TransferFailure
@@ -254,6 +257,9 @@ func newCall(r *Runner, lk agent.Job, job persona.Job) *call {
 		callerIn:         make(chan struct{}),
 	}
 	c.listener = newListener(func(pcm []int16, at time.Time) { c.recordSide(recording.Caller, pcm, speech.Rate, at) })
+	if c.video { // an audio call's caller shows nothing to see
+		c.viewer = newViewer(job.Version.Vision, c.log)
+	}
 	if !job.WebCall() {
 		c.callerOnce.Do(func() { close(c.callerIn) })
 	}
@@ -549,8 +555,16 @@ func (c *call) join(t tracks, joining time.Time) error {
 		c.maybeSubscribe(pub, rp)
 	}
 	cb.OnTrackSubscribed = func(track *webrtc.TrackRemote, pub *lksdk.RemoteTrackPublication, rp *lksdk.RemoteParticipant) {
-		if c.isCaller(rp) && track.Kind() == webrtc.RTPCodecTypeAudio {
+		if !c.isCaller(rp) {
+			return
+		}
+		switch track.Kind() {
+		case webrtc.RTPCodecTypeAudio:
 			go c.listener.read(track)
+		case webrtc.RTPCodecTypeVideo:
+			if source := c.viewer.sourceOf(pub.Source()); source != "" {
+				go c.viewer.watch(track, source, rp)
+			}
 		}
 	}
 	cb.OnLocalTrackSubscribed = func(pub *lksdk.LocalTrackPublication, _ *lksdk.LocalParticipant) {
@@ -783,8 +797,11 @@ func (c *call) isCaller(rp *lksdk.RemoteParticipant) bool {
 	return rp.Kind() != lksdk.ParticipantAgent
 }
 
+// maybeSubscribe subscribes to the caller's audio, and to the caller's video of the
+// sources the version's vision shows.
 func (c *call) maybeSubscribe(pub *lksdk.RemoteTrackPublication, rp *lksdk.RemoteParticipant) {
-	if !c.isCaller(rp) || pub.Kind() != lksdk.TrackKindAudio {
+	wanted := pub.Kind() == lksdk.TrackKindAudio || pub.Kind() == lksdk.TrackKindVideo && c.viewer.sourceOf(pub.Source()) != ""
+	if !c.isCaller(rp) || !wanted {
 		return
 	}
 	// Our own record, not pub.IsSubscribed, which the SDK reads without its lock.
@@ -796,7 +813,7 @@ func (c *call) maybeSubscribe(pub *lksdk.RemoteTrackPublication, rp *lksdk.Remot
 		return
 	}
 	if err := pub.SetSubscribed(true); err != nil {
-		c.log.Warn("subscribe to caller audio", "err", err)
+		c.log.Warn("subscribe to caller track", "kind", pub.Kind(), "err", err)
 	}
 }
 

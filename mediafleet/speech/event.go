@@ -38,6 +38,9 @@ type Words struct {
 	// the floor ("uh-huh", "right"): the reply went on, and they are no turn the model
 	// answers.
 	Backchannel bool
+	// Frames is how many pictures of the caller (vision) went to the model with final
+	// caller words.
+	Frames int
 }
 
 // Answered is told when the reply to a caller turn started playing, with the moments
@@ -129,6 +132,8 @@ type ToolUsed struct {
 	Call       ToolCall
 	Result     ToolResult
 	Start, End time.Time
+	// Frames is how many pictures the call brought the model (LookTool).
+	Frames int
 }
 
 func (ToolUsed) event() {}

@@ -156,3 +156,17 @@ type TransferFailure struct {
 	Failure     string // why, as the call record says
 	ByAssistant bool   // the assistant's transfer_call asked for it (else the API)
 }
+
+// Viewer is a Line whose caller's picture the model may see (a version's vision): the
+// latest frame of their camera or shared screen, as the version chooses. Frames go to
+// the model only; nothing here is kept.
+type Viewer interface {
+	// Refresh asks for a fresh frame of every source without waiting for it (a key
+	// frame from the caller's client): the conversation asks at the caller's speech
+	// onset, so that a frame of the turn is ready when it ends.
+	Refresh()
+	// Pictures returns the latest picture of each source that has one, waiting until ctx
+	// ends for a frame that arrived at or after since where the latest is older; a
+	// source with no frame by then gives its latest, or none.
+	Pictures(ctx context.Context, since time.Time) []Picture
+}

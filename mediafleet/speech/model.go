@@ -3,6 +3,7 @@ package speech
 import (
 	"context"
 	"encoding/json"
+	"time"
 	"unicode/utf8"
 )
 
@@ -24,7 +25,38 @@ type Message struct {
 	ToolCalls []ToolCall
 	// ToolCallID is the call whose result this message is (RoleTool).
 	ToolCallID string
+	// Pictures go with a user message's text (vision): the caller's camera or screen as
+	// the model sees it, sent as image content parts.
+	Pictures []Picture
 }
+
+// Picture is one still of what the caller shows: a JPEG at most MaxPictureSide pixels
+// on its long side.
+type Picture struct {
+	// Source is PictureCamera or PictureScreen.
+	Source string
+	JPEG   []byte
+	// At is when the frame it was made from arrived.
+	At time.Time
+}
+
+// Sources of a Picture.
+const (
+	PictureCamera = "camera"
+	PictureScreen = "screen"
+)
+
+// MaxPictureSide bounds a Picture's long side, in pixels.
+const MaxPictureSide = 768
+
+// PictureTokens is what EstimatePrompt counts for a picture: a 768-pixel picture at
+// OpenAI's high detail is 85 tokens and 170 per 512-pixel tile, four of them.
+const PictureTokens = 85 + 4*170
+
+// LookTool is the name of the tool the conversation offers the model on a version with
+// vision: a fresh picture of what the caller shows, which follows the tool's result as
+// a user message.
+const LookTool = "look"
 
 // EndCallTool is the name of the tool the conversation offers the model for hanging up:
 // the assistant finishes what it is saying, then the call ends.
@@ -105,13 +137,14 @@ func EstimateTokens(text string) int {
 }
 
 // EstimatePrompt is EstimateTokens over what a request sends: every message's text and
-// tool calls, and the tools offered (names, descriptions, parameter schemas), plus a few
-// tokens of framing per message as chat formats add.
+// tool calls, its pictures (PictureTokens each), and the tools offered (names,
+// descriptions, parameter schemas), plus a few tokens of framing per message as chat
+// formats add.
 func EstimatePrompt(req Request) int {
 	const perMessage = 4
 	n := 0
 	for _, m := range req.Messages {
-		n += perMessage + EstimateTokens(m.Content)
+		n += perMessage + EstimateTokens(m.Content) + len(m.Pictures)*PictureTokens
 		for _, tc := range m.ToolCalls {
 			n += EstimateTokens(tc.Name) + EstimateTokens(tc.Arguments)
 		}

@@ -1714,6 +1714,7 @@ func (e EndReason) Valid() bool {
 const (
 	IdempotencyKeyInvalid    Error400ErrorCode = "idempotency_key_invalid"
 	InvalidJson              Error400ErrorCode = "invalid_json"
+	ModelLacksVision         Error400ErrorCode = "model_lacks_vision"
 	OutboundPasswordRequired Error400ErrorCode = "outbound_password_required"
 	ParameterInvalid         Error400ErrorCode = "parameter_invalid"
 	ParameterMissing         Error400ErrorCode = "parameter_missing"
@@ -1727,6 +1728,8 @@ func (e Error400ErrorCode) Valid() bool {
 	case IdempotencyKeyInvalid:
 		return true
 	case InvalidJson:
+		return true
+	case ModelLacksVision:
 		return true
 	case OutboundPasswordRequired:
 		return true
@@ -3024,6 +3027,30 @@ func (e UsageReportObject) Valid() bool {
 	}
 }
 
+// Defines values for Vision.
+const (
+	VisionCamera          Vision = "camera"
+	VisionCameraAndScreen Vision = "camera_and_screen"
+	VisionOff             Vision = "off"
+	VisionScreen          Vision = "screen"
+)
+
+// Valid indicates whether the value is a known member of the Vision enum.
+func (e Vision) Valid() bool {
+	switch e {
+	case VisionCamera:
+		return true
+	case VisionCameraAndScreen:
+		return true
+	case VisionOff:
+		return true
+	case VisionScreen:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for VoiceEngine.
 const (
 	EspeakNg VoiceEngine = "espeak-ng"
@@ -3696,7 +3723,7 @@ type ApiKeyWithSecretMode string
 // ApiKeyWithSecretObject The kind of object: always `api_key`.
 type ApiKeyWithSecretObject string
 
-// Assistant Examples: {"active_version_id":"ver_01jd3f4g5h6j7k8m9n0p1q2r3t","created_at":"2026-11-22T07:00:00.123Z","draft":{"analysis":null,"avatar_id":"ava_iris","framing":{"position":"left","shot":"close_up"},"greeting":"Hello, Acme Dental, how can I help?","idle_timeout_seconds":30,"interruption":{"acknowledgements":[],"min_words":1,"mode":"adaptive"},"max_duration_seconds":null,"model":"gpt-4o-mini","noise_suppression":true,"recording":"off","system_prompt":"You are the front desk of Acme Dental. Be brief and kind.","tools":[],"voice":"alloy"},"has_more_versions":false,"id":"asst_01jd3f4g5h6j7k8m9n0p1q2r3t","metadata":{"team":"front-desk"},"name":"Front desk","object":"assistant","status":"active","updated_at":"2026-11-22T07:00:00.123Z","version_count":1,"versions":[{"analysis":null,"avatar_id":"ava_iris","framing":{"position":"left","shot":"close_up"},"greeting":"Hello, Acme Dental, how can I help?","id":"ver_01jd3f4g5h6j7k8m9n0p1q2r3t","idle_timeout_seconds":30,"interruption":{"acknowledgements":[],"min_words":1,"mode":"adaptive"},"max_duration_seconds":null,"model":"gpt-4o-mini","name":"Front desk","noise_suppression":true,"number":1,"object":"assistant_version","published_at":"2026-11-22T07:00:00.123Z","recording":"off","system_prompt":"You are the front desk of Acme Dental. Be brief and kind.","tools":[],"variables":[],"voice":"alloy"}]}
+// Assistant Examples: {"active_version_id":"ver_01jd3f4g5h6j7k8m9n0p1q2r3t","created_at":"2026-11-22T07:00:00.123Z","draft":{"analysis":null,"avatar_id":"ava_iris","framing":{"position":"left","shot":"close_up"},"greeting":"Hello, Acme Dental, how can I help?","idle_timeout_seconds":30,"interruption":{"acknowledgements":[],"min_words":1,"mode":"adaptive"},"max_duration_seconds":null,"model":"gpt-4o-mini","noise_suppression":true,"recording":"off","system_prompt":"You are the front desk of Acme Dental. Be brief and kind.","tools":[],"vision":"off","voice":"alloy"},"has_more_versions":false,"id":"asst_01jd3f4g5h6j7k8m9n0p1q2r3t","metadata":{"team":"front-desk"},"name":"Front desk","object":"assistant","status":"active","updated_at":"2026-11-22T07:00:00.123Z","version_count":1,"versions":[{"analysis":null,"avatar_id":"ava_iris","framing":{"position":"left","shot":"close_up"},"greeting":"Hello, Acme Dental, how can I help?","id":"ver_01jd3f4g5h6j7k8m9n0p1q2r3t","idle_timeout_seconds":30,"interruption":{"acknowledgements":[],"min_words":1,"mode":"adaptive"},"max_duration_seconds":null,"model":"gpt-4o-mini","name":"Front desk","noise_suppression":true,"number":1,"object":"assistant_version","published_at":"2026-11-22T07:00:00.123Z","recording":"off","system_prompt":"You are the front desk of Acme Dental. Be brief and kind.","tools":[],"variables":[],"vision":"off","voice":"alloy"}]}
 type Assistant struct {
 	// ActiveVersionId The version the next inbound call uses; null until the first publish.
 	ActiveVersionId *string `json:"active_version_id"`
@@ -3708,7 +3735,7 @@ type Assistant struct {
 
 	// Draft The editable working copy, published into versions.
 	//
-	// Examples: {"analysis":null,"avatar_id":"ava_iris","framing":{"position":"left","shot":"close_up"},"greeting":"Hello, Acme Dental, how can I help?","idle_timeout_seconds":30,"interruption":{"acknowledgements":[],"min_words":1,"mode":"adaptive"},"max_duration_seconds":null,"model":"gpt-4o-mini","noise_suppression":true,"recording":"off","system_prompt":"You are the front desk of Acme Dental. Be brief and kind.","tools":[],"voice":"alloy"}
+	// Examples: {"analysis":null,"avatar_id":"ava_iris","framing":{"position":"left","shot":"close_up"},"greeting":"Hello, Acme Dental, how can I help?","idle_timeout_seconds":30,"interruption":{"acknowledgements":[],"min_words":1,"mode":"adaptive"},"max_duration_seconds":null,"model":"gpt-4o-mini","noise_suppression":true,"recording":"off","system_prompt":"You are the front desk of Acme Dental. Be brief and kind.","tools":[],"vision":"off","voice":"alloy"}
 	Draft Draft `json:"draft"`
 
 	// HasMoreVersions True when `versions` leaves older versions out (more than 10 were published).
@@ -3835,6 +3862,11 @@ type AssistantCreate struct {
 	// TransferDestinations Where the assistant's `transfer_call` tool may hand a call over (at most 10, each `to` once); replaces the draft's, `[]` clears them.
 	TransferDestinations *[]TransferDestinationInput `json:"transfer_destinations,omitempty"`
 
+	// Vision What of the caller's video the model sees: `off` (default), `camera`, `screen` or `camera_and_screen` (see `Vision`).
+	//
+	// Examples: camera
+	Vision *Vision `json:"vision,omitempty"`
+
 	// Voice An `id` from `GET /v1/voices`; empty for the avatar's default voice.
 	//
 	// Examples: alloy
@@ -3862,7 +3894,7 @@ type AssistantDuplicate struct {
 // AssistantID Examples: asst_01jd3f4g5h6j7k8m9n0p1q2r3t
 type AssistantID = string
 
-// AssistantList Examples: {"data":[{"active_version_id":"ver_01jd3f4g5h6j7k8m9n0p1q2r3t","created_at":"2026-11-22T07:00:00.123Z","draft":{"analysis":null,"avatar_id":"ava_iris","framing":{"position":"left","shot":"close_up"},"greeting":"Hello, Acme Dental, how can I help?","idle_timeout_seconds":30,"interruption":{"acknowledgements":[],"min_words":1,"mode":"adaptive"},"max_duration_seconds":null,"model":"gpt-4o-mini","noise_suppression":true,"recording":"off","system_prompt":"You are the front desk of Acme Dental. Be brief and kind.","tools":[],"voice":"alloy"},"has_more_versions":false,"id":"asst_01jd3f4g5h6j7k8m9n0p1q2r3t","metadata":{"team":"front-desk"},"name":"Front desk","object":"assistant","status":"active","updated_at":"2026-11-22T07:00:00.123Z","version_count":1,"versions":[{"analysis":null,"avatar_id":"ava_iris","framing":{"position":"left","shot":"close_up"},"greeting":"Hello, Acme Dental, how can I help?","id":"ver_01jd3f4g5h6j7k8m9n0p1q2r3t","idle_timeout_seconds":30,"interruption":{"acknowledgements":[],"min_words":1,"mode":"adaptive"},"max_duration_seconds":null,"model":"gpt-4o-mini","name":"Front desk","noise_suppression":true,"number":1,"object":"assistant_version","published_at":"2026-11-22T07:00:00.123Z","recording":"off","system_prompt":"You are the front desk of Acme Dental. Be brief and kind.","tools":[],"variables":[],"voice":"alloy"}]}],"has_more":false,"object":"list"}
+// AssistantList Examples: {"data":[{"active_version_id":"ver_01jd3f4g5h6j7k8m9n0p1q2r3t","created_at":"2026-11-22T07:00:00.123Z","draft":{"analysis":null,"avatar_id":"ava_iris","framing":{"position":"left","shot":"close_up"},"greeting":"Hello, Acme Dental, how can I help?","idle_timeout_seconds":30,"interruption":{"acknowledgements":[],"min_words":1,"mode":"adaptive"},"max_duration_seconds":null,"model":"gpt-4o-mini","noise_suppression":true,"recording":"off","system_prompt":"You are the front desk of Acme Dental. Be brief and kind.","tools":[],"vision":"off","voice":"alloy"},"has_more_versions":false,"id":"asst_01jd3f4g5h6j7k8m9n0p1q2r3t","metadata":{"team":"front-desk"},"name":"Front desk","object":"assistant","status":"active","updated_at":"2026-11-22T07:00:00.123Z","version_count":1,"versions":[{"analysis":null,"avatar_id":"ava_iris","framing":{"position":"left","shot":"close_up"},"greeting":"Hello, Acme Dental, how can I help?","id":"ver_01jd3f4g5h6j7k8m9n0p1q2r3t","idle_timeout_seconds":30,"interruption":{"acknowledgements":[],"min_words":1,"mode":"adaptive"},"max_duration_seconds":null,"model":"gpt-4o-mini","name":"Front desk","noise_suppression":true,"number":1,"object":"assistant_version","published_at":"2026-11-22T07:00:00.123Z","recording":"off","system_prompt":"You are the front desk of Acme Dental. Be brief and kind.","tools":[],"variables":[],"vision":"off","voice":"alloy"}]}],"has_more":false,"object":"list"}
 type AssistantList struct {
 	// Data The page of items, newest first.
 	Data []Assistant `json:"data"`
@@ -3951,6 +3983,11 @@ type AssistantUpdate struct {
 	// TransferDestinations Where the assistant's `transfer_call` tool may hand a call over (at most 10, each `to` once); replaces the draft's, `[]` clears them.
 	TransferDestinations *[]TransferDestinationInput `json:"transfer_destinations,omitempty"`
 
+	// Vision What of the caller's video the model sees: `off` (default), `camera`, `screen` or `camera_and_screen` (see `Vision`).
+	//
+	// Examples: camera
+	Vision *Vision `json:"vision,omitempty"`
+
 	// Voice An `id` from `GET /v1/voices`; empty for the avatar's default voice.
 	//
 	// Examples: alloy
@@ -3959,7 +3996,7 @@ type AssistantUpdate struct {
 
 // AssistantVersion An immutable published snapshot of the draft.
 //
-// Examples: {"analysis":null,"avatar_id":"ava_iris","framing":{"position":"left","shot":"close_up"},"greeting":"Hello, Acme Dental, how can I help?","id":"ver_01jd3f4g5h6j7k8m9n0p1q2r3t","idle_timeout_seconds":30,"interruption":{"acknowledgements":[],"min_words":1,"mode":"adaptive"},"max_duration_seconds":null,"model":"gpt-4o-mini","name":"Front desk","noise_suppression":true,"number":1,"object":"assistant_version","published_at":"2026-11-22T07:00:00.123Z","recording":"off","system_prompt":"You are the front desk of Acme Dental. Be brief and kind.","tools":[],"variables":[],"voice":"alloy"}
+// Examples: {"analysis":null,"avatar_id":"ava_iris","framing":{"position":"left","shot":"close_up"},"greeting":"Hello, Acme Dental, how can I help?","id":"ver_01jd3f4g5h6j7k8m9n0p1q2r3t","idle_timeout_seconds":30,"interruption":{"acknowledgements":[],"min_words":1,"mode":"adaptive"},"max_duration_seconds":null,"model":"gpt-4o-mini","name":"Front desk","noise_suppression":true,"number":1,"object":"assistant_version","published_at":"2026-11-22T07:00:00.123Z","recording":"off","system_prompt":"You are the front desk of Acme Dental. Be brief and kind.","tools":[],"variables":[],"vision":"off","voice":"alloy"}
 type AssistantVersion struct {
 	// Analysis What the model is asked once a call has ended; null for no analysis.
 	Analysis *Analysis `json:"analysis"`
@@ -4025,7 +4062,7 @@ type AssistantVersion struct {
 	// SystemPrompt The instructions the language model runs with.
 	SystemPrompt string `json:"system_prompt"`
 
-	// Tools The tools the model may call, beside the built-in `end_call` (and `transfer_call` when there are transfer destinations); `[]` for none.
+	// Tools The tools the model may call, beside the built-in `end_call` (and `transfer_call` when there are transfer destinations, `look` when `vision` is on); `[]` for none.
 	Tools []Tool `json:"tools"`
 
 	// TransferDestinations Where the assistant may transfer a call (its `transfer_call` tool); `[]` for none.
@@ -4033,6 +4070,11 @@ type AssistantVersion struct {
 
 	// Variables The names of the placeholders the greeting and system prompt use, sorted; `[]` for none.
 	Variables []string `json:"variables"`
+
+	// Vision What of the caller's video the model sees (see `Vision`).
+	//
+	// Examples: camera
+	Vision Vision `json:"vision"`
 
 	// Voice An `id` from `GET /v1/voices`; empty for the avatar's default voice.
 	//
@@ -4043,7 +4085,7 @@ type AssistantVersion struct {
 // AssistantVersionObject The kind of object: always `assistant_version`.
 type AssistantVersionObject string
 
-// AssistantVersionList Examples: {"data":[{"analysis":null,"avatar_id":"ava_iris","framing":{"position":"left","shot":"close_up"},"greeting":"Hello, Acme Dental, how can I help?","id":"ver_01jd3f4g5h6j7k8m9n0p1q2r3t","idle_timeout_seconds":30,"interruption":{"acknowledgements":[],"min_words":1,"mode":"adaptive"},"max_duration_seconds":null,"model":"gpt-4o-mini","name":"Front desk","noise_suppression":true,"number":1,"object":"assistant_version","published_at":"2026-11-22T07:00:00.123Z","recording":"off","system_prompt":"You are the front desk of Acme Dental. Be brief and kind.","tools":[],"variables":[],"voice":"alloy"}],"has_more":false,"object":"list"}
+// AssistantVersionList Examples: {"data":[{"analysis":null,"avatar_id":"ava_iris","framing":{"position":"left","shot":"close_up"},"greeting":"Hello, Acme Dental, how can I help?","id":"ver_01jd3f4g5h6j7k8m9n0p1q2r3t","idle_timeout_seconds":30,"interruption":{"acknowledgements":[],"min_words":1,"mode":"adaptive"},"max_duration_seconds":null,"model":"gpt-4o-mini","name":"Front desk","noise_suppression":true,"number":1,"object":"assistant_version","published_at":"2026-11-22T07:00:00.123Z","recording":"off","system_prompt":"You are the front desk of Acme Dental. Be brief and kind.","tools":[],"variables":[],"vision":"off","voice":"alloy"}],"has_more":false,"object":"list"}
 type AssistantVersionList struct {
 	// Data The page of versions, newest first.
 	Data []AssistantVersion `json:"data"`
@@ -5831,7 +5873,7 @@ type DeletedWebhookEndpointObject string
 
 // Draft The editable working copy.
 //
-// Examples: {"analysis":null,"avatar_id":"ava_iris","framing":{"position":"left","shot":"close_up"},"greeting":"Hello, Acme Dental, how can I help?","idle_timeout_seconds":30,"interruption":{"acknowledgements":[],"min_words":1,"mode":"adaptive"},"max_duration_seconds":null,"model":"gpt-4o-mini","noise_suppression":true,"recording":"off","system_prompt":"You are the front desk of Acme Dental. Be brief and kind.","tools":[],"voice":"alloy"}
+// Examples: {"analysis":null,"avatar_id":"ava_iris","framing":{"position":"left","shot":"close_up"},"greeting":"Hello, Acme Dental, how can I help?","idle_timeout_seconds":30,"interruption":{"acknowledgements":[],"min_words":1,"mode":"adaptive"},"max_duration_seconds":null,"model":"gpt-4o-mini","noise_suppression":true,"recording":"off","system_prompt":"You are the front desk of Acme Dental. Be brief and kind.","tools":[],"vision":"off","voice":"alloy"}
 type Draft struct {
 	// Analysis What the model is asked once a call has ended; null for no analysis.
 	Analysis *Analysis `json:"analysis"`
@@ -5878,11 +5920,16 @@ type Draft struct {
 	// SystemPrompt The instructions the language model runs with.
 	SystemPrompt string `json:"system_prompt"`
 
-	// Tools The tools the model may call, beside the built-in `end_call` (and `transfer_call` when there are transfer destinations); `[]` for none.
+	// Tools The tools the model may call, beside the built-in `end_call` (and `transfer_call` when there are transfer destinations, `look` when `vision` is on); `[]` for none.
 	Tools []Tool `json:"tools"`
 
 	// TransferDestinations Where the assistant may transfer a call; `[]` for none.
 	TransferDestinations *[]TransferDestination `json:"transfer_destinations,omitempty"`
+
+	// Vision What of the caller's video the model sees (see `Vision`).
+	//
+	// Examples: camera
+	Vision Vision `json:"vision"`
 
 	// Voice An `id` from `GET /v1/voices`; empty for the avatar's default voice.
 	//
@@ -6666,13 +6713,16 @@ type Metadata map[string]string
 // Examples: {"agent":"","order_id":"6736"}
 type MetadataUpdate map[string]string
 
-// Model Examples: {"id":"gpt-4o-mini","object":"model"}
+// Model Examples: {"id":"gpt-4o-mini","object":"model","vision":true}
 type Model struct {
 	// Id The model's name, as a draft's `model` names it and the fleet's server knows it.
 	Id string `json:"id"`
 
 	// Object The kind of object: always `model`.
 	Object ModelObject `json:"object"`
+
+	// Vision Whether the model accepts images (the operator's `LLM_VISION_MODELS`), so that a draft with `vision` on may name it.
+	Vision bool `json:"vision"`
 }
 
 // ModelObject The kind of object: always `model`.
@@ -6686,7 +6736,7 @@ type ModelObject string
 // Examples: gpt-4o-mini
 type ModelField = string
 
-// ModelList Examples: {"data":[{"id":"gpt-4o-mini","object":"model"}],"has_more":false,"object":"list"}
+// ModelList Examples: {"data":[{"id":"gpt-4o-mini","object":"model","vision":true}],"has_more":false,"object":"list"}
 type ModelList struct {
 	// Data The models, in the order the operator lists them.
 	Data []Model `json:"data"`
@@ -7507,7 +7557,7 @@ type ToolInput struct {
 	Url WebhookURL `json:"url"`
 }
 
-// ToolName The tool's name as the model calls it; unique in the assistant, and not a built-in tool's (`end_call`, `transfer_call`).
+// ToolName The tool's name as the model calls it; unique in the assistant, and not a built-in tool's (`end_call`, `transfer_call`, `look`).
 //
 // Examples: lookup_order
 type ToolName = string
@@ -7619,6 +7669,9 @@ type Turn struct {
 
 	// EndMs End of the turn, in milliseconds from the answer.
 	EndMs int `json:"end_ms"`
+
+	// Frames How many frames of the caller's camera or screen went to the model (the version's `vision`) with this caller turn, or by this call of the built-in `look` tool; absent when none. The frames are not stored.
+	Frames *int `json:"frames,omitempty"`
 
 	// Interrupted Present (true) on an assistant turn the caller talked over (barge-in); absent otherwise.
 	Interrupted *TurnInterrupted `json:"interrupted,omitempty"`
@@ -7751,6 +7804,24 @@ type Variables map[string]string
 
 // VersionID Examples: ver_01jd3f4g5h6j7k8m9n0p1q2r3t
 type VersionID = string
+
+// Vision What of the caller's video the model sees on a web or video call. `off` (the
+// default): nothing. `camera`, `screen` or `camera_and_screen`: with each caller
+// turn, the model gets the latest frame of the caller's camera (LiveKit track source
+// `camera`) or shared screen (`screen_share`), or both, asked for fresh at the
+// caller's speech onset: a JPEG at most 768 pixels on its long side, as an
+// OpenAI-compatible image content part of the turn's user message; and it may call
+// the built-in `look` tool for a fresh frame mid-turn (the frame follows the tool's
+// result as a user message). Only the request that answers a turn carries its
+// frames; older turns' frames are not sent again. Frames are never stored: the
+// transcript's `frames` counts them. A frame's tokens count in the call's usage as
+// the model reports them. Publishing a draft with vision on needs a `model` the
+// operator says accepts images (`vision: true` in `GET /v1/models`): else 400
+// `model_lacks_vision`. A caller who shows nothing costs each turn at most 300 ms
+// of waiting for a frame, and the turn goes to the model as text.
+//
+// Examples: camera
+type Vision string
 
 // Voice Examples: {"default_for_avatars":["ava_iris"],"description":"Clear and calm US English (flite slt).","engine":"flite","gender":"female","id":"flite-slt","language":"en-US","name":"Sarah","object":"voice"}
 type Voice struct {
@@ -9850,7 +9921,9 @@ type ClientInterface interface {
 	// (`param: transfer_destinations[<i>].to`) for a transfer destination in a
 	// premium-rate or shared-cost range or a country code no country holds (refused
 	// whatever a line allows; a line's countries and the daily cap are checked at each
-	// transfer).
+	// transfer); 400 `model_lacks_vision` (`param: model`) for a draft whose `vision` is
+	// on but whose `model` is empty or not one the operator says accepts images (see
+	// `Vision`).
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -9867,7 +9940,9 @@ type ClientInterface interface {
 	// (`param: transfer_destinations[<i>].to`) for a transfer destination in a
 	// premium-rate or shared-cost range or a country code no country holds (refused
 	// whatever a line allows; a line's countries and the daily cap are checked at each
-	// transfer).
+	// transfer); 400 `model_lacks_vision` (`param: model`) for a draft whose `vision` is
+	// on but whose `model` is empty or not one the operator says accepts images (see
+	// `Vision`).
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -10478,6 +10553,8 @@ type ClientInterface interface {
 	// reaches. An empty list (the default) means the deployment offers no choice: every
 	// call runs on the fleet's `LLM_MODEL`, and a draft naming any model is 400. The
 	// default model itself is not listed: a draft names it by leaving `model` empty.
+	// `vision` marks the models the operator says accept images (`LLM_VISION_MODELS`):
+	// a draft with `vision` on must name one of them.
 	//
 	// Corresponds with GET /v1/models (the `ListModels` operationId).
 	ListModels(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -11423,7 +11500,9 @@ func (c *BaseClient) DuplicateAssistant(ctx context.Context, id AssistantPathID,
 // (`param: transfer_destinations[<i>].to`) for a transfer destination in a
 // premium-rate or shared-cost range or a country code no country holds (refused
 // whatever a line allows; a line's countries and the daily cap are checked at each
-// transfer).
+// transfer); 400 `model_lacks_vision` (`param: model`) for a draft whose `vision` is
+// on but whose `model` is empty or not one the operator says accepts images (see
+// `Vision`).
 //
 // Takes any type of body and a specified content type.
 //
@@ -11450,7 +11529,9 @@ func (c *BaseClient) PublishAssistantWithBody(ctx context.Context, id AssistantP
 // (`param: transfer_destinations[<i>].to`) for a transfer destination in a
 // premium-rate or shared-cost range or a country code no country holds (refused
 // whatever a line allows; a line's countries and the daily cap are checked at each
-// transfer).
+// transfer); 400 `model_lacks_vision` (`param: model`) for a draft whose `vision` is
+// on but whose `model` is empty or not one the operator says accepts images (see
+// `Vision`).
 //
 // Takes a body of the `application/json` content type.
 //
@@ -12471,6 +12552,8 @@ func (c *BaseClient) AssignLineAssistant(ctx context.Context, id LinePathID, par
 // reaches. An empty list (the default) means the deployment offers no choice: every
 // call runs on the fleet's `LLM_MODEL`, and a draft naming any model is 400. The
 // default model itself is not listed: a draft names it by leaving `model` empty.
+// `vision` marks the models the operator says accept images (`LLM_VISION_MODELS`):
+// a draft with `vision` on must name one of them.
 //
 // Corresponds with GET /v1/models (the `ListModels` operationId).
 func (c *BaseClient) ListModels(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -17095,7 +17178,9 @@ type ClientWithResponsesInterface interface {
 	// (`param: transfer_destinations[<i>].to`) for a transfer destination in a
 	// premium-rate or shared-cost range or a country code no country holds (refused
 	// whatever a line allows; a line's countries and the daily cap are checked at each
-	// transfer).
+	// transfer); 400 `model_lacks_vision` (`param: model`) for a draft whose `vision` is
+	// on but whose `model` is empty or not one the operator says accepts images (see
+	// `Vision`).
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -17112,7 +17197,9 @@ type ClientWithResponsesInterface interface {
 	// (`param: transfer_destinations[<i>].to`) for a transfer destination in a
 	// premium-rate or shared-cost range or a country code no country holds (refused
 	// whatever a line allows; a line's countries and the daily cap are checked at each
-	// transfer).
+	// transfer); 400 `model_lacks_vision` (`param: model`) for a draft whose `vision` is
+	// on but whose `model` is empty or not one the operator says accepts images (see
+	// `Vision`).
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -17765,6 +17852,8 @@ type ClientWithResponsesInterface interface {
 	// reaches. An empty list (the default) means the deployment offers no choice: every
 	// call runs on the fleet's `LLM_MODEL`, and a draft naming any model is 400. The
 	// default model itself is not listed: a draft names it by leaving `model` empty.
+	// `vision` marks the models the operator says accept images (`LLM_VISION_MODELS`):
+	// a draft with `vision` on must name one of them.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -29314,7 +29403,9 @@ func (c *ClientWithResponses) DuplicateAssistantWithResponse(ctx context.Context
 // (`param: transfer_destinations[<i>].to`) for a transfer destination in a
 // premium-rate or shared-cost range or a country code no country holds (refused
 // whatever a line allows; a line's countries and the daily cap are checked at each
-// transfer).
+// transfer); 400 `model_lacks_vision` (`param: model`) for a draft whose `vision` is
+// on but whose `model` is empty or not one the operator says accepts images (see
+// `Vision`).
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -29337,7 +29428,9 @@ func (c *ClientWithResponses) PublishAssistantWithBodyWithResponse(ctx context.C
 // (`param: transfer_destinations[<i>].to`) for a transfer destination in a
 // premium-rate or shared-cost range or a country code no country holds (refused
 // whatever a line allows; a line's countries and the daily cap are checked at each
-// transfer).
+// transfer); 400 `model_lacks_vision` (`param: model`) for a draft whose `vision` is
+// on but whose `model` is empty or not one the operator says accepts images (see
+// `Vision`).
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -30236,6 +30329,8 @@ func (c *ClientWithResponses) AssignLineAssistantWithResponse(ctx context.Contex
 // reaches. An empty list (the default) means the deployment offers no choice: every
 // call runs on the fleet's `LLM_MODEL`, and a draft naming any model is 400. The
 // default model itself is not listed: a draft names it by leaving `model` empty.
+// `vision` marks the models the operator says accept images (`LLM_VISION_MODELS`):
+// a draft with `vision` on must name one of them.
 //
 // Returns a wrapper object for the known response body format(s).
 //

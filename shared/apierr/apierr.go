@@ -93,6 +93,9 @@ const (
 	CodeAvatarInUse = "avatar_in_use"
 	// CodeAvatarLimit: the account has as many avatars of its own as it may.
 	CodeAvatarLimit = "avatar_limit_reached"
+	// CodeModelLacksVision: a draft with vision names a model the deployment does not
+	// say accepts images (LLM_VISION_MODELS), or none: it cannot be published.
+	CodeModelLacksVision = "model_lacks_vision"
 )
 
 // Error types, as API.md names them.
@@ -162,6 +165,7 @@ var table = map[string]kind{
 	CodeCampaignState:           {http.StatusConflict, TypeInvalidRequest},
 	CodeAvatarInUse:             {http.StatusConflict, TypeInvalidRequest},
 	CodeAvatarLimit:             {http.StatusConflict, TypeInvalidRequest},
+	CodeModelLacksVision:        {http.StatusBadRequest, TypeInvalidRequest},
 }
 
 // Error is a failure a client may see: its Message must hold nothing internal.

@@ -120,6 +120,62 @@ func TestModelAllowList(t *testing.T) {
 	}
 }
 
+// TestVisionNeedsAModelThatSees: vision is off by default and takes only its modes; a
+// draft with vision publishes only when it names one of the models the deployment says
+// accept images (LLM_VISION_MODELS), and is refused with model_lacks_vision on model
+// otherwise: no model named, a text-only model, or a deployment that names none.
+// Restoring and duplicating keep the setting.
+func TestVisionNeedsAModelThatSees(t *testing.T) {
+	svc, _ := newService(t)
+	svc.Models = []string{"gpt-4o-mini", "llama3.1:8b"}
+	svc.VisionModels = []string{"gpt-4o-mini"}
+	ctx, acct := context.Background(), ident.New("acct")
+	a, err := svc.Create(ctx, acct, complete("Ada"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.Draft.Vision != "" || persona.VisionOrOff(a.Draft.Vision) != persona.VisionOff {
+		t.Errorf("new draft's vision = %q, want off", a.Draft.Vision)
+	}
+	_, err = svc.Update(ctx, acct, a.ID, assistant.Fields{Calls: &assistant.CallFields{Vision: ptr("eyes")}})
+	wantCode(t, "an unknown vision mode", err, apierr.CodeParameterInvalid, "vision")
+	if _, err := svc.Update(ctx, acct, a.ID, assistant.Fields{Calls: &assistant.CallFields{Vision: ptr(persona.VisionScreen)}}); err != nil {
+		t.Fatal(err)
+	}
+	_, err = svc.Publish(ctx, acct, a.ID)
+	wantCode(t, "vision with the fleet's default model", err, apierr.CodeModelLacksVision, "model")
+	if _, err := svc.Update(ctx, acct, a.ID, assistant.Fields{Model: ptr("llama3.1:8b")}); err != nil {
+		t.Fatal(err)
+	}
+	_, err = svc.Publish(ctx, acct, a.ID)
+	wantCode(t, "vision on a text-only model", err, apierr.CodeModelLacksVision, "model")
+	if e, _ := apierr.As(err); e == nil || !strings.Contains(e.Message, "gpt-4o-mini") {
+		t.Errorf("refusal %v, want it to name the model that accepts images", err)
+	}
+	if _, err := svc.Update(ctx, acct, a.ID, assistant.Fields{Model: ptr("gpt-4o-mini")}); err != nil {
+		t.Fatal(err)
+	}
+	pub, err := svc.Publish(ctx, acct, a.ID)
+	if err != nil {
+		t.Fatalf("publish of vision on a model that sees = %v", err)
+	}
+	if v := pub.Versions[len(pub.Versions)-1]; v.Vision != persona.VisionScreen {
+		t.Errorf("published vision = %q, want screen", v.Vision)
+	}
+	if dup, err := svc.Duplicate(ctx, acct, a.ID, nil); err != nil || dup.Draft.Vision != persona.VisionScreen {
+		t.Errorf("duplicate's vision = %q (%v), want screen", dup.Draft.Vision, err)
+	}
+	svc.VisionModels = nil // the operator no longer says any model sees
+	_, err = svc.Publish(ctx, acct, a.ID)
+	wantCode(t, "vision on a deployment that names no model that sees", err, apierr.CodeModelLacksVision, "model")
+	if _, err := svc.Update(ctx, acct, a.ID, assistant.Fields{Calls: &assistant.CallFields{Vision: ptr(persona.VisionOff)}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := svc.Publish(ctx, acct, a.ID); err != nil {
+		t.Errorf("publish with vision off = %v", err)
+	}
+}
+
 // TestRenderedWithinFieldLimits: a call's values may each be within bounds and still
 // render a text past its field limit (a placeholder used many times); Rendered refuses
 // that on "variables", and RenderedWithin cuts the texts to the limits.

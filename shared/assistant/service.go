@@ -67,6 +67,8 @@ type CallFields struct {
 	// brings back the default.
 	Interruption      *persona.Interruption
 	ClearInterruption bool
+	// Vision is a persona.Vision* mode.
+	Vision *string
 }
 
 // Service applies the assistant rules on top of a Store.
@@ -78,6 +80,9 @@ type Service struct {
 	// Models are the language models a version may name (LLM_MODELS) beside the fleet's
 	// default; empty: a version names none. GET /v1/models lists them.
 	Models []string
+	// VisionModels are those of Models that accept images (LLM_VISION_MODELS): a
+	// version with vision must name one.
+	VisionModels []string
 	// Secrets seals the tool secrets at rest; nil stores them in clear (unit tests only).
 	Secrets Sealer
 	// Destinations says where a tool's URL may point, as for webhook endpoints
@@ -201,6 +206,11 @@ func (s *Service) check(f *Fields) error {
 		}
 		c.Interruption = &in
 	}
+	if c.Vision != nil {
+		if err := ValidVision("vision", *c.Vision); err != nil {
+			return err
+		}
+	}
 	return nil
 }
 
@@ -295,6 +305,11 @@ func (s *Service) Publish(ctx context.Context, accountID, id string) (Assistant,
 			// The deployment stopped offering the draft's model (LLM_MODELS changed).
 			return err
 		}
+		if err := visionModel(a.Draft.Vision, a.Draft.Model, s.VisionModels); err != nil {
+			// Checked here, not as the draft is edited: vision and model may be set in
+			// either order.
+			return err
+		}
 		names, err := a.Draft.placeholders()
 		if err != nil {
 			return err
@@ -380,8 +395,9 @@ func (s *Service) Duplicate(ctx context.Context, accountID, id string, name *str
 	d := src.Draft
 	rec := RecordingOrOff(d.Recording)
 	suppress := !d.NoiseSuppressionOff
+	vision := persona.VisionOrOff(d.Vision)
 	calls := &CallFields{Tools: &d.Tools, MaxDurationSeconds: d.MaxDurationSeconds, Analysis: d.Analysis, Interruption: d.Interruption,
-		NoiseSuppression: &suppress}
+		NoiseSuppression: &suppress, Vision: &vision}
 	if d.IdleTimeoutSeconds != 0 {
 		calls.IdleTimeoutSeconds = &d.IdleTimeoutSeconds
 	}
@@ -620,6 +636,9 @@ func (f Fields) apply(a *Assistant) error {
 		}
 		if c.ClearInterruption {
 			a.Draft.Interruption = nil
+		}
+		if c.Vision != nil {
+			a.Draft.Vision = *c.Vision
 		}
 	}
 	if f.Recording != nil {

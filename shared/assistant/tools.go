@@ -36,6 +36,8 @@ type CallSettings struct {
 	// Interruption tunes how the caller's speech over the assistant is taken
 	// (interruption.go); nil: the default.
 	Interruption *persona.Interruption `json:"interruption,omitempty"`
+	// Vision is what of the caller's video the model sees (vision.go); empty is off.
+	Vision string `json:"vision,omitempty"`
 }
 
 // Tool is a function on the customer's server that the model may call during a call.
@@ -66,7 +68,7 @@ const (
 
 // ReservedToolNames are the built-in tools the conversation offers itself; a customer's
 // tool may not take their names.
-var ReservedToolNames = []string{"end_call", "transfer_call"}
+var ReservedToolNames = []string{"end_call", "transfer_call", "look"}
 
 var toolName = regexp.MustCompile(`^[a-zA-Z0-9_-]{1,64}$`)
 

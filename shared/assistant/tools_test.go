@@ -46,6 +46,7 @@ func TestValidTools(t *testing.T) {
 		{"name of 64", with(func(t *Tool) { t.Name = strings.Repeat("a", 64) }), false, "", ""},
 		{"end_call is built in", with(func(t *Tool) { t.Name = "end_call" }), false, apierr.CodeParameterInvalid, "tools[0].name"},
 		{"transfer_call is built in", with(func(t *Tool) { t.Name = "transfer_call" }), false, apierr.CodeParameterInvalid, "tools[0].name"},
+		{"look is built in", with(func(t *Tool) { t.Name = "look" }), false, apierr.CodeParameterInvalid, "tools[0].name"},
 		{"two of one name", []Tool{ok, ok}, false, apierr.CodeParameterInvalid, "tools[1].name"},
 		{"long description", with(func(t *Tool) { t.Description = strings.Repeat("é", 1001) }), false, apierr.CodeParameterInvalid, "tools[0].description"},
 		{"no parameters", with(func(t *Tool) { t.Parameters = nil }), false, "", ""},

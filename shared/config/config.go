@@ -114,6 +114,10 @@ type Config struct {
 	// (LLM_MODELS, comma-separated names); GET /v1/models lists them. Empty: a version
 	// names no model, every call runs on the fleet's LLM_MODEL.
 	Models []string
+	// VisionModels are those of Models that accept images (LLM_VISION_MODELS,
+	// comma-separated names): a version with vision must name one. Empty: no version
+	// may have vision.
+	VisionModels []string
 	// TTSBaseURL is the persona workers' hosted speech API; TTS_VOICES needs it when
 	// workers run in-process (on AWS it is the fleet's setting).
 	TTSBaseURL string
@@ -255,6 +259,9 @@ func Read(getenv func(string) string) (Config, error) {
 		errs = append(errs, err.Error())
 	}
 	if c.Models, err = persona.ParseModels(getenv("LLM_MODELS")); err != nil {
+		errs = append(errs, err.Error())
+	}
+	if c.VisionModels, err = persona.ParseVisionModels(getenv("LLM_VISION_MODELS"), c.Models); err != nil {
 		errs = append(errs, err.Error())
 	}
 	str("TTS_BASE_URL", &c.TTSBaseURL)

@@ -53,6 +53,9 @@ var variableCases = map[string]struct {
 	"JOIN_PAGE_URL":                      {"https://call.example.com/join", func(c Config) bool { return c.JoinPageURL == "https://call.example.com/join" }, "https://call.example.com/join#x"},
 	"TTS_VOICES":                         {"alloy,nova", func(c Config) bool { return slices.Equal(c.HostedVoices, []string{"alloy", "nova"}) }, "al loy"},
 	"LLM_MODELS":                         {"gpt-4o-mini, llama3.1:8b", func(c Config) bool { return slices.Equal(c.Models, []string{"gpt-4o-mini", "llama3.1:8b"}) }, "gpt 4o"},
+	// With LLM_MODELS gpt-4o-mini,llama3.1:8b (the case sets it); a name not offered is
+	// refused like a malformed one.
+	"LLM_VISION_MODELS": {"gpt-4o-mini", func(c Config) bool { return slices.Equal(c.VisionModels, []string{"gpt-4o-mini"}) }, "gpt-4.5-preview"},
 	// Not in the table: set by template.yaml for the AWS sweeper only.
 	"SWEEP_WINDOW_SECONDS": {"30", func(c Config) bool { return c.SweepWindow == 30*time.Second }, "never"},
 }
@@ -120,6 +123,9 @@ func TestEveryVariableReachesConfig(t *testing.T) {
 			set := map[string]string{name: tc.value}
 			if name == "TTS_VOICES" {
 				set["TTS_BASE_URL"] = "http://127.0.0.1:9000"
+			}
+			if name == "LLM_VISION_MODELS" {
+				set["LLM_MODELS"] = "gpt-4o-mini,llama3.1:8b"
 			}
 			if tc.got(Defaults()) {
 				t.Fatalf("the defaults already satisfy the case: pick another value")

@@ -55,11 +55,13 @@ func (s *syncBuffer) String() string {
 }
 
 // coreRoutes are the assistant, line and API key routes on s (voices: hosted voices;
-// models: the models offered, LLM_MODELS).
-func coreRoutes(tb testing.TB, s *sqlite.Store, voices, models []string) []httpapi.Route {
+// models: the models offered, LLM_MODELS; vision: those that accept images,
+// LLM_VISION_MODELS).
+func coreRoutes(tb testing.TB, s *sqlite.Store, voices, models []string, vision ...string) []httpapi.Route {
 	own := testAvatars(tb, s)
 	return slices.Concat(
-		(&httpapi.Assistants{Service: &assistant.Service{Store: s, HostedVoices: voices, Models: models, OwnAvatars: own, Now: time.Now}}).Routes(),
+		(&httpapi.Assistants{Service: &assistant.Service{Store: s, HostedVoices: voices, Models: models, VisionModels: vision,
+			OwnAvatars: own, Now: time.Now}}).Routes(),
 		(&httpapi.Avatars{Service: own}).Routes(),
 		(&httpapi.Lines{Service: &line.Service{Store: s, Assistants: s, Now: time.Now}}).Routes(),
 		(&httpapi.Keys{Accounts: s, Now: time.Now}).Routes())

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"slices"
 
 	"github.com/bridgeline/bridgeline/shared/assistant"
 	"github.com/bridgeline/bridgeline/shared/ident"
@@ -60,6 +61,8 @@ type CallSettingsJSON struct {
 	NoiseSuppression bool `json:"noise_suppression"`
 	// Interruption is always present, defaults filled in.
 	Interruption InterruptionJSON `json:"interruption"`
+	// Vision is always present: off for records written before it existed.
+	Vision string `json:"vision"`
 }
 
 // InterruptionJSON is a draft's or a version's interruption settings, every field
@@ -104,7 +107,8 @@ func PresentCallSettings(c assistant.CallSettings) CallSettingsJSON {
 		tools = []assistant.Tool{}
 	}
 	return CallSettingsJSON{Tools: tools, IdleTimeoutSeconds: int(c.IdleTimeout().Seconds()), MaxDurationSeconds: c.MaxDurationSeconds,
-		Analysis: presentAnalysis(c.Analysis), Interruption: presentInterruption(c), NoiseSuppression: !c.NoiseSuppressionOff}
+		Analysis: presentAnalysis(c.Analysis), Interruption: presentInterruption(c), NoiseSuppression: !c.NoiseSuppressionOff,
+		Vision: persona.VisionOrOff(c.Vision)}
 }
 
 // VersionJSON is the assistant version object.
@@ -187,6 +191,8 @@ type assistantBody struct {
 	NoiseSuppression Nullable[bool] `json:"noise_suppression"`
 	// Interruption may be null: the default.
 	Interruption Nullable[interruptionBody] `json:"interruption"`
+	// Vision: off, camera, screen or camera_and_screen.
+	Vision Nullable[string] `json:"vision"`
 
 	// Recording: off or audio.
 	Recording Nullable[string] `json:"recording"`
@@ -235,7 +241,7 @@ func (f assistantBody) fields(current persona.Framing) (assistant.Fields, error)
 		f.AvatarID.NotNull("avatar_id"), f.Framing.NotNull("framing"), f.Voice.NotNull("voice"), f.Model.NotNull("model"),
 		f.TransferDestinations.NotNull("transfer_destinations"),
 		f.Tools.NotNull("tools"), f.IdleTimeoutSeconds.NotNull("idle_timeout_seconds"), f.Recording.NotNull("recording"),
-		f.NoiseSuppression.NotNull("noise_suppression"),
+		f.NoiseSuppression.NotNull("noise_suppression"), f.Vision.NotNull("vision"),
 	} {
 		if err != nil {
 			return assistant.Fields{}, err
@@ -260,10 +266,11 @@ func (f assistantBody) fields(current persona.Framing) (assistant.Fields, error)
 		}
 		out.Framing = &merged
 	}
-	if f.Tools.Set || f.IdleTimeoutSeconds.Set || f.MaxDurationSeconds.Set || f.Analysis.Set || f.Interruption.Set || f.NoiseSuppression.Set {
+	if f.Tools.Set || f.IdleTimeoutSeconds.Set || f.MaxDurationSeconds.Set || f.Analysis.Set || f.Interruption.Set || f.NoiseSuppression.Set ||
+		f.Vision.Set {
 		c := &assistant.CallFields{IdleTimeoutSeconds: f.IdleTimeoutSeconds.Ptr(), MaxDurationSeconds: f.MaxDurationSeconds.Ptr(),
 			ClearMaxDuration: f.MaxDurationSeconds.Null, ClearAnalysis: f.Analysis.Null, ClearInterruption: f.Interruption.Null,
-			NoiseSuppression: f.NoiseSuppression.Ptr()}
+			NoiseSuppression: f.NoiseSuppression.Ptr(), Vision: f.Vision.Ptr()}
 		if in := f.Interruption.Ptr(); in != nil {
 			c.Interruption = &persona.Interruption{Mode: in.Mode, MinWords: in.MinWords, Acknowledgements: in.Acknowledgements}
 		}
@@ -572,6 +579,9 @@ func (h *Assistants) listVoices(w http.ResponseWriter, r *http.Request) (int, an
 type ModelJSON struct {
 	ID     string `json:"id"`
 	Object string `json:"object"`
+	// Vision: the model accepts images (LLM_VISION_MODELS), so a version with vision may
+	// name it.
+	Vision bool `json:"vision"`
 }
 
 func (h *Assistants) listModels(w http.ResponseWriter, r *http.Request) (int, any, error) {
@@ -580,7 +590,7 @@ func (h *Assistants) listModels(w http.ResponseWriter, r *http.Request) (int, an
 	}
 	out := make([]ModelJSON, 0, len(h.Service.Models))
 	for _, m := range h.Service.Models {
-		out = append(out, ModelJSON{ID: m, Object: "model"})
+		out = append(out, ModelJSON{ID: m, Object: "model", Vision: slices.Contains(h.Service.VisionModels, m)})
 	}
 	return http.StatusOK, ListJSON[ModelJSON]{Object: "list", Data: out}, nil
 }

@@ -237,6 +237,11 @@ func TestContractAssistantsAndLines(t *testing.T) {
 	if strings.Join(modelIDs, ",") != "meta-llama/Llama-3.1-8B-Instruct,gpt-4o-mini" {
 		t.Errorf("models = %v, want the offered meta-llama/Llama-3.1-8B-Instruct, gpt-4o-mini", modelIDs)
 	}
+	for _, m := range models.Body["data"].([]any) {
+		if m := m.(map[string]any); m["vision"] != (m["id"] == "gpt-4o-mini") {
+			t.Errorf("model %v: vision %v, want true for gpt-4o-mini only (LLM_VISION_MODELS)", m["id"], m["vision"])
+		}
+	}
 	c.Fail("GET", "/v1/models?limit=1", "", 400, "parameter_unknown")
 
 	// Lines.
@@ -386,6 +391,36 @@ func TestContractAssistantsAndLines(t *testing.T) {
 	if d := c.OK("PATCH", tooledPath, `{"interruption":null}`, 200).Body["draft"].(map[string]any); d["interruption"].(map[string]any)["min_words"] != float64(1) {
 		t.Errorf("draft's interruption after null = %v, want the default", d["interruption"])
 	}
+
+	// Vision: off by default; a mode it does not know is 400; a draft with vision
+	// publishes only with a model that accepts images (LLM_VISION_MODELS): 400
+	// model_lacks_vision on model otherwise, before anything is published.
+	if d := c.OK("GET", tooledPath, "", 200).Body["draft"].(map[string]any); d["vision"] != "off" {
+		t.Errorf("draft's vision = %v, want off by default", d["vision"])
+	}
+	c.Fail("PATCH", tooledPath, `{"vision":"eyes"}`, 400, "parameter_invalid")
+	c.Fail("PATCH", tooledPath, `{"vision":null}`, 400, "parameter_invalid")
+	if d := c.OK("PATCH", tooledPath, `{"vision":"camera_and_screen"}`, 200).Body["draft"].(map[string]any); d["vision"] != "camera_and_screen" {
+		t.Errorf("draft's vision after PATCH = %v, want camera_and_screen", d["vision"])
+	}
+	before := len(c.OK("GET", tooledPath, "", 200).Body["versions"].([]any))
+	if r := c.FailValid("POST", tooledPath+"/publish", "", 400, "model_lacks_vision"); !strings.Contains(string(r.Raw), `"param":"model"`) {
+		t.Errorf("publish with vision and no model = %s, want param model", r.Raw)
+	}
+	c.OK("PATCH", tooledPath, `{"model":"meta-llama/Llama-3.1-8B-Instruct"}`, 200)
+	if r := c.FailValid("POST", tooledPath+"/publish", "", 400, "model_lacks_vision"); !strings.Contains(string(r.Raw), "gpt-4o-mini") {
+		t.Errorf("publish with vision on a text model = %s, want the refusal to name the model that accepts images", r.Raw)
+	}
+	if n := len(c.OK("GET", tooledPath, "", 200).Body["versions"].([]any)); n != before {
+		t.Errorf("%d versions after the refused publishes, want %d", n, before)
+	}
+	c.OK("PATCH", tooledPath, `{"model":"gpt-4o-mini"}`, 200)
+	seeing := c.OK("POST", tooledPath+"/publish", "", 201)
+	sv := seeing.Body["versions"].([]any)
+	if v := sv[len(sv)-1].(map[string]any); v["vision"] != "camera_and_screen" || v["model"] != "gpt-4o-mini" {
+		t.Errorf("published version's vision %v on model %v, want camera_and_screen on gpt-4o-mini", v["vision"], v["model"])
+	}
+	c.OK("PATCH", tooledPath, `{"vision":"off","model":""}`, 200)
 
 	// Recording: off by default, published with the version, restored and duplicated
 	// with the draft (a session's own: TestSessionRecordingRefused).

@@ -20,6 +20,43 @@ type CallSettings struct {
 	// Interruption is how the caller's speech over the assistant is taken; nil: the
 	// default (acknowledgements pass, any other word cuts the reply).
 	Interruption *Interruption `json:"interruption,omitempty"`
+	// Vision is what of the caller's video the model sees (Vision* below); empty is off.
+	Vision string `json:"vision,omitempty"`
+}
+
+// Vision modes of a version: which of the caller's video tracks the model sees, the
+// latest frame with each caller turn and a fresh one when it calls the look tool.
+const (
+	VisionOff             = "off"
+	VisionCamera          = "camera"
+	VisionScreen          = "screen"
+	VisionCameraAndScreen = "camera_and_screen"
+)
+
+// VisionModes are the vision modes, in the order the contract lists them.
+var VisionModes = []string{VisionOff, VisionCamera, VisionScreen, VisionCameraAndScreen}
+
+// VisionOrOff is a stored vision mode as the contract shows it: records written before
+// the setting existed show nothing to the model.
+func VisionOrOff(mode string) string {
+	if mode == "" {
+		return VisionOff
+	}
+	return mode
+}
+
+// VisionSources says which of the caller's video tracks a vision mode shows the model:
+// the camera, the shared screen; neither for off or a mode it does not know.
+func VisionSources(mode string) (camera, screen bool) {
+	switch mode {
+	case VisionCamera:
+		return true, false
+	case VisionScreen:
+		return false, true
+	case VisionCameraAndScreen:
+		return true, true
+	}
+	return false, false
 }
 
 // Interruption modes.

@@ -2,6 +2,7 @@ package persona
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -30,7 +31,10 @@ func ModelNameProblem(m string) string {
 // customer cannot point calls at any model the operator's key reaches (the priciest, a
 // private fine-tune). Blank entries and repeats are skipped; an empty list lets a version
 // name no model at all (every call runs on LLM_MODEL).
-func ParseModels(list string) ([]string, error) {
+func ParseModels(list string) ([]string, error) { return parseModels("LLM_MODELS", list) }
+
+// parseModels reads a variable's comma-separated model names.
+func parseModels(variable, list string) ([]string, error) {
 	var out []string
 	seen := map[string]bool{}
 	for _, n := range strings.Split(list, ",") {
@@ -39,10 +43,26 @@ func ParseModels(list string) ([]string, error) {
 			continue
 		}
 		if p := ModelNameProblem(n); p != "" {
-			return nil, fmt.Errorf("LLM_MODELS: %q is not a model name: it %s", n, p)
+			return nil, fmt.Errorf("%s: %q is not a model name: it %s", variable, n, p)
 		}
 		seen[n] = true
 		out = append(out, n)
 	}
 	return out, nil
+}
+
+// ParseVisionModels reads LLM_VISION_MODELS: the comma-separated names of the models of
+// offered (LLM_MODELS) that accept images, which a version with vision must name. A name
+// LLM_MODELS does not offer is refused: no version could name it.
+func ParseVisionModels(list string, offered []string) ([]string, error) {
+	names, err := parseModels("LLM_VISION_MODELS", list)
+	if err != nil {
+		return nil, err
+	}
+	for _, n := range names {
+		if !slices.Contains(offered, n) {
+			return nil, fmt.Errorf("LLM_VISION_MODELS: %q is not in LLM_MODELS, so no version could name it", n)
+		}
+	}
+	return names, nil
 }

@@ -200,6 +200,10 @@ type Turn struct {
 	// Tool is the tool call of a turn of speaker "tool" (Text is ""); a trimmed one keeps
 	// its name, error and duration but not its arguments and result.
 	Tool *ToolUse `json:"tool,omitempty"`
+	// Frames is how many frames of the caller's camera or screen went to the model (a
+	// version's vision) with a caller turn, or by a call of the look tool; the frames
+	// themselves are not kept.
+	Frames int `json:"frames,omitempty"`
 }
 
 // Speakers of a Turn.

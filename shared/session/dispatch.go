@@ -64,7 +64,7 @@ func brand(acct account.Account) persona.Brand {
 // their URLs (the worker asks the control plane to call one: persona.ToolPath).
 func callSettings(c assistant.CallSettings) persona.CallSettings {
 	out := persona.CallSettings{IdleTimeoutSeconds: int(c.IdleTimeout() / time.Second), Analysis: c.Analysis,
-		NoiseSuppressionOff: c.NoiseSuppressionOff}
+		NoiseSuppressionOff: c.NoiseSuppressionOff, Vision: c.Vision}
 	if c.Interruption != nil {
 		in := c.InterruptionOf()
 		out.Interruption = &in

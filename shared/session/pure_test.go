@@ -148,3 +148,13 @@ func TestCallSettingsNoiseSuppression(t *testing.T) {
 		t.Error("a version with noise suppression off gave a job with it on")
 	}
 }
+
+// TestCallSettingsVision: a version's vision reaches its worker's job.
+func TestCallSettingsVision(t *testing.T) {
+	if got := callSettings(assistant.CallSettings{}); got.Vision != "" {
+		t.Errorf("a version without vision gave a job with vision %q", got.Vision)
+	}
+	if got := callSettings(assistant.CallSettings{Vision: persona.VisionCamera}); got.Vision != persona.VisionCamera {
+		t.Errorf("a version with vision camera gave a job with vision %q", got.Vision)
+	}
+}

@@ -45,11 +45,66 @@ type Usage struct {
 
 // Message is a message of a received request.
 type Message struct {
-	Role       string `json:"role"`
+	Role string `json:"role"`
+	// Content is the message's text: its content when a string, else its text parts
+	// joined by a space.
 	Content    string `json:"content"`
 	ToolCallID string `json:"tool_call_id,omitempty"` // the call a tool message answers
 	// ToolCalls are an assistant message's tool calls, as name(arguments) joined by "; ".
 	ToolCalls Calls `json:"tool_calls,omitempty"`
+	// Images are the URLs of the message's image_url content parts, in order, joined by
+	// a space (a string, as ToolCalls, so that a Message compares with ==): data URLs
+	// hold none. ImageURLs splits them.
+	Images string `json:"-"`
+	// Parts is how many content parts the message had; 0 when its content was a string.
+	Parts int `json:"-"`
+}
+
+// ImageURLs are the message's image_url parts' URLs.
+func (m Message) ImageURLs() []string { return strings.Fields(m.Images) }
+
+// UnmarshalJSON reads a message whose content is a string or a list of content parts
+// (text and image_url), as Chat Completions takes either; a part of another type is an
+// error, as a server that does not know it would answer.
+func (m *Message) UnmarshalJSON(b []byte) error {
+	type plain Message
+	var raw struct {
+		plain
+		Content json.RawMessage `json:"content"`
+	}
+	if err := json.Unmarshal(b, &raw); err != nil {
+		return err
+	}
+	*m = Message(raw.plain)
+	if len(raw.Content) == 0 || string(raw.Content) == "null" {
+		return nil
+	}
+	if raw.Content[0] == '"' {
+		return json.Unmarshal(raw.Content, &m.Content)
+	}
+	var parts []struct {
+		Type     string `json:"type"`
+		Text     string `json:"text"`
+		ImageURL *struct {
+			URL string `json:"url"`
+		} `json:"image_url"`
+	}
+	if err := json.Unmarshal(raw.Content, &parts); err != nil {
+		return err
+	}
+	var texts, images []string
+	for _, p := range parts {
+		switch {
+		case p.Type == "text":
+			texts = append(texts, p.Text)
+		case p.Type == "image_url" && p.ImageURL != nil && p.ImageURL.URL != "":
+			images = append(images, p.ImageURL.URL)
+		default:
+			return fmt.Errorf("content part of type %q is not text or image_url", p.Type)
+		}
+	}
+	m.Content, m.Images, m.Parts = strings.Join(texts, " "), strings.Join(images, " "), len(parts)
+	return nil
 }
 
 // Calls are the tool calls of an assistant message, written name(arguments) and joined

@@ -121,7 +121,9 @@ export interface paths {
          *     (`param: transfer_destinations[<i>].to`) for a transfer destination in a
          *     premium-rate or shared-cost range or a country code no country holds (refused
          *     whatever a line allows; a line's countries and the daily cap are checked at each
-         *     transfer).
+         *     transfer); 400 `model_lacks_vision` (`param: model`) for a draft whose `vision` is
+         *     on but whose `model` is empty or not one the operator says accepts images (see
+         *     `Vision`).
          */
         post: operations["publishAssistant"];
         delete?: never;
@@ -385,6 +387,8 @@ export interface paths {
          *     reaches. An empty list (the default) means the deployment offers no choice: every
          *     call runs on the fleet's `LLM_MODEL`, and a draft naming any model is 400. The
          *     default model itself is not listed: a draft names it by leaving `model` empty.
+         *     `vision` marks the models the operator says accept images (`LLM_VISION_MODELS`):
+         *     a draft with `vision` on must name one of them.
          */
         get: operations["listModels"];
         put?: never;
@@ -1626,7 +1630,7 @@ export interface components {
          * @example parameter_missing
          * @enum {string}
          */
-        ErrorCode: "parameter_missing" | "parameter_invalid" | "parameter_unknown" | "invalid_json" | "body_too_large" | "unsupported_media_type" | "resource_not_found" | "route_not_found" | "method_not_allowed" | "assistant_archived" | "assistant_not_published" | "assistant_in_use" | "draft_incomplete" | "session_ended" | "call_already_answered" | "call_not_answerable" | "webhook_endpoint_limit_reached" | "webhook_endpoint_disabled" | "event_not_redeliverable" | "no_subscribed_endpoint" | "no_line" | "api_key_missing" | "api_key_invalid" | "last_api_key" | "api_key_limit_reached" | "rate_limited" | "idempotency_key_reused" | "idempotency_key_in_use" | "idempotency_key_invalid" | "upstream_unavailable" | "url_not_allowed" | "concurrent_session_limit" | "live_key_required" | "trunk_in_use" | "trunk_line_limit_reached" | "trunk_has_no_outbound" | "handle_taken" | "outbound_password_required" | "line_in_call" | "line_not_deletable" | "transfer_not_supported" | "call_not_active" | "transfer_failed" | "recording_not_found" | "destination_not_allowed" | "call_in_progress" | "campaign_state_invalid" | "avatar_in_use" | "avatar_limit_reached" | "internal_error";
+        ErrorCode: "parameter_missing" | "parameter_invalid" | "parameter_unknown" | "invalid_json" | "body_too_large" | "unsupported_media_type" | "resource_not_found" | "route_not_found" | "method_not_allowed" | "assistant_archived" | "assistant_not_published" | "assistant_in_use" | "draft_incomplete" | "session_ended" | "call_already_answered" | "call_not_answerable" | "webhook_endpoint_limit_reached" | "webhook_endpoint_disabled" | "event_not_redeliverable" | "no_subscribed_endpoint" | "no_line" | "api_key_missing" | "api_key_invalid" | "last_api_key" | "api_key_limit_reached" | "rate_limited" | "idempotency_key_reused" | "idempotency_key_in_use" | "idempotency_key_invalid" | "upstream_unavailable" | "url_not_allowed" | "concurrent_session_limit" | "live_key_required" | "trunk_in_use" | "trunk_line_limit_reached" | "trunk_has_no_outbound" | "handle_taken" | "outbound_password_required" | "line_in_call" | "line_not_deletable" | "transfer_not_supported" | "call_not_active" | "transfer_failed" | "recording_not_found" | "destination_not_allowed" | "call_in_progress" | "campaign_state_invalid" | "avatar_in_use" | "avatar_limit_reached" | "model_lacks_vision" | "internal_error";
         /**
          * @description The one error shape.
          * @example {
@@ -1677,7 +1681,7 @@ export interface components {
                  * @description The stable, machine-readable reason; see `ErrorCode`.
                  * @enum {string}
                  */
-                code: "parameter_missing" | "parameter_invalid" | "parameter_unknown" | "invalid_json" | "idempotency_key_invalid" | "url_not_allowed" | "outbound_password_required";
+                code: "parameter_missing" | "parameter_invalid" | "parameter_unknown" | "invalid_json" | "idempotency_key_invalid" | "url_not_allowed" | "outbound_password_required" | "model_lacks_vision";
                 /** @description For people; never parse it. Never holds internal detail. */
                 message: string;
                 /** @description The offending field (dotted when nested), query parameter or header, when there is one. */
@@ -2178,6 +2182,8 @@ export interface components {
             recording?: components["schemas"]["Recording"];
             /** @description Whether the caller's audio passes noise suppression before speech detection and recognition (default true; the call's recording keeps the audio as it came). */
             noise_suppression?: boolean;
+            /** @description What of the caller's video the model sees: `off` (default), `camera`, `screen` or `camera_and_screen` (see `Vision`). */
+            vision?: components["schemas"]["Vision"];
             /** @description Your own key-value pairs (at most 50; see `Metadata`). A key given `""` is not stored. `null` is refused. */
             metadata?: components["schemas"]["Metadata"];
             /** @description Where the assistant's `transfer_call` tool may hand a call over (at most 10, each `to` once); replaces the draft's, `[]` clears them. */
@@ -2251,13 +2257,15 @@ export interface components {
             recording?: components["schemas"]["Recording"];
             /** @description Whether the caller's audio passes noise suppression before speech detection and recognition (default true; the call's recording keeps the audio as it came). */
             noise_suppression?: boolean;
+            /** @description What of the caller's video the model sees: `off` (default), `camera`, `screen` or `camera_and_screen` (see `Vision`). */
+            vision?: components["schemas"]["Vision"];
             /** @description Changes the metadata: see `MetadataUpdate`. */
             metadata?: components["schemas"]["MetadataUpdate"];
             /** @description Where the assistant's `transfer_call` tool may hand a call over (at most 10, each `to` once); replaces the draft's, `[]` clears them. */
             transfer_destinations?: components["schemas"]["TransferDestinationInput"][];
         };
         /**
-         * @description The tool's name as the model calls it; unique in the assistant, and not a built-in tool's (`end_call`, `transfer_call`).
+         * @description The tool's name as the model calls it; unique in the assistant, and not a built-in tool's (`end_call`, `transfer_call`, `look`).
          * @example lookup_order
          */
         ToolName: string;
@@ -2543,6 +2551,25 @@ export interface components {
          */
         Recording: "off" | "audio";
         /**
+         * @description What of the caller's video the model sees on a web or video call. `off` (the
+         *     default): nothing. `camera`, `screen` or `camera_and_screen`: with each caller
+         *     turn, the model gets the latest frame of the caller's camera (LiveKit track source
+         *     `camera`) or shared screen (`screen_share`), or both, asked for fresh at the
+         *     caller's speech onset: a JPEG at most 768 pixels on its long side, as an
+         *     OpenAI-compatible image content part of the turn's user message; and it may call
+         *     the built-in `look` tool for a fresh frame mid-turn (the frame follows the tool's
+         *     result as a user message). Only the request that answers a turn carries its
+         *     frames; older turns' frames are not sent again. Frames are never stored: the
+         *     transcript's `frames` counts them. A frame's tokens count in the call's usage as
+         *     the model reports them. Publishing a draft with vision on needs a `model` the
+         *     operator says accepts images (`vision: true` in `GET /v1/models`): else 400
+         *     `model_lacks_vision`. A caller who shows nothing costs each turn at most 300 ms
+         *     of waiting for a frame, and the turn goes to the model as text.
+         * @example camera
+         * @enum {string}
+         */
+        Vision: "off" | "camera" | "screen" | "camera_and_screen";
+        /**
          * @description The editable working copy.
          * @example {
          *       "system_prompt": "You are the front desk of Acme Dental. Be brief and kind.",
@@ -2564,7 +2591,8 @@ export interface components {
          *         "min_words": 1,
          *         "acknowledgements": []
          *       },
-         *       "noise_suppression": true
+         *       "noise_suppression": true,
+         *       "vision": "off"
          *     }
          */
         Draft: {
@@ -2582,7 +2610,7 @@ export interface components {
             model: components["schemas"]["ModelField"];
             /** @description Where the assistant may transfer a call; `[]` for none. */
             transfer_destinations?: components["schemas"]["TransferDestination"][];
-            /** @description The tools the model may call, beside the built-in `end_call` (and `transfer_call` when there are transfer destinations); `[]` for none. */
+            /** @description The tools the model may call, beside the built-in `end_call` (and `transfer_call` when there are transfer destinations, `look` when `vision` is on); `[]` for none. */
             tools: components["schemas"]["Tool"][];
             /** @description The caller's silence before the assistant asks whether they are still there. */
             idle_timeout_seconds: components["schemas"]["IdleTimeoutSeconds"];
@@ -2594,6 +2622,8 @@ export interface components {
             recording: components["schemas"]["Recording"];
             /** @description Whether the caller's audio passes noise suppression before speech detection and recognition. */
             noise_suppression: boolean;
+            /** @description What of the caller's video the model sees (see `Vision`). */
+            vision: components["schemas"]["Vision"];
             /** @description How the caller's speech over the assistant is taken. */
             interruption: components["schemas"]["Interruption"];
         };
@@ -2636,7 +2666,8 @@ export interface components {
          *         "min_words": 1,
          *         "acknowledgements": []
          *       },
-         *       "noise_suppression": true
+         *       "noise_suppression": true,
+         *       "vision": "off"
          *     }
          */
         AssistantVersion: {
@@ -2669,7 +2700,7 @@ export interface components {
             variables: string[];
             /** @description Where the assistant may transfer a call (its `transfer_call` tool); `[]` for none. */
             transfer_destinations?: components["schemas"]["TransferDestination"][];
-            /** @description The tools the model may call, beside the built-in `end_call` (and `transfer_call` when there are transfer destinations); `[]` for none. */
+            /** @description The tools the model may call, beside the built-in `end_call` (and `transfer_call` when there are transfer destinations, `look` when `vision` is on); `[]` for none. */
             tools: components["schemas"]["Tool"][];
             /** @description The caller's silence before the assistant asks whether they are still there. */
             idle_timeout_seconds: components["schemas"]["IdleTimeoutSeconds"];
@@ -2681,6 +2712,8 @@ export interface components {
             recording: components["schemas"]["Recording"];
             /** @description Whether the caller's audio passes noise suppression before speech detection and recognition. */
             noise_suppression: boolean;
+            /** @description What of the caller's video the model sees (see `Vision`). */
+            vision: components["schemas"]["Vision"];
             /** @description How the caller's speech over the assistant is taken. */
             interruption: components["schemas"]["Interruption"];
         };
@@ -2710,7 +2743,8 @@ export interface components {
          *           "min_words": 1,
          *           "acknowledgements": []
          *         },
-         *         "noise_suppression": true
+         *         "noise_suppression": true,
+         *         "vision": "off"
          *       },
          *       "versions": [
          *         {
@@ -2739,7 +2773,8 @@ export interface components {
          *             "min_words": 1,
          *             "acknowledgements": []
          *           },
-         *           "noise_suppression": true
+         *           "noise_suppression": true,
+         *           "vision": "off"
          *         }
          *       ],
          *       "version_count": 1,
@@ -2821,7 +2856,8 @@ export interface components {
          *               "min_words": 1,
          *               "acknowledgements": []
          *             },
-         *             "noise_suppression": true
+         *             "noise_suppression": true,
+         *             "vision": "off"
          *           },
          *           "versions": [
          *             {
@@ -2850,7 +2886,8 @@ export interface components {
          *                 "min_words": 1,
          *                 "acknowledgements": []
          *               },
-         *               "noise_suppression": true
+         *               "noise_suppression": true,
+         *               "vision": "off"
          *             }
          *           ],
          *           "version_count": 1,
@@ -2907,7 +2944,8 @@ export interface components {
          *             "min_words": 1,
          *             "acknowledgements": []
          *           },
-         *           "noise_suppression": true
+         *           "noise_suppression": true,
+         *           "vision": "off"
          *         }
          *       ],
          *       "has_more": false
@@ -3200,7 +3238,8 @@ export interface components {
         /**
          * @example {
          *       "id": "gpt-4o-mini",
-         *       "object": "model"
+         *       "object": "model",
+         *       "vision": true
          *     }
          */
         Model: {
@@ -3211,6 +3250,8 @@ export interface components {
              * @enum {string}
              */
             object: "model";
+            /** @description Whether the model accepts images (the operator's `LLM_VISION_MODELS`), so that a draft with `vision` on may name it. */
+            vision: boolean;
         };
         /**
          * @example {
@@ -3218,7 +3259,8 @@ export interface components {
          *       "data": [
          *         {
          *           "id": "gpt-4o-mini",
-         *           "object": "model"
+         *           "object": "model",
+         *           "vision": true
          *         }
          *       ],
          *       "has_more": false
@@ -5838,6 +5880,8 @@ export interface components {
              * @enum {boolean}
              */
             backchannel?: true;
+            /** @description How many frames of the caller's camera or screen went to the model (the version's `vision`) with this caller turn, or by this call of the built-in `look` tool; absent when none. The frames are not stored. */
+            frames?: number;
             /**
              * @description Present (true) when the turn's `text` was dropped (it is then empty) so that the final report of a very long call fitted the size limit; the oldest turns' text goes first. Absent otherwise.
              * @enum {boolean}
@@ -7567,7 +7611,8 @@ export interface operations {
                      *               "min_words": 1,
                      *               "acknowledgements": []
                      *             },
-                     *             "noise_suppression": true
+                     *             "noise_suppression": true,
+                     *             "vision": "off"
                      *           },
                      *           "versions": [
                      *             {
@@ -7596,7 +7641,8 @@ export interface operations {
                      *                 "min_words": 1,
                      *                 "acknowledgements": []
                      *               },
-                     *               "noise_suppression": true
+                     *               "noise_suppression": true,
+                     *               "vision": "off"
                      *             }
                      *           ],
                      *           "version_count": 1,
@@ -7712,7 +7758,8 @@ export interface operations {
                      *           "min_words": 1,
                      *           "acknowledgements": []
                      *         },
-                     *         "noise_suppression": true
+                     *         "noise_suppression": true,
+                     *         "vision": "off"
                      *       },
                      *       "versions": [
                      *         {
@@ -7741,7 +7788,8 @@ export interface operations {
                      *             "min_words": 1,
                      *             "acknowledgements": []
                      *           },
-                     *           "noise_suppression": true
+                     *           "noise_suppression": true,
+                     *           "vision": "off"
                      *         }
                      *       ],
                      *       "version_count": 1,
@@ -7813,7 +7861,8 @@ export interface operations {
                      *           "min_words": 1,
                      *           "acknowledgements": []
                      *         },
-                     *         "noise_suppression": true
+                     *         "noise_suppression": true,
+                     *         "vision": "off"
                      *       },
                      *       "versions": [
                      *         {
@@ -7842,7 +7891,8 @@ export interface operations {
                      *             "min_words": 1,
                      *             "acknowledgements": []
                      *           },
-                     *           "noise_suppression": true
+                     *           "noise_suppression": true,
+                     *           "vision": "off"
                      *         }
                      *       ],
                      *       "version_count": 1,
@@ -7955,7 +8005,8 @@ export interface operations {
                      *           "min_words": 1,
                      *           "acknowledgements": []
                      *         },
-                     *         "noise_suppression": true
+                     *         "noise_suppression": true,
+                     *         "vision": "off"
                      *       },
                      *       "versions": [
                      *         {
@@ -7984,7 +8035,8 @@ export interface operations {
                      *             "min_words": 1,
                      *             "acknowledgements": []
                      *           },
-                     *           "noise_suppression": true
+                     *           "noise_suppression": true,
+                     *           "vision": "off"
                      *         }
                      *       ],
                      *       "version_count": 1,
@@ -8066,7 +8118,8 @@ export interface operations {
                      *             "min_words": 1,
                      *             "acknowledgements": []
                      *           },
-                     *           "noise_suppression": true
+                     *           "noise_suppression": true,
+                     *           "vision": "off"
                      *         }
                      *       ],
                      *       "has_more": false
@@ -8138,7 +8191,8 @@ export interface operations {
                      *           "min_words": 1,
                      *           "acknowledgements": []
                      *         },
-                     *         "noise_suppression": true
+                     *         "noise_suppression": true,
+                     *         "vision": "off"
                      *       },
                      *       "versions": [
                      *         {
@@ -8167,7 +8221,8 @@ export interface operations {
                      *             "min_words": 1,
                      *             "acknowledgements": []
                      *           },
-                     *           "noise_suppression": true
+                     *           "noise_suppression": true,
+                     *           "vision": "off"
                      *         }
                      *       ],
                      *       "version_count": 1,
@@ -8253,7 +8308,8 @@ export interface operations {
                      *           "min_words": 1,
                      *           "acknowledgements": []
                      *         },
-                     *         "noise_suppression": true
+                     *         "noise_suppression": true,
+                     *         "vision": "off"
                      *       },
                      *       "versions": [
                      *         {
@@ -8282,7 +8338,8 @@ export interface operations {
                      *             "min_words": 1,
                      *             "acknowledgements": []
                      *           },
-                     *           "noise_suppression": true
+                     *           "noise_suppression": true,
+                     *           "vision": "off"
                      *         }
                      *       ],
                      *       "version_count": 1,
@@ -8368,7 +8425,8 @@ export interface operations {
                      *           "min_words": 1,
                      *           "acknowledgements": []
                      *         },
-                     *         "noise_suppression": true
+                     *         "noise_suppression": true,
+                     *         "vision": "off"
                      *       },
                      *       "versions": [
                      *         {
@@ -8397,7 +8455,8 @@ export interface operations {
                      *             "min_words": 1,
                      *             "acknowledgements": []
                      *           },
-                     *           "noise_suppression": true
+                     *           "noise_suppression": true,
+                     *           "vision": "off"
                      *         }
                      *       ],
                      *       "version_count": 1,
@@ -8482,7 +8541,8 @@ export interface operations {
                      *           "min_words": 1,
                      *           "acknowledgements": []
                      *         },
-                     *         "noise_suppression": true
+                     *         "noise_suppression": true,
+                     *         "vision": "off"
                      *       },
                      *       "versions": [
                      *         {
@@ -8511,7 +8571,8 @@ export interface operations {
                      *             "min_words": 1,
                      *             "acknowledgements": []
                      *           },
-                     *           "noise_suppression": true
+                     *           "noise_suppression": true,
+                     *           "vision": "off"
                      *         }
                      *       ],
                      *       "version_count": 1,
@@ -8593,7 +8654,8 @@ export interface operations {
                      *           "min_words": 1,
                      *           "acknowledgements": []
                      *         },
-                     *         "noise_suppression": true
+                     *         "noise_suppression": true,
+                     *         "vision": "off"
                      *       },
                      *       "versions": [
                      *         {
@@ -8622,7 +8684,8 @@ export interface operations {
                      *             "min_words": 1,
                      *             "acknowledgements": []
                      *           },
-                     *           "noise_suppression": true
+                     *           "noise_suppression": true,
+                     *           "vision": "off"
                      *         }
                      *       ],
                      *       "version_count": 1,
@@ -8703,7 +8766,8 @@ export interface operations {
                      *           "min_words": 1,
                      *           "acknowledgements": []
                      *         },
-                     *         "noise_suppression": true
+                     *         "noise_suppression": true,
+                     *         "vision": "off"
                      *       },
                      *       "versions": [
                      *         {
@@ -8732,7 +8796,8 @@ export interface operations {
                      *             "min_words": 1,
                      *             "acknowledgements": []
                      *           },
-                     *           "noise_suppression": true
+                     *           "noise_suppression": true,
+                     *           "vision": "off"
                      *         }
                      *       ],
                      *       "version_count": 1,
@@ -9158,7 +9223,8 @@ export interface operations {
                      *       "data": [
                      *         {
                      *           "id": "gpt-4o-mini",
-                     *           "object": "model"
+                     *           "object": "model",
+                     *           "vision": true
                      *         }
                      *       ],
                      *       "has_more": false
