@@ -501,6 +501,12 @@ func TestFunctionsUnderLambdaRuntime(t *testing.T) {
 	if data := vlist["data"].([]any); len(data) != 1 || data[0].(map[string]any)["id"] != verID {
 		t.Errorf("versions list = %v, want [%s]", vlist, verID)
 	}
+	// The quality of the version: no call counted yet, the version listed (its aggregate
+	// item read from the calls table by key).
+	qlist := s.expect(get("assistants-quality", "/v1/assistants/{id}/quality", "/v1/assistants/"+asstID+"/quality"), http.StatusOK)
+	if data := qlist["data"].([]any); len(data) != 1 || data[0].(map[string]any)["version_id"] != verID || data[0].(map[string]any)["calls"] != float64(0) {
+		t.Errorf("quality = %v, want [%s] without calls", qlist, verID)
+	}
 	// The voice is one of the hosted voices this deployment's TTS_VOICES offers.
 	if v := versions[0].(map[string]any); v["voice"] != "hosted-nova" || v["model"] != "llama3.1:8b" {
 		t.Errorf("published version = %v, want voice hosted-nova and model llama3.1:8b", v)

@@ -768,6 +768,11 @@ func (s *session) turnEnded(ctx context.Context, m turnEnded) error {
 	if held { // words ("no!", "wait") take the floor
 		s.bargeIn()
 	}
+	if text != "" && len(s.turn.keys) == 0 && s.rules.ending(text) == unfinished {
+		// The turn ends on unfinished words: the caller's pause outlasted even the
+		// longer wait (or, with FixedEndOfTurn, the fixed silence).
+		s.line.Publish(speech.TurnTaking{Kind: speech.MidSentenceCut})
+	}
 	s.floor = floor{}
 	var pictures []speech.Picture
 	if text != "" && s.viewer != nil {

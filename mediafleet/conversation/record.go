@@ -159,6 +159,10 @@ func (r *Record) Metrics(m *persona.Metrics) {
 	m.Turns, m.BargeIns = &turns, &barge
 	back, falseInt, waits := r.turnTaking[speech.Backchanneled], r.turnTaking[speech.FalseInterruption], r.turnTaking[speech.MidSentenceWait]
 	m.Backchannels, m.FalseInterruptions, m.MidSentenceWaits = &back, &falseInt, &waits
+	cuts := r.turnTaking[speech.MidSentenceCut]
+	m.MidSentenceCuts = &cuts
+	callerMS, assistantMS := r.speechMS()
+	m.CallerSpeechMS, m.AssistantSpeechMS = &callerMS, &assistantMS
 	m.ResponseMS = percentiles(r.response)
 	m.BargeInStopMS = percentiles(r.bargeStop)
 	m.STTFinalMS = percentiles(r.stt)
@@ -172,6 +176,33 @@ func (r *Record) Metrics(m *persona.Metrics) {
 		calls, errs := r.toolCalls, r.toolErrors
 		m.ToolCalls, m.ToolErrors, m.ToolMS = &calls, &errs, percentiles(r.toolTook)
 	}
+}
+
+// speechMS is how long each side spoke: its transcript turns, start to end, summed.
+func (r *Record) speechMS() (caller, assistant int64) {
+	for _, t := range r.turns {
+		d := max(0, t.EndMS-t.StartMS)
+		switch t.Speaker {
+		case persona.SpeakerCaller:
+			caller += d
+		case persona.SpeakerAssistant:
+			assistant += d
+		}
+	}
+	return caller, assistant
+}
+
+// ResponseSamplesMS are the samples of the metrics' response_ms, in milliseconds, in
+// the order the replies came (persona.Report.ResponseSamplesMS); nil without any.
+func (r *Record) ResponseSamplesMS() []int64 {
+	if len(r.response) == 0 {
+		return nil
+	}
+	out := make([]int64, len(r.response))
+	for i, d := range r.response {
+		out[i] = max(0, d.Milliseconds())
+	}
+	return out
 }
 
 // percentiles are nearest-rank p50 and p95; nil without samples.

@@ -115,3 +115,43 @@ func TestRecordToolCalls(t *testing.T) {
 		}
 	}
 }
+
+// TestRecordSpeakingAndCuts: each side's speaking time is its transcript turns summed
+// (an acknowledgement over the assistant is the caller's, a tool call no one's), the
+// turns cut mid-sentence are counted apart from the waits, and the response samples are
+// those of response_ms, in order.
+func TestRecordSpeakingAndCuts(t *testing.T) {
+	answered := time.Unix(1000, 0)
+	at := func(ms int) time.Time { return answered.Add(time.Duration(ms) * time.Millisecond) }
+	r := conversation.NewRecord(answered)
+	if got := r.ResponseSamplesMS(); got != nil {
+		t.Fatalf("samples %v before any reply, want none", got)
+	}
+	for _, e := range []speech.Event{
+		speech.Words{Speaker: speech.Assistant, Text: "Hello, how can I help?", Final: true, Start: at(300), End: at(2300)},
+		speech.Words{Speaker: speech.Caller, Text: "I'd like to book a", Final: true, Start: at(2600), End: at(3800)},
+		speech.TurnTaking{Kind: speech.MidSentenceWait},
+		speech.TurnTaking{Kind: speech.MidSentenceCut},
+		speech.Answered{Timing: speech.TurnTiming{LastSpeech: at(3800), FirstSent: at(4400)}},
+		speech.Words{Speaker: speech.Assistant, Text: "Sure, for when?", Final: true, Start: at(4400), End: at(6400)},
+		speech.Words{Speaker: speech.Caller, Text: "uh-huh", Final: true, Start: at(5000), End: at(5300), Backchannel: true},
+		speech.TurnTaking{Kind: speech.Backchanneled},
+		speech.ToolUsed{Call: speech.ToolCall{Name: "book", Arguments: `{}`}, Start: at(7000), End: at(9000)},
+		speech.Words{Speaker: speech.Caller, Text: "tomorrow at eight.", Final: true, Start: at(6900), End: at(7900)},
+		speech.Answered{Timing: speech.TurnTiming{LastSpeech: at(7900), FirstSent: at(8150)}},
+	} {
+		r.Add(e)
+	}
+	var m persona.Metrics
+	r.Metrics(&m)
+	if m.CallerSpeechMS == nil || *m.CallerSpeechMS != 1200+300+1000 || m.AssistantSpeechMS == nil || *m.AssistantSpeechMS != 2000+2000 {
+		t.Errorf("caller_speech_ms %v assistant_speech_ms %v, want 2500 and 4000", m.CallerSpeechMS, m.AssistantSpeechMS)
+	}
+	if count(m.MidSentenceCuts) != 1 || count(m.MidSentenceWaits) != 1 || count(m.Backchannels) != 1 || count(m.Turns) != 2 {
+		t.Errorf("cuts %d waits %d backchannels %d turns %d, want 1, 1, 1, 2",
+			count(m.MidSentenceCuts), count(m.MidSentenceWaits), count(m.Backchannels), count(m.Turns))
+	}
+	if got := r.ResponseSamplesMS(); !slices.Equal(got, []int64{600, 250}) {
+		t.Errorf("samples %v, want [600 250]", got)
+	}
+}

@@ -268,6 +268,31 @@ func TestUnfinishedSentenceWaits(t *testing.T) {
 	}
 }
 
+// TestMidSentenceCutCounted: a turn that ends on unfinished words, the caller silent
+// past the longer wait, is answered and counted a mid-sentence cut; a finished one is
+// not.
+func TestMidSentenceCutCounted(t *testing.T) {
+	for _, tc := range []struct {
+		text string
+		cuts int
+	}{{"I'd like to book a", 1}, {"I'd like to book a table.", 0}} {
+		t.Run(tc.text, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				h := startWith(t, llmtest.Reply{Text: "For what time?"}, nil, &recognizer{texts: []string{tc.text}, interim: true})
+				h.feed(t, 0, 100*time.Millisecond)
+				h.feed(t, speechLevel, time.Duration(len(strings.Fields(tc.text)))*100*time.Millisecond)
+				h.feed(t, 0, 3*time.Second)
+				if n := len(h.srv.Requests()); n != 1 {
+					t.Errorf("%d model requests, want the turn answered", n)
+				}
+				if m := h.metrics(); count(m.MidSentenceCuts) != tc.cuts || count(m.Turns) != 1 {
+					t.Errorf("mid-sentence cuts %d turns %d, want %d and 1", count(m.MidSentenceCuts), count(m.Turns), tc.cuts)
+				}
+			})
+		})
+	}
+}
+
 // TestFinishedSentenceAnsweredSooner: a turn whose words end a question ends after the
 // short silence (the 8th 32 ms window, 256 ms), not the fixed one (416 ms); one without
 // words the recogniser could read keeps the fixed silence.

@@ -891,7 +891,7 @@ func (c *call) finish(reason string) persona.Report {
 	rep := persona.Report{
 		Kind: persona.ReportEnded, CallID: c.job.CallID, SessionID: c.job.SessionID,
 		At: end.UTC(), EndReason: reason, Metrics: c.metricsLocked(), Transcript: c.record.Transcript(),
-		Usage: &usage,
+		Usage: &usage, ResponseSamplesMS: c.record.ResponseSamplesMS(),
 	}
 	if c.amd != nil {
 		a := *c.amd

@@ -102,6 +102,9 @@ const (
 	// after unfinished words ("I'd like to book a") and went on: the longer wait kept
 	// the turn whole.
 	MidSentenceWait TurnKind = "mid_sentence_wait"
+	// MidSentenceCut: a caller's turn ended on unfinished words and was answered: the
+	// pause outlasted the longest wait.
+	MidSentenceCut TurnKind = "mid_sentence_cut"
 )
 
 // TurnTaking is told of each turn-taking decision that differs from deciding by sound

@@ -3027,6 +3027,36 @@ func (e UsageReportObject) Valid() bool {
 	}
 }
 
+// Defines values for VersionQualityObject.
+const (
+	VersionQualityObjectVersionQuality VersionQualityObject = "version_quality"
+)
+
+// Valid indicates whether the value is a known member of the VersionQualityObject enum.
+func (e VersionQualityObject) Valid() bool {
+	switch e {
+	case VersionQualityObjectVersionQuality:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for VersionQualityListObject.
+const (
+	VersionQualityListObjectList VersionQualityListObject = "list"
+)
+
+// Valid indicates whether the value is a known member of the VersionQualityListObject enum.
+func (e VersionQualityListObject) Valid() bool {
+	switch e {
+	case VersionQualityListObjectList:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for Vision.
 const (
 	VisionCamera          Vision = "camera"
@@ -4332,7 +4362,7 @@ type Call struct {
 
 	// Metrics Assistant calls only; null otherwise.
 	//
-	// Examples: {"backchannels":1,"barge_in_stop_ms":{"p50":1,"p95":1},"barge_ins":1,"connecting_screen_ms":1,"errors":{"count":1,"last_kind":"llm_timeout"},"false_interruptions":0,"first_greeting_audio_ms":1,"llm_first_token_ms":{"p50":1,"p95":1},"mid_sentence_waits":1,"response_ms":{"p50":1,"p95":1},"stt_final_ms":{"p50":1,"p95":1},"tool_calls":1,"tool_errors":0,"tool_ms":{"p50":182,"p95":182},"tts_first_audio_ms":{"p50":1,"p95":1},"turns":1}
+	// Examples: {"assistant_speech_ms":9800,"backchannels":1,"barge_in_stop_ms":{"p50":1,"p95":1},"barge_ins":1,"caller_speech_ms":4100,"connecting_screen_ms":1,"errors":{"count":1,"last_kind":"llm_timeout"},"false_interruptions":0,"first_greeting_audio_ms":1,"llm_first_token_ms":{"p50":1,"p95":1},"mid_sentence_cuts":0,"mid_sentence_waits":1,"response_ms":{"p50":1,"p95":1},"stt_final_ms":{"p50":1,"p95":1},"tool_calls":1,"tool_errors":0,"tool_ms":{"p50":182,"p95":182},"tts_first_audio_ms":{"p50":1,"p95":1},"turns":1}
 	Metrics *CallMetrics `json:"metrics"`
 
 	// Object The kind of object: always `call`.
@@ -5079,8 +5109,11 @@ type CallListObject string
 // the rest are over the conversation's turns. Null on a call that is not an
 // assistant's.
 //
-// Examples: {"backchannels":1,"barge_in_stop_ms":{"p50":1,"p95":1},"barge_ins":1,"connecting_screen_ms":1,"errors":{"count":1,"last_kind":"llm_timeout"},"false_interruptions":0,"first_greeting_audio_ms":1,"llm_first_token_ms":{"p50":1,"p95":1},"mid_sentence_waits":1,"response_ms":{"p50":1,"p95":1},"stt_final_ms":{"p50":1,"p95":1},"tool_calls":1,"tool_errors":0,"tool_ms":{"p50":182,"p95":182},"tts_first_audio_ms":{"p50":1,"p95":1},"turns":1}
+// Examples: {"assistant_speech_ms":9800,"backchannels":1,"barge_in_stop_ms":{"p50":1,"p95":1},"barge_ins":1,"caller_speech_ms":4100,"connecting_screen_ms":1,"errors":{"count":1,"last_kind":"llm_timeout"},"false_interruptions":0,"first_greeting_audio_ms":1,"llm_first_token_ms":{"p50":1,"p95":1},"mid_sentence_cuts":0,"mid_sentence_waits":1,"response_ms":{"p50":1,"p95":1},"stt_final_ms":{"p50":1,"p95":1},"tool_calls":1,"tool_errors":0,"tool_ms":{"p50":182,"p95":182},"tts_first_audio_ms":{"p50":1,"p95":1},"turns":1}
 type CallMetrics struct {
+	// AssistantSpeechMs How long the assistant spoke, in milliseconds; its transcript turns, start to end (an interrupted one to where it stopped), summed.
+	AssistantSpeechMs *int `json:"assistant_speech_ms,omitempty"`
+
 	// Backchannels How many of the caller's acknowledgements over the assistant ("uh-huh") let its reply go on (see `Interruption`).
 	Backchannels *int `json:"backchannels,omitempty"`
 
@@ -5091,6 +5124,9 @@ type CallMetrics struct {
 
 	// BargeIns How many replies the caller cut off.
 	BargeIns *int `json:"barge_ins,omitempty"`
+
+	// CallerSpeechMs How long the caller spoke, in milliseconds; the transcript's caller turns (acknowledgements included), start to end, summed.
+	CallerSpeechMs *int `json:"caller_speech_ms,omitempty"`
 
 	// ConnectingScreenMs From the answer to the first connecting-screen frame, in milliseconds.
 	ConnectingScreenMs *int `json:"connecting_screen_ms,omitempty"`
@@ -5114,6 +5150,9 @@ type CallMetrics struct {
 	//
 	// Examples: {"p50":1,"p95":1}
 	LlmFirstTokenMs *Percentiles `json:"llm_first_token_ms,omitempty"`
+
+	// MidSentenceCuts How many of the caller's turns ended on unfinished words ("I'd like to book a", a digit group) and were answered; the pause outlasted even the longer wait (see `mid_sentence_waits` for those it kept).
+	MidSentenceCuts *int `json:"mid_sentence_cuts,omitempty"`
 
 	// MidSentenceWaits How many of the caller's pauses after unfinished words ("I'd like to book a") outlasted the usual end-of-turn silence and did not end the turn.
 	MidSentenceWaits *int `json:"mid_sentence_waits,omitempty"`
@@ -7805,6 +7844,83 @@ type Variables map[string]string
 // VersionID Examples: ver_01jd3f4g5h6j7k8m9n0p1q2r3t
 type VersionID = string
 
+// VersionQuality How one published version's calls took turns: their `metrics` (`CallMetrics`)
+// summed over the calls whose final report is in, each call once.
+//
+// Examples: {"assistant_speech_ms":2031800,"assistant_speech_share":0.592,"backchannels":48,"barge_ins":21,"caller_speech_ms":1402200,"caller_speech_share":0.408,"calls":40,"false_interruptions":6,"mid_sentence_cuts":3,"mid_sentence_waits":37,"number":5,"object":"version_quality","published_at":"2026-11-22T07:00:00.123Z","replies":318,"response_ms":{"p50":550,"p95":1100},"turns":312,"version_id":"ver_01jd3f4g5h6j7k8m9n0p1q2r3t"}
+type VersionQuality struct {
+	// AssistantSpeechMs The calls' `assistant_speech_ms` summed.
+	AssistantSpeechMs int `json:"assistant_speech_ms"`
+
+	// AssistantSpeechShare The assistant's share of the time either side spoke; null when neither did.
+	AssistantSpeechShare *float32 `json:"assistant_speech_share"`
+
+	// Backchannels The calls' `backchannels` summed: acknowledgements the reply went on over.
+	Backchannels int `json:"backchannels"`
+
+	// BargeIns The calls' `barge_ins` summed: replies the caller cut off.
+	BargeIns int `json:"barge_ins"`
+
+	// CallerSpeechMs The calls' `caller_speech_ms` summed.
+	CallerSpeechMs int `json:"caller_speech_ms"`
+
+	// CallerSpeechShare The caller's share of the time either side spoke (0 to 1, three decimals); null when neither did.
+	CallerSpeechShare *float32 `json:"caller_speech_share"`
+
+	// Calls Calls counted: those of the version whose persona worker's final report is in.
+	Calls int `json:"calls"`
+
+	// FalseInterruptions The calls' `false_interruptions` summed: sounds without words after which the reply resumed.
+	FalseInterruptions int `json:"false_interruptions"`
+
+	// MidSentenceCuts The calls' `mid_sentence_cuts` summed: turns that ended on unfinished words.
+	MidSentenceCuts int `json:"mid_sentence_cuts"`
+
+	// MidSentenceWaits The calls' `mid_sentence_waits` summed: pauses after unfinished words that the longer wait kept within the turn.
+	MidSentenceWaits int `json:"mid_sentence_waits"`
+
+	// Number The version's number (1, 2, ...).
+	Number int `json:"number"`
+
+	// Object Always `version_quality`.
+	Object VersionQualityObject `json:"object"`
+
+	// PublishedAt When the version was published.
+	PublishedAt time.Time `json:"published_at"`
+
+	// Replies Replies whose latency was measured: the samples of `response_ms`.
+	Replies int `json:"replies"`
+
+	// ResponseMs End of the caller's speech to the first reply audio, p50 and p95 over every reply of every counted call (not the calls' own percentiles averaged), each the upper bound of the fixed bucket it falls in; null without replies.
+	ResponseMs *Percentiles `json:"response_ms"`
+
+	// Turns The calls' `turns` summed: caller turns answered.
+	Turns int `json:"turns"`
+
+	// VersionId The version.
+	VersionId string `json:"version_id"`
+}
+
+// VersionQualityObject Always `version_quality`.
+type VersionQualityObject string
+
+// VersionQualityList The answer of `GET /v1/assistants/{id}/quality`.
+//
+// Examples: {"data":[{"assistant_speech_ms":2031800,"assistant_speech_share":0.592,"backchannels":48,"barge_ins":21,"caller_speech_ms":1402200,"caller_speech_share":0.408,"calls":40,"false_interruptions":6,"mid_sentence_cuts":3,"mid_sentence_waits":37,"number":5,"object":"version_quality","published_at":"2026-11-22T07:00:00.123Z","replies":318,"response_ms":{"p50":550,"p95":1100},"turns":312,"version_id":"ver_01jd3f4g5h6j7k8m9n0p1q2r3t"},{"assistant_speech_ms":2410100,"assistant_speech_share":0.56,"backchannels":0,"barge_ins":88,"caller_speech_ms":1890400,"caller_speech_share":0.44,"calls":52,"false_interruptions":0,"mid_sentence_cuts":41,"mid_sentence_waits":0,"number":4,"object":"version_quality","published_at":"2026-11-15T07:00:00.123Z","replies":409,"response_ms":{"p50":750,"p95":1500},"turns":401,"version_id":"ver_01jd3f4g5h6j7k8m9n0p1q2r3s"}],"has_more":false,"object":"list"}
+type VersionQualityList struct {
+	// Data The page of versions' quality, newest version first.
+	Data []VersionQuality `json:"data"`
+
+	// HasMore True when another page exists after this one.
+	HasMore bool `json:"has_more"`
+
+	// Object The kind of object: always `list`.
+	Object VersionQualityListObject `json:"object"`
+}
+
+// VersionQualityListObject The kind of object: always `list`.
+type VersionQualityListObject string
+
 // Vision What of the caller's video the model sees on a web or video call. `off` (the
 // default): nothing. `camera`, `screen` or `camera_and_screen`: with each caller
 // turn, the model gets the latest frame of the caller's camera (LiveKit track source
@@ -8261,6 +8377,18 @@ type DuplicateAssistantParams struct {
 type PublishAssistantParams struct {
 	// IdempotencyKey Makes the POST safe to retry. See the conventions in the description.
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
+
+// ListAssistantQualityParams defines parameters for ListAssistantQuality.
+type ListAssistantQualityParams struct {
+	// Limit Page size.
+	Limit *Limit `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// StartingAfter Id of the last version of the previous page; the page holds the versions published before it.
+	StartingAfter *VersionID `form:"starting_after,omitempty" json:"starting_after,omitempty"`
+
+	// EndingBefore Id of the first version of the next page (the newer one); the page holds the versions just before it, newest first. Not with `starting_after`.
+	EndingBefore *VersionID `form:"ending_before,omitempty" json:"ending_before,omitempty"`
 }
 
 // RotateAssistantToolSecretParams defines parameters for RotateAssistantToolSecret.
@@ -9949,6 +10077,29 @@ type ClientInterface interface {
 	// Corresponds with POST /v1/assistants/{id}/publish (the `PublishAssistant` operationId).
 	PublishAssistant(ctx context.Context, id AssistantPathID, params *PublishAssistantParams, body PublishAssistantJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// ListAssistantQuality How each version takes turns
+	//
+	// For every published version, newest first and paged as `GET
+	// /v1/assistants/{id}/versions` is, how its calls took turns: the calls' `metrics`
+	// summed (`turns`, `barge_ins`, `false_interruptions`, `backchannels`,
+	// `mid_sentence_waits`, `mid_sentence_cuts`, each side's speaking time and share),
+	// and the reply latency (`response_ms`) over every reply of every call. Compare
+	// two versions' rows to see whether one takes turns better: fewer barge-ins and
+	// mid-sentence cuts per turn, more backchannels passed over, a lower `p50`.
+	//
+	// A call counts once, when the persona worker's final report is in
+	// (`assistant_report: received`; a call whose report never came is not counted),
+	// in an aggregate written with that report, so this reads one record per version,
+	// never the calls. The percentiles are nearest-rank over the replies, kept in
+	// fixed buckets (50 ms wide up to 1.5 s, then 1.75, 2, 2.5, 3, 4, 5, 7.5 and 10 s):
+	// each reads as its bucket's upper bound, and a reply over 10 s as 10000. A version
+	// without counted calls has zeros and null percentiles and shares. 400:
+	// `parameter_unknown`, `parameter_invalid` (`limit`, `starting_after`); 404 for
+	// another account's or an unknown assistant.
+	//
+	// Corresponds with GET /v1/assistants/{id}/quality (the `ListAssistantQuality` operationId).
+	ListAssistantQuality(ctx context.Context, id AssistantPathID, params *ListAssistantQualityParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// RotateAssistantToolSecretWithBody Rotate the tool secret
 	//
 	// A new secret for the assistant's tool calls, in `tool_secret`, shown this once;
@@ -11538,6 +11689,39 @@ func (c *BaseClient) PublishAssistantWithBody(ctx context.Context, id AssistantP
 // Corresponds with POST /v1/assistants/{id}/publish (the `PublishAssistant` operationId).
 func (c *BaseClient) PublishAssistant(ctx context.Context, id AssistantPathID, params *PublishAssistantParams, body PublishAssistantJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewPublishAssistantRequest(c.Server, id, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ListAssistantQuality How each version takes turns
+//
+// For every published version, newest first and paged as `GET
+// /v1/assistants/{id}/versions` is, how its calls took turns: the calls' `metrics`
+// summed (`turns`, `barge_ins`, `false_interruptions`, `backchannels`,
+// `mid_sentence_waits`, `mid_sentence_cuts`, each side's speaking time and share),
+// and the reply latency (`response_ms`) over every reply of every call. Compare
+// two versions' rows to see whether one takes turns better: fewer barge-ins and
+// mid-sentence cuts per turn, more backchannels passed over, a lower `p50`.
+//
+// A call counts once, when the persona worker's final report is in
+// (`assistant_report: received`; a call whose report never came is not counted),
+// in an aggregate written with that report, so this reads one record per version,
+// never the calls. The percentiles are nearest-rank over the replies, kept in
+// fixed buckets (50 ms wide up to 1.5 s, then 1.75, 2, 2.5, 3, 4, 5, 7.5 and 10 s):
+// each reads as its bucket's upper bound, and a reply over 10 s as 10000. A version
+// without counted calls has zeros and null percentiles and shares. 400:
+// `parameter_unknown`, `parameter_invalid` (`limit`, `starting_after`); 404 for
+// another account's or an unknown assistant.
+//
+// Corresponds with GET /v1/assistants/{id}/quality (the `ListAssistantQuality` operationId).
+func (c *BaseClient) ListAssistantQuality(ctx context.Context, id AssistantPathID, params *ListAssistantQualityParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListAssistantQualityRequest(c.Server, id, params)
 	if err != nil {
 		return nil, err
 	}
@@ -14046,6 +14230,91 @@ func NewPublishAssistantRequestWithBody(server string, id AssistantPathID, param
 			req.Header.Set("Idempotency-Key", headerParam0)
 		}
 
+	}
+
+	return req, nil
+}
+
+// NewListAssistantQualityRequest constructs an http.Request for the ListAssistantQuality method
+func NewListAssistantQualityRequest(server string, id AssistantPathID, params *ListAssistantQualityParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/assistants/%s/quality", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.StartingAfter != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "starting_after", *params.StartingAfter, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.EndingBefore != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "ending_before", *params.EndingBefore, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
 	}
 
 	return req, nil
@@ -17205,6 +17474,31 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with POST /v1/assistants/{id}/publish (the `PublishAssistant` operationId).
 	PublishAssistantWithResponse(ctx context.Context, id AssistantPathID, params *PublishAssistantParams, body PublishAssistantJSONRequestBody, reqEditors ...RequestEditorFn) (*PublishAssistantResponse, error)
+
+	// ListAssistantQualityWithResponse How each version takes turns
+	//
+	// For every published version, newest first and paged as `GET
+	// /v1/assistants/{id}/versions` is, how its calls took turns: the calls' `metrics`
+	// summed (`turns`, `barge_ins`, `false_interruptions`, `backchannels`,
+	// `mid_sentence_waits`, `mid_sentence_cuts`, each side's speaking time and share),
+	// and the reply latency (`response_ms`) over every reply of every call. Compare
+	// two versions' rows to see whether one takes turns better: fewer barge-ins and
+	// mid-sentence cuts per turn, more backchannels passed over, a lower `p50`.
+	//
+	// A call counts once, when the persona worker's final report is in
+	// (`assistant_report: received`; a call whose report never came is not counted),
+	// in an aggregate written with that report, so this reads one record per version,
+	// never the calls. The percentiles are nearest-rank over the replies, kept in
+	// fixed buckets (50 ms wide up to 1.5 s, then 1.75, 2, 2.5, 3, 4, 5, 7.5 and 10 s):
+	// each reads as its bucket's upper bound, and a reply over 10 s as 10000. A version
+	// without counted calls has zeros and null percentiles and shares. 400:
+	// `parameter_unknown`, `parameter_invalid` (`limit`, `starting_after`); 404 for
+	// another account's or an unknown assistant.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/assistants/{id}/quality (the `ListAssistantQuality` operationId).
+	ListAssistantQualityWithResponse(ctx context.Context, id AssistantPathID, params *ListAssistantQualityParams, reqEditors ...RequestEditorFn) (*ListAssistantQualityResponse, error)
 
 	// RotateAssistantToolSecretWithBodyWithResponse Rotate the tool secret
 	//
@@ -20596,6 +20890,153 @@ func (r PublishAssistantResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r PublishAssistantResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// ListAssistantQualityResponse200Headers the declared response headers of an HTTP 200 response for ListAssistantQuality
+type ListAssistantQualityResponse200Headers struct {
+	RequestId RequestID
+}
+
+// ListAssistantQualityResponse400Headers the declared response headers of an HTTP 400 response for ListAssistantQuality
+type ListAssistantQualityResponse400Headers struct {
+	RequestId RequestID
+}
+
+// ListAssistantQualityResponse401Headers the declared response headers of an HTTP 401 response for ListAssistantQuality
+type ListAssistantQualityResponse401Headers struct {
+	RequestId RequestID
+}
+
+// ListAssistantQualityResponse404Headers the declared response headers of an HTTP 404 response for ListAssistantQuality
+type ListAssistantQualityResponse404Headers struct {
+	RequestId RequestID
+}
+
+// ListAssistantQualityResponse413Headers the declared response headers of an HTTP 413 response for ListAssistantQuality
+type ListAssistantQualityResponse413Headers struct {
+	RequestId RequestID
+}
+
+// ListAssistantQualityResponse415Headers the declared response headers of an HTTP 415 response for ListAssistantQuality
+type ListAssistantQualityResponse415Headers struct {
+	RequestId RequestID
+}
+
+// ListAssistantQualityResponse429Headers the declared response headers of an HTTP 429 response for ListAssistantQuality
+type ListAssistantQualityResponse429Headers struct {
+	RequestId  RequestID
+	RetryAfter int
+}
+
+// ListAssistantQualityResponse500Headers the declared response headers of an HTTP 500 response for ListAssistantQuality
+type ListAssistantQualityResponse500Headers struct {
+	RequestId RequestID
+}
+
+type ListAssistantQualityResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *VersionQualityList
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *PayloadTooLarge
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *UnsupportedMediaType
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *ListAssistantQualityResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *ListAssistantQualityResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *ListAssistantQualityResponse401Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *ListAssistantQualityResponse404Headers
+	// Headers413 the parsed response headers for an HTTP 413 response
+	Headers413 *ListAssistantQualityResponse413Headers
+	// Headers415 the parsed response headers for an HTTP 415 response
+	Headers415 *ListAssistantQualityResponse415Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ListAssistantQualityResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *ListAssistantQualityResponse500Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListAssistantQualityResponse) GetJSON200() *VersionQualityList {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r ListAssistantQualityResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r ListAssistantQualityResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r ListAssistantQualityResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r ListAssistantQualityResponse) GetJSON413() *PayloadTooLarge {
+	return r.JSON413
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r ListAssistantQualityResponse) GetJSON415() *UnsupportedMediaType {
+	return r.JSON415
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r ListAssistantQualityResponse) GetJSON429() *RateLimited {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r ListAssistantQualityResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r ListAssistantQualityResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListAssistantQualityResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListAssistantQualityResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListAssistantQualityResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -29443,6 +29884,37 @@ func (c *ClientWithResponses) PublishAssistantWithResponse(ctx context.Context, 
 	return ParsePublishAssistantResponse(rsp)
 }
 
+// ListAssistantQualityWithResponse How each version takes turns
+//
+// For every published version, newest first and paged as `GET
+// /v1/assistants/{id}/versions` is, how its calls took turns: the calls' `metrics`
+// summed (`turns`, `barge_ins`, `false_interruptions`, `backchannels`,
+// `mid_sentence_waits`, `mid_sentence_cuts`, each side's speaking time and share),
+// and the reply latency (`response_ms`) over every reply of every call. Compare
+// two versions' rows to see whether one takes turns better: fewer barge-ins and
+// mid-sentence cuts per turn, more backchannels passed over, a lower `p50`.
+//
+// A call counts once, when the persona worker's final report is in
+// (`assistant_report: received`; a call whose report never came is not counted),
+// in an aggregate written with that report, so this reads one record per version,
+// never the calls. The percentiles are nearest-rank over the replies, kept in
+// fixed buckets (50 ms wide up to 1.5 s, then 1.75, 2, 2.5, 3, 4, 5, 7.5 and 10 s):
+// each reads as its bucket's upper bound, and a reply over 10 s as 10000. A version
+// without counted calls has zeros and null percentiles and shares. 400:
+// `parameter_unknown`, `parameter_invalid` (`limit`, `starting_after`); 404 for
+// another account's or an unknown assistant.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/assistants/{id}/quality (the `ListAssistantQuality` operationId).
+func (c *ClientWithResponses) ListAssistantQualityWithResponse(ctx context.Context, id AssistantPathID, params *ListAssistantQualityParams, reqEditors ...RequestEditorFn) (*ListAssistantQualityResponse, error) {
+	rsp, err := c.ListAssistantQuality(ctx, id, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListAssistantQualityResponse(rsp)
+}
+
 // RotateAssistantToolSecretWithBodyWithResponse Rotate the tool secret
 //
 // A new secret for the assistant's tool calls, in `tool_secret`, shown this once;
@@ -33740,6 +34212,171 @@ func ParsePublishAssistantResponse(rsp *http.Response) (*PublishAssistantRespons
 		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers PublishAssistantResponse500Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers500 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseListAssistantQualityResponse parses an HTTP response from a ListAssistantQualityWithResponse call
+func ParseListAssistantQualityResponse(rsp *http.Response) (*ListAssistantQualityResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListAssistantQualityResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest VersionQualityList
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest PayloadTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest UnsupportedMediaType
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers ListAssistantQualityResponse200Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers ListAssistantQualityResponse400Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers ListAssistantQualityResponse401Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 404:
+		var headers ListAssistantQualityResponse404Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 413:
+		var headers ListAssistantQualityResponse413Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers413 = &headers
+	case rsp.StatusCode == 415:
+		var headers ListAssistantQualityResponse415Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers415 = &headers
+	case rsp.StatusCode == 429:
+		var headers ListAssistantQualityResponse429Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers ListAssistantQualityResponse500Headers
 		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
 			var value RequestID
 			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {

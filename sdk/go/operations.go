@@ -127,6 +127,17 @@ func (c *Client) ListAssistantVersions(ctx context.Context, id string, params *L
 	return answer(r.HTTPResponse, r.Body, r.JSON200)
 }
 
+// ListAssistantQuality returns one page of an assistant's versions' turn-taking quality,
+// newest version first (GET /v1/assistants/{id}/quality): each version's calls' metrics
+// summed and its reply latency percentiles over every reply of every call.
+func (c *Client) ListAssistantQuality(ctx context.Context, id string, params *ListAssistantQualityParams, opts ...RequestEditorFn) (*VersionQualityList, error) {
+	r, err := c.Generated.ListAssistantQualityWithResponse(ctx, id, params, opts...)
+	if err != nil {
+		return nil, err
+	}
+	return answer(r.HTTPResponse, r.Body, r.JSON200)
+}
+
 // ListAvatars returns the avatars an assistant can wear (GET /v1/avatars).
 func (c *Client) ListAvatars(ctx context.Context, opts ...RequestEditorFn) (*AvatarList, error) {
 	r, err := c.Generated.ListAvatarsWithResponse(ctx, opts...)

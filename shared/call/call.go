@@ -179,6 +179,12 @@ type Call struct {
 	// UsageCounted is what the account's daily usage (shared/usage) holds of this call;
 	// nil before the first write that counted it. Internal: not in the API's object.
 	UsageCounted *usage.Counts `json:"usage_counted,omitempty"`
+	// ResponseSamplesMS are the replies' response times of the worker's final report
+	// (persona.Report.ResponseSamplesMS), kept until the version's quality aggregate
+	// counts them; QualityCounted says it has counted the call (quality.go). Internal:
+	// not in the API's object.
+	ResponseSamplesMS []int64 `json:"response_samples_ms,omitempty"`
+	QualityCounted    bool    `json:"quality_counted,omitempty"`
 
 	// Analysis is the post-call analysis of an assistant call whose version asks for one
 	// (analysis.go); nil for any other call.

@@ -271,6 +271,7 @@ func New(cfg config.Config, deps Deps) (*ControlPlane, error) {
 		(&httpapi.Sessions{Service: cp.Sessions, JoinPageURL: cfg.JoinPageURL}).Routes(),
 		(&httpapi.Campaigns{Service: cp.Campaigns, Woken: cp.CampaignRunner.Wake}).Routes(),
 		(&httpapi.Usage{Reader: usage.Reader{Store: s, Now: now}}).Routes(),
+		(&httpapi.Quality{Versions: cp.Assistants, Store: s}).Routes(),
 		(&httpapi.Recordings{Service: call.Recordings{Store: s, Files: recordingFiles(deps.Recordings), Now: now}}).Routes(),
 		(&httpapi.CallErasure{Service: cp.Erasure}).Routes(),
 		httpapi.Passthrough("join-page", page, joinpage.Patterns...),

@@ -76,6 +76,7 @@ func newStack(tb testing.TB, limiter *httpapi.Limiter) *stack {
 	assistants := &assistant.Service{Store: s, HostedVoices: []string{"alloy", "nova"}, Models: []string{"meta-llama/Llama-3.1-8B-Instruct", "gpt-4o-mini"}, Now: time.Now}
 	api, err := httpapi.New(s, s, slices.Concat(coreRoutes(tb, s, assistants.HostedVoices, assistants.Models, "gpt-4o-mini"), hooks.Routes(),
 		(&httpapi.CallAnswers{Decisions: s, Now: time.Now}).Routes(), (&httpapi.Usage{Reader: usage.Reader{Store: s}}).Routes(),
+		(&httpapi.Quality{Versions: assistants, Store: s}).Routes(),
 		(&httpapi.AccountSettings{Accounts: s, Destinations: egress.Policy{}, Now: time.Now}).Routes()),
 		httpapi.WithLimiter(limiter), httpapi.WithLog(quiet))
 	if err != nil {

@@ -243,10 +243,18 @@ type Metrics struct {
 	// Backchannels counts the caller's acknowledgements over the assistant that let
 	// its reply go on; FalseInterruptions, the sounds without words over it after which
 	// it resumed; MidSentenceWaits, the caller's pauses after unfinished words that
-	// outlasted the fixed end-of-turn silence and did not end the turn.
+	// outlasted the fixed end-of-turn silence and did not end the turn;
+	// MidSentenceCuts, the caller's turns that ended on unfinished words ("I'd like to
+	// book a") and were answered: the pause outlasted even the longer wait.
 	Backchannels       *int `json:"backchannels,omitempty"`
 	FalseInterruptions *int `json:"false_interruptions,omitempty"`
 	MidSentenceWaits   *int `json:"mid_sentence_waits,omitempty"`
+	MidSentenceCuts    *int `json:"mid_sentence_cuts,omitempty"`
+	// CallerSpeechMS and AssistantSpeechMS are how long each side spoke: the
+	// transcript's turns of each, start to end, summed (an acknowledgement over the
+	// assistant counts for the caller; an interrupted reply up to where it stopped).
+	CallerSpeechMS    *int64 `json:"caller_speech_ms,omitempty"`
+	AssistantSpeechMS *int64 `json:"assistant_speech_ms,omitempty"`
 }
 
 // Percentiles summarise a duration measured once per turn, in milliseconds.
@@ -286,6 +294,10 @@ type Report struct {
 	Recording *RecordingResult `json:"recording,omitempty"`
 	// AMD is set on ReportAMD, and on ReportEnded of a call that ran the detection.
 	AMD *AMDResult `json:"amd,omitempty"`
+	// ResponseSamplesMS is set on ReportEnded: every reply's response time (the samples
+	// of Metrics.ResponseMS), in milliseconds, in order. The control plane adds them to
+	// the version's quality aggregate (shared/quality), whose percentiles span calls.
+	ResponseSamplesMS []int64 `json:"response_samples_ms,omitempty"`
 }
 
 // RecordingResult is a recorded call's file as the worker stored it (shared/recordings),

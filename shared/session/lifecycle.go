@@ -62,6 +62,7 @@ func (s *Service) mutate(ctx context.Context, sessionID string, change func(*Ses
 		ses.Revision++
 		c.Revision++
 		c.TakeUsageDue() // as the store wrote it
+		c.TakeQualityDue()
 		s.notify(evts)
 		outS, outC = ses, c
 		return nil
@@ -87,6 +88,7 @@ func (s *Service) mutateCall(ctx context.Context, callID string, change func(*ca
 		}
 		c.Revision++
 		c.TakeUsageDue() // as the store wrote it
+		c.TakeQualityDue()
 		s.notify(evts)
 		out = c
 		return nil

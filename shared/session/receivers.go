@@ -256,7 +256,7 @@ func reportEnd(workerReason string) (status, reason, by string) {
 // adds none, so the event goes out once per call.
 func applyReport(c *call.Call, rep persona.Report, at time.Time) (bool, []callevent.Event) {
 	var evts []callevent.Event
-	before, _ := json.Marshal([]any{c.Metrics, c.Transcript, c.AssistantReport, c.Usage, c.Analysis, c.Recording, c.AMD})
+	before, _ := json.Marshal([]any{c.Metrics, c.Transcript, c.AssistantReport, c.Usage, c.Analysis, c.Recording, c.AMD, c.ResponseSamplesMS})
 	if c.Over() {
 		c.Metrics = mergeMetrics(rep.Metrics, derefMetrics(c.Metrics))
 		if len(c.Transcript) == 0 && len(rep.Transcript) > 0 {
@@ -270,6 +270,11 @@ func applyReport(c *call.Call, rep persona.Report, at time.Time) (bool, []callev
 	}
 	if rep.Kind == persona.ReportEnded {
 		c.AssistantReport = call.ReportReceived
+		if !c.QualityCounted && len(rep.ResponseSamplesMS) > 0 {
+			// The version's quality aggregate counts them with the call, once, in the
+			// write that saves this report (call.TakeQualityDue).
+			c.ResponseSamplesMS = slices.Clone(rep.ResponseSamplesMS)
+		}
 		if rep.Usage != nil && !c.AnalysisFinal() {
 			// Once analysed, the analysis report's usage (the ended one's and the
 			// analysis's tokens) stands; a redelivered ended report does not undo it.
@@ -287,7 +292,7 @@ func applyReport(c *call.Call, rep persona.Report, at time.Time) (bool, []callev
 	}
 	// A call whose data was deleted keeps none a late report brings.
 	c.RedactAgain()
-	after, _ := json.Marshal([]any{c.Metrics, c.Transcript, c.AssistantReport, c.Usage, c.Analysis, c.Recording, c.AMD})
+	after, _ := json.Marshal([]any{c.Metrics, c.Transcript, c.AssistantReport, c.Usage, c.Analysis, c.Recording, c.AMD, c.ResponseSamplesMS})
 	return string(before) != string(after), evts
 }
 

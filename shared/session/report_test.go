@@ -3,6 +3,7 @@ package session
 import (
 	"encoding/json"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -23,7 +24,8 @@ func TestMergeMetrics(t *testing.T) {
 	every := persona.Metrics{ConnectingScreenMS: i64(310), FirstGreetingMS: i64(820), Turns: n(4),
 		ResponseMS: pct(640, 910), BargeIns: n(1), BargeInStopMS: pct(120, 180), STTFinalMS: pct(60, 95),
 		LLMFirstTokenMS: pct(300, 420), TTSFirstAudioMS: pct(40, 70), Errors: &persona.ErrorCount{Count: 2, LastKind: "llm_timeout"},
-		ToolCalls: n(3), ToolErrors: n(1), ToolMS: pct(150, 1400), Backchannels: n(5), FalseInterruptions: n(2), MidSentenceWaits: n(6)}
+		ToolCalls: n(3), ToolErrors: n(1), ToolMS: pct(150, 1400), Backchannels: n(5), FalseInterruptions: n(2), MidSentenceWaits: n(6),
+		MidSentenceCuts: n(1), CallerSpeechMS: i64(5200), AssistantSpeechMS: i64(9100)}
 	if f := reflect.ValueOf(every); func() bool {
 		for i := range f.NumField() {
 			if f.Field(i).IsNil() {
@@ -128,6 +130,29 @@ func TestApplyReportUsage(t *testing.T) {
 	}
 	if changed, _ := applyReport(&c, persona.Report{Kind: persona.ReportEnded, Usage: &u}, time.Time{}); changed {
 		t.Error("a redelivered ended report changed the record")
+	}
+}
+
+// TestApplyReportQuality: the ended report's response samples go into the record of an
+// assistant version's call until the write that counts it in the version's quality
+// (TakeQualityDue, which drops them); a redelivery after that brings nothing back and
+// changes nothing, and adds nothing.
+func TestApplyReportQuality(t *testing.T) {
+	turns := 2
+	c := call.Call{Status: call.StatusEnded, AccountID: "acct_1", VersionID: "ver_1"}
+	rep := persona.Report{Kind: persona.ReportEnded, Metrics: persona.Metrics{Turns: &turns}, ResponseSamplesMS: []int64{420, 610}}
+	if changed, _ := applyReport(&c, rep, time.Time{}); !changed || !slices.Equal(c.ResponseSamplesMS, []int64{420, 610}) {
+		t.Fatalf("changed %v, samples %v; want the report's", changed, c.ResponseSamplesMS)
+	}
+	due, ok := c.TakeQualityDue() // as the store's write does
+	if !ok || due.VersionID != "ver_1" || due.Calls != 1 || due.Turns != 2 || due.Replies() != 2 || c.ResponseSamplesMS != nil {
+		t.Fatalf("due %+v (%v), samples kept %v; want the call, its turns and two replies, samples dropped", due, ok, c.ResponseSamplesMS)
+	}
+	if changed, _ := applyReport(&c, rep, time.Time{}); changed || c.ResponseSamplesMS != nil {
+		t.Errorf("a redelivered ended report: changed %v, samples %v; want nothing", changed, c.ResponseSamplesMS)
+	}
+	if _, ok := c.TakeQualityDue(); ok {
+		t.Error("the call was due again")
 	}
 }
 

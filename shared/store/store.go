@@ -15,6 +15,7 @@ import (
 	"github.com/bridgeline/bridgeline/shared/decision"
 	"github.com/bridgeline/bridgeline/shared/idempotency"
 	"github.com/bridgeline/bridgeline/shared/line"
+	"github.com/bridgeline/bridgeline/shared/quality"
 	"github.com/bridgeline/bridgeline/shared/session"
 	"github.com/bridgeline/bridgeline/shared/siptrunk"
 	"github.com/bridgeline/bridgeline/shared/usage"
@@ -24,8 +25,8 @@ import (
 // Store is every domain store in one: accounts and keys, assistants, lines, idempotency
 // records, webhook endpoints, the event log with its delivery attempts and outbox,
 // customer_decides decisions, sessions (with the sweep index) and calls, SIP trunks and
-// the SIP lines on them, the accounts' daily usage, campaigns with their recipients, and
-// the accounts' own avatars.
+// the SIP lines on them, the accounts' daily usage, the versions' quality aggregates,
+// campaigns with their recipients, and the accounts' own avatars.
 type Store interface {
 	account.Store
 	assistant.Store
@@ -42,6 +43,7 @@ type Store interface {
 	siptrunk.Store
 	siptrunk.LineStore
 	usage.Store
+	quality.Store
 	campaign.Store
 	avatars.Store
 }

@@ -48,6 +48,7 @@ var Writes = map[string]map[dynamo.Table]Access{
 	"assistants-create":             {dynamo.Assistants: Write, dynamo.Idempotency: idempotent, dynamo.RateLimits: Write},
 	"assistants-get":                {dynamo.RateLimits: Write},
 	"assistants-versions-list":      {dynamo.RateLimits: Write},
+	"assistants-quality":            {dynamo.RateLimits: Write},
 	"assistants-update":             {dynamo.Assistants: Write, dynamo.RateLimits: Write},
 	"assistants-publish":            {dynamo.Assistants: Write, dynamo.Idempotency: idempotent, dynamo.Versions: Write, dynamo.RateLimits: Write},
 	"assistants-draft-restore":      {dynamo.Assistants: Write, dynamo.Idempotency: idempotent, dynamo.RateLimits: Write},

@@ -16,6 +16,8 @@ var Tables = map[string][]dynamo.Table{
 	"assistants-create":        {dynamo.Assistants, dynamo.Avatars, dynamo.Idempotency, dynamo.RateLimits},
 	"assistants-get":           {dynamo.Assistants, dynamo.Versions, dynamo.RateLimits},
 	"assistants-versions-list": {dynamo.Assistants, dynamo.Versions, dynamo.RateLimits},
+	// The page of versions, and their quality aggregates (in the calls table, by key).
+	"assistants-quality":       {dynamo.Assistants, dynamo.Calls, dynamo.Versions, dynamo.RateLimits},
 	"assistants-update":        {dynamo.Assistants, dynamo.Avatars, dynamo.Versions, dynamo.RateLimits},
 	"assistants-publish":       {dynamo.Assistants, dynamo.Avatars, dynamo.Idempotency, dynamo.Versions, dynamo.RateLimits},
 	"assistants-activate":      {dynamo.Assistants, dynamo.Idempotency, dynamo.Versions, dynamo.RateLimits},

@@ -99,6 +99,45 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/assistants/{id}/quality": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The assistant's id. */
+                id: components["parameters"]["AssistantPathID"];
+            };
+            cookie?: never;
+        };
+        /**
+         * How each version takes turns
+         * @description For every published version, newest first and paged as `GET
+         *     /v1/assistants/{id}/versions` is, how its calls took turns: the calls' `metrics`
+         *     summed (`turns`, `barge_ins`, `false_interruptions`, `backchannels`,
+         *     `mid_sentence_waits`, `mid_sentence_cuts`, each side's speaking time and share),
+         *     and the reply latency (`response_ms`) over every reply of every call. Compare
+         *     two versions' rows to see whether one takes turns better: fewer barge-ins and
+         *     mid-sentence cuts per turn, more backchannels passed over, a lower `p50`.
+         *
+         *     A call counts once, when the persona worker's final report is in
+         *     (`assistant_report: received`; a call whose report never came is not counted),
+         *     in an aggregate written with that report, so this reads one record per version,
+         *     never the calls. The percentiles are nearest-rank over the replies, kept in
+         *     fixed buckets (50 ms wide up to 1.5 s, then 1.75, 2, 2.5, 3, 4, 5, 7.5 and 10 s):
+         *     each reads as its bucket's upper bound, and a reply over 10 s as 10000. A version
+         *     without counted calls has zeros and null percentiles and shares. 400:
+         *     `parameter_unknown`, `parameter_invalid` (`limit`, `starting_after`); 404 for
+         *     another account's or an unknown assistant.
+         */
+        get: operations["listAssistantQuality"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/assistants/{id}/publish": {
         parameters: {
             query?: never;
@@ -5986,7 +6025,10 @@ export interface components {
          *       },
          *       "backchannels": 1,
          *       "false_interruptions": 0,
-         *       "mid_sentence_waits": 1
+         *       "mid_sentence_waits": 1,
+         *       "mid_sentence_cuts": 0,
+         *       "caller_speech_ms": 4100,
+         *       "assistant_speech_ms": 9800
          *     }
          */
         CallMetrics: {
@@ -6027,6 +6069,12 @@ export interface components {
             false_interruptions?: number;
             /** @description How many of the caller's pauses after unfinished words ("I'd like to book a") outlasted the usual end-of-turn silence and did not end the turn. */
             mid_sentence_waits?: number;
+            /** @description How many of the caller's turns ended on unfinished words ("I'd like to book a", a digit group) and were answered; the pause outlasted even the longer wait (see `mid_sentence_waits` for those it kept). */
+            mid_sentence_cuts?: number;
+            /** @description How long the caller spoke, in milliseconds; the transcript's caller turns (acknowledgements included), start to end, summed. */
+            caller_speech_ms?: number;
+            /** @description How long the assistant spoke, in milliseconds; its transcript turns, start to end (an interrupted one to where it stopped), summed. */
+            assistant_speech_ms?: number;
         } | null;
         /**
          * @description Usage summed over calls (`CallUsage` of each).
@@ -6177,6 +6225,138 @@ export interface components {
             support_url?: string | null;
             /** @description The logo file (PNG, JPEG or WebP, at most 256 KiB, 16 to 1024 pixels a side) in base64; null removes it. */
             logo?: string | null;
+        };
+        /**
+         * @description The answer of `GET /v1/assistants/{id}/quality`.
+         * @example {
+         *       "object": "list",
+         *       "data": [
+         *         {
+         *           "object": "version_quality",
+         *           "version_id": "ver_01jd3f4g5h6j7k8m9n0p1q2r3t",
+         *           "number": 5,
+         *           "published_at": "2026-11-22T07:00:00.123Z",
+         *           "calls": 40,
+         *           "turns": 312,
+         *           "replies": 318,
+         *           "response_ms": {
+         *             "p50": 550,
+         *             "p95": 1100
+         *           },
+         *           "barge_ins": 21,
+         *           "false_interruptions": 6,
+         *           "backchannels": 48,
+         *           "mid_sentence_waits": 37,
+         *           "mid_sentence_cuts": 3,
+         *           "caller_speech_ms": 1402200,
+         *           "assistant_speech_ms": 2031800,
+         *           "caller_speech_share": 0.408,
+         *           "assistant_speech_share": 0.592
+         *         },
+         *         {
+         *           "object": "version_quality",
+         *           "version_id": "ver_01jd3f4g5h6j7k8m9n0p1q2r3s",
+         *           "number": 4,
+         *           "published_at": "2026-11-15T07:00:00.123Z",
+         *           "calls": 52,
+         *           "turns": 401,
+         *           "replies": 409,
+         *           "response_ms": {
+         *             "p50": 750,
+         *             "p95": 1500
+         *           },
+         *           "barge_ins": 88,
+         *           "false_interruptions": 0,
+         *           "backchannels": 0,
+         *           "mid_sentence_waits": 0,
+         *           "mid_sentence_cuts": 41,
+         *           "caller_speech_ms": 1890400,
+         *           "assistant_speech_ms": 2410100,
+         *           "caller_speech_share": 0.44,
+         *           "assistant_speech_share": 0.56
+         *         }
+         *       ],
+         *       "has_more": false
+         *     }
+         */
+        VersionQualityList: {
+            /**
+             * @description The kind of object: always `list`.
+             * @enum {string}
+             */
+            object: "list";
+            /** @description The page of versions' quality, newest version first. */
+            data: components["schemas"]["VersionQuality"][];
+            /** @description True when another page exists after this one. */
+            has_more: boolean;
+        };
+        /**
+         * @description How one published version's calls took turns: their `metrics` (`CallMetrics`)
+         *     summed over the calls whose final report is in, each call once.
+         * @example {
+         *       "object": "version_quality",
+         *       "version_id": "ver_01jd3f4g5h6j7k8m9n0p1q2r3t",
+         *       "number": 5,
+         *       "published_at": "2026-11-22T07:00:00.123Z",
+         *       "calls": 40,
+         *       "turns": 312,
+         *       "replies": 318,
+         *       "response_ms": {
+         *         "p50": 550,
+         *         "p95": 1100
+         *       },
+         *       "barge_ins": 21,
+         *       "false_interruptions": 6,
+         *       "backchannels": 48,
+         *       "mid_sentence_waits": 37,
+         *       "mid_sentence_cuts": 3,
+         *       "caller_speech_ms": 1402200,
+         *       "assistant_speech_ms": 2031800,
+         *       "caller_speech_share": 0.408,
+         *       "assistant_speech_share": 0.592
+         *     }
+         */
+        VersionQuality: {
+            /**
+             * @description Always `version_quality`.
+             * @enum {string}
+             */
+            object: "version_quality";
+            /** @description The version. */
+            version_id: string;
+            /** @description The version's number (1, 2, ...). */
+            number: number;
+            /**
+             * Format: date-time
+             * @description When the version was published.
+             */
+            published_at: string;
+            /** @description Calls counted: those of the version whose persona worker's final report is in. */
+            calls: number;
+            /** @description The calls' `turns` summed: caller turns answered. */
+            turns: number;
+            /** @description Replies whose latency was measured: the samples of `response_ms`. */
+            replies: number;
+            /** @description End of the caller's speech to the first reply audio, p50 and p95 over every reply of every counted call (not the calls' own percentiles averaged), each the upper bound of the fixed bucket it falls in; null without replies. */
+            response_ms: components["schemas"]["Percentiles"] | null;
+            /** @description The calls' `barge_ins` summed: replies the caller cut off. */
+            barge_ins: number;
+            /** @description The calls' `false_interruptions` summed: sounds without words after which the reply resumed. */
+            false_interruptions: number;
+            /** @description The calls' `backchannels` summed: acknowledgements the reply went on over. */
+            backchannels: number;
+            /** @description The calls' `mid_sentence_waits` summed: pauses after unfinished words that the longer wait kept within the turn. */
+            mid_sentence_waits: number;
+            /** @description The calls' `mid_sentence_cuts` summed: turns that ended on unfinished words. */
+            mid_sentence_cuts: number;
+            /** @description The calls' `caller_speech_ms` summed. */
+            caller_speech_ms: number;
+            /** @description The calls' `assistant_speech_ms` summed. */
+            assistant_speech_ms: number;
+            /** @description The caller's share of the time either side spoke (0 to 1, three decimals); null when neither did. */
+            caller_speech_share: number | null;
+            /** @description The assistant's share of the time either side spoke; null when neither did. */
+            assistant_speech_share: number | null;
         };
         /**
          * @description The answer of `GET /v1/usage`.
@@ -8126,6 +8306,96 @@ export interface operations {
                      *     }
                      */
                     "application/json": components["schemas"]["AssistantVersionList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    listAssistantQuality: {
+        parameters: {
+            query?: {
+                /** @description Page size. */
+                limit?: components["parameters"]["Limit"];
+                /** @description Id of the last version of the previous page; the page holds the versions published before it. */
+                starting_after?: components["schemas"]["VersionID"];
+                /** @description Id of the first version of the next page (the newer one); the page holds the versions just before it, newest first. Not with `starting_after`. */
+                ending_before?: components["schemas"]["VersionID"];
+            };
+            header?: never;
+            path: {
+                /** @description The assistant's id. */
+                id: components["parameters"]["AssistantPathID"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of the versions' quality. */
+            200: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "object": "list",
+                     *       "data": [
+                     *         {
+                     *           "object": "version_quality",
+                     *           "version_id": "ver_01jd3f4g5h6j7k8m9n0p1q2r3t",
+                     *           "number": 5,
+                     *           "published_at": "2026-11-22T07:00:00.123Z",
+                     *           "calls": 40,
+                     *           "turns": 312,
+                     *           "replies": 318,
+                     *           "response_ms": {
+                     *             "p50": 550,
+                     *             "p95": 1100
+                     *           },
+                     *           "barge_ins": 21,
+                     *           "false_interruptions": 6,
+                     *           "backchannels": 48,
+                     *           "mid_sentence_waits": 37,
+                     *           "mid_sentence_cuts": 3,
+                     *           "caller_speech_ms": 1402200,
+                     *           "assistant_speech_ms": 2031800,
+                     *           "caller_speech_share": 0.408,
+                     *           "assistant_speech_share": 0.592
+                     *         },
+                     *         {
+                     *           "object": "version_quality",
+                     *           "version_id": "ver_01jd3f4g5h6j7k8m9n0p1q2r3s",
+                     *           "number": 4,
+                     *           "published_at": "2026-11-15T07:00:00.123Z",
+                     *           "calls": 52,
+                     *           "turns": 401,
+                     *           "replies": 409,
+                     *           "response_ms": {
+                     *             "p50": 750,
+                     *             "p95": 1500
+                     *           },
+                     *           "barge_ins": 88,
+                     *           "false_interruptions": 0,
+                     *           "backchannels": 0,
+                     *           "mid_sentence_waits": 0,
+                     *           "mid_sentence_cuts": 41,
+                     *           "caller_speech_ms": 1890400,
+                     *           "assistant_speech_ms": 2410100,
+                     *           "caller_speech_share": 0.44,
+                     *           "assistant_speech_share": 0.56
+                     *         }
+                     *       ],
+                     *       "has_more": false
+                     *     }
+                     */
+                    "application/json": components["schemas"]["VersionQualityList"];
                 };
             };
             400: components["responses"]["BadRequest"];

@@ -170,6 +170,10 @@ func TestUsageConformance(t *testing.T) {
 	storetest.RunUsage(t, func(t *testing.T) storetest.UsageStore { return newStore(t) })
 }
 
+func TestQualityConformance(t *testing.T) {
+	storetest.RunQuality(t, func(t *testing.T) storetest.QualityStore { return newStore(t) })
+}
+
 func TestRetention(t *testing.T) {
 	storetest.RunRetention(t, func(t *testing.T) storetest.RetentionStore { return newStore(t) })
 }

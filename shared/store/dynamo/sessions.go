@@ -96,7 +96,8 @@ func callItem(c call.Call) item {
 // id (which stays the call's own: a second call with the same id on the same platform
 // conflicts).
 //
-// What the call's usage brings to its account's day (call.TakeUsageDue) is added in the
+// What the call's usage brings to its account's day (call.TakeUsageDue), and what its
+// final report brings to its version's quality (call.TakeQualityDue), are added in the
 // same transaction.
 func (s *Store) callWrites(c call.Call) ([]types.TransactWriteItem, error) {
 	calls, err := s.table(Calls)
@@ -104,9 +105,17 @@ func (s *Store) callWrites(c call.Call) ([]types.TransactWriteItem, error) {
 		return nil, err
 	}
 	due, counted := c.TakeUsageDue()
+	qdue, qcounted := c.TakeQualityDue()
 	out := []types.TransactWriteItem{{Put: revisionPut(calls, callItem(c), c.Revision)}}
 	if counted {
 		w, err := s.usageWrite(due)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, w)
+	}
+	if qcounted {
+		w, err := s.qualityWrite(qdue)
 		if err != nil {
 			return nil, err
 		}

@@ -48,14 +48,21 @@ func (s *Store) SaveCall(ctx context.Context, c call.Call, evts []callevent.Even
 }
 
 // saveCall writes c, conditional on its revision, and adds what its usage brings to its
-// account's day (call.TakeUsageDue) in the same transaction.
+// account's day (call.TakeUsageDue) and what its final report brings to its version's
+// quality (call.TakeQualityDue) in the same transaction.
 func saveCall(ctx context.Context, tx *sql.Tx, c call.Call) error {
 	due, counted := c.TakeUsageDue()
+	qdue, qcounted := c.TakeQualityDue()
 	if err := writeCall(ctx, tx, c); err != nil {
 		return err
 	}
 	if counted {
-		return addUsage(ctx, tx, due)
+		if err := addUsage(ctx, tx, due); err != nil {
+			return err
+		}
+	}
+	if qcounted {
+		return addQuality(ctx, tx, qdue)
 	}
 	return nil
 }

@@ -86,6 +86,7 @@ CREATE INDEX events_by_account ON events (account_id, id);
 	{"0014_account_logos", accountLogosSchema},                  // accounts.go
 	{"0015_campaigns", campaignsSchema},                         // campaigns.go
 	{"0015_avatars", avatarsSchema},                             // avatars.go
+	{"0016_version_quality", versionQualitySchema},              // quality.go
 }
 
 func (s *Store) migrate(ctx context.Context) error {

@@ -42,6 +42,17 @@ func TestUsageConformance(t *testing.T) {
 	})
 }
 
+func TestQualityConformance(t *testing.T) {
+	storetest.RunQuality(t, func(t *testing.T) storetest.QualityStore {
+		s, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "test.db"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { s.Close() })
+		return s
+	})
+}
+
 func TestRetentionConformance(t *testing.T) {
 	storetest.RunRetention(t, func(t *testing.T) storetest.RetentionStore {
 		s, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "test.db"))
