@@ -123,7 +123,11 @@ export interface paths {
          *     whatever a line allows; a line's countries and the daily cap are checked at each
          *     transfer); 400 `model_lacks_vision` (`param: model`) for a draft whose `vision` is
          *     on but whose `model` is empty or not one the operator says accepts images (see
-         *     `Vision`).
+         *     `Vision`); 400 `language_not_supported` (`param: language`) when the deployment
+         *     no longer serves the draft's language; 400 `parameter_invalid` on `voice` when the
+         *     draft's voice speaks another language than its `language`, and 422
+         *     `draft_incomplete` on `voice` when it names none and no built-in voice speaks the
+         *     language (a hosted voice must then be named).
          */
         post: operations["publishAssistant"];
         delete?: never;
@@ -1630,7 +1634,7 @@ export interface components {
          * @example parameter_missing
          * @enum {string}
          */
-        ErrorCode: "parameter_missing" | "parameter_invalid" | "parameter_unknown" | "invalid_json" | "body_too_large" | "unsupported_media_type" | "resource_not_found" | "route_not_found" | "method_not_allowed" | "assistant_archived" | "assistant_not_published" | "assistant_in_use" | "draft_incomplete" | "session_ended" | "call_already_answered" | "call_not_answerable" | "webhook_endpoint_limit_reached" | "webhook_endpoint_disabled" | "event_not_redeliverable" | "no_subscribed_endpoint" | "no_line" | "api_key_missing" | "api_key_invalid" | "last_api_key" | "api_key_limit_reached" | "rate_limited" | "idempotency_key_reused" | "idempotency_key_in_use" | "idempotency_key_invalid" | "upstream_unavailable" | "url_not_allowed" | "concurrent_session_limit" | "live_key_required" | "trunk_in_use" | "trunk_line_limit_reached" | "trunk_has_no_outbound" | "handle_taken" | "outbound_password_required" | "line_in_call" | "line_not_deletable" | "transfer_not_supported" | "call_not_active" | "transfer_failed" | "recording_not_found" | "destination_not_allowed" | "call_in_progress" | "campaign_state_invalid" | "avatar_in_use" | "avatar_limit_reached" | "model_lacks_vision" | "internal_error";
+        ErrorCode: "parameter_missing" | "parameter_invalid" | "parameter_unknown" | "invalid_json" | "body_too_large" | "unsupported_media_type" | "resource_not_found" | "route_not_found" | "method_not_allowed" | "assistant_archived" | "assistant_not_published" | "assistant_in_use" | "draft_incomplete" | "session_ended" | "call_already_answered" | "call_not_answerable" | "webhook_endpoint_limit_reached" | "webhook_endpoint_disabled" | "event_not_redeliverable" | "no_subscribed_endpoint" | "no_line" | "api_key_missing" | "api_key_invalid" | "last_api_key" | "api_key_limit_reached" | "rate_limited" | "idempotency_key_reused" | "idempotency_key_in_use" | "idempotency_key_invalid" | "upstream_unavailable" | "url_not_allowed" | "concurrent_session_limit" | "live_key_required" | "trunk_in_use" | "trunk_line_limit_reached" | "trunk_has_no_outbound" | "handle_taken" | "outbound_password_required" | "line_in_call" | "line_not_deletable" | "transfer_not_supported" | "call_not_active" | "transfer_failed" | "recording_not_found" | "destination_not_allowed" | "call_in_progress" | "campaign_state_invalid" | "avatar_in_use" | "avatar_limit_reached" | "model_lacks_vision" | "language_not_supported" | "internal_error";
         /**
          * @description The one error shape.
          * @example {
@@ -1681,7 +1685,7 @@ export interface components {
                  * @description The stable, machine-readable reason; see `ErrorCode`.
                  * @enum {string}
                  */
-                code: "parameter_missing" | "parameter_invalid" | "parameter_unknown" | "invalid_json" | "idempotency_key_invalid" | "url_not_allowed" | "outbound_password_required" | "model_lacks_vision";
+                code: "parameter_missing" | "parameter_invalid" | "parameter_unknown" | "invalid_json" | "idempotency_key_invalid" | "url_not_allowed" | "outbound_password_required" | "model_lacks_vision" | "language_not_supported";
                 /** @description For people; never parse it. Never holds internal detail. */
                 message: string;
                 /** @description The offending field (dotted when nested), query parameter or header, when there is one. */
@@ -2079,6 +2083,21 @@ export interface components {
          */
         ModelField: string;
         /**
+         * @description The language the assistant hears and speaks, a BCP-47 tag: a primary language
+         *     (`en`, `es`), optionally a script and a region (`es-MX`, `es-419`); kept in
+         *     canonical case (`ES-mx` is `es-MX`). Default `en`. It picks the recogniser's
+         *     language, the voice's (a version naming no voice speaks with its avatar's
+         *     default voice when that speaks the language, else with the first voice of
+         *     `GET /v1/voices` of the language), and the words the assistant takes turns by
+         *     (acknowledgements such as "vale" or "uh-huh", stop words such as "espera" or
+         *     "wait"). A language the deployment does not serve (its recogniser, `STT_LANGUAGES`,
+         *     does not hear it, or no voice speaks it) is 400 `language_not_supported`, whose
+         *     message names the languages it serves; a tag of another shape is 400
+         *     `parameter_invalid`.
+         * @example es-MX
+         */
+        LanguageField: string;
+        /**
          * @example close_up
          * @enum {string}
          */
@@ -2126,6 +2145,7 @@ export interface components {
          *       },
          *       "voice": "alloy",
          *       "model": "gpt-4o-mini",
+         *       "language": "en",
          *       "tools": [
          *         {
          *           "name": "lookup_order",
@@ -2168,6 +2188,8 @@ export interface components {
             voice?: components["schemas"]["VoiceField"];
             /** @description The language model the assistant thinks with; empty for the deployment's. */
             model?: components["schemas"]["ModelField"];
+            /** @description The language the assistant hears and speaks (BCP-47, default `en`). */
+            language?: components["schemas"]["LanguageField"];
             /** @description The tools the model may call (the whole list). */
             tools?: components["schemas"]["ToolsInput"];
             /** @description The caller's silence before the assistant asks whether they are still there (10-600, default 30). */
@@ -2201,6 +2223,7 @@ export interface components {
          *       },
          *       "voice": "alloy",
          *       "model": "gpt-4o-mini",
+         *       "language": "en",
          *       "tools": [
          *         {
          *           "name": "lookup_order",
@@ -2243,6 +2266,8 @@ export interface components {
             voice?: components["schemas"]["VoiceField"];
             /** @description The language model the assistant thinks with; empty for the deployment's. */
             model?: components["schemas"]["ModelField"];
+            /** @description The language the assistant hears and speaks (BCP-47, default `en`). */
+            language?: components["schemas"]["LanguageField"];
             /** @description The tools the model may call (the whole list). */
             tools?: components["schemas"]["ToolsInput"];
             /** @description The caller's silence before the assistant asks whether they are still there (10-600, default 30). */
@@ -2581,6 +2606,7 @@ export interface components {
          *       },
          *       "voice": "alloy",
          *       "model": "gpt-4o-mini",
+         *       "language": "en",
          *       "tools": [],
          *       "idle_timeout_seconds": 30,
          *       "max_duration_seconds": null,
@@ -2608,6 +2634,8 @@ export interface components {
             voice: components["schemas"]["VoiceField"];
             /** @description The language model the assistant thinks with; empty for the deployment's. */
             model: components["schemas"]["ModelField"];
+            /** @description The language the assistant hears and speaks (BCP-47). */
+            language: components["schemas"]["LanguageField"];
             /** @description Where the assistant may transfer a call; `[]` for none. */
             transfer_destinations?: components["schemas"]["TransferDestination"][];
             /** @description The tools the model may call, beside the built-in `end_call` (and `transfer_call` when there are transfer destinations, `look` when `vision` is on); `[]` for none. */
@@ -2655,6 +2683,7 @@ export interface components {
          *       },
          *       "voice": "alloy",
          *       "model": "gpt-4o-mini",
+         *       "language": "en",
          *       "variables": [],
          *       "tools": [],
          *       "idle_timeout_seconds": 30,
@@ -2696,6 +2725,8 @@ export interface components {
             voice: components["schemas"]["VoiceField"];
             /** @description The language model the assistant thinks with; empty for the deployment's. */
             model: components["schemas"]["ModelField"];
+            /** @description The language the version hears and speaks (BCP-47); `en` for versions published before languages existed. */
+            language: components["schemas"]["LanguageField"];
             /** @description The names of the placeholders the greeting and system prompt use, sorted; `[]` for none. */
             variables: string[];
             /** @description Where the assistant may transfer a call (its `transfer_call` tool); `[]` for none. */
@@ -2733,6 +2764,7 @@ export interface components {
          *         },
          *         "voice": "alloy",
          *         "model": "gpt-4o-mini",
+         *         "language": "en",
          *         "tools": [],
          *         "idle_timeout_seconds": 30,
          *         "max_duration_seconds": null,
@@ -2762,6 +2794,7 @@ export interface components {
          *           },
          *           "voice": "alloy",
          *           "model": "gpt-4o-mini",
+         *           "language": "en",
          *           "variables": [],
          *           "tools": [],
          *           "idle_timeout_seconds": 30,
@@ -2846,6 +2879,7 @@ export interface components {
          *             },
          *             "voice": "alloy",
          *             "model": "gpt-4o-mini",
+         *             "language": "en",
          *             "tools": [],
          *             "idle_timeout_seconds": 30,
          *             "max_duration_seconds": null,
@@ -2875,6 +2909,7 @@ export interface components {
          *               },
          *               "voice": "alloy",
          *               "model": "gpt-4o-mini",
+         *               "language": "en",
          *               "variables": [],
          *               "tools": [],
          *               "idle_timeout_seconds": 30,
@@ -2933,6 +2968,7 @@ export interface components {
          *           },
          *           "voice": "alloy",
          *           "model": "gpt-4o-mini",
+         *           "language": "en",
          *           "variables": [],
          *           "tools": [],
          *           "idle_timeout_seconds": 30,
@@ -3189,7 +3225,7 @@ export interface components {
             engine: "flite" | "espeak-ng" | "hosted";
             /** @description The voice's name. */
             name: string;
-            /** @description BCP 47 tag; null for a hosted voice. */
+            /** @description BCP 47 tag of the language the voice speaks; null for a hosted voice, which speaks the language of its text (any version `language`). */
             language: string | null;
             /**
              * @description The voice's gender, as its engine names it.
@@ -7601,6 +7637,7 @@ export interface operations {
                      *             },
                      *             "voice": "alloy",
                      *             "model": "gpt-4o-mini",
+                     *             "language": "en",
                      *             "tools": [],
                      *             "idle_timeout_seconds": 30,
                      *             "max_duration_seconds": null,
@@ -7630,6 +7667,7 @@ export interface operations {
                      *               },
                      *               "voice": "alloy",
                      *               "model": "gpt-4o-mini",
+                     *               "language": "en",
                      *               "variables": [],
                      *               "tools": [],
                      *               "idle_timeout_seconds": 30,
@@ -7693,6 +7731,7 @@ export interface operations {
                  *       },
                  *       "voice": "alloy",
                  *       "model": "gpt-4o-mini",
+                 *       "language": "en",
                  *       "tools": [
                  *         {
                  *           "name": "lookup_order",
@@ -7748,6 +7787,7 @@ export interface operations {
                      *         },
                      *         "voice": "alloy",
                      *         "model": "gpt-4o-mini",
+                     *         "language": "en",
                      *         "tools": [],
                      *         "idle_timeout_seconds": 30,
                      *         "max_duration_seconds": null,
@@ -7777,6 +7817,7 @@ export interface operations {
                      *           },
                      *           "voice": "alloy",
                      *           "model": "gpt-4o-mini",
+                     *           "language": "en",
                      *           "variables": [],
                      *           "tools": [],
                      *           "idle_timeout_seconds": 30,
@@ -7851,6 +7892,7 @@ export interface operations {
                      *         },
                      *         "voice": "alloy",
                      *         "model": "gpt-4o-mini",
+                     *         "language": "en",
                      *         "tools": [],
                      *         "idle_timeout_seconds": 30,
                      *         "max_duration_seconds": null,
@@ -7880,6 +7922,7 @@ export interface operations {
                      *           },
                      *           "voice": "alloy",
                      *           "model": "gpt-4o-mini",
+                     *           "language": "en",
                      *           "variables": [],
                      *           "tools": [],
                      *           "idle_timeout_seconds": 30,
@@ -7941,6 +7984,7 @@ export interface operations {
                  *       },
                  *       "voice": "alloy",
                  *       "model": "gpt-4o-mini",
+                 *       "language": "en",
                  *       "tools": [
                  *         {
                  *           "name": "lookup_order",
@@ -7995,6 +8039,7 @@ export interface operations {
                      *         },
                      *         "voice": "alloy",
                      *         "model": "gpt-4o-mini",
+                     *         "language": "en",
                      *         "tools": [],
                      *         "idle_timeout_seconds": 30,
                      *         "max_duration_seconds": null,
@@ -8024,6 +8069,7 @@ export interface operations {
                      *           },
                      *           "voice": "alloy",
                      *           "model": "gpt-4o-mini",
+                     *           "language": "en",
                      *           "variables": [],
                      *           "tools": [],
                      *           "idle_timeout_seconds": 30,
@@ -8107,6 +8153,7 @@ export interface operations {
                      *           },
                      *           "voice": "alloy",
                      *           "model": "gpt-4o-mini",
+                     *           "language": "en",
                      *           "variables": [],
                      *           "tools": [],
                      *           "idle_timeout_seconds": 30,
@@ -8181,6 +8228,7 @@ export interface operations {
                      *         },
                      *         "voice": "alloy",
                      *         "model": "gpt-4o-mini",
+                     *         "language": "en",
                      *         "tools": [],
                      *         "idle_timeout_seconds": 30,
                      *         "max_duration_seconds": null,
@@ -8210,6 +8258,7 @@ export interface operations {
                      *           },
                      *           "voice": "alloy",
                      *           "model": "gpt-4o-mini",
+                     *           "language": "en",
                      *           "variables": [],
                      *           "tools": [],
                      *           "idle_timeout_seconds": 30,
@@ -8298,6 +8347,7 @@ export interface operations {
                      *         },
                      *         "voice": "alloy",
                      *         "model": "gpt-4o-mini",
+                     *         "language": "en",
                      *         "tools": [],
                      *         "idle_timeout_seconds": 30,
                      *         "max_duration_seconds": null,
@@ -8327,6 +8377,7 @@ export interface operations {
                      *           },
                      *           "voice": "alloy",
                      *           "model": "gpt-4o-mini",
+                     *           "language": "en",
                      *           "variables": [],
                      *           "tools": [],
                      *           "idle_timeout_seconds": 30,
@@ -8415,6 +8466,7 @@ export interface operations {
                      *         },
                      *         "voice": "alloy",
                      *         "model": "gpt-4o-mini",
+                     *         "language": "en",
                      *         "tools": [],
                      *         "idle_timeout_seconds": 30,
                      *         "max_duration_seconds": null,
@@ -8444,6 +8496,7 @@ export interface operations {
                      *           },
                      *           "voice": "alloy",
                      *           "model": "gpt-4o-mini",
+                     *           "language": "en",
                      *           "variables": [],
                      *           "tools": [],
                      *           "idle_timeout_seconds": 30,
@@ -8531,6 +8584,7 @@ export interface operations {
                      *         },
                      *         "voice": "alloy",
                      *         "model": "gpt-4o-mini",
+                     *         "language": "en",
                      *         "tools": [],
                      *         "idle_timeout_seconds": 30,
                      *         "max_duration_seconds": null,
@@ -8560,6 +8614,7 @@ export interface operations {
                      *           },
                      *           "voice": "alloy",
                      *           "model": "gpt-4o-mini",
+                     *           "language": "en",
                      *           "variables": [],
                      *           "tools": [],
                      *           "idle_timeout_seconds": 30,
@@ -8644,6 +8699,7 @@ export interface operations {
                      *         },
                      *         "voice": "alloy",
                      *         "model": "gpt-4o-mini",
+                     *         "language": "en",
                      *         "tools": [],
                      *         "idle_timeout_seconds": 30,
                      *         "max_duration_seconds": null,
@@ -8673,6 +8729,7 @@ export interface operations {
                      *           },
                      *           "voice": "alloy",
                      *           "model": "gpt-4o-mini",
+                     *           "language": "en",
                      *           "variables": [],
                      *           "tools": [],
                      *           "idle_timeout_seconds": 30,
@@ -8756,6 +8813,7 @@ export interface operations {
                      *         },
                      *         "voice": "alloy",
                      *         "model": "gpt-4o-mini",
+                     *         "language": "en",
                      *         "tools": [],
                      *         "idle_timeout_seconds": 30,
                      *         "max_duration_seconds": null,
@@ -8785,6 +8843,7 @@ export interface operations {
                      *           },
                      *           "voice": "alloy",
                      *           "model": "gpt-4o-mini",
+                     *           "language": "en",
                      *           "variables": [],
                      *           "tools": [],
                      *           "idle_timeout_seconds": 30,
