@@ -263,6 +263,9 @@ func New(opts Options) (_ *Stack, err error) {
 	cfg.Models = []string{"llama3.1:8b", "gpt-4o-mini"}
 	// Of them, the one that accepts images (LLM_VISION_MODELS), as a vision version needs.
 	cfg.VisionModels = []string{"gpt-4o-mini"}
+	// The languages a version may have (STT_LANGUAGES): the tests' Deepgram fake hears
+	// Spanish, and the espeak-ng Spanish voices speak it.
+	cfg.Languages = []string{"en", "es"}
 	if opts.MaxDuration > 0 {
 		cfg.MaxSession = opts.MaxDuration
 	}

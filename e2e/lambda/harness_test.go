@@ -109,6 +109,8 @@ func templateEnv(t testing.TB, name string, refs map[string]string) []string {
 				env = append(env, k+"="+testLLMModels)
 			} else if ref == "LlmVisionModels" {
 				env = append(env, k+"="+testLLMVisionModels)
+			} else if ref == "SttLanguages" {
+				env = append(env, k+"=en")
 			} else if ref == "AccountRateLimit" || ref == "AccountRateBurst" {
 				// High enough that the scenario's bursts of calls pass: the limit is
 				// counted (every function writes rate_limits) but not reached.

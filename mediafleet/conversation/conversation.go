@@ -288,7 +288,12 @@ func (e *Engine) Run(ctx context.Context, line speech.Line, v persona.Version, o
 		return fmt.Errorf("conversation: vad: %w", err)
 	}
 	defer vad.Close()
-	tr, err := e.cfg.Recognizer.NewTranscriber(ctx)
+	if _, ok := e.cfg.Recognizer.(speech.Multilingual); !ok && !persona.SameLanguage(v.Language, persona.DefaultLanguage) {
+		// The control plane refuses to publish a language STT_LANGUAGES does not list:
+		// this worker's recogniser is not the one the deployment says it runs.
+		e.cfg.Log.Warn("the recogniser hears English only; the version's language is another", "language", v.Language)
+	}
+	tr, err := speech.NewTranscriber(ctx, e.cfg.Recognizer, v.Language)
 	if err != nil {
 		return fmt.Errorf("conversation: transcriber: %w", err)
 	}
@@ -304,7 +309,7 @@ func (e *Engine) Run(ctx context.Context, line speech.Line, v persona.Version, o
 	}
 	s := &session{
 		cfg: &e.cfg, log: e.cfg.Log, line: line, tr: tr, version: v, voice: persona.VoiceFor(v), quiet: quiet,
-		rules: rulesFor(""), interruption: newInterruptRule(v.Interruption),
+		rules: rulesFor(v.Language), say: phrasesFor(v.Language), interruption: newInterruptRule(v.Interruption),
 		listen: listener{vad: vad, threshold: e.cfg.Threshold, endOfTurn: samples(e.cfg.EndOfTurn),
 			maxTurn: samples(e.cfg.MaxTurn), padding: samples(e.cfg.Padding), log: e.cfg.Log},
 	}
@@ -361,8 +366,10 @@ type session struct {
 	// version's tuning of barge-in.
 	rules        *turnRules
 	interruption interruptRule
-	floor        floor
-	cur          *reply // the reply being thought or spoken
+	// say are the version's language's own phrases (the apology, "are you still there?").
+	say   phrases
+	floor floor
+	cur   *reply // the reply being thought or spoken
 	// keys are keys pressed with no caller turn open: a turn of their own once the caller
 	// stops pressing (keyGap).
 	keys   []speech.Key
@@ -496,7 +503,7 @@ func (s *session) run(ctx context.Context) error {
 			}
 		case <-timeUp:
 			timeUp = nil
-			s.close(ctx, persona.EndMaxDuration, TimeUp)
+			s.close(ctx, persona.EndMaxDuration, s.say.timeUp)
 		}
 	}
 }
@@ -519,7 +526,7 @@ func (s *session) checkIdle(ctx context.Context, now time.Time) error {
 	case !s.asked && quiet >= s.idleFor:
 		s.asked = true
 		s.idleSince = now
-		s.startReply(ctx, speech.TurnTiming{}, StillThere)
+		s.startReply(ctx, speech.TurnTiming{}, s.say.stillThere)
 	case s.asked && quiet >= s.cfg.StillThereWait:
 		return &HangUp{Reason: persona.EndSilenceTimeout}
 	}
@@ -783,7 +790,7 @@ func (s *session) turnEnded(ctx context.Context, m turnEnded) error {
 	s.closeTurn(text, m, len(pictures))
 	tm := speech.TurnTiming{LastSpeech: m.lastSpeech, Decided: m.at, Transcribed: transcribed}
 	if text == "" {
-		s.startReply(ctx, tm, Missed)
+		s.startReply(ctx, tm, s.say.missed)
 		return nil
 	}
 	s.history = append(s.history, speech.Message{Role: speech.RoleUser, Content: text, Pictures: pictures})
@@ -816,7 +823,7 @@ func (s *session) transfer(ctx context.Context, to string) bool {
 		return true // the call ended meanwhile
 	}
 	s.log.Warn("transfer failed", "to", redact.Number(to), "err", err)
-	s.startReply(ctx, speech.TurnTiming{}, TransferFailed)
+	s.startReply(ctx, speech.TurnTiming{}, s.say.transferFailed)
 	return false
 }
 
@@ -830,7 +837,7 @@ func (s *session) transferFailed(ctx context.Context, f speech.TransferFailure) 
 	}
 	s.interrupt()
 	s.idleSince, s.asked = time.Now(), false
-	s.startReply(ctx, speech.TurnTiming{}, TransferFailed)
+	s.startReply(ctx, speech.TurnTiming{}, s.say.transferFailed)
 }
 
 // interrupt stops what the assistant is saying or about to say (what the caller heard

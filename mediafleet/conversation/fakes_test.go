@@ -69,6 +69,15 @@ type recognizer struct {
 	flush    bool
 	flushes  []int
 	trailing int
+	// languages are the languages transcribers were asked for (speech.Multilingual).
+	languages []string
+}
+
+func (r *recognizer) NewTranscriberIn(ctx context.Context, language string) (speech.Transcriber, error) {
+	r.mu.Lock()
+	r.languages = append(r.languages, language)
+	r.mu.Unlock()
+	return r.NewTranscriber(ctx)
 }
 
 func (r *recognizer) NewTranscriber(context.Context) (speech.Transcriber, error) {

@@ -81,7 +81,7 @@ func (s *session) startReply(ctx context.Context, tm speech.TurnTiming, fixed st
 	r := &reply{cancel: cancel, msgs: make(chan replyMsg, 4)}
 	s.cur = r
 	g := &generation{
-		cfg: s.cfg, log: s.log, line: s.line, synth: s.cfg.Voices(s.voice),
+		cfg: s.cfg, log: s.log, line: s.line, synth: s.cfg.Voices(s.voice), phrases: s.say,
 		queued: make(chan speech.Said, 8), res: replyResult{timing: tm}, destinations: s.version.TransferDestinations,
 		viewer: s.viewer,
 	}
@@ -167,6 +167,8 @@ type generation struct {
 	destinations []persona.TransferDestination
 	// viewer answers the look tool; nil: vision is off.
 	viewer speech.Viewer
+	// phrases are what it says of its own (an apology, a filler), in the call's language.
+	phrases phrases
 }
 
 // think streams the model's reply and speaks it sentence by sentence. When the reply
@@ -187,7 +189,7 @@ func (g *generation) think(ctx context.Context, req speech.Request, runner speec
 			// rather than loop or go silent.
 			g.log.Warn("model keeps calling tools; giving up on this turn", "rounds", n+1)
 			g.res.errs = append(g.res.errs, speech.LLMError)
-			g.say(ctx, Apology)
+			g.say(ctx, g.phrases.apology)
 			g.res.rounds = append(g.res.rounds, round{from: from, to: len(g.res.sentences)})
 			return
 		}
@@ -283,7 +285,7 @@ func (g *generation) stream(ctx context.Context, req speech.Request, firstReques
 		g.log.Warn("model failed", "kind", kind, "err", err)
 		g.res.errs = append(g.res.errs, kind)
 		if len(g.res.sentences) == from {
-			g.say(ctx, Apology)
+			g.say(ctx, g.phrases.apology)
 		}
 		return nil, false
 	}
@@ -370,12 +372,12 @@ func (g *generation) stream(ctx context.Context, req speech.Request, firstReques
 		g.say(ctx, rest)
 	}
 	if g.res.transferTo != "" && len(g.res.sentences) == from {
-		g.say(ctx, HandOver) // the caller is told before the line changes
+		g.say(ctx, g.phrases.handOver) // the caller is told before the line changes
 	}
 	if first && !g.res.endCall && ctx.Err() == nil {
 		// A model that says nothing would leave the caller in silence.
 		g.res.errs = append(g.res.errs, speech.LLMError)
-		g.say(ctx, Apology)
+		g.say(ctx, g.phrases.apology)
 	}
 	return calls, true
 }
@@ -418,10 +420,10 @@ func (g *generation) runTools(ctx context.Context, runner speech.ToolRunner, cal
 					continue
 				}
 			}
-			g.say(ctx, Filler)
+			g.say(ctx, g.phrases.filler)
 		case <-playing:
 			playing = nil
-			g.say(ctx, Filler)
+			g.say(ctx, g.phrases.filler)
 		}
 	}
 }

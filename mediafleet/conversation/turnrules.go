@@ -16,8 +16,8 @@ type turnRules struct {
 	acknowledgements [][]string
 	// stops are words and phrases that ask the assistant to stop ("wait", "hold on").
 	stops [][]string
-	// questions are the words a question starts with.
-	questions map[string]bool
+	// questions are the words and phrases a question starts with.
+	questions [][]string
 	// continuations are words a sentence goes on after: articles, prepositions,
 	// conjunctions, possessives, fillers.
 	continuations map[string]bool
@@ -42,15 +42,38 @@ var languageRules = map[string]*turnRules{
 			"um uh er erm like very really just also plus then and-uh",
 		"zero oh one two three four five six seven eight nine double triple",
 	),
+	// Spanish. A recogniser that punctuates writes "¿" and "?" and the accents that
+	// tell "qué" (a question) from "que" (a sentence going on); "si" without its
+	// accent acknowledges too, as callers' "sí" is often written so.
+	"es": newTurnRules(
+		[]string{"sí", "si", "sí sí", "vale", "claro", "claro que sí", "ajá", "aja", "ya", "ya ya", "ya veo", "bueno",
+			"de acuerdo", "entiendo", "entendido", "mhm", "mm", "hmm", "eh", "ah", "oh", "ok", "okey", "bien", "muy bien",
+			"perfecto", "exacto", "cierto", "correcto", "vale vale", "venga", "genial", "dale", "órale", "ándale", "ah vale", "sí claro"},
+		[]string{"espera", "espere", "para", "pare", "no", "pero", "un momento", "un segundo", "momento", "perdón", "perdone",
+			"disculpa", "disculpe", "oye", "oiga", "basta", "alto", "cancela", "cancelar", "en realidad", "cállate", "silencio"},
+		"qué cuándo dónde adónde quién quiénes cómo cuál cuáles cuánto cuánta cuántos cuántas por_qué para_qué "+
+			"puedo puede pueden podría podrían tiene tienen tienes hay sabe sabes está están es_posible me_puede me_podría",
+		"el la los las un una unos unas lo al del "+
+			"a ante bajo con contra de desde en entre hacia hasta para por según sin sobre tras "+
+			"y e o u ni pero sino que porque pues como si aunque cuando donde mientras "+
+			"mi mis tu tus su sus nuestro nuestra nuestros nuestras este esta estos estas ese esa "+
+			"yo me te se le les nos es son está estoy soy muy más también eh mm",
+		"cero uno dos tres cuatro cinco seis siete ocho nueve",
+	),
 }
 
+// newTurnRules makes a language's rule set. questions, continuations and digits are
+// words separated by spaces; "_" joins the words of a phrase ("por_qué").
 func newTurnRules(acks, stops []string, questions, continuations, digits string) *turnRules {
-	r := &turnRules{questions: set(questions), continuations: set(continuations), digits: set(digits)}
+	r := &turnRules{continuations: set(continuations), digits: set(digits)}
 	for _, a := range acks {
 		r.acknowledgements = append(r.acknowledgements, tokens(a))
 	}
 	for _, s := range stops {
 		r.stops = append(r.stops, tokens(s))
+	}
+	for _, q := range strings.Fields(questions) {
+		r.questions = append(r.questions, tokens(strings.ReplaceAll(q, "_", " ")))
 	}
 	return r
 }
@@ -136,7 +159,12 @@ func (r *turnRules) judge(text string, in interruptRule, final bool) verdict {
 	if len(ws) == 0 {
 		return undecided
 	}
-	if strings.HasSuffix(strings.TrimSpace(text), "?") || (r.questions[ws[0]] && (final || len(ws) > 1)) {
+	trimmed := strings.TrimSpace(text)
+	q := matchAt(ws, 0, r.questions)
+	if strings.HasPrefix(trimmed, "¿") {
+		q = max(q, 1) // Spanish opens a question with its mark
+	}
+	if strings.HasSuffix(trimmed, "?") || (q > 0 && (final || len(ws) > q)) {
 		return cutIn
 	}
 	other, provisional := 0, false
@@ -234,7 +262,7 @@ func (r *turnRules) ending(text string) ending {
 	if r.continuations[ws[len(ws)-1]] {
 		return unfinished
 	}
-	if len(ws) >= 3 && r.questions[ws[0]] {
+	if len(ws) >= 3 && matchAt(ws, 0, r.questions) > 0 {
 		return finished
 	}
 	return unknownEnd

@@ -75,3 +75,61 @@ func TestEnding(t *testing.T) {
 		}
 	}
 }
+
+// TestSpanishRules: a Spanish version's words: "vale" and "sí, claro" over the
+// assistant are acknowledgements, "espera" and a question cut it; a Spanish sentence
+// that ends on a preposition or reads digits out is unfinished. English's rules take
+// "vale" for a word that cuts in.
+func TestSpanishRules(t *testing.T) {
+	es := rulesFor("es-MX")
+	def := newInterruptRule(nil)
+	for _, tt := range []struct {
+		text  string
+		final bool
+		want  verdict
+	}{
+		{"Vale.", true, backchannel},
+		{"sí, claro", true, backchannel},
+		{"ajá", true, backchannel},
+		{"de acuerdo", true, backchannel},
+		{"ya, entiendo", true, backchannel},
+		{"vale", false, backchannel},
+		{"espera", true, cutIn},
+		{"espera", false, undecided}, // a lone interim stop word is held, as in English
+		{"espera un momento", false, cutIn},
+		{"vale, pero", true, cutIn},
+		{"un momento", true, cutIn},
+		{"¿Qué hora es?", true, cutIn},
+		{"¿Cuándo", false, undecided},
+		{"por qué", true, cutIn},
+		{"cuánto cuesta", false, cutIn},
+		{"las rosas rojas", true, cutIn},
+	} {
+		if got := es.judge(tt.text, def, tt.final); got != tt.want {
+			t.Errorf("Spanish judge(%q, final %v) = %v, want %v", tt.text, tt.final, got, tt.want)
+		}
+	}
+	if got := rulesFor("en").judge("vale", def, true); got != cutIn {
+		t.Errorf("English judge(vale) = %v, want cut in: the rules follow the language", got)
+	}
+	for _, tt := range []struct {
+		text string
+		want ending
+	}{
+		{"¿A qué hora abren mañana?", finished},
+		{"Quiero reservar una mesa para dos.", finished},
+		{"quiero reservar una mesa para", unfinished},
+		{"quiero reservar una mesa y", unfinished},
+		{"mi número es cuatro uno cinco", unfinished},
+		{"cuándo abren mañana", finished},
+		{"por qué cierran tan pronto", finished},
+		{"una mesa para dos", unknownEnd},
+	} {
+		if got := es.ending(tt.text); got != tt.want {
+			t.Errorf("Spanish ending(%q) = %v, want %v", tt.text, got, tt.want)
+		}
+	}
+	if rulesFor("fr") != rulesFor("en") || rulesFor("ES") != rulesFor("es") {
+		t.Error("rulesFor: want English's rules for a language without its own, and the tag's case not to matter")
+	}
+}

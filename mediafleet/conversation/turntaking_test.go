@@ -539,3 +539,70 @@ func TestAcknowledgementAfterTheReplyIsATurn(t *testing.T) {
 		}
 	})
 }
+
+// TestSpanishTurnTaking: a Spanish version's call asks the recogniser for Spanish and
+// speaks with the Spanish default voice; over its reply "vale" is a backchannel (the
+// reply plays to its end) and "espera un momento" cuts it, by the Spanish rules.
+func TestSpanishTurnTaking(t *testing.T) {
+	v := version
+	v.Language = "es"
+	for _, tc := range []struct {
+		said      string
+		backchann bool
+	}{{"vale", true}, {"espera un momento", false}} {
+		t.Run(tc.said, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				rec := &recognizer{texts: []string{"háblame de las rosas", tc.said}, interim: true}
+				h := startVersion(t, v, llmtest.Reply{Text: longReply}, nil, rec)
+				overReply(t, h, speechLevel, 400*time.Millisecond, 600*time.Millisecond)
+				said := func() []persona.Turn {
+					var out []persona.Turn
+					for _, tu := range h.turns() {
+						if tu.Speaker == "assistant" {
+							out = append(out, tu)
+						}
+					}
+					return out
+				}
+				if tc.backchann {
+					h.eventually(t, "reply played", func() bool { return len(said()) == 1 })
+				} else {
+					h.eventually(t, "second answer", func() bool { return len(h.srv.Requests()) == 2 })
+				}
+				turns, m := h.turns(), h.metrics()
+				switch {
+				case tc.backchann && (count(m.Backchannels) != 1 || count(m.BargeIns) != 0 || said()[0].Interrupted || said()[0].Text != longReply):
+					t.Errorf("turns %+v, backchannels %d, barge-ins %d; want %q a backchannel and the whole reply", turns, count(m.Backchannels), count(m.BargeIns), tc.said)
+				case !tc.backchann && (count(m.BargeIns) != 1 || count(m.Backchannels) != 0 || len(turns) < 3 || !turns[1].Interrupted || turns[2].Text != tc.said):
+					t.Errorf("turns %+v, barge-ins %d; want the reply cut by %q", turns, count(m.BargeIns), tc.said)
+				}
+				rec.mu.Lock()
+				langs := slices.Clone(rec.languages)
+				rec.mu.Unlock()
+				if !slices.Equal(langs, []string{"es"}) {
+					t.Errorf("the recogniser was asked for %q, want [es]", langs)
+				}
+				h.syn.mu.Lock()
+				voices := slices.Clone(h.voices)
+				h.syn.mu.Unlock()
+				if len(voices) == 0 || slices.ContainsFunc(voices, func(id string) bool { return id != "espeak-es-f3" }) {
+					t.Errorf("spoke with %q, want the Spanish default voice espeak-es-f3 only", voices)
+				}
+			})
+		})
+	}
+}
+
+// TestSpanishPhrases: the assistant's own phrases follow the version's language: a
+// Spanish version asks "¿Sigue ahí?" after its idle timeout, not the English question.
+func TestSpanishPhrases(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		v := version
+		v.Language, v.IdleTimeoutSeconds = "es-ES", 12
+		h := startCall(t, llmtest.Reply{Text: "Claro."}, nil, &recognizer{}, v, nil)
+		h.eventually(t, "the question", func() bool { return len(h.syn.said()) > 0 })
+		if got := h.syn.said(); !slices.Equal(got, []string{"¿Sigue ahí?"}) {
+			t.Errorf("said %q, want the Spanish question once", got)
+		}
+	})
+}

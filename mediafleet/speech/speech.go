@@ -56,6 +56,23 @@ type Recognizer interface {
 	NewTranscriber(ctx context.Context) (Transcriber, error)
 }
 
+// Multilingual is a Recognizer that hears more than one language (Deepgram's): the
+// conversation asks it for a transcriber of the version's language, a BCP-47 tag ("" is
+// the recogniser's own default). A Recognizer that is not one hears its own language
+// only (pocketsphinx: English).
+type Multilingual interface {
+	NewTranscriberIn(ctx context.Context, language string) (Transcriber, error)
+}
+
+// NewTranscriber is r's transcriber for a call in language: r's NewTranscriberIn when it
+// is Multilingual, else its one language's.
+func NewTranscriber(ctx context.Context, r Recognizer, language string) (Transcriber, error) {
+	if m, ok := r.(Multilingual); ok {
+		return m.NewTranscriberIn(ctx, language)
+	}
+	return r.NewTranscriber(ctx)
+}
+
 // Transcriber transcribes one call's caller turns, one turn at a time. Audio is written
 // while the caller speaks, so a recogniser that decodes as it goes has the text soon
 // after the turn ends; one that takes whole files buffers the turn and sends it at End.

@@ -51,7 +51,13 @@ type keptTurns struct {
 }
 
 func (k *keptTurns) NewTranscriber(ctx context.Context) (speech.Transcriber, error) {
-	tr, err := k.Recognizer.NewTranscriber(ctx)
+	return k.NewTranscriberIn(ctx, "")
+}
+
+// NewTranscriberIn asks the recogniser for the call's language when it hears more than
+// one (speech.Multilingual).
+func (k *keptTurns) NewTranscriberIn(ctx context.Context, language string) (speech.Transcriber, error) {
+	tr, err := speech.NewTranscriber(ctx, k.Recognizer, language)
 	if err != nil {
 		return nil, err
 	}

@@ -1714,6 +1714,7 @@ func (e EndReason) Valid() bool {
 const (
 	IdempotencyKeyInvalid    Error400ErrorCode = "idempotency_key_invalid"
 	InvalidJson              Error400ErrorCode = "invalid_json"
+	LanguageNotSupported     Error400ErrorCode = "language_not_supported"
 	ModelLacksVision         Error400ErrorCode = "model_lacks_vision"
 	OutboundPasswordRequired Error400ErrorCode = "outbound_password_required"
 	ParameterInvalid         Error400ErrorCode = "parameter_invalid"
@@ -1728,6 +1729,8 @@ func (e Error400ErrorCode) Valid() bool {
 	case IdempotencyKeyInvalid:
 		return true
 	case InvalidJson:
+		return true
+	case LanguageNotSupported:
 		return true
 	case ModelLacksVision:
 		return true
@@ -3753,7 +3756,7 @@ type ApiKeyWithSecretMode string
 // ApiKeyWithSecretObject The kind of object: always `api_key`.
 type ApiKeyWithSecretObject string
 
-// Assistant Examples: {"active_version_id":"ver_01jd3f4g5h6j7k8m9n0p1q2r3t","created_at":"2026-11-22T07:00:00.123Z","draft":{"analysis":null,"avatar_id":"ava_iris","framing":{"position":"left","shot":"close_up"},"greeting":"Hello, Acme Dental, how can I help?","idle_timeout_seconds":30,"interruption":{"acknowledgements":[],"min_words":1,"mode":"adaptive"},"max_duration_seconds":null,"model":"gpt-4o-mini","noise_suppression":true,"recording":"off","system_prompt":"You are the front desk of Acme Dental. Be brief and kind.","tools":[],"vision":"off","voice":"alloy"},"has_more_versions":false,"id":"asst_01jd3f4g5h6j7k8m9n0p1q2r3t","metadata":{"team":"front-desk"},"name":"Front desk","object":"assistant","status":"active","updated_at":"2026-11-22T07:00:00.123Z","version_count":1,"versions":[{"analysis":null,"avatar_id":"ava_iris","framing":{"position":"left","shot":"close_up"},"greeting":"Hello, Acme Dental, how can I help?","id":"ver_01jd3f4g5h6j7k8m9n0p1q2r3t","idle_timeout_seconds":30,"interruption":{"acknowledgements":[],"min_words":1,"mode":"adaptive"},"max_duration_seconds":null,"model":"gpt-4o-mini","name":"Front desk","noise_suppression":true,"number":1,"object":"assistant_version","published_at":"2026-11-22T07:00:00.123Z","recording":"off","system_prompt":"You are the front desk of Acme Dental. Be brief and kind.","tools":[],"variables":[],"vision":"off","voice":"alloy"}]}
+// Assistant Examples: {"active_version_id":"ver_01jd3f4g5h6j7k8m9n0p1q2r3t","created_at":"2026-11-22T07:00:00.123Z","draft":{"analysis":null,"avatar_id":"ava_iris","framing":{"position":"left","shot":"close_up"},"greeting":"Hello, Acme Dental, how can I help?","idle_timeout_seconds":30,"interruption":{"acknowledgements":[],"min_words":1,"mode":"adaptive"},"language":"en","max_duration_seconds":null,"model":"gpt-4o-mini","noise_suppression":true,"recording":"off","system_prompt":"You are the front desk of Acme Dental. Be brief and kind.","tools":[],"vision":"off","voice":"alloy"},"has_more_versions":false,"id":"asst_01jd3f4g5h6j7k8m9n0p1q2r3t","metadata":{"team":"front-desk"},"name":"Front desk","object":"assistant","status":"active","updated_at":"2026-11-22T07:00:00.123Z","version_count":1,"versions":[{"analysis":null,"avatar_id":"ava_iris","framing":{"position":"left","shot":"close_up"},"greeting":"Hello, Acme Dental, how can I help?","id":"ver_01jd3f4g5h6j7k8m9n0p1q2r3t","idle_timeout_seconds":30,"interruption":{"acknowledgements":[],"min_words":1,"mode":"adaptive"},"language":"en","max_duration_seconds":null,"model":"gpt-4o-mini","name":"Front desk","noise_suppression":true,"number":1,"object":"assistant_version","published_at":"2026-11-22T07:00:00.123Z","recording":"off","system_prompt":"You are the front desk of Acme Dental. Be brief and kind.","tools":[],"variables":[],"vision":"off","voice":"alloy"}]}
 type Assistant struct {
 	// ActiveVersionId The version the next inbound call uses; null until the first publish.
 	ActiveVersionId *string `json:"active_version_id"`
@@ -3765,7 +3768,7 @@ type Assistant struct {
 
 	// Draft The editable working copy, published into versions.
 	//
-	// Examples: {"analysis":null,"avatar_id":"ava_iris","framing":{"position":"left","shot":"close_up"},"greeting":"Hello, Acme Dental, how can I help?","idle_timeout_seconds":30,"interruption":{"acknowledgements":[],"min_words":1,"mode":"adaptive"},"max_duration_seconds":null,"model":"gpt-4o-mini","noise_suppression":true,"recording":"off","system_prompt":"You are the front desk of Acme Dental. Be brief and kind.","tools":[],"vision":"off","voice":"alloy"}
+	// Examples: {"analysis":null,"avatar_id":"ava_iris","framing":{"position":"left","shot":"close_up"},"greeting":"Hello, Acme Dental, how can I help?","idle_timeout_seconds":30,"interruption":{"acknowledgements":[],"min_words":1,"mode":"adaptive"},"language":"en","max_duration_seconds":null,"model":"gpt-4o-mini","noise_suppression":true,"recording":"off","system_prompt":"You are the front desk of Acme Dental. Be brief and kind.","tools":[],"vision":"off","voice":"alloy"}
 	Draft Draft `json:"draft"`
 
 	// HasMoreVersions True when `versions` leaves older versions out (more than 10 were published).
@@ -3823,7 +3826,7 @@ type AssistantActivate struct {
 	VersionId string `json:"version_id"`
 }
 
-// AssistantCreate Examples: {"avatar_id":"ava_iris","framing":{"position":"left","shot":"close_up"},"greeting":"Hello, Acme Dental, how can I help?","idle_timeout_seconds":30,"max_duration_seconds":900,"metadata":{"team":"front-desk"},"model":"gpt-4o-mini","name":"Front desk","system_prompt":"You are the front desk of Acme Dental. Be brief and kind.","tools":[{"description":"Finds an order by its number and says where it is.","name":"lookup_order","parameters":{"properties":{"order_id":{"description":"The order number the caller gives.","type":"string"}},"required":["order_id"],"type":"object"},"timeout_ms":5000,"url":"https://example.com/bridgeline/tools/lookup_order"}],"voice":"alloy"}
+// AssistantCreate Examples: {"avatar_id":"ava_iris","framing":{"position":"left","shot":"close_up"},"greeting":"Hello, Acme Dental, how can I help?","idle_timeout_seconds":30,"language":"en","max_duration_seconds":900,"metadata":{"team":"front-desk"},"model":"gpt-4o-mini","name":"Front desk","system_prompt":"You are the front desk of Acme Dental. Be brief and kind.","tools":[{"description":"Finds an order by its number and says where it is.","name":"lookup_order","parameters":{"properties":{"order_id":{"description":"The order number the caller gives.","type":"string"}},"required":["order_id"],"type":"object"},"timeout_ms":5000,"url":"https://example.com/bridgeline/tools/lookup_order"}],"voice":"alloy"}
 type AssistantCreate struct {
 	// Analysis The post-call analysis (the whole of it); null turns it off.
 	Analysis *AnalysisInput `json:"analysis,omitempty"`
@@ -3850,6 +3853,11 @@ type AssistantCreate struct {
 
 	// Interruption How the caller's speech over the assistant is taken (the whole of it); null brings back the default.
 	Interruption *InterruptionInput `json:"interruption,omitempty"`
+
+	// Language The language the assistant hears and speaks (BCP-47, default `en`).
+	//
+	// Examples: es-MX
+	Language *LanguageField `json:"language,omitempty"`
 
 	// MaxDurationSeconds The longest a call lasts from its answer; null for the deployment's limit only.
 	//
@@ -3924,7 +3932,7 @@ type AssistantDuplicate struct {
 // AssistantID Examples: asst_01jd3f4g5h6j7k8m9n0p1q2r3t
 type AssistantID = string
 
-// AssistantList Examples: {"data":[{"active_version_id":"ver_01jd3f4g5h6j7k8m9n0p1q2r3t","created_at":"2026-11-22T07:00:00.123Z","draft":{"analysis":null,"avatar_id":"ava_iris","framing":{"position":"left","shot":"close_up"},"greeting":"Hello, Acme Dental, how can I help?","idle_timeout_seconds":30,"interruption":{"acknowledgements":[],"min_words":1,"mode":"adaptive"},"max_duration_seconds":null,"model":"gpt-4o-mini","noise_suppression":true,"recording":"off","system_prompt":"You are the front desk of Acme Dental. Be brief and kind.","tools":[],"vision":"off","voice":"alloy"},"has_more_versions":false,"id":"asst_01jd3f4g5h6j7k8m9n0p1q2r3t","metadata":{"team":"front-desk"},"name":"Front desk","object":"assistant","status":"active","updated_at":"2026-11-22T07:00:00.123Z","version_count":1,"versions":[{"analysis":null,"avatar_id":"ava_iris","framing":{"position":"left","shot":"close_up"},"greeting":"Hello, Acme Dental, how can I help?","id":"ver_01jd3f4g5h6j7k8m9n0p1q2r3t","idle_timeout_seconds":30,"interruption":{"acknowledgements":[],"min_words":1,"mode":"adaptive"},"max_duration_seconds":null,"model":"gpt-4o-mini","name":"Front desk","noise_suppression":true,"number":1,"object":"assistant_version","published_at":"2026-11-22T07:00:00.123Z","recording":"off","system_prompt":"You are the front desk of Acme Dental. Be brief and kind.","tools":[],"variables":[],"vision":"off","voice":"alloy"}]}],"has_more":false,"object":"list"}
+// AssistantList Examples: {"data":[{"active_version_id":"ver_01jd3f4g5h6j7k8m9n0p1q2r3t","created_at":"2026-11-22T07:00:00.123Z","draft":{"analysis":null,"avatar_id":"ava_iris","framing":{"position":"left","shot":"close_up"},"greeting":"Hello, Acme Dental, how can I help?","idle_timeout_seconds":30,"interruption":{"acknowledgements":[],"min_words":1,"mode":"adaptive"},"language":"en","max_duration_seconds":null,"model":"gpt-4o-mini","noise_suppression":true,"recording":"off","system_prompt":"You are the front desk of Acme Dental. Be brief and kind.","tools":[],"vision":"off","voice":"alloy"},"has_more_versions":false,"id":"asst_01jd3f4g5h6j7k8m9n0p1q2r3t","metadata":{"team":"front-desk"},"name":"Front desk","object":"assistant","status":"active","updated_at":"2026-11-22T07:00:00.123Z","version_count":1,"versions":[{"analysis":null,"avatar_id":"ava_iris","framing":{"position":"left","shot":"close_up"},"greeting":"Hello, Acme Dental, how can I help?","id":"ver_01jd3f4g5h6j7k8m9n0p1q2r3t","idle_timeout_seconds":30,"interruption":{"acknowledgements":[],"min_words":1,"mode":"adaptive"},"language":"en","max_duration_seconds":null,"model":"gpt-4o-mini","name":"Front desk","noise_suppression":true,"number":1,"object":"assistant_version","published_at":"2026-11-22T07:00:00.123Z","recording":"off","system_prompt":"You are the front desk of Acme Dental. Be brief and kind.","tools":[],"variables":[],"vision":"off","voice":"alloy"}]}],"has_more":false,"object":"list"}
 type AssistantList struct {
 	// Data The page of items, newest first.
 	Data []Assistant `json:"data"`
@@ -3944,7 +3952,7 @@ type AssistantListObject string
 // Examples: Front desk
 type AssistantName = string
 
-// AssistantUpdate Examples: {"avatar_id":"ava_iris","framing":{"position":"left","shot":"close_up"},"greeting":"Hello, Acme Dental, how can I help?","idle_timeout_seconds":30,"max_duration_seconds":900,"metadata":{"team":"front-desk"},"model":"gpt-4o-mini","name":"Front desk","system_prompt":"You are the front desk of Acme Dental. Be brief and kind.","tools":[{"description":"Finds an order by its number and says where it is.","name":"lookup_order","parameters":{"properties":{"order_id":{"description":"The order number the caller gives.","type":"string"}},"required":["order_id"],"type":"object"},"timeout_ms":5000,"url":"https://example.com/bridgeline/tools/lookup_order"}],"voice":"alloy"}
+// AssistantUpdate Examples: {"avatar_id":"ava_iris","framing":{"position":"left","shot":"close_up"},"greeting":"Hello, Acme Dental, how can I help?","idle_timeout_seconds":30,"language":"en","max_duration_seconds":900,"metadata":{"team":"front-desk"},"model":"gpt-4o-mini","name":"Front desk","system_prompt":"You are the front desk of Acme Dental. Be brief and kind.","tools":[{"description":"Finds an order by its number and says where it is.","name":"lookup_order","parameters":{"properties":{"order_id":{"description":"The order number the caller gives.","type":"string"}},"required":["order_id"],"type":"object"},"timeout_ms":5000,"url":"https://example.com/bridgeline/tools/lookup_order"}],"voice":"alloy"}
 type AssistantUpdate struct {
 	// Analysis The post-call analysis (the whole of it); null turns it off.
 	Analysis *AnalysisInput `json:"analysis,omitempty"`
@@ -3971,6 +3979,11 @@ type AssistantUpdate struct {
 
 	// Interruption How the caller's speech over the assistant is taken (the whole of it); null brings back the default.
 	Interruption *InterruptionInput `json:"interruption,omitempty"`
+
+	// Language The language the assistant hears and speaks (BCP-47, default `en`).
+	//
+	// Examples: es-MX
+	Language *LanguageField `json:"language,omitempty"`
 
 	// MaxDurationSeconds The longest a call lasts from its answer; null for the deployment's limit only.
 	//
@@ -4026,7 +4039,7 @@ type AssistantUpdate struct {
 
 // AssistantVersion An immutable published snapshot of the draft.
 //
-// Examples: {"analysis":null,"avatar_id":"ava_iris","framing":{"position":"left","shot":"close_up"},"greeting":"Hello, Acme Dental, how can I help?","id":"ver_01jd3f4g5h6j7k8m9n0p1q2r3t","idle_timeout_seconds":30,"interruption":{"acknowledgements":[],"min_words":1,"mode":"adaptive"},"max_duration_seconds":null,"model":"gpt-4o-mini","name":"Front desk","noise_suppression":true,"number":1,"object":"assistant_version","published_at":"2026-11-22T07:00:00.123Z","recording":"off","system_prompt":"You are the front desk of Acme Dental. Be brief and kind.","tools":[],"variables":[],"vision":"off","voice":"alloy"}
+// Examples: {"analysis":null,"avatar_id":"ava_iris","framing":{"position":"left","shot":"close_up"},"greeting":"Hello, Acme Dental, how can I help?","id":"ver_01jd3f4g5h6j7k8m9n0p1q2r3t","idle_timeout_seconds":30,"interruption":{"acknowledgements":[],"min_words":1,"mode":"adaptive"},"language":"en","max_duration_seconds":null,"model":"gpt-4o-mini","name":"Front desk","noise_suppression":true,"number":1,"object":"assistant_version","published_at":"2026-11-22T07:00:00.123Z","recording":"off","system_prompt":"You are the front desk of Acme Dental. Be brief and kind.","tools":[],"variables":[],"vision":"off","voice":"alloy"}
 type AssistantVersion struct {
 	// Analysis What the model is asked once a call has ended; null for no analysis.
 	Analysis *Analysis `json:"analysis"`
@@ -4056,6 +4069,11 @@ type AssistantVersion struct {
 	//
 	// Examples: {"acknowledgements":[],"min_words":1,"mode":"adaptive"}
 	Interruption Interruption `json:"interruption"`
+
+	// Language The language the version hears and speaks (BCP-47); `en` for versions published before languages existed.
+	//
+	// Examples: es-MX
+	Language LanguageField `json:"language"`
 
 	// MaxDurationSeconds The longest a call lasts from its answer; null for the deployment's limit only.
 	//
@@ -4115,7 +4133,7 @@ type AssistantVersion struct {
 // AssistantVersionObject The kind of object: always `assistant_version`.
 type AssistantVersionObject string
 
-// AssistantVersionList Examples: {"data":[{"analysis":null,"avatar_id":"ava_iris","framing":{"position":"left","shot":"close_up"},"greeting":"Hello, Acme Dental, how can I help?","id":"ver_01jd3f4g5h6j7k8m9n0p1q2r3t","idle_timeout_seconds":30,"interruption":{"acknowledgements":[],"min_words":1,"mode":"adaptive"},"max_duration_seconds":null,"model":"gpt-4o-mini","name":"Front desk","noise_suppression":true,"number":1,"object":"assistant_version","published_at":"2026-11-22T07:00:00.123Z","recording":"off","system_prompt":"You are the front desk of Acme Dental. Be brief and kind.","tools":[],"variables":[],"vision":"off","voice":"alloy"}],"has_more":false,"object":"list"}
+// AssistantVersionList Examples: {"data":[{"analysis":null,"avatar_id":"ava_iris","framing":{"position":"left","shot":"close_up"},"greeting":"Hello, Acme Dental, how can I help?","id":"ver_01jd3f4g5h6j7k8m9n0p1q2r3t","idle_timeout_seconds":30,"interruption":{"acknowledgements":[],"min_words":1,"mode":"adaptive"},"language":"en","max_duration_seconds":null,"model":"gpt-4o-mini","name":"Front desk","noise_suppression":true,"number":1,"object":"assistant_version","published_at":"2026-11-22T07:00:00.123Z","recording":"off","system_prompt":"You are the front desk of Acme Dental. Be brief and kind.","tools":[],"variables":[],"vision":"off","voice":"alloy"}],"has_more":false,"object":"list"}
 type AssistantVersionList struct {
 	// Data The page of versions, newest first.
 	Data []AssistantVersion `json:"data"`
@@ -5912,7 +5930,7 @@ type DeletedWebhookEndpointObject string
 
 // Draft The editable working copy.
 //
-// Examples: {"analysis":null,"avatar_id":"ava_iris","framing":{"position":"left","shot":"close_up"},"greeting":"Hello, Acme Dental, how can I help?","idle_timeout_seconds":30,"interruption":{"acknowledgements":[],"min_words":1,"mode":"adaptive"},"max_duration_seconds":null,"model":"gpt-4o-mini","noise_suppression":true,"recording":"off","system_prompt":"You are the front desk of Acme Dental. Be brief and kind.","tools":[],"vision":"off","voice":"alloy"}
+// Examples: {"analysis":null,"avatar_id":"ava_iris","framing":{"position":"left","shot":"close_up"},"greeting":"Hello, Acme Dental, how can I help?","idle_timeout_seconds":30,"interruption":{"acknowledgements":[],"min_words":1,"mode":"adaptive"},"language":"en","max_duration_seconds":null,"model":"gpt-4o-mini","noise_suppression":true,"recording":"off","system_prompt":"You are the front desk of Acme Dental. Be brief and kind.","tools":[],"vision":"off","voice":"alloy"}
 type Draft struct {
 	// Analysis What the model is asked once a call has ended; null for no analysis.
 	Analysis *Analysis `json:"analysis"`
@@ -5937,6 +5955,11 @@ type Draft struct {
 	//
 	// Examples: {"acknowledgements":[],"min_words":1,"mode":"adaptive"}
 	Interruption Interruption `json:"interruption"`
+
+	// Language The language the assistant hears and speaks (BCP-47).
+	//
+	// Examples: es-MX
+	Language LanguageField `json:"language"`
 
 	// MaxDurationSeconds The longest a call lasts from its answer; null for the deployment's limit only.
 	//
@@ -6521,6 +6544,21 @@ type InterruptionInput struct {
 
 // InterruptionInputMode `adaptive` (default) or `off`.
 type InterruptionInputMode string
+
+// LanguageField The language the assistant hears and speaks, a BCP-47 tag: a primary language
+// (`en`, `es`), optionally a script and a region (`es-MX`, `es-419`); kept in
+// canonical case (`ES-mx` is `es-MX`). Default `en`. It picks the recogniser's
+// language, the voice's (a version naming no voice speaks with its avatar's
+// default voice when that speaks the language, else with the first voice of
+// `GET /v1/voices` of the language), and the words the assistant takes turns by
+// (acknowledgements such as "vale" or "uh-huh", stop words such as "espera" or
+// "wait"). A language the deployment does not serve (its recogniser, `STT_LANGUAGES`,
+// does not hear it, or no voice speaks it) is 400 `language_not_supported`, whose
+// message names the languages it serves; a tag of another shape is 400
+// `parameter_invalid`.
+//
+// Examples: es-MX
+type LanguageField = string
 
 // Line Examples: {"assistant_id":"asst_01jd3f4g5h6j7k8m9n0p1q2r3t","created_at":"2026-11-22T07:00:00.123Z","decision_timeout_seconds":10,"handle":"+15550100001","id":"line_01jd3f4g5h6j7k8m9n0p1q2r3t","inbound_mode":"assistant","metadata":{"team":"sales"},"name":"Front desk","object":"line","on_decision_timeout":"decline","platform":"sim","updated_at":"2026-11-22T07:00:00.123Z","variables":{"company":"Acme Dental"},"version_id":null}
 type Line struct {
@@ -7956,7 +7994,7 @@ type Voice struct {
 	// Id The voice's id.
 	Id string `json:"id"`
 
-	// Language BCP 47 tag; null for a hosted voice.
+	// Language BCP 47 tag of the language the voice speaks; null for a hosted voice, which speaks the language of its text (any version `language`).
 	Language *string `json:"language"`
 
 	// Name The voice's name.
@@ -10051,7 +10089,11 @@ type ClientInterface interface {
 	// whatever a line allows; a line's countries and the daily cap are checked at each
 	// transfer); 400 `model_lacks_vision` (`param: model`) for a draft whose `vision` is
 	// on but whose `model` is empty or not one the operator says accepts images (see
-	// `Vision`).
+	// `Vision`); 400 `language_not_supported` (`param: language`) when the deployment
+	// no longer serves the draft's language; 400 `parameter_invalid` on `voice` when the
+	// draft's voice speaks another language than its `language`, and 422
+	// `draft_incomplete` on `voice` when it names none and no built-in voice speaks the
+	// language (a hosted voice must then be named).
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -10070,7 +10112,11 @@ type ClientInterface interface {
 	// whatever a line allows; a line's countries and the daily cap are checked at each
 	// transfer); 400 `model_lacks_vision` (`param: model`) for a draft whose `vision` is
 	// on but whose `model` is empty or not one the operator says accepts images (see
-	// `Vision`).
+	// `Vision`); 400 `language_not_supported` (`param: language`) when the deployment
+	// no longer serves the draft's language; 400 `parameter_invalid` on `voice` when the
+	// draft's voice speaks another language than its `language`, and 422
+	// `draft_incomplete` on `voice` when it names none and no built-in voice speaks the
+	// language (a hosted voice must then be named).
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -11653,7 +11699,11 @@ func (c *BaseClient) DuplicateAssistant(ctx context.Context, id AssistantPathID,
 // whatever a line allows; a line's countries and the daily cap are checked at each
 // transfer); 400 `model_lacks_vision` (`param: model`) for a draft whose `vision` is
 // on but whose `model` is empty or not one the operator says accepts images (see
-// `Vision`).
+// `Vision`); 400 `language_not_supported` (`param: language`) when the deployment
+// no longer serves the draft's language; 400 `parameter_invalid` on `voice` when the
+// draft's voice speaks another language than its `language`, and 422
+// `draft_incomplete` on `voice` when it names none and no built-in voice speaks the
+// language (a hosted voice must then be named).
 //
 // Takes any type of body and a specified content type.
 //
@@ -11682,7 +11732,11 @@ func (c *BaseClient) PublishAssistantWithBody(ctx context.Context, id AssistantP
 // whatever a line allows; a line's countries and the daily cap are checked at each
 // transfer); 400 `model_lacks_vision` (`param: model`) for a draft whose `vision` is
 // on but whose `model` is empty or not one the operator says accepts images (see
-// `Vision`).
+// `Vision`); 400 `language_not_supported` (`param: language`) when the deployment
+// no longer serves the draft's language; 400 `parameter_invalid` on `voice` when the
+// draft's voice speaks another language than its `language`, and 422
+// `draft_incomplete` on `voice` when it names none and no built-in voice speaks the
+// language (a hosted voice must then be named).
 //
 // Takes a body of the `application/json` content type.
 //
@@ -17449,7 +17503,11 @@ type ClientWithResponsesInterface interface {
 	// whatever a line allows; a line's countries and the daily cap are checked at each
 	// transfer); 400 `model_lacks_vision` (`param: model`) for a draft whose `vision` is
 	// on but whose `model` is empty or not one the operator says accepts images (see
-	// `Vision`).
+	// `Vision`); 400 `language_not_supported` (`param: language`) when the deployment
+	// no longer serves the draft's language; 400 `parameter_invalid` on `voice` when the
+	// draft's voice speaks another language than its `language`, and 422
+	// `draft_incomplete` on `voice` when it names none and no built-in voice speaks the
+	// language (a hosted voice must then be named).
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -17468,7 +17526,11 @@ type ClientWithResponsesInterface interface {
 	// whatever a line allows; a line's countries and the daily cap are checked at each
 	// transfer); 400 `model_lacks_vision` (`param: model`) for a draft whose `vision` is
 	// on but whose `model` is empty or not one the operator says accepts images (see
-	// `Vision`).
+	// `Vision`); 400 `language_not_supported` (`param: language`) when the deployment
+	// no longer serves the draft's language; 400 `parameter_invalid` on `voice` when the
+	// draft's voice speaks another language than its `language`, and 422
+	// `draft_incomplete` on `voice` when it names none and no built-in voice speaks the
+	// language (a hosted voice must then be named).
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -29846,7 +29908,11 @@ func (c *ClientWithResponses) DuplicateAssistantWithResponse(ctx context.Context
 // whatever a line allows; a line's countries and the daily cap are checked at each
 // transfer); 400 `model_lacks_vision` (`param: model`) for a draft whose `vision` is
 // on but whose `model` is empty or not one the operator says accepts images (see
-// `Vision`).
+// `Vision`); 400 `language_not_supported` (`param: language`) when the deployment
+// no longer serves the draft's language; 400 `parameter_invalid` on `voice` when the
+// draft's voice speaks another language than its `language`, and 422
+// `draft_incomplete` on `voice` when it names none and no built-in voice speaks the
+// language (a hosted voice must then be named).
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -29871,7 +29937,11 @@ func (c *ClientWithResponses) PublishAssistantWithBodyWithResponse(ctx context.C
 // whatever a line allows; a line's countries and the daily cap are checked at each
 // transfer); 400 `model_lacks_vision` (`param: model`) for a draft whose `vision` is
 // on but whose `model` is empty or not one the operator says accepts images (see
-// `Vision`).
+// `Vision`); 400 `language_not_supported` (`param: language`) when the deployment
+// no longer serves the draft's language; 400 `parameter_invalid` on `voice` when the
+// draft's voice speaks another language than its `language`, and 422
+// `draft_incomplete` on `voice` when it names none and no built-in voice speaks the
+// language (a hosted voice must then be named).
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //

@@ -96,6 +96,10 @@ const (
 	// CodeModelLacksVision: a draft with vision names a model the deployment does not
 	// say accepts images (LLM_VISION_MODELS), or none: it cannot be published.
 	CodeModelLacksVision = "model_lacks_vision"
+	// CodeLanguageNotSupported: a version's language is one the deployment does not
+	// serve (no recogniser hears it, or no voice speaks it); the message names those it
+	// serves.
+	CodeLanguageNotSupported = "language_not_supported"
 )
 
 // Error types, as API.md names them.
@@ -166,6 +170,7 @@ var table = map[string]kind{
 	CodeAvatarInUse:             {http.StatusConflict, TypeInvalidRequest},
 	CodeAvatarLimit:             {http.StatusConflict, TypeInvalidRequest},
 	CodeModelLacksVision:        {http.StatusBadRequest, TypeInvalidRequest},
+	CodeLanguageNotSupported:    {http.StatusBadRequest, TypeInvalidRequest},
 }
 
 // Error is a failure a client may see: its Message must hold nothing internal.

@@ -43,6 +43,9 @@ type Draft struct {
 	// Model names the language model the persona uses, overriding the fleet's LLM_MODEL;
 	// empty means the fleet's default.
 	Model string `json:"model"`
+	// Language is the BCP-47 tag the assistant hears and speaks (language.go); empty
+	// (drafts written before it existed) is persona.DefaultLanguage.
+	Language string `json:"language,omitempty"`
 	// TransferDestinations are where the assistant may transfer a SIP call (its
 	// transfer_call tool), each with a description the model reads.
 	TransferDestinations []persona.TransferDestination `json:"transfer_destinations"`
@@ -65,6 +68,9 @@ type Version struct {
 	Framing      persona.Framing `json:"framing"`
 	Voice        string          `json:"voice"`
 	Model        string          `json:"model"`
+	// Language is the draft's, as published; empty (versions published before it
+	// existed) is persona.DefaultLanguage.
+	Language string `json:"language,omitempty"`
 	// TransferDestinations are the draft's, fixed at publish.
 	TransferDestinations []persona.TransferDestination `json:"transfer_destinations,omitempty"`
 	// Variables are the names of the {{name}} placeholders the greeting and the system

@@ -9,7 +9,7 @@ import (
 // record).
 func (v Version) Draft() Draft {
 	return Draft{SystemPrompt: v.SystemPrompt, Greeting: v.Greeting, AvatarID: v.AvatarID, Framing: v.Framing,
-		Voice: v.Voice, Model: v.Model, TransferDestinations: v.TransferDestinations, CallSettings: v.CallSettings,
+		Voice: v.Voice, Model: v.Model, Language: v.Language, TransferDestinations: v.TransferDestinations, CallSettings: v.CallSettings,
 		Recording: v.Recording}
 }
 

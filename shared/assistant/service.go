@@ -36,6 +36,8 @@ type Fields struct {
 	Framing      *persona.Framing
 	Voice        *string
 	Model        *string
+	// Language is a BCP-47 tag the deployment serves (language.go).
+	Language *string
 	// TransferDestinations replaces the draft's (empty clears them).
 	TransferDestinations *[]persona.TransferDestination
 	// Metadata changes the assistant's metadata (on create, the whole of it); nil leaves
@@ -83,6 +85,10 @@ type Service struct {
 	// VisionModels are those of Models that accept images (LLM_VISION_MODELS): a
 	// version with vision must name one.
 	VisionModels []string
+	// Languages are the languages the deployment's recogniser hears (STT_LANGUAGES,
+	// persona.ParseLanguages); empty: persona.DefaultLanguage only. A version's language
+	// must be one of them, spoken by a voice of Voices() (language.go).
+	Languages []string
 	// Secrets seals the tool secrets at rest; nil stores them in clear (unit tests only).
 	Secrets Sealer
 	// Destinations says where a tool's URL may point, as for webhook endpoints
@@ -149,7 +155,8 @@ func (s *Service) Create(ctx context.Context, accountID string, f Fields) (Assis
 	now := s.now()
 	a := Assistant{
 		ID: ident.New("asst"), AccountID: accountID, Status: StatusActive,
-		Draft:      Draft{Framing: persona.DefaultFraming, CallSettings: CallSettings{IdleTimeoutSeconds: DefaultIdleTimeoutSeconds}},
+		Draft: Draft{Framing: persona.DefaultFraming, Language: persona.DefaultLanguage,
+			CallSettings: CallSettings{IdleTimeoutSeconds: DefaultIdleTimeoutSeconds}},
 		ToolSecret: ToolSecret{Secret: sealed}, Revision: 1, CreatedAt: now, UpdatedAt: now,
 	}
 	if err := f.apply(&a); err != nil {
@@ -170,6 +177,13 @@ func (s *Service) Create(ctx context.Context, accountID string, f Fields) (Assis
 func (s *Service) check(f *Fields) error {
 	if err := f.validate(s.Voices(), s.Models); err != nil {
 		return err
+	}
+	if f.Language != nil {
+		tag, err := s.validLanguage(*f.Language)
+		if err != nil {
+			return err
+		}
+		f.Language = &tag
 	}
 	c := f.Calls
 	if c == nil {
@@ -310,6 +324,15 @@ func (s *Service) Publish(ctx context.Context, accountID, id string) (Assistant,
 			// either order.
 			return err
 		}
+		// The deployment may have stopped serving the draft's language (STT_LANGUAGES,
+		// TTS_VOICES changed); the voice must speak it.
+		language, err := s.validLanguage(LanguageOf(a.Draft.Language))
+		if err != nil {
+			return err
+		}
+		if err := s.checkVoiceLanguage(a.Draft); err != nil {
+			return err
+		}
 		names, err := a.Draft.placeholders()
 		if err != nil {
 			return err
@@ -332,7 +355,7 @@ func (s *Service) Publish(ctx context.Context, accountID, id string) (Assistant,
 		v := Version{
 			ID: ident.New("ver"), AssistantID: a.ID, Number: a.VersionCount + 1, PublishedAt: now,
 			Name: a.Name, SystemPrompt: a.Draft.SystemPrompt, Greeting: a.Draft.Greeting,
-			AvatarID: a.Draft.AvatarID, Framing: a.Draft.Framing, Voice: a.Draft.Voice, Model: a.Draft.Model,
+			AvatarID: a.Draft.AvatarID, Framing: a.Draft.Framing, Voice: a.Draft.Voice, Model: a.Draft.Model, Language: language,
 			TransferDestinations: a.Draft.TransferDestinations, Variables: names, CallSettings: a.Draft.CallSettings,
 			Recording: a.Draft.Recording,
 		}
@@ -394,6 +417,7 @@ func (s *Service) Duplicate(ctx context.Context, accountID, id string, name *str
 	}
 	d := src.Draft
 	rec := RecordingOrOff(d.Recording)
+	language := LanguageOf(d.Language)
 	suppress := !d.NoiseSuppressionOff
 	vision := persona.VisionOrOff(d.Vision)
 	calls := &CallFields{Tools: &d.Tools, MaxDurationSeconds: d.MaxDurationSeconds, Analysis: d.Analysis, Interruption: d.Interruption,
@@ -404,7 +428,7 @@ func (s *Service) Duplicate(ctx context.Context, accountID, id string, name *str
 	// The copy gets a tool secret of its own, shown in the response.
 	return s.Create(ctx, accountID, Fields{
 		Name: &n, SystemPrompt: &d.SystemPrompt, Greeting: &d.Greeting, AvatarID: &d.AvatarID, Framing: &d.Framing,
-		Voice: &d.Voice, Model: &d.Model, TransferDestinations: &d.TransferDestinations, Calls: calls, Recording: &rec,
+		Voice: &d.Voice, Model: &d.Model, Language: &language, TransferDestinations: &d.TransferDestinations, Calls: calls, Recording: &rec,
 	})
 }
 
@@ -599,6 +623,9 @@ func (f Fields) apply(a *Assistant) error {
 	}
 	if f.Model != nil {
 		a.Draft.Model = *f.Model
+	}
+	if f.Language != nil {
+		a.Draft.Language = *f.Language
 	}
 	if f.TransferDestinations != nil {
 		a.Draft.TransferDestinations = *f.TransferDestinations

@@ -118,6 +118,10 @@ type Config struct {
 	// comma-separated names): a version with vision must name one. Empty: no version
 	// may have vision.
 	VisionModels []string
+	// Languages are the languages the media fleet's recogniser hears (STT_LANGUAGES,
+	// comma-separated BCP-47 tags; default en, all pocketsphinx hears): a version's
+	// language must be one of them, spoken by one of the deployment's voices.
+	Languages []string
 	// TTSBaseURL is the persona workers' hosted speech API; TTS_VOICES needs it when
 	// workers run in-process (on AWS it is the fleet's setting).
 	TTSBaseURL string
@@ -140,7 +144,7 @@ func Defaults() Config {
 		SIPVideoPort: 5080, SIPVideoRTPPortStart: 10200, SIPVideoRTPPortEnd: 10399,
 		LiveKitAPIKey:  "devkey",
 		PersonaWorkers: 1, MaxSession: 60 * time.Minute, AssistantDispatchTimeout: 15 * time.Second,
-		SweepWindow: 60 * time.Second, MaxConcurrentSessions: 20,
+		SweepWindow: 60 * time.Second, MaxConcurrentSessions: 20, Languages: []string{persona.DefaultLanguage},
 	}
 	c.fill()
 	return c
@@ -262,6 +266,9 @@ func Read(getenv func(string) string) (Config, error) {
 		errs = append(errs, err.Error())
 	}
 	if c.VisionModels, err = persona.ParseVisionModels(getenv("LLM_VISION_MODELS"), c.Models); err != nil {
+		errs = append(errs, err.Error())
+	}
+	if c.Languages, err = persona.ParseLanguages(getenv("STT_LANGUAGES")); err != nil {
 		errs = append(errs, err.Error())
 	}
 	str("TTS_BASE_URL", &c.TTSBaseURL)

@@ -56,6 +56,7 @@ var variableCases = map[string]struct {
 	// With LLM_MODELS gpt-4o-mini,llama3.1:8b (the case sets it); a name not offered is
 	// refused like a malformed one.
 	"LLM_VISION_MODELS": {"gpt-4o-mini", func(c Config) bool { return slices.Equal(c.VisionModels, []string{"gpt-4o-mini"}) }, "gpt-4.5-preview"},
+	"STT_LANGUAGES":     {"en, es-mx,es", func(c Config) bool { return slices.Equal(c.Languages, []string{"en", "es-MX", "es"}) }, "español"},
 	// Not in the table: set by template.yaml for the AWS sweeper only.
 	"SWEEP_WINDOW_SECONDS": {"30", func(c Config) bool { return c.SweepWindow == 30*time.Second }, "never"},
 }

@@ -187,7 +187,7 @@ func New(cfg config.Config, deps Deps) (*ControlPlane, error) {
 	}
 	cp := &ControlPlane{Config: cfg, Store: s}
 	cp.Accounts = &account.Service{Store: s, Now: now}
-	cp.Assistants = &assistant.Service{Store: s, HostedVoices: cfg.HostedVoices, Models: cfg.Models, VisionModels: cfg.VisionModels, Secrets: deps.Secrets,
+	cp.Assistants = &assistant.Service{Store: s, HostedVoices: cfg.HostedVoices, Models: cfg.Models, VisionModels: cfg.VisionModels, Languages: cfg.Languages, Secrets: deps.Secrets,
 		Destinations: cfg.Webhooks, MaxCallDuration: cfg.MaxSession, Now: now}
 	cp.Avatars = &avatars.Service{Store: s, Assets: avatarAssets(deps.AvatarAssets), Assistants: s, Now: now}
 	cp.Assistants.OwnAvatars = cp.Avatars

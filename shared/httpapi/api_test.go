@@ -58,10 +58,16 @@ func (s *syncBuffer) String() string {
 // models: the models offered, LLM_MODELS; vision: those that accept images,
 // LLM_VISION_MODELS).
 func coreRoutes(tb testing.TB, s *sqlite.Store, voices, models []string, vision ...string) []httpapi.Route {
+	return coreRoutesIn(tb, s, voices, models, vision, nil)
+}
+
+// coreRoutesIn is coreRoutes whose recogniser hears languages (STT_LANGUAGES; none for
+// English only).
+func coreRoutesIn(tb testing.TB, s *sqlite.Store, voices, models, vision, languages []string) []httpapi.Route {
 	own := testAvatars(tb, s)
 	return slices.Concat(
 		(&httpapi.Assistants{Service: &assistant.Service{Store: s, HostedVoices: voices, Models: models, VisionModels: vision,
-			OwnAvatars: own, Now: time.Now}}).Routes(),
+			Languages: languages, OwnAvatars: own, Now: time.Now}}).Routes(),
 		(&httpapi.Avatars{Service: own}).Routes(),
 		(&httpapi.Lines{Service: &line.Service{Store: s, Assistants: s, Now: time.Now}}).Routes(),
 		(&httpapi.Keys{Accounts: s, Now: time.Now}).Routes())

@@ -42,6 +42,8 @@ type AssistantJSON struct {
 // call setting present, defaults filled in.
 type DraftJSON struct {
 	assistant.Draft
+	// Language is always present: en for drafts written before it existed.
+	Language string `json:"language"`
 	CallSettingsJSON
 	// Recording is always present: off for records written before it existed.
 	Recording string `json:"recording"`
@@ -124,6 +126,9 @@ type VersionJSON struct {
 	Framing      persona.Framing `json:"framing"`
 	Voice        string          `json:"voice"`
 	Model        string          `json:"model"`
+	// Language is the BCP-47 tag the version hears and speaks (en for versions published
+	// before it existed).
+	Language string `json:"language"`
 	// TransferDestinations are where the version's assistant may transfer a call.
 	TransferDestinations []persona.TransferDestination `json:"transfer_destinations"`
 	// Variables are the placeholder names the greeting and system prompt use.
@@ -147,7 +152,7 @@ func PresentAssistant(a assistant.Assistant) AssistantJSON {
 	a.Draft.TransferDestinations = destinationsOrEmpty(a.Draft.TransferDestinations)
 	out := AssistantJSON{
 		ID: a.ID, Object: "assistant", Name: a.Name, Status: a.Status,
-		Draft: DraftJSON{Draft: a.Draft, CallSettingsJSON: PresentCallSettings(a.Draft.CallSettings),
+		Draft: DraftJSON{Draft: a.Draft, Language: assistant.LanguageOf(a.Draft.Language), CallSettingsJSON: PresentCallSettings(a.Draft.CallSettings),
 			Recording: assistant.RecordingOrOff(a.Draft.Recording)},
 		Versions: make([]VersionJSON, 0, len(newest)), VersionCount: len(a.Versions),
 		HasMoreVersions: len(newest) < len(a.Versions), ActiveVersionID: StringOrNull(a.ActiveVersionID),
@@ -164,7 +169,7 @@ func PresentVersion(v assistant.Version) VersionJSON {
 	return VersionJSON{
 		ID: v.ID, Object: "assistant_version", Number: v.Number, PublishedAt: Time(v.PublishedAt),
 		Name: v.Name, SystemPrompt: v.SystemPrompt, Greeting: v.Greeting, AvatarID: v.AvatarID, Framing: v.Framing,
-		Voice: v.Voice, Model: v.Model, Variables: v.VariableNames(), TransferDestinations: destinationsOrEmpty(v.TransferDestinations),
+		Voice: v.Voice, Model: v.Model, Language: assistant.LanguageOf(v.Language), Variables: v.VariableNames(), TransferDestinations: destinationsOrEmpty(v.TransferDestinations),
 		CallSettingsJSON: PresentCallSettings(v.CallSettings), Recording: assistant.RecordingOrOff(v.Recording),
 	}
 }
@@ -178,6 +183,7 @@ type assistantBody struct {
 	Framing      Nullable[framingBody] `json:"framing"`
 	Voice        Nullable[string]      `json:"voice"`
 	Model        Nullable[string]      `json:"model"`
+	Language     Nullable[string]      `json:"language"`
 	// TransferDestinations replaces the draft's; [] clears them.
 	TransferDestinations Nullable[[]destinationBody] `json:"transfer_destinations"`
 
@@ -239,6 +245,7 @@ func (f assistantBody) fields(current persona.Framing) (assistant.Fields, error)
 	for _, err := range []error{
 		f.Name.NotNull("name"), f.SystemPrompt.NotNull("system_prompt"), f.Greeting.NotNull("greeting"),
 		f.AvatarID.NotNull("avatar_id"), f.Framing.NotNull("framing"), f.Voice.NotNull("voice"), f.Model.NotNull("model"),
+		f.Language.NotNull("language"),
 		f.TransferDestinations.NotNull("transfer_destinations"),
 		f.Tools.NotNull("tools"), f.IdleTimeoutSeconds.NotNull("idle_timeout_seconds"), f.Recording.NotNull("recording"),
 		f.NoiseSuppression.NotNull("noise_suppression"), f.Vision.NotNull("vision"),
@@ -248,7 +255,7 @@ func (f assistantBody) fields(current persona.Framing) (assistant.Fields, error)
 		}
 	}
 	out := assistant.Fields{Name: f.Name.Ptr(), SystemPrompt: f.SystemPrompt.Ptr(), Greeting: f.Greeting.Ptr(), AvatarID: f.AvatarID.Ptr(),
-		Voice: f.Voice.Ptr(), Model: f.Model.Ptr(), Recording: f.Recording.Ptr()}
+		Voice: f.Voice.Ptr(), Model: f.Model.Ptr(), Language: f.Language.Ptr(), Recording: f.Recording.Ptr()}
 	if ds := f.TransferDestinations.Ptr(); ds != nil {
 		dests := make([]persona.TransferDestination, len(*ds))
 		for i, d := range *ds {

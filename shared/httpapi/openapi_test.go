@@ -73,8 +73,10 @@ func newStack(tb testing.TB, limiter *httpapi.Limiter) *stack {
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
 	eps := &webhookendpoint.Service{Store: s, Destinations: egress.Policy{AllowLoopback: true}, Now: time.Now}
 	hooks := &httpapi.Webhooks{Endpoints: eps, Events: s, Redeliver: &delivery.OutboxRedeliverer{Outbox: s}}
-	assistants := &assistant.Service{Store: s, HostedVoices: []string{"alloy", "nova"}, Models: []string{"meta-llama/Llama-3.1-8B-Instruct", "gpt-4o-mini"}, Now: time.Now}
-	api, err := httpapi.New(s, s, slices.Concat(coreRoutes(tb, s, assistants.HostedVoices, assistants.Models, "gpt-4o-mini"), hooks.Routes(),
+	// A recogniser that hears English and Spanish (Deepgram's, STT_LANGUAGES=en,es).
+	assistants := &assistant.Service{Store: s, HostedVoices: []string{"alloy", "nova"}, Models: []string{"meta-llama/Llama-3.1-8B-Instruct", "gpt-4o-mini"},
+		Languages: []string{"en", "es"}, Now: time.Now}
+	api, err := httpapi.New(s, s, slices.Concat(coreRoutesIn(tb, s, assistants.HostedVoices, assistants.Models, []string{"gpt-4o-mini"}, assistants.Languages), hooks.Routes(),
 		(&httpapi.CallAnswers{Decisions: s, Now: time.Now}).Routes(), (&httpapi.Usage{Reader: usage.Reader{Store: s}}).Routes(),
 		(&httpapi.Quality{Versions: assistants, Store: s}).Routes(),
 		(&httpapi.AccountSettings{Accounts: s, Destinations: egress.Policy{}, Now: time.Now}).Routes()),

@@ -54,6 +54,10 @@ type Version struct {
 	Voice string `json:"voice,omitempty"`
 	// Model overrides the deployment's LLM_MODEL for this version; empty means the default.
 	Model string `json:"model,omitempty"`
+	// Language is the BCP-47 tag the caller is heard and answered in: the recogniser's
+	// language, the default voice's (VoiceFor) and the turn-taking words'. Empty means
+	// DefaultLanguage, in the recogniser's own tag (DEEPGRAM_LANGUAGE).
+	Language string `json:"language,omitempty"`
 	// CallSettings: tools, idle timeout, maximum duration (calls.go).
 	CallSettings
 	// TransferDestinations are where the assistant may hand the call (its transfer_call

@@ -1,5 +1,7 @@
 package persona
 
+import "strings"
+
 // Voice is one voice a persona can speak with. GET /v1/voices lists the catalogue; a
 // draft's optional `voice` must name one of them.
 type Voice struct {
@@ -33,6 +35,10 @@ var LocalVoices = []Voice{
 	{ID: "flite-kal16", Engine: EngineFlite, EngineVoice: "kal16", Name: "Kal", Language: "en-US", Gender: "male", Description: "Fast, robotic US English (flite kal16)."},
 	{ID: "espeak-en-us-f3", Engine: EngineEspeak, EngineVoice: "en-us+f3", Name: "Eve", Language: "en-US", Gender: "female", Description: "Synthetic US English (espeak-ng)."},
 	{ID: "espeak-en-us-m3", Engine: EngineEspeak, EngineVoice: "en-us+m3", Name: "Max", Language: "en-US", Gender: "male", Description: "Synthetic US English (espeak-ng)."},
+	// Spanish: the first is the default of a Spanish version that names no voice.
+	{ID: "espeak-es-f3", Engine: EngineEspeak, EngineVoice: "es+f3", Name: "Lucía", Language: "es-ES", Gender: "female", Description: "Synthetic Castilian Spanish (espeak-ng)."},
+	{ID: "espeak-es-m3", Engine: EngineEspeak, EngineVoice: "es+m3", Name: "Mateo", Language: "es-ES", Gender: "male", Description: "Synthetic Castilian Spanish (espeak-ng)."},
+	{ID: "espeak-es-419-f3", Engine: EngineEspeak, EngineVoice: "es-419+f3", Name: "Sofía", Language: "es-419", Gender: "female", Description: "Synthetic Latin American Spanish (espeak-ng)."},
 }
 
 // SimCallerVoice is the flite voice the simulated platform's party speaks with: distinct
@@ -49,14 +55,40 @@ func LocalVoice(id string) (Voice, bool) {
 	return Voice{}, false
 }
 
-// VoiceFor is the voice id a version speaks with: its own, else its avatar's default,
-// else flite-slt.
+// VoiceFor is the voice id a version speaks with: its own, else its avatar's default
+// when that speaks the version's language, else the language's default voice
+// (LanguageVoice), else flite-slt. Publish refuses a version whose voice does not speak
+// its language, and one of a language no local voice speaks that names no voice.
 func VoiceFor(v Version) string {
 	if v.Voice != "" {
 		return v.Voice
 	}
 	if id, ok := AvatarVoices[v.AvatarID]; ok {
+		if av, ok := LocalVoice(id); ok && av.Speaks(v.Language) {
+			return id
+		}
+	}
+	if id, ok := LanguageVoice(v.Language); ok {
 		return id
 	}
 	return "flite-slt"
+}
+
+// LanguageVoice is the default voice of a language ("" is DefaultLanguage): the first
+// local voice of LocalVoices that speaks it, preferring one of the same region
+// ("es-419" takes espeak-es-419-f3, "es" and "es-MX" espeak-es-f3).
+func LanguageVoice(language string) (string, bool) {
+	first := ""
+	for _, v := range LocalVoices {
+		if !v.Speaks(language) {
+			continue
+		}
+		if strings.EqualFold(v.Language, language) {
+			return v.ID, true
+		}
+		if first == "" {
+			first = v.ID
+		}
+	}
+	return first, first != ""
 }

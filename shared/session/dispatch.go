@@ -42,7 +42,7 @@ func (s *Service) job(ctx context.Context, ses Session, c call.Call, v assistant
 		// values fixed on the call when it was answered.
 		Version: persona.Version{AssistantID: v.AssistantID, ID: v.ID, Number: v.Number, Name: v.Name,
 			SystemPrompt: prompt, Greeting: greeting, AvatarID: v.AvatarID,
-			Framing: persona.Framing{Shot: v.Framing.Shot, Position: v.Framing.Position}, Voice: v.Voice, Model: v.Model,
+			Framing: persona.Framing{Shot: v.Framing.Shot, Position: v.Framing.Position}, Voice: v.Voice, Model: v.Model, Language: v.Language,
 			TransferDestinations: v.TransferDestinations, CallSettings: callSettings(v.CallSettings)},
 		TranscriptEvents: s.wantsTranscript(ctx, c.AccountID),
 		Recording:        ses.RecordingOf(v) == assistant.RecordingAudio, AMD: ses.AMD}

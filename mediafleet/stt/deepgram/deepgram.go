@@ -81,7 +81,9 @@ type Config struct {
 	KeepAlive       time.Duration
 	DialTimeout     time.Duration
 	// Fallback transcribes a turn the service could not (down, or silent past
-	// FinalizeTimeout on a broken connection). Nil: End returns the error.
+	// FinalizeTimeout on a broken connection). Nil: End returns the error. It hears
+	// English (pocketsphinx): a call in another language (NewTranscriberIn) goes
+	// without it, as an apology is better than words of the wrong language.
 	Fallback speech.Recognizer
 	// Dialer makes the connections; nil uses one with DialTimeout as its handshake
 	// timeout. Tests set one that dials in-memory pipes.
@@ -101,9 +103,10 @@ type Recognizer struct {
 }
 
 var (
-	_ speech.Recognizer = (*Recognizer)(nil)
-	_ speech.Flusher    = (*transcriber)(nil)
-	_ speech.Interimer  = (*transcriber)(nil)
+	_ speech.Recognizer   = (*Recognizer)(nil)
+	_ speech.Multilingual = (*Recognizer)(nil)
+	_ speech.Flusher      = (*transcriber)(nil)
+	_ speech.Interimer    = (*transcriber)(nil)
 )
 
 // New checks cfg and fills its defaults.
@@ -193,14 +196,47 @@ func (r *Recognizer) URL() string { return r.listen }
 // Close has nothing to free: each transcriber closes its own connection.
 func (r *Recognizer) Close() error { return nil }
 
-// NewTranscriber starts a call's transcriber, which connects at once and keeps its
-// connection until Close. A service that cannot be reached does not fail the call: the
-// transcriber keeps dialling, and meanwhile turns go to the fallback.
+// NewTranscriber starts a call's transcriber in the configured language, which connects
+// at once and keeps its connection until Close. A service that cannot be reached does
+// not fail the call: the transcriber keeps dialling, and meanwhile turns go to the
+// fallback.
 func (r *Recognizer) NewTranscriber(ctx context.Context) (speech.Transcriber, error) {
+	return r.NewTranscriberIn(ctx, "")
+}
+
+// NewTranscriberIn is NewTranscriber for a call in language, a BCP-47 tag sent as the
+// language query parameter (Language).
+func (r *Recognizer) NewTranscriberIn(ctx context.Context, language string) (speech.Transcriber, error) {
+	language = r.Language(language)
+	u, err := url.Parse(r.listen)
+	if err != nil {
+		return nil, fmt.Errorf("deepgram: %w", err)
+	}
+	q := u.Query()
+	q.Set("language", language)
+	u.RawQuery = q.Encode()
 	ctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	t := &transcriber{r: r, log: r.cfg.Log, ctx: ctx, cancel: cancel, wake: make(chan struct{}, 1), done: make(chan struct{})}
+	t := &transcriber{r: r, log: r.cfg.Log.With("language", language), ctx: ctx, cancel: cancel, listen: u.String(),
+		fallback: r.cfg.Fallback != nil && primaryLanguage(language) == DefaultLanguage,
+		wake:     make(chan struct{}, 1), done: make(chan struct{})}
 	go t.run()
 	return t, nil
+}
+
+// Language is the language parameter of a call in language: the configured one
+// (DEEPGRAM_LANGUAGE) for "" and for the bare primary language of it ("en" when
+// en-GB is configured: the deployment's own variant), else language itself.
+func (r *Recognizer) Language(language string) string {
+	if language == "" || (!strings.Contains(language, "-") && primaryLanguage(r.cfg.Language) == strings.ToLower(language)) {
+		return r.cfg.Language
+	}
+	return language
+}
+
+// primaryLanguage is a BCP-47 tag's primary language, lower case.
+func primaryLanguage(tag string) string {
+	p, _, _ := strings.Cut(tag, "-")
+	return strings.ToLower(p)
 }
 
 // transcriber is one call's stream. The conversation calls Begin, Write, End, Abort and
@@ -208,6 +244,7 @@ func (r *Recognizer) NewTranscriber(ctx context.Context) (speech.Transcriber, er
 // a reader goroutine per connection takes its results. mu guards the rest.
 type transcriber struct {
 	r      *Recognizer
+	listen string // r's URL with the call's language
 	log    *slog.Logger
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -236,7 +273,10 @@ type transcriber struct {
 	conn       *conn // nil while down
 	dialErr    error // the last attempt's failure while down
 	closing    bool
-	fallback   speech.Transcriber // made on first use
+	// fallback: the call may fall back on Config.Fallback (its language is English);
+	// fallbackTr is its transcriber, made on first use.
+	fallback   bool
+	fallbackTr speech.Transcriber
 }
 
 // conn is one WebSocket connection and where the open turn stands on it.
@@ -415,25 +455,25 @@ func (t *transcriber) End(ctx context.Context) (string, error) {
 
 // fallBack transcribes the turn's audio with the fallback recogniser.
 func (t *transcriber) fallBack(ctx context.Context, audio []int16, why error) (string, error) {
-	if t.r.cfg.Fallback == nil {
+	if !t.fallback {
 		return "", fmt.Errorf("deepgram: %w", why)
 	}
 	t.log.Warn("deepgram: turn transcribed by the fallback", "err", why)
-	if t.fallback == nil {
+	if t.fallbackTr == nil {
 		fb, err := t.r.cfg.Fallback.NewTranscriber(t.ctx)
 		if err != nil {
 			return "", fmt.Errorf("deepgram: %v; fallback: %w", why, err)
 		}
-		t.fallback = fb
+		t.fallbackTr = fb
 	}
-	if err := t.fallback.Begin(); err != nil {
+	if err := t.fallbackTr.Begin(); err != nil {
 		return "", fmt.Errorf("deepgram: %v; fallback: %w", why, err)
 	}
-	if err := t.fallback.Write(audio); err != nil {
-		t.fallback.Abort()
+	if err := t.fallbackTr.Write(audio); err != nil {
+		t.fallbackTr.Abort()
 		return "", fmt.Errorf("deepgram: %v; fallback: %w", why, err)
 	}
-	text, err := t.fallback.End(ctx)
+	text, err := t.fallbackTr.End(ctx)
 	if err != nil {
 		return "", fmt.Errorf("deepgram: %v; fallback: %w", why, err)
 	}
@@ -446,7 +486,7 @@ func (t *transcriber) Close() error {
 	t.mu.Lock()
 	t.closing = true
 	t.startTurn(false)
-	fb := t.fallback
+	fb := t.fallbackTr
 	t.mu.Unlock()
 	t.poke()
 	select {
@@ -529,7 +569,7 @@ func (t *transcriber) run() {
 func (t *transcriber) dial() (*conn, error) {
 	ctx, cancel := context.WithTimeout(t.ctx, t.r.cfg.DialTimeout)
 	defer cancel()
-	ws, resp, err := t.r.cfg.Dialer.DialContext(ctx, t.r.listen, t.r.header)
+	ws, resp, err := t.r.cfg.Dialer.DialContext(ctx, t.listen, t.r.header)
 	if err != nil {
 		if resp != nil {
 			b, _ := io.ReadAll(io.LimitReader(resp.Body, 300))

@@ -625,3 +625,65 @@ func TestUnansweredFlush(t *testing.T) {
 		}
 	})
 }
+
+// TestLanguagePerCall: a call's transcriber asks the service for the call's language
+// (the version's, speech.Multilingual) in the language query parameter, and gets that
+// language's words; "" and the bare primary language of the configured one take the
+// configured variant. The English fallback does not transcribe a call in another
+// language: with the service down such a turn fails (the conversation apologises).
+func TestLanguagePerCall(t *testing.T) {
+	srv := deepgramtest.New(deepgramtest.Config{Key: key, FinalizeDelay: 20 * time.Millisecond, Languages: []string{"es", "en-GB"}})
+	defer srv.Close()
+	fb := &scripted{text: "from the fallback"}
+	r := newRecognizer(t, srv, func(c *deepgram.Config) { c.Language, c.Fallback = "en-GB", fb })
+	for in, want := range map[string]string{"": "en-GB", "en": "en-GB", "EN": "en-GB", "en-US": "en-US", "es": "es", "es-MX": "es-MX"} {
+		if got := r.Language(in); got != want {
+			t.Errorf("Language(%q) = %q, want %q", in, got, want)
+		}
+	}
+	turn := append(tone(600*time.Millisecond), silence(400*time.Millisecond)...)
+	hear := func(language, said string) string {
+		t.Helper()
+		srv.Script(said)
+		tr, err := r.NewTranscriberIn(context.Background(), language)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer tr.Close()
+		if err := tr.Begin(); err != nil {
+			t.Fatal(err)
+		}
+		write(t, tr, turn, true)
+		return end(t, tr)
+	}
+	if got := hear("es", "¿A qué hora abren mañana?"); got != "¿A qué hora abren mañana?" {
+		t.Errorf("a Spanish call heard %q, want the service's Spanish words", got)
+	}
+	if got := hear("en", "what time do you open"); got != "what time do you open" {
+		t.Errorf("an English call heard %q, want the service's words", got)
+	}
+	recv := srv.Received()
+	if len(recv) != 2 || recv[0].Query["language"] != "es" || recv[1].Query["language"] != "en-GB" {
+		t.Fatalf("the service got %+v; want a connection with language=es, then one with en-GB", recv)
+	}
+	if len(fb.turns) != 0 {
+		t.Errorf("the fallback transcribed %d turns of a service that was up", len(fb.turns))
+	}
+
+	srv.SetConfig(func(c *deepgramtest.Config) { c.Down = true })
+	tr, err := r.NewTranscriberIn(context.Background(), "es")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tr.Close()
+	tr.Begin()
+	write(t, tr, turn, false)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if text, err := tr.End(ctx); err == nil {
+		t.Errorf("a Spanish turn with the service down = %q, nil; want an error, not the English fallback's words", text)
+	}
+	if len(fb.turns) != 0 {
+		t.Errorf("the English fallback got %d turns of a Spanish call", len(fb.turns))
+	}
+}

@@ -162,7 +162,11 @@ export interface paths {
          *     whatever a line allows; a line's countries and the daily cap are checked at each
          *     transfer); 400 `model_lacks_vision` (`param: model`) for a draft whose `vision` is
          *     on but whose `model` is empty or not one the operator says accepts images (see
-         *     `Vision`).
+         *     `Vision`); 400 `language_not_supported` (`param: language`) when the deployment
+         *     no longer serves the draft's language; 400 `parameter_invalid` on `voice` when the
+         *     draft's voice speaks another language than its `language`, and 422
+         *     `draft_incomplete` on `voice` when it names none and no built-in voice speaks the
+         *     language (a hosted voice must then be named).
          */
         post: operations["publishAssistant"];
         delete?: never;
@@ -1669,7 +1673,7 @@ export interface components {
          * @example parameter_missing
          * @enum {string}
          */
-        ErrorCode: "parameter_missing" | "parameter_invalid" | "parameter_unknown" | "invalid_json" | "body_too_large" | "unsupported_media_type" | "resource_not_found" | "route_not_found" | "method_not_allowed" | "assistant_archived" | "assistant_not_published" | "assistant_in_use" | "draft_incomplete" | "session_ended" | "call_already_answered" | "call_not_answerable" | "webhook_endpoint_limit_reached" | "webhook_endpoint_disabled" | "event_not_redeliverable" | "no_subscribed_endpoint" | "no_line" | "api_key_missing" | "api_key_invalid" | "last_api_key" | "api_key_limit_reached" | "rate_limited" | "idempotency_key_reused" | "idempotency_key_in_use" | "idempotency_key_invalid" | "upstream_unavailable" | "url_not_allowed" | "concurrent_session_limit" | "live_key_required" | "trunk_in_use" | "trunk_line_limit_reached" | "trunk_has_no_outbound" | "handle_taken" | "outbound_password_required" | "line_in_call" | "line_not_deletable" | "transfer_not_supported" | "call_not_active" | "transfer_failed" | "recording_not_found" | "destination_not_allowed" | "call_in_progress" | "campaign_state_invalid" | "avatar_in_use" | "avatar_limit_reached" | "model_lacks_vision" | "internal_error";
+        ErrorCode: "parameter_missing" | "parameter_invalid" | "parameter_unknown" | "invalid_json" | "body_too_large" | "unsupported_media_type" | "resource_not_found" | "route_not_found" | "method_not_allowed" | "assistant_archived" | "assistant_not_published" | "assistant_in_use" | "draft_incomplete" | "session_ended" | "call_already_answered" | "call_not_answerable" | "webhook_endpoint_limit_reached" | "webhook_endpoint_disabled" | "event_not_redeliverable" | "no_subscribed_endpoint" | "no_line" | "api_key_missing" | "api_key_invalid" | "last_api_key" | "api_key_limit_reached" | "rate_limited" | "idempotency_key_reused" | "idempotency_key_in_use" | "idempotency_key_invalid" | "upstream_unavailable" | "url_not_allowed" | "concurrent_session_limit" | "live_key_required" | "trunk_in_use" | "trunk_line_limit_reached" | "trunk_has_no_outbound" | "handle_taken" | "outbound_password_required" | "line_in_call" | "line_not_deletable" | "transfer_not_supported" | "call_not_active" | "transfer_failed" | "recording_not_found" | "destination_not_allowed" | "call_in_progress" | "campaign_state_invalid" | "avatar_in_use" | "avatar_limit_reached" | "model_lacks_vision" | "language_not_supported" | "internal_error";
         /**
          * @description The one error shape.
          * @example {
@@ -1720,7 +1724,7 @@ export interface components {
                  * @description The stable, machine-readable reason; see `ErrorCode`.
                  * @enum {string}
                  */
-                code: "parameter_missing" | "parameter_invalid" | "parameter_unknown" | "invalid_json" | "idempotency_key_invalid" | "url_not_allowed" | "outbound_password_required" | "model_lacks_vision";
+                code: "parameter_missing" | "parameter_invalid" | "parameter_unknown" | "invalid_json" | "idempotency_key_invalid" | "url_not_allowed" | "outbound_password_required" | "model_lacks_vision" | "language_not_supported";
                 /** @description For people; never parse it. Never holds internal detail. */
                 message: string;
                 /** @description The offending field (dotted when nested), query parameter or header, when there is one. */
@@ -2118,6 +2122,21 @@ export interface components {
          */
         ModelField: string;
         /**
+         * @description The language the assistant hears and speaks, a BCP-47 tag: a primary language
+         *     (`en`, `es`), optionally a script and a region (`es-MX`, `es-419`); kept in
+         *     canonical case (`ES-mx` is `es-MX`). Default `en`. It picks the recogniser's
+         *     language, the voice's (a version naming no voice speaks with its avatar's
+         *     default voice when that speaks the language, else with the first voice of
+         *     `GET /v1/voices` of the language), and the words the assistant takes turns by
+         *     (acknowledgements such as "vale" or "uh-huh", stop words such as "espera" or
+         *     "wait"). A language the deployment does not serve (its recogniser, `STT_LANGUAGES`,
+         *     does not hear it, or no voice speaks it) is 400 `language_not_supported`, whose
+         *     message names the languages it serves; a tag of another shape is 400
+         *     `parameter_invalid`.
+         * @example es-MX
+         */
+        LanguageField: string;
+        /**
          * @example close_up
          * @enum {string}
          */
@@ -2165,6 +2184,7 @@ export interface components {
          *       },
          *       "voice": "alloy",
          *       "model": "gpt-4o-mini",
+         *       "language": "en",
          *       "tools": [
          *         {
          *           "name": "lookup_order",
@@ -2207,6 +2227,8 @@ export interface components {
             voice?: components["schemas"]["VoiceField"];
             /** @description The language model the assistant thinks with; empty for the deployment's. */
             model?: components["schemas"]["ModelField"];
+            /** @description The language the assistant hears and speaks (BCP-47, default `en`). */
+            language?: components["schemas"]["LanguageField"];
             /** @description The tools the model may call (the whole list). */
             tools?: components["schemas"]["ToolsInput"];
             /** @description The caller's silence before the assistant asks whether they are still there (10-600, default 30). */
@@ -2240,6 +2262,7 @@ export interface components {
          *       },
          *       "voice": "alloy",
          *       "model": "gpt-4o-mini",
+         *       "language": "en",
          *       "tools": [
          *         {
          *           "name": "lookup_order",
@@ -2282,6 +2305,8 @@ export interface components {
             voice?: components["schemas"]["VoiceField"];
             /** @description The language model the assistant thinks with; empty for the deployment's. */
             model?: components["schemas"]["ModelField"];
+            /** @description The language the assistant hears and speaks (BCP-47, default `en`). */
+            language?: components["schemas"]["LanguageField"];
             /** @description The tools the model may call (the whole list). */
             tools?: components["schemas"]["ToolsInput"];
             /** @description The caller's silence before the assistant asks whether they are still there (10-600, default 30). */
@@ -2620,6 +2645,7 @@ export interface components {
          *       },
          *       "voice": "alloy",
          *       "model": "gpt-4o-mini",
+         *       "language": "en",
          *       "tools": [],
          *       "idle_timeout_seconds": 30,
          *       "max_duration_seconds": null,
@@ -2647,6 +2673,8 @@ export interface components {
             voice: components["schemas"]["VoiceField"];
             /** @description The language model the assistant thinks with; empty for the deployment's. */
             model: components["schemas"]["ModelField"];
+            /** @description The language the assistant hears and speaks (BCP-47). */
+            language: components["schemas"]["LanguageField"];
             /** @description Where the assistant may transfer a call; `[]` for none. */
             transfer_destinations?: components["schemas"]["TransferDestination"][];
             /** @description The tools the model may call, beside the built-in `end_call` (and `transfer_call` when there are transfer destinations, `look` when `vision` is on); `[]` for none. */
@@ -2694,6 +2722,7 @@ export interface components {
          *       },
          *       "voice": "alloy",
          *       "model": "gpt-4o-mini",
+         *       "language": "en",
          *       "variables": [],
          *       "tools": [],
          *       "idle_timeout_seconds": 30,
@@ -2735,6 +2764,8 @@ export interface components {
             voice: components["schemas"]["VoiceField"];
             /** @description The language model the assistant thinks with; empty for the deployment's. */
             model: components["schemas"]["ModelField"];
+            /** @description The language the version hears and speaks (BCP-47); `en` for versions published before languages existed. */
+            language: components["schemas"]["LanguageField"];
             /** @description The names of the placeholders the greeting and system prompt use, sorted; `[]` for none. */
             variables: string[];
             /** @description Where the assistant may transfer a call (its `transfer_call` tool); `[]` for none. */
@@ -2772,6 +2803,7 @@ export interface components {
          *         },
          *         "voice": "alloy",
          *         "model": "gpt-4o-mini",
+         *         "language": "en",
          *         "tools": [],
          *         "idle_timeout_seconds": 30,
          *         "max_duration_seconds": null,
@@ -2801,6 +2833,7 @@ export interface components {
          *           },
          *           "voice": "alloy",
          *           "model": "gpt-4o-mini",
+         *           "language": "en",
          *           "variables": [],
          *           "tools": [],
          *           "idle_timeout_seconds": 30,
@@ -2885,6 +2918,7 @@ export interface components {
          *             },
          *             "voice": "alloy",
          *             "model": "gpt-4o-mini",
+         *             "language": "en",
          *             "tools": [],
          *             "idle_timeout_seconds": 30,
          *             "max_duration_seconds": null,
@@ -2914,6 +2948,7 @@ export interface components {
          *               },
          *               "voice": "alloy",
          *               "model": "gpt-4o-mini",
+         *               "language": "en",
          *               "variables": [],
          *               "tools": [],
          *               "idle_timeout_seconds": 30,
@@ -2972,6 +3007,7 @@ export interface components {
          *           },
          *           "voice": "alloy",
          *           "model": "gpt-4o-mini",
+         *           "language": "en",
          *           "variables": [],
          *           "tools": [],
          *           "idle_timeout_seconds": 30,
@@ -3228,7 +3264,7 @@ export interface components {
             engine: "flite" | "espeak-ng" | "hosted";
             /** @description The voice's name. */
             name: string;
-            /** @description BCP 47 tag; null for a hosted voice. */
+            /** @description BCP 47 tag of the language the voice speaks; null for a hosted voice, which speaks the language of its text (any version `language`). */
             language: string | null;
             /**
              * @description The voice's gender, as its engine names it.
@@ -7781,6 +7817,7 @@ export interface operations {
                      *             },
                      *             "voice": "alloy",
                      *             "model": "gpt-4o-mini",
+                     *             "language": "en",
                      *             "tools": [],
                      *             "idle_timeout_seconds": 30,
                      *             "max_duration_seconds": null,
@@ -7810,6 +7847,7 @@ export interface operations {
                      *               },
                      *               "voice": "alloy",
                      *               "model": "gpt-4o-mini",
+                     *               "language": "en",
                      *               "variables": [],
                      *               "tools": [],
                      *               "idle_timeout_seconds": 30,
@@ -7873,6 +7911,7 @@ export interface operations {
                  *       },
                  *       "voice": "alloy",
                  *       "model": "gpt-4o-mini",
+                 *       "language": "en",
                  *       "tools": [
                  *         {
                  *           "name": "lookup_order",
@@ -7928,6 +7967,7 @@ export interface operations {
                      *         },
                      *         "voice": "alloy",
                      *         "model": "gpt-4o-mini",
+                     *         "language": "en",
                      *         "tools": [],
                      *         "idle_timeout_seconds": 30,
                      *         "max_duration_seconds": null,
@@ -7957,6 +7997,7 @@ export interface operations {
                      *           },
                      *           "voice": "alloy",
                      *           "model": "gpt-4o-mini",
+                     *           "language": "en",
                      *           "variables": [],
                      *           "tools": [],
                      *           "idle_timeout_seconds": 30,
@@ -8031,6 +8072,7 @@ export interface operations {
                      *         },
                      *         "voice": "alloy",
                      *         "model": "gpt-4o-mini",
+                     *         "language": "en",
                      *         "tools": [],
                      *         "idle_timeout_seconds": 30,
                      *         "max_duration_seconds": null,
@@ -8060,6 +8102,7 @@ export interface operations {
                      *           },
                      *           "voice": "alloy",
                      *           "model": "gpt-4o-mini",
+                     *           "language": "en",
                      *           "variables": [],
                      *           "tools": [],
                      *           "idle_timeout_seconds": 30,
@@ -8121,6 +8164,7 @@ export interface operations {
                  *       },
                  *       "voice": "alloy",
                  *       "model": "gpt-4o-mini",
+                 *       "language": "en",
                  *       "tools": [
                  *         {
                  *           "name": "lookup_order",
@@ -8175,6 +8219,7 @@ export interface operations {
                      *         },
                      *         "voice": "alloy",
                      *         "model": "gpt-4o-mini",
+                     *         "language": "en",
                      *         "tools": [],
                      *         "idle_timeout_seconds": 30,
                      *         "max_duration_seconds": null,
@@ -8204,6 +8249,7 @@ export interface operations {
                      *           },
                      *           "voice": "alloy",
                      *           "model": "gpt-4o-mini",
+                     *           "language": "en",
                      *           "variables": [],
                      *           "tools": [],
                      *           "idle_timeout_seconds": 30,
@@ -8287,6 +8333,7 @@ export interface operations {
                      *           },
                      *           "voice": "alloy",
                      *           "model": "gpt-4o-mini",
+                     *           "language": "en",
                      *           "variables": [],
                      *           "tools": [],
                      *           "idle_timeout_seconds": 30,
@@ -8451,6 +8498,7 @@ export interface operations {
                      *         },
                      *         "voice": "alloy",
                      *         "model": "gpt-4o-mini",
+                     *         "language": "en",
                      *         "tools": [],
                      *         "idle_timeout_seconds": 30,
                      *         "max_duration_seconds": null,
@@ -8480,6 +8528,7 @@ export interface operations {
                      *           },
                      *           "voice": "alloy",
                      *           "model": "gpt-4o-mini",
+                     *           "language": "en",
                      *           "variables": [],
                      *           "tools": [],
                      *           "idle_timeout_seconds": 30,
@@ -8568,6 +8617,7 @@ export interface operations {
                      *         },
                      *         "voice": "alloy",
                      *         "model": "gpt-4o-mini",
+                     *         "language": "en",
                      *         "tools": [],
                      *         "idle_timeout_seconds": 30,
                      *         "max_duration_seconds": null,
@@ -8597,6 +8647,7 @@ export interface operations {
                      *           },
                      *           "voice": "alloy",
                      *           "model": "gpt-4o-mini",
+                     *           "language": "en",
                      *           "variables": [],
                      *           "tools": [],
                      *           "idle_timeout_seconds": 30,
@@ -8685,6 +8736,7 @@ export interface operations {
                      *         },
                      *         "voice": "alloy",
                      *         "model": "gpt-4o-mini",
+                     *         "language": "en",
                      *         "tools": [],
                      *         "idle_timeout_seconds": 30,
                      *         "max_duration_seconds": null,
@@ -8714,6 +8766,7 @@ export interface operations {
                      *           },
                      *           "voice": "alloy",
                      *           "model": "gpt-4o-mini",
+                     *           "language": "en",
                      *           "variables": [],
                      *           "tools": [],
                      *           "idle_timeout_seconds": 30,
@@ -8801,6 +8854,7 @@ export interface operations {
                      *         },
                      *         "voice": "alloy",
                      *         "model": "gpt-4o-mini",
+                     *         "language": "en",
                      *         "tools": [],
                      *         "idle_timeout_seconds": 30,
                      *         "max_duration_seconds": null,
@@ -8830,6 +8884,7 @@ export interface operations {
                      *           },
                      *           "voice": "alloy",
                      *           "model": "gpt-4o-mini",
+                     *           "language": "en",
                      *           "variables": [],
                      *           "tools": [],
                      *           "idle_timeout_seconds": 30,
@@ -8914,6 +8969,7 @@ export interface operations {
                      *         },
                      *         "voice": "alloy",
                      *         "model": "gpt-4o-mini",
+                     *         "language": "en",
                      *         "tools": [],
                      *         "idle_timeout_seconds": 30,
                      *         "max_duration_seconds": null,
@@ -8943,6 +8999,7 @@ export interface operations {
                      *           },
                      *           "voice": "alloy",
                      *           "model": "gpt-4o-mini",
+                     *           "language": "en",
                      *           "variables": [],
                      *           "tools": [],
                      *           "idle_timeout_seconds": 30,
@@ -9026,6 +9083,7 @@ export interface operations {
                      *         },
                      *         "voice": "alloy",
                      *         "model": "gpt-4o-mini",
+                     *         "language": "en",
                      *         "tools": [],
                      *         "idle_timeout_seconds": 30,
                      *         "max_duration_seconds": null,
@@ -9055,6 +9113,7 @@ export interface operations {
                      *           },
                      *           "voice": "alloy",
                      *           "model": "gpt-4o-mini",
+                     *           "language": "en",
                      *           "variables": [],
                      *           "tools": [],
                      *           "idle_timeout_seconds": 30,

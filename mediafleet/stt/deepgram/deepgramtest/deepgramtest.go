@@ -19,6 +19,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -58,6 +59,10 @@ type Config struct {
 	Words func(audio []int16, final bool) string
 	// Down refuses new connections with 503.
 	Down bool
+	// Languages, when set, are the only language query parameters the fake hears: a
+	// stream asking for another is refused 400, as Deepgram refuses a language its
+	// model does not have. Empty: any.
+	Languages []string
 }
 
 // Received is what one connection got.
@@ -248,6 +253,9 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		return
 	case q.Get("channels") != "" && q.Get("channels") != "1":
 		fail(http.StatusBadRequest, "Bad Request", "this fake takes one channel")
+		return
+	case len(cfg.Languages) > 0 && !slices.Contains(cfg.Languages, q.Get("language")):
+		fail(http.StatusBadRequest, "Bad Request", "No such model/language/tier combination found.")
 		return
 	}
 	ws, err := s.upgrade.Upgrade(w, r, nil)
