@@ -117,22 +117,7 @@ func visionCall(t *testing.T, st *harness.Stack, fake *llmtest.Server, asstID st
 	greeted, _ := bot.SoundAfter("", joined)
 	waitQuietBot(t, bot, greeted.Start, "the greeting")
 
-	pcm, err := callerbot.Flite(ctx, "awb", qOpen)
-	if err != nil {
-		t.Fatal(err)
-	}
-	i, err := bot.Say(qOpen, pcm)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-	defer cancel()
-	asked, err := bot.WaitSaid(sctx, i)
-	if err != nil {
-		t.Fatal(err)
-	}
-	harness.WaitFor(t, 20*time.Second, "the reply", func() bool { _, ok := bot.SoundAfter("", asked.End); return ok })
-	reply, _ := bot.SoundAfter("", asked.End)
+	asked, reply := askBot(ctx, t, bot, qOpen)
 	t.Logf("end of the question to first reply audio: %v", reply.Start.Sub(asked.End).Round(time.Millisecond))
 	waitQuietBot(t, bot, reply.Start, "the reply")
 	reqs := fake.Requests()[before:]

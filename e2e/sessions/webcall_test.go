@@ -207,22 +207,7 @@ func TestWebCall(t *testing.T) {
 	t.Logf("joined to first greeting audio: %v", greeted.Start.Sub(joined).Round(time.Millisecond))
 	waitQuietBot(t, bot, greeted.Start, "the greeting")
 
-	pcm, err := callerbot.Flite(ctx, "awb", qOpen)
-	if err != nil {
-		t.Fatal(err)
-	}
-	i, err := bot.Say(qOpen, pcm)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-	defer cancel()
-	asked, err := bot.WaitSaid(sctx, i)
-	if err != nil {
-		t.Fatal(err)
-	}
-	harness.WaitFor(t, 20*time.Second, "the reply", func() bool { _, ok := bot.SoundAfter("", asked.End); return ok })
-	reply, _ := bot.SoundAfter("", asked.End)
+	asked, reply := askBot(ctx, t, bot, qOpen)
 	t.Logf("end of the question to first reply audio: %v", reply.Start.Sub(asked.End).Round(time.Millisecond))
 	reqs := fake.Requests()
 	if len(reqs) != 1 || !sphinx.Most(reqs[0].Messages[len(reqs[0].Messages)-1].Content, qOpen) {
@@ -311,6 +296,29 @@ func TestWebCall(t *testing.T) {
 
 // waitQuietBot waits until the bot heard something that began at or after since and then
 // nothing for 800 ms.
+// askBot has a web call's bot say text in flite's awb voice, and returns the question
+// as it went out and the first sound of the reply after it.
+func askBot(ctx context.Context, t *testing.T, bot *callerbot.Bot, text string) (callerbot.Utterance, callerbot.Sound) {
+	t.Helper()
+	pcm, err := callerbot.Flite(ctx, "awb", text)
+	if err != nil {
+		t.Fatal(err)
+	}
+	i, err := bot.Say(text, pcm)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	asked, err := bot.WaitSaid(sctx, i)
+	if err != nil {
+		t.Fatal(err)
+	}
+	harness.WaitFor(t, 20*time.Second, "the reply", func() bool { _, ok := bot.SoundAfter("", asked.End); return ok })
+	reply, _ := bot.SoundAfter("", asked.End)
+	return asked, reply
+}
+
 func waitQuietBot(t *testing.T, bot *callerbot.Bot, since time.Time, what string) {
 	t.Helper()
 	harness.WaitFor(t, 30*time.Second, "the end of "+what, func() bool {
