@@ -129,6 +129,12 @@ type Decision struct {
 	Beep   bool
 }
 
+// Revisable says the decision is a voicemail box by the greeting's length alone, which
+// words naming a screening assistant may still revise (Hint).
+func (d Decision) Revisable() bool {
+	return d.Result == Voicemail && (d.Reason == ReasonLongGreeting || d.Reason == ReasonBound)
+}
+
 // Detector decides for one call. It is not safe for concurrent use.
 type Detector struct {
 	cfg     Config
@@ -209,8 +215,7 @@ func (d *Detector) Hint(words string) bool {
 	if d.hint == "" {
 		d.hint = r
 	}
-	if r == Screening && d.dec != nil && d.dec.Result == Voicemail &&
-		(d.dec.Reason == ReasonLongGreeting || d.dec.Reason == ReasonBound) {
+	if r == Screening && d.dec != nil && d.dec.Revisable() {
 		d.dec.Result, d.dec.Reason = Screening, ReasonWords
 		return true
 	}

@@ -73,7 +73,6 @@ func (c *call) detect(ctx context.Context) *ending {
 	}()
 	var (
 		decided   bool
-		revisable bool // a voicemail decision words may still turn to screening
 		message   <-chan synthesis
 		lastHint  time.Time
 		frames    = c.listener.frames
@@ -105,11 +104,10 @@ func (c *call) detect(ctx context.Context) *ending {
 			}
 			return &ending{reason: EndAssistantHangup}
 		}
-		if interim != nil && (!decided || revisable) && time.Since(lastHint) >= amdHintEvery {
+		if interim != nil && (!decided || revisable(d)) && time.Since(lastHint) >= amdHintEvery {
 			lastHint = time.Now()
 			if w := interim.Interim(); w != "" && d.Hint(w) && decided {
 				// A screening prompt the greeting's length took for a voicemail box.
-				revisable = false
 				dec, _ := d.Decision()
 				c.decided(dec)
 			}
@@ -120,7 +118,6 @@ func (c *call) detect(ctx context.Context) *ending {
 				continue
 			}
 			decided = true
-			revisable = dec.Result == amd.Voicemail && (dec.Reason == amd.ReasonLongGreeting || dec.Reason == amd.ReasonBound)
 			c.decided(dec)
 			switch dec.Result {
 			case amd.Human, amd.Unknown:
@@ -146,7 +143,7 @@ func (c *call) detect(ctx context.Context) *ending {
 		if !ready {
 			continue
 		}
-		if revisable && tr != nil {
+		if revisable(d) && tr != nil {
 			// The greeting's final words, before acting on a voicemail decided by its
 			// length: a recogniser's interim words on a phone line often miss what its
 			// final words hear ("why you are calling").
@@ -167,6 +164,12 @@ func (c *call) detect(ctx context.Context) *ending {
 		}
 		return c.leaveMessage(ctx, message)
 	}
+}
+
+// revisable says d's decision is a voicemail box words may still turn to screening.
+func revisable(d *amd.Detector) bool {
+	dec, ok := d.Decision()
+	return ok && dec.Revisable()
 }
 
 // amdSafety bounds the decision in wall time (the detector's bound is in audio time);

@@ -315,8 +315,7 @@ func (b *Bridge) match(req *sip.Request, from, to, src string) (rtc.SIPInboundTr
 		b.log.Error("video call: trunks unavailable", "err", err)
 		return rtc.SIPInboundTrunk{}, rtc.SIPDispatchRule{}, sip.StatusServiceUnavailable
 	}
-	host, _, _ := net.SplitHostPort(src)
-	ip, _ := netip.ParseAddr(host)
+	ip, _ := netip.ParseAddr(host(src))
 	var cands []rtc.SIPInboundTrunk
 	for _, t := range trunks {
 		if len(t.Numbers) > 0 && !slices.Contains(t.Numbers, to) {
