@@ -2,15 +2,12 @@ package dynamo
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strings"
-	"sync"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
-	"github.com/bridgeline/bridgeline/shared/apierr"
 	"github.com/bridgeline/bridgeline/shared/quality"
 )
 
@@ -56,38 +53,24 @@ func (s *Store) qualityWrite(due quality.Due) (types.TransactWriteItem, error) {
 // consistent: GetItem, eight at a time (a page of versions; the functions' read grant is
 // GetItem and Query, and no query serves a list of keys).
 func (s *Store) VersionQuality(ctx context.Context, accountID string, versionIDs []string) ([]quality.Version, error) {
-	found := make([]*quality.Version, len(versionIDs))
-	errs := make([]error, len(versionIDs))
-	sem := make(chan struct{}, 8)
-	var wg sync.WaitGroup
+	keys := make([]item, len(versionIDs))
 	for i, id := range versionIDs {
-		wg.Add(1)
-		sem <- struct{}{}
-		go func() {
-			defer func() { <-sem; wg.Done() }()
-			it, err := s.getItem(ctx, Calls, qualityKey(accountID, id))
-			switch {
-			case errors.Is(err, apierr.ErrNotFound):
-			case err != nil:
-				errs[i] = fmt.Errorf("quality of %s: %w", id, err)
-			default:
-				v := quality.Version{VersionID: id}
-				for _, f := range v.Counts.Fields() {
-					*f.Value = getN(it, f.Name)
-				}
-				found[i] = &v
-			}
-		}()
+		keys[i] = qualityKey(accountID, id)
 	}
-	wg.Wait()
-	if err := errors.Join(errs...); err != nil {
-		return nil, err
+	its, err := s.getItems(ctx, Calls, keys)
+	if err != nil {
+		return nil, fmt.Errorf("quality of %s: %w", accountID, err)
 	}
 	var out []quality.Version
-	for _, v := range found {
-		if v != nil {
-			out = append(out, *v)
+	for i, it := range its {
+		if it == nil {
+			continue
 		}
+		v := quality.Version{VersionID: versionIDs[i]}
+		for _, f := range v.Counts.Fields() {
+			*f.Value = getN(it, f.Name)
+		}
+		out = append(out, v)
 	}
 	return out, nil
 }

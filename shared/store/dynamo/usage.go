@@ -55,26 +55,48 @@ func (s *Store) usageWrite(due usage.Due) (types.TransactWriteItem, error) {
 // GetItem, eight at a time (at most usage.MaxDays items; the functions' read grant is
 // GetItem and Query, and no query serves a list of keys).
 func (s *Store) UsageDays(ctx context.Context, accountID string, dates []string) ([]usage.Day, error) {
-	found := make([]*usage.Day, len(dates))
-	errs := make([]error, len(dates))
+	keys := make([]item, len(dates))
+	for i, date := range dates {
+		keys[i] = usageKey(accountID, date)
+	}
+	its, err := s.getItems(ctx, Calls, keys)
+	if err != nil {
+		return nil, fmt.Errorf("usage of %s: %w", accountID, err)
+	}
+	var out []usage.Day
+	for i, it := range its {
+		if it == nil {
+			continue
+		}
+		d := usage.Day{Date: dates[i]}
+		for _, f := range d.Counts.Fields() {
+			*f.Value = getN(it, f.Name)
+		}
+		out = append(out, d)
+	}
+	return out, nil
+}
+
+// getItems reads the items of keys from t, strongly consistent: GetItem, eight at a
+// time (the functions' read grant is GetItem and Query, and no query serves a list of
+// keys). A key with no item reads nil.
+func (s *Store) getItems(ctx context.Context, t Table, keys []item) ([]item, error) {
+	found := make([]item, len(keys))
+	errs := make([]error, len(keys))
 	sem := make(chan struct{}, 8)
 	var wg sync.WaitGroup
-	for i, date := range dates {
+	for i, key := range keys {
 		wg.Add(1)
 		sem <- struct{}{}
 		go func() {
 			defer func() { <-sem; wg.Done() }()
-			it, err := s.getItem(ctx, Calls, usageKey(accountID, date))
+			it, err := s.getItem(ctx, t, key)
 			switch {
 			case errors.Is(err, apierr.ErrNotFound):
 			case err != nil:
-				errs[i] = fmt.Errorf("usage of %s: %w", date, err)
+				errs[i] = fmt.Errorf("%s: %w", getS(key, "id"), err)
 			default:
-				d := usage.Day{Date: date}
-				for _, f := range d.Counts.Fields() {
-					*f.Value = getN(it, f.Name)
-				}
-				found[i] = &d
+				found[i] = it
 			}
 		}()
 	}
@@ -82,11 +104,5 @@ func (s *Store) UsageDays(ctx context.Context, accountID string, dates []string)
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}
-	var out []usage.Day
-	for _, d := range found {
-		if d != nil {
-			out = append(out, *d)
-		}
-	}
-	return out, nil
+	return found, nil
 }
