@@ -9,6 +9,11 @@ package resample
 static const char *bl_resample(double in_rate, double out_rate, const short *in, size_t ilen,
 		short *out, size_t olen, size_t *odone) {
 	soxr_io_spec_t io = soxr_io_spec(SOXR_INT16_I, SOXR_INT16_I);
+	// No dither: soxr's default adds random noise to 16-bit output, seeded differently in
+	// every process, so the same clip came out different from run to run (and a
+	// recogniser heard flite's "what time" as "what kind" in one run, "what dying" in
+	// the next).
+	io.flags |= SOXR_NO_DITHER;
 	soxr_quality_spec_t q = soxr_quality_spec(SOXR_MQ, 0);
 	size_t idone = 0;
 	soxr_error_t err = soxr_oneshot(in_rate, out_rate, 1, in, ilen, &idone, out, olen, odone, &io, &q, NULL);

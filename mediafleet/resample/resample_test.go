@@ -2,6 +2,7 @@ package resample
 
 import (
 	"math"
+	"slices"
 	"testing"
 )
 
@@ -26,5 +27,27 @@ func TestMono(t *testing.T) {
 	// 300 Hz over 46000/48000 s: about 575 crossings.
 	if crossings < 560 || crossings > 590 {
 		t.Errorf("zero crossings = %d, want about 575 (the tone keeps its pitch)", crossings)
+	}
+}
+
+// TestMonoIsDeterministic: the same clip resamples to the same samples every time (no
+// random dither), so a test's caller says exactly the same audio in every run.
+func TestMonoIsDeterministic(t *testing.T) {
+	in := make([]int16, 16000)
+	for i := range in {
+		in[i] = int16(3000*math.Sin(2*math.Pi*220*float64(i)/16000) + 700*math.Sin(2*math.Pi*1330*float64(i)/16000))
+	}
+	first, err := Mono(in, 16000, 48000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 5 {
+		again, err := Mono(in, 16000, 48000)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(first, again) {
+			t.Fatal("the same clip resampled to different samples")
+		}
 	}
 }
