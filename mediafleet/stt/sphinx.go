@@ -4,8 +4,11 @@ package stt
 #cgo pkg-config: pocketsphinx sphinxbase
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <pocketsphinx.h>
 #include <sphinxbase/err.h>
+#include <sphinxbase/feat.h>
+#include <sphinxbase/cmn.h>
 
 // bl_ps_new makes a decoder from command-line style arguments (cmd_ln_init is variadic,
 // which cgo cannot call). The decoder keeps its own reference to the configuration.
@@ -20,6 +23,30 @@ static ps_decoder_t *bl_ps_new(int argc, char **argv) {
 }
 
 static void bl_quiet(void) { err_set_logfp(NULL); }
+
+// Streamed audio switches pocketsphinx to live cepstral mean normalisation: each
+// utterance is normalised by the mean its decoder carried out of the utterances before
+// it. bl_cmn_veclen, bl_cmn_save and bl_cmn_load read and set that state (the mean, and
+// the running sum and frame count it is updated from) so that it can follow a call
+// rather than a decoder.
+static int bl_cmn_veclen(ps_decoder_t *ps) {
+	feat_t *f = ps_get_feat(ps);
+	return (f != NULL && f->cmn_struct != NULL) ? f->cmn_struct->veclen : 0;
+}
+
+static void bl_cmn_save(ps_decoder_t *ps, mfcc_t *mean, mfcc_t *sum, int32 *nframe) {
+	cmn_t *c = ps_get_feat(ps)->cmn_struct;
+	memcpy(mean, c->cmn_mean, c->veclen * sizeof(mfcc_t));
+	memcpy(sum, c->sum, c->veclen * sizeof(mfcc_t));
+	*nframe = c->nframe;
+}
+
+static void bl_cmn_load(ps_decoder_t *ps, const mfcc_t *mean, const mfcc_t *sum, int32 nframe) {
+	cmn_t *c = ps_get_feat(ps)->cmn_struct;
+	memcpy(c->cmn_mean, mean, c->veclen * sizeof(mfcc_t));
+	memcpy(c->sum, sum, c->veclen * sizeof(mfcc_t));
+	c->nframe = nframe;
+}
 */
 import "C"
 
@@ -78,6 +105,9 @@ func SphinxConfigFromEnv(getenv func(string) string) (SphinxConfig, error) {
 type Sphinx struct {
 	argv []*C.char
 	log  *slog.Logger
+	// fresh is a new decoder's cepstral mean state (the model's -cmninit): where each
+	// call's starts.
+	fresh cmnState
 
 	mu     sync.Mutex
 	idle   []*C.ps_decoder_t
@@ -148,7 +178,38 @@ func NewSphinx(cfg SphinxConfig) (*Sphinx, error) {
 		}
 		s.idle = append(s.idle, ps)
 	}
+	s.fresh = saveCMN(s.idle[0])
 	return s, nil
+}
+
+// cmnState is pocketsphinx's live cepstral mean normalisation as a decoder carries it
+// from one utterance to the next: the mean the next utterance is normalised by, and the
+// sum and frame count it is updated from. A short utterance is normalised by the mean
+// alone, so the mean decides what a word like "okay" is heard as: through Opus, flite's
+// "Okay." was "okay" on a decoder that had served a question, "will he" on one that had
+// served noise. Each call keeps its own: it starts from a new decoder's and follows the
+// call's turns from whichever decoder serves them.
+type cmnState struct {
+	mean, sum []C.mfcc_t
+	nframe    C.int32
+}
+
+func saveCMN(ps *C.ps_decoder_t) cmnState {
+	n := int(C.bl_cmn_veclen(ps))
+	if n == 0 {
+		return cmnState{}
+	}
+	st := cmnState{mean: make([]C.mfcc_t, n), sum: make([]C.mfcc_t, n)}
+	// mfcc_t is a float: cgo may write the slices in place.
+	C.bl_cmn_save(ps, &st.mean[0], &st.sum[0], &st.nframe)
+	return st
+}
+
+func (st cmnState) load(ps *C.ps_decoder_t) {
+	if len(st.mean) == 0 || int(C.bl_cmn_veclen(ps)) != len(st.mean) {
+		return
+	}
+	C.bl_cmn_load(ps, &st.mean[0], &st.sum[0], st.nframe)
 }
 
 func (s *Sphinx) newDecoder() (*C.ps_decoder_t, error) {
@@ -234,14 +295,16 @@ func (s *Sphinx) freeArgs() {
 	s.argv = nil
 }
 
-// NewTranscriber makes a call's transcriber. It holds no decoder between turns.
+// NewTranscriber makes a call's transcriber. It holds no decoder between turns, only
+// the call's cepstral mean (cmnState).
 func (s *Sphinx) NewTranscriber(ctx context.Context) (speech.Transcriber, error) {
-	return &sphinxTranscriber{s: s}, nil
+	return &sphinxTranscriber{s: s, cmn: s.fresh}, nil
 }
 
 type sphinxTranscriber struct {
-	s  *Sphinx
-	ps *C.ps_decoder_t // the current turn's decoder, nil between turns
+	s   *Sphinx
+	ps  *C.ps_decoder_t // the current turn's decoder, nil between turns
+	cmn cmnState        // the call's, out of its last turn
 
 	// sinceHyp is how many samples were written since the turn's partial hypothesis was
 	// last read; interim is that hypothesis (Interim).
@@ -281,7 +344,13 @@ func (t *sphinxTranscriber) Begin() error {
 	if err != nil {
 		return err
 	}
-	if C.ps_start_utt(ps) < 0 {
+	// The call's cepstral mean, and a new stream: pocketsphinx's noise estimate (its
+	// spectral subtraction) starts again from the turn's first audio rather than from
+	// whatever turn, of whatever call, the decoder served last. A call is heard the same
+	// whatever the pool's decoders served before, and learns nothing of another
+	// caller's line.
+	t.cmn.load(ps)
+	if C.ps_start_stream(ps) < 0 || C.ps_start_utt(ps) < 0 {
 		t.s.put(ps)
 		return errors.New("stt: pocketsphinx: cannot start an utterance")
 	}
@@ -321,6 +390,7 @@ func (t *sphinxTranscriber) End(ctx context.Context) (string, error) {
 	if C.ps_end_utt(ps) < 0 {
 		return "", errors.New("stt: pocketsphinx: cannot end the utterance")
 	}
+	t.cmn = saveCMN(ps)
 	var score C.int32
 	hyp := C.ps_get_hyp(ps, &score)
 	if hyp == nil {
@@ -337,6 +407,7 @@ func (t *sphinxTranscriber) Abort() {
 	t.ps = nil
 	t.setInterim("")
 	C.ps_end_utt(ps)
+	t.cmn = saveCMN(ps)
 	t.s.put(ps)
 }
 

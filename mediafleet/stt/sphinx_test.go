@@ -3,6 +3,7 @@ package stt
 import (
 	"context"
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"runtime"
 	"slices"
@@ -584,3 +585,56 @@ func threadCPU(tb testing.TB) time.Duration {
 
 // rusageThread is Linux's RUSAGE_THREAD.
 const rusageThread = 1
+
+// TestSphinxCallsAreHeardAlone: a call is heard the same whatever the pooled decoder
+// served before. A decoder carries its cepstral mean and its noise estimate from one
+// utterance to the next, and they decide what a short turn is heard as: through Opus,
+// flite's "Okay." was "will he" after another call's turns of noise on the same decoder,
+// and "colgate" as a call's first turn there once the mean alone was the call's. Each
+// call keeps its own mean and each turn starts a new noise estimate, so a call's turns,
+// each after another call's noise on the one decoder, are heard as the call alone.
+func TestSphinxCallsAreHeardAlone(t *testing.T) {
+	s, err := NewSphinx(SphinxConfig{Decoders: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	okay := turn(speechtest.ThroughOpus(t, speechtest.Flite(t, "awb", "Okay.")))
+	turns := [][]int16{okay, turn(speechtest.ThroughOpus(t, speechtest.Flite(t, "awb", "What time do you open tomorrow?"))), okay}
+	rng := rand.New(rand.NewPCG(1, 2))
+	noise := make([]int16, Rate*3)
+	for i := range noise {
+		noise[i] = int16(rng.NormFloat64() * 3000)
+	}
+	call := func(before func()) []string {
+		tr, err := s.NewTranscriber(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer tr.Close()
+		var heard []string
+		for _, pcm := range turns {
+			before()
+			heard = append(heard, transcribe(t, tr, pcm))
+		}
+		return heard
+	}
+	alone := call(func() {})
+	noisy, err := s.NewTranscriber(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer noisy.Close()
+	beside := call(func() {
+		transcribe(t, noisy, noise)
+		transcribe(t, noisy, noise)
+	})
+	after := call(func() {})
+	t.Logf("alone %q; beside a call of noise %q; after it %q", alone, beside, after)
+	if !slices.Equal(alone, beside) || !slices.Equal(alone, after) {
+		t.Errorf("the same call was heard as %q alone, %q beside a call of noise and %q after it", alone, beside, after)
+	}
+	if s.Decoders() != 1 {
+		t.Fatalf("%d decoders, want the one: the calls must share it", s.Decoders())
+	}
+}
