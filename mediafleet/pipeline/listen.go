@@ -34,11 +34,11 @@ func newListener(tap func(pcm []int16, at time.Time)) *listener {
 
 // read decodes track until it ends (the caller unpublished, or the room connection
 // closed). Silence the caller's client did not send is filled in (see timeline), in real
-// time while nothing arrives.
-func (l *listener) read(track *webrtc.TrackRemote) {
+// time while nothing arrives. It returns what went wrong on the way in.
+func (l *listener) read(track *webrtc.TrackRemote) audioStats {
 	dec, err := opus.NewDecoder(speech.Rate, 1)
 	if err != nil {
-		return
+		return audioStats{}
 	}
 	defer dec.Close()
 	tl := &timeline{emit: l.emit}
@@ -59,11 +59,17 @@ func (l *listener) read(track *webrtc.TrackRemote) {
 	}()
 	defer func() { close(done); <-filled }()
 	pcm := make([]int16, dec.MaxFrame())
+	var st audioStats
+	var last uint16 // the highest sequence number so far
 	for {
 		pkt, _, err := track.ReadRTP()
 		if err != nil {
-			return
+			tl.mu.Lock()
+			defer tl.mu.Unlock()
+			st.stalls, st.stalled = tl.stats.stalls, tl.stats.stalled
+			return st
 		}
+		st.count(pkt.SequenceNumber, &last)
 		if len(pkt.Payload) == 0 {
 			continue
 		}
@@ -75,6 +81,24 @@ func (l *listener) read(track *webrtc.TrackRemote) {
 			l.once.Do(func() { close(l.verified) })
 		}
 		tl.packet(pkt.Timestamp, time.Now(), pcm[:n])
+	}
+}
+
+// count notes a packet's sequence number against the highest so far: a jump forward
+// is packets lost, one behind it a late packet (a packet resent after it was missed
+// counts as both).
+func (st *audioStats) count(seq uint16, last *uint16) {
+	st.packets++
+	if st.packets == 1 {
+		*last = seq
+		return
+	}
+	switch d := int16(seq - *last); {
+	case d > 0:
+		st.lost += int(d) - 1
+		*last = seq
+	default:
+		st.late++
 	}
 }
 
@@ -115,8 +139,18 @@ type timeline struct {
 	next    uint32    // RTP timestamp (48 kHz) just past the last packet's audio
 	lastAt  time.Time // arrival of the last packet
 	lastDur time.Duration
-	filled  int // samples of silence emitted since the last packet
-	quiet   int // samples of audio at most quietRMS received since the last louder
+	filled  int        // samples of silence emitted since the last packet
+	quiet   int        // samples of audio at most quietRMS received since the last louder
+	stats   audioStats // stalls and stalled
+}
+
+// audioStats count what went wrong with the caller's audio on its way in: packets that
+// never came or came out of order (by RTP sequence number), and stalls, where nothing
+// came for stallAfter while the caller talked and silence was filled in (samples at 16
+// kHz).
+type audioStats struct {
+	packets, lost, late int
+	stalls, stalled     int
 }
 
 const (
@@ -178,8 +212,8 @@ func (t *timeline) tick(now time.Time) {
 	if !t.started {
 		return
 	}
-	wait := fillAfter
-	if t.quiet < int(dtxQuiet.Seconds()*speech.Rate) {
+	wait, talking := fillAfter, t.quiet < int(dtxQuiet.Seconds()*speech.Rate)
+	if talking {
 		wait = stallAfter // the caller was talking: the packets are late
 	}
 	quiet := now.Sub(t.lastAt) - t.lastDur
@@ -187,6 +221,12 @@ func (t *timeline) tick(now time.Time) {
 		return // the next packet may just be late
 	}
 	if missing := int(quiet.Seconds()*speech.Rate) - t.filled; missing > 0 {
+		if talking {
+			if t.filled == 0 {
+				t.stats.stalls++
+			}
+			t.stats.stalled += missing
+		}
 		t.emit(make([]int16, missing))
 		t.filled += missing
 	}

@@ -81,4 +81,21 @@ func TestTimelineFillsSilence(t *testing.T) {
 			}
 		}
 	}
+	// Where nothing came for stallAfter while the caller talked: one stall, 2020 ms.
+	if st := tl.stats; st.stalls != 1 || st.stalled != 32320 {
+		t.Errorf("stats: %d stalls of %d samples, want 1 of 32320", st.stalls, st.stalled)
+	}
+}
+
+// TestAudioStatsCountLossBySequence: a jump in sequence numbers is packets lost, one
+// behind the highest is late; sequence numbers wrap.
+func TestAudioStatsCountLossBySequence(t *testing.T) {
+	var st audioStats
+	var last uint16
+	for _, seq := range []uint16{65533, 65534, 65535, 0, 3, 2, 4, 5} {
+		st.count(seq, &last)
+	}
+	if st.packets != 8 || st.lost != 2 || st.late != 1 {
+		t.Errorf("%d packets, %d lost, %d late; want 8, 2 and 1", st.packets, st.lost, st.late)
+	}
 }

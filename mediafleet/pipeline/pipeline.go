@@ -560,7 +560,11 @@ func (c *call) join(t tracks, joining time.Time) error {
 		}
 		switch track.Kind() {
 		case webrtc.RTPCodecTypeAudio:
-			go c.listener.read(track)
+			go func() {
+				st := c.listener.read(track)
+				c.log.Info("caller audio ended", "packets", st.packets, "lost_packets", st.lost,
+					"late_packets", st.late, "stalls", st.stalls, "stalled_ms", st.stalled*1000/speech.Rate)
+			}()
 		case webrtc.RTPCodecTypeVideo:
 			if source := c.viewer.sourceOf(pub.Source()); source != "" {
 				go c.viewer.watch(track, source, rp)
