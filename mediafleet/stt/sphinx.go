@@ -41,6 +41,10 @@ static void bl_cmn_save(ps_decoder_t *ps, mfcc_t *mean, mfcc_t *sum, int32 *nfra
 	*nframe = c->nframe;
 }
 
+// bl_cmn_update sets the mean to the frames' so far (cmn_live_update), as this
+// version does only at an utterance's end.
+static void bl_cmn_update(ps_decoder_t *ps) { cmn_live_update(ps_get_feat(ps)->cmn_struct); }
+
 static void bl_cmn_load(ps_decoder_t *ps, const mfcc_t *mean, const mfcc_t *sum, int32 nframe) {
 	cmn_t *c = ps_get_feat(ps)->cmn_struct;
 	memcpy(c->cmn_mean, mean, c->veclen * sizeof(mfcc_t));
@@ -184,11 +188,14 @@ func NewSphinx(cfg SphinxConfig) (*Sphinx, error) {
 
 // cmnState is pocketsphinx's live cepstral mean normalisation as a decoder carries it
 // from one utterance to the next: the mean the next utterance is normalised by, and the
-// sum and frame count it is updated from. A short utterance is normalised by the mean
-// alone, so the mean decides what a word like "okay" is heard as: through Opus, flite's
-// "Okay." was "okay" on a decoder that had served a question, "will he" on one that had
-// served noise. Each call keeps its own: it starts from a new decoder's and follows the
-// call's turns from whichever decoder serves them.
+// sum and frame count it is updated from. This version updates the mean only when an
+// utterance ends, so a short turn is normalised by the mean alone, and the mean decided
+// what a word like "okay" was heard as: through Opus, flite's "Okay." was "okay" on a
+// decoder that had served a question, "will he" on one that had served noise. Each
+// call now keeps its own (from a new decoder's, the model's -cmninit), and the
+// transcriber updates it every interimEvery of a turn, as later pocketsphinx does: the
+// rest of a call's first turn is normalised by its own audio so far (word accuracy
+// through Opus 89% against 85% for the flite set, TestSphinxThroughOpus).
 type cmnState struct {
 	mean, sum []C.mfcc_t
 	nframe    C.int32
@@ -371,6 +378,7 @@ func (t *sphinxTranscriber) Write(pcm []int16) error {
 	}
 	if t.sinceHyp += len(pcm); t.sinceHyp >= interimEvery {
 		t.sinceHyp = 0
+		C.bl_cmn_update(t.ps) // the turn's frames so far count from here on (cmnState)
 		var score C.int32
 		if hyp := C.ps_get_hyp(t.ps, &score); hyp != nil {
 			t.setInterim(strings.Join(strings.Fields(C.GoString(hyp)), " "))
