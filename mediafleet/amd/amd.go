@@ -433,6 +433,9 @@ var (
 		"say your name", "state your name", "why you are calling", "why youre calling",
 		"reason for your call", "reason for calling", "screening", "whos calling",
 		"who is calling", "what youre calling about", "what you are calling about",
+		// "Please state your name and why you're calling", however its verb is heard
+		// ("take your name and why you're going" through a phone line's codec).
+		"your name and why", "your name and the reason",
 	}
 )
 

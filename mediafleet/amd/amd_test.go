@@ -161,6 +161,7 @@ func TestWords(t *testing.T) {
 		"the person you're calling is NOT AVAILABLE":  Voicemail,
 		"Please say your name and why you're calling": Screening,
 		"Go ahead and state your name":                Screening,
+		"please take your name and why you're going":  Screening,
 		"hello who is this":                           "",
 		"Yes, this is Ann speaking, who's this?":      "",
 	} {
