@@ -61,7 +61,7 @@ func TestDomainTestsNeedNoCgo(t *testing.T) {
 
 // leaves are the shared/ packages the event contract and its transport may use: helpers
 // with no domain in them.
-var leaves = []string{"shared/apierr", "shared/egress", "shared/ident", "shared/listing"}
+var leaves = []string{"shared/apierr", "shared/egress", "shared/freeport", "shared/ident", "shared/listing"}
 
 // TestEventsHoldNoDomain: events/ is the event contract and its transport (signing,
 // delivery, the relay, the AWS bus); what they deliver for (endpoints, decisions,

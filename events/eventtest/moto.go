@@ -4,13 +4,14 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"strconv"
 	"testing"
 	"time"
+
+	"github.com/bridgeline/bridgeline/shared/freeport"
 )
 
 // StartMoto runs moto's server mode (the AWS emulator: SQS, EventBridge, DynamoDB and
@@ -29,12 +30,10 @@ func StartMoto(t testing.TB) string {
 		}
 		t.Skip("moto_server not installed")
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	port, err := freeport.TCP("127.0.0.1")
 	if err != nil {
 		t.Fatal(err)
 	}
-	port := ln.Addr().(*net.TCPAddr).Port
-	ln.Close()
 	cmd := exec.Command(bin, "-H", "127.0.0.1", "-p", strconv.Itoa(port))
 	cmd.Stdout, cmd.Stderr = io.Discard, io.Discard
 	cmd.Env = append(os.Environ(), "AWS_ACCESS_KEY_ID=test", "AWS_SECRET_ACCESS_KEY=test", "AWS_DEFAULT_REGION=us-east-1")

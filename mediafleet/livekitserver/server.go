@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/bridgeline/bridgeline/mediafleet/internal/childproc"
+	"github.com/bridgeline/bridgeline/shared/freeport"
 )
 
 // Server is a running livekit-server process.
@@ -179,22 +180,8 @@ func (c *Config) choosePorts() error {
 	return nil
 }
 
-// FreeTCPPort is a TCP port free on host now (the listener that found it is closed).
-func FreeTCPPort(host string) (int, error) {
-	l, err := net.Listen("tcp", net.JoinHostPort(host, "0"))
-	if err != nil {
-		return 0, fmt.Errorf("livekit: free tcp port: %w", err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
-}
+// FreeTCPPort is a TCP port free on host now, below the ephemeral ports (freeport).
+func FreeTCPPort(host string) (int, error) { return freeport.TCP(host) }
 
-// FreeUDPPort is a UDP port free on host now.
-func FreeUDPPort(host string) (int, error) {
-	c, err := net.ListenPacket("udp", net.JoinHostPort(host, "0"))
-	if err != nil {
-		return 0, fmt.Errorf("livekit: free udp port: %w", err)
-	}
-	defer c.Close()
-	return c.LocalAddr().(*net.UDPAddr).Port, nil
-}
+// FreeUDPPort is a UDP port free on host now, below the ephemeral ports (freeport).
+func FreeUDPPort(host string) (int, error) { return freeport.UDP(host) }

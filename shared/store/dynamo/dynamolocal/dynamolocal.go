@@ -16,7 +16,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -27,6 +26,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/bridgeline/bridgeline/shared/freeport"
 	"github.com/bridgeline/bridgeline/shared/ident"
 	"github.com/bridgeline/bridgeline/shared/store/dynamo"
 )
@@ -139,14 +139,8 @@ func (s *Server) Stop() {
 	os.RemoveAll(s.dir)
 }
 
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
-}
+// freePort is below the ephemeral ports, which a client's connection may take first.
+func freePort() (int, error) { return freeport.TCP("127.0.0.1") }
 
 // repoRoot walks up from the working folder to the one holding go.mod.
 func repoRoot() (string, error) {
