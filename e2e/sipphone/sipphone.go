@@ -15,12 +15,10 @@ package sipphone
 import (
 	"bufio"
 	"context"
-	"crypto/rand"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"math/big"
 	"net"
 	"os"
 	"os/exec"
@@ -34,6 +32,7 @@ import (
 
 	"github.com/bridgeline/bridgeline/mediafleet/livekitsip"
 	"github.com/bridgeline/bridgeline/mediafleet/tts"
+	"github.com/bridgeline/bridgeline/shared/freeport"
 )
 
 // Config describes one phone.
@@ -183,14 +182,15 @@ func (p *Phone) writeFolder() error {
 		return err
 	}
 	taken := func(port int) bool { return port >= rtp && port < rtp+20 }
-	sipPort, err := freePort(func(port int) bool {
-		return !taken(port) && !taken(port+1) && tcpFree(port) && udpFree(port) && tcpFree(port+1)
+	const host = "127.0.0.1" // baresip listens here
+	sipPort, err := freeport.Find(func(port int) bool {
+		return !taken(port) && !taken(port+1) && freeport.TCPFree(host, port) && freeport.UDPFree(host, port) && freeport.TCPFree(host, port+1)
 	})
 	if err != nil {
 		return err
 	}
-	ctrl, err := freePort(func(port int) bool {
-		return !taken(port) && port != sipPort && port != sipPort+1 && tcpFree(port)
+	ctrl, err := freeport.Find(func(port int) bool {
+		return !taken(port) && port != sipPort && port != sipPort+1 && freeport.TCPFree(host, port)
 	})
 	if err != nil {
 		return err
@@ -640,38 +640,4 @@ func (p *Phone) removeTmp() {
 	if p.tmpDir {
 		os.RemoveAll(p.cfg.Dir)
 	}
-}
-
-// freePort is a port of 20000-32767 (below Linux's ephemeral ports) for which ok holds.
-func freePort(ok func(port int) bool) (int, error) {
-	const lo, hi = 20000, 32767
-	for range 200 {
-		n, err := rand.Int(rand.Reader, big.NewInt(hi-lo))
-		if err != nil {
-			return 0, err
-		}
-		if port := lo + int(n.Int64()); ok(port) {
-			return port, nil
-		}
-	}
-	return 0, errors.New("sipphone: no free port")
-}
-
-// tcpFree and udpFree report whether 127.0.0.1:port can be bound now.
-func tcpFree(port int) bool {
-	l, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)))
-	if err != nil {
-		return false
-	}
-	l.Close()
-	return true
-}
-
-func udpFree(port int) bool {
-	l, err := net.ListenPacket("udp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)))
-	if err != nil {
-		return false
-	}
-	l.Close()
-	return true
 }

@@ -9,6 +9,7 @@ package freeport
 
 import (
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"net"
 	"strconv"
@@ -20,28 +21,27 @@ const Lo, Hi = 20000, 32768
 // TCP is a TCP port free on host, and on every interface, now (the listeners that found
 // it are closed).
 func TCP(host string) (int, error) {
-	return find("tcp", func(p int) bool { return tcpFree(host, p) })
+	return Find(func(p int) bool { return TCPFree(host, p) })
 }
 
 // UDP is a UDP port free on host, and on every interface, now.
 func UDP(host string) (int, error) {
-	return find("udp", func(p int) bool { return udpFree(host, p) })
+	return Find(func(p int) bool { return UDPFree(host, p) })
 }
 
-func tcpFree(host string, p int) bool {
-	for _, h := range []string{host, ""} {
-		l, err := net.Listen("tcp", net.JoinHostPort(h, strconv.Itoa(p)))
-		if err != nil {
-			return false
-		}
-		l.Close()
-	}
-	return true
+// TCPFree says a TCP listener can bind port on host, and on every interface, now.
+func TCPFree(host string, port int) bool {
+	return bindable(host, port, func(addr string) (io.Closer, error) { return net.Listen("tcp", addr) })
 }
 
-func udpFree(host string, p int) bool {
+// UDPFree says a UDP socket can bind port on host, and on every interface, now.
+func UDPFree(host string, port int) bool {
+	return bindable(host, port, func(addr string) (io.Closer, error) { return net.ListenPacket("udp", addr) })
+}
+
+func bindable(host string, port int, listen func(addr string) (io.Closer, error)) bool {
 	for _, h := range []string{host, ""} {
-		c, err := net.ListenPacket("udp", net.JoinHostPort(h, strconv.Itoa(p)))
+		c, err := listen(net.JoinHostPort(h, strconv.Itoa(port)))
 		if err != nil {
 			return false
 		}
@@ -50,12 +50,13 @@ func udpFree(host string, p int) bool {
 	return true
 }
 
-// find tries random ports of the range until free says one is.
-func find(network string, free func(port int) bool) (int, error) {
-	for range 100 {
-		if p := Lo + rand.IntN(Hi-Lo); free(p) {
+// Find is a random port of the range for which ok holds (a server's several ports, a
+// port and the one after it).
+func Find(ok func(port int) bool) (int, error) {
+	for range 200 {
+		if p := Lo + rand.IntN(Hi-Lo); ok(p) {
 			return p, nil
 		}
 	}
-	return 0, fmt.Errorf("freeport: no %s port free in %d-%d", network, Lo, Hi-1)
+	return 0, fmt.Errorf("freeport: no port of %d-%d free as asked", Lo, Hi-1)
 }

@@ -29,7 +29,7 @@ func TestFreePortsAreNotEphemeral(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer l.Close()
-	if tcpFree("127.0.0.1", p) {
+	if TCPFree("127.0.0.1", p) {
 		t.Errorf("port %d, listened on every interface, found free on 127.0.0.1", p)
 	}
 	c, err := net.ListenPacket("udp", net.JoinHostPort("127.0.0.1", strconv.Itoa(p)))
@@ -37,7 +37,7 @@ func TestFreePortsAreNotEphemeral(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	if udpFree("127.0.0.1", p) {
+	if UDPFree("127.0.0.1", p) {
 		t.Errorf("udp port %d in use found free", p)
 	}
 }
