@@ -60,7 +60,6 @@ func (l *listener) read(track *webrtc.TrackRemote) audioStats {
 	defer func() { close(done); <-filled }()
 	pcm := make([]int16, dec.MaxFrame())
 	var st audioStats
-	var last uint16 // the highest sequence number so far
 	for {
 		pkt, _, err := track.ReadRTP()
 		if err != nil {
@@ -69,7 +68,7 @@ func (l *listener) read(track *webrtc.TrackRemote) audioStats {
 			st.stalls, st.stalled = tl.stats.stalls, tl.stats.stalled
 			return st
 		}
-		st.count(pkt.SequenceNumber, &last)
+		st.count(pkt.SequenceNumber)
 		if len(pkt.Payload) == 0 {
 			continue
 		}
@@ -87,16 +86,16 @@ func (l *listener) read(track *webrtc.TrackRemote) audioStats {
 // count notes a packet's sequence number against the highest so far: a jump forward
 // is packets lost, one behind it a late packet (a packet resent after it was missed
 // counts as both).
-func (st *audioStats) count(seq uint16, last *uint16) {
+func (st *audioStats) count(seq uint16) {
 	st.packets++
 	if st.packets == 1 {
-		*last = seq
+		st.highest = seq
 		return
 	}
-	switch d := int16(seq - *last); {
+	switch d := int16(seq - st.highest); {
 	case d > 0:
 		st.lost += int(d) - 1
-		*last = seq
+		st.highest = seq
 	default:
 		st.late++
 	}
@@ -151,6 +150,7 @@ type timeline struct {
 type audioStats struct {
 	packets, lost, late int
 	stalls, stalled     int
+	highest             uint16 // the highest sequence number so far
 }
 
 const (
