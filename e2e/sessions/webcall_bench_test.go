@@ -10,7 +10,6 @@ import (
 	"github.com/bridgeline/bridgeline/e2e/harness"
 	"github.com/bridgeline/bridgeline/mediafleet/callerbot"
 	"github.com/bridgeline/bridgeline/mediafleet/platformsim"
-	"github.com/bridgeline/bridgeline/shared/persona"
 )
 
 // BenchmarkWebCall is issue 18's benchmark: web calls beside sim calls, on the stack of
@@ -73,21 +72,7 @@ func webCallOnce(b *testing.B, st *harness.Stack, asst, media string, s benchSam
 	joined := time.Now()
 	greeting := waitSound(b, bot, joined.Add(-time.Second), 15*time.Second, "greeting audio")
 	waitQuiet(b, bot, greeting.Start)
-	q := benchQuestions[0]
-	pcm, err := callerbot.Flite(ctx, persona.SimCallerVoice, q)
-	if err != nil {
-		b.Fatal(err)
-	}
-	i, err := bot.Say(q, pcm)
-	if err != nil {
-		b.Fatal(err)
-	}
-	sctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-	defer cancel()
-	said, err := bot.WaitSaid(sctx, i)
-	if err != nil {
-		b.Fatal(err)
-	}
+	said := sayBot(ctx, b, bot, benchQuestions[0])
 	reply, ok := soundWithin(bot, said.End, 10*time.Second)
 	bot.Leave()
 	if s == nil {

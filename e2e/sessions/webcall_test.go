@@ -296,27 +296,35 @@ func TestWebCall(t *testing.T) {
 
 // waitQuietBot waits until the bot heard something that began at or after since and then
 // nothing for 800 ms.
-// askBot has a web call's bot say text in flite's awb voice, and returns the question
-// as it went out and the first sound of the reply after it.
+// askBot has a web call's bot say text (sayBot), and returns the question as it went
+// out and the first sound of the reply after it.
 func askBot(ctx context.Context, t *testing.T, bot *callerbot.Bot, text string) (callerbot.Utterance, callerbot.Sound) {
 	t.Helper()
-	pcm, err := callerbot.Flite(ctx, "awb", text)
-	if err != nil {
-		t.Fatal(err)
-	}
-	i, err := bot.Say(text, pcm)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-	defer cancel()
-	asked, err := bot.WaitSaid(sctx, i)
-	if err != nil {
-		t.Fatal(err)
-	}
+	asked := sayBot(ctx, t, bot, text)
 	harness.WaitFor(t, 20*time.Second, "the reply", func() bool { _, ok := bot.SoundAfter("", asked.End); return ok })
 	reply, _ := bot.SoundAfter("", asked.End)
 	return asked, reply
+}
+
+// sayBot has a web call's bot say text in the sim caller's flite voice, and returns it
+// as it went out.
+func sayBot(ctx context.Context, tb testing.TB, bot *callerbot.Bot, text string) callerbot.Utterance {
+	tb.Helper()
+	pcm, err := callerbot.Flite(ctx, persona.SimCallerVoice, text)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	i, err := bot.Say(text, pcm)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	sctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	said, err := bot.WaitSaid(sctx, i)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return said
 }
 
 func waitQuietBot(t *testing.T, bot *callerbot.Bot, since time.Time, what string) {
