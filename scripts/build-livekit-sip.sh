@@ -6,10 +6,15 @@
 # libopusfile and libsoxr (scripts/install-media-deps.sh installs their -dev packages).
 # The module's go.sum pins every dependency; the module itself is checked against the
 # checksum database by `go mod download`.
+#
+# scripts/livekit-sip.patch, our one change to it, is applied before the build: without
+# it a loaded bridge loses answers to its REFERs (the patch says how). The
+# binary's name carries the patch's hash, so a changed patch builds a new binary.
 set -euo pipefail
 version="${LIVEKIT_SIP_VERSION:-v1.8.0}"
 root="$(cd "$(dirname "$0")/.." && pwd)"
-out="$root/.cache/bin/livekit-sip-$version"
+patch="$root/scripts/livekit-sip.patch"
+out="$root/.cache/bin/livekit-sip-$version-$(sha256sum "$patch" | cut -c1-12)"
 if [ -x "$out" ]; then
   echo "$out"
   exit 0
@@ -24,6 +29,7 @@ dir="$(GOFLAGS=-mod=mod go mod download -json "github.com/livekit/sip@$version" 
 cp -r "$dir" src
 chmod -R u+w src
 cd src
+git apply -p1 "$patch"
 echo "build-livekit-sip: building livekit-sip $version (first run only: about 10 minutes cold)" >&2
 # A temporary name per build, renamed into place: two builds at once never leave half a
 # binary at $out.

@@ -65,8 +65,8 @@ const endedWithin = 5 * time.Second
 
 // transferredTo waits for target to answer the transferred call and for the call's
 // record to read transferred to it, completed, with call.ended within endedWithin of
-// the answer. A transfer livekit-sip reported failed although it went through (it lost
-// the phone's answer to the REFER) says so in transfer.reported_error, and is logged.
+// the answer, and no transfer.reported_error: the bridge we build never loses the
+// phone's answer to the REFER (scripts/livekit-sip.patch).
 func (r *rig) transferredTo(ctx context.Context, t *testing.T, target *sipphone.Phone, callID string) recordObj {
 	t.Helper()
 	moved, err := target.Incoming(ctx)
@@ -82,7 +82,8 @@ func (r *rig) transferredTo(ctx context.Context, t *testing.T, target *sipphone.
 		t.Fatalf("record end %q transfer %+v, want transferred to %s, completed", str(rec.EndReason), rec.Transfer, target.URI())
 	}
 	if rep := str(rec.Transfer.ReportedError); rep != "" {
-		t.Logf("the transfer went through with LiveKit's error %q (the bridge lost the phone's answer to the REFER)", rep)
+		// The bridge we build reads every answer to its REFER (scripts/livekit-sip.patch).
+		t.Errorf("the transfer went through with LiveKit's error %q: the bridge lost the phone's answer to the REFER", rep)
 	}
 	if late := evt.CreatedAt.Sub(reached); late > endedWithin {
 		t.Errorf("call.ended %v after the destination answered, want within %v", late.Round(time.Millisecond), endedWithin)
@@ -521,12 +522,10 @@ func TestAPITransfer(t *testing.T) {
 }
 
 // TestTransferOverTCP: three calls that come in over TCP, each transferred through the
-// API to a phone that answers. Every transfer ends the same, whether or not livekit-sip
-// lost the phone's answer to the REFER (docs/deploy.md): the phone reaches the
-// destination, the record reads transferred, completed (with LiveKit's error in
-// reported_error when it lost the answer), call.ended comes within endedWithin, and the
-// caller's call to the bridge is hung up (the bridge never does so after a lost answer:
-// Bridgeline does).
+// API to a phone that answers within a millisecond. livekit-sip v1.8.0 as released could
+// lose such an answer to its REFER on a loaded machine (docs/deploy.md); the bridge we
+// build reads it: every record reads transferred, completed, with no reported_error,
+// call.ended comes within endedWithin, and the caller's call to the bridge is hung up.
 func TestTransferOverTCP(t *testing.T) {
 	r := theRig(t)
 	r.worker(t, nil)
@@ -537,7 +536,6 @@ func TestTransferOverTCP(t *testing.T) {
 	tr := r.trunk(t, "")
 	l := r.line(t, "+15550170061", tr.ID, map[string]any{"assistant_id": a.ID})
 	phone := r.phone(t, sipphone.Config{Number: "+15559990061"})
-	lost := 0
 	seen := map[string]bool{}
 	for i := range 3 {
 		out := answered(ctx, t, phone, r.dialURI(l.Handle)+";transport=tcp")
@@ -546,10 +544,7 @@ func TestTransferOverTCP(t *testing.T) {
 		var rec recordObj
 		harness.Must(t, r.do(t, http.MethodPost, "/v1/calls/"+c.ID+"/transfer", map[string]any{"to": target.URI()}, &rec),
 			http.StatusAccepted, "transfer")
-		rec = r.transferredTo(ctx, t, target, c.ID)
-		if str(rec.Transfer.ReportedError) != "" {
-			lost++
-		}
+		r.transferredTo(ctx, t, target, c.ID)
 		if _, err := out.Closed(ctx); err != nil {
 			t.Fatalf("transfer %d: the caller's call to the bridge was not hung up: %v", i+1, err)
 		}
@@ -557,5 +552,4 @@ func TestTransferOverTCP(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	t.Logf("%d of 3 transfers went through with the bridge's answer lost", lost)
 }

@@ -215,17 +215,19 @@ func (a *Adapter) Transfer(ctx context.Context, t platform.Transfer) error {
 	case errors.Is(err, lkhttp.ErrNotFound):
 		return platform.ErrUnknownCall
 	case answerLost(err, time.Since(start)):
-		// livekit-sip v1.8.0 loses the phone's answer to the REFER when the answer comes
-		// back before the bridge has armed the transaction's timers (its sipgo writes the
-		// request first: a bridge descheduled right after sending it, a peer faster than
-		// that): the transaction ends at once, and half the time the bridge reads the
-		// end before the answer ("transaction failed to complete (0 intermediate
-		// responses)"). It then gives up on the transfer: it reads none of the phone's
-		// NOTIFYs and never hangs its leg up, while the phone, which got the REFER and
-		// answered it, follows it and waits for the transferor's BYE (baresip does; RFC
-		// 5589 leaves the BYE to the transferor). Nobody else would ever end that leg, and nothing tells whether
-		// the destination answered: Bridgeline completes the transfer as a blind one
-		// (the call ends as transferred, which hangs the leg up) and keeps the error.
+		// livekit-sip v1.8.0 as released loses the phone's answer to the REFER when the
+		// answer comes back before the bridge has armed the transaction's timers (a
+		// bridge descheduled right after sending it, a peer faster than that): the
+		// transaction ends at once, and half the time the bridge reads the end before
+		// the answer ("transaction failed to complete (0 intermediate responses)"). The
+		// bridge we build reads it (scripts/livekit-sip.patch); the SIP fleet's image,
+		// LiveKit's own, does not. Such a bridge gives up on the transfer: it reads none
+		// of the phone's NOTIFYs and never hangs its leg up, while the phone, which got
+		// the REFER and answered it, follows it and waits for the transferor's BYE
+		// (baresip does; RFC 5589 leaves the BYE to the transferor). Nobody else would
+		// ever end that leg, and nothing tells whether the destination answered:
+		// Bridgeline completes the transfer as a blind one (the call ends as
+		// transferred, which hangs the leg up) and keeps the error.
 		return &platform.TransferReported{Err: err}
 	case a.leftRoom(context.WithoutCancel(ctx), t.Room):
 		// The leg left the room after the error: the phone or its provider hung it up
