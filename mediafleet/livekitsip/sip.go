@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"math/big"
 	"net"
 	"os"
 	"os/exec"
@@ -18,6 +17,7 @@ import (
 	"time"
 
 	"github.com/bridgeline/bridgeline/mediafleet/internal/childproc"
+	"github.com/bridgeline/bridgeline/shared/freeport"
 	"github.com/bridgeline/bridgeline/shared/redact"
 )
 
@@ -210,51 +210,34 @@ func ResolveBinary(ctx context.Context, bin string) (string, error) {
 	return bin, nil
 }
 
-// FreeSIPPort is a port free for both UDP and TCP on host now.
+// FreeSIPPort is a port free for both UDP and TCP on host, and on every interface, now,
+// from freeport's range (never an ephemeral one, which an outgoing connection may take).
 func FreeSIPPort(host string) (int, error) {
-	for range 20 {
-		l, err := net.Listen("tcp", net.JoinHostPort(host, "0"))
-		if err != nil {
-			return 0, fmt.Errorf("livekit-sip: free port: %w", err)
-		}
-		port := l.Addr().(*net.TCPAddr).Port
-		u, err := net.ListenPacket("udp", net.JoinHostPort(host, strconv.Itoa(port)))
-		l.Close()
-		if err == nil {
-			u.Close()
-			return port, nil
-		}
+	p, err := freeport.Find(func(p int) bool { return freeport.TCPFree(host, p) && freeport.UDPFree(host, p) })
+	if err != nil {
+		return 0, fmt.Errorf("livekit-sip: no SIP port free for both UDP and TCP: %w", err)
 	}
-	return 0, errors.New("livekit-sip: no port free for both UDP and TCP")
+	return p, nil
 }
 
-// FreeUDPRange is the first port of a block of n UDP ports, all free on every interface
-// now, from 20000-32767 (below Linux's ephemeral ports, which outgoing connections take).
-// Media sockets bind 0.0.0.0, so that is what is checked.
+// FreeUDPRange is the first port, even, of a block of n UDP ports all free on every
+// interface now (media sockets bind 0.0.0.0), from freeport's range.
 func FreeUDPRange(n int) (int, error) {
-	const lo, hi = 20000, 32768
-	for range 50 {
-		r, err := rand.Int(rand.Reader, big.NewInt(int64((hi-lo-n)/2)))
-		if err != nil {
-			return 0, err
-		}
-		start := lo + 2*int(r.Int64())
-		if udpBlockFree(start, n) {
-			return start, nil
-		}
-	}
-	return 0, fmt.Errorf("livekit-sip: no block of %d free UDP ports", n)
-}
-
-func udpBlockFree(start, n int) bool {
-	for p := start; p < start+n; p++ {
-		c, err := net.ListenPacket("udp", net.JoinHostPort("0.0.0.0", strconv.Itoa(p)))
-		if err != nil {
+	start, err := freeport.Find(func(p int) bool {
+		if p%2 != 0 || p+n > freeport.Hi {
 			return false
 		}
-		c.Close()
+		for q := p; q < p+n; q++ {
+			if !freeport.UDPFree("0.0.0.0", q) {
+				return false
+			}
+		}
+		return true
+	})
+	if err != nil {
+		return 0, fmt.Errorf("livekit-sip: no block of %d free UDP ports: %w", n, err)
 	}
-	return true
+	return start, nil
 }
 
 func randHex(n int) string {
