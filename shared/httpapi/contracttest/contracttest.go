@@ -39,10 +39,31 @@ const (
 
 var textDecoders sync.Once
 
+// The documents are loaded and validated once a test process: under -race, parsing and
+// validating them took 2 s of CPU a test, most of shared/httpapi's. Callers share them
+// and only read them.
+var (
+	docsMu sync.Mutex
+	docs   = map[string]*openapi3.T{}
+)
+
+// cached returns the document key names, made by load on its first call. A load that
+// fails is not kept: every caller that asks fails the same way.
+func cached(tb testing.TB, key string, load func(tb testing.TB) *openapi3.T) *openapi3.T {
+	tb.Helper()
+	docsMu.Lock()
+	defer docsMu.Unlock()
+	if doc, ok := docs[key]; ok {
+		return doc
+	}
+	doc := load(tb)
+	docs[key] = doc
+	return doc
+}
+
 // LoadSpec loads and validates both documents and returns the contract with the internal
-// document's paths added, so that the route table is held to the two files together. Each
-// caller gets its own copy, so a test may change it (its servers) without touching
-// another's.
+// document's paths added, so that the route table is held to the two files together.
+// The document is shared by every caller in the process: read it, never change it.
 func LoadSpec(tb testing.TB) *openapi3.T {
 	tb.Helper()
 	// The sim's caller page serves HTML and scripts: their bodies are checked as text.
@@ -51,25 +72,33 @@ func LoadSpec(tb testing.TB) *openapi3.T {
 			openapi3filter.RegisterBodyDecoder(ct, openapi3filter.FileBodyDecoder)
 		}
 	})
-	doc := LoadDoc(tb, SpecPath)
-	internal := LoadDoc(tb, InternalSpecPath)
-	for path, item := range internal.Paths.Map() {
-		if doc.Paths.Value(path) != nil {
-			tb.Fatalf("%s is in both %s and %s", path, SpecPath, InternalSpecPath)
+	return cached(tb, "both", func(tb testing.TB) *openapi3.T {
+		doc := loadDoc(tb, SpecPath)
+		internal := loadDoc(tb, InternalSpecPath)
+		for path, item := range internal.Paths.Map() {
+			if doc.Paths.Value(path) != nil {
+				tb.Fatalf("%s is in both %s and %s", path, SpecPath, InternalSpecPath)
+			}
+			doc.Paths.Set(path, item)
 		}
-		doc.Paths.Set(path, item)
-	}
-	return doc
+		return doc
+	})
 }
 
-// CustomerSpec loads openapi.yaml alone.
+// CustomerSpec loads openapi.yaml alone (shared like LoadSpec's).
 func CustomerSpec(tb testing.TB) *openapi3.T {
 	tb.Helper()
 	return LoadDoc(tb, SpecPath)
 }
 
-// LoadDoc loads one OpenAPI 3.1 document and validates it.
+// LoadDoc loads one OpenAPI 3.1 document and validates it, once a process: the document
+// is shared by every caller, read it, never change it.
 func LoadDoc(tb testing.TB, path string) *openapi3.T {
+	tb.Helper()
+	return cached(tb, "file:"+path, func(tb testing.TB) *openapi3.T { return loadDoc(tb, path) })
+}
+
+func loadDoc(tb testing.TB, path string) *openapi3.T {
 	tb.Helper()
 	loader := openapi3.NewLoader()
 	loader.IsExternalRefsAllowed = true
