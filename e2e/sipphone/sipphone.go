@@ -190,7 +190,7 @@ func (p *Phone) writeFolder() error {
 		return err
 	}
 	ctrl, err := freeport.Find(func(port int) bool {
-		return !taken(port) && port != sipPort && port != sipPort+1 && freeport.TCPFree(host, port)
+		return !taken(port) && port != sipPort+1 && freeport.TCPFree(host, port) // never sipPort: freeport gives no port twice
 	})
 	if err != nil {
 		return err

@@ -168,9 +168,7 @@ func (c *Config) choosePorts() error {
 		}
 	}
 	if c.RTCTCPPort == 0 {
-		// Another port than Port: each is found free on its own, and the listener that
-		// found Port free is closed, so the same port could be found twice.
-		if c.RTCTCPPort, err = freeport.Find(func(p int) bool { return p != c.Port && freeport.TCPFree(c.Host, p) }); err != nil {
+		if c.RTCTCPPort, err = FreeTCPPort(c.Host); err != nil { // never Port: freeport gives no port twice
 			return err
 		}
 	}

@@ -13,6 +13,7 @@ import (
 	"math/rand/v2"
 	"net"
 	"strconv"
+	"sync"
 )
 
 // Lo and Hi bound the ports found: Lo up to Hi-1.
@@ -50,11 +51,23 @@ func bindable(host string, port int, listen func(addr string) (io.Closer, error)
 	return true
 }
 
+// given are the ports Find returned in this process. It returns none twice: the ports a
+// caller finds one after another (a server's HTTP and RTC ports, the servers of one
+// test) are each found free with the listener that found the one before closed, so
+// without this the same port could be found twice and the second bind fail.
+var (
+	givenMu sync.Mutex
+	given   = map[int]bool{}
+)
+
 // Find is a random port of the range for which ok holds (a server's several ports, a
-// port and the one after it).
+// port and the one after it), never one it returned before in this process.
 func Find(ok func(port int) bool) (int, error) {
+	givenMu.Lock()
+	defer givenMu.Unlock()
 	for range 200 {
-		if p := Lo + rand.IntN(Hi-Lo); ok(p) {
+		if p := Lo + rand.IntN(Hi-Lo); !given[p] && ok(p) {
+			given[p] = true
 			return p, nil
 		}
 	}

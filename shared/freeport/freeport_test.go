@@ -41,3 +41,19 @@ func TestFreePortsAreNotEphemeral(t *testing.T) {
 		t.Errorf("udp port %d in use found free", p)
 	}
 }
+
+// TestFindNeverGivesAPortTwice: ports found one after another differ, though each was
+// free when found (500 draws from the range would repeat one about ten times over).
+func TestFindNeverGivesAPortTwice(t *testing.T) {
+	seen := map[int]bool{}
+	for range 500 {
+		p, err := Find(func(int) bool { return true })
+		if err != nil {
+			t.Fatal(err)
+		}
+		if seen[p] {
+			t.Fatalf("port %d found twice", p)
+		}
+		seen[p] = true
+	}
+}
