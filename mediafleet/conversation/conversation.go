@@ -606,6 +606,9 @@ func (s *session) speechGoesOn(m speechGoesOn) {
 		s.turn.pause = m.silence
 	}
 	s.feed(m)
+	if c, ok := s.tr.(speech.InterimCatcher); ok && m.silence > 0 {
+		c.CatchUp() // the pause is weighed with the words up to its start
+	}
 	s.publishInterim()
 	s.weigh(m.spoken, m.silence)
 }

@@ -71,6 +71,10 @@ type recognizer struct {
 	trailing int
 	// languages are the languages transcribers were asked for (speech.Multilingual).
 	languages []string
+	// With lag set its interim words come as pocketsphinx's do (lagTranscriber): read
+	// every 300 ms of audio, each word known 150 ms after its audio; catchUp makes it a
+	// speech.InterimCatcher.
+	lag, catchUp bool
 }
 
 func (r *recognizer) NewTranscriberIn(ctx context.Context, language string) (speech.Transcriber, error) {
@@ -81,6 +85,13 @@ func (r *recognizer) NewTranscriberIn(ctx context.Context, language string) (spe
 }
 
 func (r *recognizer) NewTranscriber(context.Context) (speech.Transcriber, error) {
+	if r.lag {
+		l := &lagTranscriber{recognizer: r}
+		if r.catchUp {
+			return catchingTranscriber{l}, nil
+		}
+		return l, nil
+	}
 	if r.interim {
 		return interimTranscriber{r}, nil
 	}
@@ -169,6 +180,69 @@ func (r interimTranscriber) Interim() string {
 	words := strings.Fields(r.texts[0])
 	return strings.Join(words[:min(len(words), r.words/1600)], " ")
 }
+
+// lagTranscriber is the recogniser with interim words that lag the audio as
+// pocketsphinx's do: a word is known lagKnown after its last sample, and the words
+// known are read every lagRead of audio (CatchUp, on catchingTranscriber, reads them at
+// once).
+type lagTranscriber struct {
+	*recognizer
+	written  int   // samples of the open turn
+	wordEnds []int // where each word's audio ended, in samples of the turn
+	since    int   // samples since the latest read
+	shown    string
+}
+
+const (
+	lagKnown = 16000 * 150 / 1000
+	lagRead  = 16000 * 300 / 1000
+)
+
+func (l *lagTranscriber) Begin() error {
+	l.written, l.wordEnds, l.since, l.shown = 0, nil, 0, ""
+	return l.recognizer.Begin()
+}
+
+func (l *lagTranscriber) Write(pcm []int16) error {
+	if err := l.recognizer.Write(pcm); err != nil {
+		return err
+	}
+	l.written += len(pcm)
+	l.mu.Lock()
+	for len(l.wordEnds) < l.words/1600 {
+		l.wordEnds = append(l.wordEnds, l.written)
+	}
+	l.mu.Unlock()
+	if l.since += len(pcm); l.since >= lagRead {
+		l.read()
+	}
+	return nil
+}
+
+// read sets the interim words to the words known now.
+func (l *lagTranscriber) read() {
+	l.since = 0
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if len(l.texts) == 0 {
+		return
+	}
+	known := 0
+	for _, e := range l.wordEnds {
+		if e+lagKnown <= l.written {
+			known++
+		}
+	}
+	words := strings.Fields(l.texts[0])
+	l.shown = strings.Join(words[:min(len(words), known)], " ")
+}
+
+func (l *lagTranscriber) Interim() string { return l.shown }
+
+// catchingTranscriber is lagTranscriber as a speech.InterimCatcher.
+type catchingTranscriber struct{ *lagTranscriber }
+
+func (c catchingTranscriber) CatchUp() { c.read() }
 
 // synth makes 100 ms of audio per word and records what it was asked to say.
 type synth struct {

@@ -268,6 +268,41 @@ func TestUnfinishedSentenceWaits(t *testing.T) {
 	}
 }
 
+// TestPauseWeighedWithItsLastWord: interim words that lag the audio (pocketsphinx's,
+// read a few times a second) do not end a turn early. "I'd like to book a" pauses 700 ms
+// after "a", and the pause must be weighed with that "a", which the words read at
+// intervals may have only after the fixed silence would have ended the turn. The
+// padding before onset moves where the reads fall against the pause: read at intervals,
+// some turns are cut in two; caught up, none is.
+func TestPauseWeighedWithItsLastWord(t *testing.T) {
+	for _, catchUp := range []bool{true, false} {
+		t.Run(map[bool]string{true: "caught up", false: "read at intervals"}[catchUp], func(t *testing.T) {
+			var cut []time.Duration
+			for pad := 32 * time.Millisecond; pad <= 320*time.Millisecond; pad += 32 * time.Millisecond {
+				synctest.Test(t, func(t *testing.T) {
+					h := startWith(t, llmtest.Reply{Text: "For what time?"}, func(c *conversation.Config) { c.Padding = pad },
+						&recognizer{texts: []string{"I'd like to book a table.", "table."}, lag: true, catchUp: catchUp})
+					h.feed(t, 0, 400*time.Millisecond)
+					h.feed(t, speechLevel, 500*time.Millisecond) // "I'd like to book a"
+					h.feed(t, 0, 700*time.Millisecond)
+					h.feed(t, speechLevel, 100*time.Millisecond) // "table."
+					h.feed(t, 0, 2*time.Second)
+					if n := len(h.srv.Requests()); n != 1 {
+						cut = append(cut, pad)
+					}
+				})
+			}
+			switch {
+			case catchUp && len(cut) > 0:
+				t.Errorf("cut with padding %v; want every pause weighed with its last word", cut)
+			case !catchUp && len(cut) == 0:
+				t.Error("no turn cut with the words read at intervals: the test shows nothing")
+			}
+			t.Logf("cut with padding %v", cut)
+		})
+	}
+}
+
 // TestMidSentenceCutCounted: a turn that ends on unfinished words, the caller silent
 // past the longer wait, is answered and counted a mid-sentence cut; a finished one is
 // not.

@@ -98,6 +98,19 @@ type Interimer interface {
 	Interim() string
 }
 
+// InterimCatcher is an Interimer that reads its interim words at intervals (a few times
+// a second: captions need no more) rather than as each audio window is written, so
+// they can lag the last word by that interval. The conversation calls CatchUp at each
+// window of a caller's pause before it asks Interim: whether the pause ends the turn is
+// decided on how the words end, and a pause after "a table for" must be weighed with
+// its "for".
+type InterimCatcher interface {
+	Interimer
+	// CatchUp reads the open turn's words now, from all the audio written so far; the
+	// next Interim returns them. It does not end the turn or change what End returns.
+	CatchUp()
+}
+
 // Flusher is a Transcriber that can finish the words heard so far while the turn stays
 // open (Deepgram's Finalize). The conversation calls Flush once per pause of the caller,
 // part way into the silence that may end the turn, so the recogniser's own time to

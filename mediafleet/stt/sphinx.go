@@ -320,7 +320,7 @@ type sphinxTranscriber struct {
 	interim  string
 }
 
-var _ speech.Interimer = (*sphinxTranscriber)(nil)
+var _ speech.InterimCatcher = (*sphinxTranscriber)(nil)
 
 // interimEvery is how much audio passes between two reads of the turn's partial
 // hypothesis (a backtrace of the search so far, well under a millisecond): live
@@ -379,12 +379,26 @@ func (t *sphinxTranscriber) Write(pcm []int16) error {
 	if t.sinceHyp += len(pcm); t.sinceHyp >= interimEvery {
 		t.sinceHyp = 0
 		C.bl_cmn_update(t.ps) // the turn's frames so far count from here on (cmnState)
-		var score C.int32
-		if hyp := C.ps_get_hyp(t.ps, &score); hyp != nil {
-			t.setInterim(strings.Join(strings.Fields(C.GoString(hyp)), " "))
-		}
+		t.readHyp()
 	}
 	return nil
+}
+
+// CatchUp reads the partial hypothesis now (speech.InterimCatcher). It leaves the
+// cepstral mean's updates on their interimEvery steps, so a turn is heard the same
+// however often the conversation catches up.
+func (t *sphinxTranscriber) CatchUp() {
+	if t.ps != nil {
+		t.readHyp()
+	}
+}
+
+// readHyp sets the interim words to the turn's partial hypothesis.
+func (t *sphinxTranscriber) readHyp() {
+	var score C.int32
+	if hyp := C.ps_get_hyp(t.ps, &score); hyp != nil {
+		t.setInterim(strings.Join(strings.Fields(C.GoString(hyp)), " "))
+	}
 }
 
 func (t *sphinxTranscriber) End(ctx context.Context) (string, error) {

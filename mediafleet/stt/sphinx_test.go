@@ -638,3 +638,66 @@ func TestSphinxCallsAreHeardAlone(t *testing.T) {
 		t.Fatalf("%d decoders, want the one: the calls must share it", s.Decoders())
 	}
 }
+
+// TestSphinxCatchUp: in the pause after unfinished words, Interim read at its intervals
+// can still lack the last word when the fixed silence would end the turn; after
+// CatchUp it has the turn's final words from 150 ms into the pause on. Catching up
+// changes nothing of what End returns.
+func TestSphinxCatchUp(t *testing.T) {
+	s := loadSphinx(t)
+	for _, q := range []string{"I'd like to book a table for", "I need to change my appointment to", "Can you tell me where my order is and"} {
+		sp := speechtest.ThroughOpus(t, speechtest.Flite(t, "awb", q))
+		last := 0 // the speech's last loud sample
+		for i, v := range sp {
+			if v > 300 || v < -300 {
+				last = i
+			}
+		}
+		pcm := speechtest.Concat(speechtest.Silence(Rate/5), sp, speechtest.Silence(Rate))
+		pause := Rate/5 + last // where the pause starts
+		var finals [2]string
+		for i, catchUp := range []bool{false, true} {
+			tr, err := s.NewTranscriber(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			ic := tr.(speech.InterimCatcher)
+			if err := tr.Begin(); err != nil {
+				t.Fatal(err)
+			}
+			const frame = Rate / 50
+			var caught []string // the words after CatchUp from 150 ms into the pause on
+			intervalAt := -1    // when the words read at intervals had the final's last word
+			for at := 0; at < len(pcm); at += frame {
+				if err := tr.Write(pcm[at:min(at+frame, len(pcm))]); err != nil {
+					t.Fatal(err)
+				}
+				into := (at + frame - pause) * 1000 / Rate // ms into the pause
+				if catchUp && into >= 150 {
+					ic.CatchUp()
+					caught = append(caught, ic.Interim())
+				}
+				if !catchUp && intervalAt < 0 && into >= 0 && strings.HasSuffix(ic.Interim(), words(q)[len(words(q))-1]) {
+					intervalAt = into
+				}
+			}
+			if finals[i], err = tr.End(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			tr.Close()
+			if catchUp {
+				for _, c := range caught {
+					if c != finals[i] {
+						t.Errorf("%q: caught up %q in the pause, want the final %q", q, c, finals[i])
+						break
+					}
+				}
+			} else {
+				t.Logf("%q: the words read at intervals had %q %d ms into the pause", q, words(q)[len(words(q))-1], intervalAt)
+			}
+		}
+		if finals[0] != finals[1] {
+			t.Errorf("%q: heard %q, and %q when caught up", q, finals[0], finals[1])
+		}
+	}
+}
