@@ -10,6 +10,7 @@ import (
 
 	"github.com/bridgeline/bridgeline/e2e/harness"
 	"github.com/bridgeline/bridgeline/e2e/sipphone"
+	"github.com/bridgeline/bridgeline/events/callevent"
 	"github.com/bridgeline/bridgeline/events/eventtest"
 	"github.com/bridgeline/bridgeline/mediafleet/callerbot"
 	"github.com/bridgeline/bridgeline/mediafleet/llm/llmtest"
@@ -45,13 +46,30 @@ func (r *rig) incoming(t testing.TB, lineID string, after map[string]bool) strin
 // decision to POST /v1/calls/{id}/answer; removed after the test.
 func (r *rig) receiver(t testing.TB) *eventtest.Receiver {
 	t.Helper()
+	return r.endpoint(t, callevent.TypeCallIncoming)
+}
+
+// assistantSaid waits for the call.transcript event of the call's assistant turn that
+// contains text: the turn's event comes once it played to the caller.
+func assistantSaid(t testing.TB, turns *eventtest.Receiver, callID, text string) {
+	t.Helper()
+	turns.WaitFor(t, callevent.TypeCallTranscript, 30*time.Second, func(data json.RawMessage) bool {
+		var turn callevent.CallTranscript
+		json.Unmarshal(data, &turn)
+		return turn.CallID == callID && turn.Speaker == "assistant" && strings.Contains(turn.Text, text)
+	})
+}
+
+// endpoint is a webhook endpoint of the account's for events; removed after the test.
+func (r *rig) endpoint(t testing.TB, events ...string) *eventtest.Receiver {
+	t.Helper()
 	recv := eventtest.NewReceiver(t)
 	var ep struct {
 		ID     string `json:"id"`
 		Secret string `json:"secret"`
 	}
 	// A test key's endpoint: a live key's must use https.
-	harness.Must(t, r.st.Do(t, http.MethodPost, "/v1/webhook_endpoints", map[string]any{"url": recv.URL, "events": []string{"call.incoming"}}, &ep),
+	harness.Must(t, r.st.Do(t, http.MethodPost, "/v1/webhook_endpoints", map[string]any{"url": recv.URL, "events": events}, &ep),
 		http.StatusCreated, "create endpoint")
 	recv.SetSecret(ep.Secret)
 	t.Cleanup(func() { r.st.Do(t, http.MethodDelete, "/v1/webhook_endpoints/"+ep.ID, nil, nil) })
@@ -385,10 +403,11 @@ func TestKeypadAndTransfer(t *testing.T) {
 		{"to": target.URI(), "description": "the sales team"}}})
 	tr := r.trunk(t, "")
 	l := r.line(t, "+15550170041", tr.ID, map[string]any{"assistant_id": a.ID})
+	turns := r.endpoint(t, callevent.TypeCallTranscript)
 	phone := r.phone(t, sipphone.Config{Number: "+15559990041"})
 	out := answered(ctx, t, phone, r.dialURI(l.Handle))
 	c := r.callOf(t, l.ID, nil)
-	time.Sleep(5 * time.Second) // the greeting
+	assistantSaid(t, turns, c.ID, "press one") // the greeting played
 	if err := phone.SendDTMF(ctx, "1", 0); err != nil {
 		t.Fatal(err)
 	}
@@ -440,6 +459,7 @@ func TestAPITransfer(t *testing.T) {
 	a := r.assistant(t, "Hello, this is the front desk.", nil)
 	tr := r.trunk(t, "")
 	l := r.line(t, "+15550170051", tr.ID, map[string]any{"assistant_id": a.ID})
+	turns := r.endpoint(t, callevent.TypeCallTranscript)
 	phone := r.phone(t, sipphone.Config{Number: "+15559990051"})
 	out := answered(ctx, t, phone, r.dialURI(l.Handle))
 	c := r.callOf(t, l.ID, func(c recordObj) bool { return c.Status == call.StatusActive })
@@ -501,7 +521,7 @@ func TestAPITransfer(t *testing.T) {
 			t.Errorf("the caller's call closed after a failed transfer: %+v", phone.Events())
 		}
 	}
-	time.Sleep(6 * time.Second) // the assistant says the transfer failed
+	assistantSaid(t, turns, c.ID, "could not transfer") // the assistant told the caller
 
 	// The destination answers: the caller moves there.
 	transfer(target.URI())

@@ -9,6 +9,7 @@ import (
 
 	"github.com/bridgeline/bridgeline/e2e/harness"
 	"github.com/bridgeline/bridgeline/e2e/sipphone"
+	"github.com/bridgeline/bridgeline/events/callevent"
 	"github.com/bridgeline/bridgeline/mediafleet/llm/llmtest"
 	"github.com/bridgeline/bridgeline/mediafleet/speechtest/sphinx"
 	"github.com/bridgeline/bridgeline/shared/call"
@@ -56,6 +57,7 @@ func TestInboundAssistantCall(t *testing.T) {
 	// second question a few seconds into the long reply to it.
 	wav, said := speechWAV(t, part{pause: 7 * time.Second}, part{say: question}, part{pause: 7 * time.Second},
 		part{say: "Where is your shop?"}, part{pause: 5 * time.Second}, part{say: overTalk}, part{pause: 10 * time.Second})
+	turns := r.endpoint(t, callevent.TypeCallTranscript)
 	phone := r.phone(t, sipphone.Config{Number: "+15559990001", Speak: wav})
 
 	invite := time.Now()
@@ -86,7 +88,7 @@ func TestInboundAssistantCall(t *testing.T) {
 		len(m[len(m)-2].Content) >= len(long) || !sphinx.Most(m[len(m)-1].Content, overTalk) {
 		t.Errorf("the third request ends %+v, want the long reply cut where the caller talked over it, then most words of %q", m, words(overTalk))
 	}
-	time.Sleep(4 * time.Second) // the last answer
+	assistantSaid(t, turns, c.ID, "Yes, we deliver.") // the last answer played
 	if err := phone.Hangup(ctx); err != nil {
 		t.Fatal(err)
 	}

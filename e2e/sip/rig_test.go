@@ -63,7 +63,7 @@ func theRig(t testing.TB) *rig {
 	t.Helper()
 	harness.SkipShort(t)
 	pkg.once.Do(func() {
-		st, err := harness.New(harness.Options{SIP: true, DispatchTimeout: 20 * time.Second})
+		st, err := harness.New(harness.Options{SIP: true, DispatchTimeout: 20 * time.Second, LocalDelivery: true})
 		if err != nil {
 			pkg.err = err
 			return
