@@ -1,6 +1,7 @@
 package worker_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -37,6 +38,29 @@ type lkServer struct {
 // agent name, so tests never take each other's jobs.
 var lk lkServer
 
+// lkServerProc is that livekit-server's process, for its log when a test fails.
+var lkServerProc *livekitserver.Server
+
+// syncBuffer is a log's text, written from many goroutines.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+// tail is the last n bytes written.
+func (b *syncBuffer) tail(n int) string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	out := b.buf.Bytes()
+	return string(out[max(0, len(out)-n):])
+}
+
 func TestMain(m *testing.M) {
 	if os.Getenv(workerChildEnv) != "" {
 		// BenchmarkWorkerCPU runs the worker in this binary, started again as its own
@@ -60,7 +84,7 @@ func runMain(m *testing.M) int {
 		defer cancel()
 		_ = srv.Stop(ctx)
 	}()
-	lk = serverOf(srv)
+	lk, lkServerProc = serverOf(srv), srv
 	return m.Run()
 }
 
@@ -213,7 +237,17 @@ func (e *env) startWorker(mod func(*worker.Config)) *worker.Worker {
 
 func (e *env) startWorkerWith(mod func(*worker.Config), opts worker.Options) *worker.Worker {
 	e.t.Helper()
-	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: logLevel()}))
+	// Warnings go to stderr as they come; the whole log, debug included, is kept and
+	// shown with livekit-server's when the test fails, so a failure in CI says why.
+	kept := &syncBuffer{}
+	log := slog.New(slog.NewMultiHandler(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: logLevel()}),
+		slog.NewTextHandler(kept, &slog.HandlerOptions{Level: slog.LevelDebug})))
+	e.t.Cleanup(func() {
+		if e.t.Failed() {
+			e.t.Logf("worker log (the last 64 KiB):\n%s", kept.tail(64<<10))
+			e.t.Logf("livekit-server log tail:\n%s", lkServerProc.LogTail(16<<10))
+		}
+	})
 	cfg := e.config(mod)
 	if opts.Voices == nil && cfg.TTS != "espeak" {
 		// As cmd/persona-worker does: PERSONA_TTS=flite speaks the voice catalogue, whose
