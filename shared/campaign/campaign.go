@@ -181,6 +181,11 @@ type Attempt struct {
 	EndReason string `json:"end_reason,omitempty"`
 	// Error is why a dial was refused (the API error's message); the call was not placed.
 	Error string `json:"error,omitempty"`
+	// DurationMS is the call's length from answer to end; VoicemailLeft, the voicemail
+	// message played to its end. Both are set when the attempt is settled from its call
+	// record (absent on attempts settled before they existed).
+	DurationMS    int64 `json:"duration_ms,omitempty"`
+	VoicemailLeft bool  `json:"voicemail_left,omitempty"`
 }
 
 // Recipient is one number of a campaign's list.

@@ -257,7 +257,7 @@ func (r *Runner) settleOne(ctx context.Context, c Campaign, rc Recipient) (bool,
 	case !cl.Over():
 		return true, nil
 	}
-	settle(c, &rc, callOutcome(cl), cl.EndReason, "", endedAt(cl, r.Service.now()))
+	settleCall(c, &rc, cl, r.Service.now())
 	return false, ignoreConflict(r.Service.Store.UpdateRecipient(ctx, rc))
 }
 

@@ -357,8 +357,7 @@ func (s *Service) settleCall(ctx context.Context, c call.Call) error {
 		if a == nil || a.CallID != c.ID || a.Outcome != "" {
 			return nil // settled already
 		}
-		outcome := callOutcome(c)
-		settle(cmp, &r, outcome, c.EndReason, "", endedAt(c, s.now()))
+		settleCall(cmp, &r, c, s.now())
 		err = s.Store.UpdateRecipient(ctx, r)
 		if !errors.Is(err, apierr.ErrConflict) {
 			return err
@@ -387,6 +386,17 @@ func callOutcome(c call.Call) string {
 		return OutcomeNoAnswer
 	}
 	return OutcomeFailed
+}
+
+// settleCall settles r's current attempt from its ended call's record: the outcome, and
+// the call's length and whether a voicemail message was left, for the report.
+func settleCall(cmp Campaign, r *Recipient, c call.Call, now time.Time) {
+	settle(cmp, r, callOutcome(c), c.EndReason, "", endedAt(c, now))
+	a := &r.Attempts[len(r.Attempts)-1]
+	if c.DurationMS != nil {
+		a.DurationMS = *c.DurationMS
+	}
+	a.VoicemailLeft = c.Voicemail() && c.AMD.MessageLeft
 }
 
 // settle records the current attempt's outcome and moves r on: answered; back to
