@@ -1,8 +1,11 @@
 package httpapi
 
 import (
+	"bytes"
 	"context"
+	"encoding/csv"
 	"errors"
+	"io"
 	"net/http"
 	"strconv"
 
@@ -35,6 +38,7 @@ func (h *Campaigns) Routes() []Route {
 		{Function: "campaigns-list", Method: http.MethodGet, Pattern: "/v1/campaigns", Keys: TestKeys(), Handler: h.list},
 		{Function: "campaigns-get", Method: http.MethodGet, Pattern: "/v1/campaigns/{id}", Keys: TestKeys(), Handler: h.get},
 		{Function: "campaigns-recipients", Method: http.MethodGet, Pattern: "/v1/campaigns/{id}/recipients", Keys: TestKeys(), Handler: h.recipients},
+		{Function: "campaigns-report", Method: http.MethodGet, Pattern: "/v1/campaigns/{id}/report", Keys: TestKeys(), Handler: h.report},
 		{Function: "campaigns-start", Method: http.MethodPost, Pattern: "/v1/campaigns/{id}/start", Keys: LiveForRealResource(), Handler: h.step(h.Service.Start, true)},
 		{Function: "campaigns-pause", Method: http.MethodPost, Pattern: "/v1/campaigns/{id}/pause", Keys: LiveForRealResource(), Handler: h.step(h.Service.Pause, false)},
 		{Function: "campaigns-resume", Method: http.MethodPost, Pattern: "/v1/campaigns/{id}/resume", Keys: LiveForRealResource(), Handler: h.step(h.Service.Resume, true)},
@@ -278,6 +282,117 @@ func (h *Campaigns) recipients(w http.ResponseWriter, r *http.Request) (int, any
 		out.Data = append(out.Data, PresentRecipient(rc))
 	}
 	return http.StatusOK, out, nil
+}
+
+// CampaignReportJSON is the campaign_report object: what the campaign's calls came to.
+type CampaignReportJSON struct {
+	Object            string             `json:"object"`
+	CampaignID        string             `json:"campaign_id"`
+	Status            string             `json:"status"`
+	Recipients        int                `json:"recipients"`
+	Counts            map[string]int     `json:"counts"`
+	Calls             int                `json:"calls"`
+	InProgress        int                `json:"in_progress"`
+	Outcomes          map[string]int     `json:"outcomes"`
+	Answered          int                `json:"answered"`
+	ConnectRate       *float64           `json:"connect_rate"`
+	AverageDurationMS *int64             `json:"average_duration_ms"`
+	VoicemailsLeft    int                `json:"voicemails_left"`
+	DurationMS        int64              `json:"duration_ms"`
+	Hours             []CampaignHourJSON `json:"hours"`
+}
+
+// CampaignHourJSON is the calls dialled in one hour (UTC) and what they came to.
+type CampaignHourJSON struct {
+	Hour       Time           `json:"hour"`
+	Calls      int            `json:"calls"`
+	InProgress int            `json:"in_progress"`
+	Outcomes   map[string]int `json:"outcomes"`
+}
+
+// PresentReport maps a campaign's report to its object.
+func PresentReport(r campaign.Report) CampaignReportJSON {
+	out := CampaignReportJSON{Object: "campaign_report", CampaignID: r.Campaign.ID, Status: r.Campaign.Status,
+		Recipients: len(r.Recipients), Counts: r.Statuses, Calls: r.Calls, InProgress: r.InProgress, Outcomes: r.Outcomes,
+		Answered: r.Answered, ConnectRate: r.ConnectRate, AverageDurationMS: r.AverageDurationMS,
+		VoicemailsLeft: r.VoicemailsLeft, DurationMS: r.DurationMS, Hours: make([]CampaignHourJSON, 0, len(r.Hours))}
+	for _, h := range r.Hours {
+		out.Hours = append(out.Hours, CampaignHourJSON{Hour: Time(h.Hour), Calls: h.Calls, InProgress: h.InProgress, Outcomes: h.Outcomes})
+	}
+	return out
+}
+
+// report answers the campaign's report: JSON, or with format=csv its per-recipient
+// results as a CSV download.
+func (h *Campaigns) report(w http.ResponseWriter, r *http.Request) (int, any, error) {
+	if err := Query(r, "format"); err != nil {
+		return 0, nil, err
+	}
+	format, err := EnumParam(r, "format", []string{"json", "csv"})
+	if err != nil {
+		return 0, nil, err
+	}
+	rep, err := h.Service.Report(r.Context(), AccountFrom(r.Context()).ID, r.PathValue("id"))
+	if err != nil {
+		return 0, nil, err
+	}
+	if format != "csv" {
+		return http.StatusOK, PresentReport(rep), nil
+	}
+	var buf bytes.Buffer // whole before the status goes out, so a failure is still an error
+	if err := writeResultsCSV(&buf, rep.Recipients); err != nil {
+		return 0, nil, err
+	}
+	w.Header().Set("Content-Type", "text/csv; charset=utf-8")
+	w.Header().Set("Content-Disposition", `attachment; filename="`+rep.Campaign.ID+`-results.csv"`)
+	w.WriteHeader(http.StatusOK)
+	w.Write(buf.Bytes())
+	return 0, nil, nil
+}
+
+// resultsCSVHeader names the columns of writeResultsCSV.
+var resultsCSVHeader = []string{"recipient_id", "platform_handle", "status", "calls", "last_call_id", "last_outcome",
+	"last_end_reason", "last_started_at", "last_ended_at", "duration_ms", "voicemail_left"}
+
+// writeResultsCSV writes one row per recipient, in list order, after resultsCSVHeader:
+// its status, the calls placed to it, its last attempt, its calls' length summed and
+// whether a voicemail message was left. Only values Bridgeline chose go in (ids, E.164
+// numbers, statuses, times, counts), never the customer's variables or metadata, so no
+// cell can start a spreadsheet formula.
+func writeResultsCSV(w io.Writer, rs []campaign.Recipient) error {
+	cw := csv.NewWriter(w)
+	if err := cw.Write(resultsCSVHeader); err != nil {
+		return err
+	}
+	for _, rc := range rs {
+		var calls int
+		var ms int64
+		left := false
+		for _, a := range rc.Attempts {
+			if a.Placed() {
+				calls++
+			}
+			ms += a.DurationMS
+			left = left || a.VoicemailLeft
+		}
+		row := []string{rc.ID, rc.PlatformHandle, rc.Status, strconv.Itoa(calls), "", "", "", "", "",
+			strconv.FormatInt(ms, 10), strconv.FormatBool(left)}
+		if n := len(rc.Attempts); n > 0 {
+			a := rc.Attempts[n-1]
+			if a.Placed() {
+				row[4] = a.CallID
+			}
+			row[5], row[6], row[7] = a.Outcome, a.EndReason, Time(a.ClaimedAt).String()
+			if a.EndedAt != nil {
+				row[8] = Time(*a.EndedAt).String()
+			}
+		}
+		if err := cw.Write(row); err != nil {
+			return err
+		}
+	}
+	cw.Flush()
+	return cw.Error()
 }
 
 // step is a lifecycle route: the key rule on the campaign's line, then fn.

@@ -103,6 +103,10 @@ func TestCampaignValidation(t *testing.T) {
 		{"GET", "/v1/campaigns/" + id + "/recipients?limit=0", 400, "parameter_invalid"},
 		{"GET", "/v1/campaigns/" + id + "/recipients?starting_after=cmp_x", 400, "parameter_invalid"},
 		{"GET", "/v1/campaigns?status=bogus", 400, "parameter_invalid"},
+		{"GET", "/v1/campaigns/" + id + "/report?format=xlsx", 400, "parameter_invalid"},
+		{"GET", "/v1/campaigns/" + id + "/report?limit=5", 400, "parameter_unknown"},
+		{"GET", "/v1/campaigns/cmp_01m813q4jpa7fqz94g6r8cb30d/report", 404, "resource_not_found"},
+		{"GET", "/v1/campaigns/cmp_01m813q4jpa7fqz94g6r8cb30d/report?format=csv", 404, "resource_not_found"},
 		{"POST", "/v1/campaigns/" + id + "/cancel", 200, ""},
 		{"POST", "/v1/campaigns/" + id + "/start", 409, "campaign_state_invalid"},
 	} {
@@ -112,5 +116,10 @@ func TestCampaignValidation(t *testing.T) {
 	}
 	if r := e.do("GET", "/v1/campaigns/"+id, ""); r.body["status"] != "canceled" || r.body["counts"].(map[string]any)["canceled"].(float64) != 1 {
 		t.Errorf("a canceled draft = %s, want its recipient canceled", r.raw)
+	}
+	// A campaign that placed no call reports none, with no rates yet.
+	if r := e.do("GET", "/v1/campaigns/"+id+"/report", ""); r.status != 200 || r.body["calls"].(float64) != 0 ||
+		r.body["connect_rate"] != nil || r.body["average_duration_ms"] != nil || len(r.body["hours"].([]any)) != 0 {
+		t.Errorf("the canceled draft's report = %d %s, want no calls and null rates", r.status, r.raw)
 	}
 }

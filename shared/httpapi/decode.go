@@ -227,8 +227,11 @@ type Time time.Time
 
 // MarshalJSON writes 2026-11-22T07:00:00.123Z.
 func (t Time) MarshalJSON() ([]byte, error) {
-	return []byte(`"` + time.Time(t).UTC().Format("2006-01-02T15:04:05.000Z") + `"`), nil
+	return []byte(`"` + t.String() + `"`), nil
 }
+
+// String is the time as the API writes it: UTC, to the millisecond.
+func (t Time) String() string { return time.Time(t).UTC().Format("2006-01-02T15:04:05.000Z") }
 
 // TimePtr is a nullable Time.
 func TimePtr(t *time.Time) *Time {
