@@ -154,6 +154,15 @@ func (s *stack) campaignScenario(asstID, lineID string, auth map[string]any) {
 	if data, _ := recips["data"].([]any); len(data) != 2 {
 		t.Errorf("recipients = %v, want the two", recips)
 	}
+	report := get("campaigns-report", "/v1/campaigns/{id}/report", "/v1/campaigns/"+id+"/report")
+	if got := s.expect(report, http.StatusOK); got["object"] != "campaign_report" || got["recipients"] != float64(2) {
+		t.Errorf("report = %v, want the campaign's report on its two recipients", got)
+	}
+	report.query = "format=csv"
+	if resp := s.call(report); resp.status != http.StatusOK || !strings.HasPrefix(resp.headers["Content-Type"], "text/csv") ||
+		strings.Count(string(resp.body), "\n") != 3 {
+		t.Errorf("report?format=csv = %d %v %q, want a header and the two recipients' rows as CSV", resp.status, resp.headers, resp.body)
+	}
 	if got := s.expect(post("campaigns-cancel", "/v1/campaigns/{id}/cancel", "/v1/campaigns/"+id+"/cancel", ""), http.StatusOK); got["status"] != "canceled" {
 		t.Errorf("cancel = %v, want canceled", got)
 	}

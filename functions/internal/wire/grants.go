@@ -108,6 +108,7 @@ var Writes = map[string]map[dynamo.Table]Access{
 	"campaigns-list":       {dynamo.RateLimits: Write},
 	"campaigns-get":        {dynamo.RateLimits: Write},
 	"campaigns-recipients": {dynamo.RateLimits: Write},
+	"campaigns-report":     {dynamo.RateLimits: Write},
 	"campaigns-start":      {dynamo.Campaigns: Write, dynamo.Idempotency: idempotent, dynamo.RateLimits: Write},
 	"campaigns-pause":      {dynamo.Campaigns: Write, dynamo.Idempotency: idempotent, dynamo.RateLimits: Write},
 	"campaigns-resume":     {dynamo.Campaigns: Write, dynamo.Idempotency: idempotent, dynamo.RateLimits: Write},

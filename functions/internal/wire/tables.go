@@ -121,6 +121,7 @@ var Tables = map[string][]dynamo.Table{
 	"campaigns-list":       {dynamo.Campaigns, dynamo.RateLimits},
 	"campaigns-get":        {dynamo.Campaigns, dynamo.CampaignRecipients, dynamo.RateLimits},
 	"campaigns-recipients": {dynamo.Campaigns, dynamo.CampaignRecipients, dynamo.RateLimits},
+	"campaigns-report":     {dynamo.Campaigns, dynamo.CampaignRecipients, dynamo.RateLimits},
 	"campaigns-start":      {dynamo.Assistants, dynamo.Campaigns, dynamo.CampaignRecipients, dynamo.Idempotency, dynamo.Versions, dynamo.RateLimits},
 	"campaigns-pause":      {dynamo.Campaigns, dynamo.CampaignRecipients, dynamo.Idempotency, dynamo.RateLimits},
 	"campaigns-resume":     {dynamo.Campaigns, dynamo.CampaignRecipients, dynamo.Idempotency, dynamo.RateLimits},
