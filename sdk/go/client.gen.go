@@ -1431,6 +1431,48 @@ func (e CampaignRecipientListObject) Valid() bool {
 	}
 }
 
+// Defines values for CampaignReportObject.
+const (
+	CampaignReportObjectCampaignReport CampaignReportObject = "campaign_report"
+)
+
+// Valid indicates whether the value is a known member of the CampaignReportObject enum.
+func (e CampaignReportObject) Valid() bool {
+	switch e {
+	case CampaignReportObjectCampaignReport:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for CampaignReportStatus.
+const (
+	CampaignReportStatusCanceled  CampaignReportStatus = "canceled"
+	CampaignReportStatusCompleted CampaignReportStatus = "completed"
+	CampaignReportStatusDraft     CampaignReportStatus = "draft"
+	CampaignReportStatusPaused    CampaignReportStatus = "paused"
+	CampaignReportStatusRunning   CampaignReportStatus = "running"
+)
+
+// Valid indicates whether the value is a known member of the CampaignReportStatus enum.
+func (e CampaignReportStatus) Valid() bool {
+	switch e {
+	case CampaignReportStatusCanceled:
+		return true
+	case CampaignReportStatusCompleted:
+		return true
+	case CampaignReportStatusDraft:
+		return true
+	case CampaignReportStatusPaused:
+		return true
+	case CampaignReportStatusRunning:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for CampaignRetryOn.
 const (
 	CampaignRetryOnBusy      CampaignRetryOn = "busy"
@@ -3390,6 +3432,24 @@ func (e ListCampaignRecipientsParamsStatus) Valid() bool {
 	case ListCampaignRecipientsParamsStatusPending:
 		return true
 	case ListCampaignRecipientsParamsStatusVoicemail:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for GetCampaignReportParamsFormat.
+const (
+	Csv  GetCampaignReportParamsFormat = "csv"
+	Json GetCampaignReportParamsFormat = "json"
+)
+
+// Valid indicates whether the value is a known member of the GetCampaignReportParamsFormat enum.
+func (e GetCampaignReportParamsFormat) Valid() bool {
+	switch e {
+	case Csv:
+		return true
+	case Json:
 		return true
 	default:
 		return false
@@ -5702,6 +5762,29 @@ type CampaignList struct {
 // CampaignListObject The object's type.
 type CampaignListObject string
 
+// CampaignOutcomes Attempts per outcome, every outcome present.
+//
+// Examples: {"answered":6,"busy":1,"failed":0,"no_answer":2,"not_placed":0,"voicemail":2}
+type CampaignOutcomes struct {
+	// Answered A person (or a call screen) answered.
+	Answered int `json:"answered"`
+
+	// Busy The callee was busy.
+	Busy int `json:"busy"`
+
+	// Failed The call failed, or the dial was refused.
+	Failed int `json:"failed"`
+
+	// NoAnswer Nobody answered.
+	NoAnswer int `json:"no_answer"`
+
+	// NotPlaced Claimed but never dialled (a crash repaired; retried).
+	NotPlaced int `json:"not_placed"`
+
+	// Voicemail A voicemail box answered (answering-machine detection).
+	Voicemail int `json:"voicemail"`
+}
+
 // CampaignRecipient Examples: {"attempts":[],"campaign_id":"cmp_01jd3f4g5h6j7k8m9n0p1q2r3t","id":"rcp_01jd3f4g5h6j7k8m9n0p1q2r3t","metadata":{},"next_attempt_at":null,"object":"campaign_recipient","platform_handle":"+15550100002","status":"answered","variables":{}}
 type CampaignRecipient struct {
 	// Attempts The calls placed, oldest first.
@@ -5777,6 +5860,81 @@ type CampaignRecipientList struct {
 
 // CampaignRecipientListObject The object's type.
 type CampaignRecipientListObject string
+
+// CampaignReport What a campaign's calls came to so far (docs/campaigns.md, Reports).
+//
+// Examples: {"answered":6,"average_duration_ms":48200,"calls":11,"campaign_id":"cmp_01jd3f4g5h6j7k8m9n0p1q2r3t","connect_rate":0.5454,"counts":{"answered":6,"busy":1,"calling":0,"canceled":0,"failed":0,"no_answer":1,"pending":0,"voicemail":2},"duration_ms":318400,"hours":[{"calls":11,"hour":"2026-11-22T07:00:00.000Z","in_progress":0,"outcomes":{"answered":6,"busy":1,"failed":0,"no_answer":2,"not_placed":0,"voicemail":2}}],"in_progress":0,"object":"campaign_report","outcomes":{"answered":6,"busy":1,"failed":0,"no_answer":2,"not_placed":0,"voicemail":2},"recipients":10,"status":"completed","voicemails_left":2}
+type CampaignReport struct {
+	// Answered Calls a person (or a call screen) answered.
+	Answered int `json:"answered"`
+
+	// AverageDurationMs The answered calls' mean length, answer to end; null before one.
+	AverageDurationMs *int `json:"average_duration_ms"`
+
+	// Calls Calls placed, those under way included (not attempts never dialled or refused before the platform).
+	Calls int `json:"calls"`
+
+	// CampaignId The campaign.
+	//
+	// Examples: cmp_01jd3f4g5h6j7k8m9n0p1q2r3t
+	CampaignId CampaignID `json:"campaign_id"`
+
+	// ConnectRate answered over the placed calls that ended; null before any ended.
+	ConnectRate *float32 `json:"connect_rate"`
+
+	// Counts Recipients per status.
+	//
+	// Examples: {"answered":2,"busy":1,"calling":0,"canceled":0,"failed":0,"no_answer":0,"pending":0,"voicemail":0}
+	Counts CampaignCounts `json:"counts"`
+
+	// DurationMs Every call's length summed, voicemail boxes included: the campaign's usage.
+	DurationMs int `json:"duration_ms"`
+
+	// Hours Calls placed per hour of their dial (UTC), oldest first; hours without a call are left out.
+	Hours []struct {
+		// Calls Calls dialled in the hour.
+		Calls int `json:"calls"`
+
+		// Hour The hour's start.
+		//
+		// Examples: 2026-11-22T07:00:00.123Z
+		Hour Timestamp `json:"hour"`
+
+		// InProgress Of those, calls under way.
+		InProgress int `json:"in_progress"`
+
+		// Outcomes What the hour's ended calls came to (not_placed is always 0 here).
+		//
+		// Examples: {"answered":6,"busy":1,"failed":0,"no_answer":2,"not_placed":0,"voicemail":2}
+		Outcomes CampaignOutcomes `json:"outcomes"`
+	} `json:"hours"`
+
+	// InProgress Calls under way.
+	InProgress int `json:"in_progress"`
+
+	// Object The object's type.
+	Object CampaignReportObject `json:"object"`
+
+	// Outcomes Attempts per outcome, refused dials (failed) and not_placed included.
+	//
+	// Examples: {"answered":6,"busy":1,"failed":0,"no_answer":2,"not_placed":0,"voicemail":2}
+	Outcomes CampaignOutcomes `json:"outcomes"`
+
+	// Recipients How many recipients the campaign has.
+	Recipients int `json:"recipients"`
+
+	// Status The campaign's status now.
+	Status CampaignReportStatus `json:"status"`
+
+	// VoicemailsLeft Voicemail messages played to their end.
+	VoicemailsLeft int `json:"voicemails_left"`
+}
+
+// CampaignReportObject The object's type.
+type CampaignReportObject string
+
+// CampaignReportStatus The campaign's status now.
+type CampaignReportStatus string
 
 // CampaignRetry Calls per recipient at most (the first included), the delay after an attempt's end, and which outcomes are retried.
 //
@@ -8557,6 +8715,15 @@ type ListCampaignRecipientsParams struct {
 // ListCampaignRecipientsParamsStatus defines parameters for ListCampaignRecipients.
 type ListCampaignRecipientsParamsStatus string
 
+// GetCampaignReportParams defines parameters for GetCampaignReport.
+type GetCampaignReportParams struct {
+	// Format `json` (default) for the report, `csv` for the per-recipient results.
+	Format *GetCampaignReportParamsFormat `form:"format,omitempty" json:"format,omitempty"`
+}
+
+// GetCampaignReportParamsFormat defines parameters for GetCampaignReport.
+type GetCampaignReportParamsFormat string
+
 // ResumeCampaignParams defines parameters for ResumeCampaign.
 type ResumeCampaignParams struct {
 	// IdempotencyKey Makes the POST safe to retry. See the conventions in the description.
@@ -10534,6 +10701,23 @@ type ClientInterface interface {
 	// Corresponds with GET /v1/campaigns/{id}/recipients (the `ListCampaignRecipients` operationId).
 	ListCampaignRecipients(ctx context.Context, id CampaignPathID, params *ListCampaignRecipientsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// GetCampaignReport Report on a campaign's calls
+	//
+	// What the campaign's calls came to so far, computed from its recipients' attempts at
+	// the time of the request: calls placed and their outcomes, the connect rate, the
+	// answered calls' average length, voicemail messages left, the calls' total length
+	// (the campaign's usage), and the same outcomes per hour of dialling (UTC). With
+	// `format=csv` the answer is a download of one row per recipient in list order
+	// (`text/csv`, a header row first): `recipient_id`, `platform_handle`, `status`,
+	// `calls`, `last_call_id`, `last_outcome`, `last_end_reason`, `last_started_at`,
+	// `last_ended_at`, `duration_ms`, `voicemail_left`. The CSV holds only values
+	// Bridgeline chose (ids, numbers, statuses, times, counts), never a recipient's
+	// variables or metadata, so no cell can start a spreadsheet formula; page
+	// `GET /v1/campaigns/{id}/recipients` for those.
+	//
+	// Corresponds with GET /v1/campaigns/{id}/report (the `GetCampaignReport` operationId).
+	GetCampaignReport(ctx context.Context, id CampaignPathID, params *GetCampaignReportParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// ResumeCampaign Resume a campaign
 	//
 	// A paused campaign calls again.
@@ -12414,6 +12598,33 @@ func (c *BaseClient) PauseCampaign(ctx context.Context, id CampaignPathID, param
 // Corresponds with GET /v1/campaigns/{id}/recipients (the `ListCampaignRecipients` operationId).
 func (c *BaseClient) ListCampaignRecipients(ctx context.Context, id CampaignPathID, params *ListCampaignRecipientsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewListCampaignRecipientsRequest(c.Server, id, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetCampaignReport Report on a campaign's calls
+//
+// What the campaign's calls came to so far, computed from its recipients' attempts at
+// the time of the request: calls placed and their outcomes, the connect rate, the
+// answered calls' average length, voicemail messages left, the calls' total length
+// (the campaign's usage), and the same outcomes per hour of dialling (UTC). With
+// `format=csv` the answer is a download of one row per recipient in list order
+// (`text/csv`, a header row first): `recipient_id`, `platform_handle`, `status`,
+// `calls`, `last_call_id`, `last_outcome`, `last_end_reason`, `last_started_at`,
+// `last_ended_at`, `duration_ms`, `voicemail_left`. The CSV holds only values
+// Bridgeline chose (ids, numbers, statuses, times, counts), never a recipient's
+// variables or metadata, so no cell can start a spreadsheet formula; page
+// `GET /v1/campaigns/{id}/recipients` for those.
+//
+// Corresponds with GET /v1/campaigns/{id}/report (the `GetCampaignReport` operationId).
+func (c *BaseClient) GetCampaignReport(ctx context.Context, id CampaignPathID, params *GetCampaignReportParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetCampaignReportRequest(c.Server, id, params)
 	if err != nil {
 		return nil, err
 	}
@@ -15503,6 +15714,67 @@ func NewListCampaignRecipientsRequest(server string, id CampaignPathID, params *
 	return req, nil
 }
 
+// NewGetCampaignReportRequest constructs an http.Request for the GetCampaignReport method
+func NewGetCampaignReportRequest(server string, id CampaignPathID, params *GetCampaignReportParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/campaigns/%s/report", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Format != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "format", *params.Format, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 // NewResumeCampaignRequest constructs an http.Request for the ResumeCampaign method
 func NewResumeCampaignRequest(server string, id CampaignPathID, params *ResumeCampaignParams) (*http.Request, error) {
 	var err error
@@ -17977,6 +18249,25 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with GET /v1/campaigns/{id}/recipients (the `ListCampaignRecipients` operationId).
 	ListCampaignRecipientsWithResponse(ctx context.Context, id CampaignPathID, params *ListCampaignRecipientsParams, reqEditors ...RequestEditorFn) (*ListCampaignRecipientsResponse, error)
+
+	// GetCampaignReportWithResponse Report on a campaign's calls
+	//
+	// What the campaign's calls came to so far, computed from its recipients' attempts at
+	// the time of the request: calls placed and their outcomes, the connect rate, the
+	// answered calls' average length, voicemail messages left, the calls' total length
+	// (the campaign's usage), and the same outcomes per hour of dialling (UTC). With
+	// `format=csv` the answer is a download of one row per recipient in list order
+	// (`text/csv`, a header row first): `recipient_id`, `platform_handle`, `status`,
+	// `calls`, `last_call_id`, `last_outcome`, `last_end_reason`, `last_started_at`,
+	// `last_ended_at`, `duration_ms`, `voicemail_left`. The CSV holds only values
+	// Bridgeline chose (ids, numbers, statuses, times, counts), never a recipient's
+	// variables or metadata, so no cell can start a spreadsheet formula; page
+	// `GET /v1/campaigns/{id}/recipients` for those.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/campaigns/{id}/report (the `GetCampaignReport` operationId).
+	GetCampaignReportWithResponse(ctx context.Context, id CampaignPathID, params *GetCampaignReportParams, reqEditors ...RequestEditorFn) (*GetCampaignReportResponse, error)
 
 	// ResumeCampaignWithResponse Resume a campaign
 	//
@@ -24412,6 +24703,153 @@ func (r ListCampaignRecipientsResponse) ContentType() string {
 	return ""
 }
 
+// GetCampaignReportResponse200Headers the declared response headers of an HTTP 200 response for GetCampaignReport
+type GetCampaignReportResponse200Headers struct {
+	RequestId RequestID
+}
+
+// GetCampaignReportResponse400Headers the declared response headers of an HTTP 400 response for GetCampaignReport
+type GetCampaignReportResponse400Headers struct {
+	RequestId RequestID
+}
+
+// GetCampaignReportResponse401Headers the declared response headers of an HTTP 401 response for GetCampaignReport
+type GetCampaignReportResponse401Headers struct {
+	RequestId RequestID
+}
+
+// GetCampaignReportResponse404Headers the declared response headers of an HTTP 404 response for GetCampaignReport
+type GetCampaignReportResponse404Headers struct {
+	RequestId RequestID
+}
+
+// GetCampaignReportResponse413Headers the declared response headers of an HTTP 413 response for GetCampaignReport
+type GetCampaignReportResponse413Headers struct {
+	RequestId RequestID
+}
+
+// GetCampaignReportResponse415Headers the declared response headers of an HTTP 415 response for GetCampaignReport
+type GetCampaignReportResponse415Headers struct {
+	RequestId RequestID
+}
+
+// GetCampaignReportResponse429Headers the declared response headers of an HTTP 429 response for GetCampaignReport
+type GetCampaignReportResponse429Headers struct {
+	RequestId  RequestID
+	RetryAfter int
+}
+
+// GetCampaignReportResponse500Headers the declared response headers of an HTTP 500 response for GetCampaignReport
+type GetCampaignReportResponse500Headers struct {
+	RequestId RequestID
+}
+
+type GetCampaignReportResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *CampaignReport
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *PayloadTooLarge
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *UnsupportedMediaType
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetCampaignReportResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *GetCampaignReportResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *GetCampaignReportResponse401Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *GetCampaignReportResponse404Headers
+	// Headers413 the parsed response headers for an HTTP 413 response
+	Headers413 *GetCampaignReportResponse413Headers
+	// Headers415 the parsed response headers for an HTTP 415 response
+	Headers415 *GetCampaignReportResponse415Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetCampaignReportResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *GetCampaignReportResponse500Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetCampaignReportResponse) GetJSON200() *CampaignReport {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r GetCampaignReportResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetCampaignReportResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r GetCampaignReportResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r GetCampaignReportResponse) GetJSON413() *PayloadTooLarge {
+	return r.JSON413
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r GetCampaignReportResponse) GetJSON415() *UnsupportedMediaType {
+	return r.JSON415
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r GetCampaignReportResponse) GetJSON429() *RateLimited {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r GetCampaignReportResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r GetCampaignReportResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetCampaignReportResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetCampaignReportResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetCampaignReportResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // ResumeCampaignResponse200Headers the declared response headers of an HTTP 200 response for ResumeCampaign
 type ResumeCampaignResponse200Headers struct {
 	IdempotentReplayed *string
@@ -30549,6 +30987,31 @@ func (c *ClientWithResponses) ListCampaignRecipientsWithResponse(ctx context.Con
 		return nil, err
 	}
 	return ParseListCampaignRecipientsResponse(rsp)
+}
+
+// GetCampaignReportWithResponse Report on a campaign's calls
+//
+// What the campaign's calls came to so far, computed from its recipients' attempts at
+// the time of the request: calls placed and their outcomes, the connect rate, the
+// answered calls' average length, voicemail messages left, the calls' total length
+// (the campaign's usage), and the same outcomes per hour of dialling (UTC). With
+// `format=csv` the answer is a download of one row per recipient in list order
+// (`text/csv`, a header row first): `recipient_id`, `platform_handle`, `status`,
+// `calls`, `last_call_id`, `last_outcome`, `last_end_reason`, `last_started_at`,
+// `last_ended_at`, `duration_ms`, `voicemail_left`. The CSV holds only values
+// Bridgeline chose (ids, numbers, statuses, times, counts), never a recipient's
+// variables or metadata, so no cell can start a spreadsheet formula; page
+// `GET /v1/campaigns/{id}/recipients` for those.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/campaigns/{id}/report (the `GetCampaignReport` operationId).
+func (c *ClientWithResponses) GetCampaignReportWithResponse(ctx context.Context, id CampaignPathID, params *GetCampaignReportParams, reqEditors ...RequestEditorFn) (*GetCampaignReportResponse, error) {
+	rsp, err := c.GetCampaignReport(ctx, id, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetCampaignReportResponse(rsp)
 }
 
 // ResumeCampaignWithResponse Resume a campaign
@@ -38462,6 +38925,174 @@ func ParseListCampaignRecipientsResponse(rsp *http.Response) (*ListCampaignRecip
 		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers ListCampaignRecipientsResponse500Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers500 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetCampaignReportResponse parses an HTTP response from a GetCampaignReportWithResponse call
+func ParseGetCampaignReportResponse(rsp *http.Response) (*GetCampaignReportResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetCampaignReportResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest CampaignReport
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest PayloadTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest UnsupportedMediaType
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case rsp.StatusCode == 200:
+		// Content-type (text/csv) unsupported
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers GetCampaignReportResponse200Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers GetCampaignReportResponse400Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers GetCampaignReportResponse401Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 404:
+		var headers GetCampaignReportResponse404Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 413:
+		var headers GetCampaignReportResponse413Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers413 = &headers
+	case rsp.StatusCode == 415:
+		var headers GetCampaignReportResponse415Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers415 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetCampaignReportResponse429Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers GetCampaignReportResponse500Headers
 		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
 			var value RequestID
 			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {

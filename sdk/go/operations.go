@@ -700,6 +700,30 @@ func (c *Client) ListCampaignRecipients(ctx context.Context, id string, params *
 	return answer(r.HTTPResponse, r.Body, r.JSON200)
 }
 
+// GetCampaignReport reports on a campaign's calls so far: outcomes, connect rate,
+// average length, voicemails left, usage, per hour (GET /v1/campaigns/{id}/report).
+func (c *Client) GetCampaignReport(ctx context.Context, id string, opts ...RequestEditorFn) (*CampaignReport, error) {
+	r, err := c.Generated.GetCampaignReportWithResponse(ctx, id, nil, opts...)
+	if err != nil {
+		return nil, err
+	}
+	return answer(r.HTTPResponse, r.Body, r.JSON200)
+}
+
+// CampaignResultsCSV downloads a campaign's per-recipient results as CSV, a header
+// row first (GET /v1/campaigns/{id}/report?format=csv).
+func (c *Client) CampaignResultsCSV(ctx context.Context, id string, opts ...RequestEditorFn) ([]byte, error) {
+	format := Csv
+	r, err := c.Generated.GetCampaignReportWithResponse(ctx, id, &GetCampaignReportParams{Format: &format}, opts...)
+	if err != nil {
+		return nil, err
+	}
+	if err := Check(r.HTTPResponse, r.Body); err != nil {
+		return nil, err
+	}
+	return r.Body, nil
+}
+
 // StartCampaign starts a draft campaign (POST /v1/campaigns/{id}/start).
 func (c *Client) StartCampaign(ctx context.Context, id string, opts ...RequestEditorFn) (*Campaign, error) {
 	r, err := c.Generated.StartCampaignWithResponse(ctx, id, nil, opts...)

@@ -1095,6 +1095,39 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/campaigns/{id}/report": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The campaign's id. */
+                id: components["parameters"]["CampaignPathID"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Report on a campaign's calls
+         * @description What the campaign's calls came to so far, computed from its recipients' attempts at
+         *     the time of the request: calls placed and their outcomes, the connect rate, the
+         *     answered calls' average length, voicemail messages left, the calls' total length
+         *     (the campaign's usage), and the same outcomes per hour of dialling (UTC). With
+         *     `format=csv` the answer is a download of one row per recipient in list order
+         *     (`text/csv`, a header row first): `recipient_id`, `platform_handle`, `status`,
+         *     `calls`, `last_call_id`, `last_outcome`, `last_end_reason`, `last_started_at`,
+         *     `last_ended_at`, `duration_ms`, `voicemail_left`. The CSV holds only values
+         *     Bridgeline chose (ids, numbers, statuses, times, counts), never a recipient's
+         *     variables or metadata, so no cell can start a spreadsheet formula; page
+         *     `GET /v1/campaigns/{id}/recipients` for those.
+         */
+        get: operations["getCampaignReport"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/campaigns/{id}/start": {
         parameters: {
             query?: never;
@@ -6960,6 +6993,125 @@ export interface components {
             metadata: components["schemas"]["Metadata"];
         };
         /**
+         * @description Attempts per outcome, every outcome present.
+         * @example {
+         *       "answered": 6,
+         *       "voicemail": 2,
+         *       "busy": 1,
+         *       "no_answer": 2,
+         *       "failed": 0,
+         *       "not_placed": 0
+         *     }
+         */
+        CampaignOutcomes: {
+            /** @description A person (or a call screen) answered. */
+            answered: number;
+            /** @description A voicemail box answered (answering-machine detection). */
+            voicemail: number;
+            /** @description The callee was busy. */
+            busy: number;
+            /** @description Nobody answered. */
+            no_answer: number;
+            /** @description The call failed, or the dial was refused. */
+            failed: number;
+            /** @description Claimed but never dialled (a crash repaired; retried). */
+            not_placed: number;
+        };
+        /**
+         * @description What a campaign's calls came to so far (docs/campaigns.md, Reports).
+         * @example {
+         *       "object": "campaign_report",
+         *       "campaign_id": "cmp_01jd3f4g5h6j7k8m9n0p1q2r3t",
+         *       "status": "completed",
+         *       "recipients": 10,
+         *       "counts": {
+         *         "pending": 0,
+         *         "calling": 0,
+         *         "answered": 6,
+         *         "busy": 1,
+         *         "no_answer": 1,
+         *         "failed": 0,
+         *         "voicemail": 2,
+         *         "canceled": 0
+         *       },
+         *       "calls": 11,
+         *       "in_progress": 0,
+         *       "outcomes": {
+         *         "answered": 6,
+         *         "voicemail": 2,
+         *         "busy": 1,
+         *         "no_answer": 2,
+         *         "failed": 0,
+         *         "not_placed": 0
+         *       },
+         *       "answered": 6,
+         *       "connect_rate": 0.5454,
+         *       "average_duration_ms": 48200,
+         *       "voicemails_left": 2,
+         *       "duration_ms": 318400,
+         *       "hours": [
+         *         {
+         *           "hour": "2026-11-22T07:00:00.000Z",
+         *           "calls": 11,
+         *           "in_progress": 0,
+         *           "outcomes": {
+         *             "answered": 6,
+         *             "voicemail": 2,
+         *             "busy": 1,
+         *             "no_answer": 2,
+         *             "failed": 0,
+         *             "not_placed": 0
+         *           }
+         *         }
+         *       ]
+         *     }
+         */
+        CampaignReport: {
+            /**
+             * @description The object's type.
+             * @enum {string}
+             */
+            object: "campaign_report";
+            /** @description The campaign. */
+            campaign_id: components["schemas"]["CampaignID"];
+            /**
+             * @description The campaign's status now.
+             * @enum {string}
+             */
+            status: "draft" | "running" | "paused" | "completed" | "canceled";
+            /** @description How many recipients the campaign has. */
+            recipients: number;
+            /** @description Recipients per status. */
+            counts: components["schemas"]["CampaignCounts"];
+            /** @description Calls placed, those under way included (not attempts never dialled or refused before the platform). */
+            calls: number;
+            /** @description Calls under way. */
+            in_progress: number;
+            /** @description Attempts per outcome, refused dials (failed) and not_placed included. */
+            outcomes: components["schemas"]["CampaignOutcomes"];
+            /** @description Calls a person (or a call screen) answered. */
+            answered: number;
+            /** @description answered over the placed calls that ended; null before any ended. */
+            connect_rate: number | null;
+            /** @description The answered calls' mean length, answer to end; null before one. */
+            average_duration_ms: number | null;
+            /** @description Voicemail messages played to their end. */
+            voicemails_left: number;
+            /** @description Every call's length summed, voicemail boxes included: the campaign's usage. */
+            duration_ms: number;
+            /** @description Calls placed per hour of their dial (UTC), oldest first; hours without a call are left out. */
+            hours: {
+                /** @description The hour's start. */
+                hour: components["schemas"]["Timestamp"];
+                /** @description Calls dialled in the hour. */
+                calls: number;
+                /** @description Of those, calls under way. */
+                in_progress: number;
+                /** @description What the hour's ended calls came to (not_placed is always 0 here). */
+                outcomes: components["schemas"]["CampaignOutcomes"];
+            }[];
+        };
+        /**
          * @example {
          *       "object": "list",
          *       "data": [],
@@ -11496,6 +11648,41 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["CampaignRecipientList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    getCampaignReport: {
+        parameters: {
+            query?: {
+                /** @description `json` (default) for the report, `csv` for the per-recipient results. */
+                format?: "json" | "csv";
+            };
+            header?: never;
+            path: {
+                /** @description The campaign's id. */
+                id: components["parameters"]["CampaignPathID"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The report, or the results as CSV. */
+            200: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CampaignReport"];
+                    "text/csv": string;
                 };
             };
             400: components["responses"]["BadRequest"];
