@@ -1,11 +1,15 @@
 package sessions_test
 
 import (
+	"bytes"
 	"context"
+	"encoding/csv"
 	"encoding/json"
 	"net/http"
 	"slices"
 	"sort"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -50,6 +54,7 @@ type campaignCallObj struct {
 	CampaignID  *string `json:"campaign_id"`
 	RecipientID *string `json:"recipient_id"`
 	VersionID   *string `json:"version_id"`
+	DurationMS  *int64  `json:"duration_ms"`
 }
 
 func parseTime(t *testing.T, s string) time.Time {
@@ -265,8 +270,78 @@ func TestCampaignRunsOnSim(t *testing.T) {
 			break
 		}
 	}
+	checkReport(t, st, c.ID, rs, calls)
+
 	// A completed campaign takes no lifecycle step.
 	harness.Must(t, st.Do(t, http.MethodPost, "/v1/campaigns/"+c.ID+"/pause", nil, nil), http.StatusConflict, "pause a completed campaign")
+}
+
+// checkReport: the completed campaign's report agrees with its recipients and their
+// calls' records (the 11 calls: 5 answered, 2 busy twice each, 1 unanswered twice),
+// and its CSV has a row per recipient in list order.
+func checkReport(t *testing.T, st *harness.Stack, id string, rs []recipientObj, calls []campaignCallObj) {
+	t.Helper()
+	var rep struct {
+		Status            string         `json:"status"`
+		Recipients        int            `json:"recipients"`
+		Calls             int            `json:"calls"`
+		InProgress        int            `json:"in_progress"`
+		Outcomes          map[string]int `json:"outcomes"`
+		Answered          int            `json:"answered"`
+		ConnectRate       *float64       `json:"connect_rate"`
+		AverageDurationMS *int64         `json:"average_duration_ms"`
+		DurationMS        int64          `json:"duration_ms"`
+		Hours             []struct {
+			Calls int `json:"calls"`
+		} `json:"hours"`
+	}
+	harness.Must(t, st.Do(t, http.MethodGet, "/v1/campaigns/"+id+"/report", nil, &rep), http.StatusOK, "GET report")
+	var total, answered int64
+	for _, cl := range calls {
+		if cl.DurationMS == nil {
+			t.Fatalf("call %s has no duration", cl.ID)
+		}
+		total += *cl.DurationMS
+		if cl.AnsweredAt != nil {
+			answered += *cl.DurationMS
+		}
+	}
+	want := map[string]int{"answered": 5, "busy": 4, "no_answer": 2, "failed": 0, "voicemail": 0, "not_placed": 0}
+	for o, n := range want {
+		if rep.Outcomes[o] != n {
+			t.Errorf("report outcomes %v, want %v", rep.Outcomes, want)
+			break
+		}
+	}
+	hourCalls := 0
+	for _, h := range rep.Hours {
+		hourCalls += h.Calls
+	}
+	if rep.Status != "completed" || rep.Recipients != len(rs) || rep.Calls != 11 || rep.InProgress != 0 || rep.Answered != 5 ||
+		rep.ConnectRate == nil || *rep.ConnectRate != 5.0/11 || rep.DurationMS != total || hourCalls != 11 ||
+		rep.AverageDurationMS == nil || *rep.AverageDurationMS != answered/5 {
+		t.Errorf("report %+v; want the completed campaign's 11 calls, 5 answered (connect rate 5/11), %d ms in all, %d ms on average",
+			rep, total, answered/5)
+	}
+
+	status, raw, err := st.Request(http.MethodGet, "/v1/campaigns/"+id+"/report?format=csv", nil, st.APIKey)
+	if err != nil || status != http.StatusOK {
+		t.Fatalf("GET report?format=csv = %d %v %s", status, err, raw)
+	}
+	rows, err := csv.NewReader(bytes.NewReader(raw)).ReadAll()
+	if err != nil {
+		t.Fatalf("the results CSV: %v\n%s", err, raw)
+	}
+	if len(rows) != len(rs)+1 || strings.Join(rows[0], ",") != "recipient_id,platform_handle,status,calls,last_call_id,last_outcome,last_end_reason,last_started_at,last_ended_at,duration_ms,voicemail_left" {
+		t.Fatalf("the results CSV:\n%s\nwant the header and %d rows", raw, len(rs))
+	}
+	for i, r := range rs {
+		row, last := rows[i+1], r.Attempts[len(r.Attempts)-1]
+		if row[0] != r.ID || row[1] != r.PlatformHandle || row[2] != r.Status || row[3] != strconv.Itoa(len(r.Attempts)) ||
+			row[4] != str(last.CallID) || row[5] != str(last.Outcome) || row[7] != last.StartedAt || row[8] != str(last.EndedAt) {
+			t.Errorf("CSV row %d = %q, want recipient %+v", i+1, row, r)
+		}
+	}
 }
 
 // endedEventFor is the call.ended of callID, or nil.
