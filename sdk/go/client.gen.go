@@ -3600,7 +3600,9 @@ type Account struct {
 	BrandColor string `json:"brand_color"`
 
 	// CreatedAt When the account was made.
-	CreatedAt time.Time `json:"created_at"`
+	//
+	// Examples: 2026-11-22T07:00:00.123Z
+	CreatedAt Timestamp `json:"created_at"`
 
 	// Id The account's id.
 	Id string `json:"id"`
@@ -3638,7 +3640,9 @@ type AccountLogo struct {
 	Sha256 string `json:"sha256"`
 
 	// UpdatedAt When it was set.
-	UpdatedAt time.Time `json:"updated_at"`
+	//
+	// Examples: 2026-11-22T07:00:00.123Z
+	UpdatedAt Timestamp `json:"updated_at"`
 
 	// Width Its width in pixels.
 	Width int `json:"width"`

@@ -40,20 +40,34 @@ func (h *AccountSettings) Routes() []Route {
 
 // AccountJSON is the account object.
 type AccountJSON struct {
-	ID         string            `json:"id"`
-	Object     string            `json:"object"`
-	Name       string            `json:"name"`
-	BrandColor string            `json:"brand_color"`
-	SupportURL *string           `json:"support_url"`
-	Logo       *account.LogoInfo `json:"logo"`
-	CreatedAt  time.Time         `json:"created_at"`
+	ID         string           `json:"id"`
+	Object     string           `json:"object"`
+	Name       string           `json:"name"`
+	BrandColor string           `json:"brand_color"`
+	SupportURL *string          `json:"support_url"`
+	Logo       *AccountLogoJSON `json:"logo"`
+	CreatedAt  Time             `json:"created_at"`
 }
 
-// AccountView is the account object of a.
+// AccountLogoJSON describes the account's logo.
+type AccountLogoJSON struct {
+	ContentType string `json:"content_type"`
+	Bytes       int    `json:"bytes"`
+	Width       int    `json:"width"`
+	Height      int    `json:"height"`
+	SHA256      string `json:"sha256"`
+	UpdatedAt   Time   `json:"updated_at"`
+}
+
+// AccountView is the account object of a; its times are the API's (milliseconds, UTC).
 func AccountView(a account.Account) AccountJSON {
-	out := AccountJSON{ID: a.ID, Object: "account", Name: a.Name, BrandColor: a.BrandColor, Logo: a.Logo, CreatedAt: a.CreatedAt}
+	out := AccountJSON{ID: a.ID, Object: "account", Name: a.Name, BrandColor: a.BrandColor, CreatedAt: Time(a.CreatedAt)}
 	if a.SupportURL != "" {
 		out.SupportURL = &a.SupportURL
+	}
+	if l := a.Logo; l != nil {
+		out.Logo = &AccountLogoJSON{ContentType: l.ContentType, Bytes: l.Bytes, Width: l.Width, Height: l.Height,
+			SHA256: l.SHA256, UpdatedAt: Time(l.UpdatedAt)}
 	}
 	return out
 }

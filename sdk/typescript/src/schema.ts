@@ -6239,11 +6239,8 @@ export interface components {
             support_url: string | null;
             /** @description The logo the join page shows (its bytes are not here); null without one. */
             logo: components["schemas"]["AccountLogo"] | null;
-            /**
-             * Format: date-time
-             * @description When the account was made.
-             */
-            created_at: string;
+            /** @description When the account was made. */
+            created_at: components["schemas"]["Timestamp"];
         };
         /**
          * @description An account's logo.
@@ -6270,11 +6267,8 @@ export interface components {
             height: number;
             /** @description The hex SHA-256 of its bytes. */
             sha256: string;
-            /**
-             * Format: date-time
-             * @description When it was set.
-             */
-            updated_at: string;
+            /** @description When it was set. */
+            updated_at: components["schemas"]["Timestamp"];
         };
         /**
          * @description The branding fields to change; absent ones keep their value.
